@@ -1,0 +1,88 @@
+import fs from "node:fs";
+import path from "node:path";
+import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from "@duckdb/node-api";
+import { migrate } from "./migrations.ts";
+
+export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
+export type Row = Record<string, unknown>;
+
+export interface StoreOptions {
+  dataDir: string;
+  /** DuckDB memory limit such as "1GB"; past it DuckDB spills to `<dataDir>/tmp`. */
+  memoryLimit?: string;
+  threads?: number | null;
+}
+
+/** The store is held by another process (DuckDB allows one writer per file). */
+export class StoreBusyError extends Error {
+  override name = "StoreBusyError";
+}
+
+/**
+ * The analytics store: one embedded DuckDB file in the data directory, migrated on open.
+ * One connection, used by one caller at a time, which is how the CLI and the server use it.
+ */
+export class Store {
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    readonly connection: DuckDBConnection,
+    readonly dataDir: string,
+  ) {}
+
+  static async open(options: StoreOptions): Promise<Store> {
+    const { dataDir } = options;
+    fs.mkdirSync(dataDir, { recursive: true });
+    const file = path.join(dataDir, "analytics.duckdb");
+    let instance: DuckDBInstance;
+    try {
+      instance = await DuckDBInstance.create(file, {
+        memory_limit: options.memoryLimit ?? "1GB",
+        temp_directory: path.join(dataDir, "tmp"),
+        ...(options.threads ? { threads: String(options.threads) } : {}),
+      });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (/lock/i.test(message)) {
+        throw new StoreBusyError(`the store in ${dataDir} is in use by another process (${message.split("\n")[0]})`);
+      }
+      throw error;
+    }
+    const connection = await instance.connect();
+    // Every timestamp in the store is UTC; fix the session zone so casts never depend on the host.
+    await connection.run("SET TimeZone = 'UTC'");
+    const store = new Store(instance, connection, dataDir);
+    await migrate(store);
+    return store;
+  }
+
+  async run(sql: string, params?: Params): Promise<void> {
+    await this.connection.run(sql, params);
+  }
+
+  async all<T extends Row = Row>(sql: string, params?: Params): Promise<T[]> {
+    const reader = await this.connection.runAndReadAll(sql, params);
+    return reader.getRowObjectsJS() as T[];
+  }
+
+  async one<T extends Row = Row>(sql: string, params?: Params): Promise<T | undefined> {
+    return (await this.all<T>(sql, params))[0];
+  }
+
+  /** Runs `fn` in one transaction: everything it wrote is kept, or nothing is. */
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    await this.run("BEGIN TRANSACTION");
+    try {
+      const result = await fn();
+      await this.run("COMMIT");
+      return result;
+    } catch (error) {
+      await this.run("ROLLBACK");
+      throw error;
+    }
+  }
+
+  close(): void {
+    this.connection.closeSync();
+    this.instance.closeSync();
+  }
+}

@@ -1,0 +1,107 @@
+import type { Store } from "./duckdb.ts";
+
+/**
+ * Versioned schema migrations, applied in order, each in its own transaction. Append new ones;
+ * never edit one that has shipped.
+ *
+ * Amounts are atomic USDC units (6 decimals) in BIGINT: exact, and the whole USDC supply fits.
+ * Addresses and hashes are lower-case. Times are UTC TIMESTAMPs.
+ * Payments and transfers carry no primary key on purpose: an ART index over 10^8 rows costs memory
+ * and insert speed, and the import keeps them unique by (chain, tx_hash, log_index) itself.
+ */
+export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: "analytics tables",
+    sql: `
+      CREATE TABLE payments (
+        chain VARCHAR NOT NULL,
+        tx_hash VARCHAR NOT NULL,
+        log_index INTEGER NOT NULL,
+        block_number BIGINT NOT NULL,
+        block_time TIMESTAMP NOT NULL,
+        facilitator VARCHAR NOT NULL,
+        payer VARCHAR NOT NULL,
+        pay_to VARCHAR NOT NULL,
+        amount BIGINT NOT NULL,
+        asset VARCHAR NOT NULL
+      );
+      CREATE TABLE transfers (
+        chain VARCHAR NOT NULL,
+        tx_hash VARCHAR NOT NULL,
+        log_index INTEGER NOT NULL,
+        block_number BIGINT NOT NULL,
+        block_time TIMESTAMP NOT NULL,
+        from_address VARCHAR NOT NULL,
+        to_address VARCHAR NOT NULL,
+        amount BIGINT NOT NULL
+      );
+      CREATE TABLE listings (
+        pay_to VARCHAR NOT NULL,
+        resource VARCHAR NOT NULL,
+        method VARCHAR NOT NULL,
+        price_usd DOUBLE NOT NULL,
+        description VARCHAR NOT NULL,
+        PRIMARY KEY (pay_to, resource, method)
+      );
+      CREATE TABLE merchants (
+        address VARCHAR PRIMARY KEY,
+        name VARCHAR,
+        claimed BOOLEAN NOT NULL DEFAULT false,
+        frozen BOOLEAN NOT NULL DEFAULT false
+      );
+      CREATE TABLE checkpoints (
+        chain VARCHAR NOT NULL,
+        block_number BIGINT NOT NULL,
+        block_time TIMESTAMP NOT NULL,
+        PRIMARY KEY (chain, block_number)
+      );
+      CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
+      CREATE TABLE reports (
+        chain VARCHAR NOT NULL,
+        end_block BIGINT NOT NULL,
+        address VARCHAR NOT NULL,
+        data_version BIGINT NOT NULL,
+        body VARCHAR NOT NULL,
+        PRIMARY KEY (chain, end_block, address)
+      );
+      INSERT INTO meta VALUES ('data_version', '0');
+    `,
+  },
+];
+
+export async function migrate(store: Store): Promise<void> {
+  await store.run(
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)",
+  );
+  const applied = new Set(
+    (await store.all<{ version: number }>("SELECT version FROM schema_migrations")).map((r) => r.version),
+  );
+  for (const migration of MIGRATIONS) {
+    if (applied.has(migration.version)) continue;
+    await store.transaction(async () => {
+      for (const statement of splitStatements(migration.sql)) await store.run(statement);
+      await store.run("INSERT INTO schema_migrations VALUES ($1, $2, now()::TIMESTAMP)", [
+        migration.version,
+        migration.name,
+      ]);
+    });
+  }
+}
+
+function splitStatements(sql: string): string[] {
+  return sql
+    .split(";")
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** Bumped by every write that changes what a report would say; cached reports carry the version they saw. */
+export async function dataVersion(store: Store): Promise<bigint> {
+  const row = await store.one<{ v: bigint }>("SELECT value::BIGINT AS v FROM meta WHERE key = 'data_version'");
+  return row?.v ?? 0n;
+}
+
+export async function bumpDataVersion(store: Store): Promise<void> {
+  await store.run("UPDATE meta SET value = (value::BIGINT + 1)::VARCHAR WHERE key = 'data_version'");
+}

@@ -1,0 +1,135 @@
+/**
+ * The NDJSON import's validation rules, in the order they are checked. Each rule is a SQL condition
+ * over the raw staged record (every field read as VARCHAR) that must hold for the listed record types;
+ * the first one that fails is the reason given for the line. One list, so every rule is written once.
+ */
+export const RECORD_TYPES = ["payment", "transfer", "listing", "merchant", "checkpoint"] as const;
+export type RecordType = (typeof RECORD_TYPES)[number];
+
+/** Every field any record type may carry, staged as VARCHAR so that DuckDB never guesses a type. */
+export const RAW_FIELDS = [
+  "type",
+  "chain",
+  "tx_hash",
+  "log_index",
+  "block_number",
+  "block_time",
+  "facilitator",
+  "payer",
+  "pay_to",
+  "amount",
+  "asset",
+  "from",
+  "to",
+  "resource",
+  "price_usd",
+  "description",
+  "method",
+  "address",
+  "name",
+  "claimed",
+  "frozen",
+] as const;
+
+export interface Rule {
+  types: readonly RecordType[];
+  check: string;
+  message: string;
+}
+
+const q = (field: string) => `"${field}"`;
+const matches = (field: string, re: string) => `regexp_full_match(${q(field)}, '${re}')`;
+const ADDRESS = "0x[0-9a-fA-F]{40}";
+const HASH = "0x[0-9a-fA-F]{64}";
+const ISO_TIME = "\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?)?(Z|[+-]\\d{2}(:?\\d{2})?)?";
+
+const required = (types: readonly RecordType[], field: string): Rule => ({
+  types,
+  check: `${q(field)} IS NOT NULL`,
+  message: `missing field "${field}"`,
+});
+const address = (types: readonly RecordType[], field: string, optional = false): Rule => ({
+  types,
+  check: `${optional ? `${q(field)} IS NULL OR ` : ""}${matches(field, ADDRESS)}`,
+  message: `"${field}" must be an address: 0x followed by 40 hex digits`,
+});
+const counter = (types: readonly RecordType[], field: string, sqlType: "INTEGER" | "BIGINT"): Rule => ({
+  types,
+  check: `${matches(field, "\\d+")} AND try_cast(${q(field)} AS ${sqlType}) IS NOT NULL`,
+  message: `"${field}" must be a non-negative integer`,
+});
+const boolean = (types: readonly RecordType[], field: string): Rule => ({
+  types,
+  check: `${q(field)} IS NULL OR ${q(field)} IN ('true', 'false')`,
+  message: `"${field}" must be true or false`,
+});
+
+const CHAIN: readonly RecordType[] = ["payment", "transfer", "checkpoint"];
+const ONCHAIN: readonly RecordType[] = ["payment", "transfer"];
+const BLOCK: readonly RecordType[] = ["payment", "transfer", "checkpoint"];
+
+export const RULES: readonly Rule[] = [
+  { types: RECORD_TYPES, check: `"type" IN (${RECORD_TYPES.map((t) => `'${t}'`).join(", ")})`, message: "" },
+  ...CHAIN.map((t) => required([t], "chain")),
+  { types: CHAIN, check: `"chain" = 'base'`, message: `"chain" must be "base"` },
+  ...["tx_hash", "log_index"].map((f) => required(ONCHAIN, f)),
+  ...["block_number", "block_time"].map((f) => required(BLOCK, f)),
+  { types: ONCHAIN, check: matches("tx_hash", HASH), message: `"tx_hash" must be 0x followed by 64 hex digits` },
+  counter(ONCHAIN, "log_index", "INTEGER"),
+  counter(BLOCK, "block_number", "BIGINT"),
+  {
+    types: BLOCK,
+    check: `${matches("block_time", "\\d{1,12}")} OR (${matches("block_time", ISO_TIME)} AND try_cast("block_time" AS TIMESTAMPTZ) IS NOT NULL)`,
+    message: `"block_time" must be an ISO 8601 time or unix seconds`,
+  },
+  ...["facilitator", "payer", "pay_to", "amount"].map((f) => required(["payment"], f)),
+  ...["facilitator", "payer", "pay_to"].map((f) => address(["payment"], f)),
+  address(["payment"], "asset", true),
+  ...["from", "to", "amount"].map((f) => required(["transfer"], f)),
+  ...["from", "to"].map((f) => address(["transfer"], f)),
+  {
+    types: ONCHAIN,
+    check: `${matches("amount", "\\d+")} AND try_cast("amount" AS BIGINT) IS NOT NULL`,
+    message: `"amount" must be a non-negative integer of atomic units (a string or an integer) below 2^63`,
+  },
+  ...["pay_to", "resource", "price_usd", "description"].map((f) => required(["listing"], f)),
+  address(["listing"], "pay_to"),
+  {
+    types: ["listing"],
+    check: `${matches("resource", "https?://[^\\s/?#]+[^\\s]*")} AND length("resource") <= 2048`,
+    message: `"resource" must be a full http(s) URL`,
+  },
+  {
+    types: ["listing"],
+    check: `try_cast("price_usd" AS DOUBLE) >= 0 AND isfinite(try_cast("price_usd" AS DOUBLE))`,
+    message: `"price_usd" must be a non-negative number`,
+  },
+  {
+    types: ["listing"],
+    check: `"method" IS NULL OR upper("method") IN ('GET', 'POST', 'PUT', 'PATCH', 'DELETE')`,
+    message: `"method" must be one of GET, POST, PUT, PATCH, DELETE`,
+  },
+  required(["merchant"], "address"),
+  address(["merchant"], "address"),
+  {
+    types: ["merchant"],
+    check: `"name" IS NULL OR (length("name") BETWEEN 1 AND 253 AND NOT regexp_matches("name", '\\s'))`,
+    message: `"name" must be a host name (1 to 253 characters, no spaces)`,
+  },
+  boolean(["merchant"], "claimed"),
+  boolean(["merchant"], "frozen"),
+];
+
+/** A SQL expression giving the first broken rule's message for a staged record, or NULL when it is valid. */
+export function reasonExpression(): string {
+  const typeList = RECORD_TYPES.join(", ");
+  const branches = RULES.map((rule, i) => {
+    const message =
+      i === 0
+        ? `CASE WHEN "type" IS NULL THEN 'missing field "type"' ELSE 'unknown type "' || "type" || '" (expected ${typeList})' END`
+        : `'${rule.message.replaceAll("'", "''")}'`;
+    const applies = rule.types.length === RECORD_TYPES.length ? "true" : `"type" IN (${rule.types.map((t) => `'${t}'`).join(", ")})`;
+    return `WHEN ${applies} AND NOT coalesce(${rule.check}, false) THEN ${message}`;
+  });
+  return `CASE ${branches.join("\n  ")} END`;
+}
