@@ -57,13 +57,20 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         PRIMARY KEY (chain, block_number)
       );
       CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
+      CREATE TABLE report_windows (
+        chain VARCHAR NOT NULL,
+        end_block BIGINT NOT NULL,
+        data_version BIGINT NOT NULL,
+        public_url VARCHAR NOT NULL,
+        generated_at VARCHAR NOT NULL,
+        PRIMARY KEY (chain, end_block)
+      );
       CREATE TABLE reports (
         chain VARCHAR NOT NULL,
         end_block BIGINT NOT NULL,
         address VARCHAR NOT NULL,
-        data_version BIGINT NOT NULL,
         body VARCHAR NOT NULL,
-        PRIMARY KEY (chain, end_block, address)
+        details VARCHAR NOT NULL
       );
       INSERT INTO meta VALUES ('data_version', '0');
     `,

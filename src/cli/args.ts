@@ -1,0 +1,41 @@
+import { parseArgs } from "node:util";
+import { loadConfig } from "../config/config.ts";
+
+/** A command-line mistake: one line on stderr and exit code 2. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+const OPTIONS = {
+  data: { type: "string" },
+  "end-block": { type: "string" },
+  port: { type: "string" },
+  host: { type: "string" },
+  "public-url": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+export function parseCommandLine(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+export type Flags = ReturnType<typeof parseCommandLine>["values"];
+
+export function configFrom(flags: Flags, env: NodeJS.ProcessEnv = process.env) {
+  return loadConfig({
+    flags: { data: flags.data, publicUrl: flags["public-url"], host: flags.host, port: flags.port },
+    env,
+  });
+}
+
+export function parseEndBlock(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new UsageError(`--end-block must be a block number, not "${value}"`);
+  }
+  return Number(value);
+}

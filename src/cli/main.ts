@@ -1,0 +1,54 @@
+import { ConfigError } from "../config/config.ts";
+import { AppError } from "../platform/errors.ts";
+import { StoreBusyError } from "../store/duckdb.ts";
+import { ImportError } from "../store/import.ts";
+import { parseCommandLine, UsageError } from "./args.ts";
+import { runImport } from "./import.ts";
+import { runLeaderboard, runReport } from "./report.ts";
+import { runServe } from "./serve.ts";
+
+const USAGE = `x402-merchants: honest weekly x402 payment reports for merchant wallets on Base
+
+Usage:
+  x402-merchants import FILE.ndjson [--data DIR]
+  x402-merchants report ADDRESS [--end-block N] [--data DIR] [--public-url URL]
+  x402-merchants leaderboard [--end-block N] [--data DIR] [--public-url URL]
+  x402-merchants serve [--port N] [--host H] [--data DIR] [--public-url URL]
+  x402-merchants start      serve, loading the bundled sample week into an empty store
+
+Environment: X402M_DATA (default ./data), X402M_PUBLIC_URL, PORT, X402M_DUCKDB_MEMORY (default 1GB)`;
+
+/** Runs one command; returns the process exit code. Errors are one line on stderr. */
+export async function main(argv: string[]): Promise<number> {
+  try {
+    const { values, positionals } = parseCommandLine(argv);
+    const [command, ...args] = positionals;
+    if (values.help || command === undefined || command === "help") {
+      process.stdout.write(`${USAGE}\n`);
+      return command === undefined && !values.help ? 2 : 0;
+    }
+    switch (command) {
+      case "import":
+        return await runImport(args, values);
+      case "report":
+        return await runReport(args, values);
+      case "leaderboard":
+        return await runLeaderboard(args, values);
+      case "serve":
+        return await runServe(args, values, { sample: false });
+      case "start":
+        return await runServe(args, values, { sample: true });
+      default:
+        throw new UsageError(`unknown command "${command}" (try --help)`);
+    }
+  } catch (error) {
+    process.stderr.write(`x402-merchants: ${describe(error)}\n`);
+    return error instanceof UsageError ? 2 : 1;
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof UsageError || error instanceof ConfigError || error instanceof ImportError) return error.message;
+  if (error instanceof StoreBusyError || error instanceof AppError) return error.message;
+  return error instanceof Error ? `${error.name}: ${error.message.split("\n")[0]}` : String(error);
+}

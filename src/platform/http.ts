@@ -1,0 +1,20 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { AppError, errorBody } from "./errors.ts";
+
+/**
+ * The one place errors become HTTP: typed errors keep their status and code, anything else is a 500
+ * whose details stay in the log, never in the response.
+ */
+export function onError(error: Error, c: Context): Response {
+  if (error instanceof AppError) return c.json(errorBody(error.code, error.message), error.status);
+  if (error instanceof HTTPException) {
+    return c.json(errorBody("http_error", error.message || "request failed"), error.status);
+  }
+  console.error(JSON.stringify({ level: "error", msg: "unhandled", path: c.req.path, error: String(error.stack ?? error) }));
+  return c.json(errorBody("internal", "internal error"), 500);
+}
+
+export function onNotFound(c: Context): Response {
+  return c.json(errorBody("not_found", `no route for ${c.req.method} ${c.req.path}`), 404);
+}

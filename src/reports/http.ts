@@ -1,0 +1,85 @@
+import { Hono } from "hono";
+import { cors } from "hono/cors";
+import { BadInputError } from "../platform/errors.ts";
+import { onError, onNotFound } from "../platform/http.ts";
+import { renderBadge } from "./badge.ts";
+import { reportsToCsv, reportsToNdjson } from "./dataset.ts";
+import { renderHomePage, renderReportPage } from "./page.ts";
+import { LICENSE_URL } from "./report.ts";
+import { reportJsonSchema } from "./schema.ts";
+import type { ReportService } from "./service.ts";
+
+export interface ReportRoutesOptions {
+  /** True when the store holds the bundled sample week: pages say so. */
+  sample: () => Promise<boolean>;
+}
+
+function endBlockParam(value: string | undefined): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new BadInputError(`end_block must be a block number, not "${value}"`, "bad_end_block");
+  }
+  return Number(value);
+}
+
+/**
+ * The report service over HTTP: JSON reports, the leaderboard, the report's JSON Schema, the human
+ * pages, the badges and the weekly dataset.
+ */
+export function reportRoutes(reports: ReportService, options: ReportRoutesOptions): Hono {
+  const app = new Hono();
+  app.onError(onError);
+  app.notFound(onNotFound);
+  app.use("/v1/*", cors({ origin: "*", allowMethods: ["GET", "HEAD", "OPTIONS"] }));
+
+  app.get("/healthz", (c) => c.json({ ok: true }));
+
+  app.get("/v1/reports/base/:address", async (c) => {
+    const { report } = await reports.report(c.req.param("address"), endBlockParam(c.req.query("end_block")));
+    c.header("Cache-Control", "public, max-age=300");
+    return c.json(report);
+  });
+
+  app.get("/v1/leaderboard/base", async (c) => {
+    c.header("Cache-Control", "public, max-age=300");
+    return c.json(await reports.leaderboard(endBlockParam(c.req.query("end_block"))));
+  });
+
+  app.get("/v1/schema/report.json", (c) => {
+    c.header("Content-Type", "application/schema+json");
+    return c.body(JSON.stringify(reportJsonSchema(), null, 2));
+  });
+
+  app.get("/v1/datasets/base/:file", async (c) => {
+    const match = /^reports\.(ndjson|csv)$/.exec(c.req.param("file"));
+    if (!match) return onNotFound(c);
+    const { window, reports: all } = await reports.reports(endBlockParam(c.req.query("end_block")));
+    const format = match[1] as "ndjson" | "csv";
+    const name = `x402-merchant-reports-base-${window.end_block}.${format}`;
+    c.header("Content-Type", format === "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson; charset=utf-8");
+    c.header("Content-Disposition", `attachment; filename="${name}"`);
+    c.header("Link", `<${LICENSE_URL}>; rel="license"`);
+    return c.body(format === "csv" ? reportsToCsv(all) : reportsToNdjson(all));
+  });
+
+  app.get("/", async (c) => {
+    const board = await reports.leaderboard(endBlockParam(c.req.query("end_block")));
+    return c.html(renderHomePage(board, { sample: await options.sample() }));
+  });
+
+  app.get("/reports/base/:address", async (c) => {
+    const { report, details } = await reports.report(c.req.param("address"), endBlockParam(c.req.query("end_block")));
+    return c.html(renderReportPage(report, details, { sample: await options.sample() }));
+  });
+
+  app.get("/badges/base/:file", async (c) => {
+    const match = /^(.+)\.svg$/.exec(c.req.param("file"));
+    if (!match) return onNotFound(c);
+    const { report } = await reports.report(match[1] ?? "", endBlockParam(c.req.query("end_block")));
+    c.header("Content-Type", "image/svg+xml; charset=utf-8");
+    c.header("Cache-Control", "public, max-age=300");
+    return c.body(renderBadge(report));
+  });
+
+  return app;
+}

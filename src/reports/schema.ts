@@ -1,0 +1,70 @@
+import { z } from "zod";
+import { FLAG_KINDS } from "./screens/index.ts";
+
+/**
+ * The merchant report (spec 2.1 to 2.6) as one zod schema: the TypeScript type, the runtime check
+ * and the JSON Schema served at /v1/schema/report.json all come from here.
+ */
+const usd2 = z.number().min(0).multipleOf(0.01);
+const usd = z.number().min(0);
+const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
+const utc = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?\+00:00$/);
+const count = z.number().int().min(0);
+
+export const FlagSchema = z.object({ tx: count.min(1), usd: usd2 }).strict();
+
+export const ReportSchema = z
+  .object({
+    schema_version: z.literal("1"),
+    generated_at: utc,
+    license: z.literal("https://creativecommons.org/licenses/by/4.0/"),
+    chain: z.literal("base"),
+    address: z.string().regex(/^0x[0-9a-f]{40}$/),
+    name: z.string().min(1),
+    claimed: z.boolean(),
+    frozen: z.boolean(),
+    last_seen_week: date,
+    rank_by_real_revenue: z.number().int().min(1).nullable(),
+    window: z
+      .object({
+        start_block: count,
+        end_block: count,
+        complete: z.boolean(),
+        start: utc,
+        end: utc,
+        days: z.number(),
+      })
+      .strict(),
+    claim: z.string().min(1),
+    tx: count,
+    usd: usd2,
+    real_tx: count,
+    real_usd: usd2,
+    buyers: count,
+    real_buyers: count,
+    top_buyer_share: z.number().min(0).max(1),
+    flags: z.partialRecord(z.enum(FLAG_KINDS as [string, ...string[]]), FlagSchema),
+    flag_note: z.string().min(1),
+    exchange_flow_note: z.string().min(1).nullable(),
+    paid: z.object({ median: usd, p25: usd, p75: usd, median_passing: usd }).strict(),
+    bazaar_listings: z.array(
+      z.object({ resource: z.url(), price_usd: usd, description: z.string().max(241) }).strict(),
+    ),
+    daily: z.array(z.object({ date, tx: count, usd: usd2, real_usd: usd2 }).strict()),
+    page: z.url(),
+    badge: z.url(),
+  })
+  .strict();
+
+export type Report = z.infer<typeof ReportSchema>;
+
+/** The JSON Schema of the report, for /v1/schema/report.json. */
+export function reportJsonSchema(): Record<string, unknown> {
+  return {
+    ...z.toJSONSchema(ReportSchema, { target: "draft-2020-12" }),
+    $id: "https://x402-merchants.dev/v1/schema/report.json",
+    title: "x402 merchant payment report",
+    description:
+      "A weekly report of the x402 payments one merchant wallet received on Base, with the totals that pass every screen.",
+  };
+}

@@ -1,0 +1,108 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { WEEK_BLOCKS } from "../../src/chain/base.ts";
+import { Store } from "../../src/store/duckdb.ts";
+import { importNdjson } from "../../src/store/import.ts";
+
+/** A window used throughout the tests: blocks END - 302,400 + 1 .. END. */
+export const END = 40_000_000;
+export const START = END - WEEK_BLOCKS;
+/** 2026-11-22T00:00:00Z: the time of block END, so the window is 2026-11-15 to 2026-11-22. */
+export const END_TIME = 1_795_305_600;
+
+export const timeOf = (block: number) => END_TIME - (END - block) * 2;
+
+/** A deterministic address from a label: "m1" -> 0x…, the same label always the same address. */
+export function addr(label: string): string {
+  let h = 0x811c9dc5;
+  for (const ch of label) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
+  return `0x${h.toString(16).padStart(8, "0")}${Buffer.from(label).toString("hex").padEnd(32, "0").slice(0, 32)}`;
+}
+
+let txCounter = 0;
+export function txHash(): string {
+  txCounter++;
+  return `0x${txCounter.toString(16).padStart(64, "0")}`;
+}
+
+export interface PaymentInput {
+  payer: string;
+  payTo: string;
+  /** Atomic USDC units. */
+  amount: number | bigint;
+  block?: number;
+}
+
+export function payment({ payer, payTo, amount, block = END - 1000 }: PaymentInput) {
+  return {
+    type: "payment",
+    chain: "base",
+    tx_hash: txHash(),
+    log_index: 0,
+    block_number: block,
+    block_time: timeOf(block),
+    facilitator: addr("facilitator"),
+    payer,
+    pay_to: payTo,
+    amount: String(amount),
+  };
+}
+
+export function transfer(from: string, to: string, amount: number, block = END - 200_000) {
+  return {
+    type: "transfer",
+    chain: "base",
+    tx_hash: txHash(),
+    log_index: 1,
+    block_number: block,
+    block_time: timeOf(block),
+    from,
+    to,
+    amount: String(amount),
+  };
+}
+
+export const checkpoint = (block = END) => ({ type: "checkpoint", chain: "base", block_number: block, block_time: timeOf(block) });
+
+/** Writes records (objects or raw lines) to a temporary NDJSON file. */
+export function ndjsonFile(records: readonly (object | string)[]): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-ndjson-"));
+  const file = path.join(dir, "data.ndjson");
+  fs.writeFileSync(file, records.map((r) => (typeof r === "string" ? r : JSON.stringify(r))).join("\n") + "\n");
+  return file;
+}
+
+export async function tempStore(): Promise<Store> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-store-"));
+  return Store.open({ dataDir: dir, memoryLimit: "256MB", threads: 1 });
+}
+
+/** A store loaded with `records` (and a checkpoint at END unless one is given). */
+export async function storeWith(records: readonly object[]): Promise<Store> {
+  const store = await tempStore();
+  const withCheckpoint = records.some((r) => (r as { type?: string }).type === "checkpoint")
+    ? records
+    : [...records, checkpoint()];
+  await importNdjson(store, ndjsonFile(withCheckpoint));
+  return store;
+}
+
+/** n payments of `amount` from payer to payTo spread across the window. */
+export function repeat(n: number, input: Omit<PaymentInput, "block">, firstBlock = START + 1, lastBlock = END) {
+  return Array.from({ length: n }, (_, i) =>
+    payment({ ...input, block: firstBlock + Math.floor(((lastBlock - firstBlock) * i) / Math.max(1, n - 1)) }),
+  );
+}
+
+/** The report of `address` over `records` (window ending at END), with a fixed clock. */
+export async function reportOf(records: readonly object[], address: string) {
+  const { ReportService } = await import("../../src/reports/service.ts");
+  const store = await storeWith(records);
+  try {
+    const service = new ReportService(store, { publicUrl: "https://reports.test", now: () => new Date(END_TIME * 1000 + 3_600_000) });
+    return await service.report(address, END);
+  } finally {
+    store.close();
+  }
+}

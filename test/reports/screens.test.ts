@@ -1,0 +1,179 @@
+import { describe, expect, it } from "vitest";
+import { THRESHOLDS } from "../../src/reports/screens/index.ts";
+import { addr, END, payment, repeat, reportOf, START, transfer } from "../helpers/data.ts";
+
+const m = addr("merchant");
+const other = addr("other-merchant");
+
+describe("tiny_repeat", () => {
+  it("flags ten identical payments below $0.001 from one wallet", async () => {
+    const { report } = await reportOf(repeat(10, { payer: addr("farm"), payTo: m, amount: 100 }), m);
+    expect(report.flags).toEqual({ tiny_repeat: { tx: 10, usd: 0 } });
+    expect(report.real_tx).toBe(0);
+  });
+
+  it("leaves nine tiny payments alone", async () => {
+    const { report } = await reportOf(repeat(9, { payer: addr("farm"), payTo: m, amount: 100 }), m);
+    expect(report.flags).toEqual({});
+  });
+
+  it("leaves varied metered charges below $0.001 alone", async () => {
+    const records = Array.from({ length: 20 }, (_, i) => payment({ payer: addr("agent"), payTo: m, amount: 100 + i * 37 }));
+    const { report } = await reportOf(records, m);
+    expect(report.flags).toEqual({});
+  });
+
+  it("leaves a steady integration paying a listed $0.001 price alone", async () => {
+    const { report } = await reportOf(repeat(500, { payer: addr("integration"), payTo: m, amount: 1_000 }), m);
+    expect(report.flags).toEqual({});
+    expect(report.real_tx).toBe(500);
+    expect(report.real_usd).toBe(0.5);
+  });
+});
+
+describe("self_payment", () => {
+  it("flags payments from the merchant's own wallet", async () => {
+    const { report } = await reportOf([payment({ payer: m, payTo: m, amount: 5_000_000 }), payment({ payer: addr("b"), payTo: m, amount: 1_000_000 })], m);
+    expect(report.flags).toEqual({ self_payment: { tx: 1, usd: 5 } });
+    expect(report.real_usd).toBe(1);
+  });
+
+  it("takes precedence over tiny_repeat", async () => {
+    const { report } = await reportOf(repeat(12, { payer: m, payTo: m, amount: 100 }), m);
+    expect(Object.keys(report.flags)).toEqual(["self_payment"]);
+  });
+});
+
+describe("merchant_funded", () => {
+  const funded = addr("funded");
+
+  it("flags payments made after the merchant sent the payer USDC", async () => {
+    const records = [
+      payment({ payer: funded, payTo: m, amount: 1_000_000, block: START + 10 }),
+      // Small enough (a third of what the payer paid) not to make the earlier payment a ring.
+      transfer(m, funded, 1_000_000, START + 100),
+      payment({ payer: funded, payTo: m, amount: 2_000_000, block: START + 200 }),
+    ];
+    const { report } = await reportOf(records, m);
+    expect(report.flags).toEqual({ merchant_funded: { tx: 1, usd: 2 } });
+    expect(report.real_usd).toBe(1);
+  });
+
+  it("counts funding in the lookback before the window", async () => {
+    const records = [
+      transfer(m, funded, 10_000_000, START - THRESHOLDS.fundingLookbackBlocks + 10),
+      payment({ payer: funded, payTo: m, amount: 2_000_000 }),
+    ];
+    expect((await reportOf(records, m)).report.flags).toEqual({ merchant_funded: { tx: 1, usd: 2 } });
+  });
+
+  it("ignores funding older than the lookback and transfers from other wallets", async () => {
+    const records = [
+      transfer(m, funded, 10_000_000, START - THRESHOLDS.fundingLookbackBlocks - 10),
+      transfer(addr("someone"), addr("p2"), 10_000_000, START + 1),
+      payment({ payer: funded, payTo: m, amount: 2_000_000 }),
+      payment({ payer: addr("p2"), payTo: m, amount: 2_000_000 }),
+    ];
+    expect((await reportOf(records, m)).report.flags).toEqual({});
+  });
+});
+
+describe("ring", () => {
+  const p = addr("ring-payer");
+
+  it("flags reciprocal x402 payments on both sides", async () => {
+    const records = [
+      payment({ payer: p, payTo: m, amount: 10_000_000 }),
+      payment({ payer: m, payTo: p, amount: 6_000_000 }),
+    ];
+    expect((await reportOf(records, m)).report.flags).toEqual({ ring: { tx: 1, usd: 10 } });
+    expect((await reportOf(records, p)).report.flags).toEqual({ ring: { tx: 1, usd: 6 } });
+  });
+
+  it("flags money returned through one intermediate wallet", async () => {
+    const x = addr("intermediary");
+    const records = [
+      payment({ payer: p, payTo: m, amount: 10_000_000, block: START + 10 }),
+      transfer(m, x, 8_000_000, START + 20),
+      transfer(x, p, 8_000_000, START + 30),
+    ];
+    expect((await reportOf(records, m)).report.flags).toEqual({ ring: { tx: 1, usd: 10 } });
+  });
+
+  it("does not follow hubs, and says so in exchange_flow_note", async () => {
+    const hub = addr("exchange");
+    const fanOut = Array.from({ length: THRESHOLDS.hubMinRecipients }, (_, i) => transfer(hub, addr(`user${i}`), 1_000_000, START + 40));
+    const records = [
+      payment({ payer: p, payTo: m, amount: 10_000_000, block: START + 10 }),
+      transfer(m, hub, 8_000_000, START + 20),
+      transfer(hub, p, 8_000_000, START + 30),
+      ...fanOut,
+    ];
+    const { report } = await reportOf(records, m);
+    expect(report.flags).toEqual({});
+    expect(report.exchange_flow_note).toMatch(/^1 passing buyer wallet received USDC .* exchange/);
+  });
+
+  it("leaves a small refund alone", async () => {
+    const records = [payment({ payer: p, payTo: m, amount: 10_000_000, block: START + 10 }), transfer(m, p, 1_000_000, START + 20)];
+    expect((await reportOf(records, m)).report.flags).toEqual({});
+  });
+});
+
+describe("prober", () => {
+  const crawler = addr("crawler");
+  const merchants = Array.from({ length: THRESHOLDS.proberMinMerchants }, (_, i) => addr(`shop${i}`));
+
+  it("flags a wallet paying many merchants once each with small amounts", async () => {
+    const records = merchants.map((shop) => payment({ payer: crawler, payTo: shop, amount: 10_000 }));
+    records.push(payment({ payer: addr("customer"), payTo: merchants[0] ?? m, amount: 10_000 }));
+    const { report } = await reportOf(records, merchants[0] ?? m);
+    expect(report.flags).toEqual({ prober: { tx: 1, usd: 0.01 } });
+    expect(report.real_buyers).toBe(1);
+  });
+
+  it("leaves a wallet paying fewer merchants alone", async () => {
+    const records = merchants.slice(1).map((shop) => payment({ payer: crawler, payTo: shop, amount: 10_000 }));
+    expect((await reportOf(records, merchants[1] ?? m)).report.flags).toEqual({});
+  });
+
+  it("leaves an agent that uses many services heavily alone", async () => {
+    const records = merchants.flatMap((shop) => repeat(5, { payer: crawler, payTo: shop, amount: 10_000 }));
+    expect((await reportOf(records, merchants[0] ?? m)).report.flags).toEqual({});
+  });
+
+  it("leaves payments above $0.05 alone", async () => {
+    const records = merchants.map((shop) => payment({ payer: crawler, payTo: shop, amount: 60_000 }));
+    expect((await reportOf(records, merchants[0] ?? m)).report.flags).toEqual({});
+  });
+});
+
+describe("genuine demand", () => {
+  it("keeps a single large customer and reports its share", async () => {
+    const records = [
+      payment({ payer: addr("whale"), payTo: m, amount: 950_000_000 }),
+      ...repeat(50, { payer: addr("small"), payTo: m, amount: 1_000_000 }),
+    ];
+    const { report } = await reportOf(records, m);
+    expect(report.flags).toEqual({});
+    expect(report.real_usd).toBe(1000);
+    expect(report.top_buyer_share).toBe(0.95);
+  });
+
+  it("does not flag a merchant's unrelated payments to another merchant", async () => {
+    const records = [payment({ payer: addr("c"), payTo: m, amount: 3_000_000 }), payment({ payer: m, payTo: other, amount: 1_000_000 })];
+    expect((await reportOf(records, m)).report.flags).toEqual({});
+  });
+});
+
+it("keeps the window's edges: block START is outside, END inside", async () => {
+  const records = [
+    payment({ payer: addr("a"), payTo: m, amount: 1_000_000, block: START }),
+    payment({ payer: addr("a"), payTo: m, amount: 2_000_000, block: START + 1 }),
+    payment({ payer: addr("a"), payTo: m, amount: 4_000_000, block: END }),
+    payment({ payer: addr("a"), payTo: m, amount: 8_000_000, block: END + 1 }),
+  ];
+  const { report } = await reportOf([...records, { type: "checkpoint", chain: "base", block_number: END + 1, block_time: 0 }], m);
+  expect(report.usd).toBe(6);
+  expect(report.tx).toBe(2);
+});
