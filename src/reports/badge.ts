@@ -23,10 +23,15 @@ export function badgeColor(percent: number, realUsd: number): string {
  * @example c.body(renderBadge(report)) // with Content-Type image/svg+xml
  */
 export function renderBadge(report: Report): string {
-  if (report.frozen) return makeBadge({ label: BADGE_LABEL, message: "frozen", color: "lightgrey", style: "flat" });
+  if (report.frozen)
+    return makeBadge({ label: BADGE_LABEL, message: "frozen", color: "lightgrey", style: "flat" });
   const span = `/${report.window.days}d`;
   const percent = realPercent(report);
-  const message =
-    report.usd > 0 ? `$${report.real_usd.toFixed(2)}${span} · ${percent}%` : `$${(0).toFixed(2)}${span}`;
-  return makeBadge({ label: BADGE_LABEL, message, color: badgeColor(percent, report.real_usd), style: "flat" });
+  const message = report.usd > 0 ? `$${report.real_usd.toFixed(2)}${span} · ${percent}%` : `$0.00${span}`;
+  return makeBadge({
+    label: BADGE_LABEL,
+    message,
+    color: badgeColor(percent, report.real_usd),
+    style: "flat",
+  });
 }

@@ -5,14 +5,18 @@ export interface RankInput {
   frozen: boolean;
 }
 
+/** Real revenue that rounds to at least $0.01: below it a rank would stand beside "$0.00". */
+export const MIN_RANKED_AMOUNT = 5_000n;
+
 /**
- * `rank_by_real_revenue`: merchants with real revenue that are not frozen, by real revenue descending
- * (exact atomic amounts). Equal revenue shares a rank (1, 2, 2, 4). Everyone else is unranked (null).
+ * `rank_by_real_revenue`: merchants with real revenue (at least $0.01 once rounded) that are not
+ * frozen, by real revenue descending (exact atomic amounts). Equal revenue shares a rank (1, 2, 2, 4).
+ * Everyone else is unranked (null).
  */
 export function rankByRealRevenue(merchants: readonly RankInput[]): Map<string, number | null> {
   const ranks = new Map<string, number | null>();
   const ranked = merchants
-    .filter((m) => m.realAmount > 0n && !m.frozen)
+    .filter((m) => m.realAmount >= MIN_RANKED_AMOUNT && !m.frozen)
     .sort((a, b) =>
       a.realAmount === b.realAmount ? a.address.localeCompare(b.address) : a.realAmount > b.realAmount ? -1 : 1,
     );

@@ -5,7 +5,8 @@ import { FLAG_KINDS } from "./screens/index.ts";
  * The merchant report (spec 2.1 to 2.6) as one zod schema: the TypeScript type, the runtime check
  * and the JSON Schema served at /v1/schema/report.json all come from here.
  */
-const usd2 = z.number().min(0).multipleOf(0.01);
+// Two-decimal amounts; not `multipleOf(0.01)`, which binary floats fail in most JSON Schema validators.
+const usd2 = z.number().min(0);
 const usd = z.number().min(0);
 const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
 const utc = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?\+00:00$/);

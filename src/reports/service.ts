@@ -58,7 +58,7 @@ export class ReportService {
   }
 
   /** One merchant's report for the window ending at `endBlock` (default: the latest checkpoint). */
-  report(address: string, endBlock?: number): Promise<{ report: Report; details: ReportDetails }> {
+  async report(address: string, endBlock?: number): Promise<{ report: Report; details: ReportDetails }> {
     const merchant = parseAddress(address);
     return this.serial(async () => {
       const window = await this.ensureWindow(endBlock);

@@ -1,0 +1,311 @@
+import { BADGE_LABEL } from "./badge.ts";
+import { CHART_COLORS, dailyChartSvg, escapeMarkup } from "./chart.ts";
+import type { Report } from "./schema.ts";
+import { FLAG_KINDS, SCREENS } from "./screens/index.ts";
+import type { Leaderboard, ReportDetails } from "./service.ts";
+
+/** Markup that is already safe: the only thing `h` interpolates without escaping. */
+class Html {
+  constructor(readonly value: string) {}
+  toString(): string {
+    return this.value;
+  }
+}
+
+// Booleans and nulls are not accepted: they would print "false" or "null" where a word was meant.
+type Part = Html | string | number | readonly Html[];
+
+/** Tagged template that escapes every interpolated string or number. */
+function h(strings: TemplateStringsArray, ...parts: Part[]): Html {
+  let out = strings[0] ?? "";
+  parts.forEach((part, i) => {
+    const items = Array.isArray(part) ? part : [part];
+    for (const item of items) out += item instanceof Html ? item.value : escapeMarkup(String(item));
+    out += strings[i + 1] ?? "";
+  });
+  return new Html(out);
+}
+
+/** Marks markup this module built itself (the chart) as safe. */
+const trusted = (markup: string) => new Html(markup);
+const nothing = new Html("");
+
+const JSON_LINKS = {
+  schema: "/v1/schema/report.json",
+  ndjson: "/v1/datasets/base/reports.ndjson",
+  csv: "/v1/datasets/base/reports.csv",
+  leaderboard: "/v1/leaderboard/base",
+};
+
+const count = new Intl.NumberFormat("en-US");
+const money = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+// Per-payment amounts are fractions of a cent; USDC has 6 decimals.
+const price = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 6 });
+const share = new Intl.NumberFormat("en-US", { style: "percent", maximumFractionDigits: 2 });
+
+const payments = (n: number) => (n === 1 ? "1 payment" : `${count.format(n)} payments`);
+const usd = (n: number) => `$${money.format(n)}`;
+const usdPrice = (n: number) => `$${price.format(n)}`;
+const realShare = (real: number, all: number) => (all > 0 ? share.format(real / all) : "–");
+const when = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+const isHttp = (url: string) => /^https?:\/\//i.test(url);
+
+const CSS = `
+*{box-sizing:border-box}
+body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;background:#fff}
+main,header,footer{max-width:60rem;margin:0 auto;padding:0 1rem}
+header{padding-top:1.5rem}
+h1{font-size:1.75rem;margin:.25rem 0;overflow-wrap:anywhere}
+h2{font-size:1.25rem;margin:2rem 0 .5rem;border-bottom:1px solid #d0d7de;padding-bottom:.25rem}
+h3{font-size:1.05rem;margin:1.25rem 0 .25rem}
+a{color:#0550ae}
+code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em}
+.addr{overflow-wrap:anywhere;color:#57606a;margin:0}
+.nav{margin:0;font-size:.9rem}
+.sample{background:#fff8c5;border-bottom:3px solid #d4a72c;padding:.75rem 1rem;text-align:center;font-weight:600}
+.state{display:flex;flex-wrap:wrap;gap:.5rem;list-style:none;padding:0;margin:.75rem 0}
+.state li{border:1px solid #d0d7de;border-radius:1rem;padding:.1rem .75rem;font-size:.9rem}
+.state .frozen{background:#ddf4ff;border-color:#54aeff}
+.claim{font-size:1.2rem;border-left:4px solid ${CHART_COLORS.real_usd};background:#f6f8fa;padding:.75rem 1rem;margin:1.25rem 0}
+.note{color:#57606a;font-size:.95rem}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;width:100%;margin:.5rem 0}
+caption{text-align:left;color:#57606a;font-size:.9rem;padding-bottom:.25rem}
+th,td{padding:.35rem .5rem;border-bottom:1px solid #eaeef2;text-align:left;vertical-align:top}
+th{font-weight:600;background:#f6f8fa}
+.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td code{overflow-wrap:anywhere}
+.empty{text-align:center;color:#57606a;padding:1rem}
+figure{margin:.5rem 0}
+dl.figures{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:.5rem 0}
+dl.figures dt{color:#57606a}
+dl.figures dd{margin:0;font-variant-numeric:tabular-nums}
+pre{background:#f6f8fa;padding:.75rem;overflow-x:auto;user-select:all;white-space:pre-wrap;overflow-wrap:anywhere}
+.swatch{display:inline-block;width:.8em;height:.8em;margin-right:.3em;vertical-align:baseline}
+footer{margin-top:3rem;padding-bottom:2rem;border-top:1px solid #d0d7de;color:#57606a;font-size:.9rem}
+`;
+
+function documentShell(title: string, body: Html, head: Html = nothing): string {
+  return h`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title}</title>
+${head}<style>${trusted(CSS)}</style>
+</head>
+<body>
+${body}
+</body>
+</html>
+`.value;
+}
+
+function sampleBanner(sample: boolean): Html {
+  if (!sample) return nothing;
+  return h`<div class="sample" role="note">SAMPLE DATA: this service is showing its bundled sample week, not real chain data. Names, wallets and figures are illustrative only.</div>`;
+}
+
+function licenceFooter(license: string, extra: Html = nothing): Html {
+  return h`<footer><p>The reports and datasets are published under the <a rel="license" href="${license}">Creative Commons Attribution 4.0 International licence (CC BY 4.0)</a>: reuse them freely, naming x402-merchants as the source.${extra}</p></footer>`;
+}
+
+function dataLinks(first: Html): Html {
+  return h`<ul>
+${first}<li><a href="${JSON_LINKS.schema}">JSON Schema of a report</a></li>
+<li>Every merchant's report of the window as <a href="${JSON_LINKS.ndjson}">NDJSON</a> or <a href="${JSON_LINKS.csv}">CSV</a></li>
+</ul>`;
+}
+
+/** The window in one sentence: blocks, dates and whether every block has been indexed. */
+function windowText(w: Report["window"]): Html {
+  const state = w.complete
+    ? "Complete: every block of the window has been indexed."
+    : "Incomplete: not every block of the window has been indexed yet, so the figures may still grow.";
+  return h`<p>Blocks ${count.format(w.start_block)} to ${count.format(w.end_block)}, from ${when(w.start)} to ${when(w.end)} (${w.days} days). ${state}</p>`;
+}
+
+function stateList(report: Report): Html {
+  const claimed = report.claimed
+    ? h`<li>Claimed: the merchant has claimed this page.</li>`
+    : h`<li>Unclaimed: nobody has claimed this merchant's page yet.</li>`;
+  const rank = report.frozen
+    ? h`<li class="frozen">Frozen: this merchant is held out of the ranking; its figures are still reported in full.</li>`
+    : report.rank_by_real_revenue !== null
+      ? h`<li>Ranked #${report.rank_by_real_revenue} by real revenue</li>`
+      : h`<li>Not ranked: no payment passed every screen in this window.</li>`;
+  return h`<ul class="state">${claimed}${rank}</ul>`;
+}
+
+function figures(report: Report): Html {
+  const row = (what: string, reported: string, real: string, flagged: string) =>
+    h`<tr><th scope="row">${what}</th><td class="num">${reported}</td><td class="num">${real}</td><td class="num">${flagged}</td></tr>`;
+  return h`<div class="scroll"><table>
+<caption>Reported payments, the ones that pass every screen (real), and the difference (flagged)</caption>
+<thead><tr><th scope="col"></th><th scope="col" class="num">Reported</th><th scope="col" class="num">Real</th><th scope="col" class="num">Flagged</th></tr></thead>
+<tbody>
+${row("Payments", count.format(report.tx), count.format(report.real_tx), count.format(report.tx - report.real_tx))}
+${row("US dollars", usd(report.usd), usd(report.real_usd), usd(Math.max(0, Math.round((report.usd - report.real_usd) * 100) / 100)))}
+${row("Buyer wallets", count.format(report.buyers), count.format(report.real_buyers), count.format(report.buyers - report.real_buyers))}
+</tbody></table></div>
+<dl class="figures">
+<dt>Real share of dollars</dt><dd>${realShare(report.real_usd, report.usd)}</dd>
+<dt>Largest buyer's share</dt><dd>${share.format(report.top_buyer_share)}</dd>
+<dt>Median payment</dt><dd>${usdPrice(report.paid.median)} (middle half ${usdPrice(report.paid.p25)} to ${usdPrice(report.paid.p75)})</dd>
+<dt>Median passing payment</dt><dd>${usdPrice(report.paid.median_passing)}</dd>
+</dl>`;
+}
+
+function daily(report: Report): Html {
+  const rows = report.daily.map(
+    (d) =>
+      h`<tr><th scope="row">${d.date}</th><td class="num">${count.format(d.tx)}</td><td class="num">${usd(d.usd)}</td><td class="num">${usd(d.real_usd)}</td></tr>`,
+  );
+  return h`<figure>${trusted(dailyChartSvg(report.daily))}</figure>
+<div class="scroll"><table>
+<caption>Daily figures (UTC dates; the first and last are partial days)</caption>
+<thead><tr><th scope="col">Date</th><th scope="col" class="num">Payments</th><th scope="col" class="num"><span class="swatch" style="background:${CHART_COLORS.usd}"></span>Reported usd</th><th scope="col" class="num"><span class="swatch" style="background:${CHART_COLORS.real_usd}"></span>Real usd</th></tr></thead>
+<tbody>${rows.length > 0 ? rows : h`<tr><td colspan="4" class="empty">No dates in this window.</td></tr>`}</tbody>
+</table></div>`;
+}
+
+/** Kinds to show: the screens' order first, then any kind the details name that no screen has (yet). */
+function flagKinds(report: Report, details: ReportDetails): string[] {
+  const present = new Set([
+    ...Object.keys(report.flags),
+    ...Object.entries(details.flagged_wallets)
+      .filter(([, wallets]) => wallets.length > 0)
+      .map(([kind]) => kind),
+  ]);
+  return [...FLAG_KINDS.filter((k) => present.delete(k)), ...[...present].sort()];
+}
+
+function flags(report: Report, details: ReportDetails): Html {
+  const kinds = flagKinds(report, details);
+  const sections = kinds.map((kind) => {
+    const flag = report.flags[kind];
+    const summary = SCREENS.find((s) => s.kind === kind)?.summary ?? "";
+    const wallets = details.flagged_wallets[kind] ?? [];
+    const rows = wallets.map(
+      (w) =>
+        h`<tr><td><code title="${w.wallet}">${w.wallet}</code></td><td class="num">${count.format(w.tx)}</td><td class="num">${usd(w.usd)}</td></tr>`,
+    );
+    return h`<section class="flag" id="flag-${kind}">
+<h3><code>${kind}</code>${flag ? h`: ${payments(flag.tx)}, ${usd(flag.usd)}` : nothing}</h3>
+<p>${summary}</p>
+${
+  rows.length > 0
+    ? h`<div class="scroll"><table><caption>Payer wallets that tripped this screen, largest first</caption>
+<thead><tr><th scope="col">Wallet</th><th scope="col" class="num">Payments</th><th scope="col" class="num">US dollars</th></tr></thead>
+<tbody>${rows}</tbody></table></div>`
+    : nothing
+}
+</section>`;
+  });
+  const body =
+    sections.length > 0
+      ? sections
+      : [h`<p>No screen flagged any payment in this window: every payment counts as real.</p>`];
+  const exchange = report.exchange_flow_note
+    ? h`<p class="note exchange"><strong>Exchange flows.</strong> ${report.exchange_flow_note}</p>`
+    : nothing;
+  return h`${body}
+<p class="note">${report.flag_note}</p>
+${exchange}`;
+}
+
+function listings(report: Report): Html {
+  const rows = report.bazaar_listings.map((l) => {
+    // Listing URLs come from merchants: only web URLs become links.
+    const resource = isHttp(l.resource)
+      ? h`<a href="${l.resource}" rel="nofollow noopener"><code>${l.resource}</code></a>`
+      : h`<code>${l.resource}</code>`;
+    return h`<tr><td>${resource}</td><td class="num">${usdPrice(l.price_usd)}</td><td>${l.description}</td></tr>`;
+  });
+  return h`<div class="scroll"><table>
+<caption>Paid endpoints this merchant lists, cheapest first</caption>
+<thead><tr><th scope="col">Resource</th><th scope="col" class="num">Price per call</th><th scope="col">Description</th></tr></thead>
+<tbody>${rows.length > 0 ? rows : h`<tr><td colspan="3" class="empty">No paid endpoints listed.</td></tr>`}</tbody>
+</table></div>`;
+}
+
+/**
+ * The human page of one merchant's report: a complete HTML document with inline CSS and an inline SVG
+ * chart, no scripts and no external assets. Every value from the report is escaped.
+ * @example c.html(renderReportPage(report, details, { sample: false }))
+ */
+export function renderReportPage(report: Report, details: ReportDetails, opts: { sample: boolean }): string {
+  const json = `/v1/reports/base/${report.address}`;
+  const markdown = `[![${BADGE_LABEL}](${report.badge})](${report.page})`;
+  const body = h`${sampleBanner(opts.sample)}
+<header>
+<p class="nav"><a href="/">x402 merchants on Base</a></p>
+<h1>${report.name}</h1>
+<p class="addr">Merchant wallet <code>${report.address}</code> on Base</p>
+${stateList(report)}
+</header>
+<main>
+<p class="claim">${report.claim}</p>
+<h2>Window</h2>
+${windowText(report.window)}
+<h2>Figures</h2>
+${figures(report)}
+<h2>Day by day</h2>
+${daily(report)}
+<h2>Flags</h2>
+${flags(report, details)}
+<h2>Listings</h2>
+${listings(report)}
+<h2>Badge</h2>
+<p><img src="${report.badge}" alt="${BADGE_LABEL} badge of ${report.name}" height="20"></p>
+<p>Embed it in a README with this Markdown:</p>
+<pre><code>${markdown}</code></pre>
+<h2>Data</h2>
+${dataLinks(h`<li><a href="${json}">This report as JSON</a></li>\n`)}
+</main>
+${licenceFooter(report.license, h` Report generated at ${when(report.generated_at)}, schema version ${report.schema_version}.`)}`;
+  const head = h`<meta name="description" content="${report.claim}">
+<link rel="alternate" type="application/json" href="${json}">
+`;
+  return documentShell(
+    `${report.name}: x402 payments on Base, ${report.window.days} days to ${report.last_seen_week}`,
+    body,
+    head,
+  );
+}
+
+/**
+ * The home page: what the service is and the window's merchants ranked by real revenue.
+ * @example c.html(renderHomePage(await reports.leaderboard(), { sample: false }))
+ */
+export function renderHomePage(board: Leaderboard, opts: { sample: boolean }): string {
+  const end = board.window.end.slice(0, 10);
+  const rows = board.merchants.map(
+    (m) => h`<tr>
+<td class="num">${m.rank}</td>
+<td><a href="${m.page}" title="${m.address}">${m.name}</a><br><code class="addr">${m.address}</code></td>
+<td class="num">${usd(m.real_usd)}</td>
+<td class="num">${usd(m.usd)}</td>
+<td class="num">${realShare(m.real_usd, m.usd)}</td>
+<td class="num">${count.format(m.real_buyers)} / ${count.format(m.buyers)}</td>
+</tr>`,
+  );
+  const body = h`${sampleBanner(opts.sample)}
+<header>
+<h1>x402 merchants on Base</h1>
+</header>
+<main>
+<p>Weekly reports of the x402 micropayments (USDC on Base) that merchant wallets received. Each report gives the reported totals and the real ones: the payments that pass every screen for wash trading, such as a merchant paying itself or funding its own buyers. A flag marks a pattern in public chain data, not a finding of wrongdoing.</p>
+<h2>Ranking by real revenue</h2>
+${windowText(board.window)}
+<div class="scroll"><table>
+<caption>Merchants ranked by real revenue in the ${board.window.days} days to ${end}</caption>
+<thead><tr><th scope="col" class="num">Rank</th><th scope="col">Merchant</th><th scope="col" class="num">Real usd</th><th scope="col" class="num">Reported usd</th><th scope="col" class="num">Real share</th><th scope="col" class="num">Real / all buyers</th></tr></thead>
+<tbody>${rows.length > 0 ? rows : h`<tr><td colspan="6" class="empty">No ranked merchants in this window.</td></tr>`}</tbody>
+</table></div>
+<h2>Data</h2>
+${dataLinks(h`<li><a href="${JSON_LINKS.leaderboard}">This ranking as JSON</a></li>\n`)}
+</main>
+${licenceFooter(board.license)}`;
+  return documentShell(`x402 merchants on Base: real revenue, ${board.window.days} days to ${end}`, body);
+}

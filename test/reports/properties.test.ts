@@ -1,0 +1,74 @@
+import { Ajv2020 } from "ajv/dist/2020.js";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { reportJsonSchema } from "../../src/reports/schema.ts";
+import { ReportService } from "../../src/reports/service.ts";
+import { addr, END, payment, START, storeWith, transfer } from "../helpers/data.ts";
+
+const ajv = new Ajv2020({ allErrors: true, strict: false });
+const validate = ajv.compile(reportJsonSchema());
+
+// A small world of wallets that are both buyers and merchants, so every screen can trip.
+const WALLETS = Array.from({ length: 12 }, (_, i) => addr(`w${i}`));
+const wallet = fc.constantFrom(...WALLETS);
+const amount = fc.oneof(fc.integer({ min: 0, max: 999 }), fc.constantFrom(1_000, 10_000, 50_000), fc.integer({ min: 1, max: 2_000_000_000 }));
+const block = fc.oneof(fc.integer({ min: START - 50, max: START + 50 }), fc.integer({ min: START + 1, max: END }), fc.integer({ min: END - 50, max: END }));
+const paymentArb = fc.record({ payer: wallet, payTo: wallet, amount, block, times: fc.constantFrom(1, 1, 1, 12) });
+const transferArb = fc.record({ from: wallet, to: wallet, amount: fc.integer({ min: 1, max: 100_000_000 }), block });
+
+const toCents = (atomic: bigint) => (atomic + 5_000n) / 10_000n;
+
+describe("every report of random payment sets", () => {
+  it("holds the spec's invariants, matches an independent count and validates against the schema", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(paymentArb, { minLength: 1, maxLength: 40 }),
+        fc.array(transferArb, { maxLength: 8 }),
+        fc.subarray(WALLETS, { maxLength: 2 }),
+        async (payments, transfers, frozen) => {
+          const records = [
+            ...payments.flatMap((p) => Array.from({ length: p.times }, () => payment(p))),
+            ...transfers.map((t) => transfer(t.from, t.to, t.amount, t.block)),
+            ...frozen.map((address) => ({ type: "merchant", address, frozen: true })),
+          ];
+          const store = await storeWith(records);
+          try {
+            const { reports } = await new ReportService(store, { publicUrl: "https://r.test" }).reports(END);
+            const inWindow = payments.flatMap((p) => (p.block > START && p.block <= END ? Array(p.times).fill(p) : []));
+            for (const r of reports) {
+              expect(validate(r), JSON.stringify(validate.errors)).toBe(true);
+              // Invariants 1 to 3 of spec 2.1.
+              expect(r.real_tx).toBeLessThanOrEqual(r.tx);
+              expect(r.real_usd).toBeLessThanOrEqual(r.usd);
+              expect(r.real_buyers).toBeLessThanOrEqual(r.buyers);
+              const flags = Object.values(r.flags);
+              expect(r.tx - r.real_tx).toBe(flags.reduce((s, f) => s + (f?.tx ?? 0), 0));
+              expect(Math.abs(r.usd - r.real_usd - flags.reduce((s, f) => s + (f?.usd ?? 0), 0))).toBeLessThanOrEqual(0.01 + 1e-9);
+              if (flags.length === 0) expect([r.real_tx, r.real_usd, r.real_buyers]).toEqual([r.tx, r.usd, r.buyers]);
+              // The reported side, counted independently of the SQL.
+              const mine = inWindow.filter((p) => p.payTo === r.address);
+              const total = mine.reduce((s, p) => s + BigInt(p.amount), 0n);
+              expect(r.tx).toBe(mine.length);
+              expect(Math.round(r.usd * 100)).toBe(Number(toCents(total)));
+              expect(r.buyers).toBe(new Set(mine.map((p) => p.payer)).size);
+              expect(r.daily).toHaveLength(8);
+              expect(r.daily.reduce((s, d) => s + d.tx, 0)).toBe(r.tx);
+              expect(r.window.end_block - r.window.start_block).toBe(302_400);
+              expect(r.claim).toMatch(
+                /^\S+ received \$\d+\.\d{2} of x402 payments passing every screen \(\d+% of \$\d+\.\d{2} reported\) from \d+ of \d+ buyer wallets on Base in the 7 days to \d{4}-\d{2}-\d{2}\.$/,
+              );
+              if (r.rank_by_real_revenue !== null) expect(r.real_usd > 0 && !r.frozen).toBe(true);
+            }
+            const ranked = reports.filter((r) => r.rank_by_real_revenue !== null).sort((a, b) => (a.rank_by_real_revenue ?? 0) - (b.rank_by_real_revenue ?? 0));
+            ranked.forEach((r, i) => {
+              if (i > 0) expect(r.real_usd).toBeLessThanOrEqual(ranked[i - 1]?.real_usd ?? Infinity);
+            });
+          } finally {
+            store.close();
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
+  }, 120_000);
+});

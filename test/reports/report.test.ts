@@ -1,0 +1,173 @@
+import { describe, expect, it } from "vitest";
+import { ReportService } from "../../src/reports/service.ts";
+import { windowDates } from "../../src/reports/window.ts";
+import { addr, checkpoint, END, END_TIME, payment, reportOf, START, storeWith, timeOf } from "../helpers/data.ts";
+
+const m = addr("merchant");
+
+describe("report", () => {
+  it("writes the claim sentence word for word", async () => {
+    const records = [
+      { type: "merchant", address: m, name: "api.shop.example" },
+      payment({ payer: addr("a"), payTo: m, amount: 1_234_560_000 }),
+      payment({ payer: addr("b"), payTo: m, amount: 10_000_000 }),
+      payment({ payer: m, payTo: m, amount: 400_000_000 }),
+    ];
+    const { report } = await reportOf(records, m);
+    expect(report.claim).toBe(
+      "api.shop.example received $1244.56 of x402 payments passing every screen (76% of $1644.56 reported) from 2 of 3 buyer wallets on Base in the 7 days to 2026-11-22.",
+    );
+  });
+
+  it("frames the window: 302,400 blocks, 7 days, 8 dates, UTC with +00:00", async () => {
+    const { report } = await reportOf([payment({ payer: addr("a"), payTo: m, amount: 1 })], m);
+    expect(report.window).toEqual({
+      start_block: START,
+      end_block: END,
+      complete: true,
+      start: "2026-11-15T00:00:00+00:00",
+      end: "2026-11-22T00:00:00+00:00",
+      days: 7,
+    });
+    expect(report.last_seen_week).toBe("2026-11-22");
+    expect(report.daily.map((d) => d.date)).toEqual([
+      "2026-11-15",
+      "2026-11-16",
+      "2026-11-17",
+      "2026-11-18",
+      "2026-11-19",
+      "2026-11-20",
+      "2026-11-21",
+      "2026-11-22",
+    ]);
+    expect(report.generated_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/);
+    expect(report.license).toBe("https://creativecommons.org/licenses/by/4.0/");
+    expect(report.page).toBe(`https://reports.test/reports/base/${m}`);
+    expect(report.badge).toBe(`https://reports.test/badges/base/${m}.svg`);
+  });
+
+  it("gives 8 dates for a window that starts mid-day", () => {
+    expect(windowDates({ start: "2026-11-14T13:20:02+00:00", end: "2026-11-21T13:20:02+00:00" })).toHaveLength(8);
+  });
+
+  it("sums each payment into the day of its block", async () => {
+    const records = [
+      payment({ payer: addr("a"), payTo: m, amount: 1_000_000, block: START + 1 }),
+      payment({ payer: addr("a"), payTo: m, amount: 2_000_000, block: START + 43_200 }),
+      payment({ payer: m, payTo: m, amount: 4_000_000, block: END }),
+    ];
+    const { report } = await reportOf(records, m);
+    expect(report.daily[0]).toEqual({ date: "2026-11-15", tx: 1, usd: 1, real_usd: 1 });
+    expect(report.daily[1]).toEqual({ date: "2026-11-16", tx: 1, usd: 2, real_usd: 2 });
+    expect(report.daily[7]).toEqual({ date: "2026-11-22", tx: 1, usd: 4, real_usd: 0 });
+    expect(report.daily.slice(2, 7).every((d) => d.tx === 0)).toBe(true);
+  });
+
+  it("sorts listings by price and cuts long descriptions near 240 characters at a word", async () => {
+    const long = `${"Returns the full tweet with author profile and engagement metrics. ".repeat(6)}End.`;
+    const listing = (resource: string, price_usd: number, description = "d") => ({ type: "listing", pay_to: m, resource, price_usd, description });
+    const { report } = await reportOf(
+      [
+        listing("https://social.example/tweets", 0.01, long),
+        listing("https://social.example/users/by/username", 0.005),
+        listing("https://social.example/tweets/by/id", 0.0025),
+      ],
+      m,
+    );
+    expect(report.bazaar_listings.map((l) => l.price_usd)).toEqual([0.0025, 0.005, 0.01]);
+    const cut = report.bazaar_listings[2]?.description ?? "";
+    expect(cut.length).toBeLessThanOrEqual(241);
+    expect(cut.length).toBeGreaterThan(200);
+    expect(cut.endsWith("…")).toBe(true);
+    expect(long.startsWith(cut.slice(0, -1))).toBe(true);
+    expect(long[cut.length - 1]).toMatch(/[\s.]/);
+    expect(report.name).toBe("social.example");
+  });
+
+  it("makes flags add up exactly to the reported minus the real figures", async () => {
+    const records = [
+      payment({ payer: m, payTo: m, amount: 1_004_999 }),
+      payment({ payer: addr("a"), payTo: m, amount: 1_005_000 }),
+      payment({ payer: addr("p"), payTo: m, amount: 2_003_000 }),
+      payment({ payer: m, payTo: addr("p"), amount: 2_000_000 }),
+    ];
+    const { report } = await reportOf(records, m);
+    expect(Object.keys(report.flags).sort()).toEqual(["ring", "self_payment"]);
+    const flagged = Object.values(report.flags).reduce((s, f) => s + (f?.usd ?? 0), 0);
+    expect(Math.round((report.usd - report.real_usd) * 100)).toBe(Math.round(flagged * 100));
+    expect(report.usd).toBe(4.01);
+    expect(report.real_usd).toBe(1.01);
+  });
+
+  it("reports zeros for a known merchant without payments in the window", async () => {
+    const { report } = await reportOf([{ type: "merchant", address: m, name: "quiet.example" }, payment({ payer: addr("a"), payTo: addr("x"), amount: 5 })], m);
+    expect(report).toMatchObject({ tx: 0, usd: 0, real_usd: 0, buyers: 0, top_buyer_share: 0, rank_by_real_revenue: null, flags: {} });
+    expect(report.claim).toContain("received $0.00 of x402 payments passing every screen (0% of $0.00 reported) from 0 of 0");
+    expect(report.paid).toEqual({ median: 0, p25: 0, p75: 0, median_passing: 0 });
+  });
+
+  it("computes paid quantiles by linear interpolation at USDC precision", async () => {
+    const amounts = [1_000, 2_000, 3_000, 10_000];
+    const { report } = await reportOf(amounts.map((amount, i) => payment({ payer: addr(`b${i}`), payTo: m, amount })), m);
+    expect(report.paid).toEqual({ median: 0.0025, p25: 0.00175, p75: 0.00475, median_passing: 0.0025 });
+  });
+});
+
+describe("rank and states", () => {
+  it("ranks by real revenue, leaves frozen and zero-revenue merchants unranked", async () => {
+    const [a, b, c, d] = ["a", "b", "c", "d"].map((x) => addr(`shop-${x}`)) as [string, string, string, string];
+    const store = await storeWith([
+      payment({ payer: addr("1"), payTo: a, amount: 5_000_000 }),
+      payment({ payer: addr("2"), payTo: b, amount: 9_000_000 }),
+      payment({ payer: addr("3"), payTo: c, amount: 20_000_000 }),
+      { type: "merchant", address: c, frozen: true },
+      payment({ payer: d, payTo: d, amount: 50_000_000 }),
+    ]);
+    try {
+      const service = new ReportService(store, { publicUrl: "https://r.test" });
+      const ranks = Object.fromEntries((await service.reports(END)).reports.map((r) => [r.address, r.rank_by_real_revenue]));
+      expect(ranks).toEqual({ [b]: 1, [a]: 2, [c]: null, [d]: null });
+      const board = await service.leaderboard();
+      expect(board.merchants.map((e) => [e.rank, e.address])).toEqual([
+        [1, b],
+        [2, a],
+      ]);
+      expect((await service.report(c)).report.frozen).toBe(true);
+    } finally {
+      store.close();
+    }
+  });
+
+  it("is incomplete past the latest checkpoint, and defaults to the latest checkpoint", async () => {
+    const store = await storeWith([checkpoint(END - 10), payment({ payer: addr("a"), payTo: m, amount: 1, block: END })]);
+    try {
+      const service = new ReportService(store, { publicUrl: "https://r.test" });
+      expect((await service.report(m)).report.window.end_block).toBe(END - 10);
+      expect((await service.report(m, END)).report.window.complete).toBe(false);
+      await expect(service.report(m, END + 1)).rejects.toThrow(/latest known block is 40000000/);
+      await expect(service.report(addr("nobody"))).rejects.toThrow(/no merchant/);
+      await expect(service.report("0x12")).rejects.toThrow(/not an address/);
+    } finally {
+      store.close();
+    }
+  });
+
+  it("keeps generated_at until the data changes", async () => {
+    const store = await storeWith([payment({ payer: addr("a"), payTo: m, amount: 1 })]);
+    try {
+      let now = END_TIME * 1000;
+      const service = new ReportService(store, { publicUrl: "https://r.test", now: () => new Date(now) });
+      const first = (await service.report(m)).report.generated_at;
+      now += 60_000;
+      expect((await service.report(m)).report.generated_at).toBe(first);
+      const { importNdjson } = await import("../../src/store/import.ts");
+      const { ndjsonFile } = await import("../helpers/data.ts");
+      await importNdjson(store, ndjsonFile([payment({ payer: addr("b"), payTo: m, amount: 2, block: timeOf(END) > 0 ? END - 5 : END })]));
+      const rebuilt = (await service.report(m)).report;
+      expect(rebuilt.generated_at).not.toBe(first);
+      expect(rebuilt.tx).toBe(2);
+    } finally {
+      store.close();
+    }
+  });
+});
