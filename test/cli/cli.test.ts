@@ -1,0 +1,80 @@
+import { execFile, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { addr, checkpoint, ndjsonFile, payment } from "../helpers/data.ts";
+
+const BIN = path.resolve("bin/x402-merchants");
+const run = promisify(execFile);
+
+async function cli(args: string[], env: Record<string, string> = {}) {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+const m = addr("cli-merchant");
+const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "x402m-cli-"));
+
+describe("command line", () => {
+  it("imports, reports and ranks", async () => {
+    const data = tempDir();
+    const file = ndjsonFile([payment({ payer: addr("a"), payTo: m, amount: 2_500_000 }), checkpoint()]);
+    const imported = await cli(["import", file, "--data", data]);
+    expect(imported.code).toBe(0);
+    expect(JSON.parse(imported.stdout)).toMatchObject({ rows: 2, payment: { read: 1, added: 1 } });
+
+    const report = await cli(["report", m.toUpperCase().replace("0X", "0x"), "--data", data, "--public-url", "https://r.test/"]);
+    expect(report.code).toBe(0);
+    expect(JSON.parse(report.stdout)).toMatchObject({ address: m, usd: 2.5, page: `https://r.test/reports/base/${m}` });
+
+    const board = await cli(["leaderboard"], { X402M_DATA: data });
+    expect(JSON.parse(board.stdout).merchants[0]).toMatchObject({ rank: 1, address: m });
+  });
+
+  it("fails in one line with a non-zero exit and keeps nothing of a bad file", async () => {
+    const data = tempDir();
+    const file = ndjsonFile([payment({ payer: addr("a"), payTo: m, amount: 1 }), '{"type":"payment"']);
+    const bad = await cli(["import", file, "--data", data]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^x402-merchants: line 2: not valid JSON.*\n$/);
+    const report = await cli(["report", m, "--data", data]);
+    expect(report.code).toBe(1);
+    expect(report.stderr).toBe("x402-merchants: the store holds no Base data yet: import some or run the indexer\n");
+  });
+
+  it("rejects usage mistakes with exit code 2", async () => {
+    expect((await cli(["frobnicate"])).code).toBe(2);
+    expect((await cli(["report", m, "--end-block", "soon"])).stderr).toMatch(/--end-block must be a block number/);
+    expect((await cli(["import"])).code).toBe(2);
+    expect((await cli(["report", m, "--bogus"])).code).toBe(2);
+  });
+
+  it("serves, prints its URL as one JSON line, and stops on SIGTERM", async () => {
+    const data = tempDir();
+    await cli(["import", ndjsonFile([payment({ payer: addr("a"), payTo: m, amount: 1_000_000 }), checkpoint()]), "--data", data]);
+    const child = spawn(process.execPath, [BIN, "serve", "--port", "0", "--data", data], { stdio: ["ignore", "pipe", "pipe"] });
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes("\n")) resolve(out.split("\n")[0] ?? "");
+      });
+      child.once("exit", (code) => reject(new Error(`exited with ${code}`)));
+    });
+    const { reports } = JSON.parse(line) as { reports: string };
+    expect(reports).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const res = await fetch(`${reports}/v1/reports/base/${m}`);
+    expect(res.status).toBe(200);
+    expect((await res.json()).page).toBe(`${reports}/reports/base/${m}`);
+    const exit = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    expect(await exit).toBe(0);
+  });
+});

@@ -1,0 +1,102 @@
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { reportRoutes } from "../../src/reports/http.ts";
+import { ReportService } from "../../src/reports/service.ts";
+import type { Store } from "../../src/store/duckdb.ts";
+import { addr, END, payment, repeat, storeWith } from "../helpers/data.ts";
+
+const m = addr("merchant");
+let store: Store;
+let app: ReturnType<typeof reportRoutes>;
+
+beforeAll(async () => {
+  store = await storeWith([
+    { type: "merchant", address: m, name: "shop.example", claimed: true },
+    {
+      type: "listing",
+      pay_to: m,
+      resource: "https://shop.example/api",
+      price_usd: 0.01,
+      description: "An <b>API</b>",
+    },
+    payment({ payer: addr("a"), payTo: m, amount: 3_000_000 }),
+    ...repeat(10, { payer: addr("farm"), payTo: m, amount: 100 }),
+  ]);
+  app = reportRoutes(new ReportService(store, { publicUrl: "https://reports.test" }), {
+    sample: async () => true,
+  });
+});
+afterAll(() => store.close());
+
+async function errorOf(path: string, status: number, code: string) {
+  const res = await app.request(path);
+  expect(res.status).toBe(status);
+  expect(res.headers.get("content-type")).toMatch(/application\/json/);
+  const body = (await res.json()) as { error: { code: string; message: string } };
+  expect(body.error.code).toBe(code);
+  expect(body.error.message.length).toBeGreaterThan(0);
+}
+
+describe("report API", () => {
+  it("serves a report that validates against the served schema, for an address in any case", async () => {
+    const schema = await (await app.request("/v1/schema/report.json")).json();
+    const validate = new Ajv2020({ strict: false }).compile(schema as object);
+    const res = await app.request(`/v1/reports/base/${m.toUpperCase().replace("0X", "0x")}`);
+    expect(res.status).toBe(200);
+    const report = await res.json();
+    expect(validate(report)).toBe(true);
+    expect(report).toMatchObject({
+      address: m,
+      name: "shop.example",
+      claimed: true,
+      tx: 11,
+      flags: { tiny_repeat: { tx: 10 } },
+    });
+    const older = await (await app.request(`/v1/reports/base/${m}?end_block=${END}`)).json();
+    expect(older.window.end_block).toBe(END);
+  });
+
+  it("answers bad input with a JSON error and the right status", async () => {
+    await errorOf("/v1/reports/base/0x1234", 400, "bad_address");
+    await errorOf("/v1/reports/base/not-an-address", 400, "bad_address");
+    await errorOf(`/v1/reports/base/${addr("nobody")}`, 404, "unknown_merchant");
+    await errorOf(`/v1/reports/base/${m}?end_block=${END + 1}`, 404, "not_found");
+    await errorOf(`/v1/reports/base/${m}?end_block=12`, 404, "not_found");
+    await errorOf(`/v1/reports/base/${m}?end_block=abc`, 400, "bad_end_block");
+    await errorOf("/v1/reports/ethereum/0x1234", 404, "not_found");
+    await errorOf("/v1/leaderboard/base?end_block=-1", 400, "bad_end_block");
+    await errorOf(`/badges/base/${addr("nobody")}.svg`, 404, "unknown_merchant");
+  });
+
+  it("serves the leaderboard", async () => {
+    const board = await (await app.request("/v1/leaderboard/base")).json();
+    expect(board.merchants).toEqual([expect.objectContaining({ rank: 1, address: m, real_usd: 3 })]);
+  });
+
+  it("serves the page, the badge and the datasets", async () => {
+    const page = await app.request(`/reports/base/${m}`);
+    expect(page.headers.get("content-type")).toMatch(/text\/html/);
+    const html = await page.text();
+    expect(html).toContain("shop.example");
+    expect(html).not.toContain("<b>API</b>");
+    expect(html).toMatch(/sample/i);
+
+    const badge = await app.request(`/badges/base/${m}.svg`);
+    expect(badge.headers.get("content-type")).toMatch(/image\/svg\+xml/);
+    expect(await badge.text()).toMatch(/^<svg/);
+
+    const ndjson = await app.request("/v1/datasets/base/reports.ndjson");
+    expect(ndjson.headers.get("link")).toContain("creativecommons.org/licenses/by/4.0");
+    const lines = (await ndjson.text()).trim().split("\n");
+    expect(lines.map((l) => JSON.parse(l).address)).toContain(m);
+
+    const csv = await app.request("/v1/datasets/base/reports.csv");
+    expect(csv.headers.get("content-disposition")).toMatch(
+      /attachment; filename="x402-merchant-reports-base-\d+\.csv"/,
+    );
+    expect((await csv.text()).split("\r\n")[0]).toMatch(/^schema_version,/);
+
+    const home = await app.request("/");
+    expect(await home.text()).toContain("shop.example");
+  });
+});
