@@ -6,13 +6,19 @@ export async function runImport(args: string[], flags: Flags): Promise<number> {
   const [file, ...extra] = args;
   if (!file || extra.length > 0) throw new UsageError("import takes exactly one FILE.ndjson");
   const config = configFrom(flags);
-  const store = await Store.open({ dataDir: config.dataDir, memoryLimit: config.duckdbMemory, threads: config.duckdbThreads });
+  const store = await Store.open({
+    dataDir: config.dataDir,
+    memoryLimit: config.duckdbMemory,
+    threads: config.duckdbThreads,
+  });
   try {
     const started = performance.now();
     const counts = await importNdjson(store, file);
     const seconds = (performance.now() - started) / 1000;
     const read = Object.values(counts).reduce((n, c) => n + c.read, 0);
-    process.stdout.write(`${JSON.stringify({ file, seconds: Number(seconds.toFixed(3)), rows: read, ...counts })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ file, seconds: Number(seconds.toFixed(3)), rows: read, ...counts })}\n`,
+    );
     return 0;
   } finally {
     store.close();

@@ -5,7 +5,11 @@ import { configFrom, type Flags, parseEndBlock, UsageError } from "./args.ts";
 
 async function withReports<T>(flags: Flags, fn: (reports: ReportService) => Promise<T>): Promise<T> {
   const config = configFrom(flags);
-  const store = await Store.open({ dataDir: config.dataDir, memoryLimit: config.duckdbMemory, threads: config.duckdbThreads });
+  const store = await Store.open({
+    dataDir: config.dataDir,
+    memoryLimit: config.duckdbMemory,
+    threads: config.duckdbThreads,
+  });
   try {
     return await fn(new ReportService(store, { publicUrl: config.publicUrl ?? DEFAULT_PUBLIC_URL }));
   } finally {

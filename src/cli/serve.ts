@@ -15,15 +15,24 @@ export const SAMPLE_FILE = fileURLToPath(new URL("../../sample/week.ndjson", imp
  * week so a newcomer sees real pages at once; the store remembers it holds sample data.
  * Prints one JSON line mapping each service to its base URL when ready; stops on SIGINT/SIGTERM.
  */
-export async function runServe(args: string[], flags: Flags, { sample }: { sample: boolean }): Promise<number> {
+export async function runServe(
+  args: string[],
+  flags: Flags,
+  { sample }: { sample: boolean },
+): Promise<number> {
   if (args.length > 0) throw new UsageError("serve takes no arguments");
   const config = configFrom(flags);
-  const store = await Store.open({ dataDir: config.dataDir, memoryLimit: config.duckdbMemory, threads: config.duckdbThreads });
+  const store = await Store.open({
+    dataDir: config.dataDir,
+    memoryLimit: config.duckdbMemory,
+    threads: config.duckdbThreads,
+  });
   if (sample) await loadSampleIfEmpty(store);
 
   const { server, url } = await listen(config.host, config.port, (publicUrl) =>
     reportRoutes(new ReportService(store, { publicUrl: config.publicUrl ?? publicUrl }), {
-      sample: async () => (await store.one("SELECT 1 FROM meta WHERE key = 'sample' AND value = 'true'")) !== undefined,
+      sample: async () =>
+        (await store.one("SELECT 1 FROM meta WHERE key = 'sample' AND value = 'true'")) !== undefined,
     }),
   );
   process.stdout.write(`${JSON.stringify({ reports: url })}\n`);
@@ -41,15 +50,26 @@ export async function runServe(args: string[], flags: Flags, { sample }: { sampl
   return 0;
 }
 
-async function listen(host: string, port: number, makeApp: (url: string) => { fetch: (req: Request) => Response | Promise<Response> }) {
+async function listen(
+  host: string,
+  port: number,
+  makeApp: (url: string) => { fetch: (req: Request) => Response | Promise<Response> },
+) {
   // The app needs its own URL for the page and badge links, which a port of 0 only gives after listening.
   let app: ReturnType<typeof makeApp> | undefined;
   return new Promise<{ server: ReturnType<typeof serve>; url: string }>((resolve, reject) => {
-    const server = serve({ fetch: (req) => (app ? app.fetch(req) : new Response("starting", { status: 503 })), hostname: host, port }, (info) => {
-      const url = `http://${info.family === "IPv6" ? `[${info.address}]` : info.address}:${info.port}`;
-      app = makeApp(url);
-      resolve({ server, url });
-    });
+    const server = serve(
+      {
+        fetch: (req) => (app ? app.fetch(req) : new Response("starting", { status: 503 })),
+        hostname: host,
+        port,
+      },
+      (info) => {
+        const url = `http://${info.family === "IPv6" ? `[${info.address}]` : info.address}:${info.port}`;
+        app = makeApp(url);
+        resolve({ server, url });
+      },
+    );
     server.once("error", reject);
   });
 }
@@ -59,7 +79,8 @@ async function loadSampleIfEmpty(store: Store): Promise<void> {
     "SELECT (SELECT count(*) FROM payments) + (SELECT count(*) FROM merchants) AS n",
   );
   if (empty?.n !== 0n) return;
-  if (!fs.existsSync(SAMPLE_FILE)) throw new Error(`the bundled sample ${path.relative(process.cwd(), SAMPLE_FILE)} is missing`);
+  if (!fs.existsSync(SAMPLE_FILE))
+    throw new Error(`the bundled sample ${path.relative(process.cwd(), SAMPLE_FILE)} is missing`);
   await importNdjson(store, SAMPLE_FILE);
   await store.run("INSERT OR REPLACE INTO meta VALUES ('sample', 'true')");
   console.error(JSON.stringify({ level: "info", msg: "loaded the bundled sample week", file: SAMPLE_FILE }));

@@ -11,7 +11,14 @@ export function onError(error: Error, c: Context): Response {
   if (error instanceof HTTPException) {
     return c.json(errorBody("http_error", error.message || "request failed"), error.status);
   }
-  console.error(JSON.stringify({ level: "error", msg: "unhandled", path: c.req.path, error: String(error.stack ?? error) }));
+  console.error(
+    JSON.stringify({
+      level: "error",
+      msg: "unhandled",
+      path: c.req.path,
+      error: String(error.stack ?? error),
+    }),
+  );
   return c.json(errorBody("internal", "internal error"), 500);
 }
 

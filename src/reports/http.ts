@@ -56,7 +56,10 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
     const { window, reports: all } = await reports.reports(endBlockParam(c.req.query("end_block")));
     const format = match[1] as "ndjson" | "csv";
     const name = `x402-merchant-reports-base-${window.end_block}.${format}`;
-    c.header("Content-Type", format === "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson; charset=utf-8");
+    c.header(
+      "Content-Type",
+      format === "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson; charset=utf-8",
+    );
     c.header("Content-Disposition", `attachment; filename="${name}"`);
     c.header("Link", `<${LICENSE_URL}>; rel="license"`);
     return c.body(format === "csv" ? reportsToCsv(all) : reportsToNdjson(all));
@@ -68,7 +71,10 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
   });
 
   app.get("/reports/base/:address", async (c) => {
-    const { report, details } = await reports.report(c.req.param("address"), endBlockParam(c.req.query("end_block")));
+    const { report, details } = await reports.report(
+      c.req.param("address"),
+      endBlockParam(c.req.query("end_block")),
+    );
     return c.html(renderReportPage(report, details, { sample: await options.sample() }));
   });
 

@@ -18,11 +18,18 @@ export function rankByRealRevenue(merchants: readonly RankInput[]): Map<string, 
   const ranked = merchants
     .filter((m) => m.realAmount >= MIN_RANKED_AMOUNT && !m.frozen)
     .sort((a, b) =>
-      a.realAmount === b.realAmount ? a.address.localeCompare(b.address) : a.realAmount > b.realAmount ? -1 : 1,
+      a.realAmount === b.realAmount
+        ? a.address.localeCompare(b.address)
+        : a.realAmount > b.realAmount
+          ? -1
+          : 1,
     );
   ranked.forEach((m, i) => {
     const previous = ranked[i - 1];
-    ranks.set(m.address, previous && previous.realAmount === m.realAmount ? (ranks.get(previous.address) ?? i + 1) : i + 1);
+    ranks.set(
+      m.address,
+      previous && previous.realAmount === m.realAmount ? (ranks.get(previous.address) ?? i + 1) : i + 1,
+    );
   });
   for (const m of merchants) if (!ranks.has(m.address)) ranks.set(m.address, null);
   return ranks;

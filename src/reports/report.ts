@@ -1,4 +1,4 @@
-import { type Listing, cutDescription, listingHost, sortListings } from "./listings.ts";
+import { cutDescription, type Listing, listingHost, sortListings } from "./listings.ts";
 import { apportionCents, centsToUsd, ratio, toCents, usd2, usd6 } from "./money.ts";
 import type { Report } from "./schema.ts";
 import { FLAG_KINDS } from "./screens/index.ts";
@@ -117,7 +117,12 @@ export function buildReport(
     })),
     daily: windowDates(ctx.window).map((date) => {
       const d = byDate.get(date);
-      return { date, tx: Number(d?.tx ?? 0n), usd: usd2(d?.amount ?? 0n), real_usd: usd2(d?.real_amount ?? 0n) };
+      return {
+        date,
+        tx: Number(d?.tx ?? 0n),
+        usd: usd2(d?.amount ?? 0n),
+        real_usd: usd2(d?.real_amount ?? 0n),
+      };
     }),
     page: ctx.publicUrl + pagePath(info.address),
     badge: ctx.publicUrl + badgePath(info.address),

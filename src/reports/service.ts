@@ -3,7 +3,7 @@ import type { Store } from "../store/duckdb.ts";
 import { dataVersion } from "../store/migrations.ts";
 import { usd2 } from "./money.ts";
 import { rankByRealRevenue } from "./rank.ts";
-import { type MerchantInfo, buildReport, emptyAggregate } from "./report.ts";
+import { buildReport, emptyAggregate, type MerchantInfo } from "./report.ts";
 import type { Report } from "./schema.ts";
 import { aggregateWindow } from "./sql.ts";
 import { isoUtc, type ReportWindow, resolveWindow } from "./window.ts";
@@ -36,7 +36,8 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
 /** Lower-cases a merchant address, or rejects it as bad input. */
 export function parseAddress(value: string): string {
-  if (!ADDRESS.test(value)) throw new BadInputError(`"${value}" is not an address: 0x followed by 40 hex digits`, "bad_address");
+  if (!ADDRESS.test(value))
+    throw new BadInputError(`"${value}" is not an address: 0x followed by 40 hex digits`, "bad_address");
   return value.toLowerCase();
 }
 
@@ -122,13 +123,17 @@ export class ReportService {
       "SELECT data_version, public_url FROM report_windows WHERE chain = 'base' AND end_block = $end",
       { end: window.end_block },
     );
-    if (cached && cached.data_version === version && cached.public_url === this.options.publicUrl) return window;
+    if (cached && cached.data_version === version && cached.public_url === this.options.publicUrl)
+      return window;
     await this.build(window, version);
     return window;
   }
 
   private async build(window: ReportWindow, version: bigint): Promise<void> {
-    const agg = await aggregateWindow(this.store, { startBlock: window.start_block, endBlock: window.end_block });
+    const agg = await aggregateWindow(this.store, {
+      startBlock: window.start_block,
+      endBlock: window.end_block,
+    });
     const infos = await this.merchantInfos();
     const aggregates = new Map(agg.merchants.map((m) => [m.pay_to, m]));
     const daily = groupBy(agg.daily, (d) => d.pay_to);
@@ -143,7 +148,9 @@ export class ReportService {
     const wallets = groupBy(agg.flaggedWallets, (w) => w.pay_to);
 
     await this.store.transaction(async () => {
-      await this.store.run("DELETE FROM reports WHERE chain = 'base' AND end_block = $end", { end: window.end_block });
+      await this.store.run("DELETE FROM reports WHERE chain = 'base' AND end_block = $end", {
+        end: window.end_block,
+      });
       const appender = await this.store.connection.createAppender("reports");
       for (const info of infos.values()) {
         const report = buildReport(
@@ -154,7 +161,9 @@ export class ReportService {
         );
         const details: ReportDetails = { flagged_wallets: {} };
         for (const w of wallets.get(info.address) ?? []) {
-          (details.flagged_wallets[w.kind] ??= []).push({ wallet: w.payer, tx: Number(w.tx), usd: usd2(w.amount) });
+          const list = details.flagged_wallets[w.kind] ?? [];
+          list.push({ wallet: w.payer, tx: Number(w.tx), usd: usd2(w.amount) });
+          details.flagged_wallets[w.kind] = list;
         }
         appender.appendVarchar("base");
         appender.appendBigInt(BigInt(window.end_block));
@@ -172,9 +181,12 @@ export class ReportService {
   }
 
   private async merchantInfos(): Promise<Map<string, MerchantInfo>> {
-    const merchants = await this.store.all<{ address: string; name: string | null; claimed: boolean; frozen: boolean }>(
-      "SELECT address, name, claimed, frozen FROM merchants ORDER BY address",
-    );
+    const merchants = await this.store.all<{
+      address: string;
+      name: string | null;
+      claimed: boolean;
+      frozen: boolean;
+    }>("SELECT address, name, claimed, frozen FROM merchants ORDER BY address");
     const listings = groupBy(
       await this.store.all<{ pay_to: string; resource: string; price_usd: number; description: string }>(
         "SELECT pay_to, resource, price_usd, description FROM listings",

@@ -116,7 +116,9 @@ export async function aggregateWindow(store: Store, bounds: WindowBounds): Promi
       FROM returns r SEMI JOIN rw_pairs q ON q.pay_to = r.m AND q.payer = r.p
       GROUP BY r.m, r.p`);
 
-    const screenColumns = SCREENS.map((s) => `coalesce(${s.pair}, false) AS "s_${s.kind}"`).join(",\n        ");
+    const screenColumns = SCREENS.map((s) => `coalesce(${s.pair}, false) AS "s_${s.kind}"`).join(
+      ",\n        ",
+    );
     await store.run(
       `CREATE OR REPLACE TEMP TABLE rw_flagged AS
        SELECT payer, pay_to, funded_from, hub_linked, ${screenColumns} FROM (

@@ -28,7 +28,9 @@ export async function resolveWindow(store: Store, endBlock?: number): Promise<Re
   if (latest < 0) throw new NotFoundError("the store holds no Base data yet: import some or run the indexer");
   const end = endBlock ?? checkpoint ?? latest;
   if (end > latest) {
-    throw new NotFoundError(`no data for a window ending at block ${end}: the latest known block is ${latest}`);
+    throw new NotFoundError(
+      `no data for a window ending at block ${end}: the latest known block is ${latest}`,
+    );
   }
   if (end < WEEK_BLOCKS) {
     throw new NotFoundError(`a window ending at block ${end} would start before Base's first block`);

@@ -43,7 +43,9 @@ export class Store {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (/lock/i.test(message)) {
-        throw new StoreBusyError(`the store in ${dataDir} is in use by another process (${message.split("\n")[0]})`);
+        throw new StoreBusyError(
+          `the store in ${dataDir} is in use by another process (${message.split("\n")[0]})`,
+        );
       }
       throw error;
     }

@@ -223,5 +223,8 @@ async function firstUnparsableLine(file: string): Promise<{ line: number; reason
 }
 
 function lines(file: string): AsyncIterable<string> {
-  return readline.createInterface({ input: fs.createReadStream(file, { encoding: "utf8" }), crlfDelay: Infinity });
+  return readline.createInterface({
+    input: fs.createReadStream(file, { encoding: "utf8" }),
+    crlfDelay: Infinity,
+  });
 }

@@ -105,7 +105,9 @@ function splitStatements(sql: string): string[] {
 
 /** Bumped by every write that changes what a report would say; cached reports carry the version they saw. */
 export async function dataVersion(store: Store): Promise<bigint> {
-  const row = await store.one<{ v: bigint }>("SELECT value::BIGINT AS v FROM meta WHERE key = 'data_version'");
+  const row = await store.one<{ v: bigint }>(
+    "SELECT value::BIGINT AS v FROM meta WHERE key = 'data_version'",
+  );
   return row?.v ?? 0n;
 }
 

@@ -74,7 +74,11 @@ export const RULES: readonly Rule[] = [
   { types: CHAIN, check: `"chain" = 'base'`, message: `"chain" must be "base"` },
   ...["tx_hash", "log_index"].map((f) => required(ONCHAIN, f)),
   ...["block_number", "block_time"].map((f) => required(BLOCK, f)),
-  { types: ONCHAIN, check: matches("tx_hash", HASH), message: `"tx_hash" must be 0x followed by 64 hex digits` },
+  {
+    types: ONCHAIN,
+    check: matches("tx_hash", HASH),
+    message: `"tx_hash" must be 0x followed by 64 hex digits`,
+  },
   counter(ONCHAIN, "log_index", "INTEGER"),
   counter(BLOCK, "block_number", "BIGINT"),
   {
@@ -128,7 +132,10 @@ export function reasonExpression(): string {
       i === 0
         ? `CASE WHEN "type" IS NULL THEN 'missing field "type"' ELSE 'unknown type "' || "type" || '" (expected ${typeList})' END`
         : `'${rule.message.replaceAll("'", "''")}'`;
-    const applies = rule.types.length === RECORD_TYPES.length ? "true" : `"type" IN (${rule.types.map((t) => `'${t}'`).join(", ")})`;
+    const applies =
+      rule.types.length === RECORD_TYPES.length
+        ? "true"
+        : `"type" IN (${rule.types.map((t) => `'${t}'`).join(", ")})`;
     return `WHEN ${applies} AND NOT coalesce(${rule.check}, false) THEN ${message}`;
   });
   return `CASE ${branches.join("\n  ")} END`;

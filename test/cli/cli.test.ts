@@ -11,7 +11,9 @@ const run = promisify(execFile);
 
 async function cli(args: string[], env: Record<string, string> = {}) {
   try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } });
+    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], {
+      env: { ...process.env, ...env },
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -30,9 +32,20 @@ describe("command line", () => {
     expect(imported.code).toBe(0);
     expect(JSON.parse(imported.stdout)).toMatchObject({ rows: 2, payment: { read: 1, added: 1 } });
 
-    const report = await cli(["report", m.toUpperCase().replace("0X", "0x"), "--data", data, "--public-url", "https://r.test/"]);
+    const report = await cli([
+      "report",
+      m.toUpperCase().replace("0X", "0x"),
+      "--data",
+      data,
+      "--public-url",
+      "https://r.test/",
+    ]);
     expect(report.code).toBe(0);
-    expect(JSON.parse(report.stdout)).toMatchObject({ address: m, usd: 2.5, page: `https://r.test/reports/base/${m}` });
+    expect(JSON.parse(report.stdout)).toMatchObject({
+      address: m,
+      usd: 2.5,
+      page: `https://r.test/reports/base/${m}`,
+    });
 
     const board = await cli(["leaderboard"], { X402M_DATA: data });
     expect(JSON.parse(board.stdout).merchants[0]).toMatchObject({ rank: 1, address: m });
@@ -46,20 +59,31 @@ describe("command line", () => {
     expect(bad.stderr).toMatch(/^x402-merchants: line 2: not valid JSON.*\n$/);
     const report = await cli(["report", m, "--data", data]);
     expect(report.code).toBe(1);
-    expect(report.stderr).toBe("x402-merchants: the store holds no Base data yet: import some or run the indexer\n");
+    expect(report.stderr).toBe(
+      "x402-merchants: the store holds no Base data yet: import some or run the indexer\n",
+    );
   });
 
   it("rejects usage mistakes with exit code 2", async () => {
     expect((await cli(["frobnicate"])).code).toBe(2);
-    expect((await cli(["report", m, "--end-block", "soon"])).stderr).toMatch(/--end-block must be a block number/);
+    expect((await cli(["report", m, "--end-block", "soon"])).stderr).toMatch(
+      /--end-block must be a block number/,
+    );
     expect((await cli(["import"])).code).toBe(2);
     expect((await cli(["report", m, "--bogus"])).code).toBe(2);
   });
 
   it("serves, prints its URL as one JSON line, and stops on SIGTERM", async () => {
     const data = tempDir();
-    await cli(["import", ndjsonFile([payment({ payer: addr("a"), payTo: m, amount: 1_000_000 }), checkpoint()]), "--data", data]);
-    const child = spawn(process.execPath, [BIN, "serve", "--port", "0", "--data", data], { stdio: ["ignore", "pipe", "pipe"] });
+    await cli([
+      "import",
+      ndjsonFile([payment({ payer: addr("a"), payTo: m, amount: 1_000_000 }), checkpoint()]),
+      "--data",
+      data,
+    ]);
+    const child = spawn(process.execPath, [BIN, "serve", "--port", "0", "--data", data], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const line = await new Promise<string>((resolve, reject) => {
       let out = "";
       child.stdout.on("data", (chunk: Buffer) => {
@@ -72,7 +96,7 @@ describe("command line", () => {
     expect(reports).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const res = await fetch(`${reports}/v1/reports/base/${m}`);
     expect(res.status).toBe(200);
-    expect((await res.json()).page).toBe(`${reports}/reports/base/${m}`);
+    expect(((await res.json()) as { page: string }).page).toBe(`${reports}/reports/base/${m}`);
     const exit = new Promise<number | null>((resolve) => child.once("exit", resolve));
     child.kill("SIGTERM");
     expect(await exit).toBe(0);

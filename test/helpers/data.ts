@@ -63,13 +63,21 @@ export function transfer(from: string, to: string, amount: number, block = END -
   };
 }
 
-export const checkpoint = (block = END) => ({ type: "checkpoint", chain: "base", block_number: block, block_time: timeOf(block) });
+export const checkpoint = (block = END) => ({
+  type: "checkpoint",
+  chain: "base",
+  block_number: block,
+  block_time: timeOf(block),
+});
 
 /** Writes records (objects or raw lines) to a temporary NDJSON file. */
 export function ndjsonFile(records: readonly (object | string)[]): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-ndjson-"));
   const file = path.join(dir, "data.ndjson");
-  fs.writeFileSync(file, records.map((r) => (typeof r === "string" ? r : JSON.stringify(r))).join("\n") + "\n");
+  fs.writeFileSync(
+    file,
+    `${records.map((r) => (typeof r === "string" ? r : JSON.stringify(r))).join("\n")}\n`,
+  );
   return file;
 }
 
@@ -89,9 +97,17 @@ export async function storeWith(records: readonly object[]): Promise<Store> {
 }
 
 /** n payments of `amount` from payer to payTo spread across the window. */
-export function repeat(n: number, input: Omit<PaymentInput, "block">, firstBlock = START + 1, lastBlock = END) {
+export function repeat(
+  n: number,
+  input: Omit<PaymentInput, "block">,
+  firstBlock = START + 1,
+  lastBlock = END,
+) {
   return Array.from({ length: n }, (_, i) =>
-    payment({ ...input, block: firstBlock + Math.floor(((lastBlock - firstBlock) * i) / Math.max(1, n - 1)) }),
+    payment({
+      ...input,
+      block: firstBlock + Math.floor(((lastBlock - firstBlock) * i) / Math.max(1, n - 1)),
+    }),
   );
 }
 
@@ -100,7 +116,10 @@ export async function reportOf(records: readonly object[], address: string) {
   const { ReportService } = await import("../../src/reports/service.ts");
   const store = await storeWith(records);
   try {
-    const service = new ReportService(store, { publicUrl: "https://reports.test", now: () => new Date(END_TIME * 1000 + 3_600_000) });
+    const service = new ReportService(store, {
+      publicUrl: "https://reports.test",
+      now: () => new Date(END_TIME * 1000 + 3_600_000),
+    });
     return await service.report(address, END);
   } finally {
     store.close();

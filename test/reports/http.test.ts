@@ -52,7 +52,9 @@ describe("report API", () => {
       tx: 11,
       flags: { tiny_repeat: { tx: 10 } },
     });
-    const older = await (await app.request(`/v1/reports/base/${m}?end_block=${END}`)).json();
+    const older = (await (await app.request(`/v1/reports/base/${m}?end_block=${END}`)).json()) as {
+      window: { end_block: number };
+    };
     expect(older.window.end_block).toBe(END);
   });
 
@@ -69,7 +71,7 @@ describe("report API", () => {
   });
 
   it("serves the leaderboard", async () => {
-    const board = await (await app.request("/v1/leaderboard/base")).json();
+    const board = (await (await app.request("/v1/leaderboard/base")).json()) as { merchants: unknown[] };
     expect(board.merchants).toEqual([expect.objectContaining({ rank: 1, address: m, real_usd: 3 })]);
   });
 

@@ -11,10 +11,29 @@ const validate = ajv.compile(reportJsonSchema());
 // A small world of wallets that are both buyers and merchants, so every screen can trip.
 const WALLETS = Array.from({ length: 12 }, (_, i) => addr(`w${i}`));
 const wallet = fc.constantFrom(...WALLETS);
-const amount = fc.oneof(fc.integer({ min: 0, max: 999 }), fc.constantFrom(1_000, 10_000, 50_000), fc.integer({ min: 1, max: 2_000_000_000 }));
-const block = fc.oneof(fc.integer({ min: START - 50, max: START + 50 }), fc.integer({ min: START + 1, max: END }), fc.integer({ min: END - 50, max: END }));
-const paymentArb = fc.record({ payer: wallet, payTo: wallet, amount, block, times: fc.constantFrom(1, 1, 1, 12) });
-const transferArb = fc.record({ from: wallet, to: wallet, amount: fc.integer({ min: 1, max: 100_000_000 }), block });
+const amount = fc.oneof(
+  fc.integer({ min: 0, max: 999 }),
+  fc.constantFrom(1_000, 10_000, 50_000),
+  fc.integer({ min: 1, max: 2_000_000_000 }),
+);
+const block = fc.oneof(
+  fc.integer({ min: START - 50, max: START + 50 }),
+  fc.integer({ min: START + 1, max: END }),
+  fc.integer({ min: END - 50, max: END }),
+);
+const paymentArb = fc.record({
+  payer: wallet,
+  payTo: wallet,
+  amount,
+  block,
+  times: fc.constantFrom(1, 1, 1, 12),
+});
+const transferArb = fc.record({
+  from: wallet,
+  to: wallet,
+  amount: fc.integer({ min: 1, max: 100_000_000 }),
+  block,
+});
 
 const toCents = (atomic: bigint) => (atomic + 5_000n) / 10_000n;
 
@@ -34,7 +53,9 @@ describe("every report of random payment sets", () => {
           const store = await storeWith(records);
           try {
             const { reports } = await new ReportService(store, { publicUrl: "https://r.test" }).reports(END);
-            const inWindow = payments.flatMap((p) => (p.block > START && p.block <= END ? Array(p.times).fill(p) : []));
+            const inWindow = payments.flatMap((p) =>
+              p.block > START && p.block <= END ? Array(p.times).fill(p) : [],
+            );
             for (const r of reports) {
               expect(validate(r), JSON.stringify(validate.errors)).toBe(true);
               // Invariants 1 to 3 of spec 2.1.
@@ -43,8 +64,11 @@ describe("every report of random payment sets", () => {
               expect(r.real_buyers).toBeLessThanOrEqual(r.buyers);
               const flags = Object.values(r.flags);
               expect(r.tx - r.real_tx).toBe(flags.reduce((s, f) => s + (f?.tx ?? 0), 0));
-              expect(Math.abs(r.usd - r.real_usd - flags.reduce((s, f) => s + (f?.usd ?? 0), 0))).toBeLessThanOrEqual(0.01 + 1e-9);
-              if (flags.length === 0) expect([r.real_tx, r.real_usd, r.real_buyers]).toEqual([r.tx, r.usd, r.buyers]);
+              expect(
+                Math.abs(r.usd - r.real_usd - flags.reduce((s, f) => s + (f?.usd ?? 0), 0)),
+              ).toBeLessThanOrEqual(0.01 + 1e-9);
+              if (flags.length === 0)
+                expect([r.real_tx, r.real_usd, r.real_buyers]).toEqual([r.tx, r.usd, r.buyers]);
               // The reported side, counted independently of the SQL.
               const mine = inWindow.filter((p) => p.payTo === r.address);
               const total = mine.reduce((s, p) => s + BigInt(p.amount), 0n);
@@ -59,7 +83,9 @@ describe("every report of random payment sets", () => {
               );
               if (r.rank_by_real_revenue !== null) expect(r.real_usd > 0 && !r.frozen).toBe(true);
             }
-            const ranked = reports.filter((r) => r.rank_by_real_revenue !== null).sort((a, b) => (a.rank_by_real_revenue ?? 0) - (b.rank_by_real_revenue ?? 0));
+            const ranked = reports
+              .filter((r) => r.rank_by_real_revenue !== null)
+              .sort((a, b) => (a.rank_by_real_revenue ?? 0) - (b.rank_by_real_revenue ?? 0));
             ranked.forEach((r, i) => {
               if (i > 0) expect(r.real_usd).toBeLessThanOrEqual(ranked[i - 1]?.real_usd ?? Infinity);
             });

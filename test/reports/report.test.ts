@@ -1,7 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { ReportService } from "../../src/reports/service.ts";
 import { windowDates } from "../../src/reports/window.ts";
-import { addr, checkpoint, END, END_TIME, payment, reportOf, START, storeWith, timeOf } from "../helpers/data.ts";
+import {
+  addr,
+  checkpoint,
+  END,
+  END_TIME,
+  payment,
+  reportOf,
+  START,
+  storeWith,
+  timeOf,
+} from "../helpers/data.ts";
 
 const m = addr("merchant");
 
@@ -47,7 +57,9 @@ describe("report", () => {
   });
 
   it("gives 8 dates for a window that starts mid-day", () => {
-    expect(windowDates({ start: "2026-11-14T13:20:02+00:00", end: "2026-11-21T13:20:02+00:00" })).toHaveLength(8);
+    expect(
+      windowDates({ start: "2026-11-14T13:20:02+00:00", end: "2026-11-21T13:20:02+00:00" }),
+    ).toHaveLength(8);
   });
 
   it("sums each payment into the day of its block", async () => {
@@ -65,7 +77,13 @@ describe("report", () => {
 
   it("sorts listings by price and cuts long descriptions near 240 characters at a word", async () => {
     const long = `${"Returns the full tweet with author profile and engagement metrics. ".repeat(6)}End.`;
-    const listing = (resource: string, price_usd: number, description = "d") => ({ type: "listing", pay_to: m, resource, price_usd, description });
+    const listing = (resource: string, price_usd: number, description = "d") => ({
+      type: "listing",
+      pay_to: m,
+      resource,
+      price_usd,
+      description,
+    });
     const { report } = await reportOf(
       [
         listing("https://social.example/tweets", 0.01, long),
@@ -100,22 +118,46 @@ describe("report", () => {
   });
 
   it("reports zeros for a known merchant without payments in the window", async () => {
-    const { report } = await reportOf([{ type: "merchant", address: m, name: "quiet.example" }, payment({ payer: addr("a"), payTo: addr("x"), amount: 5 })], m);
-    expect(report).toMatchObject({ tx: 0, usd: 0, real_usd: 0, buyers: 0, top_buyer_share: 0, rank_by_real_revenue: null, flags: {} });
-    expect(report.claim).toContain("received $0.00 of x402 payments passing every screen (0% of $0.00 reported) from 0 of 0");
+    const { report } = await reportOf(
+      [
+        { type: "merchant", address: m, name: "quiet.example" },
+        payment({ payer: addr("a"), payTo: addr("x"), amount: 5 }),
+      ],
+      m,
+    );
+    expect(report).toMatchObject({
+      tx: 0,
+      usd: 0,
+      real_usd: 0,
+      buyers: 0,
+      top_buyer_share: 0,
+      rank_by_real_revenue: null,
+      flags: {},
+    });
+    expect(report.claim).toContain(
+      "received $0.00 of x402 payments passing every screen (0% of $0.00 reported) from 0 of 0",
+    );
     expect(report.paid).toEqual({ median: 0, p25: 0, p75: 0, median_passing: 0 });
   });
 
   it("computes paid quantiles by linear interpolation at USDC precision", async () => {
     const amounts = [1_000, 2_000, 3_000, 10_000];
-    const { report } = await reportOf(amounts.map((amount, i) => payment({ payer: addr(`b${i}`), payTo: m, amount })), m);
+    const { report } = await reportOf(
+      amounts.map((amount, i) => payment({ payer: addr(`b${i}`), payTo: m, amount })),
+      m,
+    );
     expect(report.paid).toEqual({ median: 0.0025, p25: 0.00175, p75: 0.00475, median_passing: 0.0025 });
   });
 });
 
 describe("rank and states", () => {
   it("ranks by real revenue, leaves frozen and zero-revenue merchants unranked", async () => {
-    const [a, b, c, d] = ["a", "b", "c", "d"].map((x) => addr(`shop-${x}`)) as [string, string, string, string];
+    const [a, b, c, d] = ["a", "b", "c", "d"].map((x) => addr(`shop-${x}`)) as [
+      string,
+      string,
+      string,
+      string,
+    ];
     const store = await storeWith([
       payment({ payer: addr("1"), payTo: a, amount: 5_000_000 }),
       payment({ payer: addr("2"), payTo: b, amount: 9_000_000 }),
@@ -125,7 +167,9 @@ describe("rank and states", () => {
     ]);
     try {
       const service = new ReportService(store, { publicUrl: "https://r.test" });
-      const ranks = Object.fromEntries((await service.reports(END)).reports.map((r) => [r.address, r.rank_by_real_revenue]));
+      const ranks = Object.fromEntries(
+        (await service.reports(END)).reports.map((r) => [r.address, r.rank_by_real_revenue]),
+      );
       expect(ranks).toEqual({ [b]: 1, [a]: 2, [c]: null, [d]: null });
       const board = await service.leaderboard();
       expect(board.merchants.map((e) => [e.rank, e.address])).toEqual([
@@ -139,7 +183,10 @@ describe("rank and states", () => {
   });
 
   it("is incomplete past the latest checkpoint, and defaults to the latest checkpoint", async () => {
-    const store = await storeWith([checkpoint(END - 10), payment({ payer: addr("a"), payTo: m, amount: 1, block: END })]);
+    const store = await storeWith([
+      checkpoint(END - 10),
+      payment({ payer: addr("a"), payTo: m, amount: 1, block: END }),
+    ]);
     try {
       const service = new ReportService(store, { publicUrl: "https://r.test" });
       expect((await service.report(m)).report.window.end_block).toBe(END - 10);
@@ -162,7 +209,12 @@ describe("rank and states", () => {
       expect((await service.report(m)).report.generated_at).toBe(first);
       const { importNdjson } = await import("../../src/store/import.ts");
       const { ndjsonFile } = await import("../helpers/data.ts");
-      await importNdjson(store, ndjsonFile([payment({ payer: addr("b"), payTo: m, amount: 2, block: timeOf(END) > 0 ? END - 5 : END })]));
+      await importNdjson(
+        store,
+        ndjsonFile([
+          payment({ payer: addr("b"), payTo: m, amount: 2, block: timeOf(END) > 0 ? END - 5 : END }),
+        ]),
+      );
       const rebuilt = (await service.report(m)).report;
       expect(rebuilt.generated_at).not.toBe(first);
       expect(rebuilt.tx).toBe(2);

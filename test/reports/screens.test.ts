@@ -18,13 +18,18 @@ describe("tiny_repeat", () => {
   });
 
   it("leaves varied metered charges below $0.001 alone", async () => {
-    const records = Array.from({ length: 20 }, (_, i) => payment({ payer: addr("agent"), payTo: m, amount: 100 + i * 37 }));
+    const records = Array.from({ length: 20 }, (_, i) =>
+      payment({ payer: addr("agent"), payTo: m, amount: 100 + i * 37 }),
+    );
     const { report } = await reportOf(records, m);
     expect(report.flags).toEqual({});
   });
 
   it("leaves a steady integration paying a listed $0.001 price alone", async () => {
-    const { report } = await reportOf(repeat(500, { payer: addr("integration"), payTo: m, amount: 1_000 }), m);
+    const { report } = await reportOf(
+      repeat(500, { payer: addr("integration"), payTo: m, amount: 1_000 }),
+      m,
+    );
     expect(report.flags).toEqual({});
     expect(report.real_tx).toBe(500);
     expect(report.real_usd).toBe(0.5);
@@ -33,7 +38,13 @@ describe("tiny_repeat", () => {
 
 describe("self_payment", () => {
   it("flags payments from the merchant's own wallet", async () => {
-    const { report } = await reportOf([payment({ payer: m, payTo: m, amount: 5_000_000 }), payment({ payer: addr("b"), payTo: m, amount: 1_000_000 })], m);
+    const { report } = await reportOf(
+      [
+        payment({ payer: m, payTo: m, amount: 5_000_000 }),
+        payment({ payer: addr("b"), payTo: m, amount: 1_000_000 }),
+      ],
+      m,
+    );
     expect(report.flags).toEqual({ self_payment: { tx: 1, usd: 5 } });
     expect(report.real_usd).toBe(1);
   });
@@ -102,7 +113,9 @@ describe("ring", () => {
 
   it("does not follow hubs, and says so in exchange_flow_note", async () => {
     const hub = addr("exchange");
-    const fanOut = Array.from({ length: THRESHOLDS.hubMinRecipients }, (_, i) => transfer(hub, addr(`user${i}`), 1_000_000, START + 40));
+    const fanOut = Array.from({ length: THRESHOLDS.hubMinRecipients }, (_, i) =>
+      transfer(hub, addr(`user${i}`), 1_000_000, START + 40),
+    );
     const records = [
       payment({ payer: p, payTo: m, amount: 10_000_000, block: START + 10 }),
       transfer(m, hub, 8_000_000, START + 20),
@@ -115,7 +128,10 @@ describe("ring", () => {
   });
 
   it("leaves a small refund alone", async () => {
-    const records = [payment({ payer: p, payTo: m, amount: 10_000_000, block: START + 10 }), transfer(m, p, 1_000_000, START + 20)];
+    const records = [
+      payment({ payer: p, payTo: m, amount: 10_000_000, block: START + 10 }),
+      transfer(m, p, 1_000_000, START + 20),
+    ];
     expect((await reportOf(records, m)).report.flags).toEqual({});
   });
 });
@@ -133,7 +149,9 @@ describe("prober", () => {
   });
 
   it("leaves a wallet paying fewer merchants alone", async () => {
-    const records = merchants.slice(1).map((shop) => payment({ payer: crawler, payTo: shop, amount: 10_000 }));
+    const records = merchants
+      .slice(1)
+      .map((shop) => payment({ payer: crawler, payTo: shop, amount: 10_000 }));
     expect((await reportOf(records, merchants[1] ?? m)).report.flags).toEqual({});
   });
 
@@ -161,7 +179,10 @@ describe("genuine demand", () => {
   });
 
   it("does not flag a merchant's unrelated payments to another merchant", async () => {
-    const records = [payment({ payer: addr("c"), payTo: m, amount: 3_000_000 }), payment({ payer: m, payTo: other, amount: 1_000_000 })];
+    const records = [
+      payment({ payer: addr("c"), payTo: m, amount: 3_000_000 }),
+      payment({ payer: m, payTo: other, amount: 1_000_000 }),
+    ];
     expect((await reportOf(records, m)).report.flags).toEqual({});
   });
 });
@@ -173,7 +194,10 @@ it("keeps the window's edges: block START is outside, END inside", async () => {
     payment({ payer: addr("a"), payTo: m, amount: 4_000_000, block: END }),
     payment({ payer: addr("a"), payTo: m, amount: 8_000_000, block: END + 1 }),
   ];
-  const { report } = await reportOf([...records, { type: "checkpoint", chain: "base", block_number: END + 1, block_time: 0 }], m);
+  const { report } = await reportOf(
+    [...records, { type: "checkpoint", chain: "base", block_number: END + 1, block_time: 0 }],
+    m,
+  );
   expect(report.usd).toBe(6);
   expect(report.tx).toBe(2);
 });

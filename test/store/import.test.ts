@@ -33,7 +33,14 @@ describe("import", () => {
     const file = ndjsonFile([
       good(),
       transfer(addr("m"), addr("p"), 5),
-      { type: "listing", pay_to: addr("m"), resource: "https://a.example/x", price_usd: 0.01, description: "d", method: "post" },
+      {
+        type: "listing",
+        pay_to: addr("m"),
+        resource: "https://a.example/x",
+        price_usd: 0.01,
+        description: "d",
+        method: "post",
+      },
       { type: "merchant", address: addr("m"), name: "a.example", claimed: true },
       checkpoint(),
     ]);
@@ -52,10 +59,16 @@ describe("import", () => {
   it("treats addresses case-insensitively and keys payments by chain, tx_hash and log_index", async () => {
     store = await tempStore();
     const p = good();
-    const upper = { ...p, tx_hash: p.tx_hash.toUpperCase().replace("0X", "0x"), payer: p.payer.toUpperCase().replace("0X", "0x") };
+    const upper = {
+      ...p,
+      tx_hash: p.tx_hash.toUpperCase().replace("0X", "0x"),
+      payer: p.payer.toUpperCase().replace("0X", "0x"),
+    };
     await importNdjson(store, ndjsonFile([p]));
     await importNdjson(store, ndjsonFile([upper, { ...p, log_index: 1 }]));
-    const rows = await store.all<{ payer: string; log_index: number }>("SELECT payer, log_index FROM payments ORDER BY log_index");
+    const rows = await store.all<{ payer: string; log_index: number }>(
+      "SELECT payer, log_index FROM payments ORDER BY log_index",
+    );
     expect(rows).toEqual([
       { payer: p.payer, log_index: 0 },
       { payer: p.payer, log_index: 1 },
@@ -65,7 +78,10 @@ describe("import", () => {
   it("keeps amounts exact beyond 2^53 and accepts integers or strings", async () => {
     store = await tempStore();
     const big = "9007199254740993";
-    await importNdjson(store, ndjsonFile([{ ...good(), amount: big }, `${JSON.stringify({ ...good(), amount: 0 }).slice(0, -1)}}`]));
+    await importNdjson(
+      store,
+      ndjsonFile([{ ...good(), amount: big }, `${JSON.stringify({ ...good(), amount: 0 }).slice(0, -1)}}`]),
+    );
     const rows = await store.all<{ amount: bigint }>("SELECT amount FROM payments ORDER BY amount");
     expect(rows.map((r) => r.amount)).toEqual([0n, 9007199254740993n]);
   });
@@ -79,15 +95,23 @@ describe("import", () => {
         { ...good(), block_time: 1795248000 },
       ]),
     );
-    const rows = await store.all<{ t: bigint }>("SELECT DISTINCT epoch(block_time)::BIGINT AS t FROM payments");
+    const rows = await store.all<{ t: bigint }>(
+      "SELECT DISTINCT epoch(block_time)::BIGINT AS t FROM payments",
+    );
     expect(rows).toEqual([{ t: 1795248000n }]);
   });
 
   it("updates only the merchant fields a line carries, and lists every paid wallet as a merchant", async () => {
     store = await tempStore();
     const m = addr("m");
-    await importNdjson(store, ndjsonFile([{ type: "merchant", address: m, name: "shop.example", claimed: true }]));
-    await importNdjson(store, ndjsonFile([{ type: "merchant", address: m.toUpperCase().replace("0X", "0x"), frozen: true }, good()]));
+    await importNdjson(
+      store,
+      ndjsonFile([{ type: "merchant", address: m, name: "shop.example", claimed: true }]),
+    );
+    await importNdjson(
+      store,
+      ndjsonFile([{ type: "merchant", address: m.toUpperCase().replace("0X", "0x"), frozen: true }, good()]),
+    );
     expect(await store.one("SELECT name, claimed, frozen FROM merchants WHERE address = $1", [m])).toEqual({
       name: "shop.example",
       claimed: true,
@@ -120,31 +144,53 @@ describe("import errors keep nothing", () => {
   });
 
   it("rejects an unknown or missing type", async () => {
-    expect((await importError([{ ...good(), type: "refund" }])).message).toMatch(/^line 1: unknown type "refund"/);
+    expect((await importError([{ ...good(), type: "refund" }])).message).toMatch(
+      /^line 1: unknown type "refund"/,
+    );
     expect((await importError([{ chain: "base" }])).message).toBe('line 1: missing field "type"');
   });
 
   it("rejects bad addresses, hashes, amounts, times and chains", async () => {
-    expect((await importError([{ ...good(), payer: "0x123" }])).message).toMatch(/line 1: "payer" must be an address/);
-    expect((await importError([{ ...good(), tx_hash: "0xzz" }])).message).toMatch(/"tx_hash" must be 0x/);
-    expect((await importError([{ ...good(), amount: "-5" }])).message).toMatch(/"amount" must be a non-negative integer/);
-    expect((await importError([{ ...good(), amount: 1.5 }])).message).toMatch(/"amount"/);
-    expect((await importError([{ ...good(), amount: "99999999999999999999" }])).message).toMatch(/below 2\^63/);
-    expect((await importError([{ ...good(), block_time: "yesterday" }])).message).toMatch(/"block_time" must be/);
-    expect((await importError([{ ...good(), chain: "ethereum" }])).message).toBe('line 1: "chain" must be "base"');
-    expect((await importError([{ type: "listing", pay_to: addr("m"), resource: "ftp://x", price_usd: 1, description: "" }])).message).toMatch(
-      /"resource" must be a full http\(s\) URL/,
+    expect((await importError([{ ...good(), payer: "0x123" }])).message).toMatch(
+      /line 1: "payer" must be an address/,
     );
-    expect((await importError([{ type: "merchant", address: addr("m"), claimed: "yes" }])).message).toMatch(/"claimed" must be true or false/);
+    expect((await importError([{ ...good(), tx_hash: "0xzz" }])).message).toMatch(/"tx_hash" must be 0x/);
+    expect((await importError([{ ...good(), amount: "-5" }])).message).toMatch(
+      /"amount" must be a non-negative integer/,
+    );
+    expect((await importError([{ ...good(), amount: 1.5 }])).message).toMatch(/"amount"/);
+    expect((await importError([{ ...good(), amount: "99999999999999999999" }])).message).toMatch(
+      /below 2\^63/,
+    );
+    expect((await importError([{ ...good(), block_time: "yesterday" }])).message).toMatch(
+      /"block_time" must be/,
+    );
+    expect((await importError([{ ...good(), chain: "ethereum" }])).message).toBe(
+      'line 1: "chain" must be "base"',
+    );
+    expect(
+      (
+        await importError([
+          { type: "listing", pay_to: addr("m"), resource: "ftp://x", price_usd: 1, description: "" },
+        ])
+      ).message,
+    ).toMatch(/"resource" must be a full http\(s\) URL/);
+    expect((await importError([{ type: "merchant", address: addr("m"), claimed: "yes" }])).message).toMatch(
+      /"claimed" must be true or false/,
+    );
   });
 
   it("rejects the same payment twice with different fields, naming the second line", async () => {
     const p = good();
-    expect((await importError([p, good(), { ...p, amount: "2" }])).message).toMatch(/^line 3: payment 0x[0-9a-f]+ log 0 appears earlier/);
+    expect((await importError([p, good(), { ...p, amount: "2" }])).message).toMatch(
+      /^line 3: payment 0x[0-9a-f]+ log 0 appears earlier/,
+    );
   });
 
   it("reports an unreadable file in one line", async () => {
     store = await tempStore();
-    await expect(importNdjson(store, "/nonexistent/file.ndjson")).rejects.toThrow(/^cannot read \/nonexistent\/file.ndjson/);
+    await expect(importNdjson(store, "/nonexistent/file.ndjson")).rejects.toThrow(
+      /^cannot read \/nonexistent\/file.ndjson/,
+    );
   });
 });

@@ -1,5 +1,5 @@
-import { THRESHOLDS } from "./thresholds.ts";
 import type { Screen } from "./screen.ts";
+import { THRESHOLDS } from "./thresholds.ts";
 
 /**
  * prober: a wallet that pays many different merchants once to three times each, with small amounts:

@@ -1,5 +1,5 @@
-import { THRESHOLDS } from "./thresholds.ts";
 import type { Screen } from "./screen.ts";
+import { THRESHOLDS } from "./thresholds.ts";
 
 /**
  * ring: funds cycle back. Within the window, the merchant sent the payer (directly, by x402 payment or

@@ -1,5 +1,5 @@
-import { THRESHOLDS } from "./thresholds.ts";
 import type { Screen } from "./screen.ts";
+import { THRESHOLDS } from "./thresholds.ts";
 
 /**
  * tiny_repeat: many tiny, identical payments from one wallet to one merchant: leaderboard farming,
