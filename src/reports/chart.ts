@@ -3,9 +3,9 @@ import type { Report } from "./schema.ts";
 /** The two series' colours; the page's legend and table reuse them. Light vs dark stays legible without hue. */
 export const CHART_COLORS = { usd: "#b3c6e0", real_usd: "#0b6e4f" } as const;
 
-const WIDTH = 640;
-const HEIGHT = 240;
-const PAD = { top: 34, right: 12, bottom: 28, left: 64 };
+const WIDTH = 560;
+const HEIGHT = 230;
+const PAD = { top: 36, right: 10, bottom: 30, left: 62 };
 const PLOT_W = WIDTH - PAD.left - PAD.right;
 const PLOT_H = HEIGHT - PAD.top - PAD.bottom;
 // More labels than this collide at the chart's width, so longer ranges label every nth day.
@@ -57,7 +57,7 @@ export function dailyChartSvg(daily: Report["daily"]): string {
       `<rect class="usd" x="${px(center - barW)}" y="${px(baseline - hUsd)}" width="${px(barW)}" height="${px(hUsd)}" fill="${CHART_COLORS.usd}"/>` +
       `<rect class="real" x="${px(center)}" y="${px(baseline - hReal)}" width="${px(barW)}" height="${px(hReal)}" fill="${CHART_COLORS.real_usd}"/>` +
       (label
-        ? `<text x="${px(center)}" y="${HEIGHT - 10}" text-anchor="middle">${escapeMarkup(label)}</text>`
+        ? `<text x="${px(center)}" y="${HEIGHT - 11}" text-anchor="middle">${escapeMarkup(label)}</text>`
         : "") +
       "</g>"
     );
@@ -66,12 +66,12 @@ export function dailyChartSvg(daily: Report["daily"]): string {
   const legendY = 14;
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="100%" ` +
-    `role="img" aria-label="${escapeMarkup(summary)}" font-family="system-ui, sans-serif" font-size="12" fill="#333">` +
+    `role="img" aria-label="${escapeMarkup(summary)}" font-family="system-ui, sans-serif" font-size="13" fill="#333">` +
     `<title>${escapeMarkup(summary)}</title>` +
     `<g class="legend"><rect x="${PAD.left}" y="${legendY - 9}" width="10" height="10" fill="${CHART_COLORS.usd}"/>` +
     `<text x="${PAD.left + 14}" y="${legendY}">reported usd</text>` +
-    `<rect x="${PAD.left + 110}" y="${legendY - 9}" width="10" height="10" fill="${CHART_COLORS.real_usd}"/>` +
-    `<text x="${PAD.left + 124}" y="${legendY}">real usd (passes every screen)</text></g>` +
+    `<rect x="${PAD.left + 120}" y="${legendY - 9}" width="10" height="10" fill="${CHART_COLORS.real_usd}"/>` +
+    `<text x="${PAD.left + 134}" y="${legendY}">real usd</text></g>` +
     `<g class="y-axis" text-anchor="end"><text x="${PAD.left - 6}" y="${PAD.top + 4}">${escapeMarkup(dollars(max))}</text>` +
     `<text x="${PAD.left - 6}" y="${baseline + 4}">$0</text>` +
     `<line x1="${PAD.left}" y1="${PAD.top}" x2="${WIDTH - PAD.right}" y2="${PAD.top}" stroke="#ddd" stroke-dasharray="3 3"/></g>` +

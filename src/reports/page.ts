@@ -61,6 +61,7 @@ h3{font-size:1.05rem;margin:1.25rem 0 .25rem}
 a{color:#0550ae}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em}
 .addr{overflow-wrap:anywhere;color:#57606a;margin:0}
+code.addr{font-size:.8em}
 .nav{margin:0;font-size:.9rem}
 .sample{background:#fff8c5;border-bottom:3px solid #d4a72c;padding:.75rem 1rem;text-align:center;font-weight:600}
 .state{display:flex;flex-wrap:wrap;gap:.5rem;list-style:none;padding:0;margin:.75rem 0}
@@ -73,15 +74,18 @@ table{border-collapse:collapse;width:100%;margin:.5rem 0}
 caption{text-align:left;color:#57606a;font-size:.9rem;padding-bottom:.25rem}
 th,td{padding:.35rem .5rem;border-bottom:1px solid #eaeef2;text-align:left;vertical-align:top}
 th{font-weight:600;background:#f6f8fa}
+tbody th{background:none;white-space:nowrap}
 .num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td code{overflow-wrap:anywhere}
 .empty{text-align:center;color:#57606a;padding:1rem}
 figure{margin:.5rem 0}
-dl.figures{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:.5rem 0}
+.chart svg{display:block;min-width:22rem;max-width:46rem}
+dl.figures{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.25rem 1rem;margin:.5rem 0}
 dl.figures dt{color:#57606a}
 dl.figures dd{margin:0;font-variant-numeric:tabular-nums}
 pre{background:#f6f8fa;padding:.75rem;overflow-x:auto;user-select:all;white-space:pre-wrap;overflow-wrap:anywhere}
 .swatch{display:inline-block;width:.8em;height:.8em;margin-right:.3em;vertical-align:baseline}
+@media (max-width:40rem){body{font-size:15px}table{font-size:.875rem}th,td{padding:.3rem .25rem}h1{font-size:1.5rem}}
 footer{margin-top:3rem;padding-bottom:2rem;border-top:1px solid #d0d7de;color:#57606a;font-size:.9rem}
 `;
 
@@ -103,7 +107,7 @@ ${body}
 
 function sampleBanner(sample: boolean): Html {
   if (!sample) return nothing;
-  return h`<div class="sample" role="note">SAMPLE DATA: this service is showing its bundled sample week, not real chain data. Names, wallets and figures are illustrative only.</div>`;
+  return h`<div class="sample" role="note">SAMPLE DATA: this is the bundled synthetic sample week, not real chain data. Names, wallets and figures are made up.</div>`;
 }
 
 function licenceFooter(license: string, extra: Html = nothing): Html {
@@ -113,7 +117,7 @@ function licenceFooter(license: string, extra: Html = nothing): Html {
 function dataLinks(first: Html): Html {
   return h`<ul>
 ${first}<li><a href="${JSON_LINKS.schema}">JSON Schema of a report</a></li>
-<li>Every merchant's report of the window as <a href="${JSON_LINKS.ndjson}">NDJSON</a> or <a href="${JSON_LINKS.csv}">CSV</a></li>
+<li>Every merchant's latest report as <a href="${JSON_LINKS.ndjson}">NDJSON</a> or <a href="${JSON_LINKS.csv}">CSV</a></li>
 </ul>`;
 }
 
@@ -121,7 +125,7 @@ ${first}<li><a href="${JSON_LINKS.schema}">JSON Schema of a report</a></li>
 function windowText(w: Report["window"]): Html {
   const state = w.complete
     ? "Complete: every block of the window has been indexed."
-    : "Incomplete: not every block of the window has been indexed yet, so the figures may still grow.";
+    : "Incomplete: not every block of the window has been indexed yet, so the figures may still change.";
   return h`<p>Blocks ${count.format(w.start_block)} to ${count.format(w.end_block)}, from ${when(w.start)} to ${when(w.end)} (${w.days} days). ${state}</p>`;
 }
 
@@ -161,10 +165,10 @@ function daily(report: Report): Html {
     (d) =>
       h`<tr><th scope="row">${d.date}</th><td class="num">${count.format(d.tx)}</td><td class="num">${usd(d.usd)}</td><td class="num">${usd(d.real_usd)}</td></tr>`,
   );
-  return h`<figure>${trusted(dailyChartSvg(report.daily))}</figure>
+  return h`<figure class="chart"><div class="scroll">${trusted(dailyChartSvg(report.daily))}</div><figcaption class="note">US dollars per UTC day: reported, and real (passing every screen).</figcaption></figure>
 <div class="scroll"><table>
-<caption>Daily figures (UTC dates; the first and last are partial days)</caption>
-<thead><tr><th scope="col">Date</th><th scope="col" class="num">Payments</th><th scope="col" class="num"><span class="swatch" style="background:${CHART_COLORS.usd}"></span>Reported usd</th><th scope="col" class="num"><span class="swatch" style="background:${CHART_COLORS.real_usd}"></span>Real usd</th></tr></thead>
+<caption>Daily figures in US dollars (UTC dates; the first and last are partial days)</caption>
+<thead><tr><th scope="col">Date</th><th scope="col" class="num">Payments</th><th scope="col" class="num"><span class="swatch" style="background:${CHART_COLORS.usd}"></span>Reported</th><th scope="col" class="num"><span class="swatch" style="background:${CHART_COLORS.real_usd}"></span>Real</th></tr></thead>
 <tbody>${rows.length > 0 ? rows : h`<tr><td colspan="4" class="empty">No dates in this window.</td></tr>`}</tbody>
 </table></div>`;
 }
@@ -261,7 +265,7 @@ ${listings(report)}
 <p>Embed it in a README with this Markdown:</p>
 <pre><code>${markdown}</code></pre>
 <h2>Data</h2>
-${dataLinks(h`<li><a href="${json}">This report as JSON</a></li>\n`)}
+${dataLinks(h`<li><a href="${json}">This merchant's latest report as JSON</a></li>\n`)}
 </main>
 ${licenceFooter(report.license, h` Report generated at ${when(report.generated_at)}, schema version ${report.schema_version}.`)}`;
   const head = h`<meta name="description" content="${report.claim}">
@@ -304,7 +308,7 @@ ${windowText(board.window)}
 <tbody>${rows.length > 0 ? rows : h`<tr><td colspan="6" class="empty">No ranked merchants in this window.</td></tr>`}</tbody>
 </table></div>
 <h2>Data</h2>
-${dataLinks(h`<li><a href="${JSON_LINKS.leaderboard}">This ranking as JSON</a></li>\n`)}
+${dataLinks(h`<li><a href="${JSON_LINKS.leaderboard}">The latest ranking as JSON</a></li>\n`)}
 </main>
 ${licenceFooter(board.license)}`;
   return documentShell(`x402 merchants on Base: real revenue, ${board.window.days} days to ${end}`, body);

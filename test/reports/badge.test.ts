@@ -34,7 +34,8 @@ describe("renderBadge", () => {
   ] as const)("colours real_usd %s of usd 100 %s", (real, color) => {
     const svg = renderBadge(withShare(real));
     expect(svg).toContain(`fill="${COLORS[color]}"`);
-    for (const [other, hex] of Object.entries(COLORS)) if (other !== color) expect(svg).not.toContain(`fill="${hex}"`);
+    for (const [other, hex] of Object.entries(COLORS))
+      if (other !== color) expect(svg).not.toContain(`fill="${hex}"`);
   });
 
   it("shows $0.00 without a percent when nothing was reported", () => {

@@ -4,7 +4,9 @@ import { expectWellFormedXml, makeEmptyReport, makeReport } from "./fixtures.ts"
 
 const groups = (svg: string) => [...svg.matchAll(/<g class="day" data-date="([^"]*)">(.*?)<\/g>/g)];
 const bar = (group: string, cls: "usd" | "real") => {
-  const m = new RegExp(`<rect class="${cls}" x="[^"]+" y="([^"]+)" width="[^"]+" height="([^"]+)"`).exec(group);
+  const m = new RegExp(`<rect class="${cls}" x="[^"]+" y="([^"]+)" width="[^"]+" height="([^"]+)"`).exec(
+    group,
+  );
   if (!m) throw new Error(`no ${cls} bar in ${group}`);
   return { y: Number(m[1]), height: Number(m[2]) };
 };

@@ -53,7 +53,10 @@ function readCsv(text: string): Record<string, string>[] {
 
 describe("reportsToNdjson", () => {
   it("writes one compact JSON report per line that parses back to the same report", () => {
-    const reports = [makeReport(), makeEmptyReport({ address: wallet("a"), exchange_flow_note: "Some\nlines." })];
+    const reports = [
+      makeReport(),
+      makeEmptyReport({ address: wallet("a"), exchange_flow_note: "Some\nlines." }),
+    ];
     const text = reportsToNdjson(reports);
     expect(text.endsWith("\n")).toBe(true);
     const lines = text.slice(0, -1).split("\n");
@@ -114,7 +117,7 @@ describe("reportsToCsv", () => {
 
   it("quotes fields with commas, quotes and line breaks, and they read back unchanged", () => {
     const name = 'Acme, "the best" API';
-    const note = "Line one,\r\nline two\nand \"three\"";
+    const note = 'Line one,\r\nline two\nand "three"';
     const csv = reportsToCsv([makeReport({ name, exchange_flow_note: note })]);
     expect(csv).toContain('"Acme, ""the best"" API"');
     const [row] = readCsv(csv);
@@ -122,7 +125,7 @@ describe("reportsToCsv", () => {
     expect(row?.exchange_flow_note).toBe(note);
   });
 
-  it.each(["=HYPERLINK(\"http://evil\")", "+1+1", "-2+3", "@SUM(A1)", "\tx"])(
+  it.each(['=HYPERLINK("http://evil")', "+1+1", "-2+3", "@SUM(A1)", "\tx"])(
     "defuses a formula in a merchant's text: %j",
     (name) => {
       const [row] = readCsv(reportsToCsv([makeReport({ name, claim: `${name} received $10.00 …` })]));

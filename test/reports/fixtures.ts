@@ -48,7 +48,11 @@ export function makeReport(overrides: Partial<Report> = {}): Report {
     paid: { median: 0.01, p25: 0.005, p75: 0.012, median_passing: 0.01 },
     bazaar_listings: [
       { resource: "https://api.example.com/api/ping", price_usd: 0.001, description: "Ping a public URL." },
-      { resource: "https://api.example.com/api/search", price_usd: 0.01, description: "Web search, with an answer." },
+      {
+        resource: "https://api.example.com/api/search",
+        price_usd: 0.01,
+        description: "Web search, with an answer.",
+      },
     ],
     daily: [
       { date: "2025-06-01", tx: 50, usd: 0.5, real_usd: 0.5 },
