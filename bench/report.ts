@@ -1,0 +1,284 @@
+/**
+ * Report benchmark (`npm run bench:report [-- --payments N]`).
+ *
+ * 1. Generates a synthetic week (scripts/synthetic.ts) of N payments (default 10 million, with about
+ *    50,000 merchants and 500,000 buyers; both scale with N) into .bench/, in a child process so its
+ *    memory does not count here. The file is reused when one with the same parameters and generator exists.
+ * 2. Imports it with `importNdjson` into a fresh store in .bench/store.
+ * 3. Builds every merchant's report for the window with `ReportService.reports()`.
+ * 4. Runs the baseline on the same store: a bare GROUP BY pay_to with count, sum, count distinct payers
+ *    and quartiles over the same blocks, materialized into a temp table.
+ *
+ * Prints the figures beside their goals, the time of every SQL statement of the import and of the
+ * build (the store's `run` and `all` are wrapped to time them), and one final JSON line of all figures.
+ *
+ * Flags: --payments N, --merchants N, --buyers N, --seed N, --threads N (DuckDB threads; default: all cores).
+ */
+import { spawn } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { DEFAULT_END_BLOCK, DEFAULT_END_TIME, type SyntheticSummary } from "../scripts/synthetic.ts";
+import { ReportService } from "../src/reports/service.ts";
+import { type Params, Store } from "../src/store/duckdb.ts";
+import { importNdjson } from "../src/store/import.ts";
+
+const GOALS = { importRowsPerSecond: 300_000, reportsSeconds: 15, peakRssMb: 2048, ratio: 3 };
+const FULL = { payments: 10_000_000, merchants: 50_000, buyers: 500_000 };
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const benchDir = path.join(root, ".bench");
+const generator = path.join(root, "scripts", "synthetic.ts");
+
+function parseFlags(argv: string[]): Map<string, number> {
+  const flags = new Map<string, number>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    const [key, inline] = arg.startsWith("--") ? arg.slice(2).split("=", 2) : [undefined, undefined];
+    const value = inline ?? argv[++i];
+    const n = Number(String(value).replaceAll("_", ""));
+    if (
+      !key ||
+      !["payments", "merchants", "buyers", "seed", "threads"].includes(key) ||
+      !Number.isSafeInteger(n) ||
+      n < 0
+    ) {
+      throw new Error(
+        `bad argument ${arg}: use --payments N, --merchants N, --buyers N, --seed N, --threads N`,
+      );
+    }
+    flags.set(key, n);
+  }
+  return flags;
+}
+
+const flags = parseFlags(process.argv.slice(2));
+const payments = flags.get("payments") ?? FULL.payments;
+const scale = payments / FULL.payments;
+const params = {
+  seed: flags.get("seed") ?? 1,
+  merchants: flags.get("merchants") ?? Math.max(30, Math.round(FULL.merchants * scale)),
+  buyers: flags.get("buyers") ?? Math.max(200, Math.round(FULL.buyers * scale)),
+  payments,
+  endBlock: DEFAULT_END_BLOCK,
+  endTime: DEFAULT_END_TIME,
+};
+const threads = flags.get("threads");
+
+const line = (text = "") => process.stdout.write(`${text}\n`);
+const seconds = (ms: number) => Number((ms / 1000).toFixed(2));
+const mb = (kb: number) => Math.round(kb / 1024);
+const fmt = (n: number) => n.toLocaleString("en-US");
+
+// --- 1. The data file, reused when its parameters and generator match.
+fs.mkdirSync(benchDir, { recursive: true });
+const generatorHash = crypto
+  .createHash("sha256")
+  .update(fs.readFileSync(generator))
+  .digest("hex")
+  .slice(0, 12);
+const stem = `week-s${params.seed}-m${params.merchants}-b${params.buyers}-p${params.payments}`;
+const dataFile = path.join(benchDir, `${stem}.ndjson`);
+const markerFile = path.join(benchDir, `${stem}.json`);
+
+type FileSummary = Omit<SyntheticSummary, "roles" | "wallets">;
+let summary: FileSummary | undefined;
+try {
+  const marker = JSON.parse(fs.readFileSync(markerFile, "utf8")) as {
+    generator: string;
+    summary: FileSummary;
+  };
+  if (marker.generator === generatorHash && fs.statSync(dataFile).size === marker.summary.bytes)
+    summary = marker.summary;
+} catch {
+  // No usable file: generate it.
+}
+let generateSeconds: number | null = null;
+line(
+  `x402-merchants report benchmark: ${fmt(params.payments)} payments, ${fmt(params.merchants)} merchants, ${fmt(params.buyers)} buyers`,
+);
+if (summary) {
+  line(
+    `data       reusing ${path.relative(root, dataFile)} (${fmt(summary.lines)} lines, ${(summary.bytes / 2 ** 30).toFixed(2)} GiB)`,
+  );
+} else {
+  for (const f of [dataFile, markerFile]) fs.rmSync(f, { force: true });
+  const started = performance.now();
+  const partial = `${dataFile}.partial`;
+  summary = await generate(partial);
+  fs.renameSync(partial, dataFile);
+  fs.writeFileSync(markerFile, `${JSON.stringify({ generator: generatorHash, params, summary }, null, 2)}\n`);
+  generateSeconds = seconds(performance.now() - started);
+  line(
+    `data       generated ${path.relative(root, dataFile)}: ${fmt(summary.lines)} lines, ${(summary.bytes / 2 ** 30).toFixed(2)} GiB in ${generateSeconds} s`,
+  );
+}
+
+/** Runs the generator's CLI in a child process (same Node and tsx loader as this one). */
+function generate(out: string): Promise<FileSummary> {
+  const args = [
+    ...process.execArgv,
+    generator,
+    "--out",
+    out,
+    ...Object.entries(params).flatMap(([k, v]) => [
+      `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
+      String(v),
+    ]),
+  ];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+    let stdout = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.on("error", reject);
+    child.on("close", (code) => {
+      if (code !== 0) reject(new Error(`generator exited with ${code}`));
+      else resolve(JSON.parse(stdout.trim().split("\n").at(-1) ?? "") as FileSummary);
+    });
+  });
+}
+
+// --- 2. Import into a fresh store, timing every statement.
+const dataDir = path.join(benchDir, "store");
+fs.rmSync(dataDir, { recursive: true, force: true });
+const store = await Store.open({ dataDir, memoryLimit: "1GB", threads: threads ?? null });
+
+interface Timed {
+  stage: string;
+  sql: string;
+  ms: number;
+}
+const timings: Timed[] = [];
+let stage = "open";
+const run = store.run.bind(store);
+const all = store.all.bind(store);
+const label = (sql: string) => sql.replace(/\s+/g, " ").trim().slice(0, 120);
+store.run = async (sql: string, p?: Params) => {
+  const t = performance.now();
+  try {
+    return await run(sql, p);
+  } finally {
+    timings.push({ stage, sql: label(sql), ms: performance.now() - t });
+  }
+};
+store.all = (async (sql: string, p?: Params) => {
+  const t = performance.now();
+  try {
+    return await all(sql, p);
+  } finally {
+    timings.push({ stage, sql: label(sql), ms: performance.now() - t });
+  }
+}) as Store["all"];
+
+stage = "import";
+let t0 = performance.now();
+const counts = await importNdjson(store, dataFile);
+const importMs = performance.now() - t0;
+const rowsRead = Object.values(counts).reduce((n, c) => n + c.read, 0);
+const importRowsPerSecond = Math.round(rowsRead / (importMs / 1000));
+const rssAfterImport = mb(process.resourceUsage().maxRSS);
+
+// --- 3. Every merchant's report.
+stage = "reports";
+const service = new ReportService(store, { publicUrl: "http://127.0.0.1:8402" });
+t0 = performance.now();
+const { window, reports } = await service.reports();
+const reportsMs = performance.now() - t0;
+const rssAfterReports = mb(process.resourceUsage().maxRSS);
+
+// --- 4. The baseline: a bare GROUP BY over the same blocks, run to completion.
+stage = "baseline";
+t0 = performance.now();
+await store.run(
+  `CREATE TEMP TABLE bench_baseline AS
+   SELECT pay_to, count(*) AS tx, sum(amount) AS amount, count(DISTINCT payer) AS buyers,
+     quantile_cont(amount, [0.25, 0.5, 0.75]) AS quartiles
+   FROM payments WHERE block_number > $start AND block_number <= $end GROUP BY pay_to`,
+  { start: window.start_block, end: window.end_block },
+);
+const baselineMs = performance.now() - t0;
+const baselineRows = Number(
+  (await store.one<{ n: bigint }>("SELECT count(*) AS n FROM bench_baseline"))?.n ?? 0n,
+);
+await store.run("DROP TABLE bench_baseline");
+store.close();
+
+const flaggedReports = reports.filter((r) => Object.keys(r.flags).length > 0).length;
+const ratio = reportsMs / baselineMs;
+const peakRssMb = mb(process.resourceUsage().maxRSS);
+const figures = {
+  date: new Date().toISOString().slice(0, 10),
+  node: process.version,
+  cpu: os.cpus()[0]?.model ?? "unknown",
+  cores: os.cpus().length,
+  duckdb_threads: threads ?? os.cpus().length,
+  params,
+  rows_generated: summary.lines,
+  payments: summary.payments,
+  bytes: summary.bytes,
+  generate_seconds: generateSeconds,
+  import_seconds: seconds(importMs),
+  import_rows_per_second: importRowsPerSecond,
+  reports_seconds: seconds(reportsMs),
+  reports: reports.length,
+  flagged_reports: flaggedReports,
+  baseline_seconds: seconds(baselineMs),
+  baseline_rows: baselineRows,
+  ratio: Number(ratio.toFixed(2)),
+  peak_rss_mb: peakRssMb,
+  rss_after_import_mb: rssAfterImport,
+  rss_after_reports_mb: rssAfterReports,
+  goals: {
+    import_rows_per_second: GOALS.importRowsPerSecond,
+    reports_seconds: GOALS.reportsSeconds,
+    peak_rss_mb: GOALS.peakRssMb,
+    ratio: GOALS.ratio,
+  },
+  met: {
+    import: importRowsPerSecond >= GOALS.importRowsPerSecond,
+    reports: reportsMs / 1000 <= GOALS.reportsSeconds,
+    peak_rss: peakRssMb <= GOALS.peakRssMb,
+    ratio: ratio <= GOALS.ratio,
+  },
+};
+
+const ok = (met: boolean) => (met ? "met" : "MISSED");
+line();
+line("statements (ms), slowest first per stage:");
+for (const s of ["import", "reports", "baseline"]) {
+  const rows = timings.filter((t) => t.stage === s);
+  const total = rows.reduce((n, t) => n + t.ms, 0);
+  line(`  ${s}: ${Math.round(total)} ms in ${rows.length} statements`);
+  for (const t of [...rows].sort((a, b) => b.ms - a.ms).slice(0, 10)) {
+    if (t.ms >= 20) line(`    ${Math.round(t.ms).toString().padStart(7)}  ${t.sql}`);
+  }
+}
+const reportsSql = timings.filter((t) => t.stage === "reports").reduce((n, t) => n + t.ms, 0);
+line(
+  `  reports outside SQL (assembly in JS, appender, JSON.parse): ${Math.round(reportsMs - reportsSql)} ms`,
+);
+line();
+line(
+  `rows generated    ${fmt(summary.lines)} (${fmt(summary.payments)} payments, ${fmt(summary.transfers)} transfers, ${fmt(summary.listings)} listings)`,
+);
+line(
+  `import            ${figures.import_seconds} s, ${fmt(importRowsPerSecond)} rows/s   goal >= ${fmt(GOALS.importRowsPerSecond)} rows/s: ${ok(figures.met.import)}`,
+);
+line(
+  `all reports       ${figures.reports_seconds} s for ${fmt(reports.length)} reports (${fmt(flaggedReports)} with flags)   goal <= ${GOALS.reportsSeconds} s: ${ok(figures.met.reports)}`,
+);
+line(`baseline          ${figures.baseline_seconds} s (${fmt(baselineRows)} merchants)`);
+line(
+  `ratio             ${figures.ratio} (reports / baseline)   goal <= ${GOALS.ratio}: ${ok(figures.met.ratio)}`,
+);
+line(
+  `peak RSS          ${peakRssMb} MB (after import ${rssAfterImport} MB)   goal <= ${GOALS.peakRssMb} MB: ${ok(figures.met.peak_rss)}`,
+);
+line(`node              ${figures.node}`);
+line(`cpu               ${figures.cpu} x ${figures.cores}`);
+line(`date              ${figures.date}`);
+line(JSON.stringify(figures));
