@@ -75,7 +75,9 @@ export class ReportService {
   /** Every merchant's report of one window, by address. */
   reports(endBlock?: number): Promise<{ window: ReportWindow; reports: Report[] }> {
     return this.serial(async () => {
-      const window = await this.ensureWindow(endBlock);
+      const window = await resolveWindow(this.store, endBlock);
+      const built = await this.buildIfStale(window);
+      if (built) return { window, reports: built };
       const rows = await this.store.all<{ body: string }>(
         "SELECT body FROM reports WHERE chain = 'base' AND end_block = $end ORDER BY address",
         { end: window.end_block },
@@ -118,18 +120,22 @@ export class ReportService {
 
   private async ensureWindow(endBlock?: number): Promise<ReportWindow> {
     const window = await resolveWindow(this.store, endBlock);
+    await this.buildIfStale(window);
+    return window;
+  }
+
+  /** Builds the window's reports unless the stored ones saw the current data; returns what it built. */
+  private async buildIfStale(window: ReportWindow): Promise<Report[] | undefined> {
     const version = await dataVersion(this.store);
     const cached = await this.store.one<{ data_version: bigint; public_url: string }>(
       "SELECT data_version, public_url FROM report_windows WHERE chain = 'base' AND end_block = $end",
       { end: window.end_block },
     );
-    if (cached && cached.data_version === version && cached.public_url === this.options.publicUrl)
-      return window;
-    await this.build(window, version);
-    return window;
+    const fresh = cached?.data_version === version && cached.public_url === this.options.publicUrl;
+    return fresh ? undefined : this.build(window, version);
   }
 
-  private async build(window: ReportWindow, version: bigint): Promise<void> {
+  private async build(window: ReportWindow, version: bigint): Promise<Report[]> {
     const agg = await aggregateWindow(this.store, {
       startBlock: window.start_block,
       endBlock: window.end_block,
@@ -147,6 +153,7 @@ export class ReportService {
     const generatedAt = isoUtc(Math.floor(this.now().getTime() / 1000));
     const wallets = groupBy(agg.flaggedWallets, (w) => w.pay_to);
 
+    const built: Report[] = [];
     await this.store.transaction(async () => {
       await this.store.run("DELETE FROM reports WHERE chain = 'base' AND end_block = $end", {
         end: window.end_block,
@@ -159,6 +166,7 @@ export class ReportService {
           info,
           { window, generatedAt, publicUrl: this.options.publicUrl, rank: ranks.get(info.address) ?? null },
         );
+        built.push(report);
         const details: ReportDetails = { flagged_wallets: {} };
         for (const w of wallets.get(info.address) ?? []) {
           const list = details.flagged_wallets[w.kind] ?? [];
@@ -178,6 +186,7 @@ export class ReportService {
         { end: window.end_block, version, url: this.options.publicUrl, generated: generatedAt },
       );
     });
+    return built;
   }
 
   private async merchantInfos(): Promise<Map<string, MerchantInfo>> {

@@ -52,26 +52,30 @@ export interface WindowAggregates {
   flaggedWallets: FlaggedWallet[];
 }
 
-const TEMP_TABLES = ["rw_payments", "rw_pairs", "rw_edges", "rw_returns", "rw_flagged", "rw_classified"];
+const TEMP_TABLES = ["rw_pairs", "rw_edges", "rw_returns", "rw_flagged", "rw_flag_payments"];
 
-/** Builds the aggregates of one window for every merchant paid in it. */
+/**
+ * Builds the aggregates of one window for every merchant paid in it.
+ *
+ * Flagged payments are a small part of any real week, so real figures are computed as all minus
+ * flagged: only the payments of suspect pairs are classified one by one, and the full passes over the
+ * window are the few a plain explorer needs too (pairs, daily totals, quartiles).
+ */
 export async function aggregateWindow(store: Store, bounds: WindowBounds): Promise<WindowAggregates> {
   const p = { start: bounds.startBlock, end: bounds.endBlock };
+  // The window's payments; the store is written in block order, so zone maps skip the rest.
+  const W = `(SELECT payer, pay_to, amount, block_number, block_time FROM payments
+    WHERE chain = 'base' AND asset = '${BASE_USDC}' AND block_number > $start AND block_number <= $end)`;
   try {
     await store.run(
-      `CREATE OR REPLACE TEMP TABLE rw_payments AS
-       SELECT payer, pay_to, amount, block_number, block_time::DATE AS day FROM payments
-       WHERE chain = 'base' AND asset = '${BASE_USDC}' AND block_number > $start AND block_number <= $end`,
-      p,
-    );
-    await store.run(`CREATE OR REPLACE TEMP TABLE rw_pairs AS
+      `CREATE OR REPLACE TEMP TABLE rw_pairs AS
       WITH pairs AS (
         SELECT payer, pay_to, count(*) AS tx, sum(amount)::BIGINT AS amount,
           count(*) FILTER (amount < ${THRESHOLDS.tinyAmount}) AS tiny_tx
-        FROM rw_payments GROUP BY payer, pay_to
+        FROM ${W} GROUP BY payer, pay_to
       ), tiny_modes AS (
         SELECT payer, pay_to, max(n) AS tiny_mode_tx FROM (
-          SELECT payer, pay_to, count(*) AS n FROM rw_payments WHERE amount < ${THRESHOLDS.tinyAmount}
+          SELECT payer, pay_to, count(*) AS n FROM ${W} WHERE amount < ${THRESHOLDS.tinyAmount}
           GROUP BY payer, pay_to, amount
         ) GROUP BY payer, pay_to
       ), payers AS (
@@ -80,7 +84,9 @@ export async function aggregateWindow(store: Store, bounds: WindowBounds): Promi
         FROM pairs GROUP BY payer
       )
       SELECT pairs.*, coalesce(tiny_mode_tx, 0) AS tiny_mode_tx, payer_merchants, payer_light_merchants
-      FROM pairs JOIN payers USING (payer) LEFT JOIN tiny_modes USING (payer, pay_to)`);
+      FROM pairs JOIN payers USING (payer) LEFT JOIN tiny_modes USING (payer, pay_to)`,
+      p,
+    );
 
     // The window's money graph: its x402 payments and its plain USDC transfers.
     await store.run(
@@ -133,43 +139,78 @@ export async function aggregateWindow(store: Store, bounds: WindowBounds): Promi
       { end: p.end, lookback: p.start - THRESHOLDS.fundingLookbackBlocks },
     );
 
+    // Only the payments of suspect (or hub-linked) pairs are classified one by one.
     const kind = `CASE ${SCREENS.map((s) => `WHEN "s_${s.kind}" AND (${s.payment}) THEN '${s.kind}'`).join(" ")} END`;
-    await store.run(`CREATE OR REPLACE TEMP TABLE rw_classified AS
-      SELECT p.payer, p.pay_to, p.amount, p.day, ${kind} AS kind, coalesce(f.hub_linked, false) AS hub_linked
-      FROM rw_payments p LEFT JOIN rw_flagged f USING (payer, pay_to)`);
+    await store.run(
+      `CREATE OR REPLACE TEMP TABLE rw_flag_payments AS
+       SELECT w.payer, w.pay_to, w.amount, w.block_time::DATE AS day, ${kind} AS kind, f.hub_linked
+       FROM ${W} w JOIN rw_flagged f USING (payer, pay_to)`,
+      p,
+    );
 
     const flagColumns = SCREENS.map(
       (s) =>
         `count(*) FILTER (kind = '${s.kind}') AS "tx_${s.kind}", coalesce(sum(amount) FILTER (kind = '${s.kind}'), 0)::BIGINT AS "amount_${s.kind}"`,
     ).join(",\n        ");
-    const rows = await store.all(`
-      WITH tops AS (SELECT pay_to, max(amount) AS top_amount FROM rw_pairs GROUP BY pay_to)
-      SELECT pay_to, count(*) AS tx, sum(amount)::BIGINT AS amount, count(DISTINCT payer) AS buyers,
-        count(*) FILTER (kind IS NULL) AS real_tx,
-        coalesce(sum(amount) FILTER (kind IS NULL), 0)::BIGINT AS real_amount,
-        count(DISTINCT payer) FILTER (kind IS NULL) AS real_buyers,
-        count(DISTINCT payer) FILTER (kind IS NULL AND hub_linked) AS hub_linked_buyers,
-        quantile_cont(amount, [0.25, 0.5, 0.75]) AS quartiles,
-        quantile_cont(amount, 0.5) FILTER (kind IS NULL) AS median_passing,
-        ${flagColumns},
-        any_value(top_amount) AS top_amount
-      FROM rw_classified JOIN tops USING (pay_to) GROUP BY pay_to`);
+    const rows = await store.all(
+      `WITH buyers AS (
+        SELECT pay_to, count(*) AS buyers, max(amount) AS top_amount FROM rw_pairs GROUP BY pay_to
+      ), quartiles AS (
+        SELECT pay_to, count(*) AS tx, sum(amount)::BIGINT AS amount, quantile_cont(amount, [0.25, 0.5, 0.75]) AS quartiles
+        FROM ${W} GROUP BY pay_to
+      ), flagged_pairs AS (
+        SELECT pay_to, payer, count(*) FILTER (kind IS NULL) AS passing, bool_or(hub_linked) AS hub_linked
+        FROM rw_flag_payments GROUP BY pay_to, payer
+      ), flagged AS (
+        SELECT pay_to, count(*) FILTER (kind IS NOT NULL) AS tx, coalesce(sum(amount) FILTER (kind IS NOT NULL), 0)::BIGINT AS amount,
+          ${flagColumns}
+        FROM rw_flag_payments GROUP BY pay_to
+      ), lost_buyers AS (
+        SELECT pay_to, count(*) FILTER (passing = 0) AS lost, count(*) FILTER (passing > 0 AND hub_linked) AS hub_linked_buyers
+        FROM flagged_pairs GROUP BY pay_to
+      ), passing_medians AS (
+        -- Merchants with flags only: the rest have median_passing = median.
+        SELECT pay_to, quantile_cont(amount, 0.5) AS median_passing FROM (
+          SELECT w.pay_to, w.amount FROM ${W} w
+          WHERE w.pay_to IN (SELECT pay_to FROM flagged WHERE tx > 0)
+            AND NOT EXISTS (SELECT 1 FROM rw_flagged f WHERE f.payer = w.payer AND f.pay_to = w.pay_to)
+          UNION ALL
+          SELECT pay_to, amount FROM rw_flag_payments WHERE kind IS NULL AND pay_to IN (SELECT pay_to FROM flagged WHERE tx > 0)
+        ) GROUP BY pay_to
+      )
+      SELECT q.pay_to, q.tx, q.amount, b.buyers, b.top_amount, q.quartiles,
+        q.tx - coalesce(f.tx, 0) AS real_tx,
+        (q.amount - coalesce(f.amount, 0))::BIGINT AS real_amount,
+        b.buyers - coalesce(l.lost, 0) AS real_buyers,
+        coalesce(l.hub_linked_buyers, 0) AS hub_linked_buyers,
+        CASE WHEN coalesce(f.tx, 0) = 0 THEN q.quartiles[2] ELSE pm.median_passing END AS median_passing,
+        ${SCREENS.map((s) => `coalesce(f."tx_${s.kind}", 0) AS "tx_${s.kind}", coalesce(f."amount_${s.kind}", 0) AS "amount_${s.kind}"`).join(", ")}
+      FROM quartiles q JOIN buyers b USING (pay_to)
+      LEFT JOIN flagged f USING (pay_to) LEFT JOIN lost_buyers l USING (pay_to) LEFT JOIN passing_medians pm USING (pay_to)`,
+      p,
+    );
     const merchants = rows.map((row) => {
       const flags: MerchantAggregate["flags"] = {};
       for (const s of SCREENS) {
-        const tx = row[`tx_${s.kind}`] as bigint;
-        if (tx > 0n) flags[s.kind] = { tx, amount: row[`amount_${s.kind}`] as bigint };
+        const tx = BigInt(row[`tx_${s.kind}`] as bigint);
+        if (tx > 0n) flags[s.kind] = { tx, amount: BigInt(row[`amount_${s.kind}`] as bigint) };
       }
       return { ...(row as unknown as MerchantAggregate), flags };
     });
 
-    const daily = await store.all<DailyAggregate & Record<string, unknown>>(`
-      SELECT pay_to, day, count(*) AS tx, sum(amount)::BIGINT AS amount,
-        coalesce(sum(amount) FILTER (kind IS NULL), 0)::BIGINT AS real_amount
-      FROM rw_classified GROUP BY pay_to, day ORDER BY pay_to, day`);
+    const daily = await store.all<DailyAggregate & Record<string, unknown>>(
+      `WITH days AS (
+        SELECT pay_to, block_time::DATE AS day, count(*) AS tx, sum(amount)::BIGINT AS amount FROM ${W} GROUP BY pay_to, day
+      ), flagged AS (
+        SELECT pay_to, day, sum(amount)::BIGINT AS amount FROM rw_flag_payments WHERE kind IS NOT NULL GROUP BY pay_to, day
+      )
+      SELECT d.pay_to, d.day, d.tx, d.amount, (d.amount - coalesce(f.amount, 0))::BIGINT AS real_amount
+      FROM days d LEFT JOIN flagged f USING (pay_to, day)`,
+      p,
+    );
     const flaggedWallets = await store.all<FlaggedWallet & Record<string, unknown>>(`
       SELECT pay_to, kind, payer, count(*) AS tx, sum(amount)::BIGINT AS amount
-      FROM rw_classified WHERE kind IS NOT NULL GROUP BY pay_to, kind, payer
+      FROM rw_flag_payments WHERE kind IS NOT NULL GROUP BY pay_to, kind, payer
       QUALIFY row_number() OVER (PARTITION BY pay_to, kind ORDER BY sum(amount) DESC, payer) <= 20`);
     return { merchants, daily, flaggedWallets };
   } finally {

@@ -41,19 +41,19 @@ export async function importNdjson(store: Store, file: string): Promise<ImportCo
     const duplicated = await check(store, file);
     return await store.transaction(() => merge(store, duplicated));
   } finally {
-    for (const t of ["import_raw", "import_payments", "import_transfers", "import_merchants"]) {
-      await store.run(`DROP TABLE IF EXISTS temp.${t}`);
-    }
+    for (const t of ["import_raw", "import_merchants"]) await store.run(`DROP TABLE IF EXISTS temp.${t}`);
   }
 }
 
+/** Parses the file and validates every record in the same parallel pass: `reason` is NULL on a good record. */
 async function stage(store: Store, file: string): Promise<void> {
   const columns = RAW_FIELDS.map((f) => `'${f}': 'VARCHAR'`).join(", ");
   const literal = `'${file.replaceAll("'", "''")}'`;
   try {
     // Insertion order is preserved, so rowid + 1 is the record's ordinal among the non-blank lines.
     await store.run(
-      `CREATE TEMP TABLE import_raw AS SELECT * FROM read_json(${literal}, format = 'newline_delimited', columns = {${columns}})`,
+      `CREATE TEMP TABLE import_raw AS SELECT ${reasonExpression()} AS reason, *
+       FROM read_json(${literal}, format = 'newline_delimited', columns = {${columns}})`,
     );
   } catch (error) {
     // DuckDB's own line numbers skip blank lines; find the exact line and JSON.parse's reason instead.
@@ -63,35 +63,41 @@ async function stage(store: Store, file: string): Promise<void> {
   }
 }
 
-/** Validates the staged records and types the on-chain ones; returns the staged tables that hold repeated lines. */
-async function check(store: Store, file: string): Promise<Set<string>> {
+const time = (f: string) =>
+  `CASE WHEN regexp_full_match("${f}", '\\d+') THEN to_timestamp("${f}"::BIGINT)::TIMESTAMP ELSE "${f}"::TIMESTAMPTZ::TIMESTAMP END`;
+
+/** The typed rows of the staged on-chain records, in the column order of their store tables. */
+const TYPED = {
+  payments: `SELECT rowid + 1 AS record, 'base' AS chain, lower(tx_hash) AS tx_hash, log_index::INTEGER AS log_index,
+      block_number::BIGINT AS block_number, ${time("block_time")} AS block_time, lower(facilitator) AS facilitator,
+      lower(payer) AS payer, lower(pay_to) AS pay_to, amount::BIGINT AS amount, coalesce(lower(asset), '${BASE_USDC}') AS asset
+    FROM import_raw WHERE type = 'payment'`,
+  transfers: `SELECT rowid + 1 AS record, 'base' AS chain, lower(tx_hash) AS tx_hash, log_index::INTEGER AS log_index,
+      block_number::BIGINT AS block_number, ${time("block_time")} AS block_time,
+      lower("from") AS from_address, lower("to") AS to_address, amount::BIGINT AS amount
+    FROM import_raw WHERE type = 'transfer'`,
+} as const;
+type OnChain = keyof typeof TYPED;
+
+/** Stops at the first bad record; returns the on-chain tables whose records repeat a key within the file. */
+async function check(store: Store, file: string): Promise<Set<OnChain>> {
   const bad = await store.one<{ record: bigint; reason: string }>(
-    `SELECT rowid + 1 AS record, reason FROM (SELECT rowid, ${reasonExpression()} AS reason FROM import_raw)
-     WHERE reason IS NOT NULL ORDER BY rowid LIMIT 1`,
+    "SELECT rowid + 1 AS record, reason FROM import_raw WHERE reason IS NOT NULL ORDER BY rowid LIMIT 1",
   );
   if (bad) throw new ImportError(bad.reason, await lineOfRecord(file, Number(bad.record)));
 
-  const time = (f: string) =>
-    `CASE WHEN regexp_full_match("${f}", '\\d+') THEN to_timestamp("${f}"::BIGINT)::TIMESTAMP ELSE "${f}"::TIMESTAMPTZ::TIMESTAMP END`;
-  await store.run(`CREATE TEMP TABLE import_payments AS
-    SELECT rowid + 1 AS record, 'base' AS chain, lower(tx_hash) AS tx_hash, log_index::INTEGER AS log_index,
-      block_number::BIGINT AS block_number, ${time("block_time")} AS block_time, lower(facilitator) AS facilitator,
-      lower(payer) AS payer, lower(pay_to) AS pay_to, amount::BIGINT AS amount, coalesce(lower(asset), '${BASE_USDC}') AS asset
-    FROM import_raw WHERE type = 'payment'`);
-  await store.run(`CREATE TEMP TABLE import_transfers AS
-    SELECT rowid + 1 AS record, 'base' AS chain, lower(tx_hash) AS tx_hash, log_index::INTEGER AS log_index,
-      block_number::BIGINT AS block_number, ${time("block_time")} AS block_time,
-      lower("from") AS from_address, lower("to") AS to_address, amount::BIGINT AS amount
-    FROM import_raw WHERE type = 'transfer'`);
-  const duplicated = new Set<string>();
+  const duplicated = new Set<OnChain>();
+  const counts = await store.one<Record<string, bigint>>(`SELECT
+    count(*) FILTER (type = 'payment') AS payments_n,
+    count(DISTINCT hash(lower(tx_hash), log_index::INTEGER)) FILTER (type = 'payment') AS payments_k,
+    count(*) FILTER (type = 'transfer') AS transfers_n,
+    count(DISTINCT hash(lower(tx_hash), log_index::INTEGER)) FILTER (type = 'transfer') AS transfers_k
+    FROM import_raw`);
   for (const [table, label] of [
-    ["import_payments", "payment"],
-    ["import_transfers", "transfer"],
+    ["payments", "payment"],
+    ["transfers", "transfer"],
   ] as const) {
-    const counts = await store.one<{ n: bigint; k: bigint }>(
-      `SELECT count(*) AS n, count(DISTINCT hash(tx_hash, log_index)) AS k FROM ${table}`,
-    );
-    if (!counts || counts.n === counts.k) continue;
+    if (counts?.[`${table}_n`] === counts?.[`${table}_k`]) continue;
     duplicated.add(table);
     const conflict = await conflictingDuplicate(store, table);
     if (conflict) {
@@ -111,18 +117,18 @@ async function check(store: Store, file: string): Promise<Set<string>> {
  */
 async function conflictingDuplicate(
   store: Store,
-  table: string,
+  table: OnChain,
 ): Promise<{ record: bigint; tx_hash: string; log_index: number } | undefined> {
   const fields =
-    table === "import_payments"
+    table === "payments"
       ? "block_number, block_time, facilitator, payer, pay_to, amount, asset"
       : "block_number, block_time, from_address, to_address, amount";
   return store.one(`
-    SELECT list(record ORDER BY record)[2] AS record, tx_hash, log_index FROM ${table}
+    SELECT list(record ORDER BY record)[2] AS record, tx_hash, log_index FROM (${TYPED[table]})
     GROUP BY tx_hash, log_index HAVING count(DISTINCT (${fields})) > 1 ORDER BY record LIMIT 1`);
 }
 
-async function merge(store: Store, duplicated: Set<string>): Promise<ImportCounts> {
+async function merge(store: Store, duplicated: Set<OnChain>): Promise<ImportCounts> {
   const counts = {} as ImportCounts;
   const read = await store.all<{ type: RecordType; n: bigint }>(
     "SELECT type, count(*) AS n FROM import_raw GROUP BY type",
@@ -131,20 +137,30 @@ async function merge(store: Store, duplicated: Set<string>): Promise<ImportCount
     counts[t] = { read: Number(read.find((r) => r.type === t)?.n ?? 0n), added: 0 };
   }
 
-  for (const [table, staged, type] of [
-    ["payments", "import_payments", "payment"],
-    ["transfers", "import_transfers", "transfer"],
+  for (const [table, type] of [
+    ["payments", "payment"],
+    ["transfers", "transfer"],
   ] as const) {
-    // Existing rows of the same blocks are the only ones that can collide; the block bounds let
-    // DuckDB's zone maps skip the rest of a long history.
+    if (counts[type].read === 0) continue;
     const before = await countRows(store, table);
-    await store.run(`INSERT INTO ${table}
-      SELECT ${duplicated.has(staged) ? "DISTINCT" : ""} COLUMNS(* EXCLUDE (record)) FROM ${staged} s
-      WHERE NOT EXISTS (
-        SELECT 1 FROM ${table} t
-        WHERE t.chain = s.chain AND t.tx_hash = s.tx_hash AND t.log_index = s.log_index
-          AND t.block_number BETWEEN (SELECT min(block_number) FROM ${staged}) AND (SELECT max(block_number) FROM ${staged})
-      )`);
+    const staged = `SELECT ${duplicated.has(table) ? "DISTINCT" : ""} COLUMNS(* EXCLUDE (record)) FROM (${TYPED[table]})`;
+    // Existing rows of the same blocks are the only ones that can collide; when there are none (a
+    // fresh range, the common case) the rows go in without the anti-join.
+    const range = await store.one<{ lo: bigint; hi: bigint }>(
+      `SELECT min(block_number::BIGINT) AS lo, max(block_number::BIGINT) AS hi FROM import_raw WHERE type = '${type}'`,
+    );
+    const overlap = await store.one(`SELECT 1 FROM ${table} WHERE block_number BETWEEN $lo AND $hi LIMIT 1`, {
+      lo: range?.lo ?? 0n,
+      hi: range?.hi ?? 0n,
+    });
+    await store.run(
+      overlap
+        ? `INSERT INTO ${table} SELECT * FROM (${staged}) s WHERE NOT EXISTS (
+            SELECT 1 FROM ${table} t WHERE t.chain = s.chain AND t.tx_hash = s.tx_hash AND t.log_index = s.log_index
+              AND t.block_number BETWEEN $lo AND $hi)`
+        : `INSERT INTO ${table} ${staged}`,
+      overlap ? { lo: range?.lo ?? 0n, hi: range?.hi ?? 0n } : undefined,
+    );
     counts[type].added = (await countRows(store, table)) - before;
   }
 
@@ -169,17 +185,14 @@ async function merge(store: Store, duplicated: Set<string>): Promise<ImportCount
     SELECT address, name, coalesce(claimed, false), coalesce(frozen, false) FROM import_merchants
     WHERE address NOT IN (SELECT address FROM merchants)`);
   counts.merchant.added = (await countRows(store, "merchants")) - beforeMerchants;
-  await store.run("DROP TABLE import_merchants");
   // Every wallet that is paid or lists an endpoint is a merchant the service reports on.
   await store.run(`INSERT INTO merchants (address)
-    SELECT DISTINCT address FROM (
-      SELECT pay_to AS address FROM import_payments UNION ALL SELECT lower(pay_to) FROM import_raw WHERE type = 'listing'
-    ) WHERE address NOT IN (SELECT address FROM merchants)`);
+    SELECT DISTINCT lower(pay_to) AS address FROM import_raw WHERE type IN ('payment', 'listing')
+    AND lower(pay_to) NOT IN (SELECT address FROM merchants)`);
 
   const beforeCheckpoints = await countRows(store, "checkpoints");
   await store.run(`INSERT OR REPLACE INTO checkpoints
-    SELECT 'base', block_number::BIGINT,
-      CASE WHEN regexp_full_match(block_time, '\\d+') THEN to_timestamp(block_time::BIGINT)::TIMESTAMP ELSE block_time::TIMESTAMPTZ::TIMESTAMP END
+    SELECT 'base', block_number::BIGINT, ${time("block_time")}
     FROM import_raw WHERE type = 'checkpoint'
     QUALIFY row_number() OVER (PARTITION BY block_number::BIGINT ORDER BY rowid DESC) = 1`);
   counts.checkpoint.added = (await countRows(store, "checkpoints")) - beforeCheckpoints;
