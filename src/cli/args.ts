@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
-import { loadConfig } from "../config/config.ts";
+import { type Config, loadConfig } from "../config/config.ts";
+import { Store } from "../store/duckdb.ts";
 
 /** A command-line mistake: one line on stderr and exit code 2. */
 export class UsageError extends Error {
@@ -38,4 +39,13 @@ export function parseEndBlock(value: string | undefined): number | undefined {
     throw new UsageError(`--end-block must be a block number, not "${value}"`);
   }
   return Number(value);
+}
+
+/** Opens the analytics store the configuration names. */
+export function openStore(config: Config): Promise<Store> {
+  return Store.open({
+    dataDir: config.dataDir,
+    memoryLimit: config.duckdbMemory,
+    threads: config.duckdbThreads,
+  });
 }

@@ -1,16 +1,11 @@
-import { Store } from "../store/duckdb.ts";
 import { importNdjson } from "../store/import.ts";
-import { configFrom, type Flags, UsageError } from "./args.ts";
+import { configFrom, type Flags, openStore, UsageError } from "./args.ts";
 
 export async function runImport(args: string[], flags: Flags): Promise<number> {
   const [file, ...extra] = args;
   if (!file || extra.length > 0) throw new UsageError("import takes exactly one FILE.ndjson");
   const config = configFrom(flags);
-  const store = await Store.open({
-    dataDir: config.dataDir,
-    memoryLimit: config.duckdbMemory,
-    threads: config.duckdbThreads,
-  });
+  const store = await openStore(config);
   try {
     const started = performance.now();
     const counts = await importNdjson(store, file);

@@ -1,15 +1,10 @@
 import { DEFAULT_PUBLIC_URL } from "../config/config.ts";
 import { ReportService } from "../reports/service.ts";
-import { Store } from "../store/duckdb.ts";
-import { configFrom, type Flags, parseEndBlock, UsageError } from "./args.ts";
+import { configFrom, type Flags, openStore, parseEndBlock, UsageError } from "./args.ts";
 
 async function withReports<T>(flags: Flags, fn: (reports: ReportService) => Promise<T>): Promise<T> {
   const config = configFrom(flags);
-  const store = await Store.open({
-    dataDir: config.dataDir,
-    memoryLimit: config.duckdbMemory,
-    threads: config.duckdbThreads,
-  });
+  const store = await openStore(config);
   try {
     return await fn(new ReportService(store, { publicUrl: config.publicUrl ?? DEFAULT_PUBLIC_URL }));
   } finally {

@@ -4,9 +4,9 @@ import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
 import { reportRoutes } from "../reports/http.ts";
 import { ReportService } from "../reports/service.ts";
-import { Store } from "../store/duckdb.ts";
+import type { Store } from "../store/duckdb.ts";
 import { importNdjson } from "../store/import.ts";
-import { configFrom, type Flags, UsageError } from "./args.ts";
+import { configFrom, type Flags, openStore, UsageError } from "./args.ts";
 
 export const SAMPLE_FILE = fileURLToPath(new URL("../../sample/week.ndjson", import.meta.url));
 
@@ -22,11 +22,7 @@ export async function runServe(
 ): Promise<number> {
   if (args.length > 0) throw new UsageError("serve takes no arguments");
   const config = configFrom(flags);
-  const store = await Store.open({
-    dataDir: config.dataDir,
-    memoryLimit: config.duckdbMemory,
-    threads: config.duckdbThreads,
-  });
+  const store = await openStore(config);
   if (sample) await loadSampleIfEmpty(store);
 
   const { server, url } = await listen(config.host, config.port, (publicUrl) =>
