@@ -106,7 +106,7 @@ export class ReportService {
     return {
       chain: "base" as const,
       generated_at: reports[0]?.generated_at ?? isoUtc(Math.floor(this.now().getTime() / 1000)),
-      license: "https://creativecommons.org/licenses/by/4.0/",
+      license: LICENSE_URL,
       window,
       merchants,
     };
