@@ -3,7 +3,7 @@ import type { Store } from "../store/duckdb.ts";
 import { dataVersion } from "../store/migrations.ts";
 import { usd2 } from "./money.ts";
 import { rankByRealRevenue } from "./rank.ts";
-import { buildReport, emptyAggregate, type MerchantInfo } from "./report.ts";
+import { buildReport, emptyAggregate, LICENSE_URL, type MerchantInfo } from "./report.ts";
 import type { Report } from "./schema.ts";
 import { aggregateWindow } from "./sql.ts";
 import { isoUtc, type ReportWindow, resolveWindow } from "./window.ts";
