@@ -10,6 +10,11 @@ export function toCents(atomic: bigint): bigint {
   return (atomic + CENT / 2n) / CENT;
 }
 
+/** The same rounding in SQL, for an integer expression of atomic units: BIGINT whole cents. */
+export function sqlCents(atomic: string): string {
+  return `(((${atomic}) + ${CENT / 2n}) // ${CENT})::BIGINT`;
+}
+
 export function centsToUsd(cents: bigint): number {
   return Number(cents) / 100;
 }

@@ -1,46 +1,22 @@
-import { cutDescription, type Listing, listingHost, sortListings } from "./listings.ts";
-import { apportionCents, centsToUsd, ratio, toCents, usd2, usd6 } from "./money.ts";
+import { cutDescription, listingHost, sortListings } from "./listings.ts";
+import { apportionCents, centsToUsd, ratio, toCents, usd6 } from "./money.ts";
 import type { Report } from "./schema.ts";
 import { FLAG_KINDS } from "./screens/index.ts";
-import type { DailyAggregate, MerchantAggregate } from "./sql.ts";
-import { type ReportWindow, windowDates } from "./window.ts";
+import type { MerchantAggregate } from "./sql.ts";
+import type { ReportWindow } from "./window.ts";
 
 export const LICENSE_URL = "https://creativecommons.org/licenses/by/4.0/";
 export const FLAG_NOTE =
   "A flag marks a pattern in public on-chain data, not a finding of wrongdoing: a merchant testing its own endpoint, one large customer or a high-volume integration can trip a screen.";
 
-export interface MerchantInfo {
-  address: string;
-  name: string | null;
-  claimed: boolean;
-  frozen: boolean;
-  listings: Listing[];
-}
-
 export interface ReportContext {
   window: ReportWindow;
+  /** `windowDates(window)`, computed once per build. */
+  dates: readonly string[];
   generatedAt: string;
   /** Base of the page and badge URLs, without a trailing slash. */
   publicUrl: string;
   rank: number | null;
-}
-
-/** A merchant with no payment in the window. */
-export function emptyAggregate(address: string): MerchantAggregate {
-  return {
-    pay_to: address,
-    tx: 0n,
-    amount: 0n,
-    buyers: 0n,
-    real_tx: 0n,
-    real_amount: 0n,
-    real_buyers: 0n,
-    top_amount: 0n,
-    quartiles: [0, 0, 0],
-    median_passing: null,
-    hub_linked_buyers: 0n,
-    flags: {},
-  };
 }
 
 export function pagePath(address: string): string {
@@ -51,14 +27,12 @@ export function badgePath(address: string): string {
   return `/badges/base/${address}.svg`;
 }
 
-/** Assembles one report from the window's aggregates: all rounding and wording happen here. */
-export function buildReport(
-  agg: MerchantAggregate,
-  daily: readonly DailyAggregate[],
-  info: MerchantInfo,
-  ctx: ReportContext,
-): Report {
-  const name = info.name ?? listingHost(info.listings) ?? info.address;
+/**
+ * Assembles one report from the window's aggregates: all wording and the rounding of totals happen
+ * here; daily cents arrive rounded by the same rule (`sqlCents` in money.ts).
+ */
+export function buildReport(agg: MerchantAggregate, ctx: ReportContext): Report {
+  const name = agg.name ?? listingHost(agg.listings) ?? agg.address;
   const usdCents = toCents(agg.amount);
   const realCents = toCents(agg.real_amount);
   const kinds = FLAG_KINDS.filter((k) => agg.flags[k]);
@@ -78,7 +52,11 @@ export function buildReport(
     `(${Math.round(percent)}% of $${centsToUsd(usdCents).toFixed(2)} reported) from ${agg.real_buyers} of ` +
     `${agg.buyers} buyer wallets on Base in the ${ctx.window.days} days to ${endDate}.`;
 
-  const byDate = new Map(daily.map((d) => [d.day.toISOString().slice(0, 10), d]));
+  const daily = ctx.dates.map((date) => ({ date, tx: 0, usd: 0, real_usd: 0 }));
+  for (const [day, tx, cents, realCents] of agg.daily) {
+    const d = daily[day];
+    if (d) Object.assign(d, { tx, usd: cents / 100, real_usd: realCents / 100 });
+  }
   const [p25 = 0, median = 0, p75 = 0] = agg.quartiles;
 
   return {
@@ -86,10 +64,10 @@ export function buildReport(
     generated_at: ctx.generatedAt,
     license: LICENSE_URL,
     chain: "base",
-    address: info.address,
+    address: agg.address,
     name,
-    claimed: info.claimed,
-    frozen: info.frozen,
+    claimed: agg.claimed,
+    frozen: agg.frozen,
     last_seen_week: endDate,
     rank_by_real_revenue: ctx.rank,
     window: ctx.window,
@@ -110,22 +88,14 @@ export function buildReport(
       p75: usd6(p75),
       median_passing: usd6(agg.median_passing ?? 0),
     },
-    bazaar_listings: sortListings(info.listings).map((l) => ({
+    bazaar_listings: sortListings(agg.listings).map((l) => ({
       resource: l.resource,
       price_usd: l.price_usd,
       description: cutDescription(l.description),
     })),
-    daily: windowDates(ctx.window).map((date) => {
-      const d = byDate.get(date);
-      return {
-        date,
-        tx: Number(d?.tx ?? 0n),
-        usd: usd2(d?.amount ?? 0n),
-        real_usd: usd2(d?.real_amount ?? 0n),
-      };
-    }),
-    page: ctx.publicUrl + pagePath(info.address),
-    badge: ctx.publicUrl + badgePath(info.address),
+    daily,
+    page: ctx.publicUrl + pagePath(agg.address),
+    badge: ctx.publicUrl + badgePath(agg.address),
   };
 }
 

@@ -1,12 +1,11 @@
 import { BadInputError, NotFoundError } from "../platform/errors.ts";
 import type { Store } from "../store/duckdb.ts";
 import { dataVersion } from "../store/migrations.ts";
-import { usd2 } from "./money.ts";
 import { rankByRealRevenue } from "./rank.ts";
-import { buildReport, emptyAggregate, LICENSE_URL, type MerchantInfo } from "./report.ts";
+import { buildReport, LICENSE_URL } from "./report.ts";
 import type { Report } from "./schema.ts";
 import { aggregateWindow } from "./sql.ts";
-import { isoUtc, type ReportWindow, resolveWindow } from "./window.ts";
+import { isoUtc, type ReportWindow, resolveWindow, windowDates } from "./window.ts";
 
 /** What the page shows beyond the report: the wallets behind each flag (the 20 largest per kind). */
 export interface ReportDetails {
@@ -136,22 +135,16 @@ export class ReportService {
   }
 
   private async build(window: ReportWindow, version: bigint): Promise<Report[]> {
-    const agg = await aggregateWindow(this.store, {
+    const dates = windowDates(window);
+    const merchants = await aggregateWindow(this.store, {
       startBlock: window.start_block,
       endBlock: window.end_block,
+      firstDate: dates[0] ?? window.start.slice(0, 10),
     });
-    const infos = await this.merchantInfos();
-    const aggregates = new Map(agg.merchants.map((m) => [m.pay_to, m]));
-    const daily = groupBy(agg.daily, (d) => d.pay_to);
     const ranks = rankByRealRevenue(
-      [...infos.values()].map((m) => ({
-        address: m.address,
-        realAmount: aggregates.get(m.address)?.real_amount ?? 0n,
-        frozen: m.frozen,
-      })),
+      merchants.map((m) => ({ address: m.address, realAmount: m.real_amount, frozen: m.frozen })),
     );
     const generatedAt = isoUtc(Math.floor(this.now().getTime() / 1000));
-    const wallets = groupBy(agg.flaggedWallets, (w) => w.pay_to);
 
     const built: Report[] = [];
     await this.store.transaction(async () => {
@@ -159,25 +152,21 @@ export class ReportService {
         end: window.end_block,
       });
       const appender = await this.store.connection.createAppender("reports");
-      for (const info of infos.values()) {
-        const report = buildReport(
-          aggregates.get(info.address) ?? emptyAggregate(info.address),
-          daily.get(info.address) ?? [],
-          info,
-          { window, generatedAt, publicUrl: this.options.publicUrl, rank: ranks.get(info.address) ?? null },
-        );
+      const endBlock = BigInt(window.end_block);
+      for (const merchant of merchants) {
+        const report = buildReport(merchant, {
+          window,
+          dates,
+          generatedAt,
+          publicUrl: this.options.publicUrl,
+          rank: ranks.get(merchant.address) ?? null,
+        });
         built.push(report);
-        const details: ReportDetails = { flagged_wallets: {} };
-        for (const w of wallets.get(info.address) ?? []) {
-          const list = details.flagged_wallets[w.kind] ?? [];
-          list.push({ wallet: w.payer, tx: Number(w.tx), usd: usd2(w.amount) });
-          details.flagged_wallets[w.kind] = list;
-        }
         appender.appendVarchar("base");
-        appender.appendBigInt(BigInt(window.end_block));
-        appender.appendVarchar(info.address);
+        appender.appendBigInt(endBlock);
+        appender.appendVarchar(merchant.address);
         appender.appendVarchar(JSON.stringify(report));
-        appender.appendVarchar(JSON.stringify(details));
+        appender.appendVarchar(merchant.details);
         appender.endRow();
       }
       appender.closeSync();
@@ -188,45 +177,6 @@ export class ReportService {
     });
     return built;
   }
-
-  private async merchantInfos(): Promise<Map<string, MerchantInfo>> {
-    const merchants = await this.store.all<{
-      address: string;
-      name: string | null;
-      claimed: boolean;
-      frozen: boolean;
-    }>("SELECT address, name, claimed, frozen FROM merchants ORDER BY address");
-    const listings = groupBy(
-      await this.store.all<{ pay_to: string; resource: string; price_usd: number; description: string }>(
-        "SELECT pay_to, resource, price_usd, description FROM listings",
-      ),
-      (l) => l.pay_to,
-    );
-    return new Map(
-      merchants.map((m) => [
-        m.address,
-        {
-          ...m,
-          listings: (listings.get(m.address) ?? []).map(({ resource, price_usd, description }) => ({
-            resource,
-            price_usd,
-            description,
-          })),
-        },
-      ]),
-    );
-  }
-}
-
-function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
-  const groups = new Map<K, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    const group = groups.get(k);
-    if (group) group.push(item);
-    else groups.set(k, [item]);
-  }
-  return groups;
 }
 
 export type Leaderboard = Awaited<ReturnType<ReportService["leaderboard"]>>;

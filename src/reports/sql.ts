@@ -1,21 +1,36 @@
 import { BASE_USDC } from "../chain/base.ts";
 import type { Store } from "../store/duckdb.ts";
+import type { Listing } from "./listings.ts";
+import { sqlCents } from "./money.ts";
 import { SCREENS, THRESHOLDS } from "./screens/index.ts";
 
 /**
- * All the SQL of the report, in one place. A window is built for every merchant at once: the window's
- * payments are staged, aggregated per (payer, merchant) pair, the screens are decided per pair, each
- * payment gets at most one flag kind, and the merchants' figures come out of two GROUP BYs.
+ * All the SQL of the report, in one place. A window is built for every merchant at once.
+ *
+ * The window's payments are read once, into groups the screens cannot tell apart: same payer, merchant,
+ * amount, day and side of the first funding transfer. A week of 10 million payments makes about a
+ * seventh as many groups, and everything else (pairs, screens, quartiles, daily totals, flags) is
+ * computed from them, so the build costs about one GROUP BY over the window plus small tables.
  */
 
 export interface WindowBounds {
   /** Exclusive: the window holds blocks start_block + 1 .. end_block. */
   startBlock: number;
   endBlock: number;
+  /** The window's first UTC date (YYYY-MM-DD): day 0 of `MerchantAggregate.daily`. */
+  firstDate: string;
 }
 
+/** One day of a merchant's window: [day index from the first date, tx, usd cents, real usd cents]. */
+export type DailyAggregate = [day: number, tx: number, cents: number, realCents: number];
+
+/** Everything one merchant's report is made of; merchants without payments have zero figures. */
 export interface MerchantAggregate {
-  pay_to: string;
+  address: string;
+  name: string | null;
+  claimed: boolean;
+  frozen: boolean;
+  listings: Listing[];
   tx: bigint;
   amount: bigint;
   buyers: bigint;
@@ -23,69 +38,84 @@ export interface MerchantAggregate {
   real_amount: bigint;
   real_buyers: bigint;
   top_amount: bigint;
-  quartiles: number[];
+  /** p25, median, p75 of the window's payments, atomic units (interpolated). */
+  quartiles: [number, number, number];
   median_passing: number | null;
   hub_linked_buyers: bigint;
-  /** Per kind: [tx, atomic amount]. */
+  /** Per kind: [tx, atomic amount]; only kinds with flagged payments. */
   flags: Record<string, { tx: bigint; amount: bigint }>;
-}
-
-export interface DailyAggregate {
-  pay_to: string;
-  day: Date;
-  tx: bigint;
-  amount: bigint;
-  real_amount: bigint;
-}
-
-export interface FlaggedWallet {
-  pay_to: string;
-  kind: string;
-  payer: string;
-  tx: bigint;
-  amount: bigint;
-}
-
-export interface WindowAggregates {
-  merchants: MerchantAggregate[];
+  /** Only days with payments, in order. */
   daily: DailyAggregate[];
-  flaggedWallets: FlaggedWallet[];
+  /** The page's details as JSON: `{"flagged_wallets": {kind: [{wallet, tx, usd}]}}`, the 20 largest per kind. */
+  details: string;
 }
 
-const TEMP_TABLES = ["rw_pairs", "rw_edges", "rw_returns", "rw_flagged", "rw_flag_payments"];
+const TEMP_TABLES = [
+  "rw_funding",
+  "rw_groups",
+  "rw_pairs",
+  "rw_edges",
+  "rw_returns",
+  "rw_flagged",
+  "rw_flag_groups",
+];
 
 /**
- * Builds the aggregates of one window for every merchant paid in it.
- *
- * Flagged payments are a small part of any real week, so real figures are computed as all minus
- * flagged: only the payments of suspect pairs are classified one by one, and the full passes over the
- * window are the few a plain explorer needs too (pairs, daily totals, quartiles).
+ * Linear interpolation between closest ranks (DuckDB's `quantile_cont`, R's type 7) over a histogram
+ * `h(pay_to, amount, n)`, for quarters k/4: integer arithmetic up to the final interpolation.
  */
-export async function aggregateWindow(store: Store, bounds: WindowBounds): Promise<WindowAggregates> {
+function quartilesOf(h: string, quarters: readonly number[]): string {
+  return `WITH c AS (
+      SELECT pay_to, amount, sum(n) OVER (PARTITION BY pay_to ORDER BY amount) AS upto,
+        sum(n) OVER (PARTITION BY pay_to) AS total
+      FROM ${h}
+    ), t AS (
+      SELECT DISTINCT pay_to, k, (total - 1) * k // 4 AS lo, (total - 1) * k % 4 AS rest
+      FROM c, (VALUES ${quarters.map((k) => `(${k})`).join(", ")}) q(k)
+    ), x AS (
+      SELECT t.pay_to, t.k, t.rest, min(c.amount) FILTER (c.upto > t.lo) AS lo_x,
+        min(c.amount) FILTER (c.upto > t.lo + 1) AS hi_x
+      FROM t JOIN c USING (pay_to) GROUP BY t.pay_to, t.k, t.rest
+    )
+    SELECT pay_to, k, CASE WHEN rest = 0 THEN lo_x::DOUBLE ELSE lo_x + (rest / 4) * (hi_x - lo_x) END AS value FROM x`;
+}
+
+/** Builds the aggregates of one window for every merchant in the store, by address. */
+export async function aggregateWindow(store: Store, bounds: WindowBounds): Promise<MerchantAggregate[]> {
   const p = { start: bounds.startBlock, end: bounds.endBlock };
-  // The window's payments; the store is written in block order, so zone maps skip the rest.
-  const W = `(SELECT payer, pay_to, amount, block_number, block_time FROM payments
-    WHERE chain = 'base' AND asset = '${BASE_USDC}' AND block_number > $start AND block_number <= $end)`;
   try {
+    // Who received USDC from whom: the merchant_funded screen's evidence, looking back before the window.
+    await store.run(
+      `CREATE OR REPLACE TEMP TABLE rw_funding AS
+       SELECT from_address AS pay_to, to_address AS payer, min(block_number) AS funded_from FROM transfers
+       WHERE chain = 'base' AND block_number > $lookback AND block_number <= $end GROUP BY ALL`,
+      { end: p.end, lookback: p.start - THRESHOLDS.fundingLookbackBlocks },
+    );
+    // The one pass over the window's payments; the store is written in block order, so zone maps skip the rest.
+    await store.run(
+      `CREATE OR REPLACE TEMP TABLE rw_groups AS
+       SELECT w.payer, w.pay_to, w.amount, (w.block_time::DATE - $first::DATE)::INTEGER AS day,
+         coalesce(w.block_number >= f.funded_from, false) AS after_funding, count(*) AS n
+       FROM payments w LEFT JOIN rw_funding f USING (payer, pay_to)
+       WHERE w.chain = 'base' AND w.asset = '${BASE_USDC}' AND w.block_number > $start AND w.block_number <= $end
+       GROUP BY ALL`,
+      { ...p, first: bounds.firstDate },
+    );
     await store.run(
       `CREATE OR REPLACE TEMP TABLE rw_pairs AS
-      WITH pairs AS (
-        SELECT payer, pay_to, count(*) AS tx, sum(amount)::BIGINT AS amount,
-          count(*) FILTER (amount < ${THRESHOLDS.tinyAmount}) AS tiny_tx
-        FROM ${W} GROUP BY payer, pay_to
-      ), tiny_modes AS (
-        SELECT payer, pay_to, max(n) AS tiny_mode_tx FROM (
-          SELECT payer, pay_to, count(*) AS n FROM ${W} WHERE amount < ${THRESHOLDS.tinyAmount}
-          GROUP BY payer, pay_to, amount
-        ) GROUP BY payer, pay_to
+      WITH amounts AS (
+        SELECT payer, pay_to, amount, sum(n)::BIGINT AS n FROM rw_groups GROUP BY ALL
+      ), pairs AS (
+        SELECT payer, pay_to, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n)::BIGINT AS amount,
+          coalesce(sum(n) FILTER (amount < ${THRESHOLDS.tinyAmount}), 0)::BIGINT AS tiny_tx,
+          coalesce(max(n) FILTER (amount < ${THRESHOLDS.tinyAmount}), 0)::BIGINT AS tiny_mode_tx
+        FROM amounts GROUP BY payer, pay_to
       ), payers AS (
         SELECT payer, count(*) AS payer_merchants,
           count(*) FILTER (tx <= ${THRESHOLDS.proberMaxPaymentsPerMerchant}) AS payer_light_merchants
         FROM pairs GROUP BY payer
       )
-      SELECT pairs.*, coalesce(tiny_mode_tx, 0) AS tiny_mode_tx, payer_merchants, payer_light_merchants
-      FROM pairs JOIN payers USING (payer) LEFT JOIN tiny_modes USING (payer, pay_to)`,
-      p,
+      SELECT pairs.*, payer_merchants, payer_light_merchants FROM pairs JOIN payers USING (payer)`,
     );
 
     // The window's money graph: its x402 payments and its plain USDC transfers.
@@ -127,93 +157,131 @@ export async function aggregateWindow(store: Store, bounds: WindowBounds): Promi
     );
     await store.run(
       `CREATE OR REPLACE TEMP TABLE rw_flagged AS
-       SELECT payer, pay_to, funded_from, hub_linked, ${screenColumns} FROM (
+       SELECT payer, pay_to, hub_linked, ${screenColumns} FROM (
          SELECT q.*, coalesce(r.returned, 0) AS returned, coalesce(r.hub_linked, false) AS hub_linked, f.funded_from
-         FROM rw_pairs q
-         LEFT JOIN rw_returns r USING (payer, pay_to)
-         LEFT JOIN (
-           SELECT from_address AS pay_to, to_address AS payer, min(block_number) AS funded_from FROM transfers
-           WHERE chain = 'base' AND block_number > $lookback AND block_number <= $end GROUP BY ALL
-         ) f USING (payer, pay_to)
+         FROM rw_pairs q LEFT JOIN rw_returns r USING (payer, pay_to) LEFT JOIN rw_funding f USING (payer, pay_to)
        ) WHERE ${SCREENS.map((s) => `"s_${s.kind}"`).join(" OR ")} OR hub_linked`,
-      { end: p.end, lookback: p.start - THRESHOLDS.fundingLookbackBlocks },
     );
 
-    // Only the payments of suspect (or hub-linked) pairs are classified one by one.
+    // Only the groups of suspect (or hub-linked) pairs are classified.
     const kind = `CASE ${SCREENS.map((s) => `WHEN "s_${s.kind}" AND (${s.payment}) THEN '${s.kind}'`).join(" ")} END`;
     await store.run(
-      `CREATE OR REPLACE TEMP TABLE rw_flag_payments AS
-       SELECT w.payer, w.pay_to, w.amount, w.block_time::DATE AS day, ${kind} AS kind, f.hub_linked
-       FROM ${W} w JOIN rw_flagged f USING (payer, pay_to)`,
-      p,
+      `CREATE OR REPLACE TEMP TABLE rw_flag_groups AS
+       SELECT g.payer, g.pay_to, g.amount, g.day, g.n, ${kind} AS kind, f.hub_linked
+       FROM rw_groups g JOIN rw_flagged f USING (payer, pay_to)`,
     );
 
-    const flagColumns = SCREENS.map(
-      (s) =>
-        `count(*) FILTER (kind = '${s.kind}') AS "tx_${s.kind}", coalesce(sum(amount) FILTER (kind = '${s.kind}'), 0)::BIGINT AS "amount_${s.kind}"`,
-    ).join(",\n        ");
-    const rows = await store.all(
-      `WITH buyers AS (
-        SELECT pay_to, count(*) AS buyers, max(amount) AS top_amount FROM rw_pairs GROUP BY pay_to
-      ), quartiles AS (
-        SELECT pay_to, count(*) AS tx, sum(amount)::BIGINT AS amount, quantile_cont(amount, [0.25, 0.5, 0.75]) AS quartiles
-        FROM ${W} GROUP BY pay_to
-      ), flagged_pairs AS (
-        SELECT pay_to, payer, count(*) FILTER (kind IS NULL) AS passing, bool_or(hub_linked) AS hub_linked
-        FROM rw_flag_payments GROUP BY pay_to, payer
-      ), flagged AS (
-        SELECT pay_to, count(*) FILTER (kind IS NOT NULL) AS tx, coalesce(sum(amount) FILTER (kind IS NOT NULL), 0)::BIGINT AS amount,
-          ${flagColumns}
-        FROM rw_flag_payments GROUP BY pay_to
-      ), lost_buyers AS (
-        SELECT pay_to, count(*) FILTER (passing = 0) AS lost, count(*) FILTER (passing > 0 AND hub_linked) AS hub_linked_buyers
-        FROM flagged_pairs GROUP BY pay_to
-      ), passing_medians AS (
-        -- Merchants with flags only: the rest have median_passing = median.
-        SELECT pay_to, quantile_cont(amount, 0.5) AS median_passing FROM (
-          SELECT w.pay_to, w.amount FROM ${W} w
-          WHERE w.pay_to IN (SELECT pay_to FROM flagged WHERE tx > 0)
-            AND NOT EXISTS (SELECT 1 FROM rw_flagged f WHERE f.payer = w.payer AND f.pay_to = w.pay_to)
-          UNION ALL
-          SELECT pay_to, amount FROM rw_flag_payments WHERE kind IS NULL AND pay_to IN (SELECT pay_to FROM flagged WHERE tx > 0)
-        ) GROUP BY pay_to
-      )
-      SELECT q.pay_to, q.tx, q.amount, b.buyers, b.top_amount, q.quartiles,
-        q.tx - coalesce(f.tx, 0) AS real_tx,
-        (q.amount - coalesce(f.amount, 0))::BIGINT AS real_amount,
-        b.buyers - coalesce(l.lost, 0) AS real_buyers,
-        coalesce(l.hub_linked_buyers, 0) AS hub_linked_buyers,
-        CASE WHEN coalesce(f.tx, 0) = 0 THEN q.quartiles[2] ELSE pm.median_passing END AS median_passing,
-        ${SCREENS.map((s) => `coalesce(f."tx_${s.kind}", 0) AS "tx_${s.kind}", coalesce(f."amount_${s.kind}", 0) AS "amount_${s.kind}"`).join(", ")}
-      FROM quartiles q JOIN buyers b USING (pay_to)
-      LEFT JOIN flagged f USING (pay_to) LEFT JOIN lost_buyers l USING (pay_to) LEFT JOIN passing_medians pm USING (pay_to)`,
-      p,
-    );
-    const merchants = rows.map((row) => {
-      const flags: MerchantAggregate["flags"] = {};
-      for (const s of SCREENS) {
-        const tx = BigInt(row[`tx_${s.kind}`] as bigint);
-        if (tx > 0n) flags[s.kind] = { tx, amount: BigInt(row[`amount_${s.kind}`] as bigint) };
-      }
-      return { ...(row as unknown as MerchantAggregate), flags };
-    });
-
-    const daily = await store.all<DailyAggregate & Record<string, unknown>>(
-      `WITH days AS (
-        SELECT pay_to, block_time::DATE AS day, count(*) AS tx, sum(amount)::BIGINT AS amount FROM ${W} GROUP BY pay_to, day
-      ), flagged AS (
-        SELECT pay_to, day, sum(amount)::BIGINT AS amount FROM rw_flag_payments WHERE kind IS NOT NULL GROUP BY pay_to, day
-      )
-      SELECT d.pay_to, d.day, d.tx, d.amount, (d.amount - coalesce(f.amount, 0))::BIGINT AS real_amount
-      FROM days d LEFT JOIN flagged f USING (pay_to, day)`,
-      p,
-    );
-    const flaggedWallets = await store.all<FlaggedWallet & Record<string, unknown>>(`
-      SELECT pay_to, kind, payer, count(*) AS tx, sum(amount)::BIGINT AS amount
-      FROM rw_flag_payments WHERE kind IS NOT NULL GROUP BY pay_to, kind, payer
-      QUALIFY row_number() OVER (PARTITION BY pay_to, kind ORDER BY sum(amount) DESC, payer) <= 20`);
-    return { merchants, daily, flaggedWallets };
+    return await readMerchants(store);
   } finally {
     for (const t of TEMP_TABLES) await store.run(`DROP TABLE IF EXISTS temp.${t}`);
   }
+}
+
+/** Every merchant's figures, listings, daily totals and flagged wallets: one row each, by address. */
+async function readMerchants(store: Store): Promise<MerchantAggregate[]> {
+  const flagColumns = SCREENS.map(
+    (s) =>
+      `coalesce(sum(n) FILTER (kind = '${s.kind}'), 0)::BIGINT AS "tx_${s.kind}",
+        coalesce(sum(amount::HUGEINT * n) FILTER (kind = '${s.kind}'), 0)::BIGINT AS "amount_${s.kind}"`,
+  ).join(",\n        ");
+  const precedence = `CASE kind ${SCREENS.map((s, i) => `WHEN '${s.kind}' THEN ${i}`).join(" ")} END`;
+  const flagged = "(SELECT * FROM rw_flag_groups WHERE kind IS NOT NULL)";
+  const rows = await store.all(
+    `WITH totals AS (
+        SELECT pay_to, sum(tx)::BIGINT AS tx, sum(amount)::BIGINT AS amount, count(*) AS buyers,
+          max(amount) AS top_amount
+        FROM rw_pairs GROUP BY pay_to
+      ), hist AS (
+        SELECT pay_to, amount, sum(n) AS n FROM rw_groups GROUP BY pay_to, amount
+      ), quartiles AS (
+        SELECT pay_to, list(value ORDER BY k) AS quartiles FROM (${quartilesOf("hist", [1, 2, 3])}) GROUP BY pay_to
+      ), flag_pairs AS (
+        SELECT pay_to, payer, sum(n) FILTER (kind IS NULL) AS passing, bool_or(hub_linked) AS hub_linked
+        FROM rw_flag_groups GROUP BY pay_to, payer
+      ), lost_buyers AS (
+        SELECT pay_to, count(*) FILTER (passing IS NULL) AS lost,
+          count(*) FILTER (passing IS NOT NULL AND hub_linked) AS hub_linked_buyers
+        FROM flag_pairs GROUP BY pay_to
+      ), flag_totals AS (
+        SELECT pay_to, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n)::BIGINT AS amount, ${flagColumns}
+        FROM ${flagged} GROUP BY pay_to
+      ), passing_hist AS (
+        -- Merchants with flags only: for the rest median_passing is the median.
+        SELECT h.pay_to, h.amount, h.n - coalesce(f.n, 0) AS n FROM hist h
+        LEFT JOIN (SELECT pay_to, amount, sum(n) AS n FROM ${flagged} GROUP BY ALL) f USING (pay_to, amount)
+        WHERE h.pay_to IN (SELECT pay_to FROM flag_totals) AND h.n > coalesce(f.n, 0)
+      ), passing_medians AS (
+        SELECT pay_to, value AS median_passing FROM (${quartilesOf("passing_hist", [2])})
+      ), days AS (
+        SELECT g.pay_to, g.day, sum(g.n)::BIGINT AS tx, sum(g.amount::HUGEINT * g.n) AS amount,
+          coalesce(f.amount, 0) AS flagged
+        FROM rw_groups g LEFT JOIN (
+          SELECT pay_to, day, sum(amount::HUGEINT * n) AS amount FROM ${flagged} GROUP BY ALL
+        ) f USING (pay_to, day)
+        GROUP BY g.pay_to, g.day, f.amount
+      ), daily AS (
+        SELECT pay_to, to_json(list([day, tx, ${sqlCents("amount")}, ${sqlCents("amount - flagged")}] ORDER BY day)) AS daily
+        FROM days GROUP BY pay_to
+      ), wallets AS (
+        SELECT pay_to, kind, payer, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount
+        FROM ${flagged} GROUP BY pay_to, kind, payer
+        QUALIFY row_number() OVER (PARTITION BY pay_to, kind ORDER BY sum(amount::HUGEINT * n) DESC, payer) <= 20
+      ), details AS (
+        SELECT pay_to, '{' || string_agg(to_json(kind) || ':' || to_json(wallets), ',' ORDER BY precedence) || '}' AS flagged_wallets FROM (
+          SELECT pay_to, kind, ${precedence} AS precedence, list({'wallet': payer, 'tx': tx, 'usd': ${sqlCents("amount")} / 100} ORDER BY amount DESC, payer) AS wallets
+          FROM wallets GROUP BY pay_to, kind
+        ) GROUP BY pay_to
+      ), listings AS (
+        SELECT pay_to, to_json(list({'resource': resource, 'price_usd': price_usd, 'description': description})) AS listings
+        FROM listings GROUP BY pay_to
+      )
+      SELECT m.address, m.name, m.claimed, m.frozen, l.listings,
+        coalesce(t.tx, 0) AS tx, coalesce(t.amount, 0) AS amount, coalesce(t.buyers, 0) AS buyers,
+        coalesce(t.top_amount, 0) AS top_amount, q.quartiles,
+        coalesce(t.tx, 0) - coalesce(f.tx, 0) AS real_tx,
+        (coalesce(t.amount, 0) - coalesce(f.amount, 0))::BIGINT AS real_amount,
+        coalesce(t.buyers, 0) - coalesce(lb.lost, 0) AS real_buyers,
+        coalesce(lb.hub_linked_buyers, 0) AS hub_linked_buyers,
+        CASE WHEN f.pay_to IS NULL THEN q.quartiles[2] ELSE pm.median_passing END AS median_passing,
+        ${SCREENS.map((s) => `coalesce(f."tx_${s.kind}", 0) AS "tx_${s.kind}", coalesce(f."amount_${s.kind}", 0) AS "amount_${s.kind}"`).join(", ")},
+        d.daily, concat('{"flagged_wallets":', coalesce(w.flagged_wallets, '{}'), '}') AS details
+      FROM merchants m
+      LEFT JOIN totals t ON t.pay_to = m.address
+      LEFT JOIN quartiles q ON q.pay_to = m.address
+      LEFT JOIN flag_totals f ON f.pay_to = m.address
+      LEFT JOIN lost_buyers lb ON lb.pay_to = m.address
+      LEFT JOIN passing_medians pm ON pm.pay_to = m.address
+      LEFT JOIN daily d ON d.pay_to = m.address
+      LEFT JOIN details w ON w.pay_to = m.address
+      LEFT JOIN listings l ON l.pay_to = m.address
+      ORDER BY m.address`,
+  );
+  return rows.map((row) => {
+    const flags: MerchantAggregate["flags"] = {};
+    for (const s of SCREENS) {
+      const tx = BigInt(row[`tx_${s.kind}`] as bigint);
+      if (tx > 0n) flags[s.kind] = { tx, amount: BigInt(row[`amount_${s.kind}`] as bigint) };
+    }
+    const quartiles = (row.quartiles as number[] | null) ?? [0, 0, 0];
+    return {
+      address: row.address as string,
+      name: row.name as string | null,
+      claimed: row.claimed as boolean,
+      frozen: row.frozen as boolean,
+      listings: row.listings ? (JSON.parse(row.listings as string) as Listing[]) : [],
+      tx: row.tx as bigint,
+      amount: row.amount as bigint,
+      buyers: row.buyers as bigint,
+      real_tx: row.real_tx as bigint,
+      real_amount: row.real_amount as bigint,
+      real_buyers: row.real_buyers as bigint,
+      top_amount: row.top_amount as bigint,
+      quartiles: [quartiles[0] ?? 0, quartiles[1] ?? 0, quartiles[2] ?? 0],
+      median_passing: row.median_passing as number | null,
+      hub_linked_buyers: row.hub_linked_buyers as bigint,
+      flags,
+      daily: row.daily ? (JSON.parse(row.daily as string) as DailyAggregate[]) : [],
+      details: row.details as string,
+    };
+  });
 }

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { addr, checkpoint, ndjsonFile, payment } from "../helpers/data.ts";
 
 const BIN = path.resolve("bin/x402-merchants");
@@ -83,6 +83,10 @@ describe("command line", () => {
     ]);
     const child = spawn(process.execPath, [BIN, "serve", "--port", "0", "--data", data], {
       stdio: ["ignore", "pipe", "pipe"],
+    });
+    // A failed expectation must not leave the server running.
+    onTestFinished(() => {
+      if (child.exitCode === null) child.kill("SIGKILL");
     });
     const line = await new Promise<string>((resolve, reject) => {
       let out = "";

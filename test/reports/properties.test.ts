@@ -37,6 +37,15 @@ const transferArb = fc.record({
 
 const toCents = (atomic: bigint) => (atomic + 5_000n) / 10_000n;
 
+/** Linear interpolation between closest ranks (R type 7), 0 for no values. */
+function quantile7(sorted: number[], q: number): number {
+  if (sorted.length === 0) return 0;
+  const h = (sorted.length - 1) * q;
+  const lo = sorted[Math.floor(h)] ?? 0;
+  const hi = sorted[Math.ceil(h)] ?? 0;
+  return lo + (h - Math.floor(h)) * (hi - lo);
+}
+
 describe("every report of random payment sets", () => {
   it("holds the spec's invariants, matches an independent count and validates against the schema", async () => {
     await fc.assert(
@@ -77,6 +86,18 @@ describe("every report of random payment sets", () => {
               expect(r.buyers).toBe(new Set(mine.map((p) => p.payer)).size);
               expect(r.daily).toHaveLength(8);
               expect(r.daily.reduce((s, d) => s + d.tx, 0)).toBe(r.tx);
+              // Daily figures are rounded per day: their sum is within half a cent per day of the total.
+              expect(Math.abs(r.daily.reduce((s, d) => s + d.usd, 0) - r.usd)).toBeLessThanOrEqual(
+                0.04 + 1e-9,
+              );
+              expect(Math.abs(r.daily.reduce((s, d) => s + d.real_usd, 0) - r.real_usd)).toBeLessThanOrEqual(
+                0.04 + 1e-9,
+              );
+              const sorted = mine.map((p) => p.amount).sort((a, b) => a - b);
+              expect([r.paid.p25, r.paid.median, r.paid.p75]).toEqual(
+                [0.25, 0.5, 0.75].map((q) => Math.round(quantile7(sorted, q)) / 1_000_000),
+              );
+              if (flags.length === 0) expect(r.paid.median_passing).toBe(r.paid.median);
               expect(r.window.end_block - r.window.start_block).toBe(302_400);
               expect(r.claim).toMatch(
                 /^\S+ received \$\d+\.\d{2} of x402 payments passing every screen \(\d+% of \$\d+\.\d{2} reported\) from \d+ of \d+ buyer wallets on Base in the 7 days to \d{4}-\d{2}-\d{2}\.$/,

@@ -13,5 +13,5 @@ export const merchantFunded: Screen = {
   kind: "merchant_funded",
   summary: "The payer received USDC from the merchant before paying it.",
   pair: "funded_from IS NOT NULL",
-  payment: "block_number >= funded_from",
+  payment: "after_funding",
 };

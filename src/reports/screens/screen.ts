@@ -1,13 +1,22 @@
 /**
- * A screen marks payments that match a pattern in public chain data. It is two SQL conditions over
- * the window's pair table (one row per payer and merchant, see `../sql.ts`): `pair` decides whether a
- * pair is suspect at all, `payment` which of its payments are flagged (true: all of them).
- * Each flagged payment belongs to the first screen in `SCREENS` order that matches it.
+ * A screen marks payments that match a pattern in public chain data. It is two SQL conditions, see
+ * `../sql.ts`: `pair` decides whether a (payer, merchant) pair is suspect at all, `payment` which of
+ * its payments are flagged (true: all of them). Each flagged payment belongs to the first screen in
+ * `SCREENS` order that matches it.
  */
 export interface Screen {
   kind: string;
   /** One line for people: shown on the merchant page beside the flag. */
   summary: string;
+  /**
+   * Over the pair table: payer, pay_to, tx, amount, tiny_tx, tiny_mode_tx, payer_merchants,
+   * payer_light_merchants, returned (value that came back to the payer), funded_from (block of the
+   * merchant's first transfer to the payer, or NULL).
+   */
   pair: string;
+  /**
+   * Over a group of the pair's payments that no screen can tell apart: amount, day (0 is the window's
+   * first date) and after_funding (made at or after funded_from).
+   */
   payment: string;
 }
