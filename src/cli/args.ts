@@ -13,6 +13,7 @@ const OPTIONS = {
   port: { type: "string" },
   host: { type: "string" },
   "public-url": { type: "string" },
+  buyers: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 

@@ -1,0 +1,94 @@
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { createPublicClient, getAddress, http } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { describe, expect, it, type TestContext } from "vitest";
+import { BASE_USDC } from "../../src/chain/base.ts";
+import { usdcAbi } from "../../src/chain/usdc.ts";
+import { alive, childrenOf, commandName, eventually } from "../helpers/process.ts";
+
+const BIN = path.resolve("bin/x402-merchants");
+/** Starts `devnet --port 0 ARGS`; the child is killed after the test if it still runs (a failed test). */
+function devnet(context: TestContext, ...args: string[]) {
+  const child = spawn(process.execPath, [BIN, "devnet", "--port", "0", ...args], { stdio: "pipe" });
+  context.onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  const exit = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const line = new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes("\n")) resolve(out.split("\n")[0] ?? "");
+    });
+    let err = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    child.once("exit", (code) => reject(new Error(`exited with ${code}: ${err}`)));
+  });
+  return { child, exit, line };
+}
+
+/** The anvil process the CLI started (its one child named anvil). */
+function anvilOf(pid: number): number {
+  const anvils = childrenOf(pid).filter((p) => commandName(p) === "anvil");
+  expect(anvils).toHaveLength(1);
+  return anvils[0] as number;
+}
+
+// Linux: the checks read /proc. The cases run concurrently: each waits mostly on a child process.
+describe.runIf(process.platform === "linux").concurrent("devnet command", () => {
+  it("prints one JSON line when ready, mines a block every 2 s, and stops on SIGTERM with exit 0", async (context) => {
+    const { child, exit, line } = devnet(context, "--buyers", "2");
+    const ready = JSON.parse(await line);
+    expect(Object.keys(ready)).toEqual(["rpc", "facilitator", "chainId", "usdc", "buyers"]);
+    expect(ready).toMatchObject({ facilitator: null, chainId: 8453, usdc: getAddress(BASE_USDC) });
+    expect(ready.rpc).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(ready.buyers).toHaveLength(2);
+
+    const client = createPublicClient({ transport: http(ready.rpc) });
+    expect(await client.getChainId()).toBe(8453);
+    for (const buyer of ready.buyers as { address: `0x${string}`; privateKey: `0x${string}` }[]) {
+      expect(Object.keys(buyer)).toEqual(["address", "privateKey"]);
+      expect(privateKeyToAccount(buyer.privateKey).address).toBe(buyer.address);
+      expect(
+        await client.readContract({
+          address: ready.usdc,
+          abi: usdcAbi,
+          functionName: "balanceOf",
+          args: [buyer.address],
+        }),
+      ).toBe(1_000_000_000n);
+    }
+
+    // Interval mining is on: a new block comes by itself, 2 s after its parent.
+    const start = await client.getBlockNumber({ cacheTime: 0 });
+    expect(await eventually(async () => (await client.getBlockNumber({ cacheTime: 0 })) > start)).toBe(true);
+    const [parent, next] = await Promise.all([
+      client.getBlock({ blockNumber: start }),
+      client.getBlock({ blockNumber: start + 1n }),
+    ]);
+    expect(next.timestamp - parent.timestamp).toBe(2n);
+
+    const anvil = anvilOf(child.pid as number);
+    child.kill("SIGTERM");
+    expect(await exit).toBe(0);
+    expect(alive(anvil)).toBe(false);
+  });
+
+  it("leaves no anvil behind when the command itself is killed", async (context) => {
+    const { child, exit, line } = devnet(context, "--buyers", "0");
+    await line;
+    const anvil = anvilOf(child.pid as number);
+    child.kill("SIGKILL");
+    await exit;
+    expect(await eventually(() => !alive(anvil))).toBe(true);
+  });
+
+  it("rejects a bad --buyers with exit code 2", async (context) => {
+    const { exit, line } = devnet(context, "--buyers", "many");
+    await expect(line).rejects.toThrow(/--buyers must be a whole number/);
+    expect(await exit).toBe(2);
+  });
+});

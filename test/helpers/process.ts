@@ -1,0 +1,61 @@
+import fs from "node:fs";
+
+/**
+ * Whether a process is running. A zombie (exited, not yet reaped: a killed orphan waits for init) counts
+ * as gone, which `process.kill(pid, 0)` alone would not tell.
+ */
+export function alive(pid: number): boolean {
+  if (process.platform === "linux") {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+      // The state follows the command name, which is in parentheses and may itself contain spaces.
+      return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+    } catch {
+      return false;
+    }
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The direct children of a process (Linux only: read from /proc). */
+export function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === pid) children.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return children;
+}
+
+/** Polls `check` every 20 ms until it holds or `timeoutMs` passes; returns whether it held. */
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 5_000,
+): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return true;
+}
+
+/** The command name of a process (Linux only), or "" once it is gone. */
+export function commandName(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+  } catch {
+    return "";
+  }
+}
