@@ -18,6 +18,11 @@ export const ConfigSchema = z.object({
   /** DuckDB memory limit, e.g. "1GB"; DuckDB spills to the data directory past it. */
   duckdbMemory: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, "a size such as 1GB"),
   duckdbThreads: z.coerce.number().int().min(1).max(256).nullable(),
+  /**
+   * Merchant and facilitator state (PostgreSQL): a server when set (`DATABASE_URL`), else embedded
+   * PGlite in `<dataDir>/postgres`.
+   */
+  databaseUrl: z.url({ protocol: /^postgres(ql)?$/ }).nullable(),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
@@ -44,6 +49,7 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
     port: flags.port ?? env.PORT ?? String(DEFAULT_PORT),
     duckdbMemory: env.X402M_DUCKDB_MEMORY ?? "1GB",
     duckdbThreads: env.X402M_DUCKDB_THREADS ?? null,
+    databaseUrl: env.DATABASE_URL || null,
   };
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) {
