@@ -1,25 +1,47 @@
 import { startDevnet } from "../chain/devnet.ts";
-import { type Flags, UsageError } from "./args.ts";
+import { configFrom, type Flags, UsageError } from "./args.ts";
 
 /** anvil's usual port, so wallets and tools find the devnet where they expect a local chain. */
 export const DEFAULT_DEVNET_PORT = 8545;
 export const DEFAULT_DEVNET_BUYERS = 3;
+/** Where the devnet's facilitator listens unless X402M_FACILITATOR_PORT says otherwise (0: a free port). */
+export const DEFAULT_FACILITATOR_PORT = 8403;
 
 /**
  * Runs the devnet: a local Base chain (anvil, chain id 8453, a block every 2 s) with USDC at the canonical
- * address and funded buyers. Prints one JSON line `{"rpc", "facilitator", "chainId", "usdc", "buyers"}`
- * when ready; stops on SIGINT/SIGTERM (anvil stopped, exit 0), and fails if anvil dies on its own.
- * `facilitator` (the URL of the project's x402 facilitator) is null until the devnet runs one.
+ * address and funded buyers, and the project's x402 facilitator settling on it from the devnet's
+ * facilitator account, on 127.0.0.1 (port X402M_FACILITATOR_PORT, default 8403). The facilitator keeps its
+ * ledger and Bazaar catalogue in the configured database (PGlite in `<data>/postgres`, or DATABASE_URL);
+ * since the chain is new on every start, so is that state (the previous chain's is cleared).
+ *
+ * Prints one JSON line `{"rpc", "facilitator", "chainId", "usdc", "buyers"}` when ready; stops on
+ * SIGINT/SIGTERM (facilitator closed, then anvil stopped, exit 0), and fails if anvil dies on its own.
  */
 export async function runDevnet(args: string[], flags: Flags): Promise<number> {
   if (args.length > 0) throw new UsageError("devnet takes no arguments");
   const port = parseInteger("--port", flags.port, DEFAULT_DEVNET_PORT, 65_535);
   const buyers = parseInteger("--buyers", flags.buyers, DEFAULT_DEVNET_BUYERS, 10_000);
+  const facilitatorPort = parseInteger(
+    "X402M_FACILITATOR_PORT",
+    process.env.X402M_FACILITATOR_PORT || undefined,
+    DEFAULT_FACILITATOR_PORT,
+    65_535,
+  );
+  const config = configFrom(flags);
+  // Loaded here, as the chain code is: the facilitator's SDK and PGlite are only for this command.
+  const { startFacilitator } = await import("./devnet-facilitator.ts");
 
   const devnet = await startDevnet({ port, buyers });
+  let facilitator: Awaited<ReturnType<typeof startFacilitator>>;
+  try {
+    facilitator = await startFacilitator(devnet, config, facilitatorPort);
+  } catch (error) {
+    await devnet.stop();
+    throw error;
+  }
   const ready = {
     rpc: devnet.rpc,
-    facilitator: null,
+    facilitator: facilitator.url,
     chainId: devnet.chainId,
     usdc: devnet.usdc,
     buyers: devnet.buyers.map(({ address, privateKey }) => ({ address, privateKey })),
@@ -37,6 +59,8 @@ export async function runDevnet(args: string[], flags: Flags): Promise<number> {
     process.on("SIGTERM", onSignal);
     void devnet.exited.then(finish("anvil exited"));
   });
+  // The facilitator first: it may be waiting on the chain for a settlement.
+  await facilitator.close();
   await devnet.stop();
   if (reason === "anvil exited") {
     const { code, signal } = await devnet.exited;

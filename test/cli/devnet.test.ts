@@ -5,16 +5,30 @@ import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it, type TestContext } from "vitest";
 import { BASE_USDC } from "../../src/chain/base.ts";
 import { usdcAbi } from "../../src/chain/usdc.ts";
+import { DATABASE_KINDS, isolatedDatabaseOptions } from "../helpers/db.ts";
 import { alive, childrenOf, commandName, eventually } from "../helpers/process.ts";
 
 const BIN = path.resolve("bin/x402-merchants");
-/** Starts `devnet --port 0 ARGS`; the child is killed after the test if it still runs (a failed test). */
-function devnet(context: TestContext, ...args: string[]) {
-  const child = spawn(process.execPath, [BIN, "devnet", "--port", "0", ...args], { stdio: "pipe" });
-  context.onTestFinished(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+/**
+ * Starts `devnet --port 0 ARGS` with the facilitator on a free port and its state in a fresh place (a
+ * schema of the server when DATABASE_URL is set, else PGlite in a temporary data directory); the child
+ * is killed after the test if it still runs (a failed test), and the state removed.
+ */
+async function devnet(context: TestContext, ...args: string[]) {
+  const state = await isolatedDatabaseOptions(DATABASE_KINDS.at(-1) ?? "pglite");
+  const env: NodeJS.ProcessEnv = { ...process.env, X402M_FACILITATOR_PORT: "0" };
+  if (state.databaseUrl) env.DATABASE_URL = state.databaseUrl;
+  else delete env.DATABASE_URL;
+  const child = spawn(process.execPath, [BIN, "devnet", "--port", "0", "--data", state.dataDir, ...args], {
+    stdio: "pipe",
+    env,
   });
   const exit = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  context.onTestFinished(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    await exit;
+    await state.cleanup();
+  });
   const line = new Promise<string>((resolve, reject) => {
     let out = "";
     child.stdout.on("data", (chunk: Buffer) => {
@@ -40,11 +54,20 @@ function anvilOf(pid: number): number {
 // Linux: the checks read /proc. The cases run concurrently: each waits mostly on a child process.
 describe.runIf(process.platform === "linux").concurrent("devnet command", () => {
   it("prints one JSON line when ready, mines a block every 2 s, and stops on SIGTERM with exit 0", async (context) => {
-    const { child, exit, line } = devnet(context, "--buyers", "2");
+    const { child, exit, line } = await devnet(context, "--buyers", "2");
     const ready = JSON.parse(await line);
     expect(Object.keys(ready)).toEqual(["rpc", "facilitator", "chainId", "usdc", "buyers"]);
-    expect(ready).toMatchObject({ facilitator: null, chainId: 8453, usdc: getAddress(BASE_USDC) });
+    expect(ready).toMatchObject({ chainId: 8453, usdc: getAddress(BASE_USDC) });
     expect(ready.rpc).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(ready.facilitator).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+
+    // The facilitator settles on this chain from the devnet's facilitator account (anvil's account 1).
+    const supported = await (await fetch(`${ready.facilitator}/supported`)).json();
+    expect(supported).toEqual({
+      kinds: [{ x402Version: 2, scheme: "exact", network: "eip155:8453" }],
+      extensions: ["bazaar"],
+      signers: { "eip155:*": ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"] },
+    });
     expect(ready.buyers).toHaveLength(2);
 
     const client = createPublicClient({ transport: http(ready.rpc) });
@@ -75,10 +98,11 @@ describe.runIf(process.platform === "linux").concurrent("devnet command", () => 
     child.kill("SIGTERM");
     expect(await exit).toBe(0);
     expect(alive(anvil)).toBe(false);
+    await expect(fetch(`${ready.facilitator}/healthz`)).rejects.toThrow();
   });
 
   it("leaves no anvil behind when the command itself is killed", async (context) => {
-    const { child, exit, line } = devnet(context, "--buyers", "0");
+    const { child, exit, line } = await devnet(context, "--buyers", "0");
     await line;
     const anvil = anvilOf(child.pid as number);
     child.kill("SIGKILL");
@@ -87,7 +111,7 @@ describe.runIf(process.platform === "linux").concurrent("devnet command", () => 
   });
 
   it("rejects a bad --buyers with exit code 2", async (context) => {
-    const { exit, line } = devnet(context, "--buyers", "many");
+    const { exit, line } = await devnet(context, "--buyers", "many");
     await expect(line).rejects.toThrow(/--buyers must be a whole number/);
     expect(await exit).toBe(2);
   });

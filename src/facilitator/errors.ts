@@ -1,0 +1,32 @@
+/**
+ * The reasons this facilitator puts in `invalidReason` (verify) and `errorReason` (settle). Where the x402
+ * spec or the EVM exact scheme of `@x402/evm` has a reason, it is reused verbatim so merchants' code that
+ * branches on them works unchanged; the rest are this facilitator's own, documented in docs/facilitator.md.
+ */
+
+// The x402 v2 specification, section 9.
+export const INVALID_PAYLOAD = "invalid_payload";
+export const INVALID_PAYMENT_REQUIREMENTS = "invalid_payment_requirements";
+export const INVALID_X402_VERSION = "invalid_x402_version";
+export const INVALID_NETWORK = "invalid_network";
+export const UNSUPPORTED_SCHEME = "unsupported_scheme";
+export const UNEXPECTED_VERIFY_ERROR = "unexpected_verify_error";
+export const UNEXPECTED_SETTLE_ERROR = "unexpected_settle_error";
+
+// @x402/evm's exact scheme (its facilitator errors).
+export const NONCE_ALREADY_USED = "invalid_exact_evm_nonce_already_used";
+export const UNSUPPORTED_PAYLOAD_TYPE = "unsupported_payload_type";
+/** Broadcast, not yet confirmed: `transaction` carries the hash. The SDK's resource server retries once. */
+export const SETTLEMENT_PENDING = "settlement_pending";
+
+// This facilitator's own.
+/** The asset is not one this facilitator settles (it pays the gas, so it settles only known tokens). */
+export const UNSUPPORTED_ASSET = "unsupported_asset";
+/** /settle for an authorization this facilitator never verified (or verified with other content). */
+export const PAYMENT_NOT_VERIFIED = "payment_not_verified";
+/** Another request is submitting this authorization right now and has no transaction hash yet. */
+export const SETTLEMENT_IN_PROGRESS = "settlement_in_progress";
+/** The broadcast transaction vanished (never mined, its nonce taken by another): the payment did not happen. */
+export const SETTLEMENT_DROPPED = "settlement_dropped";
+/** The authorization was used on chain by a transaction that is not ours (settled elsewhere). */
+export const SETTLED_ELSEWHERE = "authorization_settled_elsewhere";

@@ -1,0 +1,201 @@
+import type { PendingSettlementStore } from "@x402/core/facilitator";
+import { x402Facilitator } from "@x402/core/facilitator";
+import type {
+  Network,
+  PaymentPayload,
+  PaymentRequirements,
+  SettleResponse,
+  SupportedResponse,
+  VerifyResponse,
+} from "@x402/core/types";
+import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
+import { BAZAAR, type DiscoveryResourcesResponse } from "@x402/extensions/bazaar";
+import type { Hono } from "hono";
+import { type Chain, createPublicClient, createWalletClient, type Hex, http } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { base } from "viem/chains";
+import { BASE_USDC } from "../chain/base.ts";
+import { type Database, migrate } from "../platform/db/index.ts";
+import { keyOfCall } from "./authorization.ts";
+import { catalogueSettlement, DEFAULT_LIMIT, type DiscoveryQuery, listResources } from "./catalogue.ts";
+import { checkChainIdentity, type OnNewChain } from "./chain-identity.ts";
+import { facilitatorRoutes } from "./http.ts";
+import { recordRefused, recordSigned } from "./ledger.ts";
+import { FACILITATOR_MIGRATIONS } from "./migrations.ts";
+import { createSettlement, type ResolveSummary } from "./settlement.ts";
+import { createSigner } from "./signer.ts";
+import { createSubmitter } from "./submitter.ts";
+import { createVerification } from "./verification.ts";
+import type { Scope } from "./wire.ts";
+
+export interface FacilitatorOptions {
+  /** Where the ledger and the catalogue live (migrated on start). The caller opens and closes it. */
+  db: Database;
+  /** JSON-RPC over HTTP of the chain. */
+  rpc: string;
+  /** The key the facilitator settles with: it pays the gas, so it holds ETH, not USDC. */
+  privateKey: Hex;
+  /** The chain; default viem's Base (8453). Its id makes the network, e.g. "eip155:8453". */
+  chain?: Chain;
+  /** Tokens settled (it pays gas for them): default Base USDC. */
+  assets?: readonly string[];
+  /** How long /settle waits for a receipt before answering "pending". Default 20 s (keep it below the
+   * resource server's facilitator timeout, 90 s in the SDK: the SDK retries a pending answer once). */
+  confirmationTimeoutMs?: number;
+  /** How often receipts are polled. Default 500 ms (Base makes a block every 2 s). */
+  pollingIntervalMs?: number;
+  /** How often pending settlements are looked at in the background. Default 10 s; 0 = never. */
+  resolveIntervalMs?: number;
+  /** What to do when the database's ledger belongs to another chain. Default "fail". */
+  onNewChain?: OnNewChain;
+}
+
+export interface Facilitator {
+  /** The HTTP face: POST /verify, POST /settle, GET /supported, GET /discovery/resources, GET /healthz. */
+  readonly app: Hono;
+  /** CAIP-2 network, e.g. "eip155:8453". */
+  readonly network: Network;
+  /** The settling account. */
+  readonly address: `0x${string}`;
+  readonly scope: Scope;
+  verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse>;
+  settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse>;
+  supported(): SupportedResponse;
+  /** A page of the Bazaar catalogue (defaults: the first 20 resources). */
+  discoveryResources(query?: Partial<DiscoveryQuery>): Promise<DiscoveryResourcesResponse>;
+  /** Looks at every pending settlement once (what the background check does). */
+  resolvePending(): Promise<ResolveSummary>;
+  ping(): Promise<void>;
+  /** Stops the background check and waits for settlements under way. Does not close the database. */
+  close(): Promise<void>;
+}
+
+/**
+ * The project's own x402 v2 facilitator: the exact scheme on EVM with EIP-3009 authorizations (USDC),
+ * verified and settled by `@x402/evm`'s `ExactEvmScheme` under `@x402/core`'s `x402Facilitator`, with a
+ * PostgreSQL ledger that makes settlement at-most-once per authorization and a Bazaar catalogue.
+ * docs/facilitator.md describes the wire answers.
+ *
+ * @example
+ * const db = await openDatabase({ dataDir, databaseUrl: null });
+ * const facilitator = await createFacilitator({ db, rpc: devnet.rpc, privateKey: devnet.facilitatorAccount.privateKey });
+ * serve({ fetch: facilitator.app.fetch, port: 8403 });
+ * // merchants: new x402ResourceServer(new HTTPFacilitatorClient({ url: "http://127.0.0.1:8403" }))
+ * await facilitator.close();
+ */
+export async function createFacilitator(options: FacilitatorOptions): Promise<Facilitator> {
+  const { db } = options;
+  const chain: Chain = options.chain ?? base;
+  const confirmationTimeoutMs = options.confirmationTimeoutMs ?? 20_000;
+  const pollingIntervalMs = options.pollingIntervalMs ?? 500;
+  const resolveIntervalMs = options.resolveIntervalMs ?? 10_000;
+  const network = `eip155:${chain.id}` as Network;
+  const scope: Scope = {
+    network,
+    assets: new Set((options.assets ?? [BASE_USDC]).map((a) => a.toLowerCase())),
+  };
+
+  const transport = http(options.rpc);
+  // Receipts are polled by hash every `pollingIntervalMs` (outcome.ts); viem's own polling and block-number
+  // cache follow the same interval.
+  const client = createPublicClient({
+    chain,
+    transport,
+    pollingInterval: pollingIntervalMs,
+    cacheTime: pollingIntervalMs,
+  });
+  const wallet = createWalletClient({ chain, transport, account: privateKeyToAccount(options.privateKey) });
+
+  await migrate(db, "facilitator", FACILITATOR_MIGRATIONS);
+  await checkChainIdentity(db, client, options.onNewChain ?? "fail");
+
+  const receiptBlocks = new Map<string, bigint>();
+  const submitter = createSubmitter(wallet, client);
+  const signer = createSigner({
+    client,
+    submitter,
+    confirmationTimeoutMs,
+    pollingIntervalMs,
+    hooks: {
+      async beforeBroadcast(call, tx) {
+        if (!(await recordSigned(db, keyOfCall(network, call), tx))) {
+          throw new Error(`no claimed ledger row for transaction ${tx.hash}: not broadcast`);
+        }
+      },
+      onRejected: (call, tx) => recordRefused(db, keyOfCall(network, call), tx.hash),
+      onReceipt: (receipt) => receiptBlocks.set(receipt.transactionHash.toLowerCase(), receipt.blockNumber),
+    },
+  });
+  const sdk = new x402Facilitator()
+    .register(network, new ExactEvmScheme(signer, { pendingSettlementStore: NO_PENDING_STORE }))
+    .registerExtension(BAZAAR);
+
+  const verify = createVerification({ db, sdk, client, scope });
+  const settlement = createSettlement({
+    db,
+    sdk,
+    client,
+    signer: submitter.address,
+    scope,
+    confirmationTimeoutMs,
+    pollingIntervalMs,
+    receiptBlocks,
+    async catalogue(row) {
+      try {
+        return await catalogueSettlement(db, row.payment_payload, row.payment_requirements);
+      } catch (error) {
+        // The payment is settled whatever happens to the catalogue.
+        console.error(JSON.stringify({ level: "error", msg: "cataloguing failed", error: String(error) }));
+        return { status: "rejected", rejectedReason: "the catalogue is unavailable" };
+      }
+    },
+  });
+
+  // The background check: one pass at a time (a slow RPC must not queue passes up).
+  let timer: NodeJS.Timeout | undefined;
+  let resolving: Promise<unknown> | undefined;
+  if (resolveIntervalMs > 0) {
+    timer = setInterval(() => {
+      resolving ??= settlement
+        .resolvePending()
+        .catch((error) => {
+          console.error(JSON.stringify({ level: "warn", msg: "pending check failed", error: String(error) }));
+        })
+        .finally(() => {
+          resolving = undefined;
+        });
+    }, resolveIntervalMs);
+    timer.unref();
+  }
+
+  const service: Omit<Facilitator, "app"> = {
+    network,
+    address: submitter.address,
+    scope,
+    verify: (payload, requirements) => verify(payload, requirements),
+    settle: (payload, requirements) => settlement.settle(payload, requirements),
+    supported: () => sdk.getSupported() as SupportedResponse,
+    discoveryResources: (query = {}) => listResources(db, { limit: DEFAULT_LIMIT, offset: 0, ...query }),
+    resolvePending: () => settlement.resolvePending(),
+    async ping() {
+      await db.query("SELECT 1");
+    },
+    async close() {
+      clearInterval(timer);
+      await resolving;
+      await settlement.drain();
+    },
+  };
+  return { ...service, app: facilitatorRoutes(service) };
+}
+
+/**
+ * The SDK remembers a pending settlement in a store so that its next settle of the same payload waits for
+ * that transaction instead of sending another. The ledger already does that, durably, and must stay the
+ * only memory: an in-memory copy would outlive a ledger decision (a dropped transaction) and steer the SDK.
+ */
+const NO_PENDING_STORE: PendingSettlementStore = {
+  get: async () => undefined,
+  set: async () => undefined,
+  delete: async () => undefined,
+};

@@ -1,0 +1,11 @@
+/**
+ * The project's x402 v2 facilitator (exact scheme, EIP-3009, Base): verify, settle at most once per
+ * authorization, a Bazaar catalogue, over HTTP. See docs/facilitator.md.
+ */
+export type { BazaarOutcome, DiscoveryQuery } from "./catalogue.ts";
+export { ChainMismatchError, type OnNewChain } from "./chain-identity.ts";
+export { inProcessClient } from "./client.ts";
+export * as reasons from "./errors.ts";
+export { createFacilitator, type Facilitator, type FacilitatorOptions } from "./facilitator.ts";
+export { FACILITATOR_MIGRATIONS } from "./migrations.ts";
+export type { ResolveSummary } from "./settlement.ts";

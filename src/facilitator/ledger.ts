@@ -1,0 +1,199 @@
+/**
+ * The authorization ledger's SQL: one row per EIP-3009 authorization this facilitator verified. Every
+ * state change is a conditional UPDATE on the expected state, so of two racing requests (in this process
+ * or another one sharing the server) exactly one wins and the other re-reads the row.
+ *
+ *   verified --claim--> submitting --signed--> pending --receipt--> settled | failed
+ *                           |  \___nothing broadcast___> verified (released)
+ *                           \____refused by the node: back to submitting, then released
+ */
+import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
+import type { Queryable } from "../platform/db/index.ts";
+import type { AuthorizationKey, CheckedPayment } from "./authorization.ts";
+
+export type AuthorizationState = "verified" | "submitting" | "pending" | "settled" | "failed";
+
+export interface LedgerRow {
+  network: string;
+  asset: string;
+  payer: string;
+  nonce: string;
+  digest: string;
+  state: AuthorizationState;
+  payment_payload: PaymentPayload;
+  payment_requirements: PaymentRequirements;
+  tx_hash: `0x${string}` | null;
+  tx_nonce: bigint | null;
+  block_number: bigint | null;
+  error_reason: string | null;
+  error_message: string | null;
+  claimed_at: Date | null;
+  updated_at: Date;
+}
+
+const KEY = "network = $1 AND asset = $2 AND payer = $3 AND nonce = $4";
+const keyParams = (k: AuthorizationKey) => [k.network, k.asset, k.payer, k.nonce];
+
+export async function findAuthorization(
+  db: Queryable,
+  key: AuthorizationKey,
+): Promise<LedgerRow | undefined> {
+  const { rows } = await db.query<LedgerRow>(
+    `SELECT * FROM facilitator_authorizations WHERE ${KEY}`,
+    keyParams(key),
+  );
+  return rows[0];
+}
+
+/**
+ * Records a successful /verify. A row still `verified` (or `failed`: nothing of it is on chain, or the SDK
+ * would not have passed it) takes the new content; a row being settled or settled is left alone and the
+ * call returns false.
+ */
+export async function recordVerified(db: Queryable, payment: CheckedPayment): Promise<boolean> {
+  const a = payment.eip3009.authorization;
+  const { rowCount } = await db.query(
+    `INSERT INTO facilitator_authorizations AS f
+       (network, asset, payer, nonce, digest, state, pay_to, amount, valid_before,
+        payment_payload, payment_requirements)
+     VALUES ($1, $2, $3, $4, $5, 'verified', $6, $7, $8, $9, $10)
+     ON CONFLICT (network, asset, payer, nonce) DO UPDATE SET
+       digest = EXCLUDED.digest, state = 'verified', pay_to = EXCLUDED.pay_to, amount = EXCLUDED.amount,
+       valid_before = EXCLUDED.valid_before, payment_payload = EXCLUDED.payment_payload,
+       payment_requirements = EXCLUDED.payment_requirements, tx_hash = NULL, tx_nonce = NULL,
+       block_number = NULL, error_reason = NULL, error_message = NULL, claimed_at = NULL,
+       submitted_at = NULL, settled_at = NULL, verified_at = now(), updated_at = now()
+     WHERE f.state IN ('verified', 'failed')`,
+    [
+      ...keyParams(payment.key),
+      payment.digest,
+      a.to.toLowerCase(),
+      BigInt(a.value),
+      BigInt(a.validBefore),
+      JSON.stringify(payment.payload),
+      JSON.stringify(payment.requirements),
+    ],
+  );
+  return rowCount === 1;
+}
+
+/** verified -> submitting, for the one /settle that will submit. True when this call won. */
+export async function claim(db: Queryable, key: AuthorizationKey, digest: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE facilitator_authorizations SET state = 'submitting', claimed_at = now(), updated_at = now()
+     WHERE ${KEY} AND digest = $5 AND state = 'verified'`,
+    [...keyParams(key), digest],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * A `submitting` row older than `staleSeconds` belongs to a process that died between claiming and
+ * signing (a signed transaction would have moved it to `pending`): nothing was broadcast, take it over.
+ */
+export async function reclaimStale(
+  db: Queryable,
+  key: AuthorizationKey,
+  staleSeconds: number,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE facilitator_authorizations SET claimed_at = now(), updated_at = now()
+     WHERE ${KEY} AND state = 'submitting' AND claimed_at < now() - make_interval(secs => $5)`,
+    [...keyParams(key), staleSeconds],
+  );
+  return rowCount === 1;
+}
+
+/** submitting -> pending, with the hash of the signed transaction, before it is broadcast. */
+export async function recordSigned(
+  db: Queryable,
+  key: AuthorizationKey,
+  tx: { hash: string; nonce: number },
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE facilitator_authorizations
+     SET state = 'pending', tx_hash = $5, tx_nonce = $6, submitted_at = now(), updated_at = now()
+     WHERE ${KEY} AND state = 'submitting'`,
+    [...keyParams(key), tx.hash.toLowerCase(), BigInt(tx.nonce)],
+  );
+  return rowCount === 1;
+}
+
+/** pending -> submitting: the node refused the transaction, so it never existed. */
+export async function recordRefused(db: Queryable, key: AuthorizationKey, hash: string): Promise<void> {
+  await db.query(
+    `UPDATE facilitator_authorizations
+     SET state = 'submitting', tx_hash = NULL, tx_nonce = NULL, submitted_at = NULL, updated_at = now()
+     WHERE ${KEY} AND state = 'pending' AND tx_hash = $5`,
+    [...keyParams(key), hash.toLowerCase()],
+  );
+}
+
+/** submitting -> verified: the attempt broadcast nothing; a later /settle may try again. */
+export async function release(
+  db: Queryable,
+  key: AuthorizationKey,
+  reason: string,
+  message?: string,
+): Promise<void> {
+  await db.query(
+    `UPDATE facilitator_authorizations
+     SET state = 'verified', claimed_at = NULL, error_reason = $5, error_message = $6, updated_at = now()
+     WHERE ${KEY} AND state = 'submitting'`,
+    [...keyParams(key), reason, message ?? null],
+  );
+}
+
+/** pending -> settled. Returns false when another request already resolved it. */
+export async function markSettled(
+  db: Queryable,
+  key: AuthorizationKey,
+  hash: string,
+  blockNumber: bigint | null,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE facilitator_authorizations
+     SET state = 'settled', block_number = $6, settled_at = now(), error_reason = NULL, error_message = NULL,
+         updated_at = now()
+     WHERE ${KEY} AND state = 'pending' AND tx_hash = $5`,
+    [...keyParams(key), hash.toLowerCase(), blockNumber],
+  );
+  return rowCount === 1;
+}
+
+/** pending -> failed (reverted, dropped, or used by someone else). Returns false when already resolved. */
+export async function markFailed(
+  db: Queryable,
+  key: AuthorizationKey,
+  hash: string,
+  failure: { reason: string; message?: string; blockNumber?: bigint | null },
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE facilitator_authorizations
+     SET state = 'failed', error_reason = $6, error_message = $7, block_number = $8, updated_at = now()
+     WHERE ${KEY} AND state = 'pending' AND tx_hash = $5`,
+    [
+      ...keyParams(key),
+      hash.toLowerCase(),
+      failure.reason,
+      failure.message ?? null,
+      failure.blockNumber ?? null,
+    ],
+  );
+  return rowCount === 1;
+}
+
+/** Rows a periodic check should look at: pending transactions, and claims that may have been abandoned. */
+export async function listUnresolved(db: Queryable, limit: number): Promise<LedgerRow[]> {
+  const { rows } = await db.query<LedgerRow>(
+    `SELECT * FROM facilitator_authorizations WHERE state IN ('pending', 'submitting')
+     ORDER BY updated_at LIMIT $1`,
+    [limit],
+  );
+  return rows;
+}
+
+/** A row's key, as the ledger stores it. */
+export function keyOf(row: LedgerRow): AuthorizationKey {
+  return { network: row.network, asset: row.asset, payer: row.payer, nonce: row.nonce };
+}

@@ -1,0 +1,81 @@
+import type { Migration } from "../platform/db/index.ts";
+
+/** The facilitator's tables: the authorization ledger, the Bazaar catalogue and a little metadata. */
+export const FACILITATOR_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "authorization ledger, bazaar catalogue, chain identity",
+    up: `
+      -- One row per EIP-3009 authorization this facilitator verified, keyed like the token keys replays.
+      -- States: verified -> submitting (claimed by one /settle) -> pending (transaction signed, its hash
+      -- recorded before broadcast) -> settled | failed. submitting -> verified when nothing was broadcast.
+      CREATE TABLE facilitator_authorizations (
+        network text NOT NULL,
+        asset text NOT NULL,
+        payer text NOT NULL,
+        nonce text NOT NULL,
+        digest text NOT NULL,
+        state text NOT NULL CHECK (state IN ('verified', 'submitting', 'pending', 'settled', 'failed')),
+        pay_to text NOT NULL,
+        amount numeric(78, 0) NOT NULL,
+        valid_before numeric(78, 0) NOT NULL,
+        payment_payload jsonb NOT NULL,
+        payment_requirements jsonb NOT NULL,
+        tx_hash text UNIQUE,
+        tx_nonce bigint,
+        block_number bigint,
+        error_reason text,
+        error_message text,
+        verified_at timestamptz NOT NULL DEFAULT now(),
+        claimed_at timestamptz,
+        submitted_at timestamptz,
+        settled_at timestamptz,
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (network, asset, payer, nonce)
+      );
+      CREATE INDEX facilitator_authorizations_unresolved
+        ON facilitator_authorizations (updated_at) WHERE state IN ('submitting', 'pending');
+
+      -- The Bazaar: resources this facilitator settled payments for, one row per resource
+      -- (an MCP server's tools are separate resources: tool_name is '' for HTTP resources).
+      CREATE TABLE bazaar_resources (
+        resource text NOT NULL,
+        tool_name text NOT NULL DEFAULT '',
+        type text NOT NULL,
+        x402_version integer NOT NULL,
+        method text,
+        description text,
+        mime_type text,
+        service_name text,
+        tags jsonb,
+        icon_url text,
+        extensions jsonb,
+        payments bigint NOT NULL DEFAULT 0,
+        first_seen timestamptz NOT NULL DEFAULT now(),
+        last_updated timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (resource, tool_name)
+      );
+      CREATE INDEX bazaar_resources_recent ON bazaar_resources (last_updated DESC, resource, tool_name);
+
+      -- How each resource was paid: one row per (scheme, network, asset, payTo), the latest requirements.
+      CREATE TABLE bazaar_accepts (
+        resource text NOT NULL,
+        tool_name text NOT NULL,
+        scheme text NOT NULL,
+        network text NOT NULL,
+        asset text NOT NULL,
+        pay_to text NOT NULL,
+        requirements jsonb NOT NULL,
+        last_updated timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (resource, tool_name, scheme, network, asset, pay_to),
+        FOREIGN KEY (resource, tool_name) REFERENCES bazaar_resources ON DELETE CASCADE
+      );
+      CREATE INDEX bazaar_accepts_pay_to ON bazaar_accepts (pay_to);
+
+      CREATE TABLE facilitator_meta (
+        key text PRIMARY KEY,
+        value text NOT NULL
+      );
+    `,
+  },
+];

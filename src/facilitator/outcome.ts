@@ -1,0 +1,133 @@
+import {
+  type Chain,
+  type Hex,
+  type PublicClient,
+  parseEventLogs,
+  TransactionNotFoundError,
+  type TransactionReceipt,
+  TransactionReceiptNotFoundError,
+  type Transport,
+} from "viem";
+import { usdcAbi } from "../chain/usdc.ts";
+
+/** What the chain says about a settlement transaction this facilitator broadcast. */
+export type ChainOutcome =
+  /** Mined, and it used this authorization (an `AuthorizationUsed(payer, nonce)` log of the token). */
+  | { status: "settled"; blockNumber: bigint }
+  /** Mined without using the authorization (reverted). */
+  | { status: "reverted"; blockNumber: bigint }
+  /** Not mined yet, and still possible. */
+  | { status: "pending" }
+  /** Gone: the node does not know it and our account's nonce moved past it. It will never be mined. */
+  | { status: "dropped" }
+  /** Not mined, but the authorization was used on chain by another transaction. */
+  | { status: "settled_elsewhere" };
+
+export interface PendingSettlement {
+  hash: Hex;
+  /** The transaction's nonce in the facilitator account. */
+  txNonce: bigint;
+  asset: `0x${string}`;
+  payer: `0x${string}`;
+  nonce: Hex;
+}
+
+/**
+ * Decides a broadcast settlement from the chain, waiting up to `waitMs` for its receipt. Never submits
+ * anything: a pending settlement is only ever resolved by looking.
+ */
+export async function checkSettlement(
+  client: PublicClient<Transport, Chain>,
+  signer: `0x${string}`,
+  tx: PendingSettlement,
+  { waitMs, pollingIntervalMs }: { waitMs: number; pollingIntervalMs: number },
+): Promise<ChainOutcome> {
+  const receipt = await findReceipt(client, tx.hash, waitMs, pollingIntervalMs);
+  if (receipt) return judgeReceipt(receipt, tx);
+
+  if (await knownTransaction(client, tx.hash)) return { status: "pending" };
+  if (await authorizationUsed(client, tx)) {
+    // Ours may have been mined between the two looks.
+    const late = await findReceipt(client, tx.hash, 0, pollingIntervalMs);
+    return late ? judgeReceipt(late, tx) : { status: "settled_elsewhere" };
+  }
+  const mined = await client.getTransactionCount({ address: signer, blockTag: "latest" });
+  // Another transaction of ours holds this nonce now: this one can never be included.
+  if (BigInt(mined) > tx.txNonce) return { status: "dropped" };
+  return { status: "pending" };
+}
+
+/** Whether a receipt shows this very authorization being used. */
+export function judgeReceipt(receipt: TransactionReceipt, tx: PendingSettlement): ChainOutcome {
+  if (receipt.status !== "success") return { status: "reverted", blockNumber: receipt.blockNumber };
+  const used = parseEventLogs({
+    abi: usdcAbi,
+    eventName: "AuthorizationUsed",
+    logs: receipt.logs.filter((log) => log.address.toLowerCase() === tx.asset.toLowerCase()),
+  }).some(
+    (log) =>
+      log.args.authorizer.toLowerCase() === tx.payer.toLowerCase() &&
+      log.args.nonce.toLowerCase() === tx.nonce.toLowerCase(),
+  );
+  return used
+    ? { status: "settled", blockNumber: receipt.blockNumber }
+    : { status: "reverted", blockNumber: receipt.blockNumber };
+}
+
+async function findReceipt(
+  client: PublicClient<Transport, Chain>,
+  hash: Hex,
+  waitMs: number,
+  pollingIntervalMs: number,
+): Promise<TransactionReceipt | undefined> {
+  return pollReceipt(client, hash, waitMs, pollingIntervalMs);
+}
+
+/**
+ * Asks for a transaction's receipt every `intervalMs` until it comes or `timeoutMs` passes (undefined).
+ *
+ * By hash, not by watching blocks as viem's `waitForTransactionReceipt` does: its block watcher is shared
+ * between concurrent waits, and a wait that joins just after the block holding its transaction was seen
+ * sleeps until the next block (one block late on Base; forever on a devnet that mines on demand). It also
+ * follows a replaced transaction to its replacement's receipt, which is not our settlement.
+ */
+export async function pollReceipt(
+  client: PublicClient<Transport, Chain>,
+  hash: Hex,
+  timeoutMs: number,
+  intervalMs: number,
+): Promise<TransactionReceipt | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await client.getTransactionReceipt({ hash });
+    } catch (error) {
+      if (!(error instanceof TransactionReceiptNotFoundError)) throw error;
+    }
+    const left = deadline - Date.now();
+    if (left <= 0) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(intervalMs, left)));
+  }
+}
+
+async function knownTransaction(client: PublicClient<Transport, Chain>, hash: Hex): Promise<boolean> {
+  try {
+    await client.getTransaction({ hash });
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionNotFoundError) return false;
+    throw error;
+  }
+}
+
+async function authorizationUsed(
+  client: PublicClient<Transport, Chain>,
+  tx: PendingSettlement,
+): Promise<boolean> {
+  return client.readContract({
+    address: tx.asset,
+    abi: usdcAbi,
+    functionName: "authorizationState",
+    args: [tx.payer, tx.nonce],
+  });
+}

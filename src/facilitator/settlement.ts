@@ -1,0 +1,307 @@
+/**
+ * POST /settle: settle an authorization that /verify accepted, at most once, whatever arrives.
+ *
+ * - Only a verified authorization is settled: its ledger row must exist with the same signed content.
+ * - One transaction per authorization: the row is claimed by a conditional UPDATE (verified ->
+ *   submitting) that exactly one request wins; identical concurrent requests in this process share that
+ *   request's answer, and requests elsewhere wait for the row to move on.
+ * - The transaction's hash is in the ledger before it is broadcast. A receipt that does not come within
+ *   the confirmation timeout makes the answer "pending" (`settlement_pending` with the hash), never
+ *   "failed"; pending rows are resolved later by looking at the chain (a later /settle of the same
+ *   authorization, or the periodic check), never by sending again.
+ * - A repeated /settle of a settled authorization answers the recorded outcome, with the same hash.
+ */
+import type { x402Facilitator } from "@x402/core/facilitator";
+import type { SettleResponse } from "@x402/core/types";
+import type { Chain, PublicClient, Transport } from "viem";
+import type { Database } from "../platform/db/index.ts";
+import { type CheckedPayment, type Eip3009Payload, keyString } from "./authorization.ts";
+import type { BazaarOutcome } from "./catalogue.ts";
+import {
+  PAYMENT_NOT_VERIFIED,
+  SETTLED_ELSEWHERE,
+  SETTLEMENT_DROPPED,
+  SETTLEMENT_IN_PROGRESS,
+  SETTLEMENT_PENDING,
+  UNEXPECTED_SETTLE_ERROR,
+} from "./errors.ts";
+import {
+  claim,
+  findAuthorization,
+  keyOf,
+  type LedgerRow,
+  listUnresolved,
+  markFailed,
+  markSettled,
+  reclaimStale,
+  release,
+} from "./ledger.ts";
+import { type ChainOutcome, checkSettlement } from "./outcome.ts";
+import { checkPayment, type Scope } from "./wire.ts";
+
+/** The spec's reason for a transaction that was mined but failed. */
+const INVALID_TRANSACTION_STATE = "invalid_transaction_state";
+/** A claim with no signed transaction after this long was abandoned by a process that died. */
+const STALE_CLAIM_SECONDS = 120;
+/** How often a request waiting for another process's claim looks at the row again. */
+const CLAIM_POLL_MS = 100;
+/** Pending rows looked at per periodic pass. */
+const RESOLVE_BATCH = 100;
+
+export interface SettlementOptions {
+  db: Database;
+  sdk: x402Facilitator;
+  client: PublicClient<Transport, Chain>;
+  /** The facilitator's account (for its nonce when deciding whether a transaction was dropped). */
+  signer: `0x${string}`;
+  scope: Scope;
+  confirmationTimeoutMs: number;
+  pollingIntervalMs: number;
+  /** Block numbers of receipts the SDK waited for, by lower-case hash (filled by the signer). */
+  receiptBlocks: Map<string, bigint>;
+  /** Records the paid resource in the Bazaar; called once per settlement, when it becomes final. */
+  catalogue(
+    row: Pick<LedgerRow, "payment_payload" | "payment_requirements">,
+  ): Promise<BazaarOutcome | undefined>;
+}
+
+export interface ResolveSummary {
+  /** Rows looked at. */
+  checked: number;
+  /** Rows that reached a final state (settled or failed) or were released. */
+  resolved: number;
+}
+
+export interface Settlement {
+  settle(payload: unknown, requirements: unknown): Promise<SettleResponse>;
+  /** Looks at every pending settlement on chain once and records the final ones. */
+  resolvePending(): Promise<ResolveSummary>;
+  /** Waits for the settlements under way. */
+  drain(): Promise<void>;
+}
+
+export function createSettlement(options: SettlementOptions): Settlement {
+  const { db, sdk, client, scope } = options;
+  const network = scope.network;
+  const inflight = new Map<string, { digest: string; result: Promise<SettleResponse> }>();
+
+  const failure = (reason: string, message?: string, payer?: string, transaction = ""): SettleResponse => ({
+    success: false,
+    errorReason: reason,
+    ...(message ? { errorMessage: message } : {}),
+    ...(payer ? { payer } : {}),
+    transaction,
+    network,
+  });
+
+  /** What a row says, for a request that finds it already decided (or being decided). */
+  const answer = (row: LedgerRow, bazaar?: BazaarOutcome): SettleResponse => {
+    const payer = payerOf(row);
+    switch (row.state) {
+      case "settled":
+        return {
+          success: true,
+          payer,
+          transaction: row.tx_hash ?? "",
+          network,
+          ...(bazaar ? { extensionResponses: { bazaar } } : {}),
+        };
+      case "pending":
+        return failure(
+          SETTLEMENT_PENDING,
+          `transaction ${row.tx_hash} is broadcast but not yet confirmed: settle again later for its outcome`,
+          payer,
+          row.tx_hash ?? "",
+        );
+      case "failed":
+        // The hash only when the transaction exists on chain (mined and reverted).
+        return failure(
+          row.error_reason ?? INVALID_TRANSACTION_STATE,
+          row.error_message ?? undefined,
+          payer,
+          row.block_number !== null && row.tx_hash ? row.tx_hash : "",
+        );
+      case "submitting":
+        return failure(SETTLEMENT_IN_PROGRESS, "another request is submitting this authorization", payer);
+      case "verified":
+        return failure(row.error_reason ?? UNEXPECTED_SETTLE_ERROR, row.error_message ?? undefined, payer);
+    }
+  };
+
+  /** Records what the chain said about a pending row and answers accordingly. */
+  const conclude = async (row: LedgerRow, outcome: ChainOutcome): Promise<SettleResponse> => {
+    const key = keyOf(row);
+    const hash = row.tx_hash as string;
+    switch (outcome.status) {
+      case "pending":
+        return answer(row);
+      case "settled":
+        if (await markSettled(db, key, hash, outcome.blockNumber)) {
+          return answer({ ...row, state: "settled" }, await options.catalogue(row));
+        }
+        break;
+      case "reverted":
+        await markFailed(db, key, hash, {
+          reason: INVALID_TRANSACTION_STATE,
+          message: `transaction ${hash} was mined in block ${outcome.blockNumber} without transferring`,
+          blockNumber: outcome.blockNumber,
+        });
+        break;
+      case "dropped":
+        await markFailed(db, key, hash, {
+          reason: SETTLEMENT_DROPPED,
+          message: `transaction ${hash} was never mined and can no longer be: the payment did not happen`,
+        });
+        break;
+      case "settled_elsewhere":
+        await markFailed(db, key, hash, {
+          reason: SETTLED_ELSEWHERE,
+          message: "the authorization was used on chain by another transaction",
+        });
+        break;
+    }
+    // Ours or a racing request's update: the row now holds the decision.
+    const now = await findAuthorization(db, key);
+    return now ? answer(now) : failure(PAYMENT_NOT_VERIFIED, "the authorization left the ledger");
+  };
+
+  const look = async (row: LedgerRow, waitMs: number): Promise<ChainOutcome> => {
+    const payload = row.payment_payload.payload as unknown as Eip3009Payload;
+    try {
+      return await checkSettlement(
+        client,
+        options.signer,
+        {
+          hash: row.tx_hash as `0x${string}`,
+          txNonce: row.tx_nonce ?? 0n,
+          asset: row.asset as `0x${string}`,
+          payer: row.payer as `0x${string}`,
+          nonce: payload.authorization.nonce,
+        },
+        { waitMs, pollingIntervalMs: options.pollingIntervalMs },
+      );
+    } catch (error) {
+      // The chain could not be asked (RPC down): the outcome stays open.
+      log("warn", "cannot check a pending settlement", { hash: row.tx_hash, error: String(error) });
+      return { status: "pending" };
+    }
+  };
+
+  /** The claimed submission: the SDK re-verifies, signs through our signer (hash recorded), waits. */
+  const submit = async (payment: CheckedPayment): Promise<SettleResponse> => {
+    let result: SettleResponse;
+    try {
+      result = await sdk.settle(payment.payload, payment.requirements);
+    } catch (error) {
+      log("error", "settlement threw", { error: String((error as Error)?.stack ?? error) });
+      result = failure(UNEXPECTED_SETTLE_ERROR, (error as Error)?.message);
+    }
+    const row = await findAuthorization(db, payment.key);
+    if (!row) return failure(PAYMENT_NOT_VERIFIED, "the authorization left the ledger");
+    const block = row.tx_hash ? (options.receiptBlocks.get(row.tx_hash) ?? null) : null;
+    if (row.tx_hash) options.receiptBlocks.delete(row.tx_hash);
+    if (row.state === "submitting") {
+      // Nothing was broadcast (refused before signing, or by the node): the authorization stays usable.
+      await release(db, payment.key, result.errorReason ?? UNEXPECTED_SETTLE_ERROR, result.errorMessage);
+      return failure(result.errorReason ?? UNEXPECTED_SETTLE_ERROR, result.errorMessage, payerOf(row));
+    }
+    if (row.state !== "pending" || !row.tx_hash) return answer(row);
+    if (result.success && result.transaction.toLowerCase() === row.tx_hash) {
+      if (await markSettled(db, payment.key, row.tx_hash, block)) {
+        return answer({ ...row, state: "settled" }, await options.catalogue(row));
+      }
+      const now = await findAuthorization(db, payment.key);
+      return now ? answer(now) : failure(PAYMENT_NOT_VERIFIED, "the authorization left the ledger");
+    }
+    if (!result.success && result.errorReason === SETTLEMENT_PENDING) return answer(row);
+    // Any other answer about a broadcast transaction: the chain, not the SDK's reading, decides.
+    return conclude(row, await look(row, 0));
+  };
+
+  const settleVerified = async (payment: CheckedPayment): Promise<SettleResponse> => {
+    const payer = payment.eip3009.authorization.from;
+    const deadline = Date.now() + options.confirmationTimeoutMs;
+    for (;;) {
+      const row = await findAuthorization(db, payment.key);
+      if (!row || row.digest !== payment.digest) {
+        return failure(
+          PAYMENT_NOT_VERIFIED,
+          "settle only what /verify accepted: verify this payment first",
+          payer,
+        );
+      }
+      switch (row.state) {
+        case "verified":
+          if (await claim(db, payment.key, payment.digest)) return submit(payment);
+          break; // another request claimed it first: look again
+        case "submitting":
+          if (await reclaimStale(db, payment.key, STALE_CLAIM_SECONDS)) return submit(payment);
+          if (Date.now() > deadline) return answer(row);
+          await sleep(CLAIM_POLL_MS);
+          break;
+        case "pending":
+          return conclude(row, await look(row, Math.max(0, deadline - Date.now())));
+        case "settled":
+        case "failed":
+          return answer(row);
+      }
+    }
+  };
+
+  return {
+    async settle(payload, requirements) {
+      const checked = checkPayment(payload, requirements, scope);
+      if (!checked.ok) return failure(checked.reason, checked.message);
+      const { payment } = checked;
+      const id = keyString(payment.key);
+      const running = inflight.get(id);
+      if (running?.digest === payment.digest) return running.result;
+      if (running) await running.result.catch(() => undefined);
+      const result = settleVerified(payment).finally(() => {
+        if (inflight.get(id)?.result === result) inflight.delete(id);
+      });
+      inflight.set(id, { digest: payment.digest, result });
+      return result;
+    },
+
+    async resolvePending() {
+      const rows = await listUnresolved(db, RESOLVE_BATCH);
+      let resolved = 0;
+      for (const row of rows) {
+        // A request of this process is deciding it right now.
+        if (inflight.has(keyString(keyOf(row)))) continue;
+        if (row.state === "submitting") {
+          if (await reclaimStale(db, keyOf(row), STALE_CLAIM_SECONDS)) {
+            await release(
+              db,
+              keyOf(row),
+              UNEXPECTED_SETTLE_ERROR,
+              "a settlement was abandoned before broadcasting",
+            );
+            resolved++;
+          }
+          continue;
+        }
+        const answered = await conclude(row, await look(row, 0));
+        if (answered.errorReason !== SETTLEMENT_PENDING) resolved++;
+      }
+      return { checked: rows.length, resolved };
+    },
+
+    async drain() {
+      await Promise.allSettled([...inflight.values()].map((f) => f.result));
+    },
+  };
+}
+
+function payerOf(row: LedgerRow): string {
+  return (row.payment_payload.payload as unknown as Eip3009Payload).authorization.from;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function log(level: "warn" | "error", msg: string, fields: Record<string, unknown>): void {
+  console.error(JSON.stringify({ level, msg, ...fields }));
+}

@@ -1,0 +1,155 @@
+import { PaymentPayloadV2Schema, PaymentRequirementsV2Schema } from "@x402/core/schemas";
+import type { Network, PaymentPayload, PaymentRequirements } from "@x402/core/types";
+import {
+  authorizationDigest,
+  authorizationKey,
+  type CheckedPayment,
+  Eip3009PayloadSchema,
+  isPermit2Payload,
+} from "./authorization.ts";
+import {
+  INVALID_NETWORK,
+  INVALID_PAYLOAD,
+  INVALID_PAYMENT_REQUIREMENTS,
+  INVALID_X402_VERSION,
+  UNSUPPORTED_ASSET,
+  UNSUPPORTED_PAYLOAD_TYPE,
+  UNSUPPORTED_SCHEME,
+} from "./errors.ts";
+
+/**
+ * Why a request is not judged on its merits. `malformed`: the body is not a well-formed x402 v2 request
+ * for what it claims (HTTP 400); otherwise it is well-formed but asks for something this facilitator does
+ * not do (HTTP 200 with `isValid: false` / `success: false`, as the spec's error responses).
+ */
+export interface Rejection {
+  ok: false;
+  reason: string;
+  message: string;
+  malformed: boolean;
+}
+
+/** What this facilitator settles: one network, the tokens it is willing to pay gas for. */
+export interface Scope {
+  network: Network;
+  /** Lower-case token addresses. */
+  assets: ReadonlySet<string>;
+}
+
+/** Reads the body of POST /verify and /settle: `{x402Version, paymentPayload, paymentRequirements}`. */
+export function parseRequestBody(
+  body: unknown,
+): { ok: true; payload: PaymentPayload; requirements: PaymentRequirements } | Rejection {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return malformed(
+      INVALID_PAYLOAD,
+      "the body must be a JSON object {x402Version, paymentPayload, paymentRequirements}",
+    );
+  }
+  const { x402Version, paymentPayload, paymentRequirements } = body as Record<string, unknown>;
+  if (x402Version !== 2) {
+    return malformed(
+      INVALID_X402_VERSION,
+      `x402Version must be 2, not ${JSON.stringify(x402Version ?? null)}`,
+    );
+  }
+  if (paymentPayload === undefined) return malformed(INVALID_PAYLOAD, "paymentPayload is missing");
+  if (paymentRequirements === undefined)
+    return malformed(INVALID_PAYMENT_REQUIREMENTS, "paymentRequirements is missing");
+  return {
+    ok: true,
+    payload: paymentPayload as PaymentPayload,
+    requirements: paymentRequirements as PaymentRequirements,
+  };
+}
+
+/**
+ * Checks a payment is one this facilitator can judge (x402 v2, exact scheme, its network and assets, an
+ * EIP-3009 payload of the right shape) and derives its ledger key. The signature, amounts and time window
+ * are the SDK's to check.
+ */
+export function checkPayment(
+  payload: unknown,
+  requirements: unknown,
+  scope: Scope,
+): { ok: true; payment: CheckedPayment } | Rejection {
+  const version = (payload as { x402Version?: unknown } | null)?.x402Version;
+  if (version !== 2) {
+    return malformed(
+      INVALID_X402_VERSION,
+      `paymentPayload.x402Version must be 2, not ${JSON.stringify(version ?? null)}`,
+    );
+  }
+  const parsedPayload = PaymentPayloadV2Schema.safeParse(payload);
+  if (!parsedPayload.success)
+    return malformed(INVALID_PAYLOAD, `paymentPayload: ${describe(parsedPayload.error)}`);
+  const parsedRequirements = PaymentRequirementsV2Schema.safeParse(requirements);
+  if (!parsedRequirements.success) {
+    return malformed(
+      INVALID_PAYMENT_REQUIREMENTS,
+      `paymentRequirements: ${describe(parsedRequirements.error)}`,
+    );
+  }
+  const p = parsedPayload.data as PaymentPayload;
+  const r = { ...parsedRequirements.data, extra: parsedRequirements.data.extra ?? {} } as PaymentRequirements;
+
+  for (const [where, scheme] of [
+    ["paymentRequirements", r.scheme],
+    ["paymentPayload.accepted", p.accepted.scheme],
+  ]) {
+    if (scheme !== "exact")
+      return refused(UNSUPPORTED_SCHEME, `${where}.scheme "${scheme}" is not supported (only "exact")`);
+  }
+  for (const [where, network] of [
+    ["paymentRequirements", r.network],
+    ["paymentPayload.accepted", p.accepted.network],
+  ]) {
+    if (network !== scope.network) {
+      return refused(
+        INVALID_NETWORK,
+        `${where}.network "${network}" is not supported (only "${scope.network}")`,
+      );
+    }
+  }
+  if (!scope.assets.has(r.asset.toLowerCase())) {
+    return refused(
+      UNSUPPORTED_ASSET,
+      `asset ${r.asset} is not settled here (only ${[...scope.assets].join(", ")})`,
+    );
+  }
+  if (isPermit2Payload(p.payload)) {
+    return refused(
+      UNSUPPORTED_PAYLOAD_TYPE,
+      "Permit2 payloads are not settled here (only EIP-3009 authorizations)",
+    );
+  }
+  const eip3009 = Eip3009PayloadSchema.safeParse(p.payload);
+  if (!eip3009.success)
+    return malformed(INVALID_PAYLOAD, `paymentPayload.payload: ${describe(eip3009.error)}`);
+
+  return {
+    ok: true,
+    payment: {
+      payload: p,
+      requirements: r,
+      eip3009: eip3009.data,
+      key: authorizationKey(scope.network, r.asset, eip3009.data),
+      digest: authorizationDigest(eip3009.data),
+    },
+  };
+}
+
+function malformed(reason: string, message: string): Rejection {
+  return { ok: false, reason, message, malformed: true };
+}
+
+function refused(reason: string, message: string): Rejection {
+  return { ok: false, reason, message, malformed: false };
+}
+
+/** The first problem of a zod (3 or 4) error, as "path: message". */
+function describe(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
+  const issue = error.issues[0];
+  if (!issue) return "invalid";
+  return issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ${issue.message}` : issue.message;
+}

@@ -1,0 +1,16 @@
+/**
+ * PostgreSQL state shared by the services (facilitator ledger and catalogue; later the merchant APIs'
+ * collections, scratchpads and replay locks): one small interface over embedded PGlite or a server, and
+ * versioned migrations per module.
+ */
+export {
+  type Database,
+  DatabaseBusyError,
+  DatabaseError,
+  type DatabaseKind,
+  type DatabaseOptions,
+  type Queryable,
+  type QueryResult,
+} from "./database.ts";
+export { type Migration, MigrationError, migrate } from "./migrate.ts";
+export { openDatabase, pgliteDirectory } from "./open.ts";

@@ -1,0 +1,69 @@
+import pg from "pg";
+import { type Database, INT8_OID, parseInt8, type Queryable, type QueryResult } from "./database.ts";
+
+/**
+ * A pool of connections to a PostgreSQL server. The URL may carry libpq options, e.g.
+ * `?options=-c%20search_path%3Dmy_schema` (the tests give each case its own schema that way).
+ */
+export function openPostgres(url: string, maxConnections = 10): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: maxConnections,
+    // Per pool, not pg's global registry: int8 as an exact bigint, like the PGlite side.
+    types: {
+      getTypeParser: ((oid: number, format?: "text" | "binary") =>
+        oid === INT8_OID && format !== "binary"
+          ? parseInt8
+          : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle connection that breaks (server restart) emits 'error' on the pool; unhandled, it would crash
+  // the process. The next query simply gets a fresh connection.
+  pool.on("error", (error) => {
+    console.error(
+      JSON.stringify({ level: "warn", msg: "postgres idle connection error", error: error.message }),
+    );
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    kind: "postgres",
+    ...wrap(pool),
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query("BEGIN");
+        const result = await fn(wrap(client));
+        await client.query("COMMIT");
+        return result;
+      } catch (error) {
+        try {
+          await client.query("ROLLBACK");
+        } catch (rollbackError) {
+          // The connection is in an unknown state: destroy it rather than hand it to the next caller.
+          broken = rollbackError as Error;
+        }
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
+    close() {
+      closing ??= pool.end();
+      return closing;
+    },
+  };
+}
+
+function wrap(target: pg.Pool | pg.PoolClient): Queryable {
+  return {
+    async query<Row>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<Row>> {
+      const result = await target.query(sql, params as unknown[]);
+      return { rows: result.rows as Row[], rowCount: result.rowCount ?? result.rows.length };
+    },
+    async exec(sql: string): Promise<void> {
+      // Without parameters pg uses the simple protocol, which runs several statements at once.
+      await target.query(sql);
+    },
+  };
+}

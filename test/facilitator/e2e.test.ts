@@ -1,0 +1,123 @@
+import { x402Client } from "@x402/core/client";
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
+import { HTTPFacilitatorClient, x402ResourceServer } from "@x402/core/server";
+import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
+import { ExactEvmScheme as ExactEvmServer } from "@x402/evm/exact/server";
+import {
+  bazaarResourceServerExtension,
+  declareDiscoveryExtension,
+  withBazaar,
+} from "@x402/extensions/bazaar";
+import { wrapFetchWithPayment } from "@x402/fetch";
+import { paymentMiddleware } from "@x402/hono";
+import { Hono } from "hono";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Devnet, devnetChain, startDevnet } from "../../src/chain/devnet.ts";
+import { createFacilitator, type Facilitator } from "../../src/facilitator/index.ts";
+import type { Database } from "../../src/platform/db/index.ts";
+import { type Listening, listen } from "../../src/platform/listen.ts";
+import { startMiner } from "../helpers/chain.ts";
+import { openTestDatabase } from "../helpers/db.ts";
+import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
+
+let devnet: Devnet;
+let miner: ReturnType<typeof startMiner>;
+let db: Database;
+let closeDb: () => Promise<void>;
+let facilitator: Facilitator;
+let facilitatorServer: Listening;
+let shop: Listening;
+const merchant = newMerchant();
+
+beforeAll(async () => {
+  devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
+  miner = startMiner(devnet);
+  ({ db, close: closeDb } = await openTestDatabase("pglite"));
+  facilitator = await createFacilitator({
+    db,
+    rpc: devnet.rpc,
+    chain: devnetChain(devnet.rpc),
+    privateKey: devnet.facilitatorAccount.privateKey,
+    pollingIntervalMs: 20,
+    resolveIntervalMs: 0,
+  });
+  facilitatorServer = await listen(facilitator.app.fetch, "127.0.0.1", 0);
+
+  // A merchant's paid route, built the way the x402 docs build one, paying through our facilitator.
+  const resourceServer = new x402ResourceServer(new HTTPFacilitatorClient({ url: facilitatorServer.url }))
+    .register(NETWORK, new ExactEvmServer())
+    .registerExtension(bazaarResourceServerExtension);
+  const app = new Hono();
+  app.use(
+    paymentMiddleware(
+      {
+        "GET /weather": {
+          accepts: { scheme: "exact", price: "$0.001", network: NETWORK, payTo: merchant },
+          description: "Current weather for a city",
+          mimeType: "application/json",
+          extensions: declareDiscoveryExtension({
+            input: { city: "Lisbon" },
+            inputSchema: { properties: { city: { type: "string" } }, required: ["city"] },
+            output: { example: { city: "Lisbon", temperature: 21 } },
+          }),
+        },
+      },
+      resourceServer,
+    ),
+  );
+  app.get("/weather", (c) => c.json({ city: c.req.query("city"), temperature: 21 }));
+  shop = await listen(app.fetch, "127.0.0.1", 0);
+});
+afterAll(async () => {
+  await shop?.close();
+  await facilitatorServer?.close();
+  await facilitator?.close();
+  await closeDb?.();
+  await miner?.stop();
+  await devnet?.stop();
+});
+
+describe("a paid Hono route settled by our facilitator", () => {
+  it("asks for payment, takes it from a buyer's wrapped fetch, and lists the route in the Bazaar", async () => {
+    const unpaid = await fetch(`${shop.url}/weather?city=Lisbon`);
+    expect(unpaid.status).toBe(402);
+    const required = decodePaymentRequiredHeader(unpaid.headers.get("PAYMENT-REQUIRED") ?? "");
+    expect(required.accepts).toMatchObject([
+      { scheme: "exact", network: NETWORK, amount: "1000", payTo: merchant },
+    ]);
+
+    const [buyer] = devnet.buyers as [Devnet["buyers"][0]];
+    const usdc = usdcReader(devnet.rpc);
+    const before = await usdc.balanceOf(buyer.address);
+    const buyerFetch = wrapFetchWithPayment(
+      fetch,
+      new x402Client().register(NETWORK, new ExactEvmClient(privateKeyToAccount(buyer.privateKey))),
+    );
+    const paid = await buyerFetch(`${shop.url}/weather?city=Lisbon`);
+    expect(paid.status).toBe(200);
+    expect(await paid.json()).toEqual({ city: "Lisbon", temperature: 21 });
+    const receipt = decodePaymentResponseHeader(paid.headers.get("PAYMENT-RESPONSE") ?? "");
+    expect(receipt).toMatchObject({ success: true, network: NETWORK, payer: buyer.address });
+    expect(receipt.transaction).toMatch(/^0x[0-9a-f]{64}$/);
+    const tx = await usdc.client.getTransaction({ hash: receipt.transaction as `0x${string}` });
+    expect(tx.from).toBe(devnet.facilitatorAccount.address.toLowerCase());
+    expect(await usdc.balanceOf(merchant)).toBe(1000n);
+    expect(await usdc.balanceOf(buyer.address)).toBe(before - 1000n);
+
+    // The SDK's own Bazaar client reads our catalogue.
+    const bazaar = withBazaar(new HTTPFacilitatorClient({ url: facilitatorServer.url })).extensions.bazaar;
+    const listed = await bazaar.listResources({ type: "http", payTo: merchant });
+    expect(listed.pagination).toEqual({ limit: 20, offset: 0, total: 1 });
+    expect(listed.items).toMatchObject([
+      {
+        resource: `${shop.url}/weather`,
+        type: "http",
+        x402Version: 2,
+        description: "Current weather for a city",
+        mimeType: "application/json",
+        accepts: [{ scheme: "exact", network: NETWORK, amount: "1000", payTo: merchant }],
+      },
+    ]);
+  });
+});

@@ -1,0 +1,360 @@
+import type { PaymentPayload } from "@x402/core/types";
+import { createTestClient, encodeFunctionData, http, parseEventLogs, parseSignature } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Devnet, devnetChain, startDevnet } from "../../src/chain/devnet.ts";
+import { usdcAbi } from "../../src/chain/usdc.ts";
+import { createFacilitator, type Facilitator, reasons } from "../../src/facilitator/index.ts";
+import { type Database, openDatabase } from "../../src/platform/db/index.ts";
+import { startMiner } from "../helpers/chain.ts";
+import { DATABASE_KINDS, openTestDatabase, type TestDatabaseOptions } from "../helpers/db.ts";
+import { newMerchant, pay, requirementsFor, usdcReader } from "../helpers/x402.ts";
+
+let devnet: Devnet;
+let miner: ReturnType<typeof startMiner>;
+let usdc: ReturnType<typeof usdcReader>;
+
+beforeAll(async () => {
+  devnet = await startDevnet({ port: 0, buyers: 4, blockTime: 0 });
+  miner = startMiner(devnet);
+  usdc = usdcReader(devnet.rpc);
+});
+afterAll(async () => {
+  await miner?.stop();
+  await devnet?.stop();
+});
+
+const options = () => ({
+  rpc: devnet.rpc,
+  chain: devnetChain(devnet.rpc),
+  pollingIntervalMs: 20,
+  resolveIntervalMs: 0,
+});
+
+/** A ledger row's state and hash. */
+async function ledger(db: Database, payment: PaymentPayload) {
+  const { authorization } = payment.payload as { authorization: { from: string; nonce: string } };
+  const { rows } = await db.query<{ state: string; tx_hash: string | null; block_number: bigint | null }>(
+    "SELECT state, tx_hash, block_number FROM facilitator_authorizations WHERE payer = $1 AND nonce = $2",
+    [authorization.from.toLowerCase(), authorization.nonce.toLowerCase()],
+  );
+  return rows[0];
+}
+
+describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) => {
+  let db: Database;
+  let dbOptions: TestDatabaseOptions;
+  let closeDb: () => Promise<void>;
+  let facilitator: Facilitator;
+  beforeAll(async () => {
+    ({ db, options: dbOptions, close: closeDb } = await openTestDatabase(kind));
+    facilitator = await createFacilitator({
+      db,
+      privateKey: devnet.facilitatorAccount.privateKey,
+      ...options(),
+    });
+  });
+  afterAll(async () => {
+    await facilitator?.close();
+    await closeDb?.();
+  });
+
+  it("verifies and settles a real payment: USDC moves in a transaction from the facilitator account", async () => {
+    const [buyer] = devnet.buyers as [Devnet["buyers"][0]];
+    const merchant = newMerchant();
+    const requirements = requirementsFor(merchant, "1500");
+    const payment = await pay(buyer, requirements);
+    const before = await usdc.balanceOf(buyer.address);
+
+    expect(await facilitator.verify(payment, requirements)).toEqual({
+      isValid: true,
+      invalidReason: undefined,
+      payer: buyer.address,
+    });
+    expect(await ledger(db, payment)).toMatchObject({ state: "verified", tx_hash: null });
+
+    const settled = await facilitator.settle(payment, requirements);
+    expect(settled, JSON.stringify(settled)).toMatchObject({
+      success: true,
+      network: "eip155:8453",
+      payer: buyer.address,
+    });
+    expect(settled.transaction).toMatch(/^0x[0-9a-f]{64}$/);
+
+    const receipt = await usdc.client.getTransactionReceipt({ hash: settled.transaction as `0x${string}` });
+    expect(receipt.status).toBe("success");
+    expect(receipt.from).toBe(devnet.facilitatorAccount.address.toLowerCase());
+    const logs = parseEventLogs({ abi: usdcAbi, logs: receipt.logs });
+    const { authorization } = payment.payload as { authorization: { nonce: string } };
+    expect(logs.map((l) => [l.eventName, l.args])).toEqual([
+      ["AuthorizationUsed", { authorizer: buyer.address, nonce: authorization.nonce }],
+      ["Transfer", { from: buyer.address, to: merchant, value: 1500n }],
+    ]);
+    expect(await usdc.balanceOf(merchant)).toBe(1500n);
+    expect(await usdc.balanceOf(buyer.address)).toBe(before - 1500n);
+    expect(await ledger(db, payment)).toEqual({
+      state: "settled",
+      tx_hash: settled.transaction,
+      block_number: receipt.blockNumber,
+    });
+  });
+
+  it("refuses to settle what it did not verify, and sends nothing", async () => {
+    const [, buyer] = devnet.buyers as [Devnet["buyers"][0], Devnet["buyers"][0]];
+    const requirements = requirementsFor(newMerchant());
+    const payment = await pay(buyer, requirements);
+    const nonce = await usdc.nonceOf(devnet.facilitatorAccount.address);
+
+    expect(await facilitator.settle(payment, requirements)).toMatchObject({
+      success: false,
+      errorReason: reasons.PAYMENT_NOT_VERIFIED,
+      transaction: "",
+    });
+
+    // Verified, then presented with other content under the same nonce: still not what was verified.
+    expect((await facilitator.verify(payment, requirements)).isValid).toBe(true);
+    const forged = structuredClone(payment);
+    (forged.payload as { authorization: { value: string } }).authorization.value = "999999";
+    const forgedRequirements = { ...requirements, amount: "999999" };
+    expect(await facilitator.settle(forged, forgedRequirements)).toMatchObject({
+      success: false,
+      errorReason: reasons.PAYMENT_NOT_VERIFIED,
+    });
+    expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(nonce);
+  });
+
+  it("fails verification of a bad signature, which then cannot be settled", async () => {
+    const [, , buyer] = devnet.buyers as Devnet["buyers"];
+    const requirements = requirementsFor(newMerchant());
+    const payment = await pay(buyer as Devnet["buyers"][0], requirements);
+    const tampered = structuredClone(payment);
+    const sig = (tampered.payload as { signature: string }).signature;
+    // Same length, another signer: flip one byte of r.
+    (tampered.payload as { signature: string }).signature =
+      `${sig.slice(0, 10)}${sig[10] === "0" ? "1" : "0"}${sig.slice(11)}`;
+
+    expect(await facilitator.verify(tampered, requirements)).toMatchObject({
+      isValid: false,
+      invalidReason: "invalid_exact_evm_signature",
+    });
+    expect(await facilitator.settle(tampered, requirements)).toMatchObject({
+      success: false,
+      errorReason: reasons.PAYMENT_NOT_VERIFIED,
+    });
+  });
+
+  it("settles one authorization once: concurrent and repeated calls share one transaction", async () => {
+    const [, , , buyer] = devnet.buyers as Devnet["buyers"];
+    const merchant = newMerchant();
+    const requirements = requirementsFor(merchant, "2000");
+    const payment = await pay(buyer as Devnet["buyers"][0], requirements);
+    const nonce = await usdc.nonceOf(devnet.facilitatorAccount.address);
+    expect((await facilitator.verify(payment, requirements)).isValid).toBe(true);
+
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => facilitator.settle(payment, requirements)),
+    );
+    const hashes = new Set(answers.map((a) => a.transaction));
+    expect(answers.every((a) => a.success)).toBe(true);
+    expect(hashes.size).toBe(1);
+    expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(nonce + 1);
+    expect(await usdc.balanceOf(merchant)).toBe(2000n);
+
+    // Later: the recorded outcome, the same hash; and /verify no longer accepts it.
+    expect(await facilitator.settle(payment, requirements)).toMatchObject({
+      success: true,
+      transaction: answers[0]?.transaction,
+    });
+    expect(await facilitator.verify(payment, requirements)).toMatchObject({
+      isValid: false,
+      invalidReason: reasons.NONCE_ALREADY_USED,
+    });
+    expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(nonce + 1);
+    expect(await usdc.balanceOf(merchant)).toBe(2000n);
+  });
+
+  it.runIf(kind === "postgres")(
+    "settles once when several processes share the ledger and the key",
+    async () => {
+      // A second facilitator on its own pool stands for a second process on the same server.
+      const otherDb = await openDatabase(dbOptions);
+      const other = await createFacilitator({
+        db: otherDb,
+        privateKey: devnet.facilitatorAccount.privateKey,
+        ...options(),
+      });
+      try {
+        const [buyer] = devnet.buyers as [Devnet["buyers"][0]];
+        const merchant = newMerchant();
+        const requirements = requirementsFor(merchant, "4000");
+        const payment = await pay(buyer, requirements);
+        const nonce = await usdc.nonceOf(devnet.facilitatorAccount.address);
+        expect((await other.verify(payment, requirements)).isValid).toBe(true);
+        const answers = await Promise.all(
+          [facilitator, other, facilitator, other, other, facilitator].map((f) =>
+            f.settle(payment, requirements),
+          ),
+        );
+        expect(answers.every((a) => a.success)).toBe(true);
+        expect(new Set(answers.map((a) => a.transaction)).size).toBe(1);
+        expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(nonce + 1);
+        expect(await usdc.balanceOf(merchant)).toBe(4000n);
+      } finally {
+        await other.close();
+        await otherDb.close();
+      }
+    },
+  );
+
+  it("recovers when the key sent a transaction from elsewhere (a stale nonce)", async () => {
+    const [buyer] = devnet.buyers as [Devnet["buyers"][0]];
+    const signer = privateKeyToAccount(devnet.facilitatorAccount.privateKey);
+    const chain = devnetChain(devnet.rpc);
+    // Settle once so the submitter caches its next nonce, then use that nonce behind its back.
+    const first = requirementsFor(newMerchant());
+    const firstPayment = await pay(buyer, first);
+    await facilitator.verify(firstPayment, first);
+    const firstSettled = await facilitator.settle(firstPayment, first);
+    expect(firstSettled, JSON.stringify(firstSettled)).toMatchObject({ success: true });
+    const elsewhere = await usdc.client.sendRawTransaction({
+      serializedTransaction: await signer.signTransaction({
+        chainId: chain.id,
+        type: "eip1559",
+        nonce: await usdc.nonceOf(signer.address),
+        to: signer.address,
+        gas: 21_000n,
+        maxFeePerGas: 10n ** 10n,
+        maxPriorityFeePerGas: 1n,
+      }),
+    });
+    await usdc.receipt(elsewhere);
+
+    const merchant = newMerchant();
+    const second = requirementsFor(merchant, "1234");
+    const payment = await pay(buyer, second);
+    await facilitator.verify(payment, second);
+    const settled = await facilitator.settle(payment, second);
+    expect(settled, JSON.stringify(settled)).toMatchObject({ success: true });
+    expect(await usdc.balanceOf(merchant)).toBe(1234n);
+    expect(await ledger(db, payment)).toMatchObject({ state: "settled", tx_hash: settled.transaction });
+  });
+
+  it("refuses an authorization already used on chain, before and after verification", async () => {
+    const [buyer] = devnet.buyers as [Devnet["buyers"][0]];
+    const owner = privateKeyToAccount(devnet.owner.privateKey);
+    const chain = devnetChain(devnet.rpc);
+    /** Someone else (here the token owner) submits the buyer's signed authorization first. */
+    const submitElsewhere = async (payment: PaymentPayload) => {
+      const { authorization: a, signature } = payment.payload as {
+        authorization: Record<string, string>;
+        signature: `0x${string}`;
+      };
+      const { v, r, s } = parseSignature(signature);
+      const hash = await usdc.client.sendRawTransaction({
+        serializedTransaction: await owner.signTransaction({
+          chainId: chain.id,
+          type: "eip1559",
+          nonce: await usdc.nonceOf(owner.address),
+          to: devnet.usdc,
+          gas: 200_000n,
+          maxFeePerGas: 10n ** 10n,
+          maxPriorityFeePerGas: 1n,
+          data: encodeFunctionData({
+            abi: usdcAbi,
+            functionName: "transferWithAuthorization",
+            args: [
+              a.from as `0x${string}`,
+              a.to as `0x${string}`,
+              BigInt(a.value as string),
+              BigInt(a.validAfter as string),
+              BigInt(a.validBefore as string),
+              a.nonce as `0x${string}`,
+              Number(v),
+              r,
+              s,
+            ],
+          }),
+        }),
+      });
+      await usdc.receipt(hash);
+    };
+
+    const early = await pay(buyer, requirementsFor(newMerchant()));
+    await submitElsewhere(early);
+    expect(await facilitator.verify(early, early.accepted)).toMatchObject({
+      isValid: false,
+      invalidReason: reasons.NONCE_ALREADY_USED,
+    });
+
+    const late = await pay(buyer, requirementsFor(newMerchant()));
+    expect((await facilitator.verify(late, late.accepted)).isValid).toBe(true);
+    await submitElsewhere(late);
+    const nonce = await usdc.nonceOf(devnet.facilitatorAccount.address);
+    expect(await facilitator.settle(late, late.accepted)).toMatchObject({
+      success: false,
+      errorReason: reasons.NONCE_ALREADY_USED,
+      transaction: "",
+    });
+    expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(nonce);
+    expect(await ledger(db, late)).toMatchObject({ state: "verified", tx_hash: null });
+  });
+});
+
+describe("a confirmation that does not come in time", () => {
+  let facilitator: Facilitator;
+  let db: Database;
+  let closeDb: () => Promise<void>;
+  const key = generatePrivateKey();
+  const signer = privateKeyToAccount(key).address;
+
+  beforeAll(async () => {
+    ({ db, close: closeDb } = await openTestDatabase(DATABASE_KINDS.at(-1) ?? "pglite"));
+    // Its own signer, so its nonces never meet the other facilitators' on this chain.
+    const test = createTestClient({
+      chain: devnetChain(devnet.rpc),
+      mode: "anvil",
+      transport: http(devnet.rpc),
+    });
+    await test.setBalance({ address: signer, value: 10n ** 18n });
+    facilitator = await createFacilitator({ db, privateKey: key, ...options(), confirmationTimeoutMs: 300 });
+  });
+  afterAll(async () => {
+    miner.resume();
+    await facilitator?.close();
+    await closeDb?.();
+  });
+
+  it("is pending with its hash, then resolved by looking at the chain, never by sending again", async () => {
+    const [buyer] = devnet.buyers as [Devnet["buyers"][0]];
+    const merchant = newMerchant();
+    const requirements = requirementsFor(merchant, "777");
+    const payment = await pay(buyer, requirements);
+    expect((await facilitator.verify(payment, requirements)).isValid).toBe(true);
+
+    miner.pause();
+    const first = await facilitator.settle(payment, requirements);
+    expect(first).toMatchObject({
+      success: false,
+      errorReason: reasons.SETTLEMENT_PENDING,
+      payer: buyer.address,
+    });
+    expect(first.transaction).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(await ledger(db, payment)).toMatchObject({ state: "pending", tx_hash: first.transaction });
+
+    // Asked again while it is still unmined: the same hash, nothing new in the pool.
+    const again = await facilitator.settle(payment, requirements);
+    expect(again).toMatchObject({ errorReason: reasons.SETTLEMENT_PENDING, transaction: first.transaction });
+    expect(await miner.pending()).toBe(1);
+    expect(await facilitator.resolvePending()).toEqual({ checked: 1, resolved: 0 });
+
+    await devnet.mine(1);
+    expect(await facilitator.resolvePending()).toEqual({ checked: 1, resolved: 1 });
+    expect(await ledger(db, payment)).toMatchObject({ state: "settled", tx_hash: first.transaction });
+    expect(await facilitator.settle(payment, requirements)).toMatchObject({
+      success: true,
+      transaction: first.transaction,
+    });
+    expect(await usdc.balanceOf(merchant)).toBe(777n);
+    expect(await usdc.nonceOf(signer)).toBe(1);
+  });
+});

@@ -1,0 +1,93 @@
+import { x402Client } from "@x402/core/client";
+import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
+import { ExactEvmScheme } from "@x402/evm/exact/client";
+import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
+import { createPublicClient, getAddress, http } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { BASE_USDC } from "../../src/chain/base.ts";
+import { type DevnetAccount, devnetChain } from "../../src/chain/devnet.ts";
+import { usdcAbi } from "../../src/chain/usdc.ts";
+import { pollReceipt } from "../../src/facilitator/outcome.ts";
+
+export const NETWORK = "eip155:8453" as const;
+
+/** A fresh payee, so each case reads balances no other case touches. */
+export function newMerchant(): `0x${string}` {
+  return privateKeyToAccount(generatePrivateKey()).address;
+}
+
+/** What a merchant asks for: `amount` atomic USDC units on the devnet (Base) to `payTo`. */
+export function requirementsFor(payTo: `0x${string}`, amount = "1000"): PaymentRequirements {
+  return {
+    scheme: "exact",
+    network: NETWORK,
+    asset: getAddress(BASE_USDC),
+    amount,
+    payTo,
+    maxTimeoutSeconds: 300,
+    extra: { name: "USD Coin", version: "2" },
+  };
+}
+
+/** The `bazaar` extension of a GET resource, as a resource server enriched it (with its method). */
+export function bazaarGet(example: Record<string, unknown> = { city: "Lisbon" }) {
+  const declared = declareDiscoveryExtension({
+    input: example,
+    inputSchema: { properties: { city: { type: "string" } } },
+    output: { example: { temperature: 21 } },
+  });
+  const bazaar = declared.bazaar as { info: { input: Record<string, unknown> } };
+  bazaar.info.input.method = "GET";
+  return declared;
+}
+
+/**
+ * A payment signed by `buyer` with the SDK's own client (exact scheme, EIP-3009), for `requirements`,
+ * echoing the resource and extensions as a real buyer would.
+ */
+export async function pay(
+  buyer: DevnetAccount,
+  requirements: PaymentRequirements,
+  resource: { url: string; description?: string; mimeType?: string } = { url: "http://shop.test/weather" },
+  extensions?: Record<string, unknown>,
+): Promise<PaymentPayload> {
+  const client = new x402Client().register(
+    NETWORK,
+    new ExactEvmScheme(privateKeyToAccount(buyer.privateKey)),
+  );
+  return client.createPaymentPayload({
+    x402Version: 2,
+    resource,
+    accepts: [requirements],
+    ...(extensions ? { extensions } : {}),
+  });
+}
+
+/** Reads USDC balances on the devnet. */
+export function usdcReader(rpc: string) {
+  // No block-number cache: a test reads right after mining.
+  const client = createPublicClient({
+    chain: devnetChain(rpc),
+    transport: http(rpc),
+    pollingInterval: 20,
+    cacheTime: 0,
+  });
+  return {
+    client,
+    balanceOf: (address: `0x${string}`) =>
+      client.readContract({
+        address: getAddress(BASE_USDC),
+        abi: usdcAbi,
+        functionName: "balanceOf",
+        args: [address],
+      }),
+    nonceOf: (address: `0x${string}`) => client.getTransactionCount({ address, blockTag: "pending" }),
+    /** Waits (10 s at most) for a receipt by polling for it: viem's block-watching wait can miss the block
+     * on a devnet that mines only on demand (see src/facilitator/outcome.ts). */
+    async receipt(hash: `0x${string}`) {
+      const receipt = await pollReceipt(client, hash, 10_000, 20);
+      if (!receipt) throw new Error(`no receipt for ${hash} within 10 s`);
+      return receipt;
+    },
+  };
+}
