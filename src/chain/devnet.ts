@@ -38,6 +38,11 @@ export interface DevnetOptions {
   blockTime?: number;
   /** Timestamp of block 0 (unix seconds). Default: now. Start in the past to `mine()` a history up to now. */
   genesisTimestamp?: number;
+  /**
+   * Number of the genesis block (anvil `--number`). Default 0. Reports need a window of 302,400 blocks,
+   * which anvil cannot mine quickly (about 300 empty blocks/s here): start the chain that high instead.
+   */
+  genesisNumber?: number;
   /** Path of the anvil binary. Default: the one the `@foundry-rs/anvil` package ships for this platform. */
   anvilPath?: string;
   /** How long anvil may take to listen, in ms. Default 15 s. */
@@ -151,6 +156,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     "0",
     "--no-mining",
     ...(options.genesisTimestamp === undefined ? [] : ["--timestamp", String(options.genesisTimestamp)]),
+    ...(options.genesisNumber === undefined ? [] : ["--number", String(options.genesisNumber)]),
   ];
   const anvil = await launch(options.anvilPath ?? anvilBinary(), args, options.startTimeoutMs ?? 15_000);
 

@@ -14,6 +14,22 @@ const OPTIONS = {
   host: { type: "string" },
   "public-url": { type: "string" },
   buyers: { type: "string" },
+  // index
+  rpc: { type: "string" },
+  "from-block": { type: "string" },
+  "to-block": { type: "string" },
+  follow: { type: "boolean" },
+  facilitator: { type: "string", multiple: true },
+  rps: { type: "string" },
+  "reorg-depth": { type: "string" },
+  "batch-blocks": { type: "string" },
+  concurrency: { type: "string" },
+  "tx-from": { type: "string" },
+  "poll-ms": { type: "string" },
+  discovery: { type: "string" },
+  "discovery-refresh": { type: "string" },
+  // facilitators
+  candidates: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 

@@ -16,6 +16,10 @@ Usage:
   x402-merchants serve [--port N] [--host H] [--data DIR] [--public-url URL]
   x402-merchants start      serve, loading the bundled sample week into an empty store
   x402-merchants devnet [--port N] [--buyers N]   a local Base chain (anvil) with USDC and funded buyers
+  x402-merchants index --rpc URL [--from-block N] [--to-block N] [--follow] [--data DIR]
+        [--facilitator ADDRESS]... [--rps N] [--reorg-depth N] [--batch-blocks N] [--concurrency N]
+        [--tx-from auto|block|tx|trace] [--poll-ms N] [--discovery URL] [--discovery-refresh SECONDS]
+  x402-merchants facilitators [--candidates] [--data DIR]   known signers, or the senders to review
 
 Environment: X402M_DATA (default ./data), X402M_PUBLIC_URL, PORT, X402M_DUCKDB_MEMORY (default 1GB)`;
 
@@ -39,6 +43,11 @@ export async function main(argv: string[]): Promise<number> {
         return await runServe(args, values, { sample: false });
       case "start":
         return await runServe(args, values, { sample: true });
+      case "index":
+        // Loaded on demand, like the devnet: the indexer is not needed by the other commands.
+        return await (await import("./indexer.ts")).runIndex(args, values);
+      case "facilitators":
+        return await (await import("./facilitators.ts")).runFacilitators(args, values);
       case "devnet":
         // Loaded on demand: viem and the chain code would add about 0.4 s to every other command.
         return await (await import("./devnet.ts")).runDevnet(args, values);

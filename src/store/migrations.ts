@@ -75,6 +75,42 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       INSERT INTO meta VALUES ('data_version', '0');
     `,
   },
+  {
+    version: 2,
+    name: "indexer state and facilitator candidates",
+    // facilitator_candidates: EIP-3009 settlements whose transaction was sent by an address that is
+    // not a known facilitator signer (or was sent before its start date), kept for review.
+    // indexer_state: where the chain indexer stands (its checkpoint, with the block's hash).
+    // indexer_blocks: hashes of recently indexed blocks, to find the common ancestor after a reorg.
+    sql: `
+      CREATE TABLE facilitator_candidates (
+        chain VARCHAR NOT NULL,
+        tx_hash VARCHAR NOT NULL,
+        log_index INTEGER NOT NULL,
+        block_number BIGINT NOT NULL,
+        block_time TIMESTAMP NOT NULL,
+        sender VARCHAR NOT NULL,
+        payer VARCHAR NOT NULL,
+        pay_to VARCHAR NOT NULL,
+        amount BIGINT NOT NULL,
+        reason VARCHAR NOT NULL
+      );
+      CREATE TABLE indexer_state (
+        chain VARCHAR PRIMARY KEY,
+        start_block BIGINT NOT NULL,
+        block_number BIGINT NOT NULL,
+        block_hash VARCHAR NOT NULL,
+        block_time TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL
+      );
+      CREATE TABLE indexer_blocks (
+        chain VARCHAR NOT NULL,
+        block_number BIGINT NOT NULL,
+        block_hash VARCHAR NOT NULL,
+        block_time TIMESTAMP NOT NULL
+      );
+    `,
+  },
 ];
 
 export async function migrate(store: Store): Promise<void> {

@@ -1,0 +1,332 @@
+/**
+ * Indexer benchmark (`npm run bench:index [-- --settlements N]`).
+ *
+ * 1. Builds a devnet with N x402 settlements (default 50,000): buyers' EIP-3009 authorizations and the
+ *    facilitator's transactions are signed locally (in worker threads, cached in .bench/ for the next
+ *    run: the devnet's keys and nonces are the same every time), sent raw in JSON-RPC batches and mined
+ *    with `anvil_mine`, `--per-block` settlements a block (automine is never used).
+ * 2. Runs the indexer over the settlement blocks into a fresh store (rps unlimited), recording the
+ *    eth_getLogs ranges its adaptive chunking chose; then replays exactly those ranges as raw
+ *    eth_getLogs requests (fetch + JSON parse, nothing else) with the same concurrency.
+ * 3. Does both twice (alternating) and keeps each one's better run, and runs the indexer once more
+ *    with the other way of fetching senders (`--tx-from tx`) for comparison.
+ *
+ * The ratio compares like with like: the indexer's payments per second against the raw rate in
+ * settlements per second (each settlement is two logs, AuthorizationUsed and Transfer), which is the
+ * raw time over the indexer's time for the same range. Goal: >= 0.5.
+ *
+ * Flags: --settlements N, --per-block N, --buyers N, --merchants N, --concurrency N, --batch-blocks N.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import type { Address, Hex } from "viem";
+import { BASE_USDC } from "../src/chain/base.ts";
+import { derive, startDevnet } from "../src/chain/devnet.ts";
+import { FacilitatorRegistry } from "../src/chain/facilitators.ts";
+import { AUTHORIZATION_USED_TOPIC, TRANSFER_TOPIC } from "../src/indexer/decode.ts";
+import {
+  chooseSenderStrategy,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_SENDER_STRATEGY,
+  RpcClient,
+  runIndexer,
+  type SenderStrategy,
+} from "../src/indexer/index.ts";
+import { mapPool } from "../src/indexer/pool.ts";
+import { Store } from "../src/store/duckdb.ts";
+import { rpc, sendRaw } from "../test/helpers/settle.ts";
+
+const GOAL_RATIO = 0.5;
+const WORKER_BOOT = `import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))}).then(({ register }) => {
+  register();
+  return import(${JSON.stringify(new URL("./sign-worker.ts", import.meta.url).href)});
+});`;
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const benchDir = path.join(root, ".bench");
+
+function parseFlags(argv: string[]) {
+  const flags = {
+    settlements: 50_000,
+    "per-block": 1_500,
+    buyers: 100,
+    merchants: 500,
+    concurrency: DEFAULT_CONCURRENCY,
+    // About 9,000 logs a query here (1,500 settlements a block): under the 10,000-log cap of the common
+    // providers, and small enough for batches to overlap.
+    "batch-blocks": 3,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const key = (argv[i] ?? "").replace(/^--/, "") as keyof typeof flags;
+    const value = Number(String(argv[++i]).replaceAll("_", ""));
+    if (!(key in flags) || !Number.isSafeInteger(value) || value < 1) {
+      throw new Error(
+        `bad argument ${argv[i - 1]}: use ${Object.keys(flags)
+          .map((f) => `--${f} N`)
+          .join(", ")}`,
+      );
+    }
+    flags[key] = value;
+  }
+  return flags;
+}
+
+const flags = parseFlags(process.argv.slice(2));
+const log = (message: string) => process.stderr.write(`${message}\n`);
+
+/** A small seeded PRNG, so the cached chain is the same one every run. */
+function prng(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+interface Signed {
+  tx: Hex;
+  payer: string;
+  payTo: string;
+  amount: string;
+}
+
+/** The signed settlements, from the cache or signed now in one worker per core. */
+async function settlements(): Promise<Signed[]> {
+  const file = path.join(benchDir, `index-${flags.settlements}-${flags.buyers}-${flags.merchants}.json`);
+  if (fs.existsSync(file)) {
+    log(`using the signed settlements in ${path.relative(root, file)}`);
+    return JSON.parse(fs.readFileSync(file, "utf8")) as Signed[];
+  }
+  const random = prng(8453);
+  const buyers = Array.from({ length: flags.buyers }, (_, i) => derive(2 + i));
+  const merchants = Array.from({ length: flags.merchants }, (_, i) => derive(10_000 + i).address);
+  const orders = Array.from({ length: flags.settlements }, () => ({
+    buyer: buyers[Math.floor(random() * buyers.length)],
+    payTo: merchants[Math.floor(random() ** 2 * merchants.length)] as Address,
+    // $0.001 to $0.10, as listed prices go.
+    amount: String(1_000 + Math.floor(random() * 99) * 1_000),
+  }));
+  const workers = Math.max(1, os.cpus().length);
+  const per = Math.ceil(orders.length / workers);
+  const started = performance.now();
+  log(`signing ${orders.length} settlements in ${workers} workers ...`);
+  const parts = await Promise.all(
+    Array.from({ length: workers }, (_, w) => {
+      // Workers start without the TypeScript loader this process runs under: they register tsx first.
+      const worker = new Worker(WORKER_BOOT, {
+        eval: true,
+        workerData: {
+          usdc: BASE_USDC,
+          sender: derive(1),
+          startNonce: w * per,
+          orders: orders.slice(w * per, (w + 1) * per),
+        },
+      });
+      return new Promise<Signed[]>((resolve, reject) => {
+        worker.once("message", resolve);
+        worker.once("error", reject);
+      });
+    }),
+  );
+  log(`signed in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  const all = parts.flat();
+  fs.mkdirSync(benchDir, { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(all));
+  return all;
+}
+
+const signed = await settlements();
+const devnet = await startDevnet({ port: 0, buyers: flags.buyers, blockTime: 0 });
+if (devnet.facilitatorAccount.address !== derive(1).address)
+  throw new Error("the devnet's facilitator moved");
+
+try {
+  // Build the chain: a block every `per-block` settlements.
+  const first = Number(await rpc(devnet.rpc, "eth_blockNumber")) + 1;
+  let started = performance.now();
+  for (let i = 0; i < signed.length; i += flags["per-block"]) {
+    await sendRaw(
+      devnet.rpc,
+      signed.slice(i, i + flags["per-block"]).map((s) => s.tx),
+    );
+    await devnet.mine(1);
+  }
+  for (let pool = 1; pool > 0; ) {
+    const status = await rpc<{ pending: string; queued: string }>(devnet.rpc, "txpool_status");
+    pool = Number(status.pending) + Number(status.queued);
+    if (pool > 0) await devnet.mine(1);
+  }
+  const last = Number(await rpc(devnet.rpc, "eth_blockNumber"));
+  log(
+    `mined ${signed.length} settlements in blocks ${first}-${last} in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
+  const authorizations = await rpc<unknown[]>(devnet.rpc, "eth_getLogs", [
+    {
+      address: BASE_USDC,
+      topics: [AUTHORIZATION_USED_TOPIC],
+      fromBlock: `0x${first.toString(16)}`,
+      toBlock: `0x${last.toString(16)}`,
+    },
+  ]);
+  if (authorizations.length !== signed.length) {
+    throw new Error(
+      `${authorizations.length} settlements landed, not ${signed.length}: some transactions failed`,
+    );
+  }
+
+  const registry = FacilitatorRegistry.base().withSigners([devnet.facilitatorAccount.address]);
+  let ranges: [number, number][] = [];
+
+  async function indexOnce(strategy: SenderStrategy) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-bench-index-"));
+    const store = await Store.open({ dataDir: dir });
+    const recorded: [number, number][] = [];
+    const recordingFetch: typeof fetch = (input, init) => {
+      const body = JSON.parse(String(init?.body)) as {
+        method?: string;
+        params?: [{ fromBlock: string; toBlock: string }];
+      };
+      if (body.method === "eth_getLogs" && body.params) {
+        recorded.push([Number(body.params[0].fromBlock), Number(body.params[0].toBlock)]);
+      }
+      return fetch(input, init);
+    };
+    try {
+      const t = performance.now();
+      const summary = await runIndexer({
+        store,
+        rpc: { url: devnet.rpc, rps: 0, fetch: recordingFetch },
+        registry,
+        fromBlock: first,
+        toBlock: last,
+        batchBlocks: flags["batch-blocks"],
+        concurrency: flags.concurrency,
+        senderStrategy: strategy,
+      });
+      const seconds = (performance.now() - t) / 1000;
+      const stored = Number((await store.one<{ n: bigint }>("SELECT count(*) AS n FROM payments"))?.n);
+      if (stored !== signed.length)
+        throw new Error(`the indexer stored ${stored} payments, not ${signed.length}`);
+      ranges = recorded;
+      return {
+        seconds,
+        paymentsPerSecond: stored / seconds,
+        rpc: summary.rpc,
+        batches: summary.batches,
+        getLogsCalls: recorded.length,
+      };
+    } finally {
+      store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  async function rawOnce() {
+    const t = performance.now();
+    let logs = 0;
+    let bytes = 0;
+    await mapPool(ranges, flags.concurrency, async ([from, to]) => {
+      const response = await fetch(devnet.rpc, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "eth_getLogs",
+          params: [
+            {
+              address: BASE_USDC,
+              topics: [[TRANSFER_TOPIC, AUTHORIZATION_USED_TOPIC]],
+              fromBlock: `0x${from.toString(16)}`,
+              toBlock: `0x${to.toString(16)}`,
+            },
+          ],
+        }),
+      });
+      const text = await response.text();
+      bytes += text.length;
+      logs += (JSON.parse(text) as { result: unknown[] }).result.length;
+    });
+    const seconds = (performance.now() - t) / 1000;
+    return { seconds, logs, bytes, logsPerSecond: logs / seconds };
+  }
+
+  started = performance.now();
+  type IndexRun = Awaited<ReturnType<typeof indexOnce>>;
+  const runs: Record<SenderStrategy, IndexRun[]> = { block: [], trace: [], tx: [] };
+  const rawRuns: Awaited<ReturnType<typeof rawOnce>>[] = [];
+  for (let round = 0; round < 2; round++) {
+    runs.block.push(await indexOnce("block"));
+    rawRuns.push(await rawOnce());
+    runs.trace.push(await indexOnce("trace"));
+  }
+  runs.tx.push(await indexOnce("tx"));
+  const best = <T extends { seconds: number }>(list: T[]) =>
+    list.reduce((a, b) => (b.seconds < a.seconds ? b : a));
+  const raw = best(rawRuns);
+  const byStrategy = { block: best(runs.block), trace: best(runs.trace), tx: best(runs.tx) };
+  // What the default ("auto") picks for this RPC.
+  const chosen = await chooseSenderStrategy(new RpcClient({ url: devnet.rpc }));
+  const index = byStrategy[chosen];
+  if (raw.logs !== 2 * signed.length)
+    throw new Error(`raw eth_getLogs read ${raw.logs} logs, not ${2 * signed.length}`);
+  const rawSettlementsPerSecond = raw.logsPerSecond / 2;
+  const ratio = index.paymentsPerSecond / rawSettlementsPerSecond;
+
+  const strategyFigures = (run: Awaited<ReturnType<typeof indexOnce>>) => ({
+    seconds: round(run.seconds),
+    paymentsPerSecond: Math.round(run.paymentsPerSecond),
+    ratio: round(run.paymentsPerSecond / rawSettlementsPerSecond),
+    calls: run.rpc.calls,
+    httpRequests: run.rpc.httpRequests,
+    mb: round(run.rpc.bytes / 1e6),
+  });
+  const figures = {
+    date: new Date().toISOString().slice(0, 10),
+    machine: `${os.cpus()[0]?.model ?? "?"}, ${os.cpus().length} cores, Node ${process.version}`,
+    settlements: signed.length,
+    blocks: `${first}-${last}`,
+    batchBlocks: flags["batch-blocks"],
+    concurrency: flags.concurrency,
+    getLogsCalls: index.getLogsCalls,
+    raw: {
+      seconds: round(raw.seconds),
+      logsPerSecond: Math.round(raw.logsPerSecond),
+      mb: round(raw.bytes / 1e6),
+    },
+    defaultStrategy: `${DEFAULT_SENDER_STRATEGY} (${chosen})`,
+    indexer: {
+      block: strategyFigures(byStrategy.block),
+      trace: strategyFigures(byStrategy.trace),
+      tx: strategyFigures(byStrategy.tx),
+    },
+    ratio: round(ratio),
+    literalRatio: round(index.paymentsPerSecond / raw.logsPerSecond),
+    goal: GOAL_RATIO,
+    met: ratio >= GOAL_RATIO,
+    measureSeconds: round((performance.now() - started) / 1000),
+  };
+  log("");
+  log(
+    `raw eth_getLogs        ${figures.raw.logsPerSecond} logs/s (${rawSettlementsPerSecond.toFixed(0)} settlements/s), ${figures.raw.seconds} s, ${figures.raw.mb} MB`,
+  );
+  for (const [strategy, f] of Object.entries(figures.indexer)) {
+    log(
+      `indexer --tx-from ${strategy.padEnd(5)} ${f.paymentsPerSecond} payments/s stored, ${f.seconds} s, ratio ${f.ratio}, ${f.calls} calls in ${f.httpRequests} requests, ${f.mb} MB${strategy === chosen ? ` (what ${DEFAULT_SENDER_STRATEGY} picks here)` : ""}`,
+    );
+  }
+  log(
+    `ratio ${figures.ratio} with the default (payments/s over raw settlements/s; goal >= ${GOAL_RATIO}: ${figures.met ? "met" : "missed"}); payments/s over raw logs/s: ${figures.literalRatio}`,
+  );
+  process.stdout.write(`${JSON.stringify(figures)}\n`);
+} finally {
+  await devnet.stop();
+}
+
+function round(n: number): number {
+  return Math.round(n * 100) / 100;
+}

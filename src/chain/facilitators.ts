@@ -1,0 +1,136 @@
+/**
+ * The registry of x402 facilitators on Base: which EOAs send their `transferWithAuthorization`
+ * transactions, and from which day each one settles.
+ *
+ * `base-facilitators.json` is a verbatim copy of the project's shared data file
+ * (`shared/data/base-facilitators.json`, sha256 289dcda5…6ea53525 when copied), itself compiled from
+ * public registries (x402scan's facilitators package at its 2026-06-30 snapshot, DefiLlama's x402
+ * adapter, later pull requests); its `about` field says so. Update it by copying the shared file again.
+ *
+ * The list always trails reality, so the indexer keeps settlements sent by other addresses as
+ * candidates instead of dropping them (see `src/indexer/settlements.ts`).
+ */
+import { z } from "zod";
+import data from "./base-facilitators.json" with { type: "json" };
+
+const ADDRESS = /^0x[0-9a-f]{40}$/;
+/** The facilitator id of signers the operator adds (`--facilitator`). */
+const OPERATOR = "operator";
+const address = z
+  .string()
+  .transform((a) => a.toLowerCase())
+  .pipe(z.string().regex(ADDRESS, "an address: 0x and 40 hex digits"));
+
+const FileSchema = z.object({
+  chain: z.literal("base"),
+  chain_id: z.literal(8453),
+  facilitators: z.array(
+    z.object({
+      id: z.string().min(1),
+      name: z.string().min(1),
+      urls: z.array(z.string()),
+      addresses: z.array(z.object({ address, since: z.iso.date() })),
+    }),
+  ),
+  unconfirmed_senders: z.array(z.object({ address, label: z.string() })).default([]),
+});
+
+/** One signer: an EOA that settles for a facilitator from `since` (unix seconds, 00:00 UTC of its day). */
+export interface FacilitatorSigner {
+  address: string;
+  facilitator: string;
+  name: string;
+  since: number;
+}
+
+/** What the registry says about the sender of a settlement at a block time. */
+export type SenderVerdict =
+  | { known: true; signer: FacilitatorSigner }
+  | { known: false; reason: "unknown_sender" | "before_since"; label?: string };
+
+/**
+ * Known facilitator signers, plus extra signers given by the operator (valid from the first block).
+ *
+ * @example
+ *   const registry = FacilitatorRegistry.base().withSigners(["0x70997970c51812dc3a010c7d01b50e0d17dc79c8"]);
+ *   registry.judge(txFrom, blockTime); // { known: true, signer } or { known: false, reason }
+ */
+export class FacilitatorRegistry {
+  private constructor(
+    private readonly signers: ReadonlyMap<string, FacilitatorSigner>,
+    /** Senders seen settling but not confirmed as facilitators: their settlements stay candidates, with this label. */
+    private readonly unconfirmed: ReadonlyMap<string, string>,
+  ) {}
+
+  /** The bundled Base registry. */
+  static base(): FacilitatorRegistry {
+    return FacilitatorRegistry.parse(data);
+  }
+
+  /** A registry from a file of the shared format; throws on a malformed one. */
+  static parse(json: unknown): FacilitatorRegistry {
+    const file = FileSchema.parse(json);
+    const signers = new Map<string, FacilitatorSigner>();
+    for (const f of file.facilitators) {
+      for (const a of f.addresses) {
+        const since = Date.parse(`${a.since}T00:00:00Z`) / 1000;
+        const existing = signers.get(a.address);
+        // An address listed twice keeps its earliest start: the registry means "settles from then on".
+        if (!existing || since < existing.since) {
+          signers.set(a.address, { address: a.address, facilitator: f.id, name: f.name, since });
+        }
+      }
+    }
+    const unconfirmed = new Map(file.unconfirmed_senders.map((s) => [s.address, s.label]));
+    return new FacilitatorRegistry(signers, unconfirmed);
+  }
+
+  /** A copy with extra signers (any case) valid from time 0, named "operator". */
+  withSigners(addresses: readonly string[]): FacilitatorRegistry {
+    const signers = new Map(this.signers);
+    for (const raw of addresses) {
+      const a = raw.toLowerCase();
+      if (!ADDRESS.test(a)) throw new Error(`not an address: "${raw}"`);
+      signers.set(a, { address: a, facilitator: OPERATOR, name: "given with --facilitator", since: 0 });
+    }
+    return new FacilitatorRegistry(signers, this.unconfirmed);
+  }
+
+  /** Whether `sender` (lower-case) settled as a known facilitator at `blockTime` (unix seconds). */
+  judge(sender: string, blockTime: number): SenderVerdict {
+    const signer = this.signers.get(sender);
+    if (signer && blockTime >= signer.since) return { known: true, signer };
+    const label = this.unconfirmed.get(sender);
+    const reason = signer ? "before_since" : "unknown_sender";
+    return label === undefined ? { known: false, reason } : { known: false, reason, label };
+  }
+
+  /** The signer entry of an address, whatever the time. */
+  signer(address: string): FacilitatorSigner | undefined {
+    return this.signers.get(address.toLowerCase());
+  }
+
+  /** The label of an unconfirmed sender, if the registry lists it. */
+  unconfirmedLabel(address: string): string | undefined {
+    return this.unconfirmed.get(address.toLowerCase());
+  }
+
+  /** Every signer, ordered by facilitator then address. */
+  list(): FacilitatorSigner[] {
+    return [...this.signers.values()].sort(
+      (a, b) => a.facilitator.localeCompare(b.facilitator) || a.address.localeCompare(b.address),
+    );
+  }
+
+  /**
+   * The earliest `since` of the listed signers (unix seconds): where indexing Base starts by default.
+   * Signers added with `withSigners` count from time 0 but do not move it back to Base's genesis.
+   */
+  earliestSince(): number {
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const s of this.signers.values()) {
+      if (s.facilitator !== OPERATOR) earliest = Math.min(earliest, s.since);
+    }
+    return Number.isFinite(earliest) ? earliest : 0;
+  }
+}

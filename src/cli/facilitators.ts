@@ -1,0 +1,33 @@
+import { FacilitatorRegistry } from "../chain/facilitators.ts";
+import { listCandidates } from "../indexer/candidates.ts";
+import { configFrom, type Flags, openStore, UsageError } from "./args.ts";
+
+/**
+ * `facilitators`: the known facilitator signers, one JSON object per line.
+ * `facilitators --candidates`: the senders of EIP-3009 settlements the indexer did not count as x402
+ * payments, with counts, from the store; one JSON object per line, most settlements first.
+ */
+export async function runFacilitators(args: string[], flags: Flags): Promise<number> {
+  if (args.length > 0) throw new UsageError("facilitators takes no arguments");
+  const registry = FacilitatorRegistry.base();
+  const lines: object[] = [];
+  if (flags.candidates) {
+    const store = await openStore(configFrom(flags));
+    try {
+      lines.push(...(await listCandidates(store, registry)));
+    } finally {
+      store.close();
+    }
+  } else {
+    for (const s of registry.list()) {
+      lines.push({
+        facilitator: s.facilitator,
+        name: s.name,
+        address: s.address,
+        since: new Date(s.since * 1000).toISOString().slice(0, 10),
+      });
+    }
+  }
+  process.stdout.write(lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
+  return 0;
+}

@@ -1,0 +1,127 @@
+import { FacilitatorRegistry } from "../chain/facilitators.ts";
+import {
+  createReporter,
+  DEFAULT_BATCH_BLOCKS,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_REORG_DEPTH,
+  DEFAULT_SENDER_STRATEGY,
+  runIndexer,
+  SENDER_CHOICES,
+  type SenderChoice,
+} from "../indexer/index.ts";
+import { configFrom, type Flags, openStore, UsageError } from "./args.ts";
+
+/** Default request rate: inside the free tiers of the common providers (Alchemy, Infura, QuickNode: 25+ calls/s). */
+export const DEFAULT_RPS = 25;
+
+/**
+ * `index --rpc URL [--from-block N] [--to-block N] [--follow] [--data DIR] ...`: indexes x402 payments
+ * into the store. Progress goes to stderr (a bar on a terminal, JSON lines otherwise); the summary is
+ * one JSON line on stdout. SIGINT/SIGTERM stop it cleanly after the batch being committed.
+ */
+export async function runIndex(args: string[], flags: Flags): Promise<number> {
+  if (args.length > 0) throw new UsageError("index takes no arguments (give the endpoint with --rpc URL)");
+  if (!flags.rpc) throw new UsageError("index needs --rpc URL (a Base JSON-RPC endpoint)");
+  if (!/^https?:\/\/\S+$/.test(flags.rpc))
+    throw new UsageError(`--rpc must be an http(s) URL, not "${flags.rpc}"`);
+  const options = {
+    fromBlock: optionalInteger("--from-block", flags["from-block"]),
+    toBlock: optionalInteger("--to-block", flags["to-block"]),
+    rps: optionalNumber("--rps", flags.rps) ?? DEFAULT_RPS,
+    reorgDepth: optionalInteger("--reorg-depth", flags["reorg-depth"]) ?? DEFAULT_REORG_DEPTH,
+    batchBlocks:
+      positive("--batch-blocks", optionalInteger("--batch-blocks", flags["batch-blocks"])) ??
+      DEFAULT_BATCH_BLOCKS,
+    concurrency:
+      positive("--concurrency", optionalInteger("--concurrency", flags.concurrency)) ?? DEFAULT_CONCURRENCY,
+    pollMs: positive("--poll-ms", optionalInteger("--poll-ms", flags["poll-ms"])),
+    discoveryRefresh: positive(
+      "--discovery-refresh",
+      optionalInteger("--discovery-refresh", flags["discovery-refresh"]),
+    ),
+  };
+  const strategy = (flags["tx-from"] ?? DEFAULT_SENDER_STRATEGY) as SenderChoice;
+  if (!SENDER_CHOICES.includes(strategy)) {
+    throw new UsageError(`--tx-from must be one of ${SENDER_CHOICES.join(", ")}, not "${flags["tx-from"]}"`);
+  }
+  if (flags.discovery !== undefined && !/^https?:\/\/\S+$/.test(flags.discovery)) {
+    throw new UsageError(`--discovery must be an http(s) URL, not "${flags.discovery}"`);
+  }
+  if (
+    options.fromBlock !== undefined &&
+    options.toBlock !== undefined &&
+    options.toBlock < options.fromBlock
+  ) {
+    throw new UsageError("--to-block must not be below --from-block");
+  }
+  let registry: FacilitatorRegistry;
+  try {
+    registry = FacilitatorRegistry.base().withSigners(
+      (flags.facilitator ?? [])
+        .flatMap((f) => f.split(","))
+        .map((f) => f.trim())
+        .filter(Boolean),
+    );
+  } catch (error) {
+    throw new UsageError(`--facilitator: ${(error as Error).message}`);
+  }
+
+  const config = configFrom(flags);
+  const store = await openStore(config);
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  const reporter = createReporter();
+  try {
+    const summary = await runIndexer({
+      store,
+      rpc: { url: flags.rpc, rps: options.rps },
+      registry,
+      fromBlock: options.fromBlock,
+      toBlock: options.toBlock,
+      follow: flags.follow ?? false,
+      reorgDepth: options.reorgDepth,
+      batchBlocks: options.batchBlocks,
+      concurrency: options.concurrency,
+      senderStrategy: strategy,
+      pollMs: options.pollMs,
+      discovery: flags.discovery
+        ? { url: flags.discovery, refreshMs: options.discoveryRefresh && options.discoveryRefresh * 1000 }
+        : undefined,
+      signal: controller.signal,
+      onEvent: (event) => reporter.onEvent(event),
+    });
+    reporter.stop();
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    return 0;
+  } catch (error) {
+    reporter.stop();
+    if (error instanceof Error && error.name === "IndexerInputError") throw new UsageError(error.message);
+    throw error;
+  } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+    store.close();
+  }
+}
+
+function optionalInteger(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new UsageError(`${flag} must be a whole number, not "${value}"`);
+  }
+  return Number(value);
+}
+
+function optionalNumber(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+(\.\d+)?$/.test(value))
+    throw new UsageError(`${flag} must be a number (0 = no limit), not "${value}"`);
+  return Number(value);
+}
+
+function positive(flag: string, value: number | undefined): number | undefined {
+  if (value !== undefined && value < 1) throw new UsageError(`${flag} must be at least 1`);
+  return value;
+}

@@ -1,0 +1,209 @@
+/**
+ * Headers and transaction senders (`tx.from`) for the blocks a batch needs. Logs do not say who sent a
+ * transaction, and that sender is what tells an x402 facilitator's settlement from any other.
+ *
+ * Three ways, chosen by `strategy` (docs/indexer.md has the measurements):
+ * - "block": eth_getBlockByNumber(n, true) for each block holding a settlement: one call gives the
+ *   header and every transaction's sender. Served everywhere; the payload is the whole block.
+ * - "tx": eth_getBlockByNumber(n, false) for the header plus eth_getTransactionByHash for each
+ *   settlement: more calls, fewer bytes when settlements are a small share of a block.
+ * - "trace": the header plus trace_block(n), whose top-level call traces name each transaction's
+ *   sender. Not served by most hosted Base endpoints (nor the public one), and costly where a node
+ *   re-executes the block to trace it; anvil stores traces when it mines, and answers it 5-7x faster
+ *   than full blocks (it recovers every sender from its signature for those).
+ * Blocks without settlements only need their header (hash and time), whatever the way.
+ */
+import { type BlockHeader, parseHeader } from "./blocks.ts";
+import { hexNumber } from "./decode.ts";
+import { chunk, mapPool } from "./pool.ts";
+import type { RpcCall, RpcClient } from "./rpc/client.ts";
+import { sleep } from "./rpc/rate-limit.ts";
+
+export type SenderStrategy = "block" | "tx" | "trace";
+/** "auto" picks one from the RPC's client: see `chooseSenderStrategy`. */
+export type SenderChoice = SenderStrategy | "auto";
+export const SENDER_CHOICES: readonly SenderChoice[] = ["auto", "block", "tx", "trace"];
+
+/**
+ * The way to fetch senders for an RPC: "trace" on anvil (it keeps the traces of what it mines, and
+ * must recover every sender's signature to serve full blocks, 7x slower), "block" anywhere else
+ * (served by every node and provider; trace_block is often missing, or re-executes the block).
+ */
+export async function chooseSenderStrategy(client: RpcClient): Promise<SenderStrategy> {
+  const version = await client.call<string>("web3_clientVersion", []).catch(() => "");
+  return /^anvil\//i.test(version) ? "trace" : "block";
+}
+
+export interface BlockNeed {
+  number: number;
+  /** Transactions whose sender we need (lower-case hashes); empty for a header alone. */
+  txs: ReadonlySet<string>;
+}
+
+export interface BlockData {
+  header: BlockHeader;
+  /** tx hash -> sender (lower-case), for the transactions asked for. */
+  senders: Map<string, string>;
+}
+
+/** The chain changed while we read it (a header and a transaction disagree): read the batch again. */
+export class ChainMovedError extends Error {
+  override name = "ChainMovedError";
+}
+
+export interface BlockDataOptions {
+  strategy: SenderStrategy;
+  /** HTTP requests in flight at once. */
+  concurrency: number;
+  /** How often a missing block or transaction (a node behind its load balancer) is asked again. */
+  missingRetries?: number;
+  signal?: AbortSignal;
+}
+
+const HEADERS_PER_REQUEST = 100;
+const FULL_BLOCKS_PER_REQUEST = 4;
+const TXS_PER_REQUEST = 200;
+const TRACES_PER_REQUEST = 2;
+
+interface RawTrace {
+  action?: { from?: string };
+  traceAddress?: unknown[];
+  transactionHash?: string | null;
+  blockHash?: string | null;
+}
+
+interface RawTx {
+  hash?: string;
+  from?: string;
+  blockNumber?: string | null;
+  blockHash?: string | null;
+}
+
+/** Fetches what `needs` asks for; every block and transaction must be found. */
+export async function fetchBlockData(
+  client: RpcClient,
+  needs: readonly BlockNeed[],
+  options: BlockDataOptions,
+): Promise<Map<number, BlockData>> {
+  const full = options.strategy === "block";
+  const calls: RpcCall[] = needs.map((need) => ({
+    method: "eth_getBlockByNumber",
+    params: [`0x${need.number.toString(16)}`, full && need.txs.size > 0],
+  }));
+  const txNeeds =
+    options.strategy !== "tx"
+      ? []
+      : needs.flatMap((need) => [...need.txs].map((tx) => ({ tx, block: need.number })));
+  const txCalls: RpcCall[] = txNeeds.map(({ tx }) => ({ method: "eth_getTransactionByHash", params: [tx] }));
+  const traced = options.strategy === "trace" ? needs.filter((need) => need.txs.size > 0) : [];
+  const traceCalls: RpcCall[] = traced.map((need) => ({
+    method: "trace_block",
+    params: [`0x${need.number.toString(16)}`],
+  }));
+
+  // Requests grouped by size: full blocks are large, headers and transactions small.
+  const groups: RpcCall[][] = [];
+  const small = calls.filter((c) => c.params[1] === false);
+  const large = calls.filter((c) => c.params[1] === true);
+  groups.push(...chunk(small, HEADERS_PER_REQUEST), ...chunk(large, FULL_BLOCKS_PER_REQUEST));
+  groups.push(...chunk(txCalls, TXS_PER_REQUEST), ...chunk(traceCalls, TRACES_PER_REQUEST));
+  const answers = new Map<RpcCall, unknown>();
+  await mapPool(groups, options.concurrency, async (group) => {
+    const results = await batchUntilFound(client, group, options);
+    group.forEach((call, i) => {
+      answers.set(call, results[i]);
+    });
+  });
+
+  const out = new Map<number, BlockData>();
+  needs.forEach((need, i) => {
+    const raw = answers.get(calls[i] as RpcCall) as { transactions?: (RawTx | string)[] };
+    const header = parseHeader(raw, need.number);
+    const senders = new Map<string, string>();
+    if (full && need.txs.size > 0) {
+      for (const tx of raw.transactions ?? []) {
+        if (typeof tx === "string" || !tx.hash || !tx.from) continue;
+        const hash = tx.hash.toLowerCase();
+        if (need.txs.has(hash)) senders.set(hash, tx.from.toLowerCase());
+      }
+      for (const tx of need.txs) {
+        if (!senders.has(tx))
+          throw new ChainMovedError(`block ${need.number} no longer holds transaction ${tx}`);
+      }
+    }
+    out.set(need.number, { header, senders });
+  });
+  txNeeds.forEach(({ tx, block }, i) => {
+    const raw = answers.get(txCalls[i] as RpcCall) as RawTx;
+    const data = out.get(block) as BlockData;
+    if (!raw.from || !raw.blockNumber || hexNumber(raw.blockNumber) !== block) {
+      throw new ChainMovedError(`transaction ${tx} is no longer in block ${block}`);
+    }
+    if (raw.blockHash?.toLowerCase() !== data.header.hash) {
+      throw new ChainMovedError(`transaction ${tx} is in another version of block ${block}`);
+    }
+    data.senders.set(tx, raw.from.toLowerCase());
+  });
+  traced.forEach((need, i) => {
+    const data = out.get(need.number) as BlockData;
+    for (const trace of answers.get(traceCalls[i] as RpcCall) as RawTrace[]) {
+      // The top-level call of each transaction (empty trace address) is made by its sender.
+      const hash = trace.transactionHash?.toLowerCase();
+      if (!hash || !need.txs.has(hash) || trace.traceAddress?.length !== 0 || !trace.action?.from) continue;
+      if (trace.blockHash?.toLowerCase() !== data.header.hash) {
+        throw new ChainMovedError(`the traces of block ${need.number} are of another version of it`);
+      }
+      data.senders.set(hash, trace.action.from.toLowerCase());
+    }
+    for (const tx of need.txs) {
+      if (!data.senders.has(tx))
+        throw new ChainMovedError(`block ${need.number} has no trace of transaction ${tx}`);
+    }
+  });
+  return out;
+}
+
+/** Headers of `numbers` (in that order); a block the node does not have yet is asked again a few times. */
+export async function fetchHeaders(
+  client: RpcClient,
+  numbers: readonly number[],
+  options: { signal?: AbortSignal; missingRetries?: number } = {},
+): Promise<BlockHeader[]> {
+  const calls = numbers.map((n) => ({
+    method: "eth_getBlockByNumber",
+    params: [`0x${n.toString(16)}`, false],
+  }));
+  const results = await batchUntilFound(client, calls, options);
+  return results.map((raw, i) => parseHeader(raw, numbers[i] as number));
+}
+
+/**
+ * A null result for a block or transaction we know exists means the node that answered is behind
+ * (providers balance calls over several nodes): ask again a few times before calling it an error.
+ */
+async function batchUntilFound(
+  client: RpcClient,
+  calls: RpcCall[],
+  options: { signal?: AbortSignal; missingRetries?: number },
+): Promise<unknown[]> {
+  const results = await client.batch<unknown>(calls);
+  const retries = options.missingRetries ?? 5;
+  for (let attempt = 1; attempt <= retries; attempt++) {
+    const missing = results.flatMap((r, i) => (r == null ? [i] : []));
+    if (missing.length === 0) return results;
+    await sleep(250 * 2 ** (attempt - 1), options.signal);
+    options.signal?.throwIfAborted();
+    const again = await client.batch<unknown>(missing.map((i) => calls[i] as RpcCall));
+    missing.forEach((index, k) => {
+      results[index] = again[k];
+    });
+  }
+  const missing = results.findIndex((r) => r == null);
+  if (missing >= 0) {
+    const call = calls[missing] as RpcCall;
+    throw new ChainMovedError(
+      `the RPC has no ${call.method === "eth_getTransactionByHash" ? "transaction" : "block"} ${call.params[0]}`,
+    );
+  }
+  return results;
+}

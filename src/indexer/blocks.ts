@@ -1,0 +1,74 @@
+/**
+ * Block headers and Base's clock. Base makes a block exactly every 2 seconds, so every block's time
+ * follows from any one block's: time(n) = time(a) + 2 (n - a). The indexer checks each header it reads
+ * against that rule and against the `blockTimestamp` its logs carry; a header that breaks either is
+ * an error, never stored: a wrong time would move payments between days and weeks.
+ */
+import { BLOCK_SECONDS } from "../chain/base.ts";
+import { hexNumber } from "./decode.ts";
+
+export interface BlockHeader {
+  number: number;
+  hash: string;
+  parentHash: string;
+  /** Unix seconds. */
+  timestamp: number;
+}
+
+/** Reads the fields we use from an eth_getBlockByNumber result. */
+export function parseHeader(raw: unknown, expected: number): BlockHeader {
+  const block = raw as { number?: string; hash?: string; parentHash?: string; timestamp?: string } | null;
+  if (!block?.number || !block.hash || !block.parentHash || !block.timestamp) {
+    throw new BlockTimeError(`the RPC returned no usable header for block ${expected}`);
+  }
+  const header = {
+    number: hexNumber(block.number),
+    hash: block.hash.toLowerCase(),
+    parentHash: block.parentHash.toLowerCase(),
+    timestamp: hexNumber(block.timestamp),
+  };
+  if (header.number !== expected) {
+    throw new BlockTimeError(`asked for block ${expected}, the RPC returned block ${header.number}`);
+  }
+  return header;
+}
+
+/** A block time that breaks Base's 2-second rule, or a header and a log that disagree. */
+export class BlockTimeError extends Error {
+  override name = "BlockTimeError";
+}
+
+/** The 2-second rule, anchored on one block of known time. */
+export class BlockClock {
+  constructor(
+    readonly anchorBlock: number,
+    readonly anchorTime: number,
+  ) {}
+
+  /** The time block `n` must have. */
+  timeOf(n: number): number {
+    return this.anchorTime + (n - this.anchorBlock) * BLOCK_SECONDS;
+  }
+
+  /** Throws unless the header's time follows the rule. */
+  checkHeader(header: BlockHeader): void {
+    const expected = this.timeOf(header.number);
+    if (header.timestamp !== expected) {
+      throw new BlockTimeError(
+        `block ${header.number} has time ${header.timestamp}, but Base's 2 s rule from block ${this.anchorBlock} ` +
+          `(time ${this.anchorTime}) gives ${expected}: is this RPC a Base chain?`,
+      );
+    }
+  }
+
+  /** Throws unless a log's own block time (when the RPC serves one) follows the rule. */
+  checkLogTime(block: number, logTime: number | undefined, what: string): void {
+    if (logTime === undefined) return;
+    const expected = this.timeOf(block);
+    if (logTime !== expected) {
+      throw new BlockTimeError(
+        `${what} in block ${block} says blockTimestamp ${logTime}, but the header and the 2 s rule give ${expected}`,
+      );
+    }
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * Turns a batch's paired logs into rows: a settlement sent by a known facilitator signer (on or after
+ * its start date) is an x402 payment; one sent by anyone else is a facilitator candidate, kept for
+ * review rather than dropped (registries trail reality: one explorer lost a new Coinbase relayer's
+ * traffic for weeks). Every time is checked here against the headers and Base's 2 s rule.
+ */
+import type { FacilitatorRegistry } from "../chain/facilitators.ts";
+import type { BlockData } from "./block-data.ts";
+import { ChainMovedError } from "./block-data.ts";
+import type { BlockClock } from "./blocks.ts";
+import type { TransferLog } from "./decode.ts";
+import type { PairedLogs } from "./settlements.ts";
+
+export interface PaymentRow {
+  tx: string;
+  logIndex: number;
+  block: number;
+  time: number;
+  facilitator: string;
+  payer: string;
+  payTo: string;
+  amount: bigint;
+}
+
+export interface CandidateRow {
+  tx: string;
+  logIndex: number;
+  block: number;
+  time: number;
+  sender: string;
+  payer: string;
+  payTo: string;
+  amount: bigint;
+  reason: "unknown_sender" | "before_since";
+}
+
+export interface TransferRow {
+  tx: string;
+  logIndex: number;
+  block: number;
+  time: number;
+  from: string;
+  to: string;
+  amount: bigint;
+}
+
+export interface ClassifiedBatch {
+  payments: PaymentRow[];
+  candidates: CandidateRow[];
+  /**
+   * Every USDC transfer that is not an x402 payment (mints and burns too, and the transfers of
+   * candidate settlements: money moved, whoever sent it). The commit keeps those that touch a wallet
+   * already seen in a payment (`funding.ts`).
+   */
+  transfers: TransferRow[];
+}
+
+/** Amounts are stored as BIGINT; the whole USDC supply fits, so a larger one means a wrong contract. */
+const MAX_AMOUNT = 2n ** 63n - 1n;
+
+export function classifyBatch(
+  paired: PairedLogs,
+  blocks: ReadonlyMap<number, BlockData>,
+  registry: FacilitatorRegistry,
+  clock: BlockClock,
+): ClassifiedBatch {
+  const payments: PaymentRow[] = [];
+  const candidates: CandidateRow[] = [];
+  const transfers: TransferRow[] = [];
+
+  for (const { transfer: log } of paired.settlements) {
+    const data = blocks.get(log.block);
+    if (!data) throw new Error(`internal: no header fetched for block ${log.block}`);
+    if (data.header.hash !== log.blockHash) {
+      throw new ChainMovedError(`block ${log.block} changed while the batch was read`);
+    }
+    clock.checkHeader(data.header);
+    clock.checkLogTime(log.block, log.blockTime, `log ${log.tx} #${log.logIndex}`);
+    const time = data.header.timestamp;
+    const sender = data.senders.get(log.tx);
+    if (!sender) throw new Error(`internal: no sender fetched for ${log.tx}`);
+    const amount = checkedAmount(log);
+    const verdict = registry.judge(sender, time);
+    const base = {
+      tx: log.tx,
+      logIndex: log.logIndex,
+      block: log.block,
+      time,
+      payer: log.from,
+      payTo: log.to,
+      amount,
+    };
+    if (verdict.known) {
+      payments.push({ ...base, facilitator: sender });
+    } else {
+      candidates.push({ ...base, sender, reason: verdict.reason });
+      transfers.push(transferRow(log, time));
+    }
+  }
+
+  for (const log of paired.transfers) {
+    clock.checkLogTime(log.block, log.blockTime, `log ${log.tx} #${log.logIndex}`);
+    const data = blocks.get(log.block);
+    if (data) {
+      clock.checkHeader(data.header);
+      if (data.header.hash !== log.blockHash) {
+        throw new ChainMovedError(`block ${log.block} changed while the batch was read`);
+      }
+    }
+    checkedAmount(log);
+    transfers.push(transferRow(log, clock.timeOf(log.block)));
+  }
+  return { payments, candidates, transfers };
+}
+
+function transferRow(log: TransferLog, time: number): TransferRow {
+  return {
+    tx: log.tx,
+    logIndex: log.logIndex,
+    block: log.block,
+    time,
+    from: log.from,
+    to: log.to,
+    amount: log.value,
+  };
+}
+
+function checkedAmount(log: TransferLog): bigint {
+  if (log.value > MAX_AMOUNT) {
+    throw new Error(
+      `transfer ${log.tx} #${log.logIndex} moves ${log.value} units: more than any USDC supply`,
+    );
+  }
+  return log.value;
+}

@@ -1,0 +1,100 @@
+/**
+ * Reads one batch of blocks from the chain and turns it into rows, without touching the store, so
+ * several batches can be read ahead while earlier ones are committed in order.
+ *
+ * Consistency: the end block's header is read before the logs and again after them; equal hashes
+ * mean the range did not change while it was read (a block's hash vouches for all before it). The
+ * first block's header is read too: at commit its parent hash must be the stored checkpoint's hash,
+ * else the chain reorganised under us (see `reorg.ts`).
+ */
+import type { FacilitatorRegistry } from "../chain/facilitators.ts";
+import {
+  type BlockNeed,
+  ChainMovedError,
+  fetchBlockData,
+  fetchHeaders,
+  type SenderStrategy,
+} from "./block-data.ts";
+import type { BlockClock } from "./blocks.ts";
+import { type ClassifiedBatch, classifyBatch } from "./classify.ts";
+import { decodeLog, type UsdcLog } from "./decode.ts";
+import type { LogFetcher } from "./logs.ts";
+import type { RpcClient } from "./rpc/client.ts";
+import { pairSettlements } from "./settlements.ts";
+import type { Cursor } from "./state.ts";
+
+export interface FetchContext {
+  client: RpcClient;
+  logs: LogFetcher;
+  registry: FacilitatorRegistry;
+  clock: BlockClock;
+  strategy: SenderStrategy;
+  concurrency: number;
+  signal?: AbortSignal;
+}
+
+export interface FetchedBatch extends ClassifiedBatch {
+  from: number;
+  to: number;
+  /** The parent hash of block `from` as the chain has it now: the checkpoint's hash, unless it reorganised. */
+  parentHash: string;
+  end: Cursor;
+  /** Blocks whose headers were read: their hashes are kept for reorg checks. */
+  hashes: Cursor[];
+  logs: number;
+}
+
+export async function fetchBatch(ctx: FetchContext, from: number, to: number): Promise<FetchedBatch> {
+  const [before] = await fetchHeaders(ctx.client, [to], { signal: ctx.signal });
+  const raw = await ctx.logs.fetch(from, to);
+  const decoded: UsdcLog[] = [];
+  for (const log of raw) {
+    const usdc = decodeLog(log);
+    if (usdc) decoded.push(usdc);
+  }
+  const paired = pairSettlements(decoded);
+
+  const needs = new Map<number, Set<string>>();
+  const need = (block: number) => {
+    let txs = needs.get(block);
+    if (!txs) {
+      txs = new Set();
+      needs.set(block, txs);
+    }
+    return txs;
+  };
+  for (const { transfer } of paired.settlements) need(transfer.block).add(transfer.tx);
+  need(to);
+  need(from);
+  const blockNeeds: BlockNeed[] = [...needs].map(([number, txs]) => ({ number, txs }));
+  const blocks = await fetchBlockData(ctx.client, blockNeeds, {
+    strategy: ctx.strategy,
+    concurrency: ctx.concurrency,
+    signal: ctx.signal,
+  });
+
+  const endHeader = blocks.get(to)?.header;
+  if (!endHeader || endHeader.hash !== before?.hash) {
+    throw new ChainMovedError(`block ${to} changed while blocks ${from}-${to} were read`);
+  }
+  ctx.clock.checkHeader(endHeader);
+  const first = blocks.get(from)?.header;
+  if (!first) throw new Error(`internal: no header fetched for block ${from}`);
+  ctx.clock.checkHeader(first);
+
+  const classified = classifyBatch(paired, blocks, ctx.registry, ctx.clock);
+  const hashes: Cursor[] = [];
+  for (const [number, data] of blocks) {
+    if (number >= from) hashes.push({ block: number, hash: data.header.hash, time: data.header.timestamp });
+  }
+  hashes.sort((a, b) => a.block - b.block);
+  return {
+    ...classified,
+    from,
+    to,
+    parentHash: first.parentHash,
+    end: { block: to, hash: endHeader.hash, time: endHeader.timestamp },
+    hashes,
+    logs: raw.length,
+  };
+}

@@ -1,0 +1,412 @@
+/**
+ * The indexer's main loop: read batches of blocks ahead (several in flight), commit them in order,
+ * each with its checkpoint; check at every commit that the chain still holds the checkpoint's block,
+ * and rewind past a reorg; in `follow` mode, keep tailing the head `reorgDepth` blocks behind it.
+ */
+import { BASE_USDC, BLOCK_SECONDS } from "../chain/base.ts";
+import type { FacilitatorRegistry } from "../chain/facilitators.ts";
+import type { Store } from "../store/duckdb.ts";
+import {
+  ChainMovedError,
+  chooseSenderStrategy,
+  fetchHeaders,
+  type SenderChoice,
+  type SenderStrategy,
+} from "./block-data.ts";
+import { BlockClock, type BlockHeader, parseHeader } from "./blocks.ts";
+import { AUTHORIZATION_USED_TOPIC, hexNumber, TRANSFER_TOPIC } from "./decode.ts";
+import { type FetchContext, type FetchedBatch, fetchBatch } from "./fetch-batch.ts";
+import type { WalletBook } from "./funding.ts";
+import { upsertListings } from "./listings.ts";
+import { startListingsRefresh } from "./listings-refresh.ts";
+import { LogFetcher, type SpanChange } from "./logs.ts";
+import { findCommonAncestor, rewindTo } from "./reorg.ts";
+import type { BackoffOptions } from "./rpc/backoff.ts";
+import { type RetryEvent, RpcClient } from "./rpc/client.ts";
+import { sleep } from "./rpc/rate-limit.ts";
+import { Serial } from "./serial.ts";
+import { type Cursor, loadWalletBook, readState } from "./state.ts";
+import { BatchWriter } from "./writer.ts";
+
+/** Blocks of confirmations in --follow, and how far back block hashes are kept: 64 blocks, 128 s of Base. */
+export const DEFAULT_REORG_DEPTH = 64;
+/** Largest batch (and eth_getLogs span): Alchemy's paid-plan span limit; smaller where a provider refuses it. */
+export const DEFAULT_BATCH_BLOCKS = 2_000;
+/** Batches read ahead of the one being committed. */
+export const DEFAULT_CONCURRENCY = 4;
+/** How `tx.from` is fetched; docs/indexer.md has the measurements behind the choice. */
+export const DEFAULT_SENDER_STRATEGY: SenderChoice = "auto";
+
+export interface IndexerOptions {
+  store: Store;
+  rpc: {
+    url: string;
+    /** Requests per second (each call of a batch counts); 0 = unlimited. */
+    rps?: number;
+    timeoutMs?: number;
+    backoff?: BackoffOptions;
+    maxBatch?: number;
+    fetch?: typeof fetch;
+  };
+  registry: FacilitatorRegistry;
+  /** First block of a fresh store. Default: the first block at or after the registry's earliest start date. */
+  fromBlock?: number;
+  /** Last block to index. Default: the head minus `reorgDepth` (and, with `follow`, forever). */
+  toBlock?: number;
+  follow?: boolean;
+  reorgDepth?: number;
+  batchBlocks?: number;
+  concurrency?: number;
+  /** How senders are fetched; default "auto" (trace on anvil, full blocks elsewhere). */
+  senderStrategy?: SenderChoice;
+  /** How often --follow asks for the head, ms. Default 2,000 (one Base block). */
+  pollMs?: number;
+  discovery?: { url: string; refreshMs?: number; fetch?: typeof fetch };
+  signal?: AbortSignal;
+  onEvent?: (event: IndexerEvent) => void;
+}
+
+export type IndexerEvent =
+  | { type: "start"; from: number; target: number; head: number; resumed: boolean; txFrom: SenderStrategy }
+  | {
+      type: "batch";
+      from: number;
+      to: number;
+      target: number;
+      logs: number;
+      payments: number;
+      candidates: number;
+      transfers: number;
+    }
+  | { type: "reorg"; checkpoint: number; ancestor: number }
+  | { type: "chain_moved"; from: number; to: number; reason: string }
+  | ({ type: "retry" } & RetryEvent)
+  | ({ type: "span" } & SpanChange)
+  | { type: "listings"; listings: number; items: number; pages: number }
+  | { type: "listings_failed"; reason: string }
+  | { type: "caught_up"; block: number; head: number };
+
+export interface IndexerSummary {
+  /** The checkpoint when the run ended. */
+  block: number;
+  payments: number;
+  candidates: number;
+  transfers: number;
+  batches: number;
+  reorgs: number;
+  stopped: "done" | "signal";
+  rpc: RpcClient["stats"];
+}
+
+/** A usage mistake in the options (a gap after the checkpoint, a range past the head). */
+export class IndexerInputError extends Error {
+  override name = "IndexerInputError";
+}
+
+const MAX_CHAIN_MOVED = 8;
+/** Most rows in one commit when batches read ahead are committed together. */
+const MAX_GROUP_ROWS = 50_000;
+
+/** A batch being read; `value` is set once it is. */
+interface Pending {
+  promise: Promise<FetchedBatch>;
+  value?: FetchedBatch;
+}
+
+const size = (b: FetchedBatch) => b.payments.length + b.candidates.length + b.transfers.length;
+
+/** Consecutive batches as one. */
+function merge(group: readonly FetchedBatch[]): FetchedBatch {
+  const first = group[0] as FetchedBatch;
+  if (group.length === 1) return first;
+  const last = group.at(-1) as FetchedBatch;
+  return {
+    from: first.from,
+    to: last.to,
+    parentHash: first.parentHash,
+    end: last.end,
+    payments: group.flatMap((b) => b.payments),
+    candidates: group.flatMap((b) => b.candidates),
+    transfers: group.flatMap((b) => b.transfers),
+    hashes: group.flatMap((b) => b.hashes),
+    logs: group.reduce((n, b) => n + b.logs, 0),
+  };
+}
+
+/**
+ * Indexes x402 payments on Base from a JSON-RPC endpoint into the store.
+ *
+ * @example
+ *   await runIndexer({
+ *     store, rpc: { url: "http://127.0.0.1:8545" },
+ *     registry: FacilitatorRegistry.base().withSigners([devnet.facilitatorAccount.address]),
+ *     fromBlock: 1, toBlock: 100,
+ *   });
+ */
+export async function runIndexer(options: IndexerOptions): Promise<IndexerSummary> {
+  const emit = options.onEvent ?? (() => {});
+  const signal = options.signal;
+  const reorgDepth = options.reorgDepth ?? DEFAULT_REORG_DEPTH;
+  const concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY);
+  const client = new RpcClient({
+    ...options.rpc,
+    signal,
+    onRetry: (event) => emit({ type: "retry", ...event }),
+  });
+  const logs = new LogFetcher(
+    client,
+    { address: BASE_USDC, topic0: [TRANSFER_TOPIC, AUTHORIZATION_USED_TOPIC] },
+    {
+      maxSpan: Math.max(1, options.batchBlocks ?? DEFAULT_BATCH_BLOCKS),
+      onSpanChange: (change) => emit({ type: "span", ...change }),
+      signal,
+    },
+  );
+  const serial = new Serial();
+  const store = options.store;
+  const writer = new BatchWriter(store);
+  const summary: IndexerSummary = {
+    block: -1,
+    payments: 0,
+    candidates: 0,
+    transfers: 0,
+    batches: 0,
+    reorgs: 0,
+    stopped: "done",
+    rpc: client.stats,
+  };
+
+  const header = async (block: number) => (await fetchHeaders(client, [block], { signal }))[0] as BlockHeader;
+  const headNumber = async () => hexNumber(await client.call<string>("eth_blockNumber", []));
+
+  // Where to start: after the stored checkpoint, else at the first block asked for.
+  const state = await serial.run(() => readState(store));
+  let head = await headNumber();
+  let startBlock: number;
+  let cursor: Cursor;
+  let committed: boolean;
+  if (state) {
+    startBlock = state.startBlock;
+    cursor = state.cursor;
+    committed = true;
+    if (options.fromBlock !== undefined && options.fromBlock > cursor.block + 1) {
+      throw new IndexerInputError(
+        `--from-block ${options.fromBlock} would leave blocks ${cursor.block + 1}-${options.fromBlock - 1} unindexed ` +
+          `after this store's checkpoint ${cursor.block}; use a fresh --data directory for another range`,
+      );
+    }
+  } else {
+    startBlock = options.fromBlock ?? (await defaultFromBlock(client, options.registry, head));
+    if (startBlock > head)
+      throw new IndexerInputError(`--from-block ${startBlock} is past the chain head ${head}`);
+    cursor = await cursorBefore(startBlock);
+    committed = false;
+  }
+  if (options.toBlock !== undefined && options.toBlock > head && !options.follow) {
+    throw new IndexerInputError(
+      `--to-block ${options.toBlock} is past the chain head ${head} (use --follow to wait for it)`,
+    );
+  }
+  const choice = options.senderStrategy ?? DEFAULT_SENDER_STRATEGY;
+  const strategy: SenderStrategy = choice === "auto" ? await chooseSenderStrategy(client) : choice;
+  let clock = new BlockClock(cursor.block, cursor.time);
+  let book: WalletBook = await serial.run(() => loadWalletBook(store));
+  summary.block = cursor.block;
+
+  const targetFor = (h: number) =>
+    options.toBlock !== undefined && !options.follow
+      ? Math.min(options.toBlock, h)
+      : Math.min(options.toBlock ?? Infinity, h - reorgDepth);
+  emit({
+    type: "start",
+    from: cursor.block + 1,
+    target: targetFor(head),
+    head,
+    resumed: committed,
+    txFrom: strategy,
+  });
+
+  const discovery = options.discovery
+    ? startListingsRefresh({
+        ...options.discovery,
+        follow: options.follow ?? false,
+        write: (listings) => serial.run(() => upsertListings(store, listings)),
+        emit,
+        signal,
+      })
+    : undefined;
+
+  let chainMoved = 0;
+  let reportedCaughtUp = -1;
+  try {
+    for (;;) {
+      if (signal?.aborted) break;
+      const target = targetFor(head);
+      if (cursor.block < target) {
+        const outcome = await backfill(target);
+        if (outcome === "moved") {
+          if (++chainMoved >= MAX_CHAIN_MOVED) {
+            throw new ChainMovedError(
+              `the chain kept changing under the indexer ${chainMoved} times in a row`,
+            );
+          }
+          await sleep(BLOCK_SECONDS * 500, signal);
+          await checkReorg();
+        } else chainMoved = 0;
+        if (outcome !== "stopped") head = await headNumber();
+        continue;
+      }
+      if (!options.follow || (options.toBlock !== undefined && cursor.block >= options.toBlock)) break;
+      if (reportedCaughtUp !== cursor.block) emit({ type: "caught_up", block: cursor.block, head });
+      reportedCaughtUp = cursor.block;
+      await sleep(options.pollMs ?? BLOCK_SECONDS * 1000, signal);
+      if (signal?.aborted) break;
+      head = await headNumber();
+    }
+  } catch (error) {
+    if (!(signal?.aborted && isAbort(error))) throw error;
+  } finally {
+    await discovery?.stop();
+  }
+  summary.stopped = signal?.aborted ? "signal" : "done";
+  summary.block = cursor.block;
+  return summary;
+
+  /** Reads batches up to `target` (several ahead) and commits them in order. */
+  async function backfill(target: number): Promise<"done" | "reorg" | "moved" | "stopped"> {
+    const ctx: FetchContext = {
+      client,
+      logs,
+      registry: options.registry,
+      clock,
+      strategy,
+      concurrency,
+      signal,
+    };
+    const inflight: Pending[] = [];
+    let next = cursor.block + 1;
+    const fill = () => {
+      while (inflight.length < concurrency && next <= target && !signal?.aborted) {
+        const to = Math.min(target, next + logs.span - 1);
+        const pending: Pending = { promise: fetchBatch(ctx, next, to) };
+        // Batches abandoned after a reorg may still fail: their errors are not ours any more.
+        pending.promise.then(
+          (value) => {
+            pending.value = value;
+          },
+          () => {},
+        );
+        inflight.push(pending);
+        next = to + 1;
+      }
+    };
+    fill();
+    while (inflight.length > 0) {
+      if (signal?.aborted) return "stopped";
+      const group: FetchedBatch[] = [];
+      try {
+        group.push(await (inflight.shift() as Pending).promise);
+      } catch (error) {
+        if (error instanceof ChainMovedError) {
+          emit({ type: "chain_moved", from: cursor.block + 1, to: target, reason: error.message });
+          return "moved";
+        }
+        throw error;
+      }
+      if (group[0]?.parentHash !== cursor.hash) {
+        // The checkpoint still on the chain means the node answered from another fork for a moment.
+        return (await checkReorg()) ? "reorg" : "moved";
+      }
+      // Batches already read behind it join the same transaction: fewer commits when reading
+      // outruns writing. Each must follow the one before it on the chain.
+      let rows = size(group[0] as FetchedBatch);
+      for (let ahead = inflight[0]?.value; ahead && rows < MAX_GROUP_ROWS; ahead = inflight[0]?.value) {
+        if (ahead.parentHash !== (group.at(-1) as FetchedBatch).end.hash) break;
+        group.push(ahead);
+        rows += size(ahead);
+        inflight.shift();
+      }
+      fill();
+      await commit(merge(group));
+    }
+    return "done";
+  }
+
+  async function commit(batch: FetchedBatch): Promise<void> {
+    book.addPayments(batch.payments);
+    const transfers = book.select(batch.transfers);
+    const previous = committed ? cursor : undefined;
+    const counts = await serial.run(() =>
+      writer.commit({ ...batch, transfers }, { startBlock, previous, reorgDepth }),
+    );
+    committed = true;
+    cursor = batch.end;
+    summary.batches++;
+    summary.payments += counts.payments;
+    summary.candidates += counts.candidates;
+    summary.transfers += counts.transfers;
+    summary.block = cursor.block;
+    emit({
+      type: "batch",
+      from: batch.from,
+      to: batch.to,
+      target: targetFor(head),
+      logs: batch.logs,
+      ...counts,
+    });
+  }
+
+  /** If the chain no longer holds the checkpoint's block, rewinds to the common ancestor; says whether it did. */
+  async function checkReorg(): Promise<boolean> {
+    if (!committed) {
+      // Nothing stored yet: just start again from the chain as it is now.
+      cursor = await cursorBefore(startBlock);
+      clock = new BlockClock(cursor.block, cursor.time);
+      return false;
+    }
+    // A node that cannot serve the checkpoint's block even after retries fails the run (ChainMovedError)
+    // rather than triggering a rewind on no evidence.
+    const now = await header(cursor.block);
+    if (now.hash === cursor.hash) return false;
+    const ancestor = await serial.run(() => findCommonAncestor(store, client, cursor));
+    await serial.run(() => rewindTo(store, ancestor));
+    emit({ type: "reorg", checkpoint: cursor.block, ancestor: ancestor.block });
+    summary.reorgs++;
+    cursor = ancestor;
+    clock = new BlockClock(cursor.block, cursor.time);
+    book = await serial.run(() => loadWalletBook(store));
+    return true;
+  }
+
+  /** The cursor standing just before `block`: the parent's hash and time, from `block`'s own header. */
+  async function cursorBefore(block: number): Promise<Cursor> {
+    const h = await header(block).catch((error) => {
+      throw new IndexerInputError(`cannot start at block ${block}: ${(error as Error).message}`);
+    });
+    return { block: block - 1, hash: h.parentHash, time: h.timestamp - BLOCK_SECONDS };
+  }
+}
+
+/**
+ * The first block at or after the registry's earliest start date (Base's clock: 2 s a block back
+ * from the head), or the chain's earliest block.
+ */
+async function defaultFromBlock(
+  client: RpcClient,
+  registry: FacilitatorRegistry,
+  head: number,
+): Promise<number> {
+  const [latest, earliest] = await client.batch<unknown>([
+    { method: "eth_getBlockByNumber", params: [`0x${head.toString(16)}`, false] },
+    { method: "eth_getBlockByNumber", params: ["earliest", false] },
+  ]);
+  const headHeader = parseHeader(latest, head);
+  const first = earliest ? hexNumber((earliest as { number: string }).number) : 0;
+  const since = registry.earliestSince();
+  const back = Math.floor((headHeader.timestamp - since) / BLOCK_SECONDS);
+  return Math.max(first, head - back, 0);
+}
+
+function isAbort(error: unknown): boolean {
+  return error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError");
+}

@@ -1,0 +1,189 @@
+/**
+ * What the indexer tells the person running it, on stderr: a progress bar with rate and ETA on a
+ * terminal during a backfill, else one JSON object per line (`{"level", "msg", ...}`) that log
+ * collectors can parse. Batch lines are at most one a second; warnings (retries, reorgs) always print.
+ */
+import cliProgress from "cli-progress";
+import type { IndexerEvent } from "./indexer.ts";
+
+export interface Reporter {
+  onEvent(event: IndexerEvent): void;
+  /** Clears the bar; call before printing anything else. */
+  stop(): void;
+}
+
+export function createReporter(stream: NodeJS.WriteStream = process.stderr): Reporter {
+  return stream.isTTY ? new BarReporter(stream) : new JsonReporter(stream);
+}
+
+/** One JSON object per line. */
+export class JsonReporter implements Reporter {
+  private lastBatchLine = 0;
+  private startedAt = performance.now();
+  private from = 0;
+  private payments = 0;
+
+  constructor(
+    private readonly stream: NodeJS.WritableStream,
+    private readonly minIntervalMs = 1_000,
+  ) {}
+
+  onEvent(event: IndexerEvent): void {
+    const line = this.describe(event);
+    if (line) this.stream.write(`${JSON.stringify(line)}\n`);
+  }
+
+  /** The log line of an event: `{level, msg, ...fields}`, or undefined to stay quiet. */
+  private describe(event: IndexerEvent): object | undefined {
+    switch (event.type) {
+      case "start":
+        this.startedAt = performance.now();
+        this.from = event.from;
+        return this.line("info", "indexing", {
+          from: event.from,
+          target: event.target,
+          head: event.head,
+          resumed: event.resumed,
+          tx_from: event.txFrom,
+        });
+      case "batch": {
+        this.payments += event.payments;
+        const now = performance.now();
+        const last = event.to >= event.target;
+        if (!last && now - this.lastBatchLine < this.minIntervalMs) return undefined;
+        this.lastBatchLine = now;
+        const seconds = (now - this.startedAt) / 1000;
+        const rate = (event.to - this.from + 1) / Math.max(seconds, 1e-3);
+        return this.line("info", "indexed", {
+          block: event.to,
+          target: event.target,
+          payments_total: this.payments,
+          batch: {
+            from: event.from,
+            to: event.to,
+            logs: event.logs,
+            payments: event.payments,
+            candidates: event.candidates,
+            transfers: event.transfers,
+          },
+          blocks_per_s: Math.round(rate),
+          eta_s: Math.max(0, Math.round((event.target - event.to) / Math.max(rate, 1e-9))),
+        });
+      }
+      case "caught_up":
+        return this.line("info", "caught up", { block: event.block, head: event.head });
+      case "reorg":
+        return this.line("warn", "reorg: rewound to the common ancestor", {
+          checkpoint: event.checkpoint,
+          ancestor: event.ancestor,
+        });
+      case "chain_moved":
+        return this.line("warn", "the chain changed while a batch was read; reading again", {
+          from: event.from,
+          reason: event.reason,
+        });
+      case "retry":
+        return this.line("warn", "rpc retry", {
+          method: event.method,
+          attempt: event.attempt,
+          delay_ms: event.delayMs,
+          reason: event.reason,
+        });
+      case "span":
+        return this.line("info", "eth_getLogs span", {
+          span: event.span,
+          at: event.from,
+          reason: event.reason,
+        });
+      case "listings":
+        return this.line("info", "listings refreshed", {
+          listings: event.listings,
+          items: event.items,
+          pages: event.pages,
+        });
+      case "listings_failed":
+        return this.line("warn", "listings refresh failed", { reason: event.reason });
+    }
+  }
+
+  stop(): void {}
+
+  private line(level: string, msg: string, fields: object): object {
+    return { level, msg, ...fields };
+  }
+}
+
+/** A cli-progress bar over the blocks of the backfill; warnings print above it. */
+class BarReporter implements Reporter {
+  private readonly bars: cliProgress.MultiBar;
+  private bar: cliProgress.SingleBar | undefined;
+  private from = 0;
+  private payments = 0;
+  private startedAt = performance.now();
+  private readonly json: JsonReporter;
+
+  constructor(private readonly stream: NodeJS.WriteStream) {
+    this.bars = new cliProgress.MultiBar(
+      {
+        format:
+          "indexing |{bar}| {percentage}% | block {block} | {payments} payments | {rate} blocks/s | ETA {eta_formatted}",
+        hideCursor: true,
+        etaBuffer: 50,
+        stream,
+      },
+      cliProgress.Presets.shades_classic,
+    );
+    this.json = new JsonReporter({ write: (line: string) => this.log(line) } as NodeJS.WritableStream, 0);
+  }
+
+  onEvent(event: IndexerEvent): void {
+    switch (event.type) {
+      case "start":
+        this.from = event.from;
+        this.startedAt = performance.now();
+        if (event.target >= event.from) {
+          this.bar = this.bars.create(event.target - event.from + 1, 0, {
+            block: event.from - 1,
+            payments: 0,
+            rate: 0,
+          });
+        }
+        return;
+      case "batch": {
+        this.payments += event.payments;
+        if (!this.bar) {
+          this.json.onEvent(event);
+          return;
+        }
+        const seconds = (performance.now() - this.startedAt) / 1000;
+        this.bar.setTotal(Math.max(1, event.target - this.from + 1));
+        this.bar.update(event.to - this.from + 1, {
+          block: event.to,
+          payments: this.payments,
+          rate: Math.round((event.to - this.from + 1) / Math.max(seconds, 1e-3)),
+        });
+        return;
+      }
+      case "caught_up":
+        // The backfill is over: --follow goes on with one line per batch.
+        this.stop();
+        this.json.onEvent(event);
+        return;
+      case "span":
+        return;
+      default:
+        this.json.onEvent(event);
+    }
+  }
+
+  stop(): void {
+    if (!this.bar) return;
+    this.bars.stop();
+    this.bar = undefined;
+  }
+
+  private log(line: string): void {
+    if (this.bar) this.bars.log(line);
+    else this.stream.write(line);
+  }
+}

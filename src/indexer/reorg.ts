@@ -1,0 +1,61 @@
+/**
+ * Reorgs. The indexer keeps the hashes of the blocks it indexed within `--reorg-depth` of its
+ * checkpoint. When the chain's block at the checkpoint no longer has the stored hash, the newest
+ * stored block whose hash the chain still has is the common ancestor (a matching hash vouches for every
+ * block before it); everything above it is deleted in one transaction and indexed again.
+ */
+import { BASE_CHAIN } from "../chain/base.ts";
+import type { Store } from "../store/duckdb.ts";
+import { bumpDataVersion } from "../store/migrations.ts";
+import { fetchHeaders } from "./block-data.ts";
+import type { RpcClient } from "./rpc/client.ts";
+import { type Cursor, recentBlocks } from "./state.ts";
+
+/** The chain forked below every block hash we kept: rows above the fork cannot be told apart. */
+export class ReorgTooDeepError extends Error {
+  override name = "ReorgTooDeepError";
+}
+
+/** The newest kept block still on the chain, or throws ReorgTooDeepError. */
+export async function findCommonAncestor(store: Store, client: RpcClient, cursor: Cursor): Promise<Cursor> {
+  const kept = await recentBlocks(store, cursor.block);
+  // Every kept block is at or below a head the chain had: a missing one is a lagging node, asked again.
+  const headers = await fetchHeaders(
+    client,
+    kept.map((b) => b.block),
+  );
+  for (let i = 0; i < kept.length; i++) {
+    if (headers[i]?.hash === kept[i]?.hash) return kept[i] as Cursor;
+  }
+  const oldest = kept.at(-1)?.block ?? cursor.block;
+  throw new ReorgTooDeepError(
+    `the chain no longer holds any indexed block kept for reorg checks (blocks ${oldest} to ${cursor.block}): ` +
+      "the fork is deeper than --reorg-depth. Index again into a fresh --data directory.",
+  );
+}
+
+/** Deletes everything above `ancestor` and makes it the checkpoint, in one transaction. */
+export async function rewindTo(store: Store, ancestor: Cursor): Promise<void> {
+  const above = { chain: BASE_CHAIN, block: ancestor.block };
+  await store.transaction(async () => {
+    for (const table of [
+      "payments",
+      "transfers",
+      "facilitator_candidates",
+      "indexer_blocks",
+      "checkpoints",
+    ]) {
+      await store.run(`DELETE FROM ${table} WHERE chain = $chain AND block_number > $block`, above);
+    }
+    await store.run(
+      "INSERT OR REPLACE INTO checkpoints VALUES ($chain, $block, to_timestamp($time)::TIMESTAMP)",
+      { ...above, time: ancestor.time },
+    );
+    await store.run(
+      `UPDATE indexer_state SET block_number = $block, block_hash = $hash,
+         block_time = to_timestamp($time)::TIMESTAMP, updated_at = now()::TIMESTAMP WHERE chain = $chain`,
+      { ...above, hash: ancestor.hash, time: ancestor.time },
+    );
+    await bumpDataVersion(store);
+  });
+}

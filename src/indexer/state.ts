@@ -1,0 +1,57 @@
+/**
+ * Where the indexer stands, as the store records it: the last indexed block (number, hash, time) and
+ * the hashes of the blocks before it that a reorg could still replace. Reads only; `writer.ts` and
+ * `reorg.ts` change them, always together with the rows they describe.
+ */
+import { BASE_CHAIN } from "../chain/base.ts";
+import type { Store } from "../store/duckdb.ts";
+import { WalletBook } from "./funding.ts";
+
+/** A block the indexer stands on: everything through it is stored. */
+export interface Cursor {
+  block: number;
+  hash: string;
+  /** Unix seconds. */
+  time: number;
+}
+
+export interface IndexerState {
+  /** The first block this store's indexing started at: nothing before it came from the indexer. */
+  startBlock: number;
+  cursor: Cursor;
+}
+
+export async function readState(store: Store): Promise<IndexerState | undefined> {
+  const row = await store.one<{ start_block: bigint; block_number: bigint; block_hash: string; t: bigint }>(
+    `SELECT start_block, block_number, block_hash, epoch(block_time)::BIGINT AS t
+     FROM indexer_state WHERE chain = $chain`,
+    { chain: BASE_CHAIN },
+  );
+  if (!row) return undefined;
+  return {
+    startBlock: Number(row.start_block),
+    cursor: { block: Number(row.block_number), hash: row.block_hash, time: Number(row.t) },
+  };
+}
+
+/** The kept hashes of indexed blocks at or below `below`, newest first. */
+export async function recentBlocks(store: Store, below: number): Promise<Cursor[]> {
+  const rows = await store.all<{ block_number: bigint; block_hash: string; t: bigint }>(
+    `SELECT block_number, block_hash, epoch(block_time)::BIGINT AS t FROM indexer_blocks
+     WHERE chain = $chain AND block_number <= $below ORDER BY block_number DESC`,
+    { chain: BASE_CHAIN, below },
+  );
+  return rows.map((r) => ({ block: Number(r.block_number), hash: r.block_hash, time: Number(r.t) }));
+}
+
+/** Every wallet of a stored payment with the first block it appears in. */
+export async function loadWalletBook(store: Store): Promise<WalletBook> {
+  const rows = await store.all<{ wallet: string; first_block: bigint }>(
+    `SELECT wallet, min(block_number) AS first_block FROM (
+       SELECT payer AS wallet, block_number FROM payments WHERE chain = $chain
+       UNION ALL SELECT pay_to, block_number FROM payments WHERE chain = $chain
+     ) GROUP BY wallet`,
+    { chain: BASE_CHAIN },
+  );
+  return WalletBook.from(rows);
+}

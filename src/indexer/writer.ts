@@ -1,0 +1,218 @@
+/**
+ * Commits one batch: its payments, candidates and kept transfers, the merchants they reveal, the
+ * block hashes a reorg check needs and the checkpoint (number, hash, time), in one DuckDB transaction.
+ * A crash at any point leaves either the whole batch or none of it, and the checkpoint always says
+ * exactly how far the rows go: a restart resumes after it and stores nothing twice.
+ *
+ * Rows go in through the DuckDB appender (far faster than INSERT statements). A payment is keyed by
+ * (chain, tx_hash, log_index) of its Transfer log: when the store already holds rows in the batch's
+ * blocks (an import of the same range), the rows go through a temporary staging table and only the
+ * missing ones are added; otherwise, the common case, they are appended directly.
+ */
+import { type DuckDBAppender, DuckDBTimestampValue } from "@duckdb/node-api";
+import { BASE_CHAIN, BASE_USDC } from "../chain/base.ts";
+import type { Store } from "../store/duckdb.ts";
+import { bumpDataVersion } from "../store/migrations.ts";
+import type { CandidateRow, PaymentRow, TransferRow } from "./classify.ts";
+import type { Cursor } from "./state.ts";
+
+export interface Batch {
+  from: number;
+  to: number;
+  /** Block `to`: the new checkpoint. */
+  end: Cursor;
+  payments: readonly PaymentRow[];
+  candidates: readonly CandidateRow[];
+  transfers: readonly TransferRow[];
+  /** Blocks whose hashes to keep for reorg checks (the end block among them). */
+  hashes: readonly Cursor[];
+}
+
+export interface CommitOptions {
+  /** The first block of this store's indexing, recorded with the first commit. */
+  startBlock: number;
+  /** The checkpoint the batch follows (undefined for the first batch of a store). */
+  previous: Cursor | undefined;
+  /** Hashes of this many blocks below the checkpoint are kept. */
+  reorgDepth: number;
+}
+
+export interface CommitCounts {
+  payments: number;
+  candidates: number;
+  transfers: number;
+}
+
+/**
+ * One checkpoint row per this many blocks (an hour of Base) is kept, plus the latest: the report only
+ * needs the latest (completeness) and any of them (block times), and `--follow` commits every block.
+ */
+export const CHECKPOINT_SPACING = 1_800;
+
+type Table = "payments" | "facilitator_candidates" | "transfers";
+type Row = { tx: string; logIndex: number; block: number; time: number };
+
+/** Each table's columns after the shared (chain, tx_hash, log_index, block_number, block_time). */
+const COLUMNS: { [T in Table]: (a: DuckDBAppender, row: never) => void } = {
+  payments: (a, p: PaymentRow) => {
+    a.appendVarchar(p.facilitator);
+    a.appendVarchar(p.payer);
+    a.appendVarchar(p.payTo);
+    a.appendBigInt(p.amount);
+    a.appendVarchar(BASE_USDC);
+  },
+  facilitator_candidates: (a, c: CandidateRow) => {
+    a.appendVarchar(c.sender);
+    a.appendVarchar(c.payer);
+    a.appendVarchar(c.payTo);
+    a.appendBigInt(c.amount);
+    a.appendVarchar(c.reason);
+  },
+  transfers: (a, t: TransferRow) => {
+    a.appendVarchar(t.from);
+    a.appendVarchar(t.to);
+    a.appendBigInt(t.amount);
+  },
+};
+
+export class BatchWriter {
+  /** Merchants known to be in the store (loaded at the first commit): only new ones are inserted. */
+  private merchants: Set<string> | undefined;
+
+  constructor(private readonly store: Store) {}
+
+  async commit(batch: Batch, options: CommitOptions): Promise<CommitCounts> {
+    this.merchants ??= new Set(
+      (await this.store.all<{ address: string }>("SELECT address FROM merchants")).map((m) => m.address),
+    );
+    const known = this.merchants;
+    const fresh = [...new Set(batch.payments.map((p) => p.payTo))].filter((m) => !known.has(m));
+    const counts = await this.store.transaction(async () => {
+      const added: CommitCounts = {
+        payments: await this.add("payments", batch.payments, batch),
+        candidates: await this.add("facilitator_candidates", batch.candidates, batch),
+        transfers: await this.add("transfers", batch.transfers, batch),
+      };
+      // Every wallet paid through x402 is a merchant with a report; its name stays NULL (the report
+      // then names it after its listings' host).
+      for (let i = 0; i < fresh.length; i += 1_000) {
+        const some = fresh.slice(i, i + 1_000);
+        await this.store.run(
+          `INSERT OR IGNORE INTO merchants (address) VALUES ${some.map((_, k) => `($${k + 1})`).join(", ")}`,
+          some,
+        );
+      }
+      await this.saveCheckpoint(batch, options);
+      await bumpDataVersion(this.store);
+      return added;
+    });
+    for (const m of fresh) known.add(m);
+    return counts;
+  }
+
+  /** Adds a table's rows of the batch, skipping keys the store already holds; returns rows added. */
+  private async add(table: Table, rows: readonly Row[], batch: Batch): Promise<number> {
+    if (rows.length === 0) return 0;
+    const range = { chain: BASE_CHAIN, lo: batch.from, hi: batch.to };
+    // Rows of these blocks can only exist if something else wrote them (an import); zone maps make
+    // this probe cheap, and the common case then skips staging and the anti-join.
+    const overlap = await this.store.one(
+      `SELECT 1 FROM ${table} WHERE chain = $chain AND block_number BETWEEN $lo AND $hi LIMIT 1`,
+      range,
+    );
+    if (!overlap) {
+      await this.append(table, null, table, rows);
+      return rows.length;
+    }
+    const stage = `stage_${table}`;
+    await this.store.run(`CREATE TEMP TABLE IF NOT EXISTS ${stage} AS SELECT * FROM ${table} LIMIT 0`);
+    await this.store.run(`DELETE FROM ${stage}`);
+    await this.append(stage, "temp", table, rows);
+    const before = await this.count(table);
+    await this.store.run(
+      `INSERT INTO ${table} SELECT * FROM ${stage} s WHERE NOT EXISTS (
+         SELECT 1 FROM ${table} t WHERE t.chain = s.chain AND t.tx_hash = s.tx_hash AND t.log_index = s.log_index
+           AND t.block_number BETWEEN $lo AND $hi)`,
+      { lo: batch.from, hi: batch.to },
+    );
+    return (await this.count(table)) - before;
+  }
+
+  private async append(
+    target: string,
+    catalog: string | null,
+    table: Table,
+    rows: readonly Row[],
+  ): Promise<void> {
+    const appender = await this.store.connection.createAppender(target, null, catalog);
+    const columns = COLUMNS[table] as (a: DuckDBAppender, row: Row) => void;
+    try {
+      for (const row of rows) {
+        appender.appendVarchar(BASE_CHAIN);
+        appender.appendVarchar(row.tx);
+        appender.appendInteger(row.logIndex);
+        appender.appendBigInt(BigInt(row.block));
+        appender.appendTimestamp(timestamp(row.time));
+        columns(appender, row);
+        appender.endRow();
+      }
+      appender.flushSync();
+    } finally {
+      appender.closeSync();
+    }
+  }
+
+  private async count(table: Table): Promise<number> {
+    return Number((await this.store.one<{ n: bigint }>(`SELECT count(*) AS n FROM ${table}`))?.n ?? 0n);
+  }
+
+  private async saveCheckpoint(batch: Batch, options: CommitOptions): Promise<void> {
+    const { end } = batch;
+    await this.store.run(
+      `INSERT INTO indexer_state VALUES ($chain, $start, $block, $hash, to_timestamp($time)::TIMESTAMP, now()::TIMESTAMP)
+       ON CONFLICT (chain) DO UPDATE SET block_number = excluded.block_number, block_hash = excluded.block_hash,
+         block_time = excluded.block_time, updated_at = excluded.updated_at`,
+      { chain: BASE_CHAIN, block: end.block, hash: end.hash, time: end.time, start: options.startBlock },
+    );
+    const previous = options.previous;
+    if (
+      previous &&
+      previous.block < end.block &&
+      Math.floor(previous.block / CHECKPOINT_SPACING) === Math.floor(end.block / CHECKPOINT_SPACING)
+    ) {
+      await this.store.run("DELETE FROM checkpoints WHERE chain = $chain AND block_number = $block", {
+        chain: BASE_CHAIN,
+        block: previous.block,
+      });
+    }
+    await this.store.run(
+      "INSERT OR REPLACE INTO checkpoints VALUES ($chain, $block, to_timestamp($time)::TIMESTAMP)",
+      { chain: BASE_CHAIN, block: end.block, time: end.time },
+    );
+
+    if (batch.hashes.length > 0) {
+      const appender = await this.store.connection.createAppender("indexer_blocks");
+      try {
+        for (const h of batch.hashes) {
+          appender.appendVarchar(BASE_CHAIN);
+          appender.appendBigInt(BigInt(h.block));
+          appender.appendVarchar(h.hash);
+          appender.appendTimestamp(timestamp(h.time));
+          appender.endRow();
+        }
+        appender.flushSync();
+      } finally {
+        appender.closeSync();
+      }
+    }
+    // Hashes older than the reorg depth are no use any more; the checkpoint's own is always kept.
+    await this.store.run("DELETE FROM indexer_blocks WHERE chain = $chain AND block_number < $keep", {
+      chain: BASE_CHAIN,
+      keep: end.block - options.reorgDepth,
+    });
+  }
+}
+
+function timestamp(unixSeconds: number): DuckDBTimestampValue {
+  return new DuckDBTimestampValue(BigInt(unixSeconds) * 1_000_000n);
+}

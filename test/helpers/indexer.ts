@@ -1,0 +1,52 @@
+/**
+ * Shared pieces of the indexer tests: a devnet long enough for a weekly report, a temporary store,
+ * and the store's rows in a stable order for comparisons.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { WEEK_BLOCKS } from "../../src/chain/base.ts";
+import { type Devnet, type DevnetOptions, startDevnet } from "../../src/chain/devnet.ts";
+import { Store } from "../../src/store/duckdb.ts";
+
+/**
+ * Reports need windows ending at block 302,400 or later, and anvil mines only about 300 empty blocks a
+ * second: the test chains start above that instead (anvil's genesis `--number`).
+ */
+export const GENESIS = WEEK_BLOCKS + 100_000;
+
+export function startTestDevnet(options: DevnetOptions = {}): Promise<Devnet> {
+  return startDevnet({ port: 0, blockTime: 0, genesisNumber: GENESIS, ...options });
+}
+
+export function tempDir(prefix = "x402m-indexer-"): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export function openTempStore(dir = tempDir()): Promise<Store> {
+  return Store.open({ dataDir: dir, memoryLimit: "256MB", threads: 1 });
+}
+
+/** Every row the indexer writes, sorted, with bigints as strings: equal snapshots mean equal stores. */
+export type Snapshot = Record<
+  "payments" | "transfers" | "candidates" | "merchants" | "checkpoint",
+  unknown[]
+>;
+
+export async function snapshot(store: Store): Promise<Snapshot> {
+  const tables: Record<keyof Snapshot, string> = {
+    payments: "SELECT * FROM payments ORDER BY block_number, tx_hash, log_index",
+    transfers: "SELECT * FROM transfers ORDER BY block_number, tx_hash, log_index",
+    candidates: "SELECT * FROM facilitator_candidates ORDER BY block_number, tx_hash, log_index",
+    merchants: "SELECT * FROM merchants ORDER BY address",
+    checkpoint: "SELECT max(block_number) AS block FROM checkpoints",
+  };
+  const out = {} as Snapshot;
+  for (const [name, sql] of Object.entries(tables) as [keyof Snapshot, string][]) {
+    const rows = await store.all(sql);
+    out[name] = JSON.parse(
+      JSON.stringify(rows, (_, v) => (typeof v === "bigint" ? v.toString() : v)),
+    ) as unknown[];
+  }
+  return out;
+}

@@ -1,0 +1,224 @@
+import { encodeAbiParameters, pad, toEventSelector } from "viem";
+import { describe, expect, it } from "vitest";
+import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
+import type { PaymentRow, TransferRow } from "../../src/indexer/classify.ts";
+import {
+  AUTHORIZATION_USED_TOPIC,
+  decodeLog,
+  MalformedLogError,
+  type RawLog,
+  TRANSFER_TOPIC,
+  type UsdcLog,
+} from "../../src/indexer/decode.ts";
+import { listingsOf } from "../../src/indexer/discovery.ts";
+import { WalletBook } from "../../src/indexer/funding.ts";
+import { pairSettlements } from "../../src/indexer/settlements.ts";
+
+const A = "0x00000000000000000000000000000000000000aa";
+const B = "0x00000000000000000000000000000000000000bb";
+const C = "0x00000000000000000000000000000000000000cc";
+const topic = (address: string) => pad(address as `0x${string}`, { size: 32 });
+
+function raw(fields: Partial<RawLog> & Pick<RawLog, "topics">): RawLog {
+  return {
+    address: "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+    data: "0x",
+    blockNumber: "0x10",
+    blockHash: `0x${"ab".repeat(32)}`,
+    transactionHash: `0x${"01".repeat(32)}`,
+    transactionIndex: "0x0",
+    logIndex: "0x0",
+    ...fields,
+  };
+}
+
+describe("log decoding", () => {
+  it("uses the event signatures of Transfer and AuthorizationUsed", () => {
+    expect(TRANSFER_TOPIC).toBe(toEventSelector("Transfer(address,address,uint256)"));
+    expect(AUTHORIZATION_USED_TOPIC).toBe(toEventSelector("AuthorizationUsed(address,bytes32)"));
+  });
+
+  it("decodes the fixed layouts into lower-case addresses and exact amounts", () => {
+    const transfer = decodeLog(
+      raw({
+        topics: [TRANSFER_TOPIC, topic(A.toUpperCase().replace("0X", "0x")), topic(B)],
+        data: encodeAbiParameters([{ type: "uint256" }], [123_456_789_012n]),
+        blockTimestamp: "0x6af6da43",
+        logIndex: "0x7",
+      }),
+    );
+    expect(transfer).toMatchObject({
+      kind: "transfer",
+      from: A,
+      to: B,
+      value: 123_456_789_012n,
+      block: 16,
+      logIndex: 7,
+      blockTime: 0x6af6da43,
+    });
+    const auth = decodeLog(raw({ topics: [AUTHORIZATION_USED_TOPIC, topic(A), `0x${"99".repeat(32)}`] }));
+    expect(auth).toMatchObject({ kind: "authorization", authorizer: A, blockTime: undefined });
+    expect(decodeLog(raw({ topics: [`0x${"12".repeat(32)}`] }))).toBeUndefined();
+    expect(decodeLog(raw({ topics: [TRANSFER_TOPIC, topic(A), topic(B)], removed: true }))).toBeUndefined();
+  });
+
+  it("rejects logs that do not have the layout their topic promises", () => {
+    expect(() => decodeLog(raw({ topics: [TRANSFER_TOPIC, topic(A)] }))).toThrow(MalformedLogError);
+    expect(() => decodeLog(raw({ topics: [TRANSFER_TOPIC, topic(A), topic(B)], data: "0x01" }))).toThrow(
+      MalformedLogError,
+    );
+    expect(() =>
+      decodeLog(
+        raw({ topics: [TRANSFER_TOPIC, `0x${"ff".repeat(32)}`, topic(B)], data: `0x${"0".repeat(64)}` }),
+      ),
+    ).toThrow(/not an address/);
+  });
+});
+
+describe("settlement pairing", () => {
+  const position = { block: 5, blockHash: "0xh", blockTime: undefined };
+  const auth = (tx: string, logIndex: number, authorizer: string): UsdcLog => ({
+    kind: "authorization",
+    ...position,
+    tx,
+    logIndex,
+    authorizer,
+  });
+  const transfer = (tx: string, logIndex: number, from: string, to: string, value = 1n): UsdcLog => ({
+    kind: "transfer",
+    ...position,
+    tx,
+    logIndex,
+    from,
+    to,
+    value,
+  });
+
+  it("pairs AuthorizationUsed with the Transfer right after it from the same authorizer, several per transaction", () => {
+    const paired = pairSettlements([
+      transfer("0x1", 0, "0x0000000000000000000000000000000000000000", A), // a mint
+      auth("0x2", 1, A),
+      transfer("0x2", 2, A, B),
+      auth("0x2", 3, B),
+      transfer("0x2", 4, B, C),
+      auth("0x3", 5, A), // its Transfer is from someone else: not a settlement
+      transfer("0x3", 6, C, B),
+      auth("0x4", 7, A), // no Transfer at all (cancelled elsewhere, another token's layout)
+      transfer("0x5", 8, A, C), // a plain transfer
+    ]);
+    expect(paired.settlements.map((s) => [s.transfer.tx, s.transfer.logIndex])).toEqual([
+      ["0x2", 2],
+      ["0x2", 4],
+    ]);
+    expect(paired.transfers.map((t) => t.logIndex)).toEqual([0, 6, 8]);
+    expect(paired.unpaired).toBe(2);
+  });
+});
+
+describe("funding edges", () => {
+  const payment = (payer: string, payTo: string, block: number) => ({ payer, payTo, block }) as PaymentRow;
+  const move = (from: string, to: string, block: number) => ({ from, to, block }) as TransferRow;
+
+  it("keeps a transfer when either side was seen in a payment at or before its block, however batches fall", () => {
+    const transfers = [move(B, A, 9), move(B, A, 10), move(C, "0xdd", 11), move("0xee", C, 30)];
+    const whole = new WalletBook();
+    whole.addPayments([payment(A, B, 10), payment(C, B, 30)]);
+    const kept = whole.select(transfers);
+    expect(kept).toEqual([move(B, A, 10), move("0xee", C, 30)]);
+
+    // The same blocks in two batches give the same rows.
+    const split = new WalletBook();
+    split.addPayments([payment(A, B, 10)]);
+    const first = split.select(transfers.filter((t) => t.block <= 20));
+    split.addPayments([payment(C, B, 30)]);
+    const second = split.select(transfers.filter((t) => t.block > 20));
+    expect([...first, ...second]).toEqual(kept);
+
+    // A book loaded from the store remembers first blocks.
+    const loaded = WalletBook.from([{ wallet: A, first_block: 10n }]);
+    expect(loaded.select([move(A, C, 9), move(A, C, 10)])).toEqual([move(A, C, 10)]);
+  });
+});
+
+describe("facilitator registry", () => {
+  const registry = FacilitatorRegistry.base();
+
+  it("knows a signer from its start date on, and labels unconfirmed senders", () => {
+    const coinbase = "0xdbdf3d8ed80f84c35d01c6c9f9271761bad90ba6";
+    const since = Date.parse("2025-05-05T00:00:00Z") / 1000;
+    expect(registry.judge(coinbase, since)).toMatchObject({
+      known: true,
+      signer: { facilitator: "coinbase" },
+    });
+    expect(registry.judge(coinbase, since - 1)).toEqual({ known: false, reason: "before_since" });
+    expect(registry.judge("0x0be1a164e2354875e001bb7fa4cf9f6d6f0a6fa6", since)).toEqual({
+      known: false,
+      reason: "unknown_sender",
+      label: "true402 (proposed, not merged upstream)",
+    });
+    expect(registry.earliestSince()).toBeLessThanOrEqual(since);
+  });
+
+  it("takes extra signers valid from the first block, in any case, and rejects what is not an address", () => {
+    const devnet = registry.withSigners(["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"]);
+    expect(devnet.judge("0x70997970c51812dc3a010c7d01b50e0d17dc79c8", 0)).toMatchObject({ known: true });
+    expect(registry.judge("0x70997970c51812dc3a010c7d01b50e0d17dc79c8", 0)).toMatchObject({ known: false });
+    expect(devnet.earliestSince()).toBe(registry.earliestSince());
+    expect(() => registry.withSigners(["0x1234"])).toThrow(/not an address/);
+  });
+});
+
+describe("discovery items", () => {
+  it("reads v2 amounts and v1 maxAmountRequired, the method from the Bazaar extension or the v1 output schema", () => {
+    const usdc = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+    expect(
+      listingsOf({
+        resource: "https://a.test/x",
+        accepts: [
+          { network: "eip155:8453", asset: usdc, amount: "1500", payTo: A.toUpperCase().replace("0X", "0x") },
+        ],
+        extensions: { bazaar: { info: { input: { method: "post" } } } },
+        description: "  X  ",
+      }),
+    ).toEqual([
+      { payTo: A, resource: "https://a.test/x", method: "POST", priceUsd: 0.0015, description: "  X  " },
+    ]);
+    expect(
+      listingsOf({
+        resource: "https://a.test/y",
+        accepts: [
+          {
+            network: "base",
+            asset: usdc,
+            maxAmountRequired: "20000",
+            payTo: A,
+            outputSchema: { input: { method: "GET" } },
+          },
+        ],
+      }),
+    ).toEqual([{ payTo: A, resource: "https://a.test/y", method: "GET", priceUsd: 0.02, description: "" }]);
+    // Other networks, other assets, amounts that are not integers, resources that are not web URLs.
+    for (const item of [
+      {
+        resource: "https://a.test/z",
+        accepts: [{ network: "eip155:84532", asset: usdc, amount: "1", payTo: A }],
+      },
+      {
+        resource: "https://a.test/z",
+        accepts: [{ network: "eip155:8453", asset: B, amount: "1", payTo: A }],
+      },
+      {
+        resource: "https://a.test/z",
+        accepts: [{ network: "eip155:8453", asset: usdc, amount: "0.5", payTo: A }],
+      },
+      {
+        resource: "ftp://a.test/z",
+        accepts: [{ network: "eip155:8453", asset: usdc, amount: "1", payTo: A }],
+      },
+      { resource: "https://a.test/z", accepts: "nope" },
+      null,
+    ]) {
+      expect(listingsOf(item)).toEqual([]);
+    }
+  });
+});

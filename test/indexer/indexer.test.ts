@@ -1,0 +1,423 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Hex } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BASE_USDC } from "../../src/chain/base.ts";
+import { type Devnet, type DevnetAccount, derive } from "../../src/chain/devnet.ts";
+import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
+import { listCandidates } from "../../src/indexer/candidates.ts";
+import { type IndexerEvent, type IndexerOptions, runIndexer } from "../../src/indexer/index.ts";
+import { ReportService } from "../../src/reports/service.ts";
+import type { Store } from "../../src/store/duckdb.ts";
+import { GENESIS, openTempStore, snapshot, startTestDevnet } from "../helpers/indexer.ts";
+import { fundedAccount, mineAll, type Paid, rpc, Settler, sendTransfer } from "../helpers/settle.ts";
+
+let devnet: Devnet;
+let registry: FacilitatorRegistry;
+let head: number;
+let merchant: DevnetAccount;
+const shop = derive(60).address;
+let unknownSender: DevnetAccount;
+let paid: Paid[];
+let unknownPaid: Paid[];
+let funding: Hex;
+let unrelated: Hex;
+const blockOf = new Map<string, number>();
+const timeOf = new Map<number, number>();
+
+beforeAll(async () => {
+  devnet = await startTestDevnet({ buyers: 6 });
+  registry = FacilitatorRegistry.base().withSigners([devnet.facilitatorAccount.address]);
+  const [b0, b1, b2, b3, m, b5] = devnet.buyers as DevnetAccount[];
+  merchant = m as DevnetAccount;
+  unknownSender = await fundedAccount(devnet, derive(41));
+
+  const facilitator = new Settler(devnet, devnet.facilitatorAccount);
+  paid = await facilitator.settle([
+    { buyer: b0 as DevnetAccount, payTo: merchant.address, amount: 1_250_000n },
+    { buyer: b1 as DevnetAccount, payTo: merchant.address, amount: 2_500_000n },
+    { buyer: b2 as DevnetAccount, payTo: shop, amount: 10_000_000n },
+    { buyer: b0 as DevnetAccount, payTo: shop, amount: 1_234_000n },
+  ]);
+  await mineAll(
+    devnet,
+    paid.map((p) => p.tx),
+  );
+  unknownPaid = await new Settler(devnet, unknownSender).settle([
+    { buyer: b3 as DevnetAccount, payTo: merchant.address, amount: 777_000n },
+  ]);
+  // The merchant sends money to one of its payers (kept: a funding edge); b5, who never pays
+  // through x402, sends to a fresh wallet (not kept).
+  funding = await sendTransfer(devnet, merchant, (b0 as DevnetAccount).address, 5_000_000n);
+  unrelated = await sendTransfer(devnet, b5 as DevnetAccount, derive(70).address, 3_000_000n);
+  await mineAll(devnet, [...unknownPaid.map((p) => p.tx), funding, unrelated]);
+  await devnet.mine(3);
+  head = Number(await rpc(devnet.rpc, "eth_blockNumber"));
+
+  for (const tx of [...paid, ...unknownPaid].map((p) => p.tx).concat(funding)) {
+    const receipt = await rpc<{ blockNumber: string }>(devnet.rpc, "eth_getTransactionReceipt", [tx]);
+    blockOf.set(tx, Number(receipt.blockNumber));
+  }
+  for (const block of new Set(blockOf.values())) {
+    const header = await rpc<{ timestamp: string }>(devnet.rpc, "eth_getBlockByNumber", [
+      `0x${block.toString(16)}`,
+      false,
+    ]);
+    timeOf.set(block, Number(header.timestamp));
+  }
+});
+afterAll(() => devnet?.stop());
+
+function index(store: Store, options: Partial<IndexerOptions> = {}) {
+  return runIndexer({
+    store,
+    rpc: { url: devnet.rpc },
+    registry,
+    fromBlock: GENESIS + 1,
+    toBlock: head,
+    reorgDepth: 16,
+    ...options,
+  });
+}
+
+const iso = (unix: number) => new Date(unix * 1000);
+
+describe("indexer on a devnet", () => {
+  it("stores the settlements of a known signer as payments, with exact amounts, times, payers and payees", async () => {
+    const store = await openTempStore();
+    try {
+      const summary = await index(store);
+      expect(summary).toMatchObject({ block: head, payments: 4, candidates: 1, stopped: "done", reorgs: 0 });
+      const rows = await store.all(
+        "SELECT tx_hash, block_number, block_time, facilitator, payer, pay_to, amount, asset FROM payments ORDER BY amount",
+      );
+      const expected = [...paid]
+        .sort((a, b) => Number(a.amount - b.amount))
+        .map((p) => ({
+          tx_hash: p.tx,
+          block_number: BigInt(blockOf.get(p.tx) as number),
+          block_time: iso(timeOf.get(blockOf.get(p.tx) as number) as number),
+          facilitator: devnet.facilitatorAccount.address.toLowerCase(),
+          payer: p.payer,
+          pay_to: p.payTo,
+          amount: p.amount,
+          asset: BASE_USDC,
+        }));
+      expect(rows).toEqual(expected);
+      // The key is the Transfer log, which follows its AuthorizationUsed log.
+      const keys = await store.all<{ log_index: number }>(
+        "SELECT log_index FROM payments ORDER BY log_index",
+      );
+      expect(keys.every((k) => k.log_index % 2 === 1)).toBe(true);
+      expect(
+        (await store.all<{ address: string }>("SELECT address FROM merchants ORDER BY address")).map(
+          (m) => m.address,
+        ),
+      ).toEqual([merchant.address.toLowerCase(), shop.toLowerCase()].sort());
+      expect(await store.one("SELECT block_number, block_time FROM checkpoints")).toEqual({
+        block_number: BigInt(head),
+        block_time: iso(
+          (timeOf.get(blockOf.get(funding) as number) as number) +
+            2 * (head - (blockOf.get(funding) as number)),
+        ),
+      });
+    } finally {
+      store.close();
+    }
+  });
+
+  it("keeps a settlement sent by an unknown account as a facilitator candidate, not a payment", async () => {
+    const store = await openTempStore();
+    try {
+      await index(store);
+      const [candidate] = unknownPaid;
+      expect(
+        await store.all("SELECT tx_hash, sender, payer, pay_to, amount, reason FROM facilitator_candidates"),
+      ).toEqual([
+        {
+          tx_hash: candidate?.tx,
+          sender: unknownSender.address.toLowerCase(),
+          payer: candidate?.payer,
+          pay_to: candidate?.payTo,
+          amount: 777_000n,
+          reason: "unknown_sender",
+        },
+      ]);
+      expect(
+        await store.one("SELECT count(*) AS n FROM payments WHERE tx_hash = $1", [candidate?.tx as string]),
+      ).toEqual({
+        n: 0n,
+      });
+      expect(await listCandidates(store, registry)).toEqual([
+        expect.objectContaining({
+          sender: unknownSender.address.toLowerCase(),
+          settlements: 1,
+          usdc: "0.777000",
+          payers: 1,
+          pay_tos: 1,
+          reasons: ["unknown_sender"],
+          registry: null,
+        }),
+      ]);
+    } finally {
+      store.close();
+    }
+  });
+
+  it("does not count mints as payments and keeps only the transfers that touch a paying or paid wallet", async () => {
+    const store = await openTempStore();
+    try {
+      await index(store);
+      // The devnet funded the buyers with mints (Transfer from the zero address) in block GENESIS + 1.
+      const mints = await rpc<unknown[]>(devnet.rpc, "eth_getLogs", [
+        {
+          address: BASE_USDC,
+          fromBlock: `0x${(GENESIS + 1).toString(16)}`,
+          toBlock: `0x${(GENESIS + 1).toString(16)}`,
+        },
+      ]);
+      expect(mints).toHaveLength(6);
+      expect(
+        await store.one("SELECT count(*) AS n FROM payments WHERE block_number = $1", [GENESIS + 1]),
+      ).toEqual({ n: 0n });
+      const transfers = await store.all<{
+        tx_hash: string;
+        from_address: string;
+        to_address: string;
+        amount: bigint;
+      }>("SELECT tx_hash, from_address, to_address, amount FROM transfers ORDER BY amount");
+      expect(transfers).toEqual([
+        // The candidate's settlement moved money to a merchant already paid through x402.
+        {
+          tx_hash: unknownPaid[0]?.tx,
+          from_address: unknownPaid[0]?.payer,
+          to_address: merchant.address.toLowerCase(),
+          amount: 777_000n,
+        },
+        {
+          tx_hash: funding,
+          from_address: merchant.address.toLowerCase(),
+          to_address: (devnet.buyers[0] as DevnetAccount).address.toLowerCase(),
+          amount: 5_000_000n,
+        },
+      ]);
+    } finally {
+      store.close();
+    }
+  });
+
+  it("gives the report exactly what was paid: tx, usd and buyers over indexed data", async () => {
+    const store = await openTempStore();
+    try {
+      await index(store);
+      const service = new ReportService(store, { publicUrl: "https://reports.test" });
+      const m = await service.report(merchant.address.toLowerCase());
+      expect(m.report).toMatchObject({
+        tx: 2,
+        usd: 3.75,
+        buyers: 2,
+        // The merchant later sent b0 more than b0 paid it: a ring, by the screens' rule.
+        real_tx: 1,
+        flags: { ring: { tx: 1, usd: 1.25 } },
+        window: { end_block: head, complete: true },
+      });
+      const s = await service.report(shop.toLowerCase());
+      expect(s.report).toMatchObject({ tx: 2, usd: 11.23, buyers: 2, paid: { median: 5.617 } });
+      const board = await service.leaderboard();
+      expect(board.merchants.map((e) => e.address)).toEqual([
+        shop.toLowerCase(),
+        merchant.address.toLowerCase(),
+      ]);
+    } finally {
+      store.close();
+    }
+  });
+
+  it("resumes from its checkpoint and never stores a payment twice", async () => {
+    const store = await openTempStore();
+    try {
+      await index(store, { toBlock: blockOf.get(paid[0]?.tx as string) });
+      const first = await store.one<{ n: bigint }>("SELECT count(*) AS n FROM payments");
+      expect(first?.n).toBe(4n);
+      const again = await index(store);
+      expect(again).toMatchObject({ payments: 0, candidates: 1 });
+      const before = await snapshot(store);
+      // Nothing left to do: a third run adds nothing and keeps every row.
+      expect(await index(store)).toMatchObject({ payments: 0, candidates: 0, transfers: 0, batches: 0 });
+      expect(await snapshot(store)).toEqual(before);
+      expect(before.payments).toHaveLength(4);
+    } finally {
+      store.close();
+    }
+  });
+
+  it("starts by default at the registry's first date, or the chain's first block when that is later", async () => {
+    const store = await openTempStore();
+    try {
+      const events: IndexerEvent[] = [];
+      await index(store, { fromBlock: undefined, onEvent: (e) => events.push(e) });
+      // The devnet's genesis is newer than any Base facilitator's start: indexing starts there.
+      expect(events[0]).toMatchObject({ type: "start", from: GENESIS, resumed: false, txFrom: "trace" });
+      expect(await store.one("SELECT count(*) AS n, min(block_number) AS first FROM payments")).toEqual({
+        n: 4n,
+        first: BigInt(blockOf.get(paid[0]?.tx as string) as number),
+      });
+    } finally {
+      store.close();
+    }
+  });
+
+  it("gives the same rows whatever the batch size, concurrency or way of fetching senders", async () => {
+    const reference = await openTempStore();
+    try {
+      await index(reference, { senderStrategy: "block" });
+      const expected = await snapshot(reference);
+      for (const [senderStrategy, batchBlocks, concurrency] of [
+        ["tx", 1, 3],
+        ["trace", 2, 1],
+        ["auto", 1000, 4],
+      ] as const) {
+        const other = await openTempStore();
+        try {
+          await index(other, { senderStrategy, batchBlocks, concurrency });
+          expect(await snapshot(other), senderStrategy).toEqual(expected);
+        } finally {
+          other.close();
+        }
+      }
+    } finally {
+      reference.close();
+    }
+  });
+
+  it("reads the Base USDC listings of a discovery endpoint into the listings the report shows", async () => {
+    const items = [
+      {
+        resource: "https://api.weather.test/forecast",
+        type: "http",
+        x402Version: 2,
+        accepts: [
+          {
+            scheme: "exact",
+            network: "eip155:8453",
+            asset: BASE_USDC,
+            amount: "1000",
+            payTo: merchant.address,
+            maxTimeoutSeconds: 60,
+            extra: {},
+          },
+          {
+            scheme: "exact",
+            network: "eip155:84532",
+            asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+            amount: "1000",
+            payTo: merchant.address,
+          },
+        ],
+        lastUpdated: "2026-11-20T10:00:00Z",
+        description: "Seven-day forecast",
+        extensions: { bazaar: { info: { input: { type: "http", method: "GET" } } } },
+      },
+      {
+        resource: "https://api.weather.test/alerts",
+        type: "http",
+        x402Version: 1,
+        accepts: [
+          {
+            scheme: "exact",
+            network: "base",
+            asset: BASE_USDC.toUpperCase().replace("0X", "0x"),
+            maxAmountRequired: "25000",
+            payTo: merchant.address,
+            description: "Severe weather alerts",
+            outputSchema: { input: { type: "http", method: "post" } },
+          },
+        ],
+        lastUpdated: "2026-11-20T10:00:00Z",
+      },
+      // Not USDC on Base, not a web resource: ignored.
+      {
+        resource: "https://other.test/x",
+        type: "http",
+        accepts: [{ network: "eip155:1", asset: BASE_USDC, amount: "5", payTo: shop }],
+      },
+      {
+        resource: "mcp:tool",
+        type: "mcp",
+        accepts: [{ network: "eip155:8453", asset: BASE_USDC, amount: "5", payTo: shop }],
+      },
+      {
+        resource: "https://tools.shop.test/convert",
+        type: "http",
+        accepts: [{ scheme: "exact", network: "eip155:8453", asset: BASE_USDC, amount: "2000", payTo: shop }],
+        lastUpdated: "2026-11-20T10:00:00Z",
+      },
+    ];
+    const requests: string[] = [];
+    const server = http.createServer((req, res) => {
+      requests.push(req.url ?? "");
+      const url = new URL(req.url ?? "/", "http://x");
+      if (url.pathname !== "/discovery/resources") {
+        res.writeHead(404).end();
+        return;
+      }
+      const limit = Number(url.searchParams.get("limit"));
+      const offset = Number(url.searchParams.get("offset"));
+      res.setHeader("content-type", "application/json");
+      res.end(
+        JSON.stringify({
+          x402Version: 2,
+          items: items.slice(offset, offset + Math.min(limit, 2)),
+          pagination: { limit: 2, offset, total: items.length },
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const store = await openTempStore();
+    try {
+      const { port } = server.address() as AddressInfo;
+      const events: string[] = [];
+      await index(store, {
+        discovery: { url: `http://127.0.0.1:${port}/discovery/resources?type=http` },
+        onEvent: (e) => events.push(e.type),
+      });
+      expect(events).toContain("listings");
+      expect(requests).toEqual([
+        "/discovery/resources?type=http&limit=100&offset=0",
+        "/discovery/resources?type=http&limit=100&offset=2",
+        "/discovery/resources?type=http&limit=100&offset=4",
+      ]);
+      expect(await store.all("SELECT * FROM listings ORDER BY resource")).toEqual([
+        {
+          pay_to: merchant.address.toLowerCase(),
+          resource: "https://api.weather.test/alerts",
+          method: "POST",
+          price_usd: 0.025,
+          description: "Severe weather alerts",
+        },
+        {
+          pay_to: merchant.address.toLowerCase(),
+          resource: "https://api.weather.test/forecast",
+          method: "GET",
+          price_usd: 0.001,
+          description: "Seven-day forecast",
+        },
+        {
+          pay_to: shop.toLowerCase(),
+          resource: "https://tools.shop.test/convert",
+          method: "",
+          price_usd: 0.002,
+          description: "",
+        },
+      ]);
+      const { report } = await new ReportService(store, { publicUrl: "https://r.test" }).report(
+        merchant.address.toLowerCase(),
+      );
+      expect(report.name).toBe("api.weather.test");
+      expect(report.bazaar_listings.map((l) => l.price_usd)).toEqual([0.001, 0.025]);
+    } finally {
+      store.close();
+      server.close();
+    }
+  });
+});
