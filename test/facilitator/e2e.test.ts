@@ -1,24 +1,18 @@
 import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
-import { HTTPFacilitatorClient, x402ResourceServer } from "@x402/core/server";
+import { HTTPFacilitatorClient } from "@x402/core/server";
 import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
-import { ExactEvmScheme as ExactEvmServer } from "@x402/evm/exact/server";
-import {
-  bazaarResourceServerExtension,
-  declareDiscoveryExtension,
-  withBazaar,
-} from "@x402/extensions/bazaar";
+import { withBazaar } from "@x402/extensions/bazaar";
 import { wrapFetchWithPayment } from "@x402/fetch";
-import { paymentMiddleware } from "@x402/hono";
-import { Hono } from "hono";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, devnetChain, startDevnet } from "../../src/chain/devnet.ts";
-import { createFacilitator, type Facilitator } from "../../src/facilitator/index.ts";
+import { type Devnet, startDevnet } from "../../src/chain/devnet.ts";
+import type { Facilitator } from "../../src/facilitator/index.ts";
 import type { Database } from "../../src/platform/db/index.ts";
 import { type Listening, listen } from "../../src/platform/listen.ts";
 import { startMiner } from "../helpers/chain.ts";
 import { openTestDatabase } from "../helpers/db.ts";
+import { devnetFacilitator, startShop } from "../helpers/facilitator.ts";
 import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
 
 let devnet: Devnet;
@@ -34,40 +28,15 @@ beforeAll(async () => {
   devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
   miner = startMiner(devnet);
   ({ db, close: closeDb } = await openTestDatabase("pglite"));
-  facilitator = await createFacilitator({
-    db,
-    rpc: devnet.rpc,
-    chain: devnetChain(devnet.rpc),
-    privateKey: devnet.facilitatorAccount.privateKey,
-    pollingIntervalMs: 20,
-    resolveIntervalMs: 0,
-  });
+  facilitator = await devnetFacilitator(devnet, db);
   facilitatorServer = await listen(facilitator.app.fetch, "127.0.0.1", 0);
-
-  // A merchant's paid route, built the way the x402 docs build one, paying through our facilitator.
-  const resourceServer = new x402ResourceServer(new HTTPFacilitatorClient({ url: facilitatorServer.url }))
-    .register(NETWORK, new ExactEvmServer())
-    .registerExtension(bazaarResourceServerExtension);
-  const app = new Hono();
-  app.use(
-    paymentMiddleware(
-      {
-        "GET /weather": {
-          accepts: { scheme: "exact", price: "$0.001", network: NETWORK, payTo: merchant },
-          description: "Current weather for a city",
-          mimeType: "application/json",
-          extensions: declareDiscoveryExtension({
-            input: { city: "Lisbon" },
-            inputSchema: { properties: { city: { type: "string" } }, required: ["city"] },
-            output: { example: { city: "Lisbon", temperature: 21 } },
-          }),
-        },
-      },
-      resourceServer,
-    ),
-  );
-  app.get("/weather", (c) => c.json({ city: c.req.query("city"), temperature: 21 }));
-  shop = await listen(app.fetch, "127.0.0.1", 0);
+  shop = await startShop(facilitatorServer.url, merchant, {
+    "/weather": {
+      price: "$0.001",
+      description: "Current weather for a city",
+      body: ({ city }) => ({ city, temperature: 21 }),
+    },
+  });
 });
 afterAll(async () => {
   await shop?.close();

@@ -5,10 +5,9 @@ import {
   declareDiscoveryExtension,
 } from "@x402/extensions/bazaar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, devnetChain, startDevnet } from "../../src/chain/devnet.ts";
+import { type Devnet, startDevnet } from "../../src/chain/devnet.ts";
 import {
   ChainMismatchError,
-  createFacilitator,
   type Facilitator,
   inProcessClient,
   type OnNewChain,
@@ -17,6 +16,7 @@ import {
 import { type Database, openDatabase } from "../../src/platform/db/index.ts";
 import { startMiner } from "../helpers/chain.ts";
 import { DATABASE_KINDS, isolatedDatabaseOptions, type TestDatabaseOptions } from "../helpers/db.ts";
+import { devnetFacilitator } from "../helpers/facilitator.ts";
 import { bazaarGet, NETWORK, newMerchant, pay, requirementsFor } from "../helpers/x402.ts";
 
 let devnet: Devnet;
@@ -28,14 +28,7 @@ let facilitator: Facilitator;
 /** The facilitator on its PGlite directory (reopened by the restart case). */
 async function open() {
   db = await openDatabase(dbOptions);
-  facilitator = await createFacilitator({
-    db,
-    rpc: devnet.rpc,
-    chain: devnetChain(devnet.rpc),
-    privateKey: devnet.facilitatorAccount.privateKey,
-    pollingIntervalMs: 20,
-    resolveIntervalMs: 0,
-  });
+  facilitator = await devnetFacilitator(devnet, db);
 }
 async function close() {
   await facilitator?.close();
@@ -312,15 +305,7 @@ describe("chain identity", () => {
   it("refuses a ledger of another chain, or clears it when told the chain is new", async () => {
     const other = await isolatedDatabaseOptions(DATABASE_KINDS.at(-1) ?? "pglite");
     const otherDb = await openDatabase(other);
-    const start = (onNewChain: OnNewChain) =>
-      createFacilitator({
-        db: otherDb,
-        rpc: devnet.rpc,
-        chain: devnetChain(devnet.rpc),
-        privateKey: devnet.facilitatorAccount.privateKey,
-        resolveIntervalMs: 0,
-        onNewChain,
-      });
+    const start = (onNewChain: OnNewChain) => devnetFacilitator(devnet, otherDb, { onNewChain });
     try {
       await (await start("fail")).close();
       await otherDb.query("UPDATE facilitator_meta SET value = '0xfeed' WHERE key = 'genesis'");

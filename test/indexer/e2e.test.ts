@@ -4,24 +4,20 @@
  * reads the chain and the facilitator's Bazaar, and the weekly report says exactly what was paid.
  */
 import { x402Client } from "@x402/core/client";
-import { HTTPFacilitatorClient, x402ResourceServer } from "@x402/core/server";
 import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
-import { ExactEvmScheme as ExactEvmServer } from "@x402/evm/exact/server";
-import { bazaarResourceServerExtension, declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import { wrapFetchWithPayment } from "@x402/fetch";
-import { paymentMiddleware } from "@x402/hono";
-import { Hono } from "hono";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, type DevnetAccount, devnetChain } from "../../src/chain/devnet.ts";
+import type { Devnet, DevnetAccount } from "../../src/chain/devnet.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
-import { createFacilitator, type Facilitator } from "../../src/facilitator/index.ts";
+import type { Facilitator } from "../../src/facilitator/index.ts";
 import { runIndexer } from "../../src/indexer/index.ts";
 import type { Database } from "../../src/platform/db/index.ts";
 import { type Listening, listen } from "../../src/platform/listen.ts";
 import { ReportService } from "../../src/reports/service.ts";
 import { startMiner } from "../helpers/chain.ts";
 import { openTestDatabase } from "../helpers/db.ts";
+import { devnetFacilitator, startShop } from "../helpers/facilitator.ts";
 import { GENESIS, openTempStore, startTestDevnet } from "../helpers/indexer.ts";
 import { NETWORK, newMerchant } from "../helpers/x402.ts";
 
@@ -43,42 +39,20 @@ beforeAll(async () => {
   devnet = await startTestDevnet({ buyers: 3 });
   miner = startMiner(devnet);
   ({ db, close: closeDb } = await openTestDatabase("pglite"));
-  facilitator = await createFacilitator({
-    db,
-    rpc: devnet.rpc,
-    chain: devnetChain(devnet.rpc),
-    privateKey: devnet.facilitatorAccount.privateKey,
-    pollingIntervalMs: 20,
-    resolveIntervalMs: 0,
-  });
+  facilitator = await devnetFacilitator(devnet, db);
   facilitatorServer = await listen(facilitator.app.fetch, "127.0.0.1", 0);
-
-  const resourceServer = new x402ResourceServer(new HTTPFacilitatorClient({ url: facilitatorServer.url }))
-    .register(NETWORK, new ExactEvmServer())
-    .registerExtension(bazaarResourceServerExtension);
-  const route = (path: keyof typeof PRICES, description: string) => ({
-    accepts: { scheme: "exact", price: PRICES[path].usd, network: NETWORK, payTo: merchant },
-    description,
-    mimeType: "application/json",
-    extensions: declareDiscoveryExtension({
-      input: { city: "Lisbon" },
-      inputSchema: { properties: { city: { type: "string" } }, required: ["city"] },
-      output: { example: { city: "Lisbon", temperature: 21 } },
-    }),
+  shop = await startShop(facilitatorServer.url, merchant, {
+    "/weather": {
+      price: PRICES["/weather"].usd,
+      description: "Current weather for a city",
+      body: ({ city }) => ({ city, temperature: 21 }),
+    },
+    "/forecast": {
+      price: PRICES["/forecast"].usd,
+      description: "Seven-day forecast for a city",
+      body: ({ city }) => ({ city, days: [21, 22, 20, 19, 21, 23, 24] }),
+    },
   });
-  const app = new Hono();
-  app.use(
-    paymentMiddleware(
-      {
-        "GET /weather": route("/weather", "Current weather for a city"),
-        "GET /forecast": route("/forecast", "Seven-day forecast for a city"),
-      },
-      resourceServer,
-    ),
-  );
-  app.get("/weather", (c) => c.json({ city: c.req.query("city"), temperature: 21 }));
-  app.get("/forecast", (c) => c.json({ city: c.req.query("city"), days: [21, 22, 20, 19, 21, 23, 24] }));
-  shop = await listen(app.fetch, "127.0.0.1", 0);
 }, 60_000);
 
 afterAll(async () => {

@@ -1,0 +1,73 @@
+/**
+ * The project's facilitator on a devnet, and a merchant's paid Hono routes settled through it: the
+ * set-up the facilitator and end-to-end tests share.
+ */
+import { HTTPFacilitatorClient, x402ResourceServer } from "@x402/core/server";
+import { ExactEvmScheme as ExactEvmServer } from "@x402/evm/exact/server";
+import { bazaarResourceServerExtension, declareDiscoveryExtension } from "@x402/extensions/bazaar";
+import { paymentMiddleware } from "@x402/hono";
+import { Hono } from "hono";
+import { type Devnet, devnetChain } from "../../src/chain/devnet.ts";
+import { createFacilitator, type Facilitator, type FacilitatorOptions } from "../../src/facilitator/index.ts";
+import type { Database } from "../../src/platform/db/index.ts";
+import { type Listening, listen } from "../../src/platform/listen.ts";
+import { NETWORK } from "./x402.ts";
+
+/** The facilitator signing with the devnet's facilitator account; fast polling, no background checks. */
+export function devnetFacilitator(
+  devnet: Devnet,
+  db: Database,
+  options: Partial<FacilitatorOptions> = {},
+): Promise<Facilitator> {
+  return createFacilitator({
+    db,
+    rpc: devnet.rpc,
+    chain: devnetChain(devnet.rpc),
+    privateKey: devnet.facilitatorAccount.privateKey,
+    pollingIntervalMs: 20,
+    resolveIntervalMs: 0,
+    ...options,
+  });
+}
+
+export interface PaidRoute {
+  /** A dollar price as the SDK takes it, e.g. "$0.001". */
+  price: string;
+  description: string;
+  /** The JSON the route answers once paid. */
+  body: (query: Record<string, string>) => unknown;
+}
+
+/**
+ * A merchant's HTTP server with paid `GET` routes, built the way the x402 docs build one: the
+ * `@x402/hono` middleware, the exact EVM scheme, a Bazaar discovery extension per route, and our
+ * facilitator over HTTP.
+ */
+export function startShop(
+  facilitatorUrl: string,
+  payTo: `0x${string}`,
+  routes: Record<`/${string}`, PaidRoute>,
+): Promise<Listening> {
+  const resourceServer = new x402ResourceServer(new HTTPFacilitatorClient({ url: facilitatorUrl }))
+    .register(NETWORK, new ExactEvmServer())
+    .registerExtension(bazaarResourceServerExtension);
+  const app = new Hono();
+  const config = Object.fromEntries(
+    Object.entries(routes).map(([path, route]) => [
+      `GET ${path}`,
+      {
+        accepts: { scheme: "exact", price: route.price, network: NETWORK, payTo },
+        description: route.description,
+        mimeType: "application/json",
+        extensions: declareDiscoveryExtension({
+          input: { city: "Lisbon" },
+          inputSchema: { properties: { city: { type: "string" } }, required: ["city"] },
+          output: { example: route.body({ city: "Lisbon" }) },
+        }),
+      },
+    ]),
+  );
+  app.use(paymentMiddleware(config, resourceServer));
+  for (const [path, route] of Object.entries(routes)) app.get(path, (c) => c.json(route.body(c.req.query())));
+  return listen(app.fetch, "127.0.0.1", 0);
+}
