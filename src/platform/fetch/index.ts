@@ -1,0 +1,24 @@
+/**
+ * Fetching URLs that callers give us, without letting them reach our network (SSRF guard).
+ * Rules and decisions: docs/platform.md, "Fetching callers' URLs".
+ */
+export { blockedRange } from "./address.ts";
+export { FetchError, type FetchErrorCode, isFetchError } from "./errors.ts";
+export { type FetchTextResult, fetchText } from "./fetch-text.ts";
+export {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_REDIRECTS,
+  DEFAULT_TIMEOUT_MS,
+  type FetchPolicy,
+  type Lookup,
+  type ResolvedAddress,
+  systemLookup,
+} from "./policy.ts";
+export {
+  createSafeFetch,
+  type RedirectHop,
+  type SafeFetch,
+  type SafeFetchInit,
+  type SafeFetchResult,
+  safeFetch,
+} from "./safe-fetch.ts";
