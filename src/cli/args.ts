@@ -14,6 +14,8 @@ const OPTIONS = {
   host: { type: "string" },
   "public-url": { type: "string" },
   buyers: { type: "string" },
+  // serve, listings: the services to run or list, comma-separated
+  only: { type: "string" },
   // index
   rpc: { type: "string" },
   "from-block": { type: "string" },

@@ -13,7 +13,8 @@ Usage:
   x402-merchants import FILE.ndjson [--data DIR]
   x402-merchants report ADDRESS [--end-block N] [--data DIR] [--public-url URL]
   x402-merchants leaderboard [--end-block N] [--data DIR] [--public-url URL]
-  x402-merchants serve [--port N] [--host H] [--data DIR] [--public-url URL]
+  x402-merchants serve [--only reports,utility,utility-alias] [--port N] [--host H] [--data DIR] [--public-url URL]
+  x402-merchants listings [--only utility,utility-alias]   the merchants' paid endpoints as import NDJSON
   x402-merchants start      serve, loading the bundled sample week into an empty store
   x402-merchants devnet [--port N] [--buyers N]   a local Base chain (anvil) with USDC and funded buyers
   x402-merchants index --rpc URL [--from-block N] [--to-block N] [--follow] [--data DIR]
@@ -21,7 +22,11 @@ Usage:
         [--tx-from auto|block|tx|trace] [--poll-ms N] [--discovery URL] [--discovery-refresh SECONDS]
   x402-merchants facilitators [--candidates] [--data DIR]   known signers, or the senders to review
 
-Environment: X402M_DATA (default ./data), X402M_PUBLIC_URL, PORT, X402M_DUCKDB_MEMORY (default 1GB)`;
+Environment: X402M_DATA (default ./data), X402M_PUBLIC_URL, PORT, X402M_DUCKDB_MEMORY (default 1GB),
+  DATABASE_URL, X402M_FACILITATOR_URL (default http://127.0.0.1:8403), X402M_NETWORK (default eip155:8453),
+  X402M_ASSET, X402M_ASSET_NAME, X402M_ASSET_VERSION, X402M_ASSET_DECIMALS (default Base USDC),
+  X402M_UTILITY_PAY_TO, X402M_UTILITY_URL, X402M_UTILITY_PORT (default 8404),
+  X402M_UTILITY_ALIAS_PAY_TO (default the utility's), X402M_UTILITY_ALIAS_URL, X402M_UTILITY_ALIAS_PORT (default 8405)`;
 
 /** Runs one command; returns the process exit code. Errors are one line on stderr. */
 export async function main(argv: string[]): Promise<number> {
@@ -43,6 +48,8 @@ export async function main(argv: string[]): Promise<number> {
         return await runServe(args, values, { sample: false });
       case "start":
         return await runServe(args, values, { sample: true });
+      case "listings":
+        return await (await import("./listings.ts")).runListings(args, values);
       case "index":
         // Loaded on demand, like the devnet: the indexer is not needed by the other commands.
         return await (await import("./indexer.ts")).runIndex(args, values);

@@ -1,7 +1,15 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { serve } from "@hono/node-server";
+import {
+  type Config,
+  ConfigError,
+  MERCHANT_HOSTS,
+  type MerchantHost,
+  merchantEnvPrefix,
+} from "../config/config.ts";
+import { openDatabase } from "../platform/db/index.ts";
+import { listenWithUrl } from "../platform/listen.ts";
 import { reportRoutes } from "../reports/http.ts";
 import { ReportService } from "../reports/service.ts";
 import type { Store } from "../store/duckdb.ts";
@@ -10,10 +18,37 @@ import { configFrom, type Flags, openStore, UsageError } from "./args.ts";
 
 export const SAMPLE_FILE = fileURLToPath(new URL("../../sample/week.ndjson", import.meta.url));
 
+export type ServiceName = "reports" | MerchantHost;
+export const SERVICE_NAMES: readonly ServiceName[] = [
+  "reports",
+  ...(Object.keys(MERCHANT_HOSTS) as MerchantHost[]),
+];
+
 /**
- * Serves the report service. With `sample`, an empty store is first loaded with the bundled sample
- * week so a newcomer sees real pages at once; the store remembers it holds sample data.
- * Prints one JSON line mapping each service to its base URL when ready; stops on SIGINT/SIGTERM.
+ * The services `--only a,b` names; without it, the report service and every merchant host whose wallet
+ * is configured.
+ */
+export function chooseServices(only: string | undefined, config: Config): ServiceName[] {
+  if (only === undefined) {
+    return SERVICE_NAMES.filter((name) => name === "reports" || config.merchants[name]?.payTo);
+  }
+  const names = only
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const unknown = names.filter((n) => !SERVICE_NAMES.includes(n as ServiceName));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new UsageError(
+      `--only takes a list of ${SERVICE_NAMES.join(", ")}; not "${unknown.join(",") || only}"`,
+    );
+  }
+  return [...new Set(names)] as ServiceName[];
+}
+
+/**
+ * Serves the report service and the merchant hosts, each on its own port. With `sample`, an empty store
+ * is first loaded with the bundled sample week so a newcomer sees real pages at once. Prints one JSON
+ * line mapping each service to its base URL when ready; stops on SIGINT/SIGTERM.
  */
 export async function runServe(
   args: string[],
@@ -22,52 +57,64 @@ export async function runServe(
 ): Promise<number> {
   if (args.length > 0) throw new UsageError("serve takes no arguments");
   const config = configFrom(flags);
-  const store = await openStore(config);
-  if (sample) await loadSampleIfEmpty(store);
+  const services = chooseServices(flags.only, config);
+  const merchants = services.filter((s): s is MerchantHost => s !== "reports");
+  for (const name of merchants) {
+    if (!config.merchants[name]?.payTo) {
+      throw new ConfigError(`${name} needs its wallet: set ${merchantEnvPrefix(name)}PAY_TO`);
+    }
+  }
 
-  const { server, url } = await listen(config.host, config.port, (publicUrl) =>
-    reportRoutes(new ReportService(store, { publicUrl: config.publicUrl ?? publicUrl }), {
-      sample: async () =>
-        (await store.one("SELECT 1 FROM meta WHERE key = 'sample' AND value = 'true'")) !== undefined,
-    }),
-  );
-  process.stdout.write(`${JSON.stringify({ reports: url })}\n`);
+  const closers: (() => Promise<void>)[] = [];
+  const closeAll = async () => {
+    for (const close of closers.reverse()) await close();
+  };
+  const urls: Record<string, string> = {};
+  try {
+    if (services.includes("reports")) {
+      const store = await openStore(config);
+      closers.push(async () => store.close());
+      if (sample) await loadSampleIfEmpty(store);
+      const server = await listenWithUrl(
+        async (url) =>
+          reportRoutes(new ReportService(store, { publicUrl: config.publicUrl ?? url }), {
+            sample: async () =>
+              (await store.one("SELECT 1 FROM meta WHERE key = 'sample' AND value = 'true'")) !== undefined,
+          }).fetch,
+        config.host,
+        config.port,
+      );
+      closers.push(() => server.close());
+      urls.reports = server.url;
+    }
+    if (merchants.length > 0) {
+      const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+      closers.push(() => db.close());
+      // Loaded on demand: the x402 packages and mathjs would slow every other command's start.
+      const { serveMerchant } = await import("./serve-merchant.ts");
+      for (const name of merchants) {
+        const server = await serveMerchant(name, config, db);
+        closers.push(() => server.close());
+        urls[name] = server.url;
+      }
+    }
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+  process.stdout.write(`${JSON.stringify(urls)}\n`);
 
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off("SIGINT", stop);
       process.off("SIGTERM", stop);
-      server.close(() => resolve());
+      resolve();
     };
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
   });
-  store.close();
+  await closeAll();
   return 0;
-}
-
-async function listen(
-  host: string,
-  port: number,
-  makeApp: (url: string) => { fetch: (req: Request) => Response | Promise<Response> },
-) {
-  // The app needs its own URL for the page and badge links, which a port of 0 only gives after listening.
-  let app: ReturnType<typeof makeApp> | undefined;
-  return new Promise<{ server: ReturnType<typeof serve>; url: string }>((resolve, reject) => {
-    const server = serve(
-      {
-        fetch: (req) => (app ? app.fetch(req) : new Response("starting", { status: 503 })),
-        hostname: host,
-        port,
-      },
-      (info) => {
-        const url = `http://${info.family === "IPv6" ? `[${info.address}]` : info.address}:${info.port}`;
-        app = makeApp(url);
-        resolve({ server, url });
-      },
-    );
-    server.once("error", reject);
-  });
 }
 
 async function loadSampleIfEmpty(store: Store): Promise<void> {

@@ -1,5 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
+import { BASE_USDC } from "../chain/base.ts";
 
 /**
  * The one validated configuration. Read once at start from flags and the environment;
@@ -23,12 +24,62 @@ export const ConfigSchema = z.object({
    * PGlite in `<dataDir>/postgres`.
    */
   databaseUrl: z.url({ protocol: /^postgres(ql)?$/ }).nullable(),
+  /** How the merchant APIs are paid: network, token and facilitator. */
+  payments: z.object({
+    /** CAIP-2 network of the `exact` scheme; Base is `eip155:8453` (the devnet is Base too). */
+    network: z.string().regex(/^eip155:\d+$/, "a CAIP-2 EVM network such as eip155:8453"),
+    asset: z.object({
+      address: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "a token address"),
+      /** EIP-712 domain name and version of the token: a wrong name breaks every signature. */
+      name: z.string().min(1),
+      version: z.string().min(1),
+      decimals: z.coerce.number().int().min(0).max(36),
+    }),
+    /** The facilitator's base URL (verify, settle, supported). */
+    facilitatorUrl: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, "")),
+  }),
+  /** Per merchant host: who is paid, where buyers reach it, which port it listens on. */
+  merchants: z.record(
+    z.string(),
+    z.object({
+      /** The wallet the merchant's payments go to; null = not configured (the host cannot start). */
+      payTo: z
+        .string()
+        .regex(/^0x[0-9a-fA-F]{40}$/, "a wallet address")
+        .transform((a) => a.toLowerCase() as `0x${string}`)
+        .nullable(),
+      /** Public base URL of the host (listings, OpenAPI, resource URLs); null = its own address. */
+      publicUrl: z
+        .url({ protocol: /^https?$/ })
+        .transform((u) => u.replace(/\/+$/, ""))
+        .nullable(),
+      port: z.coerce.number().int().min(0).max(65535),
+    }),
+  ),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
 
 export const DEFAULT_PORT = 8402;
 export const DEFAULT_PUBLIC_URL = `http://127.0.0.1:${DEFAULT_PORT}`;
+/** The devnet's facilitator (`bin/x402-merchants devnet`). */
+export const DEFAULT_FACILITATOR_URL = "http://127.0.0.1:8403";
+
+/**
+ * The merchant hosts and their default ports. An alias host (spec 4.2.3) lists some endpoints of another
+ * merchant under its own host name; its wallet defaults to that merchant's.
+ */
+export const MERCHANT_HOSTS = {
+  utility: { port: 8404, payToFrom: null },
+  "utility-alias": { port: 8405, payToFrom: "utility" },
+} as const satisfies Record<string, { port: number; payToFrom: string | null }>;
+
+export type MerchantHost = keyof typeof MERCHANT_HOSTS;
+
+/** `utility-alias` -> `X402M_UTILITY_ALIAS_`: the prefix of a host's environment variables. */
+export function merchantEnvPrefix(host: string): string {
+  return `X402M_${host.toUpperCase().replace(/-/g, "_")}_`;
+}
 
 export interface ConfigInput {
   /** Command-line values; undefined means "not given". */
@@ -50,6 +101,32 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
     duckdbMemory: env.X402M_DUCKDB_MEMORY ?? "1GB",
     duckdbThreads: env.X402M_DUCKDB_THREADS ?? null,
     databaseUrl: env.DATABASE_URL || null,
+    payments: {
+      network: env.X402M_NETWORK ?? "eip155:8453",
+      asset: {
+        address: env.X402M_ASSET ?? BASE_USDC,
+        name: env.X402M_ASSET_NAME ?? "USD Coin",
+        version: env.X402M_ASSET_VERSION ?? "2",
+        decimals: env.X402M_ASSET_DECIMALS ?? "6",
+      },
+      facilitatorUrl: env.X402M_FACILITATOR_URL ?? DEFAULT_FACILITATOR_URL,
+    },
+    merchants: Object.fromEntries(
+      Object.entries(MERCHANT_HOSTS).map(([host, defaults]) => {
+        const prefix = merchantEnvPrefix(host);
+        const fallback = defaults.payToFrom
+          ? env[`${merchantEnvPrefix(defaults.payToFrom)}PAY_TO`]
+          : undefined;
+        return [
+          host,
+          {
+            payTo: env[`${prefix}PAY_TO`] || fallback || null,
+            publicUrl: env[`${prefix}URL`] || null,
+            port: env[`${prefix}PORT`] ?? String(defaults.port),
+          },
+        ];
+      }),
+    ),
   };
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) {

@@ -30,3 +30,17 @@ export class NotFoundError extends AppError {
 export function errorBody(code: string, message: string) {
   return { error: { code, message } };
 }
+
+/** The request conflicts with another one (e.g. a payment already in use by a concurrent request). */
+export class ConflictError extends AppError {
+  constructor(message: string, code = "conflict") {
+    super(409, code, message);
+  }
+}
+
+/** Something the endpoint depends on (a provider, a fetched page) failed or timed out: never charged. */
+export class UpstreamError extends AppError {
+  constructor(message: string, code = "upstream_failed", status: 502 | 503 | 504 = 502) {
+    super(status, code, message);
+  }
+}

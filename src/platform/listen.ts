@@ -35,3 +35,27 @@ export function listen(
     server.once("error", reject);
   });
 }
+
+/**
+ * Like `listen`, for an app that needs its own base URL (links, resource URLs), which a port of 0 only
+ * gives after listening: requests get a 503 until `build(url)` has resolved.
+ */
+export async function listenWithUrl(
+  build: (url: string) => Promise<(request: Request) => Response | Promise<Response>>,
+  host: string,
+  port: number,
+): Promise<Listening> {
+  let app: ((request: Request) => Response | Promise<Response>) | undefined;
+  const server = await listen(
+    (request) => (app ? app(request) : new Response("starting", { status: 503 })),
+    host,
+    port,
+  );
+  try {
+    app = await build(server.url);
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+  return server;
+}

@@ -1,0 +1,34 @@
+import type { MerchantHost } from "../config/config.ts";
+import { ConfigError, MERCHANT_HOSTS, merchantEnvPrefix } from "../config/config.ts";
+import { MERCHANTS } from "../merchants/index.ts";
+import { listingsNdjson } from "../platform/listings.ts";
+import { configFrom, type Flags, UsageError } from "./args.ts";
+
+/**
+ * Prints the merchants' paid endpoints as import-format `listing` records (NDJSON), ready for
+ * `import`: the same feed the reports show, built from the catalogues.
+ */
+export async function runListings(args: string[], flags: Flags): Promise<number> {
+  if (args.length > 0) throw new UsageError("listings takes no arguments");
+  const config = configFrom(flags);
+  const hosts = Object.keys(MERCHANT_HOSTS) as MerchantHost[];
+  const names = flags.only
+    ? flags.only
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : hosts.filter((h) => config.merchants[h]?.payTo);
+  const unknown = names.filter((n) => !hosts.includes(n as MerchantHost));
+  if (unknown.length > 0)
+    throw new UsageError(`--only takes a list of ${hosts.join(", ")}; not "${unknown.join(",")}"`);
+  const merchants = (names as MerchantHost[]).map((name) => {
+    const host = config.merchants[name];
+    if (!host?.payTo) throw new ConfigError(`${name} needs its wallet: set ${merchantEnvPrefix(name)}PAY_TO`);
+    return MERCHANTS[name]({
+      payTo: host.payTo,
+      publicUrl: host.publicUrl ?? `http://${config.host}:${host.port}`,
+    });
+  });
+  process.stdout.write(listingsNdjson(merchants));
+  return 0;
+}

@@ -1,0 +1,63 @@
+import { z } from "zod";
+import { defineEndpoint } from "../../platform/catalogue.ts";
+import { BadInputError } from "../../platform/errors.ts";
+import { calculate, MAX_EXPRESSION_LENGTH } from "./calc-engine.ts";
+
+/**
+ * `expr` is the name mathjs's own public API (api.mathjs.org) and most calculator APIs use; `expression`
+ * is accepted too. Exactly one of them.
+ */
+const CalcInput = z
+  .object({
+    expr: z
+      .string()
+      .min(1)
+      .max(MAX_EXPRESSION_LENGTH)
+      .optional()
+      .describe(
+        "The expression, e.g. `sqrt(2)`, `100!`, `2^200`, `1/7`, `log(10)`, `5 km to mi`. Functions: sqrt, cbrt, nthRoot, exp, log (natural; log(x, base)), log10, log2, factorial (n <= 3000), sin/cos/tan (radians or `deg`), gcd, lcm, mod, abs, round, floor, ceil, min, max; constants pi, e, tau, phi; units with `to`.",
+      ),
+    expression: z.string().min(1).max(MAX_EXPRESSION_LENGTH).optional().describe("Same as `expr`."),
+  })
+  .refine((q) => (q.expr ?? q.expression) !== undefined, {
+    message: "give the expression as `expr`",
+    path: ["expr"],
+  })
+  .refine((q) => q.expr === undefined || q.expression === undefined, {
+    message: "give either `expr` or `expression`, not both",
+    path: ["expression"],
+  });
+
+const CalcOutput = z.object({
+  expression: z.string().describe("The expression as evaluated."),
+  result: z
+    .string()
+    .describe(
+      "Exact for integers (up to 10,000 digits), else rounded to 50 significant digits; a unit follows a space.",
+    ),
+  type: z.enum(["integer", "decimal", "unit"]),
+});
+
+export const calc = defineEndpoint({
+  method: "GET",
+  path: "/api/calc",
+  price: "0.001",
+  description:
+    "Calculator with 50 significant digits: exact big integers, division, roots, logs, factorials and unit conversions (e.g. 5 km to mi).",
+  input: CalcInput,
+  output: CalcOutput,
+  example: {
+    input: { expr: "sqrt(2)" },
+    output: {
+      expression: "sqrt(2)",
+      result: "1.4142135623730950488016887242096980785696718753769",
+      type: "decimal",
+    },
+  },
+  timeoutMs: 5_000,
+  handler: async (input) => {
+    const expression = input.expr ?? input.expression;
+    if (expression === undefined) throw new BadInputError("give the expression as `expr`");
+    return { expression, ...calculate(expression) };
+  },
+});

@@ -1,0 +1,41 @@
+import { createHash } from "node:crypto";
+import { decodePaymentSignatureHeader } from "@x402/core/http";
+import type { PaymentKey } from "./replay-lock.ts";
+
+/** The header the buyer pays with (v2), and the v1 name `@x402/hono` also reads. */
+export function paymentHeader(request: Request): string | undefined {
+  return request.headers.get("payment-signature") ?? request.headers.get("x-payment") ?? undefined;
+}
+
+interface Eip3009Authorization {
+  from: string;
+  nonce: string;
+  validBefore: string | number;
+}
+
+/**
+ * Who paid and with which one-time authorization, read from a payment the middleware has already verified
+ * (so the signature is known to be `from`'s). The `exact` EVM scheme carries an EIP-3009 authorization;
+ * any other payload is keyed by a hash of itself, which still makes one payload run one handler.
+ */
+export function paymentKeyOf(header: string, nowSeconds = Math.floor(Date.now() / 1000)): PaymentKey {
+  const payload = decodePaymentSignatureHeader(header);
+  const inner = payload.payload as { authorization?: Eip3009Authorization; permit2Authorization?: unknown };
+  const auth = inner.authorization;
+  if (auth && /^0x[0-9a-fA-F]{40}$/.test(auth.from) && typeof auth.nonce === "string") {
+    return {
+      payer: auth.from.toLowerCase() as `0x${string}`,
+      nonce: auth.nonce,
+      validBefore: Number(auth.validBefore),
+    };
+  }
+  const permit = inner.permit2Authorization as
+    | { from?: string; nonce?: string; deadline?: string }
+    | undefined;
+  const from = permit?.from ?? "0x0000000000000000000000000000000000000000";
+  return {
+    payer: from.toLowerCase() as `0x${string}`,
+    nonce: `sha256:${createHash("sha256").update(JSON.stringify(payload.payload)).digest("hex")}`,
+    validBefore: Number(permit?.deadline ?? nowSeconds + 3600),
+  };
+}

@@ -1,0 +1,23 @@
+import { type Merchant, resourceUrl } from "./catalogue.ts";
+
+/**
+ * `/.well-known/x402`: the discovery document x402 crawlers fetch from a host (`version` 1, the paid
+ * `resources` as full URLs), with the x402 protocol version and where the OpenAPI document is.
+ */
+export interface WellKnownX402 {
+  version: 1;
+  x402Version: 2;
+  resources: string[];
+  openapi: string;
+  instructions: string;
+}
+
+export function wellKnownX402(merchant: Merchant): WellKnownX402 {
+  return {
+    version: 1,
+    x402Version: 2,
+    resources: merchant.endpoints.map((e) => resourceUrl(merchant, e)),
+    openapi: `${merchant.publicUrl}/openapi.json`,
+    instructions: `Every resource is paid per call in USDC through x402; see ${merchant.publicUrl}/docs.`,
+  };
+}

@@ -1,0 +1,54 @@
+import type { RouteConfig } from "@x402/core/server";
+import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
+import type { Config } from "../config/config.ts";
+import { type AnyEndpoint, type Merchant, resourceUrl } from "./catalogue.ts";
+import { jsonSchemaOf } from "./json-schema.ts";
+import { priceToAtomic } from "./price.ts";
+
+/** The payment settings the routes need: network and token (configuration's `payments`). */
+export type PaymentSettings = Pick<Config["payments"], "network" | "asset">;
+
+/** How long a buyer's authorization may wait for settlement (the SDK's default too). */
+export const MAX_TIMEOUT_SECONDS = 300;
+
+/** The route key `@x402/hono` matches, e.g. "GET /api/calc". */
+export function routeKey(endpoint: AnyEndpoint): string {
+  return `${endpoint.method} ${endpoint.path}`;
+}
+
+/**
+ * The x402 route of one endpoint: the exact scheme, the merchant's wallet, the price in the token's atomic
+ * units (an explicit amount and asset, so no SDK price table decides what a dollar is), the public resource
+ * URL, and the Bazaar discovery extension describing input and output.
+ */
+export function x402Route(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentSettings): RouteConfig {
+  const inputSchema = jsonSchemaOf(endpoint.input, "input");
+  const output = { example: endpoint.example.output, schema: jsonSchemaOf(endpoint.output, "output") };
+  const input = endpoint.example.input as Record<string, unknown>;
+  return {
+    accepts: {
+      scheme: "exact",
+      network: payments.network as `${string}:${string}`,
+      payTo: merchant.payTo,
+      price: {
+        amount: priceToAtomic(endpoint.price, payments.asset.decimals).toString(),
+        asset: payments.asset.address,
+        extra: { name: payments.asset.name, version: payments.asset.version },
+      },
+      maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
+    },
+    resource: resourceUrl(merchant, endpoint),
+    description: endpoint.description,
+    mimeType: "application/json",
+    extensions: declareDiscoveryExtension(
+      endpoint.method === "GET"
+        ? { input, inputSchema, output }
+        : { input, inputSchema, bodyType: "json", output },
+    ),
+  };
+}
+
+/** Every endpoint's route, keyed as `paymentMiddleware` wants. */
+export function x402Routes(merchant: Merchant, payments: PaymentSettings): Record<string, RouteConfig> {
+  return Object.fromEntries(merchant.endpoints.map((e) => [routeKey(e), x402Route(merchant, e, payments)]));
+}

@@ -1,0 +1,126 @@
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { Hono } from "hono";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { listen } from "../../src/platform/listen.ts";
+import { isolatedDatabaseOptions } from "../helpers/db.ts";
+import { newMerchant } from "../helpers/x402.ts";
+
+/** Documents read back loosely: the assertions are the check. */
+// biome-ignore lint/suspicious/noExplicitAny: JSON read back in a test
+type LooseJson = any;
+
+const BIN = path.resolve("bin/x402-merchants");
+
+/** Answers `GET /supported` as a Base exact-scheme facilitator: enough for a merchant to ask for payment. */
+async function supportedOnlyFacilitator() {
+  const app = new Hono();
+  app.get("/supported", (c) =>
+    c.json({
+      kinds: [{ x402Version: 2, scheme: "exact", network: "eip155:8453" }],
+      extensions: [],
+      signers: {},
+    }),
+  );
+  return listen(app.fetch, "127.0.0.1", 0);
+}
+
+describe("serve --only", () => {
+  it("runs the utility and alias hosts on their own ports, prints both URLs, and stops on SIGTERM", async () => {
+    const facilitator = await supportedOnlyFacilitator();
+    onTestFinished(() => facilitator.close());
+    const payTo = newMerchant();
+    // A data directory with an empty PGlite cluster already made (initdb takes about 2 s).
+    const { dataDir: data, cleanup } = await isolatedDatabaseOptions("pglite");
+    onTestFinished(cleanup);
+    const child = spawn(process.execPath, [BIN, "serve", "--only", "utility,utility-alias", "--data", data], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: {
+        ...process.env,
+        DATABASE_URL: "",
+        X402M_FACILITATOR_URL: facilitator.url,
+        X402M_UTILITY_PAY_TO: payTo,
+        X402M_UTILITY_PORT: "0",
+        X402M_UTILITY_ALIAS_PORT: "0",
+      },
+    });
+    onTestFinished(() => {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    });
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      let err = "";
+      child.stderr.on("data", (chunk: Buffer) => {
+        err += chunk.toString();
+      });
+      child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes("\n")) resolve(out.split("\n")[0] ?? "");
+      });
+      child.once("exit", (code) => reject(new Error(`exited with ${code}: ${err}`)));
+    });
+    const urls = JSON.parse(line) as Record<string, string>;
+    expect(Object.keys(urls).sort()).toEqual(["utility", "utility-alias"]);
+    const { utility, "utility-alias": alias } = urls as { utility: string; "utility-alias": string };
+    expect(utility).not.toBe(alias);
+
+    const unpaid = await fetch(`${utility}/api/calc?expr=1%2B1`);
+    expect(unpaid.status).toBe(402);
+    const doc = (await (await fetch(`${utility}/openapi.json`)).json()) as LooseJson;
+    expect(doc.paths["/api/calc"].get["x-payment-info"].price.amount).toBe("0.001");
+
+    // The alias lists only its subset of the utility catalogue (geo and scrape): never calc.
+    expect((await fetch(`${alias}/api/calc?expr=1`)).status).toBe(404);
+    const aliasDoc = (await (await fetch(`${alias}/openapi.json`)).json()) as LooseJson;
+    for (const p of Object.keys(aliasDoc.paths)) expect(["/api/geo", "/api/scrape"]).toContain(p);
+
+    const exit = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    expect(await exit).toBe(0);
+  });
+
+  it("refuses an unknown service and a merchant without a wallet", async () => {
+    const run = (args: string[], env: Record<string, string>) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } });
+        let stderr = "";
+        child.stderr.on("data", (c: Buffer) => {
+          stderr += c.toString();
+        });
+        child.once("exit", (code) => resolve({ code, stderr }));
+      });
+    const unknown = await run(["serve", "--only", "utility,bogus"], {});
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/--only takes a list of reports, utility, utility-alias/);
+    const noWallet = await run(["serve", "--only", "utility"], { X402M_UTILITY_PAY_TO: "" });
+    expect(noWallet.code).toBe(1);
+    expect(noWallet.stderr).toMatch(/set X402M_UTILITY_PAY_TO/);
+  });
+
+  it("prints the listings as import records", async () => {
+    const payTo = newMerchant();
+    const out = await new Promise<string>((resolve) => {
+      const child = spawn(process.execPath, [BIN, "listings", "--only", "utility"], {
+        env: { ...process.env, X402M_UTILITY_PAY_TO: payTo, X402M_UTILITY_URL: "https://utility.test/" },
+      });
+      let stdout = "";
+      child.stdout.on("data", (c: Buffer) => {
+        stdout += c.toString();
+      });
+      child.once("exit", () => resolve(stdout));
+    });
+    expect(
+      out
+        .trimEnd()
+        .split("\n")
+        .map((l) => JSON.parse(l)),
+    ).toContainEqual({
+      type: "listing",
+      pay_to: payTo.toLowerCase(),
+      resource: "https://utility.test/api/calc",
+      price_usd: 0.001,
+      description: expect.stringMatching(/^Calculator with 50 significant digits/),
+      method: "GET",
+    });
+  });
+});
