@@ -1,0 +1,68 @@
+import { z } from "zod";
+import { defineEndpoint } from "../../../platform/catalogue.ts";
+import { convert as convertData, FORMATS, MAX_INPUT_BYTES } from "./convert-engine.ts";
+import { DEFAULT_TABLE } from "./sql-format.ts";
+
+const Format = z.enum(FORMATS);
+
+/** `data`, `from`, `to` are the spec's names (4.4); `table` and `infer_types` are this service's options. */
+const ConvertInput = z.object({
+  data: z
+    .string()
+    .refine((s) => Buffer.byteLength(s, "utf8") <= MAX_INPUT_BYTES, {
+      message: `at most ${MAX_INPUT_BYTES} bytes (5 MiB)`,
+    })
+    .describe(
+      "The data to convert, as text. json: an array of objects; ndjson: one object per line; csv/tsv: a header line, then records (RFC 4180 quoting); sql: INSERT INTO statements with a column list. At most 5 MiB and 100,000 records.",
+    ),
+  from: Format.describe("Format of `data`."),
+  to: Format.describe("Format of the result."),
+  table: z
+    .string()
+    .min(1)
+    .max(63)
+    .default(DEFAULT_TABLE)
+    .describe('Table name of SQL output (quoted as an identifier). Default "data".'),
+  infer_types: z
+    .boolean()
+    .default(true)
+    .describe(
+      "Read CSV/TSV cells as typed values: empty -> null, true/false, canonical numbers (not 007 or 1.50), JSON object/array text -> nested value; SQL strings holding JSON object/array text -> nested value. false: every CSV/TSV cell is a string. JSON, NDJSON and SQL numbers, booleans and NULL always keep their type; nested values are written into CSV/TSV/SQL as JSON text.",
+    ),
+});
+
+const ConvertOutput = z.object({
+  from: Format,
+  to: Format,
+  rows: z.number().int().describe("Records converted."),
+  columns: z.array(z.string()).describe("Column names in first-seen order."),
+  data: z.string().describe("The converted data."),
+});
+
+export const convert = defineEndpoint({
+  method: "POST",
+  path: "/api/data/convert",
+  price: "0.005",
+  description:
+    "Converts data between JSON, NDJSON, CSV, TSV and SQL INSERT dumps, any to any, with RFC 4180 CSV quoting and lossless round trips; up to 5 MB.",
+  input: ConvertInput,
+  output: ConvertOutput,
+  example: {
+    input: { data: '[{"id":1,"name":"Ada, Countess"},{"id":2,"name":"Grace"}]', from: "json", to: "csv" },
+    output: {
+      from: "json",
+      to: "csv",
+      rows: 2,
+      columns: ["id", "name"],
+      data: 'id,name\r\n1,"Ada, Countess"\r\n2,Grace\r\n',
+    },
+  },
+  timeoutMs: 20_000,
+  // 5 MiB of data can take up to twice as many bytes once escaped inside a JSON body.
+  maxBodyBytes: 2 * MAX_INPUT_BYTES + 64 * 1024,
+  handler: async ({ data, from, to, table, infer_types }) => ({
+    from,
+    to,
+    ...convertData(data, { from, to, table, inferTypes: infer_types }),
+  }),
+});

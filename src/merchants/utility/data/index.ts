@@ -1,0 +1,13 @@
+/**
+ * Data tools of the utility API (spec 4.4): colour contrast, data conversion and QR codes. Each endpoint's
+ * HTTP definition sits beside its engine (`<name>.ts` and `<name>-engine.ts`).
+ */
+import type { AnyEndpoint } from "../../../platform/catalogue.ts";
+import { contrast } from "./contrast.ts";
+import { convert } from "./convert.ts";
+import { qr } from "./qr.ts";
+
+export { contrast, convert, qr };
+
+/** In the spec's order: /api/a11y/contrast, /api/data/convert, /api/qr. */
+export const DATA_ENDPOINTS: readonly AnyEndpoint[] = [contrast, convert, qr];

@@ -1,0 +1,103 @@
+import { z } from "zod";
+import { defineEndpoint } from "../../../platform/catalogue.ts";
+import {
+  ECC_LEVELS,
+  HEX_COLOR,
+  MAX_DATA_LENGTH,
+  MAX_MARGIN,
+  MAX_SIZE,
+  MIN_SIZE,
+  planQr,
+  renderQr,
+} from "./qr-engine.ts";
+
+const hex = (what: string, fallback: string) =>
+  z
+    .string()
+    .regex(HEX_COLOR, "a hex colour like #000000 (#rgb, #rrggbb or #rrggbbaa; write # as %23)")
+    .default(fallback)
+    .describe(`${what} colour, hex #rgb, #rrggbb or #rrggbbaa; the "#" may be omitted. Default ${fallback}.`);
+
+/** The spec's names (4.4): data, size, margin, ecc, dark, light. */
+const QrInput = z
+  .object({
+    data: z
+      .string()
+      .min(1)
+      .max(MAX_DATA_LENGTH)
+      .describe(
+        "Text or URL to encode. Capacity depends on ecc: up to 2,331 bytes of text at M (2,953 at L, 1,663 at Q, 1,273 at H), more for digits only.",
+      ),
+    size: z.coerce
+      .number()
+      .int()
+      .min(MIN_SIZE)
+      .max(MAX_SIZE)
+      .default(512)
+      .describe(`Width and height of the PNG (and SVG) in pixels, ${MIN_SIZE}-${MAX_SIZE}. Default 512.`),
+    margin: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_MARGIN)
+      .default(2)
+      .describe(
+        `Quiet zone around the code, in modules, 0-${MAX_MARGIN}. Default 2 (4 is the standard's minimum for print).`,
+      ),
+    ecc: z
+      .enum(ECC_LEVELS)
+      .default("M")
+      .describe("Error correction level: L (7%), M (15%), Q (25%), H (30%). Default M."),
+    dark: hex("Module", "#000000"),
+    light: hex("Background", "#ffffff"),
+  })
+  .superRefine((q, ctx) => {
+    // Capacity, size and colour contrast are checked before any payment is asked for.
+    try {
+      planQr(q.data, q);
+    } catch (error) {
+      ctx.addIssue({ code: "custom", path: [], message: (error as Error).message });
+    }
+  });
+
+const QrOutput = z.object({
+  data: z.string().describe("The encoded text."),
+  version: z.number().int().describe("QR version, 1-40."),
+  modules: z.number().int().describe("Width of the symbol in modules, without the margin."),
+  ecc: z.enum(ECC_LEVELS),
+  size: z.number().int().describe("Width and height of the image in pixels."),
+  margin: z.number().int(),
+  dark: z.string().describe("#rrggbbaa."),
+  light: z.string().describe("#rrggbbaa."),
+  svg: z.string().describe("The code as an SVG document."),
+  png_base64: z.string().describe("The code as a PNG, base64."),
+  data_uri: z.string().describe("The PNG as a data: URI, usable as an <img> src."),
+});
+
+export const qr = defineEndpoint({
+  method: "GET",
+  path: "/api/qr",
+  price: "0.01",
+  description:
+    "QR code for a text or URL as SVG, PNG (base64) and a data: URI; options size (px, default 512), margin (modules, default 2), ecc (L/M/Q/H, default M), dark and light hex colours.",
+  input: QrInput,
+  output: QrOutput,
+  example: {
+    input: { data: "https://example.com", size: 128 },
+    output: {
+      data: "https://example.com",
+      version: 2,
+      modules: 25,
+      ecc: "M",
+      size: 128,
+      margin: 2,
+      dark: "#000000ff",
+      light: "#ffffffff",
+      svg: '<svg xmlns="http://www.w3.org/2000/svg" width="128" height="128" viewBox="0 0 29 29" shape-rendering="crispEdges">...</svg>',
+      png_base64: "iVBORw0KGgo...",
+      data_uri: "data:image/png;base64,iVBORw0KGgo...",
+    },
+  },
+  timeoutMs: 10_000,
+  handler: async ({ data, ...options }) => renderQr(data, options),
+});
