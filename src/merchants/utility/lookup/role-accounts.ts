@@ -1,0 +1,51 @@
+/**
+ * Local parts that name a function rather than a person (RFC 2142 mailbox names plus common team and
+ * no-reply addresses). Mail to them usually reaches a group or nobody, so they are flagged, and make an
+ * address "risky" for marketing lists. Compared after lower-casing and removing the plus tag.
+ */
+export const ROLE_ACCOUNTS: ReadonlySet<string> = new Set([
+  // RFC 2142
+  "abuse",
+  "hostmaster",
+  "info",
+  "marketing",
+  "noc",
+  "postmaster",
+  "sales",
+  "security",
+  "support",
+  "webmaster",
+  "www",
+  "uucp",
+  "ftp",
+  "news",
+  // common functional addresses
+  "admin",
+  "administrator",
+  "root",
+  "billing",
+  "accounts",
+  "contact",
+  "hello",
+  "help",
+  "office",
+  "team",
+  "jobs",
+  "careers",
+  "hr",
+  "press",
+  "media",
+  "legal",
+  "privacy",
+  "enquiries",
+  "inquiries",
+  "feedback",
+  "newsletter",
+  "orders",
+  "service",
+  "noreply",
+  "no-reply",
+  "donotreply",
+  "do-not-reply",
+  "mailer-daemon",
+]);
