@@ -27,11 +27,14 @@ export async function serveMerchant(name: MerchantHost, config: Config, db: Data
   return listenWithUrl(
     async (url) =>
       (
-        await merchantApp(MERCHANTS[name]({ payTo, publicUrl: host.publicUrl ?? url }), {
-          services: { db, config },
-          facilitator: new HTTPFacilitatorClient({ url: config.payments.facilitatorUrl }),
-          payments: config.payments,
-        })
+        await merchantApp(
+          MERCHANTS[name]({ payTo, publicUrl: host.publicUrl ?? url, dns: { servers: config.dnsServers } }),
+          {
+            services: { db, config },
+            facilitator: new HTTPFacilitatorClient({ url: config.payments.facilitatorUrl }),
+            payments: config.payments,
+          },
+        )
       ).fetch,
     config.host,
     host.port,

@@ -38,6 +38,15 @@ export const ConfigSchema = z.object({
     /** The facilitator's base URL (verify, settle, supported). */
     facilitatorUrl: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, "")),
   }),
+  /**
+   * DNS servers the utility API's DNS and e-mail endpoints ask (`ip` or `ip:port`); empty = the system's.
+   * Production should name public resolvers: the host's own may answer private split-horizon names.
+   */
+  dnsServers: z.array(
+    z
+      .string()
+      .regex(/^(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[?[0-9a-fA-F:]+\]?(:\d{1,5})?)$/, "an IP or IP:port"),
+  ),
   /** Per merchant host: who is paid, where buyers reach it, which port it listens on. */
   merchants: z.record(
     z.string(),
@@ -101,6 +110,10 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
     duckdbMemory: env.X402M_DUCKDB_MEMORY ?? "1GB",
     duckdbThreads: env.X402M_DUCKDB_THREADS ?? null,
     databaseUrl: env.DATABASE_URL || null,
+    dnsServers: (env.X402M_DNS_SERVERS ?? "")
+      .split(",")
+      .map((server) => server.trim())
+      .filter(Boolean),
     payments: {
       network: env.X402M_NETWORK ?? "eip155:8453",
       asset: {

@@ -4,9 +4,10 @@
  */
 import type { MerchantHost } from "../config/config.ts";
 import type { Merchant } from "../platform/catalogue.ts";
-import { utilityAliasMerchant, utilityMerchant } from "./utility/catalogue.ts";
+import { type UtilityHost, utilityAliasMerchant, utilityMerchant } from "./utility/catalogue.ts";
 
-export type MerchantBuilder = (host: { payTo: `0x${string}`; publicUrl: string }) => Merchant;
+/** What a host needs beyond its catalogue; `dns` comes from the configuration's `dnsServers`. */
+export type MerchantBuilder = (host: UtilityHost) => Merchant;
 
 export const MERCHANTS: Record<MerchantHost, MerchantBuilder> = {
   utility: utilityMerchant,

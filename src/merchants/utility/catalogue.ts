@@ -1,23 +1,78 @@
 /**
- * The utility API (spec 4.4): the single place its prices, descriptions and schemas are written. Each
- * entry lives in its own file beside this one; the platform builds the routes, the OpenAPI document, the
- * reference page, `/.well-known/x402` and the listings from this list.
+ * The utility API (spec 4.4). Each endpoint's price, description and schemas are written once, in its
+ * family's folder (`data/`, `lookup/`, `state/`, `calc.ts`); this file assembles them in the spec's order,
+ * and the platform builds the routes, the OpenAPI document, the reference page, `/.well-known/x402` and
+ * the listings from the result.
  */
 import { type AnyEndpoint, aliasOf, type Merchant } from "../../platform/catalogue.ts";
 import { calc } from "./calc.ts";
+import { DATA_ENDPOINTS } from "./data/index.ts";
+import { type DnsOptions, lookupEndpoints } from "./lookup/index.ts";
+import { STATE_ENDPOINTS } from "./state/index.ts";
 
 export const UTILITY_TITLE = "Utility API";
 
-/** Every endpoint of the utility API, in the spec's order. */
-export const UTILITY_ENDPOINTS: readonly AnyEndpoint[] = [calc];
+/**
+ * The paths of spec 4.4 in its order; an endpoint's sub-operations (`/api/store/insert`) follow their
+ * path. The order is the order of the OpenAPI document and the reference page.
+ */
+export const SPEC_ORDER: readonly string[] = [
+  "/api/seo/alt-check",
+  "/api/scrape",
+  "/api/ping",
+  "/api/store",
+  "/api/timezone",
+  "/api/geo",
+  "/api/calc",
+  "/api/a11y/contrast",
+  "/api/scratchpad",
+  "/api/seo/metadata",
+  "/api/summarize",
+  "/api/dns",
+  "/api/email/verify",
+  "/api/icon/search",
+  "/api/data/convert",
+  "/v1/messages",
+  "/api/search",
+  "/api/qr",
+  "/api/a11y/check",
+  "/api/translate-text",
+  "/api/uptime/report",
+  "/api/vectorize",
+  "/api/generate-image",
+];
 
 /** The paths the alias host lists under its own name, same description and price (spec 4.2.3). */
 export const UTILITY_ALIAS_PATHS: readonly string[] = ["/api/geo", "/api/scrape"];
 
-export function utilityMerchant(host: { payTo: `0x${string}`; publicUrl: string }): Merchant {
-  return { name: "utility", title: UTILITY_TITLE, endpoints: UTILITY_ENDPOINTS, ...host };
+export interface UtilityOptions {
+  /** Resolvers of `/api/dns` and `/api/email/verify` (config `dnsServers`); default the system's. */
+  dns?: DnsOptions;
 }
 
-export function utilityAliasMerchant(host: { payTo: `0x${string}`; publicUrl: string }): Merchant {
-  return aliasOf(utilityMerchant(host), { name: "utility-alias", paths: UTILITY_ALIAS_PATHS, ...host });
+/** Every endpoint of the utility API that exists, in the spec's order. */
+export function utilityEndpoints(options: UtilityOptions = {}): readonly AnyEndpoint[] {
+  const all = [calc, ...DATA_ENDPOINTS, ...lookupEndpoints({ dns: options.dns }), ...STATE_ENDPOINTS];
+  const rank = (path: string) => {
+    const i = SPEC_ORDER.findIndex((p) => path === p || path.startsWith(`${p}/`));
+    if (i < 0) throw new Error(`${path} is not a path of spec 4.4`);
+    return i;
+  };
+  // A stable sort keeps each family's own order within one spec path.
+  return [...all].sort((a, b) => rank(a.path) - rank(b.path));
+}
+
+export interface UtilityHost extends UtilityOptions {
+  payTo: `0x${string}`;
+  publicUrl: string;
+}
+
+export function utilityMerchant(host: UtilityHost): Merchant {
+  const { dns, ...rest } = host;
+  return { name: "utility", title: UTILITY_TITLE, endpoints: utilityEndpoints({ dns }), ...rest };
+}
+
+export function utilityAliasMerchant(host: UtilityHost): Merchant {
+  const { dns: _, ...rest } = host;
+  return aliasOf(utilityMerchant(host), { name: "utility-alias", paths: UTILITY_ALIAS_PATHS, ...rest });
 }
