@@ -1,3 +1,4 @@
+import { ReadableStream } from "node:stream/web";
 import { FetchError } from "./errors.ts";
 
 /**

@@ -1,3 +1,4 @@
+import type { ReadableStream } from "node:stream/web";
 import { Headers, Response, fetch as undiciFetch } from "undici";
 import { capBody } from "./capped-body.ts";
 import { FetchError, isFetchError } from "./errors.ts";

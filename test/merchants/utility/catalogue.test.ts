@@ -54,7 +54,7 @@ describe("the utility catalogue", () => {
   });
 
   it("holds the alias host's paths that exist so far", () => {
-    const paths = new Set(endpoints.map((e) => e.path));
+    const paths = new Set<string>(endpoints.map((e) => e.path));
     expect(UTILITY_ALIAS_PATHS.filter((p) => paths.has(p))).toContain("/api/geo");
   });
 });
