@@ -8,6 +8,7 @@ import { type AnyEndpoint, aliasOf, type Merchant } from "../../platform/catalog
 import { calc } from "./calc.ts";
 import { DATA_ENDPOINTS } from "./data/index.ts";
 import { type DnsOptions, lookupEndpoints } from "./lookup/index.ts";
+import { PROBE_ENDPOINTS } from "./probes/index.ts";
 import { STATE_ENDPOINTS } from "./state/index.ts";
 
 export const UTILITY_TITLE = "Utility API";
@@ -52,7 +53,13 @@ export interface UtilityOptions {
 
 /** Every endpoint of the utility API that exists, in the spec's order. */
 export function utilityEndpoints(options: UtilityOptions = {}): readonly AnyEndpoint[] {
-  const all = [calc, ...DATA_ENDPOINTS, ...lookupEndpoints({ dns: options.dns }), ...STATE_ENDPOINTS];
+  const all = [
+    calc,
+    ...DATA_ENDPOINTS,
+    ...lookupEndpoints({ dns: options.dns }),
+    ...PROBE_ENDPOINTS,
+    ...STATE_ENDPOINTS,
+  ];
   const rank = (path: string) => {
     const i = SPEC_ORDER.findIndex((p) => path === p || path.startsWith(`${p}/`));
     if (i < 0) throw new Error(`${path} is not a path of spec 4.4`);

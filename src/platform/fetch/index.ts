@@ -12,6 +12,8 @@ export {
   type FetchPolicy,
   type Lookup,
   type ResolvedAddress,
+  type ResolvedPolicy,
+  resolvePolicy,
   systemLookup,
 } from "./policy.ts";
 export {
@@ -22,3 +24,6 @@ export {
   type SafeFetchResult,
   safeFetch,
 } from "./safe-fetch.ts";
+// For probes that open their own sockets (uptime report) under the same rules.
+export { parseTarget, type Target } from "./target.ts";
+export { type VettedAddresses, vetTarget } from "./vet.ts";
