@@ -1,0 +1,136 @@
+/**
+ * Calls to the operator's configured providers (language, search, image). These URLs come from our own
+ * configuration, never from a caller, so they use plain `fetch` rather than the SSRF guard; what they still
+ * need is a time limit, a size cap on the answer, and errors that say which provider failed without
+ * leaking its key. Every failure is an `UpstreamError` (502, or 504 on timeout), which is never charged.
+ */
+import { AppError, UpstreamError } from "../../../platform/errors.ts";
+
+/** Default time limit of one provider call. */
+export const DEFAULT_UPSTREAM_TIMEOUT_MS = 25_000;
+/** Default cap of a JSON answer (a generated PNG in base64 needs the larger cap of the image adapter). */
+export const DEFAULT_UPSTREAM_MAX_BYTES = 5 * 1024 * 1024;
+
+export interface UpstreamCall {
+  /** The provider's name for error messages, e.g. "language provider (anthropic)". */
+  provider: string;
+  url: string;
+  method?: "GET" | "POST";
+  headers?: Record<string, string>;
+  /** Sent as JSON when given. */
+  json?: unknown;
+  timeoutMs?: number;
+  maxBytes?: number;
+  signal?: AbortSignal;
+}
+
+/** The 503 every provider endpoint answers when the operator has not configured its provider. */
+export function notConfigured(what: string, settings: string): AppError {
+  return new AppError(
+    503,
+    "provider_not_configured",
+    `this endpoint has no ${what} configured on this server (${settings}); nothing was charged`,
+  );
+}
+
+/**
+ * Sends the request and returns the response once its status is 2xx; a non-2xx answer becomes a 502
+ * naming the status and the provider's own error message (Anthropic and OpenAI both put it in
+ * `error.message`). The caller reads the body (`readJson`, or the stream for SSE).
+ */
+export async function upstreamFetch(
+  call: UpstreamCall,
+): Promise<{ response: Response; signal: AbortSignal }> {
+  const timeoutMs = call.timeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout;
+  const headers: Record<string, string> = { accept: "application/json", ...call.headers };
+  if (call.json !== undefined) headers["content-type"] = "application/json";
+  let response: Response;
+  try {
+    response = await fetch(call.url, {
+      method: call.method ?? (call.json === undefined ? "GET" : "POST"),
+      headers,
+      body: call.json === undefined ? undefined : JSON.stringify(call.json),
+      signal,
+      redirect: "error",
+    });
+  } catch (error) {
+    throw failure(call, error, timeout, timeoutMs);
+  }
+  if (!response.ok) {
+    const text = await readText(response, 64 * 1024, call).catch(() => "");
+    throw new UpstreamError(
+      `the ${call.provider} answered HTTP ${response.status}${providerMessage(text)}`,
+      "upstream_failed",
+    );
+  }
+  return { response, signal };
+}
+
+/** `upstreamFetch` then the body as JSON (bounded by `maxBytes`). */
+export async function upstreamJson(call: UpstreamCall): Promise<unknown> {
+  const { response, signal } = await upstreamFetch(call);
+  const text = await readText(response, call.maxBytes ?? DEFAULT_UPSTREAM_MAX_BYTES, call).catch((error) => {
+    throw error instanceof AppError ? error : failure(call, error, signal, call.timeoutMs);
+  });
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UpstreamError(`the ${call.provider} answered something that is not JSON`, "upstream_invalid");
+  }
+}
+
+/** Reads a body as text, cancelling the download once it passes `maxBytes`. */
+async function readText(response: Response, maxBytes: number, call: UpstreamCall): Promise<string> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      throw new UpstreamError(
+        `the ${call.provider} answered more than ${maxBytes} bytes`,
+        "upstream_too_large",
+      );
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** ": <message>" from an `{"error": {"message"}}` body (Anthropic, OpenAI, most gateways), else "". */
+function providerMessage(text: string): string {
+  try {
+    const body = JSON.parse(text) as { error?: { message?: unknown } | string; detail?: unknown };
+    const message =
+      typeof body.error === "string" ? body.error : (body.error?.message ?? body.detail ?? undefined);
+    if (typeof message === "string" && message) return `: ${message.slice(0, 300)}`;
+  } catch {
+    // Not JSON: the status alone says enough.
+  }
+  return "";
+}
+
+/** A network failure or an abort as an `UpstreamError`; the caller's own abort keeps its reason. */
+export function failure(
+  call: UpstreamCall,
+  error: unknown,
+  timeout?: AbortSignal,
+  timeoutMs?: number,
+): Error {
+  if (error instanceof AppError) return error;
+  if (call.signal?.aborted)
+    return call.signal.reason instanceof Error ? call.signal.reason : new Error("aborted");
+  if (timeout?.aborted)
+    return new UpstreamError(
+      `the ${call.provider} gave no answer within ${timeoutMs} ms`,
+      "upstream_timeout",
+      504,
+    );
+  return new UpstreamError(`the ${call.provider} could not be reached`, "upstream_failed");
+}
