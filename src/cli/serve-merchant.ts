@@ -28,7 +28,12 @@ export async function serveMerchant(name: MerchantHost, config: Config, db: Data
     async (url) =>
       (
         await merchantApp(
-          MERCHANTS[name]({ payTo, publicUrl: host.publicUrl ?? url, dns: { servers: config.dnsServers } }),
+          MERCHANTS[name]({
+            payTo,
+            publicUrl: host.publicUrl ?? url,
+            dns: { servers: config.dnsServers },
+            providers: config.providers,
+          }),
           {
             services: { db, config },
             facilitator: new HTTPFacilitatorClient({ url: config.payments.facilitatorUrl }),

@@ -47,6 +47,32 @@ export const ConfigSchema = z.object({
       .string()
       .regex(/^(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[?[0-9a-fA-F:]+\]?(:\d{1,5})?)$/, "an IP or IP:port"),
   ),
+  /** Upstreams of the provider-backed utility endpoints; null = not configured (the endpoint answers 503). */
+  providers: z.object({
+    language: z
+      .object({
+        dialect: z.enum(["anthropic", "openai"]),
+        url: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, "")),
+        key: z.string(),
+        model: z.string().min(1, "X402M_LLM_MODEL is required with X402M_LLM_URL"),
+        timeoutMs: z.coerce.number().int().min(1_000).max(120_000).optional(),
+      })
+      .nullable(),
+    search: z
+      .object({
+        backend: z.enum(["searxng", "brave", "tavily"]),
+        url: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, "")),
+        key: z.string().optional(),
+      })
+      .nullable(),
+    image: z
+      .object({
+        url: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, "")),
+        key: z.string(),
+        model: z.string().min(1),
+      })
+      .nullable(),
+  }),
   /** Per merchant host: who is paid, where buyers reach it, which port it listens on. */
   merchants: z.record(
     z.string(),
@@ -90,6 +116,12 @@ export function merchantEnvPrefix(host: string): string {
   return `X402M_${host.toUpperCase().replace(/-/g, "_")}_`;
 }
 
+/** Hosted search backends' own addresses; SearXNG has none (X402M_SEARCH_URL names the instance). */
+const SEARCH_DEFAULT_URLS: Record<string, string> = {
+  brave: "https://api.search.brave.com",
+  tavily: "https://api.tavily.com",
+};
+
 export interface ConfigInput {
   /** Command-line values; undefined means "not given". */
   flags?: Partial<Record<"data" | "publicUrl" | "host" | "port", string | undefined>>;
@@ -114,6 +146,31 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
       .split(",")
       .map((server) => server.trim())
       .filter(Boolean),
+    providers: {
+      language: env.X402M_LLM_URL
+        ? {
+            dialect: env.X402M_LLM_DIALECT ?? "openai",
+            url: env.X402M_LLM_URL,
+            key: env.X402M_LLM_KEY ?? "",
+            model: env.X402M_LLM_MODEL ?? "",
+            timeoutMs: env.X402M_LLM_TIMEOUT_MS,
+          }
+        : null,
+      search: env.X402M_SEARCH_BACKEND
+        ? {
+            backend: env.X402M_SEARCH_BACKEND,
+            url: env.X402M_SEARCH_URL ?? SEARCH_DEFAULT_URLS[env.X402M_SEARCH_BACKEND] ?? "",
+            key: env.X402M_SEARCH_KEY,
+          }
+        : null,
+      image: env.X402M_IMAGE_KEY
+        ? {
+            url: env.X402M_IMAGE_URL ?? "https://api.openai.com/v1",
+            key: env.X402M_IMAGE_KEY,
+            model: env.X402M_IMAGE_MODEL ?? "gpt-image-1",
+          }
+        : null,
+    },
     payments: {
       network: env.X402M_NETWORK ?? "eip155:8453",
       asset: {

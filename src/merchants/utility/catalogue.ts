@@ -9,6 +9,7 @@ import { calc } from "./calc.ts";
 import { DATA_ENDPOINTS } from "./data/index.ts";
 import { type DnsOptions, lookupEndpoints } from "./lookup/index.ts";
 import { PROBE_ENDPOINTS } from "./probes/index.ts";
+import { type ProviderSettings, providerEndpoints, providersFromSettings } from "./providers/index.ts";
 import { STATE_ENDPOINTS } from "./state/index.ts";
 
 export const UTILITY_TITLE = "Utility API";
@@ -49,6 +50,8 @@ export const UTILITY_ALIAS_PATHS: readonly string[] = ["/api/geo", "/api/scrape"
 export interface UtilityOptions {
   /** Resolvers of `/api/dns` and `/api/email/verify` (config `dnsServers`); default the system's. */
   dns?: DnsOptions;
+  /** Upstreams of the provider endpoints (config `providers`); default none: they answer 503. */
+  providers?: ProviderSettings;
 }
 
 /** Every endpoint of the utility API that exists, in the spec's order. */
@@ -58,6 +61,7 @@ export function utilityEndpoints(options: UtilityOptions = {}): readonly AnyEndp
     ...DATA_ENDPOINTS,
     ...lookupEndpoints({ dns: options.dns }),
     ...PROBE_ENDPOINTS,
+    ...providerEndpoints(options.providers ? providersFromSettings(options.providers) : {}),
     ...STATE_ENDPOINTS,
   ];
   const rank = (path: string) => {
@@ -75,11 +79,11 @@ export interface UtilityHost extends UtilityOptions {
 }
 
 export function utilityMerchant(host: UtilityHost): Merchant {
-  const { dns, ...rest } = host;
-  return { name: "utility", title: UTILITY_TITLE, endpoints: utilityEndpoints({ dns }), ...rest };
+  const { dns, providers, ...rest } = host;
+  return { name: "utility", title: UTILITY_TITLE, endpoints: utilityEndpoints({ dns, providers }), ...rest };
 }
 
 export function utilityAliasMerchant(host: UtilityHost): Merchant {
-  const { dns: _, ...rest } = host;
+  const { dns: _dns, providers: _providers, ...rest } = host;
   return aliasOf(utilityMerchant(host), { name: "utility-alias", paths: UTILITY_ALIAS_PATHS, ...rest });
 }
