@@ -1,67 +1,36 @@
-import { x402Client } from "@x402/core/client";
 import { decodePaymentResponseHeader } from "@x402/core/http";
-import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
-import { wrapFetchWithPayment } from "@x402/fetch";
-import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, startDevnet } from "../../../src/chain/devnet.ts";
-import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
 import { DATA_ENDPOINTS } from "../../../src/merchants/utility/data/index.ts";
-import type { Listening } from "../../../src/platform/listen.ts";
-import { startMiner } from "../../helpers/chain.ts";
-import { openTestDatabase } from "../../helpers/db.ts";
-import { devnetFacilitator } from "../../helpers/facilitator.ts";
-import { startMerchant } from "../../helpers/merchant.ts";
-import { NETWORK, newMerchant, usdcReader } from "../../helpers/x402.ts";
+import { type PaidShop, startPaidShop } from "../../helpers/paid.ts";
+import { NETWORK, usdcReader } from "../../helpers/x402.ts";
 import { decodeQrPng } from "./qr-decode.ts";
 
 type ErrorBody = { error: { code: string; message: string } };
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
-let facilitator: Facilitator;
-let shop: Listening;
-const payTo = newMerchant();
-const closers: (() => Promise<void>)[] = [];
+let shop: PaidShop;
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
-  miner = startMiner(devnet);
-  const facilitatorDb = await openTestDatabase("pglite");
-  closers.push(facilitatorDb.close);
-  facilitator = await devnetFacilitator(devnet, facilitatorDb.db);
-  const merchantDb = await openTestDatabase("pglite");
-  closers.push(merchantDb.close);
-  shop = await startMerchant(
-    (url) => ({ name: "utility", title: "Utility API", payTo, publicUrl: url, endpoints: DATA_ENDPOINTS }),
-    merchantDb.db,
-    inProcessClient(facilitator),
-  );
+  shop = await startPaidShop(DATA_ENDPOINTS);
 });
 afterAll(async () => {
   await shop?.close();
-  await facilitator?.close();
-  for (const close of closers.reverse()) await close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
-const buyer = () => devnet.buyers[0] as Devnet["buyers"][0];
-const buyerFetch = () =>
-  wrapFetchWithPayment(
-    fetch,
-    new x402Client().register(NETWORK, new ExactEvmClient(privateKeyToAccount(buyer().privateKey))),
-  );
+const buyer = () => shop.buyer();
+const buyerFetch = () => shop.buyerFetch();
 
 /** Runs a paid call and checks that exactly `price` atomic USDC moved from the buyer to the merchant. */
 async function paid(url: string, price: bigint, init?: RequestInit): Promise<Response> {
-  const usdc = usdcReader(devnet.rpc);
-  const [buyerBefore, merchantBefore] = [await usdc.balanceOf(buyer().address), await usdc.balanceOf(payTo)];
+  const usdc = usdcReader(shop.devnet.rpc);
+  const [buyerBefore, merchantBefore] = [
+    await usdc.balanceOf(buyer().address),
+    await usdc.balanceOf(shop.payTo),
+  ];
   const response = await buyerFetch()(url, init);
   expect(response.status).toBe(200);
   const receipt = decodePaymentResponseHeader(response.headers.get("PAYMENT-RESPONSE") ?? "");
   expect(receipt).toMatchObject({ success: true, network: NETWORK, payer: buyer().address });
-  expect(await usdc.balanceOf(payTo)).toBe(merchantBefore + price);
+  expect(await usdc.balanceOf(shop.payTo)).toBe(merchantBefore + price);
   expect(await usdc.balanceOf(buyer().address)).toBe(buyerBefore - price);
   return response;
 }
@@ -124,10 +93,10 @@ describe("data tools through the real x402 flow", () => {
   });
 
   it("charges nothing for bad input, whether refused before payment or by the handler", async () => {
-    const usdc = usdcReader(devnet.rpc);
+    const usdc = usdcReader(shop.devnet.rpc);
     const [buyerBefore, merchantBefore] = [
       await usdc.balanceOf(buyer().address),
-      await usdc.balanceOf(payTo),
+      await usdc.balanceOf(shop.payTo),
     ];
     const pay = buyerFetch();
 
@@ -160,8 +129,8 @@ describe("data tools through the real x402 flow", () => {
     });
     expect(badFormat.status).toBe(400);
 
-    await miner.pending();
+    expect(await shop.pending()).toBe(0);
     expect(await usdc.balanceOf(buyer().address)).toBe(buyerBefore);
-    expect(await usdc.balanceOf(payTo)).toBe(merchantBefore);
+    expect(await usdc.balanceOf(shop.payTo)).toBe(merchantBefore);
   });
 });
