@@ -8,6 +8,7 @@ import { type AnyEndpoint, aliasOf, type Merchant } from "../../platform/catalog
 import { calc } from "./calc.ts";
 import { DATA_ENDPOINTS } from "./data/index.ts";
 import { type DnsOptions, lookupEndpoints } from "./lookup/index.ts";
+import { pageEndpoints } from "./pages/index.ts";
 import { PROBE_ENDPOINTS } from "./probes/index.ts";
 import { type ProviderSettings, providerEndpoints, providersFromSettings } from "./providers/index.ts";
 import { STATE_ENDPOINTS } from "./state/index.ts";
@@ -60,6 +61,7 @@ export function utilityEndpoints(options: UtilityOptions = {}): readonly AnyEndp
     calc,
     ...DATA_ENDPOINTS,
     ...lookupEndpoints({ dns: options.dns }),
+    ...pageEndpoints(),
     ...PROBE_ENDPOINTS,
     ...providerEndpoints(options.providers ? providersFromSettings(options.providers) : {}),
     ...STATE_ENDPOINTS,

@@ -1,0 +1,65 @@
+/**
+ * The slice of the DOM the page audits use, and the jsdom parser behind it.
+ *
+ * Why not jsdom's own types: importing them from `src/` (`import { JSDOM } from "jsdom"`) makes the
+ * web-stream types of `src/platform/fetch` fail to compile (TypeScript's `dom` lib then wins over Node's
+ * stream types). So jsdom is loaded untyped here and described by these few interfaces, which jsdom's
+ * objects satisfy.
+ */
+import { createRequire } from "node:module";
+
+export interface DomNode {
+  /** 1 element, 3 text, 8 comment, 9 document. */
+  readonly nodeType: number;
+  readonly textContent: string | null;
+  readonly childNodes: ArrayLike<DomNode>;
+  readonly parentElement: DomElement | null;
+}
+
+export interface DomParent extends DomNode {
+  querySelector(selectors: string): DomElement | null;
+  querySelectorAll(selectors: string): ArrayLike<DomElement>;
+}
+
+export interface DomElement extends DomParent {
+  readonly localName: string;
+  readonly outerHTML: string;
+  innerHTML: string;
+  readonly children: ArrayLike<DomElement>;
+  readonly ownerDocument: DomDocument;
+  readonly previousElementSibling: DomElement | null;
+  getAttribute(name: string): string | null;
+  hasAttribute(name: string): boolean;
+  closest(selectors: string): DomElement | null;
+  cloneNode(deep: boolean): DomElement;
+  remove(): void;
+}
+
+export interface DomDocument extends DomParent {
+  readonly documentElement: DomElement;
+  readonly body: DomElement | null;
+  readonly head: DomElement | null;
+  readonly title: string;
+  /** The document's base URL: the page URL, or `<base href>`. */
+  readonly baseURI: string;
+  getElementById(id: string): DomElement | null;
+  createElement(tag: string): DomElement;
+  cloneNode(deep: boolean): DomDocument;
+}
+
+interface JsdomModule {
+  JSDOM: new (
+    html: string,
+    options: { url: string; contentType: string },
+  ) => { window: { document: DomDocument; close(): void } };
+}
+
+const { JSDOM } = createRequire(import.meta.url)("jsdom") as JsdomModule;
+
+/**
+ * Parses HTML as a document served from `url` (relative URLs resolve against it). jsdom runs no script
+ * and loads no sub-resource with these options: parsing a hostile page costs CPU, never a request.
+ */
+export function parseHtml(html: string, url: string): DomDocument {
+  return new JSDOM(html, { url, contentType: "text/html" }).window.document;
+}

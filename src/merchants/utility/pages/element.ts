@@ -1,0 +1,106 @@
+import type { DomElement, DomNode } from "./dom.ts";
+
+/**
+ * Small DOM helpers the audits share: where an element is (a CSS selector a developer can paste into
+ * devtools), what it looks like (a short HTML snippet), and its accessible name as far as static HTML
+ * tells (a subset of accname 1.2: aria-labelledby, aria-label, then the element's own sources).
+ */
+
+/** Longest snippet returned; enough to recognise an element, short enough for a report of hundreds. */
+export const SNIPPET_MAX = 200;
+
+/** Collapses runs of whitespace and trims. */
+export function clean(text: string | null | undefined): string {
+  return (text ?? "").replace(/\s+/g, " ").trim();
+}
+
+/** The element's opening tag and the start of its content, cut at `SNIPPET_MAX` characters. */
+export function snippetOf(el: DomElement): string {
+  const html = clean(el.outerHTML);
+  return html.length > SNIPPET_MAX ? `${html.slice(0, SNIPPET_MAX - 1)}…` : html;
+}
+
+/**
+ * A selector that matches this element: `#id` when the id is unique, else the nearest uniquely-id'd
+ * ancestor (or `html`) followed by `tag:nth-of-type(n)` steps.
+ */
+export function selectorOf(el: DomElement): string {
+  const doc = el.ownerDocument;
+  const steps: string[] = [];
+  let node: DomElement | null = el;
+  while (node) {
+    const id = node.getAttribute("id");
+    if (id && isIdent(id) && doc.querySelectorAll(`#${id}`).length === 1) {
+      steps.unshift(`#${id}`);
+      break;
+    }
+    const tag = node.localName;
+    const parent: DomElement | null = node.parentElement;
+    if (!parent) {
+      steps.unshift(tag);
+      break;
+    }
+    const sameTag = Array.from(parent.children).filter((c) => c.localName === tag);
+    steps.unshift(sameTag.length > 1 ? `${tag}:nth-of-type(${sameTag.indexOf(node) + 1})` : tag);
+    node = parent;
+  }
+  return steps.join(" > ");
+}
+
+function isIdent(id: string): boolean {
+  return /^[A-Za-z_][\w-]*$/.test(id);
+}
+
+/** Text a user perceives, skipping `aria-hidden` subtrees, scripts and styles; images count by their alt. */
+export function visibleText(el: DomElement): string {
+  const parts: string[] = [];
+  const walk = (node: DomNode) => {
+    if (node.nodeType === 3) {
+      parts.push(node.textContent ?? "");
+      return;
+    }
+    if (node.nodeType !== 1) return;
+    const e = node as DomElement;
+    if (e.getAttribute("aria-hidden") === "true" || e.hasAttribute("hidden")) return;
+    if (["script", "style", "template", "noscript"].includes(e.localName)) return;
+    if (e.localName === "img" || (e.localName === "input" && e.getAttribute("type") === "image")) {
+      parts.push(` ${e.getAttribute("alt") ?? ""} `);
+      return;
+    }
+    if (e.localName === "svg") {
+      parts.push(` ${svgName(e)} `);
+      return;
+    }
+    for (const child of Array.from(e.childNodes)) walk(child);
+  };
+  walk(el);
+  return clean(parts.join(""));
+}
+
+/** The text of the elements `aria-labelledby` points to ("" when none exists or all are empty). */
+export function labelledByText(el: DomElement): string {
+  const ids = clean(el.getAttribute("aria-labelledby")).split(" ").filter(Boolean);
+  return clean(
+    ids
+      .map((id) => el.ownerDocument.getElementById(id))
+      .map((target) => (target ? visibleText(target) : ""))
+      .join(" "),
+  );
+}
+
+/** Name from ARIA attributes only: aria-labelledby first, then aria-label. */
+export function ariaName(el: DomElement): string {
+  return labelledByText(el) || clean(el.getAttribute("aria-label"));
+}
+
+/** An `<svg>`'s name: ARIA, then its `<title>` child. */
+export function svgName(svg: DomElement): string {
+  const title = Array.from(svg.children).find((c) => c.localName === "title");
+  return ariaName(svg) || clean(title?.textContent);
+}
+
+/** Marked as presentational or hidden from assistive technology: needs no text alternative. */
+export function isDecorative(el: DomElement): boolean {
+  const role = clean(el.getAttribute("role")).toLowerCase();
+  return role === "presentation" || role === "none" || el.getAttribute("aria-hidden") === "true";
+}

@@ -1,0 +1,36 @@
+/**
+ * The page endpoints of the utility API (spec 4.4): scrape, SEO metadata, alt-text audit, summary and
+ * accessibility check. Each fetches the caller's `url` through the SSRF-guarded fetch (one fetch and one
+ * parse per request, `page.ts`). See README.md for the rules and decisions.
+ */
+import type { AnyEndpoint } from "../../../platform/catalogue.ts";
+import type { FetchPolicy } from "../../../platform/fetch/index.ts";
+import { a11yCheckEndpoint } from "./a11y-check.ts";
+import { altCheckEndpoint } from "./alt-check.ts";
+import { metadataEndpoint } from "./metadata.ts";
+import { scrapeEndpoint } from "./scrape.ts";
+import { summarizeEndpoint } from "./summarize.ts";
+
+export { MAX_HTML_BYTES, PageError } from "./page.ts";
+
+export interface PageOptions {
+  /**
+   * How callers' pages are fetched. Default `{}`: the strict policy (public addresses only). Tests pass
+   * `{allowAddresses: ["127.0.0.1"]}` to reach their fixture servers.
+   */
+  fetchPolicy?: FetchPolicy;
+}
+
+/** The five endpoints, in the spec's order (alt-check, scrape, metadata, summarize, a11y/check). */
+export function pageEndpoints(options: PageOptions = {}): readonly AnyEndpoint[] {
+  const policy = options.fetchPolicy ?? {};
+  return [
+    altCheckEndpoint(policy),
+    scrapeEndpoint(policy),
+    metadataEndpoint(policy),
+    summarizeEndpoint(policy),
+    a11yCheckEndpoint(policy),
+  ];
+}
+
+export const PAGE_ENDPOINTS: readonly AnyEndpoint[] = pageEndpoints();

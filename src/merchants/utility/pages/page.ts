@@ -1,0 +1,78 @@
+/**
+ * Fetch and parse of a caller's page, shared by every pages endpoint: one safe fetch (SSRF guard, size
+ * and time caps) and one jsdom parse per request.
+ */
+import { z } from "zod";
+import { AppError } from "../../../platform/errors.ts";
+import { type FetchPolicy, fetchText } from "../../../platform/fetch/index.ts";
+import { type DomDocument, parseHtml } from "./dom.ts";
+
+/** Largest HTML page we parse: far above real articles (~100-500 KB), low enough to keep jsdom cheap. */
+export const MAX_HTML_BYTES = 3 * 1024 * 1024;
+
+/** Media types we parse as HTML. XHTML parses fine in HTML mode for every check here. */
+const HTML_TYPES = new Set(["text/html", "application/xhtml+xml"]);
+
+/** The `url` query parameter: the name comparable scrape/SEO APIs use. */
+export const PageUrl = z
+  .string()
+  .trim()
+  .min(1)
+  .max(2048)
+  .url()
+  .refine((u) => /^https?:\/\//i.test(u), { message: "only http and https URLs" })
+  .describe("Public http(s) URL of the page, e.g. `https://example.com/article`.");
+
+/** A fetched page that is not usable (error status, not HTML): the caller's URL, so a 422, never charged. */
+export class PageError extends AppError {
+  constructor(message: string, code: "page_status" | "not_html") {
+    super(422, code, message);
+  }
+}
+
+export interface Page {
+  /** The final URL, after redirects. */
+  url: string;
+  status: number;
+  /** Charset announced by the `Content-Type` header, if any. */
+  headerCharset: string | null;
+  html: string;
+  document: DomDocument;
+}
+
+/** Parses HTML as if served from `url` (relative links resolve against it, or against `<base>`). */
+export function parsePage(
+  html: string,
+  url: string,
+  status = 200,
+  headerCharset: string | null = null,
+): Page {
+  return { url, status, headerCharset, html, document: parseHtml(html, url) };
+}
+
+/**
+ * Fetches `url` through the safe fetch and parses it. A status >= 400 or a body that is not HTML is a
+ * `PageError` (422): nothing useful can be said about it, and the caller is not charged.
+ */
+export async function loadPage(url: string, policy: FetchPolicy, signal?: AbortSignal): Promise<Page> {
+  const result = await fetchText(
+    url,
+    { maxBytes: MAX_HTML_BYTES, ...policy },
+    {
+      signal,
+      headers: { accept: "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1" },
+    },
+  );
+  if (result.status >= 400) {
+    throw new PageError(`the page answered HTTP ${result.status}`, "page_status");
+  }
+  const contentType = result.headers.get("content-type") ?? "";
+  const mediaType = contentType.split(";")[0]?.trim().toLowerCase() ?? "";
+  // No Content-Type at all: sniff, since some small servers omit it for HTML.
+  const looksHtml = mediaType === "" && /^\s*(<!doctype html|<html|<head|<body)/i.test(result.body);
+  if (!HTML_TYPES.has(mediaType) && !looksHtml) {
+    throw new PageError(`the URL is not an HTML page (Content-Type: ${contentType || "none"})`, "not_html");
+  }
+  const charset = /charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1]?.toLowerCase() ?? null;
+  return parsePage(result.body, result.url, result.status, charset);
+}

@@ -1,0 +1,71 @@
+import { z } from "zod";
+import { defineEndpoint } from "../../../platform/catalogue.ts";
+import type { FetchPolicy } from "../../../platform/fetch/index.ts";
+import { extractArticle } from "./article.ts";
+import { countWords, toMarkdown } from "./markdown.ts";
+import { loadPage, type Page, PageUrl } from "./page.ts";
+
+const ScrapeOutput = z.object({
+  url: z.string().describe("The final URL, after redirects."),
+  title: z.string(),
+  byline: z.string().nullable().describe("Author line, when the page names one."),
+  excerpt: z.string().nullable().describe("The page's description or first paragraph."),
+  lang: z.string().nullable().describe("Language of the page (`<html lang>`)."),
+  site_name: z.string().nullable(),
+  markdown: z.string().describe("The main content as GitHub-flavoured Markdown (tables included)."),
+  word_count: z.number().int().describe("Words in the Markdown's text."),
+  readable: z
+    .boolean()
+    .describe(
+      "True when an article was found; false when the page has none and the body minus nav, header, footer and aside was converted.",
+    ),
+});
+
+export type ScrapeResult = z.output<typeof ScrapeOutput>;
+
+/** The scrape of an already parsed page. */
+export function scrapePage(page: Page): ScrapeResult {
+  const article = extractArticle(page);
+  const markdown = toMarkdown(article.html);
+  return {
+    url: page.url,
+    title: article.title,
+    byline: article.byline,
+    excerpt: article.excerpt,
+    lang: article.lang,
+    site_name: article.siteName,
+    markdown,
+    word_count: countWords(article.text),
+    readable: article.readable,
+  };
+}
+
+/** `/api/scrape`, fetching under `policy`. Also listed by the alias host (spec 4.2.3): same description. */
+export function scrapeEndpoint(policy: FetchPolicy) {
+  return defineEndpoint({
+    method: "GET",
+    path: "/api/scrape",
+    price: "0.001",
+    description:
+      "Scrapes a public web page (query `url`) into clean Markdown: the main content as Firefox Reader View finds it (Mozilla Readability), with navigation, ads, sidebars, comments and footers removed; headings, links, lists, code and tables kept (GitHub-flavoured). Returns the final URL, title, byline, excerpt, language, Markdown and word count. HTML pages up to 3 MB; pages answering an HTTP error or not HTML are refused and not charged.",
+    input: z.object({ url: PageUrl }),
+    output: ScrapeOutput,
+    example: {
+      input: { url: "https://example.com/blog/tide-pools" },
+      output: {
+        url: "https://example.com/blog/tide-pools",
+        title: "What lives in a tide pool",
+        byline: "By Ana Reyes",
+        excerpt: "A field guide to the rocky shore at low tide.",
+        lang: "en",
+        site_name: "Shore Notes",
+        markdown:
+          "Tide pools are small worlds left behind by the falling sea.\n\n## Anemones\n\nSea anemones close up when the water leaves them.",
+        word_count: 23,
+        readable: true,
+      },
+    },
+    timeoutMs: 20_000,
+    handler: async (input, ctx) => scrapePage(await loadPage(input.url, policy, ctx.signal)),
+  });
+}

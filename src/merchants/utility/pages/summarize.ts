@@ -1,0 +1,99 @@
+import { z } from "zod";
+import { defineEndpoint } from "../../../platform/catalogue.ts";
+import { AppError } from "../../../platform/errors.ts";
+import type { FetchPolicy } from "../../../platform/fetch/index.ts";
+import { extractArticle } from "./article.ts";
+import { countWords } from "./markdown.ts";
+import { loadPage, type Page, PageUrl } from "./page.ts";
+import { MIN_WORDS, textRank } from "./textrank.ts";
+
+const SummarizeInput = z.object({
+  url: PageUrl,
+  sentences: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10)
+    .default(5)
+    .describe("How many key sentences to return, 1-10 (default 5)."),
+});
+
+const SummarizeOutput = z.object({
+  url: z.string().describe("The final URL, after redirects."),
+  title: z.string(),
+  summary: z.string().describe("The key sentences joined with spaces, in document order."),
+  key_sentences: z.array(z.string()).describe("The chosen sentences, in document order."),
+  scores: z
+    .array(z.object({ index: z.number().int(), score: z.number() }))
+    .describe("Position of each key sentence among the article's sentences (from 0) and its TextRank score."),
+  sentence_count: z.number().int().describe("Sentences of the article that were ranked."),
+  original_word_count: z.number().int(),
+  summary_word_count: z.number().int(),
+  method: z.literal("textrank"),
+});
+
+/** A page whose main text has no sentence to rank: nothing to sell, so a 422 that is not charged. */
+export class NoTextError extends AppError {
+  constructor() {
+    super(422, "no_text", `the page has no article text to summarize (no sentence of ${MIN_WORDS}+ words)`);
+  }
+}
+
+export type SummarizeResult = z.output<typeof SummarizeOutput>;
+
+/** The summary of an already parsed page. */
+export function summarizePage(page: Page, count: number): SummarizeResult {
+  const article = extractArticle(page);
+  const { sentences, chosen } = textRank(article.text, count, article.lang ?? "en");
+  if (sentences.length === 0) throw new NoTextError();
+  const keySentences = chosen.map((s) => s.text);
+  const summary = keySentences.join(" ");
+  return {
+    url: page.url,
+    title: article.title,
+    summary,
+    key_sentences: keySentences,
+    scores: chosen.map(({ index, score }) => ({ index, score })),
+    sentence_count: sentences.length,
+    original_word_count: countWords(article.text),
+    summary_word_count: countWords(summary),
+    method: "textrank",
+  };
+}
+
+/** `/api/summarize`, fetching under `policy`. */
+export function summarizeEndpoint(policy: FetchPolicy) {
+  return defineEndpoint({
+    method: "GET",
+    path: "/api/summarize",
+    price: "0.002",
+    description:
+      "Extractive summary of a web page's main article (query `url`, option `sentences` 1-10, default 5): the article is isolated with Mozilla Readability, its sentences ranked with TextRank (sentence-similarity graph, PageRank), and the best returned verbatim in document order. Deterministic, no AI.",
+    input: SummarizeInput,
+    output: SummarizeOutput,
+    example: {
+      input: { url: "https://example.com/blog/tide-pools", sentences: 2 },
+      output: {
+        url: "https://example.com/blog/tide-pools",
+        title: "What lives in a tide pool",
+        summary:
+          "Tide pools are small worlds left behind by the falling sea. Sea anemones close up when the water leaves them.",
+        key_sentences: [
+          "Tide pools are small worlds left behind by the falling sea.",
+          "Sea anemones close up when the water leaves them.",
+        ],
+        scores: [
+          { index: 0, score: 1.31 },
+          { index: 4, score: 1.12 },
+        ],
+        sentence_count: 12,
+        original_word_count: 240,
+        summary_word_count: 21,
+        method: "textrank",
+      },
+    },
+    timeoutMs: 20_000,
+    handler: async (input, ctx) =>
+      summarizePage(await loadPage(input.url, policy, ctx.signal), input.sentences),
+  });
+}
