@@ -7,6 +7,7 @@
 import { type AnyEndpoint, aliasOf, type Merchant } from "../../platform/catalogue.ts";
 import { calc } from "./calc.ts";
 import { DATA_ENDPOINTS } from "./data/index.ts";
+import { ICON_ENDPOINTS } from "./icons/index.ts";
 import { type DnsOptions, lookupEndpoints } from "./lookup/index.ts";
 import { pageEndpoints } from "./pages/index.ts";
 import { PROBE_ENDPOINTS } from "./probes/index.ts";
@@ -45,6 +46,14 @@ export const SPEC_ORDER: readonly string[] = [
   "/api/generate-image",
 ];
 
+/** Paths the spec names inside another path's row, listed and priced with it (spec 4.4, /api/icon/search). */
+const COMPANIONS: Record<string, string> = { "/api/icon/generate": "/api/icon/search" };
+
+/** The spec 4.4 path an endpoint belongs to: itself, the path it extends (`/api/store/insert`) or its companion. */
+export function specPathOf(path: string): string | undefined {
+  return COMPANIONS[path] ?? SPEC_ORDER.find((p) => path === p || path.startsWith(`${p}/`));
+}
+
 /** The paths the alias host lists under its own name, same description and price (spec 4.2.3). */
 export const UTILITY_ALIAS_PATHS: readonly string[] = ["/api/geo", "/api/scrape"];
 
@@ -60,6 +69,7 @@ export function utilityEndpoints(options: UtilityOptions = {}): readonly AnyEndp
   const all = [
     calc,
     ...DATA_ENDPOINTS,
+    ...ICON_ENDPOINTS,
     ...lookupEndpoints({ dns: options.dns }),
     ...pageEndpoints(),
     ...PROBE_ENDPOINTS,
@@ -67,7 +77,7 @@ export function utilityEndpoints(options: UtilityOptions = {}): readonly AnyEndp
     ...STATE_ENDPOINTS,
   ];
   const rank = (path: string) => {
-    const i = SPEC_ORDER.findIndex((p) => path === p || path.startsWith(`${p}/`));
+    const i = SPEC_ORDER.indexOf(specPathOf(path) ?? "");
     if (i < 0) throw new Error(`${path} is not a path of spec 4.4`);
     return i;
   };

@@ -1,0 +1,13 @@
+/**
+ * Icons of the utility API (spec 4.4): `GET /api/icon/search` ranks Font Awesome Free icons for a keyword,
+ * `POST /api/icon/generate` renders the chosen one as SVG or PNG. The index and ranking are in
+ * `icon-index.ts`, the rendering in `icon-render.ts`; see README.md.
+ */
+import type { AnyEndpoint } from "../../../platform/catalogue.ts";
+import { iconGenerate } from "./generate.ts";
+import { iconSearch } from "./search.ts";
+
+export { iconGenerate, iconSearch };
+
+/** In the spec's order: /api/icon/search, then its companion POST /api/icon/generate. */
+export const ICON_ENDPOINTS: readonly AnyEndpoint[] = [iconSearch, iconGenerate];
