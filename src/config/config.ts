@@ -72,6 +72,15 @@ export const ConfigSchema = z.object({
         model: z.string().min(1),
       })
       .nullable(),
+    /** The hosted engine of `/api/vectorize` (Vectorizer.AI); null = the local engine only. */
+    vectorizer: z
+      .object({
+        apiId: z.string().min(1),
+        apiSecret: z.string().min(1, "X402M_VECTORIZER_SECRET is required with X402M_VECTORIZER_ID"),
+        url: z.url({ protocol: /^https?$/ }).optional(),
+        mode: z.enum(["production", "preview", "test", "test_preview"]).optional(),
+      })
+      .nullable(),
   }),
   /** Per merchant host: who is paid, where buyers reach it, which port it listens on. */
   merchants: z.record(
@@ -168,6 +177,14 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
             url: env.X402M_IMAGE_URL ?? "https://api.openai.com/v1",
             key: env.X402M_IMAGE_KEY,
             model: env.X402M_IMAGE_MODEL ?? "gpt-image-1",
+          }
+        : null,
+      vectorizer: env.X402M_VECTORIZER_ID
+        ? {
+            apiId: env.X402M_VECTORIZER_ID,
+            apiSecret: env.X402M_VECTORIZER_SECRET ?? "",
+            url: env.X402M_VECTORIZER_URL,
+            mode: env.X402M_VECTORIZER_MODE,
           }
         : null,
     },

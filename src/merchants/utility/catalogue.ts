@@ -13,6 +13,7 @@ import { pageEndpoints } from "./pages/index.ts";
 import { PROBE_ENDPOINTS } from "./probes/index.ts";
 import { type ProviderSettings, providerEndpoints, providersFromSettings } from "./providers/index.ts";
 import { STATE_ENDPOINTS } from "./state/index.ts";
+import { type VectorizerAiSettings, vectorizeEndpoints } from "./vectorize/index.ts";
 
 export const UTILITY_TITLE = "Utility API";
 
@@ -60,8 +61,11 @@ export const UTILITY_ALIAS_PATHS: readonly string[] = ["/api/geo", "/api/scrape"
 export interface UtilityOptions {
   /** Resolvers of `/api/dns` and `/api/email/verify` (config `dnsServers`); default the system's. */
   dns?: DnsOptions;
-  /** Upstreams of the provider endpoints (config `providers`); default none: they answer 503. */
-  providers?: ProviderSettings;
+  /**
+   * Upstreams of the provider endpoints and the hosted vectorizer (config `providers`); default none: the
+   * provider endpoints answer 503 and `/api/vectorize` traces locally.
+   */
+  providers?: ProviderSettings & { vectorizer?: VectorizerAiSettings | null };
 }
 
 /** Every endpoint of the utility API that exists, in the spec's order. */
@@ -75,6 +79,7 @@ export function utilityEndpoints(options: UtilityOptions = {}): readonly AnyEndp
     ...PROBE_ENDPOINTS,
     ...providerEndpoints(options.providers ? providersFromSettings(options.providers) : {}),
     ...STATE_ENDPOINTS,
+    ...vectorizeEndpoints({ hostedSettings: options.providers?.vectorizer ?? null }),
   ];
   const rank = (path: string) => {
     const i = SPEC_ORDER.indexOf(specPathOf(path) ?? "");

@@ -1,0 +1,239 @@
+import { z } from "zod";
+import { defineEndpoint } from "../../../platform/catalogue.ts";
+import { AppError } from "../../../platform/errors.ts";
+import { createSafeFetch, type FetchPolicy, isFetchError } from "../../../platform/fetch/index.ts";
+import { looksLike, type VectorizerProvider } from "./hosted.ts";
+import {
+  checkImage,
+  decodeBase64Image,
+  decodeImage,
+  IMAGE_MIME,
+  MAX_IMAGE_BYTES,
+  MAX_INPUT_PIXELS,
+  MAX_TRACE_SIDE,
+  tooLarge,
+} from "./image.ts";
+import { toDxf, toEps, toPdf, toPng, toSvg, VECTOR_MIME, type VectorFormat } from "./render.ts";
+import { drawingColors, trace } from "./trace.ts";
+
+/** Longest accepted `image_base64` (10 MB in base64, plus a data-URI prefix). */
+const MAX_BASE64_CHARS = Math.ceil(MAX_IMAGE_BYTES / 3) * 4 + 256;
+const FETCH_TIMEOUT_MS = 15_000;
+
+const Input = z
+  .object({
+    image_url: z
+      .string()
+      .trim()
+      .max(2048)
+      .url()
+      .refine((u) => /^https?:\/\//i.test(u), { message: "only http and https URLs" })
+      .optional()
+      .describe(
+        "Public http(s) URL of the image (PNG, JPEG, GIF, BMP or WebP, at most 10 MB). Give this or `image_base64`.",
+      ),
+    image_base64: z
+      .string()
+      .max(MAX_BASE64_CHARS, "image_base64 is larger than a 10 MB image")
+      .optional()
+      .describe(
+        "The image itself in base64 (a `data:image/...;base64,` URI is accepted too), at most 10 MB decoded.",
+      ),
+    format: z
+      .enum(["svg", "png", "pdf", "eps", "dxf"])
+      .default("svg")
+      .describe(
+        "Output: `svg` (default; the text in `svg`), or `png`, `pdf`, `eps`, `dxf` (the file in `data_base64`).",
+      ),
+    colors: z
+      .number()
+      .int()
+      .min(2)
+      .max(64)
+      .default(16)
+      .describe("Largest number of colours of the palette the image is reduced to before tracing (2-64)."),
+    detail: z
+      .enum(["low", "medium", "high"])
+      .default("medium")
+      .describe("Tracing tolerance: `low` (fewer, smoother paths), `medium`, `high` (closer to the pixels)."),
+    engine: z
+      .enum(["auto", "local", "hosted"])
+      .default("auto")
+      .describe(
+        "`local`: traced on this server. `hosted`: the hosted vectorizer the server is configured with (503 when there is none). `auto` (default): hosted when configured, else local.",
+      ),
+    raw: z
+      .boolean()
+      .default(false)
+      .describe(
+        "True: answer the file itself with its content type, instead of JSON (same as `?raw=1` on the URL).",
+      ),
+  })
+  .refine((b) => (b.image_url === undefined) !== (b.image_base64 === undefined), {
+    message: "give exactly one of image_url and image_base64",
+    path: ["image_url"],
+  });
+
+const Output = z.object({
+  format: z.enum(["svg", "png", "pdf", "eps", "dxf"]),
+  mime_type: z.string().describe("The output's media type."),
+  engine: z.string().describe("`local`, or the hosted vectorizer's name."),
+  width: z.number().int().describe("Width of the vector in units (the image's pixels)."),
+  height: z.number().int(),
+  paths: z
+    .number()
+    .int()
+    .nullable()
+    .describe("Filled shapes drawn (null when a hosted engine made a non-SVG file)."),
+  colors: z
+    .array(z.string())
+    .nullable()
+    .describe("The distinct fill colours (#rrggbb) drawn (null when a hosted engine made a non-SVG file)."),
+  input_format: z.enum(["png", "jpeg", "gif", "bmp", "webp"]).describe("The image's format, by its content."),
+  svg: z.string().optional().describe("The SVG document (format `svg`)."),
+  data_base64: z.string().optional().describe("The file in base64 (formats png, pdf, eps, dxf)."),
+});
+
+export type VectorizeInput = z.input<typeof Input>;
+export type VectorizeOutput = z.output<typeof Output>;
+
+export interface VectorizeEndpointOptions {
+  /** How `image_url` is fetched; default `{}` (public addresses only). */
+  fetchPolicy?: FetchPolicy;
+  /** The hosted engine, when configured. */
+  hosted?: VectorizerProvider;
+}
+
+const EXAMPLE_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="64" height="32" viewBox="0 0 64 32">\n<path fill="#e01e1e" fill-rule="evenodd" d="M0 0L32 0L32 32L0 32Z"/>\n<path fill="#1e3ce0" fill-rule="evenodd" d="M32 0L64 0L64 32L32 32Z"/>\n</svg>\n';
+
+/** `POST /api/vectorize`. */
+export function vectorizeEndpoint(options: VectorizeEndpointOptions = {}) {
+  const fetchImage = createSafeFetch({
+    ...options.fetchPolicy,
+    maxBytes: MAX_IMAGE_BYTES,
+    timeoutMs: options.fetchPolicy?.timeoutMs ?? FETCH_TIMEOUT_MS,
+  });
+  const hosted = options.hosted;
+
+  async function load(input: z.output<typeof Input>, signal: AbortSignal): Promise<Uint8Array> {
+    if (input.image_base64 !== undefined) return decodeBase64Image(input.image_base64);
+    const url = input.image_url as string;
+    try {
+      const { response } = await fetchImage(url, { signal, headers: { accept: "image/*" } });
+      if (!response.ok) {
+        await response.body?.cancel().catch(() => {});
+        throw new AppError(422, "image_status", `fetching the image answered HTTP ${response.status}`);
+      }
+      return new Uint8Array(await response.arrayBuffer());
+    } catch (error) {
+      if (isFetchError(error, "too_large")) throw tooLarge(MAX_IMAGE_BYTES + 1);
+      throw error;
+    }
+  }
+
+  return defineEndpoint({
+    method: "POST",
+    path: "/api/vectorize",
+    price: "0.02",
+    description: `Converts a raster image (PNG, JPEG, GIF, BMP or WebP; by public \`image_url\` or \`image_base64\`, at most 10 MB) into a vector: SVG by default, or PNG, PDF, EPS or DXF. The image is reduced to at most \`colors\` colours and each colour region is traced into filled paths with holes (imagetracerjs), or sent to the hosted vectorizer when the server has one (\`engine\`). Images above ${MAX_TRACE_SIDE} px on a side are downscaled for local tracing and the vector keeps their size; above ${MAX_INPUT_PIXELS / 1_000_000} megapixels they are refused. Returns the SVG text or the file in base64, its size, path count and colours. The format is told by the file's bytes; anything else is refused and not charged.`,
+    input: Input,
+    output: Output,
+    example: {
+      input: { image_url: "https://example.com/logo.png", format: "svg", colors: 8 },
+      output: {
+        format: "svg",
+        mime_type: "image/svg+xml",
+        engine: "local",
+        width: 64,
+        height: 32,
+        paths: 2,
+        colors: ["#e01e1e", "#1e3ce0"],
+        input_format: "png",
+        svg: EXAMPLE_SVG,
+      },
+    },
+    timeoutMs: 60_000,
+    maxBodyBytes: MAX_BASE64_CHARS + 64 * 1024,
+    handler: async function vectorize(input, ctx) {
+      const rawQuery = new URL(ctx.request.url).searchParams.get("raw");
+      const raw = input.raw || rawQuery === "1" || rawQuery === "true";
+      const bytes = await load(input, ctx.signal);
+      const inputFormat = checkImage(bytes);
+      const format: VectorFormat = input.format;
+      const mime = VECTOR_MIME[format];
+      if (input.engine === "hosted" && !hosted)
+        throw new AppError(
+          503,
+          "provider_not_configured",
+          "this server has no hosted vectorizer configured; use engine `local` or `auto` (nothing was charged)",
+        );
+      const useHosted = input.engine !== "local" && hosted !== undefined;
+      let result: VectorizeOutput;
+      if (useHosted) {
+        // Decoding also proves the image is readable and gives its size (only 1 px is kept).
+        const image = await decodeImage(bytes, 1);
+        const answer = await hosted.vectorize(
+          { image: bytes, mime: IMAGE_MIME[inputFormat], format, colors: input.colors },
+          ctx.signal,
+        );
+        if (!looksLike(format, answer.bytes))
+          throw new AppError(
+            502,
+            "upstream_invalid",
+            `the hosted vectorizer (${hosted.name}) did not answer a ${format} file`,
+          );
+        const svg = format === "svg" ? answer.bytes.toString("utf8") : undefined;
+        result = {
+          format,
+          mime_type: mime,
+          engine: hosted.name,
+          width: image.originalWidth,
+          height: image.originalHeight,
+          paths: svg === undefined ? null : (svg.match(/<path[\s/>]/g) ?? []).length,
+          colors:
+            svg === undefined
+              ? null
+              : [
+                  ...new Set(
+                    [...svg.matchAll(/fill="(#[0-9a-fA-F]{6})"/g)].map((m) => (m[1] as string).toLowerCase()),
+                  ),
+                ],
+          input_format: inputFormat,
+          ...(svg === undefined ? { data_base64: answer.bytes.toString("base64") } : { svg }),
+        };
+        if (raw) return new Response(new Uint8Array(answer.bytes), { headers: { "content-type": mime } });
+        return result;
+      }
+      const image = await decodeImage(bytes);
+      ctx.signal.throwIfAborted();
+      const scale = image.originalWidth / image.width;
+      const drawing = trace(image, { colors: input.colors, detail: input.detail }, scale);
+      // The trace's rounding may differ by a pixel from the image's size: keep the image's.
+      drawing.width = image.originalWidth;
+      drawing.height = image.originalHeight;
+      ctx.signal.throwIfAborted();
+      const svg = toSvg(drawing);
+      let file: Buffer | undefined;
+      if (format === "png") file = toPng(svg);
+      else if (format === "pdf") file = await toPdf(drawing);
+      else if (format === "eps") file = Buffer.from(toEps(drawing), "latin1");
+      else if (format === "dxf") file = Buffer.from(toDxf(drawing), "utf8");
+      if (raw)
+        return new Response(file ? new Uint8Array(file) : svg, {
+          headers: { "content-type": format === "svg" ? `${mime}; charset=utf-8` : mime },
+        });
+      return {
+        format,
+        mime_type: mime,
+        engine: "local",
+        width: drawing.width,
+        height: drawing.height,
+        paths: drawing.shapes.length,
+        colors: drawingColors(drawing),
+        input_format: image.format,
+        ...(file ? { data_base64: file.toString("base64") } : { svg }),
+      };
+    },
+  });
+}
