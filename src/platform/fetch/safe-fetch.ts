@@ -1,5 +1,6 @@
 import type { ReadableStream } from "node:stream/web";
 import { Headers, Response, fetch as undiciFetch } from "undici";
+import { abortable } from "./abortable.ts";
 import { capBody } from "./capped-body.ts";
 import { FetchError, isFetchError } from "./errors.ts";
 import { createPinnedAgent } from "./pinned-agent.ts";
@@ -197,25 +198,6 @@ function capBodyFor(
 ): ReadableStream<Uint8Array> {
   const declared = length !== null && /^\d+$/.test(length) ? Number(length) : null;
   return capBody(body, { maxBytes, declaredLength: declared, translate, done });
-}
-
-/** Lookups take no signal: race them against ours so a slow resolver still times out. */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 /** undici reports "fetch failed" with the reason in `cause`: surface the code people can act on. */

@@ -1,4 +1,5 @@
 import {
+  abortable,
   FetchError,
   parseTarget,
   type ResolvedAddress,
@@ -214,23 +215,4 @@ function assemble(hops: Hop[], checkedAt: Date, options: ResolvedProbeOptions): 
       ];
     }),
   };
-}
-
-/** Lookups take no signal: race them against ours so a slow resolver still times out. */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
 }
