@@ -12,6 +12,7 @@ import {
 } from "@x402/extensions/bazaar";
 import type { Database, Queryable } from "../platform/db/index.ts";
 import { BadInputError } from "../platform/errors.ts";
+import { validateBazaarExtension } from "./bazaar-validation.ts";
 
 /** The outcome for the spec's EXTENSION-RESPONSES side channel (`bazaar.status`). */
 export type BazaarOutcome = { status: "success" } | { status: "rejected"; rejectedReason: string };
@@ -26,11 +27,23 @@ export async function catalogueSettlement(
   requirements: PaymentRequirements,
 ): Promise<BazaarOutcome | undefined> {
   if (!payload.extensions || !("bazaar" in payload.extensions)) return undefined;
+  // Validates `info` against its `schema`, as the spec requires of a facilitator (the payload is the
+  // buyer's echo: untrusted). What `extractDiscoveryInfo(..., true)` does for a v2 payload (v1 carries no
+  // schema), with each distinct schema compiled once instead of on every settlement.
+  const extension: unknown = payload.extensions.bazaar;
+  if (payload.x402Version === 2 && extension !== null && typeof extension === "object") {
+    const result = validateBazaarExtension(extension);
+    if (!result.valid) {
+      return {
+        status: "rejected",
+        rejectedReason: `the bazaar extension failed validation: ${summary(result.errors)}`,
+      };
+    }
+  }
   let found: ReturnType<typeof extractDiscoveryInfo>;
   try {
-    // Validates `info` against its `schema`, the route template and the service metadata, as the spec
-    // requires of a facilitator (the payload is the buyer's echo: untrusted).
-    found = extractDiscoveryInfo(payload, requirements, true);
+    // The route template and the service metadata are checked (and sanitised) here, validate or not.
+    found = extractDiscoveryInfo(payload, requirements, false);
   } catch (error) {
     return { status: "rejected", rejectedReason: `unusable resource: ${(error as Error).message}` };
   }
@@ -66,6 +79,12 @@ export async function catalogueSettlement(
     await upsertAccept(tx, found.resourceUrl, toolName, requirements);
   });
   return { status: "success" };
+}
+
+/** The first validation errors, short enough for the EXTENSION-RESPONSES header. */
+function summary(errors: string[]): string {
+  const text = errors.slice(0, 3).join("; ") + (errors.length > 3 ? ` (+${errors.length - 3} more)` : "");
+  return text.length > 300 ? `${text.slice(0, 297)}...` : text;
 }
 
 async function upsertAccept(
