@@ -1,4 +1,7 @@
+import fs from "node:fs";
 import net from "node:net";
+import os from "node:os";
+import path from "node:path";
 import { createPublicClient, http, parseEventLogs, zeroAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -85,6 +88,45 @@ describe("devnet", () => {
       server.close();
     }
   });
+
+  it("saves a long chain on stop and resumes it: blocks, logs and balances kept, the next block 2 s later", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-devnet-"));
+    try {
+      const options = { port: 0, buyers: 1, blockTime: 0, hardfork: "cancun", pruneHistory: 0, statePath: dir } as const;
+      const first = await startDevnet({ ...options, genesisTimestamp: 1_700_000_000 });
+      expect(first.resumed).toBe(false);
+      await first.mine(5_000);
+      const before = await connect(first.rpc).getBlock();
+      const [buyer] = first.buyers;
+      await first.stop();
+
+      const second = await startDevnet(options);
+      try {
+        expect(second.resumed).toBe(true);
+        const c = connect(second.rpc);
+        expect((await c.getBlock()).hash).toBe(before.hash);
+        await second.mine(1);
+        const next = await c.getBlock();
+        expect(next.number).toBe(before.number + 1n);
+        expect(next.timestamp).toBe(before.timestamp + 2n);
+        expect(next.parentHash).toBe(before.hash);
+        const balance = await c.readContract({
+          address: second.usdc,
+          abi: usdcAbi,
+          functionName: "balanceOf",
+          args: [buyer?.address ?? zeroAddress],
+        });
+        expect(balance).toBe(1_000_000_000n);
+        // The mint's Transfer log is still there to index.
+        const logs = await c.getLogs({ address: second.usdc, fromBlock: 0n, toBlock: 5n });
+        expect(logs.length).toBeGreaterThan(0);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it("stops anvil and waits for its exit; stop() is idempotent", async () => {
     const other = await startDevnet({ port: 0, buyers: 0, genesisTimestamp: 1_700_000_000 });
