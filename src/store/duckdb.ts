@@ -20,13 +20,16 @@ export class StoreBusyError extends Error {
 
 /**
  * The analytics store: one embedded DuckDB file in the data directory, migrated on open.
- * One connection, used by one caller at a time, which is how the CLI and the server use it.
+ * One connection, used by one caller at a time, which is how the CLI and the server use it; `fork()`
+ * gives another caller of the same process its own connection (DuckDB runs their transactions side by side).
  */
 export class Store {
   private constructor(
     private readonly instance: DuckDBInstance,
     readonly connection: DuckDBConnection,
     readonly dataDir: string,
+    /** Forks close only their connection; the store that opened the file closes it. */
+    private readonly ownsInstance = true,
   ) {}
 
   static async open(options: StoreOptions): Promise<Store> {
@@ -83,8 +86,18 @@ export class Store {
     }
   }
 
+  /**
+   * Another connection to the same file, for a second caller in this process (the indexer beside the
+   * report service): each has its own transactions. Close forks before the store.
+   */
+  async fork(): Promise<Store> {
+    const connection = await this.instance.connect();
+    await connection.run("SET TimeZone = 'UTC'");
+    return new Store(this.instance, connection, this.dataDir, false);
+  }
+
   close(): void {
     this.connection.closeSync();
-    this.instance.closeSync();
+    if (this.ownsInstance) this.instance.closeSync();
   }
 }
