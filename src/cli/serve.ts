@@ -1,6 +1,3 @@
-import fs from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import {
   type Config,
   ConfigError,
@@ -13,10 +10,7 @@ import { listenWithUrl } from "../platform/listen.ts";
 import { reportRoutes } from "../reports/http.ts";
 import { ReportService } from "../reports/service.ts";
 import type { Store } from "../store/duckdb.ts";
-import { importNdjson } from "../store/import.ts";
 import { configFrom, type Flags, openStore, UsageError } from "./args.ts";
-
-export const SAMPLE_FILE = fileURLToPath(new URL("../../sample/week.ndjson", import.meta.url));
 
 export type ServiceName = "reports" | MerchantHost;
 export const SERVICE_NAMES: readonly ServiceName[] = [
@@ -46,15 +40,10 @@ export function chooseServices(only: string | undefined, config: Config): Servic
 }
 
 /**
- * Serves the report service and the merchant hosts, each on its own port. With `sample`, an empty store
- * is first loaded with the bundled sample week so a newcomer sees real pages at once. Prints one JSON
- * line mapping each service to its base URL when ready; stops on SIGINT/SIGTERM.
+ * Serves the report service and the merchant hosts, each on its own port. Prints one JSON line mapping
+ * each service to its base URL when ready; stops on SIGINT/SIGTERM.
  */
-export async function runServe(
-  args: string[],
-  flags: Flags,
-  { sample }: { sample: boolean },
-): Promise<number> {
+export async function runServe(args: string[], flags: Flags): Promise<number> {
   if (args.length > 0) throw new UsageError("serve takes no arguments");
   const config = configFrom(flags);
   const services = chooseServices(flags.only, config);
@@ -74,12 +63,10 @@ export async function runServe(
     if (services.includes("reports")) {
       const store = await openStore(config);
       closers.push(async () => store.close());
-      if (sample) await loadSampleIfEmpty(store);
       const server = await listenWithUrl(
         async (url) =>
           reportRoutes(new ReportService(store, { publicUrl: config.publicUrl ?? url }), {
-            sample: async () =>
-              (await store.one("SELECT 1 FROM meta WHERE key = 'sample' AND value = 'true'")) !== undefined,
+            notice: () => storeNotice(store),
           }).fetch,
         config.host,
         config.port,
@@ -117,14 +104,7 @@ export async function runServe(
   return 0;
 }
 
-async function loadSampleIfEmpty(store: Store): Promise<void> {
-  const empty = await store.one<{ n: bigint }>(
-    "SELECT (SELECT count(*) FROM payments) + (SELECT count(*) FROM merchants) AS n",
-  );
-  if (empty?.n !== 0n) return;
-  if (!fs.existsSync(SAMPLE_FILE))
-    throw new Error(`the bundled sample ${path.relative(process.cwd(), SAMPLE_FILE)} is missing`);
-  await importNdjson(store, SAMPLE_FILE);
-  await store.run("INSERT OR REPLACE INTO meta VALUES ('sample', 'true')");
-  console.error(JSON.stringify({ level: "info", msg: "loaded the bundled sample week", file: SAMPLE_FILE }));
+/** The banner a demo store asks for (`meta.notice`, set by the demo), if any. */
+export async function storeNotice(store: Store): Promise<string | undefined> {
+  return (await store.one<{ value: string }>("SELECT value FROM meta WHERE key = 'notice'"))?.value;
 }

@@ -10,8 +10,8 @@ import { reportJsonSchema } from "./schema.ts";
 import type { ReportService } from "./service.ts";
 
 export interface ReportRoutesOptions {
-  /** True when the store holds the bundled sample week: pages say so. */
-  sample: () => Promise<boolean>;
+  /** A banner for every page when the data is not the real chain's (the sample week, the devnet demo). */
+  notice?: () => Promise<string | undefined>;
 }
 
 function endBlockParam(value: string | undefined): number | undefined {
@@ -26,7 +26,7 @@ function endBlockParam(value: string | undefined): number | undefined {
  * The report service over HTTP: JSON reports, the leaderboard, the report's JSON Schema, the human
  * pages, the badges and the weekly dataset.
  */
-export function reportRoutes(reports: ReportService, options: ReportRoutesOptions): Hono {
+export function reportRoutes(reports: ReportService, options: ReportRoutesOptions = {}): Hono {
   const app = new Hono();
   app.onError(onError);
   app.notFound(onNotFound);
@@ -67,7 +67,7 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
 
   app.get("/", async (c) => {
     const board = await reports.leaderboard(endBlockParam(c.req.query("end_block")));
-    return c.html(renderHomePage(board, { sample: await options.sample() }));
+    return c.html(renderHomePage(board, { notice: await options.notice?.() }));
   });
 
   app.get("/reports/base/:address", async (c) => {
@@ -75,7 +75,7 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
       c.req.param("address"),
       endBlockParam(c.req.query("end_block")),
     );
-    return c.html(renderReportPage(report, details, { sample: await options.sample() }));
+    return c.html(renderReportPage(report, details, { notice: await options.notice?.() }));
   });
 
   app.get("/badges/base/:file", async (c) => {

@@ -63,7 +63,7 @@ code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-s
 .addr{overflow-wrap:anywhere;color:#57606a;margin:0}
 code.addr{font-size:.8em}
 .nav{margin:0;font-size:.9rem}
-.sample{background:#fff8c5;border-bottom:3px solid #d4a72c;padding:.75rem 1rem;text-align:center;font-weight:600}
+.notice{background:#fff8c5;border-bottom:3px solid #d4a72c;padding:.75rem 1rem;text-align:center;font-weight:600}
 .state{display:flex;flex-wrap:wrap;gap:.5rem;list-style:none;padding:0;margin:.75rem 0}
 .state li{border:1px solid #d0d7de;border-radius:1rem;padding:.1rem .75rem;font-size:.9rem}
 .state .frozen{background:#ddf4ff;border-color:#54aeff}
@@ -105,9 +105,10 @@ ${body}
 `.value;
 }
 
-function sampleBanner(sample: boolean): Html {
-  if (!sample) return nothing;
-  return h`<div class="sample" role="note">SAMPLE DATA: this is the bundled synthetic sample week, not real chain data. Names, wallets and figures are made up.</div>`;
+/** A banner over every page when the data is not the real chain's (the sample week, the devnet demo). */
+function noticeBanner(notice: string | undefined): Html {
+  if (!notice) return nothing;
+  return h`<div class="notice" role="note">${notice}</div>`;
 }
 
 function licenceFooter(license: string, extra: Html = nothing): Html {
@@ -236,12 +237,12 @@ function listings(report: Report): Html {
 /**
  * The human page of one merchant's report: a complete HTML document with inline CSS and an inline SVG
  * chart, no scripts and no external assets. Every value from the report is escaped.
- * @example c.html(renderReportPage(report, details, { sample: false }))
+ * @example c.html(renderReportPage(report, details, {}))
  */
-export function renderReportPage(report: Report, details: ReportDetails, opts: { sample: boolean }): string {
+export function renderReportPage(report: Report, details: ReportDetails, opts: { notice?: string }): string {
   const json = `/v1/reports/base/${report.address}`;
   const markdown = `[![${BADGE_LABEL}](${report.badge})](${report.page})`;
-  const body = h`${sampleBanner(opts.sample)}
+  const body = h`${noticeBanner(opts.notice)}
 <header>
 <p class="nav"><a href="/">x402 merchants on Base</a></p>
 <h1>${report.name}</h1>
@@ -280,9 +281,9 @@ ${licenceFooter(report.license, h` Report generated at ${when(report.generated_a
 
 /**
  * The home page: what the service is and the window's merchants ranked by real revenue.
- * @example c.html(renderHomePage(await reports.leaderboard(), { sample: false }))
+ * @example c.html(renderHomePage(await reports.leaderboard(), {}))
  */
-export function renderHomePage(board: Leaderboard, opts: { sample: boolean }): string {
+export function renderHomePage(board: Leaderboard, opts: { notice?: string }): string {
   const end = board.window.end.slice(0, 10);
   const rows = board.merchants.map(
     (m) => h`<tr>
@@ -294,7 +295,7 @@ export function renderHomePage(board: Leaderboard, opts: { sample: boolean }): s
 <td class="num">${count.format(m.real_buyers)} / ${count.format(m.buyers)}</td>
 </tr>`,
   );
-  const body = h`${sampleBanner(opts.sample)}
+  const body = h`${noticeBanner(opts.notice)}
 <header>
 <h1>x402 merchants on Base</h1>
 </header>

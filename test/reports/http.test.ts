@@ -23,7 +23,7 @@ beforeAll(async () => {
     ...repeat(10, { payer: addr("farm"), payTo: m, amount: 100 }),
   ]);
   app = reportRoutes(new ReportService(store, { publicUrl: "https://reports.test" }), {
-    sample: async () => true,
+    notice: async () => "SAMPLE DATA: made up.",
   });
 });
 afterAll(() => store.close());
@@ -81,7 +81,7 @@ describe("report API", () => {
     const html = await page.text();
     expect(html).toContain("shop.example");
     expect(html).not.toContain("<b>API</b>");
-    expect(html).toMatch(/sample/i);
+    expect(html).toContain("SAMPLE DATA: made up.");
 
     const badge = await app.request(`/badges/base/${m}.svg`);
     expect(badge.headers.get("content-type")).toMatch(/image\/svg\+xml/);

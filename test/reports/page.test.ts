@@ -14,7 +14,7 @@ import {
 } from "./fixtures.ts";
 
 const XSS = '<script>alert("x")</script>';
-const SAMPLE = "SAMPLE DATA";
+const NOTICE = "DEVNET DEMO: simulated buyers on a local chain.";
 
 const entry = (rank: number, overrides: Partial<LeaderboardEntry> = {}): LeaderboardEntry => ({
   rank,
@@ -31,8 +31,8 @@ const entry = (rank: number, overrides: Partial<LeaderboardEntry> = {}): Leaderb
 });
 
 describe("renderReportPage", () => {
-  const page = (report = makeReport(), details = makeDetails(), sample = false) =>
-    renderReportPage(report, details, { sample });
+  const page = (report = makeReport(), details = makeDetails(), notice?: string) =>
+    renderReportPage(report, details, { notice });
 
   it("is a complete HTML5 document with a viewport and a title, and no script or external asset", () => {
     const html = page();
@@ -69,9 +69,9 @@ describe("renderReportPage", () => {
     expect(html).toContain("<code>javascript:alert(1)</code>");
   });
 
-  it("shows the sample banner only for sample data", () => {
-    expect(page(makeReport(), makeDetails(), true)).toContain(SAMPLE);
-    expect(page(makeReport(), makeDetails(), false)).not.toContain(SAMPLE);
+  it("shows the notice banner only when there is a notice", () => {
+    expect(page(makeReport(), makeDetails(), NOTICE)).toContain(NOTICE);
+    expect(page(makeReport(), makeDetails())).not.toContain('class="notice"');
   });
 
   it("states the claim, the address, the window and the figures", () => {
@@ -180,7 +180,7 @@ describe("renderReportPage", () => {
 describe("renderHomePage", () => {
   it("ranks the merchants with links to their pages", () => {
     const merchants = [entry(1), entry(2), entry(3)];
-    const html = renderHomePage(makeLeaderboard(merchants), { sample: false });
+    const html = renderHomePage(makeLeaderboard(merchants), {});
     const links = [...html.matchAll(/<a href="([^"]+)" title="(0x[0-9a-f]{40})">([^<]+)<\/a>/g)];
     expect(links.map((l) => l[3])).toEqual(merchants.map((m) => m.name));
     expect(links.map((l) => l[1])).toEqual(merchants.map((m) => m.page));
@@ -188,23 +188,23 @@ describe("renderHomePage", () => {
     expect(html).toContain("$200.00");
     expect(html).toContain("50%");
     expect(html).toContain("3 / 4");
-    expect(html).not.toContain(SAMPLE);
+    expect(html).not.toContain(NOTICE);
   });
 
   it("escapes merchant names", () => {
-    const html = renderHomePage(makeLeaderboard([entry(1, { name: XSS })]), { sample: false });
+    const html = renderHomePage(makeLeaderboard([entry(1, { name: XSS })]), {});
     expect(html).not.toContain("<script>");
     expect(html).toContain("&lt;script&gt;");
   });
 
-  it("shows a friendly row for an empty ranking and the sample banner", () => {
-    const html = renderHomePage(makeLeaderboard([]), { sample: true });
+  it("shows a friendly row for an empty ranking and the notice banner", () => {
+    const html = renderHomePage(makeLeaderboard([]), { notice: NOTICE });
     expect(html).toContain("No ranked merchants in this window.");
-    expect(html).toContain(SAMPLE);
+    expect(html).toContain(NOTICE);
   });
 
   it("links the leaderboard JSON, the schema, the datasets and the licence", () => {
-    const html = renderHomePage(makeLeaderboard([]), { sample: false });
+    const html = renderHomePage(makeLeaderboard([]), {});
     for (const href of [
       "/v1/leaderboard/base",
       "/v1/schema/report.json",
