@@ -32,6 +32,11 @@ const OPTIONS = {
   "discovery-refresh": { type: "string" },
   // facilitators
   candidates: { type: "boolean" },
+  // demo, simulate
+  json: { type: "boolean" },
+  scale: { type: "string" },
+  mix: { type: "string" },
+  check: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 

@@ -15,7 +15,10 @@ Usage:
   x402-merchants leaderboard [--end-block N] [--data DIR] [--public-url URL]
   x402-merchants serve [--only reports,utility,utility-alias] [--port N] [--host H] [--data DIR] [--public-url URL]
   x402-merchants listings [--only utility,utility-alias]   the merchants' paid endpoints as import NDJSON
-  x402-merchants start      serve, loading the bundled sample week into an empty store
+  x402-merchants demo [--json] [--scale X] [--mix FILE] [--data DIR]   (also: npm start)
+        the whole service on a local Base devnet: merchants, facilitator, indexer, reports and a buyer
+        simulator playing a week of x402 payments; a second start resumes
+  x402-merchants simulate --check [--data DIR]   compare the demo's reports with the simulator's ground truth
   x402-merchants devnet [--port N] [--buyers N]   a local Base chain (anvil) with USDC and funded buyers
   x402-merchants index --rpc URL [--from-block N] [--to-block N] [--follow] [--data DIR]
         [--facilitator ADDRESS]... [--rps N] [--reorg-depth N] [--batch-blocks N] [--concurrency N]
@@ -45,9 +48,13 @@ export async function main(argv: string[]): Promise<number> {
       case "leaderboard":
         return await runLeaderboard(args, values);
       case "serve":
-        return await runServe(args, values, { sample: false });
+        return await runServe(args, values);
       case "start":
-        return await runServe(args, values, { sample: true });
+      case "demo":
+        // Loaded on demand: the demo pulls in the chain, the facilitator and every merchant.
+        return await (await import("./demo.ts")).runDemo(args, values);
+      case "simulate":
+        return await (await import("./simulate.ts")).runSimulate(args, values);
       case "listings":
         return await (await import("./listings.ts")).runListings(args, values);
       case "index":

@@ -1,0 +1,171 @@
+import { loadMix, MixError } from "../demo/mix.ts";
+import { SLOTS_PER_WEEK } from "../demo/plan.ts";
+import { DEFAULT_DEMO_PORTS, type Demo, type DemoEvent, type DemoPorts, startDemo } from "../demo/world.ts";
+import { configFrom, type Flags, UsageError } from "./args.ts";
+import { DEFAULT_FACILITATOR_PORT } from "./devnet.ts";
+
+/**
+ * `demo` (and `npm start`): the whole service on a local devnet with the buyer simulator. Progress goes
+ * to stderr; when the simulated week is on chain and indexed, the URLs go to stdout (one JSON line with
+ * `--json`). Runs until SIGINT/SIGTERM, then stops every part and saves the chain.
+ */
+export async function runDemo(args: string[], flags: Flags): Promise<number> {
+  if (args.length > 0) throw new UsageError("demo takes no arguments");
+  const scale = flags.scale === undefined ? 1 : Number(flags.scale);
+  if (flags.scale !== undefined && !/^\d+(\.\d+)?$/.test(flags.scale)) {
+    throw new UsageError(`--scale must be a number such as 0.5, not "${flags.scale}"`);
+  }
+  let mix: ReturnType<typeof loadMix>;
+  try {
+    mix = loadMix(flags.mix, scale);
+  } catch (error) {
+    if (error instanceof MixError) throw new UsageError(error.message);
+    throw error;
+  }
+  const config = configFrom(flags);
+  const ports: DemoPorts = {
+    devnet: port("X402M_DEVNET_PORT", DEFAULT_DEMO_PORTS.devnet),
+    facilitator: port("X402M_FACILITATOR_PORT", DEFAULT_FACILITATOR_PORT),
+    reports: config.port,
+    utility: config.merchants.utility?.port ?? DEFAULT_DEMO_PORTS.utility,
+    alias: config.merchants["utility-alias"]?.port ?? DEFAULT_DEMO_PORTS.alias,
+    shops: port("X402M_SHOPS_PORT", DEFAULT_DEMO_PORTS.shops),
+  };
+  // The x402 SDK logs every settlement's extension responses with console.log: stdout is for our result.
+  console.log = console.error;
+  const progress = createProgress(process.stderr);
+  const demo = await startDemo({ config, mix, ports, onEvent: progress.onEvent });
+
+  const stopped = new Promise<"signal">((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve("signal");
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  try {
+    const first = await Promise.race([demo.ready.then(() => "ready" as const), stopped, demo.failed]);
+    if (first === "ready") {
+      progress.pause();
+      process.stdout.write(
+        flags.json ? `${JSON.stringify(readyLine(demo))}\n` : readyText(demo, config.dataDir),
+      );
+      await Promise.race([stopped, demo.failed]);
+    }
+  } finally {
+    progress.stop();
+    process.stderr.write("x402-merchants: stopping the demo (saving the chain)...\n");
+    await demo.stop();
+  }
+  return 0;
+}
+
+function port(name: string, fallback: number): number {
+  const value = process.env[name];
+  if (value === undefined || value === "") return fallback;
+  if (!/^\d+$/.test(value) || Number(value) > 65_535) {
+    throw new UsageError(`${name} must be a port from 0 to 65535, not "${value}"`);
+  }
+  return Number(value);
+}
+
+function readyLine(demo: Demo) {
+  return { ready: true, resumed: demo.resumed, ...demo.urls, merchants: demo.merchants };
+}
+
+function readyText(demo: Demo, dataDir: string): string {
+  const width = Math.max(...demo.merchants.map((m) => m.name.length));
+  const lines = [
+    "",
+    `x402-merchants demo: a week of x402 payments on a local Base chain${demo.resumed ? " (resumed)" : ""}`,
+    "",
+    `  leaderboard   ${demo.urls.leaderboard}`,
+    `  chain         ${demo.urls.rpc}  (anvil, chain id 8453, USDC at Base's address)`,
+    `  facilitator   ${demo.urls.facilitator}`,
+    `  shops         ${demo.urls.shops}`,
+    "",
+    "  merchants: report page, API reference",
+    ...demo.merchants.map((m) => `    ${m.name.padEnd(width)}  ${m.report}  ${m.api}`),
+    "",
+    `  data in ${dataDir} (a second start resumes); ground truth: x402-merchants simulate --check`,
+    "  Ctrl-C stops.",
+    "",
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+/** Progress on stderr: a line that rewrites itself on a terminal, a JSON line a second otherwise. */
+function createProgress(stream: NodeJS.WriteStream) {
+  const tty = stream.isTTY === true;
+  const state = { slot: 0, slots: SLOTS_PER_WEEK, payments: 0, failures: 0, indexed: 0, live: false };
+  let paused = false;
+  let last = 0;
+  let failuresShown = 0;
+  const render = (force = false) => {
+    if (paused) return;
+    const now = Date.now();
+    if (!force && now - last < 1_000) return;
+    last = now;
+    const days = ((state.slot + 1) / (SLOTS_PER_WEEK / 7)).toFixed(1);
+    if (tty) {
+      const phase = state.live ? "live" : `simulating day ${days} of ${(state.slots / 48).toFixed(1)}`;
+      stream.write(
+        `\r\x1b[2K${phase} · ${state.payments} payments settled${state.failures ? ` (${state.failures} failed)` : ""} · indexed to block ${state.indexed}`,
+      );
+    } else {
+      stream.write(`${JSON.stringify({ level: "info", msg: "demo", ...state })}\n`);
+    }
+  };
+  const line = (text: string) => {
+    if (tty) stream.write("\r\x1b[2K");
+    stream.write(`${text}\n`);
+  };
+  return {
+    onEvent(event: DemoEvent) {
+      switch (event.type) {
+        case "started":
+          state.slot = event.slot;
+          state.slots = Math.max(event.slots, 1);
+          line(
+            `x402-merchants demo: ${event.resumed ? "resuming" : "starting"}; leaderboard at ${event.urls.leaderboard} (fills as the week is played)`,
+          );
+          break;
+        case "note":
+          line(`x402-merchants demo: ${event.message}`);
+          break;
+        case "simulator": {
+          const e = event.event;
+          if (e.type === "payment_failed") {
+            // The first few, so a broken endpoint shows; the count covers the rest.
+            if (failuresShown++ < 5) line(`payment failed: ${e.merchant} ${e.path}: ${e.status} ${e.reason}`);
+            return;
+          }
+          state.slot = e.slot;
+          state.payments = e.payments;
+          state.failures = e.failures;
+          if (e.type === "caught_up") state.live = true;
+          render(e.type === "caught_up");
+          break;
+        }
+        case "indexer": {
+          const e = event.event;
+          if (e.type === "batch") state.indexed = e.to;
+          else if (e.type === "caught_up") state.indexed = e.block;
+          else if (e.type === "reorg" || e.type === "listings_failed") line(`indexer: ${JSON.stringify(e)}`);
+          render();
+          break;
+        }
+      }
+    },
+    pause() {
+      if (tty && !paused) stream.write("\r\x1b[2K");
+      paused = true;
+    },
+    stop() {
+      if (tty && !paused) stream.write("\n");
+      paused = true;
+    },
+  };
+}

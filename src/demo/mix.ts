@@ -1,0 +1,91 @@
+/**
+ * The simulated population: how many wallets of each behaviour, and how much they buy in a week. The
+ * defaults make a full week of about 400 payments on 21 merchants in under 5 minutes on 2 cores.
+ *
+ * Why not more: anvil 1.7.1 rebuilds the whole state trie for every block it mines, and every payment
+ * leaves a storage slot (the EIP-3009 authorization's nonce), so a block costs about 1 microsecond per
+ * payment made before it. A week is 302,400 blocks: each payment adds about 0.15 s of mining. (Foundry
+ * made tries incremental after 1.7.1; the npm registry has no newer anvil yet.)
+ */
+import fs from "node:fs";
+import { z } from "zod";
+
+const count = (max: number) => z.number().int().min(0).max(max);
+
+export const MixSchema = z
+  .object({
+    seed: z.number().int().min(0).default(402),
+    /** Genuine: agents calling a few favourite merchants at listed prices ($0.001 to $0.05). */
+    agents: count(500).default(16),
+    /** Mean paid calls of one agent in a week (each agent draws its own, from half to one and a half times). */
+    agentCallsPerWeek: count(10_000).default(12),
+    /** Genuine: one customer buying premium endpoints ($0.10 and up), a large share of its merchants' revenue. */
+    largeCustomerCallsPerWeek: count(10_000).default(20),
+    /** Genuine: one integration paying a $0.001 endpoint every `integrationEveryMinutes`, funded from the exchange. */
+    integrationEveryMinutes: z.number().int().min(0).max(10_080).default(120),
+    /** Screened: one wallet paying a sub-$0.001 endpoint over and over (tiny_repeat). */
+    farmCallsPerWeek: count(10_000).default(24),
+    /** Screened: a merchant paying its own endpoints (self_payment). */
+    selfPaymentsPerWeek: count(10_000).default(10),
+    /** Screened: wallets a merchant funds with plain transfers, which then pay it (merchant_funded). */
+    fundedWallets: count(50).default(3),
+    fundedCallsPerWeek: count(10_000).default(5),
+    /** Screened: a wallet paying every merchant once (prober), once a week. */
+    probers: count(5).default(1),
+    /** Screened: a merchant's money coming back through a relay wallet, and two merchants paying each other (ring). */
+    ringCallsPerWeek: count(10_000).default(15),
+    pairCallsPerWeek: count(10_000).default(7),
+    /** Wallets the exchange pays out to besides the buyers: what makes it a hub (50 or more recipients). */
+    exchangeCustomers: count(500).default(50),
+  })
+  .strict();
+
+export type Mix = z.infer<typeof MixSchema>;
+
+export const DEFAULT_MIX: Mix = MixSchema.parse({});
+
+/** Fields that count calls or wallets, which `--scale` multiplies. */
+const SCALED = [
+  "agentCallsPerWeek",
+  "largeCustomerCallsPerWeek",
+  "farmCallsPerWeek",
+  "selfPaymentsPerWeek",
+  "fundedCallsPerWeek",
+  "ringCallsPerWeek",
+  "pairCallsPerWeek",
+] as const;
+
+/**
+ * The mix from a JSON file (`--mix FILE`, fields as above, the rest default) scaled by `scale` (calls per
+ * week times `scale`; the screens' minimum counts are kept, so a small run still trips them).
+ */
+export function loadMix(file: string | undefined, scale = 1): Mix {
+  let base = DEFAULT_MIX;
+  if (file !== undefined) {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(fs.readFileSync(file, "utf8"));
+    } catch (error) {
+      throw new MixError(`--mix ${file}: ${(error as Error).message}`);
+    }
+    const parsed = MixSchema.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new MixError(`--mix ${file}: ${issue?.path.join(".") || "(root)"}: ${issue?.message}`);
+    }
+    base = parsed.data;
+  }
+  if (!(scale > 0 && scale <= 10)) throw new MixError(`--scale must be above 0 and at most 10, not ${scale}`);
+  if (scale === 1) return base;
+  const scaled = { ...base };
+  for (const key of SCALED) scaled[key] = Math.max(1, Math.round(base[key] * scale));
+  // The tiny-repeat screen needs 10 tiny payments in a window: keep a margin whatever the scale.
+  scaled.farmCallsPerWeek = Math.max(scaled.farmCallsPerWeek, 14);
+  scaled.integrationEveryMinutes =
+    base.integrationEveryMinutes === 0 ? 0 : Math.round(base.integrationEveryMinutes / Math.min(scale, 1));
+  return scaled;
+}
+
+export class MixError extends Error {
+  override name = "MixError";
+}

@@ -1,0 +1,336 @@
+/**
+ * The buyer simulator: plays the plan's actions on the devnet with real x402 payments (`@x402/fetch`:
+ * 402, EIP-3009 signature, the merchant's facilitator settles on chain) and real USDC transfers.
+ *
+ * Time: the chain starts a week in the past. While the plan is behind the wall clock the simulator
+ * compresses it: before each action it mines empty blocks (2 s apart, `anvil_mine`) up to the action's
+ * time, and a miner puts waiting transactions in a block every few milliseconds. Authorizations stay
+ * valid because x402 v2 signs `validAfter = 0` and `validBefore = now + timeout` by the wall clock, which
+ * is ahead of the chain's. Once the plan reaches the present, the devnet mines a block every 2 s and the
+ * simulator plays each action at its time.
+ */
+import { x402Client } from "@x402/core/client";
+import { decodePaymentResponseHeader } from "@x402/core/http";
+import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
+import { wrapFetchWithPayment } from "@x402/fetch";
+import {
+  type Account,
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  type Hash,
+  http,
+  parseUnits,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { BLOCK_SECONDS } from "../chain/base.ts";
+import { type DevnetAccount, devnetChain } from "../chain/devnet.ts";
+import { usdcAbi } from "../chain/usdc.ts";
+import {
+  type Action,
+  type PlanContext,
+  type PlanEndpoint,
+  planSlot,
+  SLOT_SECONDS,
+  type WalletId,
+} from "./plan.ts";
+import { appendTruth, type TruthRecord } from "./truth.ts";
+
+export interface SimMerchant {
+  id: string;
+  /** Base URL the endpoints' paths are appended to. */
+  url: string;
+  payTo: string;
+  endpoints: readonly PlanEndpoint[];
+}
+
+export interface SimulatorOptions {
+  rpc: string;
+  usdc: `0x${string}`;
+  /** The token owner, who mints. */
+  owner: DevnetAccount;
+  plan: PlanContext;
+  merchants: readonly SimMerchant[];
+  wallets: ReadonlyMap<WalletId, DevnetAccount>;
+  /** Chain time of block 0 (each block is 2 s after its parent). */
+  genesisTime: number;
+  /** First slot to play (a resumed demo starts after the last one played). */
+  startSlot: number;
+  truthFile: string;
+  /** Payments in flight at once while catching up. Default 16. */
+  concurrency?: number;
+  /** Wall clock, unix ms; tests move it. */
+  now?: () => number;
+  signal: AbortSignal;
+  onEvent?: (event: SimulatorEvent) => void;
+}
+
+export type SimulatorEvent =
+  | { type: "slot"; slot: number; chainTime: number; payments: number; failures: number; live: boolean }
+  | { type: "caught_up"; slot: number; block: number; payments: number; failures: number }
+  | { type: "payment_failed"; merchant: string; path: string; status: number; reason: string };
+
+export interface SimulatorStats {
+  payments: number;
+  failures: number;
+  slot: number;
+}
+
+const MINE_TICK_MS = 15;
+
+/** Plays slots from `startSlot` until the signal aborts; resolves when stopped. */
+export async function runSimulator(options: SimulatorOptions): Promise<SimulatorStats> {
+  const chain = devnetChain(options.rpc);
+  const transport = http(options.rpc, { batch: { batchSize: 200, wait: 5 } });
+  const client = createPublicClient({ chain, transport });
+  const test = createTestClient({ chain, mode: "anvil", transport });
+  const walletClient = createWalletClient({ chain, transport });
+  const now = options.now ?? Date.now;
+  const concurrency = options.concurrency ?? 16;
+  const merchants = new Map(options.merchants.map((m) => [m.id, m]));
+  const stats: SimulatorStats = { payments: 0, failures: 0, slot: options.startSlot };
+  const accounts = new Map<WalletId, Account>();
+  const account = (id: WalletId): Account => {
+    const known = accounts.get(id);
+    if (known) return known;
+    const key = options.wallets.get(id);
+    if (!key) throw new Error(`no key for simulated wallet ${id}`);
+    const made = privateKeyToAccount(key.privateKey);
+    accounts.set(id, made);
+    return made;
+  };
+  const payers = new Map<WalletId, typeof fetch>();
+  const payingFetch = (id: WalletId) => {
+    let f = payers.get(id);
+    if (!f) {
+      f = wrapFetchWithPayment(
+        fetch,
+        new x402Client().register("eip155:8453", new ExactEvmClient(privateKeyToAccount(keyOf(id)))),
+      );
+      payers.set(id, f);
+    }
+    return f;
+  };
+  const keyOf = (id: WalletId) => {
+    const key = options.wallets.get(id);
+    if (!key) throw new Error(`no key for simulated wallet ${id}`);
+    return key.privateKey;
+  };
+
+  // Senders of transactions need gas; x402 payers do not (the facilitator pays it). Given on first use:
+  // every account is one more leaf of the state trie anvil rehashes for every block.
+  const gassed = new Set<string>();
+  const gas = async (address: `0x${string}`) => {
+    if (gassed.has(address)) return;
+    await test.setBalance({ address, value: 10n ** 18n });
+    gassed.add(address);
+  };
+
+  // While catching up, a transaction waits at most one tick for its block.
+  let live = false;
+  let mining: Promise<void> = Promise.resolve();
+  const miner = setInterval(() => {
+    if (live) return;
+    mining = mining.then(async () => {
+      try {
+        const pool = await test.getTxpoolStatus();
+        if (pool.pending > 0) await test.mine({ blocks: 1, interval: BLOCK_SECONDS });
+      } catch {
+        // anvil is stopping.
+      }
+    });
+  }, MINE_TICK_MS);
+
+  const blockOf = (time: number) => Math.ceil((time - options.genesisTime) / BLOCK_SECONDS);
+  /** Mines empty blocks until the head's time is at least `time` (never past the wall clock). */
+  const mineTo = async (time: number) => {
+    const target = Math.min(blockOf(time), Math.floor((now() / 1000 - options.genesisTime) / BLOCK_SECONDS));
+    await mining;
+    const head = Number(await client.getBlockNumber({ cacheTime: 0 }));
+    if (target > head) await test.mine({ blocks: target - head, interval: BLOCK_SECONDS });
+  };
+
+  const inFlight = new Set<Promise<void>>();
+  const settled: { record: Omit<TruthRecord, "block_number">; hash: Hash }[] = [];
+  const flushTruth = async () => {
+    const batch = settled.splice(0);
+    if (batch.length === 0) return;
+    const receipts = await Promise.all(batch.map((s) => client.getTransactionReceipt({ hash: s.hash })));
+    appendTruth(
+      options.truthFile,
+      batch.map((s, i) => ({ ...s.record, block_number: Number(receipts[i]?.blockNumber) })),
+    );
+  };
+
+  const pay = async (action: Extract<Action, { type: "pay" }>) => {
+    const merchant = merchants.get(action.merchant);
+    const endpoint = merchant?.endpoints[action.endpoint];
+    if (!merchant || !endpoint) throw new Error(`unknown endpoint ${action.merchant}#${action.endpoint}`);
+    const fail = (status: number, reason: string) => {
+      stats.failures++;
+      options.onEvent?.({
+        type: "payment_failed",
+        merchant: merchant.id,
+        path: endpoint.path,
+        status,
+        reason,
+      });
+    };
+    try {
+      let response = await payingFetch(action.from)(...request(merchant.url, endpoint));
+      if (response.status === 402) {
+        // Refused after paying, as a buyer would see it, and charged nothing: try once more, as an agent
+        // would (a verification can rarely lose a race with the simulator's mining).
+        await response.arrayBuffer().catch(() => undefined);
+        response = await payingFetch(action.from)(...request(merchant.url, endpoint));
+      }
+      const header = response.headers.get("PAYMENT-RESPONSE");
+      if (!response.ok || !header) {
+        fail(response.status, (await response.text()).slice(0, 200));
+        return;
+      }
+      await response.arrayBuffer().catch(() => undefined);
+      const settlement = decodePaymentResponseHeader(header);
+      if (!settlement.success) {
+        fail(response.status, settlement.errorReason ?? "settlement failed");
+        return;
+      }
+      stats.payments++;
+      settled.push({
+        hash: settlement.transaction as Hash,
+        record: {
+          tx_hash: settlement.transaction.toLowerCase(),
+          payer: account(action.from).address.toLowerCase(),
+          pay_to: merchant.payTo.toLowerCase(),
+          amount: parseUnits(String(endpoint.price), 6).toString(),
+          behaviour: action.behaviour,
+          merchant: merchant.id,
+          endpoint: `${endpoint.method} ${endpoint.path}`,
+        },
+      });
+    } catch (error) {
+      fail(0, (error as Error).message.split("\n")[0] ?? "error");
+    }
+  };
+
+  const transfer = async (action: Exclude<Action, { type: "pay" }>): Promise<Hash> => {
+    const amount = parseUnits(String(action.usd), 6);
+    const common = { chain, address: options.usdc, abi: usdcAbi, gas: 120_000n } as const;
+    await gas(action.type === "mint" ? options.owner.address : account(action.from).address);
+    return action.type === "mint"
+      ? walletClient.writeContract({
+          ...common,
+          account: privateKeyToAccount(options.owner.privateKey),
+          functionName: "mint",
+          args: [account(action.to).address, amount],
+        })
+      : walletClient.writeContract({
+          ...common,
+          account: account(action.from),
+          functionName: "transfer",
+          args: [account(action.to).address, amount],
+        });
+  };
+
+  const drain = async () => {
+    await Promise.all(inFlight);
+    await flushTruth();
+  };
+
+  try {
+    for (let slot = options.startSlot; !options.signal.aborted; slot++) {
+      stats.slot = slot;
+      const actions = planSlot(options.plan, slot);
+      const slotEnd = options.plan.epoch + (slot + 1) * SLOT_SECONDS;
+      if (!live && slotEnd > now() / 1000) {
+        // The plan reached the present: from here the chain follows the wall clock.
+        await drain();
+        await mineTo(now() / 1000);
+        live = true;
+        await mining;
+        await test.setIntervalMining({ interval: BLOCK_SECONDS });
+        options.onEvent?.({
+          type: "caught_up",
+          slot,
+          block: Number(await client.getBlockNumber({ cacheTime: 0 })),
+          payments: stats.payments,
+          failures: stats.failures,
+        });
+      }
+      const transfers: Hash[] = [];
+      for (const action of actions) {
+        if (options.signal.aborted) break;
+        if (live) await sleepUntil(action.at * 1000, now, options.signal);
+        else await mineTo(action.at);
+        if (action.type !== "pay") {
+          transfers.push(await transfer(action));
+          continue;
+        }
+        // Payments by a wallet funded in this slot wait for the funding to be in a block.
+        if (transfers.length > 0) {
+          await Promise.all(
+            transfers
+              .splice(0)
+              .map((hash) => client.waitForTransactionReceipt({ hash, pollingInterval: 20 })),
+          );
+        }
+        while (inFlight.size >= (live ? 64 : concurrency)) await Promise.race(inFlight);
+        const p = pay(action).finally(() => inFlight.delete(p));
+        inFlight.add(p);
+      }
+      if (transfers.length > 0) {
+        await Promise.all(
+          transfers.map((hash) => client.waitForTransactionReceipt({ hash, pollingInterval: 20 })),
+        );
+      }
+      if (settled.length >= 200 || live) await flushTruth();
+      options.onEvent?.({
+        type: "slot",
+        slot,
+        chainTime: Math.min(slotEnd, Math.floor(now() / 1000)),
+        payments: stats.payments,
+        failures: stats.failures,
+        live,
+      });
+    }
+  } finally {
+    clearInterval(miner);
+    await drain().catch(() => undefined);
+    await mining;
+  }
+  return stats;
+}
+
+/** The fetch arguments of one call: the example input as query (GET) or JSON body (POST). */
+function request(base: string, endpoint: PlanEndpoint): [string, RequestInit] {
+  if (endpoint.method === "POST") {
+    return [
+      `${base}${endpoint.path}`,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(endpoint.input),
+      },
+    ];
+  }
+  const query = new URLSearchParams();
+  for (const [key, value] of Object.entries(endpoint.input)) {
+    for (const v of Array.isArray(value) ? value : [value]) query.append(key, String(v));
+  }
+  const qs = query.toString();
+  return [`${base}${endpoint.path}${qs ? `?${qs}` : ""}`, { method: "GET" }];
+}
+
+function sleepUntil(ms: number, now: () => number, signal: AbortSignal): Promise<void> {
+  const wait = ms - now();
+  if (wait <= 0 || signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, wait);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

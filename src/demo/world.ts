@@ -1,0 +1,537 @@
+/**
+ * The demo: the whole service on a local Base chain in one process tree. anvil (the devnet, its own
+ * process) with the project's USDC; the project's facilitator; the utility API, its alias host and the
+ * demo shops, each a paid x402 host; the indexer following the chain into the store; the report service;
+ * and the buyer simulator paying the merchants through x402 over a compressed week.
+ *
+ * Everything is kept in the data directory (`demo/` for the chain, the world's clock and the ground
+ * truth; the store and the PostgreSQL state beside it), so a second start resumes the same chain where it
+ * stopped and the simulator plays the time it missed.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { HTTPFacilitatorClient } from "@x402/core/server";
+import { WEEK_BLOCKS } from "../chain/base.ts";
+import { type DevnetAccount, derive, devnetChain, startDevnet } from "../chain/devnet.ts";
+import { FacilitatorRegistry } from "../chain/facilitators.ts";
+import type { Config } from "../config/config.ts";
+import { createFacilitator } from "../facilitator/index.ts";
+import { DEFAULT_REORG_DEPTH, type IndexerEvent, runIndexer } from "../indexer/index.ts";
+import { MERCHANTS } from "../merchants/index.ts";
+import type { Merchant } from "../platform/catalogue.ts";
+import { openDatabase } from "../platform/db/index.ts";
+import { type Listening, listen, listenWithUrl } from "../platform/listen.ts";
+import { merchantApp } from "../platform/merchant-app.ts";
+import { reportRoutes } from "../reports/http.ts";
+import { ReportService } from "../reports/service.ts";
+import { Store } from "../store/duckdb.ts";
+import { importNdjson } from "../store/import.ts";
+import type { Mix } from "./mix.ts";
+import {
+  chooseRoles,
+  merchantWallet,
+  type PlanEndpoint,
+  type PlanMerchant,
+  populationWallets,
+  SLOT_SECONDS,
+  type WalletId,
+} from "./plan.ts";
+import { DEMO_SHOPS, shopMerchant } from "./shops/index.ts";
+import { shopsApp } from "./shops-server.ts";
+import { runSimulator, type SimMerchant, type SimulatorEvent } from "./simulator.ts";
+import { truncateTruth } from "./truth.ts";
+
+export interface DemoPorts {
+  devnet: number;
+  facilitator: number;
+  reports: number;
+  utility: number;
+  alias: number;
+  shops: number;
+}
+
+/** anvil's usual port, then the service's own from 8402 up; 0 anywhere picks a free port. */
+export const DEFAULT_DEMO_PORTS: DemoPorts = {
+  devnet: 8545,
+  reports: 8402,
+  facilitator: 8403,
+  utility: 8404,
+  alias: 8405,
+  shops: 8406,
+};
+
+export interface DemoOptions {
+  config: Config;
+  mix: Mix;
+  ports: DemoPorts;
+  onEvent?: (event: DemoEvent) => void;
+}
+
+export type DemoEvent =
+  | { type: "started"; resumed: boolean; urls: DemoUrls; slot: number; slots: number }
+  | { type: "simulator"; event: SimulatorEvent }
+  | { type: "indexer"; event: IndexerEvent }
+  | { type: "note"; message: string };
+
+export interface DemoUrls {
+  leaderboard: string;
+  rpc: string;
+  facilitator: string;
+  utility: string;
+  utilityAlias: string;
+  shops: string;
+}
+
+export interface DemoMerchant {
+  id: string;
+  /** The host name its reports carry, and what people call it. */
+  name: string;
+  title: string;
+  address: string;
+  /** The merchant's report page, badge and API reference. */
+  report: string;
+  badge: string;
+  api: string;
+}
+
+export interface Demo {
+  resumed: boolean;
+  urls: DemoUrls;
+  merchants: DemoMerchant[];
+  /** Settles when the simulated week is on chain, indexed, and the leaderboard's window is full. */
+  ready: Promise<void>;
+  /** Rejects when a part fails on its own (anvil dies, the indexer gives up). */
+  failed: Promise<never>;
+  stop(): Promise<void>;
+}
+
+/** What a demo's data directory remembers between starts. */
+interface World {
+  version: 1;
+  /** Chain time of block 0. */
+  genesisTime: number;
+  /** Chain time of the simulator's slot 0. */
+  epoch: number;
+  mix: Mix;
+}
+
+export class DemoError extends Error {
+  override name = "DemoError";
+}
+
+export const DEMO_NOTICE =
+  "DEVNET DEMO: simulated buyers paying real x402 endpoints on a local chain (anvil as Base, chain id 8453). The wallets, merchants and figures are not Base mainnet's.";
+
+/** Derivation indices of the demo's merchant wallets (the devnet uses 0 and 1, its buyers 2 on). */
+const MERCHANT_KEY_BASE = 100;
+const POPULATION_KEY_BASE = 1_000;
+/** Slot 0 starts this many blocks after genesis; the chain holds a week plus this and the confirmations. */
+const LEAD_BLOCKS = 600;
+/**
+ * Utility endpoints the simulated buyers call: those that answer offline from their catalogue example.
+ * The others need the network or an upstream (scrape, dns, the language model) and would only fail.
+ */
+const SIMULATED_UTILITY_PATHS = [
+  "/api/calc",
+  "/api/a11y/contrast",
+  "/api/timezone",
+  "/api/geo",
+  "/api/icon/search",
+  "/api/data/convert",
+  "/api/qr",
+];
+
+/** Starts the demo; resolves once every service listens (the week is then played in the background). */
+export async function startDemo(options: DemoOptions): Promise<Demo> {
+  const { config, ports } = options;
+  const emit = options.onEvent ?? (() => undefined);
+  const dir = path.join(config.dataDir, "demo");
+  const worldFile = path.join(dir, "world.json");
+  const chainDir = path.join(dir, "chain");
+  const truthFile = path.join(dir, "truth.ndjson");
+
+  let world = readWorld(worldFile);
+  const canResume = world !== undefined && fs.existsSync(path.join(chainDir, "state.json"));
+  if (!canResume) {
+    await clearForFreshStart(config.dataDir, dir);
+    const now = Math.floor(Date.now() / 1000);
+    const genesisTime = now - 2 * (WEEK_BLOCKS + DEFAULT_REORG_DEPTH + LEAD_BLOCKS);
+    world = { version: 1, genesisTime, epoch: genesisTime + 2 * LEAD_BLOCKS, mix: options.mix };
+  } else if (JSON.stringify(world?.mix) !== JSON.stringify(options.mix)) {
+    emit({
+      type: "note",
+      message:
+        "resuming with the population the demo started with (--mix and --scale apply to a fresh data directory)",
+    });
+  }
+  const w = world as World;
+
+  const closers: (() => Promise<void> | void)[] = [];
+  const closeAll = async () => {
+    for (const close of closers.splice(0).reverse()) {
+      try {
+        await close();
+      } catch (error) {
+        console.error(JSON.stringify({ level: "warn", msg: "closing the demo", error: String(error) }));
+      }
+    }
+  };
+  const controller = new AbortController();
+  try {
+    // Cancun rather than Prague and no historical states: anvil then mines a week of blocks in seconds.
+    const devnet = await startDevnet({
+      port: ports.devnet,
+      buyers: 0,
+      blockTime: 0,
+      hardfork: "cancun",
+      pruneHistory: 0,
+      statePath: chainDir,
+      saveIntervalSeconds: 600,
+      genesisTimestamp: w.genesisTime,
+    }).catch((error) => {
+      if (/address already in use|EADDRINUSE/i.test(String(error))) {
+        throw new DemoError(
+          `the devnet's port ${ports.devnet} is in use: stop the other chain or pass --devnet-port`,
+        );
+      }
+      throw error;
+    });
+    closers.push(() => devnet.stop());
+    if (!canResume) fs.writeFileSync(worldFile, `${JSON.stringify(w, null, 2)}\n`);
+
+    const head = await blockNumber(devnet.rpc);
+    // A chain saved before a crash may be older than the truth written after it.
+    const dropped = truncateTruth(truthFile, head);
+    if (dropped > 0)
+      emit({
+        type: "note",
+        message: `dropped ${dropped} ground-truth records of blocks the saved chain lacks`,
+      });
+
+    const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+    closers.push(() => db.close());
+    const facilitator = await createFacilitator({
+      db,
+      rpc: devnet.rpc,
+      chain: devnetChain(devnet.rpc),
+      privateKey: devnet.facilitatorAccount.privateKey,
+      onNewChain: "reset",
+      pollingIntervalMs: 50,
+    });
+    closers.push(() => facilitator.close());
+    const facilitatorServer = await bind("facilitator", ports.facilitator, (port) =>
+      listen(facilitator.app.fetch, config.host, port),
+    );
+    closers.push(() => facilitatorServer.close());
+
+    const appOptions = {
+      services: { db, config },
+      facilitator: new HTTPFacilitatorClient({ url: facilitatorServer.url }),
+      payments: config.payments,
+    };
+    const utilityKey = derive(MERCHANT_KEY_BASE);
+    const shopKeys = DEMO_SHOPS.map((_, i) => derive(MERCHANT_KEY_BASE + 1 + i));
+    const host = {
+      payTo: utilityKey.address.toLowerCase() as `0x${string}`,
+      dns: { servers: config.dnsServers },
+    };
+    let utility: Merchant | undefined;
+    const utilityServer = await bind("utility", ports.utility, (port) =>
+      listenWithUrl(
+        async (url) => {
+          utility = MERCHANTS.utility({ ...host, publicUrl: url });
+          return (await merchantApp(utility, appOptions)).fetch;
+        },
+        config.host,
+        port,
+      ),
+    );
+    closers.push(() => utilityServer.close());
+    const aliasServer = await bind("utility-alias", ports.alias, (port) =>
+      listenWithUrl(
+        async (url) =>
+          (await merchantApp(MERCHANTS["utility-alias"]({ ...host, publicUrl: url }), appOptions)).fetch,
+        config.host,
+        port,
+      ),
+    );
+    closers.push(() => aliasServer.close());
+    let shops: { merchant: Merchant; name: string }[] = [];
+    const shopsServer = await bind("shops", ports.shops, (port) =>
+      listenWithUrl(
+        async (url) => {
+          shops = DEMO_SHOPS.map((shop, i) => ({
+            name: shop.name,
+            merchant: shopMerchant(
+              shop,
+              (shopKeys[i] as DevnetAccount).address.toLowerCase() as `0x${string}`,
+              `${url}/${shop.slug}`,
+            ),
+          }));
+          return (await shopsApp(shops, appOptions)).fetch;
+        },
+        config.host,
+        port,
+      ),
+    );
+    closers.push(() => shopsServer.close());
+
+    const store = await Store.open({
+      dataDir: config.dataDir,
+      memoryLimit: config.duckdbMemory,
+      threads: config.duckdbThreads,
+    });
+    closers.push(() => store.close());
+    await store.run("INSERT OR REPLACE INTO meta VALUES ('notice', $notice), ('demo', 'true')", {
+      notice: DEMO_NOTICE,
+    });
+    const reportsServer = await bind("reports", ports.reports, (port) =>
+      listenWithUrl(
+        async (url) => {
+          const service = new ReportService(store, { publicUrl: config.publicUrl ?? url });
+          return reportRoutes(service, { notice: async () => DEMO_NOTICE }).fetch;
+        },
+        config.host,
+        port,
+      ),
+    );
+    closers.push(() => reportsServer.close());
+    const publicUrl = config.publicUrl ?? reportsServer.url;
+    const service = new ReportService(store, { publicUrl });
+
+    // The merchants as the operator names them (a `merchant` record each; a report's name is a host name
+    // and the shops share one host, so each gets its own under .localhost), and as the simulator sees them.
+    const named = [
+      {
+        id: "utility",
+        name: "utility.localhost",
+        title: "Utility API",
+        key: utilityKey,
+        merchant: utility as Merchant,
+        api: `${utilityServer.url}/docs`,
+      },
+      ...shops.map((s, i) => ({
+        id: s.merchant.name,
+        name: `${s.merchant.name}.localhost`,
+        title: s.name,
+        key: shopKeys[i] as DevnetAccount,
+        merchant: s.merchant,
+        api: `${s.merchant.publicUrl}/docs`,
+      })),
+    ];
+    const merchantsFile = path.join(dir, "merchants.ndjson");
+    fs.writeFileSync(
+      merchantsFile,
+      named
+        .map(
+          (m) =>
+            `${JSON.stringify({ type: "merchant", address: m.key.address.toLowerCase(), name: m.name })}\n`,
+        )
+        .join(""),
+    );
+    await importNdjson(store, merchantsFile);
+
+    const simMerchants: SimMerchant[] = named.map((m) => ({
+      id: m.id,
+      url: m.merchant.publicUrl,
+      payTo: m.key.address,
+      endpoints: m.merchant.endpoints
+        .filter((e) => m.id !== "utility" || SIMULATED_UTILITY_PATHS.includes(e.path))
+        .map(
+          (e): PlanEndpoint => ({
+            method: e.method,
+            path: e.path,
+            price: Number(e.price),
+            input: e.example.input as Record<string, unknown>,
+          }),
+        ),
+    }));
+    const planMerchants: PlanMerchant[] = simMerchants.map(({ id, endpoints }) => ({ id, endpoints }));
+    const wallets = new Map<WalletId, DevnetAccount>();
+    for (const m of named) wallets.set(merchantWallet(m.id), m.key);
+    populationWallets(w.mix).forEach((id, i) => {
+      wallets.set(id, derive(POPULATION_KEY_BASE + i));
+    });
+
+    const indexerStore = await store.fork();
+    closers.push(() => indexerStore.close());
+    const indexed = { block: -1 };
+    const indexer = runIndexer({
+      store: indexerStore,
+      rpc: { url: devnet.rpc, rps: 0 },
+      registry: FacilitatorRegistry.base().withSigners([devnet.facilitatorAccount.address]),
+      fromBlock: 0,
+      follow: true,
+      pollMs: 500,
+      discovery: { url: `${facilitatorServer.url}/discovery/resources`, refreshMs: 60_000 },
+      signal: controller.signal,
+      onEvent: (event) => {
+        if (event.type === "batch") indexed.block = Math.max(indexed.block, event.to);
+        if (event.type === "caught_up") indexed.block = Math.max(indexed.block, event.block);
+        emit({ type: "indexer", event });
+      },
+    });
+    closers.push(async () => {
+      controller.abort();
+      await indexer.catch(() => undefined);
+    });
+
+    const headTime = w.genesisTime + 2 * head;
+    const startSlot = canResume ? Math.max(0, Math.floor((headTime - w.epoch) / SLOT_SECONDS) + 1) : 0;
+    let caughtUpBlock: number | undefined;
+    const simulator = runSimulator({
+      rpc: devnet.rpc,
+      usdc: devnet.usdc,
+      owner: devnet.owner,
+      plan: {
+        mix: w.mix,
+        merchants: planMerchants,
+        roles: chooseRoles(planMerchants, "utility"),
+        epoch: w.epoch,
+      },
+      merchants: simMerchants,
+      wallets,
+      genesisTime: w.genesisTime,
+      startSlot,
+      truthFile,
+      signal: controller.signal,
+      onEvent: (event) => {
+        if (event.type === "caught_up") caughtUpBlock = event.block;
+        emit({ type: "simulator", event });
+      },
+    });
+    closers.push(async () => {
+      controller.abort();
+      await simulator.catch(() => undefined);
+    });
+
+    const failed = new Promise<never>((_, reject) => {
+      const fail = (what: string) => (error: unknown) => {
+        if (!controller.signal.aborted)
+          reject(new DemoError(`${what}: ${(error as Error)?.message ?? error}`));
+      };
+      simulator.then(() => undefined, fail("the buyer simulator failed"));
+      indexer.then(() => undefined, fail("the indexer failed"));
+      devnet.exited.then(({ code, signal }) =>
+        fail("anvil stopped")(new Error(signal ?? `exit code ${code}`)),
+      );
+    });
+    failed.catch(() => undefined);
+
+    const ready = (async () => {
+      // Ready: the simulator reached the present, the indexer has every block of the week it can
+      // confirm, and the leaderboard has been built once.
+      for (;;) {
+        if (controller.signal.aborted) throw new DemoError("stopped before the week was ready");
+        if (caughtUpBlock !== undefined && indexed.block >= caughtUpBlock - DEFAULT_REORG_DEPTH) break;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      await service.leaderboard();
+    })();
+    ready.catch(() => undefined);
+
+    const urls: DemoUrls = {
+      leaderboard: `${publicUrl}/`,
+      rpc: devnet.rpc,
+      facilitator: facilitatorServer.url,
+      utility: utilityServer.url,
+      utilityAlias: aliasServer.url,
+      shops: shopsServer.url,
+    };
+    emit({
+      type: "started",
+      resumed: canResume,
+      urls,
+      slot: startSlot,
+      slots: Math.ceil((Date.now() / 1000 - w.epoch) / SLOT_SECONDS),
+    });
+    return {
+      resumed: canResume,
+      urls,
+      merchants: named.map((m) => {
+        const address = m.key.address.toLowerCase();
+        return {
+          id: m.id,
+          name: m.name,
+          title: m.title,
+          address,
+          report: `${publicUrl}/reports/base/${address}`,
+          badge: `${publicUrl}/badges/base/${address}.svg`,
+          api: m.api,
+        };
+      }),
+      ready,
+      failed,
+      stop: async () => {
+        controller.abort();
+        await closeAll();
+      },
+    };
+  } catch (error) {
+    controller.abort();
+    await closeAll();
+    throw error;
+  }
+}
+
+function readWorld(file: string): World | undefined {
+  if (!fs.existsSync(file)) return undefined;
+  try {
+    const world = JSON.parse(fs.readFileSync(file, "utf8")) as World;
+    return world.version === 1 ? world : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A fresh demo needs an empty store: one the demo (or the old sample week) made is removed with the demo's
+ * folder; one holding anything else (imported or indexed real data) is never touched.
+ */
+async function clearForFreshStart(dataDir: string, demoDir: string): Promise<void> {
+  const file = path.join(dataDir, "analytics.duckdb");
+  if (fs.existsSync(file)) {
+    const store = await Store.open({ dataDir });
+    try {
+      // The bundled sample week that `npm start` loaded before the demo existed is replaceable too.
+      const demo = await store.one("SELECT 1 FROM meta WHERE key IN ('demo', 'sample')");
+      const used = await store.one<{ n: bigint }>(
+        "SELECT (SELECT count(*) FROM payments) + (SELECT count(*) FROM merchants) + (SELECT count(*) FROM checkpoints) AS n",
+      );
+      if (!demo && used?.n !== 0n) {
+        throw new DemoError(
+          `${dataDir} holds a store that is not the demo's: give the demo its own directory (--data DIR or X402M_DATA)`,
+        );
+      }
+    } finally {
+      store.close();
+    }
+    for (const suffix of ["", ".wal"]) fs.rmSync(`${file}${suffix}`, { force: true });
+  }
+  fs.rmSync(demoDir, { recursive: true, force: true });
+  fs.mkdirSync(demoDir, { recursive: true });
+}
+
+async function bind(
+  name: string,
+  port: number,
+  start: (port: number) => Promise<Listening>,
+): Promise<Listening> {
+  try {
+    return await start(port);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
+      throw new DemoError(`the ${name} port ${port} is in use: stop what holds it or choose another port`);
+    }
+    throw error;
+  }
+}
+
+async function blockNumber(rpc: string): Promise<number> {
+  const response = await fetch(rpc, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
+  });
+  return Number(((await response.json()) as { result: string }).result);
+}

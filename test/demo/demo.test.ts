@@ -1,0 +1,257 @@
+/**
+ * The main job end to end: `x402-merchants demo` on a fresh data directory (a small population, every
+ * port free), then, with it running: a real browser (playwright-core driving Debian's Chromium) opens the
+ * leaderboard and a merchant page and checks the figures on screen against the JSON API and the badge,
+ * saving screenshots to `test-artifacts/`; and `simulate --check` compares every report's real revenue
+ * with the simulator's ground truth. Stopping the demo must save the chain, and a second start resumes.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { type Browser, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const BIN = path.join(ROOT, "bin", "x402-merchants");
+const ARTIFACTS = path.join(ROOT, "test-artifacts");
+const CHROMIUM = process.env.X402M_CHROMIUM ?? "/usr/bin/chromium";
+const FREE_PORTS = {
+  X402M_DEVNET_PORT: "0",
+  X402M_FACILITATOR_PORT: "0",
+  PORT: "0",
+  X402M_UTILITY_PORT: "0",
+  X402M_UTILITY_ALIAS_PORT: "0",
+  X402M_SHOPS_PORT: "0",
+};
+
+interface Ready {
+  ready: true;
+  resumed: boolean;
+  leaderboard: string;
+  merchants: { id: string; name: string; address: string; report: string; badge: string; api: string }[];
+}
+
+interface Running {
+  child: ChildProcess;
+  ready: Ready;
+  stderr: () => string;
+}
+
+/** Starts the demo and resolves with its ready line; rejects if it exits or takes too long first. */
+function startDemo(dataDir: string, timeoutMs: number): Promise<Running> {
+  const child = spawn(process.execPath, [BIN, "demo", "--json", "--scale", "0.5", "--data", dataDir], {
+    cwd: ROOT,
+    env: { ...process.env, ...FREE_PORTS },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    err = (err + chunk.toString()).slice(-20_000);
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`the demo was not ready within ${timeoutMs} ms:\n${err.slice(-3_000)}`));
+    }, timeoutMs);
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const line = out.split("\n").find((l) => l.startsWith("{"));
+      if (line) {
+        clearTimeout(timer);
+        resolve({ child, ready: JSON.parse(line) as Ready, stderr: () => err });
+      }
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the demo exited (${code}) before it was ready:\n${err.slice(-3_000)}`));
+    });
+  });
+}
+
+/** SIGINT, as Ctrl-C: resolves with the exit code once the demo has stopped (and saved its chain). */
+function stopDemo(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  child.kill("SIGINT");
+  return exited;
+}
+
+function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => {
+      stdout += c.toString();
+    });
+    child.stderr.on("data", (c: Buffer) => {
+      stderr += c.toString();
+    });
+    child.once("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const money = (n: number) =>
+  `$${n.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+
+describe("demo", () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-demo-"));
+  let demo: Running;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    if (!fs.existsSync(CHROMIUM)) {
+      throw new Error(
+        `no Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run does), or set X402M_CHROMIUM`,
+      );
+    }
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    demo = await startDemo(dataDir, 420_000);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+    });
+  }, 480_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    if (demo) await stopDemo(demo.child);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }, 120_000);
+
+  it("shows a leaderboard of at least 8 merchants over a full 7-day window, as the JSON API says", async () => {
+    const board = (await (await fetch(`${demo.ready.leaderboard}v1/leaderboard/base`)).json()) as {
+      window: { complete: boolean; days: number; start_block: number; end_block: number };
+      merchants: { rank: number; name: string; address: string; real_usd: number; usd: number }[];
+    };
+    expect(board.window.complete).toBe(true);
+    expect(board.window.days).toBe(7);
+    expect(board.window.end_block - board.window.start_block).toBe(302_400);
+    expect(board.merchants.length).toBeGreaterThanOrEqual(8);
+
+    const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+    await page.goto(demo.ready.leaderboard);
+    await page.screenshot({ path: path.join(ARTIFACTS, "leaderboard.png"), fullPage: true });
+    await expect(page.getByText("DEVNET DEMO").first().isVisible()).resolves.toBe(true);
+    const rows = await page
+      .locator("main table tbody tr")
+      .evaluateAll((trs) =>
+        trs.map((tr) => Array.from(tr.querySelectorAll("td"), (td) => td.textContent?.trim() ?? "")),
+      );
+    expect(rows).toHaveLength(board.merchants.length);
+    board.merchants.forEach((m, i) => {
+      const [rank, merchant, real, reported] = rows[i] as string[];
+      expect(rank).toBe(String(m.rank));
+      expect(merchant).toContain(m.name);
+      expect(merchant).toContain(m.address);
+      expect(real).toBe(money(m.real_usd));
+      expect(reported).toBe(money(m.usd));
+    });
+    await page.close();
+  }, 120_000);
+
+  it("shows a merchant's figures and its badge as the report JSON says", async () => {
+    const board = (await (await fetch(`${demo.ready.leaderboard}v1/leaderboard/base`)).json()) as {
+      merchants: { address: string; page: string }[];
+    };
+    const first = board.merchants[0];
+    if (!first) throw new Error("no ranked merchant");
+    const report = (await (
+      await fetch(`${demo.ready.leaderboard}v1/reports/base/${first.address}`)
+    ).json()) as {
+      claim: string;
+      tx: number;
+      real_tx: number;
+      usd: number;
+      real_usd: number;
+      buyers: number;
+      real_buyers: number;
+      badge: string;
+    };
+    const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+    await page.goto(first.page);
+    await page.screenshot({ path: path.join(ARTIFACTS, "merchant.png"), fullPage: true });
+    expect(await page.locator("p.claim").textContent()).toBe(report.claim);
+    const figures = await page
+      .locator("main table")
+      .first()
+      .locator("tbody tr")
+      .evaluateAll((trs) =>
+        trs.map((tr) => Array.from(tr.querySelectorAll("td"), (td) => td.textContent?.trim() ?? "")),
+      );
+    expect(figures[0]?.slice(0, 2)).toEqual([
+      report.tx.toLocaleString("en-US"),
+      report.real_tx.toLocaleString("en-US"),
+    ]);
+    expect(figures[1]?.slice(0, 2)).toEqual([money(report.usd), money(report.real_usd)]);
+    expect(figures[2]?.slice(0, 2)).toEqual([
+      report.buyers.toLocaleString("en-US"),
+      report.real_buyers.toLocaleString("en-US"),
+    ]);
+
+    // The badge: the page's <img> loaded and has a size, and the SVG itself renders.
+    const badge = page.locator(`img[src="${report.badge}"]`);
+    await badge.scrollIntoViewIfNeeded();
+    const size = await badge.evaluate((img: HTMLImageElement) =>
+      img.complete ? { w: img.naturalWidth, h: img.naturalHeight } : { w: 0, h: 0 },
+    );
+    expect(size.w).toBeGreaterThan(40);
+    expect(size.h).toBeGreaterThan(10);
+    await badge.screenshot({ path: path.join(ARTIFACTS, "badge.png") });
+    const svg = await browser.newPage();
+    const response = await svg.goto(report.badge);
+    expect(response?.headers()["content-type"]).toMatch(/image\/svg\+xml/);
+    expect(await svg.locator("svg").count()).toBe(1);
+    expect(await svg.locator("svg").textContent()).toContain(money(report.real_usd).replace(/\.00$/, ""));
+    await svg.close();
+    await page.close();
+  }, 120_000);
+
+  it("passes simulate --check: every merchant's real revenue within 5% of the ground truth", async () => {
+    const { code, stdout, stderr } = await runCli(
+      [
+        "simulate",
+        "--check",
+        "--json",
+        "--data",
+        dataDir,
+        "--public-url",
+        demo.ready.leaderboard.replace(/\/$/, ""),
+      ],
+      {},
+    );
+    expect(stderr).toBe("");
+    const result = JSON.parse(stdout) as {
+      ok: boolean;
+      merchants: {
+        name: string;
+        ok: boolean;
+        error: number | null;
+        genuine_lost: number | null;
+        reason?: string;
+      }[];
+    };
+    expect(result.merchants.filter((m) => !m.ok)).toEqual([]);
+    expect(result.merchants.length).toBeGreaterThanOrEqual(8);
+    expect(result.ok).toBe(true);
+    expect(code).toBe(0);
+  }, 120_000);
+
+  it("stops cleanly on Ctrl-C and resumes the same chain on the next start", async () => {
+    const before = demo.ready.merchants.map((m) => m.address);
+    expect(await stopDemo(demo.child)).toBe(0);
+    expect(fs.existsSync(path.join(dataDir, "demo", "chain", "state.json"))).toBe(true);
+    demo = await startDemo(dataDir, 240_000);
+    expect(demo.ready.resumed).toBe(true);
+    expect(demo.ready.merchants.map((m) => m.address)).toEqual(before);
+    const board = (await (await fetch(`${demo.ready.leaderboard}v1/leaderboard/base`)).json()) as {
+      merchants: unknown[];
+    };
+    expect(board.merchants.length).toBeGreaterThanOrEqual(8);
+  }, 300_000);
+});

@@ -1,0 +1,148 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_MIX, loadMix } from "../../src/demo/mix.ts";
+import {
+  type Action,
+  chooseRoles,
+  GENUINE,
+  type PlanContext,
+  type PlanMerchant,
+  planSlot,
+  populationWallets,
+  SLOT_SECONDS,
+  SLOTS_PER_WEEK,
+  spread,
+} from "../../src/demo/plan.ts";
+
+const endpoint = (price: number, path = `/p${price}`) => ({ method: "GET" as const, path, price, input: {} });
+const merchants: PlanMerchant[] = [
+  { id: "utility", endpoints: [endpoint(0.001), endpoint(0.01)] },
+  { id: "uuid", endpoints: [endpoint(0.0001)] },
+  { id: "hash", endpoints: [endpoint(0.002), endpoint(0.1)] },
+  { id: "stats", endpoints: [endpoint(0.005), endpoint(0.25)] },
+  ...Array.from({ length: 17 }, (_, i) => ({
+    id: `shop${i}`,
+    endpoints: [endpoint(0.001 + (i % 4) * 0.001)],
+  })),
+];
+const ctx: PlanContext = {
+  mix: DEFAULT_MIX,
+  merchants,
+  roles: chooseRoles(merchants, "utility"),
+  epoch: 1_700_000_000,
+};
+const week = (c: PlanContext = ctx, from = 0): Action[] =>
+  Array.from({ length: SLOTS_PER_WEEK }, (_, i) => planSlot(c, from + i)).flat();
+const payments = (actions: Action[]) =>
+  actions.filter((a): a is Extract<Action, { type: "pay" }> => a.type === "pay");
+
+describe("the simulated week", () => {
+  it("is the same for the same seed and slot, and differs for another seed", () => {
+    expect(planSlot(ctx, 17)).toEqual(planSlot({ ...ctx }, 17));
+    const other = { ...ctx, mix: { ...DEFAULT_MIX, seed: 7 } };
+    expect(payments(week(other)).length).not.toBe(payments(week()).length);
+  });
+
+  it("keeps every action inside its slot, by time, funding before payments", () => {
+    for (const slot of [0, 1, 48, 96, 200, 335, 336]) {
+      const actions = planSlot(ctx, slot);
+      const start = ctx.epoch + slot * SLOT_SECONDS;
+      for (const a of actions) {
+        expect(a.at).toBeGreaterThanOrEqual(start);
+        expect(a.at).toBeLessThan(start + SLOT_SECONDS);
+      }
+      expect(actions.map((a) => a.at)).toEqual([...actions.map((a) => a.at)].sort((x, y) => x - y));
+      const firstPay = actions.findIndex((a) => a.type === "pay");
+      const lastFunding = actions.findLastIndex((a) => a.type !== "pay");
+      if (firstPay >= 0 && lastFunding >= 0) expect(lastFunding).toBeLessThan(firstPay);
+    }
+  });
+
+  it("plays each pattern the screens look for, with enough of it in a week", () => {
+    const pays = payments(week());
+    const by = (b: string) => pays.filter((p) => p.behaviour === b);
+    const { roles } = ctx;
+    // tiny_repeat needs 10 or more sub-$0.001 payments of one amount from one wallet.
+    expect(by("tiny_farm").length).toBe(DEFAULT_MIX.farmCallsPerWeek);
+    expect(new Set(by("tiny_farm").map((p) => `${p.merchant}#${p.endpoint}`))).toEqual(
+      new Set([`${roles.farm}#0`]),
+    );
+    expect(by("self_payment").every((p) => p.from === `merchant:${p.merchant}`)).toBe(true);
+    expect(by("self_payment").filter((p) => p.merchant === roles.selfPayer)).toHaveLength(
+      DEFAULT_MIX.selfPaymentsPerWeek,
+    );
+    // The prober pays every merchant exactly once a week.
+    expect(
+      by("prober")
+        .map((p) => p.merchant)
+        .sort(),
+    ).toEqual(merchants.map((m) => m.id).sort());
+    // The pair pays each other equally.
+    const [a, b] = roles.pair;
+    expect(by("ring").filter((p) => p.from === `merchant:${a}`).length).toBe(
+      by("ring").filter((p) => p.from === `merchant:${b}`).length,
+    );
+    // The funder's wallets are funded before they pay.
+    const actions = week();
+    const funded = actions.findIndex((x) => x.type === "transfer" && x.behaviour === "merchant_funded");
+    const firstFundedPay = actions.findIndex((x) => x.type === "pay" && x.behaviour === "merchant_funded");
+    expect(funded).toBeGreaterThanOrEqual(0);
+    expect(funded).toBeLessThan(firstFundedPay);
+    // The indexer keeps a plain transfer only when a side was seen in an x402 payment before it: the
+    // funder is paid before it funds, the ring's payer pays before the money comes back to it.
+    const seenBefore = (wallet: string, index: number) =>
+      actions
+        .slice(0, index)
+        .some((x) => x.type === "pay" && (x.from === wallet || `merchant:${x.merchant}` === wallet));
+    actions.forEach((x, i) => {
+      if (x.type === "transfer" && x.from !== "exchange") {
+        expect(seenBefore(x.from, i) || seenBefore(x.to, i), `${x.from} -> ${x.to}`).toBe(true);
+      }
+    });
+  });
+
+  it("has genuine agents buy only everyday prices from a few merchants, never the farm's", () => {
+    const agents = payments(week()).filter((p) => p.behaviour === "agent");
+    expect(agents.length).toBeGreaterThan(DEFAULT_MIX.agents * DEFAULT_MIX.agentCallsPerWeek * 0.6);
+    for (const p of agents) {
+      const price = merchants.find((m) => m.id === p.merchant)?.endpoints[p.endpoint]?.price ?? -1;
+      expect(price).toBeGreaterThanOrEqual(0.001);
+      expect(price).toBeLessThanOrEqual(0.05);
+    }
+    const perAgent = new Map<string, Set<string>>();
+    for (const p of agents) perAgent.set(p.from, (perAgent.get(p.from) ?? new Set()).add(p.merchant));
+    for (const set of perAgent.values()) expect(set.size).toBeLessThanOrEqual(4);
+    expect([...GENUINE]).toEqual(["agent", "large_customer", "integration"]);
+  });
+
+  it("repeats weekly patterns after the first week, without the first week's mints", () => {
+    const second = week(ctx, SLOTS_PER_WEEK);
+    expect(payments(second).filter((p) => p.behaviour === "prober")).toHaveLength(merchants.length);
+    expect(second.filter((a) => a.type === "mint" && a.to === "exchange")).toHaveLength(0);
+  });
+
+  it("spreads n events a week evenly", () => {
+    for (const n of [1, 7, 24, 336, 1000]) {
+      const total = Array.from({ length: SLOTS_PER_WEEK }, (_, w) => spread(n, w, 0.3)).reduce(
+        (s, x) => s + x,
+        0,
+      );
+      expect(total).toBe(n);
+    }
+  });
+
+  it("names every population wallet once", () => {
+    const ids = populationWallets(DEFAULT_MIX);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.filter((id) => id.startsWith("customer:")).length).toBeGreaterThanOrEqual(50);
+  });
+});
+
+describe("loadMix", () => {
+  it("scales calls but keeps the farm above the screen's minimum", () => {
+    const small = loadMix(undefined, 0.1);
+    expect(small.agentCallsPerWeek).toBe(Math.round(DEFAULT_MIX.agentCallsPerWeek * 0.1));
+    expect(small.farmCallsPerWeek).toBeGreaterThanOrEqual(14);
+    expect(() => loadMix(undefined, 0)).toThrow(/--scale/);
+    expect(() => loadMix("/nonexistent/mix.json")).toThrow(/--mix/);
+  });
+});
