@@ -285,10 +285,12 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     await store.run("INSERT OR REPLACE INTO meta VALUES ('notice', $notice), ('demo', 'true')", {
       notice: DEMO_NOTICE,
     });
+    // One service for the pages and the warm-up below: it serializes the builds on the store's connection.
+    let service: ReportService | undefined;
     const reportsServer = await bind("reports", ports.reports, (port) =>
       listenWithUrl(
         async (url) => {
-          const service = new ReportService(store, { publicUrl: config.publicUrl ?? url });
+          service = new ReportService(store, { publicUrl: config.publicUrl ?? url });
           return reportRoutes(service, { notice: async () => DEMO_NOTICE }).fetch;
         },
         config.host,
@@ -297,7 +299,6 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     );
     closers.push(() => reportsServer.close());
     const publicUrl = config.publicUrl ?? reportsServer.url;
-    const service = new ReportService(store, { publicUrl });
 
     // The merchants as the operator names them (a `merchant` record each; a report's name is a host name
     // and the shops share one host, so each gets its own under .localhost), and as the simulator sees them.
@@ -426,7 +427,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
         if (caughtUpBlock !== undefined && indexed.block >= caughtUpBlock - DEFAULT_REORG_DEPTH) break;
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
-      await service.leaderboard();
+      await (service as ReportService).leaderboard();
     })();
     ready.catch(() => undefined);
 
