@@ -92,7 +92,14 @@ describe("devnet", () => {
   it("saves a long chain on stop and resumes it: blocks, logs and balances kept, the next block 2 s later", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-devnet-"));
     try {
-      const options = { port: 0, buyers: 1, blockTime: 0, hardfork: "cancun", pruneHistory: 0, statePath: dir } as const;
+      const options = {
+        port: 0,
+        buyers: 1,
+        blockTime: 0,
+        hardfork: "cancun",
+        pruneHistory: 0,
+        statePath: dir,
+      } as const;
       const first = await startDevnet({ ...options, genesisTimestamp: 1_700_000_000 });
       expect(first.resumed).toBe(false);
       await first.mine(5_000);
