@@ -31,8 +31,12 @@ export async function runDemo(args: string[], flags: Flags): Promise<number> {
     alias: config.merchants["utility-alias"]?.port ?? DEFAULT_DEMO_PORTS.alias,
     shops: port("X402M_SHOPS_PORT", DEFAULT_DEMO_PORTS.shops),
   };
-  // The x402 SDK logs every settlement's extension responses with console.log: stdout is for our result.
-  console.log = console.error;
+  // The x402 SDK logs every settlement's extension responses with console.log. Stdout is for our result,
+  // and the progress line already counts the settlements: drop those, send anything else to stderr.
+  console.log = (...args: unknown[]) => {
+    if (typeof args[0] === "string" && args[0].startsWith("[x402] extension responses")) return;
+    console.error(...args);
+  };
   const progress = createProgress(process.stderr);
   const demo = await startDemo({ config, mix, ports, onEvent: progress.onEvent });
 

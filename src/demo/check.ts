@@ -18,9 +18,9 @@ export interface CheckRow {
   /** What the simulator paid the merchant in the window, and the genuine part of it. */
   truth_usd: number;
   genuine_usd: number;
-  /** (real - genuine) / genuine; null without genuine demand. */
+  /** (real - genuine) / genuine, genuine rounded to cents as the report rounds; null without genuine demand. */
   error: number | null;
-  /** Share of genuine demand the screens took away: max(0, genuine - real) / genuine. */
+  /** Share of genuine demand the screens took away: max(0, genuine - real) / genuine (cents). */
   genuine_lost: number | null;
   ok: boolean;
   reason?: string;
@@ -51,9 +51,11 @@ export function checkReports(
       genuine_lost: null,
       ok: true,
     };
-    if (genuineUsd > 0) {
-      row.error = round((row.real_usd - genuineUsd) / genuineUsd, 4);
-      row.genuine_lost = round(Math.max(0, genuineUsd - row.real_usd) / genuineUsd, 4);
+    // Against the truth rounded as the report rounds: a report equal to it is off by nothing.
+    const genuineCents = cents(t.genuine);
+    if (genuineCents > 0) {
+      row.error = round((row.real_usd - genuineCents) / genuineCents, 4);
+      row.genuine_lost = round(Math.max(0, genuineCents - row.real_usd) / genuineCents, 4);
     }
     // The report rounds exact amounts half up to cents; the same rounding of the truth is no error.
     const exact = row.real_usd === cents(t.genuine);
