@@ -1,4 +1,5 @@
 import type { OpenApiDocument, OpenApiOperation } from "./openapi.ts";
+import { TRY_IT_SCRIPT, tryItForm } from "./try-it.ts";
 
 const escapeHtml = (text: string) =>
   text.replace(
@@ -46,15 +47,18 @@ function section(server: string, path: string, method: string, op: OpenApiOperat
 ${parametersTable(op)}
 ${body ? `<h3>Request body (JSON)</h3><pre><code>${escapeHtml(JSON.stringify(body.schema, null, 2))}</code></pre>` : ""}
 <h3>Try it</h3>
+${tryItForm(path, method, op)}
+<p>From a shell:</p>
 <pre><code>${escapeHtml(curlLine(server, path, method, op))}</code></pre>
-<p>Without payment the answer is 402 with the requirements in the <code>PAYMENT-REQUIRED</code> header; an x402 client (for example <code>@x402/fetch</code>) pays and retries.</p>
+<p>Without payment the answer is 402 with the requirements in the <code>PAYMENT-REQUIRED</code> header; an x402 client (for example <code>@x402/fetch</code>) pays and retries. In this page, a browser wallet can pay: it signs a USDC transfer authorization for exactly the price, which the merchant's facilitator settles.</p>
 ${output === undefined ? "" : `<h3>Example answer</h3><pre><code>${escapeHtml(JSON.stringify(output, null, 2))}</code></pre>`}
 </section>`;
 }
 
 /**
  * The interactive API reference, rendered on the server from the OpenAPI document: every operation with
- * its price, parameters, a curl line and an example answer. No script, no external asset.
+ * its price, parameters, a console to call it (and pay with a browser wallet), a curl line and an example
+ * answer. One inline script, no external asset.
  */
 export function renderReferencePage(doc: OpenApiDocument): string {
   const server = doc.servers[0]?.url ?? "";
@@ -79,6 +83,8 @@ a{color:#0645ad}code,pre{font-family:ui-monospace,monospace}pre{background:#f4f4
 table{border-collapse:collapse;margin:.5rem 0}th,td{border:1px solid #999;padding:.25rem .5rem;text-align:left}
 caption{text-align:left;font-weight:bold}.method{background:#1a1a1a;color:#fff;padding:0 .4rem}.price{font-weight:normal;font-size:.9em}
 section{border-top:1px solid #ccc;margin-top:2rem}.skip{position:absolute;left:-999px}.skip:focus{left:1rem}
+form.try label{display:block;margin:.25rem 0}form.try input{min-width:20rem}form.try textarea{width:100%;font-family:ui-monospace,monospace}
+form.try output pre{white-space:pre-wrap;word-break:break-all}
 </style>
 </head>
 <body>
@@ -89,6 +95,7 @@ section{border-top:1px solid #ccc;margin-top:2rem}.skip{position:absolute;left:-
 <main id="operations">
 ${operations.map(({ path, method, op }) => section(server, path, method, op)).join("\n")}
 </main>
+${TRY_IT_SCRIPT}
 </body>
 </html>
 `;

@@ -161,7 +161,11 @@ describe("a merchant host built from its catalogue", () => {
       expect(html).toContain(
         "curl -i -X POST -H &#39;content-type: application/json&#39; -d &#39;{&quot;numbers&quot;:[1,2]}&#39;",
       );
-      expect(html).not.toMatch(/<script|src="http|href="http[^"]*\.(css|js)"/);
+      // One inline script (the console), no external asset.
+      expect(html.match(/<script/g)).toHaveLength(1);
+      expect(html).not.toMatch(/<script src|src="http|href="http[^"]*\.(css|js)"/);
+      expect(html).toContain('<form class="try" data-method="GET" data-path="/api/calc"');
+      expect(html).toContain('<input name="expr" value="sqrt(2)">');
     }
   });
 });
