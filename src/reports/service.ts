@@ -29,7 +29,16 @@ export interface ReportServiceOptions {
   /** Base of the page and badge URLs, without a trailing slash. */
   publicUrl: string;
   now?: () => Date;
+  /** Windows whose reports stay stored; older builds are dropped and rebuilt on demand. Default 16. */
+  keepWindows?: number;
 }
+
+/**
+ * A following indexer moves the latest checkpoint every block, and each new end block is a new window:
+ * without a bound the stored reports would grow by a window per page view. A dropped window is rebuilt
+ * identically (but for `generated_at`) when asked for again.
+ */
+export const DEFAULT_KEEP_WINDOWS = 16;
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
@@ -174,8 +183,22 @@ export class ReportService {
         "INSERT OR REPLACE INTO report_windows VALUES ('base', $end, $version, $url, $generated)",
         { end: window.end_block, version, url: this.options.publicUrl, generated: generatedAt },
       );
+      await this.dropOldWindows(window.end_block);
     });
     return built;
+  }
+
+  /** Keeps the reports of the most recently built windows (and always `current`'s). */
+  private async dropOldWindows(current: number): Promise<void> {
+    const keep = Math.max(1, this.options.keepWindows ?? DEFAULT_KEEP_WINDOWS);
+    const stale = `SELECT end_block FROM report_windows WHERE chain = 'base' AND end_block <> $current
+      ORDER BY generated_at DESC, end_block DESC OFFSET $offset`;
+    const params = { current, offset: keep - 1 };
+    await this.store.run(`DELETE FROM reports WHERE chain = 'base' AND end_block IN (${stale})`, params);
+    await this.store.run(
+      `DELETE FROM report_windows WHERE chain = 'base' AND end_block IN (${stale})`,
+      params,
+    );
   }
 }
 

@@ -223,3 +223,26 @@ describe("rank and states", () => {
     }
   });
 });
+
+describe("stored windows", () => {
+  it("keeps the most recent windows' reports and rebuilds a dropped one identically", async () => {
+    const store = await storeWith([
+      payment({ payer: addr("a"), payTo: m, amount: 1_000 }),
+      checkpoint(END + 10),
+    ]);
+    try {
+      const service = new ReportService(store, { publicUrl: "https://r.test", keepWindows: 3 });
+      const first = (await service.report(m, END)).report;
+      for (let end = END + 1; end <= END + 5; end++) await service.report(m, end);
+      const windows = await store.all<{ end_block: bigint }>(
+        "SELECT DISTINCT end_block FROM reports ORDER BY end_block",
+      );
+      expect(windows.map((w) => Number(w.end_block))).toEqual([END + 3, END + 4, END + 5]);
+      expect(await store.one("SELECT count(*) AS n FROM report_windows")).toEqual({ n: 3n });
+      const again = (await service.report(m, END)).report;
+      expect({ ...again, generated_at: "" }).toEqual({ ...first, generated_at: "" });
+    } finally {
+      store.close();
+    }
+  });
+});
