@@ -14,7 +14,8 @@ import {
   tooLarge,
 } from "./image.ts";
 import { toDxf, toEps, toPdf, toPng, toSvg, VECTOR_MIME, type VectorFormat } from "./render.ts";
-import { drawingColors, trace } from "./trace.ts";
+import { drawingColors } from "./trace.ts";
+import { traceThread } from "./trace-thread.ts";
 
 /** Longest accepted `image_base64` (10 MB in base64, plus a data-URI prefix). */
 const MAX_BASE64_CHARS = Math.ceil(MAX_IMAGE_BYTES / 3) * 4 + 256;
@@ -208,7 +209,13 @@ export function vectorizeEndpoint(options: VectorizeEndpointOptions = {}) {
       const image = await decodeImage(bytes);
       ctx.signal.throwIfAborted();
       const scale = image.originalWidth / image.width;
-      const drawing = trace(image, { colors: input.colors, detail: input.detail }, scale);
+      // In a worker thread: seconds of tracing must not stall other requests, and a timeout stops it.
+      const drawing = await traceThread().trace(
+        image,
+        { colors: input.colors, detail: input.detail },
+        scale,
+        ctx.signal,
+      );
       // The trace's rounding may differ by a pixel from the image's size: keep the image's.
       drawing.width = image.originalWidth;
       drawing.height = image.originalHeight;
