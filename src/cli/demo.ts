@@ -3,6 +3,7 @@ import { SLOTS_PER_WEEK } from "../demo/plan.ts";
 import { DEFAULT_DEMO_PORTS, type Demo, type DemoEvent, type DemoPorts, startDemo } from "../demo/world.ts";
 import { configFrom, type Flags, UsageError } from "./args.ts";
 import { DEFAULT_FACILITATOR_PORT } from "./devnet.ts";
+import { quietSdkLogs } from "./sdk-logs.ts";
 
 /**
  * `demo` (and `npm start`): the whole service on a local devnet with the buyer simulator. Progress goes
@@ -31,12 +32,8 @@ export async function runDemo(args: string[], flags: Flags): Promise<number> {
     alias: config.merchants["utility-alias"]?.port ?? DEFAULT_DEMO_PORTS.alias,
     shops: port("X402M_SHOPS_PORT", DEFAULT_DEMO_PORTS.shops),
   };
-  // The x402 SDK logs every settlement's extension responses with console.log. Stdout is for our result,
-  // and the progress line already counts the settlements: drop those, send anything else to stderr.
-  console.log = (...args: unknown[]) => {
-    if (typeof args[0] === "string" && args[0].startsWith("[x402] extension responses")) return;
-    console.error(...args);
-  };
+  // Stdout is for the ready line; the progress line already counts the settlements the SDK would log.
+  quietSdkLogs();
   const progress = createProgress(process.stderr);
   const demo = await startDemo({ config, mix, ports, onEvent: progress.onEvent });
 

@@ -78,5 +78,7 @@ function describe(error: unknown): string {
   if (error instanceof UsageError || error instanceof ConfigError || error instanceof ImportError)
     return error.message;
   if (error instanceof StoreBusyError || error instanceof AppError) return error.message;
+  if (error instanceof Error && (error.name === "DemoError" || error.name === "MixError"))
+    return error.message;
   return error instanceof Error ? `${error.name}: ${error.message.split("\n")[0]}` : String(error);
 }

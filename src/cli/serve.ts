@@ -11,6 +11,7 @@ import { reportRoutes } from "../reports/http.ts";
 import { ReportService } from "../reports/service.ts";
 import type { Store } from "../store/duckdb.ts";
 import { configFrom, type Flags, openStore, UsageError } from "./args.ts";
+import { quietSdkLogs } from "./sdk-logs.ts";
 
 export type ServiceName = "reports" | MerchantHost;
 export const SERVICE_NAMES: readonly ServiceName[] = [
@@ -54,6 +55,8 @@ export async function runServe(args: string[], flags: Flags): Promise<number> {
     }
   }
 
+  // Stdout carries the one ready line.
+  quietSdkLogs();
   const closers: (() => Promise<void>)[] = [];
   const closeAll = async () => {
     for (const close of closers.reverse()) await close();

@@ -191,7 +191,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     }).catch((error) => {
       if (/address already in use|EADDRINUSE/i.test(String(error))) {
         throw new DemoError(
-          `the devnet's port ${ports.devnet} is in use: stop the other chain or pass --devnet-port`,
+          `the devnet's port ${ports.devnet} is in use: stop the other chain or set X402M_DEVNET_PORT (0 picks a free one)`,
         );
       }
       throw error;
@@ -513,6 +513,15 @@ async function clearForFreshStart(dataDir: string, demoDir: string): Promise<voi
   fs.mkdirSync(demoDir, { recursive: true });
 }
 
+/** Where each service's port is set. */
+const PORT_SETTING: Record<string, string> = {
+  facilitator: "X402M_FACILITATOR_PORT",
+  utility: "X402M_UTILITY_PORT",
+  "utility-alias": "X402M_UTILITY_ALIAS_PORT",
+  shops: "X402M_SHOPS_PORT",
+  reports: "PORT or --port",
+};
+
 async function bind(
   name: string,
   port: number,
@@ -522,7 +531,9 @@ async function bind(
     return await start(port);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
-      throw new DemoError(`the ${name} port ${port} is in use: stop what holds it or choose another port`);
+      throw new DemoError(
+        `the ${name} port ${port} is in use: stop what holds it or set ${PORT_SETTING[name]} (0 picks a free one)`,
+      );
     }
     throw error;
   }
