@@ -11,6 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { addr, ndjsonFile, payment } from "../helpers/data.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const BIN = path.join(ROOT, "bin", "x402-merchants");
@@ -246,6 +247,10 @@ describe("demo", () => {
     const before = demo.ready.merchants.map((m) => m.address);
     expect(await stopDemo(demo.child)).toBe(0);
     expect(fs.existsSync(path.join(dataDir, "demo", "chain", "state.json"))).toBe(true);
+    // Stopped, the check reads the store itself.
+    const check = await runCli(["simulate", "--check", "--json", "--data", dataDir], {});
+    expect(check.code).toBe(0);
+    expect((JSON.parse(check.stdout) as { ok: boolean }).ok).toBe(true);
     demo = await startDemo(dataDir, 240_000);
     expect(demo.ready.resumed).toBe(true);
     expect(demo.ready.merchants.map((m) => m.address)).toEqual(before);
@@ -254,4 +259,20 @@ describe("demo", () => {
     };
     expect(board.merchants.length).toBeGreaterThanOrEqual(8);
   }, 300_000);
+
+  it("refuses a data directory whose store is not the demo's, touching nothing", async () => {
+    const other = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-not-demo-"));
+    try {
+      const file = ndjsonFile([payment({ payer: addr("a"), payTo: addr("m"), amount: 1_000 })]);
+      expect((await runCli(["import", file, "--data", other], {})).code).toBe(0);
+      const before = fs.statSync(path.join(other, "analytics.duckdb")).size;
+      const { code, stderr } = await runCli(["demo", "--data", other], FREE_PORTS);
+      expect(code).toBe(1);
+      expect(stderr).toMatch(/holds a store that is not the demo's: give the demo its own directory/);
+      expect(fs.statSync(path.join(other, "analytics.duckdb")).size).toBe(before);
+      expect(fs.existsSync(path.join(other, "demo", "chain"))).toBe(false);
+    } finally {
+      fs.rmSync(other, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
