@@ -5,6 +5,7 @@ import {
   DEFAULT_CONCURRENCY,
   DEFAULT_REORG_DEPTH,
   DEFAULT_SENDER_STRATEGY,
+  type IndexerOptions,
   runIndexer,
   SENDER_CHOICES,
   type SenderChoice,
@@ -19,9 +20,15 @@ export const DEFAULT_RPS = 25;
  * into the store. Progress goes to stderr (a bar on a terminal, JSON lines otherwise); the summary is
  * one JSON line on stdout. SIGINT/SIGTERM stop it cleanly after the batch being committed.
  */
-export async function runIndex(args: string[], flags: Flags): Promise<number> {
-  if (args.length > 0) throw new UsageError("index takes no arguments (give the endpoint with --rpc URL)");
-  if (!flags.rpc) throw new UsageError("index needs --rpc URL (a Base JSON-RPC endpoint)");
+/**
+ * The indexer's options from the command line (`index`, and `serve --rpc`): everything but the store,
+ * the signal and the progress callback.
+ */
+export function indexerOptionsFrom(
+  flags: Flags,
+  { follow }: { follow: boolean },
+): Omit<IndexerOptions, "store" | "signal" | "onEvent"> {
+  if (!flags.rpc) throw new UsageError("--rpc URL is needed (a Base JSON-RPC endpoint)");
   if (!/^https?:\/\/\S+$/.test(flags.rpc))
     throw new UsageError(`--rpc must be an http(s) URL, not "${flags.rpc}"`);
   const options = {
@@ -66,6 +73,27 @@ export async function runIndex(args: string[], flags: Flags): Promise<number> {
     throw new UsageError(`--facilitator: ${(error as Error).message}`);
   }
 
+  return {
+    rpc: { url: flags.rpc, rps: options.rps },
+    registry,
+    fromBlock: options.fromBlock,
+    toBlock: options.toBlock,
+    follow,
+    reorgDepth: options.reorgDepth,
+    batchBlocks: options.batchBlocks,
+    concurrency: options.concurrency,
+    senderStrategy: strategy,
+    pollMs: options.pollMs,
+    discovery: flags.discovery
+      ? { url: flags.discovery, refreshMs: options.discoveryRefresh && options.discoveryRefresh * 1000 }
+      : undefined,
+  };
+}
+
+export async function runIndex(args: string[], flags: Flags): Promise<number> {
+  if (args.length > 0) throw new UsageError("index takes no arguments (give the endpoint with --rpc URL)");
+  if (!flags.rpc) throw new UsageError("index needs --rpc URL (a Base JSON-RPC endpoint)");
+  const options = indexerOptionsFrom(flags, { follow: flags.follow ?? false });
   const config = configFrom(flags);
   const store = await openStore(config);
   const controller = new AbortController();
@@ -75,20 +103,8 @@ export async function runIndex(args: string[], flags: Flags): Promise<number> {
   const reporter = createReporter();
   try {
     const summary = await runIndexer({
+      ...options,
       store,
-      rpc: { url: flags.rpc, rps: options.rps },
-      registry,
-      fromBlock: options.fromBlock,
-      toBlock: options.toBlock,
-      follow: flags.follow ?? false,
-      reorgDepth: options.reorgDepth,
-      batchBlocks: options.batchBlocks,
-      concurrency: options.concurrency,
-      senderStrategy: strategy,
-      pollMs: options.pollMs,
-      discovery: flags.discovery
-        ? { url: flags.discovery, refreshMs: options.discoveryRefresh && options.discoveryRefresh * 1000 }
-        : undefined,
       signal: controller.signal,
       onEvent: (event) => reporter.onEvent(event),
     });

@@ -14,6 +14,7 @@ Usage:
   x402-merchants report ADDRESS [--end-block N] [--data DIR] [--public-url URL]
   x402-merchants leaderboard [--end-block N] [--data DIR] [--public-url URL]
   x402-merchants serve [--only reports,utility,utility-alias] [--port N] [--host H] [--data DIR] [--public-url URL]
+        [--rpc URL and the index flags: the indexer follows that chain into the store while serving]
   x402-merchants listings [--only utility,utility-alias]   the merchants' paid endpoints as import NDJSON
   x402-merchants demo [--json] [--scale X] [--mix FILE] [--data DIR]   (also: npm start)
         the whole service on a local Base devnet: merchants, facilitator, indexer, reports and a buyer

@@ -5,6 +5,7 @@ import {
   type MerchantHost,
   merchantEnvPrefix,
 } from "../config/config.ts";
+import type { IndexerOptions } from "../indexer/index.ts";
 import { openDatabase } from "../platform/db/index.ts";
 import { listenWithUrl } from "../platform/listen.ts";
 import { reportRoutes } from "../reports/http.ts";
@@ -42,13 +43,21 @@ export function chooseServices(only: string | undefined, config: Config): Servic
 
 /**
  * Serves the report service and the merchant hosts, each on its own port. Prints one JSON line mapping
- * each service to its base URL when ready; stops on SIGINT/SIGTERM.
+ * each service to its base URL when ready; stops on SIGINT/SIGTERM. With `--rpc URL` (and the `index`
+ * flags), the indexer follows that chain into the store in the same process (DuckDB has one writing
+ * process), so the reports stay current while they are served.
  */
 export async function runServe(args: string[], flags: Flags): Promise<number> {
   if (args.length > 0) throw new UsageError("serve takes no arguments");
   const config = configFrom(flags);
   const services = chooseServices(flags.only, config);
   const merchants = services.filter((s): s is MerchantHost => s !== "reports");
+  if (flags.rpc !== undefined && !services.includes("reports")) {
+    throw new UsageError("--rpc indexes into the report service's store: serve reports too");
+  }
+  // Loaded on demand, like `index`: the indexer is only for --rpc.
+  const follow = flags.rpc === undefined ? undefined : await import("./indexer.ts");
+  const indexerOptions = follow?.indexerOptionsFrom(flags, { follow: true });
   for (const name of merchants) {
     if (!config.merchants[name]?.payTo) {
       throw new ConfigError(`${name} needs its wallet: set ${merchantEnvPrefix(name)}PAY_TO`);
@@ -62,6 +71,7 @@ export async function runServe(args: string[], flags: Flags): Promise<number> {
     for (const close of closers.reverse()) await close();
   };
   const urls: Record<string, string> = {};
+  let indexer: Promise<unknown> | undefined;
   try {
     if (services.includes("reports")) {
       const store = await openStore(config);
@@ -76,6 +86,7 @@ export async function runServe(args: string[], flags: Flags): Promise<number> {
       );
       closers.push(() => server.close());
       urls.reports = server.url;
+      if (indexerOptions) indexer = (await startFollowing(store, indexerOptions, closers)).running;
     }
     if (merchants.length > 0) {
       const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
@@ -94,7 +105,7 @@ export async function runServe(args: string[], flags: Flags): Promise<number> {
   }
   process.stdout.write(`${JSON.stringify(urls)}\n`);
 
-  await new Promise<void>((resolve) => {
+  const stopped = new Promise<void>((resolve) => {
     const stop = () => {
       process.off("SIGINT", stop);
       process.off("SIGTERM", stop);
@@ -103,8 +114,40 @@ export async function runServe(args: string[], flags: Flags): Promise<number> {
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
   });
-  await closeAll();
+  try {
+    // An indexer that gives up (the RPC keeps failing) stops the whole command: stale reports served
+    // as current would mislead.
+    await Promise.race([stopped, ...(indexer ? [indexer] : [])]);
+  } finally {
+    await closeAll();
+  }
   return 0;
+}
+
+/** Runs the indexer in follow mode on its own connection to `store`; its closer stops it first. */
+async function startFollowing(
+  store: Store,
+  options: Omit<IndexerOptions, "store" | "signal" | "onEvent">,
+  closers: (() => Promise<void>)[],
+): Promise<{ running: Promise<unknown> }> {
+  const { runIndexer, createReporter } = await import("../indexer/index.ts");
+  const connection = await store.fork();
+  const controller = new AbortController();
+  const reporter = createReporter();
+  const running = runIndexer({
+    ...options,
+    store: connection,
+    signal: controller.signal,
+    onEvent: (event) => reporter.onEvent(event),
+  });
+  running.catch(() => undefined);
+  closers.push(async () => {
+    controller.abort();
+    await running.catch(() => undefined);
+    reporter.stop();
+    connection.close();
+  });
+  return { running };
 }
 
 /** The banner a demo store asks for (`meta.notice`, set by the demo), if any. */
