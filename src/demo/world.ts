@@ -178,7 +178,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
   };
   const controller = new AbortController();
   try {
-    // Cancun rather than Prague and no historical states: anvil then mines a week of blocks in seconds.
+    // Cancun rather than Prague and no historical states: both keep anvil's cost per block low (docs/benchmarks.md).
     const devnet = await startDevnet({
       port: ports.devnet,
       buyers: 0,

@@ -9,14 +9,14 @@ import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium } from "../helpers/browser.ts";
 import { addr, ndjsonFile, payment } from "../helpers/data.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const BIN = path.join(ROOT, "bin", "x402-merchants");
 const ARTIFACTS = path.join(ROOT, "test-artifacts");
-const CHROMIUM = process.env.X402M_CHROMIUM ?? "/usr/bin/chromium";
 const FREE_PORTS = {
   X402M_DEVNET_PORT: "0",
   X402M_FACILITATOR_PORT: "0",
@@ -106,17 +106,10 @@ describe("demo", () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    if (!fs.existsSync(CHROMIUM)) {
-      throw new Error(
-        `no Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run does), or set X402M_CHROMIUM`,
-      );
-    }
     fs.mkdirSync(ARTIFACTS, { recursive: true });
+    // The browser first: without Chromium the test fails at once, not after the demo's minutes.
+    browser = await launchChromium();
     demo = await startDemo(dataDir, 420_000);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-    });
   }, 480_000);
 
   afterAll(async () => {

@@ -4,30 +4,20 @@
  * devnet buyer's key) it pays through x402 and shows the answer and the settlement, and exactly the price
  * moves on chain.
  */
-import fs from "node:fs";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import type { TypedDataDefinition } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { calc } from "../../src/merchants/utility/calc.ts";
+import { launchChromium } from "../helpers/browser.ts";
 import { type PaidShop, startPaidShop } from "../helpers/paid.ts";
-
-const CHROMIUM = process.env.X402M_CHROMIUM ?? "/usr/bin/chromium";
 
 let shop: PaidShop;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM)) {
-    throw new Error(
-      `no Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run does), or set X402M_CHROMIUM`,
-    );
-  }
   shop = await startPaidShop([calc]);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-  });
+  browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
