@@ -29,13 +29,17 @@ export async function runDevnet(args: string[], flags: Flags): Promise<number> {
   );
   const config = configFrom(flags);
   // Loaded here, as the chain code is: the facilitator's SDK and PGlite are only for this command.
-  const { startFacilitator } = await import("./devnet-facilitator.ts");
+  const { startFacilitator } = await import("../facilitator/devnet.ts");
+  const { openDatabase } = await import("../platform/db/index.ts");
 
   const devnet = await startDevnet({ port, buyers });
+  let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
   let facilitator: Awaited<ReturnType<typeof startFacilitator>>;
   try {
-    facilitator = await startFacilitator(devnet, config, facilitatorPort);
+    db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+    facilitator = await startFacilitator(devnet, db, facilitatorPort);
   } catch (error) {
+    await db?.close();
     await devnet.stop();
     throw error;
   }
@@ -61,6 +65,7 @@ export async function runDevnet(args: string[], flags: Flags): Promise<number> {
   });
   // The facilitator first: it may be waiting on the chain for a settlement.
   await facilitator.close();
+  await db.close();
   await devnet.stop();
   if (reason === "anvil exited") {
     const { code, signal } = await devnet.exited;

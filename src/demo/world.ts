@@ -11,16 +11,17 @@
 import fs from "node:fs";
 import path from "node:path";
 import { HTTPFacilitatorClient } from "@x402/core/server";
+import { createPublicClient, http } from "viem";
 import { WEEK_BLOCKS } from "../chain/base.ts";
 import { type DevnetAccount, derive, devnetChain, startDevnet } from "../chain/devnet.ts";
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
 import type { Config } from "../config/config.ts";
-import { createFacilitator } from "../facilitator/index.ts";
+import { startFacilitator } from "../facilitator/devnet.ts";
 import { DEFAULT_REORG_DEPTH, type IndexerEvent, runIndexer } from "../indexer/index.ts";
 import { MERCHANTS } from "../merchants/index.ts";
 import type { Merchant } from "../platform/catalogue.ts";
 import { openDatabase } from "../platform/db/index.ts";
-import { type Listening, listen, listenWithUrl } from "../platform/listen.ts";
+import { type Listening, listenWithUrl } from "../platform/listen.ts";
 import { merchantApp } from "../platform/merchant-app.ts";
 import { reportRoutes } from "../reports/http.ts";
 import { ReportService } from "../reports/service.ts";
@@ -199,7 +200,12 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     closers.push(() => devnet.stop());
     if (!canResume) fs.writeFileSync(worldFile, `${JSON.stringify(w, null, 2)}\n`);
 
-    const head = await blockNumber(devnet.rpc);
+    const head = Number(
+      await createPublicClient({
+        chain: devnetChain(devnet.rpc),
+        transport: http(devnet.rpc),
+      }).getBlockNumber(),
+    );
     // A chain saved before a crash may be older than the truth written after it.
     const dropped = truncateTruth(truthFile, head);
     if (dropped > 0)
@@ -210,18 +216,10 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
 
     const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
     closers.push(() => db.close());
-    const facilitator = await createFacilitator({
-      db,
-      rpc: devnet.rpc,
-      chain: devnetChain(devnet.rpc),
-      privateKey: devnet.facilitatorAccount.privateKey,
-      onNewChain: "reset",
+    // Receipts polled every 50 ms: while catching up, blocks come every few milliseconds.
+    const facilitatorServer = await startFacilitator(devnet, db, ports.facilitator, {
       pollingIntervalMs: 50,
     });
-    closers.push(() => facilitator.close());
-    const facilitatorServer = await bind("facilitator", ports.facilitator, (port) =>
-      listen(facilitator.app.fetch, config.host, port),
-    );
     closers.push(() => facilitatorServer.close());
 
     const appOptions = {
@@ -515,7 +513,6 @@ async function clearForFreshStart(dataDir: string, demoDir: string): Promise<voi
 
 /** Where each service's port is set. */
 const PORT_SETTING: Record<string, string> = {
-  facilitator: "X402M_FACILITATOR_PORT",
   utility: "X402M_UTILITY_PORT",
   "utility-alias": "X402M_UTILITY_ALIAS_PORT",
   shops: "X402M_SHOPS_PORT",
@@ -537,13 +534,4 @@ async function bind(
     }
     throw error;
   }
-}
-
-async function blockNumber(rpc: string): Promise<number> {
-  const response = await fetch(rpc, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
-  });
-  return Number(((await response.json()) as { result: string }).result);
 }

@@ -1,11 +1,6 @@
+import { escapeHtml } from "./html.ts";
 import type { OpenApiDocument, OpenApiOperation } from "./openapi.ts";
 import { TRY_IT_SCRIPT, tryItForm } from "./try-it.ts";
-
-const escapeHtml = (text: string) =>
-  text.replace(
-    /[&<>"']/g,
-    (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch] ?? ch,
-  );
 
 /** A POSIX shell single-quoted word. */
 const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;

@@ -5,13 +5,8 @@
  * authorization (`eth_signTypedData_v4`) and sends it as x402 `PAYMENT-SIGNATURE`, then shows the answer
  * and the settlement. The script is inline and talks only to this host and the wallet.
  */
+import { escapeHtml } from "./html.ts";
 import type { OpenApiOperation } from "./openapi.ts";
-
-const escapeHtml = (text: string) =>
-  text.replace(
-    /[&<>"']/g,
-    (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch] ?? ch,
-  );
 
 /** The form of one operation. */
 export function tryItForm(path: string, method: string, op: OpenApiOperation): string {
