@@ -8,14 +8,18 @@
  * 2. Runs the indexer over the settlement blocks into a fresh store (rps unlimited), recording the
  *    eth_getLogs ranges its adaptive chunking chose; then replays exactly those ranges as raw
  *    eth_getLogs requests (fetch + JSON parse, nothing else) with the same concurrency.
- * 3. Does both twice (alternating) and keeps each one's better run, and runs the indexer once more
- *    with the other way of fetching senders (`--tx-from tx`) for comparison.
+ * 3. Measures the floor of any trace-reading indexer on the same ranges: the logs, the known signer's
+ *    calls (trace_filter) and the end block's header, fetched and parsed, nothing else done with them.
+ * 4. Runs indexer, raw and floor three times (alternating) and keeps each one's best run, the other ways
+ *    of fetching senders (`--tx-from`) twice or once, and prints the CPU seconds of this process (all
+ *    its threads, DuckDB's too) and of anvil for each: the machine has 2 cores for both.
  *
  * The ratio compares like with like: the indexer's payments per second against the raw rate in
  * settlements per second (each settlement is two logs, AuthorizationUsed and Transfer), which is the
  * raw time over the indexer's time for the same range. Goal: >= 0.5.
  *
- * Flags: --settlements N, --per-block N, --buyers N, --merchants N, --concurrency N, --batch-blocks N.
+ * Flags: --settlements N, --per-block N, --buyers N, --merchants N, --concurrency N, --batch-blocks N,
+ * --tx-from block,trace,tx (the other ways of fetching senders to run too; default all).
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -40,6 +44,8 @@ import { Store } from "../src/store/duckdb.ts";
 import { rpc, sendRaw } from "../test/helpers/settle.ts";
 
 const GOAL_RATIO = 0.5;
+/** Rounds of (indexer, raw, floor); the best run of each counts. */
+const ROUNDS = 3;
 const WORKER_BOOT = `import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))}).then(({ register }) => {
   register();
   return import(${JSON.stringify(new URL("./sign-worker.ts", import.meta.url).href)});
@@ -73,7 +79,20 @@ function parseFlags(argv: string[]) {
   return flags;
 }
 
-const flags = parseFlags(process.argv.slice(2));
+/** `--tx-from block,trace,tx`: the ways of fetching senders to run (the default's way always runs). */
+function parseStrategies(argv: string[]): { rest: string[]; strategies: SenderStrategy[] } {
+  const at = argv.indexOf("--tx-from");
+  if (at < 0) return { rest: argv, strategies: ["block", "trace", "tx"] };
+  const list = String(argv[at + 1]).split(",");
+  for (const s of list) {
+    if (s !== "block" && s !== "trace" && s !== "tx")
+      throw new Error(`bad --tx-from ${s}: use block, trace, tx`);
+  }
+  return { rest: [...argv.slice(0, at), ...argv.slice(at + 2)], strategies: list as SenderStrategy[] };
+}
+
+const { rest: numericArgs, strategies: extraStrategies } = parseStrategies(process.argv.slice(2));
+const flags = parseFlags(numericArgs);
 const log = (message: string) => process.stderr.write(`${message}\n`);
 
 /** A small seeded PRNG, so the cached chain is the same one every run. */
@@ -255,30 +274,91 @@ try {
     return { seconds, logs, bytes, logsPerSecond: logs / seconds };
   }
 
-  started = performance.now();
-  type IndexRun = Awaited<ReturnType<typeof indexOnce>>;
-  const runs: Record<SenderStrategy, IndexRun[]> = { block: [], trace: [], tx: [] };
-  const rawRuns: Awaited<ReturnType<typeof rawOnce>>[] = [];
-  for (let round = 0; round < 2; round++) {
-    runs.block.push(await indexOnce("block"));
-    rawRuns.push(await rawOnce());
-    runs.trace.push(await indexOnce("trace"));
+  /**
+   * The floor of any indexer that reads senders from traces: per range the indexer queried, its logs, the
+   * known signer's calls (trace_filter) and the end block's header, fetched and parsed with nothing else.
+   */
+  async function floorOnce() {
+    const t = performance.now();
+    const post = async (method: string, params: unknown[]) => {
+      const response = await fetch(devnet.rpc, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+      });
+      return JSON.parse(await response.text()) as { result: unknown };
+    };
+    await mapPool(ranges, flags.concurrency, async ([from, to]) => {
+      const fromBlock = `0x${from.toString(16)}`;
+      const toBlock = `0x${to.toString(16)}`;
+      await Promise.all([
+        post("eth_getLogs", [
+          { address: BASE_USDC, topics: [[TRANSFER_TOPIC, AUTHORIZATION_USED_TOPIC]], fromBlock, toBlock },
+        ]),
+        post("trace_filter", [{ fromBlock, toBlock, fromAddress: [devnet.facilitatorAccount.address] }]),
+        post("eth_getBlockByNumber", [toBlock, false]),
+      ]);
+    });
+    return { seconds: (performance.now() - t) / 1000 };
   }
-  runs.tx.push(await indexOnce("tx"));
+
+  /** CPU seconds of this process (all its threads: DuckDB's too) and of anvil while `work` runs. */
+  async function withCpu<T extends object>(
+    work: () => Promise<T>,
+  ): Promise<T & { cpu: { node: number; anvil: number } }> {
+    // utime + stime of /proc/PID/stat, in clock ticks (100 a second on Linux); NaN elsewhere.
+    const anvil = () => {
+      try {
+        const stat = fs.readFileSync(`/proc/${devnet.pid}/stat`, "utf8");
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        return (Number(fields[11]) + Number(fields[12])) / 100;
+      } catch {
+        return Number.NaN;
+      }
+    };
+    const node0 = process.cpuUsage();
+    const anvil0 = anvil();
+    const result = await work();
+    const node = process.cpuUsage(node0);
+    return { ...result, cpu: { node: (node.user + node.system) / 1e6, anvil: anvil() - anvil0 } };
+  }
+
+  started = performance.now();
+  type Cpu = { cpu: { node: number; anvil: number } };
+  type IndexRun = Awaited<ReturnType<typeof indexOnce>> & Cpu;
+  const runs: Record<SenderStrategy, IndexRun[]> = { block: [], trace: [], tx: [] };
+  const rawRuns: (Awaited<ReturnType<typeof rawOnce>> & Cpu)[] = [];
+  const floorRuns: (Awaited<ReturnType<typeof floorOnce>> & Cpu)[] = [];
+  // What the default ("auto") picks for this RPC.
+  const chosen = await chooseSenderStrategy(new RpcClient({ url: devnet.rpc }));
+  const strategies = new Set<SenderStrategy>([chosen, ...extraStrategies]);
+  // The default's way, raw and the floor alternate (the best of each counts); "tx" runs once.
+  const other = [...strategies].find((s) => s !== chosen && s !== "tx");
+  for (let round = 0; round < ROUNDS; round++) {
+    // An indexer run comes first: it records the ranges the others replay.
+    runs[chosen].push(await withCpu(() => indexOnce(chosen)));
+    rawRuns.push(await withCpu(rawOnce));
+    floorRuns.push(await withCpu(floorOnce));
+    if (other && round < 2) runs[other].push(await withCpu(() => indexOnce(other)));
+  }
+  for (const s of strategies) if (runs[s].length === 0) runs[s].push(await withCpu(() => indexOnce(s)));
   const best = <T extends { seconds: number }>(list: T[]) =>
     list.reduce((a, b) => (b.seconds < a.seconds ? b : a));
   const raw = best(rawRuns);
-  const byStrategy = { block: best(runs.block), trace: best(runs.trace), tx: best(runs.tx) };
-  // What the default ("auto") picks for this RPC.
-  const chosen = await chooseSenderStrategy(new RpcClient({ url: devnet.rpc }));
-  const index = byStrategy[chosen];
+  const floor = best(floorRuns);
+  const byStrategy = Object.fromEntries([...strategies].map((s) => [s, best(runs[s])])) as Partial<
+    Record<SenderStrategy, IndexRun>
+  >;
+  const index = byStrategy[chosen] as IndexRun;
   if (raw.logs !== 2 * signed.length)
     throw new Error(`raw eth_getLogs read ${raw.logs} logs, not ${2 * signed.length}`);
   const rawSettlementsPerSecond = raw.logsPerSecond / 2;
   const ratio = index.paymentsPerSecond / rawSettlementsPerSecond;
+  const cpu = (run: Cpu) => ({ node: round(run.cpu.node), anvil: round(run.cpu.anvil) });
 
-  const strategyFigures = (run: Awaited<ReturnType<typeof indexOnce>>) => ({
+  const strategyFigures = (run: IndexRun) => ({
     seconds: round(run.seconds),
+    cpuSeconds: cpu(run),
     paymentsPerSecond: Math.round(run.paymentsPerSecond),
     ratio: round(run.paymentsPerSecond / rawSettlementsPerSecond),
     calls: run.rpc.calls,
@@ -295,15 +375,19 @@ try {
     getLogsCalls: index.getLogsCalls,
     raw: {
       seconds: round(raw.seconds),
+      cpuSeconds: cpu(raw),
       logsPerSecond: Math.round(raw.logsPerSecond),
       mb: round(raw.bytes / 1e6),
     },
-    defaultStrategy: `${DEFAULT_SENDER_STRATEGY} (${chosen})`,
-    indexer: {
-      block: strategyFigures(byStrategy.block),
-      trace: strategyFigures(byStrategy.trace),
-      tx: strategyFigures(byStrategy.tx),
+    floor: {
+      seconds: round(floor.seconds),
+      cpuSeconds: cpu(floor),
+      ratio: round(raw.seconds / floor.seconds),
     },
+    defaultStrategy: `${DEFAULT_SENDER_STRATEGY} (${chosen})`,
+    indexer: Object.fromEntries(
+      Object.entries(byStrategy).map(([s, run]) => [s, strategyFigures(run as IndexRun)]),
+    ),
     ratio: round(ratio),
     literalRatio: round(index.paymentsPerSecond / raw.logsPerSecond),
     goal: GOAL_RATIO,
@@ -311,12 +395,16 @@ try {
     measureSeconds: round((performance.now() - started) / 1000),
   };
   log("");
+  const cpuText = (c: { node: number; anvil: number }) => `CPU node ${c.node} s, anvil ${c.anvil} s`;
   log(
-    `raw eth_getLogs        ${figures.raw.logsPerSecond} logs/s (${rawSettlementsPerSecond.toFixed(0)} settlements/s), ${figures.raw.seconds} s, ${figures.raw.mb} MB`,
+    `raw eth_getLogs        ${figures.raw.logsPerSecond} logs/s (${rawSettlementsPerSecond.toFixed(0)} settlements/s), ${figures.raw.seconds} s, ${figures.raw.mb} MB, ${cpuText(figures.raw.cpuSeconds)}`,
+  );
+  log(
+    `floor                  ${figures.floor.seconds} s to fetch and parse logs + signer traces + headers, nothing else: ratio ${figures.floor.ratio} at best, ${cpuText(figures.floor.cpuSeconds)}`,
   );
   for (const [strategy, f] of Object.entries(figures.indexer)) {
     log(
-      `indexer --tx-from ${strategy.padEnd(5)} ${f.paymentsPerSecond} payments/s stored, ${f.seconds} s, ratio ${f.ratio}, ${f.calls} calls in ${f.httpRequests} requests, ${f.mb} MB${strategy === chosen ? ` (what ${DEFAULT_SENDER_STRATEGY} picks here)` : ""}`,
+      `indexer --tx-from ${strategy.padEnd(5)} ${f.paymentsPerSecond} payments/s stored, ${f.seconds} s, ratio ${f.ratio}, ${f.calls} calls in ${f.httpRequests} requests, ${f.mb} MB, ${cpuText(f.cpuSeconds)}${strategy === chosen ? ` (what ${DEFAULT_SENDER_STRATEGY} picks here)` : ""}`,
     );
   }
   log(

@@ -7,16 +7,20 @@
  *   header and every transaction's sender. Served everywhere; the payload is the whole block.
  * - "tx": eth_getBlockByNumber(n, false) for the header plus eth_getTransactionByHash for each
  *   settlement: more calls, fewer bytes when settlements are a small share of a block.
- * - "trace": the header plus trace_block(n), whose top-level call traces name each transaction's
- *   sender. Not served by most hosted Base endpoints (nor the public one), and costly where a node
- *   re-executes the block to trace it; anvil stores traces when it mines, and answers it 5-7x faster
- *   than full blocks (it recovers every sender from its signature for those).
+ * - "trace": the header plus the top-level call traces, which name each transaction's sender: first
+ *   one trace_filter over the batch's blocks for the calls made by the known facilitator signers
+ *   (`signers`; one trace per settlement instead of every call of every block), then trace_block(n)
+ *   for blocks whose settlements it did not cover (an unknown sender: a facilitator candidate). Not
+ *   served by most hosted Base endpoints (nor the public one), and costly where a node re-executes
+ *   blocks to trace them; anvil stores traces when it mines, and answers 5-7x faster than with full
+ *   blocks (it recovers every sender from its signature for those).
  * Blocks without settlements only need their header (hash and time), whatever the way.
  */
 import { type BlockHeader, parseHeader } from "./blocks.ts";
 import { hexNumber } from "./decode.ts";
 import { chunk, mapPool } from "./pool.ts";
 import type { RpcCall, RpcClient } from "./rpc/client.ts";
+import { RpcError } from "./rpc/errors.ts";
 import { sleep } from "./rpc/rate-limit.ts";
 
 export type SenderStrategy = "block" | "tx" | "trace";
@@ -57,6 +61,8 @@ export interface BlockDataOptions {
   concurrency: number;
   /** How often a missing block or transaction (a node behind its load balancer) is asked again. */
   missingRetries?: number;
+  /** "trace": the senders whose calls one trace_filter asks for first (the known facilitator signers). */
+  signers?: readonly string[];
   signal?: AbortSignal;
 }
 
@@ -70,6 +76,8 @@ interface RawTrace {
   traceAddress?: unknown[];
   transactionHash?: string | null;
   blockHash?: string | null;
+  /** A number in the trace format; taken as a quantity too. */
+  blockNumber?: number | string | null;
 }
 
 interface RawTx {
@@ -96,18 +104,20 @@ export async function fetchBlockData(
       : needs.flatMap((need) => [...need.txs].map((tx) => ({ tx, block: need.number })));
   const txCalls: RpcCall[] = txNeeds.map(({ tx }) => ({ method: "eth_getTransactionByHash", params: [tx] }));
   const traced = options.strategy === "trace" ? needs.filter((need) => need.txs.size > 0) : [];
-  const traceCalls: RpcCall[] = traced.map((need) => ({
-    method: "trace_block",
-    params: [`0x${need.number.toString(16)}`],
-  }));
 
   // Requests grouped by size: full blocks are large, headers and transactions small.
   const groups: RpcCall[][] = [];
   const small = calls.filter((c) => c.params[1] === false);
   const large = calls.filter((c) => c.params[1] === true);
   groups.push(...chunk(small, HEADERS_PER_REQUEST), ...chunk(large, FULL_BLOCKS_PER_REQUEST));
-  groups.push(...chunk(txCalls, TXS_PER_REQUEST), ...chunk(traceCalls, TRACES_PER_REQUEST));
+  groups.push(...chunk(txCalls, TXS_PER_REQUEST));
   const answers = new Map<RpcCall, unknown>();
+  // The filtered traces are asked for while the headers are read.
+  const filtered =
+    traced.length > 0 && options.signers?.length && !noTraceFilter.has(client)
+      ? filterTraces(client, traced, options.signers)
+      : undefined;
+  filtered?.catch(() => undefined); // awaited below; a header failure must not leave it unhandled
   await mapPool(groups, options.concurrency, async (group) => {
     const results = await batchUntilFound(client, group, options);
     group.forEach((call, i) => {
@@ -144,23 +154,77 @@ export async function fetchBlockData(
     }
     data.senders.set(tx, raw.from.toLowerCase());
   });
-  traced.forEach((need, i) => {
-    const data = out.get(need.number) as BlockData;
-    for (const trace of answers.get(traceCalls[i] as RpcCall) as RawTrace[]) {
-      // The top-level call of each transaction (empty trace address) is made by its sender.
-      const hash = trace.transactionHash?.toLowerCase();
-      if (!hash || !need.txs.has(hash) || trace.traceAddress?.length !== 0 || !trace.action?.from) continue;
-      if (trace.blockHash?.toLowerCase() !== data.header.hash) {
-        throw new ChainMovedError(`the traces of block ${need.number} are of another version of it`);
+  if (traced.length > 0) {
+    const byBlock = new Map(traced.map((need) => [need.number, need]));
+    for (const trace of (await filtered) ?? []) {
+      const number = trace.blockNumber;
+      const need = byBlock.get(typeof number === "string" ? hexNumber(number) : (number ?? -1));
+      if (need) takeSender(trace, need, out.get(need.number) as BlockData);
+    }
+    const rest = traced.filter((need) => {
+      const senders = (out.get(need.number) as BlockData).senders;
+      return [...need.txs].some((tx) => !senders.has(tx));
+    });
+    const calls = rest.map((need) => ({
+      method: "trace_block",
+      params: [`0x${need.number.toString(16)}`],
+    }));
+    const results = new Map<RpcCall, unknown>();
+    await mapPool(chunk(calls, TRACES_PER_REQUEST), options.concurrency, async (group) => {
+      const answers = await batchUntilFound(client, group, options);
+      group.forEach((call, i) => {
+        results.set(call, answers[i]);
+      });
+    });
+    rest.forEach((need, i) => {
+      const data = out.get(need.number) as BlockData;
+      for (const trace of results.get(calls[i] as RpcCall) as RawTrace[]) takeSender(trace, need, data);
+      for (const tx of need.txs) {
+        if (!data.senders.has(tx))
+          throw new ChainMovedError(`block ${need.number} has no trace of transaction ${tx}`);
       }
-      data.senders.set(hash, trace.action.from.toLowerCase());
-    }
-    for (const tx of need.txs) {
-      if (!data.senders.has(tx))
-        throw new ChainMovedError(`block ${need.number} has no trace of transaction ${tx}`);
-    }
-  });
+    });
+  }
   return out;
+}
+
+/** Records the sender of a transaction `need` asks for: the top-level call (empty trace address) is its. */
+function takeSender(trace: RawTrace, need: BlockNeed, data: BlockData): void {
+  const hash = trace.transactionHash?.toLowerCase();
+  if (!hash || !need.txs.has(hash) || trace.traceAddress?.length !== 0 || !trace.action?.from) return;
+  if (trace.blockHash?.toLowerCase() !== data.header.hash) {
+    throw new ChainMovedError(`the traces of block ${need.number} are of another version of it`);
+  }
+  data.senders.set(hash, trace.action.from.toLowerCase());
+}
+
+/** Clients whose node does not serve trace_filter: not asked again. */
+const noTraceFilter = new WeakSet<RpcClient>();
+
+/**
+ * The calls `signers` made in the blocks of `needs`, in one trace_filter; undefined when the node does
+ * not serve it (or refuses the range), and trace_block then covers every block.
+ */
+async function filterTraces(
+  client: RpcClient,
+  needs: readonly BlockNeed[],
+  signers: readonly string[],
+): Promise<RawTrace[] | undefined> {
+  const numbers = needs.map((need) => need.number);
+  try {
+    const traces = await client.call<RawTrace[] | null>("trace_filter", [
+      {
+        fromBlock: `0x${Math.min(...numbers).toString(16)}`,
+        toBlock: `0x${Math.max(...numbers).toString(16)}`,
+        fromAddress: signers,
+      },
+    ]);
+    return Array.isArray(traces) ? traces : undefined;
+  } catch (error) {
+    if (!(error instanceof RpcError) || (error.kind !== "fatal" && error.kind !== "range")) throw error;
+    if (error.kind === "fatal") noTraceFilter.add(client);
+    return undefined;
+  }
 }
 
 /** Headers of `numbers` (in that order); a block the node does not have yet is asked again a few times. */

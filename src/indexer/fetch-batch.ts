@@ -70,6 +70,7 @@ export async function fetchBatch(ctx: FetchContext, from: number, to: number): P
   const blocks = await fetchBlockData(ctx.client, blockNeeds, {
     strategy: ctx.strategy,
     concurrency: ctx.concurrency,
+    signers: ctx.registry.list().map((signer) => signer.address),
     signal: ctx.signal,
   });
 

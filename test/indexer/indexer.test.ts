@@ -290,6 +290,41 @@ describe("indexer on a devnet", () => {
     }
   });
 
+  it("reads senders from trace_block alone where the node does not serve trace_filter", async () => {
+    const expected = await openTempStore();
+    const other = await openTempStore();
+    try {
+      await index(expected, { senderStrategy: "block" });
+      let refused = 0;
+      // A node without trace_filter (geth-like): "method not found" to it, the rest passes through.
+      const noFilter: typeof fetch = async (input, init) => {
+        const body = JSON.parse(String(init?.body)) as
+          | { id: number; method: string }
+          | { id: number; method: string }[];
+        const calls = Array.isArray(body) ? body : [body];
+        if (!calls.some((c) => c.method === "trace_filter")) return fetch(input, init);
+        refused++;
+        const error = (c: { id: number }) => ({
+          jsonrpc: "2.0",
+          id: c.id,
+          error: { code: -32601, message: "the method trace_filter does not exist/is not available" },
+        });
+        return Response.json(Array.isArray(body) ? calls.map(error) : error(calls[0] as { id: number }));
+      };
+      await index(other, {
+        senderStrategy: "trace",
+        batchBlocks: 1,
+        rpc: { url: devnet.rpc, fetch: noFilter },
+      });
+      expect(await snapshot(other)).toEqual(await snapshot(expected));
+      // Asked once, then remembered as missing.
+      expect(refused).toBe(1);
+    } finally {
+      expected.close();
+      other.close();
+    }
+  });
+
   it("reads the Base USDC listings of a discovery endpoint into the listings the report shows", async () => {
     const items = [
       {

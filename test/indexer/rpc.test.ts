@@ -48,6 +48,10 @@ describe("RPC error classification", () => {
     expect(classifyRpcError("eth_call", { code: -32601, message: "the method does not exist" }).kind).toBe(
       "fatal",
     );
+    // geth's wording contains "not available", which elsewhere means a node that is catching up.
+    const geth = { code: -32601, message: "the method trace_filter does not exist/is not available" };
+    expect(classifyRpcError("trace_filter", geth).kind).toBe("fatal");
+    expect(classifyRpcError("trace_filter", { message: "Method not found" }).kind).toBe("fatal");
     expect(
       classifyRpcError("eth_getBlockByNumber", { code: -32600, message: "batch size too large" }).kind,
     ).toBe("batch");

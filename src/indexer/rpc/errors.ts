@@ -88,6 +88,9 @@ export function classifyRpcError(
   }
   if (BATCH.test(text) && /large|exceed|limit|too many|size/.test(text))
     return new RpcError("batch", short, details);
+  // geth says "the method X does not exist/is not available": a missing method, not a busy node.
+  if (code === -32601 || /method .*(does not exist|not found|not supported|unsupported)/.test(text))
+    return new RpcError("fatal", short, details);
   if (TRANSIENT.test(text) || code === -32603 || (status !== undefined && status >= 500))
     return new RpcError("retry", short, details);
   return new RpcError("fatal", short, details);
