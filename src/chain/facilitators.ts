@@ -115,6 +115,11 @@ export class FacilitatorRegistry {
     return this.unconfirmed.get(address.toLowerCase());
   }
 
+  /** Every signer's address (lower-case). */
+  addresses(): string[] {
+    return [...this.signers.keys()];
+  }
+
   /** Every signer, ordered by facilitator then address. */
   list(): FacilitatorSigner[] {
     return [...this.signers.values()].sort(

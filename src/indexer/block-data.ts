@@ -9,7 +9,8 @@
  *   settlement: more calls, fewer bytes when settlements are a small share of a block.
  * - "trace": the header plus the top-level call traces, which name each transaction's sender: first
  *   one trace_filter over the batch's blocks for the calls made by the known facilitator signers
- *   (`signers`; one trace per settlement instead of every call of every block), then trace_block(n)
+ *   (`filterTraces`, asked while the logs are read: one trace per settlement instead of every call of
+ *   every block), then trace_block(n)
  *   for blocks whose settlements it did not cover (an unknown sender: a facilitator candidate). Not
  *   served by most hosted Base endpoints (nor the public one), and costly where a node re-executes
  *   blocks to trace them; anvil stores traces when it mines, and answers 5-7x faster than with full
@@ -61,8 +62,11 @@ export interface BlockDataOptions {
   concurrency: number;
   /** How often a missing block or transaction (a node behind its load balancer) is asked again. */
   missingRetries?: number;
-  /** "trace": the senders whose calls one trace_filter asks for first (the known facilitator signers). */
-  signers?: readonly string[];
+  /**
+   * "trace": the calls of the known facilitator signers in the batch's blocks, asked for by the caller
+   * (`filterTraces`) while it read the logs; trace_block covers what they do not.
+   */
+  filtered?: Promise<Trace[] | undefined>;
   signal?: AbortSignal;
 }
 
@@ -71,7 +75,8 @@ const FULL_BLOCKS_PER_REQUEST = 4;
 const TXS_PER_REQUEST = 200;
 const TRACES_PER_REQUEST = 2;
 
-interface RawTrace {
+/** A call trace in the Parity/OpenEthereum format (trace_block, trace_filter): the fields read here. */
+export interface Trace {
   action?: { from?: string };
   traceAddress?: unknown[];
   transactionHash?: string | null;
@@ -112,12 +117,6 @@ export async function fetchBlockData(
   groups.push(...chunk(small, HEADERS_PER_REQUEST), ...chunk(large, FULL_BLOCKS_PER_REQUEST));
   groups.push(...chunk(txCalls, TXS_PER_REQUEST));
   const answers = new Map<RpcCall, unknown>();
-  // The filtered traces are asked for while the headers are read.
-  const filtered =
-    traced.length > 0 && options.signers?.length && !noTraceFilter.has(client)
-      ? filterTraces(client, traced, options.signers)
-      : undefined;
-  filtered?.catch(() => undefined); // awaited below; a header failure must not leave it unhandled
   await mapPool(groups, options.concurrency, async (group) => {
     const results = await batchUntilFound(client, group, options);
     group.forEach((call, i) => {
@@ -156,7 +155,7 @@ export async function fetchBlockData(
   });
   if (traced.length > 0) {
     const byBlock = new Map(traced.map((need) => [need.number, need]));
-    for (const trace of (await filtered) ?? []) {
+    for (const trace of (await options.filtered) ?? []) {
       const number = trace.blockNumber;
       const need = byBlock.get(typeof number === "string" ? hexNumber(number) : (number ?? -1));
       if (need) takeSender(trace, need, out.get(need.number) as BlockData);
@@ -178,7 +177,7 @@ export async function fetchBlockData(
     });
     rest.forEach((need, i) => {
       const data = out.get(need.number) as BlockData;
-      for (const trace of results.get(calls[i] as RpcCall) as RawTrace[]) takeSender(trace, need, data);
+      for (const trace of results.get(calls[i] as RpcCall) as Trace[]) takeSender(trace, need, data);
       for (const tx of need.txs) {
         if (!data.senders.has(tx))
           throw new ChainMovedError(`block ${need.number} has no trace of transaction ${tx}`);
@@ -189,7 +188,7 @@ export async function fetchBlockData(
 }
 
 /** Records the sender of a transaction `need` asks for: the top-level call (empty trace address) is its. */
-function takeSender(trace: RawTrace, need: BlockNeed, data: BlockData): void {
+function takeSender(trace: Trace, need: BlockNeed, data: BlockData): void {
   const hash = trace.transactionHash?.toLowerCase();
   if (!hash || !need.txs.has(hash) || trace.traceAddress?.length !== 0 || !trace.action?.from) return;
   if (trace.blockHash?.toLowerCase() !== data.header.hash) {
@@ -202,22 +201,20 @@ function takeSender(trace: RawTrace, need: BlockNeed, data: BlockData): void {
 const noTraceFilter = new WeakSet<RpcClient>();
 
 /**
- * The calls `signers` made in the blocks of `needs`, in one trace_filter; undefined when the node does
- * not serve it (or refuses the range), and trace_block then covers every block.
+ * The calls `signers` made in blocks `from` to `to`, in one trace_filter; undefined when the node does
+ * not serve it (or refuses the range), and trace_block then covers every block. Never rejects with
+ * anything but a failure of the RPC itself.
  */
-async function filterTraces(
+export async function filterTraces(
   client: RpcClient,
-  needs: readonly BlockNeed[],
+  from: number,
+  to: number,
   signers: readonly string[],
-): Promise<RawTrace[] | undefined> {
-  const numbers = needs.map((need) => need.number);
+): Promise<Trace[] | undefined> {
+  if (signers.length === 0 || noTraceFilter.has(client)) return undefined;
   try {
-    const traces = await client.call<RawTrace[] | null>("trace_filter", [
-      {
-        fromBlock: `0x${Math.min(...numbers).toString(16)}`,
-        toBlock: `0x${Math.max(...numbers).toString(16)}`,
-        fromAddress: signers,
-      },
+    const traces = await client.call<Trace[] | null>("trace_filter", [
+      { fromBlock: `0x${from.toString(16)}`, toBlock: `0x${to.toString(16)}`, fromAddress: signers },
     ]);
     return Array.isArray(traces) ? traces : undefined;
   } catch (error) {

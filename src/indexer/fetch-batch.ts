@@ -13,6 +13,7 @@ import {
   ChainMovedError,
   fetchBlockData,
   fetchHeaders,
+  filterTraces,
   type SenderStrategy,
 } from "./block-data.ts";
 import type { BlockClock } from "./blocks.ts";
@@ -46,6 +47,11 @@ export interface FetchedBatch extends ClassifiedBatch {
 
 export async function fetchBatch(ctx: FetchContext, from: number, to: number): Promise<FetchedBatch> {
   const [before] = await fetchHeaders(ctx.client, [to], { signal: ctx.signal });
+  // The signers' traces do not depend on the logs: read both at once (their block hashes are checked
+  // against the headers read after the logs, like everything else).
+  const filtered =
+    ctx.strategy === "trace" ? filterTraces(ctx.client, from, to, ctx.registry.addresses()) : undefined;
+  filtered?.catch(() => undefined); // awaited in fetchBlockData; a failure before must not go unhandled
   const raw = await ctx.logs.fetch(from, to);
   const decoded: UsdcLog[] = [];
   for (const log of raw) {
@@ -70,7 +76,7 @@ export async function fetchBatch(ctx: FetchContext, from: number, to: number): P
   const blocks = await fetchBlockData(ctx.client, blockNeeds, {
     strategy: ctx.strategy,
     concurrency: ctx.concurrency,
-    signers: ctx.registry.list().map((signer) => signer.address),
+    filtered,
     signal: ctx.signal,
   });
 
