@@ -8,6 +8,8 @@
  * 3. Builds every merchant's report for the window with `ReportService.reports()`.
  * 4. Runs the baseline on the same store: a bare GROUP BY pay_to with count, sum, count distinct payers
  *    and quartiles over the same blocks, materialized into a temp table.
+ * 5. Measures a floor for any full build: one scan grouping the window's payments by (merchant, payer),
+ *    (merchant, day) and (merchant, amount) (GROUPING SETS), plus JSON.stringify of the built reports.
  *
  * Prints the figures beside their goals, the time of every SQL statement of the import and of the
  * build (the store's `run` and `all` are wrapped to time them), and one final JSON line of all figures.
@@ -205,6 +207,26 @@ const baselineRows = Number(
   (await store.one<{ n: bigint }>("SELECT count(*) AS n FROM bench_baseline"))?.n ?? 0n,
 );
 await store.run("DROP TABLE bench_baseline");
+
+// --- 5. The floor of any build of every report: one scan of the window's payments grouped by the three
+// keys every report needs (payer per merchant: buyers, top buyer, screens; day: the daily figures; amount:
+// median and quartiles), then the reports serialized. Writing them is not counted: a floor.
+stage = "floor";
+t0 = performance.now();
+await store.run(
+  `CREATE TEMP TABLE bench_floor AS
+   SELECT pay_to, payer, block_time::DATE AS day, amount, count(*) AS tx, sum(amount) AS total
+   FROM payments WHERE block_number > $start AND block_number <= $end
+   GROUP BY GROUPING SETS ((pay_to, payer), (pay_to, day), (pay_to, amount))`,
+  { start: window.start_block, end: window.end_block },
+);
+const floorSqlMs = performance.now() - t0;
+await store.run("DROP TABLE bench_floor");
+t0 = performance.now();
+let reportBytes = 0;
+for (const report of reports) reportBytes += JSON.stringify(report).length;
+const floorJsonMs = performance.now() - t0;
+const floorMs = floorSqlMs + floorJsonMs;
 store.close();
 
 const flaggedReports = reports.filter((r) => Object.keys(r.flags).length > 0).length;
@@ -229,6 +251,11 @@ const figures = {
   baseline_seconds: seconds(baselineMs),
   baseline_rows: baselineRows,
   ratio: Number(ratio.toFixed(2)),
+  floor_seconds: seconds(floorMs),
+  floor_grouping_seconds: seconds(floorSqlMs),
+  floor_json_seconds: seconds(floorJsonMs),
+  report_mb: Number((reportBytes / 1e6).toFixed(1)),
+  floor_ratio: Number((floorMs / baselineMs).toFixed(2)),
   peak_rss_mb: peakRssMb,
   rss_after_import_mb: rssAfterImport,
   rss_after_reports_mb: rssAfterReports,
@@ -249,7 +276,7 @@ const figures = {
 const ok = (met: boolean) => (met ? "met" : "MISSED");
 line();
 line("statements (ms), slowest first per stage:");
-for (const s of ["import", "reports", "baseline"]) {
+for (const s of ["import", "reports", "baseline", "floor"]) {
   const rows = timings.filter((t) => t.stage === s);
   const total = rows.reduce((n, t) => n + t.ms, 0);
   line(`  ${s}: ${Math.round(total)} ms in ${rows.length} statements`);
@@ -274,6 +301,9 @@ line(
 line(`baseline          ${figures.baseline_seconds} s (${fmt(baselineRows)} merchants)`);
 line(
   `ratio             ${figures.ratio} (reports / baseline)   goal <= ${GOALS.ratio}: ${ok(figures.met.ratio)}`,
+);
+line(
+  `floor             ${figures.floor_seconds} s: one grouping scan ${figures.floor_grouping_seconds} s + JSON.stringify of ${figures.report_mb} MB of reports ${figures.floor_json_seconds} s; floor / baseline ${figures.floor_ratio}`,
 );
 line(
   `peak RSS          ${peakRssMb} MB (after import ${rssAfterImport} MB)   goal <= ${GOALS.peakRssMb} MB: ${ok(figures.met.peak_rss)}`,
