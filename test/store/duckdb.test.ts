@@ -1,0 +1,42 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Store } from "../../src/store/duckdb.ts";
+
+let dir: string;
+let store: Store;
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-store-"));
+  store = await Store.open({ dataDir: dir });
+});
+afterAll(() => {
+  store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe("Store.all", () => {
+  it("gives the same row objects as the driver, whatever the columns' names and types", async () => {
+    const sql = `SELECT 1 AS a, 'x' AS "quote""d", 2::BIGINT AS "back\\slash", NULL AS nothing,
+        [1, 2] AS "ünï cödé", {'k': 3} AS "line
+break", TIMESTAMP '2026-11-21 10:00:00' AS t, 1.5::DECIMAL(10, 2) AS d, 7 AS a
+      FROM range(3)`;
+    const rows = await store.all(sql);
+    expect(rows).toEqual((await store.connection.runAndReadAll(sql)).getRowObjectsJS());
+    expect(rows).toHaveLength(3);
+    // A repeated name gets the driver's de-duplicated name.
+    expect(rows[0]).toMatchObject({ a: 1, "a:1": 7, "back\\slash": 2n });
+  });
+
+  it("keeps a column named __proto__ as an own property (the driver's objects lose it)", async () => {
+    const [row] = await store.all(`SELECT 5 AS "__proto__", 6 AS b`);
+    expect(Object.getPrototypeOf(row)).toBe(Object.prototype);
+    expect(Object.hasOwn(row as object, "__proto__")).toBe(true);
+    expect(Object.getOwnPropertyDescriptor(row, "__proto__")?.value).toBe(5);
+    expect(row?.b).toBe(6);
+  });
+
+  it("reads an empty result as no rows", async () => {
+    expect(await store.all("SELECT 1 AS a WHERE false")).toEqual([]);
+  });
+});
