@@ -11,7 +11,7 @@ import type {
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { BAZAAR, type DiscoveryResourcesResponse } from "@x402/extensions/bazaar";
 import type { Hono } from "hono";
-import { type Chain, createPublicClient, createWalletClient, type Hex, http } from "viem";
+import { type Chain, createPublicClient, createWalletClient, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { base } from "viem/chains";
 import { BASE_USDC } from "../chain/base.ts";
@@ -19,9 +19,11 @@ import { type Database, migrate } from "../platform/db/index.ts";
 import { keyOfCall } from "./authorization.ts";
 import { catalogueSettlement, DEFAULT_LIMIT, type DiscoveryQuery, listResources } from "./catalogue.ts";
 import { checkChainIdentity, type OnNewChain } from "./chain-identity.ts";
+import { createChainReads } from "./chain-reads.ts";
 import { facilitatorRoutes } from "./http.ts";
 import { recordRefused, recordSigned } from "./ledger.ts";
 import { FACILITATOR_MIGRATIONS } from "./migrations.ts";
+import { rpcTransport } from "./rpc-transport.ts";
 import { createSettlement, type ResolveSummary } from "./settlement.ts";
 import { createSigner } from "./signer.ts";
 import { createSubmitter } from "./submitter.ts";
@@ -95,7 +97,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     assets: new Set((options.assets ?? [BASE_USDC]).map((a) => a.toLowerCase())),
   };
 
-  const transport = http(options.rpc);
+  const transport = rpcTransport(options.rpc);
   // Receipts are polled by hash every `pollingIntervalMs` (outcome.ts); viem's own polling and block-number
   // cache follow the same interval.
   const client = createPublicClient({
@@ -111,8 +113,10 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
 
   const receiptBlocks = new Map<string, bigint>();
   const submitter = createSubmitter(wallet, client);
+  const reads = createChainReads(client);
   const signer = createSigner({
     client,
+    reads,
     submitter,
     confirmationTimeoutMs,
     pollingIntervalMs,
@@ -130,11 +134,12 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     .register(network, new ExactEvmScheme(signer, { pendingSettlementStore: NO_PENDING_STORE }))
     .registerExtension(BAZAAR);
 
-  const verify = createVerification({ db, sdk, client, scope });
+  const verify = createVerification({ db, sdk, client, reads, scope });
   const settlement = createSettlement({
     db,
     sdk,
     client,
+    reads,
     signer: submitter.address,
     scope,
     confirmationTimeoutMs,

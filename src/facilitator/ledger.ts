@@ -144,21 +144,25 @@ export async function release(
   );
 }
 
-/** pending -> settled. Returns false when another request already resolved it. */
+/**
+ * pending (with this transaction) -> settled. Returns the settled row, or undefined when the row is not
+ * pending with this hash (another request already resolved it).
+ */
 export async function markSettled(
   db: Queryable,
   key: AuthorizationKey,
   hash: string,
   blockNumber: bigint | null,
-): Promise<boolean> {
-  const { rowCount } = await db.query(
+): Promise<LedgerRow | undefined> {
+  const { rows } = await db.query<LedgerRow>(
     `UPDATE facilitator_authorizations
      SET state = 'settled', block_number = $6, settled_at = now(), error_reason = NULL, error_message = NULL,
          updated_at = now()
-     WHERE ${KEY} AND state = 'pending' AND tx_hash = $5`,
+     WHERE ${KEY} AND state = 'pending' AND tx_hash = $5
+     RETURNING *`,
     [...keyParams(key), hash.toLowerCase(), blockNumber],
   );
-  return rowCount === 1;
+  return rows[0];
 }
 
 /** pending -> failed (reverted, dropped, or used by someone else). Returns false when already resolved. */

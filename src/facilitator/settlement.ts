@@ -17,6 +17,7 @@ import type { Chain, PublicClient, Transport } from "viem";
 import type { Database } from "../platform/db/index.ts";
 import { type CheckedPayment, type Eip3009Payload, keyString } from "./authorization.ts";
 import type { BazaarOutcome } from "./catalogue.ts";
+import type { ChainReads } from "./chain-reads.ts";
 import {
   PAYMENT_NOT_VERIFIED,
   SETTLED_ELSEWHERE,
@@ -52,6 +53,8 @@ export interface SettlementOptions {
   db: Database;
   sdk: x402Facilitator;
   client: PublicClient<Transport, Chain>;
+  /** The SDK signer's reads: the payer's code, which the SDK's re-verification reads twice, is held. */
+  reads: ChainReads;
   /** The facilitator's account (for its nonce when deciding whether a transaction was dropped). */
   signer: `0x${string}`;
   scope: Scope;
@@ -135,11 +138,11 @@ export function createSettlement(options: SettlementOptions): Settlement {
     switch (outcome.status) {
       case "pending":
         return answer(row);
-      case "settled":
-        if (await markSettled(db, key, hash, outcome.blockNumber)) {
-          return answer({ ...row, state: "settled" }, await options.catalogue(row));
-        }
+      case "settled": {
+        const settled = await markSettled(db, key, hash, outcome.blockNumber);
+        if (settled) return answer(settled, await options.catalogue(settled));
         break;
+      }
       case "reverted":
         await markFailed(db, key, hash, {
           reason: INVALID_TRANSACTION_STATE,
@@ -190,15 +193,28 @@ export function createSettlement(options: SettlementOptions): Settlement {
   /** The claimed submission: the SDK re-verifies, signs through our signer (hash recorded), waits. */
   const submit = async (payment: CheckedPayment): Promise<SettleResponse> => {
     let result: SettleResponse;
+    // The SDK re-verifies first (no simulation at settle: the gas estimate is one) and reads the payer's
+    // code twice doing so: once is enough.
+    const hold = options.reads.hold({ code: [payment.eip3009.authorization.from] });
     try {
       result = await sdk.settle(payment.payload, payment.requirements);
     } catch (error) {
       log("error", "settlement threw", { error: String((error as Error)?.stack ?? error) });
       result = failure(UNEXPECTED_SETTLE_ERROR, (error as Error)?.message);
+    } finally {
+      hold.release();
+    }
+    if (result.success) {
+      // The usual case in one statement: the row is settled only if it is pending with this very
+      // transaction (what reading it first would have checked), and the update answers with the row.
+      const hash = result.transaction.toLowerCase();
+      const block = options.receiptBlocks.get(hash) ?? null;
+      options.receiptBlocks.delete(hash);
+      const settled = await markSettled(db, payment.key, hash, block);
+      if (settled) return answer(settled, await options.catalogue(settled));
     }
     const row = await findAuthorization(db, payment.key);
     if (!row) return failure(PAYMENT_NOT_VERIFIED, "the authorization left the ledger");
-    const block = row.tx_hash ? (options.receiptBlocks.get(row.tx_hash) ?? null) : null;
     if (row.tx_hash) options.receiptBlocks.delete(row.tx_hash);
     if (row.state === "submitting") {
       // Nothing was broadcast (refused before signing, or by the node): the authorization stays usable.
@@ -206,13 +222,6 @@ export function createSettlement(options: SettlementOptions): Settlement {
       return failure(result.errorReason ?? UNEXPECTED_SETTLE_ERROR, result.errorMessage, payerOf(row));
     }
     if (row.state !== "pending" || !row.tx_hash) return answer(row);
-    if (result.success && result.transaction.toLowerCase() === row.tx_hash) {
-      if (await markSettled(db, payment.key, row.tx_hash, block)) {
-        return answer({ ...row, state: "settled" }, await options.catalogue(row));
-      }
-      const now = await findAuthorization(db, payment.key);
-      return now ? answer(now) : failure(PAYMENT_NOT_VERIFIED, "the authorization left the ledger");
-    }
     if (!result.success && result.errorReason === SETTLEMENT_PENDING) return answer(row);
     // Any other answer about a broadcast transaction: the chain, not the SDK's reading, decides.
     return conclude(row, await look(row, 0));
@@ -221,6 +230,9 @@ export function createSettlement(options: SettlementOptions): Settlement {
   const settleVerified = async (payment: CheckedPayment): Promise<SettleResponse> => {
     const payer = payment.eip3009.authorization.from;
     const deadline = Date.now() + options.confirmationTimeoutMs;
+    // The usual case first, in one statement: the row is verified with this very content. The claim's
+    // condition is the one the loop below checks after reading the row.
+    if (await claim(db, payment.key, payment.digest)) return submit(payment);
     for (;;) {
       const row = await findAuthorization(db, payment.key);
       if (!row || row.digest !== payment.digest) {

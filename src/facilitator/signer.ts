@@ -10,6 +10,7 @@ import {
   type TransactionReceipt,
   type Transport,
 } from "viem";
+import type { ChainReads } from "./chain-reads.ts";
 import { pollReceipt } from "./outcome.ts";
 import type { SignedTransaction, Submitter } from "./submitter.ts";
 
@@ -31,6 +32,8 @@ export interface SignerHooks {
 
 export interface SignerOptions {
   client: PublicClient<Transport, Chain>;
+  /** The SDK's contract and code reads go through these (shared with reads a caller started early). */
+  reads: ChainReads;
   submitter: Submitter;
   hooks: SignerHooks;
   /** How long settlement waits for a receipt before answering "pending". */
@@ -48,6 +51,7 @@ export interface SignerOptions {
  */
 export function createSigner({
   client,
+  reads,
   submitter,
   hooks,
   confirmationTimeoutMs,
@@ -57,14 +61,14 @@ export function createSigner({
     {
       address: submitter.address,
       readContract: (args) =>
-        client.readContract({
+        reads.readContract({
           address: args.address,
           abi: args.abi as Abi,
           functionName: args.functionName,
           args: args.args ?? [],
         }),
       verifyTypedData: (args) => client.verifyTypedData(args as Parameters<typeof client.verifyTypedData>[0]),
-      getCode: (args) => client.getCode(args),
+      getCode: (args) => reads.getCode(args),
       async writeContract(args) {
         const call: ContractCall = {
           address: args.address,

@@ -70,6 +70,15 @@ export function createSubmitter(
 ): Submitter {
   const account = wallet.account;
   let nextNonce: number | undefined;
+  // Settlements that start while a fee estimate is under way take that one (two RPC calls saved each
+  // under load); a fee estimate is a guess about the next block anyway, and the next settlement asks anew.
+  let feesInFlight: Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> | undefined;
+  const estimateFees = () => {
+    feesInFlight ??= client.estimateFeesPerGas().finally(() => {
+      feesInFlight = undefined;
+    });
+    return feesInFlight;
+  };
   let tail: Promise<unknown> = Promise.resolve();
   const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
     const run = tail.then(fn, fn);
@@ -85,7 +94,7 @@ export function createSubmitter(
           client
             .estimateGas({ account: account.address, to: request.to, data: request.data })
             .then((g) => (g * (100n + GAS_MARGIN_PERCENT)) / 100n),
-        client.estimateFeesPerGas(),
+        estimateFees(),
       ]);
       return exclusive(async () => {
         // A cached nonce can be stale (another process used the key once): a refusal then gets one more

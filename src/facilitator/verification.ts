@@ -3,24 +3,43 @@
  * balance, a simulated transfer), plus what only a ledger knows: an authorization this facilitator is
  * settling or has settled is no longer valid, even before its transaction is mined. A valid payment gets
  * a ledger row, which is what later allows /settle.
+ *
+ * For speed (a verification is on every paid request's path), the usual case makes one chain round trip
+ * and one ledger statement besides the SDK's CPU work (secp256k1 recovery):
+ * - the SDK's chain reads (the payer's code, read twice by the SDK, and the simulated transfer) start
+ *   together, before the SDK asks for them, and overlap with its recovery (see chain-reads.ts);
+ * - the ledger's upsert itself refuses a row being settled or settled, so the row is read only when the
+ *   upsert or the SDK refused, to say why;
+ * - an authorization already used on chain fails the SDK's simulation (the token refuses a used nonce);
+ *   only then is `authorizationState` read, to say so plainly.
+ * The answers and their precedence (ledger, then used on chain, then the SDK's reason) are those of the
+ * checks made one after the other, except that a failed diagnosis read leaves the SDK's refusal as is.
  */
 import type { x402Facilitator } from "@x402/core/facilitator";
 import type { VerifyResponse } from "@x402/core/types";
-import type { Chain, PublicClient, Transport } from "viem";
+import { eip3009ABI } from "@x402/evm";
+import { type Chain, getAddress, type PublicClient, parseSignature, type Transport } from "viem";
 import { usdcAbi } from "../chain/usdc.ts";
 import type { Database } from "../platform/db/index.ts";
+import type { CheckedPayment } from "./authorization.ts";
+import type { ChainReads, ContractRead } from "./chain-reads.ts";
 import { NONCE_ALREADY_USED, UNEXPECTED_VERIFY_ERROR } from "./errors.ts";
-import { findAuthorization, recordVerified } from "./ledger.ts";
+import { findAuthorization, type LedgerRow, recordVerified } from "./ledger.ts";
 import { checkPayment, type Scope } from "./wire.ts";
 
 export interface VerificationOptions {
   db: Database;
   sdk: x402Facilitator;
   client: PublicClient<Transport, Chain>;
+  /** The reads the SDK's signer makes: the ones verification starts early are shared with it. */
+  reads: ChainReads;
   scope: Scope;
 }
 
-export function createVerification({ db, sdk, client, scope }: VerificationOptions) {
+/** Ledger states in which an authorization may be (re)verified: nothing of it is on chain or on its way. */
+const REVERIFIABLE: ReadonlySet<LedgerRow["state"]> = new Set(["verified", "failed"]);
+
+export function createVerification({ db, sdk, client, reads, scope }: VerificationOptions) {
   return async function verify(payload: unknown, requirements: unknown): Promise<VerifyResponse> {
     const checked = checkPayment(payload, requirements, scope);
     if (!checked.ok)
@@ -34,34 +53,77 @@ export function createVerification({ db, sdk, client, scope }: VerificationOptio
       payer,
     });
 
-    const row = await findAuthorization(db, payment.key);
-    if (row && row.state !== "verified" && row.state !== "failed") {
-      return used(
-        `this authorization is already ${row.state}${row.tx_hash ? ` (transaction ${row.tx_hash})` : ""}`,
-      );
-    }
+    const hold = reads.hold({ code: [payer], calls: simulationOf(payment) });
     let result: VerifyResponse;
     try {
-      // Asked directly: the SDK's own diagnosis reads it through Multicall3, which a devnet may lack.
-      const onChain = await client.readContract({
-        address: payment.requirements.asset as `0x${string}`,
-        abi: usdcAbi,
-        functionName: "authorizationState",
-        args: [payment.eip3009.authorization.from, payment.eip3009.authorization.nonce],
-      });
-      if (onChain) return used("this authorization was already used on chain");
       result = await sdk.verify(payment.payload, payment.requirements);
     } catch (error) {
       console.error(JSON.stringify({ level: "error", msg: "verification threw", error: String(error) }));
-      return {
+      // Still a refusal the ledger and the chain may explain better, below.
+      result = {
         isValid: false,
         invalidReason: UNEXPECTED_VERIFY_ERROR,
         invalidMessage: (error as Error)?.message,
         payer,
       };
+    } finally {
+      hold.release();
     }
-    if (!result.isValid) return result;
-    if (!(await recordVerified(db, payment))) return used("this authorization is being settled");
-    return result;
+    // The usual case costs one statement: the upsert itself refuses a row that is being settled.
+    if (result.isValid && (await recordVerified(db, payment))) return result;
+
+    // A refusal, or a row on its way: the ledger's word comes first, whatever the chain says.
+    const row = await findAuthorization(db, payment.key);
+    if (row && !REVERIFIABLE.has(row.state)) {
+      return used(
+        `this authorization is already ${row.state}${row.tx_hash ? ` (transaction ${row.tx_hash})` : ""}`,
+      );
+    }
+    if (result.isValid) return used("this authorization is being settled"); // it moved on, then back
+    // A used nonce is worth saying plainly (the SDK's own diagnosis reads it through Multicall3, which a
+    // devnet may lack). Asked directly, and only now.
+    const onChain = await client
+      .readContract({
+        address: payment.requirements.asset as `0x${string}`,
+        abi: usdcAbi,
+        functionName: "authorizationState",
+        args: [payer, payment.eip3009.authorization.nonce],
+      })
+      .catch(() => false);
+    return onChain ? used("this authorization was already used on chain") : result;
   };
+}
+
+/**
+ * The transfer the SDK simulates for an ECDSA signature (65 bytes), built as it builds it (same ABI,
+ * same arguments) so that its call shares this one. Other signatures (smart wallets) are simulated by
+ * the SDK on its own.
+ */
+function simulationOf(payment: CheckedPayment): ContractRead[] {
+  const { authorization: a, signature } = payment.eip3009;
+  if (signature.length !== 132) return [];
+  try {
+    const { v, yParity, r, s } = parseSignature(signature);
+    return [
+      {
+        address: getAddress(payment.requirements.asset),
+        abi: eip3009ABI,
+        functionName: "transferWithAuthorization",
+        args: [
+          getAddress(a.from),
+          getAddress(a.to),
+          BigInt(a.value),
+          BigInt(a.validAfter),
+          BigInt(a.validBefore),
+          a.nonce,
+          v ?? yParity,
+          r,
+          s,
+        ],
+      },
+    ];
+  } catch {
+    // Something the SDK's own parsing refuses too (e.g. a bad v): its simulation then fails by itself.
+    return [];
+  }
 }

@@ -8,6 +8,7 @@ import { createFacilitator, type Facilitator, reasons } from "../../src/facilita
 import { type Database, openDatabase } from "../../src/platform/db/index.ts";
 import { startMiner } from "../helpers/chain.ts";
 import { DATABASE_KINDS, openTestDatabase, type TestDatabaseOptions } from "../helpers/db.ts";
+import { startRpcProxy } from "../helpers/rpc-proxy.ts";
 import { newMerchant, pay, requirementsFor, usdcReader } from "../helpers/x402.ts";
 
 let devnet: Devnet;
@@ -168,9 +169,67 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
     expect(await facilitator.verify(payment, requirements)).toMatchObject({
       isValid: false,
       invalidReason: reasons.NONCE_ALREADY_USED,
+      invalidMessage: `this authorization is already settled (transaction ${answers[0]?.transaction})`,
     });
     expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(nonce + 1);
     expect(await usdc.balanceOf(merchant)).toBe(2000n);
+  });
+
+  it("refuses a wrong recipient or amount, an expiring authorization and a payer without funds", async () => {
+    const [buyer] = devnet.buyers as [Devnet["buyers"][0]];
+    const requirements = requirementsFor(newMerchant(), "1000");
+    const payment = await pay(buyer, requirements);
+    const refusals: [PaymentPayload, typeof requirements, string | RegExp][] = [
+      [payment, { ...requirements, payTo: newMerchant() }, "invalid_exact_evm_recipient_mismatch"],
+      [
+        payment,
+        { ...requirements, amount: "2000" },
+        "invalid_exact_evm_payload_authorization_value_mismatch",
+      ],
+      // Valid for one more second only: too little to settle (the SDK wants 6).
+      [
+        await pay(buyer, { ...requirements, maxTimeoutSeconds: 1 }),
+        { ...requirements, maxTimeoutSeconds: 1 },
+        "invalid_exact_evm_payload_authorization_valid_before",
+      ],
+      // A signature by a key with no USDC: the simulated transfer fails.
+      [
+        await pay({ address: newMerchant(), privateKey: generatePrivateKey() }, requirements),
+        requirements,
+        /^invalid_exact_evm_(insufficient_balance|transaction_simulation_failed)$/,
+      ],
+    ];
+    for (const [payload, reqs, reason] of refusals) {
+      expect(await facilitator.verify(payload, reqs)).toMatchObject({
+        isValid: false,
+        invalidReason: typeof reason === "string" ? reason : expect.stringMatching(reason),
+      });
+      expect(await ledger(db, payload)).toBeUndefined();
+    }
+  });
+
+  it("answers concurrent verifications of one authorization alike, with one ledger row", async () => {
+    const [, buyer] = devnet.buyers as [Devnet["buyers"][0], Devnet["buyers"][0]];
+    const requirements = requirementsFor(newMerchant());
+    const payment = await pay(buyer, requirements);
+    const tampered = structuredClone(payment);
+    (tampered.payload as { authorization: { value: string } }).authorization.value = "1001";
+    const answers = await Promise.all([
+      ...Array.from({ length: 6 }, () => facilitator.verify(payment, requirements)),
+      facilitator.verify(tampered, { ...requirements, amount: "1001" }),
+    ]);
+    expect(answers.slice(0, 6).every((a) => a.isValid)).toBe(true);
+    // Same payer and nonce, other content: its own answer, not one shared with the valid ones.
+    expect(answers[6]).toMatchObject({ isValid: false, invalidReason: "invalid_exact_evm_signature" });
+    expect(await ledger(db, payment)).toMatchObject({ state: "verified" });
+    const { rowCount } = await db.query(
+      "SELECT 1 FROM facilitator_authorizations WHERE payer = $1 AND nonce = $2",
+      [
+        buyer.address.toLowerCase(),
+        (payment.payload as { authorization: { nonce: string } }).authorization.nonce.toLowerCase(),
+      ],
+    );
+    expect(rowCount).toBe(1);
   });
 
   it.runIf(kind === "postgres")(
@@ -284,6 +343,7 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
     expect(await facilitator.verify(early, early.accepted)).toMatchObject({
       isValid: false,
       invalidReason: reasons.NONCE_ALREADY_USED,
+      invalidMessage: "this authorization was already used on chain",
     });
 
     const late = await pay(buyer, requirementsFor(newMerchant()));
@@ -340,6 +400,12 @@ describe("a confirmation that does not come in time", () => {
     });
     expect(first.transaction).toMatch(/^0x[0-9a-f]{64}$/);
     expect(await ledger(db, payment)).toMatchObject({ state: "pending", tx_hash: first.transaction });
+    // Broadcast but not mined: the chain alone would still accept it; the ledger refuses it.
+    expect(await facilitator.verify(payment, requirements)).toMatchObject({
+      isValid: false,
+      invalidReason: reasons.NONCE_ALREADY_USED,
+      invalidMessage: `this authorization is already pending (transaction ${first.transaction})`,
+    });
 
     // Asked again while it is still unmined: the same hash, nothing new in the pool.
     const again = await facilitator.settle(payment, requirements);
@@ -356,5 +422,55 @@ describe("a confirmation that does not come in time", () => {
     });
     expect(await usdc.balanceOf(merchant)).toBe(777n);
     expect(await usdc.nonceOf(signer)).toBe(1);
+  });
+});
+
+describe("the chain reads of a verification", () => {
+  it("reads the payer's code once and simulates once, and settles with one code read", async () => {
+    const calls: { method: string; params: unknown[] }[] = [];
+    const proxy = await startRpcProxy(devnet.rpc, ({ body }) => {
+      for (const call of Array.isArray(body) ? body : [body]) calls.push(call);
+      return { kind: "forward" };
+    });
+    const { db, close } = await openTestDatabase(DATABASE_KINDS.at(-1) ?? "pglite");
+    const facilitator = await createFacilitator({
+      db,
+      privateKey: devnet.facilitatorAccount.privateKey,
+      ...options(),
+      rpc: proxy.url,
+    });
+    try {
+      const [buyer] = devnet.buyers as [Devnet["buyers"][0]];
+      const requirements = requirementsFor(newMerchant());
+      const payment = await pay(buyer, requirements);
+      const payerCode = () =>
+        calls.filter(
+          (c) =>
+            c.method === "eth_getCode" && String(c.params[0]).toLowerCase() === buyer.address.toLowerCase(),
+        ).length;
+      calls.length = 0;
+      expect((await facilitator.verify(payment, requirements)).isValid).toBe(true);
+      // The SDK asks for the payer's code twice and simulates the transfer: shared with the reads started
+      // early. No authorizationState read for a valid payment.
+      expect(payerCode()).toBe(1);
+      expect(calls.filter((c) => c.method === "eth_call")).toHaveLength(1);
+
+      calls.length = 0;
+      expect(await facilitator.settle(payment, requirements)).toMatchObject({ success: true });
+      expect(payerCode()).toBe(1);
+
+      // Refused (used on chain): the SDK's simulation fails, then one direct authorizationState read
+      // says why (besides the SDK's own diagnosis).
+      calls.length = 0;
+      expect(await facilitator.verify(payment, requirements)).toMatchObject({
+        isValid: false,
+        invalidReason: reasons.NONCE_ALREADY_USED,
+      });
+      expect(payerCode()).toBe(1);
+    } finally {
+      await facilitator.close();
+      await close();
+      await proxy.close();
+    }
   });
 });
