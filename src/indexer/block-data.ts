@@ -21,7 +21,7 @@ import { type BlockHeader, parseHeader } from "./blocks.ts";
 import { hexNumber } from "./decode.ts";
 import { chunk, mapPool } from "./pool.ts";
 import type { RpcCall, RpcClient } from "./rpc/client.ts";
-import { RpcError } from "./rpc/errors.ts";
+import { RpcError, RpcGaveUpError } from "./rpc/errors.ts";
 import { sleep } from "./rpc/rate-limit.ts";
 
 export type SenderStrategy = "block" | "tx" | "trace";
@@ -202,8 +202,8 @@ const noTraceFilter = new WeakSet<RpcClient>();
 
 /**
  * The calls `signers` made in blocks `from` to `to`, in one trace_filter; undefined when the node does
- * not serve it (or refuses the range), and trace_block then covers every block. Never rejects with
- * anything but a failure of the RPC itself.
+ * not serve it, refuses the range or keeps failing on it (a long range can time out where a block
+ * does not), and trace_block then covers every block. Only an abort rejects.
  */
 export async function filterTraces(
   client: RpcClient,
@@ -218,7 +218,8 @@ export async function filterTraces(
     ]);
     return Array.isArray(traces) ? traces : undefined;
   } catch (error) {
-    if (!(error instanceof RpcError) || (error.kind !== "fatal" && error.kind !== "range")) throw error;
+    if (error instanceof RpcGaveUpError) return undefined;
+    if (!(error instanceof RpcError)) throw error;
     if (error.kind === "fatal") noTraceFilter.add(client);
     return undefined;
   }

@@ -325,6 +325,28 @@ describe("indexer on a devnet", () => {
     }
   });
 
+  it("falls back to trace_block when trace_filter keeps failing (a long range timing out)", async () => {
+    const expected = await openTempStore();
+    const other = await openTempStore();
+    try {
+      await index(expected, { senderStrategy: "block" });
+      let failed = 0;
+      const failing: typeof fetch = async (input, init) => {
+        if (!String(init?.body).includes('"trace_filter"')) return fetch(input, init);
+        failed++;
+        return new Response("upstream timed out", { status: 503 });
+      };
+      const rpc = { url: devnet.rpc, fetch: failing, backoff: { baseMs: 1, maxMs: 2, attempts: 2 } };
+      await index(other, { senderStrategy: "trace", batchBlocks: 1000, rpc });
+      expect(await snapshot(other)).toEqual(await snapshot(expected));
+      // Retried, not remembered as missing: the next batch may ask again.
+      expect(failed).toBeGreaterThanOrEqual(2);
+    } finally {
+      expected.close();
+      other.close();
+    }
+  });
+
   it("reads the Base USDC listings of a discovery endpoint into the listings the report shows", async () => {
     const items = [
       {
