@@ -34,3 +34,10 @@ export const ExpiryFields = {
   expires_at: ExpiresAtSchema.nullable().optional(),
   ttl_seconds: TtlSchema.optional(),
 };
+
+/** The quota figures of a wallet's listing (`quotaUsage`): both kinds of state count against one quota. */
+export const QuotaFields = {
+  bytes_used: z.number().int().describe("The wallet's bytes: store collections and scratchpads together."),
+  quota_bytes: z.number().int(),
+  bytes_free: z.number().int(),
+};

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { type AnyEndpoint, defineEndpoint } from "../../../platform/catalogue.ts";
 import { MAX_SCRATCHPAD_BYTES, MAX_WRITE_BODY_BYTES, NameSchema } from "./limits.ts";
-import { ExpiryFields } from "./params.ts";
+import { ExpiryFields, QuotaFields } from "./params.ts";
 import {
   CONTENT_TYPES,
   deleteScratchpad,
@@ -14,7 +14,7 @@ import {
   readScratchpad,
   writeScratchpad,
 } from "./scratchpad-engine.ts";
-import { bytesUsed, expiryOf, type StateOptions, walletScope } from "./wallet.ts";
+import { expiryOf, quotaUsage, type StateOptions, walletScope } from "./wallet.ts";
 
 const PRICE = "0.001";
 const Name = NameSchema.describe("Scratchpad name: 1-64 of A-Z a-z 0-9 _ - . (per wallet).");
@@ -61,12 +61,7 @@ export function scratchpadEndpoints(options: StateOptions = {}): AnyEndpoint[] {
     input: z.object({}),
     output: z.object({
       scratchpads: z.array(ScratchpadInfo),
-      bytes_used: z
-        .number()
-        .int()
-        .describe("The wallet's bytes: scratchpads and store collections together."),
-      quota_bytes: z.number().int(),
-      bytes_free: z.number().int(),
+      ...QuotaFields,
     }),
     example: {
       input: {},
@@ -74,14 +69,7 @@ export function scratchpadEndpoints(options: StateOptions = {}): AnyEndpoint[] {
     },
     handler: async (_input, ctx) => {
       const scope = await scopeOf(ctx);
-      const scratchpads = await listScratchpads(scope);
-      const used = Number(await bytesUsed(scope.db, scope));
-      return {
-        scratchpads,
-        bytes_used: used,
-        quota_bytes: scope.quotaBytes,
-        bytes_free: Math.max(0, scope.quotaBytes - used),
-      };
+      return { scratchpads: await listScratchpads(scope), ...(await quotaUsage(scope)) };
     },
   });
 

@@ -16,7 +16,7 @@ import {
   MAX_WRITE_BODY_BYTES,
   NameSchema,
 } from "./limits.ts";
-import { ExpiryFields, FilterObject, FilterQuery } from "./params.ts";
+import { ExpiryFields, FilterObject, FilterQuery, QuotaFields } from "./params.ts";
 import {
   deleteRows,
   dropCollection,
@@ -26,7 +26,7 @@ import {
   readRows,
   setCollectionExpiry,
 } from "./store-engine.ts";
-import { bytesUsed, expiryOf, type StateOptions, walletScope } from "./wallet.ts";
+import { expiryOf, quotaUsage, type StateOptions, walletScope } from "./wallet.ts";
 
 const PRICE = "0.001";
 const Collection = NameSchema.describe("Collection name: 1-64 of A-Z a-z 0-9 _ - . (per wallet).");
@@ -59,9 +59,7 @@ export function storeEndpoints(options: StateOptions = {}): AnyEndpoint[] {
     output: z.object({
       collections: z.array(CollectionInfo),
       total_rows: z.number().int(),
-      bytes_used: z.number().int().describe("The wallet's bytes: collections and scratchpads together."),
-      quota_bytes: z.number().int(),
-      bytes_free: z.number().int(),
+      ...QuotaFields,
     }),
     example: {
       input: {},
@@ -76,13 +74,10 @@ export function storeEndpoints(options: StateOptions = {}): AnyEndpoint[] {
     handler: async (_input, ctx) => {
       const scope = await scopeOf(ctx);
       const collections = await listCollections(scope);
-      const used = Number(await bytesUsed(scope.db, scope));
       return {
         collections,
         total_rows: collections.reduce((n, c) => n + c.rows, 0),
-        bytes_used: used,
-        quota_bytes: scope.quotaBytes,
-        bytes_free: Math.max(0, scope.quotaBytes - used),
+        ...(await quotaUsage(scope)),
       };
     },
   });

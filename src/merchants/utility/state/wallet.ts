@@ -83,6 +83,18 @@ export async function bytesUsed(q: Queryable, scope: WalletScope): Promise<bigin
   return BigInt(rows[0]?.bytes ?? 0);
 }
 
+/** The quota figures both listings (/api/store, /api/scratchpad) answer with. */
+export async function quotaUsage(
+  scope: WalletScope,
+): Promise<{ bytes_used: number; quota_bytes: number; bytes_free: number }> {
+  const used = Number(await bytesUsed(scope.db, scope));
+  return {
+    bytes_used: used,
+    quota_bytes: scope.quotaBytes,
+    bytes_free: Math.max(0, scope.quotaBytes - used),
+  };
+}
+
 /** Deletes expired collections (their rows cascade) and scratchpads: of one wallet, or of all. */
 export async function purgeExpired(q: Queryable, now: Date, payer?: string): Promise<void> {
   const own = payer === undefined ? "" : "AND payer = $2";
