@@ -244,29 +244,26 @@ try {
     }
   }
 
+  /** One JSON-RPC call, read as text: what raw and floor time (fetch, body, nothing else). */
+  async function post(method: string, params: unknown[]): Promise<string> {
+    const response = await fetch(devnet.rpc, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    });
+    return response.text();
+  }
+
+  const usdcLogs = (fromBlock: string, toBlock: string) => [
+    { address: BASE_USDC, topics: [[TRANSFER_TOPIC, AUTHORIZATION_USED_TOPIC]], fromBlock, toBlock },
+  ];
+
   async function rawOnce() {
     const t = performance.now();
     let logs = 0;
     let bytes = 0;
     await mapPool(ranges, flags.concurrency, async ([from, to]) => {
-      const response = await fetch(devnet.rpc, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "eth_getLogs",
-          params: [
-            {
-              address: BASE_USDC,
-              topics: [[TRANSFER_TOPIC, AUTHORIZATION_USED_TOPIC]],
-              fromBlock: `0x${from.toString(16)}`,
-              toBlock: `0x${to.toString(16)}`,
-            },
-          ],
-        }),
-      });
-      const text = await response.text();
+      const text = await post("eth_getLogs", usdcLogs(`0x${from.toString(16)}`, `0x${to.toString(16)}`));
       bytes += text.length;
       logs += (JSON.parse(text) as { result: unknown[] }).result.length;
     });
@@ -280,24 +277,15 @@ try {
    */
   async function floorOnce() {
     const t = performance.now();
-    const post = async (method: string, params: unknown[]) => {
-      const response = await fetch(devnet.rpc, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-      });
-      return JSON.parse(await response.text()) as { result: unknown };
-    };
     await mapPool(ranges, flags.concurrency, async ([from, to]) => {
       const fromBlock = `0x${from.toString(16)}`;
       const toBlock = `0x${to.toString(16)}`;
-      await Promise.all([
-        post("eth_getLogs", [
-          { address: BASE_USDC, topics: [[TRANSFER_TOPIC, AUTHORIZATION_USED_TOPIC]], fromBlock, toBlock },
-        ]),
+      const bodies = await Promise.all([
+        post("eth_getLogs", usdcLogs(fromBlock, toBlock)),
         post("trace_filter", [{ fromBlock, toBlock, fromAddress: [devnet.facilitatorAccount.address] }]),
         post("eth_getBlockByNumber", [toBlock, false]),
       ]);
+      for (const body of bodies) JSON.parse(body);
     });
     return { seconds: (performance.now() - t) / 1000 };
   }

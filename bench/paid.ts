@@ -51,6 +51,7 @@ import { merchantApp } from "../src/platform/merchant-app.ts";
 import { openTestDatabase } from "../test/helpers/db.ts";
 import { devnetFacilitator } from "../test/helpers/facilitator.ts";
 import { testConfig } from "../test/helpers/merchant.ts";
+import { rpc } from "../test/helpers/settle.ts";
 import { NETWORK, usdcReader } from "../test/helpers/x402.ts";
 
 const GOAL_PAID_RPS = 200;
@@ -371,24 +372,10 @@ async function main() {
   // --- every payment on chain ------------------------------------------------------------------------
   for (let i = 0; i < 200 && (await miner.pending()) > 0; i++) await new Promise((r) => setTimeout(r, 20));
   const balance = await usdcReader(devnet.rpc).balanceOf(payTo);
-  const logsResponse = await fetch(devnet.rpc, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "eth_getLogs",
-      params: [
-        {
-          fromBlock: "0x0",
-          toBlock: "latest",
-          address: BASE_USDC,
-          topics: [TRANSFER_TOPIC, null, pad(payTo)],
-        },
-      ],
-    }),
-  });
-  const transfers = ((await logsResponse.json()) as { result: unknown[] }).result.length;
+  const transferLogs = await rpc<unknown[]>(devnet.rpc, "eth_getLogs", [
+    { fromBlock: "0x0", toBlock: "latest", address: BASE_USDC, topics: [TRANSFER_TOPIC, null, pad(payTo)] },
+  ]);
+  const transfers = transferLogs.length;
   const paidTotal = paid.ok + 1; // with the warm-up payment
   const onChain = balance === BigInt(paidTotal) * PRICE_ATOMIC && transfers === paidTotal;
   log(
