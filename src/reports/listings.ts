@@ -7,37 +7,31 @@ export interface Listing {
 
 export const DESCRIPTION_LIMIT = 240;
 
+// JavaScript's \s: RE2's \s is ASCII only, so add the Unicode separators and the BOM.
+const SPACE = "[\\s\\v\\p{Z}\\x{FEFF}]";
+
+/** SQL: text with white space runs collapsed to one space and trimmed. */
+export function sqlCleanText(text: string): string {
+  return `trim(regexp_replace(${text}, '${SPACE}+', ' ', 'g'))`;
+}
+
 /**
- * Cuts a description to at most 240 characters at a word boundary and marks the cut with "…".
- * White space runs are collapsed first. A single word longer than the limit is cut inside the word.
+ * SQL: a description, already cleaned by `sqlCleanText`, cut to at most 240 characters at a word
+ * boundary, the cut marked with "…". Keep the cut near the limit: at the last space in the last third
+ * of the limit, else inside the word; trailing punctuation goes before the "…".
  */
-export function cutDescription(text: string, limit = DESCRIPTION_LIMIT): string {
-  const clean = text.replace(/\s+/g, " ").trim();
-  if (clean.length <= limit) return clean;
-  const room = clean.slice(0, limit);
-  const space = room.lastIndexOf(" ");
-  // Keep the cut near the limit: a word boundary in the last third, else a hard cut.
-  const cut = space >= limit * (2 / 3) ? room.slice(0, space) : room.slice(0, limit - 1);
-  return `${cut.replace(/[\s,;:.\-–—]+$/, "")}…`;
+export function sqlCutDescription(clean: string, limit = DESCRIPTION_LIMIT): string {
+  // Greedy: everything before the last space within the limit ('' without one).
+  const beforeSpace = `regexp_extract(left(${clean}, ${limit}), '^(.*) ', 1)`;
+  const cut = `CASE WHEN length(${beforeSpace}) >= ${Math.ceil((limit * 2) / 3)} THEN ${beforeSpace} ELSE left(${clean}, ${limit - 1}) END`;
+  return `CASE WHEN length(${clean}) <= ${limit} THEN ${clean}
+    ELSE regexp_replace(${cut}, '[\\s,;:.\\-–—]+$', '') || '…' END`;
 }
 
-/** Listings by price ascending, then by resource so the order is stable. */
-export function sortListings<T extends Listing>(listings: readonly T[]): T[] {
-  return [...listings].sort((a, b) => a.price_usd - b.price_usd || a.resource.localeCompare(b.resource));
+/** SQL: the host of a listing's URL, lower case ("api.example.com"; "[::1]" for IPv6). */
+export function sqlHost(url: string): string {
+  return `lower(regexp_extract(${url}, '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?(\\[[^\\]/?#]*\\]|[^:/?#]*)', 1))`;
 }
 
-/** The host most of a merchant's listings live on, or null without listings. */
-export function listingHost(listings: readonly Pick<Listing, "resource">[]): string | null {
-  const counts = new Map<string, number>();
-  for (const l of listings) {
-    try {
-      const host = new URL(l.resource).hostname;
-      counts.set(host, (counts.get(host) ?? 0) + 1);
-    } catch {
-      // Validated on import; an unparsable URL only loses its vote.
-    }
-  }
-  let best: string | null = null;
-  for (const [host, n] of counts) if (best === null || n > (counts.get(best) ?? 0)) best = host;
-  return best;
-}
+/** Listings by price ascending, then by URL (byte order) so the order is stable. */
+export const LISTING_ORDER = "price_usd, resource";

@@ -1,10 +1,9 @@
 import { BadInputError, NotFoundError } from "../platform/errors.ts";
 import type { Store } from "../store/duckdb.ts";
 import { dataVersion } from "../store/migrations.ts";
-import { rankByRealRevenue } from "./rank.ts";
-import { buildReport, LICENSE_URL } from "./report.ts";
+import { LICENSE_URL, writeReports } from "./report.ts";
 import type { Report } from "./schema.ts";
-import { aggregateWindow } from "./sql.ts";
+import { aggregateWindow, dropWindowTables } from "./sql.ts";
 import { isoUtc, type ReportWindow, resolveWindow, windowDates } from "./window.ts";
 
 /** What the page shows beyond the report: the wallets behind each flag (the 20 largest per kind). */
@@ -24,6 +23,20 @@ export interface LeaderboardEntry {
   buyers: number;
   page: string;
 }
+
+/** Each leaderboard field and the report field it is read from. */
+const LEADERBOARD_FIELDS: Record<keyof LeaderboardEntry, keyof Report> = {
+  rank: "rank_by_real_revenue",
+  address: "address",
+  name: "name",
+  real_usd: "real_usd",
+  usd: "usd",
+  real_tx: "real_tx",
+  tx: "tx",
+  real_buyers: "real_buyers",
+  buyers: "buyers",
+  page: "page",
+};
 
 export interface ReportServiceOptions {
   /** Base of the page and badge URLs, without a trailing slash. */
@@ -83,9 +96,7 @@ export class ReportService {
   /** Every merchant's report of one window, by address. */
   reports(endBlock?: number): Promise<{ window: ReportWindow; reports: Report[] }> {
     return this.serial(async () => {
-      const window = await resolveWindow(this.store, endBlock);
-      const built = await this.buildIfStale(window);
-      if (built) return { window, reports: built };
+      const window = await this.ensureWindow(endBlock);
       const rows = await this.store.all<{ body: string }>(
         "SELECT body FROM reports WHERE chain = 'base' AND end_block = $end ORDER BY address",
         { end: window.end_block },
@@ -94,30 +105,34 @@ export class ReportService {
     });
   }
 
-  async leaderboard(endBlock?: number) {
-    const { window, reports } = await this.reports(endBlock);
-    const merchants: LeaderboardEntry[] = reports
-      .filter((r): r is Report & { rank_by_real_revenue: number } => r.rank_by_real_revenue !== null)
-      .sort((a, b) => a.rank_by_real_revenue - b.rank_by_real_revenue || a.address.localeCompare(b.address))
-      .map((r) => ({
-        rank: r.rank_by_real_revenue,
-        address: r.address,
-        name: r.name,
-        real_usd: r.real_usd,
-        usd: r.usd,
-        real_tx: r.real_tx,
-        tx: r.tx,
-        real_buyers: r.real_buyers,
-        buyers: r.buyers,
-        page: r.page,
-      }));
-    return {
-      chain: "base" as const,
-      generated_at: reports[0]?.generated_at ?? isoUtc(Math.floor(this.now().getTime() / 1000)),
-      license: LICENSE_URL,
-      window,
-      merchants,
-    };
+  /** Builds the window's reports unless the stored ones are current; resolves to the window. */
+  build(endBlock?: number): Promise<ReportWindow> {
+    return this.serial(() => this.ensureWindow(endBlock));
+  }
+
+  /** The ranked merchants of one window, read from the stored reports without parsing them all. */
+  leaderboard(endBlock?: number) {
+    return this.serial(async () => {
+      const window = await this.ensureWindow(endBlock);
+      const entry = Object.entries(LEADERBOARD_FIELDS).map(([key, field]) => `'${key}', body->'${field}'`);
+      const rows = await this.store.all<{ entry: string }>(
+        `SELECT json_object(${entry.join(", ")})::VARCHAR AS entry FROM reports
+         WHERE chain = 'base' AND end_block = $end AND (body->>'rank_by_real_revenue') IS NOT NULL
+         ORDER BY (body->>'rank_by_real_revenue')::BIGINT, address`,
+        { end: window.end_block },
+      );
+      const built = await this.store.one<{ generated_at: string }>(
+        "SELECT generated_at FROM report_windows WHERE chain = 'base' AND end_block = $end",
+        { end: window.end_block },
+      );
+      return {
+        chain: "base" as const,
+        generated_at: built?.generated_at ?? isoUtc(Math.floor(this.now().getTime() / 1000)),
+        license: LICENSE_URL,
+        window,
+        merchants: rows.map((r) => JSON.parse(r.entry) as LeaderboardEntry),
+      };
+    });
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -132,60 +147,38 @@ export class ReportService {
     return window;
   }
 
-  /** Builds the window's reports unless the stored ones saw the current data; returns what it built. */
-  private async buildIfStale(window: ReportWindow): Promise<Report[] | undefined> {
+  /** Builds the window's reports unless the stored ones saw the current data. */
+  private async buildIfStale(window: ReportWindow): Promise<void> {
     const version = await dataVersion(this.store);
     const cached = await this.store.one<{ data_version: bigint; public_url: string }>(
       "SELECT data_version, public_url FROM report_windows WHERE chain = 'base' AND end_block = $end",
       { end: window.end_block },
     );
     const fresh = cached?.data_version === version && cached.public_url === this.options.publicUrl;
-    return fresh ? undefined : this.build(window, version);
+    if (!fresh) await this.write(window, version);
   }
 
-  private async build(window: ReportWindow, version: bigint): Promise<Report[]> {
+  private async write(window: ReportWindow, version: bigint): Promise<void> {
     const dates = windowDates(window);
-    const merchants = await aggregateWindow(this.store, {
-      startBlock: window.start_block,
-      endBlock: window.end_block,
-      firstDate: dates[0] ?? window.start.slice(0, 10),
-    });
-    const ranks = rankByRealRevenue(
-      merchants.map((m) => ({ address: m.address, realAmount: m.real_amount, frozen: m.frozen })),
-    );
     const generatedAt = isoUtc(Math.floor(this.now().getTime() / 1000));
-
-    const built: Report[] = [];
     await this.store.transaction(async () => {
       await this.store.run("DELETE FROM reports WHERE chain = 'base' AND end_block = $end", {
         end: window.end_block,
       });
-      const appender = await this.store.connection.createAppender("reports");
-      const endBlock = BigInt(window.end_block);
-      for (const merchant of merchants) {
-        const report = buildReport(merchant, {
-          window,
-          dates,
-          generatedAt,
-          publicUrl: this.options.publicUrl,
-          rank: ranks.get(merchant.address) ?? null,
-        });
-        built.push(report);
-        appender.appendVarchar("base");
-        appender.appendBigInt(endBlock);
-        appender.appendVarchar(merchant.address);
-        appender.appendVarchar(JSON.stringify(report));
-        appender.appendVarchar(merchant.details);
-        appender.endRow();
-      }
-      appender.closeSync();
+      // A failure rolls the whole transaction back, the window's temporary tables with it.
+      await aggregateWindow(this.store, {
+        startBlock: window.start_block,
+        endBlock: window.end_block,
+        firstDate: dates[0] ?? window.start.slice(0, 10),
+      });
+      await writeReports(this.store, { window, dates, generatedAt, publicUrl: this.options.publicUrl });
+      await dropWindowTables(this.store);
       await this.store.run(
         "INSERT OR REPLACE INTO report_windows VALUES ('base', $end, $version, $url, $generated)",
         { end: window.end_block, version, url: this.options.publicUrl, generated: generatedAt },
       );
       await this.dropOldWindows(window.end_block);
     });
-    return built;
   }
 
   /** Keeps the reports of the most recently built windows (and always `current`'s). */
