@@ -1,5 +1,5 @@
 import type { Store } from "../store/duckdb.ts";
-import { sqlCleanText, sqlCutDescription, sqlHost } from "./listings.ts";
+import { refreshListingDocs } from "./listings.ts";
 import { CENT, sqlCents, sqlRatio, sqlUsd, sqlUsd6, sqlUsdText } from "./money.ts";
 import type { ReportWindow } from "./window.ts";
 
@@ -38,6 +38,19 @@ export function badgePath(address: string): string {
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 /**
+ * SQL: a JSON object, in this key order, spliced from JSON texts: each value is a SQL expression that
+ * yields JSON text (`json` for any value). Nested documents (listings, daily records) are spliced as
+ * they are; `json_object` would parse every one of them again.
+ */
+function jsonConcat(fields: readonly (readonly [key: string, jsonText: string])[]): string {
+  const parts = fields.map(([key, value], i) => `'${i === 0 ? "{" : ","}${JSON.stringify(key)}:', ${value}`);
+  return `concat(${parts.join(",\n      ")}, '}')`;
+}
+
+/** SQL: any value as JSON text; NULL as null. */
+const json = (expr: string) => `coalesce(to_json(${expr})::VARCHAR, 'null')`;
+
+/**
  * Writes the window's reports into the `reports` table, one per merchant, from the tables of
  * `aggregateWindow` (sql.ts). The JSON is assembled in DuckDB, in parallel and without a round trip
  * through JavaScript objects: a week of 50,000 merchants is 100 MB of JSON. All wording and the
@@ -45,6 +58,7 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
  */
 export async function writeReports(store: Store, ctx: ReportContext): Promise<void> {
   if (!ctx.dates.every((d) => DATE.test(d))) throw new Error(`bad window dates: ${ctx.dates.join(", ")}`);
+  await refreshListingDocs(store);
   const pivot = ctx.dates
     .map(
       (_, i) => `max(tx) FILTER (day = ${i}) AS tx${i}, max(cents) FILTER (day = ${i}) AS cents${i},
@@ -53,13 +67,19 @@ export async function writeReports(store: Store, ctx: ReportContext): Promise<vo
     .join(",\n        ");
   const days = ctx.dates
     .map(
-      (date, i) => `json_object('date', '${date}', 'tx', coalesce(tx${i}, 0),
-        'usd', ${sqlUsd(`coalesce(cents${i}, 0)`)}, 'real_usd', ${sqlUsd(`coalesce(real_cents${i}, 0)`)})`,
+      (date, i) =>
+        jsonConcat([
+          ["date", `'"${date}"'`],
+          ["tx", `coalesce(tx${i}, 0)::VARCHAR`],
+          ["usd", `${sqlUsd(`coalesce(cents${i}, 0)`)}::VARCHAR`],
+          ["real_usd", `${sqlUsd(`coalesce(real_cents${i}, 0)`)}::VARCHAR`],
+        ]),
     )
-    .join(",\n        ");
+    .join(", ',',\n        ");
+  const endDate = ctx.window.end.slice(0, 10);
   const cents = sqlCents("m.amount");
   const realCents = sqlCents("m.real_amount");
-  const name = "coalesce(m.name, h.host, m.address)";
+  const name = "coalesce(m.name, l.host, m.address)";
   const claim = `printf('%s received $%s of x402 payments passing every screen (%d%% of $%s reported) from %d of %d buyer wallets on Base in the %s days to %s.',
     ${name}, ${sqlUsdText(realCents)}, (${sqlRatio("m.real_amount", "m.amount", 2)} * 100)::INTEGER, ${sqlUsdText(cents)},
     m.real_buyers, m.buyers, $days, $end_date)`;
@@ -76,75 +96,70 @@ export async function writeReports(store: Store, ctx: ReportContext): Promise<vo
         row_number() OVER (PARTITION BY k.pay_to ORDER BY k.amount % ${CENT} DESC, k.precedence) AS place
       FROM rw_flag_kinds k JOIN rw_figures m ON m.address = k.pay_to
     ), flags AS (
-      SELECT pay_to, ('{' || string_agg(to_json(kind) || ':' || json_object('tx', tx,
+      SELECT pay_to, '{' || string_agg(to_json(kind) || ':' || json_object('tx', tx,
           'usd', ${sqlUsd(`cents + CASE WHEN remainder > 0 AND place <= cents_left THEN 1 ELSE 0 END`)}), ','
-        ORDER BY precedence) || '}')::JSON AS flags
+        ORDER BY precedence) || '}' AS flags
       FROM flag_cents GROUP BY pay_to
     ), daily AS (
       -- One column per day, then the records in date order: no sorted aggregate, no row per merchant-day.
-      SELECT pay_to, json_array(${days}) AS daily FROM (
+      SELECT pay_to, concat('[', ${days}, ']') AS daily FROM (
         SELECT pay_to, ${pivot} FROM rw_days GROUP BY pay_to
       )
-    ), listing_rows AS (
-      SELECT pay_to, resource, price_usd, ${sqlCleanText("description")} AS clean, ${sqlHost("resource")} AS host
-      FROM listings
-    ), listed AS (
-      -- Sorted by (price, URL) as a list of structs: an ORDER BY inside the aggregate would sort per merchant.
-      SELECT pay_to, ('[' || array_to_string(list_transform(list_sort(list({
-          'price_usd': price_usd, 'resource': resource,
-          'json': json_object('resource', resource, 'price_usd', price_usd, 'description', ${sqlCutDescription("clean")})::VARCHAR
-        })), lambda l: l.json), ',') || ']')::JSON AS listings
-      FROM listing_rows GROUP BY pay_to
-    ), hosts AS (
-      -- The host most of a merchant's listings live on (the first by name on a tie): its default name.
-      SELECT pay_to, host FROM listing_rows WHERE host <> '' GROUP BY pay_to, host
-      QUALIFY row_number() OVER (PARTITION BY pay_to ORDER BY count(*) DESC, host) = 1
     )
-    SELECT 'base', $end_block, m.address, json_object(
-        'schema_version', '1',
-        'generated_at', $generated_at,
-        'license', $license,
-        'chain', 'base',
-        'address', m.address,
-        'name', ${name},
-        'claimed', m.claimed,
-        'frozen', m.frozen,
-        'last_seen_week', $end_date,
-        'rank_by_real_revenue', m.rank,
-        'window', $window::JSON,
-        'claim', ${claim},
-        'tx', m.tx,
-        'usd', ${sqlUsd(cents)},
-        'real_tx', m.real_tx,
-        'real_usd', ${sqlUsd(realCents)},
-        'buyers', m.buyers,
-        'real_buyers', m.real_buyers,
-        'top_buyer_share', ${sqlRatio("m.top_amount", "m.amount", 4)},
-        'flags', coalesce(f.flags, '{}'::JSON),
-        'flag_note', $flag_note,
-        'exchange_flow_note', ${note},
-        'paid', json_object('median', ${sqlUsd6("m.median")}, 'p25', ${sqlUsd6("m.p25")}, 'p75', ${sqlUsd6("m.p75")},
-          'median_passing', ${sqlUsd6("m.median_passing")}),
-        'bazaar_listings', coalesce(l.listings, '[]'::JSON),
-        'daily', coalesce(d.daily, $no_payments::JSON),
-        'page', $page_prefix || m.address,
-        'badge', $badge_prefix || m.address || '.svg'
-      ), coalesce(w.details, '{"flagged_wallets":{}}')
+    SELECT 'base', $end_block, m.address, ${jsonConcat([
+      ["schema_version", `'"1"'`],
+      ["generated_at", "$generated_at"],
+      ["license", "$license"],
+      ["chain", `'"base"'`],
+      ["address", json("m.address")],
+      ["name", json(name)],
+      ["claimed", "m.claimed::VARCHAR"],
+      ["frozen", "m.frozen::VARCHAR"],
+      ["last_seen_week", "$end_date_json"],
+      ["rank_by_real_revenue", json("m.rank")],
+      ["window", "$window"],
+      ["claim", json(claim)],
+      ["tx", "m.tx::VARCHAR"],
+      ["usd", json(sqlUsd(cents))],
+      ["real_tx", "m.real_tx::VARCHAR"],
+      ["real_usd", json(sqlUsd(realCents))],
+      ["buyers", "m.buyers::VARCHAR"],
+      ["real_buyers", "m.real_buyers::VARCHAR"],
+      ["top_buyer_share", json(sqlRatio("m.top_amount", "m.amount", 4))],
+      ["flags", "coalesce(f.flags, '{}')"],
+      ["flag_note", "$flag_note"],
+      ["exchange_flow_note", json(note)],
+      [
+        "paid",
+        jsonConcat([
+          ["median", json(sqlUsd6("m.median"))],
+          ["p25", json(sqlUsd6("m.p25"))],
+          ["p75", json(sqlUsd6("m.p75"))],
+          ["median_passing", json(sqlUsd6("m.median_passing"))],
+        ]),
+      ],
+      ["bazaar_listings", "coalesce(l.listings, '[]')"],
+      ["daily", "coalesce(d.daily, $no_payments)"],
+      ["page", json("$page_prefix || m.address")],
+      ["badge", json("$badge_prefix || m.address || '.svg'")],
+    ])}, coalesce(w.details, '{"flagged_wallets":{}}')
     FROM rw_figures m
     LEFT JOIN flags f ON f.pay_to = m.address
     LEFT JOIN daily d ON d.pay_to = m.address
-    LEFT JOIN listed l ON l.pay_to = m.address
-    LEFT JOIN hosts h ON h.pay_to = m.address
+    LEFT JOIN listing_docs l ON l.pay_to = m.address
     LEFT JOIN rw_details w ON w.pay_to = m.address`,
     {
       end_block: ctx.window.end_block,
-      generated_at: ctx.generatedAt,
-      license: LICENSE_URL,
-      end_date: ctx.window.end.slice(0, 10),
+      // JSON texts, spliced as they are.
+      generated_at: JSON.stringify(ctx.generatedAt),
+      license: JSON.stringify(LICENSE_URL),
+      end_date_json: JSON.stringify(endDate),
       window: JSON.stringify(ctx.window),
+      flag_note: JSON.stringify(FLAG_NOTE),
+      // Values.
+      end_date: endDate,
       days: String(ctx.window.days),
       note: EXCHANGE_FLOW_NOTE,
-      flag_note: FLAG_NOTE,
       no_payments: JSON.stringify(ctx.dates.map((date) => ({ date, tx: 0, usd: 0, real_usd: 0 }))),
       page_prefix: ctx.publicUrl + PAGE_PREFIX,
       badge_prefix: ctx.publicUrl + BADGE_PREFIX,

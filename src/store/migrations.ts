@@ -111,6 +111,18 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       );
     `,
   },
+  {
+    version: 3,
+    name: "listing documents",
+    // listing_docs: a cache of the report's listings per merchant, kept by src/reports/listings.ts.
+    sql: `
+      CREATE TABLE listing_docs (
+        pay_to VARCHAR PRIMARY KEY,
+        listings VARCHAR NOT NULL,
+        host VARCHAR
+      );
+    `,
+  },
 ];
 
 export async function migrate(store: Store): Promise<void> {
