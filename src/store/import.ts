@@ -3,7 +3,14 @@ import readline from "node:readline";
 import { BASE_USDC } from "../chain/base.ts";
 import type { Store } from "./duckdb.ts";
 import { bumpDataVersion } from "./migrations.ts";
-import { RAW_FIELDS, type RecordType, reasonExpression } from "./rules.ts";
+import {
+  PAYMENT_ADDRESS_FIELDS,
+  PAYMENT_ROW_RULES,
+  RAW_FIELDS,
+  type RecordType,
+  reasonExpression,
+  sqlIsAddress,
+} from "./rules.ts";
 
 /** The file cannot be imported; `line` is 1-based when the fault is in one line. Nothing was kept. */
 export class ImportError extends Error {
@@ -21,10 +28,16 @@ export type ImportCounts = Record<RecordType, { read: number; added: number }>;
 /**
  * Imports an NDJSON file of payments, transfers, listings, merchants and checkpoints, all or nothing.
  *
- * DuckDB parses the file (in parallel, far faster than JSON.parse) into a staging table with every
- * field as VARCHAR; the rules in `rules.ts` are checked in SQL; only a file with no bad line is merged,
- * in one transaction. Payments and transfers are keyed by (chain, tx_hash, log_index): a row already
- * in the store is kept as it is, so importing the same file twice adds nothing.
+ * DuckDB parses the file (in parallel, far faster than JSON.parse); the rules in `rules.ts` are
+ * checked in SQL; only a file with no bad line is kept, in one transaction. Payments and transfers are
+ * keyed by (chain, tx_hash, log_index): a row already in the store is kept as it is, so importing the
+ * same file twice adds nothing.
+ *
+ * Two ways, one result. The bulk way, for the common case of new blocks, stages only the records that
+ * are not payments and inserts the payments straight from the file, checked by the same rules as they
+ * go (a staged copy of ten million payments costs more than everything else). When it meets anything
+ * else (a bad line, a key seen twice, blocks the store already holds), it rolls back and the exact way
+ * runs: every record staged with its ordinal, so errors name their line and repeats are merged.
  *
  * @example
  *   const counts = await importNdjson(store, "week.ndjson");
@@ -37,6 +50,8 @@ export async function importNdjson(store: Store, file: string): Promise<ImportCo
     throw new ImportError(`cannot read ${file}: ${(error as Error).message}`);
   }
   try {
+    const counts = await bulkImport(store, file);
+    if (counts) return counts;
     await stage(store, file);
     const duplicated = await check(store, file);
     return await store.transaction(() => merge(store, duplicated));
@@ -45,15 +60,102 @@ export async function importNdjson(store: Store, file: string): Promise<ImportCo
   }
 }
 
+/** The file as DuckDB reads it: every field as VARCHAR, so that DuckDB never guesses a type. */
+function source(file: string): string {
+  const columns = RAW_FIELDS.map((f) => `'${f}': 'VARCHAR'`).join(", ");
+  return `read_json('${file.replaceAll("'", "''")}', format = 'newline_delimited', columns = {${columns}})`;
+}
+
+/** Thrown inside the bulk way's transaction to roll it back and take the exact way. */
+class NeedsExactImport extends Error {}
+
+/**
+ * The bulk way (see `importNdjson`); undefined when the file needs the exact way, with nothing kept.
+ * The payments' rules are one condition here: a payment that breaks one stops the insert (`error`),
+ * and the exact way then finds the first bad line and its reason.
+ */
+async function bulkImport(store: Store, file: string): Promise<ImportCounts | undefined> {
+  const raw = source(file);
+  try {
+    return await store.transaction(async () => {
+      await store.run(
+        `CREATE TEMP TABLE import_raw AS SELECT ${reasonExpression()} AS reason, *
+         FROM ${raw} WHERE "type" IS DISTINCT FROM 'payment'`,
+      );
+      const staged = await store.one<{ bad: bigint; n: bigint; k: bigint }>(
+        `SELECT count(reason) AS bad, count(*) FILTER (type = 'transfer') AS n,
+           count(DISTINCT (lower(tx_hash), log_index)) FILTER (type = 'transfer') AS k FROM import_raw`,
+      );
+      if (staged?.bad !== 0n || staged.n !== staged.k) throw new NeedsExactImport();
+      // Blocks the store already holds take the exact way, which leaves their payments as they are.
+      // The new rows are then the file's blocks; in an empty store, the whole table.
+      let fresh = "";
+      let range: { lo: bigint; hi: bigint } | undefined;
+      const stored = await store.one<{ hi: bigint | null }>("SELECT max(block_number) AS hi FROM payments");
+      if (stored?.hi != null) {
+        const r = await store.one<{ lo: bigint | null; hi: bigint | null }>(
+          `SELECT min(try_cast(block_number AS BIGINT)) AS lo, max(try_cast(block_number AS BIGINT)) AS hi
+           FROM ${raw} WHERE "type" = 'payment'`,
+        );
+        range = { lo: r?.lo ?? 1n, hi: r?.hi ?? 0n };
+        if (await overlaps(store, "payments", range.lo, range.hi)) throw new NeedsExactImport();
+        fresh = "WHERE block_number BETWEEN $lo AND $hi";
+      }
+      const before = await countRows(store, "payments");
+      await store.run(
+        `INSERT INTO payments SELECT COLUMNS(* EXCLUDE (record)) FROM (${typed(
+          "payments",
+          // One CASE: DuckDB may reorder the conjuncts of a WHERE, and the rules hold only for payments.
+          `(SELECT * FROM ${raw} WHERE CASE WHEN "type" IS DISTINCT FROM 'payment' THEN false
+            WHEN ${PAYMENT_ROW_RULES} THEN true ELSE error('a payment breaks a rule') END)`,
+        )})`,
+      );
+      const added = (await countRows(store, "payments")) - before;
+      const distinct = PAYMENT_ADDRESS_FIELDS.map((f) => `SELECT DISTINCT ${f} AS v FROM payments ${fresh}`);
+      const badAddress = await store.one(
+        `SELECT 1 FROM (${distinct.join(" UNION ")}) WHERE NOT coalesce(${sqlIsAddress("v")}, false) LIMIT 1`,
+        range,
+      );
+      // A key twice (or a hash collision): the exact way decides whether the lines agree. Sorting the
+      // keys' hashes is twice as fast as counting distinct ones.
+      const repeated = await store.one(
+        `SELECT 1 FROM (SELECT h, lag(h) OVER (ORDER BY h) AS previous FROM (
+           SELECT hash(tx_hash, log_index) AS h FROM payments ${fresh})) WHERE h = previous LIMIT 1`,
+        range,
+      );
+      if (badAddress || repeated) throw new NeedsExactImport();
+      const counts = await merge(store, new Set());
+      // Every paid wallet is a merchant the service reports on (merge added those of the staged records).
+      await store.run(
+        `INSERT INTO merchants (address) SELECT DISTINCT pay_to FROM payments ${fresh}
+         ${fresh ? "AND" : "WHERE"} pay_to NOT IN (SELECT address FROM merchants)`,
+        range,
+      );
+      counts.payment = { read: added, added };
+      return counts;
+    });
+  } catch {
+    // A broken payment, a line DuckDB cannot parse, a repeat or an overlap: the exact way says what.
+    return undefined;
+  } finally {
+    await store.run("DROP TABLE IF EXISTS temp.import_raw");
+  }
+}
+
+async function overlaps(store: Store, table: OnChain, lo: bigint, hi: bigint): Promise<boolean> {
+  const row = await store.one(`SELECT 1 FROM ${table} WHERE block_number BETWEEN $lo AND $hi LIMIT 1`, {
+    lo,
+    hi,
+  });
+  return row !== undefined;
+}
+
 /** Parses the file and validates every record in the same parallel pass: `reason` is NULL on a good record. */
 async function stage(store: Store, file: string): Promise<void> {
-  const columns = RAW_FIELDS.map((f) => `'${f}': 'VARCHAR'`).join(", ");
-  const literal = `'${file.replaceAll("'", "''")}'`;
   try {
     // Insertion order is preserved, so rowid + 1 is the record's ordinal among the non-blank lines.
     await store.run(
-      `CREATE TEMP TABLE import_raw AS SELECT ${reasonExpression()} AS reason, *
-       FROM read_json(${literal}, format = 'newline_delimited', columns = {${columns}})`,
+      `CREATE TEMP TABLE import_raw AS SELECT ${reasonExpression()} AS reason, * FROM ${source(file)}`,
     );
   } catch (error) {
     // DuckDB's own line numbers skip blank lines; find the exact line and JSON.parse's reason instead.
@@ -66,18 +168,23 @@ async function stage(store: Store, file: string): Promise<void> {
 const time = (f: string) =>
   `CASE WHEN regexp_full_match("${f}", '\\d+') THEN to_timestamp("${f}"::BIGINT)::TIMESTAMP ELSE "${f}"::TIMESTAMPTZ::TIMESTAMP END`;
 
-/** The typed rows of the staged on-chain records, in the column order of their store tables. */
-const TYPED = {
-  payments: `SELECT rowid + 1 AS record, 'base' AS chain, lower(tx_hash) AS tx_hash, log_index::INTEGER AS log_index,
+/**
+ * The typed rows of on-chain records, in the column order of their store tables, after `record`: the
+ * record's ordinal when they are staged, NULL when they come straight from the file.
+ */
+function typed(table: "payments" | "transfers", from = "import_raw"): string {
+  const record = from === "import_raw" ? "rowid + 1" : "NULL";
+  return table === "payments"
+    ? `SELECT ${record} AS record, 'base' AS chain, lower(tx_hash) AS tx_hash, log_index::INTEGER AS log_index,
       block_number::BIGINT AS block_number, ${time("block_time")} AS block_time, lower(facilitator) AS facilitator,
       lower(payer) AS payer, lower(pay_to) AS pay_to, amount::BIGINT AS amount, coalesce(lower(asset), '${BASE_USDC}') AS asset
-    FROM import_raw WHERE type = 'payment'`,
-  transfers: `SELECT rowid + 1 AS record, 'base' AS chain, lower(tx_hash) AS tx_hash, log_index::INTEGER AS log_index,
+    FROM ${from} WHERE type = 'payment'`
+    : `SELECT ${record} AS record, 'base' AS chain, lower(tx_hash) AS tx_hash, log_index::INTEGER AS log_index,
       block_number::BIGINT AS block_number, ${time("block_time")} AS block_time,
       lower("from") AS from_address, lower("to") AS to_address, amount::BIGINT AS amount
-    FROM import_raw WHERE type = 'transfer'`,
-} as const;
-type OnChain = keyof typeof TYPED;
+    FROM ${from} WHERE type = 'transfer'`;
+}
+type OnChain = "payments" | "transfers";
 
 /** Stops at the first bad record; returns the on-chain tables whose records repeat a key within the file. */
 async function check(store: Store, file: string): Promise<Set<OnChain>> {
@@ -124,7 +231,7 @@ async function conflictingDuplicate(
       ? "block_number, block_time, facilitator, payer, pay_to, amount, asset"
       : "block_number, block_time, from_address, to_address, amount";
   return store.one(`
-    SELECT list(record ORDER BY record)[2] AS record, tx_hash, log_index FROM (${TYPED[table]})
+    SELECT list(record ORDER BY record)[2] AS record, tx_hash, log_index FROM (${typed(table)})
     GROUP BY tx_hash, log_index HAVING count(DISTINCT (${fields})) > 1 ORDER BY record LIMIT 1`);
 }
 
@@ -143,16 +250,13 @@ async function merge(store: Store, duplicated: Set<OnChain>): Promise<ImportCoun
   ] as const) {
     if (counts[type].read === 0) continue;
     const before = await countRows(store, table);
-    const staged = `SELECT ${duplicated.has(table) ? "DISTINCT" : ""} COLUMNS(* EXCLUDE (record)) FROM (${TYPED[table]})`;
+    const staged = `SELECT ${duplicated.has(table) ? "DISTINCT" : ""} COLUMNS(* EXCLUDE (record)) FROM (${typed(table)})`;
     // Existing rows of the same blocks are the only ones that can collide; when there are none (a
     // fresh range, the common case) the rows go in without the anti-join.
     const range = await store.one<{ lo: bigint; hi: bigint }>(
       `SELECT min(block_number::BIGINT) AS lo, max(block_number::BIGINT) AS hi FROM import_raw WHERE type = '${type}'`,
     );
-    const overlap = await store.one(`SELECT 1 FROM ${table} WHERE block_number BETWEEN $lo AND $hi LIMIT 1`, {
-      lo: range?.lo ?? 0n,
-      hi: range?.hi ?? 0n,
-    });
+    const overlap = await overlaps(store, table, range?.lo ?? 0n, range?.hi ?? 0n);
     await store.run(
       overlap
         ? `INSERT INTO ${table} SELECT * FROM (${staged}) s WHERE NOT EXISTS (

@@ -187,6 +187,84 @@ describe("import errors keep nothing", () => {
     );
   });
 
+  // The bulk way takes new blocks; a repeat, an overlap or a bad line sends the file the exact way.
+  describe("both ways", () => {
+    const week = () => [
+      { type: "merchant", address: addr("m"), name: "a.example", claimed: true },
+      payment({ payer: addr("p"), payTo: addr("m"), amount: 1000, block: 39_000_000 }),
+      payment({
+        payer: addr("q").toUpperCase().replace("0X", "0X"),
+        payTo: addr("m2"),
+        amount: 7,
+        block: 39_000_001,
+      }),
+      transfer(addr("m"), addr("p"), 5, 39_000_002),
+      { type: "listing", pay_to: addr("m3"), resource: "https://c.example/", price_usd: 1, description: "c" },
+      { type: "merchant", address: addr("m2"), frozen: true },
+      checkpoint(39_000_010),
+    ];
+    const tables = ["payments", "transfers", "listings", "merchants", "checkpoints"];
+    /** Which way an import ended: the exact way stages every record, payments included. */
+    const watch = (s: Store) => {
+      const staged: string[] = [];
+      const run = s.run.bind(s);
+      s.run = (sql, params) => {
+        if (/^CREATE TEMP TABLE import_raw/.test(sql.trim())) staged.push(sql);
+        return run(sql, params);
+      };
+      return () => (staged.some((q) => !q.includes(`IS DISTINCT FROM 'payment'`)) ? "exact" : "bulk");
+    };
+    const dump = async (s: Store) => {
+      const out: Record<string, unknown> = {};
+      for (const t of tables) out[t] = await s.all(`SELECT * FROM ${t} ORDER BY ALL`);
+      return out;
+    };
+
+    it("keep the same rows: a fresh week (bulk) and the same week with a repeated line (exact)", async () => {
+      const records = week();
+      store = await tempStore();
+      let way = watch(store);
+      const bulk = await importNdjson(store, ndjsonFile(records));
+      expect(way()).toBe("bulk");
+      const viaBulk = await dump(store);
+      store.close();
+      store = await tempStore();
+      way = watch(store);
+      const exact = await importNdjson(store, ndjsonFile([...records, records[1] as object]));
+      expect(way()).toBe("exact");
+      expect(await dump(store)).toEqual(viaBulk);
+      expect(exact.payment).toEqual({ read: 3, added: 2 });
+      expect(bulk.payment).toEqual({ read: 2, added: 2 });
+      expect(bulk.merchant).toEqual(exact.merchant);
+      expect(viaBulk.merchants).toHaveLength(3);
+      expect((viaBulk.payments as { payer: string }[]).map((p) => p.payer)).toContain(addr("q"));
+    });
+
+    it("add a later week to a store that holds an earlier one, and its paid wallets as merchants", async () => {
+      store = await tempStore();
+      await importNdjson(store, ndjsonFile(week()));
+      const way = watch(store);
+      const later = [payment({ payer: addr("p"), payTo: addr("new"), amount: 3, block: 39_500_000 })];
+      expect((await importNdjson(store, ndjsonFile(later))).payment).toEqual({ read: 1, added: 1 });
+      expect(way()).toBe("bulk");
+      expect(
+        await store.one("SELECT count(*) AS n FROM merchants WHERE address = $a", { a: addr("new") }),
+      ).toEqual({
+        n: 1n,
+      });
+    });
+
+    it("name the line of a bad payment after good ones, and keep nothing", async () => {
+      const bad = { ...payment({ payer: addr("p"), payTo: addr("m"), amount: 1 }), pay_to: "0x12" };
+      expect((await importError([good(), good(), "", bad, good()])).message).toMatch(
+        /^line 4: "pay_to" must be an address/,
+      );
+      expect((await importError([good(), { ...good(), tx_hash: "0xzz" }])).message).toMatch(
+        /^line 2: "tx_hash"/,
+      );
+    });
+  });
+
   it("reports an unreadable file in one line", async () => {
     store = await tempStore();
     await expect(importNdjson(store, "/nonexistent/file.ndjson")).rejects.toThrow(
