@@ -35,7 +35,6 @@ export function sqlHost(url: string): string {
   return `lower(regexp_extract(${url}, '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?(\\[[^\\]/?#]*\\]|[^:/?#]*)', 1))`;
 }
 
-
 /**
  * Keeps `listing_docs` current: per merchant, its listings as the report's JSON text (sorted by price
  * ascending, then by URL in byte order so the order is stable; descriptions cut) and `host`, the host most of them live on (the first by name on a
@@ -67,5 +66,7 @@ export async function refreshListingDocs(store: Store): Promise<void> {
       QUALIFY row_number() OVER (PARTITION BY pay_to ORDER BY count(*) DESC, host) = 1
     )
     SELECT pay_to, listings, host FROM docs LEFT JOIN hosts USING (pay_to)`);
-  await store.run("INSERT OR REPLACE INTO meta VALUES ('listing_docs', $value)", { value: fingerprint.value });
+  await store.run("INSERT OR REPLACE INTO meta VALUES ('listing_docs', $value)", {
+    value: fingerprint.value,
+  });
 }

@@ -66,14 +66,13 @@ export async function writeReports(store: Store, ctx: ReportContext): Promise<vo
     )
     .join(",\n        ");
   const days = ctx.dates
-    .map(
-      (date, i) =>
-        jsonConcat([
-          ["date", `'"${date}"'`],
-          ["tx", `coalesce(tx${i}, 0)::VARCHAR`],
-          ["usd", `${sqlUsd(`coalesce(cents${i}, 0)`)}::VARCHAR`],
-          ["real_usd", `${sqlUsd(`coalesce(real_cents${i}, 0)`)}::VARCHAR`],
-        ]),
+    .map((date, i) =>
+      jsonConcat([
+        ["date", `'"${date}"'`],
+        ["tx", `coalesce(tx${i}, 0)::VARCHAR`],
+        ["usd", `${sqlUsd(`coalesce(cents${i}, 0)`)}::VARCHAR`],
+        ["real_usd", `${sqlUsd(`coalesce(real_cents${i}, 0)`)}::VARCHAR`],
+      ]),
     )
     .join(", ',',\n        ");
   const endDate = ctx.window.end.slice(0, 10);
