@@ -37,7 +37,6 @@ const TABLES = [
   "rw_groups",
   "rw_after",
   "rw_pairs",
-  "rw_edges",
   "rw_returns",
   "rw_flagged",
   "rw_flag_groups",
@@ -108,48 +107,54 @@ export async function aggregateWindow(store: Store, bounds: WindowBounds): Promi
         SELECT payer, pay_to, amount, sum(n) AS n FROM rw_groups WHERE amount < ${THRESHOLDS.tinyAmount} GROUP BY ALL
       ) GROUP BY ALL
     ), payers AS (
+      -- Only the few wallets that paid enough merchants to be probers: a small table to join.
       SELECT payer, count(*) AS payer_merchants,
         count(*) FILTER (tx <= ${THRESHOLDS.proberMaxPaymentsPerMerchant}) AS payer_light_merchants
-      FROM pairs GROUP BY payer
+      FROM pairs GROUP BY payer HAVING count(*) >= ${THRESHOLDS.proberMinMerchants}
     )
     SELECT pairs.*, coalesce(tiny_tx, 0) AS tiny_tx, coalesce(tiny_mode_tx, 0) AS tiny_mode_tx,
       payer_merchants, payer_light_merchants
-    FROM pairs JOIN payers USING (payer) LEFT JOIN tiny USING (payer, pay_to)`,
+    FROM pairs LEFT JOIN payers USING (payer) LEFT JOIN tiny USING (payer, pay_to)`,
   );
 
-  // The window's money graph: its x402 payments and its plain USDC transfers.
+  // Value that came back from each merchant to each of its payers, directly or through one wallet, by
+  // x402 payment or plain transfer within the window. Merchants pay others rarely, so the walk starts
+  // from what merchants sent and never builds the whole money graph.
   await store.run(
-    `CREATE OR REPLACE TEMP TABLE rw_edges AS
-     SELECT src, dst, sum(amount)::BIGINT AS amount FROM (
-       SELECT payer AS src, pay_to AS dst, amount FROM rw_pairs
-       UNION ALL
-       SELECT from_address, to_address, amount FROM transfers
-       WHERE chain = 'base' AND block_number > $start AND block_number <= $end
-     ) GROUP BY src, dst`,
-    p,
-  );
-  // Value that came back from each merchant to each of its payers, directly or through one wallet.
-  await store.run(`CREATE OR REPLACE TEMP TABLE rw_returns AS
-    WITH hubs AS (
-      SELECT src AS wallet FROM rw_edges GROUP BY src HAVING count(*) >= ${THRESHOLDS.hubMinRecipients}
+    `CREATE OR REPLACE TEMP TABLE rw_returns AS
+    WITH moves AS (
+      SELECT from_address AS src, to_address AS dst, amount FROM transfers
+      WHERE chain = 'base' AND block_number > $start AND block_number <= $end
+    ), merchants AS (
+      SELECT DISTINCT pay_to AS wallet FROM rw_pairs
     ), merchant_out AS (
-      SELECT src AS m, dst AS x, amount FROM rw_edges WHERE src IN (SELECT DISTINCT pay_to FROM rw_pairs)
-    ), payer_in AS (
-      SELECT src AS x, dst AS p, amount FROM rw_edges
-      WHERE dst IN (SELECT DISTINCT payer FROM rw_pairs) AND src IN (SELECT x FROM merchant_out)
+      SELECT m, x, sum(amount)::BIGINT AS amount FROM (
+        SELECT payer AS m, pay_to AS x, amount FROM rw_pairs WHERE payer IN (SELECT wallet FROM merchants)
+        UNION ALL SELECT src, dst, amount FROM moves WHERE src IN (SELECT wallet FROM merchants)
+      ) GROUP BY m, x
+    ), relay_out AS (
+      -- Everything the merchants' recipients sent on: it also tells which of them are hubs.
+      SELECT x, p, sum(amount)::BIGINT AS amount FROM (
+        SELECT payer AS x, pay_to AS p, amount FROM rw_pairs WHERE payer IN (SELECT x FROM merchant_out)
+        UNION ALL SELECT src, dst, amount FROM moves WHERE src IN (SELECT x FROM merchant_out)
+      ) GROUP BY x, p
+    ), hubs AS (
+      SELECT x AS wallet FROM relay_out GROUP BY x HAVING count(*) >= ${THRESHOLDS.hubMinRecipients}
     ), paths AS (
       SELECT o.m, i.p, least(o.amount, i.amount) AS amount, o.x IN (SELECT wallet FROM hubs) AS via_hub
-      FROM merchant_out o JOIN payer_in i ON o.x = i.x
+      FROM merchant_out o JOIN relay_out i ON o.x = i.x
       WHERE o.x <> i.p AND o.x <> o.m AND i.p <> o.m
     ), returns AS (
-      SELECT src AS m, dst AS p, amount, false AS via_hub FROM rw_edges
+      SELECT m, x AS p, amount, false AS via_hub FROM merchant_out
       UNION ALL SELECT m, p, amount, via_hub FROM paths
     )
     SELECT r.m AS pay_to, r.p AS payer,
       coalesce(sum(r.amount) FILTER (NOT r.via_hub), 0)::BIGINT AS returned,
       bool_or(r.via_hub) AS hub_linked
     FROM returns r SEMI JOIN rw_pairs q ON q.pay_to = r.m AND q.payer = r.p
-    GROUP BY r.m, r.p`);
+    GROUP BY r.m, r.p`,
+    p,
+  );
 
   const screenColumns = SCREENS.map((s) => `coalesce(${s.pair}, false) AS "s_${s.kind}"`).join(",\n      ");
   await store.run(
@@ -236,12 +241,9 @@ async function figures(store: Store): Promise<void> {
   );
   await store.run(
     `CREATE OR REPLACE TEMP TABLE rw_days AS
-     SELECT g.pay_to, g.day, sum(g.n)::BIGINT AS tx, ${sqlCents("sum(g.amount::HUGEINT * g.n)")} AS cents,
-       ${sqlCents("sum(g.amount::HUGEINT * g.n) - coalesce(f.amount, 0)")} AS real_cents
-     FROM rw_groups g LEFT JOIN (
-       SELECT pay_to, day, sum(amount::HUGEINT * n) AS amount FROM ${flagged} GROUP BY ALL
-     ) f USING (pay_to, day)
-     GROUP BY g.pay_to, g.day, f.amount`,
+     SELECT pay_to, day, d.tx, ${sqlCents("d.amount")} AS cents, ${sqlCents("d.amount - coalesce(f.amount, 0)")} AS real_cents
+     FROM (SELECT pay_to, day, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount FROM rw_groups GROUP BY ALL) d
+     LEFT JOIN (SELECT pay_to, day, sum(amount::HUGEINT * n) AS amount FROM ${flagged} GROUP BY ALL) f USING (pay_to, day)`,
   );
   await store.run(
     `CREATE OR REPLACE TEMP TABLE rw_details AS

@@ -10,8 +10,9 @@ export interface Screen {
   summary: string;
   /**
    * Over the pair table: payer, pay_to, tx, amount, tiny_tx, tiny_mode_tx, payer_merchants,
-   * payer_light_merchants, returned (value that came back to the payer), funded_from (block of the
-   * merchant's first transfer to the payer, or NULL).
+   * payer_light_merchants (both NULL for payers of fewer than `proberMinMerchants` merchants), returned
+   * (value that came back to the payer), funded_from (block of the merchant's first transfer to the
+   * payer, or NULL). A NULL condition is false.
    */
   pair: string;
   /**
