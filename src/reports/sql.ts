@@ -74,8 +74,10 @@ function quartilesOf(h: string, quarters: readonly number[]): string {
 /** Builds the window's tables (see above); the caller drops them with `dropWindowTables`. */
 export async function aggregateWindow(store: Store, bounds: WindowBounds): Promise<void> {
   const p = { start: bounds.startBlock, end: bounds.endBlock };
-  const inWindow = `chain = 'base' AND asset = '${BASE_USDC}' AND block_number > $start AND block_number <= $end`;
-  const day = "(block_time::DATE - $first::DATE)::INTEGER";
+  // Over the payments table, optionally by an alias ("w.").
+  const inWindow = (t = "") =>
+    `${t}chain = 'base' AND ${t}asset = '${BASE_USDC}' AND ${t}block_number > $start AND ${t}block_number <= $end`;
+  const day = (t = "") => `(${t}block_time::DATE - $first::DATE)::INTEGER`;
 
   // Who received USDC from whom: the merchant_funded screen's evidence, looking back before the window.
   await store.run(
@@ -85,19 +87,36 @@ export async function aggregateWindow(store: Store, bounds: WindowBounds): Promi
     { end: p.end, lookback: p.start - THRESHOLDS.fundingLookbackBlocks },
   );
   // The one pass over the window's payments; the store is written in block order, so zone maps skip the rest.
+  // A group's first and last block place it before or after a funding transfer without reading it again.
   await store.run(
     `CREATE OR REPLACE TEMP TABLE rw_groups AS
-     SELECT payer, pay_to, amount, ${day} AS day, count(*) AS n FROM payments WHERE ${inWindow} GROUP BY ALL`,
+     SELECT payer, pay_to, amount, ${day()} AS day, count(*) AS n,
+       min(block_number) AS first_block, max(block_number) AS last_block
+     FROM payments WHERE ${inWindow()} GROUP BY ALL`,
     { ...p, first: bounds.firstDate },
   );
-  // Of the groups of funded pairs, how many payments came at or after the first funding transfer.
+  // Of the groups of funded pairs, how many payments came at or after the first funding transfer:
+  // all or none, but for a group that straddles the transfer, whose payments are counted one by one.
   await store.run(
     `CREATE OR REPLACE TEMP TABLE rw_after AS
-     SELECT payer, pay_to, amount, ${day} AS day, count(*) AS n
-     FROM payments JOIN rw_funding f USING (payer, pay_to)
-     WHERE ${inWindow} AND block_number >= f.funded_from GROUP BY ALL`,
-    { ...p, first: bounds.firstDate },
+     SELECT payer, pay_to, amount, day, CASE WHEN first_block >= funded_from THEN n ELSE 0 END AS n,
+       first_block < funded_from AND last_block >= funded_from AS straddles, first_block, last_block, funded_from
+     FROM rw_groups JOIN rw_funding USING (payer, pay_to)`,
   );
+  if (await store.one("SELECT 1 FROM rw_after WHERE straddles LIMIT 1")) {
+    await store.run(
+      `UPDATE rw_after a SET n = c.n FROM (
+         SELECT s.payer, s.pay_to, s.amount, s.day, count(*) AS n
+         FROM payments w JOIN (SELECT * FROM rw_after WHERE straddles) s
+           ON w.payer = s.payer AND w.pay_to = s.pay_to AND w.amount = s.amount
+         WHERE ${inWindow("w.")} AND w.block_number BETWEEN s.first_block AND s.last_block
+           AND w.block_number >= s.funded_from AND ${day("w.")} = s.day
+         GROUP BY ALL
+       ) c
+       WHERE a.payer = c.payer AND a.pay_to = c.pay_to AND a.amount = c.amount AND a.day = c.day`,
+      { ...p, first: bounds.firstDate },
+    );
+  }
   await store.run(
     `CREATE OR REPLACE TEMP TABLE rw_pairs AS
     WITH pairs AS (

@@ -70,6 +70,22 @@ describe("merchant_funded", () => {
     expect(report.real_usd).toBe(1);
   });
 
+  it("splits identical payments of one day at the funding transfer", async () => {
+    // Same payer, merchant, amount and day on both sides of the transfer: one group, counted payment by payment.
+    const records = [
+      ...[START + 10, START + 20, START + 30].map((block) =>
+        payment({ payer: funded, payTo: m, amount: 1_000_000, block }),
+      ),
+      transfer(m, funded, 1_000_000, START + 40),
+      ...[START + 40, START + 50].map((block) =>
+        payment({ payer: funded, payTo: m, amount: 1_000_000, block }),
+      ),
+    ];
+    const { report } = await reportOf(records, m);
+    expect(report.flags).toEqual({ merchant_funded: { tx: 2, usd: 2 } });
+    expect([report.real_tx, report.real_usd]).toEqual([3, 3]);
+  });
+
   it("counts funding in the lookback before the window", async () => {
     const records = [
       transfer(m, funded, 10_000_000, START - THRESHOLDS.fundingLookbackBlocks + 10),
