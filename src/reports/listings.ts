@@ -1,12 +1,5 @@
 import type { Store } from "../store/duckdb.ts";
 
-/** A listing record of the report (spec 2.5). */
-export interface Listing {
-  resource: string;
-  price_usd: number;
-  description: string;
-}
-
 export const DESCRIPTION_LIMIT = 240;
 
 // JavaScript's \s: RE2's \s is ASCII only, so add the Unicode separators and the BOM.

@@ -24,16 +24,9 @@ export interface ReportContext {
   publicUrl: string;
 }
 
+// The page and badge routes of http.ts; a report's URLs are these after the public URL.
 const PAGE_PREFIX = "/reports/base/";
 const BADGE_PREFIX = "/badges/base/";
-
-export function pagePath(address: string): string {
-  return `${PAGE_PREFIX}${address}`;
-}
-
-export function badgePath(address: string): string {
-  return `${BADGE_PREFIX}${address}.svg`;
-}
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
