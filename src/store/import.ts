@@ -84,7 +84,7 @@ async function bulkImport(store: Store, file: string): Promise<ImportCounts | un
       );
       const staged = await store.one<{ bad: bigint; n: bigint; k: bigint }>(
         `SELECT count(reason) AS bad, count(*) FILTER (type = 'transfer') AS n,
-           count(DISTINCT (lower(tx_hash), log_index)) FILTER (type = 'transfer') AS k FROM import_raw`,
+           count(DISTINCT (lower(tx_hash), try_cast(log_index AS INTEGER))) FILTER (type = 'transfer') AS k FROM import_raw`,
       );
       if (staged?.bad !== 0n || staged.n !== staged.k) throw new NeedsExactImport();
       // Blocks the store already holds take the exact way, which leaves their payments as they are.

@@ -240,6 +240,16 @@ describe("import errors keep nothing", () => {
       expect((viaBulk.payments as { payer: string }[]).map((p) => p.payer)).toContain(addr("q"));
     });
 
+    it("see one transfer in two spellings of its key", async () => {
+      store = await tempStore();
+      const t = transfer(addr("m"), addr("p"), 5, 39_000_002);
+      const again = { ...t, tx_hash: t.tx_hash.toUpperCase().replace("0X", "0x"), log_index: "01" };
+      expect((await importNdjson(store, ndjsonFile([{ ...t, log_index: 1 }, again]))).transfer).toEqual({
+        read: 2,
+        added: 1,
+      });
+    });
+
     it("add a later week to a store that holds an earlier one, and its paid wallets as merchants", async () => {
       store = await tempStore();
       await importNdjson(store, ndjsonFile(week()));
