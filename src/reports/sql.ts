@@ -12,7 +12,8 @@ import { SCREENS, THRESHOLDS } from "./screens/index.ts";
  * merchant, amount and day. A week of 10 million payments makes about a seventh as many groups, and
  * everything else (pairs, screens, quartiles, daily totals, flags) comes from them, so the build
  * costs about one GROUP BY over the window plus small tables. The one screen that needs a payment's
- * block (merchant_funded: paid after the funding transfer?) reads the payments of funded pairs only.
+ * block (merchant_funded: paid after the funding transfer?) gets it from each group's first and last
+ * block; only a group that straddles a funding transfer has its payments read again.
  *
  * What it leaves, for report.ts:
  * - `rw_figures`: one row per merchant of the store: address, name, claimed, frozen, tx, amount,
