@@ -30,8 +30,8 @@ export function sqlHost(url: string): string {
 
 /**
  * Keeps `listing_docs` current: per merchant, its listings as the report's JSON text (sorted by price
- * ascending, then by URL in byte order so the order is stable; descriptions cut) and `host`, the host most of them live on (the first by name on a
- * tie), which names a merchant that has no name. Listings change far less often than payments, and
+ * ascending, then by URL in byte order so the order is stable; descriptions cut) and `host`, the host
+ * most of them live on (the first by name on a tie), which names a merchant that has no name. Listings change far less often than payments, and
  * rendering 140,000 of them is most of the JSON of a report build, so the documents are kept and
  * rebuilt only when the listings' fingerprint (row count and the sum of every row's hash) changes.
  */
