@@ -1,5 +1,4 @@
 import type { Store } from "../store/duckdb.ts";
-import { refreshListingDocs } from "./listings.ts";
 import { CENT, sqlCents, sqlRatio, sqlUsd, sqlUsd6, sqlUsdText } from "./money.ts";
 import type { ReportWindow } from "./window.ts";
 
@@ -45,13 +44,13 @@ const json = (expr: string) => `coalesce(to_json(${expr})::VARCHAR, 'null')`;
 
 /**
  * Writes the window's reports into the `reports` table, one per merchant, from the tables of
- * `aggregateWindow` (sql.ts). The JSON is assembled in DuckDB, in parallel and without a round trip
+ * `aggregateWindow` (sql.ts) and from `listing_docs`, which the caller keeps current
+ * (`refreshListingDocs`). The JSON is assembled in DuckDB, in parallel and without a round trip
  * through JavaScript objects: a week of 50,000 merchants is 100 MB of JSON. All wording and the
  * rounding of totals happen here.
  */
 export async function writeReports(store: Store, ctx: ReportContext): Promise<void> {
   if (!ctx.dates.every((d) => DATE.test(d))) throw new Error(`bad window dates: ${ctx.dates.join(", ")}`);
-  await refreshListingDocs(store);
   const pivot = ctx.dates
     .map(
       (_, i) => `max(tx) FILTER (day = ${i}) AS tx${i}, max(cents) FILTER (day = ${i}) AS cents${i},

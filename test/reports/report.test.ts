@@ -1,11 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { ReportService } from "../../src/reports/service.ts";
 import { windowDates } from "../../src/reports/window.ts";
+import type { Params, Store } from "../../src/store/duckdb.ts";
+import { importNdjson } from "../../src/store/import.ts";
+import { dataVersion } from "../../src/store/migrations.ts";
 import {
   addr,
   checkpoint,
   END,
   END_TIME,
+  ndjsonFile,
   payment,
   reportOf,
   START,
@@ -241,6 +245,65 @@ describe("stored windows", () => {
       expect(await store.one("SELECT count(*) AS n FROM report_windows")).toEqual({ n: 3n });
       const again = (await service.report(m, END)).report;
       expect({ ...again, generated_at: "" }).toEqual({ ...first, generated_at: "" });
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe("a build and the writes beside it", () => {
+  /** Runs `before` once, just before the first statement of the store that starts with `prefix`. */
+  function beforeStatement(store: Store, prefix: string, before: () => Promise<void>): void {
+    const run = store.run.bind(store);
+    let done = false;
+    store.run = async (sql: string, params?: Params) => {
+      if (!done && sql.trimStart().startsWith(prefix)) {
+        done = true;
+        await before();
+      }
+      return run(sql, params);
+    };
+  }
+
+  const windowTables = (store: Store) =>
+    store.one<{ n: bigint }>(
+      "SELECT count(*) AS n FROM duckdb_tables() WHERE temporary AND table_name LIKE 'rw\\_%' ESCAPE '\\'",
+    );
+
+  it("builds again in one transaction when data lands while the window is aggregated", async () => {
+    const store = await storeWith([payment({ payer: addr("a"), payTo: m, amount: 1_000_000 })]);
+    const other = await store.fork();
+    try {
+      // Another connection (the indexer beside the service) imports a payment between two statements
+      // of the aggregation: the pairs already seen it, the groups did not.
+      beforeStatement(store, "CREATE OR REPLACE TEMP TABLE rw_pairs", async () => {
+        await importNdjson(other, ndjsonFile([payment({ payer: addr("b"), payTo: m, amount: 2_000_000 })]));
+      });
+      const service = new ReportService(store, { publicUrl: "https://r.test" });
+      const { report } = await service.report(m);
+      expect([report.tx, report.buyers, report.usd]).toEqual([2, 2, 3]);
+      expect(report.daily.reduce((n, d) => n + d.tx, 0)).toBe(2);
+      const stored = await store.one<{ data_version: bigint }>("SELECT data_version FROM report_windows");
+      expect(stored?.data_version).toBe(await dataVersion(store));
+      expect((await windowTables(store))?.n).toBe(0n);
+    } finally {
+      other.close();
+      store.close();
+    }
+  });
+
+  it("keeps nothing of a build that fails, and builds on the next call", async () => {
+    const store = await storeWith([payment({ payer: addr("a"), payTo: m, amount: 1_000 })]);
+    try {
+      beforeStatement(store, "CREATE OR REPLACE TEMP TABLE rw_figures", async () => {
+        throw new Error("disk full");
+      });
+      const service = new ReportService(store, { publicUrl: "https://r.test" });
+      await expect(service.report(m)).rejects.toThrow("disk full");
+      expect(await store.one("SELECT count(*) AS n FROM reports")).toEqual({ n: 0n });
+      expect(await store.one("SELECT count(*) AS n FROM report_windows")).toEqual({ n: 0n });
+      expect((await windowTables(store))?.n).toBe(0n);
+      expect((await service.report(m)).report.tx).toBe(1);
     } finally {
       store.close();
     }
