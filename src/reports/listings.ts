@@ -1,5 +1,3 @@
-import type { Store } from "../store/duckdb.ts";
-
 export const DESCRIPTION_LIMIT = 240;
 
 // JavaScript's \s: RE2's \s is ASCII only, so add the Unicode separators and the BOM.
@@ -29,37 +27,26 @@ export function sqlHost(url: string): string {
 }
 
 /**
- * Keeps `listing_docs` current: per merchant, its listings as the report's JSON text (sorted by price
- * ascending, then by URL in byte order so the order is stable; descriptions cut) and `host`, the host
- * most of them live on (the first by name on a tie), which names a merchant that has no name. Listings change far less often than payments, and
- * rendering 140,000 of them is most of the JSON of a report build, so the documents are kept and
- * rebuilt only when the listings' fingerprint (row count and the sum of every row's hash) changes.
+ * SQL: per merchant (`pay_to`) of the listings that `where` selects, its listings as the report's
+ * JSON text: sorted by price ascending, then by URL in byte order so the order is stable;
+ * descriptions cleaned and cut.
  */
-export async function refreshListingDocs(store: Store): Promise<void> {
-  const fingerprint = await store.one<{ value: string; stored: string | null }>(
-    `SELECT count(*) || ':' || coalesce(sum(hash(pay_to, resource, method, price_usd, description)), 0) AS value,
-       (SELECT value FROM meta WHERE key = 'listing_docs') AS stored
-     FROM listings`,
-  );
-  if (!fingerprint || fingerprint.value === fingerprint.stored) return;
-  await store.run("DELETE FROM listing_docs");
-  await store.run(`INSERT INTO listing_docs
-    WITH rows AS (
-      SELECT pay_to, resource, price_usd, ${sqlCleanText("description")} AS clean, ${sqlHost("resource")} AS host
-      FROM listings
-    ), docs AS (
-      -- Sorted as a list of structs: an ORDER BY inside the aggregate would sort each merchant's rows apart.
-      SELECT pay_to, '[' || array_to_string(list_transform(list_sort(list({
-          'price_usd': price_usd, 'resource': resource,
-          'json': json_object('resource', resource, 'price_usd', price_usd, 'description', ${sqlCutDescription("clean")})::VARCHAR
-        })), lambda l: l.json), ',') || ']' AS listings
-      FROM rows GROUP BY pay_to
-    ), hosts AS (
-      SELECT pay_to, host FROM rows WHERE host <> '' GROUP BY pay_to, host
-      QUALIFY row_number() OVER (PARTITION BY pay_to ORDER BY count(*) DESC, host) = 1
-    )
-    SELECT pay_to, listings, host FROM docs LEFT JOIN hosts USING (pay_to)`);
-  await store.run("INSERT OR REPLACE INTO meta VALUES ('listing_docs', $value)", {
-    value: fingerprint.value,
-  });
+export function sqlListingsJson(where = "true"): string {
+  // Sorted as a list of structs: an ORDER BY inside the aggregate would sort each merchant's rows apart.
+  return `SELECT pay_to, '[' || array_to_string(list_transform(list_sort(list({
+      'price_usd': price_usd, 'resource': resource,
+      'json': json_object('resource', resource, 'price_usd', price_usd,
+        'description', ${sqlCutDescription(sqlCleanText("description"))})::VARCHAR
+    })), lambda l: l.json), ',') || ']' AS listings
+    FROM listings WHERE ${where} GROUP BY pay_to`;
+}
+
+/**
+ * SQL: per merchant (`pay_to`) with listings, `host`: the host most of them live on (the first by
+ * name on a tie), which names a merchant that has no name.
+ */
+export function sqlListingHosts(): string {
+  return `SELECT pay_to, host FROM (SELECT pay_to, ${sqlHost("resource")} AS host FROM listings)
+    WHERE host <> '' GROUP BY pay_to, host
+    QUALIFY row_number() OVER (PARTITION BY pay_to ORDER BY count(*) DESC, host) = 1`;
 }

@@ -1,4 +1,5 @@
-import type { Store } from "../store/duckdb.ts";
+import type { Params, Store } from "../store/duckdb.ts";
+import { sqlListingHosts, sqlListingsJson } from "./listings.ts";
 import { CENT, sqlCents, sqlRatio, sqlUsd, sqlUsd6, sqlUsdText } from "./money.ts";
 import type { ReportWindow } from "./window.ts";
 
@@ -43,43 +44,34 @@ function jsonConcat(fields: readonly (readonly [key: string, jsonText: string])[
 const json = (expr: string) => `coalesce(to_json(${expr})::VARCHAR, 'null')`;
 
 /**
- * Writes the window's reports into the `reports` table, one per merchant, from the tables of
- * `aggregateWindow` (sql.ts) and from `listing_docs`, which the caller keeps current
- * (`refreshListingDocs`). The JSON is assembled in DuckDB, in parallel and without a round trip
- * through JavaScript objects: a week of 50,000 merchants is 100 MB of JSON. All wording and the
- * rounding of totals happen here.
+ * Stores the window's reports in the `reports` table, one typed row per merchant (migration 4), from
+ * the tables of `aggregateWindow` (sql.ts): every figure of the report, the flags with their dollars
+ * apportioned, the daily records and the page's details. Text that is the same for every merchant of
+ * a window (window, notes, licence) or kept elsewhere (the listings) is not stored with each
+ * report; `reportsQuery` renders the JSON when a report is read. A week of 50,000
+ * merchants is about 100 MB of JSON and a few MB of rows.
  */
-export async function writeReports(store: Store, ctx: ReportContext): Promise<void> {
-  if (!ctx.dates.every((d) => DATE.test(d))) throw new Error(`bad window dates: ${ctx.dates.join(", ")}`);
+export async function writeReports(
+  store: Store,
+  ctx: Pick<ReportContext, "window" | "dates">,
+): Promise<void> {
   const pivot = ctx.dates
     .map(
       (_, i) => `max(tx) FILTER (day = ${i}) AS tx${i}, max(cents) FILTER (day = ${i}) AS cents${i},
       max(real_cents) FILTER (day = ${i}) AS real_cents${i}`,
     )
     .join(",\n        ");
-  const days = ctx.dates
-    .map((date, i) =>
-      jsonConcat([
-        ["date", `'"${date}"'`],
-        ["tx", `coalesce(tx${i}, 0)::VARCHAR`],
-        ["usd", `${sqlUsd(`coalesce(cents${i}, 0)`)}::VARCHAR`],
-        ["real_usd", `${sqlUsd(`coalesce(real_cents${i}, 0)`)}::VARCHAR`],
-      ]),
+  // Day i of the window at position i + 1, zeros for a day without payments.
+  const daily = `[${ctx.dates
+    .map(
+      (_, i) =>
+        `{'tx': coalesce(d.tx${i}, 0)::BIGINT, 'cents': coalesce(d.cents${i}, 0)::BIGINT, 'real_cents': coalesce(d.real_cents${i}, 0)::BIGINT}`,
     )
-    .join(", ',',\n        ");
-  const endDate = ctx.window.end.slice(0, 10);
+    .join(", ")}]`;
   const cents = sqlCents("m.amount");
   const realCents = sqlCents("m.real_amount");
-  const name = "coalesce(m.name, l.host, m.address)";
-  const claim = `printf('%s received $%s of x402 payments passing every screen (%d%% of $%s reported) from %d of %d buyer wallets on Base in the %s days to %s.',
-    ${name}, ${sqlUsdText(realCents)}, (${sqlRatio("m.real_amount", "m.amount", 2)} * 100)::INTEGER, ${sqlUsdText(cents)},
-    m.real_buyers, m.buyers, $days, $end_date)`;
-  const note = `CASE WHEN m.hub_linked_buyers = 0 THEN NULL
-    WHEN m.hub_linked_buyers = 1 THEN '1 passing buyer wallet ' || $note
-    ELSE m.hub_linked_buyers || ' passing buyer wallets ' || $note END`;
-
   await store.run(
-    `INSERT INTO reports (chain, end_block, address, body, details)
+    `INSERT INTO reports (chain, end_block, ${REPORT_COLUMNS.join(", ")})
     WITH flag_cents AS (
       -- Largest remainder: every kind gets its cents rounded down, the cents left go to the largest remainders.
       SELECT k.pay_to, k.kind, k.precedence, k.tx, k.amount // ${CENT} AS cents, k.amount % ${CENT} AS remainder,
@@ -91,56 +83,120 @@ export async function writeReports(store: Store, ctx: ReportContext): Promise<vo
           'usd', ${sqlUsd(`cents + CASE WHEN remainder > 0 AND place <= cents_left THEN 1 ELSE 0 END`)}), ','
         ORDER BY precedence) || '}' AS flags
       FROM flag_cents GROUP BY pay_to
-    ), daily AS (
-      -- One column per day, then the records in date order: no sorted aggregate, no row per merchant-day.
-      SELECT pay_to, concat('[', ${days}, ']') AS daily FROM (
-        SELECT pay_to, ${pivot} FROM rw_days GROUP BY pay_to
-      )
+    ), days AS (
+      -- One column per day: no sorted aggregate, no row per merchant-day.
+      SELECT pay_to, ${pivot} FROM rw_days GROUP BY pay_to
     )
-    SELECT 'base', $end_block, m.address, ${jsonConcat([
-      ["schema_version", `'"1"'`],
-      ["generated_at", "$generated_at"],
-      ["license", "$license"],
-      ["chain", `'"base"'`],
-      ["address", json("m.address")],
-      ["name", json(name)],
-      ["claimed", "m.claimed::VARCHAR"],
-      ["frozen", "m.frozen::VARCHAR"],
-      ["last_seen_week", "$end_date_json"],
-      ["rank_by_real_revenue", json("m.rank")],
-      ["window", "$window"],
-      ["claim", json(claim)],
-      ["tx", "m.tx::VARCHAR"],
-      ["usd", json(sqlUsd(cents))],
-      ["real_tx", "m.real_tx::VARCHAR"],
-      ["real_usd", json(sqlUsd(realCents))],
-      ["buyers", "m.buyers::VARCHAR"],
-      ["real_buyers", "m.real_buyers::VARCHAR"],
-      ["top_buyer_share", json(sqlRatio("m.top_amount", "m.amount", 4))],
-      ["flags", "coalesce(f.flags, '{}')"],
-      ["flag_note", "$flag_note"],
-      ["exchange_flow_note", json(note)],
-      [
-        "paid",
-        jsonConcat([
-          ["median", json(sqlUsd6("m.median"))],
-          ["p25", json(sqlUsd6("m.p25"))],
-          ["p75", json(sqlUsd6("m.p75"))],
-          ["median_passing", json(sqlUsd6("m.median_passing"))],
-        ]),
-      ],
-      ["bazaar_listings", "coalesce(l.listings, '[]')"],
-      ["daily", "coalesce(d.daily, $no_payments)"],
-      ["page", json("$page_prefix || m.address")],
-      ["badge", json("$badge_prefix || m.address || '.svg'")],
-    ])}, coalesce(w.details, '{"flagged_wallets":{}}')
+    SELECT 'base', $end_block, m.address, coalesce(m.name, l.host, m.address), m.claimed, m.frozen, m.rank,
+      m.tx, m.amount, m.real_tx, m.real_amount, m.buyers, m.real_buyers, m.top_amount,
+      m.p25, m.median, m.p75, m.median_passing, m.hub_linked_buyers,
+      coalesce(f.flags, '{}'), ${daily}, coalesce(w.details, '{"flagged_wallets":{}}')
     FROM rw_figures m
     LEFT JOIN flags f ON f.pay_to = m.address
-    LEFT JOIN daily d ON d.pay_to = m.address
-    LEFT JOIN listing_docs l ON l.pay_to = m.address
+    LEFT JOIN days d ON d.pay_to = m.address
+    LEFT JOIN (${sqlListingHosts()}) l ON l.pay_to = m.address
     LEFT JOIN rw_details w ON w.pay_to = m.address`,
-    {
+    { end_block: ctx.window.end_block },
+  );
+}
+
+/** The columns of a stored report after (chain, end_block), in the order `writeReports` fills them. */
+const REPORT_COLUMNS = [
+  "address",
+  "name",
+  "claimed",
+  "frozen",
+  "rank",
+  "tx",
+  "amount",
+  "real_tx",
+  "real_amount",
+  "buyers",
+  "real_buyers",
+  "top_amount",
+  "p25",
+  "median",
+  "p75",
+  "median_passing",
+  "hub_linked_buyers",
+  "flags",
+  "daily",
+  "details",
+];
+
+/**
+ * SQL and parameters that read a window's stored reports as JSON text: `address`, `body` (the
+ * report, spec 2.1, in the spec's key order) and `details` (the page's flagged wallets), by
+ * address; one merchant's only when `address` is given. Every report of the window is rendered in
+ * one parallel statement, without a round trip through JavaScript objects. All wording happens here.
+ */
+export function reportsQuery(ctx: ReportContext, address?: string): { sql: string; params: Params } {
+  if (!ctx.dates.every((d) => DATE.test(d))) throw new Error(`bad window dates: ${ctx.dates.join(", ")}`);
+  const days = ctx.dates
+    .map((date, i) =>
+      jsonConcat([
+        ["date", `'"${date}"'`],
+        ["tx", `r.daily[${i + 1}].tx::VARCHAR`],
+        ["usd", `${sqlUsd(`r.daily[${i + 1}].cents`)}::VARCHAR`],
+        ["real_usd", `${sqlUsd(`r.daily[${i + 1}].real_cents`)}::VARCHAR`],
+      ]),
+    )
+    .join(", ',',\n        ");
+  const endDate = ctx.window.end.slice(0, 10);
+  const cents = sqlCents("r.amount");
+  const realCents = sqlCents("r.real_amount");
+  const claim = `printf('%s received $%s of x402 payments passing every screen (%d%% of $%s reported) from %d of %d buyer wallets on Base in the %s days to %s.',
+    r.name, ${sqlUsdText(realCents)}, (${sqlRatio("r.real_amount", "r.amount", 2)} * 100)::INTEGER, ${sqlUsdText(cents)},
+    r.real_buyers, r.buyers, $days, $end_date)`;
+  const note = `CASE WHEN r.hub_linked_buyers = 0 THEN NULL
+    WHEN r.hub_linked_buyers = 1 THEN '1 passing buyer wallet ' || $note
+    ELSE r.hub_linked_buyers || ' passing buyer wallets ' || $note END`;
+  const body = jsonConcat([
+    ["schema_version", `'"1"'`],
+    ["generated_at", "$generated_at"],
+    ["license", "$license"],
+    ["chain", `'"base"'`],
+    ["address", json("r.address")],
+    ["name", json("r.name")],
+    ["claimed", "r.claimed::VARCHAR"],
+    ["frozen", "r.frozen::VARCHAR"],
+    ["last_seen_week", "$end_date_json"],
+    ["rank_by_real_revenue", json("r.rank")],
+    ["window", "$window"],
+    ["claim", json(claim)],
+    ["tx", "r.tx::VARCHAR"],
+    ["usd", json(sqlUsd(cents))],
+    ["real_tx", "r.real_tx::VARCHAR"],
+    ["real_usd", json(sqlUsd(realCents))],
+    ["buyers", "r.buyers::VARCHAR"],
+    ["real_buyers", "r.real_buyers::VARCHAR"],
+    ["top_buyer_share", json(sqlRatio("r.top_amount", "r.amount", 4))],
+    ["flags", "r.flags"],
+    ["flag_note", "$flag_note"],
+    ["exchange_flow_note", json(note)],
+    [
+      "paid",
+      jsonConcat([
+        ["median", json(sqlUsd6("r.median"))],
+        ["p25", json(sqlUsd6("r.p25"))],
+        ["p75", json(sqlUsd6("r.p75"))],
+        ["median_passing", json(sqlUsd6("r.median_passing"))],
+      ]),
+    ],
+    ["bazaar_listings", "coalesce(l.listings, '[]')"],
+    ["daily", `concat('[', ${days}, ']')`],
+    ["page", json(`$page_prefix || r.address`)],
+    ["badge", json(`$badge_prefix || r.address || '.svg'`)],
+  ]);
+  return {
+    sql: `SELECT r.address, ${body} AS body, r.details
+      FROM reports r LEFT JOIN (${sqlListingsJson(address === undefined ? "true" : "pay_to = $address")}) l
+        ON l.pay_to = r.address
+      WHERE r.chain = 'base' AND r.end_block = $end_block${address === undefined ? "" : " AND r.address = $address"}
+      ORDER BY r.address`,
+    params: {
       end_block: ctx.window.end_block,
+      ...(address === undefined ? {} : { address }),
       // JSON texts, spliced as they are.
       generated_at: JSON.stringify(ctx.generatedAt),
       license: JSON.stringify(LICENSE_URL),
@@ -151,9 +207,25 @@ export async function writeReports(store: Store, ctx: ReportContext): Promise<vo
       end_date: endDate,
       days: String(ctx.window.days),
       note: EXCHANGE_FLOW_NOTE,
-      no_payments: JSON.stringify(ctx.dates.map((date) => ({ date, tx: 0, usd: 0, real_usd: 0 }))),
       page_prefix: ctx.publicUrl + PAGE_PREFIX,
       badge_prefix: ctx.publicUrl + BADGE_PREFIX,
     },
-  );
+  };
 }
+
+/** SQL over a stored report `r`: a leaderboard entry's fields, as the report states them. */
+export const LEADERBOARD_COLUMNS = {
+  rank: "r.rank",
+  address: "r.address",
+  name: "r.name",
+  real_usd: sqlUsd(sqlCents("r.real_amount")),
+  usd: sqlUsd(sqlCents("r.amount")),
+  real_tx: "r.real_tx",
+  tx: "r.tx",
+  real_buyers: "r.real_buyers",
+  buyers: "r.buyers",
+  page: `$page_prefix || r.address`,
+} as const;
+
+/** The page URL prefix of a report's merchant, for `LEADERBOARD_COLUMNS`' `$page_prefix`. */
+export const pagePrefix = (publicUrl: string) => publicUrl + PAGE_PREFIX;

@@ -1,8 +1,14 @@
 import { BadInputError, NotFoundError } from "../platform/errors.ts";
 import type { Store } from "../store/duckdb.ts";
 import { dataVersion } from "../store/migrations.ts";
-import { refreshListingDocs } from "./listings.ts";
-import { LICENSE_URL, type ReportContext, writeReports } from "./report.ts";
+import {
+  LEADERBOARD_COLUMNS,
+  LICENSE_URL,
+  pagePrefix,
+  type ReportContext,
+  reportsQuery,
+  writeReports,
+} from "./report.ts";
 import type { Report } from "./schema.ts";
 import { aggregateWindow, dropWindowTables } from "./sql.ts";
 import { isoUtc, type ReportWindow, resolveWindow, windowDates } from "./window.ts";
@@ -24,20 +30,6 @@ export interface LeaderboardEntry {
   buyers: number;
   page: string;
 }
-
-/** Each leaderboard field and the report field it is read from. */
-const LEADERBOARD_FIELDS: Record<keyof LeaderboardEntry, keyof Report> = {
-  rank: "rank_by_real_revenue",
-  address: "address",
-  name: "name",
-  real_usd: "real_usd",
-  usd: "usd",
-  real_tx: "real_tx",
-  tx: "tx",
-  real_buyers: "real_buyers",
-  buyers: "buyers",
-  page: "page",
-};
 
 export interface ReportServiceOptions {
   /** Base of the page and badge URLs, without a trailing slash. */
@@ -85,10 +77,8 @@ export class ReportService {
     const merchant = parseAddress(address);
     return this.serial(async () => {
       const window = await this.ensureWindow(endBlock);
-      const row = await this.store.one<{ body: string; details: string }>(
-        "SELECT body, details FROM reports WHERE chain = 'base' AND end_block = $end AND address = $address",
-        { end: window.end_block, address: merchant },
-      );
+      const { sql, params } = reportsQuery(await this.context(window), merchant);
+      const row = await this.store.one<{ body: string; details: string }>(sql, params);
       if (!row) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
       return { report: JSON.parse(row.body) as Report, details: JSON.parse(row.details) as ReportDetails };
     });
@@ -98,10 +88,8 @@ export class ReportService {
   reports(endBlock?: number): Promise<{ window: ReportWindow; reports: Report[] }> {
     return this.serial(async () => {
       const window = await this.ensureWindow(endBlock);
-      const rows = await this.store.all<{ body: string }>(
-        "SELECT body FROM reports WHERE chain = 'base' AND end_block = $end ORDER BY address",
-        { end: window.end_block },
-      );
+      const { sql, params } = reportsQuery(await this.context(window));
+      const rows = await this.store.all<{ body: string }>(sql, params);
       return { window, reports: rows.map((r) => JSON.parse(r.body) as Report) };
     });
   }
@@ -111,29 +99,54 @@ export class ReportService {
     return this.serial(() => this.ensureWindow(endBlock));
   }
 
-  /** The ranked merchants of one window, read from the stored reports without parsing them all. */
+  /** The ranked merchants of one window, read from the stored reports' figures. */
   leaderboard(endBlock?: number) {
     return this.serial(async () => {
       const window = await this.ensureWindow(endBlock);
-      const entry = Object.entries(LEADERBOARD_FIELDS).map(([key, field]) => `'${key}', body->'${field}'`);
-      const rows = await this.store.all<{ entry: string }>(
-        `SELECT json_object(${entry.join(", ")})::VARCHAR AS entry FROM reports
-         WHERE chain = 'base' AND end_block = $end AND (body->>'rank_by_real_revenue') IS NOT NULL
-         ORDER BY (body->>'rank_by_real_revenue')::BIGINT, address`,
-        { end: window.end_block },
-      );
-      const built = await this.store.one<{ generated_at: string }>(
-        "SELECT generated_at FROM report_windows WHERE chain = 'base' AND end_block = $end",
-        { end: window.end_block },
+      const context = await this.context(window);
+      const entry = Object.entries(LEADERBOARD_COLUMNS).map(([key, sql]) => `${sql} AS ${key}`);
+      const rows = await this.store.all<Record<keyof LeaderboardEntry, unknown>>(
+        `SELECT ${entry.join(", ")} FROM reports r
+         WHERE r.chain = 'base' AND r.end_block = $end AND r.rank IS NOT NULL ORDER BY r.rank, r.address`,
+        { end: window.end_block, page_prefix: pagePrefix(this.options.publicUrl) },
       );
       return {
         chain: "base" as const,
-        generated_at: built?.generated_at ?? isoUtc(Math.floor(this.now().getTime() / 1000)),
+        generated_at: context.generatedAt,
         license: LICENSE_URL,
         window,
-        merchants: rows.map((r) => JSON.parse(r.entry) as LeaderboardEntry),
+        merchants: rows.map(
+          (r): LeaderboardEntry => ({
+            rank: Number(r.rank),
+            address: String(r.address),
+            name: String(r.name),
+            real_usd: Number(r.real_usd),
+            usd: Number(r.usd),
+            real_tx: Number(r.real_tx),
+            tx: Number(r.tx),
+            real_buyers: Number(r.real_buyers),
+            buyers: Number(r.buyers),
+            page: String(r.page),
+          }),
+        ),
       };
     });
+  }
+
+  /** What rendering a built window's reports needs beyond the stored rows. */
+  private async context(window: ReportWindow): Promise<ReportContext> {
+    const built = await this.store.one<{ generated_at: string }>(
+      "SELECT generated_at FROM report_windows WHERE chain = 'base' AND end_block = $end",
+      { end: window.end_block },
+    );
+    if (!built)
+      throw new Error(`the reports of the window ending at block ${window.end_block} are not built`);
+    return {
+      window,
+      dates: windowDates(window),
+      generatedAt: built.generated_at,
+      publicUrl: this.options.publicUrl,
+    };
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -151,12 +164,12 @@ export class ReportService {
   /** Builds the window's reports unless the stored ones saw the current data. */
   private async buildIfStale(window: ReportWindow): Promise<void> {
     const version = await dataVersion(this.store);
-    const cached = await this.store.one<{ data_version: bigint; public_url: string }>(
-      "SELECT data_version, public_url FROM report_windows WHERE chain = 'base' AND end_block = $end",
+    // Page and badge URLs are rendered on read: a new public URL needs no rebuild.
+    const cached = await this.store.one<{ data_version: bigint }>(
+      "SELECT data_version FROM report_windows WHERE chain = 'base' AND end_block = $end",
       { end: window.end_block },
     );
-    const fresh = cached?.data_version === version && cached.public_url === this.options.publicUrl;
-    if (!fresh) await this.write(window, version);
+    if (cached?.data_version !== version) await this.write(window, version);
   }
 
   /**
@@ -179,8 +192,6 @@ export class ReportService {
     const generatedAt = isoUtc(Math.floor(this.now().getTime() / 1000));
     const context = { window, dates, generatedAt, publicUrl: this.options.publicUrl };
     try {
-      // A cache of the listings, kept by its own fingerprint: it may be refreshed apart from the reports.
-      await this.store.transaction(() => refreshListingDocs(this.store));
       await aggregateWindow(this.store, bounds);
       const stored = await this.store.transaction(async () => {
         if ((await dataVersion(this.store)) !== version) return false;
@@ -193,7 +204,6 @@ export class ReportService {
     }
     await this.store.transaction(async () => {
       // A failure rolls the whole transaction back, the window's temporary tables with it.
-      await refreshListingDocs(this.store);
       await aggregateWindow(this.store, bounds);
       await this.storeReports(context, await dataVersion(this.store));
       await dropWindowTables(this.store);

@@ -123,6 +123,48 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       );
     `,
   },
+  {
+    version: 4,
+    name: "reports as typed rows",
+    // A report's figures, rendered as JSON when read (src/reports/report.ts): the window's text and
+    // the listings are no longer stored with every report, nor the listings' cache of migration 3.
+    // Stored windows are rebuilt on demand.
+    sql: `
+      DROP TABLE reports;
+      DROP TABLE listing_docs;
+      DELETE FROM meta WHERE key = 'listing_docs';
+      DELETE FROM report_windows;
+      CREATE TABLE reports (
+        chain VARCHAR NOT NULL,
+        end_block BIGINT NOT NULL,
+        address VARCHAR NOT NULL,
+        -- The merchant's name, else the host of most of its listings, else its address.
+        name VARCHAR NOT NULL,
+        claimed BOOLEAN NOT NULL,
+        frozen BOOLEAN NOT NULL,
+        rank BIGINT,
+        -- Atomic USDC units, the quartiles interpolated (possibly fractional).
+        tx BIGINT NOT NULL,
+        amount BIGINT NOT NULL,
+        real_tx BIGINT NOT NULL,
+        real_amount BIGINT NOT NULL,
+        buyers BIGINT NOT NULL,
+        real_buyers BIGINT NOT NULL,
+        top_amount BIGINT NOT NULL,
+        p25 DOUBLE NOT NULL,
+        median DOUBLE NOT NULL,
+        p75 DOUBLE NOT NULL,
+        median_passing DOUBLE NOT NULL,
+        hub_linked_buyers BIGINT NOT NULL,
+        -- JSON text: {kind: {tx, usd}}, dollars apportioned so that they add up to usd - real_usd.
+        flags VARCHAR NOT NULL,
+        -- Day i of the window at position i + 1.
+        daily STRUCT(tx BIGINT, cents BIGINT, real_cents BIGINT)[] NOT NULL,
+        -- JSON text: the page's {"flagged_wallets": {kind: [{wallet, tx, usd}]}}.
+        details VARCHAR NOT NULL
+      );
+    `,
+  },
 ];
 
 export async function migrate(store: Store): Promise<void> {

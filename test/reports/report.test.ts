@@ -292,6 +292,42 @@ describe("a build and the writes beside it", () => {
     }
   });
 
+  it("shows the listings and the name of the current listings after they change", async () => {
+    const listing = (resource: string, description: string) => ({
+      type: "listing",
+      pay_to: m,
+      resource,
+      price_usd: 0.01,
+      description,
+    });
+    const store = await storeWith([
+      listing("https://old.example/api", "Old."),
+      payment({ payer: addr("a"), payTo: m, amount: 1_000 }),
+    ]);
+    try {
+      const service = new ReportService(store, { publicUrl: "https://r.test" });
+      const before = (await service.report(m)).report;
+      expect([before.name, before.bazaar_listings.map((l) => l.description)]).toEqual([
+        "old.example",
+        ["Old."],
+      ]);
+      await importNdjson(
+        store,
+        ndjsonFile([listing("https://new.example/api", "New."), listing("https://new.example/b", "B.")]),
+      );
+      const after = (await service.report(m)).report;
+      expect(after.name).toBe("new.example");
+      expect(after.bazaar_listings.map((l) => l.resource)).toEqual([
+        "https://new.example/api",
+        "https://new.example/b",
+        "https://old.example/api",
+      ]);
+      expect((await service.report(m)).report).toEqual(after);
+    } finally {
+      store.close();
+    }
+  });
+
   it("keeps nothing of a build that fails, and builds on the next call", async () => {
     const store = await storeWith([payment({ payer: addr("a"), payTo: m, amount: 1_000 })]);
     try {
