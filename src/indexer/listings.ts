@@ -5,12 +5,15 @@
  * becomes a merchant, as the import does; names stay NULL so reports use the listings' host.
  */
 import type { Store } from "../store/duckdb.ts";
+import { sqlHost } from "../store/listings.ts";
 import { bumpDataVersion } from "../store/migrations.ts";
 import type { Listing } from "./discovery.ts";
 
 export async function upsertListings(store: Store, listings: readonly Listing[]): Promise<void> {
   if (listings.length === 0) return;
-  await store.run("CREATE TEMP TABLE IF NOT EXISTS stage_listings AS SELECT * FROM listings LIMIT 0");
+  await store.run(
+    "CREATE TEMP TABLE IF NOT EXISTS stage_listings AS SELECT * EXCLUDE (host) FROM listings LIMIT 0",
+  );
   await store.transaction(async () => {
     await store.run("DELETE FROM stage_listings");
     const appender = await store.connection.createAppender("stage_listings", null, "temp");
@@ -29,7 +32,7 @@ export async function upsertListings(store: Store, listings: readonly Listing[])
     }
     // One row per key, so the upsert never meets its own key twice in one statement.
     await store.run(`INSERT OR REPLACE INTO listings
-      SELECT * FROM stage_listings QUALIFY row_number() OVER (PARTITION BY pay_to, resource, method) = 1`);
+      SELECT *, ${sqlHost("resource")} FROM stage_listings QUALIFY row_number() OVER (PARTITION BY pay_to, resource, method) = 1`);
     await store.run("INSERT OR IGNORE INTO merchants (address) SELECT DISTINCT pay_to FROM stage_listings");
     await bumpDataVersion(store);
   });

@@ -21,11 +21,6 @@ export function sqlCutDescription(clean: string, limit = DESCRIPTION_LIMIT): str
     ELSE regexp_replace(${cut}, '[\\s,;:.\\-–—]+$', '') || '…' END`;
 }
 
-/** SQL: the host of a listing's URL, lower case ("api.example.com"; "[::1]" for IPv6). */
-export function sqlHost(url: string): string {
-  return `lower(regexp_extract(${url}, '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?(\\[[^\\]/?#]*\\]|[^:/?#]*)', 1))`;
-}
-
 /**
  * SQL: per merchant (`pay_to`) of the listings that `where` selects, its listings as the report's
  * JSON text: sorted by price ascending, then by URL in byte order so the order is stable;
@@ -46,7 +41,6 @@ export function sqlListingsJson(where = "true"): string {
  * name on a tie), which names a merchant that has no name.
  */
 export function sqlListingHosts(): string {
-  return `SELECT pay_to, host FROM (SELECT pay_to, ${sqlHost("resource")} AS host FROM listings)
-    WHERE host <> '' GROUP BY pay_to, host
+  return `SELECT pay_to, host FROM listings WHERE host <> '' GROUP BY pay_to, host
     QUALIFY row_number() OVER (PARTITION BY pay_to ORDER BY count(*) DESC, host) = 1`;
 }

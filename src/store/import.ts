@@ -2,6 +2,7 @@ import fs from "node:fs";
 import readline from "node:readline";
 import { BASE_USDC } from "../chain/base.ts";
 import type { Store } from "./duckdb.ts";
+import { sqlHost } from "./listings.ts";
 import { bumpDataVersion } from "./migrations.ts";
 import {
   PAYMENT_ADDRESS_FIELDS,
@@ -271,7 +272,8 @@ async function merge(store: Store, duplicated: Set<OnChain>): Promise<ImportCoun
   // Last line wins for listings, merchants and checkpoints: they describe current state.
   const beforeListings = await countRows(store, "listings");
   await store.run(`INSERT OR REPLACE INTO listings
-    SELECT lower(pay_to), resource, coalesce(upper(method), ''), price_usd::DOUBLE, description
+    SELECT lower(pay_to), resource, coalesce(upper(method), ''), price_usd::DOUBLE, description,
+      ${sqlHost("resource")}
     FROM import_raw WHERE type = 'listing'
     QUALIFY row_number() OVER (PARTITION BY lower(pay_to), resource, coalesce(upper(method), '') ORDER BY rowid DESC) = 1`);
   counts.listing.added = (await countRows(store, "listings")) - beforeListings;

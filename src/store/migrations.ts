@@ -1,4 +1,5 @@
 import type { Store } from "./duckdb.ts";
+import { sqlHost } from "./listings.ts";
 
 /**
  * Versioned schema migrations, applied in order, each in its own transaction. Append new ones;
@@ -163,6 +164,15 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         -- JSON text: the page's {"flagged_wallets": {kind: [{wallet, tx, usd}]}}.
         details VARCHAR NOT NULL
       );
+    `,
+  },
+  {
+    version: 5,
+    name: "listing hosts",
+    // The host of each listing's URL, filled by every writer of listings (src/store/listings.ts).
+    sql: `
+      ALTER TABLE listings ADD COLUMN host VARCHAR;
+      UPDATE listings SET host = ${sqlHost("resource")};
     `,
   },
 ];

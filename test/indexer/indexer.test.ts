@@ -452,6 +452,7 @@ describe("indexer on a devnet", () => {
           method: "POST",
           price_usd: 0.025,
           description: "Severe weather alerts",
+          host: "api.weather.test",
         },
         {
           pay_to: merchant.address.toLowerCase(),
@@ -459,6 +460,7 @@ describe("indexer on a devnet", () => {
           method: "GET",
           price_usd: 0.001,
           description: "Seven-day forecast",
+          host: "api.weather.test",
         },
         {
           pay_to: shop.toLowerCase(),
@@ -466,6 +468,7 @@ describe("indexer on a devnet", () => {
           method: "",
           price_usd: 0.002,
           description: "",
+          host: "tools.shop.test",
         },
       ]);
       const { report } = await new ReportService(store, { publicUrl: "https://r.test" }).report(

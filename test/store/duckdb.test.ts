@@ -40,3 +40,27 @@ break", TIMESTAMP '2026-11-21 10:00:00' AS t, 1.5::DECIMAL(10, 2) AS d, 7 AS a
     expect(await store.all("SELECT 1 AS a WHERE false")).toEqual([]);
   });
 });
+
+describe("migrations", () => {
+  it("fills the host of listings stored before migration 5", async () => {
+    const old = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-store-"));
+    try {
+      let s = await Store.open({ dataDir: old });
+      await s.run(`INSERT INTO listings (pay_to, resource, method, price_usd, description) VALUES
+        ('0x01', 'https://user@API.Example.com:8443/v1?q=1', 'GET', 0.01, 'd'),
+        ('0x01', 'not a url', '', 0.02, 'd')`);
+      // Back to the schema before migration 5, rows kept.
+      await s.run("ALTER TABLE listings DROP COLUMN host");
+      await s.run("DELETE FROM schema_migrations WHERE version = 5");
+      s.close();
+      s = await Store.open({ dataDir: old });
+      expect(await s.all("SELECT resource, host FROM listings ORDER BY price_usd")).toEqual([
+        { resource: "https://user@API.Example.com:8443/v1?q=1", host: "api.example.com" },
+        { resource: "not a url", host: "" },
+      ]);
+      s.close();
+    } finally {
+      fs.rmSync(old, { recursive: true, force: true });
+    }
+  });
+});
