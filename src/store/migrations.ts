@@ -115,7 +115,7 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   {
     version: 3,
     name: "listing documents",
-    // listing_docs: a cache of the report's listings per merchant, kept by src/reports/listings.ts.
+    // listing_docs: a cache of the report's listings per merchant (dropped by migration 4).
     sql: `
       CREATE TABLE listing_docs (
         pay_to VARCHAR PRIMARY KEY,
