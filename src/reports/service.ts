@@ -46,6 +46,9 @@ export interface ReportServiceOptions {
  */
 export const DEFAULT_KEEP_WINDOWS = 16;
 
+/** Resolved windows kept per data version: end blocks asked for by readers, any number of them. */
+const WINDOWS_KEPT = 64;
+
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
 /** Lower-cases a merchant address, or rejects it as bad input. */
@@ -63,6 +66,9 @@ export function parseAddress(value: string): string {
  */
 export class ReportService {
   private queue: Promise<unknown> = Promise.resolve();
+  /** Resolved windows by requested end block, valid at data version `windowsVersion`. */
+  private readonly windows = new Map<number | "latest", ReportWindow>();
+  private windowsVersion = -1n;
   private readonly now: () => Date;
 
   constructor(
@@ -155,15 +161,30 @@ export class ReportService {
     return next;
   }
 
+  /**
+   * The window ending at `endBlock` (default: the latest checkpoint), its reports built. Resolving a
+   * window reads the payments' latest block, tens of milliseconds on a large store, on every request;
+   * it depends only on stored data, so it is kept until the data version moves.
+   */
   private async ensureWindow(endBlock?: number): Promise<ReportWindow> {
-    const window = await resolveWindow(this.store, endBlock);
-    await this.buildIfStale(window);
+    const version = await dataVersion(this.store);
+    if (version !== this.windowsVersion) {
+      this.windows.clear();
+      this.windowsVersion = version;
+    }
+    const key = endBlock ?? "latest";
+    let window = this.windows.get(key);
+    if (!window) {
+      window = await resolveWindow(this.store, endBlock);
+      if (this.windows.size >= WINDOWS_KEPT) this.windows.clear();
+      this.windows.set(key, window);
+    }
+    await this.buildIfStale(window, version);
     return window;
   }
 
-  /** Builds the window's reports unless the stored ones saw the current data. */
-  private async buildIfStale(window: ReportWindow): Promise<void> {
-    const version = await dataVersion(this.store);
+  /** Builds the window's reports unless the stored ones saw data version `version`. */
+  private async buildIfStale(window: ReportWindow, version: bigint): Promise<void> {
     // Page and badge URLs are rendered on read: a new public URL needs no rebuild.
     const cached = await this.store.one<{ data_version: bigint }>(
       "SELECT data_version FROM report_windows WHERE chain = 'base' AND end_block = $end",

@@ -328,6 +328,28 @@ describe("a build and the writes beside it", () => {
     }
   });
 
+  it("resolves a window once per data version", async () => {
+    const store = await storeWith([payment({ payer: addr("a"), payTo: m, amount: 1_000 })]);
+    try {
+      const all = store.all.bind(store);
+      let resolved = 0;
+      store.all = ((sql: string, params?: Params) => {
+        if (sql.includes("max(block_number) FROM payments")) resolved++;
+        return all(sql, params);
+      }) as Store["all"];
+      const service = new ReportService(store, { publicUrl: "https://r.test" });
+      await service.report(m);
+      await service.report(m);
+      await service.leaderboard();
+      expect(resolved).toBe(1);
+      await importNdjson(store, ndjsonFile([payment({ payer: addr("b"), payTo: m, amount: 2_000 })]));
+      expect((await service.report(m)).report.tx).toBe(2);
+      expect(resolved).toBe(2);
+    } finally {
+      store.close();
+    }
+  });
+
   it("keeps nothing of a build that fails, and builds on the next call", async () => {
     const store = await storeWith([payment({ payer: addr("a"), payTo: m, amount: 1_000 })]);
     try {
