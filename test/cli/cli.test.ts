@@ -64,6 +64,23 @@ describe("command line", () => {
     );
   });
 
+  it("stops quietly when its reader closes early, as with | head", async () => {
+    const data = tempDir();
+    // A leaderboard of 3,000 merchants: far more than a pipe holds, so the writer meets the closed end.
+    const records = Array.from({ length: 3_000 }, (_, i) =>
+      payment({ payer: addr("a"), payTo: addr(`m${i}`), amount: 1_000_000 + i }),
+    );
+    expect((await cli(["import", ndjsonFile([...records, checkpoint()]), "--data", data])).code).toBe(0);
+    const child = spawn(process.execPath, [BIN, "leaderboard", "--data", data]);
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.stdout.once("data", () => child.stdout.destroy());
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+  });
+
   it("rejects usage mistakes with exit code 2", async () => {
     expect((await cli(["frobnicate"])).code).toBe(2);
     expect((await cli(["report", m, "--end-block", "soon"])).stderr).toMatch(
