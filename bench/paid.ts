@@ -13,7 +13,9 @@
  * 3. **Paid end to end**: the same merchant app with the real facilitator client; one buyer per worker
  *    with `@x402/fetch` (402, sign EIP-3009 with a random nonce, pay, verify, handler, settle on chain and
  *    wait for the receipt). Every payment is then checked on chain: the merchant's USDC balance must be
- *    exactly `paid x price`, and the Transfer logs to the merchant must number `paid`.
+ *    exactly `paid x price`, and the Transfer logs to the merchant must number `paid`. The phase's CPU time
+ *    per paid request is printed for this process, anvil, PostgreSQL and the whole machine (Linux /proc):
+ *    the machine's figure bounds the paid rate these cores can reach.
  *
  * The devnet mines only when transactions wait (`--miner pending`, polled every `--mine-ms`) or every
  * `--mine-ms` whatever waits (`--miner interval`); never automine. Block timestamps follow the wall clock
@@ -25,6 +27,7 @@
  * receipt polling, 10), --facilitator http|inprocess, --db pglite|postgres (default postgres when
  * DATABASE_URL is set).
  */
+import fs from "node:fs";
 import os from "node:os";
 import { x402Client } from "@x402/core/client";
 import {
@@ -217,6 +220,44 @@ function summary(name: string, l: Load) {
 }
 
 const closers: (() => Promise<unknown>)[] = [];
+/**
+ * CPU time spent so far, in milliseconds: this process (all its threads), anvil, every PostgreSQL server
+ * process (backends included) and the whole machine (every core, from /proc/stat). Linux only; what
+ * cannot be read counts as 0.
+ */
+function cpuSnapshot(anvilPid: number) {
+  const tick = 1000 / 100; // USER_HZ, 100 on Linux
+  const ofStat = (stat: string) => {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * tick;
+  };
+  const read = (file: string) => {
+    try {
+      return fs.readFileSync(file, "utf8");
+    } catch {
+      return "";
+    }
+  };
+  let postgres = 0;
+  for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    const stat = read(`/proc/${pid}/stat`);
+    if (stat.includes("(postgres)")) postgres += ofStat(stat);
+  }
+  const anvilStat = read(`/proc/${anvilPid}/stat`);
+  const cpu = read("/proc/stat").split("\n")[0]?.split(/\s+/).slice(1).map(Number) ?? [];
+  // user nice system idle iowait irq softirq steal: busy is all but idle and iowait.
+  const machine =
+    cpu.length >= 8 ? (cpu.reduce((a, b) => a + b, 0) - (cpu[3] ?? 0) - (cpu[4] ?? 0)) * tick : 0;
+  const usage = process.cpuUsage();
+  return {
+    node: (usage.user + usage.system) / 1000,
+    anvil: anvilStat ? ofStat(anvilStat) : 0,
+    postgres,
+    machine,
+  };
+}
+
 async function main() {
   const load1 = os.loadavg().map((x) => x.toFixed(2));
   log(
@@ -356,6 +397,7 @@ async function main() {
   summary(`verify only, concurrency ${flags.concurrency}`, verify);
 
   const blocksBefore = miner.blocks;
+  const cpuBefore = cpuSnapshot(devnet.pid);
   const settled = new Set<string>();
   const paid = await load(flags.concurrency, { seconds: flags.seconds }, async (worker) => {
     const response = await (payingFetch[worker] as typeof fetch)(url(shop.url));
@@ -367,7 +409,19 @@ async function main() {
     return null;
   });
   const paidBlocks = miner.blocks - blocksBefore;
+  const cpuAfter = cpuSnapshot(devnet.pid);
   summary(`paid, concurrency ${flags.concurrency}`, paid);
+  // CPU per paid request, by process: on these cores, the paid rate can be at most cores x 1000 / total ms.
+  const cpuPerPaid = Object.fromEntries(
+    (Object.keys(cpuAfter) as (keyof typeof cpuAfter)[]).map((k) => [
+      k,
+      round((cpuAfter[k] - cpuBefore[k]) / Math.max(1, paid.ok)),
+    ]),
+  ) as Record<keyof typeof cpuAfter, number>;
+  const ceiling = (os.cpus().length * 1000) / Math.max(0.01, cpuPerPaid.machine);
+  log(
+    `CPU per paid request: this process ${cpuPerPaid.node} ms, anvil ${cpuPerPaid.anvil} ms, PostgreSQL ${cpuPerPaid.postgres} ms, whole machine ${cpuPerPaid.machine} ms: at most ${ceiling.toFixed(0)} paid req/s on ${os.cpus().length} cores`,
+  );
 
   // --- every payment on chain ------------------------------------------------------------------------
   for (let i = 0; i < 200 && (await miner.pending()) > 0; i++) await new Promise((r) => setTimeout(r, 20));
@@ -416,6 +470,8 @@ async function main() {
       unpaid: figures(baseline),
       verify: figures(verify),
       paid: { ...figures(paid), blocks: paidBlocks, transfers, settledOnChain: onChain },
+      cpuMsPerPaidRequest: cpuPerPaid,
+      paidRpsCeilingFromCpu: round(ceiling, 1),
       signMsPerPayment: round(signMs),
       addedP50MsSerial: round(addedSerialP50),
       addedP50Ms: round(addedP50),
