@@ -1,0 +1,97 @@
+/**
+ * The secp256k1 work of one paid request, operation by operation (`npm run bench:crypto`): what the x402
+ * SDKs do in JavaScript through viem and `@noble/curves` for the buyer's authorization, the facilitator's
+ * verification (twice: at verify and again inside the SDK's settle) and the settlement transaction.
+ * Each operation runs 30 times to warm up, then `--calls` times (300); the mean is printed. Run through
+ * tsx like the service, so the figures include what tsx adds (viem loads noble with a dynamic import on
+ * every recovery, and tsx resolves each one).
+ */
+import os from "node:os";
+import { hashTypedData, recoverAddress } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { BASE_USDC } from "../src/chain/base.ts";
+
+const flag = process.argv.indexOf("--calls");
+const CALLS = flag > 0 ? Number(process.argv[flag + 1]) : 300;
+if (!Number.isSafeInteger(CALLS) || CALLS < 1) throw new Error("use --calls N (a positive integer)");
+
+const account = privateKeyToAccount(generatePrivateKey());
+// The exact scheme's EIP-3009 authorization, as the buyer signs it and the facilitator checks it.
+const typedData = {
+  domain: { name: "USD Coin", version: "2", chainId: 8453, verifyingContract: BASE_USDC },
+  types: {
+    TransferWithAuthorization: [
+      { name: "from", type: "address" },
+      { name: "to", type: "address" },
+      { name: "value", type: "uint256" },
+      { name: "validAfter", type: "uint256" },
+      { name: "validBefore", type: "uint256" },
+      { name: "nonce", type: "bytes32" },
+    ],
+  },
+  primaryType: "TransferWithAuthorization",
+  message: {
+    from: account.address,
+    to: account.address,
+    value: 1000n,
+    validAfter: 0n,
+    validBefore: 9_999_999_999n,
+    nonce: `0x${"11".repeat(32)}`,
+  },
+} as const;
+
+async function mean(fn: () => unknown): Promise<number> {
+  for (let i = 0; i < 30; i++) await fn();
+  const started = performance.now();
+  for (let i = 0; i < CALLS; i++) await fn();
+  return (performance.now() - started) / CALLS;
+}
+
+const signature = await account.signTypedData(typedData);
+const digest = hashTypedData(typedData);
+const rows: [string, string, number, number][] = [
+  ["signTypedData", "buyer: the authorization", 1, await mean(() => account.signTypedData(typedData))],
+  ["hashTypedData", "buyer, verify, settle", 3, await mean(() => hashTypedData(typedData))],
+  [
+    "recoverAddress",
+    "facilitator: verify, and the SDK's check at settle",
+    2,
+    await mean(() => recoverAddress({ hash: digest, signature })),
+  ],
+  [
+    "signTransaction",
+    "facilitator: the settlement",
+    1,
+    await mean(() =>
+      account.signTransaction({
+        chainId: 8453,
+        type: "eip1559",
+        to: BASE_USDC,
+        // transferWithAuthorization's calldata: a selector and nine 32-byte words.
+        data: `0xe3ee160e${"00".repeat(9 * 32)}`,
+        nonce: 1,
+        gas: 100_000n,
+        maxFeePerGas: 1_000_000_000n,
+        maxPriorityFeePerGas: 1_000_000n,
+      }),
+    ),
+  ],
+];
+const line = (text: string) => process.stdout.write(`${text}\n`);
+line(
+  `bench:crypto on ${os.cpus()[0]?.model} x${os.cpus().length}, Node ${process.version}, ${CALLS} calls each`,
+);
+let total = 0;
+for (const [name, where, times, ms] of rows) {
+  total += times * ms;
+  line(`${name.padEnd(16)} ${ms.toFixed(3)} ms x ${times}   ${where}`);
+}
+line(`per paid request ${total.toFixed(2)} ms of secp256k1 and EIP-712 work in JavaScript`);
+line(
+  JSON.stringify({
+    bench: "crypto",
+    calls: CALLS,
+    ms: Object.fromEntries(rows.map(([n, , t, ms]) => [n, { times: t, ms: Number(ms.toFixed(3)) }])),
+    perPaidRequestMs: Number(total.toFixed(2)),
+  }),
+);
