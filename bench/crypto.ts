@@ -10,6 +10,7 @@ import os from "node:os";
 import { hashTypedData, recoverAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { BASE_USDC } from "../src/chain/base.ts";
+import { eip3009Types, USDC_EIP712_NAME, USDC_EIP712_VERSION } from "../src/chain/usdc.ts";
 
 const flag = process.argv.indexOf("--calls");
 const CALLS = flag > 0 ? Number(process.argv[flag + 1]) : 300;
@@ -18,17 +19,13 @@ if (!Number.isSafeInteger(CALLS) || CALLS < 1) throw new Error("use --calls N (a
 const account = privateKeyToAccount(generatePrivateKey());
 // The exact scheme's EIP-3009 authorization, as the buyer signs it and the facilitator checks it.
 const typedData = {
-  domain: { name: "USD Coin", version: "2", chainId: 8453, verifyingContract: BASE_USDC },
-  types: {
-    TransferWithAuthorization: [
-      { name: "from", type: "address" },
-      { name: "to", type: "address" },
-      { name: "value", type: "uint256" },
-      { name: "validAfter", type: "uint256" },
-      { name: "validBefore", type: "uint256" },
-      { name: "nonce", type: "bytes32" },
-    ],
+  domain: {
+    name: USDC_EIP712_NAME,
+    version: USDC_EIP712_VERSION,
+    chainId: 8453,
+    verifyingContract: BASE_USDC,
   },
+  types: eip3009Types,
   primaryType: "TransferWithAuthorization",
   message: {
     from: account.address,
