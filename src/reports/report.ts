@@ -213,17 +213,20 @@ export function reportsQuery(ctx: ReportContext, address?: string): { sql: strin
   };
 }
 
-/** SQL over a stored report `r`: a leaderboard entry's fields, as the report states them. */
+/**
+ * SQL over a stored report `r`: a leaderboard entry's fields, as the report states them, typed as
+ * JavaScript reads them (counts as DOUBLE: exact below 2^53, and read as numbers, not bigints).
+ */
 export const LEADERBOARD_COLUMNS = {
-  rank: "r.rank",
+  rank: "r.rank::DOUBLE",
   address: "r.address",
   name: "r.name",
   real_usd: sqlUsd(sqlCents("r.real_amount")),
   usd: sqlUsd(sqlCents("r.amount")),
-  real_tx: "r.real_tx",
-  tx: "r.tx",
-  real_buyers: "r.real_buyers",
-  buyers: "r.buyers",
+  real_tx: "r.real_tx::DOUBLE",
+  tx: "r.tx::DOUBLE",
+  real_buyers: "r.real_buyers::DOUBLE",
+  buyers: "r.buyers::DOUBLE",
   page: `$page_prefix || r.address`,
 } as const;
 

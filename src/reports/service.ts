@@ -111,7 +111,7 @@ export class ReportService {
       const window = await this.ensureWindow(endBlock);
       const context = await this.context(window);
       const entry = Object.entries(LEADERBOARD_COLUMNS).map(([key, sql]) => `${sql} AS ${key}`);
-      const rows = await this.store.all<Record<keyof LeaderboardEntry, unknown>>(
+      const merchants = await this.store.all<LeaderboardEntry & Record<string, unknown>>(
         `SELECT ${entry.join(", ")} FROM reports r
          WHERE r.chain = 'base' AND r.end_block = $end AND r.rank IS NOT NULL ORDER BY r.rank, r.address`,
         { end: window.end_block, page_prefix: pagePrefix(this.options.publicUrl) },
@@ -121,20 +121,7 @@ export class ReportService {
         generated_at: context.generatedAt,
         license: LICENSE_URL,
         window,
-        merchants: rows.map(
-          (r): LeaderboardEntry => ({
-            rank: Number(r.rank),
-            address: String(r.address),
-            name: String(r.name),
-            real_usd: Number(r.real_usd),
-            usd: Number(r.usd),
-            real_tx: Number(r.real_tx),
-            tx: Number(r.tx),
-            real_buyers: Number(r.real_buyers),
-            buyers: Number(r.buyers),
-            page: String(r.page),
-          }),
-        ),
+        merchants: merchants as LeaderboardEntry[],
       };
     });
   }
