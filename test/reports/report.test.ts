@@ -211,8 +211,6 @@ describe("rank and states", () => {
       const first = (await service.report(m)).report.generated_at;
       now += 60_000;
       expect((await service.report(m)).report.generated_at).toBe(first);
-      const { importNdjson } = await import("../../src/store/import.ts");
-      const { ndjsonFile } = await import("../helpers/data.ts");
       await importNdjson(
         store,
         ndjsonFile([
@@ -274,8 +272,8 @@ describe("a build and the writes beside it", () => {
     const store = await storeWith([payment({ payer: addr("a"), payTo: m, amount: 1_000_000 })]);
     const other = await store.fork();
     try {
-      // Another connection (the indexer beside the service) imports a payment between two statements
-      // of the aggregation: the pairs already seen it, the groups did not.
+      // Another connection (the indexer beside the service) imports a payment once the groups have been
+      // read from the payments: without the version check, the report would miss it.
       beforeStatement(store, "CREATE OR REPLACE TEMP TABLE rw_pairs", async () => {
         await importNdjson(other, ndjsonFile([payment({ payer: addr("b"), payTo: m, amount: 2_000_000 })]));
       });
