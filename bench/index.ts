@@ -27,8 +27,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Address, Hex } from "viem";
+import { Store } from "../src/analytics/duckdb.ts";
 import { BASE_USDC } from "../src/chain/base.ts";
-import { derive, startDevnet } from "../src/chain/devnet.ts";
+import { derive, startDevnet } from "../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../src/chain/facilitators.ts";
 import { AUTHORIZATION_USED_TOPIC, TRANSFER_TOPIC } from "../src/indexer/decode.ts";
 import {
@@ -40,7 +41,6 @@ import {
   type SenderStrategy,
 } from "../src/indexer/index.ts";
 import { mapPool } from "../src/indexer/pool.ts";
-import { Store } from "../src/store/duckdb.ts";
 import { rpc, sendRaw } from "../test/helpers/settle.ts";
 
 const GOAL_RATIO = 0.5;

@@ -29,11 +29,11 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_END_BLOCK, DEFAULT_END_TIME, type SyntheticSummary } from "../scripts/synthetic.ts";
+import { type Params, Store } from "../src/analytics/duckdb.ts";
+import { importNdjson } from "../src/analytics/import.ts";
+import { bumpDataVersion } from "../src/analytics/migrations.ts";
 import { ReportService } from "../src/reports/service.ts";
 import { resolveWindow } from "../src/reports/window.ts";
-import { type Params, Store } from "../src/store/duckdb.ts";
-import { importNdjson } from "../src/store/import.ts";
-import { bumpDataVersion } from "../src/store/migrations.ts";
 
 const GOALS = { importRowsPerSecond: 300_000, reportsSeconds: 15, peakRssMb: 2048, ratio: 3 };
 const FULL = { payments: 10_000_000, merchants: 50_000, buyers: 500_000 };

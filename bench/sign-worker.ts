@@ -4,7 +4,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import type { Address, Hex } from "viem";
-import type { DevnetAccount } from "../src/chain/devnet.ts";
+import type { DevnetAccount } from "../src/chain/devnet/index.ts";
 import { signSettlements } from "../test/helpers/settle.ts";
 
 interface Job {

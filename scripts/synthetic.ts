@@ -1,6 +1,6 @@
 /**
  * A deterministic generator of one synthetic week of x402 traffic on Base, as NDJSON in the import
- * format of `src/store/import.ts`. The sample week (`scripts/make-sample.ts`), the report benchmark
+ * format of `src/analytics/import.ts`. The sample week (`scripts/make-sample.ts`), the report benchmark
  * (`bench/report.ts`) and the tests all use it.
  *
  * Organic traffic is skewed like the real thing: buyers and merchants follow Zipf-like popularity (a

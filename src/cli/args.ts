@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
+import { Store } from "../analytics/duckdb.ts";
 import { type Config, loadConfig } from "../config/config.ts";
-import { Store } from "../store/duckdb.ts";
 
 /** A command-line mistake: one line on stderr and exit code 2. */
 export class UsageError extends Error {

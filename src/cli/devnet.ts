@@ -1,4 +1,4 @@
-import { startDevnet } from "../chain/devnet.ts";
+import { startDevnet } from "../chain/devnet/index.ts";
 import { configFrom, type Flags, UsageError } from "./args.ts";
 
 /** anvil's usual port, so wallets and tools find the devnet where they expect a local chain. */
@@ -29,8 +29,8 @@ export async function runDevnet(args: string[], flags: Flags): Promise<number> {
   );
   const config = configFrom(flags);
   // Loaded here, as the chain code is: the facilitator's SDK and PGlite are only for this command.
-  const { startFacilitator } = await import("../facilitator/devnet.ts");
-  const { openDatabase } = await import("../platform/db/index.ts");
+  const { startFacilitator } = await import("../services/devnet-facilitator.ts");
+  const { openDatabase } = await import("../common/db/index.ts");
 
   const devnet = await startDevnet({ port, buyers });
   let db: Awaited<ReturnType<typeof openDatabase>> | undefined;

@@ -1,4 +1,4 @@
-import { importNdjson } from "../store/import.ts";
+import { importNdjson } from "../analytics/import.ts";
 import { configFrom, type Flags, openStore, UsageError } from "./args.ts";
 
 export async function runImport(args: string[], flags: Flags): Promise<number> {

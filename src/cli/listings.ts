@@ -1,7 +1,7 @@
 import type { MerchantHost } from "../config/config.ts";
 import { ConfigError, MERCHANT_HOSTS, merchantEnvPrefix } from "../config/config.ts";
+import { listingsNdjson } from "../merchant-kit/listings.ts";
 import { MERCHANTS } from "../merchants/index.ts";
-import { listingsNdjson } from "../platform/listings.ts";
 import { configFrom, type Flags, UsageError } from "./args.ts";
 
 /**

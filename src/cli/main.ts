@@ -1,7 +1,7 @@
+import { StoreBusyError } from "../analytics/duckdb.ts";
+import { ImportError } from "../analytics/import.ts";
+import { AppError } from "../common/errors.ts";
 import { ConfigError } from "../config/config.ts";
-import { AppError } from "../platform/errors.ts";
-import { StoreBusyError } from "../store/duckdb.ts";
-import { ImportError } from "../store/import.ts";
 import { parseCommandLine, UsageError } from "./args.ts";
 import { runImport } from "./import.ts";
 import { runLeaderboard, runReport } from "./report.ts";

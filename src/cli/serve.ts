@@ -1,3 +1,6 @@
+import type { Store } from "../analytics/duckdb.ts";
+import { openDatabase } from "../common/db/index.ts";
+import { listenWithUrl } from "../common/listen.ts";
 import {
   type Config,
   ConfigError,
@@ -6,11 +9,8 @@ import {
   merchantEnvPrefix,
 } from "../config/config.ts";
 import type { IndexerOptions } from "../indexer/index.ts";
-import { openDatabase } from "../platform/db/index.ts";
-import { listenWithUrl } from "../platform/listen.ts";
 import { reportRoutes } from "../reports/http.ts";
 import { ReportService } from "../reports/service.ts";
-import type { Store } from "../store/duckdb.ts";
 import { configFrom, type Flags, openStore, UsageError } from "./args.ts";
 import { quietSdkLogs } from "./sdk-logs.ts";
 
@@ -92,7 +92,7 @@ export async function runServe(args: string[], flags: Flags): Promise<number> {
       const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
       closers.push(() => db.close());
       // Loaded on demand: the x402 packages and mathjs would slow every other command's start.
-      const { serveMerchant } = await import("./serve-merchant.ts");
+      const { serveMerchant } = await import("../services/merchant.ts");
       for (const name of merchants) {
         const server = await serveMerchant(name, config, db);
         closers.push(() => server.close());

@@ -1,10 +1,10 @@
 import fs from "node:fs";
 import path from "node:path";
+import { StoreBusyError } from "../analytics/duckdb.ts";
 import { type CheckRow, checkReports, TOLERANCE } from "../demo/check.ts";
 import { readTruth } from "../demo/truth.ts";
 import type { Report } from "../reports/schema.ts";
 import { ReportService } from "../reports/service.ts";
-import { StoreBusyError } from "../store/duckdb.ts";
 import { configFrom, type Flags, openStore, UsageError } from "./args.ts";
 
 /**

@@ -24,7 +24,7 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { BLOCK_SECONDS } from "../chain/base.ts";
-import { type DevnetAccount, devnetChain } from "../chain/devnet.ts";
+import { type DevnetAccount, devnetChain } from "../chain/devnet/index.ts";
 import { usdcAbi } from "../chain/usdc.ts";
 import {
   type Action,

@@ -12,21 +12,21 @@ import fs from "node:fs";
 import path from "node:path";
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import { createPublicClient, http } from "viem";
+import { Store } from "../analytics/duckdb.ts";
+import { importNdjson } from "../analytics/import.ts";
 import { WEEK_BLOCKS } from "../chain/base.ts";
-import { type DevnetAccount, derive, devnetChain, startDevnet } from "../chain/devnet.ts";
+import { type DevnetAccount, derive, devnetChain, startDevnet } from "../chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
+import { openDatabase } from "../common/db/index.ts";
+import { type Listening, listenWithUrl } from "../common/listen.ts";
 import type { Config } from "../config/config.ts";
-import { startFacilitator } from "../facilitator/devnet.ts";
 import { DEFAULT_REORG_DEPTH, type IndexerEvent, runIndexer } from "../indexer/index.ts";
+import { merchantApp } from "../merchant-kit/app.ts";
+import type { Merchant } from "../merchant-kit/catalogue.ts";
 import { MERCHANTS } from "../merchants/index.ts";
-import type { Merchant } from "../platform/catalogue.ts";
-import { openDatabase } from "../platform/db/index.ts";
-import { type Listening, listenWithUrl } from "../platform/listen.ts";
-import { merchantApp } from "../platform/merchant-app.ts";
 import { reportRoutes } from "../reports/http.ts";
 import { ReportService } from "../reports/service.ts";
-import { Store } from "../store/duckdb.ts";
-import { importNdjson } from "../store/import.ts";
+import { startFacilitator } from "../services/devnet-facilitator.ts";
 import type { Mix } from "./mix.ts";
 import {
   chooseRoles,
@@ -37,8 +37,8 @@ import {
   SLOT_SECONDS,
   type WalletId,
 } from "./plan.ts";
+import { shopsApp } from "./shops/host.ts";
 import { DEMO_SHOPS, shopMerchant } from "./shops/index.ts";
-import { shopsApp } from "./shops-server.ts";
 import { runSimulator, type SimMerchant, type SimulatorEvent } from "./simulator.ts";
 import { truncateTruth } from "./truth.ts";
 

@@ -1,5 +1,5 @@
 import type { Chain, PublicClient, Transport } from "viem";
-import type { Database } from "../platform/db/index.ts";
+import type { Database } from "../common/db/index.ts";
 
 /** The RPC serves another chain than configured, or the database holds another chain's ledger. */
 export class ChainMismatchError extends Error {

@@ -15,9 +15,9 @@ import { type Chain, createPublicClient, createWalletClient, type Hex } from "vi
 import { privateKeyToAccount } from "viem/accounts";
 import { base } from "viem/chains";
 import { BASE_USDC } from "../chain/base.ts";
-import { type Database, migrate } from "../platform/db/index.ts";
+import { type Database, migrate } from "../common/db/index.ts";
 import { keyOfCall } from "./authorization.ts";
-import { catalogueSettlement, DEFAULT_LIMIT, type DiscoveryQuery, listResources } from "./catalogue.ts";
+import { catalogueSettlement, DEFAULT_LIMIT, type DiscoveryQuery, listResources } from "./bazaar.ts";
 import { checkChainIdentity, type OnNewChain } from "./chain-identity.ts";
 import { createChainReads } from "./chain-reads.ts";
 import { facilitatorRoutes } from "./http.ts";

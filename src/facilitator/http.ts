@@ -2,9 +2,9 @@ import type { SettleResponse, SupportedResponse, VerifyResponse } from "@x402/co
 import type { DiscoveryResourcesResponse } from "@x402/extensions/bazaar";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { errorBody } from "../platform/errors.ts";
-import { onError, onNotFound } from "../platform/http.ts";
-import { type DiscoveryQuery, parseDiscoveryQuery } from "./catalogue.ts";
+import { errorBody } from "../common/errors.ts";
+import { onError, onNotFound } from "../common/http.ts";
+import { type DiscoveryQuery, parseDiscoveryQuery } from "./bazaar.ts";
 import { INVALID_PAYLOAD, UNEXPECTED_SETTLE_ERROR, UNEXPECTED_VERIFY_ERROR } from "./errors.ts";
 import { checkPayment, parseRequestBody, type Rejection, type Scope } from "./wire.ts";
 

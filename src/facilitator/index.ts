@@ -2,7 +2,7 @@
  * The project's x402 v2 facilitator (exact scheme, EIP-3009, Base): verify, settle at most once per
  * authorization, a Bazaar catalogue, over HTTP. See docs/facilitator.md.
  */
-export type { BazaarOutcome, DiscoveryQuery } from "./catalogue.ts";
+export type { BazaarOutcome, DiscoveryQuery } from "./bazaar.ts";
 export { ChainMismatchError, type OnNewChain } from "./chain-identity.ts";
 export { inProcessClient } from "./client.ts";
 export * as reasons from "./errors.ts";

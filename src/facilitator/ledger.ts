@@ -8,7 +8,7 @@
  *                           \____refused by the node: back to submitting, then released
  */
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
-import type { Queryable } from "../platform/db/index.ts";
+import type { Queryable } from "../common/db/index.ts";
 import type { AuthorizationKey, CheckedPayment } from "./authorization.ts";
 
 export type AuthorizationState = "verified" | "submitting" | "pending" | "settled" | "failed";

@@ -1,4 +1,4 @@
-import type { Migration } from "../platform/db/index.ts";
+import type { Migration } from "../common/db/index.ts";
 
 /** The facilitator's tables: the authorization ledger, the Bazaar catalogue and a little metadata. */
 export const FACILITATOR_MIGRATIONS: readonly Migration[] = [

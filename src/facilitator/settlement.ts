@@ -14,9 +14,9 @@
 import type { x402Facilitator } from "@x402/core/facilitator";
 import type { SettleResponse } from "@x402/core/types";
 import type { Chain, PublicClient, Transport } from "viem";
-import type { Database } from "../platform/db/index.ts";
+import type { Database } from "../common/db/index.ts";
 import { type CheckedPayment, type Eip3009Payload, keyString } from "./authorization.ts";
-import type { BazaarOutcome } from "./catalogue.ts";
+import type { BazaarOutcome } from "./bazaar.ts";
 import type { ChainReads } from "./chain-reads.ts";
 import {
   PAYMENT_NOT_VERIFIED,

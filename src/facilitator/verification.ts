@@ -20,7 +20,7 @@ import type { VerifyResponse } from "@x402/core/types";
 import { eip3009ABI } from "@x402/evm";
 import { type Chain, getAddress, type PublicClient, parseSignature, type Transport } from "viem";
 import { usdcAbi } from "../chain/usdc.ts";
-import type { Database } from "../platform/db/index.ts";
+import type { Database } from "../common/db/index.ts";
 import type { CheckedPayment } from "./authorization.ts";
 import type { ChainReads, ContractRead } from "./chain-reads.ts";
 import { NONCE_ALREADY_USED, UNEXPECTED_VERIFY_ERROR } from "./errors.ts";

@@ -4,8 +4,9 @@
  * with steady traffic to many merchants is likely a facilitator the registry misses; add it with
  * `--facilitator` (and to `src/chain/base-facilitators.json`) and index again into a fresh store.
  */
+
+import type { Store } from "../analytics/duckdb.ts";
 import type { FacilitatorRegistry } from "../chain/facilitators.ts";
-import type { Store } from "../store/duckdb.ts";
 
 export interface CandidateSummary {
   sender: string;

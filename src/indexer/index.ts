@@ -2,6 +2,8 @@
  * The x402 payments indexer: reads USDC settlements on Base from a JSON-RPC endpoint into the store
  * the reports read. See docs/indexer.md.
  */
+
+export { upsertListings } from "../analytics/write-listings.ts";
 export {
   type BlockData,
   chooseSenderStrategy,
@@ -11,6 +13,7 @@ export {
 } from "./block-data.ts";
 export { type CandidateSummary, listCandidates } from "./candidates.ts";
 export { type DiscoveryOptions, type DiscoveryResult, fetchListings, type Listing } from "./discovery.ts";
+export { DEFAULT_DISCOVERY_REFRESH_MS } from "./discovery-refresh.ts";
 export {
   DEFAULT_BATCH_BLOCKS,
   DEFAULT_CONCURRENCY,
@@ -22,8 +25,6 @@ export {
   type IndexerSummary,
   runIndexer,
 } from "./indexer.ts";
-export { upsertListings } from "./listings.ts";
-export { DEFAULT_DISCOVERY_REFRESH_MS } from "./listings-refresh.ts";
 export { createReporter, type Reporter } from "./progress.ts";
 export { RpcClient, type RpcClientOptions } from "./rpc/client.ts";
 export { RpcError, RpcGaveUpError } from "./rpc/errors.ts";

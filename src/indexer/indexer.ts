@@ -3,9 +3,11 @@
  * each with its checkpoint; check at every commit that the chain still holds the checkpoint's block,
  * and rewind past a reorg; in `follow` mode, keep tailing the head `reorgDepth` blocks behind it.
  */
+
+import type { Store } from "../analytics/duckdb.ts";
+import { upsertListings } from "../analytics/write-listings.ts";
 import { BASE_USDC, BLOCK_SECONDS } from "../chain/base.ts";
 import type { FacilitatorRegistry } from "../chain/facilitators.ts";
-import type { Store } from "../store/duckdb.ts";
 import {
   ChainMovedError,
   chooseSenderStrategy,
@@ -15,10 +17,9 @@ import {
 } from "./block-data.ts";
 import { BlockClock, type BlockHeader, parseHeader } from "./blocks.ts";
 import { AUTHORIZATION_USED_TOPIC, hexNumber, TRANSFER_TOPIC } from "./decode.ts";
+import { startListingsRefresh } from "./discovery-refresh.ts";
 import { type FetchContext, type FetchedBatch, fetchBatch } from "./fetch-batch.ts";
 import type { WalletBook } from "./funding.ts";
-import { upsertListings } from "./listings.ts";
-import { startListingsRefresh } from "./listings-refresh.ts";
 import { LogFetcher, type SpanChange } from "./logs.ts";
 import { findCommonAncestor, rewindTo } from "./reorg.ts";
 import type { BackoffOptions } from "./rpc/backoff.ts";

@@ -4,9 +4,10 @@
  * stored block whose hash the chain still has is the common ancestor (a matching hash vouches for every
  * block before it); everything above it is deleted in one transaction and indexed again.
  */
+
+import type { Store } from "../analytics/duckdb.ts";
+import { bumpDataVersion } from "../analytics/migrations.ts";
 import { BASE_CHAIN } from "../chain/base.ts";
-import type { Store } from "../store/duckdb.ts";
-import { bumpDataVersion } from "../store/migrations.ts";
 import { fetchHeaders } from "./block-data.ts";
 import type { RpcClient } from "./rpc/client.ts";
 import { type Cursor, recentBlocks } from "./state.ts";

@@ -3,8 +3,9 @@
  * the hashes of the blocks before it that a reorg could still replace. Reads only; `writer.ts` and
  * `reorg.ts` change them, always together with the rows they describe.
  */
+
+import type { Store } from "../analytics/duckdb.ts";
 import { BASE_CHAIN } from "../chain/base.ts";
-import type { Store } from "../store/duckdb.ts";
 import { WalletBook } from "./funding.ts";
 
 /** A block the indexer stands on: everything through it is stored. */

@@ -10,9 +10,9 @@
  * missing ones are added; otherwise, the common case, they are appended directly.
  */
 import { type DuckDBAppender, DuckDBTimestampValue } from "@duckdb/node-api";
+import type { Store } from "../analytics/duckdb.ts";
+import { bumpDataVersion } from "../analytics/migrations.ts";
 import { BASE_CHAIN, BASE_USDC } from "../chain/base.ts";
-import type { Store } from "../store/duckdb.ts";
-import { bumpDataVersion } from "../store/migrations.ts";
 import type { CandidateRow, PaymentRow, TransferRow } from "./classify.ts";
 import type { Cursor } from "./state.ts";
 

@@ -3,7 +3,7 @@
  * (catalogue, wallet, public URL) for the platform.
  */
 import type { MerchantHost } from "../config/config.ts";
-import type { Merchant } from "../platform/catalogue.ts";
+import type { Merchant } from "../merchant-kit/catalogue.ts";
 import { type UtilityHost, utilityAliasMerchant, utilityMerchant } from "./utility/catalogue.ts";
 
 /** What a host needs beyond its catalogue; `dns` comes from the configuration's `dnsServers`. */

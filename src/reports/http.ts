@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { cors } from "hono/cors";
-import { BadInputError } from "../platform/errors.ts";
-import { onError, onNotFound } from "../platform/http.ts";
+import { BadInputError } from "../common/errors.ts";
+import { onError, onNotFound } from "../common/http.ts";
 import { renderBadge } from "./badge.ts";
 import { reportsToCsv, reportsToNdjson } from "./dataset.ts";
 import { renderHomePage, renderReportPage } from "./page.ts";

@@ -1,4 +1,4 @@
-import type { Params, Store } from "../store/duckdb.ts";
+import type { Params, Store } from "../analytics/duckdb.ts";
 import { sqlListingHosts, sqlListingsJson } from "./listings.ts";
 import { CENT, sqlCents, sqlRatio, sqlUsd, sqlUsd6, sqlUsdText } from "./money.ts";
 import type { ReportWindow } from "./window.ts";

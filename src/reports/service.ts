@@ -1,6 +1,7 @@
-import { BadInputError, NotFoundError } from "../platform/errors.ts";
-import type { Store } from "../store/duckdb.ts";
-import { dataVersion } from "../store/migrations.ts";
+import type { Store } from "../analytics/duckdb.ts";
+import { dataVersion } from "../analytics/migrations.ts";
+import { BadInputError, NotFoundError } from "../common/errors.ts";
+import { aggregateWindow, dropWindowTables } from "./aggregates.ts";
 import {
   LEADERBOARD_COLUMNS,
   LICENSE_URL,
@@ -10,7 +11,6 @@ import {
   writeReports,
 } from "./report.ts";
 import type { Report } from "./schema.ts";
-import { aggregateWindow, dropWindowTables } from "./sql.ts";
 import { isoUtc, type ReportWindow, resolveWindow, windowDates } from "./window.ts";
 
 /** What the page shows beyond the report: the wallets behind each flag (the 20 largest per kind). */

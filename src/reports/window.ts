@@ -1,6 +1,6 @@
+import type { Store } from "../analytics/duckdb.ts";
 import { BASE_GENESIS_TIME, BLOCK_SECONDS, WEEK_BLOCKS } from "../chain/base.ts";
-import { NotFoundError } from "../platform/errors.ts";
-import type { Store } from "../store/duckdb.ts";
+import { NotFoundError } from "../common/errors.ts";
 
 /** The report's `window` object (spec 2.2). */
 export interface ReportWindow {

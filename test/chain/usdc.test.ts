@@ -19,7 +19,7 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BASE_USDC } from "../../src/chain/base.ts";
-import { type Devnet, type DevnetAccount, devnetChain, startDevnet } from "../../src/chain/devnet.ts";
+import { type Devnet, type DevnetAccount, devnetChain, startDevnet } from "../../src/chain/devnet/index.ts";
 import { eip3009Types, USDC_CREATION_BYTECODE, usdcAbi } from "../../src/chain/usdc.ts";
 
 let devnet: Devnet;

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { Hono } from "hono";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { listen } from "../../src/platform/listen.ts";
+import { listen } from "../../src/common/listen.ts";
 import { isolatedDatabaseOptions } from "../helpers/db.ts";
 import { newMerchant } from "../helpers/x402.ts";
 

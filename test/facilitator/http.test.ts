@@ -5,7 +5,8 @@ import {
   declareDiscoveryExtension,
 } from "@x402/extensions/bazaar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, startDevnet } from "../../src/chain/devnet.ts";
+import { type Devnet, startDevnet } from "../../src/chain/devnet/index.ts";
+import { type Database, openDatabase } from "../../src/common/db/index.ts";
 import {
   ChainMismatchError,
   type Facilitator,
@@ -13,7 +14,6 @@ import {
   type OnNewChain,
   reasons,
 } from "../../src/facilitator/index.ts";
-import { type Database, openDatabase } from "../../src/platform/db/index.ts";
 import { startMiner } from "../helpers/chain.ts";
 import { DATABASE_KINDS, isolatedDatabaseOptions, type TestDatabaseOptions } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";

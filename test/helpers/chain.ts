@@ -1,5 +1,5 @@
 import { createTestClient, http } from "viem";
-import { type Devnet, devnetChain } from "../../src/chain/devnet.ts";
+import { type Devnet, devnetChain } from "../../src/chain/devnet/index.ts";
 
 /**
  * Mines a block whenever transactions wait in the pool of a devnet started with `blockTime: 0`: settlements

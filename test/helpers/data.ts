@@ -1,9 +1,9 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { Store } from "../../src/analytics/duckdb.ts";
+import { importNdjson } from "../../src/analytics/import.ts";
 import { WEEK_BLOCKS } from "../../src/chain/base.ts";
-import { Store } from "../../src/store/duckdb.ts";
-import { importNdjson } from "../../src/store/import.ts";
 
 /** A window used throughout the tests: blocks END - 302,400 + 1 .. END. */
 export const END = 40_000_000;

@@ -11,7 +11,7 @@ import {
   type DatabaseOptions,
   openDatabase,
   pgliteDirectory,
-} from "../../src/platform/db/index.ts";
+} from "../../src/common/db/index.ts";
 
 /**
  * The PostgreSQL server the tests may use (CI sets DATABASE_URL=postgres://postgres@127.0.0.1:5432/test),
@@ -57,7 +57,7 @@ export async function isolatedDatabaseOptions(kind: DatabaseKind): Promise<TestD
 /**
  * An empty PGlite cluster to copy: creating one (initdb in WASM) takes about 2 s, copying it 0.1 s. Made
  * once per machine and PGlite version, atomically (workers racing to make it keep the first one).
- * The first-creation path itself is tested in test/platform/db.test.ts.
+ * The first-creation path itself is tested in test/common/db.test.ts.
  */
 async function pgliteTemplate(): Promise<string> {
   // The package does not export its package.json: read it next to its entry point (dist/).

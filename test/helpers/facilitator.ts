@@ -7,10 +7,10 @@ import { ExactEvmScheme as ExactEvmServer } from "@x402/evm/exact/server";
 import { bazaarResourceServerExtension, declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import { paymentMiddleware } from "@x402/hono";
 import { Hono } from "hono";
-import { type Devnet, devnetChain } from "../../src/chain/devnet.ts";
+import { type Devnet, devnetChain } from "../../src/chain/devnet/index.ts";
+import type { Database } from "../../src/common/db/index.ts";
+import { type Listening, listen } from "../../src/common/listen.ts";
 import { createFacilitator, type Facilitator, type FacilitatorOptions } from "../../src/facilitator/index.ts";
-import type { Database } from "../../src/platform/db/index.ts";
-import { type Listening, listen } from "../../src/platform/listen.ts";
 import { NETWORK } from "./x402.ts";
 
 /** The facilitator signing with the devnet's facilitator account; fast polling, no background checks. */

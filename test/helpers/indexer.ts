@@ -5,9 +5,9 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { Store } from "../../src/analytics/duckdb.ts";
 import { WEEK_BLOCKS } from "../../src/chain/base.ts";
-import { type Devnet, type DevnetOptions, startDevnet } from "../../src/chain/devnet.ts";
-import { Store } from "../../src/store/duckdb.ts";
+import { type Devnet, type DevnetOptions, startDevnet } from "../../src/chain/devnet/index.ts";
 
 /**
  * Reports need windows ending at block 302,400 or later, and anvil mines only about 300 empty blocks a

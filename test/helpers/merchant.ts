@@ -4,13 +4,13 @@
  */
 import type { FacilitatorClient } from "@x402/core/server";
 import { z } from "zod";
+import type { Database } from "../../src/common/db/index.ts";
+import { UpstreamError } from "../../src/common/errors.ts";
+import { type Listening, listenWithUrl } from "../../src/common/listen.ts";
 import { loadConfig } from "../../src/config/config.ts";
+import { merchantApp } from "../../src/merchant-kit/app.ts";
+import { type AnyEndpoint, defineEndpoint, type Merchant } from "../../src/merchant-kit/catalogue.ts";
 import { calc } from "../../src/merchants/utility/calc.ts";
-import { type AnyEndpoint, defineEndpoint, type Merchant } from "../../src/platform/catalogue.ts";
-import type { Database } from "../../src/platform/db/index.ts";
-import { UpstreamError } from "../../src/platform/errors.ts";
-import { type Listening, listenWithUrl } from "../../src/platform/listen.ts";
-import { merchantApp } from "../../src/platform/merchant-app.ts";
 
 /** How many times each test endpoint's handler ran, by path. */
 export const runs = new Map<string, number>();

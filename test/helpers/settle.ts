@@ -8,7 +8,7 @@ import crypto from "node:crypto";
 import { type Address, encodeFunctionData, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { BASE_CHAIN_ID } from "../../src/chain/base.ts";
-import type { Devnet, DevnetAccount } from "../../src/chain/devnet.ts";
+import type { Devnet, DevnetAccount } from "../../src/chain/devnet/index.ts";
 import { eip3009Types, USDC_EIP712_NAME, USDC_EIP712_VERSION, usdcAbi } from "../../src/chain/usdc.ts";
 
 export interface PaymentOrder {

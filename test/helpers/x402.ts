@@ -5,7 +5,7 @@ import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import { createPublicClient, getAddress, http } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { BASE_USDC } from "../../src/chain/base.ts";
-import { type DevnetAccount, devnetChain } from "../../src/chain/devnet.ts";
+import { type DevnetAccount, devnetChain } from "../../src/chain/devnet/index.ts";
 import { usdcAbi } from "../../src/chain/usdc.ts";
 import { pollReceipt } from "../../src/facilitator/outcome.ts";
 

@@ -2,10 +2,10 @@ import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { type Devnet, type DevnetAccount, derive } from "../../src/chain/devnet.ts";
+import { Store } from "../../src/analytics/duckdb.ts";
+import { type Devnet, type DevnetAccount, derive } from "../../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import { runIndexer } from "../../src/indexer/index.ts";
-import { Store } from "../../src/store/duckdb.ts";
 import { GENESIS, openTempStore, snapshot, startTestDevnet, tempDir } from "../helpers/indexer.ts";
 import { fundedAccount, mineAll, rpc, Settler } from "../helpers/settle.ts";
 

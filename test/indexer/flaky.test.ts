@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, type DevnetAccount, derive } from "../../src/chain/devnet.ts";
+import type { Store } from "../../src/analytics/duckdb.ts";
+import { type Devnet, type DevnetAccount, derive } from "../../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import { BlockTimeError } from "../../src/indexer/blocks.ts";
 import { type IndexerOptions, RpcGaveUpError, runIndexer } from "../../src/indexer/index.ts";
-import type { Store } from "../../src/store/duckdb.ts";
 import { GENESIS, openTempStore, snapshot, startTestDevnet } from "../helpers/indexer.ts";
 import { type ProxyAction, type ProxyRequest, seeded, startRpcProxy } from "../helpers/rpc-proxy.ts";
 import { fundedAccount, mineAll, rpc, Settler, sendTransfer } from "../helpers/settle.ts";

@@ -2,13 +2,13 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Store } from "../../src/analytics/duckdb.ts";
 import { BASE_USDC } from "../../src/chain/base.ts";
-import { type Devnet, type DevnetAccount, derive } from "../../src/chain/devnet.ts";
+import { type Devnet, type DevnetAccount, derive } from "../../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import { listCandidates } from "../../src/indexer/candidates.ts";
 import { type IndexerEvent, type IndexerOptions, runIndexer } from "../../src/indexer/index.ts";
 import { ReportService } from "../../src/reports/service.ts";
-import type { Store } from "../../src/store/duckdb.ts";
 import { GENESIS, openTempStore, snapshot, startTestDevnet } from "../helpers/indexer.ts";
 import { fundedAccount, mineAll, type Paid, rpc, Settler, sendTransfer } from "../helpers/settle.ts";
 

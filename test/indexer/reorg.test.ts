@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, type DevnetAccount, derive } from "../../src/chain/devnet.ts";
+import type { Store } from "../../src/analytics/duckdb.ts";
+import { type Devnet, type DevnetAccount, derive } from "../../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import { type IndexerEvent, runIndexer } from "../../src/indexer/index.ts";
 import { ReorgTooDeepError } from "../../src/indexer/reorg.ts";
-import type { Store } from "../../src/store/duckdb.ts";
 import { GENESIS, openTempStore, snapshot, startTestDevnet } from "../helpers/indexer.ts";
 import { mineAll, rpc, Settler } from "../helpers/settle.ts";
 

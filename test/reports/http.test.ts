@@ -1,8 +1,8 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Store } from "../../src/analytics/duckdb.ts";
 import { reportRoutes } from "../../src/reports/http.ts";
 import { ReportService } from "../../src/reports/service.ts";
-import type { Store } from "../../src/store/duckdb.ts";
 import { addr, END, payment, repeat, storeWith } from "../helpers/data.ts";
 
 const m = addr("merchant");

@@ -1,10 +1,10 @@
 import { DuckDBInstance } from "@duckdb/node-api";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sqlHost } from "../../src/analytics/listings.ts";
 import { sqlCleanText, sqlCutDescription } from "../../src/reports/listings.ts";
 import { sqlCents, sqlRatio, sqlUsd, sqlUsd6, sqlUsdText } from "../../src/reports/money.ts";
 import { sqlRank } from "../../src/reports/rank.ts";
-import { sqlHost } from "../../src/store/listings.ts";
 
 // The report is assembled in SQL: its building blocks are checked in an in-memory DuckDB.
 let db: DuckDBInstance;

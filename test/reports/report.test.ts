@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
+import type { Params, Store } from "../../src/analytics/duckdb.ts";
+import { importNdjson } from "../../src/analytics/import.ts";
+import { dataVersion } from "../../src/analytics/migrations.ts";
 import { ReportService } from "../../src/reports/service.ts";
 import { windowDates } from "../../src/reports/window.ts";
-import type { Params, Store } from "../../src/store/duckdb.ts";
-import { importNdjson } from "../../src/store/import.ts";
-import { dataVersion } from "../../src/store/migrations.ts";
 import {
   addr,
   checkpoint,

@@ -4,9 +4,9 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type SyntheticOptions, type SyntheticSummary, writeSynthetic } from "../../scripts/synthetic.ts";
+import { Store } from "../../src/analytics/duckdb.ts";
+import { importNdjson } from "../../src/analytics/import.ts";
 import { ReportService } from "../../src/reports/service.ts";
-import { Store } from "../../src/store/duckdb.ts";
-import { importNdjson } from "../../src/store/import.ts";
 
 const OPTIONS: SyntheticOptions = {
   seed: 7,

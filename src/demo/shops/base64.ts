@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../platform/catalogue.ts";
-import { BadInputError } from "../../platform/errors.ts";
+import { BadInputError } from "../../common/errors.ts";
+import { defineEndpoint } from "../../merchant-kit/catalogue.ts";
 
 const urlSafe = z
   .boolean()

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { defineEndpoint } from "../../platform/catalogue.ts";
+import { defineEndpoint } from "../../merchant-kit/catalogue.ts";
 import { queryInt } from "./common.ts";
 
 const WORDS = (

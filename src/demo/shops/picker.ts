@@ -1,7 +1,7 @@
 import { randomInt } from "node:crypto";
 import { z } from "zod";
-import { defineEndpoint } from "../../platform/catalogue.ts";
-import { BadInputError } from "../../platform/errors.ts";
+import { BadInputError } from "../../common/errors.ts";
+import { defineEndpoint } from "../../merchant-kit/catalogue.ts";
 
 const items = z
   .array(z.string().max(200))

@@ -1,5 +1,5 @@
 import { all, type BigNumber, create, type MathNode, type Unit } from "mathjs";
-import { BadInputError } from "../../platform/errors.ts";
+import { BadInputError } from "../../common/errors.ts";
 
 /** Significant digits of every non-integer result (spec section 8). */
 export const SIGNIFICANT_DIGITS = 50;

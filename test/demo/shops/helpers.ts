@@ -1,4 +1,4 @@
-import type { AnyEndpoint, HandlerContext } from "../../../src/platform/catalogue.ts";
+import type { AnyEndpoint, HandlerContext } from "../../../src/merchant-kit/catalogue.ts";
 
 export const ctx = {
   payer: `0x${"1".repeat(40)}`,

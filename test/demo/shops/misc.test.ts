@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { BadInputError } from "../../../src/common/errors.ts";
 import { nameColour } from "../../../src/demo/shops/colour.ts";
 import { parseNotation, roll } from "../../../src/demo/shops/dice.ts";
 import { fortune, fortuneFor, PROVERBS } from "../../../src/demo/shops/fortune.ts";
@@ -8,7 +9,6 @@ import { password } from "../../../src/demo/shops/password.ts";
 import { pick, shuffle } from "../../../src/demo/shops/picker.ts";
 import { convert, convertTimestamp } from "../../../src/demo/shops/timestamp.ts";
 import { uuid } from "../../../src/demo/shops/uuid.ts";
-import { BadInputError } from "../../../src/platform/errors.ts";
 import { call } from "./helpers.ts";
 
 describe("fortune teller", () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { BadInputError } from "../../../src/common/errors.ts";
 import { cardBrand, luhn, luhnCheckDigit } from "../../../src/demo/shops/luhn.ts";
 import { numberToWords, words } from "../../../src/demo/shops/number-words.ts";
 import { factor, factorize, isPrime } from "../../../src/demo/shops/primes.ts";
 import { fromRoman, fromRomanEndpoint, toRoman, toRomanEndpoint } from "../../../src/demo/shops/roman.ts";
-import { BadInputError } from "../../../src/platform/errors.ts";
 import { call } from "./helpers.ts";
 
 describe("roman numerals", () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { BadInputError } from "../../../src/common/errors.ts";
 import { decode, decodeBase64, encode } from "../../../src/demo/shops/base64.ts";
 import { caseConvert, convertCase, splitWords } from "../../../src/demo/shops/case.ts";
 import { diff, diffTexts } from "../../../src/demo/shops/diff.ts";
@@ -6,7 +7,6 @@ import { format, formatJson } from "../../../src/demo/shops/json.ts";
 import { lorem } from "../../../src/demo/shops/lorem.ts";
 import { slug, slugify } from "../../../src/demo/shops/slugify.ts";
 import { count, countText, syllables, textReport } from "../../../src/demo/shops/text-stats.ts";
-import { BadInputError } from "../../../src/platform/errors.ts";
 import { call } from "./helpers.ts";
 
 describe("base64", () => {

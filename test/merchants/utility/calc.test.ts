@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { BadInputError } from "../../../src/common/errors.ts";
 import { calculate, MAX_FACTORIAL } from "../../../src/merchants/utility/calc-engine.ts";
-import { BadInputError } from "../../../src/platform/errors.ts";
 
 // Reference values to 50 significant digits (OEIS / standard tables), rounded half-up.
 const KNOWN: [string, string, string][] = [

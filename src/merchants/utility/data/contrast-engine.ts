@@ -5,7 +5,7 @@
  * https://www.w3.org/TR/WCAG22/#dfn-contrast-ratio
  */
 import { converter, formatHex, formatHex8, parse } from "culori";
-import { BadInputError } from "../../../platform/errors.ts";
+import { BadInputError } from "../../../common/errors.ts";
 
 /** An sRGB colour, channels and alpha in 0..1 (gamma-encoded, as CSS writes them). */
 export interface Rgba {

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../../platform/catalogue.ts";
-import type { AppError } from "../../../platform/errors.ts";
+import type { AppError } from "../../../common/errors.ts";
+import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
 import { contrast as contrastOf, parseColor } from "./contrast-engine.ts";
 
 /**

@@ -12,7 +12,7 @@
  *   object/array text is read back as the nested value, so JSON -> SQL -> JSON is lossless for rectangular
  *   records whose strings are not JSON object/array text.
  */
-import { BadInputError } from "../../../platform/errors.ts";
+import { BadInputError } from "../../../common/errors.ts";
 import { parseDelimited, writeDelimited } from "./delimited-format.ts";
 import { parseJson, parseNdjson, writeJson, writeNdjson } from "./json-format.ts";
 import { DEFAULT_TABLE, parseSql, writeSql } from "./sql-format.ts";

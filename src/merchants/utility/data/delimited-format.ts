@@ -5,7 +5,7 @@
  * so tabs and line breaks inside cells survive. The first line is the header.
  */
 import Papa from "papaparse";
-import { BadInputError } from "../../../platform/errors.ts";
+import { BadInputError } from "../../../common/errors.ts";
 import { cellText, inferCell } from "./cell-text.ts";
 import { cell, MAX_COLUMNS, MAX_ROWS, type Row, type Table, tooMany } from "./table.ts";
 

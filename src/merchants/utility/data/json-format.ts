@@ -1,5 +1,5 @@
 /** JSON (an array of objects) and NDJSON (one object per line) read into records and written back. */
-import { BadInputError } from "../../../platform/errors.ts";
+import { BadInputError } from "../../../common/errors.ts";
 import { MAX_ROWS, type Row, tooMany } from "./table.ts";
 
 function isRecord(value: unknown): value is Row {

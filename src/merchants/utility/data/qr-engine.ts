@@ -4,7 +4,7 @@
  * UTF-8) for the data; its capacity depends on the error correction level.
  */
 import QRCode from "qrcode";
-import { BadInputError } from "../../../platform/errors.ts";
+import { BadInputError } from "../../../common/errors.ts";
 import { contrastRatio, parseColor, type Rgba } from "./contrast-engine.ts";
 
 export const ECC_LEVELS = ["L", "M", "Q", "H"] as const;

@@ -7,7 +7,7 @@
  * backslash escapes (PostgreSQL), `--` and block comments, BEGIN/COMMIT. Anything else (other statements,
  * expressions, casts, MySQL's backslash escapes inside plain '...' strings) is refused, never guessed.
  */
-import { BadInputError } from "../../../platform/errors.ts";
+import { BadInputError } from "../../../common/errors.ts";
 import { cellText, nestedFromText } from "./cell-text.ts";
 import { cell, type JsonValue, MAX_ROWS, type Row, type Table, tableOf, tooMany } from "./table.ts";
 

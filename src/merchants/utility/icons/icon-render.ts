@@ -8,7 +8,7 @@
  * (a 640-unit-wide icon at size 128 is 160 x 128). Nothing is stretched or padded.
  */
 import { Resvg } from "@resvg/resvg-js";
-import { BadInputError, NotFoundError } from "../../../platform/errors.ts";
+import { BadInputError, NotFoundError } from "../../../common/errors.ts";
 import { findIcon, type Icon, type IconIndex, type IconStyle, iconIndex } from "./icon-index.ts";
 
 export const MIN_ICON_SIZE = 16;

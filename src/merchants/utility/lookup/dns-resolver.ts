@@ -1,5 +1,5 @@
 import { Resolver } from "node:dns/promises";
-import { UpstreamError } from "../../../platform/errors.ts";
+import { UpstreamError } from "../../../common/errors.ts";
 
 /**
  * Which DNS servers the lookup endpoints ask, and how patiently. Production should name public recursive

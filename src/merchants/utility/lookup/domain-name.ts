@@ -1,7 +1,7 @@
 import { isIP } from "node:net";
 import { domainToASCII } from "node:url";
 import { parse } from "tldts";
-import { BadInputError } from "../../../platform/errors.ts";
+import { BadInputError } from "../../../common/errors.ts";
 
 export interface DomainName {
   /** The name to query, lower-case ASCII (IDNs in their xn-- form), no trailing dot. */

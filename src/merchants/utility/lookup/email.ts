@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../../platform/catalogue.ts";
+import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
 import type { DnsOptions } from "./dns-resolver.ts";
 import { verifyEmail } from "./email-engine.ts";
 

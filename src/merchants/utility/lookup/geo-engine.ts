@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import { isIP } from "node:net";
-import { BadInputError, NotFoundError } from "../../../platform/errors.ts";
-import { blockedRange } from "../../../platform/fetch/index.ts";
+import { BadInputError, NotFoundError } from "../../../common/errors.ts";
+import { blockedRange } from "../../../merchant-kit/fetch/index.ts";
 
 /** What geoip-lite 1.4 answers for an address it knows (its own field names). */
 interface GeoipRecord {

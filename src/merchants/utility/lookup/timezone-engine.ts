@@ -1,5 +1,5 @@
 import tzLookup from "@photostructure/tz-lookup";
-import { BadInputError } from "../../../platform/errors.ts";
+import { BadInputError } from "../../../common/errors.ts";
 
 export interface TimezoneResult {
   latitude: number;

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../../platform/catalogue.ts";
-import type { FetchPolicy } from "../../../platform/fetch/index.ts";
+import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
+import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
 import { auditAlts, ISSUE_TYPES, LONG_ALT_CHARS } from "./alt-engine.ts";
 import { loadPage, PageUrl } from "./page.ts";
 

@@ -2,7 +2,7 @@
  * The slice of the DOM the page audits use, and the jsdom parser behind it.
  *
  * Why not jsdom's own types: importing them from `src/` (`import { JSDOM } from "jsdom"`) makes the
- * web-stream types of `src/platform/fetch` fail to compile (TypeScript's `dom` lib then wins over Node's
+ * web-stream types of `src/merchant-kit/fetch` fail to compile (TypeScript's `dom` lib then wins over Node's
  * stream types). So jsdom is loaded untyped here and described by these few interfaces, which jsdom's
  * objects satisfy.
  */

@@ -3,8 +3,8 @@
  * and time caps) and one jsdom parse per request.
  */
 import { z } from "zod";
-import { AppError } from "../../../platform/errors.ts";
-import { type FetchPolicy, fetchText } from "../../../platform/fetch/index.ts";
+import { AppError } from "../../../common/errors.ts";
+import { type FetchPolicy, fetchText } from "../../../merchant-kit/fetch/index.ts";
 import { type DomDocument, parseHtml } from "./dom.ts";
 
 /** Largest HTML page we parse: far above real articles (~100-500 KB), low enough to keep jsdom cheap. */

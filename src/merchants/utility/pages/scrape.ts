@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../../platform/catalogue.ts";
-import type { FetchPolicy } from "../../../platform/fetch/index.ts";
+import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
+import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
 import { extractArticle } from "./article.ts";
 import { countWords, toMarkdown } from "./markdown.ts";
 import { loadPage, type Page, PageUrl } from "./page.ts";

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../../platform/catalogue.ts";
-import { AppError } from "../../../platform/errors.ts";
-import type { FetchPolicy } from "../../../platform/fetch/index.ts";
+import { AppError } from "../../../common/errors.ts";
+import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
+import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
 import { extractArticle } from "./article.ts";
 import { countWords } from "./markdown.ts";
 import { loadPage, type Page, PageUrl } from "./page.ts";

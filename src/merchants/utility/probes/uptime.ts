@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../../platform/catalogue.ts";
+import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
 import type { ResolvedProbeOptions } from "./options.ts";
 import { uptimeReport } from "./uptime-engine.ts";
 import { urlField } from "./url-input.ts";

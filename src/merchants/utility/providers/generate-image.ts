@@ -4,8 +4,8 @@
  * validates a POST's JSON body only). The bytes are checked to be a PNG (`png.ts`) before they are sold.
  */
 import { z } from "zod";
-import { defineEndpoint } from "../../../platform/catalogue.ts";
-import { UpstreamError } from "../../../platform/errors.ts";
+import { UpstreamError } from "../../../common/errors.ts";
+import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
 import type { ImageProvider } from "./image.ts";
 import { readPng } from "./png.ts";
 import { notConfigured } from "./upstream.ts";

@@ -4,7 +4,7 @@
  * answer is refused (we asked for the bytes, and fetching a URL would be a second, unchecked call).
  */
 import { z } from "zod";
-import { UpstreamError } from "../../../platform/errors.ts";
+import { UpstreamError } from "../../../common/errors.ts";
 import type { ImageProvider, ImageSettings } from "./image.ts";
 import { MAX_PNG_BYTES } from "./png.ts";
 import { upstreamJson } from "./upstream.ts";

@@ -4,7 +4,7 @@
  * text content is kept (other block types, e.g. thinking, are skipped).
  */
 import { z } from "zod";
-import { UpstreamError } from "../../../platform/errors.ts";
+import { UpstreamError } from "../../../common/errors.ts";
 import type {
   ChatRequest,
   ChatResult,

@@ -6,7 +6,7 @@
  * last chunk carries the token counts; the stream ends with `data: [DONE]`.
  */
 import { z } from "zod";
-import { UpstreamError } from "../../../platform/errors.ts";
+import { UpstreamError } from "../../../common/errors.ts";
 import type {
   ChatRequest,
   ChatResult,

@@ -10,7 +10,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { defineEndpoint } from "../../../platform/catalogue.ts";
+import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
 import type { ChatRequest, ChatStreamEvent, LanguageProvider } from "./language.ts";
 import { chatMessages, MAX_OUTPUT_TOKENS, MessagesInput, textOf } from "./messages-input.ts";
 import { anthropicEventStream } from "./messages-sse.ts";

@@ -5,7 +5,7 @@
  * the score falls by rank: 1, 0.9, 0.8...
  */
 import { z } from "zod";
-import { UpstreamError } from "../../../platform/errors.ts";
+import { UpstreamError } from "../../../common/errors.ts";
 import { clampScore, plainText, type SearchBackend, type SearchSettings } from "./search-backend.ts";
 import { upstreamJson } from "./upstream.ts";
 

@@ -5,7 +5,7 @@
  * `answer` in recent versions) become the backend answer.
  */
 import { z } from "zod";
-import { UpstreamError } from "../../../platform/errors.ts";
+import { UpstreamError } from "../../../common/errors.ts";
 import { clampScore, plainText, type SearchBackend, type SearchSettings } from "./search-backend.ts";
 import { upstreamJson } from "./upstream.ts";
 

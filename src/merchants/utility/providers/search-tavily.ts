@@ -4,7 +4,7 @@
  * (asked for only when no language model is configured) becomes the backend answer.
  */
 import { z } from "zod";
-import { UpstreamError } from "../../../platform/errors.ts";
+import { UpstreamError } from "../../../common/errors.ts";
 import { clampScore, plainText, type SearchBackend, type SearchSettings } from "./search-backend.ts";
 import { upstreamJson } from "./upstream.ts";
 

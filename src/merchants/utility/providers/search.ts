@@ -1,6 +1,6 @@
 /** `POST /api/search`: live web or news results from the configured backend, plus a direct answer. */
 import { z } from "zod";
-import { defineEndpoint } from "../../../platform/catalogue.ts";
+import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
 import type { LanguageProvider } from "./language.ts";
 import { answerFrom } from "./search-answer.ts";
 import type { SearchBackend } from "./search-backend.ts";

@@ -5,8 +5,8 @@
  * A failed check is retried once with the difference named; a second failure is a 502, not charged.
  */
 import { z } from "zod";
-import { defineEndpoint } from "../../../platform/catalogue.ts";
-import { BadInputError, UpstreamError } from "../../../platform/errors.ts";
+import { BadInputError, UpstreamError } from "../../../common/errors.ts";
+import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
 import type { ChatMessage, LanguageProvider } from "./language.ts";
 import { LANGUAGE_SETTINGS } from "./messages.ts";
 import { layoutDifference } from "./translate-check.ts";

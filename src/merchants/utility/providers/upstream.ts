@@ -4,7 +4,7 @@
  * need is a time limit, a size cap on the answer, and errors that say which provider failed without
  * leaking its key. Every failure is an `UpstreamError` (502, or 504 on timeout), which is never charged.
  */
-import { AppError, UpstreamError } from "../../../platform/errors.ts";
+import { AppError, UpstreamError } from "../../../common/errors.ts";
 
 /** Default time limit of one provider call. */
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 25_000;

@@ -11,7 +11,7 @@
  * like numbers, booleans or JSON come back typed (import with `typed: false` to keep them strings).
  */
 import Papa from "papaparse";
-import { BadInputError } from "../../../platform/errors.ts";
+import { BadInputError } from "../../../common/errors.ts";
 
 export type Row = Record<string, unknown>;
 

@@ -3,7 +3,7 @@
  * wallet: collections and scratchpads are keyed by (payer, name), rows hang off their collection, so a
  * query that starts from the paying wallet cannot reach another wallet's data.
  */
-import { type Database, type Migration, migrate } from "../../../platform/db/index.ts";
+import { type Database, type Migration, migrate } from "../../../common/db/index.ts";
 
 /** Module names are `[a-z][a-z0-9_]*` (the migration runner's rule). */
 export const STATE_MODULE = "utility_state";

@@ -4,7 +4,7 @@
  * quota with its store collections (one 50 MB budget per wallet: simpler to explain and to bill against
  * than two, and a wallet cannot double its space by splitting data between the two endpoints).
  */
-import { AppError, BadInputError, ConflictError, NotFoundError } from "../../../platform/errors.ts";
+import { AppError, BadInputError, ConflictError, NotFoundError } from "../../../common/errors.ts";
 import { parseCsvRows } from "./csv.ts";
 import { MAX_SCRATCHPAD_BYTES, MAX_SCRATCHPADS } from "./limits.ts";
 import { visible, type WalletScope, writeForWallet } from "./wallet.ts";

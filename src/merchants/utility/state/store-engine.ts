@@ -3,8 +3,8 @@
  * wallet (`payer = $1`, or a collection id found that way), so no input can name another wallet's data.
  * Writes run in `writeForWallet` (wallet lock, expired data purged, quota checked before commit).
  */
-import type { Queryable } from "../../../platform/db/index.ts";
-import { AppError, BadInputError, NotFoundError } from "../../../platform/errors.ts";
+import type { Queryable } from "../../../common/db/index.ts";
+import { AppError, BadInputError, NotFoundError } from "../../../common/errors.ts";
 import type { Row } from "./csv.ts";
 import { MAX_COLLECTIONS, MAX_ROW_BYTES } from "./limits.ts";
 import { visible, type WalletScope, writeForWallet } from "./wallet.ts";

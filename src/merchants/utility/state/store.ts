@@ -5,8 +5,8 @@
  * delete (rows), drop (the collection) and expire. The wallet is the verified payer: nothing else names it.
  */
 import { z } from "zod";
-import { type AnyEndpoint, defineEndpoint } from "../../../platform/catalogue.ts";
-import { BadInputError } from "../../../platform/errors.ts";
+import { BadInputError } from "../../../common/errors.ts";
+import { type AnyEndpoint, defineEndpoint } from "../../../merchant-kit/catalogue.ts";
 import { parseCsvRows, rowsToCsv } from "./csv.ts";
 import {
   DEFAULT_PAGE_SIZE,

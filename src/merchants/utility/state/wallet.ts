@@ -3,8 +3,8 @@
  * its quota. Writes of one wallet are serialised by a transaction-scoped advisory lock, so the quota check
  * after a write sees every concurrent write of that wallet: two writes cannot both pass the last bytes.
  */
-import type { Database, Queryable } from "../../../platform/db/index.ts";
-import { AppError, BadInputError } from "../../../platform/errors.ts";
+import type { Database, Queryable } from "../../../common/db/index.ts";
+import { AppError, BadInputError } from "../../../common/errors.ts";
 import { QUOTA_BYTES } from "./limits.ts";
 import { ensureStateSchema } from "./schema.ts";
 

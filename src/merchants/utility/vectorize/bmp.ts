@@ -3,7 +3,7 @@
  * 24-bit and 32-bit (BI_RGB, or BI_BITFIELDS with the usual 8-bit masks), bottom-up or top-down. Anything
  * else (palettes, RLE, 16-bit, embedded PNG/JPEG) is refused with a clear error rather than guessed.
  */
-import { BadInputError } from "../../../platform/errors.ts";
+import { BadInputError } from "../../../common/errors.ts";
 
 export interface RgbaImage {
   width: number;

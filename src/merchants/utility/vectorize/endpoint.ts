@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../../platform/catalogue.ts";
-import { AppError } from "../../../platform/errors.ts";
-import { createSafeFetch, type FetchPolicy, isFetchError } from "../../../platform/fetch/index.ts";
+import { AppError } from "../../../common/errors.ts";
+import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
+import { createSafeFetch, type FetchPolicy, isFetchError } from "../../../merchant-kit/fetch/index.ts";
 import { looksLike, type VectorizerProvider } from "./hosted.ts";
 import {
   checkImage,

@@ -6,7 +6,7 @@
  * vector file itself, an error is JSON `{"error": {"status", "code", "message"}}`. The URL is the operator's,
  * never a caller's, so plain `fetch` with a time limit and a size cap is used, not the SSRF guard.
  */
-import { UpstreamError } from "../../../platform/errors.ts";
+import { UpstreamError } from "../../../common/errors.ts";
 import type { VectorFormat } from "./render.ts";
 
 export interface HostedRequest {

@@ -4,7 +4,7 @@
  * (sharp for PNG/JPEG/GIF/WebP, `bmp.ts` for BMP).
  */
 import sharp, { type Sharp } from "sharp";
-import { AppError, BadInputError } from "../../../platform/errors.ts";
+import { AppError, BadInputError } from "../../../common/errors.ts";
 import { decodeBmp, type RgbaImage } from "./bmp.ts";
 
 /** Largest image accepted, in bytes (spec 8: "10 MB"). */

@@ -1,0 +1,216 @@
+import type { Store } from "./duckdb.ts";
+import { sqlHost } from "./listings.ts";
+
+/**
+ * Versioned schema migrations, applied in order, each in its own transaction. Append new ones;
+ * never edit one that has shipped.
+ *
+ * Amounts are atomic USDC units (6 decimals) in BIGINT: exact, and the whole USDC supply fits.
+ * Addresses and hashes are lower-case. Times are UTC TIMESTAMPs.
+ * Payments and transfers carry no primary key on purpose: an ART index over 10^8 rows costs memory
+ * and insert speed, and the import keeps them unique by (chain, tx_hash, log_index) itself.
+ */
+export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: "analytics tables",
+    sql: `
+      CREATE TABLE payments (
+        chain VARCHAR NOT NULL,
+        tx_hash VARCHAR NOT NULL,
+        log_index INTEGER NOT NULL,
+        block_number BIGINT NOT NULL,
+        block_time TIMESTAMP NOT NULL,
+        facilitator VARCHAR NOT NULL,
+        payer VARCHAR NOT NULL,
+        pay_to VARCHAR NOT NULL,
+        amount BIGINT NOT NULL,
+        asset VARCHAR NOT NULL
+      );
+      CREATE TABLE transfers (
+        chain VARCHAR NOT NULL,
+        tx_hash VARCHAR NOT NULL,
+        log_index INTEGER NOT NULL,
+        block_number BIGINT NOT NULL,
+        block_time TIMESTAMP NOT NULL,
+        from_address VARCHAR NOT NULL,
+        to_address VARCHAR NOT NULL,
+        amount BIGINT NOT NULL
+      );
+      CREATE TABLE listings (
+        pay_to VARCHAR NOT NULL,
+        resource VARCHAR NOT NULL,
+        method VARCHAR NOT NULL,
+        price_usd DOUBLE NOT NULL,
+        description VARCHAR NOT NULL,
+        PRIMARY KEY (pay_to, resource, method)
+      );
+      CREATE TABLE merchants (
+        address VARCHAR PRIMARY KEY,
+        name VARCHAR,
+        claimed BOOLEAN NOT NULL DEFAULT false,
+        frozen BOOLEAN NOT NULL DEFAULT false
+      );
+      CREATE TABLE checkpoints (
+        chain VARCHAR NOT NULL,
+        block_number BIGINT NOT NULL,
+        block_time TIMESTAMP NOT NULL,
+        PRIMARY KEY (chain, block_number)
+      );
+      CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
+      CREATE TABLE report_windows (
+        chain VARCHAR NOT NULL,
+        end_block BIGINT NOT NULL,
+        data_version BIGINT NOT NULL,
+        public_url VARCHAR NOT NULL,
+        generated_at VARCHAR NOT NULL,
+        PRIMARY KEY (chain, end_block)
+      );
+      CREATE TABLE reports (
+        chain VARCHAR NOT NULL,
+        end_block BIGINT NOT NULL,
+        address VARCHAR NOT NULL,
+        body VARCHAR NOT NULL,
+        details VARCHAR NOT NULL
+      );
+      INSERT INTO meta VALUES ('data_version', '0');
+    `,
+  },
+  {
+    version: 2,
+    name: "indexer state and facilitator candidates",
+    // facilitator_candidates: EIP-3009 settlements whose transaction was sent by an address that is
+    // not a known facilitator signer (or was sent before its start date), kept for review.
+    // indexer_state: where the chain indexer stands (its checkpoint, with the block's hash).
+    // indexer_blocks: hashes of recently indexed blocks, to find the common ancestor after a reorg.
+    sql: `
+      CREATE TABLE facilitator_candidates (
+        chain VARCHAR NOT NULL,
+        tx_hash VARCHAR NOT NULL,
+        log_index INTEGER NOT NULL,
+        block_number BIGINT NOT NULL,
+        block_time TIMESTAMP NOT NULL,
+        sender VARCHAR NOT NULL,
+        payer VARCHAR NOT NULL,
+        pay_to VARCHAR NOT NULL,
+        amount BIGINT NOT NULL,
+        reason VARCHAR NOT NULL
+      );
+      CREATE TABLE indexer_state (
+        chain VARCHAR PRIMARY KEY,
+        start_block BIGINT NOT NULL,
+        block_number BIGINT NOT NULL,
+        block_hash VARCHAR NOT NULL,
+        block_time TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL
+      );
+      CREATE TABLE indexer_blocks (
+        chain VARCHAR NOT NULL,
+        block_number BIGINT NOT NULL,
+        block_hash VARCHAR NOT NULL,
+        block_time TIMESTAMP NOT NULL
+      );
+    `,
+  },
+  {
+    version: 3,
+    name: "listing documents",
+    // listing_docs: a cache of the report's listings per merchant (dropped by migration 4).
+    sql: `
+      CREATE TABLE listing_docs (
+        pay_to VARCHAR PRIMARY KEY,
+        listings VARCHAR NOT NULL,
+        host VARCHAR
+      );
+    `,
+  },
+  {
+    version: 4,
+    name: "reports as typed rows",
+    // A report's figures, rendered as JSON when read (src/reports/report.ts): the window's text and
+    // the listings are no longer stored with every report, nor the listings' cache of migration 3.
+    // Stored windows are rebuilt on demand.
+    sql: `
+      DROP TABLE reports;
+      DROP TABLE listing_docs;
+      DELETE FROM meta WHERE key = 'listing_docs';
+      DELETE FROM report_windows;
+      CREATE TABLE reports (
+        chain VARCHAR NOT NULL,
+        end_block BIGINT NOT NULL,
+        address VARCHAR NOT NULL,
+        -- The merchant's name, else the host of most of its listings, else its address.
+        name VARCHAR NOT NULL,
+        claimed BOOLEAN NOT NULL,
+        frozen BOOLEAN NOT NULL,
+        rank BIGINT,
+        -- Atomic USDC units, the quartiles interpolated (possibly fractional).
+        tx BIGINT NOT NULL,
+        amount BIGINT NOT NULL,
+        real_tx BIGINT NOT NULL,
+        real_amount BIGINT NOT NULL,
+        buyers BIGINT NOT NULL,
+        real_buyers BIGINT NOT NULL,
+        top_amount BIGINT NOT NULL,
+        p25 DOUBLE NOT NULL,
+        median DOUBLE NOT NULL,
+        p75 DOUBLE NOT NULL,
+        median_passing DOUBLE NOT NULL,
+        hub_linked_buyers BIGINT NOT NULL,
+        -- JSON text: {kind: {tx, usd}}, dollars apportioned so that they add up to usd - real_usd.
+        flags VARCHAR NOT NULL,
+        -- Day i of the window at position i + 1.
+        daily STRUCT(tx BIGINT, cents BIGINT, real_cents BIGINT)[] NOT NULL,
+        -- JSON text: the page's {"flagged_wallets": {kind: [{wallet, tx, usd}]}}.
+        details VARCHAR NOT NULL
+      );
+    `,
+  },
+  {
+    version: 5,
+    name: "listing hosts",
+    // The host of each listing's URL, filled by every writer of listings (src/analytics/listings.ts).
+    sql: `
+      ALTER TABLE listings ADD COLUMN host VARCHAR;
+      UPDATE listings SET host = ${sqlHost("resource")};
+    `,
+  },
+];
+
+export async function migrate(store: Store): Promise<void> {
+  await store.run(
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)",
+  );
+  const applied = new Set(
+    (await store.all<{ version: number }>("SELECT version FROM schema_migrations")).map((r) => r.version),
+  );
+  for (const migration of MIGRATIONS) {
+    if (applied.has(migration.version)) continue;
+    await store.transaction(async () => {
+      for (const statement of splitStatements(migration.sql)) await store.run(statement);
+      await store.run("INSERT INTO schema_migrations VALUES ($1, $2, now()::TIMESTAMP)", [
+        migration.version,
+        migration.name,
+      ]);
+    });
+  }
+}
+
+function splitStatements(sql: string): string[] {
+  return sql
+    .split(";")
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** Bumped by every write that changes what a report would say; cached reports carry the version they saw. */
+export async function dataVersion(store: Store): Promise<bigint> {
+  const row = await store.one<{ v: bigint }>(
+    "SELECT value::BIGINT AS v FROM meta WHERE key = 'data_version'",
+  );
+  return row?.v ?? 0n;
+}
+
+export async function bumpDataVersion(store: Store): Promise<void> {
+  await store.run("UPDATE meta SET value = (value::BIGINT + 1)::VARCHAR WHERE key = 'data_version'");
+}

@@ -1,0 +1,250 @@
+/**
+ * The Bazaar catalogue: the resources this facilitator settled payments for, kept in PostgreSQL so it
+ * survives restarts and is shared by every process on one server. A resource enters it only through a
+ * successful settlement of a payment that carries a valid `bazaar` extension (the spec: no extension, no
+ * cataloguing); its accepted payment requirements are the ones that were actually paid.
+ */
+import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
+import {
+  type DiscoveryResource,
+  type DiscoveryResourcesResponse,
+  extractDiscoveryInfo,
+} from "@x402/extensions/bazaar";
+import type { Database, Queryable } from "../common/db/index.ts";
+import { BadInputError } from "../common/errors.ts";
+import { validateBazaarExtension } from "./bazaar-extension.ts";
+
+/** The outcome for the spec's EXTENSION-RESPONSES side channel (`bazaar.status`). */
+export type BazaarOutcome = { status: "success" } | { status: "rejected"; rejectedReason: string };
+
+/**
+ * Catalogues the resource a settled payment paid for. Returns undefined when the payment carries no
+ * `bazaar` extension, "rejected" when it carries one that fails validation.
+ */
+export async function catalogueSettlement(
+  db: Database,
+  payload: PaymentPayload,
+  requirements: PaymentRequirements,
+): Promise<BazaarOutcome | undefined> {
+  if (!payload.extensions || !("bazaar" in payload.extensions)) return undefined;
+  // Validates `info` against its `schema`, as the spec requires of a facilitator (the payload is the
+  // buyer's echo: untrusted). What `extractDiscoveryInfo(..., true)` does for a v2 payload (v1 carries no
+  // schema), with each distinct schema compiled once instead of on every settlement.
+  const extension: unknown = payload.extensions.bazaar;
+  if (payload.x402Version === 2 && extension !== null && typeof extension === "object") {
+    const result = validateBazaarExtension(extension);
+    if (!result.valid) {
+      return {
+        status: "rejected",
+        rejectedReason: `the bazaar extension failed validation: ${summary(result.errors)}`,
+      };
+    }
+  }
+  let found: ReturnType<typeof extractDiscoveryInfo>;
+  try {
+    // The route template and the service metadata are checked (and sanitised) here, validate or not.
+    found = extractDiscoveryInfo(payload, requirements, false);
+  } catch (error) {
+    return { status: "rejected", rejectedReason: `unusable resource: ${(error as Error).message}` };
+  }
+  if (!found) return { status: "rejected", rejectedReason: "the bazaar extension failed validation" };
+
+  const toolName = "toolName" in found ? found.toolName : "";
+  const method = "method" in found ? (found.method ?? null) : null;
+  await db.transaction(async (tx) => {
+    await tx.query(
+      `INSERT INTO bazaar_resources AS r
+         (resource, tool_name, type, x402_version, method, description, mime_type, service_name, tags,
+          icon_url, extensions, payments)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1)
+       ON CONFLICT (resource, tool_name) DO UPDATE SET
+         type = EXCLUDED.type, x402_version = EXCLUDED.x402_version, method = EXCLUDED.method,
+         description = EXCLUDED.description, mime_type = EXCLUDED.mime_type,
+         service_name = EXCLUDED.service_name, tags = EXCLUDED.tags, icon_url = EXCLUDED.icon_url,
+         extensions = EXCLUDED.extensions, payments = r.payments + 1, last_updated = now()`,
+      [
+        found.resourceUrl,
+        toolName,
+        found.discoveryInfo.input.type,
+        found.x402Version,
+        method,
+        found.description ?? null,
+        found.mimeType ?? null,
+        found.serviceName ?? null,
+        found.tags ? JSON.stringify(found.tags) : null,
+        found.iconUrl ?? null,
+        found.extensions ? JSON.stringify(found.extensions) : null,
+      ],
+    );
+    await upsertAccept(tx, found.resourceUrl, toolName, requirements);
+  });
+  return { status: "success" };
+}
+
+/** The first validation errors, short enough for the EXTENSION-RESPONSES header. */
+function summary(errors: string[]): string {
+  const text = errors.slice(0, 3).join("; ") + (errors.length > 3 ? ` (+${errors.length - 3} more)` : "");
+  return text.length > 300 ? `${text.slice(0, 297)}...` : text;
+}
+
+async function upsertAccept(
+  tx: Queryable,
+  resource: string,
+  toolName: string,
+  requirements: PaymentRequirements,
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO bazaar_accepts (resource, tool_name, scheme, network, asset, pay_to, requirements)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (resource, tool_name, scheme, network, asset, pay_to) DO UPDATE SET
+       requirements = EXCLUDED.requirements, last_updated = now()`,
+    [
+      resource,
+      toolName,
+      requirements.scheme,
+      requirements.network,
+      requirements.asset.toLowerCase(),
+      requirements.payTo.toLowerCase(),
+      JSON.stringify(requirements),
+    ],
+  );
+}
+
+/** Filters and page of GET /discovery/resources (the Bazaar spec's list parameters). */
+export interface DiscoveryQuery {
+  type?: "http" | "mcp";
+  payTo?: string;
+  scheme?: string;
+  network?: string;
+  /** An extension key the resource's payments carried, e.g. "bazaar". */
+  extensions?: string;
+  limit: number;
+  offset: number;
+}
+
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 100;
+
+/** Reads the query string of GET /discovery/resources; a bad value is a 400 naming the parameter. */
+export function parseDiscoveryQuery(params: Record<string, string | undefined>): DiscoveryQuery {
+  const query: DiscoveryQuery = {
+    limit: integer(params.limit, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT),
+    offset: integer(params.offset, "offset", 0, 0, Number.MAX_SAFE_INTEGER),
+  };
+  if (params.type !== undefined) {
+    if (params.type !== "http" && params.type !== "mcp") {
+      throw new BadInputError(`type must be "http" or "mcp", not "${params.type}"`, "bad_type");
+    }
+    query.type = params.type;
+  }
+  if (params.payTo !== undefined) {
+    if (!/^0x[0-9a-fA-F]{40}$/.test(params.payTo)) {
+      throw new BadInputError(
+        `payTo must be an 0x-prefixed 20-byte address, not "${params.payTo}"`,
+        "bad_pay_to",
+      );
+    }
+    query.payTo = params.payTo.toLowerCase();
+  }
+  for (const name of ["scheme", "network", "extensions"] as const) {
+    const value = params[name];
+    if (value === undefined) continue;
+    if (!/^[\w:.*-]{1,64}$/.test(value)) throw new BadInputError(`bad ${name} "${value}"`, `bad_${name}`);
+    query[name] = value;
+  }
+  return query;
+}
+
+function integer(
+  value: string | undefined,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new BadInputError(
+      `${name} must be a whole number from ${min} to ${max}, not "${value}"`,
+      `bad_${name}`,
+    );
+  }
+  return Number(value);
+}
+
+interface ResourceRow {
+  resource: string;
+  type: string;
+  x402_version: number;
+  description: string | null;
+  mime_type: string | null;
+  service_name: string | null;
+  tags: string[] | null;
+  icon_url: string | null;
+  extensions: Record<string, unknown> | null;
+  last_updated: Date;
+  accepts: PaymentRequirements[];
+}
+
+/**
+ * One page of the catalogue, most recently paid first, in the shape of `@x402/extensions`'
+ * `DiscoveryResourcesResponse` (`lastUpdated` an ISO 8601 string, as those types define it).
+ */
+export async function listResources(
+  db: Queryable,
+  query: DiscoveryQuery,
+): Promise<DiscoveryResourcesResponse> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const param = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  if (query.type) where.push(`r.type = ${param(query.type)}`);
+  const accept: string[] = [];
+  if (query.payTo) accept.push(`a.pay_to = ${param(query.payTo)}`);
+  if (query.scheme) accept.push(`a.scheme = ${param(query.scheme)}`);
+  if (query.network) accept.push(`a.network = ${param(query.network)}`);
+  if (accept.length > 0) {
+    where.push(`EXISTS (SELECT 1 FROM bazaar_accepts a
+      WHERE a.resource = r.resource AND a.tool_name = r.tool_name AND ${accept.join(" AND ")})`);
+  }
+  if (query.extensions) where.push(`r.extensions ? ${param(query.extensions)}`);
+  const filter = where.length > 0 ? `WHERE ${where.join(" AND ")}` : "";
+
+  const total = await db.query<{ n: bigint }>(`SELECT count(*) AS n FROM bazaar_resources r ${filter}`, [
+    ...params,
+  ]);
+  const page = await db.query<ResourceRow>(
+    `SELECT r.resource, r.type, r.x402_version, r.description, r.mime_type, r.service_name, r.tags,
+            r.icon_url, r.extensions, r.last_updated,
+            (SELECT json_agg(a.requirements ORDER BY a.last_updated DESC, a.pay_to)
+             FROM bazaar_accepts a WHERE a.resource = r.resource AND a.tool_name = r.tool_name) AS accepts
+     FROM bazaar_resources r ${filter}
+     ORDER BY r.last_updated DESC, r.resource, r.tool_name
+     LIMIT ${param(query.limit)} OFFSET ${param(query.offset)}`,
+    params,
+  );
+  return {
+    x402Version: 2,
+    items: page.rows.map(toItem),
+    pagination: { limit: query.limit, offset: query.offset, total: Number(total.rows[0]?.n ?? 0n) },
+  };
+}
+
+function toItem(row: ResourceRow): DiscoveryResource {
+  const item: DiscoveryResource = {
+    resource: row.resource,
+    type: row.type,
+    x402Version: row.x402_version,
+    accepts: row.accepts ?? [],
+    lastUpdated: row.last_updated.toISOString(),
+  };
+  if (row.description !== null) item.description = row.description;
+  if (row.mime_type !== null) item.mimeType = row.mime_type;
+  if (row.service_name !== null) item.serviceName = row.service_name;
+  if (row.tags !== null) item.tags = row.tags;
+  if (row.icon_url !== null) item.iconUrl = row.icon_url;
+  if (row.extensions !== null) item.extensions = row.extensions;
+  return item;
+}

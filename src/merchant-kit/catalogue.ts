@@ -1,0 +1,108 @@
+/**
+ * A merchant's catalogue as data: every paid endpoint is one entry (method, path, price, description,
+ * input and output schemas with examples, handler). The x402 routes, the Bazaar extension, the OpenAPI
+ * document, the reference page, `/.well-known/x402` and the listing feed are all built from it, so a price
+ * or a description is written in exactly one place.
+ */
+import type { z } from "zod";
+import type { Database } from "../common/db/index.ts";
+import type { Config } from "../config/config.ts";
+
+/** A dollar price exactly as the spec lists it, e.g. "0.001" (no "$", no exponent). */
+export type PriceUsd = `${number}`;
+
+export type HttpMethod = "GET" | "POST";
+
+/** What every handler may use besides its input; one instance per process. */
+export interface MerchantServices {
+  db: Database;
+  config: Config;
+}
+
+/** The per-request context a handler receives. */
+export interface HandlerContext {
+  /**
+   * The wallet that paid, lower-case, taken from the payment the facilitator verified. It is the caller's
+   * identity for per-wallet data (`/api/store`, `/api/scratchpad`).
+   */
+  payer: `0x${string}`;
+  /** Aborted when the caller goes away or the endpoint's time budget runs out: pass it to every fetch. */
+  signal: AbortSignal;
+  services: MerchantServices;
+  /** The incoming request, for the few handlers that need headers (e.g. the caller's IP). */
+  request: Request;
+}
+
+/**
+ * One paid endpoint. `input` validates the query (GET) or the JSON body (POST) before any payment is asked
+ * for; `output` documents the answer (OpenAPI, Bazaar). A handler answers its output, or a `Response` for
+ * non-JSON bodies; it throws an `AppError` (src/common/errors.ts) to refuse, which is never charged.
+ */
+export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodType = z.ZodType> {
+  method: HttpMethod;
+  /** Absolute path, e.g. "/api/calc". */
+  path: `/${string}`;
+  price: PriceUsd;
+  /** What the endpoint does, for buyers: the listing, the 402, the OpenAPI summary. */
+  description: string;
+  input: In;
+  output: Out;
+  /** A valid input and the output it gives: shown in the 402 (Bazaar), the OpenAPI document and the docs. */
+  example: { input: z.input<In>; output: z.output<Out> };
+  /** Time budget of the handler, after which the caller gets a 504 and pays nothing. Default 30 s. */
+  timeoutMs?: number;
+  /** Largest accepted request body (POST). Default 1 MiB. */
+  maxBodyBytes?: number;
+  handler: (input: z.output<In>, ctx: HandlerContext) => Promise<z.output<Out> | Response>;
+}
+
+/** An endpoint of any schemas: what catalogues hold. */
+// biome-ignore lint/suspicious/noExplicitAny: the handler's input type varies per entry; defineEndpoint checks it.
+export type AnyEndpoint = Endpoint<any, any>;
+
+/** A merchant host: its name, wallet, public base URL and endpoints. */
+export interface Merchant {
+  /** The host's name in configuration and in `serve`'s ready line, e.g. "utility". */
+  name: string;
+  /** Title of the API in the OpenAPI document and the reference page. */
+  title: string;
+  payTo: `0x${string}`;
+  /** Public base URL, no trailing slash: resource URLs are built on it. */
+  publicUrl: string;
+  endpoints: readonly AnyEndpoint[];
+}
+
+/** Types one catalogue entry: the handler's input is the schema's output. */
+export function defineEndpoint<In extends z.ZodType, Out extends z.ZodType>(
+  endpoint: Endpoint<In, Out>,
+): Endpoint<In, Out> {
+  return endpoint;
+}
+
+/**
+ * A merchant that lists some endpoints of another under its own host (spec 4.2.3): same handlers,
+ * descriptions and prices, filtered from the source catalogue, never copied. Paths the source does not
+ * (yet) have are left out; `missingAliasPaths` names them.
+ */
+export function aliasOf(
+  source: Merchant,
+  alias: { name: string; payTo: `0x${string}`; publicUrl: string; paths: readonly string[] },
+): Merchant {
+  return {
+    name: alias.name,
+    title: source.title,
+    payTo: alias.payTo,
+    publicUrl: alias.publicUrl,
+    endpoints: source.endpoints.filter((e) => alias.paths.includes(e.path)),
+  };
+}
+
+/** The endpoint's full URL on the merchant's host. */
+export function resourceUrl(merchant: Merchant, endpoint: AnyEndpoint): string {
+  return `${merchant.publicUrl}${endpoint.path}`;
+}
+
+/** The alias paths its source catalogue does not have. */
+export function missingAliasPaths(source: Merchant, paths: readonly string[]): string[] {
+  return paths.filter((p) => !source.endpoints.some((e) => e.path === p));
+}

@@ -1,0 +1,61 @@
+import type { MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { z } from "zod";
+import { BadInputError, errorBody } from "../common/errors.ts";
+import type { AnyEndpoint } from "./catalogue.ts";
+
+/** Hono variables the platform's middlewares pass along a paid request. */
+export type MerchantEnv = { Variables: { input: unknown } };
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/** The query as plain values: one string per name, an array when a name repeats. */
+function queryObject(queries: Record<string, string[]>): Record<string, string | string[]> {
+  return Object.fromEntries(Object.entries(queries).map(([k, v]) => [k, v.length === 1 ? (v[0] ?? "") : v]));
+}
+
+/** "expr: Too big" from zod's first issue: enough for a caller to fix the request. */
+function describeIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return "invalid input";
+  const where = issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
+  return `${where}${issue.message}`;
+}
+
+/**
+ * Validates the endpoint's input (query for GET, JSON body for POST) before the payment middleware runs:
+ * a bad request gets a 400 `{"error": {"code", "message"}}` and is never asked to pay, so a buyer's
+ * x402 client never signs for it. The parsed input is passed on as `c.var.input`.
+ */
+export function validateInput(endpoint: AnyEndpoint): MiddlewareHandler<MerchantEnv>[] {
+  const validate: MiddlewareHandler<MerchantEnv> = async function validateInput(c, next) {
+    let raw: unknown;
+    if (endpoint.method === "GET") {
+      raw = queryObject(c.req.queries());
+    } else {
+      const type = c.req.header("content-type") ?? "";
+      if (!/^application\/json\b/i.test(type)) {
+        throw new BadInputError(
+          "send the body as JSON with content-type: application/json",
+          "unsupported_media_type",
+        );
+      }
+      try {
+        raw = await c.req.json();
+      } catch {
+        throw new BadInputError("the body is not valid JSON", "invalid_json");
+      }
+    }
+    const parsed = endpoint.input.safeParse(raw);
+    if (!parsed.success) throw new BadInputError(describeIssue(parsed.error), "invalid_input");
+    c.set("input", parsed.data);
+    await next();
+  };
+  if (endpoint.method === "GET") return [validate];
+  const maxSize = endpoint.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const limit = bodyLimit({
+    maxSize,
+    onError: (c) => c.json(errorBody("body_too_large", `the body is larger than ${maxSize} bytes`), 413),
+  });
+  return [limit as MiddlewareHandler<MerchantEnv>, validate];
+}

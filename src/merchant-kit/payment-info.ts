@@ -1,0 +1,48 @@
+import { type AnyEndpoint, type Merchant, resourceUrl } from "./catalogue.ts";
+import { priceToAtomic } from "./price.ts";
+import { MAX_TIMEOUT_SECONDS, type PaymentSettings } from "./routes.ts";
+
+/**
+ * An operation's `x-payment-info` in the OpenAPI document: the shape x402 crawlers and comparable
+ * services read (`price {mode, currency, amount}` in dollars, `protocols [{x402: ...}]`), with the x402
+ * requirements themselves (scheme, network, asset, atomic amount, payTo) inside the x402 entry.
+ */
+export interface PaymentInfo {
+  price: { mode: "fixed"; currency: "USD"; amount: string };
+  protocols: [
+    {
+      x402: {
+        scheme: "exact";
+        network: string;
+        asset: string;
+        amount: string;
+        payTo: string;
+        maxTimeoutSeconds: number;
+        resource: string;
+      };
+    },
+  ];
+}
+
+export function paymentInfo(
+  merchant: Merchant,
+  endpoint: AnyEndpoint,
+  payments: PaymentSettings,
+): PaymentInfo {
+  return {
+    price: { mode: "fixed", currency: "USD", amount: endpoint.price },
+    protocols: [
+      {
+        x402: {
+          scheme: "exact",
+          network: payments.network,
+          asset: payments.asset.address,
+          amount: priceToAtomic(endpoint.price, payments.asset.decimals).toString(),
+          payTo: merchant.payTo,
+          maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
+          resource: resourceUrl(merchant, endpoint),
+        },
+      },
+    ],
+  };
+}

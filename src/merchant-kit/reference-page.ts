@@ -1,0 +1,97 @@
+import { escapeHtml } from "../common/html.ts";
+import type { OpenApiDocument, OpenApiOperation } from "./openapi.ts";
+import { TRY_IT_SCRIPT, tryItForm } from "./try-it.ts";
+
+/** A POSIX shell single-quoted word. */
+const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+
+/** The "try it" line: the call as curl, which answers 402 with the payment requirements until paid. */
+export function curlLine(server: string, path: string, method: string, op: OpenApiOperation): string {
+  if (method === "get") {
+    return `curl -i ${shellQuote(`${server}${path}${exampleQuery(op)}`)}`;
+  }
+  const body = JSON.stringify(op.requestBody?.content["application/json"].example ?? {});
+  return `curl -i -X POST -H 'content-type: application/json' -d ${shellQuote(body)} ${shellQuote(`${server}${path}`)}`;
+}
+
+function exampleQuery(op: OpenApiOperation): string {
+  const pairs = (op.parameters ?? [])
+    .filter((p) => p.example !== undefined)
+    .map((p): [string, string] => [p.name, String(p.example)]);
+  const query = new URLSearchParams(pairs).toString();
+  return query ? `?${query}` : "";
+}
+
+function parametersTable(op: OpenApiOperation): string {
+  const rows = (op.parameters ?? []).map(
+    (p) =>
+      `<tr><th scope="row"><code>${escapeHtml(p.name)}</code></th><td>${p.required ? "yes" : "no"}</td>` +
+      `<td><code>${escapeHtml(String(p.schema.type ?? "any"))}</code></td><td>${escapeHtml(p.description ?? "")}</td></tr>`,
+  );
+  if (rows.length === 0) return "";
+  return `<table><caption>Query parameters</caption><thead><tr><th scope="col">name</th><th scope="col">required</th><th scope="col">type</th><th scope="col">meaning</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
+}
+
+function section(server: string, path: string, method: string, op: OpenApiOperation): string {
+  const price = op["x-payment-info"].price.amount;
+  const body = op.requestBody?.content["application/json"];
+  const output = op.responses["200"]?.content?.["application/json"]?.example;
+  return `<section id="${escapeHtml(op.operationId)}" aria-labelledby="${escapeHtml(op.operationId)}-title">
+<h2 id="${escapeHtml(op.operationId)}-title"><span class="method">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code> <span class="price">$${escapeHtml(price)} per call</span></h2>
+<p>${escapeHtml(op.description.split("\n")[0] ?? "")}</p>
+${parametersTable(op)}
+${body ? `<h3>Request body (JSON)</h3><pre><code>${escapeHtml(JSON.stringify(body.schema, null, 2))}</code></pre>` : ""}
+<h3>Try it</h3>
+${tryItForm(path, method, op)}
+<p>From a shell:</p>
+<pre><code>${escapeHtml(curlLine(server, path, method, op))}</code></pre>
+<p>Without payment the answer is 402 with the requirements in the <code>PAYMENT-REQUIRED</code> header; an x402 client (for example <code>@x402/fetch</code>) pays and retries. In this page, a browser wallet can pay: it signs a USDC transfer authorization for exactly the price, which the merchant's facilitator settles.</p>
+${output === undefined ? "" : `<h3>Example answer</h3><pre><code>${escapeHtml(JSON.stringify(output, null, 2))}</code></pre>`}
+</section>`;
+}
+
+/**
+ * The interactive API reference, rendered on the server from the OpenAPI document: every operation with
+ * its price, parameters, a console to call it (and pay with a browser wallet), a curl line and an example
+ * answer. One inline script, no external asset.
+ */
+export function renderReferencePage(doc: OpenApiDocument): string {
+  const server = doc.servers[0]?.url ?? "";
+  const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]) => ({ path, method, op })),
+  );
+  const nav = operations
+    .map(
+      ({ path, method, op }) =>
+        `<li><a href="#${escapeHtml(op.operationId)}">${method.toUpperCase()} ${escapeHtml(path)}</a> ($${escapeHtml(op["x-payment-info"].price.amount)})</li>`,
+    )
+    .join("");
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(doc.info.title)}: API reference</title>
+<style>
+body{font-family:system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:1rem;line-height:1.5;color:#1a1a1a;background:#fff}
+a{color:#0645ad}code,pre{font-family:ui-monospace,monospace}pre{background:#f4f4f4;padding:.75rem;overflow-x:auto}
+table{border-collapse:collapse;margin:.5rem 0}th,td{border:1px solid #999;padding:.25rem .5rem;text-align:left}
+caption{text-align:left;font-weight:bold}.method{background:#1a1a1a;color:#fff;padding:0 .4rem}.price{font-weight:normal;font-size:.9em}
+section{border-top:1px solid #ccc;margin-top:2rem}.skip{position:absolute;left:-999px}.skip:focus{left:1rem}
+form.try label{display:block;margin:.25rem 0}form.try input{min-width:20rem}form.try textarea{width:100%;font-family:ui-monospace,monospace}
+form.try output pre{white-space:pre-wrap;word-break:break-all}
+</style>
+</head>
+<body>
+<a class="skip" href="#operations">Skip to the operations</a>
+<header><h1>${escapeHtml(doc.info.title)}</h1><p>${escapeHtml(doc.info.description)}</p>
+<p>Machine-readable: <a href="/openapi.json">OpenAPI 3.1</a>, <a href="/.well-known/x402">/.well-known/x402</a>.</p></header>
+<nav aria-label="Operations"><ul>${nav}</ul></nav>
+<main id="operations">
+${operations.map(({ path, method, op }) => section(server, path, method, op)).join("\n")}
+</main>
+${TRY_IT_SCRIPT}
+</body>
+</html>
+`;
+}

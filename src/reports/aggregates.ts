@@ -1,0 +1,282 @@
+import type { Store } from "../analytics/duckdb.ts";
+import { BASE_USDC } from "../chain/base.ts";
+import { sqlCents } from "./money.ts";
+import { sqlRank } from "./rank.ts";
+import { SCREENS, THRESHOLDS } from "./screens/index.ts";
+
+/**
+ * The window's figures for every merchant at once, as temporary tables that report.ts turns into the
+ * reports. All the SQL of the figures is here.
+ *
+ * The window's payments are read once, into groups the screens cannot tell apart: same payer,
+ * merchant, amount and day. A week of 10 million payments makes about a seventh as many groups, and
+ * everything else (pairs, screens, quartiles, daily totals, flags) comes from them, so the build
+ * costs about one GROUP BY over the window plus small tables. The one screen that needs a payment's
+ * block (merchant_funded: paid after the funding transfer?) gets it from each group's first and last
+ * block; only a group that straddles a funding transfer has its payments read again.
+ *
+ * What it leaves, for report.ts:
+ * - `rw_figures`: one row per merchant of the store: address, name, claimed, frozen, tx, amount,
+ *   buyers, real_tx, real_amount, real_buyers, top_amount, p25, median, p75 (atomic units,
+ *   interpolated), median_passing, hub_linked_buyers, rank;
+ * - `rw_flag_kinds`: pay_to, kind, precedence, tx, amount: only kinds with flagged payments;
+ * - `rw_days`: pay_to, day (0 is `firstDate`), tx, cents, real_cents: only days with payments;
+ * - `rw_details`: pay_to, details: the page's `{"flagged_wallets": {kind: [{wallet, tx, usd}]}}`,
+ *   the 20 largest wallets per kind, for merchants with flags.
+ */
+
+export interface WindowBounds {
+  /** Exclusive: the window holds blocks start_block + 1 .. end_block. */
+  startBlock: number;
+  endBlock: number;
+  /** The window's first UTC date (YYYY-MM-DD): day 0. */
+  firstDate: string;
+}
+
+const TABLES = [
+  "rw_funding",
+  "rw_groups",
+  "rw_after",
+  "rw_pairs",
+  "rw_returns",
+  "rw_flagged",
+  "rw_flag_groups",
+  "rw_figures",
+  "rw_flag_kinds",
+  "rw_days",
+  "rw_details",
+];
+
+/** Drops every table `aggregateWindow` made. */
+export async function dropWindowTables(store: Store): Promise<void> {
+  for (const t of TABLES) await store.run(`DROP TABLE IF EXISTS temp.${t}`);
+}
+
+/**
+ * Linear interpolation between closest ranks (DuckDB's `quantile_cont`, R's type 7) over a histogram
+ * `h(pay_to, amount, n)`, for quarters k/4: integer arithmetic up to the final interpolation.
+ */
+function quartilesOf(h: string, quarters: readonly number[]): string {
+  return `WITH c AS (
+      SELECT pay_to, amount, sum(n) OVER (PARTITION BY pay_to ORDER BY amount) AS upto,
+        sum(n) OVER (PARTITION BY pay_to) AS total
+      FROM ${h}
+    ), t AS (
+      SELECT DISTINCT pay_to, k, (total - 1) * k // 4 AS lo, (total - 1) * k % 4 AS rest
+      FROM c, (VALUES ${quarters.map((k) => `(${k})`).join(", ")}) q(k)
+    ), x AS (
+      SELECT t.pay_to, t.k, t.rest, min(c.amount) FILTER (c.upto > t.lo) AS lo_x,
+        min(c.amount) FILTER (c.upto > t.lo + 1) AS hi_x
+      FROM t JOIN c USING (pay_to) GROUP BY t.pay_to, t.k, t.rest
+    )
+    SELECT pay_to, k, CASE WHEN rest = 0 THEN lo_x::DOUBLE ELSE lo_x + (rest / 4) * (hi_x - lo_x) END AS value FROM x`;
+}
+
+/** Builds the window's tables (see above); the caller drops them with `dropWindowTables`. */
+export async function aggregateWindow(store: Store, bounds: WindowBounds): Promise<void> {
+  const p = { start: bounds.startBlock, end: bounds.endBlock };
+  // Over the payments table, optionally by an alias ("w.").
+  const inWindow = (t = "") =>
+    `${t}chain = 'base' AND ${t}asset = '${BASE_USDC}' AND ${t}block_number > $start AND ${t}block_number <= $end`;
+  const day = (t = "") => `(${t}block_time::DATE - $first::DATE)::INTEGER`;
+
+  // Who received USDC from whom: the merchant_funded screen's evidence, looking back before the window.
+  await store.run(
+    `CREATE OR REPLACE TEMP TABLE rw_funding AS
+     SELECT from_address AS pay_to, to_address AS payer, min(block_number) AS funded_from FROM transfers
+     WHERE chain = 'base' AND block_number > $lookback AND block_number <= $end GROUP BY ALL`,
+    { end: p.end, lookback: p.start - THRESHOLDS.fundingLookbackBlocks },
+  );
+  // The one pass over the window's payments; the store is written in block order, so zone maps skip the rest.
+  // A group's first and last block place it before or after a funding transfer without reading it again.
+  await store.run(
+    `CREATE OR REPLACE TEMP TABLE rw_groups AS
+     SELECT payer, pay_to, amount, ${day()} AS day, count(*) AS n,
+       min(block_number) AS first_block, max(block_number) AS last_block
+     FROM payments WHERE ${inWindow()} GROUP BY ALL`,
+    { ...p, first: bounds.firstDate },
+  );
+  // Of the groups of funded pairs, how many payments came at or after the first funding transfer:
+  // all or none, but for a group that straddles the transfer, whose payments are counted one by one.
+  await store.run(
+    `CREATE OR REPLACE TEMP TABLE rw_after AS
+     SELECT payer, pay_to, amount, day, CASE WHEN first_block >= funded_from THEN n ELSE 0 END AS n,
+       first_block < funded_from AND last_block >= funded_from AS straddles, first_block, last_block, funded_from
+     FROM rw_groups JOIN rw_funding USING (payer, pay_to)`,
+  );
+  if (await store.one("SELECT 1 FROM rw_after WHERE straddles LIMIT 1")) {
+    await store.run(
+      `UPDATE rw_after a SET n = c.n FROM (
+         SELECT s.payer, s.pay_to, s.amount, s.day, count(*) AS n
+         FROM payments w JOIN (SELECT * FROM rw_after WHERE straddles) s
+           ON w.payer = s.payer AND w.pay_to = s.pay_to AND w.amount = s.amount
+         WHERE ${inWindow("w.")} AND w.block_number BETWEEN s.first_block AND s.last_block
+           AND w.block_number >= s.funded_from AND ${day("w.")} = s.day
+         GROUP BY ALL
+       ) c
+       WHERE a.payer = c.payer AND a.pay_to = c.pay_to AND a.amount = c.amount AND a.day = c.day`,
+      { ...p, first: bounds.firstDate },
+    );
+  }
+  await store.run(
+    `CREATE OR REPLACE TEMP TABLE rw_pairs AS
+    WITH pairs AS (
+      SELECT payer, pay_to, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n)::BIGINT AS amount FROM rw_groups GROUP BY ALL
+    ), tiny AS (
+      SELECT payer, pay_to, sum(n)::BIGINT AS tiny_tx, max(n)::BIGINT AS tiny_mode_tx FROM (
+        SELECT payer, pay_to, amount, sum(n) AS n FROM rw_groups WHERE amount < ${THRESHOLDS.tinyAmount} GROUP BY ALL
+      ) GROUP BY ALL
+    ), payers AS (
+      -- Only the few wallets that paid enough merchants to be probers: a small table to join.
+      SELECT payer, count(*) AS payer_merchants,
+        count(*) FILTER (tx <= ${THRESHOLDS.proberMaxPaymentsPerMerchant}) AS payer_light_merchants
+      FROM pairs GROUP BY payer HAVING count(*) >= ${THRESHOLDS.proberMinMerchants}
+    )
+    SELECT pairs.*, coalesce(tiny_tx, 0) AS tiny_tx, coalesce(tiny_mode_tx, 0) AS tiny_mode_tx,
+      payer_merchants, payer_light_merchants
+    FROM pairs LEFT JOIN payers USING (payer) LEFT JOIN tiny USING (payer, pay_to)`,
+  );
+
+  // Value that came back from each merchant to each of its payers, directly or through one wallet, by
+  // x402 payment or plain transfer within the window. Merchants pay others rarely, so the walk starts
+  // from what merchants sent and never builds the whole money graph.
+  await store.run(
+    `CREATE OR REPLACE TEMP TABLE rw_returns AS
+    WITH moves AS (
+      SELECT from_address AS src, to_address AS dst, amount FROM transfers
+      WHERE chain = 'base' AND block_number > $start AND block_number <= $end
+    ), merchants AS (
+      SELECT DISTINCT pay_to AS wallet FROM rw_pairs
+    ), merchant_out AS (
+      SELECT m, x, sum(amount)::BIGINT AS amount FROM (
+        SELECT payer AS m, pay_to AS x, amount FROM rw_pairs WHERE payer IN (SELECT wallet FROM merchants)
+        UNION ALL SELECT src, dst, amount FROM moves WHERE src IN (SELECT wallet FROM merchants)
+      ) GROUP BY m, x
+    ), relay_out AS (
+      -- Everything the merchants' recipients sent on: it also tells which of them are hubs.
+      SELECT x, p, sum(amount)::BIGINT AS amount FROM (
+        SELECT payer AS x, pay_to AS p, amount FROM rw_pairs WHERE payer IN (SELECT x FROM merchant_out)
+        UNION ALL SELECT src, dst, amount FROM moves WHERE src IN (SELECT x FROM merchant_out)
+      ) GROUP BY x, p
+    ), hubs AS (
+      SELECT x AS wallet FROM relay_out GROUP BY x HAVING count(*) >= ${THRESHOLDS.hubMinRecipients}
+    ), paths AS (
+      SELECT o.m, i.p, least(o.amount, i.amount) AS amount, o.x IN (SELECT wallet FROM hubs) AS via_hub
+      FROM merchant_out o JOIN relay_out i ON o.x = i.x
+      WHERE o.x <> i.p AND o.x <> o.m AND i.p <> o.m
+    ), returns AS (
+      SELECT m, x AS p, amount, false AS via_hub FROM merchant_out
+      UNION ALL SELECT m, p, amount, via_hub FROM paths
+    )
+    SELECT r.m AS pay_to, r.p AS payer,
+      coalesce(sum(r.amount) FILTER (NOT r.via_hub), 0)::BIGINT AS returned,
+      bool_or(r.via_hub) AS hub_linked
+    FROM returns r SEMI JOIN rw_pairs q ON q.pay_to = r.m AND q.payer = r.p
+    GROUP BY r.m, r.p`,
+    p,
+  );
+
+  const screenColumns = SCREENS.map((s) => `coalesce(${s.pair}, false) AS "s_${s.kind}"`).join(",\n      ");
+  await store.run(
+    `CREATE OR REPLACE TEMP TABLE rw_flagged AS
+     SELECT payer, pay_to, hub_linked, ${screenColumns} FROM (
+       SELECT q.*, coalesce(r.returned, 0) AS returned, coalesce(r.hub_linked, false) AS hub_linked, f.funded_from
+       FROM rw_pairs q LEFT JOIN rw_returns r USING (payer, pay_to) LEFT JOIN rw_funding f USING (payer, pay_to)
+     ) WHERE ${SCREENS.map((s) => `"s_${s.kind}"`).join(" OR ")} OR hub_linked`,
+  );
+
+  // Only the groups of suspect (or hub-linked) pairs are classified, split at the funding transfer.
+  const kind = `CASE ${SCREENS.map((s) => `WHEN "s_${s.kind}" AND (${s.payment}) THEN '${s.kind}'`).join(" ")} END`;
+  await store.run(
+    `CREATE OR REPLACE TEMP TABLE rw_flag_groups AS
+     SELECT payer, pay_to, amount, day, n, ${kind} AS kind, hub_linked FROM (
+       SELECT payer, pay_to, amount, day, f.hub_linked, ${SCREENS.map((s) => `f."s_${s.kind}"`).join(", ")},
+         s.after_funding, s.n
+       FROM rw_groups g JOIN rw_flagged f USING (payer, pay_to)
+       LEFT JOIN rw_after a USING (payer, pay_to, amount, day)
+       CROSS JOIN LATERAL (VALUES (true, coalesce(a.n, 0)), (false, g.n - coalesce(a.n, 0))) s(after_funding, n)
+       WHERE s.n > 0
+     )`,
+  );
+
+  await figures(store);
+}
+
+/** The per-merchant tables (see the module's comment) from the classified groups. */
+async function figures(store: Store): Promise<void> {
+  const flagged = "(SELECT * FROM rw_flag_groups WHERE kind IS NOT NULL)";
+  await store.run(
+    `CREATE OR REPLACE TEMP TABLE rw_figures AS
+    WITH totals AS (
+      SELECT pay_to, sum(tx)::BIGINT AS tx, sum(amount)::BIGINT AS amount, count(*) AS buyers,
+        max(amount) AS top_amount
+      FROM rw_pairs GROUP BY pay_to
+    ), hist AS (
+      SELECT pay_to, amount, sum(n) AS n FROM rw_groups GROUP BY pay_to, amount
+    ), quartiles AS (
+      SELECT pay_to, max(value) FILTER (k = 1) AS p25, max(value) FILTER (k = 2) AS median,
+        max(value) FILTER (k = 3) AS p75
+      FROM (${quartilesOf("hist", [1, 2, 3])}) GROUP BY pay_to
+    ), flag_pairs AS (
+      SELECT pay_to, payer, sum(n) FILTER (kind IS NULL) AS passing, bool_or(hub_linked) AS hub_linked
+      FROM rw_flag_groups GROUP BY pay_to, payer
+    ), lost_buyers AS (
+      SELECT pay_to, count(*) FILTER (passing IS NULL) AS lost,
+        count(*) FILTER (passing IS NOT NULL AND hub_linked) AS hub_linked_buyers
+      FROM flag_pairs GROUP BY pay_to
+    ), flag_totals AS (
+      SELECT pay_to, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n)::BIGINT AS amount FROM ${flagged} GROUP BY pay_to
+    ), passing_hist AS (
+      -- Merchants with flags only: for the rest median_passing is the median.
+      SELECT h.pay_to, h.amount, h.n - coalesce(f.n, 0) AS n FROM hist h
+      LEFT JOIN (SELECT pay_to, amount, sum(n) AS n FROM ${flagged} GROUP BY ALL) f USING (pay_to, amount)
+      WHERE h.pay_to IN (SELECT pay_to FROM flag_totals) AND h.n > coalesce(f.n, 0)
+    ), passing_medians AS (
+      SELECT pay_to, value AS median_passing FROM (${quartilesOf("passing_hist", [2])})
+    ), merchants AS (
+      SELECT m.address, m.name, m.claimed, m.frozen,
+        coalesce(t.tx, 0) AS tx, coalesce(t.amount, 0) AS amount, coalesce(t.buyers, 0) AS buyers,
+        coalesce(t.top_amount, 0) AS top_amount,
+        coalesce(t.tx, 0) - coalesce(f.tx, 0) AS real_tx,
+        (coalesce(t.amount, 0) - coalesce(f.amount, 0))::BIGINT AS real_amount,
+        coalesce(t.buyers, 0) - coalesce(lb.lost, 0) AS real_buyers,
+        coalesce(q.p25, 0) AS p25, coalesce(q.median, 0) AS median, coalesce(q.p75, 0) AS p75,
+        CASE WHEN f.pay_to IS NULL THEN coalesce(q.median, 0) ELSE coalesce(pm.median_passing, 0) END AS median_passing,
+        coalesce(lb.hub_linked_buyers, 0) AS hub_linked_buyers
+      FROM merchants m
+      LEFT JOIN totals t ON t.pay_to = m.address
+      LEFT JOIN quartiles q ON q.pay_to = m.address
+      LEFT JOIN flag_totals f ON f.pay_to = m.address
+      LEFT JOIN lost_buyers lb ON lb.pay_to = m.address
+      LEFT JOIN passing_medians pm ON pm.pay_to = m.address
+    )
+    SELECT *, ${sqlRank()} AS rank FROM merchants`,
+  );
+
+  const precedence = `CASE kind ${SCREENS.map((s, i) => `WHEN '${s.kind}' THEN ${i}`).join(" ")} END`;
+  await store.run(
+    `CREATE OR REPLACE TEMP TABLE rw_flag_kinds AS
+     SELECT pay_to, kind, ${precedence} AS precedence, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n)::BIGINT AS amount
+     FROM ${flagged} GROUP BY pay_to, kind`,
+  );
+  await store.run(
+    `CREATE OR REPLACE TEMP TABLE rw_days AS
+     SELECT pay_to, day, d.tx, ${sqlCents("d.amount")} AS cents, ${sqlCents("d.amount - coalesce(f.amount, 0)")} AS real_cents
+     FROM (SELECT pay_to, day, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount FROM rw_groups GROUP BY ALL) d
+     LEFT JOIN (SELECT pay_to, day, sum(amount::HUGEINT * n) AS amount FROM ${flagged} GROUP BY ALL) f USING (pay_to, day)`,
+  );
+  await store.run(
+    `CREATE OR REPLACE TEMP TABLE rw_details AS
+     WITH wallets AS (
+       SELECT pay_to, kind, payer, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount
+       FROM ${flagged} GROUP BY pay_to, kind, payer
+       QUALIFY row_number() OVER (PARTITION BY pay_to, kind ORDER BY sum(amount::HUGEINT * n) DESC, payer) <= 20
+     ), kinds AS (
+       SELECT pay_to, kind, ${precedence} AS precedence,
+         list({'wallet': payer, 'tx': tx, 'usd': ${sqlCents("amount")} / 100} ORDER BY amount DESC, payer) AS wallets
+       FROM wallets GROUP BY pay_to, kind
+     )
+     SELECT pay_to, '{"flagged_wallets":{' || string_agg(to_json(kind) || ':' || to_json(wallets), ',' ORDER BY precedence) || '}}' AS details
+     FROM kinds GROUP BY pay_to`,
+  );
+}

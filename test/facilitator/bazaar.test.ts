@@ -1,0 +1,180 @@
+import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
+import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type Database, migrate } from "../../src/common/db/index.ts";
+import { type BazaarOutcome, catalogueSettlement } from "../../src/facilitator/bazaar.ts";
+import {
+  bazaarValidationStats,
+  clearBazaarValidationCache,
+  MAX_SCHEMA_BYTES,
+  validateBazaarExtension,
+} from "../../src/facilitator/bazaar-extension.ts";
+import { FACILITATOR_MIGRATIONS } from "../../src/facilitator/index.ts";
+import { DATABASE_KINDS, openTestDatabase } from "../helpers/db.ts";
+import { bazaarGet, newMerchant, requirementsFor } from "../helpers/x402.ts";
+
+type Extension = { info: { input: Record<string, unknown> }; schema: Record<string, unknown> };
+
+/** A settled v2 payment's payload for `url` carrying `bazaar` (the signature is not looked at here). */
+function paymentFor(url: string, bazaar: unknown, requirements: PaymentRequirements): PaymentPayload {
+  return { x402Version: 2, resource: { url }, accepted: requirements, payload: {}, extensions: { bazaar } };
+}
+
+/** The SDK's GET extension (schema and info), as a resource server enriched it. */
+function getExtension(example: Record<string, unknown> = { city: "Lisbon" }): Extension {
+  return structuredClone(bazaarGet(example).bazaar) as unknown as Extension;
+}
+
+/** A hand-written extension: `info` of a GET route whose query `n` the schema types as `nType`. */
+function withQuerySchema(nType: string, n: unknown, extra: Record<string, unknown> = {}): Extension {
+  return {
+    info: { input: { type: "http", method: "GET", queryParams: { n } } },
+    schema: {
+      ...extra,
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      type: "object",
+      properties: {
+        input: {
+          type: "object",
+          properties: {
+            type: { const: "http" },
+            queryParams: { type: "object", properties: { n: { type: nType } }, required: ["n"] },
+          },
+          required: ["type"],
+        },
+      },
+      required: ["input"],
+    },
+  };
+}
+
+describe.each(DATABASE_KINDS)("Bazaar extension validation (%s)", (kind) => {
+  let db: Database;
+  let close: () => Promise<void>;
+  const requirements = requirementsFor(newMerchant());
+  let urls = 0;
+
+  beforeAll(async () => {
+    ({ db, close } = await openTestDatabase(kind));
+    await migrate(db, "facilitator", FACILITATOR_MIGRATIONS);
+  });
+  afterAll(async () => {
+    await close?.();
+  });
+  beforeEach(() => clearBazaarValidationCache());
+
+  /** Catalogues a payment for a new resource URL; returns the outcome and whether the URL was catalogued. */
+  async function settle(bazaar: unknown): Promise<{ outcome: BazaarOutcome | undefined; listed: boolean }> {
+    const url = `http://shop-${++urls}.test/r`;
+    const outcome = await catalogueSettlement(db, paymentFor(url, bazaar, requirements), requirements);
+    const rows = await db.query("SELECT 1 FROM bazaar_resources WHERE resource = $1", [url]);
+    return { outcome, listed: rows.rows.length === 1 };
+  }
+
+  it("catalogues a valid extension", async () => {
+    expect(await settle(getExtension())).toEqual({ outcome: { status: "success" }, listed: true });
+    const mcp = declareDiscoveryExtension({
+      toolName: "lookup",
+      inputSchema: { type: "object", properties: { word: { type: "string" } } },
+    });
+    expect(await settle(mcp.bazaar)).toEqual({ outcome: { status: "success" }, listed: true });
+  });
+
+  it("rejects an extension whose info violates its schema, and does not list it", async () => {
+    const broken = getExtension();
+    broken.info.input.method = "BREW";
+    const { outcome, listed } = await settle(broken);
+    expect(listed).toBe(false);
+    expect(outcome).toMatchObject({ status: "rejected" });
+    expect((outcome as { rejectedReason: string }).rejectedReason).toMatch(
+      /^the bazaar extension failed validation: \/input\/method: /,
+    );
+    expect((await settle(withQuerySchema("number", "seven"))).outcome).toMatchObject({ status: "rejected" });
+    // No schema at all, or a schema that does not compile.
+    expect((await settle({ info: getExtension().info })).outcome).toMatchObject({ status: "rejected" });
+    expect((await settle({ ...getExtension(), schema: { type: 12 } })).outcome).toMatchObject({
+      status: "rejected",
+    });
+  });
+
+  it("compiles the same schema once, whatever its key order", async () => {
+    const before = bazaarValidationStats().compilations;
+    expect((await settle(getExtension({ city: "Lisbon" }))).outcome).toEqual({ status: "success" });
+    expect((await settle(getExtension({ city: "Porto" }))).outcome).toEqual({ status: "success" });
+    const reordered = getExtension();
+    reordered.schema = Object.fromEntries(Object.entries(reordered.schema).reverse());
+    expect((await settle(reordered)).outcome).toEqual({ status: "success" });
+    expect(bazaarValidationStats().compilations - before).toBe(1);
+    // An invalid info against a cached schema: still no new compilation.
+    const broken = getExtension();
+    broken.info.input.method = "BREW";
+    expect((await settle(broken)).outcome).toMatchObject({ status: "rejected" });
+    expect(bazaarValidationStats()).toMatchObject({ compilations: before + 1, cached: 1 });
+    // A different schema is compiled.
+    expect((await settle(withQuerySchema("number", 7))).outcome).toEqual({ status: "success" });
+    expect(bazaarValidationStats()).toMatchObject({ compilations: before + 2, cached: 2 });
+  });
+
+  it("validates two schemas with the same $id each against its own body", async () => {
+    // "#" is the only $id the SDK's rules and the 2020-12 meta-schema both allow (local, no fragment).
+    const id = { $id: "#" };
+    expect((await settle(withQuerySchema("number", 7, id))).outcome).toEqual({ status: "success" });
+    expect((await settle(withQuerySchema("string", 7, id))).outcome).toMatchObject({ status: "rejected" });
+    expect((await settle(withQuerySchema("string", "seven", id))).outcome).toEqual({ status: "success" });
+    expect((await settle(withQuerySchema("number", "seven", id))).outcome).toMatchObject({
+      status: "rejected",
+    });
+    expect(bazaarValidationStats().cached).toBe(2);
+  });
+
+  it("rejects a remote $ref or $id without compiling it", async () => {
+    const before = bazaarValidationStats().compilations;
+    const remote = withQuerySchema("number", 7);
+    (remote.schema.properties as Record<string, unknown>).input = {
+      $ref: "https://schemas.evil.test/input.json",
+    };
+    const { outcome, listed } = await settle(remote);
+    expect(listed).toBe(false);
+    expect(outcome).toEqual({
+      status: "rejected",
+      rejectedReason:
+        "the bazaar extension failed validation: schema must not contain external $ref/$id references",
+    });
+    const remoteId = withQuerySchema("number", 7, { $id: "https://schemas.evil.test/root.json" });
+    expect((await settle(remoteId)).outcome).toMatchObject({ status: "rejected" });
+    // A local $ref is fine.
+    const local = withQuerySchema("number", 7, { $defs: { n: { type: "number" } } });
+    const input = (local.schema.properties as { input: { properties: Record<string, unknown> } }).input;
+    input.properties.queryParams = { type: "object", properties: { n: { $ref: "#/$defs/n" } } };
+    expect((await settle(local)).outcome).toEqual({ status: "success" });
+    expect(bazaarValidationStats().compilations - before).toBe(1);
+  });
+
+  it("rejects a schema larger than the limit without compiling it", async () => {
+    const before = bazaarValidationStats().compilations;
+    const huge = withQuerySchema("number", 7, { description: "x".repeat(MAX_SCHEMA_BYTES) });
+    expect((await settle(huge)).outcome).toMatchObject({
+      status: "rejected",
+      rejectedReason: expect.stringMatching(/larger than 65536 bytes/),
+    });
+    expect(bazaarValidationStats().compilations).toBe(before);
+  });
+});
+
+describe("validateBazaarExtension", () => {
+  it("keeps at most 256 compiled schemas", () => {
+    clearBazaarValidationCache();
+    for (let i = 0; i < 300; i++) {
+      expect(validateBazaarExtension({ schema: { type: "object", title: `s${i}` }, info: {} })).toEqual({
+        valid: true,
+      });
+    }
+    expect(bazaarValidationStats().cached).toBe(256);
+  });
+
+  it("never throws, even on a schema nested too deep for the stack", () => {
+    let schema: Record<string, unknown> = { type: "object" };
+    for (let i = 0; i < 20_000; i++) schema = { not: schema };
+    expect(validateBazaarExtension({ schema, info: {} })).toMatchObject({ valid: false });
+  });
+});

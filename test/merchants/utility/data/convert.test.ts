@@ -1,0 +1,344 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { BadInputError } from "../../../../src/common/errors.ts";
+import { isAmbiguousString, nestedFromText } from "../../../../src/merchants/utility/data/cell-text.ts";
+import { convert as convertEndpoint } from "../../../../src/merchants/utility/data/convert.ts";
+import {
+  convert,
+  type Format,
+  MAX_INPUT_BYTES,
+} from "../../../../src/merchants/utility/data/convert-engine.ts";
+import { MAX_ROWS } from "../../../../src/merchants/utility/data/table.ts";
+
+const run = (data: string, from: Format, to: Format, extra: { table?: string; inferTypes?: boolean } = {}) =>
+  convert(data, { from, to, ...extra }).data;
+
+/** The engine's error, for checking its code. */
+function refusal(fn: () => unknown): BadInputError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof BadInputError) return error;
+    throw error;
+  }
+  throw new Error("expected a BadInputError");
+}
+
+describe("examples", () => {
+  const records = [
+    {
+      id: 1,
+      name: 'Ada "the Countess", Lovelace',
+      note: "line 1\nline 2",
+      ok: true,
+      tags: ["a", "b"],
+      none: null,
+    },
+    { id: 2.5, name: "Grace", note: " padded ", ok: false, tags: { k: 1 }, none: null },
+  ];
+  const json = JSON.stringify(records);
+
+  it("writes RFC 4180 CSV: quotes for delimiters, quotes, line breaks and edge spaces; CRLF lines", () => {
+    expect(run(json, "json", "csv")).toBe(
+      [
+        "id,name,note,ok,tags,none",
+        '1,"Ada ""the Countess"", Lovelace","line 1\nline 2",true,"[""a"",""b""]",',
+        '2.5,Grace," padded ",false,"{""k"":1}",',
+        "",
+      ].join("\r\n"),
+    );
+  });
+
+  it("writes TSV with the same quoting and LF lines", () => {
+    expect(run('[{"a":"x\\ty","b":"plain"}]', "json", "tsv")).toBe('a\tb\n"x\ty"\tplain\n');
+  });
+
+  it("writes one portable INSERT per record, escaping quotes in identifiers and strings", () => {
+    expect(
+      run('[{"id":1,"it\'s \\"q\\"":"O\'Brien","n":null,"b":true,"j":[1]}]', "json", "sql", {
+        table: "my table",
+      }),
+    ).toBe(`INSERT INTO "my table" ("id","it's ""q""","n","b","j") VALUES (1,'O''Brien',NULL,TRUE,'[1]');\n`);
+  });
+
+  it("reads every format back to the same records", () => {
+    for (const format of ["csv", "tsv", "sql", "ndjson"] as const) {
+      expect(JSON.parse(run(run(json, "json", format), format, "json")), format).toEqual(records);
+    }
+  });
+
+  it("orders columns by first appearance and fills missing keys with null", () => {
+    const result = convert('[{"b":1},{"a":2,"b":3},{"c":4}]', { from: "json", to: "csv" });
+    expect(result.columns).toEqual(["b", "a", "c"]);
+    expect(result.data).toBe("b,a,c\r\n1,,\r\n3,2,\r\n,,4\r\n");
+    expect(JSON.parse(run(result.data, "csv", "json"))).toEqual([
+      { b: 1, a: null, c: null },
+      { b: 3, a: 2, c: null },
+      { b: null, a: null, c: 4 },
+    ]);
+  });
+
+  it("keeps JSON <-> NDJSON records exactly, missing keys included", () => {
+    const sparse = '[{"b":1},{"a":{"x":[1,{"y":null}]}}]';
+    expect(run(sparse, "json", "ndjson")).toBe('{"b":1}\n{"a":{"x":[1,{"y":null}]}}\n');
+    expect(JSON.parse(run(run(sparse, "json", "ndjson"), "ndjson", "json"))).toEqual(JSON.parse(sparse));
+  });
+
+  it("infers CSV types conservatively and keeps text that would be rewritten", () => {
+    const csv = 'a,b,c,d,e,f,g,h\r\n1,-0.5,true,,007,1.50,"{""k"":2}",1e+21\r\n';
+    expect(JSON.parse(run(csv, "csv", "json"))).toEqual([
+      { a: 1, b: -0.5, c: true, d: null, e: "007", f: "1.50", g: { k: 2 }, h: 1e21 },
+    ]);
+    expect(JSON.parse(run(csv, "csv", "json", { inferTypes: false }))).toEqual([
+      { a: "1", b: "-0.5", c: "true", d: "", e: "007", f: "1.50", g: '{"k":2}', h: "1e+21" },
+    ]);
+  });
+
+  it("reads CSV with LF or CRLF, a BOM, without a final line break, and blank lines between records", () => {
+    expect(JSON.parse(run("\uFEFFa,b\n1,2\n\n3,4", "csv", "json"))).toEqual([
+      { a: 1, b: 2 },
+      { a: 3, b: 4 },
+    ]);
+  });
+
+  it("keeps empty cells of a one-column file", () => {
+    const csv = run('[{"a":null},{"a":"x"},{"a":null}]', "json", "csv");
+    expect(csv).toBe('a\r\n""\r\nx\r\n""\r\n');
+    expect(JSON.parse(run(csv, "csv", "json"))).toEqual([{ a: null }, { a: "x" }, { a: null }]);
+  });
+
+  it("treats a column named __proto__ as a column", () => {
+    expect(JSON.parse(run("__proto__,b\r\nx,1\r\n", "csv", "json"))).toEqual([
+      JSON.parse('{"__proto__":"x","b":1}'),
+    ]);
+    expect(run(run('INSERT INTO t ("__proto__") VALUES (1);', "sql", "csv"), "csv", "ndjson")).toBe(
+      '{"__proto__":1}\n',
+    );
+  });
+
+  it("reads the common SQL dump variants", () => {
+    const dump = `-- dumped by a tool
+BEGIN;
+/* several tuples, backticks, a schema, an E'' string, N'' and signs */
+INSERT INTO public.\`people\` (\`id\`, name, "is ok") VALUES (1, 'O''Brien', TRUE), (-2, E'tab\\there\\nnew\\\\ \\'q\\' \\u00e9', false);
+insert into public.people (id, extra) values (+3.5e2, N'n');
+COMMIT;`;
+    expect(convert(dump, { from: "sql", to: "json" })).toMatchObject({
+      rows: 3,
+      columns: ["id", "name", "is ok", "extra"],
+    });
+    expect(JSON.parse(run(dump, "sql", "json"))).toEqual([
+      { id: 1, name: "O'Brien", "is ok": true, extra: null },
+      { id: -2, name: "tab\there\nnew\\ 'q' é", "is ok": false, extra: null },
+      { id: 350, name: null, "is ok": null, extra: "n" },
+    ]);
+  });
+
+  it("reads long names and numbers whole", () => {
+    const name = "c".repeat(1000);
+    const digits = "1".repeat(500);
+    expect(JSON.parse(run(`INSERT INTO t (${name}) VALUES (${digits});`, "sql", "json"))).toEqual([
+      { [name]: digits },
+    ]);
+  });
+
+  it("keeps SQL integers beyond 2^53 as text rather than losing digits", () => {
+    expect(
+      JSON.parse(run("INSERT INTO t (a, b) VALUES (12345678901234567890, 9007199254740991);", "sql", "json")),
+    ).toEqual([{ a: "12345678901234567890", b: 9007199254740991 }]);
+  });
+
+  it("converts empty inputs to empty outputs", () => {
+    for (const from of ["json", "ndjson", "csv", "tsv", "sql"] as const) {
+      const empty = from === "json" ? "[]" : "";
+      expect(convert(empty, { from, to: "json" })).toEqual({ data: "[]\n", rows: 0, columns: [] });
+    }
+    expect(convert("a,b\r\n", { from: "csv", to: "tsv" })).toEqual({
+      data: "a\tb\n",
+      rows: 0,
+      columns: ["a", "b"],
+    });
+  });
+});
+
+describe("refusals", () => {
+  const cases: [string, string, Format, RegExp][] = [
+    ["JSON syntax", "[{", "json", /not valid JSON/],
+    ["JSON not an array", '{"a":1}', "json", /array of objects/],
+    ["JSON element not an object", "[1]", "json", /element 0 is not an object/],
+    ["NDJSON line", '{"a":1}\n[2]\n', "ndjson", /line 2 is not an object/],
+    ["CSV field count", "a,b\r\n1,2,3\r\n", "csv", /record 2 has 3 fields; the header has 2/],
+    ["CSV duplicate header", "a,a\r\n1,2\r\n", "csv", /repeats the column "a"/],
+    ["CSV unterminated quote", 'a,b\r\n"x,1\r\n', "csv", /malformed/],
+    ["CSV stray quote", 'a,b\r\n"x"y,1\r\n', "csv", /malformed/],
+    ["SQL other statement", "DELETE FROM t;", "sql", /expected INSERT/],
+    ["SQL no column list", "INSERT INTO t VALUES (1);", "sql", /must list its columns/],
+    ["SQL expression", "INSERT INTO t (a) VALUES (1 + 1);", "sql", /unexpected "\+"/],
+    ["SQL function", "INSERT INTO t (a) VALUES (now());", "sql", /expected a literal/],
+    ["SQL cast", "INSERT INTO t (a) VALUES ('1'::int);", "sql", /unexpected ":"/],
+    ["SQL tuple length", "INSERT INTO t (a, b) VALUES (1);", "sql", /expected ","/],
+    [
+      "SQL two tables",
+      "INSERT INTO t (a) VALUES (1); INSERT INTO u (a) VALUES (2);",
+      "sql",
+      /second table "u"/,
+    ],
+    [
+      "SQL missing semicolon",
+      "INSERT INTO t (a) VALUES (1) INSERT INTO t (a) VALUES (2)",
+      "sql",
+      /expected ";"/,
+    ],
+    ["SQL MySQL backslash escape", "INSERT INTO t (a) VALUES ('It\\'s');", "sql", /unterminated ' literal/],
+    ["SQL escape beyond Unicode", "INSERT INTO t (a) VALUES (E'\\U00110000');", "sql", /beyond Unicode/],
+    ["SQL duplicate column", "INSERT INTO t (a, a) VALUES (1, 2);", "sql", /named twice/],
+  ];
+  it.each(cases)("%s", (_name, data, from, message) => {
+    const error = refusal(() => convert(data, { from, to: "json" }));
+    expect(error.status).toBe(400);
+    expect(error.code).toBe("invalid_data");
+    expect(error.message).toMatch(message);
+  });
+
+  it("refuses more than 5 MiB and more than the row cap", () => {
+    expect(refusal(() => convert("x".repeat(MAX_INPUT_BYTES + 1), { from: "csv", to: "json" })).code).toBe(
+      "too_large",
+    );
+    const many = `a\n${"1\n".repeat(MAX_ROWS + 1)}`;
+    expect(refusal(() => convert(many, { from: "csv", to: "json" })).message).toMatch(
+      /limit is 100000 records/,
+    );
+  });
+
+  it("refuses JSON nested too deeply to handle", () => {
+    const deep = `[{"a":${"[".repeat(200_000)}${"]".repeat(200_000)}}]`;
+    expect(refusal(() => convert(deep, { from: "json", to: "csv" })).code).toBe("too_deep");
+  });
+
+  it("refuses an empty column name in SQL output", () => {
+    expect(refusal(() => convert('[{"":1}]', { from: "json", to: "sql" })).message).toMatch(/empty column/);
+  });
+});
+
+describe("round trips (property)", () => {
+  /** Text with the characters that break naive CSV/TSV/SQL writers, mixed with any unicode. */
+  const nastyChar = fc.constantFrom(
+    ",",
+    "\t",
+    '"',
+    "'",
+    "\n",
+    "\r",
+    " ",
+    "\\",
+    "a",
+    "é",
+    "😀",
+    "{",
+    "[",
+    "-",
+  );
+  const text = fc.oneof(
+    fc.string({ unit: nastyChar, maxLength: 12 }),
+    fc.string({ unit: "grapheme", maxLength: 12 }),
+  );
+  const nested = fc.oneof(
+    fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 3 }),
+    fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }),
+  );
+  const scalar = fc.oneof(
+    fc.constant(null),
+    fc.boolean(),
+    fc.integer(),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+  );
+
+  /** Rectangular records: every record has every column, in the same order. */
+  const records = (value: fc.Arbitrary<unknown>) =>
+    fc
+      .uniqueArray(fc.string({ unit: nastyChar, minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 5 })
+      .chain((columns) =>
+        fc.array(
+          fc
+            .tuple(...columns.map(() => value))
+            .map((values) => Object.fromEntries(columns.map((c, i) => [c, values[i]]))),
+          {
+            maxLength: 8,
+          },
+        ),
+      );
+
+  /** What JSON itself keeps of generated records (e.g. -0 becomes 0). */
+  const viaJson = (rows: unknown) => JSON.parse(JSON.stringify(rows));
+
+  const textTypes = fc.oneof(
+    scalar,
+    nested,
+    text.filter((s) => !isAmbiguousString(s)),
+  );
+  for (const format of ["csv", "tsv"] as const) {
+    it(`json -> ${format} -> json keeps records whose strings are unambiguous`, () => {
+      fc.assert(
+        fc.property(records(textTypes), (rows) => {
+          const json = JSON.stringify(rows);
+          expect(JSON.parse(run(run(json, "json", format), format, "json"))).toEqual(viaJson(rows));
+        }),
+        { numRuns: 300 },
+      );
+    });
+  }
+
+  it("json -> sql -> json keeps every string that is not JSON object/array text", () => {
+    const sqlTypes = fc.oneof(
+      scalar,
+      nested,
+      text.filter((s) => nestedFromText(s) === undefined),
+    );
+    fc.assert(
+      fc.property(records(sqlTypes), (rows) => {
+        const json = JSON.stringify(rows);
+        expect(JSON.parse(run(run(json, "json", "sql"), "sql", "json"))).toEqual(viaJson(rows));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("json -> ndjson -> json keeps any records, sparse and nested", () => {
+    const anyRecords = fc.array(fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 5 }), {
+      maxLength: 8,
+    });
+    fc.assert(
+      fc.property(anyRecords, (rows) => {
+        const json = JSON.stringify(rows);
+        expect(JSON.parse(run(run(json, "json", "ndjson"), "ndjson", "json"))).toEqual(viaJson(rows));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("tsv and csv keep every string (tabs, quotes, line breaks) with infer_types off, and agree with sql", () => {
+    fc.assert(
+      fc.property(records(text), (rows) => {
+        const json = JSON.stringify(rows);
+        const tsv = run(json, "json", "tsv");
+        expect(JSON.parse(run(tsv, "tsv", "json", { inferTypes: false }))).toEqual(rows);
+        const csv = run(tsv, "tsv", "csv", { inferTypes: false });
+        expect(run(csv, "csv", "tsv", { inferTypes: false })).toBe(tsv);
+        const sql = run(csv, "csv", "sql", { inferTypes: false });
+        expect(run(sql, "sql", "tsv", { inferTypes: false })).toBe(tsv);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("the catalogue entry", () => {
+  it("documents an example the endpoint really gives", async () => {
+    const input = convertEndpoint.input.parse(convertEndpoint.example.input);
+    expect({
+      from: input.from,
+      to: input.to,
+      ...convert(input.data, { ...input, inferTypes: input.infer_types }),
+    }).toEqual(convertEndpoint.example.output);
+  });
+});

@@ -1,0 +1,111 @@
+import { describe, expect, it } from "vitest";
+import { qr } from "../../../../src/merchants/utility/data/qr.ts";
+import { BYTE_CAPACITY, type QrOptions, renderQr } from "../../../../src/merchants/utility/data/qr-engine.ts";
+import { decodeQrPng as decode } from "./qr-decode.ts";
+
+const DEFAULTS: QrOptions = { size: 512, margin: 2, ecc: "M", dark: "#000000", light: "#ffffff" };
+
+describe("renderQr", () => {
+  it.each([
+    ["https://example.com/path?q=1&r=two", DEFAULTS],
+    ["Grüße, 世界 😀", { ...DEFAULTS, ecc: "H" as const, size: 300 }],
+    ["0123456789".repeat(30), { ...DEFAULTS, ecc: "L" as const, size: 400, margin: 4 }],
+    ["x", { ...DEFAULTS, size: 64, margin: 0 }],
+  ])("encodes %j so that an independent decoder reads it back", async (data, options) => {
+    const result = await renderQr(data, options);
+    const png = decode(result.png_base64);
+    expect(png.text).toBe(data);
+    expect([png.width, png.height]).toEqual([options.size, options.size]);
+    expect(result.data_uri).toBe(`data:image/png;base64,${result.png_base64}`);
+    expect(result.modules).toBe(17 + 4 * result.version);
+    expect(result.svg).toMatch(/^<svg [^>]*width="\d+" height="\d+"/);
+    expect(result.svg).toContain(`width="${options.size}"`);
+  });
+
+  it("paints the quiet zone in the light colour and the finder pattern in the dark one", async () => {
+    const options = { ...DEFAULTS, size: 290, margin: 2, dark: "#1a237e", light: "fff59d" };
+    const result = await renderQr("colours", options);
+    const png = decode(result.png_base64);
+    expect(png.text).toBe("colours");
+    expect(result.dark).toBe("#1a237eff");
+    expect(result.light).toBe("#fff59dff");
+    expect(png.pixel(0, 0)).toBe("#fff59dff");
+    // The top-left finder's outer ring starts right after the margin.
+    const module = options.size / (result.modules + 2 * options.margin);
+    const inFinder = Math.floor((options.margin + 0.5) * module);
+    expect(png.pixel(inFinder, inFinder)).toBe("#1a237eff");
+    expect(result.svg).toContain("#1a237e");
+    expect(result.svg).toContain("#fff59d");
+  });
+
+  it("a higher ecc makes a bigger symbol for the same data", async () => {
+    const low = await renderQr("https://example.com/a/longer/path/for/the/test", { ...DEFAULTS, ecc: "L" });
+    const high = await renderQr("https://example.com/a/longer/path/for/the/test", { ...DEFAULTS, ecc: "H" });
+    expect(high.version).toBeGreaterThan(low.version);
+  });
+
+  it("refuses data beyond the level's capacity, and takes it at a lower level", async () => {
+    const text = "a".repeat(BYTE_CAPACITY.M + 1);
+    await expect(renderQr(text, DEFAULTS)).rejects.toMatchObject({ status: 400, code: "data_too_long" });
+    // 161 modules + margin = 165: 8 px per module. (jsQR misreads such dense codes at uneven scales such
+    // as 6.2 px per module; phone scanners do not, so sizes are not restricted to whole multiples.)
+    const low = await renderQr(text, { ...DEFAULTS, ecc: "L", size: 1320 });
+    expect(low.modules).toBe(161);
+    expect(low.version).toBeGreaterThan(30);
+    expect(decode(low.png_base64).text).toBe(text);
+  });
+
+  it("refuses a size that cannot hold every module", async () => {
+    await expect(renderQr("a".repeat(500), { ...DEFAULTS, size: 64 })).rejects.toMatchObject({
+      code: "size_too_small",
+    });
+  });
+
+  it("refuses colours that are not hex or too alike to scan", async () => {
+    await expect(renderQr("x", { ...DEFAULTS, dark: "red" })).rejects.toMatchObject({
+      code: "invalid_color",
+    });
+    await expect(renderQr("x", { ...DEFAULTS, dark: "#eeeeee" })).rejects.toMatchObject({
+      code: "invalid_color",
+      message: expect.stringMatching(/contrast/),
+    });
+  });
+});
+
+describe("query parameters", () => {
+  const parse = (q: Record<string, string>) => qr.input.safeParse(q);
+
+  it("applies the spec's defaults", () => {
+    expect(parse({ data: "hi" }).data).toEqual({ data: "hi", ...DEFAULTS });
+  });
+
+  it.each([
+    [{ data: "hi", size: "10" }, /size/],
+    [{ data: "hi", size: "5000" }, /size/],
+    [{ data: "hi", size: "abc" }, /size/],
+    [{ data: "hi", margin: "-1" }, /margin/],
+    [{ data: "hi", ecc: "X" }, /ecc/],
+    [{ data: "hi", dark: "blue" }, /dark/],
+    [{ data: "hi", light: "#12345" }, /light/],
+    [{ data: "" }, /data/],
+    [{ data: "é".repeat(1200) }, /does not fit/],
+    [{}, /data/],
+  ])("refuses %# before payment", (query, message) => {
+    const parsed = parse(query as Record<string, string>);
+    expect(parsed.success).toBe(false);
+    const issue = parsed.error?.issues[0];
+    expect(`${issue?.path.join(".")}: ${issue?.message}`).toMatch(message);
+  });
+});
+
+describe("the catalogue entry", () => {
+  it("documents an example matching what the endpoint gives (images abridged)", async () => {
+    const { data, ...options } = qr.input.parse(qr.example.input);
+    const { svg, png_base64, data_uri, ...rest } = await renderQr(data, options);
+    const { svg: exSvg, png_base64: exPng, data_uri: exUri, ...exRest } = qr.example.output;
+    expect(rest).toEqual(exRest);
+    expect(svg.startsWith(exSvg.replace("...</svg>", ""))).toBe(true);
+    expect(png_base64.startsWith(exPng.replace("...", ""))).toBe(true);
+    expect(data_uri.startsWith(exUri.replace("...", ""))).toBe(true);
+  });
+});
