@@ -5,7 +5,7 @@
  *    facilitator's transactions are signed locally (in worker threads, cached in .bench/ for the next
  *    run: the devnet's keys and nonces are the same every time), sent raw in JSON-RPC batches and mined
  *    with `anvil_mine`, `--per-block` settlements a block (automine is never used).
- * 2. Runs the indexer over the settlement blocks into a fresh store (rps unlimited), recording the
+ * 2. Runs the indexer over the settlement blocks into a fresh analytics database (rps unlimited), recording the
  *    eth_getLogs ranges its adaptive chunking chose; then replays exactly those ranges as raw
  *    eth_getLogs requests (fetch + JSON parse, nothing else) with the same concurrency.
  * 3. Measures the floor of any trace-reading indexer on the same ranges: the logs, the known signer's
@@ -27,7 +27,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Address, Hex } from "viem";
-import { Store } from "../src/analytics/duckdb.ts";
+import { Analytics } from "../src/analytics/duckdb.ts";
 import { BASE_USDC } from "../src/chain/base.ts";
 import { derive, startDevnet } from "../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../src/chain/facilitators.ts";
@@ -202,7 +202,7 @@ try {
 
   async function indexOnce(strategy: SenderStrategy) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-bench-index-"));
-    const store = await Store.open({ dataDir: dir });
+    const analytics = await Analytics.open({ dataDir: dir });
     const recorded: [number, number][] = [];
     const recordingFetch: typeof fetch = (input, init) => {
       const body = JSON.parse(String(init?.body)) as {
@@ -217,7 +217,7 @@ try {
     try {
       const t = performance.now();
       const summary = await runIndexer({
-        store,
+        analytics,
         rpc: { url: devnet.rpc, rps: 0, fetch: recordingFetch },
         registry,
         fromBlock: first,
@@ -227,7 +227,7 @@ try {
         senderStrategy: strategy,
       });
       const seconds = (performance.now() - t) / 1000;
-      const stored = Number((await store.one<{ n: bigint }>("SELECT count(*) AS n FROM payments"))?.n);
+      const stored = Number((await analytics.one<{ n: bigint }>("SELECT count(*) AS n FROM payments"))?.n);
       if (stored !== signed.length)
         throw new Error(`the indexer stored ${stored} payments, not ${signed.length}`);
       ranges = recorded;
@@ -239,7 +239,7 @@ try {
         getLogsCalls: recorded.length,
       };
     } finally {
-      store.close();
+      analytics.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }

@@ -5,7 +5,7 @@
  *    50,000 merchants and 500,000 buyers; both scale with N) into .bench/, in a child process so its
  *    memory does not count here. The file is reused when one with the same parameters and generator exists.
  * 2. Reads the file once (this VM's page cache drops idle files and its disk is slow; the read is printed,
- *    not counted), then imports it with `importNdjson` into a fresh store in .bench/store.
+ *    not counted), then imports it with `importNdjson` into a fresh analytics database in .bench/analytics.
  * 3. Runs the baseline once untimed (a warm-up: the first read after the import loads the table, and
  *    the baseline, run after each build, would otherwise find it loaded by the build). Then builds and
  *    stores every merchant's report for the window with `ReportService.build()` and runs the baseline;
@@ -18,7 +18,7 @@
  *    (merchant, day) and (merchant, amount) (GROUPING SETS).
  *
  * Prints the figures beside their goals, the time of every SQL statement of the import and of the
- * build (the store's `run` and `all` are wrapped to time them), and one final JSON line of all figures.
+ * build (the analytics database's `run` and `all` are wrapped to time them), and one final JSON line of all figures.
  *
  * Flags: --payments N, --merchants N, --buyers N, --seed N, --threads N (DuckDB threads; default: all cores).
  */
@@ -29,7 +29,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_END_BLOCK, DEFAULT_END_TIME, type SyntheticSummary } from "../scripts/synthetic.ts";
-import { type Params, Store } from "../src/analytics/duckdb.ts";
+import { Analytics, type Params } from "../src/analytics/duckdb.ts";
 import { importNdjson } from "../src/analytics/import.ts";
 import { bumpDataVersion } from "../src/analytics/migrations.ts";
 import { ReportService } from "../src/reports/service.ts";
@@ -163,10 +163,10 @@ function generate(out: string): Promise<FileSummary> {
   });
 }
 
-// --- 2. Import into a fresh store, timing every statement.
-const dataDir = path.join(benchDir, "store");
+// --- 2. Import into a fresh analytics database, timing every statement.
+const dataDir = path.join(benchDir, "analytics");
 fs.rmSync(dataDir, { recursive: true, force: true });
-const store = await Store.open({ dataDir, memoryLimit: "1GB", threads: threads ?? null });
+const analytics = await Analytics.open({ dataDir, memoryLimit: "1GB", threads: threads ?? null });
 
 interface Timed {
   stage: string;
@@ -175,10 +175,10 @@ interface Timed {
 }
 const timings: Timed[] = [];
 let stage = "open";
-const run = store.run.bind(store);
-const all = store.all.bind(store);
+const run = analytics.run.bind(analytics);
+const all = analytics.all.bind(analytics);
 const label = (sql: string) => sql.replace(/\s+/g, " ").trim().slice(0, 120);
-store.run = async (sql: string, p?: Params) => {
+analytics.run = async (sql: string, p?: Params) => {
   const t = performance.now();
   try {
     return await run(sql, p);
@@ -186,14 +186,14 @@ store.run = async (sql: string, p?: Params) => {
     timings.push({ stage, sql: label(sql), ms: performance.now() - t });
   }
 };
-store.all = (async (sql: string, p?: Params) => {
+analytics.all = (async (sql: string, p?: Params) => {
   const t = performance.now();
   try {
     return await all(sql, p);
   } finally {
     timings.push({ stage, sql: label(sql), ms: performance.now() - t });
   }
-}) as Store["all"];
+}) as Analytics["all"];
 
 // This VM's disk reads cold files at 60-300 MB/s and its page cache drops idle files quickly; read the
 // file once so that the import is measured, not the disk. The cold read is printed too.
@@ -203,7 +203,7 @@ const warmMs = performance.now() - t0;
 
 stage = "import";
 t0 = performance.now();
-const counts = await importNdjson(store, dataFile);
+const counts = await importNdjson(analytics, dataFile);
 const importMs = performance.now() - t0;
 const rowsRead = Object.values(counts).reduce((n, c) => n + c.read, 0);
 const importRowsPerSecond = Math.round(rowsRead / (importMs / 1000));
@@ -218,23 +218,23 @@ const ROUNDS = 3;
 const baselineSql = `SELECT pay_to, count(*) AS tx, sum(amount) AS amount, count(DISTINCT payer) AS buyers,
        quantile_cont(amount, [0.25, 0.5, 0.75]) AS quartiles
      FROM payments WHERE block_number > $start AND block_number <= $end GROUP BY pay_to`;
-const service = new ReportService(store, { publicUrl: "http://127.0.0.1:8402" });
+const service = new ReportService(analytics, { publicUrl: "http://127.0.0.1:8402" });
 stage = "warm-up";
 t0 = performance.now();
 {
-  const w = await resolveWindow(store);
-  await store.run(`CREATE TEMP TABLE bench_warm AS ${baselineSql}`, {
+  const w = await resolveWindow(analytics);
+  await analytics.run(`CREATE TEMP TABLE bench_warm AS ${baselineSql}`, {
     start: w.start_block,
     end: w.end_block,
   });
-  await store.run("DROP TABLE bench_warm");
+  await analytics.run("DROP TABLE bench_warm");
 }
 const warmUpMs = performance.now() - t0;
 const rounds: { buildMs: number; baselineMs: number }[] = [];
 let window: Awaited<ReturnType<ReportService["build"]>> | undefined;
 let baselineRows = 0;
 for (let round = 0; round < ROUNDS; round++) {
-  if (round > 0) await bumpDataVersion(store);
+  if (round > 0) await bumpDataVersion(analytics);
   stage = "reports";
   t0 = performance.now();
   window = await service.build();
@@ -242,15 +242,15 @@ for (let round = 0; round < ROUNDS; round++) {
 
   stage = "baseline";
   t0 = performance.now();
-  await store.run(`CREATE TEMP TABLE bench_baseline AS ${baselineSql}`, {
+  await analytics.run(`CREATE TEMP TABLE bench_baseline AS ${baselineSql}`, {
     start: window.start_block,
     end: window.end_block,
   });
   rounds.push({ buildMs, baselineMs: performance.now() - t0 });
   baselineRows = Number(
-    (await store.one<{ n: bigint }>("SELECT count(*) AS n FROM bench_baseline"))?.n ?? 0n,
+    (await analytics.one<{ n: bigint }>("SELECT count(*) AS n FROM bench_baseline"))?.n ?? 0n,
   );
-  await store.run("DROP TABLE bench_baseline");
+  await analytics.run("DROP TABLE bench_baseline");
 }
 if (!window) throw new Error("no build ran");
 const reportsMs = rounds.reduce((n, r) => n + r.buildMs, 0) / rounds.length;
@@ -258,7 +258,7 @@ const baselineMs = rounds.reduce((n, r) => n + r.baselineMs, 0) / rounds.length;
 const rssAfterReports = mb(process.resourceUsage().maxRSS);
 
 stage = "stats";
-const stats = await store.one<{ reports: bigint; flagged: bigint }>(
+const stats = await analytics.one<{ reports: bigint; flagged: bigint }>(
   "SELECT count(*) AS reports, count(*) FILTER (flags <> '{}') AS flagged FROM reports WHERE end_block = $end",
   { end: window.end_block },
 );
@@ -278,7 +278,7 @@ const reportBytes = reports.reduce((n, r) => n + JSON.stringify(r).length, 0);
 // median and quartiles). Writing the reports is not counted: a floor.
 stage = "floor";
 t0 = performance.now();
-await store.run(
+await analytics.run(
   `CREATE TEMP TABLE bench_floor AS
    SELECT pay_to, payer, block_time::DATE AS day, amount, count(*) AS tx, sum(amount) AS total
    FROM payments WHERE block_number > $start AND block_number <= $end
@@ -286,8 +286,8 @@ await store.run(
   { start: window.start_block, end: window.end_block },
 );
 const floorMs = performance.now() - t0;
-await store.run("DROP TABLE bench_floor");
-store.close();
+await analytics.run("DROP TABLE bench_floor");
+analytics.close();
 
 const flaggedReports = Number(stats?.flagged ?? 0n);
 const ratio = reportsMs / baselineMs;

@@ -6,33 +6,33 @@ import { migrate } from "./migrations.ts";
 export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
 export type Row = Record<string, unknown>;
 
-export interface StoreOptions {
+export interface AnalyticsOptions {
   dataDir: string;
   /** DuckDB memory limit such as "1GB"; past it DuckDB spills to `<dataDir>/tmp`. */
   memoryLimit?: string;
   threads?: number | null;
 }
 
-/** The store is held by another process (DuckDB allows one writer per file). */
-export class StoreBusyError extends Error {
-  override name = "StoreBusyError";
+/** The analytics database is held by another process (DuckDB allows one writer per file). */
+export class AnalyticsBusyError extends Error {
+  override name = "AnalyticsBusyError";
 }
 
 /**
- * The analytics store: one embedded DuckDB file in the data directory, migrated on open.
+ * The analytics database: one embedded DuckDB file in the data directory, migrated on open.
  * One connection, used by one caller at a time, which is how the CLI and the server use it; `fork()`
  * gives another caller of the same process its own connection (DuckDB runs their transactions side by side).
  */
-export class Store {
+export class Analytics {
   private constructor(
     private readonly instance: DuckDBInstance,
     readonly connection: DuckDBConnection,
     readonly dataDir: string,
-    /** Forks close only their connection; the store that opened the file closes it. */
+    /** Forks close only their connection; the analytics database that opened the file closes it. */
     private readonly ownsInstance = true,
   ) {}
 
-  static async open(options: StoreOptions): Promise<Store> {
+  static async open(options: AnalyticsOptions): Promise<Analytics> {
     const { dataDir } = options;
     fs.mkdirSync(dataDir, { recursive: true });
     const file = path.join(dataDir, "analytics.duckdb");
@@ -46,18 +46,18 @@ export class Store {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (/lock/i.test(message)) {
-        throw new StoreBusyError(
-          `the store in ${dataDir} is in use by another process (${message.split("\n")[0]})`,
+        throw new AnalyticsBusyError(
+          `the analytics database in ${dataDir} is in use by another process (${message.split("\n")[0]})`,
         );
       }
       throw error;
     }
     const connection = await instance.connect();
-    // Every timestamp in the store is UTC; fix the session zone so casts never depend on the host.
+    // Every timestamp in the analytics database is UTC; fix the session zone so casts never depend on the host.
     await connection.run("SET TimeZone = 'UTC'");
-    const store = new Store(instance, connection, dataDir);
-    await migrate(store);
-    return store;
+    const analytics = new Analytics(instance, connection, dataDir);
+    await migrate(analytics);
+    return analytics;
   }
 
   async run(sql: string, params?: Params): Promise<void> {
@@ -88,12 +88,12 @@ export class Store {
 
   /**
    * Another connection to the same file, for a second caller in this process (the indexer beside the
-   * report service): each has its own transactions. Close forks before the store.
+   * report service): each has its own transactions. Close forks before the analytics database.
    */
-  async fork(): Promise<Store> {
+  async fork(): Promise<Analytics> {
     const connection = await this.instance.connect();
     await connection.run("SET TimeZone = 'UTC'");
-    return new Store(this.instance, connection, this.dataDir, false);
+    return new Analytics(this.instance, connection, this.dataDir, false);
   }
 
   close(): void {

@@ -41,7 +41,7 @@ export interface Rule {
 
 const q = (field: string) => `"${field}"`;
 const matches = (field: string, re: string) => `regexp_full_match(${q(field)}, '${re}')`;
-// Addresses and hashes are case-insensitive, the "0x" prefix too; the store keeps them lower case.
+// Addresses and hashes are case-insensitive, the "0x" prefix too; the analytics database keeps them lower case.
 const ADDRESS = "0[xX][0-9a-fA-F]{40}";
 const HASH = "0[xX][0-9a-fA-F]{64}";
 const ISO_TIME = "\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?)?(Z|[+-]\\d{2}(:?\\d{2})?)?";

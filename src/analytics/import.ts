@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import readline from "node:readline";
 import { BASE_USDC } from "../chain/base.ts";
-import type { Store } from "./duckdb.ts";
+import type { Analytics } from "./duckdb.ts";
 import {
   PAYMENT_ADDRESS_FIELDS,
   PAYMENT_ROW_RULES,
@@ -31,19 +31,19 @@ export type ImportCounts = Record<RecordType, { read: number; added: number }>;
  *
  * DuckDB parses the file (in parallel, far faster than JSON.parse); the rules in `rules.ts` are
  * checked in SQL; only a file with no bad line is kept, in one transaction. Payments and transfers are
- * keyed by (chain, tx_hash, log_index): a row already in the store is kept as it is, so importing the
+ * keyed by (chain, tx_hash, log_index): a row already in the analytics database is kept as it is, so importing the
  * same file twice adds nothing.
  *
  * Two ways, one result. The bulk way, for the common case of new blocks, stages only the records that
  * are not payments and inserts the payments straight from the file, checked by the same rules as they
  * go (a staged copy of ten million payments costs more than everything else). When it meets anything
- * else (a bad line, a key seen twice, blocks the store already holds), it rolls back and the exact way
+ * else (a bad line, a key seen twice, blocks the analytics database already holds), it rolls back and the exact way
  * runs: every record staged with its ordinal, so errors name their line and repeats are merged.
  *
  * @example
- *   const counts = await importNdjson(store, "week.ndjson");
+ *   const counts = await importNdjson(analytics, "week.ndjson");
  */
-export async function importNdjson(store: Store, file: string): Promise<ImportCounts> {
+export async function importNdjson(analytics: Analytics, file: string): Promise<ImportCounts> {
   try {
     fs.accessSync(file, fs.constants.R_OK);
     if (!fs.statSync(file).isFile()) throw new Error("not a file");
@@ -51,13 +51,13 @@ export async function importNdjson(store: Store, file: string): Promise<ImportCo
     throw new ImportError(`cannot read ${file}: ${(error as Error).message}`);
   }
   try {
-    const counts = await bulkImport(store, file);
+    const counts = await bulkImport(analytics, file);
     if (counts) return counts;
-    await stage(store, file);
-    const duplicated = await check(store, file);
-    return await store.transaction(() => merge(store, duplicated));
+    await stage(analytics, file);
+    const duplicated = await check(analytics, file);
+    return await analytics.transaction(() => merge(analytics, duplicated));
   } finally {
-    for (const t of ["import_raw", "import_merchants"]) await store.run(`DROP TABLE IF EXISTS temp.${t}`);
+    for (const t of ["import_raw", "import_merchants"]) await analytics.run(`DROP TABLE IF EXISTS temp.${t}`);
   }
 }
 
@@ -75,35 +75,37 @@ class NeedsExactImport extends Error {}
  * The payments' rules are one condition here: a payment that breaks one stops the insert (`error`),
  * and the exact way then finds the first bad line and its reason.
  */
-async function bulkImport(store: Store, file: string): Promise<ImportCounts | undefined> {
+async function bulkImport(analytics: Analytics, file: string): Promise<ImportCounts | undefined> {
   const raw = source(file);
   try {
-    return await store.transaction(async () => {
-      await store.run(
+    return await analytics.transaction(async () => {
+      await analytics.run(
         `CREATE TEMP TABLE import_raw AS SELECT ${reasonExpression()} AS reason, *
          FROM ${raw} WHERE "type" IS DISTINCT FROM 'payment'`,
       );
-      const staged = await store.one<{ bad: bigint; n: bigint; k: bigint }>(
+      const staged = await analytics.one<{ bad: bigint; n: bigint; k: bigint }>(
         `SELECT count(reason) AS bad, count(*) FILTER (type = 'transfer') AS n,
            count(DISTINCT (lower(tx_hash), try_cast(log_index AS INTEGER))) FILTER (type = 'transfer') AS k FROM import_raw`,
       );
       if (staged?.bad !== 0n || staged.n !== staged.k) throw new NeedsExactImport();
-      // Blocks the store already holds take the exact way, which leaves their payments as they are.
-      // The new rows are then the file's blocks; in an empty store, the whole table.
+      // Blocks the analytics database already holds take the exact way, which leaves their payments as they are.
+      // The new rows are then the file's blocks; in an empty analytics database, the whole table.
       let fresh = "";
       let range: { lo: bigint; hi: bigint } | undefined;
-      const stored = await store.one<{ hi: bigint | null }>("SELECT max(block_number) AS hi FROM payments");
+      const stored = await analytics.one<{ hi: bigint | null }>(
+        "SELECT max(block_number) AS hi FROM payments",
+      );
       if (stored?.hi != null) {
-        const r = await store.one<{ lo: bigint | null; hi: bigint | null }>(
+        const r = await analytics.one<{ lo: bigint | null; hi: bigint | null }>(
           `SELECT min(try_cast(block_number AS BIGINT)) AS lo, max(try_cast(block_number AS BIGINT)) AS hi
            FROM ${raw} WHERE "type" = 'payment'`,
         );
         range = { lo: r?.lo ?? 1n, hi: r?.hi ?? 0n };
-        if (await overlaps(store, "payments", range.lo, range.hi)) throw new NeedsExactImport();
+        if (await overlaps(analytics, "payments", range.lo, range.hi)) throw new NeedsExactImport();
         fresh = "WHERE block_number BETWEEN $lo AND $hi";
       }
-      const before = await countRows(store, "payments");
-      await store.run(
+      const before = await countRows(analytics, "payments");
+      await analytics.run(
         `INSERT INTO payments SELECT COLUMNS(* EXCLUDE (record)) FROM (${typed(
           "payments",
           // One CASE: DuckDB may reorder the conjuncts of a WHERE, and the rules hold only for payments.
@@ -111,23 +113,23 @@ async function bulkImport(store: Store, file: string): Promise<ImportCounts | un
             WHEN ${PAYMENT_ROW_RULES} THEN true ELSE error('a payment breaks a rule') END)`,
         )})`,
       );
-      const added = (await countRows(store, "payments")) - before;
+      const added = (await countRows(analytics, "payments")) - before;
       const distinct = PAYMENT_ADDRESS_FIELDS.map((f) => `SELECT DISTINCT ${f} AS v FROM payments ${fresh}`);
-      const badAddress = await store.one(
+      const badAddress = await analytics.one(
         `SELECT 1 FROM (${distinct.join(" UNION ")}) WHERE NOT coalesce(${sqlIsAddress("v")}, false) LIMIT 1`,
         range,
       );
       // A key twice (or a hash collision): the exact way decides whether the lines agree. Sorting the
       // keys' hashes is twice as fast as counting distinct ones.
-      const repeated = await store.one(
+      const repeated = await analytics.one(
         `SELECT 1 FROM (SELECT h, lag(h) OVER (ORDER BY h) AS previous FROM (
            SELECT hash(tx_hash, log_index) AS h FROM payments ${fresh})) WHERE h = previous LIMIT 1`,
         range,
       );
       if (badAddress || repeated) throw new NeedsExactImport();
-      const counts = await merge(store, new Set());
+      const counts = await merge(analytics, new Set());
       // Every paid wallet is a merchant the service reports on (merge added those of the staged records).
-      await store.run(
+      await analytics.run(
         `INSERT INTO merchants (address) SELECT DISTINCT pay_to FROM payments ${fresh}
          ${fresh ? "AND" : "WHERE"} pay_to NOT IN (SELECT address FROM merchants)`,
         range,
@@ -139,12 +141,12 @@ async function bulkImport(store: Store, file: string): Promise<ImportCounts | un
     // A broken payment, a line DuckDB cannot parse, a repeat or an overlap: the exact way says what.
     return undefined;
   } finally {
-    await store.run("DROP TABLE IF EXISTS temp.import_raw");
+    await analytics.run("DROP TABLE IF EXISTS temp.import_raw");
   }
 }
 
-async function overlaps(store: Store, table: OnChain, lo: bigint, hi: bigint): Promise<boolean> {
-  const row = await store.one(`SELECT 1 FROM ${table} WHERE block_number BETWEEN $lo AND $hi LIMIT 1`, {
+async function overlaps(analytics: Analytics, table: OnChain, lo: bigint, hi: bigint): Promise<boolean> {
+  const row = await analytics.one(`SELECT 1 FROM ${table} WHERE block_number BETWEEN $lo AND $hi LIMIT 1`, {
     lo,
     hi,
   });
@@ -152,10 +154,10 @@ async function overlaps(store: Store, table: OnChain, lo: bigint, hi: bigint): P
 }
 
 /** Parses the file and validates every record in the same parallel pass: `reason` is NULL on a good record. */
-async function stage(store: Store, file: string): Promise<void> {
+async function stage(analytics: Analytics, file: string): Promise<void> {
   try {
     // Insertion order is preserved, so rowid + 1 is the record's ordinal among the non-blank lines.
-    await store.run(
+    await analytics.run(
       `CREATE TEMP TABLE import_raw AS SELECT ${reasonExpression()} AS reason, * FROM ${source(file)}`,
     );
   } catch (error) {
@@ -170,7 +172,7 @@ const time = (f: string) =>
   `CASE WHEN regexp_full_match("${f}", '\\d+') THEN to_timestamp("${f}"::BIGINT)::TIMESTAMP ELSE "${f}"::TIMESTAMPTZ::TIMESTAMP END`;
 
 /**
- * The typed rows of on-chain records, in the column order of their store tables, after `record`: the
+ * The typed rows of on-chain records, in the column order of their tables, after `record`: the
  * record's ordinal when they are staged, NULL when they come straight from the file.
  */
 function typed(table: "payments" | "transfers", from = "import_raw"): string {
@@ -188,14 +190,14 @@ function typed(table: "payments" | "transfers", from = "import_raw"): string {
 type OnChain = "payments" | "transfers";
 
 /** Stops at the first bad record; returns the on-chain tables whose records repeat a key within the file. */
-async function check(store: Store, file: string): Promise<Set<OnChain>> {
-  const bad = await store.one<{ record: bigint; reason: string }>(
+async function check(analytics: Analytics, file: string): Promise<Set<OnChain>> {
+  const bad = await analytics.one<{ record: bigint; reason: string }>(
     "SELECT rowid + 1 AS record, reason FROM import_raw WHERE reason IS NOT NULL ORDER BY rowid LIMIT 1",
   );
   if (bad) throw new ImportError(bad.reason, await lineOfRecord(file, Number(bad.record)));
 
   const duplicated = new Set<OnChain>();
-  const counts = await store.one<Record<string, bigint>>(`SELECT
+  const counts = await analytics.one<Record<string, bigint>>(`SELECT
     count(*) FILTER (type = 'payment') AS payments_n,
     count(DISTINCT hash(lower(tx_hash), log_index::INTEGER)) FILTER (type = 'payment') AS payments_k,
     count(*) FILTER (type = 'transfer') AS transfers_n,
@@ -207,7 +209,7 @@ async function check(store: Store, file: string): Promise<Set<OnChain>> {
   ] as const) {
     if (counts?.[`${table}_n`] === counts?.[`${table}_k`]) continue;
     duplicated.add(table);
-    const conflict = await conflictingDuplicate(store, table);
+    const conflict = await conflictingDuplicate(analytics, table);
     if (conflict) {
       throw new ImportError(
         `${label} ${conflict.tx_hash} log ${conflict.log_index} appears earlier in the file with different fields`,
@@ -224,21 +226,21 @@ async function check(store: Store, file: string): Promise<Set<OnChain>> {
  * when that count shows repeats (or a hash collision).
  */
 async function conflictingDuplicate(
-  store: Store,
+  analytics: Analytics,
   table: OnChain,
 ): Promise<{ record: bigint; tx_hash: string; log_index: number } | undefined> {
   const fields =
     table === "payments"
       ? "block_number, block_time, facilitator, payer, pay_to, amount, asset"
       : "block_number, block_time, from_address, to_address, amount";
-  return store.one(`
+  return analytics.one(`
     SELECT list(record ORDER BY record)[2] AS record, tx_hash, log_index FROM (${typed(table)})
     GROUP BY tx_hash, log_index HAVING count(DISTINCT (${fields})) > 1 ORDER BY record LIMIT 1`);
 }
 
-async function merge(store: Store, duplicated: Set<OnChain>): Promise<ImportCounts> {
+async function merge(analytics: Analytics, duplicated: Set<OnChain>): Promise<ImportCounts> {
   const counts = {} as ImportCounts;
-  const read = await store.all<{ type: RecordType; n: bigint }>(
+  const read = await analytics.all<{ type: RecordType; n: bigint }>(
     "SELECT type, count(*) AS n FROM import_raw GROUP BY type",
   );
   for (const t of ["payment", "transfer", "listing", "merchant", "checkpoint"] as const) {
@@ -250,15 +252,15 @@ async function merge(store: Store, duplicated: Set<OnChain>): Promise<ImportCoun
     ["transfers", "transfer"],
   ] as const) {
     if (counts[type].read === 0) continue;
-    const before = await countRows(store, table);
+    const before = await countRows(analytics, table);
     const staged = `SELECT ${duplicated.has(table) ? "DISTINCT" : ""} COLUMNS(* EXCLUDE (record)) FROM (${typed(table)})`;
     // Existing rows of the same blocks are the only ones that can collide; when there are none (a
     // fresh range, the common case) the rows go in without the anti-join.
-    const range = await store.one<{ lo: bigint; hi: bigint }>(
+    const range = await analytics.one<{ lo: bigint; hi: bigint }>(
       `SELECT min(block_number::BIGINT) AS lo, max(block_number::BIGINT) AS hi FROM import_raw WHERE type = '${type}'`,
     );
-    const overlap = await overlaps(store, table, range?.lo ?? 0n, range?.hi ?? 0n);
-    await store.run(
+    const overlap = await overlaps(analytics, table, range?.lo ?? 0n, range?.hi ?? 0n);
+    await analytics.run(
       overlap
         ? `INSERT INTO ${table} SELECT * FROM (${staged}) s WHERE NOT EXISTS (
             SELECT 1 FROM ${table} t WHERE t.chain = s.chain AND t.tx_hash = s.tx_hash AND t.log_index = s.log_index
@@ -266,49 +268,49 @@ async function merge(store: Store, duplicated: Set<OnChain>): Promise<ImportCoun
         : `INSERT INTO ${table} ${staged}`,
       overlap ? { lo: range?.lo ?? 0n, hi: range?.hi ?? 0n } : undefined,
     );
-    counts[type].added = (await countRows(store, table)) - before;
+    counts[type].added = (await countRows(analytics, table)) - before;
   }
 
   // Last line wins for listings, merchants and checkpoints: they describe current state.
-  const beforeListings = await countRows(store, "listings");
-  await store.run(`INSERT OR REPLACE INTO listings
+  const beforeListings = await countRows(analytics, "listings");
+  await analytics.run(`INSERT OR REPLACE INTO listings
     SELECT lower(pay_to), resource, coalesce(upper(method), ''), price_usd::DOUBLE, description,
       ${sqlHost("resource")}
     FROM import_raw WHERE type = 'listing'
     QUALIFY row_number() OVER (PARTITION BY lower(pay_to), resource, coalesce(upper(method), '') ORDER BY rowid DESC) = 1`);
-  counts.listing.added = (await countRows(store, "listings")) - beforeListings;
+  counts.listing.added = (await countRows(analytics, "listings")) - beforeListings;
 
   // A merchant line changes only the fields it carries.
-  await store.run(`CREATE TEMP TABLE import_merchants AS
+  await analytics.run(`CREATE TEMP TABLE import_merchants AS
     SELECT lower(address) AS address, name, claimed::BOOLEAN AS claimed, frozen::BOOLEAN AS frozen
     FROM import_raw WHERE type = 'merchant'
     QUALIFY row_number() OVER (PARTITION BY lower(address) ORDER BY rowid DESC) = 1`);
-  await store.run(`UPDATE merchants m SET
+  await analytics.run(`UPDATE merchants m SET
       name = coalesce(i.name, m.name), claimed = coalesce(i.claimed, m.claimed), frozen = coalesce(i.frozen, m.frozen)
     FROM import_merchants i WHERE i.address = m.address`);
-  const beforeMerchants = await countRows(store, "merchants");
-  await store.run(`INSERT INTO merchants
+  const beforeMerchants = await countRows(analytics, "merchants");
+  await analytics.run(`INSERT INTO merchants
     SELECT address, name, coalesce(claimed, false), coalesce(frozen, false) FROM import_merchants
     WHERE address NOT IN (SELECT address FROM merchants)`);
-  counts.merchant.added = (await countRows(store, "merchants")) - beforeMerchants;
+  counts.merchant.added = (await countRows(analytics, "merchants")) - beforeMerchants;
   // Every wallet that is paid or lists an endpoint is a merchant the service reports on.
-  await store.run(`INSERT INTO merchants (address)
+  await analytics.run(`INSERT INTO merchants (address)
     SELECT DISTINCT lower(pay_to) AS address FROM import_raw WHERE type IN ('payment', 'listing')
     AND lower(pay_to) NOT IN (SELECT address FROM merchants)`);
 
-  const beforeCheckpoints = await countRows(store, "checkpoints");
-  await store.run(`INSERT OR REPLACE INTO checkpoints
+  const beforeCheckpoints = await countRows(analytics, "checkpoints");
+  await analytics.run(`INSERT OR REPLACE INTO checkpoints
     SELECT 'base', block_number::BIGINT, ${time("block_time")}
     FROM import_raw WHERE type = 'checkpoint'
     QUALIFY row_number() OVER (PARTITION BY block_number::BIGINT ORDER BY rowid DESC) = 1`);
-  counts.checkpoint.added = (await countRows(store, "checkpoints")) - beforeCheckpoints;
+  counts.checkpoint.added = (await countRows(analytics, "checkpoints")) - beforeCheckpoints;
 
-  await bumpDataVersion(store);
+  await bumpDataVersion(analytics);
   return counts;
 }
 
-async function countRows(store: Store, table: string): Promise<number> {
-  const row = await store.one<{ n: bigint }>(`SELECT count(*) AS n FROM ${table}`);
+async function countRows(analytics: Analytics, table: string): Promise<number> {
+  const row = await analytics.one<{ n: bigint }>(`SELECT count(*) AS n FROM ${table}`);
   return Number(row?.n ?? 0n);
 }
 

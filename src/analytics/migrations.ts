@@ -1,4 +1,4 @@
-import type { Store } from "./duckdb.ts";
+import type { Analytics } from "./duckdb.ts";
 import { sqlHost } from "./listings.ts";
 
 /**
@@ -177,18 +177,18 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   },
 ];
 
-export async function migrate(store: Store): Promise<void> {
-  await store.run(
+export async function migrate(analytics: Analytics): Promise<void> {
+  await analytics.run(
     "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)",
   );
   const applied = new Set(
-    (await store.all<{ version: number }>("SELECT version FROM schema_migrations")).map((r) => r.version),
+    (await analytics.all<{ version: number }>("SELECT version FROM schema_migrations")).map((r) => r.version),
   );
   for (const migration of MIGRATIONS) {
     if (applied.has(migration.version)) continue;
-    await store.transaction(async () => {
-      for (const statement of splitStatements(migration.sql)) await store.run(statement);
-      await store.run("INSERT INTO schema_migrations VALUES ($1, $2, now()::TIMESTAMP)", [
+    await analytics.transaction(async () => {
+      for (const statement of splitStatements(migration.sql)) await analytics.run(statement);
+      await analytics.run("INSERT INTO schema_migrations VALUES ($1, $2, now()::TIMESTAMP)", [
         migration.version,
         migration.name,
       ]);
@@ -204,13 +204,13 @@ function splitStatements(sql: string): string[] {
 }
 
 /** Bumped by every write that changes what a report would say; cached reports carry the version they saw. */
-export async function dataVersion(store: Store): Promise<bigint> {
-  const row = await store.one<{ v: bigint }>(
+export async function dataVersion(analytics: Analytics): Promise<bigint> {
+  const row = await analytics.one<{ v: bigint }>(
     "SELECT value::BIGINT AS v FROM meta WHERE key = 'data_version'",
   );
   return row?.v ?? 0n;
 }
 
-export async function bumpDataVersion(store: Store): Promise<void> {
-  await store.run("UPDATE meta SET value = (value::BIGINT + 1)::VARCHAR WHERE key = 'data_version'");
+export async function bumpDataVersion(analytics: Analytics): Promise<void> {
+  await analytics.run("UPDATE meta SET value = (value::BIGINT + 1)::VARCHAR WHERE key = 'data_version'");
 }

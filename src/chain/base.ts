@@ -1,8 +1,8 @@
-/** Facts about Base mainnet that reports and the store rely on. */
+/** Facts about Base mainnet that reports and the analytics database rely on. */
 
 export const BASE_CHAIN = "base" as const;
 export const BASE_CHAIN_ID = 8453;
-/** Canonical USDC on Base, lower-case as the store keeps every address. */
+/** Canonical USDC on Base, lower-case as the analytics database keeps every address. */
 export const BASE_USDC = "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913";
 export const USDC_DECIMALS = 6;
 export const USDC_UNIT = 1_000_000n;

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { Store } from "../analytics/duckdb.ts";
+import { Analytics } from "../analytics/duckdb.ts";
 import { type Config, loadConfig } from "../config/config.ts";
 
 /** A command-line mistake: one line on stderr and exit code 2. */
@@ -65,9 +65,9 @@ export function parseEndBlock(value: string | undefined): number | undefined {
   return Number(value);
 }
 
-/** Opens the analytics store the configuration names. */
-export function openStore(config: Config): Promise<Store> {
-  return Store.open({
+/** Opens the analytics database the configuration names. */
+export function openAnalytics(config: Config): Promise<Analytics> {
+  return Analytics.open({
     dataDir: config.dataDir,
     memoryLimit: config.duckdbMemory,
     threads: config.duckdbThreads,

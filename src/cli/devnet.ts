@@ -11,7 +11,7 @@ export const DEFAULT_FACILITATOR_PORT = 8403;
  * Runs the devnet: a local Base chain (anvil, chain id 8453, a block every 2 s) with USDC at the canonical
  * address and funded buyers, and the project's x402 facilitator settling on it from the devnet's
  * facilitator account, on 127.0.0.1 (port X402M_FACILITATOR_PORT, default 8403). The facilitator keeps its
- * ledger and Bazaar catalogue in the configured database (PGlite in `<data>/postgres`, or DATABASE_URL);
+ * ledger and Bazaar in the configured database (PGlite in `<data>/postgres`, or DATABASE_URL);
  * since the chain is new on every start, so is that state (the previous chain's is cleared).
  *
  * Prints one JSON line `{"rpc", "facilitator", "chainId", "usdc", "buyers"}` when ready; stops on

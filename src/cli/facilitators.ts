@@ -1,22 +1,22 @@
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
 import { listCandidates } from "../indexer/candidates.ts";
-import { configFrom, type Flags, openStore, UsageError } from "./args.ts";
+import { configFrom, type Flags, openAnalytics, UsageError } from "./args.ts";
 
 /**
  * `facilitators`: the known facilitator signers, one JSON object per line.
  * `facilitators --candidates`: the senders of EIP-3009 settlements the indexer did not count as x402
- * payments, with counts, from the store; one JSON object per line, most settlements first.
+ * payments, with counts, from the analytics database; one JSON object per line, most settlements first.
  */
 export async function runFacilitators(args: string[], flags: Flags): Promise<number> {
   if (args.length > 0) throw new UsageError("facilitators takes no arguments");
   const registry = FacilitatorRegistry.base();
   const lines: object[] = [];
   if (flags.candidates) {
-    const store = await openStore(configFrom(flags));
+    const analytics = await openAnalytics(configFrom(flags));
     try {
-      lines.push(...(await listCandidates(store, registry)));
+      lines.push(...(await listCandidates(analytics, registry)));
     } finally {
-      store.close();
+      analytics.close();
     }
   } else {
     for (const s of registry.list()) {

@@ -1,14 +1,14 @@
 import { importNdjson } from "../analytics/import.ts";
-import { configFrom, type Flags, openStore, UsageError } from "./args.ts";
+import { configFrom, type Flags, openAnalytics, UsageError } from "./args.ts";
 
 export async function runImport(args: string[], flags: Flags): Promise<number> {
   const [file, ...extra] = args;
   if (!file || extra.length > 0) throw new UsageError("import takes exactly one FILE.ndjson");
   const config = configFrom(flags);
-  const store = await openStore(config);
+  const analytics = await openAnalytics(config);
   try {
     const started = performance.now();
-    const counts = await importNdjson(store, file);
+    const counts = await importNdjson(analytics, file);
     const seconds = (performance.now() - started) / 1000;
     const read = Object.values(counts).reduce((n, c) => n + c.read, 0);
     process.stdout.write(
@@ -16,6 +16,6 @@ export async function runImport(args: string[], flags: Flags): Promise<number> {
     );
     return 0;
   } finally {
-    store.close();
+    analytics.close();
   }
 }

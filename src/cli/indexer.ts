@@ -10,24 +10,24 @@ import {
   SENDER_CHOICES,
   type SenderChoice,
 } from "../indexer/index.ts";
-import { configFrom, type Flags, openStore, UsageError } from "./args.ts";
+import { configFrom, type Flags, openAnalytics, UsageError } from "./args.ts";
 
 /** Default request rate: inside the free tiers of the common providers (Alchemy, Infura, QuickNode: 25+ calls/s). */
 export const DEFAULT_RPS = 25;
 
 /**
  * `index --rpc URL [--from-block N] [--to-block N] [--follow] [--data DIR] ...`: indexes x402 payments
- * into the store. Progress goes to stderr (a bar on a terminal, JSON lines otherwise); the summary is
+ * into the analytics database. Progress goes to stderr (a bar on a terminal, JSON lines otherwise); the summary is
  * one JSON line on stdout. SIGINT/SIGTERM stop it cleanly after the batch being committed.
  */
 /**
- * The indexer's options from the command line (`index`, and `serve --rpc`): everything but the store,
+ * The indexer's options from the command line (`index`, and `serve --rpc`): everything but the analytics database,
  * the signal and the progress callback.
  */
 export function indexerOptionsFrom(
   flags: Flags,
   { follow }: { follow: boolean },
-): Omit<IndexerOptions, "store" | "signal" | "onEvent"> {
+): Omit<IndexerOptions, "analytics" | "signal" | "onEvent"> {
   if (!flags.rpc) throw new UsageError("--rpc URL is needed (a Base JSON-RPC endpoint)");
   if (!/^https?:\/\/\S+$/.test(flags.rpc))
     throw new UsageError(`--rpc must be an http(s) URL, not "${flags.rpc}"`);
@@ -95,7 +95,7 @@ export async function runIndex(args: string[], flags: Flags): Promise<number> {
   if (!flags.rpc) throw new UsageError("index needs --rpc URL (a Base JSON-RPC endpoint)");
   const options = indexerOptionsFrom(flags, { follow: flags.follow ?? false });
   const config = configFrom(flags);
-  const store = await openStore(config);
+  const analytics = await openAnalytics(config);
   const controller = new AbortController();
   const stop = () => controller.abort();
   process.on("SIGINT", stop);
@@ -104,7 +104,7 @@ export async function runIndex(args: string[], flags: Flags): Promise<number> {
   try {
     const summary = await runIndexer({
       ...options,
-      store,
+      analytics,
       signal: controller.signal,
       onEvent: (event) => reporter.onEvent(event),
     });
@@ -118,7 +118,7 @@ export async function runIndex(args: string[], flags: Flags): Promise<number> {
   } finally {
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
-    store.close();
+    analytics.close();
   }
 }
 

@@ -1,4 +1,4 @@
-import { StoreBusyError } from "../analytics/duckdb.ts";
+import { AnalyticsBusyError } from "../analytics/duckdb.ts";
 import { ImportError } from "../analytics/import.ts";
 import { AppError } from "../common/errors.ts";
 import { ConfigError } from "../config/config.ts";
@@ -14,7 +14,7 @@ Usage:
   x402-merchants report ADDRESS [--end-block N] [--data DIR] [--public-url URL]
   x402-merchants leaderboard [--end-block N] [--data DIR] [--public-url URL]
   x402-merchants serve [--only reports,utility,utility-alias] [--port N] [--host H] [--data DIR] [--public-url URL]
-        [--rpc URL and the index flags: the indexer follows that chain into the store while serving]
+        [--rpc URL and the index flags: the indexer follows that chain into the analytics while serving]
   x402-merchants listings [--only utility,utility-alias]   the merchants' paid endpoints as import NDJSON
   x402-merchants demo [--json] [--scale X] [--mix FILE] [--data DIR]   (also: npm start)
         the whole service on a local Base devnet: merchants, facilitator, indexer, reports and a buyer
@@ -78,7 +78,7 @@ export async function main(argv: string[]): Promise<number> {
 function describe(error: unknown): string {
   if (error instanceof UsageError || error instanceof ConfigError || error instanceof ImportError)
     return error.message;
-  if (error instanceof StoreBusyError || error instanceof AppError) return error.message;
+  if (error instanceof AnalyticsBusyError || error instanceof AppError) return error.message;
   if (error instanceof Error && (error.name === "DemoError" || error.name === "MixError"))
     return error.message;
   return error instanceof Error ? `${error.name}: ${error.message.split("\n")[0]}` : String(error);

@@ -1,14 +1,14 @@
 import { DEFAULT_PUBLIC_URL } from "../config/config.ts";
 import { ReportService } from "../reports/service.ts";
-import { configFrom, type Flags, openStore, parseEndBlock, UsageError } from "./args.ts";
+import { configFrom, type Flags, openAnalytics, parseEndBlock, UsageError } from "./args.ts";
 
 async function withReports<T>(flags: Flags, fn: (reports: ReportService) => Promise<T>): Promise<T> {
   const config = configFrom(flags);
-  const store = await openStore(config);
+  const analytics = await openAnalytics(config);
   try {
-    return await fn(new ReportService(store, { publicUrl: config.publicUrl ?? DEFAULT_PUBLIC_URL }));
+    return await fn(new ReportService(analytics, { publicUrl: config.publicUrl ?? DEFAULT_PUBLIC_URL }));
   } finally {
-    store.close();
+    analytics.close();
   }
 }
 

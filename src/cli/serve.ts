@@ -1,4 +1,4 @@
-import type { Store } from "../analytics/duckdb.ts";
+import type { Analytics } from "../analytics/duckdb.ts";
 import { openDatabase } from "../common/db/index.ts";
 import { listenWithUrl } from "../common/listen.ts";
 import {
@@ -11,7 +11,7 @@ import {
 import type { IndexerOptions } from "../indexer/index.ts";
 import { reportRoutes } from "../reports/http.ts";
 import { ReportService } from "../reports/service.ts";
-import { configFrom, type Flags, openStore, UsageError } from "./args.ts";
+import { configFrom, type Flags, openAnalytics, UsageError } from "./args.ts";
 import { quietSdkLogs } from "./sdk-logs.ts";
 
 export type ServiceName = "reports" | MerchantHost;
@@ -44,7 +44,7 @@ export function chooseServices(only: string | undefined, config: Config): Servic
 /**
  * Serves the report service and the merchant hosts, each on its own port. Prints one JSON line mapping
  * each service to its base URL when ready; stops on SIGINT/SIGTERM. With `--rpc URL` (and the `index`
- * flags), the indexer follows that chain into the store in the same process (DuckDB has one writing
+ * flags), the indexer follows that chain into the analytics database in the same process (DuckDB has one writing
  * process), so the reports stay current while they are served.
  */
 export async function runServe(args: string[], flags: Flags): Promise<number> {
@@ -53,7 +53,7 @@ export async function runServe(args: string[], flags: Flags): Promise<number> {
   const services = chooseServices(flags.only, config);
   const merchants = services.filter((s): s is MerchantHost => s !== "reports");
   if (flags.rpc !== undefined && !services.includes("reports")) {
-    throw new UsageError("--rpc indexes into the report service's store: serve reports too");
+    throw new UsageError("--rpc indexes into the report service's analytics: serve reports too");
   }
   // Loaded on demand, like `index`: the indexer is only for --rpc.
   const follow = flags.rpc === undefined ? undefined : await import("./indexer.ts");
@@ -74,19 +74,19 @@ export async function runServe(args: string[], flags: Flags): Promise<number> {
   let indexer: Promise<unknown> | undefined;
   try {
     if (services.includes("reports")) {
-      const store = await openStore(config);
-      closers.push(async () => store.close());
+      const analytics = await openAnalytics(config);
+      closers.push(async () => analytics.close());
       const server = await listenWithUrl(
         async (url) =>
-          reportRoutes(new ReportService(store, { publicUrl: config.publicUrl ?? url }), {
-            notice: () => storeNotice(store),
+          reportRoutes(new ReportService(analytics, { publicUrl: config.publicUrl ?? url }), {
+            notice: () => analyticsNotice(analytics),
           }).fetch,
         config.host,
         config.port,
       );
       closers.push(() => server.close());
       urls.reports = server.url;
-      if (indexerOptions) indexer = (await startFollowing(store, indexerOptions, closers)).running;
+      if (indexerOptions) indexer = (await startFollowing(analytics, indexerOptions, closers)).running;
     }
     if (merchants.length > 0) {
       const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
@@ -124,19 +124,19 @@ export async function runServe(args: string[], flags: Flags): Promise<number> {
   return 0;
 }
 
-/** Runs the indexer in follow mode on its own connection to `store`; its closer stops it first. */
+/** Runs the indexer in follow mode on its own connection to `analytics`; its closer stops it first. */
 async function startFollowing(
-  store: Store,
-  options: Omit<IndexerOptions, "store" | "signal" | "onEvent">,
+  analytics: Analytics,
+  options: Omit<IndexerOptions, "analytics" | "signal" | "onEvent">,
   closers: (() => Promise<void>)[],
 ): Promise<{ running: Promise<unknown> }> {
   const { runIndexer, createReporter } = await import("../indexer/index.ts");
-  const connection = await store.fork();
+  const connection = await analytics.fork();
   const controller = new AbortController();
   const reporter = createReporter();
   const running = runIndexer({
     ...options,
-    store: connection,
+    analytics: connection,
     signal: controller.signal,
     onEvent: (event) => reporter.onEvent(event),
   });
@@ -150,7 +150,7 @@ async function startFollowing(
   return { running };
 }
 
-/** The banner a demo store asks for (`meta.notice`, set by the demo), if any. */
-export async function storeNotice(store: Store): Promise<string | undefined> {
-  return (await store.one<{ value: string }>("SELECT value FROM meta WHERE key = 'notice'"))?.value;
+/** The banner a demo analytics database asks for (`meta.notice`, set by the demo), if any. */
+export async function analyticsNotice(analytics: Analytics): Promise<string | undefined> {
+  return (await analytics.one<{ value: string }>("SELECT value FROM meta WHERE key = 'notice'"))?.value;
 }

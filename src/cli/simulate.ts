@@ -1,15 +1,15 @@
 import fs from "node:fs";
 import path from "node:path";
-import { StoreBusyError } from "../analytics/duckdb.ts";
+import { AnalyticsBusyError } from "../analytics/duckdb.ts";
 import { type CheckRow, checkReports, TOLERANCE } from "../demo/check.ts";
 import { readTruth } from "../demo/truth.ts";
 import type { Report } from "../reports/schema.ts";
 import { ReportService } from "../reports/service.ts";
-import { configFrom, type Flags, openStore, UsageError } from "./args.ts";
+import { configFrom, type Flags, openAnalytics, UsageError } from "./args.ts";
 
 /**
  * `simulate --check [--data DIR] [--json]`: compares the latest window's reports with the demo's ground
- * truth and prints the error per merchant; exit 1 when a merchant is off. Reads the store, or, while the
+ * truth and prints the error per merchant; exit 1 when a merchant is off. Reads the analytics database, or, while the
  * demo holds it, the running report service's dataset (`--public-url`, default the configured port).
  */
 export async function runSimulate(args: string[], flags: Flags): Promise<number> {
@@ -37,24 +37,24 @@ async function latestReports(
 ): Promise<{ reports: Report[]; window: { start_block: number; end_block: number } }> {
   const config = configFrom(flags);
   try {
-    const store = await openStore(config);
+    const analytics = await openAnalytics(config);
     try {
-      const service = new ReportService(store, {
+      const service = new ReportService(analytics, {
         publicUrl: config.publicUrl ?? `http://127.0.0.1:${config.port}`,
       });
       const { window, reports } = await service.reports();
       return { window, reports };
     } finally {
-      store.close();
+      analytics.close();
     }
   } catch (error) {
-    if (!(error instanceof StoreBusyError)) throw error;
+    if (!(error instanceof AnalyticsBusyError)) throw error;
   }
-  // The demo is running and holds the store: ask its report service.
+  // The demo is running and holds the analytics database: ask its report service.
   const base = config.publicUrl ?? `http://127.0.0.1:${config.port}`;
   const response = await fetch(`${base}/v1/datasets/base/reports.ndjson`).catch((error: Error) => {
     throw new Error(
-      `the store is in use and the report service at ${base} does not answer (${error.message})`,
+      `the analytics database is in use and the report service at ${base} does not answer (${error.message})`,
     );
   });
   if (!response.ok) throw new Error(`${base} answered ${response.status} for the dataset`);

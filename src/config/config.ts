@@ -7,7 +7,7 @@ import { BASE_USDC } from "../chain/base.ts";
  * every module receives the slice it needs as a parameter and never reads `process.env` itself.
  */
 export const ConfigSchema = z.object({
-  /** Where the analytics store (DuckDB) lives. */
+  /** Where the analytics database (DuckDB) lives. */
   dataDir: z.string().min(1),
   /** Base of the `page` and `badge` URLs written into reports; null = the server's own address. */
   publicUrl: z

@@ -1,18 +1,18 @@
 /**
  * The demo: the whole service on a local Base chain in one process tree. anvil (the devnet, its own
  * process) with the project's USDC; the project's facilitator; the utility API, its alias host and the
- * demo shops, each a paid x402 host; the indexer following the chain into the store; the report service;
+ * demo shops, each a paid x402 host; the indexer following the chain into the analytics database; the report service;
  * and the buyer simulator paying the merchants through x402 over a compressed week.
  *
  * Everything is kept in the data directory (`demo/` for the chain, the world's clock and the ground
- * truth; the store and the PostgreSQL state beside it), so a second start resumes the same chain where it
+ * truth; the analytics database and the PostgreSQL state beside it), so a second start resumes the same chain where it
  * stopped and the simulator plays the time it missed.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import { createPublicClient, http } from "viem";
-import { Store } from "../analytics/duckdb.ts";
+import { Analytics } from "../analytics/duckdb.ts";
 import { importNdjson } from "../analytics/import.ts";
 import { WEEK_BLOCKS } from "../chain/base.ts";
 import { type DevnetAccount, derive, devnetChain, startDevnet } from "../chain/devnet/index.ts";
@@ -274,21 +274,21 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     );
     closers.push(() => shopsServer.close());
 
-    const store = await Store.open({
+    const analytics = await Analytics.open({
       dataDir: config.dataDir,
       memoryLimit: config.duckdbMemory,
       threads: config.duckdbThreads,
     });
-    closers.push(() => store.close());
-    await store.run("INSERT OR REPLACE INTO meta VALUES ('notice', $notice), ('demo', 'true')", {
+    closers.push(() => analytics.close());
+    await analytics.run("INSERT OR REPLACE INTO meta VALUES ('notice', $notice), ('demo', 'true')", {
       notice: DEMO_NOTICE,
     });
-    // One service for the pages and the warm-up below: it serializes the builds on the store's connection.
+    // One service for the pages and the warm-up below: it serializes the builds on the analytics database's connection.
     let service: ReportService | undefined;
     const reportsServer = await bind("reports", ports.reports, (port) =>
       listenWithUrl(
         async (url) => {
-          service = new ReportService(store, { publicUrl: config.publicUrl ?? url });
+          service = new ReportService(analytics, { publicUrl: config.publicUrl ?? url });
           return reportRoutes(service, { notice: async () => DEMO_NOTICE }).fetch;
         },
         config.host,
@@ -328,7 +328,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
         )
         .join(""),
     );
-    await importNdjson(store, merchantsFile);
+    await importNdjson(analytics, merchantsFile);
 
     const simMerchants: SimMerchant[] = named.map((m) => ({
       id: m.id,
@@ -352,11 +352,11 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       wallets.set(id, derive(POPULATION_KEY_BASE + i));
     });
 
-    const indexerStore = await store.fork();
-    closers.push(() => indexerStore.close());
+    const indexerAnalytics = await analytics.fork();
+    closers.push(() => indexerAnalytics.close());
     const indexed = { block: -1 };
     const indexer = runIndexer({
-      store: indexerStore,
+      analytics: indexerAnalytics,
       rpc: { url: devnet.rpc, rps: 0 },
       registry: FacilitatorRegistry.base().withSigners([devnet.facilitatorAccount.address]),
       fromBlock: 0,
@@ -484,26 +484,26 @@ function readWorld(file: string): World | undefined {
 }
 
 /**
- * A fresh demo needs an empty store: one the demo (or the old sample week) made is removed with the demo's
+ * A fresh demo needs an empty analytics database: one the demo (or the old sample week) made is removed with the demo's
  * folder; one holding anything else (imported or indexed real data) is never touched.
  */
 async function clearForFreshStart(dataDir: string, demoDir: string): Promise<void> {
   const file = path.join(dataDir, "analytics.duckdb");
   if (fs.existsSync(file)) {
-    const store = await Store.open({ dataDir });
+    const analytics = await Analytics.open({ dataDir });
     try {
       // The bundled sample week that `npm start` loaded before the demo existed is replaceable too.
-      const demo = await store.one("SELECT 1 FROM meta WHERE key IN ('demo', 'sample')");
-      const used = await store.one<{ n: bigint }>(
+      const demo = await analytics.one("SELECT 1 FROM meta WHERE key IN ('demo', 'sample')");
+      const used = await analytics.one<{ n: bigint }>(
         "SELECT (SELECT count(*) FROM payments) + (SELECT count(*) FROM merchants) + (SELECT count(*) FROM checkpoints) AS n",
       );
       if (!demo && used?.n !== 0n) {
         throw new DemoError(
-          `${dataDir} holds a store that is not the demo's: give the demo its own directory (--data DIR or X402M_DATA)`,
+          `${dataDir} holds an analytics database that is not the demo's: give the demo its own directory (--data DIR or X402M_DATA)`,
         );
       }
     } finally {
-      store.close();
+      analytics.close();
     }
     for (const suffix of ["", ".wal"]) fs.rmSync(`${file}${suffix}`, { force: true });
   }

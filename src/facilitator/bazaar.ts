@@ -1,8 +1,8 @@
 /**
- * The Bazaar catalogue: the resources this facilitator settled payments for, kept in PostgreSQL so it
+ * The Bazaar: the resources this facilitator settled payments for, kept in PostgreSQL so it
  * survives restarts and is shared by every process on one server. A resource enters it only through a
  * successful settlement of a payment that carries a valid `bazaar` extension (the spec: no extension, no
- * cataloguing); its accepted payment requirements are the ones that were actually paid.
+ * listing); its accepted payment requirements are the ones that were actually paid.
  */
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import {
@@ -21,7 +21,7 @@ export type BazaarOutcome = { status: "success" } | { status: "rejected"; reject
  * Catalogues the resource a settled payment paid for. Returns undefined when the payment carries no
  * `bazaar` extension, "rejected" when it carries one that fails validation.
  */
-export async function catalogueSettlement(
+export async function recordInBazaar(
   db: Database,
   payload: PaymentPayload,
   requirements: PaymentRequirements,
@@ -187,7 +187,7 @@ interface ResourceRow {
 }
 
 /**
- * One page of the catalogue, most recently paid first, in the shape of `@x402/extensions`'
+ * One page of the Bazaar, most recently paid first, in the shape of `@x402/extensions`'
  * `DiscoveryResourcesResponse` (`lastUpdated` an ISO 8601 string, as those types define it).
  */
 export async function listResources(

@@ -9,7 +9,7 @@ export class ChainMismatchError extends Error {
 /**
  * What to do when the database's ledger was written against another chain (another genesis block):
  * "fail" (the default; a mainnet ledger must never meet a test chain) or "reset" (for a devnet, whose
- * chain is new on every start: its old ledger and catalogue describe transactions that no longer exist).
+ * chain is new on every start: its old ledger and Bazaar describe transactions that no longer exist).
  */
 export type OnNewChain = "fail" | "reset";
 

@@ -17,7 +17,7 @@ import { base } from "viem/chains";
 import { BASE_USDC } from "../chain/base.ts";
 import { type Database, migrate } from "../common/db/index.ts";
 import { keyOfCall } from "./authorization.ts";
-import { catalogueSettlement, DEFAULT_LIMIT, type DiscoveryQuery, listResources } from "./bazaar.ts";
+import { DEFAULT_LIMIT, type DiscoveryQuery, listResources, recordInBazaar } from "./bazaar.ts";
 import { checkChainIdentity, type OnNewChain } from "./chain-identity.ts";
 import { createChainReads } from "./chain-reads.ts";
 import { facilitatorRoutes } from "./http.ts";
@@ -31,7 +31,7 @@ import { createVerification } from "./verification.ts";
 import type { Scope } from "./wire.ts";
 
 export interface FacilitatorOptions {
-  /** Where the ledger and the catalogue live (migrated on start). The caller opens and closes it. */
+  /** Where the ledger and the Bazaar live (migrated on start). The caller opens and closes it. */
   db: Database;
   /** JSON-RPC over HTTP of the chain. */
   rpc: string;
@@ -63,7 +63,7 @@ export interface Facilitator {
   verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse>;
   settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse>;
   supported(): SupportedResponse;
-  /** A page of the Bazaar catalogue (defaults: the first 20 resources). */
+  /** A page of the Bazaar (defaults: the first 20 resources). */
   discoveryResources(query?: Partial<DiscoveryQuery>): Promise<DiscoveryResourcesResponse>;
   /** Looks at every pending settlement once (what the background check does). */
   resolvePending(): Promise<ResolveSummary>;
@@ -75,7 +75,7 @@ export interface Facilitator {
 /**
  * The project's own x402 v2 facilitator: the exact scheme on EVM with EIP-3009 authorizations (USDC),
  * verified and settled by `@x402/evm`'s `ExactEvmScheme` under `@x402/core`'s `x402Facilitator`, with a
- * PostgreSQL ledger that makes settlement at-most-once per authorization and a Bazaar catalogue.
+ * PostgreSQL ledger that makes settlement at-most-once per authorization and a Bazaar.
  * docs/facilitator.md describes the wire answers.
  *
  * @example
@@ -145,13 +145,15 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     confirmationTimeoutMs,
     pollingIntervalMs,
     receiptBlocks,
-    async catalogue(row) {
+    async recordInBazaar(row) {
       try {
-        return await catalogueSettlement(db, row.payment_payload, row.payment_requirements);
+        return await recordInBazaar(db, row.payment_payload, row.payment_requirements);
       } catch (error) {
-        // The payment is settled whatever happens to the catalogue.
-        console.error(JSON.stringify({ level: "error", msg: "cataloguing failed", error: String(error) }));
-        return { status: "rejected", rejectedReason: "the catalogue is unavailable" };
+        // The payment is settled whatever happens to the Bazaar.
+        console.error(
+          JSON.stringify({ level: "error", msg: "recording in the Bazaar failed", error: String(error) }),
+        );
+        return { status: "rejected", rejectedReason: "the Bazaar is unavailable" };
       }
     },
   });

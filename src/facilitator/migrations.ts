@@ -1,10 +1,10 @@
 import type { Migration } from "../common/db/index.ts";
 
-/** The facilitator's tables: the authorization ledger, the Bazaar catalogue and a little metadata. */
+/** The facilitator's tables: the authorization ledger, the Bazaar and a little metadata. */
 export const FACILITATOR_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
-    name: "authorization ledger, bazaar catalogue, chain identity",
+    name: "authorization ledger, bazaar, chain identity",
     up: `
       -- One row per EIP-3009 authorization this facilitator verified, keyed like the token keys replays.
       -- States: verified -> submitting (claimed by one /settle) -> pending (transaction signed, its hash

@@ -63,7 +63,7 @@ export interface SettlementOptions {
   /** Block numbers of receipts the SDK waited for, by lower-case hash (filled by the signer). */
   receiptBlocks: Map<string, bigint>;
   /** Records the paid resource in the Bazaar; called once per settlement, when it becomes final. */
-  catalogue(
+  recordInBazaar(
     row: Pick<LedgerRow, "payment_payload" | "payment_requirements">,
   ): Promise<BazaarOutcome | undefined>;
 }
@@ -140,7 +140,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
         return answer(row);
       case "settled": {
         const settled = await markSettled(db, key, hash, outcome.blockNumber);
-        if (settled) return answer(settled, await options.catalogue(settled));
+        if (settled) return answer(settled, await options.recordInBazaar(settled));
         break;
       }
       case "reverted":
@@ -211,7 +211,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
       const block = options.receiptBlocks.get(hash) ?? null;
       options.receiptBlocks.delete(hash);
       const settled = await markSettled(db, payment.key, hash, block);
-      if (settled) return answer(settled, await options.catalogue(settled));
+      if (settled) return answer(settled, await options.recordInBazaar(settled));
     }
     const row = await findAuthorization(db, payment.key);
     if (!row) return failure(PAYMENT_NOT_VERIFIED, "the authorization left the ledger");

@@ -2,10 +2,10 @@
  * The facilitator candidates an operator reviews: per sender of EIP-3009 settlements that are not
  * counted as x402 payments, how many it sent, for how much, between which wallets and when. A sender
  * with steady traffic to many merchants is likely a facilitator the registry misses; add it with
- * `--facilitator` (and to `src/chain/base-facilitators.json`) and index again into a fresh store.
+ * `--facilitator` (and to `src/chain/base-facilitators.json`) and index again into a fresh analytics database.
  */
 
-import type { Store } from "../analytics/duckdb.ts";
+import type { Analytics } from "../analytics/duckdb.ts";
 import type { FacilitatorRegistry } from "../chain/facilitators.ts";
 
 export interface CandidateSummary {
@@ -27,10 +27,10 @@ export interface CandidateSummary {
 
 /** Every candidate sender, most settlements first. */
 export async function listCandidates(
-  store: Store,
+  analytics: Analytics,
   registry: FacilitatorRegistry,
 ): Promise<CandidateSummary[]> {
-  const rows = await store.all<{
+  const rows = await analytics.all<{
     sender: string;
     settlements: bigint;
     amount: bigint;

@@ -1,9 +1,10 @@
 /**
- * Keeps the store's listings fresh while the indexer runs: one read of the discovery endpoint at
+ * Keeps the analytics database's listings fresh while the indexer runs: one read of the discovery endpoint at
  * start, then one every `refreshMs` in --follow. A failed refresh is reported and the indexer goes on:
  * chain data matters more than descriptions.
  */
-import { fetchListings, type Listing } from "./discovery.ts";
+import type { Listing } from "../analytics/listings.ts";
+import { fetchListings } from "./discovery.ts";
 import type { IndexerEvent } from "./indexer.ts";
 import { sleep } from "./rpc/rate-limit.ts";
 
@@ -16,7 +17,7 @@ export interface ListingsRefreshOptions {
   fetch?: typeof fetch;
   /** Keep refreshing until stopped (else one refresh). */
   follow: boolean;
-  /** Writes listings into the store (serialized with the indexer's commits). */
+  /** Writes listings into the analytics database (serialized with the indexer's commits). */
   write: (listings: readonly Listing[]) => Promise<void>;
   emit: (event: IndexerEvent) => void;
   signal?: AbortSignal;

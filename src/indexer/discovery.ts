@@ -1,5 +1,5 @@
 /**
- * Merchants' listings from an x402 Bazaar discovery endpoint: Coinbase's public catalogue in
+ * Merchants' listings from an x402 Bazaar discovery endpoint: Coinbase's public Bazaar in
  * production (`https://api.cdp.coinbase.com/platform/v2/x402/discovery/resources`), the project's
  * own facilitator on the devnet (`<facilitator>/discovery/resources`).
  *
@@ -9,20 +9,10 @@
  * in @x402/extensions). Requirements carry `amount` in v2 and `maxAmountRequired` in v1, the network as
  * CAIP-2 in v2 ("eip155:8453") and a name in v1 ("base"). Only Base USDC requirements become listings.
  */
+import type { Listing } from "../analytics/listings.ts";
 import { BASE_USDC } from "../chain/base.ts";
 import { backoffDelay, DEFAULT_BACKOFF } from "./rpc/backoff.ts";
 import { sleep } from "./rpc/rate-limit.ts";
-
-export interface Listing {
-  payTo: string;
-  /** The resource's full http(s) URL. */
-  resource: string;
-  /** GET, POST, ... from the Bazaar extension when the catalogue gives it, else "". */
-  method: string;
-  /** Atomic USDC amount / 10^6 (for `upto`, the maximum). */
-  priceUsd: number;
-  description: string;
-}
 
 export interface DiscoveryOptions {
   /** The resources URL (it may carry filters such as `?type=http`; limit and offset are added). */
@@ -52,7 +42,7 @@ export class DiscoveryError extends Error {
 const BASE_NETWORKS = new Set(["eip155:8453", "base"]);
 const METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"]);
 
-/** Reads the whole catalogue and returns its Base USDC listings, one per (payTo, resource, method). */
+/** Reads the whole feed and returns its Base USDC listings, one per (payTo, resource, method). */
 export async function fetchListings(options: DiscoveryOptions): Promise<DiscoveryResult> {
   const pageSize = options.pageSize ?? 100;
   const maxPages = options.maxPages ?? 1_000;
@@ -74,7 +64,7 @@ export async function fetchListings(options: DiscoveryOptions): Promise<Discover
     firstOfPrevious = first;
     items += page.items.length;
     for (const item of page.items) {
-      for (const listing of listingsOf(item)) {
+      for (const listing of itemListings(item)) {
         const key = `${listing.payTo} ${listing.resource} ${listing.method}`;
         if (!listings.has(key)) listings.set(key, listing);
       }
@@ -99,8 +89,8 @@ function parsePage(body: unknown, url: URL): Page {
   return { items: b.items, total: typeof total === "number" ? total : undefined };
 }
 
-/** The Base USDC listings of one catalogue item. */
-export function listingsOf(raw: unknown): Listing[] {
+/** The Base USDC listings of one discovery item. */
+export function itemListings(raw: unknown): Listing[] {
   const item = raw as {
     resource?: unknown;
     description?: unknown;

@@ -1,5 +1,5 @@
 /**
- * Reads one batch of blocks from the chain and turns it into rows, without touching the store, so
+ * Reads one batch of blocks from the chain and turns it into rows, without touching the analytics database, so
  * several batches can be read ahead while earlier ones are committed in order.
  *
  * Consistency: the end block's header is read before the logs and again after them; equal hashes

@@ -1,9 +1,8 @@
 /**
- * The x402 payments indexer: reads USDC settlements on Base from a JSON-RPC endpoint into the store
+ * The x402 payments indexer: reads USDC settlements on Base from a JSON-RPC endpoint into the analytics database
  * the reports read. See docs/indexer.md.
  */
 
-export { upsertListings } from "../analytics/write-listings.ts";
 export {
   type BlockData,
   chooseSenderStrategy,
@@ -12,7 +11,7 @@ export {
   type SenderStrategy,
 } from "./block-data.ts";
 export { type CandidateSummary, listCandidates } from "./candidates.ts";
-export { type DiscoveryOptions, type DiscoveryResult, fetchListings, type Listing } from "./discovery.ts";
+export { type DiscoveryOptions, type DiscoveryResult, fetchListings } from "./discovery.ts";
 export { DEFAULT_DISCOVERY_REFRESH_MS } from "./discovery-refresh.ts";
 export {
   DEFAULT_BATCH_BLOCKS,

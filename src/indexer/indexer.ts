@@ -4,8 +4,8 @@
  * and rewind past a reorg; in `follow` mode, keep tailing the head `reorgDepth` blocks behind it.
  */
 
-import type { Store } from "../analytics/duckdb.ts";
-import { upsertListings } from "../analytics/write-listings.ts";
+import type { Analytics } from "../analytics/duckdb.ts";
+import { upsertListings } from "../analytics/listings.ts";
 import { BASE_USDC, BLOCK_SECONDS } from "../chain/base.ts";
 import type { FacilitatorRegistry } from "../chain/facilitators.ts";
 import {
@@ -39,7 +39,7 @@ export const DEFAULT_CONCURRENCY = 4;
 export const DEFAULT_SENDER_STRATEGY: SenderChoice = "auto";
 
 export interface IndexerOptions {
-  store: Store;
+  analytics: Analytics;
   rpc: {
     url: string;
     /** Requests per second (each call of a batch counts); 0 = unlimited. */
@@ -50,7 +50,7 @@ export interface IndexerOptions {
     fetch?: typeof fetch;
   };
   registry: FacilitatorRegistry;
-  /** First block of a fresh store. Default: the first block at or after the registry's earliest start date. */
+  /** First block of a fresh analytics database. Default: the first block at or after the registry's earliest start date. */
   fromBlock?: number;
   /** Last block to index. Default: the head minus `reorgDepth` (and, with `follow`, forever). */
   toBlock?: number;
@@ -135,11 +135,11 @@ function merge(group: readonly FetchedBatch[]): FetchedBatch {
 }
 
 /**
- * Indexes x402 payments on Base from a JSON-RPC endpoint into the store.
+ * Indexes x402 payments on Base from a JSON-RPC endpoint into the analytics database.
  *
  * @example
  *   await runIndexer({
- *     store, rpc: { url: "http://127.0.0.1:8545" },
+ *     analytics, rpc: { url: "http://127.0.0.1:8545" },
  *     registry: FacilitatorRegistry.base().withSigners([devnet.facilitatorAccount.address]),
  *     fromBlock: 1, toBlock: 100,
  *   });
@@ -164,8 +164,8 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
     },
   );
   const serial = new Serial();
-  const store = options.store;
-  const writer = new BatchWriter(store);
+  const analytics = options.analytics;
+  const writer = new BatchWriter(analytics);
   const summary: IndexerSummary = {
     block: -1,
     payments: 0,
@@ -181,7 +181,7 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
   const headNumber = async () => hexNumber(await client.call<string>("eth_blockNumber", []));
 
   // Where to start: after the stored checkpoint, else at the first block asked for.
-  const state = await serial.run(() => readState(store));
+  const state = await serial.run(() => readState(analytics));
   let head = await headNumber();
   let startBlock: number;
   let cursor: Cursor;
@@ -193,7 +193,7 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
     if (options.fromBlock !== undefined && options.fromBlock > cursor.block + 1) {
       throw new IndexerInputError(
         `--from-block ${options.fromBlock} would leave blocks ${cursor.block + 1}-${options.fromBlock - 1} unindexed ` +
-          `after this store's checkpoint ${cursor.block}; use a fresh --data directory for another range`,
+          `after this analytics database's checkpoint ${cursor.block}; use a fresh --data directory for another range`,
       );
     }
   } else {
@@ -211,7 +211,7 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
   const choice = options.senderStrategy ?? DEFAULT_SENDER_STRATEGY;
   const strategy: SenderStrategy = choice === "auto" ? await chooseSenderStrategy(client) : choice;
   let clock = new BlockClock(cursor.block, cursor.time);
-  let book: WalletBook = await serial.run(() => loadWalletBook(store));
+  let book: WalletBook = await serial.run(() => loadWalletBook(analytics));
   summary.block = cursor.block;
 
   const targetFor = (h: number) =>
@@ -231,7 +231,7 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
     ? startListingsRefresh({
         ...options.discovery,
         follow: options.follow ?? false,
-        write: (listings) => serial.run(() => upsertListings(store, listings)),
+        write: (listings) => serial.run(() => upsertListings(analytics, listings)),
         emit,
         signal,
       })
@@ -369,13 +369,13 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
     // rather than triggering a rewind on no evidence.
     const now = await header(cursor.block);
     if (now.hash === cursor.hash) return false;
-    const ancestor = await serial.run(() => findCommonAncestor(store, client, cursor));
-    await serial.run(() => rewindTo(store, ancestor));
+    const ancestor = await serial.run(() => findCommonAncestor(analytics, client, cursor));
+    await serial.run(() => rewindTo(analytics, ancestor));
     emit({ type: "reorg", checkpoint: cursor.block, ancestor: ancestor.block });
     summary.reorgs++;
     cursor = ancestor;
     clock = new BlockClock(cursor.block, cursor.time);
-    book = await serial.run(() => loadWalletBook(store));
+    book = await serial.run(() => loadWalletBook(analytics));
     return true;
   }
 

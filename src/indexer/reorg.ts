@@ -5,7 +5,7 @@
  * block before it); everything above it is deleted in one transaction and indexed again.
  */
 
-import type { Store } from "../analytics/duckdb.ts";
+import type { Analytics } from "../analytics/duckdb.ts";
 import { bumpDataVersion } from "../analytics/migrations.ts";
 import { BASE_CHAIN } from "../chain/base.ts";
 import { fetchHeaders } from "./block-data.ts";
@@ -18,8 +18,12 @@ export class ReorgTooDeepError extends Error {
 }
 
 /** The newest kept block still on the chain, or throws ReorgTooDeepError. */
-export async function findCommonAncestor(store: Store, client: RpcClient, cursor: Cursor): Promise<Cursor> {
-  const kept = await recentBlocks(store, cursor.block);
+export async function findCommonAncestor(
+  analytics: Analytics,
+  client: RpcClient,
+  cursor: Cursor,
+): Promise<Cursor> {
+  const kept = await recentBlocks(analytics, cursor.block);
   // Every kept block is at or below a head the chain had: a missing one is a lagging node, asked again.
   const headers = await fetchHeaders(
     client,
@@ -36,9 +40,9 @@ export async function findCommonAncestor(store: Store, client: RpcClient, cursor
 }
 
 /** Deletes everything above `ancestor` and makes it the checkpoint, in one transaction. */
-export async function rewindTo(store: Store, ancestor: Cursor): Promise<void> {
+export async function rewindTo(analytics: Analytics, ancestor: Cursor): Promise<void> {
   const above = { chain: BASE_CHAIN, block: ancestor.block };
-  await store.transaction(async () => {
+  await analytics.transaction(async () => {
     for (const table of [
       "payments",
       "transfers",
@@ -46,17 +50,17 @@ export async function rewindTo(store: Store, ancestor: Cursor): Promise<void> {
       "indexer_blocks",
       "checkpoints",
     ]) {
-      await store.run(`DELETE FROM ${table} WHERE chain = $chain AND block_number > $block`, above);
+      await analytics.run(`DELETE FROM ${table} WHERE chain = $chain AND block_number > $block`, above);
     }
-    await store.run(
+    await analytics.run(
       "INSERT OR REPLACE INTO checkpoints VALUES ($chain, $block, to_timestamp($time)::TIMESTAMP)",
       { ...above, time: ancestor.time },
     );
-    await store.run(
+    await analytics.run(
       `UPDATE indexer_state SET block_number = $block, block_hash = $hash,
          block_time = to_timestamp($time)::TIMESTAMP, updated_at = now()::TIMESTAMP WHERE chain = $chain`,
       { ...above, hash: ancestor.hash, time: ancestor.time },
     );
-    await bumpDataVersion(store);
+    await bumpDataVersion(analytics);
   });
 }

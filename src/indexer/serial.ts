@@ -1,5 +1,5 @@
 /**
- * Runs async jobs one at a time, in the order they were queued. The store has one DuckDB connection,
+ * Runs async jobs one at a time, in the order they were queued. The analytics database has one DuckDB connection,
  * and two interleaved transactions on it would mix their statements: the indexer's commits and the
  * listings refresh share it through this.
  */

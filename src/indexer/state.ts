@@ -1,10 +1,10 @@
 /**
- * Where the indexer stands, as the store records it: the last indexed block (number, hash, time) and
+ * Where the indexer stands, as the analytics database records it: the last indexed block (number, hash, time) and
  * the hashes of the blocks before it that a reorg could still replace. Reads only; `writer.ts` and
  * `reorg.ts` change them, always together with the rows they describe.
  */
 
-import type { Store } from "../analytics/duckdb.ts";
+import type { Analytics } from "../analytics/duckdb.ts";
 import { BASE_CHAIN } from "../chain/base.ts";
 import { WalletBook } from "./funding.ts";
 
@@ -17,13 +17,18 @@ export interface Cursor {
 }
 
 export interface IndexerState {
-  /** The first block this store's indexing started at: nothing before it came from the indexer. */
+  /** The first block this database's indexing started at: nothing before it came from the indexer. */
   startBlock: number;
   cursor: Cursor;
 }
 
-export async function readState(store: Store): Promise<IndexerState | undefined> {
-  const row = await store.one<{ start_block: bigint; block_number: bigint; block_hash: string; t: bigint }>(
+export async function readState(analytics: Analytics): Promise<IndexerState | undefined> {
+  const row = await analytics.one<{
+    start_block: bigint;
+    block_number: bigint;
+    block_hash: string;
+    t: bigint;
+  }>(
     `SELECT start_block, block_number, block_hash, epoch(block_time)::BIGINT AS t
      FROM indexer_state WHERE chain = $chain`,
     { chain: BASE_CHAIN },
@@ -36,8 +41,8 @@ export async function readState(store: Store): Promise<IndexerState | undefined>
 }
 
 /** The kept hashes of indexed blocks at or below `below`, newest first. */
-export async function recentBlocks(store: Store, below: number): Promise<Cursor[]> {
-  const rows = await store.all<{ block_number: bigint; block_hash: string; t: bigint }>(
+export async function recentBlocks(analytics: Analytics, below: number): Promise<Cursor[]> {
+  const rows = await analytics.all<{ block_number: bigint; block_hash: string; t: bigint }>(
     `SELECT block_number, block_hash, epoch(block_time)::BIGINT AS t FROM indexer_blocks
      WHERE chain = $chain AND block_number <= $below ORDER BY block_number DESC`,
     { chain: BASE_CHAIN, below },
@@ -46,8 +51,8 @@ export async function recentBlocks(store: Store, below: number): Promise<Cursor[
 }
 
 /** Every wallet of a stored payment with the first block it appears in. */
-export async function loadWalletBook(store: Store): Promise<WalletBook> {
-  const rows = await store.all<{ wallet: string; first_block: bigint }>(
+export async function loadWalletBook(analytics: Analytics): Promise<WalletBook> {
+  const rows = await analytics.all<{ wallet: string; first_block: bigint }>(
     `SELECT wallet, min(block_number) AS first_block FROM (
        SELECT payer AS wallet, block_number FROM payments WHERE chain = $chain
        UNION ALL SELECT pay_to, block_number FROM payments WHERE chain = $chain

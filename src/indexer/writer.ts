@@ -5,12 +5,12 @@
  * exactly how far the rows go: a restart resumes after it and stores nothing twice.
  *
  * Rows go in through the DuckDB appender (far faster than INSERT statements). A payment is keyed by
- * (chain, tx_hash, log_index) of its Transfer log: when the store already holds rows in the batch's
+ * (chain, tx_hash, log_index) of its Transfer log: when the analytics database already holds rows in the batch's
  * blocks (an import of the same range), the rows go through a temporary staging table and only the
  * missing ones are added; otherwise, the common case, they are appended directly.
  */
 import { type DuckDBAppender, DuckDBTimestampValue } from "@duckdb/node-api";
-import type { Store } from "../analytics/duckdb.ts";
+import type { Analytics } from "../analytics/duckdb.ts";
 import { bumpDataVersion } from "../analytics/migrations.ts";
 import { BASE_CHAIN, BASE_USDC } from "../chain/base.ts";
 import type { CandidateRow, PaymentRow, TransferRow } from "./classify.ts";
@@ -29,9 +29,9 @@ export interface Batch {
 }
 
 export interface CommitOptions {
-  /** The first block of this store's indexing, recorded with the first commit. */
+  /** The first block of this database's indexing, recorded with the first commit. */
   startBlock: number;
-  /** The checkpoint the batch follows (undefined for the first batch of a store). */
+  /** The checkpoint the batch follows (undefined for the first batch of an analytics database). */
   previous: Cursor | undefined;
   /** Hashes of this many blocks below the checkpoint are kept. */
   reorgDepth: number;
@@ -76,18 +76,18 @@ const COLUMNS: { [T in Table]: (a: DuckDBAppender, row: never) => void } = {
 };
 
 export class BatchWriter {
-  /** Merchants known to be in the store (loaded at the first commit): only new ones are inserted. */
+  /** Merchants known to be in the analytics database (loaded at the first commit): only new ones are inserted. */
   private merchants: Set<string> | undefined;
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly analytics: Analytics) {}
 
   async commit(batch: Batch, options: CommitOptions): Promise<CommitCounts> {
     this.merchants ??= new Set(
-      (await this.store.all<{ address: string }>("SELECT address FROM merchants")).map((m) => m.address),
+      (await this.analytics.all<{ address: string }>("SELECT address FROM merchants")).map((m) => m.address),
     );
     const known = this.merchants;
     const fresh = [...new Set(batch.payments.map((p) => p.payTo))].filter((m) => !known.has(m));
-    const counts = await this.store.transaction(async () => {
+    const counts = await this.analytics.transaction(async () => {
       const added: CommitCounts = {
         payments: await this.add("payments", batch.payments, batch),
         candidates: await this.add("facilitator_candidates", batch.candidates, batch),
@@ -97,26 +97,26 @@ export class BatchWriter {
       // then names it after its listings' host).
       for (let i = 0; i < fresh.length; i += 1_000) {
         const some = fresh.slice(i, i + 1_000);
-        await this.store.run(
+        await this.analytics.run(
           `INSERT OR IGNORE INTO merchants (address) VALUES ${some.map((_, k) => `($${k + 1})`).join(", ")}`,
           some,
         );
       }
       await this.saveCheckpoint(batch, options);
-      await bumpDataVersion(this.store);
+      await bumpDataVersion(this.analytics);
       return added;
     });
     for (const m of fresh) known.add(m);
     return counts;
   }
 
-  /** Adds a table's rows of the batch, skipping keys the store already holds; returns rows added. */
+  /** Adds a table's rows of the batch, skipping keys the analytics database already holds; returns rows added. */
   private async add(table: Table, rows: readonly Row[], batch: Batch): Promise<number> {
     if (rows.length === 0) return 0;
     const range = { chain: BASE_CHAIN, lo: batch.from, hi: batch.to };
     // Rows of these blocks can only exist if something else wrote them (an import); zone maps make
     // this probe cheap, and the common case then skips staging and the anti-join.
-    const overlap = await this.store.one(
+    const overlap = await this.analytics.one(
       `SELECT 1 FROM ${table} WHERE chain = $chain AND block_number BETWEEN $lo AND $hi LIMIT 1`,
       range,
     );
@@ -125,11 +125,11 @@ export class BatchWriter {
       return rows.length;
     }
     const stage = `stage_${table}`;
-    await this.store.run(`CREATE TEMP TABLE IF NOT EXISTS ${stage} AS SELECT * FROM ${table} LIMIT 0`);
-    await this.store.run(`DELETE FROM ${stage}`);
+    await this.analytics.run(`CREATE TEMP TABLE IF NOT EXISTS ${stage} AS SELECT * FROM ${table} LIMIT 0`);
+    await this.analytics.run(`DELETE FROM ${stage}`);
     await this.append(stage, "temp", table, rows);
     const before = await this.count(table);
-    await this.store.run(
+    await this.analytics.run(
       `INSERT INTO ${table} SELECT * FROM ${stage} s WHERE NOT EXISTS (
          SELECT 1 FROM ${table} t WHERE t.chain = s.chain AND t.tx_hash = s.tx_hash AND t.log_index = s.log_index
            AND t.block_number BETWEEN $lo AND $hi)`,
@@ -144,7 +144,7 @@ export class BatchWriter {
     table: Table,
     rows: readonly Row[],
   ): Promise<void> {
-    const appender = await this.store.connection.createAppender(target, null, catalog);
+    const appender = await this.analytics.connection.createAppender(target, null, catalog);
     const columns = COLUMNS[table] as (a: DuckDBAppender, row: Row) => void;
     try {
       for (const row of rows) {
@@ -163,12 +163,12 @@ export class BatchWriter {
   }
 
   private async count(table: Table): Promise<number> {
-    return Number((await this.store.one<{ n: bigint }>(`SELECT count(*) AS n FROM ${table}`))?.n ?? 0n);
+    return Number((await this.analytics.one<{ n: bigint }>(`SELECT count(*) AS n FROM ${table}`))?.n ?? 0n);
   }
 
   private async saveCheckpoint(batch: Batch, options: CommitOptions): Promise<void> {
     const { end } = batch;
-    await this.store.run(
+    await this.analytics.run(
       `INSERT INTO indexer_state VALUES ($chain, $start, $block, $hash, to_timestamp($time)::TIMESTAMP, now()::TIMESTAMP)
        ON CONFLICT (chain) DO UPDATE SET block_number = excluded.block_number, block_hash = excluded.block_hash,
          block_time = excluded.block_time, updated_at = excluded.updated_at`,
@@ -180,18 +180,18 @@ export class BatchWriter {
       previous.block < end.block &&
       Math.floor(previous.block / CHECKPOINT_SPACING) === Math.floor(end.block / CHECKPOINT_SPACING)
     ) {
-      await this.store.run("DELETE FROM checkpoints WHERE chain = $chain AND block_number = $block", {
+      await this.analytics.run("DELETE FROM checkpoints WHERE chain = $chain AND block_number = $block", {
         chain: BASE_CHAIN,
         block: previous.block,
       });
     }
-    await this.store.run(
+    await this.analytics.run(
       "INSERT OR REPLACE INTO checkpoints VALUES ($chain, $block, to_timestamp($time)::TIMESTAMP)",
       { chain: BASE_CHAIN, block: end.block, time: end.time },
     );
 
     if (batch.hashes.length > 0) {
-      const appender = await this.store.connection.createAppender("indexer_blocks");
+      const appender = await this.analytics.connection.createAppender("indexer_blocks");
       try {
         for (const h of batch.hashes) {
           appender.appendVarchar(BASE_CHAIN);
@@ -206,7 +206,7 @@ export class BatchWriter {
       }
     }
     // Hashes older than the reorg depth are no use any more; the checkpoint's own is always kept.
-    await this.store.run("DELETE FROM indexer_blocks WHERE chain = $chain AND block_number < $keep", {
+    await this.analytics.run("DELETE FROM indexer_blocks WHERE chain = $chain AND block_number < $keep", {
       chain: BASE_CHAIN,
       keep: end.block - options.reorgDepth,
     });

@@ -1,4 +1,4 @@
-import type { Store } from "../analytics/duckdb.ts";
+import type { Analytics } from "../analytics/duckdb.ts";
 import { BASE_USDC } from "../chain/base.ts";
 import { sqlCents } from "./money.ts";
 import { sqlRank } from "./rank.ts";
@@ -16,7 +16,7 @@ import { SCREENS, THRESHOLDS } from "./screens/index.ts";
  * block; only a group that straddles a funding transfer has its payments read again.
  *
  * What it leaves, for report.ts:
- * - `rw_figures`: one row per merchant of the store: address, name, claimed, frozen, tx, amount,
+ * - `rw_figures`: one row per merchant of the analytics database: address, name, claimed, frozen, tx, amount,
  *   buyers, real_tx, real_amount, real_buyers, top_amount, p25, median, p75 (atomic units,
  *   interpolated), median_passing, hub_linked_buyers, rank;
  * - `rw_flag_kinds`: pay_to, kind, precedence, tx, amount: only kinds with flagged payments;
@@ -48,8 +48,8 @@ const TABLES = [
 ];
 
 /** Drops every table `aggregateWindow` made. */
-export async function dropWindowTables(store: Store): Promise<void> {
-  for (const t of TABLES) await store.run(`DROP TABLE IF EXISTS temp.${t}`);
+export async function dropWindowTables(analytics: Analytics): Promise<void> {
+  for (const t of TABLES) await analytics.run(`DROP TABLE IF EXISTS temp.${t}`);
 }
 
 /**
@@ -73,7 +73,7 @@ function quartilesOf(h: string, quarters: readonly number[]): string {
 }
 
 /** Builds the window's tables (see above); the caller drops them with `dropWindowTables`. */
-export async function aggregateWindow(store: Store, bounds: WindowBounds): Promise<void> {
+export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds): Promise<void> {
   const p = { start: bounds.startBlock, end: bounds.endBlock };
   // Over the payments table, optionally by an alias ("w.").
   const inWindow = (t = "") =>
@@ -81,15 +81,15 @@ export async function aggregateWindow(store: Store, bounds: WindowBounds): Promi
   const day = (t = "") => `(${t}block_time::DATE - $first::DATE)::INTEGER`;
 
   // Who received USDC from whom: the merchant_funded screen's evidence, looking back before the window.
-  await store.run(
+  await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_funding AS
      SELECT from_address AS pay_to, to_address AS payer, min(block_number) AS funded_from FROM transfers
      WHERE chain = 'base' AND block_number > $lookback AND block_number <= $end GROUP BY ALL`,
     { end: p.end, lookback: p.start - THRESHOLDS.fundingLookbackBlocks },
   );
-  // The one pass over the window's payments; the store is written in block order, so zone maps skip the rest.
+  // The one pass over the window's payments; the analytics database is written in block order, so zone maps skip the rest.
   // A group's first and last block place it before or after a funding transfer without reading it again.
-  await store.run(
+  await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_groups AS
      SELECT payer, pay_to, amount, ${day()} AS day, count(*) AS n,
        min(block_number) AS first_block, max(block_number) AS last_block
@@ -98,14 +98,14 @@ export async function aggregateWindow(store: Store, bounds: WindowBounds): Promi
   );
   // Of the groups of funded pairs, how many payments came at or after the first funding transfer:
   // all or none, but for a group that straddles the transfer, whose payments are counted one by one.
-  await store.run(
+  await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_after AS
      SELECT payer, pay_to, amount, day, CASE WHEN first_block >= funded_from THEN n ELSE 0 END AS n,
        first_block < funded_from AND last_block >= funded_from AS straddles, first_block, last_block, funded_from
      FROM rw_groups JOIN rw_funding USING (payer, pay_to)`,
   );
-  if (await store.one("SELECT 1 FROM rw_after WHERE straddles LIMIT 1")) {
-    await store.run(
+  if (await analytics.one("SELECT 1 FROM rw_after WHERE straddles LIMIT 1")) {
+    await analytics.run(
       `UPDATE rw_after a SET n = c.n FROM (
          SELECT s.payer, s.pay_to, s.amount, s.day, count(*) AS n
          FROM payments w JOIN (SELECT * FROM rw_after WHERE straddles) s
@@ -118,7 +118,7 @@ export async function aggregateWindow(store: Store, bounds: WindowBounds): Promi
       { ...p, first: bounds.firstDate },
     );
   }
-  await store.run(
+  await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_pairs AS
     WITH pairs AS (
       SELECT payer, pay_to, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n)::BIGINT AS amount FROM rw_groups GROUP BY ALL
@@ -140,7 +140,7 @@ export async function aggregateWindow(store: Store, bounds: WindowBounds): Promi
   // Value that came back from each merchant to each of its payers, directly or through one wallet, by
   // x402 payment or plain transfer within the window. Merchants pay others rarely, so the walk starts
   // from what merchants sent and never builds the whole money graph.
-  await store.run(
+  await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_returns AS
     WITH moves AS (
       SELECT from_address AS src, to_address AS dst, amount FROM transfers
@@ -177,7 +177,7 @@ export async function aggregateWindow(store: Store, bounds: WindowBounds): Promi
   );
 
   const screenColumns = SCREENS.map((s) => `coalesce(${s.pair}, false) AS "s_${s.kind}"`).join(",\n      ");
-  await store.run(
+  await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_flagged AS
      SELECT payer, pay_to, hub_linked, ${screenColumns} FROM (
        SELECT q.*, coalesce(r.returned, 0) AS returned, coalesce(r.hub_linked, false) AS hub_linked, f.funded_from
@@ -187,7 +187,7 @@ export async function aggregateWindow(store: Store, bounds: WindowBounds): Promi
 
   // Only the groups of suspect (or hub-linked) pairs are classified, split at the funding transfer.
   const kind = `CASE ${SCREENS.map((s) => `WHEN "s_${s.kind}" AND (${s.payment}) THEN '${s.kind}'`).join(" ")} END`;
-  await store.run(
+  await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_flag_groups AS
      SELECT payer, pay_to, amount, day, n, ${kind} AS kind, hub_linked FROM (
        SELECT payer, pay_to, amount, day, f.hub_linked, ${SCREENS.map((s) => `f."s_${s.kind}"`).join(", ")},
@@ -199,13 +199,13 @@ export async function aggregateWindow(store: Store, bounds: WindowBounds): Promi
      )`,
   );
 
-  await figures(store);
+  await figures(analytics);
 }
 
 /** The per-merchant tables (see the module's comment) from the classified groups. */
-async function figures(store: Store): Promise<void> {
+async function figures(analytics: Analytics): Promise<void> {
   const flagged = "(SELECT * FROM rw_flag_groups WHERE kind IS NOT NULL)";
-  await store.run(
+  await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_figures AS
     WITH totals AS (
       SELECT pay_to, sum(tx)::BIGINT AS tx, sum(amount)::BIGINT AS amount, count(*) AS buyers,
@@ -254,18 +254,18 @@ async function figures(store: Store): Promise<void> {
   );
 
   const precedence = `CASE kind ${SCREENS.map((s, i) => `WHEN '${s.kind}' THEN ${i}`).join(" ")} END`;
-  await store.run(
+  await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_flag_kinds AS
      SELECT pay_to, kind, ${precedence} AS precedence, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n)::BIGINT AS amount
      FROM ${flagged} GROUP BY pay_to, kind`,
   );
-  await store.run(
+  await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_days AS
      SELECT pay_to, day, d.tx, ${sqlCents("d.amount")} AS cents, ${sqlCents("d.amount - coalesce(f.amount, 0)")} AS real_cents
      FROM (SELECT pay_to, day, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount FROM rw_groups GROUP BY ALL) d
      LEFT JOIN (SELECT pay_to, day, sum(amount::HUGEINT * n) AS amount FROM ${flagged} GROUP BY ALL) f USING (pay_to, day)`,
   );
-  await store.run(
+  await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_details AS
      WITH wallets AS (
        SELECT pay_to, kind, payer, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount

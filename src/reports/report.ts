@@ -1,4 +1,4 @@
-import type { Params, Store } from "../analytics/duckdb.ts";
+import type { Analytics, Params } from "../analytics/duckdb.ts";
 import { sqlListingHosts, sqlListingsJson } from "./listings.ts";
 import { CENT, sqlCents, sqlRatio, sqlUsd, sqlUsd6, sqlUsdText } from "./money.ts";
 import type { ReportWindow } from "./window.ts";
@@ -52,7 +52,7 @@ const json = (expr: string) => `coalesce(to_json(${expr})::VARCHAR, 'null')`;
  * of JSON, and a few MB of rows.
  */
 export async function writeReports(
-  store: Store,
+  analytics: Analytics,
   ctx: Pick<ReportContext, "window" | "dates">,
 ): Promise<void> {
   const pivot = ctx.dates
@@ -70,7 +70,7 @@ export async function writeReports(
     .join(", ")}]`;
   const cents = sqlCents("m.amount");
   const realCents = sqlCents("m.real_amount");
-  await store.run(
+  await analytics.run(
     `INSERT INTO reports (chain, end_block, ${REPORT_COLUMNS.join(", ")})
     WITH flag_cents AS (
       -- Largest remainder: every kind gets its cents rounded down, the cents left go to the largest remainders.

@@ -1,4 +1,4 @@
-import type { Store } from "../analytics/duckdb.ts";
+import type { Analytics } from "../analytics/duckdb.ts";
 import { dataVersion } from "../analytics/migrations.ts";
 import { BadInputError, NotFoundError } from "../common/errors.ts";
 import { aggregateWindow, dropWindowTables } from "./aggregates.ts";
@@ -60,9 +60,9 @@ export function parseAddress(value: string): string {
 
 /**
  * Reports, materialized per window. A window's reports are built together (rank needs all of them)
- * and kept in the store's `reports` table with the data version they saw; they are rebuilt when an
+ * and kept in the analytics database's `reports` table with the data version they saw; they are rebuilt when an
  * import or the indexer has changed the data since, so `generated_at` is stable between changes.
- * Calls are serialized: the store has one connection and a build uses temporary tables.
+ * Calls are serialized: the analytics database has one connection and a build uses temporary tables.
  */
 export class ReportService {
   private queue: Promise<unknown> = Promise.resolve();
@@ -72,7 +72,7 @@ export class ReportService {
   private readonly now: () => Date;
 
   constructor(
-    private readonly store: Store,
+    private readonly analytics: Analytics,
     private readonly options: ReportServiceOptions,
   ) {
     this.now = options.now ?? (() => new Date());
@@ -84,7 +84,7 @@ export class ReportService {
     return this.serial(async () => {
       const window = await this.ensureWindow(endBlock);
       const { sql, params } = reportsQuery(await this.context(window), merchant);
-      const row = await this.store.one<{ body: string; details: string }>(sql, params);
+      const row = await this.analytics.one<{ body: string; details: string }>(sql, params);
       if (!row) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
       return { report: JSON.parse(row.body) as Report, details: JSON.parse(row.details) as ReportDetails };
     });
@@ -95,7 +95,7 @@ export class ReportService {
     return this.serial(async () => {
       const window = await this.ensureWindow(endBlock);
       const { sql, params } = reportsQuery(await this.context(window));
-      const rows = await this.store.all<{ body: string }>(sql, params);
+      const rows = await this.analytics.all<{ body: string }>(sql, params);
       return { window, reports: rows.map((r) => JSON.parse(r.body) as Report) };
     });
   }
@@ -111,7 +111,7 @@ export class ReportService {
       const window = await this.ensureWindow(endBlock);
       const context = await this.context(window);
       const entry = Object.entries(LEADERBOARD_COLUMNS).map(([key, sql]) => `${sql} AS ${key}`);
-      const merchants = await this.store.all<LeaderboardEntry & Record<string, unknown>>(
+      const merchants = await this.analytics.all<LeaderboardEntry & Record<string, unknown>>(
         `SELECT ${entry.join(", ")} FROM reports r
          WHERE r.chain = 'base' AND r.end_block = $end AND r.rank IS NOT NULL ORDER BY r.rank, r.address`,
         { end: window.end_block, page_prefix: pagePrefix(this.options.publicUrl) },
@@ -128,7 +128,7 @@ export class ReportService {
 
   /** What rendering a built window's reports needs beyond the stored rows. */
   private async context(window: ReportWindow): Promise<ReportContext> {
-    const built = await this.store.one<{ generated_at: string }>(
+    const built = await this.analytics.one<{ generated_at: string }>(
       "SELECT generated_at FROM report_windows WHERE chain = 'base' AND end_block = $end",
       { end: window.end_block },
     );
@@ -150,11 +150,11 @@ export class ReportService {
 
   /**
    * The window ending at `endBlock` (default: the latest checkpoint), its reports built. Resolving a
-   * window reads the payments' latest block, tens of milliseconds on a large store, on every request;
+   * window reads the payments' latest block, tens of milliseconds on a large analytics database, on every request;
    * it depends only on stored data, so it is kept until the data version moves.
    */
   private async ensureWindow(endBlock?: number): Promise<ReportWindow> {
-    const version = await dataVersion(this.store);
+    const version = await dataVersion(this.analytics);
     if (version !== this.windowsVersion) {
       this.windows.clear();
       this.windowsVersion = version;
@@ -162,7 +162,7 @@ export class ReportService {
     const key = endBlock ?? "latest";
     let window = this.windows.get(key);
     if (!window) {
-      window = await resolveWindow(this.store, endBlock);
+      window = await resolveWindow(this.analytics, endBlock);
       if (this.windows.size >= WINDOWS_KEPT) this.windows.clear();
       this.windows.set(key, window);
     }
@@ -173,7 +173,7 @@ export class ReportService {
   /** Builds the window's reports unless the stored ones saw data version `version`. */
   private async buildIfStale(window: ReportWindow, version: bigint): Promise<void> {
     // Page and badge URLs are rendered on read: a new public URL needs no rebuild.
-    const cached = await this.store.one<{ data_version: bigint }>(
+    const cached = await this.analytics.one<{ data_version: bigint }>(
       "SELECT data_version FROM report_windows WHERE chain = 'base' AND end_block = $end",
       { end: window.end_block },
     );
@@ -200,30 +200,30 @@ export class ReportService {
     const generatedAt = isoUtc(Math.floor(this.now().getTime() / 1000));
     const context = { window, dates, generatedAt, publicUrl: this.options.publicUrl };
     try {
-      await aggregateWindow(this.store, bounds);
-      const stored = await this.store.transaction(async () => {
-        if ((await dataVersion(this.store)) !== version) return false;
+      await aggregateWindow(this.analytics, bounds);
+      const stored = await this.analytics.transaction(async () => {
+        if ((await dataVersion(this.analytics)) !== version) return false;
         await this.storeReports(context, version);
         return true;
       });
       if (stored) return;
     } finally {
-      await dropWindowTables(this.store);
+      await dropWindowTables(this.analytics);
     }
-    await this.store.transaction(async () => {
+    await this.analytics.transaction(async () => {
       // A failure rolls the whole transaction back, the window's temporary tables with it.
-      await aggregateWindow(this.store, bounds);
-      await this.storeReports(context, await dataVersion(this.store));
-      await dropWindowTables(this.store);
+      await aggregateWindow(this.analytics, bounds);
+      await this.storeReports(context, await dataVersion(this.analytics));
+      await dropWindowTables(this.analytics);
     });
   }
 
   /** Replaces the window's stored reports with those of its aggregated tables (inside a transaction). */
   private async storeReports(context: ReportContext, version: bigint): Promise<void> {
     const end = context.window.end_block;
-    await this.store.run("DELETE FROM reports WHERE chain = 'base' AND end_block = $end", { end });
-    await writeReports(this.store, context);
-    await this.store.run(
+    await this.analytics.run("DELETE FROM reports WHERE chain = 'base' AND end_block = $end", { end });
+    await writeReports(this.analytics, context);
+    await this.analytics.run(
       "INSERT OR REPLACE INTO report_windows VALUES ('base', $end, $version, $url, $generated)",
       { end, version, url: this.options.publicUrl, generated: context.generatedAt },
     );
@@ -236,8 +236,8 @@ export class ReportService {
     const stale = `SELECT end_block FROM report_windows WHERE chain = 'base' AND end_block <> $current
       ORDER BY generated_at DESC, end_block DESC OFFSET $offset`;
     const params = { current, offset: keep - 1 };
-    await this.store.run(`DELETE FROM reports WHERE chain = 'base' AND end_block IN (${stale})`, params);
-    await this.store.run(
+    await this.analytics.run(`DELETE FROM reports WHERE chain = 'base' AND end_block IN (${stale})`, params);
+    await this.analytics.run(
       `DELETE FROM report_windows WHERE chain = 'base' AND end_block IN (${stale})`,
       params,
     );

@@ -1,4 +1,4 @@
-import type { Store } from "../analytics/duckdb.ts";
+import type { Analytics } from "../analytics/duckdb.ts";
 import { BASE_GENESIS_TIME, BLOCK_SECONDS, WEEK_BLOCKS } from "../chain/base.ts";
 import { NotFoundError } from "../common/errors.ts";
 
@@ -19,13 +19,14 @@ export interface ReportWindow {
  * seconds before its timestamp, so those blocks cover exactly the 7 days from `start` to `end`, and
  * consecutive weekly windows neither overlap nor leave a gap.
  */
-export async function resolveWindow(store: Store, endBlock?: number): Promise<ReportWindow> {
-  const facts = await store.one<{ checkpoint: bigint | null; data: bigint | null }>(`
+export async function resolveWindow(analytics: Analytics, endBlock?: number): Promise<ReportWindow> {
+  const facts = await analytics.one<{ checkpoint: bigint | null; data: bigint | null }>(`
     SELECT (SELECT max(block_number) FROM checkpoints WHERE chain = 'base') AS checkpoint,
            (SELECT max(block_number) FROM payments WHERE chain = 'base') AS data`);
   const checkpoint = facts?.checkpoint == null ? null : Number(facts.checkpoint);
   const latest = Math.max(checkpoint ?? -1, facts?.data == null ? -1 : Number(facts.data));
-  if (latest < 0) throw new NotFoundError("the store holds no Base data yet: import some or run the indexer");
+  if (latest < 0)
+    throw new NotFoundError("the analytics database holds no Base data yet: import some or run the indexer");
   const end = endBlock ?? checkpoint ?? latest;
   if (end > latest) {
     throw new NotFoundError(
@@ -36,7 +37,7 @@ export async function resolveWindow(store: Store, endBlock?: number): Promise<Re
     throw new NotFoundError(`a window ending at block ${end} would start before Base's first block`);
   }
   const start = end - WEEK_BLOCKS;
-  const endTime = await blockTime(store, end);
+  const endTime = await blockTime(analytics, end);
   return {
     start_block: start,
     end_block: end,
@@ -51,8 +52,8 @@ export async function resolveWindow(store: Store, endBlock?: number): Promise<Re
  * Unix time of a block. Base blocks are exactly 2 s apart, so any block of known time is an anchor:
  * the nearest checkpoint or payment, else Base's genesis.
  */
-export async function blockTime(store: Store, block: number): Promise<number> {
-  const anchor = await store.one<{ block_number: bigint; t: bigint }>(
+export async function blockTime(analytics: Analytics, block: number): Promise<number> {
+  const anchor = await analytics.one<{ block_number: bigint; t: bigint }>(
     `SELECT block_number, epoch(block_time)::BIGINT AS t FROM (
        SELECT block_number, block_time FROM checkpoints WHERE chain = 'base'
        UNION ALL

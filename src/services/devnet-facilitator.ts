@@ -19,7 +19,7 @@ export async function startFacilitator(
     rpc: devnet.rpc,
     chain: devnetChain(devnet.rpc),
     privateKey: devnet.facilitatorAccount.privateKey,
-    // A new anvil chain every start: the previous chain's ledger and catalogue describe nothing real.
+    // A new anvil chain every start: the previous chain's ledger and Bazaar describe nothing real.
     // (A resumed demo chain keeps its genesis, so its ledger stays.)
     onNewChain: "reset",
     pollingIntervalMs: options.pollingIntervalMs ?? 250,

@@ -2,34 +2,34 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Store } from "../../src/analytics/duckdb.ts";
+import { Analytics } from "../../src/analytics/duckdb.ts";
 
 let dir: string;
-let store: Store;
+let analytics: Analytics;
 beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-store-"));
-  store = await Store.open({ dataDir: dir });
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-"));
+  analytics = await Analytics.open({ dataDir: dir });
 });
 afterAll(() => {
-  store.close();
+  analytics.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-describe("Store.all", () => {
+describe("Analytics.all", () => {
   it("gives the same row objects as the driver, whatever the columns' names and types", async () => {
     const sql = `SELECT 1 AS a, 'x' AS "quote""d", 2::BIGINT AS "back\\slash", NULL AS nothing,
         [1, 2] AS "ünï cödé", {'k': 3} AS "line
 break", TIMESTAMP '2026-11-21 10:00:00' AS t, 1.5::DECIMAL(10, 2) AS d, 7 AS a
       FROM range(3)`;
-    const rows = await store.all(sql);
-    expect(rows).toEqual((await store.connection.runAndReadAll(sql)).getRowObjectsJS());
+    const rows = await analytics.all(sql);
+    expect(rows).toEqual((await analytics.connection.runAndReadAll(sql)).getRowObjectsJS());
     expect(rows).toHaveLength(3);
     // A repeated name gets the driver's de-duplicated name.
     expect(rows[0]).toMatchObject({ a: 1, "a:1": 7, "back\\slash": 2n });
   });
 
   it("keeps a column named __proto__ as an own property (the driver's objects lose it)", async () => {
-    const [row] = await store.all(`SELECT 5 AS "__proto__", 6 AS b`);
+    const [row] = await analytics.all(`SELECT 5 AS "__proto__", 6 AS b`);
     expect(Object.getPrototypeOf(row)).toBe(Object.prototype);
     expect(Object.hasOwn(row as object, "__proto__")).toBe(true);
     expect(Object.getOwnPropertyDescriptor(row, "__proto__")?.value).toBe(5);
@@ -37,15 +37,15 @@ break", TIMESTAMP '2026-11-21 10:00:00' AS t, 1.5::DECIMAL(10, 2) AS d, 7 AS a
   });
 
   it("reads an empty result as no rows", async () => {
-    expect(await store.all("SELECT 1 AS a WHERE false")).toEqual([]);
+    expect(await analytics.all("SELECT 1 AS a WHERE false")).toEqual([]);
   });
 });
 
 describe("migrations", () => {
   it("fills the host of listings stored before migration 5", async () => {
-    const old = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-store-"));
+    const old = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-"));
     try {
-      let s = await Store.open({ dataDir: old });
+      let s = await Analytics.open({ dataDir: old });
       await s.run(`INSERT INTO listings (pay_to, resource, method, price_usd, description) VALUES
         ('0x01', 'https://user@API.Example.com:8443/v1?q=1', 'GET', 0.01, 'd'),
         ('0x01', 'not a url', '', 0.02, 'd')`);
@@ -53,7 +53,7 @@ describe("migrations", () => {
       await s.run("ALTER TABLE listings DROP COLUMN host");
       await s.run("DELETE FROM schema_migrations WHERE version = 5");
       s.close();
-      s = await Store.open({ dataDir: old });
+      s = await Analytics.open({ dataDir: old });
       expect(await s.all("SELECT resource, host FROM listings ORDER BY price_usd")).toEqual([
         { resource: "https://user@API.Example.com:8443/v1?q=1", host: "api.example.com" },
         { resource: "not a url", host: "" },

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { Store } from "../../src/analytics/duckdb.ts";
+import type { Analytics } from "../../src/analytics/duckdb.ts";
 import { ImportError, importNdjson } from "../../src/analytics/import.ts";
-import { addr, checkpoint, ndjsonFile, payment, tempStore, transfer } from "../helpers/data.ts";
+import { addr, checkpoint, ndjsonFile, payment, tempAnalytics, transfer } from "../helpers/data.ts";
 
-let store: Store;
-afterEach(() => store?.close());
+let analytics: Analytics;
+afterEach(() => analytics?.close());
 
-async function counts(s: Store) {
+async function counts(s: Analytics) {
   return s.one<Record<string, bigint>>(`SELECT
     (SELECT count(*) FROM payments) AS payments, (SELECT count(*) FROM transfers) AS transfers,
     (SELECT count(*) FROM listings) AS listings, (SELECT count(*) FROM merchants) AS merchants,
@@ -14,14 +14,14 @@ async function counts(s: Store) {
 }
 
 async function importError(records: (object | string)[]): Promise<ImportError> {
-  store = await tempStore();
-  const before = await counts(store);
-  const error = await importNdjson(store, ndjsonFile(records)).then(
+  analytics = await tempAnalytics();
+  const before = await counts(analytics);
+  const error = await importNdjson(analytics, ndjsonFile(records)).then(
     () => undefined,
     (e: unknown) => e,
   );
   expect(error).toBeInstanceOf(ImportError);
-  expect(await counts(store)).toEqual(before);
+  expect(await counts(analytics)).toEqual(before);
   return error as ImportError;
 }
 
@@ -29,7 +29,7 @@ const good = () => payment({ payer: addr("p"), payTo: addr("m"), amount: 1000 })
 
 describe("import", () => {
   it("imports every record type and is idempotent", async () => {
-    store = await tempStore();
+    analytics = await tempAnalytics();
     const file = ndjsonFile([
       good(),
       transfer(addr("m"), addr("p"), 5),
@@ -44,29 +44,29 @@ describe("import", () => {
       { type: "merchant", address: addr("m"), name: "a.example", claimed: true },
       checkpoint(),
     ]);
-    const first = await importNdjson(store, file);
+    const first = await importNdjson(analytics, file);
     expect(first.payment).toEqual({ read: 1, added: 1 });
     expect(first.transfer).toEqual({ read: 1, added: 1 });
-    const after = await counts(store);
-    const second = await importNdjson(store, file);
+    const after = await counts(analytics);
+    const second = await importNdjson(analytics, file);
     expect(second.payment.added).toBe(0);
     expect(second.transfer.added).toBe(0);
-    expect(await counts(store)).toEqual(after);
+    expect(await counts(analytics)).toEqual(after);
     expect(after).toEqual({ payments: 1n, transfers: 1n, listings: 1n, merchants: 1n, checkpoints: 1n });
-    expect(await store.one("SELECT method FROM listings")).toEqual({ method: "POST" });
+    expect(await analytics.one("SELECT method FROM listings")).toEqual({ method: "POST" });
   });
 
   it("treats addresses case-insensitively and keys payments by chain, tx_hash and log_index", async () => {
-    store = await tempStore();
+    analytics = await tempAnalytics();
     const p = good();
     const upper = {
       ...p,
       tx_hash: p.tx_hash.toUpperCase().replace("0X", "0x"),
       payer: p.payer.toUpperCase().replace("0X", "0x"),
     };
-    await importNdjson(store, ndjsonFile([p]));
-    await importNdjson(store, ndjsonFile([upper, { ...p, log_index: 1 }]));
-    const rows = await store.all<{ payer: string; log_index: number }>(
+    await importNdjson(analytics, ndjsonFile([p]));
+    await importNdjson(analytics, ndjsonFile([upper, { ...p, log_index: 1 }]));
+    const rows = await analytics.all<{ payer: string; log_index: number }>(
       "SELECT payer, log_index FROM payments ORDER BY log_index",
     );
     expect(rows).toEqual([
@@ -76,43 +76,45 @@ describe("import", () => {
   });
 
   it("keeps amounts exact beyond 2^53 and accepts integers or strings", async () => {
-    store = await tempStore();
+    analytics = await tempAnalytics();
     const big = "9007199254740993";
     await importNdjson(
-      store,
+      analytics,
       ndjsonFile([{ ...good(), amount: big }, `${JSON.stringify({ ...good(), amount: 0 }).slice(0, -1)}}`]),
     );
-    const rows = await store.all<{ amount: bigint }>("SELECT amount FROM payments ORDER BY amount");
+    const rows = await analytics.all<{ amount: bigint }>("SELECT amount FROM payments ORDER BY amount");
     expect(rows.map((r) => r.amount)).toEqual([0n, 9007199254740993n]);
   });
 
   it("reads ISO 8601 times with offsets and unix seconds as the same instant", async () => {
-    store = await tempStore();
+    analytics = await tempAnalytics();
     await importNdjson(
-      store,
+      analytics,
       ndjsonFile([
         { ...good(), block_time: "2026-11-21T10:00:00+02:00" },
         { ...good(), block_time: 1795248000 },
       ]),
     );
-    const rows = await store.all<{ t: bigint }>(
+    const rows = await analytics.all<{ t: bigint }>(
       "SELECT DISTINCT epoch(block_time)::BIGINT AS t FROM payments",
     );
     expect(rows).toEqual([{ t: 1795248000n }]);
   });
 
   it("updates only the merchant fields a line carries, and lists every paid wallet as a merchant", async () => {
-    store = await tempStore();
+    analytics = await tempAnalytics();
     const m = addr("m");
     await importNdjson(
-      store,
+      analytics,
       ndjsonFile([{ type: "merchant", address: m, name: "shop.example", claimed: true }]),
     );
     await importNdjson(
-      store,
+      analytics,
       ndjsonFile([{ type: "merchant", address: m.toUpperCase().replace("0X", "0x"), frozen: true }, good()]),
     );
-    expect(await store.one("SELECT name, claimed, frozen FROM merchants WHERE address = $1", [m])).toEqual({
+    expect(
+      await analytics.one("SELECT name, claimed, frozen FROM merchants WHERE address = $1", [m]),
+    ).toEqual({
       name: "shop.example",
       claimed: true,
       frozen: true,
@@ -120,10 +122,10 @@ describe("import", () => {
   });
 
   it("accepts a repeated identical line once and ignores blank lines", async () => {
-    store = await tempStore();
+    analytics = await tempAnalytics();
     const p = good();
-    await importNdjson(store, ndjsonFile([p, "", "   ", p]));
-    expect((await counts(store))?.payments).toBe(1n);
+    await importNdjson(analytics, ndjsonFile([p, "", "   ", p]));
+    expect((await counts(analytics))?.payments).toBe(1n);
   });
 });
 
@@ -205,7 +207,7 @@ describe("import errors keep nothing", () => {
     ];
     const tables = ["payments", "transfers", "listings", "merchants", "checkpoints"];
     /** Which way an import ended: the exact way stages every record, payments included. */
-    const watch = (s: Store) => {
+    const watch = (s: Analytics) => {
       const staged: string[] = [];
       const run = s.run.bind(s);
       s.run = (sql, params) => {
@@ -214,7 +216,7 @@ describe("import errors keep nothing", () => {
       };
       return () => (staged.some((q) => !q.includes(`IS DISTINCT FROM 'payment'`)) ? "exact" : "bulk");
     };
-    const dump = async (s: Store) => {
+    const dump = async (s: Analytics) => {
       const out: Record<string, unknown> = {};
       for (const t of tables) out[t] = await s.all(`SELECT * FROM ${t} ORDER BY ALL`);
       return out;
@@ -222,17 +224,17 @@ describe("import errors keep nothing", () => {
 
     it("keep the same rows: a fresh week (bulk) and the same week with a repeated line (exact)", async () => {
       const records = week();
-      store = await tempStore();
-      let way = watch(store);
-      const bulk = await importNdjson(store, ndjsonFile(records));
+      analytics = await tempAnalytics();
+      let way = watch(analytics);
+      const bulk = await importNdjson(analytics, ndjsonFile(records));
       expect(way()).toBe("bulk");
-      const viaBulk = await dump(store);
-      store.close();
-      store = await tempStore();
-      way = watch(store);
-      const exact = await importNdjson(store, ndjsonFile([...records, records[1] as object]));
+      const viaBulk = await dump(analytics);
+      analytics.close();
+      analytics = await tempAnalytics();
+      way = watch(analytics);
+      const exact = await importNdjson(analytics, ndjsonFile([...records, records[1] as object]));
       expect(way()).toBe("exact");
-      expect(await dump(store)).toEqual(viaBulk);
+      expect(await dump(analytics)).toEqual(viaBulk);
       expect(exact.payment).toEqual({ read: 3, added: 2 });
       expect(bulk.payment).toEqual({ read: 2, added: 2 });
       expect(bulk.merchant).toEqual(exact.merchant);
@@ -241,24 +243,24 @@ describe("import errors keep nothing", () => {
     });
 
     it("see one transfer in two spellings of its key", async () => {
-      store = await tempStore();
+      analytics = await tempAnalytics();
       const t = transfer(addr("m"), addr("p"), 5, 39_000_002);
       const again = { ...t, tx_hash: t.tx_hash.toUpperCase().replace("0X", "0x"), log_index: "01" };
-      expect((await importNdjson(store, ndjsonFile([{ ...t, log_index: 1 }, again]))).transfer).toEqual({
+      expect((await importNdjson(analytics, ndjsonFile([{ ...t, log_index: 1 }, again]))).transfer).toEqual({
         read: 2,
         added: 1,
       });
     });
 
-    it("add a later week to a store that holds an earlier one, and its paid wallets as merchants", async () => {
-      store = await tempStore();
-      await importNdjson(store, ndjsonFile(week()));
-      const way = watch(store);
+    it("add a later week to an analytics database that holds an earlier one, and its paid wallets as merchants", async () => {
+      analytics = await tempAnalytics();
+      await importNdjson(analytics, ndjsonFile(week()));
+      const way = watch(analytics);
       const later = [payment({ payer: addr("p"), payTo: addr("new"), amount: 3, block: 39_500_000 })];
-      expect((await importNdjson(store, ndjsonFile(later))).payment).toEqual({ read: 1, added: 1 });
+      expect((await importNdjson(analytics, ndjsonFile(later))).payment).toEqual({ read: 1, added: 1 });
       expect(way()).toBe("bulk");
       expect(
-        await store.one("SELECT count(*) AS n FROM merchants WHERE address = $a", { a: addr("new") }),
+        await analytics.one("SELECT count(*) AS n FROM merchants WHERE address = $a", { a: addr("new") }),
       ).toEqual({
         n: 1n,
       });
@@ -276,8 +278,8 @@ describe("import errors keep nothing", () => {
   });
 
   it("reports an unreadable file in one line", async () => {
-    store = await tempStore();
-    await expect(importNdjson(store, "/nonexistent/file.ndjson")).rejects.toThrow(
+    analytics = await tempAnalytics();
+    await expect(importNdjson(analytics, "/nonexistent/file.ndjson")).rejects.toThrow(
       /^cannot read \/nonexistent\/file.ndjson/,
     );
   });

@@ -60,7 +60,7 @@ describe("command line", () => {
     const report = await cli(["report", m, "--data", data]);
     expect(report.code).toBe(1);
     expect(report.stderr).toBe(
-      "x402-merchants: the store holds no Base data yet: import some or run the indexer\n",
+      "x402-merchants: the analytics database holds no Base data yet: import some or run the indexer\n",
     );
   });
 

@@ -130,6 +130,6 @@ describe("serve --rpc", () => {
     });
     const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
     expect(code).toBe(2);
-    expect(stderr).toMatch(/--rpc indexes into the report service's store/);
+    expect(stderr).toMatch(/--rpc indexes into the report service's analytics/);
   }, 30_000);
 });

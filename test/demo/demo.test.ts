@@ -240,7 +240,7 @@ describe("demo", () => {
     const before = demo.ready.merchants.map((m) => m.address);
     expect(await stopDemo(demo.child)).toBe(0);
     expect(fs.existsSync(path.join(dataDir, "demo", "chain", "state.json"))).toBe(true);
-    // Stopped, the check reads the store itself.
+    // Stopped, the check reads the analytics database itself.
     const check = await runCli(["simulate", "--check", "--json", "--data", dataDir], {});
     expect(check.code).toBe(0);
     expect((JSON.parse(check.stdout) as { ok: boolean }).ok).toBe(true);
@@ -253,7 +253,7 @@ describe("demo", () => {
     expect(board.merchants.length).toBeGreaterThanOrEqual(8);
   }, 300_000);
 
-  it("refuses a data directory whose store is not the demo's, touching nothing", async () => {
+  it("refuses a data directory whose analytics is not the demo's, touching nothing", async () => {
     const other = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-not-demo-"));
     try {
       const file = ndjsonFile([payment({ payer: addr("a"), payTo: addr("m"), amount: 1_000 })]);
@@ -261,7 +261,9 @@ describe("demo", () => {
       const before = fs.statSync(path.join(other, "analytics.duckdb")).size;
       const { code, stderr } = await runCli(["demo", "--data", other], FREE_PORTS);
       expect(code).toBe(1);
-      expect(stderr).toMatch(/holds a store that is not the demo's: give the demo its own directory/);
+      expect(stderr).toMatch(
+        /holds an analytics database that is not the demo's: give the demo its own directory/,
+      );
       expect(fs.statSync(path.join(other, "analytics.duckdb")).size).toBe(before);
       expect(fs.existsSync(path.join(other, "demo", "chain"))).toBe(false);
     } finally {

@@ -2,7 +2,7 @@ import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type Database, migrate } from "../../src/common/db/index.ts";
-import { type BazaarOutcome, catalogueSettlement } from "../../src/facilitator/bazaar.ts";
+import { type BazaarOutcome, recordInBazaar } from "../../src/facilitator/bazaar.ts";
 import {
   bazaarValidationStats,
   clearBazaarValidationCache,
@@ -63,15 +63,15 @@ describe.each(DATABASE_KINDS)("Bazaar extension validation (%s)", (kind) => {
   });
   beforeEach(() => clearBazaarValidationCache());
 
-  /** Catalogues a payment for a new resource URL; returns the outcome and whether the URL was catalogued. */
+  /** Records a payment for a new resource URL in the Bazaar; returns the outcome and whether the URL is listed. */
   async function settle(bazaar: unknown): Promise<{ outcome: BazaarOutcome | undefined; listed: boolean }> {
     const url = `http://shop-${++urls}.test/r`;
-    const outcome = await catalogueSettlement(db, paymentFor(url, bazaar, requirements), requirements);
+    const outcome = await recordInBazaar(db, paymentFor(url, bazaar, requirements), requirements);
     const rows = await db.query("SELECT 1 FROM bazaar_resources WHERE resource = $1", [url]);
     return { outcome, listed: rows.rows.length === 1 };
   }
 
-  it("catalogues a valid extension", async () => {
+  it("lists a valid extension", async () => {
     expect(await settle(getExtension())).toEqual({ outcome: { status: "success" }, listed: true });
     const mcp = declareDiscoveryExtension({
       toolName: "lookup",

@@ -74,7 +74,7 @@ describe("a paid Hono route settled by our facilitator", () => {
     expect(await usdc.balanceOf(merchant)).toBe(1000n);
     expect(await usdc.balanceOf(buyer.address)).toBe(before - 1000n);
 
-    // The SDK's own Bazaar client reads our catalogue.
+    // The SDK's own Bazaar client reads our Bazaar.
     const bazaar = withBazaar(new HTTPFacilitatorClient({ url: facilitatorServer.url })).extensions.bazaar;
     const listed = await bazaar.listResources({ type: "http", payTo: merchant });
     expect(listed.pagination).toEqual({ limit: 20, offset: 0, total: 1 });

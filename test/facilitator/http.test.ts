@@ -171,7 +171,7 @@ describe("facilitator HTTP", () => {
   });
 });
 
-describe("Bazaar catalogue", () => {
+describe("Bazaar", () => {
   const [m1, m2] = [newMerchant(), newMerchant()];
   const weather = requirementsFor(m1, "1000");
   const news = requirementsFor(m2, "3000");
@@ -180,7 +180,7 @@ describe("Bazaar catalogue", () => {
   beforeAll(async () => {
     const [alice, bob] = devnet.buyers as [Devnet["buyers"][0], Devnet["buyers"][0]];
     // In order: weather (twice), news, an MCP tool; then one payment without the extension and one with a
-    // broken extension, which are paid but not catalogued.
+    // broken extension, which are paid but not listed.
     for (const buyer of [alice, bob]) {
       const { extensions } = await buy(
         await pay(buyer, weather, { url: "http://shop.test/weather?city=Lisbon" }, bazaarGet()),
@@ -293,7 +293,7 @@ describe("Bazaar catalogue", () => {
     }
   });
 
-  it("keeps the catalogue across a restart", async () => {
+  it("keeps the Bazaar across a restart", async () => {
     const before = await list("?limit=100");
     await close();
     await open();

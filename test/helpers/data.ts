@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Store } from "../../src/analytics/duckdb.ts";
+import { Analytics } from "../../src/analytics/duckdb.ts";
 import { importNdjson } from "../../src/analytics/import.ts";
 import { WEEK_BLOCKS } from "../../src/chain/base.ts";
 
@@ -81,19 +81,19 @@ export function ndjsonFile(records: readonly (object | string)[]): string {
   return file;
 }
 
-export async function tempStore(): Promise<Store> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-store-"));
-  return Store.open({ dataDir: dir, memoryLimit: "256MB", threads: 1 });
+export async function tempAnalytics(): Promise<Analytics> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-"));
+  return Analytics.open({ dataDir: dir, memoryLimit: "256MB", threads: 1 });
 }
 
-/** A store loaded with `records` (and a checkpoint at END unless one is given). */
-export async function storeWith(records: readonly object[]): Promise<Store> {
-  const store = await tempStore();
+/** An analytics database loaded with `records` (and a checkpoint at END unless one is given). */
+export async function analyticsWith(records: readonly object[]): Promise<Analytics> {
+  const analytics = await tempAnalytics();
   const withCheckpoint = records.some((r) => (r as { type?: string }).type === "checkpoint")
     ? records
     : [...records, checkpoint()];
-  await importNdjson(store, ndjsonFile(withCheckpoint));
-  return store;
+  await importNdjson(analytics, ndjsonFile(withCheckpoint));
+  return analytics;
 }
 
 /** n payments of `amount` from payer to payTo spread across the window. */
@@ -114,14 +114,14 @@ export function repeat(
 /** The report of `address` over `records` (window ending at END), with a fixed clock. */
 export async function reportOf(records: readonly object[], address: string) {
   const { ReportService } = await import("../../src/reports/service.ts");
-  const store = await storeWith(records);
+  const analytics = await analyticsWith(records);
   try {
-    const service = new ReportService(store, {
+    const service = new ReportService(analytics, {
       publicUrl: "https://reports.test",
       now: () => new Date(END_TIME * 1000 + 3_600_000),
     });
     return await service.report(address, END);
   } finally {
-    store.close();
+    analytics.close();
   }
 }

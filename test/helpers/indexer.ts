@@ -1,11 +1,11 @@
 /**
- * Shared pieces of the indexer tests: a devnet long enough for a weekly report, a temporary store,
- * and the store's rows in a stable order for comparisons.
+ * Shared pieces of the indexer tests: a devnet long enough for a weekly report, a temporary analytics database,
+ * and the analytics database's rows in a stable order for comparisons.
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Store } from "../../src/analytics/duckdb.ts";
+import { Analytics } from "../../src/analytics/duckdb.ts";
 import { WEEK_BLOCKS } from "../../src/chain/base.ts";
 import { type Devnet, type DevnetOptions, startDevnet } from "../../src/chain/devnet/index.ts";
 
@@ -23,17 +23,17 @@ export function tempDir(prefix = "x402m-indexer-"): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-export function openTempStore(dir = tempDir()): Promise<Store> {
-  return Store.open({ dataDir: dir, memoryLimit: "256MB", threads: 1 });
+export function openTempAnalytics(dir = tempDir()): Promise<Analytics> {
+  return Analytics.open({ dataDir: dir, memoryLimit: "256MB", threads: 1 });
 }
 
-/** Every row the indexer writes, sorted, with bigints as strings: equal snapshots mean equal stores. */
+/** Every row the indexer writes, sorted, with bigints as strings: equal snapshots mean equal databases. */
 export type Snapshot = Record<
   "payments" | "transfers" | "candidates" | "merchants" | "checkpoint",
   unknown[]
 >;
 
-export async function snapshot(store: Store): Promise<Snapshot> {
+export async function snapshot(analytics: Analytics): Promise<Snapshot> {
   const tables: Record<keyof Snapshot, string> = {
     payments: "SELECT * FROM payments ORDER BY block_number, tx_hash, log_index",
     transfers: "SELECT * FROM transfers ORDER BY block_number, tx_hash, log_index",
@@ -43,7 +43,7 @@ export async function snapshot(store: Store): Promise<Snapshot> {
   };
   const out = {} as Snapshot;
   for (const [name, sql] of Object.entries(tables) as [keyof Snapshot, string][]) {
-    const rows = await store.all(sql);
+    const rows = await analytics.all(sql);
     out[name] = JSON.parse(
       JSON.stringify(rows, (_, v) => (typeof v === "bigint" ? v.toString() : v)),
     ) as unknown[];

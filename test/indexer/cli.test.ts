@@ -2,11 +2,11 @@ import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { Store } from "../../src/analytics/duckdb.ts";
+import { Analytics } from "../../src/analytics/duckdb.ts";
 import { type Devnet, type DevnetAccount, derive } from "../../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import { runIndexer } from "../../src/indexer/index.ts";
-import { GENESIS, openTempStore, snapshot, startTestDevnet, tempDir } from "../helpers/indexer.ts";
+import { GENESIS, openTempAnalytics, snapshot, startTestDevnet, tempDir } from "../helpers/indexer.ts";
 import { fundedAccount, mineAll, rpc, Settler } from "../helpers/settle.ts";
 
 const BIN = path.resolve("bin/x402-merchants");
@@ -135,10 +135,10 @@ const indexArgs = (data: string, ...extra: string[]) => [
 
 describe("index command", () => {
   it("killed with SIGKILL mid-backfill and restarted, ends with exactly the rows of an uninterrupted run", async () => {
-    const reference = await openTempStore();
+    const reference = await openTempAnalytics();
     try {
       await runIndexer({
-        store: reference,
+        analytics: reference,
         rpc: { url: devnet.rpc },
         registry: FacilitatorRegistry.base().withSigners([facilitator]),
         fromBlock: GENESIS + 1,
@@ -157,7 +157,7 @@ describe("index command", () => {
       first.child.kill("SIGKILL");
       expect((await first.exit).signal).toBe("SIGKILL");
 
-      const killed = await Store.open({ dataDir: data, threads: 1 });
+      const killed = await Analytics.open({ dataDir: data, threads: 1 });
       const partial = await snapshot(killed);
       killed.close();
       const reached = Number((partial.checkpoint[0] as { block: string }).block);
@@ -171,14 +171,14 @@ describe("index command", () => {
       const second = await cli(indexArgs(data, "--rps", "0"));
       expect(second.code).toBe(0);
       expect(JSON.parse(second.stdout)).toMatchObject({ block: head, stopped: "done" });
-      const resumed = await Store.open({ dataDir: data, threads: 1 });
+      const resumed = await Analytics.open({ dataDir: data, threads: 1 });
       try {
         expect(await snapshot(resumed)).toEqual(expected);
       } finally {
         resumed.close();
       }
 
-      // The report command reads the indexed store as it reads an imported one.
+      // The report command reads the indexed analytics database as it reads an imported one.
       const merchant = derive(100).address.toLowerCase();
       const paidTo = (expected.payments as { pay_to: string; amount: string }[]).filter(
         (p) => p.pay_to === merchant,
@@ -192,7 +192,7 @@ describe("index command", () => {
         window: { end_block: head, complete: true },
       });
 
-      // The candidates of that store, as the operator sees them.
+      // The candidates of that database, as the operator sees them.
       const candidates = await cli(["facilitators", "--candidates", "--data", data]);
       expect(candidates.code).toBe(0);
       const listed = candidates.stdout
@@ -247,14 +247,13 @@ describe("index command", () => {
     follower.child.kill("SIGTERM");
     expect(await follower.exit).toEqual({ code: 0, signal: null });
     expect(JSON.parse(follower.stdout())).toMatchObject({ payments: 2, stopped: "signal" });
-    const store = await Store.open({ dataDir: data, threads: 1 });
+    const analytics = await Analytics.open({ dataDir: data, threads: 1 });
     try {
-      expect((await store.all("SELECT amount FROM payments ORDER BY amount")).map((r) => r.amount)).toEqual([
-        123_456n,
-        654_321n,
-      ]);
+      expect(
+        (await analytics.all("SELECT amount FROM payments ORDER BY amount")).map((r) => r.amount),
+      ).toEqual([123_456n, 654_321n]);
     } finally {
-      store.close();
+      analytics.close();
     }
   });
 

@@ -10,7 +10,7 @@ import {
   TRANSFER_TOPIC,
   type UsdcLog,
 } from "../../src/indexer/decode.ts";
-import { listingsOf } from "../../src/indexer/discovery.ts";
+import { itemListings } from "../../src/indexer/discovery.ts";
 import { WalletBook } from "../../src/indexer/funding.ts";
 import { pairSettlements } from "../../src/indexer/settlements.ts";
 
@@ -134,7 +134,7 @@ describe("funding edges", () => {
     const second = split.select(transfers.filter((t) => t.block > 20));
     expect([...first, ...second]).toEqual(kept);
 
-    // A book loaded from the store remembers first blocks.
+    // A book loaded from the analytics database remembers first blocks.
     const loaded = WalletBook.from([{ wallet: A, first_block: 10n }]);
     expect(loaded.select([move(A, C, 9), move(A, C, 10)])).toEqual([move(A, C, 10)]);
   });
@@ -172,7 +172,7 @@ describe("discovery items", () => {
   it("reads v2 amounts and v1 maxAmountRequired, the method from the Bazaar extension or the v1 output schema", () => {
     const usdc = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
     expect(
-      listingsOf({
+      itemListings({
         resource: "https://a.test/x",
         accepts: [
           { network: "eip155:8453", asset: usdc, amount: "1500", payTo: A.toUpperCase().replace("0X", "0x") },
@@ -184,7 +184,7 @@ describe("discovery items", () => {
       { payTo: A, resource: "https://a.test/x", method: "POST", priceUsd: 0.0015, description: "  X  " },
     ]);
     expect(
-      listingsOf({
+      itemListings({
         resource: "https://a.test/y",
         accepts: [
           {
@@ -218,7 +218,7 @@ describe("discovery items", () => {
       { resource: "https://a.test/z", accepts: "nope" },
       null,
     ]) {
-      expect(listingsOf(item)).toEqual([]);
+      expect(itemListings(item)).toEqual([]);
     }
   });
 });

@@ -18,7 +18,7 @@ import { ReportService } from "../../src/reports/service.ts";
 import { startMiner } from "../helpers/chain.ts";
 import { openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator, startShop } from "../helpers/facilitator.ts";
-import { GENESIS, openTempStore, startTestDevnet } from "../helpers/indexer.ts";
+import { GENESIS, openTempAnalytics, startTestDevnet } from "../helpers/indexer.ts";
 import { NETWORK, newMerchant } from "../helpers/x402.ts";
 
 let devnet: Devnet;
@@ -88,10 +88,10 @@ describe("paid requests to a weekly report", () => {
     expect((await fetch(`${shop.url}/weather?city=Lisbon`)).status).toBe(402);
 
     const head = Number(await devnetHead(devnet.rpc));
-    const store = await openTempStore();
+    const analytics = await openTempAnalytics();
     try {
       const summary = await runIndexer({
-        store,
+        analytics,
         rpc: { url: devnet.rpc },
         registry: FacilitatorRegistry.base().withSigners([devnet.facilitatorAccount.address]),
         fromBlock: GENESIS + 1,
@@ -101,7 +101,7 @@ describe("paid requests to a weekly report", () => {
       });
       expect(summary).toMatchObject({ payments: calls.length, candidates: 0, stopped: "done" });
 
-      const { report } = await new ReportService(store, { publicUrl: "https://reports.test" }).report(
+      const { report } = await new ReportService(analytics, { publicUrl: "https://reports.test" }).report(
         merchant,
       );
       const usd = Number((paid + 5_000n) / 10_000n) / 100; // rounded half up to cents, as reports are
@@ -122,7 +122,7 @@ describe("paid requests to a weekly report", () => {
         { resource: `${shop.url}/forecast`, price_usd: 0.25, description: "Seven-day forecast for a city" },
       ]);
     } finally {
-      store.close();
+      analytics.close();
     }
   }, 60_000);
 });

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Store } from "../../src/analytics/duckdb.ts";
+import type { Analytics } from "../../src/analytics/duckdb.ts";
 import { type Devnet, type DevnetAccount, derive } from "../../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import { BlockTimeError } from "../../src/indexer/blocks.ts";
 import { type IndexerOptions, RpcGaveUpError, runIndexer } from "../../src/indexer/index.ts";
-import { GENESIS, openTempStore, snapshot, startTestDevnet } from "../helpers/indexer.ts";
+import { GENESIS, openTempAnalytics, snapshot, startTestDevnet } from "../helpers/indexer.ts";
 import { type ProxyAction, type ProxyRequest, seeded, startRpcProxy } from "../helpers/rpc-proxy.ts";
 import { fundedAccount, mineAll, rpc, Settler, sendTransfer } from "../helpers/settle.ts";
 
@@ -48,9 +48,9 @@ beforeAll(async () => {
 });
 afterAll(() => devnet?.stop());
 
-function index(store: Store, url: string, options: Partial<IndexerOptions> = {}) {
+function index(analytics: Analytics, url: string, options: Partial<IndexerOptions> = {}) {
   return runIndexer({
-    store,
+    analytics,
     rpc: { url, timeoutMs: 500, backoff: { baseMs: 5, maxMs: 40, attempts: 40 } },
     registry,
     fromBlock: GENESIS + 1,
@@ -136,8 +136,8 @@ describe("indexer against a misbehaving RPC", () => {
       if (r < 0.25) return count("timeout", { kind: "forward", delayMs: 700 });
       return { kind: "forward" };
     });
-    const direct = await openTempStore();
-    const flaky = await openTempStore();
+    const direct = await openTempAnalytics();
+    const flaky = await openTempAnalytics();
     try {
       await index(direct, devnet.rpc);
       const events: string[] = [];
@@ -159,15 +159,15 @@ describe("indexer against a misbehaving RPC", () => {
 
   it("gives up with a clear error after a bounded number of attempts", async () => {
     const proxy = await startRpcProxy(devnet.rpc, () => ({ kind: "status", status: 503 }));
-    const store = await openTempStore();
+    const analytics = await openTempAnalytics();
     try {
-      const run = index(store, proxy.url, {
+      const run = index(analytics, proxy.url, {
         rpc: { url: proxy.url, backoff: { baseMs: 1, maxMs: 5, attempts: 4 } },
       });
       await expect(run).rejects.toThrow(RpcGaveUpError);
       await expect(run).rejects.toThrow(/the RPC failed 4 times in a row, last: eth_blockNumber: HTTP 503/);
     } finally {
-      store.close();
+      analytics.close();
       await proxy.close();
     }
   });
@@ -198,16 +198,16 @@ describe("indexer against a misbehaving RPC", () => {
           return answer;
         },
       }));
-      const store = await openTempStore();
+      const analytics = await openTempAnalytics();
       try {
-        await expect(index(store, proxy.url, { batchBlocks: 1 })).rejects.toThrow(BlockTimeError);
-        const stored = await store.one<{ block: bigint | null }>(
+        await expect(index(analytics, proxy.url, { batchBlocks: 1 })).rejects.toThrow(BlockTimeError);
+        const stored = await analytics.one<{ block: bigint | null }>(
           "SELECT max(block_number) AS block FROM checkpoints",
         );
         expect(Number(stored?.block)).toBe(settlementBlock - 1);
-        expect(await store.one("SELECT count(*) AS n FROM payments")).toEqual({ n: 0n });
+        expect(await analytics.one("SELECT count(*) AS n FROM payments")).toEqual({ n: 0n });
       } finally {
-        store.close();
+        analytics.close();
         await proxy.close();
       }
     }

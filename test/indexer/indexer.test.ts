@@ -2,14 +2,14 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Store } from "../../src/analytics/duckdb.ts";
+import type { Analytics } from "../../src/analytics/duckdb.ts";
 import { BASE_USDC } from "../../src/chain/base.ts";
 import { type Devnet, type DevnetAccount, derive } from "../../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import { listCandidates } from "../../src/indexer/candidates.ts";
 import { type IndexerEvent, type IndexerOptions, runIndexer } from "../../src/indexer/index.ts";
 import { ReportService } from "../../src/reports/service.ts";
-import { GENESIS, openTempStore, snapshot, startTestDevnet } from "../helpers/indexer.ts";
+import { GENESIS, openTempAnalytics, snapshot, startTestDevnet } from "../helpers/indexer.ts";
 import { fundedAccount, mineAll, type Paid, rpc, Settler, sendTransfer } from "../helpers/settle.ts";
 
 let devnet: Devnet;
@@ -68,9 +68,9 @@ beforeAll(async () => {
 });
 afterAll(() => devnet?.stop());
 
-function index(store: Store, options: Partial<IndexerOptions> = {}) {
+function index(analytics: Analytics, options: Partial<IndexerOptions> = {}) {
   return runIndexer({
-    store,
+    analytics,
     rpc: { url: devnet.rpc },
     registry,
     fromBlock: GENESIS + 1,
@@ -84,11 +84,11 @@ const iso = (unix: number) => new Date(unix * 1000);
 
 describe("indexer on a devnet", () => {
   it("stores the settlements of a known signer as payments, with exact amounts, times, payers and payees", async () => {
-    const store = await openTempStore();
+    const analytics = await openTempAnalytics();
     try {
-      const summary = await index(store);
+      const summary = await index(analytics);
       expect(summary).toMatchObject({ block: head, payments: 4, candidates: 1, stopped: "done", reorgs: 0 });
-      const rows = await store.all(
+      const rows = await analytics.all(
         "SELECT tx_hash, block_number, block_time, facilitator, payer, pay_to, amount, asset FROM payments ORDER BY amount",
       );
       const expected = [...paid]
@@ -105,16 +105,16 @@ describe("indexer on a devnet", () => {
         }));
       expect(rows).toEqual(expected);
       // The key is the Transfer log, which follows its AuthorizationUsed log.
-      const keys = await store.all<{ log_index: number }>(
+      const keys = await analytics.all<{ log_index: number }>(
         "SELECT log_index FROM payments ORDER BY log_index",
       );
       expect(keys.every((k) => k.log_index % 2 === 1)).toBe(true);
       expect(
-        (await store.all<{ address: string }>("SELECT address FROM merchants ORDER BY address")).map(
+        (await analytics.all<{ address: string }>("SELECT address FROM merchants ORDER BY address")).map(
           (m) => m.address,
         ),
       ).toEqual([merchant.address.toLowerCase(), shop.toLowerCase()].sort());
-      expect(await store.one("SELECT block_number, block_time FROM checkpoints")).toEqual({
+      expect(await analytics.one("SELECT block_number, block_time FROM checkpoints")).toEqual({
         block_number: BigInt(head),
         block_time: iso(
           (timeOf.get(blockOf.get(funding) as number) as number) +
@@ -122,17 +122,19 @@ describe("indexer on a devnet", () => {
         ),
       });
     } finally {
-      store.close();
+      analytics.close();
     }
   });
 
   it("keeps a settlement sent by an unknown account as a facilitator candidate, not a payment", async () => {
-    const store = await openTempStore();
+    const analytics = await openTempAnalytics();
     try {
-      await index(store);
+      await index(analytics);
       const [candidate] = unknownPaid;
       expect(
-        await store.all("SELECT tx_hash, sender, payer, pay_to, amount, reason FROM facilitator_candidates"),
+        await analytics.all(
+          "SELECT tx_hash, sender, payer, pay_to, amount, reason FROM facilitator_candidates",
+        ),
       ).toEqual([
         {
           tx_hash: candidate?.tx,
@@ -144,11 +146,13 @@ describe("indexer on a devnet", () => {
         },
       ]);
       expect(
-        await store.one("SELECT count(*) AS n FROM payments WHERE tx_hash = $1", [candidate?.tx as string]),
+        await analytics.one("SELECT count(*) AS n FROM payments WHERE tx_hash = $1", [
+          candidate?.tx as string,
+        ]),
       ).toEqual({
         n: 0n,
       });
-      expect(await listCandidates(store, registry)).toEqual([
+      expect(await listCandidates(analytics, registry)).toEqual([
         expect.objectContaining({
           sender: unknownSender.address.toLowerCase(),
           settlements: 1,
@@ -160,14 +164,14 @@ describe("indexer on a devnet", () => {
         }),
       ]);
     } finally {
-      store.close();
+      analytics.close();
     }
   });
 
   it("does not count mints as payments and keeps only the transfers that touch a paying or paid wallet", async () => {
-    const store = await openTempStore();
+    const analytics = await openTempAnalytics();
     try {
-      await index(store);
+      await index(analytics);
       // The devnet funded the buyers with mints (Transfer from the zero address) in block GENESIS + 1.
       const mints = await rpc<unknown[]>(devnet.rpc, "eth_getLogs", [
         {
@@ -178,9 +182,9 @@ describe("indexer on a devnet", () => {
       ]);
       expect(mints).toHaveLength(6);
       expect(
-        await store.one("SELECT count(*) AS n FROM payments WHERE block_number = $1", [GENESIS + 1]),
+        await analytics.one("SELECT count(*) AS n FROM payments WHERE block_number = $1", [GENESIS + 1]),
       ).toEqual({ n: 0n });
-      const transfers = await store.all<{
+      const transfers = await analytics.all<{
         tx_hash: string;
         from_address: string;
         to_address: string;
@@ -202,15 +206,15 @@ describe("indexer on a devnet", () => {
         },
       ]);
     } finally {
-      store.close();
+      analytics.close();
     }
   });
 
   it("gives the report exactly what was paid: tx, usd and buyers over indexed data", async () => {
-    const store = await openTempStore();
+    const analytics = await openTempAnalytics();
     try {
-      await index(store);
-      const service = new ReportService(store, { publicUrl: "https://reports.test" });
+      await index(analytics);
+      const service = new ReportService(analytics, { publicUrl: "https://reports.test" });
       const m = await service.report(merchant.address.toLowerCase());
       expect(m.report).toMatchObject({
         tx: 2,
@@ -229,46 +233,46 @@ describe("indexer on a devnet", () => {
         merchant.address.toLowerCase(),
       ]);
     } finally {
-      store.close();
+      analytics.close();
     }
   });
 
   it("resumes from its checkpoint and never stores a payment twice", async () => {
-    const store = await openTempStore();
+    const analytics = await openTempAnalytics();
     try {
-      await index(store, { toBlock: blockOf.get(paid[0]?.tx as string) });
-      const first = await store.one<{ n: bigint }>("SELECT count(*) AS n FROM payments");
+      await index(analytics, { toBlock: blockOf.get(paid[0]?.tx as string) });
+      const first = await analytics.one<{ n: bigint }>("SELECT count(*) AS n FROM payments");
       expect(first?.n).toBe(4n);
-      const again = await index(store);
+      const again = await index(analytics);
       expect(again).toMatchObject({ payments: 0, candidates: 1 });
-      const before = await snapshot(store);
+      const before = await snapshot(analytics);
       // Nothing left to do: a third run adds nothing and keeps every row.
-      expect(await index(store)).toMatchObject({ payments: 0, candidates: 0, transfers: 0, batches: 0 });
-      expect(await snapshot(store)).toEqual(before);
+      expect(await index(analytics)).toMatchObject({ payments: 0, candidates: 0, transfers: 0, batches: 0 });
+      expect(await snapshot(analytics)).toEqual(before);
       expect(before.payments).toHaveLength(4);
     } finally {
-      store.close();
+      analytics.close();
     }
   });
 
   it("starts by default at the registry's first date, or the chain's first block when that is later", async () => {
-    const store = await openTempStore();
+    const analytics = await openTempAnalytics();
     try {
       const events: IndexerEvent[] = [];
-      await index(store, { fromBlock: undefined, onEvent: (e) => events.push(e) });
+      await index(analytics, { fromBlock: undefined, onEvent: (e) => events.push(e) });
       // The devnet's genesis is newer than any Base facilitator's start: indexing starts there.
       expect(events[0]).toMatchObject({ type: "start", from: GENESIS, resumed: false, txFrom: "trace" });
-      expect(await store.one("SELECT count(*) AS n, min(block_number) AS first FROM payments")).toEqual({
+      expect(await analytics.one("SELECT count(*) AS n, min(block_number) AS first FROM payments")).toEqual({
         n: 4n,
         first: BigInt(blockOf.get(paid[0]?.tx as string) as number),
       });
     } finally {
-      store.close();
+      analytics.close();
     }
   });
 
   it("gives the same rows whatever the batch size, concurrency or way of fetching senders", async () => {
-    const reference = await openTempStore();
+    const reference = await openTempAnalytics();
     try {
       await index(reference, { senderStrategy: "block" });
       const expected = await snapshot(reference);
@@ -277,7 +281,7 @@ describe("indexer on a devnet", () => {
         ["trace", 2, 1],
         ["auto", 1000, 4],
       ] as const) {
-        const other = await openTempStore();
+        const other = await openTempAnalytics();
         try {
           await index(other, { senderStrategy, batchBlocks, concurrency });
           expect(await snapshot(other), senderStrategy).toEqual(expected);
@@ -292,8 +296,8 @@ describe("indexer on a devnet", () => {
 
   /** Indexes with `options` and expects the rows read with full blocks. */
   async function expectSameRowsAsBlocks(options: Partial<IndexerOptions>): Promise<void> {
-    const expected = await openTempStore();
-    const other = await openTempStore();
+    const expected = await openTempAnalytics();
+    const other = await openTempAnalytics();
     try {
       await index(expected, { senderStrategy: "block" });
       await index(other, options);
@@ -431,11 +435,11 @@ describe("indexer on a devnet", () => {
       );
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const store = await openTempStore();
+    const analytics = await openTempAnalytics();
     try {
       const { port } = server.address() as AddressInfo;
       const events: string[] = [];
-      await index(store, {
+      await index(analytics, {
         discovery: { url: `http://127.0.0.1:${port}/discovery/resources?type=http` },
         onEvent: (e) => events.push(e.type),
       });
@@ -445,7 +449,7 @@ describe("indexer on a devnet", () => {
         "/discovery/resources?type=http&limit=100&offset=2",
         "/discovery/resources?type=http&limit=100&offset=4",
       ]);
-      expect(await store.all("SELECT * FROM listings ORDER BY resource")).toEqual([
+      expect(await analytics.all("SELECT * FROM listings ORDER BY resource")).toEqual([
         {
           pay_to: merchant.address.toLowerCase(),
           resource: "https://api.weather.test/alerts",
@@ -471,13 +475,13 @@ describe("indexer on a devnet", () => {
           host: "tools.shop.test",
         },
       ]);
-      const { report } = await new ReportService(store, { publicUrl: "https://r.test" }).report(
+      const { report } = await new ReportService(analytics, { publicUrl: "https://r.test" }).report(
         merchant.address.toLowerCase(),
       );
       expect(report.name).toBe("api.weather.test");
       expect(report.bazaar_listings.map((l) => l.price_usd)).toEqual([0.001, 0.025]);
     } finally {
-      store.close();
+      analytics.close();
       server.close();
     }
   });

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Store } from "../../src/analytics/duckdb.ts";
+import type { Analytics } from "../../src/analytics/duckdb.ts";
 import { type Devnet, type DevnetAccount, derive } from "../../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import { type IndexerEvent, runIndexer } from "../../src/indexer/index.ts";
 import { ReorgTooDeepError } from "../../src/indexer/reorg.ts";
-import { GENESIS, openTempStore, snapshot, startTestDevnet } from "../helpers/indexer.ts";
+import { GENESIS, openTempAnalytics, snapshot, startTestDevnet } from "../helpers/indexer.ts";
 import { mineAll, rpc, Settler } from "../helpers/settle.ts";
 
 let devnet: Devnet;
@@ -22,9 +22,9 @@ afterAll(() => devnet?.stop());
 const buyer = (i: number) => devnet.buyers[i] as DevnetAccount;
 const headNumber = async () => Number(await rpc(devnet.rpc, "eth_blockNumber"));
 
-async function index(store: Store, toBlock: number, events: IndexerEvent[] = []) {
+async function index(analytics: Analytics, toBlock: number, events: IndexerEvent[] = []) {
   return runIndexer({
-    store,
+    analytics,
     rpc: { url: devnet.rpc },
     registry,
     fromBlock: GENESIS + 1,
@@ -52,13 +52,12 @@ describe("reorgs", () => {
     );
     await devnet.mine(4);
     const headA = await headNumber();
-    const store = await openTempStore();
+    const analytics = await openTempAnalytics();
     try {
-      await index(store, headA);
-      expect((await store.all("SELECT amount FROM payments ORDER BY amount")).map((r) => r.amount)).toEqual([
-        1_000n,
-        2_000n,
-      ]);
+      await index(analytics, headA);
+      expect(
+        (await analytics.all("SELECT amount FROM payments ORDER BY amount")).map((r) => r.amount),
+      ).toEqual([1_000n, 2_000n]);
 
       // Chain B forks at `base`: other payments, and it grows longer than A.
       await rpc(devnet.rpc, "evm_revert", [snapshotId]);
@@ -79,24 +78,24 @@ describe("reorgs", () => {
       expect(headB).toBeGreaterThan(headA);
 
       const events: IndexerEvent[] = [];
-      const summary = await index(store, headB, events);
+      const summary = await index(analytics, headB, events);
       expect(summary.reorgs).toBe(1);
       const reorg = events.find((e) => e.type === "reorg");
       expect(reorg).toEqual({ type: "reorg", checkpoint: headA, ancestor: expect.any(Number) });
       expect((reorg as { ancestor: number }).ancestor).toBeLessThanOrEqual(base);
       expect(
-        (await store.all("SELECT tx_hash, amount FROM payments ORDER BY amount")).map((r) => r.tx_hash),
+        (await analytics.all("SELECT tx_hash, amount FROM payments ORDER BY amount")).map((r) => r.tx_hash),
       ).toEqual(b.map((p) => p.tx));
 
-      // The corrected store is exactly what indexing chain B from scratch gives.
-      const fresh = await openTempStore();
+      // The corrected database is exactly what indexing chain B from scratch gives.
+      const fresh = await openTempAnalytics();
       try {
         await index(fresh, headB);
-        expect(await snapshot(store)).toEqual(await snapshot(fresh));
+        expect(await snapshot(analytics)).toEqual(await snapshot(fresh));
       } finally {
         fresh.close();
       }
-      const state = await store.one<{ block_number: bigint; block_hash: string }>(
+      const state = await analytics.one<{ block_number: bigint; block_hash: string }>(
         "SELECT block_number, block_hash FROM indexer_state",
       );
       const chainHead = await rpc<{ hash: string }>(devnet.rpc, "eth_getBlockByNumber", [
@@ -105,18 +104,18 @@ describe("reorgs", () => {
       ]);
       expect(state).toEqual({ block_number: BigInt(headB), block_hash: chainHead.hash });
     } finally {
-      store.close();
+      analytics.close();
     }
   });
 
   it("refuses to guess when the fork is deeper than --reorg-depth", async () => {
-    const store = await openTempStore();
+    const analytics = await openTempAnalytics();
     try {
       await devnet.mine(1);
       const snapshotId = await rpc<string>(devnet.rpc, "evm_snapshot");
       await devnet.mine(20);
       const head = await headNumber();
-      await index(store, head);
+      await index(analytics, head);
       await rpc(devnet.rpc, "evm_revert", [snapshotId]);
       settler.resync();
       const c = await settler.settle([{ buyer: buyer(0), payTo: merchant, amount: 9n }]);
@@ -125,11 +124,11 @@ describe("reorgs", () => {
         c.map((p) => p.tx),
       );
       await devnet.mine(25);
-      const before = await snapshot(store);
-      await expect(index(store, await headNumber())).rejects.toThrow(ReorgTooDeepError);
-      expect(await snapshot(store)).toEqual(before);
+      const before = await snapshot(analytics);
+      await expect(index(analytics, await headNumber())).rejects.toThrow(ReorgTooDeepError);
+      expect(await snapshot(analytics)).toEqual(before);
     } finally {
-      store.close();
+      analytics.close();
     }
   });
 });

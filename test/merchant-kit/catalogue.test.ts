@@ -174,11 +174,11 @@ describe("listings", () => {
   it("are the catalogue's resources, prices and descriptions, by price, as import records", () => {
     const merchant = testMerchant(payTo, "https://api.test");
     const listings = listingsOf(merchant);
-    expect(listings.map((l) => l.price_usd)).toEqual([0.001, 0.002, 0.005, 0.01]);
+    expect(listings.map((l) => l.priceUsd)).toEqual([0.001, 0.002, 0.005, 0.01]);
     expect(listings[0]).toEqual({
-      pay_to: payTo,
+      payTo,
       resource: "https://api.test/api/calc",
-      price_usd: 0.001,
+      priceUsd: 0.001,
       description: TEST_ENDPOINTS[0]?.description,
       method: "GET",
     });
@@ -187,6 +187,14 @@ describe("listings", () => {
       .split("\n")
       .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(4);
+    expect(lines[0]).toEqual({
+      type: "listing",
+      pay_to: payTo,
+      resource: "https://api.test/api/calc",
+      price_usd: 0.001,
+      description: TEST_ENDPOINTS[0]?.description,
+      method: "GET",
+    });
     expect(lines.every((l) => l.type === "listing")).toBe(true);
   });
 });

@@ -1,16 +1,16 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Store } from "../../src/analytics/duckdb.ts";
+import type { Analytics } from "../../src/analytics/duckdb.ts";
 import { reportRoutes } from "../../src/reports/http.ts";
 import { ReportService } from "../../src/reports/service.ts";
-import { addr, END, payment, repeat, storeWith } from "../helpers/data.ts";
+import { addr, analyticsWith, END, payment, repeat } from "../helpers/data.ts";
 
 const m = addr("merchant");
-let store: Store;
+let analytics: Analytics;
 let app: ReturnType<typeof reportRoutes>;
 
 beforeAll(async () => {
-  store = await storeWith([
+  analytics = await analyticsWith([
     { type: "merchant", address: m, name: "shop.example", claimed: true },
     {
       type: "listing",
@@ -22,11 +22,11 @@ beforeAll(async () => {
     payment({ payer: addr("a"), payTo: m, amount: 3_000_000 }),
     ...repeat(10, { payer: addr("farm"), payTo: m, amount: 100 }),
   ]);
-  app = reportRoutes(new ReportService(store, { publicUrl: "https://reports.test" }), {
+  app = reportRoutes(new ReportService(analytics, { publicUrl: "https://reports.test" }), {
     notice: async () => "SAMPLE DATA: made up.",
   });
 });
-afterAll(() => store.close());
+afterAll(() => analytics.close());
 
 async function errorOf(path: string, status: number, code: string) {
   const res = await app.request(path);

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { reportJsonSchema } from "../../src/reports/schema.ts";
 import { ReportService } from "../../src/reports/service.ts";
-import { addr, END, payment, START, storeWith, transfer } from "../helpers/data.ts";
+import { addr, analyticsWith, END, payment, START, transfer } from "../helpers/data.ts";
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });
 const validate = ajv.compile(reportJsonSchema());
@@ -59,9 +59,11 @@ describe("every report of random payment sets", () => {
             ...transfers.map((t) => transfer(t.from, t.to, t.amount, t.block)),
             ...frozen.map((address) => ({ type: "merchant", address, frozen: true })),
           ];
-          const store = await storeWith(records);
+          const analytics = await analyticsWith(records);
           try {
-            const { reports } = await new ReportService(store, { publicUrl: "https://r.test" }).reports(END);
+            const { reports } = await new ReportService(analytics, { publicUrl: "https://r.test" }).reports(
+              END,
+            );
             const inWindow = payments.flatMap((p) =>
               p.block > START && p.block <= END ? Array(p.times).fill(p) : [],
             );
@@ -112,7 +114,7 @@ describe("every report of random payment sets", () => {
               if (i > 0) expect(r.real_usd).toBeLessThanOrEqual(ranked[i - 1]?.real_usd ?? Infinity);
             });
           } finally {
-            store.close();
+            analytics.close();
           }
         },
       ),

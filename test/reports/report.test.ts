@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
-import type { Params, Store } from "../../src/analytics/duckdb.ts";
+import type { Analytics, Params } from "../../src/analytics/duckdb.ts";
 import { importNdjson } from "../../src/analytics/import.ts";
 import { dataVersion } from "../../src/analytics/migrations.ts";
 import { ReportService } from "../../src/reports/service.ts";
 import { windowDates } from "../../src/reports/window.ts";
 import {
   addr,
+  analyticsWith,
   checkpoint,
   END,
   END_TIME,
@@ -13,7 +14,6 @@ import {
   payment,
   reportOf,
   START,
-  storeWith,
   timeOf,
 } from "../helpers/data.ts";
 
@@ -162,7 +162,7 @@ describe("rank and states", () => {
       string,
       string,
     ];
-    const store = await storeWith([
+    const analytics = await analyticsWith([
       payment({ payer: addr("1"), payTo: a, amount: 5_000_000 }),
       payment({ payer: addr("2"), payTo: b, amount: 9_000_000 }),
       payment({ payer: addr("3"), payTo: c, amount: 20_000_000 }),
@@ -170,7 +170,7 @@ describe("rank and states", () => {
       payment({ payer: d, payTo: d, amount: 50_000_000 }),
     ]);
     try {
-      const service = new ReportService(store, { publicUrl: "https://r.test" });
+      const service = new ReportService(analytics, { publicUrl: "https://r.test" });
       const ranks = Object.fromEntries(
         (await service.reports(END)).reports.map((r) => [r.address, r.rank_by_real_revenue]),
       );
@@ -182,37 +182,37 @@ describe("rank and states", () => {
       ]);
       expect((await service.report(c)).report.frozen).toBe(true);
     } finally {
-      store.close();
+      analytics.close();
     }
   });
 
   it("is incomplete past the latest checkpoint, and defaults to the latest checkpoint", async () => {
-    const store = await storeWith([
+    const analytics = await analyticsWith([
       checkpoint(END - 10),
       payment({ payer: addr("a"), payTo: m, amount: 1, block: END }),
     ]);
     try {
-      const service = new ReportService(store, { publicUrl: "https://r.test" });
+      const service = new ReportService(analytics, { publicUrl: "https://r.test" });
       expect((await service.report(m)).report.window.end_block).toBe(END - 10);
       expect((await service.report(m, END)).report.window.complete).toBe(false);
       await expect(service.report(m, END + 1)).rejects.toThrow(/latest known block is 40000000/);
       await expect(service.report(addr("nobody"))).rejects.toThrow(/no merchant/);
       await expect(service.report("0x12")).rejects.toThrow(/not an address/);
     } finally {
-      store.close();
+      analytics.close();
     }
   });
 
   it("keeps generated_at until the data changes", async () => {
-    const store = await storeWith([payment({ payer: addr("a"), payTo: m, amount: 1 })]);
+    const analytics = await analyticsWith([payment({ payer: addr("a"), payTo: m, amount: 1 })]);
     try {
       let now = END_TIME * 1000;
-      const service = new ReportService(store, { publicUrl: "https://r.test", now: () => new Date(now) });
+      const service = new ReportService(analytics, { publicUrl: "https://r.test", now: () => new Date(now) });
       const first = (await service.report(m)).report.generated_at;
       now += 60_000;
       expect((await service.report(m)).report.generated_at).toBe(first);
       await importNdjson(
-        store,
+        analytics,
         ndjsonFile([
           payment({ payer: addr("b"), payTo: m, amount: 2, block: timeOf(END) > 0 ? END - 5 : END }),
         ]),
@@ -221,40 +221,40 @@ describe("rank and states", () => {
       expect(rebuilt.generated_at).not.toBe(first);
       expect(rebuilt.tx).toBe(2);
     } finally {
-      store.close();
+      analytics.close();
     }
   });
 });
 
 describe("stored windows", () => {
   it("keeps the most recent windows' reports and rebuilds a dropped one identically", async () => {
-    const store = await storeWith([
+    const analytics = await analyticsWith([
       payment({ payer: addr("a"), payTo: m, amount: 1_000 }),
       checkpoint(END + 10),
     ]);
     try {
-      const service = new ReportService(store, { publicUrl: "https://r.test", keepWindows: 3 });
+      const service = new ReportService(analytics, { publicUrl: "https://r.test", keepWindows: 3 });
       const first = (await service.report(m, END)).report;
       for (let end = END + 1; end <= END + 5; end++) await service.report(m, end);
-      const windows = await store.all<{ end_block: bigint }>(
+      const windows = await analytics.all<{ end_block: bigint }>(
         "SELECT DISTINCT end_block FROM reports ORDER BY end_block",
       );
       expect(windows.map((w) => Number(w.end_block))).toEqual([END + 3, END + 4, END + 5]);
-      expect(await store.one("SELECT count(*) AS n FROM report_windows")).toEqual({ n: 3n });
+      expect(await analytics.one("SELECT count(*) AS n FROM report_windows")).toEqual({ n: 3n });
       const again = (await service.report(m, END)).report;
       expect({ ...again, generated_at: "" }).toEqual({ ...first, generated_at: "" });
     } finally {
-      store.close();
+      analytics.close();
     }
   });
 });
 
 describe("a build and the writes beside it", () => {
-  /** Runs `before` once, just before the first statement of the store that starts with `prefix`. */
-  function beforeStatement(store: Store, prefix: string, before: () => Promise<void>): void {
-    const run = store.run.bind(store);
+  /** Runs `before` once, just before the first statement of the analytics database that starts with `prefix`. */
+  function beforeStatement(analytics: Analytics, prefix: string, before: () => Promise<void>): void {
+    const run = analytics.run.bind(analytics);
     let done = false;
-    store.run = async (sql: string, params?: Params) => {
+    analytics.run = async (sql: string, params?: Params) => {
       if (!done && sql.trimStart().startsWith(prefix)) {
         done = true;
         await before();
@@ -263,30 +263,30 @@ describe("a build and the writes beside it", () => {
     };
   }
 
-  const windowTables = (store: Store) =>
-    store.one<{ n: bigint }>(
+  const windowTables = (analytics: Analytics) =>
+    analytics.one<{ n: bigint }>(
       "SELECT count(*) AS n FROM duckdb_tables() WHERE temporary AND table_name LIKE 'rw\\_%' ESCAPE '\\'",
     );
 
   it("builds again in one transaction when data lands while the window is aggregated", async () => {
-    const store = await storeWith([payment({ payer: addr("a"), payTo: m, amount: 1_000_000 })]);
-    const other = await store.fork();
+    const analytics = await analyticsWith([payment({ payer: addr("a"), payTo: m, amount: 1_000_000 })]);
+    const other = await analytics.fork();
     try {
       // Another connection (the indexer beside the service) imports a payment once the groups have been
       // read from the payments: without the version check, the report would miss it.
-      beforeStatement(store, "CREATE OR REPLACE TEMP TABLE rw_pairs", async () => {
+      beforeStatement(analytics, "CREATE OR REPLACE TEMP TABLE rw_pairs", async () => {
         await importNdjson(other, ndjsonFile([payment({ payer: addr("b"), payTo: m, amount: 2_000_000 })]));
       });
-      const service = new ReportService(store, { publicUrl: "https://r.test" });
+      const service = new ReportService(analytics, { publicUrl: "https://r.test" });
       const { report } = await service.report(m);
       expect([report.tx, report.buyers, report.usd]).toEqual([2, 2, 3]);
       expect(report.daily.reduce((n, d) => n + d.tx, 0)).toBe(2);
-      const stored = await store.one<{ data_version: bigint }>("SELECT data_version FROM report_windows");
-      expect(stored?.data_version).toBe(await dataVersion(store));
-      expect((await windowTables(store))?.n).toBe(0n);
+      const stored = await analytics.one<{ data_version: bigint }>("SELECT data_version FROM report_windows");
+      expect(stored?.data_version).toBe(await dataVersion(analytics));
+      expect((await windowTables(analytics))?.n).toBe(0n);
     } finally {
       other.close();
-      store.close();
+      analytics.close();
     }
   });
 
@@ -298,19 +298,19 @@ describe("a build and the writes beside it", () => {
       price_usd: 0.01,
       description,
     });
-    const store = await storeWith([
+    const analytics = await analyticsWith([
       listing("https://old.example/api", "Old."),
       payment({ payer: addr("a"), payTo: m, amount: 1_000 }),
     ]);
     try {
-      const service = new ReportService(store, { publicUrl: "https://r.test" });
+      const service = new ReportService(analytics, { publicUrl: "https://r.test" });
       const before = (await service.report(m)).report;
       expect([before.name, before.bazaar_listings.map((l) => l.description)]).toEqual([
         "old.example",
         ["Old."],
       ]);
       await importNdjson(
-        store,
+        analytics,
         ndjsonFile([listing("https://new.example/api", "New."), listing("https://new.example/b", "B.")]),
       );
       const after = (await service.report(m)).report;
@@ -322,46 +322,46 @@ describe("a build and the writes beside it", () => {
       ]);
       expect((await service.report(m)).report).toEqual(after);
     } finally {
-      store.close();
+      analytics.close();
     }
   });
 
   it("resolves a window once per data version", async () => {
-    const store = await storeWith([payment({ payer: addr("a"), payTo: m, amount: 1_000 })]);
+    const analytics = await analyticsWith([payment({ payer: addr("a"), payTo: m, amount: 1_000 })]);
     try {
-      const all = store.all.bind(store);
+      const all = analytics.all.bind(analytics);
       let resolved = 0;
-      store.all = ((sql: string, params?: Params) => {
+      analytics.all = ((sql: string, params?: Params) => {
         if (sql.includes("max(block_number) FROM payments")) resolved++;
         return all(sql, params);
-      }) as Store["all"];
-      const service = new ReportService(store, { publicUrl: "https://r.test" });
+      }) as Analytics["all"];
+      const service = new ReportService(analytics, { publicUrl: "https://r.test" });
       await service.report(m);
       await service.report(m);
       await service.leaderboard();
       expect(resolved).toBe(1);
-      await importNdjson(store, ndjsonFile([payment({ payer: addr("b"), payTo: m, amount: 2_000 })]));
+      await importNdjson(analytics, ndjsonFile([payment({ payer: addr("b"), payTo: m, amount: 2_000 })]));
       expect((await service.report(m)).report.tx).toBe(2);
       expect(resolved).toBe(2);
     } finally {
-      store.close();
+      analytics.close();
     }
   });
 
   it("keeps nothing of a build that fails, and builds on the next call", async () => {
-    const store = await storeWith([payment({ payer: addr("a"), payTo: m, amount: 1_000 })]);
+    const analytics = await analyticsWith([payment({ payer: addr("a"), payTo: m, amount: 1_000 })]);
     try {
-      beforeStatement(store, "CREATE OR REPLACE TEMP TABLE rw_figures", async () => {
+      beforeStatement(analytics, "CREATE OR REPLACE TEMP TABLE rw_figures", async () => {
         throw new Error("disk full");
       });
-      const service = new ReportService(store, { publicUrl: "https://r.test" });
+      const service = new ReportService(analytics, { publicUrl: "https://r.test" });
       await expect(service.report(m)).rejects.toThrow("disk full");
-      expect(await store.one("SELECT count(*) AS n FROM reports")).toEqual({ n: 0n });
-      expect(await store.one("SELECT count(*) AS n FROM report_windows")).toEqual({ n: 0n });
-      expect((await windowTables(store))?.n).toBe(0n);
+      expect(await analytics.one("SELECT count(*) AS n FROM reports")).toEqual({ n: 0n });
+      expect(await analytics.one("SELECT count(*) AS n FROM report_windows")).toEqual({ n: 0n });
+      expect((await windowTables(analytics))?.n).toBe(0n);
       expect((await service.report(m)).report.tx).toBe(1);
     } finally {
-      store.close();
+      analytics.close();
     }
   });
 });

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type SyntheticOptions, type SyntheticSummary, writeSynthetic } from "../../scripts/synthetic.ts";
-import { Store } from "../../src/analytics/duckdb.ts";
+import { Analytics } from "../../src/analytics/duckdb.ts";
 import { importNdjson } from "../../src/analytics/import.ts";
 import { ReportService } from "../../src/reports/service.ts";
 
@@ -71,18 +71,20 @@ describe("synthetic week generator", () => {
   });
 
   it("imports without a bad line, and every screen flags its planted pattern but not the genuine demand", async () => {
-    const store = await Store.open({
-      dataDir: fs.mkdtempSync(path.join(dir, "store-")),
+    const analytics = await Analytics.open({
+      dataDir: fs.mkdtempSync(path.join(dir, "analytics-")),
       memoryLimit: "512MB",
     });
     try {
-      const counts = await importNdjson(store, file);
+      const counts = await importNdjson(analytics, file);
       expect(counts.payment).toEqual({ read: summary.payments, added: summary.payments });
       expect(counts.transfer).toEqual({ read: summary.transfers, added: summary.transfers });
       expect(counts.listing.read).toBe(summary.listings);
       expect(counts.checkpoint.added).toBe(1);
 
-      const { reports } = await new ReportService(store, { publicUrl: "http://127.0.0.1:8402" }).reports();
+      const { reports } = await new ReportService(analytics, {
+        publicUrl: "http://127.0.0.1:8402",
+      }).reports();
       expect(reports).toHaveLength(OPTIONS.merchants);
       const byAddress = new Map(reports.map((r) => [r.address, r]));
       const flagged = (address: string | undefined) => Object.keys(byAddress.get(address ?? "")?.flags ?? {});
@@ -98,7 +100,7 @@ describe("synthetic week generator", () => {
       expect(reports.some((r) => r.bazaar_listings.some((l) => l.description.endsWith("…")))).toBe(true);
 
       // The wallets of genuine demand (large customer, steady integration, metered use) pass every screen.
-      const details = await store.all<{ details: string }>("SELECT details FROM reports");
+      const details = await analytics.all<{ details: string }>("SELECT details FROM reports");
       const flaggedWallets = new Set(
         details.flatMap((d) =>
           Object.values(
@@ -109,7 +111,7 @@ describe("synthetic week generator", () => {
       expect(summary.wallets.genuine.length).toBeGreaterThanOrEqual(3);
       for (const w of summary.wallets.genuine) expect(flaggedWallets.has(w)).toBe(false);
     } finally {
-      store.close();
+      analytics.close();
     }
   });
 

@@ -1,5 +1,5 @@
 /**
- * PostgreSQL state shared by the services (facilitator ledger and catalogue; later the merchant APIs'
+ * PostgreSQL state shared by the services (facilitator ledger and Bazaar; later the merchant APIs'
  * collections, scratchpads and replay locks): one small interface over embedded PGlite or a server, and
  * versioned migrations per module.
  */

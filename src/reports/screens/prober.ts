@@ -3,7 +3,7 @@ import { THRESHOLDS } from "./thresholds.ts";
 
 /**
  * prober: a wallet that pays many different merchants once to three times each, with small amounts:
- * crawlers and catalogue testers. Real money, but not demand for this merchant's service, and often
+ * crawlers and directory testers. Real money, but not demand for this merchant's service, and often
  * a new merchant's first payer.
  *
  * Rule: the payer paid at least `proberMinMerchants` merchants in the window, paid at least
