@@ -1,4 +1,4 @@
-import { escapeHtml } from "../common/html.ts";
+import { escapeText } from "../common/html.ts";
 import type { OpenApiDocument, OpenApiOperation } from "./openapi.ts";
 import { TRY_IT_SCRIPT, tryItForm } from "./try-it.ts";
 
@@ -25,8 +25,8 @@ function exampleQuery(op: OpenApiOperation): string {
 function parametersTable(op: OpenApiOperation): string {
   const rows = (op.parameters ?? []).map(
     (p) =>
-      `<tr><th scope="row"><code>${escapeHtml(p.name)}</code></th><td>${p.required ? "yes" : "no"}</td>` +
-      `<td><code>${escapeHtml(String(p.schema.type ?? "any"))}</code></td><td>${escapeHtml(p.description ?? "")}</td></tr>`,
+      `<tr><th scope="row"><code>${escapeText(p.name)}</code></th><td>${p.required ? "yes" : "no"}</td>` +
+      `<td><code>${escapeText(String(p.schema.type ?? "any"))}</code></td><td>${escapeText(p.description ?? "")}</td></tr>`,
   );
   if (rows.length === 0) return "";
   return `<table><caption>Query parameters</caption><thead><tr><th scope="col">name</th><th scope="col">required</th><th scope="col">type</th><th scope="col">meaning</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
@@ -36,17 +36,17 @@ function section(server: string, path: string, method: string, op: OpenApiOperat
   const price = op["x-payment-info"].price.amount;
   const body = op.requestBody?.content["application/json"];
   const output = op.responses["200"]?.content?.["application/json"]?.example;
-  return `<section id="${escapeHtml(op.operationId)}" aria-labelledby="${escapeHtml(op.operationId)}-title">
-<h2 id="${escapeHtml(op.operationId)}-title"><span class="method">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code> <span class="price">$${escapeHtml(price)} per call</span></h2>
-<p>${escapeHtml(op.description.split("\n")[0] ?? "")}</p>
+  return `<section id="${escapeText(op.operationId)}" aria-labelledby="${escapeText(op.operationId)}-title">
+<h2 id="${escapeText(op.operationId)}-title"><span class="method">${method.toUpperCase()}</span> <code>${escapeText(path)}</code> <span class="price">$${escapeText(price)} per call</span></h2>
+<p>${escapeText(op.description.split("\n")[0] ?? "")}</p>
 ${parametersTable(op)}
-${body ? `<h3>Request body (JSON)</h3><pre><code>${escapeHtml(JSON.stringify(body.schema, null, 2))}</code></pre>` : ""}
+${body ? `<h3>Request body (JSON)</h3><pre><code>${escapeText(JSON.stringify(body.schema, null, 2))}</code></pre>` : ""}
 <h3>Try it</h3>
 ${tryItForm(path, method, op)}
 <p>From a shell:</p>
-<pre><code>${escapeHtml(curlLine(server, path, method, op))}</code></pre>
+<pre><code>${escapeText(curlLine(server, path, method, op))}</code></pre>
 <p>Without payment the answer is 402 with the requirements in the <code>PAYMENT-REQUIRED</code> header; an x402 client (for example <code>@x402/fetch</code>) pays and retries. In this page, a browser wallet can pay: it signs a USDC transfer authorization for exactly the price, which the merchant's facilitator settles.</p>
-${output === undefined ? "" : `<h3>Example answer</h3><pre><code>${escapeHtml(JSON.stringify(output, null, 2))}</code></pre>`}
+${output === undefined ? "" : `<h3>Example answer</h3><pre><code>${escapeText(JSON.stringify(output, null, 2))}</code></pre>`}
 </section>`;
 }
 
@@ -63,7 +63,7 @@ export function renderReferencePage(doc: OpenApiDocument): string {
   const nav = operations
     .map(
       ({ path, method, op }) =>
-        `<li><a href="#${escapeHtml(op.operationId)}">${method.toUpperCase()} ${escapeHtml(path)}</a> ($${escapeHtml(op["x-payment-info"].price.amount)})</li>`,
+        `<li><a href="#${escapeText(op.operationId)}">${method.toUpperCase()} ${escapeText(path)}</a> ($${escapeText(op["x-payment-info"].price.amount)})</li>`,
     )
     .join("");
   return `<!doctype html>
@@ -71,7 +71,7 @@ export function renderReferencePage(doc: OpenApiDocument): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(doc.info.title)}: API reference</title>
+<title>${escapeText(doc.info.title)}: API reference</title>
 <style>
 body{font-family:system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:1rem;line-height:1.5;color:#1a1a1a;background:#fff}
 a{color:#0645ad}code,pre{font-family:ui-monospace,monospace}pre{background:#f4f4f4;padding:.75rem;overflow-x:auto}
@@ -84,7 +84,7 @@ form.try output pre{white-space:pre-wrap;word-break:break-all}
 </head>
 <body>
 <a class="skip" href="#operations">Skip to the operations</a>
-<header><h1>${escapeHtml(doc.info.title)}</h1><p>${escapeHtml(doc.info.description)}</p>
+<header><h1>${escapeText(doc.info.title)}</h1><p>${escapeText(doc.info.description)}</p>
 <p>Machine-readable: <a href="/openapi.json">OpenAPI 3.1</a>, <a href="/.well-known/x402">/.well-known/x402</a>.</p></header>
 <nav aria-label="Operations"><ul>${nav}</ul></nav>
 <main id="operations">

@@ -5,24 +5,24 @@
  * authorization (`eth_signTypedData_v4`) and sends it as x402 `PAYMENT-SIGNATURE`, then shows the answer
  * and the settlement. The script is inline and talks only to this host and the wallet.
  */
-import { escapeHtml } from "../common/html.ts";
+import { escapeText } from "../common/html.ts";
 import type { OpenApiOperation } from "./openapi.ts";
 
 /** The form of one operation. */
 export function tryItForm(path: string, method: string, op: OpenApiOperation): string {
-  const id = escapeHtml(op.operationId);
+  const id = escapeText(op.operationId);
   const fields =
     method === "get"
       ? (op.parameters ?? [])
           .map(
             (p) =>
-              `<label>${escapeHtml(p.name)}${p.required ? " (required)" : ""} <input name="${escapeHtml(p.name)}" value="${escapeHtml(p.example === undefined ? "" : String(p.example))}"></label>`,
+              `<label>${escapeText(p.name)}${p.required ? " (required)" : ""} <input name="${escapeText(p.name)}" value="${escapeText(p.example === undefined ? "" : String(p.example))}"></label>`,
           )
           .join("\n")
-      : `<label>Body (JSON) <textarea name="body" rows="6" spellcheck="false">${escapeHtml(
+      : `<label>Body (JSON) <textarea name="body" rows="6" spellcheck="false">${escapeText(
           JSON.stringify(op.requestBody?.content["application/json"].example ?? {}, null, 2),
         )}</textarea></label>`;
-  return `<form class="try" data-method="${escapeHtml(method.toUpperCase())}" data-path="${escapeHtml(path)}" aria-label="Try ${id}">
+  return `<form class="try" data-method="${escapeText(method.toUpperCase())}" data-path="${escapeText(path)}" aria-label="Try ${id}">
 ${fields}
 <p><button type="submit">Send without paying</button> <button type="button" class="pay" hidden>Pay with your wallet and send</button></p>
 <output aria-live="polite"></output>

@@ -1,3 +1,4 @@
+import { escapeText } from "../common/html.ts";
 import type { Report } from "./schema.ts";
 
 /** The two series' colours; the page's legend and table reuse them. Light vs dark stays legible without hue. */
@@ -10,16 +11,6 @@ const PLOT_W = WIDTH - PAD.left - PAD.right;
 const PLOT_H = HEIGHT - PAD.top - PAD.bottom;
 // More labels than this collide at the chart's width, so longer ranges label every nth day.
 const MAX_LABELS = 16;
-
-/** Escapes text for HTML or XML content and double-quoted attribute values. */
-export function escapeMarkup(text: string): string {
-  return text
-    .replaceAll("&", "&amp;")
-    .replaceAll("<", "&lt;")
-    .replaceAll(">", "&gt;")
-    .replaceAll('"', "&quot;")
-    .replaceAll("'", "&#39;");
-}
 
 const dollars = (n: number) => `$${n.toFixed(2)}`;
 // Coordinates rounded so the markup stays short and byte-stable.
@@ -53,11 +44,11 @@ export function dailyChartSvg(daily: Report["daily"]): string {
     const label = i % labelEvery === 0 ? d.date.slice(5) : "";
     const tip = `${d.date}: ${dollars(d.usd)} reported, ${dollars(d.real_usd)} real, ${d.tx} payments`;
     return (
-      `<g class="day" data-date="${escapeMarkup(d.date)}"><title>${escapeMarkup(tip)}</title>` +
+      `<g class="day" data-date="${escapeText(d.date)}"><title>${escapeText(tip)}</title>` +
       `<rect class="usd" x="${px(center - barW)}" y="${px(baseline - hUsd)}" width="${px(barW)}" height="${px(hUsd)}" fill="${CHART_COLORS.usd}"/>` +
       `<rect class="real" x="${px(center)}" y="${px(baseline - hReal)}" width="${px(barW)}" height="${px(hReal)}" fill="${CHART_COLORS.real_usd}"/>` +
       (label
-        ? `<text x="${px(center)}" y="${HEIGHT - 11}" text-anchor="middle">${escapeMarkup(label)}</text>`
+        ? `<text x="${px(center)}" y="${HEIGHT - 11}" text-anchor="middle">${escapeText(label)}</text>`
         : "") +
       "</g>"
     );
@@ -66,13 +57,13 @@ export function dailyChartSvg(daily: Report["daily"]): string {
   const legendY = 14;
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="100%" ` +
-    `role="img" aria-label="${escapeMarkup(summary)}" font-family="system-ui, sans-serif" font-size="13" fill="#333">` +
-    `<title>${escapeMarkup(summary)}</title>` +
+    `role="img" aria-label="${escapeText(summary)}" font-family="system-ui, sans-serif" font-size="13" fill="#333">` +
+    `<title>${escapeText(summary)}</title>` +
     `<g class="legend"><rect x="${PAD.left}" y="${legendY - 9}" width="10" height="10" fill="${CHART_COLORS.usd}"/>` +
     `<text x="${PAD.left + 14}" y="${legendY}">reported usd</text>` +
     `<rect x="${PAD.left + 120}" y="${legendY - 9}" width="10" height="10" fill="${CHART_COLORS.real_usd}"/>` +
     `<text x="${PAD.left + 134}" y="${legendY}">real usd</text></g>` +
-    `<g class="y-axis" text-anchor="end"><text x="${PAD.left - 6}" y="${PAD.top + 4}">${escapeMarkup(dollars(max))}</text>` +
+    `<g class="y-axis" text-anchor="end"><text x="${PAD.left - 6}" y="${PAD.top + 4}">${escapeText(dollars(max))}</text>` +
     `<text x="${PAD.left - 6}" y="${baseline + 4}">$0</text>` +
     `<line x1="${PAD.left}" y1="${PAD.top}" x2="${WIDTH - PAD.right}" y2="${PAD.top}" stroke="#ddd" stroke-dasharray="3 3"/></g>` +
     groups.join("") +

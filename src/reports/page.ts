@@ -1,34 +1,9 @@
+import { html, type Markup, nothing, trusted } from "../common/html.ts";
 import { BADGE_LABEL } from "./badge.ts";
-import { CHART_COLORS, dailyChartSvg, escapeMarkup } from "./chart.ts";
+import { CHART_COLORS, dailyChartSvg } from "./chart.ts";
 import type { Report } from "./schema.ts";
 import { FLAG_KINDS, SCREENS } from "./screens/index.ts";
 import type { Leaderboard, ReportDetails } from "./service.ts";
-
-/** Markup that is already safe: the only thing `h` interpolates without escaping. */
-class Html {
-  constructor(readonly value: string) {}
-  toString(): string {
-    return this.value;
-  }
-}
-
-// Booleans and nulls are not accepted: they would print "false" or "null" where a word was meant.
-type Part = Html | string | number | readonly Html[];
-
-/** Tagged template that escapes every interpolated string or number. */
-function h(strings: TemplateStringsArray, ...parts: Part[]): Html {
-  let out = strings[0] ?? "";
-  parts.forEach((part, i) => {
-    const items = Array.isArray(part) ? part : [part];
-    for (const item of items) out += item instanceof Html ? item.value : escapeMarkup(String(item));
-    out += strings[i + 1] ?? "";
-  });
-  return new Html(out);
-}
-
-/** Marks markup this module built itself (the chart) as safe. */
-const trusted = (markup: string) => new Html(markup);
-const nothing = new Html("");
 
 const JSON_LINKS = {
   schema: "/v1/schema/report.json",
@@ -89,8 +64,8 @@ pre{background:#f6f8fa;padding:.75rem;overflow-x:auto;user-select:all;white-spac
 footer{margin-top:3rem;padding-bottom:2rem;border-top:1px solid #d0d7de;color:#57606a;font-size:.9rem}
 `;
 
-function documentShell(title: string, body: Html, head: Html = nothing): string {
-  return h`<!doctype html>
+function documentShell(title: string, body: Markup, head: Markup = nothing): string {
+  return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -102,50 +77,50 @@ ${head}<style>${trusted(CSS)}</style>
 ${body}
 </body>
 </html>
-`.value;
+`.toString();
 }
 
 /** A banner over every page when the data is not the real chain's (the sample week, the devnet demo). */
-function noticeBanner(notice: string | undefined): Html {
+function noticeBanner(notice: string | undefined): Markup {
   if (!notice) return nothing;
-  return h`<div class="notice" role="note">${notice}</div>`;
+  return html`<div class="notice" role="note">${notice}</div>`;
 }
 
-function licenceFooter(license: string, extra: Html = nothing): Html {
-  return h`<footer><p>The reports and datasets are published under the <a rel="license" href="${license}">Creative Commons Attribution 4.0 International licence (CC BY 4.0)</a>: reuse them freely, naming x402-merchants as the source.${extra}</p></footer>`;
+function licenceFooter(license: string, extra: Markup = nothing): Markup {
+  return html`<footer><p>The reports and datasets are published under the <a rel="license" href="${license}">Creative Commons Attribution 4.0 International licence (CC BY 4.0)</a>: reuse them freely, naming x402-merchants as the source.${extra}</p></footer>`;
 }
 
-function dataLinks(first: Html): Html {
-  return h`<ul>
+function dataLinks(first: Markup): Markup {
+  return html`<ul>
 ${first}<li><a href="${JSON_LINKS.schema}">JSON Schema of a report</a></li>
 <li>Every merchant's latest report as <a href="${JSON_LINKS.ndjson}">NDJSON</a> or <a href="${JSON_LINKS.csv}">CSV</a></li>
 </ul>`;
 }
 
 /** The window in one sentence: blocks, dates and whether every block has been indexed. */
-function windowText(w: Report["window"]): Html {
+function windowText(w: Report["window"]): Markup {
   const state = w.complete
     ? "Complete: every block of the window has been indexed."
     : "Incomplete: not every block of the window has been indexed yet, so the figures may still change.";
-  return h`<p>Blocks ${count.format(w.start_block)} to ${count.format(w.end_block)}, from ${when(w.start)} to ${when(w.end)} (${w.days} days). ${state}</p>`;
+  return html`<p>Blocks ${count.format(w.start_block)} to ${count.format(w.end_block)}, from ${when(w.start)} to ${when(w.end)} (${w.days} days). ${state}</p>`;
 }
 
-function stateList(report: Report): Html {
+function stateList(report: Report): Markup {
   const claimed = report.claimed
-    ? h`<li>Claimed: the merchant has claimed this page.</li>`
-    : h`<li>Unclaimed: nobody has claimed this merchant's page yet.</li>`;
+    ? html`<li>Claimed: the merchant has claimed this page.</li>`
+    : html`<li>Unclaimed: nobody has claimed this merchant's page yet.</li>`;
   const rank = report.frozen
-    ? h`<li class="frozen">Frozen: this merchant is held out of the ranking; its figures are still reported in full.</li>`
+    ? html`<li class="frozen">Frozen: this merchant is held out of the ranking; its figures are still reported in full.</li>`
     : report.rank_by_real_revenue !== null
-      ? h`<li>Ranked #${report.rank_by_real_revenue} by real revenue</li>`
-      : h`<li>Not ranked: no payment passed every screen in this window.</li>`;
-  return h`<ul class="state">${claimed}${rank}</ul>`;
+      ? html`<li>Ranked #${report.rank_by_real_revenue} by real revenue</li>`
+      : html`<li>Not ranked: no payment passed every screen in this window.</li>`;
+  return html`<ul class="state">${claimed}${rank}</ul>`;
 }
 
-function figures(report: Report): Html {
+function figures(report: Report): Markup {
   const row = (what: string, reported: string, real: string, flagged: string) =>
-    h`<tr><th scope="row">${what}</th><td class="num">${reported}</td><td class="num">${real}</td><td class="num">${flagged}</td></tr>`;
-  return h`<div class="scroll"><table>
+    html`<tr><th scope="row">${what}</th><td class="num">${reported}</td><td class="num">${real}</td><td class="num">${flagged}</td></tr>`;
+  return html`<div class="scroll"><table>
 <caption>Reported payments, the ones that pass every screen (real), and the difference (flagged)</caption>
 <thead><tr><th scope="col"></th><th scope="col" class="num">Reported</th><th scope="col" class="num">Real</th><th scope="col" class="num">Flagged</th></tr></thead>
 <tbody>
@@ -161,16 +136,16 @@ ${row("Buyer wallets", count.format(report.buyers), count.format(report.real_buy
 </dl>`;
 }
 
-function daily(report: Report): Html {
+function daily(report: Report): Markup {
   const rows = report.daily.map(
     (d) =>
-      h`<tr><th scope="row">${d.date}</th><td class="num">${count.format(d.tx)}</td><td class="num">${usd(d.usd)}</td><td class="num">${usd(d.real_usd)}</td></tr>`,
+      html`<tr><th scope="row">${d.date}</th><td class="num">${count.format(d.tx)}</td><td class="num">${usd(d.usd)}</td><td class="num">${usd(d.real_usd)}</td></tr>`,
   );
-  return h`<figure class="chart"><div class="scroll">${trusted(dailyChartSvg(report.daily))}</div><figcaption class="note">US dollars per UTC day: reported, and real (passing every screen).</figcaption></figure>
+  return html`<figure class="chart"><div class="scroll">${trusted(dailyChartSvg(report.daily))}</div><figcaption class="note">US dollars per UTC day: reported, and real (passing every screen).</figcaption></figure>
 <div class="scroll"><table>
 <caption>Daily figures in US dollars (UTC dates; the first and last are partial days)</caption>
 <thead><tr><th scope="col">Date</th><th scope="col" class="num">Payments</th><th scope="col" class="num"><span class="swatch" style="background:${CHART_COLORS.usd}"></span>Reported</th><th scope="col" class="num"><span class="swatch" style="background:${CHART_COLORS.real_usd}"></span>Real</th></tr></thead>
-<tbody>${rows.length > 0 ? rows : h`<tr><td colspan="4" class="empty">No dates in this window.</td></tr>`}</tbody>
+<tbody>${rows.length > 0 ? rows : html`<tr><td colspan="4" class="empty">No dates in this window.</td></tr>`}</tbody>
 </table></div>`;
 }
 
@@ -185,7 +160,7 @@ function flagKinds(report: Report, details: ReportDetails): string[] {
   return [...FLAG_KINDS.filter((k) => present.delete(k)), ...[...present].sort()];
 }
 
-function flags(report: Report, details: ReportDetails): Html {
+function flags(report: Report, details: ReportDetails): Markup {
   const kinds = flagKinds(report, details);
   const sections = kinds.map((kind) => {
     const flag = report.flags[kind];
@@ -193,14 +168,14 @@ function flags(report: Report, details: ReportDetails): Html {
     const wallets = details.flagged_wallets[kind] ?? [];
     const rows = wallets.map(
       (w) =>
-        h`<tr><td><code title="${w.wallet}">${w.wallet}</code></td><td class="num">${count.format(w.tx)}</td><td class="num">${usd(w.usd)}</td></tr>`,
+        html`<tr><td><code title="${w.wallet}">${w.wallet}</code></td><td class="num">${count.format(w.tx)}</td><td class="num">${usd(w.usd)}</td></tr>`,
     );
-    return h`<section class="flag" id="flag-${kind}">
-<h3><code>${kind}</code>${flag ? h`: ${payments(flag.tx)}, ${usd(flag.usd)}` : nothing}</h3>
+    return html`<section class="flag" id="flag-${kind}">
+<h3><code>${kind}</code>${flag ? html`: ${payments(flag.tx)}, ${usd(flag.usd)}` : nothing}</h3>
 <p>${summary}</p>
 ${
   rows.length > 0
-    ? h`<div class="scroll"><table><caption>Payer wallets that tripped this screen, largest first</caption>
+    ? html`<div class="scroll"><table><caption>Payer wallets that tripped this screen, largest first</caption>
 <thead><tr><th scope="col">Wallet</th><th scope="col" class="num">Payments</th><th scope="col" class="num">US dollars</th></tr></thead>
 <tbody>${rows}</tbody></table></div>`
     : nothing
@@ -210,27 +185,27 @@ ${
   const body =
     sections.length > 0
       ? sections
-      : [h`<p>No screen flagged any payment in this window: every payment counts as real.</p>`];
+      : [html`<p>No screen flagged any payment in this window: every payment counts as real.</p>`];
   const exchange = report.exchange_flow_note
-    ? h`<p class="note exchange"><strong>Exchange flows.</strong> ${report.exchange_flow_note}</p>`
+    ? html`<p class="note exchange"><strong>Exchange flows.</strong> ${report.exchange_flow_note}</p>`
     : nothing;
-  return h`${body}
+  return html`${body}
 <p class="note">${report.flag_note}</p>
 ${exchange}`;
 }
 
-function listings(report: Report): Html {
+function listings(report: Report): Markup {
   const rows = report.bazaar_listings.map((l) => {
     // Listing URLs come from merchants: only web URLs become links.
     const resource = isHttp(l.resource)
-      ? h`<a href="${l.resource}" rel="nofollow noopener"><code>${l.resource}</code></a>`
-      : h`<code>${l.resource}</code>`;
-    return h`<tr><td>${resource}</td><td class="num">${usdPrice(l.price_usd)}</td><td>${l.description}</td></tr>`;
+      ? html`<a href="${l.resource}" rel="nofollow noopener"><code>${l.resource}</code></a>`
+      : html`<code>${l.resource}</code>`;
+    return html`<tr><td>${resource}</td><td class="num">${usdPrice(l.price_usd)}</td><td>${l.description}</td></tr>`;
   });
-  return h`<div class="scroll"><table>
+  return html`<div class="scroll"><table>
 <caption>Paid endpoints this merchant lists, cheapest first</caption>
 <thead><tr><th scope="col">Resource</th><th scope="col" class="num">Price per call</th><th scope="col">Description</th></tr></thead>
-<tbody>${rows.length > 0 ? rows : h`<tr><td colspan="3" class="empty">No paid endpoints listed.</td></tr>`}</tbody>
+<tbody>${rows.length > 0 ? rows : html`<tr><td colspan="3" class="empty">No paid endpoints listed.</td></tr>`}</tbody>
 </table></div>`;
 }
 
@@ -242,7 +217,7 @@ function listings(report: Report): Html {
 export function renderReportPage(report: Report, details: ReportDetails, opts: { notice?: string }): string {
   const json = `/v1/reports/base/${report.address}`;
   const markdown = `[![${BADGE_LABEL}](${report.badge})](${report.page})`;
-  const body = h`${noticeBanner(opts.notice)}
+  const body = html`${noticeBanner(opts.notice)}
 <header>
 <p class="nav"><a href="/">x402 merchants on Base</a></p>
 <h1>${report.name}</h1>
@@ -266,10 +241,10 @@ ${listings(report)}
 <p>Embed it in a README with this Markdown:</p>
 <pre><code>${markdown}</code></pre>
 <h2>Data</h2>
-${dataLinks(h`<li><a href="${json}">This merchant's latest report as JSON</a></li>\n`)}
+${dataLinks(html`<li><a href="${json}">This merchant's latest report as JSON</a></li>\n`)}
 </main>
-${licenceFooter(report.license, h` Report generated at ${when(report.generated_at)}, schema version ${report.schema_version}.`)}`;
-  const head = h`<meta name="description" content="${report.claim}">
+${licenceFooter(report.license, html` Report generated at ${when(report.generated_at)}, schema version ${report.schema_version}.`)}`;
+  const head = html`<meta name="description" content="${report.claim}">
 <link rel="alternate" type="application/json" href="${json}">
 `;
   return documentShell(
@@ -286,7 +261,7 @@ ${licenceFooter(report.license, h` Report generated at ${when(report.generated_a
 export function renderHomePage(board: Leaderboard, opts: { notice?: string }): string {
   const end = board.window.end.slice(0, 10);
   const rows = board.merchants.map(
-    (m) => h`<tr>
+    (m) => html`<tr>
 <td class="num">${m.rank}</td>
 <td><a href="${m.page}" title="${m.address}">${m.name}</a><br><code class="addr">${m.address}</code></td>
 <td class="num">${usd(m.real_usd)}</td>
@@ -295,7 +270,7 @@ export function renderHomePage(board: Leaderboard, opts: { notice?: string }): s
 <td class="num">${count.format(m.real_buyers)} / ${count.format(m.buyers)}</td>
 </tr>`,
   );
-  const body = h`${noticeBanner(opts.notice)}
+  const body = html`${noticeBanner(opts.notice)}
 <header>
 <h1>x402 merchants on Base</h1>
 </header>
@@ -306,10 +281,10 @@ ${windowText(board.window)}
 <div class="scroll"><table>
 <caption>Merchants ranked by real revenue in the ${board.window.days} days to ${end}</caption>
 <thead><tr><th scope="col" class="num">Rank</th><th scope="col">Merchant</th><th scope="col" class="num">Real usd</th><th scope="col" class="num">Reported usd</th><th scope="col" class="num">Real share</th><th scope="col" class="num">Real / all buyers</th></tr></thead>
-<tbody>${rows.length > 0 ? rows : h`<tr><td colspan="6" class="empty">No ranked merchants in this window.</td></tr>`}</tbody>
+<tbody>${rows.length > 0 ? rows : html`<tr><td colspan="6" class="empty">No ranked merchants in this window.</td></tr>`}</tbody>
 </table></div>
 <h2>Data</h2>
-${dataLinks(h`<li><a href="${JSON_LINKS.leaderboard}">The latest ranking as JSON</a></li>\n`)}
+${dataLinks(html`<li><a href="${JSON_LINKS.leaderboard}">The latest ranking as JSON</a></li>\n`)}
 </main>
 ${licenceFooter(board.license)}`;
   return documentShell(`x402 merchants on Base: real revenue, ${board.window.days} days to ${end}`, body);

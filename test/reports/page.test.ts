@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { escapeMarkup } from "../../src/reports/chart.ts";
+import { escapeText } from "../../src/common/html.ts";
 import { renderHomePage, renderReportPage } from "../../src/reports/page.ts";
 import { FLAG_KINDS, SCREENS } from "../../src/reports/screens/index.ts";
 import type { LeaderboardEntry } from "../../src/reports/service.ts";
@@ -118,7 +118,7 @@ describe("renderReportPage", () => {
         `<section class="flag" id="flag-${screen.kind}">([\\s\\S]*?)</section>`,
       ).exec(html)?.[1];
       expect(section, screen.kind).toBeDefined();
-      expect(section).toContain(escapeMarkup(screen.summary));
+      expect(section).toContain(escapeText(screen.summary));
       expect(section).toContain("2 payments, $0.02");
       expect(section).toContain(wallet(String(i + 3)));
     }
