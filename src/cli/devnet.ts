@@ -1,4 +1,5 @@
 import { startDevnet } from "../chain/devnet/index.ts";
+import { dataLayout } from "../config/layout.ts";
 import { configFrom, type Flags, UsageError } from "./args.ts";
 
 /** anvil's usual port, so wallets and tools find the devnet where they expect a local chain. */
@@ -36,7 +37,10 @@ export async function runDevnet(args: string[], flags: Flags): Promise<number> {
   let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
   let facilitator: Awaited<ReturnType<typeof startFacilitator>>;
   try {
-    db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+    db = await openDatabase({
+      pgliteDir: dataLayout(config.dataDir).pglite.facilitator,
+      databaseUrl: config.databaseUrl,
+    });
     facilitator = await startFacilitator(devnet, db, facilitatorPort);
   } catch (error) {
     await db?.close();

@@ -8,6 +8,7 @@ import {
   type MerchantHost,
   merchantEnvPrefix,
 } from "../config/config.ts";
+import { dataLayout } from "../config/layout.ts";
 import type { IndexerOptions } from "../indexer/index.ts";
 import { reportRoutes } from "../reports/http.ts";
 import { ReportService } from "../reports/service.ts";
@@ -89,7 +90,10 @@ export async function runServe(args: string[], flags: Flags): Promise<number> {
       if (indexerOptions) indexer = (await startFollowing(analytics, indexerOptions, closers)).running;
     }
     if (merchants.length > 0) {
-      const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+      const db = await openDatabase({
+        pgliteDir: dataLayout(config.dataDir).pglite.merchants,
+        databaseUrl: config.databaseUrl,
+      });
       closers.push(() => db.close());
       // Loaded on demand: the x402 packages and mathjs would slow every other command's start.
       const { serveMerchant } = await import("../services/merchant.ts");

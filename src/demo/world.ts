@@ -20,6 +20,7 @@ import { FacilitatorRegistry } from "../chain/facilitators.ts";
 import { openDatabase } from "../common/db/index.ts";
 import { type Listening, listenWithUrl } from "../common/listen.ts";
 import type { Config } from "../config/config.ts";
+import { dataLayout } from "../config/layout.ts";
 import { DEFAULT_REORG_DEPTH, type IndexerEvent, runIndexer } from "../indexer/index.ts";
 import { merchantApp } from "../merchant-kit/app.ts";
 import type { Merchant } from "../merchant-kit/catalogue.ts";
@@ -214,7 +215,10 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
         message: `dropped ${dropped} ground-truth records of blocks the saved chain lacks`,
       });
 
-    const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+    const db = await openDatabase({
+      pgliteDir: dataLayout(config.dataDir).pglite.merchants,
+      databaseUrl: config.databaseUrl,
+    });
     closers.push(() => db.close());
     // Receipts polled every 50 ms: while catching up, blocks come every few milliseconds.
     const facilitatorServer = await startFacilitator(devnet, db, ports.facilitator, {

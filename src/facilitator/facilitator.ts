@@ -79,7 +79,7 @@ export interface Facilitator {
  * docs/facilitator.md describes the wire answers.
  *
  * @example
- * const db = await openDatabase({ dataDir, databaseUrl: null });
+ * const db = await openDatabase({ pgliteDir: dataLayout(dataDir).pglite.facilitator, databaseUrl: null });
  * const facilitator = await createFacilitator({ db, rpc: devnet.rpc, privateKey: devnet.facilitatorAccount.privateKey });
  * serve({ fetch: facilitator.app.fetch, port: 8403 });
  * // merchants: new x402ResourceServer(new HTTPFacilitatorClient({ url: "http://127.0.0.1:8403" }))

@@ -11,7 +11,6 @@ import {
   MigrationError,
   migrate,
   openDatabase,
-  pgliteDirectory,
 } from "../../src/common/db/index.ts";
 import { DATABASE_KINDS, isolatedDatabaseOptions, openTestDatabase } from "../helpers/db.ts";
 
@@ -192,13 +191,14 @@ describe.runIf(DATABASE_KINDS.includes("postgres"))("database on a PostgreSQL se
 describe("PGlite data directory", () => {
   it("keeps data across reopening, and lets one process at a time open it", async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-db-"));
+    const pgliteDir = path.join(dataDir, "postgres");
     try {
-      const db = await openDatabase({ dataDir, databaseUrl: null });
+      const db = await openDatabase({ pgliteDir, databaseUrl: null });
       expect(db.kind).toBe("pglite");
-      expect(fs.existsSync(pgliteDirectory(dataDir))).toBe(true);
+      expect(fs.existsSync(pgliteDir)).toBe(true);
       await db.exec("CREATE TABLE kept (v text); INSERT INTO kept VALUES ('still here')");
-      await expect(openDatabase({ dataDir, databaseUrl: null })).rejects.toThrow(DatabaseBusyError);
-      await expect(openDatabase({ dataDir, databaseUrl: null })).rejects.toThrow(/in use by process \d+/);
+      await expect(openDatabase({ pgliteDir, databaseUrl: null })).rejects.toThrow(DatabaseBusyError);
+      await expect(openDatabase({ pgliteDir, databaseUrl: null })).rejects.toThrow(/in use by process \d+/);
       await db.close();
       await db.close(); // idempotent
 
@@ -207,11 +207,11 @@ describe("PGlite data directory", () => {
         "-e",
         "process.stdout.write(String(process.pid))",
       ]).stdout.toString();
-      fs.writeFileSync(`${pgliteDirectory(dataDir)}.lock`, dead);
-      const again = await openDatabase({ dataDir, databaseUrl: null });
+      fs.writeFileSync(`${pgliteDir}.lock`, dead);
+      const again = await openDatabase({ pgliteDir, databaseUrl: null });
       expect((await again.query<{ v: string }>("SELECT v FROM kept")).rows).toEqual([{ v: "still here" }]);
       await again.close();
-      expect(fs.existsSync(`${pgliteDirectory(dataDir)}.lock`)).toBe(false);
+      expect(fs.existsSync(`${pgliteDir}.lock`)).toBe(false);
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }

@@ -10,8 +10,8 @@ import {
   type DatabaseKind,
   type DatabaseOptions,
   openDatabase,
-  pgliteDirectory,
 } from "../../src/common/db/index.ts";
+import { dataLayout } from "../../src/config/layout.ts";
 
 /**
  * The PostgreSQL server the tests may use (CI sets DATABASE_URL=postgres://postgres@127.0.0.1:5432/test),
@@ -23,6 +23,8 @@ export const DATABASE_KINDS: DatabaseKind[] = SERVER_URL ? ["pglite", "postgres"
 /** What a test gets: options for `openDatabase` (or a child process) that point at its own empty state. */
 export interface TestDatabaseOptions extends DatabaseOptions {
   kind: DatabaseKind;
+  /** A data directory of its own (its merchant PGlite directory is `pgliteDir`), for child processes. */
+  dataDir: string;
   /** Removes the state (drops the schema, deletes the directory). Close every database on it first. */
   cleanup(): Promise<void>;
 }
@@ -37,8 +39,9 @@ export async function isolatedDatabaseOptions(kind: DatabaseKind): Promise<TestD
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-db-"));
   const removeDir = () => fs.rmSync(dataDir, { recursive: true, force: true });
   if (kind === "pglite") {
-    fs.cpSync(await pgliteTemplate(), pgliteDirectory(dataDir), { recursive: true });
-    return { kind, dataDir, databaseUrl: null, cleanup: async () => removeDir() };
+    const pgliteDir = dataLayout(dataDir).pglite.merchants;
+    fs.cpSync(await pgliteTemplate(), pgliteDir, { recursive: true });
+    return { kind, dataDir, pgliteDir, databaseUrl: null, cleanup: async () => removeDir() };
   }
   if (!SERVER_URL) throw new Error("isolatedDatabaseOptions('postgres') needs DATABASE_URL");
   const schema = `test_${crypto.randomBytes(6).toString("hex")}`;
@@ -46,6 +49,7 @@ export async function isolatedDatabaseOptions(kind: DatabaseKind): Promise<TestD
   return {
     kind,
     dataDir,
+    pgliteDir: dataLayout(dataDir).pglite.merchants,
     databaseUrl: withSearchPath(SERVER_URL, schema),
     cleanup: async () => {
       removeDir();

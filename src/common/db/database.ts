@@ -41,8 +41,8 @@ export interface Database extends Queryable {
 }
 
 export interface DatabaseOptions {
-  /** The service's data directory: PGlite keeps its files in `<dataDir>/postgres`. */
-  dataDir: string;
+  /** Where PGlite keeps its files when there is no server (one of `dataLayout(dir).pglite`). */
+  pgliteDir: string;
   /** A PostgreSQL server (`postgres://...`); null = embedded PGlite. */
   databaseUrl: string | null;
   /** Connections in the server pool. Default 10. */

@@ -13,4 +13,4 @@ export {
   type QueryResult,
 } from "./database.ts";
 export { type Migration, MigrationError, migrate } from "./migrate.ts";
-export { openDatabase, pgliteDirectory } from "./open.ts";
+export { openDatabase } from "./open.ts";

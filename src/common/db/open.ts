@@ -1,14 +1,13 @@
-import path from "node:path";
 import type { Database, DatabaseOptions } from "./database.ts";
 import { openPglite } from "./pglite.ts";
 import { openPostgres } from "./postgres.ts";
 
 /**
  * Opens the service's PostgreSQL state: the server at `databaseUrl` when set, else embedded PGlite in
- * `<dataDir>/postgres` (created on first use, about 2 s; later opens take a fraction of that).
+ * `pgliteDir` (created on first use, about 2 s; later opens take a fraction of that).
  *
  * @example
- * const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+ * const db = await openDatabase({ pgliteDir: dataLayout(dir).pglite.merchants, databaseUrl });
  * await migrate(db, "facilitator", FACILITATOR_MIGRATIONS);
  * const { rows } = await db.query<{ n: bigint }>("SELECT count(*) AS n FROM facilitator_authorizations");
  * await db.close();
@@ -25,10 +24,5 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     }
     return db;
   }
-  return openPglite(pgliteDirectory(options.dataDir));
-}
-
-/** Where PGlite keeps its files inside a data directory. */
-export function pgliteDirectory(dataDir: string): string {
-  return path.join(dataDir, "postgres");
+  return openPglite(options.pgliteDir);
 }
