@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from "@duckdb/node-api";
+import { AppError } from "../common/errors.ts";
 import { migrate } from "./migrations.ts";
 
 export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
@@ -14,8 +15,10 @@ export interface AnalyticsOptions {
 }
 
 /** The analytics database is held by another process (DuckDB allows one writer per file). */
-export class AnalyticsBusyError extends Error {
-  override name = "AnalyticsBusyError";
+export class AnalyticsBusyError extends AppError {
+  constructor(message: string) {
+    super(503, "analytics_busy", message);
+  }
 }
 
 /**

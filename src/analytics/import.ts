@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import readline from "node:readline";
 import { BASE_USDC } from "../chain/base.ts";
+import { AppError } from "../common/errors.ts";
 import type { Analytics } from "./duckdb.ts";
 import {
   PAYMENT_ADDRESS_FIELDS,
@@ -14,13 +15,12 @@ import { sqlHost } from "./listings.ts";
 import { bumpDataVersion } from "./migrations.ts";
 
 /** The file cannot be imported; `line` is 1-based when the fault is in one line. Nothing was kept. */
-export class ImportError extends Error {
-  override name = "ImportError";
+export class ImportError extends AppError {
   constructor(
     message: string,
     readonly line?: number,
   ) {
-    super(line === undefined ? message : `line ${line}: ${message}`);
+    super(400, "import_refused", line === undefined ? message : `line ${line}: ${message}`);
   }
 }
 

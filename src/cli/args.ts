@@ -1,11 +1,9 @@
 import { parseArgs } from "node:util";
 import { Analytics } from "../analytics/duckdb.ts";
+import { UsageError } from "../common/errors.ts";
 import { type Config, loadConfig } from "../config/config.ts";
 
-/** A command-line mistake: one line on stderr and exit code 2. */
-export class UsageError extends Error {
-  override name = "UsageError";
-}
+export { UsageError };
 
 const OPTIONS = {
   data: { type: "string" },

@@ -1,7 +1,4 @@
-import { AnalyticsBusyError } from "../analytics/duckdb.ts";
-import { ImportError } from "../analytics/import.ts";
 import { AppError } from "../common/errors.ts";
-import { ConfigError } from "../config/config.ts";
 import { parseCommandLine, UsageError } from "./args.ts";
 import { runImport } from "./import.ts";
 import { runLeaderboard, runReport } from "./report.ts";
@@ -76,10 +73,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 function describe(error: unknown): string {
-  if (error instanceof UsageError || error instanceof ConfigError || error instanceof ImportError)
-    return error.message;
-  if (error instanceof AnalyticsBusyError || error instanceof AppError) return error.message;
-  if (error instanceof Error && (error.name === "DemoError" || error.name === "MixError"))
-    return error.message;
+  if (error instanceof AppError) return error.message;
+  // Not an error meant for people: a bug, or a failure nothing anticipated. Its name tells which.
   return error instanceof Error ? `${error.name}: ${error.message.split("\n")[0]}` : String(error);
 }

@@ -1,17 +1,27 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
 /**
- * The few error types the service raises on purpose. Each carries its HTTP status and a stable
- * machine `code`; one handler turns them into `{"error": {"code", "message"}}`.
+ * The base of every error whose message is written for the person who ran the program or called the
+ * API. Each carries its HTTP status and a stable machine `code`: over HTTP one handler turns it into
+ * `{"error": {"code", "message"}}` (src/common/http.ts); on the command line its message is the one line
+ * printed before a non-zero exit (src/cli/main.ts). Anything else is a bug, and is reported as one.
  */
 export class AppError extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
     readonly code: string,
     message: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = new.target.name;
+  }
+}
+
+/** A mistake in how a command was called: one line on stderr and exit code 2. */
+export class UsageError extends AppError {
+  constructor(message: string) {
+    super(400, "usage", message);
   }
 }
 

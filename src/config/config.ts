@@ -1,6 +1,7 @@
 import path from "node:path";
 import { z } from "zod";
 import { BASE_USDC } from "../chain/base.ts";
+import { AppError } from "../common/errors.ts";
 
 /**
  * The one validated configuration. Read once at start from flags and the environment;
@@ -137,8 +138,10 @@ export interface ConfigInput {
   env?: Record<string, string | undefined>;
 }
 
-export class ConfigError extends Error {
-  override name = "ConfigError";
+export class ConfigError extends AppError {
+  constructor(message: string) {
+    super(500, "bad_configuration", message);
+  }
 }
 
 /** Flags win over the environment, the environment over the defaults. */

@@ -7,8 +7,10 @@
  * payment made before it. A week is 302,400 blocks: each payment adds about 0.15 s of mining. (Foundry
  * made tries incremental after 1.7.1; the npm registry has no newer anvil yet.)
  */
+
 import fs from "node:fs";
 import { z } from "zod";
+import { AppError } from "../common/errors.ts";
 
 const count = (max: number) => z.number().int().min(0).max(max);
 
@@ -86,6 +88,8 @@ export function loadMix(file: string | undefined, scale = 1): Mix {
   return scaled;
 }
 
-export class MixError extends Error {
-  override name = "MixError";
+export class MixError extends AppError {
+  constructor(message: string) {
+    super(400, "bad_mix", message);
+  }
 }

@@ -18,6 +18,7 @@ import { WEEK_BLOCKS } from "../chain/base.ts";
 import { type DevnetAccount, derive, devnetChain, startDevnet } from "../chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
 import { openDatabase } from "../common/db/index.ts";
+import { AppError } from "../common/errors.ts";
 import { type Listening, listenWithUrl } from "../common/listen.ts";
 import type { Config } from "../config/config.ts";
 import { dataLayout } from "../config/layout.ts";
@@ -117,8 +118,10 @@ interface World {
   mix: Mix;
 }
 
-export class DemoError extends Error {
-  override name = "DemoError";
+export class DemoError extends AppError {
+  constructor(message: string) {
+    super(500, "demo_failed", message);
+  }
 }
 
 export const DEMO_NOTICE =

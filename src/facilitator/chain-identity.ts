@@ -1,9 +1,12 @@
 import type { Chain, PublicClient, Transport } from "viem";
 import type { Database } from "../common/db/index.ts";
+import { AppError } from "../common/errors.ts";
 
 /** The RPC serves another chain than configured, or the database holds another chain's ledger. */
-export class ChainMismatchError extends Error {
-  override name = "ChainMismatchError";
+export class ChainMismatchError extends AppError {
+  constructor(message: string) {
+    super(500, "chain_mismatch", message);
+  }
 }
 
 /**

@@ -8,6 +8,7 @@ import type { Analytics } from "../analytics/duckdb.ts";
 import { upsertListings } from "../analytics/listings.ts";
 import { BASE_USDC, BLOCK_SECONDS } from "../chain/base.ts";
 import type { FacilitatorRegistry } from "../chain/facilitators.ts";
+import { AppError } from "../common/errors.ts";
 import {
   ChainMovedError,
   chooseSenderStrategy,
@@ -100,8 +101,10 @@ export interface IndexerSummary {
 }
 
 /** A usage mistake in the options (a gap after the checkpoint, a range past the head). */
-export class IndexerInputError extends Error {
-  override name = "IndexerInputError";
+export class IndexerInputError extends AppError {
+  constructor(message: string) {
+    super(400, "bad_range", message);
+  }
 }
 
 const MAX_CHAIN_MOVED = 8;

@@ -8,13 +8,16 @@
 import type { Analytics } from "../analytics/duckdb.ts";
 import { bumpDataVersion } from "../analytics/migrations.ts";
 import { BASE_CHAIN } from "../chain/base.ts";
+import { AppError } from "../common/errors.ts";
 import { fetchHeaders } from "./block-data.ts";
 import type { RpcClient } from "./rpc/client.ts";
 import { type Cursor, recentBlocks } from "./state.ts";
 
 /** The chain forked below every block hash we kept: rows above the fork cannot be told apart. */
-export class ReorgTooDeepError extends Error {
-  override name = "ReorgTooDeepError";
+export class ReorgTooDeepError extends AppError {
+  constructor(message: string) {
+    super(500, "reorg_too_deep", message);
+  }
 }
 
 /** The newest kept block still on the chain, or throws ReorgTooDeepError. */

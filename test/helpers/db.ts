@@ -39,8 +39,12 @@ export async function isolatedDatabaseOptions(kind: DatabaseKind): Promise<TestD
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-db-"));
   const removeDir = () => fs.rmSync(dataDir, { recursive: true, force: true });
   if (kind === "pglite") {
-    const pgliteDir = dataLayout(dataDir).pglite.merchants;
-    fs.cpSync(await pgliteTemplate(), pgliteDir, { recursive: true });
+    const { pglite } = dataLayout(dataDir);
+    const pgliteDir = pglite.merchants;
+    // Both of the directory's PGlite clusters, for child processes given `dataDir` (devnet, serve).
+    for (const dir of [pglite.merchants, pglite.facilitator]) {
+      fs.cpSync(await pgliteTemplate(), dir, { recursive: true });
+    }
     return { kind, dataDir, pgliteDir, databaseUrl: null, cleanup: async () => removeDir() };
   }
   if (!SERVER_URL) throw new Error("isolatedDatabaseOptions('postgres') needs DATABASE_URL");

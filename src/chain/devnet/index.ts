@@ -21,6 +21,7 @@ import {
   toHex,
 } from "viem";
 import { HDKey, privateKeyToAccount } from "viem/accounts";
+import { AppError } from "../../common/errors.ts";
 import { BASE_CHAIN_ID, BASE_USDC, BLOCK_SECONDS, USDC_UNIT } from "../base.ts";
 import { USDC_OWNER_SLOT, USDC_RUNTIME_BYTECODE, usdcAbi } from "../usdc.ts";
 
@@ -102,8 +103,10 @@ export interface Devnet {
 }
 
 /** An anvil that could not be started or set up. */
-export class DevnetError extends Error {
-  override name = "DevnetError";
+export class DevnetError extends AppError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(500, "devnet_failed", message, options);
+  }
 }
 
 /** anvil's default test mnemonic: its keys are public, which is what a devnet wants. */

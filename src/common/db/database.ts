@@ -10,6 +10,7 @@
  * Parameters: pass `bigint` for `int8`/`numeric`, and `JSON.stringify(value)` for `jsonb` (the server driver
  * would turn a JS array into a Postgres array, not JSON).
  */
+import { AppError } from "../errors.ts";
 
 export interface QueryResult<Row> {
   rows: Row[];
@@ -50,14 +51,14 @@ export interface DatabaseOptions {
 }
 
 /** The database could not be opened (busy, unreachable, corrupt). */
-export class DatabaseError extends Error {
-  override name = "DatabaseError";
+export class DatabaseError extends AppError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(503, "database_unavailable", message, options);
+  }
 }
 
 /** Another process holds the PGlite data directory: PGlite allows one process per directory. */
-export class DatabaseBusyError extends DatabaseError {
-  override name = "DatabaseBusyError";
-}
+export class DatabaseBusyError extends DatabaseError {}
 
 /** `int8` values become exact `bigint`s on both engines (PGlite would give a lossy `number`). */
 export const parseInt8 = (value: string): bigint => BigInt(value);

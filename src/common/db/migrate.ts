@@ -1,3 +1,4 @@
+import { AppError } from "../errors.ts";
 import type { Database, Queryable } from "./database.ts";
 
 /** One schema change of a module. Versions are 1, 2, 3... and a version, once released, never changes. */
@@ -10,8 +11,10 @@ export interface Migration {
 }
 
 /** The migrations are not a valid list, or the database is newer than this program. */
-export class MigrationError extends Error {
-  override name = "MigrationError";
+export class MigrationError extends AppError {
+  constructor(message: string) {
+    super(500, "schema_mismatch", message);
+  }
 }
 
 /**

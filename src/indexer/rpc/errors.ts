@@ -5,6 +5,7 @@
  * Erigon and anvil. Providers disagree on codes (-32005, -32602, -32600, -32614 and -32000 all mean
  * "range too large" somewhere, and Infura's -32005 also means "rate limited"), so the message decides.
  */
+import { AppError } from "../../common/errors.ts";
 
 /** The caller's next move: split the block range, wait and retry, halve the batch, or give up. */
 export type RpcFailureKind = "range" | "retry" | "batch" | "fatal";
@@ -31,13 +32,12 @@ export class RpcError extends Error {
 }
 
 /** The RPC kept failing after every allowed attempt. */
-export class RpcGaveUpError extends Error {
-  override name = "RpcGaveUpError";
+export class RpcGaveUpError extends AppError {
   constructor(
     message: string,
     readonly last: unknown,
   ) {
-    super(message);
+    super(502, "rpc_unavailable", message);
   }
 }
 
