@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from "@duckdb/node-api";
 import { AppError } from "../common/errors.ts";
+import type { Config } from "../config/config.ts";
 import { migrate } from "./migrations.ts";
 
 export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
@@ -129,4 +130,15 @@ function rowMaker(names: readonly string[]): RowMaker {
     rowMakers.set(key, make);
   }
   return make;
+}
+
+/** Opens the analytics database the configuration names. */
+export function openAnalytics(
+  config: Pick<Config, "dataDir" | "duckdbMemory" | "duckdbThreads">,
+): Promise<Analytics> {
+  return Analytics.open({
+    dataDir: config.dataDir,
+    memoryLimit: config.duckdbMemory,
+    threads: config.duckdbThreads,
+  });
 }

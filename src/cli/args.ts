@@ -1,7 +1,6 @@
 import { parseArgs } from "node:util";
-import { Analytics } from "../analytics/duckdb.ts";
 import { UsageError } from "../common/errors.ts";
-import { type Config, loadConfig } from "../config/config.ts";
+import { loadConfigFromProcess } from "../config/config.ts";
 
 export { UsageError };
 
@@ -48,10 +47,13 @@ export function parseCommandLine(argv: string[]) {
 
 export type Flags = ReturnType<typeof parseCommandLine>["values"];
 
-export function configFrom(flags: Flags, env: NodeJS.ProcessEnv = process.env) {
-  return loadConfig({
-    flags: { data: flags.data, publicUrl: flags["public-url"], host: flags.host, port: flags.port },
-    env,
+/** The configuration of this process: its flags over its environment. */
+export function configFrom(flags: Flags) {
+  return loadConfigFromProcess({
+    data: flags.data,
+    publicUrl: flags["public-url"],
+    host: flags.host,
+    port: flags.port,
   });
 }
 
@@ -61,13 +63,4 @@ export function parseEndBlock(value: string | undefined): number | undefined {
     throw new UsageError(`--end-block must be a block number, not "${value}"`);
   }
   return Number(value);
-}
-
-/** Opens the analytics database the configuration names. */
-export function openAnalytics(config: Config): Promise<Analytics> {
-  return Analytics.open({
-    dataDir: config.dataDir,
-    memoryLimit: config.duckdbMemory,
-    threads: config.duckdbThreads,
-  });
 }

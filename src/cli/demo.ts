@@ -1,8 +1,8 @@
+import { untilSignal } from "../common/lifecycle.ts";
 import { loadMix, MixError } from "../demo/mix.ts";
 import { SLOTS_PER_WEEK } from "../demo/plan.ts";
-import { DEFAULT_DEMO_PORTS, type Demo, type DemoEvent, type DemoPorts, startDemo } from "../demo/world.ts";
+import { type Demo, type DemoEvent, startDemo } from "../demo/world.ts";
 import { configFrom, type Flags, UsageError } from "./args.ts";
-import { DEFAULT_FACILITATOR_PORT } from "./devnet.ts";
 import { quietSdkLogs } from "./sdk-logs.ts";
 
 /**
@@ -24,28 +24,11 @@ export async function runDemo(args: string[], flags: Flags): Promise<number> {
     throw error;
   }
   const config = configFrom(flags);
-  const ports: DemoPorts = {
-    devnet: port("X402M_DEVNET_PORT", DEFAULT_DEMO_PORTS.devnet),
-    facilitator: port("X402M_FACILITATOR_PORT", DEFAULT_FACILITATOR_PORT),
-    reports: config.port,
-    utility: config.merchants.utility?.port ?? DEFAULT_DEMO_PORTS.utility,
-    alias: config.merchants["utility-alias"]?.port ?? DEFAULT_DEMO_PORTS.alias,
-    shops: port("X402M_SHOPS_PORT", DEFAULT_DEMO_PORTS.shops),
-  };
   // Stdout is for the ready line; the progress line already counts the settlements the SDK would log.
   quietSdkLogs();
   const progress = createProgress(process.stderr);
-  const demo = await startDemo({ config, mix, ports, onEvent: progress.onEvent });
-
-  const stopped = new Promise<"signal">((resolve) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve("signal");
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
+  const stopped = untilSignal();
+  const demo = await startDemo({ config, mix, onEvent: progress.onEvent });
   try {
     const first = await Promise.race([demo.ready.then(() => "ready" as const), stopped, demo.failed]);
     if (first === "ready") {
@@ -61,15 +44,6 @@ export async function runDemo(args: string[], flags: Flags): Promise<number> {
     await demo.stop();
   }
   return 0;
-}
-
-function port(name: string, fallback: number): number {
-  const value = process.env[name];
-  if (value === undefined || value === "") return fallback;
-  if (!/^\d+$/.test(value) || Number(value) > 65_535) {
-    throw new UsageError(`${name} must be a port from 0 to 65535, not "${value}"`);
-  }
-  return Number(value);
 }
 
 function readyLine(demo: Demo) {

@@ -1,18 +1,15 @@
 import { startDevnet } from "../chain/devnet/index.ts";
-import { dataLayout } from "../config/layout.ts";
+import { Lifecycle, untilSignal } from "../common/lifecycle.ts";
+import { DEFAULT_PORTS } from "../config/config.ts";
 import { configFrom, type Flags, UsageError } from "./args.ts";
 
-/** anvil's usual port, so wallets and tools find the devnet where they expect a local chain. */
-export const DEFAULT_DEVNET_PORT = 8545;
 export const DEFAULT_DEVNET_BUYERS = 3;
-/** Where the devnet's facilitator listens unless X402M_FACILITATOR_PORT says otherwise (0: a free port). */
-export const DEFAULT_FACILITATOR_PORT = 8403;
 
 /**
  * Runs the devnet: a local Base chain (anvil, chain id 8453, a block every 2 s) with USDC at the canonical
  * address and funded buyers, and the project's x402 facilitator settling on it from the devnet's
  * facilitator account, on 127.0.0.1 (port X402M_FACILITATOR_PORT, default 8403). The facilitator keeps its
- * ledger and Bazaar in the configured database (PGlite in `<data>/postgres`, or DATABASE_URL);
+ * ledger and Bazaar in its own database (PGlite in `<data>/facilitator-postgres`, or DATABASE_URL);
  * since the chain is new on every start, so is that state (the previous chain's is cleared).
  *
  * Prints one JSON line `{"rpc", "facilitator", "chainId", "usdc", "buyers"}` when ready; stops on
@@ -20,58 +17,45 @@ export const DEFAULT_FACILITATOR_PORT = 8403;
  */
 export async function runDevnet(args: string[], flags: Flags): Promise<number> {
   if (args.length > 0) throw new UsageError("devnet takes no arguments");
-  const port = parseInteger("--port", flags.port, DEFAULT_DEVNET_PORT, 65_535);
+  // --port is the chain's here (the command serves no reports); X402M_DEVNET_PORT is the demo's setting.
+  const port = parseInteger("--port", flags.port, DEFAULT_PORTS.devnet, 65_535);
   const buyers = parseInteger("--buyers", flags.buyers, DEFAULT_DEVNET_BUYERS, 10_000);
-  const facilitatorPort = parseInteger(
-    "X402M_FACILITATOR_PORT",
-    process.env.X402M_FACILITATOR_PORT || undefined,
-    DEFAULT_FACILITATOR_PORT,
-    65_535,
-  );
-  const config = configFrom(flags);
+  const config = configFrom({ ...flags, port: undefined });
   // Loaded here, as the chain code is: the facilitator's SDK and PGlite are only for this command.
-  const { startFacilitator } = await import("../services/devnet-facilitator.ts");
-  const { openDatabase } = await import("../common/db/index.ts");
+  const { devnetChain } = await import("../chain/devnet/index.ts");
+  const { startServices } = await import("../services/index.ts");
 
+  const lifecycle = new Lifecycle();
+  const stopped = untilSignal();
   const devnet = await startDevnet({ port, buyers });
-  let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
-  let facilitator: Awaited<ReturnType<typeof startFacilitator>>;
+  lifecycle.add("anvil", () => devnet.stop());
+  let anvilExited = false;
   try {
-    db = await openDatabase({
-      pgliteDir: dataLayout(config.dataDir).pglite.facilitator,
-      databaseUrl: config.databaseUrl,
+    const started = await startServices({
+      config,
+      lifecycle,
+      facilitator: {
+        rpc: devnet.rpc,
+        chain: devnetChain(devnet.rpc),
+        privateKey: devnet.facilitatorAccount.privateKey,
+        // A new anvil chain every start: the previous chain's ledger and Bazaar describe nothing real.
+        onNewChain: "reset",
+        pollingIntervalMs: 250,
+      },
     });
-    facilitator = await startFacilitator(devnet, db, facilitatorPort);
-  } catch (error) {
-    await db?.close();
-    await devnet.stop();
-    throw error;
-  }
-  const ready = {
-    rpc: devnet.rpc,
-    facilitator: facilitator.url,
-    chainId: devnet.chainId,
-    usdc: devnet.usdc,
-    buyers: devnet.buyers.map(({ address, privateKey }) => ({ address, privateKey })),
-  };
-  process.stdout.write(`${JSON.stringify(ready)}\n`);
-
-  const reason = await new Promise<"signal" | "anvil exited">((resolve) => {
-    const finish = (why: "signal" | "anvil exited") => () => {
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
-      resolve(why);
+    const ready = {
+      rpc: devnet.rpc,
+      facilitator: started.urls.facilitator,
+      chainId: devnet.chainId,
+      usdc: devnet.usdc,
+      buyers: devnet.buyers.map(({ address, privateKey }) => ({ address, privateKey })),
     };
-    const onSignal = finish("signal");
-    process.on("SIGINT", onSignal);
-    process.on("SIGTERM", onSignal);
-    void devnet.exited.then(finish("anvil exited"));
-  });
-  // The facilitator first: it may be waiting on the chain for a settlement.
-  await facilitator.close();
-  await db.close();
-  await devnet.stop();
-  if (reason === "anvil exited") {
+    process.stdout.write(`${JSON.stringify(ready)}\n`);
+    anvilExited = (await Promise.race([stopped, devnet.exited.then(() => "anvil" as const)])) === "anvil";
+  } finally {
+    await lifecycle.close();
+  }
+  if (anvilExited) {
     const { code, signal } = await devnet.exited;
     throw new Error(`anvil stopped unexpectedly (${signal ?? `exit code ${code}`})`);
   }

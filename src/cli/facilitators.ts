@@ -1,6 +1,7 @@
+import { openAnalytics } from "../analytics/duckdb.ts";
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
 import { listCandidates } from "../indexer/candidates.ts";
-import { configFrom, type Flags, openAnalytics, UsageError } from "./args.ts";
+import { configFrom, type Flags, UsageError } from "./args.ts";
 
 /**
  * `facilitators`: the known facilitator signers, one JSON object per line.

@@ -1,5 +1,6 @@
+import { openAnalytics } from "../analytics/duckdb.ts";
 import { importNdjson } from "../analytics/import.ts";
-import { configFrom, type Flags, openAnalytics, UsageError } from "./args.ts";
+import { configFrom, type Flags, UsageError } from "./args.ts";
 
 export async function runImport(args: string[], flags: Flags): Promise<number> {
   const [file, ...extra] = args;

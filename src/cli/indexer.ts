@@ -1,16 +1,19 @@
+import { openAnalytics } from "../analytics/duckdb.ts";
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
+import { untilSignal } from "../common/lifecycle.ts";
 import {
   createReporter,
   DEFAULT_BATCH_BLOCKS,
   DEFAULT_CONCURRENCY,
   DEFAULT_REORG_DEPTH,
   DEFAULT_SENDER_STRATEGY,
+  IndexerInputError,
   type IndexerOptions,
   runIndexer,
   SENDER_CHOICES,
   type SenderChoice,
 } from "../indexer/index.ts";
-import { configFrom, type Flags, openAnalytics, UsageError } from "./args.ts";
+import { configFrom, type Flags, UsageError } from "./args.ts";
 
 /** Default request rate: inside the free tiers of the common providers (Alchemy, Infura, QuickNode: 25+ calls/s). */
 export const DEFAULT_RPS = 25;
@@ -97,9 +100,7 @@ export async function runIndex(args: string[], flags: Flags): Promise<number> {
   const config = configFrom(flags);
   const analytics = await openAnalytics(config);
   const controller = new AbortController();
-  const stop = () => controller.abort();
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
+  void untilSignal().then(() => controller.abort());
   const reporter = createReporter();
   try {
     const summary = await runIndexer({
@@ -113,11 +114,9 @@ export async function runIndex(args: string[], flags: Flags): Promise<number> {
     return 0;
   } catch (error) {
     reporter.stop();
-    if (error instanceof Error && error.name === "IndexerInputError") throw new UsageError(error.message);
+    if (error instanceof IndexerInputError) throw new UsageError(error.message);
     throw error;
   } finally {
-    process.off("SIGINT", stop);
-    process.off("SIGTERM", stop);
     analytics.close();
   }
 }

@@ -24,10 +24,10 @@ export async function runListings(args: string[], flags: Flags): Promise<number>
   const merchants = (names as MerchantHost[]).map((name) => {
     const host = config.merchants[name];
     if (!host?.payTo) throw new ConfigError(`${name} needs its wallet: set ${merchantEnvPrefix(name)}PAY_TO`);
-    return MERCHANTS[name]({
-      payTo: host.payTo,
-      publicUrl: host.publicUrl ?? `http://${config.host}:${host.port}`,
-    });
+    return MERCHANTS[name](
+      { payTo: host.payTo, publicUrl: host.publicUrl ?? `http://${config.host}:${host.port}` },
+      config,
+    );
   });
   process.stdout.write(listingsNdjson(merchants));
   return 0;

@@ -1,6 +1,7 @@
+import { openAnalytics } from "../analytics/duckdb.ts";
 import { DEFAULT_PUBLIC_URL } from "../config/config.ts";
 import { ReportService } from "../reports/service.ts";
-import { configFrom, type Flags, openAnalytics, parseEndBlock, UsageError } from "./args.ts";
+import { configFrom, type Flags, parseEndBlock, UsageError } from "./args.ts";
 
 async function withReports<T>(flags: Flags, fn: (reports: ReportService) => Promise<T>): Promise<T> {
   const config = configFrom(flags);

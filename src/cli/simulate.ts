@@ -1,11 +1,11 @@
 import fs from "node:fs";
 import path from "node:path";
-import { AnalyticsBusyError } from "../analytics/duckdb.ts";
+import { AnalyticsBusyError, openAnalytics } from "../analytics/duckdb.ts";
 import { type CheckRow, checkReports, TOLERANCE } from "../demo/check.ts";
 import { readTruth } from "../demo/truth.ts";
 import type { Report } from "../reports/schema.ts";
 import { ReportService } from "../reports/service.ts";
-import { configFrom, type Flags, openAnalytics, UsageError } from "./args.ts";
+import { configFrom, type Flags, UsageError } from "./args.ts";
 
 /**
  * `simulate --check [--data DIR] [--json]`: compares the latest window's reports with the demo's ground

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { AppError, errorBody } from "./errors.ts";
+import { log } from "./log.ts";
 
 /**
  * The one place errors become HTTP: typed errors keep their status and code, anything else is a 500
@@ -11,14 +12,8 @@ export function onError(error: Error, c: Context): Response {
   if (error instanceof HTTPException) {
     return c.json(errorBody("http_error", error.message || "request failed"), error.status);
   }
-  console.error(
-    JSON.stringify({
-      level: "error",
-      msg: "unhandled",
-      path: c.req.path,
-      error: String(error.stack ?? error),
-    }),
-  );
+  // A bug: its whole stack is worth the line.
+  log("error", "unhandled", { path: c.req.path, error: String(error.stack ?? error) });
   return c.json(errorBody("internal", "internal error"), 500);
 }
 

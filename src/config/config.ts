@@ -3,6 +3,12 @@ import { z } from "zod";
 import { BASE_USDC } from "../chain/base.ts";
 import { AppError } from "../common/errors.ts";
 
+const Port = z.coerce
+  .number({ error: "a port from 0 to 65535" })
+  .int("a port from 0 to 65535")
+  .min(0, "a port from 0 to 65535")
+  .max(65535, "a port from 0 to 65535");
+
 /**
  * The one validated configuration. Read once at start from flags and the environment;
  * every module receives the slice it needs as a parameter and never reads `process.env` itself.
@@ -16,7 +22,10 @@ export const ConfigSchema = z.object({
     .transform((u) => u.replace(/\/+$/, ""))
     .nullable(),
   host: z.string().min(1),
-  port: z.coerce.number().int().min(0).max(65535),
+  /** The report service's port. */
+  port: Port,
+  /** The other services' ports (the merchant hosts' are in `merchants`); 0 picks a free one. */
+  ports: z.object({ facilitator: Port, devnet: Port, shops: Port }),
   /** DuckDB memory limit, e.g. "1GB"; DuckDB spills to the data directory past it. */
   duckdbMemory: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, "a size such as 1GB"),
   duckdbThreads: z.coerce.number().int().min(1).max(256).nullable(),
@@ -98,17 +107,22 @@ export const ConfigSchema = z.object({
         .url({ protocol: /^https?$/ })
         .transform((u) => u.replace(/\/+$/, ""))
         .nullable(),
-      port: z.coerce.number().int().min(0).max(65535),
+      port: Port,
     }),
   ),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
 
-export const DEFAULT_PORT = 8402;
+/**
+ * Every service's default port, in one place: anvil's usual 8545 for the devnet, then the service's own
+ * from 8402 up. The merchant hosts' follow in `MERCHANT_HOSTS`.
+ */
+export const DEFAULT_PORTS = { reports: 8402, facilitator: 8403, shops: 8406, devnet: 8545 } as const;
+export const DEFAULT_PORT = DEFAULT_PORTS.reports;
 export const DEFAULT_PUBLIC_URL = `http://127.0.0.1:${DEFAULT_PORT}`;
 /** The devnet's facilitator (`bin/x402-merchants devnet`). */
-export const DEFAULT_FACILITATOR_URL = "http://127.0.0.1:8403";
+export const DEFAULT_FACILITATOR_URL = `http://127.0.0.1:${DEFAULT_PORTS.facilitator}`;
 
 /**
  * The merchant hosts and their default ports. An alias host (spec 4.2.3) lists some endpoints of another
@@ -124,6 +138,20 @@ export type MerchantHost = keyof typeof MERCHANT_HOSTS;
 /** `utility-alias` -> `X402M_UTILITY_ALIAS_`: the prefix of a host's environment variables. */
 export function merchantEnvPrefix(host: string): string {
   return `X402M_${host.toUpperCase().replace(/-/g, "_")}_`;
+}
+
+/** Where a service's port is set, for messages such as "port 8404 is in use: set ...". */
+export function portSetting(service: string): string {
+  switch (service) {
+    case "reports":
+      return "PORT or --port";
+    case "facilitator":
+    case "devnet":
+    case "shops":
+      return `X402M_${service.toUpperCase()}_PORT`;
+    default:
+      return `${merchantEnvPrefix(service)}PORT`;
+  }
 }
 
 /** Hosted search backends' own addresses; SearXNG has none (X402M_SEARCH_URL names the instance). */
@@ -144,6 +172,11 @@ export class ConfigError extends AppError {
   }
 }
 
+/** The process's configuration: the one place `process.env` is read. */
+export function loadConfigFromProcess(flags: ConfigInput["flags"] = {}): Config {
+  return loadConfig({ flags, env: process.env });
+}
+
 /** Flags win over the environment, the environment over the defaults. */
 export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
   const raw = {
@@ -151,6 +184,11 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
     publicUrl: flags.publicUrl ?? env.X402M_PUBLIC_URL ?? null,
     host: flags.host ?? env.X402M_HOST ?? "127.0.0.1",
     port: flags.port ?? env.PORT ?? String(DEFAULT_PORT),
+    ports: {
+      facilitator: env.X402M_FACILITATOR_PORT || String(DEFAULT_PORTS.facilitator),
+      devnet: env.X402M_DEVNET_PORT || String(DEFAULT_PORTS.devnet),
+      shops: env.X402M_SHOPS_PORT || String(DEFAULT_PORTS.shops),
+    },
     duckdbMemory: env.X402M_DUCKDB_MEMORY ?? "1GB",
     duckdbThreads: env.X402M_DUCKDB_THREADS ?? null,
     databaseUrl: env.DATABASE_URL || null,
@@ -221,7 +259,36 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new ConfigError(`invalid configuration: ${issue?.path.join(".")}: ${issue?.message}`);
+    const where = issue ? settingOf(issue.path.map(String)) : "configuration";
+    throw new ConfigError(`invalid ${where}: ${issue?.message}`);
   }
   return parsed.data;
+}
+
+/** The flag or environment variable behind a configuration path, so an error names what to change. */
+function settingOf(path: readonly string[]): string {
+  const [head, second, third] = path;
+  const fixed: Record<string, string> = {
+    dataDir: "--data / X402M_DATA",
+    publicUrl: "--public-url / X402M_PUBLIC_URL",
+    host: "--host / X402M_HOST",
+    port: "--port / PORT",
+    duckdbMemory: "X402M_DUCKDB_MEMORY",
+    duckdbThreads: "X402M_DUCKDB_THREADS",
+    databaseUrl: "DATABASE_URL",
+    dnsServers: "X402M_DNS_SERVERS",
+    "payments.network": "X402M_NETWORK",
+    "payments.facilitatorUrl": "X402M_FACILITATOR_URL",
+    "payments.asset": `X402M_ASSET${third && third !== "address" ? `_${third.toUpperCase()}` : ""}`,
+    "providers.language": `X402M_LLM_${third === "timeoutMs" ? "TIMEOUT_MS" : (third ?? "URL").toUpperCase()}`,
+    "providers.search": `X402M_SEARCH_${(third ?? "backend").toUpperCase()}`,
+    "providers.image": `X402M_IMAGE_${(third ?? "key").toUpperCase()}`,
+  };
+  const setting = fixed[`${head}.${second}`] ?? fixed[head ?? ""];
+  if (setting) return setting;
+  if (head === "ports" && second) return portSetting(second);
+  if (head === "merchants" && second) {
+    return `${merchantEnvPrefix(second)}${third === "payTo" ? "PAY_TO" : third === "publicUrl" ? "URL" : "PORT"}`;
+  }
+  return path.join(".");
 }

@@ -10,25 +10,20 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { HTTPFacilitatorClient } from "@x402/core/server";
 import { createPublicClient, http } from "viem";
 import { Analytics } from "../analytics/duckdb.ts";
 import { importNdjson } from "../analytics/import.ts";
 import { WEEK_BLOCKS } from "../chain/base.ts";
 import { type DevnetAccount, derive, devnetChain, startDevnet } from "../chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
-import { openDatabase } from "../common/db/index.ts";
 import { AppError } from "../common/errors.ts";
-import { type Listening, listenWithUrl } from "../common/listen.ts";
-import type { Config } from "../config/config.ts";
+import { Lifecycle } from "../common/lifecycle.ts";
+import { type Config, portSetting } from "../config/config.ts";
 import { dataLayout } from "../config/layout.ts";
-import { DEFAULT_REORG_DEPTH, type IndexerEvent, runIndexer } from "../indexer/index.ts";
-import { merchantApp } from "../merchant-kit/app.ts";
+import { DEFAULT_REORG_DEPTH, type IndexerEvent } from "../indexer/index.ts";
 import type { Merchant } from "../merchant-kit/catalogue.ts";
-import { MERCHANTS } from "../merchants/index.ts";
-import { reportRoutes } from "../reports/http.ts";
-import { ReportService } from "../reports/service.ts";
-import { startFacilitator } from "../services/devnet-facilitator.ts";
+import type { ReportService } from "../reports/service.ts";
+import { startServices } from "../services/index.ts";
 import type { Mix } from "./mix.ts";
 import {
   chooseRoles,
@@ -44,29 +39,10 @@ import { DEMO_SHOPS, shopMerchant } from "./shops/index.ts";
 import { runSimulator, type SimMerchant, type SimulatorEvent } from "./simulator.ts";
 import { truncateTruth } from "./truth.ts";
 
-export interface DemoPorts {
-  devnet: number;
-  facilitator: number;
-  reports: number;
-  utility: number;
-  alias: number;
-  shops: number;
-}
-
-/** anvil's usual port, then the service's own from 8402 up; 0 anywhere picks a free port. */
-export const DEFAULT_DEMO_PORTS: DemoPorts = {
-  devnet: 8545,
-  reports: 8402,
-  facilitator: 8403,
-  utility: 8404,
-  alias: 8405,
-  shops: 8406,
-};
-
 export interface DemoOptions {
+  /** Ports, data directory and the rest; the merchants' wallets are the demo's own. */
   config: Config;
   mix: Mix;
-  ports: DemoPorts;
   onEvent?: (event: DemoEvent) => void;
 }
 
@@ -130,6 +106,8 @@ export const DEMO_NOTICE =
 /** Derivation indices of the demo's merchant wallets (the devnet uses 0 and 1, its buyers 2 on). */
 const MERCHANT_KEY_BASE = 100;
 const POPULATION_KEY_BASE = 1_000;
+/** Stopping saves the chain (anvil writes its state file), which a long-running demo makes large. */
+const DEMO_CLOSE_TIMEOUT_MS = 150_000;
 /** Slot 0 starts this many blocks after genesis; the chain holds a week plus this and the confirmations. */
 const LEAD_BLOCKS = 600;
 /**
@@ -148,17 +126,14 @@ const SIMULATED_UTILITY_PATHS = [
 
 /** Starts the demo; resolves once every service listens (the week is then played in the background). */
 export async function startDemo(options: DemoOptions): Promise<Demo> {
-  const { config, ports } = options;
+  const { config } = options;
   const emit = options.onEvent ?? (() => undefined);
-  const dir = path.join(config.dataDir, "demo");
-  const worldFile = path.join(dir, "world.json");
-  const chainDir = path.join(dir, "chain");
-  const truthFile = path.join(dir, "truth.ndjson");
+  const layout = dataLayout(config.dataDir).demo;
 
-  let world = readWorld(worldFile);
-  const canResume = world !== undefined && fs.existsSync(path.join(chainDir, "state.json"));
+  let world = readWorld(layout.world);
+  const canResume = world !== undefined && fs.existsSync(path.join(layout.chain, "state.json"));
   if (!canResume) {
-    await clearForFreshStart(config.dataDir, dir);
+    await clearForFreshStart(config.dataDir, layout.dir);
     const now = Math.floor(Date.now() / 1000);
     const genesisTime = now - 2 * (WEEK_BLOCKS + DEFAULT_REORG_DEPTH + LEAD_BLOCKS);
     world = { version: 1, genesisTime, epoch: genesisTime + 2 * LEAD_BLOCKS, mix: options.mix };
@@ -171,38 +146,30 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
   }
   const w = world as World;
 
-  const closers: (() => Promise<void> | void)[] = [];
-  const closeAll = async () => {
-    for (const close of closers.splice(0).reverse()) {
-      try {
-        await close();
-      } catch (error) {
-        console.error(JSON.stringify({ level: "warn", msg: "closing the demo", error: String(error) }));
-      }
-    }
-  };
+  const lifecycle = new Lifecycle();
   const controller = new AbortController();
+  lifecycle.add("the simulation", () => controller.abort());
   try {
     // Cancun rather than Prague and no historical states: both keep anvil's cost per block low (docs/benchmarks.md).
     const devnet = await startDevnet({
-      port: ports.devnet,
+      port: config.ports.devnet,
       buyers: 0,
       blockTime: 0,
       hardfork: "cancun",
       pruneHistory: 0,
-      statePath: chainDir,
+      statePath: layout.chain,
       saveIntervalSeconds: 600,
       genesisTimestamp: w.genesisTime,
     }).catch((error) => {
       if (/address already in use|EADDRINUSE/i.test(String(error))) {
         throw new DemoError(
-          `the devnet's port ${ports.devnet} is in use: stop the other chain or set X402M_DEVNET_PORT (0 picks a free one)`,
+          `the devnet's port ${config.ports.devnet} is in use: stop the other chain or set ${portSetting("devnet")} (0 picks a free one)`,
         );
       }
       throw error;
     });
-    closers.push(() => devnet.stop());
-    if (!canResume) fs.writeFileSync(worldFile, `${JSON.stringify(w, null, 2)}\n`);
+    lifecycle.add("anvil", () => devnet.stop());
+    if (!canResume) fs.writeFileSync(layout.world, `${JSON.stringify(w, null, 2)}\n`);
 
     const head = Number(
       await createPublicClient({
@@ -211,99 +178,82 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       }).getBlockNumber(),
     );
     // A chain saved before a crash may be older than the truth written after it.
-    const dropped = truncateTruth(truthFile, head);
+    const dropped = truncateTruth(layout.truth, head);
     if (dropped > 0)
       emit({
         type: "note",
         message: `dropped ${dropped} ground-truth records of blocks the saved chain lacks`,
       });
 
-    const db = await openDatabase({
-      pgliteDir: dataLayout(config.dataDir).pglite.merchants,
-      databaseUrl: config.databaseUrl,
-    });
-    closers.push(() => db.close());
-    // Receipts polled every 50 ms: while catching up, blocks come every few milliseconds.
-    const facilitatorServer = await startFacilitator(devnet, db, ports.facilitator, {
-      pollingIntervalMs: 50,
-    });
-    closers.push(() => facilitatorServer.close());
-
-    const appOptions = {
-      services: { db, config },
-      facilitator: new HTTPFacilitatorClient({ url: facilitatorServer.url }),
-      payments: config.payments,
-    };
+    // Every merchant is paid into a devnet wallet of its own; the utility and its alias share one.
     const utilityKey = derive(MERCHANT_KEY_BASE);
     const shopKeys = DEMO_SHOPS.map((_, i) => derive(MERCHANT_KEY_BASE + 1 + i));
-    const host = {
-      payTo: utilityKey.address.toLowerCase() as `0x${string}`,
-      dns: { servers: config.dnsServers },
+    const utilityWallet = utilityKey.address.toLowerCase() as `0x${string}`;
+    const demoConfig: Config = {
+      ...config,
+      merchants: Object.fromEntries(
+        Object.entries(config.merchants).map(([name, host]) => [name, { ...host, payTo: utilityWallet }]),
+      ),
     };
-    let utility: Merchant | undefined;
-    const utilityServer = await bind("utility", ports.utility, (port) =>
-      listenWithUrl(
-        async (url) => {
-          utility = MERCHANTS.utility({ ...host, publicUrl: url });
-          return (await merchantApp(utility, appOptions)).fetch;
-        },
-        config.host,
-        port,
-      ),
-    );
-    closers.push(() => utilityServer.close());
-    const aliasServer = await bind("utility-alias", ports.alias, (port) =>
-      listenWithUrl(
-        async (url) =>
-          (await merchantApp(MERCHANTS["utility-alias"]({ ...host, publicUrl: url }), appOptions)).fetch,
-        config.host,
-        port,
-      ),
-    );
-    closers.push(() => aliasServer.close());
     let shops: { merchant: Merchant; name: string }[] = [];
-    const shopsServer = await bind("shops", ports.shops, (port) =>
-      listenWithUrl(
-        async (url) => {
-          shops = DEMO_SHOPS.map((shop, i) => ({
-            name: shop.name,
-            merchant: shopMerchant(
-              shop,
-              (shopKeys[i] as DevnetAccount).address.toLowerCase() as `0x${string}`,
-              `${url}/${shop.slug}`,
-            ),
-          }));
-          return (await shopsApp(shops, appOptions)).fetch;
+    const indexed = { block: -1 };
+    const services = await startServices({
+      config: demoConfig,
+      lifecycle,
+      facilitator: {
+        rpc: devnet.rpc,
+        chain: devnetChain(devnet.rpc),
+        privateKey: devnet.facilitatorAccount.privateKey,
+        // A resumed demo chain keeps its genesis, so its ledger stays; a new one clears it.
+        onNewChain: "reset",
+        // Receipts polled every 50 ms: while catching up, blocks come every few milliseconds.
+        pollingIntervalMs: 50,
+      },
+      merchants: ["utility", "utility-alias"],
+      hosts: [
+        {
+          name: "shops",
+          port: config.ports.shops,
+          build: async (url, kit) => {
+            shops = DEMO_SHOPS.map((shop, i) => ({
+              name: shop.name,
+              merchant: shopMerchant(
+                shop,
+                (shopKeys[i] as DevnetAccount).address.toLowerCase() as `0x${string}`,
+                `${url}/${shop.slug}`,
+              ),
+            }));
+            return (await shopsApp(shops, kit)).fetch;
+          },
         },
-        config.host,
-        port,
-      ),
-    );
-    closers.push(() => shopsServer.close());
-
-    const analytics = await Analytics.open({
-      dataDir: config.dataDir,
-      memoryLimit: config.duckdbMemory,
-      threads: config.duckdbThreads,
+      ],
+      reports: {
+        follow: (started) => ({
+          rpc: { url: devnet.rpc, rps: 0 },
+          registry: FacilitatorRegistry.base().withSigners([devnet.facilitatorAccount.address]),
+          fromBlock: 0,
+          follow: true,
+          pollMs: 500,
+          discovery: { url: `${started.facilitator}/discovery/resources`, refreshMs: 60_000 },
+          onEvent: (event) => {
+            if (event.type === "batch") indexed.block = Math.max(indexed.block, event.to);
+            if (event.type === "caught_up") indexed.block = Math.max(indexed.block, event.block);
+            emit({ type: "indexer", event });
+          },
+        }),
+      },
     });
-    closers.push(() => analytics.close());
+    const urls = services.urls as Record<
+      "facilitator" | "utility" | "utility-alias" | "shops" | "reports",
+      string
+    >;
+    const analytics = services.analytics as Analytics;
+    const service = services.reports as ReportService;
+    const utility = services.merchants.utility as Merchant;
     await analytics.run("INSERT OR REPLACE INTO meta VALUES ('notice', $notice), ('demo', 'true')", {
       notice: DEMO_NOTICE,
     });
-    // One service for the pages and the warm-up below: it serializes the builds on the analytics database's connection.
-    let service: ReportService | undefined;
-    const reportsServer = await bind("reports", ports.reports, (port) =>
-      listenWithUrl(
-        async (url) => {
-          service = new ReportService(analytics, { publicUrl: config.publicUrl ?? url });
-          return reportRoutes(service, { notice: async () => DEMO_NOTICE }).fetch;
-        },
-        config.host,
-        port,
-      ),
-    );
-    closers.push(() => reportsServer.close());
-    const publicUrl = config.publicUrl ?? reportsServer.url;
+    const publicUrl = config.publicUrl ?? urls.reports;
 
     // The merchants as the operator names them (a `merchant` record each; a report's name is a host name
     // and the shops share one host, so each gets its own under .localhost), and as the simulator sees them.
@@ -313,8 +263,8 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
         name: "utility.localhost",
         title: "Utility API",
         key: utilityKey,
-        merchant: utility as Merchant,
-        api: `${utilityServer.url}/docs`,
+        merchant: utility,
+        api: `${urls.utility}/docs`,
       },
       ...shops.map((s, i) => ({
         id: s.merchant.name,
@@ -325,9 +275,8 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
         api: `${s.merchant.publicUrl}/docs`,
       })),
     ];
-    const merchantsFile = path.join(dir, "merchants.ndjson");
     fs.writeFileSync(
-      merchantsFile,
+      layout.merchants,
       named
         .map(
           (m) =>
@@ -335,7 +284,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
         )
         .join(""),
     );
-    await importNdjson(analytics, merchantsFile);
+    await importNdjson(analytics, layout.merchants);
 
     const simMerchants: SimMerchant[] = named.map((m) => ({
       id: m.id,
@@ -359,29 +308,6 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       wallets.set(id, derive(POPULATION_KEY_BASE + i));
     });
 
-    const indexerAnalytics = await analytics.fork();
-    closers.push(() => indexerAnalytics.close());
-    const indexed = { block: -1 };
-    const indexer = runIndexer({
-      analytics: indexerAnalytics,
-      rpc: { url: devnet.rpc, rps: 0 },
-      registry: FacilitatorRegistry.base().withSigners([devnet.facilitatorAccount.address]),
-      fromBlock: 0,
-      follow: true,
-      pollMs: 500,
-      discovery: { url: `${facilitatorServer.url}/discovery/resources`, refreshMs: 60_000 },
-      signal: controller.signal,
-      onEvent: (event) => {
-        if (event.type === "batch") indexed.block = Math.max(indexed.block, event.to);
-        if (event.type === "caught_up") indexed.block = Math.max(indexed.block, event.block);
-        emit({ type: "indexer", event });
-      },
-    });
-    closers.push(async () => {
-      controller.abort();
-      await indexer.catch(() => undefined);
-    });
-
     const headTime = w.genesisTime + 2 * head;
     const startSlot = canResume ? Math.max(0, Math.floor((headTime - w.epoch) / SLOT_SECONDS) + 1) : 0;
     let caughtUpBlock: number | undefined;
@@ -399,14 +325,14 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       wallets,
       genesisTime: w.genesisTime,
       startSlot,
-      truthFile,
+      truthFile: layout.truth,
       signal: controller.signal,
       onEvent: (event) => {
         if (event.type === "caught_up") caughtUpBlock = event.block;
         emit({ type: "simulator", event });
       },
     });
-    closers.push(async () => {
+    lifecycle.add("simulator", async () => {
       controller.abort();
       await simulator.catch(() => undefined);
     });
@@ -417,7 +343,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
           reject(new DemoError(`${what}: ${(error as Error)?.message ?? error}`));
       };
       simulator.then(() => undefined, fail("the buyer simulator failed"));
-      indexer.then(() => undefined, fail("the indexer failed"));
+      services.failed.catch(fail("the indexer failed"));
       devnet.exited.then(({ code, signal }) =>
         fail("anvil stopped")(new Error(signal ?? `exit code ${code}`)),
       );
@@ -432,28 +358,28 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
         if (caughtUpBlock !== undefined && indexed.block >= caughtUpBlock - DEFAULT_REORG_DEPTH) break;
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
-      await (service as ReportService).leaderboard();
+      await service.leaderboard();
     })();
     ready.catch(() => undefined);
 
-    const urls: DemoUrls = {
+    const demoUrls: DemoUrls = {
       leaderboard: `${publicUrl}/`,
       rpc: devnet.rpc,
-      facilitator: facilitatorServer.url,
-      utility: utilityServer.url,
-      utilityAlias: aliasServer.url,
-      shops: shopsServer.url,
+      facilitator: urls.facilitator,
+      utility: urls.utility,
+      utilityAlias: urls["utility-alias"],
+      shops: urls.shops,
     };
     emit({
       type: "started",
       resumed: canResume,
-      urls,
+      urls: demoUrls,
       slot: startSlot,
       slots: Math.ceil((Date.now() / 1000 - w.epoch) / SLOT_SECONDS),
     });
     return {
       resumed: canResume,
-      urls,
+      urls: demoUrls,
       merchants: named.map((m) => {
         const address = m.key.address.toLowerCase();
         return {
@@ -468,14 +394,10 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       }),
       ready,
       failed,
-      stop: async () => {
-        controller.abort();
-        await closeAll();
-      },
+      stop: () => lifecycle.close(DEMO_CLOSE_TIMEOUT_MS),
     };
   } catch (error) {
-    controller.abort();
-    await closeAll();
+    await lifecycle.close(DEMO_CLOSE_TIMEOUT_MS);
     throw error;
   }
 }
@@ -495,7 +417,7 @@ function readWorld(file: string): World | undefined {
  * folder; one holding anything else (imported or indexed real data) is never touched.
  */
 async function clearForFreshStart(dataDir: string, demoDir: string): Promise<void> {
-  const file = path.join(dataDir, "analytics.duckdb");
+  const file = dataLayout(dataDir).analytics.file;
   if (fs.existsSync(file)) {
     const analytics = await Analytics.open({ dataDir });
     try {
@@ -516,29 +438,4 @@ async function clearForFreshStart(dataDir: string, demoDir: string): Promise<voi
   }
   fs.rmSync(demoDir, { recursive: true, force: true });
   fs.mkdirSync(demoDir, { recursive: true });
-}
-
-/** Where each service's port is set. */
-const PORT_SETTING: Record<string, string> = {
-  utility: "X402M_UTILITY_PORT",
-  "utility-alias": "X402M_UTILITY_ALIAS_PORT",
-  shops: "X402M_SHOPS_PORT",
-  reports: "PORT or --port",
-};
-
-async function bind(
-  name: string,
-  port: number,
-  start: (port: number) => Promise<Listening>,
-): Promise<Listening> {
-  try {
-    return await start(port);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
-      throw new DemoError(
-        `the ${name} port ${port} is in use: stop what holds it or set ${PORT_SETTING[name]} (0 picks a free one)`,
-      );
-    }
-    throw error;
-  }
 }

@@ -1,15 +1,32 @@
 /**
  * The merchant hosts this program can serve, by their configuration name: each builds its `Merchant`
- * (catalogue, wallet, public URL) for the platform.
+ * (catalogue, wallet, public URL) from the host's wallet and address and its slice of the configuration.
  */
-import type { MerchantHost } from "../config/config.ts";
+import type { Config, MerchantHost } from "../config/config.ts";
 import type { Merchant } from "../merchant-kit/catalogue.ts";
-import { type UtilityHost, utilityAliasMerchant, utilityMerchant } from "./utility/catalogue.ts";
+import { UTILITY_ALIAS_PATHS, utilityAliasMerchant, utilityMerchant } from "./utility/catalogue.ts";
 
-/** What a host needs beyond its catalogue; `dns` comes from the configuration's `dnsServers`. */
-export type MerchantBuilder = (host: UtilityHost) => Merchant;
+/** Where a host is reached and paid. */
+export interface HostAddress {
+  payTo: `0x${string}`;
+  /** Public base URL, no trailing slash. */
+  publicUrl: string;
+}
+
+export type MerchantBuilder = (host: HostAddress, config: Config) => Merchant;
+
+const utilityOptions = (config: Config) => ({
+  dns: { servers: config.dnsServers },
+  providers: config.providers,
+});
 
 export const MERCHANTS: Record<MerchantHost, MerchantBuilder> = {
-  utility: utilityMerchant,
-  "utility-alias": utilityAliasMerchant,
+  utility: (host, config) => utilityMerchant({ ...host, ...utilityOptions(config) }),
+  "utility-alias": (host, config) => utilityAliasMerchant({ ...host, ...utilityOptions(config) }),
 };
+
+/** What an alias host lists of its source (spec 4.2.3), by host name. */
+export const ALIAS_PATHS: Partial<Record<MerchantHost, { source: MerchantHost; paths: readonly string[] }>> =
+  {
+    "utility-alias": { source: "utility", paths: UTILITY_ALIAS_PATHS },
+  };

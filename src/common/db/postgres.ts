@@ -1,4 +1,5 @@
 import pg from "pg";
+import { log } from "../log.ts";
 import { type Database, INT8_OID, parseInt8, type Queryable, type QueryResult } from "./database.ts";
 
 /**
@@ -20,9 +21,7 @@ export function openPostgres(url: string, maxConnections = 10): Database {
   // An idle connection that breaks (server restart) emits 'error' on the pool; unhandled, it would crash
   // the process. The next query simply gets a fresh connection.
   pool.on("error", (error) => {
-    console.error(
-      JSON.stringify({ level: "warn", msg: "postgres idle connection error", error: error.message }),
-    );
+    log("warn", "postgres idle connection error", { error: error.message });
   });
   let closing: Promise<void> | undefined;
   return {

@@ -1,0 +1,58 @@
+/**
+ * The project's facilitator as a service of this process: on its own (`facilitator`), under the devnet
+ * (`devnet`) or inside the demo. Its state is its own database: with PGlite its own directory, so that a
+ * merchant's request holding a transaction open until its payment settles (src/merchant-kit/payments)
+ * never waits on the facilitator for the one PGlite connection they would otherwise share.
+ */
+import type { Chain, Hex } from "viem";
+import { openDatabase } from "../common/db/index.ts";
+import type { Lifecycle } from "../common/lifecycle.ts";
+import type { Config } from "../config/config.ts";
+import { dataLayout } from "../config/layout.ts";
+import { createFacilitator, type Facilitator, type OnNewChain } from "../facilitator/index.ts";
+import { listenOn } from "./listen.ts";
+
+export interface FacilitatorServiceOptions {
+  rpc: string;
+  /** The settling key: it pays the gas. */
+  privateKey: Hex;
+  chain?: Chain;
+  assets?: readonly string[];
+  onNewChain?: OnNewChain;
+  pollingIntervalMs?: number;
+}
+
+export interface FacilitatorService {
+  url: string;
+  facilitator: Facilitator;
+}
+
+/**
+ * Starts the facilitator on `config.host`:`config.ports.facilitator`, its ledger in its own database.
+ * Closing (through `lifecycle`) stops HTTP first, then waits for the settlements under way, then closes
+ * the database.
+ */
+export async function startFacilitatorService(
+  config: Config,
+  options: FacilitatorServiceOptions,
+  lifecycle: Lifecycle,
+): Promise<FacilitatorService> {
+  const db = await openDatabase({
+    pgliteDir: dataLayout(config.dataDir).pglite.facilitator,
+    databaseUrl: config.databaseUrl,
+  });
+  lifecycle.add("facilitator database", () => db.close());
+  const facilitator = await createFacilitator({
+    db,
+    rpc: options.rpc,
+    privateKey: options.privateKey,
+    chain: options.chain,
+    assets: options.assets,
+    onNewChain: options.onNewChain,
+    pollingIntervalMs: options.pollingIntervalMs,
+  });
+  lifecycle.add("facilitator settlements", () => facilitator.close());
+  const server = await listenOn("facilitator", facilitator.app.fetch, config.host, config.ports.facilitator);
+  lifecycle.add("facilitator http", () => server.close());
+  return { url: server.url, facilitator };
+}

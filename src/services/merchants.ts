@@ -1,0 +1,98 @@
+/**
+ * The merchant hosts of this process: one database for their state, one facilitator client, and per
+ * host the merchant kit's app on its own port (`config.merchants[name].port`).
+ */
+import { HTTPFacilitatorClient } from "@x402/core/server";
+import { type Database, openDatabase } from "../common/db/index.ts";
+import type { Lifecycle } from "../common/lifecycle.ts";
+import type { Fetch } from "../common/listen.ts";
+import { log } from "../common/log.ts";
+import { type Config, ConfigError, type MerchantHost, merchantEnvPrefix } from "../config/config.ts";
+import { dataLayout } from "../config/layout.ts";
+import { type MerchantAppOptions, merchantApp } from "../merchant-kit/app.ts";
+import { type Merchant, missingAliasPaths } from "../merchant-kit/catalogue.ts";
+import { ALIAS_PATHS, MERCHANTS } from "../merchants/index.ts";
+import { listenWithUrlOn } from "./listen.ts";
+
+/** A host that is not one of `MERCHANTS` (the demo's shops): its app, built once its URL is known. */
+export interface ExtraHost {
+  name: string;
+  port: number;
+  build(url: string, kit: MerchantAppOptions): Promise<Fetch>;
+}
+
+export interface MerchantHosts {
+  urls: Record<string, string>;
+  /** What each configured host serves (its catalogue, wallet and public URL). */
+  merchants: Partial<Record<MerchantHost, Merchant>>;
+  /** The merchants' state. */
+  db: Database;
+}
+
+/** The wallet of a host that is to be served, or a configuration error naming its setting. */
+export function payToOf(config: Config, name: MerchantHost): `0x${string}` {
+  const payTo = config.merchants[name]?.payTo;
+  if (!payTo) throw new ConfigError(`${name} needs its wallet: set ${merchantEnvPrefix(name)}PAY_TO`);
+  return payTo;
+}
+
+/**
+ * Starts `names` (and `extra` hosts), each paid through the facilitator at `facilitatorUrl`. Closing
+ * stops every host's HTTP, then closes the state database.
+ */
+export async function startMerchantHosts(
+  config: Config,
+  names: readonly MerchantHost[],
+  facilitatorUrl: string,
+  lifecycle: Lifecycle,
+  extra: readonly ExtraHost[] = [],
+): Promise<MerchantHosts> {
+  for (const name of names) payToOf(config, name);
+  const db = await openDatabase({
+    pgliteDir: dataLayout(config.dataDir).pglite.merchants,
+    databaseUrl: config.databaseUrl,
+  });
+  lifecycle.add("merchant database", () => db.close());
+  const kit: MerchantAppOptions = {
+    services: { db, config },
+    facilitator: new HTTPFacilitatorClient({ url: facilitatorUrl }),
+    payments: config.payments,
+  };
+  const urls: Record<string, string> = {};
+  const merchants: MerchantHosts["merchants"] = {};
+  for (const name of names) {
+    const host = config.merchants[name] as Config["merchants"][string];
+    warnOfMissingAliasPaths(config, name);
+    const server = await listenWithUrlOn(
+      name,
+      async (url) => {
+        const merchant = MERCHANTS[name](
+          { payTo: payToOf(config, name), publicUrl: host.publicUrl ?? url },
+          config,
+        );
+        merchants[name] = merchant;
+        return (await merchantApp(merchant, kit)).fetch;
+      },
+      config.host,
+      host.port,
+    );
+    lifecycle.add(`${name} http`, () => server.close());
+    urls[name] = server.url;
+  }
+  for (const host of extra) {
+    const server = await listenWithUrlOn(host.name, (url) => host.build(url, kit), config.host, host.port);
+    lifecycle.add(`${host.name} http`, () => server.close());
+    urls[host.name] = server.url;
+  }
+  return { urls, merchants, db };
+}
+
+/** An alias host lists what its source has; paths its source lacks are left out, and said so. */
+function warnOfMissingAliasPaths(config: Config, name: MerchantHost): void {
+  const alias = ALIAS_PATHS[name];
+  if (!alias) return;
+  const source = MERCHANTS[alias.source]({ payTo: payToOf(config, name), publicUrl: "" }, config);
+  const missing = missingAliasPaths(source, alias.paths);
+  if (missing.length > 0)
+    log("warn", "the alias host lacks endpoints its source does not have yet", { missing });
+}

@@ -1,0 +1,74 @@
+/**
+ * The report service as a service of this process: the analytics database, the report pages and API on
+ * `config.host`:`config.port`, and, when asked, the indexer following a chain into the same database
+ * (DuckDB lets one process write a database file, so the indexer runs here rather than beside it).
+ */
+import { type Analytics, openAnalytics } from "../analytics/duckdb.ts";
+import type { Lifecycle } from "../common/lifecycle.ts";
+import type { Config } from "../config/config.ts";
+import type { IndexerOptions } from "../indexer/index.ts";
+import { reportRoutes } from "../reports/http.ts";
+import { ReportService } from "../reports/service.ts";
+import { listenWithUrlOn } from "./listen.ts";
+
+/** The indexer's options, but for what the service provides (its database connection and its stop). */
+export type FollowOptions = Omit<IndexerOptions, "analytics" | "signal">;
+
+export interface ReportsService {
+  url: string;
+  analytics: Analytics;
+  reports: ReportService;
+  /** The indexer's run when one follows a chain: it settles only when the indexer gives up. */
+  indexing?: Promise<unknown>;
+}
+
+/**
+ * Starts the report service. Closing stops the indexer first (after the batch it is committing), then
+ * HTTP, then the database.
+ */
+export async function startReportService(
+  config: Config,
+  follow: FollowOptions | undefined,
+  lifecycle: Lifecycle,
+): Promise<ReportsService> {
+  const analytics = await openAnalytics(config);
+  lifecycle.add("analytics database", () => analytics.close());
+  let reports: ReportService | undefined;
+  const server = await listenWithUrlOn(
+    "reports",
+    async (url) => {
+      reports = new ReportService(analytics, { publicUrl: config.publicUrl ?? url });
+      return reportRoutes(reports, { notice: () => analyticsNotice(analytics) }).fetch;
+    },
+    config.host,
+    config.port,
+  );
+  lifecycle.add("reports http", () => server.close());
+  const indexing = follow ? (await startIndexer(analytics, follow, lifecycle)).running : undefined;
+  return { url: server.url, analytics, reports: reports as ReportService, indexing };
+}
+
+/** The indexer in follow mode on its own connection to the database; closing stops it first. */
+async function startIndexer(
+  analytics: Analytics,
+  options: FollowOptions,
+  lifecycle: Lifecycle,
+): Promise<{ running: Promise<unknown> }> {
+  // Loaded on demand: the indexer's RPC code is only for a chain to follow.
+  const { runIndexer } = await import("../indexer/index.ts");
+  const connection = await analytics.fork();
+  const controller = new AbortController();
+  const running = runIndexer({ ...options, analytics: connection, signal: controller.signal });
+  running.catch(() => undefined);
+  lifecycle.add("indexer", async () => {
+    controller.abort();
+    await running.catch(() => undefined);
+    connection.close();
+  });
+  return { running };
+}
+
+/** The banner a database asks every page to show (`meta.notice`, which the demo sets), if any. */
+export async function analyticsNotice(analytics: Analytics): Promise<string | undefined> {
+  return (await analytics.one<{ value: string }>("SELECT value FROM meta WHERE key = 'notice'"))?.value;
+}

@@ -1,0 +1,88 @@
+/**
+ * The composition root: the one place that starts the program's servers from the configuration, for
+ * `serve`, `devnet`, `facilitator` and the demo alike. Everything started is registered with one
+ * `Lifecycle`, which closes it in reverse order: the report service and its indexer, then the merchant
+ * hosts, then the facilitator they settle through.
+ */
+
+import type { Analytics } from "../analytics/duckdb.ts";
+import type { Lifecycle } from "../common/lifecycle.ts";
+import type { Config, MerchantHost } from "../config/config.ts";
+import type { Merchant } from "../merchant-kit/catalogue.ts";
+import type { ReportService } from "../reports/service.ts";
+import { type FacilitatorServiceOptions, startFacilitatorService } from "./facilitator.ts";
+import { type ExtraHost, startMerchantHosts } from "./merchants.ts";
+import { type FollowOptions, startReportService } from "./reports.ts";
+
+export interface ServicesOptions {
+  config: Config;
+  lifecycle: Lifecycle;
+  /** A facilitator in this process; the merchant hosts then settle through it (devnet, demo). */
+  facilitator?: FacilitatorServiceOptions;
+  /** Merchant hosts to serve, by configuration name (each needs its wallet). */
+  merchants?: readonly MerchantHost[];
+  /** Hosts beyond the configured merchants (the demo's shops), served with the same merchant kit. */
+  hosts?: readonly ExtraHost[];
+  /**
+   * The report service, and a chain its indexer follows: options, or a function of the URLs of what was
+   * started before it (the demo's indexer reads the Bazaar of the facilitator started here).
+   */
+  reports?: { follow?: FollowOptions | ((urls: Record<string, string>) => FollowOptions) };
+}
+
+export interface Services {
+  /** Each started service's base URL, by name ("reports", "facilitator", "utility", ...). */
+  urls: Record<string, string>;
+  merchants: Partial<Record<MerchantHost, Merchant>>;
+  analytics?: Analytics;
+  reports?: ReportService;
+  /** Rejects when a part fails on its own (an indexer that gives up); never resolves. */
+  failed: Promise<never>;
+}
+
+export async function startServices(options: ServicesOptions): Promise<Services> {
+  const { config, lifecycle } = options;
+  const urls: Record<string, string> = {};
+  let facilitatorUrl = config.payments.facilitatorUrl;
+  if (options.facilitator) {
+    const started = await startFacilitatorService(config, options.facilitator, lifecycle);
+    urls.facilitator = started.url;
+    facilitatorUrl = started.url;
+  }
+  let merchants: Services["merchants"] = {};
+  if ((options.merchants?.length ?? 0) > 0 || (options.hosts?.length ?? 0) > 0) {
+    const hosts = await startMerchantHosts(
+      config,
+      options.merchants ?? [],
+      facilitatorUrl,
+      lifecycle,
+      options.hosts,
+    );
+    Object.assign(urls, hosts.urls);
+    merchants = hosts.merchants;
+  }
+  let failed = new Promise<never>(() => undefined);
+  let analytics: Analytics | undefined;
+  let reports: ReportService | undefined;
+  if (options.reports) {
+    const { follow } = options.reports;
+    const started = await startReportService(
+      config,
+      typeof follow === "function" ? follow(urls) : follow,
+      lifecycle,
+    );
+    urls.reports = started.url;
+    ({ analytics, reports } = started);
+    if (started.indexing) {
+      const indexing = started.indexing;
+      failed = new Promise<never>((_, reject) => {
+        indexing.then(
+          () => reject(new Error("the indexer stopped")),
+          (error) => reject(error),
+        );
+      });
+    }
+  }
+  failed.catch(() => undefined);
+  return { urls, merchants, analytics, reports, failed };
+}
