@@ -86,7 +86,12 @@ export type IndexerEvent =
   | ({ type: "span" } & SpanChange)
   | { type: "listings"; listings: number; items: number; pages: number }
   | { type: "listings_failed"; reason: string }
-  | { type: "caught_up"; block: number; head: number };
+  | { type: "caught_up"; block: number; head: number }
+  /** A run that stops, not a follower: what it indexed and how much of that a reorg could still change. */
+  | ({ type: "finished"; reorgDepth: number; heldBack: number } & Pick<
+      IndexerSummary,
+      "block" | "indexed" | "head" | "unconfirmed"
+    >);
 
 export interface IndexerSummary {
   /** The checkpoint when the run ended. */
@@ -96,6 +101,15 @@ export interface IndexerSummary {
   transfers: number;
   batches: number;
   reorgs: number;
+  /** The blocks this run committed, or null when it committed none. */
+  indexed: { from: number; to: number } | null;
+  /** The chain's head when the run ended. */
+  head: number;
+  /**
+   * How many of the indexed blocks are within `reorgDepth` of the head, so not final yet: an explicit
+   * --to-block near the head, or a chain younger than the depth. A later run corrects a reorg of them.
+   */
+  unconfirmed: number;
   stopped: "done" | "signal";
   rpc: RpcClient["stats"];
 }
@@ -176,6 +190,9 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
     transfers: 0,
     batches: 0,
     reorgs: 0,
+    indexed: null,
+    head: -1,
+    unconfirmed: 0,
     stopped: "done",
     rpc: client.stats,
   };
@@ -242,6 +259,8 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
 
   let chainMoved = 0;
   let reportedCaughtUp = -1;
+  /** The lowest block this run committed (a reorg can rewind below where it began). */
+  let firstIndexed: number | undefined;
   try {
     for (;;) {
       if (signal?.aborted) break;
@@ -274,6 +293,24 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
   }
   summary.stopped = signal?.aborted ? "signal" : "done";
   summary.block = cursor.block;
+  summary.head = head;
+  if (firstIndexed !== undefined && cursor.block >= firstIndexed) {
+    summary.indexed = { from: firstIndexed, to: cursor.block };
+    summary.unconfirmed = Math.max(0, cursor.block - Math.max(firstIndexed - 1, head - reorgDepth));
+  }
+  if (!options.follow) {
+    emit({
+      type: "finished",
+      block: cursor.block,
+      indexed: summary.indexed,
+      head,
+      unconfirmed: summary.unconfirmed,
+      reorgDepth,
+      // Blocks after the checkpoint left unindexed only because they are within the reorg depth.
+      heldBack:
+        options.toBlock === undefined ? Math.max(0, head - Math.max(cursor.block, head - reorgDepth)) : 0,
+    });
+  }
   return summary;
 
   /** Reads batches up to `target` (several ahead) and commits them in order. */
@@ -345,6 +382,7 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
     );
     committed = true;
     cursor = batch.end;
+    firstIndexed = Math.min(firstIndexed ?? batch.from, batch.from);
     summary.batches++;
     summary.payments += counts.payments;
     summary.candidates += counts.candidates;

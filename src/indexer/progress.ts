@@ -103,10 +103,41 @@ export class JsonReporter implements Reporter {
         });
       case "listings_failed":
         return this.line("warn", "listings refresh failed", { reason: event.reason });
+      case "finished":
+        return this.finished(event);
     }
   }
 
   stop(): void {}
+
+  /**
+   * The end of a run that stops: silent when every indexed block is final; otherwise which blocks are
+   * not, or why nothing was indexed (a chain younger than the reorg depth indexes nothing by default).
+   */
+  private finished(event: Extract<IndexerEvent, { type: "finished" }>): object | undefined {
+    const { indexed, head, unconfirmed, reorgDepth } = event;
+    if (indexed && unconfirmed > 0) {
+      return this.line("warn", "indexed blocks not final yet", {
+        from: indexed.from,
+        to: indexed.to,
+        unconfirmed,
+        unconfirmed_from: indexed.to - unconfirmed + 1,
+        head,
+        reorg_depth: reorgDepth,
+        why: "they are within the reorg depth of the head; a later run corrects a reorg of them",
+      });
+    }
+    if (!indexed && event.heldBack > 0) {
+      return this.line("warn", "nothing indexed: no new block is final yet", {
+        block: event.block,
+        head,
+        reorg_depth: reorgDepth,
+        held_back: event.heldBack,
+        why: `blocks ${event.block + 1}-${head} are within the reorg depth of the head (a chain younger than the depth has no final block); pass --to-block ${head} to index them now`,
+      });
+    }
+    return undefined;
+  }
 
   private line(level: string, msg: string, fields: object): object {
     return { level, msg, ...fields };

@@ -1,5 +1,6 @@
 import { makeBadge } from "badge-maker";
 import type { Report } from "./schema.ts";
+import { spanShort } from "./span.ts";
 
 export const BADGE_LABEL = "x402 real revenue";
 
@@ -25,7 +26,8 @@ export function badgeColor(percent: number, realUsd: number): string {
 export function renderBadge(report: Report): string {
   if (report.frozen)
     return makeBadge({ label: BADGE_LABEL, message: "frozen", color: "lightgrey", style: "flat" });
-  const span = `/${report.window.days}d`;
+  // "/7d" for a week; a young chain's window reads "/56s" or "/3h".
+  const span = `/${spanShort(report.window.days)}`;
   const percent = realPercent(report);
   const message = report.usd > 0 ? `$${report.real_usd.toFixed(2)}${span} · ${percent}%` : `$0.00${span}`;
   return makeBadge({

@@ -1,13 +1,15 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
-import { BadInputError } from "../common/errors.ts";
+import { AppError, BadInputError } from "../common/errors.ts";
 import { onError, onNotFound } from "../common/http.ts";
 import { renderBadge } from "./badge.ts";
 import { reportsToCsv, reportsToNdjson } from "./dataset.ts";
 import { renderHomePage, renderReportPage } from "./page.ts";
+import { renderEmptyHomePage, renderErrorPage } from "./page-states.ts";
 import { LICENSE_URL } from "./report.ts";
 import { reportJsonSchema } from "./schema.ts";
 import type { ReportService } from "./service.ts";
+import { NoDataYetError } from "./window.ts";
 
 export interface ReportRoutesOptions {
   /** A banner for every page when the data is not the real chain's (the sample week, the devnet demo). */
@@ -29,7 +31,12 @@ function endBlockParam(value: string | undefined): number | undefined {
 export function reportRoutes(reports: ReportService, options: ReportRoutesOptions = {}): Hono {
   const app = new Hono();
   app.onError(onError);
-  app.notFound(onNotFound);
+  // Machine paths answer JSON; any other path is one a person typed or followed, so a page says it is not there.
+  app.notFound(async (c) => {
+    if (/^\/(v1|badges)\/|^\/healthz$/.test(c.req.path)) return onNotFound(c);
+    const message = `there is no page at ${c.req.path}`;
+    return c.html(renderErrorPage(404, message, { notice: await options.notice?.() }), 404);
+  });
   app.use("/v1/*", cors({ origin: "*", allowMethods: ["GET", "HEAD", "OPTIONS"] }));
 
   app.get("/healthz", (c) => c.json({ ok: true }));
@@ -65,18 +72,39 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
     return c.body(format === "csv" ? reportsToCsv(all) : reportsToNdjson(all));
   });
 
-  app.get("/", async (c) => {
-    const board = await reports.leaderboard(endBlockParam(c.req.query("end_block")));
-    return c.html(renderHomePage(board, { notice: await options.notice?.() }));
-  });
+  // Pages for people: their errors are pages too (the JSON routes above keep their JSON errors).
+  const page =
+    (render: (c: Context, notice: string | undefined) => Promise<string>) => async (c: Context) => {
+      const notice = await options.notice?.();
+      try {
+        return c.html(await render(c, notice));
+      } catch (error) {
+        // Before the first block is stored the home page explains that instead of failing.
+        if (error instanceof NoDataYetError && c.req.path === "/")
+          return c.html(renderEmptyHomePage({ notice }));
+        if (error instanceof AppError)
+          return c.html(renderErrorPage(error.status, error.message, { notice }), error.status);
+        throw error;
+      }
+    };
 
-  app.get("/reports/base/:address", async (c) => {
-    const { report, details } = await reports.report(
-      c.req.param("address"),
-      endBlockParam(c.req.query("end_block")),
-    );
-    return c.html(renderReportPage(report, details, { notice: await options.notice?.() }));
-  });
+  app.get(
+    "/",
+    page(async (c, notice) =>
+      renderHomePage(await reports.leaderboard(endBlockParam(c.req.query("end_block"))), { notice }),
+    ),
+  );
+
+  app.get(
+    "/reports/base/:address",
+    page(async (c, notice) => {
+      const { report, details } = await reports.report(
+        c.req.param("address") ?? "",
+        endBlockParam(c.req.query("end_block")),
+      );
+      return renderReportPage(report, details, { notice });
+    }),
+  );
 
   app.get("/badges/base/:file", async (c) => {
     const match = /^(.+)\.svg$/.exec(c.req.param("file"));

@@ -4,6 +4,8 @@ import { CHART_COLORS, dailyChartSvg } from "./chart.ts";
 import type { Report } from "./schema.ts";
 import { FLAG_KINDS, SCREENS } from "./screens/index.ts";
 import type { Leaderboard, ReportDetails } from "./service.ts";
+import { spanText } from "./span.ts";
+import { isShortWindow } from "./window.ts";
 
 const JSON_LINKS = {
   schema: "/v1/schema/report.json",
@@ -64,7 +66,8 @@ pre{background:#f6f8fa;padding:.75rem;overflow-x:auto;user-select:all;white-spac
 footer{margin-top:3rem;padding-bottom:2rem;border-top:1px solid #d0d7de;color:#57606a;font-size:.9rem}
 `;
 
-function documentShell(title: string, body: Markup, head: Markup = nothing): string {
+/** A whole HTML document around `body`, with the pages' one stylesheet inline. */
+export function documentShell(title: string, body: Markup, head: Markup = nothing): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -81,12 +84,12 @@ ${body}
 }
 
 /** A banner over every page when the data is not the real chain's (the sample week, the devnet demo). */
-function noticeBanner(notice: string | undefined): Markup {
+export function noticeBanner(notice: string | undefined): Markup {
   if (!notice) return nothing;
   return html`<div class="notice" role="note">${notice}</div>`;
 }
 
-function licenceFooter(license: string, extra: Markup = nothing): Markup {
+export function licenceFooter(license: string, extra: Markup = nothing): Markup {
   return html`<footer><p>The reports and datasets are published under the <a rel="license" href="${license}">Creative Commons Attribution 4.0 International licence (CC BY 4.0)</a>: reuse them freely, naming x402-merchants as the source.${extra}</p></footer>`;
 }
 
@@ -99,10 +102,13 @@ ${first}<li><a href="${JSON_LINKS.schema}">JSON Schema of a report</a></li>
 
 /** The window in one sentence: blocks, dates and whether every block has been indexed. */
 function windowText(w: Report["window"]): Markup {
-  const state = w.complete
-    ? "Complete: every block of the window has been indexed."
-    : "Incomplete: not every block of the window has been indexed yet, so the figures may still change.";
-  return html`<p>Blocks ${count.format(w.start_block)} to ${count.format(w.end_block)}, from ${when(w.start)} to ${when(w.end)} (${w.days} days). ${state}</p>`;
+  // A short window is always incomplete; the reason a reader needs is the chain's age, not the indexer.
+  const state = isShortWindow(w)
+    ? `Incomplete: the chain is younger than a week: this report covers its whole life, ${spanText(w.days)}, and its figures will grow with it.`
+    : w.complete
+      ? "Complete: every block of the window has been indexed."
+      : "Incomplete: not every block of the window has been indexed yet, so the figures may still change.";
+  return html`<p class="window">Blocks ${count.format(w.start_block)} to ${count.format(w.end_block)}, from ${when(w.start)} to ${when(w.end)} (${spanText(w.days)}). ${state}</p>`;
 }
 
 function stateList(report: Report): Markup {
@@ -248,7 +254,7 @@ ${licenceFooter(report.license, html` Report generated at ${when(report.generate
 <link rel="alternate" type="application/json" href="${json}">
 `;
   return documentShell(
-    `${report.name}: x402 payments on Base, ${report.window.days} days to ${report.last_seen_week}`,
+    `${report.name}: x402 payments on Base, ${spanText(report.window.days)} to ${report.last_seen_week}`,
     body,
     head,
   );
@@ -279,13 +285,16 @@ export function renderHomePage(board: Leaderboard, opts: { notice?: string }): s
 <h2>Ranking by real revenue</h2>
 ${windowText(board.window)}
 <div class="scroll"><table>
-<caption>Merchants ranked by real revenue in the ${board.window.days} days to ${end}</caption>
+<caption>Merchants ranked by real revenue in the ${spanText(board.window.days)} to ${end}</caption>
 <thead><tr><th scope="col" class="num">Rank</th><th scope="col">Merchant</th><th scope="col" class="num">Real usd</th><th scope="col" class="num">Reported usd</th><th scope="col" class="num">Real share</th><th scope="col" class="num">Real / all buyers</th></tr></thead>
-<tbody>${rows.length > 0 ? rows : html`<tr><td colspan="6" class="empty">No ranked merchants in this window.</td></tr>`}</tbody>
+<tbody>${rows.length > 0 ? rows : html`<tr><td colspan="6" class="empty">No ranked merchants in this window: no payment in it has passed every screen yet.</td></tr>`}</tbody>
 </table></div>
 <h2>Data</h2>
 ${dataLinks(html`<li><a href="${JSON_LINKS.leaderboard}">The latest ranking as JSON</a></li>\n`)}
 </main>
 ${licenceFooter(board.license)}`;
-  return documentShell(`x402 merchants on Base: real revenue, ${board.window.days} days to ${end}`, body);
+  return documentShell(
+    `x402 merchants on Base: real revenue, ${spanText(board.window.days)} to ${end}`,
+    body,
+  );
 }

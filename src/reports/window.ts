@@ -12,12 +12,23 @@ export interface ReportWindow {
   days: number;
 }
 
+/** Base's first block: no window starts before it. */
+export const FIRST_BLOCK = 0;
+
+/** No Base data at all yet: the indexer has not committed a batch and nothing was imported. */
+export class NoDataYetError extends NotFoundError {
+  constructor() {
+    super("the analytics database holds no Base data yet: import some or run the indexer", "no_data");
+  }
+}
+
 /**
  * The window of 302,400 blocks ending at `endBlock` (default: the latest checkpoint).
  *
  * It holds the payments of blocks start_block + 1 through end_block: each block stands for the two
  * seconds before its timestamp, so those blocks cover exactly the 7 days from `start` to `end`, and
- * consecutive weekly windows neither overlap nor leave a gap.
+ * consecutive weekly windows neither overlap nor leave a gap. On a chain younger than a week it is
+ * shorter (`windowEnding`).
  */
 export async function resolveWindow(analytics: Analytics, endBlock?: number): Promise<ReportWindow> {
   const facts = await analytics.one<{ checkpoint: bigint | null; data: bigint | null }>(`
@@ -25,27 +36,48 @@ export async function resolveWindow(analytics: Analytics, endBlock?: number): Pr
            (SELECT max(block_number) FROM payments WHERE chain = 'base') AS data`);
   const checkpoint = facts?.checkpoint == null ? null : Number(facts.checkpoint);
   const latest = Math.max(checkpoint ?? -1, facts?.data == null ? -1 : Number(facts.data));
-  if (latest < 0)
-    throw new NotFoundError("the analytics database holds no Base data yet: import some or run the indexer");
+  if (latest < 0) throw new NoDataYetError();
   const end = endBlock ?? checkpoint ?? latest;
   if (end > latest) {
     throw new NotFoundError(
       `no data for a window ending at block ${end}: the latest known block is ${latest}`,
     );
   }
-  if (end < WEEK_BLOCKS) {
-    throw new NotFoundError(`a window ending at block ${end} would start before Base's first block`);
-  }
-  const start = end - WEEK_BLOCKS;
-  const endTime = await blockTime(analytics, end);
+  return windowEnding(end, await blockTime(analytics, end), checkpoint);
+}
+
+/**
+ * The window ending at block `end` (whose time is `endTime`), given the latest checkpoint.
+ *
+ * A chain younger than a week still gets its report: the window then starts at the chain's first
+ * block and covers its whole life. Such a window is never `complete` (a reader comparing weeks must
+ * not take it for one), and `days` is the time it really covers, so rates stay honest.
+ */
+export function windowEnding(end: number, endTime: number, checkpoint: number | null): ReportWindow {
+  const start = Math.max(FIRST_BLOCK, end - WEEK_BLOCKS);
+  const seconds = (end - start) * BLOCK_SECONDS;
   return {
     start_block: start,
     end_block: end,
-    complete: checkpoint !== null && checkpoint >= end,
-    start: isoUtc(endTime - WEEK_BLOCKS * BLOCK_SECONDS),
+    complete:
+      !isShortWindow({ start_block: start, end_block: end }) && checkpoint !== null && checkpoint >= end,
+    start: isoUtc(endTime - seconds),
     end: isoUtc(endTime),
-    days: (WEEK_BLOCKS * BLOCK_SECONDS) / 86_400,
+    days: spanDays(seconds),
   };
+}
+
+/** Whether a window is shorter than a week: it reaches back to the chain's first block. */
+export function isShortWindow(window: Pick<ReportWindow, "start_block" | "end_block">): boolean {
+  return window.end_block - window.start_block < WEEK_BLOCKS;
+}
+
+/**
+ * Seconds as days, to 6 decimals: 7 for a week, and below a second's precision (1e-6 days is 0.09 s)
+ * for a young chain's window, whose length is a whole number of 2 s blocks.
+ */
+function spanDays(seconds: number): number {
+  return Math.round((seconds / 86_400) * 1e6) / 1e6;
 }
 
 /**

@@ -10,8 +10,9 @@ import { WEEK_BLOCKS } from "../../src/chain/base.ts";
 import { type Devnet, type DevnetOptions, startDevnet } from "../../src/chain/devnet/index.ts";
 
 /**
- * Reports need windows ending at block 302,400 or later, and anvil mines only about 300 empty blocks a
- * second: the test chains start above that instead (anvil's genesis `--number`).
+ * A full week's window ends at block 302,400 or later (before that a report covers the chain's whole
+ * life and is incomplete), and anvil mines only about 300 empty blocks a second: the test chains start
+ * above that instead (anvil's genesis `--number`).
  */
 export const GENESIS = WEEK_BLOCKS + 100_000;
 

@@ -63,7 +63,6 @@ describe("report API", () => {
     await errorOf("/v1/reports/base/not-an-address", 400, "bad_address");
     await errorOf(`/v1/reports/base/${addr("nobody")}`, 404, "unknown_merchant");
     await errorOf(`/v1/reports/base/${m}?end_block=${END + 1}`, 404, "not_found");
-    await errorOf(`/v1/reports/base/${m}?end_block=12`, 404, "not_found");
     await errorOf(`/v1/reports/base/${m}?end_block=abc`, 400, "bad_end_block");
     await errorOf("/v1/reports/ethereum/0x1234", 404, "not_found");
     await errorOf("/v1/leaderboard/base?end_block=-1", 400, "bad_end_block");

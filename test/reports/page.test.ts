@@ -199,7 +199,9 @@ describe("renderHomePage", () => {
 
   it("shows a friendly row for an empty ranking and the notice banner", () => {
     const html = renderHomePage(makeLeaderboard([]), { notice: NOTICE });
-    expect(html).toContain("No ranked merchants in this window.");
+    expect(html).toContain(
+      "No ranked merchants in this window: no payment in it has passed every screen yet.",
+    );
     expect(html).toContain(NOTICE);
   });
 
