@@ -29,6 +29,8 @@ const OPTIONS = {
   "discovery-refresh": { type: "string" },
   // facilitators
   candidates: { type: "boolean" },
+  // facilitator: the tokens it settles
+  asset: { type: "string", multiple: true },
   // demo, simulate
   json: { type: "boolean" },
   scale: { type: "string" },

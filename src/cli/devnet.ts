@@ -22,8 +22,7 @@ export async function runDevnet(args: string[], flags: Flags): Promise<number> {
   const buyers = parseInteger("--buyers", flags.buyers, DEFAULT_DEVNET_BUYERS, 10_000);
   const config = configFrom({ ...flags, port: undefined });
   // Loaded here, as the chain code is: the facilitator's SDK and PGlite are only for this command.
-  const { devnetChain } = await import("../chain/devnet/index.ts");
-  const { startServices } = await import("../services/index.ts");
+  const { devnetFacilitatorOptions, startServices } = await import("../services/index.ts");
 
   const lifecycle = new Lifecycle();
   const stopped = untilSignal();
@@ -34,14 +33,7 @@ export async function runDevnet(args: string[], flags: Flags): Promise<number> {
     const started = await startServices({
       config,
       lifecycle,
-      facilitator: {
-        rpc: devnet.rpc,
-        chain: devnetChain(devnet.rpc),
-        privateKey: devnet.facilitatorAccount.privateKey,
-        // A new anvil chain every start: the previous chain's ledger and Bazaar describe nothing real.
-        onNewChain: "reset",
-        pollingIntervalMs: 250,
-      },
+      facilitator: devnetFacilitatorOptions(devnet, 250),
     });
     const ready = {
       rpc: devnet.rpc,

@@ -22,6 +22,8 @@ Usage:
         [--facilitator ADDRESS]... [--rps N] [--reorg-depth N] [--batch-blocks N] [--concurrency N]
         [--tx-from auto|block|tx|trace] [--poll-ms N] [--discovery URL] [--discovery-refresh SECONDS]
   x402-merchants facilitators [--candidates] [--data DIR]   known signers, or the senders to review
+  x402-merchants facilitator --rpc URL [--port N] [--host H] [--asset ADDRESS]... [--data DIR]
+        the project's x402 facilitator alone, on any EVM chain; its key from X402M_FACILITATOR_KEY
 
 Environment: X402M_DATA (default ./data), X402M_PUBLIC_URL, PORT, X402M_DUCKDB_MEMORY (default 1GB),
   DATABASE_URL, X402M_FACILITATOR_URL (default http://127.0.0.1:8403), X402M_NETWORK (default eip155:8453),
@@ -60,6 +62,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import("./indexer.ts")).runIndex(args, values);
       case "facilitators":
         return await (await import("./facilitators.ts")).runFacilitators(args, values);
+      case "facilitator":
+        return await (await import("./facilitator.ts")).runFacilitator(args, values);
       case "devnet":
         // Loaded on demand: viem and the chain code would add about 0.4 s to every other command.
         return await (await import("./devnet.ts")).runDevnet(args, values);

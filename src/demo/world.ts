@@ -23,7 +23,7 @@ import { dataLayout } from "../config/layout.ts";
 import { DEFAULT_REORG_DEPTH, type IndexerEvent } from "../indexer/index.ts";
 import type { Merchant } from "../merchant-kit/catalogue.ts";
 import type { ReportService } from "../reports/service.ts";
-import { startServices } from "../services/index.ts";
+import { devnetFacilitatorOptions, startServices } from "../services/index.ts";
 import type { Mix } from "./mix.ts";
 import {
   chooseRoles,
@@ -200,15 +200,8 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     const services = await startServices({
       config: demoConfig,
       lifecycle,
-      facilitator: {
-        rpc: devnet.rpc,
-        chain: devnetChain(devnet.rpc),
-        privateKey: devnet.facilitatorAccount.privateKey,
-        // A resumed demo chain keeps its genesis, so its ledger stays; a new one clears it.
-        onNewChain: "reset",
-        // Receipts polled every 50 ms: while catching up, blocks come every few milliseconds.
-        pollingIntervalMs: 50,
-      },
+      // Receipts polled every 50 ms: while catching up, blocks come every few milliseconds.
+      facilitator: devnetFacilitatorOptions(devnet, 50),
       merchants: ["utility", "utility-alias"],
       hosts: [
         {

@@ -125,10 +125,15 @@ export interface DiscoveryQuery {
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
 
-/** Reads the query string of GET /discovery/resources; a bad value is a 400 naming the parameter. */
+/**
+ * Reads the query string of GET /discovery/resources; a bad value is a 400 naming the parameter. A
+ * `limit` out of 1-100 is clamped into it, as the official facilitators do, so a crawler asking for 1000
+ * gets a page rather than an error.
+ */
 export function parseDiscoveryQuery(params: Record<string, string | undefined>): DiscoveryQuery {
+  const limit = integer(params.limit, "limit", DEFAULT_LIMIT, 0, Number.MAX_SAFE_INTEGER);
   const query: DiscoveryQuery = {
-    limit: integer(params.limit, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT),
+    limit: Math.min(MAX_LIMIT, Math.max(1, limit)),
     offset: integer(params.offset, "offset", 0, 0, Number.MAX_SAFE_INTEGER),
   };
   if (params.type !== undefined) {

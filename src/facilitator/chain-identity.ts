@@ -1,6 +1,7 @@
 import type { Chain, PublicClient, Transport } from "viem";
 import type { Database } from "../common/db/index.ts";
 import { AppError } from "../common/errors.ts";
+import { log } from "../common/log.ts";
 
 /** The RPC serves another chain than configured, or the database holds another chain's ledger. */
 export class ChainMismatchError extends AppError {
@@ -54,13 +55,6 @@ export async function checkChainIdentity(
     await tx.query("DELETE FROM facilitator_authorizations");
     await tx.query("DELETE FROM bazaar_resources");
     await tx.query("UPDATE facilitator_meta SET value = $1 WHERE key = 'genesis'", [genesis]);
-    console.error(
-      JSON.stringify({
-        level: "warn",
-        msg: "facilitator state reset: the chain is new",
-        previousGenesis: stored,
-        genesis,
-      }),
-    );
+    log("warn", "facilitator state reset: the chain is new", { previousGenesis: stored, genesis });
   });
 }

@@ -12,6 +12,8 @@ export const INVALID_NETWORK = "invalid_network";
 export const UNSUPPORTED_SCHEME = "unsupported_scheme";
 export const UNEXPECTED_VERIFY_ERROR = "unexpected_verify_error";
 export const UNEXPECTED_SETTLE_ERROR = "unexpected_settle_error";
+/** The payer's balance does not cover the authorized value. */
+export const INSUFFICIENT_FUNDS = "insufficient_funds";
 
 // @x402/evm's exact scheme (its facilitator errors).
 export const NONCE_ALREADY_USED = "invalid_exact_evm_nonce_already_used";

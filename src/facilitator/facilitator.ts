@@ -16,6 +16,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { base } from "viem/chains";
 import { BASE_USDC } from "../chain/base.ts";
 import { type Database, migrate } from "../common/db/index.ts";
+import { log } from "../common/log.ts";
 import { keyOfCall } from "./authorization.ts";
 import { DEFAULT_LIMIT, type DiscoveryQuery, listResources, recordInBazaar } from "./bazaar.ts";
 import { checkChainIdentity, type OnNewChain } from "./chain-identity.ts";
@@ -150,9 +151,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
         return await recordInBazaar(db, row.payment_payload, row.payment_requirements);
       } catch (error) {
         // The payment is settled whatever happens to the Bazaar.
-        console.error(
-          JSON.stringify({ level: "error", msg: "recording in the Bazaar failed", error: String(error) }),
-        );
+        log("error", "recording in the Bazaar failed", { error });
         return { status: "rejected", rejectedReason: "the Bazaar is unavailable" };
       }
     },
@@ -166,7 +165,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
       resolving ??= settlement
         .resolvePending()
         .catch((error) => {
-          console.error(JSON.stringify({ level: "warn", msg: "pending check failed", error: String(error) }));
+          log("warn", "pending check failed", { error });
         })
         .finally(() => {
           resolving = undefined;

@@ -4,6 +4,7 @@ import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { errorBody } from "../common/errors.ts";
 import { onError, onNotFound } from "../common/http.ts";
+import { log } from "../common/log.ts";
 import { type DiscoveryQuery, parseDiscoveryQuery } from "./bazaar.ts";
 import { INVALID_PAYLOAD, UNEXPECTED_SETTLE_ERROR, UNEXPECTED_VERIFY_ERROR } from "./errors.ts";
 import { checkPayment, parseRequestBody, type Rejection, type Scope } from "./wire.ts";
@@ -129,12 +130,5 @@ async function readPayment(
 }
 
 function logUnhandled(path: string, error: unknown): void {
-  console.error(
-    JSON.stringify({
-      level: "error",
-      msg: "unhandled",
-      path,
-      error: String((error as Error)?.stack ?? error),
-    }),
-  );
+  log("error", "unhandled", { path, error });
 }

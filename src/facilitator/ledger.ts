@@ -165,6 +165,19 @@ export async function markSettled(
   return rows[0];
 }
 
+/**
+ * Claims the one success answer of a settled authorization: true for the first caller only, so every
+ * later /settle of it, concurrent or not, in any process, is told the nonce is used.
+ */
+export async function claimDelivery(db: Queryable, key: AuthorizationKey): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE facilitator_authorizations SET delivered_at = now()
+     WHERE ${KEY} AND state = 'settled' AND delivered_at IS NULL`,
+    keyParams(key),
+  );
+  return rowCount === 1;
+}
+
 /** pending -> failed (reverted, dropped, or used by someone else). Returns false when already resolved. */
 export async function markFailed(
   db: Queryable,

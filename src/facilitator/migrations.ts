@@ -78,4 +78,15 @@ export const FACILITATOR_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: "delivery: which /settle answered an authorization's success",
+    up: `
+      -- A settled authorization answers success to one /settle only (as the official facilitator does),
+      -- so a stock resource server delivers one payment once. Rows settled before this version were
+      -- delivered by the /settle that settled them.
+      ALTER TABLE facilitator_authorizations ADD COLUMN delivered_at timestamptz;
+      UPDATE facilitator_authorizations SET delivered_at = settled_at WHERE state = 'settled';
+    `,
+  },
 ];

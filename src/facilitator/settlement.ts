@@ -9,16 +9,23 @@
  *   the confirmation timeout makes the answer "pending" (`settlement_pending` with the hash), never
  *   "failed"; pending rows are resolved later by looking at the chain (a later /settle of the same
  *   authorization, or the periodic check), never by sending again.
- * - A repeated /settle of a settled authorization answers the recorded outcome, with the same hash.
+ * - One success per authorization: of all the /settle calls that find it settled (the one that settled
+ *   it, identical concurrent ones, retries of a pending one, repeats), the first to claim its delivery
+ *   gets `success`; every other gets `invalid_exact_evm_nonce_already_used`, as the official
+ *   facilitator answers a used nonce. A stock resource server, which verifies and settles every
+ *   request carrying the same payment, then delivers it once. A failure is answered to every caller.
  */
 import type { x402Facilitator } from "@x402/core/facilitator";
 import type { SettleResponse } from "@x402/core/types";
 import type { Chain, PublicClient, Transport } from "viem";
 import type { Database } from "../common/db/index.ts";
+import { log } from "../common/log.ts";
 import { type CheckedPayment, type Eip3009Payload, keyString } from "./authorization.ts";
 import type { BazaarOutcome } from "./bazaar.ts";
 import type { ChainReads } from "./chain-reads.ts";
 import {
+  INSUFFICIENT_FUNDS,
+  NONCE_ALREADY_USED,
   PAYMENT_NOT_VERIFIED,
   SETTLED_ELSEWHERE,
   SETTLEMENT_DROPPED,
@@ -26,8 +33,10 @@ import {
   SETTLEMENT_PENDING,
   UNEXPECTED_SETTLE_ERROR,
 } from "./errors.ts";
+import { fundsSuspected, lackOfFunds } from "./funds.ts";
 import {
   claim,
+  claimDelivery,
   findAuthorization,
   keyOf,
   type LedgerRow,
@@ -218,8 +227,12 @@ export function createSettlement(options: SettlementOptions): Settlement {
     if (row.tx_hash) options.receiptBlocks.delete(row.tx_hash);
     if (row.state === "submitting") {
       // Nothing was broadcast (refused before signing, or by the node): the authorization stays usable.
-      await release(db, payment.key, result.errorReason ?? UNEXPECTED_SETTLE_ERROR, result.errorMessage);
-      return failure(result.errorReason ?? UNEXPECTED_SETTLE_ERROR, result.errorMessage, payerOf(row));
+      // Funds moved away since /verify are said as the spec says it.
+      const lacking = fundsSuspected(result.errorReason) ? await lackOfFunds(client, payment) : undefined;
+      const reason = lacking ? INSUFFICIENT_FUNDS : (result.errorReason ?? UNEXPECTED_SETTLE_ERROR);
+      const message = lacking ?? result.errorMessage;
+      await release(db, payment.key, reason, message);
+      return failure(reason, message, payerOf(row));
     }
     if (row.state !== "pending" || !row.tx_hash) return answer(row);
     if (!result.success && result.errorReason === SETTLEMENT_PENDING) return answer(row);
@@ -267,13 +280,23 @@ export function createSettlement(options: SettlementOptions): Settlement {
       const { payment } = checked;
       const id = keyString(payment.key);
       const running = inflight.get(id);
-      if (running?.digest === payment.digest) return running.result;
-      if (running) await running.result.catch(() => undefined);
-      const result = settleVerified(payment).finally(() => {
-        if (inflight.get(id)?.result === result) inflight.delete(id);
-      });
-      inflight.set(id, { digest: payment.digest, result });
-      return result;
+      let result: Promise<SettleResponse>;
+      if (running?.digest === payment.digest) result = running.result;
+      else {
+        if (running) await running.result.catch(() => undefined);
+        const started = settleVerified(payment).finally(() => {
+          if (inflight.get(id)?.result === started) inflight.delete(id);
+        });
+        inflight.set(id, { digest: payment.digest, result: started });
+        result = started;
+      }
+      const answered = await result;
+      if (!answered.success || (await claimDelivery(db, payment.key))) return answered;
+      return failure(
+        NONCE_ALREADY_USED,
+        `this authorization was settled in transaction ${answered.transaction} and its success already answered to another /settle: pay again for another delivery`,
+        answered.payer,
+      );
     },
 
     async resolvePending() {
@@ -312,8 +335,4 @@ function payerOf(row: LedgerRow): string {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function log(level: "warn" | "error", msg: string, fields: Record<string, unknown>): void {
-  console.error(JSON.stringify({ level, msg, ...fields }));
 }

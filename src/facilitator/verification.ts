@@ -21,9 +21,11 @@ import { eip3009ABI } from "@x402/evm";
 import { type Chain, getAddress, type PublicClient, parseSignature, type Transport } from "viem";
 import { usdcAbi } from "../chain/usdc.ts";
 import type { Database } from "../common/db/index.ts";
+import { log } from "../common/log.ts";
 import type { CheckedPayment } from "./authorization.ts";
 import type { ChainReads, ContractRead } from "./chain-reads.ts";
-import { NONCE_ALREADY_USED, UNEXPECTED_VERIFY_ERROR } from "./errors.ts";
+import { INSUFFICIENT_FUNDS, NONCE_ALREADY_USED, UNEXPECTED_VERIFY_ERROR } from "./errors.ts";
+import { fundsSuspected, lackOfFunds } from "./funds.ts";
 import { findAuthorization, type LedgerRow, recordVerified } from "./ledger.ts";
 import { checkPayment, type Scope } from "./wire.ts";
 
@@ -58,7 +60,7 @@ export function createVerification({ db, sdk, client, reads, scope }: Verificati
     try {
       result = await sdk.verify(payment.payload, payment.requirements);
     } catch (error) {
-      console.error(JSON.stringify({ level: "error", msg: "verification threw", error: String(error) }));
+      log("error", "verification threw", { error });
       // Still a refusal the ledger and the chain may explain better, below.
       result = {
         isValid: false,
@@ -90,7 +92,11 @@ export function createVerification({ db, sdk, client, reads, scope }: Verificati
         args: [payer, payment.eip3009.authorization.nonce],
       })
       .catch(() => false);
-    return onChain ? used("this authorization was already used on chain") : result;
+    if (onChain) return used("this authorization was already used on chain");
+    const lacking = fundsSuspected(result.invalidReason) ? await lackOfFunds(client, payment) : undefined;
+    return lacking
+      ? { isValid: false, invalidReason: INSUFFICIENT_FUNDS, invalidMessage: lacking, payer }
+      : result;
   };
 }
 

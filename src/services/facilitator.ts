@@ -5,6 +5,7 @@
  * never waits on the facilitator for the one PGlite connection they would otherwise share.
  */
 import type { Chain, Hex } from "viem";
+import { type Devnet, devnetChain } from "../chain/devnet/index.ts";
 import { openDatabase } from "../common/db/index.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import type { Config } from "../config/config.ts";
@@ -20,6 +21,24 @@ export interface FacilitatorServiceOptions {
   assets?: readonly string[];
   onNewChain?: OnNewChain;
   pollingIntervalMs?: number;
+}
+
+/**
+ * The facilitator of a devnet: it settles from the devnet's facilitator account, and clears its ledger
+ * when the chain is new (anvil makes one on every start, unless it resumes a saved chain, whose genesis
+ * and so whose ledger stay). `pollingIntervalMs`: how often receipts are polled.
+ */
+export function devnetFacilitatorOptions(
+  devnet: Devnet,
+  pollingIntervalMs: number,
+): FacilitatorServiceOptions {
+  return {
+    rpc: devnet.rpc,
+    chain: devnetChain(devnet.rpc),
+    privateKey: devnet.facilitatorAccount.privateKey,
+    onNewChain: "reset",
+    pollingIntervalMs,
+  };
 }
 
 export interface FacilitatorService {

@@ -2,7 +2,11 @@
  * Starting the program's servers: `startServices` (the composition root) and the pieces it is made of.
  * See start.ts.
  */
-export { type FacilitatorServiceOptions, startFacilitatorService } from "./facilitator.ts";
+export {
+  devnetFacilitatorOptions,
+  type FacilitatorServiceOptions,
+  startFacilitatorService,
+} from "./facilitator.ts";
 export { listenOn, listenWithUrlOn } from "./listen.ts";
 export { type ExtraHost, payToOf, startMerchantHosts } from "./merchants.ts";
 export { analyticsNotice, type FollowOptions, startReportService } from "./reports.ts";

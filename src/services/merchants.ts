@@ -9,8 +9,12 @@ import type { Fetch } from "../common/listen.ts";
 import { log } from "../common/log.ts";
 import { type Config, ConfigError, type MerchantHost, merchantEnvPrefix } from "../config/config.ts";
 import { dataLayout } from "../config/layout.ts";
-import { type MerchantAppOptions, merchantApp } from "../merchant-kit/app.ts";
-import { type Merchant, missingAliasPaths } from "../merchant-kit/catalogue.ts";
+import {
+  type Merchant,
+  type MerchantAppOptions,
+  merchantApp,
+  missingAliasPaths,
+} from "../merchant-kit/index.ts";
 import { ALIAS_PATHS, MERCHANTS } from "../merchants/index.ts";
 import { listenWithUrlOn } from "./listen.ts";
 

@@ -44,6 +44,11 @@ export async function startServices(options: ServicesOptions): Promise<Services>
   const { config, lifecycle } = options;
   const urls: Record<string, string> = {};
   let facilitatorUrl = config.payments.facilitatorUrl;
+  // Merchants read payers' balances from the chain their payments settle on: the in-process
+  // facilitator's, when there is one.
+  const merchantConfig = options.facilitator
+    ? { ...config, payments: { ...config.payments, rpcUrl: options.facilitator.rpc } }
+    : config;
   if (options.facilitator) {
     const started = await startFacilitatorService(config, options.facilitator, lifecycle);
     urls.facilitator = started.url;
@@ -52,7 +57,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
   let merchants: Services["merchants"] = {};
   if ((options.merchants?.length ?? 0) > 0 || (options.hosts?.length ?? 0) > 0) {
     const hosts = await startMerchantHosts(
-      config,
+      merchantConfig,
       options.merchants ?? [],
       facilitatorUrl,
       lifecycle,

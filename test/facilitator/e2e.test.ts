@@ -1,5 +1,9 @@
 import { x402Client } from "@x402/core/client";
-import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentResponseHeader,
+  encodePaymentSignatureHeader,
+} from "@x402/core/http";
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
 import { withBazaar } from "@x402/extensions/bazaar";
@@ -88,5 +92,34 @@ describe("a paid Hono route settled by our facilitator", () => {
         accepts: [{ scheme: "exact", network: NETWORK, amount: "1000", payTo: merchant }],
       },
     ]);
+  });
+
+  it("delivers one payment once: the same PAYMENT-SIGNATURE sent 6 times at once gets one 200", async () => {
+    const url = `${shop.url}/weather?city=Porto`;
+    const unpaid = await fetch(url);
+    const required = decodePaymentRequiredHeader(unpaid.headers.get("PAYMENT-REQUIRED") ?? "");
+    const [buyer] = devnet.buyers as [Devnet["buyers"][0]];
+    const client = new x402Client().register(
+      NETWORK,
+      new ExactEvmClient(privateKeyToAccount(buyer.privateKey)),
+    );
+    const header = encodePaymentSignatureHeader(await client.createPaymentPayload(required));
+    const usdc = usdcReader(devnet.rpc);
+    const before = await usdc.balanceOf(buyer.address);
+
+    const responses = await Promise.all(
+      Array.from({ length: 6 }, () => fetch(url, { headers: { "PAYMENT-SIGNATURE": header } })),
+    );
+    const statuses = responses.map((r) => r.status).sort();
+    expect(statuses).toEqual([200, 402, 402, 402, 402, 402]);
+    const refused = responses.find((r) => r.status === 402);
+    // The SDK tells the refused ones why in its settlement receipt (PAYMENT-RESPONSE).
+    const receipt = decodePaymentResponseHeader(refused?.headers.get("PAYMENT-RESPONSE") ?? "");
+    expect(receipt).toMatchObject({ success: false, errorReason: "invalid_exact_evm_nonce_already_used" });
+    await miner.pending();
+    expect(await usdc.balanceOf(buyer.address)).toBe(before - 1000n);
+
+    // And again later: still refused.
+    expect((await fetch(url, { headers: { "PAYMENT-SIGNATURE": header } })).status).toBe(402);
   });
 });

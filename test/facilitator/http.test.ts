@@ -277,10 +277,17 @@ describe("Bazaar", () => {
     expect(await list("?offset=5")).toMatchObject({ items: [], pagination: { total: 3 } });
   });
 
-  it("answers bad query parameters with a 400 JSON error", async () => {
+  it("clamps limit into 1-100, and answers bad query parameters with a 400 JSON error", async () => {
+    for (const [query, limit] of [
+      ["limit=0", 1],
+      ["limit=101", 100],
+      ["limit=100000", 100],
+    ] as const) {
+      const response = await get(`/discovery/resources?${query}`);
+      expect(response.status, query).toBe(200);
+      expect(((await response.json()) as { pagination: { limit: number } }).pagination.limit).toBe(limit);
+    }
     for (const [query, code] of [
-      ["limit=0", "bad_limit"],
-      ["limit=101", "bad_limit"],
       ["limit=ten", "bad_limit"],
       ["offset=-1", "bad_offset"],
       ["type=ftp", "bad_type"],

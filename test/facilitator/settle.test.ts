@@ -6,9 +6,10 @@ import { type Devnet, devnetChain, startDevnet } from "../../src/chain/devnet/in
 import { usdcAbi } from "../../src/chain/usdc.ts";
 import { type Database, openDatabase } from "../../src/common/db/index.ts";
 import { createFacilitator, type Facilitator, reasons } from "../../src/facilitator/index.ts";
-import { startMiner } from "../helpers/chain.ts";
+import { startMiner, walletHolding } from "../helpers/chain.ts";
 import { DATABASE_KINDS, openTestDatabase, type TestDatabaseOptions } from "../helpers/db.ts";
 import { startRpcProxy } from "../helpers/rpc-proxy.ts";
+import { fundedAccount, sendTransfer } from "../helpers/settle.ts";
 import { newMerchant, pay, requirementsFor, usdcReader } from "../helpers/x402.ts";
 
 let devnet: Devnet;
@@ -144,7 +145,7 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
     });
   });
 
-  it("settles one authorization once: concurrent and repeated calls share one transaction", async () => {
+  it("settles one authorization once and answers its success once: concurrent and repeated calls", async () => {
     const [, , , buyer] = devnet.buyers as Devnet["buyers"];
     const merchant = newMerchant();
     const requirements = requirementsFor(merchant, "2000");
@@ -155,21 +156,33 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
     const answers = await Promise.all(
       Array.from({ length: 8 }, () => facilitator.settle(payment, requirements)),
     );
-    const hashes = new Set(answers.map((a) => a.transaction));
-    expect(answers.every((a) => a.success)).toBe(true);
-    expect(hashes.size).toBe(1);
+    // One transaction; one caller told of its success, the others that the nonce is used (as the
+    // official facilitator answers), so a resource server delivers the payment once.
+    const won = answers.filter((a) => a.success);
+    expect(won).toHaveLength(1);
+    const hash = won[0]?.transaction as string;
+    expect(hash).toMatch(/^0x[0-9a-f]{64}$/);
+    for (const lost of answers.filter((a) => !a.success)) {
+      expect(lost).toMatchObject({
+        success: false,
+        errorReason: reasons.NONCE_ALREADY_USED,
+        transaction: "",
+        payer: buyer?.address,
+      });
+    }
     expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(nonce + 1);
     expect(await usdc.balanceOf(merchant)).toBe(2000n);
 
-    // Later: the recorded outcome, the same hash; and /verify no longer accepts it.
+    // Later: the same refusal; and /verify no longer accepts it.
     expect(await facilitator.settle(payment, requirements)).toMatchObject({
-      success: true,
-      transaction: answers[0]?.transaction,
+      success: false,
+      errorReason: reasons.NONCE_ALREADY_USED,
+      transaction: "",
     });
     expect(await facilitator.verify(payment, requirements)).toMatchObject({
       isValid: false,
       invalidReason: reasons.NONCE_ALREADY_USED,
-      invalidMessage: `this authorization is already settled (transaction ${answers[0]?.transaction})`,
+      invalidMessage: `this authorization is already settled (transaction ${hash})`,
     });
     expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(nonce + 1);
     expect(await usdc.balanceOf(merchant)).toBe(2000n);
@@ -192,11 +205,17 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
         { ...requirements, maxTimeoutSeconds: 1 },
         "invalid_exact_evm_payload_authorization_valid_before",
       ],
-      // A signature by a key with no USDC: the simulated transfer fails.
+      // A signature by a key with no USDC: the spec's reason, whatever the SDK's diagnosis.
       [
-        await pay({ address: newMerchant(), privateKey: generatePrivateKey() }, requirements),
+        await pay(
+          (() => {
+            const privateKey = generatePrivateKey();
+            return { address: privateKeyToAccount(privateKey).address, privateKey };
+          })(),
+          requirements,
+        ),
         requirements,
-        /^invalid_exact_evm_(insufficient_balance|transaction_simulation_failed)$/,
+        "insufficient_funds",
       ],
     ];
     for (const [payload, reqs, reason] of refusals) {
@@ -206,6 +225,25 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
       });
       expect(await ledger(db, payload)).toBeUndefined();
     }
+  });
+
+  it("answers insufficient_funds at settle when the payer moved its funds away after /verify", async () => {
+    const wallet = await fundedAccount(devnet, await walletHolding(devnet, 1000n));
+    const requirements = requirementsFor(newMerchant(), "1000");
+    const payment = await pay(wallet, requirements);
+    expect((await facilitator.verify(payment, requirements)).isValid).toBe(true);
+    const away = await sendTransfer(devnet, wallet, newMerchant(), 1000n);
+    // Polled, not watched: viem's block-watching wait can miss a block mined on demand.
+    expect((await usdc.receipt(away)).status).toBe("success");
+
+    expect(await facilitator.settle(payment, requirements)).toMatchObject({
+      success: false,
+      errorReason: reasons.INSUFFICIENT_FUNDS,
+      errorMessage: "the payer holds 0 atomic units of the token, less than the 1000 authorized",
+      transaction: "",
+    });
+    // Nothing was broadcast: the authorization may settle once the funds are back.
+    expect(await ledger(db, payment)).toMatchObject({ state: "verified" });
   });
 
   it("answers concurrent verifications of one authorization alike, with one ledger row", async () => {
@@ -254,8 +292,11 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
             f.settle(payment, requirements),
           ),
         );
-        expect(answers.every((a) => a.success)).toBe(true);
-        expect(new Set(answers.map((a) => a.transaction)).size).toBe(1);
+        // One transaction, its success told to one caller across both processes; the rest: nonce used.
+        expect(answers.filter((a) => a.success)).toHaveLength(1);
+        expect(
+          answers.filter((a) => !a.success).every((a) => a.errorReason === reasons.NONCE_ALREADY_USED),
+        ).toBe(true);
         expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(nonce + 1);
         expect(await usdc.balanceOf(merchant)).toBe(4000n);
       } finally {
@@ -416,9 +457,14 @@ describe("a confirmation that does not come in time", () => {
     await devnet.mine(1);
     expect(await facilitator.resolvePending()).toEqual({ checked: 1, resolved: 1 });
     expect(await ledger(db, payment)).toMatchObject({ state: "settled", tx_hash: first.transaction });
+    // The background resolution did not answer anyone: the retry that comes next gets the success, once.
     expect(await facilitator.settle(payment, requirements)).toMatchObject({
       success: true,
       transaction: first.transaction,
+    });
+    expect(await facilitator.settle(payment, requirements)).toMatchObject({
+      success: false,
+      errorReason: reasons.NONCE_ALREADY_USED,
     });
     expect(await usdc.balanceOf(merchant)).toBe(777n);
     expect(await usdc.nonceOf(signer)).toBe(1);

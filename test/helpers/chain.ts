@@ -1,5 +1,8 @@
-import { createTestClient, http } from "viem";
-import { type Devnet, devnetChain } from "../../src/chain/devnet/index.ts";
+import { createPublicClient, createTestClient, http } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { type Devnet, type DevnetAccount, devnetChain } from "../../src/chain/devnet/index.ts";
+import { pollReceipt } from "../../src/facilitator/outcome.ts";
+import { sendTransfer } from "./settle.ts";
 
 /**
  * Mines a block whenever transactions wait in the pool of a devnet started with `blockTime: 0`: settlements
@@ -43,4 +46,25 @@ export function startMiner(devnet: Devnet, intervalMs = 20) {
       return (await test.getTxpoolStatus()).pending;
     },
   };
+}
+
+/**
+ * A fresh wallet holding exactly `amount` atomic USDC units (sent by buyer `from`, mined by the running
+ * `miner`) and no ETH: it can pay with signed authorizations only.
+ */
+export async function walletHolding(devnet: Devnet, amount: bigint, from = 0): Promise<DevnetAccount> {
+  const funder = devnet.buyers[from];
+  if (!funder) throw new Error(`the devnet has no buyer ${from}`);
+  const privateKey = generatePrivateKey();
+  const account = { address: privateKeyToAccount(privateKey).address, privateKey };
+  const hash = await sendTransfer(devnet, funder, account.address, amount);
+  const client = createPublicClient({
+    chain: devnetChain(devnet.rpc),
+    transport: http(devnet.rpc),
+    pollingInterval: 20,
+  });
+  // Polled by hash: viem's block-watching wait can sleep past the one block mined on demand.
+  const receipt = await pollReceipt(client, hash, 10_000, 20);
+  if (receipt?.status !== "success") throw new Error("funding the wallet failed");
+  return account;
 }

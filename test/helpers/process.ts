@@ -1,4 +1,7 @@
+import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
+import path from "node:path";
+import { onTestFinished } from "vitest";
 
 /**
  * Whether a process is running. A zombie (exited, not yet reaped: a killed orphan waits for init) counts
@@ -58,4 +61,44 @@ export function commandName(pid: number): string {
   } catch {
     return "";
   }
+}
+
+/** A command of `bin/x402-merchants` running in a child process. */
+export interface CliRun {
+  child: ChildProcess;
+  /** The exit code (null when killed by a signal). */
+  exited: Promise<number | null>;
+  /** The first line of stdout (a command's ready line); rejects with stderr if it exits first. */
+  line: Promise<string>;
+  stderr(): string;
+}
+
+/**
+ * Spawns `bin/x402-merchants args` with `env` on top of this process's environment (DATABASE_URL unset
+ * unless given). Killed at the end of the test if still running.
+ */
+export function startCli(args: readonly string[], env: Record<string, string> = {}): CliRun {
+  const child = spawn(process.execPath, [path.resolve("bin/x402-merchants"), ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, DATABASE_URL: "", ...env },
+  });
+  onTestFinished(() => {
+    if (child.exitCode === null) child.kill("SIGKILL");
+  });
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const line = new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes("\n")) resolve(out.split("\n")[0] ?? "");
+    });
+    exited.then((code) => reject(new Error(`exited with ${code}: ${stderr}`)));
+  });
+  // A test that only waits for the exit must not see an unhandled rejection.
+  line.catch(() => undefined);
+  return { child, exited, line, stderr: () => stderr };
 }

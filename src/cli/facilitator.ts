@@ -1,0 +1,98 @@
+import { createPublicClient, defineChain, getAddress, http, isAddress } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { base, baseSepolia } from "viem/chains";
+import { BASE_CHAIN_ID, BASE_SEPOLIA_CHAIN_ID, BASE_SEPOLIA_USDC, BASE_USDC } from "../chain/base.ts";
+import { Lifecycle, untilSignal } from "../common/lifecycle.ts";
+import { ConfigError } from "../config/config.ts";
+import { configFrom, type Flags, UsageError } from "./args.ts";
+
+/** The USDC a facilitator settles by default on the chains that have a known one. */
+const KNOWN_USDC: Record<number, string> = {
+  [BASE_CHAIN_ID]: BASE_USDC,
+  [BASE_SEPOLIA_CHAIN_ID]: BASE_SEPOLIA_USDC,
+};
+
+/**
+ * Runs the project's facilitator alone against any EVM chain: `--rpc URL` (its chain id makes the network,
+ * `eip155:<id>`), the settling key from X402M_FACILITATOR_KEY, the tokens from `--asset` (default the
+ * chain's USDC on Base and Base Sepolia). Listens on `--host`/`--port` (default X402M_FACILITATOR_PORT,
+ * 8403), its ledger and Bazaar in `<data>/facilitator-postgres` or DATABASE_URL. Prints one JSON line
+ * `{"facilitator", "network", "signer", "assets"}` when ready; stops on SIGINT/SIGTERM.
+ */
+export async function runFacilitator(args: string[], flags: Flags): Promise<number> {
+  if (args.length > 0) throw new UsageError("facilitator takes no arguments");
+  if (!flags.rpc) throw new UsageError("facilitator needs --rpc URL: the chain it settles on");
+  const rpc = flags.rpc;
+  if (!/^https?:\/\//.test(rpc)) throw new UsageError(`--rpc must be an http(s) URL, not "${rpc}"`);
+  const loaded = configFrom({ ...flags, port: undefined });
+  const port = flags.port === undefined ? loaded.ports.facilitator : portOf(flags.port);
+  const config = { ...loaded, ports: { ...loaded.ports, facilitator: port } };
+  if (!config.facilitatorKey) {
+    throw new ConfigError(
+      "the facilitator needs its signing key: set X402M_FACILITATOR_KEY (it pays the gas)",
+    );
+  }
+  const privateKey = config.facilitatorKey as `0x${string}`;
+
+  const chainId = await createPublicClient({ transport: http(rpc, { retryCount: 1, timeout: 10_000 }) })
+    .getChainId()
+    .catch((error: unknown) => {
+      throw new UsageError(
+        `cannot read the chain id from ${rpc}: ${(error as Error).message.split("\n")[0]}`,
+      );
+    });
+  const assets = assetsOf(flags.asset, chainId);
+  const { startServices } = await import("../services/index.ts");
+
+  const lifecycle = new Lifecycle();
+  const stopped = untilSignal();
+  try {
+    const started = await startServices({
+      config,
+      lifecycle,
+      facilitator: { rpc, privateKey, chain: chainOf(chainId, rpc), assets },
+    });
+    const ready = {
+      facilitator: started.urls.facilitator,
+      network: `eip155:${chainId}`,
+      signer: privateKeyToAccount(privateKey).address,
+      assets: assets.map((a) => getAddress(a)),
+    };
+    process.stdout.write(`${JSON.stringify(ready)}\n`);
+    await stopped;
+  } finally {
+    await lifecycle.close();
+  }
+  return 0;
+}
+
+function assetsOf(flagged: readonly string[] | undefined, chainId: number): string[] {
+  if (flagged && flagged.length > 0) {
+    const bad = flagged.find((a) => !isAddress(a, { strict: false }));
+    if (bad) throw new UsageError(`--asset must be a token address, not "${bad}"`);
+    return flagged.map((a) => a.toLowerCase());
+  }
+  const known = KNOWN_USDC[chainId];
+  if (!known)
+    throw new UsageError(`chain ${chainId} has no known USDC: name the tokens to settle with --asset`);
+  return [known];
+}
+
+/** viem's chain for Base and Base Sepolia; any other chain by its id and RPC. */
+function chainOf(id: number, rpc: string) {
+  if (id === BASE_CHAIN_ID) return { ...base, rpcUrls: { default: { http: [rpc] } } };
+  if (id === BASE_SEPOLIA_CHAIN_ID) return { ...baseSepolia, rpcUrls: { default: { http: [rpc] } } };
+  return defineChain({
+    id,
+    name: `EVM chain ${id}`,
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [rpc] } },
+  });
+}
+
+function portOf(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65_535) {
+    throw new UsageError(`--port must be a whole number from 0 to 65535, not "${value}"`);
+  }
+  return Number(value);
+}

@@ -1,0 +1,66 @@
+/**
+ * `x402-merchants facilitator`: the project's facilitator alone on a chain given by its RPC, its key from
+ * the environment; a payment verifies and settles through it over HTTP, and SIGTERM stops it.
+ */
+import { HTTPFacilitatorClient } from "@x402/core/server";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { startDevnet } from "../../src/chain/devnet/index.ts";
+import { startMiner } from "../helpers/chain.ts";
+import { isolatedDatabaseOptions } from "../helpers/db.ts";
+import { startCli } from "../helpers/process.ts";
+import { newMerchant, pay, requirementsFor, usdcReader } from "../helpers/x402.ts";
+
+describe("the facilitator command", () => {
+  it("settles on the chain its RPC serves, with the key from the environment, and stops on SIGTERM", async () => {
+    const devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
+    onTestFinished(() => devnet.stop());
+    const miner = startMiner(devnet);
+    onTestFinished(() => miner.stop());
+    const { dataDir, cleanup } = await isolatedDatabaseOptions("pglite");
+    onTestFinished(cleanup);
+
+    const started = startCli(["facilitator", "--rpc", devnet.rpc, "--port", "0", "--data", dataDir], {
+      X402M_FACILITATOR_KEY: devnet.facilitatorAccount.privateKey,
+    });
+    const ready = JSON.parse(await started.line) as Record<string, unknown>;
+    expect(ready).toMatchObject({
+      network: "eip155:8453",
+      signer: devnet.facilitatorAccount.address,
+      assets: [devnet.usdc],
+    });
+    expect(started.stderr()).not.toContain(devnet.facilitatorAccount.privateKey.slice(2));
+
+    const client = new HTTPFacilitatorClient({ url: ready.facilitator as string });
+    const supported = await client.getSupported();
+    expect(supported.kinds).toContainEqual(
+      expect.objectContaining({ scheme: "exact", network: "eip155:8453" }),
+    );
+    const merchant = newMerchant();
+    const requirements = requirementsFor(merchant, "1500");
+    const payment = await pay(devnet.buyers[0] as (typeof devnet.buyers)[0], requirements);
+    expect(await client.verify(payment, requirements)).toMatchObject({ isValid: true });
+    expect(await client.settle(payment, requirements)).toMatchObject({ success: true });
+    expect(await usdcReader(devnet.rpc).balanceOf(merchant)).toBe(1500n);
+
+    started.child.kill("SIGTERM");
+    expect(await started.exited).toBe(0);
+  });
+
+  it("refuses to start without a valid key (naming its variable, never echoing it) or without --rpc", async () => {
+    const noKey = startCli(["facilitator", "--rpc", "http://127.0.0.1:1"], { X402M_FACILITATOR_KEY: "" });
+    expect(await noKey.exited).not.toBe(0);
+    expect(noKey.stderr()).toMatch(/X402M_FACILITATOR_KEY/);
+    expect(noKey.stderr().trim().split("\n")).toHaveLength(1);
+
+    const badKey = startCli(["facilitator", "--rpc", "http://127.0.0.1:1"], {
+      X402M_FACILITATOR_KEY: "0x1234",
+    });
+    expect(await badKey.exited).not.toBe(0);
+    expect(badKey.stderr()).toMatch(/X402M_FACILITATOR_KEY/);
+    expect(badKey.stderr()).not.toContain("0x1234");
+
+    const noRpc = startCli(["facilitator"], {});
+    expect(await noRpc.exited).toBe(2);
+    expect(noRpc.stderr()).toMatch(/--rpc URL/);
+  });
+});
