@@ -7,6 +7,7 @@ export { blockedRange } from "./address.ts";
 export { FetchError, type FetchErrorCode, isFetchError } from "./errors.ts";
 export { type FetchTextResult, fetchText } from "./fetch-text.ts";
 export {
+  allowListPolicy,
   DEFAULT_MAX_BYTES,
   DEFAULT_MAX_REDIRECTS,
   DEFAULT_TIMEOUT_MS,

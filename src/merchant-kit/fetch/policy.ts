@@ -1,4 +1,5 @@
 import { lookup as dnsLookup } from "node:dns/promises";
+import { isIP } from "node:net";
 import { compileAllowList } from "./address.ts";
 
 /** One address a host name resolves to. */
@@ -25,6 +26,12 @@ export interface FetchPolicy {
   allowAddresses?: readonly string[];
   /** A predicate form of `allowAddresses`; an address passes when either says yes. */
   allowAddress?: (ip: string) => boolean;
+  /**
+   * Host names whose addresses are all allowed, whatever they are (exact names, lower case). The door
+   * an operator opens on purpose for services on its own network (`X402M_FETCH_ALLOW`); cloud metadata
+   * names stay refused.
+   */
+  allowHosts?: readonly string[];
   /** Resolver of host names (default: `dns.lookup(host, {all: true})`). */
   lookup?: Lookup;
   /** Follow 3xx responses (re-checking each hop) or return them as they are. Default true. */
@@ -43,6 +50,7 @@ export interface FetchPolicy {
 
 export interface ResolvedPolicy {
   isAllowed: (ip: string) => boolean;
+  isAllowedHost: (host: string) => boolean;
   lookup: Lookup;
   followRedirects: boolean;
   maxRedirects: number;
@@ -68,6 +76,10 @@ export function resolvePolicy(policy: FetchPolicy = {}): ResolvedPolicy {
   const predicate = policy.allowAddress;
   return {
     isAllowed: predicate ? (ip) => listed(ip) || predicate(ip) : listed,
+    isAllowedHost: (
+      (hosts) => (host: string) =>
+        hosts.has(host)
+    )(new Set((policy.allowHosts ?? []).map((h) => h.toLowerCase().replace(/\.$/, "")))),
     lookup: policy.lookup ?? systemLookup,
     followRedirects: policy.followRedirects ?? true,
     maxRedirects: nonNegative("maxRedirects", policy.maxRedirects ?? DEFAULT_MAX_REDIRECTS),
@@ -93,3 +105,26 @@ function positive(name: string, value: number): number {
   if (!Number.isFinite(value) || value <= 0) throw new TypeError(`fetch policy: ${name} must be > 0`);
   return value;
 }
+
+/**
+ * The policy an operator's allow-list gives (`X402M_FETCH_ALLOW`): IP addresses and CIDR ranges open
+ * those addresses, other entries open a host name. Throws a TypeError naming a malformed entry.
+ */
+export function allowListPolicy(
+  entries: readonly string[],
+): Pick<FetchPolicy, "allowAddresses" | "allowHosts"> {
+  const allowAddresses: string[] = [];
+  const allowHosts: string[] = [];
+  for (const entry of entries) {
+    if (isIP(entry.split("/")[0] ?? "") !== 0) allowAddresses.push(entry);
+    else if (HOST_NAME.test(entry)) allowHosts.push(entry.toLowerCase());
+    else
+      throw new TypeError(`${JSON.stringify(entry)} is neither an IP address, a CIDR range nor a host name`);
+  }
+  compileAllowList(allowAddresses);
+  return { allowAddresses, allowHosts };
+}
+
+/** A DNS host name: dot-separated labels of letters, digits and inner hyphens. */
+const HOST_NAME =
+  /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;

@@ -16,6 +16,8 @@ export async function vetTarget(target: Target, policy: ResolvedPolicy): Promise
   const addresses: VettedAddresses = target.literal
     ? [{ address: target.literal, family: target.literal.includes(":") ? 6 : 4 }]
     : await resolve(target.host, policy);
+  // A host name the operator allowed is trusted with whatever it resolves to.
+  if (!target.literal && policy.isAllowedHost(target.host)) return addresses;
   for (const { address } of addresses) {
     const range = blockedRange(address);
     if (range !== null && !policy.isAllowed(address)) {
