@@ -7,14 +7,18 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
  * printed before a non-zero exit (src/cli/main.ts). Anything else is a bug, and is reported as one.
  */
 export class AppError extends Error {
+  /** Headers the HTTP answer carries (a 402's `PAYMENT-REQUIRED`, a 503's `Retry-After`). */
+  readonly headers: Readonly<Record<string, string>>;
+
   constructor(
     readonly status: ContentfulStatusCode,
     readonly code: string,
     message: string,
-    options?: ErrorOptions,
+    options?: ErrorOptions & { headers?: Record<string, string> },
   ) {
     super(message, options);
     this.name = new.target.name;
+    this.headers = options?.headers ?? {};
   }
 }
 
@@ -43,8 +47,8 @@ export function errorBody(code: string, message: string) {
 
 /** The request conflicts with another one (e.g. a payment already in use by a concurrent request). */
 export class ConflictError extends AppError {
-  constructor(message: string, code = "conflict") {
-    super(409, code, message);
+  constructor(message: string, code = "conflict", options?: ConstructorParameters<typeof AppError>[3]) {
+    super(409, code, message, options);
   }
 }
 

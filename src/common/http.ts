@@ -8,7 +8,9 @@ import { log } from "./log.ts";
  * whose details stay in the log, never in the response.
  */
 export function onError(error: Error, c: Context): Response {
-  if (error instanceof AppError) return c.json(errorBody(error.code, error.message), error.status);
+  if (error instanceof AppError) {
+    return c.json(errorBody(error.code, error.message), error.status, { ...error.headers });
+  }
   if (error instanceof HTTPException) {
     return c.json(errorBody("http_error", error.message || "request failed"), error.status);
   }

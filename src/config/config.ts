@@ -2,6 +2,7 @@ import path from "node:path";
 import { z } from "zod";
 import { BASE_USDC } from "../chain/base.ts";
 import { AppError } from "../common/errors.ts";
+import { allowListPolicy } from "../merchant-kit/fetch/policy.ts";
 
 const Port = z.coerce
   .number({ error: "a port from 0 to 65535" })
@@ -34,6 +35,14 @@ export const ConfigSchema = z.object({
    * PGlite in `<dataDir>/postgres`.
    */
   databaseUrl: z.url({ protocol: /^postgres(ql)?$/ }).nullable(),
+  /**
+   * The key the standalone facilitator (`x402-merchants facilitator`) settles with: it pays the gas.
+   * Only from the environment, never a flag (flags show in process lists); never printed.
+   */
+  facilitatorKey: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, "a 32-byte private key in hex, 0x-prefixed")
+    .nullable(),
   /** How the merchant APIs are paid: network, token and facilitator. */
   payments: z.object({
     /** CAIP-2 network of the `exact` scheme; Base is `eip155:8453` (the devnet is Base too). */
@@ -47,6 +56,11 @@ export const ConfigSchema = z.object({
     }),
     /** The facilitator's base URL (verify, settle, supported). */
     facilitatorUrl: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, "")),
+    /**
+     * JSON-RPC of the payments' chain, where merchants read a payer's balance before work that writes or
+     * costs upstream (src/merchant-kit/payments/ledger.ts).
+     */
+    rpcUrl: z.url({ protocol: /^https?$/ }),
   }),
   /**
    * DNS servers the utility API's DNS and e-mail endpoints ask (`ip` or `ip:port`); empty = the system's.
@@ -57,6 +71,18 @@ export const ConfigSchema = z.object({
       .string()
       .regex(/^(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[?[0-9a-fA-F:]+\]?(:\d{1,5})?)$/, "an IP or IP:port"),
   ),
+  /**
+   * What the utility API may fetch although it is not public (loopback, private ranges): host names, IP
+   * addresses and CIDR ranges, opened on purpose by the operator (docs/platform.md, "Fetching callers'
+   * URLs"). Empty: public addresses only.
+   */
+  fetchAllow: z.array(z.string()).superRefine((entries, ctx) => {
+    try {
+      allowListPolicy(entries);
+    } catch (error) {
+      ctx.addIssue({ code: "custom", message: (error as Error).message });
+    }
+  }),
   /** Upstreams of the provider-backed utility endpoints; null = not configured (the endpoint answers 503). */
   providers: z.object({
     language: z
@@ -192,10 +218,9 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
     duckdbMemory: env.X402M_DUCKDB_MEMORY ?? "1GB",
     duckdbThreads: env.X402M_DUCKDB_THREADS ?? null,
     databaseUrl: env.DATABASE_URL || null,
-    dnsServers: (env.X402M_DNS_SERVERS ?? "")
-      .split(",")
-      .map((server) => server.trim())
-      .filter(Boolean),
+    facilitatorKey: env.X402M_FACILITATOR_KEY || null,
+    dnsServers: commaList(env.X402M_DNS_SERVERS),
+    fetchAllow: commaList(env.X402M_FETCH_ALLOW),
     providers: {
       language: env.X402M_LLM_URL
         ? {
@@ -238,6 +263,7 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
         decimals: env.X402M_ASSET_DECIMALS ?? "6",
       },
       facilitatorUrl: env.X402M_FACILITATOR_URL ?? DEFAULT_FACILITATOR_URL,
+      rpcUrl: env.X402M_RPC_URL ?? `http://127.0.0.1:${DEFAULT_PORTS.devnet}`,
     },
     merchants: Object.fromEntries(
       Object.entries(MERCHANT_HOSTS).map(([host, defaults]) => {
@@ -265,6 +291,14 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
   return parsed.data;
 }
 
+/** A comma-separated setting's entries, trimmed, empty ones dropped. */
+function commaList(value: string | undefined): string[] {
+  return (value ?? "")
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+}
+
 /** The flag or environment variable behind a configuration path, so an error names what to change. */
 function settingOf(path: readonly string[]): string {
   const [head, second, third] = path;
@@ -276,9 +310,12 @@ function settingOf(path: readonly string[]): string {
     duckdbMemory: "X402M_DUCKDB_MEMORY",
     duckdbThreads: "X402M_DUCKDB_THREADS",
     databaseUrl: "DATABASE_URL",
+    facilitatorKey: "X402M_FACILITATOR_KEY",
     dnsServers: "X402M_DNS_SERVERS",
+    fetchAllow: "X402M_FETCH_ALLOW",
     "payments.network": "X402M_NETWORK",
     "payments.facilitatorUrl": "X402M_FACILITATOR_URL",
+    "payments.rpcUrl": "X402M_RPC_URL",
     "payments.asset": `X402M_ASSET${third && third !== "address" ? `_${third.toUpperCase()}` : ""}`,
     "providers.language": `X402M_LLM_${third === "timeoutMs" ? "TIMEOUT_MS" : (third ?? "URL").toUpperCase()}`,
     "providers.search": `X402M_SEARCH_${(third ?? "backend").toUpperCase()}`,

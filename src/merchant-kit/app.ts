@@ -2,19 +2,22 @@ import type { FacilitatorClient } from "@x402/core/server";
 import { x402ResourceServer } from "@x402/core/server";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
 import { bazaarResourceServerExtension } from "@x402/extensions/bazaar";
-import { paymentMiddleware } from "@x402/hono";
+import { paymentMiddlewareFromHTTPServer } from "@x402/hono";
 import { Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { migrate } from "../common/db/index.ts";
 import { onError, onNotFound } from "../common/http.ts";
 import { type Merchant, type MerchantServices, resourceUrl } from "./catalogue.ts";
 import { type MerchantEnv, validateInput } from "./input.ts";
-import { PLATFORM_MIGRATIONS } from "./migrations.ts";
+import { KIT_MIGRATIONS, KIT_MODULE } from "./migrations.ts";
 import { openApiDocument } from "./openapi.ts";
-import { paidHandler } from "./payments/paid-handler.ts";
-import { ReplayLocks } from "./payments/replay-lock.ts";
+import { chainFunds } from "./payments/funds.ts";
+import { type FundsReader, PaymentLedger } from "./payments/ledger.ts";
+import { paidHandler, settleAndRecord } from "./payments/paid-handler.ts";
+import { PublicUrlResourceServer, paymentRequiredHeaders } from "./payments/resource-server.ts";
 import { renderReferencePage } from "./reference-page.ts";
 import { type PaymentSettings, x402Routes } from "./routes.ts";
+import { startTables } from "./tables.ts";
 import { wellKnownX402 } from "./well-known.ts";
 
 export interface MerchantAppOptions {
@@ -22,13 +25,17 @@ export interface MerchantAppOptions {
   /** Where payments are verified and settled: `HTTPFacilitatorClient` or `inProcessClient(facilitator)`. */
   facilitator: FacilitatorClient;
   payments: PaymentSettings;
+  /** The payer's balance, for endpoints that reserve funds; default: read from `payments.rpcUrl`. */
+  funds?: FundsReader;
 }
 
 /**
  * A merchant's HTTP host, built from its catalogue alone: per endpoint, input validation (400 before any
- * payment), the x402 payment middleware (exact scheme, Bazaar extension), the replay lock and the handler;
- * and the free documents `/openapi.json`, `/` and `/docs` (reference page), `/.well-known/x402`, `/healthz`.
- * Applies the platform's migrations first.
+ * payment), the x402 payment middleware (exact scheme, Bazaar extension) wrapped by the ledger's record
+ * of the outcome, and the paid handler (one run per payment, funds reserved, writes in a transaction
+ * that commits with the settlement: payments/paid-handler.ts); and the free documents `/openapi.json`,
+ * `/` and `/docs` (reference page), `/.well-known/x402`, `/healthz`. Applies the kit's and the
+ * endpoints' migrations first.
  *
  * @example
  * const app = await merchantApp(utilityMerchant({ payTo, publicUrl }), {
@@ -41,12 +48,27 @@ export async function merchantApp(
   merchant: Merchant,
   options: MerchantAppOptions,
 ): Promise<Hono<MerchantEnv>> {
-  await migrate(options.services.db, "platform", PLATFORM_MIGRATIONS);
-  const locks = new ReplayLocks(options.services.db);
+  const { db } = options.services;
+  await migrate(db, KIT_MODULE, KIT_MIGRATIONS);
+  await startTables(db, merchant.endpoints);
   const resourceServer = new x402ResourceServer(options.facilitator)
     .register(options.payments.network as `${string}:${string}`, new ExactEvmScheme())
     .registerExtension(bazaarResourceServerExtension);
-  const payment = paymentMiddleware(x402Routes(merchant, options.payments), resourceServer);
+  const httpServer = new PublicUrlResourceServer(
+    resourceServer,
+    x402Routes(merchant, options.payments),
+    merchant.publicUrl,
+  );
+  const payment = paymentMiddlewareFromHTTPServer(httpServer);
+  const ledger = new PaymentLedger(db);
+  const runner = {
+    ledger,
+    funds:
+      options.funds ?? chainFunds(options.payments.rpcUrl, options.payments.asset.address as `0x${string}`),
+    paymentRequired: (c: Parameters<typeof paymentRequiredHeaders>[1], error: string) =>
+      paymentRequiredHeaders(httpServer, c, error),
+  };
+  const outcome = settleAndRecord(ledger);
 
   const app = new Hono<MerchantEnv>();
   app.onError(onError);
@@ -70,8 +92,8 @@ export async function merchantApp(
   app.get("/docs", (c) => c.html(page));
 
   for (const endpoint of merchant.endpoints) {
-    const handler = paidHandler(endpoint, resourceUrl(merchant, endpoint), options.services, locks);
-    const chain: MiddlewareHandler<MerchantEnv>[] = [...validateInput(endpoint), payment, handler];
+    const handler = paidHandler(endpoint, resourceUrl(merchant, endpoint), options.services, runner);
+    const chain: MiddlewareHandler<MerchantEnv>[] = [...validateInput(endpoint), outcome, payment, handler];
     app.on(endpoint.method, endpoint.path, ...(chain as [MiddlewareHandler<MerchantEnv>]));
   }
   return app;

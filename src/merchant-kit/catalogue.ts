@@ -5,7 +5,7 @@
  * or a description is written in exactly one place.
  */
 import type { z } from "zod";
-import type { Database } from "../common/db/index.ts";
+import type { Database, Migration } from "../common/db/index.ts";
 import type { Config } from "../config/config.ts";
 
 /** A dollar price exactly as the spec lists it, e.g. "0.001" (no "$", no exponent). */
@@ -34,6 +34,29 @@ export interface HandlerContext {
 }
 
 /**
+ * What a call does besides computing its answer. It decides how the kit guards the payment
+ * (docs/platform.md, "When a call is charged"):
+ * - `"writes"`: it changes stored data (the payer's collections, scratchpads). The handler's
+ *   `services.db` is a transaction that commits only once the payment has settled, and the payer's funds
+ *   are reserved first.
+ * - `"upstream"`: it costs money outside (a language model, a search API, an image model). The payer's
+ *   funds are reserved before the handler runs: a payment the payer's balance cannot cover on top of its
+ *   payments in flight is refused (402 `insufficient_funds`) before any work.
+ */
+export type Effect = "writes" | "upstream";
+
+/**
+ * Tables an endpoint keeps its state in (one module of migrations, src/common/db/migrate.ts), applied
+ * when the merchant's host starts. `sweep` runs then and hourly, on the database, outside any request:
+ * the place for clean-ups across all payers (expired data).
+ */
+export interface Tables {
+  module: string;
+  migrations: readonly Migration[];
+  sweep?: (db: Database) => Promise<void>;
+}
+
+/**
  * One paid endpoint. `input` validates the query (GET) or the JSON body (POST) before any payment is asked
  * for; `output` documents the answer (OpenAPI, Bazaar). A handler answers its output, or a `Response` for
  * non-JSON bodies; it throws an `AppError` (src/common/errors.ts) to refuse, which is never charged.
@@ -53,6 +76,10 @@ export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodTyp
   timeoutMs?: number;
   /** Largest accepted request body (POST). Default 1 MiB. */
   maxBodyBytes?: number;
+  /** What the call does beyond its answer: none (the default), writes, costs upstream. See `Effect`. */
+  effects?: readonly Effect[];
+  /** The tables its state lives in, if any. */
+  tables?: Tables;
   handler: (input: z.output<In>, ctx: HandlerContext) => Promise<z.output<Out> | Response>;
 }
 

@@ -3,9 +3,13 @@ import { bodyLimit } from "hono/body-limit";
 import type { z } from "zod";
 import { BadInputError, errorBody } from "../common/errors.ts";
 import type { AnyEndpoint } from "./catalogue.ts";
+import type { PaidRun } from "./payments/paid-handler.ts";
 
-/** Hono variables the platform's middlewares pass along a paid request. */
-export type MerchantEnv = { Variables: { input: unknown } };
+/**
+ * Hono variables the kit's middlewares pass along a paid request: the validated input, when the request
+ * arrived, and its paid run once the handler has taken the payment's ledger row.
+ */
+export type MerchantEnv = { Variables: { input: unknown; arrivedAt: number; run?: PaidRun } };
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 

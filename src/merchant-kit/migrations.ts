@@ -1,7 +1,12 @@
 import type { Migration } from "../common/db/index.ts";
 
-/** The platform's own tables (module "platform"). */
-export const PLATFORM_MIGRATIONS: readonly Migration[] = [
+/**
+ * The merchant kit's own tables. The module is named "platform", the kit's first name: a module's name is
+ * recorded with its versions in every database, so it stays.
+ */
+export const KIT_MODULE = "platform";
+
+export const KIT_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: "replay locks: one row per payment authorization a handler ran for",
@@ -15,5 +20,19 @@ export const PLATFORM_MIGRATIONS: readonly Migration[] = [
       PRIMARY KEY (payer, nonce)
     );
     CREATE INDEX platform_replay_locks_valid_before ON platform_replay_locks (valid_before);`,
+  },
+  {
+    version: 2,
+    name: "the replay locks become the payment ledger: amounts and outcomes, for the funds in flight",
+    up: `ALTER TABLE platform_replay_locks RENAME TO merchant_payments;
+    ALTER INDEX platform_replay_locks_valid_before RENAME TO merchant_payments_valid_before;
+    -- Rows from before this version were taken by handlers that finished: settled, amounts unknown.
+    ALTER TABLE merchant_payments
+      ADD COLUMN amount numeric(78, 0) NOT NULL DEFAULT 0,
+      ADD COLUMN state text NOT NULL DEFAULT 'settled'
+        CHECK (state IN ('running', 'settled', 'unsettled')),
+      ADD COLUMN finished_at timestamptz;
+    ALTER TABLE merchant_payments ALTER COLUMN state DROP DEFAULT, ALTER COLUMN amount DROP DEFAULT;
+    CREATE INDEX merchant_payments_payer ON merchant_payments (payer);`,
   },
 ];

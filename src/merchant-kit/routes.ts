@@ -1,12 +1,12 @@
 import type { RouteConfig } from "@x402/core/server";
 import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import type { Config } from "../config/config.ts";
-import { type AnyEndpoint, type Merchant, resourceUrl } from "./catalogue.ts";
+import type { AnyEndpoint, Merchant } from "./catalogue.ts";
 import { jsonSchemaOf } from "./json-schema.ts";
 import { priceToAtomic } from "./price.ts";
 
 /** The payment settings the routes need: network and token (configuration's `payments`). */
-export type PaymentSettings = Pick<Config["payments"], "network" | "asset">;
+export type PaymentSettings = Pick<Config["payments"], "network" | "asset" | "rpcUrl">;
 
 /** How long a buyer's authorization may wait for settlement (the SDK's default too). */
 export const MAX_TIMEOUT_SECONDS = 300;
@@ -18,8 +18,9 @@ export function routeKey(endpoint: AnyEndpoint): string {
 
 /**
  * The x402 route of one endpoint: the exact scheme, the merchant's wallet, the price in the token's atomic
- * units (an explicit amount and asset, so no SDK price table decides what a dollar is), the public resource
- * URL, and the Bazaar discovery extension describing input and output.
+ * units (an explicit amount and asset, so no SDK price table decides what a dollar is), and the Bazaar
+ * discovery extension describing input and output. The resource URL is the one the buyer asked for, on
+ * the merchant's public URL (payments/resource-server.ts), so it is not set here.
  */
 export function x402Route(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentSettings): RouteConfig {
   const inputSchema = jsonSchemaOf(endpoint.input, "input");
@@ -37,7 +38,6 @@ export function x402Route(merchant: Merchant, endpoint: AnyEndpoint, payments: P
       },
       maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
     },
-    resource: resourceUrl(merchant, endpoint),
     description: endpoint.description,
     mimeType: "application/json",
     extensions: declareDiscoveryExtension(

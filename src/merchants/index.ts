@@ -4,6 +4,7 @@
  */
 import type { Config, MerchantHost } from "../config/config.ts";
 import type { Merchant } from "../merchant-kit/catalogue.ts";
+import { allowListPolicy } from "../merchant-kit/fetch/index.ts";
 import { UTILITY_ALIAS_PATHS, utilityAliasMerchant, utilityMerchant } from "./utility/catalogue.ts";
 
 /** Where a host is reached and paid. */
@@ -18,6 +19,7 @@ export type MerchantBuilder = (host: HostAddress, config: Config) => Merchant;
 const utilityOptions = (config: Config) => ({
   dns: { servers: config.dnsServers },
   providers: config.providers,
+  fetchPolicy: allowListPolicy(config.fetchAllow),
 });
 
 export const MERCHANTS: Record<MerchantHost, MerchantBuilder> = {

@@ -10,6 +10,7 @@ import { type Listening, listenWithUrl } from "../../src/common/listen.ts";
 import { loadConfig } from "../../src/config/config.ts";
 import { merchantApp } from "../../src/merchant-kit/app.ts";
 import { type AnyEndpoint, defineEndpoint, type Merchant } from "../../src/merchant-kit/catalogue.ts";
+import type { FundsReader } from "../../src/merchant-kit/payments/ledger.ts";
 import { calc } from "../../src/merchants/utility/calc.ts";
 
 /** How many times each test endpoint's handler ran, by path. */
@@ -64,8 +65,64 @@ export const fail = defineEndpoint({
 
 export const TEST_ENDPOINTS: readonly AnyEndpoint[] = [calc, echo, sum, fail];
 
-export function testMerchant(payTo: `0x${string}`, publicUrl: string): Merchant {
-  return { name: "test", title: "Test API", payTo, publicUrl, endpoints: TEST_ENDPOINTS };
+/** A writing endpoint's table: one row per note, with its payer. */
+const NOTES = {
+  module: "test_notes",
+  migrations: [
+    {
+      version: 1,
+      name: "notes",
+      up: "CREATE TABLE test_notes (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, payer text NOT NULL, text text NOT NULL)",
+    },
+  ],
+};
+
+export const note = defineEndpoint({
+  method: "POST",
+  path: "/api/note",
+  price: "0.001",
+  description: "Stores a note for the payer.",
+  effects: ["writes"],
+  tables: NOTES,
+  input: z.object({ text: z.string().min(1), delay: z.number().int().max(2000).default(0) }),
+  output: z.object({ id: z.string() }),
+  example: { input: { text: "hi" }, output: { id: "1" } },
+  handler: async ({ text, delay }, ctx) => {
+    count("/api/note");
+    const { rows } = await ctx.services.db.query<{ id: bigint }>(
+      "INSERT INTO test_notes (payer, text) VALUES ($1, $2) RETURNING id",
+      [ctx.payer, text],
+    );
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    return { id: String(rows[0]?.id) };
+  },
+});
+
+export const model = defineEndpoint({
+  method: "GET",
+  path: "/api/model",
+  price: "0.001",
+  description: "Stands for a call that costs the merchant money upstream (a language model).",
+  effects: ["upstream"],
+  input: z.object({ delay: z.coerce.number().int().max(2000).default(0) }),
+  output: z.object({ answer: z.string() }),
+  example: { input: {}, output: { answer: "42" } },
+  handler: async ({ delay }) => {
+    count("/api/model");
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    return { answer: "42" };
+  },
+});
+
+/** Endpoints the kit guards: one that writes, one that costs upstream. */
+export const GUARDED_ENDPOINTS: readonly AnyEndpoint[] = [note, model];
+
+export function testMerchant(
+  payTo: `0x${string}`,
+  publicUrl: string,
+  endpoints: readonly AnyEndpoint[] = TEST_ENDPOINTS,
+): Merchant {
+  return { name: "test", title: "Test API", payTo, publicUrl, endpoints };
 }
 
 export const testConfig = () => loadConfig({ env: {} });
@@ -83,16 +140,21 @@ export const refusingFacilitator: FacilitatorClient = {
   },
 };
 
-/** Serves `build(url)`'s merchant on 127.0.0.1 with the platform. */
+/**
+ * Serves `build(url)`'s merchant on 127.0.0.1 with the kit; payers' balances are read from `rpcUrl` (a
+ * devnet) or, without one, `funds`.
+ */
 export function startMerchant(
   build: (url: string) => Merchant,
   db: Database,
   facilitator: FacilitatorClient,
+  chain: { rpcUrl?: string; funds?: FundsReader } = {},
 ): Promise<Listening> {
   const config = testConfig();
+  const payments = { ...config.payments, rpcUrl: chain.rpcUrl ?? config.payments.rpcUrl };
   return listenWithUrl(
     async (url) =>
-      (await merchantApp(build(url), { services: { db, config }, facilitator, payments: config.payments }))
+      (await merchantApp(build(url), { services: { db, config }, facilitator, payments, funds: chain.funds }))
         .fetch,
     "127.0.0.1",
     0,

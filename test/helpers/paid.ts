@@ -65,6 +65,7 @@ export async function startPaidShop(
       (url) => ({ name: "test", title: "Test merchant", payTo, publicUrl: url, endpoints }),
       state.db,
       inProcessClient(facilitator),
+      { rpcUrl: devnet.rpc },
     );
     closers.push(() => shop.close());
     const usdc = usdcReader(devnet.rpc);

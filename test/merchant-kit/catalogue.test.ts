@@ -43,7 +43,10 @@ describe("a merchant host built from its catalogue", () => {
     const response = await fetch(`${shop.url}/api/calc?expr=1%2B1`);
     expect(response.status).toBe(402);
     const required = decodePaymentRequiredHeader(response.headers.get("PAYMENT-REQUIRED") ?? "");
-    expect(required.resource).toMatchObject({ url: `${shop.url}/api/calc`, mimeType: "application/json" });
+    expect(required.resource).toMatchObject({
+      url: `${shop.url}/api/calc?expr=1%2B1`,
+      mimeType: "application/json",
+    });
     expect(required.accepts).toEqual([
       expect.objectContaining({
         scheme: "exact",

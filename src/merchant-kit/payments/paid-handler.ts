@@ -1,48 +1,139 @@
-import type { Context } from "hono";
-import { ConflictError, UpstreamError } from "../../common/errors.ts";
+import type { Context, MiddlewareHandler } from "hono";
+import { AppError, ConflictError, UpstreamError } from "../../common/errors.ts";
+import { log } from "../../common/log.ts";
 import type { AnyEndpoint, MerchantServices } from "../catalogue.ts";
 import type { MerchantEnv } from "../input.ts";
+import type { FundsReader, Outcome, PaymentKey, PaymentLedger } from "./ledger.ts";
 import { paymentHeader, paymentKeyOf } from "./payment-key.ts";
-import type { ReplayLocks } from "./replay-lock.ts";
+import { openWriteUnit } from "./write-unit.ts";
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
+/** What the kit needs to run paid handlers: the ledger, the payer's funds, and a 402's requirements. */
+export interface PaidRunner {
+  ledger: PaymentLedger;
+  funds: FundsReader;
+  /** The `PAYMENT-REQUIRED` header of this request's route, with `error` set, for refusals after verify. */
+  paymentRequired(c: Context<MerchantEnv>, error: string): Promise<Record<string, string>>;
+}
+
 /**
- * Runs an endpoint's handler for a verified payment, once per authorization: the replay lock is taken
- * first (a concurrent request with the same payment gets 409 and, answering >= 400, is not charged), the
- * handler runs under a time budget, and a failed handler gives the lock back (nothing was charged).
- * `@x402/hono` settles only when the answer is below 400.
+ * Runs an endpoint's handler for a verified payment (`@x402/hono`'s middleware sits in front, and settles
+ * after it when the answer is below 400), once per authorization and never for more than the payer can
+ * pay. In order:
+ * 1. the payment's ledger row is taken: a concurrent request with the same payment gets 409
+ *    `payment_in_use` (with the route's `PAYMENT-REQUIRED`, so a client can pay anew); for an endpoint
+ *    that writes or costs upstream, only if the payer's balance covers it on top of its payments in
+ *    flight, else 402 `insufficient_funds`;
+ * 2. an endpoint that writes gets a transaction as its database, left open for `settleAndRecord`;
+ * 3. the handler runs under its time budget (a 504 when it runs out).
+ * Every refusal answers >= 400, so nothing is charged.
  */
 export function paidHandler(
   endpoint: AnyEndpoint,
   resource: string,
   services: MerchantServices,
-  locks: ReplayLocks,
-) {
-  return async function paidHandler(c: Context<MerchantEnv>): Promise<Response> {
+  runner: PaidRunner,
+): MiddlewareHandler<MerchantEnv> {
+  const guarded = (endpoint.effects?.length ?? 0) > 0;
+  const writes = endpoint.effects?.includes("writes") ?? false;
+  return async function paidHandler(c) {
     const header = paymentHeader(c.req.raw);
     // The payment middleware sits in front: no header here means the route was wired without it.
     if (!header) throw new Error(`${endpoint.path} reached its handler without a payment`);
     const key = paymentKeyOf(header);
-    if (!(await locks.take(key, resource))) {
-      throw new ConflictError(
-        "this payment is already used by another request: each request needs its own signed payment",
-        "payment_in_use",
-      );
+    if (guarded) {
+      const reservation = await runner.ledger.reserve(key, resource, c.var.arrivedAt, runner.funds);
+      if (reservation.status === "in_use") throw await inUse(c, runner);
+      if (reservation.status === "insufficient") {
+        throw new AppError(
+          402,
+          "insufficient_funds",
+          `this wallet holds ${reservation.balance} atomic units of the token and has ${reservation.inFlight} in payments not yet settled: not enough for this call's ${key.amount} as well; wait for them to settle or add funds`,
+          { headers: await runner.paymentRequired(c, "insufficient_funds") },
+        );
+      }
+    } else if (!(await runner.ledger.take(key, resource))) {
+      throw await inUse(c, runner);
     }
-    let succeeded = false;
-    try {
-      const response = await withBudget(
-        endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-        c.req.raw.signal,
-        (signal) => endpoint.handler(c.var.input, { payer: key.payer, signal, services, request: c.req.raw }),
-      ).then((result) => (result instanceof Response ? result : c.json(result)));
-      succeeded = response.status < 400;
-      return response;
-    } finally {
-      if (!succeeded) await locks.release(key);
-    }
+    const run: PaidRun = { key, handled: false };
+    c.set("run", run);
+    if (writes) run.unit = await openWriteUnit(services.db);
+    const response = await withBudget(endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS, c.req.raw.signal, (signal) =>
+      endpoint.handler(c.var.input, {
+        payer: key.payer,
+        signal,
+        services: run.unit ? { ...services, db: run.unit.db } : services,
+        request: c.req.raw,
+      }),
+    ).then((result) => (result instanceof Response ? result : c.json(result)));
+    run.handled = response.status < 400;
+    return response;
   };
+}
+
+/** A paid request's run, from the ledger row taken to the outcome recorded. */
+export interface PaidRun {
+  key: PaymentKey;
+  /** The handler answered below 400 (so the middleware went on to settle). */
+  handled: boolean;
+  unit?: Awaited<ReturnType<typeof openWriteUnit>>;
+}
+
+/**
+ * Wraps the payment middleware: after it has settled (or not), records the outcome in the ledger and
+ * ends a writing handler's transaction: committed only with a settled payment, rolled back otherwise.
+ * A commit that fails after the payment settled is the one case a payer is charged for nothing: it
+ * answers 500 with the settlement's receipt (PAYMENT-RESPONSE) and is logged as an error.
+ */
+export function settleAndRecord(ledger: PaymentLedger): MiddlewareHandler<MerchantEnv> {
+  return async function settleAndRecord(c, next) {
+    c.set("arrivedAt", Date.now());
+    await next();
+    const run = c.var.run;
+    if (!run) return;
+    const settled = run.handled && c.res.status < 400 && c.res.headers.has("PAYMENT-RESPONSE");
+    const outcome: Outcome = !run.handled ? "released" : settled ? "settled" : "unsettled";
+    if (!run.unit) {
+      await ledger.finish(run.key, outcome);
+      return;
+    }
+    try {
+      if (settled) await ledger.finish(run.key, outcome, run.unit.db);
+      await run.unit.finish(settled);
+    } catch (error) {
+      await run.unit.finish(false).catch(() => undefined);
+      if (!settled) throw error;
+      log("error", "a settled payment's write could not be committed", {
+        payer: run.key.payer,
+        nonce: run.key.nonce,
+        path: c.req.path,
+        error,
+      });
+      const receipt = c.res.headers.get("PAYMENT-RESPONSE") as string;
+      c.res = c.json(
+        {
+          error: {
+            code: "write_failed_after_payment",
+            message:
+              "the payment settled but the write could not be saved: nothing was stored; the merchant has been told (PAYMENT-RESPONSE carries the settlement)",
+          },
+        },
+        500,
+        { "PAYMENT-RESPONSE": receipt },
+      );
+      return;
+    }
+    if (!settled) await ledger.finish(run.key, outcome);
+  };
+}
+
+async function inUse(c: Context<MerchantEnv>, runner: PaidRunner): Promise<AppError> {
+  return new ConflictError(
+    "this payment is already used by another request: each request needs its own signed payment",
+    "payment_in_use",
+    { headers: await runner.paymentRequired(c, "payment_in_use") },
+  );
 }
 
 /** Runs `work` with a signal that aborts after `ms` or when the caller leaves; a 504 when time runs out. */

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { decodePaymentSignatureHeader } from "@x402/core/http";
-import type { PaymentKey } from "./replay-lock.ts";
+import type { PaymentKey } from "./ledger.ts";
 
 /** The header the buyer pays with (v2), and the v1 name `@x402/hono` also reads. */
 export function paymentHeader(request: Request): string | undefined {
@@ -11,6 +11,7 @@ interface Eip3009Authorization {
   from: string;
   nonce: string;
   validBefore: string | number;
+  value?: string;
 }
 
 /**
@@ -20,6 +21,8 @@ interface Eip3009Authorization {
  */
 export function paymentKeyOf(header: string, nowSeconds = Math.floor(Date.now() / 1000)): PaymentKey {
   const payload = decodePaymentSignatureHeader(header);
+  // What the buyer agreed to pay: the requirements it accepted (for `exact`, the authorized value).
+  const amount = atomic(payload.accepted?.amount);
   const inner = payload.payload as { authorization?: Eip3009Authorization; permit2Authorization?: unknown };
   const auth = inner.authorization;
   if (auth && /^0x[0-9a-fA-F]{40}$/.test(auth.from) && typeof auth.nonce === "string") {
@@ -27,6 +30,7 @@ export function paymentKeyOf(header: string, nowSeconds = Math.floor(Date.now() 
       payer: auth.from.toLowerCase() as `0x${string}`,
       nonce: auth.nonce,
       validBefore: Number(auth.validBefore),
+      amount: atomic(auth.value) || amount,
     };
   }
   const permit = inner.permit2Authorization as
@@ -37,5 +41,10 @@ export function paymentKeyOf(header: string, nowSeconds = Math.floor(Date.now() 
     payer: from.toLowerCase() as `0x${string}`,
     nonce: `sha256:${createHash("sha256").update(JSON.stringify(payload.payload)).digest("hex")}`,
     validBefore: Number(permit?.deadline ?? nowSeconds + 3600),
+    amount,
   };
+}
+
+function atomic(value: unknown): bigint {
+  return typeof value === "string" && /^\d{1,78}$/.test(value) ? BigInt(value) : 0n;
 }

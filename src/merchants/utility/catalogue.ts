@@ -5,12 +5,13 @@
  * the listings from the result.
  */
 import { type AnyEndpoint, aliasOf, type Merchant } from "../../merchant-kit/catalogue.ts";
+import type { FetchPolicy } from "../../merchant-kit/fetch/index.ts";
 import { calc } from "./calc.ts";
 import { DATA_ENDPOINTS } from "./data/index.ts";
 import { ICON_ENDPOINTS } from "./icons/index.ts";
 import { type DnsOptions, lookupEndpoints } from "./lookup/index.ts";
 import { pageEndpoints } from "./pages/index.ts";
-import { PROBE_ENDPOINTS } from "./probes/index.ts";
+import { probeEndpoints } from "./probes/index.ts";
 import { type ProviderSettings, providerEndpoints, providersFromSettings } from "./providers/index.ts";
 import { STATE_ENDPOINTS } from "./state/index.ts";
 import { type VectorizerAiSettings, vectorizeEndpoints } from "./vectorize/index.ts";
@@ -66,6 +67,11 @@ export interface UtilityOptions {
    * provider endpoints answer 503 and `/api/vectorize` traces locally.
    */
   providers?: ProviderSettings & { vectorizer?: VectorizerAiSettings | null };
+  /**
+   * How callers' URLs are fetched (pages, probes, vectorize): default the strict policy, public addresses
+   * only; the operator's `X402M_FETCH_ALLOW` opens more.
+   */
+  fetchPolicy?: FetchPolicy;
 }
 
 /** Every endpoint of the utility API that exists, in the spec's order. */
@@ -75,11 +81,14 @@ export function utilityEndpoints(options: UtilityOptions = {}): readonly AnyEndp
     ...DATA_ENDPOINTS,
     ...ICON_ENDPOINTS,
     ...lookupEndpoints({ dns: options.dns }),
-    ...pageEndpoints(),
-    ...PROBE_ENDPOINTS,
+    ...pageEndpoints({ fetchPolicy: options.fetchPolicy }),
+    ...probeEndpoints({ policy: options.fetchPolicy }),
     ...providerEndpoints(options.providers ? providersFromSettings(options.providers) : {}),
     ...STATE_ENDPOINTS,
-    ...vectorizeEndpoints({ hostedSettings: options.providers?.vectorizer ?? null }),
+    ...vectorizeEndpoints({
+      hostedSettings: options.providers?.vectorizer ?? null,
+      fetchPolicy: options.fetchPolicy,
+    }),
   ];
   const rank = (path: string) => {
     const i = SPEC_ORDER.indexOf(specPathOf(path) ?? "");
@@ -96,11 +105,16 @@ export interface UtilityHost extends UtilityOptions {
 }
 
 export function utilityMerchant(host: UtilityHost): Merchant {
-  const { dns, providers, ...rest } = host;
-  return { name: "utility", title: UTILITY_TITLE, endpoints: utilityEndpoints({ dns, providers }), ...rest };
+  const { dns, providers, fetchPolicy, ...rest } = host;
+  return {
+    name: "utility",
+    title: UTILITY_TITLE,
+    endpoints: utilityEndpoints({ dns, providers, fetchPolicy }),
+    ...rest,
+  };
 }
 
 export function utilityAliasMerchant(host: UtilityHost): Merchant {
-  const { dns: _dns, providers: _providers, ...rest } = host;
+  const { dns: _dns, providers: _providers, fetchPolicy: _fetchPolicy, ...rest } = host;
   return aliasOf(utilityMerchant(host), { name: "utility-alias", paths: UTILITY_ALIAS_PATHS, ...rest });
 }

@@ -49,7 +49,9 @@ describe.each(DATABASE_KINDS)("paid endpoints, merchant state on %s", (kind) => 
   beforeAll(async () => {
     const { db, close } = await openTestDatabase(kind);
     closers.push(close);
-    shop = await startMerchant((url) => testMerchant(payTo, url), db, inProcessClient(facilitator));
+    shop = await startMerchant((url) => testMerchant(payTo, url), db, inProcessClient(facilitator), {
+      rpcUrl: devnet.rpc,
+    });
     closers.push(() => shop.close());
   });
 
@@ -112,6 +114,8 @@ describe.each(DATABASE_KINDS)("paid endpoints, merchant state on %s", (kind) => 
     const unpaid = await fetch(url);
     expect(unpaid.status).toBe(402);
     const required = decodePaymentRequiredHeader(unpaid.headers.get("PAYMENT-REQUIRED") ?? "");
+    // The resource is the URL asked for, query string included.
+    expect(required.resource.url).toBe(url);
     const [requirements] = required.accepts;
     if (!requirements) throw new Error("no requirements");
     const payment = await pay(buyer(), requirements, required.resource, required.extensions);
@@ -125,6 +129,9 @@ describe.each(DATABASE_KINDS)("paid endpoints, merchant state on %s", (kind) => 
     expect(statuses).toEqual([200, 409, 409, 409]);
     const conflict = responses.find((r) => r.status === 409);
     expect(await conflict?.json()).toMatchObject({ error: { code: "payment_in_use" } });
+    // With what to pay instead, as a 402 would say it: a client can sign a fresh payment.
+    const again = decodePaymentRequiredHeader(conflict?.headers.get("PAYMENT-REQUIRED") ?? "");
+    expect(again).toMatchObject({ error: "payment_in_use", resource: { url }, accepts: required.accepts });
     expect(runs.get("/api/echo")).toBe(runsBefore + 1);
     expect(await usdc.balanceOf(buyer().address)).toBe(before - 2000n);
 

@@ -55,6 +55,7 @@ export function generateImageEndpoint(image: ImageProvider | undefined) {
     method: "POST",
     path: "/api/generate-image",
     price: "0.07",
+    effects: ["upstream"],
     description:
       "Generates a PNG from a prompt (optional aspect_ratio or size). Answers base64 inside JSON, or the raw PNG bytes with ?raw=1.",
     input: GenerateInput,

@@ -37,6 +37,7 @@ export function messagesEndpoint(language: LanguageProvider | undefined) {
     method: "POST",
     path: "/v1/messages",
     price: "0.01",
+    effects: ["upstream"],
     description: `Model reply in the Anthropic Messages dialect (model, max_tokens up to ${MAX_OUTPUT_TOKENS}, messages, system, temperature, stop_sequences, stream). The x402 payment is the authentication: no API key.`,
     input: MessagesInput,
     output: MessagesOutput,

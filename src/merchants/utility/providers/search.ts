@@ -41,6 +41,7 @@ export function searchEndpoint(search: SearchBackend | undefined, language: Lang
     method: "POST",
     path: "/api/search",
     price: "0.01",
+    effects: ["upstream"],
     description:
       "Live web search: results with title, url, content snippet and relevance score, plus a direct answer drawn from them. Options: max_results (1-10, default 5), topic (general or news).",
     input: SearchInput,

@@ -68,6 +68,7 @@ export function translateEndpoint(language: LanguageProvider | undefined) {
     method: "POST",
     path: "/api/translate-text",
     price: "0.01",
+    effects: ["upstream"],
     description: `Translates text (at most ${MAX_TRANSLATE_CHARACTERS} characters) into a target language (name or ISO code) and detects the source language; line breaks and Markdown are preserved and checked.`,
     input: TranslateInput,
     output: TranslateOutput,

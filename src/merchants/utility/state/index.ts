@@ -10,7 +10,7 @@ import type { StateOptions } from "./wallet.ts";
 
 export { parseCsvRows, rowsToCsv } from "./csv.ts";
 export { MAX_ROW_BYTES, MAX_ROWS_PER_WRITE, QUOTA_BYTES } from "./limits.ts";
-export { STATE_MIGRATIONS, STATE_MODULE } from "./schema.ts";
+export { STATE_MIGRATIONS, STATE_MODULE, stateTables } from "./schema.ts";
 export { scratchpadEndpoints } from "./scratchpad.ts";
 export { storeEndpoints } from "./store.ts";
 export type { StateOptions } from "./wallet.ts";

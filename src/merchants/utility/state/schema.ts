@@ -3,7 +3,9 @@
  * wallet: collections and scratchpads are keyed by (payer, name), rows hang off their collection, so a
  * query that starts from the paying wallet cannot reach another wallet's data.
  */
-import { type Database, type Migration, migrate } from "../../../common/db/index.ts";
+import type { Migration } from "../../../common/db/index.ts";
+import type { Tables } from "../../../merchant-kit/catalogue.ts";
+import { purgeExpired, type StateOptions } from "./wallet.ts";
 
 /** Module names are `[a-z][a-z0-9_]*` (the migration runner's rule). */
 export const STATE_MODULE = "utility_state";
@@ -51,23 +53,15 @@ export const STATE_MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-const ready = new WeakMap<Database, Promise<void>>();
-
 /**
- * Applies the migrations once per database and process. The platform migrates only its own module, and
- * the handlers are the first to know a database is used for state; a failed attempt is retried next call.
+ * The state's tables as the endpoints declare them (src/merchant-kit/tables.ts migrates them when the
+ * host starts): the sweep drops every wallet's expired data, for wallets that never come back; a wallet's
+ * own writes drop its expired data first anyway (wallet.ts).
  */
-export function ensureStateSchema(db: Database): Promise<void> {
-  let done = ready.get(db);
-  if (!done) {
-    done = migrate(db, STATE_MODULE, STATE_MIGRATIONS).then(
-      () => undefined,
-      (error: unknown) => {
-        ready.delete(db);
-        throw error;
-      },
-    );
-    ready.set(db, done);
-  }
-  return done;
+export function stateTables(options: Pick<StateOptions, "now"> = {}): Tables {
+  return {
+    module: STATE_MODULE,
+    migrations: STATE_MIGRATIONS,
+    sweep: (db) => purgeExpired(db, options.now?.() ?? new Date()),
+  };
 }

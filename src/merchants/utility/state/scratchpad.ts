@@ -7,6 +7,7 @@ import { z } from "zod";
 import { type AnyEndpoint, defineEndpoint } from "../../../merchant-kit/catalogue.ts";
 import { MAX_SCRATCHPAD_BYTES, MAX_WRITE_BODY_BYTES, NameSchema } from "./limits.ts";
 import { ExpiryFields, QuotaFields } from "./params.ts";
+import { stateTables } from "./schema.ts";
 import {
   CONTENT_TYPES,
   deleteScratchpad,
@@ -51,11 +52,13 @@ const exampleInfo = {
 export function scratchpadEndpoints(options: StateOptions = {}): AnyEndpoint[] {
   const scopeOf = (ctx: { payer: string; services: { db: Parameters<typeof walletScope>[0] } }) =>
     walletScope(ctx.services.db, ctx.payer, options);
+  const tables = stateTables(options);
 
   const list = defineEndpoint({
     method: "GET",
     path: "/api/scratchpad",
     price: PRICE,
+    tables,
     description:
       "Your wallet's scratchpads: names, content types, sizes, updated and expiry dates, and bytes used of the 50 MB per-wallet quota (shared with /api/store).",
     input: z.object({}),
@@ -68,7 +71,7 @@ export function scratchpadEndpoints(options: StateOptions = {}): AnyEndpoint[] {
       output: { scratchpads: [exampleInfo], bytes_used: 11, quota_bytes: 52428800, bytes_free: 52428789 },
     },
     handler: async (_input, ctx) => {
-      const scope = await scopeOf(ctx);
+      const scope = scopeOf(ctx);
       return { scratchpads: await listScratchpads(scope), ...(await quotaUsage(scope)) };
     },
   });
@@ -77,6 +80,8 @@ export function scratchpadEndpoints(options: StateOptions = {}): AnyEndpoint[] {
     method: "POST",
     path: "/api/scratchpad/write",
     price: PRICE,
+    effects: ["writes"],
+    tables,
     description:
       "Writes one of your scratchpads (text, JSON or CSV): replace (default), create (only if new) or append; optional expiry. 507 past the 50 MB wallet quota, nothing written.",
     input: z.object({
@@ -98,7 +103,7 @@ export function scratchpadEndpoints(options: StateOptions = {}): AnyEndpoint[] {
     example: { input: { name: "notes", content: "hello world" }, output: exampleInfo },
     maxBodyBytes: MAX_WRITE_BODY_BYTES,
     handler: async (input, ctx) => {
-      const scope = await scopeOf(ctx);
+      const scope = scopeOf(ctx);
       return writeScratchpad(scope, {
         name: input.name,
         content: input.content,
@@ -113,6 +118,7 @@ export function scratchpadEndpoints(options: StateOptions = {}): AnyEndpoint[] {
     method: "GET",
     path: "/api/scratchpad/read",
     price: PRICE,
+    tables,
     description:
       "Reads one of your scratchpads: its content with name, type, size and dates as JSON, or (raw=1) the content alone with its own content type.",
     input: z.object({
@@ -126,7 +132,7 @@ export function scratchpadEndpoints(options: StateOptions = {}): AnyEndpoint[] {
     output: ScratchpadInfo.extend({ content: z.string() }),
     example: { input: { name: "notes" }, output: { ...exampleInfo, content: "hello world" } },
     handler: async (input, ctx) => {
-      const pad = await readScratchpad(await scopeOf(ctx), input.name);
+      const pad = await readScratchpad(scopeOf(ctx), input.name);
       if (!input.raw) return pad;
       return new Response(pad.content, { headers: { "content-type": `${pad.content_type}; charset=utf-8` } });
     },
@@ -136,11 +142,13 @@ export function scratchpadEndpoints(options: StateOptions = {}): AnyEndpoint[] {
     method: "POST",
     path: "/api/scratchpad/delete",
     price: PRICE,
+    effects: ["writes"],
+    tables,
     description: "Deletes one of your scratchpads, freeing its bytes of the quota.",
     input: z.object({ name: Name }),
     output: z.object({ name: z.string(), deleted: z.literal(true), bytes_freed: z.number().int() }),
     example: { input: { name: "notes" }, output: { name: "notes", deleted: true, bytes_freed: 11 } },
-    handler: async (input, ctx) => deleteScratchpad(await scopeOf(ctx), input.name),
+    handler: async (input, ctx) => deleteScratchpad(scopeOf(ctx), input.name),
   });
 
   return [list, write, read, remove];

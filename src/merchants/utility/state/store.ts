@@ -17,6 +17,7 @@ import {
   NameSchema,
 } from "./limits.ts";
 import { ExpiryFields, FilterObject, FilterQuery, QuotaFields } from "./params.ts";
+import { stateTables } from "./schema.ts";
 import {
   deleteRows,
   dropCollection,
@@ -48,11 +49,13 @@ const exampleCollection = { name: "leads", rows: 2, bytes: 74, created_at: EXAMP
 export function storeEndpoints(options: StateOptions = {}): AnyEndpoint[] {
   const scopeOf = (ctx: { payer: string; services: { db: Parameters<typeof walletScope>[0] } }) =>
     walletScope(ctx.services.db, ctx.payer, options);
+  const tables = stateTables(options);
 
   const list = defineEndpoint({
     method: "GET",
     path: "/api/store",
     price: PRICE,
+    tables,
     description:
       "Your wallet's data store: lists your collections (names, row counts, created dates), total rows and storage bytes used against the 50 MB per-wallet quota.",
     input: z.object({}),
@@ -72,7 +75,7 @@ export function storeEndpoints(options: StateOptions = {}): AnyEndpoint[] {
       },
     },
     handler: async (_input, ctx) => {
-      const scope = await scopeOf(ctx);
+      const scope = scopeOf(ctx);
       const collections = await listCollections(scope);
       return {
         collections,
@@ -86,6 +89,8 @@ export function storeEndpoints(options: StateOptions = {}): AnyEndpoint[] {
     method: "POST",
     path: "/api/store/insert",
     price: PRICE,
+    effects: ["writes"],
+    tables,
     description: `Inserts rows into one of your collections, creating it if needed: a JSON array of objects (\`rows\`) or CSV text with a header line (\`csv\`); at most ${MAX_ROWS_PER_WRITE} rows of ${MAX_ROW_BYTES / 1024} KB each per call; optional expiry. 507 past the 50 MB wallet quota, nothing written.`,
     input: z
       .object({
@@ -125,7 +130,7 @@ export function storeEndpoints(options: StateOptions = {}): AnyEndpoint[] {
       if (rows.length > MAX_ROWS_PER_WRITE) {
         throw new BadInputError(`at most ${MAX_ROWS_PER_WRITE} rows per call`, "too_many_rows");
       }
-      const scope = await scopeOf(ctx);
+      const scope = scopeOf(ctx);
       return insertRows(scope, input.collection, rows, expiryOf(scope, input));
     },
   });
@@ -134,6 +139,7 @@ export function storeEndpoints(options: StateOptions = {}): AnyEndpoint[] {
     method: "GET",
     path: "/api/store/query",
     price: PRICE,
+    tables,
     description:
       "Reads rows of one of your collections in insertion order, paginated with next_token, optionally filtered by field equality (where).",
     input: z.object({
@@ -162,7 +168,7 @@ export function storeEndpoints(options: StateOptions = {}): AnyEndpoint[] {
       },
     },
     handler: async (input, ctx) =>
-      readRows(await scopeOf(ctx), input.collection, {
+      readRows(scopeOf(ctx), input.collection, {
         limit: input.limit,
         nextToken: input.next_token,
         where: input.where,
@@ -173,6 +179,7 @@ export function storeEndpoints(options: StateOptions = {}): AnyEndpoint[] {
     method: "GET",
     path: "/api/store/export",
     price: PRICE,
+    tables,
     description:
       "Exports one of your collections whole (optionally filtered) as a JSON array of rows or as CSV (RFC 4180, header of every field).",
     input: z.object({
@@ -192,7 +199,7 @@ export function storeEndpoints(options: StateOptions = {}): AnyEndpoint[] {
     },
     timeoutMs: 60_000,
     handler: async (input, ctx) => {
-      const rows = await exportRows(await scopeOf(ctx), input.collection, input.where);
+      const rows = await exportRows(scopeOf(ctx), input.collection, input.where);
       if (input.format === "json") return rows;
       return new Response(rowsToCsv(rows), {
         headers: {
@@ -207,6 +214,8 @@ export function storeEndpoints(options: StateOptions = {}): AnyEndpoint[] {
     method: "POST",
     path: "/api/store/delete",
     price: PRICE,
+    effects: ["writes"],
+    tables,
     description:
       "Deletes rows of one of your collections: by id (ids) or by field equality (where; {} deletes every row). The collection stays; use /api/store/drop to remove it.",
     input: z
@@ -231,7 +240,7 @@ export function storeEndpoints(options: StateOptions = {}): AnyEndpoint[] {
     },
     handler: async (input, ctx) =>
       deleteRows(
-        await scopeOf(ctx),
+        scopeOf(ctx),
         input.collection,
         input.ids !== undefined ? { ids: input.ids } : { where: input.where ?? {} },
       ),
@@ -241,6 +250,8 @@ export function storeEndpoints(options: StateOptions = {}): AnyEndpoint[] {
     method: "POST",
     path: "/api/store/drop",
     price: PRICE,
+    effects: ["writes"],
+    tables,
     description: "Deletes one of your collections with all its rows, freeing its bytes of the quota.",
     input: z.object({ collection: Collection }),
     output: z.object({
@@ -253,13 +264,15 @@ export function storeEndpoints(options: StateOptions = {}): AnyEndpoint[] {
       input: { collection: "leads" },
       output: { collection: "leads", dropped: true, rows_deleted: 2, bytes_freed: 74 },
     },
-    handler: async (input, ctx) => dropCollection(await scopeOf(ctx), input.collection),
+    handler: async (input, ctx) => dropCollection(scopeOf(ctx), input.collection),
   });
 
   const expire = defineEndpoint({
     method: "POST",
     path: "/api/store/expire",
     price: PRICE,
+    effects: ["writes"],
+    tables,
     description:
       "Sets when one of your collections expires (expires_at or ttl_seconds), or removes the expiry (expires_at: null). Expired collections are invisible at once and purged later.",
     input: z
@@ -274,7 +287,7 @@ export function storeEndpoints(options: StateOptions = {}): AnyEndpoint[] {
       output: { ...exampleCollection, expires_at: "2026-11-22T10:00:00.000Z" },
     },
     handler: async (input, ctx) => {
-      const scope = await scopeOf(ctx);
+      const scope = scopeOf(ctx);
       return setCollectionExpiry(scope, input.collection, expiryOf(scope, input) ?? null);
     },
   });

@@ -6,7 +6,6 @@
 import type { Database, Queryable } from "../../../common/db/index.ts";
 import { AppError, BadInputError } from "../../../common/errors.ts";
 import { QUOTA_BYTES } from "./limits.ts";
-import { ensureStateSchema } from "./schema.ts";
 
 /** What the engine may be given besides the database: tests shrink the quota and fix the clock. */
 export interface StateOptions {
@@ -23,13 +22,8 @@ export interface WalletScope {
   now: Date;
 }
 
-export async function walletScope(
-  db: Database,
-  payer: string,
-  options: StateOptions = {},
-): Promise<WalletScope> {
-  await ensureStateSchema(db);
-  await purgeNowAndThen(db, options.now?.() ?? new Date());
+/** The tables (schema.ts) are migrated when the host starts, before any call. */
+export function walletScope(db: Database, payer: string, options: StateOptions = {}): WalletScope {
   return {
     db,
     payer: payer.toLowerCase(),
@@ -101,16 +95,6 @@ export async function purgeExpired(q: Queryable, now: Date, payer?: string): Pro
   const params = payer === undefined ? [now] : [now, payer];
   await q.query(`DELETE FROM utility_state_collections WHERE expires_at <= $1 ${own}`, params);
   await q.query(`DELETE FROM utility_state_scratchpads WHERE expires_at <= $1 ${own}`, params);
-}
-
-const lastPurge = new WeakMap<Database, number>();
-
-/** Purges every wallet's expired data at most once an hour per process: wallets that never come back. */
-async function purgeNowAndThen(db: Database, now: Date): Promise<void> {
-  const last = lastPurge.get(db) ?? Number.NEGATIVE_INFINITY;
-  if (now.getTime() - last < 60 * 60 * 1000) return;
-  lastPurge.set(db, now.getTime());
-  await purgeExpired(db, now);
 }
 
 /** The expiry a call asked for: a date (not in the past), seconds from now, or none (undefined). */

@@ -137,6 +137,7 @@ export function vectorizeEndpoint(options: VectorizeEndpointOptions = {}) {
     method: "POST",
     path: "/api/vectorize",
     price: "0.02",
+    effects: ["upstream"],
     description: `Converts a raster image (PNG, JPEG, GIF, BMP or WebP; by public \`image_url\` or \`image_base64\`, at most 10 MB) into a vector: SVG by default, or PNG, PDF, EPS or DXF. The image is reduced to at most \`colors\` colours and each colour region is traced into filled paths with holes (imagetracerjs), or sent to the hosted vectorizer when the server has one (\`engine\`). Images above ${MAX_TRACE_SIDE} px on a side are downscaled for local tracing and the vector keeps their size; above ${MAX_INPUT_PIXELS / 1_000_000} megapixels they are refused. Returns the SVG text or the file in base64, its size, path count and colours. The format is told by the file's bytes; anything else is refused and not charged.`,
     input: Input,
     output: Output,

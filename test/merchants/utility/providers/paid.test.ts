@@ -18,7 +18,7 @@ import {
   providersFromSettings,
 } from "../../../../src/merchants/utility/providers/index.ts";
 import { readPng } from "../../../../src/merchants/utility/providers/png.ts";
-import { startMiner } from "../../../helpers/chain.ts";
+import { startMiner, walletHolding } from "../../../helpers/chain.ts";
 import { openTestDatabase } from "../../../helpers/db.ts";
 import { devnetFacilitator } from "../../../helpers/facilitator.ts";
 import { startMerchant } from "../../../helpers/merchant.ts";
@@ -64,11 +64,13 @@ beforeAll(async () => {
     (url) => ({ name: "providers", title: "Providers test", payTo, publicUrl: url, endpoints }),
     merchantDb.db,
     inProcessClient(facilitator),
+    { rpcUrl: devnet.rpc },
   );
   bare = await startMerchant(
     (url) => ({ name: "bare", title: "Unconfigured", payTo, publicUrl: url, endpoints: PROVIDER_ENDPOINTS }),
     merchantDb.db,
     inProcessClient(facilitator),
+    { rpcUrl: devnet.rpc },
   );
 });
 afterAll(async () => {
@@ -108,6 +110,33 @@ async function expectCharged(price: bigint, work: () => Promise<void>) {
 const hello = { model: "any", max_tokens: 50, messages: [{ role: "user", content: "Hello" }] };
 
 describe("provider endpoints, paid", () => {
+  it("calls the model no more often than paid for: 10 calls at once from a wallet that can pay one", async () => {
+    llm.behaviour = { kind: "reply", text: () => "Once." };
+    const wallet = await walletHolding(devnet, 10_000n);
+    const pay = wrapFetchWithPayment(
+      fetch,
+      new x402Client().register(NETWORK, new ExactEvmClient(privateKeyToAccount(wallet.privateKey))),
+    );
+    const usdc = usdcReader(devnet.rpc);
+    const merchantBefore = await usdc.balanceOf(payTo);
+    const calls = llm.requests.length;
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        pay(`${shop.url}/v1/messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(hello),
+        }),
+      ),
+    );
+    await miner.pending();
+    const paid = ((await usdc.balanceOf(payTo)) - merchantBefore) / 10_000n;
+    expect(responses.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(paid).toBe(1n);
+    expect(llm.requests.length - calls).toBe(1);
+    expect(responses.every((r) => r.status === 200 || r.status === 402)).toBe(true);
+  });
+
   it("sells /v1/messages: the payment is the authentication", async () => {
     llm.behaviour = { kind: "reply", text: () => "Hi there." };
     await expectCharged(10_000n, async () => {

@@ -13,7 +13,7 @@ import type { Database } from "../../../../src/common/db/index.ts";
 import type { Listening } from "../../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../../src/facilitator/index.ts";
 import { parseCsvRows, stateEndpoints } from "../../../../src/merchants/utility/state/index.ts";
-import { startMiner } from "../../../helpers/chain.ts";
+import { startMiner, walletHolding } from "../../../helpers/chain.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../../../helpers/db.ts";
 import { devnetFacilitator } from "../../../helpers/facilitator.ts";
 import { startMerchant } from "../../../helpers/merchant.ts";
@@ -48,12 +48,14 @@ afterAll(async () => {
 
 describe.each(DATABASE_KINDS)("paid per-wallet state on %s", (kind) => {
   let shop: Listening;
+  let db: Database;
   const payTo = newMerchant();
   const first = DATABASE_KINDS.indexOf(kind) * 2;
 
   beforeAll(async () => {
-    const { db, close } = await openTestDatabase(kind);
-    closers.push(close);
+    const opened = await openTestDatabase(kind);
+    db = opened.db;
+    closers.push(opened.close);
     shop = await startMerchant(
       (url) => ({
         name: "state",
@@ -64,6 +66,7 @@ describe.each(DATABASE_KINDS)("paid per-wallet state on %s", (kind) => {
       }),
       db,
       inProcessClient(facilitator),
+      { rpcUrl: devnet.rpc },
     );
     closers.push(() => shop.close());
   });
@@ -175,5 +178,32 @@ describe.each(DATABASE_KINDS)("paid per-wallet state on %s", (kind) => {
     // Only the listing was paid.
     expect(await usdc.balanceOf(buyer(0).address)).toBe(before - 1000n);
     expect(await usdc.balanceOf(payTo)).toBe(merchantBefore + 1000n);
+  });
+
+  it("stores one insert for a wallet holding one call's price that sends 20 at once", async () => {
+    const wallet = await walletHolding(devnet, 1000n, first);
+    const pay = wrapFetchWithPayment(
+      fetch,
+      new x402Client().register(NETWORK, new ExactEvmClient(privateKeyToAccount(wallet.privateKey))),
+    );
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        pay(`${shop.url}/api/store/insert`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ collection: "burst", rows: [{ i }] }),
+        }),
+      ),
+    );
+    await miner.pending();
+    const ok = responses.filter((r) => r.status === 200).length;
+    const { rows } = await db.query<{ row_count: bigint }>(
+      "SELECT row_count FROM utility_state_collections WHERE payer = $1 AND name = 'burst'",
+      [wallet.address.toLowerCase()],
+    );
+    expect(ok).toBe(1);
+    expect(rows.map((r) => Number(r.row_count))).toEqual([1]);
+    expect(await usdcReader(devnet.rpc).balanceOf(wallet.address)).toBe(0n);
+    expect(responses.every((r) => r.status === 200 || r.status === 402)).toBe(true);
   });
 });

@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Database } from "../../../../src/common/db/index.ts";
+import { type Database, migrate } from "../../../../src/common/db/index.ts";
 import { AppError } from "../../../../src/common/errors.ts";
 import { parseCsvRows, rowsToCsv } from "../../../../src/merchants/utility/state/csv.ts";
+import {
+  STATE_MIGRATIONS,
+  STATE_MODULE,
+  stateTables,
+} from "../../../../src/merchants/utility/state/schema.ts";
 import {
   deleteScratchpad,
   listScratchpads,
@@ -71,6 +76,7 @@ describe.each(DATABASE_KINDS)("per-wallet state on %s", (kind) => {
 
   beforeAll(async () => {
     ({ db, close } = await openTestDatabase(kind));
+    await migrate(db, STATE_MODULE, STATE_MIGRATIONS);
   });
   afterAll(async () => close?.());
 
@@ -230,7 +236,7 @@ describe.each(DATABASE_KINDS)("per-wallet state on %s", (kind) => {
     ]);
     const usedBefore = await bytesUsed(db, s);
 
-    // Within the hour of the last global purge: only this wallet's own write purges.
+    // Until the sweep or a write of the wallet purges it, expired data is only hidden.
     clock = new Date("2026-11-21T10:50:00Z");
     const later = await scope(payer);
     expect((await listCollections(later)).map((c) => c.name)).toEqual(["kept"]);
@@ -250,10 +256,10 @@ describe.each(DATABASE_KINDS)("per-wallet state on %s", (kind) => {
     const pads = await db.query("SELECT 1 FROM utility_state_scratchpads WHERE payer = $1", [payer]);
     expect(pads.rowCount).toBe(0);
 
-    // Wallets that never come back are purged by the hourly sweep that any call may trigger.
+    // Wallets that never come back are purged by the sweep the host runs hourly.
     await setCollectionExpiry(later, "temp", new Date("2026-11-21T10:55:00Z"));
     clock = new Date("2026-11-21T11:05:00Z");
-    await scope(BOB);
+    await stateTables(options).sweep?.(db);
     const swept = await db.query(
       "SELECT 1 FROM utility_state_collections WHERE payer = $1 AND name = 'temp'",
       [payer],

@@ -1,0 +1,56 @@
+import { createPublicClient, http, parseAbi } from "viem";
+import { UpstreamError } from "../../common/errors.ts";
+import type { FundsReader } from "./ledger.ts";
+
+/** What the ledger reads of the token: EIP-20's balance and EIP-3009's used nonces. */
+const tokenAbi = parseAbi([
+  "function balanceOf(address account) view returns (uint256)",
+  "function authorizationState(address authorizer, bytes32 nonce) view returns (bool)",
+]);
+
+const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
+
+/**
+ * The payer's balance of the payment token and which of its in-flight authorizations the chain has
+ * already used, all read at one block (`payments.rpcUrl`): a settled transfer is then either in the
+ * balance or not yet used, never both nor neither, however far this node lags the facilitator's. The
+ * reads go out as one JSON-RPC batch. A chain that cannot be asked is a 503 for the call that needed it:
+ * nothing runs, nothing is charged.
+ */
+export function chainFunds(rpcUrl: string, asset: `0x${string}`): FundsReader {
+  const client = createPublicClient({
+    transport: http(rpcUrl, { timeout: 10_000, retryCount: 1, batch: true }),
+    cacheTime: 0,
+  });
+  return async (payer, nonces) => {
+    try {
+      const blockNumber = await client.getBlockNumber({ cacheTime: 0 });
+      const checked = nonces.filter((n) => BYTES32.test(n));
+      const [balance, ...states] = await Promise.all([
+        client.readContract({
+          address: asset,
+          abi: tokenAbi,
+          functionName: "balanceOf",
+          args: [payer],
+          blockNumber,
+        }),
+        ...checked.map((nonce) =>
+          client.readContract({
+            address: asset,
+            abi: tokenAbi,
+            functionName: "authorizationState",
+            args: [payer, nonce as `0x${string}`],
+            blockNumber,
+          }),
+        ),
+      ]);
+      return { balance: balance as bigint, used: new Set(checked.filter((_, i) => states[i] === true)) };
+    } catch (error) {
+      throw new UpstreamError(
+        `cannot read the payer's balance from the chain (${(error as Error).message.split("\n")[0]}): try again`,
+        "chain_unavailable",
+        503,
+      );
+    }
+  };
+}

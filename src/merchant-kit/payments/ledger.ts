@@ -1,0 +1,172 @@
+/**
+ * The merchant's payment ledger: one row per payment authorization a handler ran for, in PostgreSQL, so
+ * every process of a merchant sees every other's. It does two jobs.
+ *
+ * **One run per payment.** `@x402/hono` verifies every request carrying the same PAYMENT-SIGNATURE and
+ * runs each handler before it settles once (../shared/notes/x402.md, the replay pitfall). The row, keyed
+ * by (payer, nonce) and taken after verification, before the handler, lets exactly one request through;
+ * a forged signature cannot lock anyone's nonce, as verification comes first. A handler that fails gives
+ * its row back (nothing was charged: the same authorization may be retried).
+ *
+ * **The payer's funds in flight.** A row is `running` from the moment it is taken until its settlement
+ * is known: then `settled`, or `unsettled` when settlement failed or its outcome is unknown (the
+ * transfer may still land until the authorization's `validBefore`). Endpoints that write or cost money
+ * upstream take their row only if the payer's funds cover it and everything the payer has in flight
+ * (`reserve`), so concurrent payments that could not all settle never all run.
+ */
+import type { Database, Queryable } from "../../common/db/index.ts";
+
+/** The identity of one signed payment: who signed it and its one-time nonce. */
+export interface PaymentKey {
+  payer: `0x${string}`;
+  /** The EIP-3009 nonce (32 bytes hex), unique per authorization of a payer. */
+  nonce: string;
+  /** Unix seconds after which the authorization can no longer be settled. */
+  validBefore: number;
+  /** What the payment transfers, in the token's atomic units. */
+  amount: bigint;
+}
+
+/**
+ * Rows are kept after `validBefore` for this long: a row must outlive every chance that the
+ * authorization settles, and the chain refuses it after `validBefore`; a day covers clock skew with room
+ * to spare.
+ */
+export const LOCK_RETENTION_SECONDS = 24 * 60 * 60;
+
+/**
+ * A settled payment is checked against the chain this long after its settlement was recorded: the node
+ * the merchant reads balances from may lag the facilitator's and still show the funds it spent.
+ */
+export const SETTLED_RECHECK_SECONDS = 120;
+
+/** The most in-flight authorizations checked one by one; past it, every one counts as unsettled. */
+export const MAX_CHECKED_NONCES = 64;
+
+/** How a payment's run ended. */
+export type Outcome =
+  /** Settled: the payer was charged. */
+  | "settled"
+  /** The handler refused or failed: nothing was charged, and the authorization may be used again. */
+  | "released"
+  /** The handler ran but settlement failed or its outcome is unknown: nothing to deliver, maybe charged. */
+  | "unsettled";
+
+/** A payer's funds as the chain shows them at one block. */
+export interface Funds {
+  /** The payer's balance of the token. */
+  balance: bigint;
+  /** Those of the nonces asked about that the chain has used: their transfers are already in `balance`. */
+  used: ReadonlySet<string>;
+}
+
+/** Reads a payer's funds, and which of `nonces` are used, at one block (payments/funds.ts). */
+export type FundsReader = (payer: `0x${string}`, nonces: readonly string[]) => Promise<Funds>;
+
+export type Reservation =
+  | { status: "taken" }
+  | { status: "in_use" }
+  /** The payer's funds do not cover this payment and those in flight: nothing was taken. */
+  | { status: "insufficient"; balance: bigint; inFlight: bigint };
+
+export class PaymentLedger {
+  private lastPurge = 0;
+
+  constructor(
+    private readonly db: Database,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Takes the payment's row; false when another request holds it (or held it and succeeded). */
+  async take(key: PaymentKey, resource: string): Promise<boolean> {
+    await this.purgeNowAndThen();
+    const { rowCount } = await insertRow(this.db, key, resource, "ON CONFLICT (payer, nonce) DO NOTHING");
+    return rowCount === 1;
+  }
+
+  /**
+   * Takes the payment's row only if the payer can pay it on top of everything in flight. Reservations of
+   * one payer are serialized by a transaction-scoped advisory lock, taken before the rows are read.
+   *
+   * In flight: the payer's other payments that are running, unsettled and still settleable, or settled
+   * recently or since this request arrived (`arrivedAt`, unix ms), minus those whose nonce the chain has
+   * used at the block the balance is read at (`funds`), as the balance already shows them. With nothing
+   * of the payer's about, the balance is not read: the facilitator's verification, which simulated this
+   * very transfer, has just shown that the balance covers it.
+   */
+  async reserve(
+    key: PaymentKey,
+    resource: string,
+    arrivedAt: number,
+    funds: FundsReader,
+  ): Promise<Reservation> {
+    await this.purgeNowAndThen();
+    return this.db.transaction(async (tx) => {
+      // hashtextextended gives a bigint key; two payers that collide only wait for each other.
+      await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`x402m_payer:${key.payer}`]);
+      const taken = await tx.query("SELECT 1 FROM merchant_payments WHERE payer = $1 AND nonce = $2", [
+        key.payer,
+        key.nonce.toLowerCase(),
+      ]);
+      if (taken.rowCount > 0) return { status: "in_use" };
+      const { rows } = await tx.query<{ nonce: string; amount: string }>(
+        `SELECT nonce, amount::text AS amount FROM merchant_payments
+         WHERE payer = $1 AND (${IN_FLIGHT}
+           OR (state = 'settled' AND finished_at > least(now() - interval '${SETTLED_RECHECK_SECONDS} seconds', to_timestamp($2))))
+         ORDER BY nonce`,
+        [key.payer, arrivedAt / 1000 - CLOCK_MARGIN_SECONDS],
+      );
+      if (rows.length > 0) {
+        const checked = rows.length <= MAX_CHECKED_NONCES ? rows.map((r) => r.nonce) : [];
+        const { balance, used } = await funds(key.payer, checked);
+        const inFlight = rows.reduce((sum, r) => (used.has(r.nonce) ? sum : sum + BigInt(r.amount)), 0n);
+        if (inFlight + key.amount > balance) return { status: "insufficient", balance, inFlight };
+      }
+      await insertRow(tx, key, resource);
+      return { status: "taken" };
+    });
+  }
+
+  /**
+   * Records how the payment's run ended. `q` is the transaction of a payment whose writes commit with
+   * its settlement (the row then changes with them); by default, the database.
+   */
+  async finish(key: PaymentKey, outcome: Outcome, q: Queryable = this.db): Promise<void> {
+    if (outcome === "released") {
+      await q.query("DELETE FROM merchant_payments WHERE payer = $1 AND nonce = $2", [
+        key.payer,
+        key.nonce.toLowerCase(),
+      ]);
+      return;
+    }
+    await q.query(
+      `UPDATE merchant_payments SET state = $3, finished_at = clock_timestamp()
+       WHERE payer = $1 AND nonce = $2`,
+      [key.payer, key.nonce.toLowerCase(), outcome],
+    );
+  }
+
+  /** Drops rows whose authorization expired long ago; at most once an hour per process. */
+  private async purgeNowAndThen(): Promise<void> {
+    const now = this.now();
+    if (now - this.lastPurge < 60 * 60 * 1000) return;
+    this.lastPurge = now;
+    await this.db.query("DELETE FROM merchant_payments WHERE valid_before < to_timestamp($1)", [
+      Math.floor(now / 1000) - LOCK_RETENTION_SECONDS,
+    ]);
+  }
+}
+
+/** SQL: a row whose amount may still leave the payer's balance: running or unsettled, still settleable. */
+const IN_FLIGHT = `(state IN ('running', 'unsettled') AND valid_before > now())`;
+
+/** Processes of one merchant on several hosts may disagree on the time by this much. */
+const CLOCK_MARGIN_SECONDS = 5;
+
+function insertRow(q: Queryable, key: PaymentKey, resource: string, conflict = "") {
+  return q.query(
+    `INSERT INTO merchant_payments (payer, nonce, resource, valid_before, amount, state)
+     VALUES ($1, $2, $3, to_timestamp($4), $5, 'running') ${conflict}`,
+    [key.payer, key.nonce.toLowerCase(), resource, key.validBefore, key.amount],
+  );
+}

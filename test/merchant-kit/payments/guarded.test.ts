@@ -1,0 +1,191 @@
+/**
+ * Endpoints that write or cost upstream, bought by a wallet that can pay for one call only, many times at
+ * once: the work done never exceeds the work paid. And a write whose payment does not settle is undone.
+ */
+import { x402Client } from "@x402/core/client";
+import { decodePaymentRequiredHeader } from "@x402/core/http";
+import type { FacilitatorClient } from "@x402/core/server";
+import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
+import { wrapFetchWithPayment } from "@x402/fetch";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import type { Database } from "../../../src/common/db/index.ts";
+import type { Listening } from "../../../src/common/listen.ts";
+import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
+import { startMiner, walletHolding } from "../../helpers/chain.ts";
+import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
+import { devnetFacilitator } from "../../helpers/facilitator.ts";
+import { GUARDED_ENDPOINTS, runs, startMerchant, testMerchant } from "../../helpers/merchant.ts";
+import { NETWORK, newMerchant, usdcReader } from "../../helpers/x402.ts";
+
+let devnet: Devnet;
+let miner: ReturnType<typeof startMiner>;
+let facilitator: Facilitator;
+const closers: (() => Promise<void>)[] = [];
+type ErrorBody = { error: { code: string; message: string } };
+
+/** One call's price on both endpoints, in atomic units. */
+const PRICE = 1000n;
+
+beforeAll(async () => {
+  devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
+  miner = startMiner(devnet);
+  const opened = await openTestDatabase("pglite");
+  closers.push(opened.close);
+  facilitator = await devnetFacilitator(devnet, opened.db);
+});
+afterAll(async () => {
+  await facilitator?.close();
+  for (const close of closers.reverse()) await close();
+  await miner?.stop();
+  await devnet?.stop();
+});
+
+const paying = (wallet: DevnetAccount) =>
+  wrapFetchWithPayment(
+    fetch,
+    new x402Client().register(NETWORK, new ExactEvmClient(privateKeyToAccount(wallet.privateKey))),
+  );
+
+describe.each(DATABASE_KINDS)("guarded endpoints, merchant state on %s", (kind) => {
+  let db: Database;
+  let shop: Listening;
+  const payTo = newMerchant();
+
+  beforeAll(async () => {
+    const opened = await openTestDatabase(kind);
+    db = opened.db;
+    closers.push(opened.close);
+    shop = await startMerchant(
+      (url) => testMerchant(payTo, url, GUARDED_ENDPOINTS),
+      db,
+      inProcessClient(facilitator),
+      { rpcUrl: devnet.rpc },
+    );
+    closers.push(() => shop.close());
+  });
+
+  it("stores at most the paid number of rows for 20 concurrent writes from a wallet that can pay one", async () => {
+    const usdc = usdcReader(devnet.rpc);
+    const wallet = await walletHolding(devnet, PRICE);
+    const merchantBefore = await usdc.balanceOf(payTo);
+    const pay = paying(wallet);
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        pay(`${shop.url}/api/note`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ text: `note ${i}`, delay: 100 }),
+        }),
+      ),
+    );
+    const ok = responses.filter((r) => r.status === 200);
+    const refused = responses.filter((r) => r.status !== 200);
+    await miner.pending();
+    const { rows } = await db.query("SELECT id FROM test_notes WHERE payer = $1", [
+      wallet.address.toLowerCase(),
+    ]);
+    const paid = (await usdc.balanceOf(payTo)) - merchantBefore;
+    expect(ok.length).toBe(1);
+    expect(rows.length).toBe(ok.length);
+    expect(paid).toBe(PRICE * BigInt(ok.length));
+    expect(await usdc.balanceOf(wallet.address)).toBe(0n);
+    // Every refusal is a 402 (nothing charged) saying `insufficient_funds`: from the ledger before any
+    // work, or from the facilitator's verification once the paid call has settled.
+    expect(refused.every((r) => r.status === 402)).toBe(true);
+    const reasons = refused.map(
+      (r) => decodePaymentRequiredHeader(r.headers.get("PAYMENT-REQUIRED") ?? "").error,
+    );
+    expect(reasons.every((e) => e === "insufficient_funds")).toBe(true);
+    const bodies = (await Promise.all(refused.map((r) => r.json()))) as Partial<ErrorBody>[];
+    expect(bodies.some((b) => b.error?.code === "insufficient_funds")).toBe(true);
+  });
+
+  it("makes at most the paid number of upstream calls for 10 concurrent calls from a wallet that can pay one", async () => {
+    const usdc = usdcReader(devnet.rpc);
+    const wallet = await walletHolding(devnet, PRICE);
+    const merchantBefore = await usdc.balanceOf(payTo);
+    const runsBefore = runs.get("/api/model") ?? 0;
+    const pay = paying(wallet);
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => pay(`${shop.url}/api/model?delay=100`)),
+    );
+    await miner.pending();
+    const ok = responses.filter((r) => r.status === 200).length;
+    const upstreamCalls = (runs.get("/api/model") ?? 0) - runsBefore;
+    expect(ok).toBe(1);
+    expect(upstreamCalls).toBe(ok);
+    expect((await usdc.balanceOf(payTo)) - merchantBefore).toBe(PRICE);
+    expect(responses.every((r) => r.status === 200 || r.status === 402)).toBe(true);
+  });
+
+  it("lets a wallet that can pay them all make all its calls at once", async () => {
+    const usdc = usdcReader(devnet.rpc);
+    const wallet = await walletHolding(devnet, PRICE * 5n);
+    const pay = paying(wallet);
+    const responses = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        pay(`${shop.url}/api/note`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ text: `paid ${i}` }),
+        }),
+      ),
+    );
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    await miner.pending();
+    expect(await usdc.balanceOf(wallet.address)).toBe(0n);
+    const { rows } = await db.query("SELECT id FROM test_notes WHERE payer = $1", [
+      wallet.address.toLowerCase(),
+    ]);
+    expect(rows).toHaveLength(5);
+  });
+});
+
+describe("a write whose payment does not settle", () => {
+  it("is rolled back, and the payment counts as in flight until its authorization expires", async () => {
+    const opened = await openTestDatabase("pglite");
+    closers.push(opened.close);
+    const real = inProcessClient(facilitator);
+    // Verifies for real, then fails to settle: the chain refused, or the facilitator went away.
+    const failing: FacilitatorClient = {
+      getSupported: () => real.getSupported(),
+      verify: (payload, requirements) => real.verify(payload, requirements),
+      settle: async (_payload, requirements) => ({
+        success: false,
+        errorReason: "unexpected_settle_error",
+        transaction: "",
+        network: requirements.network,
+      }),
+    };
+    const payTo = newMerchant();
+    const shop = await startMerchant(
+      (url) => testMerchant(payTo, url, GUARDED_ENDPOINTS),
+      opened.db,
+      failing,
+      {
+        rpcUrl: devnet.rpc,
+      },
+    );
+    closers.push(() => shop.close());
+    const wallet = await walletHolding(devnet, PRICE * 3n);
+    const runsBefore = runs.get("/api/note") ?? 0;
+
+    const response = await paying(wallet)(`${shop.url}/api/note`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ text: "never kept" }),
+    });
+    expect(response.status).toBe(402);
+    expect(runs.get("/api/note")).toBe(runsBefore + 1);
+    const { rows } = await opened.db.query("SELECT id FROM test_notes");
+    expect(rows).toEqual([]);
+    const ledger = await opened.db.query<{ state: string }>(
+      "SELECT state FROM merchant_payments WHERE payer = $1",
+      [wallet.address.toLowerCase()],
+    );
+    expect(ledger.rows.map((r) => r.state)).toEqual(["unsettled"]);
+    expect(await usdcReader(devnet.rpc).balanceOf(wallet.address)).toBe(PRICE * 3n);
+  });
+});

@@ -1,0 +1,131 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type Database, migrate } from "../../../src/common/db/index.ts";
+import { KIT_MIGRATIONS, KIT_MODULE } from "../../../src/merchant-kit/migrations.ts";
+import {
+  LOCK_RETENTION_SECONDS,
+  type PaymentKey,
+  PaymentLedger,
+  SETTLED_RECHECK_SECONDS,
+} from "../../../src/merchant-kit/payments/ledger.ts";
+import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+const PAYER = "0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" as const;
+const RESOURCE = "https://a.test/x";
+
+async function ledgerOn(kind: (typeof DATABASE_KINDS)[number], now?: () => number) {
+  const { db, close } = await openTestDatabase(kind);
+  closers.push(close);
+  await migrate(db, KIT_MODULE, KIT_MIGRATIONS);
+  return { db, ledger: new PaymentLedger(db, now) };
+}
+
+function keyOf(n: number, amount = 1000n, validBefore = Math.floor(Date.now() / 1000) + 300): PaymentKey {
+  return { payer: PAYER, nonce: `0x${n.toString(16).padStart(64, "0")}`, validBefore, amount };
+}
+
+async function states(db: Database): Promise<string[]> {
+  const { rows } = await db.query<{ nonce: string; state: string }>(
+    "SELECT nonce, state FROM merchant_payments ORDER BY nonce",
+  );
+  return rows.map((r) => `${BigInt(r.nonce)}:${r.state}`);
+}
+
+describe.each(DATABASE_KINDS)("the payment ledger on %s", (kind) => {
+  it("lets one of many concurrent takers through, gives the row back on release, and expires old ones", async () => {
+    let now = Date.now();
+    const { db, ledger } = await ledgerOn(kind, () => now);
+    const key = keyOf(1, 1000n, Math.floor(now / 1000) + 60);
+
+    const taken = await Promise.all(Array.from({ length: 8 }, () => ledger.take(key, RESOURCE)));
+    expect(taken.filter(Boolean)).toHaveLength(1);
+    // Another payer's same nonce is another authorization.
+    expect(await ledger.take({ ...key, payer: "0xbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" }, RESOURCE)).toBe(
+      true,
+    );
+    // The nonce is hex: its case does not make a new key.
+    expect(await ledger.take({ ...key, nonce: key.nonce.toUpperCase().replace("0X", "0x") }, RESOURCE)).toBe(
+      false,
+    );
+
+    await ledger.finish(key, "released");
+    expect(await ledger.take(key, RESOURCE)).toBe(true);
+    await ledger.finish(key, "settled");
+    expect(await ledger.take(key, RESOURCE)).toBe(false);
+
+    // Kept past validBefore, dropped once the retention has passed (the purge runs at most hourly).
+    now += (LOCK_RETENTION_SECONDS + 3600) * 1000;
+    await ledger.take(keyOf(2, 1000n, Math.floor(now / 1000) + 60), RESOURCE);
+    expect(await states(db)).toEqual(["2:running"]);
+  });
+
+  it("reserves only what the payer's balance covers on top of its payments in flight", async () => {
+    const { db, ledger } = await ledgerOn(kind);
+    let reads = 0;
+    const funds = async () => {
+      reads += 1;
+      return { balance: 2500n, used: new Set<string>() };
+    };
+    const arrivedAt = Date.now();
+
+    // Nothing in flight: verification has just shown the balance covers this one, so it is not read.
+    expect(await ledger.reserve(keyOf(1), RESOURCE, arrivedAt, funds)).toEqual({ status: "taken" });
+    expect(reads).toBe(0);
+    expect(await ledger.reserve(keyOf(1), RESOURCE, arrivedAt, funds)).toEqual({ status: "in_use" });
+
+    // Twenty at once against 2500 units with 1000 in flight: exactly one more fits.
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => ledger.reserve(keyOf(100 + i), RESOURCE, arrivedAt, funds)),
+    );
+    expect(results.filter((r) => r.status === "taken")).toHaveLength(1);
+    const refused = results.find((r) => r.status === "insufficient");
+    expect(refused).toEqual({ status: "insufficient", balance: 2500n, inFlight: 2000n });
+
+    // A released payment no longer counts; an unsettled one does until its authorization expires.
+    const second = results.findIndex((r) => r.status === "taken");
+    await ledger.finish(keyOf(100 + second), "released");
+    expect((await ledger.reserve(keyOf(200), RESOURCE, arrivedAt, funds)).status).toBe("taken");
+    await ledger.finish(keyOf(200), "unsettled");
+    expect((await ledger.reserve(keyOf(201), RESOURCE, arrivedAt, funds)).status).toBe("insufficient");
+    await db.query(
+      "UPDATE merchant_payments SET valid_before = now() - interval '1 second' WHERE nonce = $1",
+      [keyOf(200).nonce],
+    );
+    expect((await ledger.reserve(keyOf(201), RESOURCE, arrivedAt, funds)).status).toBe("taken");
+  });
+
+  it("counts a settled payment only while the chain, at the block its balance is read, has not used it", async () => {
+    const { db, ledger } = await ledgerOn(kind);
+    let used = new Set<string>();
+    const asked: string[][] = [];
+    const funds = async (_payer: string, nonces: readonly string[]) => {
+      asked.push([...nonces]);
+      return { balance: 1500n, used };
+    };
+    await ledger.reserve(keyOf(1), RESOURCE, Date.now(), funds);
+    await ledger.finish(keyOf(1), "settled");
+
+    // A lagging node: the balance (1500) does not show the settled 1000 yet, whose nonce is unused there.
+    expect((await ledger.reserve(keyOf(2), RESOURCE, Date.now(), funds)).status).toBe("insufficient");
+    expect(asked.at(-1)).toEqual([keyOf(1).nonce]);
+    // The node has caught up: the nonce is used, so the balance already shows it.
+    used = new Set([keyOf(1).nonce]);
+    expect((await ledger.reserve(keyOf(2), RESOURCE, Date.now(), funds)).status).toBe("taken");
+
+    // Long settled, and settled before the request arrived: no longer asked about.
+    await db.query(
+      `UPDATE merchant_payments SET finished_at = now() - interval '${SETTLED_RECHECK_SECONDS + 1} seconds'`,
+    );
+    await ledger.finish(keyOf(2), "released");
+    expect(await ledger.reserve(keyOf(3), RESOURCE, Date.now(), funds)).toEqual({ status: "taken" });
+    expect(asked).toHaveLength(2);
+    // A settlement finished after the request arrived is asked about, however long ago that was.
+    await ledger.finish(keyOf(3), "released");
+    expect((await ledger.reserve(keyOf(4), RESOURCE, Date.now() - 10 * 60_000, funds)).status).toBe("taken");
+    expect(asked.at(-1)).toEqual([keyOf(1).nonce]);
+  });
+});
