@@ -169,6 +169,27 @@ describe("facilitator HTTP", () => {
       network: NETWORK,
     });
   });
+
+  it("answers a repeated /settle of a settled authorization as the official facilitator does", async () => {
+    const requirements = requirementsFor(newMerchant());
+    const payment = await pay(devnet.buyers[1] as Devnet["buyers"][0], requirements);
+    const first = await buy(payment, requirements);
+    expect(first.body).toMatchObject({ success: true, network: NETWORK });
+
+    // A stock resource server delivers on success only: the repeat must be a failure, in the settle
+    // response's shape, with the reason @x402/evm's facilitator gives, and no second transaction.
+    const again = await post("/settle", request(payment, requirements));
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({
+      success: false,
+      errorReason: reasons.NONCE_ALREADY_USED,
+      errorMessage: expect.any(String),
+      payer: devnet.buyers[1]?.address,
+      transaction: "",
+      network: NETWORK,
+    });
+    expect(reasons.NONCE_ALREADY_USED).toBe("invalid_exact_evm_nonce_already_used");
+  });
 });
 
 describe("Bazaar", () => {
