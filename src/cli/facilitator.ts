@@ -34,13 +34,18 @@ export async function runFacilitator(args: string[], flags: Flags): Promise<numb
   }
   const privateKey = config.facilitatorKey as `0x${string}`;
 
-  const chainId = await createPublicClient({ transport: http(rpc, { retryCount: 1, timeout: 10_000 }) })
-    .getChainId()
-    .catch((error: unknown) => {
-      throw new UsageError(
-        `cannot read the chain id from ${rpc}: ${(error as Error).message.split("\n")[0]}`,
-      );
-    });
+  const client = createPublicClient({ transport: http(rpc, { retryCount: 1, timeout: 10_000 }) });
+  const chainId = await client.getChainId().catch((error: unknown) => {
+    throw new UsageError(`cannot read the chain id from ${rpc}: ${(error as Error).message.split("\n")[0]}`);
+  });
+  const signer = privateKeyToAccount(privateKey).address;
+  // Without gas every settlement fails, and the node's refusal ("transaction creation failed") does
+  // not say why: say it once, at start. Not fatal: the account may be funded while this runs.
+  if ((await client.getBalance({ address: signer })) === 0n) {
+    process.stderr.write(
+      `x402-merchants facilitator: warning: ${signer} holds no ETH on chain ${chainId}; settlements fail until it pays gas\n`,
+    );
+  }
   const assets = assetsOf(flags.asset, chainId);
   const { startServices } = await import("../services/index.ts");
 
@@ -55,7 +60,7 @@ export async function runFacilitator(args: string[], flags: Flags): Promise<numb
     const ready = {
       facilitator: started.urls.facilitator,
       network: `eip155:${chainId}`,
-      signer: privateKeyToAccount(privateKey).address,
+      signer,
       assets: assets.map((a) => getAddress(a)),
     };
     process.stdout.write(`${JSON.stringify(ready)}\n`);

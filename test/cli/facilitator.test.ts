@@ -3,6 +3,7 @@
  * the environment; a payment verifies and settles through it over HTTP, and SIGTERM stops it.
  */
 import { HTTPFacilitatorClient } from "@x402/core/server";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { startDevnet } from "../../src/chain/devnet/index.ts";
 import { startMiner } from "../helpers/chain.ts";
@@ -44,6 +45,19 @@ describe("the facilitator command", () => {
 
     started.child.kill("SIGTERM");
     expect(await started.exited).toBe(0);
+    expect(started.stderr()).not.toMatch(/holds no ETH/);
+
+    // A key without gas starts (it may be funded later) but says, once, why settlements would fail.
+    const unfunded = generatePrivateKey();
+    const broke = startCli(["facilitator", "--rpc", devnet.rpc, "--port", "0", "--data", dataDir], {
+      X402M_FACILITATOR_KEY: unfunded,
+    });
+    await broke.line;
+    expect(broke.stderr()).toContain(
+      `warning: ${privateKeyToAccount(unfunded).address} holds no ETH on chain 8453; settlements fail until it pays gas`,
+    );
+    broke.child.kill("SIGTERM");
+    expect(await broke.exited).toBe(0);
   });
 
   it("refuses to start without a valid key (naming its variable, never echoing it) or without --rpc", async () => {
