@@ -1,6 +1,7 @@
 import type { Analytics, Params } from "../analytics/duckdb.ts";
 import { sqlListingHosts, sqlListingsJson } from "./listings.ts";
 import { CENT, sqlCents, sqlRatio, sqlUsd, sqlUsd6, sqlUsdText } from "./money.ts";
+import { spanText } from "./span.ts";
 import type { ReportWindow } from "./window.ts";
 
 export const LICENSE_URL = "https://creativecommons.org/licenses/by/4.0/";
@@ -145,7 +146,7 @@ export function reportsQuery(ctx: ReportContext, address?: string): { sql: strin
   const endDate = ctx.window.end.slice(0, 10);
   const cents = sqlCents("r.amount");
   const realCents = sqlCents("r.real_amount");
-  const claim = `printf('%s received $%s of x402 payments passing every screen (%d%% of $%s reported) from %d of %d buyer wallets on Base in the %s days to %s.',
+  const claim = `printf('%s received $%s of x402 payments passing every screen (%d%% of $%s reported) from %d of %d buyer wallets on Base in the %s to %s.',
     r.name, ${sqlUsdText(realCents)}, (${sqlRatio("r.real_amount", "r.amount", 2)} * 100)::INTEGER, ${sqlUsdText(cents)},
     r.real_buyers, r.buyers, $days, $end_date)`;
   const note = `CASE WHEN r.hub_linked_buyers = 0 THEN NULL
@@ -205,7 +206,8 @@ export function reportsQuery(ctx: ReportContext, address?: string): { sql: strin
       flag_note: JSON.stringify(FLAG_NOTE),
       // Values.
       end_date: endDate,
-      days: String(ctx.window.days),
+      // "7 days", the spec's words, for a week; a young chain's span in the unit it fills ("56 seconds").
+      days: spanText(ctx.window.days),
       note: EXCHANGE_FLOW_NOTE,
       page_prefix: ctx.publicUrl + PAGE_PREFIX,
       badge_prefix: ctx.publicUrl + BADGE_PREFIX,

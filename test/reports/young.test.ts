@@ -40,7 +40,7 @@ describe("a chain 28 blocks old", () => {
       days: 0.000648,
     });
     expect(report).toMatchObject({ tx: 3, usd: 3.26, real_tx: 3, buyers: 2 });
-    expect(report.claim).toContain("in the 0.000648 days to");
+    expect(report.claim).toContain("in the 56 seconds to");
     // Every payment of the chain is in the only window there is.
     expect(report.daily.reduce((n, d) => n + d.tx, 0)).toBe(3);
   });
