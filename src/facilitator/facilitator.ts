@@ -24,7 +24,7 @@ import { createChainReads } from "./chain-reads.ts";
 import { facilitatorRoutes } from "./http.ts";
 import { recordRefused, recordSigned } from "./ledger.ts";
 import { FACILITATOR_MIGRATIONS } from "./migrations.ts";
-import { rpcTransport } from "./rpc-transport.ts";
+import { rpcTransport } from "../chain/rpc-transport.ts";
 import { createSettlement, type ResolveSummary } from "./settlement.ts";
 import { createSigner } from "./signer.ts";
 import { createSubmitter } from "./submitter.ts";

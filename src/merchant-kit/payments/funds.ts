@@ -1,4 +1,5 @@
-import { createPublicClient, http, parseAbi } from "viem";
+import { createPublicClient, parseAbi } from "viem";
+import { rpcTransport } from "../../chain/rpc-transport.ts";
 import { UpstreamError } from "../../common/errors.ts";
 import type { FundsReader } from "./ledger.ts";
 
@@ -19,7 +20,7 @@ const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
  */
 export function chainFunds(rpcUrl: string, asset: `0x${string}`): FundsReader {
   const client = createPublicClient({
-    transport: http(rpcUrl, { timeout: 10_000, retryCount: 1, batch: true }),
+    transport: rpcTransport(rpcUrl, { timeout: 10_000, retryCount: 1, batch: true }),
     cacheTime: 0,
   });
   return async (payer, nonces) => {

@@ -1,5 +1,5 @@
 /**
- * The facilitator's JSON-RPC transport: viem's `http` transport, unchanged (its timeouts, retries, error
+ * The JSON-RPC transport of the facilitator and of the merchants' funds reads: viem's `http` transport, unchanged (its timeouts, retries, error
  * types and revert decoding), whose HTTP requests are made with undici's `request` on a keep-alive pool
  * instead of the global `fetch`.
  *
@@ -13,7 +13,7 @@ import { type HttpTransport, type HttpTransportConfig, http } from "viem";
 
 export function rpcTransport(
   url: string,
-  options: Pick<HttpTransportConfig, "timeout" | "retryCount"> = {},
+  options: Pick<HttpTransportConfig, "timeout" | "retryCount" | "batch"> = {},
 ): HttpTransport {
   return http(url, { ...options, fetchFn: requestFetch(new Agent()) });
 }

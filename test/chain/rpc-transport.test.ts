@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { BaseError, createPublicClient, HttpRequestError, RpcRequestError, TimeoutError } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { rpcTransport } from "../../src/facilitator/rpc-transport.ts";
+import { rpcTransport } from "../../src/chain/rpc-transport.ts";
 
 /** A JSON-RPC node whose answer to each method the test picks. */
 let answer: (method: string, res: http.ServerResponse) => void;
