@@ -1,25 +1,12 @@
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { addr, checkpoint, ndjsonFile, payment } from "../helpers/data.ts";
+import { runCli } from "../helpers/process.ts";
 
 const BIN = path.resolve("bin/x402-merchants");
-const run = promisify(execFile);
-
-async function cli(args: string[], env: Record<string, string> = {}) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], {
-      env: { ...process.env, ...env },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 const m = addr("cli-merchant");
 const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "x402m-cli-"));
@@ -28,11 +15,11 @@ describe("command line", () => {
   it("imports, reports and ranks", async () => {
     const data = tempDir();
     const file = ndjsonFile([payment({ payer: addr("a"), payTo: m, amount: 2_500_000 }), checkpoint()]);
-    const imported = await cli(["import", file, "--data", data]);
+    const imported = await runCli(["import", file, "--data", data]);
     expect(imported.code).toBe(0);
     expect(JSON.parse(imported.stdout)).toMatchObject({ rows: 2, payment: { read: 1, added: 1 } });
 
-    const report = await cli([
+    const report = await runCli([
       "report",
       m.toUpperCase().replace("0X", "0x"),
       "--data",
@@ -47,17 +34,17 @@ describe("command line", () => {
       page: `https://r.test/reports/base/${m}`,
     });
 
-    const board = await cli(["leaderboard"], { X402M_DATA: data });
+    const board = await runCli(["leaderboard"], { X402M_DATA: data });
     expect(JSON.parse(board.stdout).merchants[0]).toMatchObject({ rank: 1, address: m });
   });
 
   it("fails in one line with a non-zero exit and keeps nothing of a bad file", async () => {
     const data = tempDir();
     const file = ndjsonFile([payment({ payer: addr("a"), payTo: m, amount: 1 }), '{"type":"payment"']);
-    const bad = await cli(["import", file, "--data", data]);
+    const bad = await runCli(["import", file, "--data", data]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/^x402-merchants: line 2: not valid JSON.*\n$/);
-    const report = await cli(["report", m, "--data", data]);
+    const report = await runCli(["report", m, "--data", data]);
     expect(report.code).toBe(1);
     expect(report.stderr).toBe(
       "x402-merchants: the analytics database holds no Base data yet: import some or run the indexer\n",
@@ -70,7 +57,7 @@ describe("command line", () => {
     const records = Array.from({ length: 3_000 }, (_, i) =>
       payment({ payer: addr("a"), payTo: addr(`m${i}`), amount: 1_000_000 + i }),
     );
-    expect((await cli(["import", ndjsonFile([...records, checkpoint()]), "--data", data])).code).toBe(0);
+    expect((await runCli(["import", ndjsonFile([...records, checkpoint()]), "--data", data])).code).toBe(0);
     const child = spawn(process.execPath, [BIN, "leaderboard", "--data", data]);
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => {
@@ -82,17 +69,17 @@ describe("command line", () => {
   });
 
   it("rejects usage mistakes with exit code 2", async () => {
-    expect((await cli(["frobnicate"])).code).toBe(2);
-    expect((await cli(["report", m, "--end-block", "soon"])).stderr).toMatch(
+    expect((await runCli(["frobnicate"])).code).toBe(2);
+    expect((await runCli(["report", m, "--end-block", "soon"])).stderr).toMatch(
       /--end-block must be a block number/,
     );
-    expect((await cli(["import"])).code).toBe(2);
-    expect((await cli(["report", m, "--bogus"])).code).toBe(2);
+    expect((await runCli(["import"])).code).toBe(2);
+    expect((await runCli(["report", m, "--bogus"])).code).toBe(2);
   });
 
   it("serves, prints its URL as one JSON line, and stops on SIGTERM", async () => {
     const data = tempDir();
-    await cli([
+    await runCli([
       "import",
       ndjsonFile([payment({ payer: addr("a"), payTo: m, amount: 1_000_000 }), checkpoint()]),
       "--data",

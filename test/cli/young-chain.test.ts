@@ -3,26 +3,11 @@
  * within the indexer's default reorg depth of 64) is indexed by the command line to its head and
  * reported on, as someone trying the project on a fresh devnet would.
  */
-import { execFile } from "node:child_process";
-import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, type DevnetAccount, derive, startDevnet } from "../../src/chain/devnet/index.ts";
 import { tempDir } from "../helpers/indexer.ts";
+import { runCli } from "../helpers/process.ts";
 import { mineAll, type Paid, rpc, Settler } from "../helpers/settle.ts";
-
-const BIN = path.resolve("bin/x402-merchants");
-const run = promisify(execFile);
-
-async function cli(args: string[]) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args]);
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 const stderrLines = (stderr: string) =>
   stderr
@@ -72,7 +57,7 @@ describe("a devnet a minute old", () => {
   it("index --to-block <head> says every block is unconfirmed, and report gives the merchant's figures", async () => {
     const data = tempDir();
     const facilitator = devnet.facilitatorAccount.address;
-    const indexed = await cli([
+    const indexed = await runCli([
       "index",
       "--rpc",
       devnet.rpc,
@@ -105,7 +90,7 @@ describe("a devnet a minute old", () => {
       }),
     );
 
-    const reported = await cli(["report", merchant, "--data", data]);
+    const reported = await runCli(["report", merchant, "--data", data]);
     expect(reported.code, reported.stderr).toBe(0);
     const report = JSON.parse(reported.stdout);
     const mine = paid.filter((p) => p.payTo === merchant);
@@ -125,7 +110,7 @@ describe("a devnet a minute old", () => {
     expect(mine.length).toBe(6);
     expect(report.usd).toBe(1.5);
 
-    const board = await cli(["leaderboard", "--data", data]);
+    const board = await runCli(["leaderboard", "--data", data]);
     expect(board.code, board.stderr).toBe(0);
     expect(
       JSON.parse(board.stdout)
@@ -136,7 +121,7 @@ describe("a devnet a minute old", () => {
 
   it("index without --to-block indexes nothing, and says why instead of staying silent", async () => {
     const data = tempDir();
-    const indexed = await cli([
+    const indexed = await runCli([
       "index",
       "--rpc",
       devnet.rpc,

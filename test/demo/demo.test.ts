@@ -13,6 +13,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../helpers/browser.ts";
 import { addr, ndjsonFile, payment } from "../helpers/data.ts";
+import { runCli } from "../helpers/process.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const BIN = path.join(ROOT, "bin", "x402-merchants");
@@ -77,24 +78,6 @@ function stopDemo(child: ChildProcess): Promise<number | null> {
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   child.kill("SIGINT");
   return exited;
-}
-
-function runCli(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString();
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    child.once("exit", (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 const money = (n: number) =>

@@ -1,6 +1,7 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { promisify } from "node:util";
 import { onTestFinished } from "vitest";
 
 /**
@@ -101,4 +102,28 @@ export function startCli(args: readonly string[], env: Record<string, string> = 
   // A test that only waits for the exit must not see an unhandled rejection.
   line.catch(() => undefined);
   return { child, exited, line, stderr: () => stderr };
+}
+
+const execFileAsync = promisify(execFile);
+
+/** What a command printed, and its exit code. */
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `bin/x402-merchants args` to its end, with `env` on top of this process's environment. */
+export async function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
+  try {
+    const { stdout, stderr } = await execFileAsync(
+      process.execPath,
+      [path.resolve("bin/x402-merchants"), ...args],
+      { env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 },
+    );
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
 }

@@ -1,16 +1,15 @@
-import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { Analytics } from "../../src/analytics/duckdb.ts";
 import { type Devnet, type DevnetAccount, derive } from "../../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import { runIndexer } from "../../src/indexer/index.ts";
 import { GENESIS, openTempAnalytics, snapshot, startTestDevnet, tempDir } from "../helpers/indexer.ts";
+import { runCli } from "../helpers/process.ts";
 import { fundedAccount, mineAll, rpc, Settler } from "../helpers/settle.ts";
 
 const BIN = path.resolve("bin/x402-merchants");
-const run = promisify(execFile);
 
 let devnet: Devnet;
 let head: number;
@@ -53,16 +52,6 @@ beforeAll(async () => {
   head = Number(await rpc(devnet.rpc, "eth_blockNumber"));
 });
 afterAll(() => devnet?.stop());
-
-async function cli(args: string[]) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args]);
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 /** Starts the CLI; resolves `line(pred)` with the first JSON stderr line matching it. */
 function start(args: string[]) {
@@ -168,7 +157,7 @@ describe("index command", () => {
         expected.payments.filter((p) => Number((p as { block_number: string }).block_number) <= reached),
       );
 
-      const second = await cli(indexArgs(data, "--rps", "0"));
+      const second = await runCli(indexArgs(data, "--rps", "0"));
       expect(second.code).toBe(0);
       expect(JSON.parse(second.stdout)).toMatchObject({ block: head, stopped: "done" });
       const resumed = await Analytics.open({ dataDir: data, threads: 1 });
@@ -183,7 +172,7 @@ describe("index command", () => {
       const paidTo = (expected.payments as { pay_to: string; amount: string }[]).filter(
         (p) => p.pay_to === merchant,
       );
-      const report = await cli(["report", merchant, "--data", data]);
+      const report = await runCli(["report", merchant, "--data", data]);
       expect(report.code).toBe(0);
       expect(JSON.parse(report.stdout)).toMatchObject({
         address: merchant,
@@ -193,7 +182,7 @@ describe("index command", () => {
       });
 
       // The candidates of that database, as the operator sees them.
-      const candidates = await cli(["facilitators", "--candidates", "--data", data]);
+      const candidates = await runCli(["facilitators", "--candidates", "--data", data]);
       expect(candidates.code).toBe(0);
       const listed = candidates.stdout
         .trim()
@@ -259,18 +248,28 @@ describe("index command", () => {
 
   it("rejects usage mistakes with exit code 2", async () => {
     const data = tempDir();
-    expect((await cli(["index", "--data", data])).stderr).toMatch(/index needs --rpc URL/);
-    const bad = await cli(["index", "--rpc", devnet.rpc, "--tx-from", "magic", "--data", data]);
+    expect((await runCli(["index", "--data", data])).stderr).toMatch(/index needs --rpc URL/);
+    const bad = await runCli(["index", "--rpc", devnet.rpc, "--tx-from", "magic", "--data", data]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--tx-from must be one of auto, block, tx, trace/);
-    expect((await cli(["index", "--rpc", devnet.rpc, "--facilitator", "0x12", "--data", data])).code).toBe(2);
-    const past = await cli(["index", "--rpc", devnet.rpc, "--to-block", String(head + 1000), "--data", data]);
+    expect((await runCli(["index", "--rpc", devnet.rpc, "--facilitator", "0x12", "--data", data])).code).toBe(
+      2,
+    );
+    const past = await runCli([
+      "index",
+      "--rpc",
+      devnet.rpc,
+      "--to-block",
+      String(head + 1000),
+      "--data",
+      data,
+    ]);
     expect(past.code).toBe(2);
     expect(past.stderr).toMatch(/past the chain head/);
   });
 
   it("lists the known facilitator signers", async () => {
-    const { code, stdout } = await cli(["facilitators"]);
+    const { code, stdout } = await runCli(["facilitators"]);
     expect(code).toBe(0);
     const lines = stdout
       .trim()
