@@ -1,13 +1,9 @@
 import { makeBadge } from "badge-maker";
+import { realPercent } from "./money.ts";
 import type { Report } from "./schema.ts";
 import { spanShort } from "./span.ts";
 
 export const BADGE_LABEL = "x402 real revenue";
-
-/** The share of reported dollars that passed every screen, as a rounded percent (0 without payments). */
-export function realPercent(report: Pick<Report, "usd" | "real_usd">): number {
-  return report.usd > 0 ? Math.round((report.real_usd / report.usd) * 100) : 0;
-}
 
 /** Shields.io colour name for a real share; any real revenue at all is orange rather than grey. */
 export function badgeColor(percent: number, realUsd: number): string {

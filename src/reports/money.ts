@@ -33,3 +33,20 @@ export function sqlRatio(part: string, whole: string, decimals: number): string 
   return `CASE WHEN (${whole}) = 0 THEN 0::DOUBLE
     ELSE (((${part})::HUGEINT * ${2 * scale} + (${whole})) // ((${whole})::HUGEINT * 2))::BIGINT / ${scale} END`;
 }
+
+/**
+ * The real share as a whole percent, the one number the claim, the pages, the leaderboard and the badge
+ * show (spec 2.3): the published real_usd divided by the published usd, rounded half up; 0 without
+ * payments. Computed on whole cents, so it is exact and SQL (`sqlRealPercent`) gives the same number.
+ * @example realPercent({ usd: 0.09, real_usd: 0.08 }) // 89
+ */
+export function realPercent(report: { usd: number; real_usd: number }): number {
+  const cents = Math.round(report.usd * 100);
+  const realCents = Math.round(report.real_usd * 100);
+  return cents === 0 ? 0 : Math.floor((realCents * 200 + cents) / (cents * 2));
+}
+
+/** `realPercent` in SQL, from whole cents (BIGINT expressions): INTEGER. */
+export function sqlRealPercent(realCents: string, cents: string): string {
+  return `CASE WHEN (${cents}) = 0 THEN 0 ELSE (((${realCents})::HUGEINT * 200 + (${cents})) // ((${cents})::HUGEINT * 2))::INTEGER END`;
+}

@@ -1,6 +1,7 @@
 import { html, type Markup, nothing, trusted } from "../common/html.ts";
 import { BADGE_LABEL } from "./badge.ts";
 import { CHART_COLORS, dailyChartSvg } from "./chart.ts";
+import { realPercent } from "./money.ts";
 import type { Report } from "./schema.ts";
 import { FLAG_KINDS, SCREENS } from "./screens/index.ts";
 import type { Leaderboard, ReportDetails } from "./service.ts";
@@ -23,7 +24,8 @@ const share = new Intl.NumberFormat("en-US", { style: "percent", maximumFraction
 const payments = (n: number) => (n === 1 ? "1 payment" : `${count.format(n)} payments`);
 const usd = (n: number) => `$${money.format(n)}`;
 const usdPrice = (n: number) => `$${price.format(n)}`;
-const realShare = (real: number, all: number) => (all > 0 ? share.format(real / all) : "–");
+// The claim's percent, the badge's and the leaderboard's: one rule (money.ts).
+const realShare = (m: { usd: number; real_usd: number }) => (m.usd > 0 ? `${realPercent(m)}%` : "–");
 const when = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 const isHttp = (url: string) => /^https?:\/\//i.test(url);
 
@@ -119,7 +121,9 @@ function stateList(report: Report): Markup {
     ? html`<li class="frozen">Frozen: this merchant is held out of the ranking; its figures are still reported in full.</li>`
     : report.rank_by_real_revenue !== null
       ? html`<li>Ranked #${report.rank_by_real_revenue} by real revenue</li>`
-      : html`<li>Not ranked: no payment passed every screen in this window.</li>`;
+      : report.real_tx === 0
+        ? html`<li>Not ranked: no payment passed every screen in this window.</li>`
+        : html`<li>Not ranked: the ${payments(report.real_tx)} that passed every screen add up to less than half a cent ($0.00 once rounded); a rank needs $0.01.</li>`;
   return html`<ul class="state">${claimed}${rank}</ul>`;
 }
 
@@ -135,7 +139,7 @@ ${row("US dollars", usd(report.usd), usd(report.real_usd), usd(Math.max(0, Math.
 ${row("Buyer wallets", count.format(report.buyers), count.format(report.real_buyers), count.format(report.buyers - report.real_buyers))}
 </tbody></table></div>
 <dl class="figures">
-<dt>Real share of dollars</dt><dd>${realShare(report.real_usd, report.usd)}</dd>
+<dt>Real share of dollars</dt><dd>${realShare(report)}</dd>
 <dt>Largest buyer's share</dt><dd>${share.format(report.top_buyer_share)}</dd>
 <dt>Median payment</dt><dd>${usdPrice(report.paid.median)} (middle half ${usdPrice(report.paid.p25)} to ${usdPrice(report.paid.p75)})</dd>
 <dt>Median passing payment</dt><dd>${usdPrice(report.paid.median_passing)}</dd>
@@ -272,7 +276,7 @@ export function renderHomePage(board: Leaderboard, opts: { notice?: string }): s
 <td><a href="${m.page}" title="${m.address}">${m.name}</a><br><code class="addr">${m.address}</code></td>
 <td class="num">${usd(m.real_usd)}</td>
 <td class="num">${usd(m.usd)}</td>
-<td class="num">${realShare(m.real_usd, m.usd)}</td>
+<td class="num">${realShare(m)}</td>
 <td class="num">${count.format(m.real_buyers)} / ${count.format(m.buyers)}</td>
 </tr>`,
   );
@@ -287,7 +291,7 @@ ${windowText(board.window)}
 <div class="scroll"><table>
 <caption>Merchants ranked by real revenue in the ${spanText(board.window.days)} to ${end}</caption>
 <thead><tr><th scope="col" class="num">Rank</th><th scope="col">Merchant</th><th scope="col" class="num">Real usd</th><th scope="col" class="num">Reported usd</th><th scope="col" class="num">Real share</th><th scope="col" class="num">Real / all buyers</th></tr></thead>
-<tbody>${rows.length > 0 ? rows : html`<tr><td colspan="6" class="empty">No ranked merchants in this window: no payment in it has passed every screen yet.</td></tr>`}</tbody>
+<tbody>${rows.length > 0 ? rows : html`<tr><td colspan="6" class="empty">No ranked merchants in this window: none has received $0.01 in payments that passed every screen.</td></tr>`}</tbody>
 </table></div>
 <h2>Data</h2>
 ${dataLinks(html`<li><a href="${JSON_LINKS.leaderboard}">The latest ranking as JSON</a></li>\n`)}

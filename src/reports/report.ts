@@ -1,6 +1,6 @@
 import type { Analytics, Params } from "../analytics/duckdb.ts";
 import { sqlListingHosts, sqlListingsJson } from "./listings.ts";
-import { CENT, sqlCents, sqlRatio, sqlUsd, sqlUsd6, sqlUsdText } from "./money.ts";
+import { CENT, sqlCents, sqlRatio, sqlRealPercent, sqlUsd, sqlUsd6, sqlUsdText } from "./money.ts";
 import { spanText } from "./span.ts";
 import type { ReportWindow } from "./window.ts";
 
@@ -147,7 +147,7 @@ export function reportsQuery(ctx: ReportContext, address?: string): { sql: strin
   const cents = sqlCents("r.amount");
   const realCents = sqlCents("r.real_amount");
   const claim = `printf('%s received $%s of x402 payments passing every screen (%d%% of $%s reported) from %d of %d buyer wallets on Base in the %s to %s.',
-    r.name, ${sqlUsdText(realCents)}, (${sqlRatio("r.real_amount", "r.amount", 2)} * 100)::INTEGER, ${sqlUsdText(cents)},
+    r.name, ${sqlUsdText(realCents)}, ${sqlRealPercent(realCents, cents)}, ${sqlUsdText(cents)},
     r.real_buyers, r.buyers, $days, $end_date)`;
   const note = `CASE WHEN r.hub_linked_buyers = 0 THEN NULL
     WHEN r.hub_linked_buyers = 1 THEN '1 passing buyer wallet ' || $note

@@ -96,7 +96,11 @@ describe("renderReportPage", () => {
       "Frozen: this merchant is held out",
     );
     expect(page(makeReport({ rank_by_real_revenue: 3 }))).toContain("Ranked #3 by real revenue");
-    expect(page(makeEmptyReport())).toContain("Not ranked");
+    expect(page(makeEmptyReport())).toContain("Not ranked: no payment passed every screen in this window.");
+    // Payments passed, but less than half a cent in all: the reason is the amount, not the screens.
+    expect(page(makeReport({ rank_by_real_revenue: null, real_tx: 2, real_usd: 0 }))).toContain(
+      "Not ranked: the 2 payments that passed every screen add up to less than half a cent ($0.00 once rounded); a rank needs $0.01.",
+    );
   });
 
   it("draws the daily chart and a table row per date", () => {
@@ -200,7 +204,7 @@ describe("renderHomePage", () => {
   it("shows a friendly row for an empty ranking and the notice banner", () => {
     const html = renderHomePage(makeLeaderboard([]), { notice: NOTICE });
     expect(html).toContain(
-      "No ranked merchants in this window: no payment in it has passed every screen yet.",
+      "No ranked merchants in this window: none has received $0.01 in payments that passed every screen.",
     );
     expect(html).toContain(NOTICE);
   });

@@ -1,0 +1,83 @@
+/**
+ * One set of figures everywhere: for each merchant, the real share in the JSON claim, on its page, in the
+ * leaderboard row and on the badge is one number, spec 2.3's (the published real_usd over the published
+ * usd, rounded to an integer), computed from what the report publishes. The merchants are chosen where
+ * other roundings disagree: 8/9 (88.89% to two decimals), an exact half (87.5%), and a sub-cent real share.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Analytics } from "../../src/analytics/duckdb.ts";
+import { reportRoutes } from "../../src/reports/http.ts";
+import { ReportService } from "../../src/reports/service.ts";
+import { addr, analyticsWith, payment, repeat } from "../helpers/data.ts";
+
+const nine = addr("nine-dollars");
+const cents = addr("eight-cents");
+const dust = addr("dust");
+let analytics: Analytics;
+let app: ReturnType<typeof reportRoutes>;
+
+beforeAll(async () => {
+  analytics = await analyticsWith([
+    { type: "merchant", address: nine, name: "nine.example" },
+    { type: "merchant", address: cents, name: "cents.example" },
+    { type: "merchant", address: dust, name: "dust.example" },
+    // $8.00 from eight buyers, $1.00 paid by the merchant to itself: 8/9.
+    ...Array.from({ length: 8 }, (_, i) =>
+      payment({ payer: addr(`buyer-${i}`), payTo: nine, amount: 1_000_000 }),
+    ),
+    payment({ payer: nine, payTo: nine, amount: 1_000_000 }),
+    // $0.07 real of $0.08: exactly 87.5%.
+    payment({ payer: addr("cents-buyer"), payTo: cents, amount: 70_000 }),
+    payment({ payer: cents, payTo: cents, amount: 10_000 }),
+    // Real payments worth $0.002 beside $3.00 of self-payment: real_usd publishes as 0.00.
+    ...repeat(2, { payer: addr("dust-buyer"), payTo: dust, amount: 1_000 }),
+    payment({ payer: dust, payTo: dust, amount: 3_000_000 }),
+  ]);
+  app = reportRoutes(new ReportService(analytics, { publicUrl: "https://reports.test" }));
+});
+afterAll(() => analytics.close());
+
+const text = async (path: string) => {
+  const res = await app.request(path);
+  expect(res.status).toBe(200);
+  return res.text();
+};
+
+describe("the real share", () => {
+  it.each([
+    [nine, 89],
+    [cents, 88],
+    [dust, 0],
+  ])("is one number in the claim, the page, the leaderboard and the badge (%s)", async (address, percent) => {
+    const report = JSON.parse(await text(`/v1/reports/base/${address}`)) as {
+      claim: string;
+      usd: number;
+      real_usd: number;
+      rank_by_real_revenue: number | null;
+    };
+    // Spec 2.3, from the published figures.
+    expect(Math.round((report.real_usd / report.usd) * 100)).toBe(percent);
+    expect(report.claim).toContain(`(${percent}% of $`);
+
+    const page = await text(`/reports/base/${address}`);
+    expect(page).toContain(`<dt>Real share of dollars</dt><dd>${percent}%</dd>`);
+
+    const badge = await text(`/badges/base/${address}.svg`);
+    expect(badge).toContain(`· ${percent}%`);
+
+    const home = await text("/");
+    const row = home.split("<tr>").find((r) => r.includes(`title="${address}"`));
+    if (report.rank_by_real_revenue === null) {
+      expect(row).toBeUndefined();
+    } else {
+      expect(row).toContain(`<td class="num">${percent}%</td>`);
+    }
+  });
+
+  it("says why a merchant whose payments passed is not ranked", async () => {
+    const page = await text(`/reports/base/${dust}`);
+    expect(page).toContain(
+      "Not ranked: the 2 payments that passed every screen add up to less than half a cent ($0.00 once rounded); a rank needs $0.01.",
+    );
+  });
+});
