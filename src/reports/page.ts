@@ -4,7 +4,7 @@ import { CHART_COLORS, dailyChartSvg } from "./chart.ts";
 import { realPercent } from "./money.ts";
 import type { Report } from "./schema.ts";
 import { FLAG_KINDS, SCREENS } from "./screens/index.ts";
-import type { Leaderboard, ReportDetails } from "./service.ts";
+import type { Leaderboard, ReportDetails, UnrankedEntry, UnrankedReason } from "./service.ts";
 import { spanText } from "./span.ts";
 import { isShortWindow } from "./window.ts";
 
@@ -264,6 +264,32 @@ ${licenceFooter(report.license, html` Report generated at ${when(report.generate
   );
 }
 
+const UNRANKED_REASONS: Record<UnrankedReason, string> = {
+  frozen: "frozen: held out of the ranking",
+  no_passing_payment: "no payment passed every screen",
+  below_one_cent: "the passing payments add up to less than half a cent",
+};
+
+/** The window's merchants without a rank, so the ranking hides no one: count, figures and reason. */
+function unrankedTable(unranked: readonly UnrankedEntry[]): Markup {
+  if (unranked.length === 0) return nothing;
+  const rows = unranked.map(
+    (m) => html`<tr>
+<td><a href="${m.page}" title="${m.address}">${m.name}</a><br><code class="addr">${m.address}</code></td>
+<td class="num">${usd(m.real_usd)}</td>
+<td class="num">${usd(m.usd)}</td>
+<td class="num">${realShare(m)}</td>
+<td>${UNRANKED_REASONS[m.reason]}</td>
+</tr>`,
+  );
+  return html`<h2>Not ranked (${count.format(unranked.length)})</h2>
+<div class="scroll"><table>
+<caption>Merchants of this window without a rank, and why</caption>
+<thead><tr><th scope="col">Merchant</th><th scope="col" class="num">Real usd</th><th scope="col" class="num">Reported usd</th><th scope="col" class="num">Real share</th><th scope="col">Why not ranked</th></tr></thead>
+<tbody>${rows}</tbody>
+</table></div>`;
+}
+
 /**
  * The home page: what the service is and the window's merchants ranked by real revenue.
  * @example c.html(renderHomePage(await reports.leaderboard(), {}))
@@ -293,6 +319,7 @@ ${windowText(board.window)}
 <thead><tr><th scope="col" class="num">Rank</th><th scope="col">Merchant</th><th scope="col" class="num">Real usd</th><th scope="col" class="num">Reported usd</th><th scope="col" class="num">Real share</th><th scope="col" class="num">Real / all buyers</th></tr></thead>
 <tbody>${rows.length > 0 ? rows : html`<tr><td colspan="6" class="empty">No ranked merchants in this window: none has received $0.01 in payments that passed every screen.</td></tr>`}</tbody>
 </table></div>
+${unrankedTable(board.unranked)}
 <h2>Data</h2>
 ${dataLinks(html`<li><a href="${JSON_LINKS.leaderboard}">The latest ranking as JSON</a></li>\n`)}
 </main>

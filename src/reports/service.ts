@@ -31,6 +31,12 @@ export interface LeaderboardEntry {
   page: string;
 }
 
+/** Why a merchant of the window has no rank (src/reports/rank.ts). */
+export type UnrankedReason = "frozen" | "no_passing_payment" | "below_one_cent";
+
+/** A merchant of the window without a rank, listed below the ranking with the reason. */
+export type UnrankedEntry = Omit<LeaderboardEntry, "rank"> & { reason: UnrankedReason };
+
 export interface ReportServiceOptions {
   /** Base of the page and badge URLs, without a trailing slash. */
   publicUrl: string;
@@ -111,17 +117,27 @@ export class ReportService {
       const window = await this.ensureWindow(endBlock);
       const context = await this.context(window);
       const entry = Object.entries(LEADERBOARD_COLUMNS).map(([key, sql]) => `${sql} AS ${key}`);
-      const merchants = await this.analytics.all<LeaderboardEntry & Record<string, unknown>>(
-        `SELECT ${entry.join(", ")} FROM reports r
-         WHERE r.chain = 'base' AND r.end_block = $end AND r.rank IS NOT NULL ORDER BY r.rank, r.address`,
+      const rows = await this.analytics.all<
+        Omit<LeaderboardEntry, "rank"> & { rank: number | null; frozen: boolean } & Record<string, unknown>
+      >(
+        `SELECT ${entry.join(", ")}, r.frozen FROM reports r
+         WHERE r.chain = 'base' AND r.end_block = $end
+         ORDER BY r.rank NULLS LAST, r.real_amount DESC, r.amount DESC, r.address`,
         { end: window.end_block, page_prefix: pagePrefix(this.options.publicUrl) },
       );
+      const merchants: LeaderboardEntry[] = [];
+      const unranked: UnrankedEntry[] = [];
+      for (const { rank, frozen, ...row } of rows) {
+        if (rank !== null) merchants.push({ rank, ...row });
+        else unranked.push({ ...row, reason: unrankedReason(frozen, row.real_tx) });
+      }
       return {
         chain: "base" as const,
         generated_at: context.generatedAt,
         license: LICENSE_URL,
         window,
-        merchants: merchants as LeaderboardEntry[],
+        merchants,
+        unranked,
       };
     });
   }
@@ -245,3 +261,8 @@ export class ReportService {
 }
 
 export type Leaderboard = Awaited<ReturnType<ReportService["leaderboard"]>>;
+
+function unrankedReason(frozen: boolean, realTx: number): UnrankedReason {
+  if (frozen) return "frozen";
+  return realTx === 0 ? "no_passing_payment" : "below_one_cent";
+}

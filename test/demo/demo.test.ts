@@ -106,6 +106,7 @@ describe("demo", () => {
     const board = (await (await fetch(`${demo.ready.leaderboard}v1/leaderboard/base`)).json()) as {
       window: { complete: boolean; days: number; start_block: number; end_block: number };
       merchants: { rank: number; name: string; address: string; real_usd: number; usd: number }[];
+      unranked: { address: string }[];
     };
     expect(board.window.complete).toBe(true);
     expect(board.window.days).toBe(7);
@@ -116,8 +117,11 @@ describe("demo", () => {
     await page.goto(demo.ready.leaderboard);
     await page.screenshot({ path: path.join(ARTIFACTS, "leaderboard.png"), fullPage: true });
     await expect(page.getByText("DEVNET DEMO").first().isVisible()).resolves.toBe(true);
+    // The ranking is the first table; the unranked merchants, if any, follow in their own.
     const rows = await page
-      .locator("main table tbody tr")
+      .locator("main table")
+      .first()
+      .locator("tbody tr")
       .evaluateAll((trs) =>
         trs.map((tr) => Array.from(tr.querySelectorAll("td"), (td) => td.textContent?.trim() ?? "")),
       );
@@ -130,6 +134,8 @@ describe("demo", () => {
       expect(real).toBe(money(m.real_usd));
       expect(reported).toBe(money(m.usd));
     });
+    const unranked = page.getByRole("heading", { name: `Not ranked (${board.unranked.length})` });
+    expect(await unranked.count()).toBe(board.unranked.length > 0 ? 1 : 0);
     await page.close();
   }, 120_000);
 

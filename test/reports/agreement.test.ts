@@ -65,19 +65,32 @@ describe("the real share", () => {
     const badge = await text(`/badges/base/${address}.svg`);
     expect(badge).toContain(`· ${percent}%`);
 
+    // Ranked or not, the merchant has a row on the home page (unranked ones below the ranking).
     const home = await text("/");
     const row = home.split("<tr>").find((r) => r.includes(`title="${address}"`));
-    if (report.rank_by_real_revenue === null) {
-      expect(row).toBeUndefined();
-    } else {
-      expect(row).toContain(`<td class="num">${percent}%</td>`);
-    }
+    expect(row).toContain(`<td class="num">${percent}%</td>`);
+    expect(report.rank_by_real_revenue === null).toBe(address === dust);
   });
 
-  it("says why a merchant whose payments passed is not ranked", async () => {
+  it("says why a merchant whose payments passed is not ranked, on its page, the home page and in JSON", async () => {
     const page = await text(`/reports/base/${dust}`);
     expect(page).toContain(
       "Not ranked: the 2 payments that passed every screen add up to less than half a cent ($0.00 once rounded); a rank needs $0.01.",
     );
+    const home = await text("/");
+    expect(home).toContain("<h2>Not ranked (1)</h2>");
+    expect(home).toContain("<td>the passing payments add up to less than half a cent</td>");
+    const board = JSON.parse(await text("/v1/leaderboard/base")) as {
+      merchants: { address: string; rank: number }[];
+      unranked: { address: string; reason: string; real_tx: number }[];
+    };
+    expect(board.merchants.map((m) => [m.rank, m.address])).toEqual([
+      [1, nine],
+      [2, cents],
+    ]);
+    expect(board.unranked).toEqual([
+      expect.objectContaining({ address: dust, reason: "below_one_cent", real_tx: 2 }),
+    ]);
+    expect(board.unranked[0]).not.toHaveProperty("rank");
   });
 });

@@ -1,6 +1,11 @@
 import { expect } from "vitest";
 import { type Report, ReportSchema } from "../../src/reports/schema.ts";
-import type { Leaderboard, LeaderboardEntry, ReportDetails } from "../../src/reports/service.ts";
+import type {
+  Leaderboard,
+  LeaderboardEntry,
+  ReportDetails,
+  UnrankedEntry,
+} from "../../src/reports/service.ts";
 
 export const MERCHANT = "0x1111111111111111111111111111111111111111";
 export const PAYER = "0x2222222222222222222222222222222222222222";
@@ -93,13 +98,14 @@ export function makeDetails(flagged: ReportDetails["flagged_wallets"] = {}): Rep
   return { flagged_wallets: flagged };
 }
 
-export function makeLeaderboard(merchants: LeaderboardEntry[]): Leaderboard {
+export function makeLeaderboard(merchants: LeaderboardEntry[], unranked: UnrankedEntry[] = []): Leaderboard {
   return {
     chain: "base",
     generated_at: "2025-06-08T13:00:00+00:00",
     license: "https://creativecommons.org/licenses/by/4.0/",
     window: WINDOW,
     merchants,
+    unranked,
   };
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { escapeText } from "../../src/common/html.ts";
 import { renderHomePage, renderReportPage } from "../../src/reports/page.ts";
 import { FLAG_KINDS, SCREENS } from "../../src/reports/screens/index.ts";
-import type { LeaderboardEntry } from "../../src/reports/service.ts";
+import type { LeaderboardEntry, UnrankedEntry } from "../../src/reports/service.ts";
 import {
   MERCHANT,
   makeDetails,
@@ -199,6 +199,26 @@ describe("renderHomePage", () => {
     const html = renderHomePage(makeLeaderboard([entry(1, { name: XSS })]), {});
     expect(html).not.toContain("<script>");
     expect(html).toContain("&lt;script&gt;");
+  });
+
+  it("lists the unranked merchants below the ranking, counted, each with its reason", () => {
+    const unranked = (digit: string, reason: UnrankedEntry["reason"], name: string): UnrankedEntry => {
+      const { rank: _rank, ...rest } = entry(1, { name, address: wallet(digit), real_usd: 0, usd: 5 });
+      return { ...rest, reason };
+    };
+    const html = renderHomePage(
+      makeLeaderboard(
+        [entry(1)],
+        [unranked("a", "frozen", "held.example"), unranked("b", "no_passing_payment", XSS)],
+      ),
+      {},
+    );
+    expect(html).toContain("<h2>Not ranked (2)</h2>");
+    expect(html).toContain("<td>frozen: held out of the ranking</td>");
+    expect(html).toContain("<td>no payment passed every screen</td>");
+    expect(html).not.toContain("<script>");
+    expect(html.indexOf("Not ranked (2)")).toBeGreaterThan(html.indexOf("merchant-1.example"));
+    expect(renderHomePage(makeLeaderboard([entry(1)]), {})).not.toContain("Not ranked");
   });
 
   it("shows a friendly row for an empty ranking and the notice banner", () => {
