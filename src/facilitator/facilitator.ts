@@ -15,6 +15,7 @@ import { type Chain, createPublicClient, createWalletClient, type Hex } from "vi
 import { privateKeyToAccount } from "viem/accounts";
 import { base } from "viem/chains";
 import { BASE_USDC } from "../chain/base.ts";
+import { rpcTransport } from "../chain/rpc-transport.ts";
 import { type Database, migrate } from "../common/db/index.ts";
 import { log } from "../common/log.ts";
 import { keyOfCall } from "./authorization.ts";
@@ -24,7 +25,6 @@ import { createChainReads } from "./chain-reads.ts";
 import { facilitatorRoutes } from "./http.ts";
 import { recordRefused, recordSigned } from "./ledger.ts";
 import { FACILITATOR_MIGRATIONS } from "./migrations.ts";
-import { rpcTransport } from "../chain/rpc-transport.ts";
 import { createSettlement, type ResolveSummary } from "./settlement.ts";
 import { createSigner } from "./signer.ts";
 import { createSubmitter } from "./submitter.ts";
