@@ -46,8 +46,14 @@ describe("the facilitator command", () => {
     started.child.kill("SIGTERM");
     expect(await started.exited).toBe(0);
     expect(started.stderr()).not.toMatch(/holds no ETH/);
+  }, 60_000);
 
-    // A key without gas starts (it may be funded later) but says, once, why settlements would fail.
+  it("starts with a key that holds no gas, and says once why settlements would fail", async () => {
+    const devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
+    onTestFinished(() => devnet.stop());
+    const { dataDir, cleanup } = await isolatedDatabaseOptions("pglite");
+    onTestFinished(cleanup);
+    // Not fatal: the account may be funded while the facilitator runs.
     const unfunded = generatePrivateKey();
     const broke = startCli(["facilitator", "--rpc", devnet.rpc, "--port", "0", "--data", dataDir], {
       X402M_FACILITATOR_KEY: unfunded,
@@ -58,7 +64,7 @@ describe("the facilitator command", () => {
     );
     broke.child.kill("SIGTERM");
     expect(await broke.exited).toBe(0);
-  });
+  }, 60_000);
 
   it("refuses to start without a valid key (naming its variable, never echoing it) or without --rpc", async () => {
     const noKey = startCli(["facilitator", "--rpc", "http://127.0.0.1:1"], { X402M_FACILITATOR_KEY: "" });
