@@ -51,7 +51,8 @@ function anvilOf(pid: number): number {
   return anvils[0] as number;
 }
 
-// Linux: the checks read /proc. The cases run concurrently: each waits mostly on a child process.
+// Linux: the checks read /proc. The cases run concurrently: each waits mostly on a child process (about
+// 20 s each beside the rest of the suite, hence 60 s).
 describe.runIf(process.platform === "linux").concurrent("devnet command", () => {
   it("prints one JSON line when ready, mines a block every 2 s, and stops on SIGTERM with exit 0", async (context) => {
     const { child, exit, line } = await devnet(context, "--buyers", "2");
@@ -99,7 +100,7 @@ describe.runIf(process.platform === "linux").concurrent("devnet command", () => 
     expect(await exit).toBe(0);
     expect(alive(anvil)).toBe(false);
     await expect(fetch(`${ready.facilitator}/healthz`)).rejects.toThrow();
-  });
+  }, 60_000);
 
   it("leaves no anvil behind when the command itself is killed", async (context) => {
     const { child, exit, line } = await devnet(context, "--buyers", "0");
@@ -108,7 +109,7 @@ describe.runIf(process.platform === "linux").concurrent("devnet command", () => 
     child.kill("SIGKILL");
     await exit;
     expect(await eventually(() => !alive(anvil))).toBe(true);
-  });
+  }, 60_000);
 
   it("rejects a bad --buyers with exit code 2", async (context) => {
     const { exit, line } = await devnet(context, "--buyers", "many");

@@ -77,7 +77,7 @@ describe("serve --only", () => {
     const exit = new Promise<number | null>((resolve) => child.once("exit", resolve));
     child.kill("SIGTERM");
     expect(await exit).toBe(0);
-  });
+  }, 60_000);
 
   it("refuses an unknown service and a merchant without a wallet", async () => {
     const run = (args: string[], env: Record<string, string>) =>
