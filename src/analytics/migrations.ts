@@ -175,6 +175,15 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       UPDATE listings SET host = ${sqlHost("resource")};
     `,
   },
+  {
+    version: 6,
+    name: "data writes appended",
+    // A write that changes what a report would say appends a row here instead of updating
+    // meta.data_version: two connections (the indexer beside an import) updating that one row at once
+    // made DuckDB refuse the second ("Conflict on update"); appends never conflict. The version is the
+    // meta row plus the rows here, folded back into meta when the database opens (dataVersion below).
+    sql: "CREATE TABLE data_writes (written_at TIMESTAMP NOT NULL)",
+  },
 ];
 
 export async function migrate(analytics: Analytics): Promise<void> {
@@ -194,6 +203,7 @@ export async function migrate(analytics: Analytics): Promise<void> {
       ]);
     });
   }
+  await foldDataWrites(analytics);
 }
 
 function splitStatements(sql: string): string[] {
@@ -206,11 +216,27 @@ function splitStatements(sql: string): string[] {
 /** Bumped by every write that changes what a report would say; cached reports carry the version they saw. */
 export async function dataVersion(analytics: Analytics): Promise<bigint> {
   const row = await analytics.one<{ v: bigint }>(
-    "SELECT value::BIGINT AS v FROM meta WHERE key = 'data_version'",
+    `SELECT coalesce((SELECT value::BIGINT FROM meta WHERE key = 'data_version'), 0)
+       + (SELECT count(*) FROM data_writes) AS v`,
   );
-  return row?.v ?? 0n;
+  return BigInt(row?.v ?? 0n);
 }
 
+/** Appends, so writers on several connections never conflict (migration 6). */
 export async function bumpDataVersion(analytics: Analytics): Promise<void> {
-  await analytics.run("UPDATE meta SET value = (value::BIGINT + 1)::VARCHAR WHERE key = 'data_version'");
+  await analytics.run("INSERT INTO data_writes VALUES (now()::TIMESTAMP)");
+}
+
+/**
+ * Folds the appended writes into meta.data_version, leaving the version as it was. Only at open, when
+ * this connection is the database's only one, so the update cannot meet another writer.
+ */
+async function foldDataWrites(analytics: Analytics): Promise<void> {
+  await analytics.transaction(async () => {
+    await analytics.run(
+      `UPDATE meta SET value = (value::BIGINT + (SELECT count(*) FROM data_writes))::VARCHAR
+       WHERE key = 'data_version'`,
+    );
+    await analytics.run("DELETE FROM data_writes");
+  });
 }

@@ -1,0 +1,59 @@
+/**
+ * The data version that keeps cached reports honest is bumped by the indexer and by imports, on
+ * different connections of one process. Two writers bumping it in overlapping transactions must both
+ * commit (an update of one shared row made DuckDB refuse the second: "Conflict on update", which once
+ * stopped the demo on resume), and the version must survive a reopen.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { Analytics } from "../../src/analytics/duckdb.ts";
+import { bumpDataVersion, dataVersion } from "../../src/analytics/migrations.ts";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function open(dir?: string) {
+  const dataDir = dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "x402m-version-"));
+  if (!dir) dirs.push(dataDir);
+  return { dataDir, analytics: await Analytics.open({ dataDir, memoryLimit: "256MB", threads: 1 }) };
+}
+
+describe("the data version", () => {
+  it("takes bumps from two connections in overlapping transactions, and keeps its value across a reopen", async () => {
+    const { dataDir, analytics } = await open();
+    const indexer = await analytics.fork();
+    const before = await dataVersion(analytics);
+
+    await analytics.run("BEGIN TRANSACTION");
+    await indexer.run("BEGIN TRANSACTION");
+    await bumpDataVersion(analytics);
+    await bumpDataVersion(indexer);
+    await bumpDataVersion(indexer);
+    await analytics.run("COMMIT");
+    await indexer.run("COMMIT");
+    expect(await dataVersion(analytics)).toBe(before + 3n);
+
+    // A rolled-back write leaves the version as it was.
+    await indexer
+      .transaction(async () => {
+        await bumpDataVersion(indexer);
+        throw new Error("undone");
+      })
+      .catch(() => undefined);
+    expect(await dataVersion(indexer)).toBe(before + 3n);
+
+    indexer.close();
+    analytics.close();
+    const reopened = (await open(dataDir)).analytics;
+    expect(await dataVersion(reopened)).toBe(before + 3n);
+    // Folded at open: the appended rows are gone, their count is in meta.
+    expect(await reopened.one("SELECT count(*) AS n FROM data_writes")).toEqual({ n: 0n });
+    await bumpDataVersion(reopened);
+    expect(await dataVersion(reopened)).toBe(before + 4n);
+    reopened.close();
+  });
+});
