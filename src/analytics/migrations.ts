@@ -227,11 +227,18 @@ export async function bumpDataVersion(analytics: Analytics): Promise<void> {
   await analytics.run("INSERT INTO data_writes VALUES (now()::TIMESTAMP)");
 }
 
+/** Appended writes kept before an open folds them: opening a database must not write to it otherwise. */
+export const FOLD_DATA_WRITES_AT = 10_000;
+
 /**
- * Folds the appended writes into meta.data_version, leaving the version as it was. Only at open, when
- * this connection is the database's only one, so the update cannot meet another writer.
+ * Folds the appended writes into meta.data_version, leaving the version as it was, once there are at
+ * least `minRows` of them. Only at open, when this connection is the database's only one, so the update
+ * cannot meet another writer; below the threshold opening writes nothing (the demo's check of a foreign
+ * directory must leave it untouched), and counting a few thousand rows costs nothing.
  */
-async function foldDataWrites(analytics: Analytics): Promise<void> {
+export async function foldDataWrites(analytics: Analytics, minRows = FOLD_DATA_WRITES_AT): Promise<void> {
+  const pending = await analytics.one<{ n: bigint }>("SELECT count(*) AS n FROM data_writes");
+  if ((pending?.n ?? 0n) < BigInt(minRows)) return;
   await analytics.transaction(async () => {
     await analytics.run(
       `UPDATE meta SET value = (value::BIGINT + (SELECT count(*) FROM data_writes))::VARCHAR

@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Analytics } from "../../src/analytics/duckdb.ts";
-import { bumpDataVersion, dataVersion } from "../../src/analytics/migrations.ts";
+import { bumpDataVersion, dataVersion, foldDataWrites } from "../../src/analytics/migrations.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -50,8 +50,12 @@ describe("the data version", () => {
     analytics.close();
     const reopened = (await open(dataDir)).analytics;
     expect(await dataVersion(reopened)).toBe(before + 3n);
-    // Folded at open: the appended rows are gone, their count is in meta.
+    // Few writes: opening left them as they were (an open writes nothing below the threshold).
+    expect(await reopened.one("SELECT count(*) AS n FROM data_writes")).toEqual({ n: 3n });
+    // Folded: the appended rows are gone, their count is in meta, the version unchanged.
+    await foldDataWrites(reopened, 1);
     expect(await reopened.one("SELECT count(*) AS n FROM data_writes")).toEqual({ n: 0n });
+    expect(await dataVersion(reopened)).toBe(before + 3n);
     await bumpDataVersion(reopened);
     expect(await dataVersion(reopened)).toBe(before + 4n);
     reopened.close();
