@@ -1,13 +1,8 @@
-import { createPublicClient, parseAbi } from "viem";
+import { createPublicClient } from "viem";
 import { rpcTransport } from "../../chain/rpc-transport.ts";
+import { usdcAbi } from "../../chain/usdc.ts";
 import { UpstreamError } from "../../common/errors.ts";
 import type { FundsReader } from "./ledger.ts";
-
-/** What the ledger reads of the token: EIP-20's balance and EIP-3009's used nonces. */
-const tokenAbi = parseAbi([
-  "function balanceOf(address account) view returns (uint256)",
-  "function authorizationState(address authorizer, bytes32 nonce) view returns (bool)",
-]);
 
 const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
 
@@ -30,7 +25,7 @@ export function chainFunds(rpcUrl: string, asset: `0x${string}`): FundsReader {
       const [balance, ...states] = await Promise.all([
         client.readContract({
           address: asset,
-          abi: tokenAbi,
+          abi: usdcAbi,
           functionName: "balanceOf",
           args: [payer],
           blockNumber,
@@ -38,7 +33,7 @@ export function chainFunds(rpcUrl: string, asset: `0x${string}`): FundsReader {
         ...checked.map((nonce) =>
           client.readContract({
             address: asset,
-            abi: tokenAbi,
+            abi: usdcAbi,
             functionName: "authorizationState",
             args: [payer, nonce as `0x${string}`],
             blockNumber,
