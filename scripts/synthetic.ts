@@ -177,7 +177,8 @@ const PRICE_WEIGHTS = [12, 14, 16, 22, 12, 10, 8, 6];
 const CHEAP_PRICES = [1_000, 2_000, 5_000, 10_000, 20_000];
 const CHEAP_WEIGHTS = [20, 20, 22, 26, 12];
 const PREMIUM_PRICES = [1_000_000, 2_500_000, 5_000_000];
-const TINY_AMOUNTS = [1, 10, 100, 500];
+/** A farm pays the merchant's cheapest price divided by one of these. */
+const TINY_DIVISORS = [10, 20, 100, 1_000];
 const USDC_CHECKSUMMED = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
 
 const ENDPOINTS: readonly [string, string][] = [
@@ -392,10 +393,12 @@ export async function writeSynthetic(
     }
   }
   for (const r of roles.ring_transfer) {
-    // The payer pays, then the merchant sends 60-100% of it back after the last payment (so no payment
-    // comes after a funding transfer, which would make it merchant_funded instead).
+    // The payer pays, then the merchant sends 60-100% of it back through a relay wallet after the last
+    // payment (through a relay, as a direct return after the last payment is a refund; after the last
+    // payment, as money arriving before a payment would make it merchant_funded instead).
     const m = merchantAddr[r] as string;
     const w = freshWallet();
+    const relay = freshWallet();
     wallets.ring.push(w);
     const price = priceOf(r, (listingCount[r] as number) - 1);
     let total = 0;
@@ -406,12 +409,10 @@ export async function writeSynthetic(
       total += price;
       pay(b, w, m, price);
     }
-    transfer(
-      Math.min(endBlock, last + rng.int(1, 3_000)),
-      m,
-      w,
-      Math.ceil(total * (0.6 + 0.4 * rng.float())),
-    );
+    const back = Math.min(endBlock - 1, last + rng.int(1, 3_000));
+    const amount = Math.ceil(total * (0.6 + 0.4 * rng.float()));
+    transfer(back, m, relay, amount);
+    transfer(back + 1, relay, w, amount);
   }
   for (let i = 0; i + 1 < roles.ring_reciprocal.length; i += 2) {
     // Two merchants buy the same amount from each other: each is paid back all it was paid.
@@ -425,9 +426,10 @@ export async function writeSynthetic(
     }
   }
   for (const r of roles.tiny_repeat) {
-    // Leaderboard farms: 1-4 wallets, each a burst of identical payments below $0.001 within a day or two.
+    // Leaderboard farms: 1-4 wallets, each a burst of identical payments within a day or two, of a
+    // tenth or less of the merchant's cheapest listed price.
     const m = merchantAddr[r] as string;
-    const amount = rng.pick(TINY_AMOUNTS);
+    const amount = Math.max(1, Math.floor(cheapest(r) / rng.pick(TINY_DIVISORS)));
     for (let k = rng.int(1, 4); k > 0; k--) {
       const w = freshWallet();
       wallets.tiny_repeat.push(w);

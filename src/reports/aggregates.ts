@@ -1,6 +1,7 @@
 import type { Analytics } from "../analytics/duckdb.ts";
 import { BASE_USDC } from "../chain/base.ts";
 import { sqlCents } from "./money.ts";
+import { fundingPaths, hubLinks, MONEY_GRAPH_TABLES, moneyMoves, rings, tinyPrices } from "./money-graph.ts";
 import { sqlRank } from "./rank.ts";
 import { SCREENS, THRESHOLDS } from "./screens/index.ts";
 
@@ -34,11 +35,10 @@ export interface WindowBounds {
 }
 
 const TABLES = [
-  "rw_funding",
+  ...MONEY_GRAPH_TABLES,
   "rw_groups",
   "rw_after",
   "rw_pairs",
-  "rw_returns",
   "rw_flagged",
   "rw_flag_groups",
   "rw_figures",
@@ -80,13 +80,6 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
     `${t}chain = 'base' AND ${t}asset = '${BASE_USDC}' AND ${t}block_number > $start AND ${t}block_number <= $end`;
   const day = (t = "") => `(${t}block_time::DATE - $first::DATE)::INTEGER`;
 
-  // Who received USDC from whom: the merchant_funded screen's evidence, looking back before the window.
-  await analytics.run(
-    `CREATE OR REPLACE TEMP TABLE rw_funding AS
-     SELECT from_address AS pay_to, to_address AS payer, min(block_number) AS funded_from FROM transfers
-     WHERE chain = 'base' AND block_number > $lookback AND block_number <= $end GROUP BY ALL`,
-    { end: p.end, lookback: p.start - THRESHOLDS.fundingLookbackBlocks },
-  );
   // The one pass over the window's payments; the analytics database is written in block order, so zone maps skip the rest.
   // A group's first and last block place it before or after a funding transfer without reading it again.
   await analytics.run(
@@ -96,6 +89,8 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
      FROM payments WHERE ${inWindow()} GROUP BY ALL`,
     { ...p, first: bounds.firstDate },
   );
+  await moneyMoves(analytics, { ...p, lookback: p.start - THRESHOLDS.fundingLookbackBlocks });
+  await fundingPaths(analytics);
   // Of the groups of funded pairs, how many payments came at or after the first funding transfer:
   // all or none, but for a group that straddles the transfer, whose payments are counted one by one.
   await analytics.run(
@@ -118,13 +113,17 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
       { ...p, first: bounds.firstDate },
     );
   }
+  await tinyPrices(analytics);
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_pairs AS
     WITH pairs AS (
-      SELECT payer, pay_to, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n)::BIGINT AS amount FROM rw_groups GROUP BY ALL
+      SELECT payer, pay_to, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n)::BIGINT AS amount,
+        min(first_block) AS first_block, max(last_block) AS last_block
+      FROM rw_groups GROUP BY ALL
     ), tiny AS (
       SELECT payer, pay_to, sum(n)::BIGINT AS tiny_tx, max(n)::BIGINT AS tiny_mode_tx FROM (
-        SELECT payer, pay_to, amount, sum(n) AS n FROM rw_groups WHERE amount < ${THRESHOLDS.tinyAmount} GROUP BY ALL
+        SELECT payer, pay_to, amount, sum(n) AS n FROM rw_groups JOIN rw_tiny USING (pay_to)
+        WHERE amount <= tiny_max GROUP BY ALL
       ) GROUP BY ALL
     ), payers AS (
       -- Only the few wallets that paid enough merchants to be probers: a small table to join.
@@ -136,52 +135,16 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
       payer_merchants, payer_light_merchants
     FROM pairs LEFT JOIN payers USING (payer) LEFT JOIN tiny USING (payer, pay_to)`,
   );
-
-  // Value that came back from each merchant to each of its payers, directly or through one wallet, by
-  // x402 payment or plain transfer within the window. Merchants pay others rarely, so the walk starts
-  // from what merchants sent and never builds the whole money graph.
-  await analytics.run(
-    `CREATE OR REPLACE TEMP TABLE rw_returns AS
-    WITH moves AS (
-      SELECT from_address AS src, to_address AS dst, amount FROM transfers
-      WHERE chain = 'base' AND block_number > $start AND block_number <= $end
-    ), merchants AS (
-      SELECT DISTINCT pay_to AS wallet FROM rw_pairs
-    ), merchant_out AS (
-      SELECT m, x, sum(amount)::BIGINT AS amount FROM (
-        SELECT payer AS m, pay_to AS x, amount FROM rw_pairs WHERE payer IN (SELECT wallet FROM merchants)
-        UNION ALL SELECT src, dst, amount FROM moves WHERE src IN (SELECT wallet FROM merchants)
-      ) GROUP BY m, x
-    ), relay_out AS (
-      -- Everything the merchants' recipients sent on: it also tells which of them are hubs.
-      SELECT x, p, sum(amount)::BIGINT AS amount FROM (
-        SELECT payer AS x, pay_to AS p, amount FROM rw_pairs WHERE payer IN (SELECT x FROM merchant_out)
-        UNION ALL SELECT src, dst, amount FROM moves WHERE src IN (SELECT x FROM merchant_out)
-      ) GROUP BY x, p
-    ), hubs AS (
-      SELECT x AS wallet FROM relay_out GROUP BY x HAVING count(*) >= ${THRESHOLDS.hubMinRecipients}
-    ), paths AS (
-      SELECT o.m, i.p, least(o.amount, i.amount) AS amount, o.x IN (SELECT wallet FROM hubs) AS via_hub
-      FROM merchant_out o JOIN relay_out i ON o.x = i.x
-      WHERE o.x <> i.p AND o.x <> o.m AND i.p <> o.m
-    ), returns AS (
-      SELECT m, x AS p, amount, false AS via_hub FROM merchant_out
-      UNION ALL SELECT m, p, amount, via_hub FROM paths
-    )
-    SELECT r.m AS pay_to, r.p AS payer,
-      coalesce(sum(r.amount) FILTER (NOT r.via_hub), 0)::BIGINT AS returned,
-      bool_or(r.via_hub) AS hub_linked
-    FROM returns r SEMI JOIN rw_pairs q ON q.pay_to = r.m AND q.payer = r.p
-    GROUP BY r.m, r.p`,
-    p,
-  );
+  await rings(analytics, p);
+  await hubLinks(analytics, p);
 
   const screenColumns = SCREENS.map((s) => `coalesce(${s.pair}, false) AS "s_${s.kind}"`).join(",\n      ");
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_flagged AS
      SELECT payer, pay_to, hub_linked, ${screenColumns} FROM (
-       SELECT q.*, coalesce(r.returned, 0) AS returned, coalesce(r.hub_linked, false) AS hub_linked, f.funded_from
-       FROM rw_pairs q LEFT JOIN rw_returns r USING (payer, pay_to) LEFT JOIN rw_funding f USING (payer, pay_to)
+       SELECT q.*, r.payer IS NOT NULL AS in_ring, h.payer IS NOT NULL AS hub_linked, f.funded_from
+       FROM rw_pairs q LEFT JOIN rw_ring r USING (payer, pay_to) LEFT JOIN rw_hub_links h USING (payer, pay_to)
+       LEFT JOIN rw_funding f USING (payer, pay_to)
      ) WHERE ${SCREENS.map((s) => `"s_${s.kind}"`).join(" OR ")} OR hub_linked`,
   );
 
@@ -191,8 +154,8 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
     `CREATE OR REPLACE TEMP TABLE rw_flag_groups AS
      SELECT payer, pay_to, amount, day, n, ${kind} AS kind, hub_linked FROM (
        SELECT payer, pay_to, amount, day, f.hub_linked, ${SCREENS.map((s) => `f."s_${s.kind}"`).join(", ")},
-         s.after_funding, s.n
-       FROM rw_groups g JOIN rw_flagged f USING (payer, pay_to)
+         s.after_funding, s.n, t.tiny_max
+       FROM rw_groups g JOIN rw_flagged f USING (payer, pay_to) JOIN rw_tiny t USING (pay_to)
        LEFT JOIN rw_after a USING (payer, pay_to, amount, day)
        CROSS JOIN LATERAL (VALUES (true, coalesce(a.n, 0)), (false, g.n - coalesce(a.n, 0))) s(after_funding, n)
        WHERE s.n > 0

@@ -61,8 +61,8 @@ describe("merchant_funded", () => {
   it("flags payments made after the merchant sent the payer USDC", async () => {
     const records = [
       payment({ payer: funded, payTo: m, amount: 1_000_000, block: START + 10 }),
-      // Small enough (a third of what the payer paid) not to make the earlier payment a ring.
-      transfer(m, funded, 1_000_000, START + 100),
+      // More than the payer had paid (so not a refund), less than half of all it paid (so not a ring).
+      transfer(m, funded, 1_200_000, START + 100),
       payment({ payer: funded, payTo: m, amount: 2_000_000, block: START + 200 }),
     ];
     const { report } = await reportOf(records, m);
@@ -129,7 +129,7 @@ describe("ring", () => {
 
   it("does not follow hubs, and says so in exchange_flow_note", async () => {
     const hub = addr("exchange");
-    const fanOut = Array.from({ length: THRESHOLDS.hubMinRecipients }, (_, i) =>
+    const fanOut = Array.from({ length: THRESHOLDS.hubMinCounterparties }, (_, i) =>
       transfer(hub, addr(`user${i}`), 1_000_000, START + 40),
     );
     const records = [

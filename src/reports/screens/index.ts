@@ -15,3 +15,6 @@ export { THRESHOLDS } from "./thresholds.ts";
 export const SCREENS: readonly Screen[] = [selfPayment, merchantFunded, ring, prober, tinyRepeat];
 
 export const FLAG_KINDS = SCREENS.map((s) => s.kind);
+
+/** Where the report service serves docs/screens.md, the screens' rules for people. */
+export const SCREENS_PATH = "/screens";

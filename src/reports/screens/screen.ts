@@ -10,14 +10,15 @@ export interface Screen {
   summary: string;
   /**
    * Over the pair table: payer, pay_to, tx, amount, tiny_tx, tiny_mode_tx, payer_merchants,
-   * payer_light_merchants (both NULL for payers of fewer than `proberMinMerchants` merchants), returned
-   * (value that came back to the payer), funded_from (block of the merchant's first transfer to the
-   * payer, or NULL). A NULL condition is false.
+   * payer_light_merchants (both NULL for payers of fewer than `proberMinMerchants` merchants), in_ring
+   * (the pair is on a cycle, `cycles.ts`), funded_from (the block where the merchant's money first
+   * reached the payer, or NULL). A NULL condition is false.
    */
   pair: string;
   /**
    * Over a group of the pair's payments that no screen can tell apart: amount, day (0 is the window's
-   * first date) and after_funding (made at or after funded_from).
+   * first date), after_funding (made at or after funded_from) and tiny_max (the merchant's largest
+   * tiny amount, `tiny-repeat.ts`).
    */
   payment: string;
 }

@@ -1,0 +1,147 @@
+/**
+ * The ring screen's graph work: which x402 payments belong to money going round in circles.
+ *
+ * The window's money moves (x402 payments and plain USDC transfers, hubs left out) form a directed
+ * graph. Money can only come back to a wallet that lies on a cycle, and the wallets on cycles are
+ * exactly the strongly connected components of two or more wallets, found here in one pass (Tarjan's
+ * algorithm, iterative, linear in wallets and moves), whatever the cycles' length.
+ *
+ * A payment from P to M inside a component is a ring payment when:
+ * - P is balanced: what P received from inside the component is at least `minReturnShare` of what it
+ *   sent into it. A ring returns what made the volume; a customer whom a merchant it pays happens to
+ *   reach again by some path sends far more than comes back.
+ * - and the money came back while P was still paying M, unless it came back some other way than plain
+ *   transfers from M itself of no more than P paid it. Such a transfer after the buyer's last payment is
+ *   a refund, and a refunded customer is a customer.
+ */
+
+/** The money that moved from one wallet to another in the window, by one means. */
+export interface FlowEdge {
+  src: string;
+  dst: string;
+  /** Atomic USDC units, summed over the moves. */
+  amount: number;
+  firstBlock: number;
+  lastBlock: number;
+  /** x402 payments (src paid dst), else plain transfers. */
+  paid: boolean;
+}
+
+export interface RingPair {
+  payer: string;
+  payTo: string;
+}
+
+/** The (payer, merchant) pairs whose x402 payments are ring payments (see the module's comment). */
+export function ringPairs(edges: readonly FlowEdge[], minReturnShare: number): RingPair[] {
+  const component = stronglyConnected(edges);
+  const inside = edges.filter((e) => e.src !== e.dst && sameComponent(component, e.src, e.dst));
+
+  const received = new Map<string, FlowEdge[]>();
+  const sent = new Map<string, number>();
+  for (const e of inside) {
+    const list = received.get(e.dst);
+    if (list) list.push(e);
+    else received.set(e.dst, [e]);
+    sent.set(e.src, (sent.get(e.src) ?? 0) + e.amount);
+  }
+
+  const rings: RingPair[] = [];
+  for (const e of inside) {
+    if (!e.paid) continue;
+    const back = received.get(e.src) ?? [];
+    const returned = back.reduce((sum, r) => sum + r.amount, 0);
+    if (returned < minReturnShare * (sent.get(e.src) ?? 0)) continue;
+    const refundOnly = returned <= e.amount && back.every((r) => !r.paid && r.src === e.dst);
+    const firstBack = Math.min(...back.map((r) => r.firstBlock));
+    if (refundOnly && firstBack > e.lastBlock) continue;
+    rings.push({ payer: e.src, payTo: e.dst });
+  }
+  return rings;
+}
+
+function sameComponent(component: Map<string, number>, a: string, b: string): boolean {
+  const c = component.get(a);
+  return c !== undefined && c === component.get(b);
+}
+
+/**
+ * Wallet -> component id, for wallets in components of two or more wallets only. Tarjan's algorithm
+ * with an explicit stack, so a long chain cannot overflow the call stack.
+ */
+export function stronglyConnected(edges: readonly FlowEdge[]): Map<string, number> {
+  const ids = new Map<string, number>();
+  const names: string[] = [];
+  const idOf = (w: string) => {
+    let id = ids.get(w);
+    if (id === undefined) {
+      id = names.length;
+      ids.set(w, id);
+      names.push(w);
+    }
+    return id;
+  };
+  const pairs = edges.map((e) => [idOf(e.src), idOf(e.dst)] as const);
+  const n = names.length;
+  // Adjacency in compressed rows: out-edges of v are targets[start[v] .. start[v + 1]).
+  const start = new Int32Array(n + 1);
+  for (const [s] of pairs) start[s + 1] = (start[s + 1] as number) + 1;
+  for (let v = 0; v < n; v++) start[v + 1] = (start[v + 1] as number) + (start[v] as number);
+  const targets = new Int32Array(pairs.length);
+  const fill = start.slice(0, n);
+  for (const [s, d] of pairs) {
+    targets[fill[s] as number] = d;
+    fill[s] = (fill[s] as number) + 1;
+  }
+
+  const index = new Int32Array(n).fill(-1);
+  const low = new Int32Array(n);
+  const onStack = new Uint8Array(n);
+  const next = new Int32Array(n); // the next out-edge of v to look at
+  const stack: number[] = [];
+  const calls: number[] = [];
+  const component = new Map<string, number>();
+  let counter = 0;
+  let components = 0;
+
+  for (let root = 0; root < n; root++) {
+    if ((index[root] as number) >= 0) continue;
+    calls.push(root);
+    index[root] = low[root] = counter++;
+    next[root] = start[root] as number;
+    stack.push(root);
+    onStack[root] = 1;
+    while (calls.length > 0) {
+      const v = calls[calls.length - 1] as number;
+      if ((next[v] as number) < (start[v + 1] as number)) {
+        const w = targets[next[v] as number] as number;
+        next[v] = (next[v] as number) + 1;
+        if ((index[w] as number) < 0) {
+          index[w] = low[w] = counter++;
+          next[w] = start[w] as number;
+          stack.push(w);
+          onStack[w] = 1;
+          calls.push(w);
+        } else if (onStack[w]) {
+          low[v] = Math.min(low[v] as number, index[w] as number);
+        }
+        continue;
+      }
+      calls.pop();
+      const parent = calls[calls.length - 1];
+      if (parent !== undefined) low[parent] = Math.min(low[parent] as number, low[v] as number);
+      if (low[v] !== index[v]) continue;
+      const members: number[] = [];
+      let w: number;
+      do {
+        w = stack.pop() as number;
+        onStack[w] = 0;
+        members.push(w);
+      } while (w !== v);
+      if (members.length < 2) continue;
+      for (const m of members) component.set(names[m] as string, components);
+      components++;
+    }
+  }
+  return component;
+}

@@ -1,0 +1,222 @@
+/**
+ * Whole-merchant scenarios, shaped like chain data rather than like one screen's rule: genuine buyers
+ * at listed prices, plus one pattern. The goal of issue 15: real_usd within 5% of the truth, and a
+ * merchant with only genuine demand loses less than 2% to the screens.
+ */
+import { describe, expect, it } from "vitest";
+import { THRESHOLDS } from "../../src/reports/screens/index.ts";
+import { addr, END, payment, reportOf, START, transfer } from "../helpers/data.ts";
+
+const DAY = 43_200;
+
+/** A small deterministic generator, so every run builds the same week. */
+function rng(seed: number) {
+  let x = seed >>> 0;
+  return (n: number) => {
+    x = (Math.imul(x, 1_664_525) + 1_013_904_223) >>> 0;
+    return x % n;
+  };
+}
+
+const listing = (payTo: string, path: string, priceUsd: number) => ({
+  type: "listing",
+  pay_to: payTo,
+  resource: `https://${payTo.slice(2, 10)}.example/${path}`,
+  method: "GET",
+  price_usd: priceUsd,
+  description: `${path} endpoint`,
+});
+
+/** `buyers` wallets each paying one of `prices` (atomic) a few times a day all week; returns records and their sum. */
+function genuine(m: string, prices: readonly number[], buyers = 30, seed = 1) {
+  const next = rng(seed);
+  const records: object[] = [];
+  let total = 0;
+  for (let b = 0; b < buyers; b++) {
+    const wallet = addr(`${m}-buyer-${b}`);
+    for (let k = 3 + next(20); k > 0; k--) {
+      const amount = prices[next(prices.length)] as number;
+      records.push(payment({ payer: wallet, payTo: m, amount, block: START + 1 + next(END - START - 1) }));
+      total += amount;
+    }
+  }
+  return { records, truthUsd: total / 1e6 };
+}
+
+async function expectNearTruth(records: readonly object[], m: string, truthUsd: number) {
+  const { report } = await reportOf(records, m);
+  expect(Math.abs(report.real_usd - truthUsd) / truthUsd).toBeLessThanOrEqual(0.05);
+  return report;
+}
+
+describe("tiny repeats against the merchant's own prices", () => {
+  const m = addr("tiny-merchant");
+  const prices = [10_000, 20_000, 50_000];
+
+  it("flags wallets paying a tenth of the cheapest listed price at a regular interval", async () => {
+    const base = genuine(m, prices);
+    const farm = [0, 1, 2].flatMap((w) =>
+      Array.from({ length: 300 }, (_, i) =>
+        payment({ payer: addr(`farm-${w}`), payTo: m, amount: 1_000, block: START + 100 + i * 1_000 + w }),
+      ),
+    );
+    const listings = prices.map((p, i) => listing(m, `e${i}`, p / 1e6));
+    const report = await expectNearTruth([...base.records, ...farm, ...listings], m, base.truthUsd);
+    expect(report.flags.tiny_repeat?.tx).toBe(900);
+  });
+
+  it("takes the price from what many wallets pay when nothing is listed", async () => {
+    const base = genuine(m, prices);
+    const farm = Array.from({ length: 400 }, (_, i) =>
+      payment({ payer: addr("farm"), payTo: m, amount: 2_000, block: START + 100 + i * 700 }),
+    );
+    const report = await expectNearTruth([...base.records, ...farm], m, base.truthUsd);
+    expect(report.flags.tiny_repeat?.tx).toBe(400);
+  });
+
+  it("leaves a merchant whose listed price really is $0.001 alone", async () => {
+    const base = genuine(m, [1_000], 3);
+    const heavy = Array.from({ length: 600 }, (_, i) =>
+      payment({ payer: addr("integration"), payTo: m, amount: 1_000, block: START + 100 + i * 500 }),
+    );
+    const { report } = await reportOf([...base.records, ...heavy, listing(m, "cheap", 0.001)], m);
+    expect(report.flags).toEqual({});
+  });
+
+  it("leaves a listed $0.0001 price alone, used heavily by one wallet", async () => {
+    const heavy = Array.from({ length: 600 }, (_, i) =>
+      payment({ payer: addr("integration"), payTo: m, amount: 100, block: START + 100 + i * 500 }),
+    );
+    const { report } = await reportOf([...heavy, listing(m, "uuid", 0.0001), listing(m, "big", 0.05)], m);
+    expect(report.flags).toEqual({});
+  });
+});
+
+describe("funding through private wallets", () => {
+  const m = addr("funding-merchant");
+  const prices = [10_000, 50_000, 100_000];
+
+  it("follows the merchant's money through three wallets, weeks before the window", async () => {
+    const base = genuine(m, prices);
+    const [a, b, c] = ["hop-a", "hop-b", "hop-c"].map(addr) as [string, string, string];
+    const buyers = Array.from({ length: 8 }, (_, i) => addr(`sybil-${i}`));
+    const records: object[] = [
+      transfer(m, a, 500_000_000, START - 6 * 7 * DAY),
+      transfer(a, b, 490_000_000, START - 5 * 7 * DAY),
+      transfer(b, c, 480_000_000, START - 4 * 7 * DAY),
+      ...buyers.map((w, i) => transfer(c, w, 50_000_000, START - 3 * 7 * DAY + i)),
+      ...buyers.flatMap((w, i) =>
+        Array.from({ length: 40 }, (_, k) =>
+          payment({ payer: w, payTo: m, amount: 100_000, block: START + 50 + k * 7_000 + i }),
+        ),
+      ),
+    ];
+    const report = await expectNearTruth([...base.records, ...records], m, base.truthUsd);
+    expect(report.flags.merchant_funded?.tx).toBe(320);
+  });
+
+  it("does not follow a path out of order in time, nor one hop too long", async () => {
+    const [a, b, c, d] = ["o-a", "o-b", "o-c", "o-d"].map(addr) as [string, string, string, string];
+    const [x, y] = ["o-x", "o-y"].map(addr) as [string, string];
+    const late = addr("late-buyer");
+    const far = addr("far-buyer");
+    const records = [
+      // y passed money to the buyer before it received the merchant's.
+      transfer(m, x, 10_000_000, START - 3 * DAY),
+      transfer(y, late, 5_000_000, START - 2 * DAY),
+      transfer(x, y, 9_000_000, START - DAY),
+      payment({ payer: late, payTo: m, amount: 1_000_000 }),
+      // Four wallets between the merchant and the buyer.
+      transfer(m, a, 10_000_000, START - 10 * DAY),
+      transfer(a, b, 10_000_000, START - 9 * DAY),
+      transfer(b, c, 10_000_000, START - 8 * DAY),
+      transfer(c, d, 10_000_000, START - 7 * DAY),
+      transfer(d, far, 10_000_000, START - 6 * DAY),
+      payment({ payer: far, payTo: m, amount: 1_000_000 }),
+    ];
+    const { report } = await reportOf(records, m);
+    expect(report.flags).toEqual({});
+  });
+
+  it("keeps buyers who withdrew from the exchange the merchant deposits to", async () => {
+    const base = genuine(m, prices, 30, 3);
+    const exchange = addr("exchange");
+    const records: object[] = [
+      ...base.records,
+      transfer(m, exchange, 200_000_000, START - 5 * DAY),
+      // The exchange's other customers make it a hub.
+      ...Array.from({ length: THRESHOLDS.hubMinCounterparties }, (_, i) =>
+        transfer(exchange, addr(`customer-${i}`), 1_000_000, START - 4 * DAY + i),
+      ),
+      ...Array.from({ length: 30 }, (_, b) =>
+        transfer(exchange, addr(`${m}-buyer-${b}`), 20_000_000, START - 3 * DAY),
+      ),
+    ];
+    const { report } = await reportOf(records, m);
+    expect(report.flags).toEqual({});
+    expect(report.real_usd).toBeCloseTo(base.truthUsd, 6);
+  });
+
+  it("keeps buyers the merchant refunds, before or after they pay again", async () => {
+    const base = genuine(m, prices, 30, 4);
+    const refunds = [0, 3, 7, 11].map((b) => transfer(m, addr(`${m}-buyer-${b}`), 10_000, START + 3 * DAY));
+    const { report } = await reportOf([...base.records, ...refunds], m);
+    expect(report.flags).toEqual({});
+    expect(report.real_usd).toBeCloseTo(base.truthUsd, 6);
+  });
+});
+
+describe("rings of any length", () => {
+  const ringOf = (n: number) => Array.from({ length: n }, (_, i) => addr(`ring-merchant-${i}`));
+
+  it("flags five merchants paying the next one round and round, and nothing of their customers", async () => {
+    const members = ringOf(5);
+    const base = members.map((m, i) => genuine(m, [20_000, 50_000], 20, 10 + i));
+    const rounds = 60;
+    const cycle = Array.from({ length: rounds }, (_, r) =>
+      members.map((m, i) =>
+        payment({
+          payer: m,
+          payTo: members[(i + 1) % 5] as string,
+          amount: 1_000_000,
+          block: START + 100 + r * 4_000 + i,
+        }),
+      ),
+    ).flat();
+    const records = [...base.flatMap((b) => b.records), ...cycle];
+    for (const [i, m] of members.entries()) {
+      const report = await expectNearTruth(records, m, (base[i] as { truthUsd: number }).truthUsd);
+      expect(report.flags.ring?.tx).toBe(rounds);
+    }
+  });
+
+  it("flags a merchant's money coming back to a buyer through a chain of wallets, repeatedly", async () => {
+    const m = addr("relay-merchant");
+    const base = genuine(m, [50_000], 30, 20);
+    const relays = ["r1", "r2", "r3"].map(addr);
+    const buyer = addr("ring-buyer");
+    const records: object[] = [...base.records];
+    for (let r = 0; r < 20; r++) {
+      const at = START + 100 + r * 10_000;
+      records.push(payment({ payer: buyer, payTo: m, amount: 5_000_000, block: at }));
+      const path = [m, ...relays, buyer];
+      for (let h = 0; h + 1 < path.length; h++)
+        records.push(transfer(path[h] as string, path[h + 1] as string, 5_000_000, at + 10 + h));
+    }
+    const report = await expectNearTruth(records, m, base.truthUsd);
+    // The first payment is a ring's; the later ones were also made with the merchant's money, which came first.
+    expect(report.flags).toEqual({ merchant_funded: { tx: 19, usd: 95 }, ring: { tx: 1, usd: 5 } });
+  });
+
+  it("leaves a customer refunded in full after its last payment alone", async () => {
+    const m = addr("refund-merchant");
+    const base = genuine(m, [50_000], 30, 30);
+    const customer = addr("refunded");
+    const paid = Array.from({ length: 10 }, (_, i) =>
+      payment({ payer: customer, payTo: m, amount: 50_000, block: START + 100 + i * 100 }),
+    );
+    const refund = transfer(m, customer, 500_000, START + 5_000);
+    const { report } = await reportOf([...base.records, ...paid, refund], m);
+    expect(report.flags).toEqual({});
+  });
+});
