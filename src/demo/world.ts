@@ -216,7 +216,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
                 `${url}/${shop.slug}`,
               ),
             }));
-            return (await shopsApp(shops, kit)).fetch;
+            return { fetch: (await shopsApp(shops, kit)).fetch, merchants: shops.map((s) => s.merchant) };
           },
         },
       ],

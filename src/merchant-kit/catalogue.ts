@@ -80,6 +80,11 @@ export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodTyp
   effects?: readonly Effect[];
   /** The tables its state lives in, if any. */
   tables?: Tables;
+  /**
+   * false: not advertised. It is served, priced and in the OpenAPI document, but declares no Bazaar
+   * discovery extension and is left out of the merchant's listings. Default true.
+   */
+  listed?: boolean;
   handler: (input: z.output<In>, ctx: HandlerContext) => Promise<z.output<Out> | Response>;
 }
 

@@ -4,6 +4,7 @@ import { type Merchant, resourceUrl } from "./catalogue.ts";
 /** The merchant's listings, sorted as reports show them: by price ascending, then by URL. */
 export function listingsOf(merchant: Merchant): Listing[] {
   return merchant.endpoints
+    .filter((e) => e.listed !== false)
     .map((e) => ({
       payTo: merchant.payTo,
       resource: resourceUrl(merchant, e),

@@ -40,11 +40,14 @@ export function x402Route(merchant: Merchant, endpoint: AnyEndpoint, payments: P
     },
     description: endpoint.description,
     mimeType: "application/json",
-    extensions: declareDiscoveryExtension(
-      endpoint.method === "GET"
-        ? { input, inputSchema, output }
-        : { input, inputSchema, bodyType: "json", output },
-    ),
+    extensions:
+      endpoint.listed === false
+        ? undefined
+        : declareDiscoveryExtension(
+            endpoint.method === "GET"
+              ? { input, inputSchema, output }
+              : { input, inputSchema, bodyType: "json", output },
+          ),
   };
 }
 

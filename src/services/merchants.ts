@@ -22,13 +22,16 @@ import { listenWithUrlOn } from "./listen.ts";
 export interface ExtraHost {
   name: string;
   port: number;
-  build(url: string, kit: MerchantAppOptions): Promise<Fetch>;
+  /** Its server's fetch handler, and the merchants it serves (their listings reach the reports). */
+  build(url: string, kit: MerchantAppOptions): Promise<{ fetch: Fetch; merchants: readonly Merchant[] }>;
 }
 
 export interface MerchantHosts {
   urls: Record<string, string>;
   /** What each configured host serves (its catalogue, wallet and public URL). */
   merchants: Partial<Record<MerchantHost, Merchant>>;
+  /** Every merchant served, the extra hosts' included. */
+  served: Merchant[];
   /** The merchants' state. */
   db: Database;
 }
@@ -83,12 +86,23 @@ export async function startMerchantHosts(
     lifecycle.add(`${name} http`, () => server.close());
     urls[name] = server.url;
   }
+  const served: Merchant[] = [];
   for (const host of extra) {
-    const server = await listenWithUrlOn(host.name, (url) => host.build(url, kit), config.host, host.port);
+    const server = await listenWithUrlOn(
+      host.name,
+      async (url) => {
+        const built = await host.build(url, kit);
+        served.push(...built.merchants);
+        return built.fetch;
+      },
+      config.host,
+      host.port,
+    );
     lifecycle.add(`${host.name} http`, () => server.close());
     urls[host.name] = server.url;
   }
-  return { urls, merchants, db };
+  served.unshift(...Object.values(merchants));
+  return { urls, merchants, served, db };
 }
 
 /** An alias host lists what its source has; paths its source lacks are left out, and said so. */

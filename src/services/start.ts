@@ -6,9 +6,11 @@
  */
 
 import type { Analytics } from "../analytics/duckdb.ts";
+import { upsertListings } from "../analytics/listings.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import type { Config, MerchantHost } from "../config/config.ts";
 import type { Merchant } from "../merchant-kit/catalogue.ts";
+import { listingsOf } from "../merchant-kit/listings.ts";
 import type { ReportService } from "../reports/service.ts";
 import { type FacilitatorServiceOptions, startFacilitatorService } from "./facilitator.ts";
 import { type ExtraHost, startMerchantHosts } from "./merchants.ts";
@@ -55,6 +57,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     facilitatorUrl = started.url;
   }
   let merchants: Services["merchants"] = {};
+  let served: Merchant[] = [];
   if ((options.merchants?.length ?? 0) > 0 || (options.hosts?.length ?? 0) > 0) {
     const hosts = await startMerchantHosts(
       merchantConfig,
@@ -65,6 +68,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     );
     Object.assign(urls, hosts.urls);
     merchants = hosts.merchants;
+    served = hosts.served;
   }
   let failed = new Promise<never>(() => undefined);
   let analytics: Analytics | undefined;
@@ -78,6 +82,9 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     );
     urls.reports = started.url;
     ({ analytics, reports } = started);
+    // Reports list a merchant's endpoints whether or not they were paid this week (the Bazaar only
+    // knows the paid ones): the catalogues of the merchants served here are listings too.
+    await upsertListings(analytics, served.flatMap(listingsOf));
     if (started.indexing) {
       const indexing = started.indexing;
       failed = new Promise<never>((_, reject) => {

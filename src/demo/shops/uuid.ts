@@ -15,6 +15,9 @@ export const uuid = defineEndpoint({
   method: "GET",
   path: "/uuid",
   price: "0.0001",
+  // The demo's tiny-repeat farm pays it, far below the shop's listed prices: farms use endpoints they
+  // do not advertise.
+  listed: false,
   description: "Fresh random version 4 UUIDs from a cryptographic source, 1 to 20 at a time.",
   input: UuidInput,
   output: UuidOutput,
