@@ -8,6 +8,7 @@ import { renderHomePage, renderReportPage } from "./page.ts";
 import { renderEmptyHomePage, renderErrorPage } from "./page-states.ts";
 import { LICENSE_URL } from "./report.ts";
 import { reportJsonSchema } from "./schema.ts";
+import { renderScreensPage, SCREENS_PATH } from "./screens-page.ts";
 import type { ReportService } from "./service.ts";
 import { NoDataYetError } from "./window.ts";
 
@@ -104,6 +105,11 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
       );
       return renderReportPage(report, details, { notice });
     }),
+  );
+
+  app.get(
+    SCREENS_PATH,
+    page(async (_c, notice) => renderScreensPage({ notice })),
   );
 
   app.get("/badges/base/:file", async (c) => {

@@ -3,7 +3,7 @@ import { BADGE_LABEL } from "./badge.ts";
 import { CHART_COLORS, dailyChartSvg } from "./chart.ts";
 import { realPercent } from "./money.ts";
 import type { Report } from "./schema.ts";
-import { FLAG_KINDS, SCREENS } from "./screens/index.ts";
+import { FLAG_KINDS, SCREENS, SCREENS_PATH } from "./screens/index.ts";
 import type { Leaderboard, ReportDetails, UnrankedEntry, UnrankedReason } from "./service.ts";
 import { spanText } from "./span.ts";
 import { isShortWindow } from "./window.ts";
@@ -92,7 +92,7 @@ export function noticeBanner(notice: string | undefined): Markup {
 }
 
 export function licenceFooter(license: string, extra: Markup = nothing): Markup {
-  return html`<footer><p>The reports and datasets are published under the <a rel="license" href="${license}">Creative Commons Attribution 4.0 International licence (CC BY 4.0)</a>: reuse them freely, naming x402-merchants as the source.${extra}</p></footer>`;
+  return html`<footer><p><a href="${SCREENS_PATH}">How the screens work</a>: every rule and threshold behind the real figures.</p><p>The reports and datasets are published under the <a rel="license" href="${license}">Creative Commons Attribution 4.0 International licence (CC BY 4.0)</a>: reuse them freely, naming x402-merchants as the source.${extra}</p></footer>`;
 }
 
 function dataLinks(first: Markup): Markup {
@@ -200,8 +200,17 @@ ${
     ? html`<p class="note exchange"><strong>Exchange flows.</strong> ${report.exchange_flow_note}</p>`
     : nothing;
   return html`${body}
-<p class="note">${report.flag_note}</p>
+<p class="note">${flagNoteMarkup(report.flag_note)}</p>
 ${exchange}`;
+}
+
+/** The flag note, its link to the screens' rules made a link. */
+function flagNoteMarkup(note: string): Markup {
+  const marker = " How each screen works: ";
+  const at = note.lastIndexOf(marker);
+  const url = at < 0 ? "" : note.slice(at + marker.length);
+  if (!isHttp(url)) return html`${note}`;
+  return html`${note.slice(0, at)} <a href="${url}">How each screen works</a>.`;
 }
 
 function listings(report: Report): Markup {

@@ -1,12 +1,18 @@
 import type { Analytics, Params } from "../analytics/duckdb.ts";
 import { sqlListingHosts, sqlListingsJson } from "./listings.ts";
 import { CENT, sqlCents, sqlRatio, sqlRealPercent, sqlUsd, sqlUsd6, sqlUsdText } from "./money.ts";
+import { SCREENS_PATH } from "./screens/index.ts";
 import { spanText } from "./span.ts";
 import type { ReportWindow } from "./window.ts";
 
 export const LICENSE_URL = "https://creativecommons.org/licenses/by/4.0/";
 export const FLAG_NOTE =
   "A flag marks a pattern in public on-chain data, not a finding of wrongdoing: a merchant testing its own endpoint, one large customer or a high-volume integration can trip a screen.";
+
+/** The report's `flag_note`: the disclaimer, and where each screen's rule is written (docs/screens.md). */
+export function flagNote(publicUrl: string): string {
+  return `${FLAG_NOTE} How each screen works: ${publicUrl}${SCREENS_PATH}`;
+}
 
 /**
  * Screens do not follow money through hubs (exchanges, bridges): nearly every wallet shares one.
@@ -203,7 +209,7 @@ export function reportsQuery(ctx: ReportContext, address?: string): { sql: strin
       license: JSON.stringify(LICENSE_URL),
       end_date_json: JSON.stringify(endDate),
       window: JSON.stringify(ctx.window),
-      flag_note: JSON.stringify(FLAG_NOTE),
+      flag_note: JSON.stringify(flagNote(ctx.publicUrl)),
       // Values.
       end_date: endDate,
       // "7 days", the spec's words, for a week; a young chain's span in the unit it fills ("56 seconds").

@@ -2,6 +2,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Analytics } from "../../src/analytics/duckdb.ts";
 import { reportRoutes } from "../../src/reports/http.ts";
+import { FLAG_KINDS } from "../../src/reports/screens/index.ts";
 import { ReportService } from "../../src/reports/service.ts";
 import { addr, analyticsWith, END, payment, repeat } from "../helpers/data.ts";
 
@@ -72,6 +73,24 @@ describe("report API", () => {
   it("serves the leaderboard", async () => {
     const board = (await (await app.request("/v1/leaderboard/base")).json()) as { merchants: unknown[] };
     expect(board.merchants).toEqual([expect.objectContaining({ rank: 1, address: m, real_usd: 3 })]);
+  });
+
+  it("links every page and report to the screens' rules, served as a page with every screen in it", async () => {
+    const report = (await (await app.request(`/v1/reports/base/${m}`)).json()) as { flag_note: string };
+    expect(report.flag_note).toMatch(
+      /not a finding of wrongdoing.* How each screen works: https:\/\/reports\.test\/screens$/,
+    );
+    const page = await (await app.request(`/reports/base/${m}`)).text();
+    expect(page).toContain('<a href="https://reports.test/screens">How each screen works</a>');
+    for (const path of [`/reports/base/${m}`, "/", "/no-such-page"])
+      expect(await (await app.request(path)).text()).toContain('<a href="/screens">How the screens work</a>');
+
+    const screens = await app.request("/screens");
+    expect(screens.status).toBe(200);
+    expect(screens.headers.get("content-type")).toMatch(/text\/html/);
+    const text = await screens.text();
+    expect(text).toContain("SAMPLE DATA: made up.");
+    for (const kind of FLAG_KINDS) expect(text).toMatch(new RegExp(`<h2>\\d\\. <code>${kind}</code>`));
   });
 
   it("serves the page, the badge and the datasets", async () => {
