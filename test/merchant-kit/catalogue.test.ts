@@ -4,8 +4,15 @@ import type { Listening } from "../../src/common/listen.ts";
 import { aliasOf, missingAliasPaths } from "../../src/merchant-kit/catalogue.ts";
 import { listingsNdjson, listingsOf } from "../../src/merchant-kit/listings.ts";
 import { priceToAtomic } from "../../src/merchant-kit/price.ts";
+import { x402Routes } from "../../src/merchant-kit/routes.ts";
 import { openTestDatabase } from "../helpers/db.ts";
-import { refusingFacilitator, startMerchant, TEST_ENDPOINTS, testMerchant } from "../helpers/merchant.ts";
+import {
+  refusingFacilitator,
+  startMerchant,
+  TEST_ENDPOINTS,
+  testConfig,
+  testMerchant,
+} from "../helpers/merchant.ts";
 import { NETWORK, newMerchant } from "../helpers/x402.ts";
 
 /** Documents read back loosely: the assertions are the check. */
@@ -199,6 +206,23 @@ describe("listings", () => {
       method: "GET",
     });
     expect(lines.every((l) => l.type === "listing")).toBe(true);
+  });
+});
+
+describe("an unlisted endpoint", () => {
+  it("still asks for its price, but declares no Bazaar discovery and is left out of the listings", () => {
+    const listed = testMerchant(payTo, "https://api.test");
+    const merchant = {
+      ...listed,
+      endpoints: listed.endpoints.map((e, i) => (i === 0 ? { ...e, listed: false } : e)),
+    };
+    const routes = x402Routes(merchant, testConfig().payments);
+    const [hidden, shown] = merchant.endpoints.map((e) => routes[`${e.method} ${e.path}`]);
+    expect(hidden?.accepts).toMatchObject({ payTo, price: { amount: "1000" } });
+    expect(hidden?.extensions).toBeUndefined();
+    expect(shown?.extensions).toHaveProperty("bazaar");
+    expect(listingsOf(merchant).map((l) => l.resource)).not.toContain("https://api.test/api/calc");
+    expect(listingsOf(merchant)).toHaveLength(listingsOf(listed).length - 1);
   });
 });
 
