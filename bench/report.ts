@@ -32,6 +32,7 @@ import { DEFAULT_END_BLOCK, DEFAULT_END_TIME, type SyntheticSummary } from "../s
 import { Analytics, type Params } from "../src/analytics/duckdb.ts";
 import { importNdjson } from "../src/analytics/import.ts";
 import { bumpDataVersion } from "../src/analytics/migrations.ts";
+import { MONEY_GRAPH_TABLES } from "../src/reports/money-graph.ts";
 import { ReportService } from "../src/reports/service.ts";
 import { resolveWindow } from "../src/reports/window.ts";
 
@@ -348,6 +349,20 @@ for (const s of ["import", "warm-up", "reports", "baseline", "read", "floor"]) {
 }
 const reportsSql = timings.filter((t) => t.stage === "reports").reduce((n, t) => n + t.ms, 0);
 line(`  reports outside SQL, per build: ${Math.round(reportsMs - reportsSql / rounds.length)} ms`);
+// The screens that follow money between wallets (src/reports/money-graph.ts): their statements' share.
+const graphTables = new RegExp(`\\b(${MONEY_GRAPH_TABLES.join("|")})\\b`);
+const graphMs =
+  timings
+    .filter(
+      (t) =>
+        t.stage === "reports" &&
+        /^(CREATE OR REPLACE TEMP TABLE|INSERT INTO|SELECT \* FROM rw_cycle_edges)/.test(t.sql),
+    )
+    .filter((t) => graphTables.test(t.sql.slice(0, 60)))
+    .reduce((n, t) => n + t.ms, 0) / rounds.length;
+line(
+  `  money-graph screens (hubs, funding paths, tiny prices, rings, hub links), per build: ${Math.round(graphMs)} ms, ${((100 * graphMs) / reportsMs).toFixed(0)}% of the build`,
+);
 line();
 line(
   `rows generated    ${fmt(summary.lines)} (${fmt(summary.payments)} payments, ${fmt(summary.transfers)} transfers, ${fmt(summary.listings)} listings)`,
