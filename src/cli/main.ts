@@ -1,4 +1,5 @@
 import { AppError } from "../common/errors.ts";
+import { ConfigError } from "../config/config.ts";
 import { parseCommandLine, UsageError } from "./args.ts";
 import { runImport } from "./import.ts";
 import { runLeaderboard, runReport } from "./report.ts";
@@ -29,7 +30,10 @@ Environment: X402M_DATA (default ./data), X402M_PUBLIC_URL, PORT, X402M_DUCKDB_M
   DATABASE_URL, X402M_FACILITATOR_URL (default http://127.0.0.1:8403), X402M_NETWORK (default eip155:8453),
   X402M_ASSET, X402M_ASSET_NAME, X402M_ASSET_VERSION, X402M_ASSET_DECIMALS (default Base USDC),
   X402M_UTILITY_PAY_TO, X402M_UTILITY_URL, X402M_UTILITY_PORT (default 8404),
-  X402M_UTILITY_ALIAS_PAY_TO (default the utility's), X402M_UTILITY_ALIAS_URL, X402M_UTILITY_ALIAS_PORT (default 8405)`;
+  X402M_UTILITY_ALIAS_PAY_TO (default the utility's), X402M_UTILITY_ALIAS_URL, X402M_UTILITY_ALIAS_PORT (default 8405)
+
+Exit codes: 0 done; 2 a usage mistake (command, arguments, flags or settings: nothing was attempted);
+  1 any other failure. Either way stderr says why in one line.`;
 
 /** Runs one command; returns the process exit code. Errors are one line on stderr. */
 export async function main(argv: string[]): Promise<number> {
@@ -72,7 +76,7 @@ export async function main(argv: string[]): Promise<number> {
     }
   } catch (error) {
     process.stderr.write(`x402-merchants: ${describe(error)}\n`);
-    return error instanceof UsageError ? 2 : 1;
+    return error instanceof UsageError || error instanceof ConfigError ? 2 : 1;
   }
 }
 

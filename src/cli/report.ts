@@ -1,6 +1,6 @@
 import { openAnalytics } from "../analytics/duckdb.ts";
 import { DEFAULT_PUBLIC_URL } from "../config/config.ts";
-import { ReportService } from "../reports/service.ts";
+import { isAddress, ReportService } from "../reports/service.ts";
 import { configFrom, type Flags, parseEndBlock, UsageError } from "./args.ts";
 
 async function withReports<T>(flags: Flags, fn: (reports: ReportService) => Promise<T>): Promise<T> {
@@ -16,6 +16,8 @@ async function withReports<T>(flags: Flags, fn: (reports: ReportService) => Prom
 export async function runReport(args: string[], flags: Flags): Promise<number> {
   const [address, ...extra] = args;
   if (!address || extra.length > 0) throw new UsageError("report takes exactly one ADDRESS");
+  if (!isAddress(address))
+    throw new UsageError(`"${address}" is not an address: 0x followed by 40 hex digits`);
   const endBlock = parseEndBlock(flags["end-block"]);
   const { report } = await withReports(flags, (reports) => reports.report(address, endBlock));
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

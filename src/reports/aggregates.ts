@@ -1,6 +1,6 @@
 import type { Analytics } from "../analytics/duckdb.ts";
 import { BASE_USDC } from "../chain/base.ts";
-import { sqlCents } from "./money.ts";
+import { CENT, sqlCents } from "./money.ts";
 import { fundingPaths, hubLinks, MONEY_GRAPH_TABLES, moneyMoves, rings, tinyPrices } from "./money-graph.ts";
 import { sqlRank } from "./rank.ts";
 import { SCREENS, THRESHOLDS } from "./screens/index.ts";
@@ -20,11 +20,14 @@ import { SCREENS, THRESHOLDS } from "./screens/index.ts";
  * - `rw_figures`: one row per merchant of the analytics database: address, name, claimed, frozen, tx, amount,
  *   buyers, real_tx, real_amount, real_buyers, top_amount, p25, median, p75 (atomic units,
  *   interpolated), median_passing, hub_linked_buyers, rank;
- * - `rw_flag_kinds`: pay_to, kind, precedence, tx, amount: only kinds with flagged payments;
+ * - `rw_flag_kinds`: pay_to, kind, precedence, tx, amount, cents (apportioned): only kinds with flagged payments;
  * - `rw_days`: pay_to, day (0 is `firstDate`), tx, cents, real_cents: only days with payments;
- * - `rw_details`: pay_to, details: the page's `{"flagged_wallets": {kind: [{wallet, tx, usd}]}}`,
- *   the 20 largest wallets per kind, for merchants with flags.
+ * - `rw_details`: pay_to, details: the page's `{"flagged_wallets": {kind: [{wallet, tx, usd}]},
+ *   "more_wallets": {kind: {wallets, tx, usd}}}`, the 20 largest wallets per kind and the rest, for merchants with flags.
  */
+
+/** How many of a flag's wallets the page lists by name; the rest are one row. */
+const SHOWN_WALLETS = 20;
 
 export interface WindowBounds {
   /** Exclusive: the window holds blocks start_block + 1 .. end_block. */
@@ -217,29 +220,70 @@ async function figures(analytics: Analytics): Promise<void> {
   );
 
   const precedence = `CASE kind ${SCREENS.map((s, i) => `WHEN '${s.kind}' THEN ${i}`).join(" ")} END`;
+  // The flags' cents by largest remainder: every kind gets its cents rounded down, the cents left to reach
+  // usd - real_usd go to the kinds with the largest remainders, so the flags add up exactly.
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_flag_kinds AS
-     SELECT pay_to, kind, ${precedence} AS precedence, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n)::BIGINT AS amount
-     FROM ${flagged} GROUP BY pay_to, kind`,
+     WITH k AS (
+       SELECT pay_to, kind, ${precedence} AS precedence, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n)::BIGINT AS amount
+       FROM ${flagged} GROUP BY pay_to, kind
+     )
+     SELECT k.*, (k.amount // ${CENT} + CASE WHEN k.amount % ${CENT} > 0 AND row_number() OVER (
+         PARTITION BY k.pay_to ORDER BY k.amount % ${CENT} DESC, k.precedence
+       ) <= ${sqlCents("m.amount")} - ${sqlCents("m.real_amount")} - sum(k.amount // ${CENT}) OVER (PARTITION BY k.pay_to)
+       THEN 1 ELSE 0 END)::BIGINT AS cents
+     FROM k JOIN rw_figures m ON m.address = k.pay_to`,
   );
+  // Daily cents by largest remainder, like the flags' (report.ts): each day gets its cents rounded down,
+  // the cents left to reach the merchant's rounded total go to the days with the largest remainders, so
+  // the days add up to usd and real_usd exactly. A day's real cent goes first where its reported cent
+  // went, so no day shows more real than reported.
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_days AS
-     SELECT pay_to, day, d.tx, ${sqlCents("d.amount")} AS cents, ${sqlCents("d.amount - coalesce(f.amount, 0)")} AS real_cents
-     FROM (SELECT pay_to, day, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount FROM rw_groups GROUP BY ALL) d
-     LEFT JOIN (SELECT pay_to, day, sum(amount::HUGEINT * n) AS amount FROM ${flagged} GROUP BY ALL) f USING (pay_to, day)`,
+     WITH d AS (
+       SELECT pay_to, day, d.tx, d.amount, d.amount - coalesce(f.amount, 0) AS real_amount
+       FROM (SELECT pay_to, day, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount FROM rw_groups GROUP BY ALL) d
+       LEFT JOIN (SELECT pay_to, day, sum(amount::HUGEINT * n) AS amount FROM ${flagged} GROUP BY ALL) f USING (pay_to, day)
+     ), c AS (
+       SELECT *, (amount // ${CENT} + CASE WHEN amount % ${CENT} > 0 AND row_number() OVER (
+           PARTITION BY pay_to ORDER BY amount % ${CENT} DESC, day
+         ) <= ${sqlCents("sum(amount) OVER (PARTITION BY pay_to)")} - sum(amount // ${CENT}) OVER (PARTITION BY pay_to)
+         THEN 1 ELSE 0 END)::BIGINT AS cents
+       FROM d
+     )
+     SELECT pay_to, day, tx, cents, (real_amount // ${CENT} + CASE WHEN real_amount % ${CENT} > 0 AND row_number() OVER (
+         PARTITION BY pay_to ORDER BY real_amount % ${CENT} > 0 DESC, real_amount // ${CENT} < cents DESC,
+           real_amount % ${CENT} DESC, day
+       ) <= ${sqlCents("sum(real_amount) OVER (PARTITION BY pay_to)")} - sum(real_amount // ${CENT}) OVER (PARTITION BY pay_to)
+       THEN 1 ELSE 0 END)::BIGINT AS real_cents
+     FROM c`,
   );
+  // The page's wallet tables: each kind's cents shared among its wallets the same way, so a table's rows
+  // (the largest wallets, then one row for the rest) add up to the flag's heading.
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_details AS
-     WITH wallets AS (
+     WITH w AS (
        SELECT pay_to, kind, payer, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount
        FROM ${flagged} GROUP BY pay_to, kind, payer
-       QUALIFY row_number() OVER (PARTITION BY pay_to, kind ORDER BY sum(amount::HUGEINT * n) DESC, payer) <= 20
+     ), shared AS (
+       SELECT w.*, k.precedence,
+         (w.amount // ${CENT} + CASE WHEN w.amount % ${CENT} > 0 AND row_number() OVER (
+             PARTITION BY w.pay_to, w.kind ORDER BY w.amount % ${CENT} DESC, w.payer
+           ) <= k.cents - sum(w.amount // ${CENT}) OVER (PARTITION BY w.pay_to, w.kind)
+           THEN 1 ELSE 0 END)::BIGINT AS cents,
+         row_number() OVER (PARTITION BY w.pay_to, w.kind ORDER BY w.amount DESC, w.payer) AS place
+       FROM w JOIN rw_flag_kinds k USING (pay_to, kind)
      ), kinds AS (
-       SELECT pay_to, kind, ${precedence} AS precedence,
-         list({'wallet': payer, 'tx': tx, 'usd': ${sqlCents("amount")} / 100} ORDER BY amount DESC, payer) AS wallets
-       FROM wallets GROUP BY pay_to, kind
+       SELECT pay_to, kind, precedence,
+         list({'wallet': payer, 'tx': tx, 'usd': cents / 100} ORDER BY place) FILTER (place <= ${SHOWN_WALLETS}) AS wallets,
+         {'wallets': count(*) FILTER (place > ${SHOWN_WALLETS}), 'tx': coalesce(sum(tx) FILTER (place > ${SHOWN_WALLETS}), 0),
+          'usd': coalesce(sum(cents) FILTER (place > ${SHOWN_WALLETS}), 0) / 100} AS rest
+       FROM shared GROUP BY pay_to, kind, precedence
      )
-     SELECT pay_to, '{"flagged_wallets":{' || string_agg(to_json(kind) || ':' || to_json(wallets), ',' ORDER BY precedence) || '}}' AS details
+     SELECT pay_to,
+       '{"flagged_wallets":{' || string_agg(to_json(kind) || ':' || to_json(wallets), ',' ORDER BY precedence) ||
+       '},"more_wallets":{' || coalesce(string_agg(to_json(kind) || ':' || to_json(rest), ',' ORDER BY precedence)
+         FILTER (rest.wallets > 0), '') || '}}' AS details
      FROM kinds GROUP BY pay_to`,
   );
 }

@@ -146,6 +146,10 @@ ${row("Buyer wallets", count.format(report.buyers), count.format(report.real_buy
 </dl>`;
 }
 
+/** How every dollar figure on the page is rounded, said once. */
+const ROUNDING_RULE =
+  "Dollar figures are exact sums of USDC amounts rounded half up to the cent. The days, the flags and each flag's wallets are shares of those totals, rounded down to the cent with the cents left over going to the largest remainders, so every column adds up exactly to its total.";
+
 function daily(report: Report): Markup {
   const rows = report.daily.map(
     (d) =>
@@ -176,10 +180,15 @@ function flags(report: Report, details: ReportDetails): Markup {
     const flag = report.flags[kind];
     const summary = SCREENS.find((s) => s.kind === kind)?.summary ?? "";
     const wallets = details.flagged_wallets[kind] ?? [];
+    const rest = details.more_wallets?.[kind];
     const rows = wallets.map(
       (w) =>
         html`<tr><td><code title="${w.wallet}">${w.wallet}</code></td><td class="num">${count.format(w.tx)}</td><td class="num">${usd(w.usd)}</td></tr>`,
     );
+    if (rest && rest.wallets > 0)
+      rows.push(
+        html`<tr><td>${count.format(rest.wallets)} more ${rest.wallets === 1 ? "wallet" : "wallets"}</td><td class="num">${count.format(rest.tx)}</td><td class="num">${usd(rest.usd)}</td></tr>`,
+      );
     return html`<section class="flag" id="flag-${kind}">
 <h3><code>${kind}</code>${flag ? html`: ${payments(flag.tx)}, ${usd(flag.usd)}` : nothing}</h3>
 <p>${summary}</p>
@@ -249,6 +258,7 @@ ${stateList(report)}
 ${windowText(report.window)}
 <h2>Figures</h2>
 ${figures(report)}
+<p class="note">${ROUNDING_RULE}</p>
 <h2>Day by day</h2>
 ${daily(report)}
 <h2>Flags</h2>

@@ -1,6 +1,6 @@
 import type { Analytics, Params } from "../analytics/duckdb.ts";
 import { sqlListingHosts, sqlListingsJson } from "./listings.ts";
-import { CENT, sqlCents, sqlRatio, sqlRealPercent, sqlUsd, sqlUsd6, sqlUsdText } from "./money.ts";
+import { sqlCents, sqlRatio, sqlRealPercent, sqlUsd, sqlUsd6, sqlUsdText } from "./money.ts";
 import { SCREENS_PATH } from "./screens/index.ts";
 import { spanText } from "./span.ts";
 import type { ReportWindow } from "./window.ts";
@@ -75,21 +75,13 @@ export async function writeReports(
         `{'tx': coalesce(d.tx${i}, 0)::BIGINT, 'cents': coalesce(d.cents${i}, 0)::BIGINT, 'real_cents': coalesce(d.real_cents${i}, 0)::BIGINT}`,
     )
     .join(", ")}]`;
-  const cents = sqlCents("m.amount");
-  const realCents = sqlCents("m.real_amount");
   await analytics.run(
     `INSERT INTO reports (chain, end_block, ${REPORT_COLUMNS.join(", ")})
-    WITH flag_cents AS (
-      -- Largest remainder: every kind gets its cents rounded down, the cents left go to the largest remainders.
-      SELECT k.pay_to, k.kind, k.precedence, k.tx, k.amount // ${CENT} AS cents, k.amount % ${CENT} AS remainder,
-        ${cents} - ${realCents} - sum(k.amount // ${CENT}) OVER (PARTITION BY k.pay_to) AS cents_left,
-        row_number() OVER (PARTITION BY k.pay_to ORDER BY k.amount % ${CENT} DESC, k.precedence) AS place
-      FROM rw_flag_kinds k JOIN rw_figures m ON m.address = k.pay_to
-    ), flags AS (
-      SELECT pay_to, '{' || string_agg(to_json(kind) || ':' || json_object('tx', tx,
-          'usd', ${sqlUsd(`cents + CASE WHEN remainder > 0 AND place <= cents_left THEN 1 ELSE 0 END`)}), ','
+    WITH flags AS (
+      -- The cents apportioned by aggregates.ts, so that the flags add up to usd - real_usd.
+      SELECT pay_to, '{' || string_agg(to_json(kind) || ':' || json_object('tx', tx, 'usd', ${sqlUsd("cents")}), ','
         ORDER BY precedence) || '}' AS flags
-      FROM flag_cents GROUP BY pay_to
+      FROM rw_flag_kinds GROUP BY pay_to
     ), days AS (
       -- One column per day: no sorted aggregate, no row per merchant-day.
       SELECT pay_to, ${pivot} FROM rw_days GROUP BY pay_to

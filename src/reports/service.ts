@@ -15,7 +15,10 @@ import { isoUtc, type ReportWindow, resolveWindow, windowDates } from "./window.
 
 /** What the page shows beyond the report: the wallets behind each flag (the 20 largest per kind). */
 export interface ReportDetails {
+  /** Per flag kind, its largest wallets (at most 20), largest first. */
   flagged_wallets: Record<string, { wallet: string; tx: number; usd: number }[]>;
+  /** Per flag kind with more wallets than that, the rest in one row. */
+  more_wallets?: Record<string, { wallets: number; tx: number; usd: number }>;
 }
 
 export interface LeaderboardEntry {
@@ -57,9 +60,11 @@ const WINDOWS_KEPT = 64;
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
+export const isAddress = (value: string): boolean => ADDRESS.test(value);
+
 /** Lower-cases a merchant address, or rejects it as bad input. */
 export function parseAddress(value: string): string {
-  if (!ADDRESS.test(value))
+  if (!isAddress(value))
     throw new BadInputError(`"${value}" is not an address: 0x followed by 40 hex digits`, "bad_address");
   return value.toLowerCase();
 }

@@ -75,6 +75,12 @@ describe("command line", () => {
     );
     expect((await runCli(["import"])).code).toBe(2);
     expect((await runCli(["report", m, "--bogus"])).code).toBe(2);
+    expect(await runCli(["report", "0x1234"])).toMatchObject({
+      code: 2,
+      stderr: 'x402-merchants: "0x1234" is not an address: 0x followed by 40 hex digits\n',
+    });
+    // A setting the environment gets wrong is a usage mistake too.
+    expect((await runCli(["leaderboard", "--port", "http"])).code).toBe(2);
   });
 
   it("serves, prints its URL as one JSON line, and stops on SIGTERM", async () => {

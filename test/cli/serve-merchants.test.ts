@@ -93,7 +93,7 @@ describe("serve --only", () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/--only takes a list of reports, utility, utility-alias/);
     const noWallet = await run(["serve", "--only", "utility"], { X402M_UTILITY_PAY_TO: "" });
-    expect(noWallet.code).toBe(1);
+    expect(noWallet.code).toBe(2);
     expect(noWallet.stderr).toMatch(/set X402M_UTILITY_PAY_TO/);
   });
 

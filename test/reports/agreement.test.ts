@@ -94,3 +94,40 @@ describe("the real share", () => {
     expect(board.unranked[0]).not.toHaveProperty("rank");
   });
 });
+
+describe("figures a reader can add up", () => {
+  it("has days and flag wallets that add up, in cents, to the totals and the flag headings", async () => {
+    const m = addr("sub-cent-shop");
+    const shop = await analyticsWith([
+      // 25 farm wallets of 14 payments each at $0.0007 and up (less than a cent each, one amount per wallet), and
+      // customers spread over the week at $0.0126: every daily and per-wallet figure has a remainder.
+      ...Array.from({ length: 25 }, (_, w) =>
+        repeat(14, { payer: addr(`farm-${w}`), payTo: m, amount: 700 + w }),
+      ).flat(),
+      ...Array.from({ length: 9 }, (_, b) =>
+        repeat(11, { payer: addr(`customer-${b}`), payTo: m, amount: 12_600 }),
+      ).flat(),
+    ]);
+    try {
+      const service = new ReportService(shop, { publicUrl: "https://reports.test" });
+      const { report, details } = await service.report(m);
+      const c = (usd: number) => Math.round(usd * 100);
+      expect(report.flags.tiny_repeat?.tx).toBe(350);
+      expect(report.daily.reduce((s, d) => s + c(d.usd), 0)).toBe(c(report.usd));
+      expect(report.daily.reduce((s, d) => s + c(d.real_usd), 0)).toBe(c(report.real_usd));
+      const wallets = details.flagged_wallets.tiny_repeat ?? [];
+      const rest = details.more_wallets?.tiny_repeat;
+      expect([wallets.length, rest?.wallets, rest?.tx]).toEqual([20, 5, 70]);
+      expect(wallets.reduce((s, w) => s + c(w.usd), 0) + c(rest?.usd ?? 0)).toBe(
+        c(report.flags.tiny_repeat?.usd ?? 0),
+      );
+      expect(c(report.usd) - c(report.real_usd)).toBe(c(report.flags.tiny_repeat?.usd ?? 0));
+
+      const page = await (await reportRoutes(service).request(`/reports/base/${m}`)).text();
+      expect(page).toContain("5 more wallets");
+      expect(page).toContain("so every column adds up exactly to its total");
+    } finally {
+      shop.close();
+    }
+  });
+});
