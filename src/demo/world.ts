@@ -203,6 +203,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       // Receipts polled every 50 ms: while catching up, blocks come every few milliseconds.
       facilitator: devnetFacilitatorOptions(devnet, 50),
       merchants: ["utility", "utility-alias"],
+      notice: DEMO_NOTICE,
       hosts: [
         {
           name: "shops",

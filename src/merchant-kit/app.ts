@@ -27,6 +27,8 @@ export interface MerchantAppOptions {
   payments: PaymentSettings;
   /** The payer's balance, for endpoints that reserve funds; default: read from `payments.rpcUrl`. */
   funds?: FundsReader;
+  /** A banner over the host's pages when its money is not real (the devnet demo's). */
+  notice?: string;
 }
 
 /**
@@ -84,7 +86,7 @@ export async function merchantApp(
   );
 
   const openapi = openApiDocument(merchant, options.payments);
-  const page = renderReferencePage(openapi);
+  const page = renderReferencePage(openapi, { notice: options.notice });
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.get("/openapi.json", (c) => c.json(openapi));
   app.get("/.well-known/x402", (c) => c.json(wellKnownX402(merchant)));

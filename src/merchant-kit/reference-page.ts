@@ -55,7 +55,7 @@ ${output === undefined ? "" : `<h3>Example answer</h3><pre><code>${escapeText(JS
  * its price, parameters, a console to call it (and pay with a browser wallet), a curl line and an example
  * answer. One inline script, no external asset.
  */
-export function renderReferencePage(doc: OpenApiDocument): string {
+export function renderReferencePage(doc: OpenApiDocument, opts: { notice?: string } = {}): string {
   const server = doc.servers[0]?.url ?? "";
   const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
     Object.entries(ops).map(([method, op]) => ({ path, method, op })),
@@ -80,10 +80,11 @@ caption{text-align:left;font-weight:bold}.method{background:#1a1a1a;color:#fff;p
 section{border-top:1px solid #ccc;margin-top:2rem}.skip{position:absolute;left:-999px}.skip:focus{left:1rem}
 form.try label{display:block;margin:.25rem 0}form.try input{min-width:20rem}form.try textarea{width:100%;font-family:ui-monospace,monospace}
 form.try output pre{white-space:pre-wrap;word-break:break-all}
+.notice{background:#fff8c5;border-bottom:3px solid #d4a72c;padding:.75rem 1rem;text-align:center;font-weight:600}
 </style>
 </head>
 <body>
-<a class="skip" href="#operations">Skip to the operations</a>
+${opts.notice ? `<div class="notice" role="note">${escapeText(opts.notice)}</div>\n` : ""}<a class="skip" href="#operations">Skip to the operations</a>
 <header><h1>${escapeText(doc.info.title)}</h1><p>${escapeText(doc.info.description)}</p>
 <p>Machine-readable: <a href="/openapi.json">OpenAPI 3.1</a>, <a href="/.well-known/x402">/.well-known/x402</a>.</p></header>
 <nav aria-label="Operations"><ul>${nav}</ul></nav>

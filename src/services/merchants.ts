@@ -53,6 +53,7 @@ export async function startMerchantHosts(
   facilitatorUrl: string,
   lifecycle: Lifecycle,
   extra: readonly ExtraHost[] = [],
+  notice?: string,
 ): Promise<MerchantHosts> {
   for (const name of names) payToOf(config, name);
   const db = await openDatabase({
@@ -64,6 +65,7 @@ export async function startMerchantHosts(
     services: { db, config },
     facilitator: new HTTPFacilitatorClient({ url: facilitatorUrl }),
     payments: config.payments,
+    notice,
   };
   const urls: Record<string, string> = {};
   const merchants: MerchantHosts["merchants"] = {};

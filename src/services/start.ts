@@ -30,6 +30,8 @@ export interface ServicesOptions {
    * started before it (the demo's indexer reads the Bazaar of the facilitator started here).
    */
   reports?: { follow?: FollowOptions | ((urls: Record<string, string>) => FollowOptions) };
+  /** A banner over every merchant host's pages (the demo's: its money is not real). */
+  notice?: string;
 }
 
 export interface Services {
@@ -65,6 +67,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
       facilitatorUrl,
       lifecycle,
       options.hosts,
+      options.notice,
     );
     Object.assign(urls, hosts.urls);
     merchants = hosts.merchants;

@@ -4,9 +4,10 @@
  * slug taken off the path. `/` lists them.
  */
 import { Hono } from "hono";
-import { html } from "hono/html";
+import { html } from "../../common/html.ts";
 import { type MerchantAppOptions, merchantApp } from "../../merchant-kit/app.ts";
 import type { Merchant } from "../../merchant-kit/catalogue.ts";
+import { documentShell, noticeBanner } from "../../reports/page.ts";
 
 export async function shopsApp(
   shops: readonly { merchant: Merchant; name: string }[],
@@ -16,18 +17,31 @@ export async function shopsApp(
   for (const { merchant } of shops) apps.set(merchant.name, (await merchantApp(merchant, options)).fetch);
 
   const app = new Hono();
-  app.get("/", (c) =>
-    c.html(
-      html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Demo shops</title></head>
-<body><h1>Demo shops</h1><p>Small paid APIs of the devnet demo, each with its own wallet.</p><ul>
-${shops.map(
-  ({ merchant, name }) =>
-    html`<li><a href="${merchant.publicUrl}/">${name}</a>: ${merchant.endpoints.map((e) => `${e.method} ${e.path} ($${e.price})`).join(", ")}</li>`,
-)}
-</ul></body></html>`,
-    ),
+  // Styled like the report pages, the demo's banner on top.
+  const rows = shops.map(
+    ({ merchant, name }) =>
+      html`<tr><th scope="row"><a href="${merchant.publicUrl}/">${name}</a></th><td><code title="${merchant.payTo}">${merchant.payTo}</code></td><td>${merchant.endpoints.map(
+        (e, i) =>
+          html`${i > 0 ? html`<br>` : ""}<code>${e.method} ${e.path}</code> $${e.price}${e.listed === false ? " (unlisted)" : ""}`,
+      )}</td></tr>`,
   );
+  const index = documentShell(
+    "Demo shops",
+    html`${noticeBanner(options.notice)}
+<header>
+<p class="nav"><a href="/">Demo shops</a></p>
+<h1>Demo shops</h1>
+<p>Small paid APIs of the devnet demo, each with its own wallet. Each shop's name opens its API reference.</p>
+</header>
+<main>
+<div class="scroll"><table>
+<caption>${shops.length} shops</caption>
+<thead><tr><th scope="col">Shop</th><th scope="col">Wallet</th><th scope="col">Endpoints, per call</th></tr></thead>
+<tbody>${rows}</tbody>
+</table></div>
+</main>`,
+  );
+  app.get("/", (c) => c.html(index));
   app.all("/:slug{[a-z0-9-]+}/*", (c) => forward(c.req.raw, c.req.param("slug")));
   app.all("/:slug{[a-z0-9-]+}", (c) => forward(c.req.raw, c.req.param("slug")));
 
