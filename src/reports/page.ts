@@ -146,6 +146,14 @@ ${row("Buyer wallets", count.format(report.buyers), count.format(report.real_buy
 </dl>`;
 }
 
+/**
+ * Which window the figures belong to, and a link that keeps them: without `end_block` a page shows the
+ * latest window, which moves on with every block indexed.
+ */
+function permalink(path: string, w: Report["window"]): Markup {
+  return html`<p class="note">Every figure on this page is for the window ending at block ${count.format(w.end_block)}. <a href="${path}?end_block=${w.end_block}">Permanent link to this window's report</a>: the page without <code>end_block</code> always shows the latest window, which moves on with every block indexed.</p>`;
+}
+
 /** How every dollar figure on the page is rounded, said once. */
 const ROUNDING_RULE =
   "Dollar figures are exact sums of USDC amounts rounded half up to the cent. The days, the flags and each flag's wallets are shares of those totals, rounded down to the cent with the cents left over going to the largest remainders, so every column adds up exactly to its total.";
@@ -256,6 +264,7 @@ ${stateList(report)}
 <p class="claim">${report.claim}</p>
 <h2>Window</h2>
 ${windowText(report.window)}
+${permalink(`/reports/base/${report.address}`, report.window)}
 <h2>Figures</h2>
 ${figures(report)}
 <p class="note">${ROUNDING_RULE}</p>
@@ -333,6 +342,7 @@ export function renderHomePage(board: Leaderboard, opts: { notice?: string }): s
 <p>Weekly reports of the x402 micropayments (USDC on Base) that merchant wallets received. Each report gives the reported totals and the real ones: the payments that pass every screen for wash trading, such as a merchant paying itself or funding its own buyers. A flag marks a pattern in public chain data, not a finding of wrongdoing.</p>
 <h2>Ranking by real revenue</h2>
 ${windowText(board.window)}
+${permalink("/", board.window)}
 <div class="scroll"><table>
 <caption>Merchants ranked by real revenue in the ${spanText(board.window.days)} to ${end}</caption>
 <thead><tr><th scope="col" class="num">Rank</th><th scope="col">Merchant</th><th scope="col" class="num">Real usd</th><th scope="col" class="num">Reported usd</th><th scope="col" class="num">Real share</th><th scope="col" class="num">Real / all buyers</th></tr></thead>

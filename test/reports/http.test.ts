@@ -93,6 +93,20 @@ describe("report API", () => {
     for (const kind of FLAG_KINDS) expect(text).toMatch(new RegExp(`<h2>\\d\\. <code>${kind}</code>`));
   });
 
+  it("says which window a page's figures belong to, with a link that keeps them", async () => {
+    const report = (await (await app.request(`/v1/reports/base/${m}`)).json()) as {
+      window: { end_block: number };
+    };
+    const end = report.window.end_block;
+    const page = await (await app.request(`/reports/base/${m}`)).text();
+    expect(page).toContain(
+      `<a href="/reports/base/${m}?end_block=${end}">Permanent link to this window's report</a>`,
+    );
+    const kept = await app.request(`/reports/base/${m}?end_block=${end}`);
+    expect(kept.status).toBe(200);
+    expect(await (await app.request("/")).text()).toContain(`<a href="/?end_block=${end}">`);
+  });
+
   it("serves the page, the badge and the datasets", async () => {
     const page = await app.request(`/reports/base/${m}`);
     expect(page.headers.get("content-type")).toMatch(/text\/html/);
