@@ -1,6 +1,6 @@
 import type { Analytics } from "../analytics/duckdb.ts";
 import { BASE_USDC } from "../chain/base.ts";
-import { CENT, sqlCents } from "./money.ts";
+import { CENT, sqlApportionedCents, sqlCents } from "./money.ts";
 import { fundingPaths, hubLinks, MONEY_GRAPH_TABLES, moneyMoves, rings, tinyPrices } from "./money-graph.ts";
 import { sqlRank } from "./rank.ts";
 import { SCREENS, THRESHOLDS } from "./screens/index.ts";
@@ -228,10 +228,12 @@ async function figures(analytics: Analytics): Promise<void> {
        SELECT pay_to, kind, ${precedence} AS precedence, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n)::BIGINT AS amount
        FROM ${flagged} GROUP BY pay_to, kind
      )
-     SELECT k.*, (k.amount // ${CENT} + CASE WHEN k.amount % ${CENT} > 0 AND row_number() OVER (
-         PARTITION BY k.pay_to ORDER BY k.amount % ${CENT} DESC, k.precedence
-       ) <= ${sqlCents("m.amount")} - ${sqlCents("m.real_amount")} - sum(k.amount // ${CENT}) OVER (PARTITION BY k.pay_to)
-       THEN 1 ELSE 0 END)::BIGINT AS cents
+     SELECT k.*, ${sqlApportionedCents({
+       amount: "k.amount",
+       totalCents: `${sqlCents("m.amount")} - ${sqlCents("m.real_amount")}`,
+       partition: "k.pay_to",
+       tieBreak: "k.precedence",
+     })} AS cents
      FROM k JOIN rw_figures m ON m.address = k.pay_to`,
   );
   // Daily cents by largest remainder, like the flags' (report.ts): each day gets its cents rounded down,
@@ -245,17 +247,21 @@ async function figures(analytics: Analytics): Promise<void> {
        FROM (SELECT pay_to, day, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount FROM rw_groups GROUP BY ALL) d
        LEFT JOIN (SELECT pay_to, day, sum(amount::HUGEINT * n) AS amount FROM ${flagged} GROUP BY ALL) f USING (pay_to, day)
      ), c AS (
-       SELECT *, (amount // ${CENT} + CASE WHEN amount % ${CENT} > 0 AND row_number() OVER (
-           PARTITION BY pay_to ORDER BY amount % ${CENT} DESC, day
-         ) <= ${sqlCents("sum(amount) OVER (PARTITION BY pay_to)")} - sum(amount // ${CENT}) OVER (PARTITION BY pay_to)
-         THEN 1 ELSE 0 END)::BIGINT AS cents
+       SELECT *, ${sqlApportionedCents({
+         amount: "amount",
+         totalCents: sqlCents("sum(amount) OVER (PARTITION BY pay_to)"),
+         partition: "pay_to",
+         tieBreak: "day",
+       })} AS cents
        FROM d
      )
-     SELECT pay_to, day, tx, cents, (real_amount // ${CENT} + CASE WHEN real_amount % ${CENT} > 0 AND row_number() OVER (
-         PARTITION BY pay_to ORDER BY real_amount % ${CENT} > 0 DESC, real_amount // ${CENT} < cents DESC,
-           real_amount % ${CENT} DESC, day
-       ) <= ${sqlCents("sum(real_amount) OVER (PARTITION BY pay_to)")} - sum(real_amount // ${CENT}) OVER (PARTITION BY pay_to)
-       THEN 1 ELSE 0 END)::BIGINT AS real_cents
+     SELECT pay_to, day, tx, cents, ${sqlApportionedCents({
+       amount: "real_amount",
+       totalCents: sqlCents("sum(real_amount) OVER (PARTITION BY pay_to)"),
+       partition: "pay_to",
+       prefer: `real_amount // ${CENT} < cents`,
+       tieBreak: "day",
+     })} AS real_cents
      FROM c`,
   );
   // The page's wallet tables: each kind's cents shared among its wallets the same way, so a table's rows
@@ -267,10 +273,7 @@ async function figures(analytics: Analytics): Promise<void> {
        FROM ${flagged} GROUP BY pay_to, kind, payer
      ), shared AS (
        SELECT w.*, k.precedence,
-         (w.amount // ${CENT} + CASE WHEN w.amount % ${CENT} > 0 AND row_number() OVER (
-             PARTITION BY w.pay_to, w.kind ORDER BY w.amount % ${CENT} DESC, w.payer
-           ) <= k.cents - sum(w.amount // ${CENT}) OVER (PARTITION BY w.pay_to, w.kind)
-           THEN 1 ELSE 0 END)::BIGINT AS cents,
+         ${sqlApportionedCents({ amount: "w.amount", totalCents: "k.cents", partition: "w.pay_to, w.kind", tieBreak: "w.payer" })} AS cents,
          row_number() OVER (PARTITION BY w.pay_to, w.kind ORDER BY w.amount DESC, w.payer) AS place
        FROM w JOIN rw_flag_kinds k USING (pay_to, kind)
      ), kinds AS (

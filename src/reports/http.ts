@@ -8,7 +8,8 @@ import { renderHomePage, renderReportPage } from "./page.ts";
 import { renderEmptyHomePage, renderErrorPage } from "./page-states.ts";
 import { LICENSE_URL } from "./report.ts";
 import { reportJsonSchema } from "./schema.ts";
-import { renderScreensPage, SCREENS_PATH } from "./screens-page.ts";
+import { SCREENS_PATH } from "./screens/index.ts";
+import { renderScreensPage } from "./screens-page.ts";
 import type { ReportService } from "./service.ts";
 import { NoDataYetError } from "./window.ts";
 

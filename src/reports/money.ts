@@ -12,6 +12,27 @@ export function sqlCents(atomic: string): string {
   return `(((${atomic}) + ${CENT / 2n}) // ${CENT})::BIGINT`;
 }
 
+/**
+ * SQL, in a query over the rows that share a total: each row's whole cents by largest remainder. Every
+ * row of a `partition` gets its `amount` (atomic) in cents rounded down, and the cents left to reach
+ * `totalCents` go one each to the rows with the largest remainders (rows matching `prefer` first, then
+ * `tieBreak`), so the rows add up to `totalCents` exactly. `totalCents` is at most the partition's
+ * amounts rounded half up, which leaves no more cents than rows with a remainder.
+ */
+export function sqlApportionedCents(p: {
+  amount: string;
+  totalCents: string;
+  partition: string;
+  tieBreak: string;
+  prefer?: string;
+}): string {
+  const rest = `(${p.amount}) % ${CENT}`;
+  const order = [`${rest} > 0 DESC`, ...(p.prefer ? [`${p.prefer} DESC`] : []), `${rest} DESC`, p.tieBreak];
+  return `((${p.amount}) // ${CENT} + CASE WHEN ${rest} > 0 AND row_number() OVER (
+      PARTITION BY ${p.partition} ORDER BY ${order.join(", ")}
+    ) <= ${p.totalCents} - sum((${p.amount}) // ${CENT}) OVER (PARTITION BY ${p.partition}) THEN 1 ELSE 0 END)::BIGINT`;
+}
+
 /** Whole cents to dollars: a DOUBLE, the same number as JavaScript's `cents / 100`. */
 export function sqlUsd(cents: string): string {
   return `((${cents}) / 100)`;

@@ -8,8 +8,6 @@ import { html, trusted } from "../common/html.ts";
 import { documentShell, licenceFooter, noticeBanner } from "./page.ts";
 import { LICENSE_URL } from "./report.ts";
 
-export { SCREENS_PATH } from "./screens/index.ts";
-
 const SOURCE = new URL("../../docs/screens.md", import.meta.url);
 
 let rendered: string | undefined;

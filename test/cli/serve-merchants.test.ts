@@ -1,9 +1,8 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { Hono } from "hono";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { listen } from "../../src/common/listen.ts";
 import { isolatedDatabaseOptions } from "../helpers/db.ts";
+import { listenSupportedOnly } from "../helpers/merchant.ts";
 import { newMerchant } from "../helpers/x402.ts";
 
 /** Documents read back loosely: the assertions are the check. */
@@ -12,22 +11,9 @@ type LooseJson = any;
 
 const BIN = path.resolve("bin/x402-merchants");
 
-/** Answers `GET /supported` as a Base exact-scheme facilitator: enough for a merchant to ask for payment. */
-async function supportedOnlyFacilitator() {
-  const app = new Hono();
-  app.get("/supported", (c) =>
-    c.json({
-      kinds: [{ x402Version: 2, scheme: "exact", network: "eip155:8453" }],
-      extensions: [],
-      signers: {},
-    }),
-  );
-  return listen(app.fetch, "127.0.0.1", 0);
-}
-
 describe("serve --only", () => {
   it("runs the utility and alias hosts on their own ports, prints both URLs, and stops on SIGTERM", async () => {
-    const facilitator = await supportedOnlyFacilitator();
+    const facilitator = await listenSupportedOnly();
     onTestFinished(() => facilitator.close());
     const payTo = newMerchant();
     // A data directory with an empty PGlite cluster already made (initdb takes about 2 s).

@@ -3,6 +3,7 @@
  * a run counter and a delay, a POST body, a failing upstream), served by the real platform.
  */
 import type { FacilitatorClient } from "@x402/core/server";
+import { Hono } from "hono";
 import { z } from "zod";
 import type { Database } from "../../src/common/db/index.ts";
 import { UpstreamError } from "../../src/common/errors.ts";
@@ -139,6 +140,12 @@ export const refusingFacilitator: FacilitatorClient = {
     throw new Error("the test facilitator does not settle");
   },
 };
+
+/** `refusingFacilitator`'s `GET /supported` over HTTP on 127.0.0.1: enough for a merchant host in another process to start. */
+export function listenSupportedOnly(): Promise<Listening> {
+  const app = new Hono().get("/supported", async (c) => c.json(await refusingFacilitator.getSupported()));
+  return listenWithUrl(async () => app.fetch, "127.0.0.1", 0);
+}
 
 /**
  * Serves `build(url)`'s merchant on 127.0.0.1 with the kit; payers' balances are read from `rpcUrl` (a

@@ -3,7 +3,14 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sqlHost } from "../../src/analytics/listings.ts";
 import { sqlCleanText, sqlCutDescription } from "../../src/reports/listings.ts";
-import { sqlCents, sqlRatio, sqlUsd, sqlUsd6, sqlUsdText } from "../../src/reports/money.ts";
+import {
+  sqlApportionedCents,
+  sqlCents,
+  sqlRatio,
+  sqlUsd,
+  sqlUsd6,
+  sqlUsdText,
+} from "../../src/reports/money.ts";
 import { sqlRank } from "../../src/reports/rank.ts";
 
 // The report is assembled in SQL: its building blocks are checked in an in-memory DuckDB.
@@ -26,6 +33,38 @@ async function value(expression: string, params: Record<string, string | number>
 const cut = (text: string) => value(sqlCutDescription(`(${sqlCleanText("$text::VARCHAR")})`), { text });
 
 describe("money", () => {
+  it("apportions cents by largest remainder so that the rows add up to their rounded total", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: 3_000_000 }), { minLength: 1, maxLength: 12 }),
+        async (amounts) => {
+          const connection = await db.connect();
+          try {
+            const rows = amounts.map((a, i) => `(${i}, ${a})`).join(", ");
+            const cents = sqlApportionedCents({
+              amount: "amount",
+              totalCents: sqlCents("sum(amount) OVER ()"),
+              partition: "1",
+              tieBreak: "i",
+            });
+            const reader = await connection.runAndReadAll(
+              `SELECT i, amount, ${cents} AS c FROM (VALUES ${rows}) t(i, amount) ORDER BY i`,
+            );
+            const got = reader.getRowObjectsJS().map((r) => Number(r.c));
+            const total = amounts.reduce((s, a) => s + a, 0);
+            expect(got.reduce((s, c) => s + c, 0)).toBe(Math.floor((total + 5_000) / 10_000));
+            // Each row is its amount rounded down or up, never further off.
+            for (const [k, a] of amounts.entries())
+              expect([Math.floor(a / 10_000), Math.ceil(a / 10_000)]).toContain(got[k]);
+          } finally {
+            connection.closeSync();
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   it("rounds atomic units to cents half up", async () => {
     expect(await value(sqlCents("4999"))).toBe(0n);
     expect(await value(sqlCents("5000"))).toBe(1n);

@@ -1,26 +1,15 @@
-import { Hono } from "hono";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { Lifecycle } from "../../src/common/lifecycle.ts";
-import { listen } from "../../src/common/listen.ts";
 import { loadConfig } from "../../src/config/config.ts";
 import { listingsOf } from "../../src/merchant-kit/listings.ts";
 import { startServices } from "../../src/services/start.ts";
 import { isolatedDatabaseOptions } from "../helpers/db.ts";
+import { listenSupportedOnly } from "../helpers/merchant.ts";
 import { newMerchant } from "../helpers/x402.ts";
 
 describe("the composition root", () => {
   it("lists every endpoint of the merchants it serves in the reports, paid or not", async () => {
-    const facilitator = await listen(
-      new Hono().get("/supported", (c) =>
-        c.json({
-          kinds: [{ x402Version: 2, scheme: "exact", network: "eip155:8453" }],
-          extensions: [],
-          signers: {},
-        }),
-      ).fetch,
-      "127.0.0.1",
-      0,
-    );
+    const facilitator = await listenSupportedOnly();
     onTestFinished(() => facilitator.close());
     const db = await isolatedDatabaseOptions(process.env.DATABASE_URL ? "postgres" : "pglite");
     onTestFinished(db.cleanup);
