@@ -1,8 +1,10 @@
 import type { Analytics } from "../analytics/duckdb.ts";
 import { BASE_USDC } from "../chain/base.ts";
+import { EVIDENCE_TABLES, evidenceFacts } from "./evidence/facts.ts";
 import { CENT, sqlApportionedCents, sqlCents } from "./money.ts";
 import { fundingPaths, hubLinks, MONEY_GRAPH_TABLES, moneyMoves, rings, tinyPrices } from "./money-graph.ts";
 import { sqlRank } from "./rank.ts";
+import type { RingGraph } from "./screens/cycles.ts";
 import { SCREENS, THRESHOLDS } from "./screens/index.ts";
 
 /**
@@ -22,8 +24,9 @@ import { SCREENS, THRESHOLDS } from "./screens/index.ts";
  *   interpolated), median_passing, hub_linked_buyers, rank;
  * - `rw_flag_kinds`: pay_to, kind, precedence, tx, amount, cents (apportioned): only kinds with flagged payments;
  * - `rw_days`: pay_to, day (0 is `firstDate`), tx, cents, real_cents: only days with payments;
- * - `rw_details`: pay_to, details: the page's `{"flagged_wallets": {kind: [{wallet, tx, usd}]},
- *   "more_wallets": {kind: {wallets, tx, usd}}}`, the 20 largest wallets per kind and the rest, for merchants with flags.
+ * - `rw_details`: pay_to, details: the page's `{"flagged_wallets": {kind: [{wallet, tx, usd, evidence}]},
+ *   "more_wallets": {kind: {wallets, tx, usd}}}`, the 20 largest wallets per kind with the facts of their
+ *   evidence (`evidence/facts.ts`) and the rest, for merchants with flags.
  */
 
 /** How many of a flag's wallets the page lists by name; the rest are one row. */
@@ -48,6 +51,7 @@ const TABLES = [
   "rw_flag_kinds",
   "rw_days",
   "rw_details",
+  ...EVIDENCE_TABLES,
 ];
 
 /** Drops every table `aggregateWindow` made. */
@@ -75,13 +79,21 @@ function quartilesOf(h: string, quarters: readonly number[]): string {
     SELECT pay_to, k, CASE WHEN rest = 0 THEN lo_x::DOUBLE ELSE lo_x + (rest / 4) * (hi_x - lo_x) END AS value FROM x`;
 }
 
+/**
+ * SQL over the payments table (optionally by an alias, "w."): the window's USDC payments, between the
+ * parameters `$start` (exclusive) and `$end`.
+ */
+export const sqlInWindow = (t = "") =>
+  `${t}chain = 'base' AND ${t}asset = '${BASE_USDC}' AND ${t}block_number > $start AND ${t}block_number <= $end`;
+
+/** SQL: a payment's day of the window, 0 being the parameter `$first` (the window's first date). */
+export const sqlDay = (t = "") => `(${t}block_time::DATE - $first::DATE)::INTEGER`;
+
 /** Builds the window's tables (see above); the caller drops them with `dropWindowTables`. */
 export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds): Promise<void> {
   const p = { start: bounds.startBlock, end: bounds.endBlock };
-  // Over the payments table, optionally by an alias ("w.").
-  const inWindow = (t = "") =>
-    `${t}chain = 'base' AND ${t}asset = '${BASE_USDC}' AND ${t}block_number > $start AND ${t}block_number <= $end`;
-  const day = (t = "") => `(${t}block_time::DATE - $first::DATE)::INTEGER`;
+  const inWindow = sqlInWindow;
+  const day = sqlDay;
 
   // The one pass over the window's payments; the analytics database is written in block order, so zone maps skip the rest.
   // A group's first and last block place it before or after a funding transfer without reading it again.
@@ -138,7 +150,7 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
       payer_merchants, payer_light_merchants
     FROM pairs LEFT JOIN payers USING (payer) LEFT JOIN tiny USING (payer, pay_to)`,
   );
-  await rings(analytics, p);
+  const ringGraph = await rings(analytics, p);
   await hubLinks(analytics, p);
 
   const screenColumns = SCREENS.map((s) => `coalesce(${s.pair}, false) AS "s_${s.kind}"`).join(",\n      ");
@@ -165,11 +177,11 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
      )`,
   );
 
-  await figures(analytics);
+  await figures(analytics, ringGraph);
 }
 
 /** The per-merchant tables (see the module's comment) from the classified groups. */
-async function figures(analytics: Analytics): Promise<void> {
+async function figures(analytics: Analytics, ringGraph: RingGraph): Promise<void> {
   const flagged = "(SELECT * FROM rw_flag_groups WHERE kind IS NOT NULL)";
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_figures AS
@@ -267,21 +279,26 @@ async function figures(analytics: Analytics): Promise<void> {
   // The page's wallet tables: each kind's cents shared among its wallets the same way, so a table's rows
   // (the largest wallets, then one row for the rest) add up to the flag's heading.
   await analytics.run(
-    `CREATE OR REPLACE TEMP TABLE rw_details AS
+    `CREATE OR REPLACE TEMP TABLE rw_wallets AS
      WITH w AS (
        SELECT pay_to, kind, payer, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount
        FROM ${flagged} GROUP BY pay_to, kind, payer
-     ), shared AS (
-       SELECT w.*, k.precedence,
-         ${sqlApportionedCents({ amount: "w.amount", totalCents: "k.cents", partition: "w.pay_to, w.kind", tieBreak: "w.payer" })} AS cents,
-         row_number() OVER (PARTITION BY w.pay_to, w.kind ORDER BY w.amount DESC, w.payer) AS place
-       FROM w JOIN rw_flag_kinds k USING (pay_to, kind)
-     ), kinds AS (
+     )
+     SELECT w.*, k.precedence,
+       ${sqlApportionedCents({ amount: "w.amount", totalCents: "k.cents", partition: "w.pay_to, w.kind", tieBreak: "w.payer" })} AS cents,
+       row_number() OVER (PARTITION BY w.pay_to, w.kind ORDER BY w.amount DESC, w.payer) AS place
+     FROM w JOIN rw_flag_kinds k USING (pay_to, kind)`,
+  );
+  await evidenceFacts(analytics, ringGraph, SHOWN_WALLETS);
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_details AS
+     WITH kinds AS (
        SELECT pay_to, kind, precedence,
-         list({'wallet': payer, 'tx': tx, 'usd': cents / 100} ORDER BY place) FILTER (place <= ${SHOWN_WALLETS}) AS wallets,
+         list({'wallet': payer, 'tx': tx, 'usd': cents / 100, 'evidence': e.facts} ORDER BY place)
+           FILTER (place <= ${SHOWN_WALLETS}) AS wallets,
          {'wallets': count(*) FILTER (place > ${SHOWN_WALLETS}), 'tx': coalesce(sum(tx) FILTER (place > ${SHOWN_WALLETS}), 0),
           'usd': coalesce(sum(cents) FILTER (place > ${SHOWN_WALLETS}), 0) / 100} AS rest
-       FROM shared GROUP BY pay_to, kind, precedence
+       FROM rw_wallets LEFT JOIN rw_evidence e USING (pay_to, kind, payer) GROUP BY pay_to, kind, precedence
      )
      SELECT pay_to,
        '{"flagged_wallets":{' || string_agg(to_json(kind) || ':' || to_json(wallets), ',' ORDER BY precedence) ||

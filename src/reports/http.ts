@@ -4,6 +4,7 @@ import { AppError, BadInputError } from "../common/errors.ts";
 import { onError, onNotFound } from "../common/http.ts";
 import { renderBadge } from "./badge.ts";
 import { reportsToCsv, reportsToNdjson } from "./dataset.ts";
+import { renderEvidencePage } from "./evidence/page.ts";
 import { renderHomePage, renderReportPage } from "./page.ts";
 import { renderEmptyHomePage, renderErrorPage } from "./page-states.ts";
 import { LICENSE_URL } from "./report.ts";
@@ -27,8 +28,8 @@ function endBlockParam(value: string | undefined): number | undefined {
 }
 
 /**
- * The report service over HTTP: JSON reports, the leaderboard, the report's JSON Schema, the human
- * pages, the badges and the weekly dataset.
+ * The report service over HTTP: JSON reports and their evidence, the leaderboard, the report's JSON
+ * Schema, the human pages, the badges and the weekly datasets.
  */
 export function reportRoutes(reports: ReportService, options: ReportRoutesOptions = {}): Hono {
   const app = new Hono();
@@ -49,6 +50,12 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
     return c.json(report);
   });
 
+  app.get("/v1/reports/base/:address/evidence", async (c) => {
+    const evidence = await reports.evidence(c.req.param("address"), endBlockParam(c.req.query("end_block")));
+    c.header("Cache-Control", "public, max-age=300");
+    return c.json(evidence);
+  });
+
   app.get("/v1/leaderboard/base", async (c) => {
     c.header("Cache-Control", "public, max-age=300");
     return c.json(await reports.leaderboard(endBlockParam(c.req.query("end_block"))));
@@ -60,6 +67,16 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
   });
 
   app.get("/v1/datasets/base/:file", async (c) => {
+    if (c.req.param("file") === "evidence.ndjson") {
+      const { window, documents } = await reports.evidenceAll(endBlockParam(c.req.query("end_block")));
+      c.header("Content-Type", "application/x-ndjson; charset=utf-8");
+      c.header(
+        "Content-Disposition",
+        `attachment; filename="x402-merchant-evidence-base-${window.end_block}.ndjson"`,
+      );
+      c.header("Link", `<${LICENSE_URL}>; rel="license"`);
+      return c.body(documents.map((d) => `${JSON.stringify(d)}\n`).join(""));
+    }
     const match = /^reports\.(ndjson|csv)$/.exec(c.req.param("file"));
     if (!match) return onNotFound(c);
     const { window, reports: all } = await reports.reports(endBlockParam(c.req.query("end_block")));
@@ -105,6 +122,17 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
         endBlockParam(c.req.query("end_block")),
       );
       return renderReportPage(report, details, { notice });
+    }),
+  );
+
+  app.get(
+    "/reports/base/:address/evidence",
+    page(async (c, notice) => {
+      const evidence = await reports.evidence(
+        c.req.param("address") ?? "",
+        endBlockParam(c.req.query("end_block")),
+      );
+      return renderEvidencePage(evidence, { notice });
     }),
   );
 

@@ -1,5 +1,6 @@
+import type { DuckDBAppender } from "@duckdb/node-api";
 import type { Analytics } from "../analytics/duckdb.ts";
-import { type FlowEdge, ringPairs } from "./screens/cycles.ts";
+import { type FlowEdge, RingGraph } from "./screens/cycles.ts";
 import { THRESHOLDS } from "./screens/index.ts";
 
 /**
@@ -9,8 +10,10 @@ import { THRESHOLDS } from "./screens/index.ts";
  * - `rw_hubs` (wallet), `rw_moves` (src, dst, block, amount: plain transfers from the funding lookback
  *   to the window's end, hubs left out);
  * - `rw_funding` (payer, pay_to, funded_from): where the merchant's money first reached the payer;
- * - `rw_tiny` (pay_to, tiny_max): the largest amount tiny_repeat calls tiny, per merchant;
- * - `rw_ring` (payer, pay_to): the pairs on a ring (`screens/cycles.ts`);
+ * - `rw_reach` (pay_to, wallet, arrival, hops, via, amount): every wallet the merchant's money reached, and how;
+ * - `rw_tiny` (pay_to, tiny_max, price, price_source): the largest amount tiny_repeat calls tiny, per merchant,
+ *   and the price it comes from ('listed', 'paid', or NULL for the fallback);
+ * - `rw_ring` (payer, pay_to, returned, sent): the pairs on a ring (`screens/cycles.ts`);
  * - `rw_hub_links` (payer, pay_to): the merchant sent to a hub that sent to the payer, in the window.
  */
 
@@ -62,31 +65,35 @@ export async function moneyMoves(analytics: Analytics, blocks: Blocks): Promise<
  * through at most `fundingMaxHops` transfers, each no earlier than the one before. The first hop must
  * give more than the recipient had paid the merchant in the window by then (else it is a refund); only
  * groups of payments wholly before the transfer count as paid by then, which errs towards funding.
- * Each hop keeps only wallets reached earlier than before, so the walk stays small.
+ * Each hop keeps only wallets reached earlier than before, so the walk stays small. Each wallet reached
+ * keeps the first transfer that reached it (`via`, `amount`; the lowest block, then sender, then amount),
+ * so the evidence can walk a path back to the merchant.
  */
 export async function fundingPaths(analytics: Analytics): Promise<void> {
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_reach AS
-     SELECT t.src AS pay_to, t.dst AS wallet, min(t.block) AS arrival, 1 AS hops
-     FROM rw_moves t
-     WHERE t.src IN (SELECT DISTINCT pay_to FROM rw_groups)
-       AND t.amount > coalesce((
-         SELECT sum(g.amount::HUGEINT * g.n) FROM rw_groups g
-         WHERE g.payer = t.dst AND g.pay_to = t.src AND g.last_block < t.block
-       ), 0)
-     GROUP BY ALL`,
+     SELECT pay_to, wallet, first.block AS arrival, 1 AS hops, pay_to AS via, first.amount AS amount FROM (
+       SELECT t.src AS pay_to, t.dst AS wallet, min({'block': t.block, 'amount': t.amount}) AS first
+       FROM rw_moves t
+       WHERE t.src IN (SELECT DISTINCT pay_to FROM rw_groups)
+         AND t.amount > coalesce((
+           SELECT sum(g.amount::HUGEINT * g.n) FROM rw_groups g
+           WHERE g.payer = t.dst AND g.pay_to = t.src AND g.last_block < t.block
+         ), 0)
+       GROUP BY ALL
+     )`,
   );
   for (let hop = 2; hop <= THRESHOLDS.fundingMaxHops; hop++) {
     await analytics.run(
       `INSERT INTO rw_reach
-       SELECT n.pay_to, n.wallet, n.arrival, $hop FROM (
-         SELECT r.pay_to, t.dst AS wallet, min(t.block) AS arrival
+       SELECT n.pay_to, n.wallet, n.first.block, $hop, n.first.src, n.first.amount FROM (
+         SELECT r.pay_to, t.dst AS wallet, min({'block': t.block, 'src': t.src, 'amount': t.amount}) AS first
          FROM rw_reach r JOIN rw_moves t ON t.src = r.wallet AND t.block >= r.arrival
          WHERE r.hops = $hop - 1 AND t.dst <> r.pay_to
          GROUP BY ALL
        ) n
        WHERE NOT EXISTS (
-         SELECT 1 FROM rw_reach e WHERE e.pay_to = n.pay_to AND e.wallet = n.wallet AND e.arrival <= n.arrival
+         SELECT 1 FROM rw_reach e WHERE e.pay_to = n.pay_to AND e.wallet = n.wallet AND e.arrival <= n.first.block
        )`,
       { hop },
     );
@@ -126,17 +133,18 @@ export async function tinyPrices(analytics: Analytics): Promise<void> {
          ELSE least(l.price, p.price) END AS price
        FROM merchants m LEFT JOIN listed l USING (pay_to) LEFT JOIN paid p USING (pay_to)
      )
-     SELECT pay_to, coalesce(price // ${THRESHOLDS.tinyPriceDivisor}, ${THRESHOLDS.tinyFallbackMax})::BIGINT AS tiny_max
-     FROM prices`,
+     SELECT pay_to, coalesce(p.price // ${THRESHOLDS.tinyPriceDivisor}, ${THRESHOLDS.tinyFallbackMax})::BIGINT AS tiny_max,
+       p.price, CASE WHEN p.price IS NULL THEN NULL WHEN p.price = l.price THEN 'listed' ELSE 'paid' END AS price_source
+     FROM prices p LEFT JOIN listed l USING (pay_to)`,
   );
 }
 
 /**
  * ring: the window's money moves as a graph (x402 pairs from `rw_pairs` and the window's part of
  * `rw_moves`), trimmed in SQL of edges that cannot lie on a cycle (from a wallet nothing reached, or
- * to a wallet that sent nothing on), twice; what remains is small and goes to `ringPairs`.
+ * to a wallet that sent nothing on), twice; what remains is small and goes to `RingGraph`, which the evidence asks for cycles.
  */
-export async function rings(analytics: Analytics, blocks: { start: number }): Promise<void> {
+export async function rings(analytics: Analytics, blocks: { start: number }): Promise<RingGraph> {
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_cycle_edges AS
      WITH e0 AS (
@@ -168,14 +176,31 @@ export async function rings(analytics: Analytics, blocks: { start: number }): Pr
     lastBlock: Number(r.last_block),
     paid: r.paid,
   }));
-  const pairs = ringPairs(edges, THRESHOLDS.ringMinReturnShare);
-  await analytics.run("CREATE OR REPLACE TEMP TABLE rw_ring (payer VARCHAR, pay_to VARCHAR)");
-  if (pairs.length === 0) return;
-  const appender = await analytics.connection.createAppender("rw_ring", null, "temp");
+  const graph = new RingGraph(edges, THRESHOLDS.ringMinReturnShare);
+  await analytics.run(
+    "CREATE OR REPLACE TEMP TABLE rw_ring (payer VARCHAR, pay_to VARCHAR, returned DOUBLE, sent DOUBLE)",
+  );
+  await appendRows(analytics, "rw_ring", graph.pairs, (a, pair) => {
+    a.appendVarchar(pair.payer);
+    a.appendVarchar(pair.payTo);
+    a.appendDouble(pair.returned);
+    a.appendDouble(pair.sent);
+  });
+  return graph;
+}
+
+/** Appends `rows` to the temporary table `table`, one `append` call per row. */
+export async function appendRows<T>(
+  analytics: Analytics,
+  table: string,
+  rows: readonly T[],
+  append: (appender: DuckDBAppender, row: T) => void,
+): Promise<void> {
+  if (rows.length === 0) return;
+  const appender = await analytics.connection.createAppender(table, null, "temp");
   try {
-    for (const pair of pairs) {
-      appender.appendVarchar(pair.payer);
-      appender.appendVarchar(pair.payTo);
+    for (const row of rows) {
+      append(appender, row);
       appender.endRow();
     }
     appender.flushSync();

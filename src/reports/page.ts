@@ -12,6 +12,7 @@ const JSON_LINKS = {
   schema: "/v1/schema/report.json",
   ndjson: "/v1/datasets/base/reports.ndjson",
   csv: "/v1/datasets/base/reports.csv",
+  evidence: "/v1/datasets/base/evidence.ndjson",
   leaderboard: "/v1/leaderboard/base",
 };
 
@@ -98,7 +99,7 @@ export function licenceFooter(license: string, extra: Markup = nothing): Markup 
 function dataLinks(first: Markup): Markup {
   return html`<ul>
 ${first}<li><a href="${JSON_LINKS.schema}">JSON Schema of a report</a></li>
-<li>Every merchant's latest report as <a href="${JSON_LINKS.ndjson}">NDJSON</a> or <a href="${JSON_LINKS.csv}">CSV</a></li>
+<li>Every merchant's latest report as <a href="${JSON_LINKS.ndjson}">NDJSON</a> or <a href="${JSON_LINKS.csv}">CSV</a>, and the evidence behind every flag as <a href="${JSON_LINKS.evidence}">NDJSON</a></li>
 </ul>`;
 }
 
@@ -171,6 +172,13 @@ function daily(report: Report): Markup {
 </table></div>`;
 }
 
+/** The anchor of one wallet's evidence on the evidence page (evidence/page.ts). */
+export const evidenceAnchor = (kind: string, wallet: string) => `${kind}-${wallet}`;
+
+/** The evidence page of the report's window. */
+const evidencePath = (report: Report) =>
+  `/reports/base/${report.address}/evidence?end_block=${report.window.end_block}`;
+
 /** Kinds to show: the screens' order first, then any kind the details name that no screen has (yet). */
 function flagKinds(report: Report, details: ReportDetails): string[] {
   const present = new Set([
@@ -184,6 +192,7 @@ function flagKinds(report: Report, details: ReportDetails): string[] {
 
 function flags(report: Report, details: ReportDetails): Markup {
   const kinds = flagKinds(report, details);
+  const evidence = evidencePath(report);
   const sections = kinds.map((kind) => {
     const flag = report.flags[kind];
     const summary = SCREENS.find((s) => s.kind === kind)?.summary ?? "";
@@ -191,7 +200,7 @@ function flags(report: Report, details: ReportDetails): Markup {
     const rest = details.more_wallets?.[kind];
     const rows = wallets.map(
       (w) =>
-        html`<tr><td><code title="${w.wallet}">${w.wallet}</code></td><td class="num">${count.format(w.tx)}</td><td class="num">${usd(w.usd)}</td></tr>`,
+        html`<tr><td><a href="${evidence}#${evidenceAnchor(kind, w.wallet)}" title="Why this wallet was flagged, and its transactions"><code>${w.wallet}</code></a></td><td class="num">${count.format(w.tx)}</td><td class="num">${usd(w.usd)}</td></tr>`,
     );
     if (rest && rest.wallets > 0)
       rows.push(
@@ -202,7 +211,7 @@ function flags(report: Report, details: ReportDetails): Markup {
 <p>${summary}</p>
 ${
   rows.length > 0
-    ? html`<div class="scroll"><table><caption>Payer wallets that tripped this screen, largest first</caption>
+    ? html`<div class="scroll"><table><caption>Payer wallets that tripped this screen, largest first; each links its evidence</caption>
 <thead><tr><th scope="col">Wallet</th><th scope="col" class="num">Payments</th><th scope="col" class="num">US dollars</th></tr></thead>
 <tbody>${rows}</tbody></table></div>`
     : nothing
@@ -211,7 +220,10 @@ ${
   });
   const body =
     sections.length > 0
-      ? sections
+      ? [
+          html`<p><a href="${evidence}">The evidence behind every flag</a>: for each wallet named below, the threshold it crossed, its transactions, and the funding path or cycle (<a href="/v1${evidence}">as JSON</a>).</p>`,
+          ...sections,
+        ]
       : [html`<p>No screen flagged any payment in this window: every payment counts as real.</p>`];
   const exchange = report.exchange_flow_note
     ? html`<p class="note exchange"><strong>Exchange flows.</strong> ${report.exchange_flow_note}</p>`

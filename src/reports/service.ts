@@ -2,6 +2,8 @@ import type { Analytics } from "../analytics/duckdb.ts";
 import { dataVersion } from "../analytics/migrations.ts";
 import { BadInputError, NotFoundError } from "../common/errors.ts";
 import { aggregateWindow, dropWindowTables } from "./aggregates.ts";
+import { type EvidenceDocument, evidenceDocuments } from "./evidence/document.ts";
+import type { EvidenceFacts } from "./evidence/facts.ts";
 import {
   LEADERBOARD_COLUMNS,
   LICENSE_URL,
@@ -16,7 +18,7 @@ import { isoUtc, type ReportWindow, resolveWindow, windowDates } from "./window.
 /** What the page shows beyond the report: the wallets behind each flag (the 20 largest per kind). */
 export interface ReportDetails {
   /** Per flag kind, its largest wallets (at most 20), largest first. */
-  flagged_wallets: Record<string, { wallet: string; tx: number; usd: number }[]>;
+  flagged_wallets: Record<string, { wallet: string; tx: number; usd: number; evidence?: EvidenceFacts }[]>;
   /** Per flag kind with more wallets than that, the rest in one row. */
   more_wallets?: Record<string, { wallets: number; tx: number; usd: number }>;
 }
@@ -97,7 +99,38 @@ export class ReportService {
       const { sql, params } = reportsQuery(await this.context(window), merchant);
       const row = await this.analytics.one<{ body: string; details: string }>(sql, params);
       if (!row) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
-      return { report: JSON.parse(row.body) as Report, details: JSON.parse(row.details) as ReportDetails };
+      return parsed(row);
+    });
+  }
+
+  /** The evidence behind one merchant's flags (`evidence/document.ts`). */
+  async evidence(address: string, endBlock?: number): Promise<EvidenceDocument> {
+    const merchant = parseAddress(address);
+    return this.serial(async () => {
+      const window = await this.ensureWindow(endBlock);
+      const context = await this.context(window);
+      const { sql, params } = reportsQuery(context, merchant);
+      const row = await this.analytics.one<{ body: string; details: string }>(sql, params);
+      if (!row) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
+      const [document] = await evidenceDocuments(this.analytics, evidenceContext(context), [parsed(row)]);
+      return document as EvidenceDocument;
+    });
+  }
+
+  /** The evidence of every merchant with flags in one window, by address. */
+  evidenceAll(endBlock?: number): Promise<{ window: ReportWindow; documents: EvidenceDocument[] }> {
+    return this.serial(async () => {
+      const window = await this.ensureWindow(endBlock);
+      const context = await this.context(window);
+      const { sql, params } = reportsQuery(context);
+      const rows = await this.analytics.all<{ body: string; details: string }>(
+        `SELECT * FROM (${sql}) WHERE details <> '{"flagged_wallets":{}}'`,
+        params,
+      );
+      return {
+        window,
+        documents: await evidenceDocuments(this.analytics, evidenceContext(context), rows.map(parsed)),
+      };
     });
   }
 
@@ -266,6 +299,19 @@ export class ReportService {
 }
 
 export type Leaderboard = Awaited<ReturnType<ReportService["leaderboard"]>>;
+
+function parsed(row: { body: string; details: string }): { report: Report; details: ReportDetails } {
+  return { report: JSON.parse(row.body) as Report, details: JSON.parse(row.details) as ReportDetails };
+}
+
+function evidenceContext(context: ReportContext) {
+  return {
+    window: context.window,
+    firstDate: context.dates[0] ?? context.window.start.slice(0, 10),
+    generatedAt: context.generatedAt,
+    publicUrl: context.publicUrl,
+  };
+}
 
 function unrankedReason(frozen: boolean, realTx: number): UnrankedReason {
   if (frozen) return "frozen";

@@ -30,34 +30,113 @@ export interface FlowEdge {
 export interface RingPair {
   payer: string;
   payTo: string;
+  /** What came back to the payer from inside its component, and what it sent into it (atomic units). */
+  returned: number;
+  sent: number;
 }
 
-/** The (payer, merchant) pairs whose x402 payments are ring payments (see the module's comment). */
+/** A closed walk of money moves through a ring pair, for the evidence: the pair's payment first. */
+export interface RingCycle {
+  /** The moves in order, from the payer back to it: all of them up to `maxSteps`, else the first `maxSteps - 1` and the last. */
+  steps: FlowEdge[];
+  /** How many moves the cycle has. */
+  moves: number;
+  /** The wallets of the pair's component (strongly connected: every one can reach every other). */
+  componentSize: number;
+}
+
+/**
+ * The window's money moves as a graph: the ring pairs (see the module's comment) and, for the
+ * evidence, a cycle through any of them.
+ */
+export class RingGraph {
+  readonly pairs: RingPair[] = [];
+  private readonly component: Map<string, number>;
+  private readonly componentSizes = new Map<number, number>();
+  /** Moves inside components, by sender. */
+  private readonly out = new Map<string, FlowEdge[]>();
+
+  constructor(edges: readonly FlowEdge[], minReturnShare: number) {
+    this.component = stronglyConnected(edges);
+    for (const c of this.component.values())
+      this.componentSizes.set(c, (this.componentSizes.get(c) ?? 0) + 1);
+    const inside = edges.filter((e) => e.src !== e.dst && sameComponent(this.component, e.src, e.dst));
+
+    const received = new Map<string, FlowEdge[]>();
+    const sent = new Map<string, number>();
+    for (const e of inside) {
+      push(received, e.dst, e);
+      push(this.out, e.src, e);
+      sent.set(e.src, (sent.get(e.src) ?? 0) + e.amount);
+    }
+
+    for (const e of inside) {
+      if (!e.paid) continue;
+      const back = received.get(e.src) ?? [];
+      const returned = back.reduce((sum, r) => sum + r.amount, 0);
+      const out = sent.get(e.src) ?? 0;
+      if (returned < minReturnShare * out) continue;
+      const refundOnly = returned <= e.amount && back.every((r) => !r.paid && r.src === e.dst);
+      const firstBack = Math.min(...back.map((r) => r.firstBlock));
+      if (refundOnly && firstBack > e.lastBlock) continue;
+      this.pairs.push({ payer: e.src, payTo: e.dst, returned, sent: out });
+    }
+  }
+
+  /**
+   * The shortest way the money of `payer`'s x402 payments to `payTo` came back to `payer` (breadth first
+   * from `payTo`, looking at no more than `budget` wallets), after the payment itself; null when the
+   * pair is not in one component or the search ran out of budget.
+   */
+  cycle(payer: string, payTo: string, budget = 10_000, maxSteps = 12): RingCycle | null {
+    const c = this.component.get(payer);
+    if (c === undefined || c !== this.component.get(payTo)) return null;
+    const first = this.out.get(payer)?.find((e) => e.dst === payTo && e.paid);
+    if (!first) return null;
+    const via = new Map<string, FlowEdge>([[payTo, first]]);
+    const queue = [payTo];
+    for (let i = 0; i < queue.length && via.size <= budget; i++) {
+      const wallet = queue[i] as string;
+      for (const e of this.out.get(wallet) ?? []) {
+        if (via.has(e.dst)) continue;
+        via.set(e.dst, e);
+        if (e.dst === payer) {
+          const steps = walkBack(via, payer);
+          const shown =
+            steps.length > maxSteps ? [...steps.slice(0, maxSteps - 1), steps.at(-1) as FlowEdge] : steps;
+          return { steps: shown, moves: steps.length, componentSize: this.sizeOf(c) };
+        }
+        queue.push(e.dst);
+      }
+    }
+    return null;
+  }
+
+  private sizeOf(component: number): number {
+    return this.componentSizes.get(component) ?? 0;
+  }
+}
+
+/** The ring pairs of a set of money moves (`RingGraph`). */
 export function ringPairs(edges: readonly FlowEdge[], minReturnShare: number): RingPair[] {
-  const component = stronglyConnected(edges);
-  const inside = edges.filter((e) => e.src !== e.dst && sameComponent(component, e.src, e.dst));
+  return new RingGraph(edges, minReturnShare).pairs;
+}
 
-  const received = new Map<string, FlowEdge[]>();
-  const sent = new Map<string, number>();
-  for (const e of inside) {
-    const list = received.get(e.dst);
-    if (list) list.push(e);
-    else received.set(e.dst, [e]);
-    sent.set(e.src, (sent.get(e.src) ?? 0) + e.amount);
+/** The moves that led back to `end`, in order from its payment on. */
+function walkBack(via: Map<string, FlowEdge>, end: string): FlowEdge[] {
+  const steps: FlowEdge[] = [];
+  let e = via.get(end);
+  while (e) {
+    steps.push(e);
+    e = e.src === end ? undefined : via.get(e.src);
   }
+  return steps.reverse();
+}
 
-  const rings: RingPair[] = [];
-  for (const e of inside) {
-    if (!e.paid) continue;
-    const back = received.get(e.src) ?? [];
-    const returned = back.reduce((sum, r) => sum + r.amount, 0);
-    if (returned < minReturnShare * (sent.get(e.src) ?? 0)) continue;
-    const refundOnly = returned <= e.amount && back.every((r) => !r.paid && r.src === e.dst);
-    const firstBack = Math.min(...back.map((r) => r.firstBlock));
-    if (refundOnly && firstBack > e.lastBlock) continue;
-    rings.push({ payer: e.src, payTo: e.dst });
-  }
-  return rings;
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
 }
 
 function sameComponent(component: Map<string, number>, a: string, b: string): boolean {

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { type FlowEdge, ringPairs, stronglyConnected } from "../../../src/reports/screens/cycles.ts";
+import { type FlowEdge, RingGraph, stronglyConnected } from "../../../src/reports/screens/cycles.ts";
+
+/** The ring pairs as (payer, payTo) only. */
+const ringPairs = (edges: FlowEdge[], share: number) =>
+  new RingGraph(edges, share).pairs.map(({ payer, payTo }) => ({ payer, payTo }));
 
 const edge = (
   src: string,
@@ -70,5 +74,43 @@ describe("ringPairs", () => {
       edge("x", "buyer", 100, false, 31),
     ];
     expect(ringPairs(edges, 0.5)).toEqual([{ payer: "buyer", payTo: "m" }]);
+  });
+});
+
+describe("RingGraph", () => {
+  it("says how much came back to each ring payer", () => {
+    const graph = new RingGraph([edge("a", "b", 10), edge("b", "c", 8), edge("c", "a", 6)], 0.5);
+    expect(graph.pairs).toContainEqual({ payer: "a", payTo: "b", returned: 6, sent: 10 });
+  });
+
+  it("gives the shortest cycle through a payment, in order", () => {
+    const edges = [
+      edge("a", "b"),
+      edge("b", "c"),
+      edge("c", "d"),
+      edge("d", "a"),
+      edge("b", "x", 5, false),
+      edge("x", "y", 5, false),
+      edge("y", "z", 5, false),
+      edge("z", "a", 5, false),
+    ];
+    const cycle = new RingGraph(edges, 0.5).cycle("a", "b");
+    expect(cycle?.steps.map((e) => `${e.src}>${e.dst}`)).toEqual(["a>b", "b>c", "c>d", "d>a"]);
+    expect(cycle?.moves).toBe(4);
+    expect(cycle?.componentSize).toBe(7);
+    // Not in one component: no cycle.
+    expect(new RingGraph(edges, 0.5).cycle("a", "nobody")).toBeNull();
+  });
+
+  it("shows the first moves and the last of a long cycle, and counts them all", () => {
+    const n = 30;
+    const edges = Array.from({ length: n }, (_, i) => edge(`w${i}`, `w${(i + 1) % n}`));
+    const cycle = new RingGraph(edges, 0.5).cycle("w0", "w1", 10_000, 12);
+    expect(cycle?.moves).toBe(30);
+    expect(cycle?.steps).toHaveLength(12);
+    expect(cycle?.steps[0]?.src).toBe("w0");
+    expect(cycle?.steps[11]?.dst).toBe("w0");
+    // A search budget smaller than the cycle gives up rather than scanning a huge component.
+    expect(new RingGraph(edges, 0.5).cycle("w0", "w1", 5)).toBeNull();
   });
 });
