@@ -106,7 +106,7 @@ describe("the evidence document", () => {
       fundingHops.map((t) => [t.from, t.to, Number(t.amount) / 1e6, t.tx_hash]),
     );
     expect(w.funding_path?.[0]?.time).toBe("2026-10-04T00:00:00Z");
-    expect(w.rule).toContain(`block ${FUNDED_AT} through 4 transfers (at most 4`);
+    expect(w.rule).toContain(`block ${FUNDED_AT.toLocaleString("en-US")} through 4 transfers (at most 4`);
   });
 
   it("gives a ring's cycle, closed and in order, and its balance", () => {

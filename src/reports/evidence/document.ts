@@ -250,7 +250,7 @@ export function ruleText(kind: string, f: EvidenceFacts, flaggedTx: number): str
       return "The payer is the merchant's own wallet: every payment is the merchant paying itself.";
     case "merchant_funded": {
       const hops = f.funding_path?.length ?? 0;
-      return `The merchant's money reached this wallet at block ${f.funded_from} through ${hops} ${hops === 1 ? "transfer" : "transfers"} (at most ${t.fundingMaxHops}, each no earlier than the one before, starting at most ${t.fundingLookbackBlocks.toLocaleString("en-US")} blocks before the window, never through a hub); its ${flaggedTx} payments from that block on are flagged.`;
+      return `The merchant's money reached this wallet at block ${f.funded_from?.toLocaleString("en-US")} through ${hops} ${hops === 1 ? "transfer" : "transfers"} (at most ${t.fundingMaxHops}, each no earlier than the one before, starting at most ${t.fundingLookbackBlocks.toLocaleString("en-US")} blocks before the window, never through a hub); its ${flaggedTx} payments from that block on are flagged.`;
     }
     case "ring": {
       const r = f.ring;
