@@ -128,7 +128,17 @@ function stateList(report: Report): Markup {
   return html`<ul class="state">${claimed}${rank}</ul>`;
 }
 
-function figures(report: Report): Markup {
+/** Atomic USDC units (decimal text) as dollars with all six decimals: "0.004200". */
+const exactUsd = (atomic: bigint) => {
+  const sign = atomic < 0n ? "-" : "";
+  const abs = atomic < 0n ? -atomic : atomic;
+  return `${sign}$${count.format(abs / 1_000_000n)}.${(abs % 1_000_000n).toString().padStart(6, "0")}`;
+};
+
+/** Below this many dollars reported, the figures also show exact amounts: cents would hide most of them. */
+export const EXACT_BELOW_USD = 1;
+
+function figures(report: Report, details: ReportDetails): Markup {
   const row = (what: string, reported: string, real: string, flagged: string) =>
     html`<tr><th scope="row">${what}</th><td class="num">${reported}</td><td class="num">${real}</td><td class="num">${flagged}</td></tr>`;
   return html`<div class="scroll"><table>
@@ -137,6 +147,7 @@ function figures(report: Report): Markup {
 <tbody>
 ${row("Payments", count.format(report.tx), count.format(report.real_tx), count.format(report.tx - report.real_tx))}
 ${row("US dollars", usd(report.usd), usd(report.real_usd), usd(Math.max(0, Math.round((report.usd - report.real_usd) * 100) / 100)))}
+${exactRow(report, details, row)}
 ${row("Buyer wallets", count.format(report.buyers), count.format(report.real_buyers), count.format(report.buyers - report.real_buyers))}
 </tbody></table></div>
 <dl class="figures">
@@ -145,6 +156,18 @@ ${row("Buyer wallets", count.format(report.buyers), count.format(report.real_buy
 <dt>Median payment</dt><dd>${usdPrice(report.paid.median)} (middle half ${usdPrice(report.paid.p25)} to ${usdPrice(report.paid.p75)})</dd>
 <dt>Median passing payment</dt><dd>${usdPrice(report.paid.median_passing)}</dd>
 </dl>`;
+}
+
+/** For a merchant of less than `EXACT_BELOW_USD`, the dollar row again at USDC's six decimals. */
+function exactRow(
+  report: Report,
+  details: ReportDetails,
+  row: (what: string, reported: string, real: string, flagged: string) => Markup,
+): Markup {
+  if (!details.exact || report.usd >= EXACT_BELOW_USD || report.tx === 0) return nothing;
+  const amount = BigInt(details.exact.amount);
+  const real = BigInt(details.exact.real_amount);
+  return row("Exact USDC", exactUsd(amount), exactUsd(real), exactUsd(amount - real));
 }
 
 /**
@@ -278,8 +301,8 @@ ${stateList(report)}
 ${windowText(report.window)}
 ${permalink(`/reports/base/${report.address}`, report.window)}
 <h2>Figures</h2>
-${figures(report)}
-<p class="note">${ROUNDING_RULE}</p>
+${figures(report, details)}
+<p class="note">${ROUNDING_RULE}${report.usd < EXACT_BELOW_USD && report.tx > 0 ? " This merchant received less than $1, so the exact amounts, to USDC's six decimals, are given as well." : ""}</p>
 <h2>Day by day</h2>
 ${daily(report)}
 <h2>Flags</h2>

@@ -125,7 +125,8 @@ const REPORT_COLUMNS = [
 
 /**
  * SQL and parameters that read a window's stored reports as JSON text: `address`, `body` (the
- * report, spec 2.1, in the spec's key order) and `details` (the page's flagged wallets), by
+ * report, spec 2.1, in the spec's key order), `details` (the page's flagged wallets) and the exact
+ * `amount` and `real_amount` (atomic units, as text), by
  * address; one merchant's only when `address` is given. Every report of the window is rendered in
  * one parallel statement, without a round trip through JavaScript objects. All wording happens here.
  */
@@ -188,7 +189,7 @@ export function reportsQuery(ctx: ReportContext, address?: string): { sql: strin
     ["badge", json(`$badge_prefix || r.address || '.svg'`)],
   ]);
   return {
-    sql: `SELECT r.address, ${body} AS body, r.details
+    sql: `SELECT r.address, ${body} AS body, r.details, r.amount::VARCHAR AS amount, r.real_amount::VARCHAR AS real_amount
       FROM reports r LEFT JOIN (${sqlListingsJson(address === undefined ? "true" : "pay_to = $address")}) l
         ON l.pay_to = r.address
       WHERE r.chain = 'base' AND r.end_block = $end_block${address === undefined ? "" : " AND r.address = $address"}

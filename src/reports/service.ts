@@ -21,6 +21,8 @@ export interface ReportDetails {
   flagged_wallets: Record<string, { wallet: string; tx: number; usd: number; evidence?: EvidenceFacts }[]>;
   /** Per flag kind with more wallets than that, the rest in one row. */
   more_wallets?: Record<string, { wallets: number; tx: number; usd: number }>;
+  /** The reported and real totals in atomic units (decimal text), unrounded: cents hide small merchants' figures. */
+  exact?: { amount: string; real_amount: string };
 }
 
 export interface LeaderboardEntry {
@@ -97,7 +99,7 @@ export class ReportService {
     return this.serial(async () => {
       const window = await this.ensureWindow(endBlock);
       const { sql, params } = reportsQuery(await this.context(window), merchant);
-      const row = await this.analytics.one<{ body: string; details: string }>(sql, params);
+      const row = await this.analytics.one<StoredReportRow>(sql, params);
       if (!row) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
       return parsed(row);
     });
@@ -110,7 +112,7 @@ export class ReportService {
       const window = await this.ensureWindow(endBlock);
       const context = await this.context(window);
       const { sql, params } = reportsQuery(context, merchant);
-      const row = await this.analytics.one<{ body: string; details: string }>(sql, params);
+      const row = await this.analytics.one<StoredReportRow>(sql, params);
       if (!row) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
       const [document] = await evidenceDocuments(this.analytics, evidenceContext(context), [parsed(row)]);
       return document as EvidenceDocument;
@@ -123,7 +125,7 @@ export class ReportService {
       const window = await this.ensureWindow(endBlock);
       const context = await this.context(window);
       const { sql, params } = reportsQuery(context);
-      const rows = await this.analytics.all<{ body: string; details: string }>(
+      const rows = await this.analytics.all<StoredReportRow>(
         `SELECT * FROM (${sql}) WHERE details <> '{"flagged_wallets":{}}'`,
         params,
       );
@@ -300,8 +302,16 @@ export class ReportService {
 
 export type Leaderboard = Awaited<ReturnType<ReportService["leaderboard"]>>;
 
-function parsed(row: { body: string; details: string }): { report: Report; details: ReportDetails } {
-  return { report: JSON.parse(row.body) as Report, details: JSON.parse(row.details) as ReportDetails };
+/** A row of `reportsQuery`. */
+type StoredReportRow = { body: string; details: string; amount: string; real_amount: string };
+
+function parsed(row: StoredReportRow): {
+  report: Report;
+  details: ReportDetails;
+} {
+  const details = JSON.parse(row.details) as ReportDetails;
+  details.exact = { amount: row.amount, real_amount: row.real_amount };
+  return { report: JSON.parse(row.body) as Report, details };
 }
 
 function evidenceContext(context: ReportContext) {

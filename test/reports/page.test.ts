@@ -89,6 +89,19 @@ describe("renderReportPage", () => {
     expect(page(makeReport({ window: { ...report.window, complete: false } }))).toContain("Incomplete");
   });
 
+  it("gives a merchant of less than a dollar its exact amounts, to six decimals", () => {
+    const small = makeReport({ tx: 40, usd: 0.01, real_tx: 5, real_usd: 0.01 });
+    const exact = { ...makeDetails(), exact: { amount: "8000", real_amount: "5000" } };
+    const html = page(small, exact);
+    expect(html).toContain("Exact USDC");
+    expect(html).toMatch(/\$0\.008000<\/td><td class="num">\$0\.005000<\/td><td class="num">\$0\.003000/);
+    expect(html).toContain("less than $1, so the exact amounts");
+    // A merchant of a dollar or more shows cents only.
+    expect(
+      page(makeReport({ usd: 12.5 }), { ...makeDetails(), exact: { amount: "12500000", real_amount: "1" } }),
+    ).not.toContain("Exact USDC");
+  });
+
   it("explains the claimed, frozen and rank states", () => {
     expect(page(makeReport({ claimed: true }))).toContain("Claimed: the merchant has claimed");
     expect(page(makeReport({ claimed: false }))).toContain("Unclaimed");
