@@ -92,16 +92,14 @@ export const sqlDay = (t = "") => `(${t}block_time::DATE - $first::DATE)::INTEGE
 /** Builds the window's tables (see above); the caller drops them with `dropWindowTables`. */
 export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds): Promise<void> {
   const p = { start: bounds.startBlock, end: bounds.endBlock };
-  const inWindow = sqlInWindow;
-  const day = sqlDay;
 
   // The one pass over the window's payments; the analytics database is written in block order, so zone maps skip the rest.
   // A group's first and last block place it before or after a funding transfer without reading it again.
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_groups AS
-     SELECT payer, pay_to, amount, ${day()} AS day, count(*) AS n,
+     SELECT payer, pay_to, amount, ${sqlDay()} AS day, count(*) AS n,
        min(block_number) AS first_block, max(block_number) AS last_block
-     FROM payments WHERE ${inWindow()} GROUP BY ALL`,
+     FROM payments WHERE ${sqlInWindow()} GROUP BY ALL`,
     { ...p, first: bounds.firstDate },
   );
   await moneyMoves(analytics, { ...p, lookback: p.start - THRESHOLDS.fundingLookbackBlocks });
@@ -120,8 +118,8 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
          SELECT s.payer, s.pay_to, s.amount, s.day, count(*) AS n
          FROM payments w JOIN (SELECT * FROM rw_after WHERE straddles) s
            ON w.payer = s.payer AND w.pay_to = s.pay_to AND w.amount = s.amount
-         WHERE ${inWindow("w.")} AND w.block_number BETWEEN s.first_block AND s.last_block
-           AND w.block_number >= s.funded_from AND ${day("w.")} = s.day
+         WHERE ${sqlInWindow("w.")} AND w.block_number BETWEEN s.first_block AND s.last_block
+           AND w.block_number >= s.funded_from AND ${sqlDay("w.")} = s.day
          GROUP BY ALL
        ) c
        WHERE a.payer = c.payer AND a.pay_to = c.pay_to AND a.amount = c.amount AND a.day = c.day`,
