@@ -32,6 +32,7 @@ import { DEFAULT_END_BLOCK, DEFAULT_END_TIME, type SyntheticSummary } from "../s
 import { Analytics, type Params } from "../src/analytics/duckdb.ts";
 import { importNdjson } from "../src/analytics/import.ts";
 import { bumpDataVersion } from "../src/analytics/migrations.ts";
+import { EVIDENCE_TABLES } from "../src/reports/evidence/facts.ts";
 import { MONEY_GRAPH_TABLES } from "../src/reports/money-graph.ts";
 import { ReportService } from "../src/reports/service.ts";
 import { resolveWindow } from "../src/reports/window.ts";
@@ -362,6 +363,15 @@ const graphMs =
     .reduce((n, t) => n + t.ms, 0) / rounds.length;
 line(
   `  money-graph screens (hubs, funding paths, tiny prices, rings, hub links), per build: ${Math.round(graphMs)} ms, ${((100 * graphMs) / reportsMs).toFixed(0)}% of the build`,
+);
+// The evidence's facts (src/reports/evidence/facts.ts), kept with the details of the wallets the pages name.
+const evidenceTables = new RegExp(`\\b(${EVIDENCE_TABLES.filter((t) => t !== "rw_wallets").join("|")})\\b`);
+const evidenceMs =
+  timings
+    .filter((t) => t.stage === "reports" && evidenceTables.test(t.sql.slice(0, 80)))
+    .reduce((n, t) => n + t.ms, 0) / rounds.length;
+line(
+  `  evidence facts (funding paths, cycles, patterns of the named wallets), per build: ${Math.round(evidenceMs)} ms, ${((100 * evidenceMs) / reportsMs).toFixed(1)}% of the build`,
 );
 line();
 line(
