@@ -108,26 +108,28 @@ export async function fundingPaths(analytics: Analytics): Promise<void> {
 
 /**
  * tiny_repeat's threshold per merchant: its price / `tinyPriceDivisor`, the price being the lowest of
- * its listed prices and of the amounts that `tinyPricePayers` or more distinct wallets paid it; without
- * either, `tinyFallbackMax`.
+ * its listed prices and of the amounts that `tinyPricePayers` or more distinct wallets paid it, and at
+ * least `tinyPricePayerShare` of its payers; without either, `tinyFallbackMax`.
  */
 export async function tinyPrices(analytics: Analytics): Promise<void> {
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_tiny AS
      WITH merchants AS (
-       SELECT DISTINCT pay_to FROM rw_groups
+       -- Distinct payers counted in two groupings, which DuckDB does faster than count(DISTINCT).
+       SELECT pay_to, count(*) AS payers FROM (SELECT DISTINCT pay_to, payer FROM rw_groups) GROUP BY pay_to
      ), listed AS (
        SELECT pay_to, min(round(price_usd * 1e6))::BIGINT AS price FROM listings
        WHERE price_usd > 0 AND pay_to IN (SELECT pay_to FROM merchants) GROUP BY pay_to
      ), paid AS (
-       -- Only amounts below the lowest listed price can lower the price; distinct payers counted in two
-       -- groupings, which DuckDB does faster than count(DISTINCT).
+       -- Only amounts below the lowest listed price can lower the price.
        SELECT pay_to, min(amount) AS price FROM (
-         SELECT pay_to, amount FROM (
+         SELECT pay_to, amount, count(*) AS n FROM (
            SELECT DISTINCT g.pay_to, g.amount, g.payer FROM rw_groups g LEFT JOIN listed l USING (pay_to)
            WHERE l.price IS NULL OR g.amount < l.price
          ) GROUP BY pay_to, amount HAVING count(*) >= ${THRESHOLDS.tinyPricePayers}
-       ) GROUP BY pay_to
+       ) JOIN merchants USING (pay_to)
+       WHERE n >= ${THRESHOLDS.tinyPricePayerShare} * payers
+       GROUP BY pay_to
      ), prices AS (
        SELECT m.pay_to, CASE WHEN l.price IS NULL THEN p.price WHEN p.price IS NULL THEN l.price
          ELSE least(l.price, p.price) END AS price

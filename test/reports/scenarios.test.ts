@@ -65,6 +65,26 @@ describe("tiny repeats against the merchant's own prices", () => {
     expect(report.flags.tiny_repeat?.tx).toBe(900);
   });
 
+  it("is not fooled by a farm of enough wallets to look like a price", async () => {
+    const base = genuine(m, prices);
+    const farm = Array.from({ length: 6 }, (_, w) =>
+      Array.from({ length: 150 }, (_, i) =>
+        payment({
+          payer: addr(`wide-farm-${w}`),
+          payTo: m,
+          amount: 1_000,
+          block: START + 100 + i * 2_000 + w,
+        }),
+      ),
+    ).flat();
+    const listings = prices.map((p, i) => listing(m, `e${i}`, p / 1e6));
+    // Listed prices, and the same without listings: the farm's amount is not a price either way.
+    for (const extra of [listings, []]) {
+      const report = await expectNearTruth([...base.records, ...farm, ...extra], m, base.truthUsd);
+      expect(report.flags.tiny_repeat?.tx).toBe(900);
+    }
+  });
+
   it("takes the price from what many wallets pay when nothing is listed", async () => {
     const base = genuine(m, prices);
     const farm = Array.from({ length: 400 }, (_, i) =>

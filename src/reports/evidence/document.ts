@@ -265,8 +265,8 @@ export function ruleText(kind: string, f: EvidenceFacts, flaggedTx: number): str
       const y = f.tiny;
       const price =
         y?.price == null
-          ? `the merchant lists no price and no amount was paid it by ${t.tinyPricePayers} or more wallets, so tiny means below $0.001`
-          : `a ${ordinalDivisor(t.tinyPriceDivisor)} of the merchant's price ${dollars(y.price)}, ${y.price_source === "listed" ? "its lowest listed price" : `an amount ${t.tinyPricePayers} or more wallets paid it`}`;
+          ? `the merchant lists no price and no amount was paid it by ${t.tinyPricePayers} or more wallets and ${pct(t.tinyPricePayerShare)} of its payers, so tiny means below $0.001`
+          : `a ${ordinalDivisor(t.tinyPriceDivisor)} of the merchant's price ${dollars(y.price)}, ${y.price_source === "listed" ? "its lowest listed price" : `an amount ${t.tinyPricePayers} or more wallets, ${pct(t.tinyPricePayerShare)} or more of its payers, paid it`}`;
       return `${y?.tiny_tx} payments of at most ${dollars(f.tiny_max)} (${price}): ${t.tinyRepeatMinPayments} or more make a repeat; ${y?.mode_tx} of them (${pct((y?.mode_tx ?? 0) / Math.max(1, y?.tiny_tx ?? 1))}) were of one amount, ${dollars(y?.mode_amount ?? 0)} (${pct(t.tinyRepeatUniformShare)} or more).`;
     }
     default:

@@ -7,6 +7,8 @@ export const THRESHOLDS = {
   tinyPriceDivisor: 5,
   /** ...where its price is the lowest of its listed prices and of the amounts at least this many wallets paid it... */
   tinyPricePayers: 5,
+  /** ...and at least this share of the merchant's payers: a farm of a few wallets is not a merchant's clientele... */
+  tinyPricePayerShare: 0.2,
   /** ...and, for a merchant with neither, tiny means at most this: below $0.001, under every price in the catalogues we know. */
   tinyFallbackMax: 999n,
   /** tiny_repeat: at least this many tiny payments from one payer to one merchant in the window. */

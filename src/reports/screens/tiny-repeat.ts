@@ -7,14 +7,15 @@ import { THRESHOLDS } from "./thresholds.ts";
  *
  * Rule: a payment is tiny when it is at most the merchant's price / `tinyPriceDivisor`, the price being
  * the lowest of its listed prices (Bazaar, catalogues, imports) and of the amounts that at least
- * `tinyPricePayers` distinct wallets paid it in the window (an amount many wallets pay is a price, even
- * unlisted); a merchant with neither falls back to `tinyFallbackMax`. A pair is flagged with at least
+ * `tinyPricePayers` distinct wallets, and at least `tinyPricePayerShare` of its payers, paid it in the
+ * window (an amount many of its buyers pay is a price, even unlisted); a merchant with neither falls back
+ * to `tinyFallbackMax`. A pair is flagged with at least
  * `tinyRepeatMinPayments` tiny payments in the window, at least `tinyRepeatUniformShare` of them of one
  * amount; those tiny payments are flagged.
  * So a merchant whose price really is $0.001 is never hit by payments of $0.001, and metered (upto)
  * charges far below the price vary with usage and fail the uniformity test.
  * Known false positives: an unlisted price far below the listed ones that fewer than
- * `tinyPricePayers` wallets use, heavily and always for the same amount.
+ * `tinyPricePayers` wallets (or that share of the payers) use, heavily and always for the same amount.
  */
 export const tinyRepeat: Screen = {
   kind: "tiny_repeat",
