@@ -10,6 +10,7 @@ import type { IndexerOptions } from "../indexer/index.ts";
 import { reportRoutes } from "../reports/http.ts";
 import { ReportService } from "../reports/service.ts";
 import { listenWithUrlOn } from "./listen.ts";
+import { reachableUrl, removeServiceRecord, writeServiceRecord } from "./registry.ts";
 
 /** The indexer's options, but for what the service provides (its database connection and its stop). */
 export type FollowOptions = Omit<IndexerOptions, "analytics" | "signal">;
@@ -23,8 +24,9 @@ export interface ReportsService {
 }
 
 /**
- * Starts the report service. Closing stops the indexer first (after the batch it is committing), then
- * HTTP, then the database.
+ * Starts the report service and records it in the data directory, where the read-only commands find it
+ * while it holds the database. Closing removes the record first (readers stop asking), then stops the
+ * indexer (after the batch it is committing), then HTTP, then the database.
  */
 export async function startReportService(
   config: Config,
@@ -45,6 +47,13 @@ export async function startReportService(
   );
   lifecycle.add("reports http", () => server.close());
   const indexing = follow ? (await startIndexer(analytics, follow, lifecycle)).running : undefined;
+  writeServiceRecord(config.dataDir, {
+    pid: process.pid,
+    url: reachableUrl(server.url),
+    public_url: config.publicUrl ?? server.url,
+    started_at: new Date().toISOString(),
+  });
+  lifecycle.add("report service record", () => removeServiceRecord(config.dataDir, process.pid));
   return { url: server.url, analytics, reports: reports as ReportService, indexing };
 }
 
