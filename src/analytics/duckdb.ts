@@ -168,3 +168,23 @@ export function openAnalytics(
     threads: config.duckdbThreads,
   });
 }
+
+/**
+ * `openAnalytics`, trying again while another process holds the database, for up to `waitMs`; past that the
+ * last `AnalyticsBusyError` is thrown.
+ */
+export async function openAnalyticsWaiting(
+  config: Pick<Config, "dataDir" | "duckdbMemory" | "duckdbThreads">,
+  waitMs: number,
+): Promise<Analytics> {
+  const deadline = Date.now() + waitMs;
+  for (let pause = 50; ; pause = Math.min(pause * 2, 500)) {
+    try {
+      return await openAnalytics(config);
+    } catch (error) {
+      const left = deadline - Date.now();
+      if (!(error instanceof AnalyticsBusyError) || left <= 0) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
+    }
+  }
+}

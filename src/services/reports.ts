@@ -3,7 +3,7 @@
  * `config.host`:`config.port`, and, when asked, the indexer following a chain into the same database
  * (DuckDB lets one process write a database file, so the indexer runs here rather than beside it).
  */
-import { type Analytics, openAnalytics } from "../analytics/duckdb.ts";
+import { type Analytics, openAnalyticsWaiting } from "../analytics/duckdb.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import type { Config } from "../config/config.ts";
 import type { IndexerOptions } from "../indexer/index.ts";
@@ -11,6 +11,12 @@ import { reportRoutes } from "../reports/http.ts";
 import { ReportService } from "../reports/service.ts";
 import { listenWithUrlOn } from "./listen.ts";
 import { reachableUrl, removeServiceRecord, writeServiceRecord } from "./registry.ts";
+
+/**
+ * A `report` or `leaderboard` holds the database for about a second (src/cli/readers.ts): a service
+ * starting meanwhile waits that out instead of failing; a process that holds it for good still fails it.
+ */
+const OPEN_WAIT_MS = 10_000;
 
 /** The indexer's options, but for what the service provides (its database connection and its stop). */
 export type FollowOptions = Omit<IndexerOptions, "analytics" | "signal">;
@@ -33,7 +39,7 @@ export async function startReportService(
   follow: FollowOptions | undefined,
   lifecycle: Lifecycle,
 ): Promise<ReportsService> {
-  const analytics = await openAnalytics(config);
+  const analytics = await openAnalyticsWaiting(config, OPEN_WAIT_MS);
   lifecycle.add("analytics database", () => analytics.close());
   let reports: ReportService | undefined;
   const server = await listenWithUrlOn(
