@@ -103,11 +103,11 @@ async function answers(service: ServiceRecord): Promise<boolean> {
 
 function held(config: Config, busy: AnalyticsBusyError, waitMs: number, service?: ServiceRecord): AppError {
   const { pid, program } = busy.holder;
-  const silent = service ? `; its report service at ${service.url} does not answer` : "";
+  const what = `the analytics database in ${config.dataDir} is still in use by PID ${pid} (${program}) after ${waitMs / 1000} s`;
   return new AnalyticsBusyError(
-    `the analytics database in ${config.dataDir} is still in use by PID ${pid} (${program}) after ${waitMs / 1000} s${silent}: ` +
-      "stop that process, or run `x402-merchants serve` on this data directory instead (with --rpc it indexes too), " +
-      "and report and leaderboard will ask it; --wait SECONDS waits longer",
+    service
+      ? `${what}, and its report service at ${service.url} does not answer: it may be starting or stopping; --wait SECONDS waits longer`
+      : `${what}: stop that process, or run \`x402-merchants serve\` on this data directory instead (with --rpc it indexes too), and report and leaderboard will ask it; --wait SECONDS waits longer`,
     busy.holder,
   );
 }

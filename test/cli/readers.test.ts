@@ -136,5 +136,11 @@ describe("readers beside a process that holds the store", () => {
       stdout: "",
       stderr: "x402-merchants: end_block is wrong\n",
     });
+
+    // The holder's service, silent (starting, stopping): waited for like any holder, and said so.
+    await fake.close();
+    const silent = await runCli(["report", m1, "--data", data, "--wait", "0"]);
+    expect(silent.code).toBe(1);
+    expect(silent.stderr).toContain(`and its report service at ${fake.url} does not answer`);
   }, 60_000);
 });
