@@ -63,7 +63,7 @@ describe("readers beside a process that holds the store", () => {
     serve.child.kill("SIGTERM");
     expect(await serve.exited).toBe(0);
     expect(fs.existsSync(path.join(data, "report-service.json"))).toBe(false);
-  }, 60_000);
+  }, 120_000);
 
   it("wait for another command that holds it, so two reports at once both succeed", async () => {
     const data = await store();
@@ -84,7 +84,7 @@ describe("readers beside a process that holds the store", () => {
       return out;
     };
     expect(await Promise.all([stdout(first), stdout(second)])).toEqual([expected, expected]);
-  }, 60_000);
+  }, 120_000);
 
   it("say in one line who holds it and what to do when it stays held", async () => {
     const data = await store();
@@ -100,7 +100,7 @@ describe("readers beside a process that holds the store", () => {
     // It waited, and no longer than asked (and a command's start).
     expect(Date.now() - started).toBeGreaterThanOrEqual(500);
     expect((await runCli(["report", m1, "--data", data, "--wait", "soon"])).code).toBe(2);
-  }, 60_000);
+  }, 120_000);
 
   it("ignore a record that is not the holder's, and pass the holder's service errors through", async () => {
     const data = await store();
@@ -142,5 +142,5 @@ describe("readers beside a process that holds the store", () => {
     const silent = await runCli(["report", m1, "--data", data, "--wait", "0"]);
     expect(silent.code).toBe(1);
     expect(silent.stderr).toContain(`and its report service at ${fake.url} does not answer`);
-  }, 60_000);
+  }, 120_000);
 });

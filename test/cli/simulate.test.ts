@@ -73,7 +73,7 @@ describe("simulate --check", () => {
     const serve = startCli(["serve", "--port", "0", "--data", data]);
     await serve.line;
     expect(await runCli(["simulate", "--check", "--json", "--data", data])).toEqual(alone);
-  }, 60_000);
+  }, 120_000);
 
   it("compares up to the latest indexed block when the truth does not say (an older demo's)", async () => {
     const data = await demoData();
@@ -83,5 +83,5 @@ describe("simulate --check", () => {
     expect(stdout).toContain(`blocks ${END - 302_400 + 1} to ${END}`);
     expect(stdout).toMatch(/reported \$9\.21 but the simulator paid \$6\.21/);
     expect(code).toBe(1);
-  }, 60_000);
+  }, 120_000);
 });
