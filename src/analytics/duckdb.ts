@@ -15,11 +15,36 @@ export interface AnalyticsOptions {
   threads?: number | null;
 }
 
-/** The analytics database is held by another process (DuckDB allows one writer per file). */
+/** The analytics database is held by another process (DuckDB allows one process per file). */
 export class AnalyticsBusyError extends AppError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The process that holds it, as DuckDB names it. */
+    readonly holder: LockHolder,
+  ) {
     super(503, "analytics_busy", message);
   }
+}
+
+/** Who holds a DuckDB file's lock: its PID and program, as DuckDB's error names them. */
+export interface LockHolder {
+  pid: number;
+  program: string;
+}
+
+/**
+ * DuckDB's message when another process holds the file's lock, e.g. `IO Error: Could not set lock on file
+ * "/d/analytics.duckdb": Conflicting lock is held in /usr/bin/node (PID 8020). See also ...`. Matched
+ * whole: other failures (a corrupt block, a file it may not lock) mention "lock" too, and waiting for
+ * them or calling them "in use" would hide what is wrong.
+ */
+const LOCK_CONFLICT = /Could not set lock on file ".*?": Conflicting lock is held in (.*?) \(PID (\d+)\)/;
+
+/** The holder a DuckDB open error names, or undefined when the error is not a lock conflict. */
+export function lockHolder(message: string): LockHolder | undefined {
+  const match = LOCK_CONFLICT.exec(message);
+  if (!match) return undefined;
+  return { pid: Number(match[2]), program: match[1] as string };
 }
 
 /**
@@ -48,10 +73,11 @@ export class Analytics {
         ...(options.threads ? { threads: String(options.threads) } : {}),
       });
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      if (/lock/i.test(message)) {
+      const holder = lockHolder(error instanceof Error ? error.message : String(error));
+      if (holder) {
         throw new AnalyticsBusyError(
-          `the analytics database in ${dataDir} is in use by another process (${message.split("\n")[0]})`,
+          `the analytics database in ${dataDir} is in use by another process (PID ${holder.pid}, ${holder.program})`,
+          holder,
         );
       }
       throw error;
@@ -141,4 +167,24 @@ export function openAnalytics(
     memoryLimit: config.duckdbMemory,
     threads: config.duckdbThreads,
   });
+}
+
+/**
+ * `openAnalytics`, trying again while another process holds the database, for up to `waitMs`; past that the
+ * last `AnalyticsBusyError` is thrown.
+ */
+export async function openAnalyticsWaiting(
+  config: Pick<Config, "dataDir" | "duckdbMemory" | "duckdbThreads">,
+  waitMs: number,
+): Promise<Analytics> {
+  const deadline = Date.now() + waitMs;
+  for (let pause = 50; ; pause = Math.min(pause * 2, 500)) {
+    try {
+      return await openAnalytics(config);
+    } catch (error) {
+      const left = deadline - Date.now();
+      if (!(error instanceof AnalyticsBusyError) || left <= 0) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
+    }
+  }
 }

@@ -36,6 +36,8 @@ const OPTIONS = {
   scale: { type: "string" },
   mix: { type: "string" },
   check: { type: "boolean" },
+  // report, leaderboard, simulate: how long to wait for an analytics database another command holds
+  wait: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -65,4 +67,12 @@ export function parseEndBlock(value: string | undefined): number | undefined {
     throw new UsageError(`--end-block must be a block number, not "${value}"`);
   }
   return Number(value);
+}
+
+/** `--wait SECONDS` in milliseconds; `fallback` seconds when not given. */
+export function parseWaitMs(value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback * 1000;
+  if (!/^\d+(\.\d+)?$/.test(value))
+    throw new UsageError(`--wait takes seconds such as 30 or 0.5, not "${value}"`);
+  return Math.round(Number(value) * 1000);
 }

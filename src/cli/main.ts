@@ -2,6 +2,7 @@ import { AppError } from "../common/errors.ts";
 import { ConfigError } from "../config/config.ts";
 import { parseCommandLine, UsageError } from "./args.ts";
 import { runImport } from "./import.ts";
+import { DEFAULT_WAIT_SECONDS } from "./readers.ts";
 import { runLeaderboard, runReport } from "./report.ts";
 import { runServe } from "./serve.ts";
 
@@ -9,15 +10,16 @@ const USAGE = `x402-merchants: honest weekly x402 payment reports for merchant w
 
 Usage:
   x402-merchants import FILE.ndjson [--data DIR]
-  x402-merchants report ADDRESS [--end-block N] [--data DIR] [--public-url URL]
-  x402-merchants leaderboard [--end-block N] [--data DIR] [--public-url URL]
+  x402-merchants report ADDRESS [--end-block N] [--wait SECONDS] [--data DIR] [--public-url URL]
+  x402-merchants leaderboard [--end-block N] [--wait SECONDS] [--data DIR] [--public-url URL]
   x402-merchants serve [--only reports,utility,utility-alias] [--port N] [--host H] [--data DIR] [--public-url URL]
         [--rpc URL and the index flags: the indexer follows that chain into the analytics while serving]
   x402-merchants listings [--only utility,utility-alias]   the merchants' paid endpoints as import NDJSON
   x402-merchants demo [--json] [--scale X] [--mix FILE] [--data DIR]   (also: npm start)
         the whole service on a local Base devnet: merchants, facilitator, indexer, reports and a buyer
         simulator playing a week of x402 payments; a second start resumes
-  x402-merchants simulate --check [--data DIR]   compare the demo's reports with the simulator's ground truth
+  x402-merchants simulate --check [--json] [--wait SECONDS] [--data DIR]   the demo's reports against the
+        simulator's ground truth, in the window ending where that truth is complete (works while the demo runs)
   x402-merchants devnet [--port N] [--buyers N]   a local Base chain (anvil) with USDC and funded buyers
   x402-merchants index --rpc URL [--from-block N] [--to-block N] [--follow] [--data DIR]
         [--facilitator ADDRESS]... [--rps N] [--reorg-depth N] [--batch-blocks N] [--concurrency N]
@@ -25,6 +27,11 @@ Usage:
   x402-merchants facilitators [--candidates] [--data DIR]   known signers, or the senders to review
   x402-merchants facilitator --rpc URL [--port N] [--host H] [--asset ADDRESS]... [--data DIR]
         the project's x402 facilitator alone, on any EVM chain; its key from X402M_FACILITATOR_KEY
+
+Readers beside a process that holds the analytics database (DuckDB allows one): report, leaderboard and
+  simulate --check ask the running serve or demo over HTTP (it records itself in DIR/report-service.json) and print
+  the same; beside another command (a report, index) they wait up to --wait SECONDS (default ${DEFAULT_WAIT_SECONDS}) for it, then
+  exit 1 naming it. To read while indexing, run serve --rpc URL instead of index --follow.
 
 Environment: X402M_DATA (default ./data), X402M_PUBLIC_URL, PORT, X402M_DUCKDB_MEMORY (default 1GB),
   DATABASE_URL, X402M_FACILITATOR_URL (default http://127.0.0.1:8403), X402M_NETWORK (default eip155:8453),

@@ -1,70 +1,46 @@
 import fs from "node:fs";
 import path from "node:path";
-import { AnalyticsBusyError, openAnalytics } from "../analytics/duckdb.ts";
+import { dataLayout } from "../config/layout.ts";
 import { type CheckRow, checkReports, TOLERANCE } from "../demo/check.ts";
-import { readTruth } from "../demo/truth.ts";
-import type { Report } from "../reports/schema.ts";
-import { ReportService } from "../reports/service.ts";
+import { readTruth, readTruthComplete } from "../demo/truth.ts";
 import { configFrom, type Flags, UsageError } from "./args.ts";
+import { withReader } from "./readers.ts";
 
 /**
- * `simulate --check [--data DIR] [--json]`: compares the latest window's reports with the demo's ground
- * truth and prints the error per merchant; exit 1 when a merchant is off. Reads the analytics database, or, while the
- * demo holds it, the running report service's dataset (`--public-url`, default the configured port).
+ * `simulate --check [--data DIR] [--json] [--wait SECONDS]`: compares a window's reports with the demo's
+ * ground truth and prints the error per merchant; exit 1 when a merchant is off. The window ends at the
+ * latest indexed block, or earlier, where the truth is complete (src/demo/truth.ts): the indexer stores a
+ * block as soon as it is mined, the simulator writes its truth after the payments settled. It reads the
+ * analytics database as `report` does (src/cli/readers.ts): itself, or while the demo holds it, the demo's
+ * report service.
  */
 export async function runSimulate(args: string[], flags: Flags): Promise<number> {
-  if (args.length > 0 || !flags.check) throw new UsageError("usage: simulate --check [--data DIR] [--json]");
-  const config = configFrom(flags);
-  const truthFile = path.join(config.dataDir, "demo", "truth.ndjson");
-  if (!fs.existsSync(truthFile)) {
+  if (args.length > 0 || !flags.check) {
+    throw new UsageError("usage: simulate --check [--data DIR] [--json] [--wait SECONDS]");
+  }
+  const layout = dataLayout(configFrom(flags).dataDir).demo;
+  if (!fs.existsSync(layout.truth)) {
     throw new UsageError(
-      `no ground truth in ${path.dirname(truthFile)}: run the demo (npm start) with this data directory first`,
+      `no ground truth in ${path.dirname(layout.truth)}: run the demo (npm start) with this data directory first`,
     );
   }
-  const { reports, window } = await latestReports(flags);
-  const rows = checkReports(readTruth(truthFile), reports, window);
+  // The mark before the records: the records read after it hold at least every block it counts.
+  const completeTo = readTruthComplete(layout.truthComplete);
+  const truth = readTruth(layout.truth);
+  const { reports, window } = await withReader(flags, async (reader) => {
+    const end = completeTo === undefined ? undefined : Math.min(completeTo, await reader.latestBlock());
+    return reader.reports(end);
+  });
+  const rows = checkReports(truth, reports, window);
   const failed = rows.filter((r) => !r.ok);
   if (flags.json) {
-    process.stdout.write(`${JSON.stringify({ window, ok: failed.length === 0, merchants: rows })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ window, truth_complete_to_block: completeTo ?? null, ok: failed.length === 0, merchants: rows })}\n`,
+    );
   } else {
     process.stdout.write(table(rows, window));
   }
   return failed.length === 0 ? 0 : 1;
-}
-
-async function latestReports(
-  flags: Flags,
-): Promise<{ reports: Report[]; window: { start_block: number; end_block: number } }> {
-  const config = configFrom(flags);
-  try {
-    const analytics = await openAnalytics(config);
-    try {
-      const service = new ReportService(analytics, {
-        publicUrl: config.publicUrl ?? `http://127.0.0.1:${config.port}`,
-      });
-      const { window, reports } = await service.reports();
-      return { window, reports };
-    } finally {
-      analytics.close();
-    }
-  } catch (error) {
-    if (!(error instanceof AnalyticsBusyError)) throw error;
-  }
-  // The demo is running and holds the analytics database: ask its report service.
-  const base = config.publicUrl ?? `http://127.0.0.1:${config.port}`;
-  const response = await fetch(`${base}/v1/datasets/base/reports.ndjson`).catch((error: Error) => {
-    throw new Error(
-      `the analytics database is in use and the report service at ${base} does not answer (${error.message})`,
-    );
-  });
-  if (!response.ok) throw new Error(`${base} answered ${response.status} for the dataset`);
-  const reports = (await response.text())
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as Report);
-  const first = reports[0];
-  if (!first) throw new Error("the report service has no reports yet");
-  return { reports, window: first.window };
 }
 
 function table(rows: CheckRow[], window: { start_block: number; end_block: number }): string {

@@ -4,10 +4,12 @@
  *
  * ```
  * DIR/analytics.duckdb        the analytics database (payments, transfers, listings, reports)
+ * DIR/report-service.json     the running report service that holds it (pid, url): where readers ask
  * DIR/tmp/                    DuckDB's spill space past its memory limit
  * DIR/postgres/               merchant state on PGlite (collections, scratchpads, payment ledger)
  * DIR/facilitator-postgres/   the facilitator's ledger and Bazaar on PGlite
- * DIR/demo/                   the demo: world.json, chain/state.json, truth.ndjson, merchants.ndjson
+ * DIR/demo/                   the demo: world.json, chain/state.json, truth.ndjson, truth-complete.json,
+ *                             merchants.ndjson
  * ```
  *
  * With `DATABASE_URL`, the merchant state and the facilitator live in that server instead (each with its
@@ -18,9 +20,19 @@ import path from "node:path";
 export interface DataLayout {
   dir: string;
   analytics: { file: string; spill: string };
+  /** The record of the report service serving this directory (src/services/registry.ts). */
+  reportService: string;
   /** PGlite directories: one per service that keeps PostgreSQL state (PGlite allows one process each). */
   pglite: { merchants: string; facilitator: string };
-  demo: { dir: string; world: string; chain: string; truth: string; merchants: string };
+  demo: {
+    dir: string;
+    world: string;
+    chain: string;
+    truth: string;
+    /** The block up to which truth.ndjson is complete (src/demo/truth.ts). */
+    truthComplete: string;
+    merchants: string;
+  };
 }
 
 export function dataLayout(dataDir: string): DataLayout {
@@ -29,12 +41,14 @@ export function dataLayout(dataDir: string): DataLayout {
   return {
     dir,
     analytics: { file: path.join(dir, "analytics.duckdb"), spill: path.join(dir, "tmp") },
+    reportService: path.join(dir, "report-service.json"),
     pglite: { merchants: path.join(dir, "postgres"), facilitator: path.join(dir, "facilitator-postgres") },
     demo: {
       dir: demo,
       world: path.join(demo, "world.json"),
       chain: path.join(demo, "chain"),
       truth: path.join(demo, "truth.ndjson"),
+      truthComplete: path.join(demo, "truth-complete.json"),
       merchants: path.join(demo, "merchants.ndjson"),
     },
   };

@@ -34,7 +34,7 @@ import {
   SLOT_SECONDS,
   type WalletId,
 } from "./plan.ts";
-import { appendTruth, type TruthRecord } from "./truth.ts";
+import { appendTruth, type TruthRecord, writeTruthComplete } from "./truth.ts";
 
 export interface SimMerchant {
   id: string;
@@ -57,6 +57,8 @@ export interface SimulatorOptions {
   /** First slot to play (a resumed demo starts after the last one played). */
   startSlot: number;
   truthFile: string;
+  /** Where the block up to which `truthFile` is complete is recorded after each batch (truth.ts). */
+  truthCompleteFile?: string;
   /** Payments in flight at once while catching up. Default 16. */
   concurrency?: number;
   /** Wall clock, unix ms; tests move it. */
@@ -152,14 +154,23 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
 
   const inFlight = new Set<Promise<void>>();
   const settled: { record: Omit<TruthRecord, "block_number">; hash: Hash }[] = [];
+  /**
+   * Appends the settled payments to the truth, then records the block up to which it is complete. That
+   * block is the head once no payment is in flight: a payment under way may settle in any block up to
+   * the head before its answer arrives, and one started later lands after it.
+   */
   const flushTruth = async () => {
+    await Promise.all(inFlight);
+    const head = Number(await client.getBlockNumber({ cacheTime: 0 }));
     const batch = settled.splice(0);
-    if (batch.length === 0) return;
-    const receipts = await Promise.all(batch.map((s) => client.getTransactionReceipt({ hash: s.hash })));
-    appendTruth(
-      options.truthFile,
-      batch.map((s, i) => ({ ...s.record, block_number: Number(receipts[i]?.blockNumber) })),
-    );
+    if (batch.length > 0) {
+      const receipts = await Promise.all(batch.map((s) => client.getTransactionReceipt({ hash: s.hash })));
+      appendTruth(
+        options.truthFile,
+        batch.map((s, i) => ({ ...s.record, block_number: Number(receipts[i]?.blockNumber) })),
+      );
+    }
+    if (options.truthCompleteFile) writeTruthComplete(options.truthCompleteFile, head);
   };
 
   const pay = async (action: Extract<Action, { type: "pay" }>) => {
@@ -232,11 +243,6 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
         });
   };
 
-  const drain = async () => {
-    await Promise.all(inFlight);
-    await flushTruth();
-  };
-
   try {
     for (let slot = options.startSlot; !options.signal.aborted; slot++) {
       stats.slot = slot;
@@ -244,7 +250,7 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
       const slotEnd = options.plan.epoch + (slot + 1) * SLOT_SECONDS;
       if (!live && slotEnd > now() / 1000) {
         // The plan reached the present: from here the chain follows the wall clock.
-        await drain();
+        await flushTruth();
         await mineTo(now() / 1000);
         live = true;
         await mining;
@@ -295,7 +301,7 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
     }
   } finally {
     clearInterval(miner);
-    await drain().catch(() => undefined);
+    await flushTruth().catch(() => undefined);
     await mining;
   }
   return stats;

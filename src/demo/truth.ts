@@ -1,6 +1,12 @@
 /**
  * The simulator's ground truth: one NDJSON line per settled payment saying which behaviour made it, in
  * `<data>/demo/truth.ndjson`. `simulate --check` compares the reports' real totals with it.
+ *
+ * The truth is written in batches, after the payments settled, while the indexer stores each block as it
+ * comes: the latest indexed block may hold payments the truth does not have yet. So after each batch the
+ * simulator records, in `<data>/demo/truth-complete.json`, the block up to which the truth is complete,
+ * and the check compares a window that ends there. A truth file without it (written before it existed)
+ * still reads; the check then ends its window at the latest indexed block, as it did.
  */
 import fs from "node:fs";
 import { type Behaviour, GENUINE } from "./plan.ts";
@@ -38,8 +44,37 @@ export function readTruth(file: string): TruthRecord[] {
   return out;
 }
 
-/** Keeps the records of blocks up to `block`: after a chain was restored from an older save. */
-export function truncateTruth(file: string, block: number): number {
+/**
+ * Records that the truth file holds every payment of blocks up to `block`. Written after the records, and
+ * by rename, so a reader that reads this first and the truth after never sees a block counted complete
+ * whose records it lacks.
+ */
+export function writeTruthComplete(file: string, block: number): void {
+  const tmp = `${file}.tmp`;
+  fs.writeFileSync(tmp, `${JSON.stringify({ complete_to_block: block })}\n`);
+  fs.renameSync(tmp, file);
+}
+
+/** The block up to which the truth is complete, or undefined when nothing says (an older demo's truth). */
+export function readTruthComplete(file: string): number | undefined {
+  try {
+    const block = (JSON.parse(fs.readFileSync(file, "utf8")) as { complete_to_block?: unknown })
+      .complete_to_block;
+    return typeof block === "number" && Number.isSafeInteger(block) && block >= 0 ? block : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Keeps the records of blocks up to `block`: after a chain was restored from an older save. The truth
+ * is then complete to that block at most (`completeFile`, when given).
+ */
+export function truncateTruth(file: string, block: number, completeFile?: string): number {
+  if (completeFile !== undefined) {
+    const complete = readTruthComplete(completeFile);
+    if (complete !== undefined && complete > block) writeTruthComplete(completeFile, block);
+  }
   const records = readTruth(file);
   const kept = records.filter((r) => r.block_number <= block);
   if (kept.length === records.length) return 0;

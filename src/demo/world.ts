@@ -178,7 +178,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       }).getBlockNumber(),
     );
     // A chain saved before a crash may be older than the truth written after it.
-    const dropped = truncateTruth(layout.truth, head);
+    const dropped = truncateTruth(layout.truth, head, layout.truthComplete);
     if (dropped > 0)
       emit({
         type: "note",
@@ -320,6 +320,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       genesisTime: w.genesisTime,
       startSlot,
       truthFile: layout.truth,
+      truthCompleteFile: layout.truthComplete,
       signal: controller.signal,
       onEvent: (event) => {
         if (event.type === "caught_up") caughtUpBlock = event.block;

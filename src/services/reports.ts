@@ -3,13 +3,20 @@
  * `config.host`:`config.port`, and, when asked, the indexer following a chain into the same database
  * (DuckDB lets one process write a database file, so the indexer runs here rather than beside it).
  */
-import { type Analytics, openAnalytics } from "../analytics/duckdb.ts";
+import { type Analytics, openAnalyticsWaiting } from "../analytics/duckdb.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import type { Config } from "../config/config.ts";
 import type { IndexerOptions } from "../indexer/index.ts";
 import { reportRoutes } from "../reports/http.ts";
 import { ReportService } from "../reports/service.ts";
 import { listenWithUrlOn } from "./listen.ts";
+import { reachableUrl, removeServiceRecord, writeServiceRecord } from "./registry.ts";
+
+/**
+ * A `report` or `leaderboard` holds the database for about a second (src/cli/readers.ts): a service
+ * starting meanwhile waits that out instead of failing; a process that holds it for good still fails it.
+ */
+const OPEN_WAIT_MS = 10_000;
 
 /** The indexer's options, but for what the service provides (its database connection and its stop). */
 export type FollowOptions = Omit<IndexerOptions, "analytics" | "signal">;
@@ -23,15 +30,16 @@ export interface ReportsService {
 }
 
 /**
- * Starts the report service. Closing stops the indexer first (after the batch it is committing), then
- * HTTP, then the database.
+ * Starts the report service and records it in the data directory, where the read-only commands find it
+ * while it holds the database. Closing removes the record first (readers stop asking), then stops the
+ * indexer (after the batch it is committing), then HTTP, then the database.
  */
 export async function startReportService(
   config: Config,
   follow: FollowOptions | undefined,
   lifecycle: Lifecycle,
 ): Promise<ReportsService> {
-  const analytics = await openAnalytics(config);
+  const analytics = await openAnalyticsWaiting(config, OPEN_WAIT_MS);
   lifecycle.add("analytics database", () => analytics.close());
   let reports: ReportService | undefined;
   const server = await listenWithUrlOn(
@@ -45,6 +53,13 @@ export async function startReportService(
   );
   lifecycle.add("reports http", () => server.close());
   const indexing = follow ? (await startIndexer(analytics, follow, lifecycle)).running : undefined;
+  writeServiceRecord(config.dataDir, {
+    pid: process.pid,
+    url: reachableUrl(server.url),
+    public_url: config.publicUrl ?? server.url,
+    started_at: new Date().toISOString(),
+  });
+  lifecycle.add("report service record", () => removeServiceRecord(config.dataDir, process.pid));
   return { url: server.url, analytics, reports: reports as ReportService, indexing };
 }
 

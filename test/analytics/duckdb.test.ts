@@ -2,7 +2,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Analytics } from "../../src/analytics/duckdb.ts";
+import { Analytics, AnalyticsBusyError, lockHolder } from "../../src/analytics/duckdb.ts";
+import { holdAnalytics } from "../helpers/hold.ts";
 
 let dir: string;
 let analytics: Analytics;
@@ -62,5 +63,46 @@ describe("migrations", () => {
     } finally {
       fs.rmSync(old, { recursive: true, force: true });
     }
+  });
+});
+
+describe("a database held by another process", () => {
+  it("is busy, naming the process that holds it", async () => {
+    const held = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-"));
+    const holder = await holdAnalytics(held);
+    const error = await Analytics.open({ dataDir: held }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AnalyticsBusyError);
+    expect((error as AnalyticsBusyError).holder.pid).toBe(holder.pid);
+    expect((error as Error).message).toContain(`in use by another process (PID ${holder.pid}, `);
+    await holder.release();
+    (await Analytics.open({ dataDir: held })).close();
+  });
+
+  it("is told from other failures by DuckDB's whole lock-conflict message, not the word lock", () => {
+    expect(
+      lockHolder(
+        'IO Error: Could not set lock on file "/d/analytics.duckdb": Conflicting lock is held in /usr/bin/node (PID 8020). See also https://duckdb.org/docs/stable/connect/concurrency',
+      ),
+    ).toEqual({ pid: 8020, program: "/usr/bin/node" });
+    // Each of these says "lock" somewhere; none is another process holding the file.
+    for (const message of [
+      "IO Error: Corrupt database file: computed checksum 1 does not match stored checksum 2 in block at location 4096",
+      'IO Error: Could not set lock on file "/ro/analytics.duckdb": Permission denied',
+      "Catalog Error: Table with name blocks does not exist!",
+    ]) {
+      expect(lockHolder(message)).toBeUndefined();
+    }
+  });
+
+  it("does not call a corrupt block busy", async () => {
+    const corrupt = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-"));
+    (await Analytics.open({ dataDir: corrupt })).close();
+    // The first block after DuckDB's three header blocks: what the catalog is read from on open.
+    const fd = fs.openSync(path.join(corrupt, "analytics.duckdb"), "r+");
+    fs.writeSync(fd, Buffer.alloc(4096, 9), 0, 4096, 3 * 4096);
+    fs.closeSync(fd);
+    const error = await Analytics.open({ dataDir: corrupt }).catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/Corrupt database file: .* in block/);
+    expect(error).not.toBeInstanceOf(AnalyticsBusyError);
   });
 });

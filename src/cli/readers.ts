@@ -1,0 +1,201 @@
+/**
+ * How the read-only commands (`report`, `leaderboard`, `simulate --check`) reach the reports. DuckDB lets
+ * one process open the analytics database, and reading writes too (a window's reports are stored when
+ * built), so a reader cannot simply open it beside another process. Instead:
+ *
+ * - the database is free: open it here;
+ * - a report service holds it (`serve`, the demo; recorded in `<dataDir>/report-service.json`): ask it
+ *   over HTTP, and print what the local path would print;
+ * - another command holds it (a `report`, `index`): wait for it, up to `--wait` seconds, then say who
+ *   holds it and what to do.
+ */
+import { type Analytics, AnalyticsBusyError, openAnalytics } from "../analytics/duckdb.ts";
+import { AppError } from "../common/errors.ts";
+import { type Config, DEFAULT_PUBLIC_URL } from "../config/config.ts";
+import type { Report } from "../reports/schema.ts";
+import { ReportService } from "../reports/service.ts";
+import { type ReportWindow, resolveWindow } from "../reports/window.ts";
+import { readServiceRecord, type ServiceRecord } from "../services/registry.ts";
+import { configFrom, type Flags, parseWaitMs, UsageError } from "./args.ts";
+
+/**
+ * How long a reader waits for a database another command holds. A `report` or `leaderboard` holds it for
+ * about a second on a small store and a few seconds on a large one; `index` for as long as it runs.
+ */
+export const DEFAULT_WAIT_SECONDS = 30;
+
+/** A report build on a large store takes seconds; a service that answers nothing for this long is stuck. */
+const REQUEST_TIMEOUT_MS = 5 * 60_000;
+const PROBE_TIMEOUT_MS = 2_000;
+/** Two readers at once wait well under a second for each other: only a longer wait is worth a line. */
+const NOTICE_AFTER_MS = 1_000;
+
+export type Leaderboard = Awaited<ReturnType<ReportService["leaderboard"]>>;
+
+/** The reports, read from the database in this process or from the report service that holds it. */
+export interface Reader {
+  report(address: string, endBlock?: number): Promise<Report>;
+  leaderboard(endBlock?: number): Promise<Leaderboard>;
+  /** Every merchant's report of the window ending at `endBlock` (default: the latest checkpoint). */
+  reports(endBlock?: number): Promise<{ window: ReportWindow; reports: Report[] }>;
+  /** The end block of the latest window. */
+  latestBlock(): Promise<number>;
+}
+
+/** Runs `fn` with a reader of the configured data directory: see the top of this file. */
+export async function withReader<T>(flags: Flags, fn: (reader: Reader) => Promise<T>): Promise<T> {
+  const config = configFrom(flags);
+  const waitMs = parseWaitMs(flags.wait, DEFAULT_WAIT_SECONDS);
+  // Page and badge URLs are this command's, wherever the figures come from.
+  const publicUrl = config.publicUrl ?? DEFAULT_PUBLIC_URL;
+  const opened = await openOrFindService(config, waitMs);
+  if ("service" in opened) return fn(remoteReader(opened.service, publicUrl));
+  try {
+    return await fn(localReader(opened.analytics, publicUrl));
+  } finally {
+    opened.analytics.close();
+  }
+}
+
+async function openOrFindService(
+  config: Config,
+  waitMs: number,
+): Promise<{ analytics: Analytics } | { service: ServiceRecord }> {
+  const started = Date.now();
+  const deadline = started + waitMs;
+  let pause = 50;
+  let told = false;
+  for (;;) {
+    let busy: AnalyticsBusyError;
+    try {
+      return { analytics: await openAnalytics(config) };
+    } catch (error) {
+      if (!(error instanceof AnalyticsBusyError)) throw error;
+      busy = error;
+    }
+    // Only the holder's own record counts: a record left by a crash may name a reused PID.
+    const service = readServiceRecord(config.dataDir);
+    const serving = service?.pid === busy.holder.pid ? service : undefined;
+    if (serving && (await answers(serving))) return { service: serving };
+    const left = deadline - Date.now();
+    if (left <= 0) throw held(config, busy, waitMs, serving);
+    if (!told && Date.now() - started >= NOTICE_AFTER_MS) {
+      process.stderr.write(
+        `x402-merchants: the analytics database is in use by PID ${busy.holder.pid} (${busy.holder.program}); waiting up to ${waitMs / 1000} s for it (--wait)\n`,
+      );
+      told = true;
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
+    pause = Math.min(pause * 2, 500);
+  }
+}
+
+/** Whether a recorded service answers: it may be stopping, or its PID may be another program's now. */
+async function answers(service: ServiceRecord): Promise<boolean> {
+  try {
+    const response = await fetch(`${service.url}/healthz`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+    await response.arrayBuffer();
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+function held(config: Config, busy: AnalyticsBusyError, waitMs: number, service?: ServiceRecord): AppError {
+  const { pid, program } = busy.holder;
+  const what = `the analytics database in ${config.dataDir} is still in use by PID ${pid} (${program}) after ${waitMs / 1000} s`;
+  return new AnalyticsBusyError(
+    service
+      ? `${what}, and its report service at ${service.url} does not answer: it may be starting or stopping; --wait SECONDS waits longer`
+      : `${what}: stop that process, or run \`x402-merchants serve\` on this data directory instead (with --rpc it indexes too), and report and leaderboard will ask it; --wait SECONDS waits longer`,
+    busy.holder,
+  );
+}
+
+function localReader(analytics: Analytics, publicUrl: string): Reader {
+  const service = new ReportService(analytics, { publicUrl });
+  return {
+    report: async (address, endBlock) => (await service.report(address, endBlock)).report,
+    leaderboard: (endBlock) => service.leaderboard(endBlock),
+    reports: (endBlock) => service.reports(endBlock),
+    latestBlock: async () => (await resolveWindow(analytics)).end_block,
+  };
+}
+
+function remoteReader(service: ServiceRecord, publicUrl: string): Reader {
+  const get = async (path: string): Promise<string> => {
+    let response: Response;
+    try {
+      response = await fetch(`${service.url}${path}`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    } catch (error) {
+      throw new AppError(
+        503,
+        "report_service_unreachable",
+        `the analytics database is in use by the report service at ${service.url} (PID ${service.pid}), which did not answer: ${(error as Error).message}`,
+      );
+    }
+    const text = await response.text();
+    if (!response.ok) throw serviceError(service, response.status, text);
+    return text;
+  };
+  // What the service answers names its own public URL; the local path would name this command's.
+  const json = async <T>(path: string) =>
+    rebase(JSON.parse(await get(path)), service.public_url, publicUrl) as T;
+  const end = (endBlock?: number) => (endBlock === undefined ? "" : `?end_block=${endBlock}`);
+  const leaderboard = (endBlock?: number) => json<Leaderboard>(`/v1/leaderboard/base${end(endBlock)}`);
+  return {
+    report: (address, endBlock) => json<Report>(`/v1/reports/base/${address}${end(endBlock)}`),
+    leaderboard,
+    reports: async (endBlock) => {
+      const text = await get(`/v1/datasets/base/reports.ndjson${end(endBlock)}`);
+      const reports = text
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => rebase(JSON.parse(line), service.public_url, publicUrl) as Report);
+      const window = reports[0]?.window ?? (await leaderboard(endBlock)).window;
+      return { window, reports };
+    },
+    latestBlock: async () => (await leaderboard()).window.end_block,
+  };
+}
+
+/**
+ * The service's JSON error as this command's: a 400 is the caller's mistake (exit 2), as it is on the
+ * local path; the rest keep their message, which is the one the local path prints.
+ */
+function serviceError(service: ServiceRecord, status: number, text: string): AppError {
+  let body: { error?: { code?: unknown; message?: unknown } } | undefined;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Not one of the service's errors (a proxy's page?): said below.
+  }
+  const message = body?.error?.message;
+  const code = typeof body?.error?.code === "string" ? body.error.code : "report_service_failed";
+  if (typeof message !== "string") {
+    return new AppError(
+      502,
+      "report_service_failed",
+      `the report service at ${service.url} answered ${status}`,
+    );
+  }
+  if (status === 400) return new UsageError(message);
+  if (status >= 500) {
+    return new AppError(502, code, `the report service at ${service.url} failed: ${message}`);
+  }
+  return new AppError(status as 404, code, message);
+}
+
+/** Every string in `value` with the URL base `from` replaced by `to`. */
+function rebase(value: unknown, from: string, to: string): unknown {
+  if (from === to) return value;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === "string") return v.split(`${from}/`).join(`${to}/`);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === "object") {
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    }
+    return v;
+  };
+  return walk(value);
+}

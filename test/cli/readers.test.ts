@@ -1,0 +1,146 @@
+/**
+ * Issue 15, "readers never wait on the writer": `report` and `leaderboard` beside another process that
+ * holds the analytics database (DuckDB allows one per file), for real: child processes of the CLI, a
+ * `serve` child, and a bare holder that stands for `index` or another `report`.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { listen } from "../../src/common/listen.ts";
+import { writeServiceRecord } from "../../src/services/registry.ts";
+import { addr, checkpoint, END, ndjsonFile, payment } from "../helpers/data.ts";
+import { holdAnalytics } from "../helpers/hold.ts";
+import { eventually, runCli, startCli } from "../helpers/process.ts";
+
+const m1 = addr("readers-m1");
+const m2 = addr("readers-m2");
+
+/** A data directory with two merchants' payments, imported. */
+async function store(): Promise<string> {
+  const data = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-readers-"));
+  const records = [
+    ...[1, 2, 3, 4, 5].map((i) => payment({ payer: addr(`buyer${i}`), payTo: m1, amount: 1_250_000 * i })),
+    ...[1, 2, 3].map((i) => payment({ payer: addr(`buyer${i}`), payTo: m2, amount: 700_000 })),
+    checkpoint(),
+  ];
+  expect((await runCli(["import", ndjsonFile(records), "--data", data])).code).toBe(0);
+  return data;
+}
+
+/** What the readers print, for commands that succeed and commands that fail. */
+const READS = [
+  ["report", m1],
+  ["report", m2, "--end-block", String(END - 10)],
+  ["leaderboard"],
+  ["report", addr("nobody")],
+  ["leaderboard", "--end-block", String(END + 1)],
+] as const;
+
+async function readAll(data: string) {
+  const out = [];
+  for (const args of READS) out.push(await runCli([...args, "--data", data]));
+  return out;
+}
+
+describe("readers beside a process that holds the store", () => {
+  it("ask the running report service and print exactly what they print without it", async () => {
+    const data = await store();
+    const alone = await readAll(data);
+    expect(alone.map((r) => r.code)).toEqual([0, 0, 0, 1, 1]);
+    expect(alone[3]?.stderr).toMatch(/^x402-merchants: no merchant 0x[0-9a-f]{40} is known on Base\n$/);
+
+    const serve = startCli(["serve", "--port", "0", "--data", data]);
+    const { reports } = JSON.parse(await serve.line) as { reports: string };
+    expect(JSON.parse(fs.readFileSync(path.join(data, "report-service.json"), "utf8"))).toMatchObject({
+      pid: serve.child.pid,
+      url: reports,
+    });
+    // The server holds the database: each reader below could only have asked it.
+    const beside = await readAll(data);
+    expect(beside).toEqual(alone);
+
+    serve.child.kill("SIGTERM");
+    expect(await serve.exited).toBe(0);
+    expect(fs.existsSync(path.join(data, "report-service.json"))).toBe(false);
+  }, 120_000);
+
+  it("wait for another command that holds it, so two reports at once both succeed", async () => {
+    const data = await store();
+    const expected = (await runCli(["report", m1, "--data", data])).stdout;
+    const holder = await holdAnalytics(data);
+    const first = startCli(["report", m1, "--data", data]);
+    const second = startCli(["report", m1, "--data", data]);
+    // Both have met the held database and are waiting for it.
+    const waiting = (run: typeof first) => run.stderr().includes(`in use by PID ${holder.pid}`);
+    expect(await eventually(() => waiting(first) && waiting(second), 20_000)).toBe(true);
+    await holder.release();
+    const stdout = async (run: typeof first) => {
+      let out = "";
+      run.child.stdout?.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+      });
+      expect(await run.exited).toBe(0);
+      return out;
+    };
+    expect(await Promise.all([stdout(first), stdout(second)])).toEqual([expected, expected]);
+  }, 120_000);
+
+  it("say in one line who holds it and what to do when it stays held", async () => {
+    const data = await store();
+    const holder = await holdAnalytics(data);
+    const started = Date.now();
+    const result = await runCli(["leaderboard", "--data", data, "--wait", "0.5"]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    expect(result.stderr.split("\n")).toEqual([
+      `x402-merchants: the analytics database in ${data} is still in use by PID ${holder.pid} (${process.execPath}) after 0.5 s: stop that process, or run \`x402-merchants serve\` on this data directory instead (with --rpc it indexes too), and report and leaderboard will ask it; --wait SECONDS waits longer`,
+      "",
+    ]);
+    // It waited, and no longer than asked (and a command's start).
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    expect((await runCli(["report", m1, "--data", data, "--wait", "soon"])).code).toBe(2);
+  }, 120_000);
+
+  it("ignore a record that is not the holder's, and pass the holder's service errors through", async () => {
+    const data = await store();
+    const holder = await holdAnalytics(data);
+    // A report service that fails every request as the real one does: a JSON error with its status.
+    let status = 400;
+    const fake = await listen(
+      (request) =>
+        new URL(request.url).pathname === "/healthz"
+          ? Response.json({ ok: true })
+          : Response.json({ error: { code: "bad_end_block", message: "end_block is wrong" } }, { status }),
+      "127.0.0.1",
+      0,
+    );
+    onTestFinished(() => fake.close());
+    const record = { url: fake.url, public_url: fake.url, started_at: new Date().toISOString() };
+
+    // A live process that is not the holder (this one): not the service of this store.
+    writeServiceRecord(data, { ...record, pid: process.pid });
+    const ignored = await runCli(["report", m1, "--data", data, "--wait", "0"]);
+    expect(ignored.code).toBe(1);
+    expect(ignored.stderr).toMatch(/still in use by PID \d+ .* after 0 s: stop that process/);
+
+    writeServiceRecord(data, { ...record, pid: holder.pid });
+    expect(await runCli(["report", m1, "--data", data, "--wait", "0"])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: "x402-merchants: end_block is wrong\n",
+    });
+    status = 404;
+    expect(await runCli(["leaderboard", "--data", data, "--wait", "0"])).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: "x402-merchants: end_block is wrong\n",
+    });
+
+    // The holder's service, silent (starting, stopping): waited for like any holder, and said so.
+    await fake.close();
+    const silent = await runCli(["report", m1, "--data", data, "--wait", "0"]);
+    expect(silent.code).toBe(1);
+    expect(silent.stderr).toContain(`and its report service at ${fake.url} does not answer`);
+  }, 120_000);
+});
