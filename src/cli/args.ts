@@ -36,6 +36,7 @@ const OPTIONS = {
   scale: { type: "string" },
   mix: { type: "string" },
   check: { type: "boolean" },
+  evidence: { type: "boolean" },
   // report, leaderboard, simulate: how long to wait for an analytics database another command holds
   wait: { type: "string" },
   help: { type: "boolean", short: "h" },

@@ -10,7 +10,8 @@ const USAGE = `x402-merchants: honest weekly x402 payment reports for merchant w
 
 Usage:
   x402-merchants import FILE.ndjson [--data DIR]
-  x402-merchants report ADDRESS [--end-block N] [--wait SECONDS] [--data DIR] [--public-url URL]
+  x402-merchants report ADDRESS [--evidence] [--end-block N] [--wait SECONDS] [--data DIR] [--public-url URL]
+        the merchant's report (JSON, spec 2.1), or with --evidence the evidence behind its flags
   x402-merchants leaderboard [--end-block N] [--wait SECONDS] [--data DIR] [--public-url URL]
   x402-merchants serve [--only reports,utility,utility-alias] [--port N] [--host H] [--data DIR] [--public-url URL]
         [--rpc URL and the index flags: the indexer follows that chain into the analytics while serving]

@@ -12,6 +12,7 @@
 import { type Analytics, AnalyticsBusyError, openAnalytics } from "../analytics/duckdb.ts";
 import { AppError } from "../common/errors.ts";
 import { type Config, DEFAULT_PUBLIC_URL } from "../config/config.ts";
+import type { EvidenceDocument } from "../reports/evidence/document.ts";
 import type { Report } from "../reports/schema.ts";
 import { ReportService } from "../reports/service.ts";
 import { type ReportWindow, resolveWindow } from "../reports/window.ts";
@@ -35,6 +36,8 @@ export type Leaderboard = Awaited<ReturnType<ReportService["leaderboard"]>>;
 /** The reports, read from the database in this process or from the report service that holds it. */
 export interface Reader {
   report(address: string, endBlock?: number): Promise<Report>;
+  /** The evidence behind the report's flags (src/reports/evidence/). */
+  evidence(address: string, endBlock?: number): Promise<EvidenceDocument>;
   leaderboard(endBlock?: number): Promise<Leaderboard>;
   /** Every merchant's report of the window ending at `endBlock` (default: the latest checkpoint). */
   reports(endBlock?: number): Promise<{ window: ReportWindow; reports: Report[] }>;
@@ -116,6 +119,7 @@ function localReader(analytics: Analytics, publicUrl: string): Reader {
   const service = new ReportService(analytics, { publicUrl });
   return {
     report: async (address, endBlock) => (await service.report(address, endBlock)).report,
+    evidence: (address, endBlock) => service.evidence(address, endBlock),
     leaderboard: (endBlock) => service.leaderboard(endBlock),
     reports: (endBlock) => service.reports(endBlock),
     latestBlock: async () => (await resolveWindow(analytics)).end_block,
@@ -145,6 +149,8 @@ function remoteReader(service: ServiceRecord, publicUrl: string): Reader {
   const leaderboard = (endBlock?: number) => json<Leaderboard>(`/v1/leaderboard/base${end(endBlock)}`);
   return {
     report: (address, endBlock) => json<Report>(`/v1/reports/base/${address}${end(endBlock)}`),
+    evidence: (address, endBlock) =>
+      json<EvidenceDocument>(`/v1/reports/base/${address}/evidence${end(endBlock)}`),
     leaderboard,
     reports: async (endBlock) => {
       const text = await get(`/v1/datasets/base/reports.ndjson${end(endBlock)}`);

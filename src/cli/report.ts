@@ -8,8 +8,10 @@ export async function runReport(args: string[], flags: Flags): Promise<number> {
   if (!isAddress(address))
     throw new UsageError(`"${address}" is not an address: 0x followed by 40 hex digits`);
   const endBlock = parseEndBlock(flags["end-block"]);
-  const report = await withReader(flags, (reader) => reader.report(address, endBlock));
-  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  const document = await withReader<object>(flags, (reader) =>
+    flags.evidence ? reader.evidence(address, endBlock) : reader.report(address, endBlock),
+  );
+  process.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
   return 0;
 }
 

@@ -9,7 +9,7 @@ import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { listen } from "../../src/common/listen.ts";
 import { writeServiceRecord } from "../../src/services/registry.ts";
-import { addr, checkpoint, END, ndjsonFile, payment } from "../helpers/data.ts";
+import { addr, checkpoint, END, ndjsonFile, payment, repeat } from "../helpers/data.ts";
 import { holdAnalytics } from "../helpers/hold.ts";
 import { eventually, runCli, startCli } from "../helpers/process.ts";
 
@@ -22,6 +22,8 @@ async function store(): Promise<string> {
   const records = [
     ...[1, 2, 3, 4, 5].map((i) => payment({ payer: addr(`buyer${i}`), payTo: m1, amount: 1_250_000 * i })),
     ...[1, 2, 3].map((i) => payment({ payer: addr(`buyer${i}`), payTo: m2, amount: 700_000 })),
+    // A farm, so that m2's evidence has a flagged wallet to show.
+    ...repeat(12, { payer: addr("readers-farm"), payTo: m2, amount: 100 }, END - 5_000, END - 100),
     checkpoint(),
   ];
   expect((await runCli(["import", ndjsonFile(records), "--data", data])).code).toBe(0);
@@ -35,6 +37,7 @@ const READS = [
   ["leaderboard"],
   ["report", addr("nobody")],
   ["leaderboard", "--end-block", String(END + 1)],
+  ["report", m2, "--evidence"],
 ] as const;
 
 async function readAll(data: string) {
@@ -47,7 +50,9 @@ describe("readers beside a process that holds the store", () => {
   it("ask the running report service and print exactly what they print without it", async () => {
     const data = await store();
     const alone = await readAll(data);
-    expect(alone.map((r) => r.code)).toEqual([0, 0, 0, 1, 1]);
+    expect(alone.map((r) => r.code)).toEqual([0, 0, 0, 1, 1, 0]);
+    const evidence = JSON.parse(alone[5]?.stdout ?? "") as { flags: { kind: string; wallets: unknown[] }[] };
+    expect(evidence.flags.map((f) => [f.kind, f.wallets.length])).toEqual([["tiny_repeat", 1]]);
     expect(alone[3]?.stderr).toMatch(/^x402-merchants: no merchant 0x[0-9a-f]{40} is known on Base\n$/);
 
     const serve = startCli(["serve", "--port", "0", "--data", data]);
