@@ -254,6 +254,50 @@ describe("funding history", () => {
     }
   });
 
+  it("reads the batch again when the checkpoint's block changed while the history was read below it", async () => {
+    const fromBlock = (funded.path.at(-1)?.block as number) + 1;
+    const parent = `0x${(fromBlock - 1).toString(16)}`;
+    let historyRead = false;
+    let tampered = 0;
+    // A node that answers the checkpoint's header from another fork once, right after the history's logs.
+    const forked: typeof fetch = async (input, init) => {
+      const body = JSON.parse(String(init?.body)) as { method: string; params: unknown[] } | unknown[];
+      if (Array.isArray(body)) return fetch(input, init);
+      const filter = body.params[0] as { topics?: unknown[] } | undefined;
+      if (body.method === "eth_getLogs" && filter?.topics?.length === 3) historyRead = true;
+      const response = await fetch(input, init);
+      if (
+        !historyRead ||
+        tampered > 0 ||
+        body.method !== "eth_getBlockByNumber" ||
+        body.params[0] !== parent
+      ) {
+        return response;
+      }
+      tampered++;
+      const answer = (await response.json()) as { result: { hash: string } };
+      answer.result.hash = `0x${"ab".repeat(32)}`;
+      return Response.json(answer);
+    };
+    const clean = await openTempAnalytics();
+    const moved = await openTempAnalytics();
+    try {
+      await index(clean, { fromBlock });
+      const events: string[] = [];
+      await index(moved, {
+        fromBlock,
+        rpc: { url: devnet.rpc, fetch: forked },
+        onEvent: (e) => events.push(e.type),
+      });
+      expect(tampered).toBe(1);
+      expect(events).toContain("chain_moved");
+      expect(await snapshot(moved)).toEqual(await snapshot(clean));
+    } finally {
+      clean.close();
+      moved.close();
+    }
+  });
+
   it("stores the same rows in one batch or many, and after a stop and a resume", async () => {
     for (const fromBlock of [GENESIS + 1, (funded.path.at(-1)?.block as number) + 1]) {
       const whole = await openTempAnalytics();
