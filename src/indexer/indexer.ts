@@ -480,7 +480,10 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
   }
 }
 
-/** The chain's first block (Base's is 0; a devnet may start higher, anvil's `--number`). */
+/**
+ * The chain's first block the node serves: Base's is 0, a test devnet may start higher (anvil's
+ * `--number`), and a node that expired old history may answer its oldest kept one (and refuse logs below it).
+ */
 async function earliestBlock(client: RpcClient): Promise<number> {
   const earliest = await client.call<{ number?: string } | null>("eth_getBlockByNumber", ["earliest", false]);
   return earliest?.number ? hexNumber(earliest.number) : 0;
