@@ -20,6 +20,7 @@
  *
  * Flags: --settlements N, --per-block N, --buyers N, --merchants N, --concurrency N, --batch-blocks N,
  * --tx-from block,trace,tx (the other ways of fetching senders to run too; default all).
+ * `--funding-blocks N [--funding-settlements N]` measures the funding history instead (bench/funding.ts).
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -63,6 +64,9 @@ function parseFlags(argv: string[]) {
     // About 9,000 logs a query here (1,500 settlements a block): under the 10,000-log cap of the common
     // providers, and small enough for batches to overlap.
     "batch-blocks": 3,
+    // The funding history's cost instead (bench/funding.ts): blocks of funding before the settlements.
+    "funding-blocks": 0,
+    "funding-settlements": 2_000,
   };
   for (let i = 0; i < argv.length; i++) {
     const key = (argv[i] ?? "").replace(/^--/, "") as keyof typeof flags;
@@ -156,6 +160,17 @@ async function settlements(): Promise<Signed[]> {
   fs.mkdirSync(benchDir, { recursive: true });
   fs.writeFileSync(file, JSON.stringify(all));
   return all;
+}
+
+if (flags["funding-blocks"] > 0) {
+  // Its own chain and settlements; --batch-blocks only when given (the default suits dense blocks).
+  await (await import("./funding.ts")).benchFunding({
+    blocks: flags["funding-blocks"],
+    settlements: flags["funding-settlements"],
+    concurrency: flags.concurrency,
+    ...(process.argv.includes("--batch-blocks") ? { batchBlocks: flags["batch-blocks"] } : {}),
+  });
+  process.exit(0);
 }
 
 const signed = await settlements();

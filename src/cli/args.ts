@@ -27,6 +27,7 @@ const OPTIONS = {
   "poll-ms": { type: "string" },
   discovery: { type: "string" },
   "discovery-refresh": { type: "string" },
+  "funding-lookback": { type: "string" },
   // facilitators
   candidates: { type: "boolean" },
   // facilitator: the tokens it settles

@@ -23,12 +23,14 @@ export async function runDemo(args: string[], flags: Flags): Promise<number> {
     if (error instanceof MixError) throw new UsageError(error.message);
     throw error;
   }
+  // Loaded on demand like the rest of the demo; a mistake in the flag stops it before anything starts.
+  const fundingLookback = (await import("./indexer.ts")).fundingLookbackFrom(flags);
   const config = configFrom(flags);
   // Stdout is for the ready line; the progress line already counts the settlements the SDK would log.
   quietSdkLogs();
   const progress = createProgress(process.stderr);
   const stopped = untilSignal();
-  const demo = await startDemo({ config, mix, onEvent: progress.onEvent });
+  const demo = await startDemo({ config, mix, fundingLookback, onEvent: progress.onEvent });
   try {
     const first = await Promise.race([demo.ready.then(() => "ready" as const), stopped, demo.failed]);
     if (first === "ready") {

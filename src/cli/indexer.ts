@@ -5,6 +5,7 @@ import {
   createReporter,
   DEFAULT_BATCH_BLOCKS,
   DEFAULT_CONCURRENCY,
+  DEFAULT_FUNDING_LOOKBACK,
   DEFAULT_REORG_DEPTH,
   DEFAULT_SENDER_STRATEGY,
   IndexerInputError,
@@ -45,6 +46,7 @@ export function indexerOptionsFrom(
     concurrency:
       positive("--concurrency", optionalInteger("--concurrency", flags.concurrency)) ?? DEFAULT_CONCURRENCY,
     pollMs: positive("--poll-ms", optionalInteger("--poll-ms", flags["poll-ms"])),
+    fundingLookback: fundingLookbackFrom(flags),
     discoveryRefresh: positive(
       "--discovery-refresh",
       optionalInteger("--discovery-refresh", flags["discovery-refresh"]),
@@ -87,6 +89,7 @@ export function indexerOptionsFrom(
     concurrency: options.concurrency,
     senderStrategy: strategy,
     pollMs: options.pollMs,
+    fundingLookback: options.fundingLookback,
     discovery: flags.discovery
       ? { url: flags.discovery, refreshMs: options.discoveryRefresh && options.discoveryRefresh * 1000 }
       : undefined,
@@ -119,6 +122,11 @@ export async function runIndex(args: string[], flags: Flags): Promise<number> {
   } finally {
     analytics.close();
   }
+}
+
+/** `--funding-lookback BLOCKS` (`index`, `serve --rpc`, `demo`): 0 turns the funding history off. */
+export function fundingLookbackFrom(flags: Flags): number {
+  return optionalInteger("--funding-lookback", flags["funding-lookback"]) ?? DEFAULT_FUNDING_LOOKBACK;
 }
 
 function optionalInteger(flag: string, value: string | undefined): number | undefined {

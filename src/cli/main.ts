@@ -16,7 +16,7 @@ Usage:
   x402-merchants serve [--only reports,utility,utility-alias] [--port N] [--host H] [--data DIR] [--public-url URL]
         [--rpc URL and the index flags: the indexer follows that chain into the analytics while serving]
   x402-merchants listings [--only utility,utility-alias]   the merchants' paid endpoints as import NDJSON
-  x402-merchants demo [--json] [--scale X] [--mix FILE] [--data DIR]   (also: npm start)
+  x402-merchants demo [--json] [--scale X] [--mix FILE] [--funding-lookback N] [--data DIR]   (also: npm start)
         the whole service on a local Base devnet: merchants, facilitator, indexer, reports and a buyer
         simulator playing a week of x402 payments; a second start resumes
   x402-merchants simulate --check [--json] [--wait SECONDS] [--data DIR]   the demo's reports against the
@@ -25,6 +25,7 @@ Usage:
   x402-merchants index --rpc URL [--from-block N] [--to-block N] [--follow] [--data DIR]
         [--facilitator ADDRESS]... [--rps N] [--reorg-depth N] [--batch-blocks N] [--concurrency N]
         [--tx-from auto|block|tx|trace] [--poll-ms N] [--discovery URL] [--discovery-refresh SECONDS]
+        [--funding-lookback BLOCKS]
   x402-merchants facilitators [--candidates] [--data DIR]   known signers, or the senders to review
   x402-merchants facilitator --rpc URL [--port N] [--host H] [--asset ADDRESS]... [--data DIR]
         the project's x402 facilitator alone, on any EVM chain; its key from X402M_FACILITATOR_KEY

@@ -199,8 +199,8 @@ export function planSlot(ctx: PlanContext, slot: number): Action[] {
     );
   }
   // The funder pays its wallets on day 2; they buy from it for the rest of the week. It tries its own
-  // endpoint first: the indexer keeps a plain transfer only when one side was already seen in an x402
-  // payment (docs/indexer.md), so a merchant funding wallets before its first sale goes unseen.
+  // endpoint first, which made the indexer keep its transfers when it kept only those touching a wallet
+  // already seen in an x402 payment; its funding history (docs/indexer.md) now finds them either way.
   const fundDay = 96;
   if (w === fundDay - 6) {
     pay(

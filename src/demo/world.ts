@@ -43,6 +43,8 @@ export interface DemoOptions {
   /** Ports, data directory and the rest; the merchants' wallets are the demo's own. */
   config: Config;
   mix: Mix;
+  /** The indexer's `fundingLookback` (blocks); default its own, which the young chain clamps at block 0. */
+  fundingLookback?: number;
   onEvent?: (event: DemoEvent) => void;
 }
 
@@ -228,6 +230,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
           fromBlock: 0,
           follow: true,
           pollMs: 500,
+          fundingLookback: options.fundingLookback,
           discovery: { url: `${started.facilitator}/discovery/resources`, refreshMs: 60_000 },
           onEvent: (event) => {
             if (event.type === "batch") indexed.block = Math.max(indexed.block, event.to);

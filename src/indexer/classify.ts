@@ -113,7 +113,7 @@ export function classifyBatch(
   return { payments, candidates, transfers };
 }
 
-function transferRow(log: TransferLog, time: number): TransferRow {
+export function transferRow(log: TransferLog, time: number): TransferRow {
   return {
     tx: log.tx,
     logIndex: log.logIndex,
@@ -125,7 +125,7 @@ function transferRow(log: TransferLog, time: number): TransferRow {
   };
 }
 
-function checkedAmount(log: TransferLog): bigint {
+export function checkedAmount(log: TransferLog): bigint {
   if (log.value > MAX_AMOUNT) {
     throw new Error(
       `transfer ${log.tx} #${log.logIndex} moves ${log.value} units: more than any USDC supply`,

@@ -9,6 +9,7 @@ import { upsertListings } from "../analytics/listings.ts";
 import { BASE_USDC, BLOCK_SECONDS } from "../chain/base.ts";
 import type { FacilitatorRegistry } from "../chain/facilitators.ts";
 import { AppError } from "../common/errors.ts";
+import { THRESHOLDS } from "../reports/screens/thresholds.ts";
 import {
   ChainMovedError,
   chooseSenderStrategy,
@@ -21,6 +22,7 @@ import { AUTHORIZATION_USED_TOPIC, hexNumber, TRANSFER_TOPIC } from "./decode.ts
 import { startListingsRefresh } from "./discovery-refresh.ts";
 import { type FetchContext, type FetchedBatch, fetchBatch } from "./fetch-batch.ts";
 import type { WalletBook } from "./funding.ts";
+import { FundingHistory } from "./history.ts";
 import { LogFetcher, type SpanChange } from "./logs.ts";
 import { findCommonAncestor, rewindTo } from "./reorg.ts";
 import type { BackoffOptions } from "./rpc/backoff.ts";
@@ -38,6 +40,8 @@ export const DEFAULT_BATCH_BLOCKS = 2_000;
 export const DEFAULT_CONCURRENCY = 4;
 /** How `tx.from` is fetched; docs/indexer.md has the measurements behind the choice. */
 export const DEFAULT_SENDER_STRATEGY: SenderChoice = "auto";
+/** How far back a new payer's funding is read: as far as `merchant_funded` looks (8 weeks). */
+export const DEFAULT_FUNDING_LOOKBACK = THRESHOLDS.fundingLookbackBlocks;
 
 export interface IndexerOptions {
   analytics: Analytics;
@@ -63,6 +67,11 @@ export interface IndexerOptions {
   senderStrategy?: SenderChoice;
   /** How often --follow asks for the head, ms. Default 2,000 (one Base block). */
   pollMs?: number;
+  /**
+   * Blocks before a wallet's first payment whose incoming USDC transfers (and its funders', `history.ts`)
+   * are fetched and kept. Default `DEFAULT_FUNDING_LOOKBACK`; 0 = none (only rule 1 of `funding.ts`).
+   */
+  fundingLookback?: number;
   discovery?: { url: string; refreshMs?: number; fetch?: typeof fetch };
   signal?: AbortSignal;
   onEvent?: (event: IndexerEvent) => void;
@@ -79,6 +88,8 @@ export type IndexerEvent =
       payments: number;
       candidates: number;
       transfers: number;
+      /** Funding history rows this batch added. */
+      history: number;
     }
   | { type: "reorg"; checkpoint: number; ancestor: number }
   | { type: "chain_moved"; from: number; to: number; reason: string }
@@ -99,6 +110,8 @@ export interface IndexerSummary {
   payments: number;
   candidates: number;
   transfers: number;
+  /** Transfers stored as funding history (`history.ts`), beside the `transfers` the commit rule kept. */
+  history: number;
   batches: number;
   reorgs: number;
   /** The blocks this run committed, or null when it committed none. */
@@ -188,6 +201,7 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
     payments: 0,
     candidates: 0,
     transfers: 0,
+    history: 0,
     batches: 0,
     reorgs: 0,
     indexed: null,
@@ -232,6 +246,33 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
   const strategy: SenderStrategy = choice === "auto" ? await chooseSenderStrategy(client) : choice;
   let clock = new BlockClock(cursor.block, cursor.time);
   let book: WalletBook = await serial.run(() => loadWalletBook(analytics));
+  const lookback = options.fundingLookback ?? DEFAULT_FUNDING_LOOKBACK;
+  const history =
+    lookback > 0
+      ? new FundingHistory(
+          client,
+          // Its own span: the sparse answers of a recipient filter must not grow or shrink the batches'.
+          new LogFetcher(
+            client,
+            { address: BASE_USDC, topic0: [TRANSFER_TOPIC] },
+            {
+              maxSpan: Math.max(1, options.batchBlocks ?? DEFAULT_BATCH_BLOCKS),
+              onSpanChange: (change) =>
+                emit({ type: "span", ...change, reason: `funding history: ${change.reason}` }),
+              signal,
+            },
+          ),
+          {
+            lookback,
+            levels: THRESHOLDS.fundingMaxHops - 1,
+            hubSenders: THRESHOLDS.hubMinCounterparties,
+            // A chain younger than the lookback (the devnet) is read from its first block.
+            floor: await earliestBlock(client),
+            concurrency,
+            signal,
+          },
+        )
+      : undefined;
   summary.block = cursor.block;
 
   const targetFor = (h: number) =>
@@ -368,17 +409,26 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
         inflight.shift();
       }
       fill();
-      await commit(merge(group));
+      try {
+        await commit(merge(group));
+      } catch (error) {
+        // Only the funding history throws this at commit, before anything is written.
+        if (!(error instanceof ChainMovedError)) throw error;
+        emit({ type: "chain_moved", from: cursor.block + 1, to: target, reason: error.message });
+        return "moved";
+      }
     }
     return "done";
   }
 
   async function commit(batch: FetchedBatch): Promise<void> {
+    // Read against the book before this batch: it says which payers are new.
+    const funding = history ? await history.collect(batch, book, clock) : [];
     book.addPayments(batch.payments);
     const transfers = book.select(batch.transfers);
     const previous = committed ? cursor : undefined;
     const counts = await serial.run(() =>
-      writer.commit({ ...batch, transfers }, { startBlock, previous, reorgDepth }),
+      writer.commit({ ...batch, transfers, history: funding }, { startBlock, previous, reorgDepth }),
     );
     committed = true;
     cursor = batch.end;
@@ -387,6 +437,7 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
     summary.payments += counts.payments;
     summary.candidates += counts.candidates;
     summary.transfers += counts.transfers;
+    summary.history += counts.history;
     summary.block = cursor.block;
     emit({
       type: "batch",
@@ -427,6 +478,15 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
     });
     return { block: block - 1, hash: h.parentHash, time: h.timestamp - BLOCK_SECONDS };
   }
+}
+
+/**
+ * The chain's first block the node serves: Base's is 0, a test devnet may start higher (anvil's
+ * `--number`), and a node that expired old history may answer its oldest kept one (and refuse logs below it).
+ */
+async function earliestBlock(client: RpcClient): Promise<number> {
+  const earliest = await client.call<{ number?: string } | null>("eth_getBlockByNumber", ["earliest", false]);
+  return earliest?.number ? hexNumber(earliest.number) : 0;
 }
 
 /**

@@ -56,8 +56,12 @@ export class LogFetcher {
     this.growAfter = options.growAfter ?? 3;
   }
 
-  /** Every matching log of blocks `from` to `to` (inclusive), in chain order. */
-  async fetch(from: number, to: number): Promise<RawLog[]> {
+  /**
+   * Every matching log of blocks `from` to `to` (inclusive), in chain order; with `topic2`, only those
+   * whose third topic is one of these (an OR), e.g. the Transfers to a list of padded addresses.
+   */
+  async fetch(from: number, to: number, topic2?: readonly string[]): Promise<RawLog[]> {
+    const topics = topic2 ? [this.filter.topic0, null, topic2] : [this.filter.topic0];
     const out: RawLog[] = [];
     let cursor = from;
     let refusedOneBlock = 0;
@@ -68,7 +72,7 @@ export class LogFetcher {
         logs = await this.client.call<RawLog[]>("eth_getLogs", [
           {
             address: this.filter.address,
-            topics: [this.filter.topic0],
+            topics,
             fromBlock: `0x${cursor.toString(16)}`,
             toBlock: `0x${end.toString(16)}`,
           },

@@ -65,6 +65,7 @@ export class JsonReporter implements Reporter {
             payments: event.payments,
             candidates: event.candidates,
             transfers: event.transfers,
+            history: event.history,
           },
           blocks_per_s: Math.round(rate),
           eta_s: Math.max(0, Math.round((event.target - event.to) / Math.max(rate, 1e-9))),

@@ -50,12 +50,12 @@ export async function recentBlocks(analytics: Analytics, below: number): Promise
   return rows.map((r) => ({ block: Number(r.block_number), hash: r.block_hash, time: Number(r.t) }));
 }
 
-/** Every wallet of a stored payment with the first block it appears in. */
+/** Every wallet of a stored payment with the first block it appears in, and whether it ever paid. */
 export async function loadWalletBook(analytics: Analytics): Promise<WalletBook> {
-  const rows = await analytics.all<{ wallet: string; first_block: bigint }>(
-    `SELECT wallet, min(block_number) AS first_block FROM (
-       SELECT payer AS wallet, block_number FROM payments WHERE chain = $chain
-       UNION ALL SELECT pay_to, block_number FROM payments WHERE chain = $chain
+  const rows = await analytics.all<{ wallet: string; first_block: bigint; paid: boolean }>(
+    `SELECT wallet, min(block_number) AS first_block, bool_or(paid) AS paid FROM (
+       SELECT payer AS wallet, block_number, true AS paid FROM payments WHERE chain = $chain
+       UNION ALL SELECT pay_to, block_number, false FROM payments WHERE chain = $chain
      ) GROUP BY wallet`,
     { chain: BASE_CHAIN },
   );

@@ -7,7 +7,8 @@
  * Rows go in through the DuckDB appender (far faster than INSERT statements). A payment is keyed by
  * (chain, tx_hash, log_index) of its Transfer log: when the analytics database already holds rows in the batch's
  * blocks (an import of the same range), the rows go through a temporary staging table and only the
- * missing ones are added; otherwise, the common case, they are appended directly.
+ * missing ones are added; otherwise, the common case, they are appended directly. Funding history rows
+ * (`history.ts`) lie below the batch, among rows earlier batches wrote, and take the same path.
  */
 import { type DuckDBAppender, DuckDBTimestampValue } from "@duckdb/node-api";
 import type { Analytics } from "../analytics/duckdb.ts";
@@ -24,6 +25,11 @@ export interface Batch {
   payments: readonly PaymentRow[];
   candidates: readonly CandidateRow[];
   transfers: readonly TransferRow[];
+  /**
+   * Transfers fetched as funding history (`history.ts`): below the batch too, and possibly already
+   * stored (by an earlier batch's rule or history), so always added through the key check.
+   */
+  history?: readonly TransferRow[];
   /** Blocks whose hashes to keep for reorg checks (the end block among them). */
   hashes: readonly Cursor[];
 }
@@ -41,6 +47,8 @@ export interface CommitCounts {
   payments: number;
   candidates: number;
   transfers: number;
+  /** Funding history rows added (not already stored). */
+  history: number;
 }
 
 /**
@@ -88,10 +96,12 @@ export class BatchWriter {
     const known = this.merchants;
     const fresh = [...new Set(batch.payments.map((p) => p.payTo))].filter((m) => !known.has(m));
     const counts = await this.analytics.transaction(async () => {
+      const range = { lo: batch.from, hi: batch.to };
       const added: CommitCounts = {
-        payments: await this.add("payments", batch.payments, batch),
-        candidates: await this.add("facilitator_candidates", batch.candidates, batch),
-        transfers: await this.add("transfers", batch.transfers, batch),
+        payments: await this.add("payments", batch.payments, range),
+        candidates: await this.add("facilitator_candidates", batch.candidates, range),
+        transfers: await this.add("transfers", batch.transfers, range),
+        history: await this.addHistory(batch),
       };
       // Every wallet paid through x402 is a merchant with a report; its name stays NULL (the report
       // then names it after its listings' host).
@@ -110,12 +120,31 @@ export class BatchWriter {
     return counts;
   }
 
-  /** Adds a table's rows of the batch, skipping keys the analytics database already holds; returns rows added. */
-  private async add(table: Table, rows: readonly Row[], batch: Batch): Promise<number> {
+  /**
+   * Funding history rows not among the batch's own kept transfers, through the same key check as an
+   * overlapping import: they lie in blocks earlier batches wrote, and another wallet's history or rule 1
+   * may have stored the same transfer already.
+   */
+  private async addHistory(batch: Batch): Promise<number> {
+    const rows = batch.history ?? [];
     if (rows.length === 0) return 0;
-    const range = { chain: BASE_CHAIN, lo: batch.from, hi: batch.to };
-    // Rows of these blocks can only exist if something else wrote them (an import); zone maps make
-    // this probe cheap, and the common case then skips staging and the anti-join.
+    const kept = new Set(batch.transfers.map((t) => `${t.tx}:${t.logIndex}`));
+    const fresh = rows.filter((t) => !kept.has(`${t.tx}:${t.logIndex}`));
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const t of fresh) {
+      lo = Math.min(lo, t.block);
+      hi = Math.max(hi, t.block);
+    }
+    return this.add("transfers", fresh, { lo, hi });
+  }
+
+  /** Adds rows of blocks `lo`..`hi`, skipping keys the analytics database already holds; returns rows added. */
+  private async add(table: Table, rows: readonly Row[], blocks: { lo: number; hi: number }): Promise<number> {
+    if (rows.length === 0) return 0;
+    const range = { chain: BASE_CHAIN, ...blocks };
+    // Rows of a batch's own blocks can only exist if something else wrote them (an import); zone maps
+    // make this probe cheap, and the common case then skips staging and the anti-join.
     const overlap = await this.analytics.one(
       `SELECT 1 FROM ${table} WHERE chain = $chain AND block_number BETWEEN $lo AND $hi LIMIT 1`,
       range,
@@ -133,7 +162,7 @@ export class BatchWriter {
       `INSERT INTO ${table} SELECT * FROM ${stage} s WHERE NOT EXISTS (
          SELECT 1 FROM ${table} t WHERE t.chain = s.chain AND t.tx_hash = s.tx_hash AND t.log_index = s.log_index
            AND t.block_number BETWEEN $lo AND $hi)`,
-      { lo: batch.from, hi: batch.to },
+      blocks,
     );
     return (await this.count(table)) - before;
   }

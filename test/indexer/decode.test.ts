@@ -138,6 +138,29 @@ describe("funding edges", () => {
     const loaded = WalletBook.from([{ wallet: A, first_block: 10n }]);
     expect(loaded.select([move(A, C, 9), move(A, C, 10)])).toEqual([move(A, C, 10)]);
   });
+
+  it("names the payers paying for the first time, a merchant's first payment as payer too, in any batch split", () => {
+    const book = new WalletBook();
+    expect([...book.newPayers([payment(A, B, 12), payment(A, C, 10), payment(C, B, 11)])]).toEqual([
+      [A, 10],
+      [C, 11],
+    ]);
+    // newPayers reads the book without changing it.
+    expect(book.size).toBe(0);
+    book.addPayments([payment(A, B, 10)]);
+    // A paid already; B was only paid, so its first payment starts its funding history.
+    expect([...book.newPayers([payment(A, C, 20), payment(B, C, 21)])]).toEqual([[B, 21]]);
+    expect(book.first(B)).toBe(10);
+
+    // Loaded from the analytics database: whether a wallet ever paid is remembered.
+    const loaded = WalletBook.from([
+      { wallet: A, first_block: 10n, paid: true },
+      { wallet: B, first_block: 10n, paid: false },
+    ]);
+    expect([...loaded.newPayers([payment(A, C, 20), payment(B, C, 21)])]).toEqual([[B, 21]]);
+    loaded.addPayments([payment(B, C, 21)]);
+    expect([...loaded.newPayers([payment(B, A, 30)])]).toEqual([]);
+  });
 });
 
 describe("facilitator registry", () => {

@@ -168,10 +168,12 @@ describe("indexer on a devnet", () => {
     }
   });
 
-  it("does not count mints as payments and keeps only the transfers that touch a paying or paid wallet", async () => {
+  it("does not count mints as payments and keeps the transfers that touch a paying or paid wallet, or funded a payer", async () => {
     const analytics = await openTempAnalytics();
+    const bare = await openTempAnalytics();
     try {
       await index(analytics);
+      await index(bare, { fundingLookback: 0 });
       // The devnet funded the buyers with mints (Transfer from the zero address) in block GENESIS + 1.
       const mints = await rpc<unknown[]>(devnet.rpc, "eth_getLogs", [
         {
@@ -184,13 +186,11 @@ describe("indexer on a devnet", () => {
       expect(
         await analytics.one("SELECT count(*) AS n FROM payments WHERE block_number = $1", [GENESIS + 1]),
       ).toEqual({ n: 0n });
-      const transfers = await analytics.all<{
-        tx_hash: string;
-        from_address: string;
-        to_address: string;
-        amount: bigint;
-      }>("SELECT tx_hash, from_address, to_address, amount FROM transfers ORDER BY amount");
-      expect(transfers).toEqual([
+      const rows = (a: Analytics) =>
+        a.all<{ tx_hash: string; from_address: string; to_address: string; amount: bigint }>(
+          "SELECT tx_hash, from_address, to_address, amount FROM transfers ORDER BY amount, to_address",
+        );
+      const kept = [
         // The candidate's settlement moved money to a merchant already paid through x402.
         {
           tx_hash: unknownPaid[0]?.tx,
@@ -204,9 +204,23 @@ describe("indexer on a devnet", () => {
           to_address: (devnet.buyers[0] as DevnetAccount).address.toLowerCase(),
           amount: 5_000_000n,
         },
+      ];
+      expect(await rows(bare)).toEqual(kept);
+      // With the funding history, the mints that reached the three x402 payers before they first paid;
+      // not those of b3 (it paid only through an unknown sender), of the merchant or of b5.
+      const payers = new Set(paid.map((p) => p.payer));
+      expect(await rows(analytics)).toEqual([
+        ...kept,
+        ...[...payers].sort().map((payer) => ({
+          tx_hash: expect.any(String),
+          from_address: "0x0000000000000000000000000000000000000000",
+          to_address: payer,
+          amount: 1_000_000_000n,
+        })),
       ]);
     } finally {
       analytics.close();
+      bare.close();
     }
   });
 

@@ -1,0 +1,20 @@
+import { describe, expect, it } from "vitest";
+import { parseCommandLine, UsageError } from "../../src/cli/args.ts";
+import { indexerOptionsFrom } from "../../src/cli/indexer.ts";
+import { THRESHOLDS } from "../../src/reports/screens/index.ts";
+
+const options = (...flags: string[]) =>
+  indexerOptionsFrom(parseCommandLine(["index", "--rpc", "http://127.0.0.1:8545", ...flags]).values, {
+    follow: false,
+  });
+
+describe("index flags", () => {
+  it("--funding-lookback: the screen's lookback by default, 0 turns the history off, anything else is a usage mistake", () => {
+    expect(options().fundingLookback).toBe(THRESHOLDS.fundingLookbackBlocks);
+    expect(options("--funding-lookback", "0").fundingLookback).toBe(0);
+    expect(options("--funding-lookback", "43200").fundingLookback).toBe(43_200);
+    for (const bad of ["-1", "8w", "1.5"]) {
+      expect(() => options(`--funding-lookback=${bad}`), bad).toThrow(UsageError);
+    }
+  });
+});
