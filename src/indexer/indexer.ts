@@ -6,7 +6,7 @@
 
 import type { Analytics } from "../analytics/duckdb.ts";
 import { upsertListings } from "../analytics/listings.ts";
-import { BASE_USDC, BLOCK_SECONDS } from "../chain/base.ts";
+import { BASE_USDC, BLOCK_SECONDS, WEEK_BLOCKS } from "../chain/base.ts";
 import type { FacilitatorRegistry } from "../chain/facilitators.ts";
 import { AppError } from "../common/errors.ts";
 import { THRESHOLDS } from "../reports/screens/thresholds.ts";
@@ -40,8 +40,19 @@ export const DEFAULT_BATCH_BLOCKS = 2_000;
 export const DEFAULT_CONCURRENCY = 4;
 /** How `tx.from` is fetched; docs/indexer.md has the measurements behind the choice. */
 export const DEFAULT_SENDER_STRATEGY: SenderChoice = "auto";
-/** How far back a new payer's funding is read: as far as `merchant_funded` looks (8 weeks). */
-export const DEFAULT_FUNDING_LOOKBACK = THRESHOLDS.fundingLookbackBlocks;
+/**
+ * How far back a new payer's funding is read: as far as `merchant_funded` looks (8 weeks before the
+ * window), and the week of the window, since a payment may come at its end.
+ */
+export const DEFAULT_FUNDING_LOOKBACK = THRESHOLDS.fundingLookbackBlocks + WEEK_BLOCKS;
+
+/**
+ * The funding history's first span: a recipient filter's answers are sparse, so its spans grow (twice
+ * after three answers that fit) up to the whole lookback, one call a level for most commits; starting
+ * smaller keeps a hub's first answer (an exchange's weeks of deposits) from being huge, and a provider
+ * that caps ranges shrinks it as it does the batches'.
+ */
+export const HISTORY_FIRST_SPAN = 100_000;
 
 export interface IndexerOptions {
   analytics: Analytics;
@@ -256,7 +267,12 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
             client,
             { address: BASE_USDC, topic0: [TRANSFER_TOPIC] },
             {
-              maxSpan: Math.max(1, options.batchBlocks ?? DEFAULT_BATCH_BLOCKS),
+              maxSpan: Math.max(1, options.batchBlocks ?? DEFAULT_BATCH_BLOCKS, lookback),
+              initialSpan: Math.max(
+                1,
+                options.batchBlocks ?? DEFAULT_BATCH_BLOCKS,
+                Math.min(lookback, HISTORY_FIRST_SPAN),
+              ),
               onSpanChange: (change) =>
                 emit({ type: "span", ...change, reason: `funding history: ${change.reason}` }),
               signal,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { WEEK_BLOCKS } from "../../src/chain/base.ts";
 import { parseCommandLine, UsageError } from "../../src/cli/args.ts";
 import { indexerOptionsFrom } from "../../src/cli/indexer.ts";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
@@ -9,8 +10,9 @@ const options = (...flags: string[]) =>
   });
 
 describe("index flags", () => {
-  it("--funding-lookback: the screen's lookback by default, 0 turns the history off, anything else is a usage mistake", () => {
-    expect(options().fundingLookback).toBe(THRESHOLDS.fundingLookbackBlocks);
+  it("--funding-lookback: the screen's lookback and the window's week by default, 0 turns the history off, anything else is a usage mistake", () => {
+    // The screen looks back from the window's start; a payment may come a week after it.
+    expect(options().fundingLookback).toBe(THRESHOLDS.fundingLookbackBlocks + WEEK_BLOCKS);
     expect(options("--funding-lookback", "0").fundingLookback).toBe(0);
     expect(options("--funding-lookback", "43200").fundingLookback).toBe(43_200);
     for (const bad of ["-1", "8w", "1.5"]) {
