@@ -44,6 +44,7 @@ const TABLES = [
   ...MONEY_GRAPH_TABLES,
   "rw_groups",
   "rw_after",
+  "rw_pair_totals",
   "rw_pairs",
   "rw_flagged",
   "rw_flag_groups",
@@ -126,13 +127,18 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
       { ...p, first: bounds.firstDate },
     );
   }
+  // Each (payer, merchant) pair's totals: tiny_repeat's prices count a merchant's payers from them.
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_pair_totals AS
+     SELECT payer, pay_to, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n)::BIGINT AS amount,
+       min(first_block) AS first_block, max(last_block) AS last_block
+     FROM rw_groups GROUP BY ALL`,
+  );
   await tinyPrices(analytics);
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_pairs AS
     WITH pairs AS (
-      SELECT payer, pay_to, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n)::BIGINT AS amount,
-        min(first_block) AS first_block, max(last_block) AS last_block
-      FROM rw_groups GROUP BY ALL
+      SELECT * FROM rw_pair_totals
     ), tiny AS (
       SELECT payer, pay_to, sum(n)::BIGINT AS tiny_tx, max(n)::BIGINT AS tiny_mode_tx FROM (
         SELECT payer, pay_to, amount, sum(n) AS n FROM rw_groups JOIN rw_tiny USING (pay_to)

@@ -107,7 +107,7 @@ export async function fundingPaths(analytics: Analytics): Promise<void> {
 }
 
 /**
- * tiny_repeat's threshold per merchant: its price / `tinyPriceDivisor`, the price being the lowest of
+ * tiny_repeat's threshold per merchant (over `rw_groups` and `rw_pair_totals`): its price / `tinyPriceDivisor`, the price being the lowest of
  * its listed prices and of the amounts that `tinyPricePayers` or more distinct wallets paid it, and at
  * least `tinyPricePayerShare` of its payers; without either, `tinyFallbackMax`.
  */
@@ -115,8 +115,7 @@ export async function tinyPrices(analytics: Analytics): Promise<void> {
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_tiny AS
      WITH merchants AS (
-       -- Distinct payers counted in two groupings, which DuckDB does faster than count(DISTINCT).
-       SELECT pay_to, count(*) AS payers FROM (SELECT DISTINCT pay_to, payer FROM rw_groups) GROUP BY pay_to
+       SELECT pay_to, count(*) AS payers FROM rw_pair_totals GROUP BY pay_to
      ), listed AS (
        SELECT pay_to, min(round(price_usd * 1e6))::BIGINT AS price FROM listings
        WHERE price_usd > 0 AND pay_to IN (SELECT pay_to FROM merchants) GROUP BY pay_to
