@@ -184,6 +184,16 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     // meta row plus the rows here, folded back into meta when the database opens (dataVersion below).
     sql: "CREATE TABLE data_writes (written_at TIMESTAMP NOT NULL)",
   },
+  {
+    version: 7,
+    name: "reports with evidence facts",
+    // The details of reports stored before now lack the facts of their evidence (src/reports/evidence/),
+    // and a stored window is rebuilt only when the data changes: drop them, they are rebuilt on demand.
+    sql: `
+      DELETE FROM reports;
+      DELETE FROM report_windows;
+    `,
+  },
 ];
 
 export async function migrate(analytics: Analytics): Promise<void> {

@@ -3,7 +3,7 @@
  * agreeing with the page's figures; served as JSON, as a page linked from the report page, and in bulk.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Analytics } from "../../src/analytics/duckdb.ts";
+import { Analytics } from "../../src/analytics/duckdb.ts";
 import type { EvidenceDocument, EvidenceWallet } from "../../src/reports/evidence/document.ts";
 import { reportRoutes } from "../../src/reports/http.ts";
 import { ReportService } from "../../src/reports/service.ts";
@@ -186,5 +186,29 @@ describe("evidence over HTTP", () => {
     const flagged = reports.filter((r) => Object.keys(r.flags).length > 0).map((r) => r.address);
     expect(lines.map((d) => d.address).sort()).toEqual(flagged.sort());
     expect(lines.find((d) => d.address === m)).toEqual(JSON.parse(JSON.stringify(doc)));
+  });
+});
+
+describe("reports stored before the evidence", () => {
+  it("are rebuilt after the upgrade, so their evidence has its facts", async () => {
+    const old = await analyticsWith(records);
+    const dataDir = old.dataDir;
+    const options = { publicUrl: "https://reports.test", now: () => new Date(END_TIME * 1000 + 3_600_000) };
+    await new ReportService(old, options).report(m, END);
+    // A stored window as an older build left it: wallets without evidence, and no migration 7.
+    await old.run(
+      `UPDATE reports SET details = regexp_replace(details, ',"evidence":\\{.*?\\}\\}(,|\\])', '\\1', 'g')`,
+    );
+    await old.run("DELETE FROM schema_migrations WHERE version = 7");
+    old.close();
+    const reopened = await Analytics.open({ dataDir });
+    try {
+      const evidence = await new ReportService(reopened, options).evidence(m, END);
+      expect(evidence.flags.find((f) => f.kind === "merchant_funded")?.wallets[0]?.funding_path).toHaveLength(
+        4,
+      );
+    } finally {
+      reopened.close();
+    }
   });
 });
