@@ -136,7 +136,7 @@ const exactUsd = (atomic: bigint) => {
 };
 
 /** Below this many dollars reported, the figures also show exact amounts: cents would hide most of them. */
-export const EXACT_BELOW_USD = 1;
+const EXACT_BELOW_USD = 1;
 
 function figures(report: Report, details: ReportDetails): Markup {
   const row = (what: string, reported: string, real: string, flagged: string) =>

@@ -4,7 +4,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Analytics } from "../../src/analytics/duckdb.ts";
-import type { EvidenceDocument, EvidenceWallet } from "../../src/reports/evidence/document.ts";
+import {
+  type EvidenceDocument,
+  type EvidenceWallet,
+  SHOWN_PAYMENTS,
+} from "../../src/reports/evidence/document.ts";
 import { reportRoutes } from "../../src/reports/http.ts";
 import { ReportService } from "../../src/reports/service.ts";
 import { addr, analyticsWith, END, END_TIME, payment, repeat, START, transfer } from "../helpers/data.ts";
@@ -89,7 +93,7 @@ describe("the evidence document", () => {
       for (const w of flag.wallets) {
         // The payments listed are the ones the build flagged under this kind: as many as the page says.
         expect(w.payments.count).toBe(w.tx);
-        expect(w.payments.shown.length).toBe(Math.min(10, w.tx));
+        expect(w.payments.shown.length).toBe(Math.min(SHOWN_PAYMENTS, w.tx));
         expect(w.rule.length).toBeGreaterThan(20);
       }
     }

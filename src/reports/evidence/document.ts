@@ -243,7 +243,7 @@ const pct = (x: number) => `${Math.round(x * 1000) / 10}%`;
 const dollars = (atomic: number) => `$${usd6(atomic)}`;
 
 /** The rule of `kind` as this wallet crossed it: the figures beside the thresholds they met. */
-export function ruleText(kind: string, f: EvidenceFacts, flaggedTx: number): string {
+function ruleText(kind: string, f: EvidenceFacts, flaggedTx: number): string {
   const t = THRESHOLDS;
   switch (kind) {
     case "self_payment":

@@ -8,7 +8,7 @@ const usd = (n: number) => `$${money.format(n)}`;
 const when = (iso: string | null) => (iso ? `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` : "–");
 
 /** "3 h 20 min": an interval for people. */
-export function intervalText(seconds: number | null): string {
+function intervalText(seconds: number | null): string {
   if (seconds === null) return "–";
   const s = Math.round(seconds);
   if (s < 120) return `${s} s`;
