@@ -45,7 +45,8 @@ const TABLES = [
   "rw_groups",
   "rw_after",
   "rw_pair_totals",
-  "rw_pairs",
+  "rw_pair_tiny",
+  "rw_payer_merchants",
   "rw_flagged",
   "rw_flag_groups",
   "rw_figures",
@@ -135,24 +136,20 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
      FROM rw_groups GROUP BY ALL`,
   );
   await tinyPrices(analytics);
+  // What the screens need beyond a pair's totals, for the few pairs that have it: tiny payments, and the
+  // payers of enough merchants to be probers. Small tables, joined where the screens are decided.
   await analytics.run(
-    `CREATE OR REPLACE TEMP TABLE rw_pairs AS
-    WITH pairs AS (
-      SELECT * FROM rw_pair_totals
-    ), tiny AS (
-      SELECT payer, pay_to, sum(n)::BIGINT AS tiny_tx, max(n)::BIGINT AS tiny_mode_tx FROM (
-        SELECT payer, pay_to, amount, sum(n) AS n FROM rw_groups JOIN rw_tiny USING (pay_to)
-        WHERE amount <= tiny_max GROUP BY ALL
-      ) GROUP BY ALL
-    ), payers AS (
-      -- Only the few wallets that paid enough merchants to be probers: a small table to join.
-      SELECT payer, count(*) AS payer_merchants,
-        count(*) FILTER (tx <= ${THRESHOLDS.proberMaxPaymentsPerMerchant}) AS payer_light_merchants
-      FROM pairs GROUP BY payer HAVING count(*) >= ${THRESHOLDS.proberMinMerchants}
-    )
-    SELECT pairs.*, coalesce(tiny_tx, 0) AS tiny_tx, coalesce(tiny_mode_tx, 0) AS tiny_mode_tx,
-      payer_merchants, payer_light_merchants
-    FROM pairs LEFT JOIN payers USING (payer) LEFT JOIN tiny USING (payer, pay_to)`,
+    `CREATE OR REPLACE TEMP TABLE rw_pair_tiny AS
+     SELECT payer, pay_to, sum(n)::BIGINT AS tiny_tx, max(n)::BIGINT AS tiny_mode_tx FROM (
+       SELECT payer, pay_to, amount, sum(n) AS n FROM rw_groups JOIN rw_tiny USING (pay_to)
+       WHERE amount <= tiny_max GROUP BY ALL
+     ) GROUP BY ALL`,
+  );
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_payer_merchants AS
+     SELECT payer, count(*) AS payer_merchants,
+       count(*) FILTER (tx <= ${THRESHOLDS.proberMaxPaymentsPerMerchant}) AS payer_light_merchants
+     FROM rw_pair_totals GROUP BY payer HAVING count(*) >= ${THRESHOLDS.proberMinMerchants}`,
   );
   const ringGraph = await rings(analytics, p);
   await hubLinks(analytics, p);
@@ -161,8 +158,11 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_flagged AS
      SELECT payer, pay_to, hub_linked, ${screenColumns} FROM (
-       SELECT q.*, r.payer IS NOT NULL AS in_ring, h.payer IS NOT NULL AS hub_linked, f.funded_from
-       FROM rw_pairs q LEFT JOIN rw_ring r USING (payer, pay_to) LEFT JOIN rw_hub_links h USING (payer, pay_to)
+       SELECT q.*, coalesce(t.tiny_tx, 0) AS tiny_tx, coalesce(t.tiny_mode_tx, 0) AS tiny_mode_tx,
+         pm.payer_merchants, pm.payer_light_merchants,
+         r.payer IS NOT NULL AS in_ring, h.payer IS NOT NULL AS hub_linked, f.funded_from
+       FROM rw_pair_totals q LEFT JOIN rw_pair_tiny t USING (payer, pay_to) LEFT JOIN rw_payer_merchants pm USING (payer)
+       LEFT JOIN rw_ring r USING (payer, pay_to) LEFT JOIN rw_hub_links h USING (payer, pay_to)
        LEFT JOIN rw_funding f USING (payer, pay_to)
      ) WHERE ${SCREENS.map((s) => `"s_${s.kind}"`).join(" OR ")} OR hub_linked`,
   );
@@ -192,7 +192,7 @@ async function figures(analytics: Analytics, ringGraph: RingGraph): Promise<void
     WITH totals AS (
       SELECT pay_to, sum(tx)::BIGINT AS tx, sum(amount)::BIGINT AS amount, count(*) AS buyers,
         max(amount) AS top_amount
-      FROM rw_pairs GROUP BY pay_to
+      FROM rw_pair_totals GROUP BY pay_to
     ), hist AS (
       SELECT pay_to, amount, sum(n) AS n FROM rw_groups GROUP BY pay_to, amount
     ), quartiles AS (

@@ -141,7 +141,7 @@ export async function tinyPrices(analytics: Analytics): Promise<void> {
 }
 
 /**
- * ring: the window's money moves as a graph (x402 pairs from `rw_pairs` and the window's part of
+ * ring: the window's money moves as a graph (x402 pairs from `rw_pair_totals` and the window's part of
  * `rw_moves`), trimmed in SQL of edges that cannot lie on a cycle (from a wallet nothing reached, or
  * to a wallet that sent nothing on), twice; what remains is small and goes to `RingGraph`, which the evidence asks for cycles.
  */
@@ -150,7 +150,7 @@ export async function rings(analytics: Analytics, blocks: { start: number }): Pr
     `CREATE OR REPLACE TEMP TABLE rw_cycle_edges AS
      WITH e0 AS (
        SELECT payer AS src, pay_to AS dst, amount::DOUBLE AS amount, first_block, last_block, true AS paid
-       FROM rw_pairs WHERE payer <> pay_to
+       FROM rw_pair_totals WHERE payer <> pay_to
          AND payer NOT IN (SELECT wallet FROM rw_hubs) AND pay_to NOT IN (SELECT wallet FROM rw_hubs)
        UNION ALL
        SELECT src, dst, sum(amount)::DOUBLE, min(block), max(block), false FROM rw_moves
@@ -218,13 +218,13 @@ export async function hubLinks(analytics: Analytics, blocks: { start: number; en
      WITH out AS (
        SELECT DISTINCT from_address AS pay_to, to_address AS hub FROM transfers
        WHERE ${span} AND to_address IN (SELECT wallet FROM rw_hubs)
-         AND from_address IN (SELECT DISTINCT pay_to FROM rw_pairs)
+         AND from_address IN (SELECT DISTINCT pay_to FROM rw_pair_totals)
      ), back AS (
        SELECT DISTINCT from_address AS hub, to_address AS payer FROM transfers
        WHERE ${span} AND from_address IN (SELECT hub FROM out)
      )
      SELECT DISTINCT o.pay_to, b.payer FROM out o JOIN back b USING (hub)
-     SEMI JOIN rw_pairs q ON q.payer = b.payer AND q.pay_to = o.pay_to`,
+     SEMI JOIN rw_pair_totals q ON q.payer = b.payer AND q.pay_to = o.pay_to`,
     { start: blocks.start, end: blocks.end },
   );
 }

@@ -274,7 +274,7 @@ describe("a build and the writes beside it", () => {
     try {
       // Another connection (the indexer beside the service) imports a payment once the groups have been
       // read from the payments: without the version check, the report would miss it.
-      beforeStatement(analytics, "CREATE OR REPLACE TEMP TABLE rw_pairs", async () => {
+      beforeStatement(analytics, "CREATE OR REPLACE TEMP TABLE rw_pair_tiny", async () => {
         await importNdjson(other, ndjsonFile([payment({ payer: addr("b"), payTo: m, amount: 2_000_000 })]));
       });
       const service = new ReportService(analytics, { publicUrl: "https://r.test" });

@@ -116,13 +116,15 @@ export async function evidenceFacts(
        'funding_path', CASE s.kind WHEN 'merchant_funded' THEN pa.path END,
        'ring', CASE s.kind WHEN 'ring' THEN json_object('returned', r.returned, 'sent', r.sent, 'cycle', c.cycle::JSON) END,
        'prober', CASE s.kind WHEN 'prober' THEN
-         json_object('merchants', q.payer_merchants, 'light_merchants', q.payer_light_merchants, 'pair_tx', q.tx) END,
-       'tiny', CASE s.kind WHEN 'tiny_repeat' THEN json_object('tiny_tx', q.tiny_tx, 'mode_tx', q.tiny_mode_tx,
+         json_object('merchants', pm.payer_merchants, 'light_merchants', pm.payer_light_merchants, 'pair_tx', q.tx) END,
+       'tiny', CASE s.kind WHEN 'tiny_repeat' THEN json_object('tiny_tx', ty.tiny_tx, 'mode_tx', ty.tiny_mode_tx,
          'mode_amount', m.amount, 'price', t.price, 'price_source', t.price_source) END
      ) AS facts
      FROM rw_shown s
      JOIN rw_flagged fl USING (pay_to, payer)
-     JOIN rw_pairs q USING (pay_to, payer)
+     JOIN rw_pair_totals q USING (pay_to, payer)
+     LEFT JOIN rw_pair_tiny ty USING (pay_to, payer)
+     LEFT JOIN rw_payer_merchants pm USING (payer)
      JOIN rw_tiny t USING (pay_to)
      LEFT JOIN rw_funding f USING (pay_to, payer)
      LEFT JOIN paths pa USING (pay_to, payer)
