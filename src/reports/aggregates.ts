@@ -254,8 +254,12 @@ async function figures(analytics: Analytics, ringGraph: RingGraph): Promise<void
   );
   // Daily cents by largest remainder, like the flags' (report.ts): each day gets its cents rounded down,
   // the cents left to reach the merchant's rounded total go to the days with the largest remainders, so
-  // the days add up to usd and real_usd exactly. A day's real cent goes first where its reported cent
-  // went, so no day shows more real than reported.
+  // the days add up to usd and real_usd exactly. No day may show more real than reported, so the real
+  // cents go first, to days whose real cents rounded up stay within the reported cents rounded down
+  // where they can; the reported cents then go first to the days where real took such a cent. There are
+  // never more of those days than reported cents left over: they number at most the real remainders of
+  // days whose real and reported whole cents are equal, rounded, and each such day's reported remainder
+  // is at least its real one.
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_days AS
      WITH d AS (
@@ -264,20 +268,21 @@ async function figures(analytics: Analytics, ringGraph: RingGraph): Promise<void
        LEFT JOIN (SELECT pay_to, day, sum(amount::HUGEINT * n) AS amount FROM ${flagged} GROUP BY ALL) f USING (pay_to, day)
      ), c AS (
        SELECT *, ${sqlApportionedCents({
-         amount: "amount",
-         totalCents: sqlCents("sum(amount) OVER (PARTITION BY pay_to)"),
+         amount: "real_amount",
+         totalCents: sqlCents("sum(real_amount) OVER (PARTITION BY pay_to)"),
          partition: "pay_to",
+         prefer: `real_amount // ${CENT} < amount // ${CENT}`,
          tieBreak: "day",
-       })} AS cents
+       })} AS real_cents
        FROM d
      )
-     SELECT pay_to, day, tx, cents, ${sqlApportionedCents({
-       amount: "real_amount",
-       totalCents: sqlCents("sum(real_amount) OVER (PARTITION BY pay_to)"),
+     SELECT pay_to, day, tx, ${sqlApportionedCents({
+       amount: "amount",
+       totalCents: sqlCents("sum(amount) OVER (PARTITION BY pay_to)"),
        partition: "pay_to",
-       prefer: `real_amount // ${CENT} < cents`,
+       prefer: `real_cents > amount // ${CENT}`,
        tieBreak: "day",
-     })} AS real_cents
+     })} AS cents, real_cents
      FROM c`,
   );
   // The page's wallet tables: each kind's cents shared among its wallets the same way, so a table's rows

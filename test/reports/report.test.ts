@@ -79,6 +79,25 @@ describe("report", () => {
     expect(report.daily.slice(2, 7).every((d) => d.tx === 0)).toBe(true);
   });
 
+  it("never shows a day more real than reported, even where the reported cent left over went to another day", async () => {
+    // Day 0: $230.185521, all real. Day 1: 12 flagged payments of $0.000462, $0.005544. Reported: 23,019
+    // cents, whose extra cent has the larger remainder on day 1; real: 23,019 cents, all from day 0. Found
+    // by the property test: the reported cent went to day 1, the real one to day 0, which then showed
+    // $230.19 real of $230.18 reported.
+    const records = [
+      payment({ payer: addr("customer"), payTo: m, amount: 230_185_521, block: START + 10 }),
+      ...Array.from({ length: 12 }, (_, i) =>
+        payment({ payer: addr("farm"), payTo: m, amount: 462, block: START + 43_200 + i }),
+      ),
+    ];
+    const { report } = await reportOf(records, m);
+    expect([report.usd, report.real_usd]).toEqual([230.19, 230.19]);
+    expect(report.daily.slice(0, 2).map((d) => [d.usd, d.real_usd])).toEqual([
+      [230.19, 230.19],
+      [0, 0],
+    ]);
+  });
+
   it("sorts listings by price and cuts long descriptions near 240 characters at a word", async () => {
     const long = `${"Returns the full tweet with author profile and engagement metrics. ".repeat(6)}End.`;
     const listing = (resource: string, price_usd: number, description = "d") => ({
