@@ -1,6 +1,11 @@
 import fs from "node:fs";
 import path from "node:path";
-import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from "@duckdb/node-api";
+import {
+  type DuckDBAppender,
+  type DuckDBConnection,
+  DuckDBInstance,
+  type DuckDBValue,
+} from "@duckdb/node-api";
 import { AppError } from "../common/errors.ts";
 import type { Config } from "../config/config.ts";
 import { migrate } from "./migrations.ts";
@@ -101,6 +106,28 @@ export class Analytics {
 
   async one<T extends Row = Row>(sql: string, params?: Params): Promise<T | undefined> {
     return (await this.all<T>(sql, params))[0];
+  }
+
+  /**
+   * Appends `rows` to the temporary table `table` through DuckDB's appender (far faster than INSERTs),
+   * `fill` giving one row's values in the table's column order.
+   */
+  async append<T>(
+    table: string,
+    rows: readonly T[],
+    fill: (appender: DuckDBAppender, row: T) => void,
+  ): Promise<void> {
+    if (rows.length === 0) return;
+    const appender = await this.connection.createAppender(table, null, "temp");
+    try {
+      for (const row of rows) {
+        fill(appender, row);
+        appender.endRow();
+      }
+      appender.flushSync();
+    } finally {
+      appender.closeSync();
+    }
   }
 
   /** Runs `fn` in one transaction: everything it wrote is kept, or nothing is. */

@@ -43,20 +43,13 @@ export async function upsertListings(analytics: Analytics, listings: readonly Li
   );
   await analytics.transaction(async () => {
     await analytics.run("DELETE FROM stage_listings");
-    const appender = await analytics.connection.createAppender("stage_listings", null, "temp");
-    try {
-      for (const l of listings) {
-        appender.appendVarchar(l.payTo);
-        appender.appendVarchar(l.resource);
-        appender.appendVarchar(l.method);
-        appender.appendDouble(l.priceUsd);
-        appender.appendVarchar(l.description);
-        appender.endRow();
-      }
-      appender.flushSync();
-    } finally {
-      appender.closeSync();
-    }
+    await analytics.append("stage_listings", listings, (a, l) => {
+      a.appendVarchar(l.payTo);
+      a.appendVarchar(l.resource);
+      a.appendVarchar(l.method);
+      a.appendDouble(l.priceUsd);
+      a.appendVarchar(l.description);
+    });
     // One row per key, so the upsert never meets its own key twice in one statement.
     await analytics.run(`INSERT OR REPLACE INTO listings
       SELECT *, ${sqlHost("resource")} FROM stage_listings QUALIFY row_number() OVER (PARTITION BY pay_to, resource, method) = 1`);

@@ -1,4 +1,3 @@
-import type { DuckDBAppender } from "@duckdb/node-api";
 import type { Analytics } from "../analytics/duckdb.ts";
 import { type FlowEdge, RingGraph } from "./screens/cycles.ts";
 import { THRESHOLDS } from "./screens/index.ts";
@@ -181,33 +180,13 @@ export async function rings(analytics: Analytics, blocks: { start: number }): Pr
   await analytics.run(
     "CREATE OR REPLACE TEMP TABLE rw_ring (payer VARCHAR, pay_to VARCHAR, returned DOUBLE, sent DOUBLE)",
   );
-  await appendRows(analytics, "rw_ring", graph.pairs, (a, pair) => {
+  await analytics.append("rw_ring", graph.pairs, (a, pair) => {
     a.appendVarchar(pair.payer);
     a.appendVarchar(pair.payTo);
     a.appendDouble(pair.returned);
     a.appendDouble(pair.sent);
   });
   return graph;
-}
-
-/** Appends `rows` to the temporary table `table`, one `append` call per row. */
-export async function appendRows<T>(
-  analytics: Analytics,
-  table: string,
-  rows: readonly T[],
-  append: (appender: DuckDBAppender, row: T) => void,
-): Promise<void> {
-  if (rows.length === 0) return;
-  const appender = await analytics.connection.createAppender(table, null, "temp");
-  try {
-    for (const row of rows) {
-      append(appender, row);
-      appender.endRow();
-    }
-    appender.flushSync();
-  } finally {
-    appender.closeSync();
-  }
 }
 
 /** `exchange_flow_note`'s evidence: in the window, the merchant sent to a hub that sent to the payer. */

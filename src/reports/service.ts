@@ -251,7 +251,7 @@ export class ReportService {
     const bounds = {
       startBlock: window.start_block,
       endBlock: window.end_block,
-      firstDate: dates[0] ?? window.start.slice(0, 10),
+      firstDate: firstDate(window, dates),
     };
     const generatedAt = isoUtc(Math.floor(this.now().getTime() / 1000));
     const context = { window, dates, generatedAt, publicUrl: this.options.publicUrl };
@@ -314,10 +314,15 @@ function parsed(row: StoredReportRow): {
   return { report: JSON.parse(row.body) as Report, details };
 }
 
+/** Day 0 of the screens' `day`: the window's first date, or its start's for a window of no whole date. */
+function firstDate(window: ReportWindow, dates: readonly string[]): string {
+  return dates[0] ?? window.start.slice(0, 10);
+}
+
 function evidenceContext(context: ReportContext) {
   return {
     window: context.window,
-    firstDate: context.dates[0] ?? context.window.start.slice(0, 10),
+    firstDate: firstDate(context.window, context.dates),
     generatedAt: context.generatedAt,
     publicUrl: context.publicUrl,
   };

@@ -4,6 +4,7 @@
  * `leaderboard`, `simulate --check`) ask that server over HTTP instead: this record is how they find it.
  */
 import fs from "node:fs";
+import { processAlive } from "../common/process.ts";
 import { dataLayout } from "../config/layout.ts";
 
 export interface ServiceRecord {
@@ -54,16 +55,6 @@ function readRecord(file: string): ServiceRecord | undefined {
   } catch {
     // No record, or not one this program wrote: nothing to ask.
     return undefined;
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: alive, but another user's.
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import { processAlive } from "../process.ts";
 import { DatabaseBusyError } from "./database.ts";
 
 /**
@@ -25,7 +26,7 @@ export function lockDirectory(dir: string): () => void {
     }
     const holder = Number.parseInt(readOrEmpty(file), 10);
     // Our own pid counts as busy too: two PGlite instances in one process corrupt the directory as well.
-    if (Number.isInteger(holder) && holder > 0 && isAlive(holder)) {
+    if (Number.isInteger(holder) && holder > 0 && processAlive(holder)) {
       throw new DatabaseBusyError(
         `the database in ${dir} is in use by process ${holder}: PGlite allows one process per directory ` +
           "(stop it, or set DATABASE_URL to share a PostgreSQL server)",
@@ -41,15 +42,5 @@ function readOrEmpty(file: string): string {
     return fs.readFileSync(file, "utf8");
   } catch {
     return "";
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }

@@ -5,7 +5,6 @@
  * the payments and transfers when the evidence is asked for (`document.ts`).
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
-import { appendRows } from "../money-graph.ts";
 import type { RingGraph } from "../screens/cycles.ts";
 import { SCREENS } from "../screens/index.ts";
 
@@ -67,7 +66,7 @@ export async function evidenceFacts(
   await analytics.run(
     "CREATE OR REPLACE TEMP TABLE rw_ring_cycles (payer VARCHAR, pay_to VARCHAR, cycle VARCHAR)",
   );
-  await appendRows(analytics, "rw_ring_cycles", ringPairs, (a, { payer, pay_to }) => {
+  await analytics.append("rw_ring_cycles", ringPairs, (a, { payer, pay_to }) => {
     const cycle = ringGraph.cycle(payer, pay_to);
     a.appendVarchar(payer);
     a.appendVarchar(pay_to);
