@@ -1,14 +1,19 @@
 import fs from "node:fs";
-import path from "node:path";
 import {
   type DuckDBAppender,
   type DuckDBConnection,
   DuckDBInstance,
   type DuckDBValue,
 } from "@duckdb/node-api";
-import { AppError } from "../common/errors.ts";
+import { NotFoundError } from "../common/errors.ts";
 import type { Config } from "../config/config.ts";
+import { dataLayout } from "../config/layout.ts";
+import { AnalyticsBusyError, AnalyticsDamagedError, storeError } from "./errors.ts";
+import { verifyAtOpen } from "./integrity.ts";
 import { migrate } from "./migrations.ts";
+import { releaseStoreFile } from "./store-file.ts";
+
+export { AnalyticsBusyError, AnalyticsDamagedError, type LockHolder, lockHolder } from "./errors.ts";
 
 export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
 export type Row = Record<string, unknown>;
@@ -18,89 +23,89 @@ export interface AnalyticsOptions {
   /** DuckDB memory limit such as "1GB"; past it DuckDB spills to `<dataDir>/tmp`. */
   memoryLimit?: string;
   threads?: number | null;
+  /**
+   * Opens the store as it is, for `x402-merchants check`: in DuckDB's read-only mode (it writes nothing; a
+   * write-ahead log is replayed in memory), neither verified nor migrated; a missing store is an error, not a
+   * new store.
+   */
+  readOnly?: boolean;
+  /** How much of the file every open verifies block by block (default `OPEN_VERIFY_BYTES`, src/analytics/integrity.ts). */
+  openVerifyBytes?: number;
 }
 
-/** The analytics database is held by another process (DuckDB allows one process per file). */
-export class AnalyticsBusyError extends AppError {
-  constructor(
-    message: string,
-    /** The process that holds it, as DuckDB names it. */
-    readonly holder: LockHolder,
-  ) {
-    super(503, "analytics_busy", message);
-  }
-}
-
-/** Who holds a DuckDB file's lock: its PID and program, as DuckDB's error names them. */
-export interface LockHolder {
-  pid: number;
-  program: string;
-}
-
-/**
- * DuckDB's message when another process holds the file's lock, e.g. `IO Error: Could not set lock on file
- * "/d/analytics.duckdb": Conflicting lock is held in /usr/bin/node (PID 8020). See also ...`. Matched
- * whole: other failures (a corrupt block, a file it may not lock) mention "lock" too, and waiting for
- * them or calling them "in use" would hide what is wrong.
- */
-const LOCK_CONFLICT = /Could not set lock on file ".*?": Conflicting lock is held in (.*?) \(PID (\d+)\)/;
-
-/** The holder a DuckDB open error names, or undefined when the error is not a lock conflict. */
-export function lockHolder(message: string): LockHolder | undefined {
-  const match = LOCK_CONFLICT.exec(message);
-  if (!match) return undefined;
-  return { pid: Number(match[2]), program: match[1] as string };
+/** Shared by an analytics database and its forks: once a query met damage, nothing more is read or written. */
+interface Health {
+  damage?: AnalyticsDamagedError;
+  /** Read-only (the check): it can write nothing, and it reads every table past a damaged one to list them all. */
+  readsPastDamage: boolean;
 }
 
 /**
- * The analytics database: one embedded DuckDB file in the data directory, migrated on open.
+ * The analytics database: one embedded DuckDB file in the data directory, verified and migrated on open.
  * One connection, used by one caller at a time, which is how the CLI and the server use it; `fork()`
  * gives another caller of the same process its own connection (DuckDB runs their transactions side by side).
+ *
+ * A damaged store is refused at open (src/analytics/integrity.ts); damage a query meets later stops the
+ * database and its forks: every later query fails with the same `AnalyticsDamagedError`, and DuckDB is told not
+ * to checkpoint on close, which would write its log into the damaged file.
  */
 export class Analytics {
   private constructor(
     private readonly instance: DuckDBInstance,
     readonly connection: DuckDBConnection,
     readonly dataDir: string,
+    /** The store's file (absolute), as DuckDB and every error name it. */
+    readonly file: string,
+    private readonly health: Health,
     /** Forks close only their connection; the analytics database that opened the file closes it. */
     private readonly ownsInstance = true,
   ) {}
 
   static async open(options: AnalyticsOptions): Promise<Analytics> {
     const { dataDir } = options;
-    fs.mkdirSync(dataDir, { recursive: true });
-    const file = path.join(dataDir, "analytics.duckdb");
+    const layout = dataLayout(dataDir).analytics;
+    if (options.readOnly) {
+      if (!fs.existsSync(layout.file))
+        throw new NotFoundError(`there is no analytics store at ${layout.file}`);
+    } else {
+      fs.mkdirSync(dataDir, { recursive: true });
+    }
     let instance: DuckDBInstance;
     try {
-      instance = await DuckDBInstance.create(file, {
+      instance = await DuckDBInstance.create(layout.file, {
         memory_limit: options.memoryLimit ?? "1GB",
-        temp_directory: path.join(dataDir, "tmp"),
+        temp_directory: layout.spill,
         ...(options.threads ? { threads: String(options.threads) } : {}),
+        ...(options.readOnly ? { access_mode: "READ_ONLY" } : {}),
       });
     } catch (error) {
-      const holder = lockHolder(error instanceof Error ? error.message : String(error));
-      if (holder) {
-        throw new AnalyticsBusyError(
-          `the analytics database in ${dataDir} is in use by another process (PID ${holder.pid}, ${holder.program})`,
-          holder,
-        );
+      throw storeError(error, layout.file, true) ?? error;
+    }
+    const analytics = new Analytics(instance, await instance.connect(), dataDir, layout.file, {
+      readsPastDamage: options.readOnly === true,
+    });
+    try {
+      // Every timestamp in the analytics database is UTC; fix the session zone so casts never depend on the host.
+      await analytics.run("SET TimeZone = 'UTC'");
+      if (!options.readOnly) {
+        await verifyAtOpen(analytics, options.openVerifyBytes);
+        await migrate(analytics);
       }
+      return analytics;
+    } catch (error) {
+      // Refused or failed: leave the files as they were (DuckDB would checkpoint a replayed log on close).
+      await analytics.stopCheckpoints();
+      analytics.close();
       throw error;
     }
-    const connection = await instance.connect();
-    // Every timestamp in the analytics database is UTC; fix the session zone so casts never depend on the host.
-    await connection.run("SET TimeZone = 'UTC'");
-    const analytics = new Analytics(instance, connection, dataDir);
-    await migrate(analytics);
-    return analytics;
   }
 
   async run(sql: string, params?: Params): Promise<void> {
-    await this.connection.run(sql, params);
+    await this.guarded(() => this.connection.run(sql, params));
   }
 
   async all<T extends Row = Row>(sql: string, params?: Params): Promise<T[]> {
-    const reader = await this.connection.runAndReadAll(sql, params);
+    const reader = await this.guarded(() => this.connection.runAndReadAll(sql, params));
     return reader.getRowsJS().map(rowMaker(reader.deduplicatedColumnNames())) as T[];
   }
 
@@ -118,16 +123,18 @@ export class Analytics {
     fill: (appender: DuckDBAppender, row: T) => void,
   ): Promise<void> {
     if (rows.length === 0) return;
-    const appender = await this.connection.createAppender(table, null, "temp");
-    try {
-      for (const row of rows) {
-        fill(appender, row);
-        appender.endRow();
+    await this.guarded(async () => {
+      const appender = await this.connection.createAppender(table, null, "temp");
+      try {
+        for (const row of rows) {
+          fill(appender, row);
+          appender.endRow();
+        }
+        appender.flushSync();
+      } finally {
+        appender.closeSync();
       }
-      appender.flushSync();
-    } finally {
-      appender.closeSync();
-    }
+    });
   }
 
   /** Runs `fn` in one transaction: everything it wrote is kept, or nothing is. */
@@ -138,7 +145,11 @@ export class Analytics {
       await this.run("COMMIT");
       return result;
     } catch (error) {
-      await this.run("ROLLBACK");
+      // Past the guard: a transaction that met damage is still undone. A COMMIT that fails (a conflict)
+      // has already ended it, and ROLLBACK would then throw "no transaction is active" over the reason.
+      await this.connection.run("ROLLBACK").catch((rollback: Error) => {
+        if (!/no transaction is active/.test(rollback.message)) throw rollback;
+      });
       throw error;
     }
   }
@@ -149,13 +160,42 @@ export class Analytics {
    */
   async fork(): Promise<Analytics> {
     const connection = await this.instance.connect();
-    await connection.run("SET TimeZone = 'UTC'");
-    return new Analytics(this.instance, connection, this.dataDir, false);
+    const fork = new Analytics(this.instance, connection, this.dataDir, this.file, this.health, false);
+    await fork.run("SET TimeZone = 'UTC'");
+    return fork;
   }
 
   close(): void {
     this.connection.closeSync();
-    if (this.ownsInstance) this.instance.closeSync();
+    if (this.ownsInstance) {
+      this.instance.closeSync();
+      // Only now: closing it earlier would have let go of DuckDB's lock (store-file.ts).
+      releaseStoreFile(this.file);
+    }
+  }
+
+  /** Runs one call to DuckDB, unless damage was met before; its failure as the error it means (src/analytics/errors.ts). */
+  private async guarded<T>(work: () => Promise<T>): Promise<T> {
+    if (this.health.damage) throw this.health.damage;
+    try {
+      return await work();
+    } catch (error) {
+      const meant = storeError(error, this.file);
+      if (meant instanceof AnalyticsDamagedError && !this.health.readsPastDamage) {
+        this.health.damage ??= meant;
+        await this.stopCheckpoints();
+      }
+      throw meant ?? error;
+    }
+  }
+
+  /** DuckDB checkpoints its write-ahead log into the file on close; a damaged or refused store must stay as it is. */
+  private async stopCheckpoints(): Promise<void> {
+    try {
+      await this.connection.run("PRAGMA disable_checkpoint_on_shutdown");
+    } catch {
+      // A read-only database never checkpoints; nothing else is left to try.
+    }
   }
 }
 

@@ -3,6 +3,8 @@
  * over the raw staged record (every field read as VARCHAR) that must hold for the listed record types;
  * the first one that fails is the reason given for the line. One list, so every rule is written once.
  */
+import { MAX_USDC_AMOUNT, USDC_UNIT } from "../chain/base.ts";
+
 export const RECORD_TYPES = ["payment", "transfer", "listing", "merchant", "checkpoint"] as const;
 export type RecordType = (typeof RECORD_TYPES)[number];
 
@@ -97,8 +99,9 @@ export const RULES: readonly Rule[] = [
   ...["from", "to"].map((f) => address(["transfer"], f)),
   {
     types: ONCHAIN,
-    check: `${matches("amount", "\\d+")} AND try_cast("amount" AS BIGINT) IS NOT NULL`,
-    message: `"amount" must be a non-negative integer of atomic units (a string or an integer) below 2^63`,
+    // HUGEINT parses every number of up to 38 digits, so a huge one fails the bound, not the parse.
+    check: `${matches("amount", "\\d+")} AND try_cast("amount" AS HUGEINT) <= ${MAX_USDC_AMOUNT}`,
+    message: `"amount" must be a whole number of atomic units (a string or an integer) from 0 to ${MAX_USDC_AMOUNT} ($${(MAX_USDC_AMOUNT / USDC_UNIT).toLocaleString("en-US")})`,
   },
   ...["pay_to", "resource", "price_usd", "description"].map((f) => required(["listing"], f)),
   address(["listing"], "pay_to"),

@@ -1,7 +1,11 @@
+import { isUtf8 } from "node:buffer";
 import fs from "node:fs";
+import path from "node:path";
 import readline from "node:readline";
+import { pipeline } from "node:stream/promises";
 import { BASE_USDC } from "../chain/base.ts";
 import { AppError } from "../common/errors.ts";
+import { BlockClock } from "../indexer/blocks.ts";
 import type { Analytics } from "./duckdb.ts";
 import {
   PAYMENT_ADDRESS_FIELDS,
@@ -14,13 +18,18 @@ import {
 import { sqlHost } from "./listings.ts";
 import { bumpDataVersion } from "./migrations.ts";
 
-/** The file cannot be imported; `line` is 1-based when the fault is in one line. Nothing was kept. */
+/**
+ * The file cannot be imported, in one line: `FILE:LINE: reason` (`FILE: reason` when the fault is not in
+ * one line), as compilers and grep write it. `line` is 1-based and counts every line of the file, blank
+ * ones too, as a text editor does. Nothing was kept.
+ */
 export class ImportError extends AppError {
   constructor(
-    message: string,
+    readonly reason: string,
+    readonly file: string,
     readonly line?: number,
   ) {
-    super(400, "import_refused", line === undefined ? message : `line ${line}: ${message}`);
+    super(400, "import_refused", `${file}${line === undefined ? "" : `:${line}`}: ${reason}`);
   }
 }
 
@@ -32,13 +41,17 @@ export type ImportCounts = Record<RecordType, { read: number; added: number }>;
  * DuckDB parses the file (in parallel, far faster than JSON.parse); the rules in `rules.ts` are
  * checked in SQL; only a file with no bad line is kept, in one transaction. Payments and transfers are
  * keyed by (chain, tx_hash, log_index): a row already in the analytics database is kept as it is, so importing the
- * same file twice adds nothing.
+ * same file twice adds nothing. Block times must follow Base's 2 s rule (`BlockClock`, the indexer's) among
+ * the file's blocks and the blocks already stored: one time per block, and 2 s more per block.
  *
  * Two ways, one result. The bulk way, for the common case of new blocks, stages only the records that
  * are not payments and inserts the payments straight from the file, checked by the same rules as they
  * go (a staged copy of ten million payments costs more than everything else). When it meets anything
  * else (a bad line, a key seen twice, blocks the analytics database already holds), it rolls back and the exact way
- * runs: every record staged with its ordinal, so errors name their line and repeats are merged.
+ * runs: every record staged with its ordinal, so errors name their line and repeats are merged. The
+ * ordinal is `row_number() OVER ()` over the file, the one order DuckDB guarantees for a parallel read:
+ * the rowid of a table filled from it is not (on a 400,000-line file it named a line up to 180,000 away,
+ * another one on each run, and let an earlier listing line win over a later one).
  *
  * @example
  *   const counts = await importNdjson(analytics, "week.ndjson");
@@ -48,24 +61,80 @@ export async function importNdjson(analytics: Analytics, file: string): Promise<
     fs.accessSync(file, fs.constants.R_OK);
     if (!fs.statSync(file).isFile()) throw new Error("not a file");
   } catch (error) {
-    throw new ImportError(`cannot read ${file}: ${(error as Error).message}`);
+    throw new ImportError(`cannot read it (${(error as Error).message})`, file);
   }
+  // An export that failed often leaves an empty file; importing it would report success and add nothing.
+  if (blank(file)) throw new ImportError("it holds no records (the file is empty)", file);
+  const input = await readable(analytics, file);
   try {
-    const counts = await bulkImport(analytics, file);
+    const counts = await bulkImport(analytics, input);
     if (counts) return counts;
-    await stage(analytics, file);
-    const duplicated = await check(analytics, file);
+    await stage(analytics, input);
+    const duplicated = await check(analytics, input);
     return await analytics.transaction(() => merge(analytics, duplicated));
   } finally {
     for (const t of ["import_raw", "import_merchants"]) await analytics.run(`DROP TABLE IF EXISTS temp.${t}`);
+    input.remove();
   }
 }
 
-/** The file as DuckDB reads it: every field as VARCHAR, so that DuckDB never guesses a type. */
-function source(file: string): string {
-  const columns = RAW_FIELDS.map((f) => `'${f}': 'VARCHAR'`).join(", ");
-  return `read_json('${file.replaceAll("'", "''")}', format = 'newline_delimited', columns = {${columns}})`;
+/** Whether the file holds only white space (read only when it is small: a big file holds something). */
+function blank(file: string): boolean {
+  const size = fs.statSync(file).size;
+  return (
+    size <= 4096 &&
+    fs
+      .readFileSync(file, "utf8")
+      .trim()
+      .replace(/^\uFEFF/, "") === ""
+  );
 }
+
+/** The file named in messages, and the path its lines are read from (the same unless it has a BOM). */
+interface Input {
+  file: string;
+  path: string;
+  remove(): void;
+}
+
+const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+/**
+ * The file as DuckDB can read it. A UTF-8 byte-order mark at its start (Windows tools write one) is valid
+ * input, but DuckDB's NDJSON reader refuses it; such a file is read from a copy without those three
+ * bytes, in the data directory (a copy costs a second of disk per few hundred MB, only for such files).
+ * The mark is not a line, so every line keeps its number.
+ */
+async function readable(analytics: Analytics, file: string): Promise<Input> {
+  const head = Buffer.alloc(UTF8_BOM.length);
+  const fd = fs.openSync(file, "r");
+  let read: number;
+  try {
+    read = fs.readSync(fd, head, 0, head.length, 0);
+  } finally {
+    fs.closeSync(fd);
+  }
+  if (read < head.length || !head.equals(UTF8_BOM)) return { file, path: file, remove: () => {} };
+  const dir = fs.mkdtempSync(path.join(analytics.dataDir, "import-"));
+  const copy = path.join(dir, "without-bom.ndjson");
+  const remove = () => fs.rmSync(dir, { recursive: true, force: true });
+  try {
+    await pipeline(fs.createReadStream(file, { start: UTF8_BOM.length }), fs.createWriteStream(copy));
+  } catch (error) {
+    remove();
+    throw new ImportError(`cannot copy it without its byte-order mark (${(error as Error).message})`, file);
+  }
+  return { file, path: copy, remove };
+}
+
+/** The file as DuckDB reads it: every field as VARCHAR, so that DuckDB never guesses a type. */
+function source(input: Input): string {
+  const columns = RAW_FIELDS.map((f) => `'${f}': 'VARCHAR'`).join(", ");
+  return `read_json('${input.path.replaceAll("'", "''")}', format = 'newline_delimited', columns = {${columns}})`;
+}
+
+/** Every record of the file, numbered: `record` is k for the k-th line that holds more than white space. */
+const numbered = (input: Input) => `(SELECT row_number() OVER () AS record, * FROM ${source(input)})`;
 
 /** Thrown inside the bulk way's transaction to roll it back and take the exact way. */
 class NeedsExactImport extends Error {}
@@ -75,13 +144,14 @@ class NeedsExactImport extends Error {}
  * The payments' rules are one condition here: a payment that breaks one stops the insert (`error`),
  * and the exact way then finds the first bad line and its reason.
  */
-async function bulkImport(analytics: Analytics, file: string): Promise<ImportCounts | undefined> {
-  const raw = source(file);
+async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCounts | undefined> {
+  const raw = source(input);
   try {
     return await analytics.transaction(async () => {
+      const stored = await storedAnchor(analytics);
       await analytics.run(
         `CREATE TEMP TABLE import_raw AS SELECT ${reasonExpression()} AS reason, *
-         FROM ${raw} WHERE "type" IS DISTINCT FROM 'payment'`,
+         FROM ${numbered(input)} WHERE "type" IS DISTINCT FROM 'payment'`,
       );
       const staged = await analytics.one<{ bad: bigint; n: bigint; k: bigint }>(
         `SELECT count(reason) AS bad, count(*) FILTER (type = 'transfer') AS n,
@@ -92,10 +162,10 @@ async function bulkImport(analytics: Analytics, file: string): Promise<ImportCou
       // The new rows are then the file's blocks; in an empty analytics database, the whole table.
       let fresh = "";
       let range: { lo: bigint; hi: bigint } | undefined;
-      const stored = await analytics.one<{ hi: bigint | null }>(
+      const storedPayments = await analytics.one<{ hi: bigint | null }>(
         "SELECT max(block_number) AS hi FROM payments",
       );
-      if (stored?.hi != null) {
+      if (storedPayments?.hi != null) {
         const r = await analytics.one<{ lo: bigint | null; hi: bigint | null }>(
           `SELECT min(try_cast(block_number AS BIGINT)) AS lo, max(try_cast(block_number AS BIGINT)) AS hi
            FROM ${raw} WHERE "type" = 'payment'`,
@@ -127,6 +197,29 @@ async function bulkImport(analytics: Analytics, file: string): Promise<ImportCou
         range,
       );
       if (badAddress || repeated) throw new NeedsExactImport();
+      // Any block time off the clock of a stored block (else of any new one): the exact way names the line.
+      const anchor =
+        stored ??
+        (await analytics.one<Anchor>(
+          `SELECT block_number AS block, epoch_us(block_time) AS us FROM payments ${fresh} LIMIT 1`,
+          range,
+        )) ??
+        (await analytics.one<Anchor>(
+          `SELECT block_number::BIGINT AS block, epoch_us(${time("block_time")}) AS us FROM import_raw
+           WHERE type IN ('transfer', 'checkpoint') LIMIT 1`,
+        ));
+      if (anchor) {
+        const clock = clockOf(anchor);
+        const offPayment = await analytics.one(
+          `SELECT 1 FROM payments ${fresh} ${fresh ? "AND" : "WHERE"} ${offClock(clock, "block_number", "block_time")} LIMIT 1`,
+          range,
+        );
+        const offStaged = await analytics.one(
+          `SELECT 1 FROM import_raw WHERE type IN ('transfer', 'checkpoint')
+           AND ${offClock(clock, "block_number::BIGINT", time("block_time"))} LIMIT 1`,
+        );
+        if (offPayment || offStaged) throw new NeedsExactImport();
+      }
       const counts = await merge(analytics, new Set());
       // Every paid wallet is a merchant the service reports on (merge added those of the staged records).
       await analytics.run(
@@ -154,20 +247,53 @@ async function overlaps(analytics: Analytics, table: OnChain, lo: bigint, hi: bi
 }
 
 /** Parses the file and validates every record in the same parallel pass: `reason` is NULL on a good record. */
-async function stage(analytics: Analytics, file: string): Promise<void> {
+async function stage(analytics: Analytics, input: Input): Promise<void> {
   try {
-    // Insertion order is preserved, so rowid + 1 is the record's ordinal among the non-blank lines.
     await analytics.run(
-      `CREATE TEMP TABLE import_raw AS SELECT ${reasonExpression()} AS reason, * FROM ${source(file)}`,
+      `CREATE TEMP TABLE import_raw AS SELECT ${reasonExpression()} AS reason, * FROM ${numbered(input)}`,
     );
   } catch (error) {
     // DuckDB's own line numbers skip blank lines; find the exact line and JSON.parse's reason instead.
-    const bad = await firstUnparsableLine(file);
-    if (bad) throw new ImportError(bad.reason, bad.line);
-    throw new ImportError(`not valid NDJSON: ${(error as Error).message.split("\n")[0]}`);
+    const bad = await firstUnparsableLine(input.path);
+    if (bad) throw new ImportError(bad.reason, input.file, bad.line);
+    // What JSON.parse takes and DuckDB does not (a key twice in one object): DuckDB's line is the record's.
+    const first = ((error as Error).message.split("\n")[0] ?? "").replaceAll(input.path, input.file);
+    const located = /^(.*?) in file ".*", in line (\d+): (.*)$/.exec(first);
+    if (located) {
+      const line = await lineOfRecord(input.path, Number(located[2]));
+      throw new ImportError(`not valid NDJSON (${located[1]}: ${located[3]})`, input.file, line);
+    }
+    throw new ImportError(`not valid NDJSON: ${first}`, input.file);
   }
 }
 
+/** A block and its time in microseconds since 1970 (exact, as DuckDB's epoch_us gives it). */
+type Anchor = {
+  block: bigint;
+  us: bigint;
+};
+
+const clockOf = (anchor: Anchor) => new BlockClock(Number(anchor.block), Number(anchor.us) / 1e6);
+
+/** SQL: a block's time (a TIMESTAMP expression) is not the one the clock gives it. */
+const offClock = (clock: BlockClock, block: string, timestamp: string) =>
+  `epoch_us(${timestamp}) <> ${clock.sqlTimeOf(block)} * 1000000`;
+
+/**
+ * A block the analytics database holds, with its time: the anchor of the clock every imported block
+ * must follow. The lowest one, so that the anchor named in a message does not change between runs.
+ */
+async function storedAnchor(analytics: Analytics): Promise<Anchor | undefined> {
+  const lowest = (table: string) =>
+    `(SELECT block_number, block_time FROM ${table} ORDER BY block_number LIMIT 1)`;
+  return analytics.one<Anchor>(
+    `SELECT block_number AS block, epoch_us(block_time) AS us FROM (
+       ${["payments", "transfers", "checkpoints"].map(lowest).join(" UNION ALL ")}
+     ) ORDER BY block_number LIMIT 1`,
+  );
+}
+
+/** SQL: a raw record's field `f` as a TIMESTAMP (UTC), from ISO 8601 or unix seconds. */
 const time = (f: string) =>
   `CASE WHEN regexp_full_match("${f}", '\\d+') THEN to_timestamp("${f}"::BIGINT)::TIMESTAMP ELSE "${f}"::TIMESTAMPTZ::TIMESTAMP END`;
 
@@ -176,7 +302,7 @@ const time = (f: string) =>
  * record's ordinal when they are staged, NULL when they come straight from the file.
  */
 function typed(table: "payments" | "transfers", from = "import_raw"): string {
-  const record = from === "import_raw" ? "rowid + 1" : "NULL";
+  const record = from === "import_raw" ? "record" : "NULL";
   return table === "payments"
     ? `SELECT ${record} AS record, 'base' AS chain, lower(tx_hash) AS tx_hash, log_index::INTEGER AS log_index,
       block_number::BIGINT AS block_number, ${time("block_time")} AS block_time, lower(facilitator) AS facilitator,
@@ -189,12 +315,38 @@ function typed(table: "payments" | "transfers", from = "import_raw"): string {
 }
 type OnChain = "payments" | "transfers";
 
-/** Stops at the first bad record; returns the on-chain tables whose records repeat a key within the file. */
-async function check(analytics: Analytics, file: string): Promise<Set<OnChain>> {
+/**
+ * Stops at the first bad record, then at the first block time off Base's clock; returns the on-chain
+ * tables whose records repeat a key within the file.
+ */
+async function check(analytics: Analytics, input: Input): Promise<Set<OnChain>> {
+  const refuse = async (reason: string, record: bigint) =>
+    new ImportError(reason, input.file, await lineOfRecord(input.path, Number(record)));
   const bad = await analytics.one<{ record: bigint; reason: string }>(
-    "SELECT rowid + 1 AS record, reason FROM import_raw WHERE reason IS NOT NULL ORDER BY rowid LIMIT 1",
+    "SELECT record, reason FROM import_raw WHERE reason IS NOT NULL ORDER BY record LIMIT 1",
   );
-  if (bad) throw new ImportError(bad.reason, await lineOfRecord(file, Number(bad.record)));
+  if (bad) throw await refuse(bad.reason, bad.record);
+
+  const blocks = `SELECT record, block_number::BIGINT AS block, epoch_us(${time("block_time")}) AS us
+    FROM import_raw WHERE type IN ('payment', 'transfer', 'checkpoint')`;
+  const stored = await storedAnchor(analytics);
+  const first = stored
+    ? undefined
+    : await analytics.one<Anchor & { record: bigint }>(`${blocks} ORDER BY record LIMIT 1`);
+  const anchor = stored ?? first;
+  if (anchor) {
+    const clock = clockOf(anchor);
+    const off = await analytics.one<Anchor & { record: bigint }>(
+      `SELECT * FROM (${blocks}) WHERE us <> ${clock.sqlTimeOf("block")} * 1000000 ORDER BY record LIMIT 1`,
+    );
+    if (off) {
+      const where = first
+        ? `on line ${await lineOfRecord(input.path, Number(first.record))}`
+        : "in the analytics database";
+      const breach = clock.breach(Number(off.block), Number(off.us) / 1e6);
+      throw await refuse(`${breach} (block ${anchor.block} is ${where})`, off.record);
+    }
+  }
 
   const duplicated = new Set<OnChain>();
   const counts = await analytics.one<Record<string, bigint>>(`SELECT
@@ -211,9 +363,9 @@ async function check(analytics: Analytics, file: string): Promise<Set<OnChain>> 
     duplicated.add(table);
     const conflict = await conflictingDuplicate(analytics, table);
     if (conflict) {
-      throw new ImportError(
+      throw await refuse(
         `${label} ${conflict.tx_hash} log ${conflict.log_index} appears earlier in the file with different fields`,
-        await lineOfRecord(file, Number(conflict.record)),
+        conflict.record,
       );
     }
   }
@@ -277,14 +429,14 @@ async function merge(analytics: Analytics, duplicated: Set<OnChain>): Promise<Im
     SELECT lower(pay_to), resource, coalesce(upper(method), ''), price_usd::DOUBLE, description,
       ${sqlHost("resource")}
     FROM import_raw WHERE type = 'listing'
-    QUALIFY row_number() OVER (PARTITION BY lower(pay_to), resource, coalesce(upper(method), '') ORDER BY rowid DESC) = 1`);
+    QUALIFY row_number() OVER (PARTITION BY lower(pay_to), resource, coalesce(upper(method), '') ORDER BY record DESC) = 1`);
   counts.listing.added = (await countRows(analytics, "listings")) - beforeListings;
 
   // A merchant line changes only the fields it carries.
   await analytics.run(`CREATE TEMP TABLE import_merchants AS
     SELECT lower(address) AS address, name, claimed::BOOLEAN AS claimed, frozen::BOOLEAN AS frozen
     FROM import_raw WHERE type = 'merchant'
-    QUALIFY row_number() OVER (PARTITION BY lower(address) ORDER BY rowid DESC) = 1`);
+    QUALIFY row_number() OVER (PARTITION BY lower(address) ORDER BY record DESC) = 1`);
   await analytics.run(`UPDATE merchants m SET
       name = coalesce(i.name, m.name), claimed = coalesce(i.claimed, m.claimed), frozen = coalesce(i.frozen, m.frozen)
     FROM import_merchants i WHERE i.address = m.address`);
@@ -302,7 +454,7 @@ async function merge(analytics: Analytics, duplicated: Set<OnChain>): Promise<Im
   await analytics.run(`INSERT OR REPLACE INTO checkpoints
     SELECT 'base', block_number::BIGINT, ${time("block_time")}
     FROM import_raw WHERE type = 'checkpoint'
-    QUALIFY row_number() OVER (PARTITION BY block_number::BIGINT ORDER BY rowid DESC) = 1`);
+    QUALIFY row_number() OVER (PARTITION BY block_number::BIGINT ORDER BY record DESC) = 1`);
   counts.checkpoint.added = (await countRows(analytics, "checkpoints")) - beforeCheckpoints;
 
   await bumpDataVersion(analytics);
@@ -327,8 +479,11 @@ async function lineOfRecord(file: string, record: number): Promise<number | unde
 
 async function firstUnparsableLine(file: string): Promise<{ line: number; reason: string } | undefined> {
   let line = 0;
-  for await (const text of lines(file)) {
+  for await (const bytes of rawLines(file)) {
     line++;
+    // Read as UTF-8, a Latin-1 byte becomes U+FFFD and still parses; DuckDB refuses it with a count of its own.
+    if (!isUtf8(bytes)) return { line, reason: "not UTF-8 text (save the file as UTF-8)" };
+    const text = bytes.toString("utf8");
     if (text.trim() === "") continue;
     let value: unknown;
     try {
@@ -342,6 +497,22 @@ async function firstUnparsableLine(file: string): Promise<{ line: number; reason
   }
   return undefined;
 }
+
+/** The file's lines as bytes, without their line ends (\n or \r\n). */
+async function* rawLines(file: string): AsyncIterable<Buffer> {
+  let rest = Buffer.alloc(0);
+  for await (const chunk of fs.createReadStream(file)) {
+    let buffer = Buffer.concat([rest, chunk as Buffer]);
+    for (let end = buffer.indexOf(0x0a); end !== -1; end = buffer.indexOf(0x0a)) {
+      yield trimCarriageReturn(buffer.subarray(0, end));
+      buffer = buffer.subarray(end + 1);
+    }
+    rest = buffer;
+  }
+  if (rest.length > 0) yield trimCarriageReturn(rest);
+}
+
+const trimCarriageReturn = (line: Buffer) => (line.at(-1) === 0x0d ? line.subarray(0, -1) : line);
 
 function lines(file: string): AsyncIterable<string> {
   return readline.createInterface({

@@ -5,7 +5,8 @@ import { sqlHost } from "./listings.ts";
  * Versioned schema migrations, applied in order, each in its own transaction. Append new ones;
  * never edit one that has shipped.
  *
- * Amounts are atomic USDC units (6 decimals) in BIGINT: exact, and the whole USDC supply fits.
+ * Amounts are atomic USDC units (6 decimals) in BIGINT: exact, and each is at most MAX_USDC_AMOUNT
+ * (10^16, src/chain/base.ts); sums of them are HUGEINT (migration 8).
  * Addresses and hashes are lower-case. Times are UTC TIMESTAMPs.
  * Payments and transfers carry no primary key on purpose: an ART index over 10^8 rows costs memory
  * and insert speed, and the import keeps them unique by (chain, tx_hash, log_index) itself.
@@ -192,6 +193,20 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     sql: `
       DELETE FROM reports;
       DELETE FROM report_windows;
+    `,
+  },
+  {
+    version: 8,
+    name: "report sums in HUGEINT",
+    // A merchant's sums (amount, real_amount, top_amount) and its days' cents can pass 2^63: 923
+    // payments of MAX_USDC_AMOUNT do. The stored reports are a cache, rebuilt on demand.
+    sql: `
+      DELETE FROM reports;
+      DELETE FROM report_windows;
+      ALTER TABLE reports ALTER COLUMN amount TYPE HUGEINT;
+      ALTER TABLE reports ALTER COLUMN real_amount TYPE HUGEINT;
+      ALTER TABLE reports ALTER COLUMN top_amount TYPE HUGEINT;
+      ALTER TABLE reports ALTER COLUMN daily TYPE STRUCT(tx BIGINT, cents HUGEINT, real_cents HUGEINT)[];
     `,
   },
 ];

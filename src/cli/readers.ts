@@ -17,13 +17,7 @@ import type { Report } from "../reports/schema.ts";
 import { ReportService } from "../reports/service.ts";
 import { type ReportWindow, resolveWindow } from "../reports/window.ts";
 import { readServiceRecord, type ServiceRecord } from "../services/registry.ts";
-import { configFrom, type Flags, parseWaitMs, UsageError } from "./args.ts";
-
-/**
- * How long a reader waits for a database another command holds. A `report` or `leaderboard` holds it for
- * about a second on a small store and a few seconds on a large one; `index` for as long as it runs.
- */
-export const DEFAULT_WAIT_SECONDS = 30;
+import { configFrom, DEFAULT_WAIT_SECONDS, type Flags, parseWaitMs, UsageError } from "./args.ts";
 
 /** A report build on a large store takes seconds; a service that answers nothing for this long is stuck. */
 const REQUEST_TIMEOUT_MS = 5 * 60_000;

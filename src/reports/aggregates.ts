@@ -18,6 +18,10 @@ import { SCREENS, THRESHOLDS } from "./screens/index.ts";
  * block (merchant_funded: paid after the funding transfer?) gets it from each group's first and last
  * block; only a group that straddles a funding transfer has its payments read again.
  *
+ * Money is summed in HUGEINT and stays HUGEINT up to the stored report: one payment is at most
+ * `MAX_USDC_AMOUNT` (10^16), so 923 of them pass BIGINT's 2^63, and a week holds millions. Counts
+ * (`tx`, `n`) stay BIGINT: they cannot pass the number of rows.
+ *
  * What it leaves, for report.ts:
  * - `rw_figures`: one row per merchant of the analytics database: address, name, claimed, frozen, tx, amount,
  *   buyers, real_tx, real_amount, real_buyers, top_amount, p25, median, p75 (atomic units,
@@ -131,7 +135,7 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
   // Each (payer, merchant) pair's totals: tiny_repeat's prices count a merchant's payers from them.
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_pair_totals AS
-     SELECT payer, pay_to, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n)::BIGINT AS amount,
+     SELECT payer, pay_to, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount,
        min(first_block) AS first_block, max(last_block) AS last_block
      FROM rw_groups GROUP BY ALL`,
   );
@@ -190,7 +194,7 @@ async function figures(analytics: Analytics, ringGraph: RingGraph): Promise<void
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_figures AS
     WITH totals AS (
-      SELECT pay_to, sum(tx)::BIGINT AS tx, sum(amount)::BIGINT AS amount, count(*) AS buyers,
+      SELECT pay_to, sum(tx)::BIGINT AS tx, sum(amount) AS amount, count(*) AS buyers,
         max(amount) AS top_amount
       FROM rw_pair_totals GROUP BY pay_to
     ), hist AS (
@@ -207,7 +211,7 @@ async function figures(analytics: Analytics, ringGraph: RingGraph): Promise<void
         count(*) FILTER (passing IS NOT NULL AND hub_linked) AS hub_linked_buyers
       FROM flag_pairs GROUP BY pay_to
     ), flag_totals AS (
-      SELECT pay_to, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n)::BIGINT AS amount FROM ${flagged} GROUP BY pay_to
+      SELECT pay_to, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount FROM ${flagged} GROUP BY pay_to
     ), passing_hist AS (
       -- Merchants with flags only: for the rest median_passing is the median.
       SELECT h.pay_to, h.amount, h.n - coalesce(f.n, 0) AS n FROM hist h
@@ -220,7 +224,7 @@ async function figures(analytics: Analytics, ringGraph: RingGraph): Promise<void
         coalesce(t.tx, 0) AS tx, coalesce(t.amount, 0) AS amount, coalesce(t.buyers, 0) AS buyers,
         coalesce(t.top_amount, 0) AS top_amount,
         coalesce(t.tx, 0) - coalesce(f.tx, 0) AS real_tx,
-        (coalesce(t.amount, 0) - coalesce(f.amount, 0))::BIGINT AS real_amount,
+        coalesce(t.amount, 0) - coalesce(f.amount, 0) AS real_amount,
         coalesce(t.buyers, 0) - coalesce(lb.lost, 0) AS real_buyers,
         coalesce(q.p25, 0) AS p25, coalesce(q.median, 0) AS median, coalesce(q.p75, 0) AS p75,
         CASE WHEN f.pay_to IS NULL THEN coalesce(q.median, 0) ELSE coalesce(pm.median_passing, 0) END AS median_passing,
@@ -241,7 +245,7 @@ async function figures(analytics: Analytics, ringGraph: RingGraph): Promise<void
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_flag_kinds AS
      WITH k AS (
-       SELECT pay_to, kind, ${precedence} AS precedence, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n)::BIGINT AS amount
+       SELECT pay_to, kind, ${precedence} AS precedence, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount
        FROM ${flagged} GROUP BY pay_to, kind
      )
      SELECT k.*, ${sqlApportionedCents({

@@ -17,6 +17,19 @@ import { NoDataYetError } from "./window.ts";
 export interface ReportRoutesOptions {
   /** A banner for every page when the data is not the real chain's (the sample week, the devnet demo). */
   notice?: () => Promise<string | undefined>;
+  /** What `/healthz` says beside `ok`; default `{status: "ok"}`. */
+  health?: () => ServiceHealth;
+}
+
+/**
+ * The service's health: `degraded` while its data lags (its indexer's RPC fails, or it is behind), with
+ * the details under their own names (`indexer`). `/healthz` answers 200 either way: the reports are
+ * served from what is stored, each saying the block its window ends at, so a load balancer keeps
+ * sending traffic; monitoring reads `status` and the lag.
+ */
+export interface ServiceHealth {
+  status: "ok" | "degraded";
+  [detail: string]: unknown;
 }
 
 function endBlockParam(value: string | undefined): number | undefined {
@@ -42,7 +55,10 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
   });
   app.use("/v1/*", cors({ origin: "*", allowMethods: ["GET", "HEAD", "OPTIONS"] }));
 
-  app.get("/healthz", (c) => c.json({ ok: true }));
+  app.get("/healthz", (c) => {
+    c.header("Cache-Control", "no-store");
+    return c.json({ ok: true, ...(options.health?.() ?? { status: "ok" }) });
+  });
 
   app.get("/v1/reports/base/:address", async (c) => {
     const { report } = await reports.report(c.req.param("address"), endBlockParam(c.req.query("end_block")));

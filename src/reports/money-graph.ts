@@ -1,4 +1,5 @@
 import type { Analytics } from "../analytics/duckdb.ts";
+import { MAX_USDC_AMOUNT } from "../chain/base.ts";
 import { type FlowEdge, RingGraph } from "./screens/cycles.ts";
 import { THRESHOLDS } from "./screens/index.ts";
 
@@ -116,8 +117,10 @@ export async function tinyPrices(analytics: Analytics): Promise<void> {
      WITH merchants AS (
        SELECT pay_to, count(*) AS payers FROM rw_pair_totals GROUP BY pay_to
      ), listed AS (
+       -- A price above the most one payment may carry is no payment's price (and would not fit a BIGINT).
        SELECT pay_to, min(round(price_usd * 1e6))::BIGINT AS price FROM listings
-       WHERE price_usd > 0 AND pay_to IN (SELECT pay_to FROM merchants) GROUP BY pay_to
+       WHERE price_usd > 0 AND price_usd * 1e6 <= ${MAX_USDC_AMOUNT} AND pay_to IN (SELECT pay_to FROM merchants)
+       GROUP BY pay_to
      ), paid AS (
        -- Only amounts below the lowest listed price can lower the price.
        SELECT pay_to, min(amount) AS price FROM (

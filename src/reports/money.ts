@@ -2,14 +2,16 @@
  * Exact money arithmetic on atomic USDC units (6 decimals), as SQL expressions: the reports are
  * assembled in DuckDB (see sql.ts). Sums stay in integers; reports round only at the end, half up,
  * and the flags' dollar figures are apportioned so they add up exactly to usd - real_usd (report.ts).
+ * Sums and cents are HUGEINT, never cast down: a sum of bounded payments can pass 2^63 (aggregates.ts),
+ * and its cents can too, past 9.2 million payments of the bound.
  */
 
 /** Atomic units in a cent. */
 export const CENT = 10_000n;
 
-/** Atomic units to whole cents, rounded half up: BIGINT. */
+/** Atomic units to whole cents, rounded half up: HUGEINT. */
 export function sqlCents(atomic: string): string {
-  return `(((${atomic}) + ${CENT / 2n}) // ${CENT})::BIGINT`;
+  return `(((${atomic})::HUGEINT + ${CENT / 2n}) // ${CENT})`;
 }
 
 /**
@@ -30,7 +32,7 @@ export function sqlApportionedCents(p: {
   const order = [`${rest} > 0 DESC`, ...(p.prefer ? [`${p.prefer} DESC`] : []), `${rest} DESC`, p.tieBreak];
   return `((${p.amount}) // ${CENT} + CASE WHEN ${rest} > 0 AND row_number() OVER (
       PARTITION BY ${p.partition} ORDER BY ${order.join(", ")}
-    ) <= ${p.totalCents} - sum((${p.amount}) // ${CENT}) OVER (PARTITION BY ${p.partition}) THEN 1 ELSE 0 END)::BIGINT`;
+    ) <= ${p.totalCents} - sum((${p.amount}) // ${CENT}) OVER (PARTITION BY ${p.partition}) THEN 1 ELSE 0 END)::HUGEINT`;
 }
 
 /** Whole cents to dollars: a DOUBLE, the same number as JavaScript's `cents / 100`. */
@@ -52,7 +54,7 @@ export function sqlUsd6(atomic: string): string {
 export function sqlRatio(part: string, whole: string, decimals: number): string {
   const scale = 10 ** decimals;
   return `CASE WHEN (${whole}) = 0 THEN 0::DOUBLE
-    ELSE (((${part})::HUGEINT * ${2 * scale} + (${whole})) // ((${whole})::HUGEINT * 2))::BIGINT / ${scale} END`;
+    ELSE (((${part})::HUGEINT * ${2 * scale} + (${whole})) // ((${whole})::HUGEINT * 2))::DOUBLE / ${scale} END`;
 }
 
 /**
@@ -67,7 +69,7 @@ export function realPercent(report: { usd: number; real_usd: number }): number {
   return cents === 0 ? 0 : Math.floor((realCents * 200 + cents) / (cents * 2));
 }
 
-/** `realPercent` in SQL, from whole cents (BIGINT expressions): INTEGER. */
+/** `realPercent` in SQL, from whole cents (integer expressions): INTEGER (at most 100). */
 export function sqlRealPercent(realCents: string, cents: string): string {
   return `CASE WHEN (${cents}) = 0 THEN 0 ELSE (((${realCents})::HUGEINT * 200 + (${cents})) // ((${cents})::HUGEINT * 2))::INTEGER END`;
 }

@@ -72,7 +72,7 @@ export async function writeReports(
   const daily = `[${ctx.dates
     .map(
       (_, i) =>
-        `{'tx': coalesce(d.tx${i}, 0)::BIGINT, 'cents': coalesce(d.cents${i}, 0)::BIGINT, 'real_cents': coalesce(d.real_cents${i}, 0)::BIGINT}`,
+        `{'tx': coalesce(d.tx${i}, 0)::BIGINT, 'cents': coalesce(d.cents${i}, 0)::HUGEINT, 'real_cents': coalesce(d.real_cents${i}, 0)::HUGEINT}`,
     )
     .join(", ")}]`;
   await analytics.run(

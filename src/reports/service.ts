@@ -1,4 +1,5 @@
 import type { Analytics } from "../analytics/duckdb.ts";
+import { isTransactionConflict } from "../analytics/errors.ts";
 import { dataVersion } from "../analytics/migrations.ts";
 import { BadInputError, NotFoundError } from "../common/errors.ts";
 import { aggregateWindow, dropWindowTables } from "./aggregates.ts";
@@ -257,21 +258,31 @@ export class ReportService {
     const context = { window, dates, generatedAt, publicUrl: this.options.publicUrl };
     try {
       await aggregateWindow(this.analytics, bounds);
-      const stored = await this.analytics.transaction(async () => {
-        if ((await dataVersion(this.analytics)) !== version) return false;
-        await this.storeReports(context, version);
-        return true;
-      });
+      const stored = await this.analytics
+        .transaction(async () => {
+          if ((await dataVersion(this.analytics)) !== version) return false;
+          await this.storeReports(context, version);
+          return true;
+        })
+        // A writer on another connection committed first: build it again below, on its data.
+        .catch((error: unknown) => (isTransactionConflict(error) ? false : Promise.reject(error)));
       if (stored) return;
     } finally {
       await dropWindowTables(this.analytics);
     }
-    await this.analytics.transaction(async () => {
-      // A failure rolls the whole transaction back, the window's temporary tables with it.
-      await aggregateWindow(this.analytics, bounds);
-      await this.storeReports(context, await dataVersion(this.analytics));
-      await dropWindowTables(this.analytics);
-    });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.analytics.transaction(async () => {
+          // A failure rolls the whole transaction back, the window's temporary tables with it.
+          await aggregateWindow(this.analytics, bounds);
+          await this.storeReports(context, await dataVersion(this.analytics));
+          await dropWindowTables(this.analytics);
+        });
+        return;
+      } catch (error) {
+        if (!isTransactionConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error;
+      }
+    }
   }
 
   /** Replaces the window's stored reports with those of its aggregated tables (inside a transaction). */
@@ -299,6 +310,9 @@ export class ReportService {
     );
   }
 }
+
+/** How many times a build whose commit lost to another writer is tried again before the error stands. */
+const CONFLICT_ATTEMPTS = 3;
 
 export type Leaderboard = Awaited<ReturnType<ReportService["leaderboard"]>>;
 

@@ -1,8 +1,14 @@
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Analytics, AnalyticsBusyError, lockHolder } from "../../src/analytics/duckdb.ts";
+import {
+  Analytics,
+  AnalyticsBusyError,
+  AnalyticsDamagedError,
+  lockHolder,
+} from "../../src/analytics/duckdb.ts";
 import { holdAnalytics } from "../helpers/hold.ts";
 
 let dir: string;
@@ -42,6 +48,34 @@ break", TIMESTAMP '2026-11-21 10:00:00' AS t, 1.5::DECIMAL(10, 2) AS d, 7 AS a
   });
 });
 
+describe("Analytics.transaction", () => {
+  it("throws the reason a COMMIT failed, not ROLLBACK's complaint that nothing is left to undo", async () => {
+    await analytics.run("CREATE TABLE tx_keys (k INTEGER PRIMARY KEY)");
+    const other = await analytics.fork();
+    try {
+      await other.run("BEGIN TRANSACTION");
+      await other.run("INSERT INTO tx_keys VALUES (1)");
+      const failed = analytics
+        .transaction(async () => {
+          await analytics.run("INSERT INTO tx_keys VALUES (1)");
+          await other.run("COMMIT");
+        })
+        .then(
+          () => undefined,
+          (error: Error) => error,
+        );
+      const error = await failed;
+      expect(error).toBeInstanceOf(Error);
+      expect(error?.message).not.toMatch(/no transaction is active/);
+      expect(error?.message).toMatch(/constraint|duplicate|conflict/i);
+      // And the connection is usable: no transaction was left open.
+      expect(await analytics.all("SELECT count(*)::INTEGER AS n FROM tx_keys")).toEqual([{ n: 1 }]);
+    } finally {
+      other.close();
+    }
+  });
+});
+
 describe("migrations", () => {
   it("fills the host of listings stored before migration 5", async () => {
     const old = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-"));
@@ -78,6 +112,39 @@ describe("a database held by another process", () => {
     (await Analytics.open({ dataDir: held })).close();
   });
 
+  it("stays busy while another process holds it through Analytics.open, whose check reads the file", async () => {
+    // POSIX lets go of all of a process's locks on a file when it closes any descriptor of it: the open
+    // check's own read of the file must not release DuckDB's lock.
+    const held = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-"));
+    (await Analytics.open({ dataDir: held })).close();
+    const script = `
+      const { Analytics } = await import(${JSON.stringify(path.resolve("src/analytics/duckdb.ts"))});
+      await Analytics.open({ dataDir: process.env.HELD });
+      process.stdout.write("held\\n");
+      setInterval(() => undefined, 1 << 30);`;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, HELD: held },
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout?.once("data", () => resolve());
+        child.once("exit", (code) => reject(new Error(`the holder exited with ${code}`)));
+      });
+      const error = await Analytics.open({ dataDir: held }).then(
+        (opened) => {
+          opened.close();
+          return undefined;
+        },
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(AnalyticsBusyError);
+      expect((error as AnalyticsBusyError).holder.pid).toBe(child.pid);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  }, 60_000);
+
   it("is told from other failures by DuckDB's whole lock-conflict message, not the word lock", () => {
     expect(
       lockHolder(
@@ -102,7 +169,7 @@ describe("a database held by another process", () => {
     fs.writeSync(fd, Buffer.alloc(4096, 9), 0, 4096, 3 * 4096);
     fs.closeSync(fd);
     const error = await Analytics.open({ dataDir: corrupt }).catch((e: unknown) => e);
-    expect((error as Error).message).toMatch(/Corrupt database file: .* in block/);
-    expect(error).not.toBeInstanceOf(AnalyticsBusyError);
+    expect(error).toBeInstanceOf(AnalyticsDamagedError);
+    expect((error as Error).message).toMatch(/is damaged: the block at byte 12288 fails its checksum/);
   });
 });

@@ -1,7 +1,21 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Analytics } from "../../src/analytics/duckdb.ts";
+import { Analytics } from "../../src/analytics/duckdb.ts";
 import { ImportError, importNdjson } from "../../src/analytics/import.ts";
-import { addr, checkpoint, ndjsonFile, payment, tempAnalytics, transfer } from "../helpers/data.ts";
+import { MAX_USDC_AMOUNT } from "../../src/chain/base.ts";
+import {
+  addr,
+  checkpoint,
+  END,
+  ndjsonFile,
+  payment,
+  START,
+  tempAnalytics,
+  timeOf,
+  transfer,
+} from "../helpers/data.ts";
 
 let analytics: Analytics;
 afterEach(() => analytics?.close());
@@ -13,16 +27,24 @@ async function counts(s: Analytics) {
     (SELECT count(*) FROM checkpoints) AS checkpoints`);
 }
 
-async function importError(records: (object | string)[]): Promise<ImportError> {
+/**
+ * Imports `records` into a fresh analytics database, expecting a refusal that keeps nothing, and checks
+ * its one line names the file and the line: `FILE:LINE: reason`. Returns "line LINE: reason".
+ */
+async function importError(records: (object | string)[]): Promise<{ message: string; line?: number }> {
   analytics = await tempAnalytics();
   const before = await counts(analytics);
-  const error = await importNdjson(analytics, ndjsonFile(records)).then(
+  const file = ndjsonFile(records);
+  const error = await importNdjson(analytics, file).then(
     () => undefined,
     (e: unknown) => e,
   );
   expect(error).toBeInstanceOf(ImportError);
+  const { line, reason, message } = error as ImportError;
+  expect(message).toBe(`${file}:${line}: ${reason}`);
+  expect(message).not.toContain("\n");
   expect(await counts(analytics)).toEqual(before);
-  return error as ImportError;
+  return { message: `line ${line}: ${reason}`, line };
 }
 
 const good = () => payment({ payer: addr("p"), payTo: addr("m"), amount: 1000 });
@@ -136,6 +158,20 @@ describe("import errors keep nothing", () => {
     expect(error.line).toBe(3);
   });
 
+  it("refuses a file that holds no records, keeping nothing", async () => {
+    analytics = await tempAnalytics();
+    const before = await counts(analytics);
+    for (const file of [ndjsonFile([]), ndjsonFile(["", "   "])]) {
+      const error = await importNdjson(analytics, file).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ImportError);
+      expect((error as ImportError).message).toBe(`${file}: it holds no records (the file is empty)`);
+    }
+    expect(await counts(analytics)).toEqual(before);
+  });
+
   it("rejects a line that is not an object", async () => {
     expect((await importError([good(), "[1, 2]"])).message).toBe("line 2: expected a JSON object");
   });
@@ -158,11 +194,11 @@ describe("import errors keep nothing", () => {
     );
     expect((await importError([{ ...good(), tx_hash: "0xzz" }])).message).toMatch(/"tx_hash" must be 0x/);
     expect((await importError([{ ...good(), amount: "-5" }])).message).toMatch(
-      /"amount" must be a non-negative integer/,
+      /"amount" must be a whole number of atomic units/,
     );
     expect((await importError([{ ...good(), amount: 1.5 }])).message).toMatch(/"amount"/);
     expect((await importError([{ ...good(), amount: "99999999999999999999" }])).message).toMatch(
-      /below 2\^63/,
+      /from 0 to 10000000000000000 \(\$10,000,000,000\)$/,
     );
     expect((await importError([{ ...good(), block_time: "yesterday" }])).message).toMatch(
       /"block_time" must be/,
@@ -280,7 +316,218 @@ describe("import errors keep nothing", () => {
   it("reports an unreadable file in one line", async () => {
     analytics = await tempAnalytics();
     await expect(importNdjson(analytics, "/nonexistent/file.ndjson")).rejects.toThrow(
-      /^cannot read \/nonexistent\/file.ndjson/,
+      /^\/nonexistent\/file.ndjson: cannot read it \(ENOENT/,
     );
+  });
+});
+
+describe("amounts", () => {
+  it("takes up to MAX_USDC_AMOUNT (10^16 atomic units) in a payment or a transfer and refuses more", async () => {
+    analytics = await tempAnalytics();
+    const most = String(MAX_USDC_AMOUNT);
+    await importNdjson(
+      analytics,
+      ndjsonFile([
+        { ...good(), amount: most },
+        { ...transfer(addr("m"), addr("p"), 1), amount: most },
+      ]),
+    );
+    expect(await analytics.all("SELECT amount FROM payments UNION ALL SELECT amount FROM transfers")).toEqual(
+      [{ amount: MAX_USDC_AMOUNT }, { amount: MAX_USDC_AMOUNT }],
+    );
+    analytics.close();
+    const above = String(MAX_USDC_AMOUNT + 1n);
+    const refusal = /^line 2: "amount" must be a whole number of atomic units .* from 0 to 10000000000000000/;
+    expect((await importError([good(), { ...good(), amount: above }])).message).toMatch(refusal);
+    expect(
+      (await importError([good(), { ...transfer(addr("m"), addr("p"), 1), amount: above }])).message,
+    ).toMatch(refusal);
+    // Two of these made every later report fail (their sum is past 2^63).
+    expect((await importError([good(), { ...good(), amount: String(2n ** 63n - 1n) }])).message).toMatch(
+      refusal,
+    );
+  });
+});
+
+/** Several threads, as in production: DuckDB reads a file in parallel then, and one thread hides faults. */
+const parallelAnalytics = (dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-"))) =>
+  Analytics.open({ dataDir, memoryLimit: "1GB", threads: 4 });
+
+describe("line numbers", () => {
+  it("names the line of a bad row deep in a 400,000-line file, the same on every run", async () => {
+    // Blank and white-space lines and CRLF endings among them: the line is the one an editor shows.
+    const lines: string[] = [];
+    for (let i = 0; i < 400_000; i++) {
+      if (i % 50_000 === 7) lines.push(i % 100_000 === 7 ? "" : "  \t");
+      const p = payment({
+        payer: addr(`p${i % 997}`),
+        payTo: addr(`m${i % 31}`),
+        amount: 1_000 + i,
+        block: START + 1 + (i % 250_000),
+      });
+      lines.push(i === 299_000 ? JSON.stringify({ ...p, pay_to: "0x12" }) : JSON.stringify(p));
+    }
+    const bad = lines.findIndex((l) => l.includes('"pay_to":"0x12"')) + 1;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-lines-"));
+    const file = path.join(dir, "big.ndjson");
+    fs.writeFileSync(file, `${lines.slice(0, 1_000).join("\r\n")}\r\n${lines.slice(1_000).join("\n")}\n`);
+    analytics = await parallelAnalytics(path.join(dir, "data"));
+    for (let run = 0; run < 3; run++) {
+      const error = await importNdjson(analytics, file).then(
+        () => undefined,
+        (e: unknown) => e as ImportError,
+      );
+      expect(error?.message).toBe(
+        `${file}:${bad}: "pay_to" must be an address: 0x followed by 40 hex digits`,
+      );
+      expect(await counts(analytics)).toEqual({
+        payments: 0n,
+        transfers: 0n,
+        listings: 0n,
+        merchants: 0n,
+        checkpoints: 0n,
+      });
+    }
+  }, 300_000);
+
+  it("names the line of an object with a key twice, which only DuckDB refuses", async () => {
+    const twice = JSON.stringify(good()).replace('"type":"payment",', '"type":"payment","type":"payment",');
+    expect((await importError([good(), "", "  ", twice, good()])).message).toMatch(
+      /^line 4: not valid NDJSON \(.*duplicate key "type"\)$/,
+    );
+  });
+
+  it("keeps the last line of a repeated listing, merchant or checkpoint, in file order", async () => {
+    // Listings among 200,000 payments, so that the file is read in parallel pieces.
+    const lines: object[] = [];
+    for (let i = 0; i < 200_000; i++) {
+      lines.push(
+        payment({ payer: addr(`p${i % 97}`), payTo: addr("m"), amount: 1_000, block: START + 1 + i }),
+      );
+      if (i % 1_000 === 999) {
+        lines.push({
+          type: "listing",
+          pay_to: addr("m"),
+          resource: "https://a.example/x",
+          price_usd: i,
+          description: "d",
+        });
+        lines.push({ type: "merchant", address: addr("m"), name: `v${i}.example` });
+      }
+    }
+    analytics = await parallelAnalytics();
+    await importNdjson(analytics, ndjsonFile(lines));
+    expect(await analytics.one("SELECT price_usd FROM listings")).toEqual({ price_usd: 199_999 });
+    expect(await analytics.one("SELECT name FROM merchants")).toEqual({ name: "v199999.example" });
+  }, 120_000);
+});
+
+describe("a UTF-8 byte-order mark", () => {
+  const bomFile = (records: (object | string)[]) => {
+    const file = ndjsonFile(records);
+    fs.writeFileSync(file, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), fs.readFileSync(file)]));
+    return file;
+  };
+
+  it("is read as the same file without it, and its copy is removed", async () => {
+    const records = [
+      { type: "merchant", address: addr("m"), name: "a.example" },
+      good(),
+      transfer(addr("m"), addr("p"), 5),
+      checkpoint(),
+    ];
+    analytics = await parallelAnalytics();
+    const counts = await importNdjson(analytics, bomFile(records));
+    expect(counts.merchant).toEqual({ read: 1, added: 1 });
+    expect(counts.payment).toEqual({ read: 1, added: 1 });
+    expect(await analytics.one("SELECT name FROM merchants WHERE address = $1", [addr("m")])).toEqual({
+      name: "a.example",
+    });
+    expect(fs.readdirSync(analytics.dataDir).filter((f) => f.startsWith("import-"))).toEqual([]);
+  });
+
+  it("does not move line numbers, and messages name the file given", async () => {
+    analytics = await parallelAnalytics();
+    const file = bomFile([good(), "", { ...good(), payer: "0x12" }]);
+    await expect(importNdjson(analytics, file)).rejects.toThrow(`${file}:3: "payer" must be an address`);
+    const broken = bomFile(['{"type": "payment"', good()]);
+    await expect(importNdjson(analytics, broken)).rejects.toThrow(`${broken}:1: not valid JSON`);
+  });
+});
+
+describe("text that is not UTF-8", () => {
+  it("is refused naming its own line, not DuckDB's count, and nothing is kept", async () => {
+    analytics = await parallelAnalytics();
+    const file = ndjsonFile([good(), "", { ...good(), payer: "LATIN1" }, good()]);
+    const text = fs.readFileSync(file);
+    const at = text.indexOf("LATIN1");
+    // "0xééé" as Latin-1 writes it: bytes no UTF-8 text holds.
+    fs.writeFileSync(
+      file,
+      Buffer.concat([
+        text.subarray(0, at),
+        Buffer.from([0x30, 0x78, 0xe9, 0xe9, 0xe9, 0x31]),
+        text.subarray(at + 6),
+      ]),
+    );
+    await expect(importNdjson(analytics, file)).rejects.toThrow(
+      `${file}:3: not UTF-8 text (save the file as UTF-8)`,
+    );
+    expect(await analytics.one("SELECT count(*) AS n FROM payments")).toEqual({ n: 0n });
+  });
+});
+
+describe("block times", () => {
+  const at = (block: number, time: number | string = timeOf(block)) => ({
+    ...payment({ payer: addr("p"), payTo: addr("m"), amount: 1, block }),
+    block_time: time,
+  });
+  const rule = (line: number, block: number, time: number, anchor: number, where: string) =>
+    `line ${line}: block ${block} has time ${time}, but Base's 2 s rule from block ${anchor} (time ${timeOf(anchor)}) ` +
+    `gives ${timeOf(block)} (block ${anchor} is ${where})`;
+
+  it("refuses two times for one block, naming the later line", async () => {
+    const b = END - 1000;
+    expect((await importError([at(b), checkpoint(), at(b, timeOf(b) + 2)])).message).toBe(
+      rule(3, b, timeOf(b) + 2, b, "on line 1"),
+    );
+  });
+
+  it("refuses times that break the 2 s rule, in payments, transfers and checkpoints", async () => {
+    const b = END - 1000;
+    expect((await importError([at(b), at(b + 1, timeOf(b) + 1)])).message).toBe(
+      rule(2, b + 1, timeOf(b) + 1, b, "on line 1"),
+    );
+    const late = { ...transfer(addr("m"), addr("p"), 5, b + 10), block_time: timeOf(b + 10) + 60 };
+    expect((await importError([at(b), late])).message).toBe(
+      rule(2, b + 10, timeOf(b + 10) + 60, b, "on line 1"),
+    );
+    expect((await importError([at(b), { ...checkpoint(), block_time: timeOf(END) - 2 }])).message).toBe(
+      rule(2, END, timeOf(END) - 2, b, "on line 1"),
+    );
+    // ISO 8601 with an offset is the same instant as unix seconds.
+    const iso = new Date(timeOf(b + 5) * 1000).toISOString().replace("Z", "+00:00");
+    analytics = await tempAnalytics();
+    expect((await importNdjson(analytics, ndjsonFile([at(b), at(b + 5, iso)]))).payment.added).toBe(2);
+  });
+
+  it("refuses times that disagree with the blocks already stored, in payments or transfers", async () => {
+    for (const first of [at(END - 5000), transfer(addr("m"), addr("p"), 5, END - 5000)]) {
+      analytics = await tempAnalytics();
+      await importNdjson(analytics, ndjsonFile([first]));
+      const before = await counts(analytics);
+      const off = at(END - 100, timeOf(END - 100) + 3_600);
+      const error = (await importNdjson(analytics, ndjsonFile([good(), off])).catch(
+        (e: unknown) => e,
+      )) as ImportError;
+      expect(error).toBeInstanceOf(ImportError);
+      expect(`line ${error.line}: ${error.reason}`).toBe(
+        rule(2, END - 100, timeOf(END - 100) + 3_600, END - 5000, "in the analytics database"),
+      );
+      expect(await counts(analytics)).toEqual(before);
+      // The same blocks at their right times go in.
+      expect((await importNdjson(analytics, ndjsonFile([good(), at(END - 100)]))).payment.added).toBe(2);
+      analytics.close();
+    }
   });
 });

@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { Analytics, Params } from "../../src/analytics/duckdb.ts";
 import { importNdjson } from "../../src/analytics/import.ts";
 import { dataVersion } from "../../src/analytics/migrations.ts";
+import { MAX_USDC_AMOUNT } from "../../src/chain/base.ts";
+import { reportRoutes } from "../../src/reports/http.ts";
 import { ReportService } from "../../src/reports/service.ts";
 import { windowDates } from "../../src/reports/window.ts";
 import {
@@ -12,6 +14,7 @@ import {
   END_TIME,
   ndjsonFile,
   payment,
+  repeat,
   reportOf,
   START,
   timeOf,
@@ -379,6 +382,73 @@ describe("a build and the writes beside it", () => {
       expect(await analytics.one("SELECT count(*) AS n FROM report_windows")).toEqual({ n: 0n });
       expect((await windowTables(analytics))?.n).toBe(0n);
       expect((await service.report(m)).report.tx).toBe(1);
+    } finally {
+      analytics.close();
+    }
+  });
+});
+
+describe("sums past 2^63", () => {
+  it("builds beside a listing priced past any payment, and shows that listing", async () => {
+    const records = [
+      payment({ payer: addr("a"), payTo: m, amount: 1_000_000 }),
+      { type: "listing", pay_to: m, resource: "https://shop.example/x", price_usd: 1e300, description: "d" },
+    ];
+    const { report } = await reportOf(records, m);
+    expect(report.usd).toBe(1);
+    expect(report.bazaar_listings.map((l) => l.price_usd)).toEqual([1e300]);
+  });
+
+  it("reports a week of payments at the amount bound exactly: report, leaderboard, JSON, page and dataset", async () => {
+    // 1,500 payments of 10^16 units: 1.5 * 10^19, past BIGINT's 9.2 * 10^18. A third are self-payments.
+    const big = addr("big-merchant");
+    const small = addr("small-merchant");
+    const analytics = await analyticsWith([
+      ...repeat(1_000, { payer: addr("whale"), payTo: big, amount: MAX_USDC_AMOUNT }),
+      ...repeat(500, { payer: big, payTo: big, amount: MAX_USDC_AMOUNT }),
+      payment({ payer: addr("b"), payTo: small, amount: 1_000_000 }),
+    ]);
+    try {
+      const service = new ReportService(analytics, { publicUrl: "https://r.test" });
+      const { report, details } = await service.report(big, END);
+      expect(report).toMatchObject({
+        tx: 1_500,
+        usd: 15_000_000_000_000,
+        real_tx: 1_000,
+        real_usd: 10_000_000_000_000,
+        buyers: 2,
+        real_buyers: 1,
+        top_buyer_share: 0.6667,
+        rank_by_real_revenue: 1,
+        flags: { self_payment: { tx: 500, usd: 5_000_000_000_000 } },
+        paid: { median: 10_000_000_000, p25: 10_000_000_000, p75: 10_000_000_000 },
+      });
+      expect(report.claim).toContain(
+        "received $10000000000000.00 of x402 payments passing every screen (67% of $15000000000000.00 reported)",
+      );
+      expect(details.exact).toEqual({ amount: "15000000000000000000", real_amount: "10000000000000000000" });
+      // The days add up to the totals, to the cent.
+      const cents = (k: "usd" | "real_usd") =>
+        report.daily.reduce((n, d) => n + BigInt(Math.round(d[k] * 100)), 0n);
+      expect([cents("usd"), cents("real_usd")]).toEqual([1_500_000_000_000_000n, 1_000_000_000_000_000n]);
+
+      const board = await service.leaderboard(END);
+      expect(board.merchants.map((e) => [e.rank, e.address, e.usd, e.real_usd])).toEqual([
+        [1, big, 15_000_000_000_000, 10_000_000_000_000],
+        [2, small, 1, 1],
+      ]);
+
+      const app = reportRoutes(service);
+      const json = await app.request(`/v1/reports/base/${big}?end_block=${END}`);
+      expect(json.status).toBe(200);
+      expect(((await json.json()) as { usd: number }).usd).toBe(15_000_000_000_000);
+      const page = await app.request(`/reports/base/${big}?end_block=${END}`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain("$15,000,000,000,000.00");
+      expect((await app.request("/")).status).toBe(200);
+      const csv = await app.request(`/v1/datasets/base/reports.csv?end_block=${END}`);
+      expect(csv.status).toBe(200);
+      expect(await csv.text()).toContain("15000000000000");
     } finally {
       analytics.close();
     }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
-import { addr, END, payment, repeat, reportOf, START, transfer } from "../helpers/data.ts";
+import { addr, END, payment, repeat, reportOf, START, timeOf, transfer } from "../helpers/data.ts";
 
 const m = addr("merchant");
 const other = addr("other-merchant");
@@ -211,7 +211,7 @@ it("keeps the window's edges: block START is outside, END inside", async () => {
     payment({ payer: addr("a"), payTo: m, amount: 8_000_000, block: END + 1 }),
   ];
   const { report } = await reportOf(
-    [...records, { type: "checkpoint", chain: "base", block_number: END + 1, block_time: 0 }],
+    [...records, { type: "checkpoint", chain: "base", block_number: END + 1, block_time: timeOf(END + 1) }],
     m,
   );
   expect(report.usd).toBe(6);
