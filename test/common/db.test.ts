@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Database,
   DatabaseBusyError,
+  DatabaseError,
   type Migration,
   MigrationError,
   migrate,
@@ -150,6 +151,71 @@ describe.each(DATABASE_KINDS)("database on %s", (kind) => {
     await expect(migrate(db, uniqueModule(), [m(1), m(3)])).rejects.toThrow(/versions must be 1, 2, 3/);
     await expect(migrate(db, "Bad-Name", [m(1)])).rejects.toThrow(/bad module name/);
   });
+
+  it("refuses to start when a table the module's migrations created is gone, and changes nothing", async () => {
+    const module = uniqueModule();
+    const migrations: Migration[] = [
+      {
+        version: 1,
+        name: "a and b",
+        up: `CREATE TABLE ${module}_a (id int); CREATE TABLE ${module}_b (id int)`,
+      },
+      { version: 2, name: "b renamed", up: `ALTER TABLE ${module}_b RENAME TO ${module}_c` },
+      {
+        version: 3,
+        name: "a replaced",
+        up: async (tx) => {
+          await tx.exec(`DROP TABLE ${module}_a; CREATE TABLE ${module}_d (id int)`);
+        },
+      },
+    ];
+    expect(await migrate(db, module, migrations)).toEqual([1, 2, 3]);
+    // Tables renamed or dropped by a later version are not missing.
+    expect(await migrate(db, module, migrations)).toEqual([]);
+
+    await db.exec(`DROP TABLE ${module}_c`);
+    const error = await migrate(db, module, migrations).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MigrationError);
+    const { message } = error as MigrationError;
+    expect(message).toContain(`${module}_c`);
+    expect(message).not.toContain(`${module}_d`);
+    expect(message).toContain(db.store);
+    expect(message).toMatch(/restore .*from a backup/i);
+    const { rows } = await db.query<{ version: number }>(
+      "SELECT version FROM schema_migrations WHERE module = $1 ORDER BY version",
+      [module],
+    );
+    expect(rows.map((r) => r.version)).toEqual([1, 2, 3]);
+    const gone = await db.query<{ t: string | null }>("SELECT to_regclass($1)::text AS t", [`${module}_c`]);
+    expect(gone.rows[0]?.t).toBeNull();
+  });
+});
+
+describe.each(DATABASE_KINDS)("a database migrated before its tables were recorded, on %s", (kind) => {
+  it("is checked too: a missing table is refused, a whole one is recorded", async () => {
+    const { db, close } = await openTestDatabase(kind);
+    try {
+      // schema_migrations as this program wrote it before it recorded each module's tables.
+      await db.exec(`CREATE TABLE schema_migrations (
+          module text NOT NULL, version integer NOT NULL, name text NOT NULL,
+          applied_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (module, version));
+        CREATE TABLE whole_t (id int); CREATE TABLE broken_t (id int); CREATE TABLE broken_u (id int);
+        INSERT INTO schema_migrations (module, version, name) VALUES ('whole', 1, 't'), ('broken', 1, 't'),
+          ('broken', 2, 'u');`);
+      const whole: Migration[] = [{ version: 1, name: "t", up: "CREATE TABLE whole_t (id int)" }];
+      const broken: Migration[] = [
+        { version: 1, name: "t", up: "CREATE TABLE broken_t (id int)" },
+        { version: 2, name: "u", up: "CREATE TABLE broken_u (id int)" },
+      ];
+      await db.exec("DROP TABLE broken_u");
+      expect(await migrate(db, "whole", whole)).toEqual([]);
+      await expect(migrate(db, "broken", broken)).rejects.toThrow(/broken_u/);
+      await db.exec("DROP TABLE whole_t");
+      await expect(migrate(db, "whole", whole)).rejects.toThrow(/whole_t/);
+    } finally {
+      await close();
+    }
+  });
 });
 
 describe.runIf(DATABASE_KINDS.includes("postgres"))("database on a PostgreSQL server", () => {
@@ -189,6 +255,69 @@ describe.runIf(DATABASE_KINDS.includes("postgres"))("database on a PostgreSQL se
 });
 
 describe("PGlite data directory", () => {
+  it("creates a new cluster in a process of its own, so the opener never holds initdb's memory", async () => {
+    // In the opening process, initdb's WASM instances left 500 MB that an idle server never collected.
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-db-"));
+    try {
+      const probe = `
+        import fs from "node:fs";
+        const { openPglite } = await import("./src/common/db/pglite.ts");
+        const db = await openPglite(process.argv[1]);
+        await db.query("CREATE TABLE t (v int)");
+        const peak = Number(/VmHWM:\\s+(\\d+)/.exec(fs.readFileSync("/proc/self/status", "utf8"))[1]);
+        await db.close();
+        process.stdout.write(String(Math.round(peak / 1024)));`;
+      const run = spawnSync(
+        process.execPath,
+        ["--import", "tsx/esm", "--input-type=module", "-e", probe, path.join(dataDir, "postgres")],
+        { encoding: "utf8" },
+      );
+      expect(run.stderr).toBe("");
+      expect(fs.existsSync(path.join(dataDir, "postgres", "PG_VERSION"))).toBe(true);
+      // Measured: about 250 MB at most with the cluster made apart, 810-880 MB when made in process.
+      expect(Number(run.stdout)).toBeGreaterThan(50);
+      expect(Number(run.stdout)).toBeLessThan(450);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it("refuses in one line a directory that holds files but no cluster, and keeps what it held", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-db-"));
+    const pgliteDir = path.join(dataDir, "postgres");
+    try {
+      fs.mkdirSync(pgliteDir);
+      fs.writeFileSync(path.join(pgliteDir, "notes.txt"), "mine");
+      // Where initdb needs a directory: the check must say what is missing, not fail on the file.
+      fs.writeFileSync(path.join(pgliteDir, "global"), "a file");
+      const opening = openDatabase({ pgliteDir, databaseUrl: null });
+      await expect(opening).rejects.toThrow(DatabaseError);
+      await expect(opening).rejects.toThrow(
+        /^the PGlite database in .+ is incomplete: missing [^\n]*global\/pg_control[^\n]*$/,
+      );
+      expect(fs.readFileSync(path.join(pgliteDir, "notes.txt"), "utf8")).toBe("mine");
+      expect(fs.readFileSync(path.join(pgliteDir, "global"), "utf8")).toBe("a file");
+      // The lock is released: a later open is not refused as busy.
+      expect(fs.existsSync(`${pgliteDir}.lock`)).toBe(false);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it("runs PostgreSQL with a 16 MB page cache and PGlite's own start settings", async () => {
+    // PostgreSQL's default 128 MB of shared buffers is touched at start and held by every idle process.
+    const { db, close } = await openTestDatabase("pglite");
+    try {
+      const show = async (name: string) =>
+        (await db.query<Record<string, string>>(`SHOW ${name}`)).rows[0]?.[name];
+      expect(await show("shared_buffers")).toBe("16MB");
+      expect(await show("max_worker_processes")).toBe("0");
+      expect(await show("exit_on_error")).toBe("off");
+    } finally {
+      await close();
+    }
+  });
+
   it("keeps data across reopening, and lets one process at a time open it", async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-db-"));
     const pgliteDir = path.join(dataDir, "postgres");
@@ -215,5 +344,6 @@ describe("PGlite data directory", () => {
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+    // A first start (initdb, then the open) and three more opens: minutes on a loaded machine.
+  }, 120_000);
 });

@@ -31,6 +31,11 @@ export type DatabaseKind = "pglite" | "postgres";
 export interface Database extends Queryable {
   readonly kind: DatabaseKind;
   /**
+   * Which store this is, for messages: "the PGlite database in /data/postgres", "the PostgreSQL database
+   * test on 127.0.0.1:5432 (schema s)". Never a password.
+   */
+  readonly store: string;
+  /**
    * Runs `fn` in one transaction (READ COMMITTED): committed when it resolves, rolled back when it throws.
    * Keep it short and never wait on the network inside: on PGlite a transaction holds the only connection,
    * so every other query of the process waits for it. Inside, use only `tx`: a query on the database
@@ -52,9 +57,28 @@ export interface DatabaseOptions {
 
 /** The database could not be opened (busy, unreachable, corrupt). */
 export class DatabaseError extends AppError {
-  constructor(message: string, options?: ErrorOptions) {
-    super(503, "database_unavailable", message, options);
+  constructor(message: string, options?: ErrorOptions, code = "database_unavailable") {
+    // The message names the server's directories and what the operator should do: callers get less.
+    super(503, code, message, {
+      ...options,
+      publicMessage: "the service's database is unavailable; its operator has the details in the log",
+    });
   }
+}
+
+/**
+ * The database's files are incomplete or damaged: refused at open, or a query that reached the damage.
+ * The message names the store, the table where it is known, and what to do; the files are left as found.
+ */
+export class DatabaseDamagedError extends DatabaseError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options, "database_damaged");
+  }
+}
+
+/** What to do with a PGlite directory that is damaged: said the same way in every refusal. */
+export function restoreAdvice(dir: string): string {
+  return `restore ${dir} from a backup, or move it away to start with an empty database`;
 }
 
 /** Another process holds the PGlite data directory: PGlite allows one process per directory. */

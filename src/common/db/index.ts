@@ -6,6 +6,7 @@
 export {
   type Database,
   DatabaseBusyError,
+  DatabaseDamagedError,
   DatabaseError,
   type DatabaseKind,
   type DatabaseOptions,

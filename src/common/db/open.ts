@@ -4,7 +4,9 @@ import { openPostgres } from "./postgres.ts";
 
 /**
  * Opens the service's PostgreSQL state: the server at `databaseUrl` when set, else embedded PGlite in
- * `pgliteDir` (created on first use, about 2 s; later opens take a fraction of that).
+ * `pgliteDir` (created on first use, about 2 s; later opens take a fraction of that). A PGlite directory
+ * that is not empty and not a whole cluster, or whose tables' files lost data, is refused with a
+ * DatabaseDamagedError that names it, what is missing and what to do; nothing in it is changed.
  *
  * @example
  * const db = await openDatabase({ pgliteDir: dataLayout(dir).pglite.merchants, databaseUrl });

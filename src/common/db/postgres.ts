@@ -26,6 +26,7 @@ export function openPostgres(url: string, maxConnections = 10): Database {
   let closing: Promise<void> | undefined;
   return {
     kind: "postgres",
+    store: describeServer(url),
     ...wrap(pool),
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();
@@ -65,4 +66,17 @@ function wrap(target: pg.Pool | pg.PoolClient): Queryable {
       await target.query(sql);
     },
   };
+}
+
+/** "the PostgreSQL database test on 127.0.0.1:5432 (schema s)": the URL without its credentials. */
+export function describeServer(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const database = decodeURIComponent(parsed.pathname.slice(1)) || "(default)";
+    const host = parsed.hostname ? ` on ${parsed.hostname}:${parsed.port || 5432}` : "";
+    const schema = /(?:^|\s)-c\s*search_path=(\S+)/.exec(parsed.searchParams.get("options") ?? "")?.[1];
+    return `the PostgreSQL database ${database}${host}${schema ? ` (schema ${schema})` : ""}`;
+  } catch {
+    return "the PostgreSQL database of DATABASE_URL";
+  }
 }
