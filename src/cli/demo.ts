@@ -1,14 +1,17 @@
 import { untilSignal } from "../common/lifecycle.ts";
 import { loadMix, MixError } from "../demo/mix.ts";
 import { SLOTS_PER_WEEK } from "../demo/plan.ts";
-import { type Demo, type DemoEvent, startDemo } from "../demo/world.ts";
+import { prepareStart } from "../demo/resume.ts";
+import type { Demo, DemoEvent } from "../demo/world.ts";
 import { configFrom, type Flags, UsageError } from "./args.ts";
 import { quietSdkLogs } from "./sdk-logs.ts";
 
 /**
  * `demo` (and `npm start`): the whole service on a local devnet with the buyer simulator. Progress goes
  * to stderr; when the simulated week is on chain and indexed, the URLs go to stdout (one JSON line with
- * `--json`). Runs until SIGINT/SIGTERM, then stops every part and saves the chain.
+ * `--json`). Runs until SIGINT/SIGTERM, then stops every part and saves the chain. A data directory holding
+ * part of a week, or a damaged one, stops it with the file to restore; `--fresh` deletes the week and starts
+ * anew (src/demo/resume.ts).
  */
 export async function runDemo(args: string[], flags: Flags): Promise<number> {
   if (args.length > 0) throw new UsageError("demo takes no arguments");
@@ -26,11 +29,22 @@ export async function runDemo(args: string[], flags: Flags): Promise<number> {
   // Loaded on demand like the rest of the demo; a mistake in the flag stops it before anything starts.
   const fundingLookback = (await import("./indexer.ts")).fundingLookbackFrom(flags);
   const config = configFrom(flags);
+  const fresh = flags.fresh === true;
+  // Decided before the demo's modules load (seconds of them), so a refusal comes at once; startDemo
+  // decides again, for callers that start it themselves.
+  await prepareStart(config.dataDir, { fresh });
+  const { startDemo } = await import("../demo/world.ts");
   // Stdout is for the ready line; the progress line already counts the settlements the SDK would log.
   quietSdkLogs();
   const progress = createProgress(process.stderr);
   const stopped = untilSignal();
-  const demo = await startDemo({ config, mix, fundingLookback, onEvent: progress.onEvent });
+  const demo = await startDemo({
+    config,
+    mix,
+    fresh,
+    fundingLookback,
+    onEvent: progress.onEvent,
+  });
   try {
     const first = await Promise.race([demo.ready.then(() => "ready" as const), stopped, demo.failed]);
     if (first === "ready") {
@@ -130,7 +144,8 @@ function createProgress(stream: NodeJS.WriteStream) {
           const e = event.event;
           if (e.type === "batch") state.indexed = e.to;
           else if (e.type === "caught_up") state.indexed = e.block;
-          else if (e.type === "reorg" || e.type === "listings_failed") line(`indexer: ${JSON.stringify(e)}`);
+          else if (e.type === "reorg" || e.type === "listings_failed" || e.type === "rpc_state")
+            line(`indexer: ${JSON.stringify(e)}`);
           render();
           break;
         }

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { dataLayout } from "../config/layout.ts";
 import { type CheckRow, checkReports, TOLERANCE } from "../demo/check.ts";
-import { readTruth, readTruthComplete } from "../demo/truth.ts";
+import { readTruth, readTruthComplete, TruthError } from "../demo/truth.ts";
 import { configFrom, type Flags, UsageError } from "./args.ts";
 import { withReader } from "./readers.ts";
 
@@ -10,7 +10,9 @@ import { withReader } from "./readers.ts";
  * `simulate --check [--data DIR] [--json] [--wait SECONDS]`: compares a window's reports with the demo's
  * ground truth and prints the error per merchant; exit 1 when a merchant is off. The window ends at the
  * latest indexed block, or earlier, where the truth is complete (src/demo/truth.ts): the indexer stores a
- * block as soon as it is mined, the simulator writes its truth after the payments settled. It reads the
+ * block as soon as it is mined, the simulator writes its truth after the payments settled. A ground truth
+ * with a line that is not a whole record stops it (exit 1, naming the line) rather than blaming the
+ * reports for the payments that line lost; it never changes the file. It reads the
  * analytics database as `report` does (src/cli/readers.ts): itself, or while the demo holds it, the demo's
  * report service.
  */
@@ -24,9 +26,7 @@ export async function runSimulate(args: string[], flags: Flags): Promise<number>
       `no ground truth in ${path.dirname(layout.truth)}: run the demo (npm start) with this data directory first`,
     );
   }
-  // The mark before the records: the records read after it hold at least every block it counts.
-  const completeTo = readTruthComplete(layout.truthComplete);
-  const truth = readTruth(layout.truth);
+  const { completeTo, truth } = await readGroundTruth(layout.truth, layout.truthComplete);
   const { reports, window } = await withReader(flags, async (reader) => {
     const end = completeTo === undefined ? undefined : Math.min(completeTo, await reader.latestBlock());
     return reader.reports(end);
@@ -41,6 +41,40 @@ export async function runSimulate(args: string[], flags: Flags): Promise<number>
     process.stdout.write(table(rows, window));
   }
   return failed.length === 0 ? 0 : 1;
+}
+
+/** How long an unterminated last line may stay so before it counts as cut short, not being appended. */
+const TORN_AFTER_MS = 2_000;
+
+/**
+ * The mark, then the records: read in that order, the records hold at least every block the mark counts.
+ * A line that is not a whole record stops the check (it would count its payment as a report error),
+ * except a last line the running demo is appending as it is read: read again, it is whole.
+ */
+async function readGroundTruth(truthFile: string, completeFile: string) {
+  const started = Date.now();
+  for (;;) {
+    try {
+      const completeTo = readTruthComplete(completeFile);
+      return { completeTo, truth: readTruth(truthFile) };
+    } catch (error) {
+      if (!(error instanceof TruthError)) throw error;
+      if (error.torn && Date.now() - started < TORN_AFTER_MS) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        continue;
+      }
+      throw new TruthError(`${error.message}: ${checkAdvice(error)}`, error.file, error.line, error.torn);
+    }
+  }
+}
+
+function checkAdvice(error: TruthError): string {
+  if (error.torn) {
+    return "the ground truth lacks that line's payment, for which the check could blame the reports; starting the demo again drops the line (the demo wrote it)";
+  }
+  const afresh = "restore the file, or start the demo afresh (npm start -- --fresh)";
+  if (error.line === undefined) return `the check cannot tell where the ground truth ends; ${afresh}`;
+  return `the check would count the payments it lost as report errors; ${afresh}`;
 }
 
 function table(rows: CheckRow[], window: { start_block: number; end_block: number }): string {

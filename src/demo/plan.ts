@@ -10,16 +10,18 @@ export const SLOT_SECONDS = 1_800;
 export const SLOTS_PER_WEEK = 336;
 
 /** Who a payment or transfer is for; the ground truth says which payments are genuine demand. */
-export type Behaviour =
-  | "agent"
-  | "large_customer"
-  | "integration"
-  | "tiny_farm"
-  | "self_payment"
-  | "merchant_funded"
-  | "prober"
-  | "ring"
-  | "funding";
+export const BEHAVIOURS = [
+  "agent",
+  "large_customer",
+  "integration",
+  "tiny_farm",
+  "self_payment",
+  "merchant_funded",
+  "prober",
+  "ring",
+  "funding",
+] as const;
+export type Behaviour = (typeof BEHAVIOURS)[number];
 
 /** Behaviours whose payments are real demand: every screen should let them pass. */
 export const GENUINE: ReadonlySet<Behaviour> = new Set(["agent", "large_customer", "integration"]);

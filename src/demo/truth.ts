@@ -7,9 +7,17 @@
  * simulator records, in `<data>/demo/truth-complete.json`, the block up to which the truth is complete,
  * and the check compares a window that ends there. A truth file without it (written before it existed)
  * still reads; the check then ends its window at the latest indexed block, as it did.
+ *
+ * A record missing from the truth reads, to the check, as a report error: so a line that is not a whole
+ * record is never skipped. A last line without its newline that is not a record was cut short while it was
+ * written (a crash, a full disk, or an append under way as it was read): readers stop at it
+ * (`TruthError`), and only the writer, the demo, repairs it, when it resumes (`repairTruth`). Any other
+ * such line is damage no one repairs.
  */
 import fs from "node:fs";
-import { type Behaviour, GENUINE } from "./plan.ts";
+import { z } from "zod";
+import { AppError } from "../common/errors.ts";
+import { BEHAVIOURS, type Behaviour, GENUINE } from "./plan.ts";
 
 export interface TruthRecord {
   tx_hash: string;
@@ -24,64 +32,182 @@ export interface TruthRecord {
   endpoint: string;
 }
 
+const TruthRecordSchema = z.object({
+  tx_hash: z.string(),
+  block_number: z.number().int().min(0),
+  payer: z.string(),
+  pay_to: z.string(),
+  amount: z.string().regex(/^\d+$/, "not a whole number of atomic units"),
+  behaviour: z.enum(BEHAVIOURS),
+  merchant: z.string(),
+  endpoint: z.string(),
+});
+
+/** A ground-truth file that cannot be read whole: which file, which line, and whether it was cut short. */
+export class TruthError extends AppError {
+  constructor(
+    message: string,
+    readonly file: string,
+    /** 1-based; undefined for truth-complete.json, which is one record. */
+    readonly line: number | undefined,
+    /** The last line, without its newline: a write cut short, which the demo drops when it resumes. */
+    readonly torn: boolean,
+  ) {
+    super(500, "truth_damaged", message);
+  }
+}
+
 export function appendTruth(file: string, records: readonly TruthRecord[]): void {
   if (records.length === 0) return;
   fs.appendFileSync(file, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
 }
 
-/** Every record; a torn last line (a crash while writing) is skipped. */
-export function readTruth(file: string): TruthRecord[] {
-  if (!fs.existsSync(file)) return [];
-  const out: TruthRecord[] = [];
-  for (const line of fs.readFileSync(file, "utf8").split("\n")) {
-    if (line.trim() === "") continue;
-    try {
-      out.push(JSON.parse(line) as TruthRecord);
-    } catch {
-      // Only the last line can be torn; the rest were written whole.
-    }
-  }
-  return out;
+/** What a truth file holds: its whole records, and the number of a last line cut short, if any. */
+export interface TruthScan {
+  records: TruthRecord[];
+  /** The whole records' lines as written, each with its newline. */
+  lines: string[];
+  /** The last line, when it has no newline and is not a record: cut short while it was written. */
+  torn?: number;
+  /** Whether the last record lacks its newline (whole, but the next append would run into it). */
+  unterminated: boolean;
 }
 
 /**
- * Records that the truth file holds every payment of blocks up to `block`. Written after the records, and
- * by rename, so a reader that reads this first and the truth after never sees a block counted complete
- * whose records it lacks.
+ * Reads a truth file, an absent one as empty. A line that is not a record throws a `TruthError` naming
+ * it, unless it is the last and has no newline: that one is returned as `torn`, for the caller to decide.
  */
+export function scanTruth(file: string): TruthScan {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT")
+      return { records: [], lines: [], unterminated: false };
+    throw error;
+  }
+  const scan: TruthScan = { records: [], lines: [], unterminated: false };
+  const parts = text.split("\n");
+  // After the last newline: "" when the file ends with one, else a line whose newline was never written.
+  const tail = parts.pop() as string;
+  parts.forEach((line, i) => {
+    if (line.trim() === "") return;
+    const record = parseRecord(line);
+    if (typeof record === "string") {
+      throw new TruthError(
+        `${file} line ${i + 1} is not a ground-truth record (${record})`,
+        file,
+        i + 1,
+        false,
+      );
+    }
+    scan.records.push(record);
+    scan.lines.push(`${line}\n`);
+  });
+  if (tail.trim() !== "") {
+    const record = parseRecord(tail);
+    if (typeof record === "string") {
+      scan.torn = parts.length + 1;
+    } else {
+      scan.records.push(record);
+      scan.lines.push(`${tail}\n`);
+      scan.unterminated = true;
+    }
+  }
+  return scan;
+}
+
+/** Every record; any line that is not a whole record, a torn last one included, throws a `TruthError`. */
+export function readTruth(file: string): TruthRecord[] {
+  const scan = scanTruth(file);
+  if (scan.torn !== undefined) {
+    throw new TruthError(
+      `${file} line ${scan.torn} is cut short (a crash or a full disk while the demo wrote it)`,
+      file,
+      scan.torn,
+      true,
+    );
+  }
+  return scan.records;
+}
+
+/** The record a line holds, or why it holds none. */
+function parseRecord(line: string): TruthRecord | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  const parsed = TruthRecordSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  return `${issue?.path.join(".") || "the line"}: ${issue?.message}`;
+}
+
 export function writeTruthComplete(file: string, block: number): void {
   const tmp = `${file}.tmp`;
   fs.writeFileSync(tmp, `${JSON.stringify({ complete_to_block: block })}\n`);
   fs.renameSync(tmp, file);
 }
 
-/** The block up to which the truth is complete, or undefined when nothing says (an older demo's truth). */
+/**
+ * The block up to which the truth is complete, or undefined when there is no such file (an older demo's
+ * truth). A file that does not say throws a `TruthError`: it is written whole, by rename, so one that does
+ * not read was damaged, and guessing a block would move the check's window.
+ */
 export function readTruthComplete(file: string): number | undefined {
+  let text: string;
   try {
-    const block = (JSON.parse(fs.readFileSync(file, "utf8")) as { complete_to_block?: unknown })
-      .complete_to_block;
-    return typeof block === "number" && Number.isSafeInteger(block) && block >= 0 ? block : undefined;
-  } catch {
-    return undefined;
+    text = fs.readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
   }
+  let block: unknown;
+  try {
+    block = (JSON.parse(text) as { complete_to_block?: unknown } | null)?.complete_to_block;
+  } catch (error) {
+    throw new TruthError(`${file} is damaged (${(error as Error).message})`, file, undefined, false);
+  }
+  if (typeof block === "number" && Number.isSafeInteger(block) && block >= 0) return block;
+  throw new TruthError(`${file} is damaged (no block number in complete_to_block)`, file, undefined, false);
+}
+
+export interface TruthRepair {
+  /** Records dropped because the saved chain ends before their block. */
+  dropped: number;
+  /** The number of the last line, dropped because a crash cut it short. */
+  torn?: number;
+  /** The block the truth was complete to before, when known. */
+  completeTo?: number;
 }
 
 /**
- * Keeps the records of blocks up to `block`: after a chain was restored from an older save. The truth
- * is then complete to that block at most (`completeFile`, when given).
+ * Makes the truth fit the chain the demo resumes, ending at `block`, before the simulator appends to it
+ * again: drops the records of later blocks (a chain restored from an older save), and a last line a crash
+ * cut short, which the next append would otherwise run into and spoil. The truth is then complete to that
+ * block at most (`completeFile`, when given). A line that is not a record anywhere else throws a
+ * `TruthError`: that is damage, not an interrupted write.
  */
-export function truncateTruth(file: string, block: number, completeFile?: string): number {
-  if (completeFile !== undefined) {
-    const complete = readTruthComplete(completeFile);
-    if (complete !== undefined && complete > block) writeTruthComplete(completeFile, block);
+export function repairTruth(file: string, block: number, completeFile?: string): TruthRepair {
+  const scan = scanTruth(file);
+  const completeTo = completeFile === undefined ? undefined : readTruthComplete(completeFile);
+  if (completeFile !== undefined && completeTo !== undefined && completeTo > block) {
+    writeTruthComplete(completeFile, block);
   }
-  const records = readTruth(file);
-  const kept = records.filter((r) => r.block_number <= block);
-  if (kept.length === records.length) return 0;
-  const tmp = `${file}.tmp`;
-  fs.writeFileSync(tmp, kept.map((r) => `${JSON.stringify(r)}\n`).join(""));
-  fs.renameSync(tmp, file);
-  return records.length - kept.length;
+  const kept = scan.lines.filter((_, i) => (scan.records[i] as TruthRecord).block_number <= block);
+  const dropped = scan.records.length - kept.length;
+  if (dropped > 0 || scan.torn !== undefined || scan.unterminated) {
+    const tmp = `${file}.tmp`;
+    fs.writeFileSync(tmp, kept.join(""));
+    fs.renameSync(tmp, file);
+  }
+  return {
+    dropped,
+    ...(scan.torn === undefined ? {} : { torn: scan.torn }),
+    ...(completeTo === undefined ? {} : { completeTo }),
+  };
 }
 
 export interface MerchantTruth {

@@ -6,17 +6,22 @@
  *
  * Everything is kept in the data directory (`demo/` for the chain, the world's clock and the ground
  * truth; the analytics database and the PostgreSQL state beside it), so a second start resumes the same chain where it
- * stopped and the simulator plays the time it missed.
+ * stopped and the simulator plays the time it missed. What it does with a directory that holds part of a
+ * week, or a damaged one, is in resume.ts: it stops rather than delete anything not asked to (`fresh`).
  */
 import fs from "node:fs";
-import path from "node:path";
 import { createPublicClient, http } from "viem";
-import { Analytics } from "../analytics/duckdb.ts";
+import type { Analytics } from "../analytics/duckdb.ts";
 import { importNdjson } from "../analytics/import.ts";
 import { WEEK_BLOCKS } from "../chain/base.ts";
-import { type DevnetAccount, derive, devnetChain, startDevnet } from "../chain/devnet/index.ts";
+import {
+  type DevnetAccount,
+  derive,
+  devnetChain,
+  SavedChainError,
+  startDevnet,
+} from "../chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
-import { AppError } from "../common/errors.ts";
 import { Lifecycle } from "../common/lifecycle.ts";
 import { type Config, portSetting } from "../config/config.ts";
 import { dataLayout } from "../config/layout.ts";
@@ -34,15 +39,23 @@ import {
   SLOT_SECONDS,
   type WalletId,
 } from "./plan.ts";
+import { clearForFreshStart, DemoError, prepareStart, type World } from "./resume.ts";
 import { shopsApp } from "./shops/host.ts";
 import { DEMO_SHOPS, shopMerchant } from "./shops/index.ts";
 import { runSimulator, type SimMerchant, type SimulatorEvent } from "./simulator.ts";
-import { truncateTruth } from "./truth.ts";
+import { repairTruth } from "./truth.ts";
+
+export { DemoError };
 
 export interface DemoOptions {
   /** Ports, data directory and the rest; the merchants' wallets are the demo's own. */
   config: Config;
   mix: Mix;
+  /**
+   * Delete the demo's week (its folder and analytics database) and start a fresh one; without it, a data
+   * directory holding part of a week, or a damaged one, stops the demo (resume.ts).
+   */
+  fresh?: boolean;
   /** The indexer's `fundingLookback` (blocks); default its own, which the young chain clamps at block 0. */
   fundingLookback?: number;
   onEvent?: (event: DemoEvent) => void;
@@ -86,29 +99,13 @@ export interface Demo {
   stop(): Promise<void>;
 }
 
-/** What a demo's data directory remembers between starts. */
-interface World {
-  version: 1;
-  /** Chain time of block 0. */
-  genesisTime: number;
-  /** Chain time of the simulator's slot 0. */
-  epoch: number;
-  mix: Mix;
-}
-
-export class DemoError extends AppError {
-  constructor(message: string) {
-    super(500, "demo_failed", message);
-  }
-}
-
 export const DEMO_NOTICE =
   "DEVNET DEMO: simulated buyers paying real x402 endpoints on a local chain (anvil as Base, chain id 8453). The wallets, merchants and figures are not Base mainnet's.";
 
 /** Derivation indices of the demo's merchant wallets (the devnet uses 0 and 1, its buyers 2 on). */
 const MERCHANT_KEY_BASE = 100;
 const POPULATION_KEY_BASE = 1_000;
-/** Stopping saves the chain (anvil writes its state file), which a long-running demo makes large. */
+/** Stopping saves the chain, about 10 s for a week of blocks here (src/chain/devnet/saved-chain.ts). */
 const DEMO_CLOSE_TIMEOUT_MS = 150_000;
 /** Slot 0 starts this many blocks after genesis; the chain holds a week plus this and the confirmations. */
 const LEAD_BLOCKS = 600;
@@ -132,21 +129,32 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
   const emit = options.onEvent ?? (() => undefined);
   const layout = dataLayout(config.dataDir).demo;
 
-  let world = readWorld(layout.world);
-  const canResume = world !== undefined && fs.existsSync(path.join(layout.chain, "state.json"));
-  if (!canResume) {
-    await clearForFreshStart(config.dataDir, layout.dir);
+  // Before anything starts: a refusal leaves every file as it was (the devnet saves its chain when it stops).
+  const { plan, files } = await prepareStart(config.dataDir, { fresh: options.fresh === true });
+  const canResume = plan.start === "resume";
+  let w: World;
+  if (plan.start === "resume") {
+    w = plan.world;
+    if (JSON.stringify(w.mix) !== JSON.stringify(options.mix)) {
+      emit({
+        type: "note",
+        message:
+          "resuming with the population the demo started with (--mix and --scale apply to a fresh data directory)",
+      });
+    }
+  } else {
+    clearForFreshStart(config.dataDir);
+    const deleted = [
+      ...(files.world.state !== "absent" || files.chain || files.others.length > 0 ? [layout.dir] : []),
+      ...(files.analytics ? [dataLayout(config.dataDir).analytics.file] : []),
+    ];
+    if (options.fresh && deleted.length > 0) {
+      emit({ type: "note", message: `--fresh: deleted ${deleted.join(" and ")}` });
+    }
     const now = Math.floor(Date.now() / 1000);
     const genesisTime = now - 2 * (WEEK_BLOCKS + DEFAULT_REORG_DEPTH + LEAD_BLOCKS);
-    world = { version: 1, genesisTime, epoch: genesisTime + 2 * LEAD_BLOCKS, mix: options.mix };
-  } else if (JSON.stringify(world?.mix) !== JSON.stringify(options.mix)) {
-    emit({
-      type: "note",
-      message:
-        "resuming with the population the demo started with (--mix and --scale apply to a fresh data directory)",
-    });
+    w = { version: 1, genesisTime, epoch: genesisTime + 2 * LEAD_BLOCKS, mix: options.mix };
   }
-  const w = world as World;
 
   const lifecycle = new Lifecycle();
   const controller = new AbortController();
@@ -163,6 +171,11 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       saveIntervalSeconds: 600,
       genesisTimestamp: w.genesisTime,
     }).catch((error) => {
+      if (error instanceof SavedChainError) {
+        throw new DemoError(
+          `${error.message}: restore it, or start afresh with --fresh (npm start -- --fresh), which deletes the week`,
+        );
+      }
       if (/address already in use|EADDRINUSE/i.test(String(error))) {
         throw new DemoError(
           `the devnet's port ${config.ports.devnet} is in use: stop the other chain or set ${portSetting("devnet")} (0 picks a free one)`,
@@ -179,12 +192,15 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
         transport: http(devnet.rpc),
       }).getBlockNumber(),
     );
-    // A chain saved before a crash may be older than the truth written after it.
-    const dropped = truncateTruth(layout.truth, head, layout.truthComplete);
-    if (dropped > 0)
+    // A chain saved before a crash may be older than the truth written after it, and the crash may have
+    // cut the truth's last line short.
+    const repair = repairTruth(layout.truth, head, layout.truthComplete);
+    if (repair.torn !== undefined)
+      emit({ type: "note", message: tornNote(layout.truth, repair.torn, repair.completeTo, head) });
+    if (repair.dropped > 0)
       emit({
         type: "note",
-        message: `dropped ${dropped} ground-truth records of blocks the saved chain lacks`,
+        message: `dropped ${repair.dropped} ground-truth records of blocks the saved chain lacks`,
       });
 
     // Every merchant is paid into a devnet wallet of its own; the utility and its alias share one.
@@ -400,40 +416,15 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
   }
 }
 
-function readWorld(file: string): World | undefined {
-  if (!fs.existsSync(file)) return undefined;
-  try {
-    const world = JSON.parse(fs.readFileSync(file, "utf8")) as World;
-    return world.version === 1 ? world : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
- * A fresh demo needs an empty analytics database: one the demo (or the old sample week) made is removed with the demo's
- * folder; one holding anything else (imported or indexed real data) is never touched.
+ * The line a crash cut short held a payment the simulator settled. When the saved chain ends at or before
+ * the block the truth was complete to, that payment is not on it either (a batch is appended before the
+ * block it completes is recorded), and nothing is lost; past it, the chain may hold payments the truth
+ * now lacks, and the user must know the check may blame the reports for them.
  */
-async function clearForFreshStart(dataDir: string, demoDir: string): Promise<void> {
-  const file = dataLayout(dataDir).analytics.file;
-  if (fs.existsSync(file)) {
-    const analytics = await Analytics.open({ dataDir });
-    try {
-      // The bundled sample week that `npm start` loaded before the demo existed is replaceable too.
-      const demo = await analytics.one("SELECT 1 FROM meta WHERE key IN ('demo', 'sample')");
-      const used = await analytics.one<{ n: bigint }>(
-        "SELECT (SELECT count(*) FROM payments) + (SELECT count(*) FROM merchants) + (SELECT count(*) FROM checkpoints) AS n",
-      );
-      if (!demo && used?.n !== 0n) {
-        throw new DemoError(
-          `${dataDir} holds an analytics database that is not the demo's: give the demo its own directory (--data DIR or X402M_DATA)`,
-        );
-      }
-    } finally {
-      analytics.close();
-    }
-    for (const suffix of ["", ".wal"]) fs.rmSync(`${file}${suffix}`, { force: true });
-  }
-  fs.rmSync(demoDir, { recursive: true, force: true });
-  fs.mkdirSync(demoDir, { recursive: true });
+function tornNote(truthFile: string, line: number, completeTo: number | undefined, head: number): string {
+  const dropped = `${truthFile} line ${line} was cut short by a crash or a full disk: dropped it`;
+  if (completeTo !== undefined && head <= completeTo) return dropped;
+  const from = completeTo === undefined ? "" : ` of blocks ${completeTo + 1} to ${head}`;
+  return `${dropped}; the saved chain may hold payments${from} that the ground truth now lacks, for which simulate --check could blame the reports (--fresh starts a week it can check whole)`;
 }

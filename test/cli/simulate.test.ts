@@ -75,6 +75,46 @@ describe("simulate --check", () => {
     expect(await runCli(["simulate", "--check", "--json", "--data", data])).toEqual(alone);
   }, 120_000);
 
+  it("stops at a damaged ground truth with one line naming the file and line, and never changes it", async () => {
+    const data = await demoData();
+    const truth = path.join(data, "demo", "truth.ndjson");
+    const complete = path.join(data, "demo", "truth-complete.json");
+    const whole = fs.readFileSync(truth, "utf8");
+    const lines = whole.split("\n").filter((l) => l !== "");
+    expect(lines).toHaveLength(10);
+    const check = async (text: string) => {
+      fs.writeFileSync(truth, text);
+      const result = await runCli(["simulate", "--check", "--json", "--data", data]);
+      // A reader: the file is as it found it.
+      expect(fs.readFileSync(truth, "utf8")).toBe(text);
+      expect(result.stdout).toBe("");
+      expect(result.code).toBe(1);
+      expect(result.stderr.split("\n")).toHaveLength(2);
+      return result.stderr;
+    };
+
+    // The last record cut short (a full disk; a power cut that kept the mark but not the append): its
+    // block is inside the window, and read without it the check blamed m2's report.
+    const lastCut = `${lines.slice(0, 9).join("\n")}\n${lines[9]?.slice(0, 70)}`;
+    expect(await check(lastCut)).toBe(
+      `x402-merchants: ${truth} line 10 is cut short (a crash or a full disk while the demo wrote it): the ground truth lacks that line's payment, for which the check could blame the reports; starting the demo again drops the line (the demo wrote it)\n`,
+    );
+    // A line cut short that later appends ran into: two records lost in the middle.
+    const middle = [...lines.slice(0, 2), `${lines[2]?.slice(0, 50)}${lines[3]}`, ...lines.slice(4)];
+    expect(await check(`${middle.join("\n")}\n`)).toMatch(
+      new RegExp(
+        `^x402-merchants: ${truth} line 3 is not a ground-truth record \\(.+\\): the check would count the payments it lost as report errors; restore the file, or start the demo afresh \\(npm start -- --fresh\\)\n$`,
+      ),
+    );
+    // The mark, damaged: the check would not know where its window ends.
+    fs.writeFileSync(complete, '{"complete_to_bl');
+    expect(await check(whole)).toMatch(
+      new RegExp(
+        `^x402-merchants: ${complete} is damaged \\(.+\\): the check cannot tell where the ground truth ends`,
+      ),
+    );
+  }, 120_000);
+
   it("compares up to the latest indexed block when the truth does not say (an older demo's)", async () => {
     const data = await demoData();
     fs.rmSync(path.join(data, "demo", "truth-complete.json"));

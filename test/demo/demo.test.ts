@@ -38,6 +38,8 @@ interface Running {
   child: ChildProcess;
   ready: Ready;
   stderr: () => string;
+  /** Its notes on stderr (`x402-merchants demo: ...`), every one: the progress lines push them out of `stderr`. */
+  notes: string[];
 }
 
 /** Starts the demo and resolves with its ready line; rejects if it exits or takes too long first. */
@@ -49,8 +51,13 @@ function startDemo(dataDir: string, timeoutMs: number): Promise<Running> {
   });
   let out = "";
   let err = "";
+  let partial = "";
+  const notes: string[] = [];
   child.stderr?.on("data", (chunk: Buffer) => {
     err = (err + chunk.toString()).slice(-20_000);
+    const lines = (partial + chunk.toString()).split("\n");
+    partial = lines.pop() as string;
+    notes.push(...lines.filter((l) => l.startsWith("x402-merchants demo: ")));
   });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -62,7 +69,7 @@ function startDemo(dataDir: string, timeoutMs: number): Promise<Running> {
       const line = out.split("\n").find((l) => l.startsWith("{"));
       if (line) {
         clearTimeout(timer);
-        resolve({ child, ready: JSON.parse(line) as Ready, stderr: () => err });
+        resolve({ child, ready: JSON.parse(line) as Ready, stderr: () => err, notes });
       }
     });
     child.once("exit", (code) => {
@@ -224,13 +231,31 @@ describe("demo", () => {
   it("stops cleanly on Ctrl-C and resumes the same chain on the next start", async () => {
     const before = demo.ready.merchants.map((m) => m.address);
     expect(await stopDemo(demo.child)).toBe(0);
-    expect(fs.existsSync(path.join(dataDir, "demo", "chain", "state.json"))).toBe(true);
+    expect(fs.readdirSync(path.join(dataDir, "demo", "chain"))).toEqual(["state.json.gz"]);
     // Stopped, the check reads the analytics database itself.
     const check = await runCli(["simulate", "--check", "--json", "--data", dataDir], {});
     expect(check.code).toBe(0);
     expect((JSON.parse(check.stdout) as { ok: boolean }).ok).toBe(true);
+    // As a crash while the simulator appended to its ground truth leaves it: the last line cut short. The
+    // check stops at it; the demo, which wrote it, drops it when it resumes, and says so.
+    const truth = path.join(dataDir, "demo", "truth.ndjson");
+    const whole = fs.readFileSync(truth, "utf8");
+    const count = whole.split("\n").length - 1;
+    fs.appendFileSync(truth, whole.split("\n")[0]?.slice(0, 60) ?? "");
+    const torn = await runCli(["simulate", "--check", "--data", dataDir], {});
+    expect(torn.code).toBe(1);
+    expect(torn.stderr).toContain(`${truth} line ${count + 1} is cut short`);
     demo = await startDemo(dataDir, 240_000);
     expect(demo.ready.resumed).toBe(true);
+    expect(demo.notes.filter((n) => n.includes("truth.ndjson"))).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^x402-merchants demo: ${truth} line ${count + 1} was cut short by a crash or a full disk: dropped it`,
+        ),
+      ),
+    ]);
+    // Every whole record kept as it was; the simulator appends after them.
+    expect(fs.readFileSync(truth, "utf8").startsWith(whole)).toBe(true);
     expect(demo.ready.merchants.map((m) => m.address)).toEqual(before);
     const board = (await (await fetch(`${demo.ready.leaderboard}v1/leaderboard/base`)).json()) as {
       merchants: unknown[];
