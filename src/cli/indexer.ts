@@ -47,6 +47,7 @@ export function indexerOptionsFrom(
       positive("--concurrency", optionalInteger("--concurrency", flags.concurrency)) ?? DEFAULT_CONCURRENCY,
     pollMs: positive("--poll-ms", optionalInteger("--poll-ms", flags["poll-ms"])),
     fundingLookback: fundingLookbackFrom(flags),
+    rpcAttempts: positive("--rpc-attempts", optionalInteger("--rpc-attempts", flags["rpc-attempts"])),
     discoveryRefresh: positive(
       "--discovery-refresh",
       optionalInteger("--discovery-refresh", flags["discovery-refresh"]),
@@ -79,7 +80,11 @@ export function indexerOptionsFrom(
   }
 
   return {
-    rpc: { url: flags.rpc, rps: options.rps },
+    rpc: {
+      url: flags.rpc,
+      rps: options.rps,
+      backoff: options.rpcAttempts === undefined ? undefined : { attempts: options.rpcAttempts },
+    },
     registry,
     fromBlock: options.fromBlock,
     toBlock: options.toBlock,
@@ -99,6 +104,9 @@ export function indexerOptionsFrom(
 export async function runIndex(args: string[], flags: Flags): Promise<number> {
   if (args.length > 0) throw new UsageError("index takes no arguments (give the endpoint with --rpc URL)");
   if (!flags.rpc) throw new UsageError("index needs --rpc URL (a Base JSON-RPC endpoint)");
+  if (flags["outage-retry-max"] !== undefined) {
+    throw new UsageError("--outage-retry-max is for serve --rpc: index stops when the RPC stays down");
+  }
   const options = indexerOptionsFrom(flags, { follow: flags.follow ?? false });
   const config = configFrom(flags);
   const analytics = await openAnalytics(config);
@@ -122,6 +130,19 @@ export async function runIndex(args: string[], flags: Flags): Promise<number> {
   } finally {
     analytics.close();
   }
+}
+
+/**
+ * `--outage-retry-max SECONDS` (`serve --rpc`) in milliseconds: the longest wait between attempts to
+ * reach an RPC that is down; undefined when not given.
+ */
+export function outageRetryMaxMs(flags: Flags): number | undefined {
+  const value = flags["outage-retry-max"];
+  if (value === undefined) return undefined;
+  if (!/^\d+(\.\d+)?$/.test(value) || Number(value) <= 0) {
+    throw new UsageError(`--outage-retry-max takes seconds above 0, such as 60 or 0.5, not "${value}"`);
+  }
+  return Math.round(Number(value) * 1000);
 }
 
 /** `--funding-lookback BLOCKS` (`index`, `serve --rpc`, `demo`): 0 turns the funding history off. */

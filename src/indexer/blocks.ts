@@ -50,15 +50,25 @@ export class BlockClock {
     return this.anchorTime + (n - this.anchorBlock) * BLOCK_SECONDS;
   }
 
+  /**
+   * SQL: the time block `block` (an integer SQL expression) must have, in unix seconds: `timeOf` for the
+   * import, which checks a file's blocks in one statement.
+   */
+  sqlTimeOf(block: string): string {
+    return `(${this.anchorTime} + ((${block}) - ${this.anchorBlock}) * ${BLOCK_SECONDS})`;
+  }
+
+  /** Why block `n` cannot have time `time` (unix seconds), or undefined when it follows the rule. */
+  breach(n: number, time: number): string | undefined {
+    const expected = this.timeOf(n);
+    if (time === expected) return undefined;
+    return `block ${n} has time ${time}, but Base's 2 s rule from block ${this.anchorBlock} (time ${this.anchorTime}) gives ${expected}`;
+  }
+
   /** Throws unless the header's time follows the rule. */
   checkHeader(header: BlockHeader): void {
-    const expected = this.timeOf(header.number);
-    if (header.timestamp !== expected) {
-      throw new BlockTimeError(
-        `block ${header.number} has time ${header.timestamp}, but Base's 2 s rule from block ${this.anchorBlock} ` +
-          `(time ${this.anchorTime}) gives ${expected}: is this RPC a Base chain?`,
-      );
-    }
+    const breach = this.breach(header.number, header.timestamp);
+    if (breach) throw new BlockTimeError(`${breach}: is this RPC a Base chain?`);
   }
 
   /** Throws unless a log's own block time (when the RPC serves one) follows the rule. */

@@ -41,7 +41,7 @@ export async function listCandidates(
     first_time: string;
     last_time: string;
     reasons: string[];
-  }>(`SELECT sender, count(*) AS settlements, sum(amount)::BIGINT AS amount,
+  }>(`SELECT sender, count(*) AS settlements, sum(amount) AS amount, -- HUGEINT: 923 bounded amounts pass 2^63
         count(DISTINCT payer) AS payers, count(DISTINCT pay_to) AS pay_tos,
         min(block_number) AS first_block, max(block_number) AS last_block,
         strftime(min(block_time), '%Y-%m-%dT%H:%M:%S+00:00') AS first_time,

@@ -3,7 +3,12 @@
  * its start date) is an x402 payment; one sent by anyone else is a facilitator candidate, kept for
  * review rather than dropped (registries trail reality: one explorer lost a new Coinbase relayer's
  * traffic for weeks). Every time is checked here against the headers and Base's 2 s rule.
+ *
+ * A Transfer of more than `MAX_USDC_AMOUNT` is skipped: no payment, candidate or transfer row, and the
+ * batch lists it (`skipped`) so that the run says so. The chain's data cannot be refused, but no x402
+ * payment or USDC transfer on Base is that large; the import refuses the same amounts.
  */
+import { MAX_USDC_AMOUNT } from "../chain/base.ts";
 import type { FacilitatorRegistry } from "../chain/facilitators.ts";
 import type { BlockData } from "./block-data.ts";
 import { ChainMovedError } from "./block-data.ts";
@@ -53,10 +58,17 @@ export interface ClassifiedBatch {
    * already seen in a payment (`funding.ts`).
    */
   transfers: TransferRow[];
+  /** Transfers above `MAX_USDC_AMOUNT`, settlements or not: stored nowhere. */
+  skipped: SkippedLog[];
 }
 
-/** Amounts are stored as BIGINT; the whole USDC supply fits, so a larger one means a wrong contract. */
-const MAX_AMOUNT = 2n ** 63n - 1n;
+/** A Transfer log the indexer does not store because its amount is above `MAX_USDC_AMOUNT`. */
+export interface SkippedLog {
+  tx: string;
+  logIndex: number;
+  block: number;
+  amount: bigint;
+}
 
 export function classifyBatch(
   paired: PairedLogs,
@@ -67,6 +79,7 @@ export function classifyBatch(
   const payments: PaymentRow[] = [];
   const candidates: CandidateRow[] = [];
   const transfers: TransferRow[] = [];
+  const skipped: SkippedLog[] = [];
 
   for (const { transfer: log } of paired.settlements) {
     const data = blocks.get(log.block);
@@ -79,7 +92,11 @@ export function classifyBatch(
     const time = data.header.timestamp;
     const sender = data.senders.get(log.tx);
     if (!sender) throw new Error(`internal: no sender fetched for ${log.tx}`);
-    const amount = checkedAmount(log);
+    if (oversized(log)) {
+      skipped.push(skippedLog(log));
+      continue;
+    }
+    const amount = log.value;
     const verdict = registry.judge(sender, time);
     const base = {
       tx: log.tx,
@@ -107,10 +124,10 @@ export function classifyBatch(
         throw new ChainMovedError(`block ${log.block} changed while the batch was read`);
       }
     }
-    checkedAmount(log);
-    transfers.push(transferRow(log, clock.timeOf(log.block)));
+    if (oversized(log)) skipped.push(skippedLog(log));
+    else transfers.push(transferRow(log, clock.timeOf(log.block)));
   }
-  return { payments, candidates, transfers };
+  return { payments, candidates, transfers, skipped };
 }
 
 export function transferRow(log: TransferLog, time: number): TransferRow {
@@ -125,11 +142,11 @@ export function transferRow(log: TransferLog, time: number): TransferRow {
   };
 }
 
-export function checkedAmount(log: TransferLog): bigint {
-  if (log.value > MAX_AMOUNT) {
-    throw new Error(
-      `transfer ${log.tx} #${log.logIndex} moves ${log.value} units: more than any USDC supply`,
-    );
-  }
-  return log.value;
+/** More units than any x402 payment or USDC transfer on Base carries (`MAX_USDC_AMOUNT`): not stored. */
+export function oversized(log: TransferLog): boolean {
+  return log.value > MAX_USDC_AMOUNT;
+}
+
+export function skippedLog(log: TransferLog): SkippedLog {
+  return { tx: log.tx, logIndex: log.logIndex, block: log.block, amount: log.value };
 }

@@ -37,7 +37,14 @@
  */
 import { ChainMovedError, fetchHeaders } from "./block-data.ts";
 import type { BlockClock } from "./blocks.ts";
-import { checkedAmount, type PaymentRow, type TransferRow, transferRow } from "./classify.ts";
+import {
+  oversized,
+  type PaymentRow,
+  type SkippedLog,
+  skippedLog,
+  type TransferRow,
+  transferRow,
+} from "./classify.ts";
 import { decodeLog, type TransferLog } from "./decode.ts";
 import type { WalletBook } from "./funding.ts";
 import type { LogFetcher } from "./logs.ts";
@@ -63,6 +70,8 @@ export interface HistoryOptions {
   /** eth_getLogs requests in flight at once. */
   concurrency: number;
   signal?: AbortSignal;
+  /** Told of each transfer read that is above `MAX_USDC_AMOUNT` and so not kept (`classify.ts`). */
+  onSkipped?: (log: SkippedLog) => void;
 }
 
 /** What of a batch the history needs: its range, its parent (the checkpoint), payments and transfers. */
@@ -234,8 +243,8 @@ export class FundingHistory {
             const log = logs[i] as TransferLog;
             if (log.block < s.request.lo || log.block > s.rpcHi) continue;
             clock.checkLogTime(log.block, log.blockTime, `log ${log.tx} #${log.logIndex}`);
-            checkedAmount(log);
-            this.take(s, transferRow(log, clock.timeOf(log.block)));
+            if (oversized(log)) this.options.onSkipped?.(skippedLog(log));
+            else this.take(s, transferRow(log, clock.timeOf(log.block)));
           }
           if (piece.from <= s.request.lo) s.done = true;
         }

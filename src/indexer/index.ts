@@ -14,6 +14,13 @@ export { type CandidateSummary, listCandidates } from "./candidates.ts";
 export { type DiscoveryOptions, type DiscoveryResult, fetchListings } from "./discovery.ts";
 export { DEFAULT_DISCOVERY_REFRESH_MS } from "./discovery-refresh.ts";
 export {
+  DEFAULT_OUTAGE_BACKOFF,
+  type Follower,
+  type FollowerHealth,
+  type FollowerOptions,
+  startFollower,
+} from "./follower.ts";
+export {
   DEFAULT_BATCH_BLOCKS,
   DEFAULT_CONCURRENCY,
   DEFAULT_FUNDING_LOOKBACK,

@@ -9,6 +9,7 @@ import { upsertListings } from "../analytics/listings.ts";
 import { BASE_USDC, BLOCK_SECONDS, WEEK_BLOCKS } from "../chain/base.ts";
 import type { FacilitatorRegistry } from "../chain/facilitators.ts";
 import { AppError } from "../common/errors.ts";
+import type { LogFields, LogLevel } from "../common/log.ts";
 import { THRESHOLDS } from "../reports/screens/thresholds.ts";
 import {
   ChainMovedError,
@@ -18,6 +19,7 @@ import {
   type SenderStrategy,
 } from "./block-data.ts";
 import { BlockClock, type BlockHeader, parseHeader } from "./blocks.ts";
+import type { SkippedLog } from "./classify.ts";
 import { AUTHORIZATION_USED_TOPIC, hexNumber, TRANSFER_TOPIC } from "./decode.ts";
 import { startListingsRefresh } from "./discovery-refresh.ts";
 import { type FetchContext, type FetchedBatch, fetchBatch } from "./fetch-batch.ts";
@@ -27,6 +29,7 @@ import { LogFetcher, type SpanChange } from "./logs.ts";
 import { findCommonAncestor, rewindTo } from "./reorg.ts";
 import type { BackoffOptions } from "./rpc/backoff.ts";
 import { type RetryEvent, RpcClient } from "./rpc/client.ts";
+import { RpcGaveUpError } from "./rpc/errors.ts";
 import { sleep } from "./rpc/rate-limit.ts";
 import { Serial } from "./serial.ts";
 import { type Cursor, loadWalletBook, readState } from "./state.ts";
@@ -89,12 +92,25 @@ export interface IndexerOptions {
 }
 
 export type IndexerEvent =
-  | { type: "start"; from: number; target: number; head: number; resumed: boolean; txFrom: SenderStrategy }
+  | {
+      type: "start";
+      from: number;
+      /** Unix seconds of block `from - 1`, where the run stands (the checkpoint, when resumed). */
+      time: number;
+      target: number;
+      head: number;
+      resumed: boolean;
+      txFrom: SenderStrategy;
+    }
   | {
       type: "batch";
       from: number;
       to: number;
+      /** Unix seconds of block `to`. */
+      time: number;
       target: number;
+      /** The chain's head as last read. */
+      head: number;
       logs: number;
       payments: number;
       candidates: number;
@@ -102,13 +118,17 @@ export type IndexerEvent =
       /** Funding history rows this batch added. */
       history: number;
     }
-  | { type: "reorg"; checkpoint: number; ancestor: number }
+  | { type: "reorg"; checkpoint: number; ancestor: number; ancestorTime: number }
   | { type: "chain_moved"; from: number; to: number; reason: string }
   | ({ type: "retry" } & RetryEvent)
   | ({ type: "span" } & SpanChange)
   | { type: "listings"; listings: number; items: number; pages: number }
   | { type: "listings_failed"; reason: string }
   | { type: "caught_up"; block: number; head: number }
+  /** A USDC Transfer above `MAX_USDC_AMOUNT`, stored nowhere (`classify.ts`); `amount` in decimal digits. */
+  | { type: "skipped"; tx: string; logIndex: number; block: number; amount: string }
+  /** A change in whether the RPC answers, from the follower (follower.ts): a log line of its own. */
+  | { type: "rpc_state"; level: LogLevel; msg: string; fields: LogFields }
   /** A run that stops, not a follower: what it indexed and how much of that a reorg could still change. */
   | ({ type: "finished"; reorgDepth: number; heldBack: number } & Pick<
       IndexerSummary,
@@ -157,6 +177,13 @@ interface Pending {
 
 const size = (b: FetchedBatch) => b.payments.length + b.candidates.length + b.transfers.length;
 
+/** Events carry numbers and strings only, so that any listener can print them as JSON. */
+const skippedEvent = (log: SkippedLog): IndexerEvent => ({
+  type: "skipped",
+  ...log,
+  amount: String(log.amount),
+});
+
 /** Consecutive batches as one. */
 function merge(group: readonly FetchedBatch[]): FetchedBatch {
   const first = group[0] as FetchedBatch;
@@ -170,6 +197,7 @@ function merge(group: readonly FetchedBatch[]): FetchedBatch {
     payments: group.flatMap((b) => b.payments),
     candidates: group.flatMap((b) => b.candidates),
     transfers: group.flatMap((b) => b.transfers),
+    skipped: group.flatMap((b) => b.skipped),
     hashes: group.flatMap((b) => b.hashes),
     logs: group.reduce((n, b) => n + b.logs, 0),
   };
@@ -286,6 +314,7 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
             floor: await earliestBlock(client),
             concurrency,
             signal,
+            onSkipped: (log) => emit(skippedEvent(log)),
           },
         )
       : undefined;
@@ -298,6 +327,7 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
   emit({
     type: "start",
     from: cursor.block + 1,
+    time: cursor.time,
     target: targetFor(head),
     head,
     resumed: committed,
@@ -440,6 +470,7 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
   async function commit(batch: FetchedBatch): Promise<void> {
     // Read against the book before this batch: it says which payers are new.
     const funding = history ? await history.collect(batch, book, clock) : [];
+    for (const log of batch.skipped) emit(skippedEvent(log));
     book.addPayments(batch.payments);
     const transfers = book.select(batch.transfers);
     const previous = committed ? cursor : undefined;
@@ -459,7 +490,9 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
       type: "batch",
       from: batch.from,
       to: batch.to,
+      time: batch.end.time,
       target: targetFor(head),
+      head,
       logs: batch.logs,
       ...counts,
     });
@@ -479,7 +512,7 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
     if (now.hash === cursor.hash) return false;
     const ancestor = await serial.run(() => findCommonAncestor(analytics, client, cursor));
     await serial.run(() => rewindTo(analytics, ancestor));
-    emit({ type: "reorg", checkpoint: cursor.block, ancestor: ancestor.block });
+    emit({ type: "reorg", checkpoint: cursor.block, ancestor: ancestor.block, ancestorTime: ancestor.time });
     summary.reorgs++;
     cursor = ancestor;
     clock = new BlockClock(cursor.block, cursor.time);
@@ -490,6 +523,8 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
   /** The cursor standing just before `block`: the parent's hash and time, from `block`'s own header. */
   async function cursorBefore(block: number): Promise<Cursor> {
     const h = await header(block).catch((error) => {
+      // An RPC that is down says nothing about the block: that is an outage, not a bad range.
+      if (error instanceof RpcGaveUpError) throw error;
       throw new IndexerInputError(`cannot start at block ${block}: ${(error as Error).message}`);
     });
     return { block: block - 1, hash: h.parentHash, time: h.timestamp - BLOCK_SECONDS };

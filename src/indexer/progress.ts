@@ -4,6 +4,7 @@
  * collectors can parse. Batch lines are at most one a second; warnings (retries, reorgs) always print.
  */
 import cliProgress from "cli-progress";
+import { MAX_USDC_AMOUNT } from "../chain/base.ts";
 import type { IndexerEvent } from "./indexer.ts";
 
 export interface Reporter {
@@ -104,6 +105,20 @@ export class JsonReporter implements Reporter {
         });
       case "listings_failed":
         return this.line("warn", "listings refresh failed", { reason: event.reason });
+      case "skipped":
+        return this.line(
+          "warn",
+          "skipped a USDC transfer above the amount bound: not an x402 payment, not stored",
+          {
+            tx: event.tx,
+            log_index: event.logIndex,
+            block: event.block,
+            amount: event.amount,
+            bound: MAX_USDC_AMOUNT.toString(),
+          },
+        );
+      case "rpc_state":
+        return this.line(event.level, event.msg, event.fields);
       case "finished":
         return this.finished(event);
     }

@@ -1,7 +1,8 @@
 /**
  * A JSON-RPC proxy on 127.0.0.1 that forwards to a real node and misbehaves on demand: drops
  * connections, delays, answers 429 or 503, refuses log ranges the way providers do, or rewrites
- * answers. Tests decide per request through `behave`.
+ * answers. Tests decide per request through `behave`; closed, it refuses connections, and started again
+ * on its port it is back.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -26,9 +27,11 @@ export interface RpcProxy {
   close(): Promise<void>;
 }
 
+/** `port`: where to listen (default a free one): the port of a proxy closed earlier brings it "back". */
 export async function startRpcProxy(
   target: string,
   behave: (request: ProxyRequest) => ProxyAction,
+  { port: wanted = 0 }: { port?: number } = {},
 ): Promise<RpcProxy> {
   let index = 0;
   const server = http.createServer((req, res) => {
@@ -75,7 +78,7 @@ export async function startRpcProxy(
       }
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(wanted, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { WEEK_BLOCKS } from "../../src/chain/base.ts";
 import { parseCommandLine, UsageError } from "../../src/cli/args.ts";
-import { indexerOptionsFrom } from "../../src/cli/indexer.ts";
+import { indexerOptionsFrom, outageRetryMaxMs } from "../../src/cli/indexer.ts";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
 
 const options = (...flags: string[]) =>
@@ -17,6 +17,21 @@ describe("index flags", () => {
     expect(options("--funding-lookback", "43200").fundingLookback).toBe(43_200);
     for (const bad of ["-1", "8w", "1.5"]) {
       expect(() => options(`--funding-lookback=${bad}`), bad).toThrow(UsageError);
+    }
+  });
+
+  it("--rpc-attempts sets the tries of one RPC request; --outage-retry-max takes seconds, decimals allowed", () => {
+    expect(options().rpc.backoff).toBeUndefined();
+    expect(options("--rpc-attempts", "2").rpc.backoff).toEqual({ attempts: 2 });
+    for (const bad of ["0", "-1", "1.5", "x"]) {
+      expect(() => options(`--rpc-attempts=${bad}`), bad).toThrow(UsageError);
+    }
+    const retryMax = (...flags: string[]) => outageRetryMaxMs(parseCommandLine(["serve", ...flags]).values);
+    expect(retryMax()).toBeUndefined();
+    expect(retryMax("--outage-retry-max", "60")).toBe(60_000);
+    expect(retryMax("--outage-retry-max", "0.5")).toBe(500);
+    for (const bad of ["0", "-1", "1m", ""]) {
+      expect(() => retryMax(`--outage-retry-max=${bad}`), bad).toThrow(UsageError);
     }
   });
 });

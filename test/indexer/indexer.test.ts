@@ -1,12 +1,13 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Hex } from "viem";
+import { type Hex, pad } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Analytics } from "../../src/analytics/duckdb.ts";
 import { BASE_USDC } from "../../src/chain/base.ts";
 import { type Devnet, type DevnetAccount, derive } from "../../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import { listCandidates } from "../../src/indexer/candidates.ts";
+import { TRANSFER_TOPIC } from "../../src/indexer/decode.ts";
 import { type IndexerEvent, type IndexerOptions, runIndexer } from "../../src/indexer/index.ts";
 import { ReportService } from "../../src/reports/service.ts";
 import { GENESIS, openTempAnalytics, snapshot, startTestDevnet } from "../helpers/indexer.ts";
@@ -174,10 +175,12 @@ describe("indexer on a devnet", () => {
     try {
       await index(analytics);
       await index(bare, { fundingLookback: 0 });
-      // The devnet funded the buyers with mints (Transfer from the zero address) in block GENESIS + 1.
+      // The devnet funded the buyers with mints (Transfer from the zero address) in block GENESIS + 1, beside
+      // each buyer's approval of Permit2 (an Approval log, not a Transfer).
       const mints = await rpc<unknown[]>(devnet.rpc, "eth_getLogs", [
         {
           address: BASE_USDC,
+          topics: [TRANSFER_TOPIC, pad("0x0")],
           fromBlock: `0x${(GENESIS + 1).toString(16)}`,
           toBlock: `0x${(GENESIS + 1).toString(16)}`,
         },

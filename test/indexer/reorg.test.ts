@@ -81,7 +81,12 @@ describe("reorgs", () => {
       const summary = await index(analytics, headB, events);
       expect(summary.reorgs).toBe(1);
       const reorg = events.find((e) => e.type === "reorg");
-      expect(reorg).toEqual({ type: "reorg", checkpoint: headA, ancestor: expect.any(Number) });
+      expect(reorg).toEqual({
+        type: "reorg",
+        checkpoint: headA,
+        ancestor: expect.any(Number),
+        ancestorTime: expect.any(Number),
+      });
       expect((reorg as { ancestor: number }).ancestor).toBeLessThanOrEqual(base);
       expect(
         (await analytics.all("SELECT tx_hash, amount FROM payments ORDER BY amount")).map((r) => r.tx_hash),
