@@ -34,7 +34,8 @@ export function chooseServices(only: string | undefined, config: Config): Servic
  * Serves the report service and the merchant hosts, each on its own port. Prints one JSON line mapping
  * each service to its base URL when ready; stops on SIGINT/SIGTERM. With `--rpc URL` (and the `index`
  * flags), the indexer follows that chain into the analytics database in the same process (DuckDB has
- * one writing process), so the reports stay current while they are served.
+ * one writing process), so the reports stay current while they are served; through an RPC outage it
+ * waits (`--outage-retry-max SECONDS` between attempts, default 60) and catches up after.
  */
 export async function runServe(args: string[], flags: Flags): Promise<number> {
   if (args.length > 0) throw new UsageError("serve takes no arguments");
@@ -47,7 +48,13 @@ export async function runServe(args: string[], flags: Flags): Promise<number> {
   // Loaded on demand: the indexer is only for --rpc, the x402 packages and mathjs only for merchants.
   const follow = flags.rpc === undefined ? undefined : await import("./indexer.ts");
   const indexer = follow?.indexerOptionsFrom(flags, { follow: true });
-  const { startServices, payToOf } = await import("../services/index.ts");
+  const outageMaxMs = follow?.outageRetryMaxMs(flags);
+  if (flags["outage-retry-max"] !== undefined && !follow) {
+    throw new UsageError("--outage-retry-max is for the indexer of serve --rpc URL");
+  }
+  // start.ts and merchants.ts, not the services' index: that also loads the facilitator, which serve never starts.
+  const { startServices } = await import("../services/start.ts");
+  const { payToOf } = await import("../services/merchants.ts");
   for (const name of merchants) payToOf(config, name);
 
   // Stdout carries the one ready line.
@@ -66,14 +73,20 @@ export async function runServe(args: string[], flags: Flags): Promise<number> {
       lifecycle,
       merchants,
       reports: services.includes("reports")
-        ? { follow: indexer && { ...indexer, onEvent: (event) => reporter?.onEvent(event) } }
+        ? {
+            follow: indexer && {
+              ...indexer,
+              outage: outageMaxMs === undefined ? undefined : { maxMs: outageMaxMs },
+              onEvent: (event) => reporter?.onEvent(event),
+            },
+          }
         : undefined,
     });
     // One line in the order the services were named: reports first.
     const urls = Object.fromEntries(services.map((name) => [name, started.urls[name]]));
     process.stdout.write(`${JSON.stringify(urls)}\n`);
-    // An indexer that gives up (the RPC keeps failing) stops the whole command: stale reports served
-    // as current would mislead.
+    // An RPC outage does not stop it: the indexer waits for the RPC while the reports are served, and
+    // /healthz says how far behind they are. An indexer that fails otherwise stops the command.
     await Promise.race([stopped, started.failed]);
   } finally {
     await lifecycle.close();

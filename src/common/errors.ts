@@ -9,16 +9,22 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 export class AppError extends Error {
   /** Headers the HTTP answer carries (a 402's `PAYMENT-REQUIRED`, a 503's `Retry-After`). */
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * What an HTTP caller is told when the message is for the operator only (it names the server's files):
+   * the caller gets this, the log gets the message.
+   */
+  readonly publicMessage: string | undefined;
 
   constructor(
     readonly status: ContentfulStatusCode,
     readonly code: string,
     message: string,
-    options?: ErrorOptions & { headers?: Record<string, string> },
+    options?: ErrorOptions & { headers?: Record<string, string>; publicMessage?: string },
   ) {
     super(message, options);
     this.name = new.target.name;
     this.headers = options?.headers ?? {};
+    this.publicMessage = options?.publicMessage;
   }
 }
 
@@ -54,7 +60,12 @@ export class ConflictError extends AppError {
 
 /** Something the endpoint depends on (a provider, a fetched page) failed or timed out: never charged. */
 export class UpstreamError extends AppError {
-  constructor(message: string, code = "upstream_failed", status: 502 | 503 | 504 = 502) {
-    super(status, code, message);
+  constructor(
+    message: string,
+    code = "upstream_failed",
+    status: 502 | 503 | 504 = 502,
+    headers?: Record<string, string>,
+  ) {
+    super(status, code, message, { headers });
   }
 }

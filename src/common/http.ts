@@ -9,6 +9,10 @@ import { log } from "./log.ts";
  */
 export function onError(error: Error, c: Context): Response {
   if (error instanceof AppError) {
+    if (error.publicMessage !== undefined) {
+      log("error", error.code, { path: c.req.path, error: error.message });
+      return c.json(errorBody(error.code, error.publicMessage), error.status, { ...error.headers });
+    }
     return c.json(errorBody(error.code, error.message), error.status, { ...error.headers });
   }
   if (error instanceof HTTPException) {

@@ -8,8 +8,15 @@ import { log } from "./log.ts";
 /** How long closing may take before the rest is abandoned (the process then exits anyway). */
 export const DEFAULT_CLOSE_TIMEOUT_MS = 8_000;
 
+/** A server as the lifecycle stops it: first it stops taking connections, later it is waited for. */
+export interface Stoppable {
+  stopAccepting(): void;
+  close(): Promise<void>;
+}
+
 export class Lifecycle {
   private readonly closers: { name: string; close: () => Promise<void> | void }[] = [];
+  private readonly servers: Stoppable[] = [];
   private closing: Promise<void> | undefined;
 
   /** Registers something to close; later registrations close first. */
@@ -19,11 +26,25 @@ export class Lifecycle {
   }
 
   /**
-   * Closes everything, last started first. A closer that fails is logged and the others still run; past
-   * `timeoutMs` the remaining ones are abandoned with a warning naming them.
+   * Registers a server that outside clients call (the report service, a merchant host). All of them stop
+   * accepting the moment stopping starts, and their requests under way drain side by side; each is then
+   * waited for in its turn, like `add`. Closed one after another instead, the last would still take new
+   * connections while the first drained. A server that the process's own requests need until they are
+   * answered (the in-process facilitator the merchants settle through) is registered with `add`.
+   */
+  addServer(name: string, server: Stoppable): void {
+    this.add(name, () => server.close());
+    this.servers.push(server);
+  }
+
+  /**
+   * Closes everything, last started first, once every server has stopped accepting. A closer that fails
+   * is logged and the others still run; past `timeoutMs` the remaining ones are abandoned with a warning
+   * naming them.
    */
   close(timeoutMs = DEFAULT_CLOSE_TIMEOUT_MS): Promise<void> {
     this.closing ??= (async () => {
+      for (const server of this.servers.splice(0)) server.stopAccepting();
       const pending = this.closers.splice(0).reverse();
       const all = (async () => {
         while (pending.length > 0) {

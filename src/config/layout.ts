@@ -8,12 +8,17 @@
  * DIR/tmp/                    DuckDB's spill space past its memory limit
  * DIR/postgres/               merchant state on PGlite (collections, scratchpads, payment ledger)
  * DIR/facilitator-postgres/   the facilitator's ledger and Bazaar on PGlite
- * DIR/demo/                   the demo: world.json, chain/state.json, truth.ndjson, truth-complete.json,
+ *   <pglite>/x402m-relation-files.json   each relation's file and size, checked at every open
+ *   <pglite>.lock                         the pid of the process that has it open
+ *   <pglite>.creating, <pglite>.check     scratch of a first start, of a check after a crash (removed)
+ * DIR/demo/                   the demo: world.json, chain/state.json.gz, truth.ndjson, truth-complete.json,
  *                             merchants.ndjson
  * ```
  *
  * With `DATABASE_URL`, the merchant state and the facilitator live in that server instead (each with its
- * own connections); the two PGlite directories are then unused.
+ * own connections); the two PGlite directories are then unused. Back a PGlite directory up while no
+ * process has it open (no `.lock` beside it), whole: a directory that lost files is refused at start
+ * (src/common/db/pglite.ts).
  */
 import path from "node:path";
 

@@ -13,6 +13,7 @@ import { KIT_MIGRATIONS, KIT_MODULE } from "./migrations.ts";
 import { openApiDocument } from "./openapi.ts";
 import { chainFunds } from "./payments/funds.ts";
 import { type FundsReader, PaymentLedger } from "./payments/ledger.ts";
+import { refuseMalformedPayment } from "./payments/malformed.ts";
 import { paidHandler, settleAndRecord } from "./payments/paid-handler.ts";
 import { PublicUrlResourceServer, paymentRequiredHeaders } from "./payments/resource-server.ts";
 import { renderReferencePage } from "./reference-page.ts";
@@ -33,7 +34,8 @@ export interface MerchantAppOptions {
 
 /**
  * A merchant's HTTP host, built from its catalogue alone: per endpoint, input validation (400 before any
- * payment), the x402 payment middleware (exact scheme, Bazaar extension) wrapped by the ledger's record
+ * payment), a 400 for a `PAYMENT-SIGNATURE` that cannot be a payment (payments/malformed.ts), the x402
+ * payment middleware (exact scheme, Bazaar extension) wrapped by the ledger's record
  * of the outcome, and the paid handler (one run per payment, funds reserved, writes in a transaction
  * that commits with the settlement: payments/paid-handler.ts); and the free documents `/openapi.json`,
  * `/` and `/docs` (reference page), `/.well-known/x402`, `/healthz`. Applies the kit's and the
@@ -71,6 +73,7 @@ export async function merchantApp(
       paymentRequiredHeaders(httpServer, c, error),
   };
   const outcome = settleAndRecord(ledger);
+  const malformed = refuseMalformedPayment();
 
   const app = new Hono<MerchantEnv>();
   app.onError(onError);
@@ -95,7 +98,13 @@ export async function merchantApp(
 
   for (const endpoint of merchant.endpoints) {
     const handler = paidHandler(endpoint, resourceUrl(merchant, endpoint), options.services, runner);
-    const chain: MiddlewareHandler<MerchantEnv>[] = [...validateInput(endpoint), outcome, payment, handler];
+    const chain: MiddlewareHandler<MerchantEnv>[] = [
+      ...validateInput(endpoint),
+      malformed,
+      outcome,
+      payment,
+      handler,
+    ];
     app.on(endpoint.method, endpoint.path, ...(chain as [MiddlewareHandler<MerchantEnv>]));
   }
   return app;

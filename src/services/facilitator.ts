@@ -72,6 +72,8 @@ export async function startFacilitatorService(
   });
   lifecycle.add("facilitator settlements", () => facilitator.close());
   const server = await listenOn("facilitator", facilitator.app.fetch, config.host, config.ports.facilitator);
+  // Not `addServer`: merchant hosts of this process settle through it until their last request is
+  // answered, so it takes connections until its turn to close, after theirs.
   lifecycle.add("facilitator http", () => server.close());
   return { url: server.url, facilitator };
 }

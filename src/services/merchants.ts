@@ -85,7 +85,7 @@ export async function startMerchantHosts(
       config.host,
       host.port,
     );
-    lifecycle.add(`${name} http`, () => server.close());
+    lifecycle.addServer(`${name} http`, server);
     urls[name] = server.url;
   }
   const served: Merchant[] = [];
@@ -100,7 +100,7 @@ export async function startMerchantHosts(
       config.host,
       host.port,
     );
-    lifecycle.add(`${host.name} http`, () => server.close());
+    lifecycle.addServer(`${host.name} http`, server);
     urls[host.name] = server.url;
   }
   served.unshift(...Object.values(merchants));

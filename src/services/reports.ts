@@ -6,8 +6,8 @@
 import { type Analytics, openAnalyticsWaiting } from "../analytics/duckdb.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import type { Config } from "../config/config.ts";
-import type { IndexerOptions } from "../indexer/index.ts";
-import { reportRoutes } from "../reports/http.ts";
+import type { Follower, FollowerOptions } from "../indexer/index.ts";
+import { reportRoutes, type ServiceHealth } from "../reports/http.ts";
 import { ReportService } from "../reports/service.ts";
 import { listenWithUrlOn } from "./listen.ts";
 import { reachableUrl, removeServiceRecord, writeServiceRecord } from "./registry.ts";
@@ -18,14 +18,17 @@ import { reachableUrl, removeServiceRecord, writeServiceRecord } from "./registr
  */
 const OPEN_WAIT_MS = 10_000;
 
-/** The indexer's options, but for what the service provides (its database connection and its stop). */
-export type FollowOptions = Omit<IndexerOptions, "analytics" | "signal">;
+/** The follower's options, but for what the service provides (its database connection). */
+export type FollowOptions = Omit<FollowerOptions, "analytics">;
 
 export interface ReportsService {
   url: string;
   analytics: Analytics;
   reports: ReportService;
-  /** The indexer's run when one follows a chain: it settles only when the indexer gives up. */
+  /**
+   * The indexer's run when one follows a chain: it waits out RPC outages, and settles only when stopped
+   * or when the indexer fails for another reason.
+   */
   indexing?: Promise<unknown>;
 }
 
@@ -42,17 +45,21 @@ export async function startReportService(
   const analytics = await openAnalyticsWaiting(config, OPEN_WAIT_MS);
   lifecycle.add("analytics database", () => analytics.close());
   let reports: ReportService | undefined;
+  let follower: Follower | undefined;
   const server = await listenWithUrlOn(
     "reports",
     async (url) => {
       reports = new ReportService(analytics, { publicUrl: config.publicUrl ?? url });
-      return reportRoutes(reports, { notice: () => analyticsNotice(analytics) }).fetch;
+      return reportRoutes(reports, {
+        notice: () => analyticsNotice(analytics),
+        health: () => health(follower),
+      }).fetch;
     },
     config.host,
     config.port,
   );
-  lifecycle.add("reports http", () => server.close());
-  const indexing = follow ? (await startIndexer(analytics, follow, lifecycle)).running : undefined;
+  lifecycle.addServer("reports http", server);
+  if (follow) follower = await startIndexer(analytics, follow, lifecycle);
   writeServiceRecord(config.dataDir, {
     pid: process.pid,
     url: reachableUrl(server.url),
@@ -60,27 +67,33 @@ export async function startReportService(
     started_at: new Date().toISOString(),
   });
   lifecycle.add("report service record", () => removeServiceRecord(config.dataDir, process.pid));
-  return { url: server.url, analytics, reports: reports as ReportService, indexing };
+  return { url: server.url, analytics, reports: reports as ReportService, indexing: follower?.done };
 }
 
-/** The indexer in follow mode on its own connection to the database; closing stops it first. */
+/**
+ * The report service's health: `ok` without an indexer; with one, `degraded` while it lags (the RPC
+ * fails, or it is behind), with how far. Reports are served either way, from what is stored.
+ */
+function health(follower: Follower | undefined): ServiceHealth {
+  if (!follower) return { status: "ok" };
+  return { status: follower.degraded() ? "degraded" : "ok", indexer: follower.health() };
+}
+
+/** The indexer following the chain on its own connection to the database; closing stops it first. */
 async function startIndexer(
   analytics: Analytics,
   options: FollowOptions,
   lifecycle: Lifecycle,
-): Promise<{ running: Promise<unknown> }> {
+): Promise<Follower> {
   // Loaded on demand: the indexer's RPC code is only for a chain to follow.
-  const { runIndexer } = await import("../indexer/index.ts");
+  const { startFollower } = await import("../indexer/index.ts");
   const connection = await analytics.fork();
-  const controller = new AbortController();
-  const running = runIndexer({ ...options, analytics: connection, signal: controller.signal });
-  running.catch(() => undefined);
+  const follower = startFollower({ ...options, analytics: connection });
   lifecycle.add("indexer", async () => {
-    controller.abort();
-    await running.catch(() => undefined);
+    await follower.stop();
     connection.close();
   });
-  return { running };
+  return follower;
 }
 
 /** The banner a database asks every page to show (`meta.notice`, which the demo sets), if any. */

@@ -6,15 +6,13 @@
  */
 
 import type { Analytics } from "../analytics/duckdb.ts";
-import { upsertListings } from "../analytics/listings.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import type { Config, MerchantHost } from "../config/config.ts";
 import type { Merchant } from "../merchant-kit/catalogue.ts";
-import { listingsOf } from "../merchant-kit/listings.ts";
 import type { ReportService } from "../reports/service.ts";
-import { type FacilitatorServiceOptions, startFacilitatorService } from "./facilitator.ts";
+import type { FacilitatorServiceOptions } from "./facilitator.ts";
 import { type ExtraHost, startMerchantHosts } from "./merchants.ts";
-import { type FollowOptions, startReportService } from "./reports.ts";
+import type { FollowOptions } from "./reports.ts";
 
 export interface ServicesOptions {
   config: Config;
@@ -40,7 +38,7 @@ export interface Services {
   merchants: Partial<Record<MerchantHost, Merchant>>;
   analytics?: Analytics;
   reports?: ReportService;
-  /** Rejects when a part fails on its own (an indexer that gives up); never resolves. */
+  /** Rejects when a part fails on its own (an indexer failing for a reason other than an RPC outage). */
   failed: Promise<never>;
 }
 
@@ -54,6 +52,8 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     ? { ...config, payments: { ...config.payments, rpcUrl: options.facilitator.rpc } }
     : config;
   if (options.facilitator) {
+    // Loaded here: the facilitator's SDK and signer are about 25 MB that `serve` never uses.
+    const { startFacilitatorService } = await import("./facilitator.ts");
     const started = await startFacilitatorService(config, options.facilitator, lifecycle);
     urls.facilitator = started.url;
     facilitatorUrl = started.url;
@@ -77,6 +77,12 @@ export async function startServices(options: ServicesOptions): Promise<Services>
   let analytics: Analytics | undefined;
   let reports: ReportService | undefined;
   if (options.reports) {
+    // Loaded here, like the facilitator: a merchant host alone needs neither DuckDB nor the reports.
+    const [{ startReportService }, { upsertListings }, { listingsOf }] = await Promise.all([
+      import("./reports.ts"),
+      import("../analytics/listings.ts"),
+      import("../merchant-kit/listings.ts"),
+    ]);
     const { follow } = options.reports;
     const started = await startReportService(
       config,

@@ -1,7 +1,10 @@
 /**
  * `serve` under load, stopped: SIGTERM while paid writes are still arriving ends the process within
  * 10 s, and what it leaves agrees with what was paid: every settled insert is stored, nothing unpaid is.
+ * And while it stops, every request already sent is answered (none is reset), new connections are
+ * refused on every port at once, and keep-alive connections are closed, not cut.
  */
+import net from "node:net";
 import { x402Client } from "@x402/core/client";
 import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
@@ -9,12 +12,11 @@ import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { startDevnet } from "../../src/chain/devnet/index.ts";
 import { openDatabase } from "../../src/common/db/index.ts";
-import { listen } from "../../src/common/listen.ts";
 import { dataLayout } from "../../src/config/layout.ts";
-import { startMiner } from "../helpers/chain.ts";
-import { isolatedDatabaseOptions, openTestDatabase } from "../helpers/db.ts";
-import { devnetFacilitator } from "../helpers/facilitator.ts";
-import { startCli } from "../helpers/process.ts";
+import { isolatedDatabaseOptions } from "../helpers/db.ts";
+import { facilitatorOnDevnet } from "../helpers/facilitator.ts";
+import { slow, startFixtureServer } from "../helpers/fixtures/index.ts";
+import { eventually, startCli } from "../helpers/process.ts";
 import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
 
 const ROWS = 1000;
@@ -23,21 +25,14 @@ describe("serve, stopped under load", () => {
   it("exits within 10 s of SIGTERM during heavy paid writes, keeping exactly the paid ones", async () => {
     const devnet = await startDevnet({ port: 0, buyers: 4, blockTime: 0 });
     onTestFinished(() => devnet.stop());
-    const miner = startMiner(devnet);
-    onTestFinished(() => miner.stop());
-    const ledger = await openTestDatabase("pglite");
-    onTestFinished(ledger.close);
-    const facilitator = await devnetFacilitator(devnet, ledger.db);
-    onTestFinished(() => facilitator.close());
-    const facilitatorHttp = await listen(facilitator.app.fetch, "127.0.0.1", 0);
-    onTestFinished(() => facilitatorHttp.close());
+    const { miner, url: facilitatorUrl } = await facilitatorOnDevnet(devnet);
 
     const payTo = newMerchant();
     const { dataDir: data, cleanup } = await isolatedDatabaseOptions("pglite");
     onTestFinished(cleanup);
     const serve = startCli(["serve", "--only", "reports,utility", "--data", data], {
       PORT: "0",
-      X402M_FACILITATOR_URL: facilitatorHttp.url,
+      X402M_FACILITATOR_URL: facilitatorUrl,
       X402M_RPC_URL: devnet.rpc,
       X402M_UTILITY_PAY_TO: payTo,
       X402M_UTILITY_PORT: "0",
@@ -87,4 +82,163 @@ describe("serve, stopped under load", () => {
     expect(BigInt(rows.length)).toBe(paidInserts);
     expect(rows.length).toBeGreaterThanOrEqual(statuses.filter((s) => s === 200).length);
   }, 90_000);
+});
+
+/** Whether a new TCP connection to `url`'s port is refused (the listener is closed). */
+function refused(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(port), hostname);
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code === "ECONNREFUSED"));
+  });
+}
+
+/**
+ * A request written by hand on its own connection: `sendStart` sends the request line and half the
+ * headers, `sendRest` the end of them, and resolves with everything received once the server has closed
+ * the connection (or with what came before 5 s passed).
+ */
+function rawRequest(base: string) {
+  const { hostname, port } = new URL(base);
+  const socket = net.connect(Number(port), hostname);
+  let received = "";
+  socket.on("data", (chunk: Buffer) => {
+    received += chunk.toString();
+  });
+  socket.on("error", () => undefined);
+  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  return {
+    async sendStart() {
+      await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+      socket.write(`GET /healthz HTTP/1.1\r\nHost: ${hostname}:${port}\r\n`);
+    },
+    async sendRest() {
+      socket.write("Accept: application/json\r\n\r\n");
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+      socket.destroy();
+      return received;
+    },
+  };
+}
+
+/** What one request of the load came to: its HTTP status, or the code of the error that ended it. */
+interface Outcome {
+  startedAt: number;
+  result: number | string;
+}
+
+describe("serve, stopped while answering", () => {
+  it("answers every request sent before SIGTERM, refuses new connections, and exits within 10 s", async () => {
+    const devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
+    onTestFinished(() => devnet.stop());
+    const { url: facilitatorUrl } = await facilitatorOnDevnet(devnet);
+    // The upstream a paid ping waits on: it answers 2.5 s after the request reached it.
+    let reached: () => void = () => undefined;
+    const upstreamReached = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    const upstream = await startFixtureServer({
+      routes: {
+        "/slow": (request, res, req) => {
+          reached();
+          return slow(2_500)(request, res, req);
+        },
+      },
+    });
+    onTestFinished(() => upstream.close());
+
+    const { dataDir: data, cleanup } = await isolatedDatabaseOptions("pglite");
+    onTestFinished(cleanup);
+    const serve = startCli(["serve", "--only", "reports,utility", "--data", data], {
+      PORT: "0",
+      X402M_FACILITATOR_URL: facilitatorUrl,
+      X402M_RPC_URL: devnet.rpc,
+      X402M_UTILITY_PAY_TO: newMerchant(),
+      X402M_UTILITY_PORT: "0",
+      X402M_FETCH_ALLOW: "127.0.0.1",
+    });
+    const { reports, utility } = JSON.parse(await serve.line) as { reports: string; utility: string };
+
+    // Free requests on keep-alive connections to both ports, without a pause, until a connection is refused.
+    const targets = [
+      `${reports}/healthz`,
+      `${reports}/v1/schema/report.json`,
+      `${utility}/healthz`,
+      `${utility}/openapi.json`,
+    ];
+    const outcomes: Outcome[] = [];
+    let loading = true;
+    const load = Promise.all(
+      Array.from({ length: 16 }, async (_, i) => {
+        while (loading) {
+          const startedAt = Date.now();
+          try {
+            const response = await fetch(targets[i % targets.length] as string);
+            await response.arrayBuffer();
+            outcomes.push({ startedAt, result: response.status });
+          } catch (error) {
+            const cause = (error as { cause?: { code?: string } }).cause;
+            outcomes.push({ startedAt, result: cause?.code ?? String(error) });
+            if (cause?.code === "ECONNREFUSED") return;
+          }
+        }
+      }),
+    );
+
+    // A slow client: its request to the report service has begun (half its headers) when the signal comes.
+    const slowClient = rawRequest(reports);
+    await slowClient.sendStart();
+
+    const buyer = devnet.buyers[0] as { privateKey: `0x${string}` };
+    const paying = wrapFetchWithPayment(
+      fetch,
+      new x402Client().register(NETWORK, new ExactEvmClient(privateKeyToAccount(buyer.privateKey))),
+    );
+    const slowPaid = paying(`${utility}/api/ping?url=${encodeURIComponent(`${upstream.url}slow`)}`);
+    slowPaid.catch(() => undefined);
+    await upstreamReached;
+
+    const signalAt = Date.now();
+    serve.child.kill("SIGTERM");
+    const slowAnswer = new Promise((resolve) => setTimeout(resolve, 1_000)).then(() => slowClient.sendRest());
+    let slowDone = false;
+    const paid = slowPaid.finally(() => {
+      slowDone = true;
+    });
+    // Both ports stop taking connections while the paid request is still being answered.
+    const bothRefused = await eventually(
+      async () => (await refused(reports)) && (await refused(utility)),
+      10_000,
+    );
+    expect(bothRefused, serve.stderr()).toBe(true);
+    expect(slowDone).toBe(false);
+
+    // The slow client's request is answered in full, and its connection then closed by the server.
+    const answer = await slowAnswer;
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer.toLowerCase()).toContain("connection: close");
+
+    const response = await paid;
+    expect(response.status, await response.clone().text()).toBe(200);
+    expect(response.headers.get("PAYMENT-RESPONSE")).toBeTruthy();
+    expect(((await response.json()) as { up: boolean }).up).toBe(true);
+
+    expect(await serve.exited).toBe(0);
+    const exitMs = Date.now() - signalAt;
+    expect(exitMs, serve.stderr()).toBeLessThan(10_000);
+    loading = false;
+    await load;
+
+    const before = outcomes.filter((o) => o.startedAt < signalAt);
+
+    expect(before.length).toBeGreaterThan(0);
+    const failed = before.filter((o) => o.result !== 200);
+    expect(failed, `${failed.length} of ${before.length} requests sent before SIGTERM failed`).toEqual([]);
+    // Sent after: answered, or refused; never an HTTP error.
+    expect(outcomes.filter((o) => typeof o.result === "number" && o.result !== 200)).toEqual([]);
+  }, 120_000);
 });

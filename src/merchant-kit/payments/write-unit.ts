@@ -47,7 +47,7 @@ export async function openWriteUnit(db: Database): Promise<WriteUnit> {
     }),
   ]);
   return {
-    db: inTransaction(tx, db.kind),
+    db: inTransaction(tx, db),
     // Only the first decision counts: `decide` resolves a promise, which settles once.
     finish(commit) {
       decide(commit);
@@ -57,10 +57,11 @@ export async function openWriteUnit(db: Database): Promise<WriteUnit> {
 }
 
 /** An open transaction behind the `Database` interface; nested transactions are savepoints. */
-function inTransaction(tx: Queryable, kind: Database["kind"]): Database {
+function inTransaction(tx: Queryable, { kind, store }: Database): Database {
   let savepoints = 0;
   return {
     kind,
+    store,
     query: (sql, params) => tx.query(sql, params),
     exec: (sql) => tx.exec(sql),
     async transaction(fn) {

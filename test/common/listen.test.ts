@@ -1,0 +1,94 @@
+import net from "node:net";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { IDLE_GRACE_MS, listen } from "../../src/common/listen.ts";
+
+/** A raw HTTP/1.1 connection: what it sends and everything it receives, and when the server closed it. */
+async function connect(url: string) {
+  const { hostname, port } = new URL(url);
+  const socket = net.connect(Number(port), hostname);
+  onTestFinished(() => void socket.destroy());
+  let received = "";
+  socket.on("data", (chunk: Buffer) => {
+    received += chunk.toString();
+  });
+  socket.on("error", () => undefined);
+  const closed = new Promise<number>((resolve) => socket.once("close", () => resolve(Date.now())));
+  await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+  return {
+    write: (text: string) => socket.write(text),
+    received: () => received,
+    closed,
+  };
+}
+
+const answers = (text: string) => text.match(/^HTTP\/1\.1 \d+/gm) ?? [];
+
+/** Resolves once `check` holds (polled every 10 ms), or fails after 3 s. */
+async function until(check: () => boolean): Promise<void> {
+  const end = Date.now() + 3_000;
+  while (!check()) {
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe("listen's stop", () => {
+  it("answers a request under way and a slow client's half-sent one, each with Connection: close", async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const server = await listen(
+      async (request) => {
+        if (new URL(request.url).pathname === "/slow") await held;
+        return new Response("ok");
+      },
+      "127.0.0.1",
+      0,
+    );
+    const busy = await connect(server.url);
+    busy.write("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+    // A slow client: half its headers are in when stopping starts.
+    const slow = await connect(server.url);
+    slow.write("GET /fast HTTP/1.1\r\nHost: x\r\n");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    const closing = server.close();
+    await new Promise((resolve) => setTimeout(resolve, IDLE_GRACE_MS * 2));
+    slow.write("\r\n");
+    release();
+    await closing;
+
+    for (const client of [busy, slow]) {
+      await client.closed;
+      expect(answers(client.received())).toEqual(["HTTP/1.1 200"]);
+      expect(client.received()).toMatch(/\r\nConnection: close\r\n/i);
+    }
+  });
+
+  it("refuses new connections at once and closes an idle keep-alive connection after the grace", async () => {
+    const server = await listen(() => new Response("ok"), "127.0.0.1", 0);
+    const idle = await connect(server.url);
+    idle.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    await until(() => answers(idle.received()).length === 1);
+    expect(idle.received()).toMatch(/\r\nConnection: keep-alive\r\n/i);
+
+    const stoppedAt = Date.now();
+    server.stopAccepting();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const refused = await new Promise<string | undefined>((resolve) => {
+      const socket = net.connect(server.port, "127.0.0.1");
+      socket.once("connect", () => {
+        socket.destroy();
+        resolve(undefined);
+      });
+      socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code));
+    });
+    expect(refused).toBe("ECONNREFUSED");
+
+    await server.close();
+    const closedAfter = (await idle.closed) - stoppedAt;
+    expect(closedAfter).toBeGreaterThanOrEqual(IDLE_GRACE_MS - 20);
+    expect(closedAfter).toBeLessThan(3_000);
+  });
+});
