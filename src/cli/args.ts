@@ -28,6 +28,9 @@ const OPTIONS = {
   discovery: { type: "string" },
   "discovery-refresh": { type: "string" },
   "funding-lookback": { type: "string" },
+  "rpc-attempts": { type: "string" },
+  // serve --rpc: the longest wait between attempts to reach an RPC that is down
+  "outage-retry-max": { type: "string" },
   // facilitators
   candidates: { type: "boolean" },
   // facilitator: the tokens it settles
@@ -37,6 +40,7 @@ const OPTIONS = {
   scale: { type: "string" },
   mix: { type: "string" },
   check: { type: "boolean" },
+  fresh: { type: "boolean" },
   evidence: { type: "boolean" },
   // report, leaderboard, simulate: how long to wait for an analytics database another command holds
   wait: { type: "string" },
@@ -70,6 +74,12 @@ export function parseEndBlock(value: string | undefined): number | undefined {
   }
   return Number(value);
 }
+
+/**
+ * How long a reader waits for a database another command holds. A `report` or `leaderboard` holds it for
+ * about a second on a small store and a few seconds on a large one; `index` for as long as it runs.
+ */
+export const DEFAULT_WAIT_SECONDS = 30;
 
 /** `--wait SECONDS` in milliseconds; `fallback` seconds when not given. */
 export function parseWaitMs(value: string | undefined, fallback: number): number {

@@ -1,11 +1,13 @@
 import { all, type BigNumber, create, type MathNode, type Unit } from "mathjs";
 import { BadInputError } from "../../common/errors.ts";
+import { MAX_EXPRESSION_LENGTH } from "./calc-limits.ts";
+
+export { MAX_EXPRESSION_LENGTH };
 
 /** Significant digits of every non-integer result (spec section 8). */
 export const SIGNIFICANT_DIGITS = 50;
 /** Digits computed internally: guard digits so that rounding to 50 is right after a chain of operations. */
 const WORKING_PRECISION = 64;
-export const MAX_EXPRESSION_LENGTH = 1000;
 /** Largest exact integer result (and intermediate) in decimal digits; 3000! has 9,131. */
 export const MAX_INTEGER_DIGITS = 10_000;
 /** Largest factorial argument: checked before computing, so a huge factorial is an error, not a hang. */

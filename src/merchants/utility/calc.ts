@@ -1,7 +1,11 @@
 import { z } from "zod";
 import { BadInputError } from "../../common/errors.ts";
 import { defineEndpoint } from "../../merchant-kit/catalogue.ts";
-import { calculate, MAX_EXPRESSION_LENGTH } from "./calc-engine.ts";
+import { MAX_EXPRESSION_LENGTH } from "./calc-limits.ts";
+import { onFirstUse } from "./lazy.ts";
+
+/** mathjs with every function built is about 110 MB of a host's memory: loaded by the first calculation. */
+const engine = onFirstUse(() => import("./calc-engine.ts"));
 
 /**
  * `expr` is the name mathjs's own public API (api.mathjs.org) and most calculator APIs use; `expression`
@@ -58,6 +62,7 @@ export const calc = defineEndpoint({
   handler: async (input) => {
     const expression = input.expr ?? input.expression;
     if (expression === undefined) throw new BadInputError("give the expression as `expr`");
+    const { calculate } = await engine();
     return { expression, ...calculate(expression) };
   },
 });

@@ -7,9 +7,16 @@
  * high and as wide as it needs (from 128 to 640 units), so the width is `size * width / 512`, rounded
  * (a 640-unit-wide icon at size 128 is 160 x 128). Nothing is stretched or padded.
  */
-import { Resvg } from "@resvg/resvg-js";
+import { createRequire } from "node:module";
+import type { Resvg as ResvgClass } from "@resvg/resvg-js";
 import { BadInputError, NotFoundError } from "../../../common/errors.ts";
+import { onFirstUse } from "../lazy.ts";
 import { findIcon, type Icon, type IconIndex, type IconStyle, iconIndex } from "./icon-index.ts";
+
+// Loaded by the first PNG (CommonJS only: the file a static import loads too).
+const resvg = onFirstUse(
+  () => createRequire(import.meta.url)("@resvg/resvg-js") as { Resvg: typeof ResvgClass },
+);
 
 export const MIN_ICON_SIZE = 16;
 export const MAX_ICON_SIZE = 1024;
@@ -119,6 +126,7 @@ export function renderIcon(
   if (options.format === "svg") {
     return { ...common, svg, data_uri: `data:image/svg+xml;base64,${Buffer.from(svg).toString("base64")}` };
   }
+  const { Resvg } = resvg();
   const png = new Resvg(svg, {
     fitTo: { mode: "width", value: width },
     font: { loadSystemFonts: false },

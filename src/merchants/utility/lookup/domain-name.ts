@@ -1,7 +1,12 @@
+import { createRequire } from "node:module";
 import { isIP } from "node:net";
 import { domainToASCII } from "node:url";
-import { parse } from "tldts";
+import type { parse as parseHostname } from "tldts";
 import { BadInputError } from "../../../common/errors.ts";
+import { onFirstUse } from "../lazy.ts";
+
+/** The Public Suffix List (tldts), loaded by the first name checked; its `main` is CommonJS to a static import too. */
+const tldts = onFirstUse(() => createRequire(import.meta.url)("tldts") as { parse: typeof parseHostname });
 
 export interface DomainName {
   /** The name to query, lower-case ASCII (IDNs in their xn-- form), no trailing dot. */
@@ -44,7 +49,7 @@ export function parseDomain(input: string): DomainName {
   if (labels.length < 2) {
     throw new BadInputError(`"${ascii}" is a single label, not a public domain name`, "invalid_domain");
   }
-  const parsed = parse(ascii);
+  const parsed = tldts().parse(ascii);
   if (parsed.isIcann !== true || !parsed.domain) {
     throw new BadInputError(
       `"${ascii}" is not under a public ICANN suffix (or is a suffix itself)`,

@@ -3,10 +3,17 @@
  * with navigation, ads, sidebars, comments and footers removed. Shared by `/api/scrape` and
  * `/api/summarize`.
  */
-import { Readability } from "@mozilla/readability";
+import { createRequire } from "node:module";
+import type { Readability as ReadabilityClass } from "@mozilla/readability";
+import { onFirstUse } from "../lazy.ts";
 import type { DomElement, DomNode } from "./dom.ts";
 import { clean } from "./element.ts";
 import type { Page } from "./page.ts";
+
+// Loaded with jsdom, by the first page read (CommonJS only: the file a static import loads too).
+const readability = onFirstUse(
+  () => createRequire(import.meta.url)("@mozilla/readability") as { Readability: typeof ReadabilityClass },
+);
 
 export interface Article {
   title: string;
@@ -34,7 +41,8 @@ export function extractArticle(page: Page): Article {
   const doc = page.document;
   const lang = clean(doc.documentElement.getAttribute("lang")) || null;
   const copy = doc.cloneNode(true);
-  const parsed = new Readability(copy as unknown as ConstructorParameters<typeof Readability>[0], {
+  const { Readability } = readability();
+  const parsed = new Readability(copy as unknown as ConstructorParameters<typeof ReadabilityClass>[0], {
     charThreshold: MIN_ARTICLE_CHARS,
   }).parse();
   // Below the threshold Readability still answers with its most desperate attempt, menus included.

@@ -7,6 +7,7 @@
  * objects satisfy.
  */
 import { createRequire } from "node:module";
+import { onFirstUse } from "../lazy.ts";
 
 export interface DomNode {
   /** 1 element, 3 text, 8 comment, 9 document. */
@@ -54,12 +55,14 @@ interface JsdomModule {
   ) => { window: { document: DomDocument; close(): void } };
 }
 
-const { JSDOM } = createRequire(import.meta.url)("jsdom") as JsdomModule;
+/** jsdom is about 50 MB of a host's memory: loaded by the first page parsed. */
+const jsdom = onFirstUse(() => createRequire(import.meta.url)("jsdom") as JsdomModule);
 
 /**
  * Parses HTML as a document served from `url` (relative URLs resolve against it). jsdom runs no script
  * and loads no sub-resource with these options: parsing a hostile page costs CPU, never a request.
  */
 export function parseHtml(html: string, url: string): DomDocument {
+  const { JSDOM } = jsdom();
   return new JSDOM(html, { url, contentType: "text/html" }).window.document;
 }

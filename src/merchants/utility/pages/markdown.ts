@@ -2,11 +2,18 @@
  * HTML to Markdown: turndown with GitHub-flavoured tables, strikethrough and task lists, ATX headings,
  * fenced code and `-` bullets (what Markdown readers and LLM pipelines expect).
  */
-import TurndownService from "turndown";
-import { gfm } from "turndown-plugin-gfm";
+import { createRequire } from "node:module";
+import type TurndownService from "turndown";
+import type { gfm as GfmPlugin } from "turndown-plugin-gfm";
+import { onFirstUse } from "../lazy.ts";
+
+// Both are CommonJS to a static import too (their `main`); loaded by the first page turned into Markdown.
+const require = createRequire(import.meta.url);
 
 function createService(): TurndownService {
-  const service = new TurndownService({
+  const Turndown = require("turndown") as typeof TurndownService;
+  const { gfm } = require("turndown-plugin-gfm") as { gfm: typeof GfmPlugin };
+  const service = new Turndown({
     headingStyle: "atx",
     codeBlockStyle: "fenced",
     bulletListMarker: "-",
@@ -19,11 +26,11 @@ function createService(): TurndownService {
   return service;
 }
 
-const service = createService();
+const service = onFirstUse(createService);
 
 /** Markdown of an HTML fragment, with runs of blank lines collapsed. */
 export function toMarkdown(html: string): string {
-  return service
+  return service()
     .turndown(html)
     .replace(/\n{3,}/g, "\n\n")
     .trim();

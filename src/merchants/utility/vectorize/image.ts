@@ -3,9 +3,13 @@
  * bytes (PNG, JPEG, GIF, BMP, WebP; a declared content type is never trusted), the pixel caps, and the decode
  * (sharp for PNG/JPEG/GIF/WebP, `bmp.ts` for BMP).
  */
-import sharp, { type Sharp } from "sharp";
+import type { Sharp } from "sharp";
 import { AppError, BadInputError } from "../../../common/errors.ts";
+import { onFirstUse } from "../lazy.ts";
 import { decodeBmp, type RgbaImage } from "./bmp.ts";
+
+/** sharp (libvips) is loaded by the first image decoded; its own ESM build, as a static import had. */
+const loadSharp = onFirstUse(() => import("sharp"));
 
 /** Largest image accepted, in bytes (spec 8: "10 MB"). */
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
@@ -82,6 +86,8 @@ export interface DecodedImage extends RgbaImage {
 /** Bytes → RGBA pixels no larger than `maxSide` on either side (first frame of an animation). */
 export async function decodeImage(bytes: Uint8Array, maxSide = MAX_TRACE_SIDE): Promise<DecodedImage> {
   const format = checkImage(bytes);
+  // Outside the try below: a library that fails to load is not a caller's undecodable image.
+  const { default: sharp } = await loadSharp();
   let pipeline: Sharp;
   let originalWidth: number;
   let originalHeight: number;

@@ -3,20 +3,18 @@
  * PDF (pdfkit drawing the same paths), EPS (PostScript written here) and DXF (@tarikjabiri/dxf: a solid hatch
  * and a closed polyline per contour). One shape is one SVG path / PDF and EPS fill / DXF hatch.
  */
-import { Resvg } from "@resvg/resvg-js";
-import {
-  DxfWriter,
-  HatchBoundaryPaths,
-  HatchPolylineBoundary,
-  HatchPredefinedPatterns,
-  LWPolylineFlags,
-  pattern,
-  point2d,
-  TrueColor,
-  vertex,
-} from "@tarikjabiri/dxf";
-import PDFDocument from "pdfkit";
+import { createRequire } from "node:module";
+import type { Resvg as ResvgClass } from "@resvg/resvg-js";
+import { onFirstUse } from "../lazy.ts";
 import type { Contour, Drawing } from "./trace.ts";
+
+// Each writer's package is loaded by the first file of its format (pdfkit alone is about 20 MB of a
+// host's memory). resvg and the DXF writer are CommonJS to a static import too (the DXF writer's `main`
+// is its .cjs file); pdfkit has an ESM build of its own, which `import()` keeps.
+const require = createRequire(import.meta.url);
+const resvg = onFirstUse(() => require("@resvg/resvg-js") as { Resvg: typeof ResvgClass });
+const dxfWriter = onFirstUse(() => require("@tarikjabiri/dxf") as typeof import("@tarikjabiri/dxf"));
+const pdfkit = onFirstUse(() => import("pdfkit"));
 
 export type VectorFormat = "svg" | "png" | "pdf" | "eps" | "dxf";
 
@@ -51,10 +49,12 @@ export function toSvg(drawing: Drawing): string {
 
 /** The SVG rasterised at the drawing's size, transparent where nothing is drawn. */
 export function toPng(svg: string): Buffer {
+  const { Resvg } = resvg();
   return new Resvg(svg, { fitTo: { mode: "original" }, font: { loadSystemFonts: false } }).render().asPng();
 }
 
-export function toPdf(drawing: Drawing): Promise<Buffer> {
+export async function toPdf(drawing: Drawing): Promise<Buffer> {
+  const { default: PDFDocument } = await pdfkit();
   return new Promise((resolve, reject) => {
     const doc = new PDFDocument({
       size: [drawing.width, drawing.height],
@@ -153,6 +153,17 @@ function polyline(contour: Contour, height: number, steps = 4): { x: number; y: 
 
 /** DXF (AutoCAD R2007+ text): one layer per colour; per shape a solid hatch (outline + holes) and its outlines. */
 export function toDxf(drawing: Drawing): string {
+  const {
+    DxfWriter,
+    HatchBoundaryPaths,
+    HatchPolylineBoundary,
+    HatchPredefinedPatterns,
+    LWPolylineFlags,
+    pattern,
+    point2d,
+    TrueColor,
+    vertex,
+  } = dxfWriter();
   const dxf = new DxfWriter();
   const layers = new Set<string>();
   for (const shape of drawing.shapes) {
