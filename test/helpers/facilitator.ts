@@ -7,10 +7,13 @@ import { ExactEvmScheme as ExactEvmServer } from "@x402/evm/exact/server";
 import { bazaarResourceServerExtension, declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import { paymentMiddleware } from "@x402/hono";
 import { Hono } from "hono";
+import { onTestFinished } from "vitest";
 import { type Devnet, devnetChain } from "../../src/chain/devnet/index.ts";
 import type { Database } from "../../src/common/db/index.ts";
 import { type Listening, listen } from "../../src/common/listen.ts";
 import { createFacilitator, type Facilitator, type FacilitatorOptions } from "../../src/facilitator/index.ts";
+import { startMiner } from "./chain.ts";
+import { openTestDatabase } from "./db.ts";
 import { NETWORK } from "./x402.ts";
 
 /** The facilitator signing with the devnet's facilitator account; fast polling, no background checks. */
@@ -28,6 +31,22 @@ export function devnetFacilitator(
     resolveIntervalMs: 0,
     ...options,
   });
+}
+
+/**
+ * What a test that pays a running server starts with: a miner on `devnet` (a block as soon as a settlement
+ * waits) and the project's facilitator on it over HTTP, its ledger on PGlite. All of it stops with the test.
+ */
+export async function facilitatorOnDevnet(devnet: Devnet) {
+  const miner = startMiner(devnet);
+  onTestFinished(() => miner.stop());
+  const ledger = await openTestDatabase("pglite");
+  onTestFinished(ledger.close);
+  const facilitator = await devnetFacilitator(devnet, ledger.db);
+  onTestFinished(() => facilitator.close());
+  const served = await listen(facilitator.app.fetch, "127.0.0.1", 0);
+  onTestFinished(() => served.close());
+  return { miner, facilitator, url: served.url };
 }
 
 export interface PaidRoute {

@@ -17,13 +17,27 @@ import {
   getAddress,
   type Hex,
   http,
+  maxUint256,
   pad,
   toHex,
 } from "viem";
 import { HDKey, privateKeyToAccount } from "viem/accounts";
 import { AppError } from "../../common/errors.ts";
-import { BASE_CHAIN_ID, BASE_USDC, BLOCK_SECONDS, USDC_UNIT } from "../base.ts";
+import { log } from "../../common/log.ts";
+import {
+  BASE_CHAIN_ID,
+  BASE_USDC,
+  BLOCK_SECONDS,
+  MULTICALL3_ADDRESS,
+  PERMIT2_ADDRESS,
+  USDC_UNIT,
+  X402_UPTO_PROXY_ADDRESS,
+} from "../base.ts";
+import { MULTICALL3_RUNTIME_BYTECODE } from "../multicall3.ts";
+import { PERMIT2_RUNTIME_BYTECODE } from "../permit2.ts";
+import { UPTO_PROXY_RUNTIME_BYTECODE } from "../upto-proxy.ts";
 import { USDC_OWNER_SLOT, USDC_RUNTIME_BYTECODE, usdcAbi } from "../usdc.ts";
+import { feedChain, findSavedChain, removeUnfinishedSave, saveChain } from "./saved-chain.ts";
 
 export interface DevnetOptions {
   /** Port on 127.0.0.1; 0 lets the system pick a free one (read it from `rpc`). Default 8545. */
@@ -59,12 +73,13 @@ export interface DevnetOptions {
    */
   pruneHistory?: number;
   /**
-   * A file the chain is saved to on `stop()` (and every `saveIntervalSeconds`) and loaded from on the next
-   * start: anvil `--state`. A loaded chain keeps its blocks, logs and balances; setup is skipped and
-   * `resumed` is true. About 1.5 KB a block (460 MB for a week of Base blocks).
+   * A directory the chain is saved in on `stop()` (and every `saveIntervalSeconds`), as `state.json.gz`,
+   * and loaded from on the next start (./saved-chain.ts). A loaded chain keeps its blocks, logs and
+   * balances; setup is skipped and `resumed` is true. About 100 bytes a block (40 MB for a week of Base
+   * blocks with the demo's traffic).
    */
   statePath?: string;
-  /** Also save the chain every this many seconds (anvil `--state-interval`); default only on stop. */
+  /** Also save the chain every this many seconds; default only on stop. */
   saveIntervalSeconds?: number;
   /** Path of the anvil binary. Default: the one the `@foundry-rs/anvil` package ships for this platform. */
   anvilPath?: string;
@@ -88,7 +103,10 @@ export interface Devnet {
   owner: DevnetAccount;
   /** The signer the x402 facilitator settles from: ETH for gas, no USDC. */
   facilitatorAccount: DevnetAccount;
-  /** Wallets holding USDC (and a little ETH, so they can also send their own transactions). */
+  /**
+   * Wallets holding USDC (and a little ETH, so they can also send their own transactions), each of which
+   * has approved Permit2 for all its USDC, as x402's `upto` scheme needs.
+   */
   buyers: DevnetAccount[];
   /** The anvil process id. */
   pid: number;
@@ -98,7 +116,10 @@ export interface Devnet {
   mine(blocks?: number): Promise<void>;
   /** Settles when anvil exits, for whatever reason (after `stop()`, or a crash). */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Stops anvil (SIGTERM; SIGKILL after 5 s, or 120 s while a `statePath` chain is saved) and waits for it to exit. Idempotent. */
+  /**
+   * Saves the chain when there is a `statePath`, then stops anvil (SIGTERM; SIGKILL after 5 s) and waits
+   * for it to exit. Idempotent. Rejects, once anvil is stopped, when the save failed: the last save stands.
+   */
   stop(): Promise<void>;
 }
 
@@ -106,6 +127,16 @@ export interface Devnet {
 export class DevnetError extends AppError {
   constructor(message: string, options?: ErrorOptions) {
     super(500, "devnet_failed", message, options);
+  }
+}
+
+/** A saved chain anvil could not load (torn, or not a chain): the file is left as it was. */
+export class SavedChainError extends DevnetError {
+  constructor(
+    readonly file: string,
+    reason: string,
+  ) {
+    super(`cannot load the saved chain ${file}: ${reason}`);
   }
 }
 
@@ -127,7 +158,14 @@ const BUYER_ETH = 1n * ETH;
 const GAS_LIMIT = 300_000_000n;
 /** Gas for one `mint` (about 53k to a fresh account), with margin; fixed so funding needs no estimates. */
 const MINT_GAS = 120_000n;
+/** Gas for one buyer's `approve` of Permit2 (about 46k from a zero allowance), with margin. */
+const APPROVE_GAS = 100_000n;
 const DEFAULT_PORT = 8545;
+/** A week of the demo's chain takes about 10 s to save or load here; the margin is for a busy machine. */
+const SAVE_TIMEOUT_MS = 120_000;
+const LOAD_TIMEOUT_MS = 180_000;
+/** How long anvil has to exit on SIGTERM before it is killed (it writes nothing on exit). */
+const STOP_GRACE_MS = 5_000;
 
 /** A viem chain for the devnet: Base's id, the local RPC, and Base's 2 s block time as viem's polling hint. */
 export function devnetChain(rpc: string) {
@@ -141,8 +179,9 @@ export function devnetChain(rpc: string) {
 }
 
 /**
- * Starts anvil on 127.0.0.1 as Base (chain id 8453), installs USDC at the canonical address and funds
- * the buyers and the facilitator signer; resolves once all of it is in a block.
+ * Starts anvil on 127.0.0.1 as Base (chain id 8453), installs USDC, Permit2, x402's `upto` proxy and
+ * Multicall3 at their canonical addresses, funds the buyers and the facilitator signer and has each buyer
+ * approve Permit2; resolves once all of it is in a block.
  *
  * Mining: anvil starts with mining off, so setup is deterministic, then mines by interval (`blockTime`).
  * Automine is never used: with many senders it stalls (see shared notes). Each block's timestamp is its
@@ -166,8 +205,13 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   if (!Number.isInteger(buyerCount) || buyerCount < 0) throw new DevnetError(`bad buyer count ${buyerCount}`);
   if (!Number.isInteger(blockTime) || blockTime < 0) throw new DevnetError(`bad block time ${blockTime}`);
 
-  const resuming = options.statePath !== undefined && fs.existsSync(stateFile(options.statePath));
-  if (options.statePath) fs.mkdirSync(path.dirname(stateFile(options.statePath)), { recursive: true });
+  const { statePath } = options;
+  if (statePath) {
+    fs.mkdirSync(statePath, { recursive: true });
+    removeUnfinishedSave(statePath);
+  }
+  const saved = statePath ? findSavedChain(statePath) : undefined;
+  const feed = saved?.format === "gzip" ? feedChain(saved.file) : undefined;
   const args = [
     "--host",
     "127.0.0.1",
@@ -189,21 +233,31 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     ...(options.pruneHistory === undefined
       ? []
       : ["--prune-history", ...(options.pruneHistory > 0 ? [String(options.pruneHistory)] : [])]),
-    ...(options.statePath ? ["--state", stateFile(options.statePath)] : []),
-    ...(options.statePath && options.saveIntervalSeconds
-      ? ["--state-interval", String(options.saveIntervalSeconds)]
-      : []),
+    ...(saved ? ["--load-state", feed?.pipe ?? saved.file] : []),
   ];
-  const anvil = await launch(
-    options.anvilPath ?? anvilBinary(),
-    args,
-    options.startTimeoutMs ?? (options.statePath ? 120_000 : 15_000),
-    // Saving a long chain takes seconds (2.5 s for 300,000 blocks): do not kill anvil while it writes.
-    options.statePath ? 120_000 : 5_000,
-  );
+  let launched: Anvil;
+  try {
+    launched = await launch(
+      options.anvilPath ?? anvilBinary(),
+      args,
+      options.startTimeoutMs ?? (saved ? LOAD_TIMEOUT_MS : 15_000),
+    );
+  } catch (error) {
+    feed?.close();
+    // A file that does not decompress; not a pipe anvil stopped reading (EPIPE), which says nothing of it.
+    const unreadable = await feed?.fed.then(
+      () => undefined,
+      (reason: NodeJS.ErrnoException) => (reason.code === "EPIPE" ? undefined : reason.message),
+    );
+    // anvil reads the state before it listens: a state it refused is named in its complaint.
+    const refused = /^error: .*--load-state.*$/m.exec((error as Error).message)?.[0];
+    if (saved && (unreadable || refused)) throw new SavedChainError(saved.file, unreadable ?? refused ?? "");
+    throw error;
+  }
+  feed?.close();
+  const rpc = `http://127.0.0.1:${launched.port}`;
 
   try {
-    const rpc = `http://127.0.0.1:${anvil.port}`;
     const chain = devnetChain(rpc);
     const transport = http(rpc, { batch: { batchSize: 500 } });
     const test = createTestClient({ chain, mode: "anvil", transport });
@@ -219,28 +273,37 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     await test.setLoggingEnabled(false);
     // Not saved with the state: set on every start, so the next block follows its parent by 2 s.
     await test.setBlockTimestampInterval({ interval: BLOCK_SECONDS });
-    const base: Omit<Devnet, "resumed"> = {
+    // Saving starts once the chain is whole: a save during setup or loading would replace a good one.
+    const ready = (resumed: boolean): Devnet => {
+      const anvil = statePath ? withSaves(launched, rpc, statePath, options.saveIntervalSeconds) : launched;
+      return { ...base, pid: anvil.pid, exited: anvil.exited, stop: anvil.stop, resumed };
+    };
+    const base: Omit<Devnet, "resumed" | "pid" | "exited" | "stop"> = {
       rpc,
       chainId: BASE_CHAIN_ID,
       usdc,
       owner,
       facilitatorAccount,
       buyers,
-      pid: anvil.pid,
       mine: (blocks = 1) => test.mine({ blocks, interval: BLOCK_SECONDS }),
-      exited: anvil.exited,
-      stop: anvil.stop,
     };
-    if (resuming) {
+    if (saved) {
       const latest = await client.getBlock({ blockTag: "latest" });
       // The saved state's block environment carries the wall time of the save: reset the clock to the
       // last block's, so the next block is 2 s after it.
       const request = test.request as (args: { method: string; params: unknown[] }) => Promise<unknown>;
       await request({ method: "evm_setTime", params: [toHex(latest.timestamp)] });
       if (blockTime > 0) await test.setIntervalMining({ interval: blockTime });
-      return { ...base, resumed: true };
+      return ready(true);
     }
-    await test.setCode({ address: usdc, bytecode: USDC_RUNTIME_BYTECODE });
+    // A resumed chain has these codes in its saved state; a fresh one gets them here (no constructor runs:
+    // each contract is written to need none).
+    await Promise.all([
+      test.setCode({ address: usdc, bytecode: USDC_RUNTIME_BYTECODE }),
+      test.setCode({ address: PERMIT2_ADDRESS, bytecode: PERMIT2_RUNTIME_BYTECODE }),
+      test.setCode({ address: X402_UPTO_PROXY_ADDRESS, bytecode: UPTO_PROXY_RUNTIME_BYTECODE }),
+      test.setCode({ address: MULTICALL3_ADDRESS, bytecode: MULTICALL3_RUNTIME_BYTECODE }),
+    ]);
     // The constructor never ran here, so `owner` (slot 0) is written directly.
     await test.setStorageAt({ address: usdc, index: USDC_OWNER_SLOT, value: pad(owner.address) });
     await Promise.all([
@@ -249,47 +312,83 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       ...buyers.map((b) => test.setBalance({ address: b.address, value: BUYER_ETH })),
     ]);
 
-    // Real mint transactions (not storage writes) so the chain holds the Transfer-from-zero logs an
-    // indexer sees for real USDC. Signed locally with fixed nonce, gas and fees: no round trips.
-    if (buyerUsdc > 0n && buyers.length > 0) {
+    // Real mint and approve transactions (not storage writes) so the chain holds the Transfer-from-zero and
+    // Approval logs an indexer sees for real USDC. Signed locally with fixed nonce, gas and fees: no round
+    // trips. Each buyer approves Permit2 for everything (its nonce 0), as a wallet does once before its
+    // first Permit2 payment.
+    if (buyers.length > 0) {
       const signer = privateKeyToAccount(owner.privateKey);
       const fees = await client.estimateFeesPerGas();
-      const raw = await Promise.all(
-        buyers.map((b, nonce) =>
-          signer.signTransaction({
-            chainId: BASE_CHAIN_ID,
-            type: "eip1559",
-            nonce,
-            to: usdc,
-            data: encodeFunctionData({ abi: usdcAbi, functionName: "mint", args: [b.address, buyerUsdc] }),
-            gas: MINT_GAS,
-            maxFeePerGas: fees.maxFeePerGas * 2n,
-            maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      const fixed = {
+        chainId: BASE_CHAIN_ID,
+        type: "eip1559",
+        to: usdc,
+        maxFeePerGas: fees.maxFeePerGas * 2n,
+        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      } as const;
+      const mints =
+        buyerUsdc > 0n
+          ? buyers.map((b, nonce) =>
+              signer.signTransaction({
+                ...fixed,
+                nonce,
+                data: encodeFunctionData({
+                  abi: usdcAbi,
+                  functionName: "mint",
+                  args: [b.address, buyerUsdc],
+                }),
+                gas: MINT_GAS,
+              }),
+            )
+          : [];
+      const approvals = buyers.map((b) =>
+        privateKeyToAccount(b.privateKey).signTransaction({
+          ...fixed,
+          nonce: 0,
+          data: encodeFunctionData({
+            abi: usdcAbi,
+            functionName: "approve",
+            args: [PERMIT2_ADDRESS, maxUint256],
           }),
-        ),
+          gas: APPROVE_GAS,
+        }),
       );
+      const raw = await Promise.all([...mints, ...approvals]);
       await Promise.all(
         raw.map((serializedTransaction) => client.sendRawTransaction({ serializedTransaction })),
       );
-      // A block holds thousands of mints; mine until the pool is empty (each block takes at least one).
+      // A block holds thousands of these; mine until the pool is empty (each block takes at least one).
       for (let blocks = 1; ; blocks++) {
         await test.mine({ blocks: 1, interval: BLOCK_SECONDS });
         const pool = await test.getTxpoolStatus();
         if (pool.pending === 0 && pool.queued === 0) break;
-        if (blocks >= buyers.length)
-          throw new DevnetError("funding the buyers failed: mints stuck in the pool");
+        if (blocks >= raw.length)
+          throw new DevnetError("funding the buyers failed: transactions stuck in the pool");
       }
       const supply = await client.readContract({ address: usdc, abi: usdcAbi, functionName: "totalSupply" });
       if (supply !== buyerUsdc * BigInt(buyers.length)) {
         throw new DevnetError(`funding the buyers failed: USDC total supply is ${supply}`);
       }
+      const allowances = await Promise.all(
+        buyers.map((b) =>
+          client.readContract({
+            address: usdc,
+            abi: usdcAbi,
+            functionName: "allowance",
+            args: [b.address, PERMIT2_ADDRESS],
+          }),
+        ),
+      );
+      if (allowances.some((a) => a !== maxUint256)) {
+        throw new DevnetError("funding the buyers failed: a buyer's Permit2 approval did not land");
+      }
     } else {
       await test.mine({ blocks: 1, interval: BLOCK_SECONDS });
     }
     if (blockTime > 0) await test.setIntervalMining({ interval: blockTime });
-    return { ...base, resumed: false };
+    return ready(false);
   } catch (error) {
-    await anvil.stop();
+    await launched.stop();
     throw error;
   }
 }
@@ -311,9 +410,47 @@ export function anvilBinary(): string {
   return path.join(dir, "bin", process.platform === "win32" ? "anvil.exe" : "anvil");
 }
 
-/** anvil takes a directory and writes `state.json` in it. */
-function stateFile(statePath: string): string {
-  return statePath.endsWith(".json") ? statePath : path.join(statePath, "state.json");
+/**
+ * `anvil` with its chain saved to `dir` every `intervalSeconds` (if given) and before it stops. Saves run
+ * one at a time; one that fails on the timer is logged and the next tries again.
+ */
+function withSaves(anvil: Anvil, rpc: string, dir: string, intervalSeconds: number | undefined): Anvil {
+  let last: Promise<unknown> = Promise.resolve();
+  const save = () => {
+    const next = last.then(() => saveChain(rpc, dir, SAVE_TIMEOUT_MS));
+    last = next.catch(() => undefined);
+    return next;
+  };
+  const timer = intervalSeconds
+    ? setInterval(() => {
+        save().catch((error) => log("warn", "saving the devnet's chain failed", { dir, error }));
+      }, intervalSeconds * 1000)
+    : undefined;
+  timer?.unref();
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      clearInterval(timer);
+      let failure: unknown;
+      // A chain that already exited has nothing left to save: the last save stands.
+      if (!(await settled(anvil.exited))) await save().catch((error) => (failure = error));
+      await anvil.stop();
+      if (failure) {
+        throw new DevnetError(
+          `could not save the chain in ${dir} (${(failure as Error).message}); the last save stands`,
+          { cause: failure },
+        );
+      }
+    })();
+    return stopping;
+  };
+  return { ...anvil, stop };
+}
+
+/** Whether `promise` has already settled, without waiting for it. */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  const pending = Symbol();
+  return (await Promise.race([promise, Promise.resolve(pending)])) !== pending;
 }
 
 let masterKey: HDKey | undefined;
@@ -339,12 +476,7 @@ interface Anvil {
 }
 
 /** Spawns anvil and resolves with its port once it listens; rejects (and leaves nothing running) otherwise. */
-async function launch(
-  binary: string,
-  args: string[],
-  timeoutMs: number,
-  stopGraceMs: number,
-): Promise<Anvil> {
+async function launch(binary: string, args: string[], timeoutMs: number): Promise<Anvil> {
   if (!fs.existsSync(binary)) throw new DevnetError(`anvil not found at ${binary}`);
   // On Linux, setpriv makes the kernel kill anvil when its parent dies, even by SIGKILL; it then execs
   // anvil, so the pid we hold is anvil's own.
@@ -387,7 +519,7 @@ async function launch(
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
     child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), stopGraceMs);
+    const timer = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS);
     await Promise.race([exited, failed]);
     clearTimeout(timer);
   };

@@ -2,11 +2,19 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { createPublicClient, http, parseEventLogs, zeroAddress } from "viem";
+import { createPublicClient, http, maxUint256, parseEventLogs, zeroAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BASE_CHAIN_ID } from "../../../src/chain/base.ts";
+import {
+  BASE_CHAIN_ID,
+  MULTICALL3_ADDRESS,
+  PERMIT2_ADDRESS,
+  X402_UPTO_PROXY_ADDRESS,
+} from "../../../src/chain/base.ts";
 import { type Devnet, DevnetError, devnetChain, startDevnet } from "../../../src/chain/devnet/index.ts";
+import { MULTICALL3_RUNTIME_BYTECODE } from "../../../src/chain/multicall3.ts";
+import { PERMIT2_RUNTIME_BYTECODE } from "../../../src/chain/permit2.ts";
+import { UPTO_PROXY_RUNTIME_BYTECODE } from "../../../src/chain/upto-proxy.ts";
 import { USDC_OWNER_SLOT, USDC_RUNTIME_BYTECODE, usdcAbi } from "../../../src/chain/usdc.ts";
 import { alive, eventually } from "../../helpers/process.ts";
 
@@ -32,6 +40,10 @@ describe("devnet", () => {
     expect(await client.readContract({ address: devnet.usdc, abi: usdcAbi, functionName: "owner" })).toBe(
       devnet.owner.address,
     );
+    // What x402's `upto` scheme needs beside the token, each at its canonical address.
+    expect(await client.getCode({ address: PERMIT2_ADDRESS })).toBe(PERMIT2_RUNTIME_BYTECODE);
+    expect(await client.getCode({ address: X402_UPTO_PROXY_ADDRESS })).toBe(UPTO_PROXY_RUNTIME_BYTECODE);
+    expect(await client.getCode({ address: MULTICALL3_ADDRESS })).toBe(MULTICALL3_RUNTIME_BYTECODE);
   });
 
   it("funds anvil's well-known accounts: buyers with USDC and ETH, the facilitator signer with ETH", async () => {
@@ -45,9 +57,28 @@ describe("devnet", () => {
     for (const account of [devnet.owner, devnet.facilitatorAccount, ...devnet.buyers]) {
       expect(privateKeyToAccount(account.privateKey).address).toBe(account.address);
     }
-    for (const buyer of devnet.buyers) {
+    // Each buyer approved Permit2 for everything in block 1, by a real transaction: 1 ETH less its fee.
+    const approvals = parseEventLogs({
+      abi: usdcAbi,
+      eventName: "Approval",
+      logs: await client.getLogs({ address: devnet.usdc, fromBlock: 1n, toBlock: 1n }),
+    });
+    expect(approvals.map((l) => l.args)).toEqual(
+      devnet.buyers.map((b) => ({ owner: b.address, spender: PERMIT2_ADDRESS, value: maxUint256 })),
+    );
+    for (const [i, buyer] of devnet.buyers.entries()) {
       expect(await balanceOf(buyer.address)).toBe(250_000_000n);
-      expect(await client.getBalance({ address: buyer.address })).toBe(10n ** 18n);
+      const allowance = await client.readContract({
+        address: devnet.usdc,
+        abi: usdcAbi,
+        functionName: "allowance",
+        args: [buyer.address, PERMIT2_ADDRESS],
+      });
+      expect(allowance).toBe(maxUint256);
+      const receipt = await client.getTransactionReceipt({ hash: approvals[i]?.transactionHash ?? "0x" });
+      expect(await client.getBalance({ address: buyer.address })).toBe(
+        10n ** 18n - receipt.gasUsed * receipt.effectiveGasPrice,
+      );
     }
     expect(await balanceOf(devnet.facilitatorAccount.address)).toBe(0n);
     expect(await client.getBalance({ address: devnet.facilitatorAccount.address })).toBeGreaterThanOrEqual(
