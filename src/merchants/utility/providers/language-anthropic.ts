@@ -45,6 +45,7 @@ export function anthropicProvider(settings: LanguageSettings): LanguageProvider 
       messages: request.messages,
       ...(request.system !== undefined && { system: request.system }),
       ...(request.temperature !== undefined && { temperature: request.temperature }),
+      ...(request.topP !== undefined && { top_p: request.topP }),
       ...(request.stopSequences !== undefined && { stop_sequences: request.stopSequences }),
       ...(stream && { stream: true }),
     },

@@ -14,7 +14,11 @@ export interface ChatRequest {
   messages: ChatMessage[];
   maxTokens: number;
   temperature?: number;
+  /** Passed on by the adapters whose wire format has it (OpenAI's `top_p`, Anthropic's `top_p`). */
+  topP?: number;
   stopSequences?: string[];
+  /** OpenAI's `response_format` type; Anthropic has none, and its adapter ignores it. */
+  responseFormat?: "text" | "json_object";
 }
 
 /** Why the model stopped, in Anthropic's words. */

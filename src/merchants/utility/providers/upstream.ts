@@ -60,12 +60,30 @@ export async function upstreamFetch(
   }
   if (!response.ok) {
     const text = await readText(response, 64 * 1024, call).catch(() => "");
+    // Rate limited: the caller can come back, and should be told when (the provider's own wait, if it gave one).
+    if (response.status === 429) {
+      const wait = retryAfterSeconds(response.headers.get("retry-after"));
+      throw new UpstreamError(
+        `the ${call.provider} is rate limiting this server${providerMessage(text)}; try again in ${wait} s`,
+        "upstream_rate_limited",
+        503,
+        { "retry-after": String(wait) },
+      );
+    }
     throw new UpstreamError(
       `the ${call.provider} answered HTTP ${response.status}${providerMessage(text)}`,
       "upstream_failed",
     );
   }
   return { response, signal };
+}
+
+/** What to tell a caller after an upstream's 429: its Retry-After in whole seconds (1 s to an hour), else 30. */
+export function retryAfterSeconds(header: string | null): number {
+  const seconds = header !== null && /^\d+$/.test(header.trim()) ? Number(header.trim()) : undefined;
+  const date = seconds === undefined && header ? Date.parse(header) : Number.NaN;
+  const wait = seconds ?? (Number.isFinite(date) ? Math.ceil((date - Date.now()) / 1000) : 30);
+  return Math.min(3_600, Math.max(1, wait));
 }
 
 /** `upstreamFetch` then the body as JSON (bounded by `maxBytes`). */

@@ -1,0 +1,63 @@
+/**
+ * What every chat engine of the inference merchant offers (the offline engine, an OpenAI-compatible
+ * upstream, a local GGUF model): a request in the chat-completions dialect, answered as a stream of events.
+ * Streaming is the one primitive: a non-streaming reply is the stream collected, so metering, `max_tokens`
+ * and a client that leaves mid-reply work the same way for both.
+ */
+
+export type ChatRole = "system" | "developer" | "user" | "assistant" | "tool";
+
+/** A message as the dialect sends it; content parts other than text are the handler's to refuse. */
+export interface ChatMessage {
+  role: ChatRole;
+  content: string | null;
+  name?: string;
+}
+
+export interface ChatRequest {
+  /** The model the tier's configuration names. */
+  model: string;
+  messages: ChatMessage[];
+  /** Already resolved from the request and the tier's limits: the engine never produces more. */
+  maxTokens: number;
+  temperature?: number;
+  topP?: number;
+  /** Up to 4 sequences; the reply ends before the first one it would contain. */
+  stop?: string[];
+  /** `json_object` asks for a reply that parses as one JSON object. */
+  responseFormat?: "text" | "json_object";
+}
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export type FinishReason = "stop" | "length";
+
+export type ChatEvent =
+  | { type: "delta"; content: string }
+  | { type: "done"; finishReason: FinishReason; usage: Usage };
+
+export interface ChatEngine {
+  /** Shown to operators and, for the offline engine, in its replies. */
+  readonly name: string;
+  /**
+   * The reply, in order, ending with one `done`. Stops early (without `done`) when `signal` aborts: the
+   * caller then meters what it delivered.
+   */
+  chat(request: ChatRequest, signal?: AbortSignal): AsyncIterable<ChatEvent>;
+}
+
+/** A reply collected from its stream: what a non-streaming call returns. */
+export async function collect(
+  events: AsyncIterable<ChatEvent>,
+): Promise<{ content: string; finishReason: FinishReason; usage: Usage }> {
+  let content = "";
+  for await (const event of events) {
+    if (event.type === "delta") content += event.content;
+    else return { content, finishReason: event.finishReason, usage: event.usage };
+  }
+  throw new Error("the engine's reply ended without its usage");
+}
