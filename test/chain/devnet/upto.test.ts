@@ -3,6 +3,10 @@
  * maximum, `@x402/evm/upto/facilitator` verifies it and settles less, through the devnet's own Permit2,
  * upto proxy and Multicall3 at their canonical addresses. No project code is in the payment path; the
  * signer below is plain viem.
+ *
+ * Receipts are polled by hash, not awaited with viem's `waitForTransactionReceipt`: its block watcher drops
+ * a new block seen while it is still looking up the transaction, and a chain that mines only when a
+ * transaction waits never brings another block, so the wait can hang (it did, once, in a loaded CI run).
  */
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { toFacilitatorEvmSigner } from "@x402/evm";
@@ -10,12 +14,15 @@ import { UptoEvmScheme as UptoClient } from "@x402/evm/upto/client";
 import { UptoEvmScheme as UptoFacilitator } from "@x402/evm/upto/facilitator";
 import {
   type Address,
+  type Chain,
   createPublicClient,
   createWalletClient,
   type Hex,
   http,
+  type PublicClient,
   parseEventLogs,
   publicActions,
+  type Transport,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -24,6 +31,7 @@ import { type Devnet, devnetChain, startDevnet } from "../../../src/chain/devnet
 import { permit2Abi } from "../../../src/chain/permit2.ts";
 import { uptoProxyAbi } from "../../../src/chain/upto-proxy.ts";
 import { usdcAbi } from "../../../src/chain/usdc.ts";
+import { pollReceipt } from "../../../src/facilitator/outcome.ts";
 import { startMiner } from "../../helpers/chain.ts";
 
 const NETWORK = "eip155:8453";
@@ -32,7 +40,7 @@ const MERCHANT = privateKeyToAccount(generatePrivateKey()).address;
 
 let devnet: Devnet;
 let miner: ReturnType<typeof startMiner>;
-let client: ReturnType<typeof createPublicClient>;
+let client: PublicClient<Transport, Chain>;
 let facilitatorWallet: ReturnType<typeof walletOf>;
 let facilitator: UptoFacilitator;
 
@@ -62,7 +70,7 @@ beforeAll(async () => {
     verifyTypedData: (args) => w.verifyTypedData(args as Parameters<typeof w.verifyTypedData>[0]),
     writeContract: (args) => w.writeContract(args as Parameters<typeof w.writeContract>[0]),
     sendTransaction: (args) => w.sendTransaction(args),
-    waitForTransactionReceipt: (args) => w.waitForTransactionReceipt(args),
+    waitForTransactionReceipt: ({ hash }) => receiptOf(hash),
     getCode: (args) => w.getCode(args),
   });
   facilitator = new UptoFacilitator(signer);
@@ -72,6 +80,12 @@ afterAll(async () => {
   await miner?.stop();
   await devnet?.stop();
 });
+
+async function receiptOf(hash: Hex) {
+  const receipt = await pollReceipt(client, hash, 20_000, 20);
+  if (!receipt) throw new Error(`no receipt for ${hash} in 20 s`);
+  return receipt;
+}
 
 function buyerAt(index: number) {
   const buyer = devnet.buyers[index];
@@ -256,7 +270,7 @@ describe("x402 upto on the devnet, stock SDK end to end", () => {
       functionName: "mint",
       args: [fresh, 5n * USDC_UNIT],
     });
-    expect((await owner.waitForTransactionReceipt({ hash })).status).toBe("success");
+    expect((await receiptOf(hash)).status).toBe("success");
 
     const payload = await pay(privateKey);
     expect(await facilitator.verify(payload, requirements(MAX))).toEqual({
