@@ -15,14 +15,20 @@ export const DEFAULT_DRAIN_MS = 5_000;
  */
 export const IDLE_GRACE_MS = 300;
 
+/**
+ * Once stopping starts, the listener stays open until no connection has arrived for this long: a client
+ * whose connection the kernel has completed is answered rather than reset with the listener.
+ */
+export const LISTEN_QUIET_MS = 100;
+
 export interface Listening {
   /** Base URL, e.g. `http://127.0.0.1:8403`. */
   url: string;
   port: number;
   /**
-   * Starts stopping: refuses new connections, answers every request under way or still arriving on an
-   * open connection with `Connection: close`, closes connections once idle for `IDLE_GRACE_MS`, and cuts
-   * what is left after `drainMs`. Returns at once; `close()` waits for the end. Calling it again does nothing.
+   * Starts stopping: answers every request under way or still arriving with `Connection: close`, refuses
+   * new connections once none has come for `LISTEN_QUIET_MS` (at the latest half way through `drainMs`),
+   * closes connections once idle for `IDLE_GRACE_MS`, and cuts what is left after `drainMs`. Returns at once; `close()` waits for the end. Calling it again does nothing.
    */
   stopAccepting(drainMs?: number): void;
   /** `stopAccepting()`, then resolves once every connection has ended. */
@@ -59,13 +65,15 @@ interface Connection {
  * The graceful stop of an HTTP server. Node's own `close()` closes idle keep-alive connections at once,
  * resetting a request that is on its way on one of them, and leaves busy ones open for as long as their
  * client keeps sending: under load they never become idle and end only when cut, mid-request. Here every
- * answer given once the listener is closed says `Connection: close`, so each connection ends after its
- * current request, and a connection idle for the grace is closed.
+ * answer given once stopping starts says `Connection: close`, so each connection ends after its current
+ * request, a connection idle for the grace is closed, and the listener closes once connections stop coming.
  */
 function drainer(server: Server): { start(drainMs: number): Promise<void> } {
   const connections = new Map<Socket, Connection>();
-  let closedAt: number | undefined;
+  let stoppingSince: number | undefined;
+  let lastConnection = 0;
   server.on("connection", (socket: Socket) => {
+    lastConnection = Date.now();
     connections.set(socket, { busy: 0, idleSince: Date.now(), readWhenIdle: 0 });
     socket.once("close", () => connections.delete(socket));
   });
@@ -74,7 +82,7 @@ function drainer(server: Server): { start(drainMs: number): Promise<void> } {
   server.prependListener("request", (request: IncomingMessage, response: ServerResponse) => {
     const connection = connections.get(request.socket);
     if (connection) connection.busy++;
-    if (closedAt !== undefined) response.shouldKeepAlive = false;
+    if (stoppingSince !== undefined) response.shouldKeepAlive = false;
     else unanswered.add(response);
     response.once("close", () => {
       unanswered.delete(response);
@@ -88,31 +96,43 @@ function drainer(server: Server): { start(drainMs: number): Promise<void> } {
   return {
     start(drainMs) {
       done ??= new Promise<void>((resolve) => {
+        const stopAt = Date.now();
         const cut = setTimeout(() => {
           for (const socket of connections.keys()) socket.destroy();
         }, drainMs);
         cut.unref();
-        let sweep: NodeJS.Timeout | undefined;
-        // The listener closes after one full turn of the event loop: connections the kernel has already
-        // completed (their client is sending) are accepted and answered rather than reset with the
-        // listener. net's close, not http's, which would also destroy idle connections at once.
-        setImmediate(() =>
-          setImmediate(() => {
-            NetServer.prototype.close.call(server, () => {
-              clearInterval(sweep);
-              clearTimeout(cut);
-              resolve();
-            });
-            // Only now do answers say `Connection: close`: a client told earlier would reconnect into
-            // the listener's queue, and be reset with it instead of refused. Answers already sent said
-            // keep-alive; their connection is closed once idle.
-            closedAt = Date.now();
-            for (const response of unanswered) if (!response.headersSent) response.shouldKeepAlive = false;
-            unanswered.clear();
-            sweep = setInterval(() => setImmediate(closeIdle), IDLE_GRACE_MS / 4);
-            sweep.unref();
-          }),
+        // From now on every answer says `Connection: close`, those under way included: each connection ends
+        // after its current request. Answers already sent said keep-alive; their connection is closed once
+        // idle for the grace.
+        stoppingSince = stopAt;
+        for (const response of unanswered) if (!response.headersSent) response.shouldKeepAlive = false;
+        unanswered.clear();
+        const sweep = setInterval(() => setImmediate(closeIdle), IDLE_GRACE_MS / 4);
+        sweep.unref();
+        const closeListener = () =>
+          NetServer.prototype.close.call(server, () => {
+            clearInterval(sweep);
+            clearTimeout(cut);
+            resolve();
+          });
+        // The listener closes once no connection has come for `LISTEN_QUIET_MS` (or when the drain time is
+        // nearly up): closing it resets every connection the kernel has completed but the process has not
+        // yet accepted, and their clients' requests with them. A client told `Connection: close` reconnects
+        // for its next request and is answered too. net's close, not http's, which would also destroy idle
+        // connections at once. Checked after the event loop has accepted what was waiting (setImmediate
+        // follows the poll phase).
+        const whenQuiet = setInterval(
+          () =>
+            setImmediate(() => {
+              const now = Date.now();
+              if (now - Math.max(lastConnection, stopAt) < LISTEN_QUIET_MS && now - stopAt < drainMs / 2)
+                return;
+              clearInterval(whenQuiet);
+              closeListener();
+            }),
+          LISTEN_QUIET_MS / 4,
         );
+        whenQuiet.unref();
       });
       return done;
     },
@@ -128,7 +148,7 @@ function drainer(server: Server): { start(drainMs: number): Promise<void> } {
     const now = Date.now();
     for (const [socket, c] of connections) {
       const idle = c.busy === 0 && socket.bytesRead === c.readWhenIdle;
-      if (idle && now - Math.max(c.idleSince, closedAt as number) >= IDLE_GRACE_MS) socket.destroy();
+      if (idle && now - Math.max(c.idleSince, stoppingSince as number) >= IDLE_GRACE_MS) socket.destroy();
     }
   }
 }

@@ -1,6 +1,6 @@
 import net from "node:net";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { IDLE_GRACE_MS, listen } from "../../src/common/listen.ts";
+import { IDLE_GRACE_MS, LISTEN_QUIET_MS, listen } from "../../src/common/listen.ts";
 
 /** A raw HTTP/1.1 connection: what it sends and everything it receives, and when the server closed it. */
 async function connect(url: string) {
@@ -66,7 +66,7 @@ describe("listen's stop", () => {
     }
   });
 
-  it("refuses new connections at once and closes an idle keep-alive connection after the grace", async () => {
+  it("answers a connection that comes as stopping starts, refuses new ones once they stop coming, and closes an idle keep-alive connection after the grace", async () => {
     const server = await listen(() => new Response("ok"), "127.0.0.1", 0);
     const idle = await connect(server.url);
     idle.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -75,7 +75,15 @@ describe("listen's stop", () => {
 
     const stoppedAt = Date.now();
     server.stopAccepting();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // A client that connected just then (closing the listener would reset it with its request).
+    const late = await connect(server.url);
+    late.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    await late.closed;
+    expect(answers(late.received())).toEqual(["HTTP/1.1 200"]);
+    expect(late.received()).toMatch(/\r\nConnection: close\r\n/i);
+
+    // Well past the quiet time with no one connecting: the listener is closed.
+    await new Promise((resolve) => setTimeout(resolve, LISTEN_QUIET_MS * 10));
     const refused = await new Promise<string | undefined>((resolve) => {
       const socket = net.connect(server.port, "127.0.0.1");
       socket.once("connect", () => {
