@@ -1,5 +1,5 @@
 /**
- * The chain reads the SDK's exact scheme makes through our signer (`getCode`, `readContract`), with one
+ * The chain reads the SDK's schemes make through our signer (`getCode`, `readContract`), with one
  * addition: a caller that knows which reads a step of the SDK is about to make can start them early and
  * let the SDK's identical reads share them (`hold`).
  *
@@ -33,13 +33,18 @@ export interface ChainReads {
   hold(reads: { code?: readonly `0x${string}`[]; calls?: readonly ContractRead[] }): { release(): void };
 }
 
-export function createChainReads(client: PublicClient<Transport, Chain>): ChainReads {
+/**
+ * `from` is the facilitator's own account: calls are made as it would send them, which the upto proxy
+ * checks (only the facilitator the buyer named may settle, so a simulation from anyone else reverts).
+ */
+export function createChainReads(client: PublicClient<Transport, Chain>, from: `0x${string}`): ChainReads {
   /** The latest read started by a hold still in force, per key. */
   const held = new Map<string, Promise<unknown>>();
 
   const fetchCode = (address: `0x${string}`) => client.getCode({ address });
   const fetchCall = (read: ContractRead) =>
     client.readContract({
+      account: from,
       address: read.address,
       abi: read.abi as Abi,
       functionName: read.functionName,

@@ -9,6 +9,7 @@ import type {
   VerifyResponse,
 } from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
+import { UptoEvmScheme } from "@x402/evm/upto/facilitator";
 import { BAZAAR, type DiscoveryResourcesResponse } from "@x402/extensions/bazaar";
 import type { Hono } from "hono";
 import { type Chain, createPublicClient, createWalletClient, type Hex } from "viem";
@@ -74,8 +75,9 @@ export interface Facilitator {
 }
 
 /**
- * The project's own x402 v2 facilitator: the exact scheme on EVM with EIP-3009 authorizations (USDC),
- * verified and settled by `@x402/evm`'s `ExactEvmScheme` under `@x402/core`'s `x402Facilitator`, with a
+ * The project's own x402 v2 facilitator: the exact scheme on EVM with EIP-3009 authorizations (USDC) and
+ * the upto scheme with Permit2 authorizations through the x402 upto proxy, verified and settled by
+ * `@x402/evm`'s `ExactEvmScheme` and `UptoEvmScheme` under `@x402/core`'s `x402Facilitator`, with a
  * PostgreSQL ledger that makes settlement at-most-once per authorization and a Bazaar.
  * docs/facilitator.md describes the wire answers.
  *
@@ -114,7 +116,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
 
   const receiptBlocks = new Map<string, bigint>();
   const submitter = createSubmitter(wallet, client);
-  const reads = createChainReads(client);
+  const reads = createChainReads(client, submitter.address);
   const signer = createSigner({
     client,
     reads,
@@ -133,6 +135,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   });
   const sdk = new x402Facilitator()
     .register(network, new ExactEvmScheme(signer, { pendingSettlementStore: NO_PENDING_STORE }))
+    .register(network, new UptoEvmScheme(signer, { pendingSettlementStore: NO_PENDING_STORE }))
     .registerExtension(BAZAAR);
 
   const verify = createVerification({ db, sdk, client, reads, scope });

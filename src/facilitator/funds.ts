@@ -13,17 +13,20 @@ export async function lackOfFunds(
   client: PublicClient<Transport, Chain>,
   payment: CheckedPayment,
 ): Promise<string | undefined> {
-  const { from, value } = payment.eip3009.authorization;
+  const from = payment.terms.payer;
+  // What is at stake now: the authorized value (exact), the maximum at /verify or the amount taken at
+  // /settle (upto).
+  const value = BigInt(payment.requirements.amount);
   const balance = await client
     .readContract({
       address: payment.requirements.asset as `0x${string}`,
       abi: usdcAbi,
       functionName: "balanceOf",
-      args: [from as `0x${string}`],
+      args: [from],
     })
     .catch(() => undefined);
-  if (balance === undefined || balance >= BigInt(value)) return undefined;
-  return `the payer holds ${balance} atomic units of the token, less than the ${value} authorized`;
+  if (balance === undefined || balance >= value) return undefined;
+  return `the payer holds ${balance} atomic units of the token, less than the ${value} at stake`;
 }
 
 /** SDK reasons after which the payer's balance is worth reading: a failed simulation, a low balance. */

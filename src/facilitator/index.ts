@@ -1,6 +1,6 @@
 /**
- * The project's x402 v2 facilitator (exact scheme, EIP-3009, Base): verify, settle at most once per
- * authorization, a Bazaar, over HTTP. See docs/facilitator.md.
+ * The project's x402 v2 facilitator (Base: exact with EIP-3009, upto with Permit2): verify, settle at most
+ * once per authorization, a Bazaar, over HTTP. See docs/facilitator.md.
  */
 export type { BazaarOutcome, DiscoveryQuery } from "./bazaar.ts";
 export { ChainMismatchError, type OnNewChain } from "./chain-identity.ts";

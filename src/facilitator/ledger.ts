@@ -1,5 +1,6 @@
 /**
- * The authorization ledger's SQL: one row per EIP-3009 authorization this facilitator verified. Every
+ * The authorization ledger's SQL: one row per authorization this facilitator verified (EIP-3009 for exact,
+ * Permit2 for upto). Every
  * state change is a conditional UPDATE on the expected state, so of two racing requests (in this process
  * or another one sharing the server) exactly one wins and the other re-reads the row.
  *
@@ -24,6 +25,8 @@ export interface LedgerRow {
   payment_requirements: PaymentRequirements;
   tx_hash: `0x${string}` | null;
   tx_nonce: bigint | null;
+  /** What /settle asked to take: the value (exact) or the metered amount, at most the maximum (upto). */
+  settled_amount: string | null;
   block_number: bigint | null;
   error_reason: string | null;
   error_message: string | null;
@@ -51,7 +54,7 @@ export async function findAuthorization(
  * call returns false.
  */
 export async function recordVerified(db: Queryable, payment: CheckedPayment): Promise<boolean> {
-  const a = payment.eip3009.authorization;
+  const t = payment.terms;
   const { rowCount } = await db.query(
     `INSERT INTO facilitator_authorizations AS f
        (network, asset, payer, nonce, digest, state, pay_to, amount, valid_before,
@@ -60,16 +63,16 @@ export async function recordVerified(db: Queryable, payment: CheckedPayment): Pr
      ON CONFLICT (network, asset, payer, nonce) DO UPDATE SET
        digest = EXCLUDED.digest, state = 'verified', pay_to = EXCLUDED.pay_to, amount = EXCLUDED.amount,
        valid_before = EXCLUDED.valid_before, payment_payload = EXCLUDED.payment_payload,
-       payment_requirements = EXCLUDED.payment_requirements, tx_hash = NULL, tx_nonce = NULL,
+       payment_requirements = EXCLUDED.payment_requirements, tx_hash = NULL, tx_nonce = NULL, settled_amount = NULL,
        block_number = NULL, error_reason = NULL, error_message = NULL, claimed_at = NULL,
        submitted_at = NULL, settled_at = NULL, verified_at = now(), updated_at = now()
      WHERE f.state IN ('verified', 'failed')`,
     [
       ...keyParams(payment.key),
       payment.digest,
-      a.to.toLowerCase(),
-      BigInt(a.value),
-      BigInt(a.validBefore),
+      t.payTo.toLowerCase(),
+      t.value,
+      t.expires,
       JSON.stringify(payment.payload),
       JSON.stringify(payment.requirements),
     ],
@@ -77,12 +80,21 @@ export async function recordVerified(db: Queryable, payment: CheckedPayment): Pr
   return rowCount === 1;
 }
 
-/** verified -> submitting, for the one /settle that will submit. True when this call won. */
-export async function claim(db: Queryable, key: AuthorizationKey, digest: string): Promise<boolean> {
+/**
+ * verified -> submitting, for the one /settle that will submit `amount`. True when this call won. A
+ * reclaimed claim keeps the amount of the first: the same payment is settled for what was first asked.
+ */
+export async function claim(
+  db: Queryable,
+  key: AuthorizationKey,
+  digest: string,
+  amount: bigint,
+): Promise<boolean> {
   const { rowCount } = await db.query(
-    `UPDATE facilitator_authorizations SET state = 'submitting', claimed_at = now(), updated_at = now()
+    `UPDATE facilitator_authorizations
+     SET state = 'submitting', settled_amount = $6, claimed_at = now(), updated_at = now()
      WHERE ${KEY} AND digest = $5 AND state = 'verified'`,
-    [...keyParams(key), digest],
+    [...keyParams(key), digest, amount],
   );
   return rowCount === 1;
 }
@@ -161,6 +173,25 @@ export async function markSettled(
      WHERE ${KEY} AND state = 'pending' AND tx_hash = $5
      RETURNING *`,
     [...keyParams(key), hash.toLowerCase(), blockNumber],
+  );
+  return rows[0];
+}
+
+/**
+ * submitting -> settled with no transaction: an upto payment whose metered amount is 0 moves nothing, and
+ * the authorization is spent all the same (one payment, one delivery). Returns the settled row.
+ */
+export async function markSettledWithoutTransfer(
+  db: Queryable,
+  key: AuthorizationKey,
+): Promise<LedgerRow | undefined> {
+  const { rows } = await db.query<LedgerRow>(
+    `UPDATE facilitator_authorizations
+     SET state = 'settled', settled_amount = 0, settled_at = now(), error_reason = NULL, error_message = NULL,
+         updated_at = now()
+     WHERE ${KEY} AND state = 'submitting'
+     RETURNING *`,
+    keyParams(key),
   );
   return rows[0];
 }

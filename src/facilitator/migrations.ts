@@ -89,4 +89,14 @@ export const FACILITATOR_MIGRATIONS: readonly Migration[] = [
       UPDATE facilitator_authorizations SET delivered_at = settled_at WHERE state = 'settled';
     `,
   },
+  {
+    version: 3,
+    name: "upto: the amount each settlement takes",
+    up: `
+      -- Exact payments take their value; upto payments a metered amount up to their maximum (amount), fixed
+      -- when a /settle claims the row. Rows settled before this version took their value.
+      ALTER TABLE facilitator_authorizations ADD COLUMN settled_amount numeric(78, 0);
+      UPDATE facilitator_authorizations SET settled_amount = amount WHERE state IN ('submitting', 'pending', 'settled');
+    `,
+  },
 ];

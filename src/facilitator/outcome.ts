@@ -8,11 +8,14 @@ import {
   TransactionReceiptNotFoundError,
   type Transport,
 } from "viem";
+import { PERMIT2_ADDRESS } from "../chain/base.ts";
+import { permit2Abi } from "../chain/permit2.ts";
 import { usdcAbi } from "../chain/usdc.ts";
 
 /** What the chain says about a settlement transaction this facilitator broadcast. */
 export type ChainOutcome =
-  /** Mined, and it used this authorization (an `AuthorizationUsed(payer, nonce)` log of the token). */
+  /** Mined, and it used this authorization (EIP-3009: the token's `AuthorizationUsed(payer, nonce)` log;
+   * Permit2: a transfer from the payer, which Permit2 allows only with the nonce spent). */
   | { status: "settled"; blockNumber: bigint }
   /** Mined without using the authorization (reverted). */
   | { status: "reverted"; blockNumber: bigint }
@@ -24,6 +27,8 @@ export type ChainOutcome =
   | { status: "settled_elsewhere" };
 
 export interface PendingSettlement {
+  /** How the payer signed: the token's EIP-3009 nonce, or Permit2's (the upto scheme). */
+  method: "eip3009" | "permit2";
   hash: Hex;
   /** The transaction's nonce in the facilitator account. */
   txNonce: bigint;
@@ -60,15 +65,22 @@ export async function checkSettlement(
 /** Whether a receipt shows this very authorization being used. */
 export function judgeReceipt(receipt: TransactionReceipt, tx: PendingSettlement): ChainOutcome {
   if (receipt.status !== "success") return { status: "reverted", blockNumber: receipt.blockNumber };
-  const used = parseEventLogs({
-    abi: usdcAbi,
-    eventName: "AuthorizationUsed",
-    logs: receipt.logs.filter((log) => log.address.toLowerCase() === tx.asset.toLowerCase()),
-  }).some(
-    (log) =>
-      log.args.authorizer.toLowerCase() === tx.payer.toLowerCase() &&
-      log.args.nonce.toLowerCase() === tx.nonce.toLowerCase(),
-  );
+  const fromToken = receipt.logs.filter((log) => log.address.toLowerCase() === tx.asset.toLowerCase());
+  const used =
+    tx.method === "permit2"
+      ? // The proxy's settle either transfers through Permit2, spending the nonce, or reverts.
+        parseEventLogs({ abi: usdcAbi, eventName: "Transfer", logs: fromToken }).some(
+          (log) => log.args.from.toLowerCase() === tx.payer.toLowerCase(),
+        )
+      : parseEventLogs({
+          abi: usdcAbi,
+          eventName: "AuthorizationUsed",
+          logs: fromToken,
+        }).some(
+          (log) =>
+            log.args.authorizer.toLowerCase() === tx.payer.toLowerCase() &&
+            log.args.nonce.toLowerCase() === tx.nonce.toLowerCase(),
+        );
   return used
     ? { status: "settled", blockNumber: receipt.blockNumber }
     : { status: "reverted", blockNumber: receipt.blockNumber };
@@ -120,10 +132,21 @@ async function knownTransaction(client: PublicClient<Transport, Chain>, hash: He
   }
 }
 
-async function authorizationUsed(
+/** Whether the chain has spent this nonce of the payer (in the token, or in Permit2's bitmap). */
+export async function authorizationUsed(
   client: PublicClient<Transport, Chain>,
-  tx: PendingSettlement,
+  tx: Pick<PendingSettlement, "method" | "asset" | "payer" | "nonce">,
 ): Promise<boolean> {
+  if (tx.method === "permit2") {
+    const nonce = BigInt(tx.nonce);
+    const word = await client.readContract({
+      address: PERMIT2_ADDRESS,
+      abi: permit2Abi,
+      functionName: "nonceBitmap",
+      args: [tx.payer, nonce >> 8n],
+    });
+    return ((word >> (nonce & 0xffn)) & 1n) === 1n;
+  }
   return client.readContract({
     address: tx.asset,
     abi: usdcAbi,

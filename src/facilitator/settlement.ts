@@ -20,7 +20,7 @@ import type { SettleResponse } from "@x402/core/types";
 import type { Chain, PublicClient, Transport } from "viem";
 import type { Database } from "../common/db/index.ts";
 import { log } from "../common/log.ts";
-import { type CheckedPayment, type Eip3009Payload, keyString } from "./authorization.ts";
+import { type CheckedPayment, keyString, signedOf, termsOf } from "./authorization.ts";
 import type { BazaarOutcome } from "./bazaar.ts";
 import type { ChainReads } from "./chain-reads.ts";
 import {
@@ -43,6 +43,7 @@ import {
   listUnresolved,
   markFailed,
   markSettled,
+  markSettledWithoutTransfer,
   reclaimStale,
   release,
 } from "./ledger.ts";
@@ -116,6 +117,8 @@ export function createSettlement(options: SettlementOptions): Settlement {
           payer,
           transaction: row.tx_hash ?? "",
           network,
+          // upto says what it took, as the SDK's facilitator does.
+          ...(row.payment_requirements.scheme === "upto" ? { amount: row.settled_amount ?? "0" } : {}),
           ...(bazaar ? { extensionResponses: { bazaar } } : {}),
         };
       case "pending":
@@ -178,17 +181,18 @@ export function createSettlement(options: SettlementOptions): Settlement {
   };
 
   const look = async (row: LedgerRow, waitMs: number): Promise<ChainOutcome> => {
-    const payload = row.payment_payload.payload as unknown as Eip3009Payload;
+    const signed = signedOf(row.payment_payload);
     try {
       return await checkSettlement(
         client,
         options.signer,
         {
+          method: signed.method,
           hash: row.tx_hash as `0x${string}`,
           txNonce: row.tx_nonce ?? 0n,
           asset: row.asset as `0x${string}`,
           payer: row.payer as `0x${string}`,
-          nonce: payload.authorization.nonce,
+          nonce: termsOf(signed).nonce,
         },
         { waitMs, pollingIntervalMs: options.pollingIntervalMs },
       );
@@ -204,7 +208,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
     let result: SettleResponse;
     // The SDK re-verifies first (no simulation at settle: the gas estimate is one) and reads the payer's
     // code twice doing so: once is enough.
-    const hold = options.reads.hold({ code: [payment.eip3009.authorization.from] });
+    const hold = options.reads.hold({ code: [payment.terms.payer] });
     try {
       result = await sdk.settle(payment.payload, payment.requirements);
     } catch (error) {
@@ -213,7 +217,11 @@ export function createSettlement(options: SettlementOptions): Settlement {
     } finally {
       hold.release();
     }
-    if (result.success) {
+    if (result.success && !result.transaction && BigInt(payment.requirements.amount) === 0n) {
+      // upto with nothing to take: the SDK sent nothing. The authorization is spent all the same.
+      const settled = await markSettledWithoutTransfer(db, payment.key);
+      if (settled) return answer(settled, await options.recordInBazaar(settled));
+    } else if (result.success) {
       // The usual case in one statement: the row is settled only if it is pending with this very
       // transaction (what reading it first would have checked), and the update answers with the row.
       const hash = result.transaction.toLowerCase();
@@ -241,11 +249,12 @@ export function createSettlement(options: SettlementOptions): Settlement {
   };
 
   const settleVerified = async (payment: CheckedPayment): Promise<SettleResponse> => {
-    const payer = payment.eip3009.authorization.from;
+    const payer = payment.terms.payer;
+    const amount = BigInt(payment.requirements.amount);
     const deadline = Date.now() + options.confirmationTimeoutMs;
     // The usual case first, in one statement: the row is verified with this very content. The claim's
     // condition is the one the loop below checks after reading the row.
-    if (await claim(db, payment.key, payment.digest)) return submit(payment);
+    if (await claim(db, payment.key, payment.digest, amount)) return submit(payment);
     for (;;) {
       const row = await findAuthorization(db, payment.key);
       if (!row || row.digest !== payment.digest) {
@@ -257,7 +266,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
       }
       switch (row.state) {
         case "verified":
-          if (await claim(db, payment.key, payment.digest)) return submit(payment);
+          if (await claim(db, payment.key, payment.digest, amount)) return submit(payment);
           break; // another request claimed it first: look again
         case "submitting":
           if (await reclaimStale(db, payment.key, STALE_CLAIM_SECONDS)) return submit(payment);
@@ -330,7 +339,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
 }
 
 function payerOf(row: LedgerRow): string {
-  return (row.payment_payload.payload as unknown as Eip3009Payload).authorization.from;
+  return termsOf(signedOf(row.payment_payload)).payer;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -1,17 +1,17 @@
 /**
- * POST /verify: the SDK's checks of an exact EIP-3009 payment (signature, recipient, amount, time window,
- * balance, a simulated transfer), plus what only a ledger knows: an authorization this facilitator is
+ * POST /verify: the SDK's checks of a payment (exact with EIP-3009, upto with Permit2: signature, recipient,
+ * amount, time window, balance, a simulated transfer), plus what only a ledger knows: an authorization this facilitator is
  * settling or has settled is no longer valid, even before its transaction is mined. A valid payment gets
  * a ledger row, which is what later allows /settle.
  *
- * For speed (a verification is on every paid request's path), the usual case makes one chain round trip
+ * For speed (a verification is on every paid request's path), the usual exact case makes one chain round trip
  * and one ledger statement besides the SDK's CPU work (secp256k1 recovery):
  * - the SDK's chain reads (the payer's code, read twice by the SDK, and the simulated transfer) start
  *   together, before the SDK asks for them, and overlap with its recovery (see chain-reads.ts);
  * - the ledger's upsert itself refuses a row being settled or settled, so the row is read only when the
  *   upsert or the SDK refused, to say why;
- * - an authorization already used on chain fails the SDK's simulation (the token refuses a used nonce);
- *   only then is `authorizationState` read, to say so plainly.
+ * - an authorization already used on chain fails the SDK's simulation (the token, or Permit2, refuses a
+ *   used nonce); only then is the nonce read, to say so plainly.
  * The answers and their precedence (ledger, then used on chain, then the SDK's reason) are those of the
  * checks made one after the other, except that a failed diagnosis read leaves the SDK's refusal as is.
  */
@@ -19,7 +19,6 @@ import type { x402Facilitator } from "@x402/core/facilitator";
 import type { VerifyResponse } from "@x402/core/types";
 import { eip3009ABI } from "@x402/evm";
 import { type Chain, getAddress, type PublicClient, parseSignature, type Transport } from "viem";
-import { usdcAbi } from "../chain/usdc.ts";
 import type { Database } from "../common/db/index.ts";
 import { log } from "../common/log.ts";
 import type { CheckedPayment } from "./authorization.ts";
@@ -27,6 +26,7 @@ import type { ChainReads, ContractRead } from "./chain-reads.ts";
 import { INSUFFICIENT_FUNDS, NONCE_ALREADY_USED, UNEXPECTED_VERIFY_ERROR } from "./errors.ts";
 import { fundsSuspected, lackOfFunds } from "./funds.ts";
 import { findAuthorization, type LedgerRow, recordVerified } from "./ledger.ts";
+import { authorizationUsed } from "./outcome.ts";
 import { checkPayment, type Scope } from "./wire.ts";
 
 export interface VerificationOptions {
@@ -47,7 +47,7 @@ export function createVerification({ db, sdk, client, reads, scope }: Verificati
     if (!checked.ok)
       return { isValid: false, invalidReason: checked.reason, invalidMessage: checked.message };
     const { payment } = checked;
-    const payer = payment.eip3009.authorization.from;
+    const payer = payment.terms.payer;
     const used = (message: string): VerifyResponse => ({
       isValid: false,
       invalidReason: NONCE_ALREADY_USED,
@@ -84,14 +84,12 @@ export function createVerification({ db, sdk, client, reads, scope }: Verificati
     if (result.isValid) return used("this authorization is being settled"); // it moved on, then back
     // A used nonce is worth saying plainly (the SDK's own diagnosis reads it through Multicall3, which a
     // devnet may lack). Asked directly, and only now.
-    const onChain = await client
-      .readContract({
-        address: payment.requirements.asset as `0x${string}`,
-        abi: usdcAbi,
-        functionName: "authorizationState",
-        args: [payer, payment.eip3009.authorization.nonce],
-      })
-      .catch(() => false);
+    const onChain = await authorizationUsed(client, {
+      method: payment.signed.method,
+      asset: payment.requirements.asset as `0x${string}`,
+      payer,
+      nonce: payment.terms.nonce,
+    }).catch(() => false);
     if (onChain) return used("this authorization was already used on chain");
     const lacking = fundsSuspected(result.invalidReason) ? await lackOfFunds(client, payment) : undefined;
     return lacking
@@ -101,12 +99,13 @@ export function createVerification({ db, sdk, client, reads, scope }: Verificati
 }
 
 /**
- * The transfer the SDK simulates for an ECDSA signature (65 bytes), built as it builds it (same ABI,
- * same arguments) so that its call shares this one. Other signatures (smart wallets) are simulated by
- * the SDK on its own.
+ * The transfer the SDK simulates for an exact payment's ECDSA signature (65 bytes), built as it builds it
+ * (same ABI, same arguments) so that its call shares this one. Other signatures (smart wallets) and upto
+ * payments are simulated by the SDK on its own.
  */
 function simulationOf(payment: CheckedPayment): ContractRead[] {
-  const { authorization: a, signature } = payment.eip3009;
+  if (payment.signed.method !== "eip3009") return [];
+  const { authorization: a, signature } = payment.signed.payload;
   if (signature.length !== 132) return [];
   try {
     const { v, yParity, r, s } = parseSignature(signature);

@@ -6,6 +6,9 @@ import {
   type CheckedPayment,
   Eip3009PayloadSchema,
   isPermit2Payload,
+  type Signed,
+  termsOf,
+  UptoPermit2PayloadSchema,
 } from "./authorization.ts";
 import {
   INVALID_NETWORK,
@@ -64,8 +67,8 @@ export function parseRequestBody(
 }
 
 /**
- * Checks a payment is one this facilitator can judge (x402 v2, exact scheme, its network and assets, an
- * EIP-3009 payload of the right shape) and derives its ledger key. The signature, amounts and time window
+ * Checks a payment is one this facilitator can judge (x402 v2, the exact or the upto scheme, its network
+ * and assets, a payload of the scheme's shape) and derives its ledger key. The signature, amounts and time window
  * are the SDK's to check.
  */
 export function checkPayment(
@@ -97,8 +100,18 @@ export function checkPayment(
     ["paymentRequirements", r.scheme],
     ["paymentPayload.accepted", p.accepted.scheme],
   ]) {
-    if (scheme !== "exact")
-      return refused(UNSUPPORTED_SCHEME, `${where}.scheme "${scheme}" is not supported (only "exact")`);
+    if (scheme !== "exact" && scheme !== "upto") {
+      return refused(
+        UNSUPPORTED_SCHEME,
+        `${where}.scheme "${scheme}" is not supported (only "exact" and "upto")`,
+      );
+    }
+  }
+  if (r.scheme !== p.accepted.scheme) {
+    return refused(
+      UNSUPPORTED_SCHEME,
+      `paymentPayload.accepted.scheme "${p.accepted.scheme}" is not the requirements' "${r.scheme}"`,
+    );
   }
   for (const [where, network] of [
     ["paymentRequirements", r.network],
@@ -117,26 +130,51 @@ export function checkPayment(
       `asset ${r.asset} is not settled here (only ${[...scope.assets].join(", ")})`,
     );
   }
-  if (isPermit2Payload(p.payload)) {
-    return refused(
-      UNSUPPORTED_PAYLOAD_TYPE,
-      "Permit2 payloads are not settled here (only EIP-3009 authorizations)",
-    );
-  }
-  const eip3009 = Eip3009PayloadSchema.safeParse(p.payload);
-  if (!eip3009.success)
-    return malformed(INVALID_PAYLOAD, `paymentPayload.payload: ${describe(eip3009.error)}`);
-
+  const signed = parseSigned(r.scheme, p.payload);
+  if (!signed.ok) return signed;
   return {
     ok: true,
     payment: {
       payload: p,
       requirements: r,
-      eip3009: eip3009.data,
-      key: authorizationKey(scope.network, r.asset, eip3009.data),
-      digest: authorizationDigest(eip3009.data),
+      signed: signed.signed,
+      terms: termsOf(signed.signed),
+      key: authorizationKey(scope.network, r.asset, signed.signed),
+      digest: authorizationDigest(signed.signed),
     },
   };
+}
+
+/**
+ * The signed payload of a scheme: exact takes EIP-3009 authorizations (not exact's Permit2 variant, which
+ * this facilitator does not settle), upto takes Permit2 ones spent through the upto proxy.
+ */
+function parseSigned(
+  scheme: string,
+  payload: Record<string, unknown>,
+): { ok: true; signed: Signed } | Rejection {
+  if (scheme === "upto") {
+    if (!isPermit2Payload(payload)) {
+      return refused(
+        UNSUPPORTED_PAYLOAD_TYPE,
+        "the upto scheme is paid with a Permit2 authorization (permit2Authorization)",
+      );
+    }
+    const permit2 = UptoPermit2PayloadSchema.safeParse(payload);
+    if (!permit2.success)
+      return malformed(INVALID_PAYLOAD, `paymentPayload.payload: ${describe(permit2.error)}`);
+    return { ok: true, signed: { method: "permit2", payload: permit2.data } };
+  }
+  if (isPermit2Payload(payload)) {
+    return refused(
+      UNSUPPORTED_PAYLOAD_TYPE,
+      "the exact scheme's Permit2 payloads are not settled here (only EIP-3009 authorizations)",
+    );
+  }
+  const eip3009 = Eip3009PayloadSchema.safeParse(payload);
+  if (!eip3009.success)
+    return malformed(INVALID_PAYLOAD, `paymentPayload.payload: ${describe(eip3009.error)}`);
+  return { ok: true, signed: { method: "eip3009", payload: eip3009.data } };
 }
 
 function malformed(reason: string, message: string): Rejection {

@@ -65,7 +65,15 @@ describe.runIf(process.platform === "linux").concurrent("devnet command", () => 
     // The facilitator settles on this chain from the devnet's facilitator account (anvil's account 1).
     const supported = await (await fetch(`${ready.facilitator}/supported`)).json();
     expect(supported).toEqual({
-      kinds: [{ x402Version: 2, scheme: "exact", network: "eip155:8453" }],
+      kinds: [
+        { x402Version: 2, scheme: "exact", network: "eip155:8453" },
+        {
+          x402Version: 2,
+          scheme: "upto",
+          network: "eip155:8453",
+          extra: { facilitatorAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" },
+        },
+      ],
       extensions: ["bazaar"],
       signers: { "eip155:*": ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"] },
     });

@@ -4,6 +4,7 @@ import { createChainReads } from "../../src/facilitator/chain-reads.ts";
 
 const PAYER = "0x00000000000000000000000000000000000000aA";
 const TOKEN = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+const FACILITATOR = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 
 /** A client that counts its reads and answers each with its sequence number. */
 function countingClient() {
@@ -13,7 +14,17 @@ function countingClient() {
       calls.push(`code ${address}`);
       return `0x${calls.length}`;
     },
-    readContract: async ({ functionName, args }: { functionName: string; args: readonly unknown[] }) => {
+    readContract: async ({
+      account,
+      functionName,
+      args,
+    }: {
+      account: string;
+      functionName: string;
+      args: readonly unknown[];
+    }) => {
+      // Every call is made as the facilitator would send it.
+      if (account !== FACILITATOR) throw new Error(`called from ${account}`);
       calls.push(`${functionName}(${args.join(",")})`);
       if (functionName === "fails") throw new Error("reverted");
       return calls.length;
@@ -25,7 +36,7 @@ function countingClient() {
 describe("chain reads shared with a hold", () => {
   it("answers identical reads from the held one while the hold lasts, then asks the node again", async () => {
     const { calls, client } = countingClient();
-    const reads = createChainReads(client);
+    const reads = createChainReads(client, FACILITATOR);
     const call = { address: TOKEN, abi: [], functionName: "f", args: [PAYER, 27n, "0xAB"] } as const;
     const hold = reads.hold({ code: [PAYER], calls: [call] });
     expect(calls).toHaveLength(2); // started at once
@@ -56,7 +67,7 @@ describe("chain reads shared with a hold", () => {
 
   it("lets a newer hold's read replace an older one, and keeps it when the older hold ends", async () => {
     const { calls, client } = countingClient();
-    const reads = createChainReads(client);
+    const reads = createChainReads(client, FACILITATOR);
     const first = reads.hold({ code: [PAYER] });
     const second = reads.hold({ code: [PAYER] });
     expect(await reads.getCode({ address: PAYER })).toBe("0x2");
@@ -69,7 +80,7 @@ describe("chain reads shared with a hold", () => {
 
   it("shares a failure with the calls that ask for it, and a read nobody asks for fails quietly", async () => {
     const { client } = countingClient();
-    const reads = createChainReads(client);
+    const reads = createChainReads(client, FACILITATOR);
     const failing = { address: TOKEN, abi: [], functionName: "fails", args: [1n] } as const;
     const unused = reads.hold({ calls: [failing] });
     unused.release(); // never asked: no unhandled rejection

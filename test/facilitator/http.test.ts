@@ -77,7 +77,16 @@ async function buy(payload: PaymentPayload, requirements: PaymentRequirements) {
 describe("facilitator HTTP", () => {
   it("serves /supported, /healthz and JSON 404s", async () => {
     const supported = {
-      kinds: [{ x402Version: 2, scheme: "exact", network: NETWORK }],
+      kinds: [
+        { x402Version: 2, scheme: "exact", network: NETWORK },
+        // The upto scheme's buyers sign for the facilitator that may settle: it is named here.
+        {
+          x402Version: 2,
+          scheme: "upto",
+          network: NETWORK,
+          extra: { facilitatorAddress: devnet.facilitatorAccount.address },
+        },
+      ],
       extensions: ["bazaar"],
       signers: { "eip155:*": [devnet.facilitatorAccount.address] },
     };
@@ -149,6 +158,17 @@ describe("facilitator HTTP", () => {
       [{ ...payment, accepted: elsewhere }, elsewhere, reasons.INVALID_NETWORK],
       [payment, otherAsset, reasons.UNSUPPORTED_ASSET],
       [payment, { ...requirements, scheme: "upto" }, reasons.UNSUPPORTED_SCHEME],
+      [
+        { ...payment, accepted: { ...requirements, scheme: "deferred" } },
+        { ...requirements, scheme: "deferred" },
+        reasons.UNSUPPORTED_SCHEME,
+      ],
+      // upto is paid with a Permit2 authorization, not an EIP-3009 one.
+      [
+        { ...payment, accepted: { ...requirements, scheme: "upto" } },
+        { ...requirements, scheme: "upto" },
+        reasons.UNSUPPORTED_PAYLOAD_TYPE,
+      ],
       [
         { ...payment, payload: { permit2Authorization: {}, signature: "0x" } },
         requirements,

@@ -239,7 +239,7 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
     expect(await facilitator.settle(payment, requirements)).toMatchObject({
       success: false,
       errorReason: reasons.INSUFFICIENT_FUNDS,
-      errorMessage: "the payer holds 0 atomic units of the token, less than the 1000 authorized",
+      errorMessage: "the payer holds 0 atomic units of the token, less than the 1000 at stake",
       transaction: "",
     });
     // Nothing was broadcast: the authorization may settle once the funds are back.

@@ -1,6 +1,7 @@
 import { x402Client } from "@x402/core/client";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
+import { UptoEvmScheme } from "@x402/evm/upto/client";
 import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import { createPublicClient, getAddress, http } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
@@ -27,6 +28,36 @@ export function requirementsFor(payTo: `0x${string}`, amount = "1000"): PaymentR
     maxTimeoutSeconds: 300,
     extra: { name: "USD Coin", version: "2" },
   };
+}
+
+/**
+ * What a merchant metering its calls asks for: at most `max` atomic USDC units to `payTo` under the upto
+ * scheme, settled only by `facilitator` (what its /supported names, and the buyer signs for).
+ */
+export function uptoRequirementsFor(
+  payTo: `0x${string}`,
+  max: string,
+  facilitator: `0x${string}`,
+): PaymentRequirements {
+  return {
+    scheme: "upto",
+    network: NETWORK,
+    asset: getAddress(BASE_USDC),
+    amount: max,
+    payTo,
+    maxTimeoutSeconds: 300,
+    extra: { facilitatorAddress: facilitator },
+  };
+}
+
+/** A Permit2 authorization for at most the requirements' amount, signed with the SDK's own upto client. */
+export function payUpto(buyer: DevnetAccount, requirements: PaymentRequirements): Promise<PaymentPayload> {
+  const client = new x402Client().register(NETWORK, new UptoEvmScheme(privateKeyToAccount(buyer.privateKey)));
+  return client.createPaymentPayload({
+    x402Version: 2,
+    resource: { url: "http://shop.test/v1/chat/completions" },
+    accepts: [requirements],
+  });
 }
 
 /** The `bazaar` extension of a GET resource, as a resource server enriched it (with its method). */
