@@ -368,10 +368,16 @@ async function main() {
 
     // --- 5. mixed paid requests ------------------------------------------------------------------------
     const statuses = new Map<number, number>();
+    const firstOfStatus = new Map<number, string>();
     for (let i = 0; i < flags.requests; i++) {
-      const { status } = await call(endpoints[i % endpoints.length] as AnyEndpoint);
+      const endpoint = endpoints[i % endpoints.length] as AnyEndpoint;
+      const { status, body } = await call(endpoint);
       statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      if (status !== 200 && !firstOfStatus.has(status)) {
+        firstOfStatus.set(status, `${endpoint.method} ${endpoint.path}: ${body.slice(0, 300)}`);
+      }
     }
+    for (const [status, sample] of firstOfStatus) log(`  first ${status}: ${sample}`);
     record(
       `after ${flags.requests} more paid requests, idle`,
       await idleMemory(host.pid),
