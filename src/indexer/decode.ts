@@ -1,18 +1,30 @@
 /**
- * Decoding of the two USDC events the indexer reads, straight from the RPC's JSON: their layouts are
- * fixed, so a few string slices replace viem's generic ABI decoder, which is 5-10x slower than the RPC
- * itself on this hot path (shared notes, platform.md).
+ * Decoding of the events the indexer reads, straight from the RPC's JSON: their layouts are fixed, so a
+ * few string slices replace viem's generic ABI decoder, which is 5-10x slower than the RPC itself on this
+ * hot path (shared notes, platform.md).
  *
+ * USDC's:
  *   Transfer(address indexed from, address indexed to, uint256 value)
  *     topics [sig, from, to], data = value (32 bytes)
  *   AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)
  *     topics [sig, authorizer, nonce], data empty
+ * The x402 upto proxy's, after the Transfer its settlement made through Permit2:
+ *   Settled() and SettledWithPermit()
+ *     topics [sig], data empty
  */
+
+import { X402_UPTO_PROXY_ADDRESS } from "../chain/base.ts";
 
 /** keccak256("Transfer(address,address,uint256)") */
 export const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
 /** keccak256("AuthorizationUsed(address,bytes32)"), emitted by EIP-3009 tokens just before the Transfer. */
 export const AUTHORIZATION_USED_TOPIC = "0x98de503528ee59b575ef0c0a2576a82497bfc029a5685b209e9ec333479b10a5";
+
+/** keccak256("Settled()"): the x402 upto proxy settled a payment (the USDC Transfer just before it). */
+export const UPTO_SETTLED_TOPIC = "0x97088ec3606cfe8cc112180570d03fcde05f9b8e1bfef8e27784eaf5dd5691b6";
+/** keccak256("SettledWithPermit()"): the same, the buyer's Permit2 approval given by an EIP-2612 permit. */
+export const UPTO_SETTLED_WITH_PERMIT_TOPIC =
+  "0xde5b89d10fc800c459329c382fabfcad0be0ed7e5328e01fae04e507b09ef5d8";
 
 /** A log as eth_getLogs returns it (hex strings). `blockTimestamp` is recent (2025) and not served everywhere. */
 export interface RawLog {
@@ -49,27 +61,36 @@ export interface AuthorizationLog extends LogPosition {
   authorizer: string;
 }
 
-export type UsdcLog = TransferLog | AuthorizationLog;
+/** The upto proxy settled the payment whose Transfer precedes this log in its transaction. */
+export interface UptoSettledLog extends LogPosition {
+  kind: "upto";
+}
+
+export type UsdcLog = TransferLog | AuthorizationLog | UptoSettledLog;
 
 /** A log that does not have the layout its topic promises: the RPC or the contract is not what we think. */
 export class MalformedLogError extends Error {
   override name = "MalformedLogError";
 }
 
-/** Decodes one USDC log; undefined for other events (and for logs a reorg removed). */
+const UPTO_PROXY = X402_UPTO_PROXY_ADDRESS.toLowerCase();
+
+/**
+ * Decodes one log of USDC or of the upto proxy (as the log filter asks for them); undefined for other
+ * events (and for logs a reorg removed).
+ */
 export function decodeLog(log: RawLog): UsdcLog | undefined {
   if (log.removed) return undefined;
   const topics = log.topics;
   const sig = topics[0];
+  if (sig === UPTO_SETTLED_TOPIC || sig === UPTO_SETTLED_WITH_PERMIT_TOPIC) {
+    if (log.address.toLowerCase() !== UPTO_PROXY) return undefined;
+    if (topics.length !== 1) throw malformed(log, `${topics.length} topics`);
+    return { kind: "upto", ...positionOf(log) };
+  }
   if (sig !== TRANSFER_TOPIC && sig !== AUTHORIZATION_USED_TOPIC) return undefined;
   if (topics.length !== 3) throw malformed(log, `${topics.length} topics`);
-  const position: LogPosition = {
-    block: hexNumber(log.blockNumber),
-    blockHash: log.blockHash.toLowerCase(),
-    blockTime: log.blockTimestamp === undefined ? undefined : hexNumber(log.blockTimestamp),
-    tx: log.transactionHash.toLowerCase(),
-    logIndex: hexNumber(log.logIndex),
-  };
+  const position = positionOf(log);
   if (sig === AUTHORIZATION_USED_TOPIC) {
     return { kind: "authorization", ...position, authorizer: topicAddress(log, topics[1] as string) };
   }
@@ -80,6 +101,16 @@ export function decodeLog(log: RawLog): UsdcLog | undefined {
     from: topicAddress(log, topics[1] as string),
     to: topicAddress(log, topics[2] as string),
     value: BigInt(log.data),
+  };
+}
+
+function positionOf(log: RawLog): LogPosition {
+  return {
+    block: hexNumber(log.blockNumber),
+    blockHash: log.blockHash.toLowerCase(),
+    blockTime: log.blockTimestamp === undefined ? undefined : hexNumber(log.blockTimestamp),
+    tx: log.transactionHash.toLowerCase(),
+    logIndex: hexNumber(log.logIndex),
   };
 }
 
@@ -101,6 +132,6 @@ function topicAddress(log: RawLog, topic: string): string {
 
 function malformed(log: RawLog, what: string): MalformedLogError {
   return new MalformedLogError(
-    `malformed USDC log ${log.transactionHash} #${log.logIndex} in block ${log.blockNumber}: ${what}`,
+    `malformed log ${log.transactionHash} #${log.logIndex} in block ${log.blockNumber}: ${what}`,
   );
 }

@@ -6,7 +6,7 @@
 
 import type { Analytics } from "../analytics/duckdb.ts";
 import { upsertListings } from "../analytics/listings.ts";
-import { BASE_USDC, BLOCK_SECONDS, WEEK_BLOCKS } from "../chain/base.ts";
+import { BASE_USDC, BLOCK_SECONDS, WEEK_BLOCKS, X402_UPTO_PROXY_ADDRESS } from "../chain/base.ts";
 import type { FacilitatorRegistry } from "../chain/facilitators.ts";
 import { AppError } from "../common/errors.ts";
 import type { LogFields, LogLevel } from "../common/log.ts";
@@ -20,7 +20,13 @@ import {
 } from "./block-data.ts";
 import { BlockClock, type BlockHeader, parseHeader } from "./blocks.ts";
 import type { SkippedLog } from "./classify.ts";
-import { AUTHORIZATION_USED_TOPIC, hexNumber, TRANSFER_TOPIC } from "./decode.ts";
+import {
+  AUTHORIZATION_USED_TOPIC,
+  hexNumber,
+  TRANSFER_TOPIC,
+  UPTO_SETTLED_TOPIC,
+  UPTO_SETTLED_WITH_PERMIT_TOPIC,
+} from "./decode.ts";
 import { startListingsRefresh } from "./discovery-refresh.ts";
 import { type FetchContext, type FetchedBatch, fetchBatch } from "./fetch-batch.ts";
 import type { WalletBook } from "./funding.ts";
@@ -225,7 +231,11 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
   });
   const logs = new LogFetcher(
     client,
-    { address: BASE_USDC, topic0: [TRANSFER_TOPIC, AUTHORIZATION_USED_TOPIC] },
+    // USDC's transfers and EIP-3009 settlements, and the upto proxy's settlements: one query for both.
+    {
+      address: [BASE_USDC, X402_UPTO_PROXY_ADDRESS],
+      topic0: [TRANSFER_TOPIC, AUTHORIZATION_USED_TOPIC, UPTO_SETTLED_TOPIC, UPTO_SETTLED_WITH_PERMIT_TOPIC],
+    },
     {
       maxSpan: Math.max(1, options.batchBlocks ?? DEFAULT_BATCH_BLOCKS),
       onSpanChange: (change) => emit({ type: "span", ...change }),

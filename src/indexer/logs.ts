@@ -12,7 +12,8 @@ import { RpcError, RpcGaveUpError } from "./rpc/errors.ts";
 import { sleep } from "./rpc/rate-limit.ts";
 
 export interface LogFilter {
-  address: string;
+  /** A contract, or several (an OR), as eth_getLogs takes them. */
+  address: string | readonly string[];
   /** topics[0] alternatives (an OR), as eth_getLogs takes them. */
   topic0: readonly string[];
 }

@@ -1,5 +1,6 @@
 import { encodeAbiParameters, pad, toEventSelector } from "viem";
 import { describe, expect, it } from "vitest";
+import { X402_UPTO_PROXY_ADDRESS } from "../../src/chain/base.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import type { PaymentRow, TransferRow } from "../../src/indexer/classify.ts";
 import {
@@ -8,6 +9,8 @@ import {
   MalformedLogError,
   type RawLog,
   TRANSFER_TOPIC,
+  UPTO_SETTLED_TOPIC,
+  UPTO_SETTLED_WITH_PERMIT_TOPIC,
   type UsdcLog,
 } from "../../src/indexer/decode.ts";
 import { itemListings } from "../../src/indexer/discovery.ts";
@@ -33,9 +36,25 @@ function raw(fields: Partial<RawLog> & Pick<RawLog, "topics">): RawLog {
 }
 
 describe("log decoding", () => {
-  it("uses the event signatures of Transfer and AuthorizationUsed", () => {
+  it("uses the event signatures of Transfer, AuthorizationUsed and the upto proxy's Settled", () => {
     expect(TRANSFER_TOPIC).toBe(toEventSelector("Transfer(address,address,uint256)"));
     expect(AUTHORIZATION_USED_TOPIC).toBe(toEventSelector("AuthorizationUsed(address,bytes32)"));
+    expect(UPTO_SETTLED_TOPIC).toBe(toEventSelector("Settled()"));
+    expect(UPTO_SETTLED_WITH_PERMIT_TOPIC).toBe(toEventSelector("SettledWithPermit()"));
+  });
+
+  it("decodes Settled from the upto proxy only", () => {
+    const proxy = X402_UPTO_PROXY_ADDRESS.toLowerCase();
+    for (const sig of [UPTO_SETTLED_TOPIC, UPTO_SETTLED_WITH_PERMIT_TOPIC]) {
+      expect(decodeLog(raw({ address: proxy, topics: [sig], logIndex: "0x3" }))).toMatchObject({
+        kind: "upto",
+        logIndex: 3,
+        block: 16,
+      });
+      // Any contract may emit an event of that name.
+      expect(decodeLog(raw({ address: C, topics: [sig] }))).toBeUndefined();
+      expect(() => decodeLog(raw({ address: proxy, topics: [sig, topic(A)] }))).toThrow(MalformedLogError);
+    }
   });
 
   it("decodes the fixed layouts into lower-case addresses and exact amounts", () => {
@@ -112,6 +131,34 @@ describe("settlement pairing", () => {
     ]);
     expect(paired.transfers.map((t) => t.logIndex)).toEqual([0, 6, 8]);
     expect(paired.unpaired).toBe(2);
+    expect(paired.settlements.every((s) => s.scheme === "exact")).toBe(true);
+  });
+
+  it("pairs the upto proxy's Settled with the Transfer just before it in its transaction", () => {
+    const settled = (tx: string, logIndex: number): UsdcLog => ({ kind: "upto", ...position, tx, logIndex });
+    const paired = pairSettlements([
+      transfer("0x1", 0, A, B, 370_000n),
+      settled("0x1", 1),
+      // A batch: two settlements in one transaction.
+      transfer("0x2", 2, A, C, 5n),
+      settled("0x2", 3),
+      transfer("0x2", 4, B, C, 6n),
+      settled("0x2", 5),
+      settled("0x3", 6), // nothing moved before it in its transaction
+      transfer("0x4", 7, C, A), // a plain transfer, then a Settled of another transaction
+      settled("0x5", 8),
+      auth("0x6", 9, A), // an exact settlement's Transfer is not taken twice
+      transfer("0x6", 10, A, B),
+      settled("0x6", 11),
+    ]);
+    expect(paired.settlements.map((s) => [s.transfer.tx, s.transfer.logIndex, s.scheme])).toEqual([
+      ["0x1", 0, "upto"],
+      ["0x2", 2, "upto"],
+      ["0x2", 4, "upto"],
+      ["0x6", 10, "exact"],
+    ]);
+    expect(paired.transfers.map((t) => t.logIndex)).toEqual([7]);
+    expect(paired.unpaired).toBe(3);
   });
 });
 
