@@ -332,7 +332,12 @@ async function main() {
       const { url, init } = requestOf(endpoint, base, fixtures);
       const t0 = performance.now();
       const response = await paying(url, init);
-      const body = await response.text();
+      const required = response.headers.get("payment-required");
+      // A 402 after paying says why in its header (the facilitator's or the merchant's refusal).
+      const why = required
+        ? ` ${(JSON.parse(Buffer.from(required, "base64").toString()) as { error?: string }).error ?? ""}`
+        : "";
+      const body = `${await response.text()}${why}`;
       return { status: response.status, ms: performance.now() - t0, body };
     };
     // The payment path's own first use (x402 clients, the facilitator's, the ledger's statements) is not

@@ -31,7 +31,25 @@ export interface HandlerContext {
   services: MerchantServices;
   /** The incoming request, for the few handlers that need headers (e.g. the caller's IP). */
   request: Request;
+  /**
+   * `upto` endpoints only: what this call cost, in the token's atomic units, at most the price's. Call it
+   * before answering; the kit settles that amount (0 settles nothing). An answer below 400 without it is
+   * the handler's bug: a 500, not charged.
+   */
+  meter?: (atomic: bigint) => void;
 }
+
+/**
+ * How a call is paid. `exact` (the default): the listed price. `upto`: the buyer authorises the listed price
+ * as a maximum (a Permit2 signature) and pays what the handler metered (`HandlerContext.meter`).
+ */
+export type Scheme = "exact" | "upto";
+
+/**
+ * The shape of an endpoint's refusals. `project` (the default): `{"error": {"code", "message"}}`. `openai`:
+ * OpenAI's `{"error": {"message", "type", "code", "param"}}`, for endpoints that speak its dialect.
+ */
+export type ErrorDialect = "project" | "openai";
 
 /**
  * What a call does besides computing its answer. It decides how the kit guards the payment
@@ -65,7 +83,12 @@ export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodTyp
   method: HttpMethod;
   /** Absolute path, e.g. "/api/calc". */
   path: `/${string}`;
+  /** What a call costs; under `upto`, the most it may cost. */
   price: PriceUsd;
+  /** Default `exact`. See `Scheme`. */
+  scheme?: Scheme;
+  /** Default `project`. See `ErrorDialect`. */
+  errorDialect?: ErrorDialect;
   /** What the endpoint does, for buyers: the listing, the 402, the OpenAPI summary. */
   description: string;
   input: In;
@@ -102,6 +125,18 @@ export interface Merchant {
   /** Public base URL, no trailing slash: resource URLs are built on it. */
   publicUrl: string;
   endpoints: readonly AnyEndpoint[];
+  /** Routes served free beside the paid ones (no payment, not listed), e.g. a model list. */
+  free?: readonly FreeRoute[];
+}
+
+/** A free route: documented in the OpenAPI document and the reference page, never charged. */
+export interface FreeRoute {
+  method: "GET";
+  path: `/${string}`;
+  description: string;
+  /** An example answer, for the documentation. */
+  example: unknown;
+  handler: (request: Request, services: MerchantServices) => Response | Promise<Response>;
 }
 
 /** Types one catalogue entry: the handler's input is the schema's output. */
