@@ -1,8 +1,10 @@
-import { createPublicClient, createTestClient, http } from "viem";
+import { createPublicClient, createTestClient, createWalletClient, http } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { PERMIT2_ADDRESS } from "../../src/chain/base.ts";
 import { type Devnet, type DevnetAccount, devnetChain } from "../../src/chain/devnet/index.ts";
+import { usdcAbi } from "../../src/chain/usdc.ts";
 import { pollReceipt } from "../../src/facilitator/outcome.ts";
-import { sendTransfer } from "./settle.ts";
+import { rpc, sendTransfer } from "./settle.ts";
 
 /**
  * Mines a block whenever transactions wait in the pool of a devnet started with `blockTime: 0`: settlements
@@ -67,4 +69,29 @@ export async function walletHolding(devnet: Devnet, amount: bigint, from = 0): P
   const receipt = await pollReceipt(client, hash, 10_000, 20);
   if (receipt?.status !== "success") throw new Error("funding the wallet failed");
   return account;
+}
+
+/**
+ * `walletHolding`, plus the one transaction a wallet sends before its first upto payment: approving
+ * Permit2 for the token (with ETH for its gas, then none to speak of).
+ */
+export async function permit2WalletHolding(devnet: Devnet, amount: bigint, from = 0): Promise<DevnetAccount> {
+  const wallet = await walletHolding(devnet, amount, from);
+  await rpc(devnet.rpc, "anvil_setBalance", [wallet.address, "0x2386f26fc10000"]); // 0.01 ETH
+  const chain = devnetChain(devnet.rpc);
+  const client = createWalletClient({
+    account: privateKeyToAccount(wallet.privateKey),
+    chain,
+    transport: http(devnet.rpc),
+  });
+  const hash = await client.writeContract({
+    address: devnet.usdc,
+    abi: usdcAbi,
+    functionName: "approve",
+    args: [PERMIT2_ADDRESS, 2n ** 256n - 1n],
+  });
+  const reader = createPublicClient({ chain, transport: http(devnet.rpc) });
+  const receipt = await pollReceipt(reader, hash, 10_000, 20);
+  if (receipt?.status !== "success") throw new Error("approving Permit2 failed");
+  return wallet;
 }
