@@ -261,7 +261,9 @@ async function main() {
         params: [],
       }),
     });
-    const miner = startMiner(devnet, 5);
+    // Without an interval each block takes the wall clock's time: 2 s a block would, after a hundred or so
+    // settlements, put the chain past the 300 s buyers sign for, and their transfers would revert.
+    const miner = startMiner(devnet, 5, "wall");
     closers.push(() => miner.stop());
     const ledger = await openTestDatabase(process.env.DATABASE_URL ? "postgres" : "pglite");
     closers.push(ledger.close);
