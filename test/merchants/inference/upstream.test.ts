@@ -15,8 +15,10 @@ beforeAll(async () => {
 });
 afterAll(() => upstream.close());
 
+// A generous time limit: a loaded machine (the whole suite, two workers, several chains) must not turn a
+// refusal under test into a time-out (a 504 where a 503 is expected).
 const engine = () =>
-  upstreamEngine({ url: upstream.base, key: KEY, model: "tier-2-model", timeoutMs: 5_000 });
+  upstreamEngine({ url: upstream.base, key: KEY, model: "tier-2-model", timeoutMs: 30_000 });
 const request: ChatRequest = {
   model: "tier-2-model",
   messages: [
@@ -93,7 +95,7 @@ describe("an OpenAI-compatible upstream as a chat engine", () => {
     try {
       const messages = [{ role: "user" as const, content: "count me" }];
       const reply = await collect(
-        upstreamEngine({ url: `${quiet.url}v1`, key: KEY, model: "m", timeoutMs: 5_000 }).chat({
+        upstreamEngine({ url: `${quiet.url}v1`, key: KEY, model: "m", timeoutMs: 30_000 }).chat({
           ...request,
           messages,
         }),
@@ -124,7 +126,7 @@ describe("an OpenAI-compatible upstream as a chat engine", () => {
     });
     try {
       const error = await collect(
-        upstreamEngine({ url: `${limited.url}v1`, key: KEY, model: "m", timeoutMs: 5_000 }).chat(request),
+        upstreamEngine({ url: `${limited.url}v1`, key: KEY, model: "m", timeoutMs: 30_000 }).chat(request),
       ).catch((e: unknown) => e);
       expect(error).toMatchObject({ status: 503, headers: { "retry-after": "7" } });
       expect((error as Error).message).toMatch(
@@ -145,7 +147,7 @@ describe("an OpenAI-compatible upstream as a chat engine", () => {
     await expect(collect(engine().chat(request))).rejects.toBeInstanceOf(UpstreamError);
     upstream.behaviour = { kind: "break-stream" };
     await expect(collect(engine().chat(request))).rejects.toThrow(/before \[DONE\]/);
-    const wrongKey = upstreamEngine({ url: upstream.base, key: "sk-wrong", model: "m", timeoutMs: 5_000 });
+    const wrongKey = upstreamEngine({ url: upstream.base, key: "sk-wrong", model: "m", timeoutMs: 30_000 });
     await expect(collect(wrongKey.chat(request))).rejects.toThrow(/HTTP 401/);
   });
 });
