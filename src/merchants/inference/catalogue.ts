@@ -8,9 +8,7 @@
 import type { Config } from "../../config/config.ts";
 import type { AnyEndpoint, FreeRoute, Merchant } from "../../merchant-kit/catalogue.ts";
 import { chatEndpoint, chatPath, type RouteEngine } from "./chat.ts";
-import type { ChatEngine } from "./engine.ts";
-import { offlineEngine } from "./engines/offline.ts";
-import { upstreamEngine } from "./engines/upstream.ts";
+import type { ChatEngine, ChatEvent, ChatRequest } from "./engine.ts";
 import { defaultModel, defaultRates, ROUTES, settingInfix, type Tier } from "./tiers.ts";
 
 export const INFERENCE_TITLE = "Inference API";
@@ -22,6 +20,24 @@ export const OFFLINE_SETTINGS: InferenceSettings = {
   upstream: null,
   routes: Object.fromEntries(ROUTES.map((r) => [r.alias, { model: null, rates: null }])),
 };
+
+/**
+ * An engine loaded on its first call: the engines need the tokenizer, whose ranks are a few MB that a
+ * process serving other merchants (which imports every catalogue) should never load.
+ */
+function lazyEngine(name: string, load: () => Promise<ChatEngine>): ChatEngine {
+  let loaded: Promise<ChatEngine> | undefined;
+  return {
+    name,
+    async *chat(request: ChatRequest, signal?: AbortSignal): AsyncIterable<ChatEvent> {
+      loaded ??= load();
+      yield* (await loaded).chat(request, signal);
+    },
+  };
+}
+
+const offlineEngine = () =>
+  lazyEngine("offline", async () => (await import("./engines/offline.ts")).offlineEngine());
 
 /** What serves `route` under `settings`. */
 export function routeEngine(route: Tier, settings: InferenceSettings, offline: ChatEngine): RouteEngine {
@@ -39,13 +55,17 @@ export function routeEngine(route: Tier, settings: InferenceSettings, offline: C
   const settingNames = `X402M_INFERENCE_LLM_URL, ${prefix}MODEL, ${prefix}RATES`;
   if (configured.model === null)
     return { engine: null, model: defaultModel(route), rates, upstream: true, settings: settingNames };
+  const { upstream } = settings;
+  const model = configured.model;
   return {
-    engine: upstreamEngine({
-      url: settings.upstream.url,
-      key: settings.upstream.key,
-      model: configured.model,
-      ...(settings.upstream.timeoutMs !== undefined && { timeoutMs: settings.upstream.timeoutMs }),
-    }),
+    engine: lazyEngine(`upstream ${configured.model} at ${new URL(settings.upstream.url).host}`, async () =>
+      (await import("./engines/upstream.ts")).upstreamEngine({
+        url: upstream.url,
+        key: upstream.key,
+        model,
+        ...(upstream.timeoutMs !== undefined && { timeoutMs: upstream.timeoutMs }),
+      }),
+    ),
     model: configured.model,
     rates,
     upstream: true,
