@@ -2,7 +2,7 @@
  * The chat handler on the offline engine, called directly with a fake HandlerContext: the JSON and SSE
  * answers, the metering of /upto routes, and the errors of an engine that is missing or fails.
  */
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../../src/common/errors.ts";
 import { loadConfig } from "../../../src/config/config.ts";
 import type { AnyEndpoint, HandlerContext } from "../../../src/merchant-kit/catalogue.ts";
@@ -16,6 +16,8 @@ import type { ChatEngine } from "../../../src/merchants/inference/engine.ts";
 import { meteredAmount } from "../../../src/merchants/inference/metering.ts";
 import { DEFAULT_ROUTE, TIERS } from "../../../src/merchants/inference/tiers.ts";
 import { countTokens } from "../../../src/merchants/inference/tokens.ts";
+import { bodyOf } from "../../helpers/upstreams/json.ts";
+import { type FakeOpenAI, startOpenAIUpstream } from "../../helpers/upstreams/openai.ts";
 
 const config = loadConfig({ env: {} });
 
@@ -296,5 +298,55 @@ describe("an engine that is missing or fails is never charged", () => {
       message: expect.stringMatching(/X402M_INFERENCE_DEFAULT_MODEL/),
     });
     expect(DEFAULT_ROUTE.alias).toBe("default");
+  });
+});
+
+describe("a route served by an OpenAI-compatible upstream (on 127.0.0.1)", () => {
+  const KEY = "sk-test-routes";
+  let upstream: FakeOpenAI;
+  beforeAll(async () => {
+    upstream = await startOpenAIUpstream(KEY, "small-8b");
+  });
+  afterAll(() => upstream.close());
+  const routes = () =>
+    inferenceEndpoints(
+      loadConfig({
+        env: {
+          X402M_INFERENCE_LLM_URL: upstream.base,
+          X402M_INFERENCE_LLM_KEY: KEY,
+          X402M_INFERENCE_TIER_2_MODEL: "small-8b",
+          X402M_INFERENCE_TIER_2_RATES: "100,200",
+        },
+      }).inference,
+    );
+
+  it("asks the tier's model, answers its reply, and meters its usage at the tier's rates", async () => {
+    upstream.behaviour = { kind: "reply", text: () => "Hello from upstream." };
+    const e = routes().find((x) => x.path === "/v1/chat/completions/_t/t2/upto") as AnyEndpoint;
+    expect(e.effects).toEqual(["upstream"]);
+    const ctx = context();
+    const reply = (await e.handler(
+      e.input.parse({ model: "small-8b", messages: [{ role: "user", content: "hi" }], max_tokens: 64 }),
+      ctx.ctx,
+    )) as ChatCompletion;
+    expect(reply.model).toBe("small-8b");
+    expect(reply.choices[0]?.message.content).toBe("Hello from upstream.");
+    expect(reply.usage).toEqual({ prompt_tokens: 21, completion_tokens: 9, total_tokens: 30 });
+    // 21 x 100 + 9 x 200 atomic units.
+    expect(ctx.metered).toEqual([3_900n]);
+    expect(bodyOf(upstream.requests.at(-1) as Parameters<typeof bodyOf>[0])).toMatchObject({
+      model: "small-8b",
+      max_tokens: 64,
+    });
+  });
+
+  it("is a 502, not metered, when the upstream fails", async () => {
+    upstream.behaviour = { kind: "status", status: 500 };
+    const e = routes().find((x) => x.path === "/v1/chat/completions/_t/t2/upto") as AnyEndpoint;
+    const ctx = context();
+    await expect(
+      e.handler(e.input.parse({ messages: [{ role: "user", content: "hi" }] }), ctx.ctx),
+    ).rejects.toMatchObject({ status: 502 });
+    expect(ctx.metered).toEqual([]);
   });
 });
