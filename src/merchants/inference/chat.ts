@@ -71,7 +71,7 @@ function describe(route: Tier, metered: boolean): string {
   const what = route.number === null ? "the default model" : `the model of tier ${route.number}`;
   const limits = route.stated === "none" ? "" : ` Tier ${route.number}: ${route.stated}.`;
   if (metered)
-    return `Metered chat completion from ${what}, for large context (x402 upto): pays its input and output tokens at the tier's rates (GET /v1/models), at most ${route.uptoPrice}; nothing when no output.${limits}`;
+    return `Metered chat completion, tier ${route.number} (x402 upto, for large context): input and output tokens at the tier's rates (GET /v1/models), at most ${route.uptoPrice}; nothing without output.${limits}`;
   return `Chat completion from ${what}, in the OpenAI chat-completions dialect (messages, max_tokens, stream, tools, response_format; usage in the reply).${limits}`;
 }
 

@@ -103,7 +103,7 @@ describe("the inference catalogue", () => {
       expect(e.effects ?? []).toEqual([]);
       expect(e.input.safeParse(e.example.input).success, e.path).toBe(true);
       expect(e.output.safeParse(e.example.output).success, e.path).toBe(true);
-      expect(e.description.length).toBeLessThanOrEqual(300);
+      expect(e.description.length).toBeLessThanOrEqual(260);
     }
   });
 
