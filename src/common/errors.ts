@@ -36,7 +36,15 @@ export class UsageError extends AppError {
 }
 
 export class BadInputError extends AppError {
-  constructor(message: string, code = "bad_request") {
+  /**
+   * @param param The input field at fault ("messages.0.content"), when one is: dialects that name it
+   *   (OpenAI's `param`) say it.
+   */
+  constructor(
+    message: string,
+    code = "bad_request",
+    readonly param?: string,
+  ) {
     super(400, code, message);
   }
 }

@@ -1,6 +1,7 @@
 import type { FacilitatorClient } from "@x402/core/server";
 import { x402ResourceServer } from "@x402/core/server";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
+import { UptoEvmScheme } from "@x402/evm/upto/server";
 import { bazaarResourceServerExtension } from "@x402/extensions/bazaar";
 import { paymentMiddlewareFromHTTPServer } from "@x402/hono";
 import { Hono, type MiddlewareHandler } from "hono";
@@ -8,6 +9,7 @@ import { cors } from "hono/cors";
 import { migrate } from "../common/db/index.ts";
 import { onError, onNotFound } from "../common/http.ts";
 import { type Merchant, type MerchantServices, resourceUrl } from "./catalogue.ts";
+import { openAiErrors } from "./error-dialect.ts";
 import { type MerchantEnv, validateInput } from "./input.ts";
 import { KIT_MIGRATIONS, KIT_MODULE } from "./migrations.ts";
 import { openApiDocument } from "./openapi.ts";
@@ -35,10 +37,11 @@ export interface MerchantAppOptions {
 /**
  * A merchant's HTTP host, built from its catalogue alone: per endpoint, input validation (400 before any
  * payment), a 400 for a `PAYMENT-SIGNATURE` that cannot be a payment (payments/malformed.ts), the x402
- * payment middleware (exact scheme, Bazaar extension) wrapped by the ledger's record
+ * payment middleware (exact and upto schemes, Bazaar extension) wrapped by the ledger's record
  * of the outcome, and the paid handler (one run per payment, funds reserved, writes in a transaction
- * that commits with the settlement: payments/paid-handler.ts); and the free documents `/openapi.json`,
- * `/` and `/docs` (reference page), `/.well-known/x402`, `/healthz`. Applies the kit's and the
+ * that commits with the settlement: payments/paid-handler.ts), refusals in the endpoint's dialect
+ * (error-dialect.ts); the merchant's free routes; and the free documents `/openapi.json`, `/` and `/docs`
+ * (reference page), `/.well-known/x402`, `/healthz`. Applies the kit's and the
  * endpoints' migrations first.
  *
  * @example
@@ -55,8 +58,10 @@ export async function merchantApp(
   const { db } = options.services;
   await migrate(db, KIT_MODULE, KIT_MIGRATIONS);
   await startTables(db, merchant.endpoints);
+  const network = options.payments.network as `${string}:${string}`;
   const resourceServer = new x402ResourceServer(options.facilitator)
-    .register(options.payments.network as `${string}:${string}`, new ExactEvmScheme())
+    .register(network, new ExactEvmScheme())
+    .register(network, new UptoEvmScheme())
     .registerExtension(bazaarResourceServerExtension);
   const httpServer = new PublicUrlResourceServer(
     resourceServer,
@@ -96,9 +101,14 @@ export async function merchantApp(
   app.get("/", (c) => c.html(page));
   app.get("/docs", (c) => c.html(page));
 
+  for (const route of merchant.free ?? []) {
+    app.get(route.path, (c) => route.handler(c.req.raw, options.services));
+  }
+  const dialect = openAiErrors();
   for (const endpoint of merchant.endpoints) {
     const handler = paidHandler(endpoint, resourceUrl(merchant, endpoint), options.services, runner);
     const chain: MiddlewareHandler<MerchantEnv>[] = [
+      ...(endpoint.errorDialect === "openai" ? [dialect as MiddlewareHandler<MerchantEnv>] : []),
       ...validateInput(endpoint),
       malformed,
       outcome,

@@ -51,7 +51,14 @@ export function validateInput(endpoint: AnyEndpoint): MiddlewareHandler<Merchant
       }
     }
     const parsed = endpoint.input.safeParse(raw);
-    if (!parsed.success) throw new BadInputError(describeIssue(parsed.error), "invalid_input");
+    if (!parsed.success) {
+      const path = parsed.error.issues[0]?.path ?? [];
+      throw new BadInputError(
+        describeIssue(parsed.error),
+        "invalid_input",
+        path.length > 0 ? path.join(".") : undefined,
+      );
+    }
     c.set("input", parsed.data);
     await next();
   };

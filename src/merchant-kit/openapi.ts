@@ -23,7 +23,8 @@ export interface OpenApiOperation {
     string,
     { description: string; content?: Record<string, { schema: JsonSchema; example?: unknown }> }
   >;
-  "x-payment-info": PaymentInfo;
+  /** Paid operations only: free routes have none. */
+  "x-payment-info"?: PaymentInfo;
 }
 
 export interface OpenApiDocument {
@@ -46,10 +47,39 @@ const ERROR_SCHEMA: JsonSchema = {
   },
 };
 
-const errorResponse = (description: string) => ({
+/** OpenAI's error shape, for the endpoints that speak its dialect (`errorDialect: "openai"`). */
+const OPENAI_ERROR_SCHEMA: JsonSchema = {
+  type: "object",
+  required: ["error"],
+  properties: {
+    error: {
+      type: "object",
+      required: ["message", "type", "param", "code"],
+      properties: {
+        message: { type: "string" },
+        type: { type: "string", description: "invalid_request_error, not_found_error, server_error..." },
+        param: { type: ["string", "null"], description: "The input field at fault, when one is." },
+        code: { type: "string" },
+      },
+    },
+  },
+};
+
+const errorResponse = (description: string, dialect: AnyEndpoint["errorDialect"] = "project") => ({
   description,
-  content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+  content: {
+    "application/json": {
+      schema: { $ref: `#/components/schemas/${dialect === "openai" ? "OpenAiError" : "Error"}` },
+    },
+  },
 });
+
+/** How an operation is paid, said in its description. */
+function paidHow(endpoint: AnyEndpoint): string {
+  return endpoint.scheme === "upto"
+    ? `Paid per call through x402's upto scheme: you authorise at most $${endpoint.price} in USDC (a Permit2 signature) and pay what the call cost, metered as described above; the PAYMENT-RESPONSE header's \`amount\` says how much (0 moves nothing).`
+    : `Paid per call through x402: $${endpoint.price} in USDC.`;
+}
 
 /** "GET /api/seo/alt-check" -> "getApiSeoAltCheck". */
 export function operationId(endpoint: AnyEndpoint): string {
@@ -62,7 +92,7 @@ function operation(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentS
   const op: OpenApiOperation = {
     operationId: operationId(endpoint),
     summary: endpoint.description.split(/(?<=\.)\s/)[0] ?? endpoint.description,
-    description: `${endpoint.description}\n\nPaid per call through x402: $${endpoint.price} in USDC.`,
+    description: `${endpoint.description}\n\n${paidHow(endpoint)}`,
     responses: {
       "200": {
         description: "The result; the PAYMENT-RESPONSE header carries the settlement.",
@@ -73,14 +103,17 @@ function operation(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentS
           },
         },
       },
-      "400": errorResponse("Bad input, refused before any payment is asked for."),
+      "400": errorResponse("Bad input, refused before any payment is asked for.", endpoint.errorDialect),
       "402": {
         description:
           "Payment required: the PAYMENT-REQUIRED header (base64 JSON) carries the x402 requirements.",
       },
-      "409": errorResponse("The same payment is in use by another request; not charged."),
-      "502": errorResponse("An upstream failed; not charged."),
-      "504": errorResponse("No answer within the time budget; not charged."),
+      "409": errorResponse(
+        "The same payment is in use by another request; not charged.",
+        endpoint.errorDialect,
+      ),
+      "502": errorResponse("An upstream failed; not charged.", endpoint.errorDialect),
+      "504": errorResponse("No answer within the time budget; not charged.", endpoint.errorDialect),
     },
     "x-payment-info": paymentInfo(merchant, endpoint, payments),
   };
@@ -118,18 +151,38 @@ export function openApiDocument(merchant: Merchant, payments: PaymentSettings): 
       payments,
     );
   }
+  for (const route of merchant.free ?? []) {
+    paths[route.path] ??= {};
+    (paths[route.path] as Record<string, OpenApiOperation>).get = {
+      operationId: operationId({ method: route.method, path: route.path } as AnyEndpoint),
+      summary: route.description.split(/(?<=\.)\s/)[0] ?? route.description,
+      description: `${route.description}\n\nFree: no payment.`,
+      responses: {
+        "200": {
+          description: "The result.",
+          content: { "application/json": { schema: {}, example: route.example } },
+        },
+      },
+    };
+  }
+  const dialects = new Set(merchant.endpoints.map((e) => e.errorDialect ?? "project"));
   return {
     openapi: "3.1.0",
     info: {
       title: merchant.title,
       version: "1.0.0",
       description:
-        "Every operation is paid per call through x402 (no account, no key): call it, read the 402's " +
+        "Every paid operation is paid per call through x402 (no account, no key): call it, read the 402's " +
         "PAYMENT-REQUIRED header, retry with a PAYMENT-SIGNATURE. Bad input is refused with 400 before " +
         "any payment; failed calls are never charged.",
     },
     servers: [{ url: merchant.publicUrl }],
     paths,
-    components: { schemas: { Error: ERROR_SCHEMA } },
+    components: {
+      schemas: {
+        Error: ERROR_SCHEMA,
+        ...(dialects.has("openai") ? { OpenAiError: OPENAI_ERROR_SCHEMA } : {}),
+      },
+    },
   };
 }

@@ -8,11 +8,12 @@ import { MAX_TIMEOUT_SECONDS, type PaymentSettings } from "./routes.ts";
  * requirements themselves (scheme, network, asset, atomic amount, payTo) inside the x402 entry.
  */
 export interface PaymentInfo {
-  price: { mode: "fixed"; currency: "USD"; amount: string };
+  /** `fixed`: the call costs `amount`; `max`: it costs what it metered, at most `amount` (upto). */
+  price: { mode: "fixed" | "max"; currency: "USD"; amount: string };
   protocols: [
     {
       x402: {
-        scheme: "exact";
+        scheme: "exact" | "upto";
         network: string;
         asset: string;
         amount: string;
@@ -30,11 +31,11 @@ export function paymentInfo(
   payments: PaymentSettings,
 ): PaymentInfo {
   return {
-    price: { mode: "fixed", currency: "USD", amount: endpoint.price },
+    price: { mode: endpoint.scheme === "upto" ? "max" : "fixed", currency: "USD", amount: endpoint.price },
     protocols: [
       {
         x402: {
-          scheme: "exact",
+          scheme: endpoint.scheme ?? "exact",
           network: payments.network,
           asset: payments.asset.address,
           amount: priceToAtomic(endpoint.price, payments.asset.decimals).toString(),

@@ -32,12 +32,29 @@ function parametersTable(op: OpenApiOperation): string {
   return `<table><caption>Query parameters</caption><thead><tr><th scope="col">name</th><th scope="col">required</th><th scope="col">type</th><th scope="col">meaning</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
 }
 
+/** "$0.001 per call", "up to $0.04 per call" (metered, upto) or "free". */
+function priceLabel(op: OpenApiOperation): string {
+  const info = op["x-payment-info"];
+  if (!info) return "free";
+  return `${info.price.mode === "max" ? "up to " : ""}$${info.price.amount} per call`;
+}
+
+function howToPay(op: OpenApiOperation): string {
+  const info = op["x-payment-info"];
+  if (!info) return "Free: no payment.";
+  const unpaid =
+    "Without payment the answer is 402 with the requirements in the PAYMENT-REQUIRED header; an x402 client";
+  if (info.price.mode === "max") {
+    return `${unpaid} with the upto scheme (for example @x402/fetch with @x402/evm's upto client, the wallet having approved Permit2 once) authorises the maximum, pays what the call cost and retries. This page's browser wallet pays fixed prices only.`;
+  }
+  return `${unpaid} (for example @x402/fetch) pays and retries. In this page, a browser wallet can pay: it signs a USDC transfer authorization for exactly the price, which the merchant's facilitator settles.`;
+}
+
 function section(server: string, path: string, method: string, op: OpenApiOperation): string {
-  const price = op["x-payment-info"].price.amount;
   const body = op.requestBody?.content["application/json"];
   const output = op.responses["200"]?.content?.["application/json"]?.example;
   return `<section id="${escapeText(op.operationId)}" aria-labelledby="${escapeText(op.operationId)}-title">
-<h2 id="${escapeText(op.operationId)}-title"><span class="method">${method.toUpperCase()}</span> <code>${escapeText(path)}</code> <span class="price">$${escapeText(price)} per call</span></h2>
+<h2 id="${escapeText(op.operationId)}-title"><span class="method">${method.toUpperCase()}</span> <code>${escapeText(path)}</code> <span class="price">${escapeText(priceLabel(op))}</span></h2>
 <p>${escapeText(op.description.split("\n")[0] ?? "")}</p>
 ${parametersTable(op)}
 ${body ? `<h3>Request body (JSON)</h3><pre><code>${escapeText(JSON.stringify(body.schema, null, 2))}</code></pre>` : ""}
@@ -45,7 +62,7 @@ ${body ? `<h3>Request body (JSON)</h3><pre><code>${escapeText(JSON.stringify(bod
 ${tryItForm(path, method, op)}
 <p>From a shell:</p>
 <pre><code>${escapeText(curlLine(server, path, method, op))}</code></pre>
-<p>Without payment the answer is 402 with the requirements in the <code>PAYMENT-REQUIRED</code> header; an x402 client (for example <code>@x402/fetch</code>) pays and retries. In this page, a browser wallet can pay: it signs a USDC transfer authorization for exactly the price, which the merchant's facilitator settles.</p>
+<p>${escapeText(howToPay(op))}</p>
 ${output === undefined ? "" : `<h3>Example answer</h3><pre><code>${escapeText(JSON.stringify(output, null, 2))}</code></pre>`}
 </section>`;
 }
@@ -63,7 +80,7 @@ export function renderReferencePage(doc: OpenApiDocument, opts: { notice?: strin
   const nav = operations
     .map(
       ({ path, method, op }) =>
-        `<li><a href="#${escapeText(op.operationId)}">${method.toUpperCase()} ${escapeText(path)}</a> ($${escapeText(op["x-payment-info"].price.amount)})</li>`,
+        `<li><a href="#${escapeText(op.operationId)}">${method.toUpperCase()} ${escapeText(path)}</a> (${escapeText(priceLabel(op))})</li>`,
     )
     .join("");
   return `<!doctype html>

@@ -17,7 +17,7 @@ export function routeKey(endpoint: AnyEndpoint): string {
 }
 
 /**
- * The x402 route of one endpoint: the exact scheme, the merchant's wallet, the price in the token's atomic
+ * The x402 route of one endpoint: its scheme (exact unless it meters: upto), the merchant's wallet, the price in the token's atomic
  * units (an explicit amount and asset, so no SDK price table decides what a dollar is), and the Bazaar
  * discovery extension describing input and output. The resource URL is the one the buyer asked for, on
  * the merchant's public URL (payments/resource-server.ts), so it is not set here.
@@ -26,16 +26,22 @@ export function x402Route(merchant: Merchant, endpoint: AnyEndpoint, payments: P
   const inputSchema = jsonSchemaOf(endpoint.input, "input");
   const output = { example: endpoint.example.output, schema: jsonSchemaOf(endpoint.output, "output") };
   const input = endpoint.example.input as Record<string, unknown>;
+  const amount = priceToAtomic(endpoint.price, payments.asset.decimals).toString();
   return {
     accepts: {
-      scheme: "exact",
+      scheme: endpoint.scheme ?? "exact",
       network: payments.network as `${string}:${string}`,
       payTo: merchant.payTo,
-      price: {
-        amount: priceToAtomic(endpoint.price, payments.asset.decimals).toString(),
-        asset: payments.asset.address,
-        extra: { name: payments.asset.name, version: payments.asset.version },
-      },
+      // exact signs an EIP-3009 authorization, which names the token's EIP-712 domain; upto signs for
+      // Permit2, whose domain is its own (the SDK adds the facilitator the buyer must name).
+      price:
+        endpoint.scheme === "upto"
+          ? { amount, asset: payments.asset.address }
+          : {
+              amount,
+              asset: payments.asset.address,
+              extra: { name: payments.asset.name, version: payments.asset.version },
+            },
       maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
     },
     description: endpoint.description,

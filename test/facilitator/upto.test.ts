@@ -13,7 +13,7 @@ import { usdcAbi } from "../../src/chain/usdc.ts";
 import type { Database } from "../../src/common/db/index.ts";
 import { type Facilitator, reasons } from "../../src/facilitator/index.ts";
 import { authorizationUsed } from "../../src/facilitator/outcome.ts";
-import { startMiner, walletHolding } from "../helpers/chain.ts";
+import { permit2WalletHolding, startMiner } from "../helpers/chain.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
 import { fundedAccount } from "../helpers/settle.ts";
@@ -60,24 +60,6 @@ async function ledgerRow(db: Database, payment: PaymentPayload) {
     [key.payer.toLowerCase(), key.nonce],
   );
   return rows[0];
-}
-
-/** A wallet holding `amount` USDC, some ETH for its one transaction, and Permit2 approved, as a wallet does once. */
-async function permit2Wallet(amount: bigint): Promise<DevnetAccount> {
-  const wallet = await fundedAccount(devnet, await walletHolding(devnet, amount));
-  const client = createWalletClient({
-    account: privateKeyToAccount(wallet.privateKey),
-    chain: devnetChain(devnet.rpc),
-    transport: http(devnet.rpc),
-  });
-  const hash = await client.writeContract({
-    address: devnet.usdc,
-    abi: usdcAbi,
-    functionName: "approve",
-    args: [PERMIT2_ADDRESS, 2n ** 256n - 1n],
-  });
-  expect((await usdc.receipt(hash)).status).toBe("success");
-  return wallet;
 }
 
 describe.each(DATABASE_KINDS)("facilitator, upto scheme (ledger on %s)", (kind) => {
@@ -209,7 +191,7 @@ describe.each(DATABASE_KINDS)("facilitator, upto scheme (ledger on %s)", (kind) 
   });
 
   it("of two calls a wallet can pay only one of, settled at once, settles one and refuses the other", async () => {
-    const wallet = await permit2Wallet(600_000n);
+    const wallet = await permit2WalletHolding(devnet, 600_000n);
     const merchant = newMerchant();
     // Each call may cost up to 0.6 USDC; the wallet holds 0.6 in all.
     const requirements = requirementsFor(merchant, "600000");

@@ -1,16 +1,21 @@
-import { createPublicClient, createTestClient, http } from "viem";
+import { createPublicClient, createTestClient, createWalletClient, http } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { PERMIT2_ADDRESS } from "../../src/chain/base.ts";
 import { type Devnet, type DevnetAccount, devnetChain } from "../../src/chain/devnet/index.ts";
+import { usdcAbi } from "../../src/chain/usdc.ts";
 import { pollReceipt } from "../../src/facilitator/outcome.ts";
-import { sendTransfer } from "./settle.ts";
+import { rpc, sendTransfer } from "./settle.ts";
 
 /**
  * Mines a block whenever transactions wait in the pool of a devnet started with `blockTime: 0`: settlements
  * confirm within tens of milliseconds instead of a 1-2 s block interval, and the chain clock (2 s per
  * block) moves only when there is something to mine, so it stays close to the wall clock that buyers
- * sign `validBefore` with. `pause()` lets transactions wait (a confirmation that never comes).
+ * sign `validBefore` with. `pause()` lets transactions wait (a confirmation that never comes). With `clock:
+ * "wall"` (on a devnet whose block timestamp interval was removed) a block takes the wall clock's time:
+ * for runs of hundreds of settlements, where 2 s a block would put the chain minutes ahead and expire
+ * buyers' authorizations.
  */
-export function startMiner(devnet: Devnet, intervalMs = 20) {
+export function startMiner(devnet: Devnet, intervalMs = 20, clock: "devnet" | "wall" = "devnet") {
   const test = createTestClient({
     chain: devnetChain(devnet.rpc),
     mode: "anvil",
@@ -24,7 +29,10 @@ export function startMiner(devnet: Devnet, intervalMs = 20) {
       if (paused || stopped) continue;
       try {
         const pool = await test.getTxpoolStatus();
-        if (pool.pending > 0) await devnet.mine(1);
+        if (pool.pending > 0) {
+          if (clock === "devnet") await devnet.mine(1);
+          else await test.mine({ blocks: 1 });
+        }
       } catch {
         // anvil is stopping.
       }
@@ -67,4 +75,29 @@ export async function walletHolding(devnet: Devnet, amount: bigint, from = 0): P
   const receipt = await pollReceipt(client, hash, 10_000, 20);
   if (receipt?.status !== "success") throw new Error("funding the wallet failed");
   return account;
+}
+
+/**
+ * `walletHolding`, plus the one transaction a wallet sends before its first upto payment: approving
+ * Permit2 for the token (with ETH for its gas, then none to speak of).
+ */
+export async function permit2WalletHolding(devnet: Devnet, amount: bigint, from = 0): Promise<DevnetAccount> {
+  const wallet = await walletHolding(devnet, amount, from);
+  await rpc(devnet.rpc, "anvil_setBalance", [wallet.address, "0x2386f26fc10000"]); // 0.01 ETH
+  const chain = devnetChain(devnet.rpc);
+  const client = createWalletClient({
+    account: privateKeyToAccount(wallet.privateKey),
+    chain,
+    transport: http(devnet.rpc),
+  });
+  const hash = await client.writeContract({
+    address: devnet.usdc,
+    abi: usdcAbi,
+    functionName: "approve",
+    args: [PERMIT2_ADDRESS, 2n ** 256n - 1n],
+  });
+  const reader = createPublicClient({ chain, transport: http(devnet.rpc) });
+  const receipt = await pollReceipt(reader, hash, 10_000, 20);
+  if (receipt?.status !== "success") throw new Error("approving Permit2 failed");
+  return wallet;
 }

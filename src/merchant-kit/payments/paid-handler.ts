@@ -1,3 +1,4 @@
+import { SETTLEMENT_OVERRIDES_HEADER } from "@x402/core/server";
 import type { Context, MiddlewareHandler } from "hono";
 import { AppError, ConflictError, UpstreamError } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
@@ -26,7 +27,9 @@ export interface PaidRunner {
  *    that writes or costs upstream, only if the payer's balance covers it on top of its payments in
  *    flight, else 402 `insufficient_funds`;
  * 2. an endpoint that writes gets a transaction as its database, left open for `settleAndRecord`;
- * 3. the handler runs under its time budget (a 504 when it runs out).
+ * 3. the handler runs under its time budget (a 504 when it runs out);
+ * 4. an `upto` endpoint's answer carries what the handler metered, which the middleware settles instead
+ *    of the authorized maximum.
  * Every refusal answers >= 400, so nothing is charged.
  */
 export function paidHandler(
@@ -37,6 +40,7 @@ export function paidHandler(
 ): MiddlewareHandler<MerchantEnv> {
   const guarded = (endpoint.effects?.length ?? 0) > 0;
   const writes = endpoint.effects?.includes("writes") ?? false;
+  const upto = endpoint.scheme === "upto";
   return async function paidHandler(c) {
     const header = paymentHeader(c.req.raw);
     // The payment middleware sits in front: no header here means the route was wired without it.
@@ -59,17 +63,41 @@ export function paidHandler(
     const run: PaidRun = { key, handled: false };
     c.set("run", run);
     if (writes) run.unit = await openWriteUnit(services.db);
-    const response = await withBudget(endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS, c.req.raw.signal, (signal) =>
+    let metered: bigint | undefined;
+    const meter = upto
+      ? (atomic: bigint) => {
+          if (atomic < 0n || atomic > key.amount) {
+            throw new Error(
+              `${endpoint.path} metered ${atomic}, outside 0..${key.amount} (its authorization)`,
+            );
+          }
+          metered = atomic;
+        }
+      : undefined;
+    let response = await withBudget(endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS, c.req.raw.signal, (signal) =>
       endpoint.handler(c.var.input, {
         payer: key.payer,
         signal,
         services: run.unit ? { ...services, db: run.unit.db } : services,
         request: c.req.raw,
+        ...(meter && { meter }),
       }),
     ).then((result) => (result instanceof Response ? result : c.json(result)));
+    if (upto && response.status < 400) {
+      // A handler that answers without saying what it cost is a bug: refused (500), so not charged.
+      if (metered === undefined) throw new Error(`${endpoint.path} answered without metering its call`);
+      response = withSettlementAmount(response, metered);
+    }
     run.handled = response.status < 400;
     return response;
   };
+}
+
+/** The answer, telling the payment middleware to settle `atomic` instead of the authorized maximum. */
+function withSettlementAmount(response: Response, atomic: bigint): Response {
+  const copy = new Response(response.body, response);
+  copy.headers.set(SETTLEMENT_OVERRIDES_HEADER, JSON.stringify({ amount: atomic.toString() }));
+  return copy;
 }
 
 /** A paid request's run, from the ledger row taken to the outcome recorded. */

@@ -23,15 +23,16 @@ import {
   parseEventLogs,
   publicActions,
   type Transport,
+  toHex,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PERMIT2_ADDRESS, USDC_UNIT, X402_UPTO_PROXY_ADDRESS } from "../../../src/chain/base.ts";
+import { USDC_UNIT, X402_UPTO_PROXY_ADDRESS } from "../../../src/chain/base.ts";
 import { type Devnet, devnetChain, startDevnet } from "../../../src/chain/devnet/index.ts";
 import { permit2Abi } from "../../../src/chain/permit2.ts";
 import { uptoProxyAbi } from "../../../src/chain/upto-proxy.ts";
 import { usdcAbi } from "../../../src/chain/usdc.ts";
-import { pollReceipt } from "../../../src/facilitator/outcome.ts";
+import { authorizationUsed, pollReceipt } from "../../../src/facilitator/outcome.ts";
 import { startMiner } from "../../helpers/chain.ts";
 
 const NETWORK = "eip155:8453";
@@ -116,17 +117,11 @@ const usdcOf = (account: Address) =>
   client.readContract({ address: devnet.usdc, abi: usdcAbi, functionName: "balanceOf", args: [account] });
 
 /** Whether Permit2 has spent this payment's nonce (the bit in the buyer's unordered nonce bitmap). */
-async function nonceSpent(payload: PaymentPayload): Promise<boolean> {
+function nonceSpent(payload: PaymentPayload): Promise<boolean> {
   const auth = (payload.payload as { permit2Authorization: { from: Address; nonce: string } })
     .permit2Authorization;
-  const nonce = BigInt(auth.nonce);
-  const word = await client.readContract({
-    address: PERMIT2_ADDRESS,
-    abi: permit2Abi,
-    functionName: "nonceBitmap",
-    args: [auth.from, nonce >> 8n],
-  });
-  return ((word >> (nonce & 0xffn)) & 1n) === 1n;
+  const nonce = toHex(BigInt(auth.nonce), { size: 32 });
+  return authorizationUsed(client, { method: "permit2", asset: devnet.usdc, payer: auth.from, nonce });
 }
 
 /** The proxy's `settle` as the facilitator would send it, simulated from `from` (for on-chain refusals). */
