@@ -3,6 +3,25 @@ import { z } from "zod";
 import { BASE_USDC } from "../chain/base.ts";
 import { AppError } from "../common/errors.ts";
 import { allowListPolicy } from "../merchant-kit/fetch/policy.ts";
+import { parseRate } from "../merchants/inference/metering.ts";
+import { ROUTES, settingInfix } from "../merchants/inference/tiers.ts";
+
+/** "in,out": a route's per-token rates, dollars per million tokens, e.g. "0.05,0.08". */
+const Rates = z.string().transform((value, ctx) => {
+  const [input, output, ...rest] = value.split(",").map((r) => r.trim());
+  try {
+    if (input === undefined || output === undefined || rest.length > 0) throw new Error("");
+    parseRate(input);
+    parseRate(output);
+    return { inputPerMillion: input, outputPerMillion: output };
+  } catch {
+    ctx.addIssue({
+      code: "custom",
+      message: `"${value}" is not two rates "input,output" in dollars per million tokens (e.g. "0.05,0.08")`,
+    });
+    return z.NEVER;
+  }
+});
 
 const Port = z.coerce
   .number({ error: "a port from 0 to 65535" })
@@ -118,6 +137,39 @@ export const ConfigSchema = z.object({
       })
       .nullable(),
   }),
+  /**
+   * The inference merchant's engine and, per route (`default`, `t1` .. `t15`, src/merchants/inference/tiers.ts),
+   * the model it answers as and its per-token rates. Without `upstream` every route runs the offline engine
+   * (no model; the demo and the tests), answering as `offline-<alias>` at rates derived from its price. With
+   * `upstream` (X402M_INFERENCE_LLM_URL, any OpenAI-compatible `/v1` base URL, and X402M_INFERENCE_LLM_KEY) a
+   * route is served by it when its model is set (X402M_INFERENCE_DEFAULT_MODEL, X402M_INFERENCE_TIER_<n>_MODEL),
+   * and then needs its rates ("in,out" in dollars per million tokens: X402M_INFERENCE_DEFAULT_RATES,
+   * X402M_INFERENCE_TIER_<n>_RATES), which meter the /upto routes; a route without a model answers 503.
+   */
+  inference: z
+    .object({
+      upstream: z
+        .object({
+          url: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, "")),
+          key: z.string(),
+          timeoutMs: z.coerce.number().int().min(1_000).max(300_000).optional(),
+        })
+        .nullable(),
+      routes: z.record(
+        z.string(),
+        z.object({ model: z.string().min(1).nullable(), rates: Rates.nullable() }),
+      ),
+    })
+    .superRefine((inference, ctx) => {
+      if (!inference.upstream) return;
+      for (const [alias, route] of Object.entries(inference.routes))
+        if (route.model !== null && route.rates === null)
+          ctx.addIssue({
+            code: "custom",
+            path: ["routes", alias, "rates"],
+            message: 'an upstream model needs its rates, "input,output" in dollars per million tokens',
+          });
+    }),
   /** Per merchant host: who is paid, where buyers reach it, which port it listens on. */
   merchants: z.record(
     z.string(),
@@ -157,6 +209,8 @@ export const DEFAULT_FACILITATOR_URL = `http://127.0.0.1:${DEFAULT_PORTS.facilit
 export const MERCHANT_HOSTS = {
   utility: { port: 8404, payToFrom: null },
   "utility-alias": { port: 8405, payToFrom: "utility" },
+  /** 8406 is the demo's shops (`DEFAULT_PORTS.shops`). */
+  inference: { port: 8407, payToFrom: null },
 } as const satisfies Record<string, { port: number; payToFrom: string | null }>;
 
 export type MerchantHost = keyof typeof MERCHANT_HOSTS;
@@ -254,6 +308,24 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
           }
         : null,
     },
+    inference: {
+      upstream: env.X402M_INFERENCE_LLM_URL
+        ? {
+            url: env.X402M_INFERENCE_LLM_URL,
+            key: env.X402M_INFERENCE_LLM_KEY ?? "",
+            timeoutMs: env.X402M_INFERENCE_LLM_TIMEOUT_MS,
+          }
+        : null,
+      routes: Object.fromEntries(
+        ROUTES.map((route) => {
+          const prefix = `X402M_INFERENCE_${settingInfix(route)}_`;
+          return [
+            route.alias,
+            { model: env[`${prefix}MODEL`] || null, rates: env[`${prefix}RATES`] || null },
+          ];
+        }),
+      ),
+    },
     payments: {
       network: env.X402M_NETWORK ?? "eip155:8453",
       asset: {
@@ -323,6 +395,12 @@ function settingOf(path: readonly string[]): string {
   };
   const setting = fixed[`${head}.${second}`] ?? fixed[head ?? ""];
   if (setting) return setting;
+  if (head === "inference" && second === "upstream")
+    return `X402M_INFERENCE_LLM_${third === "timeoutMs" ? "TIMEOUT_MS" : (third ?? "URL").toUpperCase()}`;
+  if (head === "inference" && second === "routes" && third) {
+    const route = ROUTES.find((r) => r.alias === third);
+    if (route) return `X402M_INFERENCE_${settingInfix(route)}_${path[3] === "model" ? "MODEL" : "RATES"}`;
+  }
   if (head === "ports" && second) return portSetting(second);
   if (head === "merchants" && second) {
     return `${merchantEnvPrefix(second)}${third === "payTo" ? "PAY_TO" : third === "publicUrl" ? "URL" : "PORT"}`;

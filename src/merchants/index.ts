@@ -5,6 +5,7 @@
 import type { Config, MerchantHost } from "../config/config.ts";
 import type { Merchant } from "../merchant-kit/catalogue.ts";
 import { allowListPolicy } from "../merchant-kit/fetch/index.ts";
+import { inferenceMerchant } from "./inference/catalogue.ts";
 import { UTILITY_ALIAS_PATHS, utilityAliasMerchant, utilityMerchant } from "./utility/catalogue.ts";
 
 /** Where a host is reached and paid. */
@@ -25,6 +26,7 @@ const utilityOptions = (config: Config) => ({
 export const MERCHANTS: Record<MerchantHost, MerchantBuilder> = {
   utility: (host, config) => utilityMerchant({ ...host, ...utilityOptions(config) }),
   "utility-alias": (host, config) => utilityAliasMerchant({ ...host, ...utilityOptions(config) }),
+  inference: (host, config) => inferenceMerchant(host, config.inference),
 };
 
 /** What an alias host lists of its source (spec 4.2.3), by host name. */

@@ -35,4 +35,76 @@ describe("the configuration", () => {
       "https://base.example/rpc",
     );
   });
+
+  it("serves the inference host on its own port, wallet and URL", () => {
+    expect(loadConfig({ env: {} }).merchants.inference).toEqual({ payTo: null, publicUrl: null, port: 8407 });
+    expect(
+      loadConfig({
+        env: {
+          X402M_INFERENCE_PAY_TO: "0xABCDEF0123456789ABCDEF0123456789ABCDEF01",
+          X402M_INFERENCE_PORT: "9000",
+          X402M_INFERENCE_URL: "https://inference.example/",
+        },
+      }).merchants.inference,
+    ).toEqual({
+      payTo: "0xabcdef0123456789abcdef0123456789abcdef01",
+      publicUrl: "https://inference.example",
+      port: 9000,
+    });
+    expect(refusal({ X402M_INFERENCE_PORT: "-1" })).toMatch(/X402M_INFERENCE_PORT/);
+  });
+
+  it("runs every inference route on the offline engine unless an upstream is set", () => {
+    const { inference } = loadConfig({ env: {} });
+    expect(inference.upstream).toBeNull();
+    expect(Object.keys(inference.routes)).toEqual([
+      "default",
+      ...Array.from({ length: 15 }, (_, i) => `t${i + 1}`),
+    ]);
+    expect(inference.routes.t3).toEqual({ model: null, rates: null });
+  });
+
+  it("reads the inference upstream and each route's model and rates", () => {
+    const { inference } = loadConfig({
+      env: {
+        X402M_INFERENCE_LLM_URL: "https://openrouter.example/api/v1/",
+        X402M_INFERENCE_LLM_KEY: "sk-test",
+        X402M_INFERENCE_LLM_TIMEOUT_MS: "60000",
+        X402M_INFERENCE_DEFAULT_MODEL: "small-model",
+        X402M_INFERENCE_DEFAULT_RATES: "0.05,0.08",
+        X402M_INFERENCE_TIER_15_MODEL: "large-model",
+        X402M_INFERENCE_TIER_15_RATES: " 3 , 15 ",
+      },
+    });
+    expect(inference.upstream).toEqual({
+      url: "https://openrouter.example/api/v1",
+      key: "sk-test",
+      timeoutMs: 60000,
+    });
+    expect(inference.routes.default).toEqual({
+      model: "small-model",
+      rates: { inputPerMillion: "0.05", outputPerMillion: "0.08" },
+    });
+    expect(inference.routes.t15?.rates).toEqual({ inputPerMillion: "3", outputPerMillion: "15" });
+    expect(inference.routes.t1).toEqual({ model: null, rates: null });
+  });
+
+  it("names the inference variable it refuses", () => {
+    expect(refusal({ X402M_INFERENCE_TIER_4_RATES: "0.1" })).toMatch(
+      /^invalid X402M_INFERENCE_TIER_4_RATES: /,
+    );
+    expect(refusal({ X402M_INFERENCE_TIER_4_RATES: "0.1,-2" })).toMatch(/X402M_INFERENCE_TIER_4_RATES/);
+    expect(refusal({ X402M_INFERENCE_DEFAULT_RATES: "1,0.0000000001" })).toMatch(
+      /X402M_INFERENCE_DEFAULT_RATES/,
+    );
+    expect(refusal({ X402M_INFERENCE_LLM_URL: "not a url" })).toMatch(/X402M_INFERENCE_LLM_URL/);
+    expect(
+      refusal({ X402M_INFERENCE_LLM_URL: "http://127.0.0.1:1/v1", X402M_INFERENCE_LLM_TIMEOUT_MS: "5" }),
+    ).toMatch(/X402M_INFERENCE_LLM_TIMEOUT_MS/);
+    // An upstream model without its rates could not be metered.
+    expect(
+      refusal({ X402M_INFERENCE_LLM_URL: "http://127.0.0.1:1/v1", X402M_INFERENCE_TIER_8_MODEL: "reasoner" }),
+    ).toMatch(/^invalid X402M_INFERENCE_TIER_8_RATES: an upstream model needs its rates/);
+    for (const message of [refusal({ X402M_INFERENCE_TIER_4_RATES: "x" })]) expect(message).not.toMatch(/\n/);
+  });
 });

@@ -1,0 +1,145 @@
+/**
+ * The inference API (spec 4.5), chat part: the default route, the 15 tiers and the /upto variants of tiers
+ * 2, 3, 4, 5, 6, 8 and 10, all built from the one price list (tiers.ts) and the operator's configuration of
+ * engines, models and rates (`config.inference`). The platform builds the routes, the OpenAPI document,
+ * the reference page, `/.well-known/x402` and the listings from the result; `GET /v1/models` (free) lists
+ * what each route serves and at what rates.
+ */
+import type { Config } from "../../config/config.ts";
+import type { AnyEndpoint, FreeRoute, Merchant } from "../../merchant-kit/catalogue.ts";
+import { chatEndpoint, chatPath, type RouteEngine } from "./chat.ts";
+import type { ChatEngine, ChatEvent, ChatRequest } from "./engine.ts";
+import { defaultModel, defaultRates, ROUTES, settingInfix, type Tier } from "./tiers.ts";
+
+export const INFERENCE_TITLE = "Inference API";
+
+export type InferenceSettings = Config["inference"];
+
+/** No upstream, no models named: every route on the offline engine. */
+export const OFFLINE_SETTINGS: InferenceSettings = {
+  upstream: null,
+  routes: Object.fromEntries(ROUTES.map((r) => [r.alias, { model: null, rates: null }])),
+};
+
+/**
+ * An engine loaded on its first call: the engines need the tokenizer, whose ranks are a few MB that a
+ * process serving other merchants (which imports every catalogue) should never load.
+ */
+function lazyEngine(name: string, load: () => Promise<ChatEngine>): ChatEngine {
+  let loaded: Promise<ChatEngine> | undefined;
+  return {
+    name,
+    async *chat(request: ChatRequest, signal?: AbortSignal): AsyncIterable<ChatEvent> {
+      loaded ??= load();
+      yield* (await loaded).chat(request, signal);
+    },
+  };
+}
+
+const offlineEngine = () =>
+  lazyEngine("offline", async () => (await import("./engines/offline.ts")).offlineEngine());
+
+/** What serves `route` under `settings`. */
+export function routeEngine(route: Tier, settings: InferenceSettings, offline: ChatEngine): RouteEngine {
+  const configured = settings.routes[route.alias] ?? { model: null, rates: null };
+  const prefix = `X402M_INFERENCE_${settingInfix(route)}_`;
+  const rates = configured.rates ?? defaultRates(route);
+  if (!settings.upstream)
+    return {
+      engine: offline,
+      model: configured.model ?? defaultModel(route),
+      rates,
+      upstream: false,
+      settings: `${prefix}MODEL`,
+    };
+  const settingNames = `X402M_INFERENCE_LLM_URL, ${prefix}MODEL, ${prefix}RATES`;
+  if (configured.model === null)
+    return { engine: null, model: defaultModel(route), rates, upstream: true, settings: settingNames };
+  const { upstream } = settings;
+  const model = configured.model;
+  return {
+    engine: lazyEngine(`upstream ${configured.model} at ${new URL(settings.upstream.url).host}`, async () =>
+      (await import("./engines/upstream.ts")).upstreamEngine({
+        url: upstream.url,
+        key: upstream.key,
+        model,
+        ...(upstream.timeoutMs !== undefined && { timeoutMs: upstream.timeoutMs }),
+      }),
+    ),
+    model: configured.model,
+    rates,
+    upstream: true,
+    settings: settingNames,
+  };
+}
+
+export function inferenceEndpoints(settings: InferenceSettings = OFFLINE_SETTINGS): readonly AnyEndpoint[] {
+  const offline = offlineEngine();
+  return ROUTES.flatMap((route) => {
+    const served = routeEngine(route, settings, offline);
+    return [
+      chatEndpoint(route, served),
+      ...(route.uptoPrice !== null ? [chatEndpoint(route, served, true)] : []),
+    ];
+  });
+}
+
+/** One entry of `GET /v1/models`: OpenAI's model object, and what the route charges and allows. */
+export function modelEntry(route: Tier, served: RouteEngine) {
+  const { limits } = route;
+  return {
+    id: served.model,
+    object: "model" as const,
+    created: 0,
+    owned_by: "x402-merchants",
+    tier: route.number,
+    alias: route.alias,
+    path: chatPath(route),
+    price_usd: route.price,
+    upto: route.uptoPrice === null ? null : { path: chatPath(route, true), max_price_usd: route.uptoPrice },
+    rates: {
+      input_usd_per_million_tokens: served.rates.inputPerMillion,
+      output_usd_per_million_tokens: served.rates.outputPerMillion,
+    },
+    limits: {
+      max_tokens: limits.maxTokens,
+      input_characters: limits.inputCharacters,
+      message_characters: limits.messageCharacters ?? null,
+      reasoning_tokens_count_as_output: limits.reasoningCountsAsOutput === true,
+    },
+    constraints: route.stated,
+    engine: served.engine === null ? null : served.upstream ? "upstream" : "offline",
+  };
+}
+
+export function modelsRoute(settings: InferenceSettings = OFFLINE_SETTINGS): FreeRoute {
+  const offline = offlineEngine();
+  const list = {
+    object: "list" as const,
+    data: ROUTES.map((route) => modelEntry(route, routeEngine(route, settings, offline))),
+  };
+  return {
+    method: "GET",
+    path: "/v1/models",
+    description:
+      "The routes and what serves them (free): per route its tier, alias, model, per-call and /upto prices, per-token rates and limits.",
+    example: { object: "list", data: list.data.slice(0, 2) },
+    handler: () => Response.json(list),
+  };
+}
+
+export interface InferenceHost {
+  payTo: `0x${string}`;
+  publicUrl: string;
+}
+
+export function inferenceMerchant(host: InferenceHost, settings: InferenceSettings): Merchant {
+  return {
+    name: "inference",
+    title: INFERENCE_TITLE,
+    payTo: host.payTo,
+    publicUrl: host.publicUrl,
+    endpoints: inferenceEndpoints(settings),
+    free: [modelsRoute(settings)],
+  };
+}

@@ -1,0 +1,233 @@
+/**
+ * The chat routes of the inference merchant: `POST /v1/chat/completions` (the default model), one per tier
+ * (`/v1/chat/completions/_t/<alias>`) and the metered variants (`.../upto`), in OpenAI's chat-completions
+ * dialect, refusals included (`errorDialect: "openai"`).
+ *
+ * The engine's stream is read to its end before anything is answered: the payment layer settles before it
+ * sends, so events could not reach the caller earlier anyway, and a reply that breaks half-way is then a 502
+ * that is not charged instead of a charged 200 with a broken body. With `stream: true` the complete reply is
+ * sent as `chat.completion.chunk` events (one a token piece), ending with `data: [DONE]`.
+ *
+ * A metered (/upto) call reports its cost to the kit (`ctx.meter`) before answering: its input and output
+ * tokens at the route's rates, never above the route's price, nothing without output (metering.ts).
+ */
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import { AppError, UpstreamError } from "../../common/errors.ts";
+import { defineEndpoint, type HandlerContext } from "../../merchant-kit/catalogue.ts";
+import { priceToAtomic } from "../../merchant-kit/price.ts";
+import { type ChatInput, chatInput, engineMessages, maxTokensOf, stopOf } from "./chat-input.ts";
+import type { ChatEngine, ChatRequest, FinishReason, Usage } from "./engine.ts";
+import { meteredAmount, type TokenRates } from "./metering.ts";
+import type { Tier } from "./tiers.ts";
+
+/** What serves a route: its engine (null = none configured: 503), the model it answers as, its rates. */
+export interface RouteEngine {
+  engine: ChatEngine | null;
+  model: string;
+  rates: TokenRates;
+  /** The engine costs money outside (an upstream): the kit reserves the payer's funds first. */
+  upstream: boolean;
+  /** The settings that configure it, for the 503 of a route that has none. */
+  settings: string;
+}
+
+const UsageSchema = z.object({
+  prompt_tokens: z.number().int(),
+  completion_tokens: z.number().int(),
+  total_tokens: z.number().int(),
+});
+
+export const ChatCompletion = z.object({
+  id: z.string().describe('"chatcmpl-" and a unique suffix.'),
+  object: z.literal("chat.completion"),
+  created: z.number().int().describe("Unix seconds."),
+  model: z.string(),
+  choices: z.array(
+    z.object({
+      index: z.number().int(),
+      message: z.object({
+        role: z.literal("assistant"),
+        content: z.string(),
+        refusal: z.null(),
+      }),
+      finish_reason: z.enum(["stop", "length"]),
+      logprobs: z.null(),
+    }),
+  ),
+  usage: UsageSchema,
+  system_fingerprint: z.null(),
+});
+
+export type ChatCompletion = z.output<typeof ChatCompletion>;
+
+/** The routes' path: the default route's, a tier's, or a tier's metered variant. */
+export function chatPath(route: Tier, metered = false): `/${string}` {
+  if (route.number === null) return "/v1/chat/completions";
+  return `/v1/chat/completions/_t/${route.alias}${metered ? "/upto" : ""}`;
+}
+
+function describe(route: Tier, metered: boolean): string {
+  const what = route.number === null ? "the default model" : `the model of tier ${route.number}`;
+  const limits = route.stated === "none" ? "" : ` Tier ${route.number}: ${route.stated}.`;
+  if (metered)
+    return `Metered chat completion, tier ${route.number} (x402 upto, for large context): input and output tokens at the tier's rates (GET /v1/models), at most ${route.uptoPrice}; nothing without output.${limits}`;
+  return `Chat completion from ${what}, in the OpenAI chat-completions dialect (messages, max_tokens, stream, tools, response_format; usage in the reply).${limits}`;
+}
+
+/** One chat endpoint: the route's per-call one, or with `metered` its /upto variant. */
+export function chatEndpoint(route: Tier, served: RouteEngine, metered = false) {
+  const price = metered ? route.uptoPrice : route.price;
+  if (price === null) throw new Error(`${route.alias} has no /upto route`);
+  const input = chatInput(route, served.model);
+  return defineEndpoint({
+    method: "POST",
+    path: chatPath(route, metered),
+    price,
+    ...(metered && { scheme: "upto" as const }),
+    errorDialect: "openai",
+    ...(served.upstream && { effects: ["upstream" as const] }),
+    description: describe(route, metered),
+    input,
+    output: ChatCompletion,
+    example: {
+      input: { messages: [{ role: "user", content: "Say hello." }], max_tokens: route.limits.maxTokens.min },
+      output: {
+        id: "chatcmpl-6f1c2b0e9d6c4f7a8b3e5d2c1a0f9e8d",
+        object: "chat.completion",
+        created: 1_767_225_600,
+        model: served.model,
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant", content: "Hello!", refusal: null },
+            finish_reason: "stop",
+            logprobs: null,
+          },
+        ],
+        usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 },
+        system_fingerprint: null,
+      },
+    },
+    timeoutMs: 120_000,
+    maxBodyBytes: 1024 * 1024,
+    handler: (body, ctx) => answer(body, ctx, route, served, metered ? price : null),
+  });
+}
+
+/** The whole reply of the engine, or an error that is never charged. */
+async function run(
+  engine: ChatEngine,
+  request: ChatRequest,
+  signal: AbortSignal,
+): Promise<{ pieces: string[]; finishReason: FinishReason; usage: Usage }> {
+  const pieces: string[] = [];
+  try {
+    for await (const event of engine.chat(request, signal)) {
+      if (event.type === "delta") pieces.push(event.content);
+      else return { pieces, finishReason: event.finishReason, usage: event.usage };
+    }
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    throw new UpstreamError(`the ${engine.name} engine failed: ${(error as Error).message}`, "engine_failed");
+  }
+  throw new UpstreamError(`the ${engine.name} engine's reply ended before it was complete`, "engine_failed");
+}
+
+export async function answer(
+  body: ChatInput,
+  ctx: HandlerContext,
+  route: Tier,
+  served: RouteEngine,
+  /** The /upto price: the call is metered, at most this. */
+  meteredMax: Tier["price"] | null,
+): Promise<ChatCompletion | Response> {
+  if (!served.engine)
+    throw new AppError(
+      503,
+      "engine_not_configured",
+      `this route has no engine configured on this server (${served.settings}); nothing was charged`,
+    );
+  const format = body.response_format?.type;
+  const stop = stopOf(body);
+  const request: ChatRequest = {
+    model: served.model,
+    messages: engineMessages(body.messages),
+    maxTokens: maxTokensOf(body, route),
+    ...(body.temperature != null && { temperature: body.temperature }),
+    ...(body.top_p != null && { topP: body.top_p }),
+    ...(stop && { stop }),
+    ...(format === "json_object" && { responseFormat: "json_object" as const }),
+  };
+  const reply = await run(served.engine, request, ctx.signal);
+  if (meteredMax !== null) {
+    if (!ctx.meter) throw new Error(`${chatPath(route, true)} was called without the kit's meter`);
+    const decimals = ctx.services.config.payments.asset.decimals;
+    ctx.meter(
+      meteredAmount(
+        { promptTokens: reply.usage.prompt_tokens, completionTokens: reply.usage.completion_tokens },
+        served.rates,
+        priceToAtomic(meteredMax, decimals),
+      ),
+    );
+  }
+  const id = `chatcmpl-${randomUUID().replaceAll("-", "")}`;
+  const created = Math.floor(Date.now() / 1000);
+  if (body.stream) {
+    const events = chunks(id, created, served.model, reply, body.stream_options?.include_usage === true);
+    return new Response(events, {
+      headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" },
+    });
+  }
+  return {
+    id,
+    object: "chat.completion",
+    created,
+    model: served.model,
+    choices: [
+      {
+        index: 0,
+        message: { role: "assistant", content: reply.pieces.join(""), refusal: null },
+        finish_reason: reply.finishReason,
+        logprobs: null,
+      },
+    ],
+    usage: reply.usage,
+    system_fingerprint: null,
+  };
+}
+
+/**
+ * The reply as OpenAI streams it: a first chunk with the role, one chunk a piece of text, a last choice
+ * chunk with the finish reason, then (asked with `include_usage`) a chunk with no choices and the usage,
+ * earlier chunks then carrying `usage: null`; then `data: [DONE]`.
+ */
+export function chunks(
+  id: string,
+  created: number,
+  model: string,
+  reply: { pieces: readonly string[]; finishReason: FinishReason; usage: Usage },
+  includeUsage: boolean,
+): string {
+  const chunk = (choices: unknown[], usage?: Usage) =>
+    `data: ${JSON.stringify({
+      id,
+      object: "chat.completion.chunk",
+      created,
+      model,
+      system_fingerprint: null,
+      choices,
+      ...(includeUsage && { usage: usage ?? null }),
+    })}\n\n`;
+  const choice = (delta: Record<string, string>, finishReason: FinishReason | null = null) => ({
+    index: 0,
+    delta,
+    logprobs: null,
+    finish_reason: finishReason,
+  });
+  let out = chunk([choice({ role: "assistant", content: "" })]);
+  for (const piece of reply.pieces) out += chunk([choice({ content: piece })]);
+  out += chunk([choice({}, reply.finishReason)]);
+  if (includeUsage) out += chunk([], reply.usage);
+  return `${out}data: [DONE]\n\n`;
+}

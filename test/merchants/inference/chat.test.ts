@@ -1,0 +1,352 @@
+/**
+ * The chat handler on the offline engine, called directly with a fake HandlerContext: the JSON and SSE
+ * answers, the metering of /upto routes, and the errors of an engine that is missing or fails.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AppError } from "../../../src/common/errors.ts";
+import { loadConfig } from "../../../src/config/config.ts";
+import type { AnyEndpoint, HandlerContext } from "../../../src/merchant-kit/catalogue.ts";
+import { inferenceEndpoints } from "../../../src/merchants/inference/catalogue.ts";
+import {
+  type ChatCompletion,
+  chatEndpoint,
+  type RouteEngine,
+} from "../../../src/merchants/inference/chat.ts";
+import type { ChatEngine } from "../../../src/merchants/inference/engine.ts";
+import { meteredAmount } from "../../../src/merchants/inference/metering.ts";
+import { DEFAULT_ROUTE, TIERS } from "../../../src/merchants/inference/tiers.ts";
+import { countTokens } from "../../../src/merchants/inference/tokens.ts";
+import { bodyOf } from "../../helpers/upstreams/json.ts";
+import { type FakeOpenAI, startOpenAIUpstream } from "../../helpers/upstreams/openai.ts";
+
+const config = loadConfig({ env: {} });
+
+function context(signal = new AbortController().signal) {
+  const metered: bigint[] = [];
+  const ctx: HandlerContext = {
+    payer: "0x2222222222222222222222222222222222222222",
+    signal,
+    services: { db: undefined as never, config },
+    request: new Request("http://127.0.0.1:8407/v1/chat/completions", { method: "POST" }),
+    meter: (atomic) => {
+      metered.push(atomic);
+    },
+  };
+  return { ctx, metered };
+}
+
+const endpoints = inferenceEndpoints();
+const endpoint = (path: string): AnyEndpoint => {
+  const e = endpoints.find((x) => x.path === path);
+  if (!e) throw new Error(`no endpoint ${path}`);
+  return e;
+};
+
+/** Validates `body` as the kit does, then calls the handler. */
+async function call(path: string, body: unknown, ctx = context()) {
+  const e = endpoint(path);
+  const input = e.input.parse(body);
+  const answer = await e.handler(input, ctx.ctx);
+  return { answer, metered: ctx.metered, endpoint: e };
+}
+
+interface Chunk {
+  id: string;
+  object: string;
+  model: string;
+  choices: { index: number; delta: { role?: string; content?: string }; finish_reason: string | null }[];
+  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
+}
+
+async function events(response: Response): Promise<{ chunks: Chunk[]; raw: string }> {
+  expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
+  const raw = await response.text();
+  const data = raw
+    .split("\n\n")
+    .filter(Boolean)
+    .map((block) => {
+      expect(block.startsWith("data: ")).toBe(true);
+      return block.slice(6);
+    });
+  expect(data.at(-1)).toBe("[DONE]");
+  return { chunks: data.slice(0, -1).map((d) => JSON.parse(d) as Chunk), raw };
+}
+
+describe("the chat handler on the offline engine", () => {
+  it("answers a chat.completion object with the usage", async () => {
+    const {
+      answer,
+      metered,
+      endpoint: e,
+    } = await call("/v1/chat/completions", {
+      messages: [
+        { role: "system", content: "Be brief." },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "Hello " },
+            { type: "text", text: "there" },
+          ],
+        },
+      ],
+    });
+    const reply = answer as ChatCompletion;
+    expect(e.output.safeParse(reply).success).toBe(true);
+    expect(reply.id).toMatch(/^chatcmpl-[0-9a-f]{32}$/);
+    expect(reply.object).toBe("chat.completion");
+    expect(reply.model).toBe("offline-default");
+    expect(Math.abs(reply.created - Date.now() / 1000)).toBeLessThan(10);
+    const [choice] = reply.choices;
+    expect(choice?.message.role).toBe("assistant");
+    expect(choice?.message.content).toContain("offline engine");
+    expect(choice?.message.content).toContain("Hello there");
+    expect(choice?.finish_reason).toBe("stop");
+    expect(choice?.logprobs).toBeNull();
+    expect(reply.usage.completion_tokens).toBe(countTokens(choice?.message.content ?? ""));
+    expect(reply.usage.total_tokens).toBe(reply.usage.prompt_tokens + reply.usage.completion_tokens);
+    expect(metered).toEqual([]); // exact routes do not meter
+  });
+
+  it("applies max_tokens (or the tier's default) and stop sequences", async () => {
+    const cut = (
+      await call("/v1/chat/completions/_t/t1", { messages: [{ role: "user", content: "x" }], max_tokens: 3 })
+    ).answer as ChatCompletion;
+    expect(cut.usage.completion_tokens).toBe(3);
+    expect(cut.choices[0]?.finish_reason).toBe("length");
+    const long = "word ".repeat(3000);
+    // Tier 12's output is 1024 tokens whatever is asked.
+    const t12 = (await call("/v1/chat/completions/_t/t12", { messages: [{ role: "user", content: long }] }))
+      .answer as ChatCompletion;
+    expect(t12.usage.completion_tokens).toBe(1024);
+    const stopped = (
+      await call("/v1/chat/completions/_t/t2", {
+        messages: [{ role: "user", content: "hi" }],
+        stop: "engine",
+      })
+    ).answer as ChatCompletion;
+    expect(stopped.choices[0]?.message.content).toBe("This is the offline ");
+  });
+
+  it("answers json_object as one JSON object", async () => {
+    const reply = (
+      await call("/v1/chat/completions", {
+        messages: [{ role: "user", content: "as JSON" }],
+        response_format: { type: "json_object" },
+      })
+    ).answer as ChatCompletion;
+    expect(JSON.parse(reply.choices[0]?.message.content ?? "")).toMatchObject({
+      engine: "offline",
+      echo: "as JSON",
+    });
+  });
+
+  it("streams chat.completion.chunk events ending with [DONE], the usage last when asked", async () => {
+    const messages = [{ role: "user", content: "Stream me, please." }];
+    const plain = (await call("/v1/chat/completions/_t/t3", { messages })).answer as ChatCompletion;
+    const { answer } = await call("/v1/chat/completions/_t/t3", {
+      messages,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const { chunks } = await events(answer as Response);
+    expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
+    for (const c of chunks) {
+      expect(c.object).toBe("chat.completion.chunk");
+      expect(c.model).toBe("offline-t3");
+    }
+    expect(chunks[0]?.choices[0]?.delta.role).toBe("assistant");
+    const text = chunks.flatMap((c) => c.choices.map((ch) => ch.delta.content ?? "")).join("");
+    expect(text).toBe(plain.choices[0]?.message.content);
+    const last = chunks.at(-1) as Chunk;
+    expect(last.choices).toEqual([]);
+    expect(last.usage).toEqual(plain.usage);
+    expect(chunks.at(-2)?.choices[0]?.finish_reason).toBe("stop");
+    for (const c of chunks.slice(0, -1)) expect(c.usage).toBeNull();
+
+    const quiet = await events(
+      (await call("/v1/chat/completions/_t/t3", { messages, stream: true })).answer as Response,
+    );
+    for (const c of quiet.chunks) expect("usage" in c).toBe(false);
+    expect(quiet.chunks.at(-1)?.choices[0]?.finish_reason).toBe("stop");
+  });
+});
+
+describe("metering on the /upto routes", () => {
+  it("meters once, at the tier's rates, before answering", async () => {
+    const { answer, metered } = await call("/v1/chat/completions/_t/t2/upto", {
+      messages: [{ role: "user", content: "Meter me." }],
+    });
+    const reply = answer as ChatCompletion;
+    expect(metered).toHaveLength(1);
+    // Tier 2's default rates: 0.4474 and 1.7896 dollars per million tokens.
+    const expected = meteredAmount(
+      { promptTokens: reply.usage.prompt_tokens, completionTokens: reply.usage.completion_tokens },
+      { inputPerMillion: "0.4474", outputPerMillion: "1.7896" },
+      15_187n,
+    );
+    expect(metered[0]).toBe(expected);
+    expect(metered[0]).toBeGreaterThan(0n);
+  });
+
+  it("never meters above the authorised maximum", async () => {
+    // Tier 3's /upto maximum (0.004049) is below what a large input and 4096 output tokens cost.
+    const { answer, metered } = await call("/v1/chat/completions/_t/t3/upto", {
+      messages: [{ role: "user", content: "word ".repeat(30_000) }],
+      max_tokens: 4096,
+    });
+    expect((answer as ChatCompletion).usage.completion_tokens).toBe(4096);
+    expect(metered).toEqual([4_049n]);
+  });
+
+  it("meters 0 for a reply with no output, and meters streamed replies too", async () => {
+    const empty = await call("/v1/chat/completions/_t/t4/upto", {
+      messages: [{ role: "user", content: "hi" }],
+      stop: "This",
+    });
+    expect((empty.answer as ChatCompletion).usage.completion_tokens).toBe(0);
+    expect(empty.metered).toEqual([0n]);
+    const streamed = await call("/v1/chat/completions/_t/t10/upto", {
+      messages: [{ role: "user", content: "hi" }],
+      stream: true,
+    });
+    expect(streamed.metered).toHaveLength(1);
+    expect(streamed.metered[0]).toBeGreaterThan(0n);
+    await events(streamed.answer as Response);
+  });
+
+  it("meters with the configured rates", async () => {
+    const configured = loadConfig({ env: { X402M_INFERENCE_TIER_6_RATES: "1000,1000" } });
+    const e = inferenceEndpoints(configured.inference).find(
+      (x) => x.path === "/v1/chat/completions/_t/t6/upto",
+    );
+    const ctx = context();
+    const reply = (await e?.handler(
+      e.input.parse({ messages: [{ role: "user", content: "hi" }] }),
+      ctx.ctx,
+    )) as ChatCompletion;
+    // 1,000 dollars per million tokens is 1,000 atomic units a token.
+    expect(ctx.metered).toEqual([BigInt(reply.usage.total_tokens * 1000)]);
+  });
+});
+
+describe("an engine that is missing or fails is never charged", () => {
+  const served = (engine: ChatEngine | null): RouteEngine => ({
+    engine,
+    model: "m",
+    rates: { inputPerMillion: "1", outputPerMillion: "1" },
+    upstream: true,
+    settings: "X402M_INFERENCE_LLM_URL",
+  });
+  const tier2 = TIERS[1] as (typeof TIERS)[1];
+  const body = { messages: [{ role: "user", content: "hi" }] };
+  const failure = async (engine: ChatEngine | null, metered = true) => {
+    const e = chatEndpoint(tier2, served(engine), metered);
+    const ctx = context();
+    const error = await e.handler(e.input.parse(body), ctx.ctx).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(AppError);
+    expect(ctx.metered).toEqual([]);
+    return error as AppError;
+  };
+
+  it("answers 503 when the route has no engine", async () => {
+    const error = await failure(null);
+    expect(error.status).toBe(503);
+    expect(error.code).toBe("engine_not_configured");
+    expect(error.message).toMatch(/X402M_INFERENCE_LLM_URL/);
+  });
+
+  it("answers 502 when the engine throws, or ends before its usage", async () => {
+    const throwing: ChatEngine = {
+      name: "broken",
+      // biome-ignore lint/correctness/useYield: it fails before its first event
+      async *chat() {
+        throw new Error("socket hang up");
+      },
+    };
+    const cut: ChatEngine = {
+      name: "cut",
+      async *chat() {
+        yield { type: "delta" as const, content: "half" };
+      },
+    };
+    expect((await failure(throwing)).status).toBe(502);
+    expect((await failure(cut)).status).toBe(502);
+  });
+
+  it("passes an upstream's own refusal on unchanged (a 429 is its 503)", async () => {
+    const limited: ChatEngine = {
+      name: "limited",
+      // biome-ignore lint/correctness/useYield: it fails before its first event
+      async *chat() {
+        throw new AppError(503, "upstream_rate_limited", "slow down", { headers: { "retry-after": "30" } });
+      },
+    };
+    const error = await failure(limited, false);
+    expect(error.code).toBe("upstream_rate_limited");
+    expect(error.headers["retry-after"]).toBe("30");
+  });
+
+  it("routes without a model answer 503 when an upstream is configured", async () => {
+    const configured = loadConfig({ env: { X402M_INFERENCE_LLM_URL: "http://127.0.0.1:9/v1" } });
+    const e = inferenceEndpoints(configured.inference).find((x) => x.path === "/v1/chat/completions");
+    const ctx = context();
+    await expect(e?.handler(e.input.parse(body), ctx.ctx)).rejects.toMatchObject({
+      status: 503,
+      message: expect.stringMatching(/X402M_INFERENCE_DEFAULT_MODEL/),
+    });
+    expect(DEFAULT_ROUTE.alias).toBe("default");
+  });
+});
+
+describe("a route served by an OpenAI-compatible upstream (on 127.0.0.1)", () => {
+  const KEY = "sk-test-routes";
+  let upstream: FakeOpenAI;
+  beforeAll(async () => {
+    upstream = await startOpenAIUpstream(KEY, "small-8b");
+  });
+  afterAll(() => upstream.close());
+  const routes = () =>
+    inferenceEndpoints(
+      loadConfig({
+        env: {
+          X402M_INFERENCE_LLM_URL: upstream.base,
+          X402M_INFERENCE_LLM_KEY: KEY,
+          X402M_INFERENCE_TIER_2_MODEL: "small-8b",
+          X402M_INFERENCE_TIER_2_RATES: "100,200",
+        },
+      }).inference,
+    );
+
+  it("asks the tier's model, answers its reply, and meters its usage at the tier's rates", async () => {
+    upstream.behaviour = { kind: "reply", text: () => "Hello from upstream." };
+    const e = routes().find((x) => x.path === "/v1/chat/completions/_t/t2/upto") as AnyEndpoint;
+    expect(e.effects).toEqual(["upstream"]);
+    const ctx = context();
+    const reply = (await e.handler(
+      e.input.parse({ model: "small-8b", messages: [{ role: "user", content: "hi" }], max_tokens: 64 }),
+      ctx.ctx,
+    )) as ChatCompletion;
+    expect(reply.model).toBe("small-8b");
+    expect(reply.choices[0]?.message.content).toBe("Hello from upstream.");
+    expect(reply.usage).toEqual({ prompt_tokens: 21, completion_tokens: 9, total_tokens: 30 });
+    // 21 x 100 + 9 x 200 atomic units.
+    expect(ctx.metered).toEqual([3_900n]);
+    expect(bodyOf(upstream.requests.at(-1) as Parameters<typeof bodyOf>[0])).toMatchObject({
+      model: "small-8b",
+      max_tokens: 64,
+    });
+  });
+
+  it("is a 502, not metered, when the upstream fails", async () => {
+    upstream.behaviour = { kind: "status", status: 500 };
+    const e = routes().find((x) => x.path === "/v1/chat/completions/_t/t2/upto") as AnyEndpoint;
+    const ctx = context();
+    await expect(
+      e.handler(e.input.parse({ messages: [{ role: "user", content: "hi" }] }), ctx.ctx),
+    ).rejects.toMatchObject({ status: 502 });
+    expect(ctx.metered).toEqual([]);
+  });
+});
