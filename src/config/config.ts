@@ -145,6 +145,8 @@ export const ConfigSchema = z.object({
    * route is served by it when its model is set (X402M_INFERENCE_DEFAULT_MODEL, X402M_INFERENCE_TIER_<n>_MODEL),
    * and then needs its rates ("in,out" in dollars per million tokens: X402M_INFERENCE_DEFAULT_RATES,
    * X402M_INFERENCE_TIER_<n>_RATES), which meter the /upto routes; a route without a model answers 503.
+   * A route with a GGUF model file (X402M_INFERENCE_DEFAULT_GGUF, X402M_INFERENCE_TIER_<n>_GGUF) runs it on
+   * this host instead (node-llama-cpp, one thread), answering as its model name or the file's.
    */
   inference: z
     .object({
@@ -157,7 +159,12 @@ export const ConfigSchema = z.object({
         .nullable(),
       routes: z.record(
         z.string(),
-        z.object({ model: z.string().min(1).nullable(), rates: Rates.nullable() }),
+        z.object({
+          model: z.string().min(1).nullable(),
+          rates: Rates.nullable(),
+          /** A GGUF model file this route runs locally (node-llama-cpp), before any upstream. */
+          gguf: z.string().min(1).nullable().default(null),
+        }),
       ),
     })
     .superRefine((inference, ctx) => {
@@ -321,7 +328,11 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
           const prefix = `X402M_INFERENCE_${settingInfix(route)}_`;
           return [
             route.alias,
-            { model: env[`${prefix}MODEL`] || null, rates: env[`${prefix}RATES`] || null },
+            {
+              model: env[`${prefix}MODEL`] || null,
+              rates: env[`${prefix}RATES`] || null,
+              gguf: env[`${prefix}GGUF`] || null,
+            },
           ];
         }),
       ),
@@ -399,7 +410,7 @@ function settingOf(path: readonly string[]): string {
     return `X402M_INFERENCE_LLM_${third === "timeoutMs" ? "TIMEOUT_MS" : (third ?? "URL").toUpperCase()}`;
   if (head === "inference" && second === "routes" && third) {
     const route = ROUTES.find((r) => r.alias === third);
-    if (route) return `X402M_INFERENCE_${settingInfix(route)}_${path[3] === "model" ? "MODEL" : "RATES"}`;
+    if (route) return `X402M_INFERENCE_${settingInfix(route)}_${(path[3] ?? "rates").toUpperCase()}`;
   }
   if (head === "ports" && second) return portSetting(second);
   if (head === "merchants" && second) {

@@ -61,7 +61,7 @@ describe("the configuration", () => {
       "default",
       ...Array.from({ length: 15 }, (_, i) => `t${i + 1}`),
     ]);
-    expect(inference.routes.t3).toEqual({ model: null, rates: null });
+    expect(inference.routes.t3).toEqual({ model: null, rates: null, gguf: null });
   });
 
   it("reads the inference upstream and each route's model and rates", () => {
@@ -84,9 +84,10 @@ describe("the configuration", () => {
     expect(inference.routes.default).toEqual({
       model: "small-model",
       rates: { inputPerMillion: "0.05", outputPerMillion: "0.08" },
+      gguf: null,
     });
     expect(inference.routes.t15?.rates).toEqual({ inputPerMillion: "3", outputPerMillion: "15" });
-    expect(inference.routes.t1).toEqual({ model: null, rates: null });
+    expect(inference.routes.t1).toEqual({ model: null, rates: null, gguf: null });
   });
 
   it("names the inference variable it refuses", () => {

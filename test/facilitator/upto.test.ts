@@ -4,19 +4,15 @@
  * proxy. Concurrent settles of one payment move money once; a wallet that covers one call of two pays one.
  */
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
-import { createWalletClient, http } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PERMIT2_ADDRESS } from "../../src/chain/base.ts";
-import { type Devnet, type DevnetAccount, devnetChain, startDevnet } from "../../src/chain/devnet/index.ts";
-import { usdcAbi } from "../../src/chain/usdc.ts";
+import { type Devnet, type DevnetAccount, startDevnet } from "../../src/chain/devnet/index.ts";
 import type { Database } from "../../src/common/db/index.ts";
 import { type Facilitator, reasons } from "../../src/facilitator/index.ts";
 import { authorizationUsed } from "../../src/facilitator/outcome.ts";
 import { permit2WalletHolding, startMiner } from "../helpers/chain.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
-import { fundedAccount } from "../helpers/settle.ts";
 import { newMerchant, payUpto, uptoRequirementsFor, usdcReader } from "../helpers/x402.ts";
 
 let devnet: Devnet;

@@ -38,9 +38,11 @@ export function paidHandler(
   services: MerchantServices,
   runner: PaidRunner,
 ): MiddlewareHandler<MerchantEnv> {
-  const guarded = (endpoint.effects?.length ?? 0) > 0;
-  const writes = endpoint.effects?.includes("writes") ?? false;
   const upto = endpoint.scheme === "upto";
+  // A metered call's cost is known only once it has run, and the payer must then be able to pay it: the
+  // maximum is reserved first, whatever the endpoint's effects.
+  const guarded = (endpoint.effects?.length ?? 0) > 0 || upto;
+  const writes = endpoint.effects?.includes("writes") ?? false;
   return async function paidHandler(c) {
     const header = paymentHeader(c.req.raw);
     // The payment middleware sits in front: no header here means the route was wired without it.

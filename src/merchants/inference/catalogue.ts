@@ -5,6 +5,7 @@
  * the reference page, `/.well-known/x402` and the listings from the result; `GET /v1/models` (free) lists
  * what each route serves and at what rates.
  */
+import path from "node:path";
 import type { Config } from "../../config/config.ts";
 import type { AnyEndpoint, FreeRoute, Merchant } from "../../merchant-kit/catalogue.ts";
 import { chatEndpoint, chatPath, type RouteEngine } from "./chat.ts";
@@ -18,7 +19,7 @@ export type InferenceSettings = Config["inference"];
 /** No upstream, no models named: every route on the offline engine. */
 export const OFFLINE_SETTINGS: InferenceSettings = {
   upstream: null,
-  routes: Object.fromEntries(ROUTES.map((r) => [r.alias, { model: null, rates: null }])),
+  routes: Object.fromEntries(ROUTES.map((r) => [r.alias, { model: null, rates: null, gguf: null }])),
 };
 
 /**
@@ -40,10 +41,25 @@ const offlineEngine = () =>
   lazyEngine("offline", async () => (await import("./engines/offline.ts")).offlineEngine());
 
 /** What serves `route` under `settings`. */
-export function routeEngine(route: Tier, settings: InferenceSettings, offline: ChatEngine): RouteEngine {
-  const configured = settings.routes[route.alias] ?? { model: null, rates: null };
+export function routeEngine(
+  route: Tier,
+  settings: InferenceSettings,
+  offline: ChatEngine,
+  local: (file: string) => ChatEngine = localEngines(),
+): RouteEngine {
+  const configured = settings.routes[route.alias] ?? { model: null, rates: null, gguf: null };
   const prefix = `X402M_INFERENCE_${settingInfix(route)}_`;
   const rates = configured.rates ?? defaultRates(route);
+  if (configured.gguf) {
+    // This host's CPU, not an outside bill: nothing to reserve beyond what the kit reserves for /upto.
+    return {
+      engine: local(configured.gguf),
+      model: configured.model ?? path.basename(configured.gguf).replace(/\.gguf$/i, ""),
+      rates,
+      upstream: false,
+      settings: `${prefix}GGUF`,
+    };
+  }
   if (!settings.upstream)
     return {
       engine: offline,
@@ -73,10 +89,29 @@ export function routeEngine(route: Tier, settings: InferenceSettings, offline: C
   };
 }
 
+/**
+ * One local engine per model file, however many routes name it: each holds its model and context in
+ * memory, and replies take turns on it.
+ */
+function localEngines(): (file: string) => ChatEngine {
+  const engines = new Map<string, ChatEngine>();
+  return (file) => {
+    let engine = engines.get(file);
+    if (!engine) {
+      engine = lazyEngine(`local GGUF engine (${file})`, async () =>
+        (await import("./engines/gguf.ts")).ggufEngine({ modelPath: file }),
+      );
+      engines.set(file, engine);
+    }
+    return engine;
+  };
+}
+
 export function inferenceEndpoints(settings: InferenceSettings = OFFLINE_SETTINGS): readonly AnyEndpoint[] {
   const offline = offlineEngine();
+  const local = localEngines();
   return ROUTES.flatMap((route) => {
-    const served = routeEngine(route, settings, offline);
+    const served = routeEngine(route, settings, offline, local);
     return [
       chatEndpoint(route, served),
       ...(route.uptoPrice !== null ? [chatEndpoint(route, served, true)] : []),

@@ -38,7 +38,7 @@ const metered = defineEndpoint({
   price: "0.01",
   scheme: "upto",
   errorDialect: "openai",
-  effects: ["upstream"],
+  // No declared effects: a metered endpoint's funds are reserved all the same.
   description: "Charges what the call cost, up to $0.01.",
   input: z.object({
     cost: z.number().int().min(0),

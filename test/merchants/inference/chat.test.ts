@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 /**
  * The chat handler on the offline engine, called directly with a fake HandlerContext: the JSON and SSE
  * answers, the metering of /upto routes, and the errors of an engine that is missing or fails.
@@ -16,6 +19,7 @@ import type { ChatEngine } from "../../../src/merchants/inference/engine.ts";
 import { meteredAmount } from "../../../src/merchants/inference/metering.ts";
 import { DEFAULT_ROUTE, TIERS } from "../../../src/merchants/inference/tiers.ts";
 import { countTokens } from "../../../src/merchants/inference/tokens.ts";
+import { writeTinyGguf } from "../../helpers/gguf.ts";
 import { bodyOf } from "../../helpers/upstreams/json.ts";
 import { type FakeOpenAI, startOpenAIUpstream } from "../../helpers/upstreams/openai.ts";
 
@@ -348,5 +352,45 @@ describe("a route served by an OpenAI-compatible upstream (on 127.0.0.1)", () =>
       e.handler(e.input.parse({ messages: [{ role: "user", content: "hi" }] }), ctx.ctx),
     ).rejects.toMatchObject({ status: 502 });
     expect(ctx.metered).toEqual([]);
+  });
+});
+
+describe("a route on the local GGUF engine (X402M_INFERENCE_<route>_GGUF)", () => {
+  it("answers from the model file, as the file's model, and meters its /upto variant at the route's rates", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "x402m-gguf-route-"));
+    try {
+      const file = path.join(dir, "tiny-chat.gguf");
+      writeTinyGguf(file);
+      const { inference } = loadConfig({
+        env: { X402M_INFERENCE_TIER_3_GGUF: file, X402M_INFERENCE_TIER_3_RATES: "1,2" },
+      });
+      const local = inferenceEndpoints(inference);
+      const byPath = (p: string) => local.find((e) => e.path === p) as AnyEndpoint;
+      const body = { messages: [{ role: "user", content: "Hi" }], max_tokens: 4, temperature: 0 };
+      const { ctx, metered } = context();
+      const upto = byPath("/v1/chat/completions/_t/t3/upto");
+      const reply = (await upto.handler(upto.input.parse(body), ctx)) as {
+        model: string;
+        choices: { message: { content: string }; finish_reason: string }[];
+        usage: { prompt_tokens: number; completion_tokens: number };
+      };
+      expect(reply.model).toBe("tiny-chat");
+      expect(reply.choices[0]?.message.content).toMatch(/^hello( hello)*$/);
+      expect(reply.choices[0]?.finish_reason).toBe("length");
+      expect(reply.usage.completion_tokens).toBe(4);
+      expect(metered).toEqual([
+        meteredAmount(
+          { promptTokens: reply.usage.prompt_tokens, completionTokens: 4 },
+          { inputPerMillion: "1", outputPerMillion: "2" },
+          4049n,
+        ),
+      ]);
+      // Other routes stay on the offline engine.
+      const other = byPath("/v1/chat/completions/_t/t4");
+      const offline = (await other.handler(other.input.parse(body), context().ctx)) as { model: string };
+      expect(offline.model).toBe("offline-t4");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
