@@ -50,6 +50,14 @@ export function uptoRequirementsFor(
   };
 }
 
+/** The SDK's own x402 client paying as `buyer` with the exact and the upto schemes, as a wallet that has both. */
+export function x402ClientOf(buyer: DevnetAccount): x402Client {
+  const account = privateKeyToAccount(buyer.privateKey);
+  return new x402Client()
+    .register(NETWORK, new ExactEvmScheme(account))
+    .register(NETWORK, new UptoEvmScheme(account));
+}
+
 /** A Permit2 authorization for at most the requirements' amount, signed with the SDK's own upto client. */
 export function payUpto(buyer: DevnetAccount, requirements: PaymentRequirements): Promise<PaymentPayload> {
   const client = new x402Client().register(NETWORK, new UptoEvmScheme(privateKeyToAccount(buyer.privateKey)));

@@ -4,16 +4,12 @@
  * metered, never more than it signed for; refusals are never charged and come in the endpoint's dialect;
  * one payment runs once however often it is sent; a wallet holding one call's maximum gets one call.
  */
-import { x402Client } from "@x402/core/client";
 import {
   decodePaymentRequiredHeader,
   decodePaymentResponseHeader,
   encodePaymentSignatureHeader,
 } from "@x402/core/http";
-import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
-import { UptoEvmScheme as UptoEvmClient } from "@x402/evm/upto/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
-import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
@@ -25,7 +21,7 @@ import { permit2WalletHolding, startMiner } from "../../helpers/chain.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { startMerchant, testMerchant } from "../../helpers/merchant.ts";
-import { NETWORK, newMerchant, usdcReader } from "../../helpers/x402.ts";
+import { newMerchant, usdcReader, x402ClientOf } from "../../helpers/x402.ts";
 
 /** The most a call may cost: $0.01, 10,000 atomic units. */
 const MAX = 10_000n;
@@ -78,12 +74,7 @@ afterAll(async () => {
   await devnet?.stop();
 });
 
-const client = (wallet: DevnetAccount) => {
-  const account = privateKeyToAccount(wallet.privateKey);
-  return new x402Client()
-    .register(NETWORK, new ExactEvmClient(account))
-    .register(NETWORK, new UptoEvmClient(account));
-};
+const client = x402ClientOf;
 const post = (body: unknown) => ({
   method: "POST",
   headers: { "content-type": "application/json" },

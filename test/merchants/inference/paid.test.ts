@@ -4,12 +4,8 @@
  * its listed price; its /upto variant costs the tokens it used at the tier's rates, never the maximum; a
  * refusal costs nothing; buyers at once each pay their own.
  */
-import { x402Client } from "@x402/core/client";
 import { decodePaymentResponseHeader } from "@x402/core/http";
-import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
-import { UptoEvmScheme as UptoEvmClient } from "@x402/evm/upto/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
-import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
@@ -21,7 +17,7 @@ import { startMiner } from "../../helpers/chain.ts";
 import { openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { startMerchant } from "../../helpers/merchant.ts";
-import { NETWORK, newMerchant, usdcReader } from "../../helpers/x402.ts";
+import { newMerchant, usdcReader, x402ClientOf } from "../../helpers/x402.ts";
 
 let devnet: Devnet;
 let miner: ReturnType<typeof startMiner>;
@@ -55,15 +51,7 @@ afterAll(async () => {
   await devnet?.stop();
 });
 
-const paying = (buyer: DevnetAccount) => {
-  const account = privateKeyToAccount(buyer.privateKey);
-  return wrapFetchWithPayment(
-    fetch,
-    new x402Client()
-      .register(NETWORK, new ExactEvmClient(account))
-      .register(NETWORK, new UptoEvmClient(account)),
-  );
-};
+const paying = (buyer: DevnetAccount) => wrapFetchWithPayment(fetch, x402ClientOf(buyer));
 const chat = (content: string, extra: Record<string, unknown> = {}) => ({
   method: "POST",
   headers: { "content-type": "application/json" },
