@@ -28,7 +28,8 @@ export interface Listening {
   /**
    * Starts stopping: answers every request under way or still arriving with `Connection: close`, refuses
    * new connections once none has come for `LISTEN_QUIET_MS` (at the latest half way through `drainMs`),
-   * closes connections once idle for `IDLE_GRACE_MS`, and cuts what is left after `drainMs`. Returns at once; `close()` waits for the end. Calling it again does nothing.
+   * closes connections once idle for `IDLE_GRACE_MS`, and cuts what is left after `drainMs`. Returns at
+   * once; `close()` waits for the end. Calling it again does nothing.
    */
   stopAccepting(drainMs?: number): void;
   /** `stopAccepting()`, then resolves once every connection has ended. */
@@ -115,12 +116,12 @@ function drainer(server: Server): { start(drainMs: number): Promise<void> } {
             clearTimeout(cut);
             resolve();
           });
-        // The listener closes once no connection has come for `LISTEN_QUIET_MS` (or when the drain time is
-        // nearly up): closing it resets every connection the kernel has completed but the process has not
-        // yet accepted, and their clients' requests with them. A client told `Connection: close` reconnects
-        // for its next request and is answered too. net's close, not http's, which would also destroy idle
-        // connections at once. Checked after the event loop has accepted what was waiting (setImmediate
-        // follows the poll phase).
+        // The listener closes once no connection has come for `LISTEN_QUIET_MS` (at the latest half way
+        // through the drain): closing it resets every connection the kernel has completed but the process
+        // has not yet accepted, and their clients' requests with them. A client told `Connection: close`
+        // reconnects for its next request and is answered too. net's close, not http's, which would also
+        // destroy idle connections at once. Checked after the event loop has accepted what was waiting
+        // (setImmediate follows the poll phase).
         const whenQuiet = setInterval(
           () =>
             setImmediate(() => {

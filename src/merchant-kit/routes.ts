@@ -17,9 +17,9 @@ export function routeKey(endpoint: AnyEndpoint): string {
 }
 
 /**
- * The x402 route of one endpoint: its scheme (exact unless it meters: upto), the merchant's wallet, the price in the token's atomic
- * units (an explicit amount and asset, so no SDK price table decides what a dollar is), and the Bazaar
- * discovery extension describing input and output. The resource URL is the one the buyer asked for, on
+ * The x402 route of one endpoint: its scheme (exact, or upto when it meters), the merchant's wallet, the
+ * price in the token's atomic units (an explicit amount and asset, so no SDK price table decides what a
+ * dollar is), and the Bazaar discovery extension describing input and output. The resource URL is the one the buyer asked for, on
  * the merchant's public URL (payments/resource-server.ts), so it is not set here.
  */
 export function x402Route(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentSettings): RouteConfig {
