@@ -34,7 +34,6 @@ import { startMiner } from "../test/helpers/chain.ts";
 import { openTestDatabase } from "../test/helpers/db.ts";
 import { devnetFacilitator } from "../test/helpers/facilitator.ts";
 import { startMerchant, testConfig } from "../test/helpers/merchant.ts";
-import { rpc } from "../test/helpers/settle.ts";
 import { newMerchant, usdcReader, x402ClientOf } from "../test/helpers/x402.ts";
 
 const args = process.argv.slice(2);
@@ -79,7 +78,6 @@ const closers: (() => Promise<unknown>)[] = [];
 try {
   const devnet = await startDevnet({ port: 0, buyers: BUYERS + 1, blockTime: 0 });
   closers.push(() => devnet.stop());
-  await rpc(devnet.rpc, "anvil_removeBlockTimestampInterval");
   const miner = startMiner(devnet, 5, "wall");
   closers.push(() => miner.stop());
   const ledger = await openTestDatabase(process.env.DATABASE_URL ? "postgres" : "pglite");

@@ -250,19 +250,8 @@ async function main() {
     // --- the chain, the facilitator, the fixtures ------------------------------------------------------
     const devnet: Devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
     closers.push(() => devnet.stop());
-    // Blocks follow the wall clock: 2 s per mined block would put the chain ahead and expire authorizations.
-    await fetch(devnet.rpc, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "anvil_removeBlockTimestampInterval",
-        params: [],
-      }),
-    });
-    // Without an interval each block takes the wall clock's time: 2 s a block would, after a hundred or so
-    // settlements, put the chain past the 300 s buyers sign for, and their transfers would revert.
+    // Blocks on the wall clock: 2 s a block would, after a hundred or so settlements, put the chain past
+    // the 300 s buyers sign for, and their transfers would revert.
     const miner = startMiner(devnet, 5, "wall");
     closers.push(() => miner.stop());
     const ledger = await openTestDatabase(process.env.DATABASE_URL ? "postgres" : "pglite");

@@ -11,9 +11,9 @@ import { rpc, sendTransfer } from "./settle.ts";
  * confirm within tens of milliseconds instead of a 1-2 s block interval, and the chain clock (2 s per
  * block) moves only when there is something to mine, so it stays close to the wall clock that buyers
  * sign `validBefore` with. `pause()` lets transactions wait (a confirmation that never comes). With `clock:
- * "wall"` (on a devnet whose block timestamp interval was removed) a block takes the wall clock's time:
- * for runs of hundreds of settlements, where 2 s a block would put the chain minutes ahead and expire
- * buyers' authorizations.
+ * "wall"` the miner removes the devnet's 2 s block timestamp interval and a block takes the wall clock's
+ * time: for runs of hundreds of settlements, where 2 s a block would put the chain minutes ahead and
+ * expire buyers' authorizations.
  */
 export function startMiner(devnet: Devnet, intervalMs = 20, clock: "devnet" | "wall" = "devnet") {
   const test = createTestClient({
@@ -24,6 +24,7 @@ export function startMiner(devnet: Devnet, intervalMs = 20, clock: "devnet" | "w
   let paused = false;
   let stopped = false;
   const loop = (async () => {
+    if (clock === "wall") await test.removeBlockTimestampInterval();
     while (!stopped) {
       await new Promise((resolve) => setTimeout(resolve, intervalMs));
       if (paused || stopped) continue;
