@@ -5,11 +5,11 @@ import {
   parseEventLogs,
   TransactionNotFoundError,
   type TransactionReceipt,
-  TransactionReceiptNotFoundError,
   type Transport,
 } from "viem";
 import { PERMIT2_ADDRESS } from "../chain/base.ts";
 import { permit2Abi } from "../chain/permit2.ts";
+import { pollReceipt } from "../chain/receipt.ts";
 import { usdcAbi } from "../chain/usdc.ts";
 
 /** What the chain says about a settlement transaction this facilitator broadcast. */
@@ -93,33 +93,6 @@ async function findReceipt(
   pollingIntervalMs: number,
 ): Promise<TransactionReceipt | undefined> {
   return pollReceipt(client, hash, waitMs, pollingIntervalMs);
-}
-
-/**
- * Asks for a transaction's receipt every `intervalMs` until it comes or `timeoutMs` passes (undefined).
- *
- * By hash, not by watching blocks as viem's `waitForTransactionReceipt` does: its block watcher is shared
- * between concurrent waits, and a wait that joins just after the block holding its transaction was seen
- * sleeps until the next block (one block late on Base; forever on a devnet that mines on demand). It also
- * follows a replaced transaction to its replacement's receipt, which is not our settlement.
- */
-export async function pollReceipt(
-  client: PublicClient<Transport, Chain>,
-  hash: Hex,
-  timeoutMs: number,
-  intervalMs: number,
-): Promise<TransactionReceipt | undefined> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await client.getTransactionReceipt({ hash });
-    } catch (error) {
-      if (!(error instanceof TransactionReceiptNotFoundError)) throw error;
-    }
-    const left = deadline - Date.now();
-    if (left <= 0) return undefined;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(intervalMs, left)));
-  }
 }
 
 async function knownTransaction(client: PublicClient<Transport, Chain>, hash: Hex): Promise<boolean> {

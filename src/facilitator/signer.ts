@@ -10,8 +10,8 @@ import {
   type TransactionReceipt,
   type Transport,
 } from "viem";
+import { pollReceipt } from "../chain/receipt.ts";
 import type { ChainReads } from "./chain-reads.ts";
-import { pollReceipt } from "./outcome.ts";
 import type { SignedTransaction, Submitter } from "./submitter.ts";
 
 /** A contract call the SDK asked the signer to send. */

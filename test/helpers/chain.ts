@@ -2,8 +2,8 @@ import { createPublicClient, createTestClient, createWalletClient, http } from "
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { PERMIT2_ADDRESS } from "../../src/chain/base.ts";
 import { type Devnet, type DevnetAccount, devnetChain } from "../../src/chain/devnet/index.ts";
+import { pollReceipt } from "../../src/chain/receipt.ts";
 import { usdcAbi } from "../../src/chain/usdc.ts";
-import { pollReceipt } from "../../src/facilitator/outcome.ts";
 import { rpc, sendTransfer } from "./settle.ts";
 
 /**

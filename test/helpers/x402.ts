@@ -7,8 +7,8 @@ import { createPublicClient, getAddress, http } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { BASE_USDC } from "../../src/chain/base.ts";
 import { type DevnetAccount, devnetChain } from "../../src/chain/devnet/index.ts";
+import { pollReceipt } from "../../src/chain/receipt.ts";
 import { usdcAbi } from "../../src/chain/usdc.ts";
-import { pollReceipt } from "../../src/facilitator/outcome.ts";
 
 export const NETWORK = "eip155:8453" as const;
 

@@ -30,9 +30,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { USDC_UNIT, X402_UPTO_PROXY_ADDRESS } from "../../../src/chain/base.ts";
 import { type Devnet, devnetChain, startDevnet } from "../../../src/chain/devnet/index.ts";
 import { permit2Abi } from "../../../src/chain/permit2.ts";
+import { pollReceipt } from "../../../src/chain/receipt.ts";
 import { uptoProxyAbi } from "../../../src/chain/upto-proxy.ts";
 import { usdcAbi } from "../../../src/chain/usdc.ts";
-import { authorizationUsed, pollReceipt } from "../../../src/facilitator/outcome.ts";
+import { authorizationUsed } from "../../../src/facilitator/outcome.ts";
 import { startMiner } from "../../helpers/chain.ts";
 
 const NETWORK = "eip155:8453";
