@@ -1,4 +1,5 @@
-import { createPublicClient } from "viem";
+import { type ContractFunctionParameters, createPublicClient } from "viem";
+import { MULTICALL3_ADDRESS } from "../../chain/base.ts";
 import { rpcTransport } from "../../chain/rpc-transport.ts";
 import { usdcAbi } from "../../chain/usdc.ts";
 import { UpstreamError } from "../../common/errors.ts";
@@ -8,38 +9,37 @@ const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
 
 /**
  * The payer's balance of the payment token and which of its in-flight authorizations the chain has
- * already used, all read at one block (`payments.rpcUrl`): a settled transfer is then either in the
- * balance or not yet used, never both nor neither, however far this node lags the facilitator's. The
- * reads go out as one JSON-RPC batch. A chain that cannot be asked is a 503 for the call that needed it:
- * nothing runs, nothing is charged.
+ * already used, all read in one call through Multicall3 (`payments.rpcUrl`), so at one state: a settled
+ * transfer is then either in the balance or not yet used, never both nor neither, however far this node
+ * lags the facilitator's. (Reading at a block number fetched first fails on a node that keeps no
+ * historical state once a block arrives in between, as the demo's fast-mining devnet showed.) A chain that
+ * cannot be asked is a 503 for the call that needed it: nothing runs, nothing is charged.
  */
 export function chainFunds(rpcUrl: string, asset: `0x${string}`): FundsReader {
   const client = createPublicClient({
-    transport: rpcTransport(rpcUrl, { timeout: 10_000, retryCount: 1, batch: true }),
+    transport: rpcTransport(rpcUrl, { timeout: 10_000, retryCount: 1 }),
     cacheTime: 0,
   });
   return async (payer, nonces) => {
     try {
-      const blockNumber = await client.getBlockNumber({ cacheTime: 0 });
-      const checked = nonces.filter((n) => BYTES32.test(n));
-      const [balance, ...states] = await Promise.all([
-        client.readContract({
+      const checked = nonces.filter((n) => BYTES32.test(n)) as `0x${string}`[];
+      const contracts: ContractFunctionParameters[] = [
+        { address: asset, abi: usdcAbi, functionName: "balanceOf", args: [payer] },
+        ...checked.map((nonce) => ({
           address: asset,
           abi: usdcAbi,
-          functionName: "balanceOf",
-          args: [payer],
-          blockNumber,
-        }),
-        ...checked.map((nonce) =>
-          client.readContract({
-            address: asset,
-            abi: usdcAbi,
-            functionName: "authorizationState",
-            args: [payer, nonce as `0x${string}`],
-            blockNumber,
-          }),
-        ),
-      ]);
+          functionName: "authorizationState",
+          args: [payer, nonce],
+        })),
+      ];
+      const results: unknown[] = await client.multicall({
+        multicallAddress: MULTICALL3_ADDRESS,
+        allowFailure: false,
+        // One call, never split in chunks: the reads must see one state.
+        batchSize: 0,
+        contracts,
+      });
+      const [balance, ...states] = results;
       return { balance: balance as bigint, used: new Set(checked.filter((_, i) => states[i] === true)) };
     } catch (error) {
       throw new UpstreamError(
