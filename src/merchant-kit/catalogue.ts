@@ -127,6 +127,11 @@ export interface Merchant {
   endpoints: readonly AnyEndpoint[];
   /** Routes served free beside the paid ones (no payment, not listed), e.g. a model list. */
   free?: readonly FreeRoute[];
+  /**
+   * Work its host starts once it listens, so that the first paid call does not wait for it (the inference
+   * merchant's tokenizer). A failure is the host's to log: the first call that needs the work tries again.
+   */
+  warm?: () => Promise<void>;
 }
 
 /** A free route: documented in the OpenAPI document and the reference page, never charged. */

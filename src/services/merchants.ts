@@ -87,6 +87,12 @@ export async function startMerchantHosts(
     );
     lifecycle.addServer(`${name} http`, server);
     urls[name] = server.url;
+    merchants[name]?.warm?.().catch((error: unknown) => {
+      log("warn", "warming the merchant failed; its first call will try again", {
+        merchant: name,
+        error: String(error),
+      });
+    });
   }
   const served: Merchant[] = [];
   for (const host of extra) {

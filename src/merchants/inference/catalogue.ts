@@ -23,7 +23,7 @@ export const OFFLINE_SETTINGS: InferenceSettings = {
 };
 
 /**
- * An engine loaded on its first call: the engines need the tokenizer, whose ranks are a few MB that a
+ * An engine loaded on its first call: the engines need the tokenizer (140 MB of memory built), which a
  * process serving other merchants (which imports every catalogue) should never load.
  */
 function lazyEngine(name: string, load: () => Promise<ChatEngine>): ChatEngine {
@@ -176,5 +176,10 @@ export function inferenceMerchant(host: InferenceHost, settings: InferenceSettin
     publicUrl: host.publicUrl,
     endpoints: inferenceEndpoints(settings),
     free: [modelsRoute(settings)],
+    // Every engine counts tokens (the offline one, and an upstream that reports no usage). A GGUF model is
+    // not loaded ahead: its memory is the operator's to spend on the first call that needs it.
+    warm: async () => {
+      (await import("./tokens.ts")).countTokens("");
+    },
   };
 }
