@@ -21,6 +21,8 @@ export const MixSchema = z
     agents: count(500).default(16),
     /** Mean paid calls of one agent in a week (each agent draws its own, from half to one and a half times). */
     agentCallsPerWeek: count(10_000).default(12),
+    /** Genuine: agents' calls to metered (upto) endpoints, each charged what it used. */
+    meteredCallsPerWeek: count(10_000).default(24),
     /** Genuine: one customer buying premium endpoints ($0.10 and up), a large share of its merchants' revenue. */
     largeCustomerCallsPerWeek: count(10_000).default(20),
     /** Genuine: one integration paying a $0.001 endpoint every `integrationEveryMinutes`, funded from the exchange. */
@@ -49,6 +51,7 @@ export const DEFAULT_MIX: Mix = MixSchema.parse({});
 /** Fields that count calls or wallets, which `--scale` multiplies. */
 const SCALED = [
   "agentCallsPerWeek",
+  "meteredCallsPerWeek",
   "largeCustomerCallsPerWeek",
   "farmCallsPerWeek",
   "selfPaymentsPerWeek",

@@ -29,10 +29,17 @@ export const GENUINE: ReadonlySet<Behaviour> = new Set(["agent", "large_customer
 export interface PlanEndpoint {
   method: "GET" | "POST";
   path: string;
-  /** Dollars. */
+  /** Dollars: the price of an `exact` endpoint, the most an `upto` one charges a call. */
   price: number;
   /** A valid input (the catalogue's example): query for GET, JSON body for POST. */
   input: Record<string, unknown>;
+  /** `upto`: metered, charging what the call used, up to `price`. Default `exact`. */
+  scheme?: "exact" | "upto";
+  /**
+   * A metered endpoint's input of a given size, `u` in [0, 1): metered buyers send work of varying size,
+   * so their charges vary as real ones do. Without it, the example input.
+   */
+  sized?: (u: number) => Record<string, unknown>;
 }
 
 export interface PlanMerchant {
@@ -58,7 +65,16 @@ export const merchantWallet = (id: string): WalletId => `merchant:${id}`;
 export type Action =
   | { type: "mint"; at: number; to: WalletId; usd: number }
   | { type: "transfer"; at: number; from: WalletId; to: WalletId; usd: number; behaviour: Behaviour }
-  | { type: "pay"; at: number; from: WalletId; merchant: string; endpoint: number; behaviour: Behaviour };
+  | {
+      type: "pay";
+      at: number;
+      from: WalletId;
+      merchant: string;
+      endpoint: number;
+      behaviour: Behaviour;
+      /** The request's input when it is not the endpoint's example (a metered call's work). */
+      input?: Record<string, unknown>;
+    };
 
 export interface PlanContext {
   mix: Mix;
@@ -68,19 +84,28 @@ export interface PlanContext {
   epoch: number;
 }
 
+/** A price paid as listed: an `upto` endpoint's price is only the most a call may cost. */
+const isListed = (e: PlanEndpoint) => e.scheme !== "upto";
 /** Agents buy listed prices from $0.001 to $0.05: no sub-cent farming, no premium. */
-const isEveryday = (e: PlanEndpoint) => e.price >= 0.001 && e.price <= 0.05;
-const isPremium = (e: PlanEndpoint) => e.price >= 0.1;
+const isEveryday = (e: PlanEndpoint) => isListed(e) && e.price >= 0.001 && e.price <= 0.05;
+const isPremium = (e: PlanEndpoint) => isListed(e) && e.price >= 0.1;
+const isMetered = (e: PlanEndpoint) => e.scheme === "upto";
 
 /**
  * Assigns the patterns to merchants: the farm to the one with a sub-$0.001 endpoint, the rest to
- * different shops (never the utility API, which carries the integration), the pair to two merchants whose
- * cheapest everyday prices are equal, so each pays the other as much as it receives.
+ * different shops (never the utility API, which carries the integration, nor a merchant in
+ * `genuineOnly`), the pair to two merchants whose cheapest everyday prices are equal, so each pays the
+ * other as much as it receives.
  */
-export function chooseRoles(merchants: readonly PlanMerchant[], integration: string): Roles {
-  const farm = merchants.find((m) => m.endpoints.some((e) => e.price < 0.001))?.id;
+export function chooseRoles(
+  merchants: readonly PlanMerchant[],
+  integration: string,
+  genuineOnly: readonly string[] = [],
+): Roles {
+  const candidates = merchants.filter((m) => !genuineOnly.includes(m.id));
+  const farm = candidates.find((m) => m.endpoints.some((e) => isListed(e) && e.price < 0.001))?.id;
   if (!farm) throw new Error("no merchant has a sub-$0.001 endpoint for the tiny-repeat farm");
-  const others = merchants.filter((m) => m.id !== farm && m.id !== integration && cheapest(m) !== undefined);
+  const others = candidates.filter((m) => m.id !== farm && m.id !== integration && cheapest(m) !== undefined);
   const byPrice = new Map<number, string[]>();
   for (const m of others) {
     const price = (cheapest(m) as PlanEndpoint).price;
@@ -127,8 +152,22 @@ export function planSlot(ctx: PlanContext, slot: number): Action[] {
   const fundAt = () => start + r.int(60);
   const payAt = () => start + 60 + r.int(SLOT_SECONDS - 60);
   const actions: Action[] = [];
-  const pay = (from: WalletId, merchant: string, endpoint: number, behaviour: Behaviour) =>
-    actions.push({ type: "pay", at: payAt(), from, merchant, endpoint, behaviour });
+  const pay = (
+    from: WalletId,
+    merchant: string,
+    endpoint: number,
+    behaviour: Behaviour,
+    input?: Record<string, unknown>,
+  ) =>
+    actions.push({
+      type: "pay",
+      at: payAt(),
+      from,
+      merchant,
+      endpoint,
+      behaviour,
+      ...(input ? { input } : {}),
+    });
   const send = (from: WalletId, to: WalletId, usd: number, behaviour: Behaviour = "funding") =>
     actions.push({ type: "transfer", at: fundAt(), from, to, usd, behaviour });
   const mint = (to: WalletId, usd: number) => actions.push({ type: "mint", at: start, to, usd });
@@ -190,7 +229,10 @@ export function planSlot(ctx: PlanContext, slot: number): Action[] {
   }
 
   // What the screens exist for, on fixed schedules so every window holds enough of each.
-  const tiny = indexesWhere(merchantById(ctx, roles.farm), (e) => e.price < 0.001)[0] as number;
+  const tiny = indexesWhere(
+    merchantById(ctx, roles.farm),
+    (e) => isListed(e) && e.price < 0.001,
+  )[0] as number;
   for (let n = spread(mix.farmCallsPerWeek, w); n > 0; n--) pay("farm", roles.farm, tiny, "tiny_farm");
   for (let n = spread(mix.selfPaymentsPerWeek, w, 0.3); n > 0; n--) {
     pay(
@@ -244,13 +286,23 @@ export function planSlot(ctx: PlanContext, slot: number): Action[] {
   if (w === 200) {
     for (let k = 0; k < mix.probers; k++) {
       for (const m of ctx.merchants) {
-        const cheapestAny = [...m.endpoints.keys()].sort(
+        const cheapestAny = indexesWhere(m, isListed).sort(
           (i, j) => (m.endpoints[i] as PlanEndpoint).price - (m.endpoints[j] as PlanEndpoint).price,
         )[0];
         if (cheapestAny !== undefined && (m.endpoints[cheapestAny] as PlanEndpoint).price <= 0.05) {
           pay(`prober:${k}`, m.id, cheapestAny, "prober");
         }
       }
+    }
+  }
+  // Metered demand: agents sending work of varying size to metered (upto) endpoints, charged what it
+  // used. Drawn last, so the rest of the week is what it was before metered endpoints existed.
+  const metered = ctx.merchants.flatMap((m) => indexesWhere(m, isMetered).map((i) => [m.id, i] as const));
+  if (metered.length > 0 && mix.agents > 0) {
+    for (let n = r.poisson((mix.meteredCallsPerWeek / week) * diurnal); n > 0; n--) {
+      const [merchant, endpoint] = r.pick(metered);
+      const sized = (merchantById(ctx, merchant).endpoints[endpoint] as PlanEndpoint).sized;
+      pay(`agent:${r.int(mix.agents)}`, merchant, endpoint, "agent", sized?.(r.next()));
     }
   }
   return actions.sort((x, y) => x.at - y.at || order(x) - order(y));

@@ -1,6 +1,8 @@
 /**
  * The buyer simulator: plays the plan's actions on the devnet with real x402 payments (`@x402/fetch`:
- * 402, EIP-3009 signature, the merchant's facilitator settles on chain) and real USDC transfers.
+ * 402, an EIP-3009 signature for `exact` or a Permit2 one for metered `upto` endpoints, the merchant's
+ * facilitator settles on chain) and real USDC transfers. A wallet approves Permit2 once, before its first
+ * metered call, as a buyer of upto endpoints must.
  *
  * Time: the chain starts a week in the past. While the plan is behind the wall clock the simulator
  * compresses it: before each action it mines empty blocks (2 s apart, `anvil_mine`) up to the action's
@@ -10,8 +12,9 @@
  * simulator plays each action at its time.
  */
 import { x402Client } from "@x402/core/client";
-import { decodePaymentResponseHeader } from "@x402/core/http";
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
 import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
+import { UptoEvmScheme as UptoEvmClient } from "@x402/evm/upto/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import {
   type Account,
@@ -20,11 +23,13 @@ import {
   createWalletClient,
   type Hash,
   http,
+  maxUint256,
   parseUnits,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { BLOCK_SECONDS } from "../chain/base.ts";
+import { BLOCK_SECONDS, PERMIT2_ADDRESS } from "../chain/base.ts";
 import { type DevnetAccount, devnetChain } from "../chain/devnet/index.ts";
+import { pollReceipt } from "../chain/receipt.ts";
 import { usdcAbi } from "../chain/usdc.ts";
 import {
   type Action,
@@ -79,6 +84,8 @@ export interface SimulatorStats {
 }
 
 const MINE_TICK_MS = 15;
+/** A transaction waits one tick while catching up and a block (2 s) when live: a minute is a failure. */
+const RECEIPT_TIMEOUT_MS = 60_000;
 
 /** Plays slots from `startSlot` until the signal aborts; resolves when stopped. */
 export async function runSimulator(options: SimulatorOptions): Promise<SimulatorStats> {
@@ -105,9 +112,12 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
   const payingFetch = (id: WalletId) => {
     let f = payers.get(id);
     if (!f) {
+      const signer = privateKeyToAccount(keyOf(id));
       f = wrapFetchWithPayment(
         fetch,
-        new x402Client().register("eip155:8453", new ExactEvmClient(privateKeyToAccount(keyOf(id)))),
+        new x402Client()
+          .register("eip155:8453", new ExactEvmClient(signer))
+          .register("eip155:8453", new UptoEvmClient(signer)),
       );
       payers.set(id, f);
     }
@@ -152,6 +162,46 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
     if (target > head) await test.mine({ blocks: target - head, interval: BLOCK_SECONDS });
   };
 
+  // Permit2 may move a wallet's USDC once the wallet approved it: checked on chain, so a resumed demo does
+  // not approve again, and once per wallet however many of its calls run at once.
+  const approvals = new Map<WalletId, Promise<void>>();
+  const approvePermit2 = (id: WalletId): Promise<void> => {
+    let approval = approvals.get(id);
+    if (!approval) {
+      approval = (async () => {
+        const owner = account(id);
+        const common = { address: options.usdc, abi: usdcAbi } as const;
+        const allowance = await client.readContract({
+          ...common,
+          functionName: "allowance",
+          args: [owner.address, PERMIT2_ADDRESS],
+        });
+        if (allowance >= maxUint256 / 2n) return;
+        await gas(owner.address);
+        const hash = await walletClient.writeContract({
+          ...common,
+          chain,
+          account: owner,
+          functionName: "approve",
+          args: [PERMIT2_ADDRESS, maxUint256],
+          gas: 80_000n,
+        });
+        const receipt = await pollReceipt(client, hash, RECEIPT_TIMEOUT_MS, 20);
+        if (receipt?.status !== "success") throw new Error(`approving Permit2 failed (${hash})`);
+      })();
+      approval.catch(() => approvals.delete(id));
+      approvals.set(id, approval);
+    }
+    return approval;
+  };
+
+  /** Waits for a transaction the simulator sent; one not mined in time stops the simulator. */
+  const confirmed = async (hash: Hash) => {
+    if (!(await pollReceipt(client, hash, RECEIPT_TIMEOUT_MS, 20))) {
+      throw new Error(`transaction ${hash} was not mined within ${RECEIPT_TIMEOUT_MS / 1000} s`);
+    }
+  };
+
   const inFlight = new Set<Promise<void>>();
   const settled: { record: Omit<TruthRecord, "block_number">; hash: Hash }[] = [];
   /**
@@ -188,16 +238,21 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
       });
     };
     try {
-      let response = await payingFetch(action.from)(...request(merchant.url, endpoint));
+      if (endpoint.scheme === "upto") await approvePermit2(action.from);
+      const input = action.input ?? endpoint.input;
+      let response = await payingFetch(action.from)(...request(merchant.url, endpoint, input));
       if (response.status === 402) {
         // Refused after paying, as a buyer would see it, and charged nothing: try once more, as an agent
         // would (a verification can rarely lose a race with the simulator's mining).
         await response.arrayBuffer().catch(() => undefined);
-        response = await payingFetch(action.from)(...request(merchant.url, endpoint));
+        response = await payingFetch(action.from)(...request(merchant.url, endpoint, input));
       }
       const header = response.headers.get("PAYMENT-RESPONSE");
       if (!response.ok || !header) {
-        fail(response.status, (await response.text()).slice(0, 200));
+        fail(
+          response.status,
+          refusal(response.headers.get("PAYMENT-REQUIRED")) ?? (await response.text()).slice(0, 200),
+        );
         return;
       }
       await response.arrayBuffer().catch(() => undefined);
@@ -206,6 +261,11 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
         fail(response.status, settlement.errorReason ?? "settlement failed");
         return;
       }
+      // A metered call charges what it used (the settlement says how much); one that used nothing
+      // settles nothing and leaves nothing on chain.
+      const amount =
+        endpoint.scheme === "upto" ? BigInt(settlement.amount ?? 0) : parseUnits(String(endpoint.price), 6);
+      if (amount === 0n || !settlement.transaction) return;
       stats.payments++;
       settled.push({
         hash: settlement.transaction as Hash,
@@ -213,7 +273,7 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
           tx_hash: settlement.transaction.toLowerCase(),
           payer: account(action.from).address.toLowerCase(),
           pay_to: merchant.payTo.toLowerCase(),
-          amount: parseUnits(String(endpoint.price), 6).toString(),
+          amount: amount.toString(),
           behaviour: action.behaviour,
           merchant: merchant.id,
           endpoint: `${endpoint.method} ${endpoint.path}`,
@@ -274,20 +334,14 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
         }
         // Payments by a wallet funded in this slot wait for the funding to be in a block.
         if (transfers.length > 0) {
-          await Promise.all(
-            transfers
-              .splice(0)
-              .map((hash) => client.waitForTransactionReceipt({ hash, pollingInterval: 20 })),
-          );
+          await Promise.all(transfers.splice(0).map(confirmed));
         }
         while (inFlight.size >= (live ? 64 : concurrency)) await Promise.race(inFlight);
         const p = pay(action).finally(() => inFlight.delete(p));
         inFlight.add(p);
       }
       if (transfers.length > 0) {
-        await Promise.all(
-          transfers.map((hash) => client.waitForTransactionReceipt({ hash, pollingInterval: 20 })),
-        );
+        await Promise.all(transfers.map(confirmed));
       }
       if (settled.length >= 200 || live) await flushTruth();
       options.onEvent?.({
@@ -307,24 +361,38 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
   return stats;
 }
 
-/** The fetch arguments of one call: the example input as query (GET) or JSON body (POST). */
-function request(base: string, endpoint: PlanEndpoint): [string, RequestInit] {
+/** The fetch arguments of one call: its input as query (GET) or JSON body (POST). */
+function request(
+  base: string,
+  endpoint: PlanEndpoint,
+  input: Record<string, unknown>,
+): [string, RequestInit] {
   if (endpoint.method === "POST") {
     return [
       `${base}${endpoint.path}`,
       {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify(endpoint.input),
+        body: JSON.stringify(input),
       },
     ];
   }
   const query = new URLSearchParams();
-  for (const [key, value] of Object.entries(endpoint.input)) {
+  for (const [key, value] of Object.entries(input)) {
     for (const v of Array.isArray(value) ? value : [value]) query.append(key, String(v));
   }
   const qs = query.toString();
   return [`${base}${endpoint.path}${qs ? `?${qs}` : ""}`, { method: "GET" }];
+}
+
+/** Why a paid call was refused with 402: the reason its `PAYMENT-REQUIRED` header gives (its body may be empty). */
+function refusal(header: string | null): string | undefined {
+  if (!header) return undefined;
+  try {
+    return decodePaymentRequiredHeader(header).error;
+  } catch {
+    return undefined;
+  }
 }
 
 function sleepUntil(ms: number, now: () => number, signal: AbortSignal): Promise<void> {

@@ -1,8 +1,10 @@
 /**
  * The demo: the whole service on a local Base chain in one process tree. anvil (the devnet, its own
- * process) with the project's USDC; the project's facilitator; the utility API, its alias host and the
- * demo shops, each a paid x402 host; the indexer following the chain into the analytics database; the report service;
- * and the buyer simulator paying the merchants through x402 over a compressed week.
+ * process) with the project's USDC, Permit2 and x402's upto proxy; the project's facilitator; the utility
+ * API, its alias host, the inference API (on its offline engine) and the demo shops, each a paid x402
+ * host; the indexer following the chain into the analytics database; the report service; and the buyer
+ * simulator paying the merchants through x402 (`exact`, and `upto` for metered calls) over a compressed
+ * week.
  *
  * Everything is kept in the data directory (`demo/` for the chain, the world's clock and the ground
  * truth; the analytics database and the PostgreSQL state beside it), so a second start resumes the same chain where it
@@ -27,8 +29,10 @@ import { type Config, portSetting } from "../config/config.ts";
 import { dataLayout } from "../config/layout.ts";
 import { DEFAULT_REORG_DEPTH, type IndexerEvent } from "../indexer/index.ts";
 import type { Merchant } from "../merchant-kit/catalogue.ts";
+import { OFFLINE_SETTINGS } from "../merchants/inference/catalogue.ts";
 import type { ReportService } from "../reports/service.ts";
 import { devnetFacilitatorOptions, startServices } from "../services/index.ts";
+import { sizedChat } from "./chat-work.ts";
 import type { Mix } from "./mix.ts";
 import {
   chooseRoles,
@@ -73,6 +77,7 @@ export interface DemoUrls {
   facilitator: string;
   utility: string;
   utilityAlias: string;
+  inference: string;
   shops: string;
 }
 
@@ -104,6 +109,8 @@ export const DEMO_NOTICE =
 
 /** Derivation indices of the demo's merchant wallets (the devnet uses 0 and 1, its buyers 2 on). */
 const MERCHANT_KEY_BASE = 100;
+/** The inference API's wallet: apart from the shops' (`MERCHANT_KEY_BASE + 1` on), whatever their number. */
+const INFERENCE_KEY = 99;
 const POPULATION_KEY_BASE = 1_000;
 /** Stopping saves the chain, about 10 s for a week of blocks here (src/chain/devnet/saved-chain.ts). */
 const DEMO_CLOSE_TIMEOUT_MS = 150_000;
@@ -205,13 +212,19 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
 
     // Every merchant is paid into a devnet wallet of its own; the utility and its alias share one.
     const utilityKey = derive(MERCHANT_KEY_BASE);
+    const inferenceKey = derive(INFERENCE_KEY);
     const shopKeys = DEMO_SHOPS.map((_, i) => derive(MERCHANT_KEY_BASE + 1 + i));
-    const utilityWallet = utilityKey.address.toLowerCase() as `0x${string}`;
+    const walletOf = (key: DevnetAccount) => key.address.toLowerCase() as `0x${string}`;
     const demoConfig: Config = {
       ...config,
       merchants: Object.fromEntries(
-        Object.entries(config.merchants).map(([name, host]) => [name, { ...host, payTo: utilityWallet }]),
+        Object.entries(config.merchants).map(([name, host]) => [
+          name,
+          { ...host, payTo: walletOf(name === "inference" ? inferenceKey : utilityKey) },
+        ]),
       ),
+      // The inference API answers on its offline engine: the demo needs no model and no network.
+      inference: OFFLINE_SETTINGS,
     };
     let shops: { merchant: Merchant; name: string }[] = [];
     const indexed = { block: -1 };
@@ -220,7 +233,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       lifecycle,
       // Receipts polled every 50 ms: while catching up, blocks come every few milliseconds.
       facilitator: devnetFacilitatorOptions(devnet, 50),
-      merchants: ["utility", "utility-alias"],
+      merchants: ["utility", "utility-alias", "inference"],
       notice: DEMO_NOTICE,
       hosts: [
         {
@@ -257,12 +270,13 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       },
     });
     const urls = services.urls as Record<
-      "facilitator" | "utility" | "utility-alias" | "shops" | "reports",
+      "facilitator" | "utility" | "utility-alias" | "inference" | "shops" | "reports",
       string
     >;
     const analytics = services.analytics as Analytics;
     const service = services.reports as ReportService;
     const utility = services.merchants.utility as Merchant;
+    const inference = services.merchants.inference as Merchant;
     await analytics.run("INSERT OR REPLACE INTO meta VALUES ('notice', $notice), ('demo', 'true')", {
       notice: DEMO_NOTICE,
     });
@@ -278,6 +292,14 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
         key: utilityKey,
         merchant: utility,
         api: `${urls.utility}/docs`,
+      },
+      {
+        id: "inference",
+        name: "inference.localhost",
+        title: "Inference API",
+        key: inferenceKey,
+        merchant: inference,
+        api: `${urls.inference}/docs`,
       },
       ...shops.map((s, i) => ({
         id: s.merchant.name,
@@ -305,14 +327,18 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       payTo: m.key.address,
       endpoints: m.merchant.endpoints
         .filter((e) => m.id !== "utility" || SIMULATED_UTILITY_PATHS.includes(e.path))
-        .map(
-          (e): PlanEndpoint => ({
+        .map((e): PlanEndpoint => {
+          const input = e.example.input as Record<string, unknown>;
+          const metered = e.scheme === "upto";
+          return {
             method: e.method,
             path: e.path,
             price: Number(e.price),
-            input: e.example.input as Record<string, unknown>,
-          }),
-        ),
+            input,
+            ...(metered ? { scheme: "upto" as const } : {}),
+            ...(metered && "messages" in input ? { sized: sizedChat(input) } : {}),
+          };
+        }),
     }));
     const planMerchants: PlanMerchant[] = simMerchants.map(({ id, endpoints }) => ({ id, endpoints }));
     const wallets = new Map<WalletId, DevnetAccount>();
@@ -331,7 +357,8 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       plan: {
         mix: w.mix,
         merchants: planMerchants,
-        roles: chooseRoles(planMerchants, "utility"),
+        // The inference API takes genuine demand only: its metered calls are what it adds to the week.
+        roles: chooseRoles(planMerchants, "utility", ["inference"]),
         epoch: w.epoch,
       },
       merchants: simMerchants,
@@ -382,6 +409,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       facilitator: urls.facilitator,
       utility: urls.utility,
       utilityAlias: urls["utility-alias"],
+      inference: urls.inference,
       shops: urls.shops,
     };
     emit({

@@ -34,6 +34,7 @@ async function env(): Promise<Record<string, string>> {
     PORT: "0",
     X402M_UTILITY_PORT: "0",
     X402M_UTILITY_ALIAS_PORT: "0",
+    X402M_INFERENCE_PORT: "0",
     X402M_SHOPS_PORT: "0",
   };
 }

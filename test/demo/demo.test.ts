@@ -24,6 +24,7 @@ const FREE_PORTS = {
   PORT: "0",
   X402M_UTILITY_PORT: "0",
   X402M_UTILITY_ALIAS_PORT: "0",
+  X402M_INFERENCE_PORT: "0",
   X402M_SHOPS_PORT: "0",
 };
 
@@ -224,6 +225,19 @@ describe("demo", () => {
     expect(result.window.end_block).toBeLessThanOrEqual(result.truth_complete_to_block as number);
     expect(result.merchants.filter((m) => !m.ok)).toEqual([]);
     expect(result.merchants.length).toBeGreaterThanOrEqual(8);
+    // Part of the week was metered: agents' upto calls, each charged what it used (less than the most the
+    // route lists, and not one amount), which the check above found in the inference API's report.
+    const metered = fs
+      .readFileSync(path.join(dataDir, "demo", "truth.ndjson"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { endpoint: string; amount: string; merchant: string })
+      .filter((r) => r.endpoint.endsWith("/upto"));
+    expect(metered.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(metered.map((r) => r.merchant))).toEqual(new Set(["inference"]));
+    expect(metered.every((r) => BigInt(r.amount) > 0n && BigInt(r.amount) < 50_000n)).toBe(true);
+    expect(new Set(metered.map((r) => r.amount)).size).toBeGreaterThan(1);
+    expect(result.merchants.find((m) => m.name === "inference.localhost")?.ok).toBe(true);
     expect(result.ok).toBe(true);
     expect(code).toBe(0);
   }, 120_000);

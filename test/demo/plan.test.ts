@@ -114,6 +114,36 @@ describe("the simulated week", () => {
     expect([...GENUINE]).toEqual(["agent", "large_customer", "integration"]);
   });
 
+  it("has agents send metered (upto) endpoints work of varying size, and keeps every pattern off them", () => {
+    const sized = (u: number) => ({ words: Math.floor(u * 100) });
+    const metered: PlanMerchant = {
+      id: "inference",
+      endpoints: [
+        endpoint(0.002, "/chat"),
+        { ...endpoint(0.015, "/chat/upto"), scheme: "upto", sized },
+        // Listed below $0.001 as a maximum only: not a price a farm or anyone else pays as listed.
+        { ...endpoint(0.0005, "/tiny/upto"), scheme: "upto", sized },
+      ],
+    };
+    const all = [...merchants, metered];
+    const c: PlanContext = { ...ctx, merchants: all, roles: chooseRoles(all, "utility", ["inference"]) };
+    expect(Object.values(c.roles).flat()).not.toContain("inference");
+    const pays = payments(week(c));
+    const isUpto = (p: (typeof pays)[number]) =>
+      all.find((m) => m.id === p.merchant)?.endpoints[p.endpoint]?.scheme === "upto";
+    const upto = pays.filter(isUpto);
+    expect(upto.length).toBeGreaterThan(DEFAULT_MIX.meteredCallsPerWeek * 0.5);
+    expect(upto.length).toBeLessThan(DEFAULT_MIX.meteredCallsPerWeek * 1.5);
+    expect(new Set(upto.map((p) => p.behaviour))).toEqual(new Set(["agent"]));
+    expect(upto.every((p) => p.from.startsWith("agent:") && p.input !== undefined)).toBe(true);
+    expect(new Set(upto.map((p) => JSON.stringify(p.input))).size).toBeGreaterThan(upto.length * 0.8);
+    // Everything else pays listed prices: the prober the exact chat, agents' everyday calls exact ones.
+    expect(pays.filter((p) => !isUpto(p) && p.input !== undefined)).toEqual([]);
+    expect(
+      pays.filter((p) => p.behaviour === "prober" && p.merchant === "inference").map((p) => p.endpoint),
+    ).toEqual([0]);
+  });
+
   it("repeats weekly patterns after the first week, without the first week's mints", () => {
     const second = week(ctx, SLOTS_PER_WEEK);
     expect(payments(second).filter((p) => p.behaviour === "prober")).toHaveLength(merchants.length);
