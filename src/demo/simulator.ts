@@ -241,10 +241,11 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
       if (endpoint.scheme === "upto") await approvePermit2(action.from);
       const input = action.input ?? endpoint.input;
       let response = await payingFetch(action.from)(...request(merchant.url, endpoint, input));
-      if (response.status === 402) {
-        // Refused after paying, as a buyer would see it, and charged nothing: try once more, as an agent
-        // would (a verification can rarely lose a race with the simulator's mining).
+      if (response.status === 402 || response.status === 503) {
+        // Refused after paying, or "try again", and charged nothing: try once more, as an agent would (a
+        // verification or a balance read can rarely lose a race with the simulator's mining).
         await response.arrayBuffer().catch(() => undefined);
+        if (response.status === 503) await new Promise((resolve) => setTimeout(resolve, 200));
         response = await payingFetch(action.from)(...request(merchant.url, endpoint, input));
       }
       const header = response.headers.get("PAYMENT-RESPONSE");

@@ -1,4 +1,4 @@
-import { type ContractFunctionParameters, createPublicClient } from "viem";
+import { BaseError, type ContractFunctionParameters, createPublicClient, RpcError } from "viem";
 import { MULTICALL3_ADDRESS } from "../../chain/base.ts";
 import { rpcTransport } from "../../chain/rpc-transport.ts";
 import { usdcAbi } from "../../chain/usdc.ts";
@@ -11,42 +11,57 @@ const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
  * The payer's balance of the payment token and which of its in-flight authorizations the chain has
  * already used, all read in one call through Multicall3 (`payments.rpcUrl`), so at one state: a settled
  * transfer is then either in the balance or not yet used, never both nor neither, however far this node
- * lags the facilitator's. (Reading at a block number fetched first fails on a node that keeps no
- * historical state once a block arrives in between, as the demo's fast-mining devnet showed.) A chain that
- * cannot be asked is a 503 for the call that needed it: nothing runs, nothing is charged.
+ * lags the facilitator's. A node that answers with an error is asked again, twice at most: a node behind a
+ * load balancer, or one keeping no historical state while blocks arrive (the demo's devnet: "block height
+ * is N but requested was M" for a call at the latest block), fails a read now and then that succeeds a
+ * moment later. A chain that still cannot be asked is a 503 for the call that needed it: nothing runs,
+ * nothing is charged.
  */
 export function chainFunds(rpcUrl: string, asset: `0x${string}`): FundsReader {
   const client = createPublicClient({
     transport: rpcTransport(rpcUrl, { timeout: 10_000, retryCount: 1 }),
     cacheTime: 0,
   });
+  const read = async (payer: `0x${string}`, checked: readonly `0x${string}`[]) => {
+    const contracts: ContractFunctionParameters[] = [
+      { address: asset, abi: usdcAbi, functionName: "balanceOf", args: [payer] },
+      ...checked.map((nonce) => ({
+        address: asset,
+        abi: usdcAbi,
+        functionName: "authorizationState",
+        args: [payer, nonce],
+      })),
+    ];
+    const results: unknown[] = await client.multicall({
+      multicallAddress: MULTICALL3_ADDRESS,
+      allowFailure: false,
+      // One call, never split in chunks: the reads must see one state.
+      batchSize: 0,
+      contracts,
+    });
+    const [balance, ...states] = results;
+    return { balance: balance as bigint, used: new Set(checked.filter((_, i) => states[i] === true)) };
+  };
   return async (payer, nonces) => {
-    try {
-      const checked = nonces.filter((n) => BYTES32.test(n)) as `0x${string}`[];
-      const contracts: ContractFunctionParameters[] = [
-        { address: asset, abi: usdcAbi, functionName: "balanceOf", args: [payer] },
-        ...checked.map((nonce) => ({
-          address: asset,
-          abi: usdcAbi,
-          functionName: "authorizationState",
-          args: [payer, nonce],
-        })),
-      ];
-      const results: unknown[] = await client.multicall({
-        multicallAddress: MULTICALL3_ADDRESS,
-        allowFailure: false,
-        // One call, never split in chunks: the reads must see one state.
-        batchSize: 0,
-        contracts,
-      });
-      const [balance, ...states] = results;
-      return { balance: balance as bigint, used: new Set(checked.filter((_, i) => states[i] === true)) };
-    } catch (error) {
-      throw new UpstreamError(
-        `cannot read the payer's balance from the chain (${(error as Error).message.split("\n")[0]}): try again`,
-        "chain_unavailable",
-        503,
-      );
+    const checked = nonces.filter((n) => BYTES32.test(n)) as `0x${string}`[];
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await read(payer, checked);
+      } catch (error) {
+        const answered = error instanceof BaseError && error.walk((e) => e instanceof RpcError) !== null;
+        if (answered && attempt < NODE_ERROR_RETRIES) {
+          await new Promise((resolve) => setTimeout(resolve, 50 * (attempt + 1)));
+          continue;
+        }
+        throw new UpstreamError(
+          `cannot read the payer's balance from the chain (${(error as Error).message.split("\n")[0]}): try again`,
+          "chain_unavailable",
+          503,
+        );
+      }
     }
   };
 }
+
+/** Times a read the node answered with an error is asked again. */
+const NODE_ERROR_RETRIES = 2;
