@@ -35,4 +35,12 @@ export const KIT_MIGRATIONS: readonly Migration[] = [
     ALTER TABLE merchant_payments ALTER COLUMN state DROP DEFAULT, ALTER COLUMN amount DROP DEFAULT;
     CREATE INDEX merchant_payments_payer ON merchant_payments (payer);`,
   },
+  {
+    version: 3,
+    name: "abandoned calls: a guarded handler the caller left, counted against the payer",
+    up: `ALTER TABLE merchant_payments DROP CONSTRAINT merchant_payments_state_check,
+      ADD CONSTRAINT merchant_payments_state_check
+        CHECK (state IN ('running', 'settled', 'unsettled', 'abandoned'));
+    CREATE INDEX merchant_payments_abandoned ON merchant_payments (payer, finished_at) WHERE state = 'abandoned';`,
+  },
 ];

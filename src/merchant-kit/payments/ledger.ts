@@ -13,6 +13,12 @@
  * transfer may still land until the authorization's `validBefore`). Endpoints that write or cost money
  * upstream take their row only if the payer's funds cover it and everything the payer has in flight
  * (`reserve`), so concurrent payments that could not all settle never all run.
+ *
+ * **Abandoned calls.** A caller that leaves while such a handler runs is charged nothing, yet the work
+ * may have cost the merchant (an upstream model's tokens). Its row is kept as `abandoned`: that
+ * authorization never runs again, and a payer with `ABANDON_LIMIT` abandoned calls in the last
+ * `ABANDON_WINDOW_SECONDS` is refused before any work until the oldest ages out. So what a wallet can
+ * cost the merchant without paying is at most `ABANDON_LIMIT` calls' work an hour.
  */
 import type { Database, Queryable } from "../../common/db/index.ts";
 
@@ -40,6 +46,10 @@ export const LOCK_RETENTION_SECONDS = 24 * 60 * 60;
  */
 export const SETTLED_RECHECK_SECONDS = 120;
 
+/** Abandoned calls a payer may have in the window before its guarded calls are refused. */
+export const ABANDON_LIMIT = 5;
+export const ABANDON_WINDOW_SECONDS = 60 * 60;
+
 /** The most in-flight authorizations checked one by one; past it, every one counts as unsettled. */
 export const MAX_CHECKED_NONCES = 64;
 
@@ -50,7 +60,9 @@ export type Outcome =
   /** The handler refused or failed: nothing was charged, and the authorization may be used again. */
   | "released"
   /** The handler ran but settlement failed or its outcome is unknown: nothing to deliver, maybe charged. */
-  | "unsettled";
+  | "unsettled"
+  /** The caller left while a guarded handler ran: nothing charged, the authorization spent here. */
+  | "abandoned";
 
 /** A payer's funds as the chain shows them at one block. */
 export interface Funds {
@@ -67,7 +79,9 @@ export type Reservation =
   | { status: "taken" }
   | { status: "in_use" }
   /** The payer's funds do not cover this payment and those in flight: nothing was taken. */
-  | { status: "insufficient"; balance: bigint; inFlight: bigint };
+  | { status: "insufficient"; balance: bigint; inFlight: bigint }
+  /** The payer left `ABANDON_LIMIT` calls in the window: nothing taken; the next is possible in `retryAfter` s. */
+  | { status: "abandoned"; retryAfter: number };
 
 export class PaymentLedger {
   private lastPurge = 0;
@@ -109,6 +123,15 @@ export class PaymentLedger {
         key.nonce.toLowerCase(),
       ]);
       if (taken.rowCount > 0) return { status: "in_use" };
+      const abandoned = await tx.query<{ wait: number }>(
+        `SELECT ceil(extract(epoch FROM finished_at + interval '${ABANDON_WINDOW_SECONDS} seconds' - now()))::int AS wait
+         FROM merchant_payments
+         WHERE payer = $1 AND state = 'abandoned' AND finished_at > now() - interval '${ABANDON_WINDOW_SECONDS} seconds'
+         ORDER BY finished_at DESC OFFSET ${ABANDON_LIMIT - 1} LIMIT 1`,
+        [key.payer],
+      );
+      const blocked = abandoned.rows[0];
+      if (blocked) return { status: "abandoned", retryAfter: Math.max(1, blocked.wait) };
       const { rows } = await tx.query<{ nonce: string; amount: string }>(
         `SELECT nonce, amount::text AS amount FROM merchant_payments
          WHERE payer = $1 AND (${IN_FLIGHT}

@@ -4,7 +4,14 @@ import { AppError, ConflictError, UpstreamError } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
 import type { AnyEndpoint, MerchantServices } from "../catalogue.ts";
 import type { MerchantEnv } from "../input.ts";
-import type { FundsReader, Outcome, PaymentKey, PaymentLedger } from "./ledger.ts";
+import {
+  ABANDON_LIMIT,
+  ABANDON_WINDOW_SECONDS,
+  type FundsReader,
+  type Outcome,
+  type PaymentKey,
+  type PaymentLedger,
+} from "./ledger.ts";
 import { paymentHeader, paymentKeyOf } from "./payment-key.ts";
 import { openWriteUnit } from "./write-unit.ts";
 
@@ -30,7 +37,9 @@ export interface PaidRunner {
  * 3. the handler runs under its time budget (a 504 when it runs out);
  * 4. an `upto` endpoint's answer carries what the handler metered, which the middleware settles instead
  *    of the authorized maximum.
- * Every refusal answers >= 400, so nothing is charged.
+ * Every refusal answers >= 400, so nothing is charged. A caller that leaves while a guarded handler runs
+ * is charged nothing, and the call counts against the payer (ledger.ts, abandoned calls): a payer that
+ * left too many recently is refused with 429 `too_many_abandoned_calls` before any work.
  */
 export function paidHandler(
   endpoint: AnyEndpoint,
@@ -51,6 +60,14 @@ export function paidHandler(
     if (guarded) {
       const reservation = await runner.ledger.reserve(key, resource, c.var.arrivedAt, runner.funds);
       if (reservation.status === "in_use") throw await inUse(c, runner);
+      if (reservation.status === "abandoned") {
+        throw new AppError(
+          429,
+          "too_many_abandoned_calls",
+          `this wallet left ${ABANDON_LIMIT} paid calls while they ran in the last ${ABANDON_WINDOW_SECONDS / 60} minutes (their work was done and not paid): try again in ${reservation.retryAfter} s, and wait for the answer`,
+          { headers: { "Retry-After": String(reservation.retryAfter) } },
+        );
+      }
       if (reservation.status === "insufficient") {
         throw new AppError(
           402,
@@ -84,7 +101,13 @@ export function paidHandler(
         request: c.req.raw,
         ...(meter && { meter }),
       }),
-    ).then((result) => (result instanceof Response ? result : c.json(result)));
+    ).then(
+      (result) => (result instanceof Response ? result : c.json(result)),
+      (error: unknown) => {
+        run.abandoned = guarded && c.req.raw.signal.aborted;
+        throw error;
+      },
+    );
     if (upto && response.status < 400) {
       // A handler that answers without saying what it cost is a bug: refused (500), so not charged.
       if (metered === undefined) throw new Error(`${endpoint.path} answered without metering its call`);
@@ -107,6 +130,8 @@ export interface PaidRun {
   key: PaymentKey;
   /** The handler answered below 400 (so the middleware went on to settle). */
   handled: boolean;
+  /** A guarded handler's caller left while it ran. */
+  abandoned?: boolean;
   unit?: Awaited<ReturnType<typeof openWriteUnit>>;
 }
 
@@ -123,7 +148,13 @@ export function settleAndRecord(ledger: PaymentLedger): MiddlewareHandler<Mercha
     const run = c.var.run;
     if (!run) return;
     const settled = run.handled && c.res.status < 400 && c.res.headers.has("PAYMENT-RESPONSE");
-    const outcome: Outcome = !run.handled ? "released" : settled ? "settled" : "unsettled";
+    const outcome: Outcome = !run.handled
+      ? run.abandoned
+        ? "abandoned"
+        : "released"
+      : settled
+        ? "settled"
+        : "unsettled";
     if (!run.unit) {
       await ledger.finish(run.key, outcome);
       return;

@@ -13,6 +13,7 @@ import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain
 import type { Database } from "../../../src/common/db/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
+import { ABANDON_LIMIT, ABANDON_WINDOW_SECONDS } from "../../../src/merchant-kit/payments/ledger.ts";
 import { startMiner, walletHolding } from "../../helpers/chain.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
@@ -118,6 +119,66 @@ describe.each(DATABASE_KINDS)("guarded endpoints, merchant state on %s", (kind) 
     expect(upstreamCalls).toBe(ok);
     expect((await usdc.balanceOf(payTo)) - merchantBefore).toBe(PRICE);
     expect(responses.every((r) => r.status === 200 || r.status === 402)).toBe(true);
+  });
+
+  it("charges nothing for calls their caller left, and refuses a wallet that left 5 within the hour", async () => {
+    const usdc = usdcReader(devnet.rpc);
+    const wallet = await walletHolding(devnet, PRICE * 10n);
+    const signatures: string[] = [];
+    // @x402/fetch sends Request objects, of whichever Request class is global (@hono/node-server has its own).
+    const recording: typeof fetch = (input, init) => {
+      const signature = (input as Request).headers?.get("PAYMENT-SIGNATURE");
+      if (signature) signatures.push(signature);
+      return fetch(input, init);
+    };
+    const pay = wrapFetchWithPayment(
+      recording,
+      new x402Client().register(NETWORK, new ExactEvmClient(privateKeyToAccount(wallet.privateKey))),
+    );
+    for (let i = 0; i < ABANDON_LIMIT; i++) {
+      const before = runs.get("/api/model") ?? 0;
+      const leave = new AbortController();
+      const call = pay(`${shop.url}/api/model?delay=2000`, { signal: leave.signal });
+      while ((runs.get("/api/model") ?? 0) === before) await new Promise((r) => setTimeout(r, 5));
+      leave.abort();
+      await expect(call).rejects.toThrow();
+    }
+    // The server records a call's end after its caller is gone: wait for the last one.
+    const states = async () =>
+      (
+        await db.query<{ state: string }>("SELECT state FROM merchant_payments WHERE payer = $1", [
+          wallet.address.toLowerCase(),
+        ])
+      ).rows.map((r) => r.state);
+    for (let t = 0; (await states()).includes("running") && t < 200; t++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(await states()).toEqual(Array(ABANDON_LIMIT).fill("abandoned"));
+
+    // An abandoned authorization never runs again, and the wallet's next call runs nothing.
+    const runsBefore = runs.get("/api/model") ?? 0;
+    const replay = await fetch(`${shop.url}/api/model?delay=2000`, {
+      headers: { "PAYMENT-SIGNATURE": signatures.at(-1) as string },
+    });
+    expect(replay.status).toBe(409);
+    const refused = await pay(`${shop.url}/api/model`);
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as ErrorBody).error.code).toBe("too_many_abandoned_calls");
+    const retryAfter = Number(refused.headers.get("Retry-After"));
+    expect(retryAfter).toBeGreaterThan(ABANDON_WINDOW_SECONDS - 60);
+    expect(retryAfter).toBeLessThanOrEqual(ABANDON_WINDOW_SECONDS);
+    expect(runs.get("/api/model") ?? 0).toBe(runsBefore);
+    await miner.pending();
+    expect(await usdc.balanceOf(wallet.address)).toBe(PRICE * 10n);
+
+    // Once the oldest ages out of the window, the wallet may call again.
+    await db.query(
+      `UPDATE merchant_payments SET finished_at = finished_at - interval '${ABANDON_WINDOW_SECONDS} seconds'
+       WHERE payer = $1 AND finished_at = (SELECT min(finished_at) FROM merchant_payments WHERE payer = $1)`,
+      [wallet.address.toLowerCase()],
+    );
+    const again = await pay(`${shop.url}/api/model`);
+    expect(again.status).toBe(200);
   });
 
   it("lets a wallet that can pay them all make all its calls at once", async () => {
