@@ -1,6 +1,8 @@
 import type { AnyEndpoint, Merchant } from "./catalogue.ts";
 import { type JsonSchema, jsonSchemaOf, objectProperties } from "./json-schema.ts";
 import { type PaymentInfo, paymentInfo } from "./payment-info.ts";
+import { ABANDON_LIMIT } from "./payments/ledger.ts";
+import { isGuarded } from "./payments/paid-handler.ts";
 import type { PaymentSettings } from "./routes.ts";
 
 export interface OpenApiParameter {
@@ -112,6 +114,12 @@ function operation(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentS
         "The same payment is in use by another request; not charged.",
         endpoint.errorDialect,
       ),
+      ...(isGuarded(endpoint) && {
+        "429": errorResponse(
+          `This wallet left ${ABANDON_LIMIT} paid calls mid-work in the last hour (too_many_abandoned_calls): refused before any work, not charged; Retry-After says when it may call again.`,
+          endpoint.errorDialect,
+        ),
+      }),
       "502": errorResponse("An upstream failed; not charged.", endpoint.errorDialect),
       "504": errorResponse("No answer within the time budget; not charged.", endpoint.errorDialect),
     },

@@ -48,9 +48,7 @@ export function paidHandler(
   runner: PaidRunner,
 ): MiddlewareHandler<MerchantEnv> {
   const upto = endpoint.scheme === "upto";
-  // A metered call's cost is known only once it has run, and the payer must then be able to pay it: the
-  // maximum is reserved first, whatever the endpoint's effects.
-  const guarded = (endpoint.effects?.length ?? 0) > 0 || upto;
+  const guarded = isGuarded(endpoint);
   const writes = endpoint.effects?.includes("writes") ?? false;
   return async function paidHandler(c) {
     const header = paymentHeader(c.req.raw);
@@ -116,6 +114,14 @@ export function paidHandler(
     run.handled = response.status < 400;
     return response;
   };
+}
+
+/**
+ * Whether the payer's funds are reserved before the endpoint runs: it writes or costs upstream, or it is
+ * metered (its cost is known only once it has run, and the payer must then be able to pay it).
+ */
+export function isGuarded(endpoint: AnyEndpoint): boolean {
+  return (endpoint.effects?.length ?? 0) > 0 || endpoint.scheme === "upto";
 }
 
 /** The answer, telling the payment middleware to settle `atomic` instead of the authorized maximum. */
