@@ -28,7 +28,7 @@ import { Lifecycle } from "../common/lifecycle.ts";
 import { type Config, portSetting } from "../config/config.ts";
 import { dataLayout } from "../config/layout.ts";
 import { DEFAULT_REORG_DEPTH, type IndexerEvent } from "../indexer/index.ts";
-import type { Merchant } from "../merchant-kit/catalogue.ts";
+import { isMeteredOnly, type Merchant } from "../merchant-kit/catalogue.ts";
 import { OFFLINE_SETTINGS } from "../merchants/inference/catalogue.ts";
 import type { ReportService } from "../reports/service.ts";
 import { devnetFacilitatorOptions, startServices } from "../services/index.ts";
@@ -129,6 +129,17 @@ const SIMULATED_UTILITY_PATHS = [
   "/api/data/convert",
   "/api/qr",
 ];
+
+/**
+ * Whether the simulated buyers call an endpoint: the utility API's that answer offline, the inference
+ * API's chat routes (its audio routes need Debian's speech programs, which a machine may lack), every
+ * shop's.
+ */
+function simulated(merchant: string, path: string): boolean {
+  if (merchant === "utility") return SIMULATED_UTILITY_PATHS.includes(path);
+  if (merchant === "inference") return path.startsWith("/v1/chat/");
+  return true;
+}
 
 /** Starts the demo; resolves once every service listens (the week is then played in the background). */
 export async function startDemo(options: DemoOptions): Promise<Demo> {
@@ -326,10 +337,11 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       url: m.merchant.publicUrl,
       payTo: m.key.address,
       endpoints: m.merchant.endpoints
-        .filter((e) => m.id !== "utility" || SIMULATED_UTILITY_PATHS.includes(e.path))
+        .filter((e) => simulated(m.id, e.path))
         .map((e): PlanEndpoint => {
           const input = e.example.input as Record<string, unknown>;
-          const metered = e.scheme === "upto";
+          // Endpoints that offer exact too are bought at their listed price.
+          const metered = isMeteredOnly(e);
           return {
             method: e.method,
             path: e.path,

@@ -32,9 +32,10 @@ export interface HandlerContext {
   /** The incoming request, for the few handlers that need headers (e.g. the caller's IP). */
   request: Request;
   /**
-   * `upto` endpoints only: what this call cost, in the token's atomic units, at most the price's. Call it
-   * before answering; the kit settles that amount (0 settles nothing). An answer below 400 without it is
-   * the handler's bug: a 500, not charged.
+   * Present when the call is paid with `upto`: what this call cost, in the token's atomic units, at most
+   * the price's. Call it before answering; the kit settles that amount (0 settles nothing). An answer
+   * below 400 without it is the handler's bug: a 500, not charged. An endpoint that also offers `exact` is
+   * paid its listed price when the buyer chose that, and gets no `meter`.
    */
   meter?: (atomic: bigint) => void;
 }
@@ -44,6 +45,29 @@ export interface HandlerContext {
  * as a maximum (a Permit2 signature) and pays what the handler metered (`HandlerContext.meter`).
  */
 export type Scheme = "exact" | "upto";
+
+/** The schemes an endpoint offers, in the order its 402 lists them. */
+export function schemesOf(endpoint: Pick<AnyEndpoint, "scheme">): readonly Scheme[] {
+  const { scheme } = endpoint;
+  return scheme === undefined ? ["exact"] : typeof scheme === "string" ? [scheme] : scheme;
+}
+
+/** Whether a call may be metered (`upto` offered): its handler meters when `ctx.meter` is given. */
+export function isMetered(endpoint: Pick<AnyEndpoint, "scheme">): boolean {
+  return schemesOf(endpoint).includes("upto");
+}
+
+/** Whether a call can only be metered: its price is a maximum, never charged as listed. */
+export function isMeteredOnly(endpoint: Pick<AnyEndpoint, "scheme">): boolean {
+  const schemes = schemesOf(endpoint);
+  return schemes.length > 0 && schemes.every((s) => s === "upto");
+}
+
+/**
+ * How a POST body arrives: `json` (the default), or `multipart` (a form with files, e.g. an audio upload):
+ * its fields and files are what `input` validates, files as `File` objects (`z.file()`).
+ */
+export type BodyType = "json" | "multipart";
 
 /**
  * The shape of an endpoint's refusals. `project` (the default): `{"error": {"code", "message"}}`. `openai`:
@@ -85,8 +109,10 @@ export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodTyp
   path: `/${string}`;
   /** What a call costs; under `upto`, the most it may cost. */
   price: PriceUsd;
-  /** Default `exact`. See `Scheme`. */
-  scheme?: Scheme;
+  /** Default `exact`. See `Scheme`; a list offers each, in that order (e.g. `["exact", "upto"]`). */
+  scheme?: Scheme | readonly Scheme[];
+  /** POST only; default `json`. See `BodyType`. */
+  body?: BodyType;
   /** Default `project`. See `ErrorDialect`. */
   errorDialect?: ErrorDialect;
   /** What the endpoint does, for buyers: the listing, the 402, the OpenAPI summary. */
@@ -109,6 +135,20 @@ export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodTyp
    */
   listed?: boolean;
   handler: (input: z.output<In>, ctx: HandlerContext) => Promise<z.output<Out> | Response>;
+}
+
+/**
+ * An example input as JSON shows it: a file of a multipart example (a `File`) as its name and type, so
+ * documents and the 402's discovery extension can show the form.
+ */
+export function exampleJson(input: unknown): unknown {
+  if (typeof File !== "undefined" && input instanceof File)
+    return `<${input.type || "file"} file ${input.name}>`;
+  if (Array.isArray(input)) return input.map(exampleJson);
+  if (input && typeof input === "object") {
+    return Object.fromEntries(Object.entries(input).map(([k, v]) => [k, exampleJson(v)]));
+  }
+  return input;
 }
 
 /** An endpoint of any schemas: what catalogues hold. */

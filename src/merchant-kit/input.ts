@@ -18,6 +18,24 @@ function queryObject(queries: Record<string, string[]>): Record<string, string |
   return Object.fromEntries(Object.entries(queries).map(([k, v]) => [k, v.length === 1 ? (v[0] ?? "") : v]));
 }
 
+/**
+ * A form's fields as plain values: a field sent twice is a list, and `name[]` (how clients send a list,
+ * e.g. `timestamp_granularities[]`) is the list `name`.
+ */
+function formObject(form: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(form)) {
+    if (!key.endsWith("[]")) {
+      out[key] = out[key] === undefined ? value : [out[key], value].flat();
+      continue;
+    }
+    const name = key.slice(0, -2);
+    const list = Array.isArray(value) ? value : [value];
+    out[name] = out[name] === undefined ? list : [out[name], list].flat();
+  }
+  return out;
+}
+
 /** "expr: Too big" from zod's first issue: enough for a caller to fix the request. */
 function describeIssue(error: z.ZodError): string {
   const issue = error.issues[0];
@@ -27,15 +45,29 @@ function describeIssue(error: z.ZodError): string {
 }
 
 /**
- * Validates the endpoint's input (query for GET, JSON body for POST) before the payment middleware runs:
- * a bad request gets a 400 `{"error": {"code", "message"}}` and is never asked to pay, so a buyer's
- * x402 client never signs for it. The parsed input is passed on as `c.var.input`.
+ * Validates the endpoint's input (query for GET, JSON body or multipart form for POST) before the payment
+ * middleware runs: a bad request gets a 400 `{"error": {"code", "message"}}` and is never asked to pay, so
+ * a buyer's x402 client never signs for it. Schemas may check asynchronously (an uploaded file's own
+ * header). The parsed input is passed on as `c.var.input`.
  */
 export function validateInput(endpoint: AnyEndpoint): MiddlewareHandler<MerchantEnv>[] {
   const validate: MiddlewareHandler<MerchantEnv> = async function validateInput(c, next) {
     let raw: unknown;
     if (endpoint.method === "GET") {
       raw = queryObject(c.req.queries());
+    } else if (endpoint.body === "multipart") {
+      const type = c.req.header("content-type") ?? "";
+      if (!/^multipart\/form-data\b/i.test(type)) {
+        throw new BadInputError(
+          "send the body as a form with content-type: multipart/form-data",
+          "unsupported_media_type",
+        );
+      }
+      try {
+        raw = formObject(await c.req.parseBody({ all: true }));
+      } catch {
+        throw new BadInputError("the body is not a readable multipart form", "invalid_form");
+      }
     } else {
       const type = c.req.header("content-type") ?? "";
       if (!/^application\/json\b/i.test(type)) {
@@ -50,7 +82,7 @@ export function validateInput(endpoint: AnyEndpoint): MiddlewareHandler<Merchant
         throw new BadInputError("the body is not valid JSON", "invalid_json");
       }
     }
-    const parsed = endpoint.input.safeParse(raw);
+    const parsed = await endpoint.input.safeParseAsync(raw);
     if (!parsed.success) {
       const path = parsed.error.issues[0]?.path ?? [];
       throw new BadInputError(

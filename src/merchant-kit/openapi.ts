@@ -1,4 +1,4 @@
-import type { AnyEndpoint, Merchant } from "./catalogue.ts";
+import { type AnyEndpoint, exampleJson, isMetered, isMeteredOnly, type Merchant } from "./catalogue.ts";
 import { type JsonSchema, jsonSchemaOf, objectProperties } from "./json-schema.ts";
 import { type PaymentInfo, paymentInfo } from "./payment-info.ts";
 import { ABANDON_LIMIT } from "./payments/ledger.ts";
@@ -20,7 +20,11 @@ export interface OpenApiOperation {
   summary: string;
   description: string;
   parameters?: OpenApiParameter[];
-  requestBody?: { required: true; content: { "application/json": { schema: JsonSchema; example: unknown } } };
+  requestBody?: {
+    required: true;
+    /** One media type: `application/json`, or `multipart/form-data` for a form with files. */
+    content: Partial<Record<RequestMediaType, { schema: JsonSchema; example: unknown }>>;
+  };
   responses: Record<
     string,
     { description: string; content?: Record<string, { schema: JsonSchema; example?: unknown }> }
@@ -76,11 +80,21 @@ const errorResponse = (description: string, dialect: AnyEndpoint["errorDialect"]
   },
 });
 
+export type RequestMediaType = "application/json" | "multipart/form-data";
+
+/** The media type of an endpoint's request body. */
+export function requestMediaType(endpoint: AnyEndpoint): RequestMediaType {
+  return endpoint.body === "multipart" ? "multipart/form-data" : "application/json";
+}
+
 /** How an operation is paid, said in its description. */
 function paidHow(endpoint: AnyEndpoint): string {
-  return endpoint.scheme === "upto"
-    ? `Paid per call through x402's upto scheme: you authorise at most $${endpoint.price} in USDC (a Permit2 signature) and pay what the call cost, metered as described above; the PAYMENT-RESPONSE header's \`amount\` says how much (0 moves nothing).`
-    : `Paid per call through x402: $${endpoint.price} in USDC.`;
+  const metered = `you authorise at most $${endpoint.price} in USDC (a Permit2 signature) and pay what the call cost, metered as described above; the PAYMENT-RESPONSE header's \`amount\` says how much (0 moves nothing)`;
+  if (isMeteredOnly(endpoint)) return `Paid per call through x402's upto scheme: ${metered}.`;
+  if (isMetered(endpoint)) {
+    return `Paid per call through x402, either scheme the 402 offers: \`exact\`, $${endpoint.price} in USDC; or \`upto\`: ${metered}.`;
+  }
+  return `Paid per call through x402: $${endpoint.price} in USDC.`;
 }
 
 /** "GET /api/seo/alt-check" -> "getApiSeoAltCheck". */
@@ -142,7 +156,9 @@ function operation(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentS
   } else {
     op.requestBody = {
       required: true,
-      content: { "application/json": { schema: input, example: endpoint.example.input } },
+      content: {
+        [requestMediaType(endpoint)]: { schema: input, example: exampleJson(endpoint.example.input) },
+      },
     };
   }
   return op;

@@ -1,4 +1,11 @@
-import { type AnyEndpoint, type Merchant, resourceUrl } from "./catalogue.ts";
+import {
+  type AnyEndpoint,
+  isMeteredOnly,
+  type Merchant,
+  resourceUrl,
+  type Scheme,
+  schemesOf,
+} from "./catalogue.ts";
 import { priceToAtomic } from "./price.ts";
 import { MAX_TIMEOUT_SECONDS, type PaymentSettings } from "./routes.ts";
 
@@ -8,21 +15,23 @@ import { MAX_TIMEOUT_SECONDS, type PaymentSettings } from "./routes.ts";
  * requirements themselves (scheme, network, asset, atomic amount, payTo) inside the x402 entry.
  */
 export interface PaymentInfo {
-  /** `fixed`: the call costs `amount`; `max`: it costs what it metered, at most `amount` (upto). */
+  /**
+   * `fixed`: the call can be paid `amount` as listed (exact, whether or not upto is offered too); `max`: it
+   * costs what it metered, at most `amount` (upto only).
+   */
   price: { mode: "fixed" | "max"; currency: "USD"; amount: string };
-  protocols: [
-    {
-      x402: {
-        scheme: "exact" | "upto";
-        network: string;
-        asset: string;
-        amount: string;
-        payTo: string;
-        maxTimeoutSeconds: number;
-        resource: string;
-      };
-    },
-  ];
+  /** One entry per scheme offered, in the 402's order. */
+  protocols: {
+    x402: {
+      scheme: Scheme;
+      network: string;
+      asset: string;
+      amount: string;
+      payTo: string;
+      maxTimeoutSeconds: number;
+      resource: string;
+    };
+  }[];
 }
 
 export function paymentInfo(
@@ -31,19 +40,17 @@ export function paymentInfo(
   payments: PaymentSettings,
 ): PaymentInfo {
   return {
-    price: { mode: endpoint.scheme === "upto" ? "max" : "fixed", currency: "USD", amount: endpoint.price },
-    protocols: [
-      {
-        x402: {
-          scheme: endpoint.scheme ?? "exact",
-          network: payments.network,
-          asset: payments.asset.address,
-          amount: priceToAtomic(endpoint.price, payments.asset.decimals).toString(),
-          payTo: merchant.payTo,
-          maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
-          resource: resourceUrl(merchant, endpoint),
-        },
+    price: { mode: isMeteredOnly(endpoint) ? "max" : "fixed", currency: "USD", amount: endpoint.price },
+    protocols: schemesOf(endpoint).map((scheme) => ({
+      x402: {
+        scheme,
+        network: payments.network,
+        asset: payments.asset.address,
+        amount: priceToAtomic(endpoint.price, payments.asset.decimals).toString(),
+        payTo: merchant.payTo,
+        maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
+        resource: resourceUrl(merchant, endpoint),
       },
-    ],
+    })),
   };
 }

@@ -10,7 +10,16 @@ export function curlLine(server: string, path: string, method: string, op: OpenA
   if (method === "get") {
     return `curl -i ${shellQuote(`${server}${path}${exampleQuery(op)}`)}`;
   }
-  const body = JSON.stringify(op.requestBody?.content["application/json"].example ?? {});
+  const form = op.requestBody?.content["multipart/form-data"];
+  if (form) {
+    // curl -F: `name=@path` uploads a file, `name=value` sends a field.
+    const fields = Object.entries((form.example ?? {}) as Record<string, unknown>).map(([name, value]) => {
+      const file = /^<[^>]* file (.+)>$/.exec(String(value));
+      return `-F ${shellQuote(file ? `${name}=@${file[1]}` : `${name}=${String(value)}`)}`;
+    });
+    return `curl -i -X POST ${fields.join(" ")} ${shellQuote(`${server}${path}`)}`;
+  }
+  const body = JSON.stringify(op.requestBody?.content["application/json"]?.example ?? {});
   return `curl -i -X POST -H 'content-type: application/json' -d ${shellQuote(body)} ${shellQuote(`${server}${path}`)}`;
 }
 
@@ -32,11 +41,13 @@ function parametersTable(op: OpenApiOperation): string {
   return `<table><caption>Query parameters</caption><thead><tr><th scope="col">name</th><th scope="col">required</th><th scope="col">type</th><th scope="col">meaning</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
 }
 
-/** "$0.001 per call", "up to $0.04 per call" (metered, upto) or "free". */
+/** "$0.001 per call", "up to $0.04 per call" (metered, upto), "$0.018 per call, or metered up to it" or "free". */
 function priceLabel(op: OpenApiOperation): string {
   const info = op["x-payment-info"];
   if (!info) return "free";
-  return `${info.price.mode === "max" ? "up to " : ""}$${info.price.amount} per call`;
+  if (info.price.mode === "max") return `up to $${info.price.amount} per call`;
+  const metered = info.protocols.some((p) => p.x402.scheme === "upto");
+  return `$${info.price.amount} per call${metered ? ", or metered up to it" : ""}`;
 }
 
 function howToPay(op: OpenApiOperation): string {
@@ -44,20 +55,26 @@ function howToPay(op: OpenApiOperation): string {
   if (!info) return "Free: no payment.";
   const unpaid =
     "Without payment the answer is 402 with the requirements in the PAYMENT-REQUIRED header; an x402 client";
+  const upto =
+    "with the upto scheme (for example @x402/fetch with @x402/evm's upto client, the wallet having approved Permit2 once) authorises the maximum, pays what the call cost and retries";
   if (info.price.mode === "max") {
-    return `${unpaid} with the upto scheme (for example @x402/fetch with @x402/evm's upto client, the wallet having approved Permit2 once) authorises the maximum, pays what the call cost and retries. This page's browser wallet pays fixed prices only.`;
+    return `${unpaid} ${upto}. This page's browser wallet pays fixed prices only.`;
+  }
+  if (info.protocols.some((p) => p.x402.scheme === "upto")) {
+    return `${unpaid} pays the listed price with the exact scheme, or ${upto}. In this page, a browser wallet can pay the listed price.`;
   }
   return `${unpaid} (for example @x402/fetch) pays and retries. In this page, a browser wallet can pay: it signs a USDC transfer authorization for exactly the price, which the merchant's facilitator settles.`;
 }
 
 function section(server: string, path: string, method: string, op: OpenApiOperation): string {
-  const body = op.requestBody?.content["application/json"];
+  const body = op.requestBody?.content["application/json"] ?? op.requestBody?.content["multipart/form-data"];
+  const bodyKind = op.requestBody?.content["multipart/form-data"] ? "multipart form" : "JSON";
   const output = op.responses["200"]?.content?.["application/json"]?.example;
   return `<section id="${escapeText(op.operationId)}" aria-labelledby="${escapeText(op.operationId)}-title">
 <h2 id="${escapeText(op.operationId)}-title"><span class="method">${method.toUpperCase()}</span> <code>${escapeText(path)}</code> <span class="price">${escapeText(priceLabel(op))}</span></h2>
 <p>${escapeText(op.description.split("\n")[0] ?? "")}</p>
 ${parametersTable(op)}
-${body ? `<h3>Request body (JSON)</h3><pre><code>${escapeText(JSON.stringify(body.schema, null, 2))}</code></pre>` : ""}
+${body ? `<h3>Request body (${bodyKind})</h3><pre><code>${escapeText(JSON.stringify(body.schema, null, 2))}</code></pre>` : ""}
 <h3>Try it</h3>
 ${tryItForm(path, method, op)}
 <p>From a shell:</p>

@@ -1,7 +1,7 @@
 import type { RouteConfig } from "@x402/core/server";
 import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import type { Config } from "../config/config.ts";
-import type { AnyEndpoint, Merchant } from "./catalogue.ts";
+import { type AnyEndpoint, exampleJson, type Merchant, schemesOf } from "./catalogue.ts";
 import { jsonSchemaOf } from "./json-schema.ts";
 import { priceToAtomic } from "./price.ts";
 
@@ -17,33 +17,36 @@ export function routeKey(endpoint: AnyEndpoint): string {
 }
 
 /**
- * The x402 route of one endpoint: its scheme (exact, or upto when it meters), the merchant's wallet, the
- * price in the token's atomic units (an explicit amount and asset, so no SDK price table decides what a
- * dollar is), and the Bazaar discovery extension describing input and output. The resource URL is the one the buyer asked for, on
- * the merchant's public URL (payments/resource-server.ts), so it is not set here.
+ * The x402 route of one endpoint: one payment option per scheme it offers (exact; upto when it meters),
+ * the merchant's wallet, the price in the token's atomic units (an explicit amount and asset, so no SDK
+ * price table decides what a dollar is), and the Bazaar discovery extension describing input and output.
+ * The resource URL is the one the buyer asked for, on the merchant's public URL
+ * (payments/resource-server.ts), so it is not set here.
  */
 export function x402Route(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentSettings): RouteConfig {
   const inputSchema = jsonSchemaOf(endpoint.input, "input");
   const output = { example: endpoint.example.output, schema: jsonSchemaOf(endpoint.output, "output") };
-  const input = endpoint.example.input as Record<string, unknown>;
+  const input = exampleJson(endpoint.example.input) as Record<string, unknown>;
   const amount = priceToAtomic(endpoint.price, payments.asset.decimals).toString();
+  const options = schemesOf(endpoint).map((scheme) => ({
+    scheme,
+    network: payments.network as `${string}:${string}`,
+    payTo: merchant.payTo,
+    // exact signs an EIP-3009 authorization, which names the token's EIP-712 domain; upto signs for
+    // Permit2, whose domain is its own (the SDK adds the facilitator the buyer must name).
+    price:
+      scheme === "upto"
+        ? { amount, asset: payments.asset.address }
+        : {
+            amount,
+            asset: payments.asset.address,
+            extra: { name: payments.asset.name, version: payments.asset.version },
+          },
+    maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
+  }));
+  const bodyType = endpoint.body === "multipart" ? "form-data" : "json";
   return {
-    accepts: {
-      scheme: endpoint.scheme ?? "exact",
-      network: payments.network as `${string}:${string}`,
-      payTo: merchant.payTo,
-      // exact signs an EIP-3009 authorization, which names the token's EIP-712 domain; upto signs for
-      // Permit2, whose domain is its own (the SDK adds the facilitator the buyer must name).
-      price:
-        endpoint.scheme === "upto"
-          ? { amount, asset: payments.asset.address }
-          : {
-              amount,
-              asset: payments.asset.address,
-              extra: { name: payments.asset.name, version: payments.asset.version },
-            },
-      maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
-    },
+    accepts: options.length === 1 ? (options[0] as (typeof options)[number]) : options,
     description: endpoint.description,
     mimeType: "application/json",
     extensions:
@@ -52,7 +55,7 @@ export function x402Route(merchant: Merchant, endpoint: AnyEndpoint, payments: P
         : declareDiscoveryExtension(
             endpoint.method === "GET"
               ? { input, inputSchema, output }
-              : { input, inputSchema, bodyType: "json", output },
+              : { input, inputSchema, bodyType, output },
           ),
   };
 }

@@ -6,11 +6,13 @@
  * and the settlement. The script is inline and talks only to this host and the wallet.
  */
 import { escapeText } from "../common/html.ts";
+import type { JsonSchema } from "./json-schema.ts";
 import type { OpenApiOperation } from "./openapi.ts";
 
 /** The form of one operation. */
 export function tryItForm(path: string, method: string, op: OpenApiOperation): string {
   const id = escapeText(op.operationId);
+  const form = op.requestBody?.content["multipart/form-data"];
   const fields =
     method === "get"
       ? (op.parameters ?? [])
@@ -19,14 +21,31 @@ export function tryItForm(path: string, method: string, op: OpenApiOperation): s
               `<label>${escapeText(p.name)}${p.required ? " (required)" : ""} <input name="${escapeText(p.name)}" value="${escapeText(p.example === undefined ? "" : String(p.example))}"></label>`,
           )
           .join("\n")
-      : `<label>Body (JSON) <textarea name="body" rows="6" spellcheck="false">${escapeText(
-          JSON.stringify(op.requestBody?.content["application/json"].example ?? {}, null, 2),
-        )}</textarea></label>`;
-  return `<form class="try" data-method="${escapeText(method.toUpperCase())}" data-path="${escapeText(path)}" aria-label="Try ${id}">
+      : form
+        ? formFields(form.schema, (form.example ?? {}) as Record<string, unknown>)
+        : `<label>Body (JSON) <textarea name="body" rows="6" spellcheck="false">${escapeText(
+            JSON.stringify(op.requestBody?.content["application/json"]?.example ?? {}, null, 2),
+          )}</textarea></label>`;
+  return `<form class="try" data-method="${escapeText(method.toUpperCase())}" data-path="${escapeText(path)}"${form ? ' data-body="multipart"' : ""} aria-label="Try ${id}">
 ${fields}
 <p><button type="submit">Send without paying</button> <button type="button" class="pay" hidden>Pay with your wallet and send</button></p>
 <output aria-live="polite"></output>
 </form>`;
+}
+
+/** A multipart body's fields: a file picker for each binary property, a text box for the others. */
+function formFields(schema: JsonSchema, example: Record<string, unknown>): string {
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((schema.required ?? []) as string[]);
+  return Object.entries(properties)
+    .map(([name, property]) => {
+      const label = `${escapeText(name)}${required.has(name) ? " (required)" : ""}`;
+      if (property.format === "binary")
+        return `<label>${label} <input type="file" name="${escapeText(name)}"></label>`;
+      const value = example[name] === undefined ? "" : String(example[name]);
+      return `<label>${label} <input name="${escapeText(name)}" value="${escapeText(value)}"></label>`;
+    })
+    .join("\n");
 }
 
 /** The page's one script: sends the forms, decodes 402s, pays through the browser wallet. */
@@ -44,6 +63,14 @@ export const TRY_IT_SCRIPT = `<script>
     if (method === "GET") {
       for (const input of form.querySelectorAll("input")) if (input.value !== "") url.searchParams.set(input.name, input.value);
       return [url, { method }];
+    }
+    if (form.dataset.body === "multipart") {
+      const data = new FormData();
+      for (const input of form.querySelectorAll("input")) {
+        if (input.type === "file") { if (input.files[0]) data.append(input.name, input.files[0]); }
+        else if (input.value !== "") data.append(input.name, input.value);
+      }
+      return [url, { method, body: data }];
     }
     return [url, { method, headers: { "content-type": "application/json" }, body: form.querySelector("textarea").value }];
   }

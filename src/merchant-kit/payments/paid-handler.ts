@@ -2,7 +2,7 @@ import { SETTLEMENT_OVERRIDES_HEADER } from "@x402/core/server";
 import type { Context, MiddlewareHandler } from "hono";
 import { AppError, ConflictError, UpstreamError } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
-import type { AnyEndpoint, MerchantServices } from "../catalogue.ts";
+import { type AnyEndpoint, isMetered, type MerchantServices } from "../catalogue.ts";
 import type { MerchantEnv } from "../input.ts";
 import {
   ABANDON_LIMIT,
@@ -12,7 +12,7 @@ import {
   type PaymentKey,
   type PaymentLedger,
 } from "./ledger.ts";
-import { paymentHeader, paymentKeyOf } from "./payment-key.ts";
+import { paidScheme, paymentHeader, paymentKeyOf } from "./payment-key.ts";
 import { openWriteUnit } from "./write-unit.ts";
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -47,7 +47,6 @@ export function paidHandler(
   services: MerchantServices,
   runner: PaidRunner,
 ): MiddlewareHandler<MerchantEnv> {
-  const upto = endpoint.scheme === "upto";
   const guarded = isGuarded(endpoint);
   const writes = endpoint.effects?.includes("writes") ?? false;
   return async function paidHandler(c) {
@@ -55,6 +54,8 @@ export function paidHandler(
     // The payment middleware sits in front: no header here means the route was wired without it.
     if (!header) throw new Error(`${endpoint.path} reached its handler without a payment`);
     const key = paymentKeyOf(header);
+    // The scheme the buyer chose among those the 402 offered: under upto the handler meters the call.
+    const upto = isMetered(endpoint) && paidScheme(header) === "upto";
     if (guarded) {
       const reservation = await runner.ledger.reserve(key, resource, c.var.arrivedAt, runner.funds);
       if (reservation.status === "in_use") throw await inUse(c, runner);
@@ -121,7 +122,7 @@ export function paidHandler(
  * metered (its cost is known only once it has run, and the payer must then be able to pay it).
  */
 export function isGuarded(endpoint: AnyEndpoint): boolean {
-  return (endpoint.effects?.length ?? 0) > 0 || endpoint.scheme === "upto";
+  return (endpoint.effects?.length ?? 0) > 0 || isMetered(endpoint);
 }
 
 /** The answer, telling the payment middleware to settle `atomic` instead of the authorized maximum. */

@@ -7,6 +7,11 @@ export function paymentHeader(request: Request): string | undefined {
   return request.headers.get("payment-signature") ?? request.headers.get("x-payment") ?? undefined;
 }
 
+/** The scheme of the requirements a verified payment accepted (`exact`, `upto`). */
+export function paidScheme(header: string): string | undefined {
+  return decodePaymentSignatureHeader(header).accepted?.scheme;
+}
+
 interface Eip3009Authorization {
   from: string;
   nonce: string;
