@@ -166,6 +166,24 @@ export const ConfigSchema = z.object({
           gguf: z.string().min(1).nullable().default(null),
         }),
       ),
+      /**
+       * The audio routes' OpenAI-compatible upstream (X402M_INFERENCE_AUDIO_URL, `.../v1`, and
+       * X402M_INFERENCE_AUDIO_KEY), used beside the offline engines (Debian's flite, espeak-ng and
+       * pocketsphinx, when installed), and the models it is asked for.
+       */
+      audio: z
+        .object({
+          upstream: z
+            .object({
+              url: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, "")),
+              key: z.string(),
+              timeoutMs: z.coerce.number().int().min(1_000).max(300_000).optional(),
+            })
+            .nullable(),
+          speechModel: z.string().min(1),
+          transcriptionModel: z.string().min(1),
+        })
+        .default({ upstream: null, speechModel: "tts-1", transcriptionModel: "whisper-1" }),
     })
     .superRefine((inference, ctx) => {
       if (!inference.upstream) return;
@@ -323,6 +341,17 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
             timeoutMs: env.X402M_INFERENCE_LLM_TIMEOUT_MS,
           }
         : null,
+      audio: {
+        upstream: env.X402M_INFERENCE_AUDIO_URL
+          ? {
+              url: env.X402M_INFERENCE_AUDIO_URL,
+              key: env.X402M_INFERENCE_AUDIO_KEY ?? "",
+              timeoutMs: env.X402M_INFERENCE_AUDIO_TIMEOUT_MS,
+            }
+          : null,
+        speechModel: env.X402M_INFERENCE_SPEECH_MODEL || "tts-1",
+        transcriptionModel: env.X402M_INFERENCE_TRANSCRIPTION_MODEL || "whisper-1",
+      },
       routes: Object.fromEntries(
         ROUTES.map((route) => {
           const prefix = `X402M_INFERENCE_${settingInfix(route)}_`;
@@ -406,6 +435,13 @@ function settingOf(path: readonly string[]): string {
   };
   const setting = fixed[`${head}.${second}`] ?? fixed[head ?? ""];
   if (setting) return setting;
+  if (head === "inference" && second === "audio") {
+    if (third === "upstream") {
+      const field = path[3] === "timeoutMs" ? "TIMEOUT_MS" : (path[3] ?? "url").toUpperCase();
+      return `X402M_INFERENCE_AUDIO_${field}`;
+    }
+    return third === "speechModel" ? "X402M_INFERENCE_SPEECH_MODEL" : "X402M_INFERENCE_TRANSCRIPTION_MODEL";
+  }
   if (head === "inference" && second === "upstream")
     return `X402M_INFERENCE_LLM_${third === "timeoutMs" ? "TIMEOUT_MS" : (third ?? "URL").toUpperCase()}`;
   if (head === "inference" && second === "routes" && third) {

@@ -6,6 +6,7 @@
  */
 import type { z } from "zod";
 import type { Database, Migration } from "../common/db/index.ts";
+import type { AppError } from "../common/errors.ts";
 import type { Config } from "../config/config.ts";
 
 /** A dollar price exactly as the spec lists it, e.g. "0.001" (no "$", no exponent). */
@@ -129,6 +130,11 @@ export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodTyp
   effects?: readonly Effect[];
   /** The tables its state lives in, if any. */
   tables?: Tables;
+  /**
+   * Checked once the input is valid, before any payment is asked for: an error refuses the call (e.g. a
+   * 503 when the program it needs is not installed here), undefined lets it go on. Never charged.
+   */
+  precheck?: (input: z.output<In>) => Promise<AppError | undefined>;
   /**
    * false: not advertised. It is served, priced and in the OpenAPI document, but declares no Bazaar
    * discovery extension and is left out of the merchant's listings. Default true.

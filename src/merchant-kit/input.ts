@@ -91,6 +91,8 @@ export function validateInput(endpoint: AnyEndpoint): MiddlewareHandler<Merchant
         path.length > 0 ? path.join(".") : undefined,
       );
     }
+    const refusal = await endpoint.precheck?.(parsed.data);
+    if (refusal) throw refusal;
     c.set("input", parsed.data);
     await next();
   };

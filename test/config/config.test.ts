@@ -88,6 +88,25 @@ describe("the configuration", () => {
     });
     expect(inference.routes.t15?.rates).toEqual({ inputPerMillion: "3", outputPerMillion: "15" });
     expect(inference.routes.t1).toEqual({ model: null, rates: null, gguf: null });
+    // The audio routes have their own upstream, off by default.
+    expect(inference.audio).toEqual({
+      upstream: null,
+      speechModel: "tts-1",
+      transcriptionModel: "whisper-1",
+    });
+    const audio = loadConfig({
+      env: {
+        X402M_INFERENCE_AUDIO_URL: "https://audio.example/v1/",
+        X402M_INFERENCE_AUDIO_KEY: "sk-audio",
+        X402M_INFERENCE_SPEECH_MODEL: "kokoro",
+        X402M_INFERENCE_TRANSCRIPTION_MODEL: "whisper-large-v3",
+      },
+    }).inference.audio;
+    expect(audio).toEqual({
+      upstream: { url: "https://audio.example/v1", key: "sk-audio" },
+      speechModel: "kokoro",
+      transcriptionModel: "whisper-large-v3",
+    });
   });
 
   it("names the inference variable it refuses", () => {
@@ -106,6 +125,12 @@ describe("the configuration", () => {
     expect(
       refusal({ X402M_INFERENCE_LLM_URL: "http://127.0.0.1:1/v1", X402M_INFERENCE_TIER_8_MODEL: "reasoner" }),
     ).toMatch(/^invalid X402M_INFERENCE_TIER_8_RATES: an upstream model needs its rates/);
+    expect(refusal({ X402M_INFERENCE_AUDIO_URL: "ftp://audio" })).toMatch(
+      /^invalid X402M_INFERENCE_AUDIO_URL: /,
+    );
+    expect(
+      refusal({ X402M_INFERENCE_AUDIO_URL: "http://127.0.0.1:1/v1", X402M_INFERENCE_AUDIO_TIMEOUT_MS: "9" }),
+    ).toMatch(/^invalid X402M_INFERENCE_AUDIO_TIMEOUT_MS: /);
     for (const message of [refusal({ X402M_INFERENCE_TIER_4_RATES: "x" })]) expect(message).not.toMatch(/\n/);
   });
 });

@@ -16,9 +16,10 @@ export const INFERENCE_TITLE = "Inference API";
 
 export type InferenceSettings = Config["inference"];
 
-/** No upstream, no models named: every route on the offline engine. */
+/** No upstream, no models named: every route on the offline engines. */
 export const OFFLINE_SETTINGS: InferenceSettings = {
   upstream: null,
+  audio: { upstream: null, speechModel: "tts-1", transcriptionModel: "whisper-1" },
   routes: Object.fromEntries(ROUTES.map((r) => [r.alias, { model: null, rates: null, gguf: null }])),
 };
 
