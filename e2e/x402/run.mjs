@@ -1,16 +1,28 @@
 /**
  * Runs x402-merchants under the official x402 e2e harness (github.com/coinbase/x402, `e2e/`), as the
- * facilitator or as a server, whichever `type` the test.config.json beside this file names. The harness
- * passes its settings in its own variables and waits for its own ready line; this maps both onto the
- * CLI. How to run the suite: docs/e2e.md.
+ * facilitator or as a server, whichever `type` the test.config.json beside this file names; a server is
+ * the merchant its `merchant` names (`utility`, the default, or `inference`). The harness passes its
+ * settings in its own variables and waits for its own ready line; this maps both onto the CLI. How to run
+ * the suite: docs/e2e.md.
+ *
+ * The harness's clients send GET without a body, and the inference API's chat routes are POST with a JSON
+ * chat request. For `inference`, the merchant listens on a free loopback port and this process listens on
+ * the harness's: a GET under /v1/chat/completions goes on as a POST with a short fixed chat request, its
+ * headers (the payment's among them) untouched; every other request, and every answer (402s, payment
+ * headers), passes through as it is. The merchant's public URL is this process's, so the 402's resource
+ * is the URL the client asked for.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 
 const here = path.dirname(new URL(import.meta.url).pathname);
-const role = JSON.parse(fs.readFileSync(path.join(here, "test.config.json"), "utf8")).type;
+const config = JSON.parse(fs.readFileSync(path.join(here, "test.config.json"), "utf8"));
+const role = config.type;
+const merchant = config.merchant ?? "utility";
 const env = process.env;
 const home = env.X402M_HOME;
 if (!home || !fs.existsSync(path.join(home, "bin", "x402-merchants"))) {
@@ -21,6 +33,12 @@ if (role !== "server" && role !== "facilitator") {
   console.error(`test.config.json's type must be "server" or "facilitator", not ${JSON.stringify(role)}`);
   process.exit(1);
 }
+if (merchant !== "utility" && merchant !== "inference") {
+  console.error(
+    `test.config.json's merchant must be "utility" or "inference", not ${JSON.stringify(merchant)}`,
+  );
+  process.exit(1);
+}
 const needed = role === "server" ? ["EVM_PAYEE_ADDRESS", "FACILITATOR_URL"] : ["EVM_PRIVATE_KEY"];
 for (const name of ["PORT", "EVM_RPC_URL", ...needed]) {
   if (!env[name]) {
@@ -29,18 +47,64 @@ for (const name of ["PORT", "EVM_RPC_URL", ...needed]) {
   }
 }
 
+/** A port free on 127.0.0.1 now, for the merchant behind the GET bridge. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+const CHAT_PREFIX = "/v1/chat/completions";
+const CHAT_REQUEST = JSON.stringify({
+  messages: [{ role: "user", content: "Say hello to the x402 e2e suite." }],
+  max_tokens: 32,
+});
+
+/** The GET bridge in front of the inference merchant (see the top of this file). */
+function bridge(listenPort, merchantPort) {
+  const server = http.createServer((req, res) => {
+    const chat = req.method === "GET" && (req.url ?? "").split("?")[0].startsWith(CHAT_PREFIX);
+    const headers = { ...req.headers, host: `127.0.0.1:${merchantPort}` };
+    if (chat) {
+      headers["content-type"] = "application/json";
+      headers["content-length"] = String(Buffer.byteLength(CHAT_REQUEST));
+    }
+    const upstream = http.request(
+      { host: "127.0.0.1", port: merchantPort, method: chat ? "POST" : req.method, path: req.url, headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
+        answer.pipe(res);
+      },
+    );
+    upstream.on("error", (error) => {
+      if (!res.headersSent) res.writeHead(502, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: `the inference merchant did not answer: ${error.message}` }));
+    });
+    if (chat) upstream.end(CHAT_REQUEST);
+    else req.pipe(upstream);
+  });
+  return new Promise((resolve) => server.listen(listenPort, "127.0.0.1", () => resolve(server)));
+}
+
 // A fresh data directory, and PGlite in it: a shared DATABASE_URL would carry ledgers between runs.
 const data = fs.mkdtempSync(path.join(os.tmpdir(), `x402m-e2e-${role}-`));
 const { DATABASE_URL: _shared, ...base } = env;
+const merchantPort = merchant === "inference" ? await freePort() : Number(env.PORT);
+const prefix = `X402M_${merchant.toUpperCase()}_`;
 const [args, childEnv, readyLine] =
   role === "server"
     ? [
-        ["serve", "--only", "utility"],
+        ["serve", "--only", merchant],
         {
           ...base,
-          X402M_UTILITY_PORT: env.PORT,
-          X402M_UTILITY_PAY_TO: env.EVM_PAYEE_ADDRESS,
-          X402M_UTILITY_URL: `http://localhost:${env.PORT}`,
+          [`${prefix}PORT`]: String(merchantPort),
+          [`${prefix}PAY_TO`]: env.EVM_PAYEE_ADDRESS,
+          [`${prefix}URL`]: `http://localhost:${env.PORT}`,
           X402M_FACILITATOR_URL: env.FACILITATOR_URL,
           X402M_NETWORK: env.EVM_NETWORK || "eip155:8453",
           X402M_RPC_URL: env.EVM_RPC_URL,
@@ -57,16 +121,17 @@ const child = spawn(process.execPath, [path.join(home, "bin", "x402-merchants"),
   env: childEnv,
   stdio: ["ignore", "pipe", "inherit"],
 });
-// The CLI's ready line is its first JSON line on stdout.
+// The CLI's ready line is its first JSON line on stdout; the harness's follows once the bridge listens.
 let out = "";
 let ready = false;
-child.stdout.on("data", (chunk) => {
+child.stdout.on("data", async (chunk) => {
   process.stdout.write(chunk);
   if (ready) return;
   out += chunk.toString();
   const lines = out.split("\n").slice(0, -1);
   if (lines.some((line) => line.startsWith("{"))) {
     ready = true;
+    if (merchantPort !== Number(env.PORT)) await bridge(Number(env.PORT), merchantPort);
     process.stdout.write(`${readyLine} on port ${env.PORT}\n`);
   }
 });
