@@ -12,8 +12,9 @@
  * right after the voice the client last saw, where an offset would skip or repeat voices. A cursor whose
  * voice has since gone still works: its place in the order is known from its id.
  *
- * Stock OpenAI clients name OpenAI's voices (`alloy`, `nova`...). With an upstream that lists the name, it
- * speaks it; otherwise `OPENAI_VOICE_MAP` names the offline voice that does (see its comment).
+ * Stock OpenAI clients name OpenAI's voices (`alloy`, `nova`...). With an upstream configured, it speaks
+ * them (OpenAI-compatible servers take OpenAI's names); otherwise `OPENAI_VOICE_MAP` names the offline
+ * voice that does (see its comment). A bare name the upstream lists (`af_bella`) goes to it too.
  */
 import { AppError, BadInputError } from "../../../common/errors.ts";
 import type { SpeechEngine, Voice } from "./engine.ts";
@@ -155,10 +156,16 @@ export function voiceCatalogue(engines: readonly SpeechEngine[]): VoiceCatalogue
     },
     async resolve(name) {
       if (name.includes(":")) return resolveId(engines, name);
-      const upstream = engines.find((engine) => engine.name === "upstream");
-      if (upstream && (await upstream.available()).ok && (await hasVoice(upstream, `upstream:${name}`)))
-        return { engine: upstream, voice: name, id: `upstream:${name}` };
       const candidates = OPENAI_VOICE_MAP[name.toLowerCase() as keyof typeof OPENAI_VOICE_MAP];
+      // An OpenAI-compatible upstream takes OpenAI's names even when its own list names others
+      // (Kokoro-FastAPI maps them to its voices), and any name its list has.
+      const upstream = engines.find((engine) => engine.name === "upstream");
+      if (
+        upstream &&
+        (await upstream.available()).ok &&
+        (candidates !== undefined || (await hasVoice(upstream, `upstream:${name}`)))
+      )
+        return { engine: upstream, voice: name, id: `upstream:${name}` };
       for (const id of candidates ?? []) {
         const engine = engines.find((e) => e.name === id.split(":")[0]);
         if (engine && (await engine.available()).ok && (await hasVoice(engine, id)))
