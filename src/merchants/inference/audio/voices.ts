@@ -220,8 +220,11 @@ async function resolveId(engines: readonly SpeechEngine[], id: string): Promise<
       `the ${engine.name} speech engine cannot run on this server (${availability.reason}); the operator can install it with: ${availability.install}; nothing was charged`,
     );
   const canonical = `${provider}${id.slice(id.indexOf(":"))}`;
-  if (!(await hasVoice(engine, canonical))) throw unknownVoice(id);
-  return { engine, voice: canonical.slice(provider.length + 1), id: canonical };
+  const name = canonical.slice(provider.length + 1);
+  // As with bare names: an OpenAI-compatible upstream takes OpenAI's names whatever its list says.
+  const openaiName = provider === "upstream" && name in OPENAI_VOICE_MAP;
+  if (!openaiName && !(await hasVoice(engine, canonical))) throw unknownVoice(id);
+  return { engine, voice: name, id: canonical };
 }
 
 async function hasVoice(engine: SpeechEngine, id: string): Promise<boolean> {

@@ -168,7 +168,9 @@ describe("resolving a request's voice", () => {
       voice: "af_bella",
       id: "upstream:af_bella",
     });
+    expect((await catalogue.resolve("upstream:nova")).engine).toBe(upstream);
     expect((await catalogue.resolve("flite:slt")).engine).toBe(flite);
+    await expect(catalogue.resolve("upstream:af_nobody")).rejects.toMatchObject({ status: 400 });
     await expect(catalogue.resolve("af_nobody")).rejects.toMatchObject({ status: 400 });
   });
 });
