@@ -156,7 +156,7 @@ export function voiceCatalogue(engines: readonly SpeechEngine[]): VoiceCatalogue
     },
     async resolve(name) {
       if (name.includes(":")) return resolveId(engines, name);
-      const candidates = OPENAI_VOICE_MAP[name.toLowerCase() as keyof typeof OPENAI_VOICE_MAP];
+      const candidates = openaiVoiceCandidates(name);
       // An OpenAI-compatible upstream takes OpenAI's names even when its own list names others
       // (Kokoro-FastAPI maps them to its voices), and any name its list has.
       const upstream = engines.find((engine) => engine.name === "upstream");
@@ -222,9 +222,17 @@ async function resolveId(engines: readonly SpeechEngine[], id: string): Promise<
   const canonical = `${provider}${id.slice(id.indexOf(":"))}`;
   const name = canonical.slice(provider.length + 1);
   // As with bare names: an OpenAI-compatible upstream takes OpenAI's names whatever its list says.
-  const openaiName = provider === "upstream" && name in OPENAI_VOICE_MAP;
+  const openaiName = provider === "upstream" && openaiVoiceCandidates(name) !== undefined;
   if (!openaiName && !(await hasVoice(engine, canonical))) throw unknownVoice(id);
   return { engine, voice: name, id: canonical };
+}
+
+/** The offline voices an OpenAI name maps to; undefined for any other name (`constructor` included). */
+function openaiVoiceCandidates(name: string): readonly string[] | undefined {
+  const key = name.toLowerCase();
+  return Object.hasOwn(OPENAI_VOICE_MAP, key)
+    ? OPENAI_VOICE_MAP[key as keyof typeof OPENAI_VOICE_MAP]
+    : undefined;
 }
 
 async function hasVoice(engine: SpeechEngine, id: string): Promise<boolean> {

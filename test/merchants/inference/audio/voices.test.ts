@@ -129,7 +129,7 @@ describe("resolving a request's voice", () => {
 
   it("refuses an unknown voice with a 400 before any work", async () => {
     const catalogue = voiceCatalogue([flite, espeak]);
-    for (const voice of ["flite:nobody", "piper:amy", "nobody", ""])
+    for (const voice of ["flite:nobody", "piper:amy", "nobody", "", "constructor", "toString", "flite:"])
       await expect(catalogue.resolve(voice)).rejects.toMatchObject({ status: 400, code: "voice_not_found" });
   });
 
@@ -170,7 +170,8 @@ describe("resolving a request's voice", () => {
     });
     expect((await catalogue.resolve("upstream:nova")).engine).toBe(upstream);
     expect((await catalogue.resolve("flite:slt")).engine).toBe(flite);
-    await expect(catalogue.resolve("upstream:af_nobody")).rejects.toMatchObject({ status: 400 });
+    for (const voice of ["upstream:af_nobody", "upstream:constructor", "__proto__"])
+      await expect(catalogue.resolve(voice)).rejects.toMatchObject({ status: 400 });
     await expect(catalogue.resolve("af_nobody")).rejects.toMatchObject({ status: 400 });
   });
 });

@@ -44,13 +44,13 @@ export interface FliteSettings {
 }
 
 /** What CMU documents of the voices Debian's flite ships: US English, and the speaker's gender. */
-const KNOWN_VOICES: Readonly<Record<string, { name: string; gender: Voice["gender"] }>> = {
-  slt: { name: "SLT (US English, female)", gender: "female" },
-  kal: { name: "KAL (US English, male, 8 kHz diphone)", gender: "male" },
-  kal16: { name: "KAL16 (US English, male, 16 kHz diphone)", gender: "male" },
-  awb: { name: "AWB (US English lexicon, Scottish male speaker)", gender: "male" },
-  rms: { name: "RMS (US English, male)", gender: "male" },
-};
+const KNOWN_VOICES = new Map<string, { name: string; gender: Voice["gender"] }>([
+  ["slt", { name: "SLT (US English, female)", gender: "female" }],
+  ["kal", { name: "KAL (US English, male, 8 kHz diphone)", gender: "male" }],
+  ["kal16", { name: "KAL16 (US English, male, 16 kHz diphone)", gender: "male" }],
+  ["awb", { name: "AWB (US English lexicon, Scottish male speaker)", gender: "male" }],
+  ["rms", { name: "RMS (US English, male)", gender: "male" }],
+]);
 
 /** Flite's own rate option is a duration multiplier: OpenAI's speed 2 is half the duration. */
 export function fliteDurationStretch(speed: number): number {
@@ -70,10 +70,10 @@ export function parseFliteVoices(listing: string): Voice[] {
     .filter((name) => name !== "" && !name.endsWith("_time"))
     .map((name) => ({
       id: `flite:${name}`,
-      name: KNOWN_VOICES[name]?.name ?? name,
+      name: KNOWN_VOICES.get(name)?.name ?? name,
       provider: "flite",
       languages: ["en-US", "en"],
-      gender: KNOWN_VOICES[name]?.gender ?? null,
+      gender: KNOWN_VOICES.get(name)?.gender ?? null,
     }));
 }
 
