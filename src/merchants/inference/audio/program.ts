@@ -1,0 +1,214 @@
+/**
+ * Running the audio programs this machine may have (Debian's flite, espeak-ng, lame, sox): each runs as
+ * its own process, never through a shell, with a time limit, a cap on what it writes, and the caller's
+ * AbortSignal killing it. Licences are why: espeak-ng (GPL) and lame (LGPL) are executed, never linked.
+ * Every failure is an `UpstreamError` (502, 504 on a time-out), which the kit never charges.
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { UpstreamError } from "../../../common/errors.ts";
+import type { Availability } from "./engine.ts";
+
+/** Default time limit of one program run: 3,000 characters take about a second here. */
+export const DEFAULT_PROGRAM_TIMEOUT_MS = 30_000;
+/**
+ * Default cap of one program's output: 3,000 characters at speed 0.25 are about 12 minutes of speech,
+ * 32 MB of 22 kHz 16-bit WAV.
+ */
+export const DEFAULT_PROGRAM_MAX_BYTES = 64 * 1024 * 1024;
+
+/** A Debian program the audio engines run, and the package that installs it. */
+export interface ProgramSpec {
+  /** What the program is called on the PATH (`flite`), or an absolute path an operator or test gave. */
+  command: string;
+  /** The Debian package that installs it (`flite`, `espeak-ng`, `lame`, `sox`). */
+  debianPackage: string;
+}
+
+export interface RunOptions {
+  /** Absolute path or a name looked up on the PATH. */
+  program: string;
+  args: readonly string[];
+  /** Written to the program's standard input, then closed; without it, stdin is empty. */
+  stdin?: Uint8Array;
+  timeoutMs?: number;
+  /** Cap on standard output; past it the process is killed and the run fails. */
+  maxBytes?: number;
+  signal?: AbortSignal;
+  /** Named in error messages, e.g. "flite". */
+  label?: string;
+}
+
+export interface RunResult {
+  stdout: Buffer;
+  stderr: string;
+}
+
+/**
+ * Runs a program to its end and returns what it printed. It is killed (SIGKILL, which no program can
+ * ignore) when the caller aborts, when the time limit passes, or when its output passes `maxBytes`.
+ * The caller's abort rejects with the signal's reason; anything else is an `UpstreamError`.
+ *
+ * @example
+ * const { stdout } = await runProgram({ program: "flite", args: ["-lv"], timeoutMs: 5_000 });
+ */
+export function runProgram(options: RunOptions): Promise<RunResult> {
+  const label = options.label ?? path.basename(options.program);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_PROGRAM_TIMEOUT_MS;
+  const maxBytes = options.maxBytes ?? DEFAULT_PROGRAM_MAX_BYTES;
+  const { signal } = options;
+  return new Promise<RunResult>((resolve, reject) => {
+    if (signal?.aborted) return reject(abortReason(signal));
+    const child = spawn(options.program, options.args, {
+      stdio: ["pipe", "pipe", "pipe"],
+      shell: false,
+      // Programs read nothing from our environment but the locale: a fixed one keeps their output stable.
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C.UTF-8" },
+    });
+    const stdout: Buffer[] = [];
+    let size = 0;
+    let stderr = "";
+    let failure: Error | undefined;
+    const stop = (error: Error) => {
+      failure ??= error;
+      child.kill("SIGKILL");
+    };
+    const timer = setTimeout(
+      () => stop(new UpstreamError(`${label} gave no result within ${timeoutMs} ms`, "engine_timeout", 504)),
+      timeoutMs,
+    );
+    const onAbort = () => stop(abortReason(signal as AbortSignal));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    child.stdout.on("data", (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size > maxBytes)
+        stop(new UpstreamError(`${label} wrote more than ${maxBytes} bytes`, "engine_too_large"));
+      else stdout.push(chunk);
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      // The first lines say why a program failed; the rest would only grow the message.
+      if (stderr.length < 4_096) stderr += chunk.toString("utf8");
+    });
+    // A program that exits before reading all its input closes the pipe: its exit status tells the story.
+    child.stdin.on("error", () => {});
+    child.stdin.end(options.stdin ?? undefined);
+    child.on("error", (error: NodeJS.ErrnoException) => {
+      failure ??=
+        error.code === "ENOENT"
+          ? new UpstreamError(
+              `${label} is not installed (${options.program} not found)`,
+              "engine_missing",
+              503,
+            )
+          : new UpstreamError(`${label} could not be started: ${error.message}`, "engine_failed");
+    });
+    child.on("close", (code, killedBy) => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      if (failure) return reject(failure);
+      if (code !== 0)
+        return reject(
+          new UpstreamError(
+            `${label} failed (${killedBy ? `killed by ${killedBy}` : `exit ${code}`})${firstLine(stderr)}`,
+            "engine_failed",
+          ),
+        );
+      resolve({ stdout: Buffer.concat(stdout), stderr });
+    });
+  });
+}
+
+/**
+ * Where a program is: an absolute path as given when it exists and is executable, else the first
+ * executable of that name on the PATH, else null. Synchronous, so an engine knows its formats at once.
+ */
+export function findProgram(command: string, searchPath = process.env.PATH ?? ""): string | null {
+  const candidates = command.includes("/")
+    ? [command]
+    : searchPath
+        .split(path.delimiter)
+        .filter(Boolean)
+        .map((dir) => path.join(dir, command));
+  for (const candidate of candidates) {
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      if (fs.statSync(candidate).isFile()) return candidate;
+    } catch {
+      // Not here: try the next directory.
+    }
+  }
+  return null;
+}
+
+/**
+ * `{ok: true}` when every program is found, else which are missing and the one apt command that installs
+ * them all (what the 503 shows the operator).
+ */
+export function programsAvailability(specs: readonly ProgramSpec[]): Availability {
+  const missing = specs.filter((spec) => findProgram(spec.command) === null);
+  if (missing.length === 0) return { ok: true };
+  return {
+    ok: false,
+    reason: `not installed on this server: ${missing.map((spec) => spec.command).join(", ")}`,
+    install: installCommand(missing),
+  };
+}
+
+/** `apt-get install -y flite lame`: the Debian packages of these programs, each once. */
+export function installCommand(specs: readonly ProgramSpec[]): string {
+  return `apt-get install -y ${[...new Set(specs.map((spec) => spec.debianPackage))].join(" ")}`;
+}
+
+/**
+ * Runs `work` with a fresh private directory (mode 0700) for a program's input and output files, and
+ * removes it afterwards whatever happened. Files, not arguments, carry text: a text starting with `-` can
+ * then never be read as an option.
+ */
+export async function withTempDir<T>(work: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), "x402m-audio-"));
+  try {
+    return await work(dir);
+  } finally {
+    await fs.promises.rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Reads a file a program wrote, refusing one past `maxBytes` (checked before reading it into memory).
+ */
+export async function readOutput(file: string, maxBytes: number, label: string): Promise<Uint8Array> {
+  const stat = await fs.promises.stat(file).catch(() => null);
+  if (!stat) throw new UpstreamError(`${label} wrote no audio`, "engine_failed");
+  if (stat.size > maxBytes)
+    throw new UpstreamError(`${label} wrote more than ${maxBytes} bytes`, "engine_too_large");
+  return new Uint8Array(await fs.promises.readFile(file));
+}
+
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error("aborted");
+}
+
+function firstLine(stderr: string): string {
+  const line = stderr
+    .split("\n")
+    .map((l) => l.trim())
+    .find(Boolean);
+  return line ? `: ${line.slice(0, 300)}` : "";
+}
+
+/**
+ * A function's answer computed once and kept (a program's voice list does not change while it runs); a
+ * failure is not kept, so the next call tries again.
+ */
+export function once<T>(compute: () => Promise<T>): () => Promise<T> {
+  let pending: Promise<T> | undefined;
+  return () => {
+    pending ??= compute().catch((error: unknown) => {
+      pending = undefined;
+      throw error;
+    });
+    return pending;
+  };
+}

@@ -1,0 +1,127 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it, onTestFinished } from "vitest";
+import {
+  findProgram,
+  installCommand,
+  once,
+  programsAvailability,
+  runProgram,
+} from "../../../../src/merchants/inference/audio/program.ts";
+import { alive, eventually } from "../../../helpers/process.ts";
+
+/** A fresh directory, removed when the test ends. */
+function tempDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "audio-program-test-"));
+  onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A shell script in a fresh directory, standing for a program that misbehaves. */
+function script(body: string): string {
+  const dir = tempDir();
+  const file = path.join(dir, "program");
+  fs.writeFileSync(file, `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+  return file;
+}
+
+describe("running an audio program", () => {
+  it("passes arguments as they are, with no shell to interpret them", async () => {
+    const { stdout } = await runProgram({ program: "printf", args: ["%s|", "$(touch x)", "-o", "a b"] });
+    expect(stdout.toString()).toBe("$(touch x)|-o|a b|");
+  });
+
+  it("feeds standard input whole", async () => {
+    const text = "-v \"quoted\" 'text'\n".repeat(5_000);
+    const { stdout } = await runProgram({ program: "cat", args: [], stdin: Buffer.from(text) });
+    expect(stdout.toString()).toBe(text);
+  });
+
+  it("kills a program past its time limit: 504, and the process is gone", async () => {
+    const program = script('echo $$ > "$(dirname "$0")/pid"; exec sleep 30');
+    const started = Date.now();
+    await expect(runProgram({ program, args: [], timeoutMs: 300 })).rejects.toMatchObject({
+      status: 504,
+      code: "engine_timeout",
+    });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const pid = Number(fs.readFileSync(path.join(path.dirname(program), "pid"), "utf8"));
+    expect(await eventually(() => !alive(pid), 2_000)).toBe(true);
+  });
+
+  it("kills a program whose output passes the cap", async () => {
+    await expect(
+      runProgram({ program: "head", args: ["-c", "10000000", "/dev/zero"], maxBytes: 64 * 1024 }),
+    ).rejects.toMatchObject({ code: "engine_too_large" });
+  });
+
+  it("ends the run with the caller's reason when the caller aborts", async () => {
+    const controller = new AbortController();
+    const run = runProgram({ program: "sleep", args: ["30"], signal: controller.signal });
+    const reason = new Error("caller left");
+    setTimeout(() => controller.abort(reason), 100);
+    await expect(run).rejects.toBe(reason);
+  });
+
+  it("says why a program failed: its exit status and first line of stderr, or that it is missing", async () => {
+    await expect(
+      runProgram({ program: script("echo 'no voice here' >&2; exit 3"), args: [] }),
+    ).rejects.toMatchObject({
+      status: 502,
+      code: "engine_failed",
+      message: expect.stringMatching(/exit 3\): no voice here/),
+    });
+    await expect(runProgram({ program: "/nonexistent/flite", args: [] })).rejects.toMatchObject({
+      status: 503,
+      code: "engine_missing",
+    });
+  });
+});
+
+describe("finding programs", () => {
+  it("finds a program on the PATH or at a path, and not what is absent or not executable", () => {
+    expect(findProgram("sh")).toMatch(/\/sh$/);
+    expect(findProgram("sh", "/nonexistent")).toBeNull();
+    expect(findProgram("/nonexistent/flite")).toBeNull();
+    const notExecutable = path.join(tempDir(), "flite");
+    fs.writeFileSync(notExecutable, "", { mode: 0o644 });
+    expect(findProgram(notExecutable)).toBeNull();
+  });
+
+  it("names the one apt command that installs every missing program", () => {
+    expect(
+      programsAvailability([
+        { command: "/nonexistent/flite", debianPackage: "flite" },
+        { command: "sh", debianPackage: "dash" },
+        { command: "/nonexistent/lame", debianPackage: "lame" },
+      ]),
+    ).toEqual({
+      ok: false,
+      reason: "not installed on this server: /nonexistent/flite, /nonexistent/lame",
+      install: "apt-get install -y flite lame",
+    });
+    expect(programsAvailability([{ command: "sh", debianPackage: "dash" }])).toEqual({ ok: true });
+    expect(
+      installCommand([
+        { command: "sox", debianPackage: "sox" },
+        { command: "soxi", debianPackage: "sox" },
+      ]),
+    ).toBe("apt-get install -y sox");
+  });
+});
+
+describe("once", () => {
+  it("keeps an answer, and forgets a failure so the next call tries again", async () => {
+    let calls = 0;
+    const listing = once(async () => {
+      calls++;
+      if (calls === 1) throw new Error("not yet");
+      return calls;
+    });
+    await expect(listing()).rejects.toThrow("not yet");
+    expect(await listing()).toBe(2);
+    expect(await listing()).toBe(2);
+    expect(calls).toBe(2);
+  });
+});
