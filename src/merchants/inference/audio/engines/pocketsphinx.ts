@@ -29,7 +29,7 @@ import type {
   TranscriptSegment,
   TranscriptWord,
 } from "../engine.ts";
-import { toSpeechPcm } from "../pcm.ts";
+import { SPEECH_SAMPLE_RATE, toSpeechPcm } from "../pcm.ts";
 import { findProgram, lastLine, ProgramFailedError, type RunResult, runProgram } from "../program.ts";
 
 /** What installs the recogniser and its English model. */
@@ -95,7 +95,7 @@ export function pocketsphinxEngine(settings: PocketsphinxSettings = {}): Transcr
         ),
       );
       if (modelThere.includes(false))
-        missing.push({ what: `the English model (${modelDir})`, packages: ["pocketsphinx-en-us"] });
+        missing.push({ what: "its English model", packages: ["pocketsphinx-en-us"] });
       if (!(await findProgram(settings.lame ?? "lame")))
         missing.push({ what: "lame (the MP3 decoder)", packages: ["lame"] });
       if (missing.length === 0) return { ok: true };
@@ -116,7 +116,7 @@ export function pocketsphinxEngine(settings: PocketsphinxSettings = {}): Transcr
         );
       return turn(signal, async () => {
         const samples = await toSpeechPcm(request.audio, info, { signal, lame: settings.lame });
-        const seconds = samples.length / 16_000;
+        const seconds = samples.length / SPEECH_SAMPLE_RATE;
         // pocketsphinx 0.8 reads audio with fopen(): Node's stdin for a child is a socket, which fopen()
         // of /dev/stdin refuses, so the samples go through a private temporary file.
         const dir = await mkdtemp(path.join(tmpdir(), "x402m-stt-"));
