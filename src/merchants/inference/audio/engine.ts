@@ -77,6 +77,17 @@ export interface TranscriptSegment {
   start: number;
   end: number;
   text: string;
+  /**
+   * What a Whisper-like engine says of the segment, when it says it (an upstream's verbose_json): passed on
+   * as is. An engine without them leaves them out and `transcript-format.ts` writes its documented defaults.
+   */
+  seek?: number;
+  tokens?: number[];
+  temperature?: number;
+  /** Mean log-probability of the segment's text (pocketsphinx: of its words' posteriors). */
+  avgLogprob?: number;
+  compressionRatio?: number;
+  noSpeechProb?: number;
 }
 
 export interface TranscriptWord {

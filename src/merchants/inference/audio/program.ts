@@ -1,8 +1,10 @@
 /**
- * Running the audio programs this machine may have (Debian's flite, espeak-ng, lame, sox): each runs as
- * its own process, never through a shell, with a time limit, a cap on what it writes, and the caller's
- * AbortSignal killing it. Licences are why: espeak-ng (GPL) and lame (LGPL) are executed, never linked.
- * Every failure is an `UpstreamError` (502, 504 on a time-out), which the kit never charges.
+ * Running the audio programs this machine may have (Debian's flite, espeak-ng, lame, sox, pocketsphinx):
+ * each runs as its own process, never through a shell, with a time limit, a cap on what it writes, and the
+ * caller's AbortSignal killing it. Licences are why: espeak-ng (GPL) and lame (LGPL) are executed, never
+ * linked. Every failure is an `UpstreamError` (502, 503 when the program is missing, 504 on a time-out),
+ * which the kit never charges; its details (paths, the program's own words) go to the log, the caller
+ * gets a plain sentence.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -39,11 +41,34 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Named in error messages, e.g. "flite". */
   label?: string;
+  /** The command that installs the program, named in the 503 when it is missing. */
+  install?: string;
+  /**
+   * Return a non-zero exit instead of failing: for programs whose exit status says something about the
+   * input (lame exits 1 on an MP3 it cannot decode: the caller's bad file, not the engine's failure).
+   */
+  allowFailure?: boolean;
 }
 
 export interface RunResult {
   stdout: Buffer;
   stderr: string;
+  exitCode: number;
+}
+
+/** A program run that failed: 502, or 504 on a time-out; the caller is told only which engine. */
+export class ProgramFailedError extends UpstreamError {
+  override readonly publicMessage: string;
+
+  constructor(label: string, detail: string, code = "engine_failed", status: 502 | 503 | 504 = 502) {
+    super(`${label} ${detail}`, code, status);
+    this.publicMessage =
+      status === 504
+        ? `the ${label} engine took too long; nothing was charged`
+        : status === 503
+          ? `the ${label} engine is not installed on this server; nothing was charged`
+          : `the ${label} engine failed; nothing was charged`;
+  }
 }
 
 /**
@@ -76,7 +101,8 @@ export function runProgram(options: RunOptions): Promise<RunResult> {
       child.kill("SIGKILL");
     };
     const timer = setTimeout(
-      () => stop(new UpstreamError(`${label} gave no result within ${timeoutMs} ms`, "engine_timeout", 504)),
+      () =>
+        stop(new ProgramFailedError(label, `gave no result within ${timeoutMs} ms`, "engine_timeout", 504)),
       timeoutMs,
     );
     const onAbort = () => stop(abortReason(signal as AbortSignal));
@@ -84,12 +110,12 @@ export function runProgram(options: RunOptions): Promise<RunResult> {
     child.stdout.on("data", (chunk: Buffer) => {
       size += chunk.byteLength;
       if (size > maxBytes)
-        stop(new UpstreamError(`${label} wrote more than ${maxBytes} bytes`, "engine_too_large"));
+        stop(new ProgramFailedError(label, `wrote more than ${maxBytes} bytes`, "engine_too_large"));
       else stdout.push(chunk);
     });
     child.stderr.on("data", (chunk: Buffer) => {
-      // The first lines say why a program failed; the rest would only grow the message.
-      if (stderr.length < 4_096) stderr += chunk.toString("utf8");
+      // The last lines say why a program failed (pocketsphinx logs pages before them); keep only those.
+      stderr = (stderr + chunk.toString("utf8")).slice(-4_096);
     });
     // A program that exits before reading all its input closes the pipe: its exit status tells the story.
     child.stdin.on("error", () => {});
@@ -97,25 +123,26 @@ export function runProgram(options: RunOptions): Promise<RunResult> {
     child.on("error", (error: NodeJS.ErrnoException) => {
       failure ??=
         error.code === "ENOENT"
-          ? new UpstreamError(
-              `${label} is not installed (${options.program} not found)`,
-              "engine_missing",
+          ? new ProgramFailedError(
+              label,
+              `is not installed (${options.program} not found)${options.install ? `; install it with: ${options.install}` : ""}`,
+              "engine_unavailable",
               503,
             )
-          : new UpstreamError(`${label} could not be started: ${error.message}`, "engine_failed");
+          : new ProgramFailedError(label, `could not be started: ${error.message}`);
     });
     child.on("close", (code, killedBy) => {
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
       if (failure) return reject(failure);
-      if (code !== 0)
+      if (code !== 0 && !(options.allowFailure && code !== null))
         return reject(
-          new UpstreamError(
-            `${label} failed (${killedBy ? `killed by ${killedBy}` : `exit ${code}`})${firstLine(stderr)}`,
-            "engine_failed",
+          new ProgramFailedError(
+            label,
+            `failed (${killedBy ? `killed by ${killedBy}` : `exit ${code}`})${lastLine(stderr)}`,
           ),
         );
-      resolve({ stdout: Buffer.concat(stdout), stderr });
+      resolve({ stdout: Buffer.concat(stdout), stderr, exitCode: code ?? 0 });
     });
   });
 }
@@ -180,9 +207,9 @@ export async function withTempDir<T>(work: (dir: string) => Promise<T>): Promise
  */
 export async function readOutput(file: string, maxBytes: number, label: string): Promise<Uint8Array> {
   const stat = await fs.promises.stat(file).catch(() => null);
-  if (!stat) throw new UpstreamError(`${label} wrote no audio`, "engine_failed");
+  if (!stat) throw new ProgramFailedError(label, "wrote no audio");
   if (stat.size > maxBytes)
-    throw new UpstreamError(`${label} wrote more than ${maxBytes} bytes`, "engine_too_large");
+    throw new ProgramFailedError(label, `wrote more than ${maxBytes} bytes`, "engine_too_large");
   return new Uint8Array(await fs.promises.readFile(file));
 }
 
@@ -190,11 +217,13 @@ function abortReason(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new Error("aborted");
 }
 
-function firstLine(stderr: string): string {
+/** ": <the last non-empty line>" of a program's messages, or "": where programs say what went wrong. */
+export function lastLine(stderr: string): string {
   const line = stderr
     .split("\n")
     .map((l) => l.trim())
-    .find(Boolean);
+    .filter(Boolean)
+    .at(-1);
   return line ? `: ${line.slice(0, 300)}` : "";
 }
 

@@ -19,6 +19,8 @@ export interface UpstreamCall {
   headers?: Record<string, string>;
   /** Sent as JSON when given. */
   json?: unknown;
+  /** Sent as multipart/form-data when given (and `json` is not): an upload, e.g. audio to transcribe. */
+  form?: FormData;
   timeoutMs?: number;
   maxBytes?: number;
   signal?: AbortSignal;
@@ -49,9 +51,9 @@ export async function upstreamFetch(
   let response: Response;
   try {
     response = await fetch(call.url, {
-      method: call.method ?? (call.json === undefined ? "GET" : "POST"),
+      method: call.method ?? (call.json === undefined && call.form === undefined ? "GET" : "POST"),
       headers,
-      body: call.json === undefined ? undefined : JSON.stringify(call.json),
+      body: call.json === undefined ? call.form : JSON.stringify(call.json),
       signal,
       redirect: "error",
     });

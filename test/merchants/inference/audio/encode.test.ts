@@ -99,7 +99,7 @@ describe("encoding", () => {
     await expect(encode(tone, "opus")).rejects.toMatchObject({ code: "engine_format_unsupported" });
     await expect(encode(tone, "mp3", { programs: { lame: "/nonexistent/lame" } })).rejects.toMatchObject({
       status: 503,
-      code: "engine_missing",
+      code: "engine_unavailable",
     });
   });
 

@@ -6,6 +6,7 @@ import {
   findProgram,
   installCommand,
   once,
+  type ProgramFailedError,
   programsAvailability,
   runProgram,
 } from "../../../../src/merchants/inference/audio/program.ts";
@@ -72,10 +73,33 @@ describe("running an audio program", () => {
       code: "engine_failed",
       message: expect.stringMatching(/exit 3\): no voice here/),
     });
-    await expect(runProgram({ program: "/nonexistent/flite", args: [] })).rejects.toMatchObject({
-      status: 503,
-      code: "engine_missing",
+    const missing = await runProgram({
+      program: "/nonexistent/flite",
+      args: [],
+      label: "flite",
+      install: "apt-get install -y flite",
+    }).catch((e: unknown) => e);
+    expect(missing).toMatchObject({ status: 503, code: "engine_unavailable" });
+    expect((missing as Error).message).toMatch(/install it with: apt-get install -y flite$/);
+    // The caller is told which engine, never the server's paths or the program's own words.
+    expect((missing as ProgramFailedError).publicMessage).toBe(
+      "the flite engine is not installed on this server; nothing was charged",
+    );
+  });
+
+  it("returns a non-zero exit when asked to, with the output and the last line of stderr", async () => {
+    const result = await runProgram({
+      program: "sh",
+      args: ["-c", "tr a-z A-Z; echo noise >&2; echo 'bad frame' >&2; exit 3"],
+      stdin: Buffer.from("hello"),
+      allowFailure: true,
     });
+    expect(result).toMatchObject({ exitCode: 3, stderr: "noise\nbad frame\n" });
+    expect(result.stdout.toString()).toBe("HELLO");
+    // Without allowFailure the same run fails, saying its last line (where pocketsphinx puts its reason).
+    await expect(
+      runProgram({ program: "sh", args: ["-c", "echo noise >&2; echo 'bad frame' >&2; exit 3"] }),
+    ).rejects.toMatchObject({ message: expect.stringMatching(/exit 3\): bad frame$/) });
   });
 });
 
