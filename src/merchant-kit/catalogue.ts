@@ -120,6 +120,12 @@ export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodTyp
   description: string;
   input: In;
   output: Out;
+  /**
+   * The media types a successful answer may carry, the usual one first (e.g. `["audio/mpeg", "audio/wav"]`).
+   * Default `["application/json"]`, described by `output`; another type is documented as text (`text/*`)
+   * or as bytes, its handler answering a `Response`.
+   */
+  outputMedia?: readonly string[];
   /** A valid input and the output it gives: shown in the 402 (Bazaar), the OpenAPI document and the docs. */
   example: { input: z.input<In>; output: z.output<Out> };
   /** Time budget of the handler, after which the caller gets a 504 and pays nothing. Default 30 s. */

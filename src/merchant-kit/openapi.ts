@@ -103,6 +103,19 @@ export function operationId(endpoint: AnyEndpoint): string {
   return words.map((w, i) => (i === 0 ? w : w[0]?.toUpperCase() + w.slice(1))).join("");
 }
 
+/** A successful answer's content: JSON described by `output`, and any text or bytes the endpoint sends instead. */
+function responseContent(endpoint: AnyEndpoint): Record<string, { schema: JsonSchema; example?: unknown }> {
+  const media = endpoint.outputMedia ?? ["application/json"];
+  return Object.fromEntries(
+    media.map((type) => [
+      type,
+      type === "application/json"
+        ? { schema: jsonSchemaOf(endpoint.output, "output"), example: endpoint.example.output }
+        : { schema: type.startsWith("text/") ? { type: "string" } : { type: "string", format: "binary" } },
+    ]),
+  );
+}
+
 function operation(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentSettings): OpenApiOperation {
   const input = jsonSchemaOf(endpoint.input, "input");
   const op: OpenApiOperation = {
@@ -112,12 +125,7 @@ function operation(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentS
     responses: {
       "200": {
         description: "The result; the PAYMENT-RESPONSE header carries the settlement.",
-        content: {
-          "application/json": {
-            schema: jsonSchemaOf(endpoint.output, "output"),
-            example: endpoint.example.output,
-          },
-        },
+        content: responseContent(endpoint),
       },
       "400": errorResponse("Bad input, refused before any payment is asked for.", endpoint.errorDialect),
       "402": {
@@ -135,6 +143,10 @@ function operation(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentS
         ),
       }),
       "502": errorResponse("An upstream failed; not charged.", endpoint.errorDialect),
+      "503": errorResponse(
+        "Not available on this server now (an engine not installed or configured, or an upstream rate-limited; the message says which, Retry-After when it is worth waiting); not charged.",
+        endpoint.errorDialect,
+      ),
       "504": errorResponse("No answer within the time budget; not charged.", endpoint.errorDialect),
     },
     "x-payment-info": paymentInfo(merchant, endpoint, payments),

@@ -70,6 +70,10 @@ function section(server: string, path: string, method: string, op: OpenApiOperat
   const body = op.requestBody?.content["application/json"] ?? op.requestBody?.content["multipart/form-data"];
   const bodyKind = op.requestBody?.content["multipart/form-data"] ? "multipart form" : "JSON";
   const output = op.responses["200"]?.content?.["application/json"]?.example;
+  const answerTypes = Object.keys(op.responses["200"]?.content ?? {});
+  const answers = answerTypes.some((type) => type !== "application/json")
+    ? `<p>Answers with ${answerTypes.map((type) => `<code>${escapeText(type)}</code>`).join(", ")}.</p>`
+    : "";
   return `<section id="${escapeText(op.operationId)}" aria-labelledby="${escapeText(op.operationId)}-title">
 <h2 id="${escapeText(op.operationId)}-title"><span class="method">${method.toUpperCase()}</span> <code>${escapeText(path)}</code> <span class="price">${escapeText(priceLabel(op))}</span></h2>
 <p>${escapeText(op.description.split("\n")[0] ?? "")}</p>
@@ -80,6 +84,7 @@ ${tryItForm(path, method, op)}
 <p>From a shell:</p>
 <pre><code>${escapeText(curlLine(server, path, method, op))}</code></pre>
 <p>${escapeText(howToPay(op))}</p>
+${answers}
 ${output === undefined ? "" : `<h3>Example answer</h3><pre><code>${escapeText(JSON.stringify(output, null, 2))}</code></pre>`}
 </section>`;
 }

@@ -48,7 +48,7 @@ export function x402Route(merchant: Merchant, endpoint: AnyEndpoint, payments: P
   return {
     accepts: options.length === 1 ? (options[0] as (typeof options)[number]) : options,
     description: endpoint.description,
-    mimeType: "application/json",
+    mimeType: endpoint.outputMedia?.[0] ?? "application/json",
     extensions:
       endpoint.listed === false
         ? undefined
