@@ -241,3 +241,37 @@ export function once<T>(compute: () => Promise<T>): () => Promise<T> {
     return pending;
   };
 }
+
+/**
+ * Runs tasks `limit` at a time, in arrival order; a caller that aborts while waiting leaves the line with
+ * its signal's reason. A finishing task hands its place to the next in line, so none jumps the queue.
+ */
+export function turns(limit: number) {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async function take<T>(signal: AbortSignal, task: () => Promise<T>): Promise<T> {
+    if (running < limit) running++;
+    else
+      await new Promise<void>((resolve, reject) => {
+        const onAbort = () => {
+          const at = waiting.indexOf(go);
+          if (at >= 0) waiting.splice(at, 1);
+          reject(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
+        };
+        const go = () => {
+          signal.removeEventListener("abort", onAbort);
+          resolve();
+        };
+        if (signal.aborted) return onAbort();
+        waiting.push(go);
+        signal.addEventListener("abort", onAbort, { once: true });
+      });
+    try {
+      return await task();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
+  };
+}

@@ -29,7 +29,7 @@ import type {
   TranscriptWord,
 } from "../engine.ts";
 import { SPEECH_SAMPLE_RATE, toSpeechPcm } from "../pcm.ts";
-import { findProgram, runProgram, withTempDir } from "../program.ts";
+import { findProgram, runProgram, turns, withTempDir } from "../program.ts";
 
 /** What installs the recogniser and its English model. */
 export const POCKETSPHINX_INSTALL = "apt-get install -y pocketsphinx pocketsphinx-en-us";
@@ -229,38 +229,4 @@ export function groupSegments(
     text: group.map((w) => w.word).join(" "),
     avgLogprob: group.reduce((sum, w) => sum + Math.log(Math.max(w.confidence, 1e-10)), 0) / group.length,
   }));
-}
-
-/**
- * Runs tasks `limit` at a time, in arrival order; a caller that aborts while waiting leaves the line with
- * its signal's reason. A finishing task hands its place to the next in line, so none jumps the queue.
- */
-function turns(limit: number) {
-  let running = 0;
-  const waiting: (() => void)[] = [];
-  return async function take<T>(signal: AbortSignal, task: () => Promise<T>): Promise<T> {
-    if (running < limit) running++;
-    else
-      await new Promise<void>((resolve, reject) => {
-        const onAbort = () => {
-          const at = waiting.indexOf(go);
-          if (at >= 0) waiting.splice(at, 1);
-          reject(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
-        };
-        const go = () => {
-          signal.removeEventListener("abort", onAbort);
-          resolve();
-        };
-        if (signal.aborted) return onAbort();
-        waiting.push(go);
-        signal.addEventListener("abort", onAbort, { once: true });
-      });
-    try {
-      return await task();
-    } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else running--;
-    }
-  };
 }
