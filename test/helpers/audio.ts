@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { findProgram } from "../../../../src/merchants/inference/audio/program.ts";
+import { findProgram } from "../../src/merchants/inference/audio/program.ts";
 
 const run = promisify(execFile);
 

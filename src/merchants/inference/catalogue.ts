@@ -1,13 +1,15 @@
 /**
- * The inference API (spec 4.5), chat part: the default route, the 15 tiers and the /upto variants of tiers
+ * The inference API (spec 4.5). Chat: the default route, the 15 tiers and the /upto variants of tiers
  * 2, 3, 4, 5, 6, 8 and 10, all built from the one price list (tiers.ts) and the operator's configuration of
- * engines, models and rates (`config.inference`). The platform builds the routes, the OpenAPI document,
+ * engines, models and rates (`config.inference`); audio: speech, transcription and voices
+ * (audio/catalogue.ts). The platform builds the routes, the OpenAPI document,
  * the reference page, `/.well-known/x402` and the listings from the result; `GET /v1/models` (free) lists
  * what each route serves and at what rates.
  */
 import path from "node:path";
 import type { Config } from "../../config/config.ts";
 import type { AnyEndpoint, FreeRoute, Merchant } from "../../merchant-kit/catalogue.ts";
+import { type AudioServices, audioEndpoints, audioFreeRoutes, audioServices } from "./audio/catalogue.ts";
 import { chatEndpoint, chatPath, type RouteEngine } from "./chat.ts";
 import type { ChatEngine, ChatEvent, ChatRequest } from "./engine.ts";
 import { defaultModel, defaultRates, ROUTES, settingInfix, type Tier } from "./tiers.ts";
@@ -108,7 +110,7 @@ function localEngines(): (file: string) => ChatEngine {
   };
 }
 
-export function inferenceEndpoints(settings: InferenceSettings = OFFLINE_SETTINGS): readonly AnyEndpoint[] {
+export function chatEndpoints(settings: InferenceSettings = OFFLINE_SETTINGS): readonly AnyEndpoint[] {
   const offline = offlineEngine();
   const local = localEngines();
   return ROUTES.flatMap((route) => {
@@ -169,14 +171,22 @@ export interface InferenceHost {
   publicUrl: string;
 }
 
-export function inferenceMerchant(host: InferenceHost, settings: InferenceSettings): Merchant {
+/**
+ * The inference merchant: the chat routes and `/v1/models`, and the audio routes (audio/catalogue.ts) on
+ * the engines `settings` and this machine give, or on `audio` when given (tests).
+ */
+export function inferenceMerchant(
+  host: InferenceHost,
+  settings: InferenceSettings,
+  audio: AudioServices = audioServices(settings.audio),
+): Merchant {
   return {
     name: "inference",
     title: INFERENCE_TITLE,
     payTo: host.payTo,
     publicUrl: host.publicUrl,
-    endpoints: inferenceEndpoints(settings),
-    free: [modelsRoute(settings)],
+    endpoints: [...chatEndpoints(settings), ...audioEndpoints(audio)],
+    free: [modelsRoute(settings), ...audioFreeRoutes(audio)],
     // Every engine counts tokens (the offline one, and an upstream that reports no usage). A GGUF model is
     // not loaded ahead: its memory is the operator's to spend on the first call that needs it.
     warm: async () => {

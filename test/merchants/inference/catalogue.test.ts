@@ -4,7 +4,7 @@ import { loadConfig } from "../../../src/config/config.ts";
 import type { AnyEndpoint } from "../../../src/merchant-kit/catalogue.ts";
 import { MERCHANTS } from "../../../src/merchants/index.ts";
 import {
-  inferenceEndpoints,
+  chatEndpoints,
   inferenceMerchant,
   modelsRoute,
   OFFLINE_SETTINGS,
@@ -49,7 +49,7 @@ const ALIASES = [
   "t15",
 ];
 
-const endpoints = inferenceEndpoints();
+const endpoints = chatEndpoints();
 const byPath = (path: string): AnyEndpoint => {
   const e = endpoints.find((x) => x.path === path);
   if (!e) throw new Error(`no endpoint ${path}`);
@@ -115,22 +115,25 @@ describe("the inference catalogue", () => {
         X402M_INFERENCE_TIER_2_RATES: "0.02,0.05",
       },
     });
-    for (const e of inferenceEndpoints(config.inference)) expect(e.effects, e.path).toEqual(["upstream"]);
+    for (const e of chatEndpoints(config.inference)) expect(e.effects, e.path).toEqual(["upstream"]);
   });
 
-  it("is the inference host of MERCHANTS, with /v1/models free", () => {
+  it("is the inference host of MERCHANTS, with /v1/models and /v1/audio/voices free", () => {
     const merchant = MERCHANTS.inference(
       { payTo: "0x1111111111111111111111111111111111111111", publicUrl: "http://127.0.0.1:8407" },
       loadConfig({ env: {} }),
     );
     expect(merchant.name).toBe("inference");
-    expect(merchant.free?.map((r) => `${r.method} ${r.path}`)).toEqual(["GET /v1/models"]);
+    expect(merchant.free?.map((r) => `${r.method} ${r.path}`)).toEqual([
+      "GET /v1/models",
+      "GET /v1/audio/voices",
+    ]);
     expect(
       inferenceMerchant(
         { payTo: "0x1111111111111111111111111111111111111111", publicUrl: "x" },
         OFFLINE_SETTINGS,
       ).endpoints,
-    ).toHaveLength(23);
+    ).toHaveLength(23 + 2); // the chat routes, speech and transcriptions
   });
 
   it("lists every route in /v1/models: alias, model, prices, rates and limits", async () => {

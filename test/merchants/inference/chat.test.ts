@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../../src/common/errors.ts";
 import { loadConfig } from "../../../src/config/config.ts";
 import type { AnyEndpoint, HandlerContext } from "../../../src/merchant-kit/catalogue.ts";
-import { inferenceEndpoints } from "../../../src/merchants/inference/catalogue.ts";
+import { chatEndpoints } from "../../../src/merchants/inference/catalogue.ts";
 import {
   type ChatCompletion,
   chatEndpoint,
@@ -39,7 +39,7 @@ function context(signal = new AbortController().signal) {
   return { ctx, metered };
 }
 
-const endpoints = inferenceEndpoints();
+const endpoints = chatEndpoints();
 const endpoint = (path: string): AnyEndpoint => {
   const e = endpoints.find((x) => x.path === path);
   if (!e) throw new Error(`no endpoint ${path}`);
@@ -220,9 +220,7 @@ describe("metering on the /upto routes", () => {
 
   it("meters with the configured rates", async () => {
     const configured = loadConfig({ env: { X402M_INFERENCE_TIER_6_RATES: "1000,1000" } });
-    const e = inferenceEndpoints(configured.inference).find(
-      (x) => x.path === "/v1/chat/completions/_t/t6/upto",
-    );
+    const e = chatEndpoints(configured.inference).find((x) => x.path === "/v1/chat/completions/_t/t6/upto");
     const ctx = context();
     const reply = (await e?.handler(
       e.input.parse({ messages: [{ role: "user", content: "hi" }] }),
@@ -295,7 +293,7 @@ describe("an engine that is missing or fails is never charged", () => {
 
   it("routes without a model answer 503 when an upstream is configured", async () => {
     const configured = loadConfig({ env: { X402M_INFERENCE_LLM_URL: "http://127.0.0.1:9/v1" } });
-    const e = inferenceEndpoints(configured.inference).find((x) => x.path === "/v1/chat/completions");
+    const e = chatEndpoints(configured.inference).find((x) => x.path === "/v1/chat/completions");
     const ctx = context();
     await expect(e?.handler(e.input.parse(body), ctx.ctx)).rejects.toMatchObject({
       status: 503,
@@ -313,7 +311,7 @@ describe("a route served by an OpenAI-compatible upstream (on 127.0.0.1)", () =>
   });
   afterAll(() => upstream.close());
   const routes = () =>
-    inferenceEndpoints(
+    chatEndpoints(
       loadConfig({
         env: {
           X402M_INFERENCE_LLM_URL: upstream.base,
@@ -364,7 +362,7 @@ describe("a route on the local GGUF engine (X402M_INFERENCE_<route>_GGUF)", () =
       const { inference } = loadConfig({
         env: { X402M_INFERENCE_TIER_3_GGUF: file, X402M_INFERENCE_TIER_3_RATES: "1,2" },
       });
-      const local = inferenceEndpoints(inference);
+      const local = chatEndpoints(inference);
       const byPath = (p: string) => local.find((e) => e.path === p) as AnyEndpoint;
       const body = { messages: [{ role: "user", content: "Hi" }], max_tokens: 4, temperature: 0 };
       const { ctx, metered } = context();

@@ -21,6 +21,8 @@ export const AUDIO_ERRORS = {
   empty: "empty_audio",
   /** The declared content type or file name says one format, the bytes are another. */
   mismatch: "audio_type_mismatch",
+  /** Longer than the endpoint takes (the route's limit, from the duration read here). */
+  tooLong: "audio_too_long",
 } as const;
 
 /** Sample rates outside this range are no recording a speech engine can use (nor one a header should hold). */

@@ -166,11 +166,15 @@ export function voiceCatalogue(engines: readonly SpeechEngine[]): VoiceCatalogue
         (candidates !== undefined || (await hasVoice(upstream, `upstream:${name}`)))
       )
         return { engine: upstream, voice: name, id: `upstream:${name}` };
+      let missing: SpeechEngine | undefined;
       for (const id of candidates ?? []) {
         const engine = engines.find((e) => e.name === id.split(":")[0]);
-        if (engine && (await engine.available()).ok && (await hasVoice(engine, id)))
-          return { engine, voice: id.slice(id.indexOf(":") + 1), id };
+        if (!engine) continue;
+        if (!(await engine.available()).ok) missing ??= engine;
+        else if (await hasVoice(engine, id)) return { engine, voice: id.slice(id.indexOf(":") + 1), id };
       }
+      // OpenAI's name is known, only no engine that speaks it can run here: the operator's to fix.
+      if (missing) throw await unavailable(missing);
       throw unknownVoice(name);
     },
   };
@@ -212,19 +216,26 @@ async function resolveId(engines: readonly SpeechEngine[], id: string): Promise<
   const provider = id.slice(0, id.indexOf(":")).toLowerCase();
   const engine = engines.find((e) => e.name === provider);
   if (!engine) throw unknownVoice(id);
-  const availability = await engine.available();
-  if (!availability.ok)
-    throw new AppError(
-      503,
-      "engine_unavailable",
-      `the ${engine.name} speech engine cannot run on this server (${availability.reason}); the operator can install it with: ${availability.install}; nothing was charged`,
-    );
+  if (!(await engine.available()).ok) throw await unavailable(engine);
   const canonical = `${provider}${id.slice(id.indexOf(":"))}`;
   const name = canonical.slice(provider.length + 1);
   // As with bare names: an OpenAI-compatible upstream takes OpenAI's names whatever its list says.
   const openaiName = provider === "upstream" && openaiVoiceCandidates(name) !== undefined;
   if (!openaiName && !(await hasVoice(engine, canonical))) throw unknownVoice(id);
   return { engine, voice: name, id: canonical };
+}
+
+/** The 503 for a voice whose engine cannot run here, with the command that installs it. */
+async function unavailable(engine: SpeechEngine): Promise<AppError> {
+  const availability = await engine.available();
+  const why = availability.ok
+    ? "it is not ready"
+    : `${availability.reason}; the operator can install it with: ${availability.install}`;
+  return new AppError(
+    503,
+    "engine_unavailable",
+    `the ${engine.name} speech engine cannot run on this server (${why}); nothing was charged`,
+  );
 }
 
 /** The offline voices an OpenAI name maps to; undefined for any other name (`constructor` included). */

@@ -12,7 +12,7 @@ import {
 } from "../../../../src/merchants/inference/audio/pcm.ts";
 import { probeAudio, readWav } from "../../../../src/merchants/inference/audio/probe.ts";
 import { ProgramFailedError } from "../../../../src/merchants/inference/audio/program.ts";
-import { missingPrograms, mp3, sine, wav } from "./audio-fixtures.ts";
+import { missingPrograms, mp3, sine, wav } from "../../../helpers/audio.ts";
 
 const noLame = (await missingPrograms("lame")).length > 0;
 const noSox = (await missingPrograms("sox")).length > 0;

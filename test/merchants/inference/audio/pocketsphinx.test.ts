@@ -10,7 +10,7 @@ import {
 } from "../../../../src/merchants/inference/audio/engines/pocketsphinx.ts";
 import { mixDown, resample } from "../../../../src/merchants/inference/audio/pcm.ts";
 import { probeAudio, readWav } from "../../../../src/merchants/inference/audio/probe.ts";
-import { missingPrograms, mp3, speak, wav, wordErrorRate } from "./audio-fixtures.ts";
+import { missingPrograms, mp3, speak, wav, wordErrorRate } from "../../../helpers/audio.ts";
 
 const missing = await missingPrograms("flite", "lame", "pocketsphinx_continuous");
 const needs =

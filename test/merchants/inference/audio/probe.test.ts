@@ -7,7 +7,7 @@ import {
   probeAudio,
   readWav,
 } from "../../../../src/merchants/inference/audio/probe.ts";
-import { missingPrograms, mp3, sine, speak, wav } from "./audio-fixtures.ts";
+import { missingPrograms, mp3, sine, speak, wav } from "../../../helpers/audio.ts";
 
 const noFlite = (await missingPrograms("flite")).length > 0;
 const noLame = (await missingPrograms("lame")).length > 0;

@@ -3,7 +3,7 @@ import { UpstreamError } from "../../../../src/common/errors.ts";
 import type { TranscriptionRequest } from "../../../../src/merchants/inference/audio/engine.ts";
 import { upstreamTranscriptionEngine } from "../../../../src/merchants/inference/audio/engines/upstream-transcription.ts";
 import { probeAudio } from "../../../../src/merchants/inference/audio/probe.ts";
-import { sine, wav } from "./audio-fixtures.ts";
+import { sine, wav } from "../../../helpers/audio.ts";
 import { type FakeTranscriptions, startTranscriptionUpstream, VERBOSE } from "./fake-transcriptions.ts";
 
 const KEY = "sk-test-transcriptions";
