@@ -58,6 +58,15 @@ export function x402ClientOf(buyer: DevnetAccount): x402Client {
     .register(NETWORK, new UptoEvmScheme(account));
 }
 
+/** A client that pays with `scheme` only, whatever else the 402 offers: the scheme a test exercises. */
+export function x402ClientFor(buyer: DevnetAccount, scheme: "exact" | "upto"): x402Client {
+  const account = privateKeyToAccount(buyer.privateKey);
+  return new x402Client().register(
+    NETWORK,
+    scheme === "exact" ? new ExactEvmScheme(account) : new UptoEvmScheme(account),
+  );
+}
+
 /** A Permit2 authorization for at most the requirements' amount, signed with the SDK's own upto client. */
 export function payUpto(buyer: DevnetAccount, requirements: PaymentRequirements): Promise<PaymentPayload> {
   const client = new x402Client().register(NETWORK, new UptoEvmScheme(privateKeyToAccount(buyer.privateKey)));

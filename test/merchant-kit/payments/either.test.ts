@@ -4,12 +4,8 @@
  * handler meters nothing, a buyer paying with upto pays what was metered. Paid through the stock
  * `@x402/fetch` clients, settled by the project's facilitator on the devnet.
  */
-import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
-import { ExactEvmScheme } from "@x402/evm/exact/client";
-import { UptoEvmScheme } from "@x402/evm/upto/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
-import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
@@ -20,7 +16,7 @@ import { startMiner } from "../../helpers/chain.ts";
 import { openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { startMerchant, testMerchant } from "../../helpers/merchant.ts";
-import { NETWORK, newMerchant, usdcReader } from "../../helpers/x402.ts";
+import { newMerchant, usdcReader, x402ClientFor } from "../../helpers/x402.ts";
 
 const PRICE = 18_000n;
 const metered: boolean[] = [];
@@ -99,10 +95,7 @@ describe("an endpoint offering exact and upto, with a multipart body", () => {
     const buyer = devnet.buyers[0] as DevnetAccount;
     const usdc = usdcReader(devnet.rpc);
     const before = await usdc.balanceOf(buyer.address);
-    const pay = wrapFetchWithPayment(
-      fetch,
-      new x402Client().register(NETWORK, new ExactEvmScheme(privateKeyToAccount(buyer.privateKey))),
-    );
+    const pay = wrapFetchWithPayment(fetch, x402ClientFor(buyer, "exact"));
     metered.length = 0;
     const paid = await pay(`${shop.url}/v1/either`, form(7, "exact"));
     expect(paid.status, await paid.clone().text()).toBe(200);
@@ -116,10 +109,7 @@ describe("an endpoint offering exact and upto, with a multipart body", () => {
     const buyer = devnet.buyers[1] as DevnetAccount;
     const usdc = usdcReader(devnet.rpc);
     const before = await usdc.balanceOf(buyer.address);
-    const pay = wrapFetchWithPayment(
-      fetch,
-      new x402Client().register(NETWORK, new UptoEvmScheme(privateKeyToAccount(buyer.privateKey))),
-    );
+    const pay = wrapFetchWithPayment(fetch, x402ClientFor(buyer, "upto"));
     metered.length = 0;
     const paid = await pay(`${shop.url}/v1/either`, form(40));
     expect(paid.status, await paid.clone().text()).toBe(200);

@@ -16,6 +16,7 @@ import { priceToAtomic } from "../../../merchant-kit/price.ts";
 import type { AudioServices } from "./catalogue.ts";
 import { CONTENT_TYPES } from "./encode.ts";
 import type { SpeechFormat } from "./engine.ts";
+import { engineCall } from "./engine-call.ts";
 import {
   characterCount,
   MAX_SPEECH_CHARACTERS,
@@ -123,7 +124,9 @@ async function speak(body: SpeechBody, ctx: HandlerContext, audio: AudioServices
     speed: body.speed,
     ...(body.model !== undefined && { model: body.model }),
   };
-  const spoken = await audio.speechTurn(engine, ctx.signal, () => engine.speak(request, ctx.signal));
+  const spoken = await audio.speechTurn(engine, ctx.signal, () =>
+    engineCall(engine, ctx.signal, () => engine.speak(request, ctx.signal)),
+  );
   if (ctx.meter) {
     const decimals = ctx.services.config.payments.asset.decimals;
     ctx.meter(speechAmount(body.input, decimals, priceToAtomic(SPEECH_PRICE, decimals)));

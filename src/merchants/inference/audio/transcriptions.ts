@@ -15,6 +15,7 @@ import { defineEndpoint, type HandlerContext } from "../../../merchant-kit/catal
 import { priceToAtomic } from "../../../merchant-kit/price.ts";
 import type { AudioServices } from "./catalogue.ts";
 import type { AudioInfo } from "./engine.ts";
+import { engineCall } from "./engine-call.ts";
 import { MAX_TRANSCRIPTION_SECONDS, TRANSCRIPTION_RATE_PER_MINUTE, transcriptionAmount } from "./metering.ts";
 import { AUDIO_ERRORS, assertDeclaredTypeAgrees, probeAudio } from "./probe.ts";
 import { formatTranscript, TRANSCRIPT_FORMATS } from "./transcript-format.ts";
@@ -138,16 +139,19 @@ async function transcribe(
   audio: AudioServices,
 ): Promise<Response> {
   const { bytes, info } = await prepare(body, audio);
-  const transcript = await audio.transcription.transcribe({
-    audio: bytes,
-    info,
-    ...(body.language !== undefined && { language: body.language }),
-    ...(body.prompt !== undefined && { prompt: body.prompt }),
-    ...(body.temperature !== undefined && { temperature: body.temperature }),
-    ...(body.model !== undefined && { model: body.model }),
-    words: body.timestamp_granularities?.includes("word") ?? false,
-    signal: ctx.signal,
-  });
+  const engine = audio.transcription;
+  const transcript = await engineCall(engine, ctx.signal, () =>
+    engine.transcribe({
+      audio: bytes,
+      info,
+      ...(body.language !== undefined && { language: body.language }),
+      ...(body.prompt !== undefined && { prompt: body.prompt }),
+      ...(body.temperature !== undefined && { temperature: body.temperature }),
+      ...(body.model !== undefined && { model: body.model }),
+      words: body.timestamp_granularities?.includes("word") ?? false,
+      signal: ctx.signal,
+    }),
+  );
   if (ctx.meter) {
     const decimals = ctx.services.config.payments.asset.decimals;
     ctx.meter(
