@@ -25,11 +25,7 @@ import { listen } from "../src/common/listen.ts";
 import { inProcessClient } from "../src/facilitator/index.ts";
 import type { HandlerContext } from "../src/merchant-kit/catalogue.ts";
 import { type MerchantEnv, validateInput } from "../src/merchant-kit/input.ts";
-import {
-  inferenceEndpoints,
-  inferenceMerchant,
-  OFFLINE_SETTINGS,
-} from "../src/merchants/inference/catalogue.ts";
+import { chatEndpoints, inferenceMerchant, OFFLINE_SETTINGS } from "../src/merchants/inference/catalogue.ts";
 import { startMiner } from "../test/helpers/chain.ts";
 import { openTestDatabase } from "../test/helpers/db.ts";
 import { devnetFacilitator } from "../test/helpers/facilitator.ts";
@@ -96,7 +92,7 @@ try {
   closers.push(() => host.close());
 
   // The same route's input check and handler, without payment.
-  const route = inferenceEndpoints().find((e) => e.path === "/v1/chat/completions/_t/t2");
+  const route = chatEndpoints().find((e) => e.path === "/v1/chat/completions/_t/t2");
   if (!route) throw new Error("no tier-2 route");
   const config = testConfig();
   const plain = new Hono<MerchantEnv>();

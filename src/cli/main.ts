@@ -9,10 +9,10 @@ Usage:
   x402-merchants report ADDRESS [--evidence] [--end-block N] [--wait SECONDS] [--data DIR] [--public-url URL]
         the merchant's report (JSON, spec 2.1), or with --evidence the evidence behind its flags
   x402-merchants leaderboard [--end-block N] [--wait SECONDS] [--data DIR] [--public-url URL]
-  x402-merchants serve [--only reports,utility,utility-alias] [--port N] [--host H] [--data DIR] [--public-url URL]
+  x402-merchants serve [--only reports,utility,utility-alias,inference] [--port N] [--host H] [--data DIR] [--public-url URL]
         [--rpc URL and the index flags: the indexer follows that chain into the analytics while serving,
         waiting out RPC outages (--outage-retry-max SECONDS between attempts, default 60); /healthz says the lag]
-  x402-merchants listings [--only utility,utility-alias]   the merchants' paid endpoints as import NDJSON
+  x402-merchants listings [--only utility,utility-alias,inference]   the merchants' paid endpoints as import NDJSON
   x402-merchants demo [--json] [--scale X] [--mix FILE] [--funding-lookback N] [--fresh] [--data DIR]   (also: npm start)
         the whole service on a local Base devnet: merchants, facilitator, indexer, reports and a buyer
         simulator playing a week of x402 payments; a second start resumes. A directory holding part of a week
