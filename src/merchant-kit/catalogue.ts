@@ -6,7 +6,7 @@
  */
 import type { z } from "zod";
 import type { Database, Migration } from "../common/db/index.ts";
-import type { AppError } from "../common/errors.ts";
+import { AppError } from "../common/errors.ts";
 import type { Config } from "../config/config.ts";
 
 /** A dollar price exactly as the spec lists it, e.g. "0.001" (no "$", no exponent). */
@@ -194,6 +194,24 @@ export interface FreeRoute {
   /** An example answer, for the documentation. */
   example: unknown;
   handler: (request: Request, services: MerchantServices) => Response | Promise<Response>;
+}
+
+/**
+ * An endpoint's `precheck` from a check that throws its refusal (the same check its handler runs): an
+ * `AppError` is the refusal, anything else stays the bug it is.
+ */
+export function precheckOf<I>(
+  check: (input: I) => Promise<unknown>,
+): (input: I) => Promise<AppError | undefined> {
+  return async (input) => {
+    try {
+      await check(input);
+      return undefined;
+    } catch (error) {
+      if (error instanceof AppError) return error;
+      throw error;
+    }
+  };
 }
 
 /** Types one catalogue entry: the handler's input is the schema's output. */

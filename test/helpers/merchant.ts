@@ -128,10 +128,13 @@ export function testMerchant(
 
 export const testConfig = () => loadConfig({ env: {} });
 
-/** A facilitator that supports Base's exact scheme and refuses everything (no chain needed). */
+/** A facilitator that supports Base's exact and upto schemes and refuses everything (no chain needed). */
 export const refusingFacilitator: FacilitatorClient = {
   getSupported: async () => ({
-    kinds: [{ x402Version: 2, scheme: "exact", network: "eip155:8453" }],
+    kinds: [
+      { x402Version: 2, scheme: "exact", network: "eip155:8453" },
+      { x402Version: 2, scheme: "upto", network: "eip155:8453" },
+    ],
     extensions: [],
     signers: {},
   }),

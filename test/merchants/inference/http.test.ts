@@ -7,22 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Listening } from "../../../src/common/listen.ts";
 import { inferenceMerchant, OFFLINE_SETTINGS } from "../../../src/merchants/inference/catalogue.ts";
 import { openTestDatabase } from "../../helpers/db.ts";
-import { startMerchant } from "../../helpers/merchant.ts";
-
-const facilitator = {
-  getSupported: async () => ({
-    kinds: [
-      { x402Version: 2, scheme: "exact", network: "eip155:8453" },
-      { x402Version: 2, scheme: "upto", network: "eip155:8453" },
-    ],
-    extensions: [],
-    signers: {},
-  }),
-  verify: async () => ({ isValid: false, invalidReason: "test_refuses" }),
-  settle: async () => {
-    throw new Error("the test facilitator does not settle");
-  },
-};
+import { refusingFacilitator as facilitator, startMerchant } from "../../helpers/merchant.ts";
 
 let host: Listening;
 let close: () => Promise<void>;
@@ -36,7 +21,7 @@ beforeAll(async () => {
         OFFLINE_SETTINGS,
       ),
     opened.db,
-    facilitator as never,
+    facilitator,
   );
 }, 60_000);
 afterAll(async () => {

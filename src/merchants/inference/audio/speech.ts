@@ -10,8 +10,8 @@
  * in the format asked for.
  */
 import { z } from "zod";
-import { AppError, BadInputError } from "../../../common/errors.ts";
-import { defineEndpoint, type HandlerContext } from "../../../merchant-kit/catalogue.ts";
+import { BadInputError } from "../../../common/errors.ts";
+import { defineEndpoint, type HandlerContext, precheckOf } from "../../../merchant-kit/catalogue.ts";
 import { priceToAtomic } from "../../../merchant-kit/price.ts";
 import type { AudioServices } from "./catalogue.ts";
 import { CONTENT_TYPES } from "./encode.ts";
@@ -102,15 +102,7 @@ export function speechEndpoint(audio: AudioServices) {
     },
     timeoutMs: 120_000,
     maxBodyBytes: 64 * 1024,
-    precheck: async (body) => {
-      try {
-        await prepare(body, audio);
-        return undefined;
-      } catch (error) {
-        if (error instanceof AppError) return error;
-        throw error;
-      }
-    },
+    precheck: precheckOf((body) => prepare(body, audio)),
     handler: (body, ctx) => speak(body, ctx, audio),
   });
 }

@@ -11,7 +11,7 @@
  */
 import { z } from "zod";
 import { AppError, BadInputError } from "../../../common/errors.ts";
-import { defineEndpoint, type HandlerContext } from "../../../merchant-kit/catalogue.ts";
+import { defineEndpoint, type HandlerContext, precheckOf } from "../../../merchant-kit/catalogue.ts";
 import { priceToAtomic } from "../../../merchant-kit/price.ts";
 import type { AudioServices } from "./catalogue.ts";
 import type { AudioInfo } from "./engine.ts";
@@ -120,15 +120,7 @@ export function transcriptionsEndpoint(audio: AudioServices) {
     timeoutMs: 180_000,
     // The form's boundaries and other fields around the largest file.
     maxBodyBytes: MAX_UPLOAD_BYTES + 64 * 1024,
-    precheck: async (body) => {
-      try {
-        await prepare(body, audio);
-        return undefined;
-      } catch (error) {
-        if (error instanceof AppError) return error;
-        throw error;
-      }
-    },
+    precheck: precheckOf((body) => prepare(body, audio)),
     handler: (body, ctx) => transcribe(body, ctx, audio),
   });
 }

@@ -14,22 +14,7 @@ import { pocketsphinxEngine } from "../../../../src/merchants/inference/audio/en
 import { inferenceMerchant, OFFLINE_SETTINGS } from "../../../../src/merchants/inference/catalogue.ts";
 import { missingPrograms, sine, wav } from "../../../helpers/audio.ts";
 import { openTestDatabase } from "../../../helpers/db.ts";
-import { startMerchant } from "../../../helpers/merchant.ts";
-
-const facilitator = {
-  getSupported: async () => ({
-    kinds: [
-      { x402Version: 2, scheme: "exact", network: "eip155:8453" },
-      { x402Version: 2, scheme: "upto", network: "eip155:8453" },
-    ],
-    extensions: [],
-    signers: {},
-  }),
-  verify: async () => ({ isValid: false, invalidReason: "test_refuses" }),
-  settle: async () => {
-    throw new Error("the test facilitator does not settle");
-  },
-};
+import { refusingFacilitator as facilitator, startMerchant } from "../../../helpers/merchant.ts";
 
 const missing = await missingPrograms("flite", "espeak-ng", "lame", "pocketsphinx_continuous");
 const PAY_TO = "0x1111111111111111111111111111111111111111";
@@ -44,7 +29,7 @@ beforeAll(async () => {
   host = await startMerchant(
     (url) => inferenceMerchant({ payTo: PAY_TO, publicUrl: url }, OFFLINE_SETTINGS),
     opened.db,
-    facilitator as never,
+    facilitator,
   );
   closers.push(() => host.close());
   const nowhere = "/nonexistent/x402m-test";
@@ -55,7 +40,7 @@ beforeAll(async () => {
   bare = await startMerchant(
     (url) => inferenceMerchant({ payTo: PAY_TO, publicUrl: url }, OFFLINE_SETTINGS, lacking),
     opened.db,
-    facilitator as never,
+    facilitator,
   );
   closers.push(() => bare.close());
 }, 60_000);

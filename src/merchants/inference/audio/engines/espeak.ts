@@ -35,15 +35,14 @@ import {
   DEFAULT_PROGRAM_MAX_BYTES,
   DEFAULT_PROGRAM_TIMEOUT_MS,
   findProgram,
-  installCommand,
   once,
   type ProgramSpec,
-  programsAvailability,
   readOutput,
   runProgram,
   withTempDir,
 } from "../program.ts";
 import { languageTag } from "../voices.ts";
+import { checkSpeechRequest, offlineAvailability } from "./offline-speech.ts";
 
 export interface EspeakSettings {
   /** The espeak-ng program: a name on the PATH (default `espeak-ng`) or an absolute path. */
@@ -141,31 +140,10 @@ export function espeakEngine(settings: EspeakSettings = {}): SpeechEngine {
   return {
     name: "espeak-ng",
     formats,
-    async available(): Promise<Availability> {
-      // MP3 is OpenAI's default: without lame, most requests could not be answered.
-      const programs = programsAvailability(needed);
-      if (!programs.ok) return programs;
-      try {
-        await listing();
-        return { ok: true };
-      } catch (error) {
-        return {
-          ok: false,
-          reason: `espeak-ng does not run: ${(error as Error).message}`,
-          install: installCommand([espeak]),
-        };
-      }
-    },
+    available: (): Promise<Availability> => offlineAvailability("espeak-ng", needed, espeak, listing),
     voices,
     async speak(request: SpeechRequest, signal: AbortSignal): Promise<SpeechAudio> {
-      if (!formats.includes(request.format))
-        throw new BadInputError(
-          `espeak-ng cannot answer in ${request.format} here`,
-          "unsupported_format",
-          "response_format",
-        );
-      if (!(request.speed >= 0.25 && request.speed <= 4))
-        throw new BadInputError("speed must be between 0.25 and 4", "bad_request", "speed");
+      checkSpeechRequest("espeak-ng", formats, request);
       const voice = (await listing()).find((v) => v.id === `espeak-ng:${request.voice}`);
       if (!voice)
         throw new BadInputError(`espeak-ng has no voice ${request.voice}`, "voice_not_found", "voice");

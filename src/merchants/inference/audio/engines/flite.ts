@@ -23,14 +23,13 @@ import type {
 import {
   DEFAULT_PROGRAM_MAX_BYTES,
   DEFAULT_PROGRAM_TIMEOUT_MS,
-  installCommand,
   once,
   type ProgramSpec,
-  programsAvailability,
   readOutput,
   runProgram,
   withTempDir,
 } from "../program.ts";
+import { checkSpeechRequest, offlineAvailability } from "./offline-speech.ts";
 
 export interface FliteSettings {
   /** The flite program: a name on the PATH (default `flite`) or an absolute path. */
@@ -103,31 +102,10 @@ export function fliteEngine(settings: FliteSettings = {}): SpeechEngine {
   return {
     name: "flite",
     formats,
-    async available(): Promise<Availability> {
-      // MP3 is OpenAI's default: without lame, most requests could not be answered.
-      const programs = programsAvailability(needed);
-      if (!programs.ok) return programs;
-      try {
-        await voices();
-        return { ok: true };
-      } catch (error) {
-        return {
-          ok: false,
-          reason: `flite does not run: ${(error as Error).message}`,
-          install: installCommand([flite]),
-        };
-      }
-    },
+    available: (): Promise<Availability> => offlineAvailability("flite", needed, flite, voices),
     voices,
     async speak(request: SpeechRequest, signal: AbortSignal): Promise<SpeechAudio> {
-      if (!formats.includes(request.format))
-        throw new BadInputError(
-          `flite cannot answer in ${request.format} here`,
-          "unsupported_format",
-          "response_format",
-        );
-      if (!(request.speed >= 0.25 && request.speed <= 4))
-        throw new BadInputError("speed must be between 0.25 and 4", "bad_request", "speed");
+      checkSpeechRequest("flite", formats, request);
       if (!(await voices()).some((voice) => voice.id === `flite:${request.voice}`))
         throw new BadInputError(`flite has no voice ${request.voice}`, "voice_not_found", "voice");
       const wav = await withTempDir(async (dir) => {
