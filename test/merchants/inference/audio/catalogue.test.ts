@@ -30,12 +30,12 @@ describe("the audio routes on an upstream", () => {
   it("list the upstream's voices first, then the offline engines'", async () => {
     const audio = audioServices(configured().inference.audio);
     const route = audioFreeRoutes(audio)[0];
-    const list = (await (
-      await (route?.handler(
-        new Request("http://127.0.0.1/v1/audio/voices?limit=3"),
-        undefined as never,
-      ) as Promise<Response>)
-    ).json()) as { data: { id: string; provider: string }[] };
+    if (!route) throw new Error("no voices route");
+    const answer = await route.handler(
+      new Request("http://127.0.0.1/v1/audio/voices?limit=3"),
+      undefined as never,
+    );
+    const list = (await answer.json()) as { data: { id: string; provider: string }[] };
     expect(list.data.slice(0, 2).map((v) => v.id)).toEqual(["upstream:af_bella", "upstream:am_adam"]);
   });
 
