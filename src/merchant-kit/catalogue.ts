@@ -106,7 +106,10 @@ export interface Tables {
  */
 export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodType = z.ZodType> {
   method: HttpMethod;
-  /** Absolute path, e.g. "/api/calc". */
+  /**
+   * Absolute path, e.g. "/api/calc". A segment `:name` is a path parameter (`/pay/:agent_id`): its value
+   * is part of the input, validated like a query parameter, and documents show it as `{name}`.
+   */
   path: `/${string}`;
   /** What a call costs; under `upto`, the most it may cost. */
   price: PriceUsd;
@@ -241,7 +244,20 @@ export function aliasOf(
 
 /** The endpoint's full URL on the merchant's host. */
 export function resourceUrl(merchant: Merchant, endpoint: AnyEndpoint): string {
-  return `${merchant.publicUrl}${endpoint.path}`;
+  return `${merchant.publicUrl}${templatePath(endpoint.path)}`;
+}
+
+/** The names of a path's parameters: `/pay/:agent_id` -> `["agent_id"]`. */
+export function pathParams(path: string): string[] {
+  return [...path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1] as string);
+}
+
+/**
+ * A path as documents write it, its parameters in braces (`/pay/{agent_id}`: OpenAPI's and URI
+ * templates' form); the routers take the `:name` form the catalogue writes.
+ */
+export function templatePath(path: string): string {
+  return path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, "{$1}");
 }
 
 /** The alias paths its source catalogue does not have. */

@@ -54,7 +54,8 @@ export function validateInput(endpoint: AnyEndpoint): MiddlewareHandler<Merchant
   const validate: MiddlewareHandler<MerchantEnv> = async function validateInput(c, next) {
     let raw: unknown;
     if (endpoint.method === "GET") {
-      raw = queryObject(c.req.queries());
+      // A path parameter wins over a query parameter of the same name: the path is what was asked for.
+      raw = { ...queryObject(c.req.queries()), ...c.req.param() };
     } else if (endpoint.body === "multipart") {
       const type = c.req.header("content-type") ?? "";
       if (!/^multipart\/form-data\b/i.test(type)) {

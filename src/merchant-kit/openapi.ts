@@ -1,4 +1,12 @@
-import { type AnyEndpoint, exampleJson, isMetered, isMeteredOnly, type Merchant } from "./catalogue.ts";
+import {
+  type AnyEndpoint,
+  exampleJson,
+  isMetered,
+  isMeteredOnly,
+  type Merchant,
+  pathParams,
+  templatePath,
+} from "./catalogue.ts";
 import { type JsonSchema, jsonSchemaOf, objectProperties } from "./json-schema.ts";
 import { type PaymentInfo, paymentInfo } from "./payment-info.ts";
 import { ABANDON_LIMIT } from "./payments/ledger.ts";
@@ -7,7 +15,7 @@ import type { PaymentSettings } from "./routes.ts";
 
 export interface OpenApiParameter {
   name: string;
-  in: "query";
+  in: "query" | "path";
   required: boolean;
   description?: string;
   schema: JsonSchema;
@@ -154,12 +162,14 @@ function operation(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentS
   if (endpoint.method === "GET") {
     const { properties, required } = objectProperties(input);
     const example = endpoint.example.input as Record<string, unknown>;
+    const inPath = pathParams(endpoint.path);
     op.parameters = Object.entries(properties).map(([name, schema]) => {
       const { description, ...rest } = schema as JsonSchema & { description?: string };
+      const path = inPath.includes(name);
       return {
         name,
-        in: "query",
-        required: required.includes(name),
+        in: path ? "path" : "query",
+        required: path || required.includes(name),
         ...(description ? { description } : {}),
         schema: rest,
         ...(example[name] !== undefined ? { example: example[name] } : {}),
@@ -180,8 +190,9 @@ function operation(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentS
 export function openApiDocument(merchant: Merchant, payments: PaymentSettings): OpenApiDocument {
   const paths: OpenApiDocument["paths"] = {};
   for (const endpoint of merchant.endpoints) {
-    paths[endpoint.path] ??= {};
-    (paths[endpoint.path] as Record<string, OpenApiOperation>)[endpoint.method.toLowerCase()] = operation(
+    const path = templatePath(endpoint.path);
+    paths[path] ??= {};
+    (paths[path] as Record<string, OpenApiOperation>)[endpoint.method.toLowerCase()] = operation(
       merchant,
       endpoint,
       payments,

@@ -8,7 +8,7 @@ const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 /** The "try it" line: the call as curl, which answers 402 with the payment requirements until paid. */
 export function curlLine(server: string, path: string, method: string, op: OpenApiOperation): string {
   if (method === "get") {
-    return `curl -i ${shellQuote(`${server}${path}${exampleQuery(op)}`)}`;
+    return `curl -i ${shellQuote(`${server}${examplePath(path, op)}${exampleQuery(op)}`)}`;
   }
   const form = op.requestBody?.content["multipart/form-data"];
   if (form) {
@@ -23,9 +23,17 @@ export function curlLine(server: string, path: string, method: string, op: OpenA
   return `curl -i -X POST -H 'content-type: application/json' -d ${shellQuote(body)} ${shellQuote(`${server}${path}`)}`;
 }
 
+/** A path with its parameters filled in from the example: `/pay/{agent_id}` -> `/pay/alice`. */
+export function examplePath(path: string, op: OpenApiOperation): string {
+  return path.replace(/\{([^}]+)\}/g, (whole, name: string) => {
+    const value = op.parameters?.find((p) => p.in === "path" && p.name === name)?.example;
+    return value === undefined ? whole : encodeURIComponent(String(value));
+  });
+}
+
 function exampleQuery(op: OpenApiOperation): string {
   const pairs = (op.parameters ?? [])
-    .filter((p) => p.example !== undefined)
+    .filter((p) => p.in === "query" && p.example !== undefined)
     .map((p): [string, string] => [p.name, String(p.example)]);
   const query = new URLSearchParams(pairs).toString();
   return query ? `?${query}` : "";

@@ -1,8 +1,8 @@
 import type { RouteConfig } from "@x402/core/server";
 import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import type { Config } from "../config/config.ts";
-import { type AnyEndpoint, exampleJson, type Merchant, schemesOf } from "./catalogue.ts";
-import { jsonSchemaOf } from "./json-schema.ts";
+import { type AnyEndpoint, exampleJson, type Merchant, pathParams, schemesOf } from "./catalogue.ts";
+import { jsonSchemaOf, objectProperties } from "./json-schema.ts";
 import { priceToAtomic } from "./price.ts";
 
 /** The payment settings the routes need: network and token (configuration's `payments`). */
@@ -24,9 +24,8 @@ export function routeKey(endpoint: AnyEndpoint): string {
  * (payments/resource-server.ts), so it is not set here.
  */
 export function x402Route(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentSettings): RouteConfig {
-  const inputSchema = jsonSchemaOf(endpoint.input, "input");
   const output = { example: endpoint.example.output, schema: jsonSchemaOf(endpoint.output, "output") };
-  const input = exampleJson(endpoint.example.input) as Record<string, unknown>;
+  const { input, inputSchema, path } = splitPathParams(endpoint);
   const amount = priceToAtomic(endpoint.price, payments.asset.decimals).toString();
   const options = schemesOf(endpoint).map((scheme) => ({
     scheme,
@@ -54,8 +53,8 @@ export function x402Route(merchant: Merchant, endpoint: AnyEndpoint, payments: P
         ? undefined
         : declareDiscoveryExtension(
             endpoint.method === "GET"
-              ? { input, inputSchema, output }
-              : { input, inputSchema, bodyType, output },
+              ? { input, inputSchema, ...path, output }
+              : { input, inputSchema, ...path, bodyType, output },
           ),
   };
 }
@@ -63,4 +62,34 @@ export function x402Route(merchant: Merchant, endpoint: AnyEndpoint, payments: P
 /** Every endpoint's route, keyed as `paymentMiddleware` wants. */
 export function x402Routes(merchant: Merchant, payments: PaymentSettings): Record<string, RouteConfig> {
   return Object.fromEntries(merchant.endpoints.map((e) => [routeKey(e), x402Route(merchant, e, payments)]));
+}
+
+/**
+ * The example input and its schema for the Bazaar extension, path parameters apart (`pathParams`): the
+ * extension fills in the route's template and the request's values when it enriches a 402.
+ */
+function splitPathParams(endpoint: AnyEndpoint): {
+  input: Record<string, unknown>;
+  inputSchema: Record<string, unknown>;
+  path: { pathParams?: Record<string, unknown>; pathParamsSchema?: Record<string, unknown> };
+} {
+  const inputSchema = jsonSchemaOf(endpoint.input, "input");
+  const input = exampleJson(endpoint.example.input) as Record<string, unknown>;
+  const names = pathParams(endpoint.path);
+  if (names.length === 0) return { input, inputSchema, path: {} };
+  const { properties, required } = objectProperties(inputSchema);
+  const pick = <T>(o: Record<string, T>, keep: boolean) =>
+    Object.fromEntries(Object.entries(o).filter(([k]) => names.includes(k) === keep));
+  return {
+    input: pick(input, false),
+    inputSchema: {
+      ...inputSchema,
+      properties: pick(properties, false),
+      required: required.filter((r) => !names.includes(r)),
+    },
+    path: {
+      pathParams: pick(input, true),
+      pathParamsSchema: { type: "object", properties: pick(properties, true), required: names },
+    },
+  };
 }

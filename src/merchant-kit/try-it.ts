@@ -18,7 +18,7 @@ export function tryItForm(path: string, method: string, op: OpenApiOperation): s
       ? (op.parameters ?? [])
           .map(
             (p) =>
-              `<label>${escapeText(p.name)}${p.required ? " (required)" : ""} <input name="${escapeText(p.name)}" value="${escapeText(p.example === undefined ? "" : String(p.example))}"></label>`,
+              `<label>${escapeText(p.name)}${p.required ? " (required)" : ""} <input name="${escapeText(p.name)}"${p.in === "path" ? ' data-in="path"' : ""} value="${escapeText(p.example === undefined ? "" : String(p.example))}"></label>`,
           )
           .join("\n")
       : form
@@ -59,9 +59,11 @@ export const TRY_IT_SCRIPT = `<script>
 
   function call(form) {
     const method = form.dataset.method;
-    const url = new URL(form.dataset.path, location.href);
+    let path = form.dataset.path;
+    for (const input of form.querySelectorAll("input[data-in=path]")) path = path.replace("{" + input.name + "}", encodeURIComponent(input.value));
+    const url = new URL(path, location.href);
     if (method === "GET") {
-      for (const input of form.querySelectorAll("input")) if (input.value !== "") url.searchParams.set(input.name, input.value);
+      for (const input of form.querySelectorAll("input:not([data-in=path])")) if (input.value !== "") url.searchParams.set(input.name, input.value);
       return [url, { method }];
     }
     if (form.dataset.body === "multipart") {
