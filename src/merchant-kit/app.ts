@@ -67,6 +67,7 @@ export async function merchantApp(
     resourceServer,
     x402Routes(merchant, options.payments),
     merchant.publicUrl,
+    new Set(merchant.endpoints.flatMap((e) => e.secretParams ?? [])),
   );
   const payment = paymentMiddlewareFromHTTPServer(httpServer);
   const ledger = new PaymentLedger(db);

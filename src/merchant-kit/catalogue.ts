@@ -65,7 +65,8 @@ export function isMeteredOnly(endpoint: Pick<AnyEndpoint, "scheme">): boolean {
 }
 
 /**
- * How a POST body arrives: `json` (the default), or `multipart` (a form with files, e.g. an audio upload):
+ * How a POST body arrives: `json` (the default), or `multipart` (a form with files, e.g. an audio upload,
+ * the query string's parameters beside its fields):
  * its fields and files are what `input` validates, files as `File` objects (`z.file()`).
  */
 export type BodyType = "json" | "multipart";
@@ -133,12 +134,17 @@ export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodTyp
   example: { input: z.input<In>; output: z.output<Out> };
   /** Time budget of the handler, after which the caller gets a 504 and pays nothing. Default 30 s. */
   timeoutMs?: number;
+  /**
+   * Query parameters that are the caller's credentials (the social API's `auth_token` and `ct0`): left out
+   * of the 402's resource URL, which travels to the facilitator and into discovery catalogues.
+   */
+  secretParams?: readonly string[];
   /** Largest accepted request body (POST). Default 1 MiB. */
   maxBodyBytes?: number;
   /** What the call does beyond its answer: none (the default), writes, costs upstream. See `Effect`. */
   effects?: readonly Effect[];
-  /** The tables its state lives in, if any. */
-  tables?: Tables;
+  /** The tables its state lives in, if any: one module, or several (e.g. its own and its provider's). */
+  tables?: Tables | readonly Tables[];
   /**
    * Checked once the input is valid, before any payment is asked for: an error refuses the call (e.g. a
    * 503 when the program it needs is not installed here), undefined lets it go on. Never charged.

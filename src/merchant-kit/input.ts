@@ -65,7 +65,8 @@ export function validateInput(endpoint: AnyEndpoint): MiddlewareHandler<Merchant
         );
       }
       try {
-        raw = formObject(await c.req.parseBody({ all: true }));
+        // The query's parameters too (an upload's session cookies ride there); the form's win a clash.
+        raw = { ...queryObject(c.req.queries()), ...formObject(await c.req.parseBody({ all: true })) };
       } catch {
         throw new BadInputError("the body is not a readable multipart form", "invalid_form");
       }

@@ -12,7 +12,7 @@ export const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
  */
 export async function startTables(db: Database, endpoints: readonly AnyEndpoint[]): Promise<void> {
   const modules = new Map<string, Tables>();
-  for (const e of endpoints) if (e.tables) modules.set(e.tables.module, e.tables);
+  for (const e of endpoints) for (const t of [e.tables ?? []].flat()) modules.set(t.module, t);
   for (const tables of modules.values()) {
     await migrate(db, tables.module, tables.migrations);
     const sweep = tables.sweep;

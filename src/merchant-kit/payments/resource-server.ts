@@ -15,13 +15,15 @@ import type { Context } from "hono";
  * `@x402/core`'s HTTP resource server, answering with the resource as buyers reach it: the merchant's
  * public URL, the request's path and its query string (`https://api.example/api/calc?expr=2%2B2`), not
  * the address this process listens on. A buyer comparing the 402's `resource.url` with what it asked
- * for sees the same URL.
+ * for sees the same URL, less the `secretParams` (a caller's session cookies): the resource travels to
+ * the facilitator and into discovery catalogues, which must never learn them.
  */
 export class PublicUrlResourceServer extends x402HTTPResourceServer {
   constructor(
     server: x402ResourceServer,
     routes: Record<string, RouteConfig>,
     private readonly publicUrl: string,
+    private readonly secretParams: ReadonlySet<string> = new Set(),
   ) {
     super(server, routes);
   }
@@ -31,7 +33,10 @@ export class PublicUrlResourceServer extends x402HTTPResourceServer {
     paywallConfig?: PaywallConfig,
   ): Promise<HTTPProcessResult> {
     const { adapter } = context;
-    const search = new URL(adapter.getUrl()).search;
+    const asked = new URL(adapter.getUrl());
+    // Rewritten only when it holds a secret: rewriting re-encodes the rest (a space's %20 becomes +).
+    for (const name of this.secretParams) if (asked.searchParams.has(name)) asked.searchParams.delete(name);
+    const search = asked.search;
     const url = `${this.publicUrl}${context.path}${search}`;
     const publicAdapter: HTTPAdapter = Object.assign(Object.create(adapter) as HTTPAdapter, {
       getUrl: () => url,

@@ -42,7 +42,7 @@ function entityOf(state: DraftContentState, key: number | string): DraftEntity |
 }
 
 function linkUrl(entity: DraftEntity | undefined): string | undefined {
-  if (!entity || entity.type.toUpperCase() !== "LINK") return undefined;
+  if (entity?.type.toUpperCase() !== "LINK") return undefined;
   return str(entity.data.url) ?? str(entity.data.href);
 }
 

@@ -1,0 +1,96 @@
+/**
+ * The social-data API (spec 4.3): its 19 paid endpoints in the spec's order, over the provider the
+ * operator chose (`SocialSetup`), and the paid-proxy host (spec 4.2.3) whose `/pay/<agent_id>` is the
+ * user lookup under another host: same description and price, the path's segment the username. The
+ * platform builds the routes, the OpenAPI document, the reference page, `/.well-known/x402` and the
+ * listings from these.
+ */
+import { z } from "zod";
+import type { AnyEndpoint, Merchant } from "../../merchant-kit/catalogue.ts";
+import { socialEndpoint } from "./endpoint.ts";
+import { lookupEndpoints, userAnswer } from "./lookups.ts";
+import { mediaEndpoints } from "./media.ts";
+import { username } from "./params.ts";
+import { peopleEndpoints } from "./people.ts";
+import { type SocialSetup, socialRuntime } from "./runtime.ts";
+import { exampleUser, UserAnswer } from "./schemas.ts";
+import { timelineEndpoints } from "./timelines.ts";
+
+export const SOCIAL_TITLE = "Social-data API";
+export const SOCIAL_PROXY_TITLE = "Social-data API (paid proxy)";
+
+/** The paths of spec 4.3, in its order: the order of the OpenAPI document and the reference page. */
+export const SOCIAL_SPEC_ORDER: readonly string[] = [
+  "/tweets/by/id",
+  "/lists/by/id",
+  "/users/by/username",
+  "/tweets/search",
+  "/tweets/mentions",
+  "/tweets/mediaUpload",
+  "/tweets/user",
+  "/tweets/quote_tweets",
+  "/users/followers",
+  "/tweets/replies",
+  "/users/search",
+  "/lists/tweets",
+  "/users/following",
+  "/tweets/retweeted_by",
+  "/tweets",
+  "/lists/members",
+  "/articles/by/id",
+  "/lists/followers",
+  "/communities/posts",
+];
+
+export interface SocialHost {
+  payTo: `0x${string}`;
+  publicUrl: string;
+}
+
+/** Every endpoint of the social-data API, in the spec's order, over `setup`'s provider. */
+export function socialEndpoints(setup: SocialSetup): readonly AnyEndpoint[] {
+  const runtimeOf = socialRuntime(setup);
+  const all: AnyEndpoint[] = [
+    ...Object.values(lookupEndpoints(setup, runtimeOf)),
+    ...Object.values(timelineEndpoints(setup, runtimeOf)),
+    ...Object.values(peopleEndpoints(setup, runtimeOf)),
+    ...Object.values(mediaEndpoints(setup, runtimeOf)),
+  ];
+  const rank = (e: AnyEndpoint) => SOCIAL_SPEC_ORDER.indexOf(e.path);
+  return all.sort((a, b) => rank(a) - rank(b));
+}
+
+export function socialMerchant(host: SocialHost, setup: SocialSetup): Merchant {
+  return {
+    name: "social",
+    title: SOCIAL_TITLE,
+    payTo: host.payTo,
+    publicUrl: host.publicUrl,
+    endpoints: socialEndpoints(setup),
+  };
+}
+
+/**
+ * The paid-proxy host: `GET /pay/<agent_id>`, the profile of the user whose screen name is `agent_id`,
+ * described and priced as `/users/by/username` (both written once, there).
+ */
+export function socialProxyMerchant(host: SocialHost, setup: SocialSetup): Merchant {
+  const runtimeOf = socialRuntime(setup);
+  const lookup = lookupEndpoints(setup, runtimeOf).userByUsername;
+  const pay = socialEndpoint(setup, runtimeOf, {
+    path: "/pay/:agent_id",
+    price: lookup.price,
+    description: lookup.description,
+    input: z.object({ agent_id: username("agent_id").describe("The agent's screen name.") }),
+    output: UserAnswer,
+    example: { input: { agent_id: exampleUser.username }, output: { data: exampleUser } },
+    handler: ({ agent_id }, { provider }, ctx) => userAnswer(provider, agent_id, ctx.signal),
+  });
+  return {
+    name: "social-proxy",
+    title: SOCIAL_PROXY_TITLE,
+    payTo: host.payTo,
+    publicUrl: host.publicUrl,
+    endpoints: [pay],
+  };
+}

@@ -1,0 +1,206 @@
+/**
+ * The social-data API's pages of tweets (spec 4.3): search, the caller's mentions, a user's tweets, a
+ * tweet's quotes and replies, a list's tweets, a community's posts. Newest first, `next_token` to go on,
+ * spec 8's page sizes. An unknown subject (user, tweet, list, community) is a 404, never charged.
+ */
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import { socialEndpoint } from "./endpoint.ts";
+import { cookie, day, minCount, nextToken, numericId, username, wordList } from "./params.ts";
+import type { TweetPage } from "./provider.ts";
+import { renderIncludes, renderMeta, renderTweet } from "./render.ts";
+import { PAGE_SIZES, pageOf, type SocialRuntime, type SocialSetup, type socialRuntime } from "./runtime.ts";
+import { EXAMPLE_TWEET, EXAMPLE_USER, exampleTweetPage, TweetPageAnswer } from "./schemas.ts";
+import { hasFilter, type SearchFilters } from "./search-query.ts";
+
+/** A page of tweets as X API v2 answers it. */
+function answer(page: TweetPage, nextToken: string | undefined) {
+  return {
+    data: page.tweets.map(renderTweet),
+    includes: renderIncludes(page.includes, { tweets: page.tweets }),
+    meta: renderMeta(page.tweets, nextToken, true),
+  };
+}
+
+const FILTER_NAMES =
+  "words, phrase, anyWords, noneWords, hashtags, from, to, mentioning, minReplies, minLikes, minReposts, since, until";
+
+const SearchInput = z
+  .object({
+    words: wordList("Every one of these words (space separated)."),
+    phrase: z.string().max(512).optional().describe("This exact phrase."),
+    anyWords: wordList("At least one of these words (space separated)."),
+    noneWords: wordList("None of these words (space separated)."),
+    hashtags: wordList("Every one of these hashtags (space separated, # optional).", /^#/),
+    from: username("from").optional().describe("Posted by this screen name."),
+    to: username("to").optional().describe("In reply to this screen name."),
+    mentioning: username("mentioning").optional().describe("Mentioning this screen name."),
+    minReplies: minCount("replies"),
+    minLikes: minCount("likes"),
+    minReposts: minCount("reposts"),
+    since: day("On or after this UTC date (YYYY-MM-DD)."),
+    until: day("Before this UTC date (YYYY-MM-DD)."),
+    next_token: nextToken,
+  })
+  .refine(({ next_token: _token, ...filters }) => hasFilter(filters), {
+    message: `at least one filter is required: ${FILTER_NAMES}`,
+  });
+
+/** The filters in a fixed form: the subject a search's `next_token` is bound to. */
+function canonical(filters: SearchFilters): string {
+  return JSON.stringify(
+    Object.entries(filters)
+      .filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0))
+      .sort(([a], [b]) => a.localeCompare(b)),
+  );
+}
+
+export function timelineEndpoints(setup: SocialSetup, runtimeOf: ReturnType<typeof socialRuntime>) {
+  /** A paged route over one subject (an id or a name): its page size, the provider call, its 404. */
+  const byId = (spec: {
+    path: string;
+    price: "0.01";
+    description: string;
+    id: z.ZodType<string>;
+    exampleId: string;
+    size: number;
+    call: (
+      rt: SocialRuntime,
+      id: string,
+      page: { cursor?: string; size: number },
+      signal: AbortSignal,
+    ) => Promise<TweetPage | null>;
+    missing: (id: string) => string;
+  }) =>
+    socialEndpoint(setup, runtimeOf, {
+      path: spec.path as `/${string}`,
+      price: spec.price,
+      description: spec.description,
+      input: z.object({ id: spec.id, next_token: nextToken }),
+      output: TweetPageAnswer,
+      example: { input: { id: spec.exampleId }, output: exampleTweetPage },
+      handler: async ({ id, next_token }, rt, ctx) => {
+        const { page, nextToken: next } = await pageOf(
+          rt,
+          { route: spec.path, subject: id },
+          next_token,
+          spec.size,
+          (req) => spec.call(rt, id, req, ctx.signal),
+          spec.missing(id),
+        );
+        return answer(page, next);
+      },
+    });
+
+  const search = socialEndpoint(setup, runtimeOf, {
+    path: "/tweets/search",
+    price: "0.006",
+    description: `Tweets matching the filters (${FILTER_NAMES}; at least one), most recent first, ${PAGE_SIZES.search} a page.`,
+    input: SearchInput,
+    output: TweetPageAnswer,
+    example: { input: { words: "x402 payments", minLikes: 10 }, output: exampleTweetPage },
+    handler: async ({ next_token, ...filters }, rt, ctx) => {
+      const { page, nextToken: next } = await pageOf(
+        rt,
+        { route: "/tweets/search", subject: canonical(filters) },
+        next_token,
+        PAGE_SIZES.search,
+        (req) => rt.provider.searchTweets(filters, req, ctx.signal),
+        "nothing to search",
+      );
+      return answer(page, next);
+    },
+  });
+
+  const mentions = socialEndpoint(setup, runtimeOf, {
+    path: "/tweets/mentions",
+    price: "0.006",
+    description: `Latest tweets that mention the authenticated user (your X session's auth_token), most recent first, ${PAGE_SIZES.mentions} a page.`,
+    input: z.object({
+      auth_token: cookie("auth_token", "auth_token"),
+      ct0: cookie("ct0", "ct0").optional(),
+      next_token: nextToken,
+    }),
+    output: TweetPageAnswer,
+    secretParams: ["auth_token", "ct0"],
+    example: { input: { auth_token: "a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6a1b2" }, output: exampleTweetPage },
+    handler: async ({ auth_token, ct0, next_token }, rt, ctx) => {
+      const session = { authToken: auth_token, ...(ct0 !== undefined && { ct0 }) };
+      // Bound to the session without carrying it: a hash names whose mentions a token continues.
+      const subject = createHash("sha256").update(auth_token).digest("base64url");
+      const { page, nextToken: next } = await pageOf(
+        rt,
+        { route: "/tweets/mentions", subject },
+        next_token,
+        PAGE_SIZES.mentions,
+        (req) => rt.provider.mentions(session, req, ctx.signal),
+        "no session",
+      );
+      return answer(page, next);
+    },
+  });
+
+  const userTweets = socialEndpoint(setup, runtimeOf, {
+    path: "/tweets/user",
+    price: "0.01",
+    description: `Latest tweets of the user, most recent first, ${PAGE_SIZES.userTweets} a page.`,
+    input: z.object({ username: username(), next_token: nextToken }),
+    output: TweetPageAnswer,
+    example: { input: { username: EXAMPLE_USER.username }, output: exampleTweetPage },
+    handler: async (input, rt, ctx) => {
+      const name = input.username.toLowerCase();
+      const { page, nextToken: next } = await pageOf(
+        rt,
+        { route: "/tweets/user", subject: name },
+        input.next_token,
+        PAGE_SIZES.userTweets,
+        (req) => rt.provider.userTweets(input.username, req, ctx.signal),
+        `no user @${input.username}: unknown, suspended or deactivated`,
+      );
+      return answer(page, next);
+    },
+  });
+
+  const quoteTweets = byId({
+    path: "/tweets/quote_tweets",
+    price: "0.01",
+    description: `Quote tweets of the tweet, with author profiles, ${PAGE_SIZES.quoteTweets} a page.`,
+    id: numericId("id", "tweet"),
+    exampleId: EXAMPLE_TWEET.id,
+    size: PAGE_SIZES.quoteTweets,
+    call: (rt, id, req, signal) => rt.provider.quoteTweets(id, req, signal),
+    missing: (id) => `no tweet ${id}: it does not exist, was deleted, or is not visible`,
+  });
+  const replies = byId({
+    path: "/tweets/replies",
+    price: "0.01",
+    description: `Reply tweets of the tweet, with author profiles, ${PAGE_SIZES.replies} a page.`,
+    id: numericId("id", "tweet"),
+    exampleId: EXAMPLE_TWEET.id,
+    size: PAGE_SIZES.replies,
+    call: (rt, id, req, signal) => rt.provider.replies(id, req, signal),
+    missing: (id) => `no tweet ${id}: it does not exist, was deleted, or is not visible`,
+  });
+  const listTweets = byId({
+    path: "/lists/tweets",
+    price: "0.01",
+    description: `Latest tweets of the List's members, most recent first, ${PAGE_SIZES.listTweets} a page.`,
+    id: numericId("id", "List"),
+    exampleId: "1790000000000008000",
+    size: PAGE_SIZES.listTweets,
+    call: (rt, id, req, signal) => rt.provider.listTweets(id, req, signal),
+    missing: (id) => `no list ${id}: unknown or private`,
+  });
+  const communityPosts = byId({
+    path: "/communities/posts",
+    price: "0.01",
+    description: `Latest posts of the community with author profiles, ${PAGE_SIZES.communityPosts} a page.`,
+    id: numericId("id", "community"),
+    exampleId: "1790000000000007000",
+    size: PAGE_SIZES.communityPosts,
+    call: (rt, id, req, signal) => rt.provider.communityPosts(id, req, signal),
+    missing: (id) => `no community ${id}: unknown or private`,
+  });
+
+  return { search, mentions, userTweets, quoteTweets, replies, listTweets, communityPosts };
+}
