@@ -195,6 +195,66 @@ export const ConfigSchema = z.object({
             message: 'an upstream model needs its rates, "input,output" in dollars per million tokens',
           });
     }),
+  /**
+   * Where the social-data API's data comes from (src/merchants/social/provider.ts), X402M_SOCIAL_PROVIDER:
+   * `archive` (the default: the PostgreSQL archive in the merchants' database, filled by
+   * `x402-merchants social import`), `x-web` (X's web GraphQL API with the operator's X sessions) or
+   * `twitterapi` (twitterapi.io with the operator's key).
+   */
+  social: z
+    .object({
+      provider: z.enum(["archive", "x-web", "twitterapi"], {
+        error: "one of archive, x-web, twitterapi",
+      }),
+      /** The key `next_token` is signed with (X402M_SOCIAL_TOKEN_SECRET); null: one kept in the database. */
+      tokenSecret: z.string().min(32, "at least 32 characters (e.g. openssl rand -hex 32)").nullable(),
+      /** Time limit of one upstream call (X402M_SOCIAL_TIMEOUT_MS). */
+      timeoutMs: z.coerce.number().int().min(1_000).max(120_000).optional(),
+      /** How long a remote provider's lookups are kept and served again (X402M_SOCIAL_CACHE_SECONDS); 0 = not kept. */
+      cacheSeconds: z.coerce.number().int().min(0).max(3_600),
+      xWeb: z.object({
+        /**
+         * The operator's X web sessions, `auth_token:ct0` pairs separated by commas (X402M_SOCIAL_X_ACCOUNTS):
+         * used in turn, each rested while X rate-limits it.
+         */
+        accounts: z.array(z.object({ authToken: z.string().min(1), ct0: z.string().min(1) })),
+        url: z
+          .url({ protocol: /^https?$/ })
+          .transform((u) => u.replace(/\/+$/, ""))
+          .optional(),
+        uploadUrl: z
+          .url({ protocol: /^https?$/ })
+          .transform((u) => u.replace(/\/+$/, ""))
+          .optional(),
+        bearerToken: z.string().min(1).optional(),
+        /** Query ids that replace the defaults when X's web release rotates them (`Operation=id,...`). */
+        queryIds: z.record(
+          z.string(),
+          z.string().regex(/^[\w-]+$/, "a query id such as AWbeRIdkLtqTRN7yL_H8yw"),
+        ),
+      }),
+      twitterapi: z.object({
+        key: z.string().nullable(),
+        url: z
+          .url({ protocol: /^https?$/ })
+          .transform((u) => u.replace(/\/+$/, ""))
+          .optional(),
+      }),
+    })
+    .superRefine((social, ctx) => {
+      if (social.provider === "x-web" && social.xWeb.accounts.length === 0)
+        ctx.addIssue({
+          code: "custom",
+          path: ["xWeb", "accounts"],
+          message: "the x-web provider needs at least one X session, auth_token:ct0",
+        });
+      if (social.provider === "twitterapi" && !social.twitterapi.key)
+        ctx.addIssue({
+          code: "custom",
+          path: ["twitterapi", "key"],
+          message: "the twitterapi provider needs its key",
+        });
+    }),
   /** Per merchant host: who is paid, where buyers reach it, which port it listens on. */
   merchants: z.record(
     z.string(),
@@ -236,6 +296,9 @@ export const MERCHANT_HOSTS = {
   "utility-alias": { port: 8405, payToFrom: "utility" },
   /** 8406 is the demo's shops (`DEFAULT_PORTS.shops`). */
   inference: { port: 8407, payToFrom: null },
+  social: { port: 8408, payToFrom: null },
+  /** The paid proxy (spec 4.2.3): `/pay/<agent_id>`, paid to the social-data API's wallet unless set. */
+  "social-proxy": { port: 8409, payToFrom: "social" },
 } as const satisfies Record<string, { port: number; payToFrom: string | null }>;
 
 export type MerchantHost = keyof typeof MERCHANT_HOSTS;
@@ -366,6 +429,31 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
         }),
       ),
     },
+    social: {
+      provider: env.X402M_SOCIAL_PROVIDER || "archive",
+      tokenSecret: env.X402M_SOCIAL_TOKEN_SECRET || null,
+      timeoutMs: env.X402M_SOCIAL_TIMEOUT_MS || undefined,
+      cacheSeconds: env.X402M_SOCIAL_CACHE_SECONDS || "60",
+      xWeb: {
+        accounts: commaList(env.X402M_SOCIAL_X_ACCOUNTS).map((pair) => {
+          const [authToken = "", ct0 = ""] = pair.split(":").map((part) => part.trim());
+          return { authToken, ct0 };
+        }),
+        url: env.X402M_SOCIAL_X_URL || undefined,
+        uploadUrl: env.X402M_SOCIAL_X_UPLOAD_URL || undefined,
+        bearerToken: env.X402M_SOCIAL_X_BEARER || undefined,
+        queryIds: Object.fromEntries(
+          commaList(env.X402M_SOCIAL_X_QUERY_IDS).map((pair) => {
+            const at = pair.indexOf("=");
+            return at < 0 ? [pair, ""] : [pair.slice(0, at).trim(), pair.slice(at + 1).trim()];
+          }),
+        ),
+      },
+      twitterapi: {
+        key: env.X402M_SOCIAL_TWITTERAPI_KEY || null,
+        url: env.X402M_SOCIAL_TWITTERAPI_URL || undefined,
+      },
+    },
     payments: {
       network: env.X402M_NETWORK ?? "eip155:8453",
       asset: {
@@ -448,9 +536,32 @@ function settingOf(path: readonly string[]): string {
     const route = ROUTES.find((r) => r.alias === third);
     if (route) return `X402M_INFERENCE_${settingInfix(route)}_${(path[3] ?? "rates").toUpperCase()}`;
   }
+  if (head === "social") return socialSetting(path.slice(1));
   if (head === "ports" && second) return portSetting(second);
   if (head === "merchants" && second) {
     return `${merchantEnvPrefix(second)}${third === "payTo" ? "PAY_TO" : third === "publicUrl" ? "URL" : "PORT"}`;
   }
   return path.join(".");
+}
+
+/** The environment variable behind a `social` configuration path. */
+function socialSetting([first, second]: readonly string[]): string {
+  if (first === "xWeb") {
+    const x: Record<string, string> = {
+      accounts: "X402M_SOCIAL_X_ACCOUNTS",
+      url: "X402M_SOCIAL_X_URL",
+      uploadUrl: "X402M_SOCIAL_X_UPLOAD_URL",
+      bearerToken: "X402M_SOCIAL_X_BEARER",
+      queryIds: "X402M_SOCIAL_X_QUERY_IDS",
+    };
+    return x[second ?? ""] ?? "X402M_SOCIAL_X_ACCOUNTS";
+  }
+  if (first === "twitterapi") return `X402M_SOCIAL_TWITTERAPI_${second === "url" ? "URL" : "KEY"}`;
+  const fixed: Record<string, string> = {
+    provider: "X402M_SOCIAL_PROVIDER",
+    tokenSecret: "X402M_SOCIAL_TOKEN_SECRET",
+    timeoutMs: "X402M_SOCIAL_TIMEOUT_MS",
+    cacheSeconds: "X402M_SOCIAL_CACHE_SECONDS",
+  };
+  return fixed[first ?? ""] ?? "X402M_SOCIAL_PROVIDER";
 }

@@ -133,4 +133,44 @@ describe("the configuration", () => {
     ).toMatch(/^invalid X402M_INFERENCE_AUDIO_TIMEOUT_MS: /);
     for (const message of [refusal({ X402M_INFERENCE_TIER_4_RATES: "x" })]) expect(message).not.toMatch(/\n/);
   });
+
+  it("serves the social-data API from the archive unless told otherwise, the proxy paid to its wallet", () => {
+    const config = loadConfig({ env: { X402M_SOCIAL_PAY_TO: "0xABCDEF0123456789ABCDEF0123456789ABCDEF01" } });
+    expect(config.social).toMatchObject({ provider: "archive", tokenSecret: null, cacheSeconds: 60 });
+    expect(config.merchants.social).toMatchObject({ port: 8408 });
+    expect(config.merchants["social-proxy"]).toEqual({
+      payTo: "0xabcdef0123456789abcdef0123456789abcdef01",
+      publicUrl: null,
+      port: 8409,
+    });
+  });
+
+  it("reads the X sessions, query ids and twitterapi.io key, and names what a provider lacks", () => {
+    const { social } = loadConfig({
+      env: {
+        X402M_SOCIAL_PROVIDER: "x-web",
+        X402M_SOCIAL_X_ACCOUNTS: "aaa:111, bbb:222",
+        X402M_SOCIAL_X_QUERY_IDS: "UserByScreenName=abc-1_X",
+        X402M_SOCIAL_TIMEOUT_MS: "5000",
+      },
+    });
+    expect(social.xWeb.accounts).toEqual([
+      { authToken: "aaa", ct0: "111" },
+      { authToken: "bbb", ct0: "222" },
+    ]);
+    expect(social.xWeb.queryIds).toEqual({ UserByScreenName: "abc-1_X" });
+    expect(social.timeoutMs).toBe(5000);
+    expect(refusal({ X402M_SOCIAL_PROVIDER: "x-web" })).toMatch(/X402M_SOCIAL_X_ACCOUNTS/);
+    expect(refusal({ X402M_SOCIAL_PROVIDER: "x-web", X402M_SOCIAL_X_ACCOUNTS: "aaa" })).toMatch(
+      /X402M_SOCIAL_X_ACCOUNTS/,
+    );
+    expect(refusal({ X402M_SOCIAL_PROVIDER: "twitterapi" })).toMatch(/X402M_SOCIAL_TWITTERAPI_KEY/);
+    expect(refusal({ X402M_SOCIAL_PROVIDER: "scraper" })).toMatch(/X402M_SOCIAL_PROVIDER/);
+    expect(refusal({ X402M_SOCIAL_TOKEN_SECRET: "short" })).toMatch(/X402M_SOCIAL_TOKEN_SECRET/);
+    expect(refusal({ X402M_SOCIAL_X_QUERY_IDS: "UserByScreenName=a b" })).toMatch(/X402M_SOCIAL_X_QUERY_IDS/);
+    expect(
+      loadConfig({ env: { X402M_SOCIAL_PROVIDER: "twitterapi", X402M_SOCIAL_TWITTERAPI_KEY: "k" } }).social
+        .twitterapi.key,
+    ).toBe("k");
+  });
 });

@@ -29,9 +29,13 @@ export function socialTables(setup: SocialSetup): Tables[] {
   return [{ module: SOCIAL_MODULE, migrations: SOCIAL_MIGRATIONS }, ...(setup.tables ? [setup.tables] : [])];
 }
 
-/** The runtime of `setup` on a database: one per database, made once. */
+/** Runtimes made, per setup and database: the social host and the proxy host share one provider. */
+const runtimes = new WeakMap<SocialSetup, WeakMap<Database, Promise<SocialRuntime>>>();
+
+/** The runtime of `setup` on a database: one per setup and database, made once. */
 export function socialRuntime(setup: SocialSetup): (db: Database) => Promise<SocialRuntime> {
-  const made = new WeakMap<Database, Promise<SocialRuntime>>();
+  const made = runtimes.get(setup) ?? new WeakMap<Database, Promise<SocialRuntime>>();
+  runtimes.set(setup, made);
   return (db) => {
     let runtime = made.get(db);
     if (!runtime) {
