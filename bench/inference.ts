@@ -106,7 +106,11 @@ try {
     const answer = await route.handler(c.var.input, ctx);
     return answer instanceof Response ? answer : c.json(answer);
   };
-  plain.on("POST", route.path, ...([...validateInput(route), handle] as [MiddlewareHandler<MerchantEnv>]));
+  plain.on(
+    "POST",
+    route.path,
+    ...([...validateInput(route, { db: state.db, config }), handle] as [MiddlewareHandler<MerchantEnv>]),
+  );
   const unpaidServer = await listen(plain.fetch, "127.0.0.1", 0);
   closers.push(() => unpaidServer.close());
 

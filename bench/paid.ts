@@ -345,7 +345,11 @@ async function main() {
         request: c.req.raw,
       }),
     );
-  plain.on("GET", calc.path, ...([...validateInput(calc), handler] as [MiddlewareHandler<MerchantEnv>]));
+  plain.on(
+    "GET",
+    calc.path,
+    ...([...validateInput(calc, { db: state.db, config }), handler] as [MiddlewareHandler<MerchantEnv>]),
+  );
   const baselineServer = await listen(plain.fetch, "127.0.0.1", 0);
   closers.push(() => baselineServer.close());
 

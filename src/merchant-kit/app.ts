@@ -110,7 +110,7 @@ export async function merchantApp(
     const handler = paidHandler(endpoint, resourceUrl(merchant, endpoint), options.services, runner);
     const chain: MiddlewareHandler<MerchantEnv>[] = [
       ...(endpoint.errorDialect === "openai" ? [dialect as MiddlewareHandler<MerchantEnv>] : []),
-      ...validateInput(endpoint),
+      ...validateInput(endpoint, options.services),
       malformed,
       outcome,
       payment,

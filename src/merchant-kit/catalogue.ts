@@ -21,6 +21,11 @@ export interface MerchantServices {
 }
 
 /** The per-request context a handler receives. */
+/** What a precheck may read: the host's services (e.g. a key kept in its database). */
+export interface PrecheckContext {
+  services: MerchantServices;
+}
+
 export interface HandlerContext {
   /**
    * The wallet that paid, lower-case, taken from the payment the facilitator verified. It is the caller's
@@ -149,7 +154,7 @@ export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodTyp
    * Checked once the input is valid, before any payment is asked for: an error refuses the call (e.g. a
    * 503 when the program it needs is not installed here), undefined lets it go on. Never charged.
    */
-  precheck?: (input: z.output<In>) => Promise<AppError | undefined>;
+  precheck?: (input: z.output<In>, ctx: PrecheckContext) => Promise<AppError | undefined>;
   /**
    * false: not advertised. It is served, priced and in the OpenAPI document, but declares no Bazaar
    * discovery extension and is left out of the merchant's listings. Default true.
@@ -210,11 +215,11 @@ export interface FreeRoute {
  * `AppError` is the refusal, anything else stays the bug it is.
  */
 export function precheckOf<I>(
-  check: (input: I) => Promise<unknown>,
-): (input: I) => Promise<AppError | undefined> {
-  return async (input) => {
+  check: (input: I, ctx: PrecheckContext) => Promise<unknown>,
+): (input: I, ctx: PrecheckContext) => Promise<AppError | undefined> {
+  return async (input, ctx) => {
     try {
-      await check(input);
+      await check(input, ctx);
       return undefined;
     } catch (error) {
       if (error instanceof AppError) return error;

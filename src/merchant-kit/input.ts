@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { z } from "zod";
 import { BadInputError, errorBody } from "../common/errors.ts";
-import type { AnyEndpoint } from "./catalogue.ts";
+import type { AnyEndpoint, MerchantServices } from "./catalogue.ts";
 import type { PaidRun } from "./payments/paid-handler.ts";
 
 /**
@@ -50,7 +50,10 @@ function describeIssue(error: z.ZodError): string {
  * a buyer's x402 client never signs for it. Schemas may check asynchronously (an uploaded file's own
  * header). The parsed input is passed on as `c.var.input`.
  */
-export function validateInput(endpoint: AnyEndpoint): MiddlewareHandler<MerchantEnv>[] {
+export function validateInput(
+  endpoint: AnyEndpoint,
+  services: MerchantServices,
+): MiddlewareHandler<MerchantEnv>[] {
   const validate: MiddlewareHandler<MerchantEnv> = async function validateInput(c, next) {
     let raw: unknown;
     if (endpoint.method === "GET") {
@@ -93,7 +96,7 @@ export function validateInput(endpoint: AnyEndpoint): MiddlewareHandler<Merchant
         path.length > 0 ? path.join(".") : undefined,
       );
     }
-    const refusal = await endpoint.precheck?.(parsed.data);
+    const refusal = await endpoint.precheck?.(parsed.data, { services });
     if (refusal) throw refusal;
     c.set("input", parsed.data);
     await next();

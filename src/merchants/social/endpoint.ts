@@ -2,16 +2,32 @@
  * What every social-data endpoint shares: GET (spec 4.3 names GET for six paths; the live service's
  * clients use GET for the others but the media upload), the payer's funds reserved first when the
  * provider costs money outside, its tables, and a handler that receives the provider and the tokens.
+ * A paged endpoint names its page's scope: a `next_token` that is not that query's is then refused before
+ * the 402, so no buyer signs for a page it cannot have.
  */
 import type { z } from "zod";
-import { defineEndpoint, type Endpoint, type HandlerContext } from "../../merchant-kit/catalogue.ts";
-import { type SocialRuntime, type SocialSetup, type socialRuntime, socialTables } from "./runtime.ts";
+import {
+  defineEndpoint,
+  type Endpoint,
+  type HandlerContext,
+  precheckOf,
+} from "../../merchant-kit/catalogue.ts";
+import {
+  type PageScope,
+  type SocialRuntime,
+  type SocialSetup,
+  type socialRuntime,
+  socialTables,
+} from "./runtime.ts";
 
 type SocialEndpointSpec<In extends z.ZodType, Out extends z.ZodType> = Omit<
   Endpoint<In, Out>,
-  "method" | "handler" | "effects" | "tables"
+  "method" | "handler" | "effects" | "tables" | "precheck"
 > & {
   method?: Endpoint<In, Out>["method"];
+  /** A paged endpoint's scope of `next_token` for an input (the same its handler gives `pageOf`). */
+  pageScope?: (input: z.output<In>) => PageScope;
+  precheck?: Endpoint<In, Out>["precheck"];
   handler: (
     input: z.output<In>,
     runtime: SocialRuntime,
@@ -25,12 +41,20 @@ export function socialEndpoint<In extends z.ZodType, Out extends z.ZodType>(
   runtimeOf: ReturnType<typeof socialRuntime>,
   spec: SocialEndpointSpec<In, Out>,
 ): Endpoint<In, Out> {
-  const { handler, method, ...rest } = spec;
+  const { handler, method, pageScope, ...rest } = spec;
   return defineEndpoint({
     ...rest,
     method: method ?? "GET",
     ...(setup.upstream && { effects: ["upstream" as const] }),
     tables: socialTables(setup),
+    ...(pageScope && {
+      precheck: precheckOf(async (input: z.output<In>, { services }) => {
+        const token = (input as { next_token?: string }).next_token;
+        if (token === undefined) return;
+        const { tokens, provider } = await runtimeOf(services.db);
+        tokens.open({ ...pageScope(input), provider: provider.name }, token);
+      }),
+    }),
     handler: async (input, ctx) => handler(input, await runtimeOf(ctx.services.db), ctx),
   });
 }

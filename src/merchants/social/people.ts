@@ -8,12 +8,24 @@ import { socialEndpoint } from "./endpoint.ts";
 import { nextToken, numericId } from "./params.ts";
 import type { PageRequest, UserPage } from "./provider.ts";
 import { renderMeta, renderUser } from "./render.ts";
-import { PAGE_SIZES, pageOf, type SocialRuntime, type SocialSetup, type socialRuntime } from "./runtime.ts";
+import {
+  PAGE_SIZES,
+  type PageScope,
+  pageOf,
+  type SocialRuntime,
+  type SocialSetup,
+  type socialRuntime,
+} from "./runtime.ts";
 import { EXAMPLE_TWEET, EXAMPLE_USER, exampleUserPage, UserPageAnswer } from "./schemas.ts";
 
 function answer(page: UserPage, nextToken: string | undefined) {
   return { data: page.users.map(renderUser), meta: renderMeta(page.users, nextToken, false) };
 }
+
+const userSearchScope = ({ query }: { query: string }): PageScope => ({
+  route: "/users/search",
+  subject: query.toLowerCase(),
+});
 
 export function peopleEndpoints(setup: SocialSetup, runtimeOf: ReturnType<typeof socialRuntime>) {
   const byId = (spec: {
@@ -24,18 +36,20 @@ export function peopleEndpoints(setup: SocialSetup, runtimeOf: ReturnType<typeof
     size: number;
     call: (rt: SocialRuntime, id: string, page: PageRequest, signal: AbortSignal) => Promise<UserPage | null>;
     missing: (id: string) => string;
-  }) =>
-    socialEndpoint(setup, runtimeOf, {
+  }) => {
+    const scope = ({ id }: { id: string }): PageScope => ({ route: spec.path, subject: id });
+    return socialEndpoint(setup, runtimeOf, {
       path: spec.path,
       price: "0.01",
       description: spec.description,
       input: z.object({ id: numericId("id", spec.what), next_token: nextToken }),
       output: UserPageAnswer,
       example: { input: { id: spec.exampleId }, output: exampleUserPage },
+      pageScope: scope,
       handler: async ({ id, next_token }, rt, ctx) => {
         const { page, nextToken: next } = await pageOf(
           rt,
-          { route: spec.path, subject: id },
+          scope({ id }),
           next_token,
           spec.size,
           (req) => spec.call(rt, id, req, ctx.signal),
@@ -44,6 +58,7 @@ export function peopleEndpoints(setup: SocialSetup, runtimeOf: ReturnType<typeof
         return answer(page, next);
       },
     });
+  };
   const noUser = (id: string) => `no user ${id}: unknown, suspended or deactivated`;
   const noList = (id: string) => `no list ${id}: unknown or private`;
 
@@ -110,10 +125,11 @@ export function peopleEndpoints(setup: SocialSetup, runtimeOf: ReturnType<typeof
     }),
     output: UserPageAnswer,
     example: { input: { query: "payments" }, output: exampleUserPage },
+    pageScope: userSearchScope,
     handler: async ({ query, next_token }, rt, ctx) => {
       const { page, nextToken: next } = await pageOf(
         rt,
-        { route: "/users/search", subject: query.toLowerCase() },
+        userSearchScope({ query }),
         next_token,
         PAGE_SIZES.userSearch,
         (req) => rt.provider.searchUsers(query, req, ctx.signal),

@@ -9,7 +9,14 @@ import { socialEndpoint } from "./endpoint.ts";
 import { cookie, day, minCount, nextToken, numericId, username, wordList } from "./params.ts";
 import type { TweetPage } from "./provider.ts";
 import { renderIncludes, renderMeta, renderTweet } from "./render.ts";
-import { PAGE_SIZES, pageOf, type SocialRuntime, type SocialSetup, type socialRuntime } from "./runtime.ts";
+import {
+  PAGE_SIZES,
+  type PageScope,
+  pageOf,
+  type SocialRuntime,
+  type SocialSetup,
+  type socialRuntime,
+} from "./runtime.ts";
 import { EXAMPLE_TWEET, EXAMPLE_USER, exampleTweetPage, TweetPageAnswer } from "./schemas.ts";
 import { hasFilter, type SearchFilters } from "./search-query.ts";
 
@@ -46,14 +53,26 @@ const SearchInput = z
     message: `at least one filter is required: ${FILTER_NAMES}`,
   });
 
-/** The filters in a fixed form: the subject a search's `next_token` is bound to. */
-function canonical(filters: SearchFilters): string {
-  return JSON.stringify(
+/** A search's `next_token` is bound to its filters, in a fixed form. */
+function searchScope({ next_token: _token, ...filters }: SearchFilters & { next_token?: string }): PageScope {
+  const subject = JSON.stringify(
     Object.entries(filters)
       .filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0))
       .sort(([a], [b]) => a.localeCompare(b)),
   );
+  return { route: "/tweets/search", subject };
 }
+
+/** The caller's mentions: bound to the session without carrying it (a hash names whose they are). */
+const mentionsScope = ({ auth_token }: { auth_token: string }): PageScope => ({
+  route: "/tweets/mentions",
+  subject: createHash("sha256").update(auth_token).digest("base64url"),
+});
+
+const userTweetsScope = ({ username }: { username: string }): PageScope => ({
+  route: "/tweets/user",
+  subject: username.toLowerCase(),
+});
 
 export function timelineEndpoints(setup: SocialSetup, runtimeOf: ReturnType<typeof socialRuntime>) {
   /** A paged route over one subject (an id or a name): its page size, the provider call, its 404. */
@@ -71,18 +90,20 @@ export function timelineEndpoints(setup: SocialSetup, runtimeOf: ReturnType<type
       signal: AbortSignal,
     ) => Promise<TweetPage | null>;
     missing: (id: string) => string;
-  }) =>
-    socialEndpoint(setup, runtimeOf, {
+  }) => {
+    const scope = ({ id }: { id: string }): PageScope => ({ route: spec.path, subject: id });
+    return socialEndpoint(setup, runtimeOf, {
       path: spec.path as `/${string}`,
       price: spec.price,
       description: spec.description,
       input: z.object({ id: spec.id, next_token: nextToken }),
       output: TweetPageAnswer,
       example: { input: { id: spec.exampleId }, output: exampleTweetPage },
+      pageScope: scope,
       handler: async ({ id, next_token }, rt, ctx) => {
         const { page, nextToken: next } = await pageOf(
           rt,
-          { route: spec.path, subject: id },
+          scope({ id }),
           next_token,
           spec.size,
           (req) => spec.call(rt, id, req, ctx.signal),
@@ -91,6 +112,7 @@ export function timelineEndpoints(setup: SocialSetup, runtimeOf: ReturnType<type
         return answer(page, next);
       },
     });
+  };
 
   const search = socialEndpoint(setup, runtimeOf, {
     path: "/tweets/search",
@@ -99,10 +121,11 @@ export function timelineEndpoints(setup: SocialSetup, runtimeOf: ReturnType<type
     input: SearchInput,
     output: TweetPageAnswer,
     example: { input: { words: "x402 payments", minLikes: 10 }, output: exampleTweetPage },
+    pageScope: searchScope,
     handler: async ({ next_token, ...filters }, rt, ctx) => {
       const { page, nextToken: next } = await pageOf(
         rt,
-        { route: "/tweets/search", subject: canonical(filters) },
+        searchScope(filters),
         next_token,
         PAGE_SIZES.search,
         (req) => rt.provider.searchTweets(filters, req, ctx.signal),
@@ -124,13 +147,12 @@ export function timelineEndpoints(setup: SocialSetup, runtimeOf: ReturnType<type
     output: TweetPageAnswer,
     secretParams: ["auth_token", "ct0"],
     example: { input: { auth_token: "a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6a1b2" }, output: exampleTweetPage },
+    pageScope: mentionsScope,
     handler: async ({ auth_token, ct0, next_token }, rt, ctx) => {
       const session = { authToken: auth_token, ...(ct0 !== undefined && { ct0 }) };
-      // Bound to the session without carrying it: a hash names whose mentions a token continues.
-      const subject = createHash("sha256").update(auth_token).digest("base64url");
       const { page, nextToken: next } = await pageOf(
         rt,
-        { route: "/tweets/mentions", subject },
+        mentionsScope({ auth_token }),
         next_token,
         PAGE_SIZES.mentions,
         (req) => rt.provider.mentions(session, req, ctx.signal),
@@ -147,11 +169,11 @@ export function timelineEndpoints(setup: SocialSetup, runtimeOf: ReturnType<type
     input: z.object({ username: username(), next_token: nextToken }),
     output: TweetPageAnswer,
     example: { input: { username: EXAMPLE_USER.username }, output: exampleTweetPage },
+    pageScope: userTweetsScope,
     handler: async (input, rt, ctx) => {
-      const name = input.username.toLowerCase();
       const { page, nextToken: next } = await pageOf(
         rt,
-        { route: "/tweets/user", subject: name },
+        userTweetsScope(input),
         input.next_token,
         PAGE_SIZES.userTweets,
         (req) => rt.provider.userTweets(input.username, req, ctx.signal),

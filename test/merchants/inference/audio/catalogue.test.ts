@@ -56,7 +56,7 @@ describe("the audio routes on an upstream", () => {
     const speech = endpoints[0];
     if (!speech) throw new Error("no speech route");
     const input = speech.input.parse({ input: "Hello there", voice: "alloy", response_format: "flac" });
-    expect(await speech.precheck?.(input)).toBeUndefined();
+    expect(await speech.precheck?.(input, { services: { db: undefined as never, config } })).toBeUndefined();
     const metered: bigint[] = [];
     const ctx: HandlerContext = {
       payer: "0x2222222222222222222222222222222222222222",
