@@ -42,6 +42,9 @@ const OPTIONS = {
   check: { type: "boolean" },
   fresh: { type: "boolean" },
   evidence: { type: "boolean" },
+  // social generate: the synthetic archive's size and seed
+  tweets: { type: "string" },
+  seed: { type: "string" },
   // report, leaderboard, simulate: how long to wait for an analytics database another command holds
   wait: { type: "string" },
   help: { type: "boolean", short: "h" },

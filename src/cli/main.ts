@@ -9,10 +9,14 @@ Usage:
   x402-merchants report ADDRESS [--evidence] [--end-block N] [--wait SECONDS] [--data DIR] [--public-url URL]
         the merchant's report (JSON, spec 2.1), or with --evidence the evidence behind its flags
   x402-merchants leaderboard [--end-block N] [--wait SECONDS] [--data DIR] [--public-url URL]
-  x402-merchants serve [--only reports,utility,utility-alias,inference] [--port N] [--host H] [--data DIR] [--public-url URL]
+  x402-merchants serve [--only reports,utility,utility-alias,inference,social,social-proxy] [--port N] [--host H] [--data DIR] [--public-url URL]
         [--rpc URL and the index flags: the indexer follows that chain into the analytics while serving,
         waiting out RPC outages (--outage-retry-max SECONDS between attempts, default 60); /healthz says the lag]
-  x402-merchants listings [--only utility,utility-alias,inference]   the merchants' paid endpoints as import NDJSON
+  x402-merchants listings [--only utility,utility-alias,inference,social,social-proxy]   the merchants' paid
+        endpoints as import NDJSON
+  x402-merchants social import FILE.jsonl [--data DIR]   X data (archive records, docs/social.md) into the
+        social-data API's archive; the file is checked whole before anything is written
+  x402-merchants social generate [--tweets N] [--seed S]   a synthetic archive as JSON lines on stdout
   x402-merchants demo [--json] [--scale X] [--mix FILE] [--funding-lookback N] [--fresh] [--data DIR]   (also: npm start)
         the whole service on a local Base devnet: merchants, facilitator, indexer, reports and a buyer
         simulator playing a week of x402 payments; a second start resumes. A directory holding part of a week
@@ -39,7 +43,11 @@ Environment: X402M_DATA (default ./data), X402M_PUBLIC_URL, PORT, X402M_DUCKDB_M
   DATABASE_URL, X402M_FACILITATOR_URL (default http://127.0.0.1:8403), X402M_NETWORK (default eip155:8453),
   X402M_ASSET, X402M_ASSET_NAME, X402M_ASSET_VERSION, X402M_ASSET_DECIMALS (default Base USDC),
   X402M_UTILITY_PAY_TO, X402M_UTILITY_URL, X402M_UTILITY_PORT (default 8404),
-  X402M_UTILITY_ALIAS_PAY_TO (default the utility's), X402M_UTILITY_ALIAS_URL, X402M_UTILITY_ALIAS_PORT (default 8405)
+  X402M_UTILITY_ALIAS_PAY_TO (default the utility's), X402M_UTILITY_ALIAS_URL, X402M_UTILITY_ALIAS_PORT (default 8405),
+  X402M_INFERENCE_PAY_TO, X402M_INFERENCE_URL, X402M_INFERENCE_PORT (default 8407),
+  X402M_SOCIAL_PAY_TO, X402M_SOCIAL_URL, X402M_SOCIAL_PORT (default 8408), X402M_SOCIAL_PROXY_PAY_TO (default the
+  social's), X402M_SOCIAL_PROXY_URL, X402M_SOCIAL_PROXY_PORT (default 8409), X402M_SOCIAL_PROVIDER (archive,
+  x-web, twitterapi): the other settings are in README.md
 
 Exit codes: 0 done; 2 a usage mistake (command, arguments, flags or settings: nothing was attempted);
   1 any other failure. Either way stderr says why in one line.`;
@@ -81,6 +89,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import("./facilitator.ts")).runFacilitator(args, values);
       case "devnet":
         return await (await import("./devnet.ts")).runDevnet(args, values);
+      case "social":
+        return await (await import("./social.ts")).runSocial(args, values);
       default:
         throw new UsageError(`unknown command "${command}" (try --help)`);
     }

@@ -6,6 +6,8 @@ import type { Config, MerchantHost } from "../config/config.ts";
 import type { Merchant } from "../merchant-kit/catalogue.ts";
 import { allowListPolicy } from "../merchant-kit/fetch/index.ts";
 import { inferenceMerchant } from "./inference/catalogue.ts";
+import { socialMerchant, socialProxyMerchant } from "./social/catalogue.ts";
+import { socialSetup } from "./social/setup.ts";
 import { UTILITY_ALIAS_PATHS, utilityAliasMerchant, utilityMerchant } from "./utility/catalogue.ts";
 
 /** Where a host is reached and paid. */
@@ -27,6 +29,8 @@ export const MERCHANTS: Record<MerchantHost, MerchantBuilder> = {
   utility: (host, config) => utilityMerchant({ ...host, ...utilityOptions(config) }),
   "utility-alias": (host, config) => utilityAliasMerchant({ ...host, ...utilityOptions(config) }),
   inference: (host, config) => inferenceMerchant(host, config.inference),
+  social: (host, config) => socialMerchant(host, socialSetup(config.social)),
+  "social-proxy": (host, config) => socialProxyMerchant(host, socialSetup(config.social)),
 };
 
 /** What an alias host lists of its source (spec 4.2.3), by host name. */

@@ -1,0 +1,152 @@
+/**
+ * The social-data API and its paid proxy served by the merchant kit on 127.0.0.1, unpaid: every error of
+ * spec 7 (a search without a filter, more than 50 ids, non-numeric ids, a missing parameter named, a
+ * next_token that is not this query's, an upload that is not an image) is a 400 before any payment; a
+ * valid call gets the 402 at spec 4.3's price with the Bazaar extension, whose resource URL never carries
+ * the caller's cookies; the OpenAPI document lists the 19 paths in the spec's order, and the proxy's
+ * /pay/{agent_id} at the user lookup's price and description.
+ */
+import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Listening } from "../../../src/common/listen.ts";
+import { loadConfig } from "../../../src/config/config.ts";
+import {
+  SOCIAL_SPEC_ORDER,
+  socialMerchant,
+  socialProxyMerchant,
+} from "../../../src/merchants/social/catalogue.ts";
+import { nextTokens } from "../../../src/merchants/social/next-token.ts";
+import { socialSetup } from "../../../src/merchants/social/setup.ts";
+import { openTestDatabase } from "../../helpers/db.ts";
+import { refusingFacilitator as facilitator, startMerchant } from "../../helpers/merchant.ts";
+import { tinyPng } from "./contract.ts";
+
+const PAY_TO = "0x1111111111111111111111111111111111111111";
+const setup = socialSetup(loadConfig({ env: {} }).social);
+let social: Listening;
+let proxy: Listening;
+const closers: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  const opened = await openTestDatabase("pglite");
+  closers.push(opened.close);
+  social = await startMerchant(
+    (url) => socialMerchant({ payTo: PAY_TO, publicUrl: url }, setup),
+    opened.db,
+    facilitator,
+  );
+  closers.push(() => social.close());
+  proxy = await startMerchant(
+    (url) => socialProxyMerchant({ payTo: PAY_TO, publicUrl: url }, setup),
+    opened.db,
+    facilitator,
+  );
+  closers.push(() => proxy.close());
+}, 60_000);
+afterAll(async () => {
+  for (const close of closers.reverse()) await close();
+});
+
+const get = (path: string, base = social.url) => fetch(`${base}${path}`);
+
+async function refusal(response: Response) {
+  const body = (await response.json()) as { error: { code: string; message: string } };
+  return { status: response.status, paymentAsked: response.headers.has("payment-required"), ...body.error };
+}
+
+function required(response: Response) {
+  const header = response.headers.get("payment-required");
+  expect(response.status).toBe(402);
+  return decodePaymentRequiredHeader(header as string);
+}
+
+describe("the social-data API, unpaid", () => {
+  it("refuses spec 7's errors with a 400 before asking for payment, naming the parameter", async () => {
+    const cases: [string, RegExp][] = [
+      ["/tweets/search", /at least one filter/],
+      ["/tweets/search?next_token=abc", /at least one filter/],
+      [`/tweets?ids=${Array.from({ length: 51 }, (_, i) => 1000 + i).join(",")}`, /at most 50/],
+      ["/tweets?ids=12,abc", /numeric/],
+      ["/tweets/by/id?id=12a", /numeric tweet ID/],
+      ["/tweets/by/id", /^Missing required query parameter: id$/],
+      ["/users/by/username", /^Missing required query parameter: username$/],
+      ["/users/by/username?username=not%20a%20name", /screen name/],
+      ["/users/search", /^Missing required query parameter: query$/],
+      ["/tweets/mentions", /^Missing required query parameter: auth_token$/],
+      ["/users/followers?id=-1", /numeric user ID/],
+      ["/lists/members", /^Missing required query parameter: id$/],
+      ["/tweets/search?since=2026-13-01", /since/],
+    ];
+    for (const [path, message] of cases) {
+      const r = await refusal(await get(path));
+      expect(r, path).toMatchObject({ status: 400, paymentAsked: false });
+      expect(r.message, path).toMatch(message);
+    }
+  });
+
+  it("refuses a next_token that is not this query's before the 402, and accepts one that is", async () => {
+    const forged = await refusal(await get("/tweets/user?username=alice&next_token=eyJ4Ijo.AAAA"));
+    expect(forged).toMatchObject({ status: 400, code: "invalid_next_token", paymentAsked: false });
+
+    // A token sealed with another key, for the right query, is refused all the same.
+    const foreign = nextTokens(new Uint8Array(32).fill(7)).seal(
+      { route: "/tweets/user", subject: "alice", provider: "archive" },
+      "cursor",
+    );
+    const r = await refusal(await get(`/tweets/user?username=alice&next_token=${foreign}`));
+    expect(r).toMatchObject({ status: 400, code: "invalid_next_token", paymentAsked: false });
+  });
+
+  it("asks for spec 4.3's price with the Bazaar extension, keeping the caller's cookies out of the resource", async () => {
+    const prices: [string, string][] = [
+      ["/tweets/by/id?id=20", "2500"],
+      ["/users/by/username?username=jack", "5000"],
+      ["/tweets/search?words=x402", "6000"],
+      ["/tweets?ids=20,21", "10000"],
+      ["/users/followers?id=12", "10000"],
+    ];
+    for (const [path, amount] of prices) {
+      const req = required(await get(path));
+      expect(req.accepts[0]?.amount, path).toBe(amount);
+      expect(req.accepts[0]?.payTo.toLowerCase()).toBe(PAY_TO);
+      expect(req.extensions?.bazaar, path).toBeDefined();
+    }
+    const cookie = "a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6a1b2";
+    const mentions = required(await get(`/tweets/mentions?auth_token=${cookie}`));
+    expect(mentions.resource.url).toMatch(/\/tweets\/mentions$/);
+    expect(JSON.stringify(mentions)).not.toContain(cookie);
+  });
+
+  it("checks an upload is an image of its claimed type before the 402", async () => {
+    const upload = (bytes: Uint8Array, type: string) => {
+      const form = new FormData();
+      form.append("file", new File([new Uint8Array(bytes)], "a.png", { type }));
+      return fetch(`${social.url}/tweets/mediaUpload?auth_token=abc&ct0=def`, { method: "POST", body: form });
+    };
+    const text = await refusal(await upload(new TextEncoder().encode("not an image"), "image/png"));
+    expect(text).toMatchObject({ status: 400, code: "unsupported_media_type", paymentAsked: false });
+    const lying = await refusal(await upload(tinyPng(), "image/jpeg"));
+    expect(lying).toMatchObject({ status: 400, code: "media_type_mismatch", paymentAsked: false });
+    const png = await upload(tinyPng(), "image/png");
+    expect(required(png).accepts[0]?.amount).toBe("6000");
+  });
+
+  it("documents the 19 paths in the spec's order, and the proxy's /pay/{agent_id} as the user lookup", async () => {
+    const doc = (await (await get("/openapi.json")).json()) as {
+      paths: Record<string, Record<string, { summary?: string; description?: string }>>;
+    };
+    expect(Object.keys(doc.paths).filter((p) => SOCIAL_SPEC_ORDER.includes(p))).toEqual(SOCIAL_SPEC_ORDER);
+    expect(Object.keys(doc.paths["/tweets/mediaUpload"] ?? {})).toEqual(["post"]);
+
+    const proxyDoc = (await (await get("/openapi.json", proxy.url)).json()) as typeof doc;
+    expect(Object.keys(proxyDoc.paths)).toContain("/pay/{agent_id}");
+    const lookup = doc.paths["/users/by/username"]?.get;
+    expect(proxyDoc.paths["/pay/{agent_id}"]?.get?.description).toBe(lookup?.description);
+
+    const pay = required(await get("/pay/jack", proxy.url));
+    expect(pay.accepts[0]?.amount).toBe("5000");
+    expect(pay.resource.url).toBe(`${proxy.url}/pay/jack`);
+    const bad = await refusal(await get("/pay/not-a-name!", proxy.url));
+    expect(bad).toMatchObject({ status: 400, paymentAsked: false });
+  });
+});

@@ -1,0 +1,211 @@
+/**
+ * The social-data API paid for real: the stock `@x402/fetch` client, the project's facilitator on a
+ * devnet, the archive loaded with the contract's world. A lookup pays spec 4.3's price and answers X API
+ * v2's shapes; what is not there is a 404 and costs nothing, nor does a caller's bad session; pages go on
+ * through `next_token`, each paid; the proxy's /pay/<agent_id> is the user lookup; buyers at once each pay
+ * for exactly their own answers.
+ */
+import { decodePaymentResponseHeader } from "@x402/core/http";
+import { wrapFetchWithPayment } from "@x402/fetch";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import type { Listening } from "../../../src/common/listen.ts";
+import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
+import { socialMerchant, socialProxyMerchant } from "../../../src/merchants/social/catalogue.ts";
+import {
+  ARCHIVE_TABLES,
+  archiveProvider,
+  importArchive,
+} from "../../../src/merchants/social/providers/archive/index.ts";
+import type { SocialSetup } from "../../../src/merchants/social/runtime.ts";
+import { startMiner } from "../../helpers/chain.ts";
+import { openTestDatabase } from "../../helpers/db.ts";
+import { devnetFacilitator } from "../../helpers/facilitator.ts";
+import { startMerchant } from "../../helpers/merchant.ts";
+import { newMerchant, usdcReader, x402ClientFor } from "../../helpers/x402.ts";
+import { tinyPng } from "./contract.ts";
+import { complete } from "./providers/archive/helpers.ts";
+import {
+  ALICE,
+  ALICE_SERIES,
+  ALICE_SESSION,
+  ARTICLE,
+  ARTICLE_TWEET,
+  HELLO,
+  PICTURE,
+  UNKNOWN_ID,
+  worldArchiveRecords,
+} from "./world.ts";
+
+let devnet: Devnet;
+let miner: ReturnType<typeof startMiner>;
+let facilitator: Facilitator;
+let social: Listening;
+let proxy: Listening;
+let usdc: ReturnType<typeof usdcReader>;
+const payTo = newMerchant();
+const closers: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  devnet = await startDevnet({ port: 0, buyers: 5, blockTime: 0 });
+  miner = startMiner(devnet);
+  usdc = usdcReader(devnet.rpc);
+  const ledger = await openTestDatabase("pglite");
+  closers.push(ledger.close);
+  facilitator = await devnetFacilitator(devnet, ledger.db);
+  const state = await openTestDatabase("pglite");
+  closers.push(state.close);
+  await importArchive(state.db, complete(worldArchiveRecords()));
+  const setup: SocialSetup = {
+    provider: archiveProvider,
+    tokenSecret: null,
+    upstream: false,
+    tables: ARCHIVE_TABLES,
+  };
+  const client = inProcessClient(facilitator);
+  social = await startMerchant(
+    (url) => socialMerchant({ payTo, publicUrl: url }, setup),
+    state.db,
+    client,
+    { rpcUrl: devnet.rpc },
+  );
+  closers.push(() => social.close());
+  proxy = await startMerchant(
+    (url) => socialProxyMerchant({ payTo, publicUrl: url }, setup),
+    state.db,
+    client,
+    { rpcUrl: devnet.rpc },
+  );
+  closers.push(() => proxy.close());
+}, 120_000);
+afterAll(async () => {
+  for (const close of closers.reverse()) await close();
+  await facilitator?.close();
+  await miner?.stop();
+  await devnet?.stop();
+});
+
+const buyer = (i: number) => devnet.buyers[i] as DevnetAccount;
+const paying = (b: DevnetAccount) => wrapFetchWithPayment(fetch, x402ClientFor(b, "exact"));
+const settledAmount = (response: Response) =>
+  BigInt(decodePaymentResponseHeader(response.headers.get("payment-response") as string).amount ?? "-1");
+
+/** What `b` spends on `calls` (made by `run`), once the chain has every settlement. */
+async function spent(b: DevnetAccount, run: () => Promise<void>): Promise<bigint> {
+  const before = await usdc.balanceOf(b.address);
+  await run();
+  await miner.pending();
+  return before - (await usdc.balanceOf(b.address));
+}
+
+describe("the social-data API, paid on the devnet", () => {
+  it("answers a paid lookup in X API v2's shape for spec 4.3's price; what is not there costs nothing", async () => {
+    const b = buyer(0);
+    const charged = await spent(b, async () => {
+      const found = await paying(b)(`${social.url}/tweets/by/id?id=${HELLO.id}`);
+      expect(found.status, await found.clone().text()).toBe(200);
+      expect(settledAmount(found)).toBe(2_500n);
+      const body = (await found.json()) as {
+        data: Record<string, unknown>;
+        includes: { users: { id: string; username: string }[] };
+      };
+      expect(body.data).toMatchObject({
+        id: HELLO.id,
+        text: HELLO.text,
+        author_id: ALICE.id,
+        created_at: "Sun Nov 01 12:00:00 +0000 2026",
+        public_metrics: { like_count: 42, reply_count: 1, retweet_count: 2, quote_count: 1 },
+      });
+      expect(body.includes.users.map((u) => u.username)).toContain("alice");
+
+      const missing = await paying(b)(`${social.url}/tweets/by/id?id=${UNKNOWN_ID}`);
+      expect(missing.status).toBe(404);
+      expect(missing.headers.has("payment-response")).toBe(false);
+      const noArticle = await paying(b)(`${social.url}/articles/by/id?id=${HELLO.id}`);
+      expect(noArticle.status).toBe(404);
+      const badSession = await paying(b)(`${social.url}/tweets/mentions?auth_token=${"0".repeat(40)}`);
+      expect(badSession.status).toBe(401);
+      expect(((await badSession.json()) as { error: { code: string } }).error.code).toBe("invalid_session");
+    });
+    expect(charged).toBe(2_500n);
+  });
+
+  it("pages a timeline through next_token, each page paid, to its end", async () => {
+    const b = buyer(1);
+    const seen: string[] = [];
+    let pages = 0;
+    const charged = await spent(b, async () => {
+      let token: string | undefined;
+      do {
+        const url = `${social.url}/tweets/user?username=alice${token ? `&next_token=${token}` : ""}`;
+        const page = await paying(b)(url);
+        expect(page.status, await page.clone().text()).toBe(200);
+        const body = (await page.json()) as {
+          data: { id: string }[];
+          meta: { result_count: number; next_token?: string };
+        };
+        expect(body.meta.result_count).toBe(body.data.length);
+        seen.push(...body.data.map((t) => t.id));
+        token = body.meta.next_token;
+        pages++;
+      } while (token);
+    });
+    expect(pages).toBe(2);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toHaveLength(3 + ALICE_SERIES.length);
+    expect(charged).toBe(20_000n);
+  });
+
+  it("serves the article as Markdown, the caller's mentions, an upload, and the proxy's /pay/<agent_id>", async () => {
+    const b = buyer(2);
+    const charged = await spent(b, async () => {
+      const article = await paying(b)(`${social.url}/articles/by/id?id=${ARTICLE_TWEET.id}`);
+      expect(article.status, await article.clone().text()).toBe(200);
+      const { data } = (await article.json()) as { data: { title: string; article_content: string } };
+      expect(data.title).toBe(ARTICLE.title);
+      expect(data.article_content).toMatch(/^# /m);
+
+      const mentions = await paying(b)(`${social.url}/tweets/mentions?auth_token=${ALICE_SESSION.authToken}`);
+      expect(mentions.status, await mentions.clone().text()).toBe(200);
+      expect(((await mentions.json()) as { data: unknown[] }).data.length).toBeGreaterThan(0);
+
+      const form = new FormData();
+      form.append("file", new File([new Uint8Array(tinyPng())], "a.png", { type: "image/png" }));
+      const uploaded = await paying(b)(
+        `${social.url}/tweets/mediaUpload?auth_token=${ALICE_SESSION.authToken}&ct0=${ALICE_SESSION.ct0}`,
+        { method: "POST", body: form },
+      );
+      expect(uploaded.status, await uploaded.clone().text()).toBe(200);
+      expect(((await uploaded.json()) as { media_id: string }).media_id).toMatch(/^\d+$/);
+
+      const agent = await paying(b)(`${proxy.url}/pay/ALICE`);
+      expect(agent.status, await agent.clone().text()).toBe(200);
+      expect(((await agent.json()) as { data: { id: string } }).data.id).toBe(ALICE.id);
+    });
+    expect(charged).toBe(10_000n + 6_000n + 6_000n + 5_000n);
+  });
+
+  it("charges buyers at once for exactly their own answers, never for a refusal", async () => {
+    const buyers = [buyer(3), buyer(4)];
+    const calls = [
+      [`/tweets/by/id?id=${PICTURE.id}`, 2_500n],
+      [`/tweets?ids=${HELLO.id},${UNKNOWN_ID}`, 10_000n],
+      [`/tweets/by/id?id=${UNKNOWN_ID}`, 0n],
+      ["/users/by/username?username=bob", 5_000n],
+      ["/users/by/username?username=nobody_here_42", 0n],
+      [`/tweets/retweeted_by?id=${PICTURE.id}`, 10_000n],
+      ["/tweets/search?words=hello", 6_000n],
+    ] as const;
+    const shopBefore = await usdc.balanceOf(payTo);
+    const before = await Promise.all(buyers.map((b) => usdc.balanceOf(b.address)));
+    const answers = await Promise.all(
+      buyers.flatMap((b) => calls.map(([path]) => paying(b)(`${social.url}${path}`).then((r) => r.status))),
+    );
+    expect(answers).toEqual(buyers.flatMap(() => calls.map(([, price]) => (price > 0n ? 200 : 404))));
+    await miner.pending();
+    const expected = calls.reduce((sum, [, price]) => sum + price, 0n);
+    for (const [i, b] of buyers.entries())
+      expect((before[i] as bigint) - (await usdc.balanceOf(b.address))).toBe(expected);
+    expect((await usdc.balanceOf(payTo)) - shopBefore).toBe(2n * expected);
+  });
+});
