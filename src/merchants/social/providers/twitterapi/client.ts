@@ -69,7 +69,8 @@ export class TwitterApiClient {
     const body = tryParse(text);
     const message = this.messageOf(body);
     if (response.status === 429) throw rateLimited(retryAfterSeconds(response.headers.get("retry-after")), message);
-    if (response.status === 402 || isCreditMessage(message)) throw noCredit(message);
+    const failed = !response.ok || (typeof body === "object" && body !== null && (body as Json).status === "error");
+    if (response.status === 402 || (failed && isCreditMessage(message))) throw noCredit(message);
     if (response.status === 401 || response.status === 403) throw keyRefused(response.status, message);
     if (response.status === 404) return null;
     if (!response.ok) {
