@@ -10,7 +10,11 @@
  * - anything else, or an answer that is not JSON: 502; no answer in time: 504.
  */
 import { UpstreamError } from "../../../../common/errors.ts";
-import { DEFAULT_UPSTREAM_MAX_BYTES, failure, retryAfterSeconds } from "../../../utility/providers/upstream.ts";
+import {
+  DEFAULT_UPSTREAM_MAX_BYTES,
+  failure,
+  retryAfterSeconds,
+} from "../../../utility/providers/upstream.ts";
 import { parseLossless } from "./lossless-json.ts";
 
 export const DEFAULT_BASE_URL = "https://api.twitterapi.io";
@@ -44,12 +48,20 @@ export class TwitterApiClient {
     return this.call(url, { method: "GET" }, signal);
   }
 
-  /** POST a multipart form (the media upload). */
+  /**
+   * POST a multipart form (the media upload). Its `{"status": "error"}` answers other than rate limits and
+   * credit come back as they are, for the caller to tell a bad session from other trouble.
+   */
   postForm(path: string, form: FormData, signal: AbortSignal): Promise<Json | null> {
-    return this.call(new URL(this.baseUrl + path), { method: "POST", body: form }, signal);
+    return this.call(new URL(this.baseUrl + path), { method: "POST", body: form }, signal, true);
   }
 
-  private async call(url: URL, init: RequestInit, callerSignal: AbortSignal): Promise<Json | null> {
+  private async call(
+    url: URL,
+    init: RequestInit,
+    callerSignal: AbortSignal,
+    raw = false,
+  ): Promise<Json | null> {
     const call = { provider: PROVIDER, url: url.toString(), signal: callerSignal };
     const timeout = AbortSignal.timeout(this.timeoutMs);
     const signal = AbortSignal.any([callerSignal, timeout]);
@@ -68,8 +80,10 @@ export class TwitterApiClient {
     }
     const body = tryParse(text);
     const message = this.messageOf(body);
-    if (response.status === 429) throw rateLimited(retryAfterSeconds(response.headers.get("retry-after")), message);
-    const failed = !response.ok || (typeof body === "object" && body !== null && (body as Json).status === "error");
+    if (response.status === 429)
+      throw rateLimited(retryAfterSeconds(response.headers.get("retry-after")), message);
+    const failed =
+      !response.ok || (typeof body === "object" && body !== null && (body as Json).status === "error");
     if (response.status === 402 || (failed && isCreditMessage(message))) throw noCredit(message);
     if (response.status === 401 || response.status === 403) throw keyRefused(response.status, message);
     if (response.status === 404) return null;
@@ -77,11 +91,15 @@ export class TwitterApiClient {
       throw new UpstreamError(`the ${PROVIDER} answered HTTP ${response.status}${suffix(message)}`);
     }
     if (body === undefined || typeof body !== "object" || body === null || Array.isArray(body)) {
-      throw new UpstreamError(`the ${PROVIDER} answered something that is not a JSON object`, "upstream_invalid");
+      throw new UpstreamError(
+        `the ${PROVIDER} answered something that is not a JSON object`,
+        "upstream_invalid",
+      );
     }
     const json = body as Json;
     if (json.status === "error") {
       if (message && /rate ?limit|too many requests|qps/i.test(message)) throw rateLimited(30, message);
+      if (raw) return json;
       if (message && /api ?key|unauthori[sz]ed/i.test(message)) throw keyRefused(200, message);
       if (message && NOT_FOUND.test(message)) return null;
       throw new UpstreamError(`the ${PROVIDER} answered an error${suffix(message)}`);
@@ -90,7 +108,7 @@ export class TwitterApiClient {
   }
 
   /** Their message (`msg`, `message` or FastAPI's `detail`), short, and never with the key in it. */
-  private messageOf(body: unknown): string | undefined {
+  messageOf(body: unknown): string | undefined {
     if (typeof body !== "object" || body === null) return undefined;
     const b = body as Json;
     const m = [b.msg, b.message, b.detail].find((x) => typeof x === "string" && x.length > 0) as
@@ -104,7 +122,9 @@ export class TwitterApiClient {
 const NOT_FOUND = /not (be )?found|does ?n[o']t exist|no such|not exist|unavailable|suspended|protected/i;
 
 function isCreditMessage(message: string | undefined): boolean {
-  return message !== undefined && /credit|balance|recharge|top ?up|insufficient|payment required/i.test(message);
+  return (
+    message !== undefined && /credit|balance|recharge|top ?up|insufficient|payment required/i.test(message)
+  );
 }
 
 const suffix = (message: string | undefined) => (message ? `: ${message}` : "");

@@ -45,7 +45,11 @@ function indices(v: unknown): [number, number] | null {
 }
 
 /** Where `token` (e.g. `@bob`) stands in `full` from UTF-16 index `from` on, in code points; null if absent. */
-function findToken(full: string, token: string, from: number): { start: number; end: number; next: number } | null {
+function findToken(
+  full: string,
+  token: string,
+  from: number,
+): { start: number; end: number; next: number } | null {
   const lower = full.toLowerCase();
   let at = lower.indexOf(token.toLowerCase(), from);
   while (at >= 0) {
@@ -123,7 +127,9 @@ function parseMedia(t: Json): SocialMedia[] {
       width: typeof info.width === "number" ? info.width : null,
       height: typeof info.height === "number" ? info.height : null,
       altText: text(m.ext_alt_text) || null,
-      ...(type !== "photo" && { durationMs: typeof video.duration_millis === "number" ? video.duration_millis : null }),
+      ...(type !== "photo" && {
+        durationMs: typeof video.duration_millis === "number" ? video.duration_millis : null,
+      }),
     });
   }
   return out;

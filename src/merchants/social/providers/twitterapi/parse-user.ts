@@ -32,7 +32,8 @@ const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "
 /** X's legacy time (`Sun Nov 01 12:00:00 +0000 2026`) or an ISO time as ISO in UTC; null when neither. */
 export function isoTime(v: unknown): string | null {
   if (typeof v !== "string") return null;
-  const m = /^[A-Z][a-z]{2} ([A-Z][a-z]{2}) (\d{2}) (\d{2}):(\d{2}):(\d{2}) ([+-])(\d{2})(\d{2}) (\d{4})$/.exec(v);
+  const m =
+    /^[A-Z][a-z]{2} ([A-Z][a-z]{2}) (\d{2}) (\d{2}):(\d{2}):(\d{2}) ([+-])(\d{2})(\d{2}) (\d{4})$/.exec(v);
   if (m) {
     const month = MONTHS.indexOf(m[1] as string);
     if (month < 0) return null;
