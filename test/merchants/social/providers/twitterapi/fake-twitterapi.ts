@@ -171,7 +171,7 @@ function page<T>(all: readonly T[], size: number, cursor: string | undefined) {
   return { items, has_next_page: more, next_cursor: more ? cursorOf(at + size) : "" };
 }
 
-const words = (s: string) => s.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
+const words = (s: string): string[] => s.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
 const unquote = (s: string) => s.replace(/^"|"$/g, "").toLowerCase();
 
 /** X's search syntax, as much of it as `toXSearchQuery` writes. */
