@@ -119,7 +119,7 @@ export class TwitterApiClient {
 }
 
 /** Messages that mean "what you asked about is not there". */
-const NOT_FOUND = /not (be )?found|does ?n[o']t exist|no such|not exist|unavailable|suspended|protected/i;
+const NOT_FOUND = /not (be )?found|does ?n[o']t exist|no such|not exist|suspended/i;
 
 function isCreditMessage(message: string | undefined): boolean {
   return (

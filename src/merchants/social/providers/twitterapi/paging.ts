@@ -8,11 +8,15 @@ import { BadInputError } from "../../../../common/errors.ts";
 import type { Json } from "./client.ts";
 import { isObject } from "./parse-user.ts";
 
-/** Where a page starts: the upstream cursor (absent for the first), the offset in that upstream page, and a
- * value resolved on the first page and carried along (the username the followers endpoints want). */
+/**
+ * Where a page starts: the upstream cursor (absent for the first), the offset in that upstream page, the id of
+ * the last item served (the page is found again by it when newer items have shifted the first upstream page),
+ * and a value resolved on the first page and carried along (the username the followers endpoints want).
+ */
 export interface Position {
   c?: string;
   o: number;
+  l?: string;
   u?: string;
 }
 
@@ -29,9 +33,15 @@ export function decodeCursor(cursor: string | undefined): Position {
       Number.isSafeInteger(p.o) &&
       (p.o as number) >= 0 &&
       (p.c === undefined || typeof p.c === "string") &&
+      (p.l === undefined || typeof p.l === "string") &&
       (p.u === undefined || typeof p.u === "string")
     ) {
-      return { o: p.o as number, ...(p.c !== undefined && { c: p.c }), ...(p.u !== undefined && { u: p.u }) };
+      return {
+        o: p.o as number,
+        ...(p.c !== undefined && { c: p.c }),
+        ...(p.l !== undefined && { l: p.l }),
+        ...(p.u !== undefined && { u: p.u }),
+      };
     }
   } catch {
     // falls through to the error
@@ -65,15 +75,29 @@ export function cut<T>(
   size: number,
   upstreamNext: string | undefined,
 ): { items: T[]; next?: string } {
-  const rest = items.slice(at.o);
+  // Resume after the last item served when it is still there (the page may have shifted), else at the offset.
+  const last = at.l === undefined ? -1 : items.findIndex((item) => itemId(item) === at.l);
+  const start = last >= 0 ? last + 1 : at.o;
+  const rest = items.slice(start);
   const keep = { ...(at.u !== undefined && { u: at.u }) };
   if (rest.length > size) {
+    const served = rest.slice(0, size);
+    const lastId = itemId(served[served.length - 1]);
     return {
-      items: rest.slice(0, size),
-      next: encodeCursor({ ...keep, ...(at.c && { c: at.c }), o: at.o + size }),
+      items: served,
+      next: encodeCursor({
+        ...keep,
+        ...(at.c && { c: at.c }),
+        o: start + size,
+        ...(lastId && { l: lastId }),
+      }),
     };
   }
   // An upstream cursor that does not move would page forever.
   if (upstreamNext === undefined || upstreamNext === at.c) return { items: rest };
   return { items: rest, next: encodeCursor({ ...keep, c: upstreamNext, o: 0 }) };
+}
+
+function itemId(item: unknown): string | undefined {
+  return isObject(item) && typeof item.id === "string" ? item.id : undefined;
 }

@@ -6,6 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { SocialProvider } from "../../../../../src/merchants/social/provider.ts";
 import { twitterApiProvider } from "../../../../../src/merchants/social/providers/twitterapi/index.ts";
+import { cut, decodeCursor } from "../../../../../src/merchants/social/providers/twitterapi/paging.ts";
 import { allPages, tinyPng } from "../../contract.ts";
 import { ALICE, ALICE_SERIES, ALICE_SESSION, ARTICLE_TWEET, BOB, HELLO, PICTURE } from "../../world.ts";
 import { FAKE_API_KEY, type FakeTwitterApi, startFakeTwitterApi, wireTweet } from "./fake-twitterapi.ts";
@@ -211,5 +212,24 @@ describe("the caller's session", () => {
     const error = await withProxy.uploadMedia(bad, file, signal()).catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 401, code: "invalid_session" });
     expect((error as Error).message).not.toContain(bad.authToken);
+  });
+});
+
+describe("cutting pages (paging.ts)", () => {
+  const items = (...ids: string[]) => ids.map((id) => ({ id }));
+  it("resumes after the last item served when newer items shifted the upstream page", () => {
+    const first = cut(items("5", "4", "3", "2", "1"), decodeCursor(undefined), 2, "UP2");
+    expect(first.items).toEqual(items("5", "4"));
+    // Two new items arrived on top: the offset alone would serve 4 again.
+    const second = cut(items("7", "6", "5", "4", "3", "2", "1"), decodeCursor(first.next), 2, "UP2");
+    expect(second.items).toEqual(items("3", "2"));
+    const third = cut(items("7", "6", "5", "4", "3", "2", "1"), decodeCursor(second.next), 2, "UP2");
+    expect(third.items).toEqual(items("1"));
+    expect(decodeCursor(third.next)).toEqual({ c: "UP2", o: 0 });
+  });
+
+  it("ends when upstream has no next page or a cursor that does not move", () => {
+    expect(cut(items("1"), { o: 0 }, 5, undefined).next).toBeUndefined();
+    expect(cut(items("1"), { o: 0, c: "A" }, 5, "A").next).toBeUndefined();
   });
 });
