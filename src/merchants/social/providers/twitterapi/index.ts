@@ -1,0 +1,1 @@
+export { loginCookies, type TwitterApiProviderOptions, twitterApiProvider } from "./provider.ts";
