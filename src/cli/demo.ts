@@ -76,6 +76,7 @@ function readyText(demo: Demo, dataDir: string): string {
     `  chain         ${demo.urls.rpc}  (anvil, chain id 8453, USDC at Base's address)`,
     `  facilitator   ${demo.urls.facilitator}`,
     `  shops         ${demo.urls.shops}`,
+    `  paid proxy    ${demo.urls.socialProxy}/docs  (/pay/<agent_id>: the social-data API's user lookup)`,
     "",
     "  merchants: report page, API reference",
     ...demo.merchants.map((m) => `    ${m.name.padEnd(width)}  ${m.report}  ${m.api}`),

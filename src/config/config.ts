@@ -239,6 +239,8 @@ export const ConfigSchema = z.object({
           .url({ protocol: /^https?$/ })
           .transform((u) => u.replace(/\/+$/, ""))
           .optional(),
+        /** The proxy twitterapi.io's uploads require (`http://user:pass@host:port`); none: uploads answer 501. */
+        proxy: z.url({ protocol: /^(https?|socks5)$/ }).optional(),
       }),
     })
     .superRefine((social, ctx) => {
@@ -452,6 +454,7 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
       twitterapi: {
         key: env.X402M_SOCIAL_TWITTERAPI_KEY || null,
         url: env.X402M_SOCIAL_TWITTERAPI_URL || undefined,
+        proxy: env.X402M_SOCIAL_TWITTERAPI_PROXY || undefined,
       },
     },
     payments: {
@@ -556,7 +559,7 @@ function socialSetting([first, second]: readonly string[]): string {
     };
     return x[second ?? ""] ?? "X402M_SOCIAL_X_ACCOUNTS";
   }
-  if (first === "twitterapi") return `X402M_SOCIAL_TWITTERAPI_${second === "url" ? "URL" : "KEY"}`;
+  if (first === "twitterapi") return `X402M_SOCIAL_TWITTERAPI_${(second ?? "key").toUpperCase()}`;
   const fixed: Record<string, string> = {
     provider: "X402M_SOCIAL_PROVIDER",
     tokenSecret: "X402M_SOCIAL_TOKEN_SECRET",

@@ -24,6 +24,7 @@ import {
   startDevnet,
 } from "../chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
+import type { Database } from "../common/db/index.ts";
 import { Lifecycle } from "../common/lifecycle.ts";
 import { type Config, portSetting } from "../config/config.ts";
 import { dataLayout } from "../config/layout.ts";
@@ -47,6 +48,7 @@ import { clearForFreshStart, DemoError, prepareStart, type World } from "./resum
 import { shopsApp } from "./shops/host.ts";
 import { DEMO_SHOPS, shopMerchant } from "./shops/index.ts";
 import { runSimulator, type SimMerchant, type SimulatorEvent } from "./simulator.ts";
+import { loadDemoSocial } from "./social.ts";
 import { repairTruth } from "./truth.ts";
 
 export { DemoError };
@@ -78,6 +80,8 @@ export interface DemoUrls {
   utility: string;
   utilityAlias: string;
   inference: string;
+  social: string;
+  socialProxy: string;
   shops: string;
 }
 
@@ -111,6 +115,8 @@ export const DEMO_NOTICE =
 const MERCHANT_KEY_BASE = 100;
 /** The inference API's wallet: apart from the shops' (`MERCHANT_KEY_BASE + 1` on), whatever their number. */
 const INFERENCE_KEY = 99;
+/** The social-data API's wallet (its paid proxy's too), apart from the others likewise. */
+const SOCIAL_KEY = 98;
 const POPULATION_KEY_BASE = 1_000;
 /** Stopping saves the chain, about 10 s for a week of blocks here (src/chain/devnet/saved-chain.ts). */
 const DEMO_CLOSE_TIMEOUT_MS = 150_000;
@@ -132,12 +138,13 @@ const SIMULATED_UTILITY_PATHS = [
 
 /**
  * Whether the simulated buyers call an endpoint: the utility API's that answer offline, the inference
- * API's chat routes (its audio routes need Debian's speech programs, which a machine may lack), every
- * shop's.
+ * API's chat routes (its audio routes need Debian's speech programs, which a machine may lack), the
+ * social-data API's that have an input from its archive, every shop's.
  */
-function simulated(merchant: string, path: string): boolean {
+function simulated(merchant: string, path: string, socialInputs: Record<string, unknown>): boolean {
   if (merchant === "utility") return SIMULATED_UTILITY_PATHS.includes(path);
   if (merchant === "inference") return path.startsWith("/v1/chat/");
+  if (merchant === "social") return Object.hasOwn(socialInputs, path);
   return true;
 }
 
@@ -224,18 +231,23 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     // Every merchant is paid into a devnet wallet of its own; the utility and its alias share one.
     const utilityKey = derive(MERCHANT_KEY_BASE);
     const inferenceKey = derive(INFERENCE_KEY);
+    const socialKey = derive(SOCIAL_KEY);
     const shopKeys = DEMO_SHOPS.map((_, i) => derive(MERCHANT_KEY_BASE + 1 + i));
     const walletOf = (key: DevnetAccount) => key.address.toLowerCase() as `0x${string}`;
+    const hostKey = (name: string) =>
+      name === "inference" ? inferenceKey : name.startsWith("social") ? socialKey : utilityKey;
     const demoConfig: Config = {
       ...config,
       merchants: Object.fromEntries(
         Object.entries(config.merchants).map(([name, host]) => [
           name,
-          { ...host, payTo: walletOf(name === "inference" ? inferenceKey : utilityKey) },
+          { ...host, payTo: walletOf(hostKey(name)) },
         ]),
       ),
-      // The inference API answers on its offline engine: the demo needs no model and no network.
+      // The inference API answers on its offline engine, the social-data API from its archive: the demo
+      // needs no model, no X account and no network.
       inference: OFFLINE_SETTINGS,
+      social: { ...config.social, provider: "archive" },
     };
     let shops: { merchant: Merchant; name: string }[] = [];
     const indexed = { block: -1 };
@@ -244,7 +256,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       lifecycle,
       // Receipts polled every 50 ms: while catching up, blocks come every few milliseconds.
       facilitator: devnetFacilitatorOptions(devnet, 50),
-      merchants: ["utility", "utility-alias", "inference"],
+      merchants: ["utility", "utility-alias", "inference", "social", "social-proxy"],
       notice: DEMO_NOTICE,
       hosts: [
         {
@@ -281,13 +293,15 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       },
     });
     const urls = services.urls as Record<
-      "facilitator" | "utility" | "utility-alias" | "inference" | "shops" | "reports",
+      "facilitator" | "utility" | "utility-alias" | "inference" | "social" | "social-proxy" | "shops" | "reports",
       string
     >;
     const analytics = services.analytics as Analytics;
     const service = services.reports as ReportService;
     const utility = services.merchants.utility as Merchant;
     const inference = services.merchants.inference as Merchant;
+    const social = services.merchants.social as Merchant;
+    const socialInputs = await loadDemoSocial(services.db as Database, w.genesisTime);
     await analytics.run("INSERT OR REPLACE INTO meta VALUES ('notice', $notice), ('demo', 'true')", {
       notice: DEMO_NOTICE,
     });
@@ -311,6 +325,14 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
         key: inferenceKey,
         merchant: inference,
         api: `${urls.inference}/docs`,
+      },
+      {
+        id: "social",
+        name: "social.localhost",
+        title: "Social-data API",
+        key: socialKey,
+        merchant: social,
+        api: `${urls.social}/docs`,
       },
       ...shops.map((s, i) => ({
         id: s.merchant.name,
@@ -337,9 +359,9 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       url: m.merchant.publicUrl,
       payTo: m.key.address,
       endpoints: m.merchant.endpoints
-        .filter((e) => simulated(m.id, e.path))
+        .filter((e) => simulated(m.id, e.path, socialInputs))
         .map((e): PlanEndpoint => {
-          const input = e.example.input as Record<string, unknown>;
+          const input = (m.id === "social" ? socialInputs[e.path] : e.example.input) as Record<string, unknown>;
           // Endpoints that offer exact too are bought at their listed price.
           const metered = isMeteredOnly(e);
           return {
@@ -369,8 +391,9 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       plan: {
         mix: w.mix,
         merchants: planMerchants,
-        // The inference API takes genuine demand only: its metered calls are what it adds to the week.
-        roles: chooseRoles(planMerchants, "utility", ["inference"]),
+        // The inference and social-data APIs take genuine demand only: the patterns the screens exist for
+        // are played by the utility API and the shops.
+        roles: chooseRoles(planMerchants, "utility", ["inference", "social"]),
         epoch: w.epoch,
       },
       merchants: simMerchants,
@@ -422,6 +445,8 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       utility: urls.utility,
       utilityAlias: urls["utility-alias"],
       inference: urls.inference,
+      social: urls.social,
+      socialProxy: urls["social-proxy"],
       shops: urls.shops,
     };
     emit({

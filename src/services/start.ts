@@ -6,6 +6,7 @@
  */
 
 import type { Analytics } from "../analytics/duckdb.ts";
+import type { Database } from "../common/db/index.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import type { Config, MerchantHost } from "../config/config.ts";
 import type { Merchant } from "../merchant-kit/catalogue.ts";
@@ -36,6 +37,8 @@ export interface Services {
   /** Each started service's base URL, by name ("reports", "facilitator", "utility", ...). */
   urls: Record<string, string>;
   merchants: Partial<Record<MerchantHost, Merchant>>;
+  /** The merchants' state, when merchant hosts were started. */
+  db?: Database;
   analytics?: Analytics;
   reports?: ReportService;
   /** Rejects when a part fails on its own (an indexer failing for a reason other than an RPC outage). */
@@ -60,6 +63,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
   }
   let merchants: Services["merchants"] = {};
   let served: Merchant[] = [];
+  let db: Database | undefined;
   if ((options.merchants?.length ?? 0) > 0 || (options.hosts?.length ?? 0) > 0) {
     const hosts = await startMerchantHosts(
       merchantConfig,
@@ -72,6 +76,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     Object.assign(urls, hosts.urls);
     merchants = hosts.merchants;
     served = hosts.served;
+    db = hosts.db;
   }
   let failed = new Promise<never>(() => undefined);
   let analytics: Analytics | undefined;
@@ -105,5 +110,5 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     }
   }
   failed.catch(() => undefined);
-  return { urls, merchants, analytics, reports, failed };
+  return { urls, merchants, db, analytics, reports, failed };
 }

@@ -35,6 +35,8 @@ async function env(): Promise<Record<string, string>> {
     X402M_UTILITY_PORT: "0",
     X402M_UTILITY_ALIAS_PORT: "0",
     X402M_INFERENCE_PORT: "0",
+    X402M_SOCIAL_PORT: "0",
+    X402M_SOCIAL_PROXY_PORT: "0",
     X402M_SHOPS_PORT: "0",
   };
 }

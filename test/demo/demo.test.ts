@@ -25,6 +25,8 @@ const FREE_PORTS = {
   X402M_UTILITY_PORT: "0",
   X402M_UTILITY_ALIAS_PORT: "0",
   X402M_INFERENCE_PORT: "0",
+  X402M_SOCIAL_PORT: "0",
+  X402M_SOCIAL_PROXY_PORT: "0",
   X402M_SHOPS_PORT: "0",
 };
 
@@ -238,6 +240,15 @@ describe("demo", () => {
     expect(metered.every((r) => BigInt(r.amount) > 0n && BigInt(r.amount) < 50_000n)).toBe(true);
     expect(new Set(metered.map((r) => r.amount)).size).toBeGreaterThan(1);
     expect(result.merchants.find((m) => m.name === "inference.localhost")?.ok).toBe(true);
+    // The social-data API is bought from its archive: lookups and pages, each found.
+    const social = fs
+      .readFileSync(path.join(dataDir, "demo", "truth.ndjson"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { endpoint: string; merchant: string })
+      .filter((r) => r.merchant === "social");
+    expect(new Set(social.map((r) => r.endpoint)).size).toBeGreaterThanOrEqual(3);
+    expect(result.merchants.find((m) => m.name === "social.localhost")?.ok).toBe(true);
     expect(result.ok).toBe(true);
     expect(code).toBe(0);
   }, 120_000);

@@ -55,6 +55,7 @@ function makeSetup(settings: SocialSettings): SocialSetup {
             twitterApiProvider({
               apiKey: settings.twitterapi.key ?? "",
               ...(settings.twitterapi.url && { baseUrl: settings.twitterapi.url }),
+              ...(settings.twitterapi.proxy && { proxy: settings.twitterapi.proxy }),
               ...(settings.timeoutMs && { timeoutMs: settings.timeoutMs }),
             }),
           ),

@@ -18,13 +18,19 @@ import {
   importArchive,
 } from "../../../src/merchants/social/providers/archive/index.ts";
 import type { SocialSetup } from "../../../src/merchants/social/runtime.ts";
-import { startMiner } from "../../helpers/chain.ts";
+import { twitterApiProvider } from "../../../src/merchants/social/providers/twitterapi/index.ts";
+import { startMiner, walletHolding } from "../../helpers/chain.ts";
 import { openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { startMerchant } from "../../helpers/merchant.ts";
 import { newMerchant, usdcReader, x402ClientFor } from "../../helpers/x402.ts";
 import { tinyPng } from "./contract.ts";
 import { complete } from "./providers/archive/helpers.ts";
+import {
+  FAKE_API_KEY,
+  type FakeTwitterApi,
+  startFakeTwitterApi,
+} from "./providers/twitterapi/fake-twitterapi.ts";
 import {
   ALICE,
   ALICE_SERIES,
@@ -42,6 +48,9 @@ let miner: ReturnType<typeof startMiner>;
 let facilitator: Facilitator;
 let social: Listening;
 let proxy: Listening;
+/** The same API over a paid upstream (a fake twitterapi.io that counts its calls). */
+let upstreamHost: Listening;
+let upstream: FakeTwitterApi;
 let usdc: ReturnType<typeof usdcReader>;
 const payTo = newMerchant();
 const closers: (() => Promise<void>)[] = [];
@@ -77,6 +86,20 @@ beforeAll(async () => {
     { rpcUrl: devnet.rpc },
   );
   closers.push(() => proxy.close());
+  upstream = await startFakeTwitterApi();
+  closers.push(upstream.close);
+  const upstreamSetup: SocialSetup = {
+    provider: () => twitterApiProvider({ apiKey: FAKE_API_KEY, baseUrl: upstream.url, timeoutMs: 5_000 }),
+    tokenSecret: null,
+    upstream: true,
+  };
+  upstreamHost = await startMerchant(
+    (url) => socialMerchant({ payTo, publicUrl: url }, upstreamSetup),
+    state.db,
+    client,
+    { rpcUrl: devnet.rpc },
+  );
+  closers.push(() => upstreamHost.close());
 }, 120_000);
 afterAll(async () => {
   for (const close of closers.reverse()) await close();
@@ -207,5 +230,23 @@ describe("the social-data API, paid on the devnet", () => {
     for (const [i, b] of buyers.entries())
       expect((before[i] as bigint) - (await usdc.balanceOf(b.address))).toBe(expected);
     expect((await usdc.balanceOf(payTo)) - shopBefore).toBe(2n * expected);
+  });
+
+  it("never calls a paid upstream for more than the payer can pay, however many calls come at once", async () => {
+    // Enough for two timeline pages at 0.01: six at once must not cost the operator six upstream calls.
+    const poor = await walletHolding(devnet, 25_000n, 0);
+    const timelineCalls = () => upstream.requests.filter((r) => r.path.endsWith("/user/last_tweets")).length;
+    const before = timelineCalls();
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => paying(poor)(`${upstreamHost.url}/tweets/user?username=alice`)),
+    );
+    const statuses = answers.map((a) => a.status);
+    const served = statuses.filter((s) => s === 200).length;
+    expect(served, statuses.join(",")).toBeGreaterThanOrEqual(1);
+    expect(served).toBeLessThanOrEqual(2);
+    for (const status of statuses) expect([200, 402, 409]).toContain(status);
+    expect(timelineCalls() - before).toBe(served);
+    await miner.pending();
+    expect(25_000n - (await usdc.balanceOf(poor.address))).toBe(BigInt(served) * 10_000n);
   });
 });
