@@ -85,7 +85,8 @@ class AccountPool {
   /** Seconds until the first resting account is usable again (1 s to an hour). */
   waitSeconds(): number {
     const now = Date.now();
-    const soonest = Math.min(...this.restedUntil.filter((t) => t > now), now + 30_000);
+    const resting = this.restedUntil.filter((t) => t > now);
+    const soonest = resting.length > 0 ? Math.min(...resting) : now + 30_000;
     return Math.min(3_600, Math.max(1, Math.ceil((soonest - now) / 1000)));
   }
 }
@@ -159,6 +160,7 @@ export class XWebClient {
   ): Promise<GraphQLAnswer> {
     const url = this.graphqlUrl(operation, variables);
     const text = await this.send(url, { method: "GET" }, signal, session);
+    const extra = session ? [session.authToken, session.ct0 ?? ""] : [];
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -176,7 +178,7 @@ export class XWebClient {
     const { data, errors } = body as { data?: unknown; errors?: unknown };
     const list = Array.isArray(errors)
       ? errors.map((e) => ({
-          message: this.scrub(String((e as { message?: unknown })?.message ?? "")),
+          message: this.scrub(String((e as { message?: unknown })?.message ?? ""), extra),
           code:
             typeof (e as { code?: unknown })?.code === "number" ? (e as { code: number }).code : undefined,
         }))
@@ -208,9 +210,10 @@ export class XWebClient {
   }
 
   /** X's own words for a failure, without any cookie and not too long. */
-  scrub(message: string): string {
+  scrub(message: string, extra: readonly string[] = []): string {
     let out = message;
-    for (const secret of this.secrets) out = out.replaceAll(secret, "[redacted]");
+    for (const secret of [...this.secrets, ...extra.filter((s) => s.length >= 4)])
+      out = out.replaceAll(secret, "[redacted]");
     return out.slice(0, 200);
   }
 
@@ -256,7 +259,7 @@ export class XWebClient {
         const wait = Math.min(3_600, Math.max(1, Math.ceil((resetAt(outcome.headers) - Date.now()) / 1000)));
         throw unavailable(wait, "is rate limiting this session");
       }
-      return this.checked(outcome, true);
+      return this.checked(outcome, [account.authToken, account.ct0]);
     }
 
     if (this.pool.accounts.length === 0)
@@ -278,7 +281,7 @@ export class XWebClient {
       if (outcome.headers.get("x-rate-limit-remaining")?.trim() === "0")
         this.pool.rest(index, resetAt(outcome.headers));
       try {
-        return this.checked(outcome, false);
+        return this.checked(outcome);
       } catch (error) {
         if (error instanceof SessionTrouble) {
           this.pool.rest(index, error.limited ? resetAt(outcome.headers) : Date.now() + REFUSED_REST_MS);
@@ -316,7 +319,8 @@ export class XWebClient {
   }
 
   /** A 2xx body, else a 502 naming the status and X's own message. */
-  private checked(outcome: Extract<Outcome, { kind: "ok" }>, caller: boolean): string {
+  private checked(outcome: Extract<Outcome, { kind: "ok" }>, callerSecrets?: readonly string[]): string {
+    const caller = callerSecrets !== undefined;
     const { status, text } = outcome;
     const xErrors = errorsOf(text);
     if (status >= 200 && status < 300) {
@@ -332,7 +336,7 @@ export class XWebClient {
       }
       return text;
     }
-    const said = xErrors[0]?.message ? `: ${this.scrub(xErrors[0].message)}` : "";
+    const said = xErrors[0]?.message ? `: ${this.scrub(xErrors[0].message, callerSecrets)}` : "";
     const hint = status === 404 || status === 400 ? " (its query ids or features may have changed)" : "";
     throw new UpstreamError(`the ${PROVIDER} answered HTTP ${status}${said}${hint}`, "upstream_failed");
   }
