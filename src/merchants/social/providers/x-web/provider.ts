@@ -8,7 +8,7 @@
  * whose cursor did not move, is the last.
  */
 import { UpstreamError } from "../../../../common/errors.ts";
-import type { SocialTweet, SocialUser } from "../../model.ts";
+import type { Includes, SocialTweet, SocialUser } from "../../model.ts";
 import type {
   CallerSession,
   MediaFile,
@@ -67,8 +67,8 @@ function tweetPage(
   timeline: Timeline,
   page: PageRequest,
   keep: (t: SocialTweet) => boolean = () => true,
+  into = new Collected(),
 ): TweetPage {
-  const into = new Collected();
   const tweets: SocialTweet[] = [];
   const seen = new Set<string>();
   for (const item of timeline.items) {
@@ -94,6 +94,21 @@ function userPage(timeline: Timeline, page: PageRequest): UserPage {
     }
   }
   return { users, ...nextOf(timeline, timeline.items.length, page) };
+}
+
+/** Adds `extra` to `includes`, each object once. */
+function merge(includes: Includes, extra: Includes): void {
+  const add = <T>(list: T[], more: T[], key: (x: T) => string) => {
+    const have = new Set(list.map(key));
+    for (const x of more) {
+      if (have.has(key(x))) continue;
+      have.add(key(x));
+      list.push(x);
+    }
+  };
+  add(includes.users, extra.users, (u) => u.id);
+  add(includes.tweets, extra.tweets, (t) => t.id);
+  add(includes.media, extra.media, (m) => m.mediaKey);
 }
 
 const TWEET_VARIABLES = { withCommunity: true, includePromotedContent: false, withVoice: true };
@@ -178,6 +193,53 @@ export function xWebProvider(options: XWebOptions): SocialProvider {
     return (await tweetResult(tweetId, signal)) ? result : null;
   }
 
+  /**
+   * The replied-to tweets the items name and X did not bring (a timeline carries the quoted tweet, not the
+   * replied-to one), looked up in one `TweetResultsByRestIds` per 50, with their authors and media, into
+   * `includes`. Best effort: the page stands without them if that lookup fails.
+   */
+  async function withRepliedTo<P extends { tweets: SocialTweet[]; includes: Includes }>(
+    found: P,
+    signal: AbortSignal,
+  ): Promise<P> {
+    const have = new Set([...found.tweets, ...found.includes.tweets].map((t) => t.id));
+    const missing = [
+      ...new Set(
+        found.tweets.flatMap((t) =>
+          t.referencedTweets.filter((r) => r.type === "replied_to" && !have.has(r.id)).map((r) => r.id),
+        ),
+      ),
+    ];
+    try {
+      for (let i = 0; i < missing.length; i += 50) {
+        const extra = await lookup(missing.slice(i, i + 50), signal);
+        merge(found.includes, { ...extra.includes, tweets: [...extra.tweets, ...extra.includes.tweets] });
+      }
+    } catch (error) {
+      if (signal.aborted) throw error;
+    }
+    return found;
+  }
+
+  async function lookup(ids: readonly string[], signal: AbortSignal) {
+    if (ids.length === 0) return { tweets: [], includes: new Collected().includes() };
+    const answer = await q("TweetResultsByRestIds", { tweetIds: [...ids], ...TWEET_VARIABLES }, signal);
+    const results = at(answer.data, "tweetResult");
+    if (!Array.isArray(results)) {
+      absent(answer, "TweetResultsByRestIds");
+      if (answer.errors.length === 0 && Object.keys(answer.data).length > 0)
+        throw noTimeline("TweetResultsByRestIds");
+    }
+    const into = new Collected();
+    const byId = new Map<string, SocialTweet>();
+    for (const entry of arr(results)) {
+      const t = parseTweet(at(entry, "result"), into);
+      if (t) byId.set(t.id, t);
+    }
+    const tweets = [...new Set(ids)].flatMap((id) => byId.get(id) ?? []);
+    return { tweets, includes: into.includes(tweets) };
+  }
+
   const provider: SocialProvider = {
     name: "x-web",
 
@@ -185,26 +247,11 @@ export function xWebProvider(options: XWebOptions): SocialProvider {
       const result = await tweetResult(id, signal);
       const into = new Collected();
       const t = result && parseTweet(result, into);
-      return t ? { tweets: [t], includes: into.includes([t]) } : null;
+      return t ? withRepliedTo({ tweets: [t], includes: into.includes([t]) }, signal) : null;
     },
 
     async tweets(ids, signal) {
-      if (ids.length === 0) return { tweets: [], includes: new Collected().includes() };
-      const answer = await q("TweetResultsByRestIds", { tweetIds: [...ids], ...TWEET_VARIABLES }, signal);
-      const results = at(answer.data, "tweetResult");
-      if (!Array.isArray(results)) {
-        absent(answer, "TweetResultsByRestIds");
-        if (answer.errors.length === 0 && Object.keys(answer.data).length > 0)
-          throw noTimeline("TweetResultsByRestIds");
-      }
-      const into = new Collected();
-      const byId = new Map<string, SocialTweet>();
-      for (const entry of arr(results)) {
-        const t = parseTweet(at(entry, "result"), into);
-        if (t) byId.set(t.id, t);
-      }
-      const tweets = [...new Set(ids)].flatMap((id) => byId.get(id) ?? []);
-      return { tweets, includes: into.includes(tweets) };
+      return withRepliedTo(await lookup(ids, signal), signal);
     },
 
     async userByUsername(username, signal) {
@@ -237,7 +284,10 @@ export function xWebProvider(options: XWebOptions): SocialProvider {
     },
 
     async searchTweets(filters: SearchFilters, page, signal) {
-      return tweetPage(await search(toXSearchQuery(filters), "Latest", page, signal), page);
+      return withRepliedTo(
+        tweetPage(await search(toXSearchQuery(filters), "Latest", page, signal), page),
+        signal,
+      );
     },
 
     async mentions(session, page, signal) {
@@ -248,7 +298,8 @@ export function xWebProvider(options: XWebOptions): SocialProvider {
         absent(answer, "Viewer");
         throw invalidSession();
       }
-      return tweetPage(await search(`@${me.username}`, "Latest", page, signal, session), page);
+      const found = tweetPage(await search(`@${me.username}`, "Latest", page, signal, session), page);
+      return withRepliedTo(found, signal);
     },
 
     async userTweets(username, page, signal) {
@@ -271,12 +322,19 @@ export function xWebProvider(options: XWebOptions): SocialProvider {
         ],
       );
       // Conversation modules can bring others' tweets a reply of the user's answers: only the user's own.
-      return found && tweetPage(found, page, (t) => t.authorId === user.id);
+      return (
+        found &&
+        withRepliedTo(
+          tweetPage(found, page, (t) => t.authorId === user.id),
+          signal,
+        )
+      );
     },
 
     async quoteTweets(tweetId, page, signal) {
       const result = tweetPage(await search(`quoted_tweet_id:${tweetId}`, "Latest", page, signal), page);
-      return emptyMeansUnknownTweet(tweetId, result, page, signal);
+      const known = await emptyMeansUnknownTweet(tweetId, result, page, signal);
+      return known && withRepliedTo(known, signal);
     },
 
     async replies(tweetId, page, signal) {
@@ -300,8 +358,17 @@ export function xWebProvider(options: XWebOptions): SocialProvider {
       // The first page holds the tweets above the focal one and the focal one: the replies come after.
       const focal = found.items.findIndex((item) => item.entryId === `tweet-${tweetId}`);
       if (page.cursor === undefined && focal < 0) return null;
+      // The focal tweet and those above it are what the replies reply to: includes.
+      const into = new Collected();
+      for (const item of found.items.slice(0, focal + 1)) {
+        const t = item.kind === "tweet" ? parseTweet(item.result, into) : null;
+        if (t) into.tweets.set(t.id, t);
+      }
       const after = { ...found, items: found.items.slice(focal + 1) };
-      return tweetPage(after, page, (t) => t.id !== tweetId);
+      return withRepliedTo(
+        tweetPage(after, page, (t) => t.id !== tweetId, into),
+        signal,
+      );
     },
 
     async listTweets(listId, page, signal) {
@@ -312,7 +379,7 @@ export function xWebProvider(options: XWebOptions): SocialProvider {
         ["list"],
         [["tweets_timeline", "timeline", "instructions"]],
       );
-      return found && tweetPage(found, page);
+      return found && withRepliedTo(tweetPage(found, page), signal);
     },
 
     async communityPosts(communityId, page, signal) {
@@ -329,7 +396,7 @@ export function xWebProvider(options: XWebOptions): SocialProvider {
         ["communityResults", "result"],
         [["ranked_community_timeline", "timeline", "instructions"]],
       );
-      return found && tweetPage(found, page);
+      return found && withRepliedTo(tweetPage(found, page), signal);
     },
 
     async searchUsers(query, page, signal) {
