@@ -1,0 +1,4 @@
+/** The social provider over X's web GraphQL API (`x-web`). */
+export type { XAccount, XWebOptions } from "./client.ts";
+export { DEFAULT_QUERY_IDS, type Operation } from "./operations.ts";
+export { xWebProvider } from "./provider.ts";
