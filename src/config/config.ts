@@ -5,6 +5,7 @@ import { AppError } from "../common/errors.ts";
 import { allowListPolicy } from "../merchant-kit/fetch/policy.ts";
 import { parseRate } from "../merchants/inference/metering.ts";
 import { ROUTES, settingInfix } from "../merchants/inference/tiers.ts";
+import { DEFAULT_QUERY_IDS } from "../merchants/social/providers/x-web/operations.ts";
 
 /** "in,out": a route's per-token rates, dollars per million tokens, e.g. "0.05,0.08". */
 const Rates = z.string().transform((value, ctx) => {
@@ -249,6 +250,13 @@ export const ConfigSchema = z.object({
           code: "custom",
           path: ["xWeb", "accounts"],
           message: "the x-web provider needs at least one X session, auth_token:ct0",
+        });
+      const unknown = Object.keys(social.xWeb.queryIds).filter((op) => !Object.hasOwn(DEFAULT_QUERY_IDS, op));
+      if (unknown.length > 0)
+        ctx.addIssue({
+          code: "custom",
+          path: ["xWeb", "queryIds"],
+          message: `no X operation ${unknown.join(", ")}; known: ${Object.keys(DEFAULT_QUERY_IDS).join(", ")}`,
         });
       if (social.provider === "twitterapi" && !social.twitterapi.key)
         ctx.addIssue({

@@ -168,6 +168,9 @@ describe("the configuration", () => {
     expect(refusal({ X402M_SOCIAL_PROVIDER: "scraper" })).toMatch(/X402M_SOCIAL_PROVIDER/);
     expect(refusal({ X402M_SOCIAL_TOKEN_SECRET: "short" })).toMatch(/X402M_SOCIAL_TOKEN_SECRET/);
     expect(refusal({ X402M_SOCIAL_X_QUERY_IDS: "UserByScreenName=a b" })).toMatch(/X402M_SOCIAL_X_QUERY_IDS/);
+    expect(refusal({ X402M_SOCIAL_X_QUERY_IDS: "UserByName=abc" })).toMatch(
+      /X402M_SOCIAL_X_QUERY_IDS: no X operation UserByName; known: .*UserByScreenName/,
+    );
     expect(
       loadConfig({ env: { X402M_SOCIAL_PROVIDER: "twitterapi", X402M_SOCIAL_TWITTERAPI_KEY: "k" } }).social
         .twitterapi.key,
