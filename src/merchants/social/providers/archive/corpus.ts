@@ -1,0 +1,1 @@
+export type CorpusOptions = {tweets:number}; export function* generateCorpus(){}
