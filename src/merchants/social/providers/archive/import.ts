@@ -213,15 +213,25 @@ export async function importArchive(
   const pending = new Map<ArchiveKind, Map<string, Record<string, unknown>>>();
   let size = 0;
 
+  // One round in flight while the next is gathered: on a server, generating and parsing records overlaps
+  // with the writes (on PGlite both share the thread and the overlap changes nothing).
+  let inflight: Promise<void> = Promise.resolve();
   const flush = async () => {
     if (size === 0) return;
     const batches = [...pending];
     pending.clear();
     size = 0;
-    await db.transaction(async (tx) => {
-      for (const [kind, rows] of batches) await write(tx, kind, [...rows.values()]);
-    });
-    options.onProgress?.(counts);
+    const previous = inflight;
+    inflight = (async () => {
+      await previous;
+      await db.transaction(async (tx) => {
+        for (const [kind, rows] of batches) await write(tx, kind, [...rows.values()]);
+      });
+      options.onProgress?.(counts);
+    })();
+    // Seen at the next round or at the end; marked handled meanwhile so a failure is not reported twice.
+    inflight.catch(() => {});
+    await previous;
   };
 
   for await (const record of records) {
@@ -236,6 +246,7 @@ export async function importArchive(
     if (size >= batchSize) await flush();
   }
   await flush();
+  await inflight;
   return counts;
 }
 

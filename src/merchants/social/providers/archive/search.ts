@@ -98,7 +98,7 @@ export async function searchUsers(q: Queryable, query: string, page: PageRequest
                    ELSE 3 END AS rank
          FROM social_archive_users u
         WHERE lower(u.username) LIKE $3 OR lower(u.name) LIKE $3
-           OR to_tsvector('simple', u.description) @@ plainto_tsquery('simple', $1)
+           OR u.bio @@ plainto_tsquery('simple', $1)
      ) c ${after}
      ORDER BY c.rank, c.followers_count DESC, c.id
      LIMIT ${size + 1}`,

@@ -26,8 +26,11 @@ export const ARCHIVE_MIGRATIONS: readonly Migration[] = [
       name text NOT NULL,
       description text NOT NULL,
       followers_count integer NOT NULL,
-      doc jsonb NOT NULL
+      doc jsonb NOT NULL,
+      -- User search matches bios by word; kept, not computed per row at every search.
+      bio tsvector GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, description)) STORED
     );
+    CREATE INDEX social_archive_users_bio ON social_archive_users USING gin (bio);
     -- X's usernames are case-insensitive: one account per lowercased name.
     CREATE UNIQUE INDEX social_archive_users_username ON social_archive_users (lower(username));
 
