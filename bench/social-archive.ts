@@ -9,12 +9,12 @@ import path from "node:path";
 import pg from "pg";
 import { type Database, openDatabase } from "../src/common/db/index.ts";
 import type { PageRequest } from "../src/merchants/social/provider.ts";
+import { corpusSessionToken } from "../src/merchants/social/providers/archive/corpus.ts";
 import {
   archiveProvider,
   generateCorpus,
   importArchive,
 } from "../src/merchants/social/providers/archive/index.ts";
-import { corpusSessionToken } from "../src/merchants/social/providers/archive/corpus.ts";
 
 const tweets = Number(process.argv[2] ?? 100_000);
 const kind = process.argv[3] ?? "pglite";
@@ -79,15 +79,23 @@ try {
     if (usernames.length >= 200) break;
   }
   const words = ["payments", "agent", "wallet", "settlement", "latency", "honest", "receipt", "bazaar"];
-  await timed("search 1 word", 100, (i) => p.searchTweets({ words: [words[i % words.length] as string] }, page, signal));
+  await timed("search 1 word", 100, (i) =>
+    p.searchTweets({ words: [words[i % words.length] as string] }, page, signal),
+  );
   await timed("search 2 words + minLikes", 100, (i) =>
-    p.searchTweets({ words: [words[i % 8] as string, words[(i + 3) % 8] as string], minLikes: 5 }, page, signal),
+    p.searchTweets(
+      { words: [words[i % 8] as string, words[(i + 3) % 8] as string], minLikes: 5 },
+      page,
+      signal,
+    ),
   );
   await timed("search rare phrase", 50, () => p.searchTweets({ phrase: "honest ledger" }, page, signal));
   await timed("search hashtag + since/until", 100, () =>
     p.searchTweets({ hashtags: ["x402"], since: "2026-03-01", until: "2026-04-01" }, page, signal),
   );
-  await timed("search from:user", 100, (i) => p.searchTweets({ from: usernames[i % 200] as string }, page, signal));
+  await timed("search from:user", 100, (i) =>
+    p.searchTweets({ from: usernames[i % 200] as string }, page, signal),
+  );
   await timed("userTweets page 1", 200, (i) => p.userTweets(usernames[i % 200] as string, page, signal));
   let cursor: string | undefined;
   await timed("userTweets pages 1..100 (top user)", 100, async () => {
@@ -95,7 +103,9 @@ try {
     cursor = got?.next;
   });
   await timed("mentions", 50, () => p.mentions({ authToken: corpusSessionToken(SEED) }, page, signal));
-  await timed("searchUsers", 50, (i) => p.searchUsers(["builder", "ada", "vault", "agent"][i % 4] as string, page, signal));
+  await timed("searchUsers", 50, (i) =>
+    p.searchUsers(["builder", "ada", "vault", "agent"][i % 4] as string, page, signal),
+  );
 } finally {
   await db.close();
   await cleanup();

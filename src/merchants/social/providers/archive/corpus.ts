@@ -68,8 +68,10 @@ const WORDS = (
   "bazaar listing discovery resource access paywall subscription credit card rails internet native " +
   "trust proof verify verified ledger audit honest simple clear future think love great hard easy"
 ).split(" ");
-const TAGS = "x402 Base USDC agents AI payments onchain buildonbase stablecoins micropayments API crypto".split(" ");
-const FIRST = "Ada Alan Grace Linus Margaret Satoshi Vitalik Hal Nick Wei Dana Omar Priya Kenji Lena Sam".split(" ");
+const TAGS =
+  "x402 Base USDC agents AI payments onchain buildonbase stablecoins micropayments API crypto".split(" ");
+const FIRST =
+  "Ada Alan Grace Linus Margaret Satoshi Vitalik Hal Nick Wei Dana Omar Priya Kenji Lena Sam".split(" ");
 const LAST = "Builder Payments Agent Onchain Labs Ledger Stack Relay Node Signal Vault Bridge".split(" ");
 const PLACES = [null, null, "Lisbon", "Berlin", "New York", "Singapore", "Lagos", "Buenos Aires", "onchain"];
 
@@ -108,7 +110,10 @@ function* authorsOf(seed: number | string, users: number, tweets: number): Gener
 export function* generateCorpus(options: CorpusOptions): Generator<ArchiveRecord> {
   const { seed } = options;
   const tweets = Math.max(0, Math.trunc(options.tweets));
-  const users = Math.max(2, Math.trunc(options.users ?? Math.min(100_000, Math.max(20, Math.round(tweets / 25)))));
+  const users = Math.max(
+    2,
+    Math.trunc(options.users ?? Math.min(100_000, Math.max(20, Math.round(tweets / 25)))),
+  );
   const start = Date.parse(options.start ?? "2026-01-01T00:00:00.000Z");
   const step = Math.max(1000, Math.floor((300 * DAY) / Math.max(1, tweets)));
 
@@ -258,7 +263,12 @@ function* tweetsOf(plan: TweetsPlan): Generator<ArchiveRecord> {
     const entities: TweetEntities = { hashtags: [], mentions: [], urls: [] };
     const mention = (who: number) => {
       const username = usernames[who] as string;
-      entities.mentions.push({ start: text.length, end: text.length + 1 + username.length, username, id: userId(who) });
+      entities.mentions.push({
+        start: text.length,
+        end: text.length + 1 + username.length,
+        username,
+        id: userId(who),
+      });
       text += `@${username} `;
     };
 
@@ -364,8 +374,20 @@ function article(rng: Rng, id: string, tweet: ArchiveRecordOf<"tweet">): Archive
         entityRanges: [],
       },
       { key: "h2", type: "header-two", text: "What it takes", inlineStyleRanges: [], entityRanges: [] },
-      { key: "l1", type: "unordered-list-item", text: sentence(rng, 6), inlineStyleRanges: [], entityRanges: [] },
-      { key: "l2", type: "unordered-list-item", text: sentence(rng, 6), inlineStyleRanges: [], entityRanges: [] },
+      {
+        key: "l1",
+        type: "unordered-list-item",
+        text: sentence(rng, 6),
+        inlineStyleRanges: [],
+        entityRanges: [],
+      },
+      {
+        key: "l2",
+        type: "unordered-list-item",
+        text: sentence(rng, 6),
+        inlineStyleRanges: [],
+        entityRanges: [],
+      },
       { key: "q1", type: "blockquote", text: sentence(rng, 10), inlineStyleRanges: [], entityRanges: [] },
       {
         key: "p2",

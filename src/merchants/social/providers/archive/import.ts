@@ -238,7 +238,10 @@ export async function importArchive(
     const writer = WRITERS[record.kind] as Writer<ArchiveKind>;
     const row = writer.row(record);
     let rows = pending.get(record.kind);
-    if (!rows) pending.set(record.kind, (rows = new Map()));
+    if (!rows) {
+      rows = new Map();
+      pending.set(record.kind, rows);
+    }
     const key = writer.key.map((k) => row[k]).join("|");
     if (!rows.has(key)) size++;
     rows.set(key, row);

@@ -43,7 +43,9 @@ export async function includesOf(q: Queryable, tweets: readonly SocialTweet[]): 
   const referenced = refIds.flatMap((id) => found.get(id) ?? []);
   const all = [...tweets, ...referenced];
 
-  const userIds = [...new Set(all.flatMap((t) => [t.authorId, ...(t.inReplyToUserId ? [t.inReplyToUserId] : [])]))];
+  const userIds = [
+    ...new Set(all.flatMap((t) => [t.authorId, ...(t.inReplyToUserId ? [t.inReplyToUserId] : [])])),
+  ];
   const mediaKeys = [...new Set(all.flatMap((t) => t.mediaKeys))];
   const [users, media] = await Promise.all([usersByIds(q, userIds), mediaByKeys(q, new Set(mediaKeys))]);
   return {

@@ -3,7 +3,7 @@
  * the host's database. The offline default and the demo's data (a synthetic X from `generateCorpus`, or an
  * export imported with `importArchive` from the JSONL lines `parseArchiveLine` reads).
  */
-export { generateCorpus, type CorpusOptions } from "./corpus.ts";
+export { type CorpusOptions, generateCorpus } from "./corpus.ts";
 export { type ImportCounts, type ImportOptions, importArchive } from "./import.ts";
 export { ARCHIVE_PROVIDER, archiveProvider } from "./provider.ts";
 export {

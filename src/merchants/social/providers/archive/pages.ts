@@ -68,12 +68,20 @@ export async function userIdOf(q: Queryable, username: string): Promise<string |
   return rows[0]?.id ?? null;
 }
 
-export async function userTweets(q: Queryable, username: string, page: PageRequest): Promise<TweetPage | null> {
+export async function userTweets(
+  q: Queryable,
+  username: string,
+  page: PageRequest,
+): Promise<TweetPage | null> {
   const id = await userIdOf(q, username);
   return id === null ? null : tweetPage(q, ["t.author_id = $1::bigint"], [id], page);
 }
 
-export async function quoteTweets(q: Queryable, tweetId: string, page: PageRequest): Promise<TweetPage | null> {
+export async function quoteTweets(
+  q: Queryable,
+  tweetId: string,
+  page: PageRequest,
+): Promise<TweetPage | null> {
   if (!(await tweetExists(q, tweetId))) return null;
   return tweetPage(q, ["t.quoted_id = $1::bigint"], [tweetId], page);
 }
@@ -134,11 +142,31 @@ async function edgePage(q: Queryable, edge: Edge, subject: string, page: PageReq
   };
 }
 
-const FOLLOWERS: Edge = { table: "social_archive_follows", subjectColumn: "followed_id", userColumn: "follower_id" };
-const FOLLOWING: Edge = { table: "social_archive_follows", subjectColumn: "follower_id", userColumn: "followed_id" };
-const RETWEETERS: Edge = { table: "social_archive_retweets", subjectColumn: "tweet_id", userColumn: "user_id" };
-const MEMBERS: Edge = { table: "social_archive_list_members", subjectColumn: "list_id", userColumn: "user_id" };
-const SUBSCRIBERS: Edge = { table: "social_archive_list_followers", subjectColumn: "list_id", userColumn: "user_id" };
+const FOLLOWERS: Edge = {
+  table: "social_archive_follows",
+  subjectColumn: "followed_id",
+  userColumn: "follower_id",
+};
+const FOLLOWING: Edge = {
+  table: "social_archive_follows",
+  subjectColumn: "follower_id",
+  userColumn: "followed_id",
+};
+const RETWEETERS: Edge = {
+  table: "social_archive_retweets",
+  subjectColumn: "tweet_id",
+  userColumn: "user_id",
+};
+const MEMBERS: Edge = {
+  table: "social_archive_list_members",
+  subjectColumn: "list_id",
+  userColumn: "user_id",
+};
+const SUBSCRIBERS: Edge = {
+  table: "social_archive_list_followers",
+  subjectColumn: "list_id",
+  userColumn: "user_id",
+};
 
 export async function followers(q: Queryable, userId: string, page: PageRequest): Promise<UserPage | null> {
   return (await userExists(q, userId)) ? edgePage(q, FOLLOWERS, userId, page) : null;
@@ -148,7 +176,11 @@ export async function following(q: Queryable, userId: string, page: PageRequest)
   return (await userExists(q, userId)) ? edgePage(q, FOLLOWING, userId, page) : null;
 }
 
-export async function retweetedBy(q: Queryable, tweetId: string, page: PageRequest): Promise<UserPage | null> {
+export async function retweetedBy(
+  q: Queryable,
+  tweetId: string,
+  page: PageRequest,
+): Promise<UserPage | null> {
   return (await tweetExists(q, tweetId)) ? edgePage(q, RETWEETERS, tweetId, page) : null;
 }
 
@@ -156,6 +188,10 @@ export async function listMembers(q: Queryable, listId: string, page: PageReques
   return (await listExists(q, listId)) ? edgePage(q, MEMBERS, listId, page) : null;
 }
 
-export async function listFollowers(q: Queryable, listId: string, page: PageRequest): Promise<UserPage | null> {
+export async function listFollowers(
+  q: Queryable,
+  listId: string,
+  page: PageRequest,
+): Promise<UserPage | null> {
   return (await listExists(q, listId)) ? edgePage(q, SUBSCRIBERS, listId, page) : null;
 }

@@ -47,22 +47,30 @@ export function searchConditions(filters: SearchFilters): { where: string[]; par
   }
   const tags = (filters.hashtags ?? []).map(bare).filter((h) => h !== "");
   if (tags.length > 0) {
-    where.push(`t.hashtags @> ARRAY(SELECT jsonb_array_elements_text(${arg(JSON.stringify(tags.map((h) => h.toLowerCase())))}::jsonb))`);
+    where.push(
+      `t.hashtags @> ARRAY(SELECT jsonb_array_elements_text(${arg(JSON.stringify(tags.map((h) => h.toLowerCase())))}::jsonb))`,
+    );
   }
   const userId = (username: string) =>
     `(SELECT id FROM social_archive_users WHERE lower(username) = lower(${arg(bare(username))}))`;
   if (filters.from) where.push(`t.author_id = ${userId(filters.from)}`);
   if (filters.to) where.push(`t.in_reply_to_user_id = ${userId(filters.to)}`);
   if (filters.mentioning) where.push(`t.mentions @> ARRAY[lower(${arg(bare(filters.mentioning))})]`);
-  if (filters.minReplies !== undefined) where.push(`t.reply_count >= ${arg(Math.trunc(filters.minReplies))}::int`);
+  if (filters.minReplies !== undefined)
+    where.push(`t.reply_count >= ${arg(Math.trunc(filters.minReplies))}::int`);
   if (filters.minLikes !== undefined) where.push(`t.like_count >= ${arg(Math.trunc(filters.minLikes))}::int`);
-  if (filters.minReposts !== undefined) where.push(`t.retweet_count >= ${arg(Math.trunc(filters.minReposts))}::int`);
+  if (filters.minReposts !== undefined)
+    where.push(`t.retweet_count >= ${arg(Math.trunc(filters.minReposts))}::int`);
   if (filters.since) where.push(`t.created_at >= ${arg(dayStart("since", filters.since))}::timestamptz`);
   if (filters.until) where.push(`t.created_at < ${arg(dayStart("until", filters.until))}::timestamptz`);
   return { where, params };
 }
 
-export async function searchTweets(q: Queryable, filters: SearchFilters, page: PageRequest): Promise<TweetPage> {
+export async function searchTweets(
+  q: Queryable,
+  filters: SearchFilters,
+  page: PageRequest,
+): Promise<TweetPage> {
   if (!hasFilter(filters)) {
     throw new BadInputError("a search needs at least one filter", "missing_filter");
   }

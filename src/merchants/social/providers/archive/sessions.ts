@@ -58,7 +58,11 @@ const EXTENSIONS: Record<string, string> = {
 };
 
 /** Keeps the image as the session's user's upload, and answers what X's upload answers. */
-export async function uploadMedia(q: Queryable, session: CallerSession, file: MediaFile): Promise<UploadedMedia> {
+export async function uploadMedia(
+  q: Queryable,
+  session: CallerSession,
+  file: MediaFile,
+): Promise<UploadedMedia> {
   const user = await sessionUser(q, session);
   const mediaId = snowflake();
   const mediaKey = `3_${mediaId}`;

@@ -17,7 +17,8 @@ export const isId = (id: string): boolean => /^\d{1,19}$/.test(id) && BigInt(id)
 export const idsParam = (ids: Iterable<string>): string => JSON.stringify([...new Set(ids)].filter(isId));
 
 /** SQL for the set of bigint IDs in jsonb parameter `$n`: `WHERE id IN ${idSet(1)}`. */
-export const idSet = (n: number): string => `(SELECT value::bigint FROM jsonb_array_elements_text($${n}::jsonb))`;
+export const idSet = (n: number): string =>
+  `(SELECT value::bigint FROM jsonb_array_elements_text($${n}::jsonb))`;
 
 /** Rows asked for: the page's size (at least 1, at most 200), plus one that says whether a next page exists. */
 export function pageLimit(page: PageRequest): number {

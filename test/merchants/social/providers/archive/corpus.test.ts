@@ -6,7 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SocialTweet } from "../../../../../src/merchants/social/model.ts";
 import type { SocialProvider, TweetPage, UserPage } from "../../../../../src/merchants/social/provider.ts";
 import { corpusSessionToken } from "../../../../../src/merchants/social/providers/archive/corpus.ts";
-import { type ArchiveRecord, generateCorpus } from "../../../../../src/merchants/social/providers/archive/index.ts";
+import {
+  type ArchiveRecord,
+  generateCorpus,
+} from "../../../../../src/merchants/social/providers/archive/index.ts";
 import { DATABASE_KINDS } from "../../../../helpers/db.ts";
 import { allPages, tinyPng } from "../../contract.ts";
 import { type ArchiveSubject, archiveWith } from "./helpers.ts";
@@ -81,10 +84,19 @@ for (const kind of DATABASE_KINDS) {
     it("answers the lookups", async () => {
       const first = tweets[0] as SocialTweet;
       expect((await p.tweet(first.id, signal()))?.tweets[0]?.id).toBe(first.id);
-      expect((await p.tweets(tweets.slice(0, 50).map((t) => t.id), signal())).tweets).toHaveLength(50);
+      expect(
+        (
+          await p.tweets(
+            tweets.slice(0, 50).map((t) => t.id),
+            signal(),
+          )
+        ).tweets,
+      ).toHaveLength(50);
       expect(await p.userByUsername(users[0]?.username ?? "", signal())).toMatchObject({ id: users[0]?.id });
       expect(await p.list(list?.id ?? "", signal())).toMatchObject({ list: { id: list?.id } });
-      expect(await p.article(articleTweet ?? "", signal())).toMatchObject({ article: { tweetId: articleTweet } });
+      expect(await p.article(articleTweet ?? "", signal())).toMatchObject({
+        article: { tweetId: articleTweet },
+      });
     });
 
     it("pages every tweet endpoint to its end, newest first, without repeats", async () => {
@@ -93,8 +105,13 @@ for (const kind of DATABASE_KINDS) {
       const paid = await everything((page) => p.searchTweets({ words: ["payments"] }, page, signal()), 20);
       expect(paid.length).toBe(tweets.filter((t) => /\bpayments\b/i.test(t.text)).length);
       await everything((page) => p.searchTweets({ hashtags: ["x402"], minLikes: 1 }, page, signal()));
-      await everything((page) => p.searchTweets({ anyWords: ["agent", "wallet"], noneWords: ["the"] }, page, signal()));
-      await everything((page) => p.searchTweets({ since: "2026-02-01", until: "2026-03-01" }, page, signal()), 50);
+      await everything((page) =>
+        p.searchTweets({ anyWords: ["agent", "wallet"], noneWords: ["the"] }, page, signal()),
+      );
+      await everything(
+        (page) => p.searchTweets({ since: "2026-02-01", until: "2026-03-01" }, page, signal()),
+        50,
+      );
       await everything((page) => p.mentions({ authToken: corpusSessionToken(SEED) }, page, signal()));
       await everything((page) => p.quoteTweets(quoted ?? "", page, signal()), 1);
       await everything((page) => p.replies(replied ?? "", page, signal()), 1);
@@ -111,7 +128,9 @@ for (const kind of DATABASE_KINDS) {
       await everything((page) => p.listFollowers(list?.id ?? "", page, signal()), 1);
       const found = await everything((page) => p.searchUsers("builder", page, signal()), 3);
       // A username or name holding it, or a bio with the word.
-      const expected = users.filter((u) => /builder/i.test(`${u.username} ${u.name}`) || /\bbuilder\b/i.test(u.description));
+      const expected = users.filter(
+        (u) => /builder/i.test(`${u.username} ${u.name}`) || /\bbuilder\b/i.test(u.description),
+      );
       expect(found.length).toBe(expected.length);
     });
 

@@ -4,7 +4,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SocialProvider } from "../../../../../src/merchants/social/provider.ts";
-import { importArchive, parseArchiveLine } from "../../../../../src/merchants/social/providers/archive/index.ts";
+import {
+  importArchive,
+  parseArchiveLine,
+} from "../../../../../src/merchants/social/providers/archive/index.ts";
 import { DATABASE_KINDS } from "../../../../helpers/db.ts";
 import { ALICE, ALICE_SERIES } from "../../world.ts";
 import { type ArchiveSubject, archiveOfWorld } from "./helpers.ts";
@@ -42,8 +45,12 @@ for (const kind of DATABASE_KINDS) {
         });
       }
       const followers = await p.followers(ALICE.id, { size: 1 }, signal());
-      await expect(p.followers(ALICE.id, { size: 1, cursor: next }, signal())).rejects.toMatchObject({ status: 400 });
-      await expect(p.searchUsers("a", { size: 1, cursor: followers?.next ?? "x" }, signal())).rejects.toMatchObject({
+      await expect(p.followers(ALICE.id, { size: 1, cursor: next }, signal())).rejects.toMatchObject({
+        status: 400,
+      });
+      await expect(
+        p.searchUsers("a", { size: 1, cursor: followers?.next ?? "x" }, signal()),
+      ).rejects.toMatchObject({
         status: 400,
       });
     });
@@ -58,7 +65,10 @@ for (const kind of DATABASE_KINDS) {
         { id: (BigInt(last?.id ?? 0) + 500n).toString(), createdAt: at },
         { id: (BigInt(last?.id ?? 0) - 500n).toString(), createdAt: at },
       ].map((t, i) =>
-        parseArchiveLine(JSON.stringify({ kind: "tweet", authorId: ALICE.id, text: `late ${i}`, ...t }), i + 1),
+        parseArchiveLine(
+          JSON.stringify({ kind: "tweet", authorId: ALICE.id, text: `late ${i}`, ...t }),
+          i + 1,
+        ),
       );
       await importArchive(subject.db, lines);
       const rest: string[] = [];
