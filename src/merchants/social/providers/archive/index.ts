@@ -3,15 +3,16 @@
  * the host's database. The offline default and the demo's data (a synthetic X from `generateCorpus`, or an
  * export imported with `importArchive` from the JSONL lines `parseArchiveLine` reads).
  */
-export { type CorpusOptions, generateCorpus } from "./corpus.ts";
+export { type CorpusOptions, corpusSessionToken, generateCorpus } from "./corpus.ts";
 export { type ImportCounts, type ImportOptions, importArchive } from "./import.ts";
-export { ARCHIVE_PROVIDER, archiveProvider } from "./provider.ts";
+export { ARCHIVE_PROVIDER, archiveProvider, archiveSetup } from "./provider.ts";
 export {
   ARCHIVE_KINDS,
   type ArchiveKind,
   ArchiveLineError,
   type ArchiveRecord,
   type ArchiveRecordInput,
+  archiveLines,
   archiveRecord,
   parseArchiveLine,
 } from "./records.ts";

@@ -7,10 +7,12 @@
  */
 import type { Database } from "../../../../common/db/index.ts";
 import type { SocialProvider } from "../../provider.ts";
+import type { SocialSetup } from "../../runtime.ts";
 import { lookupArticle, lookupList, lookupTweet, lookupTweets, userByUsername } from "./lookups.ts";
 import * as pages from "./pages.ts";
 import { searchTweets, searchUsers } from "./search.ts";
 import { mentions, uploadMedia } from "./sessions.ts";
+import { ARCHIVE_TABLES } from "./tables.ts";
 
 export const ARCHIVE_PROVIDER = "archive";
 
@@ -45,4 +47,12 @@ export function archiveProvider(db: Database): SocialProvider {
 
     uploadMedia: (session, file, signal) => go(signal, () => uploadMedia(db, session, file)),
   };
+}
+
+/**
+ * The social routes' setup on the archive: its tables migrated with the host's, no upstream (nothing to
+ * reserve funds for). `tokenSecret` is the operator's `X402M_SOCIAL_TOKEN_SECRET`, or null.
+ */
+export function archiveSetup(tokenSecret: string | null = null): SocialSetup {
+  return { provider: archiveProvider, tokenSecret, upstream: false, tables: ARCHIVE_TABLES };
 }

@@ -14,7 +14,8 @@ const MAX_ID = 2n ** 63n - 1n;
 export const archiveId = z
   .string({ error: "expected an id as a decimal string" })
   .regex(/^\d{1,19}$/, "expected an id of 1 to 19 decimal digits")
-  .refine((v) => BigInt(v) <= MAX_ID, "an id must be below 2^63");
+  // zod runs this check even when the pattern failed: only digits reach BigInt.
+  .refine((v) => !/^\d{1,19}$/.test(v) || BigInt(v) <= MAX_ID, "an id must be below 2^63");
 
 /** Any date JavaScript reads, kept as ISO 8601 in UTC (the model's form). */
 const isoDate = z
@@ -231,4 +232,18 @@ export function parseArchiveLine(line: string, lineNo: number): ArchiveRecord {
     throw new ArchiveLineError(lineNo, null, `not JSON (${(error as Error).message})`);
   }
   return archiveRecord(value, lineNo);
+}
+
+/**
+ * The records of a JSONL archive's lines, in order; blank lines are skipped but counted, so an error names
+ * the line a reader's editor shows. `lines` is e.g. `readline.createInterface({ input: fs.createReadStream(file) })`.
+ */
+export async function* archiveLines(
+  lines: AsyncIterable<string> | Iterable<string>,
+): AsyncGenerator<ArchiveRecord> {
+  let lineNo = 0;
+  for await (const line of lines) {
+    lineNo++;
+    if (line.trim() !== "") yield parseArchiveLine(line, lineNo);
+  }
 }

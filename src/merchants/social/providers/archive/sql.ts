@@ -20,7 +20,7 @@ export const idsParam = (ids: Iterable<string>): string => JSON.stringify([...ne
 export const idSet = (n: number): string =>
   `(SELECT value::bigint FROM jsonb_array_elements_text($${n}::jsonb))`;
 
-/** Rows asked for: the page's size (at least 1, at most 200), plus one that says whether a next page exists. */
+/** A page's size, at least 1 and at most 200 (the queries read one row more, to know whether a next page exists). */
 export function pageLimit(page: PageRequest): number {
   return Math.min(Math.max(Math.trunc(page.size) || 1, 1), 200);
 }

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import {
   ArchiveLineError,
+  archiveLines,
   archiveProvider,
   importArchive,
   parseArchiveLine,
@@ -141,3 +142,16 @@ for (const kind of DATABASE_KINDS) {
     });
   });
 }
+
+describe("archiveLines", () => {
+  it("reads a JSONL archive's lines, skipping blank ones, naming a bad one by its line in the file", async () => {
+    const lines = ["", tweetLine({}), "  ", tweetLine({ id: "x" })];
+    const read: string[] = [];
+    await expect(
+      (async () => {
+        for await (const record of archiveLines(lines)) read.push(record.kind);
+      })(),
+    ).rejects.toThrow(/^line 4: field id: /);
+    expect(read).toEqual(["tweet"]);
+  });
+});

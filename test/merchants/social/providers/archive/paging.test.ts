@@ -86,5 +86,30 @@ for (const kind of DATABASE_KINDS) {
       expect(rest).not.toContain((BigInt(last?.id ?? 0) + 500n).toString());
       expect(seen.length).toBe(3 + ALICE_SERIES.length + 1);
     });
+
+    it("refuses a search without filters or with a bad date, and a bad session without naming its token", async () => {
+      await expect(p.searchTweets({ words: [] }, { size: 5 }, signal())).rejects.toMatchObject({
+        status: 400,
+      });
+      await expect(p.searchTweets({ since: "2026-13-45" }, { size: 5 }, signal())).rejects.toMatchObject({
+        status: 400,
+      });
+      await expect(p.searchTweets({ until: "tomorrow" }, { size: 5 }, signal())).rejects.toMatchObject({
+        status: 400,
+      });
+      const token = "f00d".repeat(10);
+      const refused = await p.mentions({ authToken: token }, { size: 5 }, signal()).catch((e: Error) => e);
+      expect(refused).toMatchObject({ status: 401, code: "invalid_session" });
+      expect(
+        JSON.stringify({ message: (refused as Error).message, stack: (refused as Error).stack }),
+      ).not.toContain(token);
+      await expect(
+        p.uploadMedia(
+          { authToken: token },
+          { bytes: new Uint8Array(8), type: "image/png", width: 1, height: 1 },
+          signal(),
+        ),
+      ).rejects.toMatchObject({ status: 401 });
+    });
   });
 }
