@@ -234,21 +234,27 @@ export async function importArchive(
     await previous;
   };
 
-  for await (const record of records) {
-    const writer = WRITERS[record.kind] as Writer<ArchiveKind>;
-    const row = writer.row(record);
-    let rows = pending.get(record.kind);
-    if (!rows) {
-      rows = new Map();
-      pending.set(record.kind, rows);
+  try {
+    for await (const record of records) {
+      const writer = WRITERS[record.kind] as Writer<ArchiveKind>;
+      const row = writer.row(record);
+      let rows = pending.get(record.kind);
+      if (!rows) {
+        rows = new Map();
+        pending.set(record.kind, rows);
+      }
+      const key = writer.key.map((k) => row[k]).join("|");
+      if (!rows.has(key)) size++;
+      rows.set(key, row);
+      counts[record.kind]++;
+      if (size >= batchSize) await flush();
     }
-    const key = writer.key.map((k) => row[k]).join("|");
-    if (!rows.has(key)) size++;
-    rows.set(key, row);
-    counts[record.kind]++;
-    if (size >= batchSize) await flush();
+    await flush();
+  } finally {
+    // A round still writing when the records failed ends before the failure is reported: the caller may
+    // close the database as soon as this returns.
+    await inflight.catch(() => {});
   }
-  await flush();
   await inflight;
   return counts;
 }

@@ -105,6 +105,25 @@ for (const kind of DATABASE_KINDS) {
       }
     });
 
+    it("fails with the database's error when a username is another id's, after the rounds before it", async () => {
+      const test = await openTestDatabase(kind);
+      try {
+        const user = (id: string, username: string) =>
+          parseArchiveLine(
+            JSON.stringify({ kind: "user", id, name: "N", username, createdAt: "2020-01-01" }),
+            1,
+          );
+        const rounds = [user("1", "first"), user("2", "taken"), user("3", "TAKEN")];
+        await expect(importArchive(test.db, rounds, { batchSize: 2 })).rejects.toThrow(/unique|duplicate/i);
+        const { rows } = await test.db.query<{ username: string }>(
+          "SELECT username FROM social_archive_users ORDER BY id",
+        );
+        expect(rows.map((r) => r.username)).toEqual(["first", "taken"]);
+      } finally {
+        await test.close();
+      }
+    });
+
     it("keeps ids past 2^53 exact from the line to the answer", async () => {
       const test = await openTestDatabase(kind);
       try {
