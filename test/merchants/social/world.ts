@@ -11,6 +11,7 @@ import type {
   SocialTweet,
   SocialUser,
 } from "../../../src/merchants/social/model.ts";
+import type { ArchiveRecordInput } from "../../../src/merchants/social/providers/archive/records.ts";
 
 const id = (n: number) => (1_790_000_000_000_000_000n + BigInt(n)).toString();
 
@@ -213,3 +214,23 @@ export const ALICE_SESSION = {
 
 /** IDs no provider knows. */
 export const UNKNOWN_ID = id(999_999);
+
+/**
+ * The world as archive records (the archive provider's import format), with Alice's session, in an order
+ * that does not matter: the archive imports edges before what they join.
+ */
+export function worldArchiveRecords(): ArchiveRecordInput[] {
+  return [
+    ...FOLLOWS.map(([a, b]) => ({ kind: "follow" as const, followerId: a.id, followedId: b.id })),
+    ...USERS.map((u) => ({ kind: "user" as const, ...u })),
+    ...MEDIA.map((m) => ({ kind: "media" as const, ...m })),
+    ...TWEETS.map((t) => ({ kind: "tweet" as const, ...t })),
+    ...RETWEETS.map(([u, t]) => ({ kind: "retweet" as const, userId: u.id, tweetId: t.id })),
+    { kind: "list", ...LIST },
+    ...LIST_MEMBERS.map((u) => ({ kind: "list_member" as const, listId: LIST.id, userId: u.id })),
+    ...LIST_FOLLOWERS.map((u) => ({ kind: "list_follower" as const, listId: LIST.id, userId: u.id })),
+    { kind: "community", id: COMMUNITY_ID, name: "Builders", createdAt: "2025-01-01T00:00:00.000Z" },
+    { kind: "article", ...ARTICLE },
+    { kind: "session", authToken: ALICE_SESSION.authToken, userId: ALICE.id },
+  ];
+}
