@@ -8,16 +8,13 @@
  *   demo's data, and a corpus of any size for `bench:social`.
  */
 import fs from "node:fs";
-import readline from "node:readline";
 import { openDatabase } from "../common/db/index.ts";
-import { migrate } from "../common/db/migrate.ts";
 import { dataLayout } from "../config/layout.ts";
 import {
-  ARCHIVE_TABLES,
   type ArchiveRecord,
+  archiveLines,
   generateCorpus,
   importArchive,
-  parseArchiveLine,
 } from "../merchants/social/providers/archive/index.ts";
 import { configFrom, type Flags, UsageError } from "./args.ts";
 
@@ -41,7 +38,6 @@ async function runSocialImport(args: string[], flags: Flags): Promise<number> {
     databaseUrl: config.databaseUrl,
   });
   try {
-    await migrate(db, ARCHIVE_TABLES.module, ARCHIVE_TABLES.migrations);
     const counts = await importArchive(db, records(file));
     process.stdout.write(`${JSON.stringify({ file, lines, store: db.store, imported: counts })}\n`);
     return 0;
@@ -51,14 +47,25 @@ async function runSocialImport(args: string[], flags: Flags): Promise<number> {
 }
 
 /** The file's records, in order; a line that is not one throws, naming it. Blank lines are skipped. */
-async function* records(file: string): AsyncIterable<ArchiveRecord> {
-  const lines = readline.createInterface({ input: fs.createReadStream(file), crlfDelay: Infinity });
-  let number = 0;
-  for await (const line of lines) {
-    number++;
-    if (line.trim() === "") continue;
-    yield parseArchiveLine(line, number);
+function records(file: string): AsyncIterable<ArchiveRecord> {
+  return archiveLines(lines(file));
+}
+
+/**
+ * The file's lines, read in chunks. Not `readline`: its async iterator can end the process with a line
+ * still awaited when the consumer writes to a database between lines (Node exits 13, nothing said).
+ */
+async function* lines(file: string): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let rest = "";
+  for await (const chunk of fs.createReadStream(file)) {
+    const text = rest + decoder.decode(chunk as Buffer, { stream: true });
+    const parts = text.split("\n");
+    rest = parts.pop() ?? "";
+    for (const part of parts) yield part.endsWith("\r") ? part.slice(0, -1) : part;
   }
+  rest += decoder.decode();
+  if (rest !== "") yield rest;
 }
 
 async function runSocialGenerate(args: string[], flags: Flags): Promise<number> {

@@ -293,7 +293,14 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       },
     });
     const urls = services.urls as Record<
-      "facilitator" | "utility" | "utility-alias" | "inference" | "social" | "social-proxy" | "shops" | "reports",
+      | "facilitator"
+      | "utility"
+      | "utility-alias"
+      | "inference"
+      | "social"
+      | "social-proxy"
+      | "shops"
+      | "reports",
       string
     >;
     const analytics = services.analytics as Analytics;
@@ -361,7 +368,10 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       endpoints: m.merchant.endpoints
         .filter((e) => simulated(m.id, e.path, socialInputs))
         .map((e): PlanEndpoint => {
-          const input = (m.id === "social" ? socialInputs[e.path] : e.example.input) as Record<string, unknown>;
+          const input = (m.id === "social" ? socialInputs[e.path] : e.example.input) as Record<
+            string,
+            unknown
+          >;
           // Endpoints that offer exact too are bought at their listed price.
           const metered = isMeteredOnly(e);
           return {

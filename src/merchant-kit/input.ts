@@ -36,12 +36,22 @@ function formObject(form: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-/** "expr: Too big" from zod's first issue: enough for a caller to fix the request. */
+/**
+ * "expr: Too big" from zod's first issue: enough for a caller to fix the request. A message that names its
+ * parameter already ("Missing required query parameter: id", the social-data API's clients' wording) is
+ * left as it is.
+ */
 function describeIssue(error: z.ZodError): string {
   const issue = error.issues[0];
   if (!issue) return "invalid input";
-  const where = issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
-  return `${where}${issue.message}`;
+  const name = issue.path.join(".");
+  if (name === "" || namesParameter(issue.message, name)) return issue.message;
+  return `${name}: ${issue.message}`;
+}
+
+function namesParameter(message: string, name: string): boolean {
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(^|[^\\w.])${escaped}($|[^\\w.])`).test(message);
 }
 
 /**

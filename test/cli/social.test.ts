@@ -46,7 +46,10 @@ describe.each(DATABASE_KINDS)("social import on %s", (kind) => {
     fs.writeFileSync(good, generated.stdout);
     const lines = generated.stdout.trim().split("\n");
     const bad = path.join(options.dataDir, "bad.jsonl");
-    fs.writeFileSync(bad, [...lines.slice(0, 5), '{"kind":"tweet","id":"12x"}', ...lines.slice(5)].join("\n"));
+    fs.writeFileSync(
+      bad,
+      [...lines.slice(0, 5), '{"kind":"tweet","id":"12x"}', ...lines.slice(5)].join("\n"),
+    );
 
     const refused = await runCli(["social", "import", bad, "--data", options.dataDir], env);
     expect(refused.code).not.toBe(0);
@@ -72,9 +75,11 @@ describe.each(DATABASE_KINDS)("social import on %s", (kind) => {
 async function tweetCount(options: Awaited<ReturnType<typeof isolatedDatabaseOptions>>): Promise<number> {
   const db = await openDatabase(options);
   try {
-    const { rows } = await db.query<{ n: bigint | null }>(
-      "SELECT (SELECT count(*) FROM social_archive_tweets) AS n WHERE to_regclass('social_archive_tweets') IS NOT NULL",
+    const made = await db.query<{ t: string | null }>(
+      "SELECT to_regclass('social_archive_tweets')::text AS t",
     );
+    if (!made.rows[0]?.t) return 0;
+    const { rows } = await db.query<{ n: bigint }>("SELECT count(*) AS n FROM social_archive_tweets");
     return Number(rows[0]?.n ?? 0);
   } finally {
     await db.close();
@@ -87,17 +92,21 @@ describe("serve --only social,social-proxy", () => {
     onTestFinished(() => facilitator.close());
     const { dataDir, cleanup } = await isolatedDatabaseOptions("pglite");
     onTestFinished(cleanup);
-    const child = spawn(process.execPath, [BIN, "serve", "--only", "social,social-proxy", "--data", dataDir], {
-      stdio: ["ignore", "pipe", "pipe"],
-      env: {
-        ...process.env,
-        DATABASE_URL: "",
-        X402M_FACILITATOR_URL: facilitator.url,
-        X402M_SOCIAL_PAY_TO: PAY_TO,
-        X402M_SOCIAL_PORT: "0",
-        X402M_SOCIAL_PROXY_PORT: "0",
+    const child = spawn(
+      process.execPath,
+      [BIN, "serve", "--only", "social,social-proxy", "--data", dataDir],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+        env: {
+          ...process.env,
+          DATABASE_URL: "",
+          X402M_FACILITATOR_URL: facilitator.url,
+          X402M_SOCIAL_PAY_TO: PAY_TO,
+          X402M_SOCIAL_PORT: "0",
+          X402M_SOCIAL_PROXY_PORT: "0",
+        },
       },
-    });
+    );
     onTestFinished(() => {
       if (child.exitCode === null) child.kill("SIGKILL");
     });

@@ -5,7 +5,7 @@
  */
 import type { Config } from "../../config/config.ts";
 import { withLookupCache } from "./cache.ts";
-import { ARCHIVE_TABLES, archiveProvider } from "./providers/archive/index.ts";
+import { archiveSetup } from "./providers/archive/index.ts";
 import { twitterApiProvider } from "./providers/twitterapi/index.ts";
 import { xWebProvider } from "./providers/x-web/index.ts";
 import type { SocialSetup } from "./runtime.ts";
@@ -29,7 +29,7 @@ function makeSetup(settings: SocialSettings): SocialSetup {
     withLookupCache(provider, { ttlMs: settings.cacheSeconds * 1000 });
   switch (settings.provider) {
     case "archive":
-      return { provider: (db) => archiveProvider(db), tokenSecret, upstream: false, tables: ARCHIVE_TABLES };
+      return archiveSetup(tokenSecret);
     case "x-web": {
       const { accounts, url, uploadUrl, bearerToken, queryIds } = settings.xWeb;
       return {

@@ -19,7 +19,7 @@ import { nextTokens } from "../../../src/merchants/social/next-token.ts";
 import { socialSetup } from "../../../src/merchants/social/setup.ts";
 import { openTestDatabase } from "../../helpers/db.ts";
 import { refusingFacilitator as facilitator, startMerchant } from "../../helpers/merchant.ts";
-import { tinyPng } from "./contract.ts";
+import { realPng } from "./media-fixtures.ts";
 
 const PAY_TO = "0x1111111111111111111111111111111111111111";
 const setup = socialSetup(loadConfig({ env: {} }).social);
@@ -111,7 +111,7 @@ describe("the social-data API, unpaid", () => {
       expect(req.accepts[0]?.payTo.toLowerCase()).toBe(PAY_TO);
       expect(req.extensions?.bazaar, path).toBeDefined();
     }
-    const cookie = "a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6a1b2";
+    const cookie = "9f8e7d6c5b4a9f8e7d6c5b4a9f8e7d6c5b4a9f8e";
     const mentions = required(await get(`/tweets/mentions?auth_token=${cookie}`));
     expect(mentions.resource.url).toMatch(/\/tweets\/mentions$/);
     expect(JSON.stringify(mentions)).not.toContain(cookie);
@@ -125,10 +125,10 @@ describe("the social-data API, unpaid", () => {
     };
     const text = await refusal(await upload(new TextEncoder().encode("not an image"), "image/png"));
     expect(text).toMatchObject({ status: 400, code: "unsupported_media_type", paymentAsked: false });
-    const lying = await refusal(await upload(tinyPng(), "image/jpeg"));
+    const png = await realPng();
+    const lying = await refusal(await upload(png, "image/jpeg"));
     expect(lying).toMatchObject({ status: 400, code: "media_type_mismatch", paymentAsked: false });
-    const png = await upload(tinyPng(), "image/png");
-    expect(required(png).accepts[0]?.amount).toBe("6000");
+    expect(required(await upload(png, "image/png")).accepts[0]?.amount).toBe("6000");
   });
 
   it("documents the 19 paths in the spec's order, and the proxy's /pay/{agent_id} as the user lookup", async () => {

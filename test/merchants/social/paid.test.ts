@@ -5,26 +5,21 @@
  * through `next_token`, each paid; the proxy's /pay/<agent_id> is the user lookup; buyers at once each pay
  * for exactly their own answers.
  */
-import { decodePaymentResponseHeader } from "@x402/core/http";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
 import { socialMerchant, socialProxyMerchant } from "../../../src/merchants/social/catalogue.ts";
-import {
-  ARCHIVE_TABLES,
-  archiveProvider,
-  importArchive,
-} from "../../../src/merchants/social/providers/archive/index.ts";
-import type { SocialSetup } from "../../../src/merchants/social/runtime.ts";
+import { archiveSetup, importArchive } from "../../../src/merchants/social/providers/archive/index.ts";
 import { twitterApiProvider } from "../../../src/merchants/social/providers/twitterapi/index.ts";
+import type { SocialSetup } from "../../../src/merchants/social/runtime.ts";
 import { startMiner, walletHolding } from "../../helpers/chain.ts";
 import { openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { startMerchant } from "../../helpers/merchant.ts";
 import { newMerchant, usdcReader, x402ClientFor } from "../../helpers/x402.ts";
-import { tinyPng } from "./contract.ts";
+import { realPng } from "./media-fixtures.ts";
 import { complete } from "./providers/archive/helpers.ts";
 import {
   FAKE_API_KEY,
@@ -65,19 +60,11 @@ beforeAll(async () => {
   const state = await openTestDatabase("pglite");
   closers.push(state.close);
   await importArchive(state.db, complete(worldArchiveRecords()));
-  const setup: SocialSetup = {
-    provider: archiveProvider,
-    tokenSecret: null,
-    upstream: false,
-    tables: ARCHIVE_TABLES,
-  };
+  const setup = archiveSetup();
   const client = inProcessClient(facilitator);
-  social = await startMerchant(
-    (url) => socialMerchant({ payTo, publicUrl: url }, setup),
-    state.db,
-    client,
-    { rpcUrl: devnet.rpc },
-  );
+  social = await startMerchant((url) => socialMerchant({ payTo, publicUrl: url }, setup), state.db, client, {
+    rpcUrl: devnet.rpc,
+  });
   closers.push(() => social.close());
   proxy = await startMerchant(
     (url) => socialProxyMerchant({ payTo, publicUrl: url }, setup),
@@ -110,8 +97,6 @@ afterAll(async () => {
 
 const buyer = (i: number) => devnet.buyers[i] as DevnetAccount;
 const paying = (b: DevnetAccount) => wrapFetchWithPayment(fetch, x402ClientFor(b, "exact"));
-const settledAmount = (response: Response) =>
-  BigInt(decodePaymentResponseHeader(response.headers.get("payment-response") as string).amount ?? "-1");
 
 /** What `b` spends on `calls` (made by `run`), once the chain has every settlement. */
 async function spent(b: DevnetAccount, run: () => Promise<void>): Promise<bigint> {
@@ -127,7 +112,7 @@ describe("the social-data API, paid on the devnet", () => {
     const charged = await spent(b, async () => {
       const found = await paying(b)(`${social.url}/tweets/by/id?id=${HELLO.id}`);
       expect(found.status, await found.clone().text()).toBe(200);
-      expect(settledAmount(found)).toBe(2_500n);
+      expect(found.headers.has("payment-response")).toBe(true);
       const body = (await found.json()) as {
         data: Record<string, unknown>;
         includes: { users: { id: string; username: string }[] };
@@ -193,7 +178,7 @@ describe("the social-data API, paid on the devnet", () => {
       expect(((await mentions.json()) as { data: unknown[] }).data.length).toBeGreaterThan(0);
 
       const form = new FormData();
-      form.append("file", new File([new Uint8Array(tinyPng())], "a.png", { type: "image/png" }));
+      form.append("file", new File([new Uint8Array(await realPng())], "a.png", { type: "image/png" }));
       const uploaded = await paying(b)(
         `${social.url}/tweets/mediaUpload?auth_token=${ALICE_SESSION.authToken}&ct0=${ALICE_SESSION.ct0}`,
         { method: "POST", body: form },
