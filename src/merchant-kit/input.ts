@@ -49,9 +49,9 @@ function describeIssue(error: z.ZodError): string {
   return `${name}: ${issue.message}`;
 }
 
+/** "id must be ..." or "...: id": a message about the parameter by its name (not one that merely holds the word). */
 function namesParameter(message: string, name: string): boolean {
-  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return new RegExp(`(^|[^\\w.])${escaped}($|[^\\w.])`).test(message);
+  return message.startsWith(`${name} `) || message.endsWith(`: ${name}`);
 }
 
 /**

@@ -6,7 +6,6 @@
  * 5 MB (15 MB for a GIF). The cookies are used for this one call: never stored, logged or put in the
  * 402's resource URL.
  */
-import sharp from "sharp";
 import { z } from "zod";
 import { BadInputError } from "../../common/errors.ts";
 import { precheckOf } from "../../merchant-kit/catalogue.ts";
@@ -38,6 +37,8 @@ export async function readImage(file: File): Promise<MediaFile> {
   let width = 0;
   let height = 0;
   try {
+    // Loaded by the first upload: a host that never sees one (or the utility API beside it) never holds libvips.
+    const { default: sharp } = await import("sharp");
     const meta = await sharp(bytes).metadata();
     format = meta.format;
     width = meta.width ?? 0;
