@@ -101,8 +101,12 @@ export async function upstreamJson(call: UpstreamCall): Promise<unknown> {
   }
 }
 
-/** Reads a body as text, cancelling the download once it passes `maxBytes`. */
-async function readText(response: Response, maxBytes: number, call: UpstreamCall): Promise<string> {
+/** Reads a body as text, cancelling the download once it passes `maxBytes` (a 502 naming `call.provider`). */
+export async function readText(
+  response: Response,
+  maxBytes: number,
+  call: Pick<UpstreamCall, "provider">,
+): Promise<string> {
   if (!response.body) return "";
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];

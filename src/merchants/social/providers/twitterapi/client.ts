@@ -13,6 +13,7 @@ import { UpstreamError } from "../../../../common/errors.ts";
 import {
   DEFAULT_UPSTREAM_MAX_BYTES,
   failure,
+  readText,
   retryAfterSeconds,
 } from "../../../utility/providers/upstream.ts";
 import { parseLossless } from "./lossless-json.ts";
@@ -74,7 +75,7 @@ export class TwitterApiClient {
         signal,
         redirect: "error",
       });
-      text = await readBounded(response, DEFAULT_UPSTREAM_MAX_BYTES);
+      text = await readText(response, DEFAULT_UPSTREAM_MAX_BYTES, { provider: PROVIDER });
     } catch (error) {
       throw failure(call, error, timeout, this.timeoutMs);
     }
@@ -162,22 +163,4 @@ function tryParse(text: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-async function readBounded(response: Response, maxBytes: number): Promise<string> {
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      throw new UpstreamError(`the ${PROVIDER} answered more than ${maxBytes} bytes`, "upstream_too_large");
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }

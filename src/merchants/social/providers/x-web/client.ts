@@ -16,6 +16,7 @@ import {
   DEFAULT_UPSTREAM_MAX_BYTES,
   DEFAULT_UPSTREAM_TIMEOUT_MS,
   failure,
+  readText,
   retryAfterSeconds,
 } from "../../../utility/providers/upstream.ts";
 import type { CallerSession } from "../../provider.ts";
@@ -314,7 +315,7 @@ export class XWebClient {
       await response.body?.cancel();
       return { kind: "limited", headers: response.headers };
     }
-    const text = await readCapped(response, DEFAULT_UPSTREAM_MAX_BYTES);
+    const text = await readText(response, DEFAULT_UPSTREAM_MAX_BYTES, { provider: PROVIDER });
     return { kind: "ok", status: response.status, headers: response.headers, text };
   }
 
@@ -360,23 +361,4 @@ function errorsOf(text: string): { message: string; code?: number }[] {
   } catch {
     return [];
   }
-}
-
-/** The body as text, cancelling the download once it passes `maxBytes`. */
-async function readCapped(response: Response, maxBytes: number): Promise<string> {
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      throw new UpstreamError(`the ${PROVIDER} answered more than ${maxBytes} bytes`, "upstream_too_large");
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }

@@ -181,6 +181,44 @@ export function xWebProvider(options: XWebOptions): SocialProvider {
     throw noTimeline(operation);
   }
 
+  /** A user's followers or followings: null for an unknown user. */
+  async function connections(
+    operation: "Followers" | "Following",
+    userId: string,
+    page: PageRequest,
+    signal: AbortSignal,
+  ): Promise<UserPage | null> {
+    const found = await timeline(
+      operation,
+      { userId, ...paging(page), includePromotedContent: false },
+      signal,
+      ["user", "result"],
+      [
+        ["timeline", "timeline", "instructions"],
+        ["timeline_v2", "timeline", "instructions"],
+      ],
+    );
+    return found && userPage(found, page);
+  }
+
+  /** A list's members or followers (X's subscribers): null for an unknown or private list. */
+  async function listPeople(
+    operation: "ListMembers" | "ListSubscribers",
+    holder: "members_timeline" | "subscribers_timeline",
+    listId: string,
+    page: PageRequest,
+    signal: AbortSignal,
+  ): Promise<UserPage | null> {
+    const found = await timeline(
+      operation,
+      { listId, ...paging(page), withSafetyModeUserFields: true },
+      signal,
+      ["list"],
+      [[holder, "timeline", "instructions"]],
+    );
+    return found && userPage(found, page);
+  }
+
   /** An empty first page of something about a tweet: null when the tweet is not there. */
   async function emptyMeansUnknownTweet<P extends TweetPage | UserPage>(
     tweetId: string,
@@ -403,33 +441,8 @@ export function xWebProvider(options: XWebOptions): SocialProvider {
       return userPage(await search(query, "People", page, signal), page);
     },
 
-    async followers(userId, page, signal) {
-      const found = await timeline(
-        "Followers",
-        { userId, ...paging(page), includePromotedContent: false },
-        signal,
-        ["user", "result"],
-        [
-          ["timeline", "timeline", "instructions"],
-          ["timeline_v2", "timeline", "instructions"],
-        ],
-      );
-      return found && userPage(found, page);
-    },
-
-    async following(userId, page, signal) {
-      const found = await timeline(
-        "Following",
-        { userId, ...paging(page), includePromotedContent: false },
-        signal,
-        ["user", "result"],
-        [
-          ["timeline", "timeline", "instructions"],
-          ["timeline_v2", "timeline", "instructions"],
-        ],
-      );
-      return found && userPage(found, page);
-    },
+    followers: (userId, page, signal) => connections("Followers", userId, page, signal),
+    following: (userId, page, signal) => connections("Following", userId, page, signal),
 
     async retweetedBy(tweetId, page, signal) {
       const found = await timeline(
@@ -442,27 +455,10 @@ export function xWebProvider(options: XWebOptions): SocialProvider {
       return found && emptyMeansUnknownTweet(tweetId, userPage(found, page), page, signal);
     },
 
-    async listMembers(listId, page, signal) {
-      const found = await timeline(
-        "ListMembers",
-        { listId, ...paging(page), withSafetyModeUserFields: true },
-        signal,
-        ["list"],
-        [["members_timeline", "timeline", "instructions"]],
-      );
-      return found && userPage(found, page);
-    },
-
-    async listFollowers(listId, page, signal) {
-      const found = await timeline(
-        "ListSubscribers",
-        { listId, ...paging(page), withSafetyModeUserFields: true },
-        signal,
-        ["list"],
-        [["subscribers_timeline", "timeline", "instructions"]],
-      );
-      return found && userPage(found, page);
-    },
+    listMembers: (listId, page, signal) =>
+      listPeople("ListMembers", "members_timeline", listId, page, signal),
+    listFollowers: (listId, page, signal) =>
+      listPeople("ListSubscribers", "subscribers_timeline", listId, page, signal),
 
     async uploadMedia(session: CallerSession, file: MediaFile, signal: AbortSignal): Promise<UploadedMedia> {
       const init = obj(
