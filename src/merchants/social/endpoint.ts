@@ -25,6 +25,12 @@ type SocialEndpointSpec<In extends z.ZodType, Out extends z.ZodType> = Omit<
   "method" | "handler" | "effects" | "tables" | "precheck"
 > & {
   method?: Endpoint<In, Out>["method"];
+  /**
+   * The call changes the archive (the media upload): on a provider without an upstream its writes go in
+   * the payment's transaction, committed only once the payment has settled. A remote provider's writes
+   * happen at X and cost upstream: the payer's funds are reserved for them instead.
+   */
+  writes?: true;
   /** A paged endpoint's scope of `next_token` for an input (the same its handler gives `pageOf`). */
   pageScope?: (input: z.output<In>) => PageScope;
   precheck?: Endpoint<In, Out>["precheck"];
@@ -41,11 +47,12 @@ export function socialEndpoint<In extends z.ZodType, Out extends z.ZodType>(
   runtimeOf: ReturnType<typeof socialRuntime>,
   spec: SocialEndpointSpec<In, Out>,
 ): Endpoint<In, Out> {
-  const { handler, method, pageScope, ...rest } = spec;
+  const { handler, method, pageScope, writes, ...rest } = spec;
+  const effects = setup.upstream ? (["upstream"] as const) : writes ? (["writes"] as const) : undefined;
   return defineEndpoint({
     ...rest,
     method: method ?? "GET",
-    ...(setup.upstream && { effects: ["upstream" as const] }),
+    ...(effects && { effects }),
     tables: socialTables(setup),
     ...(pageScope && {
       precheck: precheckOf(async (input: z.output<In>, { services }) => {
@@ -55,6 +62,7 @@ export function socialEndpoint<In extends z.ZodType, Out extends z.ZodType>(
         tokens.open({ ...pageScope(input), provider: provider.name }, token);
       }),
     }),
+    // A writing endpoint's database is the payment's transaction: the provider made over it writes in it.
     handler: async (input, ctx) => handler(input, await runtimeOf(ctx.services.db), ctx),
   });
 }

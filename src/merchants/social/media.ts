@@ -77,6 +77,7 @@ export function mediaEndpoints(setup: SocialSetup, runtimeOf: ReturnType<typeof 
     path: "/tweets/mediaUpload",
     price: "0.006",
     body: "multipart",
+    writes: true,
     description:
       "Uploads an image (multipart field file: PNG, JPEG, GIF or WebP) to X as your account (query auth_token and ct0: your session's cookies, used for this call only) and answers the media_id to attach to a tweet.",
     input: z.object({

@@ -32,7 +32,11 @@ export function socialTables(setup: SocialSetup): Tables[] {
 /** Runtimes made, per setup and database: the social host and the proxy host share one provider. */
 const runtimes = new WeakMap<SocialSetup, WeakMap<Database, Promise<SocialRuntime>>>();
 
-/** The runtime of `setup` on a database: one per setup and database, made once. */
+/**
+ * The runtime of `setup` on a database: one per setup and database, made once. A writing call's database
+ * is its payment's transaction, and gets a runtime of its own for that call (the archive's writes then
+ * commit with the payment).
+ */
 export function socialRuntime(setup: SocialSetup): (db: Database) => Promise<SocialRuntime> {
   const made = runtimes.get(setup) ?? new WeakMap<Database, Promise<SocialRuntime>>();
   runtimes.set(setup, made);

@@ -8,6 +8,7 @@
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import type { Database } from "../../../src/common/db/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
 import { socialMerchant, socialProxyMerchant } from "../../../src/merchants/social/catalogue.ts";
@@ -47,6 +48,7 @@ let proxy: Listening;
 let upstreamHost: Listening;
 let upstream: FakeTwitterApi;
 let usdc: ReturnType<typeof usdcReader>;
+let archive: Database;
 const payTo = newMerchant();
 const closers: (() => Promise<void>)[] = [];
 
@@ -59,6 +61,7 @@ beforeAll(async () => {
   facilitator = await devnetFacilitator(devnet, ledger.db);
   const state = await openTestDatabase("pglite");
   closers.push(state.close);
+  archive = state.db;
   await importArchive(state.db, complete(worldArchiveRecords()));
   const setup = archiveSetup();
   const client = inProcessClient(facilitator);
@@ -184,7 +187,12 @@ describe("the social-data API, paid on the devnet", () => {
         { method: "POST", body: form },
       );
       expect(uploaded.status, await uploaded.clone().text()).toBe(200);
-      expect(((await uploaded.json()) as { media_id: string }).media_id).toMatch(/^\d+$/);
+      const { media_key } = (await uploaded.json()) as { media_id: string; media_key: string };
+      // Written in the payment's transaction: there once the payment settled.
+      const kept = await archive.query("SELECT 1 FROM social_archive_media WHERE media_key = $1", [
+        media_key,
+      ]);
+      expect(kept.rowCount).toBe(1);
 
       const agent = await paying(b)(`${proxy.url}/pay/ALICE`);
       expect(agent.status, await agent.clone().text()).toBe(200);
