@@ -242,4 +242,24 @@ describe("the social-data API, paid on the devnet", () => {
     await miner.pending();
     expect(25_000n - (await usdc.balanceOf(poor.address))).toBe(BigInt(served) * 10_000n);
   });
+
+  it("answers an upstream's rate limit with a 503 and its Retry-After, charging nothing", async () => {
+    const b = buyer(0);
+    upstream.override = () => ({
+      status: 429,
+      headers: { "retry-after": "17" },
+      body: '{"detail":"slow down"}',
+    });
+    try {
+      const charged = await spent(b, async () => {
+        const limited = await paying(b)(`${upstreamHost.url}/users/by/username?username=carol`);
+        expect(limited.status).toBe(503);
+        expect(limited.headers.get("retry-after")).toBe("17");
+        expect(limited.headers.has("payment-response")).toBe(false);
+      });
+      expect(charged).toBe(0n);
+    } finally {
+      upstream.override = undefined;
+    }
+  });
 });
