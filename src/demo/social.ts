@@ -1,7 +1,7 @@
 /**
- * The demo's social-data API: its archive filled with a synthetic X (the same one for a week's start and
- * its resumptions: seeded by the week), and the inputs the simulated buyers send it, taken from that X so
- * that every call finds what it asks for.
+ * The demo's social-data API: its archive filled with a synthetic X (seeded by the week: a resumed week
+ * finds the same one), and the inputs the simulated buyers send it, taken from that X so that every call
+ * finds what it asks for.
  */
 import type { Database } from "../common/db/index.ts";
 import {
@@ -11,8 +11,8 @@ import {
   importArchive,
 } from "../merchants/social/providers/archive/index.ts";
 
-/** Tweets of the demo's synthetic X: enough for every endpoint to page, a second or two to load. */
-export const DEMO_SOCIAL_TWEETS = 3_000;
+/** The demo's synthetic X: thousands of users, tens of thousands of tweets; about 5 s to load on PGlite. */
+export const DEMO_SOCIAL = { tweets: 20_000, users: 2_000 };
 
 /** What the buyers ask about, picked from the records as they are loaded. */
 interface Landmarks {
@@ -37,7 +37,11 @@ export async function loadDemoSocial(
   seed: number,
 ): Promise<Record<string, Record<string, unknown>>> {
   const seen: Landmarks = { tweets: [] };
-  await importArchive(db, watched(generateCorpus({ tweets: DEMO_SOCIAL_TWEETS, seed }), seen));
+  const corpus = watched(generateCorpus({ ...DEMO_SOCIAL, seed }), seen);
+  // A resumed week has its X already: the records are only walked again, for the inputs.
+  const { rows } = await db.query<{ n: bigint }>("SELECT count(*) AS n FROM social_archive_tweets");
+  if (Number(rows[0]?.n ?? 0) >= DEMO_SOCIAL.tweets) for (const _ of corpus);
+  else await importArchive(db, corpus);
   const { user, list, community } = seen;
   const quoted = seen.quoted ?? seen.tweets[0];
   if (!user || !quoted || !list || !community)

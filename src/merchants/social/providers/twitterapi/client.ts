@@ -16,6 +16,7 @@ import {
   readText,
   retryAfterSeconds,
 } from "../../../utility/providers/upstream.ts";
+import { Slots } from "../slots.ts";
 import { parseLossless } from "./lossless-json.ts";
 
 export const DEFAULT_BASE_URL = "https://api.twitterapi.io";
@@ -26,17 +27,27 @@ const OPERATOR_WAIT_S = 300;
 
 export type Json = Record<string, unknown>;
 
+/**
+ * Calls in flight on the one key at once. twitterapi.io limits each key's requests a second; past this
+ * many, a burst of paid calls waits its turn here (within its time limit) instead of being refused there.
+ */
+export const DEFAULT_MAX_IN_FLIGHT = 8;
+
 export interface TwitterApiClientOptions {
   apiKey: string;
   baseUrl?: string;
   timeoutMs?: number;
+  /** Default `DEFAULT_MAX_IN_FLIGHT`. */
+  maxInFlight?: number;
 }
 
 export class TwitterApiClient {
   private readonly baseUrl: string;
   private readonly timeoutMs: number;
+  private readonly slots: Slots;
 
   constructor(private readonly options: TwitterApiClientOptions) {
+    this.slots = new Slots(options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
     if (!options.apiKey) throw new Error("twitterapi.io needs an API key");
     this.baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -68,7 +79,9 @@ export class TwitterApiClient {
     const signal = AbortSignal.any([callerSignal, timeout]);
     let text: string;
     let response: Response;
+    let release: (() => void) | undefined;
     try {
+      release = await this.slots.take(signal);
       response = await fetch(url, {
         ...init,
         headers: { accept: "application/json", "x-api-key": this.options.apiKey },
@@ -78,6 +91,8 @@ export class TwitterApiClient {
       text = await readText(response, DEFAULT_UPSTREAM_MAX_BYTES, { provider: PROVIDER });
     } catch (error) {
       throw failure(call, error, timeout, this.timeoutMs);
+    } finally {
+      release?.();
     }
     const body = tryParse(text);
     const message = this.messageOf(body);

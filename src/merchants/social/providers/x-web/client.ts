@@ -61,24 +61,65 @@ const REFUSED_REST_MS = 15 * 60_000;
 const AUTH_CODES = new Set([32, 89, 215, 239, 326, 353]);
 const RATE_LIMIT_CODES = new Set([88]);
 
-/** The operator's sessions, round-robin, each rested until a time after X refused or rate-limited it. */
+/**
+ * Requests one session has at X at once. More spends its rate limit in a burst and looks like the
+ * automation X locks accounts for; the calls beyond it wait for a free session, within their time limit.
+ */
+export const MAX_IN_FLIGHT_PER_ACCOUNT = 4;
+
+/**
+ * The operator's sessions, round-robin, each rested until a time after X refused or rate-limited it, and
+ * never given more than `MAX_IN_FLIGHT_PER_ACCOUNT` requests at once.
+ */
 class AccountPool {
   private turn = 0;
   private readonly restedUntil: number[];
+  private readonly inFlight: number[];
+  private readonly waiting = new Set<() => void>();
   constructor(readonly accounts: readonly XAccount[]) {
     this.restedUntil = accounts.map(() => 0);
+    this.inFlight = accounts.map(() => 0);
   }
-  /** The next usable account's index, or undefined when every one is resting. */
-  pick(tried: ReadonlySet<number>): number | undefined {
+  /**
+   * The next usable account's index, taken (give it back with `release`); "busy" when the usable ones all
+   * have their most requests in flight; undefined when every one not yet tried is resting.
+   */
+  take(tried: ReadonlySet<number>): number | "busy" | undefined {
     const now = Date.now();
+    let busy = false;
     for (let i = 0; i < this.accounts.length; i++) {
       const index = (this.turn + i) % this.accounts.length;
-      if (!tried.has(index) && (this.restedUntil[index] ?? 0) <= now) {
-        this.turn = index + 1;
-        return index;
+      if (tried.has(index) || (this.restedUntil[index] ?? 0) > now) continue;
+      if ((this.inFlight[index] ?? 0) >= MAX_IN_FLIGHT_PER_ACCOUNT) {
+        busy = true;
+        continue;
       }
+      this.turn = index + 1;
+      this.inFlight[index] = (this.inFlight[index] ?? 0) + 1;
+      return index;
     }
-    return undefined;
+    return busy ? "busy" : undefined;
+  }
+  release(index: number): void {
+    this.inFlight[index] = (this.inFlight[index] ?? 1) - 1;
+    for (const wake of this.waiting) wake();
+    this.waiting.clear();
+  }
+  /** Resolves when a request gives its session back; rejects when `signal` aborts first. */
+  freed(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        this.waiting.delete(wake);
+        reject(signal.reason);
+      };
+      const wake = () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      if (signal.aborted) return reject(signal.reason);
+      this.waiting.add(wake);
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
   }
   rest(index: number, untilMs: number): void {
     this.restedUntil[index] = Math.max(this.restedUntil[index] ?? 0, untilMs);
@@ -267,10 +308,21 @@ export class XWebClient {
       throw unavailable(3_600, "has no session configured (x-web accounts)");
     const tried = new Set<number>();
     for (;;) {
-      const index = this.pool.pick(tried);
+      const index = this.pool.take(tried);
       if (index === undefined) throw unavailable(this.pool.waitSeconds(), "has no usable session right now");
+      if (index === "busy") {
+        await this.pool.freed(signal).catch((error: unknown) => {
+          throw failure(call, error, timeout, this.timeoutMs);
+        });
+        continue;
+      }
       tried.add(index);
-      const outcome = await attempt(this.pool.accounts[index] as XAccount);
+      let outcome: Outcome;
+      try {
+        outcome = await attempt(this.pool.accounts[index] as XAccount);
+      } finally {
+        this.pool.release(index);
+      }
       if (outcome.kind === "refused") {
         this.pool.rest(index, Date.now() + REFUSED_REST_MS);
         continue;

@@ -64,6 +64,25 @@ describe("twitterapi.io's trouble is the operator's, never charged", () => {
     expect(fake.requests.at(-1)?.path).toBe("/twitter/user/info");
   });
 
+  it("has at most its in-flight bound of calls on the key at once; the rest wait their turn", async () => {
+    fake.override = () => "hang";
+    const bounded = twitterApiProvider({
+      apiKey: FAKE_API_KEY,
+      baseUrl: fake.url,
+      timeoutMs: 1_000,
+      maxInFlight: 2,
+    });
+    const calls = Array.from({ length: 5 }, () =>
+      bounded.userByUsername("alice", signal()).then(
+        () => 0,
+        (e: { status?: number }) => e.status,
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(fake.requests).toHaveLength(2);
+    expect(await Promise.all(calls)).toEqual([504, 504, 504, 504, 504]);
+  });
+
   it("sends the key in x-api-key (the fake refuses anything else)", async () => {
     expect(await p.userByUsername("alice", signal())).toMatchObject({ id: ALICE.id });
   });

@@ -6,6 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../../../../src/common/errors.ts";
 import type { SocialProvider } from "../../../../../src/merchants/social/provider.ts";
+import { MAX_IN_FLIGHT_PER_ACCOUNT } from "../../../../../src/merchants/social/providers/x-web/client.ts";
 import { xWebProvider } from "../../../../../src/merchants/social/providers/x-web/index.ts";
 import { tinyPng } from "../../contract.ts";
 import { ALICE, ALICE_SESSION, BOB, HELLO, REPLY } from "../../world.ts";
@@ -102,6 +103,19 @@ describe("the x-web provider's session pool", () => {
         ? { status: 200, body: '{"errors":[{"code":88,"message":"Rate limit exceeded"}]}' }
         : undefined;
     expect((await provider().tweet(HELLO.id, signal()))?.tweets[0]?.id).toBe(HELLO.id);
+  });
+
+  it("gives one session at most four requests at once; the rest wait for it within their time limit", async () => {
+    fake.script = (r) => (r.operation === "UserByScreenName" ? "hang" : undefined);
+    const p = provider([A], 1_500);
+    const calls = Array.from({ length: 7 }, () => failure(p.userByUsername("alice", signal())));
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(fake.requests.filter((r) => r.operation === "UserByScreenName")).toHaveLength(
+      MAX_IN_FLIGHT_PER_ACCOUNT,
+    );
+    // The four time out; the three waiting are woken, take the session, and time out in turn: none waits past its limit.
+    for (const error of await Promise.all(calls)) expect(error.status).toBe(504);
+    expect(fake.requests.filter((r) => r.operation === "UserByScreenName").length).toBeLessThanOrEqual(7);
   });
 
   it("answers 503 when no account is configured", async () => {
