@@ -11,22 +11,39 @@
  *    active user's first timeline page (both sides use the index: the control). Both sides build a page of
  *    tweets' `includes` (authors, referenced tweets, media) the archive's way: only the page's query differs.
  *
+ * 3. **Paid against unpaid**: `/tweets/user` over HTTP, its handler behind a plain route, then paid through
+ *    the merchant kit on a devnet: what the payment adds to a call.
+ *
  * One JSON line on stdout, a table on stderr.
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { wrapFetchWithPayment } from "@x402/fetch";
+import { Hono, type MiddlewareHandler } from "hono";
 import pg from "pg";
+import { startDevnet } from "../src/chain/devnet/index.ts";
 import { type Database, openDatabase } from "../src/common/db/index.ts";
+import { listen } from "../src/common/listen.ts";
+import { inProcessClient } from "../src/facilitator/index.ts";
+import type { HandlerContext } from "../src/merchant-kit/catalogue.ts";
+import { type MerchantEnv, validateInput } from "../src/merchant-kit/input.ts";
+import { socialEndpoints, socialMerchant } from "../src/merchants/social/catalogue.ts";
 import type { SocialTweet } from "../src/merchants/social/model.ts";
 import type { PageRequest, SocialProvider } from "../src/merchants/social/provider.ts";
 import { includesOf } from "../src/merchants/social/providers/archive/includes.ts";
 import {
   archiveProvider,
+  archiveSetup,
   corpusSessionToken,
   generateCorpus,
   importArchive,
 } from "../src/merchants/social/providers/archive/index.ts";
+import { startMiner } from "../test/helpers/chain.ts";
+import { openTestDatabase } from "../test/helpers/db.ts";
+import { devnetFacilitator } from "../test/helpers/facilitator.ts";
+import { startMerchant, testConfig } from "../test/helpers/merchant.ts";
+import { newMerchant, x402ClientOf } from "../test/helpers/x402.ts";
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: number) => {
@@ -122,6 +139,77 @@ async function cursorOf<P extends { next?: string }>(
     cursor = page.next;
   }
   return { page: n, cursor };
+}
+
+/**
+ * `/tweets/user`'s first page over HTTP on 127.0.0.1, one call at a time: the route's own input check and
+ * handler behind a plain Hono route (no x402), then through the merchant kit paid by `@x402/fetch` with
+ * exact (402, EIP-3009 signature, verify, handler, settlement on a devnet, receipt). What payment adds.
+ */
+async function paidAgainstUnpaid(db: Database, username: string) {
+  const closers: (() => Promise<unknown>)[] = [];
+  try {
+    const devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
+    closers.push(() => devnet.stop());
+    const miner = startMiner(devnet, 5, "wall");
+    closers.push(() => miner.stop());
+    const ledger = await openTestDatabase("pglite");
+    closers.push(ledger.close);
+    const facilitator = await devnetFacilitator(devnet, ledger.db);
+    closers.push(() => facilitator.close());
+    const setup = archiveSetup();
+    const host = await startMerchant(
+      (url) => socialMerchant({ payTo: newMerchant(), publicUrl: url }, setup),
+      db,
+      inProcessClient(facilitator),
+      { rpcUrl: devnet.rpc },
+    );
+    closers.push(() => host.close());
+    const route = socialEndpoints(setup).find((e) => e.path === "/tweets/user");
+    if (!route) throw new Error("no /tweets/user route");
+    const config = testConfig();
+    const plain = new Hono<MerchantEnv>();
+    const handle: MiddlewareHandler<MerchantEnv> = async (c) => {
+      const ctx: HandlerContext = {
+        payer: "0x0000000000000000000000000000000000000001",
+        signal: c.req.raw.signal,
+        services: { db, config },
+        request: c.req.raw,
+      };
+      const answer = await route.handler(c.var.input, ctx);
+      return answer instanceof Response ? answer : c.json(answer);
+    };
+    plain.on(
+      "GET",
+      route.path,
+      ...([...validateInput(route, { db, config }), handle] as [MiddlewareHandler<MerchantEnv>]),
+    );
+    const unpaidServer = await listen(plain.fetch, "127.0.0.1", 0);
+    closers.push(() => unpaidServer.close());
+    const buyer = devnet.buyers[0];
+    if (!buyer) throw new Error("no buyer");
+    const pay = wrapFetchWithPayment(fetch, x402ClientOf(buyer));
+    const query = `/tweets/user?username=${username}`;
+    const serial = async (call: () => Promise<Response>, calls: number) => {
+      const ms: number[] = [];
+      for (let i = 0; i < calls; i++) {
+        const at = performance.now();
+        const response = await call();
+        const body = await response.text();
+        if (response.status !== 200) throw new Error(`${response.status} ${body.slice(0, 300)}`);
+        ms.push(performance.now() - at);
+      }
+      return ms;
+    };
+    // The first calls warm every path: not timed.
+    await serial(() => fetch(`${unpaidServer.url}${query}`), 3);
+    await serial(() => pay(`${host.url}${query}`), 2);
+    const unpaid = percentile(await serial(() => fetch(`${unpaidServer.url}${query}`), RUNS), 50);
+    const paid = percentile(await serial(() => pay(`${host.url}${query}`), RUNS), 50);
+    return { unpaid_p50_ms: round(unpaid), paid_p50_ms: round(paid), added_p50_ms: round(paid - unpaid) };
+  } finally {
+    for (const close of closers.reverse()) await close();
+  }
 }
 
 const { db, cleanup } = await open();
@@ -231,6 +319,8 @@ try {
     archiveOnly.push({ case: name, p50_ms: round(percentile(ms, 50)), p99_ms: round(percentile(ms, 99)) });
   }
 
+  const http = await paidAgainstUnpaid(db, busiest.username);
+
   log("");
   log(
     `bench:social: ${counts.tweet} tweets on ${SERVER ? "the PostgreSQL server" : "PGlite"}, ${os.cpus().length} cores`,
@@ -244,6 +334,9 @@ try {
       `  ${r.case.padEnd(40)}  ${`${r.archive_p50_ms} / ${r.archive_p99_ms} ms`.padEnd(20)}  ${`${r.straightforward_p50_ms} / ${r.straightforward_p99_ms} ms`.padEnd(26)}  ${r.ratio}x`,
     );
   for (const r of archiveOnly) log(`  ${r.case.padEnd(40)}  ${r.p50_ms} / ${r.p99_ms} ms`);
+  log(
+    `  /tweets/user over HTTP: unpaid ${http.unpaid_p50_ms} ms, paid ${http.paid_p50_ms} ms p50 (the payment adds ${http.added_p50_ms} ms)`,
+  );
   process.stdout.write(
     `${JSON.stringify({
       bench: "social",
@@ -255,6 +348,7 @@ try {
       runs: RUNS,
       cases: results,
       archive_only: archiveOnly,
+      http,
     })}\n`,
   );
 } finally {
