@@ -1,7 +1,7 @@
 /**
  * Runs x402-merchants under the official x402 e2e harness (github.com/coinbase/x402, `e2e/`), as the
  * facilitator or as a server, whichever `type` the test.config.json beside this file names; a server is
- * the merchant its `merchant` names (`utility`, the default, or `inference`). The harness passes its
+ * the merchant its `merchant` names (`utility`, the default, `inference` or `social`). The harness passes its
  * settings in its own variables and waits for its own ready line; this maps both onto the CLI. How to run
  * the suite: docs/e2e.md.
  *
@@ -11,8 +11,12 @@
  * headers (the payment's among them) untouched; every other request, and every answer (402s, payment
  * headers), passes through as it is. The merchant's public URL is this process's, so the 402's resource
  * is the URL the client asked for.
+ *
+ * For `social`, the social-data API's default provider is the archive in the data directory, which starts
+ * empty: a small synthetic X (`social generate`, a fixed seed, so every run searches the same corpus) is
+ * imported into it before the merchant starts.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import net from "node:net";
@@ -33,9 +37,9 @@ if (role !== "server" && role !== "facilitator") {
   console.error(`test.config.json's type must be "server" or "facilitator", not ${JSON.stringify(role)}`);
   process.exit(1);
 }
-if (merchant !== "utility" && merchant !== "inference") {
+if (!["utility", "inference", "social"].includes(merchant)) {
   console.error(
-    `test.config.json's merchant must be "utility" or "inference", not ${JSON.stringify(merchant)}`,
+    `test.config.json's merchant must be "utility", "inference" or "social", not ${JSON.stringify(merchant)}`,
   );
   process.exit(1);
 }
@@ -94,6 +98,27 @@ function bridge(listenPort, merchantPort) {
 // A fresh data directory, and PGlite in it: a shared DATABASE_URL would carry ledgers between runs.
 const data = fs.mkdtempSync(path.join(os.tmpdir(), `x402m-e2e-${role}-`));
 const { DATABASE_URL: _shared, ...base } = env;
+const cli = path.join(home, "bin", "x402-merchants");
+
+/** Runs the CLI to its end, its stdout to `out` (a file descriptor); false if it failed. */
+function runCli(args, out) {
+  const run = spawnSync(process.execPath, [cli, ...args], { env: base, stdio: ["ignore", out, "inherit"] });
+  return run.status === 0;
+}
+
+if (role === "server" && merchant === "social") {
+  // 300 tweets, seed 1: enough for the config's searches to find something, and quick to import.
+  const corpus = path.join(data, "corpus.jsonl");
+  const file = fs.openSync(corpus, "w");
+  const made = runCli(["social", "generate", "--tweets", "300", "--seed", "1"], file);
+  fs.closeSync(file);
+  // The import's summary goes to stderr: stdout is where the harness looks for the ready line.
+  if (!made || !runCli(["social", "import", corpus, "--data", data], 2)) {
+    fs.rmSync(data, { recursive: true, force: true });
+    console.error("could not fill the social-data API's archive");
+    process.exit(1);
+  }
+}
 const merchantPort = merchant === "inference" ? await freePort() : Number(env.PORT);
 const prefix = `X402M_${merchant.toUpperCase()}_`;
 const [args, childEnv, readyLine] =
@@ -117,7 +142,7 @@ const [args, childEnv, readyLine] =
         "Facilitator listening",
       ];
 
-const child = spawn(process.execPath, [path.join(home, "bin", "x402-merchants"), ...args, "--data", data], {
+const child = spawn(process.execPath, [cli, ...args, "--data", data], {
   env: childEnv,
   stdio: ["ignore", "pipe", "inherit"],
 });
