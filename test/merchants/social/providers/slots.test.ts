@@ -9,8 +9,13 @@ describe("slots of an upstream account", () => {
     const a = await slots.take(never());
     const b = await slots.take(never());
     const order: string[] = [];
-    const c = slots.take(never()).then((give) => (order.push("c"), give));
-    const d = slots.take(never()).then((give) => (order.push("d"), give));
+    const inLine = (name: string) =>
+      slots.take(never()).then((give) => {
+        order.push(name);
+        return give;
+      });
+    const c = inLine("c");
+    const d = inLine("d");
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(order).toEqual([]);
     a();
