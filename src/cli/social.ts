@@ -31,15 +31,15 @@ async function runSocialImport(args: string[], flags: Flags): Promise<number> {
   if (!fs.existsSync(file)) throw new UsageError(`no file ${file}`);
   const config = configFrom(flags);
   // The first pass only checks: nothing is written unless every line is a record.
-  let lines = 0;
-  for await (const _ of records(file)) lines++;
+  let checked = 0;
+  for await (const _ of records(file)) checked++;
   const db = await openDatabase({
     pgliteDir: dataLayout(config.dataDir).pglite.merchants,
     databaseUrl: config.databaseUrl,
   });
   try {
     const counts = await importArchive(db, records(file));
-    process.stdout.write(`${JSON.stringify({ file, lines, store: db.store, imported: counts })}\n`);
+    process.stdout.write(`${JSON.stringify({ file, records: checked, store: db.store, imported: counts })}\n`);
     return 0;
   } finally {
     await db.close();
