@@ -39,7 +39,9 @@ async function runSocialImport(args: string[], flags: Flags): Promise<number> {
   });
   try {
     const counts = await importArchive(db, records(file));
-    process.stdout.write(`${JSON.stringify({ file, records: checked, store: db.store, imported: counts })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ file, records: checked, store: db.store, imported: counts })}\n`,
+    );
     return 0;
   } finally {
     await db.close();

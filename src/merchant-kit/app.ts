@@ -13,6 +13,7 @@ import { openAiErrors } from "./error-dialect.ts";
 import { type MerchantEnv, validateInput } from "./input.ts";
 import { KIT_MIGRATIONS, KIT_MODULE } from "./migrations.ts";
 import { openApiDocument } from "./openapi.ts";
+import { facilitatorTrouble, WatchedFacilitator } from "./payments/facilitator-watch.ts";
 import { chainFunds } from "./payments/funds.ts";
 import { type FundsReader, PaymentLedger } from "./payments/ledger.ts";
 import { refuseMalformedPayment } from "./payments/malformed.ts";
@@ -59,7 +60,8 @@ export async function merchantApp(
   await migrate(db, KIT_MODULE, KIT_MIGRATIONS);
   await startTables(db, merchant.endpoints);
   const network = options.payments.network as `${string}:${string}`;
-  const resourceServer = new x402ResourceServer(options.facilitator)
+  const facilitator = new WatchedFacilitator(options.facilitator);
+  const resourceServer = new x402ResourceServer(facilitator)
     .register(network, new ExactEvmScheme())
     .register(network, new UptoEvmScheme())
     .registerExtension(bazaarResourceServerExtension);
@@ -80,6 +82,7 @@ export async function merchantApp(
   };
   const outcome = settleAndRecord(ledger);
   const malformed = refuseMalformedPayment();
+  const trouble = facilitatorTrouble() as MiddlewareHandler<MerchantEnv>;
 
   const app = new Hono<MerchantEnv>();
   app.onError(onError);
@@ -96,7 +99,11 @@ export async function merchantApp(
 
   const openapi = openApiDocument(merchant, options.payments);
   const page = renderReferencePage(openapi, { notice: options.notice });
-  app.get("/healthz", (c) => c.json({ ok: true }));
+  // Unhealthy while the facilitator cannot be reached: the host cannot take a payment then.
+  app.get("/healthz", async (c) => {
+    const health = await facilitator.health();
+    return c.json({ ok: health.reachable, facilitator: health }, health.reachable ? 200 : 503);
+  });
   app.get("/openapi.json", (c) => c.json(openapi));
   app.get("/.well-known/x402", (c) => c.json(wellKnownX402(merchant)));
   app.get("/", (c) => c.html(page));
@@ -113,6 +120,7 @@ export async function merchantApp(
       ...validateInput(endpoint, options.services),
       malformed,
       outcome,
+      trouble,
       payment,
       handler,
     ];

@@ -1,0 +1,108 @@
+/**
+ * The facilitator as the merchant sees it: reachable or not. The x402 middleware turns a facilitator that
+ * fails (down, timing out, answering 5xx) into a 402, which tells a buyer to sign and pay again, forever;
+ * and `/healthz` said ok all the while. Here every facilitator call is watched: a call that throws marks
+ * the request it served (so the kit answers 503 with `Retry-After` instead, never charged), and the
+ * last outcome, or a fresh probe of `/supported`, is what `/healthz` reports.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { FacilitatorClient } from "@x402/core/server";
+import type { MiddlewareHandler } from "hono";
+import { errorBody } from "../../common/errors.ts";
+
+/** What a client is told to wait before trying again while the facilitator is away. */
+export const FACILITATOR_RETRY_AFTER_S = 30;
+/** How long a probe of `/supported` may take, and how long its answer is kept for `/healthz`. */
+const PROBE_TIMEOUT_MS = 3_000;
+const PROBE_KEPT_MS = 5_000;
+
+export interface FacilitatorHealth {
+  reachable: boolean;
+  /** Since when it has been unreachable (ISO 8601), when it is. */
+  since?: string;
+  error?: string;
+}
+
+/** The facilitator calls of one request: whether one of them failed. */
+const inRequest = new AsyncLocalStorage<{ failed?: string }>();
+
+export class WatchedFacilitator implements FacilitatorClient {
+  private failedSince: Date | null = null;
+  private lastError: string | null = null;
+  private probed: { at: number; done: Promise<void> } | null = null;
+
+  constructor(private readonly inner: FacilitatorClient) {}
+
+  verify(...args: Parameters<FacilitatorClient["verify"]>): ReturnType<FacilitatorClient["verify"]> {
+    return this.watch(() => this.inner.verify(...args));
+  }
+
+  settle(...args: Parameters<FacilitatorClient["settle"]>): ReturnType<FacilitatorClient["settle"]> {
+    return this.watch(() => this.inner.settle(...args));
+  }
+
+  getSupported(): ReturnType<FacilitatorClient["getSupported"]> {
+    return this.watch(() => this.inner.getSupported());
+  }
+
+  /**
+   * Reachable or not: the last facilitator call's outcome, after a probe of `/supported` (one at most every
+   * `PROBE_KEPT_MS`, waited for at most `PROBE_TIMEOUT_MS`).
+   */
+  async health(): Promise<FacilitatorHealth> {
+    const now = Date.now();
+    if (!this.probed || now - this.probed.at > PROBE_KEPT_MS) {
+      const probe = this.getSupported().then(
+        () => undefined,
+        () => undefined,
+      );
+      const limit = new Promise<void>((resolve) => setTimeout(resolve, PROBE_TIMEOUT_MS).unref());
+      this.probed = { at: now, done: Promise.race([probe, limit]) };
+    }
+    await this.probed.done;
+    return this.current();
+  }
+
+  private current(): FacilitatorHealth {
+    if (!this.failedSince) return { reachable: true };
+    return { reachable: false, since: this.failedSince.toISOString(), error: this.lastError ?? "unknown" };
+  }
+
+  private async watch<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      const answer = await call();
+      this.failedSince = null;
+      this.lastError = null;
+      return answer;
+    } catch (error) {
+      // Anything thrown is the facilitator's trouble: a buyer's bad payment comes back as an answer.
+      const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
+      this.failedSince ??= new Date();
+      this.lastError = (message ?? "").slice(0, 300);
+      const request = inRequest.getStore();
+      if (request) request.failed = this.lastError;
+      throw error;
+    }
+  }
+}
+
+/**
+ * Around the x402 middleware: a request whose facilitator call failed gets a 503 with `Retry-After` in the
+ * project's error shape, where the middleware would answer 402 (or fail). Nothing was charged: the
+ * payment was not verified, or its settlement did not happen.
+ */
+export function facilitatorTrouble(): MiddlewareHandler {
+  return async function facilitatorTrouble(c, next) {
+    const request: { failed?: string } = {};
+    await inRequest.run(request, () => next());
+    if (request.failed === undefined || (c.res.status !== 402 && c.res.status < 500)) return;
+    c.res = c.json(
+      errorBody(
+        "facilitator_unavailable",
+        `the payment facilitator cannot be reached (${request.failed}); nothing was charged: try again in ${FACILITATOR_RETRY_AFTER_S} s`,
+      ),
+      503,
+      { "retry-after": String(FACILITATOR_RETRY_AFTER_S) },
+    );
+  };
+}
