@@ -1,3 +1,5 @@
+import { isUtf8 } from "node:buffer";
+import { decodeBuffer } from "encoding-sniffer";
 import type { Headers } from "undici";
 import type { FetchPolicy } from "./policy.ts";
 import { type RedirectHop, type SafeFetchInit, safeFetch } from "./safe-fetch.ts";
@@ -14,8 +16,7 @@ export interface FetchTextResult {
 /**
  * Fetches a caller's URL as text (HTML, JSON, robots.txt...) under the same rules as `safeFetch`,
  * whatever the status: a 404 page is still an answer for scrape or SEO checks.
- * The body is decoded with the `Content-Type` charset when Node knows it, UTF-8 otherwise
- * (a `<meta charset>` inside HTML is the caller's business).
+ * The body is decoded as a browser decodes it (`decodeBody`).
  *
  * @example
  * const page = await fetchText("https://example.com/", {}, { maxBytes: 2_000_000 });
@@ -32,16 +33,23 @@ export async function fetchText(
     url: result.url,
     status: result.response.status,
     headers: result.response.headers,
-    body: decode(bytes, result.response.headers.get("content-type")),
+    body: decodeBody(bytes, result.response.headers.get("content-type")),
     redirects: result.redirects,
   };
 }
 
-function decode(bytes: Uint8Array, contentType: string | null): string {
+/**
+ * The body as a browser reads it (WHATWG Encoding, "determine the character encoding"): a byte-order mark
+ * first, then the `Content-Type` charset, then a `<meta charset>` or `http-equiv` in the first 1,024 bytes,
+ * and else a guess from the bytes: UTF-8 when they are valid UTF-8, windows-1252 (what browsers assume of
+ * an unlabelled legacy page) when not. Old pages in Shift_JIS, windows-1251 or ISO-8859-1 that say so only
+ * in their `<meta>` are then read right, not as mojibake.
+ */
+export function decodeBody(bytes: Uint8Array, contentType: string | null): string {
   const charset = /charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? "")?.[1];
-  try {
-    return new TextDecoder(charset ?? "utf-8").decode(bytes);
-  } catch {
-    return new TextDecoder("utf-8").decode(bytes);
-  }
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return decodeBuffer(buffer, {
+    ...(charset && { transportLayerEncodingLabel: charset }),
+    defaultEncoding: isUtf8(buffer) ? "utf-8" : "windows-1252",
+  });
 }
