@@ -2,8 +2,9 @@
  * QR codes with the `qrcode` library: one symbol, rendered as SVG and as a PNG with a whole number of pixels
  * per module. The asked `size` is rounded to the nearest multiple of the code's width with its quiet zone:
  * a fractional pitch (512 px over 181 modules is 2.83) draws modules 2 and 3 px wide alternately, and
- * decoders lose long payloads (issue 21). The library picks the smallest version (1-40) and the densest modes (numeric, alphanumeric, byte as
- * UTF-8) for the data; its capacity depends on the error correction level.
+ * decoders lose long payloads (issue 21). The library picks the smallest version (1-40) and the densest
+ * modes (numeric, alphanumeric, byte as UTF-8) for the data; its capacity depends on the error correction
+ * level.
  */
 import QRCode from "qrcode";
 import { BadInputError } from "../../../common/errors.ts";
