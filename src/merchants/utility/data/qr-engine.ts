@@ -1,7 +1,10 @@
 /**
- * QR codes with the `qrcode` library: one symbol, rendered as SVG and as a PNG of exactly `size` pixels.
- * The library picks the smallest version (1-40) and the densest modes (numeric, alphanumeric, byte as
- * UTF-8) for the data; its capacity depends on the error correction level.
+ * QR codes with the `qrcode` library: one symbol, rendered as SVG and as a PNG with a whole number of pixels
+ * per module. The asked `size` is rounded to the nearest multiple of the code's width with its quiet zone:
+ * a fractional pitch (512 px over 181 modules is 2.83) draws modules 2 and 3 px wide alternately, and
+ * decoders lose long payloads (issue 21). The library picks the smallest version (1-40) and the densest
+ * modes (numeric, alphanumeric, byte as UTF-8) for the data; its capacity depends on the error correction
+ * level.
  */
 import QRCode from "qrcode";
 import { BadInputError } from "../../../common/errors.ts";
@@ -36,7 +39,10 @@ export interface QrResult {
   version: number;
   modules: number;
   ecc: Ecc;
+  /** The image's actual width in pixels: `module_px` x (modules + 2 x margin), nearest to the asked size. */
   size: number;
+  /** Pixels per module, a whole number. */
+  module_px: number;
   margin: number;
   dark: string;
   light: string;
@@ -63,14 +69,31 @@ const overWhite = (c: Rgba): Rgba => ({
 });
 
 /**
+ * The whole pitch nearest to `asked / span` and the size it gives, for a code `span` modules wide with its
+ * margin. Below one pixel per module the code cannot be drawn, so that is refused with the smallest size
+ * that works; above MAX_SIZE the pitch steps down (span is at most 177 + 2 x 16 = 209, so it stays >= 1).
+ */
+export function fitSize(asked: number, span: number): { size: number; module_px: number } {
+  if (asked < span) {
+    throw new BadInputError(
+      `size ${asked} is too small for this code: it is ${span} modules wide with its margin, so the smallest size is ${span} (1 px per module; ${2 * span} gives 2 px, easier to scan)`,
+      "size_too_small",
+    );
+  }
+  let module_px = Math.round(asked / span);
+  if (module_px * span > MAX_SIZE) module_px = Math.floor(MAX_SIZE / span);
+  return { size: module_px * span, module_px };
+}
+
+/**
  * Checks everything about a request that can be checked without rendering: colours, their contrast, that
  * the data fits the level and that `size` holds every module and the quiet zone in at least one pixel.
- * Returns the symbol's version and width in modules.
+ * Returns the symbol's version, width in modules and the image's actual size and pitch.
  */
 export function planQr(
   data: string,
   options: QrOptions,
-): { version: number; modules: number; dark: string; light: string } {
+): { version: number; modules: number; size: number; module_px: number; dark: string; light: string } {
   const dark = normalizeHex(options.dark, "dark");
   const light = normalizeHex(options.light, "light");
   const ratio = contrastRatio(overWhite(parseColor(dark)), overWhite(parseColor(light)));
@@ -90,23 +113,21 @@ export function planQr(
     );
   }
   const modules = symbol.modules.size;
-  const needed = modules + 2 * options.margin;
-  if (options.size < needed) {
-    throw new BadInputError(
-      `size ${options.size} is too small for this code: it is ${needed} modules wide with its margin`,
-      "size_too_small",
-    );
-  }
-  return { version: symbol.version, modules, dark, light };
+  const { size, module_px } = fitSize(options.size, modules + 2 * options.margin);
+  return { version: symbol.version, modules, size, module_px, dark, light };
 }
 
-/** Renders the code as SVG and PNG (`size` x `size` pixels; modules scaled nearest-neighbour). */
+/**
+ * Renders the code as SVG and PNG, `size` x `size` pixels with `module_px` per module. The library takes a
+ * width that is a whole multiple as that exact scale; its SVG's viewBox is in modules (integer coordinates),
+ * so it stays crisp at any display size.
+ */
 export async function renderQr(data: string, options: QrOptions): Promise<QrResult> {
-  const { version, modules, dark, light } = planQr(data, options);
+  const { version, modules, size, module_px, dark, light } = planQr(data, options);
   const common = {
     errorCorrectionLevel: options.ecc,
     margin: options.margin,
-    width: options.size,
+    width: size,
     color: { dark, light },
   };
   const [svg, png] = await Promise.all([
@@ -119,7 +140,8 @@ export async function renderQr(data: string, options: QrOptions): Promise<QrResu
     version,
     modules,
     ecc: options.ecc,
-    size: options.size,
+    size,
+    module_px,
     margin: options.margin,
     dark,
     light,

@@ -34,7 +34,9 @@ const QrInput = z
       .min(MIN_SIZE)
       .max(MAX_SIZE)
       .default(512)
-      .describe(`Width and height of the PNG (and SVG) in pixels, ${MIN_SIZE}-${MAX_SIZE}. Default 512.`),
+      .describe(
+        `Wanted width and height of the PNG (and SVG) in pixels, ${MIN_SIZE}-${MAX_SIZE}. Default 512. Rounded to the nearest whole number of pixels per module (see size and module_px in the answer); a size under 1 px per module is refused with the smallest that works.`,
+      ),
     margin: z.coerce
       .number()
       .int()
@@ -65,7 +67,16 @@ const QrOutput = z.object({
   version: z.number().int().describe("QR version, 1-40."),
   modules: z.number().int().describe("Width of the symbol in modules, without the margin."),
   ecc: z.enum(ECC_LEVELS),
-  size: z.number().int().describe("Width and height of the image in pixels."),
+  size: z
+    .number()
+    .int()
+    .describe(
+      "Actual width and height of the image in pixels: module_px x (modules + 2 x margin), nearest to the asked size.",
+    ),
+  module_px: z
+    .number()
+    .int()
+    .describe("Pixels per module, a whole number so that every module is drawn alike."),
   margin: z.number().int(),
   dark: z.string().describe("#rrggbbaa."),
   light: z.string().describe("#rrggbbaa."),
@@ -79,7 +90,7 @@ export const qr = defineEndpoint({
   path: "/api/qr",
   price: "0.01",
   description:
-    "QR code for a text or URL as SVG, PNG (base64) and a data: URI; options size (px, default 512), margin (modules, default 2), ecc (L/M/Q/H, default M), dark and light hex colours.",
+    "QR code for a text or URL as SVG, PNG (base64) and a data: URI; options size (px, default 512), margin (modules, default 2), ecc (L/M/Q/H, default M), dark and light hex colours. The size is rounded to the nearest whole number of pixels per module (at most 2048 px), so long payloads stay readable; a size below 1 px per module gets a 400 naming the smallest size that works.",
   input: QrInput,
   output: QrOutput,
   example: {
@@ -89,11 +100,12 @@ export const qr = defineEndpoint({
       version: 2,
       modules: 25,
       ecc: "M",
-      size: 128,
+      size: 116,
+      module_px: 4,
       margin: 2,
       dark: "#000000ff",
       light: "#ffffffff",
-      svg: '<svg xmlns="http://www.w3.org/2000/svg" width="128" height="128" viewBox="0 0 29 29" shape-rendering="crispEdges">...</svg>',
+      svg: '<svg xmlns="http://www.w3.org/2000/svg" width="116" height="116" viewBox="0 0 29 29" shape-rendering="crispEdges">...</svg>',
       png_base64: "iVBORw0KGgo...",
       data_uri: "data:image/png;base64,iVBORw0KGgo...",
     },

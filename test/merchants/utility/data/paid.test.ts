@@ -83,9 +83,13 @@ describe("data tools through the real x402 flow", () => {
       svg: string;
       data_uri: string;
       ecc: string;
+      size: number;
+      module_px: number;
     };
     const png = decodeQrPng(body.png_base64);
-    expect([png.width, png.height]).toEqual([256, 256]);
+    // 256 asked; the code is 37 modules wide with its margin, so 7 whole pixels per module give 259.
+    expect([body.size, body.module_px]).toEqual([259, 7]);
+    expect([png.width, png.height]).toEqual([259, 259]);
     expect(png.text).toBe(data);
     expect(body.ecc).toBe("Q");
     expect(body.svg).toMatch(/^<svg /);

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { qr } from "../../../../src/merchants/utility/data/qr.ts";
-import { BYTE_CAPACITY, type QrOptions, renderQr } from "../../../../src/merchants/utility/data/qr-engine.ts";
+import {
+  BYTE_CAPACITY,
+  fitSize,
+  type QrOptions,
+  renderQr,
+} from "../../../../src/merchants/utility/data/qr-engine.ts";
 import { decodeQrPng as decode } from "./qr-decode.ts";
 
 const DEFAULTS: QrOptions = { size: 512, margin: 2, ecc: "M", dark: "#000000", light: "#ffffff" };
@@ -15,11 +20,26 @@ describe("renderQr", () => {
     const result = await renderQr(data, options);
     const png = decode(result.png_base64);
     expect(png.text).toBe(data);
-    expect([png.width, png.height]).toEqual([options.size, options.size]);
+    const span = result.modules + 2 * options.margin;
+    expect(result.size).toBe(result.module_px * span);
+    expect(Math.abs(result.size - options.size)).toBeLessThanOrEqual(span / 2);
+    expect([png.width, png.height]).toEqual([result.size, result.size]);
     expect(result.data_uri).toBe(`data:image/png;base64,${result.png_base64}`);
     expect(result.modules).toBe(17 + 4 * result.version);
-    expect(result.svg).toMatch(/^<svg [^>]*width="\d+" height="\d+"/);
-    expect(result.svg).toContain(`width="${options.size}"`);
+    // The SVG is drawn in module units: crisp whatever size it is shown at.
+    expect(result.svg).toContain(
+      `width="${result.size}" height="${result.size}" viewBox="0 0 ${span} ${span}"`,
+    );
+    expect(result.svg).not.toMatch(/d="[^"]*\d\.\d*[1-46-9]/); // only whole and half (stroke centre) coordinates
+  });
+
+  it("rounds the size to the nearest whole pitch, within the maximum", () => {
+    expect(fitSize(512, 181)).toEqual({ size: 543, module_px: 3 }); // 2.83 px per module rounds up
+    expect(fitSize(512, 33)).toEqual({ size: 528, module_px: 16 });
+    expect(fitSize(500, 100)).toEqual({ size: 500, module_px: 5 }); // already whole: unchanged
+    expect(fitSize(2048, 209)).toEqual({ size: 1881, module_px: 9 }); // 9.8 would round past 2048
+    expect(fitSize(181, 181)).toEqual({ size: 181, module_px: 1 });
+    expect(() => fitSize(180, 181)).toThrow(/smallest size is 181/);
   });
 
   it("paints the quiet zone in the light colour and the finder pattern in the dark one", async () => {
@@ -31,8 +51,7 @@ describe("renderQr", () => {
     expect(result.light).toBe("#fff59dff");
     expect(png.pixel(0, 0)).toBe("#fff59dff");
     // The top-left finder's outer ring starts right after the margin.
-    const module = options.size / (result.modules + 2 * options.margin);
-    const inFinder = Math.floor((options.margin + 0.5) * module);
+    const inFinder = Math.floor((options.margin + 0.5) * result.module_px);
     expect(png.pixel(inFinder, inFinder)).toBe("#1a237eff");
     expect(result.svg).toContain("#1a237e");
     expect(result.svg).toContain("#fff59d");
@@ -47,17 +66,18 @@ describe("renderQr", () => {
   it("refuses data beyond the level's capacity, and takes it at a lower level", async () => {
     const text = "a".repeat(BYTE_CAPACITY.M + 1);
     await expect(renderQr(text, DEFAULTS)).rejects.toMatchObject({ status: 400, code: "data_too_long" });
-    // 161 modules + margin = 165: 8 px per module. (jsQR misreads such dense codes at uneven scales such
-    // as 6.2 px per module; phone scanners do not, so sizes are not restricted to whole multiples.)
+    // 161 modules + margin = 165: 8 px per module.
     const low = await renderQr(text, { ...DEFAULTS, ecc: "L", size: 1320 });
     expect(low.modules).toBe(161);
     expect(low.version).toBeGreaterThan(30);
     expect(decode(low.png_base64).text).toBe(text);
   });
 
-  it("refuses a size that cannot hold every module", async () => {
+  it("refuses a size that cannot hold every module, naming the smallest that can", async () => {
+    // 500 bytes at M: 85 modules + 4 of margin.
     await expect(renderQr("a".repeat(500), { ...DEFAULTS, size: 64 })).rejects.toMatchObject({
       code: "size_too_small",
+      message: expect.stringMatching(/smallest size is 89\b/),
     });
   });
 
