@@ -9,6 +9,7 @@
  */
 import { BadInputError } from "../../../common/errors.ts";
 import { cellText, nestedFromText } from "./cell-text.ts";
+import { ExactNumber, numberFromText } from "./exact-number.ts";
 import { cell, type JsonValue, MAX_ROWS, type Row, type Table, tableOf, tooMany } from "./table.ts";
 
 export const DEFAULT_TABLE = "data";
@@ -20,7 +21,7 @@ export function quoteIdentifier(name: string): string {
 function literal(value: JsonValue): string {
   if (value === null) return "NULL";
   if (typeof value === "boolean") return value ? "TRUE" : "FALSE";
-  if (typeof value === "number") return String(value);
+  if (typeof value === "number" || value instanceof ExactNumber) return String(value);
   // Strings, and nested arrays/objects as their JSON text (what json/jsonb columns accept).
   return `'${cellText(value).replaceAll("'", "''")}'`;
 }
@@ -144,15 +145,11 @@ function tokenize(sql: string): Token[] {
 }
 
 /**
- * A numeric literal as a JSON number, except an integer a double cannot hold exactly (beyond 2^53 and not
- * printed back the same), which stays text so no digit is lost.
+ * A numeric literal as a number; one a double cannot hold keeps its digits (an `ExactNumber`), or stays text
+ * when it is not even JSON's number syntax (`+1e999`), so no digit is lost.
  */
 function numberOf(text: string): JsonValue {
-  const n = Number(text);
-  if (!Number.isFinite(n)) return text;
-  const integer = /^[-+]?\d+$/.test(text);
-  if (integer && !Number.isSafeInteger(n) && String(n) !== text.replace(/^\+/, "")) return text;
-  return n;
+  return numberFromText(text.replace(/^\+/, "")) ?? text;
 }
 
 /**

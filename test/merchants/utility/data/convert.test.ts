@@ -137,15 +137,15 @@ COMMIT;`;
   it("reads long names and numbers whole", () => {
     const name = "c".repeat(1000);
     const digits = "1".repeat(500);
-    expect(JSON.parse(run(`INSERT INTO t (${name}) VALUES (${digits});`, "sql", "json"))).toEqual([
-      { [name]: digits },
-    ]);
+    expect(run(`INSERT INTO t (${name}) VALUES (${digits});`, "sql", "ndjson")).toBe(
+      `{"${name}":${digits}}\n`,
+    );
   });
 
-  it("keeps SQL integers beyond 2^53 as text rather than losing digits", () => {
+  it("keeps SQL integers beyond 2^53 digit for digit", () => {
     expect(
-      JSON.parse(run("INSERT INTO t (a, b) VALUES (12345678901234567890, 9007199254740991);", "sql", "json")),
-    ).toEqual([{ a: "12345678901234567890", b: 9007199254740991 }]);
+      run("INSERT INTO t (a, b) VALUES (12345678901234567890, 9007199254740991);", "sql", "ndjson"),
+    ).toBe('{"a":12345678901234567890,"b":9007199254740991}\n');
   });
 
   it("converts empty inputs to empty outputs", () => {
@@ -158,6 +158,63 @@ COMMIT;`;
       rows: 0,
       columns: ["a", "b"],
     });
+  });
+});
+
+describe("numbers a double cannot hold", () => {
+  // An X API v2 export: ids are past 2^53 (JSON.parse turns 1790000000000000001 into ...000).
+  const tweets = `[
+  {"id": 1790000000000000001, "author_id": 44196397, "text": "ids like 1790000000000000001 in text stay text", "public_metrics": {"like_count": 12, "quoted_id": 1789999999999999999}},
+  {"id": 1790000000000000123, "author_id": 9007199254740993, "text": "\\"quoted\\" 12345678901234567890", "public_metrics": {"like_count": 0, "quoted_id": null}},
+  {"id": -9223372036854775808, "author_id": 1, "text": "decimals", "score": 0.12345678901234567890123, "tiny": 1e-400, "huge": 1.5e400, "ok": 0.1}
+]`;
+  const ids = ["1790000000000000001", "1790000000000000123", "-9223372036854775808"];
+
+  it("JSON and NDJSON out write them as numbers with their exact digits", () => {
+    const json = run(tweets, "json", "json");
+    expect(json).toContain('"id": 1790000000000000001,');
+    expect(json).toContain('"quoted_id": 1789999999999999999');
+    expect(json).toContain('"author_id": 9007199254740993,');
+    expect(json).toContain('"score": 0.12345678901234567890123,');
+    expect(json).toContain('"tiny": 1e-400,');
+    expect(json).toContain('"huge": 1.5e400,');
+    expect(json).toContain('"ok": 0.1');
+    expect(json).toContain('"text": "ids like 1790000000000000001 in text stay text"');
+    const ndjson = run(tweets, "json", "ndjson");
+    expect(ndjson.split("\n")[0]).toBe(
+      '{"id":1790000000000000001,"author_id":44196397,"text":"ids like 1790000000000000001 in text stay text","public_metrics":{"like_count":12,"quoted_id":1789999999999999999}}',
+    );
+    expect(run(ndjson, "ndjson", "ndjson")).toBe(ndjson);
+    expect(run(ndjson, "ndjson", "json")).toBe(json);
+  });
+
+  it("CSV, TSV and SQL out write their digits, and read them back as the same numbers", () => {
+    const csv = run(tweets, "json", "csv");
+    expect(csv.split("\r\n")[1]).toBe(
+      '1790000000000000001,44196397,ids like 1790000000000000001 in text stay text,"{""like_count"":12,""quoted_id"":1789999999999999999}",,,,',
+    );
+    expect(run(tweets, "json", "tsv").split("\n")[3]).toBe(
+      "-9223372036854775808\t1\tdecimals\t\t0.12345678901234567890123\t1e-400\t1.5e400\t0.1",
+    );
+    const sql = run(tweets, "json", "sql");
+    expect(sql).toContain("VALUES (1790000000000000001,44196397,");
+    expect(sql).toContain("VALUES (-9223372036854775808,1,'decimals',NULL,0.12345678901234567890123,");
+    for (const format of ["csv", "tsv", "sql"] as const) {
+      const back = run(run(tweets, "json", format), format, "ndjson");
+      for (const id of ids) expect(back, format).toContain(`"id":${id},`);
+      expect(back, format).toContain('"quoted_id":1789999999999999999');
+    }
+  });
+
+  it("leaves numbers a double holds as they were", () => {
+    expect(run('[{"a":9007199254740991,"b":0.30000000000000004,"c":1e21,"d":-0.5}]', "json", "ndjson")).toBe(
+      '{"a":9007199254740991,"b":0.30000000000000004,"c":1e+21,"d":-0.5}\n',
+    );
+  });
+
+  it("reports JSON errors in the caller's text, not the marked copy", () => {
+    const error = refusal(() => run('[{"id": 1790000000000000001}, x]', "json", "json"));
+    expect(error.message).toMatch(/not valid JSON: Unexpected token 'x', \.\.\."0000001}, x]"/);
   });
 });
 
