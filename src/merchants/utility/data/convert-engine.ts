@@ -8,7 +8,8 @@
  *   numbers -> numbers, JSON object/array text -> the nested value; so JSON -> CSV -> JSON is lossless for
  *   rectangular records whose strings are not themselves "", "true", "false", a canonical number or JSON
  *   object/array text (`isAmbiguousString`). With `inferTypes: false` every cell is a string.
- * - from SQL: numbers, booleans, NULL and strings keep their type; with `inferTypes` a string of JSON
+ * - from SQL (INSERTs, or mysqldump/pg_dump output: sql-dump.ts): numbers, booleans, NULL and strings keep
+ *   their type, COPY data is read like TSV cells; with `inferTypes` a string of JSON
  *   object/array text is read back as the nested value, so JSON -> SQL -> JSON is lossless for rectangular
  *   records whose strings are not JSON object/array text.
  */
@@ -33,6 +34,8 @@ export interface ConvertOptions {
   table?: string;
   /** Read CSV/TSV cells and SQL strings as typed values (see above). Default true. */
   inferTypes?: boolean;
+  /** The table to read from an SQL dump with rows of several (sql-dump.ts). */
+  sourceTable?: string | undefined;
 }
 
 export interface ConvertResult {
@@ -42,7 +45,7 @@ export interface ConvertResult {
 }
 
 /** Reads any format into records, with the column list a tabular writer needs. */
-export function readTable(data: string, from: Format, inferTypes: boolean): Table {
+export function readTable(data: string, from: Format, inferTypes: boolean, sourceTable?: string): Table {
   switch (from) {
     case "json":
       return tableOf(parseJson(data));
@@ -53,7 +56,7 @@ export function readTable(data: string, from: Format, inferTypes: boolean): Tabl
     case "tsv":
       return parseDelimited(data, "\t", inferTypes);
     case "sql":
-      return parseSql(data, inferTypes);
+      return parseSql(data, { inferTypes, sourceTable });
   }
 }
 
@@ -92,7 +95,7 @@ export function convert(data: string, options: ConvertOptions): ConvertResult {
   let table: Table;
   let out: string;
   try {
-    table = readTable(data, options.from, options.inferTypes ?? true);
+    table = readTable(data, options.from, options.inferTypes ?? true, options.sourceTable);
     out = writeTable(table, options.to, options.from, options.table ?? DEFAULT_TABLE);
   } catch (error) {
     // JSON nested thousands of levels deep exhausts the stack in JSON.parse/stringify: the caller's data, not a fault.
