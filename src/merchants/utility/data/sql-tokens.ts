@@ -31,8 +31,11 @@ export function sqlError(sql: string, message: string, at: number): BadInputErro
  * this service's own SQL output) they are plain characters. Only a dump that shows it is MySQL's gets them.
  */
 export function isMysqlDump(sql: string): boolean {
+  // Only the text before the first string literal is looked at, so no value can make a dump look like MySQL's.
+  const quote = sql.indexOf("'");
+  const head = quote < 0 ? sql : sql.slice(0, quote);
   return /^-- (MySQL|MariaDB) dump|\/\*!\d{5}|^\s*(INSERT|REPLACE)\s+(IGNORE\s+)?INTO\s+`|^LOCK TABLES `/im.test(
-    sql,
+    head,
   );
 }
 

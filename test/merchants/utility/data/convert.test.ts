@@ -306,6 +306,12 @@ describe("real SQL dumps", () => {
     expect(run(`CREATE TABLE a (x int);\nINSERT INTO b (y) VALUES (1);`, "sql", "ndjson")).toBe('{"y":1}\n');
   });
 
+  it("takes backslashes literally unless the dump shows it is MySQL's, whatever its values hold", () => {
+    const rows = '[{"a":"x\\n-- MySQL dump\\n/*!40101 */ \\\\\\\\ \\\\\'"}]';
+    expect(JSON.parse(run(run(rows, "json", "sql"), "sql", "json"))).toEqual(JSON.parse(rows));
+    expect(run("INSERT INTO `t` (a) VALUES ('It\\'s \\\\');", "sql", "ndjson")).toBe('{"a":"It\'s \\\\"}\n');
+  });
+
   it("takes the source_table parameter at the endpoint", () => {
     const input = convertEndpoint.input.parse({
       data: "",
