@@ -168,13 +168,18 @@ export function parseSql(sql: string, options: SqlOptions): Table & { table: str
     }
     created.set(name, columns);
   };
-  /** Columns of a table from its CREATE TABLE, by full name or by the name without its schema. */
-  const createdColumns = (name: string): string[] | undefined =>
-    created.get(name) ?? created.get(name.split(".").pop() as string);
+  /** The statement's column list, or else its table's CREATE TABLE columns (by full or unqualified name). */
+  const columnsFor = (statement: string, name: string, first: Token): string[] => {
+    if (isPunct("(")) return columnList();
+    const columns = created.get(name) ?? created.get(unqualified(name));
+    return columns ?? fail(`${statement} ${name} must list its columns (or follow its CREATE TABLE)`, first);
+  };
 
   const rowsByTable = new Map<string, Row[]>();
   let total = 0;
   const add = (name: string, row: Row) => {
+    // With a table chosen, the others' rows are neither kept nor counted against the cap.
+    if (sourceTable !== undefined && !isNamed(name, sourceTable)) return;
     let rows = rowsByTable.get(name);
     if (!rows) {
       rows = [];
@@ -210,8 +215,7 @@ export function parseSql(sql: string, options: SqlOptions): Table & { table: str
     } else if (word === "COPY") {
       p++;
       const name = tableName();
-      const columns = isPunct("(") ? columnList() : createdColumns(name);
-      if (!columns) fail(`COPY ${name} has no column list and no CREATE TABLE before it`, first);
+      const columns = columnsFor("COPY", name, first);
       expectWord("FROM");
       expectWord("STDIN");
       expectPunct(";");
@@ -220,17 +224,17 @@ export function parseSql(sql: string, options: SqlOptions): Table & { table: str
       p++;
       data.lines.forEach((line, k) => {
         const fields = copyFields(line);
-        if (fields.length !== (columns as string[]).length) {
+        if (fields.length !== columns.length) {
           throw sqlError(
             sql,
-            `COPY row has ${fields.length} fields; the column list has ${(columns as string[]).length}`,
+            `COPY row has ${fields.length} fields; the column list has ${columns.length}`,
             data.at + data.lines.slice(0, k).reduce((n, l) => n + l.length + 1, 0),
           );
         }
         add(
           name,
           record(
-            columns as string[],
+            columns,
             fields.map((f) => copyValue(f, inferTypes)),
           ),
         );
@@ -238,19 +242,19 @@ export function parseSql(sql: string, options: SqlOptions): Table & { table: str
       continue; // the data token ends the statement
     } else if (word === "INSERT") {
       p++;
+      if (isWord(peek(), "IGNORE")) p++; // mysqldump --insert-ignore
       expectWord("INTO");
       const name = tableName();
-      const columns = isPunct("(") ? columnList() : createdColumns(name);
-      if (!columns) fail(`INSERT INTO ${name} must list its columns (or follow its CREATE TABLE)`);
+      const columns = columnsFor("INSERT INTO", name, first);
       expectWord("VALUES");
       for (;;) {
         expectPunct("(");
-        const values = (columns as string[]).map((_c, j) => {
+        const values = columns.map((_c, j) => {
           if (j > 0) expectPunct(",");
           return value();
         });
         expectPunct(")");
-        add(name, record(columns as string[], values));
+        add(name, record(columns, values));
         if (!isPunct(",")) break;
         p++;
       }
@@ -261,23 +265,23 @@ export function parseSql(sql: string, options: SqlOptions): Table & { table: str
   }
 
   const names = [...rowsByTable.keys()];
-  let chosen: string | undefined;
-  if (sourceTable !== undefined) {
-    chosen = names.find((n) => n === sourceTable) ?? names.find((n) => n.split(".").pop() === sourceTable);
-    if (chosen === undefined)
-      throw new BadInputError(
-        `SQL: no rows of table "${sourceTable}" in the dump; it has rows of ${listNames(names)}`,
-        "invalid_data",
-      );
-  } else if (names.length > 1) {
-    throw new BadInputError(
-      `SQL: the dump has rows of several tables (${listNames(names)}); choose one with source_table`,
-      "invalid_data",
-    );
-  } else chosen = names[0];
+  if (sourceTable !== undefined && names.length === 0) {
+    throw new BadInputError(`SQL: the dump has no rows of a table "${sourceTable}"`, "invalid_data");
+  }
+  if (names.length > 1) {
+    const list = names.map((n) => `"${n}"`).join(", ");
+    const advice = sourceTable === undefined ? "choose one with source_table" : "name it with its schema";
+    throw new BadInputError(`SQL: the dump has rows of several tables (${list}); ${advice}`, "invalid_data");
+  }
+  const chosen = names[0];
   return { ...tableOf(chosen === undefined ? [] : (rowsByTable.get(chosen) as Row[])), table: chosen };
 }
 
-function listNames(names: string[]): string {
-  return names.length === 0 ? "no table" : names.map((n) => `"${n}"`).join(", ");
+function unqualified(name: string): string {
+  return name.slice(name.lastIndexOf(".") + 1);
+}
+
+/** Whether a table is the one asked for: "public.users", or "users" in any schema. */
+function isNamed(name: string, asked: string): boolean {
+  return name === asked || unqualified(name) === asked;
 }
