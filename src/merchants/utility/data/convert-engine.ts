@@ -2,6 +2,8 @@
  * Any-to-any conversion between JSON, NDJSON, CSV, TSV and SQL INSERT dumps, through one table of records
  * (table.ts). What survives which trip:
  * - JSON <-> NDJSON: the records exactly as given (nested values, key order, missing keys).
+ * - numbers a double cannot hold (ids past 2^53, long decimals) keep their digits in every format
+ *   (exact-number.ts, lossless-json.ts).
  * - to CSV/TSV/SQL: columns are the union of keys in first-seen order; a missing key is an empty cell or
  *   NULL; nested arrays/objects are written as their JSON text in one cell or string literal.
  * - from CSV/TSV with `inferTypes` (the default): empty cell -> null, true/false -> booleans, canonical
