@@ -2,13 +2,16 @@
  * Any-to-any conversion between JSON, NDJSON, CSV, TSV and SQL INSERT dumps, through one table of records
  * (table.ts). What survives which trip:
  * - JSON <-> NDJSON: the records exactly as given (nested values, key order, missing keys).
+ * - numbers a double cannot hold (ids past 2^53, long decimals) keep their digits in every format
+ *   (exact-number.ts, lossless-json.ts).
  * - to CSV/TSV/SQL: columns are the union of keys in first-seen order; a missing key is an empty cell or
  *   NULL; nested arrays/objects are written as their JSON text in one cell or string literal.
  * - from CSV/TSV with `inferTypes` (the default): empty cell -> null, true/false -> booleans, canonical
  *   numbers -> numbers, JSON object/array text -> the nested value; so JSON -> CSV -> JSON is lossless for
  *   rectangular records whose strings are not themselves "", "true", "false", a canonical number or JSON
  *   object/array text (`isAmbiguousString`). With `inferTypes: false` every cell is a string.
- * - from SQL: numbers, booleans, NULL and strings keep their type; with `inferTypes` a string of JSON
+ * - from SQL (INSERTs, or mysqldump/pg_dump output: sql-dump.ts): numbers, booleans, NULL and strings keep
+ *   their type, COPY data is read like TSV cells; with `inferTypes` a string of JSON
  *   object/array text is read back as the nested value, so JSON -> SQL -> JSON is lossless for rectangular
  *   records whose strings are not JSON object/array text.
  */
@@ -33,6 +36,8 @@ export interface ConvertOptions {
   table?: string;
   /** Read CSV/TSV cells and SQL strings as typed values (see above). Default true. */
   inferTypes?: boolean;
+  /** The table to read from an SQL dump with rows of several (sql-dump.ts). */
+  sourceTable?: string | undefined;
 }
 
 export interface ConvertResult {
@@ -42,7 +47,7 @@ export interface ConvertResult {
 }
 
 /** Reads any format into records, with the column list a tabular writer needs. */
-export function readTable(data: string, from: Format, inferTypes: boolean): Table {
+export function readTable(data: string, from: Format, inferTypes: boolean, sourceTable?: string): Table {
   switch (from) {
     case "json":
       return tableOf(parseJson(data));
@@ -53,7 +58,7 @@ export function readTable(data: string, from: Format, inferTypes: boolean): Tabl
     case "tsv":
       return parseDelimited(data, "\t", inferTypes);
     case "sql":
-      return parseSql(data, inferTypes);
+      return parseSql(data, { inferTypes, sourceTable });
   }
 }
 
@@ -92,7 +97,7 @@ export function convert(data: string, options: ConvertOptions): ConvertResult {
   let table: Table;
   let out: string;
   try {
-    table = readTable(data, options.from, options.inferTypes ?? true);
+    table = readTable(data, options.from, options.inferTypes ?? true, options.sourceTable);
     out = writeTable(table, options.to, options.from, options.table ?? DEFAULT_TABLE);
   } catch (error) {
     // JSON nested thousands of levels deep exhausts the stack in JSON.parse/stringify: the caller's data, not a fault.

@@ -13,7 +13,7 @@ const ConvertInput = z.object({
       message: `at most ${MAX_INPUT_BYTES} bytes (5 MiB)`,
     })
     .describe(
-      "The data to convert, as text. json: an array of objects; ndjson: one object per line; csv/tsv: a header line, then records (RFC 4180 quoting); sql: INSERT INTO statements with a column list. At most 5 MiB and 100,000 records.",
+      "The data to convert, as text. json: an array of objects; ndjson: one object per line; csv/tsv: a header line, then records (RFC 4180 quoting); sql: INSERT INTO statements (one or many rows each) or a mysqldump/pg_dump file (INSERTs or COPY ... FROM stdin blocks; SET, LOCK, CREATE TABLE and other set-up statements and comments are skipped; an INSERT without a column list takes them from its CREATE TABLE). At most 5 MiB and 100,000 records.",
     ),
   from: Format.describe("Format of `data`."),
   to: Format.describe("Format of the result."),
@@ -23,11 +23,19 @@ const ConvertInput = z.object({
     .max(63)
     .default(DEFAULT_TABLE)
     .describe('Table name of SQL output (quoted as an identifier). Default "data".'),
+  source_table: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe(
+      'SQL input only: which table to read from a dump holding rows of several ("users" or "public.users"). A dump with rows of more than one table and no source_table is refused with their names.',
+    ),
   infer_types: z
     .boolean()
     .default(true)
     .describe(
-      "Read CSV/TSV cells as typed values: empty -> null, true/false, canonical numbers (not 007 or 1.50), JSON object/array text -> nested value; SQL strings holding JSON object/array text -> nested value. false: every CSV/TSV cell is a string. JSON, NDJSON and SQL numbers, booleans and NULL always keep their type; nested values are written into CSV/TSV/SQL as JSON text.",
+      "Read CSV/TSV cells as typed values: empty -> null, true/false, canonical numbers (not 007 or 1.50), JSON object/array text -> nested value; SQL strings holding JSON object/array text -> nested value. false: every CSV/TSV cell is a string. JSON, NDJSON and SQL numbers, booleans and NULL always keep their type (integers past 2^53 and long decimals keep their exact digits); COPY data cells are read like TSV cells, \\N as NULL; nested values are written into CSV/TSV/SQL as JSON text.",
     ),
 });
 
@@ -44,7 +52,7 @@ export const convert = defineEndpoint({
   path: "/api/data/convert",
   price: "0.005",
   description:
-    "Converts data between JSON, NDJSON, CSV, TSV and SQL INSERT dumps, any to any, with RFC 4180 CSV quoting and lossless round trips; up to 5 MB.",
+    "Converts data between JSON, NDJSON, CSV, TSV and SQL (INSERTs; reads mysqldump and pg_dump files, one table at a time), any to any, with RFC 4180 CSV quoting, exact big integers and lossless round trips; up to 5 MB.",
   input: ConvertInput,
   output: ConvertOutput,
   example: {
@@ -60,9 +68,9 @@ export const convert = defineEndpoint({
   timeoutMs: 20_000,
   // 5 MiB of data can take up to twice as many bytes once escaped inside a JSON body.
   maxBodyBytes: 2 * MAX_INPUT_BYTES + 64 * 1024,
-  handler: async ({ data, from, to, table, infer_types }) => ({
+  handler: async ({ data, from, to, table, source_table, infer_types }) => ({
     from,
     to,
-    ...convertData(data, { from, to, table, inferTypes: infer_types }),
+    ...convertData(data, { from, to, table, inferTypes: infer_types, sourceTable: source_table }),
   }),
 });

@@ -1,5 +1,9 @@
-/** JSON (an array of objects) and NDJSON (one object per line) read into records and written back. */
+/**
+ * JSON (an array of objects) and NDJSON (one object per line) read into records and written back; numbers a
+ * double cannot hold keep their digits (lossless-json.ts).
+ */
 import { BadInputError } from "../../../common/errors.ts";
+import { parseLossless, stringifyLossless } from "./lossless-json.ts";
 import { MAX_ROWS, type Row, tooMany } from "./table.ts";
 
 function isRecord(value: unknown): value is Row {
@@ -10,7 +14,7 @@ function isRecord(value: unknown): value is Row {
 export function parseJson(text: string): Row[] {
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseLossless(text);
   } catch (error) {
     throw new BadInputError(`the data is not valid JSON: ${(error as Error).message}`, "invalid_data");
   }
@@ -33,7 +37,7 @@ export function parseNdjson(text: string): Row[] {
     if (line.trim() === "") continue;
     let value: unknown;
     try {
-      value = JSON.parse(line);
+      value = parseLossless(line);
     } catch (error) {
       throw new BadInputError(
         `NDJSON line ${i + 1} is not valid JSON: ${(error as Error).message}`,
@@ -49,9 +53,9 @@ export function parseNdjson(text: string): Row[] {
 
 /** Indented two spaces: the output is for reading as much as for machines. */
 export function writeJson(rows: readonly Row[]): string {
-  return `${JSON.stringify(rows, null, 2)}\n`;
+  return `${stringifyLossless(rows, 2)}\n`;
 }
 
 export function writeNdjson(rows: readonly Row[]): string {
-  return rows.map((row) => `${JSON.stringify(row)}\n`).join("");
+  return rows.map((row) => `${stringifyLossless(row)}\n`).join("");
 }

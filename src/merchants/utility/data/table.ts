@@ -1,7 +1,15 @@
 import { BadInputError } from "../../../common/errors.ts";
+import type { ExactNumber } from "./exact-number.ts";
 
-/** A JSON value as `JSON.parse` gives it. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+/** A JSON value as `JSON.parse` gives it, with numbers a double cannot hold kept as `ExactNumber`. */
+export type JsonValue =
+  | null
+  | boolean
+  | number
+  | ExactNumber
+  | string
+  | JsonValue[]
+  | { [key: string]: JsonValue };
 /** One record: a flat object whose values may still be nested JSON (see `nested` in convert-engine.ts). */
 export type Row = Record<string, JsonValue>;
 

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { BadInputError } from "../../../../src/common/errors.ts";
@@ -137,15 +138,15 @@ COMMIT;`;
   it("reads long names and numbers whole", () => {
     const name = "c".repeat(1000);
     const digits = "1".repeat(500);
-    expect(JSON.parse(run(`INSERT INTO t (${name}) VALUES (${digits});`, "sql", "json"))).toEqual([
-      { [name]: digits },
-    ]);
+    expect(run(`INSERT INTO t (${name}) VALUES (${digits});`, "sql", "ndjson")).toBe(
+      `{"${name}":${digits}}\n`,
+    );
   });
 
-  it("keeps SQL integers beyond 2^53 as text rather than losing digits", () => {
+  it("keeps SQL integers beyond 2^53 digit for digit", () => {
     expect(
-      JSON.parse(run("INSERT INTO t (a, b) VALUES (12345678901234567890, 9007199254740991);", "sql", "json")),
-    ).toEqual([{ a: "12345678901234567890", b: 9007199254740991 }]);
+      run("INSERT INTO t (a, b) VALUES (12345678901234567890, 9007199254740991);", "sql", "ndjson"),
+    ).toBe('{"a":12345678901234567890,"b":9007199254740991}\n');
   });
 
   it("converts empty inputs to empty outputs", () => {
@@ -161,6 +162,181 @@ COMMIT;`;
   });
 });
 
+describe("numbers a double cannot hold", () => {
+  // An X API v2 export: ids are past 2^53 (JSON.parse turns 1790000000000000001 into ...000).
+  const tweets = `[
+  {"id": 1790000000000000001, "author_id": 44196397, "text": "ids like 1790000000000000001 in text stay text", "public_metrics": {"like_count": 12, "quoted_id": 1789999999999999999}},
+  {"id": 1790000000000000123, "author_id": 9007199254740993, "text": "\\"quoted\\" 12345678901234567890", "public_metrics": {"like_count": 0, "quoted_id": null}},
+  {"id": -9223372036854775808, "author_id": 1, "text": "decimals", "score": 0.12345678901234567890123, "tiny": 1e-400, "huge": 1.5e400, "ok": 0.1}
+]`;
+  const ids = ["1790000000000000001", "1790000000000000123", "-9223372036854775808"];
+
+  it("JSON and NDJSON out write them as numbers with their exact digits", () => {
+    const json = run(tweets, "json", "json");
+    expect(json).toContain('"id": 1790000000000000001,');
+    expect(json).toContain('"quoted_id": 1789999999999999999');
+    expect(json).toContain('"author_id": 9007199254740993,');
+    expect(json).toContain('"score": 0.12345678901234567890123,');
+    expect(json).toContain('"tiny": 1e-400,');
+    expect(json).toContain('"huge": 1.5e400,');
+    expect(json).toContain('"ok": 0.1');
+    expect(json).toContain('"text": "ids like 1790000000000000001 in text stay text"');
+    const ndjson = run(tweets, "json", "ndjson");
+    expect(ndjson.split("\n")[0]).toBe(
+      '{"id":1790000000000000001,"author_id":44196397,"text":"ids like 1790000000000000001 in text stay text","public_metrics":{"like_count":12,"quoted_id":1789999999999999999}}',
+    );
+    expect(run(ndjson, "ndjson", "ndjson")).toBe(ndjson);
+    expect(run(ndjson, "ndjson", "json")).toBe(json);
+  });
+
+  it("CSV, TSV and SQL out write their digits, and read them back as the same numbers", () => {
+    const csv = run(tweets, "json", "csv");
+    expect(csv.split("\r\n")[1]).toBe(
+      '1790000000000000001,44196397,ids like 1790000000000000001 in text stay text,"{""like_count"":12,""quoted_id"":1789999999999999999}",,,,',
+    );
+    expect(run(tweets, "json", "tsv").split("\n")[3]).toBe(
+      "-9223372036854775808\t1\tdecimals\t\t0.12345678901234567890123\t1e-400\t1.5e400\t0.1",
+    );
+    const sql = run(tweets, "json", "sql");
+    expect(sql).toContain("VALUES (1790000000000000001,44196397,");
+    expect(sql).toContain("VALUES (-9223372036854775808,1,'decimals',NULL,0.12345678901234567890123,");
+    for (const format of ["csv", "tsv", "sql"] as const) {
+      const back = run(run(tweets, "json", format), format, "ndjson");
+      for (const id of ids) expect(back, format).toContain(`"id":${id},`);
+      expect(back, format).toContain('"quoted_id":1789999999999999999');
+    }
+  });
+
+  it("leaves numbers a double holds as they were", () => {
+    expect(run('[{"a":9007199254740991,"b":0.30000000000000004,"c":1e21,"d":-0.5}]', "json", "ndjson")).toBe(
+      '{"a":9007199254740991,"b":0.30000000000000004,"c":1e+21,"d":-0.5}\n',
+    );
+  });
+
+  it("reports JSON errors in the caller's text, not the marked copy", () => {
+    const error = refusal(() => run('[{"id": 1790000000000000001}, x]', "json", "json"));
+    expect(error.message).toMatch(/not valid JSON: Unexpected token 'x', \.\.\."0000001}, x]"/);
+  });
+});
+
+describe("real SQL dumps", () => {
+  const fixture = (name: string) =>
+    readFileSync(new URL(`../../../fixtures/sql/${name}.sql`, import.meta.url), "utf8");
+  const dumps = {
+    // mysqldump 8.0: /*!...*/ settings, DROP/CREATE TABLE, LOCK TABLES, one multi-row INSERT without a
+    // column list, backslash escapes, a bigint past 2^53.
+    mysqldump: {
+      sql: fixture("mysqldump"),
+      columns: ["id", "name", "note", "balance", "active"],
+      ndjson: [
+        '{"id":1,"name":"Ada Lovelace","note":null,"balance":12.5,"active":1}',
+        '{"id":2,"name":"O\'Brien; \\"Pat\\"","note":"line 1\\nline 2\\ttab \\\\ backslash","balance":0,"active":0}',
+        '{"id":9223372036854775807,"name":"Zoë","note":"it\'s 100\\\\% done","balance":-3.75,"active":1}',
+        "",
+      ].join("\n"),
+    },
+    // pg_dump 16: \restrict, SET lines, set_config, a $$ function body with a ; inside, CREATE TABLE and
+    // SEQUENCE, a COPY block with \N, escapes and an empty string, setval, constraints, \unrestrict.
+    pg_dump: {
+      sql: fixture("pg_dump"),
+      columns: ["id", "author id", "text", "lang", "meta"],
+      ndjson: [
+        '{"id":1790000000000000001,"author id":44196397,"text":"plain text","lang":"en","meta":{"likes":12,"quoted":1789999999999999999}}',
+        '{"id":1790000000000000123,"author id":9007199254740993,"text":"tab\\there\\nnew line \\\\ back","lang":null,"meta":null}',
+        '{"id":3,"author id":1,"text":"","lang":"ja","meta":[]}',
+        "",
+      ].join("\n"),
+    },
+  };
+
+  for (const [tool, dump] of Object.entries(dumps)) {
+    it(`reads ${tool} output`, () => {
+      const result = convert(dump.sql, { from: "sql", to: "ndjson" });
+      expect(result).toMatchObject({ rows: 3, columns: dump.columns });
+      expect(result.data).toBe(dump.ndjson);
+    });
+
+    it(`converts ${tool} output to every format and back to the same records`, () => {
+      const json = run(dump.sql, "sql", "json");
+      expect(run(json, "json", "ndjson")).toBe(dump.ndjson);
+      for (const to of ["json", "ndjson", "csv", "tsv", "sql"] as const) {
+        const out = convert(dump.sql, { from: "sql", to });
+        expect(out.rows, to).toBe(3);
+        expect(out.columns, to).toEqual(dump.columns);
+        // CSV/TSV cannot tell the empty string from NULL: only there may "" come back as null.
+        const back = run(out.data, to, "ndjson");
+        expect(back.replaceAll('"text":null', '"text":""'), to).toBe(dump.ndjson);
+      }
+    });
+  }
+
+  it("writes the exact cells of each dump", () => {
+    expect(run(dumps.mysqldump.sql, "sql", "csv").split("\r\n")[3]).toBe(
+      "9223372036854775807,Zoë,it's 100\\% done,-3.75,1",
+    );
+    expect(run(dumps.pg_dump.sql, "sql", "tsv").split("\n")[1]).toBe(
+      '1790000000000000001\t44196397\tplain text\ten\t"{""likes"":12,""quoted"":1789999999999999999}"',
+    );
+    expect(run(dumps.pg_dump.sql, "sql", "sql", { table: "t" }).split("\n")[0]).toBe(
+      `INSERT INTO "t" ("id","author id","text","lang","meta") VALUES (1790000000000000001,44196397,'plain text','en','{"likes":12,"quoted":1789999999999999999}');`,
+    );
+  });
+
+  it("reads COPY cells as text with infer_types off", () => {
+    expect(run(dumps.pg_dump.sql, "sql", "ndjson", { inferTypes: false }).split("\n")[2]).toBe(
+      '{"id":"3","author id":"1","text":"","lang":"ja","meta":"[]"}',
+    );
+  });
+
+  it("refuses a dump with rows of several tables unless source_table chooses one", () => {
+    const both = `${dumps.mysqldump.sql}\n${dumps.pg_dump.sql}`;
+    expect(refusal(() => run(both, "sql", "json")).message).toMatch(
+      /several tables \("customers", "public.tweets"\); choose one with source_table/,
+    );
+    expect(convert(both, { from: "sql", to: "ndjson", sourceTable: "tweets" }).data).toBe(
+      dumps.pg_dump.ndjson,
+    );
+    expect(convert(both, { from: "sql", to: "ndjson", sourceTable: "customers" }).data).toBe(
+      dumps.mysqldump.ndjson,
+    );
+    expect(refusal(() => convert(both, { from: "sql", to: "json", sourceTable: "x" })).message).toMatch(
+      /no rows of a table "x"/,
+    );
+    // A table that is only created, with no rows, does not count.
+    expect(run(`CREATE TABLE a (x int);\nINSERT INTO b (y) VALUES (1);`, "sql", "ndjson")).toBe('{"y":1}\n');
+  });
+
+  it("reads pg_dump --inserts and mysqldump --insert-ignore rows by their CREATE TABLE columns", () => {
+    const pg = `CREATE TABLE public.events (
+    id integer NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    "kind" text,
+    CONSTRAINT events_kind CHECK ((kind <> ''::text))
+);
+INSERT INTO public.events VALUES (1, '2024-05-01 10:00:00+00', 'a\\b');
+INSERT IGNORE INTO public.events VALUES (-2, '2024-05-02 10:00:00+00', NULL);`;
+    expect(run(pg, "sql", "ndjson")).toBe(
+      '{"id":1,"at":"2024-05-01 10:00:00+00","kind":"a\\\\b"}\n{"id":-2,"at":"2024-05-02 10:00:00+00","kind":null}\n',
+    );
+  });
+
+  it("takes backslashes literally unless the dump shows it is MySQL's, whatever its values hold", () => {
+    const rows = '[{"a":"x\\n-- MySQL dump\\n/*!40101 */ \\\\\\\\ \\\\\'"}]';
+    expect(JSON.parse(run(run(rows, "json", "sql"), "sql", "json"))).toEqual(JSON.parse(rows));
+    expect(run("INSERT INTO `t` (a) VALUES ('It\\'s \\\\');", "sql", "ndjson")).toBe('{"a":"It\'s \\\\"}\n');
+  });
+
+  it("takes the source_table parameter at the endpoint", () => {
+    const input = convertEndpoint.input.parse({
+      data: "",
+      from: "sql",
+      to: "json",
+      source_table: "public.t",
+    });
+    expect(input.source_table).toBe("public.t");
+  });
+});
+
 describe("refusals", () => {
   const cases: [string, string, Format, RegExp][] = [
     ["JSON syntax", "[{", "json", /not valid JSON/],
@@ -171,17 +347,17 @@ describe("refusals", () => {
     ["CSV duplicate header", "a,a\r\n1,2\r\n", "csv", /repeats the column "a"/],
     ["CSV unterminated quote", 'a,b\r\n"x,1\r\n', "csv", /malformed/],
     ["CSV stray quote", 'a,b\r\n"x"y,1\r\n', "csv", /malformed/],
-    ["SQL other statement", "DELETE FROM t;", "sql", /expected INSERT/],
+    ["SQL other statement", "DELETE FROM t;", "sql", /expected INSERT or COPY .*found "DELETE" at line 1/],
     ["SQL no column list", "INSERT INTO t VALUES (1);", "sql", /must list its columns/],
-    ["SQL expression", "INSERT INTO t (a) VALUES (1 + 1);", "sql", /unexpected "\+"/],
-    ["SQL function", "INSERT INTO t (a) VALUES (now());", "sql", /expected a literal/],
-    ["SQL cast", "INSERT INTO t (a) VALUES ('1'::int);", "sql", /unexpected ":"/],
+    ["SQL expression", "INSERT INTO t (a) VALUES (1 + 1);", "sql", /expected "\)", found "\+"/],
+    ["SQL function", "INSERT INTO t (a) VALUES (now());", "sql", /expected a literal .*found "now"/],
+    ["SQL cast", "INSERT INTO t (a) VALUES ('1'::int);", "sql", /found ":"/],
     ["SQL tuple length", "INSERT INTO t (a, b) VALUES (1);", "sql", /expected ","/],
     [
       "SQL two tables",
       "INSERT INTO t (a) VALUES (1); INSERT INTO u (a) VALUES (2);",
       "sql",
-      /second table "u"/,
+      /rows of several tables \("t", "u"\); choose one with source_table/,
     ],
     [
       "SQL missing semicolon",
@@ -189,7 +365,21 @@ describe("refusals", () => {
       "sql",
       /expected ";"/,
     ],
-    ["SQL MySQL backslash escape", "INSERT INTO t (a) VALUES ('It\\'s');", "sql", /unterminated ' literal/],
+    [
+      "SQL backslash outside a MySQL dump is a plain character",
+      "INSERT INTO t (a) VALUES ('It\\'s');",
+      "sql",
+      /unterminated ' literal at line 1/,
+    ],
+    ["SQL error names its line", "-- dump\nINSERT INTO t (a)\nVALUES (1),\n(2, 3);", "sql", /at line 4/],
+    ["SQL COPY without its end", "COPY t (a, b) FROM stdin;\n1\t2\n", "sql", /no \\\. line .* at line 2/],
+    [
+      "SQL COPY row width",
+      "COPY t (a, b) FROM stdin;\n1\t2\n3\n\\.\n",
+      "sql",
+      /COPY row has 1 fields; .* at line 3/,
+    ],
+    ["SQL update", "SET x = 1;\nUPDATE t SET a = 1;", "sql", /found "UPDATE" at line 2/],
     ["SQL escape beyond Unicode", "INSERT INTO t (a) VALUES (E'\\U00110000');", "sql", /beyond Unicode/],
     ["SQL duplicate column", "INSERT INTO t (a, a) VALUES (1, 2);", "sql", /named twice/],
   ];
