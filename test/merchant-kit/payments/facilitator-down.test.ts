@@ -86,7 +86,11 @@ describe("a merchant whose facilitator fails", () => {
 
     // Back on its port: the next call it answers makes the host healthy again.
     const port = Number(new URL(facilitator.url).port);
-    facilitator = await listenWithUrl(async () => facilitatorApp(() => verifyStatus).fetch, "127.0.0.1", port);
+    facilitator = await listenWithUrl(
+      async () => facilitatorApp(() => verifyStatus).fetch,
+      "127.0.0.1",
+      port,
+    );
     expect((await pay(`${host.url}/api/echo?text=hi`)).status).toBe(402);
     const healthy = await fetch(`${host.url}/healthz`);
     expect(healthy.status).toBe(200);
