@@ -5,17 +5,11 @@
  */
 import { z } from "zod";
 import { socialEndpoint } from "./endpoint.ts";
-import { nextToken, numericId } from "./params.ts";
-import type { PageRequest, UserPage } from "./provider.ts";
+import { type PagedByIdSpec, pagedById } from "./paged-by-id.ts";
+import { nextToken } from "./params.ts";
+import type { UserPage } from "./provider.ts";
 import { renderMeta, renderUser } from "./render.ts";
-import {
-  PAGE_SIZES,
-  type PageScope,
-  pageOf,
-  type SocialRuntime,
-  type SocialSetup,
-  type socialRuntime,
-} from "./runtime.ts";
+import { PAGE_SIZES, type PageScope, pageOf, type SocialSetup, type socialRuntime } from "./runtime.ts";
 import { EXAMPLE_TWEET, EXAMPLE_USER, exampleUserPage, UserPageAnswer } from "./schemas.ts";
 
 function answer(page: UserPage, nextToken: string | undefined) {
@@ -28,37 +22,15 @@ const userSearchScope = ({ query }: { query: string }): PageScope => ({
 });
 
 export function peopleEndpoints(setup: SocialSetup, runtimeOf: ReturnType<typeof socialRuntime>) {
-  const byId = (spec: {
-    path: `/${string}`;
-    description: string;
-    what: string;
-    exampleId: string;
-    size: number;
-    call: (rt: SocialRuntime, id: string, page: PageRequest, signal: AbortSignal) => Promise<UserPage | null>;
-    missing: (id: string) => string;
-  }) => {
-    const scope = ({ id }: { id: string }): PageScope => ({ route: spec.path, subject: id });
-    return socialEndpoint(setup, runtimeOf, {
-      path: spec.path,
-      price: "0.01",
-      description: spec.description,
-      input: z.object({ id: numericId("id", spec.what), next_token: nextToken }),
+  const byId = (
+    spec: Omit<PagedByIdSpec<UserPage, typeof UserPageAnswer>, "output" | "exampleOutput" | "render">,
+  ) =>
+    pagedById(setup, runtimeOf, {
+      ...spec,
       output: UserPageAnswer,
-      example: { input: { id: spec.exampleId }, output: exampleUserPage },
-      pageScope: scope,
-      handler: async ({ id, next_token }, rt, ctx) => {
-        const { page, nextToken: next } = await pageOf(
-          rt,
-          scope({ id }),
-          next_token,
-          spec.size,
-          (req) => spec.call(rt, id, req, ctx.signal),
-          spec.missing(id),
-        );
-        return answer(page, next);
-      },
+      exampleOutput: exampleUserPage,
+      render: answer,
     });
-  };
   const noUser = (id: string) => `no user ${id}: unknown, suspended or deactivated`;
   const noList = (id: string) => `no list ${id}: unknown or private`;
 

@@ -6,17 +6,11 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { socialEndpoint } from "./endpoint.ts";
-import { cookie, day, minCount, nextToken, numericId, username, wordList } from "./params.ts";
+import { type PagedByIdSpec, pagedById } from "./paged-by-id.ts";
+import { cookie, day, minCount, nextToken, username, wordList } from "./params.ts";
 import type { TweetPage } from "./provider.ts";
 import { renderIncludes, renderMeta, renderTweet } from "./render.ts";
-import {
-  PAGE_SIZES,
-  type PageScope,
-  pageOf,
-  type SocialRuntime,
-  type SocialSetup,
-  type socialRuntime,
-} from "./runtime.ts";
+import { PAGE_SIZES, type PageScope, pageOf, type SocialSetup, type socialRuntime } from "./runtime.ts";
 import { EXAMPLE_TWEET, EXAMPLE_USER, exampleTweetPage, TweetPageAnswer } from "./schemas.ts";
 import { hasFilter, type SearchFilters } from "./search-query.ts";
 
@@ -75,44 +69,15 @@ const userTweetsScope = ({ username }: { username: string }): PageScope => ({
 });
 
 export function timelineEndpoints(setup: SocialSetup, runtimeOf: ReturnType<typeof socialRuntime>) {
-  /** A paged route over one subject (an id or a name): its page size, the provider call, its 404. */
-  const byId = (spec: {
-    path: string;
-    price: "0.01";
-    description: string;
-    id: z.ZodType<string>;
-    exampleId: string;
-    size: number;
-    call: (
-      rt: SocialRuntime,
-      id: string,
-      page: { cursor?: string; size: number },
-      signal: AbortSignal,
-    ) => Promise<TweetPage | null>;
-    missing: (id: string) => string;
-  }) => {
-    const scope = ({ id }: { id: string }): PageScope => ({ route: spec.path, subject: id });
-    return socialEndpoint(setup, runtimeOf, {
-      path: spec.path as `/${string}`,
-      price: spec.price,
-      description: spec.description,
-      input: z.object({ id: spec.id, next_token: nextToken }),
+  const byId = (
+    spec: Omit<PagedByIdSpec<TweetPage, typeof TweetPageAnswer>, "output" | "exampleOutput" | "render">,
+  ) =>
+    pagedById(setup, runtimeOf, {
+      ...spec,
       output: TweetPageAnswer,
-      example: { input: { id: spec.exampleId }, output: exampleTweetPage },
-      pageScope: scope,
-      handler: async ({ id, next_token }, rt, ctx) => {
-        const { page, nextToken: next } = await pageOf(
-          rt,
-          scope({ id }),
-          next_token,
-          spec.size,
-          (req) => spec.call(rt, id, req, ctx.signal),
-          spec.missing(id),
-        );
-        return answer(page, next);
-      },
+      exampleOutput: exampleTweetPage,
+      render: answer,
     });
-  };
 
   const search = socialEndpoint(setup, runtimeOf, {
     path: "/tweets/search",
@@ -185,9 +150,8 @@ export function timelineEndpoints(setup: SocialSetup, runtimeOf: ReturnType<type
 
   const quoteTweets = byId({
     path: "/tweets/quote_tweets",
-    price: "0.01",
     description: `Quote tweets of the tweet, with author profiles, ${PAGE_SIZES.quoteTweets} a page.`,
-    id: numericId("id", "tweet"),
+    what: "tweet",
     exampleId: EXAMPLE_TWEET.id,
     size: PAGE_SIZES.quoteTweets,
     call: (rt, id, req, signal) => rt.provider.quoteTweets(id, req, signal),
@@ -195,9 +159,8 @@ export function timelineEndpoints(setup: SocialSetup, runtimeOf: ReturnType<type
   });
   const replies = byId({
     path: "/tweets/replies",
-    price: "0.01",
     description: `Reply tweets of the tweet, with author profiles, ${PAGE_SIZES.replies} a page.`,
-    id: numericId("id", "tweet"),
+    what: "tweet",
     exampleId: EXAMPLE_TWEET.id,
     size: PAGE_SIZES.replies,
     call: (rt, id, req, signal) => rt.provider.replies(id, req, signal),
@@ -205,9 +168,8 @@ export function timelineEndpoints(setup: SocialSetup, runtimeOf: ReturnType<type
   });
   const listTweets = byId({
     path: "/lists/tweets",
-    price: "0.01",
     description: `Latest tweets of the List's members, most recent first, ${PAGE_SIZES.listTweets} a page.`,
-    id: numericId("id", "List"),
+    what: "List",
     exampleId: "1790000000000008000",
     size: PAGE_SIZES.listTweets,
     call: (rt, id, req, signal) => rt.provider.listTweets(id, req, signal),
@@ -215,9 +177,8 @@ export function timelineEndpoints(setup: SocialSetup, runtimeOf: ReturnType<type
   });
   const communityPosts = byId({
     path: "/communities/posts",
-    price: "0.01",
     description: `Latest posts of the community with author profiles, ${PAGE_SIZES.communityPosts} a page.`,
-    id: numericId("id", "community"),
+    what: "community",
     exampleId: "1790000000000007000",
     size: PAGE_SIZES.communityPosts,
     call: (rt, id, req, signal) => rt.provider.communityPosts(id, req, signal),
