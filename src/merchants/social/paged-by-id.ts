@@ -5,7 +5,6 @@
  * differ only in what they render.
  */
 import { z } from "zod";
-import type { Endpoint } from "../../merchant-kit/catalogue.ts";
 import { socialEndpoint } from "./endpoint.ts";
 import { nextToken, numericId } from "./params.ts";
 import type { PageRequest } from "./provider.ts";
@@ -37,7 +36,7 @@ export function pagedById<P extends { next?: string }, Out extends z.ZodType>(
   setup: SocialSetup,
   runtimeOf: ReturnType<typeof socialRuntime>,
   spec: PagedByIdSpec<P, Out>,
-): Endpoint {
+) {
   const scope = ({ id }: { id: string }): PageScope => ({ route: spec.path, subject: id });
   return socialEndpoint(setup, runtimeOf, {
     path: spec.path,
@@ -58,5 +57,5 @@ export function pagedById<P extends { next?: string }, Out extends z.ZodType>(
       );
       return spec.render(page, next);
     },
-  }) as unknown as Endpoint;
+  });
 }
