@@ -12,6 +12,7 @@ import { type PaymentInfo, paymentInfo } from "./payment-info.ts";
 import { ABANDON_LIMIT } from "./payments/ledger.ts";
 import { isGuarded } from "./payments/paid-handler.ts";
 import type { PaymentSettings } from "./routes.ts";
+import { summaryOf } from "./summary.ts";
 
 export interface OpenApiParameter {
   name: string;
@@ -128,7 +129,7 @@ function operation(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentS
   const input = jsonSchemaOf(endpoint.input, "input");
   const op: OpenApiOperation = {
     operationId: operationId(endpoint),
-    summary: endpoint.description.split(/(?<=\.)\s/)[0] ?? endpoint.description,
+    summary: summaryOf(endpoint.description),
     description: `${endpoint.description}\n\n${paidHow(endpoint)}`,
     responses: {
       "200": {
@@ -202,7 +203,7 @@ export function openApiDocument(merchant: Merchant, payments: PaymentSettings): 
     paths[route.path] ??= {};
     (paths[route.path] as Record<string, OpenApiOperation>).get = {
       operationId: operationId({ method: route.method, path: route.path } as AnyEndpoint),
-      summary: route.description.split(/(?<=\.)\s/)[0] ?? route.description,
+      summary: summaryOf(route.description),
       description: `${route.description}\n\nFree: no payment.`,
       responses: {
         "200": {

@@ -1,8 +1,9 @@
 import { all, type BigNumber, create, type MathNode, type Unit } from "mathjs";
 import { BadInputError } from "../../common/errors.ts";
-import { MAX_EXPRESSION_LENGTH } from "./calc-limits.ts";
+import { MAX_TRIG_ARGUMENT, preciseFunctions } from "./calc-functions.ts";
+import { CALC_CONSTANTS, CALC_FUNCTIONS, MAX_EXPRESSION_LENGTH } from "./calc-limits.ts";
 
-export { MAX_EXPRESSION_LENGTH };
+export { MAX_EXPRESSION_LENGTH, MAX_TRIG_ARGUMENT };
 
 /** Significant digits of every non-integer result (spec section 8). */
 export const SIGNIFICANT_DIGITS = 50;
@@ -29,31 +30,6 @@ const math = create(all as NonNullable<typeof all>, { number: "BigNumber", preci
 const parse = math.parse;
 const factorial = math.factorial;
 const checkedFactorial = (n: BigNumber): BigNumber => factorial(checkFactorialArgument(n)) as BigNumber;
-/** Arguments of sin, cos and tan beyond this are refused: decimal.js reduces them with pi to (exponent +
- * precision) digits and throws past its 1,025 digits of pi, leaving itself in a broken state. */
-export const MAX_TRIG_ARGUMENT = "1e100";
-const trigFunctions = ["sin", "cos", "tan"] as const;
-const original = Object.fromEntries(trigFunctions.map((name) => [name, math[name]])) as Record<
-  (typeof trigFunctions)[number],
-  (x: unknown) => unknown
->;
-function checkedTrig(name: (typeof trigFunctions)[number]) {
-  const check = (x: BigNumber) => {
-    if (x.abs().greaterThan(MAX_TRIG_ARGUMENT)) {
-      throw new BadInputError(`${name} takes arguments up to ${MAX_TRIG_ARGUMENT} in size`, "too_large");
-    }
-  };
-  return math.typed(name, {
-    BigNumber: (x: BigNumber) => {
-      check(x);
-      return original[name](x);
-    },
-    Unit: (x: Unit) => {
-      check(x.toNumeric("rad") as BigNumber);
-      return original[name](x);
-    },
-  });
-}
 const disabled = (name: string) => () => {
   throw new BadInputError(`${name} is not available in calc expressions`, "forbidden");
 };
@@ -73,7 +49,7 @@ math.import(
       ].map((name) => [name, disabled(name)]),
     ),
     factorial: math.typed("factorial", { BigNumber: checkedFactorial }),
-    ...Object.fromEntries(trigFunctions.map((name) => [name, checkedTrig(name)])),
+    ...preciseFunctions(math, WORKING_PRECISION),
   },
   { override: true },
 );
@@ -90,55 +66,8 @@ const OPERATORS = new Set([
   "mod",
   "to",
 ]);
-const FUNCTIONS = new Set([
-  "sqrt",
-  "cbrt",
-  "nthRoot",
-  "exp",
-  "log",
-  "log10",
-  "log2",
-  "log1p",
-  "abs",
-  "floor",
-  "ceil",
-  "round",
-  "fix",
-  "sign",
-  "factorial",
-  "gcd",
-  "lcm",
-  "mod",
-  "pow",
-  "min",
-  "max",
-  "hypot",
-  "sin",
-  "cos",
-  "tan",
-  "asin",
-  "acos",
-  "atan",
-  "atan2",
-  "sinh",
-  "cosh",
-  "tanh",
-  "to",
-]);
-const CONSTANTS = new Set([
-  "pi",
-  "PI",
-  "e",
-  "E",
-  "tau",
-  "phi",
-  "LN2",
-  "LN10",
-  "LOG2E",
-  "LOG10E",
-  "SQRT2",
-  "SQRT1_2",
-]);
+const FUNCTIONS = new Set<string>([...CALC_FUNCTIONS, "to"]);
+const CONSTANTS = new Set<string>(CALC_CONSTANTS);
 
 function checkFactorialArgument(n: BigNumber): BigNumber {
   if (!n.isInteger() || n.isNegative()) {
@@ -327,15 +256,21 @@ export function calculate(expression: string): CalcResult {
     return { result: `${formatDecimal(number)} ${unit.formatUnits()}`.trim(), type: "unit" };
   }
   if (math.isBigNumber(value)) {
+    if (value.isNaN()) throw notReal();
     if (!value.isFinite()) throw notFinite();
     if (value.isInteger() && value.precision(true) <= SIGNIFICANT_DIGITS) {
       return { result: value.toFixed(), type: "integer" };
     }
     return { result: formatDecimal(value), type: "decimal" };
   }
-  if (math.isComplex(value)) throw new BadInputError("complex results are not supported", "not_real");
+  if (math.isComplex(value)) throw notReal();
   throw new BadInputError("the expression does not give a number", "invalid_expression");
 }
 
+const notReal = () =>
+  new BadInputError(
+    "the result is not a real number (complex, or outside the function's domain, e.g. acos(2))",
+    "not_real",
+  );
 const notFinite = () =>
   new BadInputError("the result is not a finite number (division by zero or overflow)", "not_finite");

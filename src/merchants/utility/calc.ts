@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { BadInputError } from "../../common/errors.ts";
 import { defineEndpoint } from "../../merchant-kit/catalogue.ts";
-import { MAX_EXPRESSION_LENGTH } from "./calc-limits.ts";
+import { CALC_SYNTAX, MAX_EXPRESSION_LENGTH } from "./calc-limits.ts";
 import { onFirstUse } from "./lazy.ts";
 
 /** mathjs with every function built is about 110 MB of a host's memory: loaded by the first calculation. */
@@ -19,7 +19,7 @@ const CalcInput = z
       .max(MAX_EXPRESSION_LENGTH)
       .optional()
       .describe(
-        "The expression, e.g. `sqrt(2)`, `100!`, `2^200`, `1/7`, `log(10)`, `5 km to mi`. Functions: sqrt, cbrt, nthRoot, exp, log (natural; log(x, base)), log10, log2, factorial (n <= 3000), sin/cos/tan (radians or `deg`), gcd, lcm, mod, abs, round, floor, ceil, min, max; constants pi, e, tau, phi; units with `to`.",
+        `The expression, e.g. \`sqrt(2)\`, \`100!\`, \`2^200\`, \`1/7\`, \`ln(2)\`, \`5 km to mi\`. ${CALC_SYNTAX}`,
       ),
     expression: z.string().min(1).max(MAX_EXPRESSION_LENGTH).optional().describe("Same as `expr`."),
   })

@@ -27,6 +27,32 @@ const KNOWN: [string, string, string][] = [
   ["5 km to mi", "3.106855961186669848087170921816591107929690606856 mi", "unit"],
   ["12 inch to cm", "30.48 cm", "unit"],
   ["1e-30 / 3", "3.3333333333333333333333333333333333333333333333333e-31", "decimal"],
+  // Issue 21: the names calculator users type, each at 50 digits (values from standard tables / OEIS).
+  ["ln(2)", "0.69314718055994530941723212145817656807550013436026", "decimal"],
+  ["ln(e)", "1", "integer"],
+  ["log(8, 2)", "3", "decimal"],
+  ["log2(3)", "1.5849625007211561814537389439478165087598144076925", "decimal"],
+  ["exp(1)", "2.7182818284590452353602874713526624977572470937", "decimal"],
+  ["nthRoot(2, 3)", "1.2599210498948731647672106072782283505702514647015", "decimal"],
+  ["round(pi, 10)", "3.1415926536", "decimal"],
+  ["atan(1)", "0.78539816339744830961566084581987572104929234984378", "decimal"],
+  ["asinh(1)", "0.88137358701954302523260932497979230902816032826164", "decimal"],
+  ["atanh(0.5)", "0.54930614433405484569762261846126285232374527891137", "decimal"],
+  ["csc(30 deg)", "2", "integer"],
+  ["gcd(12, 18)", "6", "integer"],
+  ["lcm(4, 6)", "12", "integer"],
+  ["200 * 10%", "20", "integer"],
+  ["phi", "1.6180339887498948482045868343656381177203091798058", "decimal"],
+  ["atan(1) rad to deg", "45 deg", "unit"],
+  // Near zero, mathjs's log1p(x) = ln(1 + x) lost x entirely; ln(1 + x) = x - x^2/2 + ...
+  ["log1p(1e-70)", "1e-70", "decimal"],
+  ["log1p(1e-40)", "9.9999999999999999999999999999999999999995e-41", "decimal"],
+  ["expm1(1e-30)", "1.0000000000000000000000000000005e-30", "decimal"],
+  // pi's rounding is not an answer: sin(pi) is 0 (it was 3e-64), and a tiny argument keeps its tiny sine.
+  ["sin(pi)", "0", "integer"],
+  ["cos(90 deg)", "0", "integer"],
+  ["sin(1000 pi)", "0", "integer"],
+  ["sin(1e-70)", "1e-70", "decimal"],
 ];
 
 function refusal(expression: string): { code: string; message: string } {
@@ -80,6 +106,14 @@ describe("calc", () => {
     expect(refusal("sqrt(-1)").code).toBe("not_real");
     expect(refusal("2.5!").code).toBe("invalid_expression");
     expect(refusal("1 +").code).toBe("invalid_expression");
+    // Poles and domains are 400s, not a huge number (tan(90 deg) was 7e36) or "division by zero".
+    for (const pole of ["tan(90 deg)", "tan(pi/2)", "sec(90 deg)", "cot(pi)"]) {
+      expect(refusal(pole).code, pole).toBe("not_finite");
+    }
+    for (const outside of ["acos(2)", "acosh(0.5)", "ln(-1)", "log1p(-1)"]) {
+      expect(refusal(outside).code, outside).toBe("not_real");
+    }
+    expect(refusal("gamma(0.5)").code).toBe("forbidden");
     expect(refusal("1+".repeat(600)).code).toBe("too_large");
   });
 });

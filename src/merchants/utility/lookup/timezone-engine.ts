@@ -1,5 +1,6 @@
 import tzLookup from "@photostructure/tz-lookup";
 import { BadInputError } from "../../../common/errors.ts";
+import { tzdbAbbreviation } from "./timezone-abbreviations.ts";
 
 export interface TimezoneResult {
   latitude: number;
@@ -44,7 +45,7 @@ export function timezoneAt(latitude: number, longitude: number, now: Date = new 
     timezone,
     utc_offset: formatOffset(offset),
     utc_offset_minutes: offset,
-    abbreviation: abbreviation(timezone, now),
+    abbreviation: abbreviation(timezone, now, offset),
     // Daylight saving is any offset ahead of the year's lower one. (Europe/Dublin's tzdb "negative DST" and
     // zones that changed their standard offset during the year are read the same plain way.)
     dst_in_effect: offset > standard,
@@ -66,19 +67,20 @@ export function offsetMinutes(timezone: string, at: Date): number {
 
 /**
  * ICU only has an English short name ("EST", "CEST", "IST", "AEST") in the locale where it is in common
- * use, so ask a few English locales and take the first real abbreviation; zones with none in CLDR (e.g.
- * Asia/Tokyo) get ICU's "GMT+9" form.
+ * use, so ask a few English locales and take the first real abbreviation; then the tz database's own
+ * (MSK, JST, KST: CLDR has none in English); zones with neither (America/Sao_Paulo, Europe/Istanbul: tzdb
+ * itself says "-03", "+03") get ICU's numeric "GMT-3" form.
  */
 const ABBREVIATION_LOCALES = ["en-US", "en-GB", "en-AU", "en-IN", "en-NZ", "en-CA", "en-IE", "en-ZA"];
 
-function abbreviation(timezone: string, at: Date): string {
+function abbreviation(timezone: string, at: Date, offset: number): string {
   let fallback = "";
   for (const locale of ABBREVIATION_LOCALES) {
     const name = timeZoneName(timezone, at, locale, "short");
     if (!/^(GMT|UTC)[+-]/.test(name)) return name;
     fallback ||= name;
   }
-  return fallback;
+  return tzdbAbbreviation(timezone, offset) ?? fallback;
 }
 
 function timeZoneName(timezone: string, at: Date, locale: string, style: "short" | "longOffset"): string {

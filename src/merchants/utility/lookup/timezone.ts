@@ -42,7 +42,9 @@ const TimezoneOutput = z.object({
   utc_offset_minutes: z.number(),
   abbreviation: z
     .string()
-    .describe("Short name such as `EDT`, `CEST`, `IST`, or `GMT+9` where none is in use."),
+    .describe(
+      "Short name: CLDR's English one (`EDT`, `CEST`, `IST`, `AEST`, `GST`), else the tz database's (`MSK`, `JST`, `KST`), else the offset as `GMT-3` where the tz database itself has only a number (e.g. America/Sao_Paulo, Europe/Istanbul).",
+    ),
   dst_in_effect: z.boolean(),
   standard_offset_minutes: z.number().describe("The zone's offset outside daylight saving time this year."),
   local_time: z.string().describe("Local time now with its offset, ISO 8601."),

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { tzdbAbbreviation } from "../../../../src/merchants/utility/lookup/timezone-abbreviations.ts";
 import { timezoneAt } from "../../../../src/merchants/utility/lookup/timezone-engine.ts";
 
 const SUMMER = new Date("2026-07-01T12:00:00Z");
@@ -42,11 +43,26 @@ describe("timezoneAt", () => {
       local_time: "2026-07-01T17:30:00+05:30",
     });
   });
-  it("falls back to GMT+n where CLDR has no abbreviation", () => {
-    expect(timezoneAt(35.6762, 139.6503, SUMMER)).toMatchObject({
-      timezone: "Asia/Tokyo",
-      abbreviation: "GMT+9",
-    });
+  // Issue 21: where CLDR has no English name, the tz database's own (MSK, JST, KST, IST/IDT); where tzdb
+  // itself only has a number and none is in wide use (Sao Paulo "-03", Istanbul "+03"), the numeric form.
+  it.each([
+    ["Moscow", 55.7558, 37.6173, WINTER, "Europe/Moscow", "MSK"],
+    ["Moscow", 55.7558, 37.6173, SUMMER, "Europe/Moscow", "MSK"],
+    ["Tokyo", 35.6762, 139.6503, SUMMER, "Asia/Tokyo", "JST"],
+    ["Seoul", 37.5665, 126.978, WINTER, "Asia/Seoul", "KST"],
+    ["Jerusalem (winter)", 31.7683, 35.2137, WINTER, "Asia/Jerusalem", "IST"],
+    ["Jerusalem (summer)", 31.7683, 35.2137, SUMMER, "Asia/Jerusalem", "IDT"],
+    ["Havana (summer)", 23.1136, -82.3666, SUMMER, "America/Havana", "CDT"],
+    ["Jakarta", -6.2088, 106.8456, SUMMER, "Asia/Jakarta", "WIB"],
+    ["Sydney (summer)", -33.8688, 151.2093, WINTER, "Australia/Sydney", "AEDT"],
+    ["Berlin (winter)", 52.52, 13.405, WINTER, "Europe/Berlin", "CET"],
+    ["London (summer)", 51.5074, -0.1278, SUMMER, "Europe/London", "BST"],
+    ["London (winter)", 51.5074, -0.1278, WINTER, "Europe/London", "GMT"],
+    ["Dubai (CLDR's GST; tzdb says +04)", 25.2048, 55.2708, SUMMER, "Asia/Dubai", "GST"],
+    ["Sao Paulo (tzdb -03)", -23.5505, -46.6333, WINTER, "America/Sao_Paulo", "GMT-3"],
+    ["Istanbul (tzdb +03)", 41.0082, 28.9784, SUMMER, "Europe/Istanbul", "GMT+3"],
+  ])("%s", (_name, lat, lon, at, timezone, abbreviation) => {
+    expect(timezoneAt(lat as number, lon as number, at as Date)).toMatchObject({ timezone, abbreviation });
   });
   it.each([
     [91, 0],
@@ -56,4 +72,10 @@ describe("timezoneAt", () => {
   ])("refuses %s, %s", (lat, lon) =>
     expect(() => timezoneAt(lat, lon)).toThrow(expect.objectContaining({ status: 400 })),
   );
+  it("finds tzdb's name by the zone's canonical name and only at the offset it was recorded for", () => {
+    expect(tzdbAbbreviation("Asia/Chongqing", 480)).toBe("CST");
+    expect(tzdbAbbreviation("Asia/Macao", 480)).toBe("CST");
+    expect(tzdbAbbreviation("Europe/Moscow", 240)).toBeUndefined();
+    expect(tzdbAbbreviation("America/Sao_Paulo", -180)).toBeUndefined();
+  });
 });
