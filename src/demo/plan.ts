@@ -56,6 +56,8 @@ export interface Roles {
   ring: string;
   pair: [string, string];
   integration: string;
+  /** Merchants that take genuine demand only; each is a favourite of one of the first agents. */
+  genuineOnly: readonly string[];
 }
 
 /** `merchant:<id>` for a merchant's wallet; other wallets are named by role. */
@@ -118,7 +120,7 @@ export function chooseRoles(
   const rest = others.map((m) => m.id).filter((id) => !pair.includes(id));
   const [selfPayer, funder, ring] = rest;
   if (!selfPayer || !funder || !ring) throw new Error("too few merchants for the simulated patterns");
-  return { farm, selfPayer, funder, ring, pair, integration };
+  return { farm, selfPayer, funder, ring, pair, integration, genuineOnly };
 }
 
 /** The cheapest endpoint an agent would buy, or undefined. */
@@ -339,13 +341,17 @@ function agentProfile(ctx: PlanContext, k: number): AgentProfile {
   }
   const weightOf = (id: string) => 1 / (ranked.findIndex((m) => m.id === id) + 1) ** 0.9;
   const chosen = new Set<string>();
+  // A merchant that takes only genuine demand (the inference and social-data APIs) is the first agents'
+  // favourite, weighted as the most popular: every week has some of it, whatever the seed and the scale.
+  const must = ctx.roles.genuineOnly[k];
+  if (must !== undefined && eligible.some((m) => m.id === must)) chosen.add(must);
   const want = 2 + r.int(3);
   while (chosen.size < Math.min(want, ranked.length)) {
     chosen.add(pickWeighted(r.next(), cumulative(ranked.map((m) => ({ id: m.id, weight: weightOf(m.id) })))));
   }
   const profile = {
     callsPerWeek: ctx.mix.agentCallsPerWeek * (0.5 + r.next()),
-    favourites: cumulative([...chosen].map((id) => ({ id, weight: weightOf(id) }))),
+    favourites: cumulative([...chosen].map((id) => ({ id, weight: id === must ? 1 : weightOf(id) }))),
   };
   cache[k] = profile;
   return profile;

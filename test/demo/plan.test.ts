@@ -127,7 +127,9 @@ describe("the simulated week", () => {
     };
     const all = [...merchants, metered];
     const c: PlanContext = { ...ctx, merchants: all, roles: chooseRoles(all, "utility", ["inference"]) };
-    expect(Object.values(c.roles).flat()).not.toContain("inference");
+    const { genuineOnly, ...patterns } = c.roles;
+    expect(Object.values(patterns).flat()).not.toContain("inference");
+    expect(genuineOnly).toEqual(["inference"]);
     const pays = payments(week(c));
     const isUpto = (p: (typeof pays)[number]) =>
       all.find((m) => m.id === p.merchant)?.endpoints[p.endpoint]?.scheme === "upto";
@@ -174,5 +176,19 @@ describe("loadMix", () => {
     expect(small.farmCallsPerWeek).toBeGreaterThanOrEqual(14);
     expect(() => loadMix(undefined, 0)).toThrow(/--scale/);
     expect(() => loadMix("/nonexistent/mix.json")).toThrow(/--mix/);
+  });
+
+  it("has agents buy from every merchant that takes genuine demand only, whatever the seed and scale", () => {
+    const data: PlanMerchant = {
+      id: "social",
+      endpoints: [endpoint(0.0025, "/tweet"), endpoint(0.01, "/page")],
+    };
+    const all = [...merchants, data];
+    for (const seed of [1, 2, 3, 402]) {
+      const mix = { ...loadMix(undefined, 0.5), seed };
+      const c: PlanContext = { ...ctx, mix, merchants: all, roles: chooseRoles(all, "utility", ["social"]) };
+      const bought = payments(week(c)).filter((p) => p.merchant === "social" && p.behaviour === "agent");
+      expect(bought.length, `seed ${seed}`).toBeGreaterThanOrEqual(2);
+    }
   });
 });
