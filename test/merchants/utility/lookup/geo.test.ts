@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { describe, expect, it, vi } from "vitest";
+import { geo } from "../../../../src/merchants/utility/lookup/geo.ts";
 import { locateIp } from "../../../../src/merchants/utility/lookup/geo-engine.ts";
 
 const ENGINE = "../../../../src/merchants/utility/lookup/geo-engine.ts";
@@ -15,7 +16,7 @@ function packageBuildDate(): string {
 }
 
 // Places are those of the installed build (the package's version is pinned); 1.1.1.1 was a 404 with
-// geoip-lite's 2019 data.
+// geoip-lite 1.4.9's data, which this replaced.
 describe("locateIp (DB-IP IP to City Lite)", () => {
   it("locates public IPv4 addresses, IPv4-mapped ones with them", async () => {
     const cloudflare = await locateIp("1.1.1.1");
@@ -72,6 +73,12 @@ describe("locateIp (DB-IP IP to City Lite)", () => {
       });
       expect(source.build_date <= today, `${source.build_date} is in the future`).toBe(true);
     }
+  });
+
+  it("documents a real answer, in the schema it documents", async () => {
+    const answer = await locateIp(geo.example.input.ip ?? "");
+    expect(answer).toEqual(geo.example.output);
+    expect(geo.output.safeParse(answer).success).toBe(true);
   });
 
   it("says when the data has no location for a public address (404)", async () => {
