@@ -16,24 +16,61 @@ const GeoInput = z.object({
     })
     .optional()
     .describe(
-      "IPv4 or IPv6 address to locate, e.g. `81.2.69.160` or `2a00:1450:4001:80b::200e`. Omitted: the caller's own address as the reverse proxy reports it (`X-Forwarded-For`, `X-Real-IP`).",
+      "IPv4 or IPv6 address to locate, e.g. `8.8.8.8` or `2606:4700:4700::1111`. Omitted: the caller's own address as the reverse proxy reports it (`X-Forwarded-For`, `X-Real-IP`).",
     ),
 });
 
+const GeoSource = z
+  .object({
+    database: z.string().describe("The data: `DB-IP IP to City Lite`."),
+    build_date: z
+      .string()
+      .describe(
+        "UTC date (YYYY-MM-DD) the database file was built, from its own metadata (DB-IP publishes monthly).",
+      ),
+    license: z.string().describe("`CC BY 4.0`: whoever shows or uses the answer must credit DB-IP."),
+    attribution: z
+      .string()
+      .describe("The credit the licence asks for: `IP Geolocation by DB-IP`, linked to `url`."),
+    url: z.string().describe("`https://db-ip.com`, the link the credit points to."),
+  })
+  .describe("Where the location comes from, when it was built and the credit its licence requires.");
+
 const GeoOutput = z.object({
   ip: z.string().describe("The address looked up."),
-  country: z.string().describe("ISO 3166-1 alpha-2 country code."),
+  country: z.string().describe("ISO 3166-1 alpha-2 country code (`XK` for Kosovo)."),
   region: z
     .string()
     .nullable()
-    .describe("Subdivision code (ISO 3166-2 suffix, e.g. `ENG`, `CA`), when known."),
-  city: z.string().nullable(),
-  eu: z.boolean().nullable().describe("Whether the country is in the European Union."),
-  timezone: z.string().nullable().describe("IANA time zone of the location."),
-  ll: z.tuple([z.number(), z.number()]).nullable().describe("[latitude, longitude] (geoip-lite's field)."),
-  latitude: z.number().nullable(),
+    .describe(
+      "First-level subdivision as DB-IP names it, in English (e.g. `England`, `California`, `Hesse`): a name, not an ISO 3166-2 code; null when the data has none.",
+    ),
+  city: z.string().nullable().describe("City (DB-IP sometimes adds the district in parentheses)."),
+  eu: z
+    .boolean()
+    .describe(
+      "Whether EU law applies in the country: the 27 member states, France's outermost regions and Åland, from the country code (DB-IP has no such flag).",
+    ),
+  timezone: z
+    .string()
+    .nullable()
+    .describe("IANA time zone at the coordinates (DB-IP Lite gives none: derived as `/api/timezone` does)."),
+  ll: z
+    .tuple([z.number(), z.number()])
+    .nullable()
+    .describe("[latitude, longitude], the same as the two fields."),
+  latitude: z
+    .number()
+    .nullable()
+    .describe("Of the city DB-IP places the address in, not of the address itself."),
   longitude: z.number().nullable(),
-  accuracy_radius_km: z.number().nullable().describe("Radius around the coordinates the address is within."),
+  accuracy_radius_km: z
+    .number()
+    .nullable()
+    .describe(
+      "Always null: DB-IP Lite publishes no accuracy radius. City-level IP data is often tens of km off.",
+    ),
+  source: GeoSource,
 });
 
 /** The caller's address as the proxy in front of us wrote it. Only used for the caller's own location,
@@ -48,22 +85,29 @@ export const geo = defineEndpoint({
   path: "/api/geo",
   price: "0.001",
   description:
-    "IP geolocation: country, region, city, coordinates and IANA time zone of a public IPv4 or IPv6 address (query `ip`, default the caller's), from the bundled GeoLite2-derived database of geoip-lite. Private and reserved addresses are refused with a 400 and not charged.",
+    "IP geolocation: country, region, city, coordinates and IANA time zone of a public IPv4 or IPv6 address (query `ip`, default the caller's), from DB-IP's IP to City Lite database (monthly; `source.build_date` says which build answered). IP Geolocation by DB-IP (https://db-ip.com), licensed CC BY 4.0: show that credit, linked, wherever the answer is shown or used. Private and reserved addresses are refused with a 400, and a public address the data has no location for is a 404: neither is charged.",
   input: GeoInput,
   output: GeoOutput,
   example: {
-    input: { ip: "81.2.69.160" },
+    input: { ip: "8.8.8.8" },
     output: {
-      ip: "81.2.69.160",
-      country: "GB",
-      region: "ENG",
-      city: "St Albans",
+      ip: "8.8.8.8",
+      country: "US",
+      region: "California",
+      city: "Mountain View",
       eu: false,
-      timezone: "Europe/London",
-      ll: [51.753, -0.3256],
-      latitude: 51.753,
-      longitude: -0.3256,
-      accuracy_radius_km: 100,
+      timezone: "America/Los_Angeles",
+      ll: [37.422, -122.085],
+      latitude: 37.422,
+      longitude: -122.085,
+      accuracy_radius_km: null,
+      source: {
+        database: "DB-IP IP to City Lite",
+        build_date: "2026-06-05",
+        license: "CC BY 4.0",
+        attribution: "IP Geolocation by DB-IP",
+        url: "https://db-ip.com",
+      },
     },
   },
   timeoutMs: 5_000,

@@ -18,13 +18,13 @@ export interface ServerLocation {
 export interface ProbeOptions {
   policy?: FetchPolicy;
   /** Locates a server address (default: the geo engine of `/api/geo`). */
-  locate?: (ip: string) => ServerLocation | null;
+  locate?: (ip: string) => Promise<ServerLocation | null>;
 }
 
 export interface ResolvedProbeOptions {
   policy: FetchPolicy;
   resolved: ResolvedPolicy;
-  locate: (ip: string) => ServerLocation | null;
+  locate: (ip: string) => Promise<ServerLocation | null>;
 }
 
 export function resolveProbeOptions(options: ProbeOptions = {}): ResolvedProbeOptions {
@@ -36,9 +36,9 @@ export function resolveProbeOptions(options: ProbeOptions = {}): ResolvedProbeOp
  * The geo engine refuses private addresses and answers 404 for unknown ones; for a probe's server both
  * only mean "no location", never a failed probe.
  */
-export function locateServer(ip: string): ServerLocation | null {
+export async function locateServer(ip: string): Promise<ServerLocation | null> {
   try {
-    const { country, region, city, timezone, ll } = locateIp(ip);
+    const { country, region, city, timezone, ll } = await locateIp(ip);
     return { country, region, city, timezone, ll };
   } catch {
     return null;

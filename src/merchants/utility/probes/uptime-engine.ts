@@ -117,7 +117,8 @@ export async function uptimeReport(
   }
   // The caller left: nobody reads this report, and the platform answers for the abort.
   if (signal?.aborted) throw signal.reason;
-  return assemble(hops, checkedAt, options);
+  const server = hops[0]?.address;
+  return assemble(hops, checkedAt, server ? await options.locate(server.address) : null);
 }
 
 /**
@@ -166,7 +167,7 @@ function failedBeforeConnect(error: unknown): HeadResult {
   };
 }
 
-function assemble(hops: Hop[], checkedAt: Date, options: ResolvedProbeOptions): UptimeReport {
+function assemble(hops: Hop[], checkedAt: Date, location: ServerLocation | null): UptimeReport {
   const [first] = hops;
   const last = hops.at(-1);
   if (!first || !last) throw new Error("uptime report without a probe");
@@ -187,7 +188,7 @@ function assemble(hops: Hop[], checkedAt: Date, options: ResolvedProbeOptions): 
       ip: address.address,
       port: Number(target.url.port || (target.url.protocol === "https:" ? 443 : 80)),
       family: address.family,
-      location: options.locate(address.address),
+      location,
       http_version: head.httpVersion,
       alpn: tlsInfo?.alpn ?? null,
       h2_supported: tlsInfo?.alpn === "h2",

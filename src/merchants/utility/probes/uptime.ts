@@ -43,7 +43,9 @@ const Output = z.object({
           ll: z.tuple([z.number(), z.number()]).nullable(),
         })
         .nullable()
-        .describe("Where the server is (the /api/geo database), when known."),
+        .describe(
+          "Where the server is, when known: the /api/geo database (IP Geolocation by DB-IP, https://db-ip.com, CC BY 4.0).",
+        ),
       http_version: z.string().nullable(),
       alpn: z.string().nullable().describe("Protocol chosen by ALPN among h2 and http/1.1 offered."),
       h2_supported: z.boolean(),
@@ -118,10 +120,10 @@ export function uptimeEndpoint(options: ResolvedProbeOptions) {
           family: 4,
           location: {
             country: "US",
-            region: null,
-            city: null,
-            timezone: "America/Chicago",
-            ll: [37.751, -97.822],
+            region: "Virginia",
+            city: "Ashburn",
+            timezone: "America/New_York",
+            ll: [39.0438, -77.4874],
           },
           http_version: "2",
           alpn: "h2",

@@ -31,7 +31,16 @@ describe("lookup endpoints, paid", () => {
       1000n,
       { timezone: "America/New_York", abbreviation: "EDT", local_time: "2026-07-01T08:00:00-04:00" },
     ],
-    ["/api/geo?ip=81.2.69.160", 1000n, { country: "GB", city: "St Albans", timezone: "Europe/London" }],
+    [
+      "/api/geo?ip=1.1.1.1",
+      1000n,
+      {
+        country: "AU",
+        city: "Sydney",
+        timezone: "Australia/Sydney",
+        source: { attribution: "IP Geolocation by DB-IP" },
+      },
+    ],
     [
       "/api/dns?domain=example.com",
       2000n,
@@ -70,6 +79,17 @@ describe("lookup endpoints, paid", () => {
       expect(response.status, path).toBe(400);
       expect(((await response.json()) as { error: { code: string } }).error.code, path).toBeTruthy();
     }
+    expect(await shop.pending()).toBe(0);
+    expect(await shop.balanceOf(shop.buyer().address)).toBe(before);
+  });
+
+  it("charges nothing for a public address the geo data does not know", async () => {
+    const before = await shop.balanceOf(shop.buyer().address);
+    // Only the lookup can tell: the payment is asked for, then not settled.
+    expect((await fetch(`${shop.url}/api/geo?ip=3000::1`)).status).toBe(402);
+    const response = await shop.buyerFetch()(`${shop.url}/api/geo?ip=3000::1`);
+    expect(response.status).toBe(404);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("location_unknown");
     expect(await shop.pending()).toBe(0);
     expect(await shop.balanceOf(shop.buyer().address)).toBe(before);
   });
