@@ -6,8 +6,8 @@
  *    engines called in process (the baseline), then through `POST /v1/audio/speech` paid with upto by
  *    `@x402/fetch` (402, Permit2 signature, verify, engine, settlement on chain). Characters a second,
  *    and the route's time over the engine's.
- * 2. **Transcription**: about a minute of flite's `rms` speech as a 16 kHz WAV and as an MP3, by the
- *    pocketsphinx engine called directly, then through `POST /v1/audio/transcriptions` paid with upto.
+ * 2. **Transcription**: about 45 s of flite's `rms` speech (ten sentences) as a 16 kHz WAV and as an MP3, by
+ *    the pocketsphinx engine called directly, then through `POST /v1/audio/transcriptions` paid with upto.
  *    Real-time factor (seconds of work a second of audio: lower is faster), and the route's over the
  *    engine's.
  *
