@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { findProgram } from "../../src/merchants/inference/audio/program.ts";
+import { AUDIO_PACKAGES, findProgram, installCommand } from "../../src/merchants/inference/audio/program.ts";
 
 const run = promisify(execFile);
 
@@ -102,7 +102,7 @@ export async function missingPrograms(...names: string[]): Promise<string[]> {
   const missing = names.filter((_, i) => !found[i]);
   if (missing.length > 0 && process.env.X402M_TEST_REQUIRE_AUDIO === "1")
     throw new Error(
-      `X402M_TEST_REQUIRE_AUDIO=1 and ${missing.join(", ")} missing from PATH: the audio tests would skip (apt-get install -y flite espeak-ng lame sox pocketsphinx pocketsphinx-en-us)`,
+      `X402M_TEST_REQUIRE_AUDIO=1 and ${missing.join(", ")} missing from PATH: the audio tests would skip (${installCommand(AUDIO_PACKAGES)})`,
     );
   return missing;
 }

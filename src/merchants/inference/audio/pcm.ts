@@ -10,12 +10,12 @@
 import { BadInputError } from "../../../common/errors.ts";
 import type { AudioInfo } from "./engine.ts";
 import { AUDIO_ERRORS, readWav, type WavLayout } from "./probe.ts";
-import { lastLine, ProgramFailedError, runProgram } from "./program.ts";
+import { installCommand, lastLine, ProgramFailedError, runProgram } from "./program.ts";
 
 /** The sample rate pocketsphinx's English model (and most recognisers) are trained on. */
 export const SPEECH_SAMPLE_RATE = 16_000;
 /** The apt command that installs the MP3 decoder. */
-export const LAME_INSTALL = "apt-get install -y lame";
+export const LAME_INSTALL = installCommand(["lame"]);
 
 export interface SpeechPcmOptions {
   signal?: AbortSignal;

@@ -2,7 +2,8 @@
  * The audio routes served by the merchant kit on 127.0.0.1, unpaid: every limit of spec 4.5 and 8 (text
  * length, upload size and duration read from the file itself, formats, corrupt audio, a file that claims
  * another type, an unknown voice or language) is a 400 in OpenAI's error shape before any payment; an
- * engine this machine lacks is a 503 naming the command that installs it, also before payment; valid
+ * engine this machine lacks is a 503 naming the one command that installs the route's programs, also
+ * before payment (tested on a merchant given paths where no program is, so on any machine); valid
  * calls get a 402 offering exact at the listed price and upto at that maximum; the voice list is free.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -83,6 +84,29 @@ async function refused(response: Response, status: number, code: string, param?:
 }
 const tone = (seconds: number, sampleRate = 8_000) =>
   wav({ sampleRate, channels: [sine(seconds, sampleRate, 440)] });
+
+// Needs none of the programs, so it runs everywhere: the message is what an operator without them reads.
+describe("the audio routes on a machine without the programs", () => {
+  it("answer 503 before payment, naming the one command that installs every program the route runs", async () => {
+    const speechInstall = "apt-get install -y flite espeak-ng lame sox";
+    for (const voice of ["alloy", "flite:slt", "espeak-ng:fr-fr"]) {
+      const message = await refused(
+        await speech({ input: "Hello", voice }, bare.url),
+        503,
+        "engine_unavailable",
+      );
+      expect(message).toContain(`the operator installs the speech programs with: ${speechInstall};`);
+      expect(message).toMatch(/not installed on this server: \/nonexistent\/x402m-test\/(flite|espeak-ng)/);
+    }
+    const heard = await refused(await transcribe(upload(tone(2)), bare.url), 503, "engine_unavailable");
+    expect(heard).toContain(
+      "the operator installs the transcription programs with: apt-get install -y lame pocketsphinx pocketsphinx-en-us;",
+    );
+    // The voice list is empty, not an error: nothing here can speak.
+    const list = (await (await fetch(`${bare.url}/v1/audio/voices`)).json()) as { data: unknown[] };
+    expect(list.data).toEqual([]);
+  });
+});
 
 describe.skipIf(missing.length > 0)(
   `the audio routes, unpaid (needs ${missing.join(", ") || "nothing missing"})`,
@@ -205,26 +229,6 @@ describe.skipIf(missing.length > 0)(
         "timestamp_granularities[]": ["word", "segment"],
       });
       expect((await transcribe(both)).status).toBe(402);
-    });
-
-    it("answers 503 with the install command, before payment, on a machine without the programs", async () => {
-      const spoken = await refused(
-        await speech({ input: "Hello", voice: "alloy" }, bare.url),
-        503,
-        "engine_unavailable",
-      );
-      expect(spoken).toMatch(/apt-get install -y flite/);
-      const voice = await refused(
-        await speech({ input: "Hello", voice: "espeak-ng:fr-fr" }, bare.url),
-        503,
-        "engine_unavailable",
-      );
-      expect(voice).toMatch(/apt-get install -y espeak-ng/);
-      const heard = await refused(await transcribe(upload(tone(2)), bare.url), 503, "engine_unavailable");
-      expect(heard).toMatch(/apt-get install -y pocketsphinx/);
-      // The voice list is empty, not an error: nothing here can speak.
-      const list = (await (await fetch(`${bare.url}/v1/audio/voices`)).json()) as { data: unknown[] };
-      expect(list.data).toEqual([]);
     });
 
     it("lists voices free: filters, pages, and each voice's formats", async () => {
