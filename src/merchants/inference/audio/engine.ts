@@ -118,5 +118,10 @@ export interface TranscriptionEngine {
   /** The Debian packages of the programs it runs (its model too); none for an upstream. */
   readonly packages?: readonly string[];
   available(): Promise<Availability>;
+  /**
+   * Refuses (a `BadInputError`, before payment) audio the probe accepted that this engine's decoder is
+   * known, from the bytes alone, not to read.
+   */
+  checkAudio?(audio: Uint8Array, info: AudioInfo): void;
   transcribe(request: TranscriptionRequest): Promise<Transcript>;
 }

@@ -6,8 +6,9 @@
  *
  * The upload is read before payment: its container, rate and duration come from its own bytes (probe.ts:
  * WAV samples present, MP3 frames counted), never from what it claims; a file whose declared type or name
- * says another format is refused, as is one too long, a language the engine cannot transcribe, or an
- * engine that cannot run here (503 with the command that installs the transcription programs).
+ * says another format is refused, as is one too long, a language the engine cannot transcribe, audio the
+ * engine's decoder is known from the bytes not to read, or an engine that cannot run here (503 with the
+ * command that installs the transcription programs).
  */
 import { z } from "zod";
 import { BadInputError } from "../../../common/errors.ts";
@@ -88,6 +89,7 @@ async function prepare(body: TranscriptionBody, audio: AudioServices): Promise<U
       "unsupported_language",
       "language",
     );
+  engine.checkAudio?.(bytes, info);
   return { bytes, info };
 }
 

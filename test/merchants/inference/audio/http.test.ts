@@ -13,7 +13,7 @@ import { espeakEngine } from "../../../../src/merchants/inference/audio/engines/
 import { fliteEngine } from "../../../../src/merchants/inference/audio/engines/flite.ts";
 import { pocketsphinxEngine } from "../../../../src/merchants/inference/audio/engines/pocketsphinx.ts";
 import { inferenceMerchant, OFFLINE_SETTINGS } from "../../../../src/merchants/inference/catalogue.ts";
-import { missingPrograms, sine, wav } from "../../../helpers/audio.ts";
+import { missingPrograms, mp3, sine, wav } from "../../../helpers/audio.ts";
 import { openTestDatabase } from "../../../helpers/db.ts";
 import { refusingFacilitator as facilitator, startMerchant } from "../../../helpers/merchant.ts";
 
@@ -199,6 +199,42 @@ describe.skipIf(missing.length > 0)(
       await refused(await transcribe(upload(over)), 400, "invalid_input", "file");
       const huge = new Uint8Array(13 * 1024 * 1024);
       await refused(await transcribe(upload(huge)), 413, "body_too_large");
+    });
+
+    it("measures an MP3 by its frames, not its Info tag, and refuses one the decoder would read nothing of", async () => {
+      // lame at 8 kHz, 32 kbit/s: an Info frame, then 288-byte frames of 576 samples (72 ms).
+      const long = await mp3(tone(301), ["-b", "32"]);
+      const info = long.indexOf("Info");
+      expect(info).toBeGreaterThan(0);
+      expect(long.readUInt32BE(info + 4) & 1).toBe(1); // its frame count is present: make it claim 10 s
+      long.writeUInt32BE(Math.round((10 * 8_000) / 576), info + 8);
+      const message = await refused(
+        await transcribe(upload(long, {}, "long.mp3", "audio/mpeg")),
+        400,
+        "audio_too_long",
+        "file",
+      );
+      expect(message).toMatch(/lasts 301\.\d s; at most 300 s/);
+      const under = long.subarray(0, 288 * (1 + 4_150)); // 298.8 s of frames
+      expect((await transcribe(upload(under, {}, "under.mp3", "audio/mpeg"))).status).toBe(402);
+
+      // Junk before the audio holding one header of another kind (MPEG-1, 44.1 kHz, stereo): lame would
+      // start there and decode nothing; one of the audio's own kind, it skips.
+      const audio = await mp3(tone(2, 16_000));
+      const junk = (header: number[]) => {
+        const bytes = Buffer.alloc(600, 0x55);
+        Buffer.from(header).copy(bytes, 10);
+        return Buffer.concat([bytes, audio]);
+      };
+      const stray = await refused(
+        await transcribe(upload(junk([0xff, 0xfb, 0x90, 0x64]), {}, "stray.mp3", "audio/mpeg")),
+        400,
+        "corrupt_audio",
+        "file",
+      );
+      expect(stray).toMatch(/frame header of another kind at byte 10/);
+      const own = junk([...audio.subarray(0, 4)]);
+      expect((await transcribe(upload(own, {}, "own.mp3", "audio/mpeg"))).status).toBe(402);
     });
 
     it("refuses a form that asks for what the engine cannot do, before payment", async () => {

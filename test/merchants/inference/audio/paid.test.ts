@@ -26,7 +26,7 @@ import { pocketsphinxEngine } from "../../../../src/merchants/inference/audio/en
 import { speechAmount, transcriptionAmount } from "../../../../src/merchants/inference/audio/metering.ts";
 import { probeAudio } from "../../../../src/merchants/inference/audio/probe.ts";
 import { inferenceMerchant, OFFLINE_SETTINGS } from "../../../../src/merchants/inference/catalogue.ts";
-import { missingPrograms, sine, wav, wordErrorRate } from "../../../helpers/audio.ts";
+import { missingPrograms, mp3, sine, wav, wordErrorRate } from "../../../helpers/audio.ts";
 import { permit2WalletHolding, startMiner, walletHolding } from "../../../helpers/chain.ts";
 import { openTestDatabase } from "../../../helpers/db.ts";
 import { devnetFacilitator } from "../../../helpers/facilitator.ts";
@@ -86,8 +86,8 @@ const closers: (() => Promise<void>)[] = [];
 beforeAll(async () => {
   if (missing.length > 0) return;
   // Buyers 0-3 pay in the first cases, 4 sends one payment several times, 5 funds the wallets that can
-  // afford one call: no case reads a balance another moves.
-  devnet = await startDevnet({ port: 0, buyers: 6, blockTime: 0 });
+  // afford one call, 6 sends an MP3 lame cannot decode whole: no case reads a balance another moves.
+  devnet = await startDevnet({ port: 0, buyers: 7, blockTime: 0 });
   miner = startMiner(devnet);
   usdc = usdcReader(devnet.rpc);
   const ledger = await openTestDatabase("pglite");
@@ -202,11 +202,13 @@ describe.skipIf(missing.length > 0)(
       expect(heard.status, await heard.clone().text()).toBe(200);
       const transcript = (await heard.json()) as {
         task: string;
+        language: string;
         duration: number;
         text: string;
         segments: { start: number; end: number; text: string }[];
       };
       expect(transcript.task).toBe("transcribe");
+      expect(transcript.language).toBe("english"); // as OpenAI names it in verbose_json
       expect(transcript.duration).toBeCloseTo(duration, 3);
       expect(transcript.segments.length).toBeGreaterThan(1);
       for (const s of transcript.segments) {
@@ -255,6 +257,38 @@ describe.skipIf(missing.length > 0)(
       );
       expect(charged).toEqual(texts.map((t) => BigInt(t.length * 6)));
       expect((await usdc.balanceOf(payTo)) - shopBefore).toBe(charged.reduce((a, b) => a + b, 0n));
+    });
+
+    it("refuses an MP3 lame stops decoding halfway with a 400 after the payment is verified, charging nothing", async () => {
+      // Two files joined, mono then stereo: the probe counts every frame; lame stops where the channels change.
+      const [mono, stereo] = [[sine(2, 16_000, 440)], [sine(2, 16_000, 440), sine(2, 16_000, 660)]];
+      const joined = Buffer.concat([
+        await mp3(wav({ sampleRate: 16_000, channels: mono })),
+        await mp3(wav({ sampleRate: 16_000, channels: stereo })),
+      ]);
+      const b = buyer(6);
+      const before = await usdc.balanceOf(b.address);
+      for (const scheme of ["exact", "upto"] as const) {
+        const ranBefore = ran.transcription;
+        const answer = await paying(b, scheme)(
+          `${host.url}/v1/audio/transcriptions`,
+          transcriptionRequest(joined, "joined.mp3", "audio/mpeg"),
+        );
+        expect(answer.status).toBe(400);
+        expect(answer.headers.get("payment-response")).toBeNull();
+        expect(await answer.json()).toEqual({
+          error: {
+            message: expect.stringMatching(
+              /could not be decoded whole: its frames hold 4\.\d s, the decoder read 2\.\d s/,
+            ),
+            type: "invalid_request_error",
+            param: "file",
+            code: "corrupt_audio",
+          },
+        });
+        expect(ran.transcription - ranBefore).toBe(1); // paid for, verified, run: and refused
+      }
+      expect(await usdc.balanceOf(b.address)).toBe(before);
     });
 
     /** Each paid route with a small call and what that call costs under each scheme. */

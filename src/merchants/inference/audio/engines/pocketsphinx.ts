@@ -28,7 +28,7 @@ import type {
   TranscriptSegment,
   TranscriptWord,
 } from "../engine.ts";
-import { SPEECH_SAMPLE_RATE, toSpeechPcm } from "../pcm.ts";
+import { assertLameStartsOnAudio, SPEECH_SAMPLE_RATE, toSpeechPcm } from "../pcm.ts";
 import { findProgram, installCommand, runProgram, turns, withTempDir } from "../program.ts";
 
 /** What installs the recogniser and its English model. */
@@ -101,6 +101,9 @@ export function pocketsphinxEngine(settings: PocketsphinxSettings = {}): Transcr
         ok: false,
         reason: `offline transcription needs ${missing.join(", ")}, not installed on this server`,
       };
+    },
+    checkAudio(audio, info) {
+      if (info.container === "mp3") assertLameStartsOnAudio(audio);
     },
     async transcribe(request: TranscriptionRequest): Promise<Transcript> {
       const { info, signal } = request;
