@@ -9,16 +9,21 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Listening } from "../../../../src/common/listen.ts";
 import { audioServices } from "../../../../src/merchants/inference/audio/catalogue.ts";
-import { espeakEngine } from "../../../../src/merchants/inference/audio/engines/espeak.ts";
+import { espeakEngine, parseEspeakVoices } from "../../../../src/merchants/inference/audio/engines/espeak.ts";
 import { fliteEngine } from "../../../../src/merchants/inference/audio/engines/flite.ts";
 import { pocketsphinxEngine } from "../../../../src/merchants/inference/audio/engines/pocketsphinx.ts";
+import { probeAudio } from "../../../../src/merchants/inference/audio/probe.ts";
+import { runProgram } from "../../../../src/merchants/inference/audio/program.ts";
 import { inferenceMerchant, OFFLINE_SETTINGS } from "../../../../src/merchants/inference/catalogue.ts";
 import { missingPrograms, mp3, sine, wav } from "../../../helpers/audio.ts";
 import { openTestDatabase } from "../../../helpers/db.ts";
 import { refusingFacilitator as facilitator, startMerchant } from "../../../helpers/merchant.ts";
+import { loudness } from "./audio-checks.ts";
 
 const missing = await missingPrograms("flite", "espeak-ng", "lame", "pocketsphinx_continuous");
 const PAY_TO = "0x1111111111111111111111111111111111111111";
+/** The host's engines, which the voice walk also calls as its handler does. */
+const audio = audioServices(OFFLINE_SETTINGS.audio);
 let host: Listening;
 /** The same merchant on a machine without the audio programs. */
 let bare: Listening;
@@ -28,7 +33,7 @@ beforeAll(async () => {
   const opened = await openTestDatabase("pglite");
   closers.push(opened.close);
   host = await startMerchant(
-    (url) => inferenceMerchant({ payTo: PAY_TO, publicUrl: url }, OFFLINE_SETTINGS),
+    (url) => inferenceMerchant({ payTo: PAY_TO, publicUrl: url }, OFFLINE_SETTINGS, audio),
     opened.db,
     facilitator,
   );
@@ -84,6 +89,30 @@ async function refused(response: Response, status: number, code: string, param?:
 }
 const tone = (seconds: number, sampleRate = 8_000) =>
   wav({ sampleRate, channels: [sine(seconds, sampleRate, 440)] });
+
+interface ListedVoice {
+  id: string;
+  provider: string;
+  languages: string[];
+  gender: string | null;
+  formats: string[];
+}
+/** Every voice of GET /v1/audio/voices, page after page of `limit`, in order. */
+async function walkVoices(limit: number): Promise<ListedVoice[]> {
+  const seen: ListedVoice[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const query = `limit=${limit}${after ? `&after=${encodeURIComponent(after)}` : ""}`;
+    const page = (await (await fetch(`${host.url}/v1/audio/voices?${query}`)).json()) as {
+      data: ListedVoice[];
+      has_more: boolean;
+      last_id: string;
+    };
+    seen.push(...page.data);
+    if (!page.has_more) return seen;
+    after = page.last_id;
+  }
+}
 
 // Needs none of the programs, so it runs everywhere: the message is what an operator without them reads.
 describe("the audio routes on a machine without the programs", () => {
@@ -296,22 +325,39 @@ describe.skipIf(missing.length > 0)(
       expect(female.data.map((v) => v.id)).toContain("flite:slt");
       for (const v of female.data) expect(v.gender).toBe("female");
       // Pages of 10 walk the whole list once, in order.
-      const seen: string[] = [];
-      let after: string | undefined;
-      for (;;) {
-        const page = (await (
-          await fetch(
-            `${host.url}/v1/audio/voices?limit=10${after ? `&after=${encodeURIComponent(after)}` : ""}`,
-          )
-        ).json()) as typeof all & { last_id: string };
-        seen.push(...page.data.map((v) => v.id));
-        if (!page.has_more) break;
-        after = page.last_id;
-      }
-      expect(seen).toEqual(all.data.map((v) => v.id));
+      expect((await walkVoices(10)).map((v) => v.id)).toEqual(all.data.map((v) => v.id));
       const bad = await fetch(`${host.url}/v1/audio/voices?gender=robot`);
       expect(bad.status).toBe(400);
       expect(((await bad.json()) as { error: { param: string } }).error.param).toBe("gender");
+    });
+
+    // "hello", not a digit: seven espeak-ng voices (Cherokee, Hebrew, Chuvash, Nogai, Turkmen, Quenya,
+    // Sindarin) have no rules for digits and speak them as silence.
+    it("speaks a word with every flite voice listed and one espeak-ng voice of each language family", async () => {
+      const listed = await walkVoices(50);
+      // espeak-ng files its voices by family (`gmw/en-US`, `roa/fr`, `sit/cmn`): its own listing says which.
+      const { stdout } = await runProgram({ program: "espeak-ng", args: ["--voices"], timeoutMs: 10_000 });
+      const family = new Map(
+        parseEspeakVoices(stdout.toString("utf8")).map((v) => [v.id, v.file.split("/")[0]]),
+      );
+      const families = new Map<string, string>();
+      for (const voice of listed)
+        if (voice.provider === "espeak-ng" && !families.has(family.get(voice.id) ?? voice.id))
+          families.set(family.get(voice.id) ?? voice.id, voice.id);
+      expect(families.size).toBe(new Set(family.values()).size); // every family has a voice in the list
+      const chosen = [...listed.filter((v) => v.provider === "flite").map((v) => v.id), ...families.values()];
+      expect(chosen.length).toBeGreaterThan(30);
+      for (const id of chosen) {
+        // The route takes the id before payment, and then speaks it as its handler does.
+        expect((await speech({ input: "hello", voice: id })).status, id).toBe(402);
+        const { engine, voice } = await audio.voices.resolve(id);
+        const spoken = await engine.speak(
+          { text: "hello", voice, format: "wav", speed: 1 },
+          AbortSignal.timeout(30_000),
+        );
+        expect(probeAudio(spoken.audio).durationSeconds, id).toBeGreaterThan(0.2);
+        expect(loudness(spoken.audio), id).toBeGreaterThan(0.01);
+      }
     });
 
     it("documents both routes: the form, the audio answer and both schemes", async () => {
