@@ -6,8 +6,8 @@
  *    engines called in process (the baseline), then through `POST /v1/audio/speech` paid with upto by
  *    `@x402/fetch` (402, Permit2 signature, verify, engine, settlement on chain). Characters a second,
  *    and the route's time over the engine's.
- * 2. **Transcription**: about a minute of flite's `rms` speech as a 16 kHz WAV and as an MP3, by the
- *    pocketsphinx engine called directly, then through `POST /v1/audio/transcriptions` paid with upto.
+ * 2. **Transcription**: about 45 s of flite's `rms` speech (ten sentences) as a 16 kHz WAV and as an MP3, by
+ *    the pocketsphinx engine called directly, then through `POST /v1/audio/transcriptions` paid with upto.
  *    Real-time factor (seconds of work a second of audio: lower is faster), and the route's over the
  *    engine's.
  *
@@ -25,6 +25,7 @@ import { espeakEngine } from "../src/merchants/inference/audio/engines/espeak.ts
 import { fliteEngine } from "../src/merchants/inference/audio/engines/flite.ts";
 import { pocketsphinxEngine } from "../src/merchants/inference/audio/engines/pocketsphinx.ts";
 import { probeAudio } from "../src/merchants/inference/audio/probe.ts";
+import { AUDIO_PACKAGES, installCommand } from "../src/merchants/inference/audio/program.ts";
 import { inferenceMerchant, OFFLINE_SETTINGS } from "../src/merchants/inference/catalogue.ts";
 import { missingPrograms, mp3, speak } from "../test/helpers/audio.ts";
 import { startMiner } from "../test/helpers/chain.ts";
@@ -43,9 +44,7 @@ if (!Number.isInteger(RUNS) || RUNS < 1) {
 const log = (message: string) => process.stderr.write(`${message}\n`);
 const missing = await missingPrograms("flite", "espeak-ng", "lame", "pocketsphinx_continuous");
 if (missing.length > 0) {
-  process.stderr.write(
-    `bench:audio: needs ${missing.join(", ")}: apt-get install -y flite espeak-ng lame pocketsphinx pocketsphinx-en-us\n`,
-  );
+  process.stderr.write(`bench:audio: needs ${missing.join(", ")}: ${installCommand(AUDIO_PACKAGES)}\n`);
   process.exit(1);
 }
 

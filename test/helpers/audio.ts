@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { findProgram } from "../../src/merchants/inference/audio/program.ts";
+import { AUDIO_PACKAGES, findProgram, installCommand } from "../../src/merchants/inference/audio/program.ts";
 
 const run = promisify(execFile);
 
@@ -92,10 +92,19 @@ export function sine(seconds: number, sampleRate: number, frequency: number, amp
   return out;
 }
 
-/** Which of these programs are missing from PATH. */
+/**
+ * Which of these programs are missing from PATH, for tests that skip without them: a developer without
+ * Debian's audio programs still runs the rest. CI installs them and sets `X402M_TEST_REQUIRE_AUDIO=1`,
+ * and then a missing program throws, failing the test file instead of skipping it unseen.
+ */
 export async function missingPrograms(...names: string[]): Promise<string[]> {
   const found = await Promise.all(names.map((name) => findProgram(name)));
-  return names.filter((_, i) => !found[i]);
+  const missing = names.filter((_, i) => !found[i]);
+  if (missing.length > 0 && process.env.X402M_TEST_REQUIRE_AUDIO === "1")
+    throw new Error(
+      `X402M_TEST_REQUIRE_AUDIO=1 and ${missing.join(", ")} missing from PATH: the audio tests would skip (${installCommand(AUDIO_PACKAGES)})`,
+    );
+  return missing;
 }
 
 /** Runs `work` with a private temporary directory, removed afterwards. */

@@ -8,7 +8,7 @@
  *   (English).
  *
  * The offline programs are looked for, not required: a machine without them serves the routes, which
- * answer 503 with the command that installs them, before any payment.
+ * answer 503 with the one command that installs every program of the route, before any payment.
  */
 import type { Config } from "../../../config/config.ts";
 import type { AnyEndpoint, FreeRoute } from "../../../merchant-kit/catalogue.ts";

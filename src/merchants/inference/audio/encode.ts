@@ -39,6 +39,9 @@ export interface EncoderPrograms {
 
 export const DEFAULT_ENCODERS: EncoderPrograms = { lame: "lame", sox: "sox" };
 
+/** The Debian packages of the encoders: lame for MP3 (OpenAI's default), sox for FLAC, PCM and slow speech. */
+export const ENCODER_PACKAGES = ["lame", "sox"] as const;
+
 export interface EncodeOptions {
   programs?: Partial<EncoderPrograms>;
   timeoutMs?: number;

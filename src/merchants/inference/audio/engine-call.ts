@@ -1,4 +1,5 @@
 import { AppError, UpstreamError } from "../../../common/errors.ts";
+import { installCommand } from "./program.ts";
 
 /**
  * Runs an engine's work for a route: an engine that fails in a way it did not describe (a bug, a broken
@@ -16,4 +17,27 @@ export async function engineCall<T>(
     if (error instanceof AppError || (signal.aborted && error === signal.reason)) throw error;
     throw new UpstreamError(`the ${engine.name} engine failed: ${(error as Error).message}`, "engine_failed");
   }
+}
+
+/**
+ * A route's 503 when the engine a call needs cannot run here (answered before payment): why, and the one
+ * command that installs every package the route's `engines` run, their optional ones included, so that an
+ * operator installs once for the whole route rather than once per missing piece.
+ */
+export function engineUnavailable(
+  job: "speech" | "transcription",
+  engine: { name: string },
+  reason: string,
+  engines: readonly { packages?: readonly string[] }[],
+): AppError {
+  const packages = engines.flatMap((e) => e.packages ?? []);
+  const install =
+    packages.length > 0
+      ? `; the operator installs the ${job} programs with: ${installCommand(packages)}`
+      : "";
+  return new AppError(
+    503,
+    "engine_unavailable",
+    `the ${engine.name} ${job} engine cannot run on this server (${reason})${install}; nothing was charged`,
+  );
 }

@@ -5,8 +5,11 @@
  * (Debian's flite, espeak-ng, lame, pocketsphinx: each its own process) or an OpenAI-compatible upstream.
  */
 
-/** Whether an engine can run here; when not, the one command that makes it able to (shown in the 503). */
-export type Availability = { ok: true } | { ok: false; reason: string; install: string };
+/**
+ * Whether an engine can run here; when not, why (what is missing). The route's 503 adds the command that
+ * installs every package its engines list in `packages`.
+ */
+export type Availability = { ok: true } | { ok: false; reason: string };
 
 export type SpeechFormat = "mp3" | "wav" | "opus" | "flac" | "aac" | "pcm";
 
@@ -44,6 +47,8 @@ export interface SpeechEngine {
   readonly name: string;
   /** The formats it can answer in; a request for another is refused before payment. */
   readonly formats: readonly SpeechFormat[];
+  /** The Debian packages of the programs it runs, optional ones included; none for an upstream. */
+  readonly packages?: readonly string[];
   available(): Promise<Availability>;
   voices(): Promise<Voice[]>;
   speak(request: SpeechRequest, signal: AbortSignal): Promise<SpeechAudio>;
@@ -110,6 +115,13 @@ export interface TranscriptionEngine {
   readonly name: string;
   /** ISO 639-1 codes it transcribes; null: whatever the upstream does. */
   readonly languages: readonly string[] | null;
+  /** The Debian packages of the programs it runs (its model too); none for an upstream. */
+  readonly packages?: readonly string[];
   available(): Promise<Availability>;
+  /**
+   * Refuses (a `BadInputError`, before payment) audio the probe accepted that this engine's decoder is
+   * known, from the bytes alone, not to read.
+   */
+  checkAudio?(audio: Uint8Array, info: AudioInfo): void;
   transcribe(request: TranscriptionRequest): Promise<Transcript>;
 }

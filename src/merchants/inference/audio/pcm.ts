@@ -9,13 +9,13 @@
  */
 import { BadInputError } from "../../../common/errors.ts";
 import type { AudioInfo } from "./engine.ts";
-import { AUDIO_ERRORS, readWav, type WavLayout } from "./probe.ts";
-import { lastLine, ProgramFailedError, runProgram } from "./program.ts";
+import { AUDIO_ERRORS, mp3Start, readWav, type WavLayout } from "./probe.ts";
+import { installCommand, lastLine, ProgramFailedError, runProgram } from "./program.ts";
 
 /** The sample rate pocketsphinx's English model (and most recognisers) are trained on. */
 export const SPEECH_SAMPLE_RATE = 16_000;
 /** The apt command that installs the MP3 decoder. */
-export const LAME_INSTALL = "apt-get install -y lame";
+export const LAME_INSTALL = installCommand(["lame"]);
 
 export interface SpeechPcmOptions {
   signal?: AbortSignal;
@@ -29,7 +29,7 @@ export interface SpeechPcmOptions {
  * Decodes a probed upload into 16 kHz mono signed 16-bit samples.
  *
  * @throws ProgramFailedError (503 `engine_unavailable`) when an MP3 needs `lame` and it is not installed; BadInputError
- *   `corrupt_audio` when `lame` cannot decode the MP3; ProgramFailedError on its time-out or crash.
+ *   `corrupt_audio` when `lame` cannot decode the MP3, or not all of it; ProgramFailedError on its time-out or crash.
  * @example
  * const samples = await toSpeechPcm(bytes, probeAudio(bytes), { signal });
  */
@@ -41,7 +41,70 @@ export async function toSpeechPcm(
   const wav = info.container === "wav" ? bytes : await decodeMp3(bytes, info, options);
   const layout = readWav(wav);
   if (!layout) throw new ProgramFailedError("lame", "answered something that is not a WAV");
+  if (info.container === "mp3") assertDecodedWhole(layout, info);
   return toInt16(resample(mixDown(wav, layout), layout.sampleRate, SPEECH_SAMPLE_RATE));
+}
+
+/**
+ * What lame may leave out of an MP3's frames, in samples: the encoder delay and padding a LAME tag declares
+ * (12 bits each), its decoder's own delay (528 + 1), and a last partial frame.
+ */
+const LAME_TRIM_SAMPLES = 2 * 4095 + 529 + 1152;
+
+/**
+ * Refuses an MP3 lame stopped decoding early: it stops where the channel count or sample rate changes
+ * mid-stream (two files joined), frames the probe counted. Transcribing the part before would charge a
+ * metered caller for audio never heard; refused, the call is not charged at all.
+ */
+function assertDecodedWhole(layout: WavLayout, info: AudioInfo): void {
+  const decoded = layout.dataLength / layout.blockAlign / layout.sampleRate;
+  if (info.durationSeconds - decoded > LAME_TRIM_SAMPLES / info.sampleRate)
+    throw new BadInputError(
+      `the MP3 could not be decoded whole: its frames hold ${info.durationSeconds.toFixed(1)} s, the decoder read ${decoded.toFixed(1)} s (the channel count or sample rate changes mid-stream)`,
+      AUDIO_ERRORS.corrupt,
+      "file",
+    );
+}
+
+/** lame's test of four bytes as a Layer III header (get_audio.c's is_syncword_mp123; free format passes). */
+function lameTakesHeader(bytes: Uint8Array, at: number): boolean {
+  const [b0, b1 = 0, b2 = 0, b3 = 0] = bytes.subarray(at, at + 4);
+  return (
+    b0 === 0xff &&
+    (b1 & 0xe0) === 0xe0 &&
+    (b1 & 0x18) !== 0x08 &&
+    (b1 & 0x06) === 0x02 &&
+    (b2 & 0xf0) !== 0xf0 &&
+    (b2 & 0x0c) !== 0x0c &&
+    (b3 & 0x03) !== 0x02
+  );
+}
+
+/** Version, sample rate index and mono or not: what lame keeps from its first header for the whole file. */
+const streamBits = (bytes: Uint8Array, at: number) =>
+  `${((bytes[at + 1] as number) >> 3) & 3}/${((bytes[at + 2] as number) >> 2) & 3}/${(bytes[at + 3] as number) >> 6 === 3}`;
+
+/**
+ * Refuses, before payment, an MP3 whose frames the probe counts but from which lame decodes nothing: lame
+ * starts on the first four bytes after the ID3v2 tags that pass its header test, even in junk before the
+ * audio, and keeps that header's version, sample rate and channel count; audio of another then stops it
+ * at once. A header of the same kind (or the audio's own first frame) is harmless: lame resynchronises.
+ * A scan of the bytes before the first frame (at most 64 KiB): microseconds.
+ *
+ * @throws BadInputError `corrupt_audio`.
+ */
+export function assertLameStartsOnAudio(bytes: Uint8Array): void {
+  const start = mp3Start(bytes);
+  if (!start) return;
+  for (let at = start.tagsEnd; at < start.first; at++) {
+    if (bytes[at] !== 0xff || !lameTakesHeader(bytes, at)) continue;
+    if (streamBits(bytes, at) === streamBits(bytes, start.first)) return;
+    throw new BadInputError(
+      `the MP3 cannot be decoded: the bytes before its audio (at byte ${start.first}) hold a frame header of another kind at byte ${at}, where the decoder would start`,
+      AUDIO_ERRORS.corrupt,
+      "file",
+    );
+  }
 }
 
 /** The MP3 decoded by `lame` as a WAV (its header's sizes unfinished: `readWav` reads to the end). */

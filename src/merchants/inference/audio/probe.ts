@@ -307,15 +307,29 @@ function isInfoFrame(bytes: Uint8Array, at: number, frame: FrameHeader): boolean
   return tag === "Xing" || tag === "Info" || ascii(bytes, at + 36, 4) === "VBRI";
 }
 
+/** Where an MP3's ID3v2 tags end (`start`), where its trailing tags begin (`end`), and its first frame (or -1). */
+function locateMp3(bytes: Uint8Array): { start: number; end: number; first: number } {
+  const start = skipId3v2(bytes);
+  const end = trailingTagsStart(bytes, start);
+  return { start, end, first: findRun(bytes, start, start + MAX_LEADING_JUNK, end) };
+}
+
+/**
+ * Where an MP3's audio starts, for a decoder's own rules about the bytes before it (pcm.ts): the first byte
+ * after its ID3v2 tags, and the first frame of the stream the probe counts; undefined without one.
+ */
+export function mp3Start(bytes: Uint8Array): { tagsEnd: number; first: number } | undefined {
+  const { start, first } = locateMp3(bytes);
+  return first < 0 ? undefined : { tagsEnd: start, first };
+}
+
 /**
  * The MP3's info from its frames, or undefined when the bytes hold no run of Layer III frames and no
  * ID3v2 tag. Junk between frames (a tag in the middle of two joined files, a damaged stretch) is skipped
  * up to the next run of frames of the same stream; a last frame cut short is not counted.
  */
 function readMp3(bytes: Uint8Array): AudioInfo | undefined {
-  const start = skipId3v2(bytes);
-  const end = trailingTagsStart(bytes, start);
-  const first = findRun(bytes, start, start + MAX_LEADING_JUNK, end);
+  const { start, end, first } = locateMp3(bytes);
   if (first < 0) {
     if (start > 0)
       throw refuse("corrupt", "the file has an ID3 tag but no MPEG Layer III audio frames after it");

@@ -169,23 +169,30 @@ export function findProgram(command: string, searchPath = process.env.PATH ?? ""
   return null;
 }
 
-/**
- * `{ok: true}` when every program is found, else which are missing and the one apt command that installs
- * them all (what the 503 shows the operator).
- */
+/** `{ok: true}` when every program is found, else which are missing. */
 export function programsAvailability(specs: readonly ProgramSpec[]): Availability {
   const missing = specs.filter((spec) => findProgram(spec.command) === null);
   if (missing.length === 0) return { ok: true };
   return {
     ok: false,
     reason: `not installed on this server: ${missing.map((spec) => spec.command).join(", ")}`,
-    install: installCommand(missing),
   };
 }
 
-/** `apt-get install -y flite lame`: the Debian packages of these programs, each once. */
-export function installCommand(specs: readonly ProgramSpec[]): string {
-  return `apt-get install -y ${[...new Set(specs.map((spec) => spec.debianPackage))].join(" ")}`;
+/**
+ * Every Debian package the offline audio engines run, in the order install commands name them: all of them
+ * is the README's one command.
+ */
+export const AUDIO_PACKAGES = ["flite", "espeak-ng", "lame", "sox", "pocketsphinx", "pocketsphinx-en-us"];
+
+/** `apt-get install -y flite lame`: these packages, each once, in `AUDIO_PACKAGES`' order (others after). */
+export function installCommand(packages: Iterable<string>): string {
+  const rank = (name: string) => {
+    const at = AUDIO_PACKAGES.indexOf(name);
+    return at < 0 ? AUDIO_PACKAGES.length : at;
+  };
+  const unique = [...new Set(packages)];
+  return `apt-get install -y ${unique.sort((a, b) => rank(a) - rank(b)).join(" ")}`;
 }
 
 /**

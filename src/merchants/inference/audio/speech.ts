@@ -6,8 +6,8 @@
  *
  * Everything that can be known before the engine runs is checked before payment: the text's length and
  * that it has something to speak, the voice (a catalogue id, or one of OpenAI's names), whether the
- * voice's engine can run here (else a 503 naming the command that installs it), and whether it can answer
- * in the format asked for.
+ * voice's engine can run here (else a 503 naming the command that installs the speech programs), and
+ * whether it can answer in the format asked for.
  */
 import { z } from "zod";
 import { BadInputError } from "../../../common/errors.ts";
@@ -73,7 +73,7 @@ type SpeechBody = z.output<typeof SpeechInput>;
 
 /** The voice's engine, ready to speak this request, or the refusal (never charged). */
 async function prepare(body: SpeechBody, audio: AudioServices): Promise<ResolvedVoice> {
-  // A voice whose engine cannot run here is a 503 naming the install command (voices.ts).
+  // A voice whose engine cannot run here is a 503 naming the route's install command (voices.ts).
   const resolved = await audio.voices.resolve(body.voice);
   if (!resolved.engine.formats.includes(body.response_format))
     throw new BadInputError(

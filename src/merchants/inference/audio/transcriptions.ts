@@ -6,16 +6,17 @@
  *
  * The upload is read before payment: its container, rate and duration come from its own bytes (probe.ts:
  * WAV samples present, MP3 frames counted), never from what it claims; a file whose declared type or name
- * says another format is refused, as is one too long, a language the engine cannot transcribe, or an
- * engine that cannot run here (503 with the command that installs it).
+ * says another format is refused, as is one too long, a language the engine cannot transcribe, audio the
+ * engine's decoder is known from the bytes not to read, or an engine that cannot run here (503 with the
+ * command that installs the transcription programs).
  */
 import { z } from "zod";
-import { AppError, BadInputError } from "../../../common/errors.ts";
+import { BadInputError } from "../../../common/errors.ts";
 import { defineEndpoint, type HandlerContext, precheckOf } from "../../../merchant-kit/catalogue.ts";
 import { priceToAtomic } from "../../../merchant-kit/price.ts";
 import type { AudioServices } from "./catalogue.ts";
 import type { AudioInfo } from "./engine.ts";
-import { engineCall } from "./engine-call.ts";
+import { engineCall, engineUnavailable } from "./engine-call.ts";
 import { MAX_TRANSCRIPTION_SECONDS, TRANSCRIPTION_RATE_PER_MINUTE, transcriptionAmount } from "./metering.ts";
 import { AUDIO_ERRORS, assertDeclaredTypeAgrees, probeAudio } from "./probe.ts";
 import { formatTranscript, TRANSCRIPT_FORMATS } from "./transcript-format.ts";
@@ -80,12 +81,7 @@ async function prepare(body: TranscriptionBody, audio: AudioServices): Promise<U
     );
   const engine = audio.transcription;
   const availability = await engine.available();
-  if (!availability.ok)
-    throw new AppError(
-      503,
-      "engine_unavailable",
-      `the ${engine.name} transcription engine cannot run on this server (${availability.reason}); the operator can install it with: ${availability.install}; nothing was charged`,
-    );
+  if (!availability.ok) throw engineUnavailable("transcription", engine, availability.reason, [engine]);
   const language = body.language?.toLowerCase().split(/[-_]/)[0];
   if (language !== undefined && engine.languages !== null && !engine.languages.includes(language))
     throw new BadInputError(
@@ -93,6 +89,7 @@ async function prepare(body: TranscriptionBody, audio: AudioServices): Promise<U
       "unsupported_language",
       "language",
     );
+  engine.checkAudio?.(bytes, info);
   return { bytes, info };
 }
 

@@ -16,8 +16,9 @@
  * them (OpenAI-compatible servers take OpenAI's names); otherwise `OPENAI_VOICE_MAP` names the offline
  * voice that does (see its comment). A bare name the upstream lists (`af_bella`) goes to it too.
  */
-import { AppError, BadInputError } from "../../../common/errors.ts";
+import { type AppError, BadInputError } from "../../../common/errors.ts";
 import type { SpeechEngine, Voice } from "./engine.ts";
+import { engineUnavailable } from "./engine-call.ts";
 
 export const DEFAULT_VOICE_LIMIT = 100;
 export const MAX_VOICE_LIMIT = 500;
@@ -174,7 +175,7 @@ export function voiceCatalogue(engines: readonly SpeechEngine[]): VoiceCatalogue
         else if (await hasVoice(engine, id)) return { engine, voice: id.slice(id.indexOf(":") + 1), id };
       }
       // OpenAI's name is known, only no engine that speaks it can run here: the operator's to fix.
-      if (missing) throw await unavailable(missing);
+      if (missing) throw await unavailable(missing, engines);
       throw unknownVoice(name);
     },
   };
@@ -216,7 +217,7 @@ async function resolveId(engines: readonly SpeechEngine[], id: string): Promise<
   const provider = id.slice(0, id.indexOf(":")).toLowerCase();
   const engine = engines.find((e) => e.name === provider);
   if (!engine) throw unknownVoice(id);
-  if (!(await engine.available()).ok) throw await unavailable(engine);
+  if (!(await engine.available()).ok) throw await unavailable(engine, engines);
   const canonical = `${provider}${id.slice(id.indexOf(":"))}`;
   const name = canonical.slice(provider.length + 1);
   // As with bare names: an OpenAI-compatible upstream takes OpenAI's names whatever its list says.
@@ -225,16 +226,14 @@ async function resolveId(engines: readonly SpeechEngine[], id: string): Promise<
   return { engine, voice: name, id: canonical };
 }
 
-/** The 503 for a voice whose engine cannot run here, with the command that installs it. */
-async function unavailable(engine: SpeechEngine): Promise<AppError> {
+/** The 503 for a voice whose engine cannot run here, with the command that installs the speech engines. */
+async function unavailable(engine: SpeechEngine, engines: readonly SpeechEngine[]): Promise<AppError> {
   const availability = await engine.available();
-  const why = availability.ok
-    ? "it is not ready"
-    : `${availability.reason}; the operator can install it with: ${availability.install}`;
-  return new AppError(
-    503,
-    "engine_unavailable",
-    `the ${engine.name} speech engine cannot run on this server (${why}); nothing was charged`,
+  return engineUnavailable(
+    "speech",
+    engine,
+    availability.ok ? "it is not ready" : availability.reason,
+    engines,
   );
 }
 

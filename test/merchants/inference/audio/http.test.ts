@@ -2,22 +2,28 @@
  * The audio routes served by the merchant kit on 127.0.0.1, unpaid: every limit of spec 4.5 and 8 (text
  * length, upload size and duration read from the file itself, formats, corrupt audio, a file that claims
  * another type, an unknown voice or language) is a 400 in OpenAI's error shape before any payment; an
- * engine this machine lacks is a 503 naming the command that installs it, also before payment; valid
+ * engine this machine lacks is a 503 naming the one command that installs the route's programs, also
+ * before payment (tested on a merchant given paths where no program is, so on any machine); valid
  * calls get a 402 offering exact at the listed price and upto at that maximum; the voice list is free.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Listening } from "../../../../src/common/listen.ts";
 import { audioServices } from "../../../../src/merchants/inference/audio/catalogue.ts";
-import { espeakEngine } from "../../../../src/merchants/inference/audio/engines/espeak.ts";
+import { espeakEngine, parseEspeakVoices } from "../../../../src/merchants/inference/audio/engines/espeak.ts";
 import { fliteEngine } from "../../../../src/merchants/inference/audio/engines/flite.ts";
 import { pocketsphinxEngine } from "../../../../src/merchants/inference/audio/engines/pocketsphinx.ts";
+import { probeAudio } from "../../../../src/merchants/inference/audio/probe.ts";
+import { runProgram } from "../../../../src/merchants/inference/audio/program.ts";
 import { inferenceMerchant, OFFLINE_SETTINGS } from "../../../../src/merchants/inference/catalogue.ts";
-import { missingPrograms, sine, wav } from "../../../helpers/audio.ts";
+import { missingPrograms, mp3, sine, wav } from "../../../helpers/audio.ts";
 import { openTestDatabase } from "../../../helpers/db.ts";
 import { refusingFacilitator as facilitator, startMerchant } from "../../../helpers/merchant.ts";
+import { loudness } from "./audio-checks.ts";
 
 const missing = await missingPrograms("flite", "espeak-ng", "lame", "pocketsphinx_continuous");
 const PAY_TO = "0x1111111111111111111111111111111111111111";
+/** The host's engines, which the voice walk also calls as its handler does. */
+const audio = audioServices(OFFLINE_SETTINGS.audio);
 let host: Listening;
 /** The same merchant on a machine without the audio programs. */
 let bare: Listening;
@@ -27,7 +33,7 @@ beforeAll(async () => {
   const opened = await openTestDatabase("pglite");
   closers.push(opened.close);
   host = await startMerchant(
-    (url) => inferenceMerchant({ payTo: PAY_TO, publicUrl: url }, OFFLINE_SETTINGS),
+    (url) => inferenceMerchant({ payTo: PAY_TO, publicUrl: url }, OFFLINE_SETTINGS, audio),
     opened.db,
     facilitator,
   );
@@ -83,6 +89,53 @@ async function refused(response: Response, status: number, code: string, param?:
 }
 const tone = (seconds: number, sampleRate = 8_000) =>
   wav({ sampleRate, channels: [sine(seconds, sampleRate, 440)] });
+
+interface ListedVoice {
+  id: string;
+  provider: string;
+  languages: string[];
+  gender: string | null;
+  formats: string[];
+}
+/** Every voice of GET /v1/audio/voices, page after page of `limit`, in order. */
+async function walkVoices(limit: number): Promise<ListedVoice[]> {
+  const seen: ListedVoice[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const query = `limit=${limit}${after ? `&after=${encodeURIComponent(after)}` : ""}`;
+    const page = (await (await fetch(`${host.url}/v1/audio/voices?${query}`)).json()) as {
+      data: ListedVoice[];
+      has_more: boolean;
+      last_id: string;
+    };
+    seen.push(...page.data);
+    if (!page.has_more) return seen;
+    after = page.last_id;
+  }
+}
+
+// Needs none of the programs, so it runs everywhere: the message is what an operator without them reads.
+describe("the audio routes on a machine without the programs", () => {
+  it("answer 503 before payment, naming the one command that installs every program the route runs", async () => {
+    const speechInstall = "apt-get install -y flite espeak-ng lame sox";
+    for (const voice of ["alloy", "flite:slt", "espeak-ng:fr-fr"]) {
+      const message = await refused(
+        await speech({ input: "Hello", voice }, bare.url),
+        503,
+        "engine_unavailable",
+      );
+      expect(message).toContain(`the operator installs the speech programs with: ${speechInstall};`);
+      expect(message).toMatch(/not installed on this server: \/nonexistent\/x402m-test\/(flite|espeak-ng)/);
+    }
+    const heard = await refused(await transcribe(upload(tone(2)), bare.url), 503, "engine_unavailable");
+    expect(heard).toContain(
+      "the operator installs the transcription programs with: apt-get install -y lame pocketsphinx pocketsphinx-en-us;",
+    );
+    // The voice list is empty, not an error: nothing here can speak.
+    const list = (await (await fetch(`${bare.url}/v1/audio/voices`)).json()) as { data: unknown[] };
+    expect(list.data).toEqual([]);
+  });
+});
 
 describe.skipIf(missing.length > 0)(
   `the audio routes, unpaid (needs ${missing.join(", ") || "nothing missing"})`,
@@ -177,6 +230,42 @@ describe.skipIf(missing.length > 0)(
       await refused(await transcribe(upload(huge)), 413, "body_too_large");
     });
 
+    it("measures an MP3 by its frames, not its Info tag, and refuses one the decoder would read nothing of", async () => {
+      // lame at 8 kHz, 32 kbit/s: an Info frame, then 288-byte frames of 576 samples (72 ms).
+      const long = await mp3(tone(301), ["-b", "32"]);
+      const info = long.indexOf("Info");
+      expect(info).toBeGreaterThan(0);
+      expect(long.readUInt32BE(info + 4) & 1).toBe(1); // its frame count is present: make it claim 10 s
+      long.writeUInt32BE(Math.round((10 * 8_000) / 576), info + 8);
+      const message = await refused(
+        await transcribe(upload(long, {}, "long.mp3", "audio/mpeg")),
+        400,
+        "audio_too_long",
+        "file",
+      );
+      expect(message).toMatch(/lasts 301\.\d s; at most 300 s/);
+      const under = long.subarray(0, 288 * (1 + 4_150)); // 298.8 s of frames
+      expect((await transcribe(upload(under, {}, "under.mp3", "audio/mpeg"))).status).toBe(402);
+
+      // Junk before the audio holding one header of another kind (MPEG-1, 44.1 kHz, stereo): lame would
+      // start there and decode nothing; one of the audio's own kind, it skips.
+      const audio = await mp3(tone(2, 16_000));
+      const junk = (header: number[]) => {
+        const bytes = Buffer.alloc(600, 0x55);
+        Buffer.from(header).copy(bytes, 10);
+        return Buffer.concat([bytes, audio]);
+      };
+      const stray = await refused(
+        await transcribe(upload(junk([0xff, 0xfb, 0x90, 0x64]), {}, "stray.mp3", "audio/mpeg")),
+        400,
+        "corrupt_audio",
+        "file",
+      );
+      expect(stray).toMatch(/frame header of another kind at byte 10/);
+      const own = junk([...audio.subarray(0, 4)]);
+      expect((await transcribe(upload(own, {}, "own.mp3", "audio/mpeg"))).status).toBe(402);
+    });
+
     it("refuses a form that asks for what the engine cannot do, before payment", async () => {
       await refused(
         await transcribe(upload(tone(2), { language: "fr" })),
@@ -205,26 +294,6 @@ describe.skipIf(missing.length > 0)(
         "timestamp_granularities[]": ["word", "segment"],
       });
       expect((await transcribe(both)).status).toBe(402);
-    });
-
-    it("answers 503 with the install command, before payment, on a machine without the programs", async () => {
-      const spoken = await refused(
-        await speech({ input: "Hello", voice: "alloy" }, bare.url),
-        503,
-        "engine_unavailable",
-      );
-      expect(spoken).toMatch(/apt-get install -y flite/);
-      const voice = await refused(
-        await speech({ input: "Hello", voice: "espeak-ng:fr-fr" }, bare.url),
-        503,
-        "engine_unavailable",
-      );
-      expect(voice).toMatch(/apt-get install -y espeak-ng/);
-      const heard = await refused(await transcribe(upload(tone(2)), bare.url), 503, "engine_unavailable");
-      expect(heard).toMatch(/apt-get install -y pocketsphinx/);
-      // The voice list is empty, not an error: nothing here can speak.
-      const list = (await (await fetch(`${bare.url}/v1/audio/voices`)).json()) as { data: unknown[] };
-      expect(list.data).toEqual([]);
     });
 
     it("lists voices free: filters, pages, and each voice's formats", async () => {
@@ -256,22 +325,39 @@ describe.skipIf(missing.length > 0)(
       expect(female.data.map((v) => v.id)).toContain("flite:slt");
       for (const v of female.data) expect(v.gender).toBe("female");
       // Pages of 10 walk the whole list once, in order.
-      const seen: string[] = [];
-      let after: string | undefined;
-      for (;;) {
-        const page = (await (
-          await fetch(
-            `${host.url}/v1/audio/voices?limit=10${after ? `&after=${encodeURIComponent(after)}` : ""}`,
-          )
-        ).json()) as typeof all & { last_id: string };
-        seen.push(...page.data.map((v) => v.id));
-        if (!page.has_more) break;
-        after = page.last_id;
-      }
-      expect(seen).toEqual(all.data.map((v) => v.id));
+      expect((await walkVoices(10)).map((v) => v.id)).toEqual(all.data.map((v) => v.id));
       const bad = await fetch(`${host.url}/v1/audio/voices?gender=robot`);
       expect(bad.status).toBe(400);
       expect(((await bad.json()) as { error: { param: string } }).error.param).toBe("gender");
+    });
+
+    // "hello", not a digit: seven espeak-ng voices (Cherokee, Hebrew, Chuvash, Nogai, Turkmen, Quenya,
+    // Sindarin) have no rules for digits and speak them as silence.
+    it("speaks a word with every flite voice listed and one espeak-ng voice of each language family", async () => {
+      const listed = await walkVoices(50);
+      // espeak-ng files its voices by family (`gmw/en-US`, `roa/fr`, `sit/cmn`): its own listing says which.
+      const { stdout } = await runProgram({ program: "espeak-ng", args: ["--voices"], timeoutMs: 10_000 });
+      const family = new Map(
+        parseEspeakVoices(stdout.toString("utf8")).map((v) => [v.id, v.file.split("/")[0]]),
+      );
+      const families = new Map<string, string>();
+      for (const voice of listed)
+        if (voice.provider === "espeak-ng" && !families.has(family.get(voice.id) ?? voice.id))
+          families.set(family.get(voice.id) ?? voice.id, voice.id);
+      expect(families.size).toBe(new Set(family.values()).size); // every family has a voice in the list
+      const chosen = [...listed.filter((v) => v.provider === "flite").map((v) => v.id), ...families.values()];
+      expect(chosen.length).toBeGreaterThan(30);
+      for (const id of chosen) {
+        // The route takes the id before payment, and then speaks it as its handler does.
+        expect((await speech({ input: "hello", voice: id })).status, id).toBe(402);
+        const { engine, voice } = await audio.voices.resolve(id);
+        const spoken = await engine.speak(
+          { text: "hello", voice, format: "wav", speed: 1 },
+          AbortSignal.timeout(30_000),
+        );
+        expect(probeAudio(spoken.audio).durationSeconds, id).toBeGreaterThan(0.2);
+        expect(loudness(spoken.audio), id).toBeGreaterThan(0.01);
+      }
     });
 
     it("documents both routes: the form, the audio answer and both schemes", async () => {

@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import {
+  AUDIO_PACKAGES,
   findProgram,
   installCommand,
   once,
@@ -113,7 +114,7 @@ describe("finding programs", () => {
     expect(findProgram(notExecutable)).toBeNull();
   });
 
-  it("names the one apt command that installs every missing program", () => {
+  it("says which programs are missing, and names packages in one apt command, each once, in the README's order", () => {
     expect(
       programsAvailability([
         { command: "/nonexistent/flite", debianPackage: "flite" },
@@ -123,15 +124,15 @@ describe("finding programs", () => {
     ).toEqual({
       ok: false,
       reason: "not installed on this server: /nonexistent/flite, /nonexistent/lame",
-      install: "apt-get install -y flite lame",
     });
     expect(programsAvailability([{ command: "sh", debianPackage: "dash" }])).toEqual({ ok: true });
-    expect(
-      installCommand([
-        { command: "sox", debianPackage: "sox" },
-        { command: "soxi", debianPackage: "sox" },
-      ]),
-    ).toBe("apt-get install -y sox");
+    expect(installCommand(["sox", "sox"])).toBe("apt-get install -y sox");
+    expect(installCommand(["pocketsphinx-en-us", "other", "lame", "flite"])).toBe(
+      "apt-get install -y flite lame pocketsphinx-en-us other",
+    );
+    expect(installCommand([...AUDIO_PACKAGES].reverse())).toBe(
+      "apt-get install -y flite espeak-ng lame sox pocketsphinx pocketsphinx-en-us",
+    );
   });
 });
 

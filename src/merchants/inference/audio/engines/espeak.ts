@@ -18,6 +18,7 @@ import { BadInputError } from "../../../../common/errors.ts";
 import {
   changeTempo,
   DEFAULT_ENCODERS,
+  ENCODER_PACKAGES,
   type EncoderPrograms,
   encode,
   encoderFor,
@@ -140,7 +141,8 @@ export function espeakEngine(settings: EspeakSettings = {}): SpeechEngine {
   return {
     name: "espeak-ng",
     formats,
-    available: (): Promise<Availability> => offlineAvailability("espeak-ng", needed, espeak, listing),
+    packages: [espeak.debianPackage, ...ENCODER_PACKAGES],
+    available: (): Promise<Availability> => offlineAvailability("espeak-ng", needed, listing),
     voices,
     async speak(request: SpeechRequest, signal: AbortSignal): Promise<SpeechAudio> {
       checkSpeechRequest("espeak-ng", formats, request);

@@ -11,7 +11,14 @@
  */
 import { writeFile } from "node:fs/promises";
 import { BadInputError } from "../../../../common/errors.ts";
-import { DEFAULT_ENCODERS, type EncoderPrograms, encode, encoderFor, offlineFormats } from "../encode.ts";
+import {
+  DEFAULT_ENCODERS,
+  ENCODER_PACKAGES,
+  type EncoderPrograms,
+  encode,
+  encoderFor,
+  offlineFormats,
+} from "../encode.ts";
 import type {
   Availability,
   SpeechAudio,
@@ -102,7 +109,8 @@ export function fliteEngine(settings: FliteSettings = {}): SpeechEngine {
   return {
     name: "flite",
     formats,
-    available: (): Promise<Availability> => offlineAvailability("flite", needed, flite, voices),
+    packages: [flite.debianPackage, ...ENCODER_PACKAGES],
+    available: (): Promise<Availability> => offlineAvailability("flite", needed, voices),
     voices,
     async speak(request: SpeechRequest, signal: AbortSignal): Promise<SpeechAudio> {
       checkSpeechRequest("flite", formats, request);

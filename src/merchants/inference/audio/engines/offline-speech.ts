@@ -4,7 +4,7 @@
  */
 import { BadInputError } from "../../../../common/errors.ts";
 import type { Availability, SpeechFormat, SpeechRequest } from "../engine.ts";
-import { installCommand, type ProgramSpec, programsAvailability } from "../program.ts";
+import { type ProgramSpec, programsAvailability } from "../program.ts";
 
 /**
  * Whether the engine `name` can run: every program it `needs` is installed (its own, and lame for MP3,
@@ -14,7 +14,6 @@ import { installCommand, type ProgramSpec, programsAvailability } from "../progr
 export async function offlineAvailability(
   name: string,
   needs: readonly ProgramSpec[],
-  own: ProgramSpec,
   listVoices: () => Promise<unknown>,
 ): Promise<Availability> {
   const programs = programsAvailability(needs);
@@ -23,11 +22,7 @@ export async function offlineAvailability(
     await listVoices();
     return { ok: true };
   } catch (error) {
-    return {
-      ok: false,
-      reason: `${name} does not run: ${(error as Error).message}`,
-      install: installCommand([own]),
-    };
+    return { ok: false, reason: `${name} does not run: ${(error as Error).message}` };
   }
 }
 

@@ -28,11 +28,11 @@ import type {
   TranscriptSegment,
   TranscriptWord,
 } from "../engine.ts";
-import { SPEECH_SAMPLE_RATE, toSpeechPcm } from "../pcm.ts";
-import { findProgram, runProgram, turns, withTempDir } from "../program.ts";
+import { assertLameStartsOnAudio, SPEECH_SAMPLE_RATE, toSpeechPcm } from "../pcm.ts";
+import { findProgram, installCommand, runProgram, turns, withTempDir } from "../program.ts";
 
 /** What installs the recogniser and its English model. */
-export const POCKETSPHINX_INSTALL = "apt-get install -y pocketsphinx pocketsphinx-en-us";
+export const POCKETSPHINX_INSTALL = installCommand(["pocketsphinx", "pocketsphinx-en-us"]);
 /** Debian's English model (acoustic model, language model, dictionary). */
 export const DEFAULT_MODEL_DIR = "/usr/share/pocketsphinx/model/en-us";
 
@@ -82,9 +82,10 @@ export function pocketsphinxEngine(settings: PocketsphinxSettings = {}): Transcr
   return {
     name: "pocketsphinx",
     languages: ["en"],
+    packages: ["pocketsphinx", "pocketsphinx-en-us", "lame"],
     async available(): Promise<Availability> {
-      const missing: { what: string; packages: string[] }[] = [];
-      if (!findProgram(command)) missing.push({ what: command, packages: ["pocketsphinx"] });
+      const missing: string[] = [];
+      if (!findProgram(command)) missing.push(command);
       const modelThere = await Promise.all(
         [path.join(model.hmm, "mdef"), model.lm, model.dict].map((file) =>
           access(file, constants.R_OK).then(
@@ -93,17 +94,16 @@ export function pocketsphinxEngine(settings: PocketsphinxSettings = {}): Transcr
           ),
         ),
       );
-      if (modelThere.includes(false))
-        missing.push({ what: "its English model", packages: ["pocketsphinx-en-us"] });
-      if (!findProgram(settings.lame ?? "lame"))
-        missing.push({ what: "lame (the MP3 decoder)", packages: ["lame"] });
+      if (modelThere.includes(false)) missing.push("its English model");
+      if (!findProgram(settings.lame ?? "lame")) missing.push("lame (the MP3 decoder)");
       if (missing.length === 0) return { ok: true };
-      const packages = missing.flatMap((m) => m.packages);
       return {
         ok: false,
-        reason: `offline transcription needs ${missing.map((m) => m.what).join(", ")}, not installed on this server`,
-        install: `apt-get install -y ${packages.join(" ")}`,
+        reason: `offline transcription needs ${missing.join(", ")}, not installed on this server`,
       };
+    },
+    checkAudio(audio, info) {
+      if (info.container === "mp3") assertLameStartsOnAudio(audio);
     },
     async transcribe(request: TranscriptionRequest): Promise<Transcript> {
       const { info, signal } = request;
