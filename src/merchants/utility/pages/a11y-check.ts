@@ -8,10 +8,11 @@ import type { A11yReport } from "./a11y-report.ts";
 import { fetchPage, PageError, PageUrl } from "./page.ts";
 
 /**
- * Largest page audited, in elements (start tags). axe-core on jsdom costs 2.5-3.5 ms of CPU an element
- * (jsdom matches each element against its whole default stylesheet to compute its style; measured in
- * pages/README.md): 3,300 elements took 8.5 s of CPU, 10,700 took 37 s. 8,000 elements stay inside the time
- * budget on a host that is not saturated; a larger page is refused (422, not charged) before any work.
+ * Largest page audited, in elements (start tags). axe-core on jsdom costs 2-3 ms of CPU an element (jsdom
+ * matches each element against its whole default stylesheet to compute its style; measured in
+ * pages/README.md): 3,300 elements took 7-9 s of CPU, 8,200 took 18 s, 10,700 took 37 s. 8,000 elements stay
+ * inside the time budget on a host that is not saturated; a larger page is refused (422, not charged)
+ * before any work.
  */
 export const MAX_ELEMENTS = 8_000;
 
