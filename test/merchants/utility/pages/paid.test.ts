@@ -115,17 +115,6 @@ describe("pages endpoints, paid", () => {
     expect(await shop.pending()).toBe(0);
     expect(await usdc.balanceOf(buyer().address)).toBe(before);
   });
-
-  it("charges nothing for an audit past its time budget (504)", async () => {
-    const usdc = usdcReader(shop.devnet.rpc);
-    const before = await usdc.balanceOf(buyer().address);
-    const response = await buyerFetch()(`${shop.url}/api/a11y/check-300ms?url=${page("shop-3k")}`);
-    expect(response.status).toBe(504);
-    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("timeout");
-    expect(response.headers.get("PAYMENT-RESPONSE")).toBeNull();
-    expect(await shop.pending()).toBe(0);
-    expect(await usdc.balanceOf(buyer().address)).toBe(before);
-  });
 });
 
 describe("concurrent buyers of /api/a11y/check", () => {
@@ -161,5 +150,19 @@ describe("concurrent buyers of /api/a11y/check", () => {
     expect(responses.filter((r) => r.status === 200)).toHaveLength(1);
     expect(await usdc.balanceOf(shop.payTo)).toBe(merchantBefore + 10_000n);
     expect(await usdc.balanceOf(wallet.address)).toBe(0n);
+  });
+});
+
+describe("an audit past its time budget", () => {
+  // Last in the file only because it stops the audit thread, which the next audit would have to restart.
+  it("charges nothing for an audit past its time budget (504)", async () => {
+    const usdc = usdcReader(shop.devnet.rpc);
+    const before = await usdc.balanceOf(buyer().address);
+    const response = await buyerFetch()(`${shop.url}/api/a11y/check-300ms?url=${page("shop-3k")}`);
+    expect(response.status).toBe(504);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("timeout");
+    expect(response.headers.get("PAYMENT-RESPONSE")).toBeNull();
+    expect(await shop.pending()).toBe(0);
+    expect(await usdc.balanceOf(buyer().address)).toBe(before);
   });
 });
