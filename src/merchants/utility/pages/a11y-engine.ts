@@ -1,80 +1,83 @@
 /**
- * Runs the rules of `a11y-rules.ts` on a page and reports findings at or below the requested WCAG
- * conformance level (A < AA < AAA), with counts by level, impact and criterion.
+ * axe-core on a page parsed by jsdom. Each audit gets its own jsdom window, and axe's source runs inside that
+ * window's script context (compiled once per thread): nothing of one page's axe, DOM or caches is visible to
+ * another, and no global of this thread is touched. No page script runs (see `parseForAudit`).
+ *
+ * The run: axe's rules tagged with the requested WCAG level and below, plus its best practices (as a default
+ * axe run has), minus the rules that need rendering (`NOT_RUN`), plus the hand-written inline-contrast rules
+ * (`CUSTOM_RULES`). One adjustment: axe passes "one main landmark" and "one level-1 heading" when a modal
+ * dialog covers the page, which it detects by probing points of the layout (`elementsFromPoint`, absent from
+ * jsdom: both rules would always fail with an error). On a page with no dialog element at all
+ * (`dialog, [role=dialog], [aria-modal=true]`) that probe is skipped and the rules judge the page as it is;
+ * on a page with one, axe's own logic runs, and if it needs the probe the rule is reported as not checked.
  */
-import { type Impact, type Level, NOT_CHECKED, RULES } from "./a11y-rules.ts";
-import { selectorOf, snippetOf } from "./element.ts";
-import type { Page } from "./page.ts";
+import { createRequire } from "node:module";
+import { Script } from "node:vm";
+import type { AxeResults, RunOptions } from "axe-core";
+import { onFirstUse } from "../lazy.ts";
+import { type A11yReport, buildReport, type RuleInfo } from "./a11y-report.ts";
+import { CUSTOM_RULES, type Level, NOT_RUN, tagsUpTo } from "./a11y-rules.ts";
+import { parseForAudit } from "./dom.ts";
 
-export const LEVELS: readonly Level[] = ["A", "AA", "AAA"];
-
-export interface Finding {
-  rule: string;
-  criterion: string;
-  criterion_name: string;
-  level: Level;
-  impact: Impact;
-  message: string;
-  selector: string;
-  snippet: string;
-}
-
-export interface A11yReport {
+/** What a worker is asked: the page as fetched, and the level to check. */
+export interface AuditJob {
+  html: string;
   url: string;
-  standard: "WCAG 2.2";
   level: Level;
-  findings: Finding[];
-  counts: {
-    total: number;
-    by_level: Record<Level, number>;
-    by_impact: Record<Impact, number>;
-    by_criterion: Record<string, number>;
-  };
-  rules_checked: { rule: string; criterion: string; level: Level; description: string; passed: boolean }[];
-  not_checked: string[];
 }
 
-export function checkAccessibility(page: Page, level: Level = "AA"): A11yReport {
-  const rules = RULES.filter((r) => LEVELS.indexOf(r.level) <= LEVELS.indexOf(level));
-  const findings: Finding[] = [];
-  const rulesChecked: A11yReport["rules_checked"] = [];
-  for (const rule of rules) {
-    const hits = rule.check(page.document);
-    rulesChecked.push({
-      rule: rule.id,
-      criterion: rule.criterion,
-      level: rule.level,
-      description: rule.description,
-      passed: hits.length === 0,
+interface AxeInWindow {
+  version: string;
+  configure(spec: { checks: unknown[]; rules: unknown[] }): void;
+  getRules(tags?: string[]): RuleInfo[];
+  run(context: unknown, options: RunOptions & { checks?: Record<string, unknown> }): Promise<AxeResults>;
+  /** axe's loaded audit: read for the default options of the two modal-aware checks. */
+  _audit: { checks: Record<string, { options: Record<string, unknown> } | undefined> };
+}
+
+/** axe-core's source, compiled once per thread and run in each page's window. */
+const axeSource = onFirstUse(() => {
+  const axe = createRequire(import.meta.url)("axe-core") as { source: string };
+  return new Script(axe.source, { filename: "axe-core/axe.js" });
+});
+
+/** The checks behind landmark-one-main and page-has-heading-one that skip a page a modal covers. */
+const MODAL_AWARE_CHECKS = ["page-has-main", "page-has-heading-one"];
+/** axe's definite modals (`isModalOpen`). */
+const DIALOGS = "dialog, [role=dialog], [aria-modal=true]";
+
+/** Audits `job.html` as served from `job.url`. */
+export async function auditHtml(job: AuditJob): Promise<A11yReport> {
+  const page = parseForAudit(job.html, job.url);
+  try {
+    axeSource().runInContext(page.context);
+    const axe = page.global.axe as AxeInWindow;
+    axe.configure({
+      checks: CUSTOM_RULES.map((r) => r.check),
+      rules: CUSTOM_RULES.map((r) => r.rule),
     });
-    for (const hit of hits) {
-      findings.push({
-        rule: rule.id,
-        criterion: rule.criterion,
-        criterion_name: rule.criterion_name,
-        level: rule.level,
-        impact: rule.impact,
-        message: hit.message,
-        selector: selectorOf(hit.element),
-        snippet: snippetOf(hit.element),
-      });
-    }
+    const tags = tagsUpTo(job.level);
+    const results = await axe.run(page.document, {
+      runOnly: { type: "tag", values: tags },
+      rules: Object.fromEntries(Object.keys(NOT_RUN).map((id) => [id, { enabled: false }])),
+      ...(page.document.querySelector(DIALOGS) === null && { checks: withoutModalProbe(axe) }),
+      resultTypes: ["violations", "incomplete"],
+      // Frames' documents are not loaded; preloading would fetch stylesheets (no rule run here needs them).
+      iframes: false,
+      preload: false,
+    });
+    return buildReport(results, { url: job.url, level: job.level, version: axe.version }, axe.getRules(tags));
+  } finally {
+    page.close();
   }
-  const byLevel: Record<Level, number> = { A: 0, AA: 0, AAA: 0 };
-  const byImpact: Record<Impact, number> = { minor: 0, moderate: 0, serious: 0, critical: 0 };
-  const byCriterion: Record<string, number> = {};
-  for (const f of findings) {
-    byLevel[f.level] += 1;
-    byImpact[f.impact] += 1;
-    byCriterion[f.criterion] = (byCriterion[f.criterion] ?? 0) + 1;
-  }
-  return {
-    url: page.url,
-    standard: "WCAG 2.2",
-    level,
-    findings,
-    counts: { total: findings.length, by_level: byLevel, by_impact: byImpact, by_criterion: byCriterion },
-    rules_checked: rulesChecked,
-    not_checked: [...NOT_CHECKED],
-  };
+}
+
+function withoutModalProbe(axe: AxeInWindow): Record<string, unknown> {
+  return Object.fromEntries(
+    MODAL_AWARE_CHECKS.map((id) => {
+      const defaults = axe._audit.checks[id]?.options;
+      if (!defaults) throw new Error(`axe-core has no check ${id}: review a11y-engine.ts`);
+      return [id, { options: { ...defaults, passForModal: false } }];
+    }),
+  );
 }

@@ -1,57 +1,202 @@
 /**
- * The static WCAG 2.2 checks of `/api/a11y/check`, one rule each: what it flags, the success criterion
- * it maps to, and its impact (axe-core's scale: minor, moderate, serious, critical). Static means the
- * HTML as served: no script runs and no stylesheet is applied, so a rule only flags what the markup
- * alone proves; anything that needs rendering is in `NOT_CHECKED`.
+ * What `/api/a11y/check` asks of axe-core, beyond its own rules: the WCAG levels as axe's tags, the axe rules
+ * that cannot work without a rendering engine (not run, reported as not checked), what no automated check
+ * judges, and the one hand-written rule axe does not cover here.
+ *
+ * Of the 17 hand-written rules that came before axe, only inline-colour contrast is kept:
+ * - 13 have an axe rule of the same id that covers at least as much (image-alt with input-image-alt,
+ *   area-alt, svg-img-alt and role-img-alt; label; heading-order; meta-viewport; meta-refresh; bypass;
+ *   document-title; link-name; empty-heading; html-has-lang with html-lang-valid; valid-lang; button-name
+ *   with input-button-name and aria-command-name; frame-title), so two implementations would only disagree.
+ * - table-headers flagged every table of two rows without `<th>`, layout tables included; axe's table rules
+ *   (th-has-data-cells, td-headers-attr) flag only what is provably wrong, as a browser audit does.
+ * - duplicate-id mapped to 4.1.1, obsolete in WCAG 2.2 (axe deprecated its rule too); the duplicate that
+ *   still harms, an id a label or ARIA attribute points to, is axe's duplicate-id-aria.
+ * - Contrast is kept because axe cannot judge it on jsdom (it needs the painted background: see
+ *   `NOT_RUN`), while colours set on the element's own inline style, with an opaque background and text
+ *   directly inside, are known from the markup alone. It runs as an axe rule of its own
+ *   (`color-contrast-inline`, `color-contrast-enhanced-inline`), so its findings have axe's shape.
  */
 import { composite, contrastRatio, parseColor, type Rgba } from "../data/contrast-engine.ts";
-import type { DomDocument, DomElement } from "./dom.ts";
-import { ariaName, clean, isDecorative, svgName, visibleText } from "./element.ts";
+import type { DomElement } from "./dom.ts";
 
 export type Level = "A" | "AA" | "AAA";
 export type Impact = "minor" | "moderate" | "serious" | "critical";
 
-export interface Hit {
-  element: DomElement;
-  message: string;
+export const LEVELS: readonly Level[] = ["A", "AA", "AAA"];
+
+/** axe's tags of each level's success criteria (WCAG 2.0, 2.1 and 2.2). */
+const LEVEL_TAGS: Record<Level, readonly string[]> = {
+  A: ["wcag2a", "wcag21a", "wcag22a"],
+  AA: ["wcag2aa", "wcag21aa", "wcag22aa"],
+  AAA: ["wcag2aaa", "wcag21aaa", "wcag22aaa"],
+};
+
+/**
+ * The tags axe runs for `level`: its criteria and those below, and axe's best practices, as a default axe
+ * run includes them.
+ */
+export function tagsUpTo(level: Level): string[] {
+  return [...LEVELS.slice(0, LEVELS.indexOf(level) + 1).flatMap((l) => LEVEL_TAGS[l]), "best-practice"];
 }
 
-export interface Rule {
-  id: string;
-  criterion: string;
-  criterion_name: string;
-  level: Level;
-  impact: Impact;
-  /** What the rule flags, for the report's `rules` list. */
-  description: string;
-  check: (doc: DomDocument) => Hit[];
-}
-
-const all = (doc: DomDocument, selector: string) => Array.from(doc.querySelectorAll(selector));
-
-/** Controls that take a label (not hidden, not buttons: buttons are named by their value or content). */
-const LABELABLE =
-  "input:not([type=hidden]):not([type=submit]):not([type=reset]):not([type=button]):not([type=image]), select, textarea";
-
-function hasLabel(el: DomElement): boolean {
-  if (ariaName(el) || clean(el.getAttribute("title"))) return true;
-  const id = el.getAttribute("id");
-  if (id) {
-    for (const label of all(el.ownerDocument, "label[for]")) {
-      if (label.getAttribute("for") === id && visibleText(label)) return true;
-    }
+/** A rule's WCAG level from its tags (`wcag21aa` is AA); null for a best practice. */
+export function levelOf(tags: readonly string[]): Level | null {
+  for (const level of [...LEVELS].reverse()) {
+    if (LEVEL_TAGS[level].some((t) => tags.includes(t))) return level;
   }
-  const wrapper = el.closest("label");
-  return wrapper !== null && visibleText(wrapper) !== "";
+  return null;
 }
 
-/** A table used for data: not role=presentation/none, and more than one row. */
-function isDataTable(table: DomElement): boolean {
-  const role = clean(table.getAttribute("role")).toLowerCase();
-  return role !== "presentation" && role !== "none" && table.querySelectorAll("tr").length > 1;
+/** Success criteria from axe's tags: `wcag143` is 1.4.3, `wcag1412` is 1.4.12. */
+export function criteriaOf(tags: readonly string[]): string[] {
+  return tags.flatMap((t) => {
+    const m = /^wcag(\d)(\d)(\d+)$/.exec(t);
+    return m ? [`${m[1]}.${m[2]}.${m[3]}`] : [];
+  });
 }
 
-/** `1.4.3` and `1.4.6` need both colours on the same element's inline style and text directly inside. */
+/**
+ * axe rules that need a rendering engine or resources jsdom lacks. jsdom gives every element a 0x0 box at
+ * the origin, nothing scrolls and no media plays, so on jsdom these rules would pass or find nothing where a
+ * browser finds problems (measured: bench/a11y.ts), or fail with an error. They are not run, and are listed
+ * under `not_checked` with this reason.
+ */
+export const NOT_RUN: Readonly<Record<string, string>> = {
+  "color-contrast":
+    "needs the painted background behind the text (layout and painting, which jsdom lacks); only colours set in the element's own inline style are checked (color-contrast-inline)",
+  "color-contrast-enhanced":
+    "needs the painted background behind the text (layout and painting, which jsdom lacks); only colours set in the element's own inline style are checked (color-contrast-enhanced-inline)",
+  "link-in-text-block": "telling a link from the text around it needs computed colours and painting",
+  "target-size": "target sizes and spacing need layout",
+  "scrollable-region-focusable": "which regions scroll needs layout",
+  "avoid-inline-spacing": "which text is visible and wraps needs layout",
+  "label-content-name-mismatch":
+    "the visible label needs layout, and telling icon fonts from text needs painting them",
+  "skip-link": "the rule checks skip links placed off screen, which needs layout",
+  blink: "whether the element is on screen needs layout",
+  marquee: "whether the element is on screen needs layout",
+  "no-autoplay-audio": "needs the media's duration: media are not loaded",
+  "frame-tested": "the frames' documents are not loaded",
+  "frame-focusable-content": "the frames' documents are not loaded",
+};
+
+/** What no rule here judges, so that an empty findings list is not read as "accessible". */
+export const NOT_CHECKED: readonly { criteria: string[]; reason: string }[] = [
+  {
+    criteria: ["1.2.1", "1.2.2", "1.2.3", "1.2.4", "1.2.5"],
+    reason: "captions, transcripts and audio description need the media and a person",
+  },
+  {
+    criteria: ["1.1.1", "2.4.4", "2.4.6"],
+    reason: "whether text alternatives, link texts and headings are meaningful needs a person",
+  },
+  {
+    criteria: ["1.3.4", "1.4.10", "1.4.12"],
+    reason: "orientation, reflow and text spacing need rendering",
+  },
+  { criteria: ["1.4.11"], reason: "non-text contrast needs rendering" },
+  { criteria: ["2.1.1", "2.1.2"], reason: "keyboard operability and keyboard traps need interaction" },
+  {
+    criteria: ["2.4.3", "2.4.7", "2.4.11"],
+    reason: "focus order, visible focus and focus not obscured need rendering and interaction",
+  },
+  { criteria: [], reason: "content that scripts add or change after load: no page script is run" },
+  {
+    criteria: [],
+    reason:
+      "external stylesheets are not loaded: an element they hide is audited as visible, and colours they set are unknown",
+  },
+];
+
+/** One hand-written check and its rule, in the shapes `axe.configure` takes. */
+export interface CustomRule {
+  check: {
+    id: string;
+    evaluate: (this: { data(d: unknown): void }, node: DomElement) => boolean | undefined;
+    metadata: { impact: Impact; messages: { pass: string; fail: string; incomplete?: string } };
+  };
+  rule: {
+    id: string;
+    selector: string;
+    matches: (node: DomElement) => boolean;
+    tags: string[];
+    impact: Impact;
+    metadata: { description: string; help: string; helpUrl: string };
+    any: string[];
+  };
+}
+
+/** Minimum and enhanced contrast (1.4.3 and 1.4.6) where the element's own inline style sets both colours. */
+export const CUSTOM_RULES: readonly CustomRule[] = [
+  contrastRule({
+    id: "color-contrast-inline",
+    tags: ["cat.color", "wcag2aa", "wcag143"],
+    impact: "serious",
+    normal: 4.5,
+    large: 3,
+    help: "Text with inline colours must have a contrast of at least 4.5:1 (3:1 for large text)",
+    helpUrl: "https://www.w3.org/WAI/WCAG22/Understanding/contrast-minimum.html",
+  }),
+  contrastRule({
+    id: "color-contrast-enhanced-inline",
+    tags: ["cat.color", "wcag2aaa", "wcag146"],
+    impact: "moderate",
+    normal: 7,
+    large: 4.5,
+    help: "Text with inline colours must have a contrast of at least 7:1 (4.5:1 for large text)",
+    helpUrl: "https://www.w3.org/WAI/WCAG22/Understanding/contrast-enhanced.html",
+  }),
+];
+
+function contrastRule(spec: {
+  id: string;
+  tags: string[];
+  impact: Impact;
+  normal: number;
+  large: number;
+  help: string;
+  helpUrl: string;
+}): CustomRule {
+  const checkId = `${spec.id}-ratio`;
+  return {
+    check: {
+      id: checkId,
+      evaluate(node) {
+        const c = inlineContrast(node);
+        if (!c) return undefined;
+        const needed = c.large ? spec.large : spec.normal;
+        this.data({ ratio: Math.round(c.ratio * 100) / 100, needed });
+        return c.ratio >= needed;
+      },
+      metadata: {
+        impact: spec.impact,
+        messages: {
+          pass: "Inline colours have sufficient contrast",
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: axe-core fills `${data.x}` in from `this.data`.
+          fail: "Contrast ${data.ratio}:1, below ${data.needed}:1",
+        },
+      },
+    },
+    rule: {
+      id: spec.id,
+      selector: "[style]",
+      // Only what the markup decides: elsewhere the rule is inapplicable, not passed.
+      matches: (node) => inlineContrast(node) !== null,
+      tags: spec.tags,
+      impact: spec.impact,
+      metadata: {
+        description:
+          "Text whose colour and opaque background are both set in its own inline style; colours from stylesheets need rendering",
+        help: spec.help,
+        helpUrl: spec.helpUrl,
+      },
+      any: [checkId],
+    },
+  };
+}
+
+/** Both colours on the same element's inline style and text directly inside; null when not judgeable. */
 function inlineContrast(el: DomElement): { ratio: number; large: boolean } | null {
   const style = parseStyle(el.getAttribute("style") ?? "");
   const fg = style.get("color");
@@ -103,315 +248,4 @@ function isLargeText(style: Map<string, string>, el: DomElement): boolean {
     Number(weight) >= 700 ||
     /^(b|strong|h[1-6])$/.test(el.localName);
   return px >= 24 || (bold && px >= 18.66);
-}
-
-const round2 = (x: number) => Math.round(x * 100) / 100;
-
-export const RULES: readonly Rule[] = [
-  {
-    id: "image-alt",
-    criterion: "1.1.1",
-    criterion_name: "Non-text Content",
-    level: "A",
-    impact: "critical",
-    description:
-      "<img> without alt (unless role=presentation/none or aria-hidden), <input type=image>, <area href> and <svg role=img> without a text alternative.",
-    check: (doc) => [
-      ...all(doc, "img:not([alt])")
-        .filter((el) => !isDecorative(el) && !ariaName(el) && !clean(el.getAttribute("title")))
-        .map((element) => ({ element, message: "Image has no alt attribute." })),
-      ...all(doc, "input[type=image i]")
-        .filter((el) => !clean(el.getAttribute("alt")) && !ariaName(el) && !clean(el.getAttribute("title")))
-        .map((element) => ({ element, message: "Image button has no text alternative." })),
-      ...all(doc, "area[href]")
-        .filter((el) => !clean(el.getAttribute("alt")) && !ariaName(el))
-        .map((element) => ({ element, message: "Image-map area has no alt." })),
-      ...all(doc, "svg[role=img i]")
-        .filter((el) => !svgName(el))
-        .map((element) => ({
-          element,
-          message: "<svg role=img> has no aria-label, aria-labelledby or <title>.",
-        })),
-    ],
-  },
-  {
-    id: "label",
-    criterion: "1.3.1",
-    criterion_name: "Info and Relationships",
-    level: "A",
-    impact: "critical",
-    description:
-      "Form fields with no <label> (for= or wrapping), aria-label, aria-labelledby or title; a placeholder is not a label.",
-    check: (doc) =>
-      all(doc, LABELABLE)
-        .filter((el) => !hasLabel(el) && !isDecorative(el))
-        .map((element) => ({ element, message: "Form field has no label." })),
-  },
-  {
-    id: "table-headers",
-    criterion: "1.3.1",
-    criterion_name: "Info and Relationships",
-    level: "A",
-    impact: "serious",
-    description: "Data tables (two or more rows, not role=presentation) without any <th> header cell.",
-    check: (doc) =>
-      all(doc, "table")
-        .filter(
-          (t) => isDataTable(t) && t.querySelector("th, [role=columnheader], [role=rowheader]") === null,
-        )
-        .map((element) => ({ element, message: "Data table has no header cells (<th>)." })),
-  },
-  {
-    id: "heading-order",
-    criterion: "1.3.1",
-    criterion_name: "Info and Relationships",
-    level: "A",
-    impact: "moderate",
-    description:
-      "A heading more than one level deeper than the heading before it (h2 then h4), so the outline skips a level.",
-    check: (doc) => {
-      const hits: Hit[] = [];
-      let previous = 0;
-      for (const h of all(doc, "h1, h2, h3, h4, h5, h6")) {
-        const level = Number(h.localName.slice(1));
-        if (previous > 0 && level > previous + 1) {
-          hits.push({ element: h, message: `Heading level skipped: h${previous} followed by h${level}.` });
-        }
-        previous = level;
-      }
-      return hits;
-    },
-  },
-  {
-    id: "color-contrast",
-    criterion: "1.4.3",
-    criterion_name: "Contrast (Minimum)",
-    level: "AA",
-    impact: "serious",
-    description:
-      "Text whose colour and opaque background are both set in its own inline style, below 4.5:1 (3:1 for large text). Stylesheet colours need rendering: not checked.",
-    check: (doc) =>
-      all(doc, "[style]").flatMap((element) => {
-        const c = inlineContrast(element);
-        const needed = c?.large ? 3 : 4.5;
-        return c && c.ratio < needed
-          ? [{ element, message: `Contrast ${round2(c.ratio)}:1, below ${needed}:1.` }]
-          : [];
-      }),
-  },
-  {
-    id: "color-contrast-enhanced",
-    criterion: "1.4.6",
-    criterion_name: "Contrast (Enhanced)",
-    level: "AAA",
-    impact: "moderate",
-    description: "As color-contrast, against 7:1 (4.5:1 for large text); flagged only where 1.4.3 passes.",
-    check: (doc) =>
-      all(doc, "[style]").flatMap((element) => {
-        const c = inlineContrast(element);
-        if (!c) return [];
-        const minimum = c.large ? 3 : 4.5;
-        const needed = c.large ? 4.5 : 7;
-        return c.ratio >= minimum && c.ratio < needed
-          ? [{ element, message: `Contrast ${round2(c.ratio)}:1, below ${needed}:1.` }]
-          : [];
-      }),
-  },
-  {
-    id: "meta-viewport",
-    criterion: "1.4.4",
-    criterion_name: "Resize Text",
-    level: "AA",
-    impact: "critical",
-    description: "<meta name=viewport> with user-scalable=no or maximum-scale below 2: zoom is blocked.",
-    check: (doc) =>
-      all(doc, "meta[name=viewport i]").flatMap((element) => {
-        const content = (element.getAttribute("content") ?? "").toLowerCase();
-        const max = /maximum-scale\s*=\s*([\d.]+)/.exec(content);
-        const blocked = /user-scalable\s*=\s*(no|0)\b/.test(content) || (max !== null && Number(max[1]) < 2);
-        return blocked ? [{ element, message: "The viewport blocks zooming." }] : [];
-      }),
-  },
-  {
-    id: "meta-refresh",
-    criterion: "2.2.1",
-    criterion_name: "Timing Adjustable",
-    level: "A",
-    impact: "critical",
-    description: "<meta http-equiv=refresh> with a delay above 0: the page reloads or moves on a timer.",
-    check: (doc) =>
-      all(doc, "meta[http-equiv=refresh i]").flatMap((element) => {
-        const delay = Number.parseFloat(element.getAttribute("content") ?? "");
-        return delay > 0 ? [{ element, message: `Timed refresh after ${delay} s.` }] : [];
-      }),
-  },
-  {
-    id: "bypass",
-    criterion: "2.4.1",
-    criterion_name: "Bypass Blocks",
-    level: "A",
-    impact: "serious",
-    description:
-      "No way to skip repeated content: no <main>/role=main landmark, no heading and no in-page skip link.",
-    check: (doc) => {
-      const landmark = doc.querySelector("main, [role=main]");
-      const heading = doc.querySelector("h1, h2, h3, h4, h5, h6, [role=heading]");
-      const skip = doc.querySelector('a[href^="#"]:not([href="#"])');
-      return landmark || heading || skip || !doc.body
-        ? []
-        : [{ element: doc.body, message: "No landmark, heading or skip link to bypass blocks." }];
-    },
-  },
-  {
-    id: "document-title",
-    criterion: "2.4.2",
-    criterion_name: "Page Titled",
-    level: "A",
-    impact: "serious",
-    description: "No <title>, or an empty one.",
-    check: (doc) =>
-      clean(doc.querySelector("title")?.textContent)
-        ? []
-        : [{ element: doc.querySelector("title") ?? doc.documentElement, message: "The page has no title." }],
-  },
-  {
-    id: "link-name",
-    criterion: "2.4.4",
-    criterion_name: "Link Purpose (In Context)",
-    level: "A",
-    impact: "serious",
-    description:
-      "Links (<a href>) with no text: no content, no alt of an image inside, no aria-label(ledby), no title.",
-    check: (doc) =>
-      all(doc, "a[href]")
-        .filter((a) => !isDecorative(a) && !visibleText(a) && !ariaName(a) && !clean(a.getAttribute("title")))
-        .map((element) => ({ element, message: "Link has no accessible name." })),
-  },
-  {
-    id: "empty-heading",
-    criterion: "2.4.6",
-    criterion_name: "Headings and Labels",
-    level: "AA",
-    impact: "minor",
-    description: "Headings with no text.",
-    check: (doc) =>
-      all(doc, "h1, h2, h3, h4, h5, h6")
-        .filter((h) => !visibleText(h) && !ariaName(h))
-        .map((element) => ({ element, message: "Heading is empty." })),
-  },
-  {
-    id: "html-has-lang",
-    criterion: "3.1.1",
-    criterion_name: "Language of Page",
-    level: "A",
-    impact: "serious",
-    description: "<html> without a lang attribute, or with one that is not a valid BCP 47 tag.",
-    check: (doc) => {
-      const html = doc.documentElement;
-      const lang = clean(html.getAttribute("lang") ?? html.getAttribute("xml:lang"));
-      if (!lang) return [{ element: html, message: "<html> has no lang attribute." }];
-      return validLang(lang)
-        ? []
-        : [{ element: html, message: `lang="${lang}" is not a valid language tag.` }];
-    },
-  },
-  {
-    id: "valid-lang",
-    criterion: "3.1.2",
-    criterion_name: "Language of Parts",
-    level: "AA",
-    impact: "serious",
-    description: "lang attributes inside the page that are not valid BCP 47 tags.",
-    check: (doc) =>
-      all(doc, "body [lang]")
-        .filter((el) => !validLang(clean(el.getAttribute("lang"))) && clean(el.getAttribute("lang")) !== "")
-        .map((element) => ({
-          element,
-          message: `lang="${element.getAttribute("lang")}" is not a valid language tag.`,
-        })),
-  },
-  {
-    id: "duplicate-id",
-    criterion: "4.1.1",
-    criterion_name: "Parsing (obsolete in WCAG 2.2, kept for 2.1 audits)",
-    level: "A",
-    impact: "minor",
-    description:
-      "An id used by more than one element; serious when a label or ARIA reference points to it (the reference is then ambiguous). Reported once per id, at its second use.",
-    check: (doc) => {
-      const seen = new Map<string, number>();
-      const hits: Hit[] = [];
-      const referenced = new Set<string>();
-      for (const el of all(doc, "label[for]")) referenced.add(el.getAttribute("for") ?? "");
-      for (const el of all(doc, "[aria-labelledby], [aria-describedby], [aria-controls]")) {
-        for (const attr of ["aria-labelledby", "aria-describedby", "aria-controls"]) {
-          for (const id of clean(el.getAttribute(attr)).split(" ")) if (id) referenced.add(id);
-        }
-      }
-      for (const el of all(doc, "[id]")) {
-        const id = el.getAttribute("id") ?? "";
-        if (!id) continue;
-        const count = (seen.get(id) ?? 0) + 1;
-        seen.set(id, count);
-        if (count === 2) {
-          const ref = referenced.has(id) ? " and is referenced by a label or ARIA attribute" : "";
-          hits.push({ element: el, message: `id="${id}" is used more than once${ref}.` });
-        }
-      }
-      return hits;
-    },
-  },
-  {
-    id: "button-name",
-    criterion: "4.1.2",
-    criterion_name: "Name, Role, Value",
-    level: "A",
-    impact: "critical",
-    description:
-      "Buttons (<button>, role=button, <input type=button>) with no text, aria-label(ledby) or title; submit and reset inputs have a default name.",
-    check: (doc) =>
-      all(doc, "button, [role=button], input[type=button i]")
-        .filter((el) => {
-          if (isDecorative(el)) return false;
-          const value = el.localName === "input" ? clean(el.getAttribute("value")) : "";
-          return !value && !visibleText(el) && !ariaName(el) && !clean(el.getAttribute("title"));
-        })
-        .map((element) => ({ element, message: "Button has no accessible name." })),
-  },
-  {
-    id: "frame-title",
-    criterion: "4.1.2",
-    criterion_name: "Name, Role, Value",
-    level: "A",
-    impact: "serious",
-    description: "<iframe> or <frame> without a title or ARIA name.",
-    check: (doc) =>
-      all(doc, "iframe, frame")
-        .filter((el) => !isDecorative(el) && !clean(el.getAttribute("title")) && !ariaName(el))
-        .map((element) => ({ element, message: "Frame has no title." })),
-  },
-];
-
-/** What a static check cannot judge, reported so an empty findings list is not read as "accessible". */
-export const NOT_CHECKED: readonly string[] = [
-  "1.2.x captions and audio description (needs the media)",
-  "1.4.3 contrast of colours from stylesheets, images or gradients (needs rendering)",
-  "1.4.10 reflow and 1.4.12 text spacing (needs rendering)",
-  "2.1.1 keyboard operability and 2.1.2 keyboard traps (needs interaction)",
-  "2.4.3 focus order and 2.4.7 focus visible (needs rendering and interaction)",
-  "content changed by scripts after load (no script is run)",
-  "whether alt texts and link texts are meaningful (needs a person)",
-];
-
-/**
- * Well-formed BCP 47 with a 2-3 letter primary language subtag. The grammar also admits 5-8 letter
- * primary subtags, but none is registered, so `lang="english"` is a mistake, not a language.
- */
-function validLang(tag: string): boolean {
-  if (!/^[a-z]{2,3}(-|$)/i.test(tag)) return false;
-  try {
-    return Intl.getCanonicalLocales(tag).length === 1;
-  } catch {
-    return false;
-  }
 }

@@ -7,6 +7,7 @@
  * objects satisfy.
  */
 import { createRequire } from "node:module";
+import type { Context } from "node:vm";
 import { onFirstUse } from "../lazy.ts";
 
 export interface DomNode {
@@ -48,11 +49,26 @@ export interface DomDocument extends DomParent {
   cloneNode(deep: boolean): DomDocument;
 }
 
+/** A parsed page whose window runs the code we give it (`vm.Script#runInContext`), never its own. */
+export interface AuditWindow {
+  readonly document: DomDocument;
+  /** The window's global object, as code run in `context` sees it. */
+  readonly global: Record<string, unknown>;
+  readonly context: Context;
+  close(): void;
+}
+
+interface Jsdom {
+  window: { document: DomDocument; close(): void } & Record<string, unknown>;
+  getInternalVMContext(): Context;
+}
+
 interface JsdomModule {
   JSDOM: new (
     html: string,
-    options: { url: string; contentType: string },
-  ) => { window: { document: DomDocument; close(): void } };
+    options: { url: string; contentType: string; runScripts?: "outside-only"; virtualConsole?: unknown },
+  ) => Jsdom;
+  VirtualConsole: new () => unknown;
 }
 
 /** jsdom is about 50 MB of a host's memory: loaded by the first page parsed. */
@@ -65,4 +81,26 @@ const jsdom = onFirstUse(() => createRequire(import.meta.url)("jsdom") as JsdomM
 export function parseHtml(html: string, url: string): DomDocument {
   const { JSDOM } = jsdom();
   return new JSDOM(html, { url, contentType: "text/html" }).window.document;
+}
+
+/**
+ * Parses HTML for an engine that runs inside the page's window (axe-core). `runScripts: "outside-only"`
+ * gives the window a script context for our code only: the page's `<script>` elements, event handler
+ * attributes and `javascript:` URLs still never run, and no sub-resource is loaded. What jsdom does not
+ * implement (canvas, layout) it reports to a console nobody listens to.
+ */
+export function parseForAudit(html: string, url: string): AuditWindow {
+  const { JSDOM, VirtualConsole } = jsdom();
+  const dom = new JSDOM(html, {
+    url,
+    contentType: "text/html",
+    runScripts: "outside-only",
+    virtualConsole: new VirtualConsole(),
+  });
+  return {
+    document: dom.window.document,
+    global: dom.window,
+    context: dom.getInternalVMContext(),
+    close: () => dom.window.close(),
+  };
 }

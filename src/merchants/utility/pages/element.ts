@@ -16,8 +16,12 @@ export function clean(text: string | null | undefined): string {
 
 /** The element's opening tag and the start of its content, cut at `SNIPPET_MAX` characters. */
 export function snippetOf(el: DomElement): string {
-  const html = clean(el.outerHTML);
-  return html.length > SNIPPET_MAX ? `${html.slice(0, SNIPPET_MAX - 1)}…` : html;
+  return clip(clean(el.outerHTML));
+}
+
+/** `text` cut to at most `max` characters, an ellipsis marking the cut. */
+export function clip(text: string, max = SNIPPET_MAX): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
 /**

@@ -23,20 +23,27 @@ export const PageUrl = z
   .refine((u) => /^https?:\/\//i.test(u), { message: "only http and https URLs" })
   .describe("Public http(s) URL of the page, e.g. `https://example.com/article`.");
 
-/** A fetched page that is not usable (error status, not HTML): the caller's URL, so a 422, never charged. */
+/**
+ * A fetched page that is not usable (error status, not HTML, too large a DOM for an engine): the caller's URL,
+ * so a 422, never charged.
+ */
 export class PageError extends AppError {
-  constructor(message: string, code: "page_status" | "not_html") {
+  constructor(message: string, code: "page_status" | "not_html" | "too_complex") {
     super(422, code, message);
   }
 }
 
-export interface Page {
+/** A page as fetched and decoded, not parsed yet. */
+export interface FetchedPage {
   /** The final URL, after redirects. */
   url: string;
   status: number;
   /** Charset announced by the `Content-Type` header, if any. */
   headerCharset: string | null;
   html: string;
+}
+
+export interface Page extends FetchedPage {
   document: DomDocument;
 }
 
@@ -50,11 +57,22 @@ export function parsePage(
   return { url, status, headerCharset, html, document: parseHtml(html, url) };
 }
 
+/** Fetches `url` through the safe fetch and parses it on this thread (see `fetchPage`). */
+export async function loadPage(url: string, policy: FetchPolicy, signal?: AbortSignal): Promise<Page> {
+  const page = await fetchPage(url, policy, signal);
+  return parsePage(page.html, page.url, page.status, page.headerCharset);
+}
+
 /**
- * Fetches `url` through the safe fetch and parses it. A status >= 400 or a body that is not HTML is a
+ * Fetches `url` through the safe fetch and decodes it as a browser does, without parsing it (for an engine
+ * that parses it elsewhere, e.g. in a worker thread). A status >= 400 or a body that is not HTML is a
  * `PageError` (422): nothing useful can be said about it, and the caller is not charged.
  */
-export async function loadPage(url: string, policy: FetchPolicy, signal?: AbortSignal): Promise<Page> {
+export async function fetchPage(
+  url: string,
+  policy: FetchPolicy,
+  signal?: AbortSignal,
+): Promise<FetchedPage> {
   const result = await fetchText(
     url,
     { maxBytes: MAX_HTML_BYTES, ...policy },
@@ -74,5 +92,5 @@ export async function loadPage(url: string, policy: FetchPolicy, signal?: AbortS
     throw new PageError(`the URL is not an HTML page (Content-Type: ${contentType || "none"})`, "not_html");
   }
   const charset = /charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1]?.toLowerCase() ?? null;
-  return parsePage(result.body, result.url, result.status, charset);
+  return { url: result.url, status: result.status, headerCharset: charset, html: result.body };
 }

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AnyEndpoint, HandlerContext } from "../../../../src/merchant-kit/catalogue.ts";
+import type { A11yReport } from "../../../../src/merchants/utility/pages/a11y-report.ts";
 import { PAGE_ENDPOINTS, pageEndpoints } from "../../../../src/merchants/utility/pages/index.ts";
 import { loadPage } from "../../../../src/merchants/utility/pages/page.ts";
 import {
@@ -15,6 +16,7 @@ import {
   startFixtureServer,
   text,
 } from "../../../helpers/fixtures/index.ts";
+import { shopPage } from "./a11y-corpus.ts";
 import { fixtureHtml } from "./fixtures.ts";
 
 const policy = { allowAddresses: ["127.0.0.1"] };
@@ -37,6 +39,19 @@ beforeAll(async () => {
       "/no-type": (_req, res) =>
         void res.end("<!DOCTYPE html><html><head><title>Untyped</title></head></html>"),
       "/big": huge(4 * 1024 * 1024),
+      // A French page in windows-1252, labelled only in its <meta>, as old sites are.
+      "/latin": (_req, res) =>
+        void res
+          .writeHead(200, { "content-type": "text/html" })
+          .end(
+            Buffer.from(
+              '<!DOCTYPE html><html lang="fr"><head><meta charset="windows-1252"><title>Café</title></head>' +
+                '<body><main><h1>Crème brûlée</h1><img src="/brûlée.jpg"></main></body></html>',
+              "latin1",
+            ),
+          ),
+      "/shop-3k": html(shopPage(50)),
+      "/shop-11k": html(shopPage(450)),
     },
   });
 });
@@ -138,7 +153,8 @@ describe("the five endpoints over HTTP", () => {
   it("a11y/check, AA by default", async () => {
     expect(await call("/api/a11y/check", { url: `${server.url}wcag` })).toMatchObject({
       level: "AA",
-      counts: { total: 20, by_level: { A: 16, AA: 4, AAA: 0 } },
+      engine: { name: "axe-core", version: "4.14.1" },
+      counts: { total: 33, rules: 17, by_level: { A: 11, AA: 3, AAA: 0, best_practice: 19 } },
     });
   });
 
@@ -159,4 +175,53 @@ describe("the five endpoints over HTTP", () => {
       false,
     );
   });
+});
+
+describe("a11y/check's bounds", () => {
+  it("reads a page in a legacy charset as a browser does", async () => {
+    const report = (await call("/api/a11y/check", { url: `${server.url}latin` })) as A11yReport;
+    expect(report.findings.map((f) => f.rule)).toEqual(["image-alt"]);
+    expect(report.findings[0]?.nodes[0]).toMatchObject({
+      selector: "img",
+      snippet: '<img src="/brûlée.jpg">',
+    });
+  });
+
+  it("refuses a page past the size cap or the element cap before auditing it", async () => {
+    await expect(call("/api/a11y/check", { url: `${server.url}big` })).rejects.toMatchObject({
+      status: 422,
+      code: "too_large",
+    });
+    const started = performance.now();
+    await expect(call("/api/a11y/check", { url: `${server.url}shop-11k` })).rejects.toMatchObject({
+      status: 422,
+      code: "too_complex",
+      message: expect.stringMatching(
+        /^the page has about 1\d{4} elements; the audit takes pages of up to 8000$/,
+      ),
+    });
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
+  it("audits off the event loop, and stops when the caller's budget runs out", async () => {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 10);
+    const controller = new AbortController();
+    const started = performance.now();
+    const a11y = byPath(pageEndpoints({ fetchPolicy: policy }), "/api/a11y/check");
+    const audit = a11y.handler(a11y.input.parse({ url: `${server.url}shop-3k` }), {
+      signal: controller.signal,
+    } as HandlerContext);
+    setTimeout(() => controller.abort(new Error("no answer within the budget")), 600);
+    await expect(audit).rejects.toThrow("no answer within the budget");
+    clearInterval(timer);
+    // The timers kept running while the page was being audited: ~60 ticks in 600 ms (fewer on a busy
+    // host), where an audit on this thread would have let through none.
+    expect(ticks).toBeGreaterThan(10);
+    expect(performance.now() - started).toBeLessThan(3_000);
+    // A fresh thread audits the next page.
+    expect(await call("/api/a11y/check", { url: `${server.url}wcag`, level: "A" })).toMatchObject({
+      counts: { rules: 14 },
+    });
+  }, 60_000);
 });

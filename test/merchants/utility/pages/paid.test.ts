@@ -2,13 +2,20 @@
  * The pages endpoints sold through the real x402 flow on a devnet: one paid happy path each, against
  * saved pages served on 127.0.0.1 (opened by the fetch policy's allow-list), and failures that charge
  * nothing: bad inputs (400 before any 402), a 404 page and a non-HTML answer (422 after payment
- * verification, never settled).
+ * verification, never settled), an audit past its time budget (504); and concurrent buyers of the audit.
  */
+import { x402Client } from "@x402/core/client";
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
+import { wrapFetchWithPayment } from "@x402/fetch";
+import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pageEndpoints } from "../../../../src/merchants/utility/pages/index.ts";
+import { walletHolding } from "../../../helpers/chain.ts";
 import { type FixtureServer, html, startFixtureServer, text } from "../../../helpers/fixtures/index.ts";
 import { type PaidShop, startPaidShop } from "../../../helpers/paid.ts";
-import { usdcReader } from "../../../helpers/x402.ts";
+import { NETWORK, pay, usdcReader } from "../../../helpers/x402.ts";
+import { shopPage } from "./a11y-corpus.ts";
 import { fixtureHtml } from "./fixtures.ts";
 
 let site: FixtureServer;
@@ -23,9 +30,17 @@ beforeAll(async () => {
       "/wcag": html(fixtureHtml("wcag")),
       "/gone": html("<html><head><title>Gone</title></head><body><h1>Not found</h1></body></html>", 404),
       "/data.json": text('{"a": 1}', { contentType: "application/json" }),
+      "/small": html(
+        '<html lang="en"><head><title>Small</title></head><body><main><h1>Hi</h1></main></body></html>',
+      ),
+      "/shop-3k": html(shopPage(50)),
     },
   });
-  shop = await startPaidShop(pageEndpoints({ fetchPolicy: { allowAddresses: ["127.0.0.1"] } }));
+  const endpoints = pageEndpoints({ fetchPolicy: { allowAddresses: ["127.0.0.1"] } });
+  const a11y = endpoints.find((e) => e.path === "/api/a11y/check");
+  if (!a11y) throw new Error("no /api/a11y/check");
+  // The audit with a budget a 3,000-element page cannot fit in.
+  shop = await startPaidShop([...endpoints, { ...a11y, path: "/api/a11y/check-300ms", timeoutMs: 300 }]);
 });
 afterAll(async () => {
   await shop?.close();
@@ -42,7 +57,11 @@ describe("pages endpoints, paid", () => {
     ["/api/seo/metadata?url=HEAD", 1000n, { lang: "fr", counts: { meta: 19, json_ld_invalid: 1 } }],
     ["/api/seo/alt-check?url=IMAGES", 1000n, { images_total: 19, missing_alt: 1, empty_alt_decorative: 2 }],
     ["/api/summarize?url=ARTICLE&sentences=3", 2000n, { method: "textrank", sentence_count: 14 }],
-    ["/api/a11y/check?url=WCAG&level=A", 10000n, { level: "A", counts: { total: 16 } }],
+    [
+      "/api/a11y/check?url=WCAG&level=A",
+      10000n,
+      { level: "A", engine: { name: "axe-core" }, counts: { rules: 14 } },
+    ],
   ])("sells %s", async (template, price, expected) => {
     const path = template
       .replace("ARTICLE", page("article"))
@@ -93,6 +112,56 @@ describe("pages endpoints, paid", () => {
       expect(((await response.json()) as { error: { code: string } }).error.code, path).toBe(code);
       expect(response.headers.get("PAYMENT-RESPONSE"), path).toBeNull();
     }
+    expect(await shop.pending()).toBe(0);
+    expect(await usdc.balanceOf(buyer().address)).toBe(before);
+  });
+});
+
+describe("concurrent buyers of /api/a11y/check", () => {
+  const url = () => `${shop.url}/api/a11y/check?url=${page("small")}`;
+
+  it("audits once and charges once for the same payment sent three times at once", async () => {
+    const usdc = usdcReader(shop.devnet.rpc);
+    const before = await usdc.balanceOf(buyer().address);
+    const required = decodePaymentRequiredHeader((await fetch(url())).headers.get("PAYMENT-REQUIRED") ?? "");
+    const [requirements] = required.accepts;
+    if (!requirements) throw new Error("no requirements");
+    const header = encodePaymentSignatureHeader(
+      await pay(buyer(), requirements, required.resource, required.extensions),
+    );
+    const responses = await Promise.all(
+      Array.from({ length: 3 }, () => fetch(url(), { headers: { "PAYMENT-SIGNATURE": header } })),
+    );
+    expect(responses.map((r) => r.status).sort()).toEqual([200, 409, 409]);
+    await shop.pending();
+    expect(await usdc.balanceOf(buyer().address)).toBe(before - 10_000n);
+  });
+
+  it("charges a wallet that can pay one audit once, when it sends three at once", async () => {
+    const wallet = await walletHolding(shop.devnet, 10_000n);
+    const payFetch = wrapFetchWithPayment(
+      fetch,
+      new x402Client().register(NETWORK, new ExactEvmClient(privateKeyToAccount(wallet.privateKey))),
+    );
+    const usdc = usdcReader(shop.devnet.rpc);
+    const merchantBefore = await usdc.balanceOf(shop.payTo);
+    const responses = await Promise.all(Array.from({ length: 3 }, () => payFetch(url())));
+    await shop.pending();
+    expect(responses.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(await usdc.balanceOf(shop.payTo)).toBe(merchantBefore + 10_000n);
+    expect(await usdc.balanceOf(wallet.address)).toBe(0n);
+  });
+});
+
+describe("an audit past its time budget", () => {
+  // Last in the file only because it stops the audit thread, which the next audit would have to restart.
+  it("charges nothing for an audit past its time budget (504)", async () => {
+    const usdc = usdcReader(shop.devnet.rpc);
+    const before = await usdc.balanceOf(buyer().address);
+    const response = await buyerFetch()(`${shop.url}/api/a11y/check-300ms?url=${page("shop-3k")}`);
+    expect(response.status).toBe(504);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("timeout");
+    expect(response.headers.get("PAYMENT-RESPONSE")).toBeNull();
     expect(await shop.pending()).toBe(0);
     expect(await usdc.balanceOf(buyer().address)).toBe(before);
   });

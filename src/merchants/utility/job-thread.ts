@@ -1,0 +1,156 @@
+/**
+ * Seconds of synchronous JavaScript off the event loop (tracing an image, auditing a page with axe-core on
+ * jsdom). On the server's thread such a job would stall every other request, and a caller's time budget could
+ * not stop it. Here one worker thread runs one job at a time (the others wait their turn); a job whose signal
+ * aborts while it runs has its worker terminated, and the next job starts a fresh one.
+ *
+ * The worker is a module that calls `serveJobs` with its job function; `worker-boot.mjs` registers tsx in
+ * the thread first, since the sources are TypeScript.
+ *
+ * @example
+ * const thread = new JobThread<TraceJob, Drawing>(new URL("./trace-worker.ts", import.meta.url));
+ * const drawing = await thread.run(job, ctx.signal);
+ */
+import { parentPort, type ResourceLimits, Worker } from "node:worker_threads";
+
+const BOOT = new URL("./worker-boot.mjs", import.meta.url);
+
+/** A job the worker failed: its error's message and, when it had one, its code. */
+export class JobFailedError extends Error {
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+    this.name = "JobFailedError";
+  }
+}
+
+export interface JobThreadOptions {
+  /** Heap limits of the worker: a job past them kills the worker, not the process (ERR_WORKER_OUT_OF_MEMORY). */
+  resourceLimits?: ResourceLimits;
+}
+
+type Reply<Result> =
+  | { id: number; result: Result }
+  | { id: number; error: { message: string; code?: string } };
+
+interface Pending<Job, Result> {
+  id: number;
+  job: Job;
+  resolve(result: Result): void;
+  reject(error: unknown): void;
+  signal?: AbortSignal;
+}
+
+export class JobThread<Job, Result> {
+  private worker: Worker | undefined;
+  private readonly queue: Pending<Job, Result>[] = [];
+  private running: Pending<Job, Result> | undefined;
+  private nextId = 1;
+
+  /** `module`: the worker's source, a file that calls `serveJobs`. */
+  constructor(
+    private readonly module: URL,
+    private readonly options: JobThreadOptions = {},
+  ) {}
+
+  /** Runs `job` in the worker; rejects with the signal's reason if it aborts first. */
+  run(job: Job, signal?: AbortSignal): Promise<Result> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<Result>((resolve, reject) => {
+      const pending: Pending<Job, Result> = { id: this.nextId++, job, resolve, reject, signal };
+      signal?.addEventListener("abort", () => this.abort(pending), { once: true });
+      this.queue.push(pending);
+      this.pump();
+    });
+  }
+
+  /** Stops the worker; waiting and running jobs are rejected. */
+  async close(): Promise<void> {
+    const error = new Error("the worker thread is closed");
+    for (const p of this.queue.splice(0)) p.reject(error);
+    this.running?.reject(error);
+    this.running = undefined;
+    const worker = this.worker;
+    this.worker = undefined;
+    await worker?.terminate();
+  }
+
+  private pump(): void {
+    if (this.running) return;
+    const next = this.queue.shift();
+    if (!next) return;
+    this.running = next;
+    this.spawn().postMessage({ id: next.id, job: next.job });
+  }
+
+  private spawn(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(BOOT, {
+      workerData: { module: this.module.href },
+      ...(this.options.resourceLimits && { resourceLimits: this.options.resourceLimits }),
+    });
+    // An idle worker must not keep the process alive.
+    worker.unref();
+    worker.on("message", (reply: Reply<Result>) => {
+      const running = this.running;
+      if (!running || running.id !== reply.id) return;
+      this.running = undefined;
+      if ("error" in reply) running.reject(new JobFailedError(reply.error.message, reply.error.code));
+      else running.resolve(reply.result);
+      this.pump();
+    });
+    worker.on("error", (error) => this.lose(worker, error));
+    worker.on("exit", (code) => this.lose(worker, new Error(`the worker thread exited (${code})`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  /** The worker died or was terminated: fail its job and start over with the queue. */
+  private lose(worker: Worker, error: unknown): void {
+    if (this.worker !== worker) return;
+    this.worker = undefined;
+    const running = this.running;
+    this.running = undefined;
+    running?.reject(error);
+    this.pump();
+  }
+
+  private abort(pending: Pending<Job, Result>): void {
+    const reason = pending.signal?.reason ?? new Error("aborted");
+    const queued = this.queue.indexOf(pending);
+    if (queued >= 0) {
+      this.queue.splice(queued, 1);
+      pending.reject(reason);
+      return;
+    }
+    if (this.running !== pending) return;
+    this.running = undefined;
+    pending.reject(reason);
+    const worker = this.worker;
+    this.worker = undefined;
+    void worker?.terminate();
+    this.pump();
+  }
+}
+
+/** The worker's side: answers each job the thread posts with `run`'s result or its error. */
+export function serveJobs<Job, Result>(run: (job: Job) => Result | Promise<Result>): void {
+  const port = parentPort;
+  if (!port) throw new Error("serveJobs runs in a worker thread");
+  port.on("message", async ({ id, job }: { id: number; job: Job }) => {
+    try {
+      port.postMessage({ id, result: await run(job) } satisfies Reply<Result>);
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      port.postMessage({
+        id,
+        error: {
+          message: error instanceof Error ? error.message : String(error),
+          ...(typeof code === "string" && { code }),
+        },
+      } satisfies Reply<Result>);
+    }
+  });
+}

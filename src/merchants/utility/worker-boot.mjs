@@ -1,0 +1,7 @@
+// A worker thread's entry (`job-thread.ts`): the sources are TypeScript run through tsx, which each thread
+// registers for itself; then the worker's module, named by the thread.
+import { workerData } from "node:worker_threads";
+import { register } from "tsx/esm/api";
+
+register();
+await import(workerData.module);
