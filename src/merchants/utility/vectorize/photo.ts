@@ -4,7 +4,7 @@
  * dropped the small ones (`pathomit`) and left them transparent, and its palette came from 16 pixels on a
  * fixed grid. A photo-like image is therefore:
  *
- * 1. told apart from a drawing by its colours (`looksLikePhoto`);
+ * 1. told apart from a drawing by how its colours spread (`looksLikePhoto`);
  * 2. downscaled to a working size and denoised with a 3x3 median (`preparePhoto`, sharp);
  * 3. quantised by k-means and despeckled (`quantize.ts`), then traced with the tolerances below, its shapes
  *    stacked largest first without holes, so whatever the tracer drops is covered by the shape beneath
@@ -44,32 +44,59 @@ export const PHOTO: Record<Detail, PhotoSettings> = {
   high: { side: 1024, median: 3, ltres: 0.5, qtres: 0.5, pathomit: 4, despeckle: 1 },
 };
 
-/** Pixels sampled to count colours: a 256x256 grid at most. */
+/** Pixels sampled: a 256x256 grid at most. */
 const SAMPLE = 65_536;
 /**
- * Distinct colours in the sample above which an image is a photograph. Measured on the generated set: the
- * photographs have 1,650 to 11,600 (noise-free renderings included), logos and line art 3 to 505 (JPEG at
- * quality 75 included).
+ * A logo or line art, even saved as JPEG, is a few colours and their edges: the 16 most common colours
+ * (5 bits a channel) cover 86 to 100% of its pixels (PNG, GIF, JPEG at quality 50 to 95, 96 to 1600 px).
+ * A photograph spreads over many: 28 to 76%, whether saved as JPEG, as a noise-free PNG or with a
+ * 256-colour palette (GIF), which a count of distinct colours alone would miss.
+ */
+export const PHOTO_MAX_DOMINANT = 0.8;
+/**
+ * Distinct exact colours in the sample that make an image a photograph even when a few colours dominate it
+ * (up to `PHOTO_MAX_DOMINANT_MANY`): a narrow-palette photograph (sand, sky) with sensor noise. Photographs
+ * not saved with a palette had 1,075 to 10,239; logos and line art 3 to 1,050 (the most: a JPEG logo at
+ * quality 50 and 256 px, its ringing), but then with 93% or more in their 16 main colours.
  */
 export const PHOTO_MIN_COLORS = 1024;
+export const PHOTO_MAX_DOMINANT_MANY = 0.9;
 
-/**
- * True when `image` is opaque and has many colours: a photograph or a rendering with gradients. An image with
- * any transparent pixel is a graphic (its holes must stay holes).
- */
-export function looksLikePhoto(image: RgbaImage): boolean {
+/** What `looksLikePhoto` decides from, exported so the bench and tests can show it. */
+export function photoSignals(image: RgbaImage): { opaque: boolean; colors: number; dominant: number } {
   const { width, height, data } = image;
-  for (let i = 3; i < data.length; i += 4) if ((data[i] as number) < 255) return false;
+  let opaque = true;
+  for (let i = 3; i < data.length; i += 4) if ((data[i] as number) < 255) opaque = false;
   const step = Math.max(1, Math.ceil(Math.sqrt((width * height) / SAMPLE)));
   const seen = new Set<number>();
+  const bins = new Uint32Array(32768);
+  let sampled = 0;
   for (let y = 0; y < height; y += step) {
     for (let x = 0; x < width; x += step) {
       const at = (y * width + x) * 4;
-      seen.add(((data[at] as number) << 16) | ((data[at + 1] as number) << 8) | (data[at + 2] as number));
-      if (seen.size >= PHOTO_MIN_COLORS) return true;
+      const r = data[at] as number;
+      const g = data[at + 1] as number;
+      const b = data[at + 2] as number;
+      seen.add((r << 16) | (g << 8) | b);
+      const bin = ((r >> 3) << 10) | ((g >> 3) << 5) | (b >> 3);
+      bins[bin] = (bins[bin] as number) + 1;
+      sampled++;
     }
   }
-  return false;
+  const top = bins.sort().subarray(bins.length - 16);
+  const dominant = top.reduce((sum, n) => sum + n, 0) / sampled;
+  return { opaque, colors: seen.size, dominant };
+}
+
+/**
+ * True when `image` is opaque and no small palette dominates it (a photograph, a rendering with gradients, a
+ * photograph saved as GIF), or it has many colours and a small palette does not quite (a narrow-palette
+ * photograph). An image with any transparent pixel is a graphic: its holes must stay holes.
+ */
+export function looksLikePhoto(image: RgbaImage): boolean {
+  const { opaque, colors, dominant } = photoSignals(image);
+  if (!opaque) return false;
+  return dominant < PHOTO_MAX_DOMINANT || (colors >= PHOTO_MIN_COLORS && dominant < PHOTO_MAX_DOMINANT_MANY);
 }
 
 /** `image` downscaled to `settings.side` and median-filtered, RGBA. */
