@@ -13,9 +13,10 @@ import {
   MAX_TRACE_SIDE,
   tooLarge,
 } from "./image.ts";
+import { traceLocally } from "./local.ts";
+import { PHOTO } from "./photo.ts";
 import { toDxf, toEps, toPdf, toPng, toSvg, VECTOR_MIME, type VectorFormat } from "./render.ts";
-import { drawingColors } from "./trace.ts";
-import { traceThread } from "./trace-thread.ts";
+import { drawingColors, MAX_PATH_BYTES, MAX_PATHS } from "./trace.ts";
 
 /** Longest accepted `image_base64` (10 MB in base64, plus a data-URI prefix). */
 const MAX_BASE64_CHARS = Math.ceil(MAX_IMAGE_BYTES / 3) * 4 + 256;
@@ -56,7 +57,9 @@ const Input = z
     detail: z
       .enum(["low", "medium", "high"])
       .default("medium")
-      .describe("Tracing tolerance: `low` (fewer, smoother paths), `medium`, `high` (closer to the pixels)."),
+      .describe(
+        "Tracing tolerance: `low` (fewer, smoother paths), `medium`, `high` (closer to the pixels); for a photograph also the size it is traced at.",
+      ),
     engine: z
       .enum(["auto", "local", "hosted"])
       .default("auto")
@@ -138,7 +141,7 @@ export function vectorizeEndpoint(options: VectorizeEndpointOptions = {}) {
     path: "/api/vectorize",
     price: "0.02",
     effects: ["upstream"],
-    description: `Converts a raster image (PNG, JPEG, GIF, BMP or WebP; by public \`image_url\` or \`image_base64\`, at most 10 MB) into a vector: SVG by default, or PNG, PDF, EPS or DXF. The image is reduced to at most \`colors\` colours and each colour region is traced into filled paths with holes (imagetracerjs), or sent to the hosted vectorizer when the server has one (\`engine\`). Images above ${MAX_TRACE_SIDE} px on a side are downscaled for local tracing and the vector keeps their size; above ${MAX_INPUT_PIXELS / 1_000_000} megapixels they are refused. Returns the SVG text or the file in base64, its size, path count and colours. The format is told by the file's bytes; anything else is refused and not charged.`,
+    description: `Converts a raster image (PNG, JPEG, GIF, BMP or WebP; by public \`image_url\` or \`image_base64\`, at most 10 MB) into a vector: SVG by default, or PNG, PDF, EPS or DXF. The image is reduced to at most \`colors\` colours and each colour region is traced into filled paths (imagetracerjs): a drawing as cut-out shapes with holes; a photograph (opaque, many colours) is first downscaled (${PHOTO.low.side}, ${PHOTO.medium.side} or ${PHOTO.high.side} px by \`detail\`) and median-filtered, its palette chosen by k-means, and its shapes stacked largest first so that no gap shows. At most ${MAX_PATHS.toLocaleString("en-US")} paths and ${MAX_PATH_BYTES / 1_000_000} MB of path data: beyond, the smallest shapes are left out. When the server has a hosted vectorizer, the image can be sent to it instead (\`engine\`). Images above ${MAX_TRACE_SIDE} px on a side are downscaled for local tracing and the vector keeps their size; above ${MAX_INPUT_PIXELS / 1_000_000} megapixels they are refused. Returns the SVG text or the file in base64, its size, path count and colours. The format is told by the file's bytes; anything else is refused and not charged.`,
     input: Input,
     output: Output,
     example: {
@@ -207,19 +210,11 @@ export function vectorizeEndpoint(options: VectorizeEndpointOptions = {}) {
         if (raw) return new Response(new Uint8Array(answer.bytes), { headers: { "content-type": mime } });
         return result;
       }
-      const image = await decodeImage(bytes);
-      ctx.signal.throwIfAborted();
-      const scale = image.originalWidth / image.width;
-      // In a worker thread: seconds of tracing must not stall other requests, and a timeout stops it.
-      const drawing = await traceThread().trace(
-        image,
-        { colors: input.colors, detail: input.detail },
-        scale,
-        ctx.signal,
-      );
-      // The trace's rounding may differ by a pixel from the image's size: keep the image's.
-      drawing.width = image.originalWidth;
-      drawing.height = image.originalHeight;
+      const { drawing, format: imageFormat } = await traceLocally(bytes, {
+        colors: input.colors,
+        detail: input.detail,
+        signal: ctx.signal,
+      });
       ctx.signal.throwIfAborted();
       const svg = toSvg(drawing);
       let file: Buffer | undefined;
@@ -239,7 +234,7 @@ export function vectorizeEndpoint(options: VectorizeEndpointOptions = {}) {
         height: drawing.height,
         paths: drawing.shapes.length,
         colors: drawingColors(drawing),
-        input_format: image.format,
+        input_format: imageFormat,
         ...(file ? { data_base64: file.toString("base64") } : { svg }),
       };
     },

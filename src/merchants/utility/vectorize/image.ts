@@ -9,7 +9,7 @@ import { onFirstUse } from "../lazy.ts";
 import { decodeBmp, type RgbaImage } from "./bmp.ts";
 
 /** sharp (libvips) is loaded by the first image decoded; its own ESM build, as a static import had. */
-const loadSharp = onFirstUse(() => import("sharp"));
+export const loadSharp = onFirstUse(() => import("sharp"));
 
 /** Largest image accepted, in bytes (spec 8: "10 MB"). */
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;

@@ -45,6 +45,7 @@ declare module "imagetracerjs" {
     layering?: 0 | 1;
     blurradius?: number;
     blurdelta?: number;
+    pal?: TraceColor[];
   }
   const ImageTracer: {
     imagedataToTracedata(imgd: ImageDataLike, options?: TraceOptions): TraceData;

@@ -47,10 +47,23 @@ export function toSvg(drawing: Drawing): string {
   return `<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">\n${paths.join("\n")}\n</svg>\n`;
 }
 
+function renderSvg(svg: string, width?: number) {
+  const { Resvg } = resvg();
+  return new Resvg(svg, {
+    fitTo: width === undefined ? { mode: "original" } : { mode: "width", value: width },
+    font: { loadSystemFonts: false },
+  }).render();
+}
+
 /** The SVG rasterised at the drawing's size, transparent where nothing is drawn. */
 export function toPng(svg: string): Buffer {
-  const { Resvg } = resvg();
-  return new Resvg(svg, { fitTo: { mode: "original" }, font: { loadSystemFonts: false } }).render().asPng();
+  return renderSvg(svg).asPng();
+}
+
+/** The SVG rasterised to RGBA pixels (not premultiplied), `width` px wide (default its own size). */
+export function rasterize(svg: string, width?: number): { width: number; height: number; data: Uint8Array } {
+  const image = renderSvg(svg, width);
+  return { width: image.width, height: image.height, data: image.pixels };
 }
 
 export async function toPdf(drawing: Drawing): Promise<Buffer> {

@@ -1,10 +1,19 @@
 /**
- * The local engine's tracer: RGBA pixels → a `Drawing` (filled shapes of one colour each, outer contour plus
- * holes, straight and quadratic segments), using imagetracerjs (colour quantisation, then edge tracing per
- * colour layer). Every output format is written from the same `Drawing` (`render.ts`).
+ * The local engine's tracer: RGBA pixels → a `Drawing` (filled shapes of one colour each, straight and
+ * quadratic segments), using imagetracerjs (edge tracing per colour layer). Every output format is written
+ * from the same `Drawing` (`render.ts`).
+ *
+ * Two layouts. A graphic (logo, line art) is quantised by imagetracerjs and drawn as cut-outs: each shape is
+ * its outline plus holes, so shapes do not overlap and a hole shows what is behind the file. A photograph
+ * (`photo.ts`) is quantised by k-means (`quantize.ts`) and drawn stacked: outlines only, largest first, over
+ * a background of the largest shape's colour, so a speck the tracer drops or a sliver between two smoothed
+ * borders shows the colour around it instead of a hole.
  */
-import ImageTracer, { type TracePath, type TraceSegment } from "imagetracerjs";
+import ImageTracer, { type TraceData, type TracePath, type TraceSegment } from "imagetracerjs";
 import type { RgbaImage } from "./bmp.ts";
+import type { PhotoSettings } from "./photo.ts";
+import { despeckle, keepLargestRegions, quantize, toRgba } from "./quantize.ts";
+import { pathData } from "./render.ts";
 
 export type Segment =
   | { type: "L"; x: number; y: number }
@@ -37,6 +46,13 @@ export interface TraceOptions {
   /** Palette size, 2-64. */
   colors: number;
   detail: Detail;
+  /**
+   * A photograph, already prepared (`preparePhoto`), and its settings (`PHOTO[detail]` unless measuring
+   * others): k-means palette, the settings' tolerances, stacked shapes.
+   */
+  photo?: PhotoSettings;
+  /** The size bound; default `MAX_PATHS` and `MAX_PATH_BYTES` (bench/vectorize.ts lifts it to run the old pipeline). */
+  bound?: { paths: number; bytes: number };
 }
 
 /** Tracing tolerances per detail level: line and curve error (px) and the smallest path kept (edge points). */
@@ -45,6 +61,17 @@ const DETAIL: Record<Detail, { ltres: number; qtres: number; pathomit: number }>
   medium: { ltres: 1, qtres: 1, pathomit: 8 },
   high: { ltres: 0.5, qtres: 0.5, pathomit: 2 },
 };
+
+/**
+ * The largest vector answered: at most this many paths and this many bytes of path data. A photograph's
+ * regions beyond the path count are merged into their neighbours before tracing (`keepLargestRegions`), which
+ * bounds the tracer's time too; otherwise, the smallest shapes (by the area of their outline) are left out
+ * (in a stacked photograph the shape beneath shows instead). The generated photographs stay well inside
+ * (about 1,700 paths and 600 KB at detail `high`, 16 colours); noise reaches the bound, where the old pipeline
+ * made 960,000 paths and 76 MB of SVG of a 1024 px noise image at 64 colours.
+ */
+export const MAX_PATHS = 5_000;
+export const MAX_PATH_BYTES = 2_000_000;
 
 /** Colours whose quantised alpha is below this are the transparent background: not drawn. */
 const MIN_ALPHA = 8;
@@ -57,19 +84,41 @@ const round = (n: number) => Math.round(n * 100) / 100;
  * when the pixels were downscaled for tracing).
  */
 export function trace(image: RgbaImage, options: TraceOptions, scale = 1): Drawing {
-  const data = ImageTracer.imagedataToTracedata(
-    { width: image.width, height: image.height, data: image.data },
-    {
-      ...DETAIL[options.detail],
-      numberofcolors: options.colors,
-      // Deterministic sampling: the same image gives the same vector.
-      colorsampling: 2,
-      colorquantcycles: 3,
-      mincolorratio: 0,
-      rightangleenhance: true,
+  const stacked = options.photo !== undefined;
+  const bound = options.bound ?? { paths: MAX_PATHS, bytes: MAX_PATH_BYTES };
+  let data: TraceData;
+  if (options.photo) {
+    const { ltres, qtres, pathomit, despeckle: passes } = options.photo;
+    // One path is the background; each region left is one outline.
+    const indexed = keepLargestRegions(
+      despeckle(quantize(image, options.colors), passes),
+      Math.max(1, bound.paths - 1),
+    );
+    // The pixels are exactly the palette's colours: one round maps each to its own entry.
+    data = ImageTracer.imagedataToTracedata(toRgba(indexed), {
+      ltres,
+      qtres,
+      pathomit,
+      pal: indexed.palette,
+      colorquantcycles: 1,
+      rightangleenhance: false,
       blurradius: 0,
-    },
-  );
+    });
+  } else {
+    data = ImageTracer.imagedataToTracedata(
+      { width: image.width, height: image.height, data: image.data },
+      {
+        ...DETAIL[options.detail],
+        numberofcolors: options.colors,
+        // Deterministic sampling: the same image gives the same vector.
+        colorsampling: 2,
+        colorquantcycles: 3,
+        mincolorratio: 0,
+        rightangleenhance: true,
+        blurradius: 0,
+      },
+    );
+  }
   const point = (x: number, y: number) => ({ x: round(x * scale), y: round(y * scale) });
   const shapes: Shape[] = [];
   data.layers.forEach((layer, index) => {
@@ -78,10 +127,11 @@ export function trace(image: RgbaImage, options: TraceOptions, scale = 1): Drawi
     for (const path of layer) {
       if (path.isholepath || path.segments.length === 0) continue;
       const contours = [outline(path, point)];
-      for (const child of path.holechildren) {
-        const hole = layer[child];
-        if (hole && hole.segments.length > 0) contours.push(reversed(hole, point));
-      }
+      if (!stacked)
+        for (const child of path.holechildren) {
+          const hole = layer[child];
+          if (hole && hole.segments.length > 0) contours.push(reversed(hole, point));
+        }
       shapes.push({
         color: `#${hex(colour.r)}${hex(colour.g)}${hex(colour.b)}`,
         opacity: Math.round((colour.a / 255) * 1000) / 1000,
@@ -89,7 +139,56 @@ export function trace(image: RgbaImage, options: TraceOptions, scale = 1): Drawi
       });
     }
   });
-  return { width: Math.round(image.width * scale), height: Math.round(image.height * scale), shapes };
+  const width = Math.round(image.width * scale);
+  const height = Math.round(image.height * scale);
+  if (!stacked) return { width, height, shapes: bounded(shapes, bound) };
+  const areas = new Map(shapes.map((s) => [s, area(s.contours[0] as Contour)]));
+  shapes.sort((a, b) => (areas.get(b) as number) - (areas.get(a) as number));
+  const largest = shapes[0];
+  if (largest) shapes.unshift({ color: largest.color, opacity: 1, contours: [frame(width, height)] });
+  return { width, height, shapes: bounded(shapes, bound) };
+}
+
+/** A rectangle over the whole drawing. */
+function frame(width: number, height: number): Contour {
+  return {
+    start: { x: 0, y: 0 },
+    segments: [
+      { type: "L", x: width, y: 0 },
+      { type: "L", x: width, y: height },
+      { type: "L", x: 0, y: height },
+    ],
+  };
+}
+
+/** Area enclosed by a contour's end points (shoelace; quadratic bulges ignored, enough to rank shapes). */
+function area(contour: Contour): number {
+  let sum = 0;
+  let { x, y } = contour.start;
+  for (const s of contour.segments) {
+    sum += x * s.y - s.x * y;
+    x = s.x;
+    y = s.y;
+  }
+  sum += x * contour.start.y - contour.start.x * y;
+  return Math.abs(sum) / 2;
+}
+
+/** `shapes` in their order, without the smallest ones beyond `bound.paths` paths or `bound.bytes` of path data. */
+function bounded(shapes: Shape[], bound: { paths: number; bytes: number }): Shape[] {
+  const sizes = shapes.map((s) => pathData(s.contours).length);
+  if (shapes.length <= bound.paths && sizes.reduce((a, b) => a + b, 0) <= bound.bytes) return shapes;
+  const byArea = shapes.map((_, i) => i);
+  const areas = shapes.map((s) => area(s.contours[0] as Contour));
+  byArea.sort((a, b) => (areas[b] as number) - (areas[a] as number));
+  const kept = new Set<number>();
+  let bytes = 0;
+  for (const i of byArea) {
+    if (kept.size === bound.paths || bytes + (sizes[i] as number) > bound.bytes) break;
+    kept.add(i);
+    bytes += sizes[i] as number;
+  }
+  return shapes.filter((_, i) => kept.has(i));
 }
 
 type Pointer = (x: number, y: number) => { x: number; y: number };
