@@ -11,9 +11,12 @@
  *   rectangular records whose strings are not themselves "", "true", "false", a canonical number or JSON
  *   object/array text (`isAmbiguousString`). With `inferTypes: false` every cell is a string.
  * - from SQL (INSERTs, or mysqldump/pg_dump output: sql-dump.ts): numbers, booleans, NULL and strings keep
- *   their type, COPY data is read like TSV cells; with `inferTypes` a string of JSON
- *   object/array text is read back as the nested value, so JSON -> SQL -> JSON is lossless for rectangular
- *   records whose strings are not JSON object/array text.
+ *   their type. With `inferTypes`, a column whose CREATE TABLE the dump holds gets values of its declared
+ *   type, as the database renders them in JSON (sql-column-types.ts: COPY's `t` is true, a `text[]` an
+ *   array, a `text` column's "123" stays a string); without one, COPY data is read like TSV cells and a
+ *   string of JSON object/array text is read back as the nested value, so JSON -> SQL -> JSON (this
+ *   service's SQL declares no table) is lossless for rectangular records whose strings are not JSON
+ *   object/array text.
  */
 import { BadInputError } from "../../../common/errors.ts";
 import { parseDelimited, writeDelimited } from "./delimited-format.ts";

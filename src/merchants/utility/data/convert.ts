@@ -35,7 +35,7 @@ const ConvertInput = z.object({
     .boolean()
     .default(true)
     .describe(
-      "Read CSV/TSV cells as typed values: empty -> null, true/false, canonical numbers (not 007 or 1.50), JSON object/array text -> nested value; SQL strings holding JSON object/array text -> nested value. false: every CSV/TSV cell is a string. JSON, NDJSON and SQL numbers, booleans and NULL always keep their type (integers past 2^53 and long decimals keep their exact digits); COPY data cells are read like TSV cells, \\N as NULL; nested values are written into CSV/TSV/SQL as JSON text.",
+      "Read CSV/TSV cells as typed values: empty -> null, true/false, canonical numbers (not 007 or 1.50), JSON object/array text -> nested value; SQL values of a column whose CREATE TABLE the dump holds take its declared type (as the database renders them: boolean, numeric, json, arrays; text stays text); other SQL strings holding JSON object/array text -> nested value. false: every CSV/TSV cell is a string. JSON, NDJSON and SQL numbers, booleans and NULL always keep their type (integers past 2^53 and long decimals keep their exact digits); COPY data cells are read like TSV cells, \\N as NULL; nested values are written into CSV/TSV/SQL as JSON text.",
     ),
 });
 

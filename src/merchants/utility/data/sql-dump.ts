@@ -3,7 +3,8 @@
  * Read: INSERT INTO t [(columns)] VALUES (...), (...); and COPY t (columns) FROM stdin; blocks. CREATE TABLE
  * gives the column names of a later INSERT without a list. Skipped, being set-up rather than data: SET,
  * LOCK/UNLOCK TABLES, CREATE, DROP, ALTER, COMMENT ON, GRANT, REVOKE, USE, SELECT pg_catalog.*, BEGIN/COMMIT.
- * Anything else (UPDATE, expressions, casts, functions in VALUES) is refused, never guessed.
+ * Anything else (UPDATE, expressions, casts, functions in VALUES) is refused, never guessed. A column whose
+ * CREATE TABLE declares its type gets values of that type (`sql-column-types.ts`), as the database renders it.
  *
  * One table per conversion: a dump with rows of several tables needs `sourceTable` to choose one, else it
  * is refused with the tables' names (converting the first silently would drop data unnoticed).
@@ -12,6 +13,7 @@ import { BadInputError } from "../../../common/errors.ts";
 import { inferCell, nestedFromText } from "./cell-text.ts";
 import { copyFields } from "./copy-text.ts";
 import { numberFromText } from "./exact-number.ts";
+import { type ColumnType, columnKind, typedValue } from "./sql-column-types.ts";
 import { sqlError, type Token, tokenize } from "./sql-tokens.ts";
 import { type JsonValue, MAX_ROWS, type Row, type Table, tableOf, tooMany } from "./table.ts";
 
@@ -51,10 +53,15 @@ function numberOf(text: string): JsonValue {
   return numberFromText(text.replace(/^\+/, "")) ?? text;
 }
 
-/** A COPY field: text read like a TSV cell (with `inferTypes`), except that only `\N` is NULL. */
-function copyValue(field: string | null, inferTypes: boolean): JsonValue {
+/**
+ * A COPY field: with `inferTypes`, a value of its column's declared type, else (no CREATE TABLE) read like a
+ * TSV cell, except that only `\N` is NULL; without, its text.
+ */
+function copyValue(field: string | null, inferTypes: boolean, type: ColumnType | undefined): JsonValue {
   if (field === null) return null;
-  return inferTypes && field !== "" ? inferCell(field) : field;
+  if (!inferTypes) return field;
+  if (type) return typedValue(type, field);
+  return field !== "" ? inferCell(field) : field;
 }
 
 export interface SqlOptions {
@@ -119,11 +126,14 @@ export function parseSql(sql: string, options: SqlOptions): Table & { table: str
     if (new Set(columns).size !== columns.length) fail("a column is named twice", tokens[p - 1]);
     return columns;
   };
-  const value = (): JsonValue => {
+  const value = (type: ColumnType | undefined): JsonValue => {
     const t = peek();
     p++;
     if (t?.kind === "number") return numberOf(t.text);
-    if (t?.kind === "string") return inferTypes ? (nestedFromText(t.text) ?? t.text) : t.text;
+    if (t?.kind === "string") {
+      if (!inferTypes) return t.text;
+      return type ? typedValue(type, t.text) : (nestedFromText(t.text) ?? t.text);
+    }
     if (t?.kind === "ident" && !t.quoted) {
       const word = t.text.toUpperCase();
       if (word === "NULL") return null;
@@ -137,8 +147,8 @@ export function parseSql(sql: string, options: SqlOptions): Table & { table: str
     while (p < tokens.length && !isPunct(";")) p++;
   };
 
-  /** Column names of each CREATE TABLE, for INSERTs without a list. */
-  const created = new Map<string, string[]>();
+  /** Each CREATE TABLE's column names (for INSERTs without a list) and declared types. */
+  const created = new Map<string, { columns: string[]; types: Map<string, ColumnType> }>();
   const createTable = () => {
     if (isWord(peek(), "IF")) {
       p++;
@@ -149,8 +159,12 @@ export function parseSql(sql: string, options: SqlOptions): Table & { table: str
     if (!isPunct("(")) return; // CREATE TABLE ... AS SELECT, PARTITION OF ...: no list to learn from
     p++;
     const columns: string[] = [];
+    const types = new Map<string, ColumnType>();
     let depth = 1;
     let entryStart = true;
+    /** The column the entry declares, until its type's first word is read. */
+    let column: string | undefined;
+    let type: ColumnType | undefined;
     while (p < tokens.length && depth > 0) {
       const t = peek() as Token;
       if (
@@ -158,21 +172,41 @@ export function parseSql(sql: string, options: SqlOptions): Table & { table: str
         depth === 1 &&
         t.kind === "ident" &&
         !(t.quoted === false && NOT_COLUMNS.has(t.text.toUpperCase()))
-      )
+      ) {
         columns.push(t.text);
+        column = t.text;
+        type = undefined;
+      } else if (!entryStart && column !== undefined && depth === 1) {
+        if (t.kind === "ident" && type === undefined) {
+          type = { kind: columnKind(t.text), array: false };
+          types.set(column, type);
+        } else if (type && ((t.kind === "punct" && t.text === "[") || isWord(t, "ARRAY"))) {
+          type.array = true;
+        }
+      }
       entryStart = false;
       if (t.kind === "punct" && t.text === "(") depth++;
       else if (t.kind === "punct" && t.text === ")") depth--;
-      else if (t.kind === "punct" && t.text === "," && depth === 1) entryStart = true;
+      else if (t.kind === "punct" && t.text === "," && depth === 1) {
+        entryStart = true;
+        column = undefined;
+      }
       p++;
     }
-    created.set(name, columns);
+    created.set(name, { columns, types });
   };
-  /** The statement's column list, or else its table's CREATE TABLE columns (by full or unqualified name). */
+  /** A table's CREATE TABLE, by full or unqualified name. */
+  const createdTable = (name: string) => created.get(name) ?? created.get(unqualified(name));
+  /** The statement's column list, or else its table's CREATE TABLE columns. */
   const columnsFor = (statement: string, name: string, first: Token): string[] => {
     if (isPunct("(")) return columnList();
-    const columns = created.get(name) ?? created.get(unqualified(name));
+    const columns = createdTable(name)?.columns;
     return columns ?? fail(`${statement} ${name} must list its columns (or follow its CREATE TABLE)`, first);
+  };
+  /** The declared type of each of `columns` (undefined where the dump declares none). */
+  const typesFor = (name: string, columns: string[]) => {
+    const types = createdTable(name)?.types;
+    return columns.map((c) => types?.get(c));
   };
 
   const rowsByTable = new Map<string, Row[]>();
@@ -216,6 +250,7 @@ export function parseSql(sql: string, options: SqlOptions): Table & { table: str
       p++;
       const name = tableName();
       const columns = columnsFor("COPY", name, first);
+      const types = typesFor(name, columns);
       expectWord("FROM");
       expectWord("STDIN");
       expectPunct(";");
@@ -235,7 +270,7 @@ export function parseSql(sql: string, options: SqlOptions): Table & { table: str
           name,
           record(
             columns,
-            fields.map((f) => copyValue(f, inferTypes)),
+            fields.map((f, j) => copyValue(f, inferTypes, types[j])),
           ),
         );
       });
@@ -246,12 +281,13 @@ export function parseSql(sql: string, options: SqlOptions): Table & { table: str
       expectWord("INTO");
       const name = tableName();
       const columns = columnsFor("INSERT INTO", name, first);
+      const types = typesFor(name, columns);
       expectWord("VALUES");
       for (;;) {
         expectPunct("(");
         const values = columns.map((_c, j) => {
           if (j > 0) expectPunct(",");
-          return value();
+          return value(types[j]);
         });
         expectPunct(")");
         add(name, record(columns, values));
