@@ -3,7 +3,7 @@ import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
 import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
 import { checkAccessibility } from "./a11y-engine.ts";
 import { RULES } from "./a11y-rules.ts";
-import { loadPage, PageUrl } from "./page.ts";
+import { loadPage, PAGE_ERRORS, PageUrl } from "./page.ts";
 
 const Level = z.enum(["A", "AA", "AAA"]);
 const Impact = z.enum(["minor", "moderate", "serious", "critical"]);
@@ -94,6 +94,7 @@ export function a11yCheckEndpoint(policy: FetchPolicy) {
       },
     },
     timeoutMs: 20_000,
+    errors: PAGE_ERRORS,
     handler: async (input, ctx) =>
       checkAccessibility(await loadPage(input.url, policy, ctx.signal), input.level),
   });
