@@ -82,7 +82,7 @@ export async function merchantApp(
   };
   const outcome = settleAndRecord(ledger);
   const malformed = refuseMalformedPayment();
-  const trouble = facilitatorTrouble() as MiddlewareHandler<MerchantEnv>;
+  const trouble = facilitatorTrouble(facilitator) as MiddlewareHandler<MerchantEnv>;
 
   const app = new Hono<MerchantEnv>();
   app.onError(onError);

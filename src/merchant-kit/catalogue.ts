@@ -82,6 +82,33 @@ export type BodyType = "json" | "multipart";
  */
 export type ErrorDialect = "project" | "openai";
 
+/** The HTTP status of a refusal an endpoint may answer. */
+export type ErrorStatus =
+  | 400
+  | 401
+  | 402
+  | 404
+  | 409
+  | 412
+  | 413
+  | 415
+  | 422
+  | 429
+  | 501
+  | 502
+  | 503
+  | 504
+  | 507;
+
+/**
+ * The refusals an endpoint answers itself, by status, each saying when it happens, for buyers: e.g.
+ * `{ 404: "No location is known for the address (location_unknown).", 507: "..." }`. Only what the
+ * endpoint's own input check, precheck or handler can answer; the kit documents what it answers for every
+ * paid route (refusals.ts: bad input, payment, a payment in use, a facilitator away, the time budget, a body
+ * too large...), and that no refusal is charged. A status both give is documented with both reasons.
+ */
+export type Errors = Readonly<Partial<Record<ErrorStatus, string>>>;
+
 /**
  * What a call does besides computing its answer. It decides how the kit guards the payment
  * (docs/platform.md, "When a call is charged"):
@@ -125,6 +152,8 @@ export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodTyp
   body?: BodyType;
   /** Default `project`. See `ErrorDialect`. */
   errorDialect?: ErrorDialect;
+  /** The refusals it answers itself besides the kit's, for its OpenAPI document. See `Errors`. */
+  errors?: Errors;
   /** What the endpoint does, for buyers: the listing, the 402, the OpenAPI summary. */
   description: string;
   input: In;
@@ -207,6 +236,10 @@ export interface FreeRoute {
   description: string;
   /** An example answer, for the documentation. */
   example: unknown;
+  /** The shape of its refusals. Default `project`. */
+  errorDialect?: ErrorDialect;
+  /** The refusals it answers (a free route has no kit refusal). See `Errors`. */
+  errors?: Errors;
   handler: (request: Request, services: MerchantServices) => Response | Promise<Response>;
 }
 

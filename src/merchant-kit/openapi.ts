@@ -1,5 +1,6 @@
 import {
   type AnyEndpoint,
+  type ErrorDialect,
   exampleJson,
   isMetered,
   isMeteredOnly,
@@ -8,9 +9,10 @@ import {
   templatePath,
 } from "./catalogue.ts";
 import { type JsonSchema, jsonSchemaOf, objectProperties } from "./json-schema.ts";
+import { base64JsonHeader, componentSchemas, errorSchemaRef } from "./openapi-schemas.ts";
 import { type PaymentInfo, paymentInfo } from "./payment-info.ts";
-import { ABANDON_LIMIT } from "./payments/ledger.ts";
 import { isGuarded } from "./payments/paid-handler.ts";
+import { freeRefusals, type Refusal, refusalsOf } from "./refusals.ts";
 import type { PaymentSettings } from "./routes.ts";
 import { summaryOf } from "./summary.ts";
 
@@ -34,12 +36,21 @@ export interface OpenApiOperation {
     /** One media type: `application/json`, or `multipart/form-data` for a form with files. */
     content: Partial<Record<RequestMediaType, { schema: JsonSchema; example: unknown }>>;
   };
-  responses: Record<
-    string,
-    { description: string; content?: Record<string, { schema: JsonSchema; example?: unknown }> }
-  >;
+  responses: Record<string, OpenApiResponse>;
   /** Paid operations only: free routes have none. */
   "x-payment-info"?: PaymentInfo;
+}
+
+export interface OpenApiHeader {
+  description: string;
+  required: boolean;
+  schema: JsonSchema;
+}
+
+export interface OpenApiResponse {
+  description: string;
+  headers?: Record<string, OpenApiHeader>;
+  content?: Record<string, { schema: JsonSchema; example?: unknown }>;
 }
 
 export interface OpenApiDocument {
@@ -50,50 +61,73 @@ export interface OpenApiDocument {
   components: { schemas: Record<string, JsonSchema> };
 }
 
-const ERROR_SCHEMA: JsonSchema = {
-  type: "object",
-  required: ["error"],
-  properties: {
-    error: {
-      type: "object",
-      required: ["code", "message"],
-      properties: { code: { type: "string" }, message: { type: "string" } },
-    },
-  },
-};
-
-/** OpenAI's error shape, for the endpoints that speak its dialect (`errorDialect: "openai"`). */
-const OPENAI_ERROR_SCHEMA: JsonSchema = {
-  type: "object",
-  required: ["error"],
-  properties: {
-    error: {
-      type: "object",
-      required: ["message", "type", "param", "code"],
-      properties: {
-        message: { type: "string" },
-        type: { type: "string", description: "invalid_request_error, not_found_error, server_error..." },
-        param: { type: ["string", "null"], description: "The input field at fault, when one is." },
-        code: { type: "string" },
-      },
-    },
-  },
-};
-
-const errorResponse = (description: string, dialect: AnyEndpoint["errorDialect"] = "project") => ({
-  description,
-  content: {
-    "application/json": {
-      schema: { $ref: `#/components/schemas/${dialect === "openai" ? "OpenAiError" : "Error"}` },
-    },
-  },
-});
-
 export type RequestMediaType = "application/json" | "multipart/form-data";
 
 /** The media type of an endpoint's request body. */
 export function requestMediaType(endpoint: AnyEndpoint): RequestMediaType {
   return endpoint.body === "multipart" ? "multipart/form-data" : "application/json";
+}
+
+/** An empty JSON object: the payment middleware's body beside its `PAYMENT-REQUIRED` header. */
+const EMPTY_OBJECT: JsonSchema = {
+  type: "object",
+  maxProperties: 0,
+  description: "Empty: what to pay is in the PAYMENT-REQUIRED header.",
+};
+
+/** x402's requirements header; `required` when only the kit answers the status (it always sends it). */
+const paymentRequiredHeader = (required: boolean) => ({
+  ...base64JsonHeader(
+    "PaymentRequired",
+    "x402's requirements, base64 JSON: the resource, and per way to pay its scheme, network, token, amount and payee.",
+  ),
+  required,
+});
+
+const retryAfter = (required: boolean) => ({
+  description: "Seconds to wait before calling again.",
+  required,
+  schema: { type: "string", pattern: "^[0-9]+$" },
+});
+
+/**
+ * The documented responses of refusals: the dialect's error shape, and for the payment middleware's own
+ * answers (402, 412) its empty body and requirements header; a guarded route's 402 may be the kit's
+ * `insufficient_funds` refusal instead. The kit's headers (`PAYMENT-REQUIRED` of a 409, `Retry-After` of
+ * a 429) are required only where no refusal of the endpoint's shares the status.
+ */
+function refusalResponses(
+  refusals: readonly Refusal[],
+  dialect: ErrorDialect | undefined,
+  route: "free" | "paid" | "guarded",
+): Record<string, OpenApiResponse> {
+  const error = { "application/json": { schema: errorSchemaRef(dialect) } };
+  const guarded = route === "guarded";
+  const response = ({ status, description, own }: Refusal): OpenApiResponse => {
+    if (route === "free") return { description, content: error };
+    if (status === 402 || status === 412) {
+      return {
+        description,
+        headers: { "PAYMENT-REQUIRED": paymentRequiredHeader(!own) },
+        content: {
+          "application/json": {
+            schema:
+              status === 402 && (guarded || own)
+                ? { anyOf: [EMPTY_OBJECT, errorSchemaRef(dialect)] }
+                : EMPTY_OBJECT,
+          },
+          "text/html": { schema: { type: "string", description: "A paywall page, for a browser." } },
+        },
+      };
+    }
+    if (status === 409) {
+      return { description, headers: { "PAYMENT-REQUIRED": paymentRequiredHeader(!own) }, content: error };
+    }
+    if (status === 429) return { description, headers: { "Retry-After": retryAfter(!own) }, content: error };
+    if (status === 503) return { description, headers: { "Retry-After": retryAfter(false) }, content: error };
+    return { description, content: error };
+  };
+  return Object.fromEntries(refusals.map((r) => [String(r.status), response(r)]));
 }
 
 /** How an operation is paid, said in its description. */
@@ -134,29 +168,19 @@ function operation(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentS
     responses: {
       "200": {
         description: "The result; the PAYMENT-RESPONSE header carries the settlement.",
+        headers: {
+          "PAYMENT-RESPONSE": base64JsonHeader(
+            "SettlementResponse",
+            "The settlement, base64 JSON: the transaction, the payer and what was charged.",
+          ),
+        },
         content: responseContent(endpoint),
       },
-      "400": errorResponse("Bad input, refused before any payment is asked for.", endpoint.errorDialect),
-      "402": {
-        description:
-          "Payment required: the PAYMENT-REQUIRED header (base64 JSON) carries the x402 requirements.",
-      },
-      "409": errorResponse(
-        "The same payment is in use by another request; not charged.",
+      ...refusalResponses(
+        refusalsOf(endpoint),
         endpoint.errorDialect,
+        isGuarded(endpoint) ? "guarded" : "paid",
       ),
-      ...(isGuarded(endpoint) && {
-        "429": errorResponse(
-          `This wallet left ${ABANDON_LIMIT} paid calls mid-work in the last hour (too_many_abandoned_calls): refused before any work, not charged; Retry-After says when it may call again.`,
-          endpoint.errorDialect,
-        ),
-      }),
-      "502": errorResponse("An upstream failed; not charged.", endpoint.errorDialect),
-      "503": errorResponse(
-        "Not available on this server now (an engine not installed or configured, or an upstream rate-limited; the message says which, Retry-After when it is worth waiting); not charged.",
-        endpoint.errorDialect,
-      ),
-      "504": errorResponse("No answer within the time budget; not charged.", endpoint.errorDialect),
     },
     "x-payment-info": paymentInfo(merchant, endpoint, payments),
   };
@@ -210,10 +234,13 @@ export function openApiDocument(merchant: Merchant, payments: PaymentSettings): 
           description: "The result.",
           content: { "application/json": { schema: {}, example: route.example } },
         },
+        ...refusalResponses(freeRefusals(route.errors), route.errorDialect, "free"),
       },
     };
   }
-  const dialects = new Set(merchant.endpoints.map((e) => e.errorDialect ?? "project"));
+  const dialects = new Set(
+    [...merchant.endpoints, ...(merchant.free ?? [])].map((e) => e.errorDialect ?? "project"),
+  );
   return {
     openapi: "3.1.0",
     info: {
@@ -226,11 +253,6 @@ export function openApiDocument(merchant: Merchant, payments: PaymentSettings): 
     },
     servers: [{ url: merchant.publicUrl }],
     paths,
-    components: {
-      schemas: {
-        Error: ERROR_SCHEMA,
-        ...(dialects.has("openai") ? { OpenAiError: OPENAI_ERROR_SCHEMA } : {}),
-      },
-    },
+    components: { schemas: componentSchemas(dialects) },
   };
 }

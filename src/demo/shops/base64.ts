@@ -66,6 +66,9 @@ export const decode = defineEndpoint({
     input: { base64: "aGVsbG8geDQwMg==" },
     output: { text: "hello x402", hex: "68656c6c6f2078343032", bytes: 10 },
   },
+  errors: {
+    400: "Text that is not base64, or mixes its standard and URL-safe alphabets (bad_base64, bad_request), found once the payment is verified.",
+  },
   handler: async (b) => {
     const buf = decodeBase64(b.base64);
     let text: string | null;

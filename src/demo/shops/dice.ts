@@ -49,6 +49,9 @@ export const roll = defineEndpoint({
     input: { notation: "2d6+1" },
     output: { notation: "2d6+1", rolls: [4, 2], modifier: 1, total: 7, min: 3, max: 13 },
   },
+  errors: {
+    400: "Notation that is not dice notation, or more dice or sides than allowed (bad_request), found once the payment is verified.",
+  },
   handler: async (q) => {
     const { count, sides, modifier } = parseNotation(q.notation);
     const rolls = Array.from({ length: count }, () => randomInt(1, sides + 1));

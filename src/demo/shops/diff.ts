@@ -108,5 +108,6 @@ export const diff = defineEndpoint({
       patch: " apple\n-banana\n+blueberry\n cherry\n+date",
     },
   },
+  errors: { 400: "A text of too many lines (bad_request), found once the payment is verified." },
   handler: async (b) => diffTexts(b.a, b.b),
 });

@@ -42,6 +42,9 @@ export const pick = defineEndpoint({
     input: { items: ["pizza", "sushi", "tacos", "curry"], count: 2 },
     output: { picked: ["tacos", "pizza"], from: 4 },
   },
+  errors: {
+    400: "More unique items asked for than the list holds (bad_request), found once the payment is verified.",
+  },
   handler: async (b) => {
     if (b.unique && b.count > b.items.length) {
       throw new BadInputError(`cannot draw ${b.count} different items from a list of ${b.items.length}`);

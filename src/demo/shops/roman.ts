@@ -77,5 +77,8 @@ export const fromRomanEndpoint = defineEndpoint({
   }),
   output: Pair,
   example: { input: { roman: "MCMXCIV" }, output: { number: 1994, roman: "MCMXCIV" } },
+  errors: {
+    400: "Letters that are no standard Roman numeral (bad_numeral), found once the payment is verified.",
+  },
   handler: async (q) => ({ number: fromRoman(q.roman), roman: q.roman.toUpperCase() }),
 });

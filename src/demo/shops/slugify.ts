@@ -53,6 +53,9 @@ export const slug = defineEndpoint({
     input: { text: "Héllo, Wörld & Friends: 2024 Edition!" },
     output: { slug: "hello-world-and-friends-2024-edition", length: 36 },
   },
+  errors: {
+    400: "A text with no letter or digit to make a slug from (bad_request), found once the payment is verified.",
+  },
   handler: async (q) => {
     const s = slugify(q.text, q.separator, q.max_length);
     if (!s) throw new BadInputError("the text has no letters or digits to make a slug from");

@@ -97,5 +97,8 @@ export const convert = defineEndpoint({
       weekday: "Tuesday",
     },
   },
+  errors: {
+    400: "A timestamp outside the range of dates, or an unknown time zone (bad_request, bad_timezone), found once the payment is verified.",
+  },
   handler: async (q) => convertTimestamp(q.unit === "s" ? q.ts * 1000 : q.ts, q.tz),
 });

@@ -1,4 +1,5 @@
 import { AppError } from "../../common/errors.ts";
+import type { Errors } from "../catalogue.ts";
 
 /**
  * Why a fetch of a caller's URL failed. The codes are stable: endpoints and clients match on them.
@@ -46,3 +47,9 @@ export class FetchError extends AppError {
 export function isFetchError(error: unknown, code?: FetchErrorCode): error is FetchError {
   return error instanceof FetchError && (code === undefined || error.code === code);
 }
+
+/** The refusals of an endpoint that fetches a caller's URL, for its `errors` (catalogue.ts). */
+export const FETCH_ERRORS = {
+  400: "The URL is refused before any connection (bad_url, ssrf_blocked): not an absolute http(s) URL, credentials in it, a blocked port, or a host that is or resolves to a private, loopback or otherwise non-public address.",
+  422: "Fetching the URL gave no usable answer (dns_failed, fetch_failed, too_many_redirects, too_large, timeout).",
+} as const satisfies Errors;

@@ -63,6 +63,11 @@ export class WatchedFacilitator implements FacilitatorClient {
     return this.current();
   }
 
+  /** The last facilitator call's error while it fails, else undefined. */
+  failing(): string | undefined {
+    return this.failedSince ? (this.lastError ?? "unknown") : undefined;
+  }
+
   private current(): FacilitatorHealth {
     if (!this.failedSince) return { reachable: true };
     return { reachable: false, since: this.failedSince.toISOString(), error: this.lastError ?? "unknown" };
@@ -89,17 +94,21 @@ export class WatchedFacilitator implements FacilitatorClient {
 /**
  * Around the x402 middleware: a request whose facilitator call failed gets a 503 with `Retry-After` in the
  * project's error shape, where the middleware would answer 402 (or fail). Nothing was charged: the
- * payment was not verified, or its settlement did not happen.
+ * payment was not verified, or its settlement did not happen. The middleware's first request awaits the
+ * facilitator's `/supported`, asked when the host was built (outside any request): if that failed, the
+ * middleware answers a bare 500 of its own, which is the facilitator's trouble too.
  */
-export function facilitatorTrouble(): MiddlewareHandler {
+export function facilitatorTrouble(facilitator: WatchedFacilitator): MiddlewareHandler {
   return async function facilitatorTrouble(c, next) {
     const request: { failed?: string } = {};
     await inRequest.run(request, () => next());
-    if (request.failed === undefined || (c.res.status !== 402 && c.res.status < 500)) return;
+    // A 500 the middleware answered (nothing thrown), while the facilitator is known to fail.
+    const failed = request.failed ?? (c.res.status >= 500 && !c.error ? facilitator.failing() : undefined);
+    if (failed === undefined || (c.res.status !== 402 && c.res.status < 500)) return;
     c.res = c.json(
       errorBody(
         "facilitator_unavailable",
-        `the payment facilitator cannot be reached (${request.failed}); nothing was charged: try again in ${FACILITATOR_RETRY_AFTER_S} s`,
+        `the payment facilitator cannot be reached (${failed}); nothing was charged: try again in ${FACILITATOR_RETRY_AFTER_S} s`,
       ),
       503,
       { "retry-after": String(FACILITATOR_RETRY_AFTER_S) },

@@ -9,6 +9,7 @@
 import path from "node:path";
 import type { Config } from "../../config/config.ts";
 import type { AnyEndpoint, FreeRoute, Merchant } from "../../merchant-kit/catalogue.ts";
+import { providerErrors } from "../utility/providers/upstream.ts";
 import { type AudioServices, audioEndpoints, audioFreeRoutes, audioServices } from "./audio/catalogue.ts";
 import { chatEndpoint, chatPath, type RouteEngine } from "./chat.ts";
 import type { ChatEngine, ChatEvent, ChatRequest } from "./engine.ts";
@@ -61,6 +62,11 @@ export function routeEngine(
       rates,
       upstream: false,
       settings: `${prefix}GGUF`,
+      errors: {
+        400: "A prompt longer than the local model's context (context_length_exceeded).",
+        502: "The local model failed mid-reply (engine_failed).",
+        503: "The local model file is missing or cannot be loaded on this server (model_unavailable).",
+      },
     };
   }
   if (!settings.upstream)
@@ -73,7 +79,16 @@ export function routeEngine(
     };
   const settingNames = `X402M_INFERENCE_LLM_URL, ${prefix}MODEL, ${prefix}RATES`;
   if (configured.model === null)
-    return { engine: null, model: defaultModel(route), rates, upstream: true, settings: settingNames };
+    return {
+      engine: null,
+      model: defaultModel(route),
+      rates,
+      upstream: true,
+      settings: settingNames,
+      errors: {
+        503: `This route has no engine configured on this server (engine_not_configured: ${settingNames}).`,
+      },
+    };
   const { upstream } = settings;
   const model = configured.model;
   return {
@@ -89,6 +104,10 @@ export function routeEngine(
     rates,
     upstream: true,
     settings: settingNames,
+    errors: {
+      ...providerErrors("upstream model", true, settingNames),
+      502: "The upstream model failed, answered something unusable or broke off its reply (upstream_failed, upstream_invalid, engine_failed).",
+    },
   };
 }
 

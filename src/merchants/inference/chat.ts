@@ -14,7 +14,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { AppError, UpstreamError } from "../../common/errors.ts";
-import { defineEndpoint, type HandlerContext } from "../../merchant-kit/catalogue.ts";
+import { defineEndpoint, type Errors, type HandlerContext } from "../../merchant-kit/catalogue.ts";
 import { priceToAtomic } from "../../merchant-kit/price.ts";
 import { type ChatInput, chatInput, engineMessages, maxTokensOf, stopOf } from "./chat-input.ts";
 import type { ChatEngine, ChatRequest, FinishReason, Usage } from "./engine.ts";
@@ -30,6 +30,8 @@ export interface RouteEngine {
   upstream: boolean;
   /** The settings that configure it, for the 503 of a route that has none. */
   settings: string;
+  /** How a call to the engine can be refused or fail, for the route's `errors`; none by default. */
+  errors?: Errors;
 }
 
 const UsageSchema = z.object({
@@ -87,9 +89,12 @@ export function chatEndpoint(route: Tier, served: RouteEngine, metered = false) 
     ...(metered && { scheme: "upto" as const }),
     errorDialect: "openai",
     ...(served.upstream && { effects: ["upstream" as const] }),
+    ...(served.errors && { errors: served.errors }),
     description: describe(route, metered),
     input,
     output: ChatCompletion,
+    // `stream: true`: the reply as OpenAI's event stream.
+    outputMedia: ["application/json", "text/event-stream"],
     example: {
       input: { messages: [{ role: "user", content: "Say hello." }], max_tokens: route.limits.maxTokens.min },
       output: {

@@ -8,7 +8,7 @@
 import { z } from "zod";
 import type { AnyEndpoint, Merchant } from "../../merchant-kit/catalogue.ts";
 import { socialEndpoint } from "./endpoint.ts";
-import { lookupEndpoints, userAnswer } from "./lookups.ts";
+import { lookupEndpoints, NO_USER, userAnswer } from "./lookups.ts";
 import { mediaEndpoints } from "./media.ts";
 import { username } from "./params.ts";
 import { peopleEndpoints } from "./people.ts";
@@ -83,6 +83,7 @@ export function socialProxyMerchant(host: SocialHost, setup: SocialSetup): Merch
     description: lookup.description,
     input: z.object({ agent_id: username("agent_id").describe("The agent's screen name.") }),
     output: UserAnswer,
+    errors: NO_USER,
     example: { input: { agent_id: exampleUser.username }, output: { data: exampleUser } },
     handler: ({ agent_id }, { provider }, ctx) => userAnswer(provider, agent_id, ctx.signal),
   });

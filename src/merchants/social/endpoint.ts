@@ -9,6 +9,8 @@ import type { z } from "zod";
 import {
   defineEndpoint,
   type Endpoint,
+  type ErrorStatus,
+  type Errors,
   type HandlerContext,
   precheckOf,
 } from "../../merchant-kit/catalogue.ts";
@@ -47,13 +49,15 @@ export function socialEndpoint<In extends z.ZodType, Out extends z.ZodType>(
   runtimeOf: ReturnType<typeof socialRuntime>,
   spec: SocialEndpointSpec<In, Out>,
 ): Endpoint<In, Out> {
-  const { handler, method, pageScope, writes, ...rest } = spec;
+  const { handler, method, pageScope, writes, errors, ...rest } = spec;
+  const provider = setup.errors?.(spec.path) ?? {};
   const effects = setup.upstream ? (["upstream"] as const) : writes ? (["writes"] as const) : undefined;
   return defineEndpoint({
     ...rest,
     method: method ?? "GET",
     ...(effects && { effects }),
     tables: socialTables(setup),
+    errors: mergeErrors(errors ?? {}, provider),
     ...(pageScope && {
       precheck: precheckOf(async (input: z.output<In>, { services }) => {
         const token = (input as { next_token?: string }).next_token;
@@ -65,4 +69,14 @@ export function socialEndpoint<In extends z.ZodType, Out extends z.ZodType>(
     // A writing endpoint's database is the payment's transaction: the provider made over it writes in it.
     handler: async (input, ctx) => handler(input, await runtimeOf(ctx.services.db), ctx),
   });
+}
+
+/** The route's refusals and its provider's, a status both give described by both. */
+function mergeErrors(route: Errors, provider: Errors): Errors {
+  const merged: Partial<Record<ErrorStatus, string>> = { ...provider };
+  for (const [status, reason] of Object.entries(route) as [`${ErrorStatus}`, string][]) {
+    const theirs = provider[Number(status) as ErrorStatus];
+    merged[Number(status) as ErrorStatus] = theirs ? `${reason} ${theirs}` : reason;
+  }
+  return merged;
 }

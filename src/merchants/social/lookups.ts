@@ -26,6 +26,9 @@ import {
 } from "./schemas.ts";
 
 /** The profile of `name` as `/users/by/username` (and the proxy's `/pay/<agent_id>`) answers it. */
+/** The 404 of a route about one user. */
+export const NO_USER = { 404: "The user is unknown, suspended or deactivated (not_found)." } as const;
+
 export async function userAnswer(provider: SocialProvider, name: string, signal: AbortSignal) {
   const user = await provider.userByUsername(name, signal);
   if (!user) throw new NotFoundError(`no user @${name}: unknown, suspended or deactivated`);
@@ -43,6 +46,7 @@ export function lookupEndpoints(setup: SocialSetup, runtimeOf: ReturnType<typeof
       "Full tweet: text, author profile, creation date, engagement metrics (likes, retweets, replies, quotes, bookmarks), referenced tweets.",
     input: z.object({ id: numericId("id", "tweet") }),
     output: TweetAnswer,
+    errors: { 404: "The tweet does not exist, was deleted or is not visible (not_found)." },
     example: {
       input: { id: EXAMPLE_TWEET.id },
       output: { data: exampleTweet, includes: { users: [exampleUser] } },
@@ -62,6 +66,9 @@ export function lookupEndpoints(setup: SocialSetup, runtimeOf: ReturnType<typeof
     description: `Tweets by ID (at most ${MAX_TWEET_IDS}), each with full text, author profile and engagement metrics; IDs not found are listed in errors.`,
     input: z.object({ ids: idList("ids", MAX_TWEET_IDS) }),
     output: TweetsAnswer,
+    errors: {
+      404: "None of the tweets exists or is visible (not_found); some missing are listed in `errors`.",
+    },
     example: {
       input: { ids: `${EXAMPLE_TWEET.id},1790000000000001002` },
       output: { data: [exampleTweet], includes: { users: [exampleUser] } },
@@ -97,6 +104,7 @@ export function lookupEndpoints(setup: SocialSetup, runtimeOf: ReturnType<typeof
       "Profile: id, name, username, bio, follower count, following count, tweet count, verification status, profile image URL.",
     input: z.object({ username: username() }),
     output: UserAnswer,
+    errors: NO_USER,
     example: { input: { username: EXAMPLE_USER.username }, output: { data: exampleUser } },
     handler: (input, { provider }, ctx) => userAnswer(provider, input.username, ctx.signal),
   });
@@ -108,6 +116,7 @@ export function lookupEndpoints(setup: SocialSetup, runtimeOf: ReturnType<typeof
       "List: name, description, mode, member count, subscriber count, creation date, banner image, owner profile.",
     input: z.object({ id: numericId("id", "List") }),
     output: ListAnswer,
+    errors: { 404: "The List is unknown or private (not_found)." },
     example: {
       input: { id: exampleList.id },
       output: { data: exampleList, includes: { users: [exampleUser] } },
@@ -131,6 +140,7 @@ export function lookupEndpoints(setup: SocialSetup, runtimeOf: ReturnType<typeof
       id: numericId("id", "tweet").describe("The numeric ID of the tweet that hosts the article."),
     }),
     output: ArticleAnswer,
+    errors: { 404: "The tweet hosts no article, or does not exist or is not visible (not_found)." },
     example: {
       input: { id: EXAMPLE_TWEET.id },
       output: {

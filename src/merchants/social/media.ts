@@ -91,6 +91,9 @@ export function mediaEndpoints(setup: SocialSetup, runtimeOf: ReturnType<typeof 
     output: UploadAnswer,
     secretParams: ["auth_token", "ct0"],
     maxBodyBytes: 15 * MB + 64 * 1024,
+    errors: {
+      400: "A file that is not a PNG, JPEG, GIF or WebP image, claims another type, or passes its type's size (unsupported_media_type, media_type_mismatch, file_too_large), before any payment is asked for.",
+    },
     example: {
       input: {
         file: new File([new Uint8Array(8)], "chart.png", { type: "image/png" }),

@@ -44,6 +44,7 @@ export function pagedById<P extends { next?: string }, Out extends z.ZodType>(
     description: spec.description,
     input: z.object({ id: numericId("id", spec.what), next_token: nextToken }),
     output: spec.output,
+    errors: { 404: `The ${spec.what} is unknown, deleted, private or not visible (not_found).` },
     example: { input: { id: spec.exampleId }, output: spec.exampleOutput },
     pageScope: scope,
     handler: async ({ id, next_token }, rt, ctx) => {

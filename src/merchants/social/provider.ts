@@ -21,6 +21,7 @@
  * - Every call takes the caller's `AbortSignal` (the call's time budget, or the caller gone).
  * - Caller cookies are used for that one call: never stored, logged or put in an error message.
  */
+import type { Errors } from "../../merchant-kit/catalogue.ts";
 import type { Includes, SocialArticle, SocialList, SocialTweet, SocialUser } from "./model.ts";
 import type { SearchFilters } from "./search-query.ts";
 
@@ -116,3 +117,18 @@ export interface SocialProvider {
   /** Releases what it holds (connections, timers). */
   close?(): Promise<void>;
 }
+
+/** The routes that act as the caller, with its session's cookies (`auth_token`, `ct0`). */
+export const SESSION_PATHS: ReadonlySet<string> = new Set(["/tweets/mentions", "/tweets/mediaUpload"]);
+
+/** A caller's session no provider can use, on `SESSION_PATHS`. */
+export const BAD_SESSION: Errors = {
+  401: "The `auth_token` (and `ct0`) are not a working X session (invalid_session).",
+};
+
+/** A remote provider's trouble, as the contract above says it: never charged. */
+export const UPSTREAM_ERRORS: Errors = {
+  502: "The social-data provider failed or answered nonsense (upstream_failed, upstream_invalid).",
+  503: "The social-data provider is rate limiting this server, or has no usable session or credit; Retry-After says when to try again.",
+  504: "The social-data provider gave no answer in time (upstream_timeout).",
+};

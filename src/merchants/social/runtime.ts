@@ -4,7 +4,7 @@
  */
 import type { Database } from "../../common/db/index.ts";
 import { NotFoundError } from "../../common/errors.ts";
-import type { Tables } from "../../merchant-kit/catalogue.ts";
+import type { Errors, Tables } from "../../merchant-kit/catalogue.ts";
 import { type NextTokens, nextTokens, SOCIAL_MIGRATIONS, SOCIAL_MODULE, tokenKey } from "./next-token.ts";
 import type { PageRequest, SocialProvider } from "./provider.ts";
 
@@ -17,6 +17,11 @@ export interface SocialSetup {
   upstream: boolean;
   /** Tables the provider keeps in the host's database (the archive's), migrated when the host starts. */
   tables?: Tables;
+  /**
+   * What the provider refuses on a route besides what the route itself does (provider.ts: its upstream's
+   * trouble, a caller's session it cannot use, what it cannot do at all), for the route's `errors`.
+   */
+  errors?: (path: string) => Errors;
 }
 
 export interface SocialRuntime {

@@ -4,7 +4,9 @@
  * pool, one lookup cache).
  */
 import type { Config } from "../../config/config.ts";
+import type { Errors } from "../../merchant-kit/catalogue.ts";
 import { withLookupCache } from "./cache.ts";
+import { BAD_SESSION, SESSION_PATHS, UPSTREAM_ERRORS } from "./provider.ts";
 import { archiveSetup } from "./providers/archive/index.ts";
 import { twitterApiProvider } from "./providers/twitterapi/index.ts";
 import { xWebProvider } from "./providers/x-web/index.ts";
@@ -46,6 +48,7 @@ function makeSetup(settings: SocialSettings): SocialSetup {
           ),
         tokenSecret,
         upstream: true,
+        errors: (path) => ({ ...UPSTREAM_ERRORS, ...(SESSION_PATHS.has(path) && BAD_SESSION) }),
       };
     }
     case "twitterapi":
@@ -61,6 +64,18 @@ function makeSetup(settings: SocialSettings): SocialSetup {
           ),
         tokenSecret,
         upstream: true,
+        errors: (path) => ({
+          ...UPSTREAM_ERRORS,
+          ...twitterApiRefusals(path, settings.twitterapi.proxy !== undefined),
+        }),
       };
   }
+}
+
+/** What twitterapi.io cannot do (its provider's notes): no list lookup, no caller's mentions, no upload without a proxy. */
+function twitterApiRefusals(path: string, proxy: boolean): Errors {
+  const unsupported = { 501: "The configured provider (twitterapi.io) cannot do this (unsupported)." };
+  if (path === "/lists/by/id" || path === "/tweets/mentions") return unsupported;
+  if (path === "/tweets/mediaUpload") return proxy ? BAD_SESSION : unsupported;
+  return {};
 }

@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { socialEndpoint } from "./endpoint.ts";
+import { NO_USER } from "./lookups.ts";
 import { type PagedByIdSpec, pagedById } from "./paged-by-id.ts";
 import { cookie, day, minCount, nextToken, username, wordList } from "./params.ts";
 import type { TweetPage } from "./provider.ts";
@@ -133,6 +134,7 @@ export function timelineEndpoints(setup: SocialSetup, runtimeOf: ReturnType<type
     description: `Latest tweets of the user, most recent first, ${PAGE_SIZES.userTweets} a page.`,
     input: z.object({ username: username(), next_token: nextToken }),
     output: TweetPageAnswer,
+    errors: NO_USER,
     example: { input: { username: EXAMPLE_USER.username }, output: exampleTweetPage },
     pageScope: userTweetsScope,
     handler: async (input, rt, ctx) => {

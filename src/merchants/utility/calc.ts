@@ -59,6 +59,9 @@ export const calc = defineEndpoint({
     },
   },
   timeoutMs: 5_000,
+  errors: {
+    400: "An expression that cannot be evaluated, found once the payment is verified: a syntax error or unknown name (invalid_expression), a function not offered (forbidden), a result too large (too_large), not finite (not_finite) or not real (not_real).",
+  },
   handler: async (input) => {
     const expression = input.expr ?? input.expression;
     if (expression === undefined) throw new BadInputError("give the expression as `expr`");

@@ -13,7 +13,7 @@ import { type DnsOptions, lookupEndpoints } from "./lookup/index.ts";
 import { pageEndpoints } from "./pages/index.ts";
 import { probeEndpoints } from "./probes/index.ts";
 import { type ProviderSettings, providerEndpoints, providersFromSettings } from "./providers/index.ts";
-import { STATE_ENDPOINTS } from "./state/index.ts";
+import { type StateOptions, stateEndpoints } from "./state/index.ts";
 import { type VectorizerAiSettings, vectorizeEndpoints } from "./vectorize/index.ts";
 
 export const UTILITY_TITLE = "Utility API";
@@ -72,6 +72,8 @@ export interface UtilityOptions {
    * only; the operator's `X402M_FETCH_ALLOW` opens more.
    */
   fetchPolicy?: FetchPolicy;
+  /** `/api/store` and `/api/scratchpad`'s quota and clock: default 50 MB a wallet, the real clock (tests shrink it). */
+  state?: StateOptions;
 }
 
 /** Every endpoint of the utility API that exists, in the spec's order. */
@@ -84,7 +86,7 @@ export function utilityEndpoints(options: UtilityOptions = {}): readonly AnyEndp
     ...pageEndpoints({ fetchPolicy: options.fetchPolicy }),
     ...probeEndpoints({ policy: options.fetchPolicy }),
     ...providerEndpoints(options.providers ? providersFromSettings(options.providers) : {}),
-    ...STATE_ENDPOINTS,
+    ...stateEndpoints(options.state),
     ...vectorizeEndpoints({
       hostedSettings: options.providers?.vectorizer ?? null,
       fetchPolicy: options.fetchPolicy,
@@ -105,16 +107,16 @@ export interface UtilityHost extends UtilityOptions {
 }
 
 export function utilityMerchant(host: UtilityHost): Merchant {
-  const { dns, providers, fetchPolicy, ...rest } = host;
+  const { dns, providers, fetchPolicy, state, ...rest } = host;
   return {
     name: "utility",
     title: UTILITY_TITLE,
-    endpoints: utilityEndpoints({ dns, providers, fetchPolicy }),
+    endpoints: utilityEndpoints({ dns, providers, fetchPolicy, state }),
     ...rest,
   };
 }
 
 export function utilityAliasMerchant(host: UtilityHost): Merchant {
-  const { dns: _dns, providers: _providers, fetchPolicy: _fetchPolicy, ...rest } = host;
+  const { dns: _dns, providers: _providers, fetchPolicy: _fetchPolicy, state: _state, ...rest } = host;
   return aliasOf(utilityMerchant(host), { name: "utility-alias", paths: UTILITY_ALIAS_PATHS, ...rest });
 }

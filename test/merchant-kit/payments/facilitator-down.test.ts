@@ -96,4 +96,21 @@ describe("a merchant whose facilitator fails", () => {
     expect(healthy.status).toBe(200);
     expect(await healthy.json()).toEqual({ ok: true, facilitator: { reachable: true } });
   });
+
+  it("answers 503 from the first request of a host started while its facilitator was away", async () => {
+    // A port that was free a moment ago: nothing answers there.
+    const gone = await listenWithUrl(async () => facilitatorApp(() => 200).fetch, "127.0.0.1", 0);
+    await gone.close();
+    const { db, close } = await openTestDatabase("pglite");
+    closers.push(close);
+    const cutOff = await startMerchant(
+      (url) => testMerchant("0x1111111111111111111111111111111111111111", url),
+      db,
+      new HTTPFacilitatorClient({ url: gone.url }),
+    );
+    closers.push(() => cutOff.close());
+    // Before the fix, the SDK's own 500 {"error": "Internal Server Error"}: it asked /supported at start.
+    await unavailable(await fetch(`${cutOff.url}/api/echo?text=hi`));
+    await unavailable(await fetch(`${cutOff.url}/api/echo?text=hi`));
+  });
 });

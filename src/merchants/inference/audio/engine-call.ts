@@ -1,4 +1,5 @@
 import { AppError, UpstreamError } from "../../../common/errors.ts";
+import type { Errors } from "../../../merchant-kit/catalogue.ts";
 import { installCommand } from "./program.ts";
 
 /**
@@ -40,4 +41,16 @@ export function engineUnavailable(
     "engine_unavailable",
     `the ${engine.name} ${job} engine cannot run on this server (${reason})${install}; nothing was charged`,
   );
+}
+
+/**
+ * How an audio route's engine can fail, for its `errors`: a program of this machine, or the upstream
+ * (`upstream`) whose rate limit is a 503 too.
+ */
+export function audioEngineErrors(what: "speech" | "transcription", upstream: boolean): Errors {
+  return {
+    502: `The ${what} engine failed or wrote nothing usable (engine_failed, engine_too_large${upstream ? ", upstream_failed, upstream_invalid" : ""}).`,
+    503: `The ${what} engine cannot run on this server (engine_unavailable: the message names the command that installs it), checked before any payment is asked for.${upstream ? " Or the upstream is rate limiting this server (upstream_rate_limited), with Retry-After." : ""}`,
+    504: `The ${what} engine gave no result within its time limit (engine_timeout${upstream ? ", upstream_timeout" : ""}).`,
+  };
 }

@@ -16,7 +16,7 @@ import { priceToAtomic } from "../../../merchant-kit/price.ts";
 import type { AudioServices } from "./catalogue.ts";
 import { CONTENT_TYPES } from "./encode.ts";
 import type { SpeechFormat } from "./engine.ts";
-import { engineCall } from "./engine-call.ts";
+import { audioEngineErrors, engineCall } from "./engine-call.ts";
 import {
   characterCount,
   MAX_SPEECH_CHARACTERS,
@@ -103,6 +103,10 @@ export function speechEndpoint(audio: AudioServices) {
     timeoutMs: 120_000,
     maxBodyBytes: 64 * 1024,
     precheck: precheckOf((body) => prepare(body, audio)),
+    errors: {
+      400: "A voice this server does not have, or a response_format its engine cannot make (voice_not_found, unsupported_response_format), before any payment is asked for.",
+      ...audioEngineErrors("speech", audio.upstreamSpeech),
+    },
     handler: (body, ctx) => speak(body, ctx, audio),
   });
 }

@@ -16,7 +16,7 @@ import { defineEndpoint, type HandlerContext, precheckOf } from "../../../mercha
 import { priceToAtomic } from "../../../merchant-kit/price.ts";
 import type { AudioServices } from "./catalogue.ts";
 import type { AudioInfo } from "./engine.ts";
-import { engineCall, engineUnavailable } from "./engine-call.ts";
+import { audioEngineErrors, engineCall, engineUnavailable } from "./engine-call.ts";
 import { MAX_TRANSCRIPTION_SECONDS, TRANSCRIPTION_RATE_PER_MINUTE, transcriptionAmount } from "./metering.ts";
 import { AUDIO_ERRORS, assertDeclaredTypeAgrees, probeAudio } from "./probe.ts";
 import { formatTranscript, TRANSCRIPT_FORMATS } from "./transcript-format.ts";
@@ -118,6 +118,10 @@ export function transcriptionsEndpoint(audio: AudioServices) {
     // The form's boundaries and other fields around the largest file.
     maxBodyBytes: MAX_UPLOAD_BYTES + 64 * 1024,
     precheck: precheckOf((body) => prepare(body, audio)),
+    errors: {
+      400: "A file that is not WAV or MP3 audio this server reads, or lasts more than 5 minutes, a language it does not transcribe, timestamp_granularities without verbose_json, before any payment is asked for.",
+      ...audioEngineErrors("transcription", audio.upstreamTranscription),
+    },
     handler: (body, ctx) => transcribe(body, ctx, audio),
   });
 }

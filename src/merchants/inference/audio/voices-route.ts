@@ -57,6 +57,10 @@ export function voicesRoute(audio: AudioServices): FreeRoute {
       last_id: "flite:slt",
       has_more: true,
     },
+    errorDialect: "openai",
+    errors: {
+      400: "A filter or `limit` out of range (invalid_input, bad_request: `param` names it), or an `after` that is no voice id of this list.",
+    },
     handler: async (request) => {
       const url = new URL(request.url);
       const parsed = Query.safeParse(Object.fromEntries(url.searchParams));

@@ -68,6 +68,9 @@ export const convert = defineEndpoint({
   timeoutMs: 20_000,
   // 5 MiB of data can take up to twice as many bytes once escaped inside a JSON body.
   maxBodyBytes: 2 * MAX_INPUT_BYTES + 64 * 1024,
+  errors: {
+    400: "Data that does not parse as its `from` format (invalid_data: the message says where), more than the row, column or byte limits (too_large), or nested too deeply (too_deep), found once the payment is verified.",
+  },
   handler: async ({ data, from, to, table, source_table, infer_types }) => ({
     from,
     to,

@@ -1,5 +1,6 @@
 import { Resolver } from "node:dns/promises";
 import { UpstreamError } from "../../../common/errors.ts";
+import type { Errors } from "../../../merchant-kit/catalogue.ts";
 
 /**
  * Which DNS servers the lookup endpoints ask, and how patiently. Production should name public recursive
@@ -57,6 +58,12 @@ export async function query<T>(run: () => Promise<T[]>): Promise<QueryOutcome<T>
 export function recordsOf<T>(outcome: QueryOutcome<T>): T[] {
   return outcome.kind === "answer" ? outcome.records : [];
 }
+
+/** The refusals of an endpoint that asks the DNS servers (`dnsUnavailable`), for its `errors`. */
+export const DNS_ERRORS = {
+  502: "The DNS servers failed to answer about the name (dns_failed: SERVFAIL, refused, unreachable).",
+  504: "The DNS servers did not answer in time (dns_timeout).",
+} as const satisfies Errors;
 
 /** The error for a name no query got an answer about: never charged. */
 export function dnsUnavailable(name: string, codes: readonly string[]): UpstreamError {

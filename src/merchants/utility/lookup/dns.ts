@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
 import { inspectDomain } from "./dns-engine.ts";
-import type { DnsOptions } from "./dns-resolver.ts";
+import { DNS_ERRORS, type DnsOptions } from "./dns-resolver.ts";
 import { parseDomain } from "./domain-name.ts";
 
 /** The domain, validated before any payment is asked for: a bad name is a 400, never charged. */
@@ -130,6 +130,7 @@ export function dnsEndpoint(dns: DnsOptions = {}) {
       },
     },
     timeoutMs: 15_000,
+    errors: DNS_ERRORS,
     handler: async (input, ctx) => inspectDomain(input.domain, dns, ctx.signal),
   });
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
-import type { DnsOptions } from "./dns-resolver.ts";
+import { DNS_ERRORS, type DnsOptions } from "./dns-resolver.ts";
 import { verifyEmail } from "./email-engine.ts";
 
 /**
@@ -85,6 +85,7 @@ export function emailVerifyEndpoint(dns: DnsOptions = {}) {
       },
     },
     timeoutMs: 15_000,
+    errors: DNS_ERRORS,
     handler: async (input, ctx) => verifyEmail(input.email, dns, ctx.signal),
   });
 }

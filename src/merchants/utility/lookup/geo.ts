@@ -111,6 +111,10 @@ export const geo = defineEndpoint({
     },
   },
   timeoutMs: 5_000,
+  errors: {
+    400: "Without `ip`, the caller's own address (X-Forwarded-For, X-Real-IP) is missing, private or reserved.",
+    404: "No location is known for the address (location_unknown).",
+  },
   handler: async (input, ctx) => {
     const ip = input.ip ?? callerIp(ctx.request);
     if (ip === undefined) throw new BadInputError("give the address to locate as `ip`", "invalid_input");

@@ -5,7 +5,7 @@ import { JobThread } from "../job-thread.ts";
 import { onFirstUse } from "../lazy.ts";
 import type { AuditJob } from "./a11y-engine.ts";
 import type { A11yReport } from "./a11y-report.ts";
-import { fetchPage, PageError, PageUrl } from "./page.ts";
+import { fetchPage, PAGE_ERRORS, PageError, PageUrl } from "./page.ts";
 
 /**
  * Largest page audited, in elements (start tags). axe-core on jsdom costs 2-3 ms of CPU an element (jsdom
@@ -163,6 +163,10 @@ export function a11yCheckEndpoint(policy: FetchPolicy) {
       },
     },
     timeoutMs: TIMEOUT_MS,
+    errors: {
+      ...PAGE_ERRORS,
+      422: `${PAGE_ERRORS[422]} Or the page is too large for the audit (too_complex): over ${MAX_ELEMENTS} elements, or more memory than the audit has.`,
+    },
     handler: async (input, ctx) => {
       const page = await fetchPage(input.url, policy, ctx.signal);
       const elements = countElements(page.html);

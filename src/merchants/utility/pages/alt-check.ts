@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
 import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
 import { auditAlts, ISSUE_TYPES, LONG_ALT_CHARS } from "./alt-engine.ts";
-import { loadPage, PageUrl } from "./page.ts";
+import { loadPage, PAGE_ERRORS, PageUrl } from "./page.ts";
 
 const IssueType = z.enum(ISSUE_TYPES);
 const Count = z.number().int();
@@ -75,6 +75,7 @@ export function altCheckEndpoint(policy: FetchPolicy) {
       },
     },
     timeoutMs: 20_000,
+    errors: PAGE_ERRORS,
     handler: async (input, ctx) => auditAlts(await loadPage(input.url, policy, ctx.signal)),
   });
 }

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
 import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
 import { inspectMetadata } from "./metadata-engine.ts";
-import { loadPage, PageUrl } from "./page.ts";
+import { loadPage, PAGE_ERRORS, PageUrl } from "./page.ts";
 
 const Tag = z.object({ key: z.string(), content: z.string() });
 const Tags = z.array(Tag);
@@ -120,6 +120,7 @@ export function metadataEndpoint(policy: FetchPolicy) {
       },
     },
     timeoutMs: 20_000,
+    errors: PAGE_ERRORS,
     handler: async (input, ctx) => inspectMetadata(await loadPage(input.url, policy, ctx.signal)),
   });
 }

@@ -4,7 +4,8 @@
  */
 import { z } from "zod";
 import { AppError } from "../../../common/errors.ts";
-import { type FetchPolicy, fetchText } from "../../../merchant-kit/fetch/index.ts";
+import type { Errors } from "../../../merchant-kit/catalogue.ts";
+import { FETCH_ERRORS, type FetchPolicy, fetchText } from "../../../merchant-kit/fetch/index.ts";
 import { type DomDocument, parseHtml } from "./dom.ts";
 
 /** Largest HTML page we parse: far above real articles (~100-500 KB), low enough to keep jsdom cheap. */
@@ -32,6 +33,12 @@ export class PageError extends AppError {
     super(422, code, message);
   }
 }
+
+/** The refusals of every pages endpoint, which fetches the caller's page once the payment is verified. */
+export const PAGE_ERRORS = {
+  400: FETCH_ERRORS[400],
+  422: `${FETCH_ERRORS[422]} Or the page answered an error status (page_status) or is not HTML (not_html).`,
+} as const satisfies Errors;
 
 /** A page as fetched and decoded, not parsed yet. */
 export interface FetchedPage {

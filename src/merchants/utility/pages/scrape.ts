@@ -3,7 +3,7 @@ import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
 import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
 import { extractArticle } from "./article.ts";
 import { countWords, toMarkdown } from "./markdown.ts";
-import { loadPage, type Page, PageUrl } from "./page.ts";
+import { loadPage, PAGE_ERRORS, type Page, PageUrl } from "./page.ts";
 
 const ScrapeOutput = z.object({
   url: z.string().describe("The final URL, after redirects."),
@@ -66,6 +66,7 @@ export function scrapeEndpoint(policy: FetchPolicy) {
       },
     },
     timeoutMs: 20_000,
+    errors: PAGE_ERRORS,
     handler: async (input, ctx) => scrapePage(await loadPage(input.url, policy, ctx.signal)),
   });
 }

@@ -4,7 +4,7 @@ import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
 import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
 import { extractArticle } from "./article.ts";
 import { countWords } from "./markdown.ts";
-import { loadPage, type Page, PageUrl } from "./page.ts";
+import { loadPage, PAGE_ERRORS, type Page, PageUrl } from "./page.ts";
 import { MIN_WORDS, textRank } from "./textrank.ts";
 
 const SummarizeInput = z.object({
@@ -93,6 +93,10 @@ export function summarizeEndpoint(policy: FetchPolicy) {
       },
     },
     timeoutMs: 20_000,
+    errors: {
+      ...PAGE_ERRORS,
+      422: `${PAGE_ERRORS[422]} Or the page has no article text to summarize (no_text).`,
+    },
     handler: async (input, ctx) =>
       summarizePage(await loadPage(input.url, policy, ctx.signal), input.sentences),
   });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
+import { FETCH_ERRORS } from "../../../merchant-kit/fetch/index.ts";
 import type { ResolvedProbeOptions } from "./options.ts";
 import { ping } from "./ping-engine.ts";
 import { urlField } from "./url-input.ts";
@@ -62,6 +63,8 @@ export function pingEndpoint(options: ResolvedProbeOptions) {
       },
     },
     timeoutMs: options.resolved.timeoutMs + 5_000,
+    // A fetch that fails is the answer (up: false); only a URL the probe refuses is a refusal.
+    errors: { 400: FETCH_ERRORS[400] },
     handler: async (input, ctx) => ping(input.url, input.method, options, ctx.signal),
   });
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
+import { FETCH_ERRORS } from "../../../merchant-kit/fetch/index.ts";
 import type { ResolvedProbeOptions } from "./options.ts";
 import { uptimeReport } from "./uptime-engine.ts";
 import { urlField } from "./url-input.ts";
@@ -160,6 +161,8 @@ export function uptimeEndpoint(options: ResolvedProbeOptions) {
       },
     },
     timeoutMs: options.resolved.timeoutMs + 5_000,
+    // A fetch that fails is the answer (up: false); only a URL the probe refuses is a refusal.
+    errors: { 400: FETCH_ERRORS[400] },
     handler: async (input, ctx) => uptimeReport(input.url, options, ctx.signal),
   });
 }

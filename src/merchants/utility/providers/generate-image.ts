@@ -8,7 +8,7 @@ import { UpstreamError } from "../../../common/errors.ts";
 import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
 import type { ImageProvider } from "./image.ts";
 import { readPng } from "./png.ts";
-import { notConfigured } from "./upstream.ts";
+import { notConfigured, providerErrors } from "./upstream.ts";
 
 /** Sizes OpenAI-compatible image models take (gpt-image-1: the 1536 ones; DALL-E 3: the 1792 ones). */
 export const IMAGE_SIZES = ["1024x1024", "1536x1024", "1024x1536", "1792x1024", "1024x1792"] as const;
@@ -71,6 +71,9 @@ export function generateImageEndpoint(image: ImageProvider | undefined) {
       },
     },
     timeoutMs: 150_000,
+    // `?raw=1`: the PNG itself.
+    outputMedia: ["application/json", "image/png"],
+    errors: providerErrors("image provider", image !== undefined, IMAGE_SETTINGS),
     handler: async (input, ctx) => {
       if (!image) throw notConfigured("image provider", IMAGE_SETTINGS);
       const size = input.size ?? ASPECT_SIZES[input.aspect_ratio ?? "1:1"];

@@ -14,7 +14,7 @@ import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
 import type { ChatRequest, ChatStreamEvent, LanguageProvider } from "./language.ts";
 import { chatMessages, MAX_OUTPUT_TOKENS, MessagesInput, textOf } from "./messages-input.ts";
 import { anthropicEventStream } from "./messages-sse.ts";
-import { notConfigured } from "./upstream.ts";
+import { notConfigured, providerErrors } from "./upstream.ts";
 
 const MessagesOutput = z.object({
   id: z.string(),
@@ -60,6 +60,9 @@ export function messagesEndpoint(language: LanguageProvider | undefined) {
     },
     timeoutMs: 60_000,
     maxBodyBytes: 256 * 1024,
+    // `stream: true`: Anthropic's event stream.
+    outputMedia: ["application/json", "text/event-stream"],
+    errors: providerErrors("language provider", language !== undefined, LANGUAGE_SETTINGS),
     handler: async (body, ctx) => {
       if (!language) throw notConfigured("language provider", LANGUAGE_SETTINGS);
       const request: ChatRequest = {

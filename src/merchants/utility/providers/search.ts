@@ -4,7 +4,7 @@ import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
 import type { LanguageProvider } from "./language.ts";
 import { answerFrom } from "./search-answer.ts";
 import type { SearchBackend } from "./search-backend.ts";
-import { notConfigured } from "./upstream.ts";
+import { notConfigured, providerErrors } from "./upstream.ts";
 
 const SearchInput = z.object({
   query: z.string().trim().min(1).max(400).describe("What to search for (at most 400 characters)."),
@@ -72,6 +72,8 @@ export function searchEndpoint(search: SearchBackend | undefined, language: Lang
       },
     },
     timeoutMs: 60_000,
+    // The answer's model failing is no refusal: the answer falls back to the backend's own, or none.
+    errors: providerErrors("search backend", search !== undefined, SEARCH_SETTINGS),
     handler: async (input, ctx) => {
       if (!search) throw notConfigured("search backend", SEARCH_SETTINGS);
       const found = await search.search(

@@ -11,7 +11,7 @@ import type { ChatMessage, LanguageProvider } from "./language.ts";
 import { LANGUAGE_SETTINGS } from "./messages.ts";
 import { layoutDifference } from "./translate-check.ts";
 import { type Language, resolveLanguage } from "./translate-language.ts";
-import { notConfigured } from "./upstream.ts";
+import { notConfigured, providerErrors } from "./upstream.ts";
 
 /** Spec 7 and 8: text per call. */
 export const MAX_TRANSLATE_CHARACTERS = 8_000;
@@ -82,6 +82,10 @@ export function translateEndpoint(language: LanguageProvider | undefined) {
       },
     },
     timeoutMs: 90_000,
+    errors: {
+      400: "A `target` that is no language code or name known here (invalid_language), found once the payment is verified.",
+      ...providerErrors("language provider", language !== undefined, LANGUAGE_SETTINGS),
+    },
     handler: async (input, ctx) => {
       const target = resolveLanguage(input.target);
       if (!target)

@@ -5,6 +5,7 @@
  * leaking its key. Every failure is an `UpstreamError` (502, or 504 on timeout), which is never charged.
  */
 import { AppError, UpstreamError } from "../../../common/errors.ts";
+import type { Errors } from "../../../merchant-kit/catalogue.ts";
 
 /** Default time limit of one provider call. */
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 25_000;
@@ -24,6 +25,20 @@ export interface UpstreamCall {
   timeoutMs?: number;
   maxBytes?: number;
   signal?: AbortSignal;
+}
+
+/**
+ * The refusals of an endpoint that calls the operator's `provider` (a language model, a search backend...),
+ * for its `errors`: without one, only the 503 of `notConfigured`; with one, how a call to it can fail.
+ */
+export function providerErrors(provider: string, configured: boolean, settings: string): Errors {
+  if (!configured)
+    return { 503: `This server has no ${provider} configured (provider_not_configured: ${settings}).` };
+  return {
+    502: `The ${provider} failed or answered something unusable (upstream_failed, upstream_invalid, upstream_too_large).`,
+    503: `The ${provider} is rate limiting this server (upstream_rate_limited); Retry-After says when to try again.`,
+    504: `The ${provider} gave no answer within its time limit (upstream_timeout).`,
+  };
 }
 
 /** The 503 every provider endpoint answers when the operator has not configured its provider. */

@@ -19,6 +19,3 @@ export type { StateOptions } from "./wallet.ts";
 export function stateEndpoints(options: StateOptions = {}): AnyEndpoint[] {
   return [...storeEndpoints(options), ...scratchpadEndpoints(options)];
 }
-
-/** The state endpoints as the utility catalogue lists them: 50 MB per wallet, the real clock. */
-export const STATE_ENDPOINTS: readonly AnyEndpoint[] = stateEndpoints();

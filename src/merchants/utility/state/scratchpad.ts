@@ -5,7 +5,13 @@
  */
 import { z } from "zod";
 import { type AnyEndpoint, defineEndpoint } from "../../../merchant-kit/catalogue.ts";
-import { MAX_SCRATCHPAD_BYTES, MAX_WRITE_BODY_BYTES, NameSchema } from "./limits.ts";
+import {
+  MAX_SCRATCHPAD_BYTES,
+  MAX_SCRATCHPADS,
+  MAX_WRITE_BODY_BYTES,
+  NameSchema,
+  QUOTA_BYTES,
+} from "./limits.ts";
 import { ExpiryFields, QuotaFields } from "./params.ts";
 import { stateTables } from "./schema.ts";
 import {
@@ -37,6 +43,9 @@ const ContentTypeInput = z
     t === "text" ? "text/plain" : t === "json" ? "application/json" : t === "csv" ? "text/csv" : t,
   )
   .describe("text/plain (default for a new scratchpad), application/json or text/csv; or text, json, csv.");
+
+/** What the scratchpad endpoints answer when the wallet has no such scratchpad (or it expired). */
+const NO_SCRATCHPAD = "The wallet has no scratchpad of that name, or it expired (scratchpad_not_found).";
 
 const EXAMPLE_TIME = "2026-11-21T10:00:00.000Z";
 const exampleInfo = {
@@ -102,6 +111,11 @@ export function scratchpadEndpoints(options: StateOptions = {}): AnyEndpoint[] {
     output: ScratchpadInfo,
     example: { input: { name: "notes", content: "hello world" }, output: exampleInfo },
     maxBodyBytes: MAX_WRITE_BODY_BYTES,
+    errors: {
+      400: `Content that is not its type (invalid_json, invalid_csv), an append of another type (content_type_mismatch) or to a JSON scratchpad that holds no array (not_an_array), more than ${MAX_SCRATCHPAD_BYTES / 1024 / 1024} MB once appended (too_large), an \`expires_at\` in the past (invalid_input). Nothing is written.`,
+      409: "mode `create` and the scratchpad exists (already_exists): nothing is written.",
+      507: `The write would pass the wallet's ${QUOTA_BYTES / 1024 / 1024} MB quota (store and scratchpads together), or make more than ${MAX_SCRATCHPADS} scratchpads (quota_exceeded): nothing is written.`,
+    },
     handler: async (input, ctx) => {
       const scope = scopeOf(ctx);
       return writeScratchpad(scope, {
@@ -131,6 +145,9 @@ export function scratchpadEndpoints(options: StateOptions = {}): AnyEndpoint[] {
     }),
     output: ScratchpadInfo.extend({ content: z.string() }),
     example: { input: { name: "notes" }, output: { ...exampleInfo, content: "hello world" } },
+    // `raw=1`: the content with its own type (a JSON scratchpad's is application/json, not this schema).
+    outputMedia: ["application/json", "text/plain", "text/csv"],
+    errors: { 404: NO_SCRATCHPAD },
     handler: async (input, ctx) => {
       const pad = await readScratchpad(scopeOf(ctx), input.name);
       if (!input.raw) return pad;
@@ -148,6 +165,7 @@ export function scratchpadEndpoints(options: StateOptions = {}): AnyEndpoint[] {
     input: z.object({ name: Name }),
     output: z.object({ name: z.string(), deleted: z.literal(true), bytes_freed: z.number().int() }),
     example: { input: { name: "notes" }, output: { name: "notes", deleted: true, bytes_freed: 11 } },
+    errors: { 404: NO_SCRATCHPAD },
     handler: async (input, ctx) => deleteScratchpad(scopeOf(ctx), input.name),
   });
 

@@ -10,11 +10,13 @@ import { type AnyEndpoint, defineEndpoint } from "../../../merchant-kit/catalogu
 import { parseCsvRows, rowsToCsv } from "./csv.ts";
 import {
   DEFAULT_PAGE_SIZE,
+  MAX_COLLECTIONS,
   MAX_PAGE_SIZE,
   MAX_ROW_BYTES,
   MAX_ROWS_PER_WRITE,
   MAX_WRITE_BODY_BYTES,
   NameSchema,
+  QUOTA_BYTES,
 } from "./limits.ts";
 import { ExpiryFields, FilterObject, FilterQuery, QuotaFields } from "./params.ts";
 import { stateTables } from "./schema.ts";
@@ -41,6 +43,11 @@ const CollectionInfo = z.object({
   created_at: Timestamp,
   expires_at: Timestamp.nullable(),
 });
+
+/** What every store endpoint answers when the wallet has no such collection (or it expired). */
+const NO_COLLECTION = "The wallet has no collection of that name, or it expired (collection_not_found).";
+/** What an expiry in the past is refused with, found once the payment is verified. */
+const PAST_EXPIRY = "An `expires_at` in the past, or both `expires_at` and `ttl_seconds` (invalid_input).";
 
 const EXAMPLE_TIME = "2026-11-21T10:00:00.000Z";
 const exampleCollection = { name: "leads", rows: 2, bytes: 74, created_at: EXAMPLE_TIME, expires_at: null };
@@ -125,6 +132,10 @@ export function storeEndpoints(options: StateOptions = {}): AnyEndpoint[] {
       output: { collection: exampleCollection, inserted: 2, first_id: "1" },
     },
     maxBodyBytes: MAX_WRITE_BODY_BYTES,
+    errors: {
+      400: `CSV that does not parse (invalid_csv), more than ${MAX_ROWS_PER_WRITE} rows of it (too_many_rows), a row over ${MAX_ROW_BYTES / 1024} KB as stored (row_too_large). ${PAST_EXPIRY} Nothing is written.`,
+      507: `The write would pass the wallet's ${QUOTA_BYTES / 1024 / 1024} MB quota (store and scratchpads together), or make more than ${MAX_COLLECTIONS} collections (quota_exceeded): nothing is written.`,
+    },
     handler: async (input, ctx) => {
       const rows = input.rows ?? parseCsvRows(input.csv ?? "", { typed: input.typed });
       if (rows.length > MAX_ROWS_PER_WRITE) {
@@ -167,6 +178,10 @@ export function storeEndpoints(options: StateOptions = {}): AnyEndpoint[] {
         next_token: "cjox",
       },
     },
+    errors: {
+      400: "A `next_token` this endpoint did not give for this collection (invalid_next_token).",
+      404: NO_COLLECTION,
+    },
     handler: async (input, ctx) =>
       readRows(scopeOf(ctx), input.collection, {
         limit: input.limit,
@@ -198,6 +213,8 @@ export function storeEndpoints(options: StateOptions = {}): AnyEndpoint[] {
       ],
     },
     timeoutMs: 60_000,
+    outputMedia: ["application/json", "text/csv"],
+    errors: { 404: NO_COLLECTION },
     handler: async (input, ctx) => {
       const rows = await exportRows(scopeOf(ctx), input.collection, input.where);
       if (input.format === "json") return rows;
@@ -238,6 +255,7 @@ export function storeEndpoints(options: StateOptions = {}): AnyEndpoint[] {
       input: { collection: "leads", ids: ["2"] },
       output: { collection: { ...exampleCollection, rows: 1, bytes: 37 }, deleted: 1 },
     },
+    errors: { 404: NO_COLLECTION },
     handler: async (input, ctx) =>
       deleteRows(
         scopeOf(ctx),
@@ -264,6 +282,7 @@ export function storeEndpoints(options: StateOptions = {}): AnyEndpoint[] {
       input: { collection: "leads" },
       output: { collection: "leads", dropped: true, rows_deleted: 2, bytes_freed: 74 },
     },
+    errors: { 404: NO_COLLECTION },
     handler: async (input, ctx) => dropCollection(scopeOf(ctx), input.collection),
   });
 
@@ -286,6 +305,7 @@ export function storeEndpoints(options: StateOptions = {}): AnyEndpoint[] {
       input: { collection: "leads", ttl_seconds: 86400 },
       output: { ...exampleCollection, expires_at: "2026-11-22T10:00:00.000Z" },
     },
+    errors: { 400: PAST_EXPIRY, 404: NO_COLLECTION },
     handler: async (input, ctx) => {
       const scope = scopeOf(ctx);
       return setCollectionExpiry(scope, input.collection, expiryOf(scope, input) ?? null);

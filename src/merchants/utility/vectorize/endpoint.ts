@@ -1,7 +1,12 @@
 import { z } from "zod";
 import { AppError } from "../../../common/errors.ts";
 import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
-import { createSafeFetch, type FetchPolicy, isFetchError } from "../../../merchant-kit/fetch/index.ts";
+import {
+  createSafeFetch,
+  FETCH_ERRORS,
+  type FetchPolicy,
+  isFetchError,
+} from "../../../merchant-kit/fetch/index.ts";
 import { looksLike, type VectorizerProvider } from "./hosted.ts";
 import {
   checkImage,
@@ -160,6 +165,21 @@ export function vectorizeEndpoint(options: VectorizeEndpointOptions = {}) {
     },
     timeoutMs: 60_000,
     maxBodyBytes: MAX_BASE64_CHARS + 64 * 1024,
+    // `raw`: the vector file itself.
+    outputMedia: ["application/json", ...Object.values(VECTOR_MIME)],
+    errors: {
+      400: `${FETCH_ERRORS[400]} Or the data is no image this endpoint reads (bad_base64, bad_image, unsupported_image: told by its bytes), or has more than ${MAX_INPUT_PIXELS / 1_000_000} megapixels (image_too_large).`,
+      413: `The image is more than ${MAX_IMAGE_BYTES} bytes (image_too_large).`,
+      422: `${FETCH_ERRORS[422]} Or fetching the image answered an error status (image_status).`,
+      ...(hosted
+        ? {
+            502: "The hosted vectorizer failed or answered no file of the format asked (upstream_failed, upstream_invalid).",
+            504: "The hosted vectorizer gave no answer within its time limit (upstream_timeout).",
+          }
+        : {
+            503: "`engine: hosted` and this server has no hosted vectorizer configured (provider_not_configured).",
+          }),
+    },
     handler: async function vectorize(input, ctx) {
       const rawQuery = new URL(ctx.request.url).searchParams.get("raw");
       const raw = input.raw || rawQuery === "1" || rawQuery === "true";

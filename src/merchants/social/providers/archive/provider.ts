@@ -6,7 +6,7 @@
  * The database is the host's and outlives the provider: `close` leaves it open.
  */
 import type { Database } from "../../../../common/db/index.ts";
-import type { SocialProvider } from "../../provider.ts";
+import { BAD_SESSION, SESSION_PATHS, type SocialProvider } from "../../provider.ts";
 import type { SocialSetup } from "../../runtime.ts";
 import { lookupArticle, lookupList, lookupTweet, lookupTweets, userByUsername } from "./lookups.ts";
 import * as pages from "./pages.ts";
@@ -54,5 +54,11 @@ export function archiveProvider(db: Database): SocialProvider {
  * reserve funds for). `tokenSecret` is the operator's `X402M_SOCIAL_TOKEN_SECRET`, or null.
  */
 export function archiveSetup(tokenSecret: string | null = null): SocialSetup {
-  return { provider: archiveProvider, tokenSecret, upstream: false, tables: ARCHIVE_TABLES };
+  return {
+    provider: archiveProvider,
+    tokenSecret,
+    upstream: false,
+    tables: ARCHIVE_TABLES,
+    errors: (path) => (SESSION_PATHS.has(path) ? BAD_SESSION : {}),
+  };
 }

@@ -1,0 +1,86 @@
+/**
+ * The refusals a paid route can answer, as its OpenAPI document lists them: those the kit answers for every
+ * paid route (here, from what the endpoint declares: its input, method, scheme, effects and time budget)
+ * and those the endpoint answers itself (`Endpoint.errors`). A status both give is one response with both
+ * reasons. None is charged: the payment middleware settles only answers below 400.
+ */
+import { type AnyEndpoint, type ErrorStatus, type Errors, isMetered } from "./catalogue.ts";
+import { DEFAULT_MAX_BODY_BYTES } from "./input.ts";
+import { jsonSchemaOf, objectProperties } from "./json-schema.ts";
+import { ABANDON_LIMIT } from "./payments/ledger.ts";
+import { DEFAULT_TIMEOUT_MS, isGuarded } from "./payments/paid-handler.ts";
+
+/** Whether a call carries input the kit checks: a body, or query or path parameters. */
+export function takesInput(endpoint: AnyEndpoint): boolean {
+  if (endpoint.method !== "GET") return true;
+  return Object.keys(objectProperties(jsonSchemaOf(endpoint.input, "input")).properties).length > 0;
+}
+
+/**
+ * What the kit answers for a paid route besides its 200, by status: the input check and a malformed
+ * `PAYMENT-SIGNATURE` (400), the payment middleware (402; 412 for an upto payment without a Permit2
+ * allowance), the ledger (409; 402 and 429 for guarded routes), the body limit (413, every POST), the
+ * facilitator or the chain out of reach (503), the time budget (504).
+ */
+export function kitErrors(endpoint: AnyEndpoint): Errors {
+  const guarded = isGuarded(endpoint);
+  const seconds = (endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000;
+  const malformed =
+    "A PAYMENT-SIGNATURE header that is not an x402 payment (invalid_payment_signature): call without it to get the requirements.";
+  return {
+    400: takesInput(endpoint)
+      ? `Bad input (invalid_input, or the body's type or syntax: the message names what), refused before any payment is asked for. ${malformed}`
+      : malformed,
+    402: `Payment required: the call came without a payment, or with one the facilitator refused (the header's error says why). The PAYMENT-REQUIRED header carries what to pay, to whom and on which network; the body is empty ({}), or a paywall page for a browser (Accept: text/html).${
+      guarded
+        ? " Or the paying wallet's balance does not cover this call on top of its payments in flight (insufficient_funds): refused before any work, with PAYMENT-REQUIRED too."
+        : ""
+    }`,
+    409: "This payment is already used by another request (payment_in_use): each request needs its own signed payment; the PAYMENT-REQUIRED header says what to pay.",
+    ...(isMetered(endpoint) && {
+      412: "An upto payment from a wallet that has not approved Permit2 for the token (the PAYMENT-REQUIRED header's error is permit2_allowance_required): approve it once, then pay again.",
+    }),
+    ...(endpoint.method !== "GET" && {
+      413: `The body is larger than ${endpoint.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES} bytes (body_too_large), refused before any payment is asked for.`,
+    }),
+    ...(guarded && {
+      429: `This wallet left ${ABANDON_LIMIT} paid calls mid-work in the last hour (too_many_abandoned_calls): refused before any work; Retry-After says when it may call again.`,
+    }),
+    503: `The payment facilitator cannot be reached (facilitator_unavailable); Retry-After says when to try again.${
+      guarded
+        ? " Or the chain the paying wallet's balance is read from cannot be reached (chain_unavailable)."
+        : ""
+    }`,
+    504: `No answer within the call's time budget of ${seconds} s (timeout).`,
+  };
+}
+
+/** A refusal as documented: its reasons, kit's first, and that it is not charged. */
+export interface Refusal {
+  status: ErrorStatus;
+  description: string;
+  /** Whether the endpoint answers it itself too (then the kit's headers may be missing). */
+  own: boolean;
+}
+
+/** Every refusal of a paid route, in status order: the kit's and the endpoint's own. */
+export function refusalsOf(endpoint: AnyEndpoint): Refusal[] {
+  return merged(kitErrors(endpoint), endpoint.errors ?? {});
+}
+
+/** Every refusal of a free route: its own only (no payment, no budget). */
+export function freeRefusals(errors: Errors = {}): Refusal[] {
+  return merged({}, errors);
+}
+
+function merged(kit: Errors, own: Errors): Refusal[] {
+  const statuses = [...new Set([...Object.keys(kit), ...Object.keys(own)].map(Number))].sort((a, b) => a - b);
+  return statuses.map((status) => {
+    const reasons = [kit[status as ErrorStatus], own[status as ErrorStatus]].filter(Boolean);
+    return {
+      status: status as ErrorStatus,
+      description: `${reasons.join(" ")} Not charged.`,
+      own: own[status as ErrorStatus] !== undefined,
+    };
+  });
+}
