@@ -91,8 +91,12 @@ export type ErrorDialect = "project" | "openai";
  * - `"upstream"`: it costs money outside (a language model, a search API, an image model). The payer's
  *   funds are reserved before the handler runs: a payment the payer's balance cannot cover on top of its
  *   payments in flight is refused (402 `insufficient_funds`) before any work.
+ * - `"compute"`: it costs this host real work (a local language model: seconds of CPU on which other calls
+ *   wait). Guarded as `"upstream"` is.
+ * A guarded call that goes unpaid once its work began (its caller left, or it failed) counts against the
+ * payer (payments/ledger.ts).
  */
-export type Effect = "writes" | "upstream";
+export type Effect = "writes" | "upstream" | "compute";
 
 /**
  * Tables an endpoint keeps its state in (one module of migrations, src/common/db/migrate.ts), applied

@@ -9,7 +9,7 @@ import {
 } from "./catalogue.ts";
 import { type JsonSchema, jsonSchemaOf, objectProperties } from "./json-schema.ts";
 import { type PaymentInfo, paymentInfo } from "./payment-info.ts";
-import { ABANDON_LIMIT } from "./payments/ledger.ts";
+import { UNPAID_LIMIT } from "./payments/ledger.ts";
 import { isGuarded } from "./payments/paid-handler.ts";
 import type { PaymentSettings } from "./routes.ts";
 import { summaryOf } from "./summary.ts";
@@ -147,7 +147,7 @@ function operation(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentS
       ),
       ...(isGuarded(endpoint) && {
         "429": errorResponse(
-          `This wallet left ${ABANDON_LIMIT} paid calls mid-work in the last hour (too_many_abandoned_calls): refused before any work, not charged; Retry-After says when it may call again.`,
+          `This wallet has ${UNPAID_LIMIT} paid calls in the last hour whose work went unpaid, left mid-work or failed (too_many_unpaid_calls): refused before any work, not charged; Retry-After says when it may call again.`,
           endpoint.errorDialect,
         ),
       }),

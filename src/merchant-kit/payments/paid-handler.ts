@@ -5,12 +5,12 @@ import { log } from "../../common/log.ts";
 import { type AnyEndpoint, isMetered, type MerchantServices } from "../catalogue.ts";
 import type { MerchantEnv } from "../input.ts";
 import {
-  ABANDON_LIMIT,
-  ABANDON_WINDOW_SECONDS,
   type FundsReader,
   type Outcome,
   type PaymentKey,
   type PaymentLedger,
+  UNPAID_LIMIT,
+  UNPAID_WINDOW_SECONDS,
 } from "./ledger.ts";
 import { paidScheme, paymentHeader, paymentKeyOf } from "./payment-key.ts";
 import { openWriteUnit } from "./write-unit.ts";
@@ -37,9 +37,9 @@ export interface PaidRunner {
  * 3. the handler runs under its time budget (a 504 when it runs out);
  * 4. an `upto` endpoint's answer carries what the handler metered, which the middleware settles instead
  *    of the authorized maximum.
- * Every refusal answers >= 400, so nothing is charged. A caller that leaves while a guarded handler runs
- * is charged nothing, and the call counts against the payer (ledger.ts, abandoned calls): a payer that
- * left too many recently is refused with 429 `too_many_abandoned_calls` before any work.
+ * Every refusal answers >= 400, so nothing is charged. A guarded call that its caller leaves, or that
+ * fails once its handler runs (5xx), is charged nothing and counts against the payer (ledger.ts, unpaid
+ * calls): a payer with too many recently is refused with 429 `too_many_unpaid_calls` before any work.
  */
 export function paidHandler(
   endpoint: AnyEndpoint,
@@ -59,11 +59,11 @@ export function paidHandler(
     if (guarded) {
       const reservation = await runner.ledger.reserve(key, resource, c.var.arrivedAt, runner.funds);
       if (reservation.status === "in_use") throw await inUse(c, runner);
-      if (reservation.status === "abandoned") {
+      if (reservation.status === "unpaid") {
         throw new AppError(
           429,
-          "too_many_abandoned_calls",
-          `this wallet left ${ABANDON_LIMIT} paid calls while they ran in the last ${ABANDON_WINDOW_SECONDS / 60} minutes (their work was done and not paid): try again in ${reservation.retryAfter} s, and wait for the answer`,
+          "too_many_unpaid_calls",
+          `this wallet has ${UNPAID_LIMIT} paid calls in the last ${UNPAID_WINDOW_SECONDS / 60} minutes whose work was done and not paid (it left them while they ran, or they failed): try again in ${reservation.retryAfter} s`,
           { headers: { "Retry-After": String(reservation.retryAfter) } },
         );
       }
@@ -92,29 +92,42 @@ export function paidHandler(
           metered = atomic;
         }
       : undefined;
-    let response = await withBudget(endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS, c.req.raw.signal, (signal) =>
-      endpoint.handler(c.var.input, {
-        payer: key.payer,
-        signal,
-        services: run.unit ? { ...services, db: run.unit.db } : services,
-        request: c.req.raw,
-        ...(meter && { meter }),
-      }),
-    ).then(
-      (result) => (result instanceof Response ? result : c.json(result)),
-      (error: unknown) => {
-        run.abandoned = guarded && c.req.raw.signal.aborted;
-        throw error;
-      },
-    );
-    if (upto && response.status < 400) {
-      // A handler that answers without saying what it cost is a bug: refused (500), so not charged.
-      if (metered === undefined) throw new Error(`${endpoint.path} answered without metering its call`);
-      response = withSettlementAmount(response, metered);
+    let response: Response;
+    try {
+      response = await withBudget(endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS, c.req.raw.signal, (signal) =>
+        endpoint.handler(c.var.input, {
+          payer: key.payer,
+          signal,
+          services: run.unit ? { ...services, db: run.unit.db } : services,
+          request: c.req.raw,
+          ...(meter && { meter }),
+        }),
+      ).then((result) => (result instanceof Response ? result : c.json(result)));
+      if (upto && response.status < 400) {
+        // A handler that answers without saying what it cost is a bug: refused (500), so not charged.
+        if (metered === undefined) throw new Error(`${endpoint.path} answered without metering its call`);
+        response = withSettlementAmount(response, metered);
+      }
+    } catch (error) {
+      if (guarded)
+        run.unpaid = unpaidOutcome(c.req.raw.signal, error instanceof AppError ? error.status : 500);
+      throw error;
     }
+    if (guarded) run.unpaid = unpaidOutcome(c.req.raw.signal, response.status);
     run.handled = response.status < 400;
     return response;
   };
+}
+
+/**
+ * How a guarded call that was not answered counts against its payer: `abandoned` when the caller left,
+ * `failed` when the handler failed once it ran (5xx: an upstream's failure or time-out, a crash), in both
+ * cases after work the merchant may have paid for; none for a refusal (4xx), which the handler decides
+ * before its work, or for an answer.
+ */
+function unpaidOutcome(caller: AbortSignal, status: number): PaidRun["unpaid"] {
+  if (caller.aborted) return "abandoned";
+  return status >= 500 ? "failed" : undefined;
 }
 
 /**
@@ -137,8 +150,8 @@ export interface PaidRun {
   key: PaymentKey;
   /** The handler answered below 400 (so the middleware went on to settle). */
   handled: boolean;
-  /** A guarded handler's caller left while it ran. */
-  abandoned?: boolean;
+  /** A guarded call not answered after its work began: its caller left, or it failed (5xx). */
+  unpaid?: "abandoned" | "failed";
   unit?: Awaited<ReturnType<typeof openWriteUnit>>;
 }
 
@@ -155,13 +168,7 @@ export function settleAndRecord(ledger: PaymentLedger): MiddlewareHandler<Mercha
     const run = c.var.run;
     if (!run) return;
     const settled = run.handled && c.res.status < 400 && c.res.headers.has("PAYMENT-RESPONSE");
-    const outcome: Outcome = !run.handled
-      ? run.abandoned
-        ? "abandoned"
-        : "released"
-      : settled
-        ? "settled"
-        : "unsettled";
+    const outcome: Outcome = !run.handled ? (run.unpaid ?? "released") : settled ? "settled" : "unsettled";
     if (!run.unit) {
       await ledger.finish(run.key, outcome);
       return;

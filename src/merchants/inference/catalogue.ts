@@ -54,26 +54,25 @@ export function routeEngine(
   const prefix = `X402M_INFERENCE_${settingInfix(route)}_`;
   const rates = configured.rates ?? defaultRates(route);
   if (configured.gguf) {
-    // This host's CPU, not an outside bill: nothing to reserve beyond what the kit reserves for /upto.
     return {
       engine: local(configured.gguf),
+      kind: "gguf",
       model: configured.model ?? path.basename(configured.gguf).replace(/\.gguf$/i, ""),
       rates,
-      upstream: false,
       settings: `${prefix}GGUF`,
     };
   }
   if (!settings.upstream)
     return {
       engine: offline,
+      kind: "offline",
       model: configured.model ?? defaultModel(route),
       rates,
-      upstream: false,
       settings: `${prefix}MODEL`,
     };
   const settingNames = `X402M_INFERENCE_LLM_URL, ${prefix}MODEL, ${prefix}RATES`;
   if (configured.model === null)
-    return { engine: null, model: defaultModel(route), rates, upstream: true, settings: settingNames };
+    return { engine: null, kind: null, model: defaultModel(route), rates, settings: settingNames };
   const { upstream } = settings;
   const model = configured.model;
   return {
@@ -85,9 +84,9 @@ export function routeEngine(
         ...(upstream.timeoutMs !== undefined && { timeoutMs: upstream.timeoutMs }),
       }),
     ),
+    kind: "upstream",
     model: configured.model,
     rates,
-    upstream: true,
     settings: settingNames,
   };
 }
@@ -146,7 +145,7 @@ export function modelEntry(route: Tier, served: RouteEngine) {
       reasoning_tokens_count_as_output: limits.reasoningCountsAsOutput === true,
     },
     constraints: route.stated,
-    engine: served.engine === null ? null : served.upstream ? "upstream" : "offline",
+    engine: served.kind,
   };
 }
 

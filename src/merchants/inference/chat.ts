@@ -21,13 +21,16 @@ import type { ChatEngine, ChatRequest, FinishReason, Usage } from "./engine.ts";
 import { meteredAmount, type TokenRates } from "./metering.ts";
 import type { Tier } from "./tiers.ts";
 
+/** Which engine serves a route: the offline one, an OpenAI-compatible upstream, or a local GGUF model. */
+export type EngineKind = "offline" | "upstream" | "gguf";
+
 /** What serves a route: its engine (null = none configured: 503), the model it answers as, its rates. */
 export interface RouteEngine {
   engine: ChatEngine | null;
+  /** Null exactly when `engine` is. */
+  kind: EngineKind | null;
   model: string;
   rates: TokenRates;
-  /** The engine costs money outside (an upstream): the kit reserves the payer's funds first. */
-  upstream: boolean;
   /** The settings that configure it, for the 503 of a route that has none. */
   settings: string;
 }
@@ -86,7 +89,10 @@ export function chatEndpoint(route: Tier, served: RouteEngine, metered = false) 
     price,
     ...(metered && { scheme: "upto" as const }),
     errorDialect: "openai",
-    ...(served.upstream && { effects: ["upstream" as const] }),
+    // An upstream costs money outside, a GGUF model this host's CPU: the kit reserves the payer's funds
+    // first, and counts a call that goes unpaid once the engine has worked against its payer.
+    ...(served.kind === "upstream" && { effects: ["upstream" as const] }),
+    ...(served.kind === "gguf" && { effects: ["compute" as const] }),
     description: describe(route, metered),
     input,
     output: ChatCompletion,

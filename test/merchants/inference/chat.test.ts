@@ -236,7 +236,7 @@ describe("an engine that is missing or fails is never charged", () => {
     engine,
     model: "m",
     rates: { inputPerMillion: "1", outputPerMillion: "1" },
-    upstream: true,
+    kind: engine === null ? null : "upstream",
     settings: "X402M_INFERENCE_LLM_URL",
   });
   const tier2 = TIERS[1] as (typeof TIERS)[1];

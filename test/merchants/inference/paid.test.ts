@@ -1,30 +1,38 @@
 /**
  * The inference host paid for real: the stock `@x402/fetch` client with its exact and upto schemes, the
- * project's facilitator on a devnet (Permit2 and the upto proxy in place), the offline engine. A tier costs
- * its listed price; its /upto variant costs the tokens it used at the tier's rates, never the maximum; a
- * refusal costs nothing; buyers at once each pay their own.
+ * project's facilitator on a devnet (Permit2 and the upto proxy in place), the offline engine and a fake
+ * OpenAI upstream on 127.0.0.1. A tier costs its listed price; its /upto variant costs the tokens it used at
+ * the tier's rates, never the maximum; a refusal costs nothing; buyers at once each pay their own; a call
+ * the upstream fails is never charged, and its payment never buys the upstream's work again.
  */
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
+import { loadConfig } from "../../../src/config/config.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
+import { UNPAID_LIMIT } from "../../../src/merchant-kit/payments/ledger.ts";
 import { inferenceMerchant, OFFLINE_SETTINGS } from "../../../src/merchants/inference/catalogue.ts";
 import { meteredAmount } from "../../../src/merchants/inference/metering.ts";
 import { defaultRates, TIERS } from "../../../src/merchants/inference/tiers.ts";
-import { startMiner } from "../../helpers/chain.ts";
+import { startMiner, walletHolding } from "../../helpers/chain.ts";
 import { openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { startMerchant } from "../../helpers/merchant.ts";
+import { type FakeOpenAI, startOpenAIUpstream } from "../../helpers/upstreams/openai.ts";
 import { newMerchant, usdcReader, x402ClientOf } from "../../helpers/x402.ts";
 
 let devnet: Devnet;
 let miner: ReturnType<typeof startMiner>;
 let facilitator: Facilitator;
 let host: Listening;
+/** The same merchant with tier 4 served by the fake upstream. */
+let upstreamHost: Listening;
+let upstream: FakeOpenAI;
 let usdc: ReturnType<typeof usdcReader>;
 const payTo = newMerchant();
+const KEY = "sk-test-paid";
 const closers: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
@@ -43,6 +51,23 @@ beforeAll(async () => {
     { rpcUrl: devnet.rpc },
   );
   closers.push(() => host.close());
+  upstream = await startOpenAIUpstream(KEY, "t4-model");
+  closers.push(() => upstream.close());
+  const served = loadConfig({
+    env: {
+      X402M_INFERENCE_LLM_URL: upstream.base,
+      X402M_INFERENCE_LLM_KEY: KEY,
+      X402M_INFERENCE_TIER_4_MODEL: "t4-model",
+      X402M_INFERENCE_TIER_4_RATES: "5,20",
+    },
+  }).inference;
+  upstreamHost = await startMerchant(
+    (url) => inferenceMerchant({ payTo, publicUrl: url }, served),
+    state.db,
+    inProcessClient(facilitator),
+    { rpcUrl: devnet.rpc },
+  );
+  closers.push(() => upstreamHost.close());
 }, 120_000);
 afterAll(async () => {
   for (const close of closers.reverse()) await close();
@@ -129,5 +154,59 @@ describe("the inference host, paid through x402 on the devnet", () => {
     // Longer prompts cost more; the host received exactly what the buyers paid.
     expect(charged[0]).toBeLessThan(charged[2] as bigint);
     expect((await usdc.balanceOf(payTo)) - shopBefore).toBe(charged.reduce((a, b) => a + b, 0n));
+  });
+});
+
+describe("a call the upstream fails", () => {
+  it("is never charged, spends its payment, and counts against its wallet alone until it is refused before any work", async () => {
+    const t4 = `${upstreamHost.url}/v1/chat/completions/_t/t4`;
+    const wallet = await walletHolding(devnet, 2n * 5_214n);
+    const signatures: string[] = [];
+    const recording: typeof fetch = (input, init) => {
+      const signature = (input as Request).headers?.get("PAYMENT-SIGNATURE");
+      if (signature) signatures.push(signature);
+      return fetch(input, init);
+    };
+    const pay = wrapFetchWithPayment(recording, x402ClientOf(wallet));
+    const upstreamCalls = () => upstream.requests.length;
+    upstream.behaviour = { kind: "status", status: 500 };
+
+    const failed = await pay(t4, chat("Fail me"));
+    expect(failed.status).toBe(502);
+    expect((await failed.json()).error.code).toBe("upstream_failed");
+    // The same signed payment, sent again several times at once: the upstream is not asked again.
+    let before = upstreamCalls();
+    const replays = await Promise.all(
+      [1, 2, 3, 4].map(() =>
+        fetch(t4, {
+          ...chat("Fail me"),
+          headers: { ...chat("").headers, "PAYMENT-SIGNATURE": signatures.at(-1) as string },
+        }),
+      ),
+    );
+    expect(replays.map((r) => r.status)).toEqual([409, 409, 409, 409]);
+    expect(upstreamCalls()).toBe(before);
+
+    for (let i = 1; i < UNPAID_LIMIT; i++) expect((await pay(t4, chat("Fail me"))).status).toBe(502);
+    // Its next call is refused before the upstream is asked, even once the upstream works again.
+    upstream.behaviour = { kind: "reply", text: () => "Hello from upstream." };
+    before = upstreamCalls();
+    const refused = await pay(t4, chat("Let me in"));
+    expect(refused.status).toBe(429);
+    expect((await refused.json()).error).toMatchObject({
+      code: "too_many_unpaid_calls",
+      type: "rate_limit_error",
+    });
+    expect(upstreamCalls()).toBe(before);
+    await miner.pending();
+    expect(await usdc.balanceOf(wallet.address)).toBe(2n * 5_214n);
+
+    // Another wallet is served and charged as before.
+    const other = devnet.buyers[2] as DevnetAccount;
+    const otherBefore = await usdc.balanceOf(other.address);
+    const served = await paying(other)(t4, chat("Hello"));
+    expect(served.status).toBe(200);
+    expect(upstreamCalls()).toBe(before + 1);
+    expect(otherBefore - (await usdc.balanceOf(other.address))).toBe(5_214n);
   });
 });
