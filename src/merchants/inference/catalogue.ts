@@ -18,8 +18,9 @@ export const INFERENCE_TITLE = "Inference API";
 
 export type InferenceSettings = Config["inference"];
 
-/** No upstream, no models named: every route on the offline engines. */
+/** No upstream, no models named, the offline engine chosen: every route on the offline engines (demo, tests). */
 export const OFFLINE_SETTINGS: InferenceSettings = {
+  engine: "offline",
   upstream: null,
   audio: { upstream: null, speechModel: "tts-1", transcriptionModel: "whisper-1" },
   routes: Object.fromEntries(ROUTES.map((r) => [r.alias, { model: null, rates: null, gguf: null }])),
@@ -43,7 +44,10 @@ function lazyEngine(name: string, load: () => Promise<ChatEngine>): ChatEngine {
 const offlineEngine = () =>
   lazyEngine("offline", async () => (await import("./engines/offline.ts")).offlineEngine());
 
-/** What serves `route` under `settings`. */
+/**
+ * What serves `route` under `settings`: its GGUF model file, else the upstream when the route names its
+ * model, else the offline engine when the operator chose it, else nothing (a 503 before any payment).
+ */
 export function routeEngine(
   route: Tier,
   settings: InferenceSettings,
@@ -53,6 +57,7 @@ export function routeEngine(
   const configured = settings.routes[route.alias] ?? { model: null, rates: null, gguf: null };
   const prefix = `X402M_INFERENCE_${settingInfix(route)}_`;
   const rates = configured.rates ?? defaultRates(route);
+  const { upstream } = settings;
   if (configured.gguf) {
     return {
       engine: local(configured.gguf),
@@ -62,32 +67,37 @@ export function routeEngine(
       settings: `${prefix}GGUF`,
     };
   }
-  if (!settings.upstream)
+  if (upstream && configured.model !== null) {
+    const model = configured.model;
+    return {
+      engine: lazyEngine(`upstream ${model} at ${new URL(upstream.url).host}`, async () =>
+        (await import("./engines/upstream.ts")).upstreamEngine({
+          url: upstream.url,
+          key: upstream.key,
+          model,
+          ...(upstream.timeoutMs !== undefined && { timeoutMs: upstream.timeoutMs }),
+        }),
+      ),
+      kind: "upstream",
+      model,
+      rates,
+      settings: `X402M_INFERENCE_LLM_URL, ${prefix}MODEL, ${prefix}RATES`,
+    };
+  }
+  if (settings.engine === "offline")
     return {
       engine: offline,
       kind: "offline",
       model: configured.model ?? defaultModel(route),
       rates,
-      settings: `${prefix}MODEL`,
+      settings: "X402M_INFERENCE_ENGINE",
     };
-  const settingNames = `X402M_INFERENCE_LLM_URL, ${prefix}MODEL, ${prefix}RATES`;
-  if (configured.model === null)
-    return { engine: null, kind: null, model: defaultModel(route), rates, settings: settingNames };
-  const { upstream } = settings;
-  const model = configured.model;
   return {
-    engine: lazyEngine(`upstream ${configured.model} at ${new URL(settings.upstream.url).host}`, async () =>
-      (await import("./engines/upstream.ts")).upstreamEngine({
-        url: upstream.url,
-        key: upstream.key,
-        model,
-        ...(upstream.timeoutMs !== undefined && { timeoutMs: upstream.timeoutMs }),
-      }),
-    ),
-    kind: "upstream",
-    model: configured.model,
+    engine: null,
+    kind: null,
+    model: configured.model ?? defaultModel(route),
     rates,
-    settings: settingNames,
+    settings: `${upstream ? "" : "X402M_INFERENCE_LLM_URL with "}${prefix}MODEL and ${prefix}RATES for an OpenAI-compatible upstream, ${prefix}GGUF for a local model file, or X402M_INFERENCE_ENGINE=offline for the offline engine (no model)`,
   };
 }
 
@@ -146,6 +156,7 @@ export function modelEntry(route: Tier, served: RouteEngine) {
     },
     constraints: route.stated,
     engine: served.kind,
+    available: served.engine !== null,
   };
 }
 

@@ -117,8 +117,19 @@ export function chatEndpoint(route: Tier, served: RouteEngine, metered = false) 
     },
     timeoutMs: 120_000,
     maxBodyBytes: 1024 * 1024,
+    // No engine: refused before the 402, so no buyer signs for what cannot be served.
+    ...(served.engine === null && { precheck: async () => notConfigured(served) }),
     handler: (body, ctx) => answer(body, ctx, route, served, metered ? price : null),
   });
+}
+
+/** The 503 of a route no engine serves, naming what the operator can set. */
+function notConfigured(served: RouteEngine): AppError {
+  return new AppError(
+    503,
+    "engine_not_configured",
+    `this route has no engine configured on this server: set ${served.settings}; nothing was charged`,
+  );
 }
 
 /** The whole reply of the engine, or an error that is never charged. */
@@ -148,12 +159,7 @@ export async function answer(
   /** The /upto price: the call is metered, at most this. */
   meteredMax: Tier["price"] | null,
 ): Promise<ChatCompletion | Response> {
-  if (!served.engine)
-    throw new AppError(
-      503,
-      "engine_not_configured",
-      `this route has no engine configured on this server (${served.settings}); nothing was charged`,
-    );
+  if (!served.engine) throw notConfigured(served);
   const format = body.response_format?.type;
   const stop = stopOf(body);
   const request: ChatRequest = {

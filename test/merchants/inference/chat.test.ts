@@ -219,7 +219,9 @@ describe("metering on the /upto routes", () => {
   });
 
   it("meters with the configured rates", async () => {
-    const configured = loadConfig({ env: { X402M_INFERENCE_TIER_6_RATES: "1000,1000" } });
+    const configured = loadConfig({
+      env: { X402M_INFERENCE_ENGINE: "offline", X402M_INFERENCE_TIER_6_RATES: "1000,1000" },
+    });
     const e = chatEndpoints(configured.inference).find((x) => x.path === "/v1/chat/completions/_t/t6/upto");
     const ctx = context();
     const reply = (await e?.handler(
@@ -291,14 +293,18 @@ describe("an engine that is missing or fails is never charged", () => {
     expect(error.headers["retry-after"]).toBe("30");
   });
 
-  it("routes without a model answer 503 when an upstream is configured", async () => {
-    const configured = loadConfig({ env: { X402M_INFERENCE_LLM_URL: "http://127.0.0.1:9/v1" } });
-    const e = chatEndpoints(configured.inference).find((x) => x.path === "/v1/chat/completions");
-    const ctx = context();
-    await expect(e?.handler(e.input.parse(body), ctx.ctx)).rejects.toMatchObject({
-      status: 503,
-      message: expect.stringMatching(/X402M_INFERENCE_DEFAULT_MODEL/),
-    });
+  it("routes no engine serves answer 503 before payment, naming the settings to set", async () => {
+    for (const env of [{}, { X402M_INFERENCE_LLM_URL: "http://127.0.0.1:9/v1" }]) {
+      const e = chatEndpoints(loadConfig({ env }).inference).find((x) => x.path === "/v1/chat/completions");
+      if (!e?.precheck) throw new Error("a route without an engine must refuse before payment");
+      const refusal = await e.precheck(e.input.parse(body), { services: context().ctx.services });
+      expect(refusal).toMatchObject({ status: 503, code: "engine_not_configured" });
+      expect(refusal?.message).toMatch(/X402M_INFERENCE_DEFAULT_MODEL and X402M_INFERENCE_DEFAULT_RATES/);
+      expect(refusal?.message).toMatch(/X402M_INFERENCE_DEFAULT_GGUF/);
+      expect(refusal?.message).toMatch(/X402M_INFERENCE_ENGINE=offline/);
+      // Called anyway, the handler refuses the same way.
+      await expect(e.handler(e.input.parse(body), context().ctx)).rejects.toMatchObject({ status: 503 });
+    }
     expect(DEFAULT_ROUTE.alias).toBe("default");
   });
 });
@@ -360,7 +366,11 @@ describe("a route on the local GGUF engine (X402M_INFERENCE_<route>_GGUF)", () =
       const file = path.join(dir, "tiny-chat.gguf");
       writeTinyGguf(file);
       const { inference } = loadConfig({
-        env: { X402M_INFERENCE_TIER_3_GGUF: file, X402M_INFERENCE_TIER_3_RATES: "1,2" },
+        env: {
+          X402M_INFERENCE_TIER_3_GGUF: file,
+          X402M_INFERENCE_TIER_3_RATES: "1,2",
+          X402M_INFERENCE_ENGINE: "offline",
+        },
       });
       const local = chatEndpoints(inference);
       const byPath = (p: string) => local.find((e) => e.path === p) as AnyEndpoint;
@@ -383,7 +393,7 @@ describe("a route on the local GGUF engine (X402M_INFERENCE_<route>_GGUF)", () =
           4049n,
         ),
       ]);
-      // Other routes stay on the offline engine.
+      // Other routes run the offline engine, as chosen.
       const other = byPath("/v1/chat/completions/_t/t4");
       const offline = (await other.handler(other.input.parse(body), context().ctx)) as { model: string };
       expect(offline.model).toBe("offline-t4");

@@ -27,7 +27,7 @@ let devnet: Devnet;
 let miner: ReturnType<typeof startMiner>;
 let facilitator: Facilitator;
 let host: Listening;
-/** The same merchant with tier 4 served by the fake upstream. */
+/** The same merchant with tier 4 served by the fake upstream, and no engine for the other routes. */
 let upstreamHost: Listening;
 let upstream: FakeOpenAI;
 let usdc: ReturnType<typeof usdcReader>;
@@ -208,5 +208,30 @@ describe("a call the upstream fails", () => {
     expect(served.status).toBe(200);
     expect(upstreamCalls()).toBe(before + 1);
     expect(otherBefore - (await usdc.balanceOf(other.address))).toBe(5_214n);
+  });
+});
+
+describe("a route no engine serves", () => {
+  it("answers 503 before the 402, so a paying client signs nothing and pays nothing; /v1/models says so", async () => {
+    const buyer = devnet.buyers[2] as DevnetAccount;
+    const before = await usdc.balanceOf(buyer.address);
+    const answer = await paying(buyer)(`${upstreamHost.url}/v1/chat/completions/_t/t2/upto`, chat("Anyone?"));
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get("payment-required")).toBeNull();
+    expect(await answer.json()).toEqual({
+      error: {
+        message: expect.stringMatching(/X402M_INFERENCE_ENGINE=offline/),
+        type: "server_error",
+        param: null,
+        code: "engine_not_configured",
+      },
+    });
+    expect(await miner.pending()).toBe(0);
+    expect(await usdc.balanceOf(buyer.address)).toBe(before);
+    const models = (await (await fetch(`${upstreamHost.url}/v1/models`)).json()) as {
+      data: { alias: string; engine: string | null; available: boolean }[];
+    };
+    const byAlias = Object.fromEntries(models.data.map((m) => [m.alias, [m.engine, m.available]]));
+    expect(byAlias).toMatchObject({ t2: [null, false], t4: ["upstream", true] });
   });
 });
