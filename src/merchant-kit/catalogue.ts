@@ -8,6 +8,7 @@ import type { z } from "zod";
 import type { Database, Migration } from "../common/db/index.ts";
 import { AppError } from "../common/errors.ts";
 import type { Config } from "../config/config.ts";
+import type { Streamed } from "./payments/streamed.ts";
 
 /** A dollar price exactly as the spec lists it, e.g. "0.001" (no "$", no exponent). */
 export type PriceUsd = `${number}`;
@@ -164,7 +165,13 @@ export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodTyp
    * discovery extension and is left out of the merchant's listings. Default true.
    */
   listed?: boolean;
-  handler: (input: z.output<In>, ctx: HandlerContext) => Promise<z.output<Out> | Response>;
+  /**
+   * Answers the output (sent as JSON), a `Response`, or a `Streamed` answer: sent as it is produced and
+   * settled for what reached the caller (payments/streamed.ts), when `streaming` says how.
+   */
+  handler: (input: z.output<In>, ctx: HandlerContext) => Promise<z.output<Out> | Response | Streamed>;
+  /** How a streamed answer is charged, and where its receipt is, for the OpenAPI document. */
+  streaming?: string;
 }
 
 /**

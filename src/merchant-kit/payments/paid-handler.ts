@@ -13,6 +13,7 @@ import {
   UNPAID_WINDOW_SECONDS,
 } from "./ledger.ts";
 import { paidScheme, paymentHeader, paymentKeyOf } from "./payment-key.ts";
+import { paidStream, Streamed, type StreamSettle } from "./streamed.ts";
 import { openWriteUnit } from "./write-unit.ts";
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -21,6 +22,8 @@ export const DEFAULT_TIMEOUT_MS = 30_000;
 export interface PaidRunner {
   ledger: PaymentLedger;
   funds: FundsReader;
+  /** How this request's verified payment is settled later (a streamed answer's): found now, used at the end. */
+  settlement(c: Context<MerchantEnv>): Promise<StreamSettle>;
   /** The `PAYMENT-REQUIRED` header of this request's route, with `error` set, for refusals after verify. */
   paymentRequired(c: Context<MerchantEnv>, error: string): Promise<Record<string, string>>;
 }
@@ -92,32 +95,87 @@ export function paidHandler(
           metered = atomic;
         }
       : undefined;
+    const budget = startBudget(endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS, c.req.raw.signal);
     let response: Response;
     try {
-      response = await withBudget(endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS, c.req.raw.signal, (signal) =>
+      const result = await budget.race(
         endpoint.handler(c.var.input, {
           payer: key.payer,
-          signal,
+          signal: budget.signal,
           services: run.unit ? { ...services, db: run.unit.db } : services,
           request: c.req.raw,
           ...(meter && { meter }),
         }),
-      ).then((result) => (result instanceof Response ? result : c.json(result)));
+      );
+      if (result instanceof Streamed) {
+        if (run.unit) throw new Error(`${endpoint.path} streamed an answer of a writing call`);
+        response = await handOff(c, run, result, { budget, upto, guarded, runner });
+        return response;
+      }
+      response = result instanceof Response ? result : c.json(result);
       if (upto && response.status < 400) {
         // A handler that answers without saying what it cost is a bug: refused (500), so not charged.
         if (metered === undefined) throw new Error(`${endpoint.path} answered without metering its call`);
         response = withSettlementAmount(response, metered);
       }
     } catch (error) {
+      // Stops what the handler may have left running (a stream it could not hand off).
+      budget.abort(error);
+      budget.end();
       if (guarded)
         run.unpaid = unpaidOutcome(c.req.raw.signal, error instanceof AppError ? error.status : 500);
       throw error;
     }
+    budget.end();
     if (guarded) run.unpaid = unpaidOutcome(c.req.raw.signal, response.status);
     run.handled = response.status < 400;
     return response;
   };
 }
+
+/**
+ * A streamed answer leaves the payment middleware unsettled, and the kit settles it once the stream has
+ * ended (payments/streamed.ts says why and for how much). The middleware settles only answers below 400,
+ * so it is handed this placeholder, which never leaves the process: `settleAndRecord`, around the
+ * middleware, answers the stream in its place. The requirements it settles are found now, while the
+ * request is whole, so that a failure there is an answer, not a broken stream.
+ */
+async function handOff(
+  c: Context<MerchantEnv>,
+  run: PaidRun,
+  streamed: Streamed,
+  how: { budget: Budget; upto: boolean; guarded: boolean; runner: PaidRunner },
+): Promise<Response> {
+  const settle = await how.runner.settlement(c);
+  const body = paidStream(streamed, {
+    signal: how.budget.signal,
+    upto: how.upto,
+    price: run.key.amount,
+    settle,
+    callerLeft: () => c.req.raw.signal.aborted,
+    leave: () => how.budget.abort(new UpstreamError("the caller went away", "aborted", 504)),
+    finish: async (outcome) => {
+      how.budget.end();
+      // Unpaid, as any call: counted against a guarded endpoint's payer, given back otherwise.
+      const recorded: Outcome =
+        outcome === "settled" || outcome === "unsettled"
+          ? outcome
+          : !how.guarded
+            ? "released"
+            : outcome === "unpaid-left"
+              ? "abandoned"
+              : "failed";
+      await how.runner.ledger.finish(run.key, recorded).catch((error: unknown) => {
+        log("error", "a streamed call's outcome could not be recorded", { payer: run.key.payer, error });
+      });
+    },
+  });
+  run.stream = new Response(body, { status: 200, headers: streamed.init.headers });
+  return new Response(null, { status: STREAM_HANDED_OFF });
+}
+
+/** The placeholder's status: any refusal's keeps the middleware from settling. */
+const STREAM_HANDED_OFF = 500;
 
 /**
  * How a guarded call that was not answered counts against its payer: `abandoned` when the caller left,
@@ -152,6 +210,8 @@ export interface PaidRun {
   handled: boolean;
   /** A guarded call not answered after its work began: its caller left, or it failed (5xx). */
   unpaid?: "abandoned" | "failed";
+  /** A streamed answer, sent in place of what the payment middleware saw; its outcome recorded at its end. */
+  stream?: Response;
   unit?: Awaited<ReturnType<typeof openWriteUnit>>;
 }
 
@@ -167,6 +227,11 @@ export function settleAndRecord(ledger: PaymentLedger): MiddlewareHandler<Mercha
     await next();
     const run = c.var.run;
     if (!run) return;
+    if (run.stream) {
+      // The headers set on the way (CORS) carry over to the stream.
+      c.res = run.stream;
+      return;
+    }
     const settled = run.handled && c.res.status < 400 && c.res.headers.has("PAYMENT-RESPONSE");
     const outcome: Outcome = !run.handled ? (run.unpaid ?? "released") : settled ? "settled" : "unsettled";
     if (!run.unit) {
@@ -211,12 +276,17 @@ async function inUse(c: Context<MerchantEnv>, runner: PaidRunner): Promise<AppEr
   );
 }
 
-/** Runs `work` with a signal that aborts after `ms` or when the caller leaves; a 504 when time runs out. */
-async function withBudget<T>(
-  ms: number,
-  caller: AbortSignal,
-  work: (signal: AbortSignal) => Promise<T>,
-): Promise<T> {
+/** A call's time budget: its signal aborts after `ms` (a 504) or when the caller leaves. */
+interface Budget {
+  signal: AbortSignal;
+  /** `work`, or the budget's reason once it runs out. */
+  race<T>(work: Promise<T>): Promise<T>;
+  abort(reason: unknown): void;
+  /** The call is over: no more time-out. */
+  end(): void;
+}
+
+function startBudget(ms: number, caller: AbortSignal): Budget {
   const controller = new AbortController();
   const timer = setTimeout(
     () => controller.abort(new UpstreamError(`no answer within ${ms} ms`, "timeout", 504)),
@@ -224,15 +294,18 @@ async function withBudget<T>(
   );
   const onCallerGone = () => controller.abort(new UpstreamError("the caller went away", "aborted", 504));
   caller.addEventListener("abort", onCallerGone, { once: true });
-  try {
-    return await Promise.race([
-      work(controller.signal),
-      new Promise<never>((_, reject) => {
-        controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-    caller.removeEventListener("abort", onCallerGone);
-  }
+  const aborted = new Promise<never>((_, reject) => {
+    controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
+  });
+  // Nobody may be racing when the budget ends: the rejection is then nobody's to handle.
+  aborted.catch(() => undefined);
+  return {
+    signal: controller.signal,
+    race: (work) => Promise.race([work, aborted]),
+    abort: (reason) => controller.abort(reason),
+    end: () => {
+      clearTimeout(timer);
+      caller.removeEventListener("abort", onCallerGone);
+    },
+  };
 }

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../../src/common/errors.ts";
 import { loadConfig } from "../../../src/config/config.ts";
 import type { AnyEndpoint, HandlerContext } from "../../../src/merchant-kit/catalogue.ts";
+import { Streamed } from "../../../src/merchant-kit/payments/streamed.ts";
 import { chatEndpoints } from "../../../src/merchants/inference/catalogue.ts";
 import {
   type ChatCompletion,
@@ -62,9 +63,18 @@ interface Chunk {
   usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
 }
 
-async function events(response: Response): Promise<{ chunks: Chunk[]; raw: string }> {
-  expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
-  const raw = await response.text();
+/** A streamed answer read as a caller receives it whole: its head, every part, its end (nothing charged). */
+async function events(answer: unknown): Promise<{ chunks: Chunk[]; raw: string; parts: number }> {
+  expect(answer).toBeInstanceOf(Streamed);
+  const { init } = answer as Streamed;
+  expect(init.headers["content-type"]).toMatch(/^text\/event-stream/);
+  let raw = init.head;
+  let parts = 0;
+  for await (const part of init.parts) {
+    raw += part;
+    parts++;
+  }
+  raw += init.end({ charged: 0n });
   const data = raw
     .split("\n\n")
     .filter(Boolean)
@@ -73,7 +83,7 @@ async function events(response: Response): Promise<{ chunks: Chunk[]; raw: strin
       return block.slice(6);
     });
   expect(data.at(-1)).toBe("[DONE]");
-  return { chunks: data.slice(0, -1).map((d) => JSON.parse(d) as Chunk), raw };
+  return { chunks: data.slice(0, -1).map((d) => JSON.parse(d) as Chunk), raw, parts };
 }
 
 describe("the chat handler on the offline engine", () => {
@@ -152,7 +162,7 @@ describe("the chat handler on the offline engine", () => {
       stream: true,
       stream_options: { include_usage: true },
     });
-    const { chunks } = await events(answer as Response);
+    const { chunks } = await events(answer);
     expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
     for (const c of chunks) {
       expect(c.object).toBe("chat.completion.chunk");
@@ -167,9 +177,7 @@ describe("the chat handler on the offline engine", () => {
     expect(chunks.at(-2)?.choices[0]?.finish_reason).toBe("stop");
     for (const c of chunks.slice(0, -1)) expect(c.usage).toBeNull();
 
-    const quiet = await events(
-      (await call("/v1/chat/completions/_t/t3", { messages, stream: true })).answer as Response,
-    );
+    const quiet = await events((await call("/v1/chat/completions/_t/t3", { messages, stream: true })).answer);
     for (const c of quiet.chunks) expect("usage" in c).toBe(false);
     expect(quiet.chunks.at(-1)?.choices[0]?.finish_reason).toBe("stop");
   });
@@ -209,13 +217,22 @@ describe("metering on the /upto routes", () => {
     });
     expect((empty.answer as ChatCompletion).usage.completion_tokens).toBe(0);
     expect(empty.metered).toEqual([0n]);
+    const plain = (
+      await call("/v1/chat/completions/_t/t10/upto", { messages: [{ role: "user", content: "hi" }] })
+    ).metered[0] as bigint;
     const streamed = await call("/v1/chat/completions/_t/t10/upto", {
       messages: [{ role: "user", content: "hi" }],
       stream: true,
     });
-    expect(streamed.metered).toHaveLength(1);
-    expect(streamed.metered[0]).toBeGreaterThan(0n);
-    await events(streamed.answer as Response);
+    // A stream is metered by the kit, for what it delivered: all of it, the same as the reply whole.
+    expect(streamed.metered).toEqual([]);
+    const { parts } = await events(streamed.answer);
+    const { meter } = (streamed.answer as Streamed).init;
+    expect(meter(parts, true)).toBe(plain);
+    // Cut short: the prompt and the pieces delivered, by the tokenizer; none delivered, no output.
+    expect(meter(2, false)).toBeGreaterThan(0n);
+    expect(meter(2, false)).toBeLessThan(plain);
+    expect(meter(0, false)).toBe(0n);
   });
 
   it("meters with the configured rates", async () => {
