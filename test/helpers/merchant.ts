@@ -107,7 +107,7 @@ export const model = defineEndpoint({
   effects: ["upstream"],
   input: z.object({
     delay: z.coerce.number().int().max(2000).default(0),
-    /** Once it has run, fails with this status: 4xx as a refusal, 5xx as an upstream that failed. */
+    /** Once it has run, fails: a 5xx as an upstream that failed (`UpstreamError`), anything else as a refusal. */
     fail: z.coerce.number().int().min(400).max(504).optional(),
   }),
   output: z.object({ answer: z.string() }),

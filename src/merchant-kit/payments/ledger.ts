@@ -16,12 +16,13 @@
  * (`reserve`), so concurrent payments that could not all settle never all run.
  *
  * **Unpaid calls.** A caller that leaves while such a handler runs is charged nothing, and neither is a
- * handler that fails once it runs (an upstream's 5xx, a time-out), yet in both cases the work may have cost
- * the merchant (an upstream model's tokens, a local model's seconds). The row is kept, as `abandoned` or
- * `failed`: that authorization never runs again (were it given back, one signed payment could make the
- * merchant pay for the same work over and over), and a payer with `UNPAID_LIMIT` such calls in the last
- * `UNPAID_WINDOW_SECONDS` is refused before any work until the oldest ages out. A refusal (4xx: the
- * request's fault, found before the work) is given back and counts for nothing.
+ * handler whose upstream or engine fails once it runs (an error, a time-out), yet in both cases the work may
+ * have cost the merchant (an upstream model's tokens, a local model's seconds). The row is kept, as
+ * `abandoned` or `failed`: that authorization never runs again (were it given back, one signed payment
+ * could make the merchant pay for the same work over and over), and a payer with `UNPAID_LIMIT` such calls
+ * in the last `UNPAID_WINDOW_SECONDS` is refused before any work until the oldest ages out. A refusal (the
+ * handler's own decision before its work: bad input, a provider not configured) is given back and counts
+ * for nothing.
  */
 import type { Database, Queryable } from "../../common/db/index.ts";
 
@@ -60,13 +61,13 @@ export const MAX_CHECKED_NONCES = 64;
 export type Outcome =
   /** Settled: the payer was charged. */
   | "settled"
-  /** The handler refused (4xx), or an unguarded one failed: nothing charged, the authorization may be used again. */
+  /** The handler refused, or an unguarded one failed: nothing charged, the authorization may be used again. */
   | "released"
   /** The handler ran but settlement failed or its outcome is unknown: nothing to deliver, maybe charged. */
   | "unsettled"
   /** The caller left while a guarded handler ran: nothing charged, the authorization spent here. */
   | "abandoned"
-  /** A guarded handler failed once it ran (5xx): nothing charged, the authorization spent here. */
+  /** A guarded handler's upstream or engine failed once it ran, or it crashed: nothing charged, the authorization spent here. */
   | "failed";
 
 /** A payer's funds as the chain shows them at one block. */

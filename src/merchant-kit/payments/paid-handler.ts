@@ -40,9 +40,9 @@ export interface PaidRunner {
  * 3. the handler runs under its time budget (a 504 when it runs out);
  * 4. an `upto` endpoint's answer carries what the handler metered, which the middleware settles instead
  *    of the authorized maximum.
- * Every refusal answers >= 400, so nothing is charged. A guarded call that its caller leaves, or that
- * fails once its handler runs (5xx), is charged nothing and counts against the payer (ledger.ts, unpaid
- * calls): a payer with too many recently is refused with 429 `too_many_unpaid_calls` before any work.
+ * Every refusal answers >= 400, so nothing is charged. A guarded call that its caller leaves, or whose
+ * upstream or engine fails once the handler runs, is charged nothing and counts against the payer (ledger.ts,
+ * unpaid calls): a payer with too many recently is refused with 429 `too_many_unpaid_calls` before any work.
  */
 export function paidHandler(
   endpoint: AnyEndpoint,
@@ -122,12 +122,11 @@ export function paidHandler(
       // Stops what the handler may have left running (a stream it could not hand off).
       budget.abort(error);
       budget.end();
-      if (guarded)
-        run.unpaid = unpaidOutcome(c.req.raw.signal, error instanceof AppError ? error.status : 500);
+      if (guarded) run.unpaid = unpaidOutcome(c.req.raw.signal, error);
       throw error;
     }
     budget.end();
-    if (guarded) run.unpaid = unpaidOutcome(c.req.raw.signal, response.status);
+    if (guarded && response.status >= 400 && c.req.raw.signal.aborted) run.unpaid = "abandoned";
     run.handled = response.status < 400;
     return response;
   };
@@ -178,14 +177,15 @@ async function handOff(
 const STREAM_HANDED_OFF = 500;
 
 /**
- * How a guarded call that was not answered counts against its payer: `abandoned` when the caller left,
- * `failed` when the handler failed once it ran (5xx: an upstream's failure or time-out, a crash), in both
- * cases after work the merchant may have paid for; none for a refusal (4xx), which the handler decides
- * before its work, or for an answer.
+ * How a guarded call whose handler threw counts against its payer: `abandoned` when the caller left,
+ * `failed` when what it depends on failed or timed out (an `UpstreamError`: an upstream's or an engine's
+ * error, the call's time budget) or it crashed (anything but an `AppError`), in both cases after work the
+ * merchant may have paid for; none for a refusal (any other `AppError`, whatever its status: bad input, a
+ * provider not configured), which the handler decides before its work.
  */
-function unpaidOutcome(caller: AbortSignal, status: number): PaidRun["unpaid"] {
+function unpaidOutcome(caller: AbortSignal, failure: unknown): PaidRun["unpaid"] {
   if (caller.aborted) return "abandoned";
-  return status >= 500 ? "failed" : undefined;
+  return failure instanceof UpstreamError || !(failure instanceof AppError) ? "failed" : undefined;
 }
 
 /**
@@ -208,7 +208,7 @@ export interface PaidRun {
   key: PaymentKey;
   /** The handler answered below 400 (so the middleware went on to settle). */
   handled: boolean;
-  /** A guarded call not answered after its work began: its caller left, or it failed (5xx). */
+  /** A guarded call not answered after its work began: its caller left, or it failed (`unpaidOutcome`). */
   unpaid?: "abandoned" | "failed";
   /** A streamed answer, sent in place of what the payment middleware saw; its outcome recorded at its end. */
   stream?: Response;

@@ -198,11 +198,11 @@ describe.each(DATABASE_KINDS)("guarded endpoints, merchant state on %s", (kind) 
     const replay = (signature: string, query: string) =>
       fetch(`${shop.url}/api/model?${query}`, { headers: { "PAYMENT-SIGNATURE": signature } });
 
-    // A refusal (4xx) gives its authorization back, and it counts for nothing: the same one buys a call.
+    // A refusal (the handler's own AppError) gives its authorization back and counts for nothing: it is sent again.
     expect((await pay(`${shop.url}/api/model?fail=422`)).status).toBe(422);
     expect((await replay(signatures.at(-1) as string, "fail=422")).status).toBe(422);
 
-    // Failures once the handler ran (5xx) keep theirs: sent again, even several times at once, it runs nothing.
+    // An upstream's failure once the handler ran keeps its authorization: sent again, even at once, it runs nothing.
     for (let i = 0; i < UNPAID_LIMIT; i++)
       expect((await pay(`${shop.url}/api/model?fail=502`)).status).toBe(502);
     const before = runsNow();
