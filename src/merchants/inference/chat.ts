@@ -168,6 +168,7 @@ export async function answer(
     model: served.model,
     messages: engineMessages(body.messages),
     maxTokens: maxTokensOf(body, route),
+    ...(route.limits.reasoningCountsAsOutput && { reasoningCountsAsOutput: true }),
     ...(body.temperature != null && { temperature: body.temperature }),
     ...(body.top_p != null && { topP: body.top_p }),
     ...(stop && { stop }),

@@ -21,6 +21,8 @@ export interface ChatRequest {
   messages: ChatMessage[];
   /** Already resolved from the request and the tier's limits: the engine never produces more. */
   maxTokens: number;
+  /** `maxTokens` bounds a reasoning model's reasoning too (tier 8): its reasoning tokens are reply tokens. */
+  reasoningCountsAsOutput?: boolean;
   temperature?: number;
   topP?: number;
   /** Up to 4 sequences; the reply ends before the first one it would contain. */

@@ -341,9 +341,28 @@ describe("a route served by an OpenAI-compatible upstream (on 127.0.0.1)", () =>
           X402M_INFERENCE_LLM_KEY: KEY,
           X402M_INFERENCE_TIER_2_MODEL: "small-8b",
           X402M_INFERENCE_TIER_2_RATES: "100,200",
+          X402M_INFERENCE_TIER_5_MODEL: "small-8b",
+          X402M_INFERENCE_TIER_5_RATES: "100,200",
+          X402M_INFERENCE_TIER_8_MODEL: "small-8b",
+          X402M_INFERENCE_TIER_8_RATES: "100,200",
         },
       }).inference,
     );
+
+  it("asks the tier's default limit when the call names none: tier 5 1,024 tokens, tier 8 4,096 with its reasoning", async () => {
+    upstream.behaviour = { kind: "reply", text: () => "Hi." };
+    const sent = async (path: string) => {
+      const e = routes().find((x) => x.path === path) as AnyEndpoint;
+      await e.handler(e.input.parse({ messages: [{ role: "user", content: "hi" }] }), context().ctx);
+      return bodyOf(upstream.requests.at(-1) as Parameters<typeof bodyOf>[0]);
+    };
+    const t5 = await sent("/v1/chat/completions/_t/t5/upto");
+    expect(t5.max_tokens).toBe(1024);
+    expect(t5).not.toHaveProperty("max_completion_tokens");
+    const t8 = await sent("/v1/chat/completions/_t/t8");
+    expect(t8.max_completion_tokens).toBe(4096);
+    expect(t8).not.toHaveProperty("max_tokens");
+  });
 
   it("asks the tier's model, answers its reply, and meters its usage at the tier's rates", async () => {
     upstream.behaviour = { kind: "reply", text: () => "Hello from upstream." };
