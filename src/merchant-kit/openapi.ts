@@ -141,6 +141,12 @@ function operation(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentS
         description:
           "Payment required: the PAYMENT-REQUIRED header (base64 JSON) carries the x402 requirements.",
       },
+      ...(isMetered(endpoint) && {
+        "412": {
+          description:
+            "Paid with upto from a wallet that has not approved Permit2 for the token: the PAYMENT-REQUIRED header's error is permit2_allowance_required (as x402's own resource server answers); approve Permit2 once and pay again. Not charged.",
+        },
+      }),
       "409": errorResponse(
         "The same payment is in use by another request; not charged.",
         endpoint.errorDialect,

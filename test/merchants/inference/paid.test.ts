@@ -5,7 +5,11 @@
  * the tier's rates, never the maximum; a refusal costs nothing; buyers at once each pay their own; a call
  * the upstream fails is never charged, and its payment never buys the upstream's work again.
  */
-import { decodePaymentResponseHeader } from "@x402/core/http";
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentResponseHeader,
+  decodePaymentSignatureHeader,
+} from "@x402/core/http";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
@@ -163,6 +167,52 @@ describe("the inference host, paid through x402 on the devnet", () => {
     // Longer prompts cost more; the host received exactly what the buyers paid.
     expect(charged[0]).toBeLessThan(charged[2] as bigint);
     expect((await usdc.balanceOf(payTo)) - shopBefore).toBe(charged.reduce((a, b) => a + b, 0n));
+  });
+});
+
+describe("a buyer that never approved Permit2", () => {
+  it("is refused a metered call as the official facilitator refuses it, permit2_allowance_required, and pays nothing", async () => {
+    const wallet = await walletHolding(devnet, 100_000n);
+    const signatures: string[] = [];
+    const recording: typeof fetch = (input, init) => {
+      const signature = (input as Request).headers?.get("PAYMENT-SIGNATURE");
+      if (signature) signatures.push(signature);
+      return fetch(input, init);
+    };
+    const answer = await wrapFetchWithPayment(recording, x402ClientOf(wallet))(
+      `${host.url}/v1/chat/completions/_t/t3/upto`,
+      chat("Hello"),
+    );
+    // What the official resource server answers to it: 412, the PAYMENT-REQUIRED header naming the reason.
+    expect(answer.status).toBe(412);
+    expect(decodePaymentRequiredHeader(answer.headers.get("payment-required") as string).error).toBe(
+      "permit2_allowance_required",
+    );
+    // The facilitator's own answer, over HTTP: a 200 with the official verify response's shape.
+    const payload = decodePaymentSignatureHeader(signatures.at(-1) as string);
+    const verified = await facilitator.app.fetch(
+      new Request("http://facilitator/verify", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          x402Version: 2,
+          paymentPayload: payload,
+          paymentRequirements: payload.accepted,
+        }),
+      }),
+    );
+    expect(verified.status).toBe(200);
+    expect(await verified.json()).toEqual({
+      isValid: false,
+      invalidReason: "permit2_allowance_required",
+      payer: wallet.address,
+    });
+    const rows = await state.db.query("SELECT 1 FROM merchant_payments WHERE payer = $1", [
+      wallet.address.toLowerCase(),
+    ]);
+    expect(rows.rowCount).toBe(0);
+    expect(await miner.pending()).toBe(0);
+    expect(await usdc.balanceOf(wallet.address)).toBe(100_000n);
   });
 });
 
