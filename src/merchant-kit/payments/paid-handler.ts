@@ -3,6 +3,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { AppError, ConflictError, UpstreamError } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
 import { type AnyEndpoint, isMetered, type MerchantServices } from "../catalogue.ts";
+import { abortable } from "../fetch/abortable.ts";
 import type { MerchantEnv } from "../input.ts";
 import {
   type FundsReader,
@@ -294,14 +295,9 @@ function startBudget(ms: number, caller: AbortSignal): Budget {
   );
   const onCallerGone = () => controller.abort(new UpstreamError("the caller went away", "aborted", 504));
   caller.addEventListener("abort", onCallerGone, { once: true });
-  const aborted = new Promise<never>((_, reject) => {
-    controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
-  });
-  // Nobody may be racing when the budget ends: the rejection is then nobody's to handle.
-  aborted.catch(() => undefined);
   return {
     signal: controller.signal,
-    race: (work) => Promise.race([work, aborted]),
+    race: (work) => abortable(work, controller.signal),
     abort: (reason) => controller.abort(reason),
     end: () => {
       clearTimeout(timer);

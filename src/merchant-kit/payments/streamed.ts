@@ -21,6 +21,7 @@
  */
 import { AppError } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
+import { abortable } from "../fetch/abortable.ts";
 
 /** How a streamed answer ended, for its last bytes. */
 export interface StreamEnding {
@@ -115,7 +116,7 @@ export function paidStream(streamed: Streamed, options: PaidStreamOptions): Read
       async pull(controller) {
         let ending: string;
         try {
-          const next = await untilAborted(parts.next(), options.signal);
+          const next = await abortable(parts.next(), options.signal);
           if (gone) return;
           if (!next.done) {
             controller.enqueue(encoder.encode(next.value));
@@ -164,23 +165,4 @@ function asAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
   log("error", "a streamed answer failed", { error });
   return new AppError(500, "internal_error", "the answer failed while it was being sent", { cause: error });
-}
-
-/** `work`, or the signal's reason once it aborts (an engine that ignores its signal is not waited for). */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
 }

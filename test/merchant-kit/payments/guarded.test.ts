@@ -18,7 +18,7 @@ import { startMiner, walletHolding } from "../../helpers/chain.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { GUARDED_ENDPOINTS, runs, startMerchant, testMerchant } from "../../helpers/merchant.ts";
-import { NETWORK, newMerchant, usdcReader } from "../../helpers/x402.ts";
+import { NETWORK, newMerchant, recordingFetch, usdcReader } from "../../helpers/x402.ts";
 
 let devnet: Devnet;
 let miner: ReturnType<typeof startMiner>;
@@ -124,13 +124,7 @@ describe.each(DATABASE_KINDS)("guarded endpoints, merchant state on %s", (kind) 
   it("charges nothing for calls their caller left, and refuses a wallet that left 5 within the hour", async () => {
     const usdc = usdcReader(devnet.rpc);
     const wallet = await walletHolding(devnet, PRICE * 10n);
-    const signatures: string[] = [];
-    // @x402/fetch sends Request objects, of whichever Request class is global (@hono/node-server has its own).
-    const recording: typeof fetch = (input, init) => {
-      const signature = (input as Request).headers?.get("PAYMENT-SIGNATURE");
-      if (signature) signatures.push(signature);
-      return fetch(input, init);
-    };
+    const { fetch: recording, signatures } = recordingFetch();
     const pay = wrapFetchWithPayment(
       recording,
       new x402Client().register(NETWORK, new ExactEvmClient(privateKeyToAccount(wallet.privateKey))),
@@ -184,12 +178,7 @@ describe.each(DATABASE_KINDS)("guarded endpoints, merchant state on %s", (kind) 
   it("spends a failed call's authorization and counts it against the payer alone; a refusal does neither", async () => {
     const wallet = await walletHolding(devnet, PRICE * 2n);
     const other = await walletHolding(devnet, PRICE);
-    const signatures: string[] = [];
-    const recording: typeof fetch = (input, init) => {
-      const signature = (input as Request).headers?.get("PAYMENT-SIGNATURE");
-      if (signature) signatures.push(signature);
-      return fetch(input, init);
-    };
+    const { fetch: recording, signatures } = recordingFetch();
     const pay = wrapFetchWithPayment(
       recording,
       new x402Client().register(NETWORK, new ExactEvmClient(privateKeyToAccount(wallet.privateKey))),

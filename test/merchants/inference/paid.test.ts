@@ -26,7 +26,7 @@ import { openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { startMerchant } from "../../helpers/merchant.ts";
 import { type FakeOpenAI, startOpenAIUpstream } from "../../helpers/upstreams/openai.ts";
-import { newMerchant, usdcReader, x402ClientOf } from "../../helpers/x402.ts";
+import { newMerchant, recordingFetch, usdcReader, x402ClientOf } from "../../helpers/x402.ts";
 
 let devnet: Devnet;
 let miner: ReturnType<typeof startMiner>;
@@ -173,12 +173,7 @@ describe("the inference host, paid through x402 on the devnet", () => {
 describe("a buyer that never approved Permit2", () => {
   it("is refused a metered call as the official facilitator refuses it, permit2_allowance_required, and pays nothing", async () => {
     const wallet = await walletHolding(devnet, 100_000n);
-    const signatures: string[] = [];
-    const recording: typeof fetch = (input, init) => {
-      const signature = (input as Request).headers?.get("PAYMENT-SIGNATURE");
-      if (signature) signatures.push(signature);
-      return fetch(input, init);
-    };
+    const { fetch: recording, signatures } = recordingFetch();
     const answer = await wrapFetchWithPayment(recording, x402ClientOf(wallet))(
       `${host.url}/v1/chat/completions/_t/t3/upto`,
       chat("Hello"),
@@ -220,12 +215,7 @@ describe("a call the upstream fails", () => {
   it("is never charged, spends its payment, and counts against its wallet alone until it is refused before any work", async () => {
     const t4 = `${upstreamHost.url}/v1/chat/completions/_t/t4`;
     const wallet = await walletHolding(devnet, 2n * 5_214n);
-    const signatures: string[] = [];
-    const recording: typeof fetch = (input, init) => {
-      const signature = (input as Request).headers?.get("PAYMENT-SIGNATURE");
-      if (signature) signatures.push(signature);
-      return fetch(input, init);
-    };
+    const { fetch: recording, signatures } = recordingFetch();
     const pay = wrapFetchWithPayment(recording, x402ClientOf(wallet));
     const upstreamCalls = () => upstream.requests.length;
     upstream.behaviour = { kind: "status", status: 500 };
