@@ -133,6 +133,8 @@ const [args, childEnv, readyLine] =
           X402M_FACILITATOR_URL: env.FACILITATOR_URL,
           X402M_NETWORK: env.EVM_NETWORK || "eip155:8453",
           X402M_RPC_URL: env.EVM_RPC_URL,
+          // The suite pays for answers, not for a model: the inference API answers on its offline engine.
+          ...(merchant === "inference" && { X402M_INFERENCE_ENGINE: "offline" }),
         },
         "Server listening",
       ]

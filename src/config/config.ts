@@ -139,18 +139,21 @@ export const ConfigSchema = z.object({
       .nullable(),
   }),
   /**
-   * The inference merchant's engine and, per route (`default`, `t1` .. `t15`, src/merchants/inference/tiers.ts),
-   * the model it answers as and its per-token rates. Without `upstream` every route runs the offline engine
-   * (no model; the demo and the tests), answering as `offline-<alias>` at rates derived from its price. With
-   * `upstream` (X402M_INFERENCE_LLM_URL, any OpenAI-compatible `/v1` base URL, and X402M_INFERENCE_LLM_KEY) a
-   * route is served by it when its model is set (X402M_INFERENCE_DEFAULT_MODEL, X402M_INFERENCE_TIER_<n>_MODEL),
-   * and then needs its rates ("in,out" in dollars per million tokens: X402M_INFERENCE_DEFAULT_RATES,
-   * X402M_INFERENCE_TIER_<n>_RATES), which meter the /upto routes; a route without a model answers 503.
-   * A route with a GGUF model file (X402M_INFERENCE_DEFAULT_GGUF, X402M_INFERENCE_TIER_<n>_GGUF) runs it on
-   * this host instead (node-llama-cpp, one thread), answering as its model name or the file's.
+   * The inference merchant's engines and, per route (`default`, `t1` .. `t15`, src/merchants/inference/tiers.ts),
+   * the model it answers as and its per-token rates. A route with a GGUF model file (X402M_INFERENCE_DEFAULT_GGUF,
+   * X402M_INFERENCE_TIER_<n>_GGUF) runs it on this host (node-llama-cpp, one thread), answering as its model
+   * name or the file's. Else, with `upstream` (X402M_INFERENCE_LLM_URL, any OpenAI-compatible `/v1` base URL,
+   * and X402M_INFERENCE_LLM_KEY), a route is served by it when its model is set (X402M_INFERENCE_DEFAULT_MODEL,
+   * X402M_INFERENCE_TIER_<n>_MODEL), and then needs its rates ("in,out" in dollars per million tokens:
+   * X402M_INFERENCE_DEFAULT_RATES, X402M_INFERENCE_TIER_<n>_RATES), which meter the /upto routes. Else, with
+   * `engine: "offline"` (X402M_INFERENCE_ENGINE=offline: the demo, the tests), the route runs the offline engine
+   * (no model), answering as `offline-<alias>` at rates derived from its price. Else it has no engine and
+   * answers 503 before any payment: selling an echo at a model's price is a choice, never a default.
    */
   inference: z
     .object({
+      /** The engine of the routes no model serves: `offline`, or none. */
+      engine: z.enum(["offline"], { error: 'the only value is "offline" (unset: no engine)' }).nullable(),
       upstream: z
         .object({
           url: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, "")),
@@ -407,6 +410,7 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
         : null,
     },
     inference: {
+      engine: env.X402M_INFERENCE_ENGINE || null,
       upstream: env.X402M_INFERENCE_LLM_URL
         ? {
             url: env.X402M_INFERENCE_LLM_URL,
@@ -541,6 +545,7 @@ function settingOf(path: readonly string[]): string {
     }
     return third === "speechModel" ? "X402M_INFERENCE_SPEECH_MODEL" : "X402M_INFERENCE_TRANSCRIPTION_MODEL";
   }
+  if (head === "inference" && second === "engine") return "X402M_INFERENCE_ENGINE";
   if (head === "inference" && second === "upstream")
     return `X402M_INFERENCE_LLM_${third === "timeoutMs" ? "TIMEOUT_MS" : (third ?? "URL").toUpperCase()}`;
   if (head === "inference" && second === "routes" && third) {

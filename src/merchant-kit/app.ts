@@ -18,7 +18,11 @@ import { chainFunds } from "./payments/funds.ts";
 import { type FundsReader, PaymentLedger } from "./payments/ledger.ts";
 import { refuseMalformedPayment } from "./payments/malformed.ts";
 import { paidHandler, settleAndRecord } from "./payments/paid-handler.ts";
-import { PublicUrlResourceServer, paymentRequiredHeaders } from "./payments/resource-server.ts";
+import {
+  laterSettlement,
+  PublicUrlResourceServer,
+  paymentRequiredHeaders,
+} from "./payments/resource-server.ts";
 import { renderReferencePage } from "./reference-page.ts";
 import { type PaymentSettings, x402Routes } from "./routes.ts";
 import { startTables } from "./tables.ts";
@@ -79,6 +83,7 @@ export async function merchantApp(
       options.funds ?? chainFunds(options.payments.rpcUrl, options.payments.asset.address as `0x${string}`),
     paymentRequired: (c: Parameters<typeof paymentRequiredHeaders>[1], error: string) =>
       paymentRequiredHeaders(httpServer, c, error),
+    settlement: (c: Parameters<typeof laterSettlement>[1]) => laterSettlement(httpServer, c),
   };
   const outcome = settleAndRecord(ledger);
   const malformed = refuseMalformedPayment();

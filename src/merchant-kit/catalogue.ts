@@ -8,6 +8,7 @@ import type { z } from "zod";
 import type { Database, Migration } from "../common/db/index.ts";
 import { AppError } from "../common/errors.ts";
 import type { Config } from "../config/config.ts";
+import type { Streamed } from "./payments/streamed.ts";
 
 /** A dollar price exactly as the spec lists it, e.g. "0.001" (no "$", no exponent). */
 export type PriceUsd = `${number}`;
@@ -118,8 +119,12 @@ export type Errors = Readonly<Partial<Record<ErrorStatus, string>>>;
  * - `"upstream"`: it costs money outside (a language model, a search API, an image model). The payer's
  *   funds are reserved before the handler runs: a payment the payer's balance cannot cover on top of its
  *   payments in flight is refused (402 `insufficient_funds`) before any work.
+ * - `"compute"`: it costs this host real work (a local language model: seconds of CPU on which other calls
+ *   wait). Guarded as `"upstream"` is.
+ * A guarded call that goes unpaid once its work began (its caller left, or it failed) counts against the
+ * payer (payments/ledger.ts).
  */
-export type Effect = "writes" | "upstream";
+export type Effect = "writes" | "upstream" | "compute";
 
 /**
  * Tables an endpoint keeps its state in (one module of migrations, src/common/db/migrate.ts), applied
@@ -189,7 +194,13 @@ export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodTyp
    * discovery extension and is left out of the merchant's listings. Default true.
    */
   listed?: boolean;
-  handler: (input: z.output<In>, ctx: HandlerContext) => Promise<z.output<Out> | Response>;
+  /**
+   * Answers the output (sent as JSON), a `Response`, or a `Streamed` answer: sent as it is produced and
+   * settled for what reached the caller (payments/streamed.ts), when `streaming` says how.
+   */
+  handler: (input: z.output<In>, ctx: HandlerContext) => Promise<z.output<Out> | Response | Streamed>;
+  /** How a streamed answer is charged, and where its receipt is, for the OpenAPI document. */
+  streaming?: string;
 }
 
 /**

@@ -32,11 +32,14 @@ export function openAiErrors(): MiddlewareHandler {
     const param = c.error instanceof BadInputError ? (c.error.param ?? null) : null;
     const headers = new Headers(c.res.headers);
     c.res = undefined;
-    c.res = new Response(
-      JSON.stringify({
-        error: { message: error.message, type: openAiType(status), param, code: error.code },
-      }),
-      { status, headers },
-    );
+    c.res = new Response(JSON.stringify(openAiErrorBody(status, error.code, error.message, param)), {
+      status,
+      headers,
+    });
   };
+}
+
+/** An error in OpenAI's shape, for a refusal of `status` (also sent as an event when a stream fails). */
+export function openAiErrorBody(status: number, code: string, message: string, param: string | null = null) {
+  return { error: { message, type: openAiType(status), param, code } };
 }

@@ -43,4 +43,14 @@ export const KIT_MIGRATIONS: readonly Migration[] = [
         CHECK (state IN ('running', 'settled', 'unsettled', 'abandoned'));
     CREATE INDEX merchant_payments_abandoned ON merchant_payments (payer, finished_at) WHERE state = 'abandoned';`,
   },
+  {
+    version: 4,
+    name: "failed calls: a guarded handler that failed once it ran counts against the payer like an abandoned one",
+    up: `ALTER TABLE merchant_payments DROP CONSTRAINT merchant_payments_state_check,
+      ADD CONSTRAINT merchant_payments_state_check
+        CHECK (state IN ('running', 'settled', 'unsettled', 'abandoned', 'failed'));
+    DROP INDEX merchant_payments_abandoned;
+    CREATE INDEX merchant_payments_unpaid ON merchant_payments (payer, finished_at)
+      WHERE state IN ('abandoned', 'failed');`,
+  },
 ];

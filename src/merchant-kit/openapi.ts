@@ -167,7 +167,7 @@ function operation(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentS
     description: `${endpoint.description}\n\n${paidHow(endpoint)}`,
     responses: {
       "200": {
-        description: "The result; the PAYMENT-RESPONSE header carries the settlement.",
+        description: `The result; the PAYMENT-RESPONSE header carries the settlement.${endpoint.streaming ? ` ${endpoint.streaming}` : ""}`,
         headers: {
           "PAYMENT-RESPONSE": base64JsonHeader(
             "SettlementResponse",

@@ -7,7 +7,7 @@
 import { type AnyEndpoint, type ErrorStatus, type Errors, isMetered } from "./catalogue.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./input.ts";
 import { jsonSchemaOf, objectProperties } from "./json-schema.ts";
-import { ABANDON_LIMIT } from "./payments/ledger.ts";
+import { UNPAID_LIMIT } from "./payments/ledger.ts";
 import { DEFAULT_TIMEOUT_MS, isGuarded } from "./payments/paid-handler.ts";
 
 /** Whether a call carries input the kit checks: a body, or query or path parameters. */
@@ -44,7 +44,7 @@ export function kitErrors(endpoint: AnyEndpoint): Errors {
       413: `The body is larger than ${endpoint.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES} bytes (body_too_large), refused before any payment is asked for.`,
     }),
     ...(guarded && {
-      429: `This wallet left ${ABANDON_LIMIT} paid calls mid-work in the last hour (too_many_abandoned_calls): refused before any work; Retry-After says when it may call again.`,
+      429: `This wallet has ${UNPAID_LIMIT} paid calls in the last hour whose work went unpaid, left mid-work or failed (too_many_unpaid_calls): refused before any work; Retry-After says when it may call again.`,
     }),
     503: `The payment facilitator cannot be reached (facilitator_unavailable); Retry-After says when to try again.${
       guarded

@@ -54,9 +54,14 @@ describe("the configuration", () => {
     expect(refusal({ X402M_INFERENCE_PORT: "-1" })).toMatch(/X402M_INFERENCE_PORT/);
   });
 
-  it("runs every inference route on the offline engine unless an upstream is set", () => {
+  it("gives the inference routes no engine unless one is set, the offline engine only when chosen", () => {
     const { inference } = loadConfig({ env: {} });
+    expect(inference.engine).toBeNull();
     expect(inference.upstream).toBeNull();
+    expect(loadConfig({ env: { X402M_INFERENCE_ENGINE: "offline" } }).inference.engine).toBe("offline");
+    expect(refusal({ X402M_INFERENCE_ENGINE: "echo" })).toMatch(
+      /^invalid X402M_INFERENCE_ENGINE: .*"offline"/,
+    );
     expect(Object.keys(inference.routes)).toEqual([
       "default",
       ...Array.from({ length: 15 }, (_, i) => `t${i + 1}`),

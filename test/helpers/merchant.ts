@@ -6,7 +6,7 @@ import type { FacilitatorClient } from "@x402/core/server";
 import { Hono } from "hono";
 import { z } from "zod";
 import type { Database } from "../../src/common/db/index.ts";
-import { UpstreamError } from "../../src/common/errors.ts";
+import { AppError, UpstreamError } from "../../src/common/errors.ts";
 import { type Listening, listenWithUrl } from "../../src/common/listen.ts";
 import { loadConfig } from "../../src/config/config.ts";
 import { merchantApp } from "../../src/merchant-kit/app.ts";
@@ -105,12 +105,19 @@ export const model = defineEndpoint({
   price: "0.001",
   description: "Stands for a call that costs the merchant money upstream (a language model).",
   effects: ["upstream"],
-  input: z.object({ delay: z.coerce.number().int().max(2000).default(0) }),
+  input: z.object({
+    delay: z.coerce.number().int().max(2000).default(0),
+    /** Once it has run, fails: a 5xx as an upstream that failed (`UpstreamError`), anything else as a refusal. */
+    fail: z.coerce.number().int().min(400).max(504).optional(),
+  }),
   output: z.object({ answer: z.string() }),
   example: { input: {}, output: { answer: "42" } },
-  handler: async ({ delay }) => {
+  handler: async ({ delay, fail }) => {
     count("/api/model");
     await new Promise((resolve) => setTimeout(resolve, delay));
+    if (fail !== undefined && fail >= 500)
+      throw new UpstreamError("the model failed", "upstream_failed", 502);
+    if (fail !== undefined) throw new AppError(fail as 400, "refused", "the model refused this request");
     return { answer: "42" };
   },
 });

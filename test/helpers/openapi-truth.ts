@@ -28,7 +28,8 @@ import { inProcessClient } from "../../src/facilitator/index.ts";
 import type { AnyEndpoint, Merchant } from "../../src/merchant-kit/catalogue.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "../../src/merchant-kit/input.ts";
 import type { OpenApiDocument, OpenApiResponse } from "../../src/merchant-kit/openapi.ts";
-import { ABANDON_LIMIT, PaymentLedger } from "../../src/merchant-kit/payments/ledger.ts";
+import { PaymentLedger, UNPAID_LIMIT } from "../../src/merchant-kit/payments/ledger.ts";
+import { isGuarded } from "../../src/merchant-kit/payments/paid-handler.ts";
 import { startMiner } from "./chain.ts";
 import { openTestDatabase, SERVER_URL } from "./db.ts";
 import { devnetFacilitator } from "./facilitator.ts";
@@ -75,7 +76,7 @@ export interface TruthHosts {
   freshWallet(): DevnetAccount;
   /** The buyer cases share when they need no state of their own. */
   shared: DevnetAccount;
-  /** A buyer that left `ABANDON_LIMIT` guarded calls in the last hour. */
+  /** A buyer that left `UNPAID_LIMIT` guarded calls in the last hour. */
   abandoner: DevnetAccount;
   close(): Promise<void>;
 }
@@ -176,10 +177,10 @@ export async function startTruthHosts(
   }
 }
 
-/** `ABANDON_LIMIT` guarded calls the payer left mid-work just now, as the ledger records them. */
+/** `UNPAID_LIMIT` guarded calls the payer left mid-work just now, as the ledger records them. */
 async function abandonCalls(db: Database, payer: `0x${string}`): Promise<void> {
   const ledger = new PaymentLedger(db);
-  for (let i = 0; i < ABANDON_LIMIT; i++) {
+  for (let i = 0; i < UNPAID_LIMIT; i++) {
     const key = {
       payer: payer.toLowerCase() as `0x${string}`,
       nonce: generatePrivateKey(),
@@ -297,16 +298,36 @@ export const KIT_RECIPES: Record<number, { why: string; make: Recipe }> = {
   503: { why: "the facilitator gone", make: async (hosts, _op, ok) => send(hosts.cutOffUrl, ok.call(hosts)) },
   504: {
     why: "a handler held past its budget",
-    make: async (hosts, _op, ok) => {
-      const wallet = ok.ownWallet ? hosts.freshWallet() : hosts.shared;
+    make: async (hosts, op, ok) => {
+      const wallet = walletFor(hosts, ok, unpaidWork(hosts, op, 504));
       return send(hosts.heldUrl, await ready(hosts, ok, wallet), payingFetch(wallet));
     },
   },
 };
 
-/** Runs one of an operation's own cases. */
-export async function runCase(hosts: TruthHosts, c: Case | OperationCases["ok"]): Promise<Response> {
-  const wallet = c.ownWallet ? hosts.freshWallet() : hosts.shared;
+/**
+ * Whether a paid answer of `status` leaves work the payer did not pay for: a failure of a guarded route,
+ * which the ledger counts against its payer (five an hour and it is refused with 429).
+ */
+function unpaidWork(hosts: TruthHosts, op: { method: string; path: string }, status: number): boolean {
+  return status >= 500 && isGuarded(endpointOf(hosts, op.method, op.path));
+}
+
+/**
+ * The wallet a case pays with: its own when it needs state of its own, or when its answer counts against
+ * its payer, so that the shared wallet is never refused for what other cases left unpaid.
+ */
+function walletFor(hosts: TruthHosts, c: { ownWallet?: boolean }, unpaid: boolean): DevnetAccount {
+  return c.ownWallet || unpaid ? hosts.freshWallet() : hosts.shared;
+}
+
+/** Runs one of an operation's own cases; `unpaid`: its answer counts against its payer (`unpaidWork`). */
+export async function runCase(
+  hosts: TruthHosts,
+  c: Case | OperationCases["ok"],
+  unpaid = false,
+): Promise<Response> {
+  const wallet = walletFor(hosts, c, unpaid);
   const call = await ready(hosts, c, wallet);
   // Paying: a refusal before any payment comes back as it is, one after the 402 once paid.
   return send(hosts.url, call, payingFetch(wallet));
@@ -327,9 +348,11 @@ export function casesOf(
   const op = splitKey(key);
   const documented = Object.keys(doc.paths[op.path]?.[op.method.toLowerCase()]?.responses ?? {}).map(Number);
   const own = Object.entries(cases.errors ?? {}).flatMap(([status, c]) =>
-    [c ?? []]
-      .flat()
-      .map((one) => ({ status: Number(status), why: one.why, run: (h: TruthHosts) => runCase(h, one) })),
+    [c ?? []].flat().map((one) => ({
+      status: Number(status),
+      why: one.why,
+      run: (h: TruthHosts) => runCase(h, one, unpaidWork(h, op, Number(status))),
+    })),
   );
   const kit = documented
     .filter((status) => KIT_RECIPES[status] !== undefined)

@@ -50,6 +50,20 @@ export function uptoRequirementsFor(
   };
 }
 
+/** `fetch` that keeps each PAYMENT-SIGNATURE it sends, so that a test can send one again (a replay). */
+export function recordingFetch(): { fetch: typeof fetch; signatures: string[] } {
+  const signatures: string[] = [];
+  return {
+    signatures,
+    fetch: (input, init) => {
+      // @x402/fetch sends Request objects, of whichever Request class is global (@hono/node-server has its own).
+      const signature = (input as Request).headers?.get("PAYMENT-SIGNATURE");
+      if (signature) signatures.push(signature);
+      return fetch(input, init);
+    },
+  };
+}
+
 /** The SDK's own x402 client paying as `buyer` with the exact and the upto schemes, as a wallet that has both. */
 export function x402ClientOf(buyer: DevnetAccount): x402Client {
   const account = privateKeyToAccount(buyer.privateKey);

@@ -1,7 +1,8 @@
 /**
  * upto payments in the store: settled through the project's facilitator (Permit2 and the upto proxy on the
  * devnet), read back by the indexer as payments of the metered amount, beside an exact one, keyed by their
- * Transfer log; the same settlement sent by an unknown account is a candidate.
+ * Transfer log, and reported with it to the atomic unit; the same settlement sent by an unknown account is
+ * a candidate.
  */
 import type { PaymentRequirements } from "@x402/core/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,6 +11,7 @@ import type { Devnet, DevnetAccount } from "../../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import type { Facilitator } from "../../src/facilitator/index.ts";
 import { runIndexer } from "../../src/indexer/index.ts";
+import { ReportService } from "../../src/reports/service.ts";
 import { startMiner } from "../helpers/chain.ts";
 import { openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
@@ -98,6 +100,17 @@ describe("indexer, upto payments", () => {
       // The upto ones are not also kept as plain transfers.
       const transfers = await analytics.all<{ tx_hash: string }>("SELECT tx_hash FROM transfers");
       expect(transfers.filter((t) => settled.some((s) => s.tx === t.tx_hash))).toEqual([]);
+
+      // A window holding both schemes reports their total to the atomic unit, and its dollars rounded half up.
+      const { report, details } = await new ReportService(analytics, { publicUrl: "https://r.test" }).report(
+        merchant.toLowerCase(),
+      );
+      const total = settled.reduce((sum, s) => sum + s.amount, 0n);
+      expect(total).toBe(1_374_999n);
+      expect(details.exact?.amount).toBe(total.toString());
+      expect(report).toMatchObject({ tx: 3, buyers: 2, usd: 1.37 });
+      expect(details.exact?.real_amount).toBe(total.toString());
+      expect(report.real_usd).toBe(1.37);
     } finally {
       analytics.close();
     }

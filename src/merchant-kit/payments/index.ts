@@ -7,4 +7,5 @@ export { type Funds, type FundsReader, type Outcome, type PaymentKey, PaymentLed
 export { paidHandler, settleAndRecord } from "./paid-handler.ts";
 export { paymentHeader, paymentKeyOf } from "./payment-key.ts";
 export { PublicUrlResourceServer, paymentRequiredHeaders } from "./resource-server.ts";
+export { type StreamEnding, Streamed, type StreamedInit } from "./streamed.ts";
 export { openWriteUnit, type WriteUnit } from "./write-unit.ts";

@@ -5,8 +5,9 @@
  * **One run per payment.** `@x402/hono` verifies every request carrying the same PAYMENT-SIGNATURE and
  * runs each handler before it settles once (../shared/notes/x402.md, the replay pitfall). The row, keyed
  * by (payer, nonce) and taken after verification, before the handler, lets exactly one request through;
- * a forged signature cannot lock anyone's nonce, as verification comes first. A handler that fails gives
- * its row back (nothing was charged: the same authorization may be retried).
+ * a forged signature cannot lock anyone's nonce, as verification comes first. A handler that refuses gives
+ * its row back (nothing was charged: the same authorization may be retried), as does an unguarded one that
+ * fails; a guarded one that fails keeps it (below, unpaid calls).
  *
  * **The payer's funds in flight.** A row is `running` from the moment it is taken until its settlement
  * is known: then `settled`, or `unsettled` when settlement failed or its outcome is unknown (the
@@ -14,11 +15,14 @@
  * upstream take their row only if the payer's funds cover it and everything the payer has in flight
  * (`reserve`), so concurrent payments that could not all settle never all run.
  *
- * **Abandoned calls.** A caller that leaves while such a handler runs is charged nothing, yet the work
- * may have cost the merchant (an upstream model's tokens). Its row is kept as `abandoned`: that
- * authorization never runs again, and a payer with `ABANDON_LIMIT` abandoned calls in the last
- * `ABANDON_WINDOW_SECONDS` is refused before any work until the oldest ages out. So what a wallet can
- * cost the merchant without paying is at most `ABANDON_LIMIT` calls' work an hour.
+ * **Unpaid calls.** A caller that leaves while such a handler runs is charged nothing, and neither is a
+ * handler whose upstream or engine fails once it runs (an error, a time-out), yet in both cases the work may
+ * have cost the merchant (an upstream model's tokens, a local model's seconds). The row is kept, as
+ * `abandoned` or `failed`: that authorization never runs again (were it given back, one signed payment
+ * could make the merchant pay for the same work over and over), and a payer with `UNPAID_LIMIT` such calls
+ * in the last `UNPAID_WINDOW_SECONDS` is refused before any work until the oldest ages out. A refusal (the
+ * handler's own decision before its work: bad input, a provider not configured) is given back and counts
+ * for nothing.
  */
 import type { Database, Queryable } from "../../common/db/index.ts";
 
@@ -46,9 +50,9 @@ export const LOCK_RETENTION_SECONDS = 24 * 60 * 60;
  */
 export const SETTLED_RECHECK_SECONDS = 120;
 
-/** Abandoned calls a payer may have in the window before its guarded calls are refused. */
-export const ABANDON_LIMIT = 5;
-export const ABANDON_WINDOW_SECONDS = 60 * 60;
+/** Unpaid calls (abandoned or failed) a payer may have in the window before its guarded calls are refused. */
+export const UNPAID_LIMIT = 5;
+export const UNPAID_WINDOW_SECONDS = 60 * 60;
 
 /** The most in-flight authorizations checked one by one; past it, every one counts as unsettled. */
 export const MAX_CHECKED_NONCES = 64;
@@ -57,12 +61,14 @@ export const MAX_CHECKED_NONCES = 64;
 export type Outcome =
   /** Settled: the payer was charged. */
   | "settled"
-  /** The handler refused or failed: nothing was charged, and the authorization may be used again. */
+  /** The handler refused, or an unguarded one failed: nothing charged, the authorization may be used again. */
   | "released"
   /** The handler ran but settlement failed or its outcome is unknown: nothing to deliver, maybe charged. */
   | "unsettled"
   /** The caller left while a guarded handler ran: nothing charged, the authorization spent here. */
-  | "abandoned";
+  | "abandoned"
+  /** A guarded handler's upstream or engine failed once it ran, or it crashed: nothing charged, the authorization spent here. */
+  | "failed";
 
 /** A payer's funds as the chain shows them at one block. */
 export interface Funds {
@@ -80,8 +86,8 @@ export type Reservation =
   | { status: "in_use" }
   /** The payer's funds do not cover this payment and those in flight: nothing was taken. */
   | { status: "insufficient"; balance: bigint; inFlight: bigint }
-  /** The payer left `ABANDON_LIMIT` calls in the window: nothing taken; the next is possible in `retryAfter` s. */
-  | { status: "abandoned"; retryAfter: number };
+  /** The payer has `UNPAID_LIMIT` unpaid calls in the window: nothing taken; the next is possible in `retryAfter` s. */
+  | { status: "unpaid"; retryAfter: number };
 
 export class PaymentLedger {
   private lastPurge = 0;
@@ -123,15 +129,16 @@ export class PaymentLedger {
         key.nonce.toLowerCase(),
       ]);
       if (taken.rowCount > 0) return { status: "in_use" };
-      const abandoned = await tx.query<{ wait: number }>(
-        `SELECT ceil(extract(epoch FROM finished_at + interval '${ABANDON_WINDOW_SECONDS} seconds' - now()))::int AS wait
+      const unpaid = await tx.query<{ wait: number }>(
+        `SELECT ceil(extract(epoch FROM finished_at + interval '${UNPAID_WINDOW_SECONDS} seconds' - now()))::int AS wait
          FROM merchant_payments
-         WHERE payer = $1 AND state = 'abandoned' AND finished_at > now() - interval '${ABANDON_WINDOW_SECONDS} seconds'
-         ORDER BY finished_at DESC OFFSET ${ABANDON_LIMIT - 1} LIMIT 1`,
+         WHERE payer = $1 AND state IN ('abandoned', 'failed')
+           AND finished_at > now() - interval '${UNPAID_WINDOW_SECONDS} seconds'
+         ORDER BY finished_at DESC OFFSET ${UNPAID_LIMIT - 1} LIMIT 1`,
         [key.payer],
       );
-      const blocked = abandoned.rows[0];
-      if (blocked) return { status: "abandoned", retryAfter: Math.max(1, blocked.wait) };
+      const blocked = unpaid.rows[0];
+      if (blocked) return { status: "unpaid", retryAfter: Math.max(1, blocked.wait) };
       const { rows } = await tx.query<{ nonce: string; amount: string }>(
         `SELECT nonce, amount::text AS amount FROM merchant_payments
          WHERE payer = $1 AND (${IN_FLIGHT}

@@ -3,16 +3,18 @@ import type { Context, MiddlewareHandler } from "hono";
 import { AppError, ConflictError, UpstreamError } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
 import { type AnyEndpoint, isMetered, type MerchantServices } from "../catalogue.ts";
+import { abortable } from "../fetch/abortable.ts";
 import type { MerchantEnv } from "../input.ts";
 import {
-  ABANDON_LIMIT,
-  ABANDON_WINDOW_SECONDS,
   type FundsReader,
   type Outcome,
   type PaymentKey,
   type PaymentLedger,
+  UNPAID_LIMIT,
+  UNPAID_WINDOW_SECONDS,
 } from "./ledger.ts";
 import { paidScheme, paymentHeader, paymentKeyOf } from "./payment-key.ts";
+import { paidStream, Streamed, type StreamSettle } from "./streamed.ts";
 import { openWriteUnit } from "./write-unit.ts";
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -21,6 +23,8 @@ export const DEFAULT_TIMEOUT_MS = 30_000;
 export interface PaidRunner {
   ledger: PaymentLedger;
   funds: FundsReader;
+  /** How this request's verified payment is settled later (a streamed answer's): found now, used at the end. */
+  settlement(c: Context<MerchantEnv>): Promise<StreamSettle>;
   /** The `PAYMENT-REQUIRED` header of this request's route, with `error` set, for refusals after verify. */
   paymentRequired(c: Context<MerchantEnv>, error: string): Promise<Record<string, string>>;
 }
@@ -37,9 +41,9 @@ export interface PaidRunner {
  * 3. the handler runs under its time budget (a 504 when it runs out);
  * 4. an `upto` endpoint's answer carries what the handler metered, which the middleware settles instead
  *    of the authorized maximum.
- * Every refusal answers >= 400, so nothing is charged. A caller that leaves while a guarded handler runs
- * is charged nothing, and the call counts against the payer (ledger.ts, abandoned calls): a payer that
- * left too many recently is refused with 429 `too_many_abandoned_calls` before any work.
+ * Every refusal answers >= 400, so nothing is charged. A guarded call that its caller leaves, or whose
+ * upstream or engine fails once the handler runs, is charged nothing and counts against the payer (ledger.ts,
+ * unpaid calls): a payer with too many recently is refused with 429 `too_many_unpaid_calls` before any work.
  */
 export function paidHandler(
   endpoint: AnyEndpoint,
@@ -59,11 +63,11 @@ export function paidHandler(
     if (guarded) {
       const reservation = await runner.ledger.reserve(key, resource, c.var.arrivedAt, runner.funds);
       if (reservation.status === "in_use") throw await inUse(c, runner);
-      if (reservation.status === "abandoned") {
+      if (reservation.status === "unpaid") {
         throw new AppError(
           429,
-          "too_many_abandoned_calls",
-          `this wallet left ${ABANDON_LIMIT} paid calls while they ran in the last ${ABANDON_WINDOW_SECONDS / 60} minutes (their work was done and not paid): try again in ${reservation.retryAfter} s, and wait for the answer`,
+          "too_many_unpaid_calls",
+          `this wallet has ${UNPAID_LIMIT} paid calls in the last ${UNPAID_WINDOW_SECONDS / 60} minutes whose work was done and not paid (it left them while they ran, or they failed): try again in ${reservation.retryAfter} s`,
           { headers: { "Retry-After": String(reservation.retryAfter) } },
         );
       }
@@ -92,29 +96,97 @@ export function paidHandler(
           metered = atomic;
         }
       : undefined;
-    let response = await withBudget(endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS, c.req.raw.signal, (signal) =>
-      endpoint.handler(c.var.input, {
-        payer: key.payer,
-        signal,
-        services: run.unit ? { ...services, db: run.unit.db } : services,
-        request: c.req.raw,
-        ...(meter && { meter }),
-      }),
-    ).then(
-      (result) => (result instanceof Response ? result : c.json(result)),
-      (error: unknown) => {
-        run.abandoned = guarded && c.req.raw.signal.aborted;
-        throw error;
-      },
-    );
-    if (upto && response.status < 400) {
-      // A handler that answers without saying what it cost is a bug: refused (500), so not charged.
-      if (metered === undefined) throw new Error(`${endpoint.path} answered without metering its call`);
-      response = withSettlementAmount(response, metered);
+    const budget = startBudget(endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS, c.req.raw.signal);
+    let response: Response;
+    try {
+      const result = await budget.race(
+        endpoint.handler(c.var.input, {
+          payer: key.payer,
+          signal: budget.signal,
+          services: run.unit ? { ...services, db: run.unit.db } : services,
+          request: c.req.raw,
+          ...(meter && { meter }),
+        }),
+      );
+      if (result instanceof Streamed) {
+        if (run.unit) throw new Error(`${endpoint.path} streamed an answer of a writing call`);
+        response = await handOff(c, run, result, { budget, upto, guarded, runner });
+        return response;
+      }
+      response = result instanceof Response ? result : c.json(result);
+      if (upto && response.status < 400) {
+        // A handler that answers without saying what it cost is a bug: refused (500), so not charged.
+        if (metered === undefined) throw new Error(`${endpoint.path} answered without metering its call`);
+        response = withSettlementAmount(response, metered);
+      }
+    } catch (error) {
+      // Stops what the handler may have left running (a stream it could not hand off).
+      budget.abort(error);
+      budget.end();
+      if (guarded) run.unpaid = unpaidOutcome(c.req.raw.signal, error);
+      throw error;
     }
+    budget.end();
+    if (guarded && response.status >= 400 && c.req.raw.signal.aborted) run.unpaid = "abandoned";
     run.handled = response.status < 400;
     return response;
   };
+}
+
+/**
+ * A streamed answer leaves the payment middleware unsettled, and the kit settles it once the stream has
+ * ended (payments/streamed.ts says why and for how much). The middleware settles only answers below 400,
+ * so it is handed this placeholder, which never leaves the process: `settleAndRecord`, around the
+ * middleware, answers the stream in its place. The requirements it settles are found now, while the
+ * request is whole, so that a failure there is an answer, not a broken stream.
+ */
+async function handOff(
+  c: Context<MerchantEnv>,
+  run: PaidRun,
+  streamed: Streamed,
+  how: { budget: Budget; upto: boolean; guarded: boolean; runner: PaidRunner },
+): Promise<Response> {
+  const settle = await how.runner.settlement(c);
+  const body = paidStream(streamed, {
+    signal: how.budget.signal,
+    upto: how.upto,
+    price: run.key.amount,
+    settle,
+    callerLeft: () => c.req.raw.signal.aborted,
+    leave: () => how.budget.abort(new UpstreamError("the caller went away", "aborted", 504)),
+    finish: async (outcome) => {
+      how.budget.end();
+      // Unpaid, as any call: counted against a guarded endpoint's payer, given back otherwise.
+      const recorded: Outcome =
+        outcome === "settled" || outcome === "unsettled"
+          ? outcome
+          : !how.guarded
+            ? "released"
+            : outcome === "unpaid-left"
+              ? "abandoned"
+              : "failed";
+      await how.runner.ledger.finish(run.key, recorded).catch((error: unknown) => {
+        log("error", "a streamed call's outcome could not be recorded", { payer: run.key.payer, error });
+      });
+    },
+  });
+  run.stream = new Response(body, { status: 200, headers: streamed.init.headers });
+  return new Response(null, { status: STREAM_HANDED_OFF });
+}
+
+/** The placeholder's status: any refusal's keeps the middleware from settling. */
+const STREAM_HANDED_OFF = 500;
+
+/**
+ * How a guarded call whose handler threw counts against its payer: `abandoned` when the caller left,
+ * `failed` when what it depends on failed or timed out (an `UpstreamError`: an upstream's or an engine's
+ * error, the call's time budget) or it crashed (anything but an `AppError`), in both cases after work the
+ * merchant may have paid for; none for a refusal (any other `AppError`, whatever its status: bad input, a
+ * provider not configured), which the handler decides before its work.
+ */
+function unpaidOutcome(caller: AbortSignal, failure: unknown): PaidRun["unpaid"] {
+  if (caller.aborted) return "abandoned";
+  return failure instanceof UpstreamError || !(failure instanceof AppError) ? "failed" : undefined;
 }
 
 /**
@@ -137,8 +209,10 @@ export interface PaidRun {
   key: PaymentKey;
   /** The handler answered below 400 (so the middleware went on to settle). */
   handled: boolean;
-  /** A guarded handler's caller left while it ran. */
-  abandoned?: boolean;
+  /** A guarded call not answered after its work began: its caller left, or it failed (`unpaidOutcome`). */
+  unpaid?: "abandoned" | "failed";
+  /** A streamed answer, sent in place of what the payment middleware saw; its outcome recorded at its end. */
+  stream?: Response;
   unit?: Awaited<ReturnType<typeof openWriteUnit>>;
 }
 
@@ -154,14 +228,13 @@ export function settleAndRecord(ledger: PaymentLedger): MiddlewareHandler<Mercha
     await next();
     const run = c.var.run;
     if (!run) return;
+    if (run.stream) {
+      // The headers set on the way (CORS) carry over to the stream.
+      c.res = run.stream;
+      return;
+    }
     const settled = run.handled && c.res.status < 400 && c.res.headers.has("PAYMENT-RESPONSE");
-    const outcome: Outcome = !run.handled
-      ? run.abandoned
-        ? "abandoned"
-        : "released"
-      : settled
-        ? "settled"
-        : "unsettled";
+    const outcome: Outcome = !run.handled ? (run.unpaid ?? "released") : settled ? "settled" : "unsettled";
     if (!run.unit) {
       await ledger.finish(run.key, outcome);
       return;
@@ -204,12 +277,17 @@ async function inUse(c: Context<MerchantEnv>, runner: PaidRunner): Promise<AppEr
   );
 }
 
-/** Runs `work` with a signal that aborts after `ms` or when the caller leaves; a 504 when time runs out. */
-async function withBudget<T>(
-  ms: number,
-  caller: AbortSignal,
-  work: (signal: AbortSignal) => Promise<T>,
-): Promise<T> {
+/** A call's time budget: its signal aborts after `ms` (a 504) or when the caller leaves. */
+interface Budget {
+  signal: AbortSignal;
+  /** `work`, or the budget's reason once it runs out. */
+  race<T>(work: Promise<T>): Promise<T>;
+  abort(reason: unknown): void;
+  /** The call is over: no more time-out. */
+  end(): void;
+}
+
+function startBudget(ms: number, caller: AbortSignal): Budget {
   const controller = new AbortController();
   const timer = setTimeout(
     () => controller.abort(new UpstreamError(`no answer within ${ms} ms`, "timeout", 504)),
@@ -217,15 +295,13 @@ async function withBudget<T>(
   );
   const onCallerGone = () => controller.abort(new UpstreamError("the caller went away", "aborted", 504));
   caller.addEventListener("abort", onCallerGone, { once: true });
-  try {
-    return await Promise.race([
-      work(controller.signal),
-      new Promise<never>((_, reject) => {
-        controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-    caller.removeEventListener("abort", onCallerGone);
-  }
+  return {
+    signal: controller.signal,
+    race: (work) => abortable(work, controller.signal),
+    abort: (reason) => controller.abort(reason),
+    end: () => {
+      clearTimeout(timer);
+      caller.removeEventListener("abort", onCallerGone);
+    },
+  };
 }

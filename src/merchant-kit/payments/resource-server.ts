@@ -1,4 +1,8 @@
-import { decodePaymentRequiredHeader, encodePaymentRequiredHeader } from "@x402/core/http";
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentSignatureHeader,
+  encodePaymentRequiredHeader,
+} from "@x402/core/http";
 import type { RouteConfig } from "@x402/core/server";
 import {
   type HTTPAdapter,
@@ -8,8 +12,10 @@ import {
   x402HTTPResourceServer,
   type x402ResourceServer,
 } from "@x402/core/server";
+import type { PaymentRequired } from "@x402/core/types";
 import { HonoAdapter } from "@x402/hono";
 import type { Context } from "hono";
+import type { StreamSettle } from "./streamed.ts";
 
 /**
  * `@x402/core`'s HTTP resource server, answering with the resource as buyers reach it: the merchant's
@@ -58,17 +64,50 @@ export async function paymentRequiredHeaders(
   c: Context,
   error: string,
 ): Promise<Record<string, string>> {
-  // Asked as the unpaid request: without its payment, the server answers with what to pay.
+  const required = await unpaidAnswer(server, c);
+  if (!required) return {};
+  return { "PAYMENT-REQUIRED": encodePaymentRequiredHeader({ ...required, error }) };
+}
+
+/**
+ * How the payment of this request, which the middleware verified, is settled later (a streamed answer's,
+ * payments/streamed.ts): against the requirements it matched, found as the middleware found them among
+ * those the route asks for, through the same resource server and facilitator; the receipt is what the
+ * `PAYMENT-RESPONSE` header would carry. An amount settles an `upto` payment for that much.
+ */
+export async function laterSettlement(server: x402HTTPResourceServer, c: Context): Promise<StreamSettle> {
+  const header = c.req.header("payment-signature") ?? c.req.header("x-payment");
+  if (!header) throw new Error(`${c.req.path}: no payment to settle`);
+  const payload = decodePaymentSignatureHeader(header);
+  const accepts = (await unpaidAnswer(server, c))?.accepts ?? [];
+  const requirements = server.server.findMatchingRequirements(accepts, payload);
+  if (!requirements)
+    throw new Error(`${c.req.path}: the verified payment matches none of the route's requirements`);
+  const request = { adapter: new HonoAdapter(c), path: c.req.path, method: c.req.method };
+  return async (amount) => {
+    const result = await server.processSettlement(
+      payload,
+      requirements,
+      undefined,
+      { request },
+      amount === undefined ? undefined : { amount: amount.toString() },
+    );
+    return { success: result.success, paymentResponse: result.headers["PAYMENT-RESPONSE"] };
+  };
+}
+
+/** What the route asks for: the `PAYMENT-REQUIRED` it answers the request without its payment. */
+async function unpaidAnswer(
+  server: x402HTTPResourceServer,
+  c: Context,
+): Promise<PaymentRequired | undefined> {
   const adapter = new HonoAdapter(c);
   const unpaid: HTTPAdapter = Object.assign(Object.create(adapter) as HTTPAdapter, {
     getHeader: (name: string) =>
       PAYMENT_HEADERS.has(name.toLowerCase()) ? undefined : adapter.getHeader(name),
   });
   const result = await server.processHTTPRequest({ adapter: unpaid, path: c.req.path, method: c.req.method });
-  if (result.type !== "payment-error") return {};
+  if (result.type !== "payment-error") return undefined;
   const header = result.response.headers["PAYMENT-REQUIRED"];
-  if (!header) return {};
-  return {
-    "PAYMENT-REQUIRED": encodePaymentRequiredHeader({ ...decodePaymentRequiredHeader(header), error }),
-  };
+  return header ? decodePaymentRequiredHeader(header) : undefined;
 }

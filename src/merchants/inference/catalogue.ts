@@ -19,8 +19,9 @@ export const INFERENCE_TITLE = "Inference API";
 
 export type InferenceSettings = Config["inference"];
 
-/** No upstream, no models named: every route on the offline engines. */
+/** No upstream, no models named, the offline engine chosen: every route on the offline engines (demo, tests). */
 export const OFFLINE_SETTINGS: InferenceSettings = {
+  engine: "offline",
   upstream: null,
   audio: { upstream: null, speechModel: "tts-1", transcriptionModel: "whisper-1" },
   routes: Object.fromEntries(ROUTES.map((r) => [r.alias, { model: null, rates: null, gguf: null }])),
@@ -44,7 +45,10 @@ function lazyEngine(name: string, load: () => Promise<ChatEngine>): ChatEngine {
 const offlineEngine = () =>
   lazyEngine("offline", async () => (await import("./engines/offline.ts")).offlineEngine());
 
-/** What serves `route` under `settings`. */
+/**
+ * What serves `route` under `settings`: its GGUF model file, else the upstream when the route names its
+ * model, else the offline engine when the operator chose it, else nothing (a 503 before any payment).
+ */
 export function routeEngine(
   route: Tier,
   settings: InferenceSettings,
@@ -54,13 +58,13 @@ export function routeEngine(
   const configured = settings.routes[route.alias] ?? { model: null, rates: null, gguf: null };
   const prefix = `X402M_INFERENCE_${settingInfix(route)}_`;
   const rates = configured.rates ?? defaultRates(route);
+  const { upstream } = settings;
   if (configured.gguf) {
-    // This host's CPU, not an outside bill: nothing to reserve beyond what the kit reserves for /upto.
     return {
       engine: local(configured.gguf),
+      kind: "gguf",
       model: configured.model ?? path.basename(configured.gguf).replace(/\.gguf$/i, ""),
       rates,
-      upstream: false,
       settings: `${prefix}GGUF`,
       errors: {
         400: "A prompt longer than the local model's context (context_length_exceeded).",
@@ -69,44 +73,44 @@ export function routeEngine(
       },
     };
   }
-  if (!settings.upstream)
+  if (upstream && configured.model !== null) {
+    const model = configured.model;
+    const settingNames = `X402M_INFERENCE_LLM_URL, ${prefix}MODEL, ${prefix}RATES`;
     return {
-      engine: offline,
-      model: configured.model ?? defaultModel(route),
+      engine: lazyEngine(`upstream ${model} at ${new URL(upstream.url).host}`, async () =>
+        (await import("./engines/upstream.ts")).upstreamEngine({
+          url: upstream.url,
+          key: upstream.key,
+          model,
+          ...(upstream.timeoutMs !== undefined && { timeoutMs: upstream.timeoutMs }),
+        }),
+      ),
+      kind: "upstream",
+      model,
       rates,
-      upstream: false,
-      settings: `${prefix}MODEL`,
-    };
-  const settingNames = `X402M_INFERENCE_LLM_URL, ${prefix}MODEL, ${prefix}RATES`;
-  if (configured.model === null)
-    return {
-      engine: null,
-      model: defaultModel(route),
-      rates,
-      upstream: true,
       settings: settingNames,
       errors: {
-        503: `This route has no engine configured on this server (engine_not_configured: ${settingNames}).`,
+        ...providerErrors("upstream model", true, settingNames),
+        502: "The upstream model failed, answered something unusable or broke off its reply (upstream_failed, upstream_invalid, engine_failed).",
       },
     };
-  const { upstream } = settings;
-  const model = configured.model;
+  }
+  if (settings.engine === "offline")
+    return {
+      engine: offline,
+      kind: "offline",
+      model: configured.model ?? defaultModel(route),
+      rates,
+      settings: "X402M_INFERENCE_ENGINE",
+    };
   return {
-    engine: lazyEngine(`upstream ${configured.model} at ${new URL(settings.upstream.url).host}`, async () =>
-      (await import("./engines/upstream.ts")).upstreamEngine({
-        url: upstream.url,
-        key: upstream.key,
-        model,
-        ...(upstream.timeoutMs !== undefined && { timeoutMs: upstream.timeoutMs }),
-      }),
-    ),
-    model: configured.model,
+    engine: null,
+    kind: null,
+    model: configured.model ?? defaultModel(route),
     rates,
-    upstream: true,
-    settings: settingNames,
+    settings: `${upstream ? "" : "X402M_INFERENCE_LLM_URL with "}${prefix}MODEL and ${prefix}RATES for an OpenAI-compatible upstream, ${prefix}GGUF for a local model file, or X402M_INFERENCE_ENGINE=offline for the offline engine (no model)`,
     errors: {
-      ...providerErrors("upstream model", true, settingNames),
-      502: "The upstream model failed, answered something unusable or broke off its reply (upstream_failed, upstream_invalid, engine_failed).",
+      503: "This route has no engine configured on this server (engine_not_configured: the message names the settings), refused before any payment is asked for.",
     },
   };
 }
@@ -165,7 +169,8 @@ export function modelEntry(route: Tier, served: RouteEngine) {
       reasoning_tokens_count_as_output: limits.reasoningCountsAsOutput === true,
     },
     constraints: route.stated,
-    engine: served.engine === null ? null : served.upstream ? "upstream" : "offline",
+    engine: served.kind,
+    available: served.engine !== null,
   };
 }
 

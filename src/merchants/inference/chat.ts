@@ -3,31 +3,34 @@
  * (`/v1/chat/completions/_t/<alias>`) and the metered variants (`.../upto`), in OpenAI's chat-completions
  * dialect, refusals included (`errorDialect: "openai"`).
  *
- * The engine's stream is read to its end before anything is answered: the payment layer settles before it
- * sends, so events could not reach the caller earlier anyway, and a reply that breaks half-way is then a 502
- * that is not charged instead of a charged 200 with a broken body. With `stream: true` the complete reply is
- * sent as `chat.completion.chunk` events (one a token piece), ending with `data: [DONE]`.
- *
- * A metered (/upto) call reports its cost to the kit (`ctx.meter`) before answering: its input and output
- * tokens at the route's rates, never above the route's price, nothing without output (metering.ts).
+ * A reply asked without `stream` is read from the engine to its end before anything is answered: the
+ * payment middleware settles it (a metered call at what `ctx.meter` says: its input and output tokens at the
+ * route's rates, never above the route's price, nothing without output: metering.ts) and sends it with its
+ * receipt, and a reply that breaks half-way is a 502 that is not charged. With `stream: true` the reply is
+ * sent as the engine produces it and settled for what was delivered (chat-stream.ts).
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { AppError, UpstreamError } from "../../common/errors.ts";
+import { AppError } from "../../common/errors.ts";
 import { defineEndpoint, type Errors, type HandlerContext } from "../../merchant-kit/catalogue.ts";
+import type { Streamed } from "../../merchant-kit/payments/streamed.ts";
 import { priceToAtomic } from "../../merchant-kit/price.ts";
 import { type ChatInput, chatInput, engineMessages, maxTokensOf, stopOf } from "./chat-input.ts";
-import type { ChatEngine, ChatRequest, FinishReason, Usage } from "./engine.ts";
+import { streamReply } from "./chat-stream.ts";
+import { type ChatEngine, type ChatRequest, type FinishReason, readEvent, type Usage } from "./engine.ts";
 import { meteredAmount, type TokenRates } from "./metering.ts";
 import type { Tier } from "./tiers.ts";
+
+/** Which engine serves a route: the offline one, an OpenAI-compatible upstream, or a local GGUF model. */
+export type EngineKind = "offline" | "upstream" | "gguf";
 
 /** What serves a route: its engine (null = none configured: 503), the model it answers as, its rates. */
 export interface RouteEngine {
   engine: ChatEngine | null;
+  /** Null exactly when `engine` is. */
+  kind: EngineKind | null;
   model: string;
   rates: TokenRates;
-  /** The engine costs money outside (an upstream): the kit reserves the payer's funds first. */
-  upstream: boolean;
   /** The settings that configure it, for the 503 of a route that has none. */
   settings: string;
   /** How a call to the engine can be refused or fail, for the route's `errors`; none by default. */
@@ -88,7 +91,10 @@ export function chatEndpoint(route: Tier, served: RouteEngine, metered = false) 
     price,
     ...(metered && { scheme: "upto" as const }),
     errorDialect: "openai",
-    ...(served.upstream && { effects: ["upstream" as const] }),
+    // An upstream costs money outside, a GGUF model this host's CPU: the kit reserves the payer's funds
+    // first, and counts a call that goes unpaid once the engine has worked against its payer.
+    ...(served.kind === "upstream" && { effects: ["upstream" as const] }),
+    ...(served.kind === "gguf" && { effects: ["compute" as const] }),
     ...(served.errors && { errors: served.errors }),
     description: describe(route, metered),
     input,
@@ -116,8 +122,25 @@ export function chatEndpoint(route: Tier, served: RouteEngine, metered = false) 
     },
     timeoutMs: 120_000,
     maxBodyBytes: 1024 * 1024,
+    streaming: metered ? STREAMING_METERED : STREAMING_EXACT,
+    // No engine: refused before the 402, so no buyer signs for what cannot be served.
+    ...(served.engine === null && { precheck: async () => notConfigured(served) }),
     handler: (body, ctx) => answer(body, ctx, route, served, metered ? price : null),
   });
+}
+
+const STREAMED =
+  "With stream: true the events are sent as the engine produces them and the call is settled once the stream has ended: no PAYMENT-RESPONSE header (the headers precede the settlement); the last choice chunk (the one with finish_reason) carries `payment_response`, the header's value. A stream the engine ends early (a failure, the time limit) ends with an error event in OpenAI's shape saying what was charged.";
+const STREAMING_EXACT = `${STREAMED} Charged its price when the stream completes, or when the client leaves after text was delivered; nothing when the engine fails or the client leaves before any text.`;
+const STREAMING_METERED = `${STREAMED} Charged by the metering rule for what was delivered: when the stream completes, the engine's usage; when it is cut short (a failure, the time limit, the client leaving), the prompt and the text delivered (o200k_base); nothing when no text was delivered.`;
+
+/** The 503 of a route no engine serves, naming what the operator can set. */
+function notConfigured(served: RouteEngine): AppError {
+  return new AppError(
+    503,
+    "engine_not_configured",
+    `this route has no engine configured on this server: set ${served.settings}; nothing was charged`,
+  );
 }
 
 /** The whole reply of the engine, or an error that is never charged. */
@@ -126,17 +149,13 @@ async function run(
   request: ChatRequest,
   signal: AbortSignal,
 ): Promise<{ pieces: string[]; finishReason: FinishReason; usage: Usage }> {
+  const events = engine.chat(request, signal)[Symbol.asyncIterator]();
   const pieces: string[] = [];
-  try {
-    for await (const event of engine.chat(request, signal)) {
-      if (event.type === "delta") pieces.push(event.content);
-      else return { pieces, finishReason: event.finishReason, usage: event.usage };
-    }
-  } catch (error) {
-    if (error instanceof AppError) throw error;
-    throw new UpstreamError(`the ${engine.name} engine failed: ${(error as Error).message}`, "engine_failed");
+  for (;;) {
+    const event = await readEvent(engine, events, signal);
+    if (event.type === "done") return { pieces, finishReason: event.finishReason, usage: event.usage };
+    pieces.push(event.content);
   }
-  throw new UpstreamError(`the ${engine.name} engine's reply ended before it was complete`, "engine_failed");
 }
 
 export async function answer(
@@ -146,43 +165,44 @@ export async function answer(
   served: RouteEngine,
   /** The /upto price: the call is metered, at most this. */
   meteredMax: Tier["price"] | null,
-): Promise<ChatCompletion | Response> {
-  if (!served.engine)
-    throw new AppError(
-      503,
-      "engine_not_configured",
-      `this route has no engine configured on this server (${served.settings}); nothing was charged`,
-    );
+): Promise<ChatCompletion | Streamed> {
+  if (!served.engine) throw notConfigured(served);
   const format = body.response_format?.type;
   const stop = stopOf(body);
   const request: ChatRequest = {
     model: served.model,
     messages: engineMessages(body.messages),
     maxTokens: maxTokensOf(body, route),
+    ...(route.limits.reasoningCountsAsOutput && { reasoningCountsAsOutput: true }),
     ...(body.temperature != null && { temperature: body.temperature }),
     ...(body.top_p != null && { topP: body.top_p }),
     ...(stop && { stop }),
     ...(format === "json_object" && { responseFormat: "json_object" as const }),
   };
+  const id = `chatcmpl-${randomUUID().replaceAll("-", "")}`;
+  const created = Math.floor(Date.now() / 1000);
+  const max =
+    meteredMax === null ? null : priceToAtomic(meteredMax, ctx.services.config.payments.asset.decimals);
+  if (body.stream) {
+    return streamReply(served.engine, request, ctx.signal, {
+      id,
+      created,
+      model: served.model,
+      includeUsage: body.stream_options?.include_usage === true,
+      // The buyer chose how to pay: only an upto payment is metered (the kit settles `exact` at its price).
+      metering: max !== null && ctx.meter ? { rates: served.rates, max } : null,
+    });
+  }
   const reply = await run(served.engine, request, ctx.signal);
-  if (meteredMax !== null) {
+  if (max !== null) {
     if (!ctx.meter) throw new Error(`${chatPath(route, true)} was called without the kit's meter`);
-    const decimals = ctx.services.config.payments.asset.decimals;
     ctx.meter(
       meteredAmount(
         { promptTokens: reply.usage.prompt_tokens, completionTokens: reply.usage.completion_tokens },
         served.rates,
-        priceToAtomic(meteredMax, decimals),
+        max,
       ),
     );
-  }
-  const id = `chatcmpl-${randomUUID().replaceAll("-", "")}`;
-  const created = Math.floor(Date.now() / 1000);
-  if (body.stream) {
-    const events = chunks(id, created, served.model, reply, body.stream_options?.include_usage === true);
-    return new Response(events, {
-      headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" },
-    });
   }
   return {
     id,
@@ -200,39 +220,4 @@ export async function answer(
     usage: reply.usage,
     system_fingerprint: null,
   };
-}
-
-/**
- * The reply as OpenAI streams it: a first chunk with the role, one chunk a piece of text, a last choice
- * chunk with the finish reason, then (asked with `include_usage`) a chunk with no choices and the usage,
- * earlier chunks then carrying `usage: null`; then `data: [DONE]`.
- */
-export function chunks(
-  id: string,
-  created: number,
-  model: string,
-  reply: { pieces: readonly string[]; finishReason: FinishReason; usage: Usage },
-  includeUsage: boolean,
-): string {
-  const chunk = (choices: unknown[], usage?: Usage) =>
-    `data: ${JSON.stringify({
-      id,
-      object: "chat.completion.chunk",
-      created,
-      model,
-      system_fingerprint: null,
-      choices,
-      ...(includeUsage && { usage: usage ?? null }),
-    })}\n\n`;
-  const choice = (delta: Record<string, string>, finishReason: FinishReason | null = null) => ({
-    index: 0,
-    delta,
-    logprobs: null,
-    finish_reason: finishReason,
-  });
-  let out = chunk([choice({ role: "assistant", content: "" })]);
-  for (const piece of reply.pieces) out += chunk([choice({ content: piece })]);
-  out += chunk([choice({}, reply.finishReason)]);
-  if (includeUsage) out += chunk([], reply.usage);
-  return `${out}data: [DONE]\n\n`;
 }

@@ -4,6 +4,7 @@
  * Streaming is the one primitive: a non-streaming reply is the stream collected, so metering, `max_tokens`
  * and a client that leaves mid-reply work the same way for both.
  */
+import { AppError, UpstreamError } from "../../common/errors.ts";
 
 export type ChatRole = "system" | "developer" | "user" | "assistant" | "tool";
 
@@ -20,6 +21,8 @@ export interface ChatRequest {
   messages: ChatMessage[];
   /** Already resolved from the request and the tier's limits: the engine never produces more. */
   maxTokens: number;
+  /** `maxTokens` bounds a reasoning model's reasoning too (tier 8): its reasoning tokens are reply tokens. */
+  reasoningCountsAsOutput?: boolean;
   temperature?: number;
   topP?: number;
   /** Up to 4 sequences; the reply ends before the first one it would contain. */
@@ -60,4 +63,27 @@ export async function collect(
     else return { content, finishReason: event.finishReason, usage: event.usage };
   }
   throw new Error("the engine's reply ended without its usage");
+}
+
+/**
+ * The engine's next event, read for a paid call: a failure is an error that is never charged (an
+ * `AppError` as it is, anything else a 502 `engine_failed`), and a reply that stops before its `done` is
+ * one too (the signal's reason when the call was aborted).
+ */
+export async function readEvent(
+  engine: ChatEngine,
+  events: AsyncIterator<ChatEvent>,
+  signal: AbortSignal,
+): Promise<ChatEvent> {
+  let result: IteratorResult<ChatEvent>;
+  try {
+    result = await events.next();
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    if (signal.aborted) throw signal.reason;
+    throw new UpstreamError(`the ${engine.name} engine failed: ${(error as Error).message}`, "engine_failed");
+  }
+  if (!result.done) return result.value;
+  if (signal.aborted) throw signal.reason;
+  throw new UpstreamError(`the ${engine.name} engine's reply ended before it was complete`, "engine_failed");
 }

@@ -18,9 +18,28 @@ export function pieces(text: string, size = 4): string[] {
   return out;
 }
 
+/** The usage an OpenAI-compatible server reports (OpenAI's fields; some servers add or leave out some). */
+export interface FakeUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  completion_tokens_details?: { reasoning_tokens: number };
+}
+
 /** How a fake upstream answers: the reply text from the request body, or a failure. */
 export type Behaviour =
-  // biome-ignore lint/suspicious/noExplicitAny: the request body as the adapter sent it.
-  | { kind: "reply"; text: (body: any) => string; stopReason?: "end_turn" | "max_tokens" }
+  | {
+      kind: "reply";
+      // biome-ignore lint/suspicious/noExplicitAny: the request body as the adapter sent it.
+      text: (body: any) => string;
+      stopReason?: "end_turn" | "max_tokens";
+      /** The OpenAI fake's usage, instead of its fixed one. */
+      usage?: FakeUsage;
+    }
   | { kind: "status"; status: number }
-  | { kind: "break-stream" };
+  | { kind: "break-stream" }
+  /**
+   * The OpenAI fake, streaming: `pieces` one every `everyMs` ms (a slow model), then the end; with `stall`,
+   * nothing after the pieces, until the client gives up.
+   */
+  | { kind: "drip"; pieces: string[]; everyMs: number; stall?: boolean };

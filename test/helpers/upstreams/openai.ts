@@ -32,7 +32,11 @@ export async function startOpenAIUpstream(key: string, model = "gpt-test-mini"):
     const text = b.kind === "reply" ? b.text(body) : "partial";
     const finish = b.kind === "reply" && b.stopReason === "max_tokens" ? "length" : "stop";
     const base = { id: "chatcmpl-FakeOpenAIId", created: 1_760_000_000, model };
-    const usage = { prompt_tokens: 21, completion_tokens: 9, total_tokens: 30 };
+    const usage = (b.kind === "reply" && b.usage) || {
+      prompt_tokens: 21,
+      completion_tokens: 9,
+      total_tokens: 30,
+    };
     if (!body.stream) {
       return sendJson(res, 200, {
         ...base,
@@ -53,12 +57,27 @@ export async function startOpenAIUpstream(key: string, model = "gpt-test-mini"):
       res.write(
         `data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", choices, ...extra })}\n\n`,
       );
+    const end = () => {
+      send([{ index: 0, delta: {}, finish_reason: finish }]);
+      if (body.stream_options?.include_usage) send([], { usage });
+      res.end("data: [DONE]\n\n");
+    };
     send([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]);
+    if (b.kind === "drip") {
+      const left = [...b.pieces];
+      const timer = setInterval(() => {
+        const piece = left.shift();
+        if (piece !== undefined)
+          return void send([{ index: 0, delta: { content: piece }, finish_reason: null }]);
+        clearInterval(timer);
+        if (!b.stall) end();
+      }, b.everyMs);
+      res.on("close", () => clearInterval(timer));
+      return;
+    }
     for (const piece of pieces(text)) send([{ index: 0, delta: { content: piece }, finish_reason: null }]);
     if (b.kind === "break-stream") return void res.end();
-    send([{ index: 0, delta: {}, finish_reason: finish }]);
-    if (body.stream_options?.include_usage) send([], { usage });
-    res.end("data: [DONE]\n\n");
+    end();
   });
   upstream.route("/v1/images/generations", (request, res) => {
     if (request.headers.authorization !== `Bearer ${key}`) return sendJson(res, 401, unauthorized);

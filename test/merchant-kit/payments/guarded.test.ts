@@ -13,12 +13,12 @@ import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain
 import type { Database } from "../../../src/common/db/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
-import { ABANDON_LIMIT, ABANDON_WINDOW_SECONDS } from "../../../src/merchant-kit/payments/ledger.ts";
+import { UNPAID_LIMIT, UNPAID_WINDOW_SECONDS } from "../../../src/merchant-kit/payments/ledger.ts";
 import { startMiner, walletHolding } from "../../helpers/chain.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { GUARDED_ENDPOINTS, runs, startMerchant, testMerchant } from "../../helpers/merchant.ts";
-import { NETWORK, newMerchant, usdcReader } from "../../helpers/x402.ts";
+import { NETWORK, newMerchant, recordingFetch, usdcReader } from "../../helpers/x402.ts";
 
 let devnet: Devnet;
 let miner: ReturnType<typeof startMiner>;
@@ -124,18 +124,12 @@ describe.each(DATABASE_KINDS)("guarded endpoints, merchant state on %s", (kind) 
   it("charges nothing for calls their caller left, and refuses a wallet that left 5 within the hour", async () => {
     const usdc = usdcReader(devnet.rpc);
     const wallet = await walletHolding(devnet, PRICE * 10n);
-    const signatures: string[] = [];
-    // @x402/fetch sends Request objects, of whichever Request class is global (@hono/node-server has its own).
-    const recording: typeof fetch = (input, init) => {
-      const signature = (input as Request).headers?.get("PAYMENT-SIGNATURE");
-      if (signature) signatures.push(signature);
-      return fetch(input, init);
-    };
+    const { fetch: recording, signatures } = recordingFetch();
     const pay = wrapFetchWithPayment(
       recording,
       new x402Client().register(NETWORK, new ExactEvmClient(privateKeyToAccount(wallet.privateKey))),
     );
-    for (let i = 0; i < ABANDON_LIMIT; i++) {
+    for (let i = 0; i < UNPAID_LIMIT; i++) {
       const before = runs.get("/api/model") ?? 0;
       const leave = new AbortController();
       const call = pay(`${shop.url}/api/model?delay=2000`, { signal: leave.signal });
@@ -153,7 +147,7 @@ describe.each(DATABASE_KINDS)("guarded endpoints, merchant state on %s", (kind) 
     for (let t = 0; (await states()).includes("running") && t < 200; t++) {
       await new Promise((r) => setTimeout(r, 10));
     }
-    expect(await states()).toEqual(Array(ABANDON_LIMIT).fill("abandoned"));
+    expect(await states()).toEqual(Array(UNPAID_LIMIT).fill("abandoned"));
 
     // An abandoned authorization never runs again, and the wallet's next call runs nothing.
     const runsBefore = runs.get("/api/model") ?? 0;
@@ -163,22 +157,59 @@ describe.each(DATABASE_KINDS)("guarded endpoints, merchant state on %s", (kind) 
     expect(replay.status).toBe(409);
     const refused = await pay(`${shop.url}/api/model`);
     expect(refused.status).toBe(429);
-    expect(((await refused.json()) as ErrorBody).error.code).toBe("too_many_abandoned_calls");
+    expect(((await refused.json()) as ErrorBody).error.code).toBe("too_many_unpaid_calls");
     const retryAfter = Number(refused.headers.get("Retry-After"));
-    expect(retryAfter).toBeGreaterThan(ABANDON_WINDOW_SECONDS - 60);
-    expect(retryAfter).toBeLessThanOrEqual(ABANDON_WINDOW_SECONDS);
+    expect(retryAfter).toBeGreaterThan(UNPAID_WINDOW_SECONDS - 60);
+    expect(retryAfter).toBeLessThanOrEqual(UNPAID_WINDOW_SECONDS);
     expect(runs.get("/api/model") ?? 0).toBe(runsBefore);
     await miner.pending();
     expect(await usdc.balanceOf(wallet.address)).toBe(PRICE * 10n);
 
     // Once the oldest ages out of the window, the wallet may call again.
     await db.query(
-      `UPDATE merchant_payments SET finished_at = finished_at - interval '${ABANDON_WINDOW_SECONDS} seconds'
+      `UPDATE merchant_payments SET finished_at = finished_at - interval '${UNPAID_WINDOW_SECONDS} seconds'
        WHERE payer = $1 AND finished_at = (SELECT min(finished_at) FROM merchant_payments WHERE payer = $1)`,
       [wallet.address.toLowerCase()],
     );
     const again = await pay(`${shop.url}/api/model`);
     expect(again.status).toBe(200);
+  });
+
+  it("spends a failed call's authorization and counts it against the payer alone; a refusal does neither", async () => {
+    const wallet = await walletHolding(devnet, PRICE * 2n);
+    const other = await walletHolding(devnet, PRICE);
+    const { fetch: recording, signatures } = recordingFetch();
+    const pay = wrapFetchWithPayment(
+      recording,
+      new x402Client().register(NETWORK, new ExactEvmClient(privateKeyToAccount(wallet.privateKey))),
+    );
+    const runsNow = () => runs.get("/api/model") ?? 0;
+    const replay = (signature: string, query: string) =>
+      fetch(`${shop.url}/api/model?${query}`, { headers: { "PAYMENT-SIGNATURE": signature } });
+
+    // A refusal (the handler's own AppError) gives its authorization back and counts for nothing: it is sent again.
+    expect((await pay(`${shop.url}/api/model?fail=422`)).status).toBe(422);
+    expect((await replay(signatures.at(-1) as string, "fail=422")).status).toBe(422);
+
+    // An upstream's failure once the handler ran keeps its authorization: sent again, even at once, it runs nothing.
+    for (let i = 0; i < UNPAID_LIMIT; i++)
+      expect((await pay(`${shop.url}/api/model?fail=502`)).status).toBe(502);
+    const before = runsNow();
+    const again = await Promise.all([1, 2, 3].map(() => replay(signatures.at(-1) as string, "fail=502")));
+    expect(again.map((r) => r.status)).toEqual([409, 409, 409]);
+    const refused = await pay(`${shop.url}/api/model`);
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as ErrorBody).error.code).toBe("too_many_unpaid_calls");
+    expect(runsNow()).toBe(before);
+    const states = await db.query<{ state: string; n: number }>(
+      "SELECT state, count(*)::int AS n FROM merchant_payments WHERE payer = $1 GROUP BY state ORDER BY state",
+      [wallet.address.toLowerCase()],
+    );
+    expect(states.rows).toEqual([{ state: "failed", n: UNPAID_LIMIT }]);
+    // Nothing was charged, and another wallet is served as before.
+    await miner.pending();
+    expect(await usdcReader(devnet.rpc).balanceOf(wallet.address)).toBe(PRICE * 2n);
+    expect((await paying(other)(`${shop.url}/api/model`)).status).toBe(200);
   });
 
   it("lets a wallet that can pay them all make all its calls at once", async () => {

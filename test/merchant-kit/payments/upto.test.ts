@@ -141,8 +141,8 @@ describe.each(DATABASE_KINDS)("upto endpoints, merchant state on %s", (kind) => 
       $ref: "#/components/schemas/OpenAiError",
     });
     expect(doc.components.schemas.OpenAiError).toBeDefined();
-    // Metered calls are guarded: a wallet that leaves them mid-work is refused, and the document says so.
-    expect(op.responses["429"].description).toContain("too_many_abandoned_calls");
+    // Metered calls are guarded: a wallet whose calls go unpaid is refused, and the document says so.
+    expect(op.responses["429"].description).toContain("too_many_unpaid_calls");
     expect(doc.paths["/v1/prices"].get.responses?.["429"]).toBeUndefined();
     expect(doc.paths["/v1/prices"].get["x-payment-info"]).toBeUndefined();
     const free = await fetch(`${shop.url}/v1/prices`);

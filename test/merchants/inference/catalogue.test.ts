@@ -2,6 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/config/config.ts";
 import type { AnyEndpoint } from "../../../src/merchant-kit/catalogue.ts";
+import { openApiDocument } from "../../../src/merchant-kit/openapi.ts";
+import { isGuarded } from "../../../src/merchant-kit/payments/paid-handler.ts";
 import { MERCHANTS } from "../../../src/merchants/index.ts";
 import {
   chatEndpoints,
@@ -115,7 +117,43 @@ describe("the inference catalogue", () => {
         X402M_INFERENCE_TIER_2_RATES: "0.02,0.05",
       },
     });
-    for (const e of chatEndpoints(config.inference)) expect(e.effects, e.path).toEqual(["upstream"]);
+    for (const e of chatEndpoints(config.inference))
+      expect(e.effects, e.path).toEqual(e.path.includes("/_t/t2") ? ["upstream"] : undefined);
+  });
+
+  it("guards the routes a local GGUF model serves: this host's work, reserved and counted like an upstream's", async () => {
+    const config = loadConfig({ env: { X402M_INFERENCE_TIER_3_GGUF: "/models/small.gguf" } });
+    const guarded = chatEndpoints(config.inference).filter((e) =>
+      e.path.startsWith("/v1/chat/completions/_t/t3"),
+    );
+    expect(guarded.map((e) => [e.path, e.effects])).toEqual([
+      ["/v1/chat/completions/_t/t3", ["compute"]],
+      ["/v1/chat/completions/_t/t3/upto", ["compute"]],
+    ]);
+    expect(guarded.every(isGuarded)).toBe(true);
+    const answer = await modelsRoute(config.inference).handler(
+      new Request("http://x/v1/models"),
+      undefined as never,
+    );
+    const models = (await answer.json()) as {
+      data: { alias: string; engine: string | null; id: string }[];
+    };
+    expect(models.data.find((m) => m.alias === "t3")).toMatchObject({ engine: "gguf", id: "small" });
+  });
+
+  it("says in its OpenAPI document what a streaming buyer is charged, when, and where the receipt is", () => {
+    const merchant = inferenceMerchant(
+      { payTo: "0x1111111111111111111111111111111111111111", publicUrl: "x" },
+      OFFLINE_SETTINGS,
+    );
+    const doc = openApiDocument(merchant, loadConfig({ env: {} }).payments);
+    const ok = (path: string) => doc.paths[path]?.post?.responses["200"]?.description ?? "";
+    for (const path of ["/v1/chat/completions/_t/t2", "/v1/chat/completions/_t/t2/upto"]) {
+      expect(ok(path)).toMatch(/settled once the stream has ended/);
+      expect(ok(path)).toMatch(/`payment_response`/);
+    }
+    expect(ok("/v1/chat/completions/_t/t2")).toMatch(/its price when the stream completes/);
+    expect(ok("/v1/chat/completions/_t/t2/upto")).toMatch(/for what was delivered/);
   });
 
   it("is the inference host of MERCHANTS, with /v1/models and /v1/audio/voices free", () => {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../../src/common/errors.ts";
 import { loadConfig } from "../../../src/config/config.ts";
 import type { AnyEndpoint, HandlerContext } from "../../../src/merchant-kit/catalogue.ts";
+import { Streamed } from "../../../src/merchant-kit/payments/streamed.ts";
 import { chatEndpoints } from "../../../src/merchants/inference/catalogue.ts";
 import {
   type ChatCompletion,
@@ -62,9 +63,18 @@ interface Chunk {
   usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
 }
 
-async function events(response: Response): Promise<{ chunks: Chunk[]; raw: string }> {
-  expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
-  const raw = await response.text();
+/** A streamed answer read as a caller receives it whole: its head, every part, its end (nothing charged). */
+async function events(answer: unknown): Promise<{ chunks: Chunk[]; raw: string; parts: number }> {
+  expect(answer).toBeInstanceOf(Streamed);
+  const { init } = answer as Streamed;
+  expect(init.headers["content-type"]).toMatch(/^text\/event-stream/);
+  let raw = init.head;
+  let parts = 0;
+  for await (const part of init.parts) {
+    raw += part;
+    parts++;
+  }
+  raw += init.end({ charged: 0n });
   const data = raw
     .split("\n\n")
     .filter(Boolean)
@@ -73,7 +83,7 @@ async function events(response: Response): Promise<{ chunks: Chunk[]; raw: strin
       return block.slice(6);
     });
   expect(data.at(-1)).toBe("[DONE]");
-  return { chunks: data.slice(0, -1).map((d) => JSON.parse(d) as Chunk), raw };
+  return { chunks: data.slice(0, -1).map((d) => JSON.parse(d) as Chunk), raw, parts };
 }
 
 describe("the chat handler on the offline engine", () => {
@@ -152,7 +162,7 @@ describe("the chat handler on the offline engine", () => {
       stream: true,
       stream_options: { include_usage: true },
     });
-    const { chunks } = await events(answer as Response);
+    const { chunks } = await events(answer);
     expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
     for (const c of chunks) {
       expect(c.object).toBe("chat.completion.chunk");
@@ -167,9 +177,7 @@ describe("the chat handler on the offline engine", () => {
     expect(chunks.at(-2)?.choices[0]?.finish_reason).toBe("stop");
     for (const c of chunks.slice(0, -1)) expect(c.usage).toBeNull();
 
-    const quiet = await events(
-      (await call("/v1/chat/completions/_t/t3", { messages, stream: true })).answer as Response,
-    );
+    const quiet = await events((await call("/v1/chat/completions/_t/t3", { messages, stream: true })).answer);
     for (const c of quiet.chunks) expect("usage" in c).toBe(false);
     expect(quiet.chunks.at(-1)?.choices[0]?.finish_reason).toBe("stop");
   });
@@ -209,17 +217,28 @@ describe("metering on the /upto routes", () => {
     });
     expect((empty.answer as ChatCompletion).usage.completion_tokens).toBe(0);
     expect(empty.metered).toEqual([0n]);
+    const plain = (
+      await call("/v1/chat/completions/_t/t10/upto", { messages: [{ role: "user", content: "hi" }] })
+    ).metered[0] as bigint;
     const streamed = await call("/v1/chat/completions/_t/t10/upto", {
       messages: [{ role: "user", content: "hi" }],
       stream: true,
     });
-    expect(streamed.metered).toHaveLength(1);
-    expect(streamed.metered[0]).toBeGreaterThan(0n);
-    await events(streamed.answer as Response);
+    // A stream is metered by the kit, for what it delivered: all of it, the same as the reply whole.
+    expect(streamed.metered).toEqual([]);
+    const { parts } = await events(streamed.answer);
+    const { meter } = (streamed.answer as Streamed).init;
+    expect(meter(parts, true)).toBe(plain);
+    // Cut short: the prompt and the pieces delivered, by the tokenizer; none delivered, no output.
+    expect(meter(2, false)).toBeGreaterThan(0n);
+    expect(meter(2, false)).toBeLessThan(plain);
+    expect(meter(0, false)).toBe(0n);
   });
 
   it("meters with the configured rates", async () => {
-    const configured = loadConfig({ env: { X402M_INFERENCE_TIER_6_RATES: "1000,1000" } });
+    const configured = loadConfig({
+      env: { X402M_INFERENCE_ENGINE: "offline", X402M_INFERENCE_TIER_6_RATES: "1000,1000" },
+    });
     const e = chatEndpoints(configured.inference).find((x) => x.path === "/v1/chat/completions/_t/t6/upto");
     const ctx = context();
     const reply = (await e?.handler(
@@ -236,7 +255,7 @@ describe("an engine that is missing or fails is never charged", () => {
     engine,
     model: "m",
     rates: { inputPerMillion: "1", outputPerMillion: "1" },
-    upstream: true,
+    kind: engine === null ? null : "upstream",
     settings: "X402M_INFERENCE_LLM_URL",
   });
   const tier2 = TIERS[1] as (typeof TIERS)[1];
@@ -291,14 +310,18 @@ describe("an engine that is missing or fails is never charged", () => {
     expect(error.headers["retry-after"]).toBe("30");
   });
 
-  it("routes without a model answer 503 when an upstream is configured", async () => {
-    const configured = loadConfig({ env: { X402M_INFERENCE_LLM_URL: "http://127.0.0.1:9/v1" } });
-    const e = chatEndpoints(configured.inference).find((x) => x.path === "/v1/chat/completions");
-    const ctx = context();
-    await expect(e?.handler(e.input.parse(body), ctx.ctx)).rejects.toMatchObject({
-      status: 503,
-      message: expect.stringMatching(/X402M_INFERENCE_DEFAULT_MODEL/),
-    });
+  it("routes no engine serves answer 503 before payment, naming the settings to set", async () => {
+    for (const env of [{}, { X402M_INFERENCE_LLM_URL: "http://127.0.0.1:9/v1" }]) {
+      const e = chatEndpoints(loadConfig({ env }).inference).find((x) => x.path === "/v1/chat/completions");
+      if (!e?.precheck) throw new Error("a route without an engine must refuse before payment");
+      const refusal = await e.precheck(e.input.parse(body), { services: context().ctx.services });
+      expect(refusal).toMatchObject({ status: 503, code: "engine_not_configured" });
+      expect(refusal?.message).toMatch(/X402M_INFERENCE_DEFAULT_MODEL and X402M_INFERENCE_DEFAULT_RATES/);
+      expect(refusal?.message).toMatch(/X402M_INFERENCE_DEFAULT_GGUF/);
+      expect(refusal?.message).toMatch(/X402M_INFERENCE_ENGINE=offline/);
+      // Called anyway, the handler refuses the same way.
+      await expect(e.handler(e.input.parse(body), context().ctx)).rejects.toMatchObject({ status: 503 });
+    }
     expect(DEFAULT_ROUTE.alias).toBe("default");
   });
 });
@@ -318,9 +341,28 @@ describe("a route served by an OpenAI-compatible upstream (on 127.0.0.1)", () =>
           X402M_INFERENCE_LLM_KEY: KEY,
           X402M_INFERENCE_TIER_2_MODEL: "small-8b",
           X402M_INFERENCE_TIER_2_RATES: "100,200",
+          X402M_INFERENCE_TIER_5_MODEL: "small-8b",
+          X402M_INFERENCE_TIER_5_RATES: "100,200",
+          X402M_INFERENCE_TIER_8_MODEL: "small-8b",
+          X402M_INFERENCE_TIER_8_RATES: "100,200",
         },
       }).inference,
     );
+
+  it("asks the tier's default limit when the call names none: tier 5 1,024 tokens, tier 8 4,096 with its reasoning", async () => {
+    upstream.behaviour = { kind: "reply", text: () => "Hi." };
+    const sent = async (path: string) => {
+      const e = routes().find((x) => x.path === path) as AnyEndpoint;
+      await e.handler(e.input.parse({ messages: [{ role: "user", content: "hi" }] }), context().ctx);
+      return bodyOf(upstream.requests.at(-1) as Parameters<typeof bodyOf>[0]);
+    };
+    const t5 = await sent("/v1/chat/completions/_t/t5/upto");
+    expect(t5.max_tokens).toBe(1024);
+    expect(t5).not.toHaveProperty("max_completion_tokens");
+    const t8 = await sent("/v1/chat/completions/_t/t8");
+    expect(t8.max_completion_tokens).toBe(4096);
+    expect(t8).not.toHaveProperty("max_tokens");
+  });
 
   it("asks the tier's model, answers its reply, and meters its usage at the tier's rates", async () => {
     upstream.behaviour = { kind: "reply", text: () => "Hello from upstream." };
@@ -360,7 +402,11 @@ describe("a route on the local GGUF engine (X402M_INFERENCE_<route>_GGUF)", () =
       const file = path.join(dir, "tiny-chat.gguf");
       writeTinyGguf(file);
       const { inference } = loadConfig({
-        env: { X402M_INFERENCE_TIER_3_GGUF: file, X402M_INFERENCE_TIER_3_RATES: "1,2" },
+        env: {
+          X402M_INFERENCE_TIER_3_GGUF: file,
+          X402M_INFERENCE_TIER_3_RATES: "1,2",
+          X402M_INFERENCE_ENGINE: "offline",
+        },
       });
       const local = chatEndpoints(inference);
       const byPath = (p: string) => local.find((e) => e.path === p) as AnyEndpoint;
@@ -383,7 +429,7 @@ describe("a route on the local GGUF engine (X402M_INFERENCE_<route>_GGUF)", () =
           4049n,
         ),
       ]);
-      // Other routes stay on the offline engine.
+      // Other routes run the offline engine, as chosen.
       const other = byPath("/v1/chat/completions/_t/t4");
       const offline = (await other.handler(other.input.parse(body), context().ctx)) as { model: string };
       expect(offline.model).toBe("offline-t4");

@@ -12,6 +12,10 @@ const KEY = "sk-test-inference";
 let upstream: FakeOpenAI;
 beforeAll(async () => {
   upstream = await startOpenAIUpstream(KEY);
+  // Built now, as a host warms it at start: built mid-file, it blocks this process (the fake upstream's too)
+  // for seconds under load, and the adapter's idle keep-alive connection may then be reused just as the
+  // server closes it (a 502 "could not be reached" where a test expects the upstream's own answer).
+  countTokens("");
 });
 afterAll(() => upstream.close());
 
@@ -68,6 +72,46 @@ describe("an OpenAI-compatible upstream as a chat engine", () => {
       { role: "assistant", content: "Hello." },
       { role: "user", content: "And now?" },
     ]);
+  });
+
+  it("bounds a reasoning model with max_completion_tokens, and meters its reasoning as output", async () => {
+    const reasoning = { ...request, maxTokens: 4096, reasoningCountsAsOutput: true };
+    // OpenAI's way: completion_tokens includes the reasoning, which the details break out.
+    upstream.behaviour = {
+      kind: "reply",
+      text: () => "42.",
+      usage: {
+        prompt_tokens: 21,
+        completion_tokens: 49,
+        total_tokens: 70,
+        completion_tokens_details: { reasoning_tokens: 40 },
+      },
+    };
+    expect((await collect(engine().chat(reasoning))).usage).toEqual({
+      prompt_tokens: 21,
+      completion_tokens: 49,
+      total_tokens: 70,
+    });
+    const sent = bodyOf(upstream.requests.at(-1) as Parameters<typeof bodyOf>[0]);
+    expect(sent.max_completion_tokens).toBe(4096);
+    expect(sent).not.toHaveProperty("max_tokens");
+    // A server that counts the reasoning apart, in total_tokens only: still part of the reply's tokens.
+    upstream.behaviour = {
+      kind: "reply",
+      text: () => "42.",
+      usage: {
+        prompt_tokens: 21,
+        completion_tokens: 9,
+        total_tokens: 70,
+        completion_tokens_details: { reasoning_tokens: 40 },
+      },
+    };
+    expect((await collect(engine().chat(reasoning))).usage.completion_tokens).toBe(49);
+    // Without the flag, the limit goes as max_tokens (what older servers know).
+    await collect(engine().chat(request));
+    expect(bodyOf(upstream.requests.at(-1) as Parameters<typeof bodyOf>[0])).toMatchObject({
+      max_tokens: 256,
+    });
   });
 
   it("says length when the upstream stopped at max_tokens", async () => {

@@ -12,7 +12,7 @@ import { startUtilityTruth, UTILITY_GROUPS, type UtilityTruth } from "./openapi-
 let truth: UtilityTruth;
 
 beforeAll(async () => {
-  truth = await startUtilityTruth(40);
+  truth = await startUtilityTruth(48);
   // mathjs takes seconds to build on a busy machine: loaded here, outside /api/calc's 5 s budget.
   await import("../../../src/merchants/utility/calc-engine.ts");
 });

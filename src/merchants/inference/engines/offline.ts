@@ -1,7 +1,7 @@
 /**
  * The offline engine: no model, a deterministic reply that says it is the offline engine and echoes the
- * last user message. The demo and the tests use it by default, and so does an operator who configures no
- * model, knowingly. Its tokens are real (o200k_base), so `max_tokens`, stop sequences, streaming, usage and
+ * last user message. It serves where it is chosen (X402M_INFERENCE_ENGINE=offline: the demo, the tests),
+ * never by default: a route no engine serves answers 503 before any payment. Its tokens are real (o200k_base), so `max_tokens`, stop sequences, streaming, usage and
  * the /upto metering behave as they do with a model: a long message gets a long reply, cut at `max_tokens`.
  */
 import type { ChatEngine, ChatEvent, ChatRequest } from "../engine.ts";

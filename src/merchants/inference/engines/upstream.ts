@@ -33,6 +33,7 @@ export function upstreamEngine(settings: UpstreamEngineSettings): ChatEngine {
           ...(system.length > 0 && { system: system.join("\n\n") }),
           messages,
           maxTokens: request.maxTokens,
+          ...(request.reasoningCountsAsOutput && { maxTokensIncludeReasoning: true }),
           temperature: request.temperature,
           topP: request.topP,
           stopSequences: request.stop,

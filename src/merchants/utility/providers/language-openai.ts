@@ -29,8 +29,35 @@ const Completion = z.object({
       }),
     )
     .min(1),
-  usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number() }).optional(),
+  usage: z
+    .object({
+      prompt_tokens: z.number(),
+      completion_tokens: z.number(),
+      total_tokens: z.number().optional(),
+      completion_tokens_details: z.object({ reasoning_tokens: z.number().optional() }).nullish(),
+    })
+    .optional(),
 });
+
+/** An OpenAI-compatible usage, as servers send it (some leave fields out). */
+interface OpenAiUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  total_tokens?: number;
+  completion_tokens_details?: { reasoning_tokens?: number } | null;
+}
+
+/**
+ * The tokens the model wrote, its reasoning included. OpenAI counts reasoning in `completion_tokens` (and
+ * breaks it out in `completion_tokens_details.reasoning_tokens`); a server that counts it apart shows it as
+ * `total_tokens` beyond the prompt and the completion, or as more reasoning tokens than completion tokens.
+ */
+export function outputTokensOf(usage: OpenAiUsage | undefined): number {
+  const completion = usage?.completion_tokens ?? 0;
+  const reasoning = usage?.completion_tokens_details?.reasoning_tokens ?? 0;
+  const beyondPrompt = (usage?.total_tokens ?? 0) - (usage?.prompt_tokens ?? 0);
+  return Math.max(completion, beyondPrompt, reasoning > completion ? completion + reasoning : 0);
+}
 
 /**
  * OpenAI does not say which stop sequence matched, so "stop" is reported as `end_turn`
@@ -54,7 +81,7 @@ export function openaiProvider(settings: LanguageSettings): LanguageProvider {
         ...(request.system !== undefined ? [{ role: "system", content: request.system }] : []),
         ...request.messages,
       ],
-      max_tokens: request.maxTokens,
+      [request.maxTokensIncludeReasoning ? "max_completion_tokens" : "max_tokens"]: request.maxTokens,
       ...(request.temperature !== undefined && { temperature: request.temperature }),
       ...(request.topP !== undefined && { top_p: request.topP }),
       ...(request.stopSequences !== undefined && { stop: request.stopSequences }),
@@ -79,7 +106,7 @@ export function openaiProvider(settings: LanguageSettings): LanguageProvider {
         text: choice.message.content ?? "",
         stopReason: stopReasonOfFinish(choice.finish_reason),
         stopSequence: null,
-        usage: { inputTokens: c.usage?.prompt_tokens ?? 0, outputTokens: c.usage?.completion_tokens ?? 0 },
+        usage: { inputTokens: c.usage?.prompt_tokens ?? 0, outputTokens: outputTokensOf(c.usage) },
       };
     },
     async *stream(request, signal): AsyncGenerator<ChatStreamEvent> {
@@ -89,7 +116,7 @@ export function openaiProvider(settings: LanguageSettings): LanguageProvider {
         throw new UpstreamError(`the ${provider} answered without a body`, "upstream_invalid");
       let started = false;
       let finish: string | null = null;
-      let usage: { prompt_tokens?: number; completion_tokens?: number } | undefined;
+      let usage: OpenAiUsage | undefined;
       try {
         for await (const item of readSse(response.body, provider)) {
           if (item.data.trim() === "[DONE]") {
@@ -98,7 +125,7 @@ export function openaiProvider(settings: LanguageSettings): LanguageProvider {
               type: "stop",
               stopReason: stopReasonOfFinish(finish),
               stopSequence: null,
-              outputTokens: usage?.completion_tokens ?? 0,
+              outputTokens: outputTokensOf(usage),
               inputTokens: usage?.prompt_tokens ?? 0,
             };
             return;

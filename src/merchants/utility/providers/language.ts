@@ -13,6 +13,12 @@ export interface ChatRequest {
   system?: string;
   messages: ChatMessage[];
   maxTokens: number;
+  /**
+   * The limit covers a reasoning model's reasoning as well as its reply: OpenAI-compatible upstreams are sent
+   * it as `max_completion_tokens` (the field that includes reasoning; `max_tokens`, which older servers know,
+   * otherwise). Anthropic's `max_tokens` always includes thinking.
+   */
+  maxTokensIncludeReasoning?: boolean;
   temperature?: number;
   /** Passed on by the adapters whose wire format has it (OpenAI's `top_p`, Anthropic's `top_p`). */
   topP?: number;

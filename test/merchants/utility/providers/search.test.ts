@@ -3,6 +3,7 @@
  * sends, results normalised to `{title, url, content, score}`, and the three ways the answer is made.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Streamed } from "../../../../src/merchant-kit/payments/streamed.ts";
 import { languageProvider, searchBackend } from "../../../../src/merchants/utility/providers/index.ts";
 import { searchEndpoint } from "../../../../src/merchants/utility/providers/search.ts";
 import { extractiveAnswer } from "../../../../src/merchants/utility/providers/search-answer.ts";
@@ -38,7 +39,7 @@ const language = () =>
 const search = (backend: keyof ReturnType<typeof backends>, input: object, withModel = false) =>
   searchEndpoint(backends()[backend], withModel ? language() : undefined)
     .handler({ query: "x402 payment", max_results: 5, topic: "general", ...input }, handlerContext())
-    .then((answer) => answer as Exclude<typeof answer, Response>);
+    .then((answer) => answer as Exclude<typeof answer, Response | Streamed>);
 
 describe("search backends", () => {
   it("SearXNG: GET /search with format=json and the category, scores relative to the best", async () => {
