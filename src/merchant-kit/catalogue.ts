@@ -174,6 +174,13 @@ export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodTyp
   /** Time budget of the handler, after which the caller gets a 504 and pays nothing. Default 30 s. */
   timeoutMs?: number;
   /**
+   * What the handler needs loaded, once per process (its engine's module: `onFirstUse`), awaited once the
+   * payment is verified and before the time budget starts: a cold host's first call waits for the import
+   * instead of running out of a budget meant for the work (mathjs takes seconds to load on a busy machine,
+   * more than `/api/calc`'s 5 s).
+   */
+  load?: () => Promise<unknown>;
+  /**
    * Query parameters that are the caller's credentials (the social API's `auth_token` and `ct0`): left out
    * of the 402's resource URL, which travels to the facilitator and into discovery catalogues.
    */

@@ -38,7 +38,8 @@ export interface PaidRunner {
  *    that writes or costs upstream, only if the payer's balance covers it on top of its payments in
  *    flight, else 402 `insufficient_funds`;
  * 2. an endpoint that writes gets a transaction as its database, left open for `settleAndRecord`;
- * 3. the handler runs under its time budget (a 504 when it runs out);
+ * 3. what the handler needs is loaded (`load`), then the handler runs under its time budget (a 504 when it
+ *    runs out);
  * 4. an `upto` endpoint's answer carries what the handler metered, which the middleware settles instead
  *    of the authorized maximum.
  * Every refusal answers >= 400, so nothing is charged. A guarded call that its caller leaves, or whose
@@ -96,6 +97,7 @@ export function paidHandler(
           metered = atomic;
         }
       : undefined;
+    await endpoint.load?.();
     const budget = startBudget(endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS, c.req.raw.signal);
     let response: Response;
     try {

@@ -59,6 +59,7 @@ export const calc = defineEndpoint({
     },
   },
   timeoutMs: 5_000,
+  load: engine,
   errors: {
     400: "An expression that cannot be evaluated, found once the payment is verified: a syntax error or unknown name (invalid_expression), a function not offered (forbidden), a result too large (too_large), not finite (not_finite) or not real (not_real).",
   },

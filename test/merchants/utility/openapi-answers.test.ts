@@ -13,8 +13,6 @@ let truth: UtilityTruth;
 
 beforeAll(async () => {
   truth = await startUtilityTruth(48);
-  // mathjs takes seconds to build on a busy machine: loaded here, outside /api/calc's 5 s budget.
-  await import("../../../src/merchants/utility/calc-engine.ts");
 });
 afterAll(async () => {
   await truth?.close();
