@@ -1,7 +1,8 @@
 /**
  * `social generate` and `social import` from the command line, on PGlite and (with DATABASE_URL) the
  * server: the same seed gives the same archive; a bad line stops the import with one line naming it and
- * nothing written; a good file loads, and loads again without change; `listings --only social,social-proxy`
+ * nothing written; a good file loads, and loads again without change; a username another user holds
+ * stops an import in one line, nothing of it written; `listings --only social,social-proxy`
  * prints both hosts' listings, the proxy's paid to its own wallet when it has one;
  * `serve --only social,social-proxy` then answers both hosts, each asking for its own wallet.
  */
@@ -40,7 +41,7 @@ describe("social generate", () => {
 });
 
 describe.each(DATABASE_KINDS)("social import on %s", (kind) => {
-  it("stops at a bad line before writing anything, then loads a good file, twice alike", async () => {
+  it("stops at a bad line before writing anything, loads a good file twice alike, refuses a clashing username whole", async () => {
     const options = await isolatedDatabaseOptions(kind);
     onTestFinished(options.cleanup);
     const env = { DATABASE_URL: options.databaseUrl ?? "" };
@@ -66,6 +67,25 @@ describe.each(DATABASE_KINDS)("social import on %s", (kind) => {
     expect(summary.imported.tweet).toBe(200);
     const reloaded = await runCli(["social", "import", good, "--data", options.dataDir], env);
     expect(reloaded.code).toBe(0);
+    expect(await tweetCount(options)).toBe(200);
+
+    // A new tweet, then a new user taking an archived user's username: refused whole, in one line.
+    const taken = (
+      JSON.parse(lines.find((l) => l.includes('"kind":"user"')) as string) as { username: string }
+    ).username;
+    const clash = path.join(options.dataDir, "clash.jsonl");
+    fs.writeFileSync(
+      clash,
+      [
+        '{"kind":"tweet","id":"77","authorId":"78","text":"new","createdAt":"2026-01-01T00:00:00Z"}',
+        `{"kind":"user","id":"78","name":"Other","username":"${taken.toUpperCase()}","createdAt":"2020-01-01"}`,
+      ].join("\n"),
+    );
+    const conflict = await runCli(["social", "import", clash, "--data", options.dataDir], env);
+    expect(conflict.code).toBe(1);
+    expect(conflict.stderr).toBe(
+      `x402-merchants: two users have the username "${taken.toLowerCase()}" (X's usernames are unique whatever their case): nothing of this import was written\n`,
+    );
     expect(await tweetCount(options)).toBe(200);
 
     const missing = await runCli(["social", "import", path.join(options.dataDir, "nope.jsonl")], env);
