@@ -1,6 +1,6 @@
 /**
- * The social-data API's archive at scale (`npm run bench:social [-- --tweets N] [-- --server]`): a synthetic
- * X of N tweets (default 1,000,000) imported into PGlite (or, with `--server`, the PostgreSQL server of
+ * The social-data API's archive at scale (`npm run bench:social [-- --tweets N] [-- --users N] [-- --server]`):
+ * a synthetic X of N tweets (default 1,000,000) imported into PGlite (or, with `--server`, the PostgreSQL server of
  * DATABASE_URL, in a scratch schema), then pages timed against what a developer would write first over the
  * same tables: `ILIKE '%word%'` for search and `OFFSET` for later pages.
  *
@@ -8,10 +8,16 @@
  * 2. **Pages**, each the median and p99 of `--runs` calls (default 60), the two sides interleaved so that
  *    load on the machine falls on both alike: a one-word search's first page; the 50th page of that search
  *    and of the most followed user's followers (keyset cursors against OFFSET 1,000 and 2,500); the most
- *    active user's first timeline page (both sides use the index: the control). Both sides build a page of
+ *    active user's first timeline page (both sides use the index: the control) and its 50th (against OFFSET
+ *    980); a user search by the start of
+ *    a name, on the search index against `LIKE '%term%'` over every user. Both sides build a page of
  *    tweets' `includes` (authors, referenced tweets, media) the archive's way: only the page's query differs.
  *
- * 3. **Paid against unpaid**: `/tweets/user` over HTTP, its handler behind a plain route, then paid through
+ * 3. **Throughput**: `--clients` callers at once (default 4), each asking for pages one after another for
+ *    `--seconds` (default 5) per case: pages a second, and the p50 / p99 of a page under that load, for a
+ *    search's first and 50th page and the most active user's first and 50th timeline page.
+ *
+ * 4. **Paid against unpaid**: `/tweets/user` over HTTP, its handler behind a plain route, then paid through
  *    the merchant kit on a devnet: what the payment adds to a call.
  *
  * One JSON line on stdout, a table on stderr.
@@ -56,7 +62,11 @@ const flag = (name: string, fallback: number) => {
   return value;
 };
 const TWEETS = flag("--tweets", 1_000_000);
+/** The corpus's users; default its own (a user per 25 tweets: 40,000 at 1M). */
+const USERS = args.includes("--users") ? flag("--users", 1) : undefined;
 const RUNS = flag("--runs", 60);
+const CLIENTS = flag("--clients", 4);
+const SECONDS = flag("--seconds", 5);
 const SERVER = args.includes("--server");
 const SEED = 402;
 /** The page the "later page" cases ask for. */
@@ -122,6 +132,34 @@ async function measure(c: Case) {
   };
 }
 const round = (x: number) => Math.round(x * 100) / 100;
+
+/**
+ * `call` from `CLIENTS` callers at once, each asking again as soon as it has its page, for `SECONDS`:
+ * pages a second over all of them, and a page's p50 and p99 under that load.
+ */
+async function pagesPerSecond(name: string, call: () => Promise<number>) {
+  const ms: number[] = [];
+  const started = performance.now();
+  const end = started + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (performance.now() < end) {
+        const at = performance.now();
+        if ((await call()) === 0) throw new Error(`${name}: found nothing`);
+        ms.push(performance.now() - at);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  return {
+    case: name,
+    clients: CLIENTS,
+    pages: ms.length,
+    pages_per_second: round(ms.length / seconds),
+    p50_ms: round(percentile(ms, 50)),
+    p99_ms: round(percentile(ms, 99)),
+  };
+}
 
 /**
  * The provider's cursor of page `n` (1-based) of a paged call, the pages before it walked once; on a small
@@ -215,7 +253,11 @@ async function paidAgainstUnpaid(db: Database, username: string) {
 const { db, cleanup } = await open();
 try {
   const started = performance.now();
-  const counts = await importArchive(db, generateCorpus({ tweets: TWEETS, seed: SEED }), { batchSize: 5000 });
+  const counts = await importArchive(
+    db,
+    generateCorpus({ tweets: TWEETS, seed: SEED, ...(USERS && { users: USERS }) }),
+    { batchSize: 5000 },
+  );
   const importSeconds = (performance.now() - started) / 1000;
   const records = Object.values(counts).reduce((a, b) => a + b, 0);
   await db.exec("ANALYZE");
@@ -234,10 +276,14 @@ try {
     [],
   );
   const word = "payments";
+  const prefix = busiest.username.slice(0, 4);
   const searchPage = (page: PageRequest) => provider.searchTweets({ words: [word] }, page, signal());
   const followersPage = (page: PageRequest) => provider.followers(popular.id, page, signal());
   const deepSearch = await cursorOf(DEEP_PAGE, 20, searchPage);
   const deepFollowers = await cursorOf(DEEP_PAGE, 50, followersPage);
+  const timelinePage = (page: PageRequest) => provider.userTweets(busiest.username, page, signal());
+  const deepTimeline = await cursorOf(DEEP_PAGE, 20, timelinePage);
+  const pageAt = (cursor: string | undefined) => ({ size: 20, ...(cursor && { cursor }) });
   const rows = async (sql: string, params: unknown[]) => (await db.query(sql, params)).rowCount;
   // A page of tweets with its includes, built as the archive builds them: only the page's query differs.
   const tweetRows = async (sql: string, params: unknown[]) => {
@@ -280,6 +326,18 @@ try {
         ),
     },
     {
+      // Against the scan the archive did before its search index (tables.ts, version 2).
+      name: `users matching "${prefix}", page 1`,
+      archive: async () => (await provider.searchUsers(prefix, { size: 20 }, signal())).users.length,
+      straightforward: () =>
+        rows(
+          `SELECT doc FROM social_archive_users
+           WHERE lower(username) LIKE $1 OR lower(name) LIKE $1 OR lower(description) LIKE $1
+           ORDER BY lower(username) = $2 DESC, lower(username) LIKE $3 DESC, followers_count DESC, id LIMIT 20`,
+          [`%${prefix}%`, prefix, `${prefix}%`],
+        ),
+    },
+    {
       name: "most active user's timeline, page 1",
       archive: async () =>
         (await provider.userTweets(busiest.username, { size: 20 }, signal()))?.tweets.length ?? 0,
@@ -290,10 +348,31 @@ try {
         ),
     },
   ];
+  cases.push({
+    name: `most active user's timeline, page ${deepTimeline.page}`,
+    archive: async () => (await timelinePage(pageAt(deepTimeline.cursor)))?.tweets.length ?? 0,
+    straightforward: () =>
+      tweetRows(
+        `SELECT doc FROM social_archive_tweets WHERE author_id = $1 ORDER BY created_at DESC, id DESC LIMIT 20 OFFSET $2`,
+        [busiest.id, (deepTimeline.page - 1) * 20],
+      ),
+  });
   const results = [];
   for (const c of cases) results.push(await measure(c));
-  // The archive alone where nothing simpler answers the same (a user search ranked by match; the caller's
-  // mentions through its session), and its known slow spot: a phrase of common words.
+
+  const loaded: Record<string, () => Promise<number>> = {
+    [`search "${word}", page 1`]: async () => (await searchPage(pageAt(undefined))).tweets.length,
+    [`search "${word}", page ${deepSearch.page}`]: async () =>
+      (await searchPage(pageAt(deepSearch.cursor))).tweets.length,
+    "most active user's timeline, page 1": async () =>
+      (await timelinePage(pageAt(undefined)))?.tweets.length ?? 0,
+    [`most active user's timeline, page ${deepTimeline.page}`]: async () =>
+      (await timelinePage(pageAt(deepTimeline.cursor)))?.tweets.length ?? 0,
+  };
+  const throughput = [];
+  for (const [name, call] of Object.entries(loaded)) throughput.push(await pagesPerSecond(name, call));
+  // The archive alone where nothing simpler answers the same (the caller's mentions through its session),
+  // and its known slow spot: a phrase of common words.
   const alone: Record<string, () => Promise<unknown>> = {
     'search phrase "honest ledger", page 1': () =>
       provider.searchTweets({ phrase: "honest ledger" }, { size: 20 }, signal()),
@@ -303,8 +382,6 @@ try {
         { size: 20 },
         signal(),
       ),
-    [`users matching "${busiest.username.slice(0, 4)}", page 1`]: () =>
-      provider.searchUsers(busiest.username.slice(0, 4), { size: 20 }, signal()),
     "the first user's mentions, page 1": () =>
       provider.mentions({ authToken: corpusSessionToken(SEED) }, { size: 20 }, signal()),
   };
@@ -334,6 +411,9 @@ try {
       `  ${r.case.padEnd(40)}  ${`${r.archive_p50_ms} / ${r.archive_p99_ms} ms`.padEnd(20)}  ${`${r.straightforward_p50_ms} / ${r.straightforward_p99_ms} ms`.padEnd(26)}  ${r.ratio}x`,
     );
   for (const r of archiveOnly) log(`  ${r.case.padEnd(40)}  ${r.p50_ms} / ${r.p99_ms} ms`);
+  log(`  ${CLIENTS} clients at once, ${SECONDS} s each      pages/s   p50 / p99`);
+  for (const r of throughput)
+    log(`  ${r.case.padEnd(40)}  ${String(r.pages_per_second).padEnd(8)}  ${r.p50_ms} / ${r.p99_ms} ms`);
   log(
     `  /tweets/user over HTTP: unpaid ${http.unpaid_p50_ms} ms, paid ${http.paid_p50_ms} ms p50 (the payment adds ${http.added_p50_ms} ms)`,
   );
@@ -348,6 +428,7 @@ try {
       runs: RUNS,
       cases: results,
       archive_only: archiveOnly,
+      throughput,
       http,
     })}\n`,
   );

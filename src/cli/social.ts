@@ -3,7 +3,9 @@
  *
  * - `social import FILE.jsonl` loads X data, one archive record per line (docs/social.md), into the
  *   merchants' database. The whole file is read and checked first: a bad line stops it, naming the line,
- *   before anything is written. Records are upserts, so an import cut short is finished by running it again.
+ *   before anything is written. The import is then one transaction: a record the archive refuses (a
+ *   username another user has) stops it with one line saying which, and nothing of it is written; so does
+ *   a crash. Records are upserts, so importing the same file again changes nothing.
  * - `social generate --tweets N [--seed S]` writes a synthetic archive as JSON lines to stdout: the
  *   demo's data, and a corpus of any size for `bench:social`.
  */

@@ -5,7 +5,7 @@ import { AppError } from "../common/errors.ts";
 import { allowListPolicy } from "../merchant-kit/fetch/policy.ts";
 import { parseRate } from "../merchants/inference/metering.ts";
 import { ROUTES, settingInfix } from "../merchants/inference/tiers.ts";
-import { DEFAULT_QUERY_IDS } from "../merchants/social/providers/x-web/operations.ts";
+import { DEFAULT_QUERY_IDS, FEATURE_SWITCHES } from "../merchants/social/providers/x-web/operations.ts";
 
 /** "in,out": a route's per-token rates, dollars per million tokens, e.g. "0.05,0.08". */
 const Rates = z.string().transform((value, ctx) => {
@@ -236,6 +236,26 @@ export const ConfigSchema = z.object({
           z.string(),
           z.string().regex(/^[\w-]+$/, "a query id such as AWbeRIdkLtqTRN7yL_H8yw"),
         ),
+        /**
+         * Feature switches sent with these values instead of the defaults (`name=true|false,...`, X402M_SOCIAL_X_FEATURES),
+         * when X's web release changes what a switch must be. Only switches the web app sends: a misspelt
+         * name would otherwise change nothing, silently.
+         */
+        features: z
+          .record(z.string(), z.string())
+          .superRefine((features, ctx) => {
+            for (const [name, value] of Object.entries(features)) {
+              const message = !FEATURE_SWITCHES.has(name)
+                ? `no X feature switch ${name}: only the switches the web app sends can be set (src/merchants/social/providers/x-web/operations.ts)`
+                : value !== "true" && value !== "false"
+                  ? `${name} takes true or false, not "${value}"`
+                  : undefined;
+              if (message) ctx.addIssue({ code: "custom", message });
+            }
+          })
+          .transform((features) =>
+            Object.fromEntries(Object.entries(features).map(([name, value]) => [name, value === "true"])),
+          ),
       }),
       twitterapi: z.object({
         key: z.string().nullable(),
@@ -456,12 +476,8 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
         url: env.X402M_SOCIAL_X_URL || undefined,
         uploadUrl: env.X402M_SOCIAL_X_UPLOAD_URL || undefined,
         bearerToken: env.X402M_SOCIAL_X_BEARER || undefined,
-        queryIds: Object.fromEntries(
-          commaList(env.X402M_SOCIAL_X_QUERY_IDS).map((pair) => {
-            const at = pair.indexOf("=");
-            return at < 0 ? [pair, ""] : [pair.slice(0, at).trim(), pair.slice(at + 1).trim()];
-          }),
-        ),
+        queryIds: namedValues(env.X402M_SOCIAL_X_QUERY_IDS),
+        features: namedValues(env.X402M_SOCIAL_X_FEATURES),
       },
       twitterapi: {
         key: env.X402M_SOCIAL_TWITTERAPI_KEY || null,
@@ -512,6 +528,16 @@ function commaList(value: string | undefined): string[] {
     .split(",")
     .map((entry) => entry.trim())
     .filter(Boolean);
+}
+
+/** A `name=value,...` setting's pairs, trimmed; a pair without `=` has an empty value (refused by its schema). */
+function namedValues(value: string | undefined): Record<string, string> {
+  return Object.fromEntries(
+    commaList(value).map((pair) => {
+      const at = pair.indexOf("=");
+      return at < 0 ? [pair, ""] : [pair.slice(0, at).trim(), pair.slice(at + 1).trim()];
+    }),
+  );
 }
 
 /** The flag or environment variable behind a configuration path, so an error names what to change. */
@@ -569,6 +595,7 @@ function socialSetting([first, second]: readonly string[]): string {
       uploadUrl: "X402M_SOCIAL_X_UPLOAD_URL",
       bearerToken: "X402M_SOCIAL_X_BEARER",
       queryIds: "X402M_SOCIAL_X_QUERY_IDS",
+      features: "X402M_SOCIAL_X_FEATURES",
     };
     return x[second ?? ""] ?? "X402M_SOCIAL_X_ACCOUNTS";
   }

@@ -56,7 +56,10 @@ export interface Roles {
   ring: string;
   pair: [string, string];
   integration: string;
-  /** Merchants that take genuine demand only; each is a favourite of one of the first agents. */
+  /**
+   * Merchants that take genuine demand only; each is a favourite of one of the first agents, who buys from
+   * it daily.
+   */
   genuineOnly: readonly string[];
 }
 
@@ -307,8 +310,22 @@ export function planSlot(ctx: PlanContext, slot: number): Action[] {
       pay(`agent:${r.int(mix.agents)}`, merchant, endpoint, "agent", sized?.(r.next()));
     }
   }
+  // A merchant that takes genuine demand only is bought from at least once a day by the agent whose
+  // favourite it is: an agent that spends little still buys from it every day (the paid proxy had a single
+  // call in a week at the demo's seed and scale without it). Drawn last, so the rest stays as it was.
+  roles.genuineOnly.forEach((id, k) => {
+    const m = ctx.merchants.find((x) => x.id === id);
+    const choices = m ? indexesWhere(m, isEveryday) : [];
+    if (k >= mix.agents || choices.length === 0) return;
+    for (let n = spread(DAILY, w, (k + 1) / (roles.genuineOnly.length + 1)); n > 0; n--) {
+      pay(`agent:${k}`, id, r.pick(choices), "agent");
+    }
+  });
   return actions.sort((x, y) => x.at - y.at || order(x) - order(y));
 }
+
+/** Calls a week at the least from the agent whose favourite a genuine-demand-only merchant is. */
+const DAILY = 7;
 
 /** Mints, then transfers, then payments at the same second. */
 const order = (a: Action) => ({ mint: 0, transfer: 1, pay: 2 })[a.type];

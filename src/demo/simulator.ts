@@ -31,6 +31,7 @@ import { BLOCK_SECONDS, PERMIT2_ADDRESS } from "../chain/base.ts";
 import { type DevnetAccount, devnetChain } from "../chain/devnet/index.ts";
 import { pollReceipt } from "../chain/receipt.ts";
 import { usdcAbi } from "../chain/usdc.ts";
+import { pathParams } from "../merchant-kit/catalogue.ts";
 import {
   type Action,
   type PlanContext,
@@ -362,15 +363,24 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
   return stats;
 }
 
-/** The fetch arguments of one call: its input as query (GET) or JSON body (POST). */
+/**
+ * The fetch arguments of one call: its path's parameters (`/pay/:agent_id`) from the input, the rest of
+ * the input as query (GET) or JSON body (POST).
+ */
 function request(
   base: string,
   endpoint: PlanEndpoint,
-  input: Record<string, unknown>,
+  fullInput: Record<string, unknown>,
 ): [string, RequestInit] {
+  const input = { ...fullInput };
+  let path = endpoint.path;
+  for (const name of pathParams(endpoint.path)) {
+    path = path.replace(`:${name}`, encodeURIComponent(String(input[name])));
+    delete input[name];
+  }
   if (endpoint.method === "POST") {
     return [
-      `${base}${endpoint.path}`,
+      `${base}${path}`,
       {
         method: "POST",
         headers: { "content-type": "application/json" },
@@ -383,7 +393,7 @@ function request(
     for (const v of Array.isArray(value) ? value : [value]) query.append(key, String(v));
   }
   const qs = query.toString();
-  return [`${base}${endpoint.path}${qs ? `?${qs}` : ""}`, { method: "GET" }];
+  return [`${base}${path}${qs ? `?${qs}` : ""}`, { method: "GET" }];
 }
 
 /** Why a paid call was refused with 402: the reason its `PAYMENT-REQUIRED` header gives (its body may be empty). */

@@ -29,8 +29,8 @@ interface Landmarks {
 
 /**
  * Loads the demo's X into the archive (records are upserts: loading it again changes nothing) and answers
- * each social endpoint's input by path. The media upload is left out: the simulator sends JSON and query
- * strings, not forms.
+ * each social endpoint's input by path, the paid proxy's too. The media upload is left out: the simulator
+ * sends JSON and query strings, not forms.
  */
 export async function loadDemoSocial(
   db: Database,
@@ -66,6 +66,8 @@ export async function loadDemoSocial(
     "/lists/members": { id: list },
     "/lists/followers": { id: list },
     "/communities/posts": { id: community },
+    // The paid proxy's user lookup (its own host), the username as the path's segment.
+    "/pay/:agent_id": { agent_id: user.username },
   };
 }
 

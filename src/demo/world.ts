@@ -115,8 +115,10 @@ export const DEMO_NOTICE =
 const MERCHANT_KEY_BASE = 100;
 /** The inference API's wallet: apart from the shops' (`MERCHANT_KEY_BASE + 1` on), whatever their number. */
 const INFERENCE_KEY = 99;
-/** The social-data API's wallet (its paid proxy's too), apart from the others likewise. */
+/** The social-data API's wallet, apart from the others likewise. */
 const SOCIAL_KEY = 98;
+/** Its paid proxy's own wallet: the proxy is a merchant of its own on the leaderboard. */
+const SOCIAL_PROXY_KEY = 97;
 const POPULATION_KEY_BASE = 1_000;
 /** Stopping saves the chain, about 10 s for a week of blocks here (src/chain/devnet/saved-chain.ts). */
 const DEMO_CLOSE_TIMEOUT_MS = 150_000;
@@ -139,12 +141,12 @@ const SIMULATED_UTILITY_PATHS = [
 /**
  * Whether the simulated buyers call an endpoint: the utility API's that answer offline, the inference
  * API's chat routes (its audio routes need Debian's speech programs, which a machine may lack), the
- * social-data API's that have an input from its archive, every shop's.
+ * social-data API's and its proxy's that have an input from its archive, every shop's.
  */
 function simulated(merchant: string, path: string, socialInputs: Record<string, unknown>): boolean {
   if (merchant === "utility") return SIMULATED_UTILITY_PATHS.includes(path);
   if (merchant === "inference") return path.startsWith("/v1/chat/");
-  if (merchant === "social") return Object.hasOwn(socialInputs, path);
+  if (merchant === "social" || merchant === "social-proxy") return Object.hasOwn(socialInputs, path);
   return true;
 }
 
@@ -232,10 +234,11 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     const utilityKey = derive(MERCHANT_KEY_BASE);
     const inferenceKey = derive(INFERENCE_KEY);
     const socialKey = derive(SOCIAL_KEY);
+    const socialProxyKey = derive(SOCIAL_PROXY_KEY);
     const shopKeys = DEMO_SHOPS.map((_, i) => derive(MERCHANT_KEY_BASE + 1 + i));
     const walletOf = (key: DevnetAccount) => key.address.toLowerCase() as `0x${string}`;
     const hostKey = (name: string) =>
-      name === "inference" ? inferenceKey : name.startsWith("social") ? socialKey : utilityKey;
+      ({ inference: inferenceKey, social: socialKey, "social-proxy": socialProxyKey })[name] ?? utilityKey;
     const demoConfig: Config = {
       ...config,
       merchants: Object.fromEntries(
@@ -308,6 +311,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     const utility = services.merchants.utility as Merchant;
     const inference = services.merchants.inference as Merchant;
     const social = services.merchants.social as Merchant;
+    const socialProxy = services.merchants["social-proxy"] as Merchant;
     const socialInputs = await loadDemoSocial(services.db as Database, w.genesisTime);
     await analytics.run("INSERT OR REPLACE INTO meta VALUES ('notice', $notice), ('demo', 'true')", {
       notice: DEMO_NOTICE,
@@ -341,6 +345,14 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
         merchant: social,
         api: `${urls.social}/docs`,
       },
+      {
+        id: "social-proxy",
+        name: "social-proxy.localhost",
+        title: "Social-data API (paid proxy)",
+        key: socialProxyKey,
+        merchant: socialProxy,
+        api: `${urls["social-proxy"]}/docs`,
+      },
       ...shops.map((s, i) => ({
         id: s.merchant.name,
         name: `${s.merchant.name}.localhost`,
@@ -368,7 +380,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       endpoints: m.merchant.endpoints
         .filter((e) => simulated(m.id, e.path, socialInputs))
         .map((e): PlanEndpoint => {
-          const input = (m.id === "social" ? socialInputs[e.path] : e.example.input) as Record<
+          const input = (m.id.startsWith("social") ? socialInputs[e.path] : e.example.input) as Record<
             string,
             unknown
           >;
@@ -401,9 +413,9 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       plan: {
         mix: w.mix,
         merchants: planMerchants,
-        // The inference and social-data APIs take genuine demand only: the patterns the screens exist for
-        // are played by the utility API and the shops.
-        roles: chooseRoles(planMerchants, "utility", ["inference", "social"]),
+        // The inference and social-data APIs (and its proxy) take genuine demand only: the patterns the
+        // screens exist for are played by the utility API and the shops.
+        roles: chooseRoles(planMerchants, "utility", ["inference", "social", "social-proxy"]),
         epoch: w.epoch,
       },
       merchants: simMerchants,

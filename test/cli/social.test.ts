@@ -1,8 +1,10 @@
 /**
  * `social generate` and `social import` from the command line, on PGlite and (with DATABASE_URL) the
  * server: the same seed gives the same archive; a bad line stops the import with one line naming it and
- * nothing written; a good file loads, and loads again without change; `serve --only social,social-proxy`
- * then answers both hosts.
+ * nothing written; a good file loads, and loads again without change; a username another user holds
+ * stops an import in one line, nothing of it written; `listings --only social,social-proxy`
+ * prints both hosts' listings, the proxy's paid to its own wallet when it has one;
+ * `serve --only social,social-proxy` then answers both hosts, each asking for its own wallet.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -10,12 +12,14 @@ import path from "node:path";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { openDatabase } from "../../src/common/db/index.ts";
+import { SOCIAL_SPEC_ORDER } from "../../src/merchants/social/catalogue.ts";
 import { DATABASE_KINDS, isolatedDatabaseOptions } from "../helpers/db.ts";
 import { listenSupportedOnly } from "../helpers/merchant.ts";
 import { runCli } from "../helpers/process.ts";
 
 const BIN = path.resolve("bin/x402-merchants");
 const PAY_TO = "0x2222222222222222222222222222222222222222";
+const PROXY_PAY_TO = "0x3333333333333333333333333333333333333333";
 
 describe("social generate", () => {
   it("writes the same synthetic archive for the same seed, and refuses a bad size", async () => {
@@ -37,7 +41,7 @@ describe("social generate", () => {
 });
 
 describe.each(DATABASE_KINDS)("social import on %s", (kind) => {
-  it("stops at a bad line before writing anything, then loads a good file, twice alike", async () => {
+  it("stops at a bad line before writing anything, loads a good file twice alike, refuses a clashing username whole", async () => {
     const options = await isolatedDatabaseOptions(kind);
     onTestFinished(options.cleanup);
     const env = { DATABASE_URL: options.databaseUrl ?? "" };
@@ -65,6 +69,25 @@ describe.each(DATABASE_KINDS)("social import on %s", (kind) => {
     expect(reloaded.code).toBe(0);
     expect(await tweetCount(options)).toBe(200);
 
+    // A new tweet, then a new user taking an archived user's username: refused whole, in one line.
+    const taken = (
+      JSON.parse(lines.find((l) => l.includes('"kind":"user"')) as string) as { username: string }
+    ).username;
+    const clash = path.join(options.dataDir, "clash.jsonl");
+    fs.writeFileSync(
+      clash,
+      [
+        '{"kind":"tweet","id":"77","authorId":"78","text":"new","createdAt":"2026-01-01T00:00:00Z"}',
+        `{"kind":"user","id":"78","name":"Other","username":"${taken.toUpperCase()}","createdAt":"2020-01-01"}`,
+      ].join("\n"),
+    );
+    const conflict = await runCli(["social", "import", clash, "--data", options.dataDir], env);
+    expect(conflict.code).toBe(1);
+    expect(conflict.stderr).toBe(
+      `x402-merchants: two users have the username "${taken.toLowerCase()}" (X's usernames are unique whatever their case): nothing of this import was written\n`,
+    );
+    expect(await tweetCount(options)).toBe(200);
+
     const missing = await runCli(["social", "import", path.join(options.dataDir, "nope.jsonl")], env);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/no file/);
@@ -86,8 +109,58 @@ async function tweetCount(options: Awaited<ReturnType<typeof isolatedDatabaseOpt
   }
 }
 
+describe("listings --only social,social-proxy", () => {
+  type Listing = { type: string; pay_to: string; resource: string; price_usd: number; description: string };
+  const listed = (stdout: string) =>
+    stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Listing);
+
+  it("lists the 19 paths and the proxy's /pay/{agent_id}, paid to the proxy's own wallet when it has one", async () => {
+    const hosts = {
+      X402M_SOCIAL_PAY_TO: PAY_TO,
+      X402M_SOCIAL_URL: "https://social.test",
+      X402M_SOCIAL_PROXY_URL: "https://proxy.test/",
+    };
+    // Two runs at once: each is a process start, seconds on a busy machine.
+    const [own, shared] = await Promise.all([
+      runCli(["listings", "--only", "social,social-proxy"], {
+        ...hosts,
+        X402M_SOCIAL_PROXY_PAY_TO: PROXY_PAY_TO,
+      }),
+      runCli(["listings", "--only", "social-proxy"], { ...hosts, X402M_SOCIAL_PROXY_PAY_TO: "" }),
+    ]);
+    expect(own.stderr).toBe("");
+    expect(own.code).toBe(0);
+    const listings = listed(own.stdout);
+    const social = listings.filter((l) => l.resource.startsWith("https://social.test/"));
+    expect(social.map((l) => l.resource.slice("https://social.test".length)).sort()).toEqual(
+      [...SOCIAL_SPEC_ORDER].sort(),
+    );
+    expect(new Set(social.map((l) => l.pay_to))).toEqual(new Set([PAY_TO]));
+    const lookup = social.find((l) => l.resource === "https://social.test/users/by/username");
+    const proxied = listings.filter((l) => l.resource.startsWith("https://proxy.test/"));
+    expect(proxied).toEqual([
+      {
+        ...lookup,
+        type: "listing",
+        pay_to: PROXY_PAY_TO,
+        resource: "https://proxy.test/pay/{agent_id}",
+        price_usd: 0.005,
+      },
+    ]);
+
+    // Without a wallet of its own, the proxy is paid to the social-data API's.
+    expect(shared.code).toBe(0);
+    expect(listed(shared.stdout).map((l) => [l.resource, l.pay_to])).toEqual([
+      ["https://proxy.test/pay/{agent_id}", PAY_TO],
+    ]);
+  }, 60_000);
+});
+
 describe("serve --only social,social-proxy", () => {
-  it("serves the API and its paid proxy, each on its own port, asking for payment", async () => {
+  it("serves the API and its paid proxy, each on its own port, asking for payment to its own wallet", async () => {
     const facilitator = await listenSupportedOnly();
     onTestFinished(() => facilitator.close());
     const { dataDir, cleanup } = await isolatedDatabaseOptions("pglite");
@@ -102,6 +175,7 @@ describe("serve --only social,social-proxy", () => {
           DATABASE_URL: "",
           X402M_FACILITATOR_URL: facilitator.url,
           X402M_SOCIAL_PAY_TO: PAY_TO,
+          X402M_SOCIAL_PROXY_PAY_TO: PROXY_PAY_TO,
           X402M_SOCIAL_PORT: "0",
           X402M_SOCIAL_PROXY_PORT: "0",
         },
@@ -124,12 +198,14 @@ describe("serve --only social,social-proxy", () => {
     });
     const urls = JSON.parse(line) as { social: string; "social-proxy": string };
     expect(Object.keys(urls).sort()).toEqual(["social", "social-proxy"]);
-    expect((await fetch(`${urls.social}/users/by/username?username=jack`)).status).toBe(402);
-    const proxied = await fetch(`${urls["social-proxy"]}/pay/jack`);
-    expect(proxied.status).toBe(402);
-    // The proxy is paid to the social-data API's wallet unless it has its own.
-    const asked = decodePaymentRequiredHeader(proxied.headers.get("payment-required") as string);
-    expect(asked.accepts[0]?.payTo.toLowerCase()).toBe(PAY_TO);
+    const payee = async (url: string) => {
+      const asked = await fetch(url);
+      expect(asked.status).toBe(402);
+      const required = decodePaymentRequiredHeader(asked.headers.get("payment-required") as string);
+      return required.accepts[0]?.payTo.toLowerCase();
+    };
+    expect(await payee(`${urls.social}/users/by/username?username=jack`)).toBe(PAY_TO);
+    expect(await payee(`${urls["social-proxy"]}/pay/jack`)).toBe(PROXY_PAY_TO);
     expect((await fetch(`${urls.social}/tweets/search`)).status).toBe(400);
   }, 60_000);
 });

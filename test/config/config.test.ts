@@ -181,4 +181,23 @@ describe("the configuration", () => {
         .twitterapi.key,
     ).toBe("k");
   });
+
+  it("reads the x-web feature switches as booleans, refusing a switch X's web app does not send, naming it", () => {
+    expect(loadConfig({ env: {} }).social.xWeb.features).toEqual({});
+    const { features } = loadConfig({
+      env: { X402M_SOCIAL_X_FEATURES: "articles_preview_enabled=false, rweb_video_screen_enabled = true" },
+    }).social.xWeb;
+    expect(features).toEqual({ articles_preview_enabled: false, rweb_video_screen_enabled: true });
+    const unknown = refusal({
+      X402M_SOCIAL_X_FEATURES: "articles_preview_enabled=true,artcles_preview_enabled=true",
+    });
+    expect(unknown).toMatch(
+      /^invalid X402M_SOCIAL_X_FEATURES: no X feature switch artcles_preview_enabled\b/,
+    );
+    expect(unknown).not.toMatch(/\n/);
+    expect(refusal({ X402M_SOCIAL_X_FEATURES: "articles_preview_enabled=yes" })).toBe(
+      'invalid X402M_SOCIAL_X_FEATURES: articles_preview_enabled takes true or false, not "yes"',
+    );
+    expect(refusal({ X402M_SOCIAL_X_FEATURES: "articles_preview_enabled" })).toMatch(/takes true or false/);
+  });
 });

@@ -122,6 +122,10 @@ describe("demo", () => {
     expect(board.window.days).toBe(7);
     expect(board.window.end_block - board.window.start_block).toBe(302_400);
     expect(board.merchants.length).toBeGreaterThanOrEqual(8);
+    // The social-data API's paid proxy has a wallet of its own, and earns on it.
+    const proxy = board.merchants.find((m) => m.name === "social-proxy.localhost");
+    expect(proxy?.real_usd).toBeGreaterThan(0);
+    expect(proxy?.address).not.toBe(board.merchants.find((m) => m.name === "social.localhost")?.address);
 
     const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
     await page.goto(demo.ready.leaderboard);
@@ -240,15 +244,19 @@ describe("demo", () => {
     expect(metered.every((r) => BigInt(r.amount) > 0n && BigInt(r.amount) < 50_000n)).toBe(true);
     expect(new Set(metered.map((r) => r.amount)).size).toBeGreaterThan(1);
     expect(result.merchants.find((m) => m.name === "inference.localhost")?.ok).toBe(true);
-    // The social-data API is bought from its archive: lookups and pages, each found.
-    const social = fs
+    // The social-data API is bought from its archive: lookups and pages, each found; and so is its paid
+    // proxy, a merchant of its own: agents look users up at /pay/<agent_id>.
+    const truth = fs
       .readFileSync(path.join(dataDir, "demo", "truth.ndjson"), "utf8")
       .trim()
       .split("\n")
-      .map((l) => JSON.parse(l) as { endpoint: string; merchant: string })
-      .filter((r) => r.merchant === "social");
-    expect(social.length).toBeGreaterThan(0);
+      .map((l) => JSON.parse(l) as { endpoint: string; merchant: string; behaviour: string });
+    expect(truth.filter((r) => r.merchant === "social").length).toBeGreaterThan(0);
     expect(result.merchants.find((m) => m.name === "social.localhost")?.ok).toBe(true);
+    const proxied = truth.filter((r) => r.merchant === "social-proxy" && r.behaviour === "agent");
+    expect(proxied.length).toBeGreaterThan(0);
+    expect(new Set(proxied.map((r) => r.endpoint))).toEqual(new Set(["GET /pay/:agent_id"]));
+    expect(result.merchants.find((m) => m.name === "social-proxy.localhost")?.ok).toBe(true);
     expect(result.ok).toBe(true);
     expect(code).toBe(0);
   }, 120_000);

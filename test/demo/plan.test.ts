@@ -179,16 +179,25 @@ describe("loadMix", () => {
   });
 
   it("has agents buy from every merchant that takes genuine demand only, whatever the seed and scale", () => {
-    const data: PlanMerchant = {
-      id: "social",
-      endpoints: [endpoint(0.0025, "/tweet"), endpoint(0.01, "/page")],
-    };
-    const all = [...merchants, data];
+    const data: PlanMerchant[] = [
+      { id: "social", endpoints: [endpoint(0.0025, "/tweet"), endpoint(0.01, "/page")] },
+      // The paid proxy: one endpoint, its own wallet.
+      { id: "social-proxy", endpoints: [endpoint(0.005, "/pay/:agent_id")] },
+    ];
+    const all = [...merchants, ...data];
+    const genuineOnly = data.map((m) => m.id);
     for (const seed of [1, 2, 3, 402]) {
       const mix = { ...loadMix(undefined, 0.5), seed };
-      const c: PlanContext = { ...ctx, mix, merchants: all, roles: chooseRoles(all, "utility", ["social"]) };
-      const bought = payments(week(c)).filter((p) => p.merchant === "social" && p.behaviour === "agent");
-      expect(bought.length, `seed ${seed}`).toBeGreaterThanOrEqual(2);
+      const c: PlanContext = { ...ctx, mix, merchants: all, roles: chooseRoles(all, "utility", genuineOnly) };
+      const pays = payments(week(c));
+      for (const id of genuineOnly) {
+        const bought = pays.filter((p) => p.merchant === id && p.behaviour === "agent");
+        // Once a day at least, from the agent whose favourite it is.
+        expect(bought.length, `${id}, seed ${seed}`).toBeGreaterThanOrEqual(7);
+      }
+      // Only what the screens let pass, and the prober's one call.
+      const screened = pays.filter((p) => genuineOnly.includes(p.merchant) && !GENUINE.has(p.behaviour));
+      expect(new Set(screened.map((p) => p.behaviour))).toEqual(new Set(["prober"]));
     }
   });
 });

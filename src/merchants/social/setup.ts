@@ -33,13 +33,14 @@ function makeSetup(settings: SocialSettings): SocialSetup {
     case "archive":
       return archiveSetup(tokenSecret);
     case "x-web": {
-      const { accounts, url, uploadUrl, bearerToken, queryIds } = settings.xWeb;
+      const { accounts, url, uploadUrl, bearerToken, queryIds, features } = settings.xWeb;
       return {
         provider: () =>
           cached(
             xWebProvider({
               accounts,
               queryIds,
+              features,
               ...(url && { baseUrl: url }),
               ...(uploadUrl && { uploadUrl }),
               ...(bearerToken && { bearerToken }),

@@ -2,8 +2,9 @@
  * The social-data API and its paid proxy served by the merchant kit on 127.0.0.1, unpaid: every error of
  * spec 7 (a search without a filter, more than 50 ids, non-numeric ids, a missing parameter named, a
  * next_token that is not this query's, an upload that is not an image) is a 400 before any payment; a
- * valid call gets the 402 at spec 4.3's price with the Bazaar extension, whose resource URL never carries
- * the caller's cookies; the OpenAPI document lists the 19 paths in the spec's order, and the proxy's
+ * valid call of each of the 19 paths gets the 402 at spec 4.3's price (its table copied here, checked
+ * against the catalogue too) with the Bazaar extension, whose resource URL never carries the caller's
+ * cookies; the OpenAPI document lists the 19 paths in the spec's order, and the proxy's
  * /pay/{agent_id} at the user lookup's price and description.
  */
 import { decodePaymentRequiredHeader } from "@x402/core/http";
@@ -12,6 +13,7 @@ import type { Listening } from "../../../src/common/listen.ts";
 import { loadConfig } from "../../../src/config/config.ts";
 import {
   SOCIAL_SPEC_ORDER,
+  socialEndpoints,
   socialMerchant,
   socialProxyMerchant,
 } from "../../../src/merchants/social/catalogue.ts";
@@ -52,6 +54,13 @@ const get = (path: string, base = social.url) => fetch(`${base}${path}`);
 async function refusal(response: Response) {
   const body = (await response.json()) as { error: { code: string; message: string } };
   return { status: response.status, paymentAsked: response.headers.has("payment-required"), ...body.error };
+}
+
+/** An upload of `bytes` claiming `type`, with a caller's cookies. */
+async function upload(bytes: Uint8Array | Promise<Uint8Array>, type: string) {
+  const form = new FormData();
+  form.append("file", new File([new Uint8Array(await bytes)], "a.png", { type }));
+  return fetch(`${social.url}/tweets/mediaUpload?auth_token=abc&ct0=def`, { method: "POST", body: form });
 }
 
 function required(response: Response) {
@@ -97,32 +106,51 @@ describe("the social-data API, unpaid", () => {
     expect(r).toMatchObject({ status: 400, code: "invalid_next_token", paymentAsked: false });
   });
 
-  it("asks for spec 4.3's price with the Bazaar extension, keeping the caller's cookies out of the resource", async () => {
-    const prices: [string, string][] = [
-      ["/tweets/by/id?id=20", "2500"],
-      ["/users/by/username?username=jack", "5000"],
-      ["/tweets/search?words=x402", "6000"],
-      ["/tweets?ids=20,21", "10000"],
-      ["/users/followers?id=12", "10000"],
+  it("asks spec 4.3's price on each of its 19 paths, as the catalogue lists it, with the Bazaar extension", async () => {
+    // Spec 4.3's table, its price_usd column copied digit for digit (not read from the catalogue), with a
+    // valid request of each path; the upload's is a form, asked below.
+    const cookie = "9f8e7d6c5b4a9f8e7d6c5b4a9f8e7d6c5b4a9f8e";
+    const spec: [path: string, request: string, priceUsd: string][] = [
+      ["/tweets/by/id", "/tweets/by/id?id=20", "0.0025"],
+      ["/lists/by/id", "/lists/by/id?id=12", "0.0025"],
+      ["/users/by/username", "/users/by/username?username=jack", "0.005"],
+      ["/tweets/search", "/tweets/search?words=x402", "0.006"],
+      ["/tweets/mentions", `/tweets/mentions?auth_token=${cookie}`, "0.006"],
+      ["/tweets/mediaUpload", "", "0.006"],
+      ["/tweets/user", "/tweets/user?username=jack", "0.01"],
+      ["/tweets/quote_tweets", "/tweets/quote_tweets?id=20", "0.01"],
+      ["/users/followers", "/users/followers?id=12", "0.01"],
+      ["/tweets/replies", "/tweets/replies?id=20", "0.01"],
+      ["/users/search", "/users/search?query=jack", "0.01"],
+      ["/lists/tweets", "/lists/tweets?id=12", "0.01"],
+      ["/users/following", "/users/following?id=12", "0.01"],
+      ["/tweets/retweeted_by", "/tweets/retweeted_by?id=20", "0.01"],
+      ["/tweets", "/tweets?ids=20,21", "0.01"],
+      ["/lists/members", "/lists/members?id=12", "0.01"],
+      ["/articles/by/id", "/articles/by/id?id=20", "0.01"],
+      ["/lists/followers", "/lists/followers?id=12", "0.01"],
+      ["/communities/posts", "/communities/posts?id=12", "0.01"],
     ];
-    for (const [path, amount] of prices) {
-      const req = required(await get(path));
-      expect(req.accepts[0]?.amount, path).toBe(amount);
-      expect(req.accepts[0]?.payTo.toLowerCase()).toBe(PAY_TO);
+    expect(spec).toHaveLength(19);
+    const catalogue = Object.fromEntries(socialEndpoints(setup).map((e) => [e.path, e.price]));
+    expect(catalogue).toEqual(Object.fromEntries(spec.map(([path, , price]) => [path, price])));
+
+    const asked = await Promise.all(
+      spec.map(([, request]) => (request ? get(request) : upload(realPng(), "image/png"))),
+    );
+    for (const [i, [path, , price]] of spec.entries()) {
+      const req = required(asked[i] as Response);
+      // Micro-dollars: USDC's 6 decimals.
+      expect(req.accepts[0]?.amount, path).toBe(String(Math.round(Number(price) * 1e6)));
+      expect(req.accepts[0]?.payTo.toLowerCase(), path).toBe(PAY_TO);
       expect(req.extensions?.bazaar, path).toBeDefined();
     }
-    const cookie = "9f8e7d6c5b4a9f8e7d6c5b4a9f8e7d6c5b4a9f8e";
-    const mentions = required(await get(`/tweets/mentions?auth_token=${cookie}`));
+    const mentions = required(asked[spec.findIndex(([path]) => path === "/tweets/mentions")] as Response);
     expect(mentions.resource.url).toMatch(/\/tweets\/mentions$/);
     expect(JSON.stringify(mentions)).not.toContain(cookie);
   });
 
   it("checks an upload is an image of its claimed type before the 402", async () => {
-    const upload = (bytes: Uint8Array, type: string) => {
-      const form = new FormData();
-      form.append("file", new File([new Uint8Array(bytes)], "a.png", { type }));
-      return fetch(`${social.url}/tweets/mediaUpload?auth_token=abc&ct0=def`, { method: "POST", body: form });
-    };
     const text = await refusal(await upload(new TextEncoder().encode("not an image"), "image/png"));
     expect(text).toMatchObject({ status: 400, code: "unsupported_media_type", paymentAsked: false });
     const png = await realPng();

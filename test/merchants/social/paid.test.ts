@@ -3,8 +3,10 @@
  * devnet, the archive loaded with the contract's world. A lookup pays spec 4.3's price and answers X API
  * v2's shapes; what is not there is a 404 and costs nothing, nor does a caller's bad session; pages go on
  * through `next_token`, each paid; the proxy's /pay/<agent_id> is the user lookup; buyers at once each pay
- * for exactly their own answers.
+ * for exactly their own answers; one payment sent six times at once runs once, and a wallet that can pay
+ * for one call sending five at once gets one answer and pays once.
  */
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
@@ -12,6 +14,7 @@ import type { Database } from "../../../src/common/db/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
 import { socialMerchant, socialProxyMerchant } from "../../../src/merchants/social/catalogue.ts";
+import type { SocialProvider } from "../../../src/merchants/social/provider.ts";
 import { archiveSetup, importArchive } from "../../../src/merchants/social/providers/archive/index.ts";
 import { twitterApiProvider } from "../../../src/merchants/social/providers/twitterapi/index.ts";
 import type { SocialSetup } from "../../../src/merchants/social/runtime.ts";
@@ -19,7 +22,7 @@ import { startMiner, walletHolding } from "../../helpers/chain.ts";
 import { openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { startMerchant } from "../../helpers/merchant.ts";
-import { newMerchant, usdcReader, x402ClientFor } from "../../helpers/x402.ts";
+import { newMerchant, pay, usdcReader, x402ClientFor } from "../../helpers/x402.ts";
 import { realPng } from "./media-fixtures.ts";
 import { complete } from "./providers/archive/helpers.ts";
 import {
@@ -50,6 +53,8 @@ let upstream: FakeTwitterApi;
 let usdc: ReturnType<typeof usdcReader>;
 let archive: Database;
 const payTo = newMerchant();
+/** The archive's calls, by method: how many times a handler actually ran. */
+const archiveCalls = new Map<string, number>();
 const closers: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
@@ -63,7 +68,8 @@ beforeAll(async () => {
   closers.push(state.close);
   archive = state.db;
   await importArchive(state.db, complete(worldArchiveRecords()));
-  const setup = archiveSetup();
+  const plain = archiveSetup();
+  const setup: SocialSetup = { ...plain, provider: (db) => counted(plain.provider(db)) };
   const client = inProcessClient(facilitator);
   social = await startMerchant((url) => socialMerchant({ payTo, publicUrl: url }, setup), state.db, client, {
     rpcUrl: devnet.rpc,
@@ -97,6 +103,21 @@ afterAll(async () => {
   await miner?.stop();
   await devnet?.stop();
 });
+
+/** `provider`, counting each call of its methods in `archiveCalls`. */
+function counted(provider: SocialProvider): SocialProvider {
+  return new Proxy(provider, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        archiveCalls.set(String(name), (archiveCalls.get(String(name)) ?? 0) + 1);
+        return value.apply(target, args);
+      };
+    },
+  });
+}
+const callsOf = (method: string) => archiveCalls.get(method) ?? 0;
 
 const buyer = (i: number) => devnet.buyers[i] as DevnetAccount;
 const paying = (b: DevnetAccount) => wrapFetchWithPayment(fetch, x402ClientFor(b, "exact"));
@@ -223,6 +244,55 @@ describe("the social-data API, paid on the devnet", () => {
     for (const [i, b] of buyers.entries())
       expect((before[i] as bigint) - (await usdc.balanceOf(b.address))).toBe(expected);
     expect((await usdc.balanceOf(payTo)) - shopBefore).toBe(2n * expected);
+  });
+
+  it("runs one payment sent six times at once once, and settles it once on chain", async () => {
+    const b = await walletHolding(devnet, 20_000n, 1);
+    const url = `${social.url}/users/search?query=ali`;
+    const asked = await fetch(url);
+    const required = decodePaymentRequiredHeader(asked.headers.get("payment-required") as string);
+    const [requirements] = required.accepts;
+    if (!requirements) throw new Error("no requirements");
+    const header = encodePaymentSignatureHeader(
+      await pay(b, requirements, required.resource, required.extensions),
+    );
+    const shopBefore = await usdc.balanceOf(payTo);
+    const runsBefore = callsOf("searchUsers");
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => fetch(url, { headers: { "PAYMENT-SIGNATURE": header } })),
+    );
+    const statuses = answers.map((a) => a.status);
+    expect(
+      statuses.filter((s) => s === 200),
+      statuses.join(","),
+    ).toHaveLength(1);
+    for (const status of statuses) expect([200, 402, 409]).toContain(status);
+    expect(callsOf("searchUsers") - runsBefore).toBe(1);
+    await miner.pending();
+    expect(await usdc.balanceOf(b.address)).toBe(10_000n);
+    expect((await usdc.balanceOf(payTo)) - shopBefore).toBe(10_000n);
+  });
+
+  it("answers one of five different payments at once from a wallet that can pay one, and charges one", async () => {
+    const poor = await walletHolding(devnet, 2_500n, 2);
+    const shopBefore = await usdc.balanceOf(payTo);
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => paying(poor)(`${social.url}/tweets/by/id?id=${HELLO.id}`)),
+    );
+    const statuses = answers.map((a) => a.status);
+    expect(
+      statuses.filter((s) => s === 200),
+      statuses.join(","),
+    ).toHaveLength(1);
+    // A read is not guarded (docs/platform.md): each verified payment may run it, but only the one that
+    // settles is answered; the others are refused with nothing of the tweet in them.
+    for (const answer of answers.filter((a) => a.status !== 200)) {
+      expect(answer.status).toBe(402);
+      expect(await answer.text()).not.toContain(HELLO.id);
+    }
+    await miner.pending();
+    expect(await usdc.balanceOf(poor.address)).toBe(0n);
+    expect((await usdc.balanceOf(payTo)) - shopBefore).toBe(2_500n);
   });
 
   it("never calls a paid upstream for more than the payer can pay, however many calls come at once", async () => {

@@ -4,7 +4,7 @@
  * export imported with `importArchive` from the JSONL lines `parseArchiveLine` reads).
  */
 export { type CorpusOptions, corpusSessionToken, generateCorpus } from "./corpus.ts";
-export { type ImportCounts, type ImportOptions, importArchive } from "./import.ts";
+export { ArchiveConflictError, type ImportCounts, type ImportOptions, importArchive } from "./import.ts";
 export { ARCHIVE_PROVIDER, archiveProvider, archiveSetup } from "./provider.ts";
 export {
   ARCHIVE_KINDS,

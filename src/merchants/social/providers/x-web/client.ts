@@ -22,6 +22,8 @@ import {
 import type { CallerSession } from "../../provider.ts";
 import {
   DEFAULT_QUERY_IDS,
+  type FeatureSets,
+  featureSets,
   featuresOf,
   fieldTogglesOf,
   type Operation,
@@ -45,6 +47,8 @@ export interface XWebOptions {
   /** The operator's own sessions, used round-robin. */
   accounts: XAccount[];
   queryIds?: Partial<Record<Operation, string>>;
+  /** Feature switches sent with these values instead of the defaults (operations.ts). */
+  features?: Readonly<Record<string, boolean>>;
   /** The time limit of one call, default 25 s. */
   timeoutMs?: number;
 }
@@ -165,6 +169,7 @@ export class XWebClient {
   private readonly uploadUrl: string;
   private readonly bearer: string;
   private readonly queryIds: Record<Operation, string>;
+  private readonly features: FeatureSets;
   private readonly timeoutMs: number;
   private readonly pool: AccountPool;
   /** Every secret a message must never hold: scrubbed from X's own text before it is quoted. */
@@ -175,6 +180,7 @@ export class XWebClient {
     this.uploadUrl = (options.uploadUrl ?? "https://upload.x.com").replace(/\/+$/, "");
     this.bearer = options.bearerToken ?? WEB_BEARER_TOKEN;
     this.queryIds = { ...DEFAULT_QUERY_IDS, ...options.queryIds };
+    this.features = featureSets(options.features);
     this.timeoutMs = options.timeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
     this.pool = new AccountPool(options.accounts);
     this.secrets = options.accounts.flatMap((a) => [a.authToken, a.ct0]).filter((s) => s.length >= 4);
@@ -183,7 +189,7 @@ export class XWebClient {
   graphqlUrl(operation: Operation, variables: Record<string, unknown>): string {
     const params = new URLSearchParams({
       variables: JSON.stringify(variables),
-      features: JSON.stringify(featuresOf(operation)),
+      features: JSON.stringify(featuresOf(operation, this.features)),
     });
     const toggles = fieldTogglesOf(operation);
     if (toggles) params.set("fieldToggles", JSON.stringify(toggles));

@@ -49,8 +49,9 @@ export const WEB_BEARER_TOKEN =
   "AAAAAAAAAAAAAAAAAAAAANRILgAAAAAAnNwIzUejRCOuH5E6I8xnZz4puTs%3D1Zv7ttfk8LF81IUq16cHjhLTvJu4FA33AGWWjCpTnA";
 
 /**
- * The feature switches the web app sends with its timeline and tweet queries. X answers 400 naming a
- * switch it requires and did not get; unknown extra ones are ignored.
+ * The feature switches the web app sends with its timeline and tweet queries: the defaults, each one
+ * replaceable by configuration (`featureSets`). X answers 400 naming a switch it requires and did not get;
+ * unknown extra ones are ignored.
  */
 export const TWEET_FEATURES: Readonly<Record<string, boolean>> = {
   rweb_video_screen_enabled: false,
@@ -101,9 +102,32 @@ export const USER_FEATURES: Readonly<Record<string, boolean>> = {
   responsive_web_graphql_timeline_navigation_enabled: true,
 };
 
-/** Features and field toggles per operation: the user lookups take the user switches, the rest the tweet ones. */
-export function featuresOf(operation: Operation): Readonly<Record<string, boolean>> {
-  return operation === "UserByScreenName" || operation === "Viewer" ? USER_FEATURES : TWEET_FEATURES;
+/** Every switch the web app sends: the names `X402M_SOCIAL_X_FEATURES` may set. */
+export const FEATURE_SWITCHES: ReadonlySet<string> = new Set([
+  ...Object.keys(TWEET_FEATURES),
+  ...Object.keys(USER_FEATURES),
+]);
+
+/** The two sets of switches as sent: the tweet queries' and the user lookups'. */
+export interface FeatureSets {
+  tweet: Readonly<Record<string, boolean>>;
+  user: Readonly<Record<string, boolean>>;
+}
+
+/**
+ * The switches with the operator's values (`X402M_SOCIAL_X_FEATURES`) in place of the defaults, in every
+ * set that sends them: X's web release can flip what a switch must be, and the fix is then a setting, not a
+ * release of this service. A name neither set sends is left out (the configuration refuses it).
+ */
+export function featureSets(overrides: Readonly<Record<string, boolean>> = {}): FeatureSets {
+  const apply = (defaults: Readonly<Record<string, boolean>>) =>
+    Object.fromEntries(Object.entries(defaults).map(([name, on]) => [name, overrides[name] ?? on]));
+  return { tweet: apply(TWEET_FEATURES), user: apply(USER_FEATURES) };
+}
+
+/** The switches an operation sends: the user lookups take the user set, the rest the tweet set. */
+export function featuresOf(operation: Operation, sets: FeatureSets): Readonly<Record<string, boolean>> {
+  return operation === "UserByScreenName" || operation === "Viewer" ? sets.user : sets.tweet;
 }
 
 export function fieldTogglesOf(operation: Operation): Readonly<Record<string, boolean>> | undefined {

@@ -1,9 +1,10 @@
 /**
- * The archive's import: bad JSONL lines named by line and field, re-import idempotent (upserts), and IDs
- * past 2^53 kept exact from the line to the answer.
+ * The archive's import: bad JSONL lines named by line and field, re-import idempotent (upserts), all or
+ * nothing when a record conflicts, and IDs past 2^53 kept exact from the line to the answer.
  */
 import { describe, expect, it } from "vitest";
 import {
+  ArchiveConflictError,
   ArchiveLineError,
   archiveLines,
   archiveProvider,
@@ -105,20 +106,49 @@ for (const kind of DATABASE_KINDS) {
       }
     });
 
-    it("fails with the database's error when a username is another id's, after the rounds before it", async () => {
+    it("writes nothing of an import whose username is another id's, however many rounds came before", async () => {
       const test = await openTestDatabase(kind);
       try {
+        await importArchive(test.db, complete(worldArchiveRecords()));
+        const count = async (table: string) =>
+          Number((await test.db.query<{ n: bigint }>(`SELECT count(*) AS n FROM ${table}`)).rows[0]?.n);
+        const before = [await count("social_archive_users"), await count("social_archive_tweets")];
         const user = (id: string, username: string) =>
           parseArchiveLine(
             JSON.stringify({ kind: "user", id, name: "N", username, createdAt: "2020-01-01" }),
             1,
           );
-        const rounds = [user("1", "first"), user("2", "taken"), user("3", "TAKEN")];
-        await expect(importArchive(test.db, rounds, { batchSize: 2 })).rejects.toThrow(/unique|duplicate/i);
-        const { rows } = await test.db.query<{ username: string }>(
-          "SELECT username FROM social_archive_users ORDER BY id",
-        );
-        expect(rows.map((r) => r.username)).toEqual(["first", "taken"]);
+        const tweet = (id: string) => parseArchiveLine(tweetLine({ id, authorId: "11" }), 1);
+        // Rounds of two: new users and tweets written first, then a username held by one of them, then
+        // one the archive already has (alice's).
+        for (const [clash, held] of [
+          ["Taken", "taken"],
+          ["ALICE", "alice"],
+        ]) {
+          const rounds = [
+            user("11", "first"),
+            user("12", "taken"),
+            tweet("21"),
+            tweet("22"),
+            user("13", clash as string),
+            tweet("23"),
+          ];
+          const refused = importArchive(test.db, rounds, { batchSize: 2 });
+          await expect(refused).rejects.toBeInstanceOf(ArchiveConflictError);
+          await expect(refused).rejects.toThrow(
+            `two users have the username "${held}" (X's usernames are unique whatever their case): nothing of this import was written`,
+          );
+          expect([await count("social_archive_users"), await count("social_archive_tweets")]).toEqual(before);
+        }
+        // Records that fail to read after rounds were written leave nothing either.
+        const cut = archiveLines([
+          tweetLine({ id: "31" }),
+          tweetLine({ id: "32" }),
+          tweetLine({ id: "33" }),
+          "{",
+        ]);
+        await expect(importArchive(test.db, cut, { batchSize: 1 })).rejects.toThrow(/^line 4: not JSON/);
+        expect(await count("social_archive_tweets")).toBe(before[1]);
       } finally {
         await test.close();
       }

@@ -1,13 +1,20 @@
 /**
  * How the x-web provider answers X's failures: rate limits and refused sessions (the pool, then a 503 with
  * Retry-After), nonsense (502), silence (504), errors in a 200, what X reports unavailable (null), the
- * caller's bad cookies (401 invalid_session), and cookies never in a message.
+ * caller's bad cookies (401 invalid_session), and cookies never in a message; the feature switches the
+ * configuration sets reach X.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../../../../src/common/errors.ts";
+import { loadConfig } from "../../../../../src/config/config.ts";
 import type { SocialProvider } from "../../../../../src/merchants/social/provider.ts";
 import { MAX_IN_FLIGHT_PER_ACCOUNT } from "../../../../../src/merchants/social/providers/x-web/client.ts";
 import { xWebProvider } from "../../../../../src/merchants/social/providers/x-web/index.ts";
+import {
+  TWEET_FEATURES,
+  USER_FEATURES,
+} from "../../../../../src/merchants/social/providers/x-web/operations.ts";
+import { socialSetup } from "../../../../../src/merchants/social/setup.ts";
 import { tinyPng } from "../../contract.ts";
 import { ALICE, ALICE_SESSION, BOB, HELLO, REPLY } from "../../world.ts";
 import { type FakeX, startFakeX } from "./fake-x.ts";
@@ -144,6 +151,32 @@ describe("the x-web provider's failures", () => {
     const error = await failure(stale.userByUsername("alice", signal()));
     expect(error.status).toBe(502);
     expect(error.message).toContain("404");
+  });
+
+  it("sends the feature switches X402M_SOCIAL_X_FEATURES sets, in every set that has them, the rest as default", async () => {
+    const settings = loadConfig({
+      env: {
+        X402M_SOCIAL_PROVIDER: "x-web",
+        X402M_SOCIAL_X_ACCOUNTS: `${A.authToken}:${A.ct0}`,
+        X402M_SOCIAL_X_URL: fake.url,
+        X402M_SOCIAL_X_FEATURES:
+          "articles_preview_enabled=false, profile_label_improvements_pcf_label_in_post_enabled=false",
+      },
+    }).social;
+    // The x-web provider keeps nothing in the host's database.
+    const configured = socialSetup(settings).provider(undefined as never);
+    expect(await configured.userByUsername("alice", signal())).toMatchObject({ id: ALICE.id });
+    expect(await configured.tweet(HELLO.id, signal())).not.toBeNull();
+    const sent = Object.fromEntries(fake.requests.map((r) => [r.operation, r.features]));
+    expect(sent.UserByScreenName).toEqual({
+      ...USER_FEATURES,
+      profile_label_improvements_pcf_label_in_post_enabled: false,
+    });
+    expect(sent.TweetResultByRestId).toEqual({
+      ...TWEET_FEATURES,
+      articles_preview_enabled: false,
+      profile_label_improvements_pcf_label_in_post_enabled: false,
+    });
   });
 
   it("answers 504 when X says nothing within the time limit", async () => {

@@ -43,6 +43,8 @@ export interface Request {
   operation: string;
   authToken: string;
   variables: Record<string, unknown>;
+  /** The feature switches a GraphQL query sent. */
+  features?: Record<string, boolean>;
 }
 
 export type Scripted = { status: number; headers?: Record<string, string>; body?: string } | "hang";
@@ -118,13 +120,14 @@ export async function startFakeX(options: { tokens: string[] }): Promise<FakeX> 
     if (!match || !operation || DEFAULT_QUERY_IDS[operation] !== match[1])
       return send(res, 404, { errors: [{ message: "Query: Unspecified" }] });
     let variables: Record<string, unknown>;
+    let features: Record<string, boolean>;
     try {
       variables = JSON.parse(url.searchParams.get("variables") ?? "");
-      JSON.parse(url.searchParams.get("features") ?? "");
+      features = JSON.parse(url.searchParams.get("features") ?? "");
     } catch {
       return send(res, 400, { errors: [{ code: 214, message: "variables or features are not JSON" }] });
     }
-    const request = { operation, authToken: cookies.auth_token ?? "", variables };
+    const request = { operation, authToken: cookies.auth_token ?? "", variables, features };
     if (answerScripted(request, res)) return;
     fake.requests.push(request);
     send(res, 200, answer(operation, variables, viewer), {
