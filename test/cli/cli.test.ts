@@ -94,6 +94,7 @@ describe("command line", () => {
     ]);
     const child = spawn(process.execPath, [BIN, "serve", "--port", "0", "--data", data], {
       stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, DATABASE_URL: "" },
     });
     // A failed expectation must not leave the server running.
     onTestFinished(() => {

@@ -121,7 +121,7 @@ describe("serve --rpc", () => {
       process.execPath,
       [BIN, "serve", "--only", "utility", "--rpc", "http://127.0.0.1:1"],
       {
-        env: { ...process.env, X402M_UTILITY_PAY_TO: merchant },
+        env: { ...process.env, DATABASE_URL: "", X402M_UTILITY_PAY_TO: merchant },
       },
     );
     let stderr = "";

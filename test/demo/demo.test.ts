@@ -13,6 +13,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../helpers/browser.ts";
 import { addr, ndjsonFile, payment } from "../helpers/data.ts";
+import { isolatedDatabaseOptions, SERVER_URL, type TestDatabaseOptions } from "../helpers/db.ts";
 import { runCli } from "../helpers/process.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -46,10 +47,17 @@ interface Running {
 }
 
 /** Starts the demo and resolves with its ready line; rejects if it exits or takes too long first. */
+/**
+ * The demo's merchant state: a schema of its own on the test server when there is one (the demo given the
+ * server's own schema would meet whatever another run's code left there: a newer schema version stops it), else
+ * PGlite in its data directory.
+ */
+let merchantState: TestDatabaseOptions | undefined;
+
 function startDemo(dataDir: string, timeoutMs: number): Promise<Running> {
   const child = spawn(process.execPath, [BIN, "demo", "--json", "--scale", "0.5", "--data", dataDir], {
     cwd: ROOT,
-    env: { ...process.env, ...FREE_PORTS },
+    env: { ...process.env, ...FREE_PORTS, DATABASE_URL: merchantState?.databaseUrl ?? "" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -102,6 +110,7 @@ describe("demo", () => {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     // The browser first: without Chromium the test fails at once, not after the demo's minutes.
     browser = await launchChromium();
+    if (SERVER_URL) merchantState = await isolatedDatabaseOptions("postgres");
     // About 250 s alone on two cores; beside the rest of the suite it has taken more than 420 s.
     demo = await startDemo(dataDir, 780_000);
   }, 840_000);
@@ -110,6 +119,7 @@ describe("demo", () => {
     await browser?.close();
     if (demo) await stopDemo(demo.child);
     fs.rmSync(dataDir, { recursive: true, force: true });
+    await merchantState?.cleanup();
   }, 120_000);
 
   it("shows a leaderboard of at least 8 merchants over a full 7-day window, as the JSON API says", async () => {

@@ -113,13 +113,16 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `bin/x402-merchants args` to its end, with `env` on top of this process's environment. */
+/**
+ * Runs `bin/x402-merchants args` to its end, with `env` on top of this process's environment (DATABASE_URL
+ * unset unless given: the server's own schema is shared by every run on the machine, whatever its code).
+ */
 export async function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
   try {
     const { stdout, stderr } = await execFileAsync(
       process.execPath,
       [path.resolve("bin/x402-merchants"), ...args],
-      { env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 },
+      { env: { ...process.env, DATABASE_URL: "", ...env }, maxBuffer: 64 * 1024 * 1024 },
     );
     return { code: 0, stdout, stderr };
   } catch (error) {
