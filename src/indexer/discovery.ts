@@ -9,8 +9,10 @@
  * in @x402/extensions). Requirements carry `amount` in v2 and `maxAmountRequired` in v1, the network as
  * CAIP-2 in v2 ("eip155:8453") and a name in v1 ("base"). Only Base USDC requirements become listings.
  */
+
 import type { Listing } from "../analytics/listings.ts";
 import { BASE_USDC } from "../chain/base.ts";
+import { timeoutSignal } from "../common/timeout-signal.ts";
 import { backoffDelay, DEFAULT_BACKOFF } from "./rpc/backoff.ts";
 import { sleep } from "./rpc/rate-limit.ts";
 
@@ -141,7 +143,7 @@ async function getJson(url: URL, options: DiscoveryOptions): Promise<unknown> {
   for (let attempt = 1; ; attempt++) {
     let reason: string;
     try {
-      const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
+      const timeout = timeoutSignal(options.timeoutMs ?? 30_000);
       const response = await doFetch(url, {
         headers: { accept: "application/json" },
         signal: options.signal ? AbortSignal.any([timeout, options.signal]) : timeout,

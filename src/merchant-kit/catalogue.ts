@@ -198,7 +198,7 @@ export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodTyp
   precheck?: (input: z.output<In>, ctx: PrecheckContext) => Promise<AppError | undefined>;
   /**
    * false: not advertised. It is served, priced and in the OpenAPI document, but declares no Bazaar
-   * discovery extension and is left out of the merchant's listings. Default true.
+   * discovery extension and is left out of the merchant's listings and `/.well-known/x402`. Default true.
    */
   listed?: boolean;
   /**

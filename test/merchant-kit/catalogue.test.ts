@@ -5,6 +5,7 @@ import { aliasOf, missingAliasPaths } from "../../src/merchant-kit/catalogue.ts"
 import { listingsNdjson, listingsOf } from "../../src/merchant-kit/listings.ts";
 import { priceToAtomic } from "../../src/merchant-kit/price.ts";
 import { x402Routes } from "../../src/merchant-kit/routes.ts";
+import { wellKnownX402 } from "../../src/merchant-kit/well-known.ts";
 import { openTestDatabase } from "../helpers/db.ts";
 import {
   refusingFacilitator,
@@ -210,7 +211,7 @@ describe("listings", () => {
 });
 
 describe("an unlisted endpoint", () => {
-  it("still asks for its price, but declares no Bazaar discovery and is left out of the listings", () => {
+  it("still asks for its price, but declares no Bazaar discovery and is left out of the listings and /.well-known/x402", () => {
     const listed = testMerchant(payTo, "https://api.test");
     const merchant = {
       ...listed,
@@ -223,6 +224,8 @@ describe("an unlisted endpoint", () => {
     expect(shown?.extensions).toHaveProperty("bazaar");
     expect(listingsOf(merchant).map((l) => l.resource)).not.toContain("https://api.test/api/calc");
     expect(listingsOf(merchant)).toHaveLength(listingsOf(listed).length - 1);
+    expect(wellKnownX402(merchant).resources).not.toContain("https://api.test/api/calc");
+    expect(wellKnownX402(merchant).resources).toHaveLength(wellKnownX402(listed).resources.length - 1);
   });
 });
 

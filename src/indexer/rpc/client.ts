@@ -6,6 +6,7 @@
  * It does not decode results: callers read the raw JSON (hex strings), which is what makes the
  * indexer's hot path fast. Range errors of eth_getLogs are not retried here: the caller splits the range.
  */
+import { timeoutSignal } from "../../common/timeout-signal.ts";
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF } from "./backoff.ts";
 import { classifyHttpStatus, classifyRpcError, RpcError, RpcGaveUpError } from "./errors.ts";
 import { RateLimiter, sleep } from "./rate-limit.ts";
@@ -168,7 +169,7 @@ export class RpcClient {
     this.stats.httpRequests++;
     this.stats.calls += calls.length;
 
-    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const timeout = timeoutSignal(this.timeoutMs);
     const signal = this.options.signal ? AbortSignal.any([timeout, this.options.signal]) : timeout;
     let status: number;
     let text: string;

@@ -96,6 +96,8 @@ export function chatEndpoint(route: Tier, served: RouteEngine, metered = false) 
     ...(served.kind === "upstream" && { effects: ["upstream" as const] }),
     ...(served.kind === "gguf" && { effects: ["compute" as const] }),
     ...(served.errors && { errors: served.errors }),
+    // A route no engine serves answers only 503s: served and documented, but not advertised to buyers.
+    ...(served.engine === null && { listed: false }),
     description: describe(route, metered),
     input,
     output: ChatCompletion,

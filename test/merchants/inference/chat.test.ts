@@ -321,7 +321,11 @@ describe("an engine that is missing or fails is never charged", () => {
       expect(refusal?.message).toMatch(/X402M_INFERENCE_ENGINE=offline/);
       // Called anyway, the handler refuses the same way.
       await expect(e.handler(e.input.parse(body), context().ctx)).rejects.toMatchObject({ status: 503 });
+      // Served and documented, but not advertised: no listing, no Bazaar extension, not in /.well-known.
+      expect(e.listed).toBe(false);
     }
+    const served = chatEndpoints(loadConfig({ env: { X402M_INFERENCE_ENGINE: "offline" } }).inference);
+    expect(served.every((x) => x.listed !== false)).toBe(true);
     expect(DEFAULT_ROUTE.alias).toBe("default");
   });
 });

@@ -4,7 +4,9 @@
  * need is a time limit, a size cap on the answer, and errors that say which provider failed without
  * leaking its key. Every failure is an `UpstreamError` (502, or 504 on timeout), which is never charged.
  */
+
 import { AppError, UpstreamError } from "../../../common/errors.ts";
+import { timeoutSignal } from "../../../common/timeout-signal.ts";
 import type { Errors } from "../../../merchant-kit/catalogue.ts";
 
 /** Default time limit of one provider call. */
@@ -59,7 +61,7 @@ export async function upstreamFetch(
   call: UpstreamCall,
 ): Promise<{ response: Response; signal: AbortSignal }> {
   const timeoutMs = call.timeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
-  const timeout = AbortSignal.timeout(timeoutMs);
+  const timeout = timeoutSignal(timeoutMs);
   const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout;
   const headers: Record<string, string> = { accept: "application/json", ...call.headers };
   if (call.json !== undefined) headers["content-type"] = "application/json";

@@ -6,7 +6,9 @@
  * vector file itself, an error is JSON `{"error": {"status", "code", "message"}}`. The URL is the operator's,
  * never a caller's, so plain `fetch` with a time limit and a size cap is used, not the SSRF guard.
  */
+
 import { UpstreamError } from "../../../common/errors.ts";
+import { timeoutSignal } from "../../../common/timeout-signal.ts";
 import type { VectorFormat } from "./render.ts";
 
 export interface HostedRequest {
@@ -63,7 +65,7 @@ export function vectorizerAiProvider(settings: VectorizerAiSettings): Vectorizer
       form.append("mode", settings.mode ?? "production");
       form.append("output.file_format", request.format);
       form.append("processing.max_colors", String(request.colors));
-      const timeout = AbortSignal.timeout(timeoutMs);
+      const timeout = timeoutSignal(timeoutMs);
       const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
       let response: Response;
       try {

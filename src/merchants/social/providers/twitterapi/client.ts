@@ -9,7 +9,9 @@
  * - not found (HTTP 404, or an error whose message says so): `null`, for the provider to answer `null`;
  * - anything else, or an answer that is not JSON: 502; no answer in time: 504.
  */
+
 import { UpstreamError } from "../../../../common/errors.ts";
+import { timeoutSignal } from "../../../../common/timeout-signal.ts";
 import {
   DEFAULT_UPSTREAM_MAX_BYTES,
   failure,
@@ -75,7 +77,7 @@ export class TwitterApiClient {
     raw = false,
   ): Promise<Json | null> {
     const call = { provider: PROVIDER, url: url.toString(), signal: callerSignal };
-    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const timeout = timeoutSignal(this.timeoutMs);
     const signal = AbortSignal.any([callerSignal, timeout]);
     let text: string;
     let response: Response;

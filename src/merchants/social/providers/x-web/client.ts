@@ -10,8 +10,10 @@
  * - anything else non-2xx, or not JSON, is a 502; no answer in time a 504.
  * Cookies never reach a message: every message is written here, and X's own text is scrubbed of them.
  */
+
 import { randomBytes } from "node:crypto";
 import { AppError, UpstreamError } from "../../../../common/errors.ts";
+import { timeoutSignal } from "../../../../common/timeout-signal.ts";
 import {
   DEFAULT_UPSTREAM_MAX_BYTES,
   DEFAULT_UPSTREAM_TIMEOUT_MS,
@@ -286,7 +288,7 @@ export class XWebClient {
     callerSignal: AbortSignal,
     session: CallerSession | undefined,
   ): Promise<string> {
-    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const timeout = timeoutSignal(this.timeoutMs);
     const signal = AbortSignal.any([callerSignal, timeout]);
     const call = { provider: PROVIDER, url: "", signal: callerSignal };
     const attempt = async (account: XAccount): Promise<Outcome> => {
