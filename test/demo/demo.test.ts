@@ -46,7 +46,6 @@ interface Running {
   notes: string[];
 }
 
-/** Starts the demo and resolves with its ready line; rejects if it exits or takes too long first. */
 /**
  * The demo's merchant state: a schema of its own on the test server when there is one (the demo given the
  * server's own schema would meet whatever another run's code left there: a newer schema version stops it), else
@@ -54,6 +53,7 @@ interface Running {
  */
 let merchantState: TestDatabaseOptions | undefined;
 
+/** Starts the demo and resolves with its ready line; rejects if it exits or takes too long first. */
 function startDemo(dataDir: string, timeoutMs: number): Promise<Running> {
   const child = spawn(process.execPath, [BIN, "demo", "--json", "--scale", "0.5", "--data", dataDir], {
     cwd: ROOT,
