@@ -42,6 +42,7 @@ const OPTIONS = {
   check: { type: "boolean" },
   fresh: { type: "boolean" },
   evidence: { type: "boolean" },
+  replace: { type: "boolean" },
   // social generate: the synthetic archive's size and seed
   tweets: { type: "string" },
   seed: { type: "string" },

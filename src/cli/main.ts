@@ -9,6 +9,9 @@ Usage:
   x402-merchants report ADDRESS [--evidence] [--end-block N] [--wait SECONDS] [--data DIR] [--public-url URL]
         the merchant's report (JSON, spec 2.1), or with --evidence the evidence behind its flags
   x402-merchants leaderboard [--end-block N] [--wait SECONDS] [--data DIR] [--public-url URL]
+  x402-merchants publish DIR [--replace] [--end-block N] [--wait SECONDS] [--data DIR] [--public-url URL]
+        the window's reports, pages, badges and datasets (NDJSON, CSV, Parquet) as a static site with a manifest
+        and SHA256SUMS (docs/publish.md); a non-empty DIR needs --replace, swapped only once the new site is whole
   x402-merchants serve [--only reports,utility,utility-alias,inference,social,social-proxy] [--port N] [--host H] [--data DIR] [--public-url URL]
         [--rpc URL and the index flags: the indexer follows that chain into the analytics while serving,
         waiting out RPC outages (--outage-retry-max SECONDS between attempts, default 60); /healthz says the lag]
@@ -34,7 +37,7 @@ Usage:
   x402-merchants facilitator --rpc URL [--port N] [--host H] [--asset ADDRESS]... [--data DIR]
         the project's x402 facilitator alone, on any EVM chain; its key from X402M_FACILITATOR_KEY
 
-Readers beside a process that holds the analytics database (DuckDB allows one): report, leaderboard and
+Readers beside a process that holds the analytics database (DuckDB allows one): report, leaderboard, publish and
   simulate --check ask the running serve or demo over HTTP (it records itself in DIR/report-service.json) and print
   the same; beside another command (a report, index) they wait up to --wait SECONDS (default ${DEFAULT_WAIT_SECONDS}) for it, then
   exit 1 naming it. To read while indexing, run serve --rpc URL instead of index --follow.
@@ -70,6 +73,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import("./report.ts")).runReport(args, values);
       case "leaderboard":
         return await (await import("./report.ts")).runLeaderboard(args, values);
+      case "publish":
+        return await (await import("./publish.ts")).runPublish(args, values);
       case "serve":
         return await (await import("./serve.ts")).runServe(args, values);
       case "start":

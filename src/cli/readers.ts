@@ -13,10 +13,12 @@ import { type Analytics, AnalyticsBusyError, openAnalytics } from "../analytics/
 import { AppError } from "../common/errors.ts";
 import { type Config, DEFAULT_PUBLIC_URL } from "../config/config.ts";
 import type { EvidenceDocument } from "../reports/evidence/document.ts";
+import { reportRoutes } from "../reports/http.ts";
 import type { Report } from "../reports/schema.ts";
 import { ReportService } from "../reports/service.ts";
 import { type ReportWindow, resolveWindow } from "../reports/window.ts";
 import { readServiceRecord, type ServiceRecord } from "../services/registry.ts";
+import { analyticsNotice } from "../services/reports.ts";
 import { configFrom, DEFAULT_WAIT_SECONDS, type Flags, parseWaitMs, UsageError } from "./args.ts";
 
 /** A report build on a large store takes seconds; a service that answers nothing for this long is stuck. */
@@ -37,6 +39,8 @@ export interface Reader {
   reports(endBlock?: number): Promise<{ window: ReportWindow; reports: Report[] }>;
   /** The end block of the latest window. */
   latestBlock(): Promise<number>;
+  /** A GET of one of the report service's routes (path and query), answered as the service answers it. */
+  route(pathAndQuery: string): Promise<Response>;
 }
 
 /** Runs `fn` with a reader of the configured data directory: see the top of this file. */
@@ -111,7 +115,9 @@ function held(config: Config, busy: AnalyticsBusyError, waitMs: number, service?
 
 function localReader(analytics: Analytics, publicUrl: string): Reader {
   const service = new ReportService(analytics, { publicUrl });
+  const routes = reportRoutes(service, { notice: () => analyticsNotice(analytics) });
   return {
+    route: async (pathAndQuery) => routes.request(pathAndQuery),
     report: async (address, endBlock) => (await service.report(address, endBlock)).report,
     evidence: (address, endBlock) => service.evidence(address, endBlock),
     leaderboard: (endBlock) => service.leaderboard(endBlock),
@@ -122,16 +128,7 @@ function localReader(analytics: Analytics, publicUrl: string): Reader {
 
 function remoteReader(service: ServiceRecord, publicUrl: string): Reader {
   const get = async (path: string): Promise<string> => {
-    let response: Response;
-    try {
-      response = await fetch(`${service.url}${path}`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
-    } catch (error) {
-      throw new AppError(
-        503,
-        "report_service_unreachable",
-        `the analytics database is in use by the report service at ${service.url} (PID ${service.pid}), which did not answer: ${(error as Error).message}`,
-      );
-    }
+    const response = await reach(service, path);
     const text = await response.text();
     if (!response.ok) throw serviceError(service, response.status, text);
     return text;
@@ -142,6 +139,8 @@ function remoteReader(service: ServiceRecord, publicUrl: string): Reader {
   const end = (endBlock?: number) => (endBlock === undefined ? "" : `?end_block=${endBlock}`);
   const leaderboard = (endBlock?: number) => json<Leaderboard>(`/v1/leaderboard/base${end(endBlock)}`);
   return {
+    // Answered as the service answers it: its pages and documents name the service's own public URL.
+    route: (pathAndQuery) => reach(service, pathAndQuery),
     report: (address, endBlock) => json<Report>(`/v1/reports/base/${address}${end(endBlock)}`),
     evidence: (address, endBlock) =>
       json<EvidenceDocument>(`/v1/reports/base/${address}/evidence${end(endBlock)}`),
@@ -157,6 +156,18 @@ function remoteReader(service: ServiceRecord, publicUrl: string): Reader {
     },
     latestBlock: async () => (await leaderboard()).window.end_block,
   };
+}
+
+async function reach(service: ServiceRecord, path: string): Promise<Response> {
+  try {
+    return await fetch(`${service.url}${path}`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  } catch (error) {
+    throw new AppError(
+      503,
+      "report_service_unreachable",
+      `the analytics database is in use by the report service at ${service.url} (PID ${service.pid}), which did not answer: ${(error as Error).message}`,
+    );
+  }
 }
 
 /**

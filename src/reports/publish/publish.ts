@@ -1,0 +1,218 @@
+/**
+ * `x402-merchants publish DIR`: a week's whole public output as static files, so that any static host,
+ * CDN or object store serves readers at any scale while the service stays the writer.
+ *
+ * Every file is what the report service answers at its URL, fetched through its own routes (in this process
+ * or from the running service), so the published site cannot drift from the served one. The site is built
+ * in a sibling directory and renamed into place once whole: a failure leaves no partial site, and a site it
+ * replaces is served until the new one is complete.
+ */
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import zlib from "node:zlib";
+import { AppError } from "../../common/errors.ts";
+import { SCREENS_PATH } from "../screens/index.ts";
+import { fileOf, headersFile, redirectsFile, type SiteFile } from "./layout.ts";
+import { ndjsonToParquet } from "./parquet.ts";
+
+/** The report service's routes, however they are reached. */
+export type SiteSource = (pathAndQuery: string) => Promise<Response>;
+
+export interface PublishOptions {
+  /** The window to publish, by its end block; default the latest. */
+  endBlock?: number;
+  /** The project's version, for the manifest. */
+  version: string;
+  /** The licence the reports and datasets are published under. */
+  license: string;
+  /** Requests in flight at once. */
+  concurrency?: number;
+}
+
+/** A published file, as the manifest lists it. */
+export interface ManifestFile {
+  path: string;
+  file: string;
+  bytes: number;
+  sha256: string;
+  content_type: string;
+}
+
+export interface Manifest {
+  generated_at: string;
+  version: string;
+  license: string;
+  window: { start_block: number; end_block: number; [more: string]: unknown };
+  merchants: number;
+  files: ManifestFile[];
+}
+
+const DATASETS = ["reports.ndjson", "reports.csv", "evidence.ndjson"];
+
+/** Writes the site into `dir` (which must not exist, or be empty) and returns its manifest. */
+export async function publishSite(
+  source: SiteSource,
+  dir: string,
+  options: PublishOptions,
+): Promise<Manifest> {
+  const target = path.resolve(dir);
+  const building = `${target}.publishing-${process.pid}`;
+  fs.rmSync(building, { recursive: true, force: true });
+  fs.mkdirSync(building, { recursive: true });
+  try {
+    const manifest = await build(source, building, options);
+    swapIn(building, target);
+    return manifest;
+  } catch (error) {
+    fs.rmSync(building, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function build(source: SiteSource, root: string, options: PublishOptions): Promise<Manifest> {
+  // One window throughout, even if the indexer moves on while the site is written.
+  const board = JSON.parse(await text(source, "/v1/leaderboard/base", options.endBlock)) as {
+    window: Manifest["window"];
+  };
+  const end = board.window.end_block;
+  const written: ManifestFile[] = [];
+  const write = (file: SiteFile, bytes: Uint8Array) => {
+    const at = path.join(root, ...file.file.split("/"));
+    fs.mkdirSync(path.dirname(at), { recursive: true });
+    fs.writeFileSync(at, bytes);
+    written.push({
+      path: file.path,
+      file: file.file,
+      bytes: bytes.byteLength,
+      sha256: crypto.createHash("sha256").update(bytes).digest("hex"),
+      content_type: file.contentType,
+    });
+  };
+  const publish = async (urlPath: string): Promise<Uint8Array> => {
+    const response = await source(withEnd(urlPath, end));
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    if (response.status !== 200) {
+      throw new AppError(
+        502,
+        "publish_failed",
+        `the report service answered ${urlPath} with ${response.status}`,
+      );
+    }
+    const contentType = response.headers.get("content-type") ?? "application/octet-stream";
+    write({ path: urlPath, file: fileOf(urlPath, contentType), contentType }, bytes);
+    return bytes;
+  };
+
+  const reportsNdjson = await publish("/v1/datasets/base/reports.ndjson");
+  const addresses = new TextDecoder()
+    .decode(reportsNdjson)
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => (JSON.parse(line) as { address: string }).address);
+  const paths = [
+    "/",
+    SCREENS_PATH,
+    "/v1/leaderboard/base",
+    "/v1/schema/report.json",
+    ...DATASETS.filter((d) => d !== "reports.ndjson").map((d) => `/v1/datasets/base/${d}`),
+    ...addresses.flatMap((a) => [
+      `/v1/reports/base/${a}`,
+      `/v1/reports/base/${a}/evidence`,
+      `/reports/base/${a}`,
+      `/reports/base/${a}/evidence`,
+      `/badges/base/${a}.svg`,
+    ]),
+  ];
+  await inPool(paths, options.concurrency ?? 4, publish);
+
+  // The open dataset in two more forms: gzipped NDJSON for any tool, Parquet for analysts' tools.
+  write(
+    {
+      path: "/v1/datasets/base/reports.ndjson.gz",
+      file: "v1/datasets/base/reports.ndjson.gz",
+      contentType: "application/gzip",
+    },
+    zlib.gzipSync(reportsNdjson, { level: 9 }),
+  );
+  if (addresses.length > 0) {
+    const parquet = path.join(root, "v1", "datasets", "base", "reports.parquet");
+    await ndjsonToParquet(path.join(root, "v1", "datasets", "base", "reports.ndjson"), parquet);
+    write(
+      {
+        path: "/v1/datasets/base/reports.parquet",
+        file: "v1/datasets/base/reports.parquet",
+        contentType: "application/vnd.apache.parquet",
+      },
+      fs.readFileSync(parquet),
+    );
+  }
+
+  const sites = written.map((f) => ({ path: f.path, file: f.file, contentType: f.content_type }));
+  const hostFiles: [string, string][] = [
+    ["_headers", headersFile(options.license)],
+    ["_redirects", redirectsFile(sites)],
+  ];
+  for (const [name, body] of hostFiles) fs.writeFileSync(path.join(root, name), body);
+
+  written.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+  const manifest: Manifest = {
+    generated_at: new Date().toISOString(),
+    version: options.version,
+    license: options.license,
+    window: board.window,
+    merchants: addresses.length,
+    files: written,
+  };
+  fs.writeFileSync(path.join(root, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  fs.writeFileSync(path.join(root, "SHA256SUMS"), written.map((f) => `${f.sha256}  ${f.file}\n`).join(""));
+  return manifest;
+}
+
+/** Puts the finished site at `target`, replacing what is there only now that the new one is whole. */
+function swapIn(building: string, target: string): void {
+  if (!fs.existsSync(target)) {
+    fs.renameSync(building, target);
+    return;
+  }
+  const old = `${target}.replaced-${process.pid}`;
+  fs.rmSync(old, { recursive: true, force: true });
+  fs.renameSync(target, old);
+  fs.renameSync(building, target);
+  fs.rmSync(old, { recursive: true, force: true });
+}
+
+async function text(source: SiteSource, urlPath: string, endBlock?: number): Promise<string> {
+  const response = await source(endBlock === undefined ? urlPath : withEnd(urlPath, endBlock));
+  const body = await response.text();
+  if (response.status !== 200) {
+    let message = `the report service answered ${urlPath} with ${response.status}`;
+    try {
+      message = (JSON.parse(body) as { error: { message: string } }).error.message;
+    } catch {
+      // Not the service's JSON error: the status says it.
+    }
+    throw new AppError(response.status === 404 ? 404 : 502, "publish_failed", message);
+  }
+  return body;
+}
+
+const withEnd = (urlPath: string, end: number) => `${urlPath}?end_block=${end}`;
+
+/** Runs `work` on every item, `limit` at a time; the first failure stops the rest from starting. */
+async function inPool<T>(items: T[], limit: number, work: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  let failed = false;
+  const worker = async () => {
+    while (!failed && next < items.length) {
+      const item = items[next++] as T;
+      try {
+        await work(item);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
