@@ -1,8 +1,9 @@
 /**
  * Publish benchmark (`npm run bench:publish [-- --payments N]`): how long `publish DIR` takes to write a
- * week's static site, in process (the store free) and through the running report service over HTTP (the
- * store held by `serve`, where publish fetches every URL as a mirroring crawler such as `wget --mirror`
- * would), in the same run on the same store.
+ * week's static site, in the same run on the same store, three ways: in bulk (the store free: every
+ * merchant's documents read at once and its files rendered from them), per URL in process (one request to
+ * the service's routes a file), and over HTTP from the running report service (the store held by `serve`,
+ * where publish fetches every URL as a mirroring crawler such as `wget --mirror` would).
  *
  * A synthetic week (scripts/synthetic.ts; 1M payments and 5,000 merchants by default) is imported into a
  * fresh store in .bench/publish and its reports built first; neither is timed.
@@ -63,10 +64,22 @@ line(`reports    built in ${((performance.now() - t0) / 1000).toFixed(2)} s (not
 const routes = reportRoutes(service);
 
 const options = { version: "bench", license: LICENSE_URL };
-async function timed(name: string, source: SiteSource): Promise<{ seconds: number; manifest: Manifest }> {
+async function timed(
+  name: string,
+  source: SiteSource,
+  bulk = false,
+): Promise<{ seconds: number; manifest: Manifest }> {
   const dir = path.join(work, name);
   t0 = performance.now();
-  const manifest = await publishSite(source, dir, options);
+  const manifest = await publishSite(source, dir, {
+    ...options,
+    ...(bulk && {
+      merchants: async (end: number) => ({
+        notice: undefined,
+        merchants: (await service.merchants(end)).merchants,
+      }),
+    }),
+  });
   const seconds = (performance.now() - t0) / 1000;
   const bytes = manifest.files.reduce((n, f) => n + f.bytes, 0);
   line(
@@ -75,15 +88,20 @@ async function timed(name: string, source: SiteSource): Promise<{ seconds: numbe
   return { seconds, manifest };
 }
 
-const local = await timed("in-process", async (p) => routes.request(p));
+const inProcess = async (p: string) => routes.request(p);
+const bulk = await timed("bulk", inProcess, true);
+const local = await timed("per-url", inProcess);
 const server = await listen(routes.fetch, "127.0.0.1", 0);
 const remote = await timed("over-http", (p) => fetch(`${server.url}${p}`));
 await server.close();
 analytics.close();
 
-const same = local.manifest.files.every((f, i) => f.sha256 === remote.manifest.files[i]?.sha256);
-line(`same files ${same ? "yes" : "NO"}: both ways wrote the same bytes`);
-line(`ratio      ${(remote.seconds / local.seconds).toFixed(2)} (over HTTP / in process)`);
+const sums = (m: Manifest) => m.files.map((f) => `${f.file} ${f.sha256}`).join("\n");
+const same = sums(bulk.manifest) === sums(local.manifest) && sums(local.manifest) === sums(remote.manifest);
+line(`same files ${same ? "yes" : "NO"}: the three ways wrote the same bytes`);
+line(
+  `ratios     per URL / bulk ${(local.seconds / bulk.seconds).toFixed(1)}, over HTTP / bulk ${(remote.seconds / bulk.seconds).toFixed(1)}`,
+);
 line(`machine    ${os.cpus()[0]?.model ?? "?"} x ${os.cpus().length}, Node ${process.version}`);
 fs.rmSync(work, { recursive: true, force: true });
 if (!same) process.exitCode = 1;

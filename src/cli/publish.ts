@@ -20,7 +20,12 @@ export async function runPublish(args: string[], flags: Flags): Promise<number> 
   }
   const started = performance.now();
   const manifest = await withReader(flags, (reader) =>
-    publishSite(reader.route, target, { endBlock, version: projectVersion(), license: LICENSE_URL }),
+    publishSite(reader.route, target, {
+      endBlock,
+      version: projectVersion(),
+      license: LICENSE_URL,
+      ...(reader.merchants && { merchants: reader.merchants }),
+    }),
   );
   const bytes = manifest.files.reduce((n, f) => n + f.bytes, 0);
   process.stderr.write(

@@ -15,7 +15,7 @@ import { type Config, DEFAULT_PUBLIC_URL } from "../config/config.ts";
 import type { EvidenceDocument } from "../reports/evidence/document.ts";
 import { reportRoutes } from "../reports/http.ts";
 import type { Report } from "../reports/schema.ts";
-import { ReportService } from "../reports/service.ts";
+import { type MerchantDocuments, ReportService } from "../reports/service.ts";
 import { type ReportWindow, resolveWindow } from "../reports/window.ts";
 import { readServiceRecord, type ServiceRecord } from "../services/registry.ts";
 import { analyticsNotice } from "../services/reports.ts";
@@ -41,6 +41,8 @@ export interface Reader {
   latestBlock(): Promise<number>;
   /** A GET of one of the report service's routes (path and query), answered as the service answers it. */
   route(pathAndQuery: string): Promise<Response>;
+  /** Where the store is open here: every merchant's documents of a window at once, and the pages' notice. */
+  merchants?(endBlock: number): Promise<{ notice: string | undefined; merchants: MerchantDocuments[] }>;
 }
 
 /** Runs `fn` with a reader of the configured data directory: see the top of this file. */
@@ -118,6 +120,10 @@ function localReader(analytics: Analytics, publicUrl: string): Reader {
   const routes = reportRoutes(service, { notice: () => analyticsNotice(analytics) });
   return {
     route: async (pathAndQuery) => routes.request(pathAndQuery),
+    merchants: async (endBlock) => ({
+      notice: await analyticsNotice(analytics),
+      merchants: (await service.merchants(endBlock)).merchants,
+    }),
     report: async (address, endBlock) => (await service.report(address, endBlock)).report,
     evidence: (address, endBlock) => service.evidence(address, endBlock),
     leaderboard: (endBlock) => service.leaderboard(endBlock),

@@ -40,6 +40,13 @@ export interface LeaderboardEntry {
 }
 
 /** Why a merchant of the window has no rank (src/reports/rank.ts). */
+/** What every page of one merchant is rendered from. */
+export interface MerchantDocuments {
+  report: Report;
+  details: ReportDetails;
+  evidence: EvidenceDocument;
+}
+
 export type UnrankedReason = "frozen" | "no_passing_payment" | "below_one_cent";
 
 /** A merchant of the window without a rank, listed below the ranking with the reason. */
@@ -133,6 +140,24 @@ export class ReportService {
       return {
         window,
         documents: await evidenceDocuments(this.analytics, evidenceContext(context), rows.map(parsed)),
+      };
+    });
+  }
+
+  /**
+   * Every merchant's report, its details and its evidence, of one window, by address: in three statements
+   * where `report` and `evidence` take four each per merchant (what `publish` renders every page from).
+   */
+  merchants(endBlock?: number): Promise<{ window: ReportWindow; merchants: MerchantDocuments[] }> {
+    return this.serial(async () => {
+      const window = await this.ensureWindow(endBlock);
+      const context = await this.context(window);
+      const { sql, params } = reportsQuery(context);
+      const rows = (await this.analytics.all<StoredReportRow>(sql, params)).map(parsed);
+      const evidence = await evidenceDocuments(this.analytics, evidenceContext(context), rows);
+      return {
+        window,
+        merchants: rows.map((row, i) => ({ ...row, evidence: evidence[i] as EvidenceDocument })),
       };
     });
   }

@@ -34,6 +34,8 @@ let facilitator: Facilitator;
 let host: Listening;
 /** The same merchant with tier 4 served by the fake upstream, and no engine for the other routes. */
 let upstreamHost: Listening;
+/** The same again with a long upstream time limit: a test of the caller leaving must not race the limit. */
+let patientHost: Listening;
 let upstream: FakeOpenAI;
 let usdc: ReturnType<typeof usdcReader>;
 const payTo = newMerchant();
@@ -81,6 +83,22 @@ beforeAll(async () => {
     { rpcUrl: devnet.rpc },
   );
   closers.push(() => upstreamHost.close());
+  const patient = loadConfig({
+    env: {
+      X402M_INFERENCE_LLM_URL: upstream.base,
+      X402M_INFERENCE_LLM_KEY: KEY,
+      X402M_INFERENCE_TIER_4_MODEL: "t4-model",
+      X402M_INFERENCE_TIER_4_RATES: "5,20",
+      X402M_INFERENCE_LLM_TIMEOUT_MS: "25000",
+    },
+  }).inference;
+  patientHost = await startMerchant(
+    (url) => inferenceMerchant({ payTo, publicUrl: url }, patient),
+    state.db,
+    inProcessClient(facilitator),
+    { rpcUrl: devnet.rpc },
+  );
+  closers.push(() => patientHost.close());
 }, 120_000);
 afterAll(async () => {
   for (const close of closers.reverse()) await close();
@@ -429,7 +447,10 @@ describe("a streamed reply from an upstream", () => {
   });
 
   it("charges a client that leaves mid-stream as stated: exact its price once text reached it, upto the text delivered", async () => {
-    upstream.behaviour = { kind: "drip", pieces: ["Never ", "gonna ", "give ", "you ", "up."], everyMs: 500 };
+    // The upstream then waits for ever: however late a loaded machine sees the client go, the reply is
+    // still under way (on the host with a long upstream limit, so the limit does not end it first).
+    upstream.behaviour = { kind: "drip", pieces: ["Never ", "gonna "], everyMs: 200, stall: true };
+    const t4 = () => `${patientHost.url}/v1/chat/completions/_t/t4`;
     const exactWallet = await walletHolding(devnet, T4_PRICE);
     const uptoBuyer = devnet.buyers[0] as DevnetAccount;
     const uptoBefore = await usdc.balanceOf(uptoBuyer.address);
