@@ -164,6 +164,7 @@ function remoteReader(service: ServiceRecord, publicUrl: string): Reader {
   };
 }
 
+/** A GET of the service; a service that does not answer is a 503 naming it. */
 async function reach(service: ServiceRecord, path: string): Promise<Response> {
   try {
     return await fetch(`${service.url}${path}`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });

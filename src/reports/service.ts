@@ -39,7 +39,6 @@ export interface LeaderboardEntry {
   page: string;
 }
 
-/** Why a merchant of the window has no rank (src/reports/rank.ts). */
 /** What every page of one merchant is rendered from. */
 export interface MerchantDocuments {
   report: Report;
@@ -47,6 +46,7 @@ export interface MerchantDocuments {
   evidence: EvidenceDocument;
 }
 
+/** Why a merchant of the window has no rank (src/reports/rank.ts). */
 export type UnrankedReason = "frozen" | "no_passing_payment" | "below_one_cent";
 
 /** A merchant of the window without a rank, listed below the ranking with the reason. */
@@ -145,8 +145,9 @@ export class ReportService {
   }
 
   /**
-   * Every merchant's report, its details and its evidence, of one window, by address: in three statements
-   * where `report` and `evidence` take four each per merchant (what `publish` renders every page from).
+   * Every merchant's report, its details and its evidence, of one window, by address: a few statements for
+   * the whole window, where `report` and `evidence` take four or more for each merchant (what `publish`
+   * renders every merchant's files from).
    */
   merchants(endBlock?: number): Promise<{ window: ReportWindow; merchants: MerchantDocuments[] }> {
     return this.serial(async () => {

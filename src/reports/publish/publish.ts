@@ -5,9 +5,8 @@
  * Every file is what the report service answers at its URL: asked of its own routes (in this process or from
  * the running service), or, for each merchant's five files when the store is at hand, rendered by the
  * routes' own functions from documents read in one pass (merchant-files.ts; the test holds both ways to the
- * routes' bytes). The site is built
- * in a sibling directory and renamed into place once whole: a failure leaves no partial site, and a site it
- * replaces is served until the new one is complete.
+ * routes' bytes). The site is built in a sibling directory and renamed into place once whole: a failure
+ * leaves no partial site, and a site it replaces is served until the new one is complete.
  */
 import crypto from "node:crypto";
 import fs from "node:fs";
@@ -219,20 +218,21 @@ async function text(source: SiteSource, urlPath: string, endBlock?: number): Pro
 
 const withEnd = (urlPath: string, end: number) => `${urlPath}?end_block=${end}`;
 
-/** Runs `work` on every item, `limit` at a time; the first failure stops the rest from starting. */
+/**
+ * Runs `work` on every item, `limit` at a time. The first failure stops the rest from starting, and is
+ * thrown once every worker has stopped: none may still be writing when the caller removes the directory.
+ */
 async function inPool<T>(items: T[], limit: number, work: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
-  let failed = false;
+  let failure: { error: unknown } | undefined;
   const worker = async () => {
-    while (!failed && next < items.length) {
+    while (!failure && next < items.length) {
       const item = items[next++] as T;
-      try {
-        await work(item);
-      } catch (error) {
-        failed = true;
-        throw error;
-      }
+      await work(item).catch((error: unknown) => {
+        failure ??= { error };
+      });
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure) throw failure.error;
 }
