@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Analytics, openAnalytics } from "../../../src/analytics/duckdb.ts";
 import { loadConfig } from "../../../src/config/config.ts";
 import { reportRoutes } from "../../../src/reports/http.ts";
-import type { Manifest } from "../../../src/reports/publish/publish.ts";
+import { type Manifest, publishSite } from "../../../src/reports/publish/publish.ts";
 import { ReportService } from "../../../src/reports/service.ts";
 import { analyticsNotice } from "../../../src/services/reports.ts";
 import { addr, checkpoint, END, ndjsonFile, payment, repeat } from "../../helpers/data.ts";
@@ -212,6 +212,21 @@ describe("publish refuses, and leaves nothing half-written", () => {
     expect(run.stderr.trim().split("\n")).toHaveLength(1);
     expect(fs.existsSync(missing)).toBe(false);
     expect(fs.readFileSync(path.join(site, "manifest.json"), "utf8")).toBe(before);
+    expect(leftovers()).toEqual([]);
+  });
+
+  it("a request that fails half way through leaves no directory behind", async () => {
+    const target = path.join(tmp, "half");
+    await withLive(async (live) => {
+      let asked = 0;
+      const failing = async (url: string) =>
+        ++asked === 12 ? new Response("boom", { status: 500 }) : live.request(url);
+      await expect(
+        publishSite(failing, target, { version: "test", license: "https://example.org/l" }),
+      ).rejects.toThrow(/answered .* with 500/);
+      expect(asked).toBeGreaterThanOrEqual(12);
+    });
+    expect(fs.existsSync(target)).toBe(false);
     expect(leftovers()).toEqual([]);
   });
 
