@@ -11,6 +11,8 @@
  */
 import { type Analytics, AnalyticsBusyError, openAnalytics } from "../analytics/duckdb.ts";
 import { AppError } from "../common/errors.ts";
+import { fetchWithin } from "../common/fetch-within.ts";
+import { timeoutSignal } from "../common/timeout-signal.ts";
 import { type Config, DEFAULT_PUBLIC_URL } from "../config/config.ts";
 import type { EvidenceDocument } from "../reports/evidence/document.ts";
 import { reportRoutes } from "../reports/http.ts";
@@ -96,7 +98,7 @@ async function openOrFindService(
 /** Whether a recorded service answers: it may be stopping, or its PID may be another program's now. */
 async function answers(service: ServiceRecord): Promise<boolean> {
   try {
-    const response = await fetch(`${service.url}/healthz`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+    const response = await fetchWithin(`${service.url}/healthz`, { signal: timeoutSignal(PROBE_TIMEOUT_MS) });
     await response.arrayBuffer();
     return response.ok;
   } catch {
@@ -167,7 +169,7 @@ function remoteReader(service: ServiceRecord, publicUrl: string): Reader {
 /** A GET of the service; a service that does not answer is a 503 naming it. */
 async function reach(service: ServiceRecord, path: string): Promise<Response> {
   try {
-    return await fetch(`${service.url}${path}`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    return await fetchWithin(`${service.url}${path}`, { signal: timeoutSignal(REQUEST_TIMEOUT_MS) });
   } catch (error) {
     throw new AppError(
       503,

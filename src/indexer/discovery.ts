@@ -12,6 +12,7 @@
 
 import type { Listing } from "../analytics/listings.ts";
 import { BASE_USDC } from "../chain/base.ts";
+import { fetchWithin } from "../common/fetch-within.ts";
 import { timeoutSignal } from "../common/timeout-signal.ts";
 import { backoffDelay, DEFAULT_BACKOFF } from "./rpc/backoff.ts";
 import { sleep } from "./rpc/rate-limit.ts";
@@ -144,10 +145,14 @@ async function getJson(url: URL, options: DiscoveryOptions): Promise<unknown> {
     let reason: string;
     try {
       const timeout = timeoutSignal(options.timeoutMs ?? 30_000);
-      const response = await doFetch(url, {
-        headers: { accept: "application/json" },
-        signal: options.signal ? AbortSignal.any([timeout, options.signal]) : timeout,
-      });
+      const response = await fetchWithin(
+        url,
+        {
+          headers: { accept: "application/json" },
+          signal: options.signal ? AbortSignal.any([timeout, options.signal]) : timeout,
+        },
+        doFetch,
+      );
       const text = await response.text();
       if (response.ok) {
         try {

@@ -13,6 +13,8 @@ import os from "node:os";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import zlib from "node:zlib";
+import { fetchWithin } from "../../common/fetch-within.ts";
+import { timeoutSignal } from "../../common/timeout-signal.ts";
 
 /** The saved chain in a state directory. */
 export const SAVED_CHAIN_FILE = "state.json.gz";
@@ -36,11 +38,11 @@ export function findSavedChain(dir: string): SavedChain | undefined {
  * file. A legacy `state.json` goes once the new file is in place.
  */
 export async function saveChain(rpc: string, dir: string, timeoutMs: number): Promise<string> {
-  const response = await fetch(rpc, {
+  const response = await fetchWithin(rpc, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "anvil_dumpState", params: [] }),
-    signal: AbortSignal.timeout(timeoutMs),
+    signal: timeoutSignal(timeoutMs),
   });
   const reply = (await response.json()) as { result?: unknown; error?: { message?: string } };
   if (typeof reply.result !== "string") {

@@ -6,6 +6,8 @@
  * It does not decode results: callers read the raw JSON (hex strings), which is what makes the
  * indexer's hot path fast. Range errors of eth_getLogs are not retried here: the caller splits the range.
  */
+
+import { fetchWithin } from "../../common/fetch-within.ts";
 import { timeoutSignal } from "../../common/timeout-signal.ts";
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF } from "./backoff.ts";
 import { classifyHttpStatus, classifyRpcError, RpcError, RpcGaveUpError } from "./errors.ts";
@@ -174,12 +176,16 @@ export class RpcClient {
     let status: number;
     let text: string;
     try {
-      const response = await this.fetch(this.options.url, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json" },
-        body: JSON.stringify(body),
-        signal,
-      });
+      const response = await fetchWithin(
+        this.options.url,
+        {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "application/json" },
+          body: JSON.stringify(body),
+          signal,
+        },
+        this.fetch,
+      );
       status = response.status;
       text = await response.text();
       if (status === 429) {

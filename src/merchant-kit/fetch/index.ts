@@ -2,7 +2,7 @@
  * Fetching URLs that callers give us, without letting them reach our network (SSRF guard).
  * Rules and decisions: docs/platform.md, "Fetching callers' URLs".
  */
-export { abortable } from "./abortable.ts";
+export { abortable } from "../../common/abortable.ts";
 export { blockedRange } from "./address.ts";
 export { FETCH_ERRORS, FetchError, type FetchErrorCode, isFetchError } from "./errors.ts";
 export { type FetchTextResult, fetchText } from "./fetch-text.ts";

@@ -1,6 +1,6 @@
 import type { ReadableStream } from "node:stream/web";
 import { Headers, Response, fetch as undiciFetch } from "undici";
-import { abortable } from "./abortable.ts";
+import { abortable } from "../../common/abortable.ts";
 import { capBody } from "./capped-body.ts";
 import { FetchError, isFetchError } from "./errors.ts";
 import { createPinnedAgent } from "./pinned-agent.ts";

@@ -1,9 +1,9 @@
 import { SETTLEMENT_OVERRIDES_HEADER } from "@x402/core/server";
 import type { Context, MiddlewareHandler } from "hono";
+import { abortable } from "../../common/abortable.ts";
 import { AppError, ConflictError, UpstreamError } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
 import { type AnyEndpoint, isMetered, type MerchantServices } from "../catalogue.ts";
-import { abortable } from "../fetch/abortable.ts";
 import type { MerchantEnv } from "../input.ts";
 import {
   type FundsReader,

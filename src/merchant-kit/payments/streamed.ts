@@ -19,9 +19,10 @@
  * A part is delivered once it is handed to the connection: the stream is pulled (a high-water mark of 0), so
  * a part is produced only when the connection can take it.
  */
+
+import { abortable } from "../../common/abortable.ts";
 import { AppError } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
-import { abortable } from "../fetch/abortable.ts";
 
 /** How a streamed answer ended, for its last bytes. */
 export interface StreamEnding {

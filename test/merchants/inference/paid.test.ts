@@ -334,6 +334,9 @@ async function receive(
       received.pieces.push(content);
       if (leave && received.pieces.length === leave.after) {
         leave.controller.abort();
+        // Node 20's fetch can lose track of its signal once its Request is collected (src/common/fetch-within.ts):
+        // the reader's cancel closes the connection whatever fetch does with the abort.
+        await reader.cancel().catch(() => {});
         return received;
       }
     }

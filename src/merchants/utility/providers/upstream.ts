@@ -6,6 +6,7 @@
  */
 
 import { AppError, UpstreamError } from "../../../common/errors.ts";
+import { fetchWithin } from "../../../common/fetch-within.ts";
 import { timeoutSignal } from "../../../common/timeout-signal.ts";
 import type { Errors } from "../../../merchant-kit/catalogue.ts";
 
@@ -67,7 +68,7 @@ export async function upstreamFetch(
   if (call.json !== undefined) headers["content-type"] = "application/json";
   let response: Response;
   try {
-    response = await fetch(call.url, {
+    response = await fetchWithin(call.url, {
       method: call.method ?? (call.json === undefined && call.form === undefined ? "GET" : "POST"),
       headers,
       body: call.json === undefined ? call.form : JSON.stringify(call.json),

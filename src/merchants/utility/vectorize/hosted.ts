@@ -8,6 +8,7 @@
  */
 
 import { UpstreamError } from "../../../common/errors.ts";
+import { fetchWithin } from "../../../common/fetch-within.ts";
 import { timeoutSignal } from "../../../common/timeout-signal.ts";
 import type { VectorFormat } from "./render.ts";
 
@@ -69,7 +70,7 @@ export function vectorizerAiProvider(settings: VectorizerAiSettings): Vectorizer
       const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
       let response: Response;
       try {
-        response = await fetch(url, {
+        response = await fetchWithin(url, {
           method: "POST",
           headers: { authorization: auth },
           body: form,

@@ -11,6 +11,7 @@
  */
 
 import { UpstreamError } from "../../../../common/errors.ts";
+import { fetchWithin } from "../../../../common/fetch-within.ts";
 import { timeoutSignal } from "../../../../common/timeout-signal.ts";
 import {
   DEFAULT_UPSTREAM_MAX_BYTES,
@@ -84,7 +85,7 @@ export class TwitterApiClient {
     let release: (() => void) | undefined;
     try {
       release = await this.slots.take(signal);
-      response = await fetch(url, {
+      response = await fetchWithin(url, {
         ...init,
         headers: { accept: "application/json", "x-api-key": this.options.apiKey },
         signal,

@@ -13,6 +13,7 @@
 
 import { randomBytes } from "node:crypto";
 import { AppError, UpstreamError } from "../../../../common/errors.ts";
+import { fetchWithin } from "../../../../common/fetch-within.ts";
 import { timeoutSignal } from "../../../../common/timeout-signal.ts";
 import {
   DEFAULT_UPSTREAM_MAX_BYTES,
@@ -360,7 +361,7 @@ export class XWebClient {
     account: XAccount,
     signal: AbortSignal,
   ): Promise<Outcome> {
-    const response = await fetch(url, {
+    const response = await fetchWithin(url, {
       method: init.method,
       headers: this.headers(account),
       body: init.body,
