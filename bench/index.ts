@@ -19,7 +19,7 @@
  * raw time over the indexer's time for the same range. Goal: >= 0.5.
  *
  * Flags: --settlements N, --per-block N, --buyers N, --merchants N, --concurrency N, --batch-blocks N,
- * --tx-from block,trace,tx (the other ways of fetching senders to run too; default all).
+ * --tx-from block,trace,tx,mixed (the other ways of fetching senders to run too; default all).
  * `--funding-blocks N [--funding-settlements N]` measures the funding history instead (bench/funding.ts).
  */
 import fs from "node:fs";
@@ -83,14 +83,14 @@ function parseFlags(argv: string[]) {
   return flags;
 }
 
-/** `--tx-from block,trace,tx`: the ways of fetching senders to run (the default's way always runs). */
+/** `--tx-from block,trace,tx,mixed`: the ways of fetching senders to run (the default's way always runs). */
 function parseStrategies(argv: string[]): { rest: string[]; strategies: SenderStrategy[] } {
   const at = argv.indexOf("--tx-from");
   if (at < 0) return { rest: argv, strategies: ["block", "trace", "tx"] };
   const list = String(argv[at + 1]).split(",");
   for (const s of list) {
-    if (s !== "block" && s !== "trace" && s !== "tx")
-      throw new Error(`bad --tx-from ${s}: use block, trace, tx`);
+    if (s !== "block" && s !== "trace" && s !== "tx" && s !== "mixed")
+      throw new Error(`bad --tx-from ${s}: use block, trace, tx, mixed`);
   }
   return { rest: [...argv.slice(0, at), ...argv.slice(at + 2)], strategies: list as SenderStrategy[] };
 }
@@ -329,11 +329,11 @@ try {
   started = performance.now();
   type Cpu = { cpu: { node: number; anvil: number } };
   type IndexRun = Awaited<ReturnType<typeof indexOnce>> & Cpu;
-  const runs: Record<SenderStrategy, IndexRun[]> = { block: [], trace: [], tx: [] };
+  const runs: Record<SenderStrategy, IndexRun[]> = { block: [], trace: [], tx: [], mixed: [] };
   const rawRuns: (Awaited<ReturnType<typeof rawOnce>> & Cpu)[] = [];
   const floorRuns: (Awaited<ReturnType<typeof floorOnce>> & Cpu)[] = [];
   // What the default ("auto") picks for this RPC.
-  const chosen = await chooseSenderStrategy(new RpcClient({ url: devnet.rpc }));
+  const chosen = await chooseSenderStrategy(new RpcClient({ url: devnet.rpc }), registry.addresses());
   const strategies = new Set<SenderStrategy>([chosen, ...extraStrategies]);
   // The default's way, raw and the floor alternate (the best of each counts); "tx" runs once.
   const other = [...strategies].find((s) => s !== chosen && s !== "tx");

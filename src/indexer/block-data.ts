@@ -2,20 +2,20 @@
  * Headers and transaction senders (`tx.from`) for the blocks a batch needs. Logs do not say who sent a
  * transaction, and that sender is what tells an x402 facilitator's settlement from any other.
  *
- * Three ways, chosen by `strategy` (docs/indexer.md has the measurements):
- * - "block": eth_getBlockByNumber(n, true) for each block holding a settlement: one call gives the
- *   header and every transaction's sender. Served everywhere; the payload is the whole block.
- * - "tx": eth_getBlockByNumber(n, false) for the header plus eth_getTransactionByHash for each
- *   settlement: more calls, fewer bytes when settlements are a small share of a block.
- * - "trace": the header plus the top-level call traces, which name each transaction's sender: first
- *   one trace_filter over the batch's blocks for the calls made by the known facilitator signers
- *   (`filterTraces`, asked while the logs are read: one trace per settlement instead of every call of
- *   every block), then trace_block(n)
- *   for blocks whose settlements it did not cover (an unknown sender: a facilitator candidate). Not
- *   served by most hosted Base endpoints (nor the public one), and costly where a node re-executes
- *   blocks to trace them; anvil stores traces when it mines, and answers 5-7x faster than with full
- *   blocks (it recovers every sender from its signature for those).
- * Blocks without settlements only need their header (hash and time), whatever the way.
+ * Four ways, chosen by `strategy` (docs/indexer.md has the measurements and the rule):
+ * - "trace": one trace_filter over the batch's blocks for the calls made by the known facilitator
+ *   signers (`filterTraces`, asked while the logs are read): one trace per settlement, one call per
+ *   batch. The settlements it does not cover (an unknown sender: a facilitator candidate) are read with
+ *   eth_getTransactionByHash. Served by anvil, Erigon and reth; not by most hosted Base endpoints.
+ * - "mixed": eth_getTransactionByHash for each settlement, batched, except in blocks where settlements
+ *   are most of the block (`MIXED_FULL_SHARE`), which come whole with eth_getBlockByNumber(n, true).
+ *   Served everywhere; what `auto` picks where trace_filter is not served.
+ * - "tx": eth_getTransactionByHash for each settlement, whatever the block.
+ * - "block": eth_getBlockByNumber(n, true) for each block holding a settlement: one call gives every
+ *   transaction's sender. The payload is the whole block.
+ * A block's hash and time come from its logs when they carry `blockTimestamp` (anvil, current geth-based
+ * nodes): then only the batch's first and last headers are read. Without it, each settlement block's
+ * header is read too.
  */
 import { type BlockHeader, parseHeader } from "./blocks.ts";
 import { hexNumber } from "./decode.ts";
@@ -24,25 +24,40 @@ import type { RpcCall, RpcClient } from "./rpc/client.ts";
 import { RpcError, RpcGaveUpError } from "./rpc/errors.ts";
 import { sleep } from "./rpc/rate-limit.ts";
 
-export type SenderStrategy = "block" | "tx" | "trace";
-/** "auto" picks one from the RPC's client: see `chooseSenderStrategy`. */
+export type SenderStrategy = "block" | "tx" | "trace" | "mixed";
+/** "auto" picks one by what the RPC serves: see `chooseSenderStrategy`. */
 export type SenderChoice = SenderStrategy | "auto";
-export const SENDER_CHOICES: readonly SenderChoice[] = ["auto", "block", "tx", "trace"];
+export const SENDER_CHOICES: readonly SenderChoice[] = ["auto", "mixed", "block", "tx", "trace"];
 
 /**
- * The way to fetch senders for an RPC: "trace" on anvil (it keeps the traces of what it mines, and
- * must recover every sender's signature to serve full blocks, 7x slower), "block" anywhere else
- * (served by every node and provider; trace_block is often missing, or re-executes the block).
+ * "mixed" reads a block whole when its settlements are at least this share of its transactions (as far
+ * as its logs show them). A full block costs one call where transactions cost one each, and about the
+ * same bytes once most of the block is wanted; at Base's density (a few percent) it would cost 20-50x
+ * the bytes of the transactions alone.
  */
-export async function chooseSenderStrategy(client: RpcClient): Promise<SenderStrategy> {
-  const version = await client.call<string>("web3_clientVersion", []).catch(() => "");
-  return /^anvil\//i.test(version) ? "trace" : "block";
+export const MIXED_FULL_SHARE = 0.5;
+
+/**
+ * The way to fetch senders for an RPC, by what it serves: "trace" when it answers trace_filter by sender
+ * (asked once, over its latest block), "mixed" anywhere else. One or two calls, once per run.
+ */
+export async function chooseSenderStrategy(
+  client: RpcClient,
+  signers: readonly string[],
+): Promise<SenderStrategy> {
+  const head = await client.call<string>("eth_blockNumber", []);
+  const traces = await filterTraces(client, hexNumber(head), hexNumber(head), signers, { probe: true });
+  return traces === undefined ? "mixed" : "trace";
 }
 
 export interface BlockNeed {
   number: number;
   /** Transactions whose sender we need (lower-case hashes); empty for a header alone. */
   txs: ReadonlySet<string>;
+  /** The block's hash and time as its logs give them (`blockTimestamp`): no header needs reading. */
+  fromLogs?: { hash: string; timestamp: number };
+  /** At least this many transactions are in the block: its logs' highest `transactionIndex` + 1. */
+  txCountAtLeast?: number;
 }
 
 export interface BlockData {
@@ -64,7 +79,7 @@ export interface BlockDataOptions {
   missingRetries?: number;
   /**
    * "trace": the calls of the known facilitator signers in the batch's blocks, asked for by the caller
-   * (`filterTraces`) while it read the logs; trace_block covers what they do not.
+   * (`filterTraces`) while it read the logs; transactions by hash cover what they do not.
    */
   filtered?: Promise<Trace[] | undefined>;
   signal?: AbortSignal;
@@ -73,9 +88,8 @@ export interface BlockDataOptions {
 const HEADERS_PER_REQUEST = 100;
 const FULL_BLOCKS_PER_REQUEST = 4;
 const TXS_PER_REQUEST = 200;
-const TRACES_PER_REQUEST = 2;
 
-/** A call trace in the Parity/OpenEthereum format (trace_block, trace_filter): the fields read here. */
+/** A call trace in the Parity/OpenEthereum format (trace_filter): the fields read here. */
 export interface Trace {
   action?: { from?: string };
   traceAddress?: unknown[];
@@ -92,45 +106,53 @@ interface RawTx {
   blockHash?: string | null;
 }
 
+/** Whether `strategy` reads `need`'s block whole. */
+function readsWhole(need: BlockNeed, strategy: SenderStrategy): boolean {
+  if (need.txs.size === 0) return false;
+  if (strategy === "block") return true;
+  if (strategy !== "mixed" || need.txs.size < 2) return false;
+  return need.txs.size >= MIXED_FULL_SHARE * Math.max(need.txCountAtLeast ?? 0, need.txs.size);
+}
+
 /** Fetches what `needs` asks for; every block and transaction must be found. */
 export async function fetchBlockData(
   client: RpcClient,
   needs: readonly BlockNeed[],
   options: BlockDataOptions,
 ): Promise<Map<number, BlockData>> {
-  const full = options.strategy === "block";
-  const calls: RpcCall[] = needs.map((need) => ({
-    method: "eth_getBlockByNumber",
-    params: [`0x${need.number.toString(16)}`, full && need.txs.size > 0],
-  }));
-  const txNeeds =
-    options.strategy !== "tx"
-      ? []
-      : needs.flatMap((need) => [...need.txs].map((tx) => ({ tx, block: need.number })));
-  const txCalls: RpcCall[] = txNeeds.map(({ tx }) => ({ method: "eth_getTransactionByHash", params: [tx] }));
-  const traced = options.strategy === "trace" ? needs.filter((need) => need.txs.size > 0) : [];
-
-  // Requests grouped by size: full blocks are large, headers and transactions small.
-  const groups: RpcCall[][] = [];
-  const small = calls.filter((c) => c.params[1] === false);
-  const large = calls.filter((c) => c.params[1] === true);
-  groups.push(...chunk(small, HEADERS_PER_REQUEST), ...chunk(large, FULL_BLOCKS_PER_REQUEST));
-  groups.push(...chunk(txCalls, TXS_PER_REQUEST));
-  const answers = new Map<RpcCall, unknown>();
-  await mapPool(groups, options.concurrency, async (group) => {
-    const results = await batchUntilFound(client, group, options);
-    group.forEach((call, i) => {
-      answers.set(call, results[i]);
-    });
-  });
+  const { strategy } = options;
+  const whole = new Set(needs.filter((need) => readsWhole(need, strategy)));
+  const read = needs.filter((need) => whole.has(need) || !need.fromLogs);
+  const blockCalls = new Map<BlockNeed, RpcCall>(
+    read.map((need) => [
+      need,
+      { method: "eth_getBlockByNumber", params: [`0x${need.number.toString(16)}`, whole.has(need)] },
+    ]),
+  );
+  // Requests grouped by size: full blocks are large, headers small.
+  const calls = [...blockCalls.values()];
+  const groups = [
+    ...chunk(
+      calls.filter((c) => c.params[1] === false),
+      HEADERS_PER_REQUEST,
+    ),
+    ...chunk(
+      calls.filter((c) => c.params[1] === true),
+      FULL_BLOCKS_PER_REQUEST,
+    ),
+  ];
+  const answers = await answersOf(client, groups, options);
 
   const out = new Map<number, BlockData>();
-  needs.forEach((need, i) => {
-    const raw = answers.get(calls[i] as RpcCall) as { transactions?: (RawTx | string)[] };
-    const header = parseHeader(raw, need.number);
+  for (const need of needs) {
+    const call = blockCalls.get(need);
+    const raw = call && (answers.get(call) as { transactions?: (RawTx | string)[] });
+    const header = raw
+      ? parseHeader(raw, need.number)
+      : { number: need.number, ...(need.fromLogs as { hash: string; timestamp: number }), parentHash: "" };
     const senders = new Map<string, string>();
-    if (full && need.txs.size > 0) {
-      for (const tx of raw.transactions ?? []) {
+    if (whole.has(need)) {
+      for (const tx of raw?.transactions ?? []) {
         if (typeof tx === "string" || !tx.hash || !tx.from) continue;
         const hash = tx.hash.toLowerCase();
         if (need.txs.has(hash)) senders.set(hash, tx.from.toLowerCase());
@@ -141,9 +163,26 @@ export async function fetchBlockData(
       }
     }
     out.set(need.number, { header, senders });
+  }
+
+  if (strategy === "trace") {
+    const byBlock = new Map(needs.filter((need) => need.txs.size > 0).map((need) => [need.number, need]));
+    for (const trace of (await options.filtered) ?? []) {
+      const number = trace.blockNumber;
+      const need = byBlock.get(typeof number === "string" ? hexNumber(number) : (number ?? -1));
+      if (need) takeSender(trace, need, out.get(need.number) as BlockData);
+    }
+  }
+  // Every sender still missing, by hash: all of them for "tx", the thin blocks' for "mixed", the
+  // unknown senders' for "trace".
+  const missing = needs.flatMap((need) => {
+    const senders = (out.get(need.number) as BlockData).senders;
+    return [...need.txs].filter((tx) => !senders.has(tx)).map((tx) => ({ tx, block: need.number }));
   });
-  txNeeds.forEach(({ tx, block }, i) => {
-    const raw = answers.get(txCalls[i] as RpcCall) as RawTx;
+  const txCalls = missing.map(({ tx }) => ({ method: "eth_getTransactionByHash", params: [tx] }));
+  const txAnswers = await answersOf(client, chunk(txCalls, TXS_PER_REQUEST), options);
+  missing.forEach(({ tx, block }, i) => {
+    const raw = txAnswers.get(txCalls[i] as RpcCall) as RawTx;
     const data = out.get(block) as BlockData;
     if (!raw.from || !raw.blockNumber || hexNumber(raw.blockNumber) !== block) {
       throw new ChainMovedError(`transaction ${tx} is no longer in block ${block}`);
@@ -153,38 +192,23 @@ export async function fetchBlockData(
     }
     data.senders.set(tx, raw.from.toLowerCase());
   });
-  if (traced.length > 0) {
-    const byBlock = new Map(traced.map((need) => [need.number, need]));
-    for (const trace of (await options.filtered) ?? []) {
-      const number = trace.blockNumber;
-      const need = byBlock.get(typeof number === "string" ? hexNumber(number) : (number ?? -1));
-      if (need) takeSender(trace, need, out.get(need.number) as BlockData);
-    }
-    const rest = traced.filter((need) => {
-      const senders = (out.get(need.number) as BlockData).senders;
-      return [...need.txs].some((tx) => !senders.has(tx));
-    });
-    const calls = rest.map((need) => ({
-      method: "trace_block",
-      params: [`0x${need.number.toString(16)}`],
-    }));
-    const results = new Map<RpcCall, unknown>();
-    await mapPool(chunk(calls, TRACES_PER_REQUEST), options.concurrency, async (group) => {
-      const answers = await batchUntilFound(client, group, options);
-      group.forEach((call, i) => {
-        results.set(call, answers[i]);
-      });
-    });
-    rest.forEach((need, i) => {
-      const data = out.get(need.number) as BlockData;
-      for (const trace of results.get(calls[i] as RpcCall) as Trace[]) takeSender(trace, need, data);
-      for (const tx of need.txs) {
-        if (!data.senders.has(tx))
-          throw new ChainMovedError(`block ${need.number} has no trace of transaction ${tx}`);
-      }
-    });
-  }
   return out;
+}
+
+/** The answers to `groups` of calls, each group one batch, `concurrency` batches at once. */
+async function answersOf(
+  client: RpcClient,
+  groups: RpcCall[][],
+  options: BlockDataOptions,
+): Promise<Map<RpcCall, unknown>> {
+  const answers = new Map<RpcCall, unknown>();
+  await mapPool(groups, options.concurrency, async (group) => {
+    const results = await batchUntilFound(client, group, options);
+    group.forEach((call, i) => {
+      answers.set(call, results[i]);
+    });
+  });
+  return answers;
 }
 
 /** Records the sender of a transaction `need` asks for: the top-level call (empty trace address) is its. */
@@ -202,25 +226,33 @@ const noTraceFilter = new WeakSet<RpcClient>();
 
 /**
  * The calls `signers` made in blocks `from` to `to`, in one trace_filter; undefined when the node does
- * not serve it, refuses the range or keeps failing on it (a long range can time out where a block
- * does not), and trace_block then covers every block. Only an abort rejects.
+ * not serve it, refuses the range or keeps failing on it (a long range can time out where a block does
+ * not), and transactions by hash then cover every settlement. Only an abort rejects. A `probe` (the
+ * choice of a way) takes any refusal as "not served".
  */
 export async function filterTraces(
   client: RpcClient,
   from: number,
   to: number,
   signers: readonly string[],
+  { probe = false } = {},
 ): Promise<Trace[] | undefined> {
-  if (signers.length === 0 || noTraceFilter.has(client)) return undefined;
+  if (noTraceFilter.has(client)) return undefined;
+  if (signers.length === 0 && !probe) return undefined;
   try {
     const traces = await client.call<Trace[] | null>("trace_filter", [
-      { fromBlock: `0x${from.toString(16)}`, toBlock: `0x${to.toString(16)}`, fromAddress: signers },
+      {
+        fromBlock: `0x${from.toString(16)}`,
+        toBlock: `0x${to.toString(16)}`,
+        // A probe without signers asks for the zero address's calls: an empty answer, if served.
+        fromAddress: signers.length > 0 ? signers : ["0x0000000000000000000000000000000000000000"],
+      },
     ]);
     return Array.isArray(traces) ? traces : undefined;
   } catch (error) {
     if (error instanceof RpcGaveUpError) return undefined;
     if (!(error instanceof RpcError)) throw error;
-    if (error.kind === "fatal") noTraceFilter.add(client);
+    if (error.kind === "fatal" || probe) noTraceFilter.add(client);
     return undefined;
   }
 }

@@ -18,7 +18,7 @@ import {
 } from "./block-data.ts";
 import type { BlockClock } from "./blocks.ts";
 import { type ClassifiedBatch, classifyBatch } from "./classify.ts";
-import { decodeLog, type UsdcLog } from "./decode.ts";
+import { decodeLog, hexNumber, type RawLog, type UsdcLog } from "./decode.ts";
 import type { LogFetcher } from "./logs.ts";
 import type { RpcClient } from "./rpc/client.ts";
 import { pairSettlements } from "./settlements.ts";
@@ -72,7 +72,17 @@ export async function fetchBatch(ctx: FetchContext, from: number, to: number): P
   for (const { transfer } of paired.settlements) need(transfer.block).add(transfer.tx);
   need(to);
   need(from);
-  const blockNeeds: BlockNeed[] = [...needs].map(([number, txs]) => ({ number, txs }));
+  const seen = fromLogs(raw);
+  const blockNeeds: BlockNeed[] = [...needs].map(([number, txs]) => {
+    const logs = seen.get(number);
+    return {
+      number,
+      txs,
+      // The batch's ends are always read: their parent hash and the end's stability are checked.
+      ...(logs?.hash && number !== from && number !== to && { fromLogs: logs.hash }),
+      ...(logs && { txCountAtLeast: logs.txCountAtLeast }),
+    };
+  });
   const blocks = await fetchBlockData(ctx.client, blockNeeds, {
     strategy: ctx.strategy,
     concurrency: ctx.concurrency,
@@ -104,4 +114,35 @@ export async function fetchBatch(ctx: FetchContext, from: number, to: number): P
     hashes,
     logs: raw.length,
   };
+}
+
+/** A block as a batch's logs describe it. */
+interface LoggedBlock {
+  /** Its hash and time, when every log of it carries the same `blockHash` and a `blockTimestamp`. */
+  hash?: { hash: string; timestamp: number };
+  /** A floor on its transaction count: its logs' highest `transactionIndex` + 1. */
+  txCountAtLeast: number;
+}
+
+function fromLogs(logs: readonly RawLog[]): Map<number, LoggedBlock> {
+  const blocks = new Map<number, LoggedBlock>();
+  for (const log of logs) {
+    const number = hexNumber(log.blockNumber);
+    const hash = log.blockHash.toLowerCase();
+    const timestamp = log.blockTimestamp === undefined ? undefined : hexNumber(log.blockTimestamp);
+    const count = hexNumber(log.transactionIndex) + 1;
+    const block = blocks.get(number);
+    if (!block) {
+      blocks.set(number, {
+        ...(timestamp !== undefined && { hash: { hash, timestamp } }),
+        txCountAtLeast: count,
+      });
+      continue;
+    }
+    block.txCountAtLeast = Math.max(block.txCountAtLeast, count);
+    // Logs that disagree, or one without a time, leave the header to be read and checked.
+    if (timestamp === undefined || block.hash?.hash !== hash || block.hash.timestamp !== timestamp)
+      delete block.hash;
+  }
+  return blocks;
 }

@@ -292,7 +292,8 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
     );
   }
   const choice = options.senderStrategy ?? DEFAULT_SENDER_STRATEGY;
-  const strategy: SenderStrategy = choice === "auto" ? await chooseSenderStrategy(client) : choice;
+  const strategy: SenderStrategy =
+    choice === "auto" ? await chooseSenderStrategy(client, options.registry.addresses()) : choice;
   let clock = new BlockClock(cursor.block, cursor.time);
   let book: WalletBook = await serial.run(() => loadWalletBook(analytics));
   const lookback = options.fundingLookback ?? DEFAULT_FUNDING_LOOKBACK;

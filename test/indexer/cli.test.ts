@@ -251,7 +251,7 @@ describe("index command", () => {
     expect((await runCli(["index", "--data", data])).stderr).toMatch(/index needs --rpc URL/);
     const bad = await runCli(["index", "--rpc", devnet.rpc, "--tx-from", "magic", "--data", data]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/--tx-from must be one of auto, block, tx, trace/);
+    expect(bad.stderr).toMatch(/--tx-from must be one of auto, mixed, block, tx, trace/);
     expect((await runCli(["index", "--rpc", devnet.rpc, "--facilitator", "0x12", "--data", data])).code).toBe(
       2,
     );

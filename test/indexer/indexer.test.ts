@@ -325,7 +325,7 @@ describe("indexer on a devnet", () => {
     }
   }
 
-  it("reads senders from trace_block alone where the node does not serve trace_filter", async () => {
+  it("reads senders by transaction hash where the node does not serve trace_filter", async () => {
     let refused = 0;
     // A node without trace_filter (geth-like): "method not found" to it, the rest passes through.
     const noFilter: typeof fetch = async (input, init) => {
@@ -351,7 +351,7 @@ describe("indexer on a devnet", () => {
     expect(refused).toBe(1);
   });
 
-  it("falls back to trace_block when trace_filter keeps failing (a long range timing out)", async () => {
+  it("falls back to transactions by hash when trace_filter keeps failing (a long range timing out)", async () => {
     let failed = 0;
     const failing: typeof fetch = async (input, init) => {
       if (!String(init?.body).includes('"trace_filter"')) return fetch(input, init);
@@ -367,6 +367,120 @@ describe("indexer on a devnet", () => {
     // Tried twice per batch, and asked again by the next batch: a failure is not a missing method.
     expect(failed).toBeGreaterThan(2);
     expect(failed % 2).toBe(0);
+  });
+
+  describe("by what the provider serves", () => {
+    interface Seen {
+      method: string;
+      params: unknown[];
+    }
+    /**
+     * A hosted Base endpoint as most are: no trace_* or debug_* ("method not found"), names itself op-geth;
+     * `untimed` also drops the logs' blockTimestamp, as older nodes do. Records every call it passes on.
+     */
+    function hostedProvider(seen: Seen[], { untimed = false } = {}): typeof fetch {
+      return async (input, init) => {
+        const body = JSON.parse(String(init?.body)) as (Seen & { id: number }) | (Seen & { id: number })[];
+        const calls = Array.isArray(body) ? body : [body];
+        const answer = async (call: Seen & { id: number }) => {
+          seen.push({ method: call.method, params: call.params });
+          if (/^(trace|debug)_/.test(call.method))
+            return {
+              jsonrpc: "2.0",
+              id: call.id,
+              error: { code: -32601, message: `the method ${call.method} does not exist/is not available` },
+            };
+          if (call.method === "web3_clientVersion")
+            return { jsonrpc: "2.0", id: call.id, result: "op-geth/v1.101503.1-stable/linux-amd64/go1.23.4" };
+          const reply = (await (await fetch(input, { ...init, body: JSON.stringify(call) })).json()) as {
+            result?: unknown;
+          };
+          if (untimed && call.method === "eth_getLogs" && Array.isArray(reply.result))
+            for (const log of reply.result as Record<string, unknown>[]) delete log.blockTimestamp;
+          return reply;
+        };
+        const replies = await Promise.all(calls.map(answer));
+        return Response.json(Array.isArray(body) ? replies : replies[0]);
+      };
+    }
+    const headerReads = (seen: Seen[]) =>
+      seen
+        .filter((c) => c.method === "eth_getBlockByNumber" && c.params[1] === false)
+        .map((c) => Number(c.params[0]));
+
+    it("reads senders by hash where trace_filter is not served, and block times from the logs", async () => {
+      const seen: Seen[] = [];
+      const events: IndexerEvent[] = [];
+      await expectSameRowsAsBlocks({
+        rpc: { url: devnet.rpc, fetch: hostedProvider(seen) },
+        onEvent: (e) => events.push(e),
+      });
+      // auto asked for trace_filter once, was refused, and chose the way every node serves.
+      expect(events[0]).toMatchObject({ type: "start", txFrom: "mixed" });
+      expect(seen.filter((c) => c.method.startsWith("trace_"))).toHaveLength(1);
+      // Each unknown or known sender by hash: one call a settlement (5), none for the full blocks of the
+      // 4-settlement block (read whole: they are all its transactions).
+      const settled = [...paid, ...unknownPaid].map((p) => p.tx.toLowerCase());
+      const byHash = seen
+        .filter((c) => c.method === "eth_getTransactionByHash")
+        .map((c) => String(c.params[0]));
+      const whole = seen
+        .filter((c) => c.method === "eth_getBlockByNumber" && c.params[1] === true)
+        .map((c) => Number(c.params[0]));
+      for (const tx of settled)
+        expect(byHash.includes(tx) || whole.includes(blockOf.get(tx) as number), tx).toBe(true);
+      // No settlement block's header: their times and hashes came with their logs (one batch: its ends
+      // and the chain's head are the only headers read).
+      const blocks = new Set([...paid, ...unknownPaid].map((p) => blockOf.get(p.tx) as number));
+      expect(headerReads(seen).filter((n) => blocks.has(n))).toEqual([]);
+    });
+
+    it("reads a block whole where settlements are most of it, and by hash where they are few", async () => {
+      const seen: Seen[] = [];
+      await expectSameRowsAsBlocks({
+        senderStrategy: "mixed",
+        rpc: { url: devnet.rpc, fetch: hostedProvider(seen) },
+      });
+      const whole = seen
+        .filter((c) => c.method === "eth_getBlockByNumber" && c.params[1] === true)
+        .map((c) => Number(c.params[0]));
+      const byHash = seen
+        .filter((c) => c.method === "eth_getTransactionByHash")
+        .map((c) => String(c.params[0]));
+      // The first block: four settlements and nothing else.
+      expect(whole).toEqual([blockOf.get(paid[0]?.tx as string)]);
+      // The second: one settlement beside two plain transfers (its logs show at least three transactions).
+      expect(byHash).toEqual(unknownPaid.map((p) => p.tx.toLowerCase()));
+    });
+
+    it("reads each settlement block's header where the logs carry no block time", async () => {
+      const seen: Seen[] = [];
+      await expectSameRowsAsBlocks({
+        senderStrategy: "tx",
+        rpc: { url: devnet.rpc, fetch: hostedProvider(seen, { untimed: true }) },
+      });
+      const blocks = new Set([...paid, ...unknownPaid].map((p) => blockOf.get(p.tx) as number));
+      for (const block of blocks) expect(headerReads(seen)).toContain(block);
+    });
+
+    it("asks trace_filter for the known signers' calls where it is served, and only unknown senders by hash", async () => {
+      const seen: Seen[] = [];
+      const recording: typeof fetch = async (input, init) => {
+        const body = JSON.parse(String(init?.body)) as Seen | Seen[];
+        seen.push(...(Array.isArray(body) ? body : [body]));
+        return fetch(input, init);
+      };
+      const events: IndexerEvent[] = [];
+      await expectSameRowsAsBlocks({
+        rpc: { url: devnet.rpc, fetch: recording },
+        onEvent: (e) => events.push(e),
+      });
+      expect(events[0]).toMatchObject({ type: "start", txFrom: "trace" });
+      expect(
+        seen.filter((c) => c.method === "eth_getTransactionByHash").map((c) => String(c.params[0])),
+      ).toEqual(unknownPaid.map((p) => p.tx.toLowerCase()));
+      expect(seen.filter((c) => c.method === "eth_getBlockByNumber" && c.params[1] === true)).toEqual([]);
+    });
   });
 
   it("reads the Base USDC listings of a discovery endpoint into the listings the report shows", async () => {
