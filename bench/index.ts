@@ -21,6 +21,8 @@
  * Flags: --settlements N, --per-block N, --buyers N, --merchants N, --concurrency N, --batch-blocks N,
  * --tx-from block,trace,tx,mixed (the other ways of fetching senders to run too; default all).
  * `--funding-blocks N [--funding-settlements N]` measures the funding history instead (bench/funding.ts).
+ * `--cost [--blocks N]` measures the RPC cost at Base's density against a straightforward viem indexer, on
+ * a provider with trace_filter and one without (bench/index-cost.ts).
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -93,6 +95,14 @@ function parseStrategies(argv: string[]): { rest: string[]; strategies: SenderSt
       throw new Error(`bad --tx-from ${s}: use block, trace, tx, mixed`);
   }
   return { rest: [...argv.slice(0, at), ...argv.slice(at + 2)], strategies: list as SenderStrategy[] };
+}
+
+if (process.argv.includes("--cost")) {
+  const at = process.argv.indexOf("--blocks");
+  const blocks = at > 0 ? Number(process.argv[at + 1]) : 20;
+  if (!Number.isSafeInteger(blocks) || blocks < 1) throw new Error("--blocks takes a whole number of blocks");
+  await (await import("./index-cost.ts")).benchCost({ blocks });
+  process.exit(0);
 }
 
 const { rest: numericArgs, strategies: extraStrategies } = parseStrategies(process.argv.slice(2));

@@ -1,0 +1,275 @@
+/**
+ * The indexer's RPC cost at Base's density (`npm run bench:index -- --cost [--blocks N]`, issue 23).
+ *
+ * The chain: for 1, 4 and 32 x402 settlements a block, N blocks (default 20) of 200 transactions each:
+ * the settlements among plain ETH transfers between 100 unrelated accounts, signed here and mined with
+ * `anvil_mine` (a Base block holds about 200 transactions, a few percent of them x402).
+ *
+ * Each density is read by two indexers through two providers, all in one run:
+ * - providers: anvil as it is (it serves trace_filter), and the same behind a proxy that refuses
+ *   `trace_*`/`debug_*` and names itself op-geth, as most hosted Base endpoints do (bench/rpc-proxy.ts,
+ *   which counts HTTP requests, calls and the bytes answered for both);
+ * - indexers: the project's (`runIndexer`, its default `auto`, no funding history: the other reads none),
+ *   and a straightforward viem indexer (`getContractEvents` for Transfer and AuthorizationUsed, then
+ *   `getTransaction` per settlement for its sender and `getBlock` per block for its time, 4 at a time).
+ *
+ * Goals (issue 23): on the trace provider at least 10x fewer calls and no more bytes; without trace no more
+ * calls, no more time, at most 1.5x the bytes, and at 32 a block at least 10x fewer HTTP requests.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { type Address, createPublicClient, type Hex, http } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { Analytics } from "../src/analytics/duckdb.ts";
+import { BASE_CHAIN_ID, BASE_USDC } from "../src/chain/base.ts";
+import { type Devnet, type DevnetAccount, derive, startDevnet } from "../src/chain/devnet/index.ts";
+import { FacilitatorRegistry } from "../src/chain/facilitators.ts";
+import { usdcAbi } from "../src/chain/usdc.ts";
+import { runIndexer } from "../src/indexer/index.ts";
+import { mapPool } from "../src/indexer/pool.ts";
+import { rpc, sendRaw, signSettlements } from "../test/helpers/settle.ts";
+import { type RpcCost, startRpcProxy } from "./rpc-proxy.ts";
+
+const DENSITIES = [1, 4, 32] as const;
+const BLOCK_TXS = 200;
+const SENDERS = 100;
+const log = (message: string) => process.stderr.write(`${message}\n`);
+
+interface Segment {
+  density: number;
+  from: number;
+  to: number;
+  settlements: number;
+}
+
+interface Run extends RpcCost {
+  seconds: number;
+  payments: number;
+}
+
+export async function benchCost({ blocks }: { blocks: number }): Promise<void> {
+  const devnet = await startDevnet({ port: 0, buyers: 20, blockTime: 0 });
+  const proxies = {
+    trace: await startRpcProxy(devnet.rpc, { hosted: false }),
+    hosted: await startRpcProxy(devnet.rpc, { hosted: true }),
+  };
+  try {
+    const started = performance.now();
+    const segments = await buildChain(devnet, blocks);
+    log(
+      `built ${segments.length * blocks} blocks of ${BLOCK_TXS} transactions in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
+    const signers = [devnet.facilitatorAccount.address.toLowerCase()];
+    const rows: string[] = [];
+    const verdicts: string[] = [];
+    for (const segment of segments) {
+      for (const [kind, proxy] of Object.entries(proxies)) {
+        // `work` starts its clock after its own set-up (the project's store), as the CLI's start-up is not
+        // counted either.
+        const measure = async (work: (start: () => void) => Promise<number>): Promise<Run> => {
+          let t = performance.now();
+          const payments = await work(() => {
+            proxy.reset();
+            t = performance.now();
+          });
+          return {
+            seconds: (performance.now() - t) / 1000,
+            payments,
+            ...proxy.cost,
+            methods: { ...proxy.cost.methods },
+          };
+        };
+        // Each twice, alternating; the faster run of each counts (the machine is shared and noisy).
+        const project: Run[] = [];
+        const plain: Run[] = [];
+        for (let round = 0; round < 2; round++) {
+          project.push(await measure((start) => indexProject(proxy.url, devnet, segment, start)));
+          plain.push(await measure((start) => indexStraightforward(proxy.url, signers, segment, start)));
+        }
+        const p = fastest(project);
+        const s = fastest(plain);
+        if (p.payments !== segment.settlements || s.payments !== segment.settlements)
+          throw new Error(
+            `payments found: project ${p.payments}, straightforward ${s.payments}, expected ${segment.settlements}`,
+          );
+        rows.push(
+          `| ${segment.density} | ${kind === "trace" ? "anvil (trace_filter)" : "no trace_*, op-geth"} | ` +
+            `${p.calls} calls, ${p.httpRequests} HTTP, ${mb(p.bytes)}, ${ms(p.seconds)} | ` +
+            `${s.calls} calls, ${s.httpRequests} HTTP, ${mb(s.bytes)}, ${ms(s.seconds)} | ` +
+            `${ratio(s.calls, p.calls)} | ${ratio(s.httpRequests, p.httpRequests)} | ${(p.bytes / s.bytes).toFixed(2)} | ${(p.seconds / s.seconds).toFixed(2)} |`,
+        );
+        verdicts.push(...judge(segment.density, kind, p, s));
+        log(
+          `${segment.density} a block, ${kind}: project ${JSON.stringify(p.methods)}, straightforward ${JSON.stringify(s.methods)}`,
+        );
+      }
+    }
+    console.log(
+      `\nbench:index --cost, ${blocks} blocks of ${BLOCK_TXS} transactions per density, ${new Date().toISOString().slice(0, 10)}, ${os.cpus()[0]?.model ?? "cpu"}`,
+    );
+    console.log(
+      "\n| settlements a block | provider | project | straightforward | calls (s/p) | HTTP (s/p) | bytes (p/s) | time (p/s) |",
+    );
+    console.log("|---|---|---|---|---|---|---|---|");
+    for (const row of rows) console.log(row);
+    console.log(`\n${verdicts.join("\n")}`);
+  } finally {
+    await proxies.trace.close();
+    await proxies.hosted.close();
+    await devnet.stop();
+  }
+}
+
+/** The goals of issue 23 for one density and provider, each met or not, with its figure. */
+function judge(density: number, kind: string, p: Run, s: Run): string[] {
+  const line = (ok: boolean, what: string) =>
+    `${ok ? "met" : "NOT MET"}: ${density} a block, ${kind}: ${what}`;
+  if (kind === "trace")
+    return [
+      line(s.calls >= 10 * p.calls, `calls ${ratio(s.calls, p.calls)} fewer (goal 10x)`),
+      line(p.bytes <= s.bytes, `bytes ${(p.bytes / s.bytes).toFixed(2)}x (goal <= 1)`),
+    ];
+  return [
+    line(p.calls <= s.calls, `calls ${p.calls} against ${s.calls} (goal no more)`),
+    line(p.seconds <= s.seconds, `time ${(p.seconds / s.seconds).toFixed(2)}x (goal <= 1)`),
+    line(p.bytes <= 1.5 * s.bytes, `bytes ${(p.bytes / s.bytes).toFixed(2)}x (goal <= 1.5)`),
+    ...(density === 32
+      ? [
+          line(
+            s.httpRequests >= 10 * p.httpRequests,
+            `HTTP requests ${ratio(s.httpRequests, p.httpRequests)} fewer (goal 10x)`,
+          ),
+        ]
+      : []),
+  ];
+}
+
+async function indexProject(
+  url: string,
+  devnet: Devnet,
+  segment: Segment,
+  start: () => void,
+): Promise<number> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-bench-cost-"));
+  const analytics = await Analytics.open({ dataDir: dir });
+  start();
+  try {
+    await runIndexer({
+      analytics,
+      rpc: { url, rps: 0 },
+      registry: FacilitatorRegistry.base().withSigners([devnet.facilitatorAccount.address]),
+      fromBlock: segment.from,
+      toBlock: segment.to,
+      fundingLookback: 0,
+    });
+    return Number((await analytics.one<{ n: bigint }>("SELECT count(*) AS n FROM payments"))?.n);
+  } finally {
+    analytics.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** What a user would write with viem: the events, then each settlement's transaction and block. */
+async function indexStraightforward(
+  url: string,
+  signers: string[],
+  segment: Segment,
+  start: () => void,
+): Promise<number> {
+  start();
+  const client = createPublicClient({ transport: http(url) });
+  const range = {
+    address: BASE_USDC as Address,
+    abi: usdcAbi,
+    fromBlock: BigInt(segment.from),
+    toBlock: BigInt(segment.to),
+  };
+  const [authorizations, transfers] = await Promise.all([
+    client.getContractEvents({ ...range, eventName: "AuthorizationUsed" }),
+    client.getContractEvents({ ...range, eventName: "Transfer" }),
+  ]);
+  const authorized = new Set(authorizations.map((a) => a.transactionHash));
+  const settlements = transfers.filter((t) => authorized.has(t.transactionHash));
+  const times = new Map<bigint, Promise<bigint>>();
+  const timeOf = (block: bigint) => {
+    let time = times.get(block);
+    if (!time) {
+      time = client.getBlock({ blockNumber: block }).then((b) => b.timestamp);
+      times.set(block, time);
+    }
+    return time;
+  };
+  const payments = await mapPool(settlements, 4, async (settlement) => {
+    const [tx] = await Promise.all([
+      client.getTransaction({ hash: settlement.transactionHash }),
+      timeOf(settlement.blockNumber),
+    ]);
+    return signers.includes(tx.from.toLowerCase()) ? 1 : 0;
+  });
+  return payments.reduce<number>((a, b) => a + b, 0);
+}
+
+/** Mines, for each density, `blocks` blocks of `BLOCK_TXS` transactions holding that many settlements. */
+async function buildChain(devnet: Devnet, blocks: number): Promise<Segment[]> {
+  const senders = Array.from({ length: SENDERS }, (_, i) =>
+    privateKeyToAccount(derive(20_000 + i).privateKey),
+  );
+  for (const sender of senders)
+    await rpc(devnet.rpc, "anvil_setBalance", [sender.address, `0x${(10n ** 21n).toString(16)}`]);
+  const nonces = new Map(senders.map((s) => [s.address, 0]));
+  let facilitatorNonce = Number(
+    await rpc(devnet.rpc, "eth_getTransactionCount", [devnet.facilitatorAccount.address, "latest"]),
+  );
+  const buyers = devnet.buyers as DevnetAccount[];
+  const segments: Segment[] = [];
+  let k = 0;
+  for (const density of DENSITIES) {
+    const from = Number(await rpc(devnet.rpc, "eth_blockNumber")) + 1;
+    for (let b = 0; b < blocks; b++) {
+      const orders = Array.from({ length: density }, (_, i) => ({
+        buyer: buyers[(b * density + i) % buyers.length] as DevnetAccount,
+        payTo: derive(10_000 + ((b + i) % 50)).address,
+        amount: BigInt(1_000 + ((b * 7 + i) % 99) * 1_000),
+      }));
+      const settled = await signSettlements(BASE_USDC, devnet.facilitatorAccount, facilitatorNonce, orders);
+      facilitatorNonce += density;
+      const plain: Hex[] = [];
+      for (let i = 0; i < BLOCK_TXS - density; i++, k++) {
+        const sender = senders[k % SENDERS] as (typeof senders)[number];
+        const nonce = nonces.get(sender.address) as number;
+        nonces.set(sender.address, nonce + 1);
+        plain.push(
+          await sender.signTransaction({
+            chainId: BASE_CHAIN_ID,
+            type: "eip1559",
+            nonce,
+            to: derive(30_000 + (k % 500)).address,
+            value: 1_000n + BigInt(k),
+            gas: 21_000n,
+            maxFeePerGas: 100_000_000_000n,
+            // Half tip above the settlements' 1 gwei and half below: anvil orders a block by tip, so the
+            // settlements sit in its middle, as on Base, not at its start.
+            maxPriorityFeePerGas: i % 2 === 0 ? 2_000_000_000n : 500_000_000n,
+          }),
+        );
+      }
+      await sendRaw(devnet.rpc, [...plain, ...settled.map((s) => s.tx)]);
+      await devnet.mine(1);
+      const number = Number(await rpc(devnet.rpc, "eth_blockNumber"));
+      const count = Number(
+        await rpc(devnet.rpc, "eth_getBlockTransactionCountByNumber", [`0x${number.toString(16)}`]),
+      );
+      if (count !== BLOCK_TXS)
+        throw new Error(`block ${number} holds ${count} transactions, not ${BLOCK_TXS}`);
+    }
+    const to = Number(await rpc(devnet.rpc, "eth_blockNumber"));
+    segments.push({ density, from, to, settlements: density * blocks });
+  }
+  return segments;
+}
+
+const fastest = (runs: Run[]) => runs.reduce((a, b) => (b.seconds < a.seconds ? b : a));
+const mb = (bytes: number) => `${(bytes / 1e6).toFixed(2)} MB`;
+const ms = (seconds: number) => `${Math.round(seconds * 1000)} ms`;
+const ratio = (a: number, b: number) => `${(a / b).toFixed(1)}x`;
