@@ -2,12 +2,12 @@
  * The indexer's RPC cost at Base's density (`npm run bench:index -- --cost [--blocks N]`, issue 23).
  *
  * The chain: for 1, 4 and 32 x402 settlements a block, N blocks (default 20) of 200 transactions each:
- * the settlements among plain ETH transfers between 100 unrelated accounts, signed here and mined with
+ * the settlements in the middle of plain ETH transfers between 100 unrelated accounts, signed here and mined with
  * `anvil_mine` (a Base block holds about 200 transactions, a few percent of them x402).
  *
  * Each density is read by two indexers through two providers, all in one run:
  * - providers: anvil as it is (it serves trace_filter), and the same behind a proxy that refuses
- *   `trace_*`/`debug_*` and names itself op-geth, as most hosted Base endpoints do (bench/rpc-proxy.ts,
+ *   `trace_*`/`debug_*` and names itself op-geth, as most hosted Base endpoints do (test/helpers/provider.ts,
  *   which counts HTTP requests, calls and the bytes answered for both);
  * - indexers: the project's (`runIndexer`, its default `auto`, no funding history: the other reads none),
  *   and a straightforward viem indexer (`getContractEvents` for Transfer and AuthorizationUsed, then
@@ -19,17 +19,16 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { type Address, createPublicClient, type Hex, http } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { type Address, createPublicClient, http } from "viem";
 import { Analytics } from "../src/analytics/duckdb.ts";
-import { BASE_CHAIN_ID, BASE_USDC } from "../src/chain/base.ts";
+import { BASE_USDC } from "../src/chain/base.ts";
 import { type Devnet, type DevnetAccount, derive, startDevnet } from "../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../src/chain/facilitators.ts";
 import { usdcAbi } from "../src/chain/usdc.ts";
 import { runIndexer } from "../src/indexer/index.ts";
 import { mapPool } from "../src/indexer/pool.ts";
-import { rpc, sendRaw, signSettlements } from "../test/helpers/settle.ts";
-import { type RpcCost, startRpcProxy } from "./rpc-proxy.ts";
+import { type RpcCost, startProvider } from "../test/helpers/provider.ts";
+import { rpc, sendRaw, signSettlements, Traffic } from "../test/helpers/settle.ts";
 
 const DENSITIES = [1, 4, 32] as const;
 const BLOCK_TXS = 200;
@@ -51,8 +50,8 @@ interface Run extends RpcCost {
 export async function benchCost({ blocks }: { blocks: number }): Promise<void> {
   const devnet = await startDevnet({ port: 0, buyers: 20, blockTime: 0 });
   const proxies = {
-    trace: await startRpcProxy(devnet.rpc, { hosted: false }),
-    hosted: await startRpcProxy(devnet.rpc, { hosted: true }),
+    trace: await startProvider(devnet.rpc, { hosted: false }),
+    hosted: await startProvider(devnet.rpc, { hosted: true }),
   };
   try {
     const started = performance.now();
@@ -212,18 +211,13 @@ async function indexStraightforward(
 
 /** Mines, for each density, `blocks` blocks of `BLOCK_TXS` transactions holding that many settlements. */
 async function buildChain(devnet: Devnet, blocks: number): Promise<Segment[]> {
-  const senders = Array.from({ length: SENDERS }, (_, i) =>
-    privateKeyToAccount(derive(20_000 + i).privateKey),
-  );
-  for (const sender of senders)
-    await rpc(devnet.rpc, "anvil_setBalance", [sender.address, `0x${(10n ** 21n).toString(16)}`]);
-  const nonces = new Map(senders.map((s) => [s.address, 0]));
+  const traffic = new Traffic(devnet, { senders: SENDERS });
+  await traffic.fund();
   let facilitatorNonce = Number(
     await rpc(devnet.rpc, "eth_getTransactionCount", [devnet.facilitatorAccount.address, "latest"]),
   );
   const buyers = devnet.buyers as DevnetAccount[];
   const segments: Segment[] = [];
-  let k = 0;
   for (const density of DENSITIES) {
     const from = Number(await rpc(devnet.rpc, "eth_blockNumber")) + 1;
     for (let b = 0; b < blocks; b++) {
@@ -234,27 +228,10 @@ async function buildChain(devnet: Devnet, blocks: number): Promise<Segment[]> {
       }));
       const settled = await signSettlements(BASE_USDC, devnet.facilitatorAccount, facilitatorNonce, orders);
       facilitatorNonce += density;
-      const plain: Hex[] = [];
-      for (let i = 0; i < BLOCK_TXS - density; i++, k++) {
-        const sender = senders[k % SENDERS] as (typeof senders)[number];
-        const nonce = nonces.get(sender.address) as number;
-        nonces.set(sender.address, nonce + 1);
-        plain.push(
-          await sender.signTransaction({
-            chainId: BASE_CHAIN_ID,
-            type: "eip1559",
-            nonce,
-            to: derive(30_000 + (k % 500)).address,
-            value: 1_000n + BigInt(k),
-            gas: 21_000n,
-            maxFeePerGas: 100_000_000_000n,
-            // Half tip above the settlements' 1 gwei and half below: anvil orders a block by tip, so the
-            // settlements sit in its middle, as on Base, not at its start.
-            maxPriorityFeePerGas: i % 2 === 0 ? 2_000_000_000n : 500_000_000n,
-          }),
-        );
-      }
-      await sendRaw(devnet.rpc, [...plain, ...settled.map((s) => s.tx)]);
+      // anvil mines in the order sent: the settlements in the middle of the block, as on Base.
+      const plain = await traffic.sign(BLOCK_TXS - density);
+      const half = Math.floor(plain.length / 2);
+      await sendRaw(devnet.rpc, [...plain.slice(0, half), ...settled.map((s) => s.tx), ...plain.slice(half)]);
       await devnet.mine(1);
       const number = Number(await rpc(devnet.rpc, "eth_blockNumber"));
       const count = Number(

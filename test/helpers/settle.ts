@@ -8,7 +8,7 @@ import crypto from "node:crypto";
 import { type Address, encodeFunctionData, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { BASE_CHAIN_ID } from "../../src/chain/base.ts";
-import type { Devnet, DevnetAccount } from "../../src/chain/devnet/index.ts";
+import { type Devnet, type DevnetAccount, derive } from "../../src/chain/devnet/index.ts";
 import { eip3009Types, USDC_EIP712_NAME, USDC_EIP712_VERSION, usdcAbi } from "../../src/chain/usdc.ts";
 
 export interface PaymentOrder {
@@ -241,4 +241,51 @@ export async function fundedAccount(
 ): Promise<DevnetAccount> {
   await rpc(devnet.rpc, "anvil_setBalance", [account.address, "0x56bc75e2d63100000"]);
   return account;
+}
+
+/**
+ * Plain ETH transfers between accounts unrelated to any payment: the rest of a Base-like block beside its
+ * settlements. anvil mines a block's transactions in the order they were sent: send some of these before
+ * the settlements and some after, so that they sit in its middle, as on Base.
+ */
+export class Traffic {
+  private readonly senders: ReturnType<typeof privateKeyToAccount>[];
+  private readonly nonces = new Map<string, number>();
+  private sent = 0;
+
+  constructor(
+    private readonly devnet: Pick<Devnet, "rpc">,
+    { firstIndex = 20_000, senders = 100 } = {},
+  ) {
+    this.senders = Array.from({ length: senders }, (_, i) => account(derive(firstIndex + i).privateKey));
+  }
+
+  /** Gives every sender ETH (once, before the first `sign`). */
+  async fund(): Promise<void> {
+    for (const sender of this.senders)
+      await rpc(this.devnet.rpc, "anvil_setBalance", [sender.address, `0x${(10n ** 21n).toString(16)}`]);
+  }
+
+  /** `count` transfers, signed, not sent. */
+  async sign(count: number): Promise<Hex[]> {
+    const out: Hex[] = [];
+    for (let i = 0; i < count; i++, this.sent++) {
+      const sender = this.senders[this.sent % this.senders.length] as (typeof this.senders)[number];
+      const nonce = this.nonces.get(sender.address) ?? 0;
+      this.nonces.set(sender.address, nonce + 1);
+      out.push(
+        await sender.signTransaction({
+          chainId: BASE_CHAIN_ID,
+          type: "eip1559",
+          nonce,
+          to: derive(30_000 + (this.sent % 500)).address,
+          value: 1_000n + BigInt(this.sent),
+          gas: 21_000n,
+          maxFeePerGas: MAX_FEE,
+          maxPriorityFeePerGas: PRIORITY_FEE,
+        }),
+      );
+    }
+    return out;
+  }
 }

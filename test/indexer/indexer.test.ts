@@ -11,6 +11,7 @@ import { TRANSFER_TOPIC } from "../../src/indexer/decode.ts";
 import { type IndexerEvent, type IndexerOptions, runIndexer } from "../../src/indexer/index.ts";
 import { ReportService } from "../../src/reports/service.ts";
 import { GENESIS, openTempAnalytics, snapshot, startTestDevnet } from "../helpers/indexer.ts";
+import { type Provider, startProvider } from "../helpers/provider.ts";
 import { fundedAccount, mineAll, type Paid, rpc, Settler, sendTransfer } from "../helpers/settle.ts";
 
 let devnet: Devnet;
@@ -370,117 +371,72 @@ describe("indexer on a devnet", () => {
   });
 
   describe("by what the provider serves", () => {
-    interface Seen {
-      method: string;
-      params: unknown[];
+    type Seen = Provider["cost"]["seen"];
+    /** Runs `check` with a provider in front of the devnet (test/helpers/provider.ts), then closes it. */
+    async function through(
+      options: { hosted: boolean; untimed?: boolean },
+      check: (provider: Provider) => Promise<void>,
+    ) {
+      const provider = await startProvider(devnet.rpc, options);
+      try {
+        await check(provider);
+      } finally {
+        await provider.close();
+      }
     }
-    /**
-     * A hosted Base endpoint as most are: no trace_* or debug_* ("method not found"), names itself op-geth;
-     * `untimed` also drops the logs' blockTimestamp, as older nodes do. Records every call it passes on.
-     */
-    function hostedProvider(seen: Seen[], { untimed = false } = {}): typeof fetch {
-      return async (input, init) => {
-        const body = JSON.parse(String(init?.body)) as (Seen & { id: number }) | (Seen & { id: number })[];
-        const calls = Array.isArray(body) ? body : [body];
-        const answer = async (call: Seen & { id: number }) => {
-          seen.push({ method: call.method, params: call.params });
-          if (/^(trace|debug)_/.test(call.method))
-            return {
-              jsonrpc: "2.0",
-              id: call.id,
-              error: { code: -32601, message: `the method ${call.method} does not exist/is not available` },
-            };
-          if (call.method === "web3_clientVersion")
-            return { jsonrpc: "2.0", id: call.id, result: "op-geth/v1.101503.1-stable/linux-amd64/go1.23.4" };
-          const reply = (await (await fetch(input, { ...init, body: JSON.stringify(call) })).json()) as {
-            result?: unknown;
-          };
-          if (untimed && call.method === "eth_getLogs" && Array.isArray(reply.result))
-            for (const log of reply.result as Record<string, unknown>[]) delete log.blockTimestamp;
-          return reply;
-        };
-        const replies = await Promise.all(calls.map(answer));
-        return Response.json(Array.isArray(body) ? replies : replies[0]);
-      };
-    }
-    const headerReads = (seen: Seen[]) =>
+    const headerReads = (seen: Seen) =>
       seen
         .filter((c) => c.method === "eth_getBlockByNumber" && c.params[1] === false)
         .map((c) => Number(c.params[0]));
-
-    it("reads senders by hash where trace_filter is not served, and block times from the logs", async () => {
-      const seen: Seen[] = [];
-      const events: IndexerEvent[] = [];
-      await expectSameRowsAsBlocks({
-        rpc: { url: devnet.rpc, fetch: hostedProvider(seen) },
-        onEvent: (e) => events.push(e),
-      });
-      // auto asked for trace_filter once, was refused, and chose the way every node serves.
-      expect(events[0]).toMatchObject({ type: "start", txFrom: "mixed" });
-      expect(seen.filter((c) => c.method.startsWith("trace_"))).toHaveLength(1);
-      // Each unknown or known sender by hash: one call a settlement (5), none for the full blocks of the
-      // 4-settlement block (read whole: they are all its transactions).
-      const settled = [...paid, ...unknownPaid].map((p) => p.tx.toLowerCase());
-      const byHash = seen
-        .filter((c) => c.method === "eth_getTransactionByHash")
-        .map((c) => String(c.params[0]));
-      const whole = seen
+    const wholeReads = (seen: Seen) =>
+      seen
         .filter((c) => c.method === "eth_getBlockByNumber" && c.params[1] === true)
         .map((c) => Number(c.params[0]));
-      for (const tx of settled)
-        expect(byHash.includes(tx) || whole.includes(blockOf.get(tx) as number), tx).toBe(true);
-      // No settlement block's header: their times and hashes came with their logs (one batch: its ends
-      // and the chain's head are the only headers read).
-      const blocks = new Set([...paid, ...unknownPaid].map((p) => blockOf.get(p.tx) as number));
-      expect(headerReads(seen).filter((n) => blocks.has(n))).toEqual([]);
-    });
+    const byHash = (seen: Seen) =>
+      seen.filter((c) => c.method === "eth_getTransactionByHash").map((c) => String(c.params[0]));
+    const settlementBlocks = () => new Set([...paid, ...unknownPaid].map((p) => blockOf.get(p.tx) as number));
 
-    it("reads a block whole where settlements are most of it, and by hash where they are few", async () => {
-      const seen: Seen[] = [];
-      await expectSameRowsAsBlocks({
-        senderStrategy: "mixed",
-        rpc: { url: devnet.rpc, fetch: hostedProvider(seen) },
-      });
-      const whole = seen
-        .filter((c) => c.method === "eth_getBlockByNumber" && c.params[1] === true)
-        .map((c) => Number(c.params[0]));
-      const byHash = seen
-        .filter((c) => c.method === "eth_getTransactionByHash")
-        .map((c) => String(c.params[0]));
-      // The first block: four settlements and nothing else.
-      expect(whole).toEqual([blockOf.get(paid[0]?.tx as string)]);
-      // The second: one settlement beside two plain transfers (its logs show at least three transactions).
-      expect(byHash).toEqual(unknownPaid.map((p) => p.tx.toLowerCase()));
-    });
+    it("reads senders by hash where trace_filter is not served, and block times from the logs", () =>
+      through({ hosted: true }, async (provider) => {
+        const events: IndexerEvent[] = [];
+        await expectSameRowsAsBlocks({ rpc: { url: provider.url }, onEvent: (e) => events.push(e) });
+        const { seen } = provider.cost;
+        // auto asked for trace_filter once, was refused, and chose the way every node serves.
+        expect(events[0]).toMatchObject({ type: "start", txFrom: "mixed" });
+        expect(seen.filter((c) => c.method.startsWith("trace_"))).toHaveLength(1);
+        // Each sender by hash, or with its whole block.
+        for (const tx of [...paid, ...unknownPaid].map((p) => p.tx.toLowerCase()))
+          expect(byHash(seen).includes(tx) || wholeReads(seen).includes(blockOf.get(tx) as number), tx).toBe(
+            true,
+          );
+        // No settlement block's header: their times and hashes came with their logs (one batch: its ends
+        // and the chain's head are the only headers read).
+        expect(headerReads(seen).filter((n) => settlementBlocks().has(n))).toEqual([]);
+      }));
 
-    it("reads each settlement block's header where the logs carry no block time", async () => {
-      const seen: Seen[] = [];
-      await expectSameRowsAsBlocks({
-        senderStrategy: "tx",
-        rpc: { url: devnet.rpc, fetch: hostedProvider(seen, { untimed: true }) },
-      });
-      const blocks = new Set([...paid, ...unknownPaid].map((p) => blockOf.get(p.tx) as number));
-      for (const block of blocks) expect(headerReads(seen)).toContain(block);
-    });
+    it("reads a block whole where settlements are most of it, and by hash where they are few", () =>
+      through({ hosted: true }, async (provider) => {
+        await expectSameRowsAsBlocks({ senderStrategy: "mixed", rpc: { url: provider.url } });
+        // The first block: four settlements and nothing else.
+        expect(wholeReads(provider.cost.seen)).toEqual([blockOf.get(paid[0]?.tx as string)]);
+        // The second: one settlement beside two plain transfers (its logs show at least three transactions).
+        expect(byHash(provider.cost.seen)).toEqual(unknownPaid.map((p) => p.tx.toLowerCase()));
+      }));
 
-    it("asks trace_filter for the known signers' calls where it is served, and only unknown senders by hash", async () => {
-      const seen: Seen[] = [];
-      const recording: typeof fetch = async (input, init) => {
-        const body = JSON.parse(String(init?.body)) as Seen | Seen[];
-        seen.push(...(Array.isArray(body) ? body : [body]));
-        return fetch(input, init);
-      };
-      const events: IndexerEvent[] = [];
-      await expectSameRowsAsBlocks({
-        rpc: { url: devnet.rpc, fetch: recording },
-        onEvent: (e) => events.push(e),
-      });
-      expect(events[0]).toMatchObject({ type: "start", txFrom: "trace" });
-      expect(
-        seen.filter((c) => c.method === "eth_getTransactionByHash").map((c) => String(c.params[0])),
-      ).toEqual(unknownPaid.map((p) => p.tx.toLowerCase()));
-      expect(seen.filter((c) => c.method === "eth_getBlockByNumber" && c.params[1] === true)).toEqual([]);
-    });
+    it("reads each settlement block's header where the logs carry no block time", () =>
+      through({ hosted: true, untimed: true }, async (provider) => {
+        await expectSameRowsAsBlocks({ senderStrategy: "tx", rpc: { url: provider.url } });
+        for (const block of settlementBlocks()) expect(headerReads(provider.cost.seen)).toContain(block);
+      }));
+
+    it("asks trace_filter for the known signers' calls where it is served, and only unknown senders by hash", () =>
+      through({ hosted: false }, async (provider) => {
+        const events: IndexerEvent[] = [];
+        await expectSameRowsAsBlocks({ rpc: { url: provider.url }, onEvent: (e) => events.push(e) });
+        expect(events[0]).toMatchObject({ type: "start", txFrom: "trace" });
+        expect(byHash(provider.cost.seen)).toEqual(unknownPaid.map((p) => p.tx.toLowerCase()));
+        expect(wholeReads(provider.cost.seen)).toEqual([]);
+      }));
   });
 
   it("reads the Base USDC listings of a discovery endpoint into the listings the report shows", async () => {
