@@ -7,6 +7,7 @@ import { decodePaymentRequiredHeader } from "@x402/core/http";
 import type { FacilitatorClient } from "@x402/core/server";
 import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
+import { Agent } from "undici";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
@@ -125,17 +126,27 @@ describe.each(DATABASE_KINDS)("guarded endpoints, merchant state on %s", (kind) 
     const usdc = usdcReader(devnet.rpc);
     const wallet = await walletHolding(devnet, PRICE * 10n);
     const { fetch: recording, signatures } = recordingFetch();
-    const pay = wrapFetchWithPayment(
-      recording,
-      new x402Client().register(NETWORK, new ExactEvmClient(privateKeyToAccount(wallet.privateKey))),
+    const client = new x402Client().register(
+      NETWORK,
+      new ExactEvmClient(privateKeyToAccount(wallet.privateKey)),
     );
+    const pay = wrapFetchWithPayment(recording, client);
     for (let i = 0; i < UNPAID_LIMIT; i++) {
       const before = runs.get("/api/model") ?? 0;
       const leave = new AbortController();
-      const call = pay(`${shop.url}/api/model?delay=2000`, { signal: leave.signal });
+      // Its own connections, closed as the caller leaves: Node 20's fetch can lose the abort once the
+      // Request it built is collected (src/common/fetch-within.ts), and the server would never see it go.
+      const connections = new Agent();
+      const own: typeof fetch = (input, init) =>
+        recording(input, { ...init, dispatcher: connections } as RequestInit);
+      const call = wrapFetchWithPayment(own, client)(`${shop.url}/api/model?delay=2000`, {
+        signal: leave.signal,
+      });
       while ((runs.get("/api/model") ?? 0) === before) await new Promise((r) => setTimeout(r, 5));
+      const refused = expect(call).rejects.toThrow();
       leave.abort();
-      await expect(call).rejects.toThrow();
+      await connections.destroy();
+      await refused;
     }
     // The server records a call's end after its caller is gone: wait for the last one.
     const states = async () =>
