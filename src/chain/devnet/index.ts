@@ -317,7 +317,6 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     // trips. Each buyer approves Permit2 for everything (its nonce 0), as a wallet does once before its
     // first Permit2 payment.
     if (buyers.length > 0) {
-      const signer = privateKeyToAccount(owner.privateKey);
       const fees = await client.estimateFeesPerGas();
       const fixed = {
         chainId: BASE_CHAIN_ID,
@@ -328,17 +327,12 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       } as const;
       const mints =
         buyerUsdc > 0n
-          ? buyers.map((b, nonce) =>
-              signer.signTransaction({
-                ...fixed,
-                nonce,
-                data: encodeFunctionData({
-                  abi: usdcAbi,
-                  functionName: "mint",
-                  args: [b.address, buyerUsdc],
-                }),
-                gas: MINT_GAS,
-              }),
+          ? signMints(
+              owner,
+              usdc,
+              0,
+              fixed,
+              buyers.map((b) => ({ to: b.address, amount: buyerUsdc })),
             )
           : [];
       const approvals = buyers.map((b) =>
@@ -391,6 +385,33 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     await launched.stop();
     throw error;
   }
+}
+
+/**
+ * USDC `mint` transactions from the token's owner, signed locally with consecutive nonces from `nonce` and
+ * fixed gas: real mints rather than storage writes, so the chain holds the Transfer-from-zero logs an
+ * indexer sees for real USDC.
+ */
+export function signMints(
+  owner: DevnetAccount,
+  usdc: Address,
+  nonce: number,
+  fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint },
+  mints: readonly { to: Address; amount: bigint }[],
+): Promise<Hex>[] {
+  const signer = privateKeyToAccount(owner.privateKey);
+  return mints.map(({ to, amount }, i) =>
+    signer.signTransaction({
+      chainId: BASE_CHAIN_ID,
+      type: "eip1559",
+      to: usdc,
+      maxFeePerGas: fees.maxFeePerGas,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      nonce: nonce + i,
+      data: encodeFunctionData({ abi: usdcAbi, functionName: "mint", args: [to, amount] }),
+      gas: MINT_GAS,
+    }),
+  );
 }
 
 /** The anvil binary inside `@foundry-rs/anvil-<os>-<arch>`, run directly rather than through the package's
