@@ -11,6 +11,8 @@ const OPTIONS = {
   host: { type: "string" },
   "public-url": { type: "string" },
   buyers: { type: "string" },
+  // devnet: transactions a second beside the payments, for blocks as dense as Base's
+  "background-tps": { type: "string" },
   // serve, listings: the services to run or list, comma-separated
   only: { type: "string" },
   // index

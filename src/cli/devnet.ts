@@ -1,3 +1,4 @@
+import { MAX_BACKGROUND_TPS } from "../chain/devnet/background.ts";
 import { startDevnet } from "../chain/devnet/index.ts";
 import { Lifecycle, untilSignal } from "../common/lifecycle.ts";
 import { DEFAULT_PORTS } from "../config/config.ts";
@@ -12,6 +13,9 @@ export const DEFAULT_DEVNET_BUYERS = 3;
  * ledger and Bazaar in its own database (PGlite in `<data>/facilitator-postgres`, or DATABASE_URL);
  * since the chain is new on every start, so is that state (the previous chain's is cleared).
  *
+ * With `--background-tps N` the chain also carries N plain ETH and USDC transfers a second between accounts
+ * of its own, so blocks are about as dense as Base's.
+ *
  * Prints one JSON line `{"rpc", "facilitator", "chainId", "usdc", "buyers"}` when ready; stops on
  * SIGINT/SIGTERM (facilitator closed, then anvil stopped, exit 0), and fails if anvil dies on its own.
  */
@@ -20,13 +24,14 @@ export async function runDevnet(args: string[], flags: Flags): Promise<number> {
   // --port is the chain's here (the command serves no reports); X402M_DEVNET_PORT is the demo's setting.
   const port = parseInteger("--port", flags.port, DEFAULT_PORTS.devnet, 65_535);
   const buyers = parseInteger("--buyers", flags.buyers, DEFAULT_DEVNET_BUYERS, 10_000);
+  const backgroundTps = parseInteger("--background-tps", flags["background-tps"], 0, MAX_BACKGROUND_TPS);
   const config = configFrom({ ...flags, port: undefined });
   // Loaded here, as the chain code is: the facilitator's SDK and PGlite are only for this command.
   const { devnetFacilitatorOptions, startServices } = await import("../services/index.ts");
 
   const lifecycle = new Lifecycle();
   const stopped = untilSignal();
-  const devnet = await startDevnet({ port, buyers });
+  const devnet = await startDevnet({ port, buyers, backgroundTps });
   lifecycle.add("anvil", () => devnet.stop());
   let anvilExited = false;
   try {

@@ -26,7 +26,8 @@ Usage:
         or a damaged one stops it, naming the file; --fresh deletes the demo's week and starts a new one
   x402-merchants simulate --check [--json] [--wait SECONDS] [--data DIR]   the demo's reports against the
         simulator's ground truth, in the window ending where that truth is complete (works while the demo runs)
-  x402-merchants devnet [--port N] [--buyers N]   a local Base chain (anvil) with USDC and funded buyers
+  x402-merchants devnet [--port N] [--buyers N] [--background-tps N]   a local Base chain (anvil) with USDC and
+        funded buyers; --background-tps adds N ETH and USDC transfers a second (Base: about 100) among the payments
   x402-merchants index --rpc URL [--from-block N] [--to-block N] [--follow] [--data DIR]
         [--facilitator ADDRESS]... [--rps N] [--reorg-depth N] [--batch-blocks N] [--concurrency N]
         [--tx-from auto|block|tx|trace] [--poll-ms N] [--discovery URL] [--discovery-refresh SECONDS]

@@ -4,9 +4,10 @@ import { createPublicClient, getAddress, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it, type TestContext } from "vitest";
 import { BASE_USDC } from "../../src/chain/base.ts";
+import { MAX_BACKGROUND_TPS } from "../../src/chain/devnet/background.ts";
 import { usdcAbi } from "../../src/chain/usdc.ts";
 import { DATABASE_KINDS, isolatedDatabaseOptions } from "../helpers/db.ts";
-import { alive, childrenOf, commandName, eventually } from "../helpers/process.ts";
+import { alive, childrenOf, commandName, eventually, runCli } from "../helpers/process.ts";
 
 const BIN = path.resolve("bin/x402-merchants");
 /**
@@ -118,6 +119,36 @@ describe.runIf(process.platform === "linux").concurrent("devnet command", () => 
     await exit;
     expect(await eventually(() => !alive(anvil))).toBe(true);
   }, 60_000);
+
+  it("carries --background-tps N transfers a second beside the payments", async (context) => {
+    const { child, exit, line } = await devnet(context, "--buyers", "0", "--background-tps", "40");
+    const ready = JSON.parse(await line);
+    const client = createPublicClient({ transport: http(ready.rpc) });
+    // The traffic starts before the ready line; two blocks on, a block mined wholly under it holds about
+    // 40 × 2 s of it (40% is the margin for a busy machine).
+    const next = (await client.getBlockNumber({ cacheTime: 0 })) + 2n;
+    expect(
+      await eventually(async () => (await client.getBlockNumber({ cacheTime: 0 })) >= next, 10_000),
+    ).toBe(true);
+    const block = await client.getBlock({ blockNumber: next });
+    expect(block.transactions.length).toBeGreaterThanOrEqual(0.4 * 40 * 2);
+    child.kill("SIGTERM");
+    expect(await exit).toBe(0);
+  }, 60_000);
+
+  it("rejects a --background-tps that is not a whole number up to the maximum, in one line with exit code 2", async () => {
+    const values = ["fast", "2.5", String(MAX_BACKGROUND_TPS + 1)];
+    const runs = await Promise.all(
+      values.map((v) => runCli(["devnet", "--port", "0", "--background-tps", v])),
+    );
+    for (const [i, { code, stdout, stderr }] of runs.entries()) {
+      expect(code).toBe(2);
+      expect(stdout).toBe("");
+      expect(stderr).toBe(
+        `x402-merchants: --background-tps must be a whole number from 0 to ${MAX_BACKGROUND_TPS}, not "${values[i]}"\n`,
+      );
+    }
+  });
 
   it("rejects a bad --buyers with exit code 2", async (context) => {
     const { exit, line } = await devnet(context, "--buyers", "many");

@@ -37,6 +37,7 @@ import { MULTICALL3_RUNTIME_BYTECODE } from "../multicall3.ts";
 import { PERMIT2_RUNTIME_BYTECODE } from "../permit2.ts";
 import { UPTO_PROXY_RUNTIME_BYTECODE } from "../upto-proxy.ts";
 import { USDC_OWNER_SLOT, USDC_RUNTIME_BYTECODE, usdcAbi } from "../usdc.ts";
+import { type BackgroundTraffic, MAX_BACKGROUND_TPS, startBackgroundTraffic } from "./background.ts";
 import { feedChain, findSavedChain, removeUnfinishedSave, saveChain } from "./saved-chain.ts";
 
 export interface DevnetOptions {
@@ -85,6 +86,12 @@ export interface DevnetOptions {
   anvilPath?: string;
   /** How long anvil may take to listen, in ms. Default 15 s. */
   startTimeoutMs?: number;
+  /**
+   * Transactions a second of background traffic (./background.ts), ETH and USDC transfers between accounts
+   * of its own, so that blocks are as dense as Base's (about 100 a second). 0 or absent: none. Needs
+   * interval mining (`blockTime` > 0).
+   */
+  backgroundTps?: number;
 }
 
 /** A funded key pair. The keys are anvil's well-known test keys: never use them on a real chain. */
@@ -112,6 +119,8 @@ export interface Devnet {
   pid: number;
   /** True when the chain was loaded from `statePath` rather than set up anew. */
   resumed: boolean;
+  /** The background traffic, when `backgroundTps` asked for it; `stop()` stops it before anvil. */
+  background?: BackgroundTraffic;
   /** Mines `blocks` blocks at once (default 1), each 2 s after the previous, including pending transactions. */
   mine(blocks?: number): Promise<void>;
   /** Settles when anvil exits, for whatever reason (after `stop()`, or a crash). */
@@ -204,6 +213,13 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new DevnetError(`bad port ${port}`);
   if (!Number.isInteger(buyerCount) || buyerCount < 0) throw new DevnetError(`bad buyer count ${buyerCount}`);
   if (!Number.isInteger(blockTime) || blockTime < 0) throw new DevnetError(`bad block time ${blockTime}`);
+  const backgroundTps = options.backgroundTps ?? 0;
+  if (!(backgroundTps >= 0 && backgroundTps <= MAX_BACKGROUND_TPS)) {
+    throw new DevnetError(`bad background rate ${backgroundTps}: from 0 to ${MAX_BACKGROUND_TPS} a second`);
+  }
+  if (backgroundTps > 0 && blockTime === 0) {
+    throw new DevnetError("background traffic needs interval mining: a block time above 0");
+  }
 
   const { statePath } = options;
   if (statePath) {
@@ -274,11 +290,21 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     // Not saved with the state: set on every start, so the next block follows its parent by 2 s.
     await test.setBlockTimestampInterval({ interval: BLOCK_SECONDS });
     // Saving starts once the chain is whole: a save during setup or loading would replace a good one.
-    const ready = (resumed: boolean): Devnet => {
+    // Background traffic starts on the whole chain too (it mints from the owner), before saving does: if it
+    // fails to start, nothing is saved.
+    const ready = async (resumed: boolean): Promise<Devnet> => {
+      const background =
+        backgroundTps > 0 ? await startBackgroundTraffic(base, { tps: backgroundTps }) : undefined;
       const anvil = statePath ? withSaves(launched, rpc, statePath, options.saveIntervalSeconds) : launched;
-      return { ...base, pid: anvil.pid, exited: anvil.exited, stop: anvil.stop, resumed };
+      const stop = background
+        ? async () => {
+            await background.stop();
+            await anvil.stop();
+          }
+        : anvil.stop;
+      return { ...base, pid: anvil.pid, exited: anvil.exited, stop, resumed, background };
     };
-    const base: Omit<Devnet, "resumed" | "pid" | "exited" | "stop"> = {
+    const base: Omit<Devnet, "resumed" | "pid" | "exited" | "stop" | "background"> = {
       rpc,
       chainId: BASE_CHAIN_ID,
       usdc,
@@ -294,7 +320,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       const request = test.request as (args: { method: string; params: unknown[] }) => Promise<unknown>;
       await request({ method: "evm_setTime", params: [toHex(latest.timestamp)] });
       if (blockTime > 0) await test.setIntervalMining({ interval: blockTime });
-      return ready(true);
+      return await ready(true);
     }
     // A resumed chain has these codes in its saved state; a fresh one gets them here (no constructor runs:
     // each contract is written to need none).
@@ -317,7 +343,6 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     // trips. Each buyer approves Permit2 for everything (its nonce 0), as a wallet does once before its
     // first Permit2 payment.
     if (buyers.length > 0) {
-      const signer = privateKeyToAccount(owner.privateKey);
       const fees = await client.estimateFeesPerGas();
       const fixed = {
         chainId: BASE_CHAIN_ID,
@@ -328,17 +353,12 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       } as const;
       const mints =
         buyerUsdc > 0n
-          ? buyers.map((b, nonce) =>
-              signer.signTransaction({
-                ...fixed,
-                nonce,
-                data: encodeFunctionData({
-                  abi: usdcAbi,
-                  functionName: "mint",
-                  args: [b.address, buyerUsdc],
-                }),
-                gas: MINT_GAS,
-              }),
+          ? signMints(
+              owner,
+              usdc,
+              0,
+              fixed,
+              buyers.map((b) => ({ to: b.address, amount: buyerUsdc })),
             )
           : [];
       const approvals = buyers.map((b) =>
@@ -386,11 +406,38 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       await test.mine({ blocks: 1, interval: BLOCK_SECONDS });
     }
     if (blockTime > 0) await test.setIntervalMining({ interval: blockTime });
-    return ready(false);
+    return await ready(false);
   } catch (error) {
     await launched.stop();
     throw error;
   }
+}
+
+/**
+ * USDC `mint` transactions from the token's owner, signed locally with consecutive nonces from `nonce` and
+ * fixed gas: real mints rather than storage writes, so the chain holds the Transfer-from-zero logs an
+ * indexer sees for real USDC.
+ */
+export function signMints(
+  owner: DevnetAccount,
+  usdc: Address,
+  nonce: number,
+  fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint },
+  mints: readonly { to: Address; amount: bigint }[],
+): Promise<Hex>[] {
+  const signer = privateKeyToAccount(owner.privateKey);
+  return mints.map(({ to, amount }, i) =>
+    signer.signTransaction({
+      chainId: BASE_CHAIN_ID,
+      type: "eip1559",
+      to: usdc,
+      maxFeePerGas: fees.maxFeePerGas,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      nonce: nonce + i,
+      data: encodeFunctionData({ abi: usdcAbi, functionName: "mint", args: [to, amount] }),
+      gas: MINT_GAS,
+    }),
+  );
 }
 
 /** The anvil binary inside `@foundry-rs/anvil-<os>-<arch>`, run directly rather than through the package's
