@@ -30,7 +30,7 @@ Usage:
         funded buyers; --background-tps adds N ETH and USDC transfers a second (Base: about 100) among the payments
   x402-merchants index --rpc URL [--from-block N] [--to-block N] [--follow] [--data DIR]
         [--facilitator ADDRESS]... [--rps N] [--reorg-depth N] [--batch-blocks N] [--concurrency N]
-        [--tx-from auto|block|tx|trace] [--poll-ms N] [--discovery URL] [--discovery-refresh SECONDS]
+        [--tx-from auto|mixed|block|tx|trace] [--poll-ms N] [--discovery URL] [--discovery-refresh SECONDS]
         [--funding-lookback BLOCKS] [--rpc-attempts N]
   x402-merchants check [--json] [--wait SECONDS] [--data DIR]   reads the whole analytics store (every block's
         checksum, every table, the invariants) and changes nothing; exit 0 when whole, 1 when not

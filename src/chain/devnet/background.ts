@@ -58,8 +58,8 @@ const ETH_BALANCE = 10n ** 24n;
 const USDC_BALANCE = 1_000_000n * USDC_UNIT;
 const MAX_FEE = 100_000_000_000n;
 /**
- * Tips either side of the 1 gwei the devnet's facilitator pays: anvil orders a block by tip, so settlements
- * sit among the traffic as on Base, not all at the start of the block.
+ * Tips either side of the 1 gwei the devnet's facilitator pays, as a Base block's vary. (anvil mines a block
+ * in the order its transactions arrived, not by tip: settlements sent while the traffic runs sit among it.)
  */
 const TIPS = [2_000_000_000n, 500_000_000n] as const;
 const ETH_GAS = 21_000n;
