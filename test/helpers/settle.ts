@@ -246,7 +246,7 @@ export async function fundedAccount(
 /**
  * Plain ETH transfers between accounts unrelated to any payment: the rest of a Base-like block beside its
  * settlements. anvil mines a block's transactions in the order they were sent: send some of these before
- * the settlements and some after, so that they sit in its middle, as on Base.
+ * the settlements and some after, so that the settlements sit in its middle, as on Base.
  */
 export class Traffic {
   private readonly senders: ReturnType<typeof privateKeyToAccount>[];
