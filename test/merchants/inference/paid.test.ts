@@ -57,48 +57,35 @@ beforeAll(async () => {
   facilitator = await devnetFacilitator(devnet, ledger.db);
   state = await openTestDatabase("pglite");
   closers.push(state.close);
-  host = await startMerchant(
-    (url) => inferenceMerchant({ payTo, publicUrl: url }, OFFLINE_SETTINGS),
-    state.db,
-    inProcessClient(facilitator),
-    { rpcUrl: devnet.rpc },
-  );
-  closers.push(() => host.close());
+  /** A host of the inference merchant with `settings`, on the shared state and facilitator. */
+  const hostWith = async (settings: typeof OFFLINE_SETTINGS) => {
+    const started = await startMerchant(
+      (url) => inferenceMerchant({ payTo, publicUrl: url }, settings),
+      state.db,
+      inProcessClient(facilitator),
+      { rpcUrl: devnet.rpc },
+    );
+    closers.push(() => started.close());
+    return started;
+  };
+  /** The tier-4 upstream's settings, with the engine's time limit `timeoutMs`. */
+  const upstreamSettings = (timeoutMs: number) =>
+    loadConfig({
+      env: {
+        X402M_INFERENCE_LLM_URL: upstream.base,
+        X402M_INFERENCE_LLM_KEY: KEY,
+        X402M_INFERENCE_TIER_4_MODEL: "t4-model",
+        X402M_INFERENCE_TIER_4_RATES: "5,20",
+        X402M_INFERENCE_LLM_TIMEOUT_MS: String(timeoutMs),
+      },
+    }).inference;
+  host = await hostWith(OFFLINE_SETTINGS);
   upstream = await startOpenAIUpstream(KEY, "t4-model");
   closers.push(() => upstream.close());
-  const served = loadConfig({
-    env: {
-      X402M_INFERENCE_LLM_URL: upstream.base,
-      X402M_INFERENCE_LLM_KEY: KEY,
-      X402M_INFERENCE_TIER_4_MODEL: "t4-model",
-      X402M_INFERENCE_TIER_4_RATES: "5,20",
-      // Short, so that a stalled stream meets it within the test.
-      X402M_INFERENCE_LLM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS),
-    },
-  }).inference;
-  upstreamHost = await startMerchant(
-    (url) => inferenceMerchant({ payTo, publicUrl: url }, served),
-    state.db,
-    inProcessClient(facilitator),
-    { rpcUrl: devnet.rpc },
-  );
-  closers.push(() => upstreamHost.close());
-  const patient = loadConfig({
-    env: {
-      X402M_INFERENCE_LLM_URL: upstream.base,
-      X402M_INFERENCE_LLM_KEY: KEY,
-      X402M_INFERENCE_TIER_4_MODEL: "t4-model",
-      X402M_INFERENCE_TIER_4_RATES: "5,20",
-      X402M_INFERENCE_LLM_TIMEOUT_MS: "25000",
-    },
-  }).inference;
-  patientHost = await startMerchant(
-    (url) => inferenceMerchant({ payTo, publicUrl: url }, patient),
-    state.db,
-    inProcessClient(facilitator),
-    { rpcUrl: devnet.rpc },
-  );
-  closers.push(() => patientHost.close());
+  // Short, so that a stalled stream meets it within the test.
+  upstreamHost = await hostWith(upstreamSettings(UPSTREAM_TIMEOUT_MS));
+  // Long: a client's leaving, however late a loaded machine sees it, comes before the limit.
+  patientHost = await hostWith(upstreamSettings(25_000));
 }, 120_000);
 afterAll(async () => {
   for (const close of closers.reverse()) await close();
