@@ -209,6 +209,33 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE reports ALTER COLUMN daily TYPE STRUCT(tx BIGINT, cents HUGEINT, real_cents HUGEINT)[];
     `,
   },
+  {
+    version: 9,
+    name: "payment days",
+    // Each past day's payments in the groups a report build reads (src/analytics/payment-days.ts): a
+    // cache of the payments table, filled by the writers from their next write on.
+    sql: `
+      CREATE TABLE payment_days (
+        chain VARCHAR NOT NULL,
+        day DATE NOT NULL,
+        payer VARCHAR NOT NULL,
+        pay_to VARCHAR NOT NULL,
+        amount BIGINT NOT NULL,
+        n BIGINT NOT NULL,
+        first_block BIGINT NOT NULL,
+        last_block BIGINT NOT NULL
+      );
+      CREATE TABLE sealed_days (
+        chain VARCHAR NOT NULL,
+        day DATE NOT NULL,
+        -- The day's lowest and highest block with a payment (NULL on a day without), and how many.
+        lo_block BIGINT,
+        hi_block BIGINT,
+        payments BIGINT NOT NULL,
+        PRIMARY KEY (chain, day)
+      );
+    `,
+  },
 ];
 
 export async function migrate(analytics: Analytics): Promise<void> {
