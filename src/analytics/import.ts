@@ -17,6 +17,7 @@ import {
 } from "./import-rules.ts";
 import { sqlHost } from "./listings.ts";
 import { bumpDataVersion } from "./migrations.ts";
+import { paymentsWritten } from "./payment-days.ts";
 
 /**
  * The file cannot be imported, in one line: `FILE:LINE: reason` (`FILE: reason` when the fault is not in
@@ -221,6 +222,7 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
         if (offPayment || offStaged) throw new NeedsExactImport();
       }
       const counts = await merge(analytics, new Set());
+      if (added > 0) await sealImported(analytics, range ?? (await blockSpan(analytics)));
       // Every paid wallet is a merchant the service reports on (merge added those of the staged records).
       await analytics.run(
         `INSERT INTO merchants (address) SELECT DISTINCT pay_to FROM payments ${fresh}
@@ -236,6 +238,22 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
   } finally {
     await analytics.run("DROP TABLE IF EXISTS temp.import_raw");
   }
+}
+
+/** The report's day groups after an import added payments of blocks `lo`..`hi`, up to the latest checkpoint's day. */
+async function sealImported(analytics: Analytics, blocks: { lo: bigint; hi: bigint }): Promise<void> {
+  const latest = await analytics.one<{ t: bigint | null }>(
+    "SELECT epoch(max(block_time))::BIGINT AS t FROM checkpoints WHERE chain = 'base'",
+  );
+  await paymentsWritten(analytics, blocks, { until: latest?.t == null ? undefined : Number(latest.t) });
+}
+
+/** The blocks of the payments table (just filled by the bulk way in an empty analytics database). */
+async function blockSpan(analytics: Analytics): Promise<{ lo: bigint; hi: bigint }> {
+  const r = await analytics.one<{ lo: bigint | null; hi: bigint | null }>(
+    "SELECT min(block_number) AS lo, max(block_number) AS hi FROM payments",
+  );
+  return { lo: r?.lo ?? 0n, hi: r?.hi ?? -1n };
 }
 
 async function overlaps(analytics: Analytics, table: OnChain, lo: bigint, hi: bigint): Promise<boolean> {
@@ -392,6 +410,7 @@ async function conflictingDuplicate(
 
 async function merge(analytics: Analytics, duplicated: Set<OnChain>): Promise<ImportCounts> {
   const counts = {} as ImportCounts;
+  let paymentBlocks: { lo: bigint; hi: bigint } | undefined;
   const read = await analytics.all<{ type: RecordType; n: bigint }>(
     "SELECT type, count(*) AS n FROM import_raw GROUP BY type",
   );
@@ -421,6 +440,7 @@ async function merge(analytics: Analytics, duplicated: Set<OnChain>): Promise<Im
       overlap ? { lo: range?.lo ?? 0n, hi: range?.hi ?? 0n } : undefined,
     );
     counts[type].added = (await countRows(analytics, table)) - before;
+    if (table === "payments" && counts[type].added > 0 && range) paymentBlocks = range;
   }
 
   // Last line wins for listings, merchants and checkpoints: they describe current state.
@@ -456,6 +476,7 @@ async function merge(analytics: Analytics, duplicated: Set<OnChain>): Promise<Im
     FROM import_raw WHERE type = 'checkpoint'
     QUALIFY row_number() OVER (PARTITION BY block_number::BIGINT ORDER BY record DESC) = 1`);
   counts.checkpoint.added = (await countRows(analytics, "checkpoints")) - beforeCheckpoints;
+  if (paymentBlocks) await sealImported(analytics, paymentBlocks);
 
   await bumpDataVersion(analytics);
   return counts;

@@ -7,6 +7,7 @@
 
 import type { Analytics } from "../analytics/duckdb.ts";
 import { bumpDataVersion } from "../analytics/migrations.ts";
+import { unsealAbove } from "../analytics/payment-days.ts";
 import { BASE_CHAIN } from "../chain/base.ts";
 import { AppError } from "../common/errors.ts";
 import { fetchHeaders } from "./block-data.ts";
@@ -55,6 +56,7 @@ export async function rewindTo(analytics: Analytics, ancestor: Cursor): Promise<
     ]) {
       await analytics.run(`DELETE FROM ${table} WHERE chain = $chain AND block_number > $block`, above);
     }
+    await unsealAbove(analytics, ancestor.block);
     await analytics.run(
       "INSERT OR REPLACE INTO checkpoints VALUES ($chain, $block, to_timestamp($time)::TIMESTAMP)",
       { ...above, time: ancestor.time },

@@ -13,6 +13,7 @@
 import { type DuckDBAppender, DuckDBTimestampValue } from "@duckdb/node-api";
 import type { Analytics } from "../analytics/duckdb.ts";
 import { bumpDataVersion } from "../analytics/migrations.ts";
+import { paymentsWritten, SEALS_PER_COMMIT } from "../analytics/payment-days.ts";
 import { BASE_CHAIN, BASE_USDC } from "../chain/base.ts";
 import type { CandidateRow, PaymentRow, TransferRow } from "./classify.ts";
 import type { Cursor } from "./state.ts";
@@ -111,6 +112,10 @@ export class BatchWriter {
           `INSERT OR IGNORE INTO merchants (address) VALUES ${some.map((_, k) => `($${k + 1})`).join(", ")}`,
           some,
         );
+      }
+      // The report's day groups: the days these payments touch, and past days not grouped yet.
+      if (added.payments > 0) {
+        await paymentsWritten(this.analytics, range, { until: batch.end.time, limit: SEALS_PER_COMMIT });
       }
       await this.saveCheckpoint(batch, options);
       await bumpDataVersion(this.analytics);
