@@ -1,4 +1,5 @@
 import type { Analytics } from "../analytics/duckdb.ts";
+import { sqlWindowGroups, usableDays } from "../analytics/payment-days.ts";
 import { BASE_USDC } from "../chain/base.ts";
 import { EVIDENCE_TABLES, evidenceFacts } from "./evidence/facts.ts";
 import { CENT, sqlApportionedCents, sqlCents } from "./money.ts";
@@ -13,8 +14,9 @@ import { SCREENS, THRESHOLDS } from "./screens/index.ts";
  *
  * The window's payments are read once, into groups the screens cannot tell apart: same payer,
  * merchant, amount and day. A week of 10 million payments makes about a seventh as many groups, and
- * everything else (pairs, screens, quartiles, daily totals, flags) comes from them, so the build
- * costs about one GROUP BY over the window plus small tables. The one screen that needs a payment's
+ * everything else (pairs, screens, quartiles, daily totals, flags) comes from them. The groups of
+ * whole past days are kept by the writers (analytics/payment-days.ts), so a build groups only the
+ * window's edges and reads the rest: about one scan of the groups plus small tables. The one screen that needs a payment's
  * block (merchant_funded: paid after the funding transfer?) gets it from each group's first and last
  * block; only a group that straddles a funding transfer has its payments read again.
  *
@@ -99,13 +101,12 @@ export const sqlDay = (t = "") => `(${t}block_time::DATE - $first::DATE)::INTEGE
 export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds): Promise<void> {
   const p = { start: bounds.startBlock, end: bounds.endBlock };
 
-  // The one pass over the window's payments; the analytics database is written in block order, so zone maps skip the rest.
+  // The window's payments in groups: past days as the writers grouped them (analytics/payment-days.ts),
+  // the rest in one pass over the payments table, which is written in block order, so zone maps skip the rest.
   // A group's first and last block place it before or after a funding transfer without reading it again.
+  const sealed = await usableDays(analytics, { ...p, first: bounds.firstDate });
   await analytics.run(
-    `CREATE OR REPLACE TEMP TABLE rw_groups AS
-     SELECT payer, pay_to, amount, ${sqlDay()} AS day, count(*) AS n,
-       min(block_number) AS first_block, max(block_number) AS last_block
-     FROM payments WHERE ${sqlInWindow()} GROUP BY ALL`,
+    `CREATE OR REPLACE TEMP TABLE rw_groups AS ${sqlWindowGroups(sealed, sqlInWindow(), sqlDay())}`,
     { ...p, first: bounds.firstDate },
   );
   await moneyMoves(analytics, { ...p, lookback: p.start - THRESHOLDS.fundingLookbackBlocks });
