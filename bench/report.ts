@@ -348,6 +348,26 @@ for (const s of ["import", "warm-up", "reports", "baseline", "read", "floor"]) {
     if (t.ms >= 20) line(`    ${Math.round(t.ms).toString().padStart(7)}  ${t.sql}`);
   }
 }
+// The day groups the import keeps for the reports (src/analytics/payment-days.ts), and the build's read of the window's groups.
+const dayGroupsMs = timings
+  .filter((t) => t.stage === "import" && /\b(payment_days|sealed_days)\b/.test(t.sql))
+  .reduce((n, t) => n + t.ms, 0);
+line(
+  `  day groups kept by the import (grouping, recording, checks): ${Math.round(dayGroupsMs)} ms, ${((100 * dayGroupsMs) / importMs).toFixed(1)}% of the import`,
+);
+const groupsMs =
+  timings
+    .filter(
+      (t) =>
+        t.stage === "reports" &&
+        /rw_groups AS|FROM sealed_days|FROM payments WHERE chain = 'base' AND asset = '0x[0-9a-f]+' AND block_time/.test(
+          t.sql,
+        ),
+    )
+    .reduce((n, t) => n + t.ms, 0) / rounds.length;
+line(
+  `  the window's payment groups (stored days read, edges grouped, days checked), per build: ${Math.round(groupsMs)} ms`,
+);
 const reportsSql = timings.filter((t) => t.stage === "reports").reduce((n, t) => n + t.ms, 0);
 line(`  reports outside SQL, per build: ${Math.round(reportsMs - reportsSql / rounds.length)} ms`);
 // The screens that follow money between wallets (src/reports/money-graph.ts): their statements' share.
