@@ -154,6 +154,9 @@ export async function rings(analytics: Analytics, blocks: { start: number }): Pr
        SELECT payer AS src, pay_to AS dst, amount::DOUBLE AS amount, first_block, last_block, true AS paid
        FROM rw_pair_totals WHERE payer <> pay_to
          AND payer NOT IN (SELECT wallet FROM rw_hubs) AND pay_to NOT IN (SELECT wallet FROM rw_hubs)
+         -- A wallet on a cycle is reached, paid or sent to: this keeps the few payers that are, before
+         -- the trims below compare every edge with every other (most payers are only buyers).
+         AND payer IN (SELECT pay_to FROM rw_pair_totals UNION SELECT dst FROM rw_moves WHERE block > $start)
        UNION ALL
        SELECT src, dst, sum(amount)::DOUBLE, min(block), max(block), false FROM rw_moves
        WHERE block > $start GROUP BY src, dst
