@@ -1,81 +1,77 @@
 /**
- * Paid-request benchmark (`npm run bench:paid [-- --concurrency N --seconds N ...]`).
+ * Paid-request benchmark (`npm run bench:paid [-- --concurrency N --seconds N ...]`): the project's payment
+ * path against the stock x402 stack, in one run on one devnet (issue 20).
  *
- * One run on a devnet (anvil), one process for the servers and the load (the chain is anvil's own process):
+ * Each stack runs in a process of its own (`bench/paid-stack.ts`): a merchant selling `/api/calc` at
+ * $0.001 and the facilitator it settles through. `project` is the platform's merchant app (payment ledger,
+ * replay locks) and the project's facilitator; `stock` is `@x402/hono`'s middleware with `@x402/core`'s
+ * `x402Facilitator`, `@x402/evm`'s exact scheme and a viem wallet signer, as the x402 documentation builds
+ * them. The buyers run in this process and the chain in anvil's, each measured apart. For each stack, in
+ * turn (`--rounds` times, alternating):
  *
- * 1. **Unpaid baseline**: `/api/calc` served by a plain Hono app on 127.0.0.1 with the same input validation
- *    (`validateInput(calc)`) and the same handler (`calc.handler`, i.e. the calc engine), no payment middleware.
- * 2. **Verify only**: the platform's `merchantApp` with only `calc`, its facilitator client passing `verify` to
- *    the project's facilitator (over HTTP, as in production) and answering `settle` at once with a success
- *    without touching the chain. Buyers send payments signed before the timed phase (`PAYMENT-SIGNATURE`),
- *    so a request is: middleware, facilitator `/verify` (HTTP, its checks and RPC reads), replay lock,
- *    handler. Added latency = its p50 minus the baseline's, at the load concurrency and one at a time.
- * 3. **Paid end to end**: the same merchant app with the real facilitator client; one buyer per worker
- *    with `@x402/fetch` (402, sign EIP-3009 with a random nonce, pay, verify, handler, settle on chain and
- *    wait for the receipt). Every payment is then checked on chain: the merchant's USDC balance must be
- *    exactly `paid x price`, and the Transfer logs to the merchant must number `paid`. The phase's CPU time
- *    per paid request is printed for this process, anvil, PostgreSQL and the whole machine (Linux /proc):
- *    the machine's figure bounds the paid rate these cores can reach.
+ * 1. **Plain**: the same validation and handler with no payment layer, one request at a time.
+ * 2. **Verify only**: the stack's middleware with the real verify and a settle answered at once, nothing on
+ *    chain, payments signed beforehand (`PAYMENT-SIGNATURE`). Added latency = its p50 minus plain's.
+ * 3. **Paid**: one buyer per worker with `@x402/fetch` (402, sign, pay, verify, handler, settle on chain,
+ *    receipt). The CPU time of the stack's process over the phase, divided by the paid requests, is the
+ *    server side's cost; PostgreSQL (the project's ledger and merchant state, with `--db postgres`), anvil
+ *    and the buyers are printed apart. Afterwards every payment is checked on chain: the merchant's balance
+ *    must be exactly paid x price, with one Transfer log per payment.
  *
- * The devnet mines only when transactions wait (`--miner pending`, polled every `--mine-ms`) or every
- * `--mine-ms` whatever waits (`--miner interval`); never automine. Block timestamps follow the wall clock
- * (`anvil_removeBlockTimestampInterval`): the devnet's Base rule of 2 s per block would put the chain
- * clock minutes ahead at tens of blocks a second, and authorizations (valid for 300 s) would expire.
+ * The devnet mines when transactions wait (`--miner pending`, polled every `--mine-ms`) or every tick
+ * (`--miner interval`); never automine. Block timestamps follow the wall clock
+ * (`anvil_removeBlockTimestampInterval`), so authorizations (valid for 300 s) do not expire at tens of
+ * blocks a second.
  *
- * Flags: --concurrency N (32), --seconds N (per timed phase, 15), --serial N (requests one at a time for
- * the added latency, 200), --mine-ms N (5), --miner pending|interval, --poll-ms N (the facilitator's
- * receipt polling, 10), --facilitator http|inprocess, --db pglite|postgres (default postgres when
- * DATABASE_URL is set).
+ * Flags: --concurrency N (16), --seconds N (paid phase, 10), --serial N (verify-only and plain requests one
+ * at a time, 200), --rounds N (1), --mine-ms N (5), --miner pending|interval, --poll-ms N (both stacks'
+ * receipt polling, 10), --hop http|inprocess (the project's merchant-to-facilitator hop; the stock stack is
+ * always over HTTP), --db pglite|postgres (default postgres when DATABASE_URL is set).
  */
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
+import path from "node:path";
 import { x402Client } from "@x402/core/client";
 import {
   decodePaymentRequiredHeader,
   decodePaymentResponseHeader,
   encodePaymentSignatureHeader,
 } from "@x402/core/http";
-import { type FacilitatorClient, HTTPFacilitatorClient } from "@x402/core/server";
 import type { PaymentRequired } from "@x402/core/types";
 import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
-import { Hono, type MiddlewareHandler } from "hono";
 import { createTestClient, http, pad } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { BASE_USDC } from "../src/chain/base.ts";
 import { type Devnet, devnetChain, startDevnet } from "../src/chain/devnet/index.ts";
-import { type Listening, listen, listenWithUrl } from "../src/common/listen.ts";
-import { inProcessClient } from "../src/facilitator/index.ts";
 import { TRANSFER_TOPIC } from "../src/indexer/decode.ts";
-import { merchantApp } from "../src/merchant-kit/app.ts";
-import type { Merchant } from "../src/merchant-kit/catalogue.ts";
-import { type MerchantEnv, validateInput } from "../src/merchant-kit/input.ts";
-import { calc } from "../src/merchants/utility/calc.ts";
-import { openTestDatabase } from "../test/helpers/db.ts";
-import { devnetFacilitator } from "../test/helpers/facilitator.ts";
-import { testConfig } from "../test/helpers/merchant.ts";
 import { rpc } from "../test/helpers/settle.ts";
 import { NETWORK, usdcReader } from "../test/helpers/x402.ts";
+import type { StackOptions, StackUrls } from "./paid-stack.ts";
 
-const GOAL_PAID_RPS = 200;
-const GOAL_ADDED_P50_MS = 5;
+/** Issue 20: the project's server-side CPU per paid request at most half the stock stack's. */
+const GOAL_CPU_RATIO = 0.5;
+/** Issue 20: what verify adds to a request's p50, one request at a time. */
+const GOAL_ADDED_P50_MS = 2;
 const PRICE_ATOMIC = 1000n; // calc's $0.001
 const EXPRESSION = "2^200 + 1/7";
 
 function parseFlags(argv: string[]) {
   const flags = {
-    concurrency: 32,
-    seconds: 15,
+    concurrency: 16,
+    seconds: 10,
     serial: 200,
+    rounds: 1,
     "mine-ms": 5,
     miner: "pending" as "pending" | "interval",
     "poll-ms": 10,
-    facilitator: "http" as "http" | "inprocess",
+    hop: "http" as "http" | "inprocess",
     db: (process.env.DATABASE_URL ? "postgres" : "pglite") as "pglite" | "postgres",
   };
   const choices: Record<string, string[]> = {
     miner: ["pending", "interval"],
-    facilitator: ["http", "inprocess"],
+    hop: ["http", "inprocess"],
     db: ["pglite", "postgres"],
   };
   for (let i = 0; i < argv.length; i++) {
@@ -221,11 +217,11 @@ function summary(name: string, l: Load) {
 
 const closers: (() => Promise<unknown>)[] = [];
 /**
- * CPU time spent so far, in milliseconds: this process (all its threads), anvil, every PostgreSQL server
- * process (backends included) and the whole machine (every core, from /proc/stat). Linux only; what
- * cannot be read counts as 0.
+ * CPU time spent so far, in milliseconds: the stack's process and this one (the buyers), all threads of
+ * each; anvil; every PostgreSQL server process (backends included); and the whole machine (every core,
+ * from /proc/stat). Linux only; what cannot be read counts as 0.
  */
-function cpuSnapshot(anvilPid: number) {
+function cpuSnapshot(anvilPid: number, serverPid: number) {
   const tick = 1000 / 100; // USER_HZ, 100 on Linux
   const ofStat = (stat: string) => {
     // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
@@ -239,12 +235,14 @@ function cpuSnapshot(anvilPid: number) {
       return "";
     }
   };
-  let postgres = 0;
+  // By process: a backend that exits takes its CPU time with it, so differences are taken per process.
+  const postgres = new Map<string, number>();
   for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
     const stat = read(`/proc/${pid}/stat`);
-    if (stat.includes("(postgres)")) postgres += ofStat(stat);
+    if (stat.includes("(postgres)")) postgres.set(pid, ofStat(stat));
   }
   const anvilStat = read(`/proc/${anvilPid}/stat`);
+  const serverStat = read(`/proc/${serverPid}/stat`);
   const cpu = read("/proc/stat").split("\n")[0]?.split(/\s+/).slice(1).map(Number) ?? [];
   // user nice system idle iowait irq softirq steal: busy is all but idle and iowait.
   const machine =
@@ -253,6 +251,7 @@ function cpuSnapshot(anvilPid: number) {
   return {
     node: (usage.user + usage.system) / 1000,
     anvil: anvilStat ? ofStat(anvilStat) : 0,
+    server: serverStat ? ofStat(serverStat) : 0,
     postgres,
     machine,
   };
@@ -264,226 +263,266 @@ async function main() {
     `bench:paid on ${os.cpus()[0]?.model} x${os.cpus().length}, Node ${process.version}, load average ${load1.join(" ")}`,
   );
   log(
-    `concurrency ${flags.concurrency}, ${flags.seconds} s per phase, miner ${flags.miner} every ${flags["mine-ms"]} ms, facilitator ${flags.facilitator}, ledger and merchant state on ${flags.db}`,
+    `concurrency ${flags.concurrency}, paid phase ${flags.seconds} s, ${flags.rounds} round(s), miner ${flags.miner} every ${flags["mine-ms"]} ms, project hop ${flags.hop}, project state on ${flags.db}`,
   );
 
   // --- the chain -------------------------------------------------------------------------------------
   const devnet = await startDevnet({ port: 0, buyers: flags.concurrency, blockTime: 0 });
   closers.push(() => devnet.stop());
-  await fetch(devnet.rpc, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "anvil_removeBlockTimestampInterval", params: [] }),
-  });
+  await rpc(devnet.rpc, "anvil_removeBlockTimestampInterval", []);
   const miner = startBenchMiner(devnet, flags.miner, flags["mine-ms"]);
   closers.push(() => miner.stop());
+  // The stock facilitator signs from a key of its own (gas only), so the two stacks' nonces never meet.
+  const stockKey = generatePrivateKey();
+  await rpc(devnet.rpc, "anvil_setBalance", [privateKeyToAccount(stockKey).address, "0x56bc75e2d63100000"]);
 
-  // --- the facilitator and the merchant ----------------------------------------------------------------
-  const ledger = await openTestDatabase(flags.db);
-  closers.push(ledger.close);
-  const facilitator = await devnetFacilitator(devnet, ledger.db, { pollingIntervalMs: flags["poll-ms"] });
-  closers.push(() => facilitator.close());
-  let client: FacilitatorClient;
-  if (flags.facilitator === "http") {
-    const server = await listen(facilitator.app.fetch, "127.0.0.1", 0);
-    closers.push(() => server.close());
-    client = new HTTPFacilitatorClient({ url: server.url });
-  } else {
-    client = inProcessClient(facilitator);
+  const stacks = new Map<Stack, Running>();
+  for (const stack of ["project", "stock"] as const) {
+    const running = await startStack({
+      stack,
+      rpc: devnet.rpc,
+      facilitatorKey: stack === "project" ? devnet.facilitatorAccount.privateKey : stockKey,
+      payTo: privateKeyToAccount(generatePrivateKey()).address,
+      verifyPayTo: privateKeyToAccount(generatePrivateKey()).address,
+      pollMs: flags["poll-ms"],
+      db: flags.db,
+      hop: flags.hop,
+    });
+    closers.push(() => running.stop());
+    stacks.set(stack, running);
   }
-  // Verify only: the real verify; settle answers success at once and moves nothing.
-  const verifyOnly: FacilitatorClient = {
-    verify: (payload, requirements) => client.verify(payload, requirements),
-    settle: async (payload, requirements) => ({
-      success: true,
-      transaction: pad("0x00"),
-      network: requirements.network,
-      payer: (payload.payload as { authorization?: { from?: string } }).authorization?.from,
-    }),
-    getSupported: () => client.getSupported(),
-  };
-
-  const state = await openTestDatabase(flags.db);
-  closers.push(state.close);
-  const config = testConfig();
-  const payTo = privateKeyToAccount(generatePrivateKey()).address;
-  const verifyPayTo = privateKeyToAccount(generatePrivateKey()).address;
-  const merchant = (payTo: `0x${string}`, publicUrl: string): Merchant => ({
-    name: "bench",
-    title: "Bench merchant",
-    payTo,
-    publicUrl,
-    endpoints: [calc],
-  });
-  const serve = async (to: `0x${string}`, facilitatorClient: FacilitatorClient): Promise<Listening> => {
-    const server = await listenWithUrl(
-      async (publicUrl) =>
-        (
-          await merchantApp(merchant(to, publicUrl), {
-            services: { db: state.db, config },
-            facilitator: facilitatorClient,
-            payments: config.payments,
-          })
-        ).fetch,
-      "127.0.0.1",
-      0,
-    );
-    closers.push(() => server.close());
-    return server;
-  };
-  const shop = await serve(payTo, client);
-  const verifyShop = await serve(verifyPayTo, verifyOnly);
-
-  // The baseline: the same validation and handler, no payment layer.
-  const plain = new Hono<MerchantEnv>();
-  const handler: MiddlewareHandler<MerchantEnv> = async (c) =>
-    c.json(
-      await calc.handler(c.var.input as Parameters<typeof calc.handler>[0], {
-        payer: "0x0000000000000000000000000000000000000000",
-        signal: c.req.raw.signal,
-        services: { db: state.db, config },
-        request: c.req.raw,
-      }),
-    );
-  plain.on(
-    "GET",
-    calc.path,
-    ...([...validateInput(calc, { db: state.db, config }), handler] as [MiddlewareHandler<MerchantEnv>]),
-  );
-  const baselineServer = await listen(plain.fetch, "127.0.0.1", 0);
-  closers.push(() => baselineServer.close());
 
   const buyers = devnet.buyers.map((b) => privateKeyToAccount(b.privateKey));
-  const payingFetch = buyers.map((account) =>
-    wrapFetchWithPayment(fetch, new x402Client().register(NETWORK, new ExactEvmClient(account))),
-  );
-
-  // Warm-up: JIT, connections, the resource servers' /supported, one real payment each way.
-  for (let i = 0; i < 20; i++) await expectCalc(await fetch(url(baselineServer.url)));
-  const warm = await payingFetch[0]?.(url(shop.url));
-  if (!warm || (await expectCalc(warm)) !== null) throw new Error(`warm-up payment failed: ${warm?.status}`);
-
-  // Pre-signed payments for the verify-only phases (signing is not what they time).
-  const unpaid = await fetch(url(verifyShop.url));
-  const required: PaymentRequired = decodePaymentRequiredHeader(unpaid.headers.get("PAYMENT-REQUIRED") ?? "");
   const signers = buyers.map((account) => new x402Client().register(NETWORK, new ExactEvmClient(account)));
-  const verifyCount = Math.max(flags.serial, flags.concurrency * 40);
-  log(`signing ${verifyCount + flags.serial + 20} payments for the verify-only phases ...`);
-  const signStart = performance.now();
-  const headers: string[] = [];
-  for (let i = 0; i < verifyCount + flags.serial + 20; i++) {
-    const signer = signers[i % signers.length] as x402Client;
-    headers.push(encodePaymentSignatureHeader(await signer.createPaymentPayload(required)));
+  const payingFetch = signers.map((client) => wrapFetchWithPayment(fetch, client));
+
+  const results: StackResult[] = [];
+  for (let round = 0; round < flags.rounds; round++) {
+    for (const stack of ["project", "stock"] as const) {
+      log(`\n--- ${stack}${flags.rounds > 1 ? `, round ${round + 1}` : ""}`);
+      results.push(
+        await measure(stack, stacks.get(stack) as Running, { devnet, miner, signers, payingFetch }),
+      );
+    }
   }
-  const signMs = (performance.now() - signStart) / headers.length;
-  log(`  ${signMs.toFixed(2)} ms per signature`);
-  let nextHeader = 0;
-  const verifyRequest = async () => {
-    const header = headers[nextHeader++];
-    if (!header) throw new Error("out of signed payments");
-    return expectCalc(await fetch(url(verifyShop.url), { headers: { "PAYMENT-SIGNATURE": header } }));
-  };
-  for (let i = 0; i < 20; i++) await verifyRequest();
-
-  // --- phases ----------------------------------------------------------------------------------------
-  const baselineSerial = await load(1, { total: flags.serial }, async () =>
-    expectCalc(await fetch(url(baselineServer.url))),
-  );
-  summary("unpaid, one at a time", baselineSerial);
-  const verifySerial = await load(1, { total: flags.serial }, verifyRequest);
-  summary("verify only, one at a time", verifySerial);
-
-  const baseline = await load(flags.concurrency, { seconds: flags.seconds }, async () =>
-    expectCalc(await fetch(url(baselineServer.url))),
-  );
-  summary(`unpaid, concurrency ${flags.concurrency}`, baseline);
-  const verify = await load(flags.concurrency, { total: verifyCount }, verifyRequest);
-  summary(`verify only, concurrency ${flags.concurrency}`, verify);
-
-  const blocksBefore = miner.blocks;
-  const cpuBefore = cpuSnapshot(devnet.pid);
-  const settled = new Set<string>();
-  const paid = await load(flags.concurrency, { seconds: flags.seconds }, async (worker) => {
-    const response = await (payingFetch[worker] as typeof fetch)(url(shop.url));
-    const failure = await expectCalc(response);
-    if (failure) return failure;
-    const receipt = decodePaymentResponseHeader(response.headers.get("PAYMENT-RESPONSE") ?? "");
-    if (!receipt.success || !receipt.transaction) return "no settlement receipt";
-    settled.add(receipt.transaction.toLowerCase());
-    return null;
-  });
-  const paidBlocks = miner.blocks - blocksBefore;
-  const cpuAfter = cpuSnapshot(devnet.pid);
-  summary(`paid, concurrency ${flags.concurrency}`, paid);
-  // CPU per paid request, by process: on these cores, the paid rate can be at most cores x 1000 / total ms.
-  const cpuPerPaid = Object.fromEntries(
-    (Object.keys(cpuAfter) as (keyof typeof cpuAfter)[]).map((k) => [
-      k,
-      round((cpuAfter[k] - cpuBefore[k]) / Math.max(1, paid.ok)),
-    ]),
-  ) as Record<keyof typeof cpuAfter, number>;
-  const ceiling = (os.cpus().length * 1000) / Math.max(0.01, cpuPerPaid.machine);
-  log(
-    `CPU per paid request: this process ${cpuPerPaid.node} ms, anvil ${cpuPerPaid.anvil} ms, PostgreSQL ${cpuPerPaid.postgres} ms, whole machine ${cpuPerPaid.machine} ms: at most ${ceiling.toFixed(0)} paid req/s on ${os.cpus().length} cores`,
-  );
-
-  // --- every payment on chain ------------------------------------------------------------------------
-  for (let i = 0; i < 200 && (await miner.pending()) > 0; i++) await new Promise((r) => setTimeout(r, 20));
-  const balance = await usdcReader(devnet.rpc).balanceOf(payTo);
-  const transferLogs = await rpc<unknown[]>(devnet.rpc, "eth_getLogs", [
-    { fromBlock: "0x0", toBlock: "latest", address: BASE_USDC, topics: [TRANSFER_TOPIC, null, pad(payTo)] },
-  ]);
-  const transfers = transferLogs.length;
-  const paidTotal = paid.ok + 1; // with the warm-up payment
-  const onChain = balance === BigInt(paidTotal) * PRICE_ATOMIC && transfers === paidTotal;
-  log(
-    `on chain: ${transfers} Transfer logs to the merchant, balance ${balance} (expected ${paidTotal} x ${PRICE_ATOMIC}), ${settled.size} distinct settlement transactions, ${paidBlocks} blocks mined in the paid phase: ${onChain ? "every payment settled" : "MISMATCH"}`,
-  );
 
   // --- figures ---------------------------------------------------------------------------------------
-  const addedP50 = verify.p50 - baseline.p50;
-  const addedSerialP50 = verifySerial.p50 - baselineSerial.p50;
-  const ratio = paid.rps / baseline.rps;
+  const mean = (stack: Stack, pick: (r: StackResult) => number) => {
+    const of = results.filter((r) => r.stack === stack).map(pick);
+    return of.reduce((a, b) => a + b, 0) / of.length;
+  };
+  const server = (r: StackResult) => r.cpuMsPerPaid.server;
+  const serverAndDb = (r: StackResult) => r.cpuMsPerPaid.server + r.cpuMsPerPaid.postgres;
+  const added = (r: StackResult) => r.addedP50Ms;
+  const cpuRatio = mean("project", server) / mean("stock", server);
+  const cpuDbRatio = mean("project", serverAndDb) / mean("stock", serverAndDb);
   const met = (ok: boolean) => (ok ? "met" : "MISSED");
   log("");
   log(
-    `paid req/s           ${paid.rps.toFixed(1)}   goal >= ${GOAL_PAID_RPS}: ${met(paid.rps >= GOAL_PAID_RPS)}`,
+    "| stack | paid req/s | server CPU per paid (ms) | + PostgreSQL | anvil | buyers | verify-only added p50 (ms) | plain p50 | on chain |",
+  );
+  log("|---|---|---|---|---|---|---|---|---|");
+  for (const r of results) {
+    log(
+      `| ${r.stack} | ${r.paid.rps} | ${r.cpuMsPerPaid.server} | ${r.cpuMsPerPaid.postgres} | ${r.cpuMsPerPaid.anvil} | ${r.cpuMsPerPaid.buyers} | ${r.addedP50Ms} | ${r.plainSerial.p50Ms} | ${r.settledOnChain ? "all settled" : "MISMATCH"} |`,
+    );
+  }
+  log("");
+  log(
+    `server CPU per paid request, project / stock   ${cpuRatio.toFixed(2)}x (with PostgreSQL ${cpuDbRatio.toFixed(2)}x)   goal <= ${GOAL_CPU_RATIO}x: ${met(cpuRatio <= GOAL_CPU_RATIO)}`,
   );
   log(
-    `added p50, verify    ${addedSerialP50.toFixed(2)} ms one at a time, ${addedP50.toFixed(2)} ms at concurrency ${flags.concurrency}   goal <= ${GOAL_ADDED_P50_MS} ms: ${met(addedSerialP50 <= GOAL_ADDED_P50_MS)} one at a time, ${met(addedP50 <= GOAL_ADDED_P50_MS)} under load`,
+    `verify-only added p50, project               ${mean("project", added).toFixed(2)} ms (stock ${mean("stock", added).toFixed(2)} ms)   goal <= ${GOAL_ADDED_P50_MS} ms: ${met(mean("project", added) <= GOAL_ADDED_P50_MS)}`,
   );
-  log(`ratio paid / unpaid  ${ratio.toFixed(4)} (req/s at concurrency ${flags.concurrency})`);
-  const figures = (l: Load) => ({
-    rps: round(l.rps),
+  consoleLog(
+    JSON.stringify({
+      bench: "paid",
+      date: new Date().toISOString().slice(0, 10),
+      machine: os.cpus()[0]?.model,
+      cores: os.cpus().length,
+      node: process.version,
+      loadAverageAtStart: load1.map(Number),
+      flags,
+      results,
+      cpuRatio: round(cpuRatio),
+      cpuWithPostgresRatio: round(cpuDbRatio),
+      addedP50Ms: { project: round(mean("project", added)), stock: round(mean("stock", added)) },
+      goals: { cpuRatio: GOAL_CPU_RATIO, addedP50Ms: GOAL_ADDED_P50_MS },
+      allSettled: results.every((r) => r.settledOnChain),
+    }),
+  );
+}
+
+type Stack = StackOptions["stack"];
+
+interface Running {
+  pid: number;
+  urls: StackUrls;
+  payTo: `0x${string}`;
+  verifyPayTo: `0x${string}`;
+  stop(): Promise<void>;
+}
+
+/** Starts one stack's process and waits for its URLs. */
+function startStack(options: StackOptions): Promise<Running> {
+  const child = spawn(
+    process.execPath,
+    [...process.execArgv, path.join(import.meta.dirname, "paid-stack.ts"), JSON.stringify(options)],
+    { stdio: ["pipe", "pipe", "inherit"] },
+  );
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  return new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const line = out.split("\n").find((l) => l.startsWith("{"));
+      if (!line) return;
+      resolve({
+        pid: child.pid as number,
+        urls: JSON.parse(line) as StackUrls,
+        payTo: options.payTo,
+        verifyPayTo: options.verifyPayTo,
+        async stop() {
+          child.stdin?.end();
+          const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+          await exited;
+          clearTimeout(timer);
+        },
+      });
+    });
+    child.once("exit", (code) =>
+      reject(new Error(`the ${options.stack} stack exited (${code}) before it was ready`)),
+    );
+  });
+}
+
+interface StackResult {
+  stack: Stack;
+  plainSerial: ReturnType<typeof figures>;
+  verifySerial: ReturnType<typeof figures>;
+  verify: ReturnType<typeof figures>;
+  paid: ReturnType<typeof figures> & { blocks: number };
+  addedP50Ms: number;
+  cpuMsPerPaid: { server: number; postgres: number; anvil: number; buyers: number; machine: number };
+  settledOnChain: boolean;
+}
+
+function figures(l: Load) {
+  return {
+    rps: round(l.rps, 1),
     p50Ms: round(l.p50),
     p99Ms: round(l.p99),
     ok: l.ok,
     requests: l.requests,
     failed: Object.fromEntries(l.failures),
-  });
-  consoleLog(
-    JSON.stringify({
-      bench: "paid",
-      machine: os.cpus()[0]?.model,
-      cores: os.cpus().length,
-      node: process.version,
-      loadAverageAtStart: os.loadavg().length ? load1.map(Number) : [],
-      flags,
-      unpaidSerial: figures(baselineSerial),
-      verifySerial: figures(verifySerial),
-      unpaid: figures(baseline),
-      verify: figures(verify),
-      paid: { ...figures(paid), blocks: paidBlocks, transfers, settledOnChain: onChain },
-      cpuMsPerPaidRequest: cpuPerPaid,
-      paidRpsCeilingFromCpu: round(ceiling, 1),
-      signMsPerPayment: round(signMs),
-      addedP50MsSerial: round(addedSerialP50),
-      addedP50Ms: round(addedP50),
-      ratioPaidUnpaid: round(ratio, 4),
-      goals: { paidRps: GOAL_PAID_RPS, addedP50Ms: GOAL_ADDED_P50_MS },
-    }),
-  );
+  };
 }
+
+async function measure(
+  stack: Stack,
+  running: Running,
+  ctx: {
+    devnet: Devnet;
+    miner: ReturnType<typeof startBenchMiner>;
+    signers: x402Client[];
+    payingFetch: (typeof fetch)[];
+  },
+): Promise<StackResult> {
+  const { urls } = running;
+  // Warm-up: JIT, connections, the resource server's /supported, a few real payments.
+  for (let i = 0; i < 20; i++) await expectCalc(await fetch(url(urls.plain)));
+  for (let i = 0; i < 5; i++) {
+    const warm = await ctx.payingFetch[i % ctx.payingFetch.length]?.(url(urls.paid));
+    if (!warm || (await expectCalc(warm)) !== null)
+      throw new Error(`${stack}: warm-up payment failed: ${warm?.status}`);
+  }
+
+  // Payments signed before the verify-only phases: signing is the buyer's work, not what they time.
+  const unpaid = await fetch(url(urls.verify));
+  const required: PaymentRequired = decodePaymentRequiredHeader(unpaid.headers.get("PAYMENT-REQUIRED") ?? "");
+  const verifyCount = flags.serial + flags.concurrency * 20;
+  const headers: string[] = [];
+  for (let i = 0; i < verifyCount + 20; i++) {
+    const signer = ctx.signers[i % ctx.signers.length] as x402Client;
+    headers.push(encodePaymentSignatureHeader(await signer.createPaymentPayload(required)));
+  }
+  let next = 0;
+  const verifyRequest = async () => {
+    const header = headers[next++];
+    if (!header) throw new Error("out of signed payments");
+    return expectCalc(await fetch(url(urls.verify), { headers: { "PAYMENT-SIGNATURE": header } }));
+  };
+  for (let i = 0; i < 20; i++) await verifyRequest();
+
+  const plainSerial = await load(1, { total: flags.serial }, async () =>
+    expectCalc(await fetch(url(urls.plain))),
+  );
+  summary("plain, one at a time", plainSerial);
+  const verifySerial = await load(1, { total: flags.serial }, verifyRequest);
+  summary("verify only, one at a time", verifySerial);
+  const verify = await load(flags.concurrency, { total: flags.concurrency * 20 }, verifyRequest);
+  summary(`verify only, concurrency ${flags.concurrency}`, verify);
+
+  const blocksBefore = ctx.miner.blocks;
+  const before = cpuSnapshot(ctx.devnet.pid, running.pid);
+  const paid = await load(flags.concurrency, { seconds: flags.seconds }, async (worker) => {
+    const response = await (ctx.payingFetch[worker] as typeof fetch)(url(urls.paid));
+    const failure = await expectCalc(response);
+    if (failure) return failure;
+    const receipt = decodePaymentResponseHeader(response.headers.get("PAYMENT-RESPONSE") ?? "");
+    return receipt.success && receipt.transaction ? null : "no settlement receipt";
+  });
+  const after = cpuSnapshot(ctx.devnet.pid, running.pid);
+  const blocks = ctx.miner.blocks - blocksBefore;
+  summary(`paid, concurrency ${flags.concurrency}`, paid);
+  const per = (k: Exclude<keyof typeof after, "postgres">) =>
+    round((after[k] - before[k]) / Math.max(1, paid.ok));
+  let postgresMs = 0;
+  for (const [pid, ms] of after.postgres) postgresMs += ms - (before.postgres.get(pid) ?? 0);
+  const cpuMsPerPaid = {
+    server: per("server"),
+    postgres: round(postgresMs / Math.max(1, paid.ok)),
+    anvil: per("anvil"),
+    buyers: per("node"),
+    machine: per("machine"),
+  };
+  log(
+    `CPU per paid request: ${stack} process ${cpuMsPerPaid.server} ms, PostgreSQL ${cpuMsPerPaid.postgres} ms, anvil ${cpuMsPerPaid.anvil} ms, buyers ${cpuMsPerPaid.buyers} ms, machine ${cpuMsPerPaid.machine} ms`,
+  );
+
+  // Every payment on chain: the merchant's balance and Transfer logs, the warm-up's included, over all rounds.
+  for (let i = 0; i < 200 && (await ctx.miner.pending()) > 0; i++)
+    await new Promise((r) => setTimeout(r, 20));
+  paidSoFar.set(stack, (paidSoFar.get(stack) ?? 0) + paid.ok + 5);
+  const expected = paidSoFar.get(stack) ?? 0;
+  const balance = await usdcReader(ctx.devnet.rpc).balanceOf(running.payTo);
+  const transfers = (
+    await rpc<unknown[]>(ctx.devnet.rpc, "eth_getLogs", [
+      {
+        fromBlock: "0x0",
+        toBlock: "latest",
+        address: BASE_USDC,
+        topics: [TRANSFER_TOPIC, null, pad(running.payTo)],
+      },
+    ])
+  ).length;
+  const settledOnChain = balance === BigInt(expected) * PRICE_ATOMIC && transfers === expected;
+  log(
+    `on chain: ${transfers} Transfer logs to the merchant, balance ${balance} (expected ${expected} x ${PRICE_ATOMIC}), ${blocks} blocks in the paid phase: ${settledOnChain ? "every payment settled" : "MISMATCH"}`,
+  );
+  return {
+    stack,
+    plainSerial: figures(plainSerial),
+    verifySerial: figures(verifySerial),
+    verify: figures(verify),
+    paid: { ...figures(paid), blocks },
+    addedP50Ms: round(verifySerial.p50 - plainSerial.p50),
+    cpuMsPerPaid,
+    settledOnChain,
+  };
+}
+
+const paidSoFar = new Map<Stack, number>();
 
 function round(x: number, digits = 2) {
   return Number(x.toFixed(digits));

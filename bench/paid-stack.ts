@@ -1,0 +1,219 @@
+/**
+ * One side of `bench:paid`, in a process of its own so that the server side's CPU is measured apart from
+ * the buyers and the chain: a merchant selling `/api/calc` at $0.001 and the facilitator it settles
+ * through, built one of two ways.
+ *
+ * - `project`: the platform's `merchantApp` (payment ledger, replay locks, input validation) and the
+ *   project's facilitator (`createFacilitator`: its ledger, submitter and chain reads), reached over HTTP
+ *   on 127.0.0.1 as in production, or in process (`hop: "inprocess"`).
+ * - `stock`: what the x402 documentation builds: `@x402/hono`'s `paymentMiddleware` on an
+ *   `x402ResourceServer` with `@x402/evm`'s exact scheme, and a facilitator made of `@x402/core`'s
+ *   `x402Facilitator` with `registerExactEvmScheme` and a viem wallet client as its signer (with viem's
+ *   nonce manager, without which concurrent settlements collide), served over HTTP by a small Hono app
+ *   with the `/verify`, `/settle` and `/supported` routes of the documentation's example facilitator.
+ *
+ * Both serve three apps on 127.0.0.1: `paid` (settled on chain), `verify` (the real verify; settle
+ * answered at once, nothing on chain) and `plain` (the same handler with no payment layer). The process
+ * prints one JSON line with their URLs and runs until its stdin closes.
+ *
+ * Argument: one JSON object (`StackOptions`).
+ */
+import { x402Facilitator } from "@x402/core/facilitator";
+import { type FacilitatorClient, HTTPFacilitatorClient } from "@x402/core/server";
+import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
+import { toFacilitatorEvmSigner } from "@x402/evm";
+import { registerExactEvmScheme } from "@x402/evm/exact/facilitator";
+import { ExactEvmScheme as ExactEvmServer } from "@x402/evm/exact/server";
+import { paymentMiddleware, x402ResourceServer } from "@x402/hono";
+import { Hono, type MiddlewareHandler } from "hono";
+import { type Abi, createWalletClient, http, pad, publicActions } from "viem";
+import { nonceManager, privateKeyToAccount } from "viem/accounts";
+import { devnetChain } from "../src/chain/devnet/index.ts";
+import { type Listening, listen, listenWithUrl } from "../src/common/listen.ts";
+import { createFacilitator, inProcessClient } from "../src/facilitator/index.ts";
+import { merchantApp } from "../src/merchant-kit/app.ts";
+import type { MerchantServices } from "../src/merchant-kit/catalogue.ts";
+import { type MerchantEnv, validateInput } from "../src/merchant-kit/input.ts";
+import { calc } from "../src/merchants/utility/calc.ts";
+import { openTestDatabase } from "../test/helpers/db.ts";
+import { testConfig } from "../test/helpers/merchant.ts";
+import { NETWORK } from "../test/helpers/x402.ts";
+
+export interface StackOptions {
+  stack: "project" | "stock";
+  rpc: string;
+  /** The facilitator's key: ETH for gas. Each stack has its own, so their nonces never meet. */
+  facilitatorKey: `0x${string}`;
+  payTo: `0x${string}`;
+  verifyPayTo: `0x${string}`;
+  /** How often a settlement's receipt is polled for, both stacks alike. */
+  pollMs: number;
+  /** The project's merchant state and facilitator ledger. */
+  db: "pglite" | "postgres";
+  /** The project's merchant-to-facilitator hop; the stock stack always goes over HTTP. */
+  hop: "http" | "inprocess";
+}
+
+export interface StackUrls {
+  paid: string;
+  verify: string;
+  plain: string;
+}
+
+const options = JSON.parse(process.argv[2] ?? "{}") as StackOptions;
+const closers: (() => Promise<unknown>)[] = [];
+// The SDK logs every settlement's extension outcome to stdout, where only the URLs belong.
+console.log = () => undefined;
+
+/** The real verify; settle answers success at once and moves nothing. */
+function verifyOnly(client: FacilitatorClient): FacilitatorClient {
+  return {
+    verify: (payload, requirements) => client.verify(payload, requirements),
+    settle: async (payload, requirements) => ({
+      success: true,
+      transaction: pad("0x00"),
+      network: requirements.network,
+      payer: (payload.payload as { authorization?: { from?: string } }).authorization?.from,
+    }),
+    getSupported: () => client.getSupported(),
+  };
+}
+
+async function served(fetch: (request: Request) => Response | Promise<Response>): Promise<Listening> {
+  const server = await listen(fetch, "127.0.0.1", 0);
+  closers.push(() => server.close());
+  return server;
+}
+
+/** Calc's handler behind its input validation, as the merchant's own code: the same in every app here. */
+function calcRoute(app: Hono<MerchantEnv>, services: MerchantServices): Hono<MerchantEnv> {
+  const handler: MiddlewareHandler<MerchantEnv> = async (c) =>
+    c.json(
+      await calc.handler(c.var.input as Parameters<typeof calc.handler>[0], {
+        payer: "0x0000000000000000000000000000000000000000",
+        signal: c.req.raw.signal,
+        services,
+        request: c.req.raw,
+      }),
+    );
+  return app.on(
+    "GET",
+    calc.path,
+    ...([...validateInput(calc, services), handler] as [MiddlewareHandler<MerchantEnv>]),
+  );
+}
+
+/** The merchant's state (calc keeps none; the platform's ledger and replay locks do). */
+async function merchantServices(): Promise<MerchantServices> {
+  const state = await openTestDatabase(options.db);
+  closers.push(state.close);
+  return { db: state.db, config: testConfig() };
+}
+
+async function project(): Promise<StackUrls> {
+  const ledger = await openTestDatabase(options.db);
+  closers.push(ledger.close);
+  const facilitator = await createFacilitator({
+    db: ledger.db,
+    rpc: options.rpc,
+    chain: devnetChain(options.rpc),
+    privateKey: options.facilitatorKey,
+    pollingIntervalMs: options.pollMs,
+    resolveIntervalMs: 0,
+  });
+  closers.push(() => facilitator.close());
+  const client =
+    options.hop === "http"
+      ? new HTTPFacilitatorClient({ url: (await served(facilitator.app.fetch)).url })
+      : inProcessClient(facilitator);
+  const services = await merchantServices();
+  const config = services.config;
+  const shop = async (payTo: `0x${string}`, facilitatorClient: FacilitatorClient) => {
+    const server = await listenWithUrl(
+      async (publicUrl) =>
+        (
+          await merchantApp(
+            { name: "bench", title: "Bench merchant", payTo, publicUrl, endpoints: [calc] },
+            { services, facilitator: facilitatorClient, payments: config.payments },
+          )
+        ).fetch,
+      "127.0.0.1",
+      0,
+    );
+    closers.push(() => server.close());
+    return server.url;
+  };
+  return {
+    paid: await shop(options.payTo, client),
+    verify: await shop(options.verifyPayTo, verifyOnly(client)),
+    plain: (await served(calcRoute(new Hono<MerchantEnv>(), services).fetch)).url,
+  };
+}
+
+async function stock(): Promise<StackUrls> {
+  const account = privateKeyToAccount(options.facilitatorKey, { nonceManager });
+  const wallet = createWalletClient({
+    account,
+    chain: devnetChain(options.rpc),
+    transport: http(options.rpc),
+    pollingInterval: options.pollMs,
+  }).extend(publicActions);
+  const signer = toFacilitatorEvmSigner({
+    address: account.address,
+    readContract: (args) => wallet.readContract({ ...args, abi: args.abi as Abi, args: args.args ?? [] }),
+    verifyTypedData: (args) => wallet.verifyTypedData(args as Parameters<typeof wallet.verifyTypedData>[0]),
+    writeContract: (args) =>
+      wallet.writeContract({ ...args, abi: args.abi as Abi } as Parameters<typeof wallet.writeContract>[0]),
+    sendTransaction: (args) => wallet.sendTransaction(args),
+    waitForTransactionReceipt: (args) => wallet.waitForTransactionReceipt(args),
+    getCode: (args) => wallet.getCode(args),
+  });
+  const facilitator = new x402Facilitator();
+  registerExactEvmScheme(facilitator, { signer, networks: NETWORK });
+  // The documentation's example facilitator, on Hono instead of express.
+  const routes = new Hono();
+  const body = async (c: { req: { json(): Promise<unknown> } }) =>
+    (await c.req.json()) as { paymentPayload: PaymentPayload; paymentRequirements: PaymentRequirements };
+  routes.post("/verify", async (c) => {
+    const { paymentPayload, paymentRequirements } = await body(c);
+    return c.json(await facilitator.verify(paymentPayload, paymentRequirements));
+  });
+  routes.post("/settle", async (c) => {
+    const { paymentPayload, paymentRequirements } = await body(c);
+    return c.json(await facilitator.settle(paymentPayload, paymentRequirements));
+  });
+  routes.get("/supported", (c) => c.json(facilitator.getSupported()));
+  const client = new HTTPFacilitatorClient({ url: (await served(routes.fetch)).url });
+
+  const services = await merchantServices();
+  const shop = async (payTo: `0x${string}`, facilitatorClient: FacilitatorClient) => {
+    const server = new x402ResourceServer(facilitatorClient).register(NETWORK, new ExactEvmServer());
+    const app = new Hono<MerchantEnv>();
+    app.use(
+      paymentMiddleware(
+        {
+          [`GET ${calc.path}`]: {
+            accepts: { scheme: "exact", price: "$0.001", network: NETWORK, payTo },
+            description: calc.description,
+            mimeType: "application/json",
+          },
+        },
+        server,
+      ),
+    );
+    return (await served(calcRoute(app, services).fetch)).url;
+  };
+  return {
+    paid: await shop(options.payTo, client),
+    verify: await shop(options.verifyPayTo, verifyOnly(client)),
+    plain: (await served(calcRoute(new Hono<MerchantEnv>(), services).fetch)).url,
+  };
+}
+
+const urls = options.stack === "project" ? await project() : await stock();
+process.stdout.write(`${JSON.stringify(urls)}\n`);
+process.stdin.resume();
+process.stdin.on("end", async () => {
+  for (const close of closers.reverse()) await close().catch(() => undefined);
+  process.exit(0);
+});
