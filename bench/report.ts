@@ -20,7 +20,8 @@
  * Prints the figures beside their goals, the time of every SQL statement of the import and of the
  * build (the analytics database's `run` and `all` are wrapped to time them), and one final JSON line of all figures.
  *
- * Flags: --payments N, --merchants N, --buyers N, --seed N, --threads N (DuckDB threads; default: all cores).
+ * Flags: --payments N, --merchants N, --buyers N, --seed N, --threads N (DuckDB threads; default: all cores),
+ * --memory-gb N (DuckDB's memory limit; default 1, the service's default).
  */
 import { spawn } from "node:child_process";
 import crypto from "node:crypto";
@@ -60,12 +61,12 @@ function parseFlags(argv: string[]): Map<string, number> {
     const n = Number(String(value).replaceAll("_", ""));
     if (
       !key ||
-      !["payments", "merchants", "buyers", "seed", "threads"].includes(key) ||
+      !["payments", "merchants", "buyers", "seed", "threads", "memory-gb"].includes(key) ||
       !Number.isSafeInteger(n) ||
       n < 0
     ) {
       throw new Error(
-        `bad argument ${arg}: use --payments N, --merchants N, --buyers N, --seed N, --threads N`,
+        `bad argument ${arg}: use --payments N, --merchants N, --buyers N, --seed N, --threads N, --memory-gb N`,
       );
     }
     flags.set(key, n);
@@ -85,6 +86,8 @@ const params = {
   endTime: DEFAULT_END_TIME,
 };
 const threads = flags.get("threads");
+/** DuckDB's memory limit (the service's default, X402M_DUCKDB_MEMORY, is 1 GB); beyond it DuckDB spills to disk. */
+const memoryGb = flags.get("memory-gb") ?? 1;
 
 const line = (text = "") => process.stdout.write(`${text}\n`);
 const seconds = (ms: number) => Number((ms / 1000).toFixed(2));
@@ -175,7 +178,7 @@ function generate(out: string): Promise<FileSummary> {
 // --- 2. Import into a fresh analytics database, timing every statement.
 const dataDir = path.join(benchDir, "analytics");
 fs.rmSync(dataDir, { recursive: true, force: true });
-const analytics = await Analytics.open({ dataDir, memoryLimit: "1GB", threads: threads ?? null });
+const analytics = await Analytics.open({ dataDir, memoryLimit: `${memoryGb}GB`, threads: threads ?? null });
 
 interface Timed {
   stage: string;
@@ -212,7 +215,12 @@ const warmMs = performance.now() - t0;
 
 stage = "import";
 t0 = performance.now();
-const counts = await importNdjson(analytics, dataFile);
+const counts = await importNdjson(analytics, dataFile).catch((error: unknown) => {
+  // Which statement gave up, and after how long: the figure that says what to change.
+  const last = timings.at(-1);
+  if (last) line(`import failed in ${Math.round(last.ms)} ms of: ${last.sql}`);
+  throw error;
+});
 const importMs = performance.now() - t0;
 const rowsRead = Object.values(counts).reduce((n, c) => n + c.read, 0);
 const importRowsPerSecond = Math.round(rowsRead / (importMs / 1000));
@@ -325,6 +333,7 @@ const figures = {
   cpu: os.cpus()[0]?.model ?? "unknown",
   cores: os.cpus().length,
   duckdb_threads: threads ?? os.cpus().length,
+  duckdb_memory_gb: memoryGb,
   params,
   rows_generated: summary.lines,
   payments: summary.payments,
