@@ -351,6 +351,8 @@ async function main() {
       allSettled: results.every((r) => r.settledOnChain),
     }),
   );
+  // A payment charged and not settled, or settled twice, makes every figure above meaningless.
+  if (!results.every((r) => r.settledOnChain)) process.exitCode = 1;
 }
 
 type Stack = StackOptions["stack"];
