@@ -273,9 +273,20 @@ describe("POST /api/vectorize, local engine", () => {
   });
 
   it("refuses base64 it cannot read", async () => {
-    await expect(run({ image_base64: "not base64!" })).rejects.toMatchObject({
-      status: 400,
-      code: "bad_base64",
+    for (const text of ["not base64!", "AB=C", "AB==="]) {
+      await expect(run({ image_base64: text }), text).rejects.toMatchObject({
+        status: 400,
+        code: "bad_base64",
+      });
+    }
+  });
+
+  it("refuses base64 of an image one byte over 10 MB by its size (413), before decoding it", async () => {
+    const over = Buffer.alloc(MAX_IMAGE_BYTES + 1, 0xab).toString("base64");
+    await expect(run({ image_base64: over })).rejects.toMatchObject({
+      status: 413,
+      code: "image_too_large",
+      message: expect.stringContaining(`${MAX_IMAGE_BYTES + 1} bytes`),
     });
   });
 
