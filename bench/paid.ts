@@ -26,7 +26,8 @@
  * Flags: --concurrency N (16), --seconds N (paid phase, 10), --serial N (verify-only and plain requests one
  * at a time, 200), --rounds N (1), --mine-ms N (5), --miner pending|interval, --poll-ms N (both stacks'
  * receipt polling, 10), --hop http|inprocess (the project's merchant-to-facilitator hop; the stock stack is
- * always over HTTP), --db pglite|postgres (default postgres when DATABASE_URL is set).
+ * always over HTTP), --db pglite|postgres (default postgres when DATABASE_URL is set). With BENCH_CPU_PROF=DIR
+ * set, each stack's process writes a V8 CPU profile there when it stops.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -369,7 +370,13 @@ interface Running {
 function startStack(options: StackOptions): Promise<Running> {
   const child = spawn(
     process.execPath,
-    [...process.execArgv, path.join(import.meta.dirname, "paid-stack.ts"), JSON.stringify(options)],
+    [
+      ...process.execArgv,
+      // A CPU profile of each stack's process, written when it stops (NODE_OPTIONS may not carry --cpu-prof).
+      ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+      path.join(import.meta.dirname, "paid-stack.ts"),
+      JSON.stringify(options),
+    ],
     { stdio: ["pipe", "pipe", "inherit"] },
   );
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
