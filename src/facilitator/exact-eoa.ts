@@ -20,10 +20,17 @@ import type {
   VerifyResponse,
 } from "@x402/core/types";
 import { eip3009ABI, type FacilitatorEvmSigner, resolveDataSuffix, startAssetContractCheck } from "@x402/evm";
-import { type Address, getAddress, isAddress, isAddressEqual, parseEventLogs, parseSignature } from "viem";
+import {
+  type Address,
+  getAddress,
+  isAddress,
+  isAddressEqual,
+  pad,
+  parseSignature,
+  toEventSelector,
+} from "viem";
 import { transferWithAuthorizationDigest } from "../chain/eip3009.ts";
 import { recoverSigner } from "../chain/secp256k1.ts";
-import { usdcAbi } from "../chain/usdc.ts";
 import { type Eip3009Payload, isPermit2Payload } from "./authorization.ts";
 import { SETTLEMENT_PENDING } from "./errors.ts";
 
@@ -34,6 +41,7 @@ const TRANSFER_EVENT_MISMATCH = "invalid_exact_evm_transfer_event_mismatch";
 const MAX_ERROR_MESSAGE = 500;
 /** The SDK refuses an authorization that expires within this many seconds. */
 const VALID_BEFORE_MARGIN_S = 6n;
+const TRANSFER_TOPIC = toEventSelector("Transfer(address,address,uint256)");
 
 /** An EIP-3009 payment this scheme settles itself: every check passed. */
 interface Accepted {
@@ -223,22 +231,27 @@ export class ExactEoaScheme implements SchemeNetworkFacilitator {
   }
 }
 
-/** A Transfer of exactly the authorized value from the payer to the payee, by the token. */
+/**
+ * A Transfer of exactly the authorized value from the payer to the payee, by the token. Read from the
+ * topics directly: viem's `parseEventLogs` hashes every event signature of the ABI on each call.
+ */
 function transferred(
-  logs: readonly { address: string }[],
+  logs: readonly { address: string; topics: readonly string[]; data: string }[],
   asset: Address,
   a: Eip3009Payload["authorization"],
 ): boolean {
-  const transfers = parseEventLogs({
-    abi: usdcAbi,
-    eventName: "Transfer",
-    logs: logs.filter((log) => isAddressEqual(log.address as Address, asset)) as never,
-  });
-  return transfers.some(
+  const from = pad(a.from).toLowerCase();
+  const to = pad(a.to).toLowerCase();
+  const value = BigInt(a.value);
+  return logs.some(
     (log) =>
-      isAddressEqual(log.args.from, a.from) &&
-      isAddressEqual(log.args.to, a.to) &&
-      log.args.value === BigInt(a.value),
+      isAddressEqual(log.address as Address, asset) &&
+      log.topics.length === 3 &&
+      log.topics[0] === TRANSFER_TOPIC &&
+      log.topics[1]?.toLowerCase() === from &&
+      log.topics[2]?.toLowerCase() === to &&
+      /^0x[0-9a-fA-F]{64}$/.test(log.data) &&
+      BigInt(log.data) === value,
   );
 }
 

@@ -4,7 +4,7 @@
  */
 import crypto from "node:crypto";
 import type { PaymentPayload, PaymentRequirements, SchemeNetworkFacilitator } from "@x402/core/types";
-import { toFacilitatorEvmSigner } from "@x402/evm";
+import { type FacilitatorEvmSigner, toFacilitatorEvmSigner } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { createTestClient, createWalletClient, http, publicActions, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
@@ -19,6 +19,7 @@ let devnet: Devnet;
 let miner: ReturnType<typeof startMiner>;
 let sdk: ExactEvmScheme;
 let ours: ExactEoaScheme;
+let signer: FacilitatorEvmSigner;
 /** How often the fast path handed a call to the SDK. */
 const handed = { verify: 0, settle: 0 };
 
@@ -31,7 +32,7 @@ beforeAll(async () => {
     account: privateKeyToAccount(devnet.facilitatorAccount.privateKey),
     pollingInterval: 20,
   }).extend(publicActions);
-  const signer = toFacilitatorEvmSigner(wallet as never);
+  signer = toFacilitatorEvmSigner(wallet as never);
   sdk = new ExactEvmScheme(signer);
   const counting: SchemeNetworkFacilitator = {
     scheme: sdk.scheme,
@@ -227,6 +228,41 @@ describe("the exact scheme's fast path for ordinary wallets", () => {
       expect(answer).toEqual(await sdk.settle(payment, requirements));
       expect(answer).toMatchObject({ success: false, transaction: "" });
       expect(handed.settle).toBe(before + 1);
+    }
+  });
+
+  it("finds the payment's Transfer in the receipt, or answers a mismatch", async () => {
+    // The same transaction, its receipt's logs altered as a token that emits something else would.
+    const altered = (change: (log: { topics: readonly string[]; data: string }) => object) =>
+      new ExactEoaScheme(
+        {
+          ...signer,
+          async waitForTransactionReceipt(args) {
+            const receipt = await signer.waitForTransactionReceipt(args);
+            return { ...receipt, logs: receipt.logs?.map((log) => ({ ...log, ...change(log) })) } as never;
+          },
+        },
+        sdk,
+      );
+    const cases: [string, (log: { topics: readonly string[]; data: string }) => object, boolean][] = [
+      ["unchanged", () => ({}), true],
+      ["another value", () => ({ data: toHex(1n, { size: 32 }) }), false],
+      [
+        "another payee",
+        (log) => ({ topics: [log.topics[0], log.topics[1], toHex(7n, { size: 32 })] }),
+        false,
+      ],
+      ["another token", () => ({ address: newMerchant() }), false],
+    ];
+    for (const [name, change, success] of cases) {
+      const requirements = requirementsFor(newMerchant());
+      const answer = await altered(change).settle(
+        await authorize(devnet.buyers[1] as DevnetAccount, requirements),
+        requirements,
+      );
+      expect(answer.success, name).toBe(success);
+      if (!success) expect(answer.errorReason, name).toBe("invalid_exact_evm_transfer_event_mismatch");
+      expect(answer.transaction, name).toMatch(/^0x[0-9a-f]{64}$/);
     }
   });
 });
