@@ -47,6 +47,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { BASE_USDC } from "../src/chain/base.ts";
 import { type Devnet, devnetChain, startDevnet } from "../src/chain/devnet/index.ts";
 import { TRANSFER_TOPIC } from "../src/indexer/decode.ts";
+import { openTestDatabase } from "../test/helpers/db.ts";
 import { rpc } from "../test/helpers/settle.ts";
 import { NETWORK, usdcReader } from "../test/helpers/x402.ts";
 import type { StackOptions, StackUrls } from "./paid-stack.ts";
@@ -307,6 +308,8 @@ async function main() {
     }
   }
 
+  const floor = await verifyFloor(devnet);
+
   // --- figures ---------------------------------------------------------------------------------------
   const mean = (stack: Stack, pick: (r: StackResult) => number) => {
     const of = results.filter((r) => r.stack === stack).map(pick);
@@ -335,6 +338,9 @@ async function main() {
   log(
     `verify-only added p50, project               ${mean("project", added).toFixed(2)} ms (stock ${mean("stock", added).toFixed(2)} ms)   goal <= ${GOAL_ADDED_P50_MS} ms: ${met(mean("project", added) <= GOAL_ADDED_P50_MS)}`,
   );
+  log(
+    `verify's floor here: one JSON-RPC eth_call p50 ${floor.rpcP50Ms} ms, one commit p50 ${floor.commitP50Ms} ms (${flags.db}); the project's verify reads the chain once and commits ${VERIFY_COMMITS} times: at least ${floor.projectMs} ms over plain`,
+  );
   consoleLog(
     JSON.stringify({
       bench: "paid",
@@ -349,6 +355,7 @@ async function main() {
       cpuWithPostgresRatio: round(cpuDbRatio),
       addedP50Ms: { project: round(mean("project", added)), stock: round(mean("stock", added)) },
       goals: { cpuRatio: GOAL_CPU_RATIO, addedP50Ms: GOAL_ADDED_P50_MS },
+      verifyFloor: floor,
       allSettled: results.every((r) => r.settledOnChain),
     }),
   );
@@ -532,6 +539,47 @@ async function measure(
 }
 
 const paidSoFar = new Map<Stack, number>();
+
+/**
+ * The project's verify-only path commits three times: the merchant's payment row taken, the facilitator's
+ * ledger row, and the merchant's outcome (`src/merchant-kit/payments/ledger.ts`, `src/facilitator/ledger.ts`).
+ */
+const VERIFY_COMMITS = 3;
+
+/**
+ * What no verify that checks the chain and records durably can go below on this machine: one JSON-RPC
+ * round trip to the node (the simulated transfer; the payer's code is read beside it) and one commit per
+ * durable write, each timed alone, one at a time, 200 times.
+ */
+async function verifyFloor(devnet: Devnet) {
+  const times = async (fn: () => Promise<unknown>) => {
+    for (let i = 0; i < 20; i++) await fn();
+    const ms: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const start = performance.now();
+      await fn();
+      ms.push(performance.now() - start);
+    }
+    return ms.sort((a, b) => a - b)[100] as number;
+  };
+  const balanceOf = { to: BASE_USDC, data: `0x70a08231${pad(devnet.facilitatorAccount.address).slice(2)}` };
+  const rpcP50Ms = await times(() => rpc(devnet.rpc, "eth_call", [balanceOf, "latest"]));
+  const state = await openTestDatabase(flags.db);
+  let commitP50Ms: number;
+  try {
+    await state.db.query("CREATE TABLE floor_commits (id serial PRIMARY KEY, payer text NOT NULL)");
+    commitP50Ms = await times(() =>
+      state.db.query("INSERT INTO floor_commits (payer) VALUES ($1)", ["0x00"]),
+    );
+  } finally {
+    await state.close();
+  }
+  return {
+    rpcP50Ms: round(rpcP50Ms),
+    commitP50Ms: round(commitP50Ms),
+    projectMs: round(rpcP50Ms + VERIFY_COMMITS * commitP50Ms),
+  };
+}
 
 function round(x: number, digits = 2) {
   return Number(x.toFixed(digits));
