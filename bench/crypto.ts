@@ -10,6 +10,8 @@ import os from "node:os";
 import { hashTypedData, recoverAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { BASE_USDC } from "../src/chain/base.ts";
+import { transferWithAuthorizationDigest } from "../src/chain/eip3009.ts";
+import { fastAccount, recoverSigner, secp256k1Backend } from "../src/chain/secp256k1.ts";
 import { eip3009Types, USDC_EIP712_NAME, USDC_EIP712_VERSION } from "../src/chain/usdc.ts";
 
 const flag = process.argv.indexOf("--calls");
@@ -74,6 +76,35 @@ const rows: [string, string, number, number][] = [
     ),
   ],
 ];
+// The project's facilitator, for the same work (src/chain/secp256k1.ts, src/chain/eip3009.ts).
+const fast = fastAccount(generatePrivateKey());
+const { message, domain } = typedData;
+const projectRows: [string, string, number, number][] = [
+  [
+    "digest",
+    "facilitator: verify, settle",
+    2,
+    await mean(() => transferWithAuthorizationDigest(domain, message)),
+  ],
+  ["recoverSigner", "facilitator: verify, settle", 2, await mean(() => recoverSigner(digest, signature))],
+  [
+    "signTransaction",
+    "facilitator: the settlement",
+    1,
+    await mean(() =>
+      fast.signTransaction({
+        chainId: 8453,
+        type: "eip1559",
+        to: BASE_USDC,
+        data: `0xe3ee160e${"00".repeat(9 * 32)}`,
+        nonce: 1,
+        gas: 100_000n,
+        maxFeePerGas: 1_000_000_000n,
+        maxPriorityFeePerGas: 1_000_000n,
+      }),
+    ),
+  ],
+];
 const line = (text: string) => process.stdout.write(`${text}\n`);
 line(
   `bench:crypto on ${os.cpus()[0]?.model} x${os.cpus().length}, Node ${process.version}, ${CALLS} calls each`,
@@ -84,11 +115,28 @@ for (const [name, where, times, ms] of rows) {
   line(`${name.padEnd(16)} ${ms.toFixed(3)} ms x ${times}   ${where}`);
 }
 line(`per paid request ${total.toFixed(2)} ms of secp256k1 and EIP-712 work in JavaScript`);
+line(`the project's facilitator (secp256k1 by ${secp256k1Backend}):`);
+let projectTotal = 0;
+for (const [name, where, times, ms] of projectRows) {
+  projectTotal += times * ms;
+  line(`${name.padEnd(16)} ${ms.toFixed(3)} ms x ${times}   ${where}`);
+}
+// The buyer's signature is the buyer's in both: only the facilitator's share is compared.
+const sdkFacilitator = total - (rows[0]?.[3] ?? 0) - (rows[1]?.[3] ?? 0);
+line(
+  `facilitator's share per paid request: SDK ${sdkFacilitator.toFixed(2)} ms, project ${projectTotal.toFixed(2)} ms (${(sdkFacilitator / projectTotal).toFixed(0)}x less)`,
+);
 line(
   JSON.stringify({
     bench: "crypto",
     calls: CALLS,
     ms: Object.fromEntries(rows.map(([n, , t, ms]) => [n, { times: t, ms: Number(ms.toFixed(3)) }])),
     perPaidRequestMs: Number(total.toFixed(2)),
+    project: {
+      backend: secp256k1Backend,
+      ms: Object.fromEntries(projectRows.map(([n, , t, ms]) => [n, { times: t, ms: Number(ms.toFixed(3)) }])),
+      facilitatorPerPaidMs: Number(projectTotal.toFixed(3)),
+    },
+    sdkFacilitatorPerPaidMs: Number(sdkFacilitator.toFixed(2)),
   }),
 );
