@@ -236,6 +236,48 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       );
     `,
   },
+  {
+    version: 10,
+    name: "one report read by key",
+    // A page view reads one report: its daily records become the JSON text they are served as (reading a
+    // list of structs cost more than the rest of the row), and a merchant's listings are found by an index
+    // instead of a scan (the primary key's index serves only the whole key). The reports are a cache.
+    // DuckDB alters no table an index depends on: a later ALTER of listings drops this index first.
+    sql: `
+      DROP TABLE reports;
+      DELETE FROM report_windows;
+      CREATE TABLE reports (
+        chain VARCHAR NOT NULL,
+        end_block BIGINT NOT NULL,
+        address VARCHAR NOT NULL,
+        -- The merchant's name, else the host of most of its listings, else its address.
+        name VARCHAR NOT NULL,
+        claimed BOOLEAN NOT NULL,
+        frozen BOOLEAN NOT NULL,
+        rank BIGINT,
+        -- Atomic USDC units, the quartiles interpolated (possibly fractional).
+        tx BIGINT NOT NULL,
+        amount HUGEINT NOT NULL,
+        real_tx BIGINT NOT NULL,
+        real_amount HUGEINT NOT NULL,
+        buyers BIGINT NOT NULL,
+        real_buyers BIGINT NOT NULL,
+        top_amount HUGEINT NOT NULL,
+        p25 DOUBLE NOT NULL,
+        median DOUBLE NOT NULL,
+        p75 DOUBLE NOT NULL,
+        median_passing DOUBLE NOT NULL,
+        hub_linked_buyers BIGINT NOT NULL,
+        -- JSON text: {kind: {tx, usd}}, dollars apportioned so that they add up to usd - real_usd.
+        flags VARCHAR NOT NULL,
+        -- JSON text: the report's daily records, [{date, tx, usd, real_usd}], day 0 first.
+        daily VARCHAR NOT NULL,
+        -- JSON text: the page's {"flagged_wallets": {kind: [{wallet, tx, usd}]}}.
+        details VARCHAR NOT NULL
+      );
+      CREATE INDEX listings_pay_to ON listings (pay_to);
+    `,
+  },
 ];
 
 export async function migrate(analytics: Analytics): Promise<void> {

@@ -68,13 +68,19 @@ export async function writeReports(
       max(real_cents) FILTER (day = ${i}) AS real_cents${i}`,
     )
     .join(",\n        ");
-  // Day i of the window at position i + 1, zeros for a day without payments.
-  const daily = `[${ctx.dates
-    .map(
-      (_, i) =>
-        `{'tx': coalesce(d.tx${i}, 0)::BIGINT, 'cents': coalesce(d.cents${i}, 0)::HUGEINT, 'real_cents': coalesce(d.real_cents${i}, 0)::HUGEINT}`,
+  if (!ctx.dates.every((d) => DATE.test(d))) throw new Error(`bad window dates: ${ctx.dates.join(", ")}`);
+  // The daily records as the report's JSON text, zeros for a day without payments: a reader splices it as
+  // it is (a list of structs cost a one-report read more than every other column together).
+  const daily = `concat('[', ${ctx.dates
+    .map((date, i) =>
+      jsonConcat([
+        ["date", `'"${date}"'`],
+        ["tx", `coalesce(d.tx${i}, 0)::BIGINT::VARCHAR`],
+        ["usd", `${sqlUsd(`coalesce(d.cents${i}, 0)::HUGEINT`)}::VARCHAR`],
+        ["real_usd", `${sqlUsd(`coalesce(d.real_cents${i}, 0)::HUGEINT`)}::VARCHAR`],
+      ]),
     )
-    .join(", ")}]`;
+    .join(", ',', ")}, ']')`;
   await analytics.run(
     `INSERT INTO reports (chain, end_block, ${REPORT_COLUMNS.join(", ")})
     WITH flags AS (
@@ -94,7 +100,9 @@ export async function writeReports(
     LEFT JOIN flags f ON f.pay_to = m.address
     LEFT JOIN days d ON d.pay_to = m.address
     LEFT JOIN (${sqlListingHosts()}) l ON l.pay_to = m.address
-    LEFT JOIN rw_details w ON w.pay_to = m.address`,
+    LEFT JOIN rw_details w ON w.pay_to = m.address
+    -- In address order: a read of one report then skips every other part of the table by its zone maps.
+    ORDER BY m.address`,
     { end_block: ctx.window.end_block },
   );
 }
@@ -130,18 +138,10 @@ const REPORT_COLUMNS = [
  * address; one merchant's only when `address` is given. Every report of the window is rendered in
  * one parallel statement, without a round trip through JavaScript objects. All wording happens here.
  */
-export function reportsQuery(ctx: ReportContext, address?: string): { sql: string; params: Params } {
-  if (!ctx.dates.every((d) => DATE.test(d))) throw new Error(`bad window dates: ${ctx.dates.join(", ")}`);
-  const days = ctx.dates
-    .map((date, i) =>
-      jsonConcat([
-        ["date", `'"${date}"'`],
-        ["tx", `r.daily[${i + 1}].tx::VARCHAR`],
-        ["usd", `${sqlUsd(`r.daily[${i + 1}].cents`)}::VARCHAR`],
-        ["real_usd", `${sqlUsd(`r.daily[${i + 1}].real_cents`)}::VARCHAR`],
-      ]),
-    )
-    .join(", ',',\n        ");
+export function reportsQuery(
+  ctx: Omit<ReportContext, "dates">,
+  address?: string,
+): { sql: string; params: Params } {
   const endDate = ctx.window.end.slice(0, 10);
   const cents = sqlCents("r.amount");
   const realCents = sqlCents("r.real_amount");
@@ -184,7 +184,7 @@ export function reportsQuery(ctx: ReportContext, address?: string): { sql: strin
       ]),
     ],
     ["bazaar_listings", "coalesce(l.listings, '[]')"],
-    ["daily", `concat('[', ${days}, ']')`],
+    ["daily", "r.daily"],
     ["page", json(`$page_prefix || r.address`)],
     ["badge", json(`$badge_prefix || r.address || '.svg'`)],
   ]);
