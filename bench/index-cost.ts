@@ -61,6 +61,7 @@ export async function benchCost({ blocks }: { blocks: number }): Promise<void> {
     );
     const signers = [devnet.facilitatorAccount.address.toLowerCase()];
     const rows: string[] = [];
+    const per10k: string[] = [];
     const verdicts: string[] = [];
     for (const segment of segments) {
       for (const [kind, proxy] of Object.entries(proxies)) {
@@ -98,6 +99,13 @@ export async function benchCost({ blocks }: { blocks: number }): Promise<void> {
             `${s.calls} calls, ${s.httpRequests} HTTP, ${mb(s.bytes)}, ${ms(s.seconds)} | ` +
             `${ratio(s.calls, p.calls)} | ${ratio(s.httpRequests, p.httpRequests)} | ${(p.bytes / s.bytes).toFixed(2)} | ${(p.seconds / s.seconds).toFixed(2)} |`,
         );
+        // Issue 20 asks for these per 10,000 payments: what a hosted RPC bills for that many.
+        const per = (n: number) => Math.round((n * 10_000) / segment.settlements);
+        per10k.push(
+          `| ${segment.density} | ${kind === "trace" ? "anvil (trace_filter)" : "no trace_*, op-geth"} | ` +
+            `${per(p.calls)} calls, ${per(p.httpRequests)} HTTP, ${mb((p.bytes * 10_000) / segment.settlements)} | ` +
+            `${per(s.calls)} calls, ${per(s.httpRequests)} HTTP, ${mb((s.bytes * 10_000) / segment.settlements)} |`,
+        );
         verdicts.push(...judge(segment.density, kind, p, s));
         log(
           `${segment.density} a block, ${kind}: project ${JSON.stringify(p.methods)}, straightforward ${JSON.stringify(s.methods)}`,
@@ -112,6 +120,10 @@ export async function benchCost({ blocks }: { blocks: number }): Promise<void> {
     );
     console.log("|---|---|---|---|---|---|---|---|");
     for (const row of rows) console.log(row);
+    console.log("\nPer 10,000 payments:\n");
+    console.log("| settlements a block | provider | project | straightforward |");
+    console.log("|---|---|---|---|");
+    for (const row of per10k) console.log(row);
     console.log(`\n${verdicts.join("\n")}`);
   } finally {
     await proxies.trace.close();
