@@ -17,10 +17,10 @@ import { releaseStoreFile } from "./store-file.ts";
 export { AnalyticsBusyError, AnalyticsDamagedError, type LockHolder, lockHolder } from "./errors.ts";
 
 export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
+export type Row = Record<string, unknown>;
 
 /** Statements `allPrepared` keeps per connection; a few kinds of read use it. */
 const MAX_PREPARED = 16;
-export type Row = Record<string, unknown>;
 
 export interface AnalyticsOptions {
   dataDir: string;
@@ -123,7 +123,8 @@ export class Analytics {
   /**
    * `all`, with the statement prepared once per connection and kept: for a large statement run again and
    * again with other parameters (a report's rendering took 16 ms to plan and 6 ms to run). DuckDB plans a
-   * kept statement again by itself when a table it reads has changed.
+   * kept statement again by itself when a table it reads has changed, and sometimes at every execution
+   * (docs/benchmarks.md): never slower than `all`. One caller at a time, as every call here.
    */
   async allPrepared<T extends Row = Row>(sql: string, params: Params): Promise<T[]> {
     const reader = await this.guarded(async () => {
