@@ -11,7 +11,12 @@ const randomUint = (bytes: number) => BigInt(toHex(crypto.randomBytes(bytes)));
 describe("the EIP-3009 digest", () => {
   it("equals viem's hashTypedData for the same domain and message", () => {
     const domains = [
-      { name: USDC_EIP712_NAME, version: USDC_EIP712_VERSION, chainId: 8453, verifyingContract: getAddress(BASE_USDC) },
+      {
+        name: USDC_EIP712_NAME,
+        version: USDC_EIP712_VERSION,
+        chainId: 8453,
+        verifyingContract: getAddress(BASE_USDC),
+      },
       { name: "USDC", version: "2", chainId: 84532, verifyingContract: randomAddress() },
       { name: "Ünïcode tøken", version: "0.1-β", chainId: 1, verifyingContract: randomAddress() },
     ];
@@ -45,7 +50,12 @@ describe("the EIP-3009 digest", () => {
       validBefore: 1n,
       nonce: toHex(crypto.randomBytes(32)),
     };
-    const domain = { name: "USD Coin", version: "2", chainId: 8453, verifyingContract: getAddress(BASE_USDC) };
+    const domain = {
+      name: "USD Coin",
+      version: "2",
+      chainId: 8453,
+      verifyingContract: getAddress(BASE_USDC),
+    };
     const digests = new Set(
       [domain, { ...domain, version: "1" }, { ...domain, chainId: 84532 }, { ...domain, name: "USDC" }].map(
         (d) => transferWithAuthorizationDigest(d, message),
