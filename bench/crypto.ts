@@ -46,6 +46,19 @@ async function mean(fn: () => unknown): Promise<number> {
   return (performance.now() - started) / CALLS;
 }
 
+/** The settlement transaction, as the facilitator signs it. */
+const settlementTx = {
+  chainId: 8453,
+  type: "eip1559",
+  to: BASE_USDC,
+  // transferWithAuthorization's calldata: a selector and nine 32-byte words.
+  data: `0xe3ee160e${"00".repeat(9 * 32)}`,
+  nonce: 1,
+  gas: 100_000n,
+  maxFeePerGas: 1_000_000_000n,
+  maxPriorityFeePerGas: 1_000_000n,
+} as const;
+
 const signature = await account.signTypedData(typedData);
 const digest = hashTypedData(typedData);
 const rows: [string, string, number, number][] = [
@@ -61,19 +74,7 @@ const rows: [string, string, number, number][] = [
     "signTransaction",
     "facilitator: the settlement",
     1,
-    await mean(() =>
-      account.signTransaction({
-        chainId: 8453,
-        type: "eip1559",
-        to: BASE_USDC,
-        // transferWithAuthorization's calldata: a selector and nine 32-byte words.
-        data: `0xe3ee160e${"00".repeat(9 * 32)}`,
-        nonce: 1,
-        gas: 100_000n,
-        maxFeePerGas: 1_000_000_000n,
-        maxPriorityFeePerGas: 1_000_000n,
-      }),
-    ),
+    await mean(() => account.signTransaction(settlementTx)),
   ],
 ];
 // The project's facilitator, for the same work (src/chain/secp256k1.ts, src/chain/eip3009.ts).
@@ -87,23 +88,7 @@ const projectRows: [string, string, number, number][] = [
     await mean(() => transferWithAuthorizationDigest(domain, message)),
   ],
   ["recoverSigner", "facilitator: verify, settle", 2, await mean(() => recoverSigner(digest, signature))],
-  [
-    "signTransaction",
-    "facilitator: the settlement",
-    1,
-    await mean(() =>
-      fast.signTransaction({
-        chainId: 8453,
-        type: "eip1559",
-        to: BASE_USDC,
-        data: `0xe3ee160e${"00".repeat(9 * 32)}`,
-        nonce: 1,
-        gas: 100_000n,
-        maxFeePerGas: 1_000_000_000n,
-        maxPriorityFeePerGas: 1_000_000n,
-      }),
-    ),
-  ],
+  ["signTransaction", "facilitator: the settlement", 1, await mean(() => fast.signTransaction(settlementTx))],
 ];
 const line = (text: string) => process.stdout.write(`${text}\n`);
 line(

@@ -20,6 +20,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BASE_USDC } from "../../src/chain/base.ts";
 import { type Devnet, type DevnetAccount, devnetChain, startDevnet } from "../../src/chain/devnet/index.ts";
+import type { TransferWithAuthorization as Authorization } from "../../src/chain/eip3009.ts";
 import { eip3009Types, USDC_CREATION_BYTECODE, usdcAbi } from "../../src/chain/usdc.ts";
 
 let devnet: Devnet;
@@ -50,15 +51,6 @@ const freshAddress = (): Address => privateKeyToAccount(generatePrivateKey()).ad
 const domain = () =>
   ({ name: "USD Coin", version: "2", chainId: 8453, verifyingContract: devnet.usdc }) as const;
 const token = () => ({ address: devnet.usdc, abi: usdcAbi }) as const;
-
-interface Authorization {
-  from: Address;
-  to: Address;
-  value: bigint;
-  validAfter: bigint;
-  validBefore: bigint;
-  nonce: Hex;
-}
 
 /** What an x402 buyer does: sign an EIP-3009 authorization valid for an hour around the chain's time. */
 async function authorize(

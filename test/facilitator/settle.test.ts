@@ -246,6 +246,29 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
     expect(await ledger(db, payment)).toMatchObject({ state: "verified" });
   });
 
+  it("of two payments a wallet can afford only one of, settled at once, settles one and refuses the other", async () => {
+    const wallet = await walletHolding(devnet, 1000n);
+    const merchant = newMerchant();
+    const requirements = requirementsFor(merchant, "1000");
+    const payments = [await pay(wallet, requirements), await pay(wallet, requirements)];
+    // Each is covered by the balance on its own, so both verify.
+    for (const payment of payments)
+      expect((await facilitator.verify(payment, requirements)).isValid).toBe(true);
+
+    const answers = await Promise.all(payments.map((payment) => facilitator.settle(payment, requirements)));
+    expect(answers.filter((a) => a.success)).toHaveLength(1);
+    // The other is refused: before broadcast when the first was mined by then, else its transaction reverts
+    // on chain (both signed before either was mined) and is answered as the failed transaction it is.
+    const lost = answers.find((a) => !a.success);
+    expect(lost?.payer).toBe(wallet.address);
+    expect([
+      [reasons.INSUFFICIENT_FUNDS, ""],
+      ["invalid_transaction_state", "hash"],
+    ]).toContainEqual([lost?.errorReason, lost?.transaction === "" ? "" : "hash"]);
+    expect(await usdc.balanceOf(merchant)).toBe(1000n);
+    expect(await usdc.balanceOf(wallet.address)).toBe(0n);
+  });
+
   it("answers concurrent verifications of one authorization alike, with one ledger row", async () => {
     const [, buyer] = devnet.buyers as [Devnet["buyers"][0], Devnet["buyers"][0]];
     const requirements = requirementsFor(newMerchant());
