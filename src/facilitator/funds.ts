@@ -13,20 +13,27 @@ export async function lackOfFunds(
   client: PublicClient<Transport, Chain>,
   payment: CheckedPayment,
 ): Promise<string | undefined> {
-  const from = payment.terms.payer;
   // What is at stake now: the authorized value (exact), the maximum at /verify or the amount taken at
   // /settle (upto).
   const value = BigInt(payment.requirements.amount);
-  const balance = await client
+  const balance = await balanceOf(client, payment);
+  if (balance === undefined || balance >= value) return undefined;
+  return `the payer holds ${balance} atomic units of the token, less than the ${value} at stake`;
+}
+
+/** The payer's balance of the payment's token at the latest block; undefined when it cannot be read. */
+export function balanceOf(
+  client: PublicClient<Transport, Chain>,
+  payment: CheckedPayment,
+): Promise<bigint | undefined> {
+  return client
     .readContract({
       address: payment.requirements.asset as `0x${string}`,
       abi: usdcAbi,
       functionName: "balanceOf",
-      args: [from],
+      args: [payment.terms.payer],
     })
     .catch(() => undefined);
-  if (balance === undefined || balance >= value) return undefined;
-  return `the payer holds ${balance} atomic units of the token, less than the ${value} at stake`;
 }
 
 /** SDK reasons after which the payer's balance is worth reading: a failed simulation, a low balance. */

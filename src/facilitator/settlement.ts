@@ -33,7 +33,7 @@ import {
   SETTLEMENT_PENDING,
   UNEXPECTED_SETTLE_ERROR,
 } from "./errors.ts";
-import { fundsSuspected, lackOfFunds } from "./funds.ts";
+import { balanceOf, fundsSuspected, lackOfFunds } from "./funds.ts";
 import {
   claim,
   claimDelivery,
@@ -48,6 +48,7 @@ import {
   release,
 } from "./ledger.ts";
 import { type ChainOutcome, checkSettlement } from "./outcome.ts";
+import { createPayerFunds } from "./payer-funds.ts";
 import { checkPayment, type Scope } from "./wire.ts";
 
 /** The spec's reason for a transaction that was mined but failed. */
@@ -97,6 +98,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
   const { db, sdk, client, scope } = options;
   const network = scope.network;
   const inflight = new Map<string, { digest: string; result: Promise<SettleResponse> }>();
+  const payerFunds = createPayerFunds();
 
   const failure = (reason: string, message?: string, payer?: string, transaction = ""): SettleResponse => ({
     success: false,
@@ -203,8 +205,27 @@ export function createSettlement(options: SettlementOptions): Settlement {
     }
   };
 
-  /** The claimed submission: the SDK re-verifies, signs through our signer (hash recorded), waits. */
+  /**
+   * The claimed submission, once the payer's other settlements in flight leave it the money: broadcast
+   * against money they claim, it would revert on chain at the facilitator's cost (payer-funds.ts).
+   */
   const submit = async (payment: CheckedPayment): Promise<SettleResponse> => {
+    const { lacking, leave } = await payerFunds.enter(
+      { asset: payment.requirements.asset, payer: payment.terms.payer },
+      BigInt(payment.requirements.amount),
+      () => balanceOf(client, payment),
+    );
+    try {
+      if (lacking === undefined) return await submitClaimed(payment);
+      await release(db, payment.key, INSUFFICIENT_FUNDS, lacking);
+      return failure(INSUFFICIENT_FUNDS, lacking, payment.terms.payer);
+    } finally {
+      leave();
+    }
+  };
+
+  /** The SDK re-verifies, signs through our signer (hash recorded), waits. */
+  const submitClaimed = async (payment: CheckedPayment): Promise<SettleResponse> => {
     let result: SettleResponse;
     // The SDK re-verifies first (no simulation at settle: the gas estimate is one) and reads the payer's
     // code twice doing so: once is enough.

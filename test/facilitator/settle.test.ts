@@ -246,27 +246,64 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
     expect(await ledger(db, payment)).toMatchObject({ state: "verified" });
   });
 
-  it("of two payments a wallet can afford only one of, settled at once, settles one and refuses the other", async () => {
-    const wallet = await walletHolding(devnet, 1000n);
+  it("of payments a wallet can afford only some of, settled at once, broadcasts only those it can pay", async () => {
+    const wallet = await walletHolding(devnet, 2000n);
     const merchant = newMerchant();
     const requirements = requirementsFor(merchant, "1000");
-    const payments = [await pay(wallet, requirements), await pay(wallet, requirements)];
-    // Each is covered by the balance on its own, so both verify.
+    const payments = await Promise.all([1, 2, 3].map(() => pay(wallet, requirements)));
+    // Each is covered by the balance on its own, so all three verify.
     for (const payment of payments)
       expect((await facilitator.verify(payment, requirements)).isValid).toBe(true);
+    const sent = await usdc.nonceOf(devnet.facilitatorAccount.address);
 
     const answers = await Promise.all(payments.map((payment) => facilitator.settle(payment, requirements)));
-    expect(answers.filter((a) => a.success)).toHaveLength(1);
-    // The other is refused: before broadcast when the first was mined by then, else its transaction reverts
-    // on chain (both signed before either was mined) and is answered as the failed transaction it is.
-    const lost = answers.find((a) => !a.success);
-    expect(lost?.payer).toBe(wallet.address);
-    expect([
-      [reasons.INSUFFICIENT_FUNDS, ""],
-      ["invalid_transaction_state", "hash"],
-    ]).toContainEqual([lost?.errorReason, lost?.transaction === "" ? "" : "hash"]);
-    expect(await usdc.balanceOf(merchant)).toBe(1000n);
+    expect(answers.filter((a) => a.success)).toHaveLength(2);
+    // The third is refused before broadcast: no transaction that would revert at the facilitator's cost.
+    expect(answers.filter((a) => !a.success)).toEqual([
+      expect.objectContaining({
+        errorReason: reasons.INSUFFICIENT_FUNDS,
+        payer: wallet.address,
+        transaction: "",
+      }),
+    ]);
+    expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(sent + 2);
+    expect(await usdc.balanceOf(merchant)).toBe(2000n);
     expect(await usdc.balanceOf(wallet.address)).toBe(0n);
+    // Refused, not spent: the authorization settles once the wallet holds the money again.
+    const refused = payments[answers.findIndex((a) => !a.success)] as PaymentPayload;
+    expect(await ledger(db, refused)).toMatchObject({ state: "verified", tx_hash: null });
+    const back = await sendTransfer(devnet, devnet.buyers[0] as Devnet["buyers"][0], wallet.address, 1000n);
+    expect((await usdc.receipt(back)).status).toBe("success");
+    expect(await facilitator.settle(refused, requirements)).toMatchObject({ success: true });
+    expect(await usdc.balanceOf(merchant)).toBe(3000n);
+  });
+
+  it("settles a wallet's payments at once when its balance covers them all", async () => {
+    const wallet = await walletHolding(devnet, 3000n);
+    const merchant = newMerchant();
+    const requirements = requirementsFor(merchant, "1000");
+    const payments = await Promise.all([1, 2, 3].map(() => pay(wallet, requirements)));
+    for (const payment of payments)
+      expect((await facilitator.verify(payment, requirements)).isValid).toBe(true);
+    // Not one after another: with no block mined, all three are broadcast and wait in the pool together.
+    miner.pause();
+    let answers: Awaited<ReturnType<Facilitator["settle"]>>[];
+    try {
+      const settling = Promise.all(payments.map((payment) => facilitator.settle(payment, requirements)));
+      const pool = createTestClient({ mode: "anvil", transport: http(devnet.rpc) });
+      let pending = 0;
+      for (let tries = 0; tries < 250 && pending < 3; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        pending = (await pool.getTxpoolStatus()).pending;
+      }
+      expect(pending).toBe(3);
+      miner.resume();
+      answers = await settling;
+    } finally {
+      miner.resume();
+    }
+    expect(answers.map((a) => a.success)).toEqual([true, true, true]);
+    expect(await usdc.balanceOf(merchant)).toBe(3000n);
   });
 
   it("answers concurrent verifications of one authorization alike, with one ledger row", async () => {
