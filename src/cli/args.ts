@@ -40,6 +40,7 @@ const OPTIONS = {
   // demo, simulate
   json: { type: "boolean" },
   scale: { type: "string" },
+  days: { type: "string" },
   mix: { type: "string" },
   check: { type: "boolean" },
   fresh: { type: "boolean" },

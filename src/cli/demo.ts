@@ -19,6 +19,10 @@ export async function runDemo(args: string[], flags: Flags): Promise<number> {
   if (flags.scale !== undefined && !/^\d+(\.\d+)?$/.test(flags.scale)) {
     throw new UsageError(`--scale must be a number such as 0.5, not "${flags.scale}"`);
   }
+  if (flags.days !== undefined && !/^[1-7]$/.test(flags.days)) {
+    throw new UsageError(`--days must be a whole number of days from 1 to 7, not "${flags.days}"`);
+  }
+  const days = flags.days === undefined ? undefined : Number(flags.days);
   let mix: ReturnType<typeof loadMix>;
   try {
     mix = loadMix(flags.mix, scale);
@@ -43,6 +47,7 @@ export async function runDemo(args: string[], flags: Flags): Promise<number> {
     mix,
     fresh,
     fundingLookback,
+    days,
     onEvent: progress.onEvent,
   });
   try {

@@ -20,10 +20,11 @@ Usage:
   x402-merchants social import FILE.jsonl [--data DIR]   X data (archive records, docs/social.md) into the
         social-data API's archive; the file is checked whole before anything is written
   x402-merchants social generate [--tweets N] [--seed S]   a synthetic archive as JSON lines on stdout
-  x402-merchants demo [--json] [--scale X] [--mix FILE] [--funding-lookback N] [--fresh] [--data DIR]   (also: npm start)
-        the whole service on a local Base devnet: merchants, facilitator, indexer, reports and a buyer
-        simulator playing a week of x402 payments; a second start resumes. A directory holding part of a week
-        or a damaged one stops it, naming the file; --fresh deletes the demo's week and starts a new one
+  x402-merchants demo [--json] [--scale X] [--days N] [--mix FILE] [--funding-lookback N] [--fresh] [--data DIR]
+        (also: npm start) the whole service on a local Base devnet: merchants, facilitator, indexer, reports and
+        a buyer simulator playing a week of x402 payments (--days 1-6 plays it in the week's last N days, ready
+        sooner); a second start resumes. A directory holding part of a week or a damaged one stops it, naming
+        the file; --fresh deletes the demo's week and starts a new one
   x402-merchants simulate --check [--json] [--wait SECONDS] [--data DIR]   the demo's reports against the
         simulator's ground truth, in the window ending where that truth is complete (works while the demo runs)
   x402-merchants devnet [--port N] [--buyers N] [--background-tps N]   a local Base chain (anvil) with USDC and

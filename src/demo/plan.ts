@@ -1,13 +1,20 @@
 /**
- * What the simulated population does, slot by slot: a week is 336 slots of 30 minutes, and the actions of
- * any slot are a pure function of the mix, the merchants and the slot's number (seeded), so a resumed demo
- * recomputes where it stopped. Weekly patterns repeat every 336 slots.
+ * What the simulated population does, slot by slot: a week is 336 slots of 30 minutes (shorter when the
+ * week is played in fewer days: `PlanContext.slotSeconds`), and the actions of any slot are a pure function
+ * of the mix, the merchants and the slot's number (seeded), so a resumed demo recomputes where it stopped.
+ * Weekly patterns repeat every 336 slots.
  */
 import type { Mix } from "./mix.ts";
 import { random } from "./prng.ts";
 
+/** A slot of a week played in seven days. */
 export const SLOT_SECONDS = 1_800;
 export const SLOTS_PER_WEEK = 336;
+
+/** A slot's length when the week's 336 slots are played in `days` days (1 to 7). */
+export function slotSecondsFor(days: number): number {
+  return Math.floor((days * 86_400) / SLOTS_PER_WEEK);
+}
 
 /** Who a payment or transfer is for; the ground truth says which payments are genuine demand. */
 export const BEHAVIOURS = [
@@ -87,6 +94,8 @@ export interface PlanContext {
   roles: Roles;
   /** Chain time (unix seconds) of slot 0's start. */
   epoch: number;
+  /** Chain seconds a slot lasts: `SLOT_SECONDS`, or less for a week played in fewer days. */
+  slotSeconds: number;
 }
 
 /** A price paid as listed: an `upto` endpoint's price is only the most a call may cost. */
@@ -152,10 +161,11 @@ export function planSlot(ctx: PlanContext, slot: number): Action[] {
   const { mix, roles } = ctx;
   const week = SLOTS_PER_WEEK;
   const w = slot % week;
-  const start = ctx.epoch + slot * SLOT_SECONDS;
+  const length = ctx.slotSeconds;
+  const start = ctx.epoch + slot * length;
   const r = random(mix.seed, slot, 1);
   const fundAt = () => start + r.int(60);
-  const payAt = () => start + 60 + r.int(SLOT_SECONDS - 60);
+  const payAt = () => start + 60 + r.int(length - 60);
   const actions: Action[] = [];
   const pay = (
     from: WalletId,
@@ -198,7 +208,9 @@ export function planSlot(ctx: PlanContext, slot: number): Action[] {
   }
 
   // Genuine demand.
-  const diurnal = 1 + 0.5 * Math.sin((2 * Math.PI * (((start / 3_600) % 24) - 9)) / 24);
+  // By the hour of the slot in a seven-day week: a week played in fewer days keeps the same demand.
+  const hour = ((ctx.epoch + slot * SLOT_SECONDS) / 3_600) % 24;
+  const diurnal = 1 + 0.5 * Math.sin((2 * Math.PI * (hour - 9)) / 24);
   for (let k = 0; k < mix.agents; k++) {
     const agent = agentProfile(ctx, k);
     for (let n = r.poisson((agent.callsPerWeek / week) * diurnal); n > 0; n--) {
@@ -215,13 +227,10 @@ export function planSlot(ctx: PlanContext, slot: number): Action[] {
     }
   }
   if (mix.integrationEveryMinutes > 0) {
-    const every = mix.integrationEveryMinutes * 60;
+    // Its period is the week's, compressed with it: as many calls a slot whatever the slot's length.
+    const every = Math.max(1, Math.round((mix.integrationEveryMinutes * 60 * length) / SLOT_SECONDS));
     const endpoint = cheapestIndex(merchantById(ctx, roles.integration));
-    for (
-      let t = Math.ceil((start - ctx.epoch) / every) * every + ctx.epoch;
-      t < start + SLOT_SECONDS;
-      t += every
-    ) {
+    for (let t = Math.ceil((start - ctx.epoch) / every) * every + ctx.epoch; t < start + length; t += every) {
       actions.push({
         type: "pay",
         at: Math.max(t, start + 60),

@@ -22,6 +22,7 @@ import { AppError } from "../common/errors.ts";
 import { dataLayout } from "../config/layout.ts";
 import { readServiceRecord } from "../services/registry.ts";
 import { type Mix, MixSchema } from "./mix.ts";
+import { SLOT_SECONDS, slotSecondsFor } from "./plan.ts";
 import { readTruthComplete, scanTruth, TruthError } from "./truth.ts";
 
 export class DemoError extends AppError {
@@ -38,6 +39,13 @@ export interface World {
   /** Chain time of the simulator's slot 0. */
   epoch: number;
   mix: Mix;
+  /**
+   * Number of the chain's first block (default 0). A week played in fewer days starts its chain this high,
+   * numbered and dated as if the week's first days were there: its window is a whole week.
+   */
+  genesisNumber?: number;
+  /** Chain seconds a slot of the plan lasts (default 1,800: the week in seven days). */
+  slotSeconds?: number;
 }
 
 const WORLD_VERSION = 1;
@@ -46,6 +54,8 @@ const WorldSchema = z.object({
   version: z.literal(WORLD_VERSION),
   genesisTime: z.number().int(),
   epoch: z.number().int(),
+  genesisNumber: z.number().int().min(0).optional(),
+  slotSeconds: z.number().int().min(slotSecondsFor(1)).max(SLOT_SECONDS).optional(),
   // Unknown keys are let through, as before this check: a world that resumed then still resumes.
   mix: z.object(MixSchema.shape),
 });

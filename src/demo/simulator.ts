@@ -32,14 +32,7 @@ import { type DevnetAccount, devnetChain } from "../chain/devnet/index.ts";
 import { pollReceipt } from "../chain/receipt.ts";
 import { usdcAbi } from "../chain/usdc.ts";
 import { pathParams } from "../merchant-kit/catalogue.ts";
-import {
-  type Action,
-  type PlanContext,
-  type PlanEndpoint,
-  planSlot,
-  SLOT_SECONDS,
-  type WalletId,
-} from "./plan.ts";
+import { type Action, type PlanContext, type PlanEndpoint, planSlot, type WalletId } from "./plan.ts";
 import { appendTruth, type TruthRecord, writeTruthComplete } from "./truth.ts";
 
 export interface SimMerchant {
@@ -58,8 +51,10 @@ export interface SimulatorOptions {
   plan: PlanContext;
   merchants: readonly SimMerchant[];
   wallets: ReadonlyMap<WalletId, DevnetAccount>;
-  /** Chain time of block 0 (each block is 2 s after its parent). */
+  /** Chain time of the chain's first block (each block is 2 s after its parent). */
   genesisTime: number;
+  /** Number of the chain's first block (default 0). */
+  genesisNumber?: number;
   /** First slot to play (a resumed demo starts after the last one played). */
   startSlot: number;
   truthFile: string;
@@ -154,10 +149,14 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
     });
   }, MINE_TICK_MS);
 
-  const blockOf = (time: number) => Math.ceil((time - options.genesisTime) / BLOCK_SECONDS);
+  const first = options.genesisNumber ?? 0;
+  const blockOf = (time: number) => first + Math.ceil((time - options.genesisTime) / BLOCK_SECONDS);
   /** Mines empty blocks until the head's time is at least `time` (never past the wall clock). */
   const mineTo = async (time: number) => {
-    const target = Math.min(blockOf(time), Math.floor((now() / 1000 - options.genesisTime) / BLOCK_SECONDS));
+    const target = Math.min(
+      blockOf(time),
+      first + Math.floor((now() / 1000 - options.genesisTime) / BLOCK_SECONDS),
+    );
     await mining;
     const head = Number(await client.getBlockNumber({ cacheTime: 0 }));
     if (target > head) await test.mine({ blocks: target - head, interval: BLOCK_SECONDS });
@@ -309,7 +308,7 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
     for (let slot = options.startSlot; !options.signal.aborted; slot++) {
       stats.slot = slot;
       const actions = planSlot(options.plan, slot);
-      const slotEnd = options.plan.epoch + (slot + 1) * SLOT_SECONDS;
+      const slotEnd = options.plan.epoch + (slot + 1) * options.plan.slotSeconds;
       if (!live && slotEnd > now() / 1000) {
         // The plan reached the present: from here the chain follows the wall clock.
         await flushTruth();

@@ -15,7 +15,7 @@ import fs from "node:fs";
 import { createPublicClient, http } from "viem";
 import type { Analytics } from "../analytics/duckdb.ts";
 import { importNdjson } from "../analytics/import.ts";
-import { WEEK_BLOCKS } from "../chain/base.ts";
+import { BLOCK_SECONDS, WEEK_BLOCKS } from "../chain/base.ts";
 import {
   type DevnetAccount,
   derive,
@@ -42,6 +42,8 @@ import {
   type PlanMerchant,
   populationWallets,
   SLOT_SECONDS,
+  SLOTS_PER_WEEK,
+  slotSecondsFor,
   type WalletId,
 } from "./plan.ts";
 import { clearForFreshStart, DemoError, prepareStart, type World } from "./resume.ts";
@@ -64,6 +66,13 @@ export interface DemoOptions {
   fresh?: boolean;
   /** The indexer's `fundingLookback` (blocks); default its own, which the young chain clamps at block 0. */
   fundingLookback?: number;
+  /**
+   * Days of chain the week is played in (1 to 7, default 7), for a fresh start. Fewer days play the same
+   * week's actions closer together on a chain that holds only those days, numbered and dated as if the
+   * week's first days were there, so the window is still a week: the demo is ready sooner (anvil's cost
+   * is per block), and a day chart shows the payments on the last days only.
+   */
+  days?: number;
   onEvent?: (event: DemoEvent) => void;
 }
 
@@ -169,6 +178,13 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
           "resuming with the population the demo started with (--mix and --scale apply to a fresh data directory)",
       });
     }
+    const days = w.slotSeconds === undefined ? 7 : Math.round((w.slotSeconds * SLOTS_PER_WEEK) / 86_400);
+    if (options.days !== undefined && options.days !== days) {
+      emit({
+        type: "note",
+        message: `resuming the week played in ${days} days (--days applies to a fresh data directory)`,
+      });
+    }
   } else {
     clearForFreshStart(config.dataDir);
     const deleted = [
@@ -179,8 +195,18 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       emit({ type: "note", message: `--fresh: deleted ${deleted.join(" and ")}` });
     }
     const now = Math.floor(Date.now() / 1000);
-    const genesisTime = now - 2 * (WEEK_BLOCKS + DEFAULT_REORG_DEPTH + LEAD_BLOCKS);
-    w = { version: 1, genesisTime, epoch: genesisTime + 2 * LEAD_BLOCKS, mix: options.mix };
+    const days = options.days ?? 7;
+    const slotSeconds = slotSecondsFor(days);
+    // The blocks the week's unplayed first days would have taken: the chain starts after them.
+    const skipped = WEEK_BLOCKS - (SLOTS_PER_WEEK * slotSeconds) / BLOCK_SECONDS;
+    const genesisTime = now - 2 * (WEEK_BLOCKS - skipped + DEFAULT_REORG_DEPTH + LEAD_BLOCKS);
+    w = {
+      version: 1,
+      genesisTime,
+      epoch: genesisTime + 2 * LEAD_BLOCKS,
+      mix: options.mix,
+      ...(days < 7 ? { genesisNumber: skipped, slotSeconds } : {}),
+    };
   }
 
   const lifecycle = new Lifecycle();
@@ -197,6 +223,8 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       statePath: layout.chain,
       saveIntervalSeconds: 600,
       genesisTimestamp: w.genesisTime,
+      // Read by anvil on a fresh chain only; a saved chain carries its own numbers.
+      ...(w.genesisNumber ? { genesisNumber: w.genesisNumber } : {}),
     }).catch((error) => {
       if (error instanceof SavedChainError) {
         throw new DemoError(
@@ -211,6 +239,8 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       throw error;
     });
     lifecycle.add("anvil", () => devnet.stop());
+    const genesisNumber = w.genesisNumber ?? 0;
+    const slotSeconds = w.slotSeconds ?? SLOT_SECONDS;
     if (!canResume) fs.writeFileSync(layout.world, `${JSON.stringify(w, null, 2)}\n`);
 
     const head = Number(
@@ -282,7 +312,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
         follow: (started) => ({
           rpc: { url: devnet.rpc, rps: 0 },
           registry: FacilitatorRegistry.base().withSigners([devnet.facilitatorAccount.address]),
-          fromBlock: 0,
+          fromBlock: genesisNumber,
           follow: true,
           pollMs: 500,
           fundingLookback: options.fundingLookback,
@@ -403,8 +433,8 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       wallets.set(id, derive(POPULATION_KEY_BASE + i));
     });
 
-    const headTime = w.genesisTime + 2 * head;
-    const startSlot = canResume ? Math.max(0, Math.floor((headTime - w.epoch) / SLOT_SECONDS) + 1) : 0;
+    const headTime = w.genesisTime + 2 * (head - genesisNumber);
+    const startSlot = canResume ? Math.max(0, Math.floor((headTime - w.epoch) / slotSeconds) + 1) : 0;
     let caughtUpBlock: number | undefined;
     const simulator = runSimulator({
       rpc: devnet.rpc,
@@ -417,10 +447,12 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
         // screens exist for are played by the utility API and the shops.
         roles: chooseRoles(planMerchants, "utility", ["inference", "social", "social-proxy"]),
         epoch: w.epoch,
+        slotSeconds,
       },
       merchants: simMerchants,
       wallets,
       genesisTime: w.genesisTime,
+      genesisNumber,
       startSlot,
       truthFile: layout.truth,
       truthCompleteFile: layout.truthComplete,
@@ -476,7 +508,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       resumed: canResume,
       urls: demoUrls,
       slot: startSlot,
-      slots: Math.ceil((Date.now() / 1000 - w.epoch) / SLOT_SECONDS),
+      slots: Math.ceil((Date.now() / 1000 - w.epoch) / slotSeconds),
     });
     return {
       resumed: canResume,

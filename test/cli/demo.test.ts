@@ -189,4 +189,16 @@ describe("demo on a week it cannot resume", () => {
     expect(fs.existsSync(path.join(dir, "analytics.duckdb"))).toBe(true);
     expect(fs.readFileSync(path.join(dir, "demo", "world.json"), "utf8")).toBe(WORLD);
   }, 60_000);
+
+  it("refuses --days outside 1 to 7 or not whole, before anything starts", async () => {
+    for (const days of ["8", "1.5"]) {
+      const dir = tempDir();
+      const { code, stderr } = await runCli(["demo", "--days", days, "--data", dir]);
+      expect(code).toBe(2);
+      expect(stderr).toBe(
+        `x402-merchants: --days must be a whole number of days from 1 to 7, not "${days}"\n`,
+      );
+      expect(fs.readdirSync(dir)).toEqual([]);
+    }
+  }, 60_000);
 });
