@@ -112,10 +112,12 @@ describe("serve --rpc, through an RPC outage", () => {
     const outageStart = Date.now();
     let paidDuringOutage = false;
     const answers: number[] = [];
+    let answersBeforePaying = 0;
     const healths: Health[] = [];
     while (Date.now() - outageStart < OUTAGE_MS) {
       expect(serve.child.exitCode, serve.stderr()).toBeNull();
       answers.push(await reportTx());
+      if (!paidDuringOutage) answersBeforePaying++;
       healths.push(await health());
       if (!paidDuringOutage && Date.now() - outageStart > OUTAGE_MS / 2) {
         await proxy.close();
@@ -125,8 +127,10 @@ describe("serve --rpc, through an RPC outage", () => {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     expect(serve.child.exitCode, serve.stderr()).toBeNull();
-    // Served throughout, from what was indexed before.
-    expect(answers.length).toBeGreaterThan(20);
+    // Served throughout, from what was indexed before: on both sides of the payment (which takes seconds on a
+    // busy machine, so the count of answers is not fixed).
+    expect(answersBeforePaying).toBeGreaterThanOrEqual(5);
+    expect(answers.length - answersBeforePaying).toBeGreaterThanOrEqual(1);
     expect(answers.every((tx) => tx === 1)).toBe(true);
     const last = healths.at(-1) as Health;
     expect(last.status).toBe("degraded");
