@@ -165,6 +165,12 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
   const emit = options.onEvent ?? (() => undefined);
   const layout = dataLayout(config.dataDir).demo;
 
+  if (
+    options.days !== undefined &&
+    !(Number.isInteger(options.days) && options.days >= 1 && options.days <= 7)
+  ) {
+    throw new DemoError(`a week is played in 1 to 7 days, not ${options.days}`);
+  }
   // Before anything starts: a refusal leaves every file as it was (the devnet saves its chain when it stops).
   const { plan, files } = await prepareStart(config.dataDir, { fresh: options.fresh === true });
   const canResume = plan.start === "resume";
