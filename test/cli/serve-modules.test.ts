@@ -21,7 +21,14 @@ process.on("exit", () => {
 });
 `;
 
-describe("serve --only utility", () => {
+/**
+ * The command runs from the bundle of its sources (src/cli/launch.mjs), where the project's modules are
+ * chunks rather than files, or from the sources themselves: the packages are files either way.
+ */
+describe.each([
+  ["the bundle", {}],
+  ["the sources", { X402M_CLI_FROM_SOURCES: "1" }],
+])("serve --only utility, from %s", (from, launch) => {
   it("loads neither the facilitator nor the utility API's large packages until a call needs them", async () => {
     const facilitator = await listenSupportedOnly();
     onTestFinished(() => facilitator.close());
@@ -42,6 +49,7 @@ describe("serve --only utility", () => {
           X402M_UTILITY_PAY_TO: newMerchant(),
           X402M_UTILITY_PORT: "0",
           SERVE_MODULES_OUT: out,
+          ...launch,
         },
       },
     );
@@ -70,13 +78,20 @@ describe("serve --only utility", () => {
     const loaded = JSON.parse(fs.readFileSync(out, "utf8")) as string[];
     const has = (part: string) => loaded.some((file) => file.includes(part));
     // What serving the utility API does load: the recorder sees it.
-    expect(has("/src/merchants/utility/catalogue.ts")).toBe(true);
-    expect(has("/src/merchant-kit/app.ts")).toBe(true);
+    if (from === "the sources") {
+      expect(has("/src/merchants/utility/catalogue.ts")).toBe(true);
+      expect(has("/src/merchant-kit/app.ts")).toBe(true);
+    } else {
+      expect(has("/node_modules/.cache/x402-merchants/")).toBe(true);
+      expect(has("/src/merchant-kit/app.ts")).toBe(false);
+    }
     expect(has("/node_modules/@electric-sql/pglite/")).toBe(true);
+    expect(has("/node_modules/hono/")).toBe(true);
     const unneeded = [
       "/src/facilitator/",
       "/src/services/facilitator.ts",
       "/node_modules/@x402/core/dist/esm/facilitator/",
+      "/node_modules/@x402/evm/dist/esm/exact/facilitator/",
       "/node_modules/mathjs/",
       "/node_modules/jsdom/",
       "/node_modules/pdfkit/",
