@@ -44,9 +44,11 @@ export async function cliBundle({ root }) {
   const dir = path.join(cache, `cli-${fingerprint(root)}`);
   const file = path.join(dir, "main.mjs");
   if (fs.existsSync(file)) {
-    // Marks it used, for the pruning below.
+    // Marks it used, for the pruning below; a tree that cannot be written keeps the bundle it has.
     const now = new Date();
-    fs.utimesSync(dir, now, now);
+    try {
+      fs.utimesSync(dir, now, now);
+    } catch {}
     return { file, built: false };
   }
   const { build } = await import("esbuild");
