@@ -49,6 +49,8 @@ const OPTIONS = {
   // social generate: the synthetic archive's size and seed
   tweets: { type: "string" },
   seed: { type: "string" },
+  // leaderboard: which page of LEADERBOARD_PAGE_SIZE merchants
+  page: { type: "string" },
   // report, leaderboard, simulate: how long to wait for an analytics database another command holds
   wait: { type: "string" },
   help: { type: "boolean", short: "h" },

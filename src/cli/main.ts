@@ -8,7 +8,8 @@ Usage:
   x402-merchants import FILE.ndjson [--data DIR]
   x402-merchants report ADDRESS [--evidence] [--end-block N] [--wait SECONDS] [--data DIR] [--public-url URL]
         the merchant's report (JSON, spec 2.1), or with --evidence the evidence behind its flags
-  x402-merchants leaderboard [--end-block N] [--wait SECONDS] [--data DIR] [--public-url URL]
+  x402-merchants leaderboard [--page N] [--end-block N] [--wait SECONDS] [--data DIR] [--public-url URL]
+        one page of the ranking (JSON, 1,000 merchants a page: the ranked, then the unranked and why)
   x402-merchants publish DIR [--replace] [--end-block N] [--wait SECONDS] [--data DIR] [--public-url URL]
         the window's reports, pages, badges and datasets (NDJSON, CSV, Parquet) as a static site with a manifest
         and SHA256SUMS (docs/publish.md); a non-empty DIR needs --replace, swapped only once the new site is whole

@@ -17,7 +17,13 @@ import { type Config, DEFAULT_PUBLIC_URL } from "../config/config.ts";
 import type { EvidenceDocument } from "../reports/evidence/document.ts";
 import { reportRoutes } from "../reports/http.ts";
 import type { Report } from "../reports/schema.ts";
-import { type MerchantDocuments, ReportService } from "../reports/service.ts";
+import {
+  LEADERBOARD_PATH,
+  type LeaderboardDocument,
+  leaderboardDocument,
+  type MerchantDocuments,
+  ReportService,
+} from "../reports/service.ts";
 import { type ReportWindow, resolveWindow } from "../reports/window.ts";
 import { readServiceRecord, type ServiceRecord } from "../services/registry.ts";
 import { analyticsNotice } from "../services/reports.ts";
@@ -29,14 +35,13 @@ const PROBE_TIMEOUT_MS = 2_000;
 /** Two readers at once wait well under a second for each other: only a longer wait is worth a line. */
 const NOTICE_AFTER_MS = 1_000;
 
-export type Leaderboard = Awaited<ReturnType<ReportService["leaderboard"]>>;
-
 /** The reports, read from the database in this process or from the report service that holds it. */
 export interface Reader {
   report(address: string, endBlock?: number): Promise<Report>;
   /** The evidence behind the report's flags (src/reports/evidence/). */
   evidence(address: string, endBlock?: number): Promise<EvidenceDocument>;
-  leaderboard(endBlock?: number): Promise<Leaderboard>;
+  /** A page of the leaderboard's JSON (1-based; default 1), as the service's route answers it. */
+  leaderboard(endBlock?: number, page?: number): Promise<LeaderboardDocument>;
   /** Every merchant's report of the window ending at `endBlock` (default: the latest checkpoint). */
   reports(endBlock?: number): Promise<{ window: ReportWindow; reports: Report[] }>;
   /** The end block of the latest window. */
@@ -128,7 +133,8 @@ function localReader(analytics: Analytics, publicUrl: string): Reader {
     }),
     report: async (address, endBlock) => (await service.report(address, endBlock)).report,
     evidence: (address, endBlock) => service.evidence(address, endBlock),
-    leaderboard: (endBlock) => service.leaderboard(endBlock),
+    leaderboard: async (endBlock, page) =>
+      leaderboardDocument(await service.leaderboard(endBlock, { page }), publicUrl),
     reports: (endBlock) => service.reports(endBlock),
     latestBlock: async () => (await resolveWindow(analytics)).end_block,
   };
@@ -145,7 +151,10 @@ function remoteReader(service: ServiceRecord, publicUrl: string): Reader {
   const json = async <T>(path: string) =>
     rebase(JSON.parse(await get(path)), service.public_url, publicUrl) as T;
   const end = (endBlock?: number) => (endBlock === undefined ? "" : `?end_block=${endBlock}`);
-  const leaderboard = (endBlock?: number) => json<Leaderboard>(`/v1/leaderboard/base${end(endBlock)}`);
+  const leaderboard = (endBlock?: number, page = 1) =>
+    json<LeaderboardDocument>(
+      `${page === 1 ? LEADERBOARD_PATH : `${LEADERBOARD_PATH}/pages/${page}`}${end(endBlock)}`,
+    );
   return {
     // Answered as the service answers it: its pages and documents name the service's own public URL.
     route: (pathAndQuery) => reach(service, pathAndQuery),

@@ -18,7 +18,15 @@ export async function runReport(args: string[], flags: Flags): Promise<number> {
 export async function runLeaderboard(args: string[], flags: Flags): Promise<number> {
   if (args.length > 0) throw new UsageError("leaderboard takes no arguments");
   const endBlock = parseEndBlock(flags["end-block"]);
-  const board = await withReader(flags, (reader) => reader.leaderboard(endBlock));
+  const page = parsePage(flags.page);
+  const board = await withReader(flags, (reader) => reader.leaderboard(endBlock, page));
   process.stdout.write(`${JSON.stringify(board, null, 2)}\n`);
   return 0;
+}
+
+function parsePage(value: string | undefined): number {
+  if (value === undefined) return 1;
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < 1)
+    throw new UsageError(`--page must be a page number from 1, not "${value}"`);
+  return Number(value);
 }

@@ -5,13 +5,13 @@ import { onError, onNotFound } from "../common/http.ts";
 import { renderBadge } from "./badge.ts";
 import { reportsToCsv, reportsToNdjson } from "./dataset.ts";
 import { renderEvidencePage } from "./evidence/page.ts";
-import { renderHomePage, renderReportPage } from "./page.ts";
+import { RANKING_PAGE_SIZE, renderHomePage, renderReportPage } from "./page.ts";
 import { renderEmptyHomePage, renderErrorPage } from "./page-states.ts";
 import { LICENSE_URL } from "./report.ts";
 import { reportJsonSchema } from "./schema.ts";
 import { SCREENS_PATH } from "./screens/index.ts";
 import { renderScreensPage } from "./screens-page.ts";
-import type { ReportService } from "./service.ts";
+import { LEADERBOARD_PATH, leaderboardDocument, type ReportService } from "./service.ts";
 import { NoDataYetError } from "./window.ts";
 
 export interface ReportRoutesOptions {
@@ -36,6 +36,13 @@ function endBlockParam(value: string | undefined): number | undefined {
   if (value === undefined || value === "") return undefined;
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
     throw new BadInputError(`end_block must be a block number, not "${value}"`, "bad_end_block");
+  }
+  return Number(value);
+}
+
+function pageParam(value: string): number {
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < 1) {
+    throw new BadInputError(`a page is a number from 1, not "${value}"`, "bad_page");
   }
   return Number(value);
 }
@@ -72,10 +79,14 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
     return c.json(evidence);
   });
 
-  app.get("/v1/leaderboard/base", async (c) => {
+  // The leaderboard in pages of LEADERBOARD_PAGE_SIZE, by path so that a static copy serves every page.
+  const leaderboard = async (c: Context, page: number) => {
+    const board = await reports.leaderboard(endBlockParam(c.req.query("end_block")), { page });
     c.header("Cache-Control", "public, max-age=300");
-    return c.json(await reports.leaderboard(endBlockParam(c.req.query("end_block"))));
-  });
+    return c.json(leaderboardDocument(board, reports.publicUrl));
+  };
+  app.get(LEADERBOARD_PATH, (c) => leaderboard(c, 1));
+  app.get(`${LEADERBOARD_PATH}/pages/:page`, (c) => leaderboard(c, pageParam(c.req.param("page"))));
 
   app.get("/v1/schema/report.json", (c) => {
     c.header("Content-Type", "application/schema+json");
@@ -123,10 +134,16 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
       }
     };
 
+  const ranking = (c: Context, page: number) =>
+    reports.leaderboard(endBlockParam(c.req.query("end_block")), { page, size: RANKING_PAGE_SIZE });
   app.get(
     "/",
+    page(async (c, notice) => renderHomePage(await ranking(c, 1), { notice })),
+  );
+  app.get(
+    "/ranking/:page",
     page(async (c, notice) =>
-      renderHomePage(await reports.leaderboard(endBlockParam(c.req.query("end_block"))), { notice }),
+      renderHomePage(await ranking(c, pageParam(c.req.param("page") ?? "")), { notice }),
     ),
   );
 

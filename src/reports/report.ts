@@ -95,7 +95,8 @@ export async function writeReports(
     SELECT 'base', $end_block, m.address, coalesce(m.name, l.host, m.address), m.claimed, m.frozen, m.rank,
       m.tx, m.amount, m.real_tx, m.real_amount, m.buyers, m.real_buyers, m.top_amount,
       m.p25, m.median, m.p75, m.median_passing, m.hub_linked_buyers,
-      coalesce(f.flags, '{}'), ${daily}, coalesce(w.details, '{"flagged_wallets":{}}')
+      coalesce(f.flags, '{}'), ${daily}, coalesce(w.details, '{"flagged_wallets":{}}'),
+      row_number() OVER (ORDER BY ${BOARD_ORDER})
     FROM rw_figures m
     LEFT JOIN flags f ON f.pay_to = m.address
     LEFT JOIN days d ON d.pay_to = m.address
@@ -129,7 +130,14 @@ const REPORT_COLUMNS = [
   "flags",
   "daily",
   "details",
+  "board_place",
 ];
+
+/**
+ * The leaderboard's order over a window's merchants `m`: the ranked by rank, then the unranked; ties by real
+ * revenue, reported revenue and address, so that every merchant has one place.
+ */
+const BOARD_ORDER = "m.rank NULLS LAST, m.real_amount DESC, m.amount DESC, m.address";
 
 /**
  * SQL and parameters that read a window's stored reports as JSON text: `address`, `body` (the

@@ -46,6 +46,24 @@ export interface MerchantDocuments {
   evidence: EvidenceDocument;
 }
 
+/** Merchants a page of the leaderboard's JSON holds. */
+export const LEADERBOARD_PAGE_SIZE = 1000;
+
+/** Which page of the leaderboard, of how many merchants. */
+export interface BoardPage {
+  /** 1-based; default 1. */
+  page?: number;
+  /** Default `LEADERBOARD_PAGE_SIZE`. */
+  size?: number;
+}
+
+/** A window's merchants, counted. */
+export interface BoardTotals {
+  merchants: number;
+  ranked: number;
+  unranked: number;
+}
+
 /** Why a merchant of the window has no rank (src/reports/rank.ts). */
 export type UnrankedReason = "frozen" | "no_passing_payment" | "below_one_cent";
 
@@ -99,6 +117,11 @@ export class ReportService {
     private readonly options: ReportServiceOptions,
   ) {
     this.now = options.now ?? (() => new Date());
+  }
+
+  /** The base of the page and badge URLs the reports name. */
+  get publicUrl(): string {
+    return this.options.publicUrl;
   }
 
   /** One merchant's report for the window ending at `endBlock` (default: the latest checkpoint). */
@@ -179,19 +202,39 @@ export class ReportService {
     return this.serial(() => this.ensureWindow(endBlock));
   }
 
-  /** The ranked merchants of one window, read from the stored reports' figures. */
-  leaderboard(endBlock?: number) {
+  /**
+   * One page of a window's leaderboard: the ranked merchants by rank, then the unranked with the reason,
+   * `size` a page (page 1 first), read from the stored reports' figures by their place on the board.
+   */
+  leaderboard(endBlock?: number, { page = 1, size = LEADERBOARD_PAGE_SIZE }: BoardPage = {}) {
+    if (!Number.isSafeInteger(page) || page < 1)
+      throw new Error(`a leaderboard page is 1 or more, not ${page}`);
+    if (!Number.isSafeInteger(size) || size < 1)
+      throw new Error(`a leaderboard page holds 1 or more, not ${size}`);
     return this.serial(async () => {
       const window = await this.ensureWindow(endBlock);
       const context = await this.context(window);
+      const totals = await this.boardTotals(window.end_block);
+      const pages = Math.max(1, Math.ceil(totals.merchants / size));
+      if (page > pages) {
+        throw new NotFoundError(
+          `the leaderboard of the window ending at block ${window.end_block} has ${pages} ${pages === 1 ? "page" : "pages"} of ${size}, not ${page}`,
+          "no_such_page",
+        );
+      }
       const entry = Object.entries(LEADERBOARD_COLUMNS).map(([key, sql]) => `${sql} AS ${key}`);
       const rows = await this.analytics.all<
         Omit<LeaderboardEntry, "rank"> & { rank: number | null; frozen: boolean } & Record<string, unknown>
       >(
         `SELECT ${entry.join(", ")}, r.frozen FROM reports r
-         WHERE r.chain = 'base' AND r.end_block = $end
-         ORDER BY r.rank NULLS LAST, r.real_amount DESC, r.amount DESC, r.address`,
-        { end: window.end_block, page_prefix: pagePrefix(this.options.publicUrl) },
+         WHERE r.chain = 'base' AND r.end_block = $end AND r.board_place > $after AND r.board_place <= $last
+         ORDER BY r.board_place`,
+        {
+          end: window.end_block,
+          after: (page - 1) * size,
+          last: page * size,
+          page_prefix: pagePrefix(this.options.publicUrl),
+        },
       );
       const merchants: LeaderboardEntry[] = [];
       const unranked: UnrankedEntry[] = [];
@@ -204,10 +247,24 @@ export class ReportService {
         generated_at: context.generatedAt,
         license: LICENSE_URL,
         window,
+        totals,
+        page: { number: page, size, pages },
         merchants,
         unranked,
       };
     });
+  }
+
+  /** How many merchants a built window has, ranked and not. */
+  private async boardTotals(end: number): Promise<BoardTotals> {
+    const counts = await this.analytics.one<{ merchants: number; ranked: number }>(
+      `SELECT count(*)::DOUBLE AS merchants, count(rank)::DOUBLE AS ranked FROM reports
+       WHERE chain = 'base' AND end_block = $end`,
+      { end },
+    );
+    const merchants = counts?.merchants ?? 0;
+    const ranked = counts?.ranked ?? 0;
+    return { merchants, ranked, unranked: merchants - ranked };
   }
 
   /** What rendering a built window's reports needs beyond the stored rows. */
@@ -342,6 +399,29 @@ export class ReportService {
 const CONFLICT_ATTEMPTS = 3;
 
 export type Leaderboard = Awaited<ReturnType<ReportService["leaderboard"]>>;
+
+/** The leaderboard's JSON: page 1 here, page N at `/pages/N`. */
+export const LEADERBOARD_PATH = "/v1/leaderboard/base";
+
+/**
+ * A page of the leaderboard as its JSON states it: with the URLs of the pages before and after it, kept to
+ * its window (the latest moves on with every block indexed).
+ */
+export function leaderboardDocument(board: Leaderboard, publicUrl: string) {
+  const { number, pages } = board.page;
+  const link = (n: number) =>
+    `${publicUrl}${n === 1 ? LEADERBOARD_PATH : `${LEADERBOARD_PATH}/pages/${n}`}?end_block=${board.window.end_block}`;
+  return {
+    ...board,
+    page: {
+      ...board.page,
+      previous: number > 1 ? link(number - 1) : null,
+      next: number < pages ? link(number + 1) : null,
+    },
+  };
+}
+
+export type LeaderboardDocument = ReturnType<typeof leaderboardDocument>;
 
 /** A row of `reportsQuery`. */
 type StoredReportRow = { body: string; details: string; amount: string; real_amount: string };

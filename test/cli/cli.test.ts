@@ -80,6 +80,10 @@ describe("command line", () => {
       code: 2,
       stderr: 'x402-merchants: "0x1234" is not an address: 0x followed by 40 hex digits\n',
     });
+    expect(await runCli(["leaderboard", "--page", "0"])).toMatchObject({
+      code: 2,
+      stderr: 'x402-merchants: --page must be a page number from 1, not "0"\n',
+    });
     // A setting the environment gets wrong is a usage mistake too.
     expect((await runCli(["leaderboard", "--port", "http"])).code).toBe(2);
   });

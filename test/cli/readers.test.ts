@@ -37,6 +37,7 @@ const READS = [
   ["leaderboard"],
   ["report", addr("nobody")],
   ["leaderboard", "--end-block", String(END + 1)],
+  ["leaderboard", "--page", "2"],
   ["report", m2, "--evidence"],
 ] as const;
 
@@ -50,8 +51,9 @@ describe("readers beside a process that holds the store", () => {
   it("ask the running report service and print exactly what they print without it", async () => {
     const data = await store();
     const alone = await readAll(data);
-    expect(alone.map((r) => r.code)).toEqual([0, 0, 0, 1, 1, 0]);
-    const evidence = JSON.parse(alone[5]?.stdout ?? "") as { flags: { kind: string; wallets: unknown[] }[] };
+    expect(alone.map((r) => r.code)).toEqual([0, 0, 0, 1, 1, 1, 0]);
+    expect(alone[5]?.stderr).toMatch(/has 1 page of 1000, not 2\n$/);
+    const evidence = JSON.parse(alone[6]?.stdout ?? "") as { flags: { kind: string; wallets: unknown[] }[] };
     expect(evidence.flags.map((f) => [f.kind, f.wallets.length])).toEqual([["tiny_repeat", 1]]);
     expect(alone[3]?.stderr).toMatch(/^x402-merchants: no merchant 0x[0-9a-f]{40} is known on Base\n$/);
 

@@ -104,6 +104,12 @@ export function makeLeaderboard(merchants: LeaderboardEntry[], unranked: Unranke
     generated_at: "2025-06-08T13:00:00+00:00",
     license: "https://creativecommons.org/licenses/by/4.0/",
     window: WINDOW,
+    totals: {
+      merchants: merchants.length + unranked.length,
+      ranked: merchants.length,
+      unranked: unranked.length,
+    },
+    page: { number: 1, size: 100, pages: 1 },
     merchants,
     unranked,
   };

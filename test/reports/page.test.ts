@@ -242,6 +242,39 @@ describe("renderHomePage", () => {
     expect(html).toContain(NOTICE);
   });
 
+  it("pages the ranking: which merchants of how many, and links to the other pages kept to the window", () => {
+    const unrankedOnly = (digit: string): UnrankedEntry => {
+      const { rank: _rank, ...rest } = entry(1, { address: wallet(digit), real_usd: 0 });
+      return { ...rest, reason: "no_passing_payment" };
+    };
+    const board = (number: number, merchants: LeaderboardEntry[], unranked: UnrankedEntry[] = []) => ({
+      ...makeLeaderboard(merchants, unranked),
+      totals: { merchants: 250, ranked: 201, unranked: 49 },
+      page: { number, size: 100, pages: 3 },
+    });
+    const end = makeLeaderboard([]).window.end_block;
+    const first = renderHomePage(board(1, [entry(1), entry(2)]), {});
+    expect(first).toContain("Merchants 1 to 2 of 250 (201 ranked). Page 1 of 3.");
+    expect(first).toContain(`<a rel="next" href="/ranking/2?end_block=${end}">Next</a>`);
+    expect(first).toContain(`<a rel="last" href="/ranking/3?end_block=${end}">Last</a>`);
+    expect(first).not.toContain('rel="prev"');
+    expect(first).toContain("Weekly reports of the x402 micropayments");
+
+    const last = renderHomePage(board(3, [entry(201)], [unrankedOnly("a")]), {});
+    expect(last).toContain("Merchants 201 to 202 of 250 (201 ranked). Page 3 of 3.");
+    expect(last).toContain(`<a rel="first" href="/?end_block=${end}">First</a>`);
+    expect(last).toContain(`<a rel="prev" href="/ranking/2?end_block=${end}">Previous</a>`);
+    expect(last).not.toContain('rel="next"');
+    expect(last).toContain("<h2>Not ranked (49)</h2>");
+    expect(last).toContain(`href="/ranking/3?end_block=${end}">Permanent link`);
+    expect(last).not.toContain("Weekly reports of the x402 micropayments");
+
+    // A page of unranked merchants only has no ranking table, and no "no ranked merchants" row.
+    const tail = renderHomePage(board(3, [], [unrankedOnly("b")]), {});
+    expect(tail).not.toContain("<caption>Merchants ranked by real revenue");
+    expect(tail).not.toContain("No ranked merchants");
+  });
+
   it("links the leaderboard JSON, the schema, the datasets and the licence", () => {
     const html = renderHomePage(makeLeaderboard([]), {});
     for (const href of [

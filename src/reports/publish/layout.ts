@@ -37,7 +37,11 @@ export function jsonRewrites(files: SiteFile[]): { from: string; to: string }[] 
  * to their `index.json`. Written per pattern, so the file stays a few lines whatever the merchants' number.
  */
 export function redirectsFile(files: SiteFile[]): string {
-  const patterns = new Set(jsonRewrites(files).map((r) => r.from.replace(/0x[0-9a-f]{40}/g, ":address")));
+  const patterns = new Set(
+    jsonRewrites(files).map((r) =>
+      r.from.replace(/0x[0-9a-f]{40}/g, ":address").replace(/\/pages\/\d+$/, "/pages/:page"),
+    ),
+  );
   return [...patterns]
     .sort()
     .map((from) => `${from} ${from}/index.json 200\n`)

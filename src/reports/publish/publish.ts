@@ -13,8 +13,9 @@ import fs from "node:fs";
 import path from "node:path";
 import zlib from "node:zlib";
 import { AppError } from "../../common/errors.ts";
+import { RANKING_PAGE_SIZE, rankingPath } from "../page.ts";
 import { SCREENS_PATH } from "../screens/index.ts";
-import type { MerchantDocuments } from "../service.ts";
+import { LEADERBOARD_PATH, type LeaderboardDocument, type MerchantDocuments } from "../service.ts";
 import { fileOf, headersFile, redirectsFile, type SiteFile } from "./layout.ts";
 import { merchantFiles } from "./merchant-files.ts";
 import { ndjsonToParquet } from "./parquet.ts";
@@ -80,9 +81,10 @@ export async function publishSite(
 
 async function build(source: SiteSource, root: string, options: PublishOptions): Promise<Manifest> {
   // One window throughout, even if the indexer moves on while the site is written.
-  const board = JSON.parse(await text(source, "/v1/leaderboard/base", options.endBlock)) as {
-    window: Manifest["window"];
-  };
+  const board = JSON.parse(await text(source, LEADERBOARD_PATH, options.endBlock)) as Pick<
+    LeaderboardDocument,
+    "page" | "totals"
+  > & { window: Manifest["window"] };
   const end = board.window.end_block;
   const written: ManifestFile[] = [];
   const write = (file: SiteFile, bytes: Uint8Array) => {
@@ -121,7 +123,9 @@ async function build(source: SiteSource, root: string, options: PublishOptions):
   const paths = [
     "/",
     SCREENS_PATH,
-    "/v1/leaderboard/base",
+    LEADERBOARD_PATH,
+    ...pagesAfterFirst(board.page.pages).map((n) => `${LEADERBOARD_PATH}/pages/${n}`),
+    ...pagesAfterFirst(Math.ceil(board.totals.merchants / RANKING_PAGE_SIZE)).map(rankingPath),
     "/v1/schema/report.json",
     ...DATASETS.filter((d) => d !== "reports.ndjson").map((d) => `/v1/datasets/base/${d}`),
   ];
@@ -217,6 +221,9 @@ async function text(source: SiteSource, urlPath: string, endBlock?: number): Pro
 }
 
 const withEnd = (urlPath: string, end: number) => `${urlPath}?end_block=${end}`;
+
+/** Pages 2 to `pages`: page 1 of the leaderboard and of the ranking is at the bare path. */
+const pagesAfterFirst = (pages: number) => Array.from({ length: Math.max(0, pages - 1) }, (_, i) => i + 2);
 
 /**
  * Runs `work` on every item, `limit` at a time. The first failure stops the rest from starting, and is
