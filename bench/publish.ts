@@ -76,7 +76,7 @@ async function timed(
     ...(bulk && {
       merchants: async (end: number) => ({
         notice: undefined,
-        merchants: (await service.merchants(end)).merchants,
+        batches: (await service.readMerchants(end)).batches,
       }),
     }),
   });

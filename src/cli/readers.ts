@@ -49,7 +49,9 @@ export interface Reader {
   /** A GET of one of the report service's routes (path and query), answered as the service answers it. */
   route(pathAndQuery: string): Promise<Response>;
   /** Where the store is open here: every merchant's documents of a window at once, and the pages' notice. */
-  merchants?(endBlock: number): Promise<{ notice: string | undefined; merchants: MerchantDocuments[] }>;
+  merchants?(
+    endBlock: number,
+  ): Promise<{ notice: string | undefined; batches: AsyncIterable<MerchantDocuments[]> }>;
 }
 
 /** Runs `fn` with a reader of the configured data directory: see the top of this file. */
@@ -129,7 +131,7 @@ function localReader(analytics: Analytics, publicUrl: string): Reader {
     route: async (pathAndQuery) => routes.request(pathAndQuery),
     merchants: async (endBlock) => ({
       notice: await analyticsNotice(analytics),
-      merchants: (await service.merchants(endBlock)).merchants,
+      batches: (await service.readMerchants(endBlock)).batches,
     }),
     report: async (address, endBlock) => (await service.report(address, endBlock)).report,
     evidence: (address, endBlock) => service.evidence(address, endBlock),

@@ -56,11 +56,15 @@ export function reportsToNdjson(reports: readonly Report[]): string {
  * @example c.body(reportsToCsv(reports)) // with Content-Type text/csv
  */
 export function reportsToCsv(reports: readonly Report[]): string {
-  const lines = [
-    CSV_COLUMNS.map(csvField),
-    ...reports.map((r) => COLUMNS.map(([, value]) => csvCell(value(r)))),
-  ];
-  return lines.map((fields) => `${fields.join(",")}\r\n`).join("");
+  return CSV_HEADER + reportsToCsvRows(reports);
+}
+
+/** The CSV dataset's header row, CRLF included. */
+export const CSV_HEADER = `${CSV_COLUMNS.map(csvField).join(",")}\r\n`;
+
+/** The CSV rows of `reports`, without the header: a dataset written batch by batch. */
+export function reportsToCsvRows(reports: readonly Report[]): string {
+  return reports.map((r) => `${COLUMNS.map(([, value]) => csvCell(value(r))).join(",")}\r\n`).join("");
 }
 
 function csvCell(value: Cell): string {

@@ -3,16 +3,16 @@ import { cors } from "hono/cors";
 import { AppError, BadInputError } from "../common/errors.ts";
 import { onError, onNotFound } from "../common/http.ts";
 import { renderBadge } from "./badge.ts";
-import { reportsToCsv, reportsToNdjson } from "./dataset.ts";
+import { CSV_HEADER, reportsToCsvRows, reportsToNdjson } from "./dataset.ts";
 import { renderEvidencePage } from "./evidence/page.ts";
 import { RANKING_PAGE_SIZE, renderHomePage, renderReportPage } from "./page.ts";
 import { renderEmptyHomePage, renderErrorPage } from "./page-states.ts";
 import { LICENSE_URL } from "./report.ts";
-import { reportJsonSchema } from "./schema.ts";
+import { type Report, reportJsonSchema } from "./schema.ts";
 import { SCREENS_PATH } from "./screens/index.ts";
 import { renderScreensPage } from "./screens-page.ts";
 import { LEADERBOARD_PATH, leaderboardDocument, type ReportService } from "./service.ts";
-import { NoDataYetError } from "./window.ts";
+import { NoDataYetError, type ReportWindow } from "./window.ts";
 
 export interface ReportRoutesOptions {
   /** A banner for every page when the data is not the real chain's (the sample week, the devnet demo). */
@@ -38,6 +38,38 @@ function endBlockParam(value: string | undefined): number | undefined {
     throw new BadInputError(`end_block must be a block number, not "${value}"`, "bad_end_block");
   }
   return Number(value);
+}
+
+const ndjsonLine = (document: unknown) => `${JSON.stringify(document)}\n`;
+
+/**
+ * A body rendered batch by batch as its reader takes it: a batch is read only when the one before is sent,
+ * and a reader that leaves stops the reading. A batch that fails ends the body short, which the reader sees
+ * as a broken transfer, never as a complete file.
+ */
+function streamed<T>(
+  batches: AsyncIterable<T[]>,
+  render: (batch: T[]) => string,
+  head = "",
+): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  const iterator = batches[Symbol.asyncIterator]();
+  let pending = head;
+  return new ReadableStream({
+    async pull(controller) {
+      if (pending !== "") {
+        controller.enqueue(encoder.encode(pending));
+        pending = "";
+        return;
+      }
+      const next = await iterator.next();
+      if (next.done) controller.close();
+      else controller.enqueue(encoder.encode(render(next.value)));
+    },
+    async cancel() {
+      await iterator.return?.();
+    },
+  });
 }
 
 function pageParam(value: string): number {
@@ -93,29 +125,38 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
     return c.body(JSON.stringify(reportJsonSchema(), null, 2));
   });
 
+  // The datasets are written as they are read, a batch of reports at a time: a window of 500,000 merchants
+  // is a gigabyte of JSON, which no process should hold whole (nor its reader's page views wait behind).
   app.get("/v1/datasets/base/:file", async (c) => {
-    if (c.req.param("file") === "evidence.ndjson") {
-      const { window, documents } = await reports.evidenceAll(endBlockParam(c.req.query("end_block")));
-      c.header("Content-Type", "application/x-ndjson; charset=utf-8");
+    const endBlock = endBlockParam(c.req.query("end_block"));
+    const file = c.req.param("file");
+    const download = (window: ReportWindow, kind: string, format: string) => {
+      c.header(
+        "Content-Type",
+        format === "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson; charset=utf-8",
+      );
       c.header(
         "Content-Disposition",
-        `attachment; filename="x402-merchant-evidence-base-${window.end_block}.ndjson"`,
+        `attachment; filename="x402-merchant-${kind}-base-${window.end_block}.${format}"`,
       );
       c.header("Link", `<${LICENSE_URL}>; rel="license"`);
-      return c.body(documents.map((d) => `${JSON.stringify(d)}\n`).join(""));
+    };
+    if (file === "evidence.ndjson") {
+      const { window, batches } = await reports.readEvidence(endBlock);
+      download(window, "evidence", "ndjson");
+      return c.body(streamed(batches, (documents) => documents.map(ndjsonLine).join("")));
     }
-    const match = /^reports\.(ndjson|csv)$/.exec(c.req.param("file"));
+    const match = /^reports\.(ndjson|csv)$/.exec(file);
     if (!match) return onNotFound(c);
-    const { window, reports: all } = await reports.reports(endBlockParam(c.req.query("end_block")));
     const format = match[1] as "ndjson" | "csv";
-    const name = `x402-merchant-reports-base-${window.end_block}.${format}`;
-    c.header(
-      "Content-Type",
-      format === "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson; charset=utf-8",
+    const { window, batches } = await reports.readReports(endBlock);
+    download(window, "reports", format);
+    const parse = (bodies: string[]) => bodies.map((body) => JSON.parse(body) as Report);
+    return c.body(
+      format === "csv"
+        ? streamed(batches, (bodies) => reportsToCsvRows(parse(bodies)), CSV_HEADER)
+        : streamed(batches, (bodies) => reportsToNdjson(parse(bodies))),
     );
-    c.header("Content-Disposition", `attachment; filename="${name}"`);
-    c.header("Link", `<${LICENSE_URL}>; rel="license"`);
-    return c.body(format === "csv" ? reportsToCsv(all) : reportsToNdjson(all));
   });
 
   // Pages for people: their errors are pages too (the JSON routes above keep their JSON errors).

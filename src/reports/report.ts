@@ -139,17 +139,26 @@ const REPORT_COLUMNS = [
  */
 const BOARD_ORDER = "m.rank NULLS LAST, m.real_amount DESC, m.amount DESC, m.address";
 
+/** The merchants whose address is after `after` and up to `through`, in byte order. */
+export interface AddressRange {
+  after: string;
+  through: string;
+}
+
 /**
  * SQL and parameters that read a window's stored reports as JSON text: `address`, `body` (the
  * report, spec 2.1, in the spec's key order), `details` (the page's flagged wallets) and the exact
  * `amount` and `real_amount` (atomic units, as text), by
- * address; one merchant's only when `address` is given. Every report of the window is rendered in
- * one parallel statement, without a round trip through JavaScript objects. All wording happens here.
+ * address; one merchant's only when `only` is its address, those of a range of addresses when it is one.
+ * The reports are rendered in one parallel statement, without a round trip through JavaScript objects. All
+ * wording happens here.
  */
 export function reportsQuery(
   ctx: Omit<ReportContext, "dates">,
-  address?: string,
+  only?: string | AddressRange,
 ): { sql: string; params: Params } {
+  const address = typeof only === "string" ? only : undefined;
+  const range = typeof only === "object" ? only : undefined;
   const endDate = ctx.window.end.slice(0, 10);
   const cents = sqlCents("r.amount");
   const realCents = sqlCents("r.real_amount");
@@ -198,13 +207,14 @@ export function reportsQuery(
   ]);
   return {
     sql: `SELECT r.address, ${body} AS body, r.details, r.amount::VARCHAR AS amount, r.real_amount::VARCHAR AS real_amount
-      FROM reports r LEFT JOIN (${sqlListingsJson(address === undefined ? "true" : "pay_to = $address")}) l
+      FROM reports r LEFT JOIN (${sqlListingsJson(address !== undefined ? "pay_to = $address" : range ? "pay_to > $after AND pay_to <= $through" : "true")}) l
         ON l.pay_to = r.address
-      WHERE r.chain = 'base' AND r.end_block = $end_block${address === undefined ? "" : " AND r.address = $address"}
+      WHERE r.chain = 'base' AND r.end_block = $end_block${address !== undefined ? " AND r.address = $address" : range ? " AND r.address > $after AND r.address <= $through" : ""}
       ORDER BY r.address`,
     params: {
       end_block: ctx.window.end_block,
       ...(address === undefined ? {} : { address }),
+      ...(range ?? {}),
       // JSON texts, spliced as they are.
       generated_at: JSON.stringify(ctx.generatedAt),
       license: JSON.stringify(LICENSE_URL),

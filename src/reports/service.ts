@@ -1,7 +1,7 @@
 import type { Analytics } from "../analytics/duckdb.ts";
 import { isTransactionConflict } from "../analytics/errors.ts";
 import { dataVersion } from "../analytics/migrations.ts";
-import { BadInputError, NotFoundError } from "../common/errors.ts";
+import { AppError, BadInputError, NotFoundError } from "../common/errors.ts";
 import { aggregateWindow, dropWindowTables } from "./aggregates.ts";
 import { type EvidenceDocument, evidenceDocuments } from "./evidence/document.ts";
 import type { EvidenceFacts } from "./evidence/facts.ts";
@@ -45,6 +45,18 @@ export interface MerchantDocuments {
   details: ReportDetails;
   evidence: EvidenceDocument;
 }
+
+/** Merchants a batch of a whole window's read holds: a few megabytes of JSON. */
+export const BATCH_REPORTS = 2_000;
+
+/** A window, and its merchants' documents in batches by address, read as they are asked for. */
+export interface WindowBatches<T> {
+  window: ReportWindow;
+  batches: AsyncIterable<T[]>;
+}
+
+/** A stored report's details when no flag names a wallet. */
+const NO_FLAGGED_WALLETS = '{"flagged_wallets":{}}';
 
 /** Merchants a page of the leaderboard's JSON holds. */
 export const LEADERBOARD_PAGE_SIZE = 1000;
@@ -151,50 +163,108 @@ export class ReportService {
     });
   }
 
-  /** The evidence of every merchant with flags in one window, by address. */
-  evidenceAll(endBlock?: number): Promise<{ window: ReportWindow; documents: EvidenceDocument[] }> {
-    return this.serial(async () => {
-      const window = await this.ensureWindow(endBlock);
-      const context = await this.context(window);
-      const { sql, params } = reportsQuery(context);
-      const rows = await this.analytics.all<StoredReportRow>(
-        `SELECT * FROM (${sql}) WHERE details <> '{"flagged_wallets":{}}'`,
-        params,
-      );
-      return {
-        window,
-        documents: await evidenceDocuments(this.analytics, evidenceContext(context), rows.map(parsed)),
-      };
-    });
+  /**
+   * Every merchant's report of one window as the JSON text it is served as, by address, in batches: a
+   * download of the whole window holds one batch at a time (see `batches`).
+   */
+  readReports(endBlock?: number, size = BATCH_REPORTS): Promise<WindowBatches<string>> {
+    return this.inBatches(endBlock, size, "all", async (_, rows) => rows.map((row) => row.body));
+  }
+
+  /** The evidence of every merchant with flags in one window, by address, in batches. */
+  readEvidence(endBlock?: number, size = BATCH_REPORTS): Promise<WindowBatches<EvidenceDocument>> {
+    return this.inBatches(endBlock, size, "flagged", (context, rows) =>
+      evidenceDocuments(this.analytics, evidenceContext(context), rows.map(parsed)),
+    );
   }
 
   /**
-   * Every merchant's report, its details and its evidence, of one window, by address: a few statements for
-   * the whole window, where `report` and `evidence` take four or more for each merchant (what `publish`
+   * Every merchant's report, its details and its evidence, of one window, by address, in batches: a few
+   * statements a batch, where `report` and `evidence` take four or more for each merchant (what `publish`
    * renders every merchant's files from).
    */
-  merchants(endBlock?: number): Promise<{ window: ReportWindow; merchants: MerchantDocuments[] }> {
-    return this.serial(async () => {
-      const window = await this.ensureWindow(endBlock);
-      const context = await this.context(window);
-      const { sql, params } = reportsQuery(context);
-      const rows = (await this.analytics.all<StoredReportRow>(sql, params)).map(parsed);
+  readMerchants(endBlock?: number, size = BATCH_REPORTS): Promise<WindowBatches<MerchantDocuments>> {
+    return this.inBatches(endBlock, size, "all", async (context, stored) => {
+      const rows = stored.map(parsed);
       const evidence = await evidenceDocuments(this.analytics, evidenceContext(context), rows);
-      return {
-        window,
-        merchants: rows.map((row, i) => ({ ...row, evidence: evidence[i] as EvidenceDocument })),
-      };
+      return rows.map((row, i) => ({ ...row, evidence: evidence[i] as EvidenceDocument }));
     });
   }
 
-  /** Every merchant's report of one window, by address. */
-  reports(endBlock?: number): Promise<{ window: ReportWindow; reports: Report[] }> {
-    return this.serial(async () => {
-      const window = await this.ensureWindow(endBlock);
-      const { sql, params } = reportsQuery(await this.context(window));
-      const rows = await this.analytics.all<{ body: string }>(sql, params);
-      return { window, reports: rows.map((r) => JSON.parse(r.body) as Report) };
+  /** Every merchant's report of one window, by address, as objects: for small windows (tests, the demo). */
+  async reports(endBlock?: number): Promise<{ window: ReportWindow; reports: Report[] }> {
+    const { window, batches } = await this.readReports(endBlock);
+    const reports: Report[] = [];
+    for await (const batch of batches) for (const body of batch) reports.push(JSON.parse(body) as Report);
+    return { window, reports };
+  }
+
+  /** Which build of a window's reports is stored: its data version and time; undefined when none is. */
+  private async buildOf(end: number): Promise<string | undefined> {
+    const built = await this.analytics.one<{ build: string }>(
+      `SELECT data_version::VARCHAR || ' ' || generated_at AS build FROM report_windows
+       WHERE chain = 'base' AND end_block = $end`,
+      { end },
+    );
+    return built?.build;
+  }
+
+  /** The window (built if it is not), and its reports read in batches by `read`. */
+  private async inBatches<T>(
+    endBlock: number | undefined,
+    size: number,
+    which: "all" | "flagged",
+    read: (context: ReportContext, rows: StoredReportRow[]) => Promise<T[]>,
+  ): Promise<WindowBatches<T>> {
+    const [first, build] = await this.serial(async () => {
+      const context = await this.context(await this.ensureWindow(endBlock));
+      return [context, await this.buildOf(context.window.end_block)] as const;
     });
+    return { window: first.window, batches: this.batches(first, build, size, which, read) };
+  }
+
+  /**
+   * A built window's reports, `size` merchants at a time by address, each batch read in a turn of its own,
+   * so that page views are answered between them. One build throughout: a batch that finds the window
+   * built again since the first (the data in it changed and a reader asked for it) or dropped ends the read
+   * with an error rather than mix two builds.
+   */
+  private async *batches<T>(
+    first: ReportContext,
+    build: string | undefined,
+    size: number,
+    which: "all" | "flagged",
+    read: (context: ReportContext, rows: StoredReportRow[]) => Promise<T[]>,
+  ): AsyncGenerator<T[]> {
+    const end = first.window.end_block;
+    let after = "";
+    for (;;) {
+      const batch = await this.serial(async () => {
+        const now = await this.buildOf(end);
+        if (now === undefined || now !== build) {
+          throw new AppError(
+            409,
+            "window_rebuilt",
+            `the reports of the window ending at block ${end} were built again while they were read: ask again`,
+          );
+        }
+        const next = await this.analytics.one<{ through: string | null }>(
+          `SELECT max(address) AS through FROM (SELECT address FROM reports
+             WHERE chain = 'base' AND end_block = $end AND address > $after ORDER BY address LIMIT $size)`,
+          { end, after, size },
+        );
+        if (!next?.through) return undefined;
+        const { sql, params } = reportsQuery(first, { after, through: next.through });
+        const rows = await this.analytics.all<StoredReportRow>(
+          which === "flagged" ? `SELECT * FROM (${sql}) WHERE details <> '${NO_FLAGGED_WALLETS}'` : sql,
+          params,
+        );
+        return { through: next.through, items: await read(first, rows) };
+      });
+      if (!batch) return;
+      after = batch.through;
+      if (batch.items.length > 0) yield batch.items;
+    }
   }
 
   /** Builds the window's reports unless the stored ones are current; resolves to the window. */

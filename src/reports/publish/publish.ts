@@ -11,6 +11,10 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import readline from "node:readline";
+import { Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import zlib from "node:zlib";
 import { AppError } from "../../common/errors.ts";
 import { RANKING_PAGE_SIZE, rankingPath } from "../page.ts";
@@ -36,7 +40,9 @@ export interface PublishOptions {
    * Every merchant's documents of the window in one go, where the store is at hand: its five files are then
    * rendered from them (merchant-files.ts) instead of asked for one by one, at about 15 ms a request.
    */
-  merchants?: (endBlock: number) => Promise<{ notice: string | undefined; merchants: MerchantDocuments[] }>;
+  merchants?: (
+    endBlock: number,
+  ) => Promise<{ notice: string | undefined; batches: AsyncIterable<MerchantDocuments[]> }>;
 }
 
 /** A published file, as the manifest lists it. */
@@ -99,10 +105,34 @@ async function build(source: SiteSource, root: string, options: PublishOptions):
       content_type: file.contentType,
     });
   };
-  const publish = async (urlPath: string): Promise<Uint8Array> => {
+  // Written as it arrives, hashed on the way: a dataset of a large week is gigabytes.
+  const writeStream = async (file: SiteFile, body: Readable, through?: Transform) => {
+    const at = path.join(root, ...file.file.split("/"));
+    fs.mkdirSync(path.dirname(at), { recursive: true });
+    const hash = crypto.createHash("sha256");
+    let bytes = 0;
+    const count = new Transform({
+      transform(chunk: Buffer, _, done) {
+        hash.update(chunk);
+        bytes += chunk.byteLength;
+        done(null, chunk);
+      },
+    });
+    await (through
+      ? pipeline(body, through, count, fs.createWriteStream(at))
+      : pipeline(body, count, fs.createWriteStream(at)));
+    written.push({
+      path: file.path,
+      file: file.file,
+      bytes,
+      sha256: hash.digest("hex"),
+      content_type: file.contentType,
+    });
+  };
+  const publish = async (urlPath: string): Promise<void> => {
     const response = await source(withEnd(urlPath, end));
-    const bytes = new Uint8Array(await response.arrayBuffer());
-    if (response.status !== 200) {
+    if (response.status !== 200 || !response.body) {
+      await response.body?.cancel();
       throw new AppError(
         502,
         "publish_failed",
@@ -110,16 +140,12 @@ async function build(source: SiteSource, root: string, options: PublishOptions):
       );
     }
     const contentType = response.headers.get("content-type") ?? "application/octet-stream";
-    write({ path: urlPath, file: fileOf(urlPath, contentType), contentType }, bytes);
-    return bytes;
+    const file = { path: urlPath, file: fileOf(urlPath, contentType), contentType };
+    await writeStream(file, Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>));
   };
 
-  const reportsNdjson = await publish("/v1/datasets/base/reports.ndjson");
-  const addresses = new TextDecoder()
-    .decode(reportsNdjson)
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => (JSON.parse(line) as { address: string }).address);
+  const ndjson = path.join(root, "v1", "datasets", "base", "reports.ndjson");
+  await publish("/v1/datasets/base/reports.ndjson");
   const paths = [
     "/",
     SCREENS_PATH,
@@ -130,14 +156,18 @@ async function build(source: SiteSource, root: string, options: PublishOptions):
     ...DATASETS.filter((d) => d !== "reports.ndjson").map((d) => `/v1/datasets/base/${d}`),
   ];
   if (options.merchants) {
-    const { notice, merchants } = await options.merchants(end);
+    const { notice, batches } = await options.merchants(end);
     const encoder = new TextEncoder();
-    for (const m of merchants) {
-      for (const f of merchantFiles(m, notice))
-        write({ ...f, file: fileOf(f.path, f.contentType) }, encoder.encode(f.body));
+    for await (const batch of batches) {
+      for (const m of batch) {
+        for (const f of merchantFiles(m, notice))
+          write({ ...f, file: fileOf(f.path, f.contentType) }, encoder.encode(f.body));
+      }
     }
   } else {
-    for (const a of addresses) {
+    for await (const line of readline.createInterface({ input: fs.createReadStream(ndjson) })) {
+      if (line === "") continue;
+      const a = (JSON.parse(line) as { address: string }).address;
       paths.push(
         `/v1/reports/base/${a}`,
         `/v1/reports/base/${a}/evidence`,
@@ -150,25 +180,27 @@ async function build(source: SiteSource, root: string, options: PublishOptions):
   await inPool(paths, options.concurrency ?? 4, publish);
 
   // The open dataset in two more forms: gzipped NDJSON for any tool, Parquet for analysts' tools.
-  write(
+  await writeStream(
     {
       path: "/v1/datasets/base/reports.ndjson.gz",
       file: "v1/datasets/base/reports.ndjson.gz",
       contentType: "application/gzip",
     },
-    zlib.gzipSync(reportsNdjson, { level: 9 }),
+    fs.createReadStream(ndjson),
+    zlib.createGzip({ level: 9 }),
   );
-  if (addresses.length > 0) {
+  if (board.totals.merchants > 0) {
     const parquet = path.join(root, "v1", "datasets", "base", "reports.parquet");
-    await ndjsonToParquet(path.join(root, "v1", "datasets", "base", "reports.ndjson"), parquet);
-    write(
-      {
-        path: "/v1/datasets/base/reports.parquet",
-        file: "v1/datasets/base/reports.parquet",
-        contentType: "application/vnd.apache.parquet",
-      },
-      fs.readFileSync(parquet),
-    );
+    await ndjsonToParquet(ndjson, parquet);
+    const hash = crypto.createHash("sha256");
+    await pipeline(fs.createReadStream(parquet), hash);
+    written.push({
+      path: "/v1/datasets/base/reports.parquet",
+      file: "v1/datasets/base/reports.parquet",
+      bytes: fs.statSync(parquet).size,
+      sha256: hash.digest("hex"),
+      content_type: "application/vnd.apache.parquet",
+    });
   }
 
   const sites = written.map((f) => ({ path: f.path, file: f.file, contentType: f.content_type }));
@@ -184,7 +216,7 @@ async function build(source: SiteSource, root: string, options: PublishOptions):
     version: options.version,
     license: options.license,
     window: board.window,
-    merchants: addresses.length,
+    merchants: board.totals.merchants,
     files: written,
   };
   fs.writeFileSync(path.join(root, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);

@@ -33,7 +33,7 @@ beforeAll(async () => {
   await publishSite(async (url) => live.request(url), site, {
     version: "test",
     license: "https://creativecommons.org/licenses/by/4.0/",
-    merchants: async (end) => ({ notice: undefined, merchants: (await service.merchants(end)).merchants }),
+    merchants: async (end) => ({ notice: undefined, batches: (await service.readMerchants(end)).batches }),
   });
 }, 60_000);
 afterAll(() => {
