@@ -48,7 +48,7 @@ export interface Reader {
   latestBlock(): Promise<number>;
   /** A GET of one of the report service's routes (path and query), answered as the service answers it. */
   route(pathAndQuery: string): Promise<Response>;
-  /** Where the store is open here: every merchant's documents of a window at once, and the pages' notice. */
+  /** Where the store is open here: every merchant's documents of a window, a batch at a time, and the pages' notice. */
   merchants?(
     endBlock: number,
   ): Promise<{ notice: string | undefined; batches: AsyncIterable<MerchantDocuments[]> }>;

@@ -37,7 +37,7 @@ export interface PublishOptions {
   /** Requests in flight at once. */
   concurrency?: number;
   /**
-   * Every merchant's documents of the window in one go, where the store is at hand: its five files are then
+   * Every merchant's documents of the window in batches, where the store is at hand: its five files are then
    * rendered from them (merchant-files.ts) instead of asked for one by one, at about 15 ms a request.
    */
   merchants?: (
