@@ -118,7 +118,7 @@ describe("x402-merchants check", () => {
       "INSERT INTO checkpoints VALUES ('base', 50000000, TIMESTAMP '2000-01-01')",
       "INSERT INTO indexer_state VALUES ('base', 1, 2, '0xab', TIMESTAMP '2026-01-01', now()::TIMESTAMP)",
       // A cached report without its window, and the data version gone.
-      `INSERT INTO reports SELECT 'base', 1, '0x01', 'n', false, false, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '{}', [], '{}'`,
+      `INSERT INTO reports SELECT 'base', 1, '0x01', 'n', false, false, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '{}', [], '{}', 1`,
       "DELETE FROM meta WHERE key = 'data_version'",
     );
     const { code, failed } = await check(store);
