@@ -299,10 +299,16 @@ const INVARIANTS: readonly Invariant[] = [
             SELECT 'report of ' || address || ' in window ' || end_block || ' stored twice' FROM reports
             GROUP BY chain, end_block, address HAVING count(*) > 1
             UNION ALL
+            -- A leaderboard page is a range of places: a gap or a repeat would hide or double a merchant.
+            SELECT 'window ' || end_block || ' whose leaderboard places are not 1 to ' || count(*) FROM reports
+            GROUP BY chain, end_block
+            HAVING count(board_place) <> count(*) OR min(board_place) <> 1 OR max(board_place) <> count(*)
+              OR count(DISTINCT board_place) <> count(*)
+            UNION ALL
             SELECT 'window ' || end_block || ' built at data version ' || data_version || ', above the store''s' FROM report_windows
             WHERE data_version > coalesce((SELECT TRY_CAST(value AS BIGINT) FROM meta WHERE key = 'data_version'), 0)
                                  + (SELECT count(*) FROM data_writes))`,
-    holds: "each in a window built at a data version the store has reached",
+    holds: "each in a window built at a data version the store has reached, its leaderboard places 1 to n",
     broken: (n, example) => `${n} broken${eg(example)}`,
   },
 ];

@@ -138,6 +138,23 @@ describe("x402-merchants check", () => {
     expect(text.stdout.trimEnd().split("\n").at(-1)).toMatch(/^not whole: 7 problems in the data it holds/);
   }, 60_000);
 
+  it("names a window whose leaderboard places leave a gap, which would hide a merchant from its pages", async () => {
+    const store = await makeStore(10);
+    const report = (address: string, place: number) =>
+      `INSERT INTO reports SELECT 'base', 1, '${address}', 'n', false, false, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '{}', '[]', '{}', ${place}`;
+    await tamper(
+      store,
+      "INSERT INTO report_windows VALUES ('base', 1, 0, 'https://r.test', '2026-01-01T00:00:00Z')",
+      report("0x01", 1),
+      report("0x02", 3),
+    );
+    const { code, failed } = await check(store);
+    expect(code).toBe(1);
+    expect(failed.map((l) => [l.subject, l.text])).toEqual([
+      ["cached reports", "1 broken, e.g. window 1 whose leaderboard places are not 1 to 2"],
+    ]);
+  }, 60_000);
+
   it("takes a schema behind this program's for whole: the next command migrates it", async () => {
     const store = await makeStore(10);
     const latest = MIGRATIONS.at(-1)?.version as number;
