@@ -78,9 +78,18 @@ export function configFrom(flags: Flags) {
 
 export function parseEndBlock(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
-    throw new UsageError(`--end-block must be a block number, not "${value}"`);
-  }
+  return whole(value, 0, `--end-block must be a block number, not "${value}"`);
+}
+
+/** `--page N` (`leaderboard`): 1 when not given. */
+export function parsePage(value: string | undefined): number {
+  if (value === undefined) return 1;
+  return whole(value, 1, `--page must be a page number from 1, not "${value}"`);
+}
+
+function whole(value: string, min: number, usage: string): number {
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < min)
+    throw new UsageError(usage);
   return Number(value);
 }
 

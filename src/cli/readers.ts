@@ -18,9 +18,9 @@ import type { EvidenceDocument } from "../reports/evidence/document.ts";
 import { reportRoutes } from "../reports/http.ts";
 import type { Report } from "../reports/schema.ts";
 import {
-  LEADERBOARD_PATH,
   type LeaderboardDocument,
   leaderboardDocument,
+  leaderboardPath,
   type MerchantDocuments,
   ReportService,
 } from "../reports/service.ts";
@@ -154,9 +154,7 @@ function remoteReader(service: ServiceRecord, publicUrl: string): Reader {
     rebase(JSON.parse(await get(path)), service.public_url, publicUrl) as T;
   const end = (endBlock?: number) => (endBlock === undefined ? "" : `?end_block=${endBlock}`);
   const leaderboard = (endBlock?: number, page = 1) =>
-    json<LeaderboardDocument>(
-      `${page === 1 ? LEADERBOARD_PATH : `${LEADERBOARD_PATH}/pages/${page}`}${end(endBlock)}`,
-    );
+    json<LeaderboardDocument>(`${leaderboardPath(page)}${end(endBlock)}`);
   return {
     // Answered as the service answers it: its pages and documents name the service's own public URL.
     route: (pathAndQuery) => reach(service, pathAndQuery),

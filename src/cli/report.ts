@@ -1,5 +1,5 @@
 import { isAddress } from "../reports/service.ts";
-import { type Flags, parseEndBlock, UsageError } from "./args.ts";
+import { type Flags, parseEndBlock, parsePage, UsageError } from "./args.ts";
 import { withReader } from "./readers.ts";
 
 export async function runReport(args: string[], flags: Flags): Promise<number> {
@@ -22,11 +22,4 @@ export async function runLeaderboard(args: string[], flags: Flags): Promise<numb
   const board = await withReader(flags, (reader) => reader.leaderboard(endBlock, page));
   process.stdout.write(`${JSON.stringify(board, null, 2)}\n`);
   return 0;
-}
-
-function parsePage(value: string | undefined): number {
-  if (value === undefined) return 1;
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < 1)
-    throw new UsageError(`--page must be a page number from 1, not "${value}"`);
-  return Number(value);
 }

@@ -32,12 +32,19 @@ export interface ServiceHealth {
   [detail: string]: unknown;
 }
 
+/** `value` as a whole number of at least `min`, else a 400 saying what it should be. */
+function wholeParam(value: string, min: number, error: () => BadInputError): number {
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < min) throw error();
+  return Number(value);
+}
+
 function endBlockParam(value: string | undefined): number | undefined {
   if (value === undefined || value === "") return undefined;
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
-    throw new BadInputError(`end_block must be a block number, not "${value}"`, "bad_end_block");
-  }
-  return Number(value);
+  return wholeParam(
+    value,
+    0,
+    () => new BadInputError(`end_block must be a block number, not "${value}"`, "bad_end_block"),
+  );
 }
 
 const ndjsonLine = (document: unknown) => `${JSON.stringify(document)}\n`;
@@ -72,12 +79,8 @@ function streamed<T>(
   });
 }
 
-function pageParam(value: string): number {
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < 1) {
-    throw new BadInputError(`a page is a number from 1, not "${value}"`, "bad_page");
-  }
-  return Number(value);
-}
+const pageParam = (value: string): number =>
+  wholeParam(value, 1, () => new BadInputError(`a page is a number from 1, not "${value}"`, "bad_page"));
 
 /**
  * The report service over HTTP: JSON reports and their evidence, the leaderboard, the report's JSON

@@ -473,14 +473,17 @@ export type Leaderboard = Awaited<ReturnType<ReportService["leaderboard"]>>;
 /** The leaderboard's JSON: page 1 here, page N at `/pages/N`. */
 export const LEADERBOARD_PATH = "/v1/leaderboard/base";
 
+/** Where page `n` of the leaderboard's JSON is. */
+export const leaderboardPath = (n: number): string =>
+  n === 1 ? LEADERBOARD_PATH : `${LEADERBOARD_PATH}/pages/${n}`;
+
 /**
  * A page of the leaderboard as its JSON states it: with the URLs of the pages before and after it, kept to
  * its window (the latest moves on with every block indexed).
  */
 export function leaderboardDocument(board: Leaderboard, publicUrl: string) {
   const { number, pages } = board.page;
-  const link = (n: number) =>
-    `${publicUrl}${n === 1 ? LEADERBOARD_PATH : `${LEADERBOARD_PATH}/pages/${n}`}?end_block=${board.window.end_block}`;
+  const link = (n: number) => `${publicUrl}${leaderboardPath(n)}?end_block=${board.window.end_block}`;
   return {
     ...board,
     page: {

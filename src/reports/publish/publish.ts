@@ -19,7 +19,12 @@ import zlib from "node:zlib";
 import { AppError } from "../../common/errors.ts";
 import { RANKING_PAGE_SIZE, rankingPath } from "../page.ts";
 import { SCREENS_PATH } from "../screens/index.ts";
-import { LEADERBOARD_PATH, type LeaderboardDocument, type MerchantDocuments } from "../service.ts";
+import {
+  LEADERBOARD_PATH,
+  type LeaderboardDocument,
+  leaderboardPath,
+  type MerchantDocuments,
+} from "../service.ts";
 import { fileOf, headersFile, redirectsFile, type SiteFile } from "./layout.ts";
 import { merchantFiles } from "./merchant-files.ts";
 import { ndjsonToParquet } from "./parquet.ts";
@@ -150,7 +155,7 @@ async function build(source: SiteSource, root: string, options: PublishOptions):
     "/",
     SCREENS_PATH,
     LEADERBOARD_PATH,
-    ...pagesAfterFirst(board.page.pages).map((n) => `${LEADERBOARD_PATH}/pages/${n}`),
+    ...pagesAfterFirst(board.page.pages).map(leaderboardPath),
     ...pagesAfterFirst(Math.ceil(board.totals.merchants / RANKING_PAGE_SIZE)).map(rankingPath),
     "/v1/schema/report.json",
     ...DATASETS.filter((d) => d !== "reports.ndjson").map((d) => `/v1/datasets/base/${d}`),
