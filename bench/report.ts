@@ -21,7 +21,7 @@
  * build (the analytics database's `run` and `all` are wrapped to time them), and one final JSON line of all figures.
  *
  * Flags: --payments N, --merchants N, --buyers N, --seed N, --threads N (DuckDB threads; default: all cores),
- * --memory-gb N (DuckDB's memory limit; default 1, the service's default).
+ * --memory-gb N (DuckDB's memory limit in GB, fractions allowed; default 1, the service's default).
  */
 import { spawn } from "node:child_process";
 import crypto from "node:crypto";
@@ -67,7 +67,7 @@ function parseFlags(argv: string[]): Map<string, number> {
     if (
       !key ||
       !["payments", "merchants", "buyers", "seed", "threads", "memory-gb"].includes(key) ||
-      !Number.isSafeInteger(n) ||
+      !(key === "memory-gb" ? Number.isFinite(n) && n > 0 : Number.isSafeInteger(n)) ||
       n < 0
     ) {
       throw new Error(
