@@ -29,6 +29,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { type Abi, createWalletClient, http, pad, publicActions } from "viem";
 import { nonceManager, privateKeyToAccount } from "viem/accounts";
 import { devnetChain } from "../src/chain/devnet/index.ts";
+import type { Database, Queryable } from "../src/common/db/index.ts";
 import { type Listening, listen, listenWithUrl } from "../src/common/listen.ts";
 import { createFacilitator, inProcessClient } from "../src/facilitator/index.ts";
 import { merchantApp } from "../src/merchant-kit/app.ts";
@@ -58,7 +59,11 @@ export interface StackUrls {
   paid: string;
   verify: string;
   plain: string;
+  /** `{ commits, statements }` the stack's databases have run so far (on the plain app). */
+  commits: string;
 }
+
+const COMMITS_PATH = "/bench/commits";
 
 const options = JSON.parse(process.argv[2] ?? "{}") as StackOptions;
 const closers: (() => Promise<unknown>)[] = [];
@@ -103,18 +108,58 @@ function calcRoute(app: Hono<MerchantEnv>, services: MerchantServices): Hono<Mer
   );
 }
 
+/** Transactions committed and statements run by this process's databases: the ledgers' share of a request. */
+const committed = { commits: 0, statements: 0 };
+
+/** `db`, counting what it commits: a statement outside a transaction commits alone. */
+function counted(db: Database): Database {
+  const countedTx = (tx: Queryable): Queryable => ({
+    query: (sql, params) => {
+      committed.statements++;
+      return tx.query(sql, params);
+    },
+    exec: (sql) => tx.exec(sql),
+  });
+  return new Proxy(db, {
+    get(target, key, receiver) {
+      if (key === "query") {
+        return (sql: string, params?: readonly unknown[]) => {
+          committed.commits++;
+          committed.statements++;
+          return target.query(sql, params);
+        };
+      }
+      if (key === "transaction") {
+        return <T>(fn: (tx: Queryable) => Promise<T>) => {
+          committed.commits++;
+          return target.transaction((tx) => fn(countedTx(tx)));
+        };
+      }
+      const value = Reflect.get(target, key, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
 /** The merchant's state (calc keeps none; the platform's ledger and replay locks do). */
 async function merchantServices(): Promise<MerchantServices> {
   const state = await openTestDatabase(options.db);
   closers.push(state.close);
-  return { db: state.db, config: testConfig() };
+  return { db: counted(state.db), config: testConfig() };
+}
+
+/** The plain app, which also tells the bench what the ledgers have committed so far. */
+async function plainUrls(services: MerchantServices): Promise<Pick<StackUrls, "plain" | "commits">> {
+  const app = calcRoute(new Hono<MerchantEnv>(), services).get(COMMITS_PATH, (c) => c.json(committed));
+  const { url } = await served(app.fetch);
+  return { plain: url, commits: `${url}${COMMITS_PATH}` };
 }
 
 async function project(): Promise<StackUrls> {
   const ledger = await openTestDatabase(options.db);
   closers.push(ledger.close);
   const facilitator = await createFacilitator({
-    db: ledger.db,
+    db: counted(ledger.db),
     rpc: options.rpc,
     chain: devnetChain(options.rpc),
     privateKey: options.facilitatorKey,
@@ -146,7 +191,7 @@ async function project(): Promise<StackUrls> {
   return {
     paid: await shop(options.payTo, client),
     verify: await shop(options.verifyPayTo, verifyOnly(client)),
-    plain: (await served(calcRoute(new Hono<MerchantEnv>(), services).fetch)).url,
+    ...(await plainUrls(services)),
   };
 }
 
@@ -206,7 +251,7 @@ async function stock(): Promise<StackUrls> {
   return {
     paid: await shop(options.payTo, client),
     verify: await shop(options.verifyPayTo, verifyOnly(client)),
-    plain: (await served(calcRoute(new Hono<MerchantEnv>(), services).fetch)).url,
+    ...(await plainUrls(services)),
   };
 }
 

@@ -323,12 +323,12 @@ async function main() {
   const met = (ok: boolean) => (ok ? "met" : "MISSED");
   log("");
   log(
-    "| stack | paid req/s | server CPU per paid (ms) | + PostgreSQL | anvil | buyers | verify-only added p50 (ms) | plain p50 | on chain |",
+    "| stack | paid req/s | server CPU per paid (ms) | + PostgreSQL | anvil | buyers | verify-only added p50 (ms) | plain p50 | commits per paid | on chain |",
   );
-  log("|---|---|---|---|---|---|---|---|---|");
+  log("|---|---|---|---|---|---|---|---|---|---|");
   for (const r of results) {
     log(
-      `| ${r.stack} | ${r.paid.rps} | ${r.cpuMsPerPaid.server} | ${r.cpuMsPerPaid.postgres} | ${r.cpuMsPerPaid.anvil} | ${r.cpuMsPerPaid.buyers} | ${r.addedP50Ms} | ${r.plainSerial.p50Ms} | ${r.settledOnChain ? "all settled" : "MISMATCH"} |`,
+      `| ${r.stack} | ${r.paid.rps} | ${r.cpuMsPerPaid.server} | ${r.cpuMsPerPaid.postgres} | ${r.cpuMsPerPaid.anvil} | ${r.cpuMsPerPaid.buyers} | ${r.addedP50Ms} | ${r.plainSerial.p50Ms} | ${r.ledger.commitsPerPaid} | ${r.settledOnChain ? "all settled" : "MISMATCH"} |`,
     );
   }
   log("");
@@ -420,6 +420,8 @@ interface StackResult {
   paid: ReturnType<typeof figures> & { blocks: number };
   addedP50Ms: number;
   cpuMsPerPaid: { server: number; postgres: number; anvil: number; buyers: number; machine: number };
+  /** The project's ledgers (the stock stack keeps none): commits and statements per request. */
+  ledger: { commitsPerPaid: number; statementsPerPaid: number; commitsPerVerifyOnly: number };
   settledOnChain: boolean;
 }
 
@@ -474,20 +476,24 @@ async function measure(
     expectCalc(await fetch(url(urls.plain))),
   );
   summary("plain, one at a time", plainSerial);
-  const verifySerial = await load(1, { total: flags.serial }, verifyRequest);
+  const verifyCommits = await commitsOver(running, () => load(1, { total: flags.serial }, verifyRequest));
+  const verifySerial = verifyCommits.result;
   summary("verify only, one at a time", verifySerial);
   const verify = await load(flags.concurrency, { total: flags.concurrency * 20 }, verifyRequest);
   summary(`verify only, concurrency ${flags.concurrency}`, verify);
 
   const blocksBefore = ctx.miner.blocks;
   const before = cpuSnapshot(ctx.devnet.pid, running.pid);
-  const paid = await load(flags.concurrency, { seconds: flags.seconds }, async (worker) => {
-    const response = await (ctx.payingFetch[worker] as typeof fetch)(url(urls.paid));
-    const failure = await expectCalc(response);
-    if (failure) return failure;
-    const receipt = decodePaymentResponseHeader(response.headers.get("PAYMENT-RESPONSE") ?? "");
-    return receipt.success && receipt.transaction ? null : "no settlement receipt";
-  });
+  const paidCommits = await commitsOver(running, () =>
+    load(flags.concurrency, { seconds: flags.seconds }, async (worker) => {
+      const response = await (ctx.payingFetch[worker] as typeof fetch)(url(urls.paid));
+      const failure = await expectCalc(response);
+      if (failure) return failure;
+      const receipt = decodePaymentResponseHeader(response.headers.get("PAYMENT-RESPONSE") ?? "");
+      return receipt.success && receipt.transaction ? null : "no settlement receipt";
+    }),
+  );
+  const paid = paidCommits.result;
   const after = cpuSnapshot(ctx.devnet.pid, running.pid);
   const blocks = ctx.miner.blocks - blocksBefore;
   summary(`paid, concurrency ${flags.concurrency}`, paid);
@@ -504,6 +510,14 @@ async function measure(
   };
   log(
     `CPU per paid request: ${stack} process ${cpuMsPerPaid.server} ms, PostgreSQL ${cpuMsPerPaid.postgres} ms, anvil ${cpuMsPerPaid.anvil} ms, buyers ${cpuMsPerPaid.buyers} ms, machine ${cpuMsPerPaid.machine} ms`,
+  );
+  const ledger = {
+    commitsPerPaid: round(paidCommits.commits / Math.max(1, paid.ok)),
+    statementsPerPaid: round(paidCommits.statements / Math.max(1, paid.ok)),
+    commitsPerVerifyOnly: round(verifyCommits.commits / Math.max(1, verifySerial.ok)),
+  };
+  log(
+    `ledgers: ${ledger.commitsPerPaid} commits (${ledger.statementsPerPaid} statements) per paid request, ${ledger.commitsPerVerifyOnly} commits per verify-only request`,
   );
 
   // Every payment on chain: the merchant's balance and Transfer logs, the warm-up's included, over all rounds.
@@ -534,7 +548,22 @@ async function measure(
     paid: { ...figures(paid), blocks },
     addedP50Ms: round(verifySerial.p50 - plainSerial.p50),
     cpuMsPerPaid,
+    ledger,
     settledOnChain,
+  };
+}
+
+/** What the stack's databases committed while `work` ran (all of it: the stack serves nothing else then). */
+async function commitsOver<T>(running: Running, work: () => Promise<T>) {
+  const read = async () =>
+    (await (await fetch(running.urls.commits)).json()) as Record<"commits" | "statements", number>;
+  const before = await read();
+  const result = await work();
+  const after = await read();
+  return {
+    result,
+    commits: after.commits - before.commits,
+    statements: after.statements - before.statements,
   };
 }
 
