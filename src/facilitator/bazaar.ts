@@ -10,6 +10,7 @@ import {
   type DiscoveryResourcesResponse,
   extractDiscoveryInfo,
 } from "@x402/extensions/bazaar";
+import { groupedWriter } from "../common/db/grouped.ts";
 import type { Database, Queryable } from "../common/db/index.ts";
 import { BadInputError } from "../common/errors.ts";
 import { validateBazaarExtension } from "./bazaar-extension.ts";
@@ -19,13 +20,59 @@ export type BazaarOutcome = { status: "success" } | { status: "rejected"; reject
 
 /**
  * Catalogues the resource a settled payment paid for. Returns undefined when the payment carries no
- * `bazaar` extension, "rejected" when it carries one that fails validation.
+ * `bazaar` extension, "rejected" when it carries one that fails validation. One write alone: a
+ * facilitator records through `bazaarRecorder`, which groups concurrent settlements' writes.
  */
-export async function recordInBazaar(
+export function recordInBazaar(
   db: Database,
   payload: PaymentPayload,
   requirements: PaymentRequirements,
 ): Promise<BazaarOutcome | undefined> {
+  return bazaarRecorder(db).record(payload, requirements);
+}
+
+export interface BazaarRecorder {
+  /** Validates the payment's extension and, when it is valid, lists its resource (committed on return). */
+  record(payload: PaymentPayload, requirements: PaymentRequirements): Promise<BazaarOutcome | undefined>;
+  /** Waits for the writes under way. */
+  drain(): Promise<void>;
+}
+
+/**
+ * The Bazaar's writer for one process. Every settlement of a resource updates that resource's one row
+ * (its payment count, its latest description), so concurrent settlements would queue on the row's lock,
+ * one transaction each: their writes are grouped instead (common/db/grouped.ts), each resource's row
+ * taking every payment of the group at once and the latest content, as the same writes one by one would
+ * have left it.
+ */
+export function bazaarRecorder(db: Database): BazaarRecorder {
+  const writer = groupedWriter(async (batch: readonly Listing[]) => {
+    await db.transaction((tx) => writeListings(tx, batch));
+    return undefined;
+  });
+  return {
+    async record(payload, requirements) {
+      const listing = listingOf(payload, requirements);
+      if (!listing || "status" in listing) return listing;
+      await writer.write(listing);
+      return { status: "success" };
+    },
+    drain: () => writer.drain(),
+  };
+}
+
+/** What one settlement puts in the Bazaar. */
+interface Listing {
+  found: NonNullable<ReturnType<typeof extractDiscoveryInfo>>;
+  toolName: string;
+  requirements: PaymentRequirements;
+}
+
+/** The listing a settled payment makes, its extension's rejection, or undefined without one. */
+function listingOf(
+  payload: PaymentPayload,
+  requirements: PaymentRequirements,
+): Listing | BazaarOutcome | undefined {
   if (!payload.extensions || !("bazaar" in payload.extensions)) return undefined;
   // Validates `info` against its `schema`, as the spec requires of a facilitator (the payload is the
   // buyer's echo: untrusted). What `extractDiscoveryInfo(..., true)` does for a v2 payload (v1 carries no
@@ -48,38 +95,67 @@ export async function recordInBazaar(
     return { status: "rejected", rejectedReason: `unusable resource: ${(error as Error).message}` };
   }
   if (!found) return { status: "rejected", rejectedReason: "the bazaar extension failed validation" };
+  return { found, toolName: "toolName" in found ? found.toolName : "", requirements };
+}
 
-  const toolName = "toolName" in found ? found.toolName : "";
-  const method = "method" in found ? (found.method ?? null) : null;
-  await db.transaction(async (tx) => {
+/**
+ * Writes a group of listings in one transaction: each resource once, with the group's payments and its
+ * last listing's content; each accepted requirement once, the last. Rows are written in key order, so two
+ * processes writing overlapping groups take their locks in the same order and never deadlock.
+ */
+async function writeListings(tx: Queryable, batch: readonly Listing[]): Promise<void> {
+  const resources = new Map<string, { listing: Listing; payments: number }>();
+  const accepts = new Map<string, Listing>();
+  for (const listing of batch) {
+    const { found, toolName, requirements: r } = listing;
+    const key = JSON.stringify([found.resourceUrl, toolName]);
+    resources.set(key, { listing, payments: (resources.get(key)?.payments ?? 0) + 1 });
+    accepts.set(
+      JSON.stringify([
+        found.resourceUrl,
+        toolName,
+        r.scheme,
+        r.network,
+        r.asset.toLowerCase(),
+        r.payTo.toLowerCase(),
+      ]),
+      listing,
+    );
+  }
+  for (const [, { listing, payments }] of [...resources].sort(byKey)) {
+    const { found, toolName } = listing;
     await tx.query(
       `INSERT INTO bazaar_resources AS r
          (resource, tool_name, type, x402_version, method, description, mime_type, service_name, tags,
           icon_url, extensions, payments)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
        ON CONFLICT (resource, tool_name) DO UPDATE SET
          type = EXCLUDED.type, x402_version = EXCLUDED.x402_version, method = EXCLUDED.method,
          description = EXCLUDED.description, mime_type = EXCLUDED.mime_type,
          service_name = EXCLUDED.service_name, tags = EXCLUDED.tags, icon_url = EXCLUDED.icon_url,
-         extensions = EXCLUDED.extensions, payments = r.payments + 1, last_updated = now()`,
+         extensions = EXCLUDED.extensions, payments = r.payments + EXCLUDED.payments, last_updated = now()`,
       [
         found.resourceUrl,
         toolName,
         found.discoveryInfo.input.type,
         found.x402Version,
-        method,
+        "method" in found ? (found.method ?? null) : null,
         found.description ?? null,
         found.mimeType ?? null,
         found.serviceName ?? null,
         found.tags ? JSON.stringify(found.tags) : null,
         found.iconUrl ?? null,
         found.extensions ? JSON.stringify(found.extensions) : null,
+        payments,
       ],
     );
-    await upsertAccept(tx, found.resourceUrl, toolName, requirements);
-  });
-  return { status: "success" };
+  }
+  for (const [, listing] of [...accepts].sort(byKey)) {
+    await upsertAccept(tx, listing.found.resourceUrl, listing.toolName, listing.requirements);
+  }
 }
+
+const byKey = <V>(a: [string, V], b: [string, V]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
 
 /** The first validation errors, short enough for the EXTENSION-RESPONSES header. */
 function summary(errors: string[]): string {

@@ -20,7 +20,7 @@ import { fastAccount } from "../chain/secp256k1.ts";
 import { type Database, migrate } from "../common/db/index.ts";
 import { log } from "../common/log.ts";
 import { keyOfCall } from "./authorization.ts";
-import { DEFAULT_LIMIT, type DiscoveryQuery, listResources, recordInBazaar } from "./bazaar.ts";
+import { bazaarRecorder, DEFAULT_LIMIT, type DiscoveryQuery, listResources } from "./bazaar.ts";
 import { checkChainIdentity, type OnNewChain } from "./chain-identity.ts";
 import { createChainReads } from "./chain-reads.ts";
 import { ExactEoaScheme } from "./exact-eoa.ts";
@@ -144,6 +144,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     .registerExtension(BAZAAR);
 
   const verify = createVerification({ db, sdk, client, reads, scope });
+  const bazaar = bazaarRecorder(db);
   const settlement = createSettlement({
     db,
     sdk,
@@ -156,7 +157,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     receiptBlocks,
     async recordInBazaar(row) {
       try {
-        return await recordInBazaar(db, row.payment_payload, row.payment_requirements);
+        return await bazaar.record(row.payment_payload, row.payment_requirements);
       } catch (error) {
         // The payment is settled whatever happens to the Bazaar.
         log("error", "recording in the Bazaar failed", { error });
@@ -198,6 +199,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
       clearInterval(timer);
       await resolving;
       await settlement.drain();
+      await bazaar.drain();
     },
   };
   return { ...service, app: facilitatorRoutes(service) };

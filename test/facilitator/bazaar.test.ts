@@ -2,7 +2,7 @@ import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type Database, migrate } from "../../src/common/db/index.ts";
-import { type BazaarOutcome, recordInBazaar } from "../../src/facilitator/bazaar.ts";
+import { type BazaarOutcome, bazaarRecorder, recordInBazaar } from "../../src/facilitator/bazaar.ts";
 import {
   bazaarValidationStats,
   clearBazaarValidationCache,
@@ -158,6 +158,61 @@ describe.each(DATABASE_KINDS)("Bazaar extension validation (%s)", (kind) => {
       rejectedReason: expect.stringMatching(/larger than 65536 bytes/),
     });
     expect(bazaarValidationStats().compilations).toBe(before);
+  });
+
+  it("groups concurrent settlements' writes and counts every payment, the latest content kept", async () => {
+    const url = `http://shop-${++urls}.test/r`;
+    const other = `http://shop-${++urls}.test/r`;
+    const otherRequirements = requirementsFor(newMerchant());
+    let transactions = 0;
+    const counting = new Proxy(db, {
+      get(target, key, receiver) {
+        if (key === "transaction") {
+          return (fn: Parameters<Database["transaction"]>[0]) => {
+            transactions++;
+            return target.transaction(fn);
+          };
+        }
+        const value = Reflect.get(target, key, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const recorder = bazaarRecorder(counting);
+    const cities = Array.from({ length: 20 }, (_, i) => `city ${i}`);
+    const outcomes = await Promise.all([
+      ...cities.map((city) =>
+        recorder.record(paymentFor(url, getExtension({ city }), requirements), requirements),
+      ),
+      ...[1, 2, 3].map(() =>
+        recorder.record(paymentFor(other, getExtension(), otherRequirements), otherRequirements),
+      ),
+    ]);
+    expect(outcomes.every((o) => o?.status === "success")).toBe(true);
+    // The first write goes alone; the 22 that came while it committed, together.
+    expect(transactions).toBe(2);
+    const { rows } = await db.query<{ resource: string; payments: bigint; extensions: unknown }>(
+      "SELECT resource, payments, extensions FROM bazaar_resources WHERE resource IN ($1, $2) ORDER BY resource",
+      [url, other],
+    );
+    expect(rows.map((r) => [r.resource, r.payments])).toEqual([
+      [url, 20n],
+      [other, 3n],
+    ]);
+    // The last payment's example, as twenty writes one after another would have left it.
+    expect(JSON.stringify(rows[0]?.extensions)).toContain("city 19");
+    const accepts = await db.query("SELECT pay_to FROM bazaar_accepts WHERE resource IN ($1, $2)", [
+      url,
+      other,
+    ]);
+    expect(accepts.rows).toHaveLength(2);
+    // One at a time: one transaction each, and the count goes on.
+    await recorder.record(paymentFor(url, getExtension(), requirements), requirements);
+    expect(transactions).toBe(3);
+    const after = await db.query<{ payments: bigint }>(
+      "SELECT payments FROM bazaar_resources WHERE resource = $1",
+      [url],
+    );
+    expect(after.rows[0]?.payments).toBe(21n);
   });
 });
 
