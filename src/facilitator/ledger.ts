@@ -158,18 +158,20 @@ export async function release(
 
 /**
  * pending (with this transaction) -> settled. Returns the settled row, or undefined when the row is not
- * pending with this hash (another request already resolved it).
+ * pending with this hash (another request already resolved it). With `deliver`, the same statement claims
+ * the one success answer (`claimDelivery`) for the caller: the request that settled it answers it.
  */
 export async function markSettled(
   db: Queryable,
   key: AuthorizationKey,
   hash: string,
   blockNumber: bigint | null,
+  deliver = false,
 ): Promise<LedgerRow | undefined> {
   const { rows } = await db.query<LedgerRow>(
     `UPDATE facilitator_authorizations
      SET state = 'settled', block_number = $6, settled_at = now(), error_reason = NULL, error_message = NULL,
-         updated_at = now()
+         updated_at = now()${deliver ? ", delivered_at = now()" : ""}
      WHERE ${KEY} AND state = 'pending' AND tx_hash = $5
      RETURNING *`,
     [...keyParams(key), hash.toLowerCase(), blockNumber],

@@ -11,7 +11,7 @@
  *   authorization, or the periodic check), never by sending again.
  * - One success per authorization: of all the /settle calls that find it settled (the one that settled
  *   it, identical concurrent ones, retries of a pending one, repeats), the first to claim its delivery
- *   gets `success`; every other gets `invalid_exact_evm_nonce_already_used`, as the official
+ *   gets `success` (the one that settled it claims it in the statement that records the settlement); every other gets `invalid_exact_evm_nonce_already_used`, as the official
  *   facilitator answers a used nonce. A stock resource server, which verifies and settles every
  *   request carrying the same payment, then delivers it once. A failure is answered to every caller.
  */
@@ -98,6 +98,9 @@ export function createSettlement(options: SettlementOptions): Settlement {
   const { db, sdk, client, scope } = options;
   const network = scope.network;
   const inflight = new Map<string, { digest: string; result: Promise<SettleResponse> }>();
+  // Answers whose success was claimed by the statement that recorded the settlement (one commit fewer
+  // on every payment): for the request that settled it only, never for those sharing its answer.
+  const deliveredWhenSettled = new WeakSet<SettleResponse>();
   const payerFunds = createPayerFunds();
 
   const failure = (reason: string, message?: string, payer?: string, transaction = ""): SettleResponse => ({
@@ -248,8 +251,12 @@ export function createSettlement(options: SettlementOptions): Settlement {
       const hash = result.transaction.toLowerCase();
       const block = options.receiptBlocks.get(hash) ?? null;
       options.receiptBlocks.delete(hash);
-      const settled = await markSettled(db, payment.key, hash, block);
-      if (settled) return answer(settled, await options.recordInBazaar(settled));
+      const settled = await markSettled(db, payment.key, hash, block, true);
+      if (settled) {
+        const response = answer(settled, await options.recordInBazaar(settled));
+        deliveredWhenSettled.add(response);
+        return response;
+      }
     }
     const row = await findAuthorization(db, payment.key);
     if (!row) return failure(PAYMENT_NOT_VERIFIED, "the authorization left the ledger");
@@ -311,8 +318,11 @@ export function createSettlement(options: SettlementOptions): Settlement {
       const id = keyString(payment.key);
       const running = inflight.get(id);
       let result: Promise<SettleResponse>;
-      if (running?.digest === payment.digest) result = running.result;
-      else {
+      let shared = false;
+      if (running?.digest === payment.digest) {
+        result = running.result;
+        shared = true;
+      } else {
         if (running) await running.result.catch(() => undefined);
         const started = settleVerified(payment).finally(() => {
           if (inflight.get(id)?.result === started) inflight.delete(id);
@@ -321,7 +331,8 @@ export function createSettlement(options: SettlementOptions): Settlement {
         result = started;
       }
       const answered = await result;
-      if (!answered.success || (await claimDelivery(db, payment.key))) return answered;
+      if (!answered.success || (!shared && deliveredWhenSettled.has(answered))) return answered;
+      if (await claimDelivery(db, payment.key)) return answered;
       return failure(
         NONCE_ALREADY_USED,
         `this authorization was settled in transaction ${answered.transaction} and its success already answered to another /settle: pay again for another delivery`,
