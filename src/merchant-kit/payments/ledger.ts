@@ -24,6 +24,7 @@
  * handler's own decision before its work: bad input, a provider not configured) is given back and counts
  * for nothing.
  */
+import { type GroupedWriter, groupedWriter } from "../../common/db/grouped.ts";
 import type { Database, Queryable } from "../../common/db/index.ts";
 
 /** The identity of one signed payment: who signed it and its one-time nonce. */
@@ -91,17 +92,22 @@ export type Reservation =
 
 export class PaymentLedger {
   private lastPurge = 0;
+  // Concurrent requests' rows are taken and finished in groups, a commit for many (common/db/grouped.ts).
+  private readonly taking: GroupedWriter<{ key: PaymentKey; resource: string }, boolean>;
+  private readonly finishing: GroupedWriter<{ key: PaymentKey; outcome: Outcome }>;
 
   constructor(
     private readonly db: Database,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.taking = groupedWriter((batch) => takeRows(db, batch));
+    this.finishing = groupedWriter((batch) => finishRows(db, batch));
+  }
 
   /** Takes the payment's row; false when another request holds it (or held it and succeeded). */
   async take(key: PaymentKey, resource: string): Promise<boolean> {
     await this.purgeNowAndThen();
-    const { rowCount } = await insertRow(this.db, key, resource, "ON CONFLICT (payer, nonce) DO NOTHING");
-    return rowCount === 1;
+    return this.taking.write({ key, resource });
   }
 
   /**
@@ -161,7 +167,8 @@ export class PaymentLedger {
    * Records how the payment's run ended. `q` is the transaction of a payment whose writes commit with
    * its settlement (the row then changes with them); by default, the database.
    */
-  async finish(key: PaymentKey, outcome: Outcome, q: Queryable = this.db): Promise<void> {
+  async finish(key: PaymentKey, outcome: Outcome, q?: Queryable): Promise<void> {
+    if (!q) return this.finishing.write({ key, outcome });
     if (outcome === "released") {
       await q.query("DELETE FROM merchant_payments WHERE payer = $1 AND nonce = $2", [
         key.payer,
@@ -193,10 +200,55 @@ const IN_FLIGHT = `(state IN ('running', 'unsettled') AND valid_before > now())`
 /** Processes of one merchant on several hosts may disagree on the time by this much. */
 const CLOCK_MARGIN_SECONDS = 5;
 
-function insertRow(q: Queryable, key: PaymentKey, resource: string, conflict = "") {
+function insertRow(q: Queryable, key: PaymentKey, resource: string) {
   return q.query(
     `INSERT INTO merchant_payments (payer, nonce, resource, valid_before, amount, state)
-     VALUES ($1, $2, $3, to_timestamp($4), $5, 'running') ${conflict}`,
+     VALUES ($1, $2, $3, to_timestamp($4), $5, 'running')`,
     [key.payer, key.nonce.toLowerCase(), resource, key.validBefore, key.amount],
   );
+}
+
+/** Takes the rows of a group in one statement: true for each one taken, false where a row was there. */
+async function takeRows(
+  q: Queryable,
+  batch: readonly { key: PaymentKey; resource: string }[],
+): Promise<boolean[]> {
+  const { rows } = await q.query<{ payer: string; nonce: string }>(
+    `INSERT INTO merchant_payments (payer, nonce, resource, valid_before, amount, state)
+     SELECT payer, nonce, resource, to_timestamp(valid_before), amount, 'running'
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::numeric[])
+       AS t(payer, nonce, resource, valid_before, amount)
+     ON CONFLICT (payer, nonce) DO NOTHING
+     RETURNING payer, nonce`,
+    [
+      batch.map((b) => b.key.payer),
+      batch.map((b) => b.key.nonce.toLowerCase()),
+      batch.map((b) => b.resource),
+      batch.map((b) => b.key.validBefore),
+      batch.map((b) => b.key.amount.toString()),
+    ],
+  );
+  const taken = new Set(rows.map((r) => `${r.payer}/${r.nonce}`));
+  // Two requests of one group with the same payment: the row goes to the first.
+  return batch.map((b) => taken.delete(`${b.key.payer}/${b.key.nonce.toLowerCase()}`));
+}
+
+/** Records a group's outcomes: released rows deleted, the others' states set, in one statement. */
+async function finishRows(
+  q: Queryable,
+  batch: readonly { key: PaymentKey; outcome: Outcome }[],
+): Promise<undefined> {
+  await q.query(
+    `WITH done AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS t(payer, nonce, outcome)
+     ), released AS (
+       DELETE FROM merchant_payments m USING done
+       WHERE done.outcome = 'released' AND m.payer = done.payer AND m.nonce = done.nonce
+     )
+     UPDATE merchant_payments m SET state = done.outcome, finished_at = clock_timestamp()
+     FROM done
+     WHERE done.outcome <> 'released' AND m.payer = done.payer AND m.nonce = done.nonce`,
+    [batch.map((b) => b.key.payer), batch.map((b) => b.key.nonce.toLowerCase()), batch.map((b) => b.outcome)],
+  );
+  return undefined;
 }

@@ -63,6 +63,52 @@ describe.each(DATABASE_KINDS)("the payment ledger on %s", (kind) => {
     expect(await states(db)).toEqual(["2:running"]);
   });
 
+  it("takes and finishes concurrent requests' rows in groups, each as it would alone", async () => {
+    const { db } = await ledgerOn(kind);
+    const statements: string[] = [];
+    const counting = new Proxy(db, {
+      get(target, key, receiver) {
+        if (key === "query") {
+          return (sql: string, params?: readonly unknown[]) => {
+            statements.push(sql.trim().split(/\s+/).slice(0, 3).join(" "));
+            return target.query(sql, params);
+          };
+        }
+        const value = Reflect.get(target, key, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const ledger = new PaymentLedger(counting);
+    const [k1, k2, k3, k4, k5] = [1, 2, 3, 4, 5].map((n) => keyOf(n)) as [
+      PaymentKey,
+      PaymentKey,
+      PaymentKey,
+      PaymentKey,
+      PaymentKey,
+    ];
+    // Duplicates within one group: the row goes to the first of them.
+    const taken = await Promise.all([k1, k2, k3, k2, k4, k5, k5].map((k) => ledger.take(k, RESOURCE)));
+    expect(taken).toEqual([true, true, true, false, true, true, false]);
+    expect(
+      statements.filter((s) => s.startsWith("INSERT INTO merchant_payments")).length,
+    ).toBeLessThanOrEqual(2);
+    await Promise.all([
+      ledger.finish(k1, "settled"),
+      ledger.finish(k2, "released"),
+      ledger.finish(k3, "unsettled"),
+      ledger.finish(k4, "failed"),
+      ledger.finish(k5, "released"),
+    ]);
+    expect(statements.filter((s) => s.startsWith("WITH done AS")).length).toBe(2);
+    expect(await states(db)).toEqual(["1:settled", "3:unsettled", "4:failed"]);
+    const { rows } = await db.query<{ finished: boolean }>(
+      "SELECT bool_and(finished_at IS NOT NULL) AS finished FROM merchant_payments",
+    );
+    expect(rows[0]?.finished).toBe(true);
+    // Released rows can be taken again; finished ones cannot.
+    expect(await Promise.all([k2, k5, k1].map((k) => ledger.take(k, RESOURCE)))).toEqual([true, true, false]);
+  });
+
   it("reserves only what the payer's balance covers on top of its payments in flight", async () => {
     const { db, ledger } = await ledgerOn(kind);
     let reads = 0;
