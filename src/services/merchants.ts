@@ -2,7 +2,7 @@
  * The merchant hosts of this process: one database for their state, one facilitator client, and per
  * host the merchant kit's app on its own port (`config.merchants[name].port`).
  */
-import { HTTPFacilitatorClient } from "@x402/core/server";
+import { type FacilitatorClient, HTTPFacilitatorClient } from "@x402/core/server";
 import { type Database, openDatabase } from "../common/db/index.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import type { Fetch } from "../common/listen.ts";
@@ -44,13 +44,13 @@ export function payToOf(config: Config, name: MerchantHost): `0x${string}` {
 }
 
 /**
- * Starts `names` (and `extra` hosts), each paid through the facilitator at `facilitatorUrl`. Closing
- * stops every host's HTTP, then closes the state database.
+ * Starts `names` (and `extra` hosts), each paid through `facilitator`: the URL of one elsewhere, or a
+ * client of one in this process. Closing stops every host's HTTP, then closes the state database.
  */
 export async function startMerchantHosts(
   config: Config,
   names: readonly MerchantHost[],
-  facilitatorUrl: string,
+  facilitator: string | FacilitatorClient,
   lifecycle: Lifecycle,
   extra: readonly ExtraHost[] = [],
   notice?: string,
@@ -63,7 +63,8 @@ export async function startMerchantHosts(
   lifecycle.add("merchant database", () => db.close());
   const kit: MerchantAppOptions = {
     services: { db, config },
-    facilitator: new HTTPFacilitatorClient({ url: facilitatorUrl }),
+    facilitator:
+      typeof facilitator === "string" ? new HTTPFacilitatorClient({ url: facilitator }) : facilitator,
     payments: config.payments,
     notice,
   };
