@@ -35,7 +35,7 @@ const client = (target = url) =>
 const answered = (error: unknown) =>
   error instanceof BaseError && error.walk((e) => e instanceof RpcRequestError) !== null;
 
-describe("the facilitator's RPC transport (viem http over undici request)", () => {
+describe("the facilitator's RPC transport (viem's http transport's errors, over undici request)", () => {
   it("reads results, and reports a node's JSON-RPC error as an answered request", async () => {
     answer = (_, res) => json(res, { result: "0x2a" });
     expect(await client().getBlockNumber()).toBe(42n);
@@ -72,5 +72,41 @@ describe("the facilitator's RPC transport (viem http over undici request)", () =
       .catch((e: unknown) => e);
     expect((down as BaseError).walk((e) => e instanceof HttpRequestError)).not.toBeNull();
     expect(answered(down)).toBe(false);
+  });
+
+  it("is a viem http transport: a JSON-RPC error under an HTTP error status is still an answer, retries as viem's", async () => {
+    const transport = rpcTransport(url)({ retryCount: 0 });
+    expect(transport.config.type).toBe("http");
+    expect(transport.value).toEqual({ url });
+
+    answer = (_, res) => json(res, { error: { code: -32603, message: "internal" } }, 500);
+    const refused = await client()
+      .getBlockNumber()
+      .catch((e: unknown) => e);
+    expect(answered(refused)).toBe(true);
+
+    // viem retries a 5xx: the second attempt's answer is the result.
+    let calls = 0;
+    answer = (_, res) => {
+      calls += 1;
+      if (calls === 1) {
+        res.writeHead(503);
+        res.end();
+      } else json(res, { result: "0x7" });
+    };
+    const retrying = createPublicClient({ transport: rpcTransport(url, { timeout: 300, retryCount: 1 }) });
+    expect(await retrying.getBlockNumber({ cacheTime: 0 })).toBe(7n);
+    expect(calls).toBe(2);
+  });
+
+  it("ends a call its caller aborts with the caller's reason", async () => {
+    answer = () => undefined; // never answers
+    const controller = new AbortController();
+    const transport = rpcTransport(url, { timeout: 5_000, retryCount: 0 })({ retryCount: 0 });
+    const call = transport.config
+      .request({ method: "eth_blockNumber" }, { signal: controller.signal })
+      .catch((e: unknown) => e);
+    controller.abort(new Error("caller left"));
+    expect(String(await call)).toContain("caller left");
   });
 });
