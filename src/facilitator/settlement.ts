@@ -11,8 +11,9 @@
  *   authorization, or the periodic check), never by sending again.
  * - One success per authorization: of all the /settle calls that find it settled (the one that settled
  *   it, identical concurrent ones, retries of a pending one, repeats), the first to claim its delivery
- *   gets `success` (the one that settled it claims it in the statement that records the settlement); every other gets `invalid_exact_evm_nonce_already_used`, as the official
- *   facilitator answers a used nonce. A stock resource server, which verifies and settles every
+ *   gets `success` (the one that settled it claims it in the statement that records the settlement);
+ *   every other gets `invalid_exact_evm_nonce_already_used`, as the official facilitator answers a used
+ *   nonce. A stock resource server, which verifies and settles every
  *   request carrying the same payment, then delivers it once. A failure is answered to every caller.
  */
 import type { x402Facilitator } from "@x402/core/facilitator";
