@@ -10,7 +10,6 @@ import type { Analytics } from "../analytics/duckdb.ts";
 import type { Database } from "../common/db/index.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import type { Config, MerchantHost } from "../config/config.ts";
-import { inProcessClient } from "../facilitator/client.ts";
 import type { Merchant } from "../merchant-kit/catalogue.ts";
 import type { ReportService } from "../reports/service.ts";
 import type { FacilitatorServiceOptions } from "./facilitator.ts";
@@ -61,7 +60,10 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     : config;
   if (options.facilitator) {
     // Loaded here: the facilitator's SDK and signer are about 25 MB that `serve` never uses.
-    const { startFacilitatorService } = await import("./facilitator.ts");
+    const [{ startFacilitatorService }, { inProcessClient }] = await Promise.all([
+      import("./facilitator.ts"),
+      import("../facilitator/client.ts"),
+    ]);
     const started = await startFacilitatorService(config, options.facilitator, lifecycle);
     urls.facilitator = started.url;
     facilitator = inProcessClient(started.facilitator);
