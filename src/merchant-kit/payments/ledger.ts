@@ -165,7 +165,8 @@ export class PaymentLedger {
 
   /**
    * Records how the payment's run ended. `q` is the transaction of a payment whose writes commit with
-   * its settlement (the row then changes with them); by default, the database.
+   * its settlement (the row then changes with them); by default, the database, in one statement with the
+   * outcomes of concurrent requests.
    */
   async finish(key: PaymentKey, outcome: Outcome, q?: Queryable): Promise<void> {
     if (!q) return this.finishing.write({ key, outcome });
