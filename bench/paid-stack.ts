@@ -29,14 +29,14 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { type Abi, createWalletClient, http, pad, publicActions } from "viem";
 import { nonceManager, privateKeyToAccount } from "viem/accounts";
 import { devnetChain } from "../src/chain/devnet/index.ts";
-import type { Database, Queryable } from "../src/common/db/index.ts";
+import type { Database } from "../src/common/db/index.ts";
 import { type Listening, listen, listenWithUrl } from "../src/common/listen.ts";
 import { createFacilitator, inProcessClient } from "../src/facilitator/index.ts";
 import { merchantApp } from "../src/merchant-kit/app.ts";
 import type { MerchantServices } from "../src/merchant-kit/catalogue.ts";
 import { type MerchantEnv, validateInput } from "../src/merchant-kit/input.ts";
 import { calc } from "../src/merchants/utility/calc.ts";
-import { openTestDatabase } from "../test/helpers/db.ts";
+import { countingDatabase, type DatabaseCounts, openTestDatabase } from "../test/helpers/db.ts";
 import { testConfig } from "../test/helpers/merchant.ts";
 import { NETWORK } from "../test/helpers/x402.ts";
 
@@ -108,38 +108,9 @@ function calcRoute(app: Hono<MerchantEnv>, services: MerchantServices): Hono<Mer
   );
 }
 
-/** Transactions committed and statements run by this process's databases: the ledgers' share of a request. */
-const committed = { commits: 0, statements: 0 };
-
-/** `db`, counting what it commits: a statement outside a transaction commits alone. */
-function counted(db: Database): Database {
-  const countedTx = (tx: Queryable): Queryable => ({
-    query: (sql, params) => {
-      committed.statements++;
-      return tx.query(sql, params);
-    },
-    exec: (sql) => tx.exec(sql),
-  });
-  return new Proxy(db, {
-    get(target, key, receiver) {
-      if (key === "query") {
-        return (sql: string, params?: readonly unknown[]) => {
-          committed.commits++;
-          committed.statements++;
-          return target.query(sql, params);
-        };
-      }
-      if (key === "transaction") {
-        return <T>(fn: (tx: Queryable) => Promise<T>) => {
-          committed.commits++;
-          return target.transaction((tx) => fn(countedTx(tx)));
-        };
-      }
-      const value = Reflect.get(target, key, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-}
+/** What this process's databases commit and run: the ledgers' share of a request. */
+const committed: DatabaseCounts = { commits: 0, statements: [] };
+const counted = (db: Database) => countingDatabase(db, committed).db;
 
 /** The merchant's state (calc keeps none; the platform's ledger and replay locks do). */
 async function merchantServices(): Promise<MerchantServices> {
@@ -150,7 +121,9 @@ async function merchantServices(): Promise<MerchantServices> {
 
 /** The plain app, which also tells the bench what the ledgers have committed so far. */
 async function plainUrls(services: MerchantServices): Promise<Pick<StackUrls, "plain" | "commits">> {
-  const app = calcRoute(new Hono<MerchantEnv>(), services).get(COMMITS_PATH, (c) => c.json(committed));
+  const app = calcRoute(new Hono<MerchantEnv>(), services).get(COMMITS_PATH, (c) =>
+    c.json({ commits: committed.commits, statements: committed.statements.length }),
+  );
   const { url } = await served(app.fetch);
   return { plain: url, commits: `${url}${COMMITS_PATH}` };
 }

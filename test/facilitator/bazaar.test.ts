@@ -10,7 +10,7 @@ import {
   validateBazaarExtension,
 } from "../../src/facilitator/bazaar-extension.ts";
 import { FACILITATOR_MIGRATIONS } from "../../src/facilitator/index.ts";
-import { DATABASE_KINDS, openTestDatabase } from "../helpers/db.ts";
+import { countingDatabase, DATABASE_KINDS, openTestDatabase } from "../helpers/db.ts";
 import { bazaarGet, newMerchant, requirementsFor } from "../helpers/x402.ts";
 
 type Extension = { info: { input: Record<string, unknown> }; schema: Record<string, unknown> };
@@ -164,19 +164,7 @@ describe.each(DATABASE_KINDS)("Bazaar extension validation (%s)", (kind) => {
     const url = `http://shop-${++urls}.test/r`;
     const other = `http://shop-${++urls}.test/r`;
     const otherRequirements = requirementsFor(newMerchant());
-    let transactions = 0;
-    const counting = new Proxy(db, {
-      get(target, key, receiver) {
-        if (key === "transaction") {
-          return (fn: Parameters<Database["transaction"]>[0]) => {
-            transactions++;
-            return target.transaction(fn);
-          };
-        }
-        const value = Reflect.get(target, key, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const { db: counting, counts } = countingDatabase(db);
     const recorder = bazaarRecorder(counting);
     const cities = Array.from({ length: 20 }, (_, i) => `city ${i}`);
     const outcomes = await Promise.all([
@@ -189,7 +177,7 @@ describe.each(DATABASE_KINDS)("Bazaar extension validation (%s)", (kind) => {
     ]);
     expect(outcomes.every((o) => o?.status === "success")).toBe(true);
     // The first write goes alone; the 22 that came while it committed, together.
-    expect(transactions).toBe(2);
+    expect(counts.commits).toBe(2);
     const { rows } = await db.query<{ resource: string; payments: bigint; extensions: unknown }>(
       "SELECT resource, payments, extensions FROM bazaar_resources WHERE resource IN ($1, $2) ORDER BY resource",
       [url, other],
@@ -207,7 +195,7 @@ describe.each(DATABASE_KINDS)("Bazaar extension validation (%s)", (kind) => {
     expect(accepts.rows).toHaveLength(2);
     // One at a time: one transaction each, and the count goes on.
     await recorder.record(paymentFor(url, getExtension(), requirements), requirements);
-    expect(transactions).toBe(3);
+    expect(counts.commits).toBe(3);
     const after = await db.query<{ payments: bigint }>(
       "SELECT payments FROM bazaar_resources WHERE resource = $1",
       [url],

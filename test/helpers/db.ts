@@ -10,6 +10,7 @@ import {
   type DatabaseKind,
   type DatabaseOptions,
   openDatabase,
+  type Queryable,
 } from "../../src/common/db/index.ts";
 import { dataLayout } from "../../src/config/layout.ts";
 
@@ -100,6 +101,47 @@ export async function openTestDatabase(
       await options.cleanup();
     },
   };
+}
+
+/** What a database was asked: its commits, and each statement's first three words. */
+export interface DatabaseCounts {
+  /** Transactions committed; a statement outside a transaction commits alone. */
+  commits: number;
+  statements: string[];
+}
+
+/** `db`, recording into `counts` what it commits and runs (transactions' statements included). */
+export function countingDatabase(
+  db: Database,
+  counts: DatabaseCounts = { commits: 0, statements: [] },
+): { db: Database; counts: DatabaseCounts } {
+  const head = (sql: string) => sql.trim().split(/\s+/).slice(0, 3).join(" ");
+  const counted = (q: Queryable): Queryable => ({
+    query: (sql, params) => {
+      counts.statements.push(head(sql));
+      return q.query(sql, params);
+    },
+    exec: (sql) => q.exec(sql),
+  });
+  const proxy = new Proxy(db, {
+    get(target, key, receiver) {
+      if (key === "query") {
+        return (sql: string, params?: readonly unknown[]) => {
+          counts.commits++;
+          return counted(target).query(sql, params);
+        };
+      }
+      if (key === "transaction") {
+        return <T>(fn: (tx: Queryable) => Promise<T>) => {
+          counts.commits++;
+          return target.transaction((tx) => fn(counted(tx)));
+        };
+      }
+      const value = Reflect.get(target, key, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { db: proxy, counts };
 }
 
 /** `url` with libpq's `options` parameter setting the search_path (percent-encoded: `+` is not a space here). */

@@ -7,7 +7,7 @@ import {
   PaymentLedger,
   SETTLED_RECHECK_SECONDS,
 } from "../../../src/merchant-kit/payments/ledger.ts";
-import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
+import { countingDatabase, DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -65,19 +65,8 @@ describe.each(DATABASE_KINDS)("the payment ledger on %s", (kind) => {
 
   it("takes and finishes concurrent requests' rows in groups, each as it would alone", async () => {
     const { db } = await ledgerOn(kind);
-    const statements: string[] = [];
-    const counting = new Proxy(db, {
-      get(target, key, receiver) {
-        if (key === "query") {
-          return (sql: string, params?: readonly unknown[]) => {
-            statements.push(sql.trim().split(/\s+/).slice(0, 3).join(" "));
-            return target.query(sql, params);
-          };
-        }
-        const value = Reflect.get(target, key, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const { db: counting, counts } = countingDatabase(db);
+    const { statements } = counts;
     const ledger = new PaymentLedger(counting);
     const [k1, k2, k3, k4, k5] = [1, 2, 3, 4, 5].map((n) => keyOf(n)) as [
       PaymentKey,
