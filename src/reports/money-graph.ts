@@ -195,7 +195,14 @@ export async function rings(analytics: Analytics, blocks: { start: number }): Pr
   return graph;
 }
 
-/** `exchange_flow_note`'s evidence: in the window, the merchant sent to a hub that sent to the payer. */
+/**
+ * `exchange_flow_note`'s evidence: in the window, the merchant sent to a hub that sent to the payer.
+ *
+ * Driven from the hubs' recipients and their x402 pairs, never from every merchant a hub received from
+ * times every wallet it sent to: an exchange that funds many buyers and receives many merchants'
+ * cash-outs makes that product grow with the square of the week's volume (25 million rows for one hub
+ * at 100M payments, the largest statement of a build there); this grows with the pairs.
+ */
 export async function hubLinks(analytics: Analytics, blocks: { start: number; end: number }): Promise<void> {
   const span = "chain = 'base' AND block_number > $start AND block_number <= $end";
   await analytics.run(
@@ -208,8 +215,8 @@ export async function hubLinks(analytics: Analytics, blocks: { start: number; en
        SELECT DISTINCT from_address AS hub, to_address AS payer FROM transfers
        WHERE ${span} AND from_address IN (SELECT hub FROM out)
      )
-     SELECT DISTINCT o.pay_to, b.payer FROM out o JOIN back b USING (hub)
-     SEMI JOIN rw_pair_totals q ON q.payer = b.payer AND q.pay_to = o.pay_to`,
+     SELECT DISTINCT q.pay_to, q.payer FROM back b JOIN rw_pair_totals q USING (payer)
+     SEMI JOIN out o ON o.hub = b.hub AND o.pay_to = q.pay_to`,
     { start: blocks.start, end: blocks.end },
   );
 }

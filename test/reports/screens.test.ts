@@ -143,6 +143,30 @@ describe("ring", () => {
     expect(report.exchange_flow_note).toMatch(/^1 passing buyer wallet received USDC .* exchange/);
   });
 
+  it("links a buyer through one and the same hub, and only a buyer of that merchant", async () => {
+    const [hubA, hubB] = [addr("exchange-a"), addr("exchange-b")];
+    const [p2, p3, m2] = [addr("buyer-2"), addr("buyer-3"), addr("shop-2")];
+    const fanOut = [hubA, hubB].flatMap((hub) =>
+      Array.from({ length: THRESHOLDS.hubMinCounterparties }, (_, i) =>
+        transfer(hub, addr(`${hub}-user${i}`), 1_000_000, START + 40),
+      ),
+    );
+    const records = [
+      payment({ payer: p, payTo: m, amount: 10_000_000, block: START + 10 }),
+      payment({ payer: p2, payTo: m, amount: 10_000_000, block: START + 11 }),
+      payment({ payer: p3, payTo: m2, amount: 10_000_000, block: START + 12 }),
+      transfer(m, hubA, 8_000_000, START + 20),
+      transfer(m2, hubB, 8_000_000, START + 20),
+      transfer(hubA, p, 8_000_000, START + 30), // m -> A -> p: linked
+      transfer(hubB, p2, 8_000_000, START + 30), // p2 got from m2's hub, and paid only m
+      transfer(hubA, p3, 8_000_000, START + 30), // p3 got from m's hub, and paid only m2
+      ...fanOut,
+    ];
+    const [{ report }, { report: other }] = [await reportOf(records, m), await reportOf(records, m2)];
+    expect(report.exchange_flow_note).toMatch(/^1 passing buyer wallet received USDC .* exchange/);
+    expect(other.exchange_flow_note).toBeNull();
+  });
+
   it("leaves a small refund alone", async () => {
     const records = [
       payment({ payer: p, payTo: m, amount: 10_000_000, block: START + 10 }),
