@@ -57,6 +57,22 @@ export interface Submitter {
 const GAS_MARGIN_PERCENT = 20n;
 
 /**
+ * How long one fee estimate serves the settlements that follow it: half of Base's 2 s block, so a reused
+ * estimate is at most one block older than a fresh one. viem's estimate is 1.2 x the latest block's base
+ * fee plus the tip; an OP Stack chain raises the base fee by a few percent a block at most (2% at the
+ * Canyon defaults, elasticity 6 and denominator 250), far inside that margin. Each estimate is two calls
+ * (the latest block, the tip).
+ */
+export const FEE_MAX_AGE_MS = 1_000;
+
+export interface SubmitterOptions {
+  /** How long a fee estimate is reused (ms); 0: only by settlements that start while it is under way. */
+  feeMaxAgeMs?: number;
+}
+
+type Fees = { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
+
+/**
  * Sends transactions from one EOA without nonce collisions: estimating gas and fees runs concurrently,
  * but nonce allocation, signing, the `beforeBroadcast` hook and the broadcast run one at a time, in nonce
  * order. The next nonce is kept in memory and re-read from the node (`pending`) after any broadcast
@@ -67,17 +83,27 @@ const GAS_MARGIN_PERCENT = 20n;
 export function createSubmitter(
   wallet: WalletClient<Transport, Chain, Account>,
   client: PublicClient<Transport, Chain>,
+  { feeMaxAgeMs = FEE_MAX_AGE_MS }: SubmitterOptions = {},
 ): Submitter {
   const account = wallet.account;
   let nextNonce: number | undefined;
-  // Settlements that start while a fee estimate is under way take that one (two RPC calls saved each
-  // under load); a fee estimate is a guess about the next block anyway, and the next settlement asks anew.
-  let feesInFlight: Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> | undefined;
-  const estimateFees = () => {
-    feesInFlight ??= client.estimateFeesPerGas().finally(() => {
-      feesInFlight = undefined;
-    });
-    return feesInFlight;
+  // Settlements that start while a fee estimate is under way, or within `feeMaxAgeMs` of its start,
+  // take that one (two RPC calls saved each); a failed estimate, or a refused broadcast, is not reused.
+  let fees: { value: Promise<Fees>; startedAt: number; pending: boolean } | undefined;
+  const estimateFees = (): Promise<Fees> => {
+    const now = Date.now();
+    if (fees && (fees.pending || now - fees.startedAt < feeMaxAgeMs)) return fees.value;
+    const entry = { value: client.estimateFeesPerGas(), startedAt: now, pending: true };
+    fees = entry;
+    entry.value.then(
+      () => {
+        entry.pending = false;
+      },
+      () => {
+        if (fees === entry) fees = undefined;
+      },
+    );
+    return entry.value;
   };
   let tail: Promise<unknown> = Promise.resolve();
   const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
@@ -89,7 +115,7 @@ export function createSubmitter(
   return {
     address: account.address,
     async submit(request, hooks) {
-      const [gas, fees] = await Promise.all([
+      const [gas, price] = await Promise.all([
         request.gas ??
           client
             .estimateGas({ account: account.address, to: request.to, data: request.data })
@@ -97,14 +123,15 @@ export function createSubmitter(
         estimateFees(),
       ]);
       return exclusive(async () => {
-        // A cached nonce can be stale (another process used the key once): a refusal then gets one more
-        // try with the node's count. A nonce read from the node is not retried.
+        // A cached nonce can be stale (another process used the key once), or a reused fee estimate too
+        // low: a refusal then gets one more try with the node's count and a fresh estimate. A nonce read
+        // from the node is not retried.
         const cached = nextNonce !== undefined;
         try {
-          return await signAndSend(request, gas, fees, hooks);
+          return await signAndSend(request, gas, price, hooks);
         } catch (error) {
           if (!(cached && error instanceof BroadcastError && error.outcome === "rejected")) throw error;
-          return signAndSend(request, gas, fees, hooks);
+          return signAndSend(request, gas, await estimateFees(), hooks);
         }
       });
     },
@@ -113,7 +140,7 @@ export function createSubmitter(
   async function signAndSend(
     request: SubmitRequest,
     gas: bigint,
-    fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint },
+    price: Fees,
     hooks: SubmitHooks,
   ): Promise<Hex> {
     const nonce =
@@ -127,8 +154,8 @@ export function createSubmitter(
         to: request.to,
         data: request.data,
         gas,
-        maxFeePerGas: fees.maxFeePerGas,
-        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+        maxFeePerGas: price.maxFeePerGas,
+        maxPriorityFeePerGas: price.maxPriorityFeePerGas,
       },
       { serializer: wallet.chain.serializers?.transaction },
     );
@@ -140,6 +167,8 @@ export function createSubmitter(
       return tx.hash;
     } catch (error) {
       nextNonce = undefined;
+      // The refusal may be the price (underpriced, below the base fee): the next settlement asks anew.
+      fees = undefined;
       const outcome = await classify(client, tx.hash, error);
       if (outcome === "sent") {
         // e.g. the transport retried after a timeout and the node answered "already known".
