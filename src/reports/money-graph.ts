@@ -200,8 +200,8 @@ export async function rings(analytics: Analytics, blocks: { start: number }): Pr
  *
  * Driven from the hubs' recipients and their x402 pairs, never from every merchant a hub received from
  * times every wallet it sent to: an exchange that funds many buyers and receives many merchants'
- * cash-outs makes that product grow with the square of the week's volume (25 million rows for one hub
- * at 100M payments, the largest statement of a build there); this grows with the pairs.
+ * cash-outs makes that product grow with the square of the week's volume (25 million rows for the one
+ * hub of `bench:report`'s week of 100M payments, the largest statement of its build); this grows with the pairs.
  */
 export async function hubLinks(analytics: Analytics, blocks: { start: number; end: number }): Promise<void> {
   const span = "chain = 'base' AND block_number > $start AND block_number <= $end";
