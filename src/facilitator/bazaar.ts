@@ -47,7 +47,7 @@ export interface BazaarRecorder {
  */
 export function bazaarRecorder(db: Database): BazaarRecorder {
   const writer = groupedWriter(async (batch: readonly Listing[]) => {
-    await db.transaction((tx) => writeListings(tx, batch));
+    await writeListings(db, batch);
     return undefined;
   });
   return {
@@ -99,11 +99,13 @@ function listingOf(
 }
 
 /**
- * Writes a group of listings in one transaction: each resource once, with the group's payments and its
- * last listing's content; each accepted requirement once, the last. Rows are written in key order, so two
- * processes writing overlapping groups take their locks in the same order and never deadlock.
+ * Writes a group of listings in one statement: each resource once, with the group's payments and its
+ * last listing's content; each accepted requirement once, the last. One statement is one transaction and
+ * one round trip (a transaction of its own took four: BEGIN, the two upserts, COMMIT). The resources are
+ * written first (the accepts wait on them) and each table's rows in key order, so two processes writing
+ * overlapping groups take their locks in the same order and never deadlock.
  */
-async function writeListings(tx: Queryable, batch: readonly Listing[]): Promise<void> {
+async function writeListings(db: Queryable, batch: readonly Listing[]): Promise<void> {
   const resources = new Map<string, { listing: Listing; payments: number }>();
   const accepts = new Map<string, Listing>();
   for (const listing of batch) {
@@ -122,37 +124,56 @@ async function writeListings(tx: Queryable, batch: readonly Listing[]): Promise<
       listing,
     );
   }
-  for (const [, { listing, payments }] of [...resources].sort(byKey)) {
-    const { found, toolName } = listing;
-    await tx.query(
-      `INSERT INTO bazaar_resources AS r
+  const rs = [...resources].sort(byKey).map(([, value]) => value);
+  const as = [...accepts].sort(byKey).map(([, listing]) => listing);
+  await db.query(
+    `WITH written AS (
+       INSERT INTO bazaar_resources AS r
          (resource, tool_name, type, x402_version, method, description, mime_type, service_name, tags,
           icon_url, extensions, payments)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+       SELECT resource, tool_name, type, x402_version, method, description, mime_type, service_name,
+         tags::jsonb, icon_url, extensions::jsonb, payments
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[],
+         $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[])
+         AS t(resource, tool_name, type, x402_version, method, description, mime_type, service_name, tags,
+           icon_url, extensions, payments)
        ON CONFLICT (resource, tool_name) DO UPDATE SET
          type = EXCLUDED.type, x402_version = EXCLUDED.x402_version, method = EXCLUDED.method,
          description = EXCLUDED.description, mime_type = EXCLUDED.mime_type,
          service_name = EXCLUDED.service_name, tags = EXCLUDED.tags, icon_url = EXCLUDED.icon_url,
-         extensions = EXCLUDED.extensions, payments = r.payments + EXCLUDED.payments, last_updated = now()`,
-      [
-        found.resourceUrl,
-        toolName,
-        found.discoveryInfo.input.type,
-        found.x402Version,
-        "method" in found ? (found.method ?? null) : null,
-        found.description ?? null,
-        found.mimeType ?? null,
-        found.serviceName ?? null,
-        found.tags ? JSON.stringify(found.tags) : null,
-        found.iconUrl ?? null,
-        found.extensions ? JSON.stringify(found.extensions) : null,
-        payments,
-      ],
-    );
-  }
-  for (const [, listing] of [...accepts].sort(byKey)) {
-    await upsertAccept(tx, listing.found.resourceUrl, listing.toolName, listing.requirements);
-  }
+         extensions = EXCLUDED.extensions, payments = r.payments + EXCLUDED.payments, last_updated = now()
+       RETURNING 1
+     )
+     INSERT INTO bazaar_accepts (resource, tool_name, scheme, network, asset, pay_to, requirements)
+     SELECT resource, tool_name, scheme, network, asset, pay_to, requirements::jsonb
+     FROM unnest($13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[])
+       AS t(resource, tool_name, scheme, network, asset, pay_to, requirements)
+     -- Evaluated once, before the first accept: every resource is written (and locked) first.
+     WHERE (SELECT count(*) FROM written) > 0
+     ON CONFLICT (resource, tool_name, scheme, network, asset, pay_to) DO UPDATE SET
+       requirements = EXCLUDED.requirements, last_updated = now()`,
+    [
+      rs.map(({ listing }) => listing.found.resourceUrl),
+      rs.map(({ listing }) => listing.toolName),
+      rs.map(({ listing }) => listing.found.discoveryInfo.input.type),
+      rs.map(({ listing }) => listing.found.x402Version),
+      rs.map(({ listing: { found } }) => ("method" in found ? (found.method ?? null) : null)),
+      rs.map(({ listing }) => listing.found.description ?? null),
+      rs.map(({ listing }) => listing.found.mimeType ?? null),
+      rs.map(({ listing }) => listing.found.serviceName ?? null),
+      rs.map(({ listing }) => (listing.found.tags ? JSON.stringify(listing.found.tags) : null)),
+      rs.map(({ listing }) => listing.found.iconUrl ?? null),
+      rs.map(({ listing }) => (listing.found.extensions ? JSON.stringify(listing.found.extensions) : null)),
+      rs.map(({ payments }) => payments),
+      as.map((listing) => listing.found.resourceUrl),
+      as.map((listing) => listing.toolName),
+      as.map((listing) => listing.requirements.scheme),
+      as.map((listing) => listing.requirements.network),
+      as.map((listing) => listing.requirements.asset.toLowerCase()),
+      as.map((listing) => listing.requirements.payTo.toLowerCase()),
+      as.map((listing) => JSON.stringify(listing.requirements)),
+    ],
+  );
 }
 
 const byKey = <V>(a: [string, V], b: [string, V]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
@@ -161,29 +182,6 @@ const byKey = <V>(a: [string, V], b: [string, V]) => (a[0] < b[0] ? -1 : a[0] > 
 function summary(errors: string[]): string {
   const text = errors.slice(0, 3).join("; ") + (errors.length > 3 ? ` (+${errors.length - 3} more)` : "");
   return text.length > 300 ? `${text.slice(0, 297)}...` : text;
-}
-
-async function upsertAccept(
-  tx: Queryable,
-  resource: string,
-  toolName: string,
-  requirements: PaymentRequirements,
-): Promise<void> {
-  await tx.query(
-    `INSERT INTO bazaar_accepts (resource, tool_name, scheme, network, asset, pay_to, requirements)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)
-     ON CONFLICT (resource, tool_name, scheme, network, asset, pay_to) DO UPDATE SET
-       requirements = EXCLUDED.requirements, last_updated = now()`,
-    [
-      resource,
-      toolName,
-      requirements.scheme,
-      requirements.network,
-      requirements.asset.toLowerCase(),
-      requirements.payTo.toLowerCase(),
-      JSON.stringify(requirements),
-    ],
-  );
 }
 
 /** Filters and page of GET /discovery/resources (the Bazaar spec's list parameters). */

@@ -176,8 +176,10 @@ describe.each(DATABASE_KINDS)("Bazaar extension validation (%s)", (kind) => {
       ),
     ]);
     expect(outcomes.every((o) => o?.status === "success")).toBe(true);
-    // The first write goes alone; the 22 that came while it committed, together.
+    // The first write goes alone; the 22 that came while it committed, together: one statement each, the
+    // resources and their accepts (new ones too, which the accepts' foreign key needs written first).
     expect(counts.commits).toBe(2);
+    expect(counts.statements).toHaveLength(2);
     const { rows } = await db.query<{ resource: string; payments: bigint; extensions: unknown }>(
       "SELECT resource, payments, extensions FROM bazaar_resources WHERE resource IN ($1, $2) ORDER BY resource",
       [url, other],
@@ -196,6 +198,7 @@ describe.each(DATABASE_KINDS)("Bazaar extension validation (%s)", (kind) => {
     // One at a time: one transaction each, and the count goes on.
     await recorder.record(paymentFor(url, getExtension(), requirements), requirements);
     expect(counts.commits).toBe(3);
+    expect(counts.statements).toHaveLength(3);
     const after = await db.query<{ payments: bigint }>(
       "SELECT payments FROM bazaar_resources WHERE resource = $1",
       [url],
