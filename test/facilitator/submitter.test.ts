@@ -1,6 +1,6 @@
 import { createPublicClient, createWalletClient, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, devnetChain, startDevnet } from "../../src/chain/devnet/index.ts";
 import { pollReceipt } from "../../src/chain/receipt.ts";
 import { rpcTransport } from "../../src/chain/rpc-transport.ts";
@@ -24,6 +24,11 @@ afterAll(async () => {
   await miner?.stop();
   await devnet?.stop();
 });
+/** The proxies of the test that just ran. */
+const proxies: RpcProxy[] = [];
+afterEach(async () => {
+  await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
+});
 
 const hooks = { beforeBroadcast: async () => {}, onRejected: async () => {} };
 /** A plain call with its gas given, so that the fee estimate is the only estimate a submission makes. */
@@ -46,6 +51,7 @@ async function counted(options: SubmitterOptions) {
     }
     return { kind: "forward" };
   });
+  proxies.push(proxy);
   const chain = devnetChain(proxy.url);
   const transport = rpcTransport(proxy.url);
   const client = createPublicClient({ chain, transport });
@@ -63,66 +69,49 @@ async function counted(options: SubmitterOptions) {
       refuseNext = true;
     },
     mined: (hash: Hex) => pollReceipt(client, hash, 10_000, 20),
-    close: () => proxy.close(),
   };
 }
 
 describe("the submitter's fee estimates", () => {
   it("serve the settlements that follow within the maximum age, each of them mined", async () => {
     const s = await counted({ feeMaxAgeMs: 60_000 });
-    try {
-      for (let i = 0; i < 3; i++) {
-        const hash = await s.submitter.submit(request, hooks);
-        expect((await s.mined(hash))?.status).toBe("success");
-      }
-      expect(s.estimates()).toBe(1);
-    } finally {
-      await s.close();
+    for (let i = 0; i < 3; i++) {
+      const hash = await s.submitter.submit(request, hooks);
+      expect((await s.mined(hash))?.status).toBe("success");
     }
+    expect(s.estimates()).toBe(1);
   });
 
   it("at age 0 are asked anew by each settlement, and shared only by those started together", async () => {
     const s = await counted({ feeMaxAgeMs: 0 });
-    try {
-      for (let i = 0; i < 2; i++) await s.mined(await s.submitter.submit(request, hooks));
-      expect(s.estimates()).toBe(2);
-      const hashes = await Promise.all([0, 1, 2].map(() => s.submitter.submit(request, hooks)));
-      expect(new Set(hashes).size).toBe(3);
-      expect(s.estimates()).toBe(3);
-      for (const hash of hashes) expect((await s.mined(hash))?.status).toBe("success");
-    } finally {
-      await s.close();
-    }
+    for (let i = 0; i < 2; i++) await s.mined(await s.submitter.submit(request, hooks));
+    expect(s.estimates()).toBe(2);
+    const hashes = await Promise.all([0, 1, 2].map(() => s.submitter.submit(request, hooks)));
+    expect(new Set(hashes).size).toBe(3);
+    expect(s.estimates()).toBe(3);
+    for (const hash of hashes) expect((await s.mined(hash))?.status).toBe("success");
   });
 
   it("are asked anew when the node refuses a transaction: its retry and later settlements", async () => {
     const s = await counted({ feeMaxAgeMs: 60_000 });
-    try {
-      await s.mined(await s.submitter.submit(request, hooks));
-      // Refused with a nonce kept in memory: retried once, with the node's count and a fresh estimate.
-      s.refuse();
-      expect((await s.mined(await s.submitter.submit(request, hooks)))?.status).toBe("success");
-      expect(s.estimates()).toBe(2);
-      await s.mined(await s.submitter.submit(request, hooks));
-      expect(s.estimates()).toBe(2);
-    } finally {
-      await s.close();
-    }
+    await s.mined(await s.submitter.submit(request, hooks));
+    // Refused with a nonce kept in memory: retried once, with the node's count and a fresh estimate.
+    s.refuse();
+    expect((await s.mined(await s.submitter.submit(request, hooks)))?.status).toBe("success");
+    expect(s.estimates()).toBe(2);
+    await s.mined(await s.submitter.submit(request, hooks));
+    expect(s.estimates()).toBe(2);
   });
 
   it("are not kept after a refusal that is not retried", async () => {
     const s = await counted({ feeMaxAgeMs: 60_000 });
-    try {
-      // A new submitter's first nonce is the node's own count: a refusal then is final.
-      s.refuse();
-      const refused = await s.submitter.submit(request, hooks).catch((e: unknown) => e);
-      expect(refused).toBeInstanceOf(BroadcastError);
-      expect((refused as BroadcastError).outcome).toBe("rejected");
-      expect(s.estimates()).toBe(1);
-      expect((await s.mined(await s.submitter.submit(request, hooks)))?.status).toBe("success");
-      expect(s.estimates()).toBe(2);
-    } finally {
-      await s.close();
-    }
+    // A new submitter's first nonce is the node's own count: a refusal then is final.
+    s.refuse();
+    const refused = await s.submitter.submit(request, hooks).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(BroadcastError);
+    expect((refused as BroadcastError).outcome).toBe("rejected");
+    expect(s.estimates()).toBe(1);
+    expect((await s.mined(await s.submitter.submit(request, hooks)))?.status).toBe("success");
+    expect(s.estimates()).toBe(2);
   });
 });
