@@ -290,6 +290,24 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE reports ADD COLUMN board_place BIGINT;
     `,
   },
+  {
+    version: 12,
+    name: "wallet balances",
+    // A wallet's USDC balance at the end of a block, as the chain answers balanceOf there: the money
+    // provenance screen (src/reports/provenance.ts) learns from it what a wallet held that the stored
+    // transfers do not explain (spent or received out of sight). The reports are a cache.
+    sql: `
+      DELETE FROM reports;
+      DELETE FROM report_windows;
+      CREATE TABLE balances (
+        chain VARCHAR NOT NULL,
+        wallet VARCHAR NOT NULL,
+        block_number BIGINT NOT NULL,
+        amount HUGEINT NOT NULL,
+        PRIMARY KEY (chain, wallet, block_number)
+      );
+    `,
+  },
 ];
 
 export async function migrate(analytics: Analytics): Promise<void> {
