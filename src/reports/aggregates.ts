@@ -3,7 +3,9 @@ import { sqlWindowGroups, usableDays } from "../analytics/payment-days.ts";
 import { BASE_USDC } from "../chain/base.ts";
 import { EVIDENCE_TABLES, evidenceFacts } from "./evidence/facts.ts";
 import { CENT, sqlApportionedCents, sqlCents } from "./money.ts";
-import { fundingPaths, hubLinks, MONEY_GRAPH_TABLES, moneyMoves, rings, tinyPrices } from "./money-graph.ts";
+import { hubLinks, MONEY_GRAPH_TABLES, moneyMoves, rings, tinyPrices } from "./money-graph.ts";
+import { CLUSTER_TABLES, clusters } from "./provenance/clusters.ts";
+import { PROVENANCE_TABLES, provenance } from "./provenance/index.ts";
 import { sqlRank } from "./rank.ts";
 import type { RingGraph } from "./screens/cycles.ts";
 import { SCREENS, THRESHOLDS } from "./screens/index.ts";
@@ -16,9 +18,9 @@ import { SCREENS, THRESHOLDS } from "./screens/index.ts";
  * merchant, amount and day. A week of 10 million payments makes about a seventh as many groups, and
  * everything else (pairs, screens, quartiles, daily totals, flags) comes from them. The groups of
  * whole past days are kept by the writers (analytics/payment-days.ts), so a build groups only the
- * window's edges and reads the rest: about one scan of the groups plus small tables. The one screen that needs a payment's
- * block (merchant_funded: paid after the funding transfer?) gets it from each group's first and last
- * block; only a group that straddles a funding transfer has its payments read again.
+ * window's edges and reads the rest: about one scan of the groups plus small tables. The one screen that
+ * needs each payment (merchant_funded: was it paid with the merchant's money?) reads the payments of
+ * the few wallets the merchants' money can reach (provenance/), and says how many of each group it flags.
  *
  * Money is summed in HUGEINT and stays HUGEINT up to the stored report: one payment is at most
  * `MAX_USDC_AMOUNT` (10^16), so 923 of them pass BIGINT's 2^63, and a week holds millions. Counts
@@ -46,12 +48,17 @@ export interface WindowBounds {
   firstDate: string;
 }
 
+/** SQL: a payer's cluster (`provenance/clusters.ts`), over a LEFT JOIN of `rw_clusters` as c. */
+const CLUSTER = "coalesce(c.cluster, payer)";
+
 const TABLES = [
   ...MONEY_GRAPH_TABLES,
+  ...PROVENANCE_TABLES,
+  ...CLUSTER_TABLES,
   "rw_groups",
-  "rw_after",
   "rw_pair_totals",
   "rw_pair_tiny",
+  "rw_ring_n",
   "rw_payer_merchants",
   "rw_flagged",
   "rw_flag_groups",
@@ -103,36 +110,15 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
 
   // The window's payments in groups: past days as the writers grouped them (analytics/payment-days.ts),
   // the rest in one pass over the payments table, which is written in block order, so zone maps skip the rest.
-  // A group's first and last block place it before or after a funding transfer without reading it again.
   const sealed = await usableDays(analytics, { ...p, first: bounds.firstDate });
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_groups AS ${sqlWindowGroups(sealed, sqlInWindow(), sqlDay())}`,
     { ...p, first: bounds.firstDate },
   );
-  await moneyMoves(analytics, { ...p, lookback: p.start - THRESHOLDS.fundingLookbackBlocks });
-  await fundingPaths(analytics);
-  // Of the groups of funded pairs, how many payments came at or after the first funding transfer:
-  // all or none, but for a group that straddles the transfer, whose payments are counted one by one.
-  await analytics.run(
-    `CREATE OR REPLACE TEMP TABLE rw_after AS
-     SELECT payer, pay_to, amount, day, CASE WHEN first_block >= funded_from THEN n ELSE 0 END AS n,
-       first_block < funded_from AND last_block >= funded_from AS straddles, first_block, last_block, funded_from
-     FROM rw_groups JOIN rw_funding USING (payer, pay_to)`,
-  );
-  if (await analytics.one("SELECT 1 FROM rw_after WHERE straddles LIMIT 1")) {
-    await analytics.run(
-      `UPDATE rw_after a SET n = c.n FROM (
-         SELECT s.payer, s.pay_to, s.amount, s.day, count(*) AS n
-         FROM payments w JOIN (SELECT * FROM rw_after WHERE straddles) s
-           ON w.payer = s.payer AND w.pay_to = s.pay_to AND w.amount = s.amount
-         WHERE ${sqlInWindow("w.")} AND w.block_number BETWEEN s.first_block AND s.last_block
-           AND w.block_number >= s.funded_from AND ${sqlDay("w.")} = s.day
-         GROUP BY ALL
-       ) c
-       WHERE a.payer = c.payer AND a.pay_to = c.pay_to AND a.amount = c.amount AND a.day = c.day`,
-      { ...p, first: bounds.firstDate },
-    );
-  }
+  // Clusters and sender hubs first: the ring graph's hubs and the provenance screen's stops are made of them.
+  await clusters(analytics, p.end);
+  await moneyMoves(analytics, p);
+  await provenance(analytics, { ...p, first: bounds.firstDate });
   // Each (payer, merchant) pair's totals: tiny_repeat's prices count a merchant's payers from them.
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_pair_totals AS
@@ -142,46 +128,80 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
   );
   await tinyPrices(analytics);
   // What the screens need beyond a pair's totals, for the few pairs that have it: tiny payments, and the
-  // payers of enough merchants to be probers. Small tables, joined where the screens are decided.
+  // payers of enough merchants to be probers, both counted by cluster (one buyer, however many wallets).
+  // Small tables, joined where the screens are decided.
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_pair_tiny AS
-     SELECT payer, pay_to, sum(n)::BIGINT AS tiny_tx, max(n)::BIGINT AS tiny_mode_tx FROM (
-       SELECT payer, pay_to, amount, sum(n) AS n FROM rw_groups JOIN rw_tiny USING (pay_to)
+     SELECT payer, pay_to, ${CLUSTER} AS cluster, n::BIGINT AS wallet_tiny_tx,
+       (sum(n) OVER (PARTITION BY ${CLUSTER}, pay_to))::BIGINT AS tiny_tx
+     FROM (
+       SELECT payer, pay_to, sum(n) AS n FROM rw_groups JOIN rw_tiny USING (pay_to)
        WHERE amount <= tiny_max GROUP BY ALL
-     ) GROUP BY ALL`,
+     ) LEFT JOIN rw_clusters c ON c.wallet = payer`,
   );
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_payer_merchants AS
-     SELECT payer, count(*) AS payer_merchants,
-       count(*) FILTER (tx <= ${THRESHOLDS.proberMaxPaymentsPerMerchant}) AS payer_light_merchants
-     FROM rw_pair_totals GROUP BY payer HAVING count(*) >= ${THRESHOLDS.proberMinMerchants}`,
+     WITH pairs AS (
+       SELECT payer, pay_to, tx, ${CLUSTER} AS cluster FROM rw_pair_totals LEFT JOIN rw_clusters c ON c.wallet = payer
+     ), cluster_pairs AS (
+       SELECT cluster, pay_to, sum(tx) AS tx FROM pairs GROUP BY ALL
+     ), probers AS (
+       SELECT cluster, count(*) AS payer_merchants,
+         count(*) FILTER (tx <= ${THRESHOLDS.proberMaxPaymentsPerMerchant}) AS payer_light_merchants
+       FROM cluster_pairs GROUP BY cluster HAVING count(*) >= ${THRESHOLDS.proberMinMerchants}
+     )
+     SELECT p.payer, p.pay_to, b.payer_merchants, b.payer_light_merchants, cp.tx AS cluster_tx
+     FROM pairs p JOIN probers b USING (cluster) JOIN cluster_pairs cp USING (cluster, pay_to)`,
   );
   const ringGraph = await rings(analytics, p);
+  // ring, in proportion: of a ring pair's payments not paid with the merchant's money, the earliest (by
+  // day, then amount) worth the share of what the payer sent into its cycle that came back to it, less
+  // what merchant_funded took. Whole payments: a group gives its payments while the target is more than
+  // half a payment away, so a pair's ring payments are its first ones in that order (the evidence's).
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_ring_n AS
+     WITH g AS (
+       SELECT g.payer, g.pay_to, g.amount, g.day, g.n, coalesce(a.n, 0) AS funded, g.n - coalesce(a.n, 0) AS rest,
+         least(1.0, r.returned / r.sent) AS share
+       FROM rw_groups g JOIN rw_ring r USING (payer, pay_to) LEFT JOIN rw_after a USING (payer, pay_to, amount, day)
+     ), t AS (
+       SELECT *,
+         greatest(0.0, share * sum(n * amount::DOUBLE) OVER w - sum(funded * amount::DOUBLE) OVER w) AS target,
+         coalesce(sum(rest * amount::DOUBLE) OVER (w ORDER BY day, amount ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+       FROM g WINDOW w AS (PARTITION BY payer, pay_to)
+     )
+     SELECT payer, pay_to, amount, day,
+       CASE WHEN amount = 0 THEN 0 ELSE least(rest, greatest(0, round((target - before) / amount))) END::BIGINT AS n
+     FROM t`,
+  );
   await hubLinks(analytics, p);
 
   const screenColumns = SCREENS.map((s) => `coalesce(${s.pair}, false) AS "s_${s.kind}"`).join(",\n      ");
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_flagged AS
      SELECT payer, pay_to, hub_linked, ${screenColumns} FROM (
-       SELECT q.*, coalesce(t.tiny_tx, 0) AS tiny_tx, coalesce(t.tiny_mode_tx, 0) AS tiny_mode_tx,
-         pm.payer_merchants, pm.payer_light_merchants,
+       SELECT q.*, coalesce(t.tiny_tx, 0) AS tiny_tx,
+         pm.payer_merchants, pm.payer_light_merchants, pm.cluster_tx,
          r.payer IS NOT NULL AS in_ring, h.payer IS NOT NULL AS hub_linked, f.funded_from
-       FROM rw_pair_totals q LEFT JOIN rw_pair_tiny t USING (payer, pay_to) LEFT JOIN rw_payer_merchants pm USING (payer)
+       FROM rw_pair_totals q LEFT JOIN rw_pair_tiny t USING (payer, pay_to) LEFT JOIN rw_payer_merchants pm USING (payer, pay_to)
        LEFT JOIN rw_ring r USING (payer, pay_to) LEFT JOIN rw_hub_links h USING (payer, pay_to)
        LEFT JOIN rw_funding f USING (payer, pay_to)
      ) WHERE ${SCREENS.map((s) => `"s_${s.kind}"`).join(" OR ")} OR hub_linked`,
   );
 
-  // Only the groups of suspect (or hub-linked) pairs are classified, split at the funding transfer.
+  // Only the groups of suspect (or hub-linked) pairs are classified, split into the payments paid with
+  // the merchant's own money (provenance/), the ring's share and the rest.
   const kind = `CASE ${SCREENS.map((s) => `WHEN "s_${s.kind}" AND (${s.payment}) THEN '${s.kind}'`).join(" ")} END`;
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_flag_groups AS
      SELECT payer, pay_to, amount, day, n, ${kind} AS kind, hub_linked FROM (
        SELECT payer, pay_to, amount, day, f.hub_linked, ${SCREENS.map((s) => `f."s_${s.kind}"`).join(", ")},
-         s.after_funding, s.n, t.tiny_max
+         s.after_funding, s.ring_part, s.n, t.tiny_max
        FROM rw_groups g JOIN rw_flagged f USING (payer, pay_to) JOIN rw_tiny t USING (pay_to)
        LEFT JOIN rw_after a USING (payer, pay_to, amount, day)
-       CROSS JOIN LATERAL (VALUES (true, coalesce(a.n, 0)), (false, g.n - coalesce(a.n, 0))) s(after_funding, n)
+       LEFT JOIN rw_ring_n rn USING (payer, pay_to, amount, day)
+       CROSS JOIN LATERAL (VALUES (true, false, coalesce(a.n, 0)), (false, true, coalesce(rn.n, 0)),
+         (false, false, g.n - coalesce(a.n, 0) - coalesce(rn.n, 0))) s(after_funding, ring_part, n)
        WHERE s.n > 0
      )`,
   );

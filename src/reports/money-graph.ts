@@ -4,13 +4,11 @@ import { type FlowEdge, RingGraph } from "./screens/cycles.ts";
 import { THRESHOLDS } from "./screens/index.ts";
 
 /**
- * The SQL of the screens that follow money between wallets, for `aggregateWindow`: hubs, funding
- * paths, rings, the tiny_repeat prices and the hub links of `exchange_flow_note`. Each leaves a temp
+ * The SQL of the screens that follow money between wallets, for `aggregateWindow`: hubs by degree,
+ * rings, the tiny_repeat prices and the hub links of `exchange_flow_note` (merchant_funded's provenance
+ * and the clusters are in `provenance/`). Each leaves a temp
  * table, over `rw_groups` (the window's payments in groups) and the `transfers` table:
- * - `rw_hubs` (wallet), `rw_moves` (src, dst, block, amount: plain transfers from the funding lookback
- *   to the window's end, hubs left out);
- * - `rw_funding` (payer, pay_to, funded_from): where the merchant's money first reached the payer;
- * - `rw_reach` (pay_to, wallet, arrival, hops, via, amount): every wallet the merchant's money reached, and how;
+ * - `rw_hubs` (wallet), `rw_moves` (src, dst, block, amount: the window's plain transfers, hubs left out);
  * - `rw_tiny` (pay_to, tiny_max, price, price_source): the largest amount tiny_repeat calls tiny, per merchant,
  *   and the price it comes from ('listed', 'paid', or NULL for the fallback);
  * - `rw_ring` (payer, pay_to, returned, sent): the pairs on a ring (`screens/cycles.ts`);
@@ -20,8 +18,6 @@ import { THRESHOLDS } from "./screens/index.ts";
 export const MONEY_GRAPH_TABLES = [
   "rw_hubs",
   "rw_moves",
-  "rw_reach",
-  "rw_funding",
   "rw_tiny",
   "rw_cycle_edges",
   "rw_ring",
@@ -31,16 +27,18 @@ export const MONEY_GRAPH_TABLES = [
 interface Blocks {
   start: number;
   end: number;
-  lookback: number;
 }
 
 /**
- * Hubs, and the plain transfers a path may follow. A hub is a wallet that exchanged transfers with many
- * distinct wallets (exchanges, bridges, payrolls) and is not itself paid in x402: everyone shares one,
- * so a path through it says nothing about who paid whom.
+ * Hubs, and the window's plain transfers the ring graph may follow. A hub is a wallet that is not itself
+ * paid in x402 and either is fed by many independent wallets (`rw_sender_hubs`, `provenance/clusters.ts`)
+ * or exchanged transfers with many distinct wallets (exchanges, bridges, payrolls): everyone shares one,
+ * so a cycle through it says nothing about who paid whom. Degree alone would let a distributor hide the
+ * merchant's money; it hides nothing here, because the provenance screen, which comes first, follows any
+ * wallet that is not fed by many independent ones.
  */
 export async function moneyMoves(analytics: Analytics, blocks: Blocks): Promise<void> {
-  const span = "chain = 'base' AND block_number > $lookback AND block_number <= $end";
+  const span = "chain = 'base' AND block_number <= $end";
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_hubs AS
      SELECT wallet FROM (
@@ -48,88 +46,47 @@ export async function moneyMoves(analytics: Analytics, blocks: Blocks): Promise<
        UNION ALL
        SELECT to_address, count(DISTINCT from_address) FROM transfers WHERE ${span} GROUP BY 1
      ) WHERE wallet NOT IN (SELECT DISTINCT pay_to FROM rw_groups)
-     GROUP BY wallet HAVING max(n) >= ${THRESHOLDS.hubMinCounterparties}`,
-    { end: blocks.end, lookback: blocks.lookback },
+     GROUP BY wallet HAVING max(n) >= ${THRESHOLDS.hubMinCounterparties}
+     UNION SELECT wallet FROM rw_sender_hubs`,
+    { end: blocks.end },
   );
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_moves AS
      SELECT from_address AS src, to_address AS dst, block_number AS block, amount FROM transfers
-     WHERE ${span} AND amount > 0 AND from_address <> to_address
+     WHERE ${span} AND block_number > $start AND amount > 0 AND from_address <> to_address
        AND from_address NOT IN (SELECT wallet FROM rw_hubs) AND to_address NOT IN (SELECT wallet FROM rw_hubs)`,
-    { end: blocks.end, lookback: blocks.lookback },
+    { start: blocks.start, end: blocks.end },
   );
 }
 
 /**
- * merchant_funded's paths: the earliest block at which each merchant's money reached each wallet,
- * through at most `fundingMaxHops` transfers, each no earlier than the one before. The first hop must
- * give more than the recipient had paid the merchant in the window by then (else it is a refund); only
- * groups of payments wholly before the transfer count as paid by then, which errs towards funding.
- * Each hop keeps only wallets reached earlier than before, so the walk stays small. Each wallet reached
- * keeps the first transfer that reached it (`via`, `amount`; the lowest block, then sender, then amount),
- * so the evidence can walk a path back to the merchant.
- */
-export async function fundingPaths(analytics: Analytics): Promise<void> {
-  await analytics.run(
-    `CREATE OR REPLACE TEMP TABLE rw_reach AS
-     SELECT pay_to, wallet, first.block AS arrival, 1 AS hops, pay_to AS via, first.amount AS amount FROM (
-       SELECT t.src AS pay_to, t.dst AS wallet, min({'block': t.block, 'amount': t.amount}) AS first
-       FROM rw_moves t
-       WHERE t.src IN (SELECT DISTINCT pay_to FROM rw_groups)
-         AND t.amount > coalesce((
-           SELECT sum(g.amount::HUGEINT * g.n) FROM rw_groups g
-           WHERE g.payer = t.dst AND g.pay_to = t.src AND g.last_block < t.block
-         ), 0)
-       GROUP BY ALL
-     )`,
-  );
-  for (let hop = 2; hop <= THRESHOLDS.fundingMaxHops; hop++) {
-    await analytics.run(
-      `INSERT INTO rw_reach
-       SELECT n.pay_to, n.wallet, n.first.block, $hop, n.first.src, n.first.amount FROM (
-         SELECT r.pay_to, t.dst AS wallet, min({'block': t.block, 'src': t.src, 'amount': t.amount}) AS first
-         FROM rw_reach r JOIN rw_moves t ON t.src = r.wallet AND t.block >= r.arrival
-         WHERE r.hops = $hop - 1 AND t.dst <> r.pay_to
-         GROUP BY ALL
-       ) n
-       WHERE NOT EXISTS (
-         SELECT 1 FROM rw_reach e WHERE e.pay_to = n.pay_to AND e.wallet = n.wallet AND e.arrival <= n.first.block
-       )`,
-      { hop },
-    );
-  }
-  await analytics.run(
-    `CREATE OR REPLACE TEMP TABLE rw_funding AS
-     SELECT r.wallet AS payer, r.pay_to, min(r.arrival) AS funded_from
-     FROM rw_reach r SEMI JOIN rw_groups g ON g.payer = r.wallet AND g.pay_to = r.pay_to
-     GROUP BY ALL`,
-  );
-}
-
-/**
- * tiny_repeat's threshold per merchant (over `rw_groups` and `rw_pair_totals`): its price / `tinyPriceDivisor`, the price being the lowest of
- * its listed prices and of the amounts that `tinyPricePayers` or more distinct wallets paid it, and at
- * least `tinyPricePayerShare` of its payers; without either, `tinyFallbackMax`.
+ * tiny_repeat's threshold per merchant (over `rw_groups`, `rw_pair_totals` and `rw_clusters`): its
+ * price / `tinyPriceDivisor`, the price being the lowest of its listed prices and of what its independent
+ * buyers pay: the lowest amount of the lowest band of amounts (a power of two wide: metered charges vary)
+ * that `tinyPricePayers` or more clusters paid it, and at least `tinyPricePayerShare` of its clusters;
+ * without either, `tinyFallbackMax`. Clusters, not wallets: a farm that splits itself is one buyer.
  */
 export async function tinyPrices(analytics: Analytics): Promise<void> {
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_tiny AS
      WITH merchants AS (
-       SELECT pay_to, count(*) AS payers FROM rw_pair_totals GROUP BY pay_to
+       SELECT pay_to, count(DISTINCT coalesce(c.cluster, payer)) AS clusters
+       FROM rw_pair_totals LEFT JOIN rw_clusters c ON c.wallet = payer GROUP BY pay_to
      ), listed AS (
        -- A price above the most one payment may carry is no payment's price (and would not fit a BIGINT).
        SELECT pay_to, min(round(price_usd * 1e6))::BIGINT AS price FROM listings
        WHERE price_usd > 0 AND price_usd * 1e6 <= ${MAX_USDC_AMOUNT} AND pay_to IN (SELECT pay_to FROM merchants)
        GROUP BY pay_to
-     ), paid AS (
+     ), bands AS (
        -- Only amounts below the lowest listed price can lower the price.
-       SELECT pay_to, min(amount) AS price FROM (
-         SELECT pay_to, amount, count(*) AS n FROM (
-           SELECT DISTINCT g.pay_to, g.amount, g.payer FROM rw_groups g LEFT JOIN listed l USING (pay_to)
-           WHERE l.price IS NULL OR g.amount < l.price
-         ) GROUP BY pay_to, amount HAVING count(*) >= ${THRESHOLDS.tinyPricePayers}
-       ) JOIN merchants USING (pay_to)
-       WHERE n >= ${THRESHOLDS.tinyPricePayerShare} * payers
+       SELECT g.pay_to, floor(log2(g.amount))::INTEGER AS band, min(g.amount) AS lowest,
+         count(DISTINCT coalesce(c.cluster, g.payer)) AS n
+       FROM rw_groups g LEFT JOIN rw_clusters c ON c.wallet = g.payer LEFT JOIN listed l USING (pay_to)
+       WHERE g.amount > 0 AND (l.price IS NULL OR g.amount < l.price)
+       GROUP BY g.pay_to, band
+     ), paid AS (
+       SELECT pay_to, arg_min(lowest, band) AS price FROM bands JOIN merchants USING (pay_to)
+       WHERE n >= ${THRESHOLDS.tinyPricePayers} AND n >= ${THRESHOLDS.tinyPricePayerShare} * clusters
        GROUP BY pay_to
      ), prices AS (
        SELECT m.pay_to, CASE WHEN l.price IS NULL THEN p.price WHEN p.price IS NULL THEN l.price
@@ -182,7 +139,7 @@ export async function rings(analytics: Analytics, blocks: { start: number }): Pr
     lastBlock: Number(r.last_block),
     paid: r.paid,
   }));
-  const graph = new RingGraph(edges, THRESHOLDS.ringMinReturnShare);
+  const graph = new RingGraph(edges);
   await analytics.run(
     "CREATE OR REPLACE TEMP TABLE rw_ring (payer VARCHAR, pay_to VARCHAR, returned DOUBLE, sent DOUBLE)",
   );

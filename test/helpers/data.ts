@@ -86,13 +86,29 @@ export async function tempAnalytics(): Promise<Analytics> {
   return Analytics.open({ dataDir: dir, memoryLimit: "256MB", threads: 1 });
 }
 
+/** A wallet's USDC balance at the end of a block, as the indexer stores it (table `balances`). */
+export const balance = (wallet: string, amount: number, block: number) => ({
+  type: "balance",
+  chain: "base",
+  wallet,
+  block_number: block,
+  amount: String(amount),
+});
+
 /** An analytics database loaded with `records` (and a checkpoint at END unless one is given). */
 export async function analyticsWith(records: readonly object[]): Promise<Analytics> {
   const analytics = await tempAnalytics();
-  const withCheckpoint = records.some((r) => (r as { type?: string }).type === "checkpoint")
-    ? records
-    : [...records, checkpoint()];
+  const typeOf = (r: object) => (r as { type?: string }).type;
+  const rest = records.filter((r) => typeOf(r) !== "balance");
+  const withCheckpoint = rest.some((r) => typeOf(r) === "checkpoint") ? rest : [...rest, checkpoint()];
   await importNdjson(analytics, ndjsonFile(withCheckpoint));
+  for (const b of records.filter((r) => typeOf(r) === "balance") as ReturnType<typeof balance>[]) {
+    await analytics.run("INSERT INTO balances VALUES ('base', $wallet, $block, $amount::HUGEINT)", {
+      wallet: b.wallet,
+      block: b.block_number,
+      amount: b.amount,
+    });
+  }
   return analytics;
 }
 

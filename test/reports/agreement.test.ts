@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Analytics } from "../../src/analytics/duckdb.ts";
 import { reportRoutes } from "../../src/reports/http.ts";
 import { ReportService } from "../../src/reports/service.ts";
-import { addr, analyticsWith, payment, repeat } from "../helpers/data.ts";
+import { addr, analyticsWith, payment, repeat, START, transfer } from "../helpers/data.ts";
 
 const nine = addr("nine-dollars");
 const cents = addr("eight-cents");
@@ -104,6 +104,10 @@ describe("figures a reader can add up", () => {
       ...Array.from({ length: 25 }, (_, w) =>
         repeat(14, { payer: addr(`farm-${w}`), payTo: m, amount: 700 + w }),
       ).flat(),
+      // Funded from one wallet: one buyer, whose amounts are no price however many wallets pay them.
+      ...Array.from({ length: 25 }, (_, w) =>
+        transfer(addr("farmer"), addr(`farm-${w}`), 1_000_000, START - 10),
+      ),
       ...Array.from({ length: 9 }, (_, b) =>
         repeat(11, { payer: addr(`customer-${b}`), payTo: m, amount: 12_600 }),
       ).flat(),

@@ -26,7 +26,8 @@ const fundingHops = [
   transfer(m, hopA, 500_000_000, START - 6 * 7 * DAY),
   transfer(hopA, hopB, 490_000_000, START - 5 * 7 * DAY),
   transfer(hopB, hopC, 480_000_000, START - 4 * 7 * DAY),
-  transfer(hopC, sybil, 50_000_000, FUNDED_AT),
+  // In the block of the last tiny payment before FUNDED_AT, after it (a transfer's log index is 1, a payment's 0).
+  transfer(hopC, sybil, 50_000_000, FUNDED_AT - 1),
 ];
 
 const records = [
@@ -42,11 +43,12 @@ const records = [
   ...repeat(5, { payer: sybil, payTo: m, amount: 1_000 }, FUNDED_AT + 7, END - 7),
   ...repeat(30, { payer: farm, payTo: m, amount: 1_000 }),
   ...repeat(4, { payer: m, payTo: m, amount: 10_000 }),
-  // A ring of four: the merchant pays r1, r1 pays r2, r2 pays r3, r3 pays the merchant.
-  payment({ payer: m, payTo: r1, amount: 1_000_000, block: START + 10 }),
-  payment({ payer: r1, payTo: r2, amount: 1_000_000, block: START + 20 }),
-  payment({ payer: r2, payTo: r3, amount: 1_000_000, block: START + 30 }),
-  payment({ payer: r3, payTo: m, amount: 1_000_000, block: START + 40 }),
+  // A ring of four: r1 pays r2, r2 pays r3, r3 pays the merchant, the merchant pays r1 (money r1 brought,
+  // so that for the merchant this is a ring, not its own money coming back).
+  payment({ payer: r1, payTo: r2, amount: 1_000_000, block: START + 10 }),
+  payment({ payer: r2, payTo: r3, amount: 1_000_000, block: START + 20 }),
+  payment({ payer: r3, payTo: m, amount: 1_000_000, block: START + 30 }),
+  payment({ payer: m, payTo: r1, amount: 1_000_000, block: START + 40 }),
   // A prober: one small payment to each of 25 merchants.
   ...Array.from({ length: 25 }, (_, i) =>
     payment({
@@ -110,7 +112,9 @@ describe("the evidence document", () => {
       fundingHops.map((t) => [t.from, t.to, Number(t.amount) / 1e6, t.tx_hash]),
     );
     expect(w.funding_path?.[0]?.time).toBe("2026-10-04T00:00:00Z");
-    expect(w.rule).toContain(`block ${FUNDED_AT.toLocaleString("en-US")} through 4 transfers (at most 4`);
+    expect(w.rule).toContain("through 4 transfers (below; any number, at any age");
+    // 15 payments of $0.01 and 5 of $0.001 after the funding, the 12 tiny ones before it paid with other money.
+    expect(w.provenance).toEqual({ paid_usd: 0.167, merchant_usd: 0.155, merchant_share: 0.9281 });
   });
 
   it("gives a ring's cycle, closed and in order, and its balance", () => {
@@ -123,7 +127,7 @@ describe("the evidence document", () => {
       sent_usd: 1,
       cycle: { moves: 4, wallets_in_component: 4 },
     });
-    expect(w.rule).toContain("100% came back to it (50% or more makes a ring)");
+    expect(w.rule).toContain("100% came back to it: money counted again");
   });
 
   it("states the repeat pattern and the threshold of tiny payments against the listed price", () => {
@@ -133,14 +137,13 @@ describe("the evidence document", () => {
       price_source: "listed",
       tiny_max_usd: 0.002,
       tiny_payments: 30,
-      of_one_amount: 30,
-      amount_usd: 0.001,
+      cluster_tiny_payments: 30,
     });
     expect(w.payments).toMatchObject({ count: 30, common_usd: 0.001, common_count: 30 });
     // 30 payments spread evenly over the week: one every 7 days / 29.
     expect(w.payments.median_interval_seconds).toBeCloseTo((7 * 86_400) / 29, -1);
     expect(w.rule).toContain(
-      "30 payments of at most $0.002 (a fifth of the merchant's price $0.01, its lowest listed price)",
+      "30 payments of at most $0.002 from this wallet's cluster (a fifth of the merchant's price $0.01, its lowest listed price)",
     );
   });
 

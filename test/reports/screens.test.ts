@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
-import { addr, END, payment, repeat, reportOf, START, timeOf, transfer } from "../helpers/data.ts";
+import { addr, balance, END, payment, repeat, reportOf, START, timeOf, transfer } from "../helpers/data.ts";
 
 const m = addr("merchant");
 const other = addr("other-merchant");
@@ -17,10 +17,21 @@ describe("tiny_repeat", () => {
     expect(report.flags).toEqual({});
   });
 
-  it("leaves varied metered charges below $0.001 alone", async () => {
+  it("flags tiny payments whose amounts vary, where nothing says what the merchant charges", async () => {
+    // The 80% rule this replaced let a farm pass by varying its amounts.
     const records = Array.from({ length: 20 }, (_, i) =>
       payment({ payer: addr("agent"), payTo: m, amount: 100 + i * 37 }),
     );
+    const { report } = await reportOf(records, m);
+    expect(report.flags).toEqual({ tiny_repeat: { tx: 20, usd: 0.01 } });
+  });
+
+  it("leaves varied metered charges below $0.001 from independent buyers alone", async () => {
+    const records = Array.from({ length: 8 }, (_, b) =>
+      Array.from({ length: 20 }, (_, i) =>
+        payment({ payer: addr(`agent-${b}`), payTo: m, amount: 100 + ((i * 37 + b * 11) % 700) }),
+      ),
+    ).flat();
     const { report } = await reportOf(records, m);
     expect(report.flags).toEqual({});
   });
@@ -58,50 +69,83 @@ describe("self_payment", () => {
 describe("merchant_funded", () => {
   const funded = addr("funded");
 
-  it("flags payments made after the merchant sent the payer USDC", async () => {
+  it("flags payments paid with what the merchant sent, beyond a refund of what the payer had paid", async () => {
     const records = [
       payment({ payer: funded, payTo: m, amount: 1_000_000, block: START + 10 }),
-      // More than the payer had paid (so not a refund), less than half of all it paid (so not a ring).
-      transfer(m, funded, 1_200_000, START + 100),
-      payment({ payer: funded, payTo: m, amount: 2_000_000, block: START + 200 }),
+      // $1 gives back what the payer had paid (a refund: its own money); $3 more is the merchant's.
+      transfer(m, funded, 4_000_000, START + 100),
+      payment({ payer: funded, payTo: m, amount: 4_000_000, block: START + 200 }),
     ];
     const { report } = await reportOf(records, m);
-    expect(report.flags).toEqual({ merchant_funded: { tx: 1, usd: 2 } });
+    expect(report.flags).toEqual({ merchant_funded: { tx: 1, usd: 4 } });
     expect(report.real_usd).toBe(1);
   });
 
-  it("splits identical payments of one day at the funding transfer", async () => {
-    // Same payer, merchant, amount and day on both sides of the transfer: one group, counted payment by payment.
+  it("spends the oldest money first: the refund respent goes round (ring), the merchant's money after it is its own", async () => {
+    // Same payer, merchant, amount and day throughout: one group, counted payment by payment.
     const records = [
       ...[START + 10, START + 20, START + 30].map((block) =>
         payment({ payer: funded, payTo: m, amount: 1_000_000, block }),
       ),
-      transfer(m, funded, 1_000_000, START + 40),
-      ...[START + 40, START + 50].map((block) =>
-        payment({ payer: funded, payTo: m, amount: 1_000_000, block }),
+      transfer(m, funded, 5_000_000, START + 35),
+      ...[40, 50, 60, 70, 80].map((d) =>
+        payment({ payer: funded, payTo: m, amount: 1_000_000, block: START + d }),
       ),
     ];
     const { report } = await reportOf(records, m);
-    expect(report.flags).toEqual({ merchant_funded: { tx: 2, usd: 2 } });
+    // $8 paid, $5 back: the $3 respent of the refund are counted again (ring), the $2 beyond it were the merchant's.
+    expect(report.flags).toEqual({ merchant_funded: { tx: 2, usd: 2 }, ring: { tx: 3, usd: 3 } });
     expect([report.real_tx, report.real_usd]).toEqual([3, 3]);
   });
 
-  it("counts funding in the lookback before the window", async () => {
+  it("counts the merchant's money at any age, and no other wallet's", async () => {
     const records = [
-      transfer(m, funded, 10_000_000, START - THRESHOLDS.fundingLookbackBlocks + 10),
-      payment({ payer: funded, payTo: m, amount: 2_000_000 }),
-    ];
-    expect((await reportOf(records, m)).report.flags).toEqual({ merchant_funded: { tx: 1, usd: 2 } });
-  });
-
-  it("ignores funding older than the lookback and transfers from other wallets", async () => {
-    const records = [
-      transfer(m, funded, 10_000_000, START - THRESHOLDS.fundingLookbackBlocks - 10),
+      transfer(m, funded, 10_000_000, START - 30 * 7 * 43_200),
       transfer(addr("someone"), addr("p2"), 10_000_000, START + 1),
       payment({ payer: funded, payTo: m, amount: 2_000_000 }),
       payment({ payer: addr("p2"), payTo: m, amount: 2_000_000 }),
     ];
+    expect((await reportOf(records, m)).report.flags).toEqual({ merchant_funded: { tx: 1, usd: 2 } });
+  });
+
+  it("flags half a payment's worth and up: the payment where the merchant's money runs out is rounded", async () => {
+    const records = [
+      transfer(addr("own-savings"), funded, 1_500_000, START + 1),
+      transfer(m, funded, 2_500_000, START + 2),
+      // $1 own money; $0.50 own + $0.50 the merchant's (flagged: half); $1 the merchant's; $1 of $1 left.
+      ...[10, 20, 30, 40].map((d) =>
+        payment({ payer: funded, payTo: m, amount: 1_000_000, block: START + d }),
+      ),
+    ];
+    const { report } = await reportOf(records, m);
+    expect(report.flags).toEqual({ merchant_funded: { tx: 3, usd: 3 } });
+  });
+
+  it("trims what a stored balance says was spent out of sight, oldest first", async () => {
+    // The merchant's $5 arrived first, then $3 of the payer's own; the chain says the payer held $3 before
+    // paying: the merchant's money went elsewhere (transfers the data does not hold).
+    // Before the window, so that no cycle of the window's moves holds them.
+    const records = [
+      transfer(m, funded, 5_000_000, START - 100),
+      transfer(addr("own-savings"), funded, 3_000_000, START - 90),
+      balance(funded, 3_000_000, START - 50),
+      payment({ payer: funded, payTo: m, amount: 3_000_000, block: START + 10 }),
+    ];
     expect((await reportOf(records, m)).report.flags).toEqual({});
+    // Without the balance, the merchant's money is the oldest the wallet holds.
+    expect((await reportOf(records.slice(0, 2).concat(records.slice(3)), m)).report.flags).toEqual({
+      merchant_funded: { tx: 1, usd: 3 },
+    });
+  });
+
+  it("adds what a stored balance says arrived out of sight ahead of the merchant's money", async () => {
+    const records = [
+      balance(funded, 4_000_000, START - 200),
+      transfer(m, funded, 5_000_000, START - 100),
+      payment({ payer: funded, payTo: m, amount: 4_000_000, block: START + 10 }),
+      payment({ payer: funded, payTo: m, amount: 4_000_000, block: START + 20 }),
+    ];
+    expect((await reportOf(records, m)).report.flags).toEqual({ merchant_funded: { tx: 1, usd: 4 } });
   });
 });
 
@@ -114,7 +158,8 @@ describe("ring", () => {
       payment({ payer: m, payTo: p, amount: 6_000_000 }),
     ];
     expect((await reportOf(records, m)).report.flags).toEqual({ ring: { tx: 1, usd: 10 } });
-    expect((await reportOf(records, p)).report.flags).toEqual({ ring: { tx: 1, usd: 6 } });
+    // For p, the merchant's $6 was p's own money coming back: merchant_funded comes before ring.
+    expect((await reportOf(records, p)).report.flags).toEqual({ merchant_funded: { tx: 1, usd: 6 } });
   });
 
   it("flags money returned through one intermediate wallet", async () => {

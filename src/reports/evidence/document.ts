@@ -43,7 +43,13 @@ export interface EvidenceWallet {
     median_interval_seconds: number | null;
     shown: EvidencePayment[];
   };
-  /** merchant_funded: the transfers that took the merchant's money to this wallet, first first. */
+  /**
+   * merchant_funded: how much of the wallet's payments to the merchant in the window was the merchant's
+   * money (first in first out), and the transfers that took it to this wallet, the merchant's first.
+   */
+  provenance?: { paid_usd: number; merchant_usd: number; merchant_share: number };
+  /** The cluster of wallets this one was counted in as one buyer (funded from one source), when it has others. */
+  cluster?: { id: string; wallets: number };
   funding_path?: {
     from: string;
     to: string;
@@ -74,9 +80,9 @@ export interface EvidenceWallet {
     price_usd: number | null;
     price_source: "listed" | "paid" | null;
     tiny_max_usd: number;
+    /** This wallet's tiny payments, and its cluster's (which the rule counts). */
     tiny_payments: number;
-    of_one_amount: number;
-    amount_usd: number;
+    cluster_tiny_payments: number;
   };
 }
 
@@ -187,6 +193,15 @@ function walletEvidence(
     },
   };
   if (!facts) return out;
+  if (facts.cluster) out.cluster = facts.cluster;
+  if (kind === "merchant_funded" && facts.provenance) {
+    const { own, paid } = facts.provenance;
+    out.provenance = {
+      paid_usd: usd6(paid),
+      merchant_usd: usd6(own),
+      merchant_share: paid > 0 ? Math.round((own / paid) * 10_000) / 10_000 : 0,
+    };
+  }
   if (kind === "merchant_funded" && facts.funding_path) {
     out.funding_path = facts.funding_path.map((h) => {
       const found = hops.get(hopKey(h));
@@ -196,7 +211,7 @@ function walletEvidence(
         block: h.block,
         time: found?.time ?? null,
         usd: usd6(h.amount),
-        tx_hash: found?.tx_hash ?? null,
+        tx_hash: h.tx ?? found?.tx_hash ?? null,
       };
     });
   }
@@ -231,9 +246,8 @@ function walletEvidence(
       price_usd: facts.tiny.price === null ? null : usd6(facts.tiny.price),
       price_source: facts.tiny.price_source as "listed" | "paid" | null,
       tiny_max_usd: usd6(facts.tiny_max),
-      tiny_payments: facts.tiny.tiny_tx,
-      of_one_amount: facts.tiny.mode_tx,
-      amount_usd: usd6(facts.tiny.mode_amount),
+      tiny_payments: facts.tiny.wallet_tiny_tx,
+      cluster_tiny_payments: facts.tiny.tiny_tx,
     };
   }
   return out;
@@ -250,12 +264,13 @@ function ruleText(kind: string, f: EvidenceFacts, flaggedTx: number): string {
       return "The payer is the merchant's own wallet: every payment is the merchant paying itself.";
     case "merchant_funded": {
       const hops = f.funding_path?.length ?? 0;
-      return `The merchant's money reached this wallet at block ${f.funded_from?.toLocaleString("en-US")} through ${hops} ${hops === 1 ? "transfer" : "transfers"} (at most ${t.fundingMaxHops}, each no earlier than the one before, starting at most ${t.fundingLookbackBlocks.toLocaleString("en-US")} blocks before the window, never through a hub); its ${flaggedTx} payments from that block on are flagged.`;
+      const share = f.provenance && f.provenance.paid > 0 ? f.provenance.own / f.provenance.paid : 0;
+      return `Attributing every wallet's money to where it came from, first in first out, ${pct(share)} of what this wallet paid the merchant in the window had been in the merchant's own wallet: it reached this wallet through ${hops} ${hops === 1 ? "transfer" : "transfers"} (below; any number, at any age, never through a hub fed by ${t.hubMinSenders} or more independent wallets). Its ${flaggedTx} payments paid mostly (half or more) with that money are flagged.`;
     }
     case "ring": {
       const r = f.ring;
       const share = r && r.sent > 0 ? r.returned / r.sent : 0;
-      return `Of what this wallet sent into its cycle of wallets in the window, ${pct(share)} came back to it (${pct(t.ringMinReturnShare)} or more makes a ring).`;
+      return `Of what this wallet sent into its cycle of wallets in the window, ${pct(share)} came back to it: money counted again. That share of its payments to the merchant, the earliest first, less those paid with the merchant's own money, is flagged (${r?.flagged ?? 0} ${r?.flagged === 1 ? "payment" : "payments"}).`;
     }
     case "prober": {
       const p = f.prober;
@@ -265,9 +280,10 @@ function ruleText(kind: string, f: EvidenceFacts, flaggedTx: number): string {
       const y = f.tiny;
       const price =
         y?.price == null
-          ? `the merchant lists no price and no amount was paid it by ${t.tinyPricePayers} or more wallets and ${pct(t.tinyPricePayerShare)} of its payers, so tiny means below $0.001`
-          : `a ${ordinalDivisor(t.tinyPriceDivisor)} of the merchant's price ${dollars(y.price)}, ${y.price_source === "listed" ? "its lowest listed price" : `an amount ${t.tinyPricePayers} or more wallets, ${pct(t.tinyPricePayerShare)} or more of its payers, paid it`}`;
-      return `${y?.tiny_tx} payments of at most ${dollars(f.tiny_max)} (${price}): ${t.tinyRepeatMinPayments} or more make a repeat; ${y?.mode_tx} of them (${pct((y?.mode_tx ?? 0) / Math.max(1, y?.tiny_tx ?? 1))}) were of one amount, ${dollars(y?.mode_amount ?? 0)} (${pct(t.tinyRepeatUniformShare)} or more).`;
+          ? `the merchant lists no price and no band of amounts was paid it by ${t.tinyPricePayers} or more clusters of buyers and ${pct(t.tinyPricePayerShare)} of them, so tiny means below $0.001`
+          : `a ${ordinalDivisor(t.tinyPriceDivisor)} of the merchant's price ${dollars(y.price)}, ${y.price_source === "listed" ? "its lowest listed price" : `the lowest amount of the lowest band of amounts ${t.tinyPricePayers} or more clusters of buyers, ${pct(t.tinyPricePayerShare)} or more of them, paid it`}`;
+      const own = y && y.wallet_tiny_tx !== y.tiny_tx ? `, ${y.wallet_tiny_tx} of them from this wallet` : "";
+      return `${y?.tiny_tx} payments of at most ${dollars(f.tiny_max)} from this wallet's cluster${own} (${price}): ${t.tinyRepeatMinPayments} or more from one cluster make a repeat, whatever their amounts.`;
     }
     default:
       return "";
@@ -293,10 +309,10 @@ async function paymentsOf(
       .filter((k) => SCREENS.some((s) => s.kind === k))
       .map((k) => `'${k}'`)
       .join(", ")}]::VARCHAR[]`;
-    const funded = facts.funded_from === null ? "NULL" : String(Math.trunc(facts.funded_from));
+    const ranges = (facts.provenance?.ranges ?? []).map(([a, b]) => `[${Math.trunc(a)}, ${Math.trunc(b)}]`);
     pairs.set(
       `${payTo} ${wallet}`,
-      `('${payTo}', '${wallet}', ${screens}, ${funded}::BIGINT, ${Math.trunc(facts.tiny_max)}::BIGINT)`,
+      `('${payTo}', '${wallet}', ${screens}, [${ranges.join(", ")}]::BIGINT[][], ${Math.trunc(facts.ring?.flagged ?? 0)}::BIGINT, ${Math.trunc(facts.tiny_max)}::BIGINT)`,
     );
   }
   const result = new Map<string, PaymentPattern>();
@@ -314,12 +330,18 @@ async function paymentsOf(
     interval: number | null;
     shown: { tx_hash: string; block: bigint; time: string; amount: bigint }[];
   }>(
-    `WITH e(pay_to, payer, screens, funded_from, tiny_max) AS (VALUES ${[...pairs.values()].join(", ")}),
-     p AS (
+    `WITH e(pay_to, payer, screens, funded, ring_n, tiny_max) AS (VALUES ${[...pairs.values()].join(", ")}),
+     f AS (
        SELECT w.pay_to, w.payer, w.tx_hash, w.log_index, w.block_number, w.block_time, w.amount, ${sqlDay("w.")} AS day,
-         w.block_number >= coalesce(e.funded_from, ${Number.MAX_SAFE_INTEGER}) AS after_funding, e.tiny_max, e.screens
+         len(list_filter(e.funded, r -> w.block_number BETWEEN r[1] AND r[2])) > 0 AS after_funding, e.ring_n,
+         e.tiny_max, e.screens
        FROM payments w JOIN e ON w.pay_to = e.pay_to AND w.payer = e.payer
        WHERE ${sqlInWindow("w.")}
+     ), p AS (
+       -- The ring's share: the pair's first payments not paid with the merchant's money, by day then amount, as the build took them.
+       SELECT *, NOT after_funding AND row_number() OVER (
+         PARTITION BY pay_to, payer, after_funding ORDER BY day, amount, block_number, log_index, tx_hash) <= ring_n AS ring_part
+       FROM f
      ), classified AS (
        SELECT *, ${kind} AS kind FROM p
      ), k AS (

@@ -12,16 +12,26 @@ import { SCREENS } from "../screens/index.ts";
 export interface EvidenceFacts {
   /** Every screen whose rule the pair meets; each payment goes to the first whose payment rule it meets. */
   screens: string[];
-  /** merchant_funded: the block where the merchant's money first reached the wallet. */
+  /** merchant_funded: the block of the wallet's first payment paid with the merchant's money. */
   funded_from: number | null;
   /** tiny_repeat: the merchant's largest tiny amount. */
   tiny_max: number;
-  /** merchant_funded: the transfers from the merchant to the wallet, first hop first. */
-  funding_path: { from: string; to: string; block: number; amount: number }[] | null;
+  /** merchant_funded: the transfers that took the merchant's money to the wallet, the merchant's first. */
+  funding_path: { from: string; to: string; block: number; amount: number; tx?: string }[] | null;
+  /**
+   * Of the wallet's payments to the merchant in the window, the atomic units paid with the merchant's
+   * money (FIFO) and in all, and the block ranges of those flagged merchant_funded ([first, last]); null
+   * when none was.
+   */
+  provenance: { own: number; paid: number; ranges: [number, number][] } | null;
+  /** The cluster the wallet was counted in (named by its smallest address) and how many wallets it has; null alone. */
+  cluster: { id: string; wallets: number } | null;
   ring: {
     /** What came back to the wallet from inside its component, and what it sent into it. */
     returned: number;
     sent: number;
+    /** How many of the pair's payments the ring's share flagged: the earliest by day, then amount. */
+    flagged: number;
     /** A cycle through the payment, or null when the search gave up (a very large component). */
     cycle: {
       steps: {
@@ -38,9 +48,9 @@ export interface EvidenceFacts {
   } | null;
   prober: { merchants: number; light_merchants: number; pair_tx: number } | null;
   tiny: {
+    /** The cluster's tiny payments to the merchant, and the wallet's own. */
     tiny_tx: number;
-    mode_tx: number;
-    mode_amount: number;
+    wallet_tiny_tx: number;
     price: number | null;
     price_source: string | null;
   } | null;
@@ -90,46 +100,38 @@ export async function evidenceFacts(
   const screens = `list_filter([${SCREENS.map((s) => `CASE WHEN fl."s_${s.kind}" THEN '${s.kind}' END`).join(", ")}], x -> x IS NOT NULL)`;
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_evidence AS
-     WITH RECURSIVE pairs AS (
-       SELECT DISTINCT pay_to, payer FROM rw_shown
-     ), walk AS (
-       SELECT p.pay_to, p.payer, r.wallet, r.via, r.arrival, r.amount, r.hops
-       FROM pairs p JOIN rw_funding f USING (pay_to, payer)
-       JOIN rw_reach r ON r.pay_to = p.pay_to AND r.wallet = p.payer AND r.arrival = f.funded_from
-       UNION ALL
-       SELECT w.pay_to, w.payer, r.wallet, r.via, r.arrival, r.amount, r.hops
-       FROM walk w JOIN rw_reach r ON r.pay_to = w.pay_to AND r.wallet = w.via AND r.hops = w.hops - 1
-     ), paths AS (
-       SELECT pay_to, payer,
-         list({'from': via, 'to': wallet, 'block': arrival, 'amount': amount} ORDER BY hops) AS path
-       FROM walk GROUP BY ALL
-     ), modes AS (
-       SELECT pay_to, payer, first(amount ORDER BY n DESC, amount) AS amount FROM (
-         SELECT g.pay_to, g.payer, g.amount, sum(g.n) AS n
-         FROM rw_groups g JOIN rw_tiny t USING (pay_to) SEMI JOIN rw_shown s ON s.pay_to = g.pay_to AND s.payer = g.payer AND s.kind = 'tiny_repeat'
-         WHERE g.amount <= t.tiny_max GROUP BY ALL
-       ) GROUP BY ALL
+     WITH ring_n AS (
+       SELECT payer, pay_to, sum(n)::BIGINT AS flagged FROM rw_ring_n GROUP BY ALL
+     ), sizes AS (
+       SELECT cluster, count(*) AS wallets FROM rw_clusters
+       WHERE cluster IN (SELECT c.cluster FROM rw_shown s JOIN rw_clusters c ON c.wallet = s.payer)
+       GROUP BY cluster
      )
      SELECT s.pay_to, s.kind, s.payer, json_object(
        'screens', ${screens}, 'funded_from', f.funded_from, 'tiny_max', t.tiny_max,
-       'funding_path', CASE s.kind WHEN 'merchant_funded' THEN pa.path END,
-       'ring', CASE s.kind WHEN 'ring' THEN json_object('returned', r.returned, 'sent', r.sent, 'cycle', c.cycle::JSON) END,
+       'funding_path', CASE s.kind WHEN 'merchant_funded' THEN f.path::JSON END,
+       -- Every kind's: a wallet's payments go to merchant_funded first, the others' evidence leaves them out.
+       'provenance', CASE WHEN f.payer IS NOT NULL THEN
+         json_object('own', f.own::DOUBLE, 'paid', f.paid::DOUBLE, 'ranges', f.ranges::JSON) END,
+       'cluster', CASE WHEN c.cluster IS NOT NULL THEN json_object('id', c.cluster, 'wallets', z.wallets) END,
+       'ring', CASE WHEN r.payer IS NOT NULL THEN
+         json_object('returned', r.returned, 'sent', r.sent, 'flagged', coalesce(rn.flagged, 0), 'cycle', rc.cycle::JSON) END,
        'prober', CASE s.kind WHEN 'prober' THEN
-         json_object('merchants', pm.payer_merchants, 'light_merchants', pm.payer_light_merchants, 'pair_tx', q.tx) END,
-       'tiny', CASE s.kind WHEN 'tiny_repeat' THEN json_object('tiny_tx', ty.tiny_tx, 'mode_tx', ty.tiny_mode_tx,
-         'mode_amount', m.amount, 'price', t.price, 'price_source', t.price_source) END
+         json_object('merchants', pm.payer_merchants, 'light_merchants', pm.payer_light_merchants, 'pair_tx', pm.cluster_tx) END,
+       'tiny', CASE s.kind WHEN 'tiny_repeat' THEN json_object('tiny_tx', ty.tiny_tx, 'wallet_tiny_tx', ty.wallet_tiny_tx,
+         'price', t.price, 'price_source', t.price_source) END
      ) AS facts
      FROM rw_shown s
      JOIN rw_flagged fl USING (pay_to, payer)
-     JOIN rw_pair_totals q USING (pay_to, payer)
      LEFT JOIN rw_pair_tiny ty USING (pay_to, payer)
-     LEFT JOIN rw_payer_merchants pm USING (payer)
+     LEFT JOIN rw_payer_merchants pm USING (payer, pay_to)
      JOIN rw_tiny t USING (pay_to)
      LEFT JOIN rw_funding f USING (pay_to, payer)
-     LEFT JOIN paths pa USING (pay_to, payer)
      LEFT JOIN rw_ring r USING (pay_to, payer)
-     LEFT JOIN rw_ring_cycles c USING (pay_to, payer)
-     LEFT JOIN modes m USING (pay_to, payer)`,
+     LEFT JOIN rw_ring_cycles rc USING (pay_to, payer)
+     LEFT JOIN ring_n rn USING (pay_to, payer)
+     LEFT JOIN rw_clusters c ON c.wallet = s.payer
+     LEFT JOIN sizes z ON z.cluster = c.cluster`,
   );
 }
 

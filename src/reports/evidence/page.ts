@@ -48,11 +48,12 @@ function kindPart(w: EvidenceWallet): Markup {
       (h, i) =>
         html`<tr><td class="num">${i + 1}</td><td><code>${h.from}</code></td><td><code>${h.to}</code></td><td class="num">${usd(h.usd)}</td><td>${when(h.time)} (block ${count.format(h.block)})</td><td>${h.tx_hash ? html`<code>${h.tx_hash}</code>` : "–"}</td></tr>`,
     );
-    return table(
-      "How the merchant's money reached this wallet",
-      ["Hop", "From", "To", "Amount", "When", "Transaction"],
-      rows,
-    );
+    const p = w.provenance;
+    const share = p
+      ? html`<p>Of ${usd(p.paid_usd)} this wallet paid the merchant in the window, ${usd(p.merchant_usd)} (${Math.round(p.merchant_share * 1000) / 10}%) had been in the merchant's own wallet (first in first out).</p>`
+      : nothing;
+    return html`${share}
+${table("How the merchant's money reached this wallet", ["Hop", "From", "To", "Amount", "When", "Transaction"], rows)}`;
   }
   if (w.ring) {
     const c = w.ring.cycle;
@@ -86,11 +87,12 @@ ${table(
       w.tiny.price_source === "listed"
         ? "its lowest listed price"
         : w.tiny.price_source === "paid"
-          ? "an amount many wallets paid it"
+          ? "what many independent buyers paid it"
           : "none known";
     return html`<dl class="figures"><dt>The merchant's price</dt><dd>${w.tiny.price_usd === null ? "–" : usd(w.tiny.price_usd)} (${source})</dd>
 <dt>Tiny means at most</dt><dd>${usd(w.tiny.tiny_max_usd)}</dd>
-<dt>Tiny payments from this wallet</dt><dd>${count.format(w.tiny.tiny_payments)}, ${count.format(w.tiny.of_one_amount)} of them of ${usd(w.tiny.amount_usd)}</dd></dl>`;
+<dt>Tiny payments from this wallet</dt><dd>${count.format(w.tiny.tiny_payments)}</dd>
+<dt>Tiny payments from its cluster</dt><dd>${count.format(w.tiny.cluster_tiny_payments)}</dd></dl>`;
   }
   return nothing;
 }
@@ -99,6 +101,7 @@ function walletSection(kind: string, w: EvidenceWallet): Markup {
   return html`<section class="wallet" id="${evidenceAnchor(kind, w.wallet)}">
 <h3><code>${w.wallet}</code></h3>
 <p><strong>Threshold crossed.</strong> ${w.rule}</p>
+${w.cluster ? html`<p>Counted as one buyer with the ${count.format(w.cluster.wallets - 1)} other wallets funded from the same source (cluster <code>${w.cluster.id}</code>).</p>` : nothing}
 ${kindPart(w)}
 ${paymentsPart(w)}
 </section>`;

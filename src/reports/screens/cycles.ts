@@ -6,13 +6,11 @@
  * exactly the strongly connected components of two or more wallets, found here in one pass (Tarjan's
  * algorithm, iterative, linear in wallets and moves), whatever the cycles' length.
  *
- * A payment from P to M inside a component is a ring payment when:
- * - P is balanced: what P received from inside the component is at least `minReturnShare` of what it
- *   sent into it. A ring returns what made the volume; a customer whom a merchant it pays happens to
- *   reach again by some path sends far more than comes back.
- * - and the money came back while P was still paying M, unless it came back some other way than plain
- *   transfers from M itself of no more than P paid it. Such a transfer after the buyer's last payment is
- *   a refund, and a refunded customer is a customer.
+ * A payment from P to M inside a component is a ring pair when what P received from inside the
+ * component is at least `minReturnShare` of what it sent into it (the report takes any share, 0, and
+ * flags the pair's payments in proportion to it: `aggregates.ts`), and the money came back while P was
+ * still paying M, unless it came back only as plain transfers from M itself of no more than P paid it.
+ * Such a transfer after the buyer's last payment is a refund, and a refunded customer is a customer.
  */
 
 /** The money that moved from one wallet to another in the window, by one means. */
@@ -56,7 +54,7 @@ export class RingGraph {
   /** Moves inside components, by sender. */
   private readonly out = new Map<string, FlowEdge[]>();
 
-  constructor(edges: readonly FlowEdge[], minReturnShare: number) {
+  constructor(edges: readonly FlowEdge[], minReturnShare = 0) {
     this.component = stronglyConnected(edges);
     for (const c of this.component.values())
       this.componentSizes.set(c, (this.componentSizes.get(c) ?? 0) + 1);

@@ -3,31 +3,32 @@
  * `docs/screens.md` gives the reason for each one; change them here and the docs together.
  */
 export const THRESHOLDS = {
-  /** tiny_repeat: a payment is tiny when it is at most the merchant's price divided by this... */
+  /** tiny_repeat: a payment is tiny when it is at most the merchant's price divided by this (a share of the price)... */
   tinyPriceDivisor: 5,
-  /** ...where its price is the lowest of its listed prices and of the amounts at least this many wallets paid it... */
+  /** ...where its price is the lowest of its listed prices and of the amounts at least this many clusters of buyers paid it... */
   tinyPricePayers: 5,
-  /** ...and at least this share of the merchant's payers: a farm of a few wallets is not a merchant's clientele... */
+  /** ...and at least this share of the merchant's clusters: one farm, however split, is not a merchant's clientele... */
   tinyPricePayerShare: 0.2,
   /** ...and, for a merchant with neither, tiny means at most this: below $0.001, under every price in the catalogues we know. */
   tinyFallbackMax: 999n,
-  /** tiny_repeat: at least this many tiny payments from one payer to one merchant in the window. */
+  /** tiny_repeat: at least this many tiny payments from one cluster to one merchant in the window, whatever their amounts. */
   tinyRepeatMinPayments: 10,
-  /** tiny_repeat: and the most common tiny amount makes up at least this share of them (a bot's fixed amount; metered charges vary). */
-  tinyRepeatUniformShare: 0.8,
 
-  /** merchant_funded: a funding path may start this many blocks (8 weeks) before the window. */
+  /** The indexer's former funding look-back (8 weeks), kept until it defines its own (issue 39); no screen reads it. */
   fundingLookbackBlocks: 2_419_200,
-  /** merchant_funded: at most this many transfers from the merchant to the payer (three wallets between them). */
+  /** The indexer's former funding depth, kept until it defines its own (issue 39); no screen reads it. */
   fundingMaxHops: 4,
 
-  /** ring: what came back to a payer from inside its cycle, as a share of what it sent into it, that makes a ring. */
-  ringMinReturnShare: 0.5,
-
   /**
-   * ring and merchant_funded: a wallet that is not a merchant and exchanged plain transfers with at least
-   * this many distinct wallets (as sender or as recipient) is a hub (exchange, bridge, payroll): paths
-   * are not followed through it.
+   * A wallet that is not a merchant and received plain transfers from at least this many distinct clusters
+   * of wallets is a hub (an exchange, a bridge): fed by many independent wallets, unlike a distributor fed
+   * by one. merchant_funded does not follow one whose balance the data does not hold; rings never do.
+   */
+  hubMinSenders: 50,
+  /**
+   * ring: a wallet that is not a merchant and exchanged plain transfers with at least this many distinct
+   * wallets (as sender or as recipient) is also a hub for the ring graph (a payroll, an exchange's
+   * withdrawal wallet): a cycle through it says nothing about who paid whom.
    */
   hubMinCounterparties: 50,
 

@@ -1,0 +1,212 @@
+/**
+ * merchant_funded's SQL and its one pass: which of the window's payments were paid with the payee's own
+ * money, by FIFO attribution (`ledger.ts`) over every transfer the data holds up to the window's end.
+ *
+ * Bounded cost: the pass reads only the money moves of wallets the merchants' money can reach (found in
+ * SQL, one join per step of the longest path), in one sorted scan, so it stays linear in the transfers
+ * and payments it reads. Leaves, for aggregates.ts and the evidence:
+ * - `rw_prov_reach` (wallet): the wallets the merchants' money can reach (by plain transfers and x402 payments);
+ * - `rw_after` (payer, pay_to, amount, day, n): of each group of the window's payments, how many were paid
+ *   mostly (half or more) with the payee's own money;
+ * - `rw_funding` (payer, pay_to, funded_from, own, paid, path, ranges): per pair with such payments, the
+ *   block of the first, the atomic units of the pair's window payments that were the payee's money and
+ *   their total, the way of the first (JSON list of transfers, the merchant's first), and the block ranges
+ *   of the flagged payments (JSON list of [first, last]).
+ */
+import type { Analytics } from "../../analytics/duckdb.ts";
+import { type Hop, ProvenanceLedger } from "./ledger.ts";
+
+export const PROVENANCE_TABLES = ["rw_prov_moves", "rw_prov_reach", "rw_after", "rw_funding"];
+
+/** A way longer than this is cut in the evidence (money that went round and round); the flag does not depend on it. */
+const MAX_WAY = 64;
+
+interface Bounds {
+  start: number;
+  end: number;
+  first: string;
+}
+
+/**
+ * Runs the screen over `rw_groups` (the window's payments) and `rw_prov_opaque` (hubs not followed,
+ * `clusters.ts`); see the module's comment for what it leaves.
+ */
+export async function provenance(analytics: Analytics, bounds: Bounds): Promise<void> {
+  const merchants = new Set(
+    (await analytics.all<{ pay_to: string }>("SELECT DISTINCT pay_to FROM rw_groups")).map((r) => r.pay_to),
+  );
+  const opaque = new Set(
+    (await analytics.all<{ wallet: string }>("SELECT wallet FROM rw_prov_opaque")).map((r) => r.wallet),
+  );
+  await reach(analytics, bounds.end);
+  const ledger = new ProvenanceLedger(merchants, opaque);
+  const flagged = new Map<
+    string,
+    { payer: string; pay_to: string; amount: bigint; day: number; n: number }
+  >();
+  const pairs = new Map<string, PairFacts>();
+  const events = await analytics.all<{
+    kind: number;
+    block: bigint | number;
+    src: string;
+    dst: string;
+    amount: bigint;
+    tx: string;
+    day: number | null;
+  }>(EVENTS_SQL, { start: bounds.start, end: bounds.end, first: bounds.first });
+  for (const e of events) {
+    const block = Number(e.block);
+    const amount = BigInt(e.amount);
+    if (e.kind === TRANSFER) ledger.transfer({ from: e.src, to: e.dst, amount, block, tx: e.tx });
+    else if (e.kind === INCOME) ledger.income(e.dst, amount);
+    else if (e.kind === BALANCE) ledger.balance(e.dst, amount);
+    else {
+      const { own, way } = ledger.payment({ payer: e.src, payTo: e.dst, amount, block, tx: e.tx });
+      if (block <= bounds.start || e.day === null) continue;
+      const key = `${e.src} ${e.dst}`;
+      let pair = pairs.get(key);
+      if (!pair) {
+        pair = {
+          payer: e.src,
+          payTo: e.dst,
+          own: 0n,
+          paid: 0n,
+          first: null,
+          way: null,
+          ranges: [],
+          inRun: false,
+        };
+        pairs.set(key, pair);
+      }
+      pair.paid += amount;
+      pair.own += own;
+      // A payment paid mostly with the payee's money is flagged; FIFO makes nearly every payment all or
+      // nothing, so "mostly" only rounds the one payment where the payee's money runs out.
+      if (own * 2n < amount) {
+        pair.inRun = false;
+        continue;
+      }
+      pair.first ??= block;
+      pair.way ??= way;
+      const last = pair.ranges[pair.ranges.length - 1];
+      if (last && pair.inRun) last[1] = block;
+      else pair.ranges.push([block, block]);
+      pair.inRun = true;
+      const groupKey = `${key} ${amount} ${e.day}`;
+      const group = flagged.get(groupKey);
+      if (group) group.n++;
+      else flagged.set(groupKey, { payer: e.src, pay_to: e.dst, amount, day: e.day, n: 1 });
+    }
+  }
+  await analytics.run(
+    "CREATE OR REPLACE TEMP TABLE rw_after (payer VARCHAR, pay_to VARCHAR, amount BIGINT, day INTEGER, n BIGINT)",
+  );
+  await analytics.append("rw_after", [...flagged.values()], (a, g) => {
+    a.appendVarchar(g.payer);
+    a.appendVarchar(g.pay_to);
+    a.appendBigInt(g.amount);
+    a.appendInteger(g.day);
+    a.appendBigInt(BigInt(g.n));
+  });
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_funding (payer VARCHAR, pay_to VARCHAR, funded_from BIGINT, own HUGEINT,
+       paid HUGEINT, path VARCHAR, ranges VARCHAR)`,
+  );
+  const funded = [...pairs.values()].filter((p) => p.first !== null);
+  await analytics.append("rw_funding", funded, (a, p) => {
+    a.appendVarchar(p.payer);
+    a.appendVarchar(p.payTo);
+    a.appendBigInt(BigInt(p.first as number));
+    a.appendHugeInt(p.own);
+    a.appendHugeInt(p.paid);
+    a.appendVarchar(JSON.stringify(wayFrom(p.way, p.payTo)));
+    a.appendVarchar(JSON.stringify(p.ranges));
+  });
+}
+
+interface PairFacts {
+  payer: string;
+  payTo: string;
+  own: bigint;
+  paid: bigint;
+  first: number | null;
+  way: Hop | null;
+  /** The blocks of the flagged payments, as runs of the pair's payments: [first, last]. */
+  ranges: [number, number][];
+  /** Whether the pair's last payment was flagged, so that the next flagged one extends its run. */
+  inRun: boolean;
+}
+
+/** The transfers from `merchant` to the payer, the merchant's first: the way back cut where the merchant sent it. */
+function wayFrom(way: Hop | null, merchant: string) {
+  const out: { from: string; to: string; block: number; amount: number; tx: string }[] = [];
+  for (let hop = way; hop && out.length < MAX_WAY; hop = hop.prev) {
+    out.push({ from: hop.from, to: hop.to, block: hop.block, amount: Number(hop.amount), tx: hop.tx });
+    if (hop.from === merchant) break;
+  }
+  return out.reverse();
+}
+
+/**
+ * The wallets the merchants' money can reach, in any order of time (the pass keeps time): from the
+ * merchants' plain transfers on, through plain transfers and the window's x402 payments, never into a
+ * wallet that is not followed. One statement per step of the longest path.
+ */
+async function reach(analytics: Analytics, end: number): Promise<void> {
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_prov_moves AS
+     SELECT DISTINCT from_address AS src, to_address AS dst FROM transfers
+     WHERE chain = 'base' AND block_number <= $end AND amount > 0 AND from_address <> to_address
+       AND to_address NOT IN (SELECT wallet FROM rw_prov_opaque)
+     UNION
+     SELECT DISTINCT payer, pay_to FROM rw_groups WHERE payer <> pay_to`,
+    { end },
+  );
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_prov_reach AS
+     SELECT DISTINCT dst AS wallet FROM rw_prov_moves WHERE src IN (SELECT DISTINCT pay_to FROM rw_groups)`,
+  );
+  for (;;) {
+    const before = await count(analytics);
+    await analytics.run(
+      `INSERT INTO rw_prov_reach
+       SELECT DISTINCT m.dst FROM rw_prov_moves m SEMI JOIN rw_prov_reach r ON r.wallet = m.src
+       WHERE m.dst NOT IN (SELECT wallet FROM rw_prov_reach)`,
+    );
+    if ((await count(analytics)) === before) return;
+  }
+}
+
+async function count(analytics: Analytics): Promise<bigint> {
+  const row = await analytics.one<{ n: bigint }>("SELECT count(*) AS n FROM rw_prov_reach");
+  return BigInt(row?.n ?? 0n);
+}
+
+const PAYMENT = 0;
+const TRANSFER = 1;
+const INCOME = 2;
+const BALANCE = 3;
+
+/**
+ * Every money move the pass needs, in chain order: the reached wallets' x402 payments (as payer) and
+ * transfers (either side), the merchants' transfers out, what reached merchants' wallets from payers not
+ * followed (summed per block: their money is of unknown origin, only its amount and time matter), and the
+ * reached wallets' balances, each after its block's moves.
+ */
+const EVENTS_SQL = `
+  WITH r AS (SELECT wallet FROM rw_prov_reach), m AS (SELECT DISTINCT pay_to AS wallet FROM rw_groups)
+  SELECT ${PAYMENT} AS kind, block_number AS block, log_index AS pos, payer AS src, pay_to AS dst, amount, tx_hash AS tx,
+    CASE WHEN block_number > $start THEN (block_time::DATE - $first::DATE)::INTEGER END AS day
+  FROM payments WHERE chain = 'base' AND block_number <= $end AND payer IN (SELECT wallet FROM r)
+  UNION ALL
+  SELECT ${TRANSFER}, block_number, log_index, from_address, to_address, amount, tx_hash, NULL FROM transfers
+  WHERE chain = 'base' AND block_number <= $end AND amount > 0 AND from_address <> to_address
+    AND (from_address IN (SELECT wallet FROM r) OR to_address IN (SELECT wallet FROM r) OR from_address IN (SELECT wallet FROM m))
+  UNION ALL
+  SELECT ${INCOME}, block_number, -1, NULL, pay_to, sum(amount), NULL, NULL FROM payments
+  WHERE chain = 'base' AND block_number <= $end AND pay_to IN (SELECT wallet FROM r) AND payer NOT IN (SELECT wallet FROM r)
+  GROUP BY block_number, pay_to
+  UNION ALL
+  SELECT ${BALANCE}, block_number, 2147483647, NULL, wallet, amount, NULL, NULL FROM balances
+  WHERE chain = 'base' AND block_number <= $end AND wallet IN (SELECT wallet FROM r)
+  ORDER BY block, pos, kind, tx, src, dst`;

@@ -1,0 +1,208 @@
+/**
+ * Where a wallet's money came from, transfer by transfer, first in first out: each wallet is a queue of
+ * lots in the order they arrived, and every payment or transfer out spends the oldest lots first (the
+ * rule of Clayton's case; Anderson et al., "Bitcoin Redux", 2018). A lot that leaves a merchant's wallet
+ * is labelled with that merchant and keeps the label through any number of wallets, at any age: whether
+ * the merchant's money paid the merchant is a question of where the payer's money came from, not of how
+ * many wallets it passed through or when.
+ *
+ * Why FIFO rather than haircut (each outflow carrying the tainted share of the balance): both are linear
+ * and proportional over a wallet's life, but FIFO attributes each payment to the transfers that funded
+ * it, so the evidence can show them one by one; and the money a wallet holds at a block is exactly its
+ * latest inflows up to its balance, so a balance read at one block (`balances`) settles everything older
+ * that the data does not show, whatever was spent out of sight.
+ *
+ * Money the data cannot explain (a wallet spending more than it was seen to receive; a balance above
+ * what was seen) is of unknown origin, unlabelled: the screen flags only what it can trace.
+ */
+
+/** A transfer that moved a lot, and the one that moved it before: the lot's way from its first label. */
+export interface Hop {
+  from: string;
+  to: string;
+  block: number;
+  /** The transfer's whole amount (atomic units), not the lot's share of it. */
+  amount: bigint;
+  tx: string;
+  prev: Hop | null;
+}
+
+/** Labels: the merchants whose wallets the money has been in, sorted; shared, never mutated. */
+type Labels = readonly string[];
+
+interface Lot {
+  amount: bigint;
+  labels: Labels;
+  /** The transfer that brought the lot into its wallet (null for money of unknown origin). */
+  via: Hop | null;
+}
+
+/** What a payment was paid with: how much of it was the payee's own money, and the way of the first such lot. */
+export interface Attribution {
+  /** Atomic units of the payment that had been in the payee's wallet before. */
+  own: bigint;
+  /** The way the payee's money came, for the first lot of it spent (null when none was). */
+  way: Hop | null;
+}
+
+const NONE: Labels = [];
+
+/**
+ * The FIFO ledger of the wallets it is told about. Events must come in chain order (block, then log
+ * index). Wallets that are `opaque` (hubs whose holdings the data cannot show) are not tracked: what
+ * they receive is lost to the screen, what they send is of unknown origin.
+ */
+export class ProvenanceLedger {
+  private readonly queues = new Map<string, Lot[]>();
+  /** Interned label lists, so that a lot's labels compare by identity and cost no copy. */
+  private readonly interned = new Map<string, Labels>();
+  /** Refunds: what each payer paid each merchant so far, less what came back as refunds ("payer merchant"). */
+  private readonly refundable = new Map<string, bigint>();
+
+  constructor(
+    private readonly merchants: ReadonlySet<string>,
+    private readonly opaque: ReadonlySet<string> = new Set(),
+  ) {}
+
+  /**
+   * A plain transfer. A transfer from a merchant to a wallet that paid it is a refund up to what the
+   * wallet paid it and was not yet given back: that part is the customer's own money returning, so it
+   * carries no label (refunded customers are customers); the rest is the merchant's money.
+   */
+  transfer(t: { from: string; to: string; amount: bigint; block: number; tx: string }): void {
+    if (t.amount <= 0n || t.from === t.to) return;
+    const hop: Hop = { from: t.from, to: t.to, block: t.block, amount: t.amount, tx: t.tx, prev: null };
+    let refund = 0n;
+    if (this.merchants.has(t.from)) {
+      const key = `${t.to} ${t.from}`;
+      const owed = this.refundable.get(key) ?? 0n;
+      refund = owed < t.amount ? owed : t.amount;
+      if (refund > 0n) this.refundable.set(key, owed - refund);
+    }
+    // The refund leaves the merchant's wallet like any money, unlabelled.
+    this.spend(t.from, refund);
+    const lots = this.spend(t.from, t.amount - refund);
+    if (this.opaque.has(t.to)) return;
+    const queue = this.queue(t.to);
+    if (refund > 0n) push(queue, { amount: refund, labels: NONE, via: hop });
+    for (const lot of lots)
+      push(queue, { amount: lot.amount, labels: lot.labels, via: { ...hop, prev: lot.via } });
+  }
+
+  /** Money of unknown origin arrived (x402 payments from wallets the screen does not follow). */
+  income(wallet: string, amount: bigint): void {
+    if (amount > 0n && !this.opaque.has(wallet))
+      push(this.queue(wallet), { amount, labels: NONE, via: null });
+  }
+
+  /**
+   * An x402 payment from `payer` to `payTo`: it spends the payer's oldest lots, and the payee receives
+   * them. Returns how much of it was the payee's own money.
+   */
+  payment(p: { payer: string; payTo: string; amount: bigint; block: number; tx: string }): Attribution {
+    const key = `${p.payer} ${p.payTo}`;
+    this.refundable.set(key, (this.refundable.get(key) ?? 0n) + p.amount);
+    const lots = this.spend(p.payer, p.amount);
+    let own = 0n;
+    let way: Hop | null = null;
+    for (const lot of lots) {
+      if (!lot.labels.includes(p.payTo)) continue;
+      own += lot.amount;
+      way ??= lot.via;
+    }
+    if (p.payer !== p.payTo && !this.opaque.has(p.payTo)) {
+      const queue = this.queue(p.payTo);
+      const hop: Hop = { from: p.payer, to: p.payTo, block: p.block, amount: p.amount, tx: p.tx, prev: null };
+      for (const lot of lots)
+        push(queue, { amount: lot.amount, labels: lot.labels, via: { ...hop, prev: lot.via } });
+    }
+    return { own, way };
+  }
+
+  /**
+   * The chain says `wallet` held `amount` at the end of this block. Lots beyond it were spent out of
+   * sight, oldest first, so they are dropped from the front; a shortfall is money older than anything
+   * seen (what the indexer reads back covers the balance), so it goes in front, of unknown origin.
+   */
+  balance(wallet: string, amount: bigint): void {
+    if (this.opaque.has(wallet)) return;
+    const queue = this.queue(wallet);
+    let held = 0n;
+    for (const lot of queue) held += lot.amount;
+    if (held > amount) this.drop(queue, held - amount);
+    else if (held < amount) queue.unshift({ amount: amount - held, labels: NONE, via: null });
+  }
+
+  /** Takes `amount` from the front of the wallet's queue; a merchant's own label is added to what it sends. */
+  private spend(wallet: string, amount: bigint): Lot[] {
+    if (amount <= 0n) return [];
+    const out: Lot[] = [];
+    let left = amount;
+    const queue = this.opaque.has(wallet) ? [] : (this.queues.get(wallet) ?? []);
+    while (left > 0n && queue.length > 0) {
+      const lot = queue[0] as Lot;
+      if (lot.amount <= left) {
+        queue.shift();
+        out.push(lot);
+        left -= lot.amount;
+      } else {
+        out.push({ ...lot, amount: left });
+        lot.amount -= left;
+        left = 0n;
+      }
+    }
+    // Sent beyond what was seen to arrive: money of unknown origin.
+    if (left > 0n) out.push({ amount: left, labels: NONE, via: null });
+    if (queue.length === 0) this.queues.delete(wallet);
+    if (!this.merchants.has(wallet)) return out;
+    return out.map((lot) => ({ ...lot, labels: this.withLabel(lot.labels, wallet) }));
+  }
+
+  private drop(queue: Lot[], amount: bigint): void {
+    let left = amount;
+    while (left > 0n && queue.length > 0) {
+      const lot = queue[0] as Lot;
+      if (lot.amount <= left) {
+        queue.shift();
+        left -= lot.amount;
+      } else {
+        lot.amount -= left;
+        left = 0n;
+      }
+    }
+  }
+
+  private queue(wallet: string): Lot[] {
+    let queue = this.queues.get(wallet);
+    if (!queue) {
+      queue = [];
+      this.queues.set(wallet, queue);
+    }
+    return queue;
+  }
+
+  private withLabel(labels: Labels, label: string): Labels {
+    if (labels.includes(label)) return labels;
+    const next = [...labels, label].sort();
+    const key = next.join(" ");
+    const known = this.interned.get(key);
+    if (known) return known;
+    this.interned.set(key, next);
+    return next;
+  }
+}
+
+/** Appends a lot, merged into the last one when they carry the same labels and came by the same transfer. */
+function push(queue: Lot[], lot: Lot): void {
+  const last = queue[queue.length - 1];
+  if (
+    last &&
+    last.labels === lot.labels &&
+    last.via?.tx === lot.via?.tx &&
+    last.via?.from === lot.via?.from
+  ) {
+    last.amount += lot.amount;
+    return;
+  }
+  queue.push(lot);
+}

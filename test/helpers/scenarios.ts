@@ -1,0 +1,48 @@
+/**
+ * Whole-merchant scenarios for the screens' tests: genuine buyers at listed prices, to which a test adds
+ * one pattern, and the check that real revenue lands within 5% of the truth.
+ */
+import { expect } from "vitest";
+import { addr, END, payment, reportOf, START } from "./data.ts";
+
+export const DAY = 43_200;
+
+/** A small deterministic generator, so every run builds the same week. */
+export function rng(seed: number) {
+  let x = seed >>> 0;
+  return (n: number) => {
+    x = (Math.imul(x, 1_664_525) + 1_013_904_223) >>> 0;
+    return x % n;
+  };
+}
+
+export const listing = (payTo: string, path: string, priceUsd: number) => ({
+  type: "listing",
+  pay_to: payTo,
+  resource: `https://${payTo.slice(2, 10)}.example/${path}`,
+  method: "GET",
+  price_usd: priceUsd,
+  description: `${path} endpoint`,
+});
+
+/** `buyers` wallets each paying one of `prices` (atomic) a few times a day all week; returns records and their sum. */
+export function genuine(m: string, prices: readonly number[], buyers = 30, seed = 1) {
+  const next = rng(seed);
+  const records: object[] = [];
+  let total = 0;
+  for (let b = 0; b < buyers; b++) {
+    const wallet = addr(`${m}-buyer-${b}`);
+    for (let k = 3 + next(20); k > 0; k--) {
+      const amount = prices[next(prices.length)] as number;
+      records.push(payment({ payer: wallet, payTo: m, amount, block: START + 1 + next(END - START - 1) }));
+      total += amount;
+    }
+  }
+  return { records, truthUsd: total / 1e6 };
+}
+
+export async function expectNearTruth(records: readonly object[], m: string, truthUsd: number) {
+  const { report } = await reportOf(records, m);
+  expect(Math.abs(report.real_usd - truthUsd) / truthUsd).toBeLessThanOrEqual(0.05);
+  return report;
+}

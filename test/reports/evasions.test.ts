@@ -1,0 +1,203 @@
+/**
+ * The screens against someone who has read them (issue 39): each evasion steps just past a rule the
+ * screens page used to publish, beside genuine demand, and each genuine look-alike is a merchant whose
+ * honest buyers resemble one. Real revenue within 5% of the truth either way.
+ */
+import { describe, expect, it } from "vitest";
+import { THRESHOLDS } from "../../src/reports/screens/index.ts";
+import { addr, payment, reportOf, START, transfer } from "../helpers/data.ts";
+import { DAY, expectNearTruth, genuine, listing, rng } from "../helpers/scenarios.ts";
+
+const WEEK = 7 * DAY;
+const prices = [10_000, 20_000, 50_000];
+
+/** `wallets` each paying `m` `calls` times across the window, `amount(i)` for its i-th payment. */
+function payers(m: string, wallets: readonly string[], calls: number, amount: (i: number) => number) {
+  return wallets.flatMap((w, k) =>
+    Array.from({ length: calls }, (_, i) =>
+      payment({
+        payer: w,
+        payTo: m,
+        amount: amount(i),
+        block: START + 100 + i * Math.floor(290_000 / calls) + k,
+      }),
+    ),
+  );
+}
+
+const wallets = (label: string, n: number) => Array.from({ length: n }, (_, i) => addr(`${label}-${i}`));
+
+describe("evasions of the money's provenance", () => {
+  const m = addr("provenance-merchant");
+
+  it("follows the merchant's money through five private wallets, one more than the old hop limit and more", async () => {
+    const base = genuine(m, prices);
+    const chain = wallets("pass", 5);
+    const buyers = wallets("deep-sybil", 8);
+    const path = [m, ...chain];
+    const records = [
+      ...base.records,
+      ...path
+        .slice(1)
+        .map((w, i) => transfer(path[i] as string, w, 500_000_000 - i * 1_000_000, START - 6 * WEEK + i)),
+      ...buyers.map((w, i) => transfer(chain[4] as string, w, 50_000_000, START - 5 * WEEK + i)),
+      ...payers(m, buyers, 40, () => 100_000),
+    ];
+    const report = await expectNearTruth(records, m, base.truthUsd);
+    expect(report.flags.merchant_funded?.tx).toBe(320);
+  });
+
+  it("follows money the merchant sent 20 weeks before the window, dormant since", async () => {
+    const base = genuine(m, prices, 30, 2);
+    const buyers = wallets("dormant", 8);
+    const records = [
+      ...base.records,
+      ...buyers.map((w, i) => transfer(m, w, 20_000_000, START - 20 * WEEK + i)),
+      ...payers(m, buyers, 30, () => 50_000),
+    ];
+    const report = await expectNearTruth(records, m, base.truthUsd);
+    expect(report.flags.merchant_funded?.tx).toBe(240);
+  });
+
+  it("follows a distributor fed by the merchant alone, however many wallets it pays", async () => {
+    const base = genuine(m, prices, 30, 3);
+    const distributor = addr("distributor");
+    const buyers = wallets("fanned", 60);
+    const records = [
+      ...base.records,
+      transfer(m, distributor, 1_000_000_000, START - 2 * WEEK),
+      ...buyers.map((w, i) => transfer(distributor, w, 10_000_000, START - WEEK + i)),
+      ...payers(m, buyers, 12, () => 50_000),
+    ];
+    expect(buyers.length).toBeGreaterThan(THRESHOLDS.hubMinCounterparties);
+    const report = await expectNearTruth(records, m, base.truthUsd);
+    expect(report.flags.merchant_funded?.tx).toBe(720);
+  });
+
+  it("follows a distributor dressed as an exchange by 50 depositors of its own, funded from one wallet", async () => {
+    const base = genuine(m, prices, 30, 4);
+    const distributor = addr("dressed-distributor");
+    const feeder = addr("feeder");
+    const fakeDepositors = wallets("fake-depositor", THRESHOLDS.hubMinSenders);
+    const buyers = wallets("dressed-fanned", 20);
+    const records = [
+      ...base.records,
+      ...fakeDepositors.map((w, i) => transfer(feeder, w, 1_000, START - 3 * WEEK + i)),
+      ...fakeDepositors.map((w, i) => transfer(w, distributor, 1_000, START - 3 * WEEK + 100 + i)),
+      transfer(m, distributor, 1_000_000_000, START - 2 * WEEK),
+      ...buyers.map((w, i) => transfer(distributor, w, 10_000_000, START - WEEK + i)),
+      ...payers(m, buyers, 12, () => 50_000),
+    ];
+    const report = await expectNearTruth(records, m, base.truthUsd);
+    // 239: the 50 dust deposits ($0.05) are the first buyer's first payment, paid first in first out.
+    expect(report.flags.merchant_funded?.tx).toBe(239);
+  });
+
+  it("flags in proportion a wallet that mixes the merchant's money with its own", async () => {
+    const base = genuine(m, prices, 30, 5);
+    const mixer = addr("mixer");
+    const records = [
+      ...base.records,
+      transfer(addr("mixer-savings"), mixer, 10_000_000, START - WEEK),
+      transfer(m, mixer, 10_000_000, START - WEEK + 10),
+      // $20 in, paid in 40 payments of $0.50: the first 20 with its own money, the last 20 with the merchant's.
+      ...payers(m, [mixer], 40, () => 500_000),
+    ];
+    const report = await expectNearTruth(records, m, base.truthUsd + 10);
+    expect(report.flags.merchant_funded).toEqual({ tx: 20, usd: 10 });
+  });
+});
+
+describe("evasions of tiny_repeat", () => {
+  const m = addr("tiny-evasion-merchant");
+  const listings = prices.map((p, i) => listing(m, `e${i}`, p / 1e6));
+
+  it("flags tiny payments whose amounts vary, so that no amount is most of them", async () => {
+    const base = genuine(m, prices, 30, 6);
+    const farm = wallets("varied-farm", 3);
+    const next = rng(99);
+    const records = [...base.records, ...listings, ...payers(m, farm, 300, () => 100 + next(1_900))];
+    const report = await expectNearTruth(records, m, base.truthUsd);
+    expect(report.flags.tiny_repeat?.tx).toBe(900);
+  });
+
+  for (const size of [8, 12]) {
+    it(`is not fooled by a farm of ${size} wallets funded from one source, with or without listings`, async () => {
+      const base = genuine(m, prices, 30, 7);
+      const farm = wallets(`split-farm-${size}`, size);
+      const source = addr(`farm-source-${size}`);
+      const records = [
+        ...base.records,
+        ...farm.map((w, i) => transfer(source, w, 5_000_000, START - WEEK + i)),
+        ...payers(m, farm, 150, () => 1_000),
+      ];
+      for (const extra of [listings, []]) {
+        const report = await expectNearTruth([...records, ...extra], m, base.truthUsd);
+        expect(report.flags.tiny_repeat?.tx).toBe(size * 150);
+      }
+    });
+  }
+
+  it("is not fooled by a farm funded through a second level of wallets", async () => {
+    const base = genuine(m, prices, 30, 8);
+    const farm = wallets("tree-farm", 10);
+    const [left, right] = [addr("tree-left"), addr("tree-right")];
+    const records = [
+      ...base.records,
+      transfer(addr("tree-root"), left, 50_000_000, START - 2 * WEEK),
+      transfer(addr("tree-root"), right, 50_000_000, START - 2 * WEEK + 1),
+      ...farm.map((w, i) => transfer(i < 5 ? left : right, w, 5_000_000, START - WEEK + i)),
+      ...payers(m, farm, 100, () => 1_000),
+    ];
+    const report = await expectNearTruth(records, m, base.truthUsd);
+    expect(report.flags.tiny_repeat?.tx).toBe(1_000);
+  });
+});
+
+describe("genuine look-alikes", () => {
+  it("leaves metered charges that vary, from independent buyers, below every listed price", async () => {
+    const m = addr("metered-merchant");
+    const next = rng(5);
+    const buyers = wallets("metered-buyer", 30);
+    // Chat completions paid with upto: listed at their most ($0.05), charged what each call used.
+    const records = [
+      listing(m, "chat", 0.05),
+      listing(m, "embed", 0.01),
+      ...payers(m, buyers, 20, () => 200 + next(8_000)),
+    ];
+    const truth = records.reduce((sum, r) => sum + Number((r as { amount?: string }).amount ?? 0), 0) / 1e6;
+    const { report } = await reportOf(records, m);
+    expect(report.flags).toEqual({});
+    expect(report.real_usd).toBeCloseTo(truth, 2);
+  });
+
+  it("leaves a company's agents, funded from one treasury, paying listed prices", async () => {
+    const m = addr("agents-merchant");
+    const base = genuine(m, prices, 20, 9);
+    const agents = wallets("company-agent", 15);
+    const records = [
+      ...base.records,
+      ...agents.map((w, i) => transfer(addr("company-treasury"), w, 20_000_000, START - WEEK + i)),
+      ...payers(m, agents, 25, (i) => prices[i % 3] as number),
+    ];
+    const { report } = await reportOf(records, m);
+    expect(report.flags).toEqual({});
+  });
+
+  it("leaves buyers funded by one exchange, paying a cheap listed price all week", async () => {
+    const m = addr("cheap-merchant");
+    const exchange = addr("shared-exchange");
+    const buyers = wallets("cheap-buyer", 30);
+    const records = [
+      listing(m, "ping", 0.001),
+      ...wallets("cex-depositor", THRESHOLDS.hubMinSenders).map((w, i) =>
+        transfer(w, exchange, 1_000_000, START - 2 * WEEK + i),
+      ),
+      ...buyers.map((w, i) => transfer(exchange, w, 1_000_000, START - WEEK + i)),
+      ...payers(m, buyers, 40, () => 1_000),
+    ];
+    const { report } = await reportOf(records, m);
+    expect(report.flags).toEqual({});
+    expect(report.real_tx).toBe(1_200);
+  });
+});
