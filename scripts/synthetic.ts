@@ -488,6 +488,9 @@ export async function writeSynthetic(
     while (cashing.size < cashers) cashing.add(merchantZipf.rank(rng.float()));
     for (const r of cashing)
       transfer(anyBlock(), merchantAddr[r] as string, hub, rng.int(10, 2_000) * 1_000_000);
+    // Its latest depositors, as the indexer keeps them for a wallet that pays a buyer: 60 unrelated wallets,
+    // which make it a hub fed by many independent senders (docs/screens.md, "Clusters and hubs").
+    for (let d = 0; d < 60; d++) transfer(anyBlock(), freshWallet(), hub, rng.int(10, 5_000) * 1_000_000);
   }
   planted.sort((a, b) => a.block - b.block);
 

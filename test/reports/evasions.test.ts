@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
-import { addr, payment, reportOf, START, transfer } from "../helpers/data.ts";
+import { addr, balance, payment, reportOf, START, transfer } from "../helpers/data.ts";
 import { DAY, expectNearTruth, genuine, listing, rng } from "../helpers/scenarios.ts";
 
 const WEEK = 7 * DAY;
@@ -90,6 +90,28 @@ describe("evasions of the money's provenance", () => {
     ];
     const report = await expectNearTruth(records, m, base.truthUsd);
     // 239: the 50 dust deposits ($0.05) are the first buyer's first payment, paid first in first out.
+    expect(report.flags.merchant_funded?.tx).toBe(239);
+  });
+
+  it("follows a distributor made a hub by 50 independent depositors, where its balance is in the data", async () => {
+    const base = genuine(m, prices, 30, 10);
+    const distributor = addr("bought-hub");
+    const buyers = wallets("bought-hub-fanned", 20);
+    const records = [
+      ...base.records,
+      // Each depositor withdrawn from a source of its own: 50 clusters, so a hub by its senders.
+      ...wallets("independent-depositor", THRESHOLDS.hubMinSenders).flatMap((w, i) => [
+        transfer(addr(`own-source-${i}`), w, 2_000, START - 3 * WEEK + i),
+        transfer(w, distributor, 1_000, START - 3 * WEEK + 100 + i),
+      ]),
+      transfer(m, distributor, 1_000_000_000, START - 2 * WEEK),
+      // What the indexer reads of a wallet whose money reaches a payer: its balance, all of it seen arriving.
+      balance(distributor, 1_000_050_000, START - WEEK - 1),
+      ...buyers.map((w, i) => transfer(distributor, w, 10_000_000, START - WEEK + i)),
+      ...payers(m, buyers, 12, () => 50_000),
+    ];
+    const report = await expectNearTruth(records, m, base.truthUsd);
+    // 239: the depositors' $0.05 comes first, the first buyer's first payment.
     expect(report.flags.merchant_funded?.tx).toBe(239);
   });
 

@@ -16,8 +16,7 @@
  * is a hub; the clusters are then built again without the hubs alone.
  *
  * Leaves `rw_clusters` (wallet, cluster), `rw_sender_hubs` (wallet) and `rw_prov_opaque` (wallet): the hubs
- * whose balance the data does not hold, which the provenance screen cannot follow (a hub with a stored
- * balance is followed: its balance says how much older money of unknown origin sits ahead of any merchant's).
+ * the provenance screen does not follow, all but those whose stored balances it can explain (below).
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { THRESHOLDS } from "../screens/thresholds.ts";
@@ -53,10 +52,20 @@ export async function clusters(analytics: Analytics, end: number): Promise<void>
     { end },
   );
   await buildClusters(analytics, end, "rw_sender_hubs");
+  // A hub is followed only where stored balances show that it holds no more than it was seen to receive: a
+  // distributor dressed as an exchange. An exchange holds far more than its visible deposits (its older money
+  // would come first anyway), and following it would read every buyer it ever paid.
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_prov_opaque AS
-     SELECT wallet FROM rw_sender_hubs
-     WHERE wallet NOT IN (SELECT wallet FROM balances WHERE chain = 'base' AND block_number <= $end)`,
+     WITH checked AS (
+       SELECT b.wallet, bool_and(b.amount <= (
+         SELECT coalesce(sum(t.amount), 0) FROM transfers t
+         WHERE t.chain = 'base' AND t.to_address = b.wallet AND t.block_number <= b.block_number
+       )) AS explained
+       FROM balances b WHERE b.chain = 'base' AND b.block_number <= $end AND b.wallet IN (SELECT wallet FROM rw_sender_hubs)
+       GROUP BY b.wallet
+     )
+     SELECT wallet FROM rw_sender_hubs WHERE wallet NOT IN (SELECT wallet FROM checked WHERE explained)`,
     { end },
   );
 }

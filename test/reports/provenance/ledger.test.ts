@@ -1,0 +1,100 @@
+import { describe, expect, it } from "vitest";
+import { ProvenanceLedger } from "../../../src/reports/provenance/ledger.ts";
+
+const M = "merchant";
+const M2 = "merchant-2";
+let tx = 0;
+const t = (from: string, to: string, amount: number, block = 1) => ({
+  from,
+  to,
+  amount: BigInt(amount),
+  block,
+  tx: `0x${(++tx).toString(16)}`,
+});
+const pay = (payer: string, payTo: string, amount: number, block = 1) => ({
+  payer,
+  payTo,
+  amount: BigInt(amount),
+  block,
+  tx: `0x${(++tx).toString(16)}`,
+});
+
+describe("the FIFO provenance ledger", () => {
+  it("spends the oldest money first", () => {
+    const l = new ProvenanceLedger(new Set([M]));
+    l.transfer(t("savings", "p", 100));
+    l.transfer(t(M, "p", 100));
+    expect(l.payment(pay("p", M, 60)).own).toBe(0n);
+    expect(l.payment(pay("p", M, 60)).own).toBe(20n);
+    expect(l.payment(pay("p", M, 80)).own).toBe(80n);
+  });
+
+  it("carries the merchant's label through any number of wallets, and gives the way back", () => {
+    const l = new ProvenanceLedger(new Set([M]));
+    const chain = ["a", "b", "c", "d", "e", "f", "g"];
+    l.transfer(t(M, "a", 1_000, 1));
+    for (let i = 1; i < chain.length; i++)
+      l.transfer(t(chain[i - 1] as string, chain[i] as string, 1_000, i + 1));
+    const { own, way } = l.payment(pay("g", M, 500, 20));
+    expect(own).toBe(500n);
+    const hops: string[] = [];
+    for (let h = way; h; h = h.prev) hops.unshift(`${h.from}>${h.to}`);
+    expect(hops.slice(-7)).toEqual(["merchant>a", "a>b", "b>c", "c>d", "d>e", "e>f", "f>g"]);
+  });
+
+  it("treats a transfer back of what the wallet paid as a refund, the rest as the merchant's money", () => {
+    const l = new ProvenanceLedger(new Set([M]));
+    l.payment(pay("p", M, 30));
+    l.transfer(t(M, "p", 50));
+    // 30 refund (the customer's own), then 20 of the merchant's.
+    expect(l.payment(pay("p", M, 30)).own).toBe(0n);
+    expect(l.payment(pay("p", M, 20)).own).toBe(20n);
+    // Paid 80, given back 30: a transfer of 60 is 50 of refund, then 10 of the merchant's money.
+    l.transfer(t(M, "p", 60));
+    expect(l.payment(pay("p", M, 50)).own).toBe(0n);
+    expect(l.payment(pay("p", M, 10)).own).toBe(10n);
+  });
+
+  it("labels what a merchant sends with every merchant the money has been through", () => {
+    const l = new ProvenanceLedger(new Set([M, M2]));
+    l.transfer(t(M, M2, 100));
+    l.transfer(t(M2, "p", 100));
+    expect(l.payment(pay("p", M, 50)).own).toBe(50n);
+    expect(l.payment(pay("p", M2, 50)).own).toBe(50n);
+  });
+
+  it("counts money sent beyond what was seen to arrive as of unknown origin", () => {
+    const l = new ProvenanceLedger(new Set([M]));
+    l.transfer(t(M, "p", 10));
+    expect(l.payment(pay("p", M, 40)).own).toBe(10n);
+  });
+
+  it("trims to a stored balance from the front, and puts a shortfall in front", () => {
+    const trimmed = new ProvenanceLedger(new Set([M]));
+    trimmed.transfer(t(M, "p", 50));
+    trimmed.transfer(t("savings", "p", 30));
+    trimmed.balance("p", 30n);
+    expect(trimmed.payment(pay("p", M, 30)).own).toBe(0n);
+
+    const topped = new ProvenanceLedger(new Set([M]));
+    topped.transfer(t(M, "p", 50));
+    topped.balance("p", 1_000n);
+    expect(topped.payment(pay("p", M, 950)).own).toBe(0n);
+    expect(topped.payment(pay("p", M, 50)).own).toBe(50n);
+  });
+
+  it("does not follow opaque wallets: what they receive is lost, what they send is of unknown origin", () => {
+    const l = new ProvenanceLedger(new Set([M]), new Set(["hub"]));
+    l.transfer(t(M, "hub", 100));
+    l.transfer(t("hub", "p", 100));
+    expect(l.payment(pay("p", M, 100)).own).toBe(0n);
+  });
+
+  it("passes lots on with x402 payments: the payee's queue holds what it was paid with", () => {
+    const l = new ProvenanceLedger(new Set([M, M2]));
+    l.transfer(t(M, "p", 100));
+    l.payment(pay("p", M2, 100));
+    l.transfer(t(M2, "q", 100));
+    expect(l.payment(pay("q", M, 100)).own).toBe(100n);
+  });
+});
