@@ -157,6 +157,49 @@ describe("the evidence document", () => {
   });
 });
 
+describe("the cluster a wallet was counted in", () => {
+  it("names the cluster and its size for each wallet of a farm funded from one source, on the page too", async () => {
+    const shop = addr("cluster-shop");
+    const farmer = addr("cluster-farmer");
+    const farmWallets = ["cf-1", "cf-2", "cf-3"].map(addr);
+    const store = await analyticsWith([
+      {
+        type: "listing",
+        pay_to: shop,
+        resource: "https://cluster.example/a",
+        price_usd: 0.01,
+        description: "A",
+      },
+      ...repeat(20, { payer: addr("cluster-customer"), payTo: shop, amount: 10_000 }),
+      ...farmWallets.map((w) => transfer(farmer, w, 1_000_000, START - 10)),
+      // Four tiny payments each: none alone makes ten, the cluster's twelve do.
+      ...farmWallets.flatMap((w) => repeat(4, { payer: w, payTo: shop, amount: 1_000 })),
+    ]);
+    try {
+      const reports = new ReportService(store, {
+        publicUrl: "https://reports.test",
+        now: () => new Date(END_TIME * 1000 + 3_600_000),
+      });
+      const evidence = await reports.evidence(shop, END);
+      const flag = evidence.flags.find((f) => f.kind === "tiny_repeat");
+      expect(flag?.tx).toBe(12);
+      const root = [farmer, ...farmWallets].sort()[0];
+      for (const w of flag?.wallets ?? []) {
+        expect(w.cluster).toEqual({ id: root, wallets: 4 });
+        expect(w.tiny).toMatchObject({ tiny_payments: 4, cluster_tiny_payments: 12 });
+      }
+      const page = await (
+        await reportRoutes(reports).request(`/reports/base/${shop}/evidence?end_block=${END}`)
+      ).text();
+      expect(page).toContain(
+        `Counted as one buyer with the 3 other wallets funded from the same source (cluster <code>${root}</code>)`,
+      );
+    } finally {
+      store.close();
+    }
+  });
+});
+
 describe("evidence over HTTP", () => {
   it("serves the document as JSON, and errors as JSON", async () => {
     const res = await app.request(`/v1/reports/base/${m}/evidence?end_block=${END}`);
