@@ -6,16 +6,16 @@
  * 1. A transfer is kept when its sender or its recipient had already been seen in an x402 payment, as
  *    payer or merchant, at or before the transfer's block (`select`).
  * 2. When a wallet pays for the first time, the transfers that reached it before it was first seen,
- *    back `--funding-lookback` blocks, and those that reached its unseen funders, a few levels up, are
- *    fetched and kept (`history.ts`; `newPayers` names the wallets).
+ *    back until they explain its balance, and those that reached its unseen funders, level after level,
+ *    are fetched and kept; so are those that fed an unseen wallet paying a seen one (`history.ts`;
+ *    `newPayers` names the new payers).
  *
  * "At or before the block", not "before this batch", and "first pays in this batch", which only the
  * batch holding that block can see: each rule then gives the same rows however the blocks are split
  * into batches, so a resumed run stores exactly what an uninterrupted one does.
  *
- * Limitation (docs/indexer.md): funding older than the lookback, or through more wallets than the
- * history follows, or through a wallet that is only a merchant (its own incoming history is not
- * fetched), is not kept.
+ * Limitation (docs/indexer.md): money that sat in one wallet longer than `--funding-lookback`, or that
+ * passed through more wallets than the history's level cap, or through a hub, is not followed.
  */
 import type { PaymentRow, TransferRow } from "./classify.ts";
 

@@ -10,7 +10,7 @@ import { BASE_USDC, BLOCK_SECONDS, WEEK_BLOCKS, X402_UPTO_PROXY_ADDRESS } from "
 import type { FacilitatorRegistry } from "../chain/facilitators.ts";
 import { AppError } from "../common/errors.ts";
 import type { LogFields, LogLevel } from "../common/log.ts";
-import { THRESHOLDS } from "../reports/screens/thresholds.ts";
+import { loadDepositorsRead, loadReadHistories } from "./balances.ts";
 import {
   ChainMovedError,
   chooseSenderStrategy,
@@ -30,7 +30,13 @@ import {
 import { startListingsRefresh } from "./discovery-refresh.ts";
 import { type FetchContext, type FetchedBatch, fetchBatch } from "./fetch-batch.ts";
 import type { WalletBook } from "./funding.ts";
-import { FundingHistory } from "./history.ts";
+import {
+  FundingHistory,
+  type FundingLimit,
+  type HistoryMemory,
+  HUB_SENDERS,
+  MAX_FUNDING_LEVELS,
+} from "./history.ts";
 import { LogFetcher, type SpanChange } from "./logs.ts";
 import { findCommonAncestor, rewindTo } from "./reorg.ts";
 import type { BackoffOptions } from "./rpc/backoff.ts";
@@ -50,10 +56,13 @@ export const DEFAULT_CONCURRENCY = 4;
 /** How `tx.from` is fetched; docs/indexer.md has the measurements behind the choice. */
 export const DEFAULT_SENDER_STRATEGY: SenderChoice = "auto";
 /**
- * How far back a new payer's funding is read: as far as `merchant_funded` looks (8 weeks before the
- * window), and the week of the window, since a payment may come at its end.
+ * The oldest inflow a funding history read takes, in blocks before the outflow it paid for: 26 weeks.
+ * Coverage (`scan.ts`) ends a read at the inflows that explain the wallet's balance, so this binds only
+ * money that sat longer in one wallet, or a node without old state (balance unknown). Each doubling of
+ * it costs about one more eth_getLogs per such read, as spans grow (docs/indexer.md, measured in
+ * docs/benchmarks.md); half a year catches a buyer funded a season ahead and left dormant.
  */
-export const DEFAULT_FUNDING_LOOKBACK = THRESHOLDS.fundingLookbackBlocks + WEEK_BLOCKS;
+export const DEFAULT_FUNDING_LOOKBACK = 26 * WEEK_BLOCKS;
 
 /**
  * The funding history's first span: a recipient filter's answers are sparse, so its spans grow (twice
@@ -88,8 +97,9 @@ export interface IndexerOptions {
   /** How often --follow asks for the head, ms. Default 2,000 (one Base block). */
   pollMs?: number;
   /**
-   * Blocks before a wallet's first payment whose incoming USDC transfers (and its funders', `history.ts`)
-   * are fetched and kept. Default `DEFAULT_FUNDING_LOOKBACK`; 0 = none (only rule 1 of `funding.ts`).
+   * The oldest inflow the funding history (`history.ts`) reads, in blocks before the outflow (or first
+   * payment) it may have paid for. Default `DEFAULT_FUNDING_LOOKBACK`; 0 = no history (only rule 1 of
+   * `funding.ts`).
    */
   fundingLookback?: number;
   discovery?: { url: string; refreshMs?: number; fetch?: typeof fetch };
@@ -124,6 +134,8 @@ export type IndexerEvent =
       /** Funding history rows this batch added. */
       history: number;
     }
+  /** The funding history stopped short: the level cap, or a node without a block's state (once a run). */
+  | ({ type: "funding_limit" } & FundingLimit)
   | { type: "reorg"; checkpoint: number; ancestor: number; ancestorTime: number }
   | { type: "chain_moved"; from: number; to: number; reason: string }
   | ({ type: "retry" } & RetryEvent)
@@ -296,6 +308,10 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
     choice === "auto" ? await chooseSenderStrategy(client, options.registry.addresses()) : choice;
   let clock = new BlockClock(cursor.block, cursor.time);
   let book: WalletBook = await serial.run(() => loadWalletBook(analytics));
+  const memory = async (): Promise<HistoryMemory> => ({
+    reads: await loadReadHistories(analytics),
+    depositors: await loadDepositorsRead(analytics),
+  });
   const lookback = options.fundingLookback ?? DEFAULT_FUNDING_LOOKBACK;
   const history =
     lookback > 0
@@ -319,14 +335,16 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
           ),
           {
             lookback,
-            levels: THRESHOLDS.fundingMaxHops - 1,
-            hubSenders: THRESHOLDS.hubMinCounterparties,
+            hubSenders: HUB_SENDERS,
+            maxLevels: MAX_FUNDING_LEVELS,
             // A chain younger than the lookback (the devnet) is read from its first block.
             floor: await earliestBlock(client),
             concurrency,
             signal,
             onSkipped: (log) => emit(skippedEvent(log)),
+            onLimit: (limit) => emit({ type: "funding_limit", ...limit }),
           },
+          await serial.run(memory),
         )
       : undefined;
   summary.block = cursor.block;
@@ -480,14 +498,18 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
 
   async function commit(batch: FetchedBatch): Promise<void> {
     // Read against the book before this batch: it says which payers are new.
-    const funding = history ? await history.collect(batch, book, clock) : [];
+    const funding = history ? await history.collect(batch, book, clock) : undefined;
     for (const log of batch.skipped) emit(skippedEvent(log));
     book.addPayments(batch.payments);
     const transfers = book.select(batch.transfers);
     const previous = committed ? cursor : undefined;
     const counts = await serial.run(() =>
-      writer.commit({ ...batch, transfers, history: funding }, { startBlock, previous, reorgDepth }),
+      writer.commit(
+        { ...batch, transfers, history: funding?.transfers, balances: funding?.balances },
+        { startBlock, previous, reorgDepth },
+      ),
     );
+    if (funding) history?.remember(funding);
     committed = true;
     cursor = batch.end;
     firstIndexed = Math.min(firstIndexed ?? batch.from, batch.from);
@@ -528,6 +550,7 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
     cursor = ancestor;
     clock = new BlockClock(cursor.block, cursor.time);
     book = await serial.run(() => loadWalletBook(analytics));
+    if (history) history.reset(await serial.run(memory));
     return true;
   }
 

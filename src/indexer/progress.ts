@@ -117,6 +117,17 @@ export class JsonReporter implements Reporter {
             bound: MAX_USDC_AMOUNT.toString(),
           },
         );
+      case "funding_limit":
+        return event.reason === "depth"
+          ? this.line("warn", "funding history: level cap reached, senders beyond it not read", {
+              block: event.block,
+              wallets: event.wallets,
+            })
+          : this.line(
+              "warn",
+              "funding history: the RPC has no state at an old block, so balances are unknown and histories are read back to --funding-lookback (use an archive node)",
+              { wallet: event.wallet, block: event.block, reason: event.detail },
+            );
       case "rpc_state":
         return this.line(event.level, event.msg, event.fields);
       case "finished":

@@ -50,6 +50,7 @@ export async function rewindTo(analytics: Analytics, ancestor: Cursor): Promise<
     for (const table of [
       "payments",
       "transfers",
+      "balances",
       "facilitator_candidates",
       "indexer_blocks",
       "checkpoints",

@@ -15,6 +15,7 @@ import type { Analytics } from "../analytics/duckdb.ts";
 import { bumpDataVersion } from "../analytics/migrations.ts";
 import { paymentsWritten, SEALS_PER_COMMIT } from "../analytics/payment-days.ts";
 import { BASE_CHAIN, BASE_USDC } from "../chain/base.ts";
+import type { BalanceRow } from "./balances.ts";
 import type { CandidateRow, PaymentRow, TransferRow } from "./classify.ts";
 import type { Cursor } from "./state.ts";
 
@@ -31,6 +32,8 @@ export interface Batch {
    * stored (by an earlier batch's rule or history), so always added through the key check.
    */
   history?: readonly TransferRow[];
+  /** Balances the funding history read (`balances.ts`), below the batch or in it; possibly stored already. */
+  balances?: readonly BalanceRow[];
   /** Blocks whose hashes to keep for reorg checks (the end block among them). */
   hashes: readonly Cursor[];
 }
@@ -50,6 +53,8 @@ export interface CommitCounts {
   transfers: number;
   /** Funding history rows added (not already stored). */
   history: number;
+  /** Balance rows added (not already stored). */
+  balances: number;
 }
 
 /**
@@ -103,6 +108,7 @@ export class BatchWriter {
         candidates: await this.add("facilitator_candidates", batch.candidates, range),
         transfers: await this.add("transfers", batch.transfers, range),
         history: await this.addHistory(batch),
+        balances: await this.addBalances(batch.balances ?? []),
       };
       // Every wallet paid through x402 is a merchant with a report; its name stays NULL (the report
       // then names it after its listings' host).
@@ -142,6 +148,27 @@ export class BatchWriter {
       hi = Math.max(hi, t.block);
     }
     return this.add("transfers", fresh, { lo, hi });
+  }
+
+  /**
+   * Balances keyed by (chain, wallet, block): a wallet's balance at a block is one number, so a row
+   * read again (after a resume, or imported) is the same and is kept once.
+   */
+  private async addBalances(rows: readonly BalanceRow[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    const before = await this.countBalances();
+    for (let i = 0; i < rows.length; i += 1_000) {
+      const some = rows.slice(i, i + 1_000);
+      await this.analytics.run(
+        `INSERT OR IGNORE INTO balances VALUES ${some.map((_, k) => `($1, $${3 * k + 2}, $${3 * k + 3}, $${3 * k + 4}::HUGEINT)`).join(", ")}`,
+        [BASE_CHAIN, ...some.flatMap((b) => [b.wallet, b.block, b.amount.toString()])],
+      );
+    }
+    return (await this.countBalances()) - before;
+  }
+
+  private async countBalances(): Promise<number> {
+    return Number((await this.analytics.one<{ n: bigint }>("SELECT count(*) AS n FROM balances"))?.n ?? 0n);
   }
 
   /** Adds rows of blocks `lo`..`hi`, skipping keys the analytics database already holds; returns rows added. */

@@ -89,11 +89,24 @@ export class RpcClient {
    * A failed element is retried alone; an element that fails for good fails the whole call.
    */
   async batch<T>(calls: readonly RpcCall[]): Promise<T[]> {
-    const results = new Array<T>(calls.length);
+    return this.sendAll<T>(calls, false) as Promise<T[]>;
+  }
+
+  /**
+   * Like `batch`, but an element the node refuses for good (not a retry, a range or a batch error) is
+   * answered with its RpcError instead of failing the rest: a node that pruned the state of one block
+   * still answers the calls at the others.
+   */
+  async settle<T>(calls: readonly RpcCall[]): Promise<(T | RpcError)[]> {
+    return this.sendAll<T>(calls, true);
+  }
+
+  private async sendAll<T>(calls: readonly RpcCall[], settle: boolean): Promise<(T | RpcError)[]> {
+    const results = new Array<T | RpcError>(calls.length);
     let start = 0;
     while (start < calls.length) {
       const size = Math.min(this.maxBatch, calls.length - start);
-      await this.sendWithRetries(calls, start, size, results);
+      await this.sendWithRetries(calls, start, size, results, settle);
       start += size;
     }
     return results;
@@ -104,7 +117,8 @@ export class RpcClient {
     calls: readonly RpcCall[],
     start: number,
     size: number,
-    results: T[],
+    results: (T | RpcError)[],
+    settle: boolean,
   ): Promise<void> {
     let pending = Array.from({ length: size }, (_, i) => start + i);
     for (let attempt = 1; ; attempt++) {
@@ -116,6 +130,10 @@ export class RpcClient {
         answers.forEach((answer, k) => {
           const index = pending[k] as number;
           if (answer instanceof RpcError) {
+            if (settle && answer.kind === "fatal") {
+              results[index] = answer;
+              return;
+            }
             if (answer.kind !== "retry" && answer.kind !== "batch") throw answer;
             retry.push(index);
             firstError ??= answer;
@@ -126,13 +144,21 @@ export class RpcClient {
         failure = firstError as RpcError;
       } catch (error) {
         if (!(error instanceof RpcError)) throw error;
+        // A lone call is sent without a batch, so its refusal comes as the whole answer's.
+        if (settle && error.kind === "fatal" && pending.length === 1) {
+          results[pending[0] as number] = error;
+          return;
+        }
         if (error.kind === "range" || error.kind === "fatal") throw error;
         failure = error;
       }
       if (failure.kind === "batch" && pending.length > 1) {
         // The server refuses batches this large: remember a smaller size and send the rest in halves.
         this.maxBatch = Math.max(1, Math.floor(pending.length / 2));
-        const again = await this.batch<T>(pending.map((i) => calls[i] as RpcCall));
+        const again = await this.sendAll<T>(
+          pending.map((i) => calls[i] as RpcCall),
+          settle,
+        );
         pending.forEach((index, k) => {
           results[index] = again[k] as T;
         });
