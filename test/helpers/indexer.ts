@@ -30,7 +30,7 @@ export function openTempAnalytics(dir = tempDir()): Promise<Analytics> {
 
 /** Every row the indexer writes, sorted, with bigints as strings: equal snapshots mean equal databases. */
 export type Snapshot = Record<
-  "payments" | "transfers" | "candidates" | "merchants" | "checkpoint",
+  "payments" | "transfers" | "candidates" | "merchants" | "balances" | "checkpoint",
   unknown[]
 >;
 
@@ -40,6 +40,7 @@ export async function snapshot(analytics: Analytics): Promise<Snapshot> {
     transfers: "SELECT * FROM transfers ORDER BY block_number, tx_hash, log_index",
     candidates: "SELECT * FROM facilitator_candidates ORDER BY block_number, tx_hash, log_index",
     merchants: "SELECT * FROM merchants ORDER BY address",
+    balances: "SELECT * FROM balances ORDER BY wallet, block_number",
     checkpoint: "SELECT max(block_number) AS block FROM checkpoints",
   };
   const out = {} as Snapshot;

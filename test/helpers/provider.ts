@@ -5,6 +5,10 @@
  * most are: `trace_*` and `debug_*` refused ("method not found", as geth answers) and `web3_clientVersion`
  * naming op-geth; otherwise it passes everything through, trace_filter included. `untimed` drops the logs'
  * `blockTimestamp`, as nodes before 2025 do. Used by the indexer's tests and `bench:index -- --cost`.
+ *
+ * `archive` (a USDC address) answers `balanceOf` at a past block from the token's Transfer logs, as an
+ * archive node would from its state: a chain of millions of blocks mines fast only with anvil's
+ * `--prune-history 0`, which keeps no old state. Those answers are counted like any call.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -37,9 +41,10 @@ export const OP_GETH_VERSION = "op-geth/v1.101503.1-stable/linux-amd64/go1.23.4"
 
 export async function startProvider(
   upstream: string,
-  { hosted, untimed = false }: { hosted: boolean; untimed?: boolean },
+  { hosted, untimed = false, archive }: { hosted: boolean; untimed?: boolean; archive?: string },
 ): Promise<Provider> {
   const cost: RpcCost = { httpRequests: 0, calls: 0, bytes: 0, methods: {}, seen: [] };
+  const pastBalance = archive ? pastBalances(upstream, archive) : undefined;
   const local = (call: Call): object | undefined => {
     if (!hosted) return undefined;
     if (/^(trace|debug)_/.test(call.method))
@@ -63,6 +68,11 @@ export async function startProvider(
       cost.seen.push({ method: call.method, params: call.params ?? [] });
     }
     const answered = new Map<Call, object | undefined>(calls.map((call) => [call, local(call)]));
+    if (pastBalance)
+      for (const call of calls) {
+        const balance = answered.get(call) ? undefined : await pastBalance(call);
+        if (balance !== undefined) answered.set(call, { jsonrpc: "2.0", id: call.id, result: balance });
+      }
     const onward = calls.filter((call) => answered.get(call) === undefined);
     if (onward.length > 0) {
       const reply = await fetch(upstream, {
@@ -97,4 +107,68 @@ export async function startProvider(
         server.close(() => resolve());
       }),
   };
+}
+
+const TRANSFER = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
+
+/**
+ * `balanceOf` on `usdc` at numbered blocks, answered from the token's Transfer logs, fetched once and
+ * then as far as each question needs (the chains these serve do not reorg).
+ */
+function pastBalances(upstream: string, usdc: string) {
+  const moves: { block: number; from: string; to: string; value: bigint }[] = [];
+  let fetchedTo = -1;
+  // Requests arrive concurrently: one question at a time, so that no range is fetched twice.
+  let queue: Promise<unknown> = Promise.resolve();
+  const serial = (call: Call): Promise<string | undefined> => {
+    const answer = queue.then(() => answerOne(call));
+    queue = answer.catch(() => {});
+    return answer;
+  };
+  return serial;
+  async function answerOne(call: Call): Promise<string | undefined> {
+    const [tx, tag] = (call.params ?? []) as [{ to?: string; data?: string } | undefined, unknown];
+    if (call.method !== "eth_call" || tx?.to?.toLowerCase() !== usdc.toLowerCase()) return undefined;
+    if (!tx.data?.startsWith("0x70a08231") || typeof tag !== "string" || !/^0x[0-9a-f]+$/i.test(tag))
+      return undefined;
+    const block = Number(tag);
+    if (block > fetchedTo) {
+      const reply = await fetch(upstream, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "eth_getLogs",
+          params: [
+            {
+              address: usdc,
+              topics: [TRANSFER],
+              fromBlock: `0x${(fetchedTo + 1).toString(16)}`,
+              toBlock: tag,
+            },
+          ],
+        }),
+      });
+      const answer = (await reply.json()) as {
+        result: { blockNumber: string; topics: string[]; data: string }[];
+      };
+      for (const log of answer.result)
+        moves.push({
+          block: Number(log.blockNumber),
+          from: `0x${log.topics[1]?.slice(26)}`,
+          to: `0x${log.topics[2]?.slice(26)}`,
+          value: BigInt(log.data),
+        });
+      fetchedTo = block;
+    }
+    const wallet = `0x${tx.data.slice(-40)}`.toLowerCase();
+    let balance = 0n;
+    for (const m of moves) {
+      if (m.block > block) continue;
+      if (m.to === wallet) balance += m.value;
+      if (m.from === wallet) balance -= m.value;
+    }
+    return `0x${balance.toString(16).padStart(64, "0")}`;
+  }
 }

@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import { WEEK_BLOCKS } from "../../src/chain/base.ts";
 import { parseCommandLine, UsageError } from "../../src/cli/args.ts";
 import { indexerOptionsFrom, outageRetryMaxMs } from "../../src/cli/indexer.ts";
-import { THRESHOLDS } from "../../src/reports/screens/index.ts";
 
 const options = (...flags: string[]) =>
   indexerOptionsFrom(parseCommandLine(["index", "--rpc", "http://127.0.0.1:8545", ...flags]).values, {
@@ -10,9 +9,9 @@ const options = (...flags: string[]) =>
   });
 
 describe("index flags", () => {
-  it("--funding-lookback: the screen's lookback and the window's week by default, 0 turns the history off, anything else is a usage mistake", () => {
-    // The screen looks back from the window's start; a payment may come a week after it.
-    expect(options().fundingLookback).toBe(THRESHOLDS.fundingLookbackBlocks + WEEK_BLOCKS);
+  it("--funding-lookback: 26 weeks by default, 0 turns the history off, anything else is a usage mistake", () => {
+    // The oldest inflow read before the outflow it paid for: half a year of Base blocks.
+    expect(options().fundingLookback).toBe(26 * WEEK_BLOCKS);
     expect(options("--funding-lookback", "0").fundingLookback).toBe(0);
     expect(options("--funding-lookback", "43200").fundingLookback).toBe(43_200);
     for (const bad of ["-1", "8w", "1.5"]) {
