@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
-import { addr, balance, payment, reportOf, START, transfer } from "../helpers/data.ts";
+import { ReportService } from "../../src/reports/service.ts";
+import { addr, analyticsWith, balance, END, payment, reportOf, START, transfer } from "../helpers/data.ts";
 import { DAY, expectNearTruth, genuine, listing, rng } from "../helpers/scenarios.ts";
 
 const WEEK = 7 * DAY;
@@ -45,6 +46,30 @@ describe("evasions of the money's provenance", () => {
     ];
     const report = await expectNearTruth(records, m, base.truthUsd);
     expect(report.flags.merchant_funded?.tx).toBe(320);
+  });
+
+  it("follows a chain of 2,000 wallets, and shows its first and last transfers", async () => {
+    const chain = wallets("long-chain", 2_000);
+    const path = [m, ...chain];
+    const buyer = chain[chain.length - 1] as string;
+    const records = [
+      ...path.slice(1).map((w, i) => transfer(path[i] as string, w, 10_000_000, START - 2 * WEEK + i)),
+      ...payers(m, [buyer], 10, () => 100_000),
+    ];
+    const analytics = await analyticsWith(records);
+    try {
+      const service = new ReportService(analytics, { publicUrl: "https://reports.test" });
+      const { report } = await service.report(m, END);
+      expect(report.flags).toEqual({ merchant_funded: { tx: 10, usd: 1 } });
+      const evidence = await service.evidence(m, END);
+      const w = evidence.flags[0]?.wallets[0];
+      expect(w?.provenance?.transfers).toBe(2_000);
+      expect(w?.funding_path).toHaveLength(64);
+      expect(w?.funding_path?.[0]?.from).toBe(m);
+      expect(w?.funding_path?.at(-1)?.to).toBe(buyer);
+    } finally {
+      analytics.close();
+    }
   });
 
   it("follows money the merchant sent 20 weeks before the window, dormant since", async () => {

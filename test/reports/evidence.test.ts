@@ -114,7 +114,12 @@ describe("the evidence document", () => {
     expect(w.funding_path?.[0]?.time).toBe("2026-10-04T00:00:00Z");
     expect(w.rule).toContain("through 4 transfers (below; any number, at any age");
     // 15 payments of $0.01 and 5 of $0.001 after the funding, the 12 tiny ones before it paid with other money.
-    expect(w.provenance).toEqual({ paid_usd: 0.167, merchant_usd: 0.155, merchant_share: 0.9281 });
+    expect(w.provenance).toEqual({
+      paid_usd: 0.167,
+      merchant_usd: 0.155,
+      merchant_share: 0.9281,
+      transfers: 4,
+    });
   });
 
   it("gives a ring's cycle, closed and in order, and its balance", () => {

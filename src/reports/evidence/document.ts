@@ -47,7 +47,7 @@ export interface EvidenceWallet {
    * merchant_funded: how much of the wallet's payments to the merchant in the window was the merchant's
    * money (first in first out), and the transfers that took it to this wallet, the merchant's first.
    */
-  provenance?: { paid_usd: number; merchant_usd: number; merchant_share: number };
+  provenance?: { paid_usd: number; merchant_usd: number; merchant_share: number; transfers: number };
   /** The cluster of wallets this one was counted in as one buyer (funded from one source), when it has others. */
   cluster?: { id: string; wallets: number };
   funding_path?: {
@@ -200,6 +200,7 @@ function walletEvidence(
       paid_usd: usd6(paid),
       merchant_usd: usd6(own),
       merchant_share: paid > 0 ? Math.round((own / paid) * 10_000) / 10_000 : 0,
+      transfers: facts.provenance.hops ?? facts.funding_path?.length ?? 0,
     };
   }
   if (kind === "merchant_funded" && facts.funding_path) {
@@ -263,7 +264,7 @@ function ruleText(kind: string, f: EvidenceFacts, flaggedTx: number): string {
     case "self_payment":
       return "The payer is the merchant's own wallet: every payment is the merchant paying itself.";
     case "merchant_funded": {
-      const hops = f.funding_path?.length ?? 0;
+      const hops = f.provenance?.hops ?? f.funding_path?.length ?? 0;
       const share = f.provenance && f.provenance.paid > 0 ? f.provenance.own / f.provenance.paid : 0;
       return `Attributing every wallet's money to where it came from, first in first out, ${pct(share)} of what this wallet paid the merchant in the window had been in the merchant's own wallet: it reached this wallet through ${hops} ${hops === 1 ? "transfer" : "transfers"} (below; any number, at any age, never through a hub fed by ${t.hubMinSenders} or more independent wallets). Its ${flaggedTx} payments paid mostly (half or more) with that money are flagged.`;
     }

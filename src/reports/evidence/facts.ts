@@ -16,14 +16,17 @@ export interface EvidenceFacts {
   funded_from: number | null;
   /** tiny_repeat: the merchant's largest tiny amount. */
   tiny_max: number;
-  /** merchant_funded: the transfers that took the merchant's money to the wallet, the merchant's first. */
+  /**
+   * merchant_funded: the transfers that took the merchant's money to the wallet, the merchant's first (past
+   * 64, the first and the last 63: `provenance.hops` counts them all).
+   */
   funding_path: { from: string; to: string; block: number; amount: number; tx?: string }[] | null;
   /**
    * Of the wallet's payments to the merchant in the window, the atomic units paid with the merchant's
    * money (FIFO) and in all, and the block ranges of those flagged merchant_funded ([first, last]); null
    * when none was.
    */
-  provenance: { own: number; paid: number; ranges: [number, number][] } | null;
+  provenance: { own: number; paid: number; ranges: [number, number][]; hops: number } | null;
   /** The cluster the wallet was counted in (named by its smallest address) and how many wallets it has; null alone. */
   cluster: { id: string; wallets: number } | null;
   ring: {
@@ -112,7 +115,7 @@ export async function evidenceFacts(
        'funding_path', CASE s.kind WHEN 'merchant_funded' THEN f.path::JSON END,
        -- Every kind's: a wallet's payments go to merchant_funded first, the others' evidence leaves them out.
        'provenance', CASE WHEN f.payer IS NOT NULL THEN
-         json_object('own', f.own::DOUBLE, 'paid', f.paid::DOUBLE, 'ranges', f.ranges::JSON) END,
+         json_object('own', f.own::DOUBLE, 'paid', f.paid::DOUBLE, 'ranges', f.ranges::JSON, 'hops', f.hops) END,
        'cluster', CASE WHEN c.cluster IS NOT NULL THEN json_object('id', c.cluster, 'wallets', z.wallets) END,
        'ring', CASE WHEN r.payer IS NOT NULL THEN
          json_object('returned', r.returned, 'sent', r.sent, 'flagged', coalesce(rn.flagged, 0), 'cycle', rc.cycle::JSON) END,

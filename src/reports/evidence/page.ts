@@ -49,6 +49,8 @@ function kindPart(w: EvidenceWallet): Markup {
         html`<tr><td class="num">${i + 1}</td><td><code>${h.from}</code></td><td><code>${h.to}</code></td><td class="num">${usd(h.usd)}</td><td>${when(h.time)} (block ${count.format(h.block)})</td><td>${h.tx_hash ? html`<code>${h.tx_hash}</code>` : "–"}</td></tr>`,
     );
     const p = w.provenance;
+    const left = (p?.transfers ?? rows.length) - rows.length;
+    if (left > 0) rows.splice(1, 0, html`<tr><td colspan="6">${count.format(left)} more transfers</td></tr>`);
     const share = p
       ? html`<p>Of ${usd(p.paid_usd)} this wallet paid the merchant in the window, ${usd(p.merchant_usd)} (${Math.round(p.merchant_share * 1000) / 10}%) had been in the merchant's own wallet (first in first out).</p>`
       : nothing;

@@ -2,23 +2,22 @@
  * merchant_funded's SQL and its one pass: which of the window's payments were paid with the payee's own
  * money, by FIFO attribution (`ledger.ts`) over every transfer the data holds up to the window's end.
  *
- * Bounded cost: the pass reads only the money moves of wallets the merchants' money can reach (found in
- * SQL, one join per step of the longest path), in one sorted scan, so it stays linear in the transfers
- * and payments it reads. Leaves, for aggregates.ts and the evidence:
+ * Bounded cost: the pass reads only the money moves of wallets the merchants' money can reach (found by
+ * one walk over the moves), in one sorted scan, so it stays linear in the transfers and payments it reads. Leaves, for aggregates.ts and the evidence:
  * - `rw_prov_reach` (wallet): the wallets the merchants' money can reach (by plain transfers and x402 payments);
  * - `rw_after` (payer, pay_to, amount, day, n): of each group of the window's payments, how many were paid
  *   mostly (half or more) with the payee's own money;
- * - `rw_funding` (payer, pay_to, funded_from, own, paid, path, ranges): per pair with such payments, the
- *   block of the first, the atomic units of the pair's window payments that were the payee's money and
- *   their total, the way of the first (JSON list of transfers, the merchant's first), and the block ranges
- *   of the flagged payments (JSON list of [first, last]).
+ * - `rw_funding` (payer, pay_to, funded_from, own, paid, path, hops, ranges): per pair with such payments,
+ *   the block of the first, the atomic units of the pair's window payments that were the payee's money and
+ *   their total, the way of the first (JSON list of transfers, the merchant's first; cut past `MAX_WAY`) and
+ *   how many transfers it has, and the block ranges of the flagged payments (JSON list of [first, last]).
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { type Hop, ProvenanceLedger } from "./ledger.ts";
 
 export const PROVENANCE_TABLES = ["rw_prov_moves", "rw_prov_reach", "rw_after", "rw_funding"];
 
-/** A way longer than this is cut in the evidence (money that went round and round); the flag does not depend on it. */
+/** A way longer than this is shown cut in the evidence (its first and last transfers); the flag does not depend on it. */
 const MAX_WAY = 64;
 
 interface Bounds {
@@ -110,7 +109,7 @@ export async function provenance(analytics: Analytics, bounds: Bounds): Promise<
   });
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_funding (payer VARCHAR, pay_to VARCHAR, funded_from BIGINT, own HUGEINT,
-       paid HUGEINT, path VARCHAR, ranges VARCHAR)`,
+       paid HUGEINT, path VARCHAR, hops INTEGER, ranges VARCHAR)`,
   );
   const funded = [...pairs.values()].filter((p) => p.first !== null);
   await analytics.append("rw_funding", funded, (a, p) => {
@@ -119,7 +118,9 @@ export async function provenance(analytics: Analytics, bounds: Bounds): Promise<
     a.appendBigInt(BigInt(p.first as number));
     a.appendHugeInt(p.own);
     a.appendHugeInt(p.paid);
-    a.appendVarchar(JSON.stringify(wayFrom(p.way, p.payTo)));
+    const way = wayFrom(p.way, p.payTo);
+    a.appendVarchar(JSON.stringify(way.shown));
+    a.appendInteger(way.total);
     a.appendVarchar(JSON.stringify(p.ranges));
   });
 }
@@ -137,49 +138,68 @@ interface PairFacts {
   inRun: boolean;
 }
 
-/** The transfers from `merchant` to the payer, the merchant's first: the way back cut where the merchant sent it. */
+/**
+ * The transfers from `merchant` to the payer, the merchant's first: the way back, cut where the merchant
+ * sent it, and how many transfers it has. A way of more than `MAX_WAY` keeps its first transfer and its
+ * last ones (the page says how many are left out between them).
+ */
 function wayFrom(way: Hop | null, merchant: string) {
-  const out: { from: string; to: string; block: number; amount: number; tx: string }[] = [];
-  for (let hop = way; hop && out.length < MAX_WAY; hop = hop.prev) {
-    out.push({ from: hop.from, to: hop.to, block: hop.block, amount: Number(hop.amount), tx: hop.tx });
+  const back: Hop[] = [];
+  for (let hop = way; hop; hop = hop.prev) {
+    back.push(hop);
     if (hop.from === merchant) break;
   }
-  return out.reverse();
+  const hops = back
+    .reverse()
+    .map((h) => ({ from: h.from, to: h.to, block: h.block, amount: Number(h.amount), tx: h.tx }));
+  const shown = hops.length <= MAX_WAY ? hops : [hops[0], ...hops.slice(hops.length - MAX_WAY + 1)];
+  return { shown, total: hops.length };
 }
 
 /**
  * The wallets the merchants' money can reach, in any order of time (the pass keeps time): from the
- * merchants' plain transfers on, through plain transfers and the window's x402 payments, never into a
- * wallet that is not followed. One statement per step of the longest path.
+ * merchants on, through plain transfers and the window's x402 payments, never into a wallet that is not
+ * followed. A breadth-first walk over the moves, read once: linear in them, however long the paths (a
+ * step per SQL statement would let a chain of many wallets cost a statement each).
+ *
+ * Only the payments of wallets that can have received money by transfer (or are merchants) are read as
+ * moves: a wallet reached at all is reached first by a transfer, or is a merchant paid by one that was.
  */
 async function reach(analytics: Analytics, end: number): Promise<void> {
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_prov_moves AS
-     SELECT DISTINCT from_address AS src, to_address AS dst FROM transfers
-     WHERE chain = 'base' AND block_number <= $end AND amount > 0 AND from_address <> to_address
-       AND to_address NOT IN (SELECT wallet FROM rw_prov_opaque)
+     WITH t AS (
+       SELECT DISTINCT from_address AS src, to_address AS dst FROM transfers
+       WHERE chain = 'base' AND block_number <= $end AND amount > 0 AND from_address <> to_address
+         AND to_address NOT IN (SELECT wallet FROM rw_prov_opaque)
+     )
+     SELECT src, dst FROM t
      UNION
-     SELECT DISTINCT payer, pay_to FROM rw_groups WHERE payer <> pay_to`,
+     SELECT DISTINCT payer, pay_to FROM rw_groups
+     WHERE payer <> pay_to AND (payer IN (SELECT dst FROM t) OR payer IN (SELECT pay_to FROM rw_groups))`,
     { end },
   );
-  await analytics.run(
-    `CREATE OR REPLACE TEMP TABLE rw_prov_reach AS
-     SELECT DISTINCT dst AS wallet FROM rw_prov_moves WHERE src IN (SELECT DISTINCT pay_to FROM rw_groups)`,
-  );
-  for (;;) {
-    const before = await count(analytics);
-    await analytics.run(
-      `INSERT INTO rw_prov_reach
-       SELECT DISTINCT m.dst FROM rw_prov_moves m SEMI JOIN rw_prov_reach r ON r.wallet = m.src
-       WHERE m.dst NOT IN (SELECT wallet FROM rw_prov_reach)`,
-    );
-    if ((await count(analytics)) === before) return;
+  const moves = await analytics.all<{ src: string; dst: string }>("SELECT src, dst FROM rw_prov_moves");
+  const out = new Map<string, string[]>();
+  for (const { src, dst } of moves) {
+    const list = out.get(src);
+    if (list) list.push(dst);
+    else out.set(src, [dst]);
   }
-}
-
-async function count(analytics: Analytics): Promise<bigint> {
-  const row = await analytics.one<{ n: bigint }>("SELECT count(*) AS n FROM rw_prov_reach");
-  return BigInt(row?.n ?? 0n);
+  const merchants = await analytics.all<{ pay_to: string }>("SELECT DISTINCT pay_to FROM rw_groups");
+  const reached = new Set<string>();
+  const queue: string[] = [];
+  const visit = (from: string) => {
+    for (const dst of out.get(from) ?? []) {
+      if (reached.has(dst)) continue;
+      reached.add(dst);
+      queue.push(dst);
+    }
+  };
+  for (const { pay_to } of merchants) visit(pay_to);
+  for (let i = 0; i < queue.length; i++) visit(queue[i] as string);
+  await analytics.run("CREATE OR REPLACE TEMP TABLE rw_prov_reach (wallet VARCHAR)");
+  await analytics.append("rw_prov_reach", [...reached], (a, wallet) => a.appendVarchar(wallet));
 }
 
 const PAYMENT = 0;
