@@ -5,7 +5,7 @@
  */
 import { MAX_USDC_AMOUNT, USDC_UNIT } from "../chain/base.ts";
 
-export const RECORD_TYPES = ["payment", "transfer", "listing", "merchant", "checkpoint"] as const;
+export const RECORD_TYPES = ["payment", "transfer", "listing", "merchant", "checkpoint", "balance"] as const;
 export type RecordType = (typeof RECORD_TYPES)[number];
 
 /** Every field any record type may carry, staged as VARCHAR so that DuckDB never guesses a type. */
@@ -31,6 +31,7 @@ export const RAW_FIELDS = [
   "name",
   "claimed",
   "frozen",
+  "wallet",
 ] as const;
 
 export interface Rule {
@@ -70,8 +71,10 @@ const boolean = (types: readonly RecordType[], field: string): Rule => ({
   message: `"${field}" must be true or false`,
 });
 
-const CHAIN: readonly RecordType[] = ["payment", "transfer", "checkpoint"];
+const CHAIN: readonly RecordType[] = ["payment", "transfer", "checkpoint", "balance"];
 const ONCHAIN: readonly RecordType[] = ["payment", "transfer"];
+/** Records with an amount of USDC: a balance is bounded like a transfer (all of USDC is below the bound). */
+const AMOUNT: readonly RecordType[] = ["payment", "transfer", "balance"];
 const BLOCK: readonly RecordType[] = ["payment", "transfer", "checkpoint"];
 
 export const RULES: readonly Rule[] = [
@@ -87,6 +90,10 @@ export const RULES: readonly Rule[] = [
   },
   counter(ONCHAIN, "log_index", "INTEGER"),
   counter(BLOCK, "block_number", "BIGINT"),
+  // A wallet's balance at the end of a block has no time of its own: the block is its key.
+  ...["wallet", "block_number", "amount"].map((f) => required(["balance"], f)),
+  address(["balance"], "wallet"),
+  counter(["balance"], "block_number", "BIGINT"),
   {
     types: BLOCK,
     check: `${matches("block_time", "\\d{1,12}")} OR (${matches("block_time", ISO_TIME)} AND try_cast("block_time" AS TIMESTAMPTZ) IS NOT NULL)`,
@@ -98,7 +105,7 @@ export const RULES: readonly Rule[] = [
   ...["from", "to", "amount"].map((f) => required(["transfer"], f)),
   ...["from", "to"].map((f) => address(["transfer"], f)),
   {
-    types: ONCHAIN,
+    types: AMOUNT,
     // HUGEINT parses every number of up to 38 digits, so a huge one fails the bound, not the parse.
     check: `${matches("amount", "\\d+")} AND try_cast("amount" AS HUGEINT) <= ${MAX_USDC_AMOUNT}`,
     message: `"amount" must be a whole number of atomic units (a string or an integer) from 0 to ${MAX_USDC_AMOUNT} ($${(MAX_USDC_AMOUNT / USDC_UNIT).toLocaleString("en-US")})`,

@@ -37,7 +37,8 @@ export class ImportError extends AppError {
 export type ImportCounts = Record<RecordType, { read: number; added: number }>;
 
 /**
- * Imports an NDJSON file of payments, transfers, listings, merchants and checkpoints, all or nothing.
+ * Imports an NDJSON file of payments, transfers, listings, merchants, checkpoints and balances, all or
+ * nothing.
  *
  * DuckDB parses the file (in parallel, far faster than JSON.parse); the rules in `rules.ts` are
  * checked in SQL; only a file with no bad line is kept, in one transaction. Payments and transfers are
@@ -154,11 +155,15 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
         `CREATE TEMP TABLE import_raw AS SELECT ${reasonExpression()} AS reason, *
          FROM ${numbered(input)} WHERE "type" IS DISTINCT FROM 'payment'`,
       );
-      const staged = await analytics.one<{ bad: bigint; n: bigint; k: bigint }>(
+      const staged = await analytics.one<{ bad: bigint; n: bigint; k: bigint; bn: bigint; bk: bigint }>(
         `SELECT count(reason) AS bad, count(*) FILTER (type = 'transfer') AS n,
-           count(DISTINCT (lower(tx_hash), try_cast(log_index AS INTEGER))) FILTER (type = 'transfer') AS k FROM import_raw`,
+           count(DISTINCT (lower(tx_hash), try_cast(log_index AS INTEGER))) FILTER (type = 'transfer') AS k,
+           count(*) FILTER (type = 'balance') AS bn,
+           count(DISTINCT (lower(wallet), try_cast(block_number AS BIGINT))) FILTER (type = 'balance') AS bk
+         FROM import_raw`,
       );
-      if (staged?.bad !== 0n || staged.n !== staged.k) throw new NeedsExactImport();
+      if (staged?.bad !== 0n || staged.n !== staged.k || staged.bn !== staged.bk)
+        throw new NeedsExactImport();
       // Blocks the analytics database already holds take the exact way, which leaves their payments as they are.
       // The new rows are then the file's blocks; in an empty analytics database, the whole table.
       let fresh = "";
@@ -387,6 +392,16 @@ async function check(analytics: Analytics, input: Input): Promise<Set<OnChain>> 
       );
     }
   }
+  const balance = await analytics.one<{ record: bigint; wallet: string; block: bigint }>(`
+    SELECT list(record ORDER BY record)[2] AS record, lower(wallet) AS wallet, block_number::BIGINT AS block
+    FROM import_raw WHERE type = 'balance' GROUP BY lower(wallet), block_number::BIGINT
+    HAVING count(DISTINCT amount::HUGEINT) > 1 ORDER BY record LIMIT 1`);
+  if (balance) {
+    throw await refuse(
+      `balance of ${balance.wallet} at block ${balance.block} appears earlier in the file with another amount`,
+      balance.record,
+    );
+  }
   return duplicated;
 }
 
@@ -414,7 +429,7 @@ async function merge(analytics: Analytics, duplicated: Set<OnChain>): Promise<Im
   const read = await analytics.all<{ type: RecordType; n: bigint }>(
     "SELECT type, count(*) AS n FROM import_raw GROUP BY type",
   );
-  for (const t of ["payment", "transfer", "listing", "merchant", "checkpoint"] as const) {
+  for (const t of ["payment", "transfer", "listing", "merchant", "checkpoint", "balance"] as const) {
     counts[t] = { read: Number(read.find((r) => r.type === t)?.n ?? 0n), added: 0 };
   }
 
@@ -476,6 +491,14 @@ async function merge(analytics: Analytics, duplicated: Set<OnChain>): Promise<Im
     FROM import_raw WHERE type = 'checkpoint'
     QUALIFY row_number() OVER (PARTITION BY block_number::BIGINT ORDER BY record DESC) = 1`);
   counts.checkpoint.added = (await countRows(analytics, "checkpoints")) - beforeCheckpoints;
+
+  // A balance is a fact of the chain, one per wallet and block: a stored one is kept as it is, as a
+  // stored payment is, and a line repeating one (the file's, or the store's) adds nothing.
+  const beforeBalances = await countRows(analytics, "balances");
+  await analytics.run(`INSERT OR IGNORE INTO balances
+    SELECT DISTINCT 'base', lower(wallet), block_number::BIGINT, amount::HUGEINT
+    FROM import_raw WHERE type = 'balance'`);
+  counts.balance.added = (await countRows(analytics, "balances")) - beforeBalances;
   if (paymentBlocks) await sealImported(analytics, paymentBlocks);
 
   await bumpDataVersion(analytics);

@@ -24,8 +24,16 @@ async function counts(s: Analytics) {
   return s.one<Record<string, bigint>>(`SELECT
     (SELECT count(*) FROM payments) AS payments, (SELECT count(*) FROM transfers) AS transfers,
     (SELECT count(*) FROM listings) AS listings, (SELECT count(*) FROM merchants) AS merchants,
-    (SELECT count(*) FROM checkpoints) AS checkpoints`);
+    (SELECT count(*) FROM checkpoints) AS checkpoints, (SELECT count(*) FROM balances) AS balances`);
 }
+
+const balance = (wallet: string, block: number, amount: number | string) => ({
+  type: "balance",
+  chain: "base",
+  wallet,
+  block_number: block,
+  amount,
+});
 
 /**
  * Imports `records` into a fresh analytics database, expecting a refusal that keeps nothing, and checks
@@ -65,16 +73,26 @@ describe("import", () => {
       },
       { type: "merchant", address: addr("m"), name: "a.example", claimed: true },
       checkpoint(),
+      balance(addr("p"), START - 1, "5000"),
     ]);
     const first = await importNdjson(analytics, file);
     expect(first.payment).toEqual({ read: 1, added: 1 });
     expect(first.transfer).toEqual({ read: 1, added: 1 });
+    expect(first.balance).toEqual({ read: 1, added: 1 });
     const after = await counts(analytics);
     const second = await importNdjson(analytics, file);
     expect(second.payment.added).toBe(0);
     expect(second.transfer.added).toBe(0);
+    expect(second.balance.added).toBe(0);
     expect(await counts(analytics)).toEqual(after);
-    expect(after).toEqual({ payments: 1n, transfers: 1n, listings: 1n, merchants: 1n, checkpoints: 1n });
+    expect(after).toEqual({
+      payments: 1n,
+      transfers: 1n,
+      listings: 1n,
+      merchants: 1n,
+      checkpoints: 1n,
+      balances: 1n,
+    });
     expect(await analytics.one("SELECT method FROM listings")).toEqual({ method: "POST" });
   });
 
@@ -148,6 +166,47 @@ describe("import", () => {
     const p = good();
     await importNdjson(analytics, ndjsonFile([p, "", "   ", p]));
     expect((await counts(analytics))?.payments).toBe(1n);
+  });
+});
+
+describe("balances", () => {
+  it("stores a wallet's balance at a block once, however often the file or the store repeats it", async () => {
+    analytics = await tempAnalytics();
+    const upper = `0x${addr("w").slice(2).toUpperCase()}`;
+    const counted = await importNdjson(
+      analytics,
+      ndjsonFile([
+        balance(addr("w"), 100, "9007199254740993"),
+        balance(upper, 100, "9007199254740993"),
+        balance(addr("w"), 101, 0),
+      ]),
+    );
+    expect(counted.balance).toEqual({ read: 3, added: 2 });
+    const again = await importNdjson(analytics, ndjsonFile([balance(addr("w"), 101, 0)]));
+    expect(again.balance).toEqual({ read: 1, added: 0 });
+    const rows = await analytics.all<{ wallet: string; block_number: bigint; amount: bigint }>(
+      "SELECT wallet, block_number, amount FROM balances ORDER BY block_number",
+    );
+    expect(rows.map((r) => [r.wallet, Number(r.block_number), BigInt(r.amount)])).toEqual([
+      [addr("w"), 100, 9_007_199_254_740_993n],
+      [addr("w"), 101, 0n],
+    ]);
+  });
+
+  it("refuses a bad balance line, or one key with two amounts, naming the line and keeping nothing", async () => {
+    const ok = balance(addr("w"), 100, 5);
+    const bad = async (line: object) => (await importError([good(), ok, line])).message;
+    expect(await bad({ ...ok, wallet: "0x12" })).toMatch(/^line 3: "wallet" must be an address/);
+    expect(await bad({ ...ok, wallet: undefined })).toBe('line 3: missing field "wallet"');
+    expect(await bad({ ...ok, block_number: -1 })).toMatch(
+      /^line 3: "block_number" must be a non-negative integer/,
+    );
+    expect(await bad({ ...ok, amount: "1.5" })).toMatch(/^line 3: "amount" must be a whole number/);
+    expect(await bad({ ...ok, amount: (MAX_USDC_AMOUNT + 1n).toString() })).toMatch(/^line 3: "amount"/);
+    expect(await bad({ ...ok, chain: "ethereum" })).toBe('line 3: "chain" must be "base"');
+    expect(await bad({ ...ok, amount: 6 })).toBe(
+      `line 3: balance of ${addr("w")} at block 100 appears earlier in the file with another amount`,
+    );
   });
 });
 
@@ -386,6 +445,7 @@ describe("line numbers", () => {
         listings: 0n,
         merchants: 0n,
         checkpoints: 0n,
+        balances: 0n,
       });
     }
   }, 300_000);
