@@ -1,0 +1,96 @@
+/**
+ * A buyer a merchant funded twelve weeks before its first payment, dormant since: beyond the nine
+ * weeks the funding history used to read, within the default lookback, and found by coverage on a real
+ * chain of 3.6 million blocks (anvil's `--prune-history 0` mines them in a few minutes; the provider in
+ * front answers `balanceOf` at past blocks from the Transfer logs, as an archive node does).
+ */
+import type { Hex } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Analytics } from "../../src/analytics/duckdb.ts";
+import { WEEK_BLOCKS } from "../../src/chain/base.ts";
+import { type Devnet, type DevnetAccount, derive } from "../../src/chain/devnet/index.ts";
+import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
+import { DEFAULT_FUNDING_LOOKBACK, type IndexerOptions, runIndexer } from "../../src/indexer/index.ts";
+import { openTempAnalytics, startTestDevnet } from "../helpers/indexer.ts";
+import { type Provider, startProvider } from "../helpers/provider.ts";
+import { fundedAccount, mineAll, rpc, sendRaw, sendTransfer, signSettlements } from "../helpers/settle.ts";
+
+const USD = 1_000_000n;
+const DORMANT_BLOCKS = 12 * WEEK_BLOCKS;
+/** One anvil_mine of millions of blocks outlasts fetch's header timeout. */
+const MINE_STEP = 200_000;
+
+let devnet: Devnet;
+let archive: Provider;
+const merchant = derive(701);
+const buyer = derive(702);
+let funding: Hex;
+let fundedAt = 0;
+let paidAt = 0;
+
+beforeAll(async () => {
+  devnet = await startTestDevnet({ buyers: 1, hardfork: "cancun", pruneHistory: 0 });
+  archive = await startProvider(devnet.rpc, { hosted: false, archive: devnet.usdc });
+  const [bank] = devnet.buyers as [DevnetAccount];
+  await fundedAccount(devnet, merchant);
+  await mineAll(devnet, [await sendTransfer(devnet, bank, merchant.address, 50n * USD)]);
+  funding = await sendTransfer(devnet, merchant, buyer.address, 5n * USD);
+  fundedAt = await mineAll(devnet, [funding]);
+  for (let mined = 0; mined < DORMANT_BLOCKS; mined += MINE_STEP) {
+    const count = Math.min(MINE_STEP, DORMANT_BLOCKS - mined);
+    await rpc(devnet.rpc, "anvil_mine", [`0x${count.toString(16)}`, "0x2"]);
+  }
+  const nonce = Number(
+    await rpc<string>(devnet.rpc, "eth_getTransactionCount", [devnet.facilitatorAccount.address, "pending"]),
+  );
+  const [settlement] = await signSettlements(devnet.usdc, devnet.facilitatorAccount, nonce, [
+    { buyer, payTo: merchant.address, amount: USD },
+  ]);
+  paidAt = await mineAll(devnet, await sendRaw(devnet.rpc, [(settlement as { tx: Hex }).tx]));
+  await devnet.mine(2);
+}, 900_000);
+
+afterAll(async () => {
+  await archive?.close();
+  await devnet?.stop();
+});
+
+function index(analytics: Analytics, options: Partial<IndexerOptions> = {}) {
+  return runIndexer({
+    analytics,
+    rpc: { url: archive.url },
+    registry: FacilitatorRegistry.base().withSigners([devnet.facilitatorAccount.address]),
+    fromBlock: paidAt,
+    toBlock: paidAt + 2,
+    reorgDepth: 8,
+    ...options,
+  });
+}
+
+describe("a buyer funded twelve weeks ahead and dormant since", () => {
+  it("is found within the default lookback and not within the old nine weeks", async () => {
+    expect(paidAt - fundedAt).toBeGreaterThan(DORMANT_BLOCKS);
+    expect(DEFAULT_FUNDING_LOOKBACK).toBeGreaterThan(paidAt - fundedAt);
+    const found = await openTempAnalytics();
+    const missed = await openTempAnalytics();
+    try {
+      await index(found);
+      const rows = await found.all<{ tx_hash: string }>("SELECT tx_hash FROM transfers");
+      expect(rows.map((r) => r.tx_hash)).toContain(funding);
+      const balances = await found.all<{ wallet: string; block_number: bigint; amount: bigint }>(
+        "SELECT wallet, block_number, amount FROM balances WHERE wallet = $1",
+        [buyer.address.toLowerCase()],
+      );
+      expect(balances.map((b) => [Number(b.block_number), BigInt(b.amount)])).toEqual([
+        [paidAt - 1, 5n * USD],
+      ]);
+
+      await index(missed, { fundingLookback: 9 * WEEK_BLOCKS });
+      const none = await missed.all<{ tx_hash: string }>("SELECT tx_hash FROM transfers");
+      expect(none.map((r) => r.tx_hash)).not.toContain(funding);
+    } finally {
+      found.close();
+      missed.close();
+    }
+  }, 300_000);
+});
