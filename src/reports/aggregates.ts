@@ -56,6 +56,7 @@ const TABLES = [
   ...PROVENANCE_TABLES,
   ...CLUSTER_TABLES,
   "rw_groups",
+  "rw_merchants",
   "rw_pair_totals",
   "rw_pair_tiny",
   "rw_ring_n",
@@ -115,17 +116,20 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
     `CREATE OR REPLACE TEMP TABLE rw_groups AS ${sqlWindowGroups(sealed, sqlInWindow(), sqlDay())}`,
     { ...p, first: bounds.firstDate },
   );
-  // Clusters and sender hubs first: the ring graph's hubs and the provenance screen's stops are made of them.
-  await clusters(analytics, p.end);
-  await moneyMoves(analytics, p);
-  await provenance(analytics, { ...p, first: bounds.firstDate });
-  // Each (payer, merchant) pair's totals: tiny_repeat's prices count a merchant's payers from them.
+  // Each (payer, merchant) pair's totals, and the window's merchants: what the screens start from.
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_pair_totals AS
      SELECT payer, pay_to, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount,
        min(first_block) AS first_block, max(last_block) AS last_block
      FROM rw_groups GROUP BY ALL`,
   );
+  await analytics.run(
+    "CREATE OR REPLACE TEMP TABLE rw_merchants AS SELECT DISTINCT pay_to AS wallet FROM rw_pair_totals",
+  );
+  // Clusters and sender hubs first: the ring graph's hubs and the provenance screen's stops are made of them.
+  await clusters(analytics, p.end);
+  await moneyMoves(analytics, p);
+  await provenance(analytics, { ...p, first: bounds.firstDate });
   await tinyPrices(analytics);
   // What the screens need beyond a pair's totals, for the few pairs that have it: tiny payments, and the
   // payers of enough merchants to be probers, both counted by cluster (one buyer, however many wallets).

@@ -45,7 +45,7 @@ export async function moneyMoves(analytics: Analytics, blocks: Blocks): Promise<
        SELECT from_address AS wallet, count(DISTINCT to_address) AS n FROM transfers WHERE ${span} GROUP BY 1
        UNION ALL
        SELECT to_address, count(DISTINCT from_address) FROM transfers WHERE ${span} GROUP BY 1
-     ) WHERE wallet NOT IN (SELECT DISTINCT pay_to FROM rw_groups)
+     ) WHERE wallet NOT IN (SELECT wallet FROM rw_merchants)
      GROUP BY wallet HAVING max(n) >= ${THRESHOLDS.hubMinCounterparties}
      UNION SELECT wallet FROM rw_sender_hubs`,
     { end: blocks.end },

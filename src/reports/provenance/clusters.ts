@@ -38,7 +38,7 @@ export async function clusters(analytics: Analytics, end: number): Promise<void>
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_hub_candidates AS
      SELECT to_address AS wallet FROM transfers WHERE ${inflows()}
-       AND to_address NOT IN (SELECT DISTINCT pay_to FROM rw_groups)
+       AND to_address NOT IN (SELECT wallet FROM rw_merchants)
      GROUP BY to_address HAVING count(DISTINCT from_address) >= ${THRESHOLDS.hubMinSenders}`,
     { end },
   );

@@ -32,7 +32,7 @@ interface Bounds {
  */
 export async function provenance(analytics: Analytics, bounds: Bounds): Promise<void> {
   const merchants = new Set(
-    (await analytics.all<{ pay_to: string }>("SELECT DISTINCT pay_to FROM rw_groups")).map((r) => r.pay_to),
+    (await analytics.all<{ wallet: string }>("SELECT wallet FROM rw_merchants")).map((r) => r.wallet),
   );
   const opaque = new Set(
     (await analytics.all<{ wallet: string }>("SELECT wallet FROM rw_prov_opaque")).map((r) => r.wallet),
@@ -175,8 +175,8 @@ async function reach(analytics: Analytics, end: number): Promise<void> {
      )
      SELECT src, dst FROM t
      UNION
-     SELECT DISTINCT payer, pay_to FROM rw_groups
-     WHERE payer <> pay_to AND (payer IN (SELECT dst FROM t) OR payer IN (SELECT pay_to FROM rw_groups))`,
+     SELECT payer, pay_to FROM rw_pair_totals
+     WHERE payer <> pay_to AND (payer IN (SELECT dst FROM t) OR payer IN (SELECT wallet FROM rw_merchants))`,
     { end },
   );
   const moves = await analytics.all<{ src: string; dst: string }>("SELECT src, dst FROM rw_prov_moves");
@@ -186,7 +186,7 @@ async function reach(analytics: Analytics, end: number): Promise<void> {
     if (list) list.push(dst);
     else out.set(src, [dst]);
   }
-  const merchants = await analytics.all<{ pay_to: string }>("SELECT DISTINCT pay_to FROM rw_groups");
+  const merchants = await analytics.all<{ wallet: string }>("SELECT wallet FROM rw_merchants");
   const reached = new Set<string>();
   const queue: string[] = [];
   const visit = (from: string) => {
@@ -196,7 +196,7 @@ async function reach(analytics: Analytics, end: number): Promise<void> {
       queue.push(dst);
     }
   };
-  for (const { pay_to } of merchants) visit(pay_to);
+  for (const { wallet } of merchants) visit(wallet);
   for (let i = 0; i < queue.length; i++) visit(queue[i] as string);
   await analytics.run("CREATE OR REPLACE TEMP TABLE rw_prov_reach (wallet VARCHAR)");
   await analytics.append("rw_prov_reach", [...reached], (a, wallet) => a.appendVarchar(wallet));
@@ -214,18 +214,22 @@ const BALANCE = 3;
  * reached wallets' balances, each after its block's moves.
  */
 const EVENTS_SQL = `
-  WITH r AS (SELECT wallet FROM rw_prov_reach), m AS (SELECT DISTINCT pay_to AS wallet FROM rw_groups)
+  WITH r AS (SELECT wallet FROM rw_prov_reach),
+  p AS (
+    -- One scan of the payments for both sides: the reached wallets' own, and what reached them.
+    SELECT block_number, log_index, payer, pay_to, amount, tx_hash, block_time, payer IN (SELECT wallet FROM r) AS spent
+    FROM payments
+    WHERE chain = 'base' AND block_number <= $end AND (payer IN (SELECT wallet FROM r) OR pay_to IN (SELECT wallet FROM r))
+  )
   SELECT ${PAYMENT} AS kind, block_number AS block, log_index AS pos, payer AS src, pay_to AS dst, amount, tx_hash AS tx,
     CASE WHEN block_number > $start THEN (block_time::DATE - $first::DATE)::INTEGER END AS day
-  FROM payments WHERE chain = 'base' AND block_number <= $end AND payer IN (SELECT wallet FROM r)
+  FROM p WHERE spent
+  UNION ALL
+  SELECT ${INCOME}, block_number, -1, NULL, pay_to, sum(amount), NULL, NULL FROM p WHERE NOT spent GROUP BY block_number, pay_to
   UNION ALL
   SELECT ${TRANSFER}, block_number, log_index, from_address, to_address, amount, tx_hash, NULL FROM transfers
   WHERE chain = 'base' AND block_number <= $end AND amount > 0 AND from_address <> to_address
-    AND (from_address IN (SELECT wallet FROM r) OR to_address IN (SELECT wallet FROM r) OR from_address IN (SELECT wallet FROM m))
-  UNION ALL
-  SELECT ${INCOME}, block_number, -1, NULL, pay_to, sum(amount), NULL, NULL FROM payments
-  WHERE chain = 'base' AND block_number <= $end AND pay_to IN (SELECT wallet FROM r) AND payer NOT IN (SELECT wallet FROM r)
-  GROUP BY block_number, pay_to
+    AND (from_address IN (SELECT wallet FROM r) OR to_address IN (SELECT wallet FROM r) OR from_address IN (SELECT wallet FROM rw_merchants))
   UNION ALL
   SELECT ${BALANCE}, block_number, 2147483647, NULL, wallet, amount, NULL, NULL FROM balances
   WHERE chain = 'base' AND block_number <= $end AND wallet IN (SELECT wallet FROM r)
