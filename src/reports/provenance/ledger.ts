@@ -53,7 +53,7 @@ const NONE: Labels = [];
  * they receive is lost to the screen, what they send is of unknown origin.
  */
 export class ProvenanceLedger {
-  private readonly queues = new Map<string, Lot[]>();
+  private readonly queues = new Map<string, Lots>();
   /** Interned label lists, so that a lot's labels compare by identity and cost no copy. */
   private readonly interned = new Map<string, Labels>();
   /** Refunds: what each payer paid each merchant so far, less what came back as refunds ("payer merchant"). */
@@ -84,15 +84,14 @@ export class ProvenanceLedger {
     const lots = this.spend(t.from, t.amount - refund);
     if (this.opaque.has(t.to)) return;
     const queue = this.queue(t.to);
-    if (refund > 0n) push(queue, { amount: refund, labels: NONE, via: hop });
+    if (refund > 0n) queue.push({ amount: refund, labels: NONE, via: hop });
     for (const lot of lots)
-      push(queue, { amount: lot.amount, labels: lot.labels, via: { ...hop, prev: lot.via } });
+      queue.push({ amount: lot.amount, labels: lot.labels, via: { ...hop, prev: lot.via } });
   }
 
   /** Money of unknown origin arrived (x402 payments from wallets the screen does not follow). */
   income(wallet: string, amount: bigint): void {
-    if (amount > 0n && !this.opaque.has(wallet))
-      push(this.queue(wallet), { amount, labels: NONE, via: null });
+    if (amount > 0n && !this.opaque.has(wallet)) this.queue(wallet).push({ amount, labels: NONE, via: null });
   }
 
   /**
@@ -114,7 +113,7 @@ export class ProvenanceLedger {
       const queue = this.queue(p.payTo);
       const hop: Hop = { from: p.payer, to: p.payTo, block: p.block, amount: p.amount, tx: p.tx, prev: null };
       for (const lot of lots)
-        push(queue, { amount: lot.amount, labels: lot.labels, via: { ...hop, prev: lot.via } });
+        queue.push({ amount: lot.amount, labels: lot.labels, via: { ...hop, prev: lot.via } });
     }
     return { own, way };
   }
@@ -127,55 +126,28 @@ export class ProvenanceLedger {
   balance(wallet: string, amount: bigint): void {
     if (this.opaque.has(wallet)) return;
     const queue = this.queue(wallet);
-    let held = 0n;
-    for (const lot of queue) held += lot.amount;
-    if (held > amount) this.drop(queue, held - amount);
-    else if (held < amount) queue.unshift({ amount: amount - held, labels: NONE, via: null });
+    if (queue.total > amount) queue.take(queue.total - amount);
+    else if (queue.total < amount) queue.unshift({ amount: amount - queue.total, labels: NONE, via: null });
   }
 
   /** Takes `amount` from the front of the wallet's queue; a merchant's own label is added to what it sends. */
   private spend(wallet: string, amount: bigint): Lot[] {
     if (amount <= 0n) return [];
-    const out: Lot[] = [];
-    let left = amount;
-    const queue = this.opaque.has(wallet) ? [] : (this.queues.get(wallet) ?? []);
-    while (left > 0n && queue.length > 0) {
-      const lot = queue[0] as Lot;
-      if (lot.amount <= left) {
-        queue.shift();
-        out.push(lot);
-        left -= lot.amount;
-      } else {
-        out.push({ ...lot, amount: left });
-        lot.amount -= left;
-        left = 0n;
-      }
-    }
+    const queue = this.opaque.has(wallet) ? undefined : this.queues.get(wallet);
+    const out = queue ? queue.take(amount) : [];
+    let taken = 0n;
+    for (const lot of out) taken += lot.amount;
     // Sent beyond what was seen to arrive: money of unknown origin.
-    if (left > 0n) out.push({ amount: left, labels: NONE, via: null });
-    if (queue.length === 0) this.queues.delete(wallet);
+    if (taken < amount) out.push({ amount: amount - taken, labels: NONE, via: null });
+    if (queue?.empty) this.queues.delete(wallet);
     if (!this.merchants.has(wallet)) return out;
     return out.map((lot) => ({ ...lot, labels: this.withLabel(lot.labels, wallet) }));
   }
 
-  private drop(queue: Lot[], amount: bigint): void {
-    let left = amount;
-    while (left > 0n && queue.length > 0) {
-      const lot = queue[0] as Lot;
-      if (lot.amount <= left) {
-        queue.shift();
-        left -= lot.amount;
-      } else {
-        lot.amount -= left;
-        left = 0n;
-      }
-    }
-  }
-
-  private queue(wallet: string): Lot[] {
+  private queue(wallet: string): Lots {
     let queue = this.queues.get(wallet);
     if (!queue) {
-      queue = [];
+      queue = new Lots();
       this.queues.set(wallet, queue);
     }
     return queue;
@@ -192,17 +164,62 @@ export class ProvenanceLedger {
   }
 }
 
-/** Appends a lot, merged into the last one when they carry the same labels and came by the same transfer. */
-function push(queue: Lot[], lot: Lot): void {
-  const last = queue[queue.length - 1];
-  if (
-    last &&
-    last.labels === lot.labels &&
-    last.via?.tx === lot.via?.tx &&
-    last.via?.from === lot.via?.from
-  ) {
-    last.amount += lot.amount;
-    return;
+/**
+ * A wallet's lots, oldest first, with their total: taking from the front moves an index rather than the
+ * array (a wallet that spends often from many lots would otherwise cost the square of its lots).
+ */
+class Lots {
+  private items: Lot[] = [];
+  private head = 0;
+  total = 0n;
+
+  get empty(): boolean {
+    return this.head === this.items.length;
   }
-  queue.push(lot);
+
+  /** Appends a lot, merged into the last one when they carry the same labels and came by the same transfer. */
+  push(lot: Lot): void {
+    this.total += lot.amount;
+    const last = this.head < this.items.length ? this.items[this.items.length - 1] : undefined;
+    if (
+      last &&
+      last.labels === lot.labels &&
+      last.via?.tx === lot.via?.tx &&
+      last.via?.from === lot.via?.from
+    ) {
+      last.amount += lot.amount;
+      return;
+    }
+    this.items.push(lot);
+  }
+
+  unshift(lot: Lot): void {
+    this.total += lot.amount;
+    if (this.head > 0) this.items[--this.head] = lot;
+    else this.items.unshift(lot);
+  }
+
+  /** Up to `amount` from the front, the last lot taken split where it must be. */
+  take(amount: bigint): Lot[] {
+    const out: Lot[] = [];
+    let left = amount;
+    while (left > 0n && this.head < this.items.length) {
+      const lot = this.items[this.head] as Lot;
+      if (lot.amount <= left) {
+        this.head++;
+        out.push(lot);
+        left -= lot.amount;
+      } else {
+        out.push({ ...lot, amount: left });
+        lot.amount -= left;
+        left = 0n;
+      }
+    }
+    this.total -= amount - left;
+    if (this.head > 1_024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return out;
+  }
 }
