@@ -97,4 +97,18 @@ describe("the FIFO provenance ledger", () => {
     l.transfer(t(M2, "q", 100));
     expect(l.payment(pay("q", M, 100)).own).toBe(100n);
   });
+
+  it("keeps the order across thousands of lots spent one by one", () => {
+    const l = new ProvenanceLedger(new Set([M]));
+    // Alternating lots of the merchant's money and the wallet's own, each from its own transfer.
+    for (let i = 0; i < 5_000; i++) l.transfer(t(i % 2 === 0 ? M : "savings", "p", 10, i));
+    let own = 0n;
+    for (let i = 0; i < 5_000; i++) {
+      const paid = l.payment(pay("p", M, 10, 10_000 + i)).own;
+      expect(paid).toBe(i % 2 === 0 ? 10n : 0n);
+      own += paid;
+    }
+    expect(own).toBe(25_000n);
+    expect(l.payment(pay("p", M, 10, 20_000)).own).toBe(0n);
+  });
 });
