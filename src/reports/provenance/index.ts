@@ -3,7 +3,9 @@
  * money, by FIFO attribution (`ledger.ts`) over every transfer the data holds up to the window's end.
  *
  * Bounded cost: the pass reads only the money moves of wallets the merchants' money can reach (found by
- * one walk over the moves), in one sorted scan, so it stays linear in the transfers and payments it reads. Leaves, for aggregates.ts and the evidence:
+ * one walk over the moves), in one sorted scan, so it stays linear in the transfers and payments it reads.
+ *
+ * Leaves, for aggregates.ts and the evidence:
  * - `rw_prov_reach` (wallet): the wallets the merchants' money can reach (by plain transfers and x402 payments);
  * - `rw_after` (payer, pay_to, amount, day, n): of each group of the window's payments, how many were paid
  *   mostly (half or more) with the payee's own money;
