@@ -127,6 +127,25 @@ describe("funding through private wallets", () => {
     expect(report.real_usd).toBeCloseTo(base.truthUsd, 6);
   });
 
+  it("keeps buyers of an exchange whose balance, beyond what the data saw, covers all it was seen to pay out", async () => {
+    const base = genuine(m, prices, 30, 6);
+    const exchange = addr("big-exchange");
+    const records: object[] = [
+      ...base.records,
+      ...Array.from({ length: THRESHOLDS.hubMinSenders }, (_, i) =>
+        transfer(addr(`big-depositor-${i}`), exchange, 5_000_000, START - 6 * DAY + i),
+      ),
+      transfer(m, exchange, 200_000_000, START - 5 * DAY),
+      balance(exchange, 2_000_000_000_000, START - 3 * DAY - 1),
+      ...Array.from({ length: 30 }, (_, b) =>
+        transfer(exchange, addr(`${m}-buyer-${b}`), 20_000_000, START - 3 * DAY),
+      ),
+    ];
+    const { report } = await reportOf(records, m);
+    expect(report.flags).toEqual({});
+    expect(report.real_usd).toBeCloseTo(base.truthUsd, 6);
+  });
+
   it("keeps buyers who withdrew from an exchange whose balance the data holds, however few of its depositors it shows", async () => {
     const base = genuine(m, prices, 30, 5);
     const exchange = addr("thin-exchange");

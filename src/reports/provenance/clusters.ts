@@ -16,7 +16,7 @@
  * is a hub; the clusters are then built again without the hubs alone.
  *
  * Leaves `rw_clusters` (wallet, cluster), `rw_sender_hubs` (wallet) and `rw_prov_opaque` (wallet): the hubs
- * the provenance screen does not follow, all but those whose stored balances it can explain (below).
+ * the provenance screen does not follow, where not following changes nothing (below).
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { THRESHOLDS } from "../screens/thresholds.ts";
@@ -52,20 +52,30 @@ export async function clusters(analytics: Analytics, end: number): Promise<void>
     { end },
   );
   await buildClusters(analytics, end, "rw_sender_hubs");
-  // A hub is followed only where stored balances show that it holds no more than it was seen to receive: a
-  // distributor dressed as an exchange. An exchange holds far more than its visible deposits (its older money
-  // would come first anyway), and following it would read every buyer it ever paid.
+  // Following a wallet is always right (its balances put money of unknown origin in front of its queue);
+  // not following a hub only saves reading every buyer it ever paid. So a hub is left out only where that
+  // changes nothing: the data holds its balances, and at each of them the money the data cannot explain
+  // (held beyond what it was seen to receive and not send) covers everything it was seen to send after
+  // it: first in first out, no merchant's money could leave it. An exchange holds far more than its
+  // visible traffic; a distributor dressed as one holds the merchant's money, and is followed. A hub with
+  // no balance in the data (an import) is left out: nothing says what it holds.
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_prov_opaque AS
-     WITH checked AS (
-       SELECT b.wallet, bool_and(b.amount <= (
-         SELECT coalesce(sum(t.amount), 0) FROM transfers t
-         WHERE t.chain = 'base' AND t.to_address = b.wallet AND t.block_number <= b.block_number
-       )) AS explained
+     WITH moves AS (
+       SELECT to_address AS wallet, block_number AS block, amount FROM transfers
+       WHERE chain = 'base' AND block_number <= $end AND to_address IN (SELECT wallet FROM rw_sender_hubs)
+       UNION ALL
+       SELECT from_address, block_number, -amount FROM transfers
+       WHERE chain = 'base' AND block_number <= $end AND from_address IN (SELECT wallet FROM rw_sender_hubs)
+     ), checked AS (
+       SELECT b.wallet, bool_and(
+         b.amount - coalesce((SELECT sum(m.amount) FROM moves m WHERE m.wallet = b.wallet AND m.block <= b.block_number), 0)
+           >= coalesce((SELECT -sum(m.amount) FROM moves m WHERE m.wallet = b.wallet AND m.block > b.block_number AND m.amount < 0), 0)
+       ) AS covered
        FROM balances b WHERE b.chain = 'base' AND b.block_number <= $end AND b.wallet IN (SELECT wallet FROM rw_sender_hubs)
        GROUP BY b.wallet
      )
-     SELECT wallet FROM rw_sender_hubs WHERE wallet NOT IN (SELECT wallet FROM checked WHERE explained)`,
+     SELECT wallet FROM rw_sender_hubs WHERE wallet NOT IN (SELECT wallet FROM checked WHERE NOT covered)`,
     { end },
   );
 }
