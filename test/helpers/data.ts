@@ -98,17 +98,10 @@ export const balance = (wallet: string, amount: number, block: number) => ({
 /** An analytics database loaded with `records` (and a checkpoint at END unless one is given). */
 export async function analyticsWith(records: readonly object[]): Promise<Analytics> {
   const analytics = await tempAnalytics();
-  const typeOf = (r: object) => (r as { type?: string }).type;
-  const rest = records.filter((r) => typeOf(r) !== "balance");
-  const withCheckpoint = rest.some((r) => typeOf(r) === "checkpoint") ? rest : [...rest, checkpoint()];
+  const withCheckpoint = records.some((r) => (r as { type?: string }).type === "checkpoint")
+    ? records
+    : [...records, checkpoint()];
   await importNdjson(analytics, ndjsonFile(withCheckpoint));
-  for (const b of records.filter((r) => typeOf(r) === "balance") as ReturnType<typeof balance>[]) {
-    await analytics.run("INSERT INTO balances VALUES ('base', $wallet, $block, $amount::HUGEINT)", {
-      wallet: b.wallet,
-      block: b.block_number,
-      amount: b.amount,
-    });
-  }
   return analytics;
 }
 
