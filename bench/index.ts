@@ -20,7 +20,8 @@
  *
  * Flags: --settlements N, --per-block N, --buyers N, --merchants N, --concurrency N, --batch-blocks N,
  * --tx-from block,trace,tx,mixed (the other ways of fetching senders to run too; default all).
- * `--funding-blocks N [--funding-settlements N]` measures the funding history instead (bench/funding.ts).
+ * `--funding-blocks N [--funding-settlements N] [--baseline DIR]` measures the funding history instead
+ * (bench/funding.ts), DIR's indexer beside this one's.
  * `--cost [--blocks N]` measures the RPC cost at Base's density against a straightforward viem indexer, on
  * a provider with trace_filter and one without (bench/index-cost.ts).
  */
@@ -107,7 +108,11 @@ if (process.argv.includes("--cost")) {
   process.exit(0);
 }
 
-const { rest: numericArgs, strategies: extraStrategies } = parseStrategies(process.argv.slice(2));
+// `--baseline DIR`: a checkout of earlier code whose indexer reads the funding bench's chain too.
+const argv = process.argv.slice(2);
+const baselineAt = argv.indexOf("--baseline");
+const baseline = baselineAt >= 0 ? argv.splice(baselineAt, 2)[1] : undefined;
+const { rest: numericArgs, strategies: extraStrategies } = parseStrategies(argv);
 const flags = parseFlags(numericArgs);
 const log = (message: string) => process.stderr.write(`${message}\n`);
 
@@ -180,6 +185,7 @@ if (flags["funding-blocks"] > 0) {
     blocks: flags["funding-blocks"],
     settlements: flags["funding-settlements"],
     concurrency: flags.concurrency,
+    ...(baseline ? { baseline } : {}),
     ...(process.argv.includes("--batch-blocks") ? { batchBlocks: flags["batch-blocks"] } : {}),
   });
   process.exit(0);
