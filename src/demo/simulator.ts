@@ -325,12 +325,21 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
         });
       }
       const transfers: Hash[] = [];
+      // What each wallet was sent in this slot and is not yet known to be in a block: a wallet passes money
+      // on (a deposit, a chain of private wallets) only once what it was sent is there to spend.
+      const incoming = new Map<WalletId, Hash[]>();
       for (const action of actions) {
         if (options.signal.aborted) break;
         if (live) await sleepUntil(action.at * 1000, now, options.signal);
         else await mineTo(action.at);
         if (action.type !== "pay") {
-          transfers.push(await transfer(action));
+          if (action.type === "transfer" && incoming.has(action.from)) {
+            await Promise.all((incoming.get(action.from) as Hash[]).map(confirmed));
+            incoming.delete(action.from);
+          }
+          const hash = await transfer(action);
+          transfers.push(hash);
+          incoming.set(action.to, [...(incoming.get(action.to) ?? []), hash]);
           continue;
         }
         // Payments by a wallet funded in this slot wait for the funding to be in a block.
