@@ -4,6 +4,7 @@
  * of the mix, the merchants and the slot's number (seeded), so a resumed demo recomputes where it stopped.
  * Weekly patterns repeat every 336 slots.
  */
+import { depositActions, evasionWallets, planEvasions } from "./evasions.ts";
 import type { Mix } from "./mix.ts";
 import { random } from "./prng.ts";
 
@@ -27,6 +28,12 @@ export const BEHAVIOURS = [
   "prober",
   "ring",
   "funding",
+  // Evasions of the screens by someone who has read them (evasions.ts).
+  "deep_chain",
+  "dormant_funded",
+  "distributor",
+  "split_farm",
+  "varied_farm",
 ] as const;
 export type Behaviour = (typeof BEHAVIOURS)[number];
 
@@ -47,6 +54,11 @@ export interface PlanEndpoint {
    * so their charges vary as real ones do. Without it, the example input.
    */
   sized?: (u: number) => Record<string, unknown>;
+  /**
+   * A metered endpoint's input for the least work it takes, varied by `u` in [0, 1): a charge far below
+   * any listed price, which only a farm pays over and over. Absent where the route's minimum is not small.
+   */
+  tiny?: (u: number) => Record<string, unknown>;
 }
 
 export interface PlanMerchant {
@@ -153,6 +165,8 @@ export function populationWallets(mix: Mix): WalletId[] {
     ...range(mix.fundedWallets).map((k) => `funded:${k}`),
     ...range(mix.agents).map((k) => `agent:${k}`),
     ...range(mix.exchangeCustomers).map((k) => `customer:${k}`),
+    // Last: the wallets before them keep the keys they had before the evasions existed.
+    ...evasionWallets(mix),
   ];
 }
 
@@ -196,6 +210,8 @@ export function planSlot(ctx: PlanContext, slot: number): Action[] {
       mint(merchantWallet(id), 100);
     }
   }
+  // The exchange's depositors, before it pays anyone out (evasions.ts).
+  actions.push(...depositActions(ctx, slot));
   if (w === 0) {
     const first = slot === 0;
     for (let k = 0; k < mix.agents; k++) send("exchange", `agent:${k}`, first ? 50 : 10);
@@ -330,6 +346,8 @@ export function planSlot(ctx: PlanContext, slot: number): Action[] {
       pay(`agent:${k}`, id, r.pick(choices), "agent");
     }
   });
+  // The evasions, drawn last for the same reason.
+  actions.push(...planEvasions(ctx, slot, { fundAt, payAt }));
   return actions.sort((x, y) => x.at - y.at || order(x) - order(y));
 }
 
@@ -357,20 +375,13 @@ function agentProfile(ctx: PlanContext, k: number): AgentProfile {
   const cached = cache[k];
   if (cached) return cached;
   const r = random(ctx.mix.seed, k, 2);
-  const eligible = ctx.merchants.filter((m) => m.endpoints.some(isEveryday));
-  // Popularity falls with a merchant's place in a seeded order: a few big merchants and a long tail.
-  const popularity = random(ctx.mix.seed, 3);
-  const ranked = [...eligible];
-  for (let i = ranked.length - 1; i > 0; i--) {
-    const j = popularity.int(i + 1);
-    [ranked[i], ranked[j]] = [ranked[j] as PlanMerchant, ranked[i] as PlanMerchant];
-  }
+  const ranked = popularity(ctx);
   const weightOf = (id: string) => 1 / (ranked.findIndex((m) => m.id === id) + 1) ** 0.9;
   const chosen = new Set<string>();
   // A merchant that takes only genuine demand (the inference and social-data APIs) is the first agents'
   // favourite, weighted as the most popular: every week has some of it, whatever the seed and the scale.
   const must = ctx.roles.genuineOnly[k];
-  if (must !== undefined && eligible.some((m) => m.id === must)) chosen.add(must);
+  if (must !== undefined && ranked.some((m) => m.id === must)) chosen.add(must);
   const want = 2 + r.int(3);
   while (chosen.size < Math.min(want, ranked.length)) {
     chosen.add(pickWeighted(r.next(), cumulative(ranked.map((m) => ({ id: m.id, weight: weightOf(m.id) })))));
@@ -381,6 +392,25 @@ function agentProfile(ctx: PlanContext, k: number): AgentProfile {
   };
   cache[k] = profile;
   return profile;
+}
+
+const rankings = new WeakMap<PlanContext, PlanMerchant[]>();
+
+/**
+ * The merchants agents buy from, most popular first: popularity falls with a merchant's place in this
+ * seeded order, so a few big merchants and a long tail.
+ */
+export function popularity(ctx: PlanContext): readonly PlanMerchant[] {
+  const cached = rankings.get(ctx);
+  if (cached) return cached;
+  const ranked = ctx.merchants.filter((m) => m.endpoints.some(isEveryday));
+  const order = random(ctx.mix.seed, 3);
+  for (let i = ranked.length - 1; i > 0; i--) {
+    const j = order.int(i + 1);
+    [ranked[i], ranked[j]] = [ranked[j] as PlanMerchant, ranked[i] as PlanMerchant];
+  }
+  rankings.set(ctx, ranked);
+  return ranked;
 }
 
 function cumulative(items: { id: string; weight: number }[]): { id: string; weight: number }[] {
@@ -402,7 +432,7 @@ export function spread(perWeek: number, w: number, phase = 0): number {
   return at(w + 1) - at(w);
 }
 
-function merchantById(ctx: PlanContext, id: string): PlanMerchant {
+export function merchantById(ctx: PlanContext, id: string): PlanMerchant {
   const m = ctx.merchants.find((x) => x.id === id);
   if (!m) throw new Error(`unknown merchant ${id}`);
   return m;
@@ -412,12 +442,12 @@ function indexesWhere(m: PlanMerchant, test: (e: PlanEndpoint) => boolean): numb
   return [...m.endpoints.keys()].filter((i) => test(m.endpoints[i] as PlanEndpoint));
 }
 
-function cheapestIndex(m: PlanMerchant): number {
+export function cheapestIndex(m: PlanMerchant): number {
   const best = cheapest(m);
   if (!best) throw new Error(`merchant ${m.id} has no endpoint from $0.001 to $0.05`);
   return m.endpoints.indexOf(best);
 }
 
-function range(n: number): number[] {
+export function range(n: number): number[] {
   return Array.from({ length: n }, (_, i) => i);
 }

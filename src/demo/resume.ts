@@ -21,7 +21,7 @@ import { findSavedChain, LEGACY_CHAIN_FILE, SAVED_CHAIN_FILE } from "../chain/de
 import { AppError } from "../common/errors.ts";
 import { dataLayout } from "../config/layout.ts";
 import { readServiceRecord } from "../services/registry.ts";
-import { type Mix, MixSchema } from "./mix.ts";
+import { EVASIONS_OFF, type Mix, MixSchema } from "./mix.ts";
 import { SLOT_SECONDS, slotSecondsFor } from "./plan.ts";
 import { readTruthComplete, scanTruth, TruthError } from "./truth.ts";
 
@@ -56,8 +56,12 @@ const WorldSchema = z.object({
   epoch: z.number().int(),
   genesisNumber: z.number().int().min(0).optional(),
   slotSeconds: z.number().int().min(slotSecondsFor(1)).max(SLOT_SECONDS).optional(),
-  // Unknown keys are let through, as before this check: a world that resumed then still resumes.
-  mix: z.object(MixSchema.shape),
+  // Unknown keys are let through, as before this check: a world that resumed then still resumes. A world
+  // saved before the evasions existed lacks their fields, and plays none of them (mix.ts, EVASIONS_OFF).
+  mix: z.preprocess(
+    (mix) => (mix !== null && typeof mix === "object" ? { ...EVASIONS_OFF, ...mix } : mix),
+    z.object(MixSchema.shape),
+  ),
 });
 
 export type WorldFile =

@@ -33,7 +33,7 @@ import { isMeteredOnly, type Merchant } from "../merchant-kit/catalogue.ts";
 import { OFFLINE_SETTINGS } from "../merchants/inference/catalogue.ts";
 import type { ReportService } from "../reports/service.ts";
 import { devnetFacilitatorOptions, startServices } from "../services/index.ts";
-import { sizedChat } from "./chat-work.ts";
+import { sizedChat, tinyChat } from "./chat-work.ts";
 import type { Mix } from "./mix.ts";
 import {
   chooseRoles,
@@ -429,6 +429,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
             input,
             ...(metered ? { scheme: "upto" as const } : {}),
             ...(metered && "messages" in input ? { sized: sizedChat(input) } : {}),
+            ...(metered && "messages" in input && tinyChat(input) ? { tiny: tinyChat(input) } : {}),
           };
         }),
     }));

@@ -11,6 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EVASIONS } from "../../src/demo/evasions.ts";
 import { launchChromium } from "../helpers/browser.ts";
 import { addr, ndjsonFile, payment } from "../helpers/data.ts";
 import { isolatedDatabaseOptions, SERVER_URL, type TestDatabaseOptions } from "../helpers/db.ts";
@@ -256,6 +257,7 @@ describe("demo", () => {
       ok: boolean;
       merchants: {
         name: string;
+        address: string;
         ok: boolean;
         error: number | null;
         genuine_lost: number | null;
@@ -293,6 +295,22 @@ describe("demo", () => {
     expect(proxied.length).toBeGreaterThan(0);
     expect(new Set(proxied.map((r) => r.endpoint))).toEqual(new Set(["GET /pay/:agent_id"]));
     expect(result.merchants.find((m) => m.name === "social-proxy.localhost")?.ok).toBe(true);
+    // The evasions were played, so the check above measured the screens against them. The tiny farms' few
+    // hundredths of a cent cannot move a merchant's figures: their flag must hold every one of their payments.
+    const played = new Set(truth.map((r) => r.behaviour));
+    for (const b of EVASIONS) expect(played.has(b), b).toBe(true);
+    const inference = result.merchants.find((m) => m.name === "inference.localhost");
+    const report = (await (
+      await fetch(`${demo.ready.leaderboard}v1/reports/base/${inference?.address}`)
+    ).json()) as { window: { end_block: number }; flags: Record<string, { tx: number }> };
+    const farms = fs
+      .readFileSync(path.join(dataDir, "demo", "truth.ndjson"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { behaviour: string; block_number: number })
+      .filter((r) => /^(split|varied)_farm$/.test(r.behaviour) && r.block_number <= report.window.end_block);
+    expect(farms.length).toBeGreaterThanOrEqual(20);
+    expect(report.flags.tiny_repeat?.tx).toBe(farms.length);
     expect(result.ok).toBe(true);
     expect(code).toBe(0);
   }, 120_000);

@@ -9,7 +9,7 @@ import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { Analytics } from "../../src/analytics/duckdb.ts";
 import { dataLayout } from "../../src/config/layout.ts";
-import { DEFAULT_MIX } from "../../src/demo/mix.ts";
+import { DEFAULT_MIX, EVASIONS_OFF } from "../../src/demo/mix.ts";
 import {
   DemoError,
   type DemoFiles,
@@ -166,6 +166,22 @@ describe("what the files say", () => {
     });
     fs.rmSync(demo.world);
     expect(readWorld(demo.world)).toEqual({ state: "absent" });
+  });
+
+  it("resumes a world saved before the evasions without them, and one saved since with its own", () => {
+    const dir = dataDir();
+    const { demo } = dataLayout(dir);
+    fs.mkdirSync(demo.dir, { recursive: true });
+    const older = Object.fromEntries(Object.entries(DEFAULT_MIX).filter(([key]) => !(key in EVASIONS_OFF)));
+    fs.writeFileSync(demo.world, JSON.stringify({ ...WORLD, mix: older }));
+    // Their defaults would fund wallets in slots that world has already played.
+    expect(readWorld(demo.world)).toEqual({
+      state: "whole",
+      world: { ...WORLD, mix: { ...DEFAULT_MIX, ...EVASIONS_OFF } },
+    });
+    const own = { ...DEFAULT_MIX, distributorWallets: 5 };
+    fs.writeFileSync(demo.world, JSON.stringify({ ...WORLD, mix: own }));
+    expect(readWorld(demo.world)).toEqual({ state: "whole", world: { ...WORLD, mix: own } });
   });
 
   it("resumes over a last truth line cut short (the demo drops it), but stops at damage in the middle", async () => {
