@@ -12,9 +12,10 @@
  * - a split farm: wallets funded from one farmer, each paying tiny metered charges, none many alone;
  * - a varied farm: one wallet paying tiny metered charges of varying amounts.
  *
- * No exact price in the catalogues is below a fifth of its merchant's lowest listed price, so only a
- * metered (upto) charge for tiny work can be tiny: both farms pay one (`PlanEndpoint.tiny`), and neither is
- * played where no merchant has one. The evasions use the slot's generator after everything else has drawn
+ * The farms pay a merchant with genuine demand, where no exact price is below a fifth of its lowest listed
+ * one (the old farm's unlisted $0.0001 endpoint is a shop's only one, which agents never buy): a metered
+ * (upto) charge for tiny work is what can be tiny there (`PlanEndpoint.tiny`), and neither farm is played
+ * where no merchant has one. The evasions use the slot's generator after everything else has drawn
  * from it, and none is played by a world saved before they existed (mix.ts, `EVASIONS_OFF`).
  */
 import { EVASIONS_OFF, type Mix } from "./mix.ts";
