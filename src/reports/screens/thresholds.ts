@@ -1,6 +1,8 @@
 /**
- * Every screen threshold, in one place. Amounts are atomic USDC units (1 USD = 1,000,000).
- * `docs/screens.md` gives the reason for each one; change them here and the docs together.
+ * Every number the screens use, in one place. Amounts are atomic USDC units (1 USD = 1,000,000).
+ * `docs/screens.md` gives the reason for each one and what stepping past it would cost a gamer; change
+ * them here and the docs together. merchant_funded has none: it follows money wherever the data holds it,
+ * and ring flags in proportion to what came back.
  */
 export const THRESHOLDS = {
   /** tiny_repeat: a payment is tiny when it is at most the merchant's price divided by this (a share of the price)... */
@@ -14,15 +16,10 @@ export const THRESHOLDS = {
   /** tiny_repeat: at least this many tiny payments from one cluster to one merchant in the window, whatever their amounts. */
   tinyRepeatMinPayments: 10,
 
-  /** The indexer's former funding look-back (8 weeks), kept until it defines its own (issue 39); no screen reads it. */
-  fundingLookbackBlocks: 2_419_200,
-  /** The indexer's former funding depth, kept until it defines its own (issue 39); no screen reads it. */
-  fundingMaxHops: 4,
-
   /**
    * A wallet that is not a merchant and received plain transfers from at least this many distinct clusters
    * of wallets is a hub (an exchange, a bridge): fed by many independent wallets, unlike a distributor fed
-   * by one. merchant_funded does not follow one whose balance the data does not hold; rings never do.
+   * by one. merchant_funded leaves one out only where following it could change nothing; rings always do.
    */
   hubMinSenders: 50,
   /**
@@ -32,7 +29,7 @@ export const THRESHOLDS = {
    */
   hubMinCounterparties: 50,
 
-  /** prober: a payer that paid at least this many distinct merchants in the window... */
+  /** prober: a payer's cluster that paid at least this many distinct merchants in the window... */
   proberMinMerchants: 20,
   /** prober: ...paying most of them (this share or more) at most `proberMaxPaymentsPerMerchant` times... */
   proberLightShare: 0.8,
