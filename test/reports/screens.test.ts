@@ -98,6 +98,22 @@ describe("merchant_funded", () => {
     expect([report.real_tx, report.real_usd]).toEqual([3, 3]);
   });
 
+  it("follows the merchant's money through another merchant's wallet, behind that merchant's own revenue", async () => {
+    // Before the window, so that no cycle of the window's moves holds them: other's customer pays it $5, then
+    // the merchant sends other $3; other sends the payer $5 (its revenue, first in) and then $3 (the merchant's).
+    const records = [
+      payment({ payer: addr("other-customer"), payTo: other, amount: 5_000_000, block: START - 500 }),
+      transfer(m, other, 3_000_000, START - 400),
+      transfer(other, funded, 5_000_000, START - 300),
+      transfer(other, funded, 3_000_000, START - 200),
+      payment({ payer: funded, payTo: m, amount: 5_000_000, block: START + 10 }),
+      payment({ payer: funded, payTo: m, amount: 3_000_000, block: START + 20 }),
+      // other is a merchant of the window too: its revenue is read because another merchant's money reached it.
+      payment({ payer: addr("other-customer"), payTo: other, amount: 1_000, block: START + 30 }),
+    ];
+    expect((await reportOf(records, m)).report.flags).toEqual({ merchant_funded: { tx: 1, usd: 3 } });
+  });
+
   it("counts the merchant's money at any age, and no other wallet's", async () => {
     const records = [
       transfer(m, funded, 10_000_000, START - 30 * 7 * 43_200),

@@ -6,7 +6,8 @@
  * one walk over the moves), in one sorted scan, so it stays linear in the transfers and payments it reads.
  *
  * Leaves, for aggregates.ts and the evidence:
- * - `rw_prov_reach` (wallet): the wallets the merchants' money can reach (by plain transfers and x402 payments);
+ * - `rw_prov_reach` (wallet, tracked): the wallets the merchants' money can reach (by plain transfers and x402
+ *   payments), and whether their revenue must be read (all but merchants only their own money reaches);
  * - `rw_after` (payer, pay_to, amount, day, n): of each group of the window's payments, how many were paid
  *   mostly (half or more) with the payee's own money;
  * - `rw_funding` (payer, pay_to, funded_from, own, paid, path, hops, ranges): per pair with such payments,
@@ -189,20 +190,37 @@ async function reach(analytics: Analytics, end: number): Promise<void> {
     else out.set(src, [dst]);
   }
   const merchants = await analytics.all<{ wallet: string }>("SELECT wallet FROM rw_merchants");
-  const reached = new Set<string>();
+  // Each wallet reached keeps the merchant whose money reached it, or MIXED once two merchants' money
+  // has; a wallet changes at most twice, so the walk stays linear.
+  const origin = new Map<string, string>();
   const queue: string[] = [];
-  const visit = (from: string) => {
+  const visit = (from: string, label: string) => {
     for (const dst of out.get(from) ?? []) {
-      if (reached.has(dst)) continue;
-      reached.add(dst);
+      const known = origin.get(dst);
+      if (known === label || known === MIXED) continue;
+      origin.set(dst, known === undefined ? label : MIXED);
       queue.push(dst);
     }
   };
-  for (const { wallet } of merchants) visit(wallet);
-  for (let i = 0; i < queue.length; i++) visit(queue[i] as string);
-  await analytics.run("CREATE OR REPLACE TEMP TABLE rw_prov_reach (wallet VARCHAR)");
-  await analytics.append("rw_prov_reach", [...reached], (a, wallet) => a.appendVarchar(wallet));
+  const isMerchant = new Set(merchants.map((m) => m.wallet));
+  for (const { wallet } of merchants) visit(wallet, wallet);
+  for (let i = 0; i < queue.length; i++) {
+    const wallet = queue[i] as string;
+    const label = origin.get(wallet) as string;
+    // What a merchant sends carries its own label beside any it holds.
+    visit(wallet, isMerchant.has(wallet) && label !== wallet ? MIXED : label);
+  }
+  await analytics.run("CREATE OR REPLACE TEMP TABLE rw_prov_reach (wallet VARCHAR, tracked BOOLEAN)");
+  await analytics.append("rw_prov_reach", [...origin], (a, [wallet, label]) => {
+    a.appendVarchar(wallet);
+    // A merchant that only its own money reached sends what it would send untracked: its label alone.
+    // Its revenue need not be read then (a busy merchant's is most of the payments).
+    a.appendBoolean(!isMerchant.has(wallet) || label !== wallet);
+  });
 }
+
+/** The origin of a wallet two merchants' money reached. */
+const MIXED = "";
 
 const PAYMENT = 0;
 const TRANSFER = 1;
@@ -221,13 +239,15 @@ const EVENTS_SQL = `
     -- One scan of the payments for both sides: the reached wallets' own, and what reached them.
     SELECT block_number, log_index, payer, pay_to, amount, tx_hash, block_time, payer IN (SELECT wallet FROM r) AS spent
     FROM payments
-    WHERE chain = 'base' AND block_number <= $end AND (payer IN (SELECT wallet FROM r) OR pay_to IN (SELECT wallet FROM r))
+    WHERE chain = 'base' AND block_number <= $end
+      AND (payer IN (SELECT wallet FROM r) OR pay_to IN (SELECT wallet FROM rw_prov_reach WHERE tracked))
   )
   SELECT ${PAYMENT} AS kind, block_number AS block, log_index AS pos, payer AS src, pay_to AS dst, amount, tx_hash AS tx,
     CASE WHEN block_number > $start THEN (block_time::DATE - $first::DATE)::INTEGER END AS day
   FROM p WHERE spent
   UNION ALL
-  SELECT ${INCOME}, block_number, -1, NULL, pay_to, sum(amount), NULL, NULL FROM p WHERE NOT spent GROUP BY block_number, pay_to
+  SELECT ${INCOME}, block_number, -1, NULL, pay_to, sum(amount), NULL, NULL FROM p WHERE NOT spent
+  GROUP BY block_number, pay_to
   UNION ALL
   SELECT ${TRANSFER}, block_number, log_index, from_address, to_address, amount, tx_hash, NULL FROM transfers
   WHERE chain = 'base' AND block_number <= $end AND amount > 0 AND from_address <> to_address
