@@ -234,19 +234,17 @@ const BALANCE = 3;
  * reached wallets' balances, each after its block's moves.
  */
 const EVENTS_SQL = `
-  WITH r AS (SELECT wallet FROM rw_prov_reach),
-  p AS (
-    -- One scan of the payments for both sides: the reached wallets' own, and what reached them.
-    SELECT block_number, log_index, payer, pay_to, amount, tx_hash, block_time, payer IN (SELECT wallet FROM r) AS spent
-    FROM payments
-    WHERE chain = 'base' AND block_number <= $end
-      AND (payer IN (SELECT wallet FROM r) OR pay_to IN (SELECT wallet FROM rw_prov_reach WHERE tracked))
-  )
+  WITH r AS (SELECT wallet FROM rw_prov_reach), tracked AS (SELECT wallet FROM rw_prov_reach WHERE tracked)
   SELECT ${PAYMENT} AS kind, block_number AS block, log_index AS pos, payer AS src, pay_to AS dst, amount, tx_hash AS tx,
     CASE WHEN block_number > $start THEN (block_time::DATE - $first::DATE)::INTEGER END AS day
-  FROM p WHERE spent
+  FROM payments w SEMI JOIN r ON w.payer = r.wallet
+  WHERE chain = 'base' AND block_number <= $end
   UNION ALL
-  SELECT ${INCOME}, block_number, -1, NULL, pay_to, sum(amount), NULL, NULL FROM p WHERE NOT spent
+  -- Two semi joins, not one scan with an OR of two IN lists: DuckDB probes a hash table per row either way,
+  -- and the OR made it evaluate both lists for every payment (410-600 ms against 320 for one scan at 10M).
+  SELECT ${INCOME}, block_number, -1, NULL, pay_to, sum(amount), NULL, NULL
+  FROM payments w SEMI JOIN tracked ON w.pay_to = tracked.wallet
+  WHERE chain = 'base' AND block_number <= $end AND payer NOT IN (SELECT wallet FROM r)
   GROUP BY block_number, pay_to
   UNION ALL
   SELECT ${TRANSFER}, block_number, log_index, from_address, to_address, amount, tx_hash, NULL FROM transfers
