@@ -52,3 +52,9 @@ export async function snapshot(analytics: Analytics): Promise<Snapshot> {
   }
   return out;
 }
+
+/** The hashes of the transfers a store holds. */
+export async function storedTxs(analytics: Analytics): Promise<Set<string>> {
+  const rows = await analytics.all<{ tx_hash: string }>("SELECT tx_hash FROM transfers");
+  return new Set(rows.map((r) => r.tx_hash));
+}

@@ -17,7 +17,7 @@ import { type Devnet, type DevnetAccount, derive } from "../../src/chain/devnet/
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import { HUB_SENDERS } from "../../src/indexer/history.ts";
 import { type IndexerOptions, runIndexer } from "../../src/indexer/index.ts";
-import { openTempAnalytics, snapshot, startTestDevnet } from "../helpers/indexer.ts";
+import { openTempAnalytics, snapshot, startTestDevnet, storedTxs } from "../helpers/indexer.ts";
 import { type Provider, startProvider } from "../helpers/provider.ts";
 import { fundedAccount, mineAll, rpc, sendRaw, sendTransfer, signSettlements } from "../helpers/settle.ts";
 
@@ -152,11 +152,6 @@ function index(analytics: Analytics, options: Partial<IndexerOptions> = {}) {
     reorgDepth: 8,
     ...options,
   });
-}
-
-async function storedTxs(analytics: Analytics): Promise<Set<string>> {
-  const rows = await analytics.all<{ tx_hash: string }>("SELECT tx_hash FROM transfers");
-  return new Set(rows.map((r) => r.tx_hash));
 }
 
 async function balancesOf(analytics: Analytics, wallet: DevnetAccount) {

@@ -22,7 +22,7 @@ import { type IndexerOptions, runIndexer } from "../../src/indexer/index.ts";
 import { startMiner } from "../helpers/chain.ts";
 import { openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator, startShop } from "../helpers/facilitator.ts";
-import { GENESIS, openTempAnalytics, snapshot, startTestDevnet } from "../helpers/indexer.ts";
+import { GENESIS, openTempAnalytics, snapshot, startTestDevnet, storedTxs } from "../helpers/indexer.ts";
 import { fundedAccount, rpc, sendTransfer } from "../helpers/settle.ts";
 import { NETWORK } from "../helpers/x402.ts";
 
@@ -168,11 +168,6 @@ function index(analytics: Analytics, options: Partial<IndexerOptions> = {}) {
     reorgDepth: 8,
     ...options,
   });
-}
-
-async function storedTxs(analytics: Analytics): Promise<Set<string>> {
-  const rows = await analytics.all<{ tx_hash: string }>("SELECT tx_hash FROM transfers");
-  return new Set(rows.map((r) => r.tx_hash));
 }
 
 describe("funding history", () => {
