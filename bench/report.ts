@@ -415,6 +415,8 @@ const figures = {
   },
 };
 
+// Every statement's time, for a closer look than the ten slowest below (`.bench/` is gitignored).
+fs.writeFileSync(path.join(benchDir, "timings.json"), `${JSON.stringify(timings)}\n`);
 const ok = (met: boolean) => (met ? "met" : "MISSED");
 line();
 line("statements (ms), slowest first per stage:");

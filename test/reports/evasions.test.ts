@@ -72,6 +72,35 @@ describe("evasions of the money's provenance", () => {
     }
   });
 
+  it("follows money through another merchant's x402 revenue, and shows that payment's transaction", async () => {
+    // m's money reaches a wallet that buys from merchant n in the window; n's revenue then funds the buyer who pays m.
+    const n = addr("provenance-other-merchant");
+    const [carrier, buyer] = wallets("through-merchant", 2) as [string, string];
+    const viaN = payment({ payer: carrier, payTo: n, amount: 30_000_000, block: START + 10 });
+    const records = [
+      transfer(m, carrier, 30_000_000, START - 4 * DAY),
+      viaN,
+      transfer(n, buyer, 30_000_000, START + 20),
+      ...payers(m, [buyer], 10, () => 100_000),
+      // Other payments in viaN's block: the hash shown must be that payment's.
+      payment({ payer: addr("bystander-1"), payTo: n, amount: 1_000, block: START + 10 }),
+      payment({ payer: addr("bystander-2"), payTo: m, amount: 1_000, block: START + 10 }),
+    ];
+    const analytics = await analyticsWith(records);
+    try {
+      const service = new ReportService(analytics, { publicUrl: "https://reports.test" });
+      expect((await service.report(m, END)).report.flags).toEqual({ merchant_funded: { tx: 10, usd: 1 } });
+      const w = (await service.evidence(m, END)).flags[0]?.wallets[0];
+      expect(w?.funding_path?.map((h) => [h.from, h.to, h.tx_hash])).toEqual([
+        [m, carrier, records[0]?.tx_hash],
+        [carrier, n, viaN.tx_hash],
+        [n, buyer, records[2]?.tx_hash],
+      ]);
+    } finally {
+      analytics.close();
+    }
+  });
+
   it("follows money the merchant sent 20 weeks before the window, dormant since", async () => {
     const base = genuine(m, prices, 30, 2);
     const buyers = wallets("dormant", 8);

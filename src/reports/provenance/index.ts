@@ -34,13 +34,17 @@ interface Bounds {
  * `clusters.ts`); see the module's comment for what it leaves.
  */
 export async function provenance(analytics: Analytics, bounds: Bounds): Promise<void> {
-  const merchants = new Set(
-    (await analytics.all<{ wallet: string }>("SELECT wallet FROM rw_merchants")).map((r) => r.wallet),
-  );
   const opaque = new Set(
     (await analytics.all<{ wallet: string }>("SELECT wallet FROM rw_prov_opaque")).map((r) => r.wallet),
   );
   await reach(analytics, bounds.end);
+  // Only the merchants that send money on or that money reaches: a label is only ever added by a sender
+  // (tens of thousands of merchants cost more to read than the rest of the pass).
+  const merchants = await walletsOf(
+    analytics,
+    `SELECT wallet FROM rw_merchants
+     WHERE wallet IN (SELECT src FROM rw_prov_moves) OR wallet IN (SELECT wallet FROM rw_prov_reach)`,
+  );
   const ledger = new ProvenanceLedger(merchants, opaque);
   const flagged = new Map<
     string,
@@ -50,20 +54,22 @@ export async function provenance(analytics: Analytics, bounds: Bounds): Promise<
   const events = await analytics.all<{
     kind: number;
     block: bigint | number;
+    seq: bigint | number | null;
     src: string;
     dst: string;
     amount: bigint;
-    tx: string;
+    tx: string | null;
     day: number | null;
   }>(EVENTS_SQL, { start: bounds.start, end: bounds.end, first: bounds.first });
   for (const e of events) {
     const block = Number(e.block);
     const amount = BigInt(e.amount);
-    if (e.kind === TRANSFER) ledger.transfer({ from: e.src, to: e.dst, amount, block, tx: e.tx });
+    if (e.kind === TRANSFER) ledger.transfer({ from: e.src, to: e.dst, amount, block, tx: e.tx as string });
     else if (e.kind === INCOME) ledger.income(e.dst, amount);
     else if (e.kind === BALANCE) ledger.balance(e.dst, amount);
     else {
-      const { own, way } = ledger.payment({ payer: e.src, payTo: e.dst, amount, block, tx: e.tx });
+      const tx = paymentRef(block, e.seq as bigint);
+      const { own, way } = ledger.payment({ payer: e.src, payTo: e.dst, amount, block, tx });
       if (block <= bounds.start || e.day === null) continue;
       const key = `${e.src} ${e.dst}`;
       let pair = pairs.get(key);
@@ -114,18 +120,60 @@ export async function provenance(analytics: Analytics, bounds: Bounds): Promise<
     `CREATE OR REPLACE TEMP TABLE rw_funding (payer VARCHAR, pay_to VARCHAR, funded_from BIGINT, own HUGEINT,
        paid HUGEINT, path VARCHAR, hops INTEGER, ranges VARCHAR)`,
   );
-  const funded = [...pairs.values()].filter((p) => p.first !== null);
+  const funded = [...pairs.values()]
+    .filter((p) => p.first !== null)
+    .map((p) => ({ ...p, shown: wayFrom(p.way, p.payTo) }));
+  const hashes = await paymentHashes(
+    analytics,
+    funded.flatMap((p) => p.shown.shown.map((h) => h.tx)),
+  );
   await analytics.append("rw_funding", funded, (a, p) => {
     a.appendVarchar(p.payer);
     a.appendVarchar(p.payTo);
     a.appendBigInt(BigInt(p.first as number));
     a.appendHugeInt(p.own);
     a.appendHugeInt(p.paid);
-    const way = wayFrom(p.way, p.payTo);
+    const way = p.shown;
+    for (const hop of way.shown) hop.tx = hashes.get(hop.tx) ?? hop.tx;
     a.appendVarchar(JSON.stringify(way.shown));
     a.appendInteger(way.total);
     a.appendVarchar(JSON.stringify(p.ranges));
   });
+}
+
+async function walletsOf(analytics: Analytics, sql: string): Promise<Set<string>> {
+  return new Set((await analytics.all<{ wallet: string }>(sql)).map((r) => r.wallet));
+}
+
+/**
+ * A payment stands for its transaction by its block and row until the evidence needs the hash: reading
+ * every reached wallet's payment hashes was more than half of the pass (the scan decodes the hash of
+ * every payment it passes), and the ways shown hold a few payments at most. The build reads one version
+ * of the data (`ReportService.write` builds again if a write landed), so a row stays the same row.
+ */
+const REF = "@";
+const paymentRef = (block: number, row: bigint | number) => `${REF}${block}:${row}`;
+
+/** The transaction hashes of the payments among `refs` (others are left out), by their refs. */
+async function paymentHashes(analytics: Analytics, refs: readonly string[]): Promise<Map<string, string>> {
+  const wanted = new Set(refs.filter((r) => r.startsWith(REF)));
+  const out = new Map<string, string>();
+  if (wanted.size === 0) return out;
+  const blocks = [...new Set([...wanted].map((r) => Math.trunc(Number(r.slice(REF.length, r.indexOf(":"))))))];
+  const read = (where: string) =>
+    `SELECT block_number AS block, rowid AS row, tx_hash AS tx FROM payments WHERE chain = 'base' AND ${where}`;
+  // One block is a range the zone maps find (13-25 ms for 40 blocks at 10M); an IN list is read as its
+  // lowest to highest block, the whole table when they are spread (about 100 ms): the better past a few hundred.
+  const sql =
+    blocks.length <= 256
+      ? blocks.map((b) => read(`block_number = ${b}`)).join(" UNION ALL ")
+      : read(`block_number IN (${blocks.join(", ")})`);
+  const rows = await analytics.all<{ block: bigint | number; row: bigint; tx: string }>(sql);
+  for (const r of rows) {
+    const ref = paymentRef(Number(r.block), r.row);
+    if (wanted.has(ref)) out.set(ref, r.tx);
+  }
+  return out;
 }
 
 interface PairFacts {
@@ -155,7 +203,7 @@ function wayFrom(way: Hop | null, merchant: string) {
   const hops = back
     .reverse()
     .map((h) => ({ from: h.from, to: h.to, block: h.block, amount: Number(h.amount), tx: h.tx }));
-  const shown = hops.length <= MAX_WAY ? hops : [hops[0], ...hops.slice(hops.length - MAX_WAY + 1)];
+  const shown = hops.length <= MAX_WAY ? hops : [...hops.slice(0, 1), ...hops.slice(hops.length - MAX_WAY + 1)];
   return { shown, total: hops.length };
 }
 
@@ -189,7 +237,10 @@ async function reach(analytics: Analytics, end: number): Promise<void> {
     if (list) list.push(dst);
     else out.set(src, [dst]);
   }
-  const merchants = await analytics.all<{ wallet: string }>("SELECT wallet FROM rw_merchants");
+  // Only a merchant that sends anything can start a way.
+  const merchants = await analytics.all<{ wallet: string }>(
+    "SELECT wallet FROM rw_merchants WHERE wallet IN (SELECT src FROM rw_prov_moves)",
+  );
   // Each wallet reached keeps the merchant whose money reached it, or MIXED once two merchants' money
   // has; a wallet changes at most twice, so the walk stays linear.
   const origin = new Map<string, string>();
@@ -235,22 +286,22 @@ const BALANCE = 3;
  */
 const EVENTS_SQL = `
   WITH r AS (SELECT wallet FROM rw_prov_reach), tracked AS (SELECT wallet FROM rw_prov_reach WHERE tracked)
-  SELECT ${PAYMENT} AS kind, block_number AS block, log_index AS pos, payer AS src, pay_to AS dst, amount, tx_hash AS tx,
+  SELECT ${PAYMENT} AS kind, block_number AS block, log_index AS pos, rowid AS seq, payer AS src, pay_to AS dst, amount, NULL AS tx,
     CASE WHEN block_number > $start THEN (block_time::DATE - $first::DATE)::INTEGER END AS day
   FROM payments w SEMI JOIN r ON w.payer = r.wallet
   WHERE chain = 'base' AND block_number <= $end
   UNION ALL
   -- Two semi joins, not one scan with an OR of two IN lists: DuckDB probes a hash table per row either way,
   -- and the OR made it evaluate both lists for every payment (410-600 ms against 320 for one scan at 10M).
-  SELECT ${INCOME}, block_number, -1, NULL, pay_to, sum(amount), NULL, NULL
+  SELECT ${INCOME}, block_number, -1, NULL, NULL, pay_to, sum(amount), NULL, NULL
   FROM payments w SEMI JOIN tracked ON w.pay_to = tracked.wallet
   WHERE chain = 'base' AND block_number <= $end AND payer NOT IN (SELECT wallet FROM r)
   GROUP BY block_number, pay_to
   UNION ALL
-  SELECT ${TRANSFER}, block_number, log_index, from_address, to_address, amount, tx_hash, NULL FROM transfers
+  SELECT ${TRANSFER}, block_number, log_index, NULL, from_address, to_address, amount, tx_hash, NULL FROM transfers
   WHERE chain = 'base' AND block_number <= $end AND amount > 0 AND from_address <> to_address
     AND (from_address IN (SELECT wallet FROM r) OR to_address IN (SELECT wallet FROM r) OR from_address IN (SELECT wallet FROM rw_merchants))
   UNION ALL
-  SELECT ${BALANCE}, block_number, 2147483647, NULL, wallet, amount, NULL, NULL FROM balances
+  SELECT ${BALANCE}, block_number, 2147483647, NULL, NULL, wallet, amount, NULL, NULL FROM balances
   WHERE chain = 'base' AND block_number <= $end AND wallet IN (SELECT wallet FROM r)
-  ORDER BY block, pos, kind, tx, src, dst`;
+  ORDER BY block, pos, kind, seq, tx, src, dst`;
