@@ -143,19 +143,29 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
        WHERE amount <= tiny_max GROUP BY ALL
      ) LEFT JOIN rw_clusters c ON c.wallet = payer`,
   );
+  const light = THRESHOLDS.proberMaxPaymentsPerMerchant;
+  // Clusters of one wallet (nearly every payer) are counted by payer; only the clustered few are grouped.
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_payer_merchants AS
-     WITH pairs AS (
-       SELECT payer, pay_to, tx, ${CLUSTER} AS cluster FROM rw_pair_totals LEFT JOIN rw_clusters c ON c.wallet = payer
+     WITH clustered AS (
+       SELECT c.cluster, p.payer, p.pay_to, p.tx FROM rw_pair_totals p JOIN rw_clusters c ON c.wallet = p.payer
+     ), lone AS (
+       SELECT payer, pay_to, tx FROM rw_pair_totals WHERE payer NOT IN (SELECT wallet FROM rw_clusters)
      ), cluster_pairs AS (
-       SELECT cluster, pay_to, sum(tx) AS tx FROM pairs GROUP BY ALL
+       SELECT cluster, pay_to, sum(tx) AS tx FROM clustered GROUP BY ALL
      ), probers AS (
-       SELECT cluster, count(*) AS payer_merchants,
-         count(*) FILTER (tx <= ${THRESHOLDS.proberMaxPaymentsPerMerchant}) AS payer_light_merchants
+       SELECT cluster, count(*) AS payer_merchants, count(*) FILTER (tx <= ${light}) AS payer_light_merchants
        FROM cluster_pairs GROUP BY cluster HAVING count(*) >= ${THRESHOLDS.proberMinMerchants}
+       UNION ALL
+       -- A cluster is named by one of its wallets, so it is never a lone payer's name.
+       SELECT payer, count(*), count(*) FILTER (tx <= ${light}) FROM lone
+       GROUP BY payer HAVING count(*) >= ${THRESHOLDS.proberMinMerchants}
      )
-     SELECT p.payer, p.pay_to, b.payer_merchants, b.payer_light_merchants, cp.tx AS cluster_tx
-     FROM pairs p JOIN probers b USING (cluster) JOIN cluster_pairs cp USING (cluster, pay_to)`,
+     SELECT c.payer, c.pay_to, b.payer_merchants, b.payer_light_merchants, cp.tx AS cluster_tx
+     FROM clustered c JOIN probers b USING (cluster) JOIN cluster_pairs cp USING (cluster, pay_to)
+     UNION ALL
+     SELECT l.payer, l.pay_to, b.payer_merchants, b.payer_light_merchants, l.tx
+     FROM lone l JOIN probers b ON b.cluster = l.payer`,
   );
   const ringGraph = await rings(analytics, p);
   // ring, in proportion: of a ring pair's payments not paid with the merchant's money, the earliest (by

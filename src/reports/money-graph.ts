@@ -69,9 +69,14 @@ export async function moneyMoves(analytics: Analytics, blocks: Blocks): Promise<
 export async function tinyPrices(analytics: Analytics): Promise<void> {
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_tiny AS
-     WITH merchants AS (
-       SELECT pay_to, count(DISTINCT coalesce(c.cluster, payer)) AS clusters
-       FROM rw_pair_totals LEFT JOIN rw_clusters c ON c.wallet = payer GROUP BY pay_to
+     WITH merged AS (
+       -- A merchant's clusters are its payers less those that share a cluster with another of them: a
+       -- distinct count over the few clustered payers, not over every pair.
+       SELECT pay_to, count(*) - count(DISTINCT c.cluster) AS merged
+       FROM rw_pair_totals JOIN rw_clusters c ON c.wallet = payer GROUP BY pay_to
+     ), merchants AS (
+       SELECT pay_to, count(*) - coalesce(any_value(merged), 0) AS clusters
+       FROM rw_pair_totals LEFT JOIN merged USING (pay_to) GROUP BY pay_to
      ), listed AS (
        -- A price above the most one payment may carry is no payment's price (and would not fit a BIGINT).
        SELECT pay_to, min(round(price_usd * 1e6))::BIGINT AS price FROM listings
