@@ -159,7 +159,9 @@ async function paymentHashes(analytics: Analytics, refs: readonly string[]): Pro
   const wanted = new Set(refs.filter((r) => r.startsWith(REF)));
   const out = new Map<string, string>();
   if (wanted.size === 0) return out;
-  const blocks = [...new Set([...wanted].map((r) => Math.trunc(Number(r.slice(REF.length, r.indexOf(":"))))))];
+  const blocks = [
+    ...new Set([...wanted].map((r) => Math.trunc(Number(r.slice(REF.length, r.indexOf(":")))))),
+  ];
   const read = (where: string) =>
     `SELECT block_number AS block, rowid AS row, tx_hash AS tx FROM payments WHERE chain = 'base' AND ${where}`;
   // One block is a range the zone maps find (13-25 ms for 40 blocks at 10M); an IN list is read as its
@@ -203,7 +205,8 @@ function wayFrom(way: Hop | null, merchant: string) {
   const hops = back
     .reverse()
     .map((h) => ({ from: h.from, to: h.to, block: h.block, amount: Number(h.amount), tx: h.tx }));
-  const shown = hops.length <= MAX_WAY ? hops : [...hops.slice(0, 1), ...hops.slice(hops.length - MAX_WAY + 1)];
+  const shown =
+    hops.length <= MAX_WAY ? hops : [...hops.slice(0, 1), ...hops.slice(hops.length - MAX_WAY + 1)];
   return { shown, total: hops.length };
 }
 
