@@ -86,12 +86,12 @@ export class FacilitatorRegistry {
   }
 
   /** A copy with extra signers (any case) valid from time 0, named "operator". */
-  withSigners(addresses: readonly string[]): FacilitatorRegistry {
+  withSigners(addresses: readonly string[], name = "given with --facilitator"): FacilitatorRegistry {
     const signers = new Map(this.signers);
     for (const raw of addresses) {
       const a = raw.toLowerCase();
       if (!ADDRESS.test(a)) throw new Error(`not an address: "${raw}"`);
-      signers.set(a, { address: a, facilitator: OPERATOR, name: "given with --facilitator", since: 0 });
+      signers.set(a, { address: a, facilitator: OPERATOR, name, since: 0 });
     }
     return new FacilitatorRegistry(signers, this.unconfirmed);
   }

@@ -16,7 +16,7 @@ export const DEFAULT_DEVNET_BUYERS = 3;
  * With `--background-tps N` the chain also carries N plain ETH and USDC transfers a second between accounts
  * of its own, so blocks are about as dense as Base's.
  *
- * Prints one JSON line `{"rpc", "facilitator", "chainId", "usdc", "buyers"}` when ready; stops on
+ * Prints one JSON line `{"rpc", "facilitator", "signer", "chainId", "usdc", "buyers"}` when ready; stops on
  * SIGINT/SIGTERM (facilitator closed, then anvil stopped, exit 0), and fails if anvil dies on its own.
  */
 export async function runDevnet(args: string[], flags: Flags): Promise<number> {
@@ -43,6 +43,8 @@ export async function runDevnet(args: string[], flags: Flags): Promise<number> {
     const ready = {
       rpc: devnet.rpc,
       facilitator: started.urls.facilitator,
+      // The facilitator's signer: the sender of its settlements, which `index` must know as a facilitator's.
+      signer: devnet.facilitatorAccount.address,
       chainId: devnet.chainId,
       usdc: devnet.usdc,
       buyers: devnet.buyers.map(({ address, privateKey }) => ({ address, privateKey })),

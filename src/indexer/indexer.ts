@@ -7,6 +7,7 @@
 import type { Analytics } from "../analytics/duckdb.ts";
 import { upsertListings } from "../analytics/listings.ts";
 import { BASE_USDC, BLOCK_SECONDS, WEEK_BLOCKS, X402_UPTO_PROXY_ADDRESS } from "../chain/base.ts";
+import { DEVNET_FACILITATOR_SIGNER, isAnvil } from "../chain/devnet/signer.ts";
 import type { FacilitatorRegistry } from "../chain/facilitators.ts";
 import { AppError } from "../common/errors.ts";
 import type { LogFields, LogLevel } from "../common/log.ts";
@@ -254,6 +255,7 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
       signal,
     },
   );
+  const registry = await withDevnetSigner(client, options.registry);
   const serial = new Serial();
   const analytics = options.analytics;
   const writer = new BatchWriter(analytics);
@@ -292,7 +294,7 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
       );
     }
   } else {
-    startBlock = options.fromBlock ?? (await defaultFromBlock(client, options.registry, head));
+    startBlock = options.fromBlock ?? (await defaultFromBlock(client, registry, head));
     if (startBlock > head)
       throw new IndexerInputError(`--from-block ${startBlock} is past the chain head ${head}`);
     cursor = await cursorBefore(startBlock);
@@ -305,7 +307,7 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
   }
   const choice = options.senderStrategy ?? DEFAULT_SENDER_STRATEGY;
   const strategy: SenderStrategy =
-    choice === "auto" ? await chooseSenderStrategy(client, options.registry.addresses()) : choice;
+    choice === "auto" ? await chooseSenderStrategy(client, registry.addresses()) : choice;
   let clock = new BlockClock(cursor.block, cursor.time);
   let book: WalletBook = await serial.run(() => loadWalletBook(analytics));
   const memory = async (): Promise<HistoryMemory> => ({
@@ -434,7 +436,7 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
     const ctx: FetchContext = {
       client,
       logs,
-      registry: options.registry,
+      registry: registry,
       clock,
       strategy,
       concurrency,
@@ -572,6 +574,21 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
 async function earliestBlock(client: RpcClient): Promise<number> {
   const earliest = await client.call<{ number?: string } | null>("eth_getBlockByNumber", ["earliest", false]);
   return earliest?.number ? hexNumber(earliest.number) : 0;
+}
+
+/**
+ * On anvil (the project's devnet), its facilitator's signer is a facilitator too: without it every
+ * settlement of `devnet` would be a candidate and no merchant found, unless the user knew to say
+ * `--facilitator`. A node that does not answer `web3_clientVersion` is no anvil.
+ */
+async function withDevnetSigner(
+  client: RpcClient,
+  registry: FacilitatorRegistry,
+): Promise<FacilitatorRegistry> {
+  const version = await client.call<string>("web3_clientVersion", []).catch(() => "");
+  if (typeof version !== "string" || !isAnvil(version)) return registry;
+  if (registry.addresses().includes(DEVNET_FACILITATOR_SIGNER.toLowerCase())) return registry;
+  return registry.withSigners([DEVNET_FACILITATOR_SIGNER], "the devnet's facilitator (anvil)");
 }
 
 /**

@@ -5,6 +5,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it, type TestContext } from "vitest";
 import { BASE_USDC } from "../../src/chain/base.ts";
 import { MAX_BACKGROUND_TPS } from "../../src/chain/devnet/background.ts";
+import { DEVNET_FACILITATOR_SIGNER } from "../../src/chain/devnet/signer.ts";
 import { usdcAbi } from "../../src/chain/usdc.ts";
 import { DATABASE_KINDS, isolatedDatabaseOptions } from "../helpers/db.ts";
 import { alive, childrenOf, commandName, eventually, runCli } from "../helpers/process.ts";
@@ -58,8 +59,12 @@ describe.runIf(process.platform === "linux").concurrent("devnet command", () => 
   it("prints one JSON line when ready, mines a block every 2 s, and stops on SIGTERM with exit 0", async (context) => {
     const { child, exit, line } = await devnet(context, "--buyers", "2");
     const ready = JSON.parse(await line);
-    expect(Object.keys(ready)).toEqual(["rpc", "facilitator", "chainId", "usdc", "buyers"]);
-    expect(ready).toMatchObject({ chainId: 8453, usdc: getAddress(BASE_USDC) });
+    expect(Object.keys(ready)).toEqual(["rpc", "facilitator", "signer", "chainId", "usdc", "buyers"]);
+    expect(ready).toMatchObject({
+      chainId: 8453,
+      usdc: getAddress(BASE_USDC),
+      signer: DEVNET_FACILITATOR_SIGNER,
+    });
     expect(ready.rpc).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(ready.facilitator).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
 

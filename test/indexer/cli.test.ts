@@ -201,6 +201,19 @@ describe("index command", () => {
     }
   });
 
+  it("knows the devnet's facilitator on anvil without --facilitator", async () => {
+    // The command a new user runs after `devnet`: no --facilitator, yet the devnet's settlements count.
+    const data = tempDir();
+    const args = indexArgs(data).filter(
+      (a, i, all) => a !== "--facilitator" && all[i - 1] !== "--facilitator",
+    );
+    expect(args).not.toContain(facilitator);
+    const { code, stdout, stderr } = await runCli(args);
+    expect(code, stderr).toBe(0);
+    // 30 blocks of two settlements by the devnet's facilitator; the stranger's three stay candidates.
+    expect(JSON.parse(stdout)).toMatchObject({ payments: 60, candidates: 3 });
+  });
+
   it("--follow picks up new blocks and stops cleanly on SIGTERM", async () => {
     const data = tempDir();
     await devnet.mine(1);

@@ -16,6 +16,8 @@ import { startMiner } from "../helpers/chain.ts";
 import { openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
 import { GENESIS, openTempAnalytics, startTestDevnet } from "../helpers/indexer.ts";
+import { OP_GETH_VERSION } from "../helpers/provider.ts";
+import { startRpcProxy } from "../helpers/rpc-proxy.ts";
 import { rpc } from "../helpers/settle.ts";
 import { newMerchant, pay, payUpto, requirementsFor, uptoRequirementsFor } from "../helpers/x402.ts";
 
@@ -118,10 +120,16 @@ describe("indexer, upto payments", () => {
 
   it("keeps upto settlements of a signer it does not know as candidates", async () => {
     const analytics = await openTempAnalytics();
+    // On anvil the devnet's facilitator is known without saying; behind a node that is not anvil it is not.
+    const node = await startRpcProxy(devnet.rpc, ({ body }) =>
+      !Array.isArray(body) && body.method === "web3_clientVersion"
+        ? { kind: "forward", rewrite: (answer) => ({ ...(answer as object), result: OP_GETH_VERSION }) }
+        : { kind: "forward" },
+    );
     try {
       const summary = await runIndexer({
         analytics,
-        rpc: { url: devnet.rpc },
+        rpc: { url: node.url },
         registry: FacilitatorRegistry.base(),
         fromBlock: GENESIS + 1,
         toBlock: head,
@@ -129,6 +137,7 @@ describe("indexer, upto payments", () => {
       });
       expect(summary).toMatchObject({ payments: 0, candidates: 3 });
     } finally {
+      await node.close();
       analytics.close();
     }
   });

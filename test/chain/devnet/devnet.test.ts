@@ -12,6 +12,7 @@ import {
   X402_UPTO_PROXY_ADDRESS,
 } from "../../../src/chain/base.ts";
 import { type Devnet, DevnetError, devnetChain, startDevnet } from "../../../src/chain/devnet/index.ts";
+import { DEVNET_FACILITATOR_SIGNER } from "../../../src/chain/devnet/signer.ts";
 import { MULTICALL3_RUNTIME_BYTECODE } from "../../../src/chain/multicall3.ts";
 import { PERMIT2_RUNTIME_BYTECODE } from "../../../src/chain/permit2.ts";
 import { UPTO_PROXY_RUNTIME_BYTECODE } from "../../../src/chain/upto-proxy.ts";
@@ -50,6 +51,8 @@ describe("devnet", () => {
     // anvil's default mnemonic, indices 0 (owner), 1 (facilitator), 2.. (buyers): stable across runs.
     expect(devnet.owner.address).toBe("0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266");
     expect(devnet.facilitatorAccount.address).toBe("0x70997970C51812dc3A010C7d01b50e0d17dc79C8");
+    // The indexer knows it by this constant, without starting a devnet.
+    expect(devnet.facilitatorAccount.address).toBe(DEVNET_FACILITATOR_SIGNER);
     expect(devnet.buyers[0]?.address).toBe("0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC");
     expect(devnet.buyers).toHaveLength(4);
     const balanceOf = (address: `0x${string}`) =>
