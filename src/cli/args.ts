@@ -35,8 +35,15 @@ const OPTIONS = {
   "outage-retry-max": { type: "string" },
   // facilitators
   candidates: { type: "boolean" },
-  // facilitator: the tokens it settles
+  // facilitator: the tokens it settles; served without a key for any payee (even beyond loopback)
   asset: { type: "string", multiple: true },
+  open: { type: "boolean" },
+  // facilitator keys add: the payees a key allows (or any), its gas a day (ETH), settlements a minute
+  payee: { type: "string", multiple: true },
+  "any-payee": { type: "boolean" },
+  "gas-budget-eth-per-day": { type: "string" },
+  rate: { type: "string" },
+  name: { type: "string" },
   // demo, simulate
   json: { type: "boolean" },
   scale: { type: "string" },

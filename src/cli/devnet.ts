@@ -38,7 +38,8 @@ export async function runDevnet(args: string[], flags: Flags): Promise<number> {
     const started = await startServices({
       config,
       lifecycle,
-      facilitator: devnetFacilitatorOptions(devnet, 250),
+      // Beyond loopback (--host), its facilitator needs an allow-list, keys or --open (docs/facilitator.md).
+      facilitator: { ...devnetFacilitatorOptions(devnet, 250), open: flags.open ?? false },
     });
     const ready = {
       rpc: devnet.rpc,

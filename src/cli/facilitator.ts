@@ -14,13 +14,19 @@ const KNOWN_USDC: Record<number, string> = {
 
 /**
  * Runs the project's facilitator alone against any EVM chain: `--rpc URL` (its chain id makes the network,
- * `eip155:<id>`), the settling key from X402M_FACILITATOR_KEY, the tokens from `--asset` (default the
- * chain's USDC on Base and Base Sepolia). Listens on `--host`/`--port` (default X402M_FACILITATOR_PORT,
- * 8403), its ledger and Bazaar in `<data>/facilitator-postgres` or DATABASE_URL. Prints one JSON line
- * `{"facilitator", "network", "signer", "assets"}` when ready; stops on SIGINT/SIGTERM.
+ * `eip155:<id>`), the settling key from X402M_FACILITATOR_KEY or the file X402M_FACILITATOR_KEY_FILE
+ * names, the tokens from `--asset` (default the chain's USDC on Base and Base Sepolia). Listens on
+ * `--host`/`--port` (default X402M_FACILITATOR_PORT, 8403), its ledger, Bazaar and API keys in
+ * `<data>/facilitator-postgres` or DATABASE_URL. Payees beyond X402M_FACILITATOR_PAYEES need an API key
+ * (`facilitator keys ...`, src/cli/facilitator-keys.ts); beyond loopback with neither, it refuses to start
+ * unless `--open`. Prints one JSON line `{"facilitator", "network", "signer", "assets", "access"}` when
+ * ready; stops on SIGINT/SIGTERM.
  */
 export async function runFacilitator(args: string[], flags: Flags): Promise<number> {
-  if (args.length > 0) throw new UsageError("facilitator takes no arguments");
+  if (args[0] === "keys") {
+    return (await import("./facilitator-keys.ts")).runFacilitatorKeys(args.slice(1), flags);
+  }
+  if (args.length > 0) throw new UsageError("facilitator takes no arguments (or: facilitator keys ...)");
   if (!flags.rpc) throw new UsageError("facilitator needs --rpc URL: the chain it settles on");
   const rpc = flags.rpc;
   if (!/^https?:\/\//.test(rpc)) throw new UsageError(`--rpc must be an http(s) URL, not "${rpc}"`);
@@ -29,7 +35,7 @@ export async function runFacilitator(args: string[], flags: Flags): Promise<numb
   const config = { ...loaded, ports: { ...loaded.ports, facilitator: port } };
   if (!config.facilitatorKey) {
     throw new ConfigError(
-      "the facilitator needs its signing key: set X402M_FACILITATOR_KEY (it pays the gas)",
+      "the facilitator needs its signing key: set X402M_FACILITATOR_KEY or X402M_FACILITATOR_KEY_FILE (it pays the gas)",
     );
   }
   const privateKey = config.facilitatorKey as `0x${string}`;
@@ -55,13 +61,15 @@ export async function runFacilitator(args: string[], flags: Flags): Promise<numb
     const started = await startServices({
       config,
       lifecycle,
-      facilitator: { rpc, privateKey, chain: chainOf(chainId, rpc), assets },
+      facilitator: { rpc, privateKey, chain: chainOf(chainId, rpc), assets, open: flags.open ?? false },
     });
     const ready = {
       facilitator: started.urls.facilitator,
       network: `eip155:${chainId}`,
       signer,
       assets: assets.map((a) => getAddress(a)),
+      // open: anyone may make it settle for any payee; else the allow-listed payees and the live keys'.
+      access: started.facilitatorAccess,
     };
     process.stdout.write(`${JSON.stringify(ready)}\n`);
     await stopped;

@@ -37,8 +37,16 @@ Usage:
   x402-merchants check [--json] [--wait SECONDS] [--data DIR]   reads the whole analytics store (every block's
         checksum, every table, the invariants) and changes nothing; exit 0 when whole, 1 when not
   x402-merchants facilitators [--candidates] [--data DIR]   known signers, or the senders to review
-  x402-merchants facilitator --rpc URL [--port N] [--host H] [--asset ADDRESS]... [--data DIR]
-        the project's x402 facilitator alone, on any EVM chain; its key from X402M_FACILITATOR_KEY
+  x402-merchants facilitator --rpc URL [--port N] [--host H] [--asset ADDRESS]... [--open] [--data DIR]
+        the project's x402 facilitator alone, on any EVM chain; its key from X402M_FACILITATOR_KEY or the file
+        X402M_FACILITATOR_KEY_FILE names. It settles without a key for the payees of X402M_FACILITATOR_PAYEES,
+        for others with an API key; beyond loopback with neither it refuses to start unless --open
+        (docs/facilitator.md)
+  x402-merchants facilitator keys add (--payee ADDR[,ADDR]... | --any-payee) --gas-budget-eth-per-day N
+        [--rate N] [--name LABEL] [--data DIR]   an API key (printed once) for those payees, its gas a UTC day
+        in ETH and its settlements a minute (default 60)
+  x402-merchants facilitator keys list | keys revoke ID [--data DIR]   the keys (JSON lines, never the key
+        itself, with today's gas), or revoke one at once
 
 Readers beside a process that holds the analytics database (DuckDB allows one): report, leaderboard, publish and
   simulate --check ask the running serve or demo over HTTP (it records itself in DIR/report-service.json) and print
@@ -46,7 +54,8 @@ Readers beside a process that holds the analytics database (DuckDB allows one): 
   exit 1 naming it. To read while indexing, run serve --rpc URL instead of index --follow.
 
 Environment: X402M_DATA (default ./data), X402M_PUBLIC_URL, PORT, X402M_DUCKDB_MEMORY (default 1GB),
-  DATABASE_URL, X402M_FACILITATOR_URL (default http://127.0.0.1:8403), X402M_NETWORK (default eip155:8453),
+  DATABASE_URL, X402M_FACILITATOR_URL (default http://127.0.0.1:8403), X402M_FACILITATOR_PAYEES,
+  X402M_FACILITATOR_KEY or X402M_FACILITATOR_KEY_FILE, X402M_NETWORK (default eip155:8453),
   X402M_ASSET, X402M_ASSET_NAME, X402M_ASSET_VERSION, X402M_ASSET_DECIMALS (default Base USDC),
   X402M_UTILITY_PAY_TO, X402M_UTILITY_URL, X402M_UTILITY_PORT (default 8404),
   X402M_UTILITY_ALIAS_PAY_TO (default the utility's), X402M_UTILITY_ALIAS_URL, X402M_UTILITY_ALIAS_PORT (default 8405),

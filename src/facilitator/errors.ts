@@ -32,3 +32,13 @@ export const SETTLEMENT_IN_PROGRESS = "settlement_in_progress";
 export const SETTLEMENT_DROPPED = "settlement_dropped";
 /** The authorization was used on chain by a transaction that is not ours (settled elsewhere). */
 export const SETTLED_ELSEWHERE = "authorization_settled_elsewhere";
+
+// Access control (src/facilitator/access/): refused before anything is verified on chain or signed.
+/** The payee is not on the allow-list and no API key was sent (401), or the key sent does not allow it (403). */
+export const PAYEE_NOT_ALLOWED = "payee_not_allowed";
+/** The API key sent is malformed, unknown or revoked (401). */
+export const API_KEY_INVALID = "api_key_invalid";
+/** The key's gas budget for the day (UTC) cannot cover this settlement's worst case (429). */
+export const KEY_OVER_BUDGET = "key_over_budget";
+/** The key has used its settlements of the minute (429, with Retry-After). */
+export const KEY_OVER_RATE = "key_over_rate";

@@ -19,6 +19,7 @@ import { rpcTransport } from "../chain/rpc-transport.ts";
 import { fastAccount } from "../chain/secp256k1.ts";
 import { type Database, migrate } from "../common/db/index.ts";
 import { log } from "../common/log.ts";
+import { type AccessPolicy, createGasBudgets, createGate, type Gate, type Grant } from "./access/index.ts";
 import { keyOfCall } from "./authorization.ts";
 import { bazaarRecorder, DEFAULT_LIMIT, type DiscoveryQuery, listResources } from "./bazaar.ts";
 import { checkChainIdentity, type OnNewChain } from "./chain-identity.ts";
@@ -27,7 +28,7 @@ import { ExactEoaScheme } from "./exact-eoa.ts";
 import { facilitatorRoutes } from "./http.ts";
 import { recordRefused, recordSigned } from "./ledger.ts";
 import { FACILITATOR_MIGRATIONS } from "./migrations.ts";
-import { createSettlement, type ResolveSummary } from "./settlement.ts";
+import { createSettlement, type ResolveSummary, receiptCost } from "./settlement.ts";
 import { createSigner } from "./signer.ts";
 import { createSubmitter } from "./submitter.ts";
 import { createVerification } from "./verification.ts";
@@ -53,6 +54,13 @@ export interface FacilitatorOptions {
   resolveIntervalMs?: number;
   /** What to do when the database's ledger belongs to another chain. Default "fail". */
   onNewChain?: OnNewChain;
+  /**
+   * Who may make it verify and settle over HTTP (docs/facilitator.md, "Access control"): payees served
+   * without a key, and whether a request without a key is served for any payee. Default open with no
+   * allow-list, what a facilitator on loopback with nothing configured is; the commands decide it at start
+   * (src/services/facilitator.ts). Calls in process (`verify`, `settle`, `inProcessClient`) are not gated.
+   */
+  access?: AccessPolicy;
 }
 
 export interface Facilitator {
@@ -64,8 +72,11 @@ export interface Facilitator {
   readonly address: `0x${string}`;
   readonly scope: Scope;
   verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse>;
-  settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse>;
+  /** With a `grant` (a keyed HTTP request), the settlement's gas is reserved against the key's budget. */
+  settle(payload: PaymentPayload, requirements: PaymentRequirements, grant?: Grant): Promise<SettleResponse>;
   supported(): SupportedResponse;
+  /** The HTTP face's access control: its allow-list (`gate.allow(payees)` adds to it), keys, openness. */
+  readonly gate: Gate;
   /** A page of the Bazaar (defaults: the first 20 resources). */
   discoveryResources(query?: Partial<DiscoveryQuery>): Promise<DiscoveryResourcesResponse>;
   /** Looks at every pending settlement once (what the background check does). */
@@ -116,7 +127,8 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   await migrate(db, "facilitator", FACILITATOR_MIGRATIONS);
   await checkChainIdentity(db, client, options.onNewChain ?? "fail");
 
-  const receiptBlocks = new Map<string, bigint>();
+  const receiptBlocks = new Map<string, { block: bigint; cost: bigint }>();
+  const budgets = createGasBudgets(db);
   const submitter = createSubmitter(wallet, client);
   const reads = createChainReads(client, submitter.address);
   const signer = createSigner({
@@ -126,13 +138,19 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     confirmationTimeoutMs,
     pollingIntervalMs,
     hooks: {
+      // A keyed settlement's worst case is reserved against its key before it is signed.
+      beforeSign: (call, cost) => budgets.reserve(keyOfCall(network, call), cost.gas * cost.maxFeePerGas),
       async beforeBroadcast(call, tx) {
         if (!(await recordSigned(db, keyOfCall(network, call), tx))) {
           throw new Error(`no claimed ledger row for transaction ${tx.hash}: not broadcast`);
         }
       },
       onRejected: (call, tx) => recordRefused(db, keyOfCall(network, call), tx.hash),
-      onReceipt: (receipt) => receiptBlocks.set(receipt.transactionHash.toLowerCase(), receipt.blockNumber),
+      onReceipt: (receipt) =>
+        receiptBlocks.set(receipt.transactionHash.toLowerCase(), {
+          block: receipt.blockNumber,
+          cost: receiptCost(receipt),
+        }),
     },
   });
   const sdk = new x402Facilitator()
@@ -155,6 +173,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     confirmationTimeoutMs,
     pollingIntervalMs,
     receiptBlocks,
+    budgets,
     async recordInBazaar(row) {
       try {
         return await bazaar.record(row.payment_payload, row.payment_requirements);
@@ -188,10 +207,11 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     address: submitter.address,
     scope,
     verify: (payload, requirements) => verify(payload, requirements),
-    settle: (payload, requirements) => settlement.settle(payload, requirements),
+    settle: (payload, requirements, grant) => settlement.settle(payload, requirements, grant),
     supported: () => sdk.getSupported() as SupportedResponse,
     discoveryResources: (query = {}) => listResources(db, { limit: DEFAULT_LIMIT, offset: 0, ...query }),
     resolvePending: () => settlement.resolvePending(),
+    gate: createGate(db, options.access ?? { open: true }),
     async ping() {
       await db.query("SELECT 1");
     },

@@ -5,15 +5,25 @@ import { bodyLimit } from "hono/body-limit";
 import { errorBody } from "../common/errors.ts";
 import { onError, onNotFound } from "../common/http.ts";
 import { log } from "../common/log.ts";
+import { answerEveryMethod } from "../common/methods.ts";
+import type { Admission, Gate, Grant } from "./access/index.ts";
+import { secondsToNextUtcDay } from "./access/units.ts";
 import { type DiscoveryQuery, parseDiscoveryQuery } from "./bazaar.ts";
-import { INVALID_PAYLOAD, UNEXPECTED_SETTLE_ERROR, UNEXPECTED_VERIFY_ERROR } from "./errors.ts";
+import {
+  INVALID_PAYLOAD,
+  KEY_OVER_BUDGET,
+  UNEXPECTED_SETTLE_ERROR,
+  UNEXPECTED_VERIFY_ERROR,
+} from "./errors.ts";
 import { checkPayment, parseRequestBody, type Rejection, type Scope } from "./wire.ts";
 
 /** What the HTTP face needs of a facilitator. */
 export interface FacilitatorService {
   readonly scope: Scope;
   verify(payload: unknown, requirements: unknown): Promise<VerifyResponse>;
-  settle(payload: unknown, requirements: unknown): Promise<SettleResponse>;
+  settle(payload: unknown, requirements: unknown, grant?: Grant): Promise<SettleResponse>;
+  /** Who may verify and settle for which payee; none: anyone for any payee. */
+  readonly gate?: Gate;
   supported(): SupportedResponse;
   discoveryResources(query: DiscoveryQuery): Promise<DiscoveryResourcesResponse>;
   /** Throws when the facilitator cannot work (its database unreachable). */
@@ -33,9 +43,14 @@ const EXTENSION_RESPONSES_HEADER = "EXTENSION-RESPONSES";
  *   included, as the spec's error responses); a body that is not a well-formed x402 v2 request is a 400
  *   and an internal failure a 500, both still in that response's shape (`isValid: false` /
  *   `success: false` with an `invalidReason` / `errorReason`), which is what the SDK client reads.
+ * - A payee beyond the allow-list needs `Authorization: Bearer <key>` (access/gate.ts): refused in the
+ *   same shapes, 401 without a valid key, 403 with a key that does not allow the payee, 429 (with
+ *   `Retry-After`) over the key's rate or gas budget. The SDK client throws those as `VerifyError` /
+ *   `SettleError` with the reason and message.
  * - `GET /supported`: `{kinds, extensions, signers}`.
  * - `GET /discovery/resources?type=&payTo=&scheme=&network=&extensions=&limit=&offset=`: the Bazaar.
  * - `GET /healthz`.
+ * `/supported`, `/discovery/resources` and `/healthz` are open to anyone.
  * Other errors are `{"error": {"code", "message"}}`. See docs/facilitator.md.
  */
 export function facilitatorRoutes(facilitator: FacilitatorService): Hono {
@@ -53,6 +68,14 @@ export function facilitatorRoutes(facilitator: FacilitatorService): Hono {
       return c.json({ isValid: false, invalidReason: bad.reason, invalidMessage: bad.message }, 400);
     }
     try {
+      const admitted = await admit(c, facilitator.gate, bad.requirements, "verify");
+      if (!admitted.ok) {
+        return c.json(
+          { isValid: false, invalidReason: admitted.reason, invalidMessage: admitted.message },
+          admitted.status,
+          retryAfter(admitted.retryAfterS),
+        );
+      }
       return c.json(await facilitator.verify(bad.payload, bad.requirements));
     } catch (error) {
       logUnhandled("/verify", error);
@@ -73,7 +96,29 @@ export function facilitatorRoutes(facilitator: FacilitatorService): Hono {
       );
     }
     try {
-      const { extensionResponses, ...result } = await facilitator.settle(bad.payload, bad.requirements);
+      const admitted = await admit(c, facilitator.gate, bad.requirements, "settle");
+      if (!admitted.ok) {
+        return c.json(
+          {
+            success: false,
+            errorReason: admitted.reason,
+            errorMessage: admitted.message,
+            transaction: "",
+            network,
+          },
+          admitted.status,
+          retryAfter(admitted.retryAfterS),
+        );
+      }
+      const { extensionResponses, ...result } = await facilitator.settle(
+        bad.payload,
+        bad.requirements,
+        admitted.grant,
+      );
+      if (result.errorReason === KEY_OVER_BUDGET) {
+        // Refused before signing: the key's day cannot hold this settlement's worst case.
+        return c.json(result, 429, retryAfter(secondsToNextUtcDay()));
+      }
       if (extensionResponses) {
         c.header(
           EXTENSION_RESPONSES_HEADER,
@@ -107,6 +152,8 @@ export function facilitatorRoutes(facilitator: FacilitatorService): Hono {
     return c.json({ ok: true });
   });
 
+  // A method a path does not take: 405 with Allow.
+  answerEveryMethod(app);
   return app;
 }
 
@@ -127,6 +174,25 @@ async function readPayment(
   // A well-formed request for something not supported here is judged (200), not malformed.
   if (!checked.ok && checked.malformed) return checked;
   return { payload: parsed.payload, requirements: parsed.requirements };
+}
+
+/**
+ * The gate's decision on a verify/settle request, by the payee of its requirements (a well-formed body's:
+ * the SDK checks that the signed payee is the same). Admitted when there is no gate.
+ */
+async function admit(
+  c: Context,
+  gate: Gate | undefined,
+  requirements: unknown,
+  operation: "verify" | "settle",
+): Promise<Admission> {
+  if (!gate) return { ok: true };
+  const payTo = (requirements as { payTo?: unknown } | null)?.payTo;
+  return gate.admit(c.req.header("authorization"), typeof payTo === "string" ? payTo : "", operation);
+}
+
+function retryAfter(seconds: number | undefined): Record<string, string> | undefined {
+  return seconds === undefined ? undefined : { "Retry-After": String(seconds) };
 }
 
 function logUnhandled(path: string, error: unknown): void {

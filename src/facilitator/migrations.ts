@@ -1,6 +1,6 @@
 import type { Migration } from "../common/db/index.ts";
 
-/** The facilitator's tables: the authorization ledger, the Bazaar and a little metadata. */
+/** The facilitator's tables: the authorization ledger, the Bazaar, API keys and a little metadata. */
 export const FACILITATOR_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -97,6 +97,56 @@ export const FACILITATOR_MIGRATIONS: readonly Migration[] = [
       -- when a /settle claims the row. Rows settled before this version took their value.
       ALTER TABLE facilitator_authorizations ADD COLUMN settled_amount numeric(78, 0);
       UPDATE facilitator_authorizations SET settled_amount = amount WHERE state IN ('submitting', 'pending', 'settled');
+    `,
+  },
+  {
+    version: 4,
+    name: "access: API keys, their daily gas and their settlement rate",
+    up: `
+      -- Bearer keys for payees beyond the allow-list (src/facilitator/access/). Only the key's SHA-256 is
+      -- kept: the key itself is printed once, by "facilitator keys add". payees: a JSON array of
+      -- lower-case addresses, or null for any payee. The rate is a bucket of rate_per_minute settlements
+      -- refilled at that many a minute: rate_tokens as of rate_at.
+      CREATE TABLE facilitator_api_keys (
+        id text PRIMARY KEY,
+        key_hash text NOT NULL UNIQUE,
+        name text NOT NULL DEFAULT '',
+        payees jsonb,
+        gas_budget_wei numeric(78, 0) NOT NULL CHECK (gas_budget_wei >= 0),
+        rate_per_minute integer NOT NULL CHECK (rate_per_minute > 0),
+        rate_tokens double precision NOT NULL,
+        rate_at timestamptz NOT NULL DEFAULT now(),
+        created_at timestamptz NOT NULL DEFAULT now(),
+        revoked_at timestamptz
+      );
+
+      -- A key's gas per UTC day: spent (from receipts) and reserved (the worst case of settlements under
+      -- way). A reservation succeeds only while spent + reserved stays within the key's budget.
+      CREATE TABLE facilitator_key_days (
+        key_id text NOT NULL REFERENCES facilitator_api_keys ON DELETE CASCADE,
+        day date NOT NULL,
+        spent_wei numeric(78, 0) NOT NULL DEFAULT 0,
+        reserved_wei numeric(78, 0) NOT NULL DEFAULT 0,
+        settlements bigint NOT NULL DEFAULT 0,
+        PRIMARY KEY (key_id, day)
+      );
+
+      -- What one authorization's settlement reserved of a key's day, until its transaction is decided:
+      -- charged what its receipt says, or released when nothing was mined.
+      CREATE TABLE facilitator_key_charges (
+        network text NOT NULL,
+        asset text NOT NULL,
+        payer text NOT NULL,
+        nonce text NOT NULL,
+        key_id text NOT NULL,
+        day date NOT NULL,
+        state text NOT NULL CHECK (state IN ('reserved', 'charged', 'released')),
+        reserved_wei numeric(78, 0) NOT NULL,
+        charged_wei numeric(78, 0),
+        tx_hash text,
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (network, asset, payer, nonce)
+      );
     `,
   },
 ];

@@ -18,10 +18,11 @@
  */
 import type { x402Facilitator } from "@x402/core/facilitator";
 import type { SettleResponse } from "@x402/core/types";
-import type { Chain, PublicClient, Transport } from "viem";
+import type { Chain, PublicClient, TransactionReceipt, Transport } from "viem";
 import type { Database } from "../common/db/index.ts";
 import { log } from "../common/log.ts";
-import { type CheckedPayment, keyString, signedOf, termsOf } from "./authorization.ts";
+import type { GasBudgets, Grant, KeyedSettlement } from "./access/index.ts";
+import { type AuthorizationKey, type CheckedPayment, keyString, signedOf, termsOf } from "./authorization.ts";
 import type { BazaarOutcome } from "./bazaar.ts";
 import type { ChainReads } from "./chain-reads.ts";
 import {
@@ -72,8 +73,10 @@ export interface SettlementOptions {
   scope: Scope;
   confirmationTimeoutMs: number;
   pollingIntervalMs: number;
-  /** Block numbers of receipts the SDK waited for, by lower-case hash (filled by the signer). */
-  receiptBlocks: Map<string, bigint>;
+  /** Block numbers and costs of receipts the SDK waited for, by lower-case hash (filled by the signer). */
+  receiptBlocks: Map<string, { block: bigint; cost: bigint }>;
+  /** Keyed settlements' gas: reserved before signing (by the signer's hook), charged from the receipt. */
+  budgets: GasBudgets;
   /** Records the paid resource in the Bazaar; called once per settlement, when it becomes final. */
   recordInBazaar(
     row: Pick<LedgerRow, "payment_payload" | "payment_requirements">,
@@ -88,7 +91,8 @@ export interface ResolveSummary {
 }
 
 export interface Settlement {
-  settle(payload: unknown, requirements: unknown): Promise<SettleResponse>;
+  /** With a `grant`, the settlement's gas is reserved against the key's budget before it is signed. */
+  settle(payload: unknown, requirements: unknown, grant?: Grant): Promise<SettleResponse>;
   /** Looks at every pending settlement on chain once and records the final ones. */
   resolvePending(): Promise<ResolveSummary>;
   /** Waits for the settlements under way. */
@@ -158,32 +162,72 @@ export function createSettlement(options: SettlementOptions): Settlement {
         return answer(row);
       case "settled": {
         const settled = await markSettled(db, key, hash, outcome.blockNumber);
-        if (settled) return answer(settled, await options.recordInBazaar(settled));
+        if (settled) {
+          await chargeMined(key, hash);
+          return answer(settled, await options.recordInBazaar(settled));
+        }
         break;
       }
       case "reverted":
-        await markFailed(db, key, hash, {
-          reason: INVALID_TRANSACTION_STATE,
-          message: `transaction ${hash} was mined in block ${outcome.blockNumber} without transferring`,
-          blockNumber: outcome.blockNumber,
-        });
+        if (
+          await markFailed(db, key, hash, {
+            reason: INVALID_TRANSACTION_STATE,
+            message: `transaction ${hash} was mined in block ${outcome.blockNumber} without transferring`,
+            blockNumber: outcome.blockNumber,
+          })
+        ) {
+          // Reverted on chain: its gas was paid all the same.
+          await chargeMined(key, hash);
+        }
         break;
       case "dropped":
-        await markFailed(db, key, hash, {
-          reason: SETTLEMENT_DROPPED,
-          message: `transaction ${hash} was never mined and can no longer be: the payment did not happen`,
-        });
+        if (
+          await markFailed(db, key, hash, {
+            reason: SETTLEMENT_DROPPED,
+            message: `transaction ${hash} was never mined and can no longer be: the payment did not happen`,
+          })
+        ) {
+          await accounting(() => options.budgets.release(key));
+        }
         break;
       case "settled_elsewhere":
-        await markFailed(db, key, hash, {
-          reason: SETTLED_ELSEWHERE,
-          message: "the authorization was used on chain by another transaction",
-        });
+        if (
+          await markFailed(db, key, hash, {
+            reason: SETTLED_ELSEWHERE,
+            message: "the authorization was used on chain by another transaction",
+          })
+        ) {
+          await accounting(() => options.budgets.release(key));
+        }
         break;
     }
     // Ours or a racing request's update: the row now holds the decision.
     const now = await findAuthorization(db, key);
     return now ? answer(now) : failure(PAYMENT_NOT_VERIFIED, "the authorization left the ledger");
+  };
+
+  /**
+   * A keyed settlement decided after its request (pending): what its mined transaction cost becomes the
+   * key's spent gas. One look at the reservations first: most settlements are not keyed.
+   */
+  const chargeMined = (key: AuthorizationKey, hash: string): Promise<void> =>
+    accounting(async () => {
+      if (!(await options.budgets.reserved(key))) return;
+      const receipt = await client.getTransactionReceipt({ hash: hash as `0x${string}` });
+      await options.budgets.charge(key, receiptCost(receipt), hash);
+    });
+
+  /**
+   * A key's gas accounting after the fact never fails the settlement it follows: when it cannot be done
+   * (the database or the RPC away), the reservation stays in the key's day, which then holds more than
+   * was spent (the key gets less that day, never more), and the log says so.
+   */
+  const accounting = async (fn: () => Promise<void>): Promise<void> => {
+    try {
+      await fn();
+    } catch (error) {
+      log("warn", "a key's gas reservation could not be ended; it stays reserved for the day", { error });
+    }
   };
 
   const look = async (row: LedgerRow, waitMs: number): Promise<ChainOutcome> => {
@@ -204,7 +248,8 @@ export function createSettlement(options: SettlementOptions): Settlement {
       );
     } catch (error) {
       // The chain could not be asked (RPC down): the outcome stays open.
-      log("warn", "cannot check a pending settlement", { hash: row.tx_hash, error: String(error) });
+      // The first line only: an RPC error's further lines repeat the request (the authorization's terms).
+      log("warn", "cannot check a pending settlement", { hash: row.tx_hash, error });
       return { status: "pending" };
     }
   };
@@ -213,14 +258,14 @@ export function createSettlement(options: SettlementOptions): Settlement {
    * The claimed submission, once the payer's other settlements in flight leave it the money: broadcast
    * against money they claim, it would revert on chain at the facilitator's cost (payer-funds.ts).
    */
-  const submit = async (payment: CheckedPayment): Promise<SettleResponse> => {
+  const submit = async (payment: CheckedPayment, grant: Grant | undefined): Promise<SettleResponse> => {
     const { lacking, leave } = await payerFunds.enter(
       { asset: payment.requirements.asset, payer: payment.terms.payer },
       BigInt(payment.requirements.amount),
       () => balanceOf(client, payment),
     );
     try {
-      if (lacking === undefined) return await submitClaimed(payment);
+      if (lacking === undefined) return await submitClaimed(payment, grant);
       await release(db, payment.key, INSUFFICIENT_FUNDS, lacking);
       return failure(INSUFFICIENT_FUNDS, lacking, payment.terms.payer);
     } finally {
@@ -229,18 +274,24 @@ export function createSettlement(options: SettlementOptions): Settlement {
   };
 
   /** The SDK re-verifies, signs through our signer (hash recorded), waits. */
-  const submitClaimed = async (payment: CheckedPayment): Promise<SettleResponse> => {
+  const submitClaimed = async (
+    payment: CheckedPayment,
+    grant: Grant | undefined,
+  ): Promise<SettleResponse> => {
     let result: SettleResponse;
     // The SDK re-verifies first (no simulation at settle: the gas estimate is one) and reads the payer's
     // code twice doing so: once is enough.
     const hold = options.reads.hold({ code: [payment.terms.payer] });
+    const keyed: KeyedSettlement | undefined = grant ? options.budgets.begin(payment.key, grant) : undefined;
     try {
       result = await sdk.settle(payment.payload, payment.requirements);
     } catch (error) {
-      log("error", "settlement threw", { error: String((error as Error)?.stack ?? error) });
+      // The first line only: a viem error's further lines can carry the call's arguments (the signature).
+      log("error", "settlement threw", { error });
       result = failure(UNEXPECTED_SETTLE_ERROR, (error as Error)?.message);
     } finally {
       hold.release();
+      if (keyed) options.budgets.end(payment.key);
     }
     if (result.success && !result.transaction && BigInt(payment.requirements.amount) === 0n) {
       // upto with nothing to take: the SDK sent nothing. The authorization is spent all the same.
@@ -250,10 +301,15 @@ export function createSettlement(options: SettlementOptions): Settlement {
       // The usual case in one statement: the row is settled only if it is pending with this very
       // transaction (what reading it first would have checked), and the update answers with the row.
       const hash = result.transaction.toLowerCase();
-      const block = options.receiptBlocks.get(hash) ?? null;
+      const receipt = options.receiptBlocks.get(hash);
       options.receiptBlocks.delete(hash);
-      const settled = await markSettled(db, payment.key, hash, block, true);
+      const settled = await markSettled(db, payment.key, hash, receipt?.block ?? null, true);
       if (settled) {
+        if (keyed && keyed.reserved > 0n) {
+          const cost = receipt?.cost;
+          if (cost !== undefined) await accounting(() => options.budgets.charge(payment.key, cost, hash));
+          else await chargeMined(payment.key, hash);
+        }
         const response = answer(settled, await options.recordInBazaar(settled));
         deliveredWhenSettled.add(response);
         return response;
@@ -264,10 +320,14 @@ export function createSettlement(options: SettlementOptions): Settlement {
     if (row.tx_hash) options.receiptBlocks.delete(row.tx_hash);
     if (row.state === "submitting") {
       // Nothing was broadcast (refused before signing, or by the node): the authorization stays usable.
-      // Funds moved away since /verify are said as the spec says it.
-      const lacking = fundsSuspected(result.errorReason) ? await lackOfFunds(client, payment) : undefined;
-      const reason = lacking ? INSUFFICIENT_FUNDS : (result.errorReason ?? UNEXPECTED_SETTLE_ERROR);
-      const message = lacking ?? result.errorMessage;
+      // Funds moved away since /verify are said as the spec says it; a key over its budget, as the gate.
+      if (keyed && keyed.reserved > 0n) await accounting(() => options.budgets.release(payment.key));
+      const refusal = keyed?.refusal;
+      const lacking =
+        !refusal && fundsSuspected(result.errorReason) ? await lackOfFunds(client, payment) : undefined;
+      const reason =
+        refusal?.reason ?? (lacking ? INSUFFICIENT_FUNDS : (result.errorReason ?? UNEXPECTED_SETTLE_ERROR));
+      const message = refusal?.message ?? lacking ?? result.errorMessage;
       await release(db, payment.key, reason, message);
       return failure(reason, message, payerOf(row));
     }
@@ -277,13 +337,16 @@ export function createSettlement(options: SettlementOptions): Settlement {
     return conclude(row, await look(row, 0));
   };
 
-  const settleVerified = async (payment: CheckedPayment): Promise<SettleResponse> => {
+  const settleVerified = async (
+    payment: CheckedPayment,
+    grant: Grant | undefined,
+  ): Promise<SettleResponse> => {
     const payer = payment.terms.payer;
     const amount = BigInt(payment.requirements.amount);
     const deadline = Date.now() + options.confirmationTimeoutMs;
     // The usual case first, in one statement: the row is verified with this very content. The claim's
     // condition is the one the loop below checks after reading the row.
-    if (await claim(db, payment.key, payment.digest, amount)) return submit(payment);
+    if (await claim(db, payment.key, payment.digest, amount)) return submit(payment, grant);
     for (;;) {
       const row = await findAuthorization(db, payment.key);
       if (!row || row.digest !== payment.digest) {
@@ -295,10 +358,10 @@ export function createSettlement(options: SettlementOptions): Settlement {
       }
       switch (row.state) {
         case "verified":
-          if (await claim(db, payment.key, payment.digest, amount)) return submit(payment);
+          if (await claim(db, payment.key, payment.digest, amount)) return submit(payment, grant);
           break; // another request claimed it first: look again
         case "submitting":
-          if (await reclaimStale(db, payment.key, STALE_CLAIM_SECONDS)) return submit(payment);
+          if (await reclaimStale(db, payment.key, STALE_CLAIM_SECONDS)) return submit(payment, grant);
           if (Date.now() > deadline) return answer(row);
           await sleep(CLAIM_POLL_MS);
           break;
@@ -312,7 +375,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
   };
 
   return {
-    async settle(payload, requirements) {
+    async settle(payload, requirements, grant) {
       const checked = checkPayment(payload, requirements, scope);
       if (!checked.ok) return failure(checked.reason, checked.message);
       const { payment } = checked;
@@ -325,7 +388,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
         shared = true;
       } else {
         if (running) await running.result.catch(() => undefined);
-        const started = settleVerified(payment).finally(() => {
+        const started = settleVerified(payment, grant).finally(() => {
           if (inflight.get(id)?.result === started) inflight.delete(id);
         });
         inflight.set(id, { digest: payment.digest, result: started });
@@ -355,6 +418,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
               UNEXPECTED_SETTLE_ERROR,
               "a settlement was abandoned before broadcasting",
             );
+            await accounting(() => options.budgets.release(keyOf(row)));
             resolved++;
           }
           continue;
@@ -369,6 +433,16 @@ export function createSettlement(options: SettlementOptions): Settlement {
       await Promise.allSettled([...inflight.values()].map((f) => f.result));
     },
   };
+}
+
+/**
+ * What a mined transaction cost its sender: gas used at the effective price, plus the L1 data fee an OP
+ * Stack chain's receipt reports (Base's `l1Fee`; absent on other chains and on the devnet).
+ */
+export function receiptCost(receipt: TransactionReceipt): bigint {
+  const l1Fee = (receipt as { l1Fee?: unknown }).l1Fee;
+  const l1 = typeof l1Fee === "bigint" ? l1Fee : typeof l1Fee === "string" && l1Fee ? BigInt(l1Fee) : 0n;
+  return receipt.gasUsed * receipt.effectiveGasPrice + l1;
 }
 
 function payerOf(row: LedgerRow): string {

@@ -22,6 +22,8 @@ export interface ContractCall {
 }
 
 export interface SignerHooks {
+  /** Before signing, with the most the transaction can cost in gas. Throwing cancels the send. */
+  beforeSign?(call: ContractCall, cost: { gas: bigint; maxFeePerGas: bigint }): Promise<void>;
   /** Before broadcast: durably record which call this transaction carries. Throwing cancels the send. */
   beforeBroadcast(call: ContractCall, tx: SignedTransaction): Promise<void>;
   /** The node refused the transaction: it will never be mined. */
@@ -57,6 +59,7 @@ export function createSigner({
   confirmationTimeoutMs,
   pollingIntervalMs,
 }: SignerOptions): FacilitatorEvmSigner {
+  const beforeSign = hooks.beforeSign;
   return toFacilitatorEvmSigner(
     {
       address: submitter.address,
@@ -83,6 +86,7 @@ export function createSigner({
         return submitter.submit(
           { to: args.address, data: args.dataSuffix ? concat([data, args.dataSuffix]) : data, gas: args.gas },
           {
+            ...(beforeSign ? { beforeSign: (cost) => beforeSign(call, cost) } : {}),
             beforeBroadcast: (tx) => hooks.beforeBroadcast(call, tx),
             onRejected: (tx) => hooks.onRejected(call, tx),
           },

@@ -25,6 +25,11 @@ export interface SubmitRequest {
 
 export interface SubmitHooks {
   /**
+   * Runs before signing (and again before a retry at a fresh fee), with the most the transaction can cost
+   * in gas: its gas limit and max fee per gas. Reserve it here; if it throws, nothing is signed.
+   */
+  beforeSign?(cost: { gas: bigint; maxFeePerGas: bigint }): Promise<void>;
+  /**
    * Runs after signing, before broadcasting: record the hash durably here. If it throws, nothing is
    * broadcast and the nonce is reused by the next transaction.
    */
@@ -122,6 +127,7 @@ export function createSubmitter(
             .then((g) => (g * (100n + GAS_MARGIN_PERCENT)) / 100n),
         estimateFees(),
       ]);
+      if (hooks.beforeSign) await hooks.beforeSign({ gas, maxFeePerGas: price.maxFeePerGas });
       return exclusive(async () => {
         // A cached nonce can be stale (another process used the key once), or a reused fee estimate too
         // low: a refusal then gets one more try with the node's count and a fresh estimate. A nonce read
@@ -131,7 +137,9 @@ export function createSubmitter(
           return await signAndSend(request, gas, price, hooks);
         } catch (error) {
           if (!(cached && error instanceof BroadcastError && error.outcome === "rejected")) throw error;
-          return signAndSend(request, gas, await estimateFees(), hooks);
+          const fresh = await estimateFees();
+          if (hooks.beforeSign) await hooks.beforeSign({ gas, maxFeePerGas: fresh.maxFeePerGas });
+          return signAndSend(request, gas, fresh, hooks);
         }
       });
     },

@@ -1,0 +1,92 @@
+/**
+ * A keyed settlement's gas, from before it is signed to its receipt:
+ *
+ *   reserve (worst case: gas limit x max fee per gas, before signing) -> charge (gas used x effective gas
+ *   price, plus the L1 data fee a receipt reports) | release (nothing was mined)
+ *
+ * The reservation is one conditional statement (keys.ts), so concurrent settlements of one key, in this
+ * process or others on the same server, never reserve beyond its budget; a refused one is refused before
+ * anything is signed, and the authorization stays usable. A settlement that outlives its request
+ * (pending) keeps its reservation in the database until the chain decides it, whoever looks then.
+ */
+import { formatEther } from "viem";
+import type { Queryable } from "../../common/db/index.ts";
+import { type AuthorizationKey, keyString } from "../authorization.ts";
+import { KEY_OVER_BUDGET } from "../errors.ts";
+import type { Grant } from "./gate.ts";
+import { dayOf, endReservation, hasReservation, type Reserved, reserveGas } from "./keys.ts";
+import { describeBudget } from "./units.ts";
+
+/** A keyed settlement under way in this process. */
+export interface KeyedSettlement {
+  keyId: string;
+  /** What it reserved so far (wei). */
+  reserved: bigint;
+  reservation?: Reserved;
+  /** Why its reservation was refused, when it was: the answer's reason. */
+  refusal?: { reason: string; message: string };
+}
+
+/** Thrown by the signer's hook: the settlement is not signed. */
+export class KeyOverBudgetError extends Error {
+  override name = "KeyOverBudgetError";
+}
+
+export interface GasBudgets {
+  /** A keyed settlement of `authorization` starts (around the SDK's settle). */
+  begin(authorization: AuthorizationKey, grant: Grant): KeyedSettlement;
+  end(authorization: AuthorizationKey): void;
+  /**
+   * Before signing: reserves `worstWei` for the authorization's transaction, when its settlement is keyed
+   * (nothing otherwise). Throws KeyOverBudgetError when the key's day cannot hold it.
+   */
+  reserve(authorization: AuthorizationKey, worstWei: bigint): Promise<void>;
+  /** The transaction was mined: its cost becomes the key's spent gas. */
+  charge(authorization: AuthorizationKey, costWei: bigint, txHash: string): Promise<void>;
+  /** Nothing was mined: the reservation is given back. */
+  release(authorization: AuthorizationKey): Promise<void>;
+  /** Whether the authorization holds a reservation (a keyed settlement not decided yet). */
+  reserved(authorization: AuthorizationKey): Promise<boolean>;
+}
+
+export function createGasBudgets(db: Queryable): GasBudgets {
+  const running = new Map<string, KeyedSettlement>();
+  return {
+    begin(authorization, grant) {
+      const keyed: KeyedSettlement = { keyId: grant.keyId, reserved: 0n };
+      running.set(keyString(authorization), keyed);
+      return keyed;
+    },
+    end(authorization) {
+      running.delete(keyString(authorization));
+    },
+    async reserve(authorization, worstWei) {
+      if (running.size === 0) return;
+      const keyed = running.get(keyString(authorization));
+      if (!keyed) return;
+      const more = worstWei - keyed.reserved;
+      if (more <= 0n) return;
+      const reservation = await reserveGas(db, keyed.keyId, authorization, more, keyed.reservation);
+      if (!reservation) {
+        const day = await dayOf(db, keyed.keyId);
+        const state = day
+          ? `${describeBudget(day.spentWei + day.reservedWei, day.budgetWei)} today (UTC)`
+          : "the key is gone";
+        keyed.refusal = {
+          reason: KEY_OVER_BUDGET,
+          message: `API key ${keyed.keyId} cannot cover this settlement's worst case of ${formatEther(more)} ETH of gas: ${state}; it renews at 00:00 UTC`,
+        };
+        throw new KeyOverBudgetError(keyed.refusal.message);
+      }
+      keyed.reservation = reservation;
+      keyed.reserved += more;
+    },
+    async charge(authorization, costWei, txHash) {
+      await endReservation(db, authorization, { charged: costWei, txHash });
+    },
+    async release(authorization) {
+      await endReservation(db, authorization, "released");
+    },
+    reserved: (authorization) => hasReservation(db, authorization),
+  };
+}

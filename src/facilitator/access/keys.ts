@@ -1,0 +1,315 @@
+/**
+ * The API keys of the facilitator's database: issued, listed and revoked by `x402-merchants facilitator
+ * keys` (src/cli/facilitator-keys.ts), read by the gate (gate.ts) on every keyed request.
+ *
+ * A key is `x402m_` and 32 random bytes in base64url (256 bits): only its SHA-256 is stored, and a request's
+ * key is found by the hash of what it sent. A lookup by hash compares nothing secret in JavaScript, and
+ * what its timing could reveal is the hash of a guess, which says nothing about any key.
+ *
+ * Every limit is one conditional statement, so concurrent requests in this process or in others sharing a
+ * PostgreSQL server can never pass it together: the rate takes a token only while one is left, a
+ * reservation of gas succeeds only while the day's spent and reserved gas plus it stay within the budget.
+ */
+import crypto from "node:crypto";
+import type { Queryable } from "../../common/db/index.ts";
+import type { AuthorizationKey } from "../authorization.ts";
+
+/** What every key starts with: a key found in a log or a repository says whose it is. */
+export const KEY_PREFIX = "x402m_";
+const KEY_PATTERN = /^x402m_[A-Za-z0-9_-]{43}$/;
+
+/** A key as the database holds it (never the key itself). */
+export interface ApiKey {
+  id: string;
+  name: string;
+  /** Lower-case addresses the key settles for; null: any payee. */
+  payees: string[] | null;
+  gasBudgetWei: bigint;
+  ratePerMinute: number;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+export interface NewApiKey {
+  name: string;
+  /** Lower-case addresses; null: any payee (`--any-payee`). */
+  payees: readonly string[] | null;
+  /** Gas the key may make the facilitator pay per UTC day, in wei. */
+  gasBudgetWei: bigint;
+  /** Settlements a minute (a bucket of that many, refilled at that many a minute). */
+  ratePerMinute: number;
+}
+
+/** A key and what it used today (UTC), for `keys list`. */
+export interface ApiKeyUsage extends ApiKey {
+  day: string;
+  spentWei: bigint;
+  reservedWei: bigint;
+  settlements: bigint;
+}
+
+interface KeyRow {
+  id: string;
+  name: string;
+  payees: string[] | null;
+  gas_budget_wei: string;
+  rate_per_minute: number;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+const TODAY = "(now() AT TIME ZONE 'UTC')::date";
+/** The rate bucket's tokens now: what was left, plus the refill since, at most a minute's worth. */
+const TOKENS_NOW = `least(rate_per_minute::float8,
+  rate_tokens + greatest(0, extract(epoch FROM (now() - rate_at))) * rate_per_minute / 60.0)`;
+
+function toKey(row: KeyRow): ApiKey {
+  return {
+    id: row.id,
+    name: row.name,
+    payees: row.payees,
+    gasBudgetWei: BigInt(row.gas_budget_wei),
+    ratePerMinute: row.rate_per_minute,
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+/** The SHA-256 of a key, as stored. */
+export function hashKey(key: string): string {
+  return crypto.createHash("sha256").update(key).digest("hex");
+}
+
+/** Whether a string has the shape of a key (checked before any lookup). */
+export function looksLikeKey(key: string): boolean {
+  return KEY_PATTERN.test(key);
+}
+
+/** Issues a key: the returned `key` exists nowhere else, and is never shown again. */
+export async function addKey(db: Queryable, spec: NewApiKey): Promise<{ key: string; apiKey: ApiKey }> {
+  const id = `k_${crypto.randomBytes(6).toString("hex")}`;
+  const key = `${KEY_PREFIX}${crypto.randomBytes(32).toString("base64url")}`;
+  const { rows } = await db.query<KeyRow>(
+    `INSERT INTO facilitator_api_keys (id, key_hash, name, payees, gas_budget_wei, rate_per_minute, rate_tokens)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)
+     RETURNING id, name, payees, gas_budget_wei, rate_per_minute, created_at, revoked_at`,
+    [
+      id,
+      hashKey(key),
+      spec.name,
+      spec.payees === null ? null : JSON.stringify(spec.payees),
+      spec.gasBudgetWei,
+      spec.ratePerMinute,
+      spec.ratePerMinute,
+    ],
+  );
+  return { key, apiKey: toKey(rows[0] as KeyRow) };
+}
+
+/** Every key (revoked ones too), oldest first, with what it used today (UTC). */
+export async function listKeys(db: Queryable): Promise<ApiKeyUsage[]> {
+  const { rows } = await db.query<
+    KeyRow & { day: string; spent_wei: string; reserved_wei: string; settlements: bigint }
+  >(
+    `SELECT k.id, k.name, k.payees, k.gas_budget_wei, k.rate_per_minute, k.created_at, k.revoked_at,
+            to_char(${TODAY}, 'YYYY-MM-DD') AS day, coalesce(d.spent_wei, 0) AS spent_wei,
+            coalesce(d.reserved_wei, 0) AS reserved_wei, coalesce(d.settlements, 0)::int8 AS settlements
+     FROM facilitator_api_keys k
+     LEFT JOIN facilitator_key_days d ON d.key_id = k.id AND d.day = ${TODAY}
+     ORDER BY k.created_at, k.id`,
+  );
+  return rows.map((row) => ({
+    ...toKey(row),
+    day: row.day,
+    spentWei: BigInt(row.spent_wei),
+    reservedWei: BigInt(row.reserved_wei),
+    settlements: BigInt(row.settlements),
+  }));
+}
+
+/** Revokes a key at once (requests under way keep what they reserved). */
+export async function revokeKey(
+  db: Queryable,
+  id: string,
+): Promise<"revoked" | "already revoked" | "unknown"> {
+  const { rowCount } = await db.query(
+    "UPDATE facilitator_api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL",
+    [id],
+  );
+  if (rowCount === 1) return "revoked";
+  const { rows } = await db.query("SELECT 1 FROM facilitator_api_keys WHERE id = $1", [id]);
+  return rows.length > 0 ? "already revoked" : "unknown";
+}
+
+/** Keys not revoked: with none and no allow-list, a facilitator beyond loopback would be open. */
+export async function countLiveKeys(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ n: bigint }>(
+    "SELECT count(*) AS n FROM facilitator_api_keys WHERE revoked_at IS NULL",
+  );
+  return Number(rows[0]?.n ?? 0n);
+}
+
+/** A live key found by what a request sent, with its state now: gas used today and rate tokens left. */
+export interface PresentedKey extends ApiKey {
+  /** Spent and reserved today (UTC). */
+  usedWei: bigint;
+  /** Rate tokens in the bucket now (a settlement takes one). */
+  tokens: number;
+}
+
+/** The live key a request sent, or undefined (unknown, revoked, malformed). */
+export async function findKey(db: Queryable, key: string): Promise<PresentedKey | undefined> {
+  if (!looksLikeKey(key)) return undefined;
+  const { rows } = await db.query<KeyRow & { used_wei: string; tokens: number }>(
+    `SELECT k.id, k.name, k.payees, k.gas_budget_wei, k.rate_per_minute, k.created_at, k.revoked_at,
+            coalesce(d.spent_wei + d.reserved_wei, 0) AS used_wei, ${TOKENS_NOW} AS tokens
+     FROM facilitator_api_keys k
+     LEFT JOIN facilitator_key_days d ON d.key_id = k.id AND d.day = ${TODAY}
+     WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+    [hashKey(key)],
+  );
+  const row = rows[0];
+  return row ? { ...toKey(row), usedWei: BigInt(row.used_wei), tokens: Number(row.tokens) } : undefined;
+}
+
+/**
+ * Takes one settlement from the key's rate bucket. Returns undefined when taken, else the seconds until a
+ * token is back. One statement: of concurrent callers, only as many as there are tokens get one.
+ */
+export async function takeRateToken(db: Queryable, id: string): Promise<number | undefined> {
+  const { rowCount } = await db.query(
+    `UPDATE facilitator_api_keys SET rate_tokens = ${TOKENS_NOW} - 1, rate_at = greatest(rate_at, now())
+     WHERE id = $1 AND ${TOKENS_NOW} >= 1`,
+    [id],
+  );
+  if (rowCount === 1) return undefined;
+  const { rows } = await db.query<{ tokens: number; rate_per_minute: number }>(
+    `SELECT ${TOKENS_NOW} AS tokens, rate_per_minute FROM facilitator_api_keys WHERE id = $1`,
+    [id],
+  );
+  const row = rows[0];
+  return row ? secondsForToken(Number(row.tokens), row.rate_per_minute) : 60;
+}
+
+/** Seconds until a bucket holding `tokens` has one again. */
+export function secondsForToken(tokens: number, ratePerMinute: number): number {
+  return Math.max(1, Math.ceil(((1 - tokens) * 60) / ratePerMinute));
+}
+
+/** A reservation made: the day (UTC) it counts against. */
+export interface Reserved {
+  day: string;
+}
+
+/**
+ * Reserves `wei` of the key's budget for one authorization's settlement, on today's row (or on `day`, the
+ * day of the reservation it tops up), in one statement: it succeeds only while the key is live and the
+ * day's spent + reserved + `wei` stays within the budget. `topUp`: adds to the authorization's reservation
+ * under way (a retry at a higher fee); otherwise it replaces whatever the authorization's charge row held.
+ * Undefined when refused.
+ */
+export async function reserveGas(
+  db: Queryable,
+  keyId: string,
+  authorization: AuthorizationKey,
+  wei: bigint,
+  topUp?: Reserved,
+): Promise<Reserved | undefined> {
+  const { rows } = await db.query<{ day: string }>(
+    `WITH k AS (
+       SELECT id, gas_budget_wei FROM facilitator_api_keys
+       WHERE id = $1 AND revoked_at IS NULL AND $2::numeric <= gas_budget_wei
+     ), d AS (
+       INSERT INTO facilitator_key_days AS d (key_id, day, reserved_wei)
+       SELECT id, coalesce($7::date, ${TODAY}), $2::numeric FROM k
+       ON CONFLICT (key_id, day) DO UPDATE SET reserved_wei = d.reserved_wei + EXCLUDED.reserved_wei
+       WHERE d.spent_wei + d.reserved_wei + EXCLUDED.reserved_wei <= (SELECT gas_budget_wei FROM k)
+       RETURNING d.key_id, d.day
+     )
+     INSERT INTO facilitator_key_charges AS c (network, asset, payer, nonce, key_id, day, state, reserved_wei)
+     SELECT $3, $4, $5, $6, key_id, day, 'reserved', $2::numeric FROM d
+     ON CONFLICT (network, asset, payer, nonce) DO UPDATE SET
+       reserved_wei = CASE WHEN $8::boolean THEN c.reserved_wei + EXCLUDED.reserved_wei
+                      ELSE EXCLUDED.reserved_wei END,
+       key_id = EXCLUDED.key_id, day = EXCLUDED.day, state = 'reserved', charged_wei = NULL, tx_hash = NULL,
+       updated_at = now()
+     RETURNING to_char(day, 'YYYY-MM-DD') AS day`,
+    [
+      keyId,
+      wei,
+      authorization.network,
+      authorization.asset,
+      authorization.payer,
+      authorization.nonce,
+      topUp?.day ?? null,
+      topUp !== undefined,
+    ],
+  );
+  return rows[0];
+}
+
+/**
+ * Ends an authorization's reservation: `charged` with what its transaction cost (mined, whether it
+ * transferred or reverted), or `released` (nothing was mined). Its day then holds the cost as spent in
+ * place of the reservation. A no-op when the authorization holds no reservation (not keyed, or ended).
+ */
+export async function endReservation(
+  db: Queryable,
+  authorization: AuthorizationKey,
+  outcome: { charged: bigint; txHash: string } | "released",
+): Promise<boolean> {
+  const charged = outcome === "released" ? null : outcome.charged;
+  const { rowCount } = await db.query(
+    `WITH c AS (
+       UPDATE facilitator_key_charges SET state = $5, charged_wei = $6::numeric, tx_hash = $7::text, updated_at = now()
+       WHERE network = $1 AND asset = $2 AND payer = $3 AND nonce = $4 AND state = 'reserved'
+       RETURNING key_id, day, reserved_wei
+     )
+     UPDATE facilitator_key_days d
+     SET reserved_wei = d.reserved_wei - c.reserved_wei, spent_wei = d.spent_wei + coalesce($6::numeric, 0),
+         settlements = d.settlements + CASE WHEN $6::numeric IS NULL THEN 0 ELSE 1 END
+     FROM c WHERE d.key_id = c.key_id AND d.day = c.day`,
+    [
+      authorization.network,
+      authorization.asset,
+      authorization.payer,
+      authorization.nonce,
+      outcome === "released" ? "released" : "charged",
+      charged,
+      outcome === "released" ? null : outcome.txHash.toLowerCase(),
+    ],
+  );
+  return rowCount === 1;
+}
+
+/** Whether an authorization holds a reservation (its settlement was keyed and is not decided yet). */
+export async function hasReservation(db: Queryable, authorization: AuthorizationKey): Promise<boolean> {
+  const { rows } = await db.query(
+    `SELECT 1 FROM facilitator_key_charges
+     WHERE network = $1 AND asset = $2 AND payer = $3 AND nonce = $4 AND state = 'reserved'`,
+    [authorization.network, authorization.asset, authorization.payer, authorization.nonce],
+  );
+  return rows.length > 0;
+}
+
+/** A key's budget and what its day holds, for a refusal's message. */
+export async function dayOf(
+  db: Queryable,
+  keyId: string,
+): Promise<{ budgetWei: bigint; spentWei: bigint; reservedWei: bigint } | undefined> {
+  const { rows } = await db.query<{ gas_budget_wei: string; spent_wei: string; reserved_wei: string }>(
+    `SELECT k.gas_budget_wei, coalesce(d.spent_wei, 0) AS spent_wei, coalesce(d.reserved_wei, 0) AS reserved_wei
+     FROM facilitator_api_keys k
+     LEFT JOIN facilitator_key_days d ON d.key_id = k.id AND d.day = ${TODAY}
+     WHERE k.id = $1`,
+    [keyId],
+  );
+  const row = rows[0];
+  return row
+    ? {
+        budgetWei: BigInt(row.gas_budget_wei),
+        spentWei: BigInt(row.spent_wei),
+        reservedWei: BigInt(row.reserved_wei),
+      }
+    : undefined;
+}

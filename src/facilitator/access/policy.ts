@@ -1,0 +1,51 @@
+/**
+ * Whether a facilitator starting now is open (a request without a key is served for any payee), and when
+ * it must not start at all. Decided once, at start, from where it listens and what the operator set up:
+ *
+ * | listens on | allow-list or keys | in-process merchants | `--open` | access |
+ * |---|---|---|---|---|
+ * | any | any | any | yes | open |
+ * | loopback | none | any | no | open (the devnet, the demo, tests: nothing changes) |
+ * | loopback | some | any | no | closed: allow-list + keys |
+ * | beyond loopback | some | any | no | closed |
+ * | beyond loopback | none | some | no | closed: its own merchants only |
+ * | beyond loopback | none | none | no | refused: exit 2 |
+ *
+ * Keys added while it runs are honoured at once for the payees they allow; a loopback facilitator that
+ * started open stays open until it restarts.
+ */
+export interface StartAccess {
+  /** The host it listens on (`--host`, X402M_HOST). */
+  host: string;
+  /** X402M_FACILITATOR_PAYEES. */
+  configuredPayees: readonly string[];
+  /** The payTo of the merchants served in this process. */
+  inProcessPayees: readonly string[];
+  /** Keys not revoked, in its database. */
+  liveKeys: number;
+  /** `--open`. */
+  open: boolean;
+}
+
+/** Loopback: 127.0.0.0/8, ::1, localhost. */
+export function isLoopback(host: string): boolean {
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, "");
+  return h === "localhost" || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+/**
+ * Open or not, or why it must not start (the caller refuses with exit 2): an open facilitator beyond
+ * loopback that nobody asked for.
+ */
+export function decideOpen(start: StartAccess): { open: boolean } | { refused: string } {
+  if (start.open) return { open: true };
+  const configured = start.configuredPayees.length > 0 || start.liveKeys > 0;
+  if (isLoopback(start.host)) return { open: !configured };
+  if (configured || start.inProcessPayees.length > 0) return { open: false };
+  return {
+    refused: `refusing to run an open facilitator on ${start.host}: anyone reaching it could make it pay gas for any payee; set X402M_FACILITATOR_PAYEES, add a key (x402-merchants facilitator keys add), or pass --open on purpose (docs/facilitator.md)`,
+  };
+}

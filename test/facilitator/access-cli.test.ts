@@ -1,0 +1,220 @@
+/**
+ * The facilitator's access control from the command line: `facilitator keys add|list|revoke` on the
+ * facilitator's own database, the refusal to start an open facilitator beyond loopback, the signing key
+ * from a file, and a stock `HTTPFacilitatorClient` paying through the command's facilitator with a key.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { HTTPFacilitatorClient } from "@x402/core/server";
+import { VerifyError } from "@x402/core/types";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { type Devnet, startDevnet } from "../../src/chain/devnet/index.ts";
+import { startMiner } from "../helpers/chain.ts";
+import { DATABASE_KINDS, isolatedDatabaseOptions, type TestDatabaseOptions } from "../helpers/db.ts";
+import { runCli, startCli } from "../helpers/process.ts";
+import { newMerchant, pay, requirementsFor, usdcReader } from "../helpers/x402.ts";
+
+let devnet: Devnet;
+let miner: ReturnType<typeof startMiner>;
+beforeAll(async () => {
+  devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
+  miner = startMiner(devnet);
+}, 60_000);
+afterAll(async () => {
+  await miner?.stop();
+  await devnet?.stop();
+});
+
+describe.each(DATABASE_KINDS)("facilitator keys and access (database: %s)", (kind) => {
+  let db: TestDatabaseOptions;
+  beforeAll(async () => {
+    db = await isolatedDatabaseOptions(kind);
+  });
+  afterAll(async () => {
+    await db?.cleanup();
+  });
+  const env = () => ({
+    X402M_FACILITATOR_KEY: devnet.facilitatorAccount.privateKey,
+    ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
+  });
+  const keys = (...args: string[]) => runCli(["facilitator", "keys", ...args, "--data", db.dataDir], env());
+  const start = (args: string[], extra: Record<string, string> = {}) =>
+    startCli(["facilitator", "--rpc", devnet.rpc, "--port", "0", "--data", db.dataDir, ...args], {
+      ...env(),
+      ...extra,
+    });
+
+  // What does not depend on the database runs once.
+  const once = kind === DATABASE_KINDS[0];
+
+  it.runIf(once)(
+    "refuses keys without payees, budget or a sound rate, naming what is missing",
+    async () => {
+      const payee = newMerchant();
+      const cases = [
+        [["add", "--gas-budget-eth-per-day", "0.01"], /--payee ADDR .* or --any-payee/],
+        [["add", "--payee", "*", "--gas-budget-eth-per-day", "0.01"], /--any-payee, said on purpose/],
+        [
+          ["add", "--payee", "0x1234", "--gas-budget-eth-per-day", "0.01"],
+          /--payee must be a wallet address/,
+        ],
+        [["add", "--payee", payee], /--gas-budget-eth-per-day N, in ETH/],
+        [["add", "--payee", payee, "--gas-budget-eth-per-day", "0"], /ETH above 0/],
+        [["add", "--payee", payee, "--gas-budget-eth-per-day", "1", "--rate", "0"], /--rate takes/],
+        [["add", "--payee", payee, "--any-payee", "--gas-budget-eth-per-day", "1"], /not both/],
+        [["revoke"], /one key id/],
+        [["nope"], /usage: x402-merchants facilitator keys add/],
+      ] as const;
+      // Refused before the database is opened: the first alone (it may build the CLI's bundle), the rest at once.
+      const first = await keys(...cases[0][0]);
+      const runs = [first, ...(await Promise.all(cases.slice(1).map(([args]) => keys(...args))))];
+      cases.forEach(([, message], i) => {
+        const run = runs[i] as Awaited<ReturnType<typeof keys>>;
+        expect(run.code, run.stderr).toBe(2);
+        expect(run.stderr).toMatch(message);
+        expect(run.stderr.trim().split("\n")).toHaveLength(1);
+      });
+    },
+    120_000,
+  );
+
+  it("refuses to listen beyond loopback open, with one line and exit 2, unless --open", async () => {
+    const refused = start(["--host", "0.0.0.0"]);
+    expect(await refused.exited).toBe(2);
+    const lines = refused.stderr().trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^x402-merchants: refusing to run an open facilitator on 0\.0\.0\.0: .*X402M_FACILITATOR_PAYEES.*keys add.*--open/,
+    );
+
+    const open = start(["--host", "0.0.0.0", "--open"]);
+    const ready = JSON.parse(await open.line) as Record<string, unknown>;
+    expect(ready.access).toEqual({ open: true, payees: 0, keys: 0 });
+    expect(open.stderr()).toMatch(/open facilitator beyond loopback/);
+    open.child.kill("SIGTERM");
+    expect(await open.exited).toBe(0);
+
+    // An allow-list closes it: it starts, and serves those payees only.
+    const listed = start(["--host", "0.0.0.0"], {
+      X402M_FACILITATOR_PAYEES: `${newMerchant()}, ${newMerchant()}`,
+    });
+    expect(JSON.parse(await listed.line)).toMatchObject({ access: { open: false, payees: 2, keys: 0 } });
+    listed.child.kill("SIGTERM");
+    expect(await listed.exited).toBe(0);
+  }, 180_000);
+
+  it("issues a key once, lists it without the key, settles with it through a stock client, and revokes it", async () => {
+    const payee = newMerchant();
+    const added = await keys(
+      "add",
+      "--payee",
+      payee,
+      "--gas-budget-eth-per-day",
+      "0.005",
+      "--rate",
+      "30",
+      "--name",
+      "partner",
+    );
+    expect(added.code, added.stderr).toBe(0);
+    const issued = JSON.parse(added.stdout) as Record<string, unknown> & { id: string; key: string };
+    expect(issued).toMatchObject({
+      id: expect.stringMatching(/^k_[0-9a-f]{12}$/),
+      key: expect.stringMatching(/^x402m_/),
+      name: "partner",
+      payees: [payee.toLowerCase()],
+      gasBudgetEthPerDay: "0.005",
+      ratePerMinute: 30,
+      revokedAt: null,
+    });
+    expect(added.stderr).toMatch(/shown this once/);
+
+    const anyone = await keys("add", "--any-payee", "--gas-budget-eth-per-day", "0.001");
+    expect(JSON.parse(anyone.stdout)).toMatchObject({ payees: "*", ratePerMinute: 60 });
+
+    // Listening beyond loopback with keys in its database: closed, not refused.
+    const facilitator = start(["--host", "0.0.0.0"]);
+    const ready = JSON.parse(await facilitator.line) as { facilitator: string; access: unknown };
+    expect(ready.access).toEqual({ open: false, payees: 0, keys: 2 });
+    const url = ready.facilitator.replace("0.0.0.0", "127.0.0.1");
+
+    const requirements = requirementsFor(payee, "1500");
+    const payment = await pay(devnet.buyers[0] as Devnet["buyers"][0], requirements);
+    const refused = await new HTTPFacilitatorClient({ url }).verify(payment, requirements).catch((e) => e);
+    expect(refused).toBeInstanceOf(VerifyError);
+    expect(refused).toMatchObject({ statusCode: 401, invalidReason: "payee_not_allowed" });
+
+    const auth = { Authorization: `Bearer ${issued.key}` };
+    const client = new HTTPFacilitatorClient({
+      url,
+      createAuthHeaders: async () => ({ verify: auth, settle: auth, supported: {} }),
+    });
+    expect(await client.verify(payment, requirements)).toMatchObject({ isValid: true });
+    expect(await client.settle(payment, requirements)).toMatchObject({ success: true });
+    expect(await usdcReader(devnet.rpc).balanceOf(payee)).toBe(1500n);
+    facilitator.child.kill("SIGTERM");
+    expect(await facilitator.exited).toBe(0);
+    // Never a key in its output: neither the API key nor the signing key.
+    expect(facilitator.stderr()).not.toContain(issued.key);
+    expect(facilitator.stderr()).not.toContain(devnet.facilitatorAccount.privateKey.slice(2));
+
+    const listed = await keys("list");
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).not.toContain(issued.key);
+    const rows = listed.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    const mine = rows.find((r) => r.id === issued.id);
+    expect(mine).toMatchObject({ name: "partner", payees: [payee.toLowerCase()], revokedAt: null });
+    expect(mine).not.toHaveProperty("key");
+    expect(mine.today).toMatchObject({ reservedEth: "0", settlements: 1 });
+    expect(Number(mine.today.spentEth)).toBeGreaterThan(0);
+
+    const revoked = await keys("revoke", issued.id);
+    expect(JSON.parse(revoked.stdout)).toEqual({ id: issued.id, revoked: true, already: false });
+    expect((await keys("revoke", "k_000000000000")).code).toBe(2);
+    const after = (await keys("list")).stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(after.find((r) => r.id === issued.id)?.revokedAt).toEqual(expect.any(String));
+  }, 240_000);
+
+  it.runIf(once)(
+    "reads its signing key from X402M_FACILITATOR_KEY_FILE, and refuses both set or a bad file without echoing it",
+    async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-key-"));
+      onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
+      const file = path.join(dir, "key");
+      fs.writeFileSync(file, `  ${devnet.facilitatorAccount.privateKey}\n`, { mode: 0o600 });
+
+      const fromFile = start([], { X402M_FACILITATOR_KEY: "", X402M_FACILITATOR_KEY_FILE: file });
+      expect(JSON.parse(await fromFile.line)).toMatchObject({ signer: devnet.facilitatorAccount.address });
+      fromFile.child.kill("SIGTERM");
+      expect(await fromFile.exited).toBe(0);
+
+      const both = start([], { X402M_FACILITATOR_KEY_FILE: file });
+      expect(await both.exited).toBe(2);
+      expect(both.stderr()).toMatch(
+        /both X402M_FACILITATOR_KEY and X402M_FACILITATOR_KEY_FILE are set: pick one/,
+      );
+
+      const bad = path.join(dir, "bad");
+      fs.writeFileSync(bad, "0xnot-a-key-but-secret");
+      const wrong = start([], { X402M_FACILITATOR_KEY: "", X402M_FACILITATOR_KEY_FILE: bad });
+      expect(await wrong.exited).toBe(2);
+      expect(wrong.stderr()).toMatch(/X402M_FACILITATOR_KEY_FILE/);
+      expect(wrong.stderr()).not.toContain("not-a-key-but-secret");
+
+      const missing = start([], {
+        X402M_FACILITATOR_KEY: "",
+        X402M_FACILITATOR_KEY_FILE: path.join(dir, "none"),
+      });
+      expect(await missing.exited).toBe(2);
+      expect(missing.stderr()).toMatch(/cannot read .*none \(ENOENT\)/);
+    },
+    180_000,
+  );
+});
