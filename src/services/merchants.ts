@@ -2,12 +2,19 @@
  * The merchant hosts of this process: one database for their state, one facilitator client, and per
  * host the merchant kit's app on its own port (`config.merchants[name].port`).
  */
-import { type FacilitatorClient, HTTPFacilitatorClient } from "@x402/core/server";
+import type { FacilitatorClient } from "@x402/core/server";
 import { type Database, openDatabase } from "../common/db/index.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import type { Fetch } from "../common/listen.ts";
 import { log } from "../common/log.ts";
-import { type Config, ConfigError, type MerchantHost, merchantEnvPrefix } from "../config/config.ts";
+import type { UnpaidLimit } from "../common/rate-limit.ts";
+import {
+  type Config,
+  ConfigError,
+  facilitatorEnvPrefix,
+  type MerchantHost,
+  merchantEnvPrefix,
+} from "../config/config.ts";
 import { dataLayout } from "../config/layout.ts";
 import {
   type Merchant,
@@ -15,6 +22,13 @@ import {
   merchantApp,
   missingAliasPaths,
 } from "../merchant-kit/index.ts";
+import { facilitatorAuthHeaders } from "../merchant-kit/payments/facilitator-auth.ts";
+import {
+  FailoverFacilitator,
+  type FailoverOptions,
+  httpFacilitator,
+} from "../merchant-kit/payments/facilitators.ts";
+import { authorizationReader } from "../merchant-kit/payments/settled-on-chain.ts";
 import { ALIAS_PATHS, MERCHANTS } from "../merchants/index.ts";
 import { listenWithUrlOn } from "./listen.ts";
 
@@ -44,16 +58,18 @@ export function payToOf(config: Config, name: MerchantHost): `0x${string}` {
 }
 
 /**
- * Starts `names` (and `extra` hosts), each paid through `facilitator`: the URL of one elsewhere, or a
- * client of one in this process. Closing stops every host's HTTP, then closes the state database.
+ * Starts `names` (and `extra` hosts), each paid through `facilitator`: a client of one in this process,
+ * or null for the configured ones (`configuredFacilitators`). Closing stops every host's HTTP, then closes
+ * the state database.
  */
 export async function startMerchantHosts(
   config: Config,
   names: readonly MerchantHost[],
-  facilitator: string | FacilitatorClient,
+  facilitator: FacilitatorClient | null,
   lifecycle: Lifecycle,
   extra: readonly ExtraHost[] = [],
   notice?: string,
+  limit?: UnpaidLimit,
 ): Promise<MerchantHosts> {
   for (const name of names) payToOf(config, name);
   const db = await openDatabase({
@@ -63,10 +79,10 @@ export async function startMerchantHosts(
   lifecycle.add("merchant database", () => db.close());
   const kit: MerchantAppOptions = {
     services: { db, config },
-    facilitator:
-      typeof facilitator === "string" ? new HTTPFacilitatorClient({ url: facilitator }) : facilitator,
+    facilitator: facilitator ?? configuredFacilitators(config.payments),
     payments: config.payments,
     notice,
+    limit,
   };
   const urls: Record<string, string> = {};
   const merchants: MerchantHosts["merchants"] = {};
@@ -122,4 +138,33 @@ function warnOfMissingAliasPaths(config: Config, name: MerchantHost): void {
   const missing = missingAliasPaths(source, alias.paths);
   if (missing.length > 0)
     log("warn", "the alias host lacks endpoints its source does not have yet", { missing });
+}
+
+/**
+ * The facilitators of `payments.facilitators`, in order, with their headers (a CDP JWT per request for
+ * those with `auth: "cdp"`), as one client that fails over (docs/platform.md, "Facilitators"); a
+ * settlement whose outcome one of them left unknown is looked up on `payments.rpcUrl`. `options`: the
+ * failover's timings (tests shorten them).
+ */
+export function configuredFacilitators(
+  payments: Config["payments"],
+  options: FailoverOptions = {},
+): FacilitatorClient {
+  const list = payments.facilitators.map((facilitator, index) => {
+    const cdp = facilitator.auth === "cdp" ? payments.cdp : null;
+    const prefix = facilitatorEnvPrefix(index + 1);
+    return {
+      name: facilitator.url,
+      client: httpFacilitator(
+        facilitator.url,
+        facilitatorAuthHeaders(facilitator.url, facilitator.headers, cdp),
+      ),
+      credentials: cdp
+        ? "CDP_API_KEY_ID and CDP_API_KEY_SECRET"
+        : Object.keys(facilitator.headers).length > 0
+          ? `${prefix}HEADERS`
+          : `${prefix}HEADERS (none sent)`,
+    };
+  });
+  return new FailoverFacilitator(list, { chain: authorizationReader(payments.rpcUrl), ...options });
 }

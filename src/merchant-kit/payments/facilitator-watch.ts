@@ -7,8 +7,10 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { FacilitatorClient } from "@x402/core/server";
+import { SettleError, VerifyError } from "@x402/core/types";
 import type { MiddlewareHandler } from "hono";
 import { errorBody } from "../../common/errors.ts";
+import { log } from "../../common/log.ts";
 
 /** What a client is told to wait before trying again while the facilitator is away. */
 export const FACILITATOR_RETRY_AFTER_S = 30;
@@ -30,6 +32,8 @@ export class WatchedFacilitator implements FacilitatorClient {
   private failedSince: Date | null = null;
   private lastError: string | null = null;
   private probed: { at: number; done: Promise<void> } | null = null;
+  /** Refusals of this merchant (401, 403, 429) already logged, by reason, until a call succeeds. */
+  private readonly refusalsLogged = new Set<string>();
 
   constructor(private readonly inner: FacilitatorClient) {}
 
@@ -68,6 +72,24 @@ export class WatchedFacilitator implements FacilitatorClient {
     return this.failedSince ? (this.lastError ?? "unknown") : undefined;
   }
 
+  /**
+   * A facilitator that refuses this merchant (no API key, a key that does not allow its payee, a key over
+   * its rate or budget: 401, 403, 429) says why in its answer, which the SDK turns into a 402 for the buyer
+   * and nothing for the operator. The operator reads it here, once per reason until a call succeeds.
+   */
+  private logRefusal(error: unknown, message: string): void {
+    if (!(error instanceof VerifyError || error instanceof SettleError)) return;
+    if (![401, 403, 429].includes(error.statusCode)) return;
+    const reason = (error instanceof VerifyError ? error.invalidReason : error.errorReason) ?? "refused";
+    if (this.refusalsLogged.has(reason)) return;
+    this.refusalsLogged.add(reason);
+    log("error", "the facilitator refuses this merchant's payments", {
+      status: error.statusCode,
+      reason,
+      error: message.slice(0, 300),
+    });
+  }
+
   private current(): FacilitatorHealth {
     if (!this.failedSince) return { reachable: true };
     return { reachable: false, since: this.failedSince.toISOString(), error: this.lastError ?? "unknown" };
@@ -78,10 +100,12 @@ export class WatchedFacilitator implements FacilitatorClient {
       const answer = await call();
       this.failedSince = null;
       this.lastError = null;
+      this.refusalsLogged.clear();
       return answer;
     } catch (error) {
       // Anything thrown is the facilitator's trouble: a buyer's bad payment comes back as an answer.
       const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
+      this.logRefusal(error, message ?? "");
       this.failedSince ??= new Date();
       this.lastError = (message ?? "").slice(0, 300);
       const request = inRequest.getStore();

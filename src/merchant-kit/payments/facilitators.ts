@@ -1,0 +1,532 @@
+/**
+ * The merchants' facilitators, tried in order: one `FacilitatorClient` over several (docs/platform.md,
+ * "Facilitators"). When one is down (refused connection, time-out, 5xx) or refuses to answer (401, 403,
+ * 404, 429), the next verifies and settles; an answer (a payment judged invalid, a settlement that
+ * failed) is final.
+ *
+ * A payment is never settled by two. The chain refuses a second use of an EIP-3009 nonce, so two
+ * facilitators submitting one authorization move the money once; what the failover adds is that it never
+ * hands a settlement on while the facilitator it left may still be moving it. After a failure that leaves
+ * the outcome unknown (a time-out, a connection dropped after the request was sent, a 5xx), the
+ * authorization's state is read on the chain, watched for `settledGraceMs`: used by the authorized
+ * transfer, the payment is settled (by that transaction, whoever sent it); used otherwise, it never will
+ * be; still unused, the next facilitator may settle it, after verifying it itself (a facilitator such as
+ * the project's own settles only what it verified). A payment that cannot be checked on the chain (the
+ * `upto` scheme's Permit2 authorizations, an RPC that cannot be read) is never handed on after such a
+ * failure: its outcome stays unknown, as it would with one facilitator.
+ */
+import { type FacilitatorClient, HTTPFacilitatorClient } from "@x402/core/server";
+import {
+  FacilitatorResponseError,
+  FacilitatorTimeoutError,
+  type Network,
+  type PaymentPayload,
+  type PaymentRequirements,
+  SettleError,
+  type SettleResponse,
+  type SupportedResponse,
+  VerifyError,
+  type VerifyResponse,
+} from "@x402/core/types";
+import { type LogWriter, limitedLog } from "../../common/log.ts";
+import type { PathHeaders } from "./facilitator-auth.ts";
+import type { AuthorizationReader, AuthorizedTransfer, ChainWord } from "./settled-on-chain.ts";
+
+/** One facilitator of the list. */
+export interface NamedFacilitator {
+  /** How logs and errors name it: its URL (never its headers). */
+  name: string;
+  client: FacilitatorClient;
+  /** The settings that hold its credentials, named when it refuses them ("CDP_API_KEY_ID ..."). */
+  credentials?: string;
+}
+
+export interface FailoverOptions {
+  /** Reads authorizations on the payments' chain; without it an unknown settlement is never handed on. */
+  chain?: AuthorizationReader;
+  /** How long the chain is watched for a settlement whose outcome a facilitator left unknown. */
+  settledGraceMs?: number;
+  /** How often the chain is read meanwhile. */
+  pollMs?: number;
+  /** How long a failed facilitator is tried after the others (a success ends it sooner). */
+  restMs?: number;
+  log?: LogWriter;
+}
+
+/** Base makes a block every 2 s: a transaction the facilitator had sent is on chain within a few. */
+const SETTLED_GRACE_MS = 10_000;
+const POLL_MS = 1_000;
+/** As long as a merchant tells buyers to wait when no facilitator answers (`FACILITATOR_RETRY_AFTER_S`). */
+const REST_MS = 30_000;
+/** Payments verified and not yet settled whose verifier is remembered; the oldest are forgotten first. */
+const MAX_REMEMBERED = 10_000;
+
+/** Time-outs of one facilitator's calls: an answer, and a settlement (which may wait for its block). */
+export interface FacilitatorTimeouts {
+  answerMs: number;
+  settleMs: number;
+}
+
+/** `HTTPFacilitatorClient`'s settle time-out; verify and `/supported` answer without the chain's wait. */
+export const DEFAULT_TIMEOUTS: FacilitatorTimeouts = { answerMs: 15_000, settleMs: 90_000 };
+
+/** Headers that could not be made: nothing was sent. */
+class AuthHeadersError extends Error {}
+
+/** No facilitator could do it: what each said, in order. A facilitator's trouble, as the SDK sees it. */
+export class FacilitatorsUnavailableError extends FacilitatorResponseError {}
+
+/**
+ * A facilitator over HTTP at `url`, with the headers `createAuthHeaders` makes per call
+ * (`facilitatorAuthHeaders`).
+ */
+export function httpFacilitator(
+  url: string,
+  createAuthHeaders?: () => Promise<PathHeaders>,
+  timeouts: FacilitatorTimeouts = DEFAULT_TIMEOUTS,
+): FacilitatorClient {
+  const auth =
+    createAuthHeaders &&
+    (async () => {
+      try {
+        return await createAuthHeaders();
+      } catch (error) {
+        throw new AuthHeadersError(`cannot make its auth headers: ${(error as Error).message}`);
+      }
+    });
+  const answer = new HTTPFacilitatorClient({ url, createAuthHeaders: auth, timeoutMs: timeouts.answerMs });
+  const settle = new HTTPFacilitatorClient({ url, createAuthHeaders: auth, timeoutMs: timeouts.settleMs });
+  return {
+    verify: (payload, requirements) => answer.verify(payload, requirements),
+    settle: (payload, requirements) => settle.settle(payload, requirements),
+    getSupported: () => answer.getSupported(),
+  };
+}
+
+interface Entry extends NamedFacilitator {
+  supported?: SupportedResponse;
+  asking?: Promise<SupportedResponse>;
+  restUntil: number;
+}
+
+/** How a call failed: an `answer` stands; `notSent` and `refused` changed nothing; `unknown` may have. */
+type Failure = { kind: "answer" | "notSent" | "refused" | "unknown"; reason: string };
+
+/**
+ * The facilitators of `list`, in order, as one client: `getSupported` merges their answers (per scheme
+ * and network, the first that lists it), `verify` and `settle` fail over as the module's comment says.
+ *
+ * @example
+ * const facilitator = new FailoverFacilitator(
+ *   [
+ *     { name: url, client: httpFacilitator(url, facilitatorAuthHeaders(url, {}, cdpKey)) },
+ *     { name: ours, client: httpFacilitator(ours, facilitatorAuthHeaders(ours, { Authorization: "Bearer k" }, null)) },
+ *   ],
+ *   { chain: authorizationReader(config.payments.rpcUrl) },
+ * );
+ */
+export class FailoverFacilitator implements FacilitatorClient {
+  private readonly entries: Entry[];
+  private readonly verifiers = new Map<string, Entry>();
+  private readonly graceMs: number;
+  private readonly pollMs: number;
+  private readonly restMs: number;
+  private readonly log: LogWriter;
+
+  constructor(
+    list: readonly NamedFacilitator[],
+    private readonly options: FailoverOptions = {},
+  ) {
+    if (list.length === 0) throw new Error("FailoverFacilitator needs at least one facilitator");
+    this.entries = list.map((f) => ({ ...f, restUntil: 0 }));
+    this.graceMs = options.settledGraceMs ?? SETTLED_GRACE_MS;
+    this.pollMs = options.pollMs ?? POLL_MS;
+    this.restMs = options.restMs ?? REST_MS;
+    this.log = options.log ?? limitedLog({ lines: 20, perMs: 60_000 });
+  }
+
+  async getSupported(): Promise<SupportedResponse> {
+    const answers = await Promise.allSettled(this.entries.map((e) => this.supportedOf(e)));
+    const merged: SupportedResponse = { kinds: [], extensions: [], signers: {} };
+    const failures: string[] = [];
+    answers.forEach((answer, i) => {
+      const entry = this.entries[i] as Entry;
+      if (answer.status === "rejected") {
+        failures.push(`${entry.name}: ${this.note(entry, "supported", answer.reason).reason}`);
+        return;
+      }
+      for (const kind of answer.value.kinds) {
+        const taken = merged.kinds.some(
+          (k) => k.x402Version === kind.x402Version && k.scheme === kind.scheme && k.network === kind.network,
+        );
+        if (!taken) merged.kinds.push(kind);
+      }
+      for (const extension of answer.value.extensions)
+        if (!merged.extensions.includes(extension)) merged.extensions.push(extension);
+      for (const [network, signers] of Object.entries(answer.value.signers ?? {}))
+        merged.signers[network] = [...new Set([...(merged.signers[network] ?? []), ...signers])];
+    });
+    if (failures.length === this.entries.length)
+      throw new FacilitatorsUnavailableError(`no facilitator answered /supported: ${failures.join("; ")}`);
+    return merged;
+  }
+
+  async verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {
+    const failures: string[] = [];
+    for await (const entry of this.candidates(payload, requirements, undefined, failures)) {
+      try {
+        const answer = await entry.client.verify(payload, requirements);
+        entry.restUntil = 0;
+        if (answer.isValid) this.remember(payload, entry);
+        return answer;
+      } catch (error) {
+        const failure = this.note(entry, "verify", error);
+        if (failure.kind === "answer") throw error;
+        failures.push(`${entry.name}: ${failure.reason}`);
+      }
+    }
+    throw this.unavailable("verify", requirements, failures);
+  }
+
+  async settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> {
+    const key = paymentKey(payload);
+    const transfer = authorizedTransfer(payload, requirements);
+    const failures: string[] = [];
+    // Set while a facilitator may have moved the payment: nothing more is sent until the chain says no.
+    let unknown = false;
+    // Set once the payment went on after such a failure: the one left behind may still land it first.
+    let handedOn = false;
+    let attempts = 0;
+    for await (const entry of this.candidates(payload, requirements, this.verifiers.get(key), failures)) {
+      if (unknown) {
+        const word = transfer ? await this.watch(transfer) : undefined;
+        if (!word || !transfer) break;
+        if (word.state !== "unused") return this.chainAnswer(word, requirements.network, transfer, key);
+        unknown = false;
+        handedOn = true;
+      }
+      if (attempts++ > 0) {
+        // Handed on: this facilitator judges the payment itself first (and will settle only what it verified).
+        try {
+          const judged = await entry.client.verify(payload, requirements);
+          if (!judged.isValid)
+            return this.lastWord(refusedAnswer(judged, requirements), transfer, handedOn, key);
+          this.remember(payload, entry);
+        } catch (error) {
+          const failure = this.note(entry, "verify", error);
+          if (failure.kind === "answer") throw error;
+          failures.push(`${entry.name}: ${failure.reason}`);
+          continue;
+        }
+      }
+      try {
+        const answer = await entry.client.settle(payload, requirements);
+        entry.restUntil = 0;
+        // The SDK asks once more about a pending settlement: the same facilitator is asked first.
+        if (answer.errorReason === "settlement_pending") {
+          this.remember(payload, entry);
+          return answer;
+        }
+        return this.lastWord(answer, transfer, handedOn, key);
+      } catch (error) {
+        const failure = this.note(entry, "settle", error);
+        if (failure.kind === "answer") {
+          this.verifiers.delete(key);
+          throw error;
+        }
+        failures.push(`${entry.name}: ${failure.reason}`);
+        if (failure.kind === "unknown") unknown = true;
+      }
+    }
+    if (unknown && transfer) {
+      const word = await this.watch(transfer);
+      if (word && word.state !== "unused" && word.state !== "unknown")
+        return this.chainAnswer(word, requirements.network, transfer, key);
+    }
+    throw this.unavailable("settle", requirements, failures, unknown);
+  }
+
+  /**
+   * A facilitator's final answer. After a hand-on, a refusal may mean the facilitator left behind landed
+   * the payment meanwhile (its transaction first, this one's refused): the chain has the last word.
+   */
+  private async lastWord(
+    answer: SettleResponse,
+    transfer: AuthorizedTransfer | undefined,
+    handedOn: boolean,
+    key: string,
+  ): Promise<SettleResponse> {
+    this.verifiers.delete(key);
+    if (answer.success || !handedOn || !transfer) return answer;
+    const word = await this.watch(transfer);
+    return word?.state === "settled" ? this.chainAnswer(word, answer.network, transfer, key) : answer;
+  }
+
+  /**
+   * The facilitators that can take this payment, the one that verified it first, then in order, those
+   * that failed lately last. One that never answered `/supported` is asked when its turn comes.
+   */
+  private async *candidates(
+    payload: PaymentPayload,
+    requirements: PaymentRequirements,
+    first: Entry | undefined,
+    failures: string[],
+  ): AsyncGenerator<Entry> {
+    const now = Date.now();
+    const rest = this.entries.filter((e) => e !== first);
+    const order = [
+      ...(first ? [first] : []),
+      ...rest.filter((e) => e.restUntil <= now),
+      ...rest.filter((e) => e.restUntil > now),
+    ];
+    for (const entry of order) {
+      let supported = entry.supported;
+      if (!supported) {
+        try {
+          supported = await this.supportedOf(entry);
+        } catch (error) {
+          failures.push(`${entry.name}: ${this.note(entry, "supported", error).reason}`);
+          continue;
+        }
+      }
+      if (takes(supported, payload, requirements)) yield entry;
+    }
+  }
+
+  private supportedOf(entry: Entry): Promise<SupportedResponse> {
+    entry.asking ??= entry.client
+      .getSupported()
+      .then((supported) => {
+        entry.supported = supported;
+        entry.restUntil = 0;
+        return supported;
+      })
+      .finally(() => {
+        entry.asking = undefined;
+      });
+    return entry.asking;
+  }
+
+  /** Classifies a failed call, rests the facilitator unless it answered, and logs it. */
+  private note(entry: Entry, call: "verify" | "settle" | "supported", error: unknown): Failure {
+    const failure = classify(error, entry.credentials);
+    if (failure.kind === "answer") {
+      entry.restUntil = 0;
+      return failure;
+    }
+    entry.restUntil = Date.now() + this.restMs;
+    this.log(failure.kind === "refused" ? "error" : "warn", "a facilitator call failed", {
+      facilitator: entry.name,
+      call,
+      outcome: failure.kind,
+      error: failure.reason,
+    });
+    return failure;
+  }
+
+  /**
+   * Reads the authorization until the chain shows it used or `settledGraceMs` has passed; undefined when
+   * the chain cannot be read.
+   */
+  private async watch(transfer: AuthorizedTransfer): Promise<ChainWord | undefined> {
+    const chain = this.options.chain;
+    if (!chain) return undefined;
+    const until = Date.now() + this.graceMs;
+    for (;;) {
+      let word: ChainWord;
+      try {
+        word = await chain.read(transfer);
+      } catch (error) {
+        this.log("warn", "cannot read a settlement's authorization on the chain", { error: String(error) });
+        return undefined;
+      }
+      if (word.state !== "unused" || Date.now() >= until) return word;
+      await new Promise((resolve) => setTimeout(resolve, this.pollMs));
+    }
+  }
+
+  /** The settlement's answer from the chain's word: settled by its transaction, or never. */
+  private chainAnswer(
+    word: ChainWord,
+    network: Network,
+    transfer: AuthorizedTransfer,
+    key: string,
+  ): SettleResponse {
+    this.verifiers.delete(key);
+    if (word.state === "settled")
+      return {
+        success: true,
+        transaction: word.hash,
+        network,
+        payer: transfer.from,
+        amount: String(transfer.value),
+      };
+    if (word.state === "elsewhere")
+      return {
+        success: false,
+        errorReason: "invalid_exact_evm_nonce_already_used",
+        errorMessage: "the authorization was used on chain without this payment's transfer",
+        transaction: "",
+        network,
+        payer: transfer.from,
+      };
+    throw new FacilitatorsUnavailableError(
+      "the settlement's outcome is unknown: its authorization is used on chain but its transaction was not found",
+    );
+  }
+
+  private remember(payload: PaymentPayload, entry: Entry): void {
+    const key = paymentKey(payload);
+    this.verifiers.delete(key);
+    this.verifiers.set(key, entry);
+    if (this.verifiers.size > MAX_REMEMBERED) {
+      const oldest = this.verifiers.keys().next().value;
+      if (oldest !== undefined) this.verifiers.delete(oldest);
+    }
+  }
+
+  private unavailable(
+    call: "verify" | "settle",
+    requirements: PaymentRequirements,
+    failures: string[],
+    unknown = false,
+  ): FacilitatorsUnavailableError {
+    const why =
+      failures.length > 0
+        ? failures.join("; ")
+        : `none supports ${requirements.scheme} on ${requirements.network}`;
+    return new FacilitatorsUnavailableError(
+      unknown
+        ? `the settlement's outcome is unknown (${why})`
+        : `no facilitator could ${call} the payment (${why})`,
+    );
+  }
+}
+
+/** The same payment, whichever call carries it: its signature. */
+function paymentKey(payload: PaymentPayload): string {
+  const signature = (payload.payload as { signature?: unknown }).signature;
+  return typeof signature === "string" ? signature : JSON.stringify(payload.payload);
+}
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
+
+/** The transfer an `exact` EIP-3009 payment authorizes to this merchant, or undefined (another kind). */
+function authorizedTransfer(
+  payload: PaymentPayload,
+  requirements: PaymentRequirements,
+): AuthorizedTransfer | undefined {
+  const authorization = (payload.payload as { authorization?: { from?: unknown; nonce?: unknown } })
+    .authorization;
+  const { from, nonce } = authorization ?? {};
+  if (requirements.scheme !== "exact" || typeof from !== "string" || typeof nonce !== "string")
+    return undefined;
+  if (!ADDRESS.test(from) || !BYTES32.test(nonce) || !ADDRESS.test(requirements.asset)) return undefined;
+  if (!ADDRESS.test(requirements.payTo) || !/^\d+$/.test(requirements.amount)) return undefined;
+  return {
+    asset: requirements.asset as `0x${string}`,
+    from: from as `0x${string}`,
+    to: requirements.payTo as `0x${string}`,
+    value: BigInt(requirements.amount),
+    nonce: nonce as `0x${string}`,
+  };
+}
+
+/**
+ * Whether a facilitator that answered `supported` can take this payment: it lists the scheme on the
+ * network, and when the payment names the facilitator that must settle it (the `upto` scheme's Permit2
+ * witness does), it signs as that one.
+ */
+function takes(
+  supported: SupportedResponse,
+  payload: PaymentPayload,
+  requirements: PaymentRequirements,
+): boolean {
+  const kind = supported.kinds.find(
+    (k) =>
+      k.x402Version === payload.x402Version &&
+      k.scheme === requirements.scheme &&
+      (k.network === requirements.network ||
+        (k.network.endsWith(":*") && requirements.network.startsWith(k.network.slice(0, -1)))),
+  );
+  if (!kind) return false;
+  const pinned = requirements.extra?.facilitatorAddress;
+  if (typeof pinned !== "string") return true;
+  const signers = [
+    kind.extra?.facilitatorAddress,
+    ...Object.entries(supported.signers ?? {})
+      .filter(([network]) => network === requirements.network || network.endsWith(":*"))
+      .flatMap(([, list]) => list),
+  ];
+  return signers.some((s) => typeof s === "string" && s.toLowerCase() === pinned.toLowerCase());
+}
+
+/** A refusal from the facilitator a settlement was handed to, in a settlement's shape. */
+function refusedAnswer(judged: VerifyResponse, requirements: PaymentRequirements): SettleResponse {
+  return {
+    success: false,
+    errorReason: judged.invalidReason ?? "invalid_payment",
+    errorMessage: judged.invalidMessage,
+    payer: judged.payer,
+    transaction: "",
+    network: requirements.network,
+  };
+}
+
+/** Connection errors raised before anything was sent. */
+const NOT_SENT = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+  "CERT_HAS_EXPIRED",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+]);
+
+/**
+ * What a failed call means. Statuses the client reports: 401/403 (credentials), 404/405 (not a
+ * facilitator there) and 429 (rate limit) are refusals before any work; 408 and 5xx may come after work
+ * (a settlement submitted, then the server failed); another 4xx in x402's shape is the facilitator's
+ * judgement. Errors before the request left (no connection, headers that could not be made) changed
+ * nothing; anything else may have.
+ */
+function classify(error: unknown, credentials?: string): Failure {
+  const status =
+    error instanceof VerifyError || error instanceof SettleError
+      ? error.statusCode
+      : Number(/failed \((\d{3})\)/.exec((error as Error)?.message ?? "")?.[1] ?? Number.NaN);
+  const message = ((error as Error)?.message ?? String(error)).split("\n")[0]?.slice(0, 200) ?? "";
+  if (error instanceof AuthHeadersError) return { kind: "notSent", reason: message };
+  if (status === 401 || status === 403)
+    return {
+      kind: "refused",
+      reason: `refused the merchant's credentials${credentials ? `, check ${credentials}` : ""} (${status}: ${message})`,
+    };
+  if (status === 404 || status === 405 || status === 429) return { kind: "refused", reason: message };
+  if (status >= 400 && status < 500 && status !== 408)
+    return error instanceof VerifyError || error instanceof SettleError
+      ? { kind: "answer", reason: message }
+      : { kind: "refused", reason: message };
+  if (!Number.isNaN(status)) return { kind: "unknown", reason: message };
+  if (error instanceof FacilitatorTimeoutError) return { kind: "unknown", reason: message };
+  const code = errorCode(error);
+  if (code && NOT_SENT.has(code)) return { kind: "notSent", reason: `${message} (${code})` };
+  return { kind: "unknown", reason: code ? `${message} (${code})` : message };
+}
+
+/** The system error code under a `fetch failed` (its cause, or the first of an aggregate's). */
+function errorCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string") return code;
+    const inner = (current as { errors?: unknown[] }).errors?.[0];
+    current = (current as { cause?: unknown }).cause ?? inner;
+  }
+  return undefined;
+}

@@ -1,0 +1,98 @@
+/**
+ * What the chain says of one EIP-3009 authorization, for a settlement whose outcome a facilitator left
+ * unknown (it timed out, or dropped the connection after the request was sent): the token marks each
+ * (authorizer, nonce) used once, in the transaction that transferred it, so the chain is the one witness
+ * of whether, and by which transaction, the payment happened.
+ */
+import { createPublicClient, parseAbiItem, parseEventLogs } from "viem";
+import { rpcTransport } from "../../chain/rpc-transport.ts";
+import { usdcAbi } from "../../chain/usdc.ts";
+
+/** The transfer a payment authorizes: `value` of `asset` from `from` to `to`, once, under `nonce`. */
+export interface AuthorizedTransfer {
+  asset: `0x${string}`;
+  from: `0x${string}`;
+  to: `0x${string}`;
+  value: bigint;
+  nonce: `0x${string}`;
+}
+
+/**
+ * The chain's word on an authorization: `unused`; `settled` by transaction `hash` (it moved exactly the
+ * authorized transfer); `elsewhere` (used or canceled without that transfer: this payment will never
+ * settle); or `unknown` (used, but the transaction was not found among recent blocks).
+ */
+export type ChainWord =
+  | { state: "unused" }
+  | { state: "settled"; hash: `0x${string}` }
+  | { state: "elsewhere" }
+  | { state: "unknown" };
+
+export interface AuthorizationReader {
+  /** Throws when the chain cannot be read. */
+  read(transfer: AuthorizedTransfer): Promise<ChainWord>;
+}
+
+/**
+ * How far back the transaction that used an authorization is looked for: its settlement began moments
+ * ago (a facilitator's time-out at most), and some RPC providers refuse log queries over wider ranges.
+ */
+const LOOKBACK_BLOCKS = 500n;
+
+const AUTHORIZATION_USED = parseAbiItem(
+  "event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)",
+);
+const AUTHORIZATION_CANCELED = parseAbiItem(
+  "event AuthorizationCanceled(address indexed authorizer, bytes32 indexed nonce)",
+);
+
+/** Reads authorizations on the chain at `rpcUrl` (the merchants' `payments.rpcUrl`). */
+export function authorizationReader(rpcUrl: string): AuthorizationReader {
+  const client = createPublicClient({
+    transport: rpcTransport(rpcUrl, { timeout: 10_000, retryCount: 1 }),
+    cacheTime: 0,
+  });
+  return {
+    async read(transfer) {
+      const used = await client.readContract({
+        address: transfer.asset,
+        abi: usdcAbi,
+        functionName: "authorizationState",
+        args: [transfer.from, transfer.nonce],
+      });
+      if (!used) return { state: "unused" };
+      const latest = await client.getBlockNumber();
+      // Filtered by the indexed authorizer and nonce: the token's other logs never travel.
+      const range = { fromBlock: latest > LOOKBACK_BLOCKS ? latest - LOOKBACK_BLOCKS : 0n, toBlock: latest };
+      const args = { authorizer: transfer.from, nonce: transfer.nonce };
+      const [use] = await client.getLogs({
+        address: transfer.asset,
+        event: AUTHORIZATION_USED,
+        args,
+        ...range,
+      });
+      if (!use) {
+        const [canceled] = await client.getLogs({
+          address: transfer.asset,
+          event: AUTHORIZATION_CANCELED,
+          args,
+          ...range,
+        });
+        return canceled ? { state: "elsewhere" } : { state: "unknown" };
+      }
+      // The nonce alone does not prove the payment: a payer can sign two authorizations with one nonce
+      // and spend it on the other. Only the authorized transfer in that transaction does.
+      const receipt = await client.getTransactionReceipt({ hash: use.transactionHash });
+      const moved = parseEventLogs({ abi: usdcAbi, eventName: "Transfer", logs: receipt.logs }).some(
+        (log) =>
+          log.address.toLowerCase() === transfer.asset.toLowerCase() &&
+          log.args.from.toLowerCase() === transfer.from.toLowerCase() &&
+          log.args.to.toLowerCase() === transfer.to.toLowerCase() &&
+          log.args.value === transfer.value,
+      );
+      return receipt.status === "success" && moved
+        ? { state: "settled", hash: use.transactionHash }
+        : { state: "elsewhere" };
+    },
+  };
+}
