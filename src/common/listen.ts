@@ -2,8 +2,12 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { Server as NetServer, type Socket } from "node:net";
 import { serve } from "@hono/node-server";
 
-/** What serves requests: a Hono app's `fetch`. */
-export type Fetch = (request: Request) => Response | Promise<Response>;
+/**
+ * What serves requests: a Hono app's `fetch`. `env` is `@hono/node-server`'s bindings (`incoming`, whose
+ * socket says who is calling: src/common/rate-limit.ts), passed on to the app.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: Hono's `fetch` types its bindings per app.
+export type Fetch = (request: Request, env?: any) => Response | Promise<Response>;
 
 /** How long requests under way may take to finish once stopping starts, before their connections are cut. */
 export const DEFAULT_DRAIN_MS = 5_000;
@@ -165,7 +169,7 @@ export async function listenWithUrl(
 ): Promise<Listening> {
   let app: Fetch | undefined;
   const server = await listen(
-    (request) => (app ? app(request) : new Response("starting", { status: 503 })),
+    (request, env) => (app ? app(request, env) : new Response("starting", { status: 503 })),
     host,
     port,
   );

@@ -1,8 +1,15 @@
+import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { BASE_USDC } from "../chain/base.ts";
 import { AppError } from "../common/errors.ts";
+import { parseAddressRanges } from "../common/rate-limit.ts";
 import { allowListPolicy } from "../merchant-kit/fetch/policy.ts";
+import {
+  COINBASE_FACILITATOR_URL,
+  cdpKeySecret,
+  parseHeaderLines,
+} from "../merchant-kit/payments/facilitator-auth.ts";
 import { parseRate } from "../merchants/inference/metering.ts";
 import { ROUTES, settingInfix } from "../merchants/inference/tiers.ts";
 import { DEFAULT_QUERY_IDS, FEATURE_SWITCHES } from "../merchants/social/providers/x-web/operations.ts";
@@ -63,6 +70,16 @@ export const ConfigSchema = z.object({
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/, "a 32-byte private key in hex, 0x-prefixed")
     .nullable(),
+  /**
+   * Payees the facilitator settles for without an API key (X402M_FACILITATOR_PAYEES, comma-separated),
+   * lower-case; the merchants served in its own process are added to them (docs/facilitator.md).
+   */
+  facilitatorPayees: z.array(
+    z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{40}$/, "wallet addresses separated by commas")
+      .transform((a) => a.toLowerCase() as `0x${string}`),
+  ),
   /** How the merchant APIs are paid: network, token and facilitator. */
   payments: z.object({
     /** CAIP-2 network of the `exact` scheme; Base is `eip155:8453` (the devnet is Base too). */
@@ -76,6 +93,47 @@ export const ConfigSchema = z.object({
     }),
     /** The facilitator's base URL (verify, settle, supported). */
     facilitatorUrl: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, "")),
+    /**
+     * The facilitators the merchant hosts verify and settle through, in the order they are tried when one
+     * is down or refuses (src/merchant-kit/payments/facilitators.ts; docs/platform.md, "Facilitators"):
+     * X402M_FACILITATOR_URL's (the same as `facilitatorUrl`), then X402M_FACILITATOR_2_URL .. _9_URL. Each
+     * sends its static headers (X402M_FACILITATOR[_n]_HEADERS: `Name: value` lines separated by `\n`)
+     * and, with `auth: "cdp"` (X402M_FACILITATOR[_n]_AUTH=cdp, the default for Coinbase's URL), a JWT
+     * signed with `cdp` per request. Headers may hold keys: never printed.
+     */
+    facilitators: z
+      .array(
+        z.object({
+          url: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, "")),
+          headers: z.string().transform((text, ctx) => {
+            try {
+              return parseHeaderLines(text);
+            } catch (error) {
+              ctx.addIssue({ code: "custom", message: (error as Error).message });
+              return z.NEVER;
+            }
+          }),
+          auth: z.enum(["none", "cdp"], { error: '"cdp" (a JWT signed with CDP_API_KEY_*) or "none"' }),
+        }),
+      )
+      .min(1),
+    /** The Coinbase CDP API key (CDP_API_KEY_ID, CDP_API_KEY_SECRET) the `cdp` facilitators sign with; never printed. */
+    cdp: z
+      .object({
+        apiKeyId: z.string().min(1, "CDP_API_KEY_ID is required with CDP_API_KEY_SECRET"),
+        apiKeySecret: z
+          .string()
+          .min(1, "CDP_API_KEY_SECRET is required with CDP_API_KEY_ID")
+          .transform((secret, ctx) => {
+            try {
+              return cdpKeySecret(secret);
+            } catch (error) {
+              ctx.addIssue({ code: "custom", message: (error as Error).message });
+              return z.NEVER;
+            }
+          }),
+      })
+      .nullable(),
     /**
      * JSON-RPC of the payments' chain, where merchants read a payer's balance before work that writes or
      * costs upstream (src/merchant-kit/payments/ledger.ts).
@@ -102,6 +160,27 @@ export const ConfigSchema = z.object({
     } catch (error) {
       ctx.addIssue({ code: "custom", message: (error as Error).message });
     }
+  }),
+  /**
+   * The per-client limit of unpaid requests on every host of the process: merchants, reports, the
+   * facilitator's free routes (src/common/rate-limit.ts; docs/platform.md, "Limits on unpaid requests").
+   * `perSecond` 0 turns it off. Loopback clients are exempt unless `limited`: a reverse proxy on the host
+   * shows every client as 127.0.0.1, and limiting that one address would refuse them all together
+   * (docs/platform.md); the demo's buyers and the tests run there too.
+   */
+  unpaidLimit: z.object({
+    perSecond: z.coerce.number().min(0).max(100_000),
+    burst: z.coerce.number().int().min(1).max(1_000_000),
+    clients: z.coerce.number().int().min(1).max(10_000_000),
+    loopback: z.enum(["exempt", "limited"]),
+    trustedProxies: z.array(z.string()).superRefine((entries, ctx) => {
+      try {
+        parseAddressRanges(entries);
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: (error as Error).message });
+      }
+    }),
+    forwardedHeader: z.enum(["x-forwarded-for", "forwarded"]),
   }),
   /** Upstreams of the provider-backed utility endpoints; null = not configured (the endpoint answers 503). */
   providers: z.object({
@@ -355,6 +434,13 @@ export function portSetting(service: string): string {
   }
 }
 
+/**
+ * The unpaid limit's defaults (docs/platform.md says why): a person or an agent stays far below 20
+ * unpaid requests a second, and a page's burst of documents and challenges below 100; 100,000 clients
+ * remembered cost about 20 MB.
+ */
+export const DEFAULT_UNPAID_LIMIT = { perSecond: 20, burst: 100, clients: 100_000 } as const;
+
 /** Hosted search backends' own addresses; SearXNG has none (X402M_SEARCH_URL names the instance). */
 const SEARCH_DEFAULT_URLS: Record<string, string> = {
   brave: "https://api.search.brave.com",
@@ -380,6 +466,7 @@ export function loadConfigFromProcess(flags: ConfigInput["flags"] = {}): Config 
 
 /** Flags win over the environment, the environment over the defaults. */
 export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
+  const facilitators = facilitatorsOf(env);
   const raw = {
     dataDir: path.resolve(flags.data ?? env.X402M_DATA ?? "data"),
     publicUrl: flags.publicUrl ?? env.X402M_PUBLIC_URL ?? null,
@@ -393,9 +480,18 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
     duckdbMemory: env.X402M_DUCKDB_MEMORY ?? "1GB",
     duckdbThreads: env.X402M_DUCKDB_THREADS ?? null,
     databaseUrl: env.DATABASE_URL || null,
-    facilitatorKey: env.X402M_FACILITATOR_KEY || null,
+    facilitatorKey: facilitatorKeyOf(env),
+    facilitatorPayees: commaList(env.X402M_FACILITATOR_PAYEES),
     dnsServers: commaList(env.X402M_DNS_SERVERS),
     fetchAllow: commaList(env.X402M_FETCH_ALLOW),
+    unpaidLimit: {
+      perSecond: env.X402M_UNPAID_RPS || String(DEFAULT_UNPAID_LIMIT.perSecond),
+      burst: env.X402M_UNPAID_BURST || String(DEFAULT_UNPAID_LIMIT.burst),
+      clients: env.X402M_UNPAID_CLIENTS || String(DEFAULT_UNPAID_LIMIT.clients),
+      loopback: env.X402M_UNPAID_LOOPBACK || "exempt",
+      trustedProxies: commaList(env.X402M_TRUSTED_PROXIES),
+      forwardedHeader: (env.X402M_FORWARDED_HEADER || "x-forwarded-for").toLowerCase(),
+    },
     providers: {
       language: env.X402M_LLM_URL
         ? {
@@ -493,7 +589,12 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
         version: env.X402M_ASSET_VERSION ?? "2",
         decimals: env.X402M_ASSET_DECIMALS ?? "6",
       },
-      facilitatorUrl: env.X402M_FACILITATOR_URL ?? DEFAULT_FACILITATOR_URL,
+      facilitatorUrl: facilitators[0]?.url,
+      facilitators,
+      cdp:
+        env.CDP_API_KEY_ID || env.CDP_API_KEY_SECRET
+          ? { apiKeyId: env.CDP_API_KEY_ID ?? "", apiKeySecret: env.CDP_API_KEY_SECRET ?? "" }
+          : null,
       rpcUrl: env.X402M_RPC_URL ?? `http://127.0.0.1:${DEFAULT_PORTS.devnet}`,
     },
     merchants: Object.fromEntries(
@@ -520,6 +621,76 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
     throw new ConfigError(`invalid ${where}: ${issue?.message}`);
   }
   return parsed.data;
+}
+
+/**
+ * The facilitator's signing key: X402M_FACILITATOR_KEY, or the content of the file X402M_FACILITATOR_KEY_FILE
+ * names (whitespace trimmed), never both. A refusal names the setting, never the content.
+ */
+function facilitatorKeyOf(env: Record<string, string | undefined>): string | null {
+  const file = env.X402M_FACILITATOR_KEY_FILE;
+  if (!file) return env.X402M_FACILITATOR_KEY || null;
+  if (env.X402M_FACILITATOR_KEY) {
+    throw new ConfigError(
+      "both X402M_FACILITATOR_KEY and X402M_FACILITATOR_KEY_FILE are set: pick one (the file keeps the key out of the environment)",
+    );
+  }
+  let content: string;
+  try {
+    content = fs.readFileSync(file, "utf8").trim();
+  } catch (error) {
+    throw new ConfigError(
+      `invalid X402M_FACILITATOR_KEY_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? "unreadable"})`,
+    );
+  }
+  if (!/^0x[0-9a-fA-F]{64}$/.test(content)) {
+    throw new ConfigError(
+      `invalid X402M_FACILITATOR_KEY_FILE: ${file} must hold a 32-byte private key in hex, 0x-prefixed, and nothing else`,
+    );
+  }
+  return content;
+}
+
+/** The most facilitators the merchants try in turn (X402M_FACILITATOR_URL, then _2_ .. _9_). */
+export const MAX_FACILITATORS = 9;
+
+/** The prefix of the n-th facilitator's settings (from 1): `X402M_FACILITATOR_`, `X402M_FACILITATOR_2_`... */
+export function facilitatorEnvPrefix(n: number): string {
+  return n === 1 ? "X402M_FACILITATOR_" : `X402M_FACILITATOR_${n}_`;
+}
+
+/**
+ * The facilitators' raw settings, in order. The first's URL defaults to Coinbase's when a CDP key is set,
+ * else to the devnet's; its auth to `cdp` for Coinbase's host. Numbered ones follow without gaps.
+ */
+function facilitatorsOf(env: Record<string, string | undefined>) {
+  const list = [];
+  for (let n = 1; n <= MAX_FACILITATORS; n++) {
+    const prefix = facilitatorEnvPrefix(n);
+    const url =
+      n === 1
+        ? (env.X402M_FACILITATOR_URL ??
+          (env.CDP_API_KEY_ID ? COINBASE_FACILITATOR_URL : DEFAULT_FACILITATOR_URL))
+        : env[`${prefix}URL`];
+    if (!url) {
+      const later = Array.from({ length: MAX_FACILITATORS - n + 1 }, (_, i) => facilitatorEnvPrefix(n + i));
+      const stray = later
+        .flatMap((p) => ["URL", "HEADERS", "AUTH"].map((f) => `${p}${f}`))
+        .find((k) => env[k]);
+      if (stray)
+        throw new ConfigError(
+          `invalid ${stray}: set ${prefix}URL first (facilitators are numbered 2, 3, ... in order)`,
+        );
+      break;
+    }
+    const auth = env[`${prefix}AUTH`] || (/^https:\/\/api\.cdp\.coinbase\.com\//.test(url) ? "cdp" : "none");
+    if (auth === "cdp" && !env.CDP_API_KEY_ID && !env.CDP_API_KEY_SECRET)
+      throw new ConfigError(
+        `invalid ${prefix}${env[`${prefix}AUTH`] ? "AUTH" : "URL"}: ${url} signs its requests with a CDP API key: set CDP_API_KEY_ID and CDP_API_KEY_SECRET${env[`${prefix}AUTH`] ? "" : ` (or ${prefix}AUTH=none)`}`,
+      );
+    list.push({ url, headers: env[`${prefix}HEADERS`] ?? "", auth });
+  }
+  return list;
 }
 
 /** A comma-separated setting's entries, trimmed, empty ones dropped. */
@@ -552,8 +723,15 @@ function settingOf(path: readonly string[]): string {
     duckdbThreads: "X402M_DUCKDB_THREADS",
     databaseUrl: "DATABASE_URL",
     facilitatorKey: "X402M_FACILITATOR_KEY",
+    facilitatorPayees: "X402M_FACILITATOR_PAYEES",
     dnsServers: "X402M_DNS_SERVERS",
     fetchAllow: "X402M_FETCH_ALLOW",
+    "unpaidLimit.perSecond": "X402M_UNPAID_RPS",
+    "unpaidLimit.burst": "X402M_UNPAID_BURST",
+    "unpaidLimit.clients": "X402M_UNPAID_CLIENTS",
+    "unpaidLimit.loopback": "X402M_UNPAID_LOOPBACK",
+    "unpaidLimit.trustedProxies": "X402M_TRUSTED_PROXIES",
+    "unpaidLimit.forwardedHeader": "X402M_FORWARDED_HEADER",
     "payments.network": "X402M_NETWORK",
     "payments.facilitatorUrl": "X402M_FACILITATOR_URL",
     "payments.rpcUrl": "X402M_RPC_URL",
@@ -562,6 +740,10 @@ function settingOf(path: readonly string[]): string {
     "providers.search": `X402M_SEARCH_${(third ?? "backend").toUpperCase()}`,
     "providers.image": `X402M_IMAGE_${(third ?? "key").toUpperCase()}`,
   };
+  if (head === "payments" && second === "facilitators")
+    return `${facilitatorEnvPrefix(Number(third ?? 0) + 1)}${(path[3] ?? "url").toUpperCase()}`;
+  if (head === "payments" && second === "cdp")
+    return third === "apiKeyId" ? "CDP_API_KEY_ID" : "CDP_API_KEY_SECRET";
   const setting = fixed[`${head}.${second}`] ?? fixed[head ?? ""];
   if (setting) return setting;
   if (head === "inference" && second === "audio") {

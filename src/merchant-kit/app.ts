@@ -8,6 +8,8 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { migrate } from "../common/db/index.ts";
 import { onError, onNotFound } from "../common/http.ts";
+import { answerEveryMethod } from "../common/methods.ts";
+import { limitUnpaid, paymentVerified, type UnpaidLimit } from "../common/rate-limit.ts";
 import { type Merchant, type MerchantServices, resourceUrl } from "./catalogue.ts";
 import { openAiErrors } from "./error-dialect.ts";
 import { type MerchantEnv, validateInput } from "./input.ts";
@@ -15,9 +17,11 @@ import { KIT_MIGRATIONS, KIT_MODULE } from "./migrations.ts";
 import { openApiDocument } from "./openapi.ts";
 import { facilitatorTrouble, WatchedFacilitator } from "./payments/facilitator-watch.ts";
 import { chainFunds } from "./payments/funds.ts";
+import { headAsUnpaidGet } from "./payments/head.ts";
 import { type FundsReader, PaymentLedger } from "./payments/ledger.ts";
-import { refuseMalformedPayment } from "./payments/malformed.ts";
+import { malformedPayment, refuseMalformedPayment } from "./payments/malformed.ts";
 import { paidHandler, settleAndRecord } from "./payments/paid-handler.ts";
+import { paymentHeader } from "./payments/payment-key.ts";
 import {
   laterSettlement,
   PublicUrlResourceServer,
@@ -37,7 +41,16 @@ export interface MerchantAppOptions {
   funds?: FundsReader;
   /** A banner over the host's pages when its money is not real (the devnet demo's). */
   notice?: string;
+  /** The process's limit on unpaid requests (src/common/rate-limit.ts); none: every request is served. */
+  limit?: UnpaidLimit;
 }
+
+/** Browsers pay too: they must see the payment headers and may send the signature. */
+const CORS = {
+  origin: "*",
+  allowHeaders: ["Content-Type", "PAYMENT-SIGNATURE", "X-PAYMENT"],
+  exposeHeaders: ["PAYMENT-REQUIRED", "PAYMENT-RESPONSE"],
+};
 
 /**
  * A merchant's HTTP host, built from its catalogue alone: per endpoint, input validation (400 before any
@@ -46,7 +59,10 @@ export interface MerchantAppOptions {
  * of the outcome, and the paid handler (one run per payment, funds reserved, writes in a transaction
  * that commits with the settlement: payments/paid-handler.ts), refusals in the endpoint's dialect
  * (error-dialect.ts); the merchant's free routes; and the free documents `/openapi.json`, `/` and `/docs`
- * (reference page), `/.well-known/x402`, `/healthz`. Applies the kit's and the
+ * (reference page), `/.well-known/x402`, `/healthz`. Every path answers every method: HEAD as GET
+ * without a body (on a paid route, the unpaid 402: payments/head.ts), OPTIONS with `Allow` (a CORS
+ * preflight), any other method it does not take 405 with `Allow`. With `limit`, unpaid requests beyond
+ * their client's limit are refused with 429 before anything else runs. Applies the kit's and the
  * endpoints' migrations first.
  *
  * @example
@@ -92,15 +108,30 @@ export async function merchantApp(
   const app = new Hono<MerchantEnv>();
   app.onError(onError);
   app.notFound(onNotFound);
-  // Browsers pay too: they must see the payment headers and may send the signature.
-  app.use(
-    "*",
-    cors({
-      origin: "*",
-      allowHeaders: ["Content-Type", "PAYMENT-SIGNATURE", "X-PAYMENT"],
-      exposeHeaders: ["PAYMENT-REQUIRED", "PAYMENT-RESPONSE"],
-    }),
+  // OpenAI's dialect around everything a path answers, the 405 and the 429 included.
+  const dialect = openAiErrors() as MiddlewareHandler<MerchantEnv>;
+  const openAiPaths = new Set(
+    [...merchant.endpoints, ...(merchant.free ?? [])]
+      .filter((r) => r.errorDialect === "openai")
+      .map((r) => r.path),
   );
+  for (const path of openAiPaths) app.use(path, dialect);
+  // Before CORS, which would have its answer copied: a flood's refusals cost as little as they can.
+  if (options.limit) {
+    app.use(
+      "*",
+      limitUnpaid(options.limit, {
+        carriesPayment: (request) => {
+          const header = paymentHeader(request);
+          return header !== undefined && malformedPayment(header) === undefined;
+        },
+        headers: { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "Retry-After" },
+      }),
+    );
+  }
+  // Preflights are answered per path, with the methods it takes (answerEveryMethod, below).
+  const corsHeaders = cors(CORS);
+  app.use("*", (c, next) => (c.req.method === "OPTIONS" ? next() : corsHeaders(c, next)));
 
   const openapi = openApiDocument(merchant, options.payments);
   const page = renderReferencePage(openapi, { notice: options.notice });
@@ -117,19 +148,31 @@ export async function merchantApp(
   for (const route of merchant.free ?? []) {
     app.get(route.path, (c) => route.handler(c.req.raw, options.services));
   }
-  const dialect = openAiErrors();
+  const verified = paymentVerified() as MiddlewareHandler<MerchantEnv>;
+  const head = headAsUnpaidGet(payment, trouble) as MiddlewareHandler<MerchantEnv>;
   for (const endpoint of merchant.endpoints) {
     const handler = paidHandler(endpoint, resourceUrl(merchant, endpoint), options.services, runner);
     const chain: MiddlewareHandler<MerchantEnv>[] = [
-      ...(endpoint.errorDialect === "openai" ? [dialect as MiddlewareHandler<MerchantEnv>] : []),
       ...validateInput(endpoint, options.services),
+      // Before the payment's checks: a HEAD's payment is never read.
+      ...(endpoint.method === "GET" ? [head] : []),
       malformed,
       outcome,
       trouble,
       payment,
+      verified,
       handler,
     ];
     app.on(endpoint.method, endpoint.path, ...(chain as [MiddlewareHandler<MerchantEnv>]));
   }
+  answerEveryMethod(app, {
+    preflight: (allow) => {
+      const preflight = cors({ ...CORS, allowMethods: [...allow] });
+      return (c, next) => {
+        c.header("Allow", allow.join(", "));
+        return preflight(c, next);
+      };
+    },
+  });
   return app;
 }

@@ -26,9 +26,13 @@ export function openAiErrors(): MiddlewareHandler {
     const body = (await c.res
       .clone()
       .json()
-      .catch(() => undefined)) as { error?: { code?: unknown; message?: unknown } } | undefined;
+      .catch(() => undefined)) as
+      | { error?: { code?: unknown; message?: unknown; type?: unknown } }
+      | undefined;
     const error = body?.error;
     if (typeof error?.code !== "string" || typeof error.message !== "string") return;
+    // Already in OpenAI's shape (a free route's own refusal, which names its `param`): left as it is.
+    if (typeof error.type === "string") return;
     const param = c.error instanceof BadInputError ? (c.error.param ?? null) : null;
     const headers = new Headers(c.res.headers);
     c.res = undefined;

@@ -2,6 +2,8 @@ import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
 import { AppError, BadInputError } from "../common/errors.ts";
 import { onError, onNotFound } from "../common/http.ts";
+import { answerEveryMethod } from "../common/methods.ts";
+import { limitUnpaid, type UnpaidLimit } from "../common/rate-limit.ts";
 import { renderBadge } from "./badge.ts";
 import { CSV_HEADER, reportsToCsvRows, reportsToNdjson } from "./dataset.ts";
 import { renderEvidencePage } from "./evidence/page.ts";
@@ -19,6 +21,8 @@ export interface ReportRoutesOptions {
   notice?: () => Promise<string | undefined>;
   /** What `/healthz` says beside `ok`; default `{status: "ok"}`. */
   health?: () => ServiceHealth;
+  /** The process's limit on unpaid requests (src/common/rate-limit.ts): every request here is one. */
+  limit?: UnpaidLimit;
 }
 
 /**
@@ -84,7 +88,8 @@ const pageParam = (value: string): number =>
 
 /**
  * The report service over HTTP: JSON reports and their evidence, the leaderboard, the report's JSON
- * Schema, the human pages, the badges and the weekly datasets.
+ * Schema, the human pages, the badges and the weekly datasets. A method a path does not take is a 405
+ * with `Allow`; with `limit`, a client over its limit gets a 429 before any work.
  */
 export function reportRoutes(reports: ReportService, options: ReportRoutesOptions = {}): Hono {
   const app = new Hono();
@@ -95,6 +100,10 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
     const message = `there is no page at ${c.req.path}`;
     return c.html(renderErrorPage(404, message, { notice: await options.notice?.() }), 404);
   });
+  if (options.limit) {
+    const headers = { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "Retry-After" };
+    app.use("*", limitUnpaid(options.limit, { headers }));
+  }
   app.use("/v1/*", cors({ origin: "*", allowMethods: ["GET", "HEAD", "OPTIONS"] }));
 
   app.get("/healthz", (c) => {
@@ -227,5 +236,6 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
     return c.body(renderBadge(report));
   });
 
+  answerEveryMethod(app);
   return app;
 }

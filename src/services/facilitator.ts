@@ -6,11 +6,19 @@
  */
 import type { Chain, Hex } from "viem";
 import { type Devnet, devnetChain } from "../chain/devnet/index.ts";
-import { openDatabase } from "../common/db/index.ts";
+import { migrate, openDatabase } from "../common/db/index.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
-import type { Config } from "../config/config.ts";
+import { log } from "../common/log.ts";
+import { limitPaths, type UnpaidLimit } from "../common/rate-limit.ts";
+import { type Config, ConfigError } from "../config/config.ts";
 import { dataLayout } from "../config/layout.ts";
-import { createFacilitator, type Facilitator, type OnNewChain } from "../facilitator/index.ts";
+import { countLiveKeys, decideOpen, isLoopback } from "../facilitator/access/index.ts";
+import {
+  createFacilitator,
+  FACILITATOR_MIGRATIONS,
+  type Facilitator,
+  type OnNewChain,
+} from "../facilitator/index.ts";
 import { listenOn } from "./listen.ts";
 
 export interface FacilitatorServiceOptions {
@@ -21,6 +29,10 @@ export interface FacilitatorServiceOptions {
   assets?: readonly string[];
   onNewChain?: OnNewChain;
   pollingIntervalMs?: number;
+  /** `--open`: serve requests without a key for any payee, wherever it listens (docs/facilitator.md). */
+  open?: boolean;
+  /** The payTo of the merchants served in this process: on the allow-list without saying so. */
+  payees?: readonly string[];
 }
 
 /**
@@ -44,23 +56,47 @@ export function devnetFacilitatorOptions(
 export interface FacilitatorService {
   url: string;
   facilitator: Facilitator;
+  /** How it is reached (for the ready line): open or not, allow-listed payees, live keys. */
+  access: { open: boolean; payees: number; keys: number };
 }
 
 /**
  * Starts the facilitator on `config.host`:`config.ports.facilitator`, its ledger in its own database.
  * Closing (through `lifecycle`) stops HTTP first, then waits for the settlements under way, then closes
  * the database.
+ *
+ * Its access is decided here (src/facilitator/access/policy.ts): the allow-list is X402M_FACILITATOR_PAYEES
+ * and `options.payees`; an open facilitator beyond loopback that `--open` did not ask for is refused with
+ * a ConfigError (exit 2) before it listens.
  */
 export async function startFacilitatorService(
   config: Config,
   options: FacilitatorServiceOptions,
   lifecycle: Lifecycle,
+  limit?: UnpaidLimit,
 ): Promise<FacilitatorService> {
   const db = await openDatabase({
     pgliteDir: dataLayout(config.dataDir).pglite.facilitator,
     databaseUrl: config.databaseUrl,
   });
   lifecycle.add("facilitator database", () => db.close());
+  // Migrated here first (createFacilitator's own pass is then a no-op): the keys decide the access.
+  await migrate(db, "facilitator", FACILITATOR_MIGRATIONS);
+  const keys = await countLiveKeys(db);
+  const inProcessPayees = options.payees ?? [];
+  const decided = decideOpen({
+    host: config.host,
+    configuredPayees: config.facilitatorPayees,
+    inProcessPayees,
+    liveKeys: keys,
+    open: options.open ?? false,
+  });
+  if ("refused" in decided) throw new ConfigError(decided.refused);
+  if (decided.open && !isLoopback(config.host)) {
+    log("warn", "open facilitator beyond loopback: anyone who reaches it can make it pay gas for any payee", {
+      host: config.host,
+    });
+  }
   const facilitator = await createFacilitator({
     db,
     rpc: options.rpc,
@@ -69,11 +105,18 @@ export async function startFacilitatorService(
     assets: options.assets,
     onNewChain: options.onNewChain,
     pollingIntervalMs: options.pollingIntervalMs,
+    access: { open: decided.open, payees: [...config.facilitatorPayees, ...inProcessPayees] },
   });
   lifecycle.add("facilitator settlements", () => facilitator.close());
-  const server = await listenOn("facilitator", facilitator.app.fetch, config.host, config.ports.facilitator);
+  // The free routes under the unpaid limit; /verify and /settle answer to their keys instead.
+  const fetch = limitPaths(facilitator.app.fetch, limit, ["/supported", "/discovery/resources"]);
+  const server = await listenOn("facilitator", fetch, config.host, config.ports.facilitator);
   // Not `addServer`: merchant hosts of this process settle through it until their last request is
   // answered, so it takes connections until its turn to close, after theirs.
   lifecycle.add("facilitator http", () => server.close());
-  return { url: server.url, facilitator };
+  return {
+    url: server.url,
+    facilitator,
+    access: { open: decided.open, payees: facilitator.gate.payees, keys },
+  };
 }

@@ -5,6 +5,7 @@
  */
 import { type Analytics, openAnalyticsWaiting } from "../analytics/duckdb.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
+import type { UnpaidLimit } from "../common/rate-limit.ts";
 import type { Config } from "../config/config.ts";
 import type { Follower, FollowerOptions } from "../indexer/index.ts";
 import { reportRoutes, type ServiceHealth } from "../reports/http.ts";
@@ -41,6 +42,7 @@ export async function startReportService(
   config: Config,
   follow: FollowOptions | undefined,
   lifecycle: Lifecycle,
+  limit?: UnpaidLimit,
 ): Promise<ReportsService> {
   const analytics = await openAnalyticsWaiting(config, OPEN_WAIT_MS);
   lifecycle.add("analytics database", () => analytics.close());
@@ -53,6 +55,7 @@ export async function startReportService(
       return reportRoutes(reports, {
         notice: () => analyticsNotice(analytics),
         health: () => health(follower),
+        limit,
       }).fetch;
     },
     config.host,

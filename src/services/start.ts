@@ -9,6 +9,7 @@ import type { FacilitatorClient } from "@x402/core/server";
 import type { Analytics } from "../analytics/duckdb.ts";
 import type { Database } from "../common/db/index.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
+import { unpaidLimitOf } from "../common/rate-limit.ts";
 import type { Config, MerchantHost } from "../config/config.ts";
 import type { Merchant } from "../merchant-kit/catalogue.ts";
 import type { ReportService } from "../reports/service.ts";
@@ -42,6 +43,8 @@ export interface Services {
   db?: Database;
   analytics?: Analytics;
   reports?: ReportService;
+  /** The facilitator started here: open or not, its allow-list's size, its live keys. */
+  facilitatorAccess?: { open: boolean; payees: number; keys: number };
   /** Rejects when a part fails on its own (an indexer failing for a reason other than an RPC outage). */
   failed: Promise<never>;
 }
@@ -49,10 +52,14 @@ export interface Services {
 export async function startServices(options: ServicesOptions): Promise<Services> {
   const { config, lifecycle } = options;
   const urls: Record<string, string> = {};
-  // The merchants' facilitator: the configured one, or the one started here, which they call in
-  // process (no HTTP hop: about a fifth less CPU per paid request, docs/benchmarks.md) while it serves
-  // everyone else over HTTP.
-  let facilitator: string | FacilitatorClient = config.payments.facilitatorUrl;
+  // One limit for every host here: they share the process's cores.
+  const limit = unpaidLimitOf(config.unpaidLimit);
+  // The merchants' facilitator: the configured ones (null: in order, with failover), or the one started
+  // here, which they call in process (no HTTP hop: about a fifth less CPU per paid request,
+  // docs/benchmarks.md) while it serves everyone else over HTTP.
+  let facilitator: FacilitatorClient | null = null;
+  let allowPayees: ((payees: Iterable<string>) => void) | undefined;
+  let facilitatorAccess: Services["facilitatorAccess"];
   // Merchants read payers' balances from the chain their payments settle on: the in-process
   // facilitator's, when there is one.
   const merchantConfig = options.facilitator
@@ -64,7 +71,17 @@ export async function startServices(options: ServicesOptions): Promise<Services>
       import("./facilitator.ts"),
       import("../facilitator/client.ts"),
     ]);
-    const started = await startFacilitatorService(config, options.facilitator, lifecycle);
+    // The merchants it serves here are on its allow-list without saying so: the configured ones now, the
+    // extra hosts' (the demo's shops) once they are built.
+    const payees = (options.merchants ?? []).flatMap((name) => merchantConfig.merchants[name]?.payTo ?? []);
+    const started = await startFacilitatorService(
+      config,
+      { ...options.facilitator, payees: [...(options.facilitator.payees ?? []), ...payees] },
+      lifecycle,
+      limit,
+    );
+    allowPayees = (list) => started.facilitator.gate.allow(list);
+    facilitatorAccess = started.access;
     urls.facilitator = started.url;
     facilitator = inProcessClient(started.facilitator);
   }
@@ -79,11 +96,13 @@ export async function startServices(options: ServicesOptions): Promise<Services>
       lifecycle,
       options.hosts,
       options.notice,
+      limit,
     );
     Object.assign(urls, hosts.urls);
     merchants = hosts.merchants;
     served = hosts.served;
     db = hosts.db;
+    allowPayees?.(served.map((merchant) => merchant.payTo));
   }
   let failed = new Promise<never>(() => undefined);
   let analytics: Analytics | undefined;
@@ -100,6 +119,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
       config,
       typeof follow === "function" ? follow(urls) : follow,
       lifecycle,
+      limit,
     );
     urls.reports = started.url;
     ({ analytics, reports } = started);
@@ -117,5 +137,5 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     }
   }
   failed.catch(() => undefined);
-  return { urls, merchants, db, analytics, reports, failed };
+  return { urls, merchants, db, analytics, reports, failed, facilitatorAccess };
 }

@@ -102,6 +102,8 @@ async function startStack(dir: string): Promise<{
   };
   const serve = startCli(["serve", "--only", "utility", "--data", path.join(dir, "serve")], {
     ...FREE_PORTS,
+    // The load comes from this machine, as no real client's would: the unpaid limit would answer it 429.
+    X402M_UNPAID_LOOPBACK: "exempt",
     X402M_FACILITATOR_URL: chain.facilitator,
     X402M_RPC_URL: chain.rpc,
     X402M_UTILITY_PAY_TO: newMerchant(),

@@ -13,7 +13,7 @@ export async function shopsApp(
   shops: readonly { merchant: Merchant; name: string }[],
   options: MerchantAppOptions,
 ): Promise<Hono> {
-  const apps = new Map<string, (request: Request) => Response | Promise<Response>>();
+  const apps = new Map<string, (request: Request, env?: unknown) => Response | Promise<Response>>();
   for (const { merchant } of shops) apps.set(merchant.name, (await merchantApp(merchant, options)).fetch);
 
   const app = new Hono();
@@ -42,16 +42,17 @@ export async function shopsApp(
 </main>`,
   );
   app.get("/", (c) => c.html(index));
-  app.all("/:slug{[a-z0-9-]+}/*", (c) => forward(c.req.raw, c.req.param("slug")));
-  app.all("/:slug{[a-z0-9-]+}", (c) => forward(c.req.raw, c.req.param("slug")));
+  // The server's bindings go along: a shop's unpaid limit reads the caller's socket from them.
+  app.all("/:slug{[a-z0-9-]+}/*", (c) => forward(c.req.raw, c.req.param("slug"), c.env));
+  app.all("/:slug{[a-z0-9-]+}", (c) => forward(c.req.raw, c.req.param("slug"), c.env));
 
-  function forward(request: Request, slug: string) {
+  function forward(request: Request, slug: string, env: unknown) {
     const shop = apps.get(slug);
     if (!shop)
       return Response.json({ error: { code: "not_found", message: `no shop "${slug}"` } }, { status: 404 });
     const url = new URL(request.url);
     url.pathname = url.pathname.slice(slug.length + 1) || "/";
-    return shop(new Request(url, request));
+    return shop(new Request(url, request), env);
   }
   return app;
 }
