@@ -55,12 +55,18 @@ async function toFile(args: readonly string[]): Promise<Buffer> {
 async function toSlowReader(args: readonly string[]): Promise<{ out: Buffer; code: number | null }> {
   const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "inherit"], env: env() });
   const stdout = child.stdout;
-  stdout.pause();
   const chunks: Buffer[] = [];
   const ended = new Promise<void>((resolve) => stdout.once("end", resolve));
+  // A 'readable' listener for the whole read: when the child exits, Node resumes (flows, and so drops)
+  // the stdio of a parent that has none, and what was still in the pipe would be lost here, not there.
+  let readable = () => {};
+  stdout.on("readable", () => readable());
   // Nothing more is read until the writer has been refused by a full pipe for a while: its first bytes
   // are there, and the command has had time to write the rest into its queue and return.
-  await new Promise((resolve) => stdout.once("readable", resolve));
+  await new Promise<void>((resolve) => {
+    readable = resolve;
+  });
+  readable = () => {};
   await new Promise((resolve) => setTimeout(resolve, 500));
   let done = false;
   void ended.then(() => {
