@@ -1,86 +1,157 @@
 import { parseArgs } from "node:util";
 import { UsageError } from "../common/errors.ts";
+import { setLogLevel } from "../common/log.ts";
 import { loadConfigFromProcess } from "../config/config.ts";
+import {
+  type Command,
+  commandsOf,
+  FLAGS,
+  type FlagName,
+  type Flags,
+  flagOf,
+  type Group,
+  isCommand,
+  lookup,
+} from "./commands.ts";
 
+export { DEFAULT_WAIT_SECONDS, type Flags } from "./commands.ts";
 export { UsageError };
 
-const OPTIONS = {
-  data: { type: "string" },
-  "end-block": { type: "string" },
-  port: { type: "string" },
-  host: { type: "string" },
-  "public-url": { type: "string" },
-  buyers: { type: "string" },
-  // devnet: transactions a second beside the payments, for blocks as dense as Base's
-  "background-tps": { type: "string" },
-  // serve, listings: the services to run or list, comma-separated
-  only: { type: "string" },
-  // index
-  rpc: { type: "string" },
-  "from-block": { type: "string" },
-  "to-block": { type: "string" },
-  follow: { type: "boolean" },
-  facilitator: { type: "string", multiple: true },
-  rps: { type: "string" },
-  "reorg-depth": { type: "string" },
-  "batch-blocks": { type: "string" },
-  concurrency: { type: "string" },
-  "tx-from": { type: "string" },
-  "poll-ms": { type: "string" },
-  discovery: { type: "string" },
-  "discovery-refresh": { type: "string" },
-  "funding-lookback": { type: "string" },
-  "rpc-attempts": { type: "string" },
-  // serve --rpc: the longest wait between attempts to reach an RPC that is down
-  "outage-retry-max": { type: "string" },
-  // facilitators
-  candidates: { type: "boolean" },
-  // facilitator: the tokens it settles; served without a key for any payee (even beyond loopback)
-  asset: { type: "string", multiple: true },
-  open: { type: "boolean" },
-  // facilitator keys add: the payees a key allows (or any), its gas a day (ETH), settlements a minute
-  payee: { type: "string", multiple: true },
-  "any-payee": { type: "boolean" },
-  "gas-budget-eth-per-day": { type: "string" },
-  rate: { type: "string" },
-  name: { type: "string" },
-  // demo, simulate
-  json: { type: "boolean" },
-  scale: { type: "string" },
-  days: { type: "string" },
-  mix: { type: "string" },
-  check: { type: "boolean" },
-  fresh: { type: "boolean" },
-  evidence: { type: "boolean" },
-  replace: { type: "boolean" },
-  // social generate: the synthetic archive's size and seed
-  tweets: { type: "string" },
-  seed: { type: "string" },
-  // leaderboard: which page of LEADERBOARD_PAGE_SIZE merchants
-  page: { type: "string" },
-  // report, leaderboard, simulate: how long to wait for an analytics database another command holds
-  wait: { type: "string" },
+/** The flags taken before a command (or instead of one); --help also after any command. */
+const GLOBAL = {
   help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "v" },
 } as const;
 
-export function parseCommandLine(argv: string[]) {
+/** What a command line asks for. */
+export type CommandLine =
+  | { kind: "run"; command: Command; args: string[]; values: Flags; positionals: string[] }
+  /** Help on a command or a group of them; the whole program's without one. */
+  | { kind: "help"; topic?: Command | Group }
+  | { kind: "version" }
+  /** No command at all: the whole program's help, and exit 2. */
+  | { kind: "nothing" };
+
+/**
+ * Reads a command line: which command, and its flags, parsed with that command's flags alone. A flag the
+ * command does not take, a flag without its value, a value given to a switch: a UsageError naming the flag
+ * and the command. `--help` anywhere after a command asks for that command's help, whatever else is there.
+ */
+export function readCommandLine(argv: string[]): CommandLine {
+  // The command's words first: parsed with every command's flags, so that a flag's value (--data DIR) is not
+  // taken for a word, wherever the flags stand.
+  const all = tokensOf(argv, { ...flagOptions(Object.keys(FLAGS) as FlagName[]), ...GLOBAL });
+  const words = all.filter((t) => t.kind === "positional").map((t) => t.value);
+  const options = all.filter((t) => t.kind === "option");
+  if (words[0] === "help") return help(words.slice(1));
+  if (words.length === 0) {
+    const [first] = options;
+    if (first === undefined) return { kind: "nothing" };
+    if (first.name === "help") return { kind: "help" };
+    if (first.name === "version") return { kind: "version" };
+    throw new UsageError(
+      Object.hasOwn(FLAGS, first.name)
+        ? `${first.rawName} goes after the command that takes it (x402-merchants --help)`
+        : `unknown flag ${first.rawName} (x402-merchants --help)`,
+    );
+  }
+  const match = lookup(words);
+  if (!match) throw new UsageError(`unknown command "${words[0]}" (x402-merchants --help)`);
+  const { found } = match;
+  const wantsHelp = options.some((t) => t.name === "help");
+  if (!isCommand(found)) {
+    if (wantsHelp) return { kind: "help", topic: found };
+    const subs = commandsOf(found).map((c) => c.name.slice(found.name.length + 1));
+    throw new UsageError(
+      `usage: x402-merchants ${found.name} ${subs.join("|")} (x402-merchants ${found.name} --help)`,
+    );
+  }
+  if (wantsHelp) return { kind: "help", topic: found };
+  const { values, positionals } = parseFor(found, argv);
+  return { kind: "run", command: found, args: positionals.slice(1), values, positionals };
+}
+
+/**
+ * `argv` parsed as a command's: its flags and every word, the command's own included. Refuses what
+ * readCommandLine refuses, and a line that names no command.
+ */
+export function parseCommandLine(argv: string[]): { values: Flags; positionals: string[] } {
+  const line = readCommandLine(argv);
+  if (line.kind !== "run") throw new UsageError("no command to run (x402-merchants --help)");
+  return line;
+}
+
+function help(words: string[]): CommandLine {
+  if (words.length === 0) return { kind: "help" };
+  const match = lookup(words);
+  if (!match || match.words < words.length) {
+    throw new UsageError(`no command "${words.join(" ")}" (x402-merchants --help)`);
+  }
+  return { kind: "help", topic: match.found };
+}
+
+function parseFor(command: Command, argv: string[]): { values: Flags; positionals: string[] } {
+  const names = Object.keys(command.flags) as FlagName[];
+  // --version among them only to be named when refused: -v is not an unknown flag.
+  const options = { ...flagOptions(names), ...GLOBAL };
+  const helpHint = `(x402-merchants ${command.name} --help)`;
+  // Read leniently first, to say what is wrong in our words and name the command.
+  for (const token of tokensOf(argv, options)) {
+    if (token.kind !== "option") continue;
+    const name = token.name as FlagName;
+    const flag = Object.hasOwn(command.flags, name) ? flagOf(name) : undefined;
+    if (flag === undefined) {
+      const why = command.refuses?.[name];
+      throw new UsageError(
+        Object.hasOwn(FLAGS, name) || Object.hasOwn(GLOBAL, name)
+          ? `${command.name} does not take ${token.rawName}${why ? `: ${why}` : ""} ${helpHint}`
+          : `unknown flag ${token.rawName} for ${command.name} ${helpHint}`,
+      );
+    }
+    const form = `${command.name} ${token.rawName}${flag.type === "string" ? ` ${flag.value}` : ""}`;
+    if (flag.type === "boolean" && token.inlineValue) {
+      throw new UsageError(`${token.rawName} takes no value: ${form} ${helpHint}`);
+    }
+    // A value that looks like a flag is most likely the next flag, the value forgotten.
+    const dashed = !token.inlineValue && token.value !== undefined && /^-./.test(token.value);
+    if (flag.type === "string" && (token.value === undefined || dashed)) {
+      throw new UsageError(`${token.rawName} needs a value: ${form} ${helpHint}`);
+    }
+  }
   try {
-    return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    return { values: values as Flags, positionals };
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(`${(error as Error).message.split("\n")[0]} ${helpHint}`);
   }
 }
 
-export type Flags = ReturnType<typeof parseCommandLine>["values"];
+type Options = Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>;
+
+function flagOptions(names: readonly FlagName[]): Options {
+  const options: Options = {};
+  for (const name of names) {
+    const { type, multiple } = flagOf(name);
+    options[name] = multiple ? { type, multiple } : { type };
+  }
+  return options;
+}
+
+function tokensOf(argv: string[], options: Options) {
+  return parseArgs({ args: argv, options, allowPositionals: true, strict: false, tokens: true }).tokens;
+}
 
 /** The configuration of this process: its flags over its environment. */
 export function configFrom(flags: Flags) {
-  return loadConfigFromProcess({
+  const config = loadConfigFromProcess({
     data: flags.data,
     publicUrl: flags["public-url"],
     host: flags.host,
     port: flags.port,
   });
+  // Every command logs at the operator's level, not only those that start services.
+  if (config.logLevel) setLogLevel(config.logLevel);
+  return config;
 }
 
 export function parseEndBlock(value: string | undefined): number | undefined {
@@ -99,12 +170,6 @@ function whole(value: string, min: number, usage: string): number {
     throw new UsageError(usage);
   return Number(value);
 }
-
-/**
- * How long a reader waits for a database another command holds. A `report` or `leaderboard` holds it for
- * about a second on a small store and a few seconds on a large one; `index` for as long as it runs.
- */
-export const DEFAULT_WAIT_SECONDS = 30;
 
 /** `--wait SECONDS` in milliseconds; `fallback` seconds when not given. */
 export function parseWaitMs(value: string | undefined, fallback: number): number {

@@ -1,0 +1,394 @@
+/**
+ * The commands of `bin/x402-merchants`, one table: each command's arguments, a one-line summary and exactly
+ * the flags it takes. src/cli/args.ts parses a command line with its command's flags alone (so a flag that
+ * means nothing to it is refused, not ignored), src/cli/usage.ts writes every help text from it.
+ *
+ * A command's module is loaded only when it runs: a merchant host need not hold DuckDB's bindings, nor any
+ * command the chain code (about 24 MB and 0.4 s of start-up between them). This file imports none of them.
+ */
+import { DEFAULT_PORT, DEFAULT_PORTS, DEFAULT_PUBLIC_URL, MERCHANT_HOSTS } from "../config/config.ts";
+
+/**
+ * How long a reader waits for a database another command holds. A `report` or `leaderboard` holds it for
+ * about a second on a small store and a few seconds on a large one; `index` for as long as it runs.
+ */
+export const DEFAULT_WAIT_SECONDS = 30;
+
+/**
+ * Every flag any command takes: its type, and how its value is shown in the help. One flag means the same
+ * kind of value wherever it is taken; what it is for there is each command's own line below.
+ */
+export const FLAGS = {
+  data: { type: "string", value: "DIR" },
+  "public-url": { type: "string", value: "URL" },
+  host: { type: "string", value: "H" },
+  port: { type: "string", value: "N" },
+  wait: { type: "string", value: "SECONDS" },
+  "end-block": { type: "string", value: "N" },
+  evidence: { type: "boolean" },
+  page: { type: "string", value: "N" },
+  replace: { type: "boolean" },
+  only: { type: "string", value: "LIST" },
+  json: { type: "boolean" },
+  // the indexer's (index, serve --rpc)
+  rpc: { type: "string", value: "URL" },
+  "from-block": { type: "string", value: "N" },
+  "to-block": { type: "string", value: "N" },
+  follow: { type: "boolean" },
+  facilitator: { type: "string", value: "ADDRESS", multiple: true },
+  rps: { type: "string", value: "N" },
+  "reorg-depth": { type: "string", value: "N" },
+  "batch-blocks": { type: "string", value: "N" },
+  concurrency: { type: "string", value: "N" },
+  "tx-from": { type: "string", value: "auto|mixed|block|tx|trace" },
+  "poll-ms": { type: "string", value: "N" },
+  discovery: { type: "string", value: "URL" },
+  "discovery-refresh": { type: "string", value: "SECONDS" },
+  "funding-lookback": { type: "string", value: "BLOCKS" },
+  "rpc-attempts": { type: "string", value: "N" },
+  "outage-retry-max": { type: "string", value: "SECONDS" },
+  // demo, simulate
+  scale: { type: "string", value: "X" },
+  days: { type: "string", value: "N" },
+  mix: { type: "string", value: "FILE" },
+  fresh: { type: "boolean" },
+  check: { type: "boolean" },
+  // devnet
+  buyers: { type: "string", value: "N" },
+  "background-tps": { type: "string", value: "N" },
+  // facilitators, facilitator, facilitator keys add
+  candidates: { type: "boolean" },
+  asset: { type: "string", value: "ADDRESS", multiple: true },
+  open: { type: "boolean" },
+  payee: { type: "string", value: "ADDR[,ADDR]", multiple: true },
+  "any-payee": { type: "boolean" },
+  "gas-budget-eth-per-day": { type: "string", value: "N" },
+  rate: { type: "string", value: "N" },
+  name: { type: "string", value: "LABEL" },
+  // social generate
+  tweets: { type: "string", value: "N" },
+  seed: { type: "string", value: "S" },
+} as const satisfies Record<string, FlagKind>;
+
+export type FlagKind =
+  | { type: "boolean"; value?: undefined; multiple?: undefined }
+  | { type: "string"; value: string; multiple?: true };
+
+export type FlagName = keyof typeof FLAGS;
+
+export function flagOf(name: FlagName): FlagKind {
+  return FLAGS[name];
+}
+
+/** What a command's `run*` function receives: the flags given, by name. */
+export type Flags = {
+  [K in FlagName]?: (typeof FLAGS)[K] extends { type: "boolean" }
+    ? boolean | undefined
+    : (typeof FLAGS)[K] extends { multiple: true }
+      ? string[] | undefined
+      : string | undefined;
+};
+
+export interface Command {
+  /** As typed after `x402-merchants`: "report", "social import", "facilitator keys add". */
+  name: string;
+  /** Other names it runs under. */
+  aliases?: readonly string[];
+  /** Its arguments, as its usage shows them ("ADDRESS"). */
+  args?: string;
+  /** The flags it cannot run without, as its usage shows them; the others are shown as optional. */
+  needs?: string;
+  summary: string;
+  /** More for its `--help`: what it prints, when it stops. */
+  notes?: string;
+  /** Each flag it takes, with what it does there. */
+  flags: Partial<Record<FlagName, string>>;
+  /** Why a flag people may expect here is not taken: said when it is refused. */
+  refuses?: Partial<Record<FlagName, string>>;
+  /** Runs it: `args` are the words after the first (`social import FILE`: `["import", FILE]`). */
+  run(args: string[], flags: Flags): Promise<number>;
+}
+
+/** A word that only leads to sub-commands ("social", "facilitator keys"). */
+export interface Group {
+  name: string;
+  summary: string;
+}
+
+const DATA = "the data directory (default X402M_DATA, else ./data)";
+const DATABASE =
+  "the data directory, for the database unless DATABASE_URL is set (default X402M_DATA, else ./data)";
+const HOST = "the address to listen on (default X402M_HOST, else 127.0.0.1)";
+const WAIT = `seconds to wait for the analytics database when another command holds it (default ${DEFAULT_WAIT_SECONDS})`;
+
+/** report, leaderboard, publish: what they read and where their page and badge URLs point. */
+const READER = {
+  "end-block": "the window ending at block N (default: the latest checkpoint)",
+  wait: WAIT,
+  data: DATA,
+  "public-url": `the base of page and badge URLs (default X402M_PUBLIC_URL, else ${DEFAULT_PUBLIC_URL})`,
+} as const;
+
+/** The indexer's flags but --follow: `index`, and `serve --rpc` (which always follows). */
+const INDEXER = {
+  "from-block": "where a fresh store starts (default: the known facilitators' earliest start date)",
+  "to-block": "the last block to index (default: the head less --reorg-depth; following: none)",
+  facilitator: "an extra facilitator signer, valid from block 0 (repeatable, or comma-separated)",
+  rps: "requests a second to the RPC, every call of a batch counted (default 25; 0 = no limit)",
+  "reorg-depth":
+    "blocks behind the head a block is indexed, and hashes kept below the checkpoint (default 64)",
+  "batch-blocks": "the largest batch, and eth_getLogs span (default 2,000)",
+  concurrency: "batches read ahead of the one being committed (default 4)",
+  "tx-from": "how transaction senders are fetched (default auto; docs/indexer.md)",
+  "poll-ms": "how often to ask for the head, in milliseconds (default 2,000)",
+  discovery: "a Bazaar discovery endpoint whose listings are read, at start and every --discovery-refresh",
+  "discovery-refresh": "seconds between reads of --discovery (default 3,600)",
+  "funding-lookback":
+    "how far back the funding history reads, in blocks (default 7,862,400: 26 weeks; 0 turns it off)",
+  "rpc-attempts": "tries of one RPC request before the RPC counts as down (default 8)",
+} as const;
+
+const SERVICES = ["reports", ...Object.keys(MERCHANT_HOSTS)].join(",");
+const HOSTS = Object.keys(MERCHANT_HOSTS).join(",");
+
+export const COMMANDS: readonly Command[] = [
+  {
+    name: "import",
+    args: "FILE.ndjson",
+    summary: "an import NDJSON file into the analytics store: all or nothing, idempotent",
+    flags: { data: DATA },
+    run: async (args, flags) => (await import("./import.ts")).runImport(args, flags),
+  },
+  {
+    name: "report",
+    args: "ADDRESS",
+    summary: "a merchant's report (JSON, spec 2.1), or with --evidence the evidence behind it",
+    flags: {
+      evidence: "the evidence behind the report's flags (hashes, paths, cycles) instead of the report",
+      ...READER,
+    },
+    run: async (args, flags) => (await import("./report.ts")).runReport(args, flags),
+  },
+  {
+    name: "leaderboard",
+    summary: "a page of the ranking as JSON: 1,000 merchants, the ranked then the unranked",
+    flags: { page: "the page, from 1 (default 1)", ...READER },
+    run: async (args, flags) => (await import("./report.ts")).runLeaderboard(args, flags),
+  },
+  {
+    name: "publish",
+    args: "DIR",
+    summary: "the window's reports, pages, badges and datasets as a static site",
+    notes:
+      "The datasets are NDJSON, CSV and Parquet; the site has a manifest and SHA256SUMS. A DIR that is not empty needs --replace, and is swapped only once the new site is whole.",
+    flags: { replace: "swap a DIR that is not empty for the new site, once that is whole", ...READER },
+    run: async (args, flags) => (await import("./publish.ts")).runPublish(args, flags),
+  },
+  {
+    name: "serve",
+    summary: "the report service and merchant hosts; with --rpc, indexing that chain too",
+    notes:
+      "Each service on its own port; one JSON line of their URLs when ready (and metrics: the process's /metrics, docs/metrics.md); SIGINT or SIGTERM stops it. With --rpc URL (and the indexer's flags) the indexer follows that chain into the analytics while serving, waiting out RPC outages; /healthz says how far behind it is.",
+    flags: {
+      only: `the services to run, comma-separated, of ${SERVICES} (default: reports and every merchant whose wallet is set)`,
+      port: `the report service's port (default PORT, else ${DEFAULT_PORT}; 0 picks a free one); a merchant's is X402M_<NAME>_PORT`,
+      host: HOST,
+      data: DATA,
+      "public-url":
+        "the base of page and badge URLs (default X402M_PUBLIC_URL, else the service's own address)",
+      rpc: "a Base JSON-RPC endpoint (http or https) whose x402 payments the indexer follows while serving",
+      ...INDEXER,
+      "outage-retry-max": "the longest wait between attempts to reach an RPC that is down (default 60)",
+    },
+    refuses: { follow: "serve --rpc always follows" },
+    run: async (args, flags) => (await import("./serve.ts")).runServe(args, flags),
+  },
+  {
+    name: "listings",
+    summary: "the merchants' paid endpoints as import NDJSON (listing records)",
+    notes:
+      "Without --only, the merchants whose wallet is set (X402M_<NAME>_PAY_TO). With none set it lists nothing: it says which settings would give it merchants and exits 2.",
+    flags: {
+      only: `the merchants to list, comma-separated, of ${HOSTS} (default: every one whose wallet is set)`,
+      host: "the host of the endpoints' URLs when a merchant has no X402M_<NAME>_URL (default X402M_HOST, else 127.0.0.1)",
+    },
+    run: async (args, flags) => (await import("./listings.ts")).runListings(args, flags),
+  },
+  {
+    name: "social import",
+    args: "FILE.jsonl",
+    summary: "X data (archive records, docs/social.md) into the social-data API's archive",
+    notes:
+      "The whole file is checked before anything is written, and imported in one transaction: a bad line or a refused record stops it, naming the line, with nothing written. Importing the same file again changes nothing.",
+    flags: { data: DATABASE },
+    run: async (args, flags) => (await import("./social.ts")).runSocial(args, flags),
+  },
+  {
+    name: "social generate",
+    summary: "a synthetic archive as JSON lines on stdout",
+    flags: { tweets: "tweets in it (default 1,000)", seed: "the random seed (default 1)" },
+    run: async (args, flags) => (await import("./social.ts")).runSocial(args, flags),
+  },
+  {
+    name: "demo",
+    aliases: ["start"],
+    summary: "the whole service on a local Base devnet, buyers playing a week (also: start)",
+    notes:
+      "Also npm start. Merchants, facilitator, indexer, reports and a buyer simulator playing a week of x402 payments. Progress goes to stderr; once the week is on chain and indexed, the URLs to stdout. A second start resumes. A data directory holding part of a week, or a damaged one, stops it, naming the file; --fresh deletes the demo's week and starts a new one. Ctrl-C stops it and saves the chain.",
+    flags: {
+      json: "the ready line as one JSON line instead of text",
+      scale: "the simulated volume, a multiple of the mix's (default 1)",
+      days: "play the week in its last N days, 1 to 7: ready sooner (default 7)",
+      mix: "the buyers and their payments, as JSON (default src/demo/mix.ts's: about 400 payments a week)",
+      "funding-lookback": INDEXER["funding-lookback"],
+      fresh: "delete the demo's week (DIR/demo, its analytics) and start a new one",
+      data: DATA,
+      port: `the report service's port (default PORT, else ${DEFAULT_PORT}; 0 picks a free one)`,
+      host: HOST,
+      "public-url":
+        "the base of page and badge URLs (default X402M_PUBLIC_URL, else the service's own address)",
+    },
+    run: async (args, flags) => (await import("./demo.ts")).runDemo(args, flags),
+  },
+  {
+    name: "simulate",
+    needs: "--check",
+    summary: "the demo's reports against the simulator's ground truth (exit 1 if one is off)",
+    notes:
+      "It reads the window ending where that truth is complete, and works while the demo runs (it asks the demo's report service).",
+    flags: {
+      check: "compare the reports with the ground truth: per merchant, what each reported and what was paid",
+      json: "one JSON line instead of a table",
+      wait: WAIT,
+      data: DATA,
+    },
+    run: async (args, flags) => (await import("./simulate.ts")).runSimulate(args, flags),
+  },
+  {
+    name: "devnet",
+    summary: "a local Base chain (anvil) with USDC, funded buyers and the facilitator",
+    notes: `Prints one JSON line {"rpc", "facilitator", "signer", "chainId", "usdc", "buyers"} when ready; SIGINT or SIGTERM stops it. The facilitator listens on X402M_FACILITATOR_PORT (default ${DEFAULT_PORTS.facilitator}).`,
+    flags: {
+      port: `the chain's port (default ${DEFAULT_PORTS.devnet}; 0 picks a free one)`,
+      buyers: "funded buyer accounts (default 3)",
+      "background-tps":
+        "ETH and USDC transfers a second beside the payments, 0 to 2,000 (default 0; Base's density: about 100)",
+      host: "the address the facilitator listens on (default X402M_HOST, else 127.0.0.1)",
+      open: "beyond loopback, let the facilitator settle for any payee without a key (docs/facilitator.md)",
+      data: DATABASE,
+    },
+    run: async (args, flags) => (await import("./devnet.ts")).runDevnet(args, flags),
+  },
+  {
+    name: "index",
+    needs: "--rpc URL",
+    summary: "x402 payments from a Base JSON-RPC endpoint into the analytics store",
+    notes:
+      "Defaults and limits: docs/indexer.md. Progress goes to stderr, one JSON summary line to stdout; SIGINT or SIGTERM stops it after the batch being committed. To read reports while indexing, run serve --rpc URL instead of index --follow.",
+    flags: {
+      rpc: "a Base JSON-RPC endpoint (http or https)",
+      follow: "keep following the head, --reorg-depth blocks behind it, until SIGINT or SIGTERM",
+      ...INDEXER,
+      data: DATA,
+    },
+    refuses: { "outage-retry-max": "that is for serve --rpc; index stops when the RPC stays down" },
+    run: async (args, flags) => (await import("./indexer.ts")).runIndex(args, flags),
+  },
+  {
+    name: "check",
+    summary: "reads the whole analytics store, changes nothing: exit 0 when whole, 1 when not",
+    notes: "It reads every block's checksum, every table and the invariants.",
+    flags: { json: "one JSON line instead of text", wait: WAIT, data: DATA },
+    run: async (args, flags) => (await import("./check.ts")).runCheck(args, flags),
+  },
+  {
+    name: "facilitators",
+    summary: "the known facilitator signers, or with --candidates the senders to review",
+    flags: {
+      candidates:
+        "the senders of EIP-3009 settlements not counted as x402 payments, most settlements first, from the store",
+      data: DATA,
+    },
+    run: async (args, flags) => (await import("./facilitators.ts")).runFacilitators(args, flags),
+  },
+  {
+    name: "facilitator",
+    needs: "--rpc URL",
+    summary: "the project's x402 facilitator alone, on any EVM chain (docs/facilitator.md)",
+    notes:
+      "Its signing key comes from X402M_FACILITATOR_KEY, or the file X402M_FACILITATOR_KEY_FILE names. It settles without an API key for the payees of X402M_FACILITATOR_PAYEES, for others with one (facilitator keys add); beyond loopback with neither it refuses to start unless --open. Prints one JSON line when ready; SIGINT or SIGTERM stops it. Its API keys: x402-merchants facilitator keys --help.",
+    flags: {
+      rpc: "the chain it settles on (http or https; its chain id makes the network)",
+      port: `its port (default X402M_FACILITATOR_PORT, else ${DEFAULT_PORTS.facilitator}; 0 picks a free one)`,
+      host: HOST,
+      asset: "a token it settles (repeatable; default the chain's USDC on Base and Base Sepolia)",
+      open: "beyond loopback, settle for any payee without a key, on purpose: it pays the gas",
+      data: DATABASE,
+    },
+    run: async (args, flags) => (await import("./facilitator.ts")).runFacilitator(args, flags),
+  },
+  {
+    name: "facilitator keys add",
+    needs: "(--payee ADDR[,ADDR]... | --any-payee) --gas-budget-eth-per-day N",
+    summary: "an API key for the facilitator (printed once): payees, gas a day, rate",
+    notes:
+      "Prints one JSON line with the key: the only time it is shown (the database keeps its SHA-256). The database is the one facilitator opens.",
+    flags: {
+      payee: "a payee the key settles for (repeatable, or comma-separated)",
+      "any-payee": "the key settles for any payee, on purpose",
+      "gas-budget-eth-per-day":
+        "the most its settlements may cost in gas in a UTC day, in ETH (such as 0.005)",
+      rate: "its settlements a minute, 1 to 100,000 (default 60)",
+      name: "a label to know it by",
+      data: DATABASE,
+    },
+    run: async (args, flags) => (await import("./facilitator.ts")).runFacilitator(args, flags),
+  },
+  {
+    name: "facilitator keys list",
+    summary: "the facilitator's API keys as JSON lines, with today's gas: never the key itself",
+    flags: { data: DATABASE },
+    run: async (args, flags) => (await import("./facilitator.ts")).runFacilitator(args, flags),
+  },
+  {
+    name: "facilitator keys revoke",
+    args: "ID",
+    summary: "revokes an API key (its id from keys list) at once",
+    flags: { data: DATABASE },
+    run: async (args, flags) => (await import("./facilitator.ts")).runFacilitator(args, flags),
+  },
+];
+
+export const GROUPS: readonly Group[] = [
+  { name: "social", summary: "the social-data API's archive: import X data, or generate a synthetic one" },
+  {
+    name: "facilitator keys",
+    summary:
+      'the facilitator\'s API keys, for payees beyond its allow-list (docs/facilitator.md, "Access control")',
+  },
+];
+
+/** The sub-commands of a group, in the table's order. */
+export function commandsOf(group: Group): Command[] {
+  return COMMANDS.filter((c) => c.name.startsWith(`${group.name} `));
+}
+
+/**
+ * The command or group the leading `words` name, the longest match: `["facilitator", "keys", "list"]` is
+ * `facilitator keys list`, `["facilitator", "keys"]` the group, `["facilitator"]` the command. Also how many
+ * words its name took.
+ */
+export function lookup(words: readonly string[]): { found: Command | Group; words: number } | undefined {
+  for (let n = Math.min(words.length, 3); n > 0; n--) {
+    const name = words.slice(0, n).join(" ");
+    const found =
+      COMMANDS.find((c) => c.name === name || c.aliases?.includes(name)) ??
+      GROUPS.find((g) => g.name === name);
+    if (found) return { found, words: n };
+  }
+  return undefined;
+}
+
+export function isCommand(entry: Command | Group): entry is Command {
+  return "run" in entry;
+}
