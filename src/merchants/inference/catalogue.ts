@@ -69,7 +69,7 @@ export function routeEngine(
       errors: {
         400: "A prompt longer than the local model's context (context_length_exceeded).",
         502: "The local model failed mid-reply (engine_failed).",
-        503: "The local model file is missing or cannot be loaded on this server (model_unavailable).",
+        503: "The local model file is missing or cannot be loaded on this server (model_unavailable), or node-llama-cpp is not installed here (engine_unavailable: the message names the command that installs it).",
       },
     };
   }
@@ -214,6 +214,9 @@ export function inferenceMerchant(
     // Every engine counts tokens (the offline one, and an upstream that reports no usage). A GGUF model is
     // not loaded ahead: its memory is the operator's to spend on the first call that needs it.
     warm: async () => {
+      // Said at start, not at the first paying call: the one optional package a GGUF route needs.
+      if (Object.values(settings.routes).some((route) => route.gguf))
+        (await import("./engines/gguf.ts")).warnIfNotInstalled(settings.routes);
       (await import("./tokens.ts")).countTokens("");
     },
   };

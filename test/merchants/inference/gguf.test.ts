@@ -5,11 +5,28 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ChatEvent, type ChatRequest, collect } from "../../../src/merchants/inference/engine.ts";
-import { ggufEngine, LocalModelError } from "../../../src/merchants/inference/engines/gguf.ts";
+import {
+  GGUF_ENGINE_INSTALL,
+  ggufEngine,
+  ggufEngineInstalled,
+  LocalModelError,
+} from "../../../src/merchants/inference/engines/gguf.ts";
 import { tinyGguf, writeTinyGguf } from "../../helpers/gguf.ts";
 import { MODULE_RECORDER } from "../../helpers/modules.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../../..");
+
+/**
+ * node-llama-cpp is not in package.json (docs/inference.md): without it the tests that run the engine skip,
+ * and the rest still run. CI installs it and sets `X402M_TEST_REQUIRE_GGUF=1`: then its absence fails the
+ * file instead of skipping it unseen. (Its absence itself: gguf-missing.test.ts.)
+ */
+const installed = ggufEngineInstalled();
+if (!installed && process.env.X402M_TEST_REQUIRE_GGUF === "1")
+  throw new Error(
+    `X402M_TEST_REQUIRE_GGUF=1 and node-llama-cpp is not installed: the GGUF engine's tests would skip (${GGUF_ENGINE_INSTALL})`,
+  );
+const needs = installed ? "" : ` (SKIPPED: node-llama-cpp is not installed; ${GGUF_ENGINE_INSTALL})`;
 const dir = mkdtempSync(path.join(tmpdir(), "gguf-engine-"));
 const modelPath = path.join(dir, "tiny.gguf");
 
@@ -38,7 +55,7 @@ async function events(engine: ReturnType<typeof ggufEngine>, r: ChatRequest): Pr
 }
 
 /** The test model (test/helpers/gguf.ts) ranks " hello" first: its greedy reply never ends by itself. */
-describe("the local GGUF engine, on a tiny model the test writes", () => {
+describe.skipIf(!installed)(`the local GGUF engine, on a tiny model the test writes${needs}`, () => {
   const engine = ggufEngine({ modelPath });
 
   it("says it is the local GGUF engine, and which file", () => {
@@ -164,17 +181,20 @@ describe("the local GGUF engine's refusals", () => {
     expect((await refusal(file)).message).toBe(`${file} is not a GGUF model file (no GGUF magic)`);
   });
 
-  it("refuses a GGUF file that llama.cpp cannot load with a 503, and loads it once it is whole", async () => {
-    const file = path.join(dir, "truncated.gguf");
-    writeFileSync(file, tinyGguf().subarray(0, 4_096));
-    expect((await refusal(file)).message).toMatch(
-      /^the local GGUF model .*truncated\.gguf could not be loaded: /,
-    );
-    writeTinyGguf(file);
-    // The failed load was not kept: a second engine on the same path, or the same one, tries again.
-    const reply = await collect(ggufEngine({ modelPath: file }).chat(request({ maxTokens: 2 })));
-    expect(reply.usage.completion_tokens).toBe(2);
-  });
+  it.skipIf(!installed)(
+    `refuses a GGUF file that llama.cpp cannot load with a 503, and loads it once it is whole${needs}`,
+    async () => {
+      const file = path.join(dir, "truncated.gguf");
+      writeFileSync(file, tinyGguf().subarray(0, 4_096));
+      expect((await refusal(file)).message).toMatch(
+        /^the local GGUF model .*truncated\.gguf could not be loaded: /,
+      );
+      writeTinyGguf(file);
+      // The failed load was not kept: a second engine on the same path, or the same one, tries again.
+      const reply = await collect(ggufEngine({ modelPath: file }).chat(request({ maxTokens: 2 })));
+      expect(reply.usage.completion_tokens).toBe(2);
+    },
+  );
 });
 
 /**
@@ -191,7 +211,7 @@ for await (const _ of engine.chat({ model: "tiny", messages: [{ role: "user", co
 process.stdout.write(JSON.stringify({ atStart, afterUse: loaded() }), () => process.exit(0));
 `;
 
-describe("node-llama-cpp", () => {
+describe.skipIf(!installed)(`node-llama-cpp${needs}`, () => {
   it("is loaded by the engine's first request, not by making the engine", async () => {
     const probe = path.join(dir, "probe.mjs");
     writeFileSync(probe, PROBE);

@@ -3,6 +3,14 @@
  * `node-llama-cpp` (its prebuilt linux-x64 binary, shipped in npm: nothing is downloaded or built, at install
  * or at run time; `build: "never"` makes a missing binary an error rather than a build).
  *
+ * node-llama-cpp is not in package.json: npm installs 711 MB for it (the CUDA, Vulkan and ARM builds it lists
+ * as optional), 45% of the default install, for this one optional engine. An operator who runs a GGUF model
+ * installs it beside the project (`GGUF_ENGINE_INSTALL`, docs/inference.md). So nothing here names it to
+ * TypeScript or esbuild: the few shapes the engine uses are declared below, and the package is imported at run
+ * time from a name in a variable, which neither of them resolves (`tsc` and the CLI's bundle pass without it).
+ * Without it a request is a 503 naming the command, never charged, and the inference host says so once at
+ * start (`warnIfNotInstalled`).
+ *
  * The package and the model are loaded by the first request, not at start (a host that never serves this
  * tier keeps its memory), and kept. The reply uses the model's own chat template (node-llama-cpp picks the
  * wrapper from the file's `tokenizer.chat_template`); system and developer messages become the one system
@@ -18,10 +26,87 @@
  * (the log) and not to the caller, and is never charged.
  */
 import { open } from "node:fs/promises";
-import type { ChatHistoryItem, Llama, LlamaChat, LlamaContext, LlamaModel } from "node-llama-cpp";
 import { AppError, BadInputError, UpstreamError } from "../../../common/errors.ts";
-import { onFirstUse } from "../../utility/lazy.ts";
+import { type LogWriter, log } from "../../../common/log.ts";
 import type { ChatEngine, ChatEvent, ChatRequest } from "../engine.ts";
+
+/** The node-llama-cpp release this engine is written and tested against (.ci/run installs it from here). */
+export const NODE_LLAMA_CPP_VERSION = "3.22.1";
+
+/**
+ * The command that installs it, named by the 503 and the start-up warning. `--no-save`: package.json and the
+ * lockfile stay as the project ships them, so a `git pull` or an upgrade applies cleanly; the cost is that a
+ * later plain `npm install` removes it (npm prunes what package.json does not list), and the start-up warning
+ * then asks for it again.
+ */
+export const GGUF_ENGINE_INSTALL = `npm install --no-save node-llama-cpp@${NODE_LLAMA_CPP_VERSION}`;
+
+/** The package, imported from a variable: TypeScript and esbuild leave it to run time. */
+const NODE_LLAMA_CPP = "node-llama-cpp";
+
+/** The parts of node-llama-cpp (3.22) the engine uses; opaque values are handed back as they came. */
+interface NodeLlamaCpp {
+  getLlama(options: {
+    gpu: false;
+    build: "never";
+    skipDownload: boolean;
+    progressLogs: boolean;
+  }): Promise<Llama>;
+  LlamaChat: new (options: { contextSequence: LlamaContextSequence }) => LlamaChat;
+}
+
+interface Llama {
+  loadModel(options: { modelPath: string; gpuLayers: number }): Promise<LlamaModel>;
+  getGrammarFor(type: "json"): Promise<LlamaGrammar>;
+}
+
+type LlamaGrammar = object;
+
+interface LlamaModel {
+  readonly tokenizer: unknown;
+  createContext(options: {
+    contextSize: number | { max: number };
+    threads: number;
+    sequences: number;
+  }): Promise<LlamaContext>;
+  dispose(): Promise<void>;
+}
+
+interface LlamaContext {
+  readonly contextSize: number;
+  getSequence(): LlamaContextSequence;
+}
+
+interface LlamaContextSequence {
+  readonly tokenMeter: { readonly usedOutputTokens: number };
+}
+
+interface LlamaChat {
+  readonly sequence: LlamaContextSequence;
+  readonly chatWrapper: {
+    generateContextState(options: { chatHistory: ChatHistoryItem[] }): {
+      contextText: { tokenize(tokenizer: unknown): readonly unknown[] };
+    };
+  };
+  generateResponse(
+    history: ChatHistoryItem[],
+    options: {
+      maxTokens: number;
+      temperature: number;
+      topP: number;
+      customStopTriggers?: string[];
+      grammar?: LlamaGrammar;
+      signal: AbortSignal;
+      stopOnAbortSignal: boolean;
+      onTextChunk: (text: string) => void;
+    },
+  ): Promise<{ metadata: { stopReason: string } }>;
+}
+
+type ChatHistoryItem =
+  | { type: "system"; text: string }
+  | { type: "user"; text: string }
+  | { type: "model"; response: string[] };
 
 export interface GgufEngineSettings {
   /** The operator's model file. */
@@ -30,6 +115,8 @@ export interface GgufEngineSettings {
   threads?: number;
   /** Tokens the context holds (prompt and reply); the model's own, at most 4,096, by default. */
   contextSize?: number;
+  /** The package imported, `node-llama-cpp`; tests name one that is not installed, to meet its real error. */
+  packageName?: string;
 }
 
 /** The 503 of a model file that is missing or cannot be loaded: nothing was charged. */
@@ -41,18 +128,111 @@ export class LocalModelError extends UpstreamError {
   }
 }
 
+/**
+ * The 503 of a host where node-llama-cpp is not installed, or is but cannot be imported (why, for the log
+ * only: it names the server's files), naming the command that installs it. The engine did no work: a
+ * refusal, like a route without an engine, so nothing is charged and the payer's wallet is not held to it.
+ */
+export class GgufEngineMissingError extends AppError {
+  constructor(importError: unknown, installed: boolean) {
+    const message = (why?: string) =>
+      `the local GGUF engine (node-llama-cpp) ${installed ? "cannot be loaded" : "is not installed"} on this server${why === undefined ? "" : ` (${why})`}; its operator installs it with: ${GGUF_ENGINE_INSTALL}; nothing was charged`;
+    super(
+      503,
+      "engine_unavailable",
+      installed ? message(oneLine(importError)) : message(),
+      installed ? { cause: importError, publicMessage: message() } : { cause: importError },
+    );
+  }
+}
+
 const DEFAULT_MAX_CONTEXT = 4_096;
 
-/** The package itself, imported by the first request of any GGUF engine. */
-const nodeLlamaCpp = onFirstUse(() => import("node-llama-cpp"));
+/** The package and llama.cpp's runtime (its prebuilt CPU binary), once per process. */
+interface Runtime {
+  llama: Llama;
+  LlamaChat: NodeLlamaCpp["LlamaChat"];
+}
 
-/** llama.cpp's runtime (its prebuilt CPU binary), loaded once per process. */
-const llamaRuntime = onFirstUse(async (): Promise<Llama> => {
-  const { getLlama } = await nodeLlamaCpp();
-  return getLlama({ gpu: false, build: "never", skipDownload: true, progressLogs: false });
-});
+/** Loaded by the first request of any GGUF engine, and kept; a failed load is tried again by the next one. */
+const runtimes = new Map<string, Promise<Runtime>>();
+
+function runtime(packageName: string): Promise<Runtime> {
+  let loading = runtimes.get(packageName);
+  if (!loading) {
+    loading = loadRuntime(packageName);
+    runtimes.set(packageName, loading);
+    loading.catch(() => runtimes.delete(packageName));
+  }
+  return loading;
+}
+
+async function loadRuntime(packageName: string): Promise<Runtime> {
+  let module: NodeLlamaCpp;
+  try {
+    module = (await import(packageName)) as NodeLlamaCpp;
+  } catch (error) {
+    throw new GgufEngineMissingError(error, !isMissing(error, packageName));
+  }
+  try {
+    const llama = await module.getLlama({
+      gpu: false,
+      build: "never",
+      skipDownload: true,
+      progressLogs: false,
+    });
+    return { llama, LlamaChat: module.LlamaChat };
+  } catch (error) {
+    throw new LocalModelError(
+      `node-llama-cpp could not load its prebuilt llama.cpp binary: ${oneLine(error)}`,
+    );
+  }
+}
+
+/**
+ * The package itself is not found (Node's `Cannot find package 'node-llama-cpp' imported from ...`), as
+ * opposed to an installed one whose own files or dependencies are missing (the same code, another name).
+ */
+function isMissing(error: unknown, packageName: string): boolean {
+  return (
+    (error as NodeJS.ErrnoException | undefined)?.code === "ERR_MODULE_NOT_FOUND" &&
+    String((error as Error).message).includes(`'${packageName}'`)
+  );
+}
+
+/** Whether node-llama-cpp (`packageName`) can be found from here, as the engine's import will look for it. */
+export function ggufEngineInstalled(packageName = NODE_LLAMA_CPP): boolean {
+  try {
+    import.meta.resolve(packageName);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * At the inference host's start: when a route names a GGUF model file and node-llama-cpp is not installed,
+ * one warning line naming the command that installs it (the host still starts; those routes answer 503,
+ * the others work). The package is looked for, not loaded: the first request still loads it. Says whether
+ * it warned.
+ */
+export function warnIfNotInstalled(
+  routes: Readonly<Record<string, { gguf: string | null }>>,
+  packageName = NODE_LLAMA_CPP,
+  write: LogWriter = log,
+): boolean {
+  const local = Object.keys(routes).filter((alias) => routes[alias]?.gguf);
+  if (local.length === 0 || ggufEngineInstalled(packageName)) return false;
+  write(
+    "warn",
+    `the local GGUF engine is not installed: its routes answer 503 until the operator runs ${GGUF_ENGINE_INSTALL}`,
+    { routes: local },
+  );
+  return true;
+}
 
 interface Loaded {
+  llama: Llama;
   model: LlamaModel;
   context: LlamaContext;
   chat: LlamaChat;
@@ -94,14 +274,7 @@ export function ggufEngine(settings: GgufEngineSettings): ChatEngine {
 async function loadModel(settings: GgufEngineSettings): Promise<Loaded> {
   const { modelPath } = settings;
   await checkMagic(modelPath);
-  let llama: Llama;
-  try {
-    llama = await llamaRuntime();
-  } catch (error) {
-    throw new LocalModelError(
-      `node-llama-cpp could not load its prebuilt llama.cpp binary: ${oneLine(error)}`,
-    );
-  }
+  const { llama, LlamaChat } = await runtime(settings.packageName ?? NODE_LLAMA_CPP);
   let model: LlamaModel;
   try {
     model = await llama.loadModel({ modelPath, gpuLayers: 0 });
@@ -114,8 +287,7 @@ async function loadModel(settings: GgufEngineSettings): Promise<Loaded> {
       threads: settings.threads ?? 1,
       sequences: 1,
     });
-    const { LlamaChat } = await nodeLlamaCpp();
-    return { model, context, chat: new LlamaChat({ contextSequence: context.getSequence() }) };
+    return { llama, model, context, chat: new LlamaChat({ contextSequence: context.getSequence() }) };
   } catch (error) {
     await model.dispose();
     throw new LocalModelError(`the local GGUF model ${modelPath} could not get a context: ${oneLine(error)}`);
@@ -149,7 +321,7 @@ async function* generate(
   request: ChatRequest,
   signal?: AbortSignal,
 ): AsyncIterable<ChatEvent> {
-  const { model, context, chat } = loaded;
+  const { llama, model, context, chat } = loaded;
   const history = chatHistory(request);
   const promptTokens = chat.chatWrapper
     .generateContextState({ chatHistory: history })
@@ -167,8 +339,7 @@ async function* generate(
     yield { type: "done", finishReason: "length", usage: usage(promptTokens, 0) };
     return;
   }
-  const grammar =
-    request.responseFormat === "json_object" ? await (await llamaRuntime()).getGrammarFor("json") : undefined;
+  const grammar = request.responseFormat === "json_object" ? await llama.getGrammarFor("json") : undefined;
 
   // The library's callbacks fill this; the loop below hands it on as the caller pulls.
   const chunks: string[] = [];
