@@ -16,6 +16,7 @@ class LongestFirst extends BaseSequencer {
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    setupFiles: ["test/setup-log.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // DuckDB is multi-threaded on its own; two forks keep a 2-core machine responsive.

@@ -3,12 +3,15 @@ import type { DiscoveryResourcesResponse } from "@x402/extensions/bazaar";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { errorBody } from "../common/errors.ts";
+import { type CheckFn, cachedCheck, chainCheck, healthRoutes, rpcCall } from "../common/health.ts";
 import { onError, onNotFound } from "../common/http.ts";
 import { log } from "../common/log.ts";
 import { answerEveryMethod } from "../common/methods.ts";
+import { requestLog } from "../common/request-log.ts";
 import type { Admission, Gate, Grant } from "./access/index.ts";
 import { secondsToNextUtcDay } from "./access/units.ts";
 import { type DiscoveryQuery, parseDiscoveryQuery } from "./bazaar.ts";
+import { countRefused } from "./counted.ts";
 import {
   INVALID_PAYLOAD,
   KEY_OVER_BUDGET,
@@ -49,14 +52,19 @@ const EXTENSION_RESPONSES_HEADER = "EXTENSION-RESPONSES";
  *   `SettleError` with the reason and message.
  * - `GET /supported`: `{kinds, extensions, signers}`.
  * - `GET /discovery/resources?type=&payTo=&scheme=&network=&extensions=&limit=&offset=`: the Bazaar.
- * - `GET /healthz`.
- * `/supported`, `/discovery/resources` and `/healthz` are open to anyone.
- * Other errors are `{"error": {"code", "message"}}`. See docs/facilitator.md.
+ * - `GET /healthz`; `GET /livez`, and `GET /readyz`: its database, and the chain's checks
+ *   (`addReadinessChecks`, `chainReadiness`) once its service adds them (src/common/health.ts).
+ * `/supported`, `/discovery/resources` and the health checks are open to anyone.
+ * Other errors are `{"error": {"code", "message"}}`. See docs/facilitator.md. Each request has its id (a
+ * merchant's, when it sends `X-Request-Id`) and its line in the log (src/common/request-log.ts).
  */
 export function facilitatorRoutes(facilitator: FacilitatorService): Hono {
   const app = new Hono();
   app.onError(onError);
   app.notFound(onNotFound);
+  app.use("*", requestLog({ service: "facilitator" }));
+  const database = cachedCheck("facilitator database", () => facilitator.ping());
+  healthRoutes(app, () => ({ database, ...readinessChecks.get(app) }));
   const limit = bodyLimit({
     maxSize: MAX_BODY_BYTES,
     onError: (c) => c.json(errorBody("payload_too_large", `the body exceeds ${MAX_BODY_BYTES} bytes`), 413),
@@ -65,11 +73,13 @@ export function facilitatorRoutes(facilitator: FacilitatorService): Hono {
   app.post("/verify", limit, async (c) => {
     const bad = await readPayment(c, facilitator.scope);
     if ("reason" in bad) {
+      countRefused("verify", bad.reason);
       return c.json({ isValid: false, invalidReason: bad.reason, invalidMessage: bad.message }, 400);
     }
     try {
       const admitted = await admit(c, facilitator.gate, bad.requirements, "verify");
       if (!admitted.ok) {
+        countRefused("verify", admitted.reason);
         return c.json(
           { isValid: false, invalidReason: admitted.reason, invalidMessage: admitted.message },
           admitted.status,
@@ -90,6 +100,7 @@ export function facilitatorRoutes(facilitator: FacilitatorService): Hono {
     const network = facilitator.scope.network;
     const bad = await readPayment(c, facilitator.scope);
     if ("reason" in bad) {
+      countRefused("settle", bad.reason);
       return c.json(
         { success: false, errorReason: bad.reason, errorMessage: bad.message, transaction: "", network },
         400,
@@ -98,6 +109,7 @@ export function facilitatorRoutes(facilitator: FacilitatorService): Hono {
     try {
       const admitted = await admit(c, facilitator.gate, bad.requirements, "settle");
       if (!admitted.ok) {
+        countRefused("settle", admitted.reason);
         return c.json(
           {
             success: false,
@@ -155,6 +167,34 @@ export function facilitatorRoutes(facilitator: FacilitatorService): Hono {
   // A method a path does not take: 405 with Allow.
   answerEveryMethod(app);
   return app;
+}
+
+/** Checks added to an app's `/readyz` by what started it (it knows the chain the facilitator settles on). */
+const readinessChecks = new WeakMap<Hono, Record<string, CheckFn>>();
+
+/** Adds `checks` to what `/readyz` of `app` (a `facilitatorRoutes` app) asks. */
+export function addReadinessChecks(app: Hono, checks: Record<string, CheckFn>): void {
+  readinessChecks.set(app, { ...readinessChecks.get(app), ...checks });
+}
+
+/**
+ * What a facilitator settling from `signer` on the chain at `rpc` needs of it: `chain`, the node answers
+ * (`eth_blockNumber`); `signer`, the account holds ETH for gas (with none, every settlement fails: not
+ * ready, though it still verifies).
+ */
+export function chainReadiness(rpc: string, signer: string): Record<string, CheckFn> {
+  return {
+    chain: chainCheck(rpc, "facilitator chain"),
+    signer: cachedCheck(
+      "facilitator signer",
+      async (signal) => {
+        const balance = BigInt((await rpcCall(rpc, "eth_getBalance", [signer, "latest"], signal)) as string);
+        if (balance === 0n) throw new Error(`the settling account ${signer} holds no ETH to pay gas`);
+        return { address: signer, balance_wei: balance.toString() };
+      },
+      { timeoutMs: 3_000 },
+    ),
+  };
 }
 
 /** The payment of a verify/settle body, or why the body is malformed (-> 400). */

@@ -1,9 +1,13 @@
 import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
+import type { Analytics } from "../analytics/duckdb.ts";
 import { AppError, BadInputError } from "../common/errors.ts";
+import { type CheckFn, cachedCheck, healthRoutes } from "../common/health.ts";
 import { onError, onNotFound } from "../common/http.ts";
 import { answerEveryMethod } from "../common/methods.ts";
 import { limitUnpaid, type UnpaidLimit } from "../common/rate-limit.ts";
+import { REQUEST_ID_HEADER, requestLog } from "../common/request-log.ts";
+import type { Follower } from "../indexer/follower.ts";
 import { renderBadge } from "./badge.ts";
 import { CSV_HEADER, reportsToCsvRows, reportsToNdjson } from "./dataset.ts";
 import { renderEvidencePage } from "./evidence/page.ts";
@@ -23,6 +27,8 @@ export interface ReportRoutesOptions {
   health?: () => ServiceHealth;
   /** The process's limit on unpaid requests (src/common/rate-limit.ts): every request here is one. */
   limit?: UnpaidLimit;
+  /** What `/readyz` asks (`reportReadiness`); none: ready whenever it answers. */
+  ready?: Record<string, CheckFn>;
 }
 
 /**
@@ -34,6 +40,41 @@ export interface ReportRoutesOptions {
 export interface ServiceHealth {
   status: "ok" | "degraded";
   [detail: string]: unknown;
+}
+
+/**
+ * What the report service needs to serve: `analytics`, its database answers; with an indexer following
+ * the chain (`follower()`, undefined until it has started), `indexer`, always ok: reports are served from
+ * what is stored however far it lags, and the body says how far (`lag_blocks`, `lag_seconds`, its RPC's
+ * state), as `/healthz` does.
+ */
+export function reportReadiness(
+  analytics: Analytics,
+  follower?: () => Follower | undefined,
+): Record<string, CheckFn> {
+  const checks: Record<string, CheckFn> = {
+    analytics: cachedCheck("analytics", async () => {
+      await analytics.one("SELECT 1");
+    }),
+  };
+  if (follower) {
+    checks.indexer = async () => {
+      const following = follower();
+      if (!following) return { ok: true, state: "starting" };
+      const { state, indexed_block, chain_head, lag_blocks, lag_seconds, rpc } = following.health();
+      return {
+        ok: true,
+        degraded: following.degraded(),
+        state,
+        indexed_block,
+        chain_head,
+        lag_blocks,
+        lag_seconds,
+        rpc_ok: rpc.ok,
+      };
+    };
+  }
+  return checks;
 }
 
 /** `value` as a whole number of at least `min`, else a 400 saying what it should be. */
@@ -89,7 +130,9 @@ const pageParam = (value: string): number =>
 /**
  * The report service over HTTP: JSON reports and their evidence, the leaderboard, the report's JSON
  * Schema, the human pages, the badges and the weekly datasets. A method a path does not take is a 405
- * with `Allow`; with `limit`, a client over its limit gets a 429 before any work.
+ * with `Allow`; with `limit`, a client over its limit gets a 429 before any work. `/healthz`, `/livez` and
+ * `/readyz` (`ready`: src/common/health.ts); each request has its id and its line in the log
+ * (src/common/request-log.ts).
  */
 export function reportRoutes(reports: ReportService, options: ReportRoutesOptions = {}): Hono {
   const app = new Hono();
@@ -100,11 +143,18 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
     const message = `there is no page at ${c.req.path}`;
     return c.html(renderErrorPage(404, message, { notice: await options.notice?.() }), 404);
   });
+  // First: every request's id, line and count (src/common/request-log.ts); then the health checks, which
+  // the unpaid limit never refuses.
+  app.use("*", requestLog({ service: "reports", limit: options.limit }));
+  healthRoutes(app, options.ready ?? {});
   if (options.limit) {
     const headers = { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "Retry-After" };
     app.use("*", limitUnpaid(options.limit, { headers }));
   }
-  app.use("/v1/*", cors({ origin: "*", allowMethods: ["GET", "HEAD", "OPTIONS"] }));
+  app.use(
+    "/v1/*",
+    cors({ origin: "*", allowMethods: ["GET", "HEAD", "OPTIONS"], exposeHeaders: [REQUEST_ID_HEADER] }),
+  );
 
   app.get("/healthz", (c) => {
     c.header("Cache-Control", "no-store");

@@ -1,9 +1,10 @@
 import { Hono } from "hono";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { AnalyticsDamagedError } from "../../src/analytics/errors.ts";
 import { DatabaseDamagedError } from "../../src/common/db/database.ts";
 import { BadInputError } from "../../src/common/errors.ts";
 import { onError } from "../../src/common/http.ts";
+import { setLogDestination } from "../../src/common/log.ts";
 
 function appThrowing(error: Error) {
   return new Hono()
@@ -34,16 +35,17 @@ describe("onError", () => {
   ] as const)(
     "keeps an operator's message (the server's paths) in the log, not in the answer (%#)",
     async (damaged, status, code) => {
-      const write = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+      const logged: string[] = [];
+      setLogDestination({ write: (line) => logged.push(line) });
       try {
         const res = await appThrowing(damaged).request("/");
         expect(res.status).toBe(status);
         const body = (await res.json()) as { error: { code: string; message: string } };
         expect(body.error.code).toBe(code);
         expect(body.error.message).not.toContain("/srv/x402");
-        expect(String(write.mock.calls.map((c) => c[0]).join(""))).toContain("/srv/x402/data/");
+        expect(logged.join("")).toContain("/srv/x402/data/");
       } finally {
-        write.mockRestore();
+        setLogDestination(undefined);
       }
     },
   );

@@ -1,5 +1,127 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { type LogFields, type LogLevel, limitedLog } from "../../src/common/log.ts";
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from "vitest";
+import {
+  type LogFields,
+  type LogLevel,
+  limitedLog,
+  log,
+  logLevel,
+  logs,
+  setLogDestination,
+  setLogLevel,
+  withLogContext,
+} from "../../src/common/log.ts";
+import { loadConfig } from "../../src/config/config.ts";
+
+/** The lines written from now to the end of the test, parsed. */
+function captured(): () => Record<string, unknown>[] {
+  const raw: string[] = [];
+  const level = logLevel();
+  setLogLevel("info");
+  setLogDestination({ write: (line) => raw.push(line) });
+  onTestFinished(() => {
+    setLogDestination(undefined);
+    setLogLevel(level);
+  });
+  return () =>
+    raw.map((line) => {
+      expect(line.endsWith("\n") && !line.slice(0, -1).includes("\n")).toBe(true);
+      return JSON.parse(line) as Record<string, unknown>;
+    });
+}
+
+describe("log", () => {
+  it("writes one JSON object a line: the level's name, an ISO time, the fields, the message", () => {
+    const lines = captured();
+    log("warn", "something to know", { count: 3, where: "here" });
+    expect(lines()).toEqual([
+      {
+        level: "warn",
+        time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        count: 3,
+        where: "here",
+        msg: "something to know",
+      },
+    ]);
+  });
+
+  it("writes bigints as decimal strings and errors as one line, at any depth", () => {
+    const lines = captured();
+    const error = new TypeError("bad thing\nsecond line");
+    log("error", "failed", { amount: 2n ** 70n, error, nested: { list: [1n, { cause: error }], n: 1 } });
+    const [line] = lines();
+    expect(line?.amount).toBe("1180591620717411303424");
+    expect(line?.error).toMatch(/^TypeError: bad thing \(at .*log\.test\.ts:\d+:\d+\)$/);
+    expect(line?.nested).toEqual({ list: ["1", { cause: line?.error }], n: 1 });
+  });
+
+  it("adds the context's request id to every line written within it, however deep in async calls", async () => {
+    const lines = captured();
+    log("info", "before");
+    await withLogContext({ request_id: "r-1" }, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      log("info", "inside");
+    });
+    log("info", "after");
+    expect(lines().map((l) => [l.msg, l.request_id])).toEqual([
+      ["before", undefined],
+      ["inside", "r-1"],
+      ["after", undefined],
+    ]);
+  });
+
+  it("writes the lines at the level set and above", () => {
+    const lines = captured();
+    const all = () => {
+      for (const level of ["debug", "info", "warn", "error"] as const) log(level, level);
+    };
+    all();
+    setLogLevel("error");
+    all();
+    setLogLevel("debug");
+    all();
+    expect(lines().map((l) => l.msg)).toEqual([
+      "info",
+      "warn",
+      "error",
+      "error",
+      "debug",
+      "info",
+      "warn",
+      "error",
+    ]);
+    expect(logs("debug")).toBe(true);
+    setLogLevel("silent");
+    expect(logs("error")).toBe(false);
+  });
+
+  it("is set by X402M_LOG_LEVEL, through the configuration: a level, or refused naming the setting", () => {
+    expect(loadConfig({ env: {} }).logLevel).toBeNull();
+    expect(loadConfig({ env: { X402M_LOG_LEVEL: "Debug" } }).logLevel).toBe("debug");
+    expect(() => loadConfig({ env: { X402M_LOG_LEVEL: "verbose" } })).toThrow(
+      "invalid X402M_LOG_LEVEL: one of debug, info, warn, error, silent",
+    );
+  });
+
+  it("never writes a secret's field, its own or a headers field's", () => {
+    const lines = captured();
+    log("warn", "careless", {
+      authorization: "Bearer abc",
+      "PAYMENT-SIGNATURE": "eyJ4NDAyVmVyc2lvbiI6Mn0=",
+      privateKey: "0x01",
+      token: "t",
+      headers: { "payment-signature": "eyJ9", Authorization: "Bearer def", accept: "text/html" },
+      path: "/api/qr",
+    });
+    expect(lines()[0]).toMatchObject({
+      authorization: "[redacted]",
+      "PAYMENT-SIGNATURE": "[redacted]",
+      privateKey: "[redacted]",
+      token: "[redacted]",
+      headers: { "payment-signature": "[redacted]", Authorization: "[redacted]", accept: "text/html" },
+      path: "/api/qr",
+    });
+  });
+});
 
 type Line = { level: LogLevel; msg: string; fields?: LogFields };
 

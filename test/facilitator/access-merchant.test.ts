@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "v
 import { type Devnet, startDevnet } from "../../src/chain/devnet/index.ts";
 import type { Database } from "../../src/common/db/index.ts";
 import { type Listening, listen } from "../../src/common/listen.ts";
+import { setLogDestination } from "../../src/common/log.ts";
 import { addKey } from "../../src/facilitator/access/index.ts";
 import type { Facilitator } from "../../src/facilitator/index.ts";
 import { startMiner } from "../helpers/chain.ts";
@@ -85,11 +86,14 @@ async function capture(fn: () => Promise<void>): Promise<string> {
     lines.push(String(chunk));
     return true;
   });
+  // The kit's own lines go to fd 2 through the logger, not through process.stderr.
+  setLogDestination({ write: (line) => lines.push(line) });
   try {
     await fn();
   } finally {
     for (const spy of spies) spy.mockRestore();
     stderr.mockRestore();
+    setLogDestination(undefined);
   }
   return lines.join("\n");
 }

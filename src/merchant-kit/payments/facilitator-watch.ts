@@ -11,6 +11,8 @@ import { SettleError, VerifyError } from "@x402/core/types";
 import type { MiddlewareHandler } from "hono";
 import { errorBody } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
+import { bounded, secondsSince, settlements, settleSeconds, verifySeconds } from "../../common/metrics.ts";
+import { notePayment } from "../../common/request-log.ts";
 
 /** What a client is told to wait before trying again while the facilitator is away. */
 export const FACILITATOR_RETRY_AFTER_S = 30;
@@ -25,6 +27,9 @@ export interface FacilitatorHealth {
   error?: string;
 }
 
+/** A remote facilitator's reasons, as labels: bounded, whatever it answers. */
+const settleReason = bounded();
+
 /** The facilitator calls of one request: whether one of them failed. */
 const inRequest = new AsyncLocalStorage<{ failed?: string }>();
 
@@ -37,12 +42,46 @@ export class WatchedFacilitator implements FacilitatorClient {
 
   constructor(private readonly inner: FacilitatorClient) {}
 
-  verify(...args: Parameters<FacilitatorClient["verify"]>): ReturnType<FacilitatorClient["verify"]> {
-    return this.watch(() => this.inner.verify(...args));
+  async verify(...args: Parameters<FacilitatorClient["verify"]>): ReturnType<FacilitatorClient["verify"]> {
+    const start = performance.now();
+    let result = "error";
+    try {
+      const answer = await this.watch(() => this.inner.verify(...args));
+      result = answer.isValid ? "valid" : "invalid";
+      // The request's line says who paid, and how (src/common/request-log.ts).
+      notePayment({ payer: answer.payer, scheme: args[1].scheme });
+      return answer;
+    } finally {
+      verifySeconds.observe({ result }, secondsSince(start));
+    }
   }
 
-  settle(...args: Parameters<FacilitatorClient["settle"]>): ReturnType<FacilitatorClient["settle"]> {
-    return this.watch(() => this.inner.settle(...args));
+  /** Counted by outcome and reason: `error` when it threw (the kit answers 503, facilitatorTrouble). */
+  async settle(...args: Parameters<FacilitatorClient["settle"]>): ReturnType<FacilitatorClient["settle"]> {
+    const start = performance.now();
+    let outcome = "error";
+    let reason = "facilitator_unavailable";
+    try {
+      const answer = await this.watch(() => this.inner.settle(...args));
+      notePayment(
+        answer.success
+          ? {
+              payer: answer.payer,
+              scheme: args[1].scheme,
+              // What was settled: an `upto` payment's metered amount, else the requirements'.
+              amount: answer.amount ?? args[1].amount,
+              transaction: answer.transaction,
+              network: answer.network,
+            }
+          : { settle_error: answer.errorReason ?? "unknown" },
+      );
+      outcome = answer.success ? "settled" : "failed";
+      reason = answer.success ? "none" : settleReason(answer.errorReason ?? "unknown");
+      return answer;
+    } finally {
+      settleSeconds.observe({ outcome }, secondsSince(start));
+      settlements.inc({ outcome, reason });
+    }
   }
 
   getSupported(): ReturnType<FacilitatorClient["getSupported"]> {

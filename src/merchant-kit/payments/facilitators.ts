@@ -29,6 +29,7 @@ import {
   type VerifyResponse,
 } from "@x402/core/types";
 import { type LogWriter, limitedLog } from "../../common/log.ts";
+import { currentRequestId, REQUEST_ID_HEADER } from "../../common/request-log.ts";
 import type { PathHeaders } from "./facilitator-auth.ts";
 import type { AuthorizationReader, AuthorizedTransfer, ChainWord } from "./settled-on-chain.ts";
 
@@ -78,22 +79,23 @@ export class FacilitatorsUnavailableError extends FacilitatorResponseError {}
 
 /**
  * A facilitator over HTTP at `url`, with the headers `createAuthHeaders` makes per call
- * (`facilitatorAuthHeaders`).
+ * (`facilitatorAuthHeaders`), and the `X-Request-Id` of the request the call serves, so that the
+ * facilitator's line of it has the same id as the merchant's (src/common/request-log.ts).
  */
 export function httpFacilitator(
   url: string,
   createAuthHeaders?: () => Promise<PathHeaders>,
   timeouts: FacilitatorTimeouts = DEFAULT_TIMEOUTS,
 ): FacilitatorClient {
-  const auth =
-    createAuthHeaders &&
-    (async () => {
-      try {
-        return await createAuthHeaders();
-      } catch (error) {
-        throw new AuthHeadersError(`cannot make its auth headers: ${(error as Error).message}`);
-      }
-    });
+  const auth = async (): Promise<PathHeaders> => {
+    let headers: PathHeaders | undefined;
+    try {
+      headers = await createAuthHeaders?.();
+    } catch (error) {
+      throw new AuthHeadersError(`cannot make its auth headers: ${(error as Error).message}`);
+    }
+    return withRequestId(headers);
+  };
   const answer = new HTTPFacilitatorClient({ url, createAuthHeaders: auth, timeoutMs: timeouts.answerMs });
   const settle = new HTTPFacilitatorClient({ url, createAuthHeaders: auth, timeoutMs: timeouts.settleMs });
   return {
@@ -101,6 +103,16 @@ export function httpFacilitator(
     settle: (payload, requirements) => settle.settle(payload, requirements),
     getSupported: () => answer.getSupported(),
   };
+}
+
+const NO_HEADERS: PathHeaders = { verify: {}, settle: {}, supported: {} };
+
+/** `headers` and, within a request, its id on each path's. */
+function withRequestId(headers: PathHeaders | undefined): PathHeaders {
+  const id = currentRequestId();
+  if (id === undefined) return headers ?? NO_HEADERS;
+  const add = (path: Record<string, string> = {}) => ({ ...path, [REQUEST_ID_HEADER]: id });
+  return { verify: add(headers?.verify), settle: add(headers?.settle), supported: add(headers?.supported) };
 }
 
 interface Entry extends NamedFacilitator {

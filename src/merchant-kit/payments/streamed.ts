@@ -20,6 +20,7 @@
  * a part is produced only when the connection can take it.
  */
 
+import { AsyncLocalStorage } from "node:async_hooks";
 import { abortable } from "../../common/abortable.ts";
 import { AppError } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
@@ -109,41 +110,48 @@ export function paidStream(streamed: Streamed, options: PaidStreamOptions): Read
     return concluded;
   };
 
+  const pull = async (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    let ending: string;
+    try {
+      const next = await abortable(parts.next(), options.signal);
+      if (gone) return;
+      if (!next.done) {
+        controller.enqueue(encoder.encode(next.value));
+        delivered++;
+        return;
+      }
+      ending = await conclude("complete");
+    } catch (error) {
+      // The caller's leaving aborts the work too, which may be seen here before the stream is cancelled.
+      if (gone || options.callerLeft()) {
+        await conclude("left");
+        return;
+      }
+      ending = await conclude("failed", asAppError(error));
+    }
+    if (gone) return;
+    controller.enqueue(encoder.encode(ending));
+    controller.close();
+  };
+
+  const cancel = async () => {
+    gone = true;
+    options.leave();
+    // Not awaited: a generator waiting on a stalled engine returns only once the abort reaches it.
+    parts.return?.().catch(() => undefined);
+    await conclude("left");
+  };
+
+  // The server reads the stream once the request's middlewares have returned: its parts, its settlement
+  // and what they log run in the request's context all the same (its id on their lines: common/log.ts).
+  const within = AsyncLocalStorage.snapshot();
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
         controller.enqueue(encoder.encode(init.head));
       },
-      async pull(controller) {
-        let ending: string;
-        try {
-          const next = await abortable(parts.next(), options.signal);
-          if (gone) return;
-          if (!next.done) {
-            controller.enqueue(encoder.encode(next.value));
-            delivered++;
-            return;
-          }
-          ending = await conclude("complete");
-        } catch (error) {
-          // The caller's leaving aborts the work too, which may be seen here before the stream is cancelled.
-          if (gone || options.callerLeft()) {
-            await conclude("left");
-            return;
-          }
-          ending = await conclude("failed", asAppError(error));
-        }
-        if (gone) return;
-        controller.enqueue(encoder.encode(ending));
-        controller.close();
-      },
-      async cancel() {
-        gone = true;
-        options.leave();
-        // Not awaited: a generator waiting on a stalled engine returns only once the abort reaches it.
-        parts.return?.().catch(() => undefined);
-        await conclude("left");
-      },
+      pull: (controller) => within(pull, controller),
+      cancel: () => within(cancel),
     },
     { highWaterMark: 0 },
   );
