@@ -1,4 +1,5 @@
 import { untilSignal } from "../common/lifecycle.ts";
+import { setLogLevel } from "../common/log.ts";
 import { loadMix, MixError } from "../demo/mix.ts";
 import { SLOTS_PER_WEEK } from "../demo/plan.ts";
 import { prepareStart } from "../demo/resume.ts";
@@ -33,6 +34,9 @@ export async function runDemo(args: string[], flags: Flags): Promise<number> {
   // Loaded on demand like the rest of the demo; a mistake in the flag stops it before anything starts.
   const fundingLookback = (await import("./indexer.ts")).fundingLookbackFrom(flags);
   const config = configFrom(flags);
+  // The simulator's thousands of requests would bury the progress line: a request's line is for an
+  // operator who asks for it (X402M_LOG_LEVEL=info).
+  if (!config.logLevel) setLogLevel("warn");
   const fresh = flags.fresh === true;
   // Decided before the demo's modules load (seconds of them), so a refusal comes at once; startDemo
   // decides again, for callers that start it themselves.
@@ -82,6 +86,7 @@ function readyText(demo: Demo, dataDir: string): string {
     `  facilitator   ${demo.urls.facilitator}`,
     `  shops         ${demo.urls.shops}`,
     `  paid proxy    ${demo.urls.socialProxy}/docs  (/pay/<agent_id>: the social-data API's user lookup)`,
+    ...(demo.urls.metrics ? [`  metrics       ${demo.urls.metrics}  (Prometheus)`] : []),
     "",
     "  merchants: report page, API reference",
     ...demo.merchants.map((m) => `    ${m.name.padEnd(width)}  ${m.report}  ${m.api}`),

@@ -49,6 +49,8 @@ export async function runDevnet(args: string[], flags: Flags): Promise<number> {
       chainId: devnet.chainId,
       usdc: devnet.usdc,
       buyers: devnet.buyers.map(({ address, privateKey }) => ({ address, privateKey })),
+      // The facilitator's Prometheus metrics (docs/metrics.md); absent with X402M_METRICS_PORT=off.
+      metrics: started.urls.metrics,
     };
     process.stdout.write(`${JSON.stringify(ready)}\n`);
     anvilExited = (await Promise.race([stopped, devnet.exited.then(() => "anvil" as const)])) === "anvil";

@@ -19,8 +19,8 @@ const KNOWN_USDC: Record<number, string> = {
  * `--host`/`--port` (default X402M_FACILITATOR_PORT, 8403), its ledger, Bazaar and API keys in
  * `<data>/facilitator-postgres` or DATABASE_URL. Payees beyond X402M_FACILITATOR_PAYEES need an API key
  * (`facilitator keys ...`, src/cli/facilitator-keys.ts); beyond loopback with neither, it refuses to start
- * unless `--open`. Prints one JSON line `{"facilitator", "network", "signer", "assets", "access"}` when
- * ready; stops on SIGINT/SIGTERM.
+ * unless `--open`. Prints one JSON line `{"facilitator", "network", "signer", "assets", "access", "metrics"}`
+ * when ready; stops on SIGINT/SIGTERM.
  */
 export async function runFacilitator(args: string[], flags: Flags): Promise<number> {
   if (args[0] === "keys") {
@@ -70,6 +70,8 @@ export async function runFacilitator(args: string[], flags: Flags): Promise<numb
       assets: assets.map((a) => getAddress(a)),
       // open: anyone may make it settle for any payee; else the allow-listed payees and the live keys'.
       access: started.facilitatorAccess,
+      // The operator's /metrics, unless X402M_METRICS_PORT is off.
+      ...(started.urls.metrics && { metrics: started.urls.metrics }),
     };
     process.stdout.write(`${JSON.stringify(ready)}\n`);
     await stopped;

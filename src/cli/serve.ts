@@ -32,7 +32,7 @@ export function chooseServices(only: string | undefined, config: Config): Servic
 
 /**
  * Serves the report service and the merchant hosts, each on its own port. Prints one JSON line mapping
- * each service to its base URL when ready; stops on SIGINT/SIGTERM. With `--rpc URL` (and the `index`
+ * each service to its base URL, and `metrics` to the operator's `/metrics` (docs/metrics.md), when ready; stops on SIGINT/SIGTERM. With `--rpc URL` (and the `index`
  * flags), the indexer follows that chain into the analytics database in the same process (DuckDB has
  * one writing process), so the reports stay current while they are served; through an RPC outage it
  * waits (`--outage-retry-max SECONDS` between attempts, default 60) and catches up after.
@@ -82,8 +82,12 @@ export async function runServe(args: string[], flags: Flags): Promise<number> {
           }
         : undefined,
     });
-    // One line in the order the services were named: reports first.
-    const urls = Object.fromEntries(services.map((name) => [name, started.urls[name]]));
+    // One line in the order the services were named: reports first; then where the metrics are, unless
+    // X402M_METRICS_PORT is off.
+    const urls: Record<string, string | undefined> = Object.fromEntries(
+      services.map((name) => [name, started.urls[name]]),
+    );
+    if (started.urls.metrics) urls.metrics = started.urls.metrics;
     process.stdout.write(`${JSON.stringify(urls)}\n`);
     // An RPC outage does not stop it: the indexer waits for the RPC while the reports are served, and
     // /healthz says how far behind they are. An indexer that fails otherwise stops the command.

@@ -37,6 +37,13 @@ const Port = z.coerce
   .min(0, "a port from 0 to 65535")
   .max(65535, "a port from 0 to 65535");
 
+/** The metrics listener's port: as `Port`, or `off` (made null before parsing). */
+const MetricsPort = z.coerce
+  .number({ error: "a port from 0 to 65535, or off" })
+  .int("a port from 0 to 65535, or off")
+  .min(0, "a port from 0 to 65535, or off")
+  .max(65535, "a port from 0 to 65535, or off");
+
 /**
  * The one validated configuration. Read once at start from flags and the environment;
  * every module receives the slice it needs as a parameter and never reads `process.env` itself.
@@ -57,6 +64,14 @@ export const ConfigSchema = z.object({
   /** DuckDB memory limit, e.g. "1GB"; DuckDB spills to the data directory past it. */
   duckdbMemory: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, "a size such as 1GB"),
   duckdbThreads: z.coerce.number().int().min(1).max(256).nullable(),
+  /**
+   * The log's level (X402M_LOG_LEVEL): lines at it and above are written, `silent` writes none; a request's
+   * line is `info`, a health check's `debug` (docs/observability-logs-health.md). Null: not set, the
+   * command's own default (`info` for the servers). Applied by `startServices` (src/common/log.ts).
+   */
+  logLevel: z
+    .enum(["debug", "info", "warn", "error", "silent"], { error: "one of debug, info, warn, error, silent" })
+    .nullable(),
   /**
    * Merchant and facilitator state (PostgreSQL): a server when set (`DATABASE_URL`), else embedded
    * PGlite in `<dataDir>/postgres`.
@@ -181,6 +196,25 @@ export const ConfigSchema = z.object({
       }
     }),
     forwardedHeader: z.enum(["x-forwarded-for", "forwarded"]),
+  }),
+  /**
+   * Where the process's Prometheus metrics are served (src/services/metrics.ts, docs/metrics.md): the
+   * operator's listener on `host`:`port` (X402M_METRICS_HOST, default 127.0.0.1; X402M_METRICS_PORT,
+   * default 9464, 0 any free port, `off` none: null). With `token` (X402M_METRICS_TOKEN), `/metrics` needs
+   * `Authorization: Bearer <token>`, and every service's public port answers it too; never printed.
+   */
+  metrics: z.object({
+    port: MetricsPort.nullable(),
+    /** The port is the default, not the operator's: when it is taken, any free one will do (and is named). */
+    portDefaulted: z.boolean(),
+    host: z.string().min(1),
+    token: z
+      .string()
+      .regex(
+        /^[A-Za-z0-9._~+/=-]{32,}$/,
+        "at least 32 characters of letters, digits and -._~+/= (e.g. openssl rand -hex 32)",
+      )
+      .nullable(),
   }),
   /** Upstreams of the provider-backed utility endpoints; null = not configured (the endpoint answers 503). */
   providers: z.object({
@@ -393,7 +427,14 @@ export type Config = z.infer<typeof ConfigSchema>;
  * Every service's default port, in one place: anvil's usual 8545 for the devnet, then the service's own
  * from 8402 up. The merchant hosts' follow in `MERCHANT_HOSTS`.
  */
-export const DEFAULT_PORTS = { reports: 8402, facilitator: 8403, shops: 8406, devnet: 8545 } as const;
+export const DEFAULT_PORTS = {
+  reports: 8402,
+  facilitator: 8403,
+  shops: 8406,
+  devnet: 8545,
+  /** The operator's metrics listener: the OpenTelemetry Prometheus exporter's usual port. */
+  metrics: 9464,
+} as const;
 export const DEFAULT_PORT = DEFAULT_PORTS.reports;
 export const DEFAULT_PUBLIC_URL = `http://127.0.0.1:${DEFAULT_PORT}`;
 /** The devnet's facilitator (`bin/x402-merchants devnet`). */
@@ -428,6 +469,7 @@ export function portSetting(service: string): string {
     case "facilitator":
     case "devnet":
     case "shops":
+    case "metrics":
       return `X402M_${service.toUpperCase()}_PORT`;
     default:
       return `${merchantEnvPrefix(service)}PORT`;
@@ -479,6 +521,7 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
     },
     duckdbMemory: env.X402M_DUCKDB_MEMORY ?? "1GB",
     duckdbThreads: env.X402M_DUCKDB_THREADS ?? null,
+    logLevel: env.X402M_LOG_LEVEL?.trim().toLowerCase() || null,
     databaseUrl: env.DATABASE_URL || null,
     facilitatorKey: facilitatorKeyOf(env),
     facilitatorPayees: commaList(env.X402M_FACILITATOR_PAYEES),
@@ -491,6 +534,15 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
       loopback: env.X402M_UNPAID_LOOPBACK || "exempt",
       trustedProxies: commaList(env.X402M_TRUSTED_PROXIES),
       forwardedHeader: (env.X402M_FORWARDED_HEADER || "x-forwarded-for").toLowerCase(),
+    },
+    metrics: {
+      port:
+        env.X402M_METRICS_PORT?.trim().toLowerCase() === "off"
+          ? null
+          : env.X402M_METRICS_PORT || String(DEFAULT_PORTS.metrics),
+      portDefaulted: !env.X402M_METRICS_PORT,
+      host: env.X402M_METRICS_HOST || "127.0.0.1",
+      token: env.X402M_METRICS_TOKEN || null,
     },
     providers: {
       language: env.X402M_LLM_URL
@@ -721,6 +773,7 @@ function settingOf(path: readonly string[]): string {
     port: "--port / PORT",
     duckdbMemory: "X402M_DUCKDB_MEMORY",
     duckdbThreads: "X402M_DUCKDB_THREADS",
+    logLevel: "X402M_LOG_LEVEL",
     databaseUrl: "DATABASE_URL",
     facilitatorKey: "X402M_FACILITATOR_KEY",
     facilitatorPayees: "X402M_FACILITATOR_PAYEES",
@@ -732,6 +785,9 @@ function settingOf(path: readonly string[]): string {
     "unpaidLimit.loopback": "X402M_UNPAID_LOOPBACK",
     "unpaidLimit.trustedProxies": "X402M_TRUSTED_PROXIES",
     "unpaidLimit.forwardedHeader": "X402M_FORWARDED_HEADER",
+    "metrics.port": "X402M_METRICS_PORT",
+    "metrics.host": "X402M_METRICS_HOST",
+    "metrics.token": "X402M_METRICS_TOKEN",
     "payments.network": "X402M_NETWORK",
     "payments.facilitatorUrl": "X402M_FACILITATOR_URL",
     "payments.rpcUrl": "X402M_RPC_URL",

@@ -92,6 +92,8 @@ export interface DemoUrls {
   social: string;
   socialProxy: string;
   shops: string;
+  /** The operator's `/metrics` (docs/metrics.md), unless X402M_METRICS_PORT is off. */
+  metrics?: string;
 }
 
 export interface DemoMerchant {
@@ -509,6 +511,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       social: urls.social,
       socialProxy: urls["social-proxy"],
       shops: urls.shops,
+      ...(services.urls.metrics && { metrics: services.urls.metrics }),
     };
     emit({
       type: "started",

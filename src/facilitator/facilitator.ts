@@ -19,16 +19,19 @@ import { rpcTransport } from "../chain/rpc-transport.ts";
 import { fastAccount } from "../chain/secp256k1.ts";
 import { type Database, migrate } from "../common/db/index.ts";
 import { log } from "../common/log.ts";
+import { watchSignerBalance } from "../common/metrics.ts";
 import { type AccessPolicy, createGasBudgets, createGate, type Gate, type Grant } from "./access/index.ts";
 import { keyOfCall } from "./authorization.ts";
 import { bazaarRecorder, DEFAULT_LIMIT, type DiscoveryQuery, listResources } from "./bazaar.ts";
 import { checkChainIdentity, type OnNewChain } from "./chain-identity.ts";
 import { createChainReads } from "./chain-reads.ts";
+import { countedSettle, countedVerify } from "./counted.ts";
 import { ExactEoaScheme } from "./exact-eoa.ts";
 import { facilitatorRoutes } from "./http.ts";
 import { recordRefused, recordSigned } from "./ledger.ts";
 import { FACILITATOR_MIGRATIONS } from "./migrations.ts";
-import { createSettlement, type ResolveSummary, receiptCost } from "./settlement.ts";
+import { receiptCost } from "./outcome.ts";
+import { createSettlement, type ResolveSummary } from "./settlement.ts";
 import { createSigner } from "./signer.ts";
 import { createSubmitter } from "./submitter.ts";
 import { createVerification } from "./verification.ts";
@@ -202,12 +205,18 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     timer.unref();
   }
 
+  // The signer's balance (what pays the gas), read when the metrics are scraped.
+  const unwatch = watchSignerBalance(submitter.address, () =>
+    client.getBalance({ address: submitter.address }),
+  );
+
   const service: Omit<Facilitator, "app"> = {
     network,
     address: submitter.address,
     scope,
-    verify: (payload, requirements) => verify(payload, requirements),
-    settle: (payload, requirements, grant) => settlement.settle(payload, requirements, grant),
+    verify: (payload, requirements) => countedVerify(() => verify(payload, requirements)),
+    settle: (payload, requirements, grant) =>
+      countedSettle(() => settlement.settle(payload, requirements, grant)),
     supported: () => sdk.getSupported() as SupportedResponse,
     discoveryResources: (query = {}) => listResources(db, { limit: DEFAULT_LIMIT, offset: 0, ...query }),
     resolvePending: () => settlement.resolvePending(),
@@ -216,6 +225,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
       await db.query("SELECT 1");
     },
     async close() {
+      unwatch();
       clearInterval(timer);
       await resolving;
       await settlement.drain();

@@ -15,10 +15,11 @@ import { usdcAbi } from "../chain/usdc.ts";
 /** What the chain says about a settlement transaction this facilitator broadcast. */
 export type ChainOutcome =
   /** Mined, and it used this authorization (EIP-3009: the token's `AuthorizationUsed(payer, nonce)` log;
-   * Permit2: a transfer from the payer, which Permit2 allows only with the nonce spent). */
-  | { status: "settled"; blockNumber: bigint }
-  /** Mined without using the authorization (reverted). */
-  | { status: "reverted"; blockNumber: bigint }
+   * Permit2: a transfer from the payer, which Permit2 allows only with the nonce spent). `cost`: what it
+   * cost the facilitator (`receiptCost`). */
+  | { status: "settled"; blockNumber: bigint; cost: bigint }
+  /** Mined without using the authorization (reverted): its gas was paid all the same. */
+  | { status: "reverted"; blockNumber: bigint; cost: bigint }
   /** Not mined yet, and still possible. */
   | { status: "pending" }
   /** Gone: the node does not know it and our account's nonce moved past it. It will never be mined. */
@@ -64,7 +65,8 @@ export async function checkSettlement(
 
 /** Whether a receipt shows this very authorization being used. */
 export function judgeReceipt(receipt: TransactionReceipt, tx: PendingSettlement): ChainOutcome {
-  if (receipt.status !== "success") return { status: "reverted", blockNumber: receipt.blockNumber };
+  const cost = receiptCost(receipt);
+  if (receipt.status !== "success") return { status: "reverted", blockNumber: receipt.blockNumber, cost };
   const fromToken = receipt.logs.filter((log) => log.address.toLowerCase() === tx.asset.toLowerCase());
   const used =
     tx.method === "permit2"
@@ -82,8 +84,18 @@ export function judgeReceipt(receipt: TransactionReceipt, tx: PendingSettlement)
             log.args.nonce.toLowerCase() === tx.nonce.toLowerCase(),
         );
   return used
-    ? { status: "settled", blockNumber: receipt.blockNumber }
-    : { status: "reverted", blockNumber: receipt.blockNumber };
+    ? { status: "settled", blockNumber: receipt.blockNumber, cost }
+    : { status: "reverted", blockNumber: receipt.blockNumber, cost };
+}
+
+/**
+ * What a mined transaction cost its sender: gas used at the effective price, plus the L1 data fee an OP
+ * Stack chain's receipt reports (Base's `l1Fee`; absent on other chains and on the devnet).
+ */
+export function receiptCost(receipt: TransactionReceipt): bigint {
+  const l1Fee = (receipt as { l1Fee?: unknown }).l1Fee;
+  const l1 = typeof l1Fee === "bigint" ? l1Fee : typeof l1Fee === "string" && l1Fee ? BigInt(l1Fee) : 0n;
+  return receipt.gasUsed * receipt.effectiveGasPrice + l1;
 }
 
 async function findReceipt(

@@ -18,9 +18,10 @@
  */
 import type { x402Facilitator } from "@x402/core/facilitator";
 import type { SettleResponse } from "@x402/core/types";
-import type { Chain, PublicClient, TransactionReceipt, Transport } from "viem";
+import type { Chain, PublicClient, Transport } from "viem";
 import type { Database } from "../common/db/index.ts";
 import { log } from "../common/log.ts";
+import { facilitatorGasSpent } from "../common/metrics.ts";
 import type { GasBudgets, Grant, KeyedSettlement } from "./access/index.ts";
 import { type AuthorizationKey, type CheckedPayment, keyString, signedOf, termsOf } from "./authorization.ts";
 import type { BazaarOutcome } from "./bazaar.ts";
@@ -49,7 +50,7 @@ import {
   reclaimStale,
   release,
 } from "./ledger.ts";
-import { type ChainOutcome, checkSettlement } from "./outcome.ts";
+import { type ChainOutcome, checkSettlement, receiptCost } from "./outcome.ts";
 import { createPayerFunds } from "./payer-funds.ts";
 import { checkPayment, type Scope } from "./wire.ts";
 
@@ -163,6 +164,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
       case "settled": {
         const settled = await markSettled(db, key, hash, outcome.blockNumber);
         if (settled) {
+          countGas(outcome.cost);
           await chargeMined(key, hash);
           return answer(settled, await options.recordInBazaar(settled));
         }
@@ -177,6 +179,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
           })
         ) {
           // Reverted on chain: its gas was paid all the same.
+          countGas(outcome.cost);
           await chargeMined(key, hash);
         }
         break;
@@ -216,6 +219,12 @@ export function createSettlement(options: SettlementOptions): Settlement {
       const receipt = await client.getTransactionReceipt({ hash: hash as `0x${string}` });
       await options.budgets.charge(key, receiptCost(receipt), hash);
     });
+
+  /**
+   * The metrics' gas spent: counted where the ledger records a mined transaction (settled or reverted),
+   * which happens once per transaction whichever request or pass records it.
+   */
+  const countGas = (cost: bigint): void => facilitatorGasSpent.inc(Number(cost));
 
   /**
    * A key's gas accounting after the fact never fails the settlement it follows: when it cannot be done
@@ -305,6 +314,13 @@ export function createSettlement(options: SettlementOptions): Settlement {
       options.receiptBlocks.delete(hash);
       const settled = await markSettled(db, payment.key, hash, receipt?.block ?? null, true);
       if (settled) {
+        // The SDK waited for this receipt (`onReceipt`); read again only if it somehow did not.
+        if (receipt) countGas(receipt.cost);
+        else
+          await client
+            .getTransactionReceipt({ hash: hash as `0x${string}` })
+            .then((mined) => countGas(receiptCost(mined)))
+            .catch((error: unknown) => log("warn", "a settlement's gas could not be read", { hash, error }));
         if (keyed && keyed.reserved > 0n) {
           const cost = receipt?.cost;
           if (cost !== undefined) await accounting(() => options.budgets.charge(payment.key, cost, hash));
@@ -433,16 +449,6 @@ export function createSettlement(options: SettlementOptions): Settlement {
       await Promise.allSettled([...inflight.values()].map((f) => f.result));
     },
   };
-}
-
-/**
- * What a mined transaction cost its sender: gas used at the effective price, plus the L1 data fee an OP
- * Stack chain's receipt reports (Base's `l1Fee`; absent on other chains and on the devnet).
- */
-export function receiptCost(receipt: TransactionReceipt): bigint {
-  const l1Fee = (receipt as { l1Fee?: unknown }).l1Fee;
-  const l1 = typeof l1Fee === "bigint" ? l1Fee : typeof l1Fee === "string" && l1Fee ? BigInt(l1Fee) : 0n;
-  return receipt.gasUsed * receipt.effectiveGasPrice + l1;
 }
 
 function payerOf(row: LedgerRow): string {

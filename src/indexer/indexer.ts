@@ -21,6 +21,7 @@ import {
 } from "./block-data.ts";
 import { BlockClock, type BlockHeader, parseHeader } from "./blocks.ts";
 import type { SkippedLog } from "./classify.ts";
+import { countEvent } from "./counted.ts";
 import {
   AUTHORIZATION_USED_TOPIC,
   hexNumber,
@@ -233,7 +234,12 @@ function merge(group: readonly FetchedBatch[]): FetchedBatch {
  *   });
  */
 export async function runIndexer(options: IndexerOptions): Promise<IndexerSummary> {
-  const emit = options.onEvent ?? (() => {});
+  const onEvent = options.onEvent;
+  // Every event goes to the metrics too (counted.ts).
+  const emit = (event: IndexerEvent) => {
+    countEvent(event);
+    onEvent?.(event);
+  };
   const signal = options.signal;
   const reorgDepth = options.reorgDepth ?? DEFAULT_REORG_DEPTH;
   const concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY);

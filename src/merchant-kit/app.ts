@@ -7,21 +7,25 @@ import { paymentMiddlewareFromHTTPServer } from "@x402/hono";
 import { Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { migrate } from "../common/db/index.ts";
+import { healthRoutes } from "../common/health.ts";
 import { onError, onNotFound } from "../common/http.ts";
 import { answerEveryMethod } from "../common/methods.ts";
 import { limitUnpaid, paymentVerified, type UnpaidLimit } from "../common/rate-limit.ts";
+import { REQUEST_ID_HEADER, requestLog } from "../common/request-log.ts";
 import { type Merchant, type MerchantServices, resourceUrl } from "./catalogue.ts";
 import { openAiErrors } from "./error-dialect.ts";
 import { type MerchantEnv, validateInput } from "./input.ts";
 import { KIT_MIGRATIONS, KIT_MODULE } from "./migrations.ts";
 import { openApiDocument } from "./openapi.ts";
+import { countRefusals, countUnpaidLimit } from "./payments/counted.ts";
 import { facilitatorTrouble, WatchedFacilitator } from "./payments/facilitator-watch.ts";
 import { chainFunds } from "./payments/funds.ts";
 import { headAsUnpaidGet } from "./payments/head.ts";
 import { type FundsReader, PaymentLedger } from "./payments/ledger.ts";
 import { malformedPayment, refuseMalformedPayment } from "./payments/malformed.ts";
-import { paidHandler, settleAndRecord } from "./payments/paid-handler.ts";
+import { isGuarded, paidHandler, settleAndRecord } from "./payments/paid-handler.ts";
 import { paymentHeader } from "./payments/payment-key.ts";
+import { paymentReadiness } from "./payments/readiness.ts";
 import {
   laterSettlement,
   PublicUrlResourceServer,
@@ -48,8 +52,8 @@ export interface MerchantAppOptions {
 /** Browsers pay too: they must see the payment headers and may send the signature. */
 const CORS = {
   origin: "*",
-  allowHeaders: ["Content-Type", "PAYMENT-SIGNATURE", "X-PAYMENT"],
-  exposeHeaders: ["PAYMENT-REQUIRED", "PAYMENT-RESPONSE"],
+  allowHeaders: ["Content-Type", "PAYMENT-SIGNATURE", "X-PAYMENT", REQUEST_ID_HEADER],
+  exposeHeaders: ["PAYMENT-REQUIRED", "PAYMENT-RESPONSE", REQUEST_ID_HEADER],
 };
 
 /**
@@ -59,7 +63,9 @@ const CORS = {
  * of the outcome, and the paid handler (one run per payment, funds reserved, writes in a transaction
  * that commits with the settlement: payments/paid-handler.ts), refusals in the endpoint's dialect
  * (error-dialect.ts); the merchant's free routes; and the free documents `/openapi.json`, `/` and `/docs`
- * (reference page), `/.well-known/x402`, `/healthz`. Every path answers every method: HEAD as GET
+ * (reference page), `/.well-known/x402`, `/healthz`; `/livez` and `/readyz` (database, facilitator, chain:
+ * payments/readiness.ts). Each request has its id and its line in the log (src/common/request-log.ts).
+ * Every path answers every method: HEAD as GET
  * without a body (on a paid route, the unpaid 402: payments/head.ts), OPTIONS with `Allow` (a CORS
  * preflight), any other method it does not take 405 with `Allow`. With `limit`, unpaid requests beyond
  * their client's limit are refused with 429 before anything else runs. Applies the kit's and the
@@ -94,6 +100,7 @@ export async function merchantApp(
   const payment = paymentMiddlewareFromHTTPServer(httpServer);
   const ledger = new PaymentLedger(db);
   const runner = {
+    merchant: merchant.name,
     ledger,
     funds:
       options.funds ?? chainFunds(options.payments.rpcUrl, options.payments.asset.address as `0x${string}`),
@@ -108,6 +115,14 @@ export async function merchantApp(
   const app = new Hono<MerchantEnv>();
   app.onError(onError);
   app.notFound(onNotFound);
+  // First: every request's id, line and count, the 429s and 405s included (src/common/request-log.ts).
+  app.use("*", requestLog({ service: merchant.name, limit: options.limit }));
+  // Before the unpaid limit, which never refuses a health check. A chain to check when the host reads it.
+  const readsChain = options.funds === undefined && merchant.endpoints.some(isGuarded);
+  healthRoutes(
+    app,
+    paymentReadiness({ db, facilitator, rpcUrl: readsChain ? options.payments.rpcUrl : undefined }),
+  );
   // OpenAI's dialect around everything a path answers, the 405 and the 429 included.
   const dialect = openAiErrors() as MiddlewareHandler<MerchantEnv>;
   const openAiPaths = new Set(
@@ -118,16 +133,23 @@ export async function merchantApp(
   for (const path of openAiPaths) app.use(path, dialect);
   // Before CORS, which would have its answer copied: a flood's refusals cost as little as they can.
   if (options.limit) {
-    app.use(
-      "*",
-      limitUnpaid(options.limit, {
-        carriesPayment: (request) => {
-          const header = paymentHeader(request);
-          return header !== undefined && malformedPayment(header) === undefined;
-        },
-        headers: { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "Retry-After" },
-      }),
-    );
+    const limited = limitUnpaid(options.limit, {
+      carriesPayment: (request) => {
+        const header = paymentHeader(request);
+        return header !== undefined && malformedPayment(header) === undefined;
+      },
+      headers: { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "Retry-After" },
+    });
+    // Its refusals are counted with the paid routes' (payments/counted.ts): it answers before any route.
+    app.use("*", async function countedLimit(c, next) {
+      let admitted = false;
+      const answer = await limited(c, () => {
+        admitted = true;
+        return next();
+      });
+      if (!admitted) countUnpaidLimit(merchant.name);
+      return answer;
+    });
   }
   // Preflights are answered per path, with the methods it takes (answerEveryMethod, below).
   const corsHeaders = cors(CORS);
@@ -150,9 +172,12 @@ export async function merchantApp(
   }
   const verified = paymentVerified() as MiddlewareHandler<MerchantEnv>;
   const head = headAsUnpaidGet(payment, trouble) as MiddlewareHandler<MerchantEnv>;
+  const counted = countRefusals(merchant.name);
   for (const endpoint of merchant.endpoints) {
     const handler = paidHandler(endpoint, resourceUrl(merchant, endpoint), options.services, runner);
     const chain: MiddlewareHandler<MerchantEnv>[] = [
+      // First: it sees every answer that ran no handler, the input's refusals included.
+      counted,
       ...validateInput(endpoint, options.services),
       // Before the payment's checks: a HEAD's payment is never read.
       ...(endpoint.method === "GET" ? [head] : []),

@@ -2,6 +2,7 @@ import type { Analytics } from "../analytics/duckdb.ts";
 import { isTransactionConflict } from "../analytics/errors.ts";
 import { dataVersion } from "../analytics/migrations.ts";
 import { AppError, BadInputError, NotFoundError } from "../common/errors.ts";
+import { reportBuildSeconds, secondsSince } from "../common/metrics.ts";
 import { aggregateWindow, dropWindowTables } from "./aggregates.ts";
 import { type EvidenceDocument, evidenceDocuments } from "./evidence/document.ts";
 import type { EvidenceFacts } from "./evidence/facts.ts";
@@ -139,28 +140,32 @@ export class ReportService {
   /** One merchant's report for the window ending at `endBlock` (default: the latest checkpoint). */
   async report(address: string, endBlock?: number): Promise<{ report: Report; details: ReportDetails }> {
     const merchant = parseAddress(address);
-    return this.serial(async () => {
-      const window = await this.ensureWindow(endBlock);
-      const { sql, params } = reportsQuery(await this.context(window), merchant);
-      // One statement text for every merchant: planned once, its plan kept (a page view's main cost).
-      const [row] = await this.analytics.allPrepared<StoredReportRow>(sql, params);
-      if (!row) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
-      return parsed(row);
-    });
+    return this.serial(
+      timed("report", async () => {
+        const window = await this.ensureWindow(endBlock);
+        const { sql, params } = reportsQuery(await this.context(window), merchant);
+        // One statement text for every merchant: planned once, its plan kept (a page view's main cost).
+        const [row] = await this.analytics.allPrepared<StoredReportRow>(sql, params);
+        if (!row) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
+        return parsed(row);
+      }),
+    );
   }
 
   /** The evidence behind one merchant's flags (`evidence/document.ts`). */
   async evidence(address: string, endBlock?: number): Promise<EvidenceDocument> {
     const merchant = parseAddress(address);
-    return this.serial(async () => {
-      const window = await this.ensureWindow(endBlock);
-      const context = await this.context(window);
-      const { sql, params } = reportsQuery(context, merchant);
-      const [row] = await this.analytics.allPrepared<StoredReportRow>(sql, params);
-      if (!row) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
-      const [document] = await evidenceDocuments(this.analytics, evidenceContext(context), [parsed(row)]);
-      return document as EvidenceDocument;
-    });
+    return this.serial(
+      timed("evidence", async () => {
+        const window = await this.ensureWindow(endBlock);
+        const context = await this.context(window);
+        const { sql, params } = reportsQuery(context, merchant);
+        const [row] = await this.analytics.allPrepared<StoredReportRow>(sql, params);
+        if (!row) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
+        const [document] = await evidenceDocuments(this.analytics, evidenceContext(context), [parsed(row)]);
+        return document as EvidenceDocument;
+      }),
+    );
   }
 
   /**
@@ -281,48 +286,50 @@ export class ReportService {
       throw new Error(`a leaderboard page is 1 or more, not ${page}`);
     if (!Number.isSafeInteger(size) || size < 1)
       throw new Error(`a leaderboard page holds 1 or more, not ${size}`);
-    return this.serial(async () => {
-      const window = await this.ensureWindow(endBlock);
-      const context = await this.context(window);
-      const totals = await this.boardTotals(window.end_block);
-      const pages = Math.max(1, Math.ceil(totals.merchants / size));
-      if (page > pages) {
-        throw new NotFoundError(
-          `the leaderboard of the window ending at block ${window.end_block} has ${pages} ${pages === 1 ? "page" : "pages"} of ${size}, not ${page}`,
-          "no_such_page",
-        );
-      }
-      const entry = Object.entries(LEADERBOARD_COLUMNS).map(([key, sql]) => `${sql} AS ${key}`);
-      const rows = await this.analytics.all<
-        Omit<LeaderboardEntry, "rank"> & { rank: number | null; frozen: boolean } & Record<string, unknown>
-      >(
-        `SELECT ${entry.join(", ")}, r.frozen FROM reports r
+    return this.serial(
+      timed("leaderboard", async () => {
+        const window = await this.ensureWindow(endBlock);
+        const context = await this.context(window);
+        const totals = await this.boardTotals(window.end_block);
+        const pages = Math.max(1, Math.ceil(totals.merchants / size));
+        if (page > pages) {
+          throw new NotFoundError(
+            `the leaderboard of the window ending at block ${window.end_block} has ${pages} ${pages === 1 ? "page" : "pages"} of ${size}, not ${page}`,
+            "no_such_page",
+          );
+        }
+        const entry = Object.entries(LEADERBOARD_COLUMNS).map(([key, sql]) => `${sql} AS ${key}`);
+        const rows = await this.analytics.all<
+          Omit<LeaderboardEntry, "rank"> & { rank: number | null; frozen: boolean } & Record<string, unknown>
+        >(
+          `SELECT ${entry.join(", ")}, r.frozen FROM reports r
          WHERE r.chain = 'base' AND r.end_block = $end AND r.board_place > $after AND r.board_place <= $last
          ORDER BY r.board_place`,
-        {
-          end: window.end_block,
-          after: (page - 1) * size,
-          last: page * size,
-          page_prefix: pagePrefix(this.options.publicUrl),
-        },
-      );
-      const merchants: LeaderboardEntry[] = [];
-      const unranked: UnrankedEntry[] = [];
-      for (const { rank, frozen, ...row } of rows) {
-        if (rank !== null) merchants.push({ rank, ...row });
-        else unranked.push({ ...row, reason: unrankedReason(frozen, row.real_tx) });
-      }
-      return {
-        chain: "base" as const,
-        generated_at: context.generatedAt,
-        license: LICENSE_URL,
-        window,
-        totals,
-        page: { number: page, size, pages },
-        merchants,
-        unranked,
-      };
-    });
+          {
+            end: window.end_block,
+            after: (page - 1) * size,
+            last: page * size,
+            page_prefix: pagePrefix(this.options.publicUrl),
+          },
+        );
+        const merchants: LeaderboardEntry[] = [];
+        const unranked: UnrankedEntry[] = [];
+        for (const { rank, frozen, ...row } of rows) {
+          if (rank !== null) merchants.push({ rank, ...row });
+          else unranked.push({ ...row, reason: unrankedReason(frozen, row.real_tx) });
+        }
+        return {
+          chain: "base" as const,
+          generated_at: context.generatedAt,
+          license: LICENSE_URL,
+          window,
+          totals,
+          page: { number: page, size, pages },
+          merchants,
+          unranked,
+        };
+      }),
+    );
   }
 
   /** How many merchants a built window has, ranked and not. */
@@ -388,7 +395,7 @@ export class ReportService {
       "SELECT data_version FROM report_windows WHERE chain = 'base' AND end_block = $end",
       { end: window.end_block },
     );
-    if (cached?.data_version !== version) await this.write(window, version);
+    if (cached?.data_version !== version) await timed("window", () => this.write(window, version))();
   }
 
   /**
@@ -467,6 +474,18 @@ export class ReportService {
 
 /** How many times a build whose commit lost to another writer is tried again before the error stands. */
 const CONFLICT_ATTEMPTS = 3;
+
+/** `fn`, its run timed into the metrics' `x402m_report_build_seconds` under `kind`, failed or not. */
+function timed<T>(kind: string, fn: () => Promise<T>): () => Promise<T> {
+  return async () => {
+    const start = performance.now();
+    try {
+      return await fn();
+    } finally {
+      reportBuildSeconds.observe({ kind }, secondsSince(start));
+    }
+  };
+}
 
 export type Leaderboard = Awaited<ReturnType<ReportService["leaderboard"]>>;
 

@@ -9,10 +9,12 @@ import { type Devnet, devnetChain } from "../chain/devnet/index.ts";
 import { migrate, openDatabase } from "../common/db/index.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import { log } from "../common/log.ts";
+import { withMetrics } from "../common/metrics-server.ts";
 import { limitPaths, type UnpaidLimit } from "../common/rate-limit.ts";
 import { type Config, ConfigError } from "../config/config.ts";
 import { dataLayout } from "../config/layout.ts";
 import { countLiveKeys, decideOpen, isLoopback } from "../facilitator/access/index.ts";
+import { addReadinessChecks, chainReadiness } from "../facilitator/http.ts";
 import {
   createFacilitator,
   FACILITATOR_MIGRATIONS,
@@ -108,8 +110,14 @@ export async function startFacilitatorService(
     access: { open: decided.open, payees: [...config.facilitatorPayees, ...inProcessPayees] },
   });
   lifecycle.add("facilitator settlements", () => facilitator.close());
+  // Its /readyz asks the chain too: the node answers, the signer has gas money.
+  addReadinessChecks(facilitator.app, chainReadiness(options.rpc, facilitator.address));
   // The free routes under the unpaid limit; /verify and /settle answer to their keys instead.
-  const fetch = limitPaths(facilitator.app.fetch, limit, ["/supported", "/discovery/resources"]);
+  // `/metrics` too, with the operator's token when one is set.
+  const fetch = withMetrics(
+    limitPaths(facilitator.app.fetch, limit, ["/supported", "/discovery/resources"]),
+    config.metrics.token,
+  );
   const server = await listenOn("facilitator", fetch, config.host, config.ports.facilitator);
   // Not `addServer`: merchant hosts of this process settle through it until their last request is
   // answered, so it takes connections until its turn to close, after theirs.

@@ -9,5 +9,6 @@ export {
 } from "./facilitator.ts";
 export { listenOn, listenWithUrlOn } from "./listen.ts";
 export { type ExtraHost, payToOf, startMerchantHosts } from "./merchants.ts";
+export { startMetricsListener } from "./metrics.ts";
 export { analyticsNotice, type FollowOptions, startReportService } from "./reports.ts";
 export { type Services, type ServicesOptions, startServices } from "./start.ts";

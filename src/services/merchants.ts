@@ -7,6 +7,7 @@ import { type Database, openDatabase } from "../common/db/index.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import type { Fetch } from "../common/listen.ts";
 import { log } from "../common/log.ts";
+import { withMetrics } from "../common/metrics-server.ts";
 import type { UnpaidLimit } from "../common/rate-limit.ts";
 import {
   type Config,
@@ -97,7 +98,7 @@ export async function startMerchantHosts(
           config,
         );
         merchants[name] = merchant;
-        return (await merchantApp(merchant, kit)).fetch;
+        return withMetrics((await merchantApp(merchant, kit)).fetch, config.metrics.token);
       },
       config.host,
       host.port,
@@ -118,7 +119,7 @@ export async function startMerchantHosts(
       async (url) => {
         const built = await host.build(url, kit);
         served.push(...built.merchants);
-        return built.fetch;
+        return withMetrics(built.fetch, config.metrics.token);
       },
       config.host,
       host.port,

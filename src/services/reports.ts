@@ -5,10 +5,11 @@
  */
 import { type Analytics, openAnalyticsWaiting } from "../analytics/duckdb.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
+import { withMetrics } from "../common/metrics-server.ts";
 import type { UnpaidLimit } from "../common/rate-limit.ts";
 import type { Config } from "../config/config.ts";
 import type { Follower, FollowerOptions } from "../indexer/index.ts";
-import { reportRoutes, type ServiceHealth } from "../reports/http.ts";
+import { reportReadiness, reportRoutes, type ServiceHealth } from "../reports/http.ts";
 import { ReportService } from "../reports/service.ts";
 import { listenWithUrlOn } from "./listen.ts";
 import { reachableUrl, removeServiceRecord, writeServiceRecord } from "./registry.ts";
@@ -52,11 +53,13 @@ export async function startReportService(
     "reports",
     async (url) => {
       reports = new ReportService(analytics, { publicUrl: config.publicUrl ?? url });
-      return reportRoutes(reports, {
+      const routes = reportRoutes(reports, {
         notice: () => analyticsNotice(analytics),
         health: () => health(follower),
         limit,
-      }).fetch;
+        ready: reportReadiness(analytics, follow ? () => follower : undefined),
+      });
+      return withMetrics(routes.fetch, config.metrics.token);
     },
     config.host,
     config.port,

@@ -2,19 +2,22 @@
  * The composition root: the one place that starts the program's servers from the configuration, for
  * `serve`, `devnet`, `facilitator` and the demo alike. Everything started is registered with one
  * `Lifecycle`, which closes it in reverse order: the report service and its indexer, then the merchant
- * hosts, then the facilitator they settle through.
+ * hosts, then the facilitator they settle through, then the operator's metrics listener (started first, so
+ * that a port it cannot have stops the start before anything else runs).
  */
 
 import type { FacilitatorClient } from "@x402/core/server";
 import type { Analytics } from "../analytics/duckdb.ts";
 import type { Database } from "../common/db/index.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
+import { setLogLevel } from "../common/log.ts";
 import { unpaidLimitOf } from "../common/rate-limit.ts";
 import type { Config, MerchantHost } from "../config/config.ts";
 import type { Merchant } from "../merchant-kit/catalogue.ts";
 import type { ReportService } from "../reports/service.ts";
 import type { FacilitatorServiceOptions } from "./facilitator.ts";
 import { type ExtraHost, startMerchantHosts } from "./merchants.ts";
+import { startMetricsListener } from "./metrics.ts";
 import type { FollowOptions } from "./reports.ts";
 
 export interface ServicesOptions {
@@ -36,7 +39,10 @@ export interface ServicesOptions {
 }
 
 export interface Services {
-  /** Each started service's base URL, by name ("reports", "facilitator", "utility", ...). */
+  /**
+   * Each started service's base URL, by name ("reports", "facilitator", "utility", ...), and `metrics`:
+   * the operator's `/metrics` URL, unless X402M_METRICS_PORT is off.
+   */
   urls: Record<string, string>;
   merchants: Partial<Record<MerchantHost, Merchant>>;
   /** The merchants' state, when merchant hosts were started. */
@@ -51,7 +57,11 @@ export interface Services {
 
 export async function startServices(options: ServicesOptions): Promise<Services> {
   const { config, lifecycle } = options;
+  // X402M_LOG_LEVEL, once the configuration is read; unset, the logger's own default (info) or what the
+  // command chose before.
+  if (config.logLevel) setLogLevel(config.logLevel);
   const urls: Record<string, string> = {};
+  const metrics = await startMetricsListener(config, lifecycle);
   // One limit for every host here: they share the process's cores.
   const limit = unpaidLimitOf(config.unpaidLimit);
   // The merchants' facilitator: the configured ones (null: in order, with failover), or the one started
@@ -137,5 +147,6 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     }
   }
   failed.catch(() => undefined);
+  if (metrics) urls.metrics = metrics;
   return { urls, merchants, db, analytics, reports, failed, facilitatorAccess };
 }

@@ -18,7 +18,7 @@ const BIN = path.resolve("bin/x402-merchants");
  */
 async function devnet(context: TestContext, ...args: string[]) {
   const state = await isolatedDatabaseOptions(DATABASE_KINDS.at(-1) ?? "pglite");
-  const env: NodeJS.ProcessEnv = { ...process.env, X402M_FACILITATOR_PORT: "0" };
+  const env: NodeJS.ProcessEnv = { ...process.env, X402M_FACILITATOR_PORT: "0", X402M_METRICS_PORT: "0" };
   if (state.databaseUrl) env.DATABASE_URL = state.databaseUrl;
   else delete env.DATABASE_URL;
   const child = spawn(process.execPath, [BIN, "devnet", "--port", "0", "--data", state.dataDir, ...args], {
@@ -59,7 +59,15 @@ describe.runIf(process.platform === "linux").concurrent("devnet command", () => 
   it("prints one JSON line when ready, mines a block every 2 s, and stops on SIGTERM with exit 0", async (context) => {
     const { child, exit, line } = await devnet(context, "--buyers", "2");
     const ready = JSON.parse(await line);
-    expect(Object.keys(ready)).toEqual(["rpc", "facilitator", "signer", "chainId", "usdc", "buyers"]);
+    expect(Object.keys(ready)).toEqual([
+      "rpc",
+      "facilitator",
+      "signer",
+      "chainId",
+      "usdc",
+      "buyers",
+      "metrics",
+    ]);
     expect(ready).toMatchObject({
       chainId: 8453,
       usdc: getAddress(BASE_USDC),

@@ -28,6 +28,7 @@ describe("the facilitator command", () => {
       network: "eip155:8453",
       signer: devnet.facilitatorAccount.address,
       assets: [devnet.usdc],
+      metrics: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/),
     });
     expect(started.stderr()).not.toContain(devnet.facilitatorAccount.privateKey.slice(2));
 

@@ -93,7 +93,7 @@ describe("serve --rpc", () => {
         "--poll-ms",
         "100",
       ],
-      { stdio: ["ignore", "pipe", "pipe"] },
+      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, X402M_METRICS_PORT: "0" } },
     );
     let stderr = "";
     serve.stderr?.on("data", (c: Buffer) => {
@@ -121,7 +121,7 @@ describe("serve --rpc", () => {
       process.execPath,
       [BIN, "serve", "--only", "utility", "--rpc", "http://127.0.0.1:1"],
       {
-        env: { ...process.env, DATABASE_URL: "", X402M_UTILITY_PAY_TO: merchant },
+        env: { ...process.env, DATABASE_URL: "", X402M_METRICS_PORT: "0", X402M_UTILITY_PAY_TO: merchant },
       },
     );
     let stderr = "";

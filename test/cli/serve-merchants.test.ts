@@ -28,6 +28,7 @@ describe("serve --only", () => {
         X402M_UTILITY_PAY_TO: payTo,
         X402M_UTILITY_PORT: "0",
         X402M_UTILITY_ALIAS_PORT: "0",
+        X402M_METRICS_PORT: "0",
       },
     });
     onTestFinished(() => {
@@ -46,7 +47,10 @@ describe("serve --only", () => {
       child.once("exit", (code) => reject(new Error(`exited with ${code}: ${err}`)));
     });
     const urls = JSON.parse(line) as Record<string, string>;
-    expect(Object.keys(urls).sort()).toEqual(["utility", "utility-alias"]);
+    // The hosts in the order named, then the operator's metrics (on loopback, a free port here).
+    expect(Object.keys(urls)).toEqual(["utility", "utility-alias", "metrics"]);
+    expect(urls.metrics).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    expect((await fetch(urls.metrics as string)).status).toBe(200);
     const { utility, "utility-alias": alias } = urls as { utility: string; "utility-alias": string };
     expect(utility).not.toBe(alias);
 
@@ -68,7 +72,9 @@ describe("serve --only", () => {
   it("refuses an unknown service and a merchant without a wallet", async () => {
     const run = (args: string[], env: Record<string, string>) =>
       new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } });
+        const child = spawn(process.execPath, [BIN, ...args], {
+          env: { ...process.env, X402M_METRICS_PORT: "0", ...env },
+        });
         let stderr = "";
         child.stderr.on("data", (c: Buffer) => {
           stderr += c.toString();

@@ -48,6 +48,7 @@ describe.each([
           X402M_FACILITATOR_URL: facilitator.url,
           X402M_UTILITY_PAY_TO: newMerchant(),
           X402M_UTILITY_PORT: "0",
+          X402M_METRICS_PORT: "0",
           SERVE_MODULES_OUT: out,
           ...launch,
         },

@@ -178,6 +178,7 @@ describe("serve --only social,social-proxy", () => {
           X402M_SOCIAL_PROXY_PAY_TO: PROXY_PAY_TO,
           X402M_SOCIAL_PORT: "0",
           X402M_SOCIAL_PROXY_PORT: "0",
+          X402M_METRICS_PORT: "0",
         },
       },
     );
@@ -197,7 +198,8 @@ describe("serve --only social,social-proxy", () => {
       child.once("exit", (code) => reject(new Error(`exited with ${code}: ${err}`)));
     });
     const urls = JSON.parse(line) as { social: string; "social-proxy": string };
-    expect(Object.keys(urls).sort()).toEqual(["social", "social-proxy"]);
+    // The hosts in the order named, then the operator's metrics.
+    expect(Object.keys(urls)).toEqual(["social", "social-proxy", "metrics"]);
     const payee = async (url: string) => {
       const asked = await fetch(url);
       expect(asked.status).toBe(402);

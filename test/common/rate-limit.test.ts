@@ -434,6 +434,7 @@ describe("the unpaid limit on a merchant host, over HTTP", () => {
         X402M_UNPAID_RPS: "0.001",
         X402M_UNPAID_BURST: "3",
         X402M_UNPAID_LOOPBACK: "limited",
+        X402M_METRICS_PORT: "0",
       },
     });
     const lifecycle = new Lifecycle();

@@ -30,6 +30,7 @@ const FREE_PORTS = {
   X402M_SOCIAL_PORT: "0",
   X402M_SOCIAL_PROXY_PORT: "0",
   X402M_SHOPS_PORT: "0",
+  X402M_METRICS_PORT: "0",
 };
 
 interface Ready {

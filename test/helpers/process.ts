@@ -75,13 +75,19 @@ export interface CliRun {
 }
 
 /**
- * Spawns `bin/x402-merchants args` with `env` on top of this process's environment (DATABASE_URL unset
- * unless given). Killed at the end of the test if still running.
+ * The environment every command run by a test starts with: no DATABASE_URL, and its metrics listener on a
+ * free port (the default, 9464, is one port for every process on the machine).
+ */
+export const TEST_CLI_ENV = { DATABASE_URL: "", X402M_METRICS_PORT: "0" } as const;
+
+/**
+ * Spawns `bin/x402-merchants args` with `env` on top of this process's environment and `TEST_CLI_ENV`
+ * (DATABASE_URL unset unless given). Killed at the end of the test if still running.
  */
 export function startCli(args: readonly string[], env: Record<string, string> = {}): CliRun {
   const child = spawn(process.execPath, [path.resolve("bin/x402-merchants"), ...args], {
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, DATABASE_URL: "", ...env },
+    env: { ...process.env, ...TEST_CLI_ENV, ...env },
   });
   onTestFinished(() => {
     if (child.exitCode === null) child.kill("SIGKILL");
@@ -114,15 +120,16 @@ export interface CliResult {
 }
 
 /**
- * Runs `bin/x402-merchants args` to its end, with `env` on top of this process's environment (DATABASE_URL
- * unset unless given: the server's own schema is shared by every run on the machine, whatever its code).
+ * Runs `bin/x402-merchants args` to its end, with `env` on top of this process's environment and
+ * `TEST_CLI_ENV` (DATABASE_URL unset unless given: the server's own schema is shared by every run on the
+ * machine, whatever its code).
  */
 export async function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
   try {
     const { stdout, stderr } = await execFileAsync(
       process.execPath,
       [path.resolve("bin/x402-merchants"), ...args],
-      { env: { ...process.env, DATABASE_URL: "", ...env }, maxBuffer: 64 * 1024 * 1024 },
+      { env: { ...process.env, ...TEST_CLI_ENV, ...env }, maxBuffer: 64 * 1024 * 1024 },
     );
     return { code: 0, stdout, stderr };
   } catch (error) {

@@ -59,7 +59,7 @@ describe("the report service record", () => {
     const dir = tempDir();
     const lifecycle = new Lifecycle();
     onTestFinished(() => lifecycle.close());
-    const config = loadConfig({ env: { X402M_DATA: dir, PORT: "0" } });
+    const config = loadConfig({ env: { X402M_DATA: dir, PORT: "0", X402M_METRICS_PORT: "0" } });
     const services = await startServices({ config, lifecycle, reports: {} });
     const recorded = readServiceRecord(dir);
     expect(recorded).toMatchObject({ pid: process.pid, url: services.urls.reports });

@@ -19,6 +19,7 @@ describe("the composition root", () => {
         X402M_DATA: db.dataDir,
         DATABASE_URL: db.databaseUrl ?? "",
         PORT: "0",
+        X402M_METRICS_PORT: "0",
         X402M_FACILITATOR_URL: facilitator.url,
         X402M_UTILITY_PAY_TO: payTo,
         X402M_UTILITY_PORT: "0",

@@ -26,7 +26,8 @@ export interface Cli {
 export function startCli(args: string[], env: Record<string, string> = {}): Cli {
   const child = spawn(process.execPath, [BIN, ...args], {
     stdio: "pipe",
-    env: { ...process.env, DATABASE_URL: "", ...env },
+    // Its metrics listener on a free port: 9464 is one port for every process on the machine.
+    env: { ...process.env, DATABASE_URL: "", X402M_METRICS_PORT: "0", ...env },
   });
   const lines: Record<string, unknown>[] = [];
   let out = "";

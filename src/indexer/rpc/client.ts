@@ -8,6 +8,7 @@
  */
 
 import { fetchWithin } from "../../common/fetch-within.ts";
+import { rpcCalls, rpcResponseBytes } from "../../common/metrics.ts";
 import { timeoutSignal } from "../../common/timeout-signal.ts";
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF } from "./backoff.ts";
 import { classifyHttpStatus, classifyRpcError, RpcError, RpcGaveUpError } from "./errors.ts";
@@ -196,6 +197,10 @@ export class RpcClient {
     const method = single ? (calls[0] as RpcCall).method : `batch of ${calls.length} ${calls[0]?.method}`;
     this.stats.httpRequests++;
     this.stats.calls += calls.length;
+    // Counted by method: a batch of one method in one step.
+    const counted = sameMethod(calls);
+    if (counted !== "mixed") rpcCalls.inc({ method: counted }, calls.length);
+    else for (const call of calls) rpcCalls.inc({ method: call.method });
 
     const timeout = timeoutSignal(this.timeoutMs);
     const signal = this.options.signal ? AbortSignal.any([timeout, this.options.signal]) : timeout;
@@ -230,6 +235,8 @@ export class RpcClient {
       throw new RpcError(kind, `${method}: ${what}`, { method });
     }
     this.stats.bytes += text.length;
+    // The text's length: JSON-RPC answers are ASCII (hex), so characters are bytes.
+    rpcResponseBytes.inc({ method: counted }, text.length);
 
     let parsed: unknown;
     try {
@@ -263,6 +270,12 @@ export class RpcClient {
   private throwIfAborted(): void {
     this.options.signal?.throwIfAborted();
   }
+}
+
+/** A batch's method for the metrics: the one all its calls share, else `mixed`. */
+function sameMethod(calls: readonly RpcCall[]): string {
+  const first = (calls[0] as RpcCall).method;
+  return calls.every((call) => call.method === first) ? first : "mixed";
 }
 
 function retryAfter(header: string | null): number | undefined {

@@ -14,7 +14,7 @@ import type {
   StopReason,
 } from "./language.ts";
 import { parseData, readSse } from "./sse.ts";
-import { failure, upstreamFetch, upstreamJson } from "./upstream.ts";
+import { countingTokens, failure, upstreamFetch, upstreamJson } from "./upstream.ts";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
 
@@ -53,7 +53,7 @@ export function anthropicProvider(settings: LanguageSettings): LanguageProvider 
     signal,
   });
 
-  return {
+  return countingTokens(provider, {
     dialect: "anthropic",
     async complete(request, signal): Promise<ChatResult> {
       const parsed = Message.safeParse(await upstreamJson(call(request, false, signal)));
@@ -120,5 +120,5 @@ export function anthropicProvider(settings: LanguageSettings): LanguageProvider 
       }
       throw new UpstreamError(`the ${provider} ended its stream before message_stop`, "upstream_invalid");
     },
-  };
+  });
 }

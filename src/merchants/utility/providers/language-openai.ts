@@ -16,7 +16,7 @@ import type {
   StopReason,
 } from "./language.ts";
 import { parseData, readSse } from "./sse.ts";
-import { failure, upstreamFetch, upstreamJson } from "./upstream.ts";
+import { countingTokens, failure, upstreamFetch, upstreamJson } from "./upstream.ts";
 
 const Completion = z.object({
   id: z.string().default(""),
@@ -92,7 +92,7 @@ export function openaiProvider(settings: LanguageSettings): LanguageProvider {
     signal,
   });
 
-  return {
+  return countingTokens(provider, {
     dialect: "openai",
     async complete(request, signal): Promise<ChatResult> {
       const parsed = Completion.safeParse(await upstreamJson(call(request, false, signal)));
@@ -158,5 +158,5 @@ export function openaiProvider(settings: LanguageSettings): LanguageProvider {
       }
       throw new UpstreamError(`the ${provider} ended its stream before [DONE]`, "upstream_invalid");
     },
-  };
+  });
 }

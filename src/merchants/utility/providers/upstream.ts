@@ -7,8 +7,10 @@
 
 import { AppError, UpstreamError } from "../../../common/errors.ts";
 import { fetchWithin } from "../../../common/fetch-within.ts";
+import { upstreamCalls, upstreamTokens } from "../../../common/metrics.ts";
 import { timeoutSignal } from "../../../common/timeout-signal.ts";
 import type { Errors } from "../../../merchant-kit/catalogue.ts";
+import type { ChatStreamEvent, LanguageProvider } from "./language.ts";
 
 /** Default time limit of one provider call. */
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 25_000;
@@ -28,6 +30,67 @@ export interface UpstreamCall {
   timeoutMs?: number;
   maxBytes?: number;
   signal?: AbortSignal;
+}
+
+/**
+ * How an upstream call ended, for the metrics: answered (`ok`, or `failed`, `refused` (401, 403),
+ * `rate_limited` by its status), or not (`timeout`, `unreachable`, `aborted`: the caller left).
+ */
+export type UpstreamOutcome =
+  | "ok"
+  | "failed"
+  | "refused"
+  | "rate_limited"
+  | "timeout"
+  | "unreachable"
+  | "aborted";
+
+/** Counts one call to `provider` (an `UpstreamCall`'s name: the operator's configuration bounds them). */
+export function countUpstream(provider: string, outcome: UpstreamOutcome): void {
+  upstreamCalls.inc({ provider, outcome });
+}
+
+/**
+ * `inner`, its answers' token counts added to the metrics as the upstream reports them: a whole answer's,
+ * a stream's at its end (a stream its caller leaves is not counted).
+ */
+export function countingTokens(provider: string, inner: LanguageProvider): LanguageProvider {
+  const count = (input: number, output: number) => {
+    upstreamTokens.inc({ provider, kind: "input" }, input);
+    upstreamTokens.inc({ provider, kind: "output" }, output);
+  };
+  return {
+    dialect: inner.dialect,
+    async complete(request, signal) {
+      const result = await inner.complete(request, signal);
+      count(result.usage.inputTokens, result.usage.outputTokens);
+      return result;
+    },
+    async *stream(request, signal): AsyncGenerator<ChatStreamEvent> {
+      let input = 0;
+      for await (const event of inner.stream(request, signal)) {
+        if (event.type === "start") input = event.inputTokens;
+        if (event.type === "stop") count(event.inputTokens ?? input, event.outputTokens);
+        yield event;
+      }
+    },
+  };
+}
+
+/** An answer's outcome by its status. */
+export function statusOutcome(status: number): UpstreamOutcome {
+  if (status >= 200 && status < 300) return "ok";
+  if (status === 429) return "rate_limited";
+  return status === 401 || status === 403 ? "refused" : "failed";
+}
+
+/** A call that got no answer: the caller's abort, the time limit, or anything else. */
+export function noAnswerOutcome(
+  callerSignal: AbortSignal | undefined,
+  timeout: AbortSignal,
+): UpstreamOutcome {
+  if (callerSignal?.aborted) return "aborted";
+  return timeout.aborted ? "timeout" : "unreachable";
 }
 
 /**
@@ -76,8 +139,10 @@ export async function upstreamFetch(
       redirect: "error",
     });
   } catch (error) {
+    countUpstream(call.provider, noAnswerOutcome(call.signal, timeout));
     throw failure(call, error, timeout, timeoutMs);
   }
+  countUpstream(call.provider, statusOutcome(response.status));
   if (!response.ok) {
     const text = await readText(response, 64 * 1024, call).catch(() => "");
     // Rate limited: the caller can come back, and should be told when (the provider's own wait, if it gave one).

@@ -10,6 +10,7 @@
 import { UpstreamError } from "../../../common/errors.ts";
 import { fetchWithin } from "../../../common/fetch-within.ts";
 import { timeoutSignal } from "../../../common/timeout-signal.ts";
+import { countUpstream, noAnswerOutcome, statusOutcome } from "../providers/upstream.ts";
 import type { VectorFormat } from "./render.ts";
 
 export interface HostedRequest {
@@ -50,6 +51,7 @@ export const MAX_HOSTED_ANSWER_BYTES = 50 * 1024 * 1024;
 
 export function vectorizerAiProvider(settings: VectorizerAiSettings): VectorizerProvider {
   const name = "vectorizer.ai";
+  const provider = `hosted vectorizer (${name})`;
   const url = settings.url ?? VECTORIZER_AI_URL;
   const auth = `Basic ${Buffer.from(`${settings.apiId}:${settings.apiSecret}`).toString("base64")}`;
   const timeoutMs = settings.timeoutMs ?? 60_000;
@@ -68,7 +70,7 @@ export function vectorizerAiProvider(settings: VectorizerAiSettings): Vectorizer
       form.append("processing.max_colors", String(request.colors));
       const timeout = timeoutSignal(timeoutMs);
       const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
-      let response: Response;
+      let response: Response | undefined;
       try {
         response = await fetchWithin(url, {
           method: "POST",
@@ -77,6 +79,7 @@ export function vectorizerAiProvider(settings: VectorizerAiSettings): Vectorizer
           signal: combined,
           redirect: "error",
         });
+        countUpstream(provider, statusOutcome(response.status));
         if (!response.ok) {
           const text = (await response.text().catch(() => "")).slice(0, 2000);
           let detail = text;
@@ -90,6 +93,7 @@ export function vectorizerAiProvider(settings: VectorizerAiSettings): Vectorizer
         }
         return { bytes: await readCapped(response, MAX_HOSTED_ANSWER_BYTES, name) };
       } catch (error) {
+        if (!response) countUpstream(provider, noAnswerOutcome(signal, timeout));
         if (error instanceof UpstreamError) throw error;
         if (timeout.aborted)
           throw new UpstreamError(

@@ -14,10 +14,13 @@ import { UpstreamError } from "../../../../common/errors.ts";
 import { fetchWithin } from "../../../../common/fetch-within.ts";
 import { timeoutSignal } from "../../../../common/timeout-signal.ts";
 import {
+  countUpstream,
   DEFAULT_UPSTREAM_MAX_BYTES,
   failure,
+  noAnswerOutcome,
   readText,
   retryAfterSeconds,
+  statusOutcome,
 } from "../../../utility/providers/upstream.ts";
 import { Slots } from "../slots.ts";
 import { parseLossless } from "./lossless-json.ts";
@@ -83,6 +86,7 @@ export class TwitterApiClient {
     let text: string;
     let response: Response;
     let release: (() => void) | undefined;
+    let answered = false;
     try {
       release = await this.slots.take(signal);
       response = await fetchWithin(url, {
@@ -91,8 +95,12 @@ export class TwitterApiClient {
         signal,
         redirect: "error",
       });
+      answered = true;
+      // A 404 is its answer "not there".
+      countUpstream(PROVIDER, response.status === 404 ? "ok" : statusOutcome(response.status));
       text = await readText(response, DEFAULT_UPSTREAM_MAX_BYTES, { provider: PROVIDER });
     } catch (error) {
+      if (release && !answered) countUpstream(PROVIDER, noAnswerOutcome(callerSignal, timeout));
       throw failure(call, error, timeout, this.timeoutMs);
     } finally {
       release?.();

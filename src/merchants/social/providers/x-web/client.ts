@@ -16,11 +16,14 @@ import { AppError, UpstreamError } from "../../../../common/errors.ts";
 import { fetchWithin } from "../../../../common/fetch-within.ts";
 import { timeoutSignal } from "../../../../common/timeout-signal.ts";
 import {
+  countUpstream,
   DEFAULT_UPSTREAM_MAX_BYTES,
   DEFAULT_UPSTREAM_TIMEOUT_MS,
   failure,
+  noAnswerOutcome,
   readText,
   retryAfterSeconds,
+  statusOutcome,
 } from "../../../utility/providers/upstream.ts";
 import type { CallerSession } from "../../provider.ts";
 import {
@@ -293,9 +296,11 @@ export class XWebClient {
     const signal = AbortSignal.any([callerSignal, timeout]);
     const call = { provider: PROVIDER, url: "", signal: callerSignal };
     const attempt = async (account: XAccount): Promise<Outcome> => {
+      const asked = { answered: false };
       try {
-        return await this.once(url, init, account, signal);
+        return await this.once(url, init, account, signal, asked);
       } catch (error) {
+        if (!asked.answered) countUpstream(PROVIDER, noAnswerOutcome(callerSignal, timeout));
         throw failure(call, error, timeout, this.timeoutMs);
       }
     };
@@ -360,6 +365,7 @@ export class XWebClient {
     init: { method: "GET" | "POST"; body?: FormData | undefined },
     account: XAccount,
     signal: AbortSignal,
+    asked: { answered: boolean },
   ): Promise<Outcome> {
     const response = await fetchWithin(url, {
       method: init.method,
@@ -368,6 +374,8 @@ export class XWebClient {
       signal,
       redirect: "manual",
     });
+    asked.answered = true;
+    countUpstream(PROVIDER, statusOutcome(response.status));
     if (response.status === 401 || response.status === 403) {
       await response.body?.cancel();
       return { kind: "refused", headers: response.headers };
