@@ -2,14 +2,34 @@ import pg from "pg";
 import { log } from "../log.ts";
 import { type Database, INT8_OID, parseInt8, type Queryable, type QueryResult } from "./database.ts";
 
+/** How the pool's connections name themselves in `pg_stat_activity`, unless the URL names them. */
+export const APPLICATION_NAME = "x402-merchants";
+
+/**
+ * Connections the pool keeps open however long they are idle. pg closes an idle connection after 10 s,
+ * so a host paid less often than that opened a new one for each request: about 12 ms of the server's CPU
+ * (a backend forked, authenticated, its catalog caches filled) and 4 ms of the host's, where the request
+ * itself costs each about 2 ms (docs/benchmarks.md, "Issue 41").
+ */
+const KEPT_CONNECTIONS = 1;
+/** The connections beyond those, opened for a burst, are closed once idle this long. */
+const IDLE_CLOSE_MS = 60_000;
+
 /**
  * A pool of connections to a PostgreSQL server. The URL may carry libpq options, e.g.
- * `?options=-c%20search_path%3Dmy_schema` (the tests give each case its own schema that way).
+ * `?options=-c%20search_path%3Dmy_schema` (the tests give each case its own schema that way), and
+ * `application_name` (default `x402-merchants`).
  */
 export function openPostgres(url: string, maxConnections = 10): Database {
   const pool = new pg.Pool({
     connectionString: url,
     max: maxConnections,
+    min: Math.min(KEPT_CONNECTIONS, maxConnections),
+    idleTimeoutMillis: IDLE_CLOSE_MS,
+    // An idle connection (and its timer) does not keep the process alive: one that is done can exit.
+    allowExitOnIdle: true,
+    // What operators see in pg_stat_activity; the URL's application_name (or PGAPPNAME) wins.
+    fallback_application_name: APPLICATION_NAME,
     // Per pool, not pg's global registry: int8 as an exact bigint, like the PGlite side.
     types: {
       getTypeParser: ((oid: number, format?: "text" | "binary") =>
