@@ -92,6 +92,7 @@ export async function startFacilitatorService(
     inProcessPayees,
     liveKeys: keys,
     open: options.open ?? false,
+    behindProxy: config.unpaidLimit.trustedProxies.length > 0,
   });
   if ("refused" in decided) throw new ConfigError(decided.refused);
   if (decided.open && !isLoopback(config.host)) {

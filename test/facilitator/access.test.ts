@@ -204,6 +204,17 @@ describe("the decision at start", () => {
     expect(decideOpen({ ...wide, inProcessPayees: ["0xa"] })).toEqual({ open: false });
   });
 
+  it("decides a loopback facilitator behind a reverse proxy as one beyond loopback", () => {
+    const proxied = { ...base, behindProxy: true };
+    const refused = decideOpen(proxied);
+    expect(refused).toEqual({
+      refused: expect.stringMatching(/behind a proxy \(X402M_TRUSTED_PROXIES\).*--open/),
+    });
+    expect(decideOpen({ ...proxied, open: true })).toEqual({ open: true });
+    expect(decideOpen({ ...proxied, liveKeys: 1 })).toEqual({ open: false });
+    expect(decideOpen({ ...proxied, inProcessPayees: ["0xa"] })).toEqual({ open: false });
+  });
+
   it("counts the seconds to the next UTC day", () => {
     expect(secondsToNextUtcDay(new Date("2026-01-01T23:59:30Z"))).toBe(30);
     expect(secondsToNextUtcDay(new Date("2026-01-01T00:00:00Z"))).toBe(86_400);

@@ -11,6 +11,8 @@
  * | beyond loopback | none | some | no | closed: its own merchants only |
  * | beyond loopback | none | none | no | refused: exit 2 |
  *
+ * Loopback behind a reverse proxy (X402M_TRUSTED_PROXIES set) counts as beyond loopback.
+ *
  * Keys added while it runs are honoured at once for the payees they allow; a loopback facilitator that
  * started open stays open until it restarts.
  */
@@ -25,6 +27,11 @@ export interface StartAccess {
   liveKeys: number;
   /** `--open`. */
   open: boolean;
+  /**
+   * A reverse proxy fronts it (X402M_TRUSTED_PROXIES is set): a loopback address then says nothing of who
+   * calls, since every request arrives from the proxy, so it is decided as if it listened beyond loopback.
+   */
+  behindProxy?: boolean;
 }
 
 /** Loopback: 127.0.0.0/8, ::1, localhost. */
@@ -43,9 +50,10 @@ export function isLoopback(host: string): boolean {
 export function decideOpen(start: StartAccess): { open: boolean } | { refused: string } {
   if (start.open) return { open: true };
   const configured = start.configuredPayees.length > 0 || start.liveKeys > 0;
-  if (isLoopback(start.host)) return { open: !configured };
+  if (isLoopback(start.host) && !start.behindProxy) return { open: !configured };
   if (configured || start.inProcessPayees.length > 0) return { open: false };
+  const where = start.behindProxy ? `behind a proxy (X402M_TRUSTED_PROXIES)` : `on ${start.host}`;
   return {
-    refused: `refusing to run an open facilitator on ${start.host}: anyone reaching it could make it pay gas for any payee; set X402M_FACILITATOR_PAYEES, add a key (x402-merchants facilitator keys add), or pass --open on purpose (docs/facilitator.md)`,
+    refused: `refusing to run an open facilitator ${where}: anyone reaching it could make it pay gas for any payee; set X402M_FACILITATOR_PAYEES, add a key (x402-merchants facilitator keys add), or pass --open on purpose (docs/facilitator.md)`,
   };
 }
