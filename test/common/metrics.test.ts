@@ -12,6 +12,7 @@ import { Hono } from "hono";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { Analytics } from "../../src/analytics/duckdb.ts";
 import { importNdjson } from "../../src/analytics/import.ts";
+import { Lifecycle } from "../../src/common/lifecycle.ts";
 import { listen } from "../../src/common/listen.ts";
 import { bounded, register, watchSignerBalance } from "../../src/common/metrics.ts";
 import { bearerMatches, metricsAnswer, withMetrics } from "../../src/common/metrics-server.ts";
@@ -21,6 +22,7 @@ import { RpcClient } from "../../src/indexer/rpc/client.ts";
 import type { LanguageProvider } from "../../src/merchants/utility/providers/language.ts";
 import { countingTokens, upstreamJson } from "../../src/merchants/utility/providers/upstream.ts";
 import { ReportService } from "../../src/reports/service.ts";
+import { startMetricsListener } from "../../src/services/metrics.ts";
 import { addr, checkpoint, END, ndjsonFile, repeat } from "../helpers/data.ts";
 import { delta, parseExposition, type Samples } from "../helpers/metrics.ts";
 
@@ -229,8 +231,16 @@ describe("/metrics", () => {
   });
 
   it("is configured by its port (a number, 0, or off), its host and its token", () => {
-    expect(loadConfig({ env: {} }).metrics).toEqual({ port: 9464, host: "127.0.0.1", token: null });
-    expect(loadConfig({ env: { X402M_METRICS_PORT: "0" } }).metrics.port).toBe(0);
+    expect(loadConfig({ env: {} }).metrics).toEqual({
+      port: 9464,
+      portDefaulted: true,
+      host: "127.0.0.1",
+      token: null,
+    });
+    expect(loadConfig({ env: { X402M_METRICS_PORT: "0" } }).metrics).toMatchObject({
+      port: 0,
+      portDefaulted: false,
+    });
     expect(loadConfig({ env: { X402M_METRICS_PORT: "Off" } }).metrics.port).toBeNull();
     expect(loadConfig({ env: { X402M_METRICS_HOST: "10.0.0.5" } }).metrics.host).toBe("10.0.0.5");
     expect(() => loadConfig({ env: { X402M_METRICS_PORT: "metrics" } })).toThrow(
@@ -248,6 +258,38 @@ describe("/metrics", () => {
     expect(refusal).toBeInstanceOf(ConfigError);
     expect((refusal as Error).message).toMatch(/^invalid X402M_METRICS_TOKEN: at least 32 characters/);
     expect((refusal as Error).message).not.toContain(short);
+  });
+});
+
+describe("the operator's listener on a port another process holds", () => {
+  async function heldPort() {
+    const holder = await listen(() => new Response("held"), "127.0.0.1", 0);
+    onTestFinished(() => holder.close());
+    return Number(new URL(holder.url).port);
+  }
+
+  it("takes a free port when the port was the default, and names it", async () => {
+    const port = await heldPort();
+    const config = loadConfig({ env: {} });
+    const lifecycle = new Lifecycle();
+    onTestFinished(() => lifecycle.close());
+    const url = await startMetricsListener(
+      { ...config, metrics: { ...config.metrics, port, portDefaulted: true } },
+      lifecycle,
+    );
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    expect(new URL(url ?? "").port).not.toBe(String(port));
+    expect((await fetch(url ?? "")).status).toBe(200);
+  });
+
+  it("refuses to start when the operator chose that port", async () => {
+    const port = await heldPort();
+    const config = loadConfig({ env: { X402M_METRICS_PORT: String(port) } });
+    const lifecycle = new Lifecycle();
+    onTestFinished(() => lifecycle.close());
+    await expect(startMetricsListener(config, lifecycle)).rejects.toThrow(
+      `the metrics port ${port} is in use`,
+    );
   });
 });
 
