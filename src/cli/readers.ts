@@ -126,7 +126,7 @@ function held(config: Config, busy: AnalyticsBusyError, waitMs: number, service?
 
 function localReader(analytics: Analytics, publicUrl: string): Reader {
   const service = new ReportService(analytics, { publicUrl });
-  const routes = reportRoutes(service, { notice: () => analyticsNotice(analytics) });
+  const routes = reportRoutes(service, { notice: () => analyticsNotice(analytics), unlogged: true });
   return {
     route: async (pathAndQuery) => routes.request(pathAndQuery),
     merchants: async (endBlock) => ({

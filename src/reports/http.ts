@@ -29,6 +29,11 @@ export interface ReportRoutesOptions {
   limit?: UnpaidLimit;
   /** What `/readyz` asks (`reportReadiness`); none: ready whenever it answers. */
   ready?: Record<string, CheckFn>;
+  /**
+   * No request log: the routes answer this process's own reads (`report`, `publish` rendering its site
+   * through them), not a reader's request; default false.
+   */
+  unlogged?: boolean;
 }
 
 /**
@@ -145,7 +150,7 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
   });
   // First: every request's id, line and count (src/common/request-log.ts); then the health checks, which
   // the unpaid limit never refuses.
-  app.use("*", requestLog({ service: "reports", limit: options.limit }));
+  if (!options.unlogged) app.use("*", requestLog({ service: "reports", limit: options.limit }));
   healthRoutes(app, options.ready ?? {});
   if (options.limit) {
     const headers = { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "Retry-After" };
