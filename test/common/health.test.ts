@@ -6,7 +6,7 @@
 import { Hono } from "hono";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { type CheckFn, cachedCheck, healthRoutes } from "../../src/common/health.ts";
-import { setLogDestination } from "../../src/common/log.ts";
+import { logLevel, setLogDestination, setLogLevel } from "../../src/common/log.ts";
 import { limitUnpaid, UnpaidLimit } from "../../src/common/rate-limit.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -14,7 +14,13 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 function captured(): () => Record<string, unknown>[] {
   const raw: string[] = [];
   setLogDestination({ write: (line) => raw.push(line) });
-  onTestFinished(() => setLogDestination(undefined));
+  // Every line, info included (the suite's setup keeps warn and above).
+  const level = logLevel();
+  setLogLevel("info");
+  onTestFinished(() => {
+    setLogDestination(undefined);
+    setLogLevel(level);
+  });
   return () => raw.map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
