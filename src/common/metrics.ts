@@ -1,5 +1,5 @@
 /**
- * The process's Prometheus metrics (prom-client's default registry): every service of a process adds to
+ * The process's Prometheus metrics (one registry, below): every service of a process adds to
  * the same registry, and the operator's `/metrics` exposes it whole. Metric objects are created here, once
  * per process, so that two services of one process (the demo runs them all) share a name rather than
  * colliding on it. docs/metrics.md lists them, with their labels and what they mean.
@@ -10,18 +10,25 @@
  * facilitator's reason) goes through `bounded`.
  */
 
-import { Counter, collectDefaultMetrics, Gauge, Histogram, register } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
-export { register };
+/**
+ * The process's registry, this module's own rather than prom-client's global one: a module evaluated again
+ * in the same process (vitest runs test file after test file in one) makes its metrics anew, which the
+ * global registry would refuse as names taken.
+ */
+export const register = new Registry();
 
 /** Every HTTP answer, by the service that gave it, the method, the route pattern and the status. */
 export const httpRequests = new Counter({
+  registers: [register],
   name: "x402m_http_requests_total",
   help: "HTTP requests answered, by service, method, route pattern and status",
   labelNames: ["service", "method", "route", "status"] as const,
 });
 
 export const httpRequestSeconds = new Histogram({
+  registers: [register],
   name: "x402m_http_request_duration_seconds",
   help: "Time from a request's arrival to its answer's headers, by service and route pattern",
   labelNames: ["service", "route"] as const,
@@ -39,6 +46,7 @@ const PAYMENT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
  * a settled payment whose writes could not be committed.
  */
 export const paidRequests = new Counter({
+  registers: [register],
   name: "x402m_paid_requests_total",
   help: "Paid requests whose handler ran, by merchant, route pattern, scheme and outcome (settled, unsettled, released, abandoned, failed, write_failed)",
   labelNames: ["merchant", "route", "scheme", "outcome"] as const,
@@ -46,12 +54,14 @@ export const paidRequests = new Counter({
 
 /** Requests to paid routes refused before any handler ran, nothing charged, by reason (the error's code). */
 export const refusals = new Counter({
+  registers: [register],
   name: "x402m_refusals_total",
   help: "Requests to a merchant's paid routes refused before any work, nothing charged, by merchant and reason",
   labelNames: ["merchant", "reason"] as const,
 });
 
 export const verifySeconds = new Histogram({
+  registers: [register],
   name: "x402m_verify_seconds",
   help: "Time the merchant hosts waited for their facilitator's verification, by result (valid, invalid, error)",
   labelNames: ["result"] as const,
@@ -59,6 +69,7 @@ export const verifySeconds = new Histogram({
 });
 
 export const settleSeconds = new Histogram({
+  registers: [register],
   name: "x402m_settle_seconds",
   help: "Time the merchant hosts waited for their facilitator's settlement, by outcome (settled, failed, error)",
   labelNames: ["outcome"] as const,
@@ -67,6 +78,7 @@ export const settleSeconds = new Histogram({
 
 /** `error`: the facilitator could not be asked or did not answer (reason `facilitator_unavailable`). */
 export const settlements = new Counter({
+  registers: [register],
   name: "x402m_settlements_total",
   help: "Settlements the merchant hosts asked for, by outcome (settled, failed, error) and the facilitator's reason (none when settled)",
   labelNames: ["outcome", "reason"] as const,
@@ -75,6 +87,7 @@ export const settlements = new Counter({
 // The facilitator (src/facilitator): the same from its side, and what it pays.
 
 export const facilitatorVerifySeconds = new Histogram({
+  registers: [register],
   name: "x402m_facilitator_verify_seconds",
   help: "Time the facilitator took to verify a payment, by result (valid, invalid, error)",
   labelNames: ["result"] as const,
@@ -82,12 +95,14 @@ export const facilitatorVerifySeconds = new Histogram({
 });
 
 export const facilitatorVerifications = new Counter({
+  registers: [register],
   name: "x402m_facilitator_verifications_total",
   help: "Verifications the facilitator answered, by result (valid, invalid, error) and reason (none when valid)",
   labelNames: ["result", "reason"] as const,
 });
 
 export const facilitatorSettleSeconds = new Histogram({
+  registers: [register],
   name: "x402m_facilitator_settle_seconds",
   help: "Time the facilitator took to answer a settlement, by outcome (settled, pending, failed, error)",
   labelNames: ["outcome"] as const,
@@ -95,6 +110,7 @@ export const facilitatorSettleSeconds = new Histogram({
 });
 
 export const facilitatorSettlements = new Counter({
+  registers: [register],
   name: "x402m_facilitator_settlements_total",
   help: "Settlements the facilitator answered, by outcome (settled, pending, failed, error) and reason (none when settled)",
   labelNames: ["outcome", "reason"] as const,
@@ -102,6 +118,7 @@ export const facilitatorSettlements = new Counter({
 
 /** Counted when the ledger records a mined settlement, once per transaction (src/facilitator/settlement.ts). */
 export const facilitatorGasSpent = new Counter({
+  registers: [register],
   name: "x402m_facilitator_gas_spent_wei_total",
   help: "Wei the facilitator's signer paid for its mined settlement transactions (gas used at the effective price, plus the L1 fee on Base)",
 });
@@ -113,6 +130,7 @@ const signers = new Map<string, { read: () => Promise<bigint>; last?: number }>(
 export const BALANCE_READ_TIMEOUT_MS = 2_000;
 
 export const facilitatorSignerBalance = new Gauge({
+  registers: [register],
   name: "x402m_facilitator_signer_balance_wei",
   help: "The facilitator signer's balance of the chain's native token (it pays the gas), read at scrape time",
   labelNames: ["signer"] as const,
@@ -146,12 +164,14 @@ export function watchSignerBalance(signer: string, read: () => Promise<bigint>):
 // Upstreams: the operator's providers (language, search, image, audio, social data...).
 
 export const upstreamCalls = new Counter({
+  registers: [register],
   name: "x402m_upstream_calls_total",
   help: "Calls to the operator's upstream providers, by provider and outcome (ok, failed, rate_limited, timeout, unreachable)",
   labelNames: ["provider", "outcome"] as const,
 });
 
 export const upstreamTokens = new Counter({
+  registers: [register],
   name: "x402m_upstream_tokens_total",
   help: "Tokens the upstream language models reported using, by provider and kind (input, output)",
   labelNames: ["provider", "kind"] as const,
@@ -169,22 +189,26 @@ export const indexerHeadLag = new Gauge({
 });
 
 export const indexerBlocks = new Counter({
+  registers: [register],
   name: "x402m_indexer_blocks_total",
   help: "Blocks the indexer stored (a block indexed again after a reorg counts again)",
 });
 
 export const indexerPayments = new Counter({
+  registers: [register],
   name: "x402m_indexer_payments_total",
   help: "Payments the indexer stored",
 });
 
 export const indexerReorgs = new Counter({
+  registers: [register],
   name: "x402m_indexer_reorgs_total",
   help: "Reorgs the indexer rewound",
 });
 
 /** Each call of a JSON-RPC batch counts under its own method. */
 export const rpcCalls = new Counter({
+  registers: [register],
   name: "x402m_rpc_calls_total",
   help: "JSON-RPC calls the indexer sent, by method (each call of a batch counted)",
   labelNames: ["method"] as const,
@@ -192,6 +216,7 @@ export const rpcCalls = new Counter({
 
 /** A batch's answer counts under its method when all its calls share one, else under `mixed`. */
 export const rpcResponseBytes = new Counter({
+  registers: [register],
   name: "x402m_rpc_response_bytes_total",
   help: "Bytes of the JSON-RPC answers the indexer read, by method (mixed for a batch of several methods)",
   labelNames: ["method"] as const,
@@ -200,6 +225,7 @@ export const rpcResponseBytes = new Counter({
 // Reports (src/reports).
 
 export const reportBuildSeconds = new Histogram({
+  registers: [register],
   name: "x402m_report_build_seconds",
   help: "Time to build a window's reports (kind window), and to read one merchant's report, its evidence or a leaderboard page (rebuilding the window first when stale)",
   labelNames: ["kind"] as const,
@@ -223,7 +249,7 @@ let defaultMetrics = false;
 export function collectProcessMetrics(): void {
   if (defaultMetrics) return;
   defaultMetrics = true;
-  collectDefaultMetrics({ prefix: "x402m_", eventLoopMonitoringPrecision: 1000 });
+  collectDefaultMetrics({ register, prefix: "x402m_", eventLoopMonitoringPrecision: 1000 });
   // Gauges named like counters, which `promtool check metrics` refuses: the sums of the `type`-labelled
   // gauges of the same name without `_total`, which stay.
   for (const what of ["handles", "requests", "resources"])
