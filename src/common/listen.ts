@@ -40,6 +40,15 @@ export interface Listening {
   close(drainMs?: number): Promise<void>;
 }
 
+/** Loopback: 127.0.0.0/8, ::1, localhost. */
+export function isLoopback(host: string): boolean {
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, "");
+  return h === "localhost" || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
 /** Serves `fetch` (a Hono app's) on host:port; port 0 picks a free one (read it from the result). */
 export function listen(fetch: Fetch, host: string, port: number): Promise<Listening> {
   return new Promise((resolve, reject) => {

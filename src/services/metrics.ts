@@ -4,11 +4,11 @@
  */
 import { AppError } from "../common/errors.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
+import { isLoopback } from "../common/listen.ts";
 import { log } from "../common/log.ts";
 import { collectProcessMetrics } from "../common/metrics.ts";
 import { METRICS_PATH, metricsFetch } from "../common/metrics-server.ts";
 import type { Config } from "../config/config.ts";
-import { isLoopback } from "../facilitator/access/policy.ts";
 import { listenOn } from "./listen.ts";
 
 /**

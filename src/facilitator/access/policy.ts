@@ -16,6 +16,8 @@
  * Keys added while it runs are honoured at once for the payees they allow; a loopback facilitator that
  * started open stays open until it restarts.
  */
+import { isLoopback } from "../../common/listen.ts";
+
 export interface StartAccess {
   /** The host it listens on (`--host`, X402M_HOST). */
   host: string;
@@ -34,14 +36,8 @@ export interface StartAccess {
   behindProxy?: boolean;
 }
 
-/** Loopback: 127.0.0.0/8, ::1, localhost. */
-export function isLoopback(host: string): boolean {
-  const h = host
-    .trim()
-    .toLowerCase()
-    .replace(/^\[|\]$/g, "");
-  return h === "localhost" || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h);
-}
+// Where any listener is, not the facilitator's alone (the metrics listener asks too): in common.
+export { isLoopback };
 
 /**
  * Open or not, or why it must not start (the caller refuses with exit 2): an open facilitator beyond
