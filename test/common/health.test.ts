@@ -4,23 +4,15 @@
  * with the failing check's reason, and neither route is refused by the unpaid limit.
  */
 import { Hono } from "hono";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type CheckFn, cachedCheck, healthRoutes } from "../../src/common/health.ts";
-import { logLevel, setLogDestination, setLogLevel } from "../../src/common/log.ts";
 import { limitUnpaid, UnpaidLimit } from "../../src/common/rate-limit.ts";
+import { capturedLogLines } from "../helpers/log.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function captured(): () => Record<string, unknown>[] {
-  const raw: string[] = [];
-  setLogDestination({ write: (line) => raw.push(line) });
-  // Every line, info included (the suite's setup keeps warn and above).
-  const level = logLevel();
-  setLogLevel("info");
-  onTestFinished(() => {
-    setLogDestination(undefined);
-    setLogLevel(level);
-  });
+  const raw = capturedLogLines();
   return () => raw.map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 

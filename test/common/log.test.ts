@@ -1,27 +1,19 @@
-import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   type LogFields,
   type LogLevel,
   limitedLog,
   log,
-  logLevel,
   logs,
-  setLogDestination,
   setLogLevel,
   withLogContext,
 } from "../../src/common/log.ts";
 import { loadConfig } from "../../src/config/config.ts";
+import { capturedLogLines } from "../helpers/log.ts";
 
 /** The lines written from now to the end of the test, parsed. */
 function captured(): () => Record<string, unknown>[] {
-  const raw: string[] = [];
-  const level = logLevel();
-  setLogLevel("info");
-  setLogDestination({ write: (line) => raw.push(line) });
-  onTestFinished(() => {
-    setLogDestination(undefined);
-    setLogLevel(level);
-  });
+  const raw = capturedLogLines();
   return () =>
     raw.map((line) => {
       expect(line.endsWith("\n") && !line.slice(0, -1).includes("\n")).toBe(true);

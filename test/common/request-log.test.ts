@@ -8,22 +8,16 @@ import { Hono } from "hono";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { onError, onNotFound } from "../../src/common/http.ts";
 import { listen } from "../../src/common/listen.ts";
-import { log, logLevel, setLogDestination, setLogLevel } from "../../src/common/log.ts";
+import { log, setLogLevel } from "../../src/common/log.ts";
 import { httpRequests } from "../../src/common/metrics.ts";
 import { holdRequestLine, notePayment, requestLog } from "../../src/common/request-log.ts";
+import { capturedLogLines } from "../helpers/log.ts";
 
 type Line = Record<string, unknown> & { level: string; msg: string };
 
 /** Every line written from now to the end of the test. */
 function capture(): { raw: string[]; lines: () => Line[]; requests: () => Line[] } {
-  const raw: string[] = [];
-  const level = logLevel();
-  setLogLevel("info");
-  setLogDestination({ write: (line) => raw.push(line) });
-  onTestFinished(() => {
-    setLogDestination(undefined);
-    setLogLevel(level);
-  });
+  const raw = capturedLogLines();
   const lines = () => raw.map((line) => JSON.parse(line) as Line);
   return { raw, lines, requests: () => lines().filter((line) => line.msg === "request") };
 }
