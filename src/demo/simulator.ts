@@ -18,6 +18,7 @@ import { UptoEvmScheme as UptoEvmClient } from "@x402/evm/upto/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import {
   type Account,
+  BaseError,
   createPublicClient,
   createTestClient,
   createWalletClient,
@@ -80,6 +81,26 @@ export interface SimulatorStats {
 }
 
 const MINE_TICK_MS = 15;
+/** A payment refused without a charge, or whose own chain read lost its block, is tried this often in all. */
+const PAY_ATTEMPTS = 3;
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A read at "latest" that the devnet answered "block height is N but requested was M": anvil keeping no
+ * state but the head's (`--prune-history`) had mined past the block the read resolved. Asked again, it reads
+ * the new head.
+ */
+function lostItsBlock(error: unknown): boolean {
+  return (
+    error instanceof BaseError &&
+    error.walk((e) =>
+      /BlockOutOfRange|block height is \d+ but requested was/.test(
+        String((e as BaseError).details ?? (e as Error).message),
+      ),
+    ) !== null
+  );
+}
 /** A transaction waits one tick while catching up and a block (2 s) when live: a minute is a failure. */
 const RECEIPT_TIMEOUT_MS = 60_000;
 
@@ -238,15 +259,24 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
       });
     };
     try {
-      if (endpoint.scheme === "upto") await approvePermit2(action.from);
       const input = action.input ?? endpoint.input;
-      let response = await payingFetch(action.from)(...request(merchant.url, endpoint, input));
-      if (response.status === 402 || response.status === 503) {
-        // Refused after paying, or "try again", and charged nothing: try once more, as an agent would (a
-        // verification or a balance read can rarely lose a race with the simulator's mining).
+      let response: Response;
+      // Refused after paying, or "try again", and charged nothing, or a read of our own that lost its block:
+      // try again, as an agent would. The devnet keeps no state but the head's, so a read (ours, a
+      // verification, a balance) that a burst of mined blocks overtakes finds none (devnet docs).
+      for (let attempt = 1; ; attempt++) {
+        const retry = attempt < PAY_ATTEMPTS;
+        try {
+          if (endpoint.scheme === "upto") await approvePermit2(action.from);
+          response = await payingFetch(action.from)(...request(merchant.url, endpoint, input));
+        } catch (error) {
+          if (!(retry && lostItsBlock(error))) throw error;
+          await delay(50 * attempt);
+          continue;
+        }
+        if (!(retry && (response.status === 402 || response.status === 503))) break;
         await response.arrayBuffer().catch(() => undefined);
-        if (response.status === 503) await new Promise((resolve) => setTimeout(resolve, 200));
-        response = await payingFetch(action.from)(...request(merchant.url, endpoint, input));
+        await delay(response.status === 503 ? 200 : 50 * attempt);
       }
       const header = response.headers.get("PAYMENT-RESPONSE");
       if (!response.ok || !header) {

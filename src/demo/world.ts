@@ -68,9 +68,8 @@ export interface DemoOptions {
   fundingLookback?: number;
   /**
    * Days of chain the week is played in (1 to 7, default 7), for a fresh start. Fewer days play the same
-   * week's actions closer together on a chain that holds only those days, numbered and dated as if the
-   * week's first days were there, so the window is still a week: the demo is ready sooner (anvil's cost
-   * is per block), and a day chart shows the payments on the last days only.
+   * week's actions closer together in the week's last days, after empty blocks for the first ones, so the
+   * window is still a week and a day chart shows the payments on the last days only.
    */
   days?: number;
   onEvent?: (event: DemoEvent) => void;
@@ -205,15 +204,16 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     const now = Math.floor(Date.now() / 1000);
     const days = options.days ?? 7;
     const slotSeconds = slotSecondsFor(days);
-    // The blocks the week's unplayed first days would have taken: the chain starts after them.
+    // The blocks of the week's unplayed first days: mined empty before slot 0, which a chain without state
+    // roots does at tens of thousands a second.
     const skipped = WEEK_BLOCKS - (SLOTS_PER_WEEK * slotSeconds) / BLOCK_SECONDS;
-    const genesisTime = now - 2 * (WEEK_BLOCKS - skipped + DEFAULT_REORG_DEPTH + LEAD_BLOCKS);
+    const genesisTime = now - 2 * (WEEK_BLOCKS + DEFAULT_REORG_DEPTH + LEAD_BLOCKS);
     w = {
       version: 1,
       genesisTime,
-      epoch: genesisTime + 2 * LEAD_BLOCKS,
+      epoch: genesisTime + 2 * (LEAD_BLOCKS + skipped),
       mix: options.mix,
-      ...(days < 7 ? { genesisNumber: skipped, slotSeconds } : {}),
+      ...(days < 7 ? { slotSeconds } : {}),
     };
   }
 
@@ -221,13 +221,16 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
   const controller = new AbortController();
   lifecycle.add("the simulation", () => controller.abort());
   try {
-    // Cancun rather than Prague and no historical states: both keep anvil's cost per block low (docs/benchmarks.md).
+    // No state roots, Cancun rather than Prague and no historical states: each keeps anvil's cost per block
+    // low (docs/benchmarks.md). A world an earlier version made with a higher first block resumes the chain
+    // it saved, which has state roots (a fresh one with a higher first block could have none).
     const devnet = await startDevnet({
       port: config.ports.devnet,
       buyers: 0,
       blockTime: 0,
       hardfork: "cancun",
       pruneHistory: 0,
+      stateRoots: false,
       statePath: layout.chain,
       saveIntervalSeconds: 600,
       genesisTimestamp: w.genesisTime,

@@ -1,9 +1,3 @@
-/**
- * The project's devnet: a local anvil chain that looks like Base where x402 looks (chain id 8453, USDC
- * at the canonical address with Circle's EIP-712 domain, a block every 2 seconds whose timestamp is
- * exactly 2 s after the previous one), with funded buyer wallets and a facilitator signer.
- */
-import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import { createRequire } from "node:module";
@@ -20,9 +14,9 @@ import {
   maxUint256,
   pad,
   toHex,
+  zeroHash,
 } from "viem";
 import { HDKey, privateKeyToAccount } from "viem/accounts";
-import { AppError } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
 import {
   BASE_CHAIN_ID,
@@ -38,7 +32,12 @@ import { PERMIT2_RUNTIME_BYTECODE } from "../permit2.ts";
 import { UPTO_PROXY_RUNTIME_BYTECODE } from "../upto-proxy.ts";
 import { USDC_OWNER_SLOT, USDC_RUNTIME_BYTECODE, usdcAbi } from "../usdc.ts";
 import { type BackgroundTraffic, MAX_BACKGROUND_TPS, startBackgroundTraffic } from "./background.ts";
+import { DevnetError, SavedChainError } from "./devnet-errors.ts";
+import { emptyChainArgs, FORK_GENESIS_FILE, forkArgs, readForkGenesis, recordForkGenesis } from "./forked.ts";
+import { type Anvil, launch } from "./process.ts";
 import { feedChain, findSavedChain, removeUnfinishedSave, saveChain } from "./saved-chain.ts";
+
+export { DevnetError, SavedChainError };
 
 export interface DevnetOptions {
   /** Port on 127.0.0.1; 0 lets the system pick a free one (read it from `rpc`). Default 8545. */
@@ -82,6 +81,13 @@ export interface DevnetOptions {
   statePath?: string;
   /** Also save the chain every this many seconds; default only on stop. */
   saveIntervalSeconds?: number;
+  /**
+   * False: blocks without state roots, for a chain of many blocks (./forked.ts): the devnet forks an empty
+   * anvil (a second process) at block 0 and computes no state trie, so an empty block costs the same however
+   * much state the chain holds (measured: 74,000 empty blocks/s over 2,000 storage slots, against 450/s).
+   * Needs `genesisNumber` 0. A saved chain resumes as it was saved, whatever this says. Default true.
+   */
+  stateRoots?: boolean;
   /** Path of the anvil binary. Default: the one the `@foundry-rs/anvil` package ships for this platform. */
   anvilPath?: string;
   /** How long anvil may take to listen, in ms. Default 15 s. */
@@ -132,23 +138,6 @@ export interface Devnet {
   stop(): Promise<void>;
 }
 
-/** An anvil that could not be started or set up. */
-export class DevnetError extends AppError {
-  constructor(message: string, options?: ErrorOptions) {
-    super(500, "devnet_failed", message, options);
-  }
-}
-
-/** A saved chain anvil could not load (torn, or not a chain): the file is left as it was. */
-export class SavedChainError extends DevnetError {
-  constructor(
-    readonly file: string,
-    reason: string,
-  ) {
-    super(`cannot load the saved chain ${file}: ${reason}`);
-  }
-}
-
 /** anvil's default test mnemonic: its keys are public, which is what a devnet wants. */
 export const DEVNET_MNEMONIC = "test test test test test test test test test test test junk";
 /** Derivation indices: 0 owns the token, 1 is the facilitator signer, 2 onwards are the buyers. */
@@ -173,8 +162,6 @@ const DEFAULT_PORT = 8545;
 /** A week of the demo's chain takes about 10 s to save or load here; the margin is for a busy machine. */
 const SAVE_TIMEOUT_MS = 120_000;
 const LOAD_TIMEOUT_MS = 180_000;
-/** How long anvil has to exit on SIGTERM before it is killed (it writes nothing on exit). */
-const STOP_GRACE_MS = 5_000;
 
 /** A viem chain for the devnet: Base's id, the local RPC, and Base's 2 s block time as viem's polling hint. */
 export function devnetChain(rpc: string) {
@@ -227,6 +214,24 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     removeUnfinishedSave(statePath);
   }
   const saved = statePath ? findSavedChain(statePath) : undefined;
+  const hardfork = options.hardfork ?? "prague";
+  const binary = options.anvilPath ?? anvilBinary();
+  if (!saved && options.stateRoots === false && (options.genesisNumber ?? 0) !== 0) {
+    throw new DevnetError("a devnet without state roots forks an empty chain at block 0: no genesisNumber");
+  }
+  // A saved chain resumes as it was saved: forked if it recorded the genesis it forked.
+  const forkGenesis = saved
+    ? readForkGenesis(statePath as string)
+    : options.stateRoots === false
+      ? { timestamp: options.genesisTimestamp ?? Math.floor(Date.now() / 1000) }
+      : undefined;
+  const upstream = forkGenesis
+    ? await launch(
+        binary,
+        emptyChainArgs(forkGenesis, { chainId: BASE_CHAIN_ID, hardfork, gasLimit: GAS_LIMIT }),
+        15_000,
+      )
+    : undefined;
   const feed = saved?.format === "gzip" ? feedChain(saved.file) : undefined;
   const args = [
     "--host",
@@ -237,15 +242,21 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     String(BASE_CHAIN_ID),
     // Base has every Prague (Isthmus) change; pinned so a newer anvil's default cannot change behaviour.
     "--hardfork",
-    options.hardfork ?? "prague",
+    hardfork,
     "--gas-limit",
     String(GAS_LIMIT),
     // No prefunded dev accounts: every funded account is one this module returns.
     "--accounts",
     "0",
     "--no-mining",
-    ...(options.genesisTimestamp === undefined ? [] : ["--timestamp", String(options.genesisTimestamp)]),
-    ...(options.genesisNumber === undefined ? [] : ["--number", String(options.genesisNumber)]),
+    ...(upstream
+      ? forkArgs(`http://127.0.0.1:${upstream.port}`)
+      : [
+          ...(options.genesisTimestamp === undefined
+            ? []
+            : ["--timestamp", String(options.genesisTimestamp)]),
+          ...(options.genesisNumber === undefined ? [] : ["--number", String(options.genesisNumber)]),
+        ]),
     ...(options.pruneHistory === undefined
       ? []
       : ["--prune-history", ...(options.pruneHistory > 0 ? [String(options.pruneHistory)] : [])]),
@@ -253,12 +264,10 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   ];
   let launched: Anvil;
   try {
-    launched = await launch(
-      options.anvilPath ?? anvilBinary(),
-      args,
-      options.startTimeoutMs ?? (saved ? LOAD_TIMEOUT_MS : 15_000),
-    );
+    const devnet = await launch(binary, args, options.startTimeoutMs ?? (saved ? LOAD_TIMEOUT_MS : 15_000));
+    launched = upstream ? withUpstream(devnet, upstream) : devnet;
   } catch (error) {
+    await upstream?.stop();
     feed?.close();
     // A file that does not decompress; not a pipe anvil stopped reading (EPIPE), which says nothing of it.
     const unreadable = await feed?.fed.then(
@@ -315,6 +324,13 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     };
     if (saved) {
       const latest = await client.getBlock({ blockTag: "latest" });
+      // Loaded without its upstream, a forked chain would answer zero for every account it had not touched.
+      if (!upstream && latest.number > 0n && latest.stateRoot === zeroHash) {
+        throw new SavedChainError(
+          saved.file,
+          `its blocks have no state roots (it forked an empty chain) and ${FORK_GENESIS_FILE} beside it is missing: restore that file`,
+        );
+      }
       // The saved state's block environment carries the wall time of the save: reset the clock to the
       // last block's, so the next block is 2 s after it.
       const request = test.request as (args: { method: string; params: unknown[] }) => Promise<unknown>;
@@ -406,6 +422,8 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       await test.mine({ blocks: 1, interval: BLOCK_SECONDS });
     }
     if (blockTime > 0) await test.setIntervalMining({ interval: blockTime });
+    // Before the first save, and only for a chain that started: the next start reads it beside that save.
+    if (statePath) recordForkGenesis(statePath, forkGenesis);
     return await ready(false);
   } catch (error) {
     await launched.stop();
@@ -494,6 +512,26 @@ function withSaves(anvil: Anvil, rpc: string, dir: string, intervalSeconds: numb
   return { ...anvil, stop };
 }
 
+/**
+ * The devnet and the empty chain it forks, as one process: stopping stops both, the devnet first, and one
+ * exiting on its own stops the other (a devnet that lost its upstream cannot read an untouched account).
+ */
+function withUpstream(devnet: Anvil, upstream: Anvil): Anvil {
+  void upstream.exited.then(async () => {
+    if (await settled(devnet.exited)) return;
+    log("warn", "the devnet's empty upstream chain exited: stopping the devnet", { pid: upstream.pid });
+    await devnet.stop();
+  });
+  void devnet.exited.then(() => upstream.stop());
+  return {
+    ...devnet,
+    stop: async () => {
+      await devnet.stop();
+      await upstream.stop();
+    },
+  };
+}
+
 /** Whether `promise` has already settled, without waiting for it. */
 async function settled(promise: Promise<unknown>): Promise<boolean> {
   const pending = Symbol();
@@ -514,98 +552,3 @@ export function derive(index: number): DevnetAccount {
   const privateKey = toHex(key);
   return { address: privateKeyToAccount(privateKey).address, privateKey };
 }
-
-interface Anvil {
-  pid: number;
-  port: number;
-  exited: Devnet["exited"];
-  stop(): Promise<void>;
-}
-
-/** Spawns anvil and resolves with its port once it listens; rejects (and leaves nothing running) otherwise. */
-async function launch(binary: string, args: string[], timeoutMs: number): Promise<Anvil> {
-  if (!fs.existsSync(binary)) throw new DevnetError(`anvil not found at ${binary}`);
-  // On Linux, setpriv makes the kernel kill anvil when its parent dies, even by SIGKILL; it then execs
-  // anvil, so the pid we hold is anvil's own.
-  const pdeathsig = process.platform === "linux" && fs.existsSync("/usr/bin/setpriv");
-  const child: ChildProcess = pdeathsig
-    ? spawn("/usr/bin/setpriv", ["--pdeathsig", "KILL", "--", binary, ...args], SPAWN_OPTIONS)
-    : spawn(binary, args, SPAWN_OPTIONS);
-
-  // anvil logs every RPC call and transaction to stdout: keep draining it (a full pipe would block anvil)
-  // and keep the last lines for error messages.
-  const tail: string[] = [];
-  let onLine: ((line: string) => void) | undefined;
-  const collect = (stream: NodeJS.ReadableStream | null) => {
-    let partial = "";
-    stream?.on("data", (chunk: Buffer) => {
-      const lines = (partial + chunk.toString("utf8")).split("\n");
-      partial = lines.pop() ?? "";
-      for (const line of lines) {
-        if (line.trim() === "") continue;
-        tail.push(line);
-        if (tail.length > 20) tail.shift();
-        onLine?.(line);
-      }
-    });
-  };
-  collect(child.stdout);
-  collect(child.stderr);
-
-  const killOnExit = () => child.kill("SIGKILL");
-  process.on("exit", killOnExit);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once("exit", (code, signal) => {
-      process.off("exit", killOnExit);
-      resolve({ code, signal });
-    });
-  });
-  // A spawn failure (ENOENT, EACCES) comes as 'error' and may come without 'exit'.
-  const failed = new Promise<Error>((resolve) => child.once("error", resolve));
-
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-    child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS);
-    await Promise.race([exited, failed]);
-    clearTimeout(timer);
-  };
-
-  const describe = () => (tail.length > 0 ? `:\n${tail.join("\n")}` : "");
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const port = await Promise.race([
-      new Promise<number>((resolve) => {
-        onLine = (line) => {
-          const match = /Listening on [\d.]+:(\d+)/.exec(line);
-          if (match) resolve(Number(match[1]));
-        };
-      }),
-      exited.then(({ code, signal }) => {
-        throw new DevnetError(`anvil exited (${signal ?? `code ${code}`}) before listening${describe()}`);
-      }),
-      failed.then((error) => {
-        throw new DevnetError(`cannot start anvil: ${error.message}`);
-      }),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new DevnetError(`anvil did not listen within ${timeoutMs} ms${describe()}`)),
-          timeoutMs,
-        );
-      }),
-    ]);
-    onLine = undefined;
-    return { pid: child.pid as number, port, exited, stop };
-  } catch (error) {
-    await stop();
-    throw error;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-const SPAWN_OPTIONS: SpawnOptions = {
-  stdio: ["ignore", "pipe", "pipe"],
-  // Own process group: a Ctrl-C in a terminal reaches only us, and we stop anvil in order.
-  detached: true,
-};
