@@ -3,10 +3,10 @@
  * defaults make a full week of about 510 payments on 24 merchants; 114 of them are the evasions'
  * (evasions.ts), which cost about 20 s more of mining a week played in seven days, by the count below.
  *
- * Why not more: anvil 1.7.1 rebuilds the whole state trie for every block it mines, and every payment
- * leaves a storage slot (the EIP-3009 authorization's nonce), so a block costs about 1 microsecond per
- * payment made before it. A week is 302,400 blocks: each payment adds about 0.15 s of mining. (Foundry
- * made tries incremental after 1.7.1; the npm registry has no newer anvil yet.)
+ * Why not more: each payment is a real x402 round trip and settlement, about 0.1 s of the demo's start on
+ * two cores, which the README promises in about a minute. (The chain's blocks cost next to nothing since
+ * they carry no state root: chain/devnet/forked.ts. Before, anvil 1.7.1 rehashed its whole state for each
+ * of the week's 302,400 blocks, and each payment's nonce slot added about 0.15 s of mining.)
  */
 
 import fs from "node:fs";

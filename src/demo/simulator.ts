@@ -147,7 +147,8 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
   };
 
   // Senders of transactions need gas; x402 payers do not (the facilitator pays it). Given on first use:
-  // every account is one more leaf of the state trie anvil rehashes for every block.
+  // on a chain with state roots (one an earlier version saved) every account is one more leaf anvil
+  // rehashes for every block.
   const gassed = new Set<string>();
   const gas = async (address: `0x${string}`) => {
     if (gassed.has(address)) return;
