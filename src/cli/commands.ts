@@ -176,6 +176,14 @@ export const COMMANDS: readonly Command[] = [
     run: async (args, flags) => (await import("./report.ts")).runLeaderboard(args, flags),
   },
   {
+    name: "mcp",
+    summary: "report, evidence, leaderboard and search as MCP tools on stdio, for agents",
+    notes:
+      "For an MCP client that starts its servers as commands (docs/mcp.md). Stdout carries MCP's JSON-RPC only, the log goes to stderr. Each call reads the store, or asks the running serve or demo that holds it, as report does; the session ends when the client closes stdin. The report service serves the same tools over HTTP at /mcp.",
+    flags: { wait: WAIT, data: DATA, "public-url": READER["public-url"] },
+    run: async (args, flags) => (await import("./mcp.ts")).runMcp(args, flags),
+  },
+  {
     name: "publish",
     args: "DIR",
     summary: "the window's reports, pages, badges and datasets as a static site",

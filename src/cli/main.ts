@@ -1,7 +1,8 @@
 import { AppError } from "../common/errors.ts";
+import { projectVersion } from "../common/version.ts";
 import { ConfigError } from "../config/config.ts";
 import { readCommandLine, UsageError } from "./args.ts";
-import { helpOf, programHelp, projectVersion } from "./usage.ts";
+import { helpOf, programHelp } from "./usage.ts";
 
 /**
  * Runs one command; returns the process exit code. Errors are one line on stderr. The commands, their

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { projectVersion } from "../common/version.ts";
 import { publishSite } from "../reports/publish/publish.ts";
 import { LICENSE_URL } from "../reports/report.ts";
 import { type Flags, parseEndBlock, UsageError } from "./args.ts";
@@ -32,10 +32,4 @@ export async function runPublish(args: string[], flags: Flags): Promise<number> 
     `x402-merchants: published the window ending at block ${manifest.window.end_block} to ${target}: ${manifest.merchants} merchants, ${manifest.files.length} files, ${(bytes / 1e6).toFixed(1)} MB in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
   );
   return 0;
-}
-
-function projectVersion(): string {
-  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-  return (JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { version: string })
-    .version;
 }

@@ -17,12 +17,14 @@ import { type Config, DEFAULT_PUBLIC_URL } from "../config/config.ts";
 import type { EvidenceDocument } from "../reports/evidence/document.ts";
 import { reportRoutes } from "../reports/http.ts";
 import type { Report } from "../reports/schema.ts";
+import { SEARCH_PATH } from "../reports/search.ts";
 import {
   type LeaderboardDocument,
   leaderboardDocument,
   leaderboardPath,
   type MerchantDocuments,
   ReportService,
+  type SearchDocument,
 } from "../reports/service.ts";
 import { type ReportWindow, resolveWindow } from "../reports/window.ts";
 import { readServiceRecord, type ServiceRecord } from "../services/registry.ts";
@@ -42,6 +44,8 @@ export interface Reader {
   evidence(address: string, endBlock?: number): Promise<EvidenceDocument>;
   /** A page of the leaderboard's JSON (1-based; default 1), as the service's route answers it. */
   leaderboard(endBlock?: number, page?: number): Promise<LeaderboardDocument>;
+  /** The window's merchants and listings whose name, host or URL holds `query` (src/reports/search.ts). */
+  search(query: string, endBlock?: number): Promise<SearchDocument>;
   /** Every merchant's report of the window ending at `endBlock` (default: the latest checkpoint). */
   reports(endBlock?: number): Promise<{ window: ReportWindow; reports: Report[] }>;
   /** The end block of the latest window. */
@@ -137,6 +141,7 @@ function localReader(analytics: Analytics, publicUrl: string): Reader {
     evidence: (address, endBlock) => service.evidence(address, endBlock),
     leaderboard: async (endBlock, page) =>
       leaderboardDocument(await service.leaderboard(endBlock, { page }), publicUrl),
+    search: (query, endBlock) => service.search(query, endBlock),
     reports: (endBlock) => service.reports(endBlock),
     latestBlock: async () => (await resolveWindow(analytics)).end_block,
   };
@@ -155,13 +160,18 @@ function remoteReader(service: ServiceRecord, publicUrl: string): Reader {
   const end = (endBlock?: number) => (endBlock === undefined ? "" : `?end_block=${endBlock}`);
   const leaderboard = (endBlock?: number, page = 1) =>
     json<LeaderboardDocument>(`${leaderboardPath(page)}${end(endBlock)}`);
+  // Encoded: an address from an agent (x402-merchants mcp) may be any text, a "/" or "?" in it too.
+  const merchant = (address: string) => `/v1/reports/base/${encodeURIComponent(address)}`;
   return {
     // Answered as the service answers it: its pages and documents name the service's own public URL.
     route: (pathAndQuery) => reach(service, pathAndQuery),
-    report: (address, endBlock) => json<Report>(`/v1/reports/base/${address}${end(endBlock)}`),
-    evidence: (address, endBlock) =>
-      json<EvidenceDocument>(`/v1/reports/base/${address}/evidence${end(endBlock)}`),
+    report: (address, endBlock) => json<Report>(`${merchant(address)}${end(endBlock)}`),
+    evidence: (address, endBlock) => json<EvidenceDocument>(`${merchant(address)}/evidence${end(endBlock)}`),
     leaderboard,
+    search: (query, endBlock) =>
+      json<SearchDocument>(
+        `${SEARCH_PATH}?${new URLSearchParams({ q: query, ...(endBlock === undefined ? {} : { end_block: String(endBlock) }) })}`,
+      ),
     reports: async (endBlock) => {
       const text = await get(`/v1/datasets/base/reports.ndjson${end(endBlock)}`);
       const reports = text
@@ -208,7 +218,7 @@ function serviceError(service: ServiceRecord, status: number, text: string): App
       `the report service at ${service.url} answered ${status}`,
     );
   }
-  if (status === 400) return new UsageError(message);
+  if (status === 400) return new UsageError(message, code);
   if (status >= 500) {
     return new AppError(502, code, `the report service at ${service.url} failed: ${message}`);
   }

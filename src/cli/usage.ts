@@ -1,11 +1,3 @@
-/**
- * The help texts, all written from the table of commands (src/cli/commands.ts): the program's (`--help`,
- * `help`), a command's (`COMMAND --help`, `help COMMAND`: its usage and exactly its flags) and a group's
- * (`social --help`: its sub-commands).
- */
-import fs from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import {
   COMMANDS,
   type Command,
@@ -20,7 +12,7 @@ import {
 /** Help lines are wrapped to this width. */
 const WIDTH = 110;
 
-const READERS = `Readers beside a process that holds the analytics database (DuckDB allows one): report, leaderboard, publish and simulate --check ask the running serve or demo over HTTP (it records itself in DIR/report-service.json) and print the same; beside another command (a report, index) they wait up to --wait SECONDS (default ${DEFAULT_WAIT_SECONDS}) for it, then exit 1 naming it. To read while indexing, run serve --rpc URL instead of index --follow.`;
+const READERS = `Readers beside a process that holds the analytics database (DuckDB allows one): report, leaderboard, publish, mcp and simulate --check ask the running serve or demo over HTTP (it records itself in DIR/report-service.json) and print the same; beside another command (a report, index) they wait up to --wait SECONDS (default ${DEFAULT_WAIT_SECONDS}) for it, then exit 1 naming it. To read while indexing, run serve --rpc URL instead of index --follow.`;
 
 const ENVIRONMENT = `Environment: X402M_DATA (default ./data), X402M_PUBLIC_URL, PORT, X402M_HOST, X402M_DUCKDB_MEMORY (default 1GB), DATABASE_URL, X402M_FACILITATOR_URL (default http://127.0.0.1:8403), X402M_FACILITATOR_PAYEES, X402M_FACILITATOR_KEY or X402M_FACILITATOR_KEY_FILE, X402M_NETWORK (default eip155:8453), X402M_ASSET, X402M_ASSET_NAME, X402M_ASSET_VERSION, X402M_ASSET_DECIMALS (default Base USDC), X402M_UTILITY_PAY_TO, X402M_UTILITY_URL, X402M_UTILITY_PORT (default 8404), X402M_UTILITY_ALIAS_PAY_TO (default the utility's), X402M_UTILITY_ALIAS_URL, X402M_UTILITY_ALIAS_PORT (default 8405), X402M_INFERENCE_PAY_TO, X402M_INFERENCE_URL, X402M_INFERENCE_PORT (default 8407), X402M_SOCIAL_PAY_TO, X402M_SOCIAL_URL, X402M_SOCIAL_PORT (default 8408), X402M_SOCIAL_PROXY_PAY_TO (default the social's), X402M_SOCIAL_PROXY_URL, X402M_SOCIAL_PROXY_PORT (default 8409), X402M_SOCIAL_PROVIDER (archive, x-web, twitterapi), X402M_METRICS_PORT (default 9464; 0 any free port; off none), X402M_METRICS_HOST (default 127.0.0.1), X402M_METRICS_TOKEN, X402M_LOG_LEVEL (default info): the others are in README.md, and every one in docs/operations.md.`;
 
@@ -141,11 +133,4 @@ function wrap(text: string | string[], width: number): string[] {
     }
   }
   return line === "" ? lines : [...lines, line];
-}
-
-/** The version in package.json, read when asked: this module's source is at src/cli/, in the bundle too. */
-export function projectVersion(): string {
-  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-  return (JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { version: string })
-    .version;
 }

@@ -28,10 +28,13 @@ export class AppError extends Error {
   }
 }
 
-/** A mistake in how a command was called: one line on stderr and exit code 2. */
+/**
+ * A mistake in how a command was called: one line on stderr and exit code 2. `code` is the API's when the
+ * mistake was found by a service the command asked (`bad_address`), for callers that tell them apart.
+ */
 export class UsageError extends AppError {
-  constructor(message: string) {
-    super(400, "usage", message);
+  constructor(message: string, code = "usage") {
+    super(400, code, message);
   }
 }
 

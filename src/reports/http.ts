@@ -1,9 +1,11 @@
 import { type Context, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import type { Analytics } from "../analytics/duckdb.ts";
-import { AppError, BadInputError } from "../common/errors.ts";
+import { AppError, BadInputError, errorBody } from "../common/errors.ts";
 import { type CheckFn, cachedCheck, healthRoutes } from "../common/health.ts";
 import { onError, onNotFound } from "../common/http.ts";
+import { answerMcp, MCP_PATH } from "../common/mcp/http.ts";
 import { answerEveryMethod } from "../common/methods.ts";
 import { limitUnpaid, type UnpaidLimit } from "../common/rate-limit.ts";
 import { REQUEST_ID_HEADER, requestLog } from "../common/request-log.ts";
@@ -11,12 +13,14 @@ import type { Follower } from "../indexer/follower.ts";
 import { renderBadge } from "./badge.ts";
 import { CSV_HEADER, reportsToCsvRows, reportsToNdjson } from "./dataset.ts";
 import { renderEvidencePage } from "./evidence/page.ts";
+import { reportMcpServer, serviceAnswers } from "./mcp.ts";
 import { RANKING_PAGE_SIZE, renderHomePage, renderReportPage } from "./page.ts";
 import { renderEmptyHomePage, renderErrorPage } from "./page-states.ts";
 import { LICENSE_URL } from "./report.ts";
 import { type Report, reportJsonSchema } from "./schema.ts";
 import { SCREENS_PATH } from "./screens/index.ts";
 import { renderScreensPage } from "./screens-page.ts";
+import { SEARCH_PATH } from "./search.ts";
 import { LEADERBOARD_PATH, leaderboardDocument, type ReportService } from "./service.ts";
 import { NoDataYetError, type ReportWindow } from "./window.ts";
 
@@ -187,6 +191,12 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
   app.get(LEADERBOARD_PATH, (c) => leaderboard(c, 1));
   app.get(`${LEADERBOARD_PATH}/pages/:page`, (c) => leaderboard(c, pageParam(c.req.param("page"))));
 
+  app.get(SEARCH_PATH, async (c) => {
+    const found = await reports.search(c.req.query("q") ?? "", endBlockParam(c.req.query("end_block")));
+    c.header("Cache-Control", "public, max-age=300");
+    return c.json(found);
+  });
+
   app.get("/v1/schema/report.json", (c) => {
     c.header("Content-Type", "application/schema+json");
     return c.body(JSON.stringify(reportJsonSchema(), null, 2));
@@ -291,6 +301,22 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
     return c.body(renderBadge(report));
   });
 
+  // Agents' face: the answers above as MCP tools (src/reports/mcp.ts), over stateless Streamable HTTP, a
+  // server per request. Its 405s for GET and DELETE are the transport's JSON-RPC errors, not the routes'.
+  app.use(
+    MCP_PATH,
+    cors({ origin: "*", allowMethods: ["POST", "OPTIONS"], exposeHeaders: [REQUEST_ID_HEADER] }),
+    bodyLimit({
+      maxSize: MCP_MAX_BODY_BYTES,
+      onError: (c) =>
+        c.json(errorBody("payload_too_large", `the body exceeds ${MCP_MAX_BODY_BYTES} bytes`), 413),
+    }),
+  );
+  app.all(MCP_PATH, (c) => answerMcp(c.req.raw, () => reportMcpServer(serviceAnswers(reports))));
+
   answerEveryMethod(app);
   return app;
 }
+
+/** A tool call's arguments are an address, a block and a page: a few hundred bytes. */
+const MCP_MAX_BODY_BYTES = 64 * 1024;

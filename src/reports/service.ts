@@ -1,4 +1,4 @@
-import type { Analytics } from "../analytics/duckdb.ts";
+import type { Analytics, Params } from "../analytics/duckdb.ts";
 import { isTransactionConflict } from "../analytics/errors.ts";
 import { dataVersion } from "../analytics/migrations.ts";
 import { AppError, BadInputError, NotFoundError } from "../common/errors.ts";
@@ -15,6 +15,7 @@ import {
   writeReports,
 } from "./report.ts";
 import type { Report } from "./schema.ts";
+import { listingsMatching, SEARCH_LIMIT, SQL_MERCHANT_MATCHES, searchText } from "./search.ts";
 import { isoUtc, type ReportWindow, resolveWindow, windowDates } from "./window.ts";
 
 /** What the page shows beyond the report: the wallets behind each flag (the 20 largest per kind). */
@@ -298,26 +299,11 @@ export class ReportService {
             "no_such_page",
           );
         }
-        const entry = Object.entries(LEADERBOARD_COLUMNS).map(([key, sql]) => `${sql} AS ${key}`);
-        const rows = await this.analytics.all<
-          Omit<LeaderboardEntry, "rank"> & { rank: number | null; frozen: boolean } & Record<string, unknown>
-        >(
-          `SELECT ${entry.join(", ")}, r.frozen FROM reports r
-         WHERE r.chain = 'base' AND r.end_block = $end AND r.board_place > $after AND r.board_place <= $last
-         ORDER BY r.board_place`,
-          {
-            end: window.end_block,
-            after: (page - 1) * size,
-            last: page * size,
-            page_prefix: pagePrefix(this.options.publicUrl),
-          },
+        const { merchants, unranked } = await this.boardEntries(
+          window.end_block,
+          "r.board_place > $after AND r.board_place <= $last",
+          { after: (page - 1) * size, last: page * size },
         );
-        const merchants: LeaderboardEntry[] = [];
-        const unranked: UnrankedEntry[] = [];
-        for (const { rank, frozen, ...row } of rows) {
-          if (rank !== null) merchants.push({ rank, ...row });
-          else unranked.push({ ...row, reason: unrankedReason(frozen, row.real_tx) });
-        }
         return {
           chain: "base" as const,
           generated_at: context.generatedAt,
@@ -330,6 +316,72 @@ export class ReportService {
         };
       }),
     );
+  }
+
+  /**
+   * The window's merchants whose name or address holds `query`, or one of whose listings' host or URL does,
+   * as leaderboard entries (at most `SEARCH_LIMIT`, in the leaderboard's order), and the listings whose host
+   * or URL holds it, any merchant's (src/reports/search.ts).
+   */
+  search(query: string, endBlock?: number) {
+    const text = searchText(query);
+    return this.serial(
+      timed("search", async () => {
+        const window = await this.ensureWindow(endBlock);
+        const context = await this.context(window);
+        const end = window.end_block;
+        const q = text.toLowerCase();
+        const found = await this.boardEntries(end, SQL_MERCHANT_MATCHES, { q }, SEARCH_LIMIT);
+        const matching = await this.analytics.one<{ merchants: number }>(
+          `SELECT count(*)::DOUBLE AS merchants FROM reports r
+           WHERE r.chain = 'base' AND r.end_block = $end AND ${SQL_MERCHANT_MATCHES}`,
+          { end, q },
+        );
+        const { total, listings } = await listingsMatching(this.analytics, {
+          end,
+          q,
+          page_prefix: pagePrefix(this.options.publicUrl),
+        });
+        return {
+          chain: "base" as const,
+          generated_at: context.generatedAt,
+          license: LICENSE_URL,
+          window,
+          query: text,
+          totals: { merchants: matching?.merchants ?? 0, listings: total },
+          ...found,
+          listings,
+        };
+      }),
+    );
+  }
+
+  /**
+   * Leaderboard entries of a built window's stored reports `r` that `where` selects, in the leaderboard's
+   * order (at most `limit`): the ranked with their rank, then the unranked with the reason.
+   */
+  private async boardEntries(
+    end: number,
+    where: string,
+    params: Exclude<Params, unknown[]>,
+    limit?: number,
+  ): Promise<{ merchants: LeaderboardEntry[]; unranked: UnrankedEntry[] }> {
+    const entry = Object.entries(LEADERBOARD_COLUMNS).map(([key, sql]) => `${sql} AS ${key}`);
+    const rows = await this.analytics.all<
+      Omit<LeaderboardEntry, "rank"> & { rank: number | null; frozen: boolean } & Record<string, unknown>
+    >(
+      `SELECT ${entry.join(", ")}, r.frozen FROM reports r
+       WHERE r.chain = 'base' AND r.end_block = $end AND ${where}
+       ORDER BY r.board_place${limit === undefined ? "" : ` LIMIT ${limit}`}`,
+      { ...params, end, page_prefix: pagePrefix(this.options.publicUrl) },
+    );
+    const merchants: LeaderboardEntry[] = [];
+    const unranked: UnrankedEntry[] = [];
+    for (const { rank, frozen, ...row } of rows) {
+      if (rank !== null) merchants.push({ rank, ...row });
+      else unranked.push({ ...row, reason: unrankedReason(frozen, row.real_tx) });
+    }
+    return { merchants, unranked };
   }
 
   /** How many merchants a built window has, ranked and not. */
@@ -488,6 +540,9 @@ function timed<T>(kind: string, fn: () => Promise<T>): () => Promise<T> {
 }
 
 export type Leaderboard = Awaited<ReturnType<ReportService["leaderboard"]>>;
+
+/** What `/v1/search/base` answers (src/reports/search.ts). */
+export type SearchDocument = Awaited<ReturnType<ReportService["search"]>>;
 
 /** The leaderboard's JSON: page 1 here, page N at `/pages/N`. */
 export const LEADERBOARD_PATH = "/v1/leaderboard/base";
