@@ -45,6 +45,12 @@ const MetricsPort = z.coerce
   .max(65535, "a port from 0 to 65535, or off");
 
 /**
+ * The longest guidance paragraph a host may be given: with what the kit adds, the whole stays under the
+ * 4,000 characters agents' discovery tools read inline (`@agentcash/discovery`'s L4_GUIDANCE_TOO_LONG).
+ */
+export const MAX_GUIDANCE_CHARS = 2000;
+
+/**
  * The one validated configuration. Read once at start from flags and the environment;
  * every module receives the slice it needs as a parameter and never reads `process.env` itself.
  */
@@ -401,6 +407,15 @@ export const ConfigSchema = z.object({
           message: "the twitterapi provider needs its key",
         });
     }),
+  /**
+   * Who runs the merchant hosts, in each one's OpenAPI document (`info.contact`): registries and agent
+   * platforms reach the operator there, and some verify a host's ownership by its email
+   * (src/merchant-kit/host-info.ts). Null: no email, and each host's reference page as its URL.
+   */
+  contact: z.object({
+    email: z.email("an email address").nullable(),
+    url: z.url({ protocol: /^https?$/ }).nullable(),
+  }),
   /** Per merchant host: who is paid, where buyers reach it, which port it listens on. */
   merchants: z.record(
     z.string(),
@@ -417,6 +432,16 @@ export const ConfigSchema = z.object({
         .transform((u) => u.replace(/\/+$/, ""))
         .nullable(),
       port: Port,
+      /**
+       * The host's own paragraph of guidance for agents (`info.x-guidance`, `/llms.txt`); null: its
+       * catalogue's. The kit adds how to pay and where its documents are.
+       */
+      guidance: z
+        .string()
+        .trim()
+        .min(1)
+        .max(MAX_GUIDANCE_CHARS, `at most ${MAX_GUIDANCE_CHARS} characters`)
+        .nullable(),
     }),
   ),
 });
@@ -649,6 +674,7 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
           : null,
       rpcUrl: env.X402M_RPC_URL ?? `http://127.0.0.1:${DEFAULT_PORTS.devnet}`,
     },
+    contact: { email: env.X402M_CONTACT_EMAIL || null, url: env.X402M_CONTACT_URL || null },
     merchants: Object.fromEntries(
       Object.entries(MERCHANT_HOSTS).map(([host, defaults]) => {
         const prefix = merchantEnvPrefix(host);
@@ -661,6 +687,7 @@ export function loadConfig({ flags = {}, env = {} }: ConfigInput = {}): Config {
             payTo: env[`${prefix}PAY_TO`] || fallback || null,
             publicUrl: env[`${prefix}URL`] || null,
             port: env[`${prefix}PORT`] ?? String(defaults.port),
+            guidance: env[`${prefix}GUIDANCE`] || null,
           },
         ];
       }),
@@ -785,6 +812,8 @@ function settingOf(path: readonly string[]): string {
     "unpaidLimit.loopback": "X402M_UNPAID_LOOPBACK",
     "unpaidLimit.trustedProxies": "X402M_TRUSTED_PROXIES",
     "unpaidLimit.forwardedHeader": "X402M_FORWARDED_HEADER",
+    "contact.email": "X402M_CONTACT_EMAIL",
+    "contact.url": "X402M_CONTACT_URL",
     "metrics.port": "X402M_METRICS_PORT",
     "metrics.host": "X402M_METRICS_HOST",
     "metrics.token": "X402M_METRICS_TOKEN",
@@ -819,7 +848,8 @@ function settingOf(path: readonly string[]): string {
   if (head === "social") return socialSetting(path.slice(1));
   if (head === "ports" && second) return portSetting(second);
   if (head === "merchants" && second) {
-    return `${merchantEnvPrefix(second)}${third === "payTo" ? "PAY_TO" : third === "publicUrl" ? "URL" : "PORT"}`;
+    const field: Record<string, string> = { payTo: "PAY_TO", publicUrl: "URL", guidance: "GUIDANCE" };
+    return `${merchantEnvPrefix(second)}${field[third ?? ""] ?? "PORT"}`;
   }
   return path.join(".");
 }

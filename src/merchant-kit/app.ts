@@ -9,12 +9,17 @@ import { cors } from "hono/cors";
 import { migrate } from "../common/db/index.ts";
 import { healthRoutes } from "../common/health.ts";
 import { onError, onNotFound } from "../common/http.ts";
+import { MCP_PATH } from "../common/mcp/http.ts";
 import { answerEveryMethod } from "../common/methods.ts";
 import { limitUnpaid, paymentVerified, type UnpaidLimit } from "../common/rate-limit.ts";
 import { REQUEST_ID_HEADER, requestLog } from "../common/request-log.ts";
 import { type Merchant, type MerchantServices, resourceUrl } from "./catalogue.ts";
 import { openAiErrors } from "./error-dialect.ts";
+import { faviconResponse } from "./favicon.ts";
+import { hostInfo, hostInfoSettings } from "./host-info.ts";
 import { type MerchantEnv, validateInput } from "./input.ts";
+import { llmsTxt } from "./llms-txt.ts";
+import { MerchantMcp } from "./mcp/index.ts";
 import { KIT_MIGRATIONS, KIT_MODULE } from "./migrations.ts";
 import { openApiDocument } from "./openapi.ts";
 import { countRefusals, countUnpaidLimit } from "./payments/counted.ts";
@@ -52,7 +57,7 @@ export interface MerchantAppOptions {
 /** Browsers pay too: they must see the payment headers and may send the signature. */
 const CORS = {
   origin: "*",
-  allowHeaders: ["Content-Type", "PAYMENT-SIGNATURE", "X-PAYMENT", REQUEST_ID_HEADER],
+  allowHeaders: ["Content-Type", "PAYMENT-SIGNATURE", "X-PAYMENT", REQUEST_ID_HEADER, "Mcp-Protocol-Version"],
   exposeHeaders: ["PAYMENT-REQUIRED", "PAYMENT-RESPONSE", REQUEST_ID_HEADER],
 };
 
@@ -63,8 +68,10 @@ const CORS = {
  * of the outcome, and the paid handler (one run per payment, funds reserved, writes in a transaction
  * that commits with the settlement: payments/paid-handler.ts), refusals in the endpoint's dialect
  * (error-dialect.ts); the merchant's free routes; and the free documents `/openapi.json`, `/` and `/docs`
- * (reference page), `/.well-known/x402`, `/healthz`; `/livez` and `/readyz` (database, facilitator, chain:
- * payments/readiness.ts). Each request has its id and its line in the log (src/common/request-log.ts).
+ * (reference page), `/.well-known/x402`, `/llms.txt` and `/favicon.ico`, `/favicon.svg` (host-info.ts,
+ * llms-txt.ts, favicon.ts: what agents' discovery reads), `/healthz`; `/livez` and `/readyz` (database, facilitator, chain:
+ * payments/readiness.ts); `/mcp`, the paid and free routes as MCP tools, paid through x402's MCP transport
+ * (mcp/). Each request has its id and its line in the log (src/common/request-log.ts).
  * Every path answers every method: HEAD as GET
  * without a body (on a paid route, the unpaid 402: payments/head.ts), OPTIONS with `Allow` (a CORS
  * preflight), any other method it does not take 405 with `Allow`. With `limit`, unpaid requests beyond
@@ -111,6 +118,7 @@ export async function merchantApp(
   const outcome = settleAndRecord(ledger);
   const malformed = refuseMalformedPayment();
   const trouble = facilitatorTrouble(facilitator) as MiddlewareHandler<MerchantEnv>;
+  const mcp = new MerchantMcp(merchant);
 
   const app = new Hono<MerchantEnv>();
   app.onError(onError);
@@ -142,6 +150,8 @@ export async function merchantApp(
     });
     // Its refusals are counted with the paid routes' (payments/counted.ts): it answers before any route.
     app.use("*", async function countedLimit(c, next) {
+      // An MCP tool call is limited as the route's request it is dispatched as (mcp/server.ts), not twice.
+      if (c.req.path === MCP_PATH && (await mcp.isToolCall(c.req.raw))) return next();
       let admitted = false;
       const answer = await limited(c, () => {
         admitted = true;
@@ -155,7 +165,10 @@ export async function merchantApp(
   const corsHeaders = cors(CORS);
   app.use("*", (c, next) => (c.req.method === "OPTIONS" ? next() : corsHeaders(c, next)));
 
-  const openapi = openApiDocument(merchant, options.payments);
+  // Who runs the host and what agents should know: the configuration's, else the catalogue's (host-info.ts).
+  const info = hostInfo(merchant, options.payments, hostInfoSettings(options.services.config, merchant.name));
+  const openapi = openApiDocument(merchant, options.payments, info);
+  const llms = llmsTxt(merchant, info);
   const page = renderReferencePage(openapi, { notice: options.notice });
   // Unhealthy while the facilitator cannot be reached: the host cannot take a payment then.
   app.get("/healthz", async (c) => {
@@ -164,6 +177,9 @@ export async function merchantApp(
   });
   app.get("/openapi.json", (c) => c.json(openapi));
   app.get("/.well-known/x402", (c) => c.json(wellKnownX402(merchant)));
+  app.get("/llms.txt", (c) => c.text(llms));
+  app.get("/favicon.ico", () => faviconResponse("ico"));
+  app.get("/favicon.svg", () => faviconResponse("svg"));
   app.get("/", (c) => c.html(page));
   app.get("/docs", (c) => c.html(page));
 
@@ -190,6 +206,8 @@ export async function merchantApp(
     ];
     app.on(endpoint.method, endpoint.path, ...(chain as [MiddlewareHandler<MerchantEnv>]));
   }
+  // MCP (free itself: a paid tool's payment travels inside the call), each call answered by the route above.
+  app.post(MCP_PATH, (c) => mcp.answer(c.req.raw, (request) => app.fetch(request, c.env)));
   answerEveryMethod(app, {
     preflight: (allow) => {
       const preflight = cors({ ...CORS, allowMethods: [...allow] });

@@ -241,6 +241,13 @@ export interface Merchant {
   /** Routes served free beside the paid ones (no payment, not listed), e.g. a model list. */
   free?: readonly FreeRoute[];
   /**
+   * What an agent should know to use this API well, beyond each operation's description: which call to
+   * start with, how calls combine, what the data is (plain text, a paragraph or two). Its OpenAPI
+   * document's `info.x-guidance` and its `/llms.txt` carry it, with the kit's own part (host-info.ts);
+   * the operator may rewrite it (X402M_<HOST>_GUIDANCE).
+   */
+  guidance?: string;
+  /**
    * Work its host starts once it listens, so that the first paid call does not wait for it (the inference
    * merchant's tokenizer). A failure is the host's to log: the first call that needs the work tries again.
    */

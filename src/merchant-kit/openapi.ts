@@ -8,17 +8,19 @@ import {
   pathParams,
   templatePath,
 } from "./catalogue.ts";
+import { type HostInfo, hostInfo, type OpenApiContact } from "./host-info.ts";
 import { type JsonSchema, jsonSchemaOf, objectProperties } from "./json-schema.ts";
 import { base64JsonHeader, componentSchemas, errorSchemaRef } from "./openapi-schemas.ts";
 import { type PaymentInfo, paymentInfo } from "./payment-info.ts";
 import { isGuarded } from "./payments/paid-handler.ts";
-import { freeRefusals, type Refusal, refusalsOf } from "./refusals.ts";
+import { freeRefusals, type Refusal, refusalsOf, takesInput } from "./refusals.ts";
 import type { PaymentSettings } from "./routes.ts";
 import { summaryOf } from "./summary.ts";
 
 export interface OpenApiParameter {
   name: string;
-  in: "query" | "path";
+  /** `header`: only the x402 payment, on an operation that takes no other input (`paymentParameter`). */
+  in: "query" | "path" | "header";
   required: boolean;
   description?: string;
   schema: JsonSchema;
@@ -30,6 +32,11 @@ export interface OpenApiOperation {
   operationId: string;
   summary: string;
   description: string;
+  /**
+   * Always `[]`: no API key or account, paid or free. Agents' discovery reads an operation's auth from it
+   * (with `x-payment-info`: paid; without: free), and warns of an operation that declares none.
+   */
+  security: [];
   parameters?: OpenApiParameter[];
   requestBody?: {
     required: true;
@@ -55,7 +62,16 @@ export interface OpenApiResponse {
 
 export interface OpenApiDocument {
   openapi: "3.1.0";
-  info: { title: string; version: string; description: string };
+  info: {
+    title: string;
+    version: string;
+    description: string;
+    contact: OpenApiContact;
+    /** What an agent should know to use the host well (host-info.ts), as agents' discovery reads it. */
+    "x-guidance": string;
+  };
+  /** The Agentcash discovery profile's pointer to the host's longer guidance. */
+  "x-agentcash-guidance": { llmsTxtUrl: string };
   servers: { url: string }[];
   paths: Record<string, Record<string, OpenApiOperation>>;
   components: { schemas: Record<string, JsonSchema> };
@@ -140,6 +156,20 @@ function paidHow(endpoint: AnyEndpoint): string {
   return `Paid per call through x402: $${endpoint.price} in USDC.`;
 }
 
+/**
+ * The x402 payment as a header parameter, declared on a paid operation that takes no other input (a
+ * wallet's own data, `GET /api/store`): it is then the call's only input, and without it an agent's tools
+ * would see an operation with no input schema at all.
+ */
+const paymentParameter: OpenApiParameter = {
+  name: "PAYMENT-SIGNATURE",
+  in: "header",
+  required: false,
+  description:
+    "The x402 payment, base64 JSON (x402 v2 PaymentPayload): the only input this operation takes. Without it the answer is 402, whose PAYMENT-REQUIRED header says what to sign; the paying wallet is whom the call is for.",
+  schema: { type: "string", contentEncoding: "base64", contentMediaType: "application/json" },
+};
+
 /** "GET /api/seo/alt-check" -> "getApiSeoAltCheck". */
 export function operationId(endpoint: AnyEndpoint): string {
   const words = `${endpoint.method.toLowerCase()} ${endpoint.path}`.split(/[^A-Za-z0-9]+/).filter(Boolean);
@@ -165,6 +195,7 @@ function operation(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentS
     operationId: operationId(endpoint),
     summary: summaryOf(endpoint.description),
     description: `${endpoint.description}\n\n${paidHow(endpoint)}`,
+    security: [],
     responses: {
       "200": {
         description: `The result; the PAYMENT-RESPONSE header carries the settlement.${endpoint.streaming ? ` ${endpoint.streaming}` : ""}`,
@@ -200,6 +231,7 @@ function operation(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentS
         ...(example[name] !== undefined ? { example: example[name] } : {}),
       };
     });
+    if (!takesInput(endpoint)) op.parameters = [paymentParameter];
   } else {
     op.requestBody = {
       required: true,
@@ -211,8 +243,15 @@ function operation(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentS
   return op;
 }
 
-/** The merchant's OpenAPI 3.1 document, built from its catalogue alone. */
-export function openApiDocument(merchant: Merchant, payments: PaymentSettings): OpenApiDocument {
+/**
+ * The merchant's OpenAPI 3.1 document, built from its catalogue alone, and `info`: who runs the host and
+ * what an agent should know (host-info.ts; default: the catalogue's, no operator's contact).
+ */
+export function openApiDocument(
+  merchant: Merchant,
+  payments: PaymentSettings,
+  info: HostInfo = hostInfo(merchant, payments),
+): OpenApiDocument {
   const paths: OpenApiDocument["paths"] = {};
   for (const endpoint of merchant.endpoints) {
     const path = templatePath(endpoint.path);
@@ -229,6 +268,7 @@ export function openApiDocument(merchant: Merchant, payments: PaymentSettings): 
       operationId: operationId({ method: route.method, path: route.path } as AnyEndpoint),
       summary: summaryOf(route.description),
       description: `${route.description}\n\nFree: no payment.`,
+      security: [],
       responses: {
         "200": {
           description: "The result.",
@@ -250,7 +290,10 @@ export function openApiDocument(merchant: Merchant, payments: PaymentSettings): 
         "Every paid operation is paid per call through x402 (no account, no key): call it, read the 402's " +
         "PAYMENT-REQUIRED header, retry with a PAYMENT-SIGNATURE. Bad input is refused with 400 before " +
         "any payment; failed calls are never charged.",
+      contact: info.contact,
+      "x-guidance": info.guidance,
     },
+    "x-agentcash-guidance": { llmsTxtUrl: `${merchant.publicUrl}/llms.txt` },
     servers: [{ url: merchant.publicUrl }],
     paths,
     components: { schemas: componentSchemas(dialects) },

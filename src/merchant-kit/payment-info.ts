@@ -10,17 +10,22 @@ import { priceToAtomic } from "./price.ts";
 import { MAX_TIMEOUT_SECONDS, type PaymentSettings } from "./routes.ts";
 
 /**
- * An operation's `x-payment-info` in the OpenAPI document: the shape x402 crawlers and comparable
- * services read (`price {mode, currency, amount}` in dollars, `protocols [{x402: ...}]`), with the x402
- * requirements themselves (scheme, network, asset, atomic amount, payTo) inside the x402 entry.
+ * A call's price as the agent ecosystem's OpenAPI discovery reads it (the Agentcash discovery profile,
+ * `@agentcash/discovery`'s `PriceSchema`: only `fixed` and `dynamic` are modes it knows). `fixed`: the call
+ * can be paid `amount` as listed (exact, whether or not upto is offered too). `dynamic`: it is metered (upto
+ * only), and costs what it metered, from `min` (nothing moves) to `max`, the most the buyer authorises.
+ */
+export type PaymentPrice =
+  | { mode: "fixed"; currency: "USD"; amount: string }
+  | { mode: "dynamic"; currency: "USD"; min: "0"; max: string };
+
+/**
+ * An operation's `x-payment-info` in the OpenAPI document: `price` in dollars, and `protocols`, one
+ * `{x402: ...}` entry per scheme offered, in the 402's order, carrying the x402 requirements themselves
+ * (scheme, network, asset, atomic amount, payTo) for readers that want them before the 402.
  */
 export interface PaymentInfo {
-  /**
-   * `fixed`: the call can be paid `amount` as listed (exact, whether or not upto is offered too); `max`: it
-   * costs what it metered, at most `amount` (upto only).
-   */
-  price: { mode: "fixed" | "max"; currency: "USD"; amount: string };
-  /** One entry per scheme offered, in the 402's order. */
+  price: PaymentPrice;
   protocols: {
     x402: {
       scheme: Scheme;
@@ -34,13 +39,20 @@ export interface PaymentInfo {
   }[];
 }
 
+/** The price an endpoint's operation declares. */
+export function paymentPrice(endpoint: AnyEndpoint): PaymentPrice {
+  return isMeteredOnly(endpoint)
+    ? { mode: "dynamic", currency: "USD", min: "0", max: endpoint.price }
+    : { mode: "fixed", currency: "USD", amount: endpoint.price };
+}
+
 export function paymentInfo(
   merchant: Merchant,
   endpoint: AnyEndpoint,
   payments: PaymentSettings,
 ): PaymentInfo {
   return {
-    price: { mode: isMeteredOnly(endpoint) ? "max" : "fixed", currency: "USD", amount: endpoint.price },
+    price: paymentPrice(endpoint),
     protocols: schemesOf(endpoint).map((scheme) => ({
       x402: {
         scheme,

@@ -1,4 +1,5 @@
 import { escapeText } from "../common/html.ts";
+import { FAVICON_LINKS } from "./favicon.ts";
 import type { OpenApiDocument, OpenApiOperation } from "./openapi.ts";
 import { TRY_IT_SCRIPT, tryItForm } from "./try-it.ts";
 
@@ -40,11 +41,14 @@ function exampleQuery(op: OpenApiOperation): string {
 }
 
 function parametersTable(op: OpenApiOperation): string {
-  const rows = (op.parameters ?? []).map(
-    (p) =>
-      `<tr><th scope="row"><code>${escapeText(p.name)}</code></th><td>${p.required ? "yes" : "no"}</td>` +
-      `<td><code>${escapeText(String(p.schema.type ?? "any"))}</code></td><td>${escapeText(p.description ?? "")}</td></tr>`,
-  );
+  // The payment header is said by "how to pay"; the table is the query's and the path's.
+  const rows = (op.parameters ?? [])
+    .filter((p) => p.in !== "header")
+    .map(
+      (p) =>
+        `<tr><th scope="row"><code>${escapeText(p.name)}</code></th><td>${p.required ? "yes" : "no"}</td>` +
+        `<td><code>${escapeText(String(p.schema.type ?? "any"))}</code></td><td>${escapeText(p.description ?? "")}</td></tr>`,
+    );
   if (rows.length === 0) return "";
   return `<table><caption>Query parameters</caption><thead><tr><th scope="col">name</th><th scope="col">required</th><th scope="col">type</th><th scope="col">meaning</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
 }
@@ -53,7 +57,7 @@ function parametersTable(op: OpenApiOperation): string {
 function priceLabel(op: OpenApiOperation): string {
   const info = op["x-payment-info"];
   if (!info) return "free";
-  if (info.price.mode === "max") return `up to $${info.price.amount} per call`;
+  if (info.price.mode === "dynamic") return `up to $${info.price.max} per call`;
   const metered = info.protocols.some((p) => p.x402.scheme === "upto");
   return `$${info.price.amount} per call${metered ? ", or metered up to it" : ""}`;
 }
@@ -65,7 +69,7 @@ function howToPay(op: OpenApiOperation): string {
     "Without payment the answer is 402 with the requirements in the PAYMENT-REQUIRED header; an x402 client";
   const upto =
     "with the upto scheme (for example @x402/fetch with @x402/evm's upto client, the wallet having approved Permit2 once) authorises the maximum, pays what the call cost and retries";
-  if (info.price.mode === "max") {
+  if (info.price.mode === "dynamic") {
     return `${unpaid} ${upto}. This page's browser wallet pays fixed prices only.`;
   }
   if (info.protocols.some((p) => p.x402.scheme === "upto")) {
@@ -119,6 +123,7 @@ export function renderReferencePage(doc: OpenApiDocument, opts: { notice?: strin
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeText(doc.info.title)}: API reference</title>
+${FAVICON_LINKS}
 <style>
 body{font-family:system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:1rem;line-height:1.5;color:#1a1a1a;background:#fff}
 a{color:#0645ad}code,pre{font-family:ui-monospace,monospace}pre{background:#f4f4f4;padding:.75rem;overflow-x:auto}
@@ -133,7 +138,7 @@ form.try output pre{white-space:pre-wrap;word-break:break-all}
 <body>
 ${opts.notice ? `<div class="notice" role="note">${escapeText(opts.notice)}</div>\n` : ""}<a class="skip" href="#operations">Skip to the operations</a>
 <header><h1>${escapeText(doc.info.title)}</h1><p>${escapeText(doc.info.description)}</p>
-<p>Machine-readable: <a href="/openapi.json">OpenAPI 3.1</a>, <a href="/.well-known/x402">/.well-known/x402</a>.</p></header>
+<p>Machine-readable (for agents): <a href="openapi.json">OpenAPI 3.1</a>, <a href="llms.txt">llms.txt</a>, MCP over Streamable HTTP at <code>${escapeText(`${server}/mcp`)}</code>, <a href=".well-known/x402">/.well-known/x402</a>.</p></header>
 <nav aria-label="Operations"><ul>${nav}</ul></nav>
 <main id="operations">
 ${operations.map(({ path, method, op }) => section(server, path, method, op)).join("\n")}

@@ -16,6 +16,8 @@ export function tryItForm(path: string, method: string, op: OpenApiOperation): s
   const fields =
     method === "get"
       ? (op.parameters ?? [])
+          // The payment header is the page's to send (the wallet button), not a field.
+          .filter((p) => p.in !== "header")
           .map(
             (p) =>
               `<label>${escapeText(p.name)}${p.required ? " (required)" : ""} <input name="${escapeText(p.name)}"${p.in === "path" ? ' data-in="path"' : ""} value="${escapeText(p.example === undefined ? "" : String(p.example))}"></label>`,

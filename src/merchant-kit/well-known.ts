@@ -19,6 +19,6 @@ export function wellKnownX402(merchant: Merchant): WellKnownX402 {
     // Unlisted endpoints (`listed: false`) are served but not advertised, here as in listings and Bazaar.
     resources: merchant.endpoints.filter((e) => e.listed !== false).map((e) => resourceUrl(merchant, e)),
     openapi: `${merchant.publicUrl}/openapi.json`,
-    instructions: `Every resource is paid per call in USDC through x402; see ${merchant.publicUrl}/docs.`,
+    instructions: `Every resource is paid per call in USDC through x402; see ${merchant.publicUrl}/docs, and for agents ${merchant.publicUrl}/llms.txt.`,
   };
 }

@@ -37,7 +37,12 @@ describe("the configuration", () => {
   });
 
   it("serves the inference host on its own port, wallet and URL", () => {
-    expect(loadConfig({ env: {} }).merchants.inference).toEqual({ payTo: null, publicUrl: null, port: 8407 });
+    expect(loadConfig({ env: {} }).merchants.inference).toEqual({
+      payTo: null,
+      publicUrl: null,
+      port: 8407,
+      guidance: null,
+    });
     expect(
       loadConfig({
         env: {
@@ -50,6 +55,7 @@ describe("the configuration", () => {
       payTo: "0xabcdef0123456789abcdef0123456789abcdef01",
       publicUrl: "https://inference.example",
       port: 9000,
+      guidance: null,
     });
     expect(refusal({ X402M_INFERENCE_PORT: "-1" })).toMatch(/X402M_INFERENCE_PORT/);
   });
@@ -147,6 +153,7 @@ describe("the configuration", () => {
       payTo: "0xabcdef0123456789abcdef0123456789abcdef01",
       publicUrl: null,
       port: 8409,
+      guidance: null,
     });
   });
 

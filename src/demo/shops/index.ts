@@ -65,7 +65,19 @@ export const DEMO_SHOPS: readonly Shop[] = [
   shop("number-words", "Number Speller", [words]),
 ];
 
+/** What an agent should know of a shop, beyond its operations' descriptions (its `info.x-guidance`, `/llms.txt`). */
+export function shopGuidance(shop: Pick<Shop, "name">): string {
+  return `${shop.name}, one of the devnet demo's small shops: computation on what the call sends, nothing fetched and nothing stored, answered at once; paid in the demo's devnet USDC, not real money.`;
+}
+
 /** A shop as a merchant host. */
 export function shopMerchant(shop: Shop, payTo: `0x${string}`, publicUrl: string): Merchant {
-  return { name: shop.slug, title: shop.title, payTo, publicUrl, endpoints: shop.endpoints };
+  return {
+    name: shop.slug,
+    title: shop.title,
+    guidance: shopGuidance(shop),
+    payTo,
+    publicUrl,
+    endpoints: shop.endpoints,
+  };
 }

@@ -13,6 +13,7 @@ import { providerErrors } from "../utility/providers/upstream.ts";
 import { type AudioServices, audioEndpoints, audioFreeRoutes, audioServices } from "./audio/catalogue.ts";
 import { chatEndpoint, chatPath, type RouteEngine } from "./chat.ts";
 import type { ChatEngine, ChatEvent, ChatRequest } from "./engine.ts";
+import { INFERENCE_GUIDANCE } from "./guidance.ts";
 import { defaultModel, defaultRates, ROUTES, settingInfix, type Tier } from "./tiers.ts";
 
 export const INFERENCE_TITLE = "Inference API";
@@ -207,6 +208,7 @@ export function inferenceMerchant(
   return {
     name: "inference",
     title: INFERENCE_TITLE,
+    guidance: INFERENCE_GUIDANCE,
     payTo: host.payTo,
     publicUrl: host.publicUrl,
     endpoints: [...chatEndpoints(settings), ...audioEndpoints(audio)],

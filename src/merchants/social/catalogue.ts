@@ -8,6 +8,7 @@
 import { z } from "zod";
 import type { AnyEndpoint, Merchant } from "../../merchant-kit/catalogue.ts";
 import { socialEndpoint } from "./endpoint.ts";
+import { SOCIAL_GUIDANCE, SOCIAL_PROXY_GUIDANCE } from "./guidance.ts";
 import { lookupEndpoints, NO_USER, userAnswer } from "./lookups.ts";
 import { mediaEndpoints } from "./media.ts";
 import { username } from "./params.ts";
@@ -64,6 +65,7 @@ export function socialMerchant(host: SocialHost, setup: SocialSetup): Merchant {
   return {
     name: "social",
     title: SOCIAL_TITLE,
+    guidance: SOCIAL_GUIDANCE,
     payTo: host.payTo,
     publicUrl: host.publicUrl,
     endpoints: socialEndpoints(setup),
@@ -90,6 +92,7 @@ export function socialProxyMerchant(host: SocialHost, setup: SocialSetup): Merch
   return {
     name: "social-proxy",
     title: SOCIAL_PROXY_TITLE,
+    guidance: SOCIAL_PROXY_GUIDANCE,
     payTo: host.payTo,
     publicUrl: host.publicUrl,
     endpoints: [pay],

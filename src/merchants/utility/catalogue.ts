@@ -8,6 +8,7 @@ import { type AnyEndpoint, aliasOf, type Merchant } from "../../merchant-kit/cat
 import type { FetchPolicy } from "../../merchant-kit/fetch/index.ts";
 import { calc } from "./calc.ts";
 import { DATA_ENDPOINTS } from "./data/index.ts";
+import { UTILITY_ALIAS_GUIDANCE, UTILITY_GUIDANCE } from "./guidance.ts";
 import { ICON_ENDPOINTS } from "./icons/index.ts";
 import { type DnsOptions, lookupEndpoints } from "./lookup/index.ts";
 import { pageEndpoints } from "./pages/index.ts";
@@ -111,6 +112,7 @@ export function utilityMerchant(host: UtilityHost): Merchant {
   return {
     name: "utility",
     title: UTILITY_TITLE,
+    guidance: UTILITY_GUIDANCE,
     endpoints: utilityEndpoints({ dns, providers, fetchPolicy, state }),
     ...rest,
   };
@@ -118,5 +120,8 @@ export function utilityMerchant(host: UtilityHost): Merchant {
 
 export function utilityAliasMerchant(host: UtilityHost): Merchant {
   const { dns: _dns, providers: _providers, fetchPolicy: _fetchPolicy, state: _state, ...rest } = host;
-  return aliasOf(utilityMerchant(host), { name: "utility-alias", paths: UTILITY_ALIAS_PATHS, ...rest });
+  return {
+    ...aliasOf(utilityMerchant(host), { name: "utility-alias", paths: UTILITY_ALIAS_PATHS, ...rest }),
+    guidance: UTILITY_ALIAS_GUIDANCE,
+  };
 }

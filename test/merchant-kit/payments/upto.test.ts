@@ -133,7 +133,8 @@ describe.each(DATABASE_KINDS)("upto endpoints, merchant state on %s", (kind) => 
     const doc = await (await fetch(`${shop.url}/openapi.json`)).json();
     const op = doc.paths["/v1/metered"].post;
     expect(op["x-payment-info"]).toMatchObject({
-      price: { mode: "max", amount: "0.01" },
+      // Metered: the Agentcash discovery profile's dynamic price, from nothing to the maximum.
+      price: { mode: "dynamic", currency: "USD", min: "0", max: "0.01" },
       protocols: [{ x402: { scheme: "upto", amount: "10000" } }],
     });
     expect(op.description).toContain("upto scheme");
