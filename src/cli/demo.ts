@@ -1,5 +1,6 @@
 import { untilSignal } from "../common/lifecycle.ts";
 import { setLogLevel } from "../common/log.ts";
+import { MCP_PATH } from "../common/mcp/http.ts";
 import { loadMix, MixError } from "../demo/mix.ts";
 import { SLOTS_PER_WEEK } from "../demo/plan.ts";
 import { prepareStart } from "../demo/resume.ts";
@@ -72,7 +73,12 @@ export async function runDemo(args: string[], flags: Flags): Promise<number> {
 }
 
 function readyLine(demo: Demo) {
-  return { ready: true, resumed: demo.resumed, ...demo.urls, merchants: demo.merchants };
+  return { ready: true, resumed: demo.resumed, ...demo.urls, mcp: mcpUrl(demo), merchants: demo.merchants };
+}
+
+/** The report service's MCP endpoint; every merchant host answers at the same path with its own tools. */
+function mcpUrl(demo: Demo): string {
+  return new URL(MCP_PATH, demo.urls.leaderboard).href;
 }
 
 function readyText(demo: Demo, dataDir: string): string {
@@ -86,6 +92,7 @@ function readyText(demo: Demo, dataDir: string): string {
     `  facilitator   ${demo.urls.facilitator}`,
     `  shops         ${demo.urls.shops}`,
     `  paid proxy    ${demo.urls.socialProxy}/docs  (/pay/<agent_id>: the social-data API's user lookup)`,
+    `  mcp           ${mcpUrl(demo)}  (report tools; each merchant host's paid tools at its own ${MCP_PATH}; stdio: x402-merchants mcp)`,
     ...(demo.urls.metrics ? [`  metrics       ${demo.urls.metrics}  (Prometheus)`] : []),
     "",
     "  merchants: report page, API reference",
