@@ -1,7 +1,8 @@
 /**
  * The buyer simulator: plays the plan's actions on the devnet with real x402 payments (`@x402/fetch`:
  * 402, an EIP-3009 signature for `exact` or a Permit2 one for metered `upto` endpoints, the merchant's
- * facilitator settles on chain) and real USDC transfers. A wallet approves Permit2 once, before its first
+ * facilitator settles on chain; half the agents pay through the hosts' MCP face instead, `viaMcp`) and
+ * real USDC transfers. A wallet approves Permit2 once, before its first
  * metered call, as a buyer of upto endpoints must.
  *
  * Time: the chain starts a week in the past. While the plan is behind the wall clock the simulator
@@ -11,8 +12,11 @@
  * is ahead of the chain's. Once the plan reaches the present, the devnet mines a block every 2 s and the
  * simulator plays each action at its time.
  */
+
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
+import type { SettleResponse } from "@x402/core/types";
 import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
 import { UptoEvmScheme as UptoEvmClient } from "@x402/evm/upto/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
@@ -32,7 +36,11 @@ import { BLOCK_SECONDS, PERMIT2_ADDRESS } from "../chain/base.ts";
 import { type DevnetAccount, devnetChain } from "../chain/devnet/index.ts";
 import { pollReceipt } from "../chain/receipt.ts";
 import { usdcAbi } from "../chain/usdc.ts";
+import { MCP_PATH } from "../common/mcp/http.ts";
 import { pathParams } from "../merchant-kit/catalogue.ts";
+import { callPaidTool, connectMcp } from "../merchant-kit/mcp/client.ts";
+import { paymentRequiredOf } from "../merchant-kit/mcp/meta.ts";
+import { toolNameOf } from "../merchant-kit/mcp/tools.ts";
 import { type Action, type PlanContext, type PlanEndpoint, planSlot, type WalletId } from "./plan.ts";
 import { appendTruth, type TruthRecord, writeTruthComplete } from "./truth.ts";
 
@@ -81,6 +89,46 @@ export interface SimulatorStats {
 }
 
 const MINE_TICK_MS = 15;
+/** One try at a payment: its settlement, or the status and reason it failed and whether to try again. */
+interface Attempt {
+  status: number;
+  settlement?: SettleResponse;
+  reason?: string;
+  again?: boolean;
+}
+
+/** A merchant host's MCP face: a connected client, and the tool each endpoint is (if the host lists it). */
+interface McpFace {
+  client: Client;
+  toolFor(endpoint: PlanEndpoint): string | undefined;
+}
+
+async function connectFace(merchant: SimMerchant): Promise<McpFace> {
+  const client = await connectMcp(`${merchant.url}${MCP_PATH}`, { name: "x402-merchants-demo-agent" });
+  const names = new Set((await client.listTools()).tools.map((t) => t.name));
+  return {
+    client,
+    // A path two routes share is named with the method first (merchant-kit/mcp/tools.ts); an unlisted
+    // endpoint is no tool and is paid over HTTP.
+    toolFor: (endpoint) =>
+      [toolNameOf(endpoint.path), `${endpoint.method.toLowerCase()}_${toolNameOf(endpoint.path)}`].find((n) =>
+        names.has(n),
+      ),
+  };
+}
+
+/**
+ * Whether this payment goes through the merchant's MCP face: an agent's, for every other agent wallet
+ * (fixed by its id, so a wallet keeps its face across the week): agents reach paid services through MCP
+ * more and more, and the week then holds payments from both faces for the screens and the check.
+ */
+export function viaMcp(action: Extract<Action, { type: "pay" }>): boolean {
+  if (action.behaviour !== "agent") return false;
+  let hash = 0;
+  for (const char of action.from) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
+  return hash % 2 === 0;
+}
+
 /** A payment refused without a charge, or whose own chain read lost its block, is tried this often in all. */
 const PAY_ATTEMPTS = 3;
 
@@ -125,20 +173,37 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
     accounts.set(id, made);
     return made;
   };
+  const x402Clients = new Map<WalletId, x402Client>();
+  const x402ClientOf = (id: WalletId) => {
+    let payer = x402Clients.get(id);
+    if (!payer) {
+      const signer = privateKeyToAccount(keyOf(id));
+      payer = new x402Client()
+        .register("eip155:8453", new ExactEvmClient(signer))
+        .register("eip155:8453", new UptoEvmClient(signer));
+      x402Clients.set(id, payer);
+    }
+    return payer;
+  };
   const payers = new Map<WalletId, typeof fetch>();
   const payingFetch = (id: WalletId) => {
     let f = payers.get(id);
     if (!f) {
-      const signer = privateKeyToAccount(keyOf(id));
-      f = wrapFetchWithPayment(
-        fetch,
-        new x402Client()
-          .register("eip155:8453", new ExactEvmClient(signer))
-          .register("eip155:8453", new UptoEvmClient(signer)),
-      );
+      f = wrapFetchWithPayment(fetch, x402ClientOf(id));
       payers.set(id, f);
     }
     return f;
+  };
+  // One MCP client a merchant, connected on first use, and the tools its host lists.
+  const faces = new Map<string, Promise<McpFace>>();
+  const mcpFace = (merchant: SimMerchant): Promise<McpFace> => {
+    let face = faces.get(merchant.id);
+    if (!face) {
+      face = connectFace(merchant);
+      face.catch(() => faces.delete(merchant.id));
+      faces.set(merchant.id, face);
+    }
+    return face;
   };
   const keyOf = (id: WalletId) => {
     const key = options.wallets.get(id);
@@ -259,9 +324,35 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
         reason,
       });
     };
+    const input = action.input ?? endpoint.input;
+    /** One try over HTTP (`@x402/fetch`): the settlement, or why not and whether another try may do. */
+    const overHttp = async (): Promise<Attempt> => {
+      const response = await payingFetch(action.from)(...request(merchant.url, endpoint, input));
+      const header = response.headers.get("PAYMENT-RESPONSE");
+      if (!response.ok || !header) {
+        const reason =
+          refusal(response.headers.get("PAYMENT-REQUIRED")) ?? (await response.text()).slice(0, 200);
+        return { status: response.status, reason, again: response.status === 402 || response.status === 503 };
+      }
+      await response.arrayBuffer().catch(() => undefined);
+      return { status: response.status, settlement: decodePaymentResponseHeader(header) };
+    };
+    /** One try over MCP (x402's MCP transport): a PaymentRequired after paying is a refusal, as a 402. */
+    const overMcp = async (face: McpFace, tool: string): Promise<Attempt> => {
+      const call = await callPaidTool(face.client, x402ClientOf(action.from), tool, input);
+      if (call.settlement?.success) return { status: 200, settlement: call.settlement };
+      const required = paymentRequiredOf(call.result);
+      const text = call.result.content?.[0]?.type === "text" ? call.result.content[0].text : "";
+      return {
+        status: required ? 402 : 0,
+        reason: `over MCP: ${required?.error ?? call.settlement?.errorReason ?? text.slice(0, 200)}`,
+        again: required !== undefined,
+      };
+    };
     try {
-      const input = action.input ?? endpoint.input;
-      let response: Response;
+      const face = viaMcp(action) ? await mcpFace(merchant) : undefined;
+      const tool = face?.toolFor(endpoint);
+      let outcome: Attempt;
       // Refused after paying, or "try again", and charged nothing, or a read of our own that lost its block:
       // try again, as an agent would. The devnet keeps no state but the head's, so a read (ours, a
       // verification, a balance) that a burst of mined blocks overtakes finds none (devnet docs).
@@ -269,28 +360,22 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
         const retry = attempt < PAY_ATTEMPTS;
         try {
           if (endpoint.scheme === "upto") await approvePermit2(action.from);
-          response = await payingFetch(action.from)(...request(merchant.url, endpoint, input));
+          outcome = face && tool ? await overMcp(face, tool) : await overHttp();
         } catch (error) {
           if (!(retry && lostItsBlock(error))) throw error;
           await delay(50 * attempt);
           continue;
         }
-        if (!(retry && (response.status === 402 || response.status === 503))) break;
-        await response.arrayBuffer().catch(() => undefined);
-        await delay(response.status === 503 ? 200 : 50 * attempt);
+        if (!(retry && outcome.again)) break;
+        await delay(outcome.status === 503 ? 200 : 50 * attempt);
       }
-      const header = response.headers.get("PAYMENT-RESPONSE");
-      if (!response.ok || !header) {
-        fail(
-          response.status,
-          refusal(response.headers.get("PAYMENT-REQUIRED")) ?? (await response.text()).slice(0, 200),
-        );
+      const { settlement } = outcome;
+      if (!settlement) {
+        fail(outcome.status, outcome.reason ?? "no settlement");
         return;
       }
-      await response.arrayBuffer().catch(() => undefined);
-      const settlement = decodePaymentResponseHeader(header);
       if (!settlement.success) {
-        fail(response.status, settlement.errorReason ?? "settlement failed");
+        fail(outcome.status, settlement.errorReason ?? "settlement failed");
         return;
       }
       // A metered call charges what it used (the settlement says how much); one that used nothing
@@ -309,6 +394,7 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
           behaviour: action.behaviour,
           merchant: merchant.id,
           endpoint: `${endpoint.method} ${endpoint.path}`,
+          ...(face && tool ? { face: "mcp" as const } : {}),
         },
       });
     } catch (error) {
@@ -396,6 +482,9 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
     }
   } finally {
     clearInterval(miner);
+    await Promise.all(
+      [...faces.values()].map((face) => face.then((f) => f.client.close()).catch(() => undefined)),
+    );
     await flushTruth().catch(() => undefined);
     await mining;
   }

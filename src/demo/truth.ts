@@ -30,6 +30,8 @@ export interface TruthRecord {
   /** The merchant's id in the demo and the endpoint paid, for people reading the file. */
   merchant: string;
   endpoint: string;
+  /** How the buyer paid: over MCP (x402's MCP transport), else absent (HTTP, and every earlier record). */
+  face?: "mcp";
 }
 
 const TruthRecordSchema = z.object({
@@ -41,6 +43,7 @@ const TruthRecordSchema = z.object({
   behaviour: z.enum(BEHAVIOURS),
   merchant: z.string(),
   endpoint: z.string(),
+  face: z.literal("mcp").optional(),
 });
 
 /** A ground-truth file that cannot be read whole: which file, which line, and whether it was cut short. */

@@ -289,8 +289,13 @@ describe("demo", () => {
       .readFileSync(path.join(dataDir, "demo", "truth.ndjson"), "utf8")
       .trim()
       .split("\n")
-      .map((l) => JSON.parse(l) as { endpoint: string; merchant: string; behaviour: string });
+      .map((l) => JSON.parse(l) as { endpoint: string; merchant: string; behaviour: string; face?: string });
     expect(truth.filter((r) => r.merchant === "social").length).toBeGreaterThan(0);
+    // Agents buy through both faces, HTTP and MCP (x402's MCP transport), and the check above counted both.
+    const agents = truth.filter((r) => r.behaviour === "agent");
+    expect(agents.filter((r) => r.face === "mcp").length).toBeGreaterThan(0);
+    expect(agents.filter((r) => r.face === undefined).length).toBeGreaterThan(0);
+    expect(new Set(agents.filter((r) => r.face === "mcp").map((r) => r.merchant)).size).toBeGreaterThan(1);
     expect(result.merchants.find((m) => m.name === "social.localhost")?.ok).toBe(true);
     const proxied = truth.filter((r) => r.merchant === "social-proxy" && r.behaviour === "agent");
     expect(proxied.length).toBeGreaterThan(0);

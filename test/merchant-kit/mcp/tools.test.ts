@@ -18,10 +18,10 @@ import { DEMO_SHOPS, shopMerchant } from "../../../src/demo/shops/index.ts";
 import { merchantApp } from "../../../src/merchant-kit/app.ts";
 import type { Merchant } from "../../../src/merchant-kit/catalogue.ts";
 import { jsonSchemaOf } from "../../../src/merchant-kit/json-schema.ts";
+import { callTool, connectMcp } from "../../../src/merchant-kit/mcp/client.ts";
 import { merchantTools, paymentRequiredOf } from "../../../src/merchant-kit/mcp/index.ts";
 import { MERCHANTS } from "../../../src/merchants/index.ts";
 import { openTestDatabase } from "../../helpers/db.ts";
-import { callTool, connectMcp } from "../../helpers/mcp.ts";
 import { refusingFacilitator, startMerchant, testConfig } from "../../helpers/merchant.ts";
 import { realPng } from "../../merchants/social/media-fixtures.ts";
 

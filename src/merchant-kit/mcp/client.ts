@@ -3,14 +3,14 @@
  * tool as x402's MCP transport has a client do it (specs/transports-v2/mcp.md): call it; when the result
  * asks for a payment (`isError` with a `PaymentRequired`), sign one with the buyer's x402 client and call
  * again with it in `_meta["x402/payment"]`; read the settlement from `_meta["x402/payment-response"]`.
- * Nothing here is specific to tests (no test runner): the demo's buyers can pay through it as well.
+ * The demo's buyers pay through it, and the tests call the hosts with it.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { x402Client } from "@x402/core/client";
 import type { PaymentPayload, PaymentRequired, SettleResponse } from "@x402/core/types";
-import { PAYMENT_META_KEY, paymentRequiredOf, settlementOf } from "../../src/merchant-kit/mcp/index.ts";
+import { PAYMENT_META_KEY, paymentRequiredOf, settlementOf } from "./meta.ts";
 
 /**
  * An MCP client connected over Streamable HTTP to `url` (a host's `/mcp`), its requests sent with
