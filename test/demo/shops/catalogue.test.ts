@@ -73,6 +73,8 @@ describe("DEMO_SHOPS invariants", () => {
       payTo,
       publicUrl: "http://127.0.0.1:4021/fortune",
       endpoints: shop.endpoints,
+      guidance:
+        "Fortune Teller, one of the devnet demo's small shops: computation on what the call sends, nothing fetched and nothing stored, answered at once; paid in the demo's devnet USDC, not real money.",
     });
   });
 });
