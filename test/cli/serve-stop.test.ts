@@ -15,7 +15,7 @@ import { openDatabase } from "../../src/common/db/index.ts";
 import { dataLayout } from "../../src/config/layout.ts";
 import { isolatedDatabaseOptions } from "../helpers/db.ts";
 import { facilitatorOnDevnet } from "../helpers/facilitator.ts";
-import { slow, startFixtureServer } from "../helpers/fixtures/index.ts";
+import { startFixtureServer } from "../helpers/fixtures/index.ts";
 import { eventually, startCli } from "../helpers/process.ts";
 import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
 
@@ -136,16 +136,28 @@ describe("serve, stopped while answering", () => {
     const devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
     onTestFinished(() => devnet.stop());
     const { url: facilitatorUrl } = await facilitatorOnDevnet(devnet);
-    // The upstream a paid ping waits on: it answers 2.5 s after the request reached it.
+    // The upstream a paid ping waits on: it answers once the test has seen both ports refuse (a fixed delay
+    // raced the shutdown on a busy machine), or after 20 s at most.
     let reached: () => void = () => undefined;
     const upstreamReached = new Promise<void>((resolve) => {
       reached = resolve;
     });
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     const upstream = await startFixtureServer({
       routes: {
-        "/slow": (request, res, req) => {
+        "/slow": (_request, res) => {
           reached();
-          return slow(2_500)(request, res, req);
+          const answer = () => {
+            if (!res.headersSent) res.writeHead(200, { "content-type": "text/plain" }).end("slow");
+          };
+          const cap = setTimeout(answer, 20_000);
+          void released.then(() => {
+            clearTimeout(cap);
+            answer();
+          });
         },
       },
     });
@@ -215,7 +227,9 @@ describe("serve, stopped while answering", () => {
       10_000,
     );
     expect(bothRefused, serve.stderr()).toBe(true);
+    // Still under way: the shutdown neither dropped nor cut short the request it had taken.
     expect(slowDone).toBe(false);
+    release();
 
     // The slow client's request is answered in full, and its connection then closed by the server.
     const answer = await slowAnswer;
