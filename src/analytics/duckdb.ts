@@ -7,6 +7,7 @@ import {
   type DuckDBValue,
 } from "@duckdb/node-api";
 import { NotFoundError } from "../common/errors.ts";
+import { sleep } from "../common/sleep.ts";
 import type { Config } from "../config/config.ts";
 import { dataLayout } from "../config/layout.ts";
 import { AnalyticsBusyError, AnalyticsDamagedError, storeError } from "./errors.ts";
@@ -284,7 +285,7 @@ export async function openAnalyticsWaiting(
     } catch (error) {
       const left = deadline - Date.now();
       if (!(error instanceof AnalyticsBusyError) || left <= 0) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
+      await sleep(Math.min(pause, left));
     }
   }
 }

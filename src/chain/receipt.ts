@@ -6,6 +6,7 @@ import {
   TransactionReceiptNotFoundError,
   type Transport,
 } from "viem";
+import { sleep } from "../common/sleep.ts";
 
 /**
  * Asks for a transaction's receipt every `intervalMs` until it comes or `timeoutMs` passes (undefined).
@@ -30,6 +31,6 @@ export async function pollReceipt(
     }
     const left = deadline - Date.now();
     if (left <= 0) return undefined;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(intervalMs, left)));
+    await sleep(Math.min(intervalMs, left));
   }
 }

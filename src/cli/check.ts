@@ -11,6 +11,7 @@ import { Analytics } from "../analytics/duckdb.ts";
 import { AnalyticsBusyError, AnalyticsDamagedError, AnalyticsVersionError } from "../analytics/errors.ts";
 import { type CheckLine, checkContents, checkFile } from "../analytics/integrity.ts";
 import type { AppError } from "../common/errors.ts";
+import { sleep } from "../common/sleep.ts";
 import type { Config } from "../config/config.ts";
 import { dataLayout } from "../config/layout.ts";
 import { readServiceRecord } from "../services/registry.ts";
@@ -64,7 +65,7 @@ async function openReadOnly(config: Config, waitMs: number): Promise<Analytics |
       const service = readServiceRecord(config.dataDir);
       const left = deadline - Date.now();
       if (service?.pid === error.holder.pid || left <= 0) throw held(config, error, waitMs, service?.url);
-      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
+      await sleep(Math.min(pause, left));
     }
   }
 }

@@ -12,6 +12,7 @@
 import { type Analytics, AnalyticsBusyError, openAnalytics } from "../analytics/duckdb.ts";
 import { AppError } from "../common/errors.ts";
 import { fetchWithin } from "../common/fetch-within.ts";
+import { sleep } from "../common/sleep.ts";
 import { timeoutSignal } from "../common/timeout-signal.ts";
 import { type Config, DEFAULT_PUBLIC_URL } from "../config/config.ts";
 import type { EvidenceDocument } from "../reports/evidence/document.ts";
@@ -101,7 +102,7 @@ async function openOrFindService(
       );
       told = true;
     }
-    await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
+    await sleep(Math.min(pause, left));
     pause = Math.min(pause * 2, 500);
   }
 }

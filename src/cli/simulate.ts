@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { sleep } from "../common/sleep.ts";
 import { dataLayout } from "../config/layout.ts";
 import { type CheckRow, checkReports, TOLERANCE } from "../demo/check.ts";
 import { readTruth, readTruthComplete, TruthError } from "../demo/truth.ts";
@@ -60,7 +61,7 @@ async function readGroundTruth(truthFile: string, completeFile: string) {
     } catch (error) {
       if (!(error instanceof TruthError)) throw error;
       if (error.torn && Date.now() - started < TORN_AFTER_MS) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await sleep(100);
         continue;
       }
       throw new TruthError(`${error.message}: ${checkAdvice(error)}`, error.file, error.line, error.torn);

@@ -37,6 +37,7 @@ import { type DevnetAccount, devnetChain } from "../chain/devnet/index.ts";
 import { pollReceipt } from "../chain/receipt.ts";
 import { usdcAbi } from "../chain/usdc.ts";
 import { MCP_PATH } from "../common/mcp/http.ts";
+import { sleep } from "../common/sleep.ts";
 import { pathParams } from "../merchant-kit/catalogue.ts";
 import { callPaidTool, connectMcp } from "../merchant-kit/mcp/client.ts";
 import { paymentRequiredOf } from "../merchant-kit/mcp/meta.ts";
@@ -131,8 +132,6 @@ export function viaMcp(action: Extract<Action, { type: "pay" }>): boolean {
 
 /** A payment refused without a charge, or whose own chain read lost its block, is tried this often in all. */
 const PAY_ATTEMPTS = 3;
-
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * A read at "latest" that the devnet answered "block height is N but requested was M": anvil keeping no
@@ -363,11 +362,11 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
           outcome = face && tool ? await overMcp(face, tool) : await overHttp();
         } catch (error) {
           if (!(retry && lostItsBlock(error))) throw error;
-          await delay(50 * attempt);
+          await sleep(50 * attempt);
           continue;
         }
         if (!(retry && outcome.again)) break;
-        await delay(outcome.status === 503 ? 200 : 50 * attempt);
+        await sleep(outcome.status === 503 ? 200 : 50 * attempt);
       }
       const { settlement } = outcome;
       if (!settlement) {

@@ -26,6 +26,7 @@ import {
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
 import type { Database } from "../common/db/index.ts";
 import { Lifecycle } from "../common/lifecycle.ts";
+import { sleep } from "../common/sleep.ts";
 import { type Config, portSetting } from "../config/config.ts";
 import { dataLayout } from "../config/layout.ts";
 import { DEFAULT_REORG_DEPTH, type IndexerEvent } from "../indexer/index.ts";
@@ -498,7 +499,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       for (;;) {
         if (controller.signal.aborted) throw new DemoError("stopped before the week was ready");
         if (caughtUpBlock !== undefined && indexed.block >= caughtUpBlock - DEFAULT_REORG_DEPTH) break;
-        await new Promise((resolve) => setTimeout(resolve, 250));
+        await sleep(250);
       }
       await service.leaderboard();
     })();

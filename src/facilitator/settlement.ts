@@ -22,6 +22,7 @@ import type { Chain, PublicClient, Transport } from "viem";
 import type { Database } from "../common/db/index.ts";
 import { log } from "../common/log.ts";
 import { facilitatorGasSpent } from "../common/metrics.ts";
+import { sleep } from "../common/sleep.ts";
 import type { GasBudgets, Grant, KeyedSettlement } from "./access/index.ts";
 import { type AuthorizationKey, type CheckedPayment, keyString, signedOf, termsOf } from "./authorization.ts";
 import type { BazaarOutcome } from "./bazaar.ts";
@@ -453,8 +454,4 @@ export function createSettlement(options: SettlementOptions): Settlement {
 
 function payerOf(row: LedgerRow): string {
   return termsOf(signedOf(row.payment_payload)).payer;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -17,12 +17,13 @@
  * nodes): then only the batch's first and last headers are read. Without it, each settlement block's
  * header is read too.
  */
+
+import { sleep } from "../common/sleep.ts";
 import { type BlockHeader, parseHeader } from "./blocks.ts";
 import { hexNumber } from "./decode.ts";
 import { chunk, mapPool } from "./pool.ts";
 import type { RpcCall, RpcClient } from "./rpc/client.ts";
 import { RpcError, RpcGaveUpError } from "./rpc/errors.ts";
-import { sleep } from "./rpc/rate-limit.ts";
 
 export type SenderStrategy = "block" | "tx" | "trace" | "mixed";
 /** "auto" picks one by what the RPC serves: see `chooseSenderStrategy`. */

@@ -13,9 +13,9 @@
 import type { Listing } from "../analytics/listings.ts";
 import { BASE_USDC } from "../chain/base.ts";
 import { fetchWithin } from "../common/fetch-within.ts";
+import { sleep } from "../common/sleep.ts";
 import { timeoutSignal } from "../common/timeout-signal.ts";
 import { backoffDelay, DEFAULT_BACKOFF } from "./rpc/backoff.ts";
-import { sleep } from "./rpc/rate-limit.ts";
 
 export interface DiscoveryOptions {
   /** The resources URL (it may carry filters such as `?type=http`; limit and offset are added). */

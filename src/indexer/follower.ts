@@ -5,13 +5,13 @@
  * health (how far behind, since when the RPC fails, the last error) is what `/healthz` shows.
  */
 import { type LogFields, type LogLevel, type LogLimit, limitedLog } from "../common/log.ts";
+import { sleep } from "../common/sleep.ts";
 import { ChainMovedError } from "./block-data.ts";
 import { hexNumber } from "./decode.ts";
 import { DEFAULT_REORG_DEPTH, type IndexerEvent, type IndexerOptions, runIndexer } from "./indexer.ts";
 import { backoffDelay } from "./rpc/backoff.ts";
 import { RpcClient } from "./rpc/client.ts";
 import { RpcGaveUpError } from "./rpc/errors.ts";
-import { sleep } from "./rpc/rate-limit.ts";
 import { readState } from "./state.ts";
 
 /** Waits between attempts to reach an RPC that is down: 1 s doubling, capped at a minute, full jitter. */

@@ -11,6 +11,7 @@ import { DEVNET_FACILITATOR_SIGNER, isAnvil } from "../chain/devnet/signer.ts";
 import type { FacilitatorRegistry } from "../chain/facilitators.ts";
 import { AppError } from "../common/errors.ts";
 import type { LogFields, LogLevel } from "../common/log.ts";
+import { sleep } from "../common/sleep.ts";
 import { loadDepositorsRead, loadReadHistories } from "./balances.ts";
 import {
   ChainMovedError,
@@ -44,7 +45,6 @@ import { findCommonAncestor, rewindTo } from "./reorg.ts";
 import type { BackoffOptions } from "./rpc/backoff.ts";
 import { type RetryEvent, RpcClient } from "./rpc/client.ts";
 import { RpcGaveUpError } from "./rpc/errors.ts";
-import { sleep } from "./rpc/rate-limit.ts";
 import { Serial } from "./serial.ts";
 import { type Cursor, loadWalletBook, readState } from "./state.ts";
 import { BatchWriter } from "./writer.ts";

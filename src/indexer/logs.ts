@@ -5,11 +5,12 @@
  * a range is refused, shrinks when a result is larger than `targetLogs`, and doubles again after a
  * few comfortable answers, up to `maxSpan`.
  */
+
+import { sleep } from "../common/sleep.ts";
 import { hexNumber, type RawLog } from "./decode.ts";
 import { backoffDelay, DEFAULT_BACKOFF } from "./rpc/backoff.ts";
 import type { RpcClient } from "./rpc/client.ts";
 import { RpcError, RpcGaveUpError } from "./rpc/errors.ts";
-import { sleep } from "./rpc/rate-limit.ts";
 
 export interface LogFilter {
   /** A contract, or several (an OR), as eth_getLogs takes them. */

@@ -1,6 +1,6 @@
 /**
  * Exact money arithmetic on atomic USDC units (6 decimals), as SQL expressions: the reports are
- * assembled in DuckDB (see sql.ts). Sums stay in integers; reports round only at the end, half up,
+ * assembled in DuckDB (see aggregates.ts). Sums stay in integers; reports round only at the end, half up,
  * and the flags' dollar figures are apportioned so they add up exactly to usd - real_usd (report.ts).
  * Sums and cents are HUGEINT, never cast down: a sum of bounded payments can pass 2^63 (aggregates.ts),
  * and its cents can too, past 9.2 million payments of the bound.

@@ -52,7 +52,7 @@ const json = (expr: string) => `coalesce(to_json(${expr})::VARCHAR, 'null')`;
 
 /**
  * Stores the window's reports in the `reports` table, one typed row per merchant (migration 4), from
- * the tables of `aggregateWindow` (sql.ts): every figure of the report, the flags with their dollars
+ * the tables of `aggregateWindow` (aggregates.ts): every figure of the report, the flags with their dollars
  * apportioned, the daily records and the page's details. Text that is the same for every merchant of
  * a window (window, notes, licence) or kept elsewhere (the listings) is not stored with each report;
  * `reportsQuery` renders the JSON when a report is read. A week of 50,000 merchants is about 100 MB

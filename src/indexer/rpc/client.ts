@@ -9,10 +9,11 @@
 
 import { fetchWithin } from "../../common/fetch-within.ts";
 import { rpcCalls, rpcResponseBytes } from "../../common/metrics.ts";
+import { sleep } from "../../common/sleep.ts";
 import { timeoutSignal } from "../../common/timeout-signal.ts";
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF } from "./backoff.ts";
 import { classifyHttpStatus, classifyRpcError, RpcError, RpcGaveUpError } from "./errors.ts";
-import { RateLimiter, sleep } from "./rate-limit.ts";
+import { RateLimiter } from "./rate-limit.ts";
 
 export interface RpcCall {
   method: string;

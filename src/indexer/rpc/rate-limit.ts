@@ -1,3 +1,4 @@
+import { sleep } from "../../common/sleep.ts";
 /**
  * A request-rate limit shared by every call of one client: at most `rps` requests per second on
  * average, with bursts of up to one second's worth. Each call inside a JSON-RPC batch counts as one
@@ -25,17 +26,4 @@ export class RateLimiter {
     const wait = this.tat - now - 1000;
     if (wait > 0) await sleep(wait);
   }
-}
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }

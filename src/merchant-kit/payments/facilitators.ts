@@ -30,6 +30,7 @@ import {
 } from "@x402/core/types";
 import { type LogWriter, limitedLog } from "../../common/log.ts";
 import { currentRequestId, REQUEST_ID_HEADER } from "../../common/request-log.ts";
+import { sleep } from "../../common/sleep.ts";
 import type { PathHeaders } from "./facilitator-auth.ts";
 import type { AuthorizationReader, AuthorizedTransfer, ChainWord } from "./settled-on-chain.ts";
 
@@ -353,7 +354,7 @@ export class FailoverFacilitator implements FacilitatorClient {
         return undefined;
       }
       if (word.state !== "unused" || Date.now() >= until) return word;
-      await new Promise((resolve) => setTimeout(resolve, this.pollMs));
+      await sleep(this.pollMs);
     }
   }
 

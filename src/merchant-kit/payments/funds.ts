@@ -3,6 +3,7 @@ import { MULTICALL3_ADDRESS } from "../../chain/base.ts";
 import { rpcTransport } from "../../chain/rpc-transport.ts";
 import { usdcAbi } from "../../chain/usdc.ts";
 import { UpstreamError } from "../../common/errors.ts";
+import { sleep } from "../../common/sleep.ts";
 import type { FundsReader } from "./ledger.ts";
 
 const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
@@ -50,7 +51,7 @@ export function chainFunds(rpcUrl: string, asset: `0x${string}`): FundsReader {
       } catch (error) {
         const answered = error instanceof BaseError && error.walk((e) => e instanceof RpcError) !== null;
         if (answered && attempt < NODE_ERROR_RETRIES) {
-          await new Promise((resolve) => setTimeout(resolve, 50 * (attempt + 1)));
+          await sleep(50 * (attempt + 1));
           continue;
         }
         throw new UpstreamError(
