@@ -212,6 +212,33 @@ describe.each(DATABASE_KINDS)("paid tools over MCP, merchant state on %s", (kind
     expect((await usdc.balanceOf(utilityPayTo)) - shopBefore).toBe(2n * CALC_PRICE);
   });
 
+  it("delivers one of two payments at once from a wallet that can afford only one, and charges only that one", async () => {
+    const wallet = await walletHolding(devnet, CALC_PRICE, offset);
+    const asked = paymentRequiredOf(await callTool(utilityMcp, "api_calc", { expr: "1+1" }));
+    const payer = x402ClientFor(wallet, "exact");
+    // Two payments, each signed for the whole balance: either alone could pay.
+    const payments = await Promise.all(
+      [1, 2].map(() => payer.createPaymentPayload(asked as NonNullable<typeof asked>)),
+    );
+    const results = await Promise.all(
+      payments.map((payment) => callTool(utilityMcp, "api_calc", { expr: "1+1" }, payment)),
+    );
+    const delivered = results.filter((r) => !r.isError);
+    expect(delivered).toHaveLength(1);
+    expect(JSON.parse(textOf(delivered[0] as (typeof results)[number])).result).toBe("2");
+    const refused = results.find((r) => r.isError);
+    expect(paymentRequiredOf(refused as (typeof results)[number])?.error).toBeTruthy();
+    const texts = (refused as (typeof results)[number]).content.map((c) => (c as { text: string }).text);
+    expect(texts.join("\n")).not.toContain('"result":"2"');
+    expect(await usdc.balanceOf(wallet.address)).toBe(0n);
+    // The other call's settlement failed for want of funds: recorded unsettled, its answer never sent (a
+    // guarded route would have refused it before running: docs/platform.md).
+    expect((await ledgerRows(db, wallet.address)).map((r) => r.state).sort()).toEqual([
+      "settled",
+      "unsettled",
+    ]);
+  });
+
   it("settles an upto tool for what it metered, less than its maximum", async () => {
     const payer = buyer(3);
     const before = await usdc.balanceOf(payer.address);
