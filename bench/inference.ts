@@ -23,7 +23,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { startDevnet } from "../src/chain/devnet/index.ts";
 import { listen } from "../src/common/listen.ts";
 import { inProcessClient } from "../src/facilitator/index.ts";
-import type { HandlerContext } from "../src/merchant-kit/catalogue.ts";
+import type { HandlerContext } from "../src/merchant-kit/endpoint.ts";
 import { type MerchantEnv, validateInput } from "../src/merchant-kit/input.ts";
 import { chatEndpoints, inferenceMerchant, OFFLINE_SETTINGS } from "../src/merchants/inference/catalogue.ts";
 import { startMiner } from "../test/helpers/chain.ts";

@@ -18,7 +18,7 @@ import { startDevnet } from "../src/chain/devnet/index.ts";
 import { migrate } from "../src/common/db/index.ts";
 import { KIT_MIGRATIONS, KIT_MODULE } from "../src/merchant-kit/migrations.ts";
 import { chainFunds } from "../src/merchant-kit/payments/funds.ts";
-import { type PaymentKey, PaymentLedger } from "../src/merchant-kit/payments/ledger.ts";
+import { type PaymentKey, PaymentLedger } from "../src/merchant-kit/payments/payment-ledger.ts";
 import { openTestDatabase } from "../test/helpers/db.ts";
 
 function flagValue(name: string, fallback: number): number {

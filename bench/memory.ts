@@ -36,7 +36,7 @@ import { PNG } from "pngjs";
 import { privateKeyToAccount } from "viem/accounts";
 import { type Devnet, startDevnet } from "../src/chain/devnet/index.ts";
 import { listen } from "../src/common/listen.ts";
-import type { AnyEndpoint } from "../src/merchant-kit/catalogue.ts";
+import type { AnyEndpoint } from "../src/merchant-kit/endpoint.ts";
 import { utilityEndpoints } from "../src/merchants/utility/catalogue.ts";
 import { startMiner } from "../test/helpers/chain.ts";
 import { openTestDatabase } from "../test/helpers/db.ts";

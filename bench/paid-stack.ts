@@ -33,7 +33,7 @@ import type { Database } from "../src/common/db/index.ts";
 import { type Listening, listen, listenWithUrl } from "../src/common/listen.ts";
 import { createFacilitator, inProcessClient } from "../src/facilitator/index.ts";
 import { merchantApp } from "../src/merchant-kit/app.ts";
-import type { MerchantServices } from "../src/merchant-kit/catalogue.ts";
+import type { MerchantServices } from "../src/merchant-kit/endpoint.ts";
 import { type MerchantEnv, validateInput } from "../src/merchant-kit/input.ts";
 import { calc } from "../src/merchants/utility/calc.ts";
 import { countingDatabase, type DatabaseCounts, openTestDatabase } from "../test/helpers/db.ts";

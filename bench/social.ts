@@ -32,7 +32,7 @@ import { startDevnet } from "../src/chain/devnet/index.ts";
 import { type Database, openDatabase } from "../src/common/db/index.ts";
 import { listen } from "../src/common/listen.ts";
 import { inProcessClient } from "../src/facilitator/index.ts";
-import type { HandlerContext } from "../src/merchant-kit/catalogue.ts";
+import type { HandlerContext } from "../src/merchant-kit/endpoint.ts";
 import { type MerchantEnv, validateInput } from "../src/merchant-kit/input.ts";
 import { socialEndpoints, socialMerchant } from "../src/merchants/social/catalogue.ts";
 import type { SocialTweet } from "../src/merchants/social/model.ts";

@@ -10,12 +10,12 @@ import { NotFoundError } from "../common/errors.ts";
 import { sleep } from "../common/sleep.ts";
 import type { Config } from "../config/config.ts";
 import { dataLayout } from "../config/layout.ts";
-import { AnalyticsBusyError, AnalyticsDamagedError, storeError } from "./errors.ts";
 import { verifyAtOpen } from "./integrity.ts";
 import { migrate } from "./migrations.ts";
+import { AnalyticsBusyError, AnalyticsDamagedError, storeError } from "./store-errors.ts";
 import { releaseStoreFile } from "./store-file.ts";
 
-export { AnalyticsBusyError, AnalyticsDamagedError, type LockHolder, lockHolder } from "./errors.ts";
+export { AnalyticsBusyError, AnalyticsDamagedError, type LockHolder, lockHolder } from "./store-errors.ts";
 
 export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
 export type Row = Record<string, unknown>;
@@ -208,7 +208,7 @@ export class Analytics {
     }
   }
 
-  /** Runs one call to DuckDB, unless damage was met before; its failure as the error it means (src/analytics/errors.ts). */
+  /** Runs one call to DuckDB, unless damage was met before; its failure as the error it means (src/analytics/store-errors.ts). */
   private async guarded<T>(work: () => Promise<T>): Promise<T> {
     if (this.health.damage) throw this.health.damage;
     try {

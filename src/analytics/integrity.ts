@@ -12,8 +12,8 @@
  */
 
 import type { Analytics } from "./duckdb.ts";
-import { AnalyticsDamagedError, AnalyticsVersionError, duckdbErrorType } from "./errors.ts";
 import { MIGRATIONS } from "./migrations.ts";
+import { AnalyticsDamagedError, AnalyticsVersionError, duckdbErrorType } from "./store-errors.ts";
 import { verifyStoreFile, walDamage } from "./store-file.ts";
 
 /**

@@ -8,13 +8,17 @@
  * (a `report`, an `import`) it waits, up to `--wait` seconds; beside a server it says which one to stop.
  */
 import { Analytics } from "../analytics/duckdb.ts";
-import { AnalyticsBusyError, AnalyticsDamagedError, AnalyticsVersionError } from "../analytics/errors.ts";
 import { type CheckLine, checkContents, checkFile } from "../analytics/integrity.ts";
+import {
+  AnalyticsBusyError,
+  AnalyticsDamagedError,
+  AnalyticsVersionError,
+} from "../analytics/store-errors.ts";
 import type { AppError } from "../common/errors.ts";
 import { sleep } from "../common/sleep.ts";
 import type { Config } from "../config/config.ts";
 import { dataLayout } from "../config/layout.ts";
-import { readServiceRecord } from "../services/registry.ts";
+import { readServiceRecord } from "../config/service-record.ts";
 import { configFrom, DEFAULT_WAIT_SECONDS, type Flags, parseWaitMs, UsageError } from "./args.ts";
 
 export async function runCheck(args: string[], flags: Flags): Promise<number> {

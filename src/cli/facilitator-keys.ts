@@ -11,8 +11,7 @@
 import { formatEther, isAddress, parseEther } from "viem";
 import { type Database, migrate, openDatabase } from "../common/db/index.ts";
 import { dataLayout } from "../config/layout.ts";
-import { type ApiKey, addKey, listKeys, revokeKey } from "../facilitator/access/index.ts";
-import { FACILITATOR_MIGRATIONS } from "../facilitator/index.ts";
+import { type ApiKey, addKey, FACILITATOR_MIGRATIONS, listKeys, revokeKey } from "../facilitator/index.ts";
 import { configFrom, type Flags, UsageError } from "./args.ts";
 
 /** Settlements a minute when `--rate` is not given: one a second on average, a minute's worth at once. */

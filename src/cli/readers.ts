@@ -10,11 +10,13 @@
  *   holds it and what to do.
  */
 import { type Analytics, AnalyticsBusyError, openAnalytics } from "../analytics/duckdb.ts";
+import { analyticsNotice } from "../analytics/notice.ts";
 import { AppError } from "../common/errors.ts";
 import { fetchWithin } from "../common/fetch-within.ts";
 import { sleep } from "../common/sleep.ts";
 import { timeoutSignal } from "../common/timeout-signal.ts";
 import { type Config, DEFAULT_PUBLIC_URL } from "../config/config.ts";
+import { readServiceRecord, type ServiceRecord } from "../config/service-record.ts";
 import type { EvidenceDocument } from "../reports/evidence/document.ts";
 import { reportRoutes } from "../reports/http.ts";
 import type { Report } from "../reports/schema.ts";
@@ -28,8 +30,6 @@ import {
   type SearchDocument,
 } from "../reports/service.ts";
 import { type ReportWindow, resolveWindow } from "../reports/window.ts";
-import { readServiceRecord, type ServiceRecord } from "../services/registry.ts";
-import { analyticsNotice } from "../services/reports.ts";
 import { configFrom, DEFAULT_WAIT_SECONDS, type Flags, parseWaitMs, UsageError } from "./args.ts";
 
 /** A report build on a large store takes seconds; a service that answers nothing for this long is stuck. */

@@ -157,7 +157,7 @@ export const ConfigSchema = z.object({
       .nullable(),
     /**
      * JSON-RPC of the payments' chain, where merchants read a payer's balance before work that writes or
-     * costs upstream (src/merchant-kit/payments/ledger.ts).
+     * costs upstream (src/merchant-kit/payments/payment-ledger.ts).
      */
     rpcUrl: z.url({ protocol: /^https?$/ }),
   }),

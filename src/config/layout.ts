@@ -25,7 +25,7 @@ import path from "node:path";
 export interface DataLayout {
   dir: string;
   analytics: { file: string; spill: string };
-  /** The record of the report service serving this directory (src/services/registry.ts). */
+  /** The record of the report service serving this directory (src/config/service-record.ts). */
   reportService: string;
   /** PGlite directories: one per service that keeps PostgreSQL state (PGlite allows one process each). */
   pglite: { merchants: string; facilitator: string };

@@ -20,7 +20,7 @@ import { Analytics } from "../analytics/duckdb.ts";
 import { findSavedChain, LEGACY_CHAIN_FILE, SAVED_CHAIN_FILE } from "../chain/devnet/saved-chain.ts";
 import { AppError } from "../common/errors.ts";
 import { dataLayout } from "../config/layout.ts";
-import { readServiceRecord } from "../services/registry.ts";
+import { readServiceRecord } from "../config/service-record.ts";
 import { EVASIONS_OFF, type Mix, MixSchema } from "./mix.ts";
 import { SLOT_SECONDS, slotSecondsFor } from "./plan.ts";
 import { readTruthComplete, scanTruth, TruthError } from "./truth.ts";

@@ -38,7 +38,7 @@ import { pollReceipt } from "../chain/receipt.ts";
 import { usdcAbi } from "../chain/usdc.ts";
 import { MCP_PATH } from "../common/mcp/http.ts";
 import { sleep } from "../common/sleep.ts";
-import { pathParams } from "../merchant-kit/catalogue.ts";
+import { pathParams } from "../merchant-kit/endpoint.ts";
 import { callPaidTool, connectMcp } from "../merchant-kit/mcp/client.ts";
 import { paymentRequiredOf } from "../merchant-kit/mcp/meta.ts";
 import { toolNameOf } from "../merchant-kit/mcp/tools.ts";

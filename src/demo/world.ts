@@ -30,7 +30,7 @@ import { sleep } from "../common/sleep.ts";
 import { type Config, portSetting } from "../config/config.ts";
 import { dataLayout } from "../config/layout.ts";
 import { DEFAULT_REORG_DEPTH, type IndexerEvent } from "../indexer/index.ts";
-import { isMeteredOnly, type Merchant } from "../merchant-kit/catalogue.ts";
+import { isMeteredOnly, type Merchant } from "../merchant-kit/endpoint.ts";
 import { OFFLINE_SETTINGS } from "../merchants/inference/catalogue.ts";
 import type { ReportService } from "../reports/service.ts";
 import { devnetFacilitatorOptions, startServices } from "../services/index.ts";

@@ -12,7 +12,7 @@ import {
   facilitatorVerifySeconds,
   secondsSince,
 } from "../common/metrics.ts";
-import { SETTLEMENT_PENDING } from "./errors.ts";
+import { SETTLEMENT_PENDING } from "./error-codes.ts";
 
 const reasonOf = bounded();
 

@@ -32,7 +32,7 @@ import {
 import { transferWithAuthorizationDigest } from "../chain/eip3009.ts";
 import { recoverSigner } from "../chain/secp256k1.ts";
 import { type Eip3009Payload, isPermit2Payload } from "./authorization.ts";
-import { SETTLEMENT_PENDING } from "./errors.ts";
+import { SETTLEMENT_PENDING } from "./error-codes.ts";
 
 // @x402/evm's exact scheme's settlement reasons, verbatim.
 const TRANSACTION_FAILED = "invalid_exact_evm_transaction_failed";

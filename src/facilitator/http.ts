@@ -17,7 +17,7 @@ import {
   KEY_OVER_BUDGET,
   UNEXPECTED_SETTLE_ERROR,
   UNEXPECTED_VERIFY_ERROR,
-} from "./errors.ts";
+} from "./error-codes.ts";
 import { checkPayment, parseRequestBody, type Rejection, type Scope } from "./wire.ts";
 
 /** What the HTTP face needs of a facilitator. */

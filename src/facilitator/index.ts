@@ -2,10 +2,21 @@
  * The project's x402 v2 facilitator (Base: exact with EIP-3009, upto with Permit2): verify, settle at most
  * once per authorization, a Bazaar, over HTTP. See docs/facilitator.md.
  */
+
+export {
+  type ApiKey,
+  addKey,
+  countLiveKeys,
+  decideOpen,
+  isLoopback,
+  listKeys,
+  revokeKey,
+} from "./access/index.ts";
 export type { BazaarOutcome, DiscoveryQuery } from "./bazaar.ts";
 export { ChainMismatchError, type OnNewChain } from "./chain-identity.ts";
 export { inProcessClient } from "./client.ts";
-export * as reasons from "./errors.ts";
+export * as reasons from "./error-codes.ts";
 export { createFacilitator, type Facilitator, type FacilitatorOptions } from "./facilitator.ts";
+export { addReadinessChecks, chainReadiness } from "./http.ts";
 export { FACILITATOR_MIGRATIONS } from "./migrations.ts";
 export type { ResolveSummary } from "./settlement.ts";

@@ -25,19 +25,6 @@ import { facilitatorGasSpent } from "../common/metrics.ts";
 import { sleep } from "../common/sleep.ts";
 import type { GasBudgets, Grant, KeyedSettlement } from "./access/index.ts";
 import { type AuthorizationKey, type CheckedPayment, keyString, signedOf, termsOf } from "./authorization.ts";
-import type { BazaarOutcome } from "./bazaar.ts";
-import type { ChainReads } from "./chain-reads.ts";
-import {
-  INSUFFICIENT_FUNDS,
-  NONCE_ALREADY_USED,
-  PAYMENT_NOT_VERIFIED,
-  SETTLED_ELSEWHERE,
-  SETTLEMENT_DROPPED,
-  SETTLEMENT_IN_PROGRESS,
-  SETTLEMENT_PENDING,
-  UNEXPECTED_SETTLE_ERROR,
-} from "./errors.ts";
-import { balanceOf, fundsSuspected, lackOfFunds } from "./funds.ts";
 import {
   claim,
   claimDelivery,
@@ -50,7 +37,20 @@ import {
   markSettledWithoutTransfer,
   reclaimStale,
   release,
-} from "./ledger.ts";
+} from "./authorization-ledger.ts";
+import type { BazaarOutcome } from "./bazaar.ts";
+import type { ChainReads } from "./chain-reads.ts";
+import {
+  INSUFFICIENT_FUNDS,
+  NONCE_ALREADY_USED,
+  PAYMENT_NOT_VERIFIED,
+  SETTLED_ELSEWHERE,
+  SETTLEMENT_DROPPED,
+  SETTLEMENT_IN_PROGRESS,
+  SETTLEMENT_PENDING,
+  UNEXPECTED_SETTLE_ERROR,
+} from "./error-codes.ts";
+import { balanceOf, fundsSuspected, lackOfFunds } from "./funds.ts";
 import { type ChainOutcome, checkSettlement, receiptCost } from "./outcome.ts";
 import { createPayerFunds } from "./payer-funds.ts";
 import { checkPayment, type Scope } from "./wire.ts";

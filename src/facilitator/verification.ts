@@ -22,10 +22,10 @@ import { type Chain, getAddress, type PublicClient, parseSignature, type Transpo
 import type { Database } from "../common/db/index.ts";
 import { log } from "../common/log.ts";
 import type { CheckedPayment } from "./authorization.ts";
+import { findAuthorization, type LedgerRow, recordVerified } from "./authorization-ledger.ts";
 import type { ChainReads, ContractRead } from "./chain-reads.ts";
-import { INSUFFICIENT_FUNDS, NONCE_ALREADY_USED, UNEXPECTED_VERIFY_ERROR } from "./errors.ts";
+import { INSUFFICIENT_FUNDS, NONCE_ALREADY_USED, UNEXPECTED_VERIFY_ERROR } from "./error-codes.ts";
 import { fundsSuspected, lackOfFunds } from "./funds.ts";
-import { findAuthorization, type LedgerRow, recordVerified } from "./ledger.ts";
 import { authorizationUsed } from "./outcome.ts";
 import { checkPayment, type Scope } from "./wire.ts";
 

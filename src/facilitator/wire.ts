@@ -18,7 +18,7 @@ import {
   UNSUPPORTED_ASSET,
   UNSUPPORTED_PAYLOAD_TYPE,
   UNSUPPORTED_SCHEME,
-} from "./errors.ts";
+} from "./error-codes.ts";
 
 /**
  * Why a request is not judged on its merits. `malformed`: the body is not a well-formed x402 v2 request

@@ -16,7 +16,7 @@
 import type { Analytics } from "../analytics/duckdb.ts";
 import { BASE_CHAIN, BASE_USDC } from "../chain/base.ts";
 import type { RpcClient } from "./rpc/client.ts";
-import { RpcError } from "./rpc/errors.ts";
+import { RpcError } from "./rpc/rpc-errors.ts";
 
 /** A wallet's USDC balance at the end of `block`, in atomic units. */
 export interface BalanceRow {

@@ -23,7 +23,7 @@ import { type BlockHeader, parseHeader } from "./blocks.ts";
 import { hexNumber } from "./decode.ts";
 import { chunk, mapPool } from "./pool.ts";
 import type { RpcCall, RpcClient } from "./rpc/client.ts";
-import { RpcError, RpcGaveUpError } from "./rpc/errors.ts";
+import { RpcError, RpcGaveUpError } from "./rpc/rpc-errors.ts";
 
 export type SenderStrategy = "block" | "tx" | "trace" | "mixed";
 /** "auto" picks one by what the RPC serves: see `chooseSenderStrategy`. */

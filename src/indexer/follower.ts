@@ -11,7 +11,7 @@ import { hexNumber } from "./decode.ts";
 import { DEFAULT_REORG_DEPTH, type IndexerEvent, type IndexerOptions, runIndexer } from "./indexer.ts";
 import { backoffDelay } from "./rpc/backoff.ts";
 import { RpcClient } from "./rpc/client.ts";
-import { RpcGaveUpError } from "./rpc/errors.ts";
+import { RpcGaveUpError } from "./rpc/rpc-errors.ts";
 import { readState } from "./state.ts";
 
 /** Waits between attempts to reach an RPC that is down: 1 s doubling, capped at a minute, full jitter. */

@@ -34,4 +34,4 @@ export {
 } from "./indexer.ts";
 export { createReporter, type Reporter } from "./progress.ts";
 export { RpcClient, type RpcClientOptions } from "./rpc/client.ts";
-export { RpcError, RpcGaveUpError } from "./rpc/errors.ts";
+export { RpcError, RpcGaveUpError } from "./rpc/rpc-errors.ts";

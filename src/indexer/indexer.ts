@@ -44,7 +44,7 @@ import { LogFetcher, type SpanChange } from "./logs.ts";
 import { findCommonAncestor, rewindTo } from "./reorg.ts";
 import type { BackoffOptions } from "./rpc/backoff.ts";
 import { type RetryEvent, RpcClient } from "./rpc/client.ts";
-import { RpcGaveUpError } from "./rpc/errors.ts";
+import { RpcGaveUpError } from "./rpc/rpc-errors.ts";
 import { Serial } from "./serial.ts";
 import { type Cursor, loadWalletBook, readState } from "./state.ts";
 import { BatchWriter } from "./writer.ts";

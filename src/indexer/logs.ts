@@ -10,7 +10,7 @@ import { sleep } from "../common/sleep.ts";
 import { hexNumber, type RawLog } from "./decode.ts";
 import { backoffDelay, DEFAULT_BACKOFF } from "./rpc/backoff.ts";
 import type { RpcClient } from "./rpc/client.ts";
-import { RpcError, RpcGaveUpError } from "./rpc/errors.ts";
+import { RpcError, RpcGaveUpError } from "./rpc/rpc-errors.ts";
 
 export interface LogFilter {
   /** A contract, or several (an OR), as eth_getLogs takes them. */

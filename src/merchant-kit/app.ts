@@ -13,7 +13,7 @@ import { MCP_PATH } from "../common/mcp/http.ts";
 import { answerEveryMethod } from "../common/methods.ts";
 import { limitUnpaid, paymentVerified, type UnpaidLimit } from "../common/rate-limit.ts";
 import { REQUEST_ID_HEADER, requestLog } from "../common/request-log.ts";
-import { type Merchant, type MerchantServices, resourceUrl } from "./catalogue.ts";
+import { type Merchant, type MerchantServices, resourceUrl } from "./endpoint.ts";
 import { openAiErrors } from "./error-dialect.ts";
 import { faviconResponse } from "./favicon.ts";
 import { hostInfo, hostInfoSettings } from "./host-info.ts";
@@ -26,10 +26,10 @@ import { countRefusals, countUnpaidLimit } from "./payments/counted.ts";
 import { facilitatorTrouble, WatchedFacilitator } from "./payments/facilitator-watch.ts";
 import { chainFunds } from "./payments/funds.ts";
 import { headAsUnpaidGet } from "./payments/head.ts";
-import { type FundsReader, PaymentLedger } from "./payments/ledger.ts";
 import { malformedPayment, refuseMalformedPayment } from "./payments/malformed.ts";
 import { isGuarded, paidHandler, settleAndRecord } from "./payments/paid-handler.ts";
 import { paymentHeader } from "./payments/payment-key.ts";
+import { type FundsReader, PaymentLedger } from "./payments/payment-ledger.ts";
 import { paymentReadiness } from "./payments/readiness.ts";
 import {
   laterSettlement,

@@ -7,7 +7,7 @@
  * where the documents are, from the catalogue.
  */
 import type { Config } from "../config/config.ts";
-import { isMetered, isMeteredOnly, type Merchant } from "./catalogue.ts";
+import { isMetered, isMeteredOnly, type Merchant } from "./endpoint.ts";
 import type { PaymentSettings } from "./routes.ts";
 
 /** OpenAPI's `info.contact`: at least one way to reach the operator. */

@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { z } from "zod";
 import { BadInputError, errorBody } from "../common/errors.ts";
-import type { AnyEndpoint, MerchantServices } from "./catalogue.ts";
+import type { AnyEndpoint, MerchantServices } from "./endpoint.ts";
 import type { PaidRun } from "./payments/paid-handler.ts";
 
 /**

@@ -1,5 +1,5 @@
 import type { Listing } from "../analytics/listings.ts";
-import { type Merchant, resourceUrl } from "./catalogue.ts";
+import { type Merchant, resourceUrl } from "./endpoint.ts";
 
 /** The merchant's listings, sorted as reports show them: by price ascending, then by URL. */
 export function listingsOf(merchant: Merchant): Listing[] {

@@ -11,7 +11,7 @@ import {
   type Merchant,
   resourceUrl,
   templatePath,
-} from "./catalogue.ts";
+} from "./endpoint.ts";
 import type { HostInfo } from "./host-info.ts";
 import { summaryOf } from "./summary.ts";
 

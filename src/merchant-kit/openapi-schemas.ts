@@ -3,7 +3,7 @@
  * and what the x402 headers carry once decoded. Written from what the kit and `@x402/core` send, and held
  * to it by the test that checks every documented status against a real answer.
  */
-import type { ErrorDialect } from "./catalogue.ts";
+import type { ErrorDialect } from "./endpoint.ts";
 import type { JsonSchema } from "./json-schema.ts";
 
 /** The project's refusal, `{"error": {"code", "message"}}` (src/common/http.ts). */

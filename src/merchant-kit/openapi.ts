@@ -7,7 +7,7 @@ import {
   type Merchant,
   pathParams,
   templatePath,
-} from "./catalogue.ts";
+} from "./endpoint.ts";
 import { type HostInfo, hostInfo, type OpenApiContact } from "./host-info.ts";
 import { type JsonSchema, jsonSchemaOf, objectProperties } from "./json-schema.ts";
 import { base64JsonHeader, componentSchemas, errorSchemaRef } from "./openapi-schemas.ts";

@@ -5,7 +5,7 @@ import {
   resourceUrl,
   type Scheme,
   schemesOf,
-} from "./catalogue.ts";
+} from "./endpoint.ts";
 import { priceToAtomic } from "./price.ts";
 import { MAX_TIMEOUT_SECONDS, type PaymentSettings } from "./routes.ts";
 

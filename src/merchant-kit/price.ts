@@ -1,4 +1,4 @@
-import type { PriceUsd } from "./catalogue.ts";
+import type { PriceUsd } from "./endpoint.ts";
 
 /**
  * A dollar price in the token's atomic units, exactly: "0.001" with 6 decimals is 1000n. Decimal string

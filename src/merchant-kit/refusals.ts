@@ -4,11 +4,11 @@
  * and those the endpoint answers itself (`Endpoint.errors`). A status both give is one response with both
  * reasons. None is charged: the payment middleware settles only answers below 400.
  */
-import { type AnyEndpoint, type ErrorStatus, type Errors, isMetered } from "./catalogue.ts";
+import { type AnyEndpoint, type ErrorStatus, type Errors, isMetered } from "./endpoint.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./input.ts";
 import { jsonSchemaOf, objectProperties } from "./json-schema.ts";
-import { UNPAID_LIMIT } from "./payments/ledger.ts";
 import { DEFAULT_TIMEOUT_MS, isGuarded } from "./payments/paid-handler.ts";
+import { UNPAID_LIMIT } from "./payments/payment-ledger.ts";
 
 /** Whether a call carries input the kit checks: a body, or query or path parameters. */
 export function takesInput(endpoint: AnyEndpoint): boolean {

@@ -1,7 +1,7 @@
 import type { RouteConfig } from "@x402/core/server";
 import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import type { Config } from "../config/config.ts";
-import { type AnyEndpoint, exampleJson, type Merchant, pathParams, schemesOf } from "./catalogue.ts";
+import { type AnyEndpoint, exampleJson, type Merchant, pathParams, schemesOf } from "./endpoint.ts";
 import { jsonSchemaOf, objectProperties } from "./json-schema.ts";
 import { priceToAtomic } from "./price.ts";
 

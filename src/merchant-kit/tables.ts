@@ -1,6 +1,6 @@
 import { type Database, migrate } from "../common/db/index.ts";
 import { log } from "../common/log.ts";
-import type { AnyEndpoint, Tables } from "./catalogue.ts";
+import type { AnyEndpoint, Tables } from "./endpoint.ts";
 
 /** How often each module's sweep runs. */
 export const SWEEP_INTERVAL_MS = 60 * 60 * 1000;

@@ -1,4 +1,4 @@
-import { type Merchant, resourceUrl } from "./catalogue.ts";
+import { type Merchant, resourceUrl } from "./endpoint.ts";
 
 /**
  * `/.well-known/x402`: the discovery document x402 crawlers fetch from a host (`version` 1, the paid

@@ -3,7 +3,7 @@
  * (catalogue, wallet, public URL) from the host's wallet and address and its slice of the configuration.
  */
 import type { Config, MerchantHost } from "../config/config.ts";
-import type { Merchant } from "../merchant-kit/catalogue.ts";
+import type { Merchant } from "../merchant-kit/endpoint.ts";
 import { allowListPolicy } from "../merchant-kit/fetch/index.ts";
 import { inferenceMerchant } from "./inference/catalogue.ts";
 import { socialMerchant, socialProxyMerchant } from "./social/catalogue.ts";

@@ -1,6 +1,6 @@
 import type { Analytics, Params } from "../analytics/duckdb.ts";
-import { isTransactionConflict } from "../analytics/errors.ts";
 import { dataVersion } from "../analytics/migrations.ts";
+import { isTransactionConflict } from "../analytics/store-errors.ts";
 import { AppError, BadInputError, NotFoundError } from "../common/errors.ts";
 import { reportBuildSeconds, secondsSince } from "../common/metrics.ts";
 import { aggregateWindow, dropWindowTables } from "./aggregates.ts";

@@ -13,12 +13,15 @@ import { withMetrics } from "../common/metrics-server.ts";
 import { limitPaths, type UnpaidLimit } from "../common/rate-limit.ts";
 import { type Config, ConfigError } from "../config/config.ts";
 import { dataLayout } from "../config/layout.ts";
-import { countLiveKeys, decideOpen, isLoopback } from "../facilitator/access/index.ts";
-import { addReadinessChecks, chainReadiness } from "../facilitator/http.ts";
 import {
+  addReadinessChecks,
+  chainReadiness,
+  countLiveKeys,
   createFacilitator,
+  decideOpen,
   FACILITATOR_MIGRATIONS,
   type Facilitator,
+  isLoopback,
   type OnNewChain,
 } from "../facilitator/index.ts";
 import { listenOn } from "./listen.ts";

@@ -17,12 +17,8 @@ import {
   merchantEnvPrefix,
 } from "../config/config.ts";
 import { dataLayout } from "../config/layout.ts";
-import {
-  type Merchant,
-  type MerchantAppOptions,
-  merchantApp,
-  missingAliasPaths,
-} from "../merchant-kit/index.ts";
+import { type MerchantAppOptions, merchantApp } from "../merchant-kit/app.ts";
+import { type Merchant, missingAliasPaths } from "../merchant-kit/endpoint.ts";
 import { facilitatorAuthHeaders } from "../merchant-kit/payments/facilitator-auth.ts";
 import {
   FailoverFacilitator,

@@ -3,16 +3,18 @@
  * `config.host`:`config.port`, and, when asked, the indexer following a chain into the same database
  * (DuckDB lets one process write a database file, so the indexer runs here rather than beside it).
  */
+
 import { type Analytics, openAnalyticsWaiting } from "../analytics/duckdb.ts";
+import { analyticsNotice } from "../analytics/notice.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import { withMetrics } from "../common/metrics-server.ts";
 import type { UnpaidLimit } from "../common/rate-limit.ts";
 import type { Config } from "../config/config.ts";
+import { reachableUrl, removeServiceRecord, writeServiceRecord } from "../config/service-record.ts";
 import type { Follower, FollowerOptions } from "../indexer/index.ts";
 import { reportReadiness, reportRoutes, type ServiceHealth } from "../reports/http.ts";
 import { ReportService } from "../reports/service.ts";
 import { listenWithUrlOn } from "./listen.ts";
-import { reachableUrl, removeServiceRecord, writeServiceRecord } from "./registry.ts";
 
 /**
  * A `report` or `leaderboard` holds the database for about a second (src/cli/readers.ts): a service
@@ -100,9 +102,4 @@ async function startIndexer(
     connection.close();
   });
   return follower;
-}
-
-/** The banner a database asks every page to show (`meta.notice`, which the demo sets), if any. */
-export async function analyticsNotice(analytics: Analytics): Promise<string | undefined> {
-  return (await analytics.one<{ value: string }>("SELECT value FROM meta WHERE key = 'notice'"))?.value;
 }

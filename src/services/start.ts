@@ -13,7 +13,7 @@ import type { Lifecycle } from "../common/lifecycle.ts";
 import { setLogLevel } from "../common/log.ts";
 import { unpaidLimitOf } from "../common/rate-limit.ts";
 import type { Config, MerchantHost } from "../config/config.ts";
-import type { Merchant } from "../merchant-kit/catalogue.ts";
+import type { Merchant } from "../merchant-kit/endpoint.ts";
 import type { ReportService } from "../reports/service.ts";
 import type { FacilitatorServiceOptions } from "./facilitator.ts";
 import { type ExtraHost, startMerchantHosts } from "./merchants.ts";

@@ -8,7 +8,7 @@ import path from "node:path";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { MIGRATIONS } from "../../src/analytics/migrations.ts";
-import { writeServiceRecord } from "../../src/services/registry.ts";
+import { writeServiceRecord } from "../../src/config/service-record.ts";
 import {
   blockByte,
   blocksOnlyOf,

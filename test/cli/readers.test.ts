@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { listen } from "../../src/common/listen.ts";
-import { writeServiceRecord } from "../../src/services/registry.ts";
+import { writeServiceRecord } from "../../src/config/service-record.ts";
 import { addr, checkpoint, END, ndjsonFile, payment, repeat } from "../helpers/data.ts";
 import { holdAnalytics } from "../helpers/hold.ts";
 import { eventually, runCli, startCli } from "../helpers/process.ts";

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
-import { AnalyticsDamagedError } from "../../src/analytics/errors.ts";
+import { AnalyticsDamagedError } from "../../src/analytics/store-errors.ts";
 import { DatabaseDamagedError } from "../../src/common/db/database.ts";
 import { BadInputError } from "../../src/common/errors.ts";
 import { onError } from "../../src/common/http.ts";

@@ -19,8 +19,9 @@ import { bearerMatches, metricsAnswer, withMetrics } from "../../src/common/metr
 import { ConfigError, loadConfig } from "../../src/config/config.ts";
 import { countEvent } from "../../src/indexer/counted.ts";
 import { RpcClient } from "../../src/indexer/rpc/client.ts";
+import { upstreamJson } from "../../src/merchant-kit/upstream.ts";
+import { countingTokens } from "../../src/merchants/utility/providers/counting-tokens.ts";
 import type { LanguageProvider } from "../../src/merchants/utility/providers/language.ts";
-import { countingTokens, upstreamJson } from "../../src/merchants/utility/providers/upstream.ts";
 import { ReportService } from "../../src/reports/service.ts";
 import { startMetricsListener } from "../../src/services/metrics.ts";
 import { addr, checkpoint, END, ndjsonFile, repeat } from "../helpers/data.ts";

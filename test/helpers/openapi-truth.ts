@@ -25,11 +25,11 @@ import { type Devnet, type DevnetAccount, startDevnet } from "../../src/chain/de
 import type { Database } from "../../src/common/db/index.ts";
 import { listenWithUrl } from "../../src/common/listen.ts";
 import { inProcessClient } from "../../src/facilitator/index.ts";
-import type { AnyEndpoint, Merchant } from "../../src/merchant-kit/catalogue.ts";
+import type { AnyEndpoint, Merchant } from "../../src/merchant-kit/endpoint.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "../../src/merchant-kit/input.ts";
 import type { OpenApiDocument, OpenApiResponse } from "../../src/merchant-kit/openapi.ts";
-import { PaymentLedger, UNPAID_LIMIT } from "../../src/merchant-kit/payments/ledger.ts";
 import { isGuarded } from "../../src/merchant-kit/payments/paid-handler.ts";
+import { PaymentLedger, UNPAID_LIMIT } from "../../src/merchant-kit/payments/payment-ledger.ts";
 import { startMiner } from "./chain.ts";
 import { openTestDatabase, SERVER_URL } from "./db.ts";
 import { devnetFacilitator } from "./facilitator.ts";

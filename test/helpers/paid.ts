@@ -11,7 +11,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { type Devnet, type DevnetAccount, startDevnet } from "../../src/chain/devnet/index.ts";
 import type { Database, DatabaseKind } from "../../src/common/db/index.ts";
 import { inProcessClient } from "../../src/facilitator/index.ts";
-import type { AnyEndpoint } from "../../src/merchant-kit/catalogue.ts";
+import type { AnyEndpoint } from "../../src/merchant-kit/endpoint.ts";
 import { startMiner } from "./chain.ts";
 import { openTestDatabase } from "./db.ts";
 import { devnetFacilitator } from "./facilitator.ts";

@@ -1,8 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { backoffDelay, DEFAULT_BACKOFF } from "../../src/indexer/rpc/backoff.ts";
 import { RpcClient } from "../../src/indexer/rpc/client.ts";
-import { classifyRpcError, RpcError, RpcGaveUpError, suggestedSpan } from "../../src/indexer/rpc/errors.ts";
 import { RateLimiter } from "../../src/indexer/rpc/rate-limit.ts";
+import {
+  classifyRpcError,
+  RpcError,
+  RpcGaveUpError,
+  suggestedSpan,
+} from "../../src/indexer/rpc/rpc-errors.ts";
 
 describe("RPC error classification", () => {
   const logs = (message: string, code = -32000, data?: unknown) =>

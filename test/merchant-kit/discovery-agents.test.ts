@@ -31,7 +31,7 @@ import type { Listening } from "../../src/common/listen.ts";
 import { loadConfig, type MerchantHost } from "../../src/config/config.ts";
 import { shopsApp } from "../../src/demo/shops/host.ts";
 import { DEMO_SHOPS, shopMerchant } from "../../src/demo/shops/index.ts";
-import { isMeteredOnly, type Merchant, schemesOf, templatePath } from "../../src/merchant-kit/catalogue.ts";
+import { isMeteredOnly, type Merchant, schemesOf, templatePath } from "../../src/merchant-kit/endpoint.ts";
 import { startServices } from "../../src/services/start.ts";
 import { isolatedDatabaseOptions, type TestDatabaseOptions } from "../helpers/db.ts";
 import { listenSupportedOnly } from "../helpers/merchant.ts";

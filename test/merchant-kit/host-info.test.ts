@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig, MAX_GUIDANCE_CHARS } from "../../src/config/config.ts";
 import { DEMO_SHOPS, shopMerchant } from "../../src/demo/shops/index.ts";
-import type { Merchant } from "../../src/merchant-kit/catalogue.ts";
+import type { Merchant } from "../../src/merchant-kit/endpoint.ts";
 import { hostInfo, hostInfoSettings } from "../../src/merchant-kit/host-info.ts";
 import { openApiDocument } from "../../src/merchant-kit/openapi.ts";
 import { MERCHANTS } from "../../src/merchants/index.ts";

@@ -15,7 +15,7 @@ import {
   type Merchant,
   resourceUrl,
   templatePath,
-} from "../../src/merchant-kit/catalogue.ts";
+} from "../../src/merchant-kit/endpoint.ts";
 import { hostInfo, hostInfoSettings } from "../../src/merchant-kit/host-info.ts";
 import { llmsTxt } from "../../src/merchant-kit/llms-txt.ts";
 import { MERCHANTS } from "../../src/merchants/index.ts";

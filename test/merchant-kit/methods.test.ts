@@ -28,12 +28,7 @@ import { type Config, MERCHANT_HOSTS, type MerchantHost } from "../../src/config
 import { DEMO_SHOPS, shopMerchant } from "../../src/demo/shops/index.ts";
 import { type FacilitatorService, facilitatorRoutes } from "../../src/facilitator/http.ts";
 import { merchantApp } from "../../src/merchant-kit/app.ts";
-import {
-  type AnyEndpoint,
-  type Errors,
-  type Merchant,
-  pathParams,
-} from "../../src/merchant-kit/catalogue.ts";
+import { type AnyEndpoint, type Errors, type Merchant, pathParams } from "../../src/merchant-kit/endpoint.ts";
 import { MERCHANTS } from "../../src/merchants/index.ts";
 import { OFFLINE_SETTINGS } from "../../src/merchants/inference/catalogue.ts";
 import { reportRoutes } from "../../src/reports/http.ts";

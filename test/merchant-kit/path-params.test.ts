@@ -7,7 +7,7 @@ import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { Listening } from "../../src/common/listen.ts";
-import { defineEndpoint } from "../../src/merchant-kit/catalogue.ts";
+import { defineEndpoint } from "../../src/merchant-kit/endpoint.ts";
 import { openTestDatabase } from "../helpers/db.ts";
 import { refusingFacilitator, startMerchant, testMerchant } from "../helpers/merchant.ts";
 

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.ts";
-import type { AnyEndpoint } from "../../src/merchant-kit/catalogue.ts";
+import type { AnyEndpoint } from "../../src/merchant-kit/endpoint.ts";
 import { MERCHANTS } from "../../src/merchants/index.ts";
 import { type FixtureServer, html, startFixtureServer } from "../helpers/fixtures/index.ts";
 

@@ -11,7 +11,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.ts";
 import { DEMO_SHOPS, shopMerchant } from "../../src/demo/shops/index.ts";
-import type { Merchant } from "../../src/merchant-kit/catalogue.ts";
+import type { Merchant } from "../../src/merchant-kit/endpoint.ts";
 import { type OpenApiDocument, openApiDocument } from "../../src/merchant-kit/openapi.ts";
 import { type HostAddress, MERCHANTS } from "../../src/merchants/index.ts";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { BadInputError } from "../../common/errors.ts";
-import { defineEndpoint } from "../../merchant-kit/catalogue.ts";
+import { defineEndpoint } from "../../merchant-kit/endpoint.ts";
 
 export const MAX_LINES = 500;
 

@@ -7,7 +7,7 @@
 import { Hono } from "hono";
 import { html } from "../../common/html.ts";
 import { type MerchantAppOptions, merchantApp } from "../../merchant-kit/app.ts";
-import type { Merchant } from "../../merchant-kit/catalogue.ts";
+import type { Merchant } from "../../merchant-kit/endpoint.ts";
 import { faviconResponse } from "../../merchant-kit/favicon.ts";
 import { type HostInfo, hostInfo, hostInfoSettings, payingGuidance } from "../../merchant-kit/host-info.ts";
 import { llmsTxtOfHosts } from "../../merchant-kit/llms-txt.ts";

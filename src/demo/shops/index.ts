@@ -3,7 +3,7 @@
  * pure-computation endpoints each (no network, no state), plus two premium ones. Each shop is served under
  * its slug; `shopMerchant` turns one into a `Merchant`.
  */
-import type { AnyEndpoint, Merchant } from "../../merchant-kit/catalogue.ts";
+import type { AnyEndpoint, Merchant } from "../../merchant-kit/endpoint.ts";
 import { decode, encode } from "./base64.ts";
 import { caseConvert } from "./case.ts";
 import { colourName } from "./colour.ts";

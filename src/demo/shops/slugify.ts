@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { BadInputError } from "../../common/errors.ts";
-import { defineEndpoint } from "../../merchant-kit/catalogue.ts";
+import { defineEndpoint } from "../../merchant-kit/endpoint.ts";
 import { queryInt } from "./common.ts";
 
 const SlugInput = z.object({

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { BadInputError } from "../../common/errors.ts";
-import { defineEndpoint } from "../../merchant-kit/catalogue.ts";
+import { defineEndpoint } from "../../merchant-kit/endpoint.ts";
 
 /** The largest instant a JavaScript Date holds: ±8.64 × 10^15 ms. */
 const MAX_MS = 8.64e15;

@@ -12,7 +12,7 @@
 import { formatEther } from "viem";
 import type { Queryable } from "../../common/db/index.ts";
 import { type AuthorizationKey, keyString } from "../authorization.ts";
-import { KEY_OVER_BUDGET } from "../errors.ts";
+import { KEY_OVER_BUDGET } from "../error-codes.ts";
 import type { Grant } from "./gate.ts";
 import { dayOf, endReservation, hasReservation, type Reserved, reserveGas } from "./keys.ts";
 import { describeBudget } from "./units.ts";

@@ -13,7 +13,7 @@
  * budget.ts's.
  */
 import type { Queryable } from "../../common/db/index.ts";
-import { API_KEY_INVALID, KEY_OVER_BUDGET, KEY_OVER_RATE, PAYEE_NOT_ALLOWED } from "../errors.ts";
+import { API_KEY_INVALID, KEY_OVER_BUDGET, KEY_OVER_RATE, PAYEE_NOT_ALLOWED } from "../error-codes.ts";
 import { findKey, secondsForToken, takeRateToken } from "./keys.ts";
 import { describeBudget, secondsToNextUtcDay } from "./units.ts";
 

@@ -12,8 +12,8 @@ import { rpcCalls, rpcResponseBytes } from "../../common/metrics.ts";
 import { sleep } from "../../common/sleep.ts";
 import { timeoutSignal } from "../../common/timeout-signal.ts";
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF } from "./backoff.ts";
-import { classifyHttpStatus, classifyRpcError, RpcError, RpcGaveUpError } from "./errors.ts";
 import { RateLimiter } from "./rate-limit.ts";
+import { classifyHttpStatus, classifyRpcError, RpcError, RpcGaveUpError } from "./rpc-errors.ts";
 
 export interface RpcCall {
   method: string;

@@ -1,5 +1,5 @@
 import { ReadableStream } from "node:stream/web";
-import { FetchError } from "./errors.ts";
+import { FetchError } from "./fetch-errors.ts";
 
 /**
  * Wraps a response body so that reading past `maxBytes` fails with `too_large` and cancels the

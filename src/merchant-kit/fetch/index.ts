@@ -4,7 +4,7 @@
  */
 export { abortable } from "../../common/abortable.ts";
 export { blockedRange } from "./address.ts";
-export { FETCH_ERRORS, FetchError, type FetchErrorCode, isFetchError } from "./errors.ts";
+export { FETCH_ERRORS, FetchError, type FetchErrorCode, isFetchError } from "./fetch-errors.ts";
 export { type FetchTextResult, fetchText } from "./fetch-text.ts";
 export {
   allowListPolicy,

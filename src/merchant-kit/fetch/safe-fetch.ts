@@ -2,7 +2,7 @@ import type { ReadableStream } from "node:stream/web";
 import { Headers, Response, fetch as undiciFetch } from "undici";
 import { abortable } from "../../common/abortable.ts";
 import { capBody } from "./capped-body.ts";
-import { FetchError, isFetchError } from "./errors.ts";
+import { FetchError, isFetchError } from "./fetch-errors.ts";
 import { createPinnedAgent } from "./pinned-agent.ts";
 import { type FetchPolicy, type ResolvedPolicy, resolvePolicy } from "./policy.ts";
 import { parseTarget, type Target } from "./target.ts";

@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { FetchError } from "./errors.ts";
+import { FetchError } from "./fetch-errors.ts";
 
 /** A URL that passed the checks that need no DNS. */
 export interface Target {

@@ -1,5 +1,5 @@
 import { blockedRange } from "./address.ts";
-import { FetchError } from "./errors.ts";
+import { FetchError } from "./fetch-errors.ts";
 import type { ResolvedAddress, ResolvedPolicy } from "./policy.ts";
 import type { Target } from "./target.ts";
 

@@ -7,7 +7,7 @@
 import { encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
 import { BadInputError } from "../../common/errors.ts";
-import { pathParams } from "../catalogue.ts";
+import { pathParams } from "../endpoint.ts";
 import type { MerchantTool } from "./tools.ts";
 
 /** Headers of the MCP request a dispatched request keeps: who the client is (the unpaid limit, the log). */

@@ -19,7 +19,7 @@ import { AppError, errorBody } from "../../common/errors.ts";
 import { answerMcp } from "../../common/mcp/http.ts";
 import { currentRequestId } from "../../common/request-log.ts";
 import { projectVersion } from "../../common/version.ts";
-import type { Merchant } from "../catalogue.ts";
+import type { Merchant } from "../endpoint.ts";
 import { toolResult } from "./answer.ts";
 import { PAYMENT_META_KEY, paymentRequiredOf, paymentRequiredResult } from "./meta.ts";
 import { toolRequest } from "./request.ts";

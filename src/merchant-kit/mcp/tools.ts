@@ -13,7 +13,7 @@ import {
   isMeteredOnly,
   type Merchant,
   resourceUrl,
-} from "../catalogue.ts";
+} from "../endpoint.ts";
 import { type JsonSchema, jsonSchemaOf } from "../json-schema.ts";
 import { summaryOf } from "../summary.ts";
 

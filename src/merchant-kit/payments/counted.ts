@@ -9,8 +9,8 @@ import type { Context, MiddlewareHandler } from "hono";
 import { AppError } from "../../common/errors.ts";
 import { paidRequests, refusals } from "../../common/metrics.ts";
 import type { MerchantEnv } from "../input.ts";
-import type { Outcome } from "./ledger.ts";
 import { paymentHeader } from "./payment-key.ts";
+import type { Outcome } from "./payment-ledger.ts";
 
 /** A paid request's labels: its merchant, its route's pattern and the scheme it was paid with. */
 export interface PaidLabels {

@@ -4,7 +4,7 @@ import { rpcTransport } from "../../chain/rpc-transport.ts";
 import { usdcAbi } from "../../chain/usdc.ts";
 import { UpstreamError } from "../../common/errors.ts";
 import { sleep } from "../../common/sleep.ts";
-import type { FundsReader } from "./ledger.ts";
+import type { FundsReader } from "./payment-ledger.ts";
 
 const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
 

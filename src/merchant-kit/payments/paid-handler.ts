@@ -4,9 +4,10 @@ import { abortable } from "../../common/abortable.ts";
 import { AppError, ConflictError, UpstreamError } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
 import { holdRequestLine } from "../../common/request-log.ts";
-import { type AnyEndpoint, isMetered, type MerchantServices, schemesOf } from "../catalogue.ts";
+import { type AnyEndpoint, isMetered, type MerchantServices, schemesOf } from "../endpoint.ts";
 import type { MerchantEnv } from "../input.ts";
 import { countPaid, type PaidLabels } from "./counted.ts";
+import { paidScheme, paymentHeader, paymentKeyOf } from "./payment-key.ts";
 import {
   type FundsReader,
   type Outcome,
@@ -14,8 +15,7 @@ import {
   type PaymentLedger,
   UNPAID_LIMIT,
   UNPAID_WINDOW_SECONDS,
-} from "./ledger.ts";
-import { paidScheme, paymentHeader, paymentKeyOf } from "./payment-key.ts";
+} from "./payment-ledger.ts";
 import { paidStream, Streamed, type StreamSettle } from "./streamed.ts";
 import { openWriteUnit } from "./write-unit.ts";
 

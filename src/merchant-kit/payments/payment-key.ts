@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { decodePaymentSignatureHeader } from "@x402/core/http";
-import type { PaymentKey } from "./ledger.ts";
+import type { PaymentKey } from "./payment-ledger.ts";
 
 /** The header the buyer pays with (v2), and the v1 name `@x402/hono` also reads. */
 export function paymentHeader(request: Request): string | undefined {

@@ -8,8 +8,8 @@
  */
 import path from "node:path";
 import type { Config } from "../../config/config.ts";
-import type { AnyEndpoint, FreeRoute, Merchant } from "../../merchant-kit/catalogue.ts";
-import { providerErrors } from "../utility/providers/upstream.ts";
+import type { AnyEndpoint, FreeRoute, Merchant } from "../../merchant-kit/endpoint.ts";
+import { providerErrors } from "../../merchant-kit/upstream.ts";
 import { type AudioServices, audioEndpoints, audioFreeRoutes, audioServices } from "./audio/catalogue.ts";
 import { chatEndpoint, chatPath, type RouteEngine } from "./chat.ts";
 import type { ChatEngine, ChatEvent, ChatRequest } from "./engine.ts";

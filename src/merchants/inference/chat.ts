@@ -12,7 +12,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { AppError } from "../../common/errors.ts";
-import { defineEndpoint, type Errors, type HandlerContext } from "../../merchant-kit/catalogue.ts";
+import { defineEndpoint, type Errors, type HandlerContext } from "../../merchant-kit/endpoint.ts";
 import type { Streamed } from "../../merchant-kit/payments/streamed.ts";
 import { priceToAtomic } from "../../merchant-kit/price.ts";
 import { type ChatInput, chatInput, engineMessages, maxTokensOf, stopOf } from "./chat-input.ts";

@@ -13,7 +13,7 @@ import {
   type Errors,
   type HandlerContext,
   precheckOf,
-} from "../../merchant-kit/catalogue.ts";
+} from "../../merchant-kit/endpoint.ts";
 import {
   type PageScope,
   type SocialRuntime,

@@ -4,7 +4,7 @@
  * pool, one lookup cache).
  */
 import type { Config } from "../../config/config.ts";
-import type { Errors } from "../../merchant-kit/catalogue.ts";
+import type { Errors } from "../../merchant-kit/endpoint.ts";
 import { withLookupCache } from "./cache.ts";
 import { BAD_SESSION, SESSION_PATHS, UPSTREAM_ERRORS } from "./provider.ts";
 import { archiveSetup } from "./providers/archive/index.ts";

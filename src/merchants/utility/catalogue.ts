@@ -4,7 +4,7 @@
  * and the platform builds the routes, the OpenAPI document, the reference page, `/.well-known/x402` and
  * the listings from the result.
  */
-import { type AnyEndpoint, aliasOf, type Merchant } from "../../merchant-kit/catalogue.ts";
+import { type AnyEndpoint, aliasOf, type Merchant } from "../../merchant-kit/endpoint.ts";
 import type { FetchPolicy } from "../../merchant-kit/fetch/index.ts";
 import { calc } from "./calc.ts";
 import { DATA_ENDPOINTS } from "./data/index.ts";

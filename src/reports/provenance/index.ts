@@ -16,7 +16,7 @@
  *   how many transfers it has, and the block ranges of the flagged payments (JSON list of [first, last]).
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
-import { type Hop, ProvenanceLedger } from "./ledger.ts";
+import { type Hop, ProvenanceLedger } from "./provenance-ledger.ts";
 
 export const PROVENANCE_TABLES = ["rw_prov_moves", "rw_prov_reach", "rw_after", "rw_funding"];
 

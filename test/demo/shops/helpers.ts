@@ -1,4 +1,4 @@
-import type { AnyEndpoint, HandlerContext } from "../../../src/merchant-kit/catalogue.ts";
+import type { AnyEndpoint, HandlerContext } from "../../../src/merchant-kit/endpoint.ts";
 
 export const ctx = {
   payer: `0x${"1".repeat(40)}`,

@@ -16,7 +16,7 @@ import { UnpaidLimit } from "../../../src/common/rate-limit.ts";
 import { loadConfig } from "../../../src/config/config.ts";
 import { DEMO_SHOPS, shopMerchant } from "../../../src/demo/shops/index.ts";
 import { merchantApp } from "../../../src/merchant-kit/app.ts";
-import type { Merchant } from "../../../src/merchant-kit/catalogue.ts";
+import type { Merchant } from "../../../src/merchant-kit/endpoint.ts";
 import { jsonSchemaOf } from "../../../src/merchant-kit/json-schema.ts";
 import { callTool, connectMcp } from "../../../src/merchant-kit/mcp/client.ts";
 import { merchantTools, paymentRequiredOf } from "../../../src/merchant-kit/mcp/index.ts";

@@ -11,7 +11,7 @@ import { z } from "zod";
 import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
-import { defineEndpoint } from "../../../src/merchant-kit/catalogue.ts";
+import { defineEndpoint } from "../../../src/merchant-kit/endpoint.ts";
 import { startMiner } from "../../helpers/chain.ts";
 import { openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";

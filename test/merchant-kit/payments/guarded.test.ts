@@ -14,7 +14,7 @@ import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain
 import type { Database } from "../../../src/common/db/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
-import { UNPAID_LIMIT, UNPAID_WINDOW_SECONDS } from "../../../src/merchant-kit/payments/ledger.ts";
+import { UNPAID_LIMIT, UNPAID_WINDOW_SECONDS } from "../../../src/merchant-kit/payments/payment-ledger.ts";
 import { startMiner, walletHolding } from "../../helpers/chain.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";

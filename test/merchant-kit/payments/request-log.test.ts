@@ -13,7 +13,7 @@ import type { Database } from "../../../src/common/db/index.ts";
 import { type Listening, listen } from "../../../src/common/listen.ts";
 import { logLevel, setLogDestination, setLogLevel } from "../../../src/common/log.ts";
 import type { Facilitator } from "../../../src/facilitator/index.ts";
-import { defineEndpoint } from "../../../src/merchant-kit/catalogue.ts";
+import { defineEndpoint } from "../../../src/merchant-kit/endpoint.ts";
 import { httpFacilitator } from "../../../src/merchant-kit/payments/facilitators.ts";
 import { Streamed } from "../../../src/merchant-kit/payments/streamed.ts";
 import { startMiner } from "../../helpers/chain.ts";

@@ -16,7 +16,7 @@ import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain
 import { UpstreamError } from "../../../src/common/errors.ts";
 import type { Listening } from "../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
-import { defineEndpoint } from "../../../src/merchant-kit/catalogue.ts";
+import { defineEndpoint } from "../../../src/merchant-kit/endpoint.ts";
 import { permit2WalletHolding, startMiner } from "../../helpers/chain.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";

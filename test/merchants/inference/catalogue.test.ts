@@ -1,7 +1,7 @@
 /** The inference catalogue: spec 4.5's prices exactly, stable aliases, /v1/models, and every tier constraint refused by the input schema. */
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/config/config.ts";
-import type { AnyEndpoint } from "../../../src/merchant-kit/catalogue.ts";
+import type { AnyEndpoint } from "../../../src/merchant-kit/endpoint.ts";
 import { openApiDocument } from "../../../src/merchant-kit/openapi.ts";
 import { isGuarded } from "../../../src/merchant-kit/payments/paid-handler.ts";
 import { MERCHANTS } from "../../../src/merchants/index.ts";

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../../src/common/errors.ts";
 import { loadConfig } from "../../../src/config/config.ts";
-import type { AnyEndpoint, HandlerContext } from "../../../src/merchant-kit/catalogue.ts";
+import type { AnyEndpoint, HandlerContext } from "../../../src/merchant-kit/endpoint.ts";
 import { Streamed } from "../../../src/merchant-kit/payments/streamed.ts";
 import { chatEndpoints } from "../../../src/merchants/inference/catalogue.ts";
 import {

@@ -16,7 +16,7 @@ import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain
 import type { Listening } from "../../../src/common/listen.ts";
 import { loadConfig } from "../../../src/config/config.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
-import { UNPAID_LIMIT } from "../../../src/merchant-kit/payments/ledger.ts";
+import { UNPAID_LIMIT } from "../../../src/merchant-kit/payments/payment-ledger.ts";
 import { inferenceMerchant, OFFLINE_SETTINGS } from "../../../src/merchants/inference/catalogue.ts";
 import { meteredAmount } from "../../../src/merchants/inference/metering.ts";
 import { defaultRates, TIERS } from "../../../src/merchants/inference/tiers.ts";

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UpstreamError } from "../../../src/common/errors.ts";
+import { retryAfterSeconds } from "../../../src/merchant-kit/upstream.ts";
 import { type ChatEvent, type ChatRequest, collect } from "../../../src/merchants/inference/engine.ts";
 import { upstreamEngine } from "../../../src/merchants/inference/engines/upstream.ts";
 import { countPromptTokens, countTokens } from "../../../src/merchants/inference/tokens.ts";
-import { retryAfterSeconds } from "../../../src/merchants/utility/providers/upstream.ts";
 import { startFixtureServer } from "../../helpers/fixtures/index.ts";
 import { bodyOf } from "../../helpers/upstreams/json.ts";
 import { type FakeOpenAI, startOpenAIUpstream } from "../../helpers/upstreams/openai.ts";

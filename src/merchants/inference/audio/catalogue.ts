@@ -11,7 +11,7 @@
  * answer 503 with the one command that installs every program of the route, before any payment.
  */
 import type { Config } from "../../../config/config.ts";
-import type { AnyEndpoint, FreeRoute } from "../../../merchant-kit/catalogue.ts";
+import type { AnyEndpoint, FreeRoute } from "../../../merchant-kit/endpoint.ts";
 import type { SpeechEngine, TranscriptionEngine } from "./engine.ts";
 import { espeakEngine } from "./engines/espeak.ts";
 import { fliteEngine } from "./engines/flite.ts";

@@ -9,7 +9,7 @@
  * call is never charged for less than it took; silence is audio too, and is charged like speech (the
  * engine listened to it), as OpenAI bills by duration.
  */
-import type { PriceUsd } from "../../../merchant-kit/catalogue.ts";
+import type { PriceUsd } from "../../../merchant-kit/endpoint.ts";
 import { priceToAtomic } from "../../../merchant-kit/price.ts";
 
 /** Spec 4.5: dollars per character of speech. */

@@ -12,7 +12,7 @@
  */
 import { z } from "zod";
 import { BadInputError } from "../../../common/errors.ts";
-import { defineEndpoint, type HandlerContext, precheckOf } from "../../../merchant-kit/catalogue.ts";
+import { defineEndpoint, type HandlerContext, precheckOf } from "../../../merchant-kit/endpoint.ts";
 import { priceToAtomic } from "../../../merchant-kit/price.ts";
 import type { AudioServices } from "./catalogue.ts";
 import type { AudioInfo } from "./engine.ts";

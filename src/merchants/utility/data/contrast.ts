@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { AppError } from "../../../common/errors.ts";
-import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
+import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import { contrast as contrastOf, parseColor } from "./contrast-engine.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
+import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import { convert as convertData, FORMATS, MAX_INPUT_BYTES } from "./convert-engine.ts";
 import { DEFAULT_TABLE } from "./sql-format.ts";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
+import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import {
   ECC_LEVELS,
   HEX_COLOR,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
+import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import { ICON_LICENSE, ICON_STYLES, iconIndex, MAX_QUERY_LENGTH, searchIcons } from "./icon-index.ts";
 
 export const MAX_LIMIT = 50;

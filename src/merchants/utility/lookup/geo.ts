@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { BadInputError } from "../../../common/errors.ts";
-import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
+import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import { locateIp, refuseAddress } from "./geo-engine.ts";
 
 /** `ip` is what comparable geo APIs (ipapi, ipinfo-style x402 services) take. */

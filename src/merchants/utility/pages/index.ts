@@ -3,7 +3,7 @@
  * accessibility check. Each fetches the caller's `url` through the SSRF-guarded fetch (one fetch and one
  * parse per request, `page.ts`). See README.md for the rules and decisions.
  */
-import type { AnyEndpoint } from "../../../merchant-kit/catalogue.ts";
+import type { AnyEndpoint } from "../../../merchant-kit/endpoint.ts";
 import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
 import { a11yCheckEndpoint } from "./a11y-check.ts";
 import { altCheckEndpoint } from "./alt-check.ts";

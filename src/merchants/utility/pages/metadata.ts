@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
+import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
 import { inspectMetadata } from "./metadata-engine.ts";
 import { loadPage, PAGE_ERRORS, PageUrl } from "./page.ts";

@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { AppError } from "../../../common/errors.ts";
-import type { Errors } from "../../../merchant-kit/catalogue.ts";
+import type { Errors } from "../../../merchant-kit/endpoint.ts";
 import { FETCH_ERRORS, type FetchPolicy, fetchText } from "../../../merchant-kit/fetch/index.ts";
 import { type DomDocument, parseHtml } from "./dom.ts";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError } from "../../../common/errors.ts";
-import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
+import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
 import { extractArticle } from "./article.ts";
 import { countWords } from "./markdown.ts";

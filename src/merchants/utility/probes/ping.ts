@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
+import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import { FETCH_ERRORS } from "../../../merchant-kit/fetch/index.ts";
 import type { ResolvedProbeOptions } from "./options.ts";
 import { ping } from "./ping-engine.ts";

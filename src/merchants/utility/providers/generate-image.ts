@@ -5,10 +5,10 @@
  */
 import { z } from "zod";
 import { UpstreamError } from "../../../common/errors.ts";
-import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
+import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { notConfigured, providerErrors } from "../../../merchant-kit/upstream.ts";
 import type { ImageProvider } from "./image.ts";
 import { readPng } from "./png.ts";
-import { notConfigured, providerErrors } from "./upstream.ts";
 
 /** Sizes OpenAI-compatible image models take (gpt-image-1: the 1536 ones; DALL-E 3: the 1792 ones). */
 export const IMAGE_SIZES = ["1024x1024", "1536x1024", "1024x1536", "1792x1024", "1024x1792"] as const;

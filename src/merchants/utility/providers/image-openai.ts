@@ -5,9 +5,9 @@
  */
 import { z } from "zod";
 import { UpstreamError } from "../../../common/errors.ts";
+import { upstreamJson } from "../../../merchant-kit/upstream.ts";
 import type { ImageProvider, ImageSettings } from "./image.ts";
 import { MAX_PNG_BYTES } from "./png.ts";
-import { upstreamJson } from "./upstream.ts";
 
 const Body = z.object({
   data: z

@@ -4,7 +4,7 @@
  * language model, a search backend, an image model) through one adapter interface; without its provider an
  * endpoint answers 503 `provider_not_configured` and charges nothing. See README.md for the environment.
  */
-import type { AnyEndpoint } from "../../../merchant-kit/catalogue.ts";
+import type { AnyEndpoint } from "../../../merchant-kit/endpoint.ts";
 import { generateImageEndpoint } from "./generate-image.ts";
 import type { ImageProvider, ImageSettings } from "./image.ts";
 import { openaiImageProvider } from "./image-openai.ts";

@@ -5,6 +5,8 @@
  */
 import { z } from "zod";
 import { UpstreamError } from "../../../common/errors.ts";
+import { failure, upstreamFetch, upstreamJson } from "../../../merchant-kit/upstream.ts";
+import { countingTokens } from "./counting-tokens.ts";
 import type {
   ChatRequest,
   ChatResult,
@@ -14,7 +16,6 @@ import type {
   StopReason,
 } from "./language.ts";
 import { parseData, readSse } from "./sse.ts";
-import { countingTokens, failure, upstreamFetch, upstreamJson } from "./upstream.ts";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
 

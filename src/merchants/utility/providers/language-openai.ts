@@ -7,6 +7,8 @@
  */
 import { z } from "zod";
 import { UpstreamError } from "../../../common/errors.ts";
+import { failure, upstreamFetch, upstreamJson } from "../../../merchant-kit/upstream.ts";
+import { countingTokens } from "./counting-tokens.ts";
 import type {
   ChatRequest,
   ChatResult,
@@ -16,7 +18,6 @@ import type {
   StopReason,
 } from "./language.ts";
 import { parseData, readSse } from "./sse.ts";
-import { countingTokens, failure, upstreamFetch, upstreamJson } from "./upstream.ts";
 
 const Completion = z.object({
   id: z.string().default(""),

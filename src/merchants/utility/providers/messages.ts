@@ -10,11 +10,11 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
+import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { notConfigured, providerErrors } from "../../../merchant-kit/upstream.ts";
 import type { ChatRequest, ChatStreamEvent, LanguageProvider } from "./language.ts";
 import { chatMessages, MAX_OUTPUT_TOKENS, MessagesInput, textOf } from "./messages-input.ts";
 import { anthropicEventStream } from "./messages-sse.ts";
-import { notConfigured, providerErrors } from "./upstream.ts";
 
 const MessagesOutput = z.object({
   id: z.string(),

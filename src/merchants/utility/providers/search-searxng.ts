@@ -6,8 +6,8 @@
  */
 import { z } from "zod";
 import { UpstreamError } from "../../../common/errors.ts";
+import { upstreamJson } from "../../../merchant-kit/upstream.ts";
 import { clampScore, plainText, type SearchBackend, type SearchSettings } from "./search-backend.ts";
-import { upstreamJson } from "./upstream.ts";
 
 const Body = z.object({
   results: z.array(

@@ -1,10 +1,10 @@
 /** `POST /api/search`: live web or news results from the configured backend, plus a direct answer. */
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
+import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { notConfigured, providerErrors } from "../../../merchant-kit/upstream.ts";
 import type { LanguageProvider } from "./language.ts";
 import { answerFrom } from "./search-answer.ts";
 import type { SearchBackend } from "./search-backend.ts";
-import { notConfigured, providerErrors } from "./upstream.ts";
 
 const SearchInput = z.object({
   query: z.string().trim().min(1).max(400).describe("What to search for (at most 400 characters)."),

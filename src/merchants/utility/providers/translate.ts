@@ -6,12 +6,12 @@
  */
 import { z } from "zod";
 import { BadInputError, UpstreamError } from "../../../common/errors.ts";
-import { defineEndpoint } from "../../../merchant-kit/catalogue.ts";
+import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { notConfigured, providerErrors } from "../../../merchant-kit/upstream.ts";
 import type { ChatMessage, LanguageProvider } from "./language.ts";
 import { LANGUAGE_SETTINGS } from "./messages.ts";
 import { layoutDifference } from "./translate-check.ts";
 import { type Language, resolveLanguage } from "./translate-language.ts";
-import { notConfigured, providerErrors } from "./upstream.ts";
 
 /** Spec 7 and 8: text per call. */
 export const MAX_TRANSLATE_CHARACTERS = 8_000;

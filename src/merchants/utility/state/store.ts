@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { BadInputError } from "../../../common/errors.ts";
-import { type AnyEndpoint, defineEndpoint } from "../../../merchant-kit/catalogue.ts";
+import { type AnyEndpoint, defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import { parseCsvRows, rowsToCsv } from "./csv.ts";
 import {
   DEFAULT_PAGE_SIZE,

@@ -10,7 +10,7 @@
 import { UpstreamError } from "../../../common/errors.ts";
 import { fetchWithin } from "../../../common/fetch-within.ts";
 import { timeoutSignal } from "../../../common/timeout-signal.ts";
-import { countUpstream, noAnswerOutcome, statusOutcome } from "../providers/upstream.ts";
+import { countUpstream, noAnswerOutcome, statusOutcome } from "../../../merchant-kit/upstream.ts";
 import type { VectorFormat } from "./render.ts";
 
 export interface HostedRequest {

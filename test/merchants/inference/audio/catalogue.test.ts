@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../../src/config/config.ts";
-import type { HandlerContext } from "../../../../src/merchant-kit/catalogue.ts";
+import type { HandlerContext } from "../../../../src/merchant-kit/endpoint.ts";
 import {
   audioEndpoints,
   audioFreeRoutes,

@@ -4,7 +4,7 @@
  * (never charged), and the production default refusing loopback.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AnyEndpoint, HandlerContext } from "../../../../src/merchant-kit/catalogue.ts";
+import type { AnyEndpoint, HandlerContext } from "../../../../src/merchant-kit/endpoint.ts";
 import type { A11yReport } from "../../../../src/merchants/utility/pages/a11y-report.ts";
 import { PAGE_ENDPOINTS, pageEndpoints } from "../../../../src/merchants/utility/pages/index.ts";
 import { loadPage } from "../../../../src/merchants/utility/pages/page.ts";

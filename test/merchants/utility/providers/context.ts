@@ -1,5 +1,5 @@
 /** A handler context for calling provider endpoints directly, without the payment layer. */
-import type { HandlerContext } from "../../../../src/merchant-kit/catalogue.ts";
+import type { HandlerContext } from "../../../../src/merchant-kit/endpoint.ts";
 
 export function handlerContext(url = "http://127.0.0.1/api"): HandlerContext {
   return {

@@ -12,7 +12,7 @@
  * the languages its voices speak).
  */
 import { UpstreamError } from "../../../../common/errors.ts";
-import { failure, upstreamFetch, upstreamJson } from "../../../utility/providers/upstream.ts";
+import { failure, upstreamFetch, upstreamJson } from "../../../../merchant-kit/upstream.ts";
 import { CONTENT_TYPES } from "../encode.ts";
 import type {
   Availability,

@@ -21,7 +21,7 @@ import {
   readText,
   retryAfterSeconds,
   statusOutcome,
-} from "../../../utility/providers/upstream.ts";
+} from "../../../../merchant-kit/upstream.ts";
 import { Slots } from "../slots.ts";
 import { parseLossless } from "./lossless-json.ts";
 

@@ -24,7 +24,7 @@ import {
   readText,
   retryAfterSeconds,
   statusOutcome,
-} from "../../../utility/providers/upstream.ts";
+} from "../../../../merchant-kit/upstream.ts";
 import type { CallerSession } from "../../provider.ts";
 import {
   DEFAULT_QUERY_IDS,

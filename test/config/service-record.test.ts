@@ -10,7 +10,7 @@ import {
   readServiceRecord,
   removeServiceRecord,
   writeServiceRecord,
-} from "../../src/services/registry.ts";
+} from "../../src/config/service-record.ts";
 import { startServices } from "../../src/services/start.ts";
 
 const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "x402m-registry-"));

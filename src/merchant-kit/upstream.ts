@@ -5,12 +5,11 @@
  * leaking its key. Every failure is an `UpstreamError` (502, or 504 on timeout), which is never charged.
  */
 
-import { AppError, UpstreamError } from "../../../common/errors.ts";
-import { fetchWithin } from "../../../common/fetch-within.ts";
-import { upstreamCalls, upstreamTokens } from "../../../common/metrics.ts";
-import { timeoutSignal } from "../../../common/timeout-signal.ts";
-import type { Errors } from "../../../merchant-kit/catalogue.ts";
-import type { ChatStreamEvent, LanguageProvider } from "./language.ts";
+import { AppError, UpstreamError } from "../common/errors.ts";
+import { fetchWithin } from "../common/fetch-within.ts";
+import { upstreamCalls } from "../common/metrics.ts";
+import { timeoutSignal } from "../common/timeout-signal.ts";
+import type { Errors } from "./endpoint.ts";
 
 /** Default time limit of one provider call. */
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 25_000;
@@ -48,33 +47,6 @@ export type UpstreamOutcome =
 /** Counts one call to `provider` (an `UpstreamCall`'s name: the operator's configuration bounds them). */
 export function countUpstream(provider: string, outcome: UpstreamOutcome): void {
   upstreamCalls.inc({ provider, outcome });
-}
-
-/**
- * `inner`, its answers' token counts added to the metrics as the upstream reports them: a whole answer's,
- * a stream's at its end (a stream its caller leaves is not counted).
- */
-export function countingTokens(provider: string, inner: LanguageProvider): LanguageProvider {
-  const count = (input: number, output: number) => {
-    upstreamTokens.inc({ provider, kind: "input" }, input);
-    upstreamTokens.inc({ provider, kind: "output" }, output);
-  };
-  return {
-    dialect: inner.dialect,
-    async complete(request, signal) {
-      const result = await inner.complete(request, signal);
-      count(result.usage.inputTokens, result.usage.outputTokens);
-      return result;
-    },
-    async *stream(request, signal): AsyncGenerator<ChatStreamEvent> {
-      let input = 0;
-      for await (const event of inner.stream(request, signal)) {
-        if (event.type === "start") input = event.inputTokens;
-        if (event.type === "stop") count(event.inputTokens ?? input, event.outputTokens);
-        yield event;
-      }
-    },
-  };
 }
 
 /** An answer's outcome by its status. */

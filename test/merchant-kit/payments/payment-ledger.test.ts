@@ -6,7 +6,7 @@ import {
   type PaymentKey,
   PaymentLedger,
   SETTLED_RECHECK_SECONDS,
-} from "../../../src/merchant-kit/payments/ledger.ts";
+} from "../../../src/merchant-kit/payments/payment-ledger.ts";
 import { countingDatabase, DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
 
 const closers: (() => Promise<void>)[] = [];

@@ -1,7 +1,7 @@
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Listening } from "../../src/common/listen.ts";
-import { aliasOf, missingAliasPaths } from "../../src/merchant-kit/catalogue.ts";
+import { aliasOf, missingAliasPaths } from "../../src/merchant-kit/endpoint.ts";
 import { listingsNdjson, listingsOf } from "../../src/merchant-kit/listings.ts";
 import { priceToAtomic } from "../../src/merchant-kit/price.ts";
 import { x402Routes } from "../../src/merchant-kit/routes.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ProvenanceLedger } from "../../../src/reports/provenance/ledger.ts";
+import { ProvenanceLedger } from "../../../src/reports/provenance/provenance-ledger.ts";
 
 const M = "merchant";
 const M2 = "merchant-2";

@@ -15,7 +15,7 @@ import {
   AnalyticsVersionError,
   duckdbErrorType,
   storeError,
-} from "../../src/analytics/errors.ts";
+} from "../../src/analytics/store-errors.ts";
 import { dataLayout } from "../../src/config/layout.ts";
 import { holdAnalytics } from "../helpers/hold.ts";
 import { makeStore, overwrite } from "./damage.ts";

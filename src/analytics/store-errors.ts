@@ -7,7 +7,7 @@
  * for the case, matched whole: a word such as "lock" or "corrupt" alone appears in unrelated failures (a
  * corrupt block was once reported as "in use by another process" because /lock/i matched "block").
  *
- * Measured on DuckDB 1.5.6 (test/analytics/errors.test.ts):
+ * Measured on DuckDB 1.5.6 (test/analytics/store-errors.test.ts):
  * - another process holds the file: `IO Error: Could not set lock on file "F": Conflicting lock is held in
  *   PROGRAM (PID N). See also ...`;
  * - a block fails its checksum, when a query or the open reads it: `IO Error: Corrupt database file: computed

@@ -5,7 +5,7 @@
  */
 import fs from "node:fs";
 import { processAlive } from "../common/process.ts";
-import { dataLayout } from "../config/layout.ts";
+import { dataLayout } from "./layout.ts";
 
 export interface ServiceRecord {
   pid: number;

@@ -1,5 +1,5 @@
 import { AppError } from "../../common/errors.ts";
-import type { Errors } from "../catalogue.ts";
+import type { Errors } from "../endpoint.ts";
 
 /**
  * Why a fetch of a caller's URL failed. The codes are stable: endpoints and clients match on them.
