@@ -4,8 +4,8 @@ import path from "node:path";
 import readline from "node:readline";
 import { pipeline } from "node:stream/promises";
 import { BASE_USDC } from "../chain/base.ts";
+import { BlockClock } from "../chain/block-clock.ts";
 import { AppError } from "../common/errors.ts";
-import { BlockClock } from "../indexer/blocks.ts";
 import type { Analytics } from "./duckdb.ts";
 import {
   PAYMENT_ADDRESS_FIELDS,
@@ -43,7 +43,7 @@ export type ImportCounts = Record<RecordType, { read: number; added: number }>;
  * DuckDB parses the file (in parallel, far faster than JSON.parse); the rules in `rules.ts` are
  * checked in SQL; only a file with no bad line is kept, in one transaction. Payments and transfers are
  * keyed by (chain, tx_hash, log_index): a row already in the analytics database is kept as it is, so importing the
- * same file twice adds nothing. Block times must follow Base's 2 s rule (`BlockClock`, the indexer's) among
+ * same file twice adds nothing. Block times must follow Base's 2 s rule (`BlockClock`, as the indexer's) among
  * the file's blocks and the blocks already stored: one time per block, and 2 s more per block.
  *
  * Two ways, one result. The bulk way, for the common case of new blocks, stages only the records that

@@ -18,8 +18,9 @@
  * header is read too.
  */
 
+import type { BlockHeader } from "../chain/block-clock.ts";
 import { sleep } from "../common/sleep.ts";
-import { type BlockHeader, parseHeader } from "./blocks.ts";
+import { parseHeader } from "./block-header.ts";
 import { hexNumber } from "./decode.ts";
 import { chunk, mapPool } from "./pool.ts";
 import type { RpcCall, RpcClient } from "./rpc/client.ts";

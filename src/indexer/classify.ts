@@ -9,10 +9,10 @@
  * payment or USDC transfer on Base is that large; the import refuses the same amounts.
  */
 import { MAX_USDC_AMOUNT } from "../chain/base.ts";
+import type { BlockClock } from "../chain/block-clock.ts";
 import type { FacilitatorRegistry } from "../chain/facilitators.ts";
 import type { BlockData } from "./block-data.ts";
 import { ChainMovedError } from "./block-data.ts";
-import type { BlockClock } from "./blocks.ts";
 import type { TransferLog } from "./decode.ts";
 import type { PairedLogs } from "./settlements.ts";
 

@@ -3,7 +3,7 @@
  * how far behind the chain's head (as last read) the stored blocks are.
  */
 import { indexerBlocks, indexerPayments, indexerReorgs, setIndexerHeadLag } from "../common/metrics.ts";
-import type { IndexerEvent } from "./indexer.ts";
+import type { IndexerEvent } from "./events.ts";
 
 export function countEvent(event: IndexerEvent): void {
   switch (event.type) {

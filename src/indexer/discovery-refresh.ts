@@ -6,7 +6,7 @@
 import type { Listing } from "../analytics/listings.ts";
 import { sleep } from "../common/sleep.ts";
 import { fetchListings } from "./discovery.ts";
-import type { IndexerEvent } from "./indexer.ts";
+import type { IndexerEvent } from "./events.ts";
 
 /** Listings are refreshed this often in --follow: one hour. */
 export const DEFAULT_DISCOVERY_REFRESH_MS = 60 * 60 * 1000;

@@ -7,6 +7,8 @@
  * first block's header is read too: at commit its parent hash must be the stored checkpoint's hash,
  * else the chain reorganised under us (see `reorg.ts`).
  */
+
+import type { BlockClock } from "../chain/block-clock.ts";
 import type { FacilitatorRegistry } from "../chain/facilitators.ts";
 import {
   type BlockNeed,
@@ -16,7 +18,6 @@ import {
   filterTraces,
   type SenderStrategy,
 } from "./block-data.ts";
-import type { BlockClock } from "./blocks.ts";
 import { type ClassifiedBatch, classifyBatch } from "./classify.ts";
 import { decodeLog, hexNumber, type RawLog, type UsdcLog } from "./decode.ts";
 import type { LogFetcher } from "./logs.ts";

@@ -8,7 +8,10 @@ import { type LogFields, type LogLevel, type LogLimit, limitedLog } from "../com
 import { sleep } from "../common/sleep.ts";
 import { ChainMovedError } from "./block-data.ts";
 import { hexNumber } from "./decode.ts";
-import { DEFAULT_REORG_DEPTH, type IndexerEvent, type IndexerOptions, runIndexer } from "./indexer.ts";
+import type { IndexerEvent } from "./events.ts";
+import { type FollowerHealth, FollowerStatus } from "./follower-status.ts";
+import { runIndexer } from "./indexer.ts";
+import { DEFAULT_REORG_DEPTH, type IndexerOptions } from "./options.ts";
 import { backoffDelay } from "./rpc/backoff.ts";
 import { RpcClient } from "./rpc/client.ts";
 import { RpcGaveUpError } from "./rpc/rpc-errors.ts";
@@ -16,9 +19,6 @@ import { readState } from "./state.ts";
 
 /** Waits between attempts to reach an RPC that is down: 1 s doubling, capped at a minute, full jitter. */
 export const DEFAULT_OUTAGE_BACKOFF = { baseMs: 1_000, maxMs: 60_000 };
-
-/** A follower within this many blocks beyond its reorg depth is current: about a minute of Base. */
-export const CURRENT_WITHIN_BLOCKS = 30;
 
 /** State lines under a flapping RPC: bounded like any line an outsider can cause. */
 const STATE_LOG_LIMIT: LogLimit = { lines: 10, perMs: 60_000 };
@@ -29,32 +29,6 @@ export interface FollowerOptions extends Omit<IndexerOptions, "follow" | "signal
   /** Where the follower's own lines go (state changes), as events the progress reporter prints. */
   onEvent?: (event: IndexerEvent) => void;
   random?: () => number;
-}
-
-/** Where the follower stands, as `/healthz` shows it (snake_case JSON). */
-export interface FollowerHealth {
-  /** `starting` until the indexer has read the chain, `waiting_for_rpc` between attempts to reach it. */
-  state: "starting" | "catching_up" | "following" | "waiting_for_rpc";
-  /** The last indexed block and its time: everything through it is in the reports. */
-  indexed_block: number | null;
-  indexed_block_time: string | null;
-  /** The chain's head when the RPC last said, and when that was. */
-  chain_head: number | null;
-  chain_head_seen_at: string | null;
-  /** `chain_head - indexed_block`: a follower keeps `reorg_depth` of it on purpose. */
-  lag_blocks: number | null;
-  /** How old the last indexed block is, by this server's clock: it grows while the RPC is down. */
-  lag_seconds: number | null;
-  reorg_depth: number;
-  rpc: {
-    /** The last request reached the RPC and got an answer (not a 5xx or 429). */
-    ok: boolean;
-    failing_since: string | null;
-    last_error: string | null;
-    last_error_at: string | null;
-    /** Requests retried since the start. */
-    retries: number;
-  };
 }
 
 export interface Follower {
@@ -82,70 +56,13 @@ export function startFollower(options: FollowerOptions): Follower {
   const emit = options.onEvent ?? (() => {});
   const outage = { ...DEFAULT_OUTAGE_BACKOFF, ...options.outage };
   const random = options.random ?? Math.random;
-  const reorgDepth = options.reorgDepth ?? DEFAULT_REORG_DEPTH;
   const say = limitedLog(STATE_LOG_LIMIT, (level: LogLevel, msg: string, fields: LogFields = {}) =>
     emit({ type: "rpc_state", level, msg, fields }),
   );
-
-  let state: FollowerHealth["state"] = "starting";
-  let indexed: { block: number; time: number } | undefined;
-  let head: { block: number; at: number } | undefined;
-  const rpc = { ok: true, failingSince: 0, lastError: "", lastErrorAt: 0, retries: 0 };
-
-  const failed = (reason: string) => {
-    rpc.lastError = reason;
-    rpc.lastErrorAt = Date.now();
-    if (!rpc.ok) return;
-    rpc.ok = false;
-    rpc.failingSince = rpc.lastErrorAt;
-    say("warn", "rpc failing: the indexer retries; reports are still served", { reason });
-  };
-  const answered = () => {
-    if (rpc.ok) return;
-    rpc.ok = true;
-    say("info", "rpc answers again", { down_s: Math.round((Date.now() - rpc.failingSince) / 1000) });
-  };
-  // Every request to the RPC says whether it is reachable, whoever sent it (a batch, a poll, a probe).
-  const baseFetch = options.rpc.fetch ?? globalThis.fetch;
-  const fetch: typeof globalThis.fetch = async (input, init) => {
-    try {
-      const response = await baseFetch(input, init);
-      if (response.status >= 500 || response.status === 429) failed(`HTTP ${response.status}`);
-      else answered();
-      return response;
-    } catch (error) {
-      if (!signal.aborted) failed(describeFailure(error));
-      throw error;
-    }
-  };
-
+  const status = new FollowerStatus(options.reorgDepth ?? DEFAULT_REORG_DEPTH, say);
+  const fetch = watchedFetch(options.rpc.fetch ?? globalThis.fetch, status, signal);
   const onEvent = (event: IndexerEvent) => {
-    switch (event.type) {
-      case "retry":
-        // Counted and shown in the health, not a line each: `failed` says it once.
-        rpc.retries++;
-        rpc.lastError = event.reason;
-        rpc.lastErrorAt = Date.now();
-        return;
-      case "start":
-        indexed = { block: event.from - 1, time: event.time };
-        head = { block: event.head, at: Date.now() };
-        state = event.target > indexed.block ? "catching_up" : "following";
-        break;
-      case "batch":
-        indexed = { block: event.to, time: event.time };
-        head = { block: event.head, at: Date.now() };
-        state = event.to >= event.target ? "following" : "catching_up";
-        break;
-      case "caught_up":
-        head = { block: event.head, at: Date.now() };
-        state = "following";
-        break;
-      case "reorg":
-        indexed = { block: event.ancestor, time: event.ancestorTime };
-        break;
-    }
-    emit(event);
+    if (status.see(event)) emit(event);
   };
 
   const probe = new RpcClient({
@@ -158,7 +75,7 @@ export function startFollower(options: FollowerOptions): Follower {
 
   /** Asks for the head with backoff until the RPC answers, or the follower is stopped. */
   async function waitForRpc(reason: string): Promise<void> {
-    state = "waiting_for_rpc";
+    status.state = "waiting_for_rpc";
     say("warn", "rpc unavailable: the indexer waits for it; reports are still served", {
       reason,
       retry_max_s: outage.maxMs / 1000,
@@ -167,7 +84,7 @@ export function startFollower(options: FollowerOptions): Follower {
       await sleep(backoffDelay(attempt, { ...outage, attempts: Infinity }, random), signal);
       if (signal.aborted) return;
       try {
-        head = { block: hexNumber(await probe.call<string>("eth_blockNumber", [])), at: Date.now() };
+        status.head = { block: hexNumber(await probe.call<string>("eth_blockNumber", [])), at: Date.now() };
         return;
       } catch (error) {
         if (signal.aborted) return;
@@ -178,7 +95,7 @@ export function startFollower(options: FollowerOptions): Follower {
 
   const done = (async () => {
     const stored = await readState(options.analytics);
-    if (stored) indexed = { block: stored.cursor.block, time: stored.cursor.time };
+    if (stored) status.indexed = { block: stored.cursor.block, time: stored.cursor.time };
     while (!signal.aborted) {
       try {
         // Returns only when stopped, or past a `toBlock`: either way the follower is done.
@@ -194,37 +111,32 @@ export function startFollower(options: FollowerOptions): Follower {
   done.catch(() => undefined);
 
   return {
-    health() {
-      const now = Date.now();
-      const iso = (ms: number) => new Date(ms).toISOString();
-      return {
-        state,
-        indexed_block: indexed?.block ?? null,
-        indexed_block_time: indexed ? iso(indexed.time * 1000) : null,
-        chain_head: head?.block ?? null,
-        chain_head_seen_at: head ? iso(head.at) : null,
-        lag_blocks: indexed && head ? Math.max(0, head.block - indexed.block) : null,
-        // A devnet's clock can run ahead of the wall clock (2 s a block, mined on demand).
-        lag_seconds: indexed ? Math.max(0, Math.round(now / 1000 - indexed.time)) : null,
-        reorg_depth: reorgDepth,
-        rpc: {
-          ok: rpc.ok,
-          failing_since: rpc.ok ? null : iso(rpc.failingSince),
-          last_error: rpc.lastError || null,
-          last_error_at: rpc.lastErrorAt ? iso(rpc.lastErrorAt) : null,
-          retries: rpc.retries,
-        },
-      };
-    },
-    degraded() {
-      if (!rpc.ok || state === "starting" || state === "waiting_for_rpc") return true;
-      return !!indexed && !!head && head.block - indexed.block > reorgDepth + CURRENT_WITHIN_BLOCKS;
-    },
+    health: () => status.health(),
+    degraded: () => status.degraded(),
     done,
     async stop() {
       controller.abort();
       await done.catch(() => undefined);
     },
+  };
+}
+
+/** Every request to the RPC says whether it is reachable, whoever sent it (a batch, a poll, a probe). */
+function watchedFetch(
+  baseFetch: typeof globalThis.fetch,
+  status: FollowerStatus,
+  signal: AbortSignal,
+): typeof globalThis.fetch {
+  return async (input, init) => {
+    try {
+      const response = await baseFetch(input, init);
+      if (response.status >= 500 || response.status === 429) status.failed(`HTTP ${response.status}`);
+      else status.answered();
+      return response;
+    } catch (error) {
+      if (!signal.aborted) status.failed(describeFailure(error));
+      throw error;
+    }
   };
 }
 

@@ -31,9 +31,10 @@
  * when the blocks are indexed anew. Blocks read by RPC below the batch lie at or below the checkpoint,
  * whose header is read again after the history and must not have changed (as `fetch-batch.ts` checks).
  */
+
+import type { BlockClock } from "../chain/block-clock.ts";
 import { type BalanceRow, readBalances, readKey } from "./balances.ts";
 import { ChainMovedError, fetchHeaders } from "./block-data.ts";
-import type { BlockClock } from "./blocks.ts";
 import type { PaymentRow, SkippedLog, TransferRow } from "./classify.ts";
 import type { WalletBook } from "./funding.ts";
 import type { LogFetcher } from "./logs.ts";

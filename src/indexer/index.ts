@@ -13,25 +13,19 @@ export {
 export { type CandidateSummary, listCandidates } from "./candidates.ts";
 export { type DiscoveryOptions, type DiscoveryResult, fetchListings } from "./discovery.ts";
 export { DEFAULT_DISCOVERY_REFRESH_MS } from "./discovery-refresh.ts";
-export {
-  DEFAULT_OUTAGE_BACKOFF,
-  type Follower,
-  type FollowerHealth,
-  type FollowerOptions,
-  startFollower,
-} from "./follower.ts";
+export type { IndexerEvent, IndexerSummary } from "./events.ts";
+export { DEFAULT_OUTAGE_BACKOFF, type Follower, type FollowerOptions, startFollower } from "./follower.ts";
+export type { FollowerHealth } from "./follower-status.ts";
+export { runIndexer } from "./indexer.ts";
 export {
   DEFAULT_BATCH_BLOCKS,
   DEFAULT_CONCURRENCY,
   DEFAULT_FUNDING_LOOKBACK,
   DEFAULT_REORG_DEPTH,
   DEFAULT_SENDER_STRATEGY,
-  type IndexerEvent,
   IndexerInputError,
   type IndexerOptions,
-  type IndexerSummary,
-  runIndexer,
-} from "./indexer.ts";
+} from "./options.ts";
 export { createReporter, type Reporter } from "./progress.ts";
 export { RpcClient, type RpcClientOptions } from "./rpc/client.ts";
 export { RpcError, RpcGaveUpError } from "./rpc/rpc-errors.ts";

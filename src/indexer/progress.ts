@@ -5,7 +5,7 @@
  */
 import cliProgress from "cli-progress";
 import { MAX_USDC_AMOUNT } from "../chain/base.ts";
-import type { IndexerEvent } from "./indexer.ts";
+import type { IndexerEvent } from "./events.ts";
 
 export interface Reporter {
   onEvent(event: IndexerEvent): void;

@@ -16,7 +16,7 @@
  * Same rows however the span is cut: logs are consumed in chain order from the newest down, and a
  * scan stops at an exact inflow, not at a chunk's edge.
  */
-import type { BlockClock } from "./blocks.ts";
+import type { BlockClock } from "../chain/block-clock.ts";
 import { oversized, type SkippedLog, skippedLog, type TransferRow, transferRow } from "./classify.ts";
 import { decodeLog, type TransferLog } from "./decode.ts";
 import type { LogFetcher } from "./logs.ts";

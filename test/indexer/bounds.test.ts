@@ -6,7 +6,7 @@ import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import { listCandidates } from "../../src/indexer/candidates.ts";
 import { type IndexerEvent, runIndexer } from "../../src/indexer/index.ts";
 import { JsonReporter } from "../../src/indexer/progress.ts";
-import { ReportService } from "../../src/reports/service.ts";
+import { ReportService } from "../../src/reports/index.ts";
 import { GENESIS, openTempAnalytics, startTestDevnet } from "../helpers/indexer.ts";
 import { type Paid, rpc, Settler, sendTransfer } from "../helpers/settle.ts";
 

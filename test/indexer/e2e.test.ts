@@ -14,7 +14,7 @@ import type { Database } from "../../src/common/db/index.ts";
 import { type Listening, listen } from "../../src/common/listen.ts";
 import type { Facilitator } from "../../src/facilitator/index.ts";
 import { runIndexer } from "../../src/indexer/index.ts";
-import { ReportService } from "../../src/reports/service.ts";
+import { ReportService } from "../../src/reports/index.ts";
 import { startMiner } from "../helpers/chain.ts";
 import { openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator, startShop } from "../helpers/facilitator.ts";

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Analytics } from "../../src/analytics/duckdb.ts";
+import { BlockTimeError } from "../../src/chain/block-clock.ts";
 import { type Devnet, type DevnetAccount, derive } from "../../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
-import { BlockTimeError } from "../../src/indexer/blocks.ts";
 import { type IndexerOptions, RpcGaveUpError, runIndexer } from "../../src/indexer/index.ts";
 import { GENESIS, openTempAnalytics, snapshot, startTestDevnet } from "../helpers/indexer.ts";
 import { type ProxyAction, type ProxyRequest, seeded, startRpcProxy } from "../helpers/rpc-proxy.ts";

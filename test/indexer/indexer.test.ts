@@ -9,7 +9,7 @@ import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import { listCandidates } from "../../src/indexer/candidates.ts";
 import { TRANSFER_TOPIC } from "../../src/indexer/decode.ts";
 import { type IndexerEvent, type IndexerOptions, runIndexer } from "../../src/indexer/index.ts";
-import { ReportService } from "../../src/reports/service.ts";
+import { ReportService } from "../../src/reports/index.ts";
 import { GENESIS, openTempAnalytics, snapshot, startTestDevnet } from "../helpers/indexer.ts";
 import { type Provider, startProvider } from "../helpers/provider.ts";
 import { fundedAccount, mineAll, type Paid, rpc, Settler, sendTransfer } from "../helpers/settle.ts";

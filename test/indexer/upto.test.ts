@@ -11,7 +11,7 @@ import type { Devnet, DevnetAccount } from "../../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import type { Facilitator } from "../../src/facilitator/index.ts";
 import { runIndexer } from "../../src/indexer/index.ts";
-import { ReportService } from "../../src/reports/service.ts";
+import { ReportService } from "../../src/reports/index.ts";
 import { startMiner } from "../helpers/chain.ts";
 import { openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";

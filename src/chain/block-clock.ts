@@ -1,11 +1,10 @@
 /**
- * Block headers and Base's clock. Base makes a block exactly every 2 seconds, so every block's time
- * follows from any one block's: time(n) = time(a) + 2 (n - a). The indexer checks each header it reads
- * against that rule and against the `blockTimestamp` its logs carry; a header that breaks either is
- * an error, never stored: a wrong time would move payments between days and weeks.
+ * Base's clock. Base makes a block exactly every 2 seconds, so every block's time follows from any one
+ * block's: time(n) = time(a) + 2 (n - a). The indexer checks each header it reads against that rule and
+ * against the `blockTimestamp` its logs carry, and the import checks a file's blocks by it; a header
+ * that breaks it is an error, never stored: a wrong time would move payments between days and weeks.
  */
-import { BLOCK_SECONDS } from "../chain/base.ts";
-import { hexNumber } from "./decode.ts";
+import { BLOCK_SECONDS } from "./base.ts";
 
 export interface BlockHeader {
   number: number;
@@ -13,24 +12,6 @@ export interface BlockHeader {
   parentHash: string;
   /** Unix seconds. */
   timestamp: number;
-}
-
-/** Reads the fields we use from an eth_getBlockByNumber result. */
-export function parseHeader(raw: unknown, expected: number): BlockHeader {
-  const block = raw as { number?: string; hash?: string; parentHash?: string; timestamp?: string } | null;
-  if (!block?.number || !block.hash || !block.parentHash || !block.timestamp) {
-    throw new BlockTimeError(`the RPC returned no usable header for block ${expected}`);
-  }
-  const header = {
-    number: hexNumber(block.number),
-    hash: block.hash.toLowerCase(),
-    parentHash: block.parentHash.toLowerCase(),
-    timestamp: hexNumber(block.timestamp),
-  };
-  if (header.number !== expected) {
-    throw new BlockTimeError(`asked for block ${expected}, the RPC returned block ${header.number}`);
-  }
-  return header;
 }
 
 /** A block time that breaks Base's 2-second rule, or a header and a log that disagree. */

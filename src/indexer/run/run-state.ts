@@ -1,0 +1,54 @@
+/**
+ * Where one run stands, the state its parts share and change: the cursor and the clock anchored on it,
+ * the chain's head as last read, and the wallets known up to the cursor.
+ */
+import { BlockClock } from "../../chain/block-clock.ts";
+import type { WalletBook } from "../funding.ts";
+import type { Cursor } from "../state.ts";
+
+/** Where a run starts (`start.ts`). */
+export interface RunStart {
+  /** The first block this analytics database's indexing started at. */
+  startBlock: number;
+  cursor: Cursor;
+  /** Whether the analytics database holds a checkpoint already: a resumed run. */
+  committed: boolean;
+  head: number;
+}
+
+export class RunState {
+  readonly startBlock: number;
+  cursor: Cursor;
+  /** Base's clock, anchored where the run began or last stood again (`standOn`). */
+  clock: BlockClock;
+  /** The chain's head as last read. */
+  head: number;
+  /** Whether the analytics database holds a checkpoint: a resumed run, or one that has committed. */
+  committed: boolean;
+  /** Every wallet of the stored payments (`funding.ts`): reloaded after a rewind. */
+  book: WalletBook;
+  /** The lowest block this run committed (a reorg can rewind below where it began). */
+  firstIndexed: number | undefined;
+
+  constructor(start: RunStart, book: WalletBook) {
+    this.startBlock = start.startBlock;
+    this.cursor = start.cursor;
+    this.clock = new BlockClock(start.cursor.block, start.cursor.time);
+    this.head = start.head;
+    this.committed = start.committed;
+    this.book = book;
+  }
+
+  /** Stands on `cursor` with the clock anchored there: a fresh start read again, or a rewind. */
+  standOn(cursor: Cursor): void {
+    this.cursor = cursor;
+    this.clock = new BlockClock(cursor.block, cursor.time);
+  }
+
+  /** Blocks `from` to `end` are stored. The clock keeps its anchor: the 2 s rule holds from any block. */
+  advance(from: number, end: Cursor): void {
+    this.committed = true;
+    this.cursor = end;
+    this.firstIndexed = Math.min(this.firstIndexed ?? from, from);
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * One run of the indexer as its parts share it (`../indexer.ts` puts them together): the tools and
+ * settings fixed when it opens, and the state they change (`run-state.ts`), passed to each part
+ * rather than closed over.
+ */
+import type { Analytics } from "../../analytics/duckdb.ts";
+import type { FacilitatorRegistry } from "../../chain/facilitators.ts";
+import type { SenderStrategy } from "../block-data.ts";
+import type { IndexerEvent, IndexerSummary } from "../events.ts";
+import type { FundingHistory } from "../history.ts";
+import type { LogFetcher } from "../logs.ts";
+import type { IndexerOptions } from "../options.ts";
+import type { RpcClient } from "../rpc/client.ts";
+import type { Serial } from "../serial.ts";
+import type { BatchWriter } from "../writer.ts";
+import type { RunState } from "./run-state.ts";
+
+/** What a run has before it knows where it starts (`tools.ts`). */
+export interface RunTools {
+  readonly options: IndexerOptions;
+  readonly analytics: Analytics;
+  readonly client: RpcClient;
+  /** The batches' eth_getLogs; the funding history has a fetcher of its own. */
+  readonly logs: LogFetcher;
+  readonly registry: FacilitatorRegistry;
+  /** The analytics database's one connection, one job at a time: commits and the listings refresh share it. */
+  readonly serial: Serial;
+  readonly writer: BatchWriter;
+  readonly reorgDepth: number;
+  readonly concurrency: number;
+  readonly signal: AbortSignal | undefined;
+  readonly emit: (event: IndexerEvent) => void;
+}
+
+export interface Run extends RunTools {
+  readonly strategy: SenderStrategy;
+  /** Undefined when the funding lookback is 0. */
+  readonly history: FundingHistory | undefined;
+  /** Counts added up as batches commit; finished by `summary.ts`. */
+  readonly summary: IndexerSummary;
+  readonly state: RunState;
+}
