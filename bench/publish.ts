@@ -16,10 +16,14 @@ import { DEFAULT_END_BLOCK, DEFAULT_END_TIME, writeSynthetic } from "../scripts/
 import { Analytics } from "../src/analytics/duckdb.ts";
 import { importNdjson } from "../src/analytics/import.ts";
 import { listen } from "../src/common/listen.ts";
-import { reportRoutes } from "../src/reports/http.ts";
-import { type Manifest, publishSite, type SiteSource } from "../src/reports/publish/publish.ts";
-import { LICENSE_URL } from "../src/reports/report.ts";
-import { ReportService } from "../src/reports/service.ts";
+import {
+  LICENSE_URL,
+  type Manifest,
+  publishSite,
+  ReportService,
+  reportRoutes,
+  type SiteSource,
+} from "../src/reports/index.ts";
 
 const argv = process.argv.slice(2);
 const flag = (name: string, fallback: number) => {

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Analytics } from "../../src/analytics/duckdb.ts";
-import { reportRoutes } from "../../src/reports/http.ts";
-import { ReportService } from "../../src/reports/service.ts";
+import { reportRoutes } from "../../src/reports/serve/http.ts";
+import { ReportService } from "../../src/reports/serve/service.ts";
 import { addr, analyticsWith, payment, repeat, START, transfer } from "../helpers/data.ts";
 
 const nine = addr("nine-dollars");

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
-import { ReportService } from "../../src/reports/service.ts";
+import { ReportService } from "../../src/reports/serve/service.ts";
 import { addr, analyticsWith, balance, END, payment, reportOf, START, transfer } from "../helpers/data.ts";
 import { DAY, expectNearTruth, genuine, listing, rng } from "../helpers/scenarios.ts";
 

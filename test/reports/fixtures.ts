@@ -1,11 +1,6 @@
 import { expect } from "vitest";
+import type { Leaderboard, LeaderboardEntry, ReportDetails, UnrankedEntry } from "../../src/reports/model.ts";
 import { type Report, ReportSchema } from "../../src/reports/schema.ts";
-import type {
-  Leaderboard,
-  LeaderboardEntry,
-  ReportDetails,
-  UnrankedEntry,
-} from "../../src/reports/service.ts";
 
 export const MERCHANT = "0x1111111111111111111111111111111111111111";
 export const PAYER = "0x2222222222222222222222222222222222222222";

@@ -2,7 +2,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { reportJsonSchema } from "../../src/reports/schema.ts";
-import { ReportService } from "../../src/reports/service.ts";
+import { ReportService } from "../../src/reports/serve/service.ts";
 import { addr, analyticsWith, END, payment, START, transfer } from "../helpers/data.ts";
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });

@@ -4,9 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Analytics } from "../../src/analytics/duckdb.ts";
-import { reportRoutes } from "../../src/reports/http.ts";
 import { ReportSchema } from "../../src/reports/schema.ts";
-import { ReportService } from "../../src/reports/service.ts";
+import { reportRoutes } from "../../src/reports/serve/http.ts";
+import { ReportService } from "../../src/reports/serve/service.ts";
 import { addr, analyticsWith, checkpoint, payment, tempAnalytics, timeOf } from "../helpers/data.ts";
 
 const m = addr("young-merchant");

@@ -1,11 +1,11 @@
 /**
  * merchant_funded's SQL and its one pass: which of the window's payments were paid with the payee's own
- * money, by FIFO attribution (`ledger.ts`) over every transfer the data holds up to the window's end.
+ * money, by FIFO attribution (`provenance-ledger.ts`) over every transfer the data holds up to the window's end.
  *
  * Bounded cost: the pass reads only the money moves of wallets the merchants' money can reach (found by
  * one walk over the moves), in one sorted scan, so it stays linear in the transfers and payments it reads.
  *
- * Leaves, for aggregates.ts and the evidence:
+ * Leaves, for build/aggregates.ts and the evidence:
  * - `rw_prov_reach` (wallet, tracked): the wallets the merchants' money can reach (by plain transfers and x402
  *   payments), and whether their revenue must be read (all but merchants only their own money reaches);
  * - `rw_after` (payer, pay_to, amount, day, n): of each group of the window's payments, how many were paid

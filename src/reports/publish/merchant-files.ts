@@ -1,12 +1,13 @@
 /**
  * One merchant's five URLs rendered from its documents, as the report service's routes render them
- * (src/reports/http.ts): the same functions, the same content types. `publish` uses this instead of five
+ * (src/reports/serve/routes/): the same functions, the same content types. `publish` uses this instead of five
  * requests a merchant when it has the store; the test compares every file with the route's answer.
  */
-import { renderBadge } from "../badge.ts";
-import { renderEvidencePage } from "../evidence/page.ts";
-import { renderReportPage } from "../page.ts";
-import type { MerchantDocuments } from "../service.ts";
+
+import type { MerchantDocuments } from "../model.ts";
+import { renderBadge } from "../render/badge.ts";
+import { renderEvidencePage } from "../render/evidence-page.ts";
+import { renderReportPage } from "../render/report-page.ts";
 
 /** What Hono's `c.json` and `c.html` send, and the badge route's type. */
 const JSON_TYPE = "application/json";

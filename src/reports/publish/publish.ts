@@ -17,14 +17,10 @@ import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import zlib from "node:zlib";
 import { AppError } from "../../common/errors.ts";
-import { RANKING_PAGE_SIZE, rankingPath } from "../page.ts";
+import type { LeaderboardDocument, MerchantDocuments } from "../model.ts";
+import { RANKING_PAGE_SIZE, rankingPath } from "../render/home-page.ts";
 import { SCREENS_PATH } from "../screens/index.ts";
-import {
-  LEADERBOARD_PATH,
-  type LeaderboardDocument,
-  leaderboardPath,
-  type MerchantDocuments,
-} from "../service.ts";
+import { LEADERBOARD_PATH, leaderboardPath } from "../serve/routes/leaderboard.ts";
 import { fileOf, headersFile, redirectsFile, type SiteFile } from "./layout.ts";
 import { merchantFiles } from "./merchant-files.ts";
 import { ndjsonToParquet } from "./parquet.ts";

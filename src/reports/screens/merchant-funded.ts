@@ -2,7 +2,7 @@ import type { Screen } from "./screen.ts";
 
 /**
  * merchant_funded: the payment was paid with the merchant's own money. Each wallet's USDC is attributed
- * to where it came from, first in first out (`../provenance/ledger.ts`), through any number of wallets
+ * to where it came from, first in first out (`../provenance/provenance-ledger.ts`), through any number of wallets
  * and at any age the data holds; a payment paid mostly (half or more) with money that had been in the
  * merchant's wallet is flagged. Hubs fed by many independent wallets (`hubMinSenders` clusters) are not
  * followed unless the data holds their balance, so a buyer who withdrew from the exchange the merchant

@@ -1,6 +1,6 @@
 /**
  * A screen marks payments that match a pattern in public chain data. It is two SQL conditions, see
- * `../aggregates.ts`: `pair` decides whether a (payer, merchant) pair is suspect at all, `payment` which of
+ * `../build/aggregates.ts`: `pair` decides whether a (payer, merchant) pair is suspect at all, `payment` which of
  * its payments are flagged (true: all of them). Each flagged payment belongs to the first screen in
  * `SCREENS` order that matches it.
  */

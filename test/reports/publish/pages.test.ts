@@ -8,9 +8,9 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Analytics } from "../../../src/analytics/duckdb.ts";
-import { reportRoutes } from "../../../src/reports/http.ts";
 import { publishSite } from "../../../src/reports/publish/publish.ts";
-import { ReportService } from "../../../src/reports/service.ts";
+import { reportRoutes } from "../../../src/reports/serve/http.ts";
+import { ReportService } from "../../../src/reports/serve/service.ts";
 import { addr, analyticsWith, END, payment } from "../../helpers/data.ts";
 import { staticHost } from "./static-host.ts";
 

@@ -1,0 +1,55 @@
+/**
+ * The leaderboard's SQL over a built window's stored reports: its entries in the board's order and its
+ * counts. The stored reports carry their place on the board (`board_place`, report.ts), so a page of it
+ * is a range of places.
+ */
+import type { Analytics, Params } from "../../analytics/duckdb.ts";
+import type { BoardTotals, LeaderboardEntry, UnrankedEntry, UnrankedReason } from "../model.ts";
+import { LEADERBOARD_COLUMNS, pagePrefix } from "./report.ts";
+
+/**
+ * Leaderboard entries of a built window's stored reports `r` that `where` selects, in the leaderboard's
+ * order (at most `limit`): the ranked with their rank, then the unranked with the reason.
+ */
+export async function boardEntries(
+  analytics: Analytics,
+  publicUrl: string,
+  end: number,
+  where: string,
+  params: Exclude<Params, unknown[]>,
+  limit?: number,
+): Promise<{ merchants: LeaderboardEntry[]; unranked: UnrankedEntry[] }> {
+  const entry = Object.entries(LEADERBOARD_COLUMNS).map(([key, sql]) => `${sql} AS ${key}`);
+  const rows = await analytics.all<
+    Omit<LeaderboardEntry, "rank"> & { rank: number | null; frozen: boolean } & Record<string, unknown>
+  >(
+    `SELECT ${entry.join(", ")}, r.frozen FROM reports r
+     WHERE r.chain = 'base' AND r.end_block = $end AND ${where}
+     ORDER BY r.board_place${limit === undefined ? "" : ` LIMIT ${limit}`}`,
+    { ...params, end, page_prefix: pagePrefix(publicUrl) },
+  );
+  const merchants: LeaderboardEntry[] = [];
+  const unranked: UnrankedEntry[] = [];
+  for (const { rank, frozen, ...row } of rows) {
+    if (rank !== null) merchants.push({ rank, ...row });
+    else unranked.push({ ...row, reason: unrankedReason(frozen, row.real_tx) });
+  }
+  return { merchants, unranked };
+}
+
+/** How many merchants a built window has, ranked and not. */
+export async function boardTotals(analytics: Analytics, end: number): Promise<BoardTotals> {
+  const counts = await analytics.one<{ merchants: number; ranked: number }>(
+    `SELECT count(*)::DOUBLE AS merchants, count(rank)::DOUBLE AS ranked FROM reports
+     WHERE chain = 'base' AND end_block = $end`,
+    { end },
+  );
+  const merchants = counts?.merchants ?? 0;
+  const ranked = counts?.ranked ?? 0;
+  return { merchants, ranked, unranked: merchants - ranked };
+}
+
+function unrankedReason(frozen: boolean, realTx: number): UnrankedReason {
+  if (frozen) return "frozen";
+  return realTx === 0 ? "no_passing_payment" : "below_one_cent";
+}

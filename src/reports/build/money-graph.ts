@@ -1,0 +1,184 @@
+import type { Analytics } from "../../analytics/duckdb.ts";
+import { MAX_USDC_AMOUNT } from "../../chain/base.ts";
+import { type FlowEdge, RingGraph } from "../screens/cycles.ts";
+import { THRESHOLDS } from "../screens/index.ts";
+
+/**
+ * The SQL of the screens that follow money between wallets, for `aggregateWindow`: hubs by degree,
+ * rings, the tiny_repeat prices and the hub links of `exchange_flow_note` (merchant_funded's provenance
+ * and the clusters are in `provenance/`). Each leaves a temp
+ * table, over `rw_groups` (the window's payments in groups) and the `transfers` table:
+ * - `rw_hubs` (wallet), `rw_moves` (src, dst, block, amount: the window's plain transfers, hubs left out);
+ * - `rw_tiny` (pay_to, tiny_max, price, price_source): the largest amount tiny_repeat calls tiny, per merchant,
+ *   and the price it comes from ('listed', 'paid', or NULL for the fallback);
+ * - `rw_ring` (payer, pay_to, returned, sent): the pairs on a ring (`screens/cycles.ts`);
+ * - `rw_hub_links` (payer, pay_to): the merchant sent to a hub that sent to the payer, in the window.
+ */
+
+export const MONEY_GRAPH_TABLES = [
+  "rw_hubs",
+  "rw_moves",
+  "rw_tiny",
+  "rw_cycle_edges",
+  "rw_ring",
+  "rw_hub_links",
+];
+
+interface Blocks {
+  start: number;
+  end: number;
+}
+
+/**
+ * Hubs, and the window's plain transfers the ring graph may follow. A hub is a wallet that is not itself
+ * paid in x402 and either is fed by many independent wallets (`rw_sender_hubs`, `provenance/clusters.ts`)
+ * or exchanged transfers with many distinct wallets (exchanges, bridges, payrolls): everyone shares one,
+ * so a cycle through it says nothing about who paid whom. Degree alone would let a distributor hide the
+ * merchant's money; it hides nothing here, because the provenance screen, which comes first, follows any
+ * wallet that is not fed by many independent ones.
+ */
+export async function moneyMoves(analytics: Analytics, blocks: Blocks): Promise<void> {
+  const span = "chain = 'base' AND block_number <= $end";
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_hubs AS
+     SELECT wallet FROM (
+       SELECT from_address AS wallet, count(DISTINCT to_address) AS n FROM transfers WHERE ${span} GROUP BY 1
+       UNION ALL
+       SELECT to_address, count(DISTINCT from_address) FROM transfers WHERE ${span} GROUP BY 1
+     ) WHERE wallet NOT IN (SELECT wallet FROM rw_merchants)
+     GROUP BY wallet HAVING max(n) >= ${THRESHOLDS.hubMinCounterparties}
+     UNION SELECT wallet FROM rw_sender_hubs`,
+    { end: blocks.end },
+  );
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_moves AS
+     SELECT from_address AS src, to_address AS dst, block_number AS block, amount FROM transfers
+     WHERE ${span} AND block_number > $start AND amount > 0 AND from_address <> to_address
+       AND from_address NOT IN (SELECT wallet FROM rw_hubs) AND to_address NOT IN (SELECT wallet FROM rw_hubs)`,
+    { start: blocks.start, end: blocks.end },
+  );
+}
+
+/**
+ * tiny_repeat's threshold per merchant (over `rw_groups`, `rw_pair_totals` and `rw_clusters`): its
+ * price / `tinyPriceDivisor`, the price being the lowest of its listed prices and of what its independent
+ * buyers pay: the lowest amount of the lowest band of amounts (a power of two wide: metered charges vary)
+ * that `tinyPricePayers` or more clusters paid it, and at least `tinyPricePayerShare` of its clusters;
+ * without either, `tinyFallbackMax`. Clusters, not wallets: a farm that splits itself is one buyer.
+ */
+export async function tinyPrices(analytics: Analytics): Promise<void> {
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_tiny AS
+     WITH merged AS (
+       -- A merchant's clusters are its payers less those that share a cluster with another of them: a
+       -- distinct count over the few clustered payers, not over every pair.
+       SELECT pay_to, count(*) - count(DISTINCT c.cluster) AS merged
+       FROM rw_pair_totals JOIN rw_clusters c ON c.wallet = payer GROUP BY pay_to
+     ), merchants AS (
+       SELECT pay_to, count(*) - coalesce(any_value(merged), 0) AS clusters
+       FROM rw_pair_totals LEFT JOIN merged USING (pay_to) GROUP BY pay_to
+     ), listed AS (
+       -- A price above the most one payment may carry is no payment's price (and would not fit a BIGINT).
+       SELECT pay_to, min(round(price_usd * 1e6))::BIGINT AS price FROM listings
+       WHERE price_usd > 0 AND price_usd * 1e6 <= ${MAX_USDC_AMOUNT} AND pay_to IN (SELECT pay_to FROM merchants)
+       GROUP BY pay_to
+     ), bands AS (
+       -- Only amounts below the lowest listed price can lower the price.
+       SELECT g.pay_to, floor(log2(g.amount))::INTEGER AS band, min(g.amount) AS lowest,
+         count(DISTINCT coalesce(c.cluster, g.payer)) AS n
+       FROM rw_groups g LEFT JOIN rw_clusters c ON c.wallet = g.payer LEFT JOIN listed l USING (pay_to)
+       WHERE g.amount > 0 AND (l.price IS NULL OR g.amount < l.price)
+       GROUP BY g.pay_to, band
+     ), paid AS (
+       SELECT pay_to, arg_min(lowest, band) AS price FROM bands JOIN merchants USING (pay_to)
+       WHERE n >= ${THRESHOLDS.tinyPricePayers} AND n >= ${THRESHOLDS.tinyPricePayerShare} * clusters
+       GROUP BY pay_to
+     ), prices AS (
+       SELECT m.pay_to, CASE WHEN l.price IS NULL THEN p.price WHEN p.price IS NULL THEN l.price
+         ELSE least(l.price, p.price) END AS price
+       FROM merchants m LEFT JOIN listed l USING (pay_to) LEFT JOIN paid p USING (pay_to)
+     )
+     SELECT pay_to, coalesce(p.price // ${THRESHOLDS.tinyPriceDivisor}, ${THRESHOLDS.tinyFallbackMax})::BIGINT AS tiny_max,
+       p.price, CASE WHEN p.price IS NULL THEN NULL WHEN p.price = l.price THEN 'listed' ELSE 'paid' END AS price_source
+     FROM prices p LEFT JOIN listed l USING (pay_to)`,
+  );
+}
+
+/**
+ * ring: the window's money moves as a graph (x402 pairs from `rw_pair_totals` and the window's part of
+ * `rw_moves`), trimmed in SQL of edges that cannot lie on a cycle (from a wallet nothing reached, or
+ * to a wallet that sent nothing on), twice; what remains is small and goes to `RingGraph`, which the evidence asks for cycles.
+ */
+export async function rings(analytics: Analytics, blocks: { start: number }): Promise<RingGraph> {
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_cycle_edges AS
+     WITH e0 AS (
+       SELECT payer AS src, pay_to AS dst, amount::DOUBLE AS amount, first_block, last_block, true AS paid
+       FROM rw_pair_totals WHERE payer <> pay_to
+         AND payer NOT IN (SELECT wallet FROM rw_hubs) AND pay_to NOT IN (SELECT wallet FROM rw_hubs)
+         -- A wallet on a cycle is reached, paid or sent to: this keeps the few payers that are, before
+         -- the trims below compare every edge with every other (most payers are only buyers).
+         AND payer IN (SELECT pay_to FROM rw_pair_totals UNION SELECT dst FROM rw_moves WHERE block > $start)
+       UNION ALL
+       SELECT src, dst, sum(amount)::DOUBLE, min(block), max(block), false FROM rw_moves
+       WHERE block > $start GROUP BY src, dst
+     ), e1 AS (
+       SELECT * FROM e0 WHERE src IN (SELECT dst FROM e0) AND dst IN (SELECT src FROM e0)
+     )
+     SELECT * FROM e1 WHERE src IN (SELECT dst FROM e1) AND dst IN (SELECT src FROM e1)`,
+    { start: blocks.start },
+  );
+  const rows = await analytics.all<{
+    src: string;
+    dst: string;
+    amount: number;
+    first_block: bigint | number;
+    last_block: bigint | number;
+    paid: boolean;
+  }>("SELECT * FROM rw_cycle_edges");
+  const edges: FlowEdge[] = rows.map((r) => ({
+    src: r.src,
+    dst: r.dst,
+    amount: r.amount,
+    firstBlock: Number(r.first_block),
+    lastBlock: Number(r.last_block),
+    paid: r.paid,
+  }));
+  const graph = new RingGraph(edges);
+  await analytics.run(
+    "CREATE OR REPLACE TEMP TABLE rw_ring (payer VARCHAR, pay_to VARCHAR, returned DOUBLE, sent DOUBLE)",
+  );
+  await analytics.append("rw_ring", graph.pairs, (a, pair) => {
+    a.appendVarchar(pair.payer);
+    a.appendVarchar(pair.payTo);
+    a.appendDouble(pair.returned);
+    a.appendDouble(pair.sent);
+  });
+  return graph;
+}
+
+/**
+ * `exchange_flow_note`'s evidence: in the window, the merchant sent to a hub that sent to the payer.
+ *
+ * Driven from the hubs' recipients and their x402 pairs, never from every merchant a hub received from
+ * times every wallet it sent to: an exchange that funds many buyers and receives many merchants'
+ * cash-outs makes that product grow with the square of the week's volume (25 million rows for the one
+ * hub of `bench:report`'s week of 100M payments, the largest statement of its build); this grows with the pairs.
+ */
+export async function hubLinks(analytics: Analytics, blocks: { start: number; end: number }): Promise<void> {
+  const span = "chain = 'base' AND block_number > $start AND block_number <= $end";
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_hub_links AS
+     WITH out AS (
+       SELECT DISTINCT from_address AS pay_to, to_address AS hub FROM transfers
+       WHERE ${span} AND to_address IN (SELECT wallet FROM rw_hubs)
+         AND from_address IN (SELECT DISTINCT pay_to FROM rw_pair_totals)
+     ), back AS (
+       SELECT DISTINCT from_address AS hub, to_address AS payer FROM transfers
+       WHERE ${span} AND from_address IN (SELECT hub FROM out)
+     )
+     SELECT DISTINCT q.pay_to, q.payer FROM back b JOIN rw_pair_totals q USING (payer)
+     SEMI JOIN out o ON o.hub = b.hub AND o.pay_to = q.pay_to`,
+    { start: blocks.start, end: blocks.end },
+  );
+}

@@ -1,0 +1,27 @@
+/**
+ * The weekly reports: built in SQL (build/), drawn as pages, badges and datasets (render/), served over
+ * HTTP and MCP (serve/), and published as a static site (publish/). See docs/report.md. What the rest of
+ * the program uses of them is here.
+ */
+
+export { LICENSE_URL } from "./build/report.ts";
+export { resolveWindow } from "./build/window.ts";
+export type {
+  EvidenceDocument,
+  LeaderboardDocument,
+  MerchantDocuments,
+  ReportWindow,
+  SearchDocument,
+} from "./model.ts";
+export { type Manifest, publishSite, type SiteSource } from "./publish/publish.ts";
+export { RANKING_PAGE_SIZE } from "./render/home-page.ts";
+export { documentShell, noticeBanner } from "./render/shell.ts";
+export type { Report } from "./schema.ts";
+export { THRESHOLDS } from "./screens/index.ts";
+export { type ReportRoutesOptions, reportRoutes } from "./serve/http.ts";
+export { type ReportAnswers, reportMcpServer } from "./serve/mcp.ts";
+export { isAddress } from "./serve/params.ts";
+export { reportReadiness, type ServiceHealth } from "./serve/readiness.ts";
+export { leaderboardDocument, leaderboardPath } from "./serve/routes/leaderboard.ts";
+export { SEARCH_PATH } from "./serve/routes/search.ts";
+export { ReportService, type ReportServiceOptions } from "./serve/service.ts";

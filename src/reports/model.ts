@@ -1,0 +1,269 @@
+/**
+ * The shapes the reports' parts share, in one place: the window, a report's details with its wallets'
+ * evidence facts (what the build stores and the views draw), and the documents the service answers (the
+ * evidence, a page of the leaderboard, a search). The builders (build/), the views (render/) and the
+ * service (serve/) take them from here, never from one another. The report's own type comes from its
+ * schema (schema.ts).
+ */
+import type { Report } from "./schema.ts";
+
+/** The report's `window` object (spec 2.2). */
+export interface ReportWindow {
+  start_block: number;
+  end_block: number;
+  complete: boolean;
+  start: string;
+  end: string;
+  days: number;
+}
+
+/** What the page shows beyond the report: the wallets behind each flag (the 20 largest per kind). */
+export interface ReportDetails {
+  /** Per flag kind, its largest wallets (at most 20), largest first. */
+  flagged_wallets: Record<string, { wallet: string; tx: number; usd: number; evidence?: EvidenceFacts }[]>;
+  /** Per flag kind with more wallets than that, the rest in one row. */
+  more_wallets?: Record<string, { wallets: number; tx: number; usd: number }>;
+  /** The reported and real totals in atomic units (decimal text), unrounded: cents hide small merchants' figures. */
+  exact?: { amount: string; real_amount: string };
+}
+
+/** One flagged wallet's facts, as stored in the details (atomic units, block numbers); a kind's own part is null for other kinds. */
+export interface EvidenceFacts {
+  /** Every screen whose rule the pair meets; each payment goes to the first whose payment rule it meets. */
+  screens: string[];
+  /** merchant_funded: the block of the wallet's first payment paid with the merchant's money. */
+  funded_from: number | null;
+  /** tiny_repeat: the merchant's largest tiny amount. */
+  tiny_max: number;
+  /**
+   * merchant_funded: the transfers that took the merchant's money to the wallet, the merchant's first (past
+   * 64, the first and the last 63: `provenance.hops` counts them all).
+   */
+  funding_path: { from: string; to: string; block: number; amount: number; tx?: string }[] | null;
+  /**
+   * Of the wallet's payments to the merchant in the window, the atomic units paid with the merchant's
+   * money (FIFO) and in all, and the block ranges of those flagged merchant_funded ([first, last]); null
+   * when none was.
+   */
+  provenance: { own: number; paid: number; ranges: [number, number][]; hops: number } | null;
+  /** The cluster the wallet was counted in (named by its smallest address) and how many wallets it has; null alone. */
+  cluster: { id: string; wallets: number } | null;
+  ring: {
+    /** What came back to the wallet from inside its component, and what it sent into it. */
+    returned: number;
+    sent: number;
+    /** How many of the pair's payments the ring's share flagged: the earliest by day, then amount. */
+    flagged: number;
+    /** A cycle through the payment, or null when the search gave up (a very large component). */
+    cycle: {
+      steps: {
+        from: string;
+        to: string;
+        amount: number;
+        paid: boolean;
+        first_block: number;
+        last_block: number;
+      }[];
+      moves: number;
+      component_size: number;
+    } | null;
+  } | null;
+  prober: { merchants: number; light_merchants: number; pair_tx: number } | null;
+  tiny: {
+    /** The cluster's tiny payments to the merchant, and the wallet's own. */
+    tiny_tx: number;
+    wallet_tiny_tx: number;
+    price: number | null;
+    price_source: string | null;
+  } | null;
+}
+
+/** What every page of one merchant is rendered from. */
+export interface MerchantDocuments {
+  report: Report;
+  details: ReportDetails;
+  evidence: EvidenceDocument;
+}
+
+/** A window, and its merchants' documents in batches by address, read as they are asked for. */
+export interface WindowBatches<T> {
+  window: ReportWindow;
+  batches: AsyncIterable<T[]>;
+}
+
+export interface LeaderboardEntry {
+  rank: number;
+  address: string;
+  name: string;
+  real_usd: number;
+  usd: number;
+  real_tx: number;
+  tx: number;
+  real_buyers: number;
+  buyers: number;
+  page: string;
+}
+
+/** Why a merchant of the window has no rank (src/reports/build/rank.ts). */
+export type UnrankedReason = "frozen" | "no_passing_payment" | "below_one_cent";
+
+/** A merchant of the window without a rank, listed below the ranking with the reason. */
+export type UnrankedEntry = Omit<LeaderboardEntry, "rank"> & { reason: UnrankedReason };
+
+/** Merchants a page of the leaderboard's JSON holds. */
+export const LEADERBOARD_PAGE_SIZE = 1000;
+
+/** Which page of the leaderboard, of how many merchants. */
+export interface BoardPage {
+  /** 1-based; default 1. */
+  page?: number;
+  /** Default `LEADERBOARD_PAGE_SIZE`. */
+  size?: number;
+}
+
+/** A window's merchants, counted. */
+export interface BoardTotals {
+  merchants: number;
+  ranked: number;
+  unranked: number;
+}
+
+/**
+ * One page of a window's leaderboard (`ReportService.leaderboard`): the ranked merchants by rank, then the
+ * unranked with the reason.
+ */
+export interface Leaderboard {
+  chain: "base";
+  generated_at: string;
+  license: string;
+  window: ReportWindow;
+  totals: BoardTotals;
+  page: { number: number; size: number; pages: number };
+  merchants: LeaderboardEntry[];
+  unranked: UnrankedEntry[];
+}
+
+/** A page of the leaderboard as its JSON states it: with the URLs of the pages before and after it. */
+export type LeaderboardDocument = Omit<Leaderboard, "page"> & {
+  page: Leaderboard["page"] & { previous: string | null; next: string | null };
+};
+
+/** A listing that matched a search, with its merchant's report page when the merchant is in the window. */
+export type SearchListing = {
+  pay_to: string;
+  resource: string;
+  /** GET, POST, ... when its source said, else "". */
+  method: string;
+  price_usd: number;
+  /** Cleaned and cut as the report's `bazaar_listings` are. */
+  description: string;
+  /** The report page of `pay_to` (a wallet that lists an endpoint is a merchant of every window), else null. */
+  page: string | null;
+};
+
+/** What `/v1/search/base` answers (src/reports/build/search.ts). */
+export interface SearchDocument {
+  chain: "base";
+  generated_at: string;
+  license: string;
+  window: ReportWindow;
+  query: string;
+  totals: { merchants: number; listings: number };
+  merchants: LeaderboardEntry[];
+  unranked: UnrankedEntry[];
+  listings: SearchListing[];
+}
+
+export interface EvidencePayment {
+  tx_hash: string;
+  block: number;
+  time: string;
+  usd: number;
+}
+
+export interface EvidenceWallet {
+  wallet: string;
+  /** The flagged payments and their dollars, as on the report's page. */
+  tx: number;
+  usd: number;
+  /** The screen's rule as this wallet crossed it, in one sentence with the thresholds. */
+  rule: string;
+  /** The flagged payments: the first `SHOWN_PAYMENTS` by hash, and their pattern. */
+  payments: {
+    count: number;
+    /** The most common amount and how many payments were of it. */
+    common_usd: number;
+    common_count: number;
+    first: string;
+    last: string;
+    /** The median time between consecutive payments, null for a single payment. */
+    median_interval_seconds: number | null;
+    shown: EvidencePayment[];
+  };
+  /**
+   * merchant_funded: how much of the wallet's payments to the merchant in the window was the merchant's
+   * money (first in first out), and the transfers that took it to this wallet, the merchant's first.
+   */
+  provenance?: { paid_usd: number; merchant_usd: number; merchant_share: number; transfers: number };
+  /** The cluster of wallets this one was counted in as one buyer (funded from one source), when it has others. */
+  cluster?: { id: string; wallets: number };
+  funding_path?: {
+    from: string;
+    to: string;
+    block: number;
+    time: string | null;
+    usd: number;
+    tx_hash: string | null;
+  }[];
+  /** ring: a cycle through this wallet's payment (moves summed over the window), and its balance. */
+  ring?: {
+    returned_usd: number;
+    sent_usd: number;
+    cycle: {
+      wallets_in_component: number;
+      moves: number;
+      steps: {
+        from: string;
+        to: string;
+        usd: number;
+        by: "x402" | "transfer";
+        first_block: number;
+        last_block: number;
+      }[];
+    } | null;
+  };
+  prober?: { merchants: number; light_merchants: number; payments_to_this_merchant: number };
+  tiny?: {
+    price_usd: number | null;
+    price_source: "listed" | "paid" | null;
+    tiny_max_usd: number;
+    /** This wallet's tiny payments, and its cluster's (which the rule counts). */
+    tiny_payments: number;
+    cluster_tiny_payments: number;
+  };
+}
+
+export interface EvidenceFlag {
+  kind: string;
+  summary: string;
+  tx: number;
+  usd: number;
+  wallets: EvidenceWallet[];
+  /** The flag's wallets past the named ones, in one row (the report page's last row). */
+  more_wallets: { wallets: number; tx: number; usd: number } | null;
+}
+
+export interface EvidenceDocument {
+  schema_version: "1";
+  chain: "base";
+  address: string;
+  name: string;
+  generated_at: string;
+  license: string;
+  window: ReportWindow;
+  /** The report these flags belong to (JSON and page), and the screens' rules. */
+  report: string;
+  page: string;
+  screens: string;
+  flags: EvidenceFlag[];
+}

@@ -1,0 +1,35 @@
+import { makeBadge } from "badge-maker";
+import { realPercent } from "../build/money.ts";
+import { spanShort } from "../build/span.ts";
+import type { Report } from "../schema.ts";
+
+export const BADGE_LABEL = "x402 real revenue";
+
+/** Shields.io colour name for a real share; any real revenue at all is orange rather than grey. */
+export function badgeColor(percent: number, realUsd: number): string {
+  if (percent >= 90) return "brightgreen";
+  if (percent >= 60) return "green";
+  if (percent >= 30) return "yellow";
+  return realUsd > 0 ? "orange" : "lightgrey";
+}
+
+/**
+ * The merchant's SVG badge: real dollars over the window and their share of the reported dollars,
+ * e.g. "$1234.56/7d · 87%". A frozen merchant's badge says "frozen" instead of advertising figures.
+ * The output depends on the report only, so it can be cached and compared byte for byte.
+ * @example c.body(renderBadge(report)) // with Content-Type image/svg+xml
+ */
+export function renderBadge(report: Report): string {
+  if (report.frozen)
+    return makeBadge({ label: BADGE_LABEL, message: "frozen", color: "lightgrey", style: "flat" });
+  // "/7d" for a week; a young chain's window reads "/56s" or "/3h".
+  const span = `/${spanShort(report.window.days)}`;
+  const percent = realPercent(report);
+  const message = report.usd > 0 ? `$${report.real_usd.toFixed(2)}${span} · ${percent}%` : `$0.00${span}`;
+  return makeBadge({
+    label: BADGE_LABEL,
+    message,
+    color: badgeColor(percent, report.real_usd),
+    style: "flat",
+  });
+}

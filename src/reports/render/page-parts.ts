@@ -1,0 +1,51 @@
+/**
+ * What the report page and the home page both show: the window in a sentence, the link that keeps it, the
+ * links to the data, and how they write numbers.
+ */
+import { html, type Markup } from "../../common/html.ts";
+import { realPercent } from "../build/money.ts";
+import { spanText } from "../build/span.ts";
+import { isShortWindow } from "../build/window.ts";
+import type { Report } from "../schema.ts";
+
+export const JSON_LINKS = {
+  schema: "/v1/schema/report.json",
+  ndjson: "/v1/datasets/base/reports.ndjson",
+  csv: "/v1/datasets/base/reports.csv",
+  evidence: "/v1/datasets/base/evidence.ndjson",
+  leaderboard: "/v1/leaderboard/base",
+};
+
+export const count = new Intl.NumberFormat("en-US");
+const money = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+
+export const usd = (n: number) => `$${money.format(n)}`;
+// The claim's percent, the badge's and the leaderboard's: one rule (build/money.ts).
+export const realShare = (m: { usd: number; real_usd: number }) => (m.usd > 0 ? `${realPercent(m)}%` : "–");
+export const when = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+
+export function dataLinks(first: Markup): Markup {
+  return html`<ul>
+${first}<li><a href="${JSON_LINKS.schema}">JSON Schema of a report</a></li>
+<li>Every merchant's latest report as <a href="${JSON_LINKS.ndjson}">NDJSON</a> or <a href="${JSON_LINKS.csv}">CSV</a>, and the evidence behind every flag as <a href="${JSON_LINKS.evidence}">NDJSON</a></li>
+</ul>`;
+}
+
+/** The window in one sentence: blocks, dates and whether every block has been indexed. */
+export function windowText(w: Report["window"]): Markup {
+  // A short window is always incomplete; the reason a reader needs is the chain's age, not the indexer.
+  const state = isShortWindow(w)
+    ? `Incomplete: the chain is younger than a week: this report covers its whole life, ${spanText(w.days)}, and its figures will grow with it.`
+    : w.complete
+      ? "Complete: every block of the window has been indexed."
+      : "Incomplete: not every block of the window has been indexed yet, so the figures may still change.";
+  return html`<p class="window">Blocks ${count.format(w.start_block)} to ${count.format(w.end_block)}, from ${when(w.start)} to ${when(w.end)} (${spanText(w.days)}). ${state}</p>`;
+}
+
+/**
+ * Which window the figures belong to, and a link that keeps them: without `end_block` a page shows the
+ * latest window, which moves on with every block indexed.
+ */
+export function permalink(path: string, w: Report["window"]): Markup {
+  return html`<p class="note">Every figure on this page is for the window ending at block ${count.format(w.end_block)}. <a href="${path}?end_block=${w.end_block}">Permanent link to this window's report</a>: the page without <code>end_block</code> always shows the latest window, which moves on with every block indexed.</p>`;
+}

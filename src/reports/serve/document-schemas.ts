@@ -1,0 +1,220 @@
+/**
+ * The schemas of the report service's other JSON documents (the evidence, a leaderboard page, a search),
+ * built from the report's own (`ReportSchema`, served at /v1/schema/report.json): a field the report has
+ * is the report's schema of it, so the documents cannot drift from the report in what an address, an
+ * amount or a window is. The MCP tools declare them as their output schemas (src/reports/serve/mcp.ts), and the
+ * SDK checks every answer against them.
+ *
+ * Each schema's type is checked against the type the service builds the document as (`Fits` below): a
+ * field the document gains without the schema fails the type-check, one the schema lacks fails at run time
+ * (the schemas are strict).
+ */
+import { z } from "zod";
+import type { EvidenceDocument, LeaderboardDocument, SearchDocument } from "../model.ts";
+import { ReportSchema } from "../schema.ts";
+import { FLAG_KINDS } from "../screens/index.ts";
+
+const R = ReportSchema.shape;
+/** A count, as the report's are. */
+const count = R.tx;
+/** Dollars, as the report's figures are. */
+const usd = R.usd;
+const address = R.address;
+const url = R.page;
+
+/** What every document of a window states first, as the report does. */
+const windowed = {
+  chain: R.chain,
+  generated_at: R.generated_at,
+  license: R.license,
+  window: R.window,
+};
+
+/** A merchant on the leaderboard: its report's figures under the report's names. */
+export const LeaderboardEntrySchema = z
+  .object({
+    rank: R.rank_by_real_revenue.unwrap(),
+    address,
+    name: R.name,
+    real_usd: R.real_usd,
+    usd: R.usd,
+    real_tx: R.real_tx,
+    tx: R.tx,
+    real_buyers: R.real_buyers,
+    buyers: R.buyers,
+    page: R.page,
+  })
+  .strict();
+
+/** A merchant of the window without a rank, and why (src/reports/build/rank.ts). */
+export const UnrankedEntrySchema = LeaderboardEntrySchema.omit({ rank: true })
+  .extend({ reason: z.enum(["frozen", "no_passing_payment", "below_one_cent"]) })
+  .strict();
+
+const page = z.number().int().min(1);
+
+/** A page of `/v1/leaderboard/base`. */
+export const LeaderboardDocumentSchema = z
+  .object({
+    ...windowed,
+    totals: z.object({ merchants: count, ranked: count, unranked: count }).strict(),
+    page: z
+      .object({
+        number: page,
+        size: page,
+        pages: page,
+        previous: url.nullable(),
+        next: url.nullable(),
+      })
+      .strict(),
+    merchants: z.array(LeaderboardEntrySchema),
+    unranked: z.array(UnrankedEntrySchema),
+  })
+  .strict();
+
+/** A listing as the report states it (`bazaar_listings`). */
+const listing = R.bazaar_listings.element.shape;
+
+/** What `/v1/search/base` answers (src/reports/build/search.ts). */
+export const SearchDocumentSchema = z
+  .object({
+    ...windowed,
+    query: z.string(),
+    totals: z.object({ merchants: count, listings: count }).strict(),
+    merchants: z.array(LeaderboardEntrySchema),
+    unranked: z.array(UnrankedEntrySchema),
+    listings: z.array(
+      z
+        .object({
+          pay_to: address,
+          resource: listing.resource,
+          method: z.string(),
+          price_usd: listing.price_usd,
+          description: listing.description,
+          page: url.nullable(),
+        })
+        .strict(),
+    ),
+  })
+  .strict();
+
+/** A time of the evidence: "2026-11-21T09:00:00Z" (empty when nothing is known). */
+const time = z.string();
+const hash = z.string();
+
+/** One flagged wallet of the evidence (`EvidenceWallet`, src/reports/model.ts). */
+const EvidenceWalletSchema = z
+  .object({
+    wallet: address,
+    tx: count,
+    usd,
+    rule: z.string(),
+    payments: z
+      .object({
+        count,
+        common_usd: usd,
+        common_count: count,
+        first: time,
+        last: time,
+        median_interval_seconds: z.number().nullable(),
+        shown: z.array(z.object({ tx_hash: hash, block: count, time, usd }).strict()),
+      })
+      .strict(),
+    provenance: z
+      .object({ paid_usd: usd, merchant_usd: usd, merchant_share: z.number(), transfers: count })
+      .strict()
+      .optional(),
+    cluster: z.object({ id: z.string(), wallets: count }).strict().optional(),
+    funding_path: z
+      .array(
+        z
+          .object({
+            from: address,
+            to: address,
+            block: count,
+            time: time.nullable(),
+            usd,
+            tx_hash: hash.nullable(),
+          })
+          .strict(),
+      )
+      .optional(),
+    ring: z
+      .object({
+        returned_usd: usd,
+        sent_usd: usd,
+        cycle: z
+          .object({
+            wallets_in_component: count,
+            moves: count,
+            steps: z.array(
+              z
+                .object({
+                  from: address,
+                  to: address,
+                  usd,
+                  by: z.enum(["x402", "transfer"]),
+                  first_block: count,
+                  last_block: count,
+                })
+                .strict(),
+            ),
+          })
+          .strict()
+          .nullable(),
+      })
+      .strict()
+      .optional(),
+    prober: z
+      .object({ merchants: count, light_merchants: count, payments_to_this_merchant: count })
+      .strict()
+      .optional(),
+    tiny: z
+      .object({
+        price_usd: usd.nullable(),
+        price_source: z.enum(["listed", "paid"]).nullable(),
+        tiny_max_usd: usd,
+        tiny_payments: count,
+        cluster_tiny_payments: count,
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+/** What `/v1/reports/base/{address}/evidence` answers (src/reports/build/evidence-document.ts). */
+export const EvidenceDocumentSchema = z
+  .object({
+    schema_version: R.schema_version,
+    chain: R.chain,
+    address,
+    name: R.name,
+    generated_at: R.generated_at,
+    license: R.license,
+    window: R.window,
+    report: url,
+    page: url,
+    screens: url,
+    flags: z.array(
+      z
+        .object({
+          kind: z.enum(FLAG_KINDS as [string, ...string[]]),
+          summary: z.string(),
+          tx: count,
+          usd,
+          wallets: z.array(EvidenceWalletSchema),
+          more_wallets: z.object({ wallets: count, tx: count, usd }).strict().nullable(),
+        })
+        .strict(),
+    ),
+  })
+  .strict();
+
+/** True when a schema's documents are documents of type `T`: each field the type requires is declared. */
+type Fits<S extends z.ZodType, T> = z.infer<S> extends T ? true : false;
+const fits: [
+  Fits<typeof LeaderboardDocumentSchema, LeaderboardDocument>,
+  Fits<typeof SearchDocumentSchema, SearchDocument>,
+  Fits<typeof EvidenceDocumentSchema, EvidenceDocument>,
+] = [true, true, true];
+void fits;

@@ -1,0 +1,152 @@
+/**
+ * The report service's tools for agents, over MCP: a merchant's weekly report, its evidence, the
+ * leaderboard page by page and a search of merchants and listings. Free, read-only, and the same answers
+ * as the HTTP API's (`ReportAnswers`: the functions its routes call), each declared with the document's
+ * schema (the report's own, src/reports/schema.ts; the others built from it, document-schemas.ts).
+ *
+ * An error is a tool result with `isError` and the HTTP API's body, `{"error": {"code", "message"}}`:
+ * an agent reads the same `bad_address` or `unknown_merchant` either way.
+ *
+ * Served over Streamable HTTP at `/mcp` by the report service (src/reports/serve/http.ts) and over stdio by
+ * `x402-merchants mcp` (src/cli/mcp.ts).
+ */
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { AppError, errorBody } from "../../common/errors.ts";
+import { log } from "../../common/log.ts";
+import { projectVersion } from "../../common/version.ts";
+import type { EvidenceDocument, LeaderboardDocument, SearchDocument } from "../model.ts";
+import { type Report, ReportSchema } from "../schema.ts";
+import {
+  EvidenceDocumentSchema,
+  LeaderboardDocumentSchema,
+  SearchDocumentSchema,
+} from "./document-schemas.ts";
+import { leaderboardDocument } from "./routes/leaderboard.ts";
+import type { ReportService } from "./service.ts";
+
+/**
+ * What the tools answer from: the report service's functions in this process (`serviceAnswers`), or, for
+ * `x402-merchants mcp`, those of whichever process holds the store (src/cli/readers.ts). Errors are
+ * `AppError`s, as the HTTP routes throw them.
+ */
+export interface ReportAnswers {
+  report(address: string, endBlock?: number): Promise<Report>;
+  evidence(address: string, endBlock?: number): Promise<EvidenceDocument>;
+  /** A page of the leaderboard's JSON (1-based), as `/v1/leaderboard/base[/pages/N]` answers it. */
+  leaderboard(endBlock?: number, page?: number): Promise<LeaderboardDocument>;
+  search(query: string, endBlock?: number): Promise<SearchDocument>;
+}
+
+/** The answers of a report service in this process: the calls its HTTP routes make. */
+export function serviceAnswers(reports: ReportService): ReportAnswers {
+  return {
+    report: async (address, endBlock) => (await reports.report(address, endBlock)).report,
+    evidence: (address, endBlock) => reports.evidence(address, endBlock),
+    leaderboard: async (endBlock, page) =>
+      leaderboardDocument(await reports.leaderboard(endBlock, { page }), reports.publicUrl),
+    search: (query, endBlock) => reports.search(query, endBlock),
+  };
+}
+
+const INSTRUCTIONS =
+  "Weekly x402 payment reports for merchant wallets on Base: what each wallet was paid (reported) beside what passes every screen against wash trading, self-payment, merchant-funded buyers, rings and probers (real). Find a merchant with search_merchants (by name, host or endpoint URL), then read its report, and its evidence for any flag. A flag marks a pattern in public on-chain data, not a finding of wrongdoing. Every figure is reproducible from chain data; reports are CC BY 4.0.";
+
+// Not the report's `address` schema (lower case only): the API takes an address in any case.
+const address = z
+  .string()
+  .describe("the merchant's wallet on Base: 0x and 40 hex digits, in any case (a checksummed address too)");
+const endBlock = ReportSchema.shape.window.shape.end_block
+  .optional()
+  .describe("the block the week's window ends at (default: the latest the service has indexed)");
+
+const READ_ONLY = { readOnlyHint: true, idempotentHint: true, openWorldHint: false } as const;
+
+/** A fresh MCP server of the report tools (one per request over stateless HTTP; one per stdio session). */
+export function reportMcpServer(answers: ReportAnswers): McpServer {
+  const server = new McpServer(
+    { name: "x402-merchants-reports", version: projectVersion() },
+    { instructions: INSTRUCTIONS },
+  );
+  server.registerTool(
+    "get_report",
+    {
+      title: "Merchant report",
+      description:
+        "One merchant wallet's weekly report: reported and real (passing every screen) payments, buyers, flags by screen, price quartiles, daily figures, Bazaar listings, and the URLs of its page and badge. Schema: /v1/schema/report.json.",
+      inputSchema: { address, end_block: endBlock },
+      outputSchema: ReportSchema,
+      annotations: { title: "Merchant report", ...READ_ONLY },
+    },
+    ({ address, end_block }) => answered(() => answers.report(address, end_block)),
+  );
+  server.registerTool(
+    "get_evidence",
+    {
+      title: "Evidence behind a report's flags",
+      description:
+        "The evidence behind a merchant's flags: per flagged wallet the rule it crossed with the thresholds, its payments (hashes, times, pattern), the funding path from the merchant, or the ring's cycle.",
+      inputSchema: { address, end_block: endBlock },
+      outputSchema: EvidenceDocumentSchema,
+      annotations: { title: "Evidence behind a report's flags", ...READ_ONLY },
+    },
+    ({ address, end_block }) => answered(() => answers.evidence(address, end_block)),
+  );
+  server.registerTool(
+    "get_leaderboard",
+    {
+      title: "Leaderboard",
+      description:
+        "A page of the week's ranking: merchants by real revenue (1,000 a page), then the unranked with the reason. page.next names the next page; pass page and the window's end_block to read on in the same week.",
+      inputSchema: {
+        page: z.number().int().min(1).optional().describe("the page, from 1 (default 1)"),
+        end_block: endBlock,
+      },
+      outputSchema: LeaderboardDocumentSchema,
+      annotations: { title: "Leaderboard", ...READ_ONLY },
+    },
+    ({ page, end_block }) => answered(() => answers.leaderboard(end_block, page ?? 1)),
+  );
+  server.registerTool(
+    "search_merchants",
+    {
+      title: "Search merchants and listings",
+      description:
+        "Merchants whose name or address contains the text, or one of whose listed endpoints' host or URL does (with their leaderboard figures), and the listings whose host or URL contains it (with the page of their merchant's report). Case-insensitive; at most 50 of each, totals counts every match.",
+      inputSchema: {
+        query: z.string().describe("text to find: a name, a host (api.example.com), a URL or part of one"),
+        end_block: endBlock,
+      },
+      outputSchema: SearchDocumentSchema,
+      annotations: { title: "Search merchants and listings", ...READ_ONLY },
+    },
+    ({ query, end_block }) => answered(() => answers.search(query, end_block)),
+  );
+  return server;
+}
+
+/**
+ * A document as a tool's result: structured, and as JSON text for clients that read only text. An
+ * `AppError` is the HTTP API's error body with `isError`; anything else is a bug, logged as the HTTP
+ * routes log it and answered as they answer it.
+ */
+async function answered(ask: () => Promise<object>): Promise<CallToolResult> {
+  try {
+    const document = await ask();
+    return {
+      structuredContent: document as Record<string, unknown>,
+      content: [{ type: "text", text: JSON.stringify(document) }],
+    };
+  } catch (error) {
+    let body = errorBody("internal", "internal error");
+    if (error instanceof AppError) {
+      // A message for the operator only (it names the server's files): the log has it, the caller not.
+      if (error.publicMessage !== undefined) log("error", error.code, { error: error.message });
+      body = errorBody(error.code, error.publicMessage ?? error.message);
+    } else {
+      log("error", "unhandled", { error: String((error as Error)?.stack ?? error) });
+    }
+    return { isError: true, content: [{ type: "text", text: JSON.stringify(body) }] };
+  }
+}

@@ -1,0 +1,40 @@
+/** The leaderboard's JSON, page by page: where each page is, and what it states. */
+import type { Context, Hono } from "hono";
+import type { Leaderboard, LeaderboardDocument } from "../../model.ts";
+import { endBlockParam, pageParam } from "../params.ts";
+import type { ReportService } from "../service.ts";
+
+/** The leaderboard's JSON: page 1 here, page N at `/pages/N`. */
+export const LEADERBOARD_PATH = "/v1/leaderboard/base";
+
+/** Where page `n` of the leaderboard's JSON is. */
+export const leaderboardPath = (n: number): string =>
+  n === 1 ? LEADERBOARD_PATH : `${LEADERBOARD_PATH}/pages/${n}`;
+
+/**
+ * A page of the leaderboard as its JSON states it: with the URLs of the pages before and after it, kept to
+ * its window (the latest moves on with every block indexed).
+ */
+export function leaderboardDocument(board: Leaderboard, publicUrl: string): LeaderboardDocument {
+  const { number, pages } = board.page;
+  const link = (n: number) => `${publicUrl}${leaderboardPath(n)}?end_block=${board.window.end_block}`;
+  return {
+    ...board,
+    page: {
+      ...board.page,
+      previous: number > 1 ? link(number - 1) : null,
+      next: number < pages ? link(number + 1) : null,
+    },
+  };
+}
+
+export function leaderboardRoutes(app: Hono, reports: ReportService): void {
+  // The leaderboard in pages of LEADERBOARD_PAGE_SIZE, by path so that a static copy serves every page.
+  const leaderboard = async (c: Context, page: number) => {
+    const board = await reports.leaderboard(endBlockParam(c.req.query("end_block")), { page });
+    c.header("Cache-Control", "public, max-age=300");
+    return c.json(leaderboardDocument(board, reports.publicUrl));
+  };
+  app.get(LEADERBOARD_PATH, (c) => leaderboard(c, 1));
+  app.get(`${LEADERBOARD_PATH}/pages/:page`, (c) => leaderboard(c, pageParam(c.req.param("page"))));
+}

@@ -1,0 +1,378 @@
+import type { Analytics } from "../../analytics/duckdb.ts";
+import { dataVersion } from "../../analytics/migrations.ts";
+import { AppError, NotFoundError } from "../../common/errors.ts";
+import { reportBuildSeconds, secondsSince } from "../../common/metrics.ts";
+import { boardEntries, boardTotals } from "../build/board.ts";
+import { evidenceContext, evidenceDocuments } from "../build/evidence-document.ts";
+import {
+  LICENSE_URL,
+  pagePrefix,
+  parseStoredReport,
+  type ReportContext,
+  reportsQuery,
+  type StoredReportRow,
+} from "../build/report.ts";
+import { listingsMatching, SEARCH_LIMIT, SQL_MERCHANT_MATCHES, searchText } from "../build/search.ts";
+import { storeWindow } from "../build/store.ts";
+import { resolveWindow, windowDates } from "../build/window.ts";
+import {
+  type BoardPage,
+  type EvidenceDocument,
+  LEADERBOARD_PAGE_SIZE,
+  type Leaderboard,
+  type MerchantDocuments,
+  type ReportDetails,
+  type ReportWindow,
+  type SearchDocument,
+  type WindowBatches,
+} from "../model.ts";
+import type { Report } from "../schema.ts";
+import { parseAddress } from "./params.ts";
+
+/** Merchants a batch of a whole window's read holds: a few megabytes of JSON. */
+export const BATCH_REPORTS = 2_000;
+
+/** A stored report's details when no flag names a wallet. */
+const NO_FLAGGED_WALLETS = '{"flagged_wallets":{}}';
+
+export interface ReportServiceOptions {
+  /** Base of the page and badge URLs, without a trailing slash. */
+  publicUrl: string;
+  now?: () => Date;
+  /** Windows whose reports stay stored; older builds are dropped and rebuilt on demand. Default 16 (build/store.ts). */
+  keepWindows?: number;
+}
+
+/** Resolved windows kept per data version: end blocks asked for by readers, any number of them. */
+const WINDOWS_KEPT = 64;
+
+/**
+ * Reports, materialized per window. A window's reports are built together (rank needs all of them)
+ * and kept in the analytics database's `reports` table with the data version they saw; they are rebuilt when an
+ * import or the indexer has changed the data since, so `generated_at` is stable between changes.
+ * Calls are serialized: the analytics database has one connection and a build uses temporary tables.
+ */
+export class ReportService {
+  private queue: Promise<unknown> = Promise.resolve();
+  /** Resolved windows by requested end block, valid at data version `windowsVersion`. */
+  private readonly windows = new Map<number | "latest", ReportWindow>();
+  private windowsVersion = -1n;
+  private readonly now: () => Date;
+
+  constructor(
+    private readonly analytics: Analytics,
+    private readonly options: ReportServiceOptions,
+  ) {
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** The base of the page and badge URLs the reports name. */
+  get publicUrl(): string {
+    return this.options.publicUrl;
+  }
+
+  /** One merchant's report for the window ending at `endBlock` (default: the latest checkpoint). */
+  async report(address: string, endBlock?: number): Promise<{ report: Report; details: ReportDetails }> {
+    const merchant = parseAddress(address);
+    return this.serial(
+      timed("report", async () => {
+        const window = await this.ensureWindow(endBlock);
+        const { sql, params } = reportsQuery(await this.context(window), merchant);
+        // One statement text for every merchant: planned once, its plan kept (a page view's main cost).
+        const [row] = await this.analytics.allPrepared<StoredReportRow>(sql, params);
+        if (!row) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
+        return parseStoredReport(row);
+      }),
+    );
+  }
+
+  /** The evidence behind one merchant's flags (`build/evidence-document.ts`). */
+  async evidence(address: string, endBlock?: number): Promise<EvidenceDocument> {
+    const merchant = parseAddress(address);
+    return this.serial(
+      timed("evidence", async () => {
+        const window = await this.ensureWindow(endBlock);
+        const context = await this.context(window);
+        const { sql, params } = reportsQuery(context, merchant);
+        const [row] = await this.analytics.allPrepared<StoredReportRow>(sql, params);
+        if (!row) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
+        const [document] = await evidenceDocuments(this.analytics, evidenceContext(context), [
+          parseStoredReport(row),
+        ]);
+        return document as EvidenceDocument;
+      }),
+    );
+  }
+
+  /**
+   * Every merchant's report of one window as the JSON text it is served as, by address, in batches: a
+   * download of the whole window holds one batch at a time (see `batches`).
+   */
+  readReports(endBlock?: number, size = BATCH_REPORTS): Promise<WindowBatches<string>> {
+    return this.inBatches(endBlock, size, "all", async (_, rows) => rows.map((row) => row.body));
+  }
+
+  /** The evidence of every merchant with flags in one window, by address, in batches. */
+  readEvidence(endBlock?: number, size = BATCH_REPORTS): Promise<WindowBatches<EvidenceDocument>> {
+    return this.inBatches(endBlock, size, "flagged", (context, rows) =>
+      evidenceDocuments(this.analytics, evidenceContext(context), rows.map(parseStoredReport)),
+    );
+  }
+
+  /**
+   * Every merchant's report, its details and its evidence, of one window, by address, in batches: a few
+   * statements a batch, where `report` and `evidence` take four or more for each merchant (what `publish`
+   * renders every merchant's files from).
+   */
+  readMerchants(endBlock?: number, size = BATCH_REPORTS): Promise<WindowBatches<MerchantDocuments>> {
+    return this.inBatches(endBlock, size, "all", async (context, stored) => {
+      const rows = stored.map(parseStoredReport);
+      const evidence = await evidenceDocuments(this.analytics, evidenceContext(context), rows);
+      return rows.map((row, i) => ({ ...row, evidence: evidence[i] as EvidenceDocument }));
+    });
+  }
+
+  /** Every merchant's report of one window, by address, as objects: for small windows (tests, the demo). */
+  async reports(endBlock?: number): Promise<{ window: ReportWindow; reports: Report[] }> {
+    const { window, batches } = await this.readReports(endBlock);
+    const reports: Report[] = [];
+    for await (const batch of batches) for (const body of batch) reports.push(JSON.parse(body) as Report);
+    return { window, reports };
+  }
+
+  /** Which build of a window's reports is stored: its data version and time; undefined when none is. */
+  private async buildOf(end: number): Promise<string | undefined> {
+    const built = await this.analytics.one<{ build: string }>(
+      `SELECT data_version::VARCHAR || ' ' || generated_at AS build FROM report_windows
+       WHERE chain = 'base' AND end_block = $end`,
+      { end },
+    );
+    return built?.build;
+  }
+
+  /** The window (built if it is not), and its reports read in batches by `read`. */
+  private async inBatches<T>(
+    endBlock: number | undefined,
+    size: number,
+    which: "all" | "flagged",
+    read: (context: ReportContext, rows: StoredReportRow[]) => Promise<T[]>,
+  ): Promise<WindowBatches<T>> {
+    const [first, build] = await this.serial(async () => {
+      const context = await this.context(await this.ensureWindow(endBlock));
+      return [context, await this.buildOf(context.window.end_block)] as const;
+    });
+    return { window: first.window, batches: this.batches(first, build, size, which, read) };
+  }
+
+  /**
+   * A built window's reports, `size` merchants at a time by address, each batch read in a turn of its own,
+   * so that page views are answered between them. One build throughout: a batch that finds the window
+   * built again since the first (the data in it changed and a reader asked for it) or dropped ends the read
+   * with an error rather than mix two builds.
+   */
+  private async *batches<T>(
+    first: ReportContext,
+    build: string | undefined,
+    size: number,
+    which: "all" | "flagged",
+    read: (context: ReportContext, rows: StoredReportRow[]) => Promise<T[]>,
+  ): AsyncGenerator<T[]> {
+    const end = first.window.end_block;
+    let after = "";
+    for (;;) {
+      const batch = await this.serial(async () => {
+        const now = await this.buildOf(end);
+        if (now === undefined || now !== build) {
+          throw new AppError(
+            409,
+            "window_rebuilt",
+            `the reports of the window ending at block ${end} were built again while they were read: ask again`,
+          );
+        }
+        const next = await this.analytics.one<{ through: string | null }>(
+          `SELECT max(address) AS through FROM (SELECT address FROM reports
+             WHERE chain = 'base' AND end_block = $end AND address > $after ORDER BY address LIMIT $size)`,
+          { end, after, size },
+        );
+        if (!next?.through) return undefined;
+        const { sql, params } = reportsQuery(first, { after, through: next.through });
+        const rows = await this.analytics.all<StoredReportRow>(
+          which === "flagged" ? `SELECT * FROM (${sql}) WHERE details <> '${NO_FLAGGED_WALLETS}'` : sql,
+          params,
+        );
+        return { through: next.through, items: await read(first, rows) };
+      });
+      if (!batch) return;
+      after = batch.through;
+      if (batch.items.length > 0) yield batch.items;
+    }
+  }
+
+  /** Builds the window's reports unless the stored ones are current; resolves to the window. */
+  build(endBlock?: number): Promise<ReportWindow> {
+    return this.serial(() => this.ensureWindow(endBlock));
+  }
+
+  /**
+   * One page of a window's leaderboard: the ranked merchants by rank, then the unranked with the reason,
+   * `size` a page (page 1 first), read from the stored reports' figures by their place on the board.
+   */
+  leaderboard(
+    endBlock?: number,
+    { page = 1, size = LEADERBOARD_PAGE_SIZE }: BoardPage = {},
+  ): Promise<Leaderboard> {
+    if (!Number.isSafeInteger(page) || page < 1)
+      throw new Error(`a leaderboard page is 1 or more, not ${page}`);
+    if (!Number.isSafeInteger(size) || size < 1)
+      throw new Error(`a leaderboard page holds 1 or more, not ${size}`);
+    return this.serial(
+      timed("leaderboard", async () => {
+        const window = await this.ensureWindow(endBlock);
+        const context = await this.context(window);
+        const totals = await boardTotals(this.analytics, window.end_block);
+        const pages = Math.max(1, Math.ceil(totals.merchants / size));
+        if (page > pages) {
+          throw new NotFoundError(
+            `the leaderboard of the window ending at block ${window.end_block} has ${pages} ${pages === 1 ? "page" : "pages"} of ${size}, not ${page}`,
+            "no_such_page",
+          );
+        }
+        const { merchants, unranked } = await boardEntries(
+          this.analytics,
+          this.options.publicUrl,
+          window.end_block,
+          "r.board_place > $after AND r.board_place <= $last",
+          { after: (page - 1) * size, last: page * size },
+        );
+        return {
+          chain: "base" as const,
+          generated_at: context.generatedAt,
+          license: LICENSE_URL,
+          window,
+          totals,
+          page: { number: page, size, pages },
+          merchants,
+          unranked,
+        };
+      }),
+    );
+  }
+
+  /**
+   * The window's merchants whose name or address holds `query`, or one of whose listings' host or URL does,
+   * as leaderboard entries (at most `SEARCH_LIMIT`, in the leaderboard's order), and the listings whose host
+   * or URL holds it, any merchant's (src/reports/build/search.ts).
+   */
+  search(query: string, endBlock?: number): Promise<SearchDocument> {
+    const text = searchText(query);
+    return this.serial(
+      timed("search", async () => {
+        const window = await this.ensureWindow(endBlock);
+        const context = await this.context(window);
+        const end = window.end_block;
+        const q = text.toLowerCase();
+        const found = await boardEntries(
+          this.analytics,
+          this.options.publicUrl,
+          end,
+          SQL_MERCHANT_MATCHES,
+          { q },
+          SEARCH_LIMIT,
+        );
+        const matching = await this.analytics.one<{ merchants: number }>(
+          `SELECT count(*)::DOUBLE AS merchants FROM reports r
+           WHERE r.chain = 'base' AND r.end_block = $end AND ${SQL_MERCHANT_MATCHES}`,
+          { end, q },
+        );
+        const { total, listings } = await listingsMatching(this.analytics, {
+          end,
+          q,
+          page_prefix: pagePrefix(this.options.publicUrl),
+        });
+        return {
+          chain: "base" as const,
+          generated_at: context.generatedAt,
+          license: LICENSE_URL,
+          window,
+          query: text,
+          totals: { merchants: matching?.merchants ?? 0, listings: total },
+          ...found,
+          listings,
+        };
+      }),
+    );
+  }
+
+  /** What rendering a built window's reports needs beyond the stored rows. */
+  private async context(window: ReportWindow): Promise<ReportContext> {
+    const built = await this.analytics.one<{ generated_at: string }>(
+      "SELECT generated_at FROM report_windows WHERE chain = 'base' AND end_block = $end",
+      { end: window.end_block },
+    );
+    if (!built)
+      throw new Error(`the reports of the window ending at block ${window.end_block} are not built`);
+    return {
+      window,
+      dates: windowDates(window),
+      generatedAt: built.generated_at,
+      publicUrl: this.options.publicUrl,
+    };
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(fn, fn);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /**
+   * The window ending at `endBlock` (default: the latest checkpoint), its reports built. Resolving a
+   * window reads the payments' latest block, tens of milliseconds on a large analytics database, on every request;
+   * it depends only on stored data, so it is kept until the data version moves.
+   */
+  private async ensureWindow(endBlock?: number): Promise<ReportWindow> {
+    const version = await dataVersion(this.analytics);
+    if (version !== this.windowsVersion) {
+      this.windows.clear();
+      this.windowsVersion = version;
+    }
+    const key = endBlock ?? "latest";
+    let window = this.windows.get(key);
+    if (!window) {
+      window = await resolveWindow(this.analytics, endBlock);
+      if (this.windows.size >= WINDOWS_KEPT) this.windows.clear();
+      this.windows.set(key, window);
+    }
+    await this.buildIfStale(window, version);
+    return window;
+  }
+
+  /** Builds the window's reports unless the stored ones saw data version `version`. */
+  private async buildIfStale(window: ReportWindow, version: bigint): Promise<void> {
+    // Page and badge URLs are rendered on read: a new public URL needs no rebuild.
+    const cached = await this.analytics.one<{ data_version: bigint }>(
+      "SELECT data_version FROM report_windows WHERE chain = 'base' AND end_block = $end",
+      { end: window.end_block },
+    );
+    if (cached?.data_version !== version) {
+      const store = {
+        publicUrl: this.options.publicUrl,
+        now: this.now,
+        keepWindows: this.options.keepWindows,
+      };
+      await timed("window", () => storeWindow(this.analytics, window, version, store))();
+    }
+  }
+}
+
+/** `fn`, its run timed into the metrics' `x402m_report_build_seconds` under `kind`, failed or not. */
+function timed<T>(kind: string, fn: () => Promise<T>): () => Promise<T> {
+  return async () => {
+    const start = performance.now();
+    try {
+      return await fn();
+    } finally {
+      reportBuildSeconds.observe({ kind }, secondsSince(start));
+    }
+  };
+}
