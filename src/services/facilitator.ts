@@ -11,7 +11,7 @@ import type { Lifecycle } from "../common/lifecycle.ts";
 import { log } from "../common/log.ts";
 import { withMetrics } from "../common/metrics-server.ts";
 import { limitPaths, type UnpaidLimit } from "../common/rate-limit.ts";
-import { type Config, ConfigError } from "../config/config.ts";
+import { ConfigError } from "../config/config-error.ts";
 import { dataLayout } from "../config/layout.ts";
 import {
   addReadinessChecks,
@@ -24,6 +24,7 @@ import {
   isLoopback,
   type OnNewChain,
 } from "../facilitator/index.ts";
+import type { Config } from "./config.ts";
 import { listenOn } from "./listen.ts";
 
 export interface FacilitatorServiceOptions {

@@ -2,6 +2,7 @@
  * Starting the program's servers: `startServices` (the composition root) and the pieces it is made of.
  * See start.ts.
  */
+export type { Config } from "./config.ts";
 export {
   devnetFacilitatorOptions,
   type FacilitatorServiceOptions,

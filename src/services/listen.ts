@@ -1,6 +1,6 @@
 import { AppError } from "../common/errors.ts";
 import { type Fetch, type Listening, listen, listenWithUrl } from "../common/listen.ts";
-import { portSetting } from "../config/config.ts";
+import { portSetting } from "../config/ports.ts";
 
 /** `listen`, where a port in use is an error that names the service and where its port is set. */
 export function listenOn(service: string, fetch: Fetch, host: string, port: number): Promise<Listening> {

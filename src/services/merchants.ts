@@ -9,14 +9,9 @@ import type { Fetch } from "../common/listen.ts";
 import { log } from "../common/log.ts";
 import { withMetrics } from "../common/metrics-server.ts";
 import type { UnpaidLimit } from "../common/rate-limit.ts";
-import {
-  type Config,
-  ConfigError,
-  facilitatorEnvPrefix,
-  type MerchantHost,
-  merchantEnvPrefix,
-} from "../config/config.ts";
+import { ConfigError } from "../config/config-error.ts";
 import { dataLayout } from "../config/layout.ts";
+import { type MerchantHost, merchantEnvPrefix } from "../config/ports.ts";
 import { type MerchantAppOptions, merchantApp } from "../merchant-kit/app.ts";
 import { type Merchant, missingAliasPaths } from "../merchant-kit/endpoint.ts";
 import { facilitatorAuthHeaders } from "../merchant-kit/payments/facilitator-auth.ts";
@@ -25,8 +20,10 @@ import {
   type FailoverOptions,
   httpFacilitator,
 } from "../merchant-kit/payments/facilitators.ts";
+import { facilitatorEnvPrefix } from "../merchant-kit/payments/settings.ts";
 import { authorizationReader } from "../merchant-kit/payments/settled-on-chain.ts";
 import { ALIAS_PATHS, MERCHANTS } from "../merchants/index.ts";
+import type { Config } from "./config.ts";
 import { listenWithUrlOn } from "./listen.ts";
 
 /** A host that is not one of `MERCHANTS` (the demo's shops): its app, built once its URL is known. */

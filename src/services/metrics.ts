@@ -8,7 +8,7 @@ import { isLoopback } from "../common/listen.ts";
 import { log } from "../common/log.ts";
 import { collectProcessMetrics } from "../common/metrics.ts";
 import { METRICS_PATH, metricsFetch } from "../common/metrics-server.ts";
-import type { Config } from "../config/config.ts";
+import type { Config } from "./config.ts";
 import { listenOn } from "./listen.ts";
 
 /**

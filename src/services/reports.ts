@@ -9,11 +9,10 @@ import { analyticsNotice } from "../analytics/notice.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import { withMetrics } from "../common/metrics-server.ts";
 import type { UnpaidLimit } from "../common/rate-limit.ts";
-import type { Config } from "../config/config.ts";
 import { reachableUrl, removeServiceRecord, writeServiceRecord } from "../config/service-record.ts";
 import type { Follower, FollowerOptions } from "../indexer/index.ts";
-import { reportReadiness, reportRoutes, type ServiceHealth } from "../reports/http.ts";
-import { ReportService } from "../reports/service.ts";
+import { ReportService, reportReadiness, reportRoutes, type ServiceHealth } from "../reports/index.ts";
+import type { Config } from "./config.ts";
 import { listenWithUrlOn } from "./listen.ts";
 
 /**

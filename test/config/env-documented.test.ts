@@ -6,7 +6,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { type Config, loadConfig, MAX_FACILITATORS } from "../../src/config/config.ts";
+import { MAX_FACILITATORS } from "../../src/merchant-kit/payments/settings.ts";
+import { type Config, loadConfig } from "../../src/services/config.ts";
 
 const GUIDE = fs.readFileSync("docs/operations.md", "utf8");
 const EXAMPLE = fs.readFileSync(".env.example", "utf8");

@@ -4,13 +4,13 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { Lifecycle } from "../../src/common/lifecycle.ts";
-import { loadConfig } from "../../src/config/config.ts";
 import {
   reachableUrl,
   readServiceRecord,
   removeServiceRecord,
   writeServiceRecord,
 } from "../../src/config/service-record.ts";
+import { loadConfig } from "../../src/services/config.ts";
 import { startServices } from "../../src/services/start.ts";
 
 const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "x402m-registry-"));

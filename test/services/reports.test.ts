@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { Lifecycle } from "../../src/common/lifecycle.ts";
-import { loadConfig } from "../../src/config/config.ts";
+import { loadConfig } from "../../src/services/config.ts";
 import { startReportService } from "../../src/services/reports.ts";
 import { holdAnalytics } from "../helpers/hold.ts";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it, onTestFinished } from "vitest";
 import { Lifecycle } from "../../src/common/lifecycle.ts";
-import { loadConfig } from "../../src/config/config.ts";
 import { listingsOf } from "../../src/merchant-kit/listings.ts";
+import { loadConfig } from "../../src/services/config.ts";
 import { startServices } from "../../src/services/start.ts";
 import { isolatedDatabaseOptions } from "../helpers/db.ts";
 import { listenSupportedOnly } from "../helpers/merchant.ts";

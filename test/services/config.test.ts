@@ -1,6 +1,7 @@
 /** The configuration: each setting read from its variable, and a bad one named in the error. */
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config/config.ts";
+import { ConfigError } from "../../src/config/config-error.ts";
+import { loadConfig } from "../../src/services/config.ts";
 
 const refusal = (env: Record<string, string>) => {
   try {

@@ -1,0 +1,153 @@
+/**
+ * How the merchant hosts are paid (the configuration's `payments`): the network and token of the `exact`
+ * scheme, the facilitators they verify and settle through, and the chain where a payer's balance is read.
+ */
+import { z } from "zod";
+import { BASE_USDC } from "../../chain/base.ts";
+import { ConfigError } from "../../config/config-error.ts";
+import { DEFAULT_FACILITATOR_URL, DEFAULT_PORTS } from "../../config/ports.ts";
+import { BaseUrl, type Env } from "../../config/values.ts";
+import { COINBASE_FACILITATOR_URL, cdpKeySecret, parseHeaderLines } from "./facilitator-auth.ts";
+
+export const PaymentsSchema = z.object({
+  /** CAIP-2 network of the `exact` scheme; Base is `eip155:8453` (the devnet is Base too). */
+  network: z.string().regex(/^eip155:\d+$/, "a CAIP-2 EVM network such as eip155:8453"),
+  asset: z.object({
+    address: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "a token address"),
+    /** EIP-712 domain name and version of the token: a wrong name breaks every signature. */
+    name: z.string().min(1),
+    version: z.string().min(1),
+    decimals: z.coerce.number().int().min(0).max(36),
+  }),
+  /** The facilitator's base URL (verify, settle, supported). */
+  facilitatorUrl: BaseUrl,
+  /**
+   * The facilitators the merchant hosts verify and settle through, in the order they are tried when one
+   * is down or refuses (src/merchant-kit/payments/facilitators.ts; docs/platform.md, "Facilitators"):
+   * X402M_FACILITATOR_URL's (the same as `facilitatorUrl`), then X402M_FACILITATOR_2_URL .. _9_URL. Each
+   * sends its static headers (X402M_FACILITATOR[_n]_HEADERS: `Name: value` lines separated by `\n`)
+   * and, with `auth: "cdp"` (X402M_FACILITATOR[_n]_AUTH=cdp, the default for Coinbase's URL), a JWT
+   * signed with `cdp` per request. Headers may hold keys: never printed.
+   */
+  facilitators: z
+    .array(
+      z.object({
+        url: BaseUrl,
+        headers: z.string().transform((text, ctx) => {
+          try {
+            return parseHeaderLines(text);
+          } catch (error) {
+            ctx.addIssue({ code: "custom", message: (error as Error).message });
+            return z.NEVER;
+          }
+        }),
+        auth: z.enum(["none", "cdp"], { error: '"cdp" (a JWT signed with CDP_API_KEY_*) or "none"' }),
+      }),
+    )
+    .min(1),
+  /** The Coinbase CDP API key (CDP_API_KEY_ID, CDP_API_KEY_SECRET) the `cdp` facilitators sign with; never printed. */
+  cdp: z
+    .object({
+      apiKeyId: z.string().min(1, "CDP_API_KEY_ID is required with CDP_API_KEY_SECRET"),
+      apiKeySecret: z
+        .string()
+        .min(1, "CDP_API_KEY_SECRET is required with CDP_API_KEY_ID")
+        .transform((secret, ctx) => {
+          try {
+            return cdpKeySecret(secret);
+          } catch (error) {
+            ctx.addIssue({ code: "custom", message: (error as Error).message });
+            return z.NEVER;
+          }
+        }),
+    })
+    .nullable(),
+  /**
+   * JSON-RPC of the payments' chain, where merchants read a payer's balance before work that writes or
+   * costs upstream (src/merchant-kit/payments/payment-ledger.ts).
+   */
+  rpcUrl: z.url({ protocol: /^https?$/ }),
+});
+
+/** The payment settings' raw values, from the environment. */
+export function readPayments(env: Env) {
+  const facilitators = facilitatorsOf(env);
+  return {
+    network: env.X402M_NETWORK ?? "eip155:8453",
+    asset: {
+      address: env.X402M_ASSET ?? BASE_USDC,
+      name: env.X402M_ASSET_NAME ?? "USD Coin",
+      version: env.X402M_ASSET_VERSION ?? "2",
+      decimals: env.X402M_ASSET_DECIMALS ?? "6",
+    },
+    facilitatorUrl: facilitators[0]?.url,
+    facilitators,
+    cdp:
+      env.CDP_API_KEY_ID || env.CDP_API_KEY_SECRET
+        ? { apiKeyId: env.CDP_API_KEY_ID ?? "", apiKeySecret: env.CDP_API_KEY_SECRET ?? "" }
+        : null,
+    rpcUrl: env.X402M_RPC_URL ?? `http://127.0.0.1:${DEFAULT_PORTS.devnet}`,
+  };
+}
+
+/** The environment variable behind a path in `payments` (the path within it). */
+export function paymentsSetting([field, index, part]: readonly string[]): string | undefined {
+  switch (field) {
+    case "facilitators":
+      return `${facilitatorEnvPrefix(Number(index ?? 0) + 1)}${(part ?? "url").toUpperCase()}`;
+    case "cdp":
+      return index === "apiKeyId" ? "CDP_API_KEY_ID" : "CDP_API_KEY_SECRET";
+    case "network":
+      return "X402M_NETWORK";
+    case "facilitatorUrl":
+      return "X402M_FACILITATOR_URL";
+    case "rpcUrl":
+      return "X402M_RPC_URL";
+    case "asset":
+      return `X402M_ASSET${index && index !== "address" ? `_${index.toUpperCase()}` : ""}`;
+    default:
+      return undefined;
+  }
+}
+
+/** The most facilitators the merchants try in turn (X402M_FACILITATOR_URL, then _2_ .. _9_). */
+export const MAX_FACILITATORS = 9;
+
+/** The prefix of the n-th facilitator's settings (from 1): `X402M_FACILITATOR_`, `X402M_FACILITATOR_2_`... */
+export function facilitatorEnvPrefix(n: number): string {
+  return n === 1 ? "X402M_FACILITATOR_" : `X402M_FACILITATOR_${n}_`;
+}
+
+/**
+ * The facilitators' raw settings, in order. The first's URL defaults to Coinbase's when a CDP key is set,
+ * else to the devnet's; its auth to `cdp` for Coinbase's host. Numbered ones follow without gaps.
+ */
+function facilitatorsOf(env: Env) {
+  const list = [];
+  for (let n = 1; n <= MAX_FACILITATORS; n++) {
+    const prefix = facilitatorEnvPrefix(n);
+    const url =
+      n === 1
+        ? (env.X402M_FACILITATOR_URL ??
+          (env.CDP_API_KEY_ID ? COINBASE_FACILITATOR_URL : DEFAULT_FACILITATOR_URL))
+        : env[`${prefix}URL`];
+    if (!url) {
+      const later = Array.from({ length: MAX_FACILITATORS - n + 1 }, (_, i) => facilitatorEnvPrefix(n + i));
+      const stray = later
+        .flatMap((p) => ["URL", "HEADERS", "AUTH"].map((f) => `${p}${f}`))
+        .find((k) => env[k]);
+      if (stray)
+        throw new ConfigError(
+          `invalid ${stray}: set ${prefix}URL first (facilitators are numbered 2, 3, ... in order)`,
+        );
+      break;
+    }
+    const auth = env[`${prefix}AUTH`] || (/^https:\/\/api\.cdp\.coinbase\.com\//.test(url) ? "cdp" : "none");
+    if (auth === "cdp" && !env.CDP_API_KEY_ID && !env.CDP_API_KEY_SECRET)
+      throw new ConfigError(
+        `invalid ${prefix}${env[`${prefix}AUTH`] ? "AUTH" : "URL"}: ${url} signs its requests with a CDP API key: set CDP_API_KEY_ID and CDP_API_KEY_SECRET${env[`${prefix}AUTH`] ? "" : ` (or ${prefix}AUTH=none)`}`,
+      );
+    list.push({ url, headers: env[`${prefix}HEADERS`] ?? "", auth });
+  }
+  return list;
+}

@@ -1,0 +1,91 @@
+/**
+ * The merchant kit's part of the configuration: how the hosts are paid (payments/settings.ts), who runs
+ * them, and each merchant host's own wallet, address, port and guidance. It is all a handler may read of
+ * the configuration (`MerchantServices.config`): a merchant's own settings reach it when it is built.
+ */
+import { z } from "zod";
+import { MERCHANT_HOSTS, merchantEnvPrefix } from "../config/ports.ts";
+import { type Section, settingIn } from "../config/section.ts";
+import { BaseUrl, Port } from "../config/values.ts";
+import { PaymentsSchema, paymentsSetting, readPayments } from "./payments/settings.ts";
+
+/**
+ * The longest guidance paragraph a host may be given: with what the kit adds, the whole stays under the
+ * 4,000 characters agents' discovery tools read inline (`@agentcash/discovery`'s L4_GUIDANCE_TOO_LONG).
+ */
+export const MAX_GUIDANCE_CHARS = 2000;
+
+const MerchantKitSchema = z.object({
+  /** How the merchant APIs are paid: network, token and facilitator. */
+  payments: PaymentsSchema,
+  /**
+   * Who runs the merchant hosts, in each one's OpenAPI document (`info.contact`): registries and agent
+   * platforms reach the operator there, and some verify a host's ownership by its email
+   * (src/merchant-kit/host-info.ts). Null: no email, and each host's reference page as its URL.
+   */
+  contact: z.object({
+    email: z.email("an email address").nullable(),
+    url: z.url({ protocol: /^https?$/ }).nullable(),
+  }),
+  /** Per merchant host: who is paid, where buyers reach it, which port it listens on. */
+  merchants: z.record(
+    z.string(),
+    z.object({
+      /** The wallet the merchant's payments go to; null = not configured (the host cannot start). */
+      payTo: z
+        .string()
+        .regex(/^0x[0-9a-fA-F]{40}$/, "a wallet address")
+        .transform((a) => a.toLowerCase() as `0x${string}`)
+        .nullable(),
+      /** Public base URL of the host (listings, OpenAPI, resource URLs); null = its own address. */
+      publicUrl: BaseUrl.nullable(),
+      port: Port,
+      /**
+       * The host's own paragraph of guidance for agents (`info.x-guidance`, `/llms.txt`); null: its
+       * catalogue's. The kit adds how to pay and where its documents are.
+       */
+      guidance: z
+        .string()
+        .trim()
+        .min(1)
+        .max(MAX_GUIDANCE_CHARS, `at most ${MAX_GUIDANCE_CHARS} characters`)
+        .nullable(),
+    }),
+  ),
+});
+
+export type MerchantKitSettings = z.infer<typeof MerchantKitSchema>;
+
+export const merchantKitSection: Section<typeof MerchantKitSchema> = {
+  schema: MerchantKitSchema,
+  read: ({ env }) => ({
+    payments: readPayments(env),
+    contact: { email: env.X402M_CONTACT_EMAIL || null, url: env.X402M_CONTACT_URL || null },
+    merchants: Object.fromEntries(
+      Object.entries(MERCHANT_HOSTS).map(([host, defaults]) => {
+        const prefix = merchantEnvPrefix(host);
+        const fallback = defaults.payToFrom
+          ? env[`${merchantEnvPrefix(defaults.payToFrom)}PAY_TO`]
+          : undefined;
+        return [
+          host,
+          {
+            payTo: env[`${prefix}PAY_TO`] || fallback || null,
+            publicUrl: env[`${prefix}URL`] || null,
+            port: env[`${prefix}PORT`] ?? String(defaults.port),
+            guidance: env[`${prefix}GUIDANCE`] || null,
+          },
+        ];
+      }),
+    ),
+  }),
+  settingOf: (path) => {
+    const [head, host, field] = path;
+    if (head === "payments") return paymentsSetting(path.slice(1));
+    if (head === "contact")
+      return settingIn({ "contact.email": "X402M_CONTACT_EMAIL", "contact.url": "X402M_CONTACT_URL" }, path);
+    if (!host) return undefined;
+    const suffix: Record<string, string> = { payTo: "PAY_TO", publicUrl: "URL", guidance: "GUIDANCE" };
+    return `${merchantEnvPrefix(host)}${suffix[field ?? ""] ?? "PORT"}`;
+  },
+};
