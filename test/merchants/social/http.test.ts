@@ -10,7 +10,6 @@
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Listening } from "../../../src/common/listen.ts";
-import { loadConfig } from "../../../src/config/config.ts";
 import {
   SOCIAL_SPEC_ORDER,
   socialEndpoints,
@@ -19,6 +18,7 @@ import {
 } from "../../../src/merchants/social/catalogue.ts";
 import { nextTokens } from "../../../src/merchants/social/next-token.ts";
 import { socialSetup } from "../../../src/merchants/social/setup.ts";
+import { loadConfig } from "../../../src/services/config.ts";
 import { openTestDatabase } from "../../helpers/db.ts";
 import { refusingFacilitator as facilitator, startMerchant } from "../../helpers/merchant.ts";
 import { realPng } from "./media-fixtures.ts";

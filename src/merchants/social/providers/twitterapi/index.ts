@@ -1,1 +1,2 @@
-export { loginCookies, type TwitterApiProviderOptions, twitterApiProvider } from "./provider.ts";
+export { type TwitterApiProviderOptions, twitterApiProvider } from "./provider.ts";
+export { loginCookies } from "./upload.ts";

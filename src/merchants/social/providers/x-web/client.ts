@@ -3,9 +3,9 @@
  * (`upload.x.com/i/media/upload.json`), with the headers the web app sends (the public bearer token, the
  * `auth_token` and `ct0` cookies, `ct0` again as `x-csrf-token`), a time limit, a size cap, and X's
  * failures as the provider contract wants them:
- * - the operator's sessions are a pool used round-robin; one answered 401/403 or rate-limited (429, or a
- *   `x-rate-limit-remaining: 0`) is rested until its `x-rate-limit-reset` and the next one tried; with none
- *   usable the call is a 503 with `Retry-After`;
+ * - the operator's sessions are a pool used round-robin (`accounts.ts`); one answered 401/403 or
+ *   rate-limited (429, or a `x-rate-limit-remaining: 0`) is rested until its `x-rate-limit-reset` and the
+ *   next one tried; with none usable the call is a 503 with `Retry-After`;
  * - a caller's own session (mentions, uploads) is tried once: 401/403 is the caller's 401 `invalid_session`;
  * - anything else non-2xx, or not JSON, is a 502; no answer in time a 504.
  * Cookies never reach a message: every message is written here, and X's own text is scrubbed of them.
@@ -22,10 +22,10 @@ import {
   failure,
   noAnswerOutcome,
   readText,
-  retryAfterSeconds,
   statusOutcome,
 } from "../../../../merchant-kit/upstream.ts";
 import type { CallerSession } from "../../provider.ts";
+import { AccountPool, REFUSED_REST_MS, resetAt, type XAccount } from "./accounts.ts";
 import {
   DEFAULT_QUERY_IDS,
   type FeatureSets,
@@ -37,11 +37,6 @@ import {
 } from "./operations.ts";
 
 export const PROVIDER = "X web API (x-web)";
-
-export interface XAccount {
-  authToken: string;
-  ct0: string;
-}
 
 export interface XWebOptions {
   /** Default `https://x.com`. */
@@ -65,92 +60,9 @@ export interface GraphQLAnswer {
   errors: { message: string; code?: number }[];
 }
 
-/** How long a session that X refused (401/403 without a reset) is rested. */
-const REFUSED_REST_MS = 15 * 60_000;
 /** X's error codes in a 200 answer that mean the session, not the query. */
 const AUTH_CODES = new Set([32, 89, 215, 239, 326, 353]);
 const RATE_LIMIT_CODES = new Set([88]);
-
-/**
- * Requests one session has at X at once. More spends its rate limit in a burst and looks like the
- * automation X locks accounts for; the calls beyond it wait for a free session, within their time limit.
- */
-export const MAX_IN_FLIGHT_PER_ACCOUNT = 4;
-
-/**
- * The operator's sessions, round-robin, each rested until a time after X refused or rate-limited it, and
- * never given more than `MAX_IN_FLIGHT_PER_ACCOUNT` requests at once.
- */
-class AccountPool {
-  private turn = 0;
-  private readonly restedUntil: number[];
-  private readonly inFlight: number[];
-  private readonly waiting = new Set<() => void>();
-  constructor(readonly accounts: readonly XAccount[]) {
-    this.restedUntil = accounts.map(() => 0);
-    this.inFlight = accounts.map(() => 0);
-  }
-  /**
-   * The next usable account's index, taken (give it back with `release`); "busy" when the usable ones all
-   * have their most requests in flight; undefined when every one not yet tried is resting.
-   */
-  take(tried: ReadonlySet<number>): number | "busy" | undefined {
-    const now = Date.now();
-    let busy = false;
-    for (let i = 0; i < this.accounts.length; i++) {
-      const index = (this.turn + i) % this.accounts.length;
-      if (tried.has(index) || (this.restedUntil[index] ?? 0) > now) continue;
-      if ((this.inFlight[index] ?? 0) >= MAX_IN_FLIGHT_PER_ACCOUNT) {
-        busy = true;
-        continue;
-      }
-      this.turn = index + 1;
-      this.inFlight[index] = (this.inFlight[index] ?? 0) + 1;
-      return index;
-    }
-    return busy ? "busy" : undefined;
-  }
-  release(index: number): void {
-    this.inFlight[index] = (this.inFlight[index] ?? 1) - 1;
-    for (const wake of this.waiting) wake();
-    this.waiting.clear();
-  }
-  /** Resolves when a request gives its session back; rejects when `signal` aborts first. */
-  freed(signal: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        this.waiting.delete(wake);
-        reject(signal.reason);
-      };
-      const wake = () => {
-        signal.removeEventListener("abort", onAbort);
-        resolve();
-      };
-      if (signal.aborted) return reject(signal.reason);
-      this.waiting.add(wake);
-      signal.addEventListener("abort", onAbort, { once: true });
-    });
-  }
-  rest(index: number, untilMs: number): void {
-    this.restedUntil[index] = Math.max(this.restedUntil[index] ?? 0, untilMs);
-  }
-  /** Seconds until the first resting account is usable again (1 s to an hour). */
-  waitSeconds(): number {
-    const now = Date.now();
-    const resting = this.restedUntil.filter((t) => t > now);
-    const soonest = resting.length > 0 ? Math.min(...resting) : now + 30_000;
-    return Math.min(3_600, Math.max(1, Math.ceil((soonest - now) / 1000)));
-  }
-}
-
-/** When X says a rate limit ends: `x-rate-limit-reset` (epoch seconds), else `retry-after`, else 15 minutes. */
-function resetAt(headers: Headers): number {
-  const reset = headers.get("x-rate-limit-reset");
-  if (reset && /^\d+$/.test(reset.trim())) return Number(reset.trim()) * 1000;
-  const retry = headers.get("retry-after");
-  if (retry) return Date.now() + retryAfterSeconds(retry) * 1000;
-  return Date.now() + 15 * 60_000;
-}
 
 function unavailable(wait: number, why: string): UpstreamError {
   return new UpstreamError(`the ${PROVIDER} ${why}; try again in ${wait} s`, "upstream_rate_limited", 503, {

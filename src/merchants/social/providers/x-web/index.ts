@@ -1,4 +1,5 @@
 /** The social provider over X's web GraphQL API (`x-web`). */
-export type { XAccount, XWebOptions } from "./client.ts";
+export type { XAccount } from "./accounts.ts";
+export type { XWebOptions } from "./client.ts";
 export { DEFAULT_QUERY_IDS, type Operation } from "./operations.ts";
 export { xWebProvider } from "./provider.ts";

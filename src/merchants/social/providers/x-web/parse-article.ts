@@ -4,8 +4,21 @@
  * and the body as Draft.js `content_state` (asked for with the `withArticleRichContentState` field toggle).
  * X writes `entityMap` as a list of `{key, value}`; the model keys it by the decimal strings.
  */
-import type { DraftBlock, DraftContentState, DraftEntity, SocialArticle } from "../../model.ts";
+import type { DraftBlock, DraftContentState, DraftEntity, SocialArticle, SocialUser } from "../../model.ts";
 import { arr, at, num, obj, str } from "./json.ts";
+import { Collected, parseTweet } from "./parse-tweet.ts";
+
+/** The article a tweet hosts, with its author: null when it hosts none or its author is not there. */
+export function parseHostedArticle(
+  tweetResult: Record<string, unknown>,
+): { article: SocialArticle; author: SocialUser } | null {
+  const into = new Collected();
+  const t = parseTweet(tweetResult, into);
+  const author = t && into.users.get(t.authorId);
+  if (!t || !author) return null;
+  const article = parseArticle(tweetResult, t.id, author.id, t.createdAt);
+  return article ? { article, author } : null;
+}
 
 export function parseArticle(
   tweetResult: Record<string, unknown>,

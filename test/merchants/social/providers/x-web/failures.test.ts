@@ -6,15 +6,15 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../../../../src/common/errors.ts";
-import { loadConfig } from "../../../../../src/config/config.ts";
 import type { SocialProvider } from "../../../../../src/merchants/social/provider.ts";
-import { MAX_IN_FLIGHT_PER_ACCOUNT } from "../../../../../src/merchants/social/providers/x-web/client.ts";
+import { MAX_IN_FLIGHT_PER_ACCOUNT } from "../../../../../src/merchants/social/providers/x-web/accounts.ts";
 import { xWebProvider } from "../../../../../src/merchants/social/providers/x-web/index.ts";
 import {
   TWEET_FEATURES,
   USER_FEATURES,
 } from "../../../../../src/merchants/social/providers/x-web/operations.ts";
 import { socialSetup } from "../../../../../src/merchants/social/setup.ts";
+import { loadConfig } from "../../../../../src/services/config.ts";
 import { tinyPng } from "../../contract.ts";
 import { ALICE, ALICE_SESSION, BOB, HELLO, REPLY } from "../../world.ts";
 import { type FakeX, startFakeX } from "./fake-x.ts";
