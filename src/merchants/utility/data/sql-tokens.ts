@@ -62,8 +62,10 @@ function dollarTag(sql: string, i: number): string | undefined {
   return DOLLAR_TAG.exec(sql)?.[0];
 }
 
-const isWord = (t: Token | undefined, word: string) =>
-  t?.kind === "ident" && !t.quoted && t.text.toUpperCase() === word;
+/** Whether a token is the unquoted keyword `word` (upper-case), in any case. */
+export function isWord(t: Token | undefined, word: string): boolean {
+  return t?.kind === "ident" && !t.quoted && t.text.toUpperCase() === word;
+}
 
 export function tokenize(sql: string): Token[] {
   const mysql = isMysqlDump(sql);
