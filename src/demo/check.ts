@@ -4,7 +4,7 @@
  * to cents, as the report rounds), and its reported `usd` equals every payment the simulator made to it
  * rounded the same way (the indexer missed nothing).
  */
-import type { Report } from "../reports/schema.ts";
+import type { Report } from "../reports/index.ts";
 import { type TruthRecord, truthByMerchant } from "./truth.ts";
 
 export const TOLERANCE = 0.05;

@@ -4,9 +4,13 @@
  * of the mix, the merchants and the slot's number (seeded), so a resumed demo recomputes where it stopped.
  * Weekly patterns repeat every 336 slots.
  */
-import { depositActions, evasionWallets, planEvasions } from "./evasions.ts";
+import { diurnal, planDailyGenuine, planGenuineDemand, planMeteredDemand } from "./demand.ts";
+import { evasionWallets, planEvasions } from "./evasions.ts";
 import type { Mix } from "./mix.ts";
+import { planMoney } from "./money.ts";
+import { planPatterns } from "./patterns.ts";
 import { random } from "./prng.ts";
+import { SlotActions } from "./slot-actions.ts";
 
 /** A slot of a week played in seven days. */
 export const SLOT_SECONDS = 1_800;
@@ -111,11 +115,11 @@ export interface PlanContext {
 }
 
 /** A price paid as listed: an `upto` endpoint's price is only the most a call may cost. */
-const isListed = (e: PlanEndpoint) => e.scheme !== "upto";
+export const isListed = (e: PlanEndpoint) => e.scheme !== "upto";
 /** Agents buy listed prices from $0.001 to $0.05: no sub-cent farming, no premium. */
-const isEveryday = (e: PlanEndpoint) => isListed(e) && e.price >= 0.001 && e.price <= 0.05;
-const isPremium = (e: PlanEndpoint) => isListed(e) && e.price >= 0.1;
-const isMetered = (e: PlanEndpoint) => e.scheme === "upto";
+export const isEveryday = (e: PlanEndpoint) => isListed(e) && e.price >= 0.001 && e.price <= 0.05;
+export const isPremium = (e: PlanEndpoint) => isListed(e) && e.price >= 0.1;
+export const isMetered = (e: PlanEndpoint) => e.scheme === "upto";
 
 /**
  * Assigns the patterns to merchants: the farm to the one with a sub-$0.001 endpoint, the rest to
@@ -172,227 +176,20 @@ export function populationWallets(mix: Mix): WalletId[] {
 
 /** The actions of one slot, by time; funding comes in the slot's first minute, payments after it. */
 export function planSlot(ctx: PlanContext, slot: number): Action[] {
-  const { mix, roles } = ctx;
-  const week = SLOTS_PER_WEEK;
-  const w = slot % week;
-  const length = ctx.slotSeconds;
-  const start = ctx.epoch + slot * length;
-  const r = random(mix.seed, slot, 1);
-  const fundAt = () => start + r.int(60);
-  const payAt = () => start + 60 + r.int(length - 60);
-  const actions: Action[] = [];
-  const pay = (
-    from: WalletId,
-    merchant: string,
-    endpoint: number,
-    behaviour: Behaviour,
-    input?: Record<string, unknown>,
-  ) =>
-    actions.push({
-      type: "pay",
-      at: payAt(),
-      from,
-      merchant,
-      endpoint,
-      behaviour,
-      ...(input ? { input } : {}),
-    });
-  const send = (from: WalletId, to: WalletId, usd: number, behaviour: Behaviour = "funding") =>
-    actions.push({ type: "transfer", at: fundAt(), from, to, usd, behaviour });
-  const mint = (to: WalletId, usd: number) => actions.push({ type: "mint", at: start, to, usd });
-
-  // Money: new USDC for the exchange, the large customer and the merchants that pay; the exchange pays
-  // out to buyers and its other customers every week.
-  if (slot === 0) {
-    mint("exchange", 100_000);
-    mint("large", 200);
-    for (const id of new Set([roles.selfPayer, roles.funder, roles.ring, ...roles.pair])) {
-      mint(merchantWallet(id), 100);
-    }
-  }
-  // The exchange's depositors, before it pays anyone out (evasions.ts).
-  actions.push(...depositActions(ctx, slot));
-  if (w === 0) {
-    const first = slot === 0;
-    for (let k = 0; k < mix.agents; k++) send("exchange", `agent:${k}`, first ? 50 : 10);
-    send("exchange", "integration", first ? 20 : 5);
-    send("exchange", "farm", first ? 5 : 1);
-    for (let k = 0; k < mix.probers; k++) send("exchange", `prober:${k}`, first ? 5 : 1);
-    if (first) send("exchange", "ring:payer", 1);
-    for (let k = 0; k < mix.exchangeCustomers; k++) send("exchange", `customer:${k}`, 5 + r.int(196));
-    if (!first) mint("large", 20);
-  }
-
-  // Genuine demand.
-  // By the hour of the slot in a seven-day week: a week played in fewer days keeps the same demand.
-  const hour = ((ctx.epoch + slot * SLOT_SECONDS) / 3_600) % 24;
-  const diurnal = 1 + 0.5 * Math.sin((2 * Math.PI * (hour - 9)) / 24);
-  for (let k = 0; k < mix.agents; k++) {
-    const agent = agentProfile(ctx, k);
-    for (let n = r.poisson((agent.callsPerWeek / week) * diurnal); n > 0; n--) {
-      const merchant = pickWeighted(r.next(), agent.favourites);
-      const choices = indexesWhere(merchantById(ctx, merchant), isEveryday);
-      pay(`agent:${k}`, merchant, r.pick(choices), "agent");
-    }
-  }
-  const premium = ctx.merchants.flatMap((m) => indexesWhere(m, isPremium).map((i) => [m.id, i] as const));
-  if (premium.length > 0) {
-    for (let n = r.poisson((mix.largeCustomerCallsPerWeek / week) * diurnal); n > 0; n--) {
-      const [merchant, endpoint] = r.pick(premium);
-      pay("large", merchant, endpoint, "large_customer");
-    }
-  }
-  if (mix.integrationEveryMinutes > 0) {
-    // Its period is the week's, compressed with it: as many calls a slot whatever the slot's length.
-    const every = Math.max(1, Math.round((mix.integrationEveryMinutes * 60 * length) / SLOT_SECONDS));
-    const endpoint = cheapestIndex(merchantById(ctx, roles.integration));
-    for (let t = Math.ceil((start - ctx.epoch) / every) * every + ctx.epoch; t < start + length; t += every) {
-      actions.push({
-        type: "pay",
-        at: Math.max(t, start + 60),
-        from: "integration",
-        merchant: roles.integration,
-        endpoint,
-        behaviour: "integration",
-      });
-    }
-  }
-
-  // What the screens exist for, on fixed schedules so every window holds enough of each.
-  const tiny = indexesWhere(
-    merchantById(ctx, roles.farm),
-    (e) => isListed(e) && e.price < 0.001,
-  )[0] as number;
-  for (let n = spread(mix.farmCallsPerWeek, w); n > 0; n--) pay("farm", roles.farm, tiny, "tiny_farm");
-  for (let n = spread(mix.selfPaymentsPerWeek, w, 0.3); n > 0; n--) {
-    pay(
-      merchantWallet(roles.selfPayer),
-      roles.selfPayer,
-      cheapestIndex(merchantById(ctx, roles.selfPayer)),
-      "self_payment",
-    );
-  }
-  // The funder pays its wallets on day 2; they buy from it for the rest of the week. It tries its own
-  // endpoint first, which made the indexer keep its transfers when it kept only those touching a wallet
-  // already seen in an x402 payment; its funding history (docs/indexer.md) now finds them either way.
-  const fundDay = 96;
-  if (w === fundDay - 6) {
-    pay(
-      merchantWallet(roles.funder),
-      roles.funder,
-      cheapestIndex(merchantById(ctx, roles.funder)),
-      "self_payment",
-    );
-  }
-  if (w === fundDay) {
-    for (let k = 0; k < mix.fundedWallets; k++)
-      send(merchantWallet(roles.funder), `funded:${k}`, 3, "merchant_funded");
-  }
-  if (w > fundDay || slot >= week) {
-    for (let k = 0; k < mix.fundedWallets; k++) {
-      for (let n = spread(mix.fundedCallsPerWeek, w, (k + 1) / (mix.fundedWallets + 1)); n > 0; n--) {
-        pay(`funded:${k}`, roles.funder, cheapestIndex(merchantById(ctx, roles.funder)), "merchant_funded");
-      }
-    }
-  }
-  // The ring: a wallet starts buying from the merchant, and the merchant's money comes back to it through
-  // a relay (after its first payment, so the indexer keeps the transfers), and it buys on.
-  const ringDay = 48;
-  if (w === ringDay + 12) send(merchantWallet(roles.ring), "ring:relay", 8, "ring");
-  if (w === ringDay + 13) send("ring:relay", "ring:payer", 8, "ring");
-  if (w > ringDay || slot >= week) {
-    for (let n = spread(mix.ringCallsPerWeek, w, 0.6); n > 0; n--) {
-      pay("ring:payer", roles.ring, cheapestIndex(merchantById(ctx, roles.ring)), "ring");
-    }
-  }
-  const [a, b] = roles.pair;
-  for (let n = spread(mix.pairCallsPerWeek, w, 0.1); n > 0; n--) {
-    pay(merchantWallet(a), b, cheapestIndex(merchantById(ctx, b)), "ring");
-  }
-  for (let n = spread(mix.pairCallsPerWeek, w, 0.55); n > 0; n--) {
-    pay(merchantWallet(b), a, cheapestIndex(merchantById(ctx, a)), "ring");
-  }
-  // The prober: one payment to every merchant, once a week.
-  if (w === 200) {
-    for (let k = 0; k < mix.probers; k++) {
-      for (const m of ctx.merchants) {
-        const cheapestAny = indexesWhere(m, isListed).sort(
-          (i, j) => (m.endpoints[i] as PlanEndpoint).price - (m.endpoints[j] as PlanEndpoint).price,
-        )[0];
-        if (cheapestAny !== undefined && (m.endpoints[cheapestAny] as PlanEndpoint).price <= 0.05) {
-          pay(`prober:${k}`, m.id, cheapestAny, "prober");
-        }
-      }
-    }
-  }
-  // Metered demand: agents sending work of varying size to metered (upto) endpoints, charged what it
-  // used. Drawn last, so the rest of the week is what it was before metered endpoints existed.
-  const metered = ctx.merchants.flatMap((m) => indexesWhere(m, isMetered).map((i) => [m.id, i] as const));
-  if (metered.length > 0 && mix.agents > 0) {
-    for (let n = r.poisson((mix.meteredCallsPerWeek / week) * diurnal); n > 0; n--) {
-      const [merchant, endpoint] = r.pick(metered);
-      const sized = (merchantById(ctx, merchant).endpoints[endpoint] as PlanEndpoint).sized;
-      pay(`agent:${r.int(mix.agents)}`, merchant, endpoint, "agent", sized?.(r.next()));
-    }
-  }
-  // A merchant that takes genuine demand only is bought from at least once a day by the agent whose
-  // favourite it is: an agent that spends little still buys from it every day (the paid proxy had a single
-  // call in a week at the demo's seed and scale without it). Drawn last, so the rest stays as it was.
-  roles.genuineOnly.forEach((id, k) => {
-    const m = ctx.merchants.find((x) => x.id === id);
-    const choices = m ? indexesWhere(m, isEveryday) : [];
-    if (k >= mix.agents || choices.length === 0) return;
-    for (let n = spread(DAILY, w, (k + 1) / (roles.genuineOnly.length + 1)); n > 0; n--) {
-      pay(`agent:${k}`, id, r.pick(choices), "agent");
-    }
-  });
-  // The evasions, drawn last for the same reason.
-  actions.push(...planEvasions(ctx, slot, { fundAt, payAt }));
-  return actions.sort((x, y) => x.at - y.at || order(x) - order(y));
+  const s = new SlotActions(ctx, slot);
+  planMoney(ctx, slot, s);
+  const busy = diurnal(ctx, slot);
+  planGenuineDemand(ctx, s, busy);
+  planPatterns(ctx, slot, s);
+  planMeteredDemand(ctx, s, busy);
+  planDailyGenuine(ctx, slot, s);
+  // The evasions, drawn last, so the rest stays as it was.
+  s.add(planEvasions(ctx, slot, s));
+  return s.list.sort((x, y) => x.at - y.at || order(x) - order(y));
 }
-
-/** Calls a week at the least from the agent whose favourite a genuine-demand-only merchant is. */
-const DAILY = 7;
 
 /** Mints, then transfers, then payments at the same second. */
 const order = (a: Action) => ({ mint: 0, transfer: 1, pay: 2 })[a.type];
-
-interface AgentProfile {
-  callsPerWeek: number;
-  /** Merchant ids with cumulative weights. */
-  favourites: { id: string; weight: number }[];
-}
-
-const profiles = new WeakMap<PlanContext, AgentProfile[]>();
-
-/** An agent's habits, fixed for the whole simulation: how much it buys and from which 2 to 4 merchants. */
-function agentProfile(ctx: PlanContext, k: number): AgentProfile {
-  let cache = profiles.get(ctx);
-  if (!cache) {
-    cache = [];
-    profiles.set(ctx, cache);
-  }
-  const cached = cache[k];
-  if (cached) return cached;
-  const r = random(ctx.mix.seed, k, 2);
-  const ranked = popularity(ctx);
-  const weightOf = (id: string) => 1 / (ranked.findIndex((m) => m.id === id) + 1) ** 0.9;
-  const chosen = new Set<string>();
-  // A merchant that takes only genuine demand (the inference and social-data APIs) is the first agents'
-  // favourite, weighted as the most popular: every week has some of it, whatever the seed and the scale.
-  const must = ctx.roles.genuineOnly[k];
-  if (must !== undefined && ranked.some((m) => m.id === must)) chosen.add(must);
-  const want = 2 + r.int(3);
-  while (chosen.size < Math.min(want, ranked.length)) {
-    chosen.add(pickWeighted(r.next(), cumulative(ranked.map((m) => ({ id: m.id, weight: weightOf(m.id) })))));
-  }
-  const profile = {
-    callsPerWeek: ctx.mix.agentCallsPerWeek * (0.5 + r.next()),
-    favourites: cumulative([...chosen].map((id) => ({ id, weight: id === must ? 1 : weightOf(id) }))),
-  };
-  cache[k] = profile;
-  return profile;
-}
 
 const rankings = new WeakMap<PlanContext, PlanMerchant[]>();
 
@@ -413,19 +210,6 @@ export function popularity(ctx: PlanContext): readonly PlanMerchant[] {
   return ranked;
 }
 
-function cumulative(items: { id: string; weight: number }[]): { id: string; weight: number }[] {
-  const total = items.reduce((s, i) => s + i.weight, 0);
-  let sum = 0;
-  return items.map((i) => {
-    sum += i.weight / total;
-    return { id: i.id, weight: sum };
-  });
-}
-
-function pickWeighted(u: number, items: { id: string; weight: number }[]): string {
-  return (items.find((i) => u < i.weight) ?? (items[items.length - 1] as { id: string })).id;
-}
-
 /** How many of `perWeek` evenly spaced events fall in weekly slot `w`; `phase` in [0, 1) shifts them. */
 export function spread(perWeek: number, w: number, phase = 0): number {
   const at = (s: number) => Math.floor((s * perWeek) / SLOTS_PER_WEEK + phase);
@@ -438,7 +222,8 @@ export function merchantById(ctx: PlanContext, id: string): PlanMerchant {
   return m;
 }
 
-function indexesWhere(m: PlanMerchant, test: (e: PlanEndpoint) => boolean): number[] {
+/** The indexes of the merchant's endpoints that pass `test`. */
+export function indexesWhere(m: PlanMerchant, test: (e: PlanEndpoint) => boolean): number[] {
   return [...m.endpoints.keys()].filter((i) => test(m.endpoints[i] as PlanEndpoint));
 }
 

@@ -17,7 +17,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { Analytics } from "../analytics/duckdb.ts";
-import { findSavedChain, LEGACY_CHAIN_FILE, SAVED_CHAIN_FILE } from "../chain/devnet/saved-chain.ts";
+import { findSavedChain, LEGACY_CHAIN_FILE, SAVED_CHAIN_FILE } from "../chain/devnet/index.ts";
 import { AppError } from "../common/errors.ts";
 import { dataLayout } from "../config/layout.ts";
 import { readServiceRecord } from "../config/service-record.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { checkReports } from "../../src/demo/check.ts";
 import type { TruthRecord } from "../../src/demo/truth.ts";
-import type { Report } from "../../src/reports/schema.ts";
+import type { Report } from "../../src/reports/index.ts";
 
 const A = `0x${"a".repeat(40)}`;
 const B = `0x${"b".repeat(40)}`;

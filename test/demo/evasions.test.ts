@@ -18,7 +18,7 @@ import {
   SLOT_SECONDS,
   SLOTS_PER_WEEK,
 } from "../../src/demo/plan.ts";
-import { THRESHOLDS } from "../../src/reports/screens/thresholds.ts";
+import { THRESHOLDS } from "../../src/reports/index.ts";
 
 const endpoint = (price: number, path = `/p${price}`): PlanEndpoint => ({
   method: "GET",

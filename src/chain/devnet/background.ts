@@ -18,7 +18,11 @@ import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { BASE_CHAIN_ID, BLOCK_SECONDS, USDC_UNIT } from "../base.ts";
 import { pollReceipt } from "../receipt.ts";
 import { usdcAbi } from "../usdc.ts";
-import { type Devnet, DevnetError, derive, devnetChain, signMints } from "./index.ts";
+import { derive } from "./accounts.ts";
+import { devnetChain } from "./chain.ts";
+import type { Devnet } from "./devnet.ts";
+import { DevnetError } from "./devnet-errors.ts";
+import { signMints } from "./funding.ts";
 
 export interface BackgroundOptions {
   /** Transactions a second, spread evenly over time: Base carries about 100 (200 a block). */

@@ -102,3 +102,9 @@ const SPAWN_OPTIONS: SpawnOptions = {
   // Own process group: a Ctrl-C in a terminal reaches only us, and we stop anvil in order.
   detached: true,
 };
+
+/** Whether `anvil` has already exited, without waiting for it to. */
+export async function hasExited(anvil: Anvil): Promise<boolean> {
+  const pending = Symbol();
+  return (await Promise.race([anvil.exited, Promise.resolve(pending)])) !== pending;
+}

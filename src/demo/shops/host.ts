@@ -13,7 +13,7 @@ import { type HostInfo, hostInfo, hostInfoSettings, payingGuidance } from "../..
 import { llmsTxtOfHosts } from "../../merchant-kit/llms-txt.ts";
 import { openApiDocument } from "../../merchant-kit/openapi.ts";
 import { combinedOpenApi } from "../../merchant-kit/openapi-combined.ts";
-import { documentShell, noticeBanner } from "../../reports/page.ts";
+import { documentShell, noticeBanner } from "../../reports/index.ts";
 
 const TITLE = "Demo shops";
 const SUMMARY =

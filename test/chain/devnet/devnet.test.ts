@@ -12,7 +12,7 @@ import {
   X402_UPTO_PROXY_ADDRESS,
 } from "../../../src/chain/base.ts";
 import { type Devnet, DevnetError, devnetChain, startDevnet } from "../../../src/chain/devnet/index.ts";
-import { DEVNET_FACILITATOR_SIGNER } from "../../../src/chain/devnet/signer.ts";
+import { DEVNET_FACILITATOR_SIGNER } from "../../../src/chain/devnet-signer.ts";
 import { MULTICALL3_RUNTIME_BYTECODE } from "../../../src/chain/multicall3.ts";
 import { PERMIT2_RUNTIME_BYTECODE } from "../../../src/chain/permit2.ts";
 import { UPTO_PROXY_RUNTIME_BYTECODE } from "../../../src/chain/upto-proxy.ts";

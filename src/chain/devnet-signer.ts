@@ -1,7 +1,7 @@
 /**
  * The devnet's facilitator signer, for readers of a devnet's chain that need not start it (the indexer):
  * account 1 of anvil's public test mnemonic, which `startDevnet` derives (a test checks that they agree).
- * Kept apart from index.ts so that knowing the address does not load the devnet's launcher.
+ * Kept outside devnet/ so that knowing the address does not load the devnet's launcher (and viem with it).
  */
 export const DEVNET_FACILITATOR_SIGNER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 

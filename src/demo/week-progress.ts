@@ -1,0 +1,33 @@
+import { sleep } from "../common/sleep.ts";
+import { DEFAULT_REORG_DEPTH, type IndexerEvent } from "../indexer/index.ts";
+import { DemoError } from "./resume.ts";
+import type { SimulatorEvent } from "./simulator.ts";
+
+/** How far the demo's week is: the block the simulator reached the present at, and the indexer's last. */
+export class WeekProgress {
+  private indexed = -1;
+  private caughtUp: number | undefined;
+
+  indexer(event: IndexerEvent): void {
+    if (event.type === "batch") this.indexed = Math.max(this.indexed, event.to);
+    if (event.type === "caught_up") this.indexed = Math.max(this.indexed, event.block);
+  }
+
+  simulator(event: SimulatorEvent): void {
+    if (event.type === "caught_up") this.caughtUp = event.block;
+  }
+
+  /**
+   * Settles once the week is ready: the simulator reached the present, the indexer has every block of the
+   * week it can confirm, and the leaderboard has been built once (`leaderboard`). Rejects when `signal`
+   * aborts first.
+   */
+  async ready(signal: AbortSignal, leaderboard: () => Promise<unknown>): Promise<void> {
+    for (;;) {
+      if (signal.aborted) throw new DemoError("stopped before the week was ready");
+      if (this.caughtUp !== undefined && this.indexed >= this.caughtUp - DEFAULT_REORG_DEPTH) break;
+      await sleep(250);
+    }
+    await leaderboard();
+  }
+}
