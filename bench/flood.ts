@@ -88,7 +88,7 @@ async function server(options: ServerOptions): Promise<void> {
     import("../src/merchant-kit/app.ts"),
     import("../src/merchants/utility/calc.ts"),
     import("../test/helpers/db.ts"),
-    import("../src/config/config.ts"),
+    import("../src/services/config.ts"),
   ]);
   const closers: (() => Promise<unknown>)[] = [];
   const ledger = await openTestDatabase(options.db);

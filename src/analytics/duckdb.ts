@@ -8,7 +8,7 @@ import {
 } from "@duckdb/node-api";
 import { NotFoundError } from "../common/errors.ts";
 import { sleep } from "../common/sleep.ts";
-import type { Config } from "../config/config.ts";
+import type { CoreSettings } from "../config/core.ts";
 import { dataLayout } from "../config/layout.ts";
 import { verifyAtOpen } from "./integrity.ts";
 import { migrate } from "./migrations.ts";
@@ -261,7 +261,7 @@ function rowMaker(names: readonly string[]): RowMaker {
 
 /** Opens the analytics database the configuration names. */
 export function openAnalytics(
-  config: Pick<Config, "dataDir" | "duckdbMemory" | "duckdbThreads">,
+  config: Pick<CoreSettings, "dataDir" | "duckdbMemory" | "duckdbThreads">,
 ): Promise<Analytics> {
   return Analytics.open({
     dataDir: config.dataDir,
@@ -275,7 +275,7 @@ export function openAnalytics(
  * last `AnalyticsBusyError` is thrown.
  */
 export async function openAnalyticsWaiting(
-  config: Pick<Config, "dataDir" | "duckdbMemory" | "duckdbThreads">,
+  config: Pick<CoreSettings, "dataDir" | "duckdbMemory" | "duckdbThreads">,
   waitMs: number,
 ): Promise<Analytics> {
   const deadline = Date.now() + waitMs;

@@ -128,7 +128,7 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   {
     version: 4,
     name: "reports as typed rows",
-    // A report's figures, rendered as JSON when read (src/reports/report.ts): the window's text and
+    // A report's figures, rendered as JSON when read (src/reports/build/report.ts): the window's text and
     // the listings are no longer stored with every report, nor the listings' cache of migration 3.
     // Stored windows are rebuilt on demand.
     sql: `
@@ -188,7 +188,7 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   {
     version: 7,
     name: "reports with evidence facts",
-    // The details of reports stored before now lack the facts of their evidence (src/reports/evidence/),
+    // The details of reports stored before now lack the facts of their evidence (src/reports/build/evidence-facts.ts),
     // and a stored window is rebuilt only when the data changes: drop them, they are rebuilt on demand.
     sql: `
       DELETE FROM reports;
@@ -294,7 +294,7 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     version: 12,
     name: "wallet balances",
     // A wallet's USDC balance at the end of a block, as the chain answers balanceOf there: the money
-    // provenance screen (src/reports/provenance.ts) learns from it what a wallet held that the stored
+    // provenance screen (src/reports/provenance/) learns from it what a wallet held that the stored
     // transfers do not explain (spent or received out of sight). The reports are a cache.
     sql: `
       DELETE FROM reports;

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { UsageError } from "../common/errors.ts";
 import { setLogLevel } from "../common/log.ts";
-import { loadConfigFromProcess } from "../config/config.ts";
+import { loadConfigFromProcess } from "../services/config.ts";
 import {
   type Command,
   commandsOf,

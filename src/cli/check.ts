@@ -16,9 +16,9 @@ import {
 } from "../analytics/store-errors.ts";
 import type { AppError } from "../common/errors.ts";
 import { sleep } from "../common/sleep.ts";
-import type { Config } from "../config/config.ts";
 import { dataLayout } from "../config/layout.ts";
 import { readServiceRecord } from "../config/service-record.ts";
+import type { Config } from "../services/index.ts";
 import { configFrom, DEFAULT_WAIT_SECONDS, type Flags, parseWaitMs, UsageError } from "./args.ts";
 
 export async function runCheck(args: string[], flags: Flags): Promise<number> {

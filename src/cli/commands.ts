@@ -6,7 +6,7 @@
  * A command's module is loaded only when it runs: a merchant host need not hold DuckDB's bindings, nor any
  * command the chain code (about 24 MB and 0.4 s of start-up between them). This file imports none of them.
  */
-import { DEFAULT_PORT, DEFAULT_PORTS, DEFAULT_PUBLIC_URL, MERCHANT_HOSTS } from "../config/config.ts";
+import { DEFAULT_PORT, DEFAULT_PORTS, DEFAULT_PUBLIC_URL, MERCHANT_HOSTS } from "../config/ports.ts";
 
 /**
  * How long a reader waits for a database another command holds. A `report` or `leaderboard` holds it for

@@ -1,7 +1,6 @@
-import { MAX_BACKGROUND_TPS } from "../chain/devnet/background.ts";
-import { startDevnet } from "../chain/devnet/index.ts";
+import { MAX_BACKGROUND_TPS, startDevnet } from "../chain/devnet/index.ts";
 import { Lifecycle, untilSignal } from "../common/lifecycle.ts";
-import { DEFAULT_PORTS } from "../config/config.ts";
+import { DEFAULT_PORTS } from "../config/ports.ts";
 import { configFrom, type Flags, UsageError } from "./args.ts";
 
 export const DEFAULT_DEVNET_BUYERS = 3;

@@ -3,7 +3,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { base, baseSepolia } from "viem/chains";
 import { BASE_CHAIN_ID, BASE_SEPOLIA_CHAIN_ID, BASE_SEPOLIA_USDC, BASE_USDC } from "../chain/base.ts";
 import { Lifecycle, untilSignal } from "../common/lifecycle.ts";
-import { ConfigError } from "../config/config.ts";
+import { ConfigError } from "../config/config-error.ts";
 import { configFrom, type Flags, UsageError } from "./args.ts";
 
 /** The USDC a facilitator settles by default on the chains that have a known one. */

@@ -1,6 +1,6 @@
 import { openAnalytics } from "../analytics/duckdb.ts";
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
-import { listCandidates } from "../indexer/candidates.ts";
+import { listCandidates } from "../indexer/index.ts";
 import { configFrom, type Flags, UsageError } from "./args.ts";
 
 /**

@@ -1,5 +1,5 @@
-import type { MerchantHost } from "../config/config.ts";
-import { ConfigError, MERCHANT_HOSTS, merchantEnvPrefix } from "../config/config.ts";
+import { ConfigError } from "../config/config-error.ts";
+import { MERCHANT_HOSTS, type MerchantHost, merchantEnvPrefix } from "../config/ports.ts";
 import { listingsNdjson } from "../merchant-kit/listings.ts";
 import { MERCHANTS } from "../merchants/index.ts";
 import { configFrom, type Flags, UsageError } from "./args.ts";

@@ -1,6 +1,6 @@
 import { AppError } from "../common/errors.ts";
 import { projectVersion } from "../common/version.ts";
-import { ConfigError } from "../config/config.ts";
+import { ConfigError } from "../config/config-error.ts";
 import { readCommandLine, UsageError } from "./args.ts";
 import { helpOf, programHelp } from "./usage.ts";
 

@@ -1,5 +1,5 @@
 /**
- * `x402-merchants mcp`: the report tools (src/reports/mcp.ts) over stdio, for an MCP client that starts
+ * `x402-merchants mcp`: the report tools (src/reports/serve/mcp.ts) over stdio, for an MCP client that starts
  * its servers as commands. Stdout carries MCP's JSON-RPC and nothing else: the log is on stderr already,
  * and console output of the libraries is sent there too.
  *
@@ -8,7 +8,7 @@
  * starting on it. While one of them holds it, each call asks its report service instead.
  */
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { type ReportAnswers, reportMcpServer } from "../reports/mcp.ts";
+import { type ReportAnswers, reportMcpServer } from "../reports/index.ts";
 import { configFrom, type Flags, parseWaitMs, UsageError } from "./args.ts";
 import { type Reader, withReader } from "./readers.ts";
 import { quietSdkLogs } from "./sdk-logs.ts";

@@ -1,8 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { projectVersion } from "../common/version.ts";
-import { publishSite } from "../reports/publish/publish.ts";
-import { LICENSE_URL } from "../reports/report.ts";
+import { LICENSE_URL, publishSite } from "../reports/index.ts";
 import { type Flags, parseEndBlock, UsageError } from "./args.ts";
 import { withReader } from "./readers.ts";
 

@@ -15,21 +15,23 @@ import { AppError } from "../common/errors.ts";
 import { fetchWithin } from "../common/fetch-within.ts";
 import { sleep } from "../common/sleep.ts";
 import { timeoutSignal } from "../common/timeout-signal.ts";
-import { type Config, DEFAULT_PUBLIC_URL } from "../config/config.ts";
+import { DEFAULT_PUBLIC_URL } from "../config/ports.ts";
 import { readServiceRecord, type ServiceRecord } from "../config/service-record.ts";
-import type { EvidenceDocument } from "../reports/evidence/document.ts";
-import { reportRoutes } from "../reports/http.ts";
-import type { Report } from "../reports/schema.ts";
-import { SEARCH_PATH } from "../reports/search.ts";
 import {
+  type EvidenceDocument,
   type LeaderboardDocument,
   leaderboardDocument,
   leaderboardPath,
   type MerchantDocuments,
+  type Report,
   ReportService,
+  type ReportWindow,
+  reportRoutes,
+  resolveWindow,
+  SEARCH_PATH,
   type SearchDocument,
-} from "../reports/service.ts";
-import { type ReportWindow, resolveWindow } from "../reports/window.ts";
+} from "../reports/index.ts";
+import type { Config } from "../services/index.ts";
 import { configFrom, DEFAULT_WAIT_SECONDS, type Flags, parseWaitMs, UsageError } from "./args.ts";
 
 /** A report build on a large store takes seconds; a service that answers nothing for this long is stuck. */
@@ -41,11 +43,11 @@ const NOTICE_AFTER_MS = 1_000;
 /** The reports, read from the database in this process or from the report service that holds it. */
 export interface Reader {
   report(address: string, endBlock?: number): Promise<Report>;
-  /** The evidence behind the report's flags (src/reports/evidence/). */
+  /** The evidence behind the report's flags (src/reports/build/evidence-document.ts). */
   evidence(address: string, endBlock?: number): Promise<EvidenceDocument>;
   /** A page of the leaderboard's JSON (1-based; default 1), as the service's route answers it. */
   leaderboard(endBlock?: number, page?: number): Promise<LeaderboardDocument>;
-  /** The window's merchants and listings whose name, host or URL holds `query` (src/reports/search.ts). */
+  /** The window's merchants and listings whose name, host or URL holds `query` (src/reports/build/search.ts). */
   search(query: string, endBlock?: number): Promise<SearchDocument>;
   /** Every merchant's report of the window ending at `endBlock` (default: the latest checkpoint). */
   reports(endBlock?: number): Promise<{ window: ReportWindow; reports: Report[] }>;

@@ -1,4 +1,4 @@
-import { isAddress } from "../reports/service.ts";
+import { isAddress } from "../reports/index.ts";
 import { type Flags, parseEndBlock, parsePage, UsageError } from "./args.ts";
 import { withReader } from "./readers.ts";
 

@@ -1,5 +1,6 @@
 import { Lifecycle, untilSignal } from "../common/lifecycle.ts";
-import { type Config, MERCHANT_HOSTS, type MerchantHost } from "../config/config.ts";
+import { MERCHANT_HOSTS, type MerchantHost } from "../config/ports.ts";
+import type { Config } from "../services/index.ts";
 import { configFrom, type Flags, UsageError } from "./args.ts";
 import { quietSdkLogs } from "./sdk-logs.ts";
 

@@ -116,7 +116,7 @@ export const facilitatorSettlements = new Counter({
   labelNames: ["outcome", "reason"] as const,
 });
 
-/** Counted when the ledger records a mined settlement, once per transaction (src/facilitator/settlement.ts). */
+/** Counted when the ledger records a mined settlement, once per transaction (src/facilitator/settlement-gas.ts). */
 export const facilitatorGasSpent = new Counter({
   registers: [register],
   name: "x402m_facilitator_gas_spent_wei_total",

@@ -7,8 +7,8 @@
 import type { z } from "zod";
 import type { Database, Migration } from "../common/db/index.ts";
 import { AppError } from "../common/errors.ts";
-import type { Config } from "../config/config.ts";
 import type { Streamed } from "./payments/streamed.ts";
+import type { MerchantKitSettings } from "./settings.ts";
 
 /** A dollar price exactly as the spec lists it, e.g. "0.001" (no "$", no exponent). */
 export type PriceUsd = `${number}`;
@@ -18,7 +18,8 @@ export type HttpMethod = "GET" | "POST";
 /** What every handler may use besides its input; one instance per process. */
 export interface MerchantServices {
   db: Database;
-  config: Config;
+  /** The kit's settings (payments, contact, hosts): a merchant's own reach it when it is built. */
+  config: MerchantKitSettings;
 }
 
 /** The per-request context a handler receives. */

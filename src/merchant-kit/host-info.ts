@@ -6,9 +6,9 @@
  * to the merchant's (`Merchant.guidance`, written in its catalogue folder), and the kit adds how to pay and
  * where the documents are, from the catalogue.
  */
-import type { Config } from "../config/config.ts";
 import { isMetered, isMeteredOnly, type Merchant } from "./endpoint.ts";
 import type { PaymentSettings } from "./routes.ts";
+import type { MerchantKitSettings } from "./settings.ts";
 
 /** OpenAPI's `info.contact`: at least one way to reach the operator. */
 export interface OpenApiContact {
@@ -36,7 +36,7 @@ export const NO_HOST_SETTINGS: HostInfoSettings = { contact: { email: null, url:
 
 /** The settings of the host `name` (its configuration name; a host not configured by name has none of its own). */
 export function hostInfoSettings(
-  config: Pick<Config, "contact" | "merchants">,
+  config: Pick<MerchantKitSettings, "contact" | "merchants">,
   name: string,
 ): HostInfoSettings {
   return { contact: config.contact, guidance: config.merchants[name]?.guidance ?? null };

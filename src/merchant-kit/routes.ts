@@ -1,12 +1,12 @@
 import type { RouteConfig } from "@x402/core/server";
 import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
-import type { Config } from "../config/config.ts";
 import { type AnyEndpoint, exampleJson, type Merchant, pathParams, schemesOf } from "./endpoint.ts";
 import { jsonSchemaOf, objectProperties } from "./json-schema.ts";
 import { priceToAtomic } from "./price.ts";
+import type { MerchantKitSettings } from "./settings.ts";
 
 /** The payment settings the routes need: network and token (configuration's `payments`). */
-export type PaymentSettings = Pick<Config["payments"], "network" | "asset" | "rpcUrl">;
+export type PaymentSettings = Pick<MerchantKitSettings["payments"], "network" | "asset" | "rpcUrl">;
 
 /** How long a buyer's authorization may wait for settlement (the SDK's default too). */
 export const MAX_TIMEOUT_SECONDS = 300;

@@ -2,10 +2,14 @@
  * The merchant hosts this program can serve, by their configuration name: each builds its `Merchant`
  * (catalogue, wallet, public URL) from the host's wallet and address and its slice of the configuration.
  */
-import type { Config, MerchantHost } from "../config/config.ts";
+import type { MerchantHost } from "../config/ports.ts";
 import type { Merchant } from "../merchant-kit/endpoint.ts";
 import { allowListPolicy } from "../merchant-kit/fetch/index.ts";
 import { inferenceMerchant } from "./inference/catalogue.ts";
+
+export { OFFLINE_SETTINGS } from "./inference/catalogue.ts";
+
+import type { MerchantsSettings } from "./settings.ts";
 import { socialMerchant, socialProxyMerchant } from "./social/catalogue.ts";
 import { socialSetup } from "./social/setup.ts";
 import { UTILITY_ALIAS_PATHS, utilityAliasMerchant, utilityMerchant } from "./utility/catalogue.ts";
@@ -17,9 +21,9 @@ export interface HostAddress {
   publicUrl: string;
 }
 
-export type MerchantBuilder = (host: HostAddress, config: Config) => Merchant;
+export type MerchantBuilder = (host: HostAddress, config: MerchantsSettings) => Merchant;
 
-const utilityOptions = (config: Config) => ({
+const utilityOptions = (config: MerchantsSettings) => ({
   dns: { servers: config.dnsServers },
   providers: config.providers,
   fetchPolicy: allowListPolicy(config.fetchAllow),

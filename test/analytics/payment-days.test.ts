@@ -5,7 +5,7 @@ import { bumpDataVersion } from "../../src/analytics/migrations.ts";
 import { SEALS_PER_COMMIT, unsealAbove, usableDays } from "../../src/analytics/payment-days.ts";
 import { BASE_USDC } from "../../src/chain/base.ts";
 import { BatchWriter } from "../../src/indexer/writer.ts";
-import { ReportService } from "../../src/reports/service.ts";
+import { ReportService } from "../../src/reports/index.ts";
 import {
   addr,
   analyticsWith,

@@ -1,6 +1,7 @@
 /**
  * `x402-merchants check`: reads the whole store, changes nothing, says what it found and what to do; exit 0
- * when whole, 1 when not, 2 for a usage mistake.
+ * when whole, 1 when not, 2 for a usage mistake. Run in this process (runMain): it ends on its own, and a
+ * child process each would cost a CPU-second more.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -18,7 +19,7 @@ import {
   type Store,
 } from "../analytics/damage.ts";
 import { holdAnalytics } from "../helpers/hold.ts";
-import { runCli } from "../helpers/process.ts";
+import { runMain } from "../helpers/in-process.ts";
 
 interface Line {
   ok: boolean;
@@ -27,7 +28,7 @@ interface Line {
 }
 
 async function check(store: Store, ...flags: string[]) {
-  const result = await runCli(["check", "--json", "--data", store.dataDir, ...flags]);
+  const result = await runMain(["check", "--json", "--data", store.dataDir, ...flags]);
   const report = result.stdout ? (JSON.parse(result.stdout) as { whole: boolean; lines: Line[] }) : undefined;
   const failed = report?.lines.filter((l) => !l.ok) ?? [];
   return { ...result, report, failed };
@@ -58,7 +59,7 @@ describe("x402-merchants check", () => {
     );
     expect(fingerprint(store)).toEqual(before);
 
-    const text = await runCli(["check", "--data", store.dataDir]);
+    const text = await runMain(["check", "--data", store.dataDir]);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/^x402-merchants check: .*analytics\.duckdb\n {2}ok {4}file /);
     expect(text.stdout.trimEnd().split("\n").at(-1)).toBe("whole: nothing to do.");
@@ -88,7 +89,7 @@ describe("x402-merchants check", () => {
     ]);
     expect(fingerprint(store)).toEqual(before);
 
-    const text = await runCli(["check", "--data", store.dataDir]);
+    const text = await runMain(["check", "--data", store.dataDir]);
     expect(text.code).toBe(1);
     expect(text.stdout.trimEnd().split("\n").at(-1)).toMatch(
       /^damaged: 3 problems\. Nothing was changed\. Restore the store from a backup .*, or index or import again into a new data directory/,
@@ -134,7 +135,7 @@ describe("x402-merchants check", () => {
       "indexer state": expect.stringMatching(/^1 chains whose indexer state is not a checkpoint/),
       "cached reports": "1 broken, e.g. report of 0x01 in window 1 without its window",
     });
-    const text = await runCli(["check", "--data", store.dataDir]);
+    const text = await runMain(["check", "--data", store.dataDir]);
     expect(text.stdout.trimEnd().split("\n").at(-1)).toMatch(/^not whole: 7 problems in the data it holds/);
   }, 60_000);
 
@@ -169,7 +170,7 @@ describe("x402-merchants check", () => {
   it("tells a schema newer than this program's from damage", async () => {
     const store = await makeStore(10);
     await tamper(store, "INSERT INTO schema_migrations VALUES (99, 'from the future', now()::TIMESTAMP)");
-    const result = await runCli(["check", "--data", store.dataDir]);
+    const result = await runMain(["check", "--data", store.dataDir]);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain("FAIL  schema");
     expect(result.stdout.trimEnd().split("\n").at(-1)).toBe(
@@ -180,7 +181,7 @@ describe("x402-merchants check", () => {
   it("says who holds the store and what to do, without waiting for a report service", async () => {
     const store = await makeStore(10);
     const holder = await holdAnalytics(store.dataDir);
-    const busy = await runCli(["check", "--data", store.dataDir, "--wait", "0.2"]);
+    const busy = await runMain(["check", "--data", store.dataDir, "--wait", "0.2"]);
     expect(busy.code).toBe(1);
     expect(busy.stderr).toMatch(
       new RegExp(
@@ -195,7 +196,7 @@ describe("x402-merchants check", () => {
       started_at: new Date().toISOString(),
     });
     const started = Date.now();
-    const served = await runCli(["check", "--data", store.dataDir]);
+    const served = await runMain(["check", "--data", store.dataDir]);
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(served.code).toBe(1);
     expect(served.stderr).toContain(
@@ -206,7 +207,7 @@ describe("x402-merchants check", () => {
   it("fails without a store, and creates none", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-check-"));
     onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
-    const result = await runCli(["check", "--data", dir]);
+    const result = await runMain(["check", "--data", dir]);
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
       `x402-merchants: there is no analytics store at ${path.join(dir, "analytics.duckdb")}\n`,
@@ -215,7 +216,7 @@ describe("x402-merchants check", () => {
   });
 
   it("takes no arguments", async () => {
-    const result = await runCli(["check", "extra"]);
+    const result = await runMain(["check", "extra"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toBe("x402-merchants: check takes no arguments\n");
   });

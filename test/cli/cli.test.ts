@@ -4,8 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { addr, checkpoint, ndjsonFile, payment } from "../helpers/data.ts";
+import { runMain } from "../helpers/in-process.ts";
 import { runCli } from "../helpers/process.ts";
-import { runMain } from "./in-process.ts";
 
 const BIN = path.resolve("bin/x402-merchants");
 

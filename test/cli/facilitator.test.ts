@@ -1,22 +1,32 @@
 /**
  * `x402-merchants facilitator`: the project's facilitator alone on a chain given by its RPC, its key from
- * the environment; a payment verifies and settles through it over HTTP, and SIGTERM stops it.
+ * the environment; a payment verifies and settles through it over HTTP, and SIGTERM stops it. One devnet
+ * for the file (each case its own signer or payee on it); the refusals, which end at once, run in this
+ * process (runMain).
  */
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { describe, expect, it, onTestFinished } from "vitest";
-import { startDevnet } from "../../src/chain/devnet/index.ts";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { type Devnet, startDevnet } from "../../src/chain/devnet/index.ts";
 import { startMiner } from "../helpers/chain.ts";
 import { isolatedDatabaseOptions } from "../helpers/db.ts";
+import { runMain } from "../helpers/in-process.ts";
 import { startCli } from "../helpers/process.ts";
 import { newMerchant, pay, requirementsFor, usdcReader } from "../helpers/x402.ts";
 
+let devnet: Devnet;
+let miner: ReturnType<typeof startMiner>;
+beforeAll(async () => {
+  devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
+  miner = startMiner(devnet);
+}, 60_000);
+afterAll(async () => {
+  await miner?.stop();
+  await devnet?.stop();
+});
+
 describe("the facilitator command", () => {
   it("settles on the chain its RPC serves, with the key from the environment, and stops on SIGTERM", async () => {
-    const devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
-    onTestFinished(() => devnet.stop());
-    const miner = startMiner(devnet);
-    onTestFinished(() => miner.stop());
     const { dataDir, cleanup } = await isolatedDatabaseOptions("pglite");
     onTestFinished(cleanup);
 
@@ -50,8 +60,6 @@ describe("the facilitator command", () => {
   }, 60_000);
 
   it("starts with a key that holds no gas, and says once why settlements would fail", async () => {
-    const devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
-    onTestFinished(() => devnet.stop());
     const { dataDir, cleanup } = await isolatedDatabaseOptions("pglite");
     onTestFinished(cleanup);
     // Not fatal: the account may be funded while the facilitator runs.
@@ -68,20 +76,23 @@ describe("the facilitator command", () => {
   }, 60_000);
 
   it("refuses to start without a valid key (naming its variable, never echoing it) or without --rpc", async () => {
-    const noKey = startCli(["facilitator", "--rpc", "http://127.0.0.1:1"], { X402M_FACILITATOR_KEY: "" });
-    expect(await noKey.exited).not.toBe(0);
-    expect(noKey.stderr()).toMatch(/X402M_FACILITATOR_KEY/);
-    expect(noKey.stderr().trim().split("\n")).toHaveLength(1);
+    // An RPC that does not answer: were a refusal missed, the command would end at its chain id all the same.
+    const noKey = await runMain(["facilitator", "--rpc", "http://127.0.0.1:1"], {
+      X402M_FACILITATOR_KEY: "",
+    });
+    expect(noKey.code).not.toBe(0);
+    expect(noKey.stderr).toMatch(/X402M_FACILITATOR_KEY/);
+    expect(noKey.stderr.trim().split("\n")).toHaveLength(1);
 
-    const badKey = startCli(["facilitator", "--rpc", "http://127.0.0.1:1"], {
+    const badKey = await runMain(["facilitator", "--rpc", "http://127.0.0.1:1"], {
       X402M_FACILITATOR_KEY: "0x1234",
     });
-    expect(await badKey.exited).not.toBe(0);
-    expect(badKey.stderr()).toMatch(/X402M_FACILITATOR_KEY/);
-    expect(badKey.stderr()).not.toContain("0x1234");
+    expect(badKey.code).not.toBe(0);
+    expect(badKey.stderr).toMatch(/X402M_FACILITATOR_KEY/);
+    expect(badKey.stderr).not.toContain("0x1234");
 
-    const noRpc = startCli(["facilitator"], {});
-    expect(await noRpc.exited).toBe(2);
-    expect(noRpc.stderr()).toMatch(/--rpc URL/);
+    const noRpc = await runMain(["facilitator"], {});
+    expect(noRpc.code).toBe(2);
+    expect(noRpc.stderr).toMatch(/--rpc URL/);
   });
 });

@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addr, checkpoint, END, ndjsonFile, payment, START } from "../helpers/data.ts";
-import { runCli } from "../helpers/process.ts";
+import { runMain } from "../helpers/in-process.ts";
 
 const BIN = path.resolve("bin/x402-merchants");
 const PIPE_BYTES = 64 * 1024;
@@ -31,7 +31,8 @@ beforeAll(async () => {
     ),
     checkpoint(END),
   ];
-  const imported = await runCli(["import", ndjsonFile(records), "--data", path.join(dir, "data")]);
+  // Imported in this process (runMain): the pipes are the commands' below.
+  const imported = await runMain(["import", ndjsonFile(records), "--data", path.join(dir, "data")]);
   expect(imported.code, imported.stderr).toBe(0);
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

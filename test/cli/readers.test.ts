@@ -1,23 +1,26 @@
 /**
  * Issue 15, "readers never wait on the writer": `report` and `leaderboard` beside another process that
  * holds the analytics database (DuckDB allows one per file), for real: child processes of the CLI, a
- * `serve` child, and a bare holder that stands for `index` or another `report`.
+ * `serve` child, and a bare holder that stands for `index` or another `report`. What the readers print
+ * alone, with nothing holding the store, is read in this process (runMain): a child process each would
+ * cost a CPU-second more.
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { listen } from "../../src/common/listen.ts";
 import { writeServiceRecord } from "../../src/config/service-record.ts";
 import { addr, checkpoint, END, ndjsonFile, payment, repeat } from "../helpers/data.ts";
 import { holdAnalytics } from "../helpers/hold.ts";
+import { runMain } from "../helpers/in-process.ts";
 import { eventually, runCli, startCli } from "../helpers/process.ts";
 
 const m1 = addr("readers-m1");
 const m2 = addr("readers-m2");
 
 /** A data directory with two merchants' payments, imported. */
-async function store(): Promise<string> {
+async function imported(): Promise<string> {
   const data = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-readers-"));
   const records = [
     ...[1, 2, 3, 4, 5].map((i) => payment({ payer: addr(`buyer${i}`), payTo: m1, amount: 1_250_000 * i })),
@@ -26,7 +29,21 @@ async function store(): Promise<string> {
     ...repeat(12, { payer: addr("readers-farm"), payTo: m2, amount: 100 }, END - 5_000, END - 100),
     checkpoint(),
   ];
-  expect((await runCli(["import", ndjsonFile(records), "--data", data])).code).toBe(0);
+  expect((await runMain(["import", ndjsonFile(records), "--data", data])).code).toBe(0);
+  return data;
+}
+
+/** The store, imported once; each test reads a copy of its own (what a test's processes write stays its own). */
+let original: string;
+beforeAll(async () => {
+  original = await imported();
+});
+afterAll(() => fs.rmSync(original, { recursive: true, force: true }));
+
+function store(): string {
+  const data = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-readers-"));
+  onTestFinished(() => fs.rmSync(data, { recursive: true, force: true }));
+  fs.cpSync(original, data, { recursive: true });
   return data;
 }
 
@@ -41,16 +58,16 @@ const READS = [
   ["report", m2, "--evidence"],
 ] as const;
 
-async function readAll(data: string) {
+async function readAll(data: string, run: typeof runCli = runCli) {
   const out = [];
-  for (const args of READS) out.push(await runCli([...args, "--data", data]));
+  for (const args of READS) out.push(await run([...args, "--data", data]));
   return out;
 }
 
 describe("readers beside a process that holds the store", () => {
   it("ask the running report service and print exactly what they print without it", async () => {
-    const data = await store();
-    const alone = await readAll(data);
+    const data = store();
+    const alone = await readAll(data, runMain);
     expect(alone.map((r) => r.code)).toEqual([0, 0, 0, 1, 1, 1, 0]);
     expect(alone[5]?.stderr).toMatch(/has 1 page of 1000, not 2\n$/);
     const evidence = JSON.parse(alone[6]?.stdout ?? "") as { flags: { kind: string; wallets: unknown[] }[] };
@@ -73,8 +90,8 @@ describe("readers beside a process that holds the store", () => {
   }, 120_000);
 
   it("wait for another command that holds it, so two reports at once both succeed", async () => {
-    const data = await store();
-    const expected = (await runCli(["report", m1, "--data", data])).stdout;
+    const data = store();
+    const expected = (await runMain(["report", m1, "--data", data])).stdout;
     const holder = await holdAnalytics(data);
     const first = startCli(["report", m1, "--data", data]);
     const second = startCli(["report", m1, "--data", data]);
@@ -94,7 +111,7 @@ describe("readers beside a process that holds the store", () => {
   }, 120_000);
 
   it("say in one line who holds it and what to do when it stays held", async () => {
-    const data = await store();
+    const data = store();
     const holder = await holdAnalytics(data);
     const started = Date.now();
     const result = await runCli(["leaderboard", "--data", data, "--wait", "0.5"]);
@@ -110,7 +127,7 @@ describe("readers beside a process that holds the store", () => {
   }, 120_000);
 
   it("ignore a record that is not the holder's, and pass the holder's service errors through", async () => {
-    const data = await store();
+    const data = store();
     const holder = await holdAnalytics(data);
     // A report service that fails every request as the real one does: a JSON error with its status.
     let status = 400;

@@ -2,6 +2,8 @@
  * `simulate --check` on a store whose latest block is ahead of the ground truth, as it is while the demo
  * runs (the indexer stores a block as it is mined, the simulator writes its truth after the payments
  * settled): the check compares the window the truth covers, on its own and beside a running server.
+ * The commands that end on their own run in this process (runMain), a CPU-second less each; beside the
+ * server, the check is a child process, as it would be.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -9,6 +11,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { appendTruth, type TruthRecord, writeTruthComplete } from "../../src/demo/truth.ts";
 import { addr, checkpoint, END, ndjsonFile, payment } from "../helpers/data.ts";
+import { runMain } from "../helpers/in-process.ts";
 import { runCli, startCli } from "../helpers/process.ts";
 
 const m1 = addr("simulate-m1");
@@ -35,7 +38,7 @@ async function demoData(): Promise<string> {
     payment({ payer: addr("sim-buyer1"), payTo: m1, amount: 3_000_000, block: END - 100 }),
     payment({ payer: addr("sim-buyer2"), payTo: m2, amount: 3_000_000, block: END - 50 }),
   ];
-  expect((await runCli(["import", ndjsonFile([...paid, checkpoint()]), "--data", data])).code).toBe(0);
+  expect((await runMain(["import", ndjsonFile([...paid, checkpoint()]), "--data", data])).code).toBe(0);
   const demo = path.join(data, "demo");
   fs.mkdirSync(demo);
   const truth: TruthRecord[] = paid
@@ -58,7 +61,7 @@ async function demoData(): Promise<string> {
 describe("simulate --check", () => {
   it("checks clean when the truth is complete to a block behind the latest indexed one", async () => {
     const data = await demoData();
-    const alone = await runCli(["simulate", "--check", "--json", "--data", data]);
+    const alone = await runMain(["simulate", "--check", "--json", "--data", data]);
     expect(alone.stderr).toBe("");
     const result = JSON.parse(alone.stdout);
     expect(result).toMatchObject({ ok: true, truth_complete_to_block: COMPLETE });
@@ -84,7 +87,7 @@ describe("simulate --check", () => {
     expect(lines).toHaveLength(10);
     const check = async (text: string) => {
       fs.writeFileSync(truth, text);
-      const result = await runCli(["simulate", "--check", "--json", "--data", data]);
+      const result = await runMain(["simulate", "--check", "--json", "--data", data]);
       // A reader: the file is as it found it.
       expect(fs.readFileSync(truth, "utf8")).toBe(text);
       expect(result.stdout).toBe("");
@@ -118,7 +121,7 @@ describe("simulate --check", () => {
   it("compares up to the latest indexed block when the truth does not say (an older demo's)", async () => {
     const data = await demoData();
     fs.rmSync(path.join(data, "demo", "truth-complete.json"));
-    const { code, stdout } = await runCli(["simulate", "--check", "--data", data]);
+    const { code, stdout } = await runMain(["simulate", "--check", "--data", data]);
     // The payments indexed past the truth are counted against it: what the check did before.
     expect(stdout).toContain(`blocks ${END - 302_400 + 1} to ${END}`);
     expect(stdout).toMatch(/reported \$9\.21 but the simulator paid \$6\.21/);

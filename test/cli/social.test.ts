@@ -5,6 +5,8 @@
  * stops an import in one line, nothing of it written; `listings --only social,social-proxy`
  * prints both hosts' listings, the proxy's paid to its own wallet when it has one;
  * `serve --only social,social-proxy` then answers both hosts, each asking for its own wallet.
+ * The commands that end on their own run in this process (runMain): a child process would open PGlite
+ * anew, two CPU-seconds each.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -14,8 +16,8 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { openDatabase } from "../../src/common/db/index.ts";
 import { SOCIAL_SPEC_ORDER } from "../../src/merchants/social/catalogue.ts";
 import { DATABASE_KINDS, isolatedDatabaseOptions } from "../helpers/db.ts";
+import { runMain } from "../helpers/in-process.ts";
 import { listenSupportedOnly } from "../helpers/merchant.ts";
-import { runCli } from "../helpers/process.ts";
 
 const BIN = path.resolve("bin/x402-merchants");
 const PAY_TO = "0x2222222222222222222222222222222222222222";
@@ -23,8 +25,8 @@ const PROXY_PAY_TO = "0x3333333333333333333333333333333333333333";
 
 describe("social generate", () => {
   it("writes the same synthetic archive for the same seed, and refuses a bad size", async () => {
-    const first = await runCli(["social", "generate", "--tweets", "150", "--seed", "4"]);
-    const again = await runCli(["social", "generate", "--tweets", "150", "--seed", "4"]);
+    const first = await runMain(["social", "generate", "--tweets", "150", "--seed", "4"]);
+    const again = await runMain(["social", "generate", "--tweets", "150", "--seed", "4"]);
     expect(first.code).toBe(0);
     expect(again.stdout).toBe(first.stdout);
     const kinds = first.stdout
@@ -34,7 +36,7 @@ describe("social generate", () => {
     expect(kinds.filter((k) => k === "tweet")).toHaveLength(150);
     expect(kinds).toEqual(expect.arrayContaining(["user", "follow", "list", "community", "article"]));
 
-    const bad = await runCli(["social", "generate", "--tweets", "lots"]);
+    const bad = await runMain(["social", "generate", "--tweets", "lots"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^x402-merchants: --tweets takes a whole number .+\n$/);
   });
@@ -45,7 +47,7 @@ describe.each(DATABASE_KINDS)("social import on %s", (kind) => {
     const options = await isolatedDatabaseOptions(kind);
     onTestFinished(options.cleanup);
     const env = { DATABASE_URL: options.databaseUrl ?? "" };
-    const generated = await runCli(["social", "generate", "--tweets", "200", "--seed", "9"]);
+    const generated = await runMain(["social", "generate", "--tweets", "200", "--seed", "9"]);
     const good = path.join(options.dataDir, "x.jsonl");
     fs.writeFileSync(good, generated.stdout);
     const lines = generated.stdout.trim().split("\n");
@@ -55,17 +57,17 @@ describe.each(DATABASE_KINDS)("social import on %s", (kind) => {
       [...lines.slice(0, 5), '{"kind":"tweet","id":"12x"}', ...lines.slice(5)].join("\n"),
     );
 
-    const refused = await runCli(["social", "import", bad, "--data", options.dataDir], env);
+    const refused = await runMain(["social", "import", bad, "--data", options.dataDir], env);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/^x402-merchants: .*line 6.*\n$/);
     expect(await tweetCount(options)).toBe(0);
 
-    const loaded = await runCli(["social", "import", good, "--data", options.dataDir], env);
+    const loaded = await runMain(["social", "import", good, "--data", options.dataDir], env);
     expect(loaded.stderr).toBe("");
     expect(loaded.code).toBe(0);
     const summary = JSON.parse(loaded.stdout) as { imported: { tweet: number } };
     expect(summary.imported.tweet).toBe(200);
-    const reloaded = await runCli(["social", "import", good, "--data", options.dataDir], env);
+    const reloaded = await runMain(["social", "import", good, "--data", options.dataDir], env);
     expect(reloaded.code).toBe(0);
     expect(await tweetCount(options)).toBe(200);
 
@@ -81,14 +83,14 @@ describe.each(DATABASE_KINDS)("social import on %s", (kind) => {
         `{"kind":"user","id":"78","name":"Other","username":"${taken.toUpperCase()}","createdAt":"2020-01-01"}`,
       ].join("\n"),
     );
-    const conflict = await runCli(["social", "import", clash, "--data", options.dataDir], env);
+    const conflict = await runMain(["social", "import", clash, "--data", options.dataDir], env);
     expect(conflict.code).toBe(1);
     expect(conflict.stderr).toBe(
       `x402-merchants: two users have the username "${taken.toLowerCase()}" (X's usernames are unique whatever their case): nothing of this import was written\n`,
     );
     expect(await tweetCount(options)).toBe(200);
 
-    const missing = await runCli(["social", "import", path.join(options.dataDir, "nope.jsonl")], env);
+    const missing = await runMain(["social", "import", path.join(options.dataDir, "nope.jsonl")], env);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/no file/);
   }, 120_000);
@@ -123,14 +125,14 @@ describe("listings --only social,social-proxy", () => {
       X402M_SOCIAL_URL: "https://social.test",
       X402M_SOCIAL_PROXY_URL: "https://proxy.test/",
     };
-    // Two runs at once: each is a process start, seconds on a busy machine.
-    const [own, shared] = await Promise.all([
-      runCli(["listings", "--only", "social,social-proxy"], {
-        ...hosts,
-        X402M_SOCIAL_PROXY_PAY_TO: PROXY_PAY_TO,
-      }),
-      runCli(["listings", "--only", "social-proxy"], { ...hosts, X402M_SOCIAL_PROXY_PAY_TO: "" }),
-    ]);
+    const own = await runMain(["listings", "--only", "social,social-proxy"], {
+      ...hosts,
+      X402M_SOCIAL_PROXY_PAY_TO: PROXY_PAY_TO,
+    });
+    const shared = await runMain(["listings", "--only", "social-proxy"], {
+      ...hosts,
+      X402M_SOCIAL_PROXY_PAY_TO: "",
+    });
     expect(own.stderr).toBe("");
     expect(own.code).toBe(0);
     const listings = listed(own.stdout);

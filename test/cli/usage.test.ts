@@ -1,12 +1,12 @@
 import fs from "node:fs";
 import { describe, expect, it } from "vitest";
-import { MAX_BACKGROUND_TPS } from "../../src/chain/devnet/background.ts";
+import { MAX_BACKGROUND_TPS } from "../../src/chain/devnet/index.ts";
 import { parseCommandLine, readCommandLine, UsageError } from "../../src/cli/args.ts";
 import { COMMANDS, type Command, FLAGS, type FlagName, flagOf, GROUPS } from "../../src/cli/commands.ts";
 import { DEFAULT_DEVNET_BUYERS } from "../../src/cli/devnet.ts";
 import { DEFAULT_RATE_PER_MINUTE } from "../../src/cli/facilitator-keys.ts";
 import { DEFAULT_RPS } from "../../src/cli/indexer.ts";
-import { MERCHANT_HOSTS, merchantEnvPrefix } from "../../src/config/config.ts";
+import { MERCHANT_HOSTS, merchantEnvPrefix } from "../../src/config/ports.ts";
 import {
   DEFAULT_BATCH_BLOCKS,
   DEFAULT_CONCURRENCY,
@@ -16,7 +16,7 @@ import {
   DEFAULT_SENDER_STRATEGY,
 } from "../../src/indexer/index.ts";
 import { DEFAULT_BACKOFF } from "../../src/indexer/rpc/backoff.ts";
-import { runMain } from "./in-process.ts";
+import { runMain } from "../helpers/in-process.ts";
 
 const VERSION = (JSON.parse(fs.readFileSync("package.json", "utf8")) as { version: string }).version;
 const ALL_FLAGS = Object.keys(FLAGS) as FlagName[];

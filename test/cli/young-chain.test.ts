@@ -1,12 +1,13 @@
 /**
  * Issue 14, "young chains", end to end: a devnet a minute old (a few dozen blocks, every one of them
  * within the indexer's default reorg depth of 64) is indexed by the command line to its head and
- * reported on, as someone trying the project on a fresh devnet would.
+ * reported on, as someone trying the project on a fresh devnet would. The commands run in this process
+ * (runMain), their log lines caught with what they print.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, type DevnetAccount, derive, startDevnet } from "../../src/chain/devnet/index.ts";
+import { runMain } from "../helpers/in-process.ts";
 import { tempDir } from "../helpers/indexer.ts";
-import { runCli } from "../helpers/process.ts";
 import { mineAll, type Paid, rpc, Settler } from "../helpers/settle.ts";
 
 const stderrLines = (stderr: string) =>
@@ -57,7 +58,7 @@ describe("a devnet a minute old", () => {
   it("index --to-block <head> says every block is unconfirmed, and report gives the merchant's figures", async () => {
     const data = tempDir();
     const facilitator = devnet.facilitatorAccount.address;
-    const indexed = await runCli([
+    const indexed = await runMain([
       "index",
       "--rpc",
       devnet.rpc,
@@ -90,7 +91,7 @@ describe("a devnet a minute old", () => {
       }),
     );
 
-    const reported = await runCli(["report", merchant, "--data", data]);
+    const reported = await runMain(["report", merchant, "--data", data]);
     expect(reported.code, reported.stderr).toBe(0);
     const report = JSON.parse(reported.stdout);
     const mine = paid.filter((p) => p.payTo === merchant);
@@ -110,7 +111,7 @@ describe("a devnet a minute old", () => {
     expect(mine.length).toBe(6);
     expect(report.usd).toBe(1.5);
 
-    const board = await runCli(["leaderboard", "--data", data]);
+    const board = await runMain(["leaderboard", "--data", data]);
     expect(board.code, board.stderr).toBe(0);
     expect(
       JSON.parse(board.stdout)
@@ -121,7 +122,7 @@ describe("a devnet a minute old", () => {
 
   it("index without --to-block indexes nothing, and says why instead of staying silent", async () => {
     const data = tempDir();
-    const indexed = await runCli([
+    const indexed = await runMain([
       "index",
       "--rpc",
       devnet.rpc,

@@ -3,14 +3,14 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Database, DatabaseError, openDatabase } from "../../src/common/db/index.ts";
 import { isolatedDatabaseOptions } from "../helpers/db.ts";
 
 /**
  * A PGlite directory that lost files, or whose files were damaged, must be refused at open (or its
  * failure named) with the store, the table and what to do, and never re-initialised or served empty.
- * Each case damages a directory it made itself.
+ * Each case damages a directory of its own: most a copy of one made once (`withTableCopy`).
  */
 
 // Each case opens PGlite several times (seconds each), some after a crashed child process.
@@ -23,7 +23,7 @@ afterEach(async () => {
 
 /** A PGlite directory of this test's own (a copy of an empty cluster). */
 async function pgliteDir(): Promise<string> {
-  const options = await isolatedDatabaseOptions("pglite");
+  const options = await isolatedDatabaseOptions("pglite", "merchants");
   cleanups.push(options.cleanup);
   return options.pgliteDir;
 }
@@ -57,6 +57,30 @@ async function relationFile(dir: string, table: string): Promise<string> {
   } finally {
     await db.close();
   }
+}
+
+/**
+ * A directory as `withTable(dir, "CREATE TABLE other (id int)")` leaves it, closed cleanly, and the file of
+ * `kept` in it: made once for the cases that damage it, which each take a copy (a copy takes a tenth of a
+ * second, making it opens PGlite twice).
+ */
+let template: { dir: string; file: string };
+let removeTemplate: () => Promise<void> = async () => undefined;
+beforeAll(async () => {
+  const options = await isolatedDatabaseOptions("pglite", "merchants");
+  removeTemplate = options.cleanup;
+  await withTable(options.pgliteDir, "CREATE TABLE other (id int)");
+  template = { dir: options.pgliteDir, file: await relationFile(options.pgliteDir, "kept") };
+}, SLOW.timeout);
+afterAll(() => removeTemplate());
+
+/** A copy of the template, alone in a directory of this test's own: what the next open finds. */
+function withTableCopy(): { dir: string; file: string } {
+  const parent = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-db-"));
+  cleanups.push(async () => fs.rmSync(parent, { recursive: true, force: true }));
+  const dir = path.join(parent, "postgres");
+  fs.cpSync(template.dir, dir, { recursive: true });
+  return { dir, file: template.file };
 }
 
 /**
@@ -148,8 +172,7 @@ async function count(db: Database, table: string): Promise<bigint> {
 
 describe("a PGlite directory that is not whole", SLOW, () => {
   it("is refused when PG_VERSION is gone, instead of becoming a new empty database", async () => {
-    const dir = await pgliteDir();
-    await withTable(dir);
+    const { dir } = withTableCopy();
     fs.rmSync(path.join(dir, "PG_VERSION"));
     await expectRefused(dir, () => open(dir), /PG_VERSION/, /move it away/);
   });
@@ -163,8 +186,7 @@ describe("a PGlite directory that is not whole", SLOW, () => {
   });
 
   it("is refused, with what is missing, when its WAL or control file is gone", async () => {
-    const dir = await pgliteDir();
-    await withTable(dir);
+    const { dir } = withTableCopy();
     const wal = fs.readdirSync(path.join(dir, "pg_wal")).find((f) => /^[0-9A-F]{24}$/.test(f)) as string;
     fs.rmSync(path.join(dir, "pg_wal", wal));
     fs.rmSync(path.join(dir, "global", "pg_control"));
@@ -186,32 +208,22 @@ describe("a PGlite directory that is not whole", SLOW, () => {
 
 describe("a PGlite table whose file lost data", SLOW, () => {
   it("is refused when its file was emptied while the database was closed", async () => {
-    const dir = await pgliteDir();
-    await withTable(dir);
-    const file = await relationFile(dir, "kept");
+    const { dir, file } = withTableCopy();
     fs.truncateSync(path.join(dir, file), 0);
     await expectRefused(dir, () => open(dir), /\bkept\b/, new RegExp(file), /0 bytes/);
   });
 
   it("is refused when its file lost its last pages", async () => {
-    const dir = await pgliteDir();
-    await withTable(dir);
-    const file = await relationFile(dir, "kept");
+    const { dir, file } = withTableCopy();
     fs.truncateSync(path.join(dir, file), 3 * 8192);
     await expectRefused(dir, () => open(dir), /\bkept\b/, new RegExp(file));
   });
 
   it("is refused when the run before crashed, if the crash recovery cannot bring the pages back", async () => {
-    const dir = await pgliteDir();
-    await withTable(dir, "CREATE TABLE other (id int)");
+    // `kept`'s file is still the template's: an insert into another table moves no table to a new file (and
+    // opening the crashed directory to read it would recover it and close it cleanly).
+    const { dir, file } = withTableCopy();
     await crashAfter(dir, "INSERT INTO other VALUES (1)");
-    const file = await (async () => {
-      // Read on a copy: opening the crashed directory itself would recover it and close it cleanly.
-      const copy = `${dir}-copy`;
-      fs.cpSync(dir, copy, { recursive: true });
-      cleanups.push(async () => fs.rmSync(copy, { recursive: true, force: true }));
-      return relationFile(copy, "kept");
-    })();
     fs.truncateSync(path.join(dir, file), 0);
     await expectRefused(dir, () => open(dir), /\bkept\b/, new RegExp(file));
   });
@@ -277,9 +289,7 @@ describe("a PGlite table whose file lost data", SLOW, () => {
 
 describe("a PGlite failure", SLOW, () => {
   it("names the store, the table and what to do when a page is damaged", async () => {
-    const dir = await pgliteDir();
-    await withTable(dir);
-    const file = await relationFile(dir, "kept");
+    const { dir, file } = withTableCopy();
     overwrite(path.join(dir, file), 3 * 8192, Buffer.alloc(8192, 0xab));
     const db = await open(dir);
     try {
@@ -293,8 +303,7 @@ describe("a PGlite failure", SLOW, () => {
   });
 
   it("names the store and what to do when PGlite aborts on a damaged WAL", async () => {
-    const dir = await pgliteDir();
-    await withTable(dir);
+    const { dir } = withTableCopy();
     const wal = fs.readdirSync(path.join(dir, "pg_wal")).find((f) => /^[0-9A-F]{24}$/.test(f)) as string;
     overwrite(path.join(dir, "pg_wal", wal), 0, Buffer.alloc(4 * 8192, 0xab));
     await expectRefused(dir, () => open(dir), /Aborted/);

@@ -8,6 +8,7 @@ import {
   type Database,
   DatabaseBusyError,
   DatabaseError,
+  type DatabaseKind,
   type Migration,
   MigrationError,
   migrate,
@@ -18,13 +19,22 @@ import { DATABASE_KINDS, isolatedDatabaseOptions, openTestDatabase } from "../he
 /** A module name no other case uses, so cases sharing one database never see each other's tables. */
 const uniqueModule = () => `m_${crypto.randomBytes(4).toString("hex")}`;
 
+/** One open database of each kind for the cases that can share one (opening PGlite costs a CPU-second). */
+const shared = new Map<DatabaseKind, ReturnType<typeof openTestDatabase>>();
+function sharedDatabase(kind: DatabaseKind): ReturnType<typeof openTestDatabase> {
+  const opened = shared.get(kind) ?? openTestDatabase(kind);
+  shared.set(kind, opened);
+  return opened;
+}
+afterAll(async () => {
+  for (const opened of shared.values()) await (await opened).close();
+});
+
 describe.each(DATABASE_KINDS)("database on %s", (kind) => {
   let db: Database;
-  let close: () => Promise<void>;
   beforeAll(async () => {
-    ({ db, close } = await openTestDatabase(kind));
+    ({ db } = await sharedDatabase(kind));
   });
-  afterAll(() => close?.());
 
   it("returns the same value types on both engines", async () => {
     const { rows } = await db.query<Record<string, unknown>>(
@@ -306,21 +316,18 @@ describe("PGlite data directory", () => {
 
   it("runs PostgreSQL with a 16 MB page cache and PGlite's own start settings", async () => {
     // PostgreSQL's default 128 MB of shared buffers is touched at start and held by every idle process.
-    const { db, close } = await openTestDatabase("pglite");
-    try {
-      const show = async (name: string) =>
-        (await db.query<Record<string, string>>(`SHOW ${name}`)).rows[0]?.[name];
-      expect(await show("shared_buffers")).toBe("16MB");
-      expect(await show("max_worker_processes")).toBe("0");
-      expect(await show("exit_on_error")).toBe("off");
-    } finally {
-      await close();
-    }
+    const { db } = await sharedDatabase("pglite");
+    const show = async (name: string) =>
+      (await db.query<Record<string, string>>(`SHOW ${name}`)).rows[0]?.[name];
+    expect(await show("shared_buffers")).toBe("16MB");
+    expect(await show("max_worker_processes")).toBe("0");
+    expect(await show("exit_on_error")).toBe("off");
   });
 
   it("keeps data across reopening, and lets one process at a time open it", async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-db-"));
-    const pgliteDir = path.join(dataDir, "postgres");
+    // From a copy of an empty cluster: the first start itself (initdb, the directory made) is the first case
+    // above, and would double this one's CPU.
+    const { pgliteDir, cleanup } = await isolatedDatabaseOptions("pglite", "merchants");
     try {
       const db = await openDatabase({ pgliteDir, databaseUrl: null });
       expect(db.kind).toBe("pglite");
@@ -342,8 +349,8 @@ describe("PGlite data directory", () => {
       await again.close();
       expect(fs.existsSync(`${pgliteDir}.lock`)).toBe(false);
     } finally {
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      await cleanup();
     }
-    // A first start (initdb, then the open) and three more opens: minutes on a loaded machine.
+    // Two opens of PGlite: a minute on a loaded machine.
   }, 120_000);
 });

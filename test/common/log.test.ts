@@ -8,7 +8,7 @@ import {
   setLogLevel,
   withLogContext,
 } from "../../src/common/log.ts";
-import { loadConfig } from "../../src/config/config.ts";
+import { loadConfig } from "../../src/services/config.ts";
 import { capturedLogLines } from "../helpers/log.ts";
 
 /** The lines written from now to the end of the test, parsed. */

@@ -18,9 +18,9 @@ import {
   UnpaidLimit,
   type UnpaidLimitSettings,
 } from "../../src/common/rate-limit.ts";
-import { loadConfig } from "../../src/config/config.ts";
 import { inProcessClient } from "../../src/facilitator/index.ts";
 import { merchantApp } from "../../src/merchant-kit/app.ts";
+import { loadConfig } from "../../src/services/config.ts";
 import { startServices } from "../../src/services/start.ts";
 import { startMiner } from "../helpers/chain.ts";
 import { isolatedDatabaseOptions, openTestDatabase, SERVER_URL } from "../helpers/db.ts";

@@ -2,6 +2,8 @@
  * The facilitator's access control from the command line: `facilitator keys add|list|revoke` on the
  * facilitator's own database, the refusal to start an open facilitator beyond loopback, the signing key
  * from a file, and a stock `HTTPFacilitatorClient` paying through the command's facilitator with a key.
+ * `keys` ends on its own and runs in this process (runMain: a child process would open PGlite anew, 2
+ * CPU-s each); the facilitator serves until signalled and runs as a process.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -12,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vites
 import { type Devnet, startDevnet } from "../../src/chain/devnet/index.ts";
 import { startMiner } from "../helpers/chain.ts";
 import { DATABASE_KINDS, isolatedDatabaseOptions, type TestDatabaseOptions } from "../helpers/db.ts";
-import { runCli, startCli } from "../helpers/process.ts";
+import { runMain } from "../helpers/in-process.ts";
+import { startCli } from "../helpers/process.ts";
 import { newMerchant, pay, requirementsFor, usdcReader } from "../helpers/x402.ts";
 
 let devnet: Devnet;
@@ -38,7 +41,8 @@ describe.each(DATABASE_KINDS)("facilitator keys and access (database: %s)", (kin
     X402M_FACILITATOR_KEY: devnet.facilitatorAccount.privateKey,
     ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
   });
-  const keys = (...args: string[]) => runCli(["facilitator", "keys", ...args, "--data", db.dataDir], env());
+  const keys = (...args: string[]) =>
+    runMain(["facilitator", "keys", ...args, "--data", db.dataDir], { DATABASE_URL: db.databaseUrl ?? "" });
   const start = (args: string[], extra: Record<string, string> = {}) =>
     startCli(["facilitator", "--rpc", devnet.rpc, "--port", "0", "--data", db.dataDir, ...args], {
       ...env(),
@@ -66,9 +70,8 @@ describe.each(DATABASE_KINDS)("facilitator keys and access (database: %s)", (kin
         [["revoke"], /one key id/],
         [["nope"], /usage: x402-merchants facilitator keys add/],
       ] as const;
-      // Refused before the database is opened: the first alone (it may build the CLI's bundle), the rest at once.
-      const first = await keys(...cases[0][0]);
-      const runs = [first, ...(await Promise.all(cases.slice(1).map(([args]) => keys(...args))))];
+      // Refused before the database is opened.
+      const runs = await Promise.all(cases.map(([args]) => keys(...args)));
       cases.forEach(([, message], i) => {
         const run = runs[i] as Awaited<ReturnType<typeof keys>>;
         expect(run.code, run.stderr).toBe(2);

@@ -12,7 +12,6 @@ import { generatePrivateKey } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { type Devnet, startDevnet } from "../../src/chain/devnet/index.ts";
 import { type Database, migrate } from "../../src/common/db/index.ts";
-import { loadConfig } from "../../src/config/config.ts";
 import {
   addKey,
   countLiveKeys,
@@ -30,6 +29,7 @@ import {
 } from "../../src/facilitator/access/keys.ts";
 import { secondsToNextUtcDay } from "../../src/facilitator/access/units.ts";
 import { FACILITATOR_MIGRATIONS, type Facilitator, reasons } from "../../src/facilitator/index.ts";
+import { loadConfig } from "../../src/services/config.ts";
 import { startMiner } from "../helpers/chain.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";

@@ -122,7 +122,7 @@ export function repeat(
 
 /** The report of `address` over `records` (window ending at END), with a fixed clock. */
 export async function reportOf(records: readonly object[], address: string) {
-  const { ReportService } = await import("../../src/reports/service.ts");
+  const { ReportService } = await import("../../src/reports/index.ts");
   const analytics = await analyticsWith(records);
   try {
     const service = new ReportService(analytics, {

@@ -34,16 +34,20 @@ export interface TestDatabaseOptions extends DatabaseOptions {
  * Fresh, isolated database options of `kind`. PGlite: a new temporary data directory. Server: a new
  * random schema, selected through the URL's `options=-c search_path=...`, so the code under test (and any
  * child process given the URL as DATABASE_URL) creates its tables there and never sees another test's.
- * Cases can therefore run in any order and concurrently.
+ * Cases can therefore run in any order and concurrently. The PGlite data directory holds both clusters, for
+ * child processes given `dataDir` (devnet, serve), or with `clusters: "merchants"` only the one at
+ * `pgliteDir`, for a test that opens that itself (a copy of the other costs a quarter CPU-second, for nothing).
  */
-export async function isolatedDatabaseOptions(kind: DatabaseKind): Promise<TestDatabaseOptions> {
+export async function isolatedDatabaseOptions(
+  kind: DatabaseKind,
+  clusters: "both" | "merchants" = "both",
+): Promise<TestDatabaseOptions> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-db-"));
   const removeDir = () => fs.rmSync(dataDir, { recursive: true, force: true });
   if (kind === "pglite") {
     const { pglite } = dataLayout(dataDir);
     const pgliteDir = pglite.merchants;
-    // Both of the directory's PGlite clusters, for child processes given `dataDir` (devnet, serve).
-    for (const dir of [pglite.merchants, pglite.facilitator]) {
+    for (const dir of clusters === "both" ? [pglite.merchants, pglite.facilitator] : [pglite.merchants]) {
       fs.cpSync(await pgliteTemplate(), dir, { recursive: true });
     }
     return { kind, dataDir, pgliteDir, databaseUrl: null, cleanup: async () => removeDir() };
@@ -87,11 +91,14 @@ async function pgliteTemplate(): Promise<string> {
   return template;
 }
 
-/** An open, isolated database of `kind`; `close()` closes it and removes its state. */
+/**
+ * An open, isolated database of `kind`; `close()` closes it and removes its state. On PGlite its data
+ * directory holds the merchants' cluster it opened, not the facilitator's.
+ */
 export async function openTestDatabase(
   kind: DatabaseKind,
 ): Promise<{ db: Database; options: TestDatabaseOptions; close(): Promise<void> }> {
-  const options = await isolatedDatabaseOptions(kind);
+  const options = await isolatedDatabaseOptions(kind, "merchants");
   const db = await openDatabase(options);
   return {
     db,

@@ -8,11 +8,11 @@ import { z } from "zod";
 import type { Database } from "../../src/common/db/index.ts";
 import { AppError, UpstreamError } from "../../src/common/errors.ts";
 import { type Listening, listenWithUrl } from "../../src/common/listen.ts";
-import { loadConfig } from "../../src/config/config.ts";
 import { merchantApp } from "../../src/merchant-kit/app.ts";
 import { type AnyEndpoint, defineEndpoint, type Merchant } from "../../src/merchant-kit/endpoint.ts";
 import type { FundsReader } from "../../src/merchant-kit/payments/payment-ledger.ts";
 import { calc } from "../../src/merchants/utility/calc.ts";
+import { loadConfig } from "../../src/services/config.ts";
 
 /** How many times each test endpoint's handler ran, by path. */
 export const runs = new Map<string, number>();

@@ -28,10 +28,11 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Lifecycle } from "../../src/common/lifecycle.ts";
 import type { Listening } from "../../src/common/listen.ts";
-import { loadConfig, type MerchantHost } from "../../src/config/config.ts";
+import type { MerchantHost } from "../../src/config/ports.ts";
 import { shopsApp } from "../../src/demo/shops/host.ts";
 import { DEMO_SHOPS, shopMerchant } from "../../src/demo/shops/index.ts";
 import { isMeteredOnly, type Merchant, schemesOf, templatePath } from "../../src/merchant-kit/endpoint.ts";
+import { loadConfig } from "../../src/services/config.ts";
 import { startServices } from "../../src/services/start.ts";
 import { isolatedDatabaseOptions, type TestDatabaseOptions } from "../helpers/db.ts";
 import { listenSupportedOnly } from "../helpers/merchant.ts";

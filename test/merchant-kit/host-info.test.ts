@@ -4,14 +4,15 @@
  * name when invalid, and short enough for agents' tools to read inline whatever the operator writes.
  */
 import { describe, expect, it } from "vitest";
-import { loadConfig, MAX_GUIDANCE_CHARS } from "../../src/config/config.ts";
 import { DEMO_SHOPS, shopMerchant } from "../../src/demo/shops/index.ts";
 import type { Merchant } from "../../src/merchant-kit/endpoint.ts";
 import { hostInfo, hostInfoSettings } from "../../src/merchant-kit/host-info.ts";
 import { openApiDocument } from "../../src/merchant-kit/openapi.ts";
+import { MAX_GUIDANCE_CHARS } from "../../src/merchant-kit/settings.ts";
 import { MERCHANTS } from "../../src/merchants/index.ts";
 import { INFERENCE_GUIDANCE } from "../../src/merchants/inference/guidance.ts";
 import { UTILITY_GUIDANCE } from "../../src/merchants/utility/guidance.ts";
+import { loadConfig } from "../../src/services/config.ts";
 
 const host = { payTo: `0x${"1".repeat(40)}` as const, publicUrl: "https://merchant.example" };
 

@@ -5,7 +5,6 @@
  */
 import { describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
-import { loadConfig } from "../../src/config/config.ts";
 import { shopsApp } from "../../src/demo/shops/host.ts";
 import { DEMO_SHOPS, shopMerchant } from "../../src/demo/shops/index.ts";
 import { merchantApp } from "../../src/merchant-kit/app.ts";
@@ -19,6 +18,7 @@ import {
 import { hostInfo, hostInfoSettings } from "../../src/merchant-kit/host-info.ts";
 import { llmsTxt } from "../../src/merchant-kit/llms-txt.ts";
 import { MERCHANTS } from "../../src/merchants/index.ts";
+import { loadConfig } from "../../src/services/config.ts";
 import { openTestDatabase } from "../helpers/db.ts";
 import { echo, refusingFacilitator, sum, testConfig } from "../helpers/merchant.ts";
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config/config.ts";
 import { openApiDocument } from "../../src/merchant-kit/openapi.ts";
 import { MAX_SUMMARY_LENGTH, summaryOf } from "../../src/merchant-kit/summary.ts";
 import { inferenceMerchant, OFFLINE_SETTINGS } from "../../src/merchants/inference/catalogue.ts";
 import { socialMerchant } from "../../src/merchants/social/catalogue.ts";
 import { socialSetup } from "../../src/merchants/social/setup.ts";
 import { utilityMerchant } from "../../src/merchants/utility/catalogue.ts";
+import { loadConfig } from "../../src/services/config.ts";
 
 const host = { payTo: `0x${"1".repeat(40)}` as const, publicUrl: "http://127.0.0.1:1" };
 const config = loadConfig({ env: {} });

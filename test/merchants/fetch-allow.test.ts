@@ -3,9 +3,9 @@
  * this host is refused; with it the operator's own services can be scraped and probed.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config/config.ts";
 import type { AnyEndpoint } from "../../src/merchant-kit/endpoint.ts";
 import { MERCHANTS } from "../../src/merchants/index.ts";
+import { loadConfig } from "../../src/services/config.ts";
 import { type FixtureServer, html, startFixtureServer } from "../helpers/fixtures/index.ts";
 
 let server: FixtureServer;

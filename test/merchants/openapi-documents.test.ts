@@ -9,11 +9,11 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config/config.ts";
 import { DEMO_SHOPS, shopMerchant } from "../../src/demo/shops/index.ts";
 import type { Merchant } from "../../src/merchant-kit/endpoint.ts";
 import { type OpenApiDocument, openApiDocument } from "../../src/merchant-kit/openapi.ts";
 import { type HostAddress, MERCHANTS } from "../../src/merchants/index.ts";
+import { loadConfig } from "../../src/services/config.ts";
 
 const host: HostAddress = { payTo: `0x${"1".repeat(40)}`, publicUrl: "https://merchant.example" };
 

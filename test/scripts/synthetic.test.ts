@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type SyntheticOptions, type SyntheticSummary, writeSynthetic } from "../../scripts/synthetic.ts";
 import { Analytics } from "../../src/analytics/duckdb.ts";
 import { importNdjson } from "../../src/analytics/import.ts";
-import { ReportService } from "../../src/reports/service.ts";
+import { ReportService } from "../../src/reports/index.ts";
 
 const OPTIONS: SyntheticOptions = {
   seed: 7,

@@ -7,18 +7,16 @@
  * what each route serves and at what rates.
  */
 import path from "node:path";
-import type { Config } from "../../config/config.ts";
 import type { AnyEndpoint, FreeRoute, Merchant } from "../../merchant-kit/endpoint.ts";
 import { providerErrors } from "../../merchant-kit/upstream.ts";
 import { type AudioServices, audioEndpoints, audioFreeRoutes, audioServices } from "./audio/catalogue.ts";
 import { chatEndpoint, chatPath, type RouteEngine } from "./chat.ts";
 import type { ChatEngine, ChatEvent, ChatRequest } from "./engine.ts";
 import { INFERENCE_GUIDANCE } from "./guidance.ts";
+import type { InferenceSettings } from "./settings.ts";
 import { defaultModel, defaultRates, ROUTES, settingInfix, type Tier } from "./tiers.ts";
 
 export const INFERENCE_TITLE = "Inference API";
-
-export type InferenceSettings = Config["inference"];
 
 /** No upstream, no models named, the offline engine chosen: every route on the offline engines (demo, tests). */
 export const OFFLINE_SETTINGS: InferenceSettings = {

@@ -2,7 +2,7 @@
  * The inference merchant's price list (spec 4.5): the default route and the 15 tiers, each with its per-call
  * price, its /upto maximum where the spec lists one, and its limits. Prices are written here exactly as the
  * spec lists them and nowhere else; the model behind a route and its per-token rates are configuration
- * (`X402M_INFERENCE_*`, src/config/config.ts), not code.
+ * (`X402M_INFERENCE_*`, src/merchants/inference/settings.ts), not code.
  *
  * Aliases are brand-free and stable: `t1` .. `t15` name the tiers by their rank in the spec's table (ascending
  * per-call price), whatever model the operator puts behind them. A path once published is never renamed.

@@ -3,7 +3,6 @@
  * one setup per configuration, so the social host and the proxy host share one provider (one X session
  * pool, one lookup cache).
  */
-import type { Config } from "../../config/config.ts";
 import type { Errors } from "../../merchant-kit/endpoint.ts";
 import { withLookupCache } from "./cache.ts";
 import { BAD_SESSION, SESSION_PATHS, UPSTREAM_ERRORS } from "./provider.ts";
@@ -11,8 +10,7 @@ import { archiveSetup } from "./providers/archive/index.ts";
 import { twitterApiProvider } from "./providers/twitterapi/index.ts";
 import { xWebProvider } from "./providers/x-web/index.ts";
 import type { SocialSetup } from "./runtime.ts";
-
-export type SocialSettings = Config["social"];
+import type { SocialSettings } from "./settings.ts";
 
 const setups = new WeakMap<SocialSettings, SocialSetup>();
 

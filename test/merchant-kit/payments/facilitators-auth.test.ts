@@ -9,7 +9,6 @@ import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Listening, listen } from "../../../src/common/listen.ts";
-import { loadConfig } from "../../../src/config/config.ts";
 import {
   COINBASE_FACILITATOR_URL,
   cdpKeySecret,
@@ -17,6 +16,7 @@ import {
   parseHeaderLines,
 } from "../../../src/merchant-kit/payments/facilitator-auth.ts";
 import { FacilitatorsUnavailableError } from "../../../src/merchant-kit/payments/facilitators.ts";
+import { loadConfig } from "../../../src/services/config.ts";
 import { configuredFacilitators } from "../../../src/services/merchants.ts";
 import {
   CDP_BASE_PATH,

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type Database, migrate } from "../../../src/common/db/index.ts";
 import { KIT_MIGRATIONS, KIT_MODULE } from "../../../src/merchant-kit/migrations.ts";
 import {
@@ -9,20 +9,8 @@ import {
 } from "../../../src/merchant-kit/payments/payment-ledger.ts";
 import { countingDatabase, DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0)) await close();
-});
-
 const PAYER = "0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" as const;
 const RESOURCE = "https://a.test/x";
-
-async function ledgerOn(kind: (typeof DATABASE_KINDS)[number], now?: () => number) {
-  const { db, close } = await openTestDatabase(kind);
-  closers.push(close);
-  await migrate(db, KIT_MODULE, KIT_MIGRATIONS);
-  return { db, ledger: new PaymentLedger(db, now) };
-}
 
 function keyOf(n: number, amount = 1000n, validBefore = Math.floor(Date.now() / 1000) + 300): PaymentKey {
   return { payer: PAYER, nonce: `0x${n.toString(16).padStart(64, "0")}`, validBefore, amount };
@@ -36,9 +24,22 @@ async function states(db: Database): Promise<string[]> {
 }
 
 describe.each(DATABASE_KINDS)("the payment ledger on %s", (kind) => {
+  // One database for the cases, emptied before each (opening PGlite costs more than a case): the ledger's
+  // rows are all it keeps, and each case has a ledger of its own.
+  let opened: Awaited<ReturnType<typeof openTestDatabase>>;
+  beforeAll(async () => {
+    opened = await openTestDatabase(kind);
+    await migrate(opened.db, KIT_MODULE, KIT_MIGRATIONS);
+  });
+  afterAll(() => opened?.close());
+  beforeEach(async () => {
+    await opened.db.exec("TRUNCATE merchant_payments");
+  });
+  const ledgerOn = (now?: () => number) => ({ db: opened.db, ledger: new PaymentLedger(opened.db, now) });
+
   it("lets one of many concurrent takers through, gives the row back on release, and expires old ones", async () => {
     let now = Date.now();
-    const { db, ledger } = await ledgerOn(kind, () => now);
+    const { db, ledger } = ledgerOn(() => now);
     const key = keyOf(1, 1000n, Math.floor(now / 1000) + 60);
 
     const taken = await Promise.all(Array.from({ length: 8 }, () => ledger.take(key, RESOURCE)));
@@ -64,7 +65,7 @@ describe.each(DATABASE_KINDS)("the payment ledger on %s", (kind) => {
   });
 
   it("takes and finishes concurrent requests' rows in groups, each as it would alone", async () => {
-    const { db } = await ledgerOn(kind);
+    const { db } = ledgerOn();
     const { db: counting, counts } = countingDatabase(db);
     const { statements } = counts;
     const ledger = new PaymentLedger(counting);
@@ -99,7 +100,7 @@ describe.each(DATABASE_KINDS)("the payment ledger on %s", (kind) => {
   });
 
   it("reserves only what the payer's balance covers on top of its payments in flight", async () => {
-    const { db, ledger } = await ledgerOn(kind);
+    const { db, ledger } = ledgerOn();
     let reads = 0;
     const funds = async () => {
       reads += 1;
@@ -134,7 +135,7 @@ describe.each(DATABASE_KINDS)("the payment ledger on %s", (kind) => {
   });
 
   it("counts a settled payment only while the chain, at the block its balance is read, has not used it", async () => {
-    const { db, ledger } = await ledgerOn(kind);
+    const { db, ledger } = ledgerOn();
     let used = new Set<string>();
     const asked: string[][] = [];
     const funds = async (_payer: string, nonces: readonly string[]) => {

@@ -1,6 +1,5 @@
 /** The inference catalogue: spec 4.5's prices exactly, stable aliases, /v1/models, and every tier constraint refused by the input schema. */
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../../src/config/config.ts";
 import type { AnyEndpoint } from "../../../src/merchant-kit/endpoint.ts";
 import { openApiDocument } from "../../../src/merchant-kit/openapi.ts";
 import { isGuarded } from "../../../src/merchant-kit/payments/paid-handler.ts";
@@ -12,6 +11,7 @@ import {
   OFFLINE_SETTINGS,
 } from "../../../src/merchants/inference/catalogue.ts";
 import { defaultRates, TIERS } from "../../../src/merchants/inference/tiers.ts";
+import { loadConfig } from "../../../src/services/config.ts";
 
 // Spec 4.5, copied from its tables: tier, per-call price_usd, /upto listing price_usd (null: none).
 const SPEC_TIERS: [number, string, string | null][] = [

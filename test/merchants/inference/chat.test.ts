@@ -7,7 +7,6 @@ import path from "node:path";
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../../src/common/errors.ts";
-import { loadConfig } from "../../../src/config/config.ts";
 import type { AnyEndpoint, HandlerContext } from "../../../src/merchant-kit/endpoint.ts";
 import { Streamed } from "../../../src/merchant-kit/payments/streamed.ts";
 import { chatEndpoints } from "../../../src/merchants/inference/catalogue.ts";
@@ -21,6 +20,7 @@ import { ggufEngineInstalled } from "../../../src/merchants/inference/engines/gg
 import { meteredAmount } from "../../../src/merchants/inference/metering.ts";
 import { DEFAULT_ROUTE, TIERS } from "../../../src/merchants/inference/tiers.ts";
 import { countTokens } from "../../../src/merchants/inference/tokens.ts";
+import { loadConfig } from "../../../src/services/config.ts";
 import { writeTinyGguf } from "../../helpers/gguf.ts";
 import { bodyOf } from "../../helpers/upstreams/json.ts";
 import { type FakeOpenAI, startOpenAIUpstream } from "../../helpers/upstreams/openai.ts";

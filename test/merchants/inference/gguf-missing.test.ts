@@ -23,7 +23,6 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppError, UpstreamError } from "../../../src/common/errors.ts";
-import { loadConfig } from "../../../src/config/config.ts";
 import { UNPAID_LIMIT } from "../../../src/merchant-kit/payments/payment-ledger.ts";
 import { routeEngine } from "../../../src/merchants/inference/catalogue.ts";
 import { chatEndpoint } from "../../../src/merchants/inference/chat.ts";
@@ -36,6 +35,7 @@ import {
   warnIfNotInstalled,
 } from "../../../src/merchants/inference/engines/gguf.ts";
 import { TIERS } from "../../../src/merchants/inference/tiers.ts";
+import { loadConfig } from "../../../src/services/config.ts";
 import { writeTinyGguf } from "../../helpers/gguf.ts";
 import { type PaidShop, startPaidShop } from "../../helpers/paid.ts";
 import { x402ClientOf } from "../../helpers/x402.ts";

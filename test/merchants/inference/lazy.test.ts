@@ -17,7 +17,7 @@ globalThis.loadedFiles = () => [...resolved, ...Object.keys(cache)];
 
 const probe = (use: "none" | "call" | "warm") => `
 const { MERCHANTS } = await import(${JSON.stringify(pathToFileURL(path.resolve("src/merchants/index.ts")).href)});
-const { loadConfig } = await import(${JSON.stringify(pathToFileURL(path.resolve("src/config/config.ts")).href)});
+const { loadConfig } = await import(${JSON.stringify(pathToFileURL(path.resolve("src/services/config.ts")).href)});
 const config = loadConfig({ env: { X402M_INFERENCE_ENGINE: "offline" } });
 const merchant = MERCHANTS.inference({ payTo: "0x${"1".repeat(40)}", publicUrl: "http://127.0.0.1" }, config);
 if (${JSON.stringify(use)} === "warm") await merchant.warm();

@@ -10,8 +10,8 @@
  * The offline programs are looked for, not required: a machine without them serves the routes, which
  * answer 503 with the one command that installs every program of the route, before any payment.
  */
-import type { Config } from "../../../config/config.ts";
 import type { AnyEndpoint, FreeRoute } from "../../../merchant-kit/endpoint.ts";
+import type { AudioSettings } from "../settings.ts";
 import type { SpeechEngine, TranscriptionEngine } from "./engine.ts";
 import { espeakEngine } from "./engines/espeak.ts";
 import { fliteEngine } from "./engines/flite.ts";
@@ -23,8 +23,6 @@ import { speechEndpoint } from "./speech.ts";
 import { transcriptionsEndpoint } from "./transcriptions.ts";
 import { type VoiceCatalogue, voiceCatalogue } from "./voices.ts";
 import { voicesRoute } from "./voices-route.ts";
-
-export type AudioSettings = Config["inference"]["audio"];
 
 /** What the audio routes run on. */
 export interface AudioServices {

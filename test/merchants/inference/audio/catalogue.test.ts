@@ -5,7 +5,6 @@
  * reserves the payer's funds first. Against a fake OpenAI speech server on 127.0.0.1.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../../../src/config/config.ts";
 import type { HandlerContext } from "../../../../src/merchant-kit/endpoint.ts";
 import {
   audioEndpoints,
@@ -13,6 +12,7 @@ import {
   audioServices,
 } from "../../../../src/merchants/inference/audio/catalogue.ts";
 import { OFFLINE_SETTINGS } from "../../../../src/merchants/inference/catalogue.ts";
+import { loadConfig } from "../../../../src/services/config.ts";
 import { type FakeSpeechUpstream, startFakeSpeechUpstream } from "./fake-speech-upstream.ts";
 
 const KEY = "sk-audio-test";
