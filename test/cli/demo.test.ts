@@ -17,7 +17,6 @@ import { dataLayout } from "../../src/config/layout.ts";
 import { DEFAULT_MIX } from "../../src/demo/mix.ts";
 import { appendTruth, writeTruthComplete } from "../../src/demo/truth.ts";
 import { addr, ndjsonFile, payment } from "../helpers/data.ts";
-import { runMain } from "../helpers/in-process.ts";
 import { runCli, startCli } from "../helpers/process.ts";
 
 /** A port something listens on, for the test's length. */
@@ -179,8 +178,7 @@ describe("demo on a week it cannot resume", () => {
   it("with --fresh, still refuses an analytics database that is not the demo's", async () => {
     const dir = tempDir();
     const file = ndjsonFile([payment({ payer: addr("a"), payTo: addr("m"), amount: 1_000 })]);
-    // Imported in this process (runMain): the store is what the test is about, not the import.
-    expect((await runMain(["import", file, "--data", dir])).code).toBe(0);
+    expect((await runCli(["import", file, "--data", dir])).code).toBe(0);
     fs.mkdirSync(path.join(dir, "demo"));
     fs.writeFileSync(path.join(dir, "demo", "world.json"), WORLD);
     const run = startCli(["demo", "--fresh", "--data", dir], await env());

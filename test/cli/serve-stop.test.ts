@@ -2,41 +2,31 @@
  * `serve` under load, stopped: SIGTERM while paid writes are still arriving ends the process within
  * 10 s, and what it leaves agrees with what was paid: every settled insert is stored, nothing unpaid is.
  * And while it stops, every request already sent is answered (none is reset), new connections are
- * refused on every port at once, and keep-alive connections are closed, not cut. One devnet and facilitator
- * for both cases, each its own buyers and payee on them.
+ * refused on every port at once, and keep-alive connections are closed, not cut.
  */
 import net from "node:net";
 import { x402Client } from "@x402/core/client";
 import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { type Devnet, startDevnet } from "../../src/chain/devnet/index.ts";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { startDevnet } from "../../src/chain/devnet/index.ts";
 import { openDatabase } from "../../src/common/db/index.ts";
 import { dataLayout } from "../../src/config/layout.ts";
 import { isolatedDatabaseOptions } from "../helpers/db.ts";
-import { startFacilitatorOnDevnet } from "../helpers/facilitator.ts";
+import { facilitatorOnDevnet } from "../helpers/facilitator.ts";
 import { startFixtureServer } from "../helpers/fixtures/index.ts";
 import { eventually, startCli } from "../helpers/process.ts";
 import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
 
 const ROWS = 1000;
 
-/** Buyers 0-3 pay in the first case, buyer 4 in the second. */
-let devnet: Devnet;
-let started: Awaited<ReturnType<typeof startFacilitatorOnDevnet>>;
-beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 5, blockTime: 0 });
-  started = await startFacilitatorOnDevnet(devnet);
-}, 60_000);
-afterAll(async () => {
-  await started?.stop();
-  await devnet?.stop();
-});
-
 describe("serve, stopped under load", () => {
   it("exits within 10 s of SIGTERM during heavy paid writes, keeping exactly the paid ones", async () => {
-    const { miner, url: facilitatorUrl } = started;
+    const devnet = await startDevnet({ port: 0, buyers: 4, blockTime: 0 });
+    onTestFinished(() => devnet.stop());
+    const { miner, url: facilitatorUrl } = await facilitatorOnDevnet(devnet);
+
     const payTo = newMerchant();
     const { dataDir: data, cleanup } = await isolatedDatabaseOptions("pglite");
     onTestFinished(cleanup);
@@ -143,7 +133,9 @@ interface Outcome {
 
 describe("serve, stopped while answering", () => {
   it("answers every request sent before SIGTERM, refuses new connections, and exits within 10 s", async () => {
-    const facilitatorUrl = started.url;
+    const devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
+    onTestFinished(() => devnet.stop());
+    const { url: facilitatorUrl } = await facilitatorOnDevnet(devnet);
     // The upstream a paid ping waits on: it answers once the test has seen both ports refuse (a fixed delay
     // raced the shutdown on a busy machine), or after 20 s at most.
     let reached: () => void = () => undefined;
@@ -213,7 +205,7 @@ describe("serve, stopped while answering", () => {
     const slowClient = rawRequest(reports);
     await slowClient.sendStart();
 
-    const buyer = devnet.buyers[4] as { privateKey: `0x${string}` };
+    const buyer = devnet.buyers[0] as { privateKey: `0x${string}` };
     const paying = wrapFetchWithPayment(
       fetch,
       new x402Client().register(NETWORK, new ExactEvmClient(privateKeyToAccount(buyer.privateKey))),

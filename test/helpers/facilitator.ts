@@ -38,31 +38,15 @@ export function devnetFacilitator(
  * waits) and the project's facilitator on it over HTTP, its ledger on PGlite. All of it stops with the test.
  */
 export async function facilitatorOnDevnet(devnet: Devnet) {
-  const started = await startFacilitatorOnDevnet(devnet);
-  onTestFinished(started.stop);
-  return started;
-}
-
-/** `facilitatorOnDevnet` for a whole file (from `beforeAll`): `stop()` stops it, in the reverse order. */
-export async function startFacilitatorOnDevnet(devnet: Devnet) {
-  const stops: (() => Promise<void>)[] = [];
-  const stop = async () => {
-    for (const close of stops.splice(0).reverse()) await close();
-  };
-  try {
-    const miner = startMiner(devnet);
-    stops.push(() => miner.stop());
-    const ledger = await openTestDatabase("pglite");
-    stops.push(ledger.close);
-    const facilitator = await devnetFacilitator(devnet, ledger.db);
-    stops.push(() => facilitator.close());
-    const served = await listen(facilitator.app.fetch, "127.0.0.1", 0);
-    stops.push(() => served.close());
-    return { miner, facilitator, url: served.url, stop };
-  } catch (error) {
-    await stop();
-    throw error;
-  }
+  const miner = startMiner(devnet);
+  onTestFinished(() => miner.stop());
+  const ledger = await openTestDatabase("pglite");
+  onTestFinished(ledger.close);
+  const facilitator = await devnetFacilitator(devnet, ledger.db);
+  onTestFinished(() => facilitator.close());
+  const served = await listen(facilitator.app.fetch, "127.0.0.1", 0);
+  onTestFinished(() => served.close());
+  return { miner, facilitator, url: served.url };
 }
 
 export interface PaidRoute {
