@@ -3,6 +3,7 @@ import { BadInputError } from "../../common/errors.ts";
 import { defineEndpoint } from "../../merchant-kit/endpoint.ts";
 import { CALC_SYNTAX, MAX_EXPRESSION_LENGTH } from "./calc-limits.ts";
 import { onFirstUse } from "./lazy.ts";
+import { PRICES } from "./prices.ts";
 
 /** mathjs with every function built is about 110 MB of a host's memory: loaded by the first calculation. */
 const engine = onFirstUse(() => import("./calc-engine.ts"));
@@ -45,7 +46,7 @@ const CalcOutput = z.object({
 export const calc = defineEndpoint({
   method: "GET",
   path: "/api/calc",
-  price: "0.001",
+  price: PRICES["/api/calc"],
   description:
     "Calculator with 50 significant digits: exact big integers, division, roots, logs, factorials and unit conversions (e.g. 5 km to mi).",
   input: CalcInput,

@@ -1,8 +1,8 @@
 /**
- * The utility API (spec 4.4). Each endpoint's price, description and schemas are written once, in its
- * family's folder (`data/`, `lookup/`, `state/`, `calc.ts`); this file assembles them in the spec's order,
- * and the platform builds the routes, the OpenAPI document, the reference page, `/.well-known/x402` and
- * the listings from the result.
+ * The utility API (spec 4.4). Its prices are one table, `prices.ts`, in the spec's order; each endpoint's
+ * description and schemas are written once, in its family's folder (`data/`, `lookup/`, `state/`,
+ * `calc.ts`); this file assembles them in the spec's order, and the platform builds the routes, the OpenAPI
+ * document, the reference page, `/.well-known/x402` and the listings from the result.
  */
 import { type AnyEndpoint, aliasOf, type Merchant } from "../../merchant-kit/endpoint.ts";
 import type { FetchPolicy } from "../../merchant-kit/fetch/index.ts";
@@ -12,6 +12,7 @@ import { UTILITY_ALIAS_GUIDANCE, UTILITY_GUIDANCE } from "./guidance.ts";
 import { ICON_ENDPOINTS } from "./icons/index.ts";
 import { type DnsOptions, lookupEndpoints } from "./lookup/index.ts";
 import { pageEndpoints } from "./pages/index.ts";
+import { SPEC_ORDER, specPathOf } from "./prices.ts";
 import { probeEndpoints } from "./probes/index.ts";
 import { type ProviderSettings, providerEndpoints, providersFromSettings } from "./providers/index.ts";
 import { type StateOptions, stateEndpoints } from "./state/index.ts";
@@ -19,43 +20,7 @@ import { type VectorizerAiSettings, vectorizeEndpoints } from "./vectorize/index
 
 export const UTILITY_TITLE = "Utility API";
 
-/**
- * The paths of spec 4.4 in its order; an endpoint's sub-operations (`/api/store/insert`) follow their
- * path. The order is the order of the OpenAPI document and the reference page.
- */
-export const SPEC_ORDER: readonly string[] = [
-  "/api/seo/alt-check",
-  "/api/scrape",
-  "/api/ping",
-  "/api/store",
-  "/api/timezone",
-  "/api/geo",
-  "/api/calc",
-  "/api/a11y/contrast",
-  "/api/scratchpad",
-  "/api/seo/metadata",
-  "/api/summarize",
-  "/api/dns",
-  "/api/email/verify",
-  "/api/icon/search",
-  "/api/data/convert",
-  "/v1/messages",
-  "/api/search",
-  "/api/qr",
-  "/api/a11y/check",
-  "/api/translate-text",
-  "/api/uptime/report",
-  "/api/vectorize",
-  "/api/generate-image",
-];
-
-/** Paths the spec names inside another path's row, listed and priced with it (spec 4.4, /api/icon/search). */
-const COMPANIONS: Record<string, string> = { "/api/icon/generate": "/api/icon/search" };
-
-/** The spec 4.4 path an endpoint belongs to: itself, the path it extends (`/api/store/insert`) or its companion. */
-export function specPathOf(path: string): string | undefined {
-  return COMPANIONS[path] ?? SPEC_ORDER.find((p) => path === p || path.startsWith(`${p}/`));
-}
+export { SPEC_ORDER, specPathOf };
 
 /** The paths the alias host lists under its own name, same description and price (spec 4.2.3). */
 export const UTILITY_ALIAS_PATHS: readonly string[] = ["/api/geo", "/api/scrape"];

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { AppError } from "../../../common/errors.ts";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { PRICES } from "../prices.ts";
 import { contrast as contrastOf, parseColor } from "./contrast-engine.ts";
 
 /**
@@ -83,7 +84,7 @@ const ContrastOutput = z.object({
 export const contrast = defineEndpoint({
   method: "GET",
   path: "/api/a11y/contrast",
-  price: "0.001",
+  price: PRICES["/api/a11y/contrast"],
   description:
     "Exact WCAG 2.x contrast ratio of a foreground and background colour (hex, rgb(), names; alpha composited) and AA/AAA pass/fail for normal text, large text and UI components.",
   input: ContrastInput,

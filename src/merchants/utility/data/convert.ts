@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { PRICES } from "../prices.ts";
 import { convert as convertData, FORMATS, MAX_INPUT_BYTES } from "./convert-engine.ts";
 import { DEFAULT_TABLE } from "./sql-format.ts";
 
@@ -50,7 +51,7 @@ const ConvertOutput = z.object({
 export const convert = defineEndpoint({
   method: "POST",
   path: "/api/data/convert",
-  price: "0.005",
+  price: PRICES["/api/data/convert"],
   description:
     "Converts data between JSON, NDJSON, CSV, TSV and SQL (INSERTs; reads mysqldump and pg_dump files, one table at a time), any to any, with RFC 4180 CSV quoting, exact big integers and lossless round trips; up to 5 MB.",
   input: ConvertInput,

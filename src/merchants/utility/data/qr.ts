@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { PRICES } from "../prices.ts";
 import {
   ECC_LEVELS,
   HEX_COLOR,
@@ -88,7 +89,7 @@ const QrOutput = z.object({
 export const qr = defineEndpoint({
   method: "GET",
   path: "/api/qr",
-  price: "0.01",
+  price: PRICES["/api/qr"],
   description:
     "QR code for a text or URL as SVG, PNG (base64) and a data: URI; options size (px, default 512), margin (modules, default 2), ecc (L/M/Q/H, default M), dark and light hex colours. The size is rounded to the nearest whole number of pixels per module (at most 2048 px), so long payloads stay readable; a size below 1 px per module gets a 400 naming the smallest size that works.",
   input: QrInput,

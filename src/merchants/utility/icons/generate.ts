@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { PRICES } from "../prices.ts";
 import { ICON_STYLES } from "./icon-index.ts";
 import {
   HEX_COLOR,
@@ -75,12 +76,12 @@ const GenerateOutput = z.object({
 
 /**
  * The spec lists one price for the search row, which names this endpoint as its companion; it is sold at
- * the same price ($0.002).
+ * the same price.
  */
 export const iconGenerate = defineEndpoint({
   method: "POST",
   path: "/api/icon/generate",
-  price: "0.002",
+  price: PRICES["/api/icon/search"],
   description:
     "One Font Awesome Free icon (CC BY 4.0), by the name GET /api/icon/search returns, as SVG or PNG: style (solid, regular, brands; default solid), size (height 16-1024 px, default 128), color (hex, default #000000), background (hex or transparent), format (svg or png, default svg); with a data: URI.",
   input: GenerateInput,

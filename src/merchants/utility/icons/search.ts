@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { PRICES } from "../prices.ts";
 import { ICON_LICENSE, ICON_STYLES, iconIndex, MAX_QUERY_LENGTH, searchIcons } from "./icon-index.ts";
 
 export const MAX_LIMIT = 50;
@@ -50,7 +51,7 @@ const SearchOutput = z.object({
 export const iconSearch = defineEndpoint({
   method: "GET",
   path: "/api/icon/search",
-  price: "0.002",
+  price: PRICES["/api/icon/search"],
   description:
     "Ranked icons from Font Awesome Free (about 2,000 icons, CC BY 4.0) for a keyword `q`: names, styles (solid, regular, brands), search terms and a relevance score; optional style filter and limit (1-50, default 10). Pass a returned name to POST /api/icon/generate.",
   input: SearchInput,

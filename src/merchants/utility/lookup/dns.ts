@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { PRICES } from "../prices.ts";
 import { inspectDomain } from "./dns-engine.ts";
 import { DNS_ERRORS, type DnsOptions } from "./dns-resolver.ts";
 import { parseDomain } from "./domain-name.ts";
@@ -83,7 +84,7 @@ export function dnsEndpoint(dns: DnsOptions = {}) {
   return defineEndpoint({
     method: "GET",
     path: "/api/dns",
-    price: "0.002",
+    price: PRICES["/api/dns"],
     description:
       "DNS report for a domain (query `domain`): A, AAAA, CNAME, MX sorted by priority, NS, TXT and SOA records, plus mail authentication: SPF record, DMARC policy and DKIM keys probed at 20 common selectors. Non-existent domains answer status NXDOMAIN.",
     input: DnsInput,

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { PRICES } from "../prices.ts";
 import { DNS_ERRORS, type DnsOptions } from "./dns-resolver.ts";
 import { verifyEmail } from "./email-engine.ts";
 
@@ -53,7 +54,7 @@ export function emailVerifyEndpoint(dns: DnsOptions = {}) {
   return defineEndpoint({
     method: "GET",
     path: "/api/email/verify",
-    price: "0.002",
+    price: PRICES["/api/email/verify"],
     description:
       "E-mail address check without sending mail (query `email`): RFC 5321 syntax, MX lookup with implicit-MX (A/AAAA) fallback and null-MX detection, disposable-domain, role-account and free-provider flags, plus-tag normalisation, and a verdict (deliverable, risky, undeliverable, unknown) with reasons. No SMTP mailbox probing.",
     input: EmailInput,

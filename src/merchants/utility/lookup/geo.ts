@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { BadInputError } from "../../../common/errors.ts";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { PRICES } from "../prices.ts";
 import { locateIp, refuseAddress } from "./geo-engine.ts";
 
 /** `ip` is what comparable geo APIs (ipapi, ipinfo-style x402 services) take. */
@@ -83,7 +84,7 @@ function callerIp(request: Request): string | undefined {
 export const geo = defineEndpoint({
   method: "GET",
   path: "/api/geo",
-  price: "0.001",
+  price: PRICES["/api/geo"],
   description:
     "IP geolocation: country, region, city, coordinates and IANA time zone of a public IPv4 or IPv6 address (query `ip`, default the caller's), from DB-IP's IP to City Lite database (monthly; `source.build_date` says which build answered). IP Geolocation by DB-IP (https://db-ip.com), licensed CC BY 4.0: show that credit, linked, wherever the answer is shown or used. Private and reserved addresses are refused with a 400, and a public address the data has no location for is a 404: neither is charged.",
   input: GeoInput,

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { BadInputError } from "../../../common/errors.ts";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { PRICES } from "../prices.ts";
 import { timezoneAt } from "./timezone-engine.ts";
 
 /**
@@ -56,7 +57,7 @@ export function timezoneEndpoint(clock: () => Date = () => new Date()) {
   return defineEndpoint({
     method: "GET",
     path: "/api/timezone",
-    price: "0.001",
+    price: PRICES["/api/timezone"],
     description:
       "Time zone at a latitude/longitude (`lat`, `lng` or `lon`): IANA zone, current UTC offset, abbreviation, DST status and local time. The zone comes from a compact boundary map: approximate near borders and coastlines.",
     input: TimezoneInput,

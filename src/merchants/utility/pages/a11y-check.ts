@@ -3,6 +3,7 @@ import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
 import { JobThread } from "../job-thread.ts";
 import { onFirstUse } from "../lazy.ts";
+import { PRICES } from "../prices.ts";
 import type { AuditJob } from "./a11y-engine.ts";
 import type { A11yReport } from "./a11y-report.ts";
 import { fetchPage, PAGE_ERRORS, PageError, PageUrl } from "./page.ts";
@@ -99,7 +100,7 @@ export function a11yCheckEndpoint(policy: FetchPolicy) {
   return defineEndpoint({
     method: "GET",
     path: "/api/a11y/check",
-    price: "0.01",
+    price: PRICES["/api/a11y/check"],
     description: `Accessibility audit of a web page with axe-core (query \`url\`, option \`level\` A, AA or AAA, default AA) on the page's HTML, parsed without running its scripts: each violated rule with its WCAG 2.2 success criteria, level, impact, help, and the failing elements' CSS selectors and HTML, with counts by level, impact and criterion. What needs rendering (contrast from stylesheets, layout, target size), interaction or a person is listed under not_checked, with the reason. Pages of up to ${MAX_ELEMENTS.toLocaleString("en")} elements.`,
     input: z.object({
       url: PageUrl,

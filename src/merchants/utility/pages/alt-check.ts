@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
+import { PRICES } from "../prices.ts";
 import { auditAlts, ISSUE_TYPES, LONG_ALT_CHARS } from "./alt-engine.ts";
 import { loadPage, PAGE_ERRORS, PageUrl } from "./page.ts";
 
@@ -37,7 +38,7 @@ export function altCheckEndpoint(policy: FetchPolicy) {
   return defineEndpoint({
     method: "GET",
     path: "/api/seo/alt-check",
-    price: "0.001",
+    price: PRICES["/api/seo/alt-check"],
     description: `Image alt-text audit of a web page (query \`url\`): images with a missing alt, a file name as alt, a generic alt ("image", "photo", "logo"...), an over-long alt (> ${LONG_ALT_CHARS} characters), unlabeled \`<svg role="img">\`, image-map areas and image inputs without alternatives. Decorative images (empty alt) are counted separately. Per-issue lists with each element's src, selector and HTML snippet, and summary counts.`,
     input: z.object({ url: PageUrl }),
     output: AltOutput,

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
+import { PRICES } from "../prices.ts";
 import { inspectMetadata } from "./metadata-engine.ts";
 import { loadPage, PAGE_ERRORS, PageUrl } from "./page.ts";
 
@@ -70,7 +71,7 @@ export function metadataEndpoint(policy: FetchPolicy) {
   return defineEndpoint({
     method: "GET",
     path: "/api/seo/metadata",
-    price: "0.001",
+    price: PRICES["/api/seo/metadata"],
     description:
       "SEO head inventory of a web page (query `url`): title, charset, lang, canonical, description, robots, viewport; every meta tag grouped by family (OpenGraph, Twitter, Dublin Core, named, http-equiv, itemprop); link relations with absolute URLs; JSON-LD blocks parsed with their @types, invalid blocks reported with the parse error.",
     input: z.object({ url: PageUrl }),

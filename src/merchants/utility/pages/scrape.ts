@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
+import { PRICES } from "../prices.ts";
 import { extractArticle } from "./article.ts";
 import { countWords, toMarkdown } from "./markdown.ts";
 import { loadPage, PAGE_ERRORS, type Page, PageUrl } from "./page.ts";
@@ -45,7 +46,7 @@ export function scrapeEndpoint(policy: FetchPolicy) {
   return defineEndpoint({
     method: "GET",
     path: "/api/scrape",
-    price: "0.001",
+    price: PRICES["/api/scrape"],
     description:
       "Scrapes a public web page (query `url`) into clean Markdown: the main content as Firefox Reader View finds it (Mozilla Readability), with navigation, ads, sidebars, comments and footers removed; headings, links, lists, code and tables kept (GitHub-flavoured). Returns the final URL, title, byline, excerpt, language, Markdown and word count. HTML pages up to 3 MB; pages answering an HTTP error or not HTML are refused and not charged.",
     input: z.object({ url: PageUrl }),

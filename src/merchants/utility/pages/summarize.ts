@@ -2,6 +2,7 @@ import { z } from "zod";
 import { AppError } from "../../../common/errors.ts";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
+import { PRICES } from "../prices.ts";
 import { extractArticle } from "./article.ts";
 import { countWords } from "./markdown.ts";
 import { loadPage, PAGE_ERRORS, type Page, PageUrl } from "./page.ts";
@@ -66,7 +67,7 @@ export function summarizeEndpoint(policy: FetchPolicy) {
   return defineEndpoint({
     method: "GET",
     path: "/api/summarize",
-    price: "0.002",
+    price: PRICES["/api/summarize"],
     description:
       "Extractive summary of a web page's main article (query `url`, option `sentences` 1-10, default 5): the article is isolated with Mozilla Readability, its sentences ranked with TextRank (sentence-similarity graph, PageRank), and the best returned verbatim in document order. Deterministic, no AI.",
     input: SummarizeInput,

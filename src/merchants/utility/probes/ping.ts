@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import { FETCH_ERRORS } from "../../../merchant-kit/fetch/index.ts";
+import { PRICES } from "../prices.ts";
 import type { ResolvedProbeOptions } from "./options.ts";
 import { ping } from "./ping-engine.ts";
 import { urlField } from "./url-input.ts";
@@ -19,7 +20,7 @@ export function pingEndpoint(options: ResolvedProbeOptions) {
   return defineEndpoint({
     method: "GET",
     path: "/api/ping",
-    price: "0.001",
+    price: PRICES["/api/ping"],
     description:
       "Ping a public URL with one HTTP request (HEAD, or GET with method=GET): up/down, HTTP status and latency in ms (DNS lookup to response headers). Any HTTP answer below 500 counts as up; redirects are reported with their Location, not followed. A connection failure or timeout is an answer (up: false with the reason); private addresses are refused (400, not charged).",
     input: z.object({

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import { FETCH_ERRORS } from "../../../merchant-kit/fetch/index.ts";
+import { PRICES } from "../prices.ts";
 import type { ResolvedProbeOptions } from "./options.ts";
 import { uptimeReport } from "./uptime-engine.ts";
 import { urlField } from "./url-input.ts";
@@ -94,7 +95,7 @@ export function uptimeEndpoint(options: ResolvedProbeOptions) {
   return defineEndpoint({
     method: "GET",
     path: "/api/uptime/report",
-    price: "0.01",
+    price: PRICES["/api/uptime/report"],
     description:
       "Uptime report of a public URL from one HEAD probe: timing waterfall (DNS, TCP, TLS, TTFB, total in ms), TLS certificate (issuer, expiry countdown, trust), HTTP/2 via ALPN, server IP and location, CDN detection, security headers, and the redirect chain (up to 5 hops, each checked). A failure to connect or answer in time is reported (up: false with the phase); private addresses are refused (400, not charged).",
     input: z.object({

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { UpstreamError } from "../../../common/errors.ts";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import { notConfigured, providerErrors } from "../../../merchant-kit/upstream.ts";
+import { PRICES } from "../prices.ts";
 import type { ImageProvider } from "./image.ts";
 import { readPng } from "./png.ts";
 
@@ -54,7 +55,7 @@ export function generateImageEndpoint(image: ImageProvider | undefined) {
   return defineEndpoint({
     method: "POST",
     path: "/api/generate-image",
-    price: "0.07",
+    price: PRICES["/api/generate-image"],
     effects: ["upstream"],
     description:
       "Generates a PNG from a prompt (optional aspect_ratio or size). Answers base64 inside JSON, or the raw PNG bytes with ?raw=1.",

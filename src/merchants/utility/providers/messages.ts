@@ -12,6 +12,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import { notConfigured, providerErrors } from "../../../merchant-kit/upstream.ts";
+import { PRICES } from "../prices.ts";
 import type { ChatRequest, ChatStreamEvent, LanguageProvider } from "./language.ts";
 import { chatMessages, MAX_OUTPUT_TOKENS, MessagesInput, textOf } from "./messages-input.ts";
 import { anthropicEventStream } from "./messages-sse.ts";
@@ -36,7 +37,7 @@ export function messagesEndpoint(language: LanguageProvider | undefined) {
   return defineEndpoint({
     method: "POST",
     path: "/v1/messages",
-    price: "0.01",
+    price: PRICES["/v1/messages"],
     effects: ["upstream"],
     description: `Model reply in the Anthropic Messages dialect (model, max_tokens up to ${MAX_OUTPUT_TOKENS}, messages, system, temperature, stop_sequences, stream). The x402 payment is the authentication: no API key.`,
     input: MessagesInput,

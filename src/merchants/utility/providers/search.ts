@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import { notConfigured, providerErrors } from "../../../merchant-kit/upstream.ts";
+import { PRICES } from "../prices.ts";
 import type { LanguageProvider } from "./language.ts";
 import { answerFrom } from "./search-answer.ts";
 import type { SearchBackend } from "./search-backend.ts";
@@ -40,7 +41,7 @@ export function searchEndpoint(search: SearchBackend | undefined, language: Lang
   return defineEndpoint({
     method: "POST",
     path: "/api/search",
-    price: "0.01",
+    price: PRICES["/api/search"],
     effects: ["upstream"],
     description:
       "Live web search: results with title, url, content snippet and relevance score, plus a direct answer drawn from them. Options: max_results (1-10, default 5), topic (general or news).",

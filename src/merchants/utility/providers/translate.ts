@@ -8,6 +8,7 @@ import { z } from "zod";
 import { BadInputError, UpstreamError } from "../../../common/errors.ts";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import { notConfigured, providerErrors } from "../../../merchant-kit/upstream.ts";
+import { PRICES } from "../prices.ts";
 import type { ChatMessage, LanguageProvider } from "./language.ts";
 import { LANGUAGE_SETTINGS } from "./messages.ts";
 import { layoutDifference } from "./translate-check.ts";
@@ -67,7 +68,7 @@ export function translateEndpoint(language: LanguageProvider | undefined) {
   return defineEndpoint({
     method: "POST",
     path: "/api/translate-text",
-    price: "0.01",
+    price: PRICES["/api/translate-text"],
     effects: ["upstream"],
     description: `Translates text (at most ${MAX_TRANSLATE_CHARACTERS} characters) into a target language (name or ISO code) and detects the source language; line breaks and Markdown are preserved and checked.`,
     input: TranslateInput,

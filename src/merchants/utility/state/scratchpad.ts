@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { type AnyEndpoint, defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { PRICES } from "../prices.ts";
 import {
   MAX_SCRATCHPAD_BYTES,
   MAX_SCRATCHPADS,
@@ -23,7 +24,7 @@ import {
 } from "./scratchpad-engine.ts";
 import { expiryOf, quotaUsage, type StateOptions, walletScope } from "./wallet.ts";
 
-const PRICE = "0.001";
+const PRICE = PRICES["/api/scratchpad"];
 const Name = NameSchema.describe("Scratchpad name: 1-64 of A-Z a-z 0-9 _ - . (per wallet).");
 const Timestamp = z.string().describe("ISO 8601, UTC.");
 

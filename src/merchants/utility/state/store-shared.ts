@@ -4,11 +4,12 @@
  */
 import { z } from "zod";
 import type { Tables } from "../../../merchant-kit/endpoint.ts";
+import { PRICES } from "../prices.ts";
 import { NameSchema } from "./limits.ts";
 import { stateTables } from "./schema.ts";
 import { type StateOptions, type WalletScope, walletScope } from "./wallet.ts";
 
-export const PRICE = "0.001";
+export const PRICE = PRICES["/api/store"];
 export const Collection = NameSchema.describe("Collection name: 1-64 of A-Z a-z 0-9 _ - . (per wallet).");
 export const RowData = z.record(z.string(), z.unknown());
 export const Timestamp = z.string().describe("ISO 8601, UTC.");

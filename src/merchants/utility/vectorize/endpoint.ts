@@ -7,6 +7,7 @@ import {
   type FetchPolicy,
   isFetchError,
 } from "../../../merchant-kit/fetch/index.ts";
+import { PRICES } from "../prices.ts";
 import { looksLike, type VectorizerProvider } from "./hosted.ts";
 import {
   checkImage,
@@ -144,7 +145,7 @@ export function vectorizeEndpoint(options: VectorizeEndpointOptions = {}) {
   return defineEndpoint({
     method: "POST",
     path: "/api/vectorize",
-    price: "0.02",
+    price: PRICES["/api/vectorize"],
     effects: ["upstream"],
     description: `Converts a raster image (PNG, JPEG, GIF, BMP or WebP; by public \`image_url\` or \`image_base64\`, at most 10 MB) into a vector: SVG by default, or PNG, PDF, EPS or DXF. The image is reduced to at most \`colors\` colours and each colour region is traced into filled paths (imagetracerjs): a drawing as cut-out shapes with holes; a photograph (opaque, many colours) is first downscaled (${PHOTO.low.side}, ${PHOTO.medium.side} or ${PHOTO.high.side} px by \`detail\`) and median-filtered, its palette chosen by k-means, and its shapes stacked largest first so that no gap shows. At most ${MAX_PATHS.toLocaleString("en-US")} paths and ${MAX_PATH_BYTES / 1_000_000} MB of path data: beyond, the smallest shapes are left out. When the server has a hosted vectorizer, the image can be sent to it instead (\`engine\`). Images above ${MAX_TRACE_SIDE} px on a side are downscaled for local tracing and the vector keeps their size; above ${MAX_INPUT_PIXELS / 1_000_000} megapixels they are refused. Returns the SVG text or the file in base64, its size, path count and colours. The format is told by the file's bytes; anything else is refused and not charged.`,
     input: Input,
