@@ -13,6 +13,7 @@ export class RateLimiter {
   constructor(
     private readonly rps: number,
     private readonly now: () => number = () => performance.now(),
+    private readonly wait: (ms: number) => Promise<void> = sleep,
   ) {
     if (!(rps >= 0) || !Number.isFinite(rps)) throw new RangeError(`bad request rate ${rps}`);
   }
@@ -24,6 +25,6 @@ export class RateLimiter {
     // Idle time earns a burst of at most one second of requests, never more.
     this.tat = Math.max(this.tat, now) + (requests * 1000) / this.rps;
     const wait = this.tat - now - 1000;
-    if (wait > 0) await sleep(wait);
+    if (wait > 0) await this.wait(wait);
   }
 }

@@ -89,8 +89,8 @@ describe.skipIf(missing.length > 0)(`pocketsphinx round trip${needs}`, () => {
         `  heard: ${transcript.text}`,
     );
     expect(wer).toBeLessThan(MAX_WER);
-    // Generous: a loaded CI machine must not fail this, a hung recogniser must.
-    expect(seconds / info.durationSeconds).toBeLessThan(1);
+    // Its speed is measured by `npm run bench:audio`, not asserted: a loaded machine would fail a time
+    // limit, and a hung recogniser fails the test's own timeout.
     expectWellFormed(transcript, info.durationSeconds);
     // Each sentence is followed by 0.8 s of silence: a segment per sentence, give or take a split.
     expect(transcript.segments.length).toBeGreaterThanOrEqual(SENTENCES.length - 1);
