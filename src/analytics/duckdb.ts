@@ -10,6 +10,7 @@ import { NotFoundError } from "../common/errors.ts";
 import { sleep } from "../common/sleep.ts";
 import type { CoreSettings } from "../config/core.ts";
 import { dataLayout } from "../config/layout.ts";
+import { StoreChanges } from "./changes.ts";
 import { verifyAtOpen } from "./integrity.ts";
 import { migrate } from "./migrations.ts";
 import { AnalyticsBusyError, AnalyticsDamagedError, storeError } from "./store-errors.ts";
@@ -62,9 +63,19 @@ export class Analytics {
     /** The store's file (absolute), as DuckDB and every error name it. */
     readonly file: string,
     private readonly health: Health,
+    /** The writes of this process's connections to the file, shared by the database and its forks. */
+    readonly changes: StoreChanges,
     /** Forks close only their connection; the analytics database that opened the file closes it. */
     private readonly ownsInstance = true,
   ) {}
+
+  /** The forks of the file's first connection that are open: closing it closes them first. */
+  private readonly forks = new Set<Analytics>();
+  private closed = false;
+
+  /** In a transaction: the lowest block a write reached, told to `changes` when it commits. */
+  private pendingFrom: number | undefined;
+  private inTransaction = false;
 
   /** Statements `allPrepared` keeps, by their SQL. */
   private readonly prepared = new Map<string, DuckDBPreparedStatement>();
@@ -89,9 +100,15 @@ export class Analytics {
     } catch (error) {
       throw storeError(error, layout.file, true) ?? error;
     }
-    const analytics = new Analytics(instance, await instance.connect(), dataDir, layout.file, {
-      readsPastDamage: options.readOnly === true,
-    });
+    const health = { readsPastDamage: options.readOnly === true };
+    const analytics = new Analytics(
+      instance,
+      await instance.connect(),
+      dataDir,
+      layout.file,
+      health,
+      new StoreChanges(),
+    );
     try {
       // Every timestamp in the analytics database is UTC; fix the session zone so casts never depend on the host.
       await analytics.run("SET TimeZone = 'UTC'");
@@ -173,11 +190,16 @@ export class Analytics {
   /** Runs `fn` in one transaction: everything it wrote is kept, or nothing is. */
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     await this.run("BEGIN TRANSACTION");
+    this.inTransaction = true;
+    this.pendingFrom = undefined;
     try {
       const result = await fn();
       await this.run("COMMIT");
+      this.inTransaction = false;
+      if (this.pendingFrom !== undefined) this.changes.committed(this.pendingFrom);
       return result;
     } catch (error) {
+      this.inTransaction = false;
       // Past the guard: a transaction that met damage is still undone. A COMMIT that fails (a conflict)
       // has already ended it, and ROLLBACK would then throw "no transaction is active" over the reason.
       await this.connection.run("ROLLBACK").catch((rollback: Error) => {
@@ -188,17 +210,44 @@ export class Analytics {
   }
 
   /**
+   * A write that changes what a report says (`bumpDataVersion`) reached data from block `from` on: told
+   * to `changes` once it is committed, so that no reader renders from it before the store holds it.
+   */
+  wrote(from: number): void {
+    if (!this.inTransaction) this.changes.committed(from);
+    else this.pendingFrom = Math.min(this.pendingFrom ?? from, from);
+  }
+
+  /**
    * Another connection to the same file, for a second caller in this process (the indexer beside the
-   * report service): each has its own transactions. Close forks before the analytics database.
+   * report service): each has its own transactions. Closing the analytics database closes its forks first.
    */
   async fork(): Promise<Analytics> {
     const connection = await this.instance.connect();
-    const fork = new Analytics(this.instance, connection, this.dataDir, this.file, this.health, false);
+    const fork = new Analytics(
+      this.instance,
+      connection,
+      this.dataDir,
+      this.file,
+      this.health,
+      this.changes,
+      false,
+    );
+    fork.owner = this.owner ?? this;
+    fork.owner.forks.add(fork);
     await fork.run("SET TimeZone = 'UTC'");
     return fork;
   }
 
+  /** The database whose forks this one is among (none for the database itself). */
+  private owner: Analytics | undefined;
+
+  /** Closes the connection (again: nothing); the database that opened the file closes its open forks first. */
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.owner?.forks.delete(this);
+    if (this.ownsInstance) for (const fork of [...this.forks]) fork.close();
     this.dropPrepared();
     this.connection.closeSync();
     if (this.ownsInstance) {

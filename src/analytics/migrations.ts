@@ -346,9 +346,14 @@ export async function dataVersion(analytics: Analytics): Promise<bigint> {
   return BigInt(row?.v ?? 0n);
 }
 
-/** Appends, so writers on several connections never conflict (migration 6). */
-export async function bumpDataVersion(analytics: Analytics): Promise<void> {
+/**
+ * Appends, so writers on several connections never conflict (migration 6). `from` is the lowest block
+ * whose data the write changed (default 0, any: an import, the listings, which every window shows): the
+ * report service keeps what it rendered of windows ending below it (src/analytics/changes.ts).
+ */
+export async function bumpDataVersion(analytics: Analytics, from = 0): Promise<void> {
   await analytics.run("INSERT INTO data_writes VALUES (now()::TIMESTAMP)");
+  analytics.wrote(from);
 }
 
 /** Appended writes kept before an open folds them: opening a database must not write to it otherwise. */

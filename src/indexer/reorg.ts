@@ -67,6 +67,6 @@ export async function rewindTo(analytics: Analytics, ancestor: Cursor): Promise<
          block_time = to_timestamp($time)::TIMESTAMP, updated_at = now()::TIMESTAMP WHERE chain = $chain`,
       { ...above, hash: ancestor.hash, time: ancestor.time },
     );
-    await bumpDataVersion(analytics);
+    await bumpDataVersion(analytics, ancestor.block + 1);
   });
 }

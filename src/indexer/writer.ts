@@ -89,6 +89,20 @@ const COLUMNS: { [T in Table]: (a: DuckDBAppender, row: never) => void } = {
   },
 };
 
+/**
+ * The lowest block whose data a commit changes, for the report service's rendered windows
+ * (src/analytics/changes.ts): the batch's own blocks and the funding history below them; 0 when a
+ * merchant is new (every window lists every merchant) or the batch does not follow its checkpoint (a
+ * window's completeness may then change too).
+ */
+function lowestChanged(batch: Batch, options: CommitOptions, newMerchants: boolean): number {
+  if (newMerchants || options.previous?.block !== batch.from - 1) return 0;
+  let from = batch.from;
+  for (const row of batch.history ?? []) from = Math.min(from, row.block);
+  for (const row of batch.balances ?? []) from = Math.min(from, row.block);
+  return from;
+}
+
 export class BatchWriter {
   /** Merchants known to be in the analytics database (loaded at the first commit): only new ones are inserted. */
   private merchants: Set<string> | undefined;
@@ -124,7 +138,7 @@ export class BatchWriter {
         await paymentsWritten(this.analytics, range, { until: batch.end.time, limit: SEALS_PER_COMMIT });
       }
       await this.saveCheckpoint(batch, options);
-      await bumpDataVersion(this.analytics);
+      await bumpDataVersion(this.analytics, lowestChanged(batch, options, fresh.length > 0));
       return added;
     });
     for (const m of fresh) known.add(m);

@@ -28,6 +28,11 @@ export interface StoreOptions {
   now: () => Date;
   /** Windows whose reports stay stored; default `DEFAULT_KEEP_WINDOWS`. */
   keepWindows?: number;
+  /**
+   * End blocks of windows kept before the most recently built, the most recently asked first: the
+   * latest window moving every block must not push out a week readers are reading.
+   */
+  pinned?: readonly number[];
 }
 
 /**
@@ -97,15 +102,24 @@ async function storeReports(
     "INSERT OR REPLACE INTO report_windows VALUES ('base', $end, $version, $url, $generated)",
     { end, version, url: options.publicUrl, generated: context.generatedAt },
   );
-  await dropOldWindows(analytics, end, options.keepWindows);
+  await dropOldWindows(analytics, end, options.keepWindows, options.pinned ?? []);
 }
 
-/** Keeps the reports of the most recently built windows (and always `current`'s). */
-async function dropOldWindows(analytics: Analytics, current: number, keepWindows?: number): Promise<void> {
+/**
+ * Keeps the reports of `keepWindows` windows: `current`'s, the pinned (the most recently asked first),
+ * then the most recently built.
+ */
+async function dropOldWindows(
+  analytics: Analytics,
+  current: number,
+  keepWindows: number | undefined,
+  pinned: readonly number[],
+): Promise<void> {
   const keep = Math.max(1, keepWindows ?? DEFAULT_KEEP_WINDOWS);
-  const stale = `SELECT end_block FROM report_windows WHERE chain = 'base' AND end_block <> $current
+  const spared = [...new Set([current, ...pinned.filter(Number.isSafeInteger)])].slice(0, keep);
+  const stale = `SELECT end_block FROM report_windows WHERE chain = 'base' AND end_block NOT IN (${spared.join(", ")})
     ORDER BY generated_at DESC, end_block DESC OFFSET $offset`;
-  const params = { current, offset: keep - 1 };
+  const params = { offset: keep - spared.length };
   await analytics.run(`DELETE FROM reports WHERE chain = 'base' AND end_block IN (${stale})`, params);
   await analytics.run(`DELETE FROM report_windows WHERE chain = 'base' AND end_block IN (${stale})`, params);
 }

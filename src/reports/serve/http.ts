@@ -6,6 +6,7 @@ import { answerEveryMethod } from "../../common/methods.ts";
 import { limitUnpaid, type UnpaidLimit } from "../../common/rate-limit.ts";
 import { REQUEST_ID_HEADER, requestLog } from "../../common/request-log.ts";
 import { renderErrorPage } from "../render/page-states.ts";
+import { Answers } from "./answers.ts";
 import type { ServiceHealth } from "./readiness.ts";
 import { badgeRoutes } from "./routes/badges.ts";
 import { datasetRoutes } from "./routes/datasets.ts";
@@ -66,12 +67,14 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
     return c.json({ ok: true, ...(options.health?.() ?? { status: "ok" }) });
   });
 
-  reportJsonRoutes(app, reports);
-  leaderboardRoutes(app, reports);
+  // What readers see most, kept as rendered until a write reaches it (answers.ts).
+  const answers = new Answers(reports.changes);
+  reportJsonRoutes(app, reports, answers);
+  leaderboardRoutes(app, reports, answers);
   searchRoutes(app, reports);
   datasetRoutes(app, reports);
-  pageRoutes(app, reports, options.notice);
-  badgeRoutes(app, reports);
+  pageRoutes(app, reports, answers, options.notice);
+  badgeRoutes(app, reports, answers);
   mcpRoutes(app, reports);
 
   answerEveryMethod(app);

@@ -1,3 +1,4 @@
+import type { StoreChanges } from "../../analytics/changes.ts";
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { dataVersion } from "../../analytics/migrations.ts";
 import { AppError, NotFoundError } from "../../common/errors.ts";
@@ -13,7 +14,7 @@ import {
   type StoredReportRow,
 } from "../build/report.ts";
 import { listingsMatching, SEARCH_LIMIT, SQL_MERCHANT_MATCHES, searchText } from "../build/search.ts";
-import { storeWindow } from "../build/store.ts";
+import { DEFAULT_KEEP_WINDOWS, storeWindow } from "../build/store.ts";
 import { resolveWindow, windowDates } from "../build/window.ts";
 import {
   type BoardPage,
@@ -41,10 +42,18 @@ export interface ReportServiceOptions {
   now?: () => Date;
   /** Windows whose reports stay stored; older builds are dropped and rebuilt on demand. Default 16 (build/store.ts). */
   keepWindows?: number;
+  /** Connections that read at once (reports, evidence, leaderboard pages, search); default 3. */
+  readers?: number;
 }
+
+/** Two cores' worth of readers and one more, so one waiting on DuckDB's I/O does not idle a core. */
+const DEFAULT_READERS = 3;
 
 /** Resolved windows kept per data version: end blocks asked for by readers, any number of them. */
 const WINDOWS_KEPT = 64;
+
+/** How far back a window's data reaches for `StoreChanges`: the latest moves with every commit. */
+const reachOf = (endBlock: number | undefined): number => endBlock ?? Number.POSITIVE_INFINITY;
 
 /**
  * Reports, materialized per window. A window's reports are built together (rank needs all of them)
@@ -57,13 +66,26 @@ export class ReportService {
   /** Resolved windows by requested end block, valid at data version `windowsVersion`. */
   private readonly windows = new Map<number | "latest", ReportWindow>();
   private windowsVersion = -1n;
+  /**
+   * Windows found current, by requested end block, with the epoch of the store's changes they were
+   * current at; as many as stay stored, which are these first (`pinned`).
+   */
+  private readonly current = new Map<number | "latest", { window: ReportWindow; epoch: number }>();
   private readonly now: () => Date;
+  /** Connections for reads, beside the one that builds (closed with the analytics database). */
+  private readonly readers: ReaderPool;
 
   constructor(
     private readonly analytics: Analytics,
     private readonly options: ReportServiceOptions,
   ) {
     this.now = options.now ?? (() => new Date());
+    this.readers = new ReaderPool(analytics, options.readers ?? DEFAULT_READERS);
+  }
+
+  /** The store's writes as they commit: what was rendered stays true until one reaches it. */
+  get changes(): StoreChanges {
+    return this.analytics.changes;
   }
 
   /** The base of the page and badge URLs the reports name. */
@@ -74,34 +96,26 @@ export class ReportService {
   /** One merchant's report for the window ending at `endBlock` (default: the latest checkpoint). */
   async report(address: string, endBlock?: number): Promise<{ report: Report; details: ReportDetails }> {
     const merchant = parseAddress(address);
-    return this.serial(
-      timed("report", async () => {
-        const window = await this.ensureWindow(endBlock);
-        const { sql, params } = reportsQuery(await this.context(window), merchant);
-        // One statement text for every merchant: planned once, its plan kept (a page view's main cost).
-        const [row] = await this.analytics.allPrepared<StoredReportRow>(sql, params);
-        if (!row) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
-        return parseStoredReport(row);
-      }),
-    );
+    return this.reading(endBlock, "report", async (db, window) => {
+      const { sql, params } = reportsQuery(await this.context(window, db), merchant);
+      // One statement text for every merchant: planned once, its plan kept (a page view's main cost).
+      const [row] = await db.allPrepared<StoredReportRow>(sql, params);
+      if (!row) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
+      return parseStoredReport(row);
+    });
   }
 
   /** The evidence behind one merchant's flags (`build/evidence-document.ts`). */
   async evidence(address: string, endBlock?: number): Promise<EvidenceDocument> {
     const merchant = parseAddress(address);
-    return this.serial(
-      timed("evidence", async () => {
-        const window = await this.ensureWindow(endBlock);
-        const context = await this.context(window);
-        const { sql, params } = reportsQuery(context, merchant);
-        const [row] = await this.analytics.allPrepared<StoredReportRow>(sql, params);
-        if (!row) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
-        const [document] = await evidenceDocuments(this.analytics, evidenceContext(context), [
-          parseStoredReport(row),
-        ]);
-        return document as EvidenceDocument;
-      }),
-    );
+    return this.reading(endBlock, "evidence", async (db, window) => {
+      const context = await this.context(window, db);
+      const { sql, params } = reportsQuery(context, merchant);
+      const [row] = await db.allPrepared<StoredReportRow>(sql, params);
+      if (!row) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
+      const [document] = await evidenceDocuments(db, evidenceContext(context), [parseStoredReport(row)]);
+      return document as EvidenceDocument;
+    });
   }
 
   /**
@@ -225,37 +239,34 @@ export class ReportService {
       throw new Error(`a leaderboard page is 1 or more, not ${page}`);
     if (!Number.isSafeInteger(size) || size < 1)
       throw new Error(`a leaderboard page holds 1 or more, not ${size}`);
-    return this.serial(
-      timed("leaderboard", async () => {
-        const window = await this.ensureWindow(endBlock);
-        const context = await this.context(window);
-        const totals = await boardTotals(this.analytics, window.end_block);
-        const pages = Math.max(1, Math.ceil(totals.merchants / size));
-        if (page > pages) {
-          throw new NotFoundError(
-            `the leaderboard of the window ending at block ${window.end_block} has ${pages} ${pages === 1 ? "page" : "pages"} of ${size}, not ${page}`,
-            "no_such_page",
-          );
-        }
-        const { merchants, unranked } = await boardEntries(
-          this.analytics,
-          this.options.publicUrl,
-          window.end_block,
-          "r.board_place > $after AND r.board_place <= $last",
-          { after: (page - 1) * size, last: page * size },
+    return this.reading(endBlock, "leaderboard", async (db, window) => {
+      const context = await this.context(window, db);
+      const totals = await boardTotals(db, window.end_block);
+      const pages = Math.max(1, Math.ceil(totals.merchants / size));
+      if (page > pages) {
+        throw new NotFoundError(
+          `the leaderboard of the window ending at block ${window.end_block} has ${pages} ${pages === 1 ? "page" : "pages"} of ${size}, not ${page}`,
+          "no_such_page",
         );
-        return {
-          chain: "base" as const,
-          generated_at: context.generatedAt,
-          license: LICENSE_URL,
-          window,
-          totals,
-          page: { number: page, size, pages },
-          merchants,
-          unranked,
-        };
-      }),
-    );
+      }
+      const { merchants, unranked } = await boardEntries(
+        db,
+        this.options.publicUrl,
+        window.end_block,
+        "r.board_place > $after AND r.board_place <= $last",
+        { after: (page - 1) * size, last: page * size },
+      );
+      return {
+        chain: "base" as const,
+        generated_at: context.generatedAt,
+        license: LICENSE_URL,
+        window,
+        totals,
+        page: { number: page, size, pages },
+        merchants,
+        unranked,
+      };
+    });
   }
 
   /**
@@ -265,47 +276,44 @@ export class ReportService {
    */
   search(query: string, endBlock?: number): Promise<SearchDocument> {
     const text = searchText(query);
-    return this.serial(
-      timed("search", async () => {
-        const window = await this.ensureWindow(endBlock);
-        const context = await this.context(window);
-        const end = window.end_block;
-        const q = text.toLowerCase();
-        const found = await boardEntries(
-          this.analytics,
-          this.options.publicUrl,
-          end,
-          SQL_MERCHANT_MATCHES,
-          { q },
-          SEARCH_LIMIT,
-        );
-        const matching = await this.analytics.one<{ merchants: number }>(
-          `SELECT count(*)::DOUBLE AS merchants FROM reports r
+    return this.reading(endBlock, "search", async (db, window) => {
+      const context = await this.context(window, db);
+      const end = window.end_block;
+      const q = text.toLowerCase();
+      const found = await boardEntries(
+        db,
+        this.options.publicUrl,
+        end,
+        SQL_MERCHANT_MATCHES,
+        { q },
+        SEARCH_LIMIT,
+      );
+      const matching = await db.one<{ merchants: number }>(
+        `SELECT count(*)::DOUBLE AS merchants FROM reports r
            WHERE r.chain = 'base' AND r.end_block = $end AND ${SQL_MERCHANT_MATCHES}`,
-          { end, q },
-        );
-        const { total, listings } = await listingsMatching(this.analytics, {
-          end,
-          q,
-          page_prefix: pagePrefix(this.options.publicUrl),
-        });
-        return {
-          chain: "base" as const,
-          generated_at: context.generatedAt,
-          license: LICENSE_URL,
-          window,
-          query: text,
-          totals: { merchants: matching?.merchants ?? 0, listings: total },
-          ...found,
-          listings,
-        };
-      }),
-    );
+        { end, q },
+      );
+      const { total, listings } = await listingsMatching(db, {
+        end,
+        q,
+        page_prefix: pagePrefix(this.options.publicUrl),
+      });
+      return {
+        chain: "base" as const,
+        generated_at: context.generatedAt,
+        license: LICENSE_URL,
+        window,
+        query: text,
+        totals: { merchants: matching?.merchants ?? 0, listings: total },
+        ...found,
+        listings,
+      };
+    });
   }
 
   /** What rendering a built window's reports needs beyond the stored rows. */
-  private async context(window: ReportWindow): Promise<ReportContext> {
-    const built = await this.analytics.one<{ generated_at: string }>(
+  private async context(window: ReportWindow, db = this.analytics): Promise<ReportContext> {
+    const built = await db.one<{ generated_at: string }>(
       "SELECT generated_at FROM report_windows WHERE chain = 'base' AND end_block = $end",
       { end: window.end_block },
     );
@@ -319,6 +327,28 @@ export class ReportService {
     };
   }
 
+  /**
+   * `read` on a reader connection of its own, in one transaction (one snapshot of the store, whatever is
+   * built meanwhile), once the window is built: readers wait in the queue only while a window is checked or
+   * built, and read side by side (DuckDB runs many readers at once), so a long evidence does not hold a
+   * badge, nor the indexer's writes a reader.
+   */
+  private async reading<T>(
+    endBlock: number | undefined,
+    kind: string,
+    read: (db: Analytics, window: ReportWindow) => Promise<T>,
+  ): Promise<T> {
+    return timed(kind, async () => {
+      const window = await this.serial(() => this.ensureWindow(endBlock));
+      const db = await this.readers.take();
+      try {
+        return await db.transaction(() => read(db, window));
+      } finally {
+        this.readers.give(db);
+      }
+    })();
+  }
+
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const next = this.queue.then(fn, fn);
     this.queue = next.catch(() => undefined);
@@ -326,17 +356,28 @@ export class ReportService {
   }
 
   /**
-   * The window ending at `endBlock` (default: the latest checkpoint), its reports built. Resolving a
-   * window reads the payments' latest block, tens of milliseconds on a large analytics database, on every request;
-   * it depends only on stored data, so it is kept until the data version moves.
+   * The window ending at `endBlock` (default: the latest checkpoint), its reports built. A window found
+   * current before, that no write has reached since (src/analytics/changes.ts), is taken as it was: a
+   * closed week is built once, however far the indexer moves the latest. Otherwise resolving a window
+   * reads the payments' latest block, tens of milliseconds on a large analytics database; it depends only
+   * on stored data, so it is kept until the data version moves.
    */
   private async ensureWindow(endBlock?: number): Promise<ReportWindow> {
+    const key = endBlock ?? "latest";
+    const changes = this.analytics.changes;
+    const seen = this.current.get(key);
+    if (seen && changes.untouchedSince(seen.epoch, reachOf(endBlock)) && (await this.stored(seen.window))) {
+      seen.epoch = changes.epoch;
+      this.current.delete(key);
+      this.current.set(key, seen);
+      return seen.window;
+    }
+    const epoch = changes.epoch;
     const version = await dataVersion(this.analytics);
     if (version !== this.windowsVersion) {
       this.windows.clear();
       this.windowsVersion = version;
     }
-    const key = endBlock ?? "latest";
     let window = this.windows.get(key);
     if (!window) {
       window = await resolveWindow(this.analytics, endBlock);
@@ -344,7 +385,23 @@ export class ReportService {
       this.windows.set(key, window);
     }
     await this.buildIfStale(window, version);
+    this.current.delete(key);
+    this.current.set(key, { window, epoch });
+    // Map order is use order: the least recently asked window is forgotten first.
+    for (const [old] of this.current) {
+      if (this.current.size <= (this.options.keepWindows ?? DEFAULT_KEEP_WINDOWS)) break;
+      this.current.delete(old);
+    }
     return window;
+  }
+
+  /** Whether the window's reports are still stored (another service on this store may have dropped them). */
+  private async stored(window: ReportWindow): Promise<boolean> {
+    const row = await this.analytics.one(
+      "SELECT 1 AS stored FROM report_windows WHERE chain = 'base' AND end_block = $end",
+      { end: window.end_block },
+    );
+    return row !== undefined;
   }
 
   /** Builds the window's reports unless the stored ones saw data version `version`. */
@@ -359,9 +416,44 @@ export class ReportService {
         publicUrl: this.options.publicUrl,
         now: this.now,
         keepWindows: this.options.keepWindows,
+        // The weeks readers ask for by end block stay stored while no write reaches them.
+        pinned: [...this.current.values()].reverse().map((c) => c.window.end_block),
       };
       await timed("window", () => storeWindow(this.analytics, window, version, store))();
     }
+  }
+}
+
+/** Up to `size` forks of the analytics database, made when first needed, lent one caller at a time. */
+class ReaderPool {
+  private readonly idle: Analytics[] = [];
+  private readonly waiting: ((db: Analytics) => void)[] = [];
+  private made = 0;
+
+  constructor(
+    private readonly analytics: Analytics,
+    private readonly size: number,
+  ) {}
+
+  async take(): Promise<Analytics> {
+    const idle = this.idle.pop();
+    if (idle) return idle;
+    if (this.made < this.size) {
+      this.made += 1;
+      try {
+        return await this.analytics.fork();
+      } catch (error) {
+        this.made -= 1;
+        throw error;
+      }
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  give(db: Analytics): void {
+    const next = this.waiting.shift();
+    if (next) next(db);
+    else this.idle.push(db);
   }
 }
 

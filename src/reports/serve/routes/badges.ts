@@ -1,17 +1,25 @@
-/** A merchant's badge (src/reports/render/badge.ts) as an SVG file. */
+/** A merchant's badge (src/reports/render/badge.ts) as an SVG file, kept once rendered (answers.ts). */
 import type { Hono } from "hono";
 import { onNotFound } from "../../../common/http.ts";
 import { renderBadge } from "../../render/badge.ts";
-import { endBlockParam } from "../params.ts";
+import type { Answers } from "../answers.ts";
+import { endBlockParam, parseAddress } from "../params.ts";
+import { answerCached } from "../respond.ts";
 import type { ReportService } from "../service.ts";
 
-export function badgeRoutes(app: Hono, reports: ReportService): void {
+export function badgeRoutes(app: Hono, reports: ReportService, answers: Answers): void {
   app.get("/badges/base/:file", async (c) => {
     const match = /^(.+)\.svg$/.exec(c.req.param("file"));
     if (!match) return onNotFound(c);
-    const { report } = await reports.report(match[1] ?? "", endBlockParam(c.req.query("end_block")));
-    c.header("Content-Type", "image/svg+xml; charset=utf-8");
-    c.header("Cache-Control", "public, max-age=300");
-    return c.body(renderBadge(report));
+    const endBlock = endBlockParam(c.req.query("end_block"));
+    const address = parseAddress(match[1] ?? "");
+    return answerCached(c, answers, `/badges/base/${address}.svg`, endBlock, async () => {
+      const { report } = await reports.report(address, endBlock);
+      return {
+        body: renderBadge(report),
+        type: "image/svg+xml; charset=utf-8",
+        builtAt: report.generated_at,
+      };
+    });
   });
 }

@@ -1,7 +1,9 @@
 /** The leaderboard's JSON, page by page: where each page is, and what it states. */
 import type { Context, Hono } from "hono";
 import type { Leaderboard, LeaderboardDocument } from "../../model.ts";
+import type { Answers } from "../answers.ts";
 import { endBlockParam, pageParam } from "../params.ts";
+import { answerCached } from "../respond.ts";
 import type { ReportService } from "../service.ts";
 
 /** The leaderboard's JSON: page 1 here, page N at `/pages/N`. */
@@ -28,12 +30,16 @@ export function leaderboardDocument(board: Leaderboard, publicUrl: string): Lead
   };
 }
 
-export function leaderboardRoutes(app: Hono, reports: ReportService): void {
-  // The leaderboard in pages of LEADERBOARD_PAGE_SIZE, by path so that a static copy serves every page.
+export function leaderboardRoutes(app: Hono, reports: ReportService, answers: Answers): void {
+  // The leaderboard in pages of LEADERBOARD_PAGE_SIZE, by path so that a static copy serves every page;
+  // each kept once rendered (answers.ts).
   const leaderboard = async (c: Context, page: number) => {
-    const board = await reports.leaderboard(endBlockParam(c.req.query("end_block")), { page });
-    c.header("Cache-Control", "public, max-age=300");
-    return c.json(leaderboardDocument(board, reports.publicUrl));
+    const endBlock = endBlockParam(c.req.query("end_block"));
+    return answerCached(c, answers, leaderboardPath(page), endBlock, async () => {
+      const board = await reports.leaderboard(endBlock, { page });
+      const body = JSON.stringify(leaderboardDocument(board, reports.publicUrl));
+      return { body, type: "application/json", builtAt: board.generated_at };
+    });
   };
   app.get(LEADERBOARD_PATH, (c) => leaderboard(c, 1));
   app.get(`${LEADERBOARD_PATH}/pages/:page`, (c) => leaderboard(c, pageParam(c.req.param("page"))));

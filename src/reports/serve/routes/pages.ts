@@ -1,6 +1,7 @@
 /**
  * The pages for people: the home page and the ranking's later pages, a merchant's report page and its
- * evidence, and how the screens work. Their errors are pages too (the JSON routes keep their JSON errors).
+ * evidence, kept once rendered (answers.ts), and how the screens work. Their errors are pages too (the
+ * JSON routes keep their JSON errors).
  */
 import type { Context, Hono } from "hono";
 import { AppError } from "../../../common/errors.ts";
@@ -11,66 +12,97 @@ import { renderEmptyHomePage, renderErrorPage } from "../../render/page-states.t
 import { renderReportPage } from "../../render/report-page.ts";
 import { renderScreensPage } from "../../render/screens-page.ts";
 import { SCREENS_PATH } from "../../screens/index.ts";
-import { endBlockParam, pageParam } from "../params.ts";
+import type { Answers } from "../answers.ts";
+import { endBlockParam, pageParam, parseAddress } from "../params.ts";
+import { answerCached } from "../respond.ts";
 import type { ReportService } from "../service.ts";
+
+const HTML = "text/html; charset=UTF-8";
+
+/** A page rendered for the window ending at `endBlock`, the notice given, with when its figures were built. */
+type RenderPage = (
+  endBlock: number | undefined,
+  notice: string | undefined,
+) => Promise<{ html: string; builtAt: string }>;
 
 export function pageRoutes(
   app: Hono,
   reports: ReportService,
+  answers: Answers,
   noticeOf?: () => Promise<string | undefined>,
 ): void {
-  const page =
-    (render: (c: Context, notice: string | undefined) => Promise<string>) => async (c: Context) => {
+  /** Answers the page `what(c)` names (a path), kept; a refusal is an error page, never kept. */
+  const page = (what: (c: Context) => string, render: (c: Context) => RenderPage) => async (c: Context) => {
+    try {
+      const endBlock = endBlockParam(c.req.query("end_block"));
+      const rendering = render(c);
+      return await answerCached(c, answers, what(c), endBlock, async () => {
+        const { html, builtAt } = await rendering(endBlock, await noticeOf?.());
+        return { body: html, type: HTML, builtAt };
+      });
+    } catch (error) {
       const notice = await noticeOf?.();
-      try {
-        return c.html(await render(c, notice));
-      } catch (error) {
-        // Before the first block is stored the home page explains that instead of failing.
-        if (error instanceof NoDataYetError && c.req.path === "/")
-          return c.html(renderEmptyHomePage({ notice }));
-        if (error instanceof AppError)
-          return c.html(renderErrorPage(error.status, error.message, { notice }), error.status);
-        throw error;
-      }
-    };
+      // Before the first block is stored the home page explains that instead of failing.
+      if (error instanceof NoDataYetError && c.req.path === "/")
+        return c.html(renderEmptyHomePage({ notice }));
+      if (error instanceof AppError)
+        return c.html(renderErrorPage(error.status, error.message, { notice }), error.status);
+      throw error;
+    }
+  };
 
-  const ranking = (c: Context, page: number) =>
-    reports.leaderboard(endBlockParam(c.req.query("end_block")), { page, size: RANKING_PAGE_SIZE });
+  const ranking =
+    (number: (c: Context) => number) =>
+    (c: Context): RenderPage => {
+      const n = number(c);
+      return async (endBlock, notice) => {
+        const board = await reports.leaderboard(endBlock, { page: n, size: RANKING_PAGE_SIZE });
+        return { html: renderHomePage(board, { notice }), builtAt: board.generated_at };
+      };
+    };
   app.get(
     "/",
-    page(async (c, notice) => renderHomePage(await ranking(c, 1), { notice })),
+    page(
+      () => "/",
+      ranking(() => 1),
+    ),
   );
   app.get(
     "/ranking/:page",
-    page(async (c, notice) =>
-      renderHomePage(await ranking(c, pageParam(c.req.param("page") ?? "")), { notice }),
+    page(
+      (c) => `/ranking/${pageParam(c.req.param("page") ?? "")}`,
+      ranking((c) => pageParam(c.req.param("page") ?? "")),
     ),
   );
 
   app.get(
     "/reports/base/:address",
-    page(async (c, notice) => {
-      const { report, details } = await reports.report(
-        c.req.param("address") ?? "",
-        endBlockParam(c.req.query("end_block")),
-      );
-      return renderReportPage(report, details, { notice });
-    }),
+    page(
+      (c) => `/reports/base/${parseAddress(c.req.param("address") ?? "")}`,
+      (c) => {
+        const address = parseAddress(c.req.param("address") ?? "");
+        return async (endBlock, notice) => {
+          const { report, details } = await reports.report(address, endBlock);
+          return { html: renderReportPage(report, details, { notice }), builtAt: report.generated_at };
+        };
+      },
+    ),
   );
 
   app.get(
     "/reports/base/:address/evidence",
-    page(async (c, notice) => {
-      const evidence = await reports.evidence(
-        c.req.param("address") ?? "",
-        endBlockParam(c.req.query("end_block")),
-      );
-      return renderEvidencePage(evidence, { notice });
-    }),
+    page(
+      (c) => `/reports/base/${parseAddress(c.req.param("address") ?? "")}/evidence`,
+      (c) => {
+        const address = parseAddress(c.req.param("address") ?? "");
+        return async (endBlock, notice) => {
+          const evidence = await reports.evidence(address, endBlock);
+          return { html: renderEvidencePage(evidence, { notice }), builtAt: evidence.generated_at };
+        };
+      },
+    ),
   );
 
-  app.get(
-    SCREENS_PATH,
-    page(async (_c, notice) => renderScreensPage({ notice })),
-  );
+  // The same for every window and every reader: rendered on each request (no store read).
+  app.get(SCREENS_PATH, async (c) => c.html(renderScreensPage({ notice: await noticeOf?.() })));
 }

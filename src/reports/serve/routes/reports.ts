@@ -1,20 +1,30 @@
-/** A merchant's report and its evidence as JSON, and the report's JSON Schema. */
+/** A merchant's report and its evidence as JSON, kept once rendered (answers.ts), and the report's JSON Schema. */
 import type { Hono } from "hono";
 import { reportJsonSchema } from "../../schema.ts";
-import { endBlockParam } from "../params.ts";
+import type { Answers } from "../answers.ts";
+import { endBlockParam, parseAddress } from "../params.ts";
+import { answerCached } from "../respond.ts";
 import type { ReportService } from "../service.ts";
 
-export function reportJsonRoutes(app: Hono, reports: ReportService): void {
+const JSON_TYPE = "application/json";
+
+export function reportJsonRoutes(app: Hono, reports: ReportService, answers: Answers): void {
   app.get("/v1/reports/base/:address", async (c) => {
-    const { report } = await reports.report(c.req.param("address"), endBlockParam(c.req.query("end_block")));
-    c.header("Cache-Control", "public, max-age=300");
-    return c.json(report);
+    const endBlock = endBlockParam(c.req.query("end_block"));
+    const address = parseAddress(c.req.param("address"));
+    return answerCached(c, answers, `/v1/reports/base/${address}`, endBlock, async () => {
+      const { report } = await reports.report(address, endBlock);
+      return { body: JSON.stringify(report), type: JSON_TYPE, builtAt: report.generated_at };
+    });
   });
 
   app.get("/v1/reports/base/:address/evidence", async (c) => {
-    const evidence = await reports.evidence(c.req.param("address"), endBlockParam(c.req.query("end_block")));
-    c.header("Cache-Control", "public, max-age=300");
-    return c.json(evidence);
+    const endBlock = endBlockParam(c.req.query("end_block"));
+    const address = parseAddress(c.req.param("address"));
+    return answerCached(c, answers, `/v1/reports/base/${address}/evidence`, endBlock, async () => {
+      const evidence = await reports.evidence(address, endBlock);
+      return { body: JSON.stringify(evidence), type: JSON_TYPE, builtAt: evidence.generated_at };
+    });
   });
 
   app.get("/v1/schema/report.json", (c) => {

@@ -1,0 +1,54 @@
+/**
+ * The store's writes as this process sees them, the moment each commits. DuckDB lets one process write the
+ * file, so every write that can change a report while the report service runs is made here, on one of
+ * the instance's connections, and passes through `bumpDataVersion` (src/analytics/migrations.ts): what
+ * the service has rendered stays true until a write reaches the blocks it was rendered from, and this is
+ * how it knows without asking the store.
+ */
+
+/** Writes remembered; a reader whose last look is older than the oldest takes everything as changed. */
+const KEPT = 4_096;
+
+interface Write {
+  epoch: number;
+  /** The lowest block the write changed data at or after; 0 for a write that may touch any window. */
+  from: number;
+}
+
+export class StoreChanges {
+  /** Commits seen so far: a reader keeps the epoch it rendered at. */
+  epoch = 0;
+  private readonly writes: Write[] = [];
+  private readonly listeners = new Set<(epoch: number) => void>();
+
+  /** A write committed that changed data from block `from` on (0: anything). */
+  committed(from: number): void {
+    this.epoch += 1;
+    this.writes.push({ epoch: this.epoch, from: Math.max(0, from) });
+    if (this.writes.length > KEPT) this.writes.splice(0, this.writes.length - KEPT);
+    for (const listener of this.listeners) listener(this.epoch);
+  }
+
+  /**
+   * True when no write committed after `epoch` changed data at or below `block`: a window ending at
+   * `block`, built or rendered at `epoch`, is still what the store holds. Any write counts for
+   * `block` Infinity (the latest window, which every commit moves).
+   */
+  untouchedSince(epoch: number, block: number): boolean {
+    if (epoch === this.epoch) return true;
+    const oldest = this.writes[0];
+    if (!oldest || oldest.epoch > epoch + 1) return false;
+    for (let i = this.writes.length - 1; i >= 0; i--) {
+      const write = this.writes[i] as Write;
+      if (write.epoch <= epoch) break;
+      if (write.from <= block) return false;
+    }
+    return true;
+  }
+
+  /** Calls `listener` after each commit, with the new epoch; returns how to stop. */
+  subscribe(listener: (epoch: number) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * Rendered answers kept in memory (issue 45): a report, its page, its badge, its evidence and the
+ * leaderboard's pages are rendered once for what the store holds and answered as bytes until a write
+ * reaches the blocks they were rendered from (src/analytics/changes.ts). Readers asking for one thing
+ * while it renders wait for that one rendering.
+ */
+import { createHash } from "node:crypto";
+import type { StoreChanges } from "../../analytics/changes.ts";
+
+/** What a route renders: the body, its media type, and when the figures in it were built. */
+export interface Rendered {
+  body: string;
+  type: string;
+  /** The build's `generated_at` (ISO 8601): the answer's `Last-Modified`. */
+  builtAt: string;
+}
+
+export interface Answer extends Rendered {
+  /** A strong validator of the body. */
+  etag: string;
+  /** `builtAt` as an HTTP date. */
+  lastModified: string;
+  bytes: number;
+}
+
+/** The window an answer was rendered from: its end block, or Infinity for the latest (every commit moves it). */
+export type Reach = number;
+
+interface Entry {
+  answer: Answer;
+  /** The epoch of `changes` the answer was last known to be current at. */
+  epoch: number;
+  reach: Reach;
+}
+
+export interface AnswersOptions {
+  /** Bytes of bodies kept; the least recently asked go first. Default 64 MB. */
+  maxBytes?: number;
+}
+
+export class Answers {
+  private readonly entries = new Map<string, Entry>();
+  private readonly rendering = new Map<string, Promise<Answer>>();
+  private bytes = 0;
+  private readonly maxBytes: number;
+  /** Renderings done, for tests and the bench: a hit renders nothing. */
+  renders = 0;
+
+  constructor(
+    private readonly changes: StoreChanges,
+    options: AnswersOptions = {},
+  ) {
+    this.maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
+  }
+
+  /**
+   * The answer for `key`, rendered by `render` unless a kept one is still current. `reach` is the end
+   * block of the window it is rendered from (Infinity: the latest).
+   */
+  get(key: string, reach: Reach, render: () => Promise<Rendered>): Promise<Answer> {
+    const entry = this.entries.get(key);
+    if (entry && this.changes.untouchedSince(entry.epoch, entry.reach)) {
+      entry.epoch = this.changes.epoch;
+      // Map order is use order: a hit moves to the back, the front is evicted first.
+      this.entries.delete(key);
+      this.entries.set(key, entry);
+      return Promise.resolve(entry.answer);
+    }
+    const pending = this.rendering.get(key);
+    if (pending) return pending;
+    // Tagged with the epoch it starts at: a write that commits while it renders makes it stale at once.
+    const epoch = this.changes.epoch;
+    const next = render()
+      .then((rendered) => {
+        const answer = answerOf(rendered);
+        this.renders += 1;
+        this.keep(key, { answer, epoch, reach });
+        return answer;
+      })
+      .finally(() => this.rendering.delete(key));
+    this.rendering.set(key, next);
+    return next;
+  }
+
+  private keep(key: string, entry: Entry): void {
+    const old = this.entries.get(key);
+    if (old) {
+      this.bytes -= old.answer.bytes;
+      this.entries.delete(key);
+    }
+    if (entry.answer.bytes > this.maxBytes) return;
+    this.entries.set(key, entry);
+    this.bytes += entry.answer.bytes;
+    for (const [oldest, kept] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.entries.delete(oldest);
+      this.bytes -= kept.answer.bytes;
+    }
+  }
+}
+
+function answerOf(rendered: Rendered): Answer {
+  const etag = `"${createHash("sha256").update(rendered.body).digest("base64url").slice(0, 27)}"`;
+  return {
+    ...rendered,
+    etag,
+    lastModified: new Date(rendered.builtAt).toUTCString(),
+    bytes: Buffer.byteLength(rendered.body),
+  };
+}

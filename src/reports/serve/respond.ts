@@ -1,0 +1,62 @@
+/**
+ * Answering a kept answer over HTTP (answers.ts) with its validators, so that browsers, CDNs and badge
+ * proxies revalidate with a `304` instead of fetching the body again.
+ */
+import type { Context } from "hono";
+import type { Answer, Answers, Reach, Rendered } from "./answers.ts";
+
+/**
+ * Seconds a reader may reuse an answer of the latest window without asking: the indexer commits about
+ * every block, and Base makes one every 2 s.
+ */
+export const LATEST_MAX_AGE = 2;
+/** A window asked for by its end block changes only when a write reaches into it (a deep reorg, a new merchant). */
+export const WINDOW_MAX_AGE = 300;
+
+/** The `Cache-Control` of an answer rendered from a window reaching `reach`. */
+export function cacheControl(reach: Reach): string {
+  return `public, max-age=${reach === Number.POSITIVE_INFINITY ? LATEST_MAX_AGE : WINDOW_MAX_AGE}`;
+}
+
+/** The answer, or `304 Not Modified` when the request's validators show the reader holds it already. */
+export function respond(c: Context, answer: Answer, reach: Reach): Response {
+  c.header("ETag", answer.etag);
+  c.header("Last-Modified", answer.lastModified);
+  c.header("Cache-Control", cacheControl(reach));
+  if (notModified(c.req.header("If-None-Match"), c.req.header("If-Modified-Since"), answer)) {
+    return c.body(null, 304);
+  }
+  c.header("Content-Type", answer.type);
+  return c.body(answer.body);
+}
+
+/** RFC 9110 13.1: `If-None-Match` (weak comparison) decides when present, else `If-Modified-Since`. */
+function notModified(
+  noneMatch: string | undefined,
+  modifiedSince: string | undefined,
+  answer: Answer,
+): boolean {
+  if (noneMatch !== undefined) {
+    if (noneMatch.trim() === "*") return true;
+    return noneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === answer.etag);
+  }
+  if (modifiedSince === undefined) return false;
+  const since = Date.parse(modifiedSince);
+  return Number.isFinite(since) && since >= Date.parse(answer.lastModified);
+}
+
+/**
+ * Answers `what` (a path without its query) for the window ending at `endBlock` (default the latest) from
+ * `answers`, rendered by `render` when no kept answer is current.
+ */
+export async function answerCached(
+  c: Context,
+  answers: Answers,
+  what: string,
+  endBlock: number | undefined,
+  render: () => Promise<Rendered>,
+): Promise<Response> {
+  const reach = endBlock ?? Number.POSITIVE_INFINITY;
+  const answer = await answers.get(`${what}@${endBlock ?? "latest"}`, reach, render);
+  return respond(c, answer, reach);
+}
