@@ -169,6 +169,46 @@ describe("answers kept per indexed head", () => {
   });
 });
 
+describe("readers side by side", () => {
+  it("answers a report while another reader's evidence is held in the store", async () => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let hold = true;
+    const fork = analytics.fork.bind(analytics);
+    const forks = vi.spyOn(analytics, "fork").mockImplementation(async () => {
+      const db = await fork();
+      const read = db.allPrepared.bind(db);
+      // The first read of the store waits until released, as a long evidence build would.
+      db.allPrepared = async (sql, params) => {
+        if (hold) {
+          hold = false;
+          await held;
+        }
+        return read(sql, params);
+      };
+      return db;
+    });
+    try {
+      const readers = new ReportService(analytics, { publicUrl: PUBLIC });
+      let evidenceDone = false;
+      const evidence = readers.evidence(m2).then((e) => {
+        evidenceDone = true;
+        return e;
+      });
+      const { report } = await readers.report(m1);
+      expect(report.address).toBe(m1);
+      expect(evidenceDone).toBe(false);
+      release();
+      expect((await evidence).address).toBe(m2);
+    } finally {
+      release();
+      forks.mockRestore();
+    }
+  });
+});
+
 describe("conditional requests", () => {
   it("answers 304 to a reader that holds the answer, by ETag or by date, and 200 once the head moved", async () => {
     for (const kind of KINDS) {
