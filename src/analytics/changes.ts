@@ -26,7 +26,9 @@ export class StoreChanges {
     this.epoch += 1;
     this.writes.push({ epoch: this.epoch, from: Math.max(0, from) });
     if (this.writes.length > KEPT) this.writes.splice(0, this.writes.length - KEPT);
-    for (const listener of this.listeners) listener(this.epoch);
+    // After the writer's call returns: a listener's work is never part of the write, nor its failure.
+    const epoch = this.epoch;
+    for (const listener of this.listeners) queueMicrotask(() => listener(epoch));
   }
 
   /**
@@ -46,7 +48,7 @@ export class StoreChanges {
     return true;
   }
 
-  /** Calls `listener` after each commit, with the new epoch; returns how to stop. */
+  /** Calls `listener` soon after each commit (a microtask), with the new epoch; returns how to stop. */
   subscribe(listener: (epoch: number) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

@@ -4,6 +4,7 @@
  */
 import type { Context } from "hono";
 import type { Answer, Answers, Reach, Rendered } from "./answers.ts";
+import type { ReportService } from "./service.ts";
 
 /**
  * Seconds a reader may reuse an answer of the latest window without asking: the indexer commits about
@@ -46,17 +47,20 @@ function notModified(
 }
 
 /**
- * Answers `what` (a path without its query) for the window ending at `endBlock` (default the latest) from
- * `answers`, rendered by `render` when no kept answer is current.
+ * Answers `what` (a path without its query) for the window ending at `endBlock` from `answers`, rendered
+ * by `render` for that window's end block when no kept answer is current. Without `endBlock`, the latest
+ * window as readers are served it (`ReportService.latestEnd`): the last one built while the next head's
+ * is built, kept as the window of its end block, which commits above it do not touch.
  */
 export async function answerCached(
   c: Context,
   answers: Answers,
+  reports: ReportService,
   what: string,
   endBlock: number | undefined,
-  render: () => Promise<Rendered>,
+  render: (endBlock: number) => Promise<Rendered>,
 ): Promise<Response> {
-  const reach = endBlock ?? Number.POSITIVE_INFINITY;
-  const answer = await answers.get(`${what}@${endBlock ?? "latest"}`, reach, render);
-  return respond(c, answer, reach);
+  const end = endBlock ?? (await reports.latestEnd());
+  const answer = await answers.get(`${what}@${end}`, end, () => render(end));
+  return respond(c, answer, endBlock ?? Number.POSITIVE_INFINITY);
 }

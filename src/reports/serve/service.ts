@@ -46,6 +46,15 @@ export interface ReportServiceOptions {
   readers?: number;
 }
 
+/**
+ * Calls on one connection, one at a time: a build uses temporary tables and a transaction. Per connection,
+ * not per service, since two services may share one (a test's fresh service beside the served one).
+ */
+const queues = new WeakMap<Analytics, Promise<unknown>>();
+
+/** How long after a reader last asked for the latest window each commit's is still built for readers. */
+const LATEST_WARM_MS = 5 * 60_000;
+
 /** Two cores' worth of readers and one more, so one waiting on DuckDB's I/O does not idle a core. */
 const DEFAULT_READERS = 3;
 
@@ -62,7 +71,6 @@ const reachOf = (endBlock: number | undefined): number => endBlock ?? Number.POS
  * Calls are serialized: the analytics database has one connection and a build uses temporary tables.
  */
 export class ReportService {
-  private queue: Promise<unknown> = Promise.resolve();
   /** Resolved windows by requested end block, valid at data version `windowsVersion`. */
   private readonly windows = new Map<number | "latest", ReportWindow>();
   private windowsVersion = -1n;
@@ -71,6 +79,13 @@ export class ReportService {
    * current at; as many as stay stored, which are these first (`pinned`).
    */
   private readonly current = new Map<number | "latest", { window: ReportWindow; epoch: number }>();
+  /** The latest window last built for readers, with the epoch its build started at. */
+  private latest: { window: ReportWindow; epoch: number } | undefined;
+  private latestBuild: Promise<ReportWindow> | undefined;
+  /** A commit landed while the latest was being built: build it again. */
+  private latestAgain = false;
+  /** When a reader last asked for the latest window (performance.now()); 0: never. */
+  private latestAskedAt = 0;
   private readonly now: () => Date;
   /** Connections for reads, beside the one that builds (closed with the analytics database). */
   private readonly readers: ReaderPool;
@@ -81,6 +96,12 @@ export class ReportService {
   ) {
     this.now = options.now ?? (() => new Date());
     this.readers = new ReaderPool(analytics, options.readers ?? DEFAULT_READERS);
+    // Readers of the latest window asked lately: build each new head's as it is committed. A failure is
+    // met again, and answered, by the next reader who waits for a build.
+    analytics.changes.subscribe(() => {
+      if (this.latestAskedAt > 0 && performance.now() - this.latestAskedAt < LATEST_WARM_MS)
+        this.refreshLatest().catch(() => undefined);
+    });
   }
 
   /** The store's writes as they commit: what was rendered stays true until one reaches it. */
@@ -228,6 +249,47 @@ export class ReportService {
   }
 
   /**
+   * The end block of the latest window as readers are served it: the last one built, while the next
+   * head's is being built, so that readers never wait for a build the indexer's next commit would
+   * outdate (docs/report.md, "Serving readers"). Waits for a build only when none is built or under
+   * way. Asking keeps the latest built at each commit for the next few minutes.
+   */
+  async latestEnd(): Promise<number> {
+    this.latestAskedAt = performance.now();
+    const latest = this.latest;
+    if (latest && (this.latestBuild || this.changes.untouchedSince(latest.epoch, Number.POSITIVE_INFINITY)))
+      return latest.window.end_block;
+    return (await this.refreshLatest()).end_block;
+  }
+
+  /** Settles once the latest window of every commit so far is built (or its build failed). */
+  async latestBuilt(): Promise<void> {
+    await this.latestBuild?.catch(() => undefined);
+  }
+
+  /** Builds the latest window, again as long as commits land meanwhile; one such run at a time. */
+  private refreshLatest(): Promise<ReportWindow> {
+    if (this.latestBuild) {
+      this.latestAgain = true;
+      return this.latestBuild;
+    }
+    const run = async () => {
+      for (;;) {
+        this.latestAgain = false;
+        const epoch = this.changes.epoch;
+        const window = await this.build();
+        this.latest = { window, epoch };
+        if (!this.latestAgain) return window;
+      }
+    };
+    const build = run().finally(() => {
+      this.latestBuild = undefined;
+    });
+    this.latestBuild = build;
+    return build;
+  }
+
+  /**
    * One page of a window's leaderboard: the ranked merchants by rank, then the unranked with the reason,
    * `size` a page (page 1 first), read from the stored reports' figures by their place on the board.
    */
@@ -349,9 +411,13 @@ export class ReportService {
     })();
   }
 
+  /** `fn` after every call queued before on the service's connection, by this service or another one. */
   private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(fn, fn);
-    this.queue = next.catch(() => undefined);
+    const next = (queues.get(this.analytics) ?? Promise.resolve()).then(fn, fn);
+    queues.set(
+      this.analytics,
+      next.catch(() => undefined),
+    );
     return next;
   }
 
@@ -385,8 +451,11 @@ export class ReportService {
       this.windows.set(key, window);
     }
     await this.buildIfStale(window, version);
-    this.current.delete(key);
-    this.current.set(key, { window, epoch });
+    // The latest window is also the window of its end block: asked for by it, it is current as long.
+    for (const k of new Set<number | "latest">([key, window.end_block])) {
+      this.current.delete(k);
+      this.current.set(k, { window, epoch });
+    }
     // Map order is use order: the least recently asked window is forgotten first.
     for (const [old] of this.current) {
       if (this.current.size <= (this.options.keepWindows ?? DEFAULT_KEEP_WINDOWS)) break;

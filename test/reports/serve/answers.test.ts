@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Analytics } from "../../../src/analytics/duckdb.ts";
 import { bumpDataVersion } from "../../../src/analytics/migrations.ts";
-import { reportBuildSeconds } from "../../../src/common/metrics.ts";
 import { BatchWriter } from "../../../src/indexer/writer.ts";
 import { reportRoutes } from "../../../src/reports/serve/http.ts";
 import { ReportService } from "../../../src/reports/serve/service.ts";
@@ -14,6 +13,8 @@ let analytics: Analytics;
 let service: ReportService;
 let app: ReturnType<typeof reportRoutes>;
 let writer: BatchWriter;
+/** The indexer's own connection, as the service gives it (src/services/reports.ts). */
+let indexer: Analytics;
 /** The indexer's checkpoint: each commit follows it, as a follower's batches do. */
 let head = END;
 
@@ -43,13 +44,13 @@ async function commitHead(blocks = 5): Promise<void> {
   head = to;
 }
 
-/** Windows built so far (the metric the service keeps: one observation a build). */
-async function windowBuilds(): Promise<number> {
-  const { values } = await reportBuildSeconds.get();
-  const count = values.find(
-    (v) => v.metricName === "x402m_report_build_seconds_count" && v.labels.kind === "window",
+/** When the stored reports of the window ending at `end` were built (each build has its own time). */
+async function builtAt(end: number): Promise<string | undefined> {
+  const row = await analytics.one<{ generated_at: string }>(
+    "SELECT generated_at::VARCHAR AS generated_at FROM report_windows WHERE end_block = $end",
+    { end },
   );
-  return count?.value ?? 0;
+  return row?.generated_at;
 }
 
 beforeAll(async () => {
@@ -60,9 +61,13 @@ beforeAll(async () => {
     payment({ payer: addr("b"), payTo: m2, amount: 1_000_000 }),
     ...repeat(10, { payer: addr("farm"), payTo: m2, amount: 100 }),
   ]);
-  service = new ReportService(analytics, { publicUrl: PUBLIC });
+  // A build a second: every build of a window has a generated_at of its own.
+  let builds = 0;
+  const now = () => new Date(Date.UTC(2026, 10, 26) + 1_000 * builds++);
+  service = new ReportService(analytics, { publicUrl: PUBLIC, now });
   app = reportRoutes(service, { notice: async () => "SAMPLE DATA" });
-  writer = new BatchWriter(analytics);
+  indexer = await analytics.fork();
+  writer = new BatchWriter(indexer);
 });
 afterAll(() => analytics.close());
 
@@ -92,6 +97,7 @@ describe("answers kept per indexed head", () => {
       expect(again).toEqual(first);
       expect(calls()).toBe(rendered);
       await commitHead();
+      await service.latestBuilt();
       await Promise.all(KINDS.map((kind) => app.request(kind(m1))));
       expect(calls()).toBe(rendered + KINDS.length);
     } finally {
@@ -114,17 +120,19 @@ describe("answers kept per indexed head", () => {
     }
   });
 
-  it("serves a new head as soon as it is committed, with the figures a fresh build gives", async () => {
-    const before = (await (await app.request(`/v1/reports/base/${m1}`)).json()) as {
-      tx: number;
-      window: { end_block: number };
-    };
+  it("serves a new head once its window is built, the previous head whole meanwhile, with the figures a fresh build gives", async () => {
+    const before = await (await app.request(`/v1/reports/base/${m1}`)).text();
+    const { tx } = JSON.parse(before) as { tx: number };
     await commitHead();
+    // Its build started with the commit: until it is done, readers get the previous head's answer, whole.
+    const meanwhile = await (await app.request(`/v1/reports/base/${m1}`)).text();
+    await service.latestBuilt();
     const res = await app.request(`/v1/reports/base/${m1}`);
     const body = await res.text();
-    const after = JSON.parse(body) as typeof before;
+    const after = JSON.parse(body) as { tx: number; window: { end_block: number } };
     expect(after.window.end_block).toBe(head);
-    expect(after.tx).toBe(before.tx + 1);
+    expect(after.tx).toBe(tx + 1);
+    expect([before, body]).toContain(meanwhile);
     // Another service on the same store, nothing kept: the same bytes, since the stored window is current.
     const fresh = reportRoutes(new ReportService(analytics, { publicUrl: PUBLIC }), {
       notice: async () => "SAMPLE DATA",
@@ -138,34 +146,36 @@ describe("answers kept per indexed head", () => {
   it("never builds a closed window again while the indexer moves on, for any of its merchants", async () => {
     const closed = `?end_block=${END}`;
     const first = await (await app.request(`/v1/reports/base/${m1}${closed}`)).text();
-    const builds = await windowBuilds();
+    const built = await builtAt(END);
+    const latest = await builtAt(head);
     for (let i = 0; i < 3; i++) await commitHead();
+    await service.latestBuilt();
     expect(await (await app.request(`/v1/reports/base/${m1}${closed}`)).text()).toBe(first);
     // Not asked before: read from the stored window, still current, not built again.
     const other = (await (await app.request(`/reports/base/${m2}${closed}`)).text()).length;
     expect(other).toBeGreaterThan(0);
-    expect(await windowBuilds()).toBe(builds);
+    expect(await builtAt(END)).toBe(built);
     // The latest is built for each new head meanwhile.
-    await app.request(`/v1/reports/base/${m1}`);
-    expect(await windowBuilds()).toBe(builds + 1);
+    expect(latest).toBeDefined();
+    expect(await builtAt(head)).toBeDefined();
   });
 
   it("builds a closed window again when a write reaches into it", async () => {
     const closed = `/v1/reports/base/${m2}?end_block=${END}`;
     const before = JSON.parse(await (await app.request(closed)).text()) as { tx: number };
-    const builds = await windowBuilds();
+    const built = await builtAt(END);
     // A late payment inside the week, as an import or a deep reorg would write it.
-    await analytics.transaction(async () => {
-      await analytics.run(
+    await indexer.transaction(async () => {
+      await indexer.run(
         `INSERT INTO payments SELECT * REPLACE ($tx AS tx_hash, block_number - 7 AS block_number)
          FROM payments WHERE pay_to = $m LIMIT 1`,
         { tx: txHash(), m: m2 },
       );
-      await bumpDataVersion(analytics, END - 7);
+      await bumpDataVersion(indexer, END - 7);
     });
     const after = JSON.parse(await (await app.request(closed)).text()) as { tx: number };
     expect(after.tx).toBe(before.tx + 1);
-    expect(await windowBuilds()).toBe(builds + 1);
+    expect(await builtAt(END)).not.toBe(built);
   });
 });
 
@@ -236,6 +246,7 @@ describe("conditional requests", () => {
     const badge = `/badges/base/${m1}.svg`;
     const etag = (await app.request(badge)).headers.get("etag") as string;
     await commitHead();
+    await service.latestBuilt();
     const moved = await app.request(badge, { headers: { "If-None-Match": etag } });
     expect(moved.status).toBe(200);
     expect(moved.headers.get("etag")).not.toBe(etag);

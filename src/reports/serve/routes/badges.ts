@@ -13,8 +13,8 @@ export function badgeRoutes(app: Hono, reports: ReportService, answers: Answers)
     if (!match) return onNotFound(c);
     const endBlock = endBlockParam(c.req.query("end_block"));
     const address = parseAddress(match[1] ?? "");
-    return answerCached(c, answers, `/badges/base/${address}.svg`, endBlock, async () => {
-      const { report } = await reports.report(address, endBlock);
+    return answerCached(c, answers, reports, `/badges/base/${address}.svg`, endBlock, async (end) => {
+      const { report } = await reports.report(address, end);
       return {
         body: renderBadge(report),
         type: "image/svg+xml; charset=utf-8",

@@ -35,8 +35,8 @@ export function leaderboardRoutes(app: Hono, reports: ReportService, answers: An
   // each kept once rendered (answers.ts).
   const leaderboard = async (c: Context, page: number) => {
     const endBlock = endBlockParam(c.req.query("end_block"));
-    return answerCached(c, answers, leaderboardPath(page), endBlock, async () => {
-      const board = await reports.leaderboard(endBlock, { page });
+    return answerCached(c, answers, reports, leaderboardPath(page), endBlock, async (end) => {
+      const board = await reports.leaderboard(end, { page });
       const body = JSON.stringify(leaderboardDocument(board, reports.publicUrl));
       return { body, type: "application/json", builtAt: board.generated_at };
     });

@@ -21,7 +21,7 @@ const HTML = "text/html; charset=UTF-8";
 
 /** A page rendered for the window ending at `endBlock`, the notice given, with when its figures were built. */
 type RenderPage = (
-  endBlock: number | undefined,
+  endBlock: number,
   notice: string | undefined,
 ) => Promise<{ html: string; builtAt: string }>;
 
@@ -36,8 +36,8 @@ export function pageRoutes(
     try {
       const endBlock = endBlockParam(c.req.query("end_block"));
       const rendering = render(c);
-      return await answerCached(c, answers, what(c), endBlock, async () => {
-        const { html, builtAt } = await rendering(endBlock, await noticeOf?.());
+      return await answerCached(c, answers, reports, what(c), endBlock, async (end) => {
+        const { html, builtAt } = await rendering(end, await noticeOf?.());
         return { body: html, type: HTML, builtAt };
       });
     } catch (error) {

@@ -12,8 +12,8 @@ export function reportJsonRoutes(app: Hono, reports: ReportService, answers: Ans
   app.get("/v1/reports/base/:address", async (c) => {
     const endBlock = endBlockParam(c.req.query("end_block"));
     const address = parseAddress(c.req.param("address"));
-    return answerCached(c, answers, `/v1/reports/base/${address}`, endBlock, async () => {
-      const { report } = await reports.report(address, endBlock);
+    return answerCached(c, answers, reports, `/v1/reports/base/${address}`, endBlock, async (end) => {
+      const { report } = await reports.report(address, end);
       return { body: JSON.stringify(report), type: JSON_TYPE, builtAt: report.generated_at };
     });
   });
@@ -21,8 +21,9 @@ export function reportJsonRoutes(app: Hono, reports: ReportService, answers: Ans
   app.get("/v1/reports/base/:address/evidence", async (c) => {
     const endBlock = endBlockParam(c.req.query("end_block"));
     const address = parseAddress(c.req.param("address"));
-    return answerCached(c, answers, `/v1/reports/base/${address}/evidence`, endBlock, async () => {
-      const evidence = await reports.evidence(address, endBlock);
+    const what = `/v1/reports/base/${address}/evidence`;
+    return answerCached(c, answers, reports, what, endBlock, async (end) => {
+      const evidence = await reports.evidence(address, end);
       return { body: JSON.stringify(evidence), type: JSON_TYPE, builtAt: evidence.generated_at };
     });
   });
