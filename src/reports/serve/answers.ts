@@ -25,13 +25,21 @@ export interface Answer extends Rendered {
 
 /** The window an answer was rendered from: its end block, or Infinity for the latest (every commit moves it). */
 export type Reach = number;
+/** Renders an answer for the window ending at the block it is given. */
+export type Render = (end: number) => Promise<Rendered>;
 
 interface Entry {
   answer: Answer;
   /** The epoch of `changes` the answer was last known to be current at. */
   epoch: number;
-  reach: Reach;
+  /** What was asked (a path) and for which window: the key is both. */
+  what: string;
+  end: number;
+  render: Render;
 }
+
+/** Answers rendered at once for a new head (`warm`): as many as the report service has readers, less one. */
+const WARM_AT_ONCE = 2;
 
 export interface AnswersOptions {
   /** Bytes of bodies kept; the least recently asked go first. Default 64 MB. */
@@ -54,12 +62,13 @@ export class Answers {
   }
 
   /**
-   * The answer for `key`, rendered by `render` unless a kept one is still current. `reach` is the end
-   * block of the window it is rendered from (Infinity: the latest).
+   * The answer for `what` (a path) from the window ending at `end`, rendered by `render` unless a kept
+   * one is still current: no write since reached block `end`.
    */
-  get(key: string, reach: Reach, render: () => Promise<Rendered>): Promise<Answer> {
+  get(what: string, end: number, render: Render): Promise<Answer> {
+    const key = `${what}@${end}`;
     const entry = this.entries.get(key);
-    if (entry && this.changes.untouchedSince(entry.epoch, entry.reach)) {
+    if (entry && this.changes.untouchedSince(entry.epoch, end)) {
       entry.epoch = this.changes.epoch;
       // Map order is use order: a hit moves to the back, the front is evicted first.
       this.entries.delete(key);
@@ -70,16 +79,30 @@ export class Answers {
     if (pending) return pending;
     // Tagged with the epoch it starts at: a write that commits while it renders makes it stale at once.
     const epoch = this.changes.epoch;
-    const next = render()
+    const next = render(end)
       .then((rendered) => {
         const answer = answerOf(rendered);
         this.renders += 1;
-        this.keep(key, { answer, epoch, reach });
+        this.keep(key, { answer, epoch, what, end, render });
         return answer;
       })
       .finally(() => this.rendering.delete(key));
     this.rendering.set(key, next);
     return next;
+  }
+
+  /**
+   * Renders for the window ending at `to` what readers asked of the one ending at `from` (the latest
+   * head before), a few at a time, so that readers switched to `to` find their answers ready; a refusal
+   * is left for a reader to meet.
+   */
+  async warm(from: number, to: number): Promise<void> {
+    const asked = [...this.entries.values()].filter((e) => e.end === from);
+    const next = async (): Promise<void> => {
+      for (let e = asked.pop(); e; e = asked.pop())
+        await this.get(e.what, to, e.render).catch(() => undefined);
+    };
+    await Promise.all(Array.from({ length: WARM_AT_ONCE }, next));
   }
 
   private keep(key: string, entry: Entry): void {

@@ -69,6 +69,7 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
 
   // What readers see most, kept as rendered until a write reaches it (answers.ts).
   const answers = new Answers(reports.changes);
+  reports.onLatestBuilt((from, to) => answers.warm(from, to));
   reportJsonRoutes(app, reports, answers);
   leaderboardRoutes(app, reports, answers);
   searchRoutes(app, reports);

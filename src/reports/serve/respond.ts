@@ -3,7 +3,7 @@
  * proxies revalidate with a `304` instead of fetching the body again.
  */
 import type { Context } from "hono";
-import type { Answer, Answers, Reach, Rendered } from "./answers.ts";
+import type { Answer, Answers, Reach, Render } from "./answers.ts";
 import type { ReportService } from "./service.ts";
 
 /**
@@ -58,9 +58,9 @@ export async function answerCached(
   reports: ReportService,
   what: string,
   endBlock: number | undefined,
-  render: (endBlock: number) => Promise<Rendered>,
+  render: Render,
 ): Promise<Response> {
   const end = endBlock ?? (await reports.latestEnd());
-  const answer = await answers.get(`${what}@${end}`, end, () => render(end));
+  const answer = await answers.get(what, end, render);
   return respond(c, answer, endBlock ?? Number.POSITIVE_INFINITY);
 }

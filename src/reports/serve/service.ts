@@ -82,6 +82,7 @@ export class ReportService {
   /** The latest window last built for readers, with the epoch its build started at. */
   private latest: { window: ReportWindow; epoch: number } | undefined;
   private latestBuild: Promise<ReportWindow> | undefined;
+  private readonly latestHooks: ((from: number, to: number) => Promise<void>)[] = [];
   /** A commit landed while the latest was being built: build it again. */
   private latestAgain = false;
   /** When a reader last asked for the latest window (performance.now()); 0: never. */
@@ -262,6 +263,14 @@ export class ReportService {
     return (await this.refreshLatest()).end_block;
   }
 
+  /**
+   * Calls `hook` with the end blocks of the previous and the new latest window once the new one is
+   * built, before readers are served it (the routes render what readers asked of the previous one).
+   */
+  onLatestBuilt(hook: (from: number, to: number) => Promise<void>): void {
+    this.latestHooks.push(hook);
+  }
+
   /** Settles once the latest window of every commit so far is built (or its build failed). */
   async latestBuilt(): Promise<void> {
     await this.latestBuild?.catch(() => undefined);
@@ -278,6 +287,12 @@ export class ReportService {
         this.latestAgain = false;
         const epoch = this.changes.epoch;
         const window = await this.build();
+        const from = this.latest?.window.end_block;
+        // Readers keep the previous head until what they asked of it is ready for this one.
+        if (from !== undefined && from !== window.end_block)
+          await Promise.all(
+            this.latestHooks.map((hook) => hook(from, window.end_block).catch(() => undefined)),
+          );
         this.latest = { window, epoch };
         if (!this.latestAgain) return window;
       }

@@ -107,6 +107,7 @@ describe("answers kept per indexed head", () => {
 
   it("makes readers of one thing that is not rendered yet wait for one rendering", async () => {
     await commitHead();
+    await service.latestBuilt();
     const report = vi.spyOn(service, "report");
     try {
       const answers = await Promise.all(
@@ -121,6 +122,7 @@ describe("answers kept per indexed head", () => {
   });
 
   it("serves a new head once its window is built, the previous head whole meanwhile, with the figures a fresh build gives", async () => {
+    await service.latestBuilt();
     const before = await (await app.request(`/v1/reports/base/${m1}`)).text();
     const { tx } = JSON.parse(before) as { tx: number };
     await commitHead();
@@ -181,13 +183,18 @@ describe("answers kept per indexed head", () => {
 
 describe("readers side by side", () => {
   it("answers a report while another reader's evidence is held in the store", async () => {
+    // A store of its own: nothing else of this file reads or builds on it meanwhile.
+    const store = await analyticsWith([
+      payment({ payer: addr("a"), payTo: m1, amount: 3_000_000 }),
+      payment({ payer: addr("b"), payTo: m2, amount: 1_000_000 }),
+    ]);
     let release = () => {};
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
     let hold = true;
-    const fork = analytics.fork.bind(analytics);
-    const forks = vi.spyOn(analytics, "fork").mockImplementation(async () => {
+    const fork = store.fork.bind(store);
+    vi.spyOn(store, "fork").mockImplementation(async () => {
       const db = await fork();
       const read = db.allPrepared.bind(db);
       // The first read of the store waits until released, as a long evidence build would.
@@ -201,20 +208,20 @@ describe("readers side by side", () => {
       return db;
     });
     try {
-      const readers = new ReportService(analytics, { publicUrl: PUBLIC });
+      const readers = new ReportService(store, { publicUrl: PUBLIC });
       let evidenceDone = false;
-      const evidence = readers.evidence(m2).then((e) => {
+      const evidence = readers.evidence(m2, END).then((e) => {
         evidenceDone = true;
         return e;
       });
-      const { report } = await readers.report(m1);
+      const { report } = await readers.report(m1, END);
       expect(report.address).toBe(m1);
       expect(evidenceDone).toBe(false);
       release();
       expect((await evidence).address).toBe(m2);
     } finally {
       release();
-      forks.mockRestore();
+      store.close();
     }
   });
 });
