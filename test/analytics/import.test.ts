@@ -412,24 +412,41 @@ describe("amounts", () => {
 const parallelAnalytics = (dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-"))) =>
   Analytics.open({ dataDir, memoryLimit: "1GB", threads: 4 });
 
+/**
+ * DuckDB reads an NDJSON file in pieces of 16 MiB (read_json's maximum_object_size, which can be raised but
+ * not lowered), several at once, and a table filled from them can hold the pieces out of file order: a
+ * record's number must hold past the first piece. Lines of 2 KiB, white space inside the object (valid JSON,
+ * one line in an editor), span as many pieces with a sixth of the records that 350-byte lines need. Four
+ * pieces and a short fifth, whose thread tends to finish first: the file order is then the least likely one.
+ */
+const PIECE = 16 * 2 ** 20;
+const padded = (record: object) => {
+  const json = JSON.stringify(record);
+  return `{${" ".repeat(Math.max(0, 2048 - json.length))}${json.slice(1)}`;
+};
+
 describe("line numbers", () => {
-  it("names the line of a bad row deep in a 400,000-line file, the same on every run", async () => {
+  it("names the line of a bad row deep in a file of five pieces, the same on every run", async () => {
     // Blank and white-space lines and CRLF endings among them: the line is the one an editor shows.
     const lines: string[] = [];
-    for (let i = 0; i < 400_000; i++) {
-      if (i % 50_000 === 7) lines.push(i % 100_000 === 7 ? "" : "  \t");
+    for (let i = 0; i < 34_000; i++) {
+      if (i % 4_250 === 7) lines.push(i % 8_500 === 7 ? "" : "  \t");
       const p = payment({
         payer: addr(`p${i % 997}`),
         payTo: addr(`m${i % 31}`),
         amount: 1_000 + i,
-        block: START + 1 + (i % 250_000),
+        block: START + 1 + (i % 21_250),
       });
-      lines.push(i === 299_000 ? JSON.stringify({ ...p, pay_to: "0x12" }) : JSON.stringify(p));
+      lines.push(padded(i === 25_500 ? { ...p, pay_to: "0x12" } : p));
     }
     const bad = lines.findIndex((l) => l.includes('"pay_to":"0x12"')) + 1;
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-lines-"));
     const file = path.join(dir, "big.ndjson");
-    fs.writeFileSync(file, `${lines.slice(0, 1_000).join("\r\n")}\r\n${lines.slice(1_000).join("\n")}\n`);
+    const text = `${lines.slice(0, 1_000).join("\r\n")}\r\n${lines.slice(1_000).join("\n")}\n`;
+    fs.writeFileSync(file, text);
+    // The bad line in the fourth piece of five.
+    expect(Math.floor(text.indexOf('"pay_to":"0x12"') / PIECE)).toBe(3);
+    expect(Math.ceil(text.length / PIECE)).toBe(5);
     analytics = await parallelAnalytics(path.join(dir, "data"));
     for (let run = 0; run < 3; run++) {
       const error = await importNdjson(analytics, file).then(
@@ -448,6 +465,7 @@ describe("line numbers", () => {
         balances: 0n,
       });
     }
+    fs.rmSync(file);
   }, 300_000);
 
   it("names the line of an object with a key twice, which only DuckDB refuses", async () => {
@@ -458,13 +476,13 @@ describe("line numbers", () => {
   });
 
   it("keeps the last line of a repeated listing, merchant or checkpoint, in file order", async () => {
-    // Listings among 200,000 payments, so that the file is read in parallel pieces.
-    const lines: object[] = [];
-    for (let i = 0; i < 200_000; i++) {
+    // Listings among 34,000 payments, so that the file is read in parallel pieces.
+    const lines: (object | string)[] = [];
+    for (let i = 0; i < 34_000; i++) {
       lines.push(
-        payment({ payer: addr(`p${i % 97}`), payTo: addr("m"), amount: 1_000, block: START + 1 + i }),
+        padded(payment({ payer: addr(`p${i % 97}`), payTo: addr("m"), amount: 1_000, block: START + 1 + i })),
       );
-      if (i % 1_000 === 999) {
+      if (i % 170 === 169) {
         lines.push({
           type: "listing",
           pay_to: addr("m"),
@@ -475,10 +493,13 @@ describe("line numbers", () => {
         lines.push({ type: "merchant", address: addr("m"), name: `v${i}.example` });
       }
     }
+    const file = ndjsonFile(lines);
+    expect(Math.ceil(fs.statSync(file).size / PIECE)).toBe(5);
     analytics = await parallelAnalytics();
-    await importNdjson(analytics, ndjsonFile(lines));
-    expect(await analytics.one("SELECT price_usd FROM listings")).toEqual({ price_usd: 199_999 });
-    expect(await analytics.one("SELECT name FROM merchants")).toEqual({ name: "v199999.example" });
+    await importNdjson(analytics, file);
+    expect(await analytics.one("SELECT price_usd FROM listings")).toEqual({ price_usd: 33_999 });
+    expect(await analytics.one("SELECT name FROM merchants")).toEqual({ name: "v33999.example" });
+    fs.rmSync(file);
   }, 120_000);
 });
 
