@@ -39,13 +39,17 @@ export interface ReportAnswers {
   search(query: string, endBlock?: number): Promise<SearchDocument>;
 }
 
-/** The answers of a report service in this process: the calls its HTTP routes make. */
+/**
+ * The answers of a report service in this process: the calls its HTTP routes make, the latest window
+ * of a report, its evidence and the leaderboard being the one readers are served (`ReportService.latestEnd`).
+ */
 export function serviceAnswers(reports: ReportService): ReportAnswers {
+  const end = async (endBlock: number | undefined) => endBlock ?? (await reports.latestEnd());
   return {
-    report: async (address, endBlock) => (await reports.report(address, endBlock)).report,
-    evidence: (address, endBlock) => reports.evidence(address, endBlock),
+    report: async (address, endBlock) => (await reports.report(address, await end(endBlock))).report,
+    evidence: async (address, endBlock) => reports.evidence(address, await end(endBlock)),
     leaderboard: async (endBlock, page) =>
-      leaderboardDocument(await reports.leaderboard(endBlock, { page }), reports.publicUrl),
+      leaderboardDocument(await reports.leaderboard(await end(endBlock), { page }), reports.publicUrl),
     search: (query, endBlock) => reports.search(query, endBlock),
   };
 }
