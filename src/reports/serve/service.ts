@@ -28,7 +28,9 @@ import {
   type WindowBatches,
 } from "../model.ts";
 import type { Report } from "../schema.ts";
+import { LatestWindow } from "./latest.ts";
 import { parseAddress } from "./params.ts";
+import { ReaderPool } from "./reader-pool.ts";
 
 /** Merchants a batch of a whole window's read holds: a few megabytes of JSON. */
 export const BATCH_REPORTS = 2_000;
@@ -52,9 +54,6 @@ export interface ReportServiceOptions {
  */
 const queues = new WeakMap<Analytics, Promise<unknown>>();
 
-/** How long after a reader last asked for the latest window each commit's is still built for readers. */
-const LATEST_WARM_MS = 5 * 60_000;
-
 /** Two cores' worth of readers and one more, so one waiting on DuckDB's I/O does not idle a core. */
 const DEFAULT_READERS = 3;
 
@@ -68,7 +67,9 @@ const reachOf = (endBlock: number | undefined): number => endBlock ?? Number.POS
  * Reports, materialized per window. A window's reports are built together (rank needs all of them)
  * and kept in the analytics database's `reports` table with the data version they saw; they are rebuilt when an
  * import or the indexer has changed the data since, so `generated_at` is stable between changes.
- * Calls are serialized: the analytics database has one connection and a build uses temporary tables.
+ * Checking and building windows is one call at a time on the service's connection (a build uses temporary
+ * tables and a transaction); reads run side by side on connections of their own (`ReaderPool`), and readers
+ * of the latest window are served the last one built while the next head's is built (`latestEnd`).
  */
 export class ReportService {
   /** Resolved windows by requested end block, valid at data version `windowsVersion`. */
@@ -79,14 +80,8 @@ export class ReportService {
    * current at; as many as stay stored, which are these first (`pinned`).
    */
   private readonly current = new Map<number | "latest", { window: ReportWindow; epoch: number }>();
-  /** The latest window last built for readers, with the epoch its build started at. */
-  private latest: { window: ReportWindow; epoch: number } | undefined;
-  private latestBuild: Promise<ReportWindow> | undefined;
-  private readonly latestHooks: ((from: number, to: number) => Promise<void>)[] = [];
-  /** A commit landed while the latest was being built: build it again. */
-  private latestAgain = false;
-  /** When a reader last asked for the latest window (performance.now()); 0: never. */
-  private latestAskedAt = 0;
+  /** The latest window as readers are served it. */
+  private readonly latest: LatestWindow;
   private readonly now: () => Date;
   /** Connections for reads, beside the one that builds (closed with the analytics database). */
   private readonly readers: ReaderPool;
@@ -97,12 +92,7 @@ export class ReportService {
   ) {
     this.now = options.now ?? (() => new Date());
     this.readers = new ReaderPool(analytics, options.readers ?? DEFAULT_READERS);
-    // Readers of the latest window asked lately: build each new head's as it is committed. A failure is
-    // met again, and answered, by the next reader who waits for a build.
-    analytics.changes.subscribe(() => {
-      if (this.latestAskedAt > 0 && performance.now() - this.latestAskedAt < LATEST_WARM_MS)
-        this.refreshLatest().catch(() => undefined);
-    });
+    this.latest = new LatestWindow(analytics.changes, () => this.build());
   }
 
   /** The store's writes as they commit: what was rendered stays true until one reaches it. */
@@ -251,16 +241,10 @@ export class ReportService {
 
   /**
    * The end block of the latest window as readers are served it: the last one built, while the next
-   * head's is being built, so that readers never wait for a build the indexer's next commit would
-   * outdate (docs/report.md, "Serving readers"). Waits for a build only when none is built or under
-   * way. Asking keeps the latest built at each commit for the next few minutes.
+   * head's is built (latest.ts; docs/report.md, "Serving readers").
    */
-  async latestEnd(): Promise<number> {
-    this.latestAskedAt = performance.now();
-    const latest = this.latest;
-    if (latest && (this.latestBuild || this.changes.untouchedSince(latest.epoch, Number.POSITIVE_INFINITY)))
-      return latest.window.end_block;
-    return (await this.refreshLatest()).end_block;
+  latestEnd(): Promise<number> {
+    return this.latest.end();
   }
 
   /**
@@ -268,40 +252,12 @@ export class ReportService {
    * built, before readers are served it (the routes render what readers asked of the previous one).
    */
   onLatestBuilt(hook: (from: number, to: number) => Promise<void>): void {
-    this.latestHooks.push(hook);
+    this.latest.onBuilt(hook);
   }
 
-  /** Settles once the latest window of every commit so far is built (or its build failed). */
-  async latestBuilt(): Promise<void> {
-    await this.latestBuild?.catch(() => undefined);
-  }
-
-  /** Builds the latest window, again as long as commits land meanwhile; one such run at a time. */
-  private refreshLatest(): Promise<ReportWindow> {
-    if (this.latestBuild) {
-      this.latestAgain = true;
-      return this.latestBuild;
-    }
-    const run = async () => {
-      for (;;) {
-        this.latestAgain = false;
-        const epoch = this.changes.epoch;
-        const window = await this.build();
-        const from = this.latest?.window.end_block;
-        // Readers keep the previous head until what they asked of it is ready for this one.
-        if (from !== undefined && from !== window.end_block)
-          await Promise.all(
-            this.latestHooks.map((hook) => hook(from, window.end_block).catch(() => undefined)),
-          );
-        this.latest = { window, epoch };
-        if (!this.latestAgain) return window;
-      }
-    };
-    const build = run().finally(() => {
-      this.latestBuild = undefined;
-    });
-    this.latestBuild = build;
-    return build;
+  /** Settles once the latest window of every commit so far is built for readers (or its build failed). */
+  latestBuilt(): Promise<void> {
+    return this.latest.built();
   }
 
   /**
@@ -505,39 +461,6 @@ export class ReportService {
       };
       await timed("window", () => storeWindow(this.analytics, window, version, store))();
     }
-  }
-}
-
-/** Up to `size` forks of the analytics database, made when first needed, lent one caller at a time. */
-class ReaderPool {
-  private readonly idle: Analytics[] = [];
-  private readonly waiting: ((db: Analytics) => void)[] = [];
-  private made = 0;
-
-  constructor(
-    private readonly analytics: Analytics,
-    private readonly size: number,
-  ) {}
-
-  async take(): Promise<Analytics> {
-    const idle = this.idle.pop();
-    if (idle) return idle;
-    if (this.made < this.size) {
-      this.made += 1;
-      try {
-        return await this.analytics.fork();
-      } catch (error) {
-        this.made -= 1;
-        throw error;
-      }
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-
-  give(db: Analytics): void {
-    const next = this.waiting.shift();
-    if (next) next(db);
-    else this.idle.push(db);
   }
 }
 
