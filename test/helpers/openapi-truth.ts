@@ -14,7 +14,7 @@
 
 import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
-import { HTTPFacilitatorClient } from "@x402/core/server";
+import { type FacilitatorClient, HTTPFacilitatorClient } from "@x402/core/server";
 import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
@@ -22,9 +22,9 @@ import { Agent, fetch as undiciFetch } from "undici";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { expect } from "vitest";
 import { type Devnet, type DevnetAccount, startDevnet } from "../../src/chain/devnet/index.ts";
-import type { Database } from "../../src/common/db/index.ts";
+import { type Database, openDatabase } from "../../src/common/db/index.ts";
 import { listenWithUrl } from "../../src/common/listen.ts";
-import { inProcessClient } from "../../src/facilitator/index.ts";
+import { type Facilitator, inProcessClient } from "../../src/facilitator/index.ts";
 import type { AnyEndpoint, Merchant } from "../../src/merchant-kit/endpoint.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "../../src/merchant-kit/input.ts";
 import type { OpenApiDocument, OpenApiResponse } from "../../src/merchant-kit/openapi.ts";
@@ -68,9 +68,9 @@ export interface TruthHosts {
   merchant: Merchant;
   doc: OpenApiDocument;
   url: string;
-  /** The same catalogue, its facilitator an address where nothing answers. */
+  /** The same catalogue (its `operations`), its facilitator an address where nothing answers. */
   cutOffUrl: string;
-  /** The same catalogue, every handler held until its `HELD_BUDGET_MS` budget runs out. */
+  /** The same catalogue (its `operations`), every handler held until its `HELD_BUDGET_MS` budget runs out. */
   heldUrl: string;
   /** A devnet buyer no other case pays with. */
   freshWallet(): DevnetAccount;
@@ -103,13 +103,50 @@ function held(merchant: Merchant): Merchant {
   };
 }
 
+/** An endpoint's operation as the document writes it: "GET /api/calc", "{name}" for ":name". */
+function operationOf(endpoint: AnyEndpoint): string {
+  return `${endpoint.method} ${endpoint.path.replace(/:([A-Za-z_]\w*)/g, "{$1}")}`;
+}
+
+/** The catalogue with only `operations`' endpoints. */
+function only(merchant: Merchant, operations: readonly string[] | undefined): Merchant {
+  if (!operations) return merchant;
+  return { ...merchant, endpoints: merchant.endpoints.filter((e) => operations.includes(operationOf(e))) };
+}
+
+/**
+ * The facilitator to the hosts, the miner running only while a settlement waits for its block: polling the
+ * pool every 20 ms for the whole file cost a tenth of a core, and nothing else sends a transaction.
+ */
+function minedWhileSettling(
+  facilitator: Facilitator,
+  miner: ReturnType<typeof startMiner>,
+): FacilitatorClient {
+  const client = inProcessClient(facilitator);
+  let settling = 0;
+  miner.pause();
+  return {
+    ...client,
+    settle: async (payload, requirements) => {
+      if (settling++ === 0) miner.resume();
+      try {
+        return await client.settle(payload, requirements);
+      } finally {
+        if (--settling === 0) miner.pause();
+      }
+    },
+  };
+}
+
 /**
  * Serves `build(url)` three ways on one devnet (its facilitator in process) and one merchant database:
  * PostgreSQL when the tests have a server (writes of several cases then run side by side), else PGlite.
+ * The held and cut-off hosts serve only `operations` when given, the ones the cases will call: each
+ * route a host serves costs its start a schema compiled (the x402 middleware checks its Bazaar entry).
  */
 export async function startTruthHosts(
   build: (url: string) => Merchant,
-  options: { buyers: number },
+  options: { buyers: number; operations?: readonly string[] },
 ): Promise<TruthHosts> {
   const closers: (() => Promise<void>)[] = [];
   const close = async () => {
@@ -120,12 +157,18 @@ export async function startTruthHosts(
     closers.push(() => devnet.stop());
     const miner = startMiner(devnet);
     closers.push(() => miner.stop());
-    const ledgerDb = await openTestDatabase("pglite");
-    closers.push(ledgerDb.close);
-    const facilitator = await devnetFacilitator(devnet, ledgerDb.db);
-    closers.push(() => facilitator.close());
     const state = await openTestDatabase(SERVER_URL ? "postgres" : "pglite");
     closers.push(state.close);
+    // The facilitator's connections of its own, as its service has: a write unit holds one until the
+    // payment settles. On a server the same database, as the services share it; on PGlite, whose one
+    // connection a unit holds, a cluster of its own.
+    const ledger = SERVER_URL
+      ? await openDatabase(state.options).then((db) => ({ db, close: () => db.close() }))
+      : await openTestDatabase("pglite");
+    closers.push(ledger.close);
+    const facilitator = await devnetFacilitator(devnet, ledger.db);
+    closers.push(() => facilitator.close());
+    const paying = minedWhileSettling(facilitator, miner);
     const chain = { rpcUrl: devnet.rpc };
     let merchant: Merchant | undefined;
     const main = await startMerchant(
@@ -134,21 +177,25 @@ export async function startTruthHosts(
         return merchant;
       },
       state.db,
-      inProcessClient(facilitator),
+      paying,
       chain,
     );
     closers.push(() => main.close());
     const holding = await startMerchant(
-      (url) => held(build(url)),
+      (url) => held(only(build(url), options.operations)),
       state.db,
-      inProcessClient(facilitator),
+      paying,
       chain,
     );
     closers.push(() => holding.close());
     // A port that was free a moment ago: nothing answers there.
     const gone = await listenWithUrl(async () => () => new Response(), "127.0.0.1", 0);
     await gone.close();
-    const cutOff = await startMerchant(build, state.db, new HTTPFacilitatorClient({ url: gone.url }));
+    const cutOff = await startMerchant(
+      (url) => only(build(url), options.operations),
+      state.db,
+      new HTTPFacilitatorClient({ url: gone.url }),
+    );
     closers.push(() => cutOff.close());
 
     const [shared, abandoner, ...rest] = devnet.buyers as [DevnetAccount, DevnetAccount, ...DevnetAccount[]];
@@ -228,9 +275,7 @@ function send(base: string, call: Call, via: typeof fetch = fresh): Promise<Resp
 
 /** The endpoint an operation is served from. */
 function endpointOf(hosts: TruthHosts, method: string, path: string): AnyEndpoint {
-  const endpoint = hosts.merchant.endpoints.find(
-    (e) => e.method === method && e.path.replace(/:([A-Za-z_]\w*)/g, "{$1}") === path,
-  );
+  const endpoint = hosts.merchant.endpoints.find((e) => operationOf(e) === `${method} ${path}`);
   if (!endpoint) throw new Error(`no endpoint serves ${method} ${path}`);
   return endpoint;
 }

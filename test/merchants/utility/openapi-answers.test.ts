@@ -12,7 +12,7 @@ import { startUtilityTruth, UTILITY_GROUPS, type UtilityTruth } from "./openapi-
 let truth: UtilityTruth;
 
 beforeAll(async () => {
-  truth = await startUtilityTruth(48);
+  truth = await startUtilityTruth(48, [...UTILITY_GROUPS.rest, ...UTILITY_GROUPS.providers]);
 });
 afterAll(async () => {
   await truth?.close();

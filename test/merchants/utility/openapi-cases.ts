@@ -351,9 +351,13 @@ export interface UtilityTruth {
 /**
  * The utility API as production builds it (`utilityMerchant`), its providers fakes on 127.0.0.1, its
  * fetches allowed to the fixture site there, its DNS a fixture server, its quota small: served three
- * ways (openapi-truth.ts) with `buyers` wallets for the cases that need their own.
+ * ways (openapi-truth.ts) with `buyers` wallets for the cases that need their own, its held and cut-off
+ * hosts serving `operations`, those of the calling file.
  */
-export async function startUtilityTruth(buyers: number): Promise<UtilityTruth> {
+export async function startUtilityTruth(
+  buyers: number,
+  operations: readonly string[],
+): Promise<UtilityTruth> {
   const closers: (() => Promise<void>)[] = [];
   const close = async () => {
     for (const fn of closers.reverse()) await fn();
@@ -399,7 +403,7 @@ export async function startUtilityTruth(buyers: number): Promise<UtilityTruth> {
           fetchPolicy: { allowAddresses: ["127.0.0.1"] },
           state: STATE,
         }),
-      { buyers },
+      { buyers, operations },
     );
     closers.push(() => hosts.close());
     const fixtures = { site: site.url.replace(/\/$/, ""), png: await twoShapesAs("png"), llm, images, brave };
