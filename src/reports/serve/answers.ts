@@ -40,6 +40,11 @@ interface Entry {
 
 /** Answers rendered at once for a new head (`warm`): as many as the report service has readers, less one. */
 const WARM_AT_ONCE = 2;
+/**
+ * Answers rendered for a new head at most, the most recently asked: the rest are rendered when asked
+ * again, so that a reader who waits for a head (the first after a quiet spell) waits for a bounded time.
+ */
+const WARM_MOST = 256;
 
 export interface AnswersOptions {
   /** Bytes of bodies kept; the least recently asked go first. Default 64 MB. */
@@ -97,7 +102,8 @@ export class Answers {
    * is left for a reader to meet.
    */
   async warm(from: number, to: number): Promise<void> {
-    const asked = [...this.entries.values()].filter((e) => e.end === from);
+    // Map order is use order: the most recently asked are at the back, taken (popped) first.
+    const asked = [...this.entries.values()].filter((e) => e.end === from).slice(-WARM_MOST);
     const next = async (): Promise<void> => {
       for (let e = asked.pop(); e; e = asked.pop())
         await this.get(e.what, to, e.render).catch(() => undefined);
