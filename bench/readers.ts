@@ -37,6 +37,7 @@ import type { Devnet } from "../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../src/chain/facilitators.ts";
 import { Lifecycle } from "../src/common/lifecycle.ts";
 import { setLogDestination } from "../src/common/log.ts";
+import { sleep } from "../src/common/sleep.ts";
 import { LICENSE_URL, publishSite, ReportService, reportRoutes } from "../src/reports/index.ts";
 import { loadConfig } from "../src/services/config.ts";
 import { startReportService } from "../src/services/index.ts";
@@ -69,7 +70,6 @@ const work = path.join(root, ".bench", "readers");
 const storeDir = path.join(work, "store");
 const siteDir = path.join(work, "site");
 const line = (text = "") => process.stdout.write(`${text}\n`);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type Url = LoadRun["urls"][number];
 const KINDS = ["report", "page", "badge", "evidence", "leaderboard"] as const;

@@ -23,8 +23,6 @@ export interface Answer extends Rendered {
   bytes: number;
 }
 
-/** The window an answer was rendered from: its end block, or Infinity for the latest (every commit moves it). */
-export type Reach = number;
 /** Renders an answer for the window ending at the block it is given. */
 export type Render = (end: number) => Promise<Rendered>;
 

@@ -3,7 +3,7 @@
  * proxies revalidate with a `304` instead of fetching the body again.
  */
 import type { Context } from "hono";
-import type { Answer, Answers, Reach, Render } from "./answers.ts";
+import type { Answer, Answers, Render } from "./answers.ts";
 import type { ReportService } from "./service.ts";
 
 /**
@@ -14,16 +14,14 @@ export const LATEST_MAX_AGE = 2;
 /** A window asked for by its end block changes only when a write reaches into it (a deep reorg, a new merchant). */
 export const WINDOW_MAX_AGE = 300;
 
-/** The `Cache-Control` of an answer rendered from a window reaching `reach`. */
-export function cacheControl(reach: Reach): string {
-  return `public, max-age=${reach === Number.POSITIVE_INFINITY ? LATEST_MAX_AGE : WINDOW_MAX_AGE}`;
-}
-
-/** The answer, or `304 Not Modified` when the request's validators show the reader holds it already. */
-export function respond(c: Context, answer: Answer, reach: Reach): Response {
+/**
+ * The answer, or `304 Not Modified` when the request's validators show the reader holds it already;
+ * `latest`: asked for the latest window, not by its end block.
+ */
+export function respond(c: Context, answer: Answer, latest: boolean): Response {
   c.header("ETag", answer.etag);
   c.header("Last-Modified", answer.lastModified);
-  c.header("Cache-Control", cacheControl(reach));
+  c.header("Cache-Control", `public, max-age=${latest ? LATEST_MAX_AGE : WINDOW_MAX_AGE}`);
   if (notModified(c.req.header("If-None-Match"), c.req.header("If-Modified-Since"), answer)) {
     return c.body(null, 304);
   }
@@ -62,5 +60,5 @@ export async function answerCached(
 ): Promise<Response> {
   const end = endBlock ?? (await reports.latestEnd());
   const answer = await answers.get(what, end, render);
-  return respond(c, answer, endBlock ?? Number.POSITIVE_INFINITY);
+  return respond(c, answer, endBlock === undefined);
 }

@@ -57,9 +57,6 @@ const queues = new WeakMap<Analytics, Promise<unknown>>();
 /** Two cores' worth of readers and one more, so one waiting on DuckDB's I/O does not idle a core. */
 const DEFAULT_READERS = 3;
 
-/** Resolved windows kept per data version: end blocks asked for by readers, any number of them. */
-const WINDOWS_KEPT = 64;
-
 /** How far back a window's data reaches for `StoreChanges`: the latest moves with every commit. */
 const reachOf = (endBlock: number | undefined): number => endBlock ?? Number.POSITIVE_INFINITY;
 
@@ -72,9 +69,6 @@ const reachOf = (endBlock: number | undefined): number => endBlock ?? Number.POS
  * of the latest window are served the last one built while the next head's is built (`latestEnd`).
  */
 export class ReportService {
-  /** Resolved windows by requested end block, valid at data version `windowsVersion`. */
-  private readonly windows = new Map<number | "latest", ReportWindow>();
-  private windowsVersion = -1n;
   /**
    * Windows found current, by requested end block, with the epoch of the store's changes they were
    * current at; as many as stay stored, which are these first (`pinned`).
@@ -395,9 +389,9 @@ export class ReportService {
   /**
    * The window ending at `endBlock` (default: the latest checkpoint), its reports built. A window found
    * current before, that no write has reached since (src/analytics/changes.ts), is taken as it was: a
-   * closed week is built once, however far the indexer moves the latest. Otherwise resolving a window
-   * reads the payments' latest block, tens of milliseconds on a large analytics database; it depends only
-   * on stored data, so it is kept until the data version moves.
+   * closed week is built once, however far the indexer moves the latest, and a window is resolved (the
+   * payments' latest block read, tens of milliseconds on a large analytics database) only when a write
+   * reached it.
    */
   private async ensureWindow(endBlock?: number): Promise<ReportWindow> {
     const key = endBlock ?? "latest";
@@ -411,16 +405,7 @@ export class ReportService {
     }
     const epoch = changes.epoch;
     const version = await dataVersion(this.analytics);
-    if (version !== this.windowsVersion) {
-      this.windows.clear();
-      this.windowsVersion = version;
-    }
-    let window = this.windows.get(key);
-    if (!window) {
-      window = await resolveWindow(this.analytics, endBlock);
-      if (this.windows.size >= WINDOWS_KEPT) this.windows.clear();
-      this.windows.set(key, window);
-    }
+    const window = await resolveWindow(this.analytics, endBlock);
     await this.buildIfStale(window, version);
     // The latest window is also the window of its end block: asked for by it, it is current as long.
     for (const k of new Set<number | "latest">([key, window.end_block])) {
