@@ -37,5 +37,19 @@ export const PERMIT2_ADDRESS = "0x000000000022D473030F116dDEE9F6B43aC78BA3" as c
  * names, which the facilitator calls to settle any amount up to the signed maximum.
  */
 export const X402_UPTO_PROXY_ADDRESS = "0x4020A4f3b7b90ccA423B9fabCc0CE57C6C240002" as const;
+/**
+ * x402's `exact` Permit2 proxy (`@x402/evm`'s `x402ExactPermit2ProxyAddress`): `exact` for wallets and tokens
+ * that do not use EIP-3009 (`assetTransferMethod: "permit2"`); it moves exactly the signed amount.
+ */
+export const X402_EXACT_PROXY_ADDRESS = "0x402085c248EeA27D92E8b30b2C58ed07f9E20001" as const;
+/**
+ * x402's `batch-settlement` escrow (`x402BatchSettlement`): payment channels a buyer deposits into once, the
+ * receiver claiming cumulative vouchers and sweeping what it claimed to its wallet (`settle`).
+ */
+export const X402_BATCH_SETTLEMENT_ADDRESS = "0x4020074e9dF2ce1deE5A9C1b5c3f541D02a10003" as const;
+/** Pulls a channel deposit with the payer's ERC-3009 `receiveWithAuthorization`, then passes it to the escrow. */
+export const ERC3009_DEPOSIT_COLLECTOR_ADDRESS = "0x4020806089470a89826cB9fB1f4059150b550004" as const;
+/** Pulls a channel deposit through Permit2 straight into the escrow. */
+export const PERMIT2_DEPOSIT_COLLECTOR_ADDRESS = "0x4020425FAf3B746C082C2f942b4E5159887B0005" as const;
 /** Multicall3, at the same address on every chain; x402's facilitator batches its diagnostic reads through it. */
 export const MULTICALL3_ADDRESS = "0xcA11bde05977b3631167028862bE2a173976CA11" as const;
