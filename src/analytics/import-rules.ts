@@ -32,6 +32,8 @@ export const RAW_FIELDS = [
   "claimed",
   "frozen",
   "wallet",
+  "scheme",
+  "transfer_method",
 ] as const;
 
 export interface Rule {
@@ -102,6 +104,16 @@ export const RULES: readonly Rule[] = [
   ...["facilitator", "payer", "pay_to", "amount"].map((f) => required(["payment"], f)),
   ...["facilitator", "payer", "pay_to"].map((f) => address(["payment"], f)),
   address(["payment"], "asset", true),
+  {
+    types: ["payment"],
+    check: `"scheme" IS NULL OR lower("scheme") IN ('exact', 'upto', 'batch-settlement')`,
+    message: `"scheme" must be one of exact, upto, batch-settlement`,
+  },
+  {
+    types: ["payment"],
+    check: `"transfer_method" IS NULL OR lower("transfer_method") IN ('eip3009', 'permit2', 'channel')`,
+    message: `"transfer_method" must be one of eip3009, permit2, channel`,
+  },
   ...["from", "to", "amount"].map((f) => required(["transfer"], f)),
   ...["from", "to"].map((f) => address(["transfer"], f)),
   {

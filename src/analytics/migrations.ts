@@ -308,6 +308,49 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       );
     `,
   },
+  {
+    version: 13,
+    name: "schemes and channels",
+    // Each payment's x402 scheme (exact, upto, batch-settlement) and how its money moved (eip3009, permit2,
+    // channel); NULL where the store cannot say (payments stored before this version, imports without
+    // them). A batch-settlement claim's channel: the money it spends is the channel's (src/indexer/channels.ts).
+    // channels: each channel's config as the escrow's ChannelCreated gave it (block -1: read back from
+    // before the indexed range). channel_events: every event of the escrow, as it happened. The reports
+    // are a cache.
+    sql: `
+      DELETE FROM reports;
+      DELETE FROM report_windows;
+      ALTER TABLE payments ADD COLUMN scheme VARCHAR;
+      ALTER TABLE payments ADD COLUMN transfer_method VARCHAR;
+      ALTER TABLE payments ADD COLUMN channel VARCHAR;
+      CREATE TABLE channels (
+        chain VARCHAR NOT NULL,
+        channel_id VARCHAR NOT NULL,
+        payer VARCHAR NOT NULL,
+        payer_authorizer VARCHAR NOT NULL,
+        receiver VARCHAR NOT NULL,
+        receiver_authorizer VARCHAR NOT NULL,
+        token VARCHAR NOT NULL,
+        withdraw_delay BIGINT NOT NULL,
+        salt VARCHAR NOT NULL,
+        block_number BIGINT NOT NULL,
+        tx_hash VARCHAR NOT NULL,
+        PRIMARY KEY (chain, channel_id)
+      );
+      CREATE TABLE channel_events (
+        chain VARCHAR NOT NULL,
+        tx_hash VARCHAR NOT NULL,
+        log_index INTEGER NOT NULL,
+        block_number BIGINT NOT NULL,
+        block_time TIMESTAMP NOT NULL,
+        event VARCHAR NOT NULL,
+        channel_id VARCHAR NOT NULL,
+        sender VARCHAR NOT NULL,
+        receiver VARCHAR NOT NULL,
+        amount HUGEINT NOT NULL
+      );
+    `,
+  },
 ];
 
 export async function migrate(analytics: Analytics): Promise<void> {

@@ -17,6 +17,7 @@ import type { Analytics } from "../analytics/duckdb.ts";
 import { BASE_CHAIN, BASE_USDC } from "../chain/base.ts";
 import type { RpcClient } from "./rpc/client.ts";
 import { RpcError } from "./rpc/rpc-errors.ts";
+import { APPEARANCES_SQL } from "./state.ts";
 
 /** A wallet's USDC balance at the end of `block`, in atomic units. */
 export interface BalanceRow {
@@ -90,10 +91,7 @@ export function readKey(wallet: string, top: number): string {
 export async function loadDepositorsRead(analytics: Analytics): Promise<Set<string>> {
   const rows = await analytics.all<{ wallet: string }>(
     `WITH seen AS (
-       SELECT wallet, min(block_number) AS first_block FROM (
-         SELECT payer AS wallet, block_number FROM payments WHERE chain = $chain
-         UNION ALL SELECT pay_to, block_number FROM payments WHERE chain = $chain
-       ) GROUP BY wallet
+       SELECT wallet, min(block_number) AS first_block FROM (${APPEARANCES_SQL}) GROUP BY wallet
      )
      SELECT DISTINCT t.from_address AS wallet FROM transfers t
        JOIN seen r ON r.wallet = t.to_address AND r.first_block <= t.block_number

@@ -14,7 +14,7 @@ import type { FacilitatorRegistry } from "../chain/facilitators.ts";
 import type { BlockData } from "./block-data.ts";
 import { ChainMovedError } from "./block-data.ts";
 import type { TransferLog } from "./decode.ts";
-import type { PairedLogs } from "./settlements.ts";
+import type { PairedLogs, Scheme, TransferMethod } from "./settlements.ts";
 
 export interface PaymentRow {
   tx: string;
@@ -25,6 +25,10 @@ export interface PaymentRow {
   payer: string;
   payTo: string;
   amount: bigint;
+  scheme: Scheme;
+  method: TransferMethod;
+  /** A batch-settlement claim's channel id: the money it spends was the channel's (`channels.ts`). */
+  channel?: string;
 }
 
 export interface CandidateRow {
@@ -81,7 +85,7 @@ export function classifyBatch(
   const transfers: TransferRow[] = [];
   const skipped: SkippedLog[] = [];
 
-  for (const { transfer: log } of paired.settlements) {
+  for (const { transfer: log, scheme, method } of paired.settlements) {
     const data = blocks.get(log.block);
     if (!data) throw new Error(`internal: no header fetched for block ${log.block}`);
     if (data.header.hash !== log.blockHash) {
@@ -108,7 +112,7 @@ export function classifyBatch(
       amount,
     };
     if (verdict.known) {
-      payments.push({ ...base, facilitator: sender });
+      payments.push({ ...base, facilitator: sender, scheme, method });
     } else {
       candidates.push({ ...base, sender, reason: verdict.reason });
       transfers.push(transferRow(log, time));

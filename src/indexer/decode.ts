@@ -8,19 +8,26 @@
  *     topics [sig, from, to], data = value (32 bytes)
  *   AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)
  *     topics [sig, authorizer, nonce], data empty
- * The x402 upto proxy's, after the Transfer its settlement made through Permit2:
+ * The x402 Permit2 proxies' (upto, and exact for wallets without EIP-3009), after the Transfer their
+ * settlement made through Permit2 (both proxies emit the same two events: the address tells them apart):
  *   Settled() and SettledWithPermit()
  *     topics [sig], data empty
+ * The batch-settlement escrow's: `channel-logs.ts`.
  */
 
-import { X402_UPTO_PROXY_ADDRESS } from "../chain/base.ts";
+import {
+  X402_BATCH_SETTLEMENT_ADDRESS,
+  X402_EXACT_PROXY_ADDRESS,
+  X402_UPTO_PROXY_ADDRESS,
+} from "../chain/base.ts";
+import { type ChannelLog, decodeChannelLog } from "./channel-logs.ts";
 
 /** keccak256("Transfer(address,address,uint256)") */
 export const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
 /** keccak256("AuthorizationUsed(address,bytes32)"), emitted by EIP-3009 tokens just before the Transfer. */
 export const AUTHORIZATION_USED_TOPIC = "0x98de503528ee59b575ef0c0a2576a82497bfc029a5685b209e9ec333479b10a5";
 
-/** keccak256("Settled()"): the x402 upto proxy settled a payment (the USDC Transfer just before it). */
+/** keccak256("Settled()"): an x402 Permit2 proxy settled a payment (the USDC Transfer just before it). */
 export const UPTO_SETTLED_TOPIC = "0x97088ec3606cfe8cc112180570d03fcde05f9b8e1bfef8e27784eaf5dd5691b6";
 /** keccak256("SettledWithPermit()"): the same, the buyer's Permit2 approval given by an EIP-2612 permit. */
 export const UPTO_SETTLED_WITH_PERMIT_TOPIC =
@@ -40,7 +47,7 @@ export interface RawLog {
   removed?: boolean;
 }
 
-interface LogPosition {
+export interface LogPosition {
   block: number;
   blockHash: string;
   /** The log's own block time (unix seconds) when the RPC serves it, else undefined. */
@@ -61,32 +68,43 @@ export interface AuthorizationLog extends LogPosition {
   authorizer: string;
 }
 
-/** The upto proxy settled the payment whose Transfer precedes this log in its transaction. */
-export interface UptoSettledLog extends LogPosition {
-  kind: "upto";
+/** A Permit2 proxy settled the payment whose Transfer precedes this log in its transaction. */
+export interface ProxySettledLog extends LogPosition {
+  kind: "proxy";
+  /** Which proxy: upto's settles any amount up to the signed one, exact's the signed amount. */
+  scheme: "exact" | "upto";
 }
 
-export type UsdcLog = TransferLog | AuthorizationLog | UptoSettledLog;
+export type UsdcLog = TransferLog | AuthorizationLog | ProxySettledLog;
+/** Every log the indexer reads: USDC's, the proxies' and the batch-settlement escrow's. */
+export type X402Log = UsdcLog | ChannelLog;
 
 /** A log that does not have the layout its topic promises: the RPC or the contract is not what we think. */
 export class MalformedLogError extends Error {
   override name = "MalformedLogError";
 }
 
-const UPTO_PROXY = X402_UPTO_PROXY_ADDRESS.toLowerCase();
+const PROXIES = new Map<string, ProxySettledLog["scheme"]>([
+  [X402_UPTO_PROXY_ADDRESS.toLowerCase(), "upto"],
+  [X402_EXACT_PROXY_ADDRESS.toLowerCase(), "exact"],
+]);
+const ESCROW = X402_BATCH_SETTLEMENT_ADDRESS.toLowerCase();
 
 /**
- * Decodes one log of USDC or of the upto proxy (as the log filter asks for them); undefined for other
- * events (and for logs a reorg removed).
+ * Decodes one log of USDC, of a Permit2 proxy or of the batch-settlement escrow (as the log filter asks for
+ * them); undefined for other events (and for logs a reorg removed).
  */
-export function decodeLog(log: RawLog): UsdcLog | undefined {
+export function decodeLog(log: RawLog): X402Log | undefined {
   if (log.removed) return undefined;
   const topics = log.topics;
   const sig = topics[0];
+  const from = log.address.toLowerCase();
+  if (from === ESCROW) return decodeChannelLog(log, positionOf(log));
   if (sig === UPTO_SETTLED_TOPIC || sig === UPTO_SETTLED_WITH_PERMIT_TOPIC) {
-    if (log.address.toLowerCase() !== UPTO_PROXY) return undefined;
+    const scheme = PROXIES.get(from);
+    if (!scheme) return undefined;
     if (topics.length !== 1) throw malformed(log, `${topics.length} topics`);
-    return { kind: "upto", ...positionOf(log) };
+    return { kind: "proxy", scheme, ...positionOf(log) };
   }
   if (sig !== TRANSFER_TOPIC && sig !== AUTHORIZATION_USED_TOPIC) return undefined;
   if (topics.length !== 3) throw malformed(log, `${topics.length} topics`);

@@ -18,8 +18,9 @@ import {
   filterTraces,
   type SenderStrategy,
 } from "./block-data.ts";
+import type { ChannelLog } from "./channel-logs.ts";
 import { type ClassifiedBatch, classifyBatch } from "./classify.ts";
-import { decodeLog, hexNumber, type RawLog, type UsdcLog } from "./decode.ts";
+import { decodeLog, hexNumber, type RawLog, type X402Log } from "./decode.ts";
 import type { LogFetcher } from "./logs.ts";
 import type { RpcClient } from "./rpc/client.ts";
 import { pairSettlements } from "./settlements.ts";
@@ -44,6 +45,8 @@ export interface FetchedBatch extends ClassifiedBatch {
   /** Blocks whose headers were read: their hashes are kept for reorg checks. */
   hashes: Cursor[];
   logs: number;
+  /** The batch-settlement escrow's events: rows only at commit, against the channels known by then. */
+  channelLogs: ChannelLog[];
 }
 
 export async function fetchBatch(ctx: FetchContext, from: number, to: number): Promise<FetchedBatch> {
@@ -54,10 +57,10 @@ export async function fetchBatch(ctx: FetchContext, from: number, to: number): P
     ctx.strategy === "trace" ? filterTraces(ctx.client, from, to, ctx.registry.addresses()) : undefined;
   filtered?.catch(() => undefined); // awaited in fetchBlockData; a failure before must not go unhandled
   const raw = await ctx.logs.fetch(from, to);
-  const decoded: UsdcLog[] = [];
+  const decoded: X402Log[] = [];
   for (const log of raw) {
-    const usdc = decodeLog(log);
-    if (usdc) decoded.push(usdc);
+    const x402 = decodeLog(log);
+    if (x402) decoded.push(x402);
   }
   const paired = pairSettlements(decoded);
 
@@ -114,6 +117,7 @@ export async function fetchBatch(ctx: FetchContext, from: number, to: number): P
     end: { block: to, hash: endHeader.hash, time: endHeader.timestamp },
     hashes,
     logs: raw.length,
+    channelLogs: paired.channels,
   };
 }
 

@@ -21,7 +21,7 @@ import { findStart } from "./run/start.ts";
 import { finish, newSummary } from "./run/summary.ts";
 import { targetFor } from "./run/target.ts";
 import { openTools } from "./run/tools.ts";
-import { loadWalletBook } from "./state.ts";
+import { loadChannelBook, loadWalletBook } from "./state.ts";
 
 /**
  * Indexes x402 payments on Base from a JSON-RPC endpoint into the analytics database.
@@ -41,7 +41,8 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
     choice === "auto" ? await chooseSenderStrategy(tools.client, tools.registry.addresses()) : choice;
   const book = await tools.serial.run(() => loadWalletBook(tools.analytics));
   const history = await openFundingHistory(tools);
-  const state = new RunState(start, book);
+  const channels = await tools.serial.run(() => loadChannelBook(tools.analytics));
+  const state = new RunState(start, book, channels);
   const summary = newSummary(tools.client, state.cursor.block);
   const run: Run = { ...tools, strategy, history, summary, state };
 

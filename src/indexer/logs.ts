@@ -60,10 +60,20 @@ export class LogFetcher {
 
   /**
    * Every matching log of blocks `from` to `to` (inclusive), in chain order; with `topic2`, only those
-   * whose third topic is one of these (an OR), e.g. the Transfers to a list of padded addresses.
+   * whose third topic is one of these (an OR), e.g. the Transfers to a list of padded addresses; with
+   * `topic1`, likewise for the second (the channels created with these ids).
    */
-  async fetch(from: number, to: number, topic2?: readonly string[]): Promise<RawLog[]> {
-    const topics = topic2 ? [this.filter.topic0, null, topic2] : [this.filter.topic0];
+  async fetch(
+    from: number,
+    to: number,
+    topic2?: readonly string[],
+    topic1?: readonly string[],
+  ): Promise<RawLog[]> {
+    const topics = topic2
+      ? [this.filter.topic0, topic1 ?? null, topic2]
+      : topic1
+        ? [this.filter.topic0, topic1]
+        : [this.filter.topic0];
     const out: RawLog[] = [];
     let cursor = from;
     let refusedOneBlock = 0;

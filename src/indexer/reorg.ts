@@ -52,6 +52,8 @@ export async function rewindTo(analytics: Analytics, ancestor: Cursor): Promise<
       "transfers",
       "balances",
       "facilitator_candidates",
+      "channels",
+      "channel_events",
       "indexer_blocks",
       "checkpoints",
     ]) {

@@ -21,6 +21,7 @@ import { oversized, type SkippedLog, skippedLog, type TransferRow, transferRow }
 import { decodeLog, type TransferLog } from "./decode.ts";
 import type { LogFetcher } from "./logs.ts";
 import { chunk, mapPool } from "./pool.ts";
+import { isChannelPlumbing } from "./settlements.ts";
 
 /**
  * Recipients per eth_getLogs: geth caps an OR-list at 1,000 topics (`maxSubTopics`); half that keeps a
@@ -129,7 +130,8 @@ export class HistoryScanner {
         const byWallet = found[p] as Map<string, TransferLog[]>;
         for (const raw of answers[i] ?? []) {
           const log = decodeLog(raw);
-          if (log?.kind !== "transfer") continue;
+          // A channel's plumbing is no inflow of the wallet: the channel's own moves stand for it.
+          if (log?.kind !== "transfer" || isChannelPlumbing(log)) continue;
           const list = byWallet.get(log.to) ?? [];
           list.push(log);
           byWallet.set(log.to, list);

@@ -5,7 +5,8 @@
  */
 
 import type { Analytics } from "../analytics/duckdb.ts";
-import { BASE_CHAIN } from "../chain/base.ts";
+import { BASE_CHAIN, BASE_USDC } from "../chain/base.ts";
+import { ChannelBook } from "./channels.ts";
 import { WalletBook } from "./funding.ts";
 
 /** A block the indexer stands on: everything through it is stored. */
@@ -50,14 +51,53 @@ export async function recentBlocks(analytics: Analytics, below: number): Promise
   return rows.map((r) => ({ block: Number(r.block_number), hash: r.block_hash, time: Number(r.t) }));
 }
 
-/** Every wallet of a stored payment with the first block it appears in, and whether it ever paid. */
+/**
+ * Where wallets appear in x402, with whether they paid there: as payer or merchant of a stored payment,
+ * and as the payer or the channel of a deposit into a batch-settlement channel (a transfer to a channel
+ * id, `channels.ts`): a deposit is the buyer's first x402 act, before any claim pays from it.
+ */
+export const APPEARANCES_SQL = `
+  SELECT payer AS wallet, block_number, true AS paid FROM payments WHERE chain = $chain
+  UNION ALL SELECT pay_to, block_number, false FROM payments WHERE chain = $chain
+  UNION ALL SELECT from_address, block_number, true FROM transfers WHERE chain = $chain AND length(to_address) = 66
+  UNION ALL SELECT to_address, block_number, false FROM transfers WHERE chain = $chain AND length(to_address) = 66`;
+
+/** Every wallet of a stored payment (or deposit) with the first block it appears in, and whether it ever paid. */
 export async function loadWalletBook(analytics: Analytics): Promise<WalletBook> {
   const rows = await analytics.all<{ wallet: string; first_block: bigint; paid: boolean }>(
-    `SELECT wallet, min(block_number) AS first_block, bool_or(paid) AS paid FROM (
-       SELECT payer AS wallet, block_number, true AS paid FROM payments WHERE chain = $chain
-       UNION ALL SELECT pay_to, block_number, false FROM payments WHERE chain = $chain
-     ) GROUP BY wallet`,
+    `SELECT wallet, min(block_number) AS first_block, bool_or(paid) AS paid FROM (${APPEARANCES_SQL}) GROUP BY wallet`,
     { chain: BASE_CHAIN },
   );
   return WalletBook.from(rows);
+}
+
+/** Every stored batch-settlement channel's config. */
+export async function loadChannelBook(analytics: Analytics): Promise<ChannelBook> {
+  const rows = await analytics.all<{
+    channel_id: string;
+    payer: string;
+    payer_authorizer: string;
+    receiver: string;
+    receiver_authorizer: string;
+    token: string;
+    withdraw_delay: bigint;
+    salt: string;
+    block_number: bigint;
+    tx_hash: string;
+  }>("SELECT * EXCLUDE (chain) FROM channels WHERE chain = $chain", { chain: BASE_CHAIN });
+  return new ChannelBook(
+    BASE_USDC,
+    rows.map((r) => ({
+      channelId: r.channel_id,
+      payer: r.payer,
+      payerAuthorizer: r.payer_authorizer,
+      receiver: r.receiver,
+      receiverAuthorizer: r.receiver_authorizer,
+      token: r.token,
+      withdrawDelay: Number(r.withdraw_delay),
+      salt: r.salt,
+      block: Number(r.block_number),
+      tx: r.tx_hash,
+    })),
+  );
 }

@@ -16,6 +16,7 @@ import { bumpDataVersion } from "../analytics/migrations.ts";
 import { paymentsWritten, SEALS_PER_COMMIT } from "../analytics/payment-days.ts";
 import { BASE_CHAIN, BASE_USDC } from "../chain/base.ts";
 import type { BalanceRow } from "./balances.ts";
+import type { ChannelEventRow, ChannelRow } from "./channels.ts";
 import type { CandidateRow, PaymentRow, TransferRow } from "./classify.ts";
 import type { Cursor } from "./state.ts";
 
@@ -36,6 +37,9 @@ export interface Batch {
   balances?: readonly BalanceRow[];
   /** Blocks whose hashes to keep for reorg checks (the end block among them). */
   hashes: readonly Cursor[];
+  /** Batch-settlement channels first seen in the batch, and every event of the escrow in it (`channels.ts`). */
+  channels?: readonly ChannelRow[];
+  channelEvents?: readonly ChannelEventRow[];
 }
 
 export interface CommitOptions {
@@ -74,6 +78,10 @@ const COLUMNS: { [T in Table]: (a: DuckDBAppender, row: never) => void } = {
     a.appendVarchar(p.payTo);
     a.appendBigInt(p.amount);
     a.appendVarchar(BASE_USDC);
+    a.appendVarchar(p.scheme);
+    a.appendVarchar(p.method);
+    if (p.channel === undefined) a.appendNull();
+    else a.appendVarchar(p.channel);
   },
   facilitator_candidates: (a, c: CandidateRow) => {
     a.appendVarchar(c.sender);
@@ -124,6 +132,7 @@ export class BatchWriter {
         history: await this.addHistory(batch),
         balances: await this.addBalances(batch.balances ?? []),
       };
+      await this.addChannels(batch);
       // Every wallet paid through x402 is a merchant with a report; its name stays NULL (the report
       // then names it after its listings' host).
       for (let i = 0; i < fresh.length; i += 1_000) {
@@ -162,6 +171,49 @@ export class BatchWriter {
       hi = Math.max(hi, t.block);
     }
     return this.add("transfers", fresh, { lo, hi });
+  }
+
+  /** The escrow's events of the batch's blocks and its new channels (a channel read back twice is kept once). */
+  private async addChannels(batch: Batch): Promise<void> {
+    for (const c of batch.channels ?? []) {
+      await this.analytics.run(
+        "INSERT OR IGNORE INTO channels VALUES ($chain, $id, $payer, $pa, $receiver, $ra, $token, $delay, $salt, $block, $tx)",
+        {
+          chain: BASE_CHAIN,
+          id: c.channelId,
+          payer: c.payer,
+          pa: c.payerAuthorizer,
+          receiver: c.receiver,
+          ra: c.receiverAuthorizer,
+          token: c.token,
+          delay: c.withdrawDelay,
+          salt: c.salt,
+          block: c.block,
+          tx: c.tx,
+        },
+      );
+    }
+    const events = batch.channelEvents ?? [];
+    if (events.length === 0) return;
+    const appender = await this.analytics.connection.createAppender("channel_events");
+    try {
+      for (const e of events) {
+        appender.appendVarchar(BASE_CHAIN);
+        appender.appendVarchar(e.tx);
+        appender.appendInteger(e.logIndex);
+        appender.appendBigInt(BigInt(e.block));
+        appender.appendTimestamp(timestamp(e.time));
+        appender.appendVarchar(e.event);
+        appender.appendVarchar(e.channelId);
+        appender.appendVarchar(e.sender);
+        appender.appendVarchar(e.receiver);
+        appender.appendHugeInt(e.amount);
+        appender.endRow();
+      }
+      appender.flushSync();
+    } finally {
+      appender.closeSync();
+    }
   }
 
   /**

@@ -203,6 +203,8 @@ describe("payment days: the reports' day groups kept as payments are written", (
         payer,
         payTo: merchants[0] as string,
         amount: 1_000n,
+        scheme: "exact" as const,
+        method: "eip3009" as const,
       });
       const commit = async (from: number, to: number, blocks: number[], previous?: number) =>
         writer.commit(

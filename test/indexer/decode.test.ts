@@ -1,6 +1,6 @@
 import { encodeAbiParameters, pad, toEventSelector } from "viem";
 import { describe, expect, it } from "vitest";
-import { X402_UPTO_PROXY_ADDRESS } from "../../src/chain/base.ts";
+import { X402_EXACT_PROXY_ADDRESS, X402_UPTO_PROXY_ADDRESS } from "../../src/chain/base.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import type { PaymentRow, TransferRow } from "../../src/indexer/classify.ts";
 import {
@@ -43,13 +43,18 @@ describe("log decoding", () => {
     expect(UPTO_SETTLED_WITH_PERMIT_TOPIC).toBe(toEventSelector("SettledWithPermit()"));
   });
 
-  it("decodes Settled from the upto proxy only", () => {
+  it("decodes Settled from the Permit2 proxies only, each as its scheme", () => {
     const proxy = X402_UPTO_PROXY_ADDRESS.toLowerCase();
     for (const sig of [UPTO_SETTLED_TOPIC, UPTO_SETTLED_WITH_PERMIT_TOPIC]) {
       expect(decodeLog(raw({ address: proxy, topics: [sig], logIndex: "0x3" }))).toMatchObject({
-        kind: "upto",
+        kind: "proxy",
+        scheme: "upto",
         logIndex: 3,
         block: 16,
+      });
+      expect(decodeLog(raw({ address: X402_EXACT_PROXY_ADDRESS, topics: [sig] }))).toMatchObject({
+        kind: "proxy",
+        scheme: "exact",
       });
       // Any contract may emit an event of that name.
       expect(decodeLog(raw({ address: C, topics: [sig] }))).toBeUndefined();
@@ -135,7 +140,13 @@ describe("settlement pairing", () => {
   });
 
   it("pairs the upto proxy's Settled with the Transfer just before it in its transaction", () => {
-    const settled = (tx: string, logIndex: number): UsdcLog => ({ kind: "upto", ...position, tx, logIndex });
+    const settled = (tx: string, logIndex: number): UsdcLog => ({
+      kind: "proxy",
+      scheme: "upto",
+      ...position,
+      tx,
+      logIndex,
+    });
     const paired = pairSettlements([
       transfer("0x1", 0, A, B, 370_000n),
       settled("0x1", 1),

@@ -1,23 +1,48 @@
 /** Commits one batch (or several merged): its rows, the funding history it calls for, its checkpoint. */
+import type { ChannelRows } from "../channels.ts";
+import type { PaymentRow } from "../classify.ts";
 import { skippedEvent } from "../events.ts";
 import type { FetchedBatch } from "../fetch-batch.ts";
+import { earliestBlock } from "./chain-reads.ts";
+import { channelLookup } from "./channel-lookup.ts";
 import type { Run } from "./run.ts";
 import { targetFor } from "./target.ts";
 
 export async function commit(run: Run, batch: FetchedBatch): Promise<void> {
   const { state, history, summary } = run;
+  const channels = await state.channels.rows(batch.channelLogs, state.clock, lookupFor(run));
+  const payments = [...batch.payments, ...channels.payments].sort(
+    (a, b) => a.block - b.block || a.logIndex - b.logIndex,
+  );
+  // A deposit is where its payer appears in x402, and its channel with it (`channels.ts`).
+  const appearances = [...payments, ...depositAppearances(channels)];
+  const withChannels = {
+    ...batch,
+    payments: appearances,
+    transfers: [...batch.transfers, ...channels.moves],
+  };
   // Read against the book before this batch: it says which payers are new.
-  const funding = history ? await history.collect(batch, state.book, state.clock) : undefined;
+  const funding = history ? await history.collect(withChannels, state.book, state.clock) : undefined;
   for (const log of batch.skipped) run.emit(skippedEvent(log));
-  state.book.addPayments(batch.payments);
-  const transfers = state.book.select(batch.transfers);
+  state.book.addPayments(appearances);
+  // A channel's own moves are always kept: their payer appears in x402 by the deposit itself.
+  const transfers = [...state.book.select(batch.transfers), ...channels.moves];
   const previous = state.committed ? state.cursor : undefined;
   const counts = await run.serial.run(() =>
     run.writer.commit(
-      { ...batch, transfers, history: funding?.transfers, balances: funding?.balances },
+      {
+        ...batch,
+        payments,
+        transfers,
+        history: funding?.transfers,
+        balances: funding?.balances,
+        channels: channels.channels,
+        channelEvents: channels.events,
+      },
       { startBlock: state.startBlock, previous, reorgDepth: run.reorgDepth },
     ),
   );
+  state.channels.learn(channels.channels);
   if (funding) history?.remember(funding);
   state.advance(batch.from, batch.end);
   summary.batches++;
@@ -36,4 +61,29 @@ export async function commit(run: Run, batch: FetchedBatch): Promise<void> {
     logs: batch.logs,
     ...counts,
   });
+}
+
+const lookups: WeakMap<Run, ReturnType<typeof channelLookup>> = new WeakMap();
+
+function lookupFor(run: Run): ReturnType<typeof channelLookup> {
+  let lookup = lookups.get(run);
+  if (!lookup) {
+    lookup = channelLookup(run, () => earliestBlock(run.client));
+    lookups.set(run, lookup);
+  }
+  return lookup;
+}
+
+/** Each deposit as the payer's appearance beside its channel, for the wallet book and the funding history. */
+function depositAppearances(channels: ChannelRows): PaymentRow[] {
+  return channels.moves
+    .filter((m) => m.to.length === 66)
+    .map((m) => ({
+      ...m,
+      facilitator: "",
+      payer: m.from,
+      payTo: m.to,
+      scheme: "batch-settlement",
+      method: "channel",
+    }));
 }

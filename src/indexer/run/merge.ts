@@ -1,7 +1,8 @@
 import type { FetchedBatch } from "../fetch-batch.ts";
 
 /** The rows a batch would write. */
-export const rowsOf = (b: FetchedBatch) => b.payments.length + b.candidates.length + b.transfers.length;
+export const rowsOf = (b: FetchedBatch) =>
+  b.payments.length + b.candidates.length + b.transfers.length + b.channelLogs.length;
 
 /** Consecutive batches as one. */
 export function merge(group: readonly FetchedBatch[]): FetchedBatch {
@@ -19,5 +20,6 @@ export function merge(group: readonly FetchedBatch[]): FetchedBatch {
     skipped: group.flatMap((b) => b.skipped),
     hashes: group.flatMap((b) => b.hashes),
     logs: group.reduce((n, b) => n + b.logs, 0),
+    channelLogs: group.flatMap((b) => b.channelLogs),
   };
 }

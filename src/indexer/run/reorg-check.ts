@@ -1,6 +1,6 @@
 /** The reorg check at a checkpoint whose block the chain may no longer hold (`../reorg.ts` rewinds). */
 import { findCommonAncestor, rewindTo } from "../reorg.ts";
-import { loadWalletBook } from "../state.ts";
+import { loadChannelBook, loadWalletBook } from "../state.ts";
 import { cursorBefore, header } from "./chain-reads.ts";
 import { loadHistoryMemory } from "./funding-history.ts";
 import type { Run } from "./run.ts";
@@ -29,6 +29,7 @@ export async function checkReorg(run: Run): Promise<boolean> {
   run.summary.reorgs++;
   state.standOn(ancestor);
   state.book = await serial.run(() => loadWalletBook(analytics));
+  state.channels = await serial.run(() => loadChannelBook(analytics));
   if (run.history) run.history.reset(await serial.run(() => loadHistoryMemory(analytics)));
   return true;
 }

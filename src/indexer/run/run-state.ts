@@ -3,6 +3,7 @@
  * the chain's head as last read, and the wallets known up to the cursor.
  */
 import { BlockClock } from "../../chain/block-clock.ts";
+import type { ChannelBook } from "../channels.ts";
 import type { WalletBook } from "../funding.ts";
 import type { Cursor } from "../state.ts";
 
@@ -27,16 +28,19 @@ export class RunState {
   committed: boolean;
   /** Every wallet of the stored payments (`funding.ts`): reloaded after a rewind. */
   book: WalletBook;
+  /** Every stored batch-settlement channel's config (`channels.ts`): reloaded after a rewind. */
+  channels: ChannelBook;
   /** The lowest block this run committed (a reorg can rewind below where it began). */
   firstIndexed: number | undefined;
 
-  constructor(start: RunStart, book: WalletBook) {
+  constructor(start: RunStart, book: WalletBook, channels: ChannelBook) {
     this.startBlock = start.startBlock;
     this.cursor = start.cursor;
     this.clock = new BlockClock(start.cursor.block, start.cursor.time);
     this.head = start.head;
     this.committed = start.committed;
     this.book = book;
+    this.channels = channels;
   }
 
   /** Stands on `cursor` with the clock anchored there: a fresh start read again, or a rewind. */

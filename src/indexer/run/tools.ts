@@ -1,7 +1,13 @@
 /** Opens a run: the RPC client, the batches' log fetcher, the registry as this node needs it, the writer. */
-import { BASE_USDC, X402_UPTO_PROXY_ADDRESS } from "../../chain/base.ts";
+import {
+  BASE_USDC,
+  X402_BATCH_SETTLEMENT_ADDRESS,
+  X402_EXACT_PROXY_ADDRESS,
+  X402_UPTO_PROXY_ADDRESS,
+} from "../../chain/base.ts";
 import { DEVNET_FACILITATOR_SIGNER, isAnvil } from "../../chain/devnet-signer.ts";
 import type { FacilitatorRegistry } from "../../chain/facilitators.ts";
+import { CHANNEL_TOPICS } from "../channel-logs.ts";
 import { countEvent } from "../counted.ts";
 import {
   AUTHORIZATION_USED_TOPIC,
@@ -39,10 +45,17 @@ export async function openTools(options: IndexerOptions): Promise<RunTools> {
   });
   const logs = new LogFetcher(
     client,
-    // USDC's transfers and EIP-3009 settlements, and the upto proxy's settlements: one query for both.
+    // USDC's transfers and EIP-3009 settlements, the Permit2 proxies' settlements and the batch-settlement
+    // escrow's events: one query for all (the OR of addresses and of first topics).
     {
-      address: [BASE_USDC, X402_UPTO_PROXY_ADDRESS],
-      topic0: [TRANSFER_TOPIC, AUTHORIZATION_USED_TOPIC, UPTO_SETTLED_TOPIC, UPTO_SETTLED_WITH_PERMIT_TOPIC],
+      address: [BASE_USDC, X402_UPTO_PROXY_ADDRESS, X402_EXACT_PROXY_ADDRESS, X402_BATCH_SETTLEMENT_ADDRESS],
+      topic0: [
+        TRANSFER_TOPIC,
+        AUTHORIZATION_USED_TOPIC,
+        UPTO_SETTLED_TOPIC,
+        UPTO_SETTLED_WITH_PERMIT_TOPIC,
+        ...Object.values(CHANNEL_TOPICS),
+      ],
     },
     {
       maxSpan: Math.max(1, options.batchBlocks ?? DEFAULT_BATCH_BLOCKS),

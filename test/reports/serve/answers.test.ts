@@ -28,7 +28,15 @@ const cursor = (block: number) => ({
 async function commitHead(blocks = 5): Promise<void> {
   const from = head + 1;
   const to = head + blocks;
-  const pay = { tx: txHash(), logIndex: 0, block: to, time: timeOf(to), facilitator: addr("f") };
+  const pay = {
+    tx: txHash(),
+    logIndex: 0,
+    block: to,
+    time: timeOf(to),
+    facilitator: addr("f"),
+    scheme: "exact" as const,
+    method: "eip3009" as const,
+  };
   await writer.commit(
     {
       from,
