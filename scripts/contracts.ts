@@ -52,8 +52,24 @@ export const PERMIT2_CONTRACT = spec("Permit2", "permit2", { nonceBitmap: 0 });
 /** Stateless but for a transient lock: nothing for the devnet to write. */
 export const UPTO_PROXY_CONTRACT = spec("X402UptoPermit2Proxy", "upto-proxy", {});
 export const MULTICALL3_CONTRACT = spec("Multicall3", "multicall3", {});
+/** Stateless but for a transient lock, like the upto proxy. */
+export const EXACT_PROXY_CONTRACT = spec("X402ExactPermit2Proxy", "exact-proxy", {});
+/** The channels live in its mappings, which only its own functions write. */
+export const BATCH_SETTLEMENT_CONTRACT = spec("X402BatchSettlement", "batch-settlement", {});
+/** The batch-settlement deposit collectors: stateless. */
+export const ERC3009_COLLECTOR_CONTRACT = spec("ERC3009DepositCollector", "erc3009-deposit-collector", {});
+export const PERMIT2_COLLECTOR_CONTRACT = spec("Permit2DepositCollector", "permit2-deposit-collector", {});
 /** Every contract `npm run build:contracts` compiles, in a fixed order. */
-export const CONTRACTS = [USDC_CONTRACT, PERMIT2_CONTRACT, UPTO_PROXY_CONTRACT, MULTICALL3_CONTRACT] as const;
+export const CONTRACTS = [
+  USDC_CONTRACT,
+  PERMIT2_CONTRACT,
+  UPTO_PROXY_CONTRACT,
+  MULTICALL3_CONTRACT,
+  EXACT_PROXY_CONTRACT,
+  BATCH_SETTLEMENT_CONTRACT,
+  ERC3009_COLLECTOR_CONTRACT,
+  PERMIT2_COLLECTOR_CONTRACT,
+] as const;
 
 export const USDC_SOURCE_NAME = USDC_CONTRACT.sourceName;
 export const USDC_SOURCE = USDC_CONTRACT.source;
