@@ -9,7 +9,7 @@ import { devnetArgs } from "./anvil-args.ts";
 import { anvilBinary } from "./anvil-binary.ts";
 import { type BackgroundTraffic, startBackgroundTraffic } from "./background.ts";
 import { devnetClients } from "./chain.ts";
-import { installContracts } from "./contracts.ts";
+import { installContracts, installMissingContracts } from "./contracts.ts";
 import { DevnetError } from "./devnet-errors.ts";
 import { readForkGenesis, recordForkGenesis } from "./forked.ts";
 import { fundAccounts } from "./funding.ts";
@@ -59,9 +59,10 @@ type DevnetBase = Omit<Devnet, "resumed" | "pid" | "exited" | "stop" | "backgrou
 const LOAD_TIMEOUT_MS = 180_000;
 
 /**
- * Starts anvil on 127.0.0.1 as Base (chain id 8453), installs USDC, Permit2, x402's `upto` proxy and
- * Multicall3 at their canonical addresses, funds the buyers and the facilitator signer and has each buyer
- * approve Permit2; resolves once all of it is in a block.
+ * Starts anvil on 127.0.0.1 as Base (chain id 8453), installs USDC, Permit2, x402's `upto` and `exact`
+ * proxies, x402's `batch-settlement` escrow and its deposit collectors, and Multicall3 at their canonical
+ * addresses, funds the buyers and the facilitator signer and has each buyer approve Permit2; resolves once
+ * all of it is in a block.
  *
  * Mining: anvil starts with mining off, so setup is deterministic, then mines by interval (`blockTime`).
  * Automine is never used: with many senders it stalls (see shared notes). Each block's timestamp is its
@@ -129,6 +130,8 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     };
     if (saved) {
       await resumeLoaded(clients, saved, upstream !== undefined);
+      // A chain saved before x402's later contracts were added resumes with them.
+      await installMissingContracts(clients);
     } else {
       await installContracts(test, usdc, accounts.owner.address);
       await fundAccounts(clients, usdc, accounts, settings.buyerUsdc);

@@ -2,14 +2,32 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import zlib from "node:zlib";
-import { createPublicClient, http } from "viem";
+import { createPublicClient, type Hex, http } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
+import {
+  ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
+  PERMIT2_DEPOSIT_COLLECTOR_ADDRESS,
+  X402_BATCH_SETTLEMENT_ADDRESS,
+  X402_EXACT_PROXY_ADDRESS,
+} from "../../../src/chain/base.ts";
+import { BATCH_SETTLEMENT_RUNTIME_BYTECODE } from "../../../src/chain/batch-settlement.ts";
 import { devnetChain, SavedChainError, startDevnet } from "../../../src/chain/devnet/index.ts";
 import { LEGACY_CHAIN_FILE, SAVED_CHAIN_FILE } from "../../../src/chain/devnet/saved-chain.ts";
+import { ERC3009_DEPOSIT_COLLECTOR_RUNTIME_BYTECODE } from "../../../src/chain/erc3009-deposit-collector.ts";
+import { EXACT_PROXY_RUNTIME_BYTECODE } from "../../../src/chain/exact-proxy.ts";
+import { PERMIT2_DEPOSIT_COLLECTOR_RUNTIME_BYTECODE } from "../../../src/chain/permit2-deposit-collector.ts";
 import { eventually } from "../../helpers/process.ts";
 
 const connect = (rpc: string) => createPublicClient({ chain: devnetChain(rpc), transport: http(rpc) });
 const OPTIONS = { port: 0, buyers: 1, blockTime: 0, hardfork: "cancun", pruneHistory: 0 } as const;
+
+/** The contracts a chain saved before them lacks, and their code. */
+const LATER_CONTRACTS = [
+  [X402_EXACT_PROXY_ADDRESS, EXACT_PROXY_RUNTIME_BYTECODE],
+  [X402_BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_RUNTIME_BYTECODE],
+  [ERC3009_DEPOSIT_COLLECTOR_ADDRESS, ERC3009_DEPOSIT_COLLECTOR_RUNTIME_BYTECODE],
+  [PERMIT2_DEPOSIT_COLLECTOR_ADDRESS, PERMIT2_DEPOSIT_COLLECTOR_RUNTIME_BYTECODE],
+] as const;
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -49,13 +67,23 @@ describe("the devnet's saved chain", () => {
 
   it("loads a state.json an earlier version saved, and replaces it with the compressed file", async () => {
     const { dir, head } = await savedChain(100);
-    // anvil's --state format is the JSON inside the gzip.
+    // anvil's --state format is the JSON inside the gzip. An earlier version saved no x402 contract but
+    // the upto proxy: the others are taken out of the state, and must be back once it resumes.
     const gzip = path.join(dir, SAVED_CHAIN_FILE);
-    fs.writeFileSync(path.join(dir, LEGACY_CHAIN_FILE), zlib.gunzipSync(fs.readFileSync(gzip)));
+    const state = JSON.parse(zlib.gunzipSync(fs.readFileSync(gzip)).toString()) as {
+      accounts: Record<string, unknown>;
+    };
+    const later = new Map(LATER_CONTRACTS.map(([address, code]) => [address.toLowerCase(), code]));
+    const removed = Object.keys(state.accounts).filter((a) => later.has(a.toLowerCase()));
+    for (const address of removed) delete state.accounts[address];
+    expect(removed).toHaveLength(later.size);
+    fs.writeFileSync(path.join(dir, LEGACY_CHAIN_FILE), JSON.stringify(state));
     fs.rmSync(gzip);
     const again = await startDevnet({ ...OPTIONS, statePath: dir });
     expect(again.resumed).toBe(true);
-    expect((await connect(again.rpc).getBlock()).hash).toBe(head);
+    const client = connect(again.rpc);
+    expect((await client.getBlock()).hash).toBe(head);
+    for (const [address, code] of later) expect(await client.getCode({ address: address as Hex })).toBe(code);
     await again.stop();
     expect(fs.readdirSync(dir)).toEqual([SAVED_CHAIN_FILE]);
   }, 60_000);
