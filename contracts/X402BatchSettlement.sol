@@ -21,12 +21,13 @@ interface IERC1271 {
 /**
  * @title x402 batch-settlement escrow for the project's devnet
  * @notice x402's stateless unidirectional payment channels, as `@x402/evm` 2.27 uses them at
- * 0x4020074e9dF2ce1deE5A9C1b5c3f541D02a10003 (the same ABI, events, errors and EIP-712 hashes). A payer deposits into a
- * channel (an immutable `ChannelConfig`, whose EIP-712 hash is the channel id) through a deposit
- * collector; pays by signing vouchers, each a cumulative ceiling; the receiver side (`receiver` or
- * `receiverAuthorizer`, or anyone holding the authorizer's signature) claims up to a voucher's ceiling
- * and `settle` pays the claimed money to the receiver. Unclaimed money goes back to the payer by a
- * cooperative refund or, after the channel's `withdrawDelay`, a withdrawal the payer started.
+ * 0x4020074e9dF2ce1deE5A9C1b5c3f541D02a10003 (the same ABI, events, errors and EIP-712 hashes). A
+ * payer deposits into a channel (an immutable `ChannelConfig`, whose EIP-712 hash is the channel id)
+ * through a deposit collector; pays by signing vouchers, each a cumulative ceiling; the receiver side
+ * (`receiver` or `receiverAuthorizer`, or anyone holding the authorizer's signature) claims up to a
+ * voucher's ceiling and `settle` pays the claimed money to the receiver. Unclaimed money goes back to
+ * the payer by a cooperative refund or, after the channel's `withdrawDelay`, a withdrawal the payer
+ * started.
  *
  * A voucher of a channel with a `payerAuthorizer` must be that key's ECDSA signature; without one, the
  * payer's (ECDSA, or ERC-1271 for a contract account). Claims are cumulative: a claim not above the
