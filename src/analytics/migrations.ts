@@ -349,6 +349,22 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         receiver VARCHAR NOT NULL,
         amount HUGEINT NOT NULL
       );
+      -- The report's groups keep each payment's scheme (a cache of the payments table, refilled by the
+      -- writers), and a report its payments by scheme (JSON text).
+      DROP TABLE payment_days;
+      DELETE FROM sealed_days;
+      CREATE TABLE payment_days (
+        chain VARCHAR NOT NULL,
+        day DATE NOT NULL,
+        payer VARCHAR NOT NULL,
+        pay_to VARCHAR NOT NULL,
+        amount BIGINT NOT NULL,
+        scheme VARCHAR NOT NULL,
+        n BIGINT NOT NULL,
+        first_block BIGINT NOT NULL,
+        last_block BIGINT NOT NULL
+      );
+      ALTER TABLE reports ADD COLUMN schemes VARCHAR;
     `,
   },
 ];

@@ -1,8 +1,11 @@
 import { BASE_CHAIN, BASE_USDC } from "../chain/base.ts";
 import type { Analytics, Params } from "./duckdb.ts";
 
+/** SQL: a payment's scheme as the report's groups keep it: "unknown" where the store cannot say (migration 13). */
+export const SQL_SCHEME = "coalesce(scheme, 'unknown')";
+
 /**
- * The payments of each past day, grouped as the reports group them (payer, merchant, amount), kept
+ * The payments of each past day, grouped as the reports group them (payer, merchant, amount, scheme), kept
  * as payments are written: a report build reads a week as about a seventh as many groups instead of
  * grouping every payment again (docs/benchmarks.md: the grouping was a third of each build).
  *
@@ -125,7 +128,8 @@ export async function sealDays(
 async function seal(analytics: Analytics, run: DayRun): Promise<void> {
   await analytics.run(
     `INSERT INTO payment_days
-     SELECT '${BASE_CHAIN}', block_time::DATE AS day, payer, pay_to, amount, count(*), min(block_number), max(block_number)
+     SELECT '${BASE_CHAIN}', block_time::DATE AS day, payer, pay_to, amount, ${SQL_SCHEME} AS scheme, count(*),
+       min(block_number), max(block_number)
      FROM payments WHERE ${inScope} AND ${sqlDays(run.from, run.to)} GROUP BY ALL ORDER BY day`,
   );
   await analytics.run(
@@ -188,14 +192,16 @@ export async function usableDays(
 }
 
 /**
- * SQL of the window's payment groups (payer, pay_to, amount, day, n, first_block, last_block), `day`
+ * SQL of the window's payment groups (payer, pay_to, amount, scheme, day, n, first_block, last_block), `day`
  * counted from the parameter `$first`: the sealed days in `runs` from their groups, every other
  * payment of the window (parameters `$start`, `$end`) grouped from the payments table. A day is never
  * split between the two, so no group appears twice.
  */
 export function sqlWindowGroups(runs: readonly DayRun[], inWindow: string, day: string): string {
   const parts = runs.map(
-    (r) => `SELECT payer, pay_to, amount, (day - $first::DATE)::INTEGER AS day, n, first_block, last_block
+    (
+      r,
+    ) => `SELECT payer, pay_to, amount, scheme, (day - $first::DATE)::INTEGER AS day, n, first_block, last_block
        FROM payment_days WHERE chain = '${BASE_CHAIN}' AND day BETWEEN DATE '${r.from}' AND DATE '${r.to}'`,
   );
   // The payments outside the runs: one scan per gap, each a plain time range that zone maps narrow.
@@ -212,7 +218,7 @@ export function sqlWindowGroups(runs: readonly DayRun[], inWindow: string, day: 
   gaps.push(after ? `block_time >= TIMESTAMP '${after}'` : "true");
   for (const gap of gaps) {
     parts.push(
-      `SELECT payer, pay_to, amount, ${day} AS day, count(*) AS n, min(block_number) AS first_block,
+      `SELECT payer, pay_to, amount, ${SQL_SCHEME} AS scheme, ${day} AS day, count(*) AS n, min(block_number) AS first_block,
          max(block_number) AS last_block
        FROM payments WHERE ${inWindow} AND ${gap} GROUP BY ALL`,
     );

@@ -12,6 +12,12 @@ const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
 const utc = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?\+00:00$/);
 const count = z.number().int().min(0);
 
+/**
+ * The x402 schemes in the order a report lists them; "unknown" for payments stored before the store kept
+ * their scheme (or imported without it).
+ */
+export const SCHEMES = ["exact", "upto", "batch-settlement", "unknown"] as const;
+
 export const FlagSchema = z.object({ tx: count.min(1), usd: usd2 }).strict();
 
 export const ReportSchema = z
@@ -54,6 +60,22 @@ export const ReportSchema = z
     daily: z.array(z.object({ date, tx: count, usd: usd2, real_usd: usd2 }).strict()),
     page: z.url(),
     badge: z.url(),
+    /**
+     * Beyond the spec: the payments by x402 scheme, adding up to tx, usd, real_tx and real_usd. A
+     * batch-settlement `tx` counts claims (one per channel per claim), not requests (`tx_counts`).
+     */
+    schemes: z.partialRecord(
+      z.enum(SCHEMES),
+      z
+        .object({
+          tx: count.min(1),
+          usd: usd2,
+          real_tx: count,
+          real_usd: usd2,
+          tx_counts: z.enum(["payments", "claims"]),
+        })
+        .strict(),
+    ),
   })
   .strict();
 

@@ -32,9 +32,11 @@ export interface PaymentInput {
   /** Atomic USDC units. */
   amount: number | bigint;
   block?: number;
+  /** The x402 scheme the import records ("unknown" in the report when absent). */
+  scheme?: string;
 }
 
-export function payment({ payer, payTo, amount, block = END - 1000 }: PaymentInput) {
+export function payment({ payer, payTo, amount, block = END - 1000, scheme }: PaymentInput) {
   return {
     type: "payment",
     chain: "base",
@@ -46,6 +48,7 @@ export function payment({ payer, payTo, amount, block = END - 1000 }: PaymentInp
     payer,
     pay_to: payTo,
     amount: String(amount),
+    ...(scheme && { scheme }),
   };
 }
 

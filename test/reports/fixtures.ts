@@ -66,6 +66,10 @@ export function makeReport(overrides: Partial<Report> = {}): Report {
     ],
     page: `${PUBLIC_URL}/reports/base/${MERCHANT}`,
     badge: `${PUBLIC_URL}/badges/base/${MERCHANT}.svg`,
+    schemes: {
+      exact: { tx: 1000, usd: 10, real_tx: 800, real_usd: 8, tx_counts: "payments" },
+      "batch-settlement": { tx: 200, usd: 2, real_tx: 200, real_usd: 2, tx_counts: "claims" },
+    },
   };
   return ReportSchema.parse({ ...base, ...overrides });
 }
@@ -85,6 +89,7 @@ export function makeEmptyReport(overrides: Partial<Report> = {}): Report {
     rank_by_real_revenue: null,
     paid: { median: 0, p25: 0, p75: 0, median_passing: 0 },
     daily: base.daily.map((d) => ({ ...d, tx: 0, usd: 0, real_usd: 0 })),
+    schemes: {},
     ...overrides,
   });
 }

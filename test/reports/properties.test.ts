@@ -27,6 +27,7 @@ const paymentArb = fc.record({
   amount,
   block,
   times: fc.constantFrom(1, 1, 1, 12),
+  scheme: fc.constantFrom(undefined, "exact", "exact", "upto", "batch-settlement"),
 });
 const transferArb = fc.record({
   from: wallet,
@@ -87,6 +88,21 @@ describe("every report of random payment sets", () => {
               expect(r.tx).toBe(mine.length);
               expect(Math.round(r.usd * 100)).toBe(Number(toCents(total)));
               expect(r.buyers).toBe(new Set(mine.map((p) => p.payer)).size);
+              // By scheme: each counted independently, and the schemes add up exactly, real too.
+              const schemes = Object.entries(r.schemes);
+              for (const [scheme, s] of schemes) {
+                expect(s?.tx).toBe(mine.filter((p) => (p.scheme ?? "unknown") === scheme).length);
+                expect(s?.tx_counts).toBe(scheme === "batch-settlement" ? "claims" : "payments");
+                expect(s?.real_usd).toBeLessThanOrEqual(s?.usd ?? 0);
+              }
+              expect(schemes.reduce((n, [, s]) => n + (s?.tx ?? 0), 0)).toBe(r.tx);
+              expect(schemes.reduce((n, [, s]) => n + (s?.real_tx ?? 0), 0)).toBe(r.real_tx);
+              expect(schemes.reduce((n, [, s]) => n + Math.round((s?.usd ?? 0) * 100), 0)).toBe(
+                Math.round(r.usd * 100),
+              );
+              expect(schemes.reduce((n, [, s]) => n + Math.round((s?.real_usd ?? 0) * 100), 0)).toBe(
+                Math.round(r.real_usd * 100),
+              );
               expect(r.daily).toHaveLength(8);
               expect(r.daily.reduce((s, d) => s + d.tx, 0)).toBe(r.tx);
               // Daily figures are apportioned by largest remainder: in cents they add up exactly, and no

@@ -32,6 +32,7 @@ import { sqlRank } from "./rank.ts";
  *   interpolated), median_passing, hub_linked_buyers, rank;
  * - `rw_flag_kinds`: pay_to, kind, precedence, tx, amount, cents (apportioned): only kinds with flagged payments;
  * - `rw_days`: pay_to, day (0 is `firstDate`), tx, cents, real_cents: only days with payments;
+ * - `rw_schemes`: pay_to, scheme (exact, upto, batch-settlement, unknown), tx, real_tx, cents, real_cents;
  * - `rw_details`: pay_to, details: the page's `{"flagged_wallets": {kind: [{wallet, tx, usd, evidence}]},
  *   "more_wallets": {kind: {wallets, tx, usd}}}`, the 20 largest wallets per kind with the facts of their
  *   evidence (`evidence-facts.ts`) and the rest, for merchants with flags.
@@ -66,6 +67,7 @@ const TABLES = [
   "rw_figures",
   "rw_flag_kinds",
   "rw_days",
+  "rw_schemes",
   "rw_details",
   ...EVIDENCE_TABLES,
 ];
@@ -175,16 +177,16 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_ring_n AS
      WITH g AS (
-       SELECT g.payer, g.pay_to, g.amount, g.day, g.n, coalesce(a.n, 0) AS funded, g.n - coalesce(a.n, 0) AS rest,
+       SELECT g.payer, g.pay_to, g.amount, g.scheme, g.day, g.n, coalesce(a.n, 0) AS funded, g.n - coalesce(a.n, 0) AS rest,
          least(1.0, r.returned / r.sent) AS share
-       FROM rw_groups g JOIN rw_ring r USING (payer, pay_to) LEFT JOIN rw_after a USING (payer, pay_to, amount, day)
+       FROM rw_groups g JOIN rw_ring r USING (payer, pay_to) LEFT JOIN rw_after a USING (payer, pay_to, amount, scheme, day)
      ), t AS (
        SELECT *,
          greatest(0.0, share * sum(n * amount::DOUBLE) OVER w - sum(funded * amount::DOUBLE) OVER w) AS target,
-         coalesce(sum(rest * amount::DOUBLE) OVER (w ORDER BY day, amount ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+         coalesce(sum(rest * amount::DOUBLE) OVER (w ORDER BY day, amount, scheme ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
        FROM g WINDOW w AS (PARTITION BY payer, pay_to)
      )
-     SELECT payer, pay_to, amount, day,
+     SELECT payer, pay_to, amount, scheme, day,
        CASE WHEN amount = 0 THEN 0 ELSE least(rest, greatest(0, round((target - before) / amount))) END::BIGINT AS n
      FROM t`,
   );
@@ -208,12 +210,12 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
   const kind = `CASE ${SCREENS.map((s) => `WHEN "s_${s.kind}" AND (${s.payment}) THEN '${s.kind}'`).join(" ")} END`;
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_flag_groups AS
-     SELECT payer, pay_to, amount, day, n, ${kind} AS kind, hub_linked FROM (
-       SELECT payer, pay_to, amount, day, f.hub_linked, ${SCREENS.map((s) => `f."s_${s.kind}"`).join(", ")},
+     SELECT payer, pay_to, amount, scheme, day, n, ${kind} AS kind, hub_linked FROM (
+       SELECT payer, pay_to, amount, scheme, day, f.hub_linked, ${SCREENS.map((s) => `f."s_${s.kind}"`).join(", ")},
          s.after_funding, s.ring_part, s.n, t.tiny_max
        FROM rw_groups g JOIN rw_flagged f USING (payer, pay_to) JOIN rw_tiny t USING (pay_to)
-       LEFT JOIN rw_after a USING (payer, pay_to, amount, day)
-       LEFT JOIN rw_ring_n rn USING (payer, pay_to, amount, day)
+       LEFT JOIN rw_after a USING (payer, pay_to, amount, scheme, day)
+       LEFT JOIN rw_ring_n rn USING (payer, pay_to, amount, scheme, day)
        CROSS JOIN LATERAL (VALUES (true, false, coalesce(a.n, 0)), (false, true, coalesce(rn.n, 0)),
          (false, false, g.n - coalesce(a.n, 0) - coalesce(rn.n, 0))) s(after_funding, ring_part, n)
        WHERE s.n > 0
@@ -323,6 +325,35 @@ async function figures(analytics: Analytics, ringGraph: RingGraph): Promise<void
        tieBreak: "day",
      })} AS cents, real_cents
      FROM c`,
+  );
+  // The payments by scheme, their cents shared out like the days' (real first), so that the schemes add
+  // up to usd and real_usd exactly and no scheme shows more real than reported.
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_schemes AS
+     WITH s AS (
+       SELECT pay_to, scheme, g.tx, g.amount, g.tx - coalesce(f.tx, 0) AS real_tx,
+         g.amount - coalesce(f.amount, 0) AS real_amount
+       FROM (SELECT pay_to, scheme, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount FROM rw_groups GROUP BY ALL) g
+       LEFT JOIN (SELECT pay_to, scheme, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount FROM ${flagged} GROUP BY ALL) f
+         USING (pay_to, scheme)
+     ), c AS (
+       SELECT s.*, ${sqlApportionedCents({
+         amount: "s.real_amount",
+         totalCents: sqlCents("m.real_amount"),
+         partition: "s.pay_to",
+         prefer: `s.real_amount // ${CENT} < s.amount // ${CENT}`,
+         tieBreak: "s.scheme",
+       })} AS real_cents
+       FROM s JOIN rw_figures m ON m.address = s.pay_to
+     )
+     SELECT c.pay_to, c.scheme, c.tx, c.real_tx, ${sqlApportionedCents({
+       amount: "c.amount",
+       totalCents: sqlCents("m.amount"),
+       partition: "c.pay_to",
+       prefer: `c.real_cents > c.amount // ${CENT}`,
+       tieBreak: "c.scheme",
+     })} AS cents, c.real_cents
+     FROM c JOIN rw_figures m ON m.address = c.pay_to`,
   );
   // The page's wallet tables: each kind's cents shared among its wallets the same way, so a table's rows
   // (the largest wallets, then one row for the rest) add up to the flag's heading.

@@ -1,6 +1,6 @@
 import type { Analytics, Params } from "../../analytics/duckdb.ts";
 import type { ReportDetails, ReportWindow } from "../model.ts";
-import type { Report } from "../schema.ts";
+import { type Report, SCHEMES } from "../schema.ts";
 import { SCREENS_PATH } from "../screens/index.ts";
 import { sqlListingHosts, sqlListingsJson } from "./listings.ts";
 import { sqlCents, sqlRatio, sqlRealPercent, sqlUsd, sqlUsd6, sqlUsdText } from "./money.ts";
@@ -92,14 +92,20 @@ export async function writeReports(
     ), days AS (
       -- One column per day: no sorted aggregate, no row per merchant-day.
       SELECT pay_to, ${pivot} FROM rw_days GROUP BY pay_to
+    ), schemes AS (
+      SELECT pay_to, '{' || string_agg(to_json(scheme) || ':' || json_object('tx', tx, 'usd', ${sqlUsd("cents")},
+          'real_tx', real_tx, 'real_usd', ${sqlUsd("real_cents")}, 'tx_counts', ${SQL_TX_COUNTS}), ','
+        ORDER BY ${SQL_SCHEME_ORDER}) || '}' AS schemes
+      FROM rw_schemes GROUP BY pay_to
     )
     SELECT 'base', $end_block, m.address, coalesce(m.name, l.host, m.address), m.claimed, m.frozen, m.rank,
       m.tx, m.amount, m.real_tx, m.real_amount, m.buyers, m.real_buyers, m.top_amount,
       m.p25, m.median, m.p75, m.median_passing, m.hub_linked_buyers,
       coalesce(f.flags, '{}'), ${daily}, coalesce(w.details, '{"flagged_wallets":{}}'),
-      row_number() OVER (ORDER BY ${BOARD_ORDER})
+      row_number() OVER (ORDER BY ${BOARD_ORDER}), coalesce(s.schemes, '{}')
     FROM rw_figures m
     LEFT JOIN flags f ON f.pay_to = m.address
+    LEFT JOIN schemes s ON s.pay_to = m.address
     LEFT JOIN days d ON d.pay_to = m.address
     LEFT JOIN (${sqlListingHosts()}) l ON l.pay_to = m.address
     LEFT JOIN rw_details w ON w.pay_to = m.address
@@ -132,7 +138,15 @@ const REPORT_COLUMNS = [
   "daily",
   "details",
   "board_place",
+  "schemes",
 ];
+
+const SQL_SCHEME_ORDER = `CASE scheme ${SCHEMES.map((s, i) => `WHEN '${s}' THEN ${i}`).join(" ")} END`;
+/**
+ * What a scheme's `tx` counts: a batch-settlement payment is one claim on one channel, covering any
+ * number of requests paid off chain with vouchers; the others are one payment per request.
+ */
+const SQL_TX_COUNTS = "CASE scheme WHEN 'batch-settlement' THEN 'claims' ELSE 'payments' END";
 
 /**
  * The leaderboard's order over a window's merchants `m`: the ranked by rank, then the unranked; ties by real
@@ -205,6 +219,8 @@ export function reportsQuery(
     ["daily", "r.daily"],
     ["page", json(`$page_prefix || r.address`)],
     ["badge", json(`$badge_prefix || r.address || '.svg'`)],
+    // Beyond the spec's fields, after them: its fields keep their order and meaning.
+    ["schemes", "coalesce(r.schemes, '{}')"],
   ]);
   return {
     sql: `SELECT r.address, ${body} AS body, r.details, r.amount::VARCHAR AS amount, r.real_amount::VARCHAR AS real_amount

@@ -8,7 +8,7 @@
  * Leaves, for build/aggregates.ts and the evidence:
  * - `rw_prov_reach` (wallet, tracked): the wallets the merchants' money can reach (by plain transfers and x402
  *   payments), and whether their revenue must be read (all but merchants only their own money reaches);
- * - `rw_after` (payer, pay_to, amount, day, n): of each group of the window's payments, how many were paid
+ * - `rw_after` (payer, pay_to, amount, scheme, day, n): of each group of the window's payments, how many were paid
  *   mostly (half or more) with the payee's own money;
  * - `rw_funding` (payer, pay_to, funded_from, own, paid, path, hops, ranges): per pair with such payments,
  *   the block of the first, the atomic units of the pair's window payments that were the payee's money and
@@ -16,6 +16,7 @@
  *   how many transfers it has, and the block ranges of the flagged payments (JSON list of [first, last]).
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
+import { SQL_SCHEME } from "../../analytics/payment-days.ts";
 import { type Hop, ProvenanceLedger } from "./provenance-ledger.ts";
 
 export const PROVENANCE_TABLES = ["rw_prov_moves", "rw_prov_reach", "rw_after", "rw_funding"];
@@ -48,7 +49,7 @@ export async function provenance(analytics: Analytics, bounds: Bounds): Promise<
   const ledger = new ProvenanceLedger(merchants, opaque);
   const flagged = new Map<
     string,
-    { payer: string; pay_to: string; amount: bigint; day: number; n: number }
+    { payer: string; pay_to: string; amount: bigint; scheme: string; day: number; n: number }
   >();
   const pairs = new Map<string, PairFacts>();
   const events = await analytics.all<{
@@ -60,6 +61,8 @@ export async function provenance(analytics: Analytics, bounds: Bounds): Promise<
     amount: bigint;
     tx: string | null;
     day: number | null;
+    spender: string | null;
+    scheme: string | null;
   }>(EVENTS_SQL, { start: bounds.start, end: bounds.end, first: bounds.first });
   for (const e of events) {
     const block = Number(e.block);
@@ -69,7 +72,8 @@ export async function provenance(analytics: Analytics, bounds: Bounds): Promise<
     else if (e.kind === BALANCE) ledger.balance(e.dst, amount);
     else {
       const tx = paymentRef(block, e.seq as bigint);
-      const { own, way } = ledger.payment({ payer: e.src, payTo: e.dst, amount, block, tx });
+      const from = e.spender ?? e.src;
+      const { own, way } = ledger.payment({ payer: e.src, from, payTo: e.dst, amount, block, tx });
       if (block <= bounds.start || e.day === null) continue;
       const key = `${e.src} ${e.dst}`;
       let pair = pairs.get(key);
@@ -100,19 +104,21 @@ export async function provenance(analytics: Analytics, bounds: Bounds): Promise<
       if (last && pair.inRun) last[1] = block;
       else pair.ranges.push([block, block]);
       pair.inRun = true;
-      const groupKey = `${key} ${amount} ${e.day}`;
+      const scheme = e.scheme as string;
+      const groupKey = `${key} ${amount} ${scheme} ${e.day}`;
       const group = flagged.get(groupKey);
       if (group) group.n++;
-      else flagged.set(groupKey, { payer: e.src, pay_to: e.dst, amount, day: e.day, n: 1 });
+      else flagged.set(groupKey, { payer: e.src, pay_to: e.dst, amount, scheme, day: e.day, n: 1 });
     }
   }
   await analytics.run(
-    "CREATE OR REPLACE TEMP TABLE rw_after (payer VARCHAR, pay_to VARCHAR, amount BIGINT, day INTEGER, n BIGINT)",
+    "CREATE OR REPLACE TEMP TABLE rw_after (payer VARCHAR, pay_to VARCHAR, amount BIGINT, scheme VARCHAR, day INTEGER, n BIGINT)",
   );
   await analytics.append("rw_after", [...flagged.values()], (a, g) => {
     a.appendVarchar(g.payer);
     a.appendVarchar(g.pay_to);
     a.appendBigInt(g.amount);
+    a.appendVarchar(g.scheme);
     a.appendInteger(g.day);
     a.appendBigInt(BigInt(g.n));
   });
@@ -230,7 +236,11 @@ async function reach(analytics: Analytics, end: number): Promise<void> {
      SELECT src, dst FROM t
      UNION
      SELECT payer, pay_to FROM rw_pair_totals
-     WHERE payer <> pay_to AND (payer IN (SELECT dst FROM t) OR payer IN (SELECT wallet FROM rw_merchants))`,
+     WHERE payer <> pay_to AND (payer IN (SELECT dst FROM t) OR payer IN (SELECT wallet FROM rw_merchants))
+     UNION
+     -- A batch-settlement claim spends its channel's money (src/indexer/channels.ts).
+     SELECT DISTINCT channel, pay_to FROM payments
+     WHERE chain = 'base' AND block_number <= $end AND channel IS NOT NULL AND payer <> pay_to`,
     { end },
   );
   const moves = await analytics.all<{ src: string; dst: string }>("SELECT src, dst FROM rw_prov_moves");
@@ -290,21 +300,22 @@ const BALANCE = 3;
 const EVENTS_SQL = `
   WITH r AS (SELECT wallet FROM rw_prov_reach), tracked AS (SELECT wallet FROM rw_prov_reach WHERE tracked)
   SELECT ${PAYMENT} AS kind, block_number AS block, log_index AS pos, rowid AS seq, payer AS src, pay_to AS dst, amount, NULL AS tx,
-    CASE WHEN block_number > $start THEN (block_time::DATE - $first::DATE)::INTEGER END AS day
-  FROM payments w SEMI JOIN r ON w.payer = r.wallet
+    CASE WHEN block_number > $start THEN (block_time::DATE - $first::DATE)::INTEGER END AS day, channel AS spender,
+    ${SQL_SCHEME} AS scheme
+  FROM payments w SEMI JOIN r ON coalesce(w.channel, w.payer) = r.wallet
   WHERE chain = 'base' AND block_number <= $end
   UNION ALL
   -- Two semi joins, not one scan with an OR of two IN lists: DuckDB probes a hash table per row either way,
   -- and the OR made it evaluate both lists for every payment (410-600 ms against 320 for one scan at 10M).
-  SELECT ${INCOME}, block_number, -1, NULL, NULL, pay_to, sum(amount), NULL, NULL
+  SELECT ${INCOME}, block_number, -1, NULL, NULL, pay_to, sum(amount), NULL, NULL, NULL, NULL
   FROM payments w SEMI JOIN tracked ON w.pay_to = tracked.wallet
-  WHERE chain = 'base' AND block_number <= $end AND payer NOT IN (SELECT wallet FROM r)
+  WHERE chain = 'base' AND block_number <= $end AND coalesce(channel, payer) NOT IN (SELECT wallet FROM r)
   GROUP BY block_number, pay_to
   UNION ALL
-  SELECT ${TRANSFER}, block_number, log_index, NULL, from_address, to_address, amount, tx_hash, NULL FROM transfers
+  SELECT ${TRANSFER}, block_number, log_index, NULL, from_address, to_address, amount, tx_hash, NULL, NULL, NULL FROM transfers
   WHERE chain = 'base' AND block_number <= $end AND amount > 0 AND from_address <> to_address
     AND (from_address IN (SELECT wallet FROM r) OR to_address IN (SELECT wallet FROM r) OR from_address IN (SELECT wallet FROM rw_merchants))
   UNION ALL
-  SELECT ${BALANCE}, block_number, 2147483647, NULL, NULL, wallet, amount, NULL, NULL FROM balances
+  SELECT ${BALANCE}, block_number, 2147483647, NULL, NULL, wallet, amount, NULL, NULL, NULL, NULL FROM balances
   WHERE chain = 'base' AND block_number <= $end AND wallet IN (SELECT wallet FROM r)
   ORDER BY block, pos, kind, seq, tx, src, dst`;

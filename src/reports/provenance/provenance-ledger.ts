@@ -95,13 +95,22 @@ export class ProvenanceLedger {
   }
 
   /**
-   * An x402 payment from `payer` to `payTo`: it spends the payer's oldest lots, and the payee receives
-   * them. Returns how much of it was the payee's own money.
+   * An x402 payment from `payer` to `payTo`: it spends the oldest lots of `from` (the payer, or the
+   * batch-settlement channel a claim draws on), and the payee receives them. Returns how much of it was
+   * the payee's own money.
    */
-  payment(p: { payer: string; payTo: string; amount: bigint; block: number; tx: string }): Attribution {
+  payment(p: {
+    payer: string;
+    from?: string;
+    payTo: string;
+    amount: bigint;
+    block: number;
+    tx: string;
+  }): Attribution {
     const key = `${p.payer} ${p.payTo}`;
     this.refundable.set(key, (this.refundable.get(key) ?? 0n) + p.amount);
-    const lots = this.spend(p.payer, p.amount);
+    const from = p.from ?? p.payer;
+    const lots = this.spend(from, p.amount);
     let own = 0n;
     let way: Hop | null = null;
     for (const lot of lots) {
@@ -111,7 +120,7 @@ export class ProvenanceLedger {
     }
     if (p.payer !== p.payTo && !this.opaque.has(p.payTo)) {
       const queue = this.queue(p.payTo);
-      const hop: Hop = { from: p.payer, to: p.payTo, block: p.block, amount: p.amount, tx: p.tx, prev: null };
+      const hop: Hop = { from, to: p.payTo, block: p.block, amount: p.amount, tx: p.tx, prev: null };
       for (const lot of lots)
         queue.push({ amount: lot.amount, labels: lot.labels, via: { ...hop, prev: lot.via } });
     }

@@ -1,7 +1,7 @@
 import { html, type Markup, nothing, trusted } from "../../common/html.ts";
 import { spanText } from "../build/span.ts";
 import type { ReportDetails } from "../model.ts";
-import type { Report } from "../schema.ts";
+import { type Report, SCHEMES } from "../schema.ts";
 import { FLAG_KINDS, SCREENS } from "../screens/index.ts";
 import { BADGE_LABEL } from "./badge.ts";
 import { CHART_COLORS, dailyChartSvg } from "./chart.ts";
@@ -88,6 +88,31 @@ function daily(report: Report): Markup {
 <thead><tr><th scope="col">Date</th><th scope="col" class="num">Payments</th><th scope="col" class="num"><span class="swatch" style="background:${CHART_COLORS.usd}"></span>Reported</th><th scope="col" class="num"><span class="swatch" style="background:${CHART_COLORS.real_usd}"></span>Real</th></tr></thead>
 <tbody>${rows.length > 0 ? rows : html`<tr><td colspan="4" class="empty">No dates in this window.</td></tr>`}</tbody>
 </table></div>`;
+}
+
+/** What each scheme is, for the table's readers. */
+const SCHEME_NAMES: Record<(typeof SCHEMES)[number], string> = {
+  exact: "a payment per request",
+  upto: "metered: a payment per request, of what it used",
+  "batch-settlement": "channels: a payment per claim",
+  unknown: "stored without its scheme",
+};
+
+function bySchemes(report: Report): Markup {
+  const rows = SCHEMES.flatMap((scheme) => {
+    const s = report.schemes[scheme];
+    if (!s) return [];
+    return [
+      html`<tr><th scope="row"><code>${scheme}</code>: ${SCHEME_NAMES[scheme]}</th><td class="num">${count.format(s.tx)}</td><td class="num">${usd(s.usd)}</td><td class="num">${count.format(s.real_tx)}</td><td class="num">${usd(s.real_usd)}</td></tr>`,
+    ];
+  });
+  if (rows.length === 0) return nothing;
+  return html`<div class="scroll"><table>
+<caption>Payments by x402 scheme</caption>
+<thead><tr><th scope="col">Scheme</th><th scope="col" class="num">Payments</th><th scope="col" class="num">Reported</th><th scope="col" class="num">Real payments</th><th scope="col" class="num">Real</th></tr></thead>
+<tbody>${rows}</tbody>
+</table></div>
+${report.schemes["batch-settlement"] ? html`<p class="note">A batch-settlement buyer pays through a channel: it deposits once and signs a voucher per request off chain, and the merchant claims what the vouchers cover. Each claim on one channel counts as one payment; it may cover any number of requests, which the chain does not show.</p>` : nothing}`;
 }
 
 /** The evidence page of the report's window. */
@@ -195,6 +220,7 @@ ${permalink(`/reports/base/${report.address}`, report.window)}
 <h2>Figures</h2>
 ${figures(report, details)}
 <p class="note">${ROUNDING_RULE}${report.usd < EXACT_BELOW_USD && report.tx > 0 ? " This merchant received less than $1, so the exact amounts, to USDC's six decimals, are given as well." : ""}</p>
+${bySchemes(report)}
 <h2>Day by day</h2>
 ${daily(report)}
 <h2>Flags</h2>
