@@ -167,6 +167,8 @@ export class FundingHistory {
     for (let level = 1; seeds.length > 0; level++) {
       const requests: Request[] = [];
       for (const seed of seeds) {
+        // A batch-settlement channel is no account: what it holds is its own moves (`channels.ts`).
+        if (seed.wallet.length !== 42) continue;
         const key = readKey(seed.wallet, seed.top);
         if (asked.has(key) || this.memory.reads.has(key)) continue;
         asked.add(key);
