@@ -33,8 +33,10 @@ export interface EvidenceFacts {
   screens: string[];
   /** merchant_funded: the block of the wallet's first payment paid with the merchant's money. */
   funded_from: number | null;
-  /** tiny_repeat: the merchant's largest tiny amount. */
+  /** tiny_repeat: the merchant's largest tiny amount (metered payments and those of unknown scheme). */
   tiny_max: number;
+  /** tiny_repeat: the largest tiny exact payment, a share of the lowest listed price where there is one. */
+  exact_tiny_max?: number;
   /**
    * merchant_funded: the transfers that took the merchant's money to the wallet, the merchant's first (past
    * 64, the first and the last 63: `provenance.hops` counts them all).
@@ -237,6 +239,8 @@ export interface EvidenceWallet {
     price_usd: number | null;
     price_source: "listed" | "paid" | null;
     tiny_max_usd: number;
+    /** The largest tiny exact payment (`tiny_max_usd` is the metered payments'). */
+    exact_tiny_max_usd?: number;
     /** This wallet's tiny payments, and its cluster's (which the rule counts). */
     tiny_payments: number;
     cluster_tiny_payments: number;

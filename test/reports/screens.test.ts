@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
 import { addr, balance, END, payment, repeat, reportOf, START, timeOf, transfer } from "../helpers/data.ts";
+import { listing } from "../helpers/scenarios.ts";
 
 const m = addr("merchant");
 const other = addr("other-merchant");
@@ -34,6 +35,29 @@ describe("tiny_repeat", () => {
     ).flat();
     const { report } = await reportOf(records, m);
     expect(report.flags).toEqual({});
+  });
+
+  // Eight independent buyers, 20 payments each below $0.001, at a merchant that lists $0.01.
+  const farmOrAgents = (scheme: string) => [
+    listing(m, "api/thing", 0.01),
+    ...Array.from({ length: 8 }, (_, b) =>
+      Array.from({ length: 20 }, (_, i) =>
+        payment({ payer: addr(`agent-${b}`), payTo: m, amount: 100 + ((i * 37 + b * 11) % 700), scheme }),
+      ),
+    ).flat(),
+  ];
+
+  it("flags exact payments far below every listed price, however many buyers pay them", async () => {
+    // An exact amount is what the merchant's server asked for: buyers cannot make it a price.
+    const { report } = await reportOf(farmOrAgents("exact"), m);
+    expect(report.flags.tiny_repeat?.tx).toBe(160);
+  });
+
+  it("leaves the same amounts alone when they are metered charges (upto, batch-settlement)", async () => {
+    for (const scheme of ["upto", "batch-settlement"]) {
+      const { report } = await reportOf(farmOrAgents(scheme), m);
+      expect(report.flags, scheme).toEqual({});
+    }
   });
 
   it("leaves a steady integration paying a listed $0.001 price alone", async () => {

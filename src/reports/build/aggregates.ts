@@ -49,6 +49,9 @@ export interface WindowBounds {
   firstDate: string;
 }
 
+/** SQL: the largest tiny amount for a group's scheme, over a join of `rw_tiny` (`tinyPrices`). */
+const SQL_TINY_MAX = "CASE WHEN scheme = 'exact' THEN exact_tiny_max ELSE tiny_max END";
+
 /** SQL: a payer's cluster (`provenance/clusters.ts`), over a LEFT JOIN of `rw_clusters` as c. */
 const CLUSTER = "coalesce(c.cluster, payer)";
 
@@ -142,7 +145,7 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
        (sum(n) OVER (PARTITION BY ${CLUSTER}, pay_to))::BIGINT AS tiny_tx
      FROM (
        SELECT payer, pay_to, sum(n) AS n FROM rw_groups JOIN rw_tiny USING (pay_to)
-       WHERE amount <= tiny_max GROUP BY ALL
+       WHERE amount <= ${SQL_TINY_MAX} GROUP BY ALL
      ) LEFT JOIN rw_clusters c ON c.wallet = payer`,
   );
   const light = THRESHOLDS.proberMaxPaymentsPerMerchant;
@@ -212,7 +215,7 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
     `CREATE OR REPLACE TEMP TABLE rw_flag_groups AS
      SELECT payer, pay_to, amount, scheme, day, n, ${kind} AS kind, hub_linked FROM (
        SELECT payer, pay_to, amount, scheme, day, f.hub_linked, ${SCREENS.map((s) => `f."s_${s.kind}"`).join(", ")},
-         s.after_funding, s.ring_part, s.n, t.tiny_max
+         s.after_funding, s.ring_part, s.n, ${SQL_TINY_MAX} AS tiny_max
        FROM rw_groups g JOIN rw_flagged f USING (payer, pay_to) JOIN rw_tiny t USING (pay_to)
        LEFT JOIN rw_after a USING (payer, pay_to, amount, scheme, day)
        LEFT JOIN rw_ring_n rn USING (payer, pay_to, amount, scheme, day)

@@ -168,6 +168,8 @@ function walletEvidence(
       price_usd: facts.tiny.price === null ? null : usd6(facts.tiny.price),
       price_source: facts.tiny.price_source as "listed" | "paid" | null,
       tiny_max_usd: usd6(facts.tiny_max),
+      ...(facts.exact_tiny_max !== undefined &&
+        facts.exact_tiny_max !== facts.tiny_max && { exact_tiny_max_usd: usd6(facts.exact_tiny_max) }),
       tiny_payments: facts.tiny.wallet_tiny_tx,
       cluster_tiny_payments: facts.tiny.tiny_tx,
     };
@@ -205,7 +207,11 @@ function ruleText(kind: string, f: EvidenceFacts, flaggedTx: number): string {
           ? `the merchant lists no price and no band of amounts was paid it by ${t.tinyPricePayers} or more clusters of buyers and ${pct(t.tinyPricePayerShare)} of them, so tiny means below $0.001`
           : `a ${ordinalDivisor(t.tinyPriceDivisor)} of the merchant's price ${dollars(y.price)}, ${y.price_source === "listed" ? "its lowest listed price" : `the lowest amount of the lowest band of amounts ${t.tinyPricePayers} or more clusters of buyers, ${pct(t.tinyPricePayerShare)} or more of them, paid it`}`;
       const own = y && y.wallet_tiny_tx !== y.tiny_tx ? `, ${y.wallet_tiny_tx} of them from this wallet` : "";
-      return `${y?.tiny_tx} payments of at most ${dollars(f.tiny_max)} from this wallet's cluster${own} (${price}): ${t.tinyRepeatMinPayments} or more from one cluster make a repeat, whatever their amounts.`;
+      const exact =
+        f.exact_tiny_max !== undefined && f.exact_tiny_max !== f.tiny_max
+          ? `; exact payments, whose amount the merchant's server sets, of at most ${dollars(f.exact_tiny_max)}, a ${ordinalDivisor(t.tinyPriceDivisor)} of its lowest listed price, whatever its buyers pay`
+          : "";
+      return `${y?.tiny_tx} payments of at most ${dollars(f.tiny_max)} from this wallet's cluster${own} (${price}${exact}): ${t.tinyRepeatMinPayments} or more from one cluster make a repeat, whatever their amounts.`;
     }
     default:
       return "";
@@ -234,7 +240,7 @@ async function paymentsOf(
     const ranges = (facts.provenance?.ranges ?? []).map(([a, b]) => `[${Math.trunc(a)}, ${Math.trunc(b)}]`);
     pairs.set(
       `${payTo} ${wallet}`,
-      `('${payTo}', '${wallet}', ${screens}, [${ranges.join(", ")}]::BIGINT[][], ${Math.trunc(facts.ring?.flagged ?? 0)}::BIGINT, ${Math.trunc(facts.tiny_max)}::BIGINT)`,
+      `('${payTo}', '${wallet}', ${screens}, [${ranges.join(", ")}]::BIGINT[][], ${Math.trunc(facts.ring?.flagged ?? 0)}::BIGINT, ${Math.trunc(facts.tiny_max)}::BIGINT, ${Math.trunc(facts.exact_tiny_max ?? facts.tiny_max)}::BIGINT)`,
     );
   }
   const result = new Map<string, PaymentPattern>();
@@ -252,11 +258,11 @@ async function paymentsOf(
     interval: number | null;
     shown: { tx_hash: string; block: bigint; time: string; amount: bigint }[];
   }>(
-    `WITH e(pay_to, payer, screens, funded, ring_n, tiny_max) AS (VALUES ${[...pairs.values()].join(", ")}),
+    `WITH e(pay_to, payer, screens, funded, ring_n, tiny_max, exact_tiny_max) AS (VALUES ${[...pairs.values()].join(", ")}),
      f AS (
        SELECT w.pay_to, w.payer, w.tx_hash, w.log_index, w.block_number, w.block_time, w.amount, ${sqlDay("w.")} AS day,
          len(list_filter(e.funded, r -> w.block_number BETWEEN r[1] AND r[2])) > 0 AS after_funding, e.ring_n,
-         e.tiny_max, e.screens
+         CASE WHEN coalesce(w.scheme, 'unknown') = 'exact' THEN e.exact_tiny_max ELSE e.tiny_max END AS tiny_max, e.screens
        FROM payments w JOIN e ON w.pay_to = e.pay_to AND w.payer = e.payer
        WHERE ${sqlInWindow("w.")}
      ), p AS (

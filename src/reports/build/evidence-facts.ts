@@ -61,7 +61,7 @@ export async function evidenceFacts(
        GROUP BY cluster
      )
      SELECT s.pay_to, s.kind, s.payer, json_object(
-       'screens', ${screens}, 'funded_from', f.funded_from, 'tiny_max', t.tiny_max,
+       'screens', ${screens}, 'funded_from', f.funded_from, 'tiny_max', t.tiny_max, 'exact_tiny_max', t.exact_tiny_max,
        'funding_path', CASE s.kind WHEN 'merchant_funded' THEN f.path::JSON END,
        -- Every kind's: a wallet's payments go to merchant_funded first, the others' evidence leaves them out.
        'provenance', CASE WHEN f.payer IS NOT NULL THEN

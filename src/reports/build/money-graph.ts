@@ -65,6 +65,10 @@ export async function moneyMoves(analytics: Analytics, blocks: Blocks): Promise<
  * buyers pay: the lowest amount of the lowest band of amounts (a power of two wide: metered charges vary)
  * that `tinyPricePayers` or more clusters paid it, and at least `tinyPricePayerShare` of its clusters;
  * without either, `tinyFallbackMax`. Clusters, not wallets: a farm that splits itself is one buyer.
+ * An exact payment is a price the merchant's server asked for: where the merchant lists prices, an exact
+ * payment far below every one of them is tiny whatever its buyers pay (`exact_tiny_max`); only metered
+ * charges (upto, batch-settlement) vary with use, so only their buyers' amounts can make a lower price.
+ * Payments of unknown scheme are measured as metered ones, as before schemes were kept.
  */
 export async function tinyPrices(analytics: Analytics): Promise<void> {
   await analytics.run(
@@ -99,7 +103,10 @@ export async function tinyPrices(analytics: Analytics): Promise<void> {
        FROM merchants m LEFT JOIN listed l USING (pay_to) LEFT JOIN paid p USING (pay_to)
      )
      SELECT pay_to, coalesce(p.price // ${THRESHOLDS.tinyPriceDivisor}, ${THRESHOLDS.tinyFallbackMax})::BIGINT AS tiny_max,
-       p.price, CASE WHEN p.price IS NULL THEN NULL WHEN p.price = l.price THEN 'listed' ELSE 'paid' END AS price_source
+       coalesce(l.price // ${THRESHOLDS.tinyPriceDivisor}, p.price // ${THRESHOLDS.tinyPriceDivisor},
+         ${THRESHOLDS.tinyFallbackMax})::BIGINT AS exact_tiny_max,
+       p.price, CASE WHEN p.price IS NULL THEN NULL WHEN p.price = l.price THEN 'listed' ELSE 'paid' END AS price_source,
+       l.price AS listed_price
      FROM prices p LEFT JOIN listed l USING (pay_to)`,
   );
 }

@@ -174,6 +174,7 @@ const EvidenceWalletSchema = z
         price_usd: usd.nullable(),
         price_source: z.enum(["listed", "paid"]).nullable(),
         tiny_max_usd: usd,
+        exact_tiny_max_usd: usd.optional(),
         tiny_payments: count,
         cluster_tiny_payments: count,
       })
