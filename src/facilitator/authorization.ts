@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { toHex } from "viem";
 import { z } from "zod";
-import { X402_UPTO_PROXY_ADDRESS } from "../chain/base.ts";
+import { X402_EXACT_PROXY_ADDRESS, X402_UPTO_PROXY_ADDRESS } from "../chain/base.ts";
 
 /** The `payload` of an exact-scheme EVM payment signed as an EIP-3009 `TransferWithAuthorization`. */
 export interface Eip3009Payload {
@@ -18,11 +18,12 @@ export interface Eip3009Payload {
 }
 
 /**
- * The `payload` of an upto-scheme payment: a Permit2 `PermitWitnessTransferFrom` for at most
- * `permitted.amount`, which only the x402 upto proxy may spend, only to `witness.to`, and only when sent by
- * `witness.facilitator`.
+ * The `payload` of a Permit2 payment: a `PermitWitnessTransferFrom` that only an x402 proxy may spend, only
+ * to `witness.to`. The upto scheme's is for at most `permitted.amount` through the upto proxy, and only when
+ * sent by `witness.facilitator`; the exact scheme's (`assetTransferMethod: "permit2"`) is for exactly that
+ * amount through the exact proxy, by anyone, and names no facilitator.
  */
-export interface UptoPermit2Payload {
+export interface Permit2Payload {
   signature: `0x${string}`;
   permit2Authorization: {
     from: `0x${string}`;
@@ -30,7 +31,7 @@ export interface UptoPermit2Payload {
     spender: `0x${string}`;
     nonce: string;
     deadline: string;
-    witness: { to: `0x${string}`; facilitator: `0x${string}`; validAfter: string };
+    witness: { to: `0x${string}`; facilitator?: `0x${string}`; validAfter: string };
   };
 }
 
@@ -56,33 +57,39 @@ export const Eip3009PayloadSchema = z.object({
   }),
 }) as unknown as z.ZodType<Eip3009Payload>;
 
-export const UptoPermit2PayloadSchema = z.object({
-  signature,
-  permit2Authorization: z.object({
-    from: address,
-    permitted: z.object({ token: address, amount: uint256 }),
-    spender: address,
-    nonce: uint256,
-    deadline: uint256,
-    witness: z.object({ to: address, facilitator: address, validAfter: uint256 }),
-  }),
-}) as unknown as z.ZodType<UptoPermit2Payload>;
+const permit2Of = (witness: z.ZodObject<z.ZodRawShape>) =>
+  z.object({
+    signature,
+    permit2Authorization: z.object({
+      from: address,
+      permitted: z.object({ token: address, amount: uint256 }),
+      spender: address,
+      nonce: uint256,
+      deadline: uint256,
+      witness,
+    }),
+  }) as unknown as z.ZodType<Permit2Payload>;
+
+export const UptoPermit2PayloadSchema = permit2Of(
+  z.object({ to: address, facilitator: address, validAfter: uint256 }),
+);
+export const ExactPermit2PayloadSchema = permit2Of(z.object({ to: address, validAfter: uint256 }));
 
 /** True when the payload is a Permit2 one (the upto scheme's, or the exact scheme's other transfer method). */
 export function isPermit2Payload(payload: Record<string, unknown>): boolean {
   return "permit2Authorization" in payload;
 }
 
-/** What the payer signed, by the transfer method: EIP-3009 (exact) or Permit2 through the upto proxy. */
+/** What the payer signed, by the transfer method: EIP-3009 (exact) or Permit2 through an x402 proxy. */
 export type Signed =
   | { method: "eip3009"; payload: Eip3009Payload }
-  | { method: "permit2"; payload: UptoPermit2Payload };
+  | { method: "permit2"; payload: Permit2Payload };
 
 /** What every signed payment says, whatever its method. */
 export interface Terms {
   payer: `0x${string}`;
   payTo: `0x${string}`;
-  /** The exact value (EIP-3009) or the most that may be taken (Permit2, upto). */
+  /** The exact value (exact) or the most that may be taken (upto). */
   value: bigint;
   /** Unix seconds after which it can no longer be used. */
   expires: bigint;
@@ -115,7 +122,7 @@ export function termsOf(signed: Signed): Terms {
 export function signedOf(payload: PaymentPayload): Signed {
   const inner = payload.payload as Record<string, unknown>;
   return isPermit2Payload(inner)
-    ? { method: "permit2", payload: inner as unknown as UptoPermit2Payload }
+    ? { method: "permit2", payload: inner as unknown as Permit2Payload }
     : { method: "eip3009", payload: inner as unknown as Eip3009Payload };
 }
 
@@ -156,7 +163,7 @@ export function authorizationDigest(signed: Signed): string {
     const a = signed.payload.permit2Authorization;
     const w = a.witness;
     fields = ["permit2", a.from, a.permitted.token, a.permitted.amount, a.spender, a.nonce, a.deadline];
-    fields.push(w.to, w.facilitator, w.validAfter);
+    fields.push(w.to, w.facilitator ?? "", w.validAfter);
   }
   fields.push(signed.payload.signature);
   return crypto
@@ -177,9 +184,10 @@ export interface CheckedPayment {
 
 /**
  * The ledger key of the contract call the SDK asks the signer to send. Only the token's
- * `transferWithAuthorization` (from, to, value, validAfter, validBefore, nonce, signature...) and the upto
- * proxy's `settle` (permit, amount, owner, witness, signature) are expected; anything else is refused so
- * that no transaction leaves this facilitator without a ledger row.
+ * `transferWithAuthorization` (from, to, value, validAfter, validBefore, nonce, signature...), the upto
+ * proxy's `settle` (permit, amount, owner, witness, signature) and the exact proxy's `settle` (permit,
+ * owner, witness, signature) are expected; anything else is refused so that no transaction leaves this
+ * facilitator without a ledger row.
  */
 export function keyOfCall(
   network: string,
@@ -196,15 +204,11 @@ export function keyOfCall(
       };
     }
   }
-  if (
-    call.functionName === "settle" &&
-    call.address.toLowerCase() === X402_UPTO_PROXY_ADDRESS.toLowerCase()
-  ) {
-    const [permit, , owner] = call.args as [
-      { permitted?: { token?: unknown }; nonce?: unknown } | undefined,
-      unknown,
-      unknown,
-    ];
+  const proxy = call.address.toLowerCase();
+  const upto = proxy === X402_UPTO_PROXY_ADDRESS.toLowerCase();
+  if (call.functionName === "settle" && (upto || proxy === X402_EXACT_PROXY_ADDRESS.toLowerCase())) {
+    const permit = call.args[0] as { permitted?: { token?: unknown }; nonce?: unknown } | undefined;
+    const owner = call.args[upto ? 2 : 1];
     const token = permit?.permitted?.token;
     if (typeof owner === "string" && typeof token === "string" && typeof permit?.nonce === "bigint") {
       return {

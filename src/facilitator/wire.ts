@@ -5,6 +5,7 @@ import {
   authorizationKey,
   type CheckedPayment,
   Eip3009PayloadSchema,
+  ExactPermit2PayloadSchema,
   isPermit2Payload,
   type Signed,
   termsOf,
@@ -146,8 +147,8 @@ export function checkPayment(
 }
 
 /**
- * The signed payload of a scheme: exact takes EIP-3009 authorizations (not exact's Permit2 variant, which
- * this facilitator does not settle), upto takes Permit2 ones spent through the upto proxy.
+ * The signed payload of a scheme: exact takes EIP-3009 authorizations, or Permit2 ones spent through the
+ * exact proxy; upto takes Permit2 ones spent through the upto proxy.
  */
 function parseSigned(
   scheme: string,
@@ -166,10 +167,10 @@ function parseSigned(
     return { ok: true, signed: { method: "permit2", payload: permit2.data } };
   }
   if (isPermit2Payload(payload)) {
-    return refused(
-      UNSUPPORTED_PAYLOAD_TYPE,
-      "the exact scheme's Permit2 payloads are not settled here (only EIP-3009 authorizations)",
-    );
+    const permit2 = ExactPermit2PayloadSchema.safeParse(payload);
+    if (!permit2.success)
+      return malformed(INVALID_PAYLOAD, `paymentPayload.payload: ${describe(permit2.error)}`);
+    return { ok: true, signed: { method: "permit2", payload: permit2.data } };
   }
   const eip3009 = Eip3009PayloadSchema.safeParse(payload);
   if (!eip3009.success)
