@@ -15,11 +15,17 @@
  *
  * Goals (issue 23): on the trace provider at least 10x fewer calls and no more bytes; without trace no more
  * calls, no more time, at most 1.5x the bytes, and at 32 a block at least 10x fewer HTTP requests.
+ *
+ * With `--channels` (issue 53), each density also gets a segment where batch-settlement channels are present:
+ * a block of deposits (one channel per buyer, ERC-3009 through the escrow's collector), then blocks where half
+ * the payments (rounded up) are claims, sent as one `claim` transaction a block, the rest exact settlements.
+ * Only the project reads them (the straightforward indexer knows no channels); its cost per 10,000 payments
+ * there is compared with its cost on the exact-only segment of the same density. Goal: within 10%.
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { type Address, createPublicClient, http } from "viem";
+import { type Address, createPublicClient, type Hex, http } from "viem";
 import { Analytics } from "../src/analytics/duckdb.ts";
 import { BASE_USDC } from "../src/chain/base.ts";
 import { type Devnet, type DevnetAccount, derive, startDevnet } from "../src/chain/devnet/index.ts";
@@ -29,6 +35,7 @@ import { runIndexer } from "../src/indexer/index.ts";
 import { mapPool } from "../src/indexer/pool.ts";
 import { type RpcCost, startProvider } from "../test/helpers/provider.ts";
 import { rpc, sendRaw, signSettlements, Traffic } from "../test/helpers/settle.ts";
+import { ChannelTraffic } from "./channel-traffic.ts";
 
 const DENSITIES = [1, 4, 32] as const;
 const BLOCK_TXS = 200;
@@ -39,7 +46,10 @@ interface Segment {
   density: number;
   from: number;
   to: number;
+  /** Payments the segment holds: exact settlements, and claims where channels are present. */
   settlements: number;
+  /** Whether channels are present (deposits, then claims beside exact settlements). */
+  channels?: boolean;
 }
 
 interface Run extends RpcCost {
@@ -47,7 +57,13 @@ interface Run extends RpcCost {
   payments: number;
 }
 
-export async function benchCost({ blocks }: { blocks: number }): Promise<void> {
+export async function benchCost({
+  blocks,
+  channels = false,
+}: {
+  blocks: number;
+  channels?: boolean;
+}): Promise<void> {
   const devnet = await startDevnet({ port: 0, buyers: 20, blockTime: 0 });
   const proxies = {
     trace: await startProvider(devnet.rpc, { hosted: false }),
@@ -55,7 +71,7 @@ export async function benchCost({ blocks }: { blocks: number }): Promise<void> {
   };
   try {
     const started = performance.now();
-    const segments = await buildChain(devnet, blocks);
+    const segments = await buildChain(devnet, blocks, channels);
     log(
       `built ${segments.length * blocks} blocks of ${BLOCK_TXS} transactions in ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );
@@ -63,6 +79,7 @@ export async function benchCost({ blocks }: { blocks: number }): Promise<void> {
     const rows: string[] = [];
     const per10k: string[] = [];
     const verdicts: string[] = [];
+    const projectRuns = new Map<string, Run>();
     for (const segment of segments) {
       for (const [kind, proxy] of Object.entries(proxies)) {
         // `work` starts its clock after its own set-up (the project's store), as the CLI's start-up is not
@@ -85,9 +102,17 @@ export async function benchCost({ blocks }: { blocks: number }): Promise<void> {
         const plain: Run[] = [];
         for (let round = 0; round < 2; round++) {
           project.push(await measure((start) => indexProject(proxy.url, devnet, segment, start)));
-          plain.push(await measure((start) => indexStraightforward(proxy.url, signers, segment, start)));
+          if (!segment.channels)
+            plain.push(await measure((start) => indexStraightforward(proxy.url, signers, segment, start)));
         }
         const p = fastest(project);
+        projectRuns.set(`${segment.density} ${kind} ${segment.channels ? "channels" : "exact"}`, p);
+        if (segment.channels) {
+          if (p.payments !== segment.settlements)
+            throw new Error(`payments found with channels: ${p.payments}, expected ${segment.settlements}`);
+          log(`${segment.density} a block with channels, ${kind}: project ${JSON.stringify(p.methods)}`);
+          continue;
+        }
         const s = fastest(plain);
         if (p.payments !== segment.settlements || s.payments !== segment.settlements)
           throw new Error(
@@ -124,6 +149,34 @@ export async function benchCost({ blocks }: { blocks: number }): Promise<void> {
     console.log("| settlements a block | provider | project | straightforward |");
     console.log("|---|---|---|---|");
     for (const row of per10k) console.log(row);
+    if (channels) {
+      console.log("\nChannels present, the project per 10,000 payments, beside the exact-only segment:\n");
+      console.log("| settlements a block | provider | exact only | with channels | calls | HTTP | bytes |");
+      console.log("|---|---|---|---|---|---|---|");
+      for (const segment of segments.filter((s) => s.channels)) {
+        for (const kind of Object.keys(proxies)) {
+          const e = projectRuns.get(`${segment.density} ${kind} exact`) as Run;
+          const c = projectRuns.get(`${segment.density} ${kind} channels`) as Run;
+          const plainSegment = segments.find((s) => !s.channels && s.density === segment.density) as Segment;
+          const per = (run: Run, n: number, of: number) =>
+            (run[of === 0 ? "calls" : of === 1 ? "httpRequests" : "bytes"] * 10_000) / n;
+          const cells = [0, 1, 2].map(
+            (k) => per(c, segment.settlements, k) / per(e, plainSegment.settlements, k),
+          );
+          console.log(
+            `| ${segment.density} | ${kind === "trace" ? "anvil (trace_filter)" : "no trace_*, op-geth"} | ` +
+              `${Math.round(per(e, plainSegment.settlements, 0))} calls, ${Math.round(per(e, plainSegment.settlements, 1))} HTTP, ${mb(per(e, plainSegment.settlements, 2))} | ` +
+              `${Math.round(per(c, segment.settlements, 0))} calls, ${Math.round(per(c, segment.settlements, 1))} HTTP, ${mb(per(c, segment.settlements, 2))} | ` +
+              cells.map((r) => `${r.toFixed(2)}x`).join(" | ") +
+              " |",
+          );
+          const worst = Math.max(...cells);
+          verdicts.push(
+            `${worst <= 1.1 ? "met" : "NOT MET"}: ${segment.density} a block, ${kind}: with channels at most ${worst.toFixed(2)}x the exact-only cost per 10,000 payments (goal <= 1.10)`,
+          );
+        }
+      }
+    }
     console.log(`\n${verdicts.join("\n")}`);
   } finally {
     await proxies.trace.close();
@@ -221,8 +274,11 @@ async function indexStraightforward(
   return payments.reduce<number>((a, b) => a + b, 0);
 }
 
-/** Mines, for each density, `blocks` blocks of `BLOCK_TXS` transactions holding that many settlements. */
-async function buildChain(devnet: Devnet, blocks: number): Promise<Segment[]> {
+/**
+ * Mines, for each density, `blocks` blocks of `BLOCK_TXS` transactions holding that many settlements; with
+ * `channels`, then a segment of the same density with channels present (see the module's comment).
+ */
+async function buildChain(devnet: Devnet, blocks: number, channels: boolean): Promise<Segment[]> {
   const traffic = new Traffic(devnet, { senders: SENDERS });
   await traffic.fund();
   let facilitatorNonce = Number(
@@ -255,7 +311,45 @@ async function buildChain(devnet: Devnet, blocks: number): Promise<Segment[]> {
     const to = Number(await rpc(devnet.rpc, "eth_blockNumber"));
     segments.push({ density, from, to, settlements: density * blocks });
   }
+  if (!channels) return segments;
+  const pay = new ChannelTraffic(devnet.facilitatorAccount, buyers, (i) => derive(10_000 + (i % 50)).address);
+  for (const density of DENSITIES) {
+    const from = Number(await rpc(devnet.rpc, "eth_blockNumber")) + 1;
+    // A block of deposits opens (or tops up) every channel.
+    const deposits = await pay.deposits(facilitatorNonce, 10_000_000n);
+    facilitatorNonce += deposits.length;
+    await mineBlock(devnet, traffic, deposits);
+    const claims = Math.ceil(density / 2);
+    const exact = density - claims;
+    for (let b = 0; b < blocks; b++) {
+      const orders = Array.from({ length: exact }, (_, i) => ({
+        buyer: buyers[(b * density + i) % buyers.length] as DevnetAccount,
+        payTo: derive(10_000 + ((b + i) % 50)).address,
+        amount: BigInt(1_000 + ((b * 7 + i) % 99) * 1_000),
+      }));
+      const settled = await signSettlements(BASE_USDC, devnet.facilitatorAccount, facilitatorNonce, orders);
+      facilitatorNonce += exact;
+      const claim = await pay.claims(facilitatorNonce++, b * claims, claims, BigInt(1_000 + (b % 99) * 100));
+      await mineBlock(devnet, traffic, [...settled.map((s) => s.tx), claim]);
+    }
+    const to = Number(await rpc(devnet.rpc, "eth_blockNumber"));
+    segments.push({ density, from, to, settlements: density * blocks, channels: true });
+  }
   return segments;
+}
+
+/** One block of `BLOCK_TXS` transactions: `middle` among plain transfers, as on Base. */
+async function mineBlock(devnet: Devnet, traffic: Traffic, middle: readonly Hex[]): Promise<void> {
+  const plain = await traffic.sign(BLOCK_TXS - middle.length);
+  const half = Math.floor(plain.length / 2);
+  await sendRaw(devnet.rpc, [...plain.slice(0, half), ...middle, ...plain.slice(half)]);
+  await devnet.mine(1);
+  const number = Number(await rpc(devnet.rpc, "eth_blockNumber"));
+  const receipts = await rpc(devnet.rpc, "eth_getBlockReceipts", [`0x${number.toString(16)}`]);
+  const failed = (receipts as { status: string }[]).filter((r) => r.status !== "0x1").length;
+  const count = (receipts as unknown[]).length;
+  if (count !== BLOCK_TXS || failed > 0)
+    throw new Error(`block ${number} holds ${count} transactions (${failed} failed), not ${BLOCK_TXS}`);
 }
 
 const fastest = (runs: Run[]) => runs.reduce((a, b) => (b.seconds < a.seconds ? b : a));

@@ -104,7 +104,10 @@ if (process.argv.includes("--cost")) {
   const at = process.argv.indexOf("--blocks");
   const blocks = at > 0 ? Number(process.argv[at + 1]) : 20;
   if (!Number.isSafeInteger(blocks) || blocks < 1) throw new Error("--blocks takes a whole number of blocks");
-  await (await import("./index-cost.ts")).benchCost({ blocks });
+  await (await import("./index-cost.ts")).benchCost({
+    blocks,
+    channels: process.argv.includes("--channels"),
+  });
   process.exit(0);
 }
 

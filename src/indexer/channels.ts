@@ -18,9 +18,10 @@
  * Every event is also kept as it happened (`channel_events`), and each channel's config (`channels`).
  * Only channels of the indexed token (USDC) count; others are recorded but move nothing here.
  */
+import { MAX_USDC_AMOUNT } from "../chain/base.ts";
 import type { BlockClock } from "../chain/block-clock.ts";
 import type { ChannelConfig, ChannelLog } from "./channel-logs.ts";
-import type { PaymentRow, TransferRow } from "./classify.ts";
+import type { PaymentRow, SkippedLog, TransferRow } from "./classify.ts";
 
 export interface ChannelRow extends ChannelConfig {
   channelId: string;
@@ -48,8 +49,8 @@ export interface ChannelRows {
   moves: TransferRow[];
   channels: ChannelRow[];
   events: ChannelEventRow[];
-  /** Payers that deposited, with the first block they did in this batch: they appear in x402 from there. */
-  depositors: Map<string, number>;
+  /** Amounts above `MAX_USDC_AMOUNT`: kept as events, never as payments or moves (as `classify.ts` skips). */
+  skipped: SkippedLog[];
 }
 
 /** Reads the configs of channels created before what the run has seen (`ChannelCreated` by id). */
@@ -67,17 +68,13 @@ export class ChannelBook {
     for (const row of rows) this.configs.set(row.channelId, row);
   }
 
-  get size(): number {
-    return this.configs.size;
-  }
-
   /**
    * The rows of a batch's escrow logs, in chain order. Channels the book does not know and the batch did
    * not create are read with `lookup`; the book learns the batch's channels only through `learn`, after
    * the commit, so a batch read again after a failure sees the same book.
    */
   async rows(logs: readonly ChannelLog[], clock: BlockClock, lookup: ConfigLookup): Promise<ChannelRows> {
-    const out: ChannelRows = { payments: [], moves: [], channels: [], events: [], depositors: new Map() };
+    const out: ChannelRows = { payments: [], moves: [], channels: [], events: [], skipped: [] };
     if (logs.length === 0) return out;
     const configs = new Map<string, ChannelConfig>();
     for (const log of logs) {
@@ -121,6 +118,10 @@ export class ChannelBook {
         receiver: log.receiver ?? config?.receiver ?? "",
       });
       if (!config || config.token !== this.token || log.amount === 0n) continue;
+      if (log.amount > MAX_USDC_AMOUNT) {
+        out.skipped.push({ tx: log.tx, logIndex: log.logIndex, block: log.block, amount: log.amount });
+        continue;
+      }
       const at = { tx: log.tx, logIndex: log.logIndex, block: log.block, time, amount: log.amount };
       const channel = log.channelId;
       switch (log.event) {
@@ -135,12 +136,9 @@ export class ChannelBook {
             channel,
           });
           break;
-        case "deposited": {
+        case "deposited":
           out.moves.push({ ...at, from: config.payer, to: channel });
-          const first = out.depositors.get(config.payer);
-          if (first === undefined || log.block < first) out.depositors.set(config.payer, log.block);
           break;
-        }
         case "refunded":
         case "withdrawFinalized":
           out.moves.push({ ...at, from: channel, to: config.payer });

@@ -6,12 +6,17 @@
  */
 import { X402_BATCH_SETTLEMENT_ADDRESS } from "../../chain/base.ts";
 import { CHANNEL_TOPICS, type ChannelConfig, decodeChannelLog } from "../channel-logs.ts";
+import type { ConfigLookup } from "../channels.ts";
 import { hexNumber } from "../decode.ts";
 import { LogFetcher } from "../logs.ts";
+import type { IndexerOptions } from "../options.ts";
 import { DEFAULT_BATCH_BLOCKS, HISTORY_FIRST_SPAN } from "../options.ts";
-import type { RunTools } from "./run.ts";
+import type { RpcClient } from "../rpc/client.ts";
 
-export function channelLookup(tools: RunTools, floor: () => Promise<number>) {
+export function channelLookup(
+  tools: { client: RpcClient; options: IndexerOptions; signal: AbortSignal | undefined },
+  floor: () => Promise<number>,
+): ConfigLookup {
   const logs = new LogFetcher(
     tools.client,
     { address: X402_BATCH_SETTLEMENT_ADDRESS, topic0: [CHANNEL_TOPICS.created] },
@@ -21,7 +26,7 @@ export function channelLookup(tools: RunTools, floor: () => Promise<number>) {
       signal: tools.signal,
     },
   );
-  return async (ids: readonly string[], below: number): Promise<Map<string, ChannelConfig>> => {
+  return async (ids, below) => {
     const found = new Map<string, ChannelConfig>();
     const bottom = await floor();
     let top = below - 1;

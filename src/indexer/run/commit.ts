@@ -3,14 +3,12 @@ import type { ChannelRows } from "../channels.ts";
 import type { PaymentRow } from "../classify.ts";
 import { skippedEvent } from "../events.ts";
 import type { FetchedBatch } from "../fetch-batch.ts";
-import { earliestBlock } from "./chain-reads.ts";
-import { channelLookup } from "./channel-lookup.ts";
 import type { Run } from "./run.ts";
 import { targetFor } from "./target.ts";
 
 export async function commit(run: Run, batch: FetchedBatch): Promise<void> {
   const { state, history, summary } = run;
-  const channels = await state.channels.rows(batch.channelLogs, state.clock, lookupFor(run));
+  const channels = await state.channels.rows(batch.channelLogs, state.clock, run.channelConfigs);
   const payments = [...batch.payments, ...channels.payments].sort(
     (a, b) => a.block - b.block || a.logIndex - b.logIndex,
   );
@@ -23,7 +21,7 @@ export async function commit(run: Run, batch: FetchedBatch): Promise<void> {
   };
   // Read against the book before this batch: it says which payers are new.
   const funding = history ? await history.collect(withChannels, state.book, state.clock) : undefined;
-  for (const log of batch.skipped) run.emit(skippedEvent(log));
+  for (const log of [...batch.skipped, ...channels.skipped]) run.emit(skippedEvent(log));
   state.book.addPayments(appearances);
   // A channel's own moves are always kept: their payer appears in x402 by the deposit itself.
   const transfers = [...state.book.select(batch.transfers), ...channels.moves];
@@ -61,17 +59,6 @@ export async function commit(run: Run, batch: FetchedBatch): Promise<void> {
     logs: batch.logs,
     ...counts,
   });
-}
-
-const lookups: WeakMap<Run, ReturnType<typeof channelLookup>> = new WeakMap();
-
-function lookupFor(run: Run): ReturnType<typeof channelLookup> {
-  let lookup = lookups.get(run);
-  if (!lookup) {
-    lookup = channelLookup(run, () => earliestBlock(run.client));
-    lookups.set(run, lookup);
-  }
-  return lookup;
 }
 
 /** Each deposit as the payer's appearance beside its channel, for the wallet book and the funding history. */

@@ -6,6 +6,7 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
 import type { FacilitatorRegistry } from "../../chain/facilitators.ts";
 import type { SenderStrategy } from "../block-data.ts";
+import type { ConfigLookup } from "../channels.ts";
 import type { IndexerEvent, IndexerSummary } from "../events.ts";
 import type { FundingHistory } from "../history.ts";
 import type { LogFetcher } from "../logs.ts";
@@ -26,6 +27,8 @@ export interface RunTools {
   /** The analytics database's one connection, one job at a time: commits and the listings refresh share it. */
   readonly serial: Serial;
   readonly writer: BatchWriter;
+  /** Reads back the configs of batch-settlement channels created before the store's blocks (`channel-lookup.ts`). */
+  readonly channelConfigs: ConfigLookup;
   readonly reorgDepth: number;
   readonly concurrency: number;
   readonly signal: AbortSignal | undefined;

@@ -26,6 +26,8 @@ import {
 import { RpcClient } from "../rpc/client.ts";
 import { Serial } from "../serial.ts";
 import { BatchWriter } from "../writer.ts";
+import { earliestBlock } from "./chain-reads.ts";
+import { channelLookup } from "./channel-lookup.ts";
 import type { RunTools } from "./run.ts";
 
 export async function openTools(options: IndexerOptions): Promise<RunTools> {
@@ -73,6 +75,7 @@ export async function openTools(options: IndexerOptions): Promise<RunTools> {
     registry,
     serial: new Serial(),
     writer: new BatchWriter(analytics),
+    channelConfigs: channelLookup({ client, options, signal }, () => earliestBlock(client)),
     reorgDepth,
     concurrency,
     signal,
