@@ -101,6 +101,24 @@ describe("renderReportPage", () => {
     for (const d of report.daily) expect(html).toContain(`<th scope="row">${d.date}</th>`);
   });
 
+  it("lists the payments by scheme, and says a channel's payments are claims, not requests", () => {
+    const html = page(makeReport());
+    expect(html).toContain("<caption>Payments by x402 scheme</caption>");
+    expect(html).toMatch(
+      /<code>exact<\/code>[^<]*<\/th><td class="num">1,000<\/td><td class="num">\$10\.00<\/td>/,
+    );
+    expect(html).toMatch(
+      /<code>batch-settlement<\/code>: channels: a payment per claim<\/th><td class="num">200<\/td>/,
+    );
+    expect(html).toContain("Each claim on one channel counts as one payment");
+    // No scheme table, nor its note, without payments; and no channel note without channels.
+    expect(page(makeEmptyReport())).not.toContain("Payments by x402 scheme");
+    const exactOnly = makeReport({
+      schemes: { exact: { tx: 1200, usd: 12, real_tx: 1000, real_usd: 10, tx_counts: "payments" } },
+    });
+    expect(page(exactOnly)).not.toContain("Each claim on one channel");
+  });
+
   it("explains every flag kind with its screen's summary and lists the wallets that tripped it", () => {
     const flags = Object.fromEntries(FLAG_KINDS.map((k) => [k, { tx: 2, usd: 0.02 }]));
     const flagged = Object.fromEntries(
