@@ -66,6 +66,8 @@ export class ChannelTraffic {
     private readonly sender: DevnetAccount,
     buyers: readonly DevnetAccount[],
     receiverOf: (i: number) => Address,
+    /** Makes the channels' ids differ from another set's of the same buyers and receivers. */
+    series = 0,
   ) {
     this.channels = buyers.map((buyer, i) => {
       const config = {
@@ -75,7 +77,7 @@ export class ChannelTraffic {
         receiverAuthorizer: sender.address,
         token: BASE_USDC as Address,
         withdrawDelay: 900,
-        salt: pad(`0x${(i + 1).toString(16)}`, { size: 32 }),
+        salt: pad(`0x${(series * 1_000 + i + 1).toString(16)}`, { size: 32 }),
       };
       const id = hashTypedData({
         domain: DOMAIN,
