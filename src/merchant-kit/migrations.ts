@@ -53,4 +53,43 @@ export const KIT_MIGRATIONS: readonly Migration[] = [
     CREATE INDEX merchant_payments_unpaid ON merchant_payments (payer, finished_at)
       WHERE state IN ('abandoned', 'failed');`,
   },
+  {
+    version: 5,
+    name: "payment channels: the server's state of each batch-settlement channel, and each wallet's claim schedule",
+    up: `CREATE TABLE merchant_channels (
+      -- The channel's id (lower-case hex): the EIP-712 hash of its config, which names its receiver.
+      channel_id text PRIMARY KEY,
+      receiver text NOT NULL,
+      payer text NOT NULL,
+      config jsonb NOT NULL,
+      -- What the merchant charged in all (chargedCumulativeAmount), and the payer's latest voucher.
+      charged numeric(78, 0) NOT NULL,
+      signed_max numeric(78, 0) NOT NULL,
+      signature text NOT NULL,
+      -- Mirrored from the escrow contract.
+      balance numeric(78, 0) NOT NULL,
+      total_claimed numeric(78, 0) NOT NULL,
+      withdraw_requested_at bigint NOT NULL,
+      refund_nonce bigint NOT NULL,
+      onchain_synced_ms bigint,
+      last_request_ms bigint NOT NULL,
+      -- The request that holds the channel while it runs (the spec's serialisation), if any.
+      pending_id text,
+      pending_max numeric(78, 0),
+      pending_expires_ms bigint,
+      -- Since when the channel has charges not yet claimed (null: everything charged is claimed).
+      unclaimed_since_ms bigint,
+      updated_at timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX merchant_channels_receiver ON merchant_channels (receiver);
+    CREATE TABLE merchant_channel_schedule (
+      receiver text PRIMARY KEY,
+      -- One process at a time claims a wallet's channels: it holds the lease until it is done or this passes.
+      leased_until_ms bigint NOT NULL DEFAULT 0,
+      last_claim_ms bigint NOT NULL DEFAULT 0,
+      last_settle_ms bigint NOT NULL DEFAULT 0,
+      -- Claimed money not yet swept to the wallet.
+      settle_due boolean NOT NULL DEFAULT false
+    );`,
+  },
 ];

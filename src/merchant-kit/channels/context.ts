@@ -1,0 +1,36 @@
+/**
+ * What the channel code needs to know about the paid request it runs in. The SDK's batch-settlement server
+ * calls the channel store from inside `@x402/hono`'s middleware (its verify and settle hooks), where the kit
+ * cannot pass anything; the kit puts it here instead, one object per request (`inChannelRequest`, around the
+ * payment middleware: payments/paid-handler.ts's `settleAndRecord`).
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { Database } from "../../common/db/index.ts";
+
+export interface ChannelRequest {
+  /**
+   * The transaction of a writing call (payments/write-unit.ts), once open: the charge is written in it, so
+   * that the call's writes, its ledger row and its channel's charge commit together or not at all. On
+   * PGlite it is also the only way: the transaction holds the process's one connection until it ends.
+   */
+  tx?: Database;
+  /**
+   * The answer is streamed: the payment middleware saw a placeholder refusal and would give the channel's
+   * reservation back, while the stream is still being delivered. The kit settles it at the stream's end.
+   */
+  handedOff?: boolean;
+  /** Saving the channel's state failed during this request: the answer must not be delivered. */
+  unsaved?: unknown;
+}
+
+const requests = new AsyncLocalStorage<ChannelRequest>();
+
+/** The request being served, when the channel code runs within one. */
+export function channelRequest(): ChannelRequest | undefined {
+  return requests.getStore();
+}
+
+/** Runs `fn` as one request, with a fresh `ChannelRequest` for everything it calls. */
+export function inChannelRequest<T>(fn: () => T): T {
+  return requests.run({}, fn);
+}
