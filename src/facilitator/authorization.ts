@@ -1,8 +1,10 @@
 import crypto from "node:crypto";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
-import { toHex } from "viem";
+import { encodeAbiParameters, keccak256, toHex } from "viem";
 import { z } from "zod";
 import { X402_EXACT_PROXY_ADDRESS, X402_UPTO_PROXY_ADDRESS } from "../chain/base.ts";
+import type { ChannelDepositPayload } from "./channel-payloads.ts";
+import { address, bytes32, signature, uint256 } from "./shapes.ts";
 
 /** The `payload` of an exact-scheme EVM payment signed as an EIP-3009 `TransferWithAuthorization`. */
 export interface Eip3009Payload {
@@ -35,16 +37,6 @@ export interface Permit2Payload {
   };
 }
 
-const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "an 0x-prefixed 20-byte address");
-const uint256 = z
-  .string()
-  .regex(/^\d{1,78}$/, "a decimal integer string")
-  .refine((v) => BigInt(v) < 2n ** 256n, "at most 2^256 - 1");
-// 65-byte ECDSA, or longer for smart wallets (ERC-1271 / ERC-6492).
-const signature = z
-  .string()
-  .regex(/^0x([0-9a-fA-F]{2}){65,}$/, "an 0x-prefixed signature of at least 65 bytes");
-
 export const Eip3009PayloadSchema = z.object({
   signature,
   authorization: z.object({
@@ -53,7 +45,7 @@ export const Eip3009PayloadSchema = z.object({
     value: uint256,
     validAfter: uint256,
     validBefore: uint256,
-    nonce: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "an 0x-prefixed 32-byte nonce"),
+    nonce: bytes32,
   }),
 }) as unknown as z.ZodType<Eip3009Payload>;
 
@@ -80,10 +72,36 @@ export function isPermit2Payload(payload: Record<string, unknown>): boolean {
   return "permit2Authorization" in payload;
 }
 
-/** What the payer signed, by the transfer method: EIP-3009 (exact) or Permit2 through an x402 proxy. */
+/**
+ * What the payer signed: an EIP-3009 transfer (exact), a Permit2 transfer through an x402 proxy (exact,
+ * upto), or a batch-settlement deposit into a channel, itself an ERC-3009 or a Permit2 authorization that
+ * the escrow's collector spends.
+ */
 export type Signed =
   | { method: "eip3009"; payload: Eip3009Payload }
-  | { method: "permit2"; payload: Permit2Payload };
+  | { method: "permit2"; payload: Permit2Payload }
+  | { method: "deposit"; transfer: "eip3009" | "permit2"; payload: ChannelDepositPayload };
+
+/** Whose nonce refuses a replay on chain: the token's (EIP-3009) or Permit2's bitmap. */
+export function transferOf(signed: Signed): "eip3009" | "permit2" {
+  return signed.method === "deposit" ? signed.transfer : signed.method;
+}
+
+/** What a keyed settlement is charged as, per key and action (docs/facilitator.md, "Gas per key"). */
+export type SettlementAction = "exact" | "upto" | "deposit" | "claim" | "settle" | "refund";
+
+export function actionOf(signed: Signed, scheme: string): SettlementAction {
+  if (signed.method === "deposit") return "deposit";
+  return scheme === "upto" ? "upto" : "exact";
+}
+
+/**
+ * What a settlement moves from the payer: a deposit's amount (the requirements' amount is the price of the
+ * request its voucher pays), otherwise the requirements' (the value, or upto's metered amount at /settle).
+ */
+export function amountAtStake(payment: Pick<CheckedPayment, "signed" | "terms" | "requirements">): bigint {
+  return payment.signed.method === "deposit" ? payment.terms.value : BigInt(payment.requirements.amount);
+}
 
 /** What every signed payment says, whatever its method. */
 export interface Terms {
@@ -108,6 +126,7 @@ export function termsOf(signed: Signed): Terms {
       nonce: a.nonce.toLowerCase() as `0x${string}`,
     };
   }
+  if (signed.method === "deposit") return depositTerms(signed.payload);
   const a = signed.payload.permit2Authorization;
   return {
     payer: a.from,
@@ -118,9 +137,36 @@ export function termsOf(signed: Signed): Terms {
   };
 }
 
+/**
+ * A deposit is paid by the channel's payer to the escrow for the channel's receiver. Its ERC-3009 nonce is
+ * what the collector derives, keccak256(channelId, salt), and the token then spends; a Permit2 one is the
+ * permit's. The channel id is the payload's: the SDK refuses one that is not the config's before anything
+ * is recorded or sent.
+ */
+function depositTerms(d: ChannelDepositPayload): Terms {
+  const { erc3009Authorization: erc3009, permit2Authorization: permit2 } = d.deposit.authorization;
+  const base = {
+    payer: d.channelConfig.payer,
+    payTo: d.channelConfig.receiver,
+    value: BigInt(d.deposit.amount),
+  };
+  if (permit2)
+    return { ...base, expires: BigInt(permit2.deadline), nonce: permit2Nonce(BigInt(permit2.nonce)) };
+  const a = erc3009 as NonNullable<typeof erc3009>;
+  const nonce = keccak256(
+    encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [d.voucher.channelId, BigInt(a.salt)]),
+  );
+  return { ...base, expires: BigInt(a.validBefore), nonce };
+}
+
 /** What a stored payment payload was signed as (the ledger keeps payloads whole). */
 export function signedOf(payload: PaymentPayload): Signed {
   const inner = payload.payload as Record<string, unknown>;
+  if (inner.type === "deposit") {
+    const deposit = inner as unknown as ChannelDepositPayload;
+    const transfer = deposit.deposit.authorization.permit2Authorization ? "permit2" : "eip3009";
+    return { method: "deposit", transfer, payload: deposit };
+  }
   return isPermit2Payload(inner)
     ? { method: "permit2", payload: inner as unknown as Permit2Payload }
     : { method: "eip3009", payload: inner as unknown as Eip3009Payload };
@@ -159,17 +205,36 @@ export function authorizationDigest(signed: Signed): string {
   if (signed.method === "eip3009") {
     const a = signed.payload.authorization;
     fields = [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce];
+  } else if (signed.method === "deposit") {
+    fields = depositFields(signed.payload);
   } else {
     const a = signed.payload.permit2Authorization;
     const w = a.witness;
     fields = ["permit2", a.from, a.permitted.token, a.permitted.amount, a.spender, a.nonce, a.deadline];
     fields.push(w.to, w.facilitator ?? "", w.validAfter);
   }
-  fields.push(signed.payload.signature);
+  if (signed.method !== "deposit") fields.push(signed.payload.signature);
   return crypto
     .createHash("sha256")
     .update(JSON.stringify(fields.map((f) => f.toLowerCase())))
     .digest("hex");
+}
+
+/**
+ * What a deposit's payer signed and the escrow is asked to do: the channel, the amount and the token
+ * authorization. Not the voucher: it pays the request, goes nowhere on chain, and a retried /settle of
+ * the same deposit may carry another.
+ */
+function depositFields(d: ChannelDepositPayload): string[] {
+  const c = d.channelConfig;
+  const fields = ["deposit", c.payer, c.payerAuthorizer, c.receiver, c.receiverAuthorizer, c.token];
+  fields.push(String(c.withdrawDelay), c.salt, d.deposit.amount);
+  const { erc3009Authorization: e, permit2Authorization: p } = d.deposit.authorization;
+  if (e) fields.push("eip3009", e.validAfter, e.validBefore, e.salt, e.signature);
+  if (p)
+    fields.push("permit2", p.from, p.permitted.token, p.permitted.amount, p.spender, p.nonce, p.deadline);
+  if (p) fields.push(p.witness.channelId, p.signature);
+  return fields;
 }
 
 /** A checked request, ready for the ledger and the SDK. */

@@ -6,13 +6,14 @@
 import type { SettleResponse } from "@x402/core/types";
 import { log } from "../common/log.ts";
 import type { Grant, KeyedSettlement } from "./access/index.ts";
-import type { CheckedPayment } from "./authorization.ts";
+import { actionOf, amountAtStake, type CheckedPayment } from "./authorization.ts";
 import {
   findAuthorization,
   markSettled,
   markSettledWithoutTransfer,
   release,
 } from "./authorization-ledger.ts";
+import { withSubject } from "./call-subject.ts";
 import { conclude } from "./conclude.ts";
 import {
   INSUFFICIENT_FUNDS,
@@ -38,7 +39,7 @@ export async function broadcast(
 ): Promise<SettleResponse> {
   const { lacking, leave } = await ctx.payerFunds.enter(
     { asset: payment.requirements.asset, payer: payment.terms.payer },
-    BigInt(payment.requirements.amount),
+    amountAtStake(payment),
     () => balanceOf(ctx.client, payment),
   );
   try {
@@ -90,9 +91,13 @@ async function sdkSettle(
   // The SDK re-verifies first (no simulation at settle: the gas estimate is one) and reads the payer's
   // code twice doing so: once is enough.
   const hold = ctx.reads.hold({ code: [payment.terms.payer] });
-  const keyed: KeyedSettlement | undefined = grant ? ctx.budgets.begin(payment.key, grant) : undefined;
+  const keyed: KeyedSettlement | undefined = grant
+    ? ctx.budgets.begin(payment.key, grant, actionOf(payment.signed, payment.requirements.scheme))
+    : undefined;
   try {
-    result = await ctx.sdk.settle(payment.payload, payment.requirements);
+    result = await withSubject({ kind: "authorization", key: payment.key }, () =>
+      ctx.sdk.settle(payment.payload, payment.requirements),
+    );
   } catch (error) {
     // The first line only: a viem error's further lines can carry the call's arguments (the signature).
     log("error", "settlement threw", { error });
@@ -116,7 +121,7 @@ async function recordSuccess(
 ): Promise<SettleResponse | undefined> {
   const { db, client, gas } = ctx;
   const network = ctx.scope.network;
-  if (result.success && !result.transaction && BigInt(payment.requirements.amount) === 0n) {
+  if (result.success && !result.transaction && amountAtStake(payment) === 0n) {
     // upto with nothing to take: the SDK sent nothing. The authorization is spent all the same.
     const settled = await markSettledWithoutTransfer(db, payment.key);
     if (settled) return rowAnswer(network, settled, await ctx.recordInBazaar(settled));
@@ -140,7 +145,10 @@ async function recordSuccess(
         if (cost !== undefined) await gas.charge(payment.key, cost, hash);
         else await gas.chargeMined(payment.key, hash);
       }
-      const response = rowAnswer(network, settled, await ctx.recordInBazaar(settled));
+      const answer = rowAnswer(network, settled, await ctx.recordInBazaar(settled));
+      // A deposit's answer carries the channel's state as the SDK read it after its receipt.
+      const response =
+        result.extra && payment.signed.method === "deposit" ? { ...answer, extra: result.extra } : answer;
       ctx.deliveredWhenSettled.add(response);
       return response;
     }

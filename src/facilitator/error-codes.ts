@@ -21,6 +21,16 @@ export const UNSUPPORTED_PAYLOAD_TYPE = "unsupported_payload_type";
 /** Broadcast, not yet confirmed: `transaction` carries the hash. The SDK's resource server retries once. */
 export const SETTLEMENT_PENDING = "settlement_pending";
 
+// @x402/evm's batch-settlement scheme.
+/** A channel's receiver (a deposit's, a claim's, a refund's, a settle's) is not the requirements' payTo. */
+export const RECEIVER_MISMATCH = "invalid_batch_settlement_evm_receiver_mismatch";
+/** A channel's token is not the requirements' asset. */
+export const TOKEN_MISMATCH = "invalid_batch_settlement_evm_token_mismatch";
+/** The payload's type cannot be done by this call (a voucher settled, a claim verified...). */
+export const CHANNEL_PAYLOAD_TYPE = "invalid_batch_settlement_evm_payload_type";
+/** A refund sent to /settle is not the spec's completed one, or claims another channel. */
+export const REFUND_PAYLOAD = "invalid_batch_settlement_evm_refund_payload";
+
 // This facilitator's own.
 /** The asset is not one this facilitator settles (it pays the gas, so it settles only known tokens). */
 export const UNSUPPORTED_ASSET = "unsupported_asset";
@@ -42,3 +52,8 @@ export const API_KEY_INVALID = "api_key_invalid";
 export const KEY_OVER_BUDGET = "key_over_budget";
 /** The key has used its settlements of the minute (429, with Retry-After). */
 export const KEY_OVER_RATE = "key_over_rate";
+/**
+ * A claim or refund this facilitator would sign as the channels' receiverAuthorizer, asked without an API
+ * key that names the receiver (401 without a key, 403 with one that does not name it).
+ */
+export const AUTHORIZER_KEY_REQUIRED = "authorizer_key_required";

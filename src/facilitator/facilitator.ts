@@ -8,11 +8,14 @@ import type {
   SupportedResponse,
   VerifyResponse,
 } from "@x402/core/types";
+import type { FacilitatorEvmSigner } from "@x402/evm";
+import { BatchSettlementEvmScheme } from "@x402/evm/batch-settlement/facilitator";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { UptoEvmScheme } from "@x402/evm/upto/facilitator";
 import { BAZAAR, type DiscoveryResourcesResponse } from "@x402/extensions/bazaar";
 import type { Hono } from "hono";
 import { type Chain, createPublicClient, createWalletClient, type Hex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
 import { base } from "viem/chains";
 import { BASE_USDC } from "../chain/base.ts";
 import { rpcTransport } from "../chain/rpc-transport.ts";
@@ -21,18 +24,18 @@ import { type Database, migrate } from "../common/db/index.ts";
 import { log } from "../common/log.ts";
 import { watchSignerBalance } from "../common/metrics.ts";
 import { type AccessPolicy, createGasBudgets, createGate, type Gate, type Grant } from "./access/index.ts";
-import { keyOfCall } from "./authorization.ts";
-import { recordRefused, recordSigned } from "./authorization-ledger.ts";
 import { bazaarRecorder, DEFAULT_LIMIT, type DiscoveryQuery, listResources } from "./bazaar.ts";
 import { checkChainIdentity, type OnNewChain } from "./chain-identity.ts";
 import { createChainReads } from "./chain-reads.ts";
+import { createChannelActions, type Origin } from "./channel-actions.ts";
+import { isChannelAction } from "./channel-payloads.ts";
 import { countedSettle, countedVerify } from "./counted.ts";
 import { ExactEoaScheme } from "./exact-eoa.ts";
 import { facilitatorRoutes } from "./http.ts";
 import { FACILITATOR_MIGRATIONS } from "./migrations.ts";
-import { receiptCost } from "./outcome.ts";
 import { createSettlement, type ResolveSummary } from "./settlement.ts";
 import { createSigner } from "./signer.ts";
+import { type ReceiptBlocks, signerHooks } from "./signer-hooks.ts";
 import { createSubmitter } from "./submitter.ts";
 import { createVerification } from "./verification.ts";
 import type { Scope } from "./wire.ts";
@@ -64,6 +67,13 @@ export interface FacilitatorOptions {
    * (src/services/facilitator.ts). Calls in process (`verify`, `settle`, `inProcessClient`) are not gated.
    */
   access?: AccessPolicy;
+  /**
+   * Whether it offers to be batch-settlement channels' receiverAuthorizer (its settling account's address in
+   * /supported's `extra.receiverAuthorizer`), signing claims and refunds a merchant sends without that
+   * signature, for callers that may act for the channel's receiver (docs/facilitator.md, "batch-settlement").
+   * Default true; false: merchants sign their own.
+   */
+  receiverAuthorizer?: boolean;
 }
 
 export interface Facilitator {
@@ -75,8 +85,17 @@ export interface Facilitator {
   readonly address: `0x${string}`;
   readonly scope: Scope;
   verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse>;
-  /** With a `grant` (a keyed HTTP request), the settlement's gas is reserved against the key's budget. */
-  settle(payload: PaymentPayload, requirements: PaymentRequirements, grant?: Grant): Promise<SettleResponse>;
+  /**
+   * With a `grant` (a keyed HTTP request), the settlement's gas is reserved against the key's budget.
+   * `origin`: who asks, for the batch-settlement actions this facilitator signs as a receiverAuthorizer
+   * (default in-process: the merchants of this process).
+   */
+  settle(
+    payload: PaymentPayload,
+    requirements: PaymentRequirements,
+    grant?: Grant,
+    origin?: Origin,
+  ): Promise<SettleResponse>;
   supported(): SupportedResponse;
   /** The HTTP face's access control: its allow-list (`gate.allow(payees)` adds to it), keys, openness. */
   readonly gate: Gate;
@@ -90,10 +109,12 @@ export interface Facilitator {
 }
 
 /**
- * The project's own x402 v2 facilitator: the exact scheme on EVM with EIP-3009 authorizations (USDC) and
- * the upto scheme with Permit2 authorizations through the x402 upto proxy, verified and settled by
- * `@x402/evm`'s `ExactEvmScheme` and `UptoEvmScheme` under `@x402/core`'s `x402Facilitator`, with a
- * PostgreSQL ledger that makes settlement at-most-once per authorization and a Bazaar.
+ * The project's own x402 v2 facilitator: the exact scheme on EVM with EIP-3009 authorizations (USDC) or
+ * Permit2 ones through the x402 exact proxy, the upto scheme with Permit2 authorizations through the x402
+ * upto proxy, and batch-settlement channels (deposits, vouchers, claims, settles, refunds), verified and
+ * settled by `@x402/evm`'s `ExactEvmScheme`, `UptoEvmScheme` and `BatchSettlementEvmScheme` under
+ * `@x402/core`'s `x402Facilitator`, with a PostgreSQL ledger that makes settlement at-most-once per
+ * authorization (and per channel action) and a Bazaar.
  * docs/facilitator.md describes the wire answers.
  *
  * @example
@@ -130,7 +151,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   await migrate(db, "facilitator", FACILITATOR_MIGRATIONS);
   await checkChainIdentity(db, client, options.onNewChain ?? "fail");
 
-  const receiptBlocks = new Map<string, { block: bigint; cost: bigint }>();
+  const receiptBlocks: ReceiptBlocks = new Map();
   const budgets = createGasBudgets(db);
   const submitter = createSubmitter(wallet, client);
   const reads = createChainReads(client, submitter.address);
@@ -140,29 +161,10 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     submitter,
     confirmationTimeoutMs,
     pollingIntervalMs,
-    hooks: {
-      // A keyed settlement's worst case is reserved against its key before it is signed.
-      beforeSign: (call, cost) => budgets.reserve(keyOfCall(network, call), cost.gas * cost.maxFeePerGas),
-      async beforeBroadcast(call, tx) {
-        if (!(await recordSigned(db, keyOfCall(network, call), tx))) {
-          throw new Error(`no claimed ledger row for transaction ${tx.hash}: not broadcast`);
-        }
-      },
-      onRejected: (call, tx) => recordRefused(db, keyOfCall(network, call), tx.hash),
-      onReceipt: (receipt) =>
-        receiptBlocks.set(receipt.transactionHash.toLowerCase(), {
-          block: receipt.blockNumber,
-          cost: receiptCost(receipt),
-        }),
-    },
+    hooks: signerHooks(db, network, budgets, receiptBlocks),
   });
-  const sdk = new x402Facilitator()
-    .register(
-      network,
-      new ExactEoaScheme(signer, new ExactEvmScheme(signer, { pendingSettlementStore: NO_PENDING_STORE })),
-    )
-    .register(network, new UptoEvmScheme(signer, { pendingSettlementStore: NO_PENDING_STORE }))
-    .registerExtension(BAZAAR);
+  const sdk = schemes(network, signer, options);
+  const gate = createGate(db, options.access ?? { open: true });
 
   const verify = createVerification({ db, sdk, client, reads, scope });
   const bazaar = bazaarRecorder(db);
@@ -188,13 +190,32 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     },
   });
 
+  const channels = createChannelActions({
+    db,
+    sdk,
+    client,
+    signer: submitter.address,
+    scope,
+    confirmationTimeoutMs,
+    pollingIntervalMs,
+    receiptBlocks,
+    budgets,
+    // Over HTTP, the gate admitted it with a key that names the receiver; in this process, it is one of
+    // the merchants this process serves.
+    mayAuthorize: (receiver, grant, origin) =>
+      origin === "http" ? grant?.authority === true : gate.allows(receiver),
+  });
+  const resolveAll = async (): Promise<ResolveSummary> => {
+    const [payments, actions] = [await settlement.resolvePending(), await channels.resolvePending()];
+    return { checked: payments.checked + actions.checked, resolved: payments.resolved + actions.resolved };
+  };
+
   // The background check: one pass at a time (a slow RPC must not queue passes up).
   let timer: NodeJS.Timeout | undefined;
   let resolving: Promise<unknown> | undefined;
   if (resolveIntervalMs > 0) {
     timer = setInterval(() => {
-      resolving ??= settlement
-        .resolvePending()
+      resolving ??= resolveAll()
         .catch((error) => {
           log("warn", "pending check failed", { error });
         })
@@ -214,13 +235,22 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     network,
     address: submitter.address,
     scope,
-    verify: (payload, requirements) => countedVerify(() => verify(payload, requirements)),
-    settle: (payload, requirements, grant) =>
-      countedSettle(() => settlement.settle(payload, requirements, grant)),
+    verify: (payload, requirements) =>
+      countedVerify(() =>
+        isChannelAction(payload, requirements)
+          ? channels.verify(payload, requirements)
+          : verify(payload, requirements),
+      ),
+    settle: (payload, requirements, grant, origin) =>
+      countedSettle(() =>
+        isChannelAction(payload, requirements)
+          ? channels.settle(payload, requirements, grant, origin)
+          : settlement.settle(payload, requirements, grant),
+      ),
     supported: () => sdk.getSupported() as SupportedResponse,
     discoveryResources: (query = {}) => listResources(db, { limit: DEFAULT_LIMIT, offset: 0, ...query }),
-    resolvePending: () => settlement.resolvePending(),
-    gate: createGate(db, options.access ?? { open: true }),
+    resolvePending: resolveAll,
+    gate,
     async ping() {
       await db.query("SELECT 1");
     },
@@ -229,10 +259,30 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
       clearInterval(timer);
       await resolving;
       await settlement.drain();
+      await channels.drain();
       await bazaar.drain();
     },
   };
   return { ...service, app: facilitatorRoutes(service) };
+}
+
+/**
+ * The SDK's schemes over our signer: exact (EIP-3009 through `ExactEoaScheme` first, Permit2), upto,
+ * batch-settlement (its receiverAuthorizer, when offered, is the settling account's key).
+ */
+function schemes(
+  network: Network,
+  signer: FacilitatorEvmSigner,
+  options: FacilitatorOptions,
+): x402Facilitator {
+  const store = { pendingSettlementStore: NO_PENDING_STORE };
+  const authorizer =
+    options.receiverAuthorizer === false ? undefined : privateKeyToAccount(options.privateKey);
+  return new x402Facilitator()
+    .register(network, new ExactEoaScheme(signer, new ExactEvmScheme(signer, store)))
+    .register(network, new UptoEvmScheme(signer, store))
+    .register(network, new BatchSettlementEvmScheme(signer, authorizer, store))
+    .registerExtension(BAZAAR);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Chain, PublicClient, Transport } from "viem";
 import { usdcAbi } from "../chain/usdc.ts";
-import type { CheckedPayment } from "./authorization.ts";
+import { amountAtStake, type CheckedPayment } from "./authorization.ts";
 
 /**
  * Why a transfer the SDK refused (its simulation failed, or it read a low balance) cannot happen, when
@@ -14,8 +14,8 @@ export async function lackOfFunds(
   payment: CheckedPayment,
 ): Promise<string | undefined> {
   // What is at stake now: the authorized value (exact), the maximum at /verify or the amount taken at
-  // /settle (upto).
-  const value = BigInt(payment.requirements.amount);
+  // /settle (upto), a deposit's amount (batch-settlement).
+  const value = amountAtStake(payment);
   const balance = await balanceOf(client, payment);
   if (balance === undefined || balance >= value) return undefined;
   return `the payer holds ${balance} atomic units of the token, less than the ${value} at stake`;

@@ -11,6 +11,8 @@ import { requestLog } from "../common/request-log.ts";
 import type { Admission, Gate, Grant } from "./access/index.ts";
 import { secondsToNextUtcDay } from "./access/units.ts";
 import { type DiscoveryQuery, parseDiscoveryQuery } from "./bazaar.ts";
+import { isChannelAction } from "./channel-payloads.ts";
+import { checkChannelAction } from "./channel-wire.ts";
 import { countRefused } from "./counted.ts";
 import {
   INVALID_PAYLOAD,
@@ -24,7 +26,7 @@ import { checkPayment, parseRequestBody, type Rejection, type Scope } from "./wi
 export interface FacilitatorService {
   readonly scope: Scope;
   verify(payload: unknown, requirements: unknown): Promise<VerifyResponse>;
-  settle(payload: unknown, requirements: unknown, grant?: Grant): Promise<SettleResponse>;
+  settle(payload: unknown, requirements: unknown, grant?: Grant, origin?: "http"): Promise<SettleResponse>;
   /** Who may verify and settle for which payee; none: anyone for any payee. */
   readonly gate?: Gate;
   supported(): SupportedResponse;
@@ -71,7 +73,7 @@ export function facilitatorRoutes(facilitator: FacilitatorService): Hono {
   });
 
   app.post("/verify", limit, async (c) => {
-    const bad = await readPayment(c, facilitator.scope);
+    const bad = await readPayment(c, facilitator.scope, "verify");
     if ("reason" in bad) {
       countRefused("verify", bad.reason);
       return c.json({ isValid: false, invalidReason: bad.reason, invalidMessage: bad.message }, 400);
@@ -98,7 +100,7 @@ export function facilitatorRoutes(facilitator: FacilitatorService): Hono {
 
   app.post("/settle", limit, async (c) => {
     const network = facilitator.scope.network;
-    const bad = await readPayment(c, facilitator.scope);
+    const bad = await readPayment(c, facilitator.scope, "settle");
     if ("reason" in bad) {
       countRefused("settle", bad.reason);
       return c.json(
@@ -107,7 +109,7 @@ export function facilitatorRoutes(facilitator: FacilitatorService): Hono {
       );
     }
     try {
-      const admitted = await admit(c, facilitator.gate, bad.requirements, "settle");
+      const admitted = await admit(c, facilitator.gate, bad.requirements, "settle", bad.authority);
       if (!admitted.ok) {
         countRefused("settle", admitted.reason);
         return c.json(
@@ -126,6 +128,7 @@ export function facilitatorRoutes(facilitator: FacilitatorService): Hono {
         bad.payload,
         bad.requirements,
         admitted.grant,
+        "http",
       );
       if (result.errorReason === KEY_OVER_BUDGET) {
         // Refused before signing: the key's day cannot hold this settlement's worst case.
@@ -197,11 +200,17 @@ export function chainReadiness(rpc: string, signer: string): Record<string, Chec
   };
 }
 
-/** The payment of a verify/settle body, or why the body is malformed (-> 400). */
+/**
+ * The payment of a verify/settle body, or why the body is malformed (-> 400). `authority`: a
+ * batch-settlement action this facilitator would sign as the receiverAuthorizer (the gate wants a key).
+ */
 async function readPayment(
   c: Context,
   scope: Scope,
-): Promise<{ payload: unknown; requirements: unknown } | Pick<Rejection, "reason" | "message">> {
+  operation: "verify" | "settle",
+): Promise<
+  { payload: unknown; requirements: unknown; authority: boolean } | Pick<Rejection, "reason" | "message">
+> {
   let body: unknown;
   try {
     body = await c.req.json();
@@ -210,10 +219,16 @@ async function readPayment(
   }
   const parsed = parseRequestBody(body);
   if (!parsed.ok) return parsed;
+  if (isChannelAction(parsed.payload, parsed.requirements)) {
+    const action = checkChannelAction(parsed.payload, parsed.requirements, scope, operation);
+    if (!action.ok && action.malformed) return action;
+    const authority = action.ok && action.action.needsAuthorizer;
+    return { payload: parsed.payload, requirements: parsed.requirements, authority };
+  }
   const checked = checkPayment(parsed.payload, parsed.requirements, scope);
   // A well-formed request for something not supported here is judged (200), not malformed.
   if (!checked.ok && checked.malformed) return checked;
-  return { payload: parsed.payload, requirements: parsed.requirements };
+  return { payload: parsed.payload, requirements: parsed.requirements, authority: false };
 }
 
 /**
@@ -225,10 +240,16 @@ async function admit(
   gate: Gate | undefined,
   requirements: unknown,
   operation: "verify" | "settle",
+  authority = false,
 ): Promise<Admission> {
   if (!gate) return { ok: true };
   const payTo = (requirements as { payTo?: unknown } | null)?.payTo;
-  return gate.admit(c.req.header("authorization"), typeof payTo === "string" ? payTo : "", operation);
+  return gate.admit(
+    c.req.header("authorization"),
+    typeof payTo === "string" ? payTo : "",
+    operation,
+    authority,
+  );
 }
 
 function retryAfter(seconds: number | undefined): Record<string, string> | undefined {

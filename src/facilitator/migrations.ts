@@ -149,4 +149,51 @@ export const FACILITATOR_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: "batch-settlement: the receiver's channel actions, and what each keyed settlement was",
+    up: `
+      -- What a keyed settlement was charged as: exact, upto, deposit (a payer's authorizations) or claim,
+      -- settle, refund (a channel's receiver's actions), so that the operator reads a key's gas per action.
+      ALTER TABLE facilitator_key_charges ADD COLUMN action text NOT NULL DEFAULT 'exact';
+      UPDATE facilitator_key_charges c SET action = 'upto'
+      FROM facilitator_authorizations a
+      WHERE a.network = c.network AND a.asset = c.asset AND a.payer = c.payer AND a.nonce = c.nonce
+        AND a.payment_requirements->>'scheme' = 'upto';
+
+      -- batch-settlement's claims, settles and refunds this facilitator sent for a channel's receiver: no
+      -- payer's authorization, but sent once each all the same. id: the kind and a SHA-256 of what the
+      -- action does (the claims; the receiver, token and total claimed it sweeps; the refund with its
+      -- nonce), so a retry finds the first. States as the ledger's, plus refused: nothing was sent and it
+      -- may be asked again (failed too: a reverted transaction moved nothing). A keyed one's gas is
+      -- reserved and charged in facilitator_key_charges under (network, token, receiver, id).
+      CREATE TABLE facilitator_channel_actions (
+        id text PRIMARY KEY,
+        network text NOT NULL,
+        kind text NOT NULL CHECK (kind IN ('claim', 'settle', 'refund')),
+        receiver text NOT NULL,
+        token text NOT NULL,
+        state text NOT NULL CHECK (state IN ('submitting', 'pending', 'settled', 'failed', 'refused')),
+        key_id text,
+        authorized boolean NOT NULL,
+        vouchers integer NOT NULL,
+        payment_payload jsonb NOT NULL,
+        payment_requirements jsonb NOT NULL,
+        response jsonb,
+        tx_hash text UNIQUE,
+        tx_nonce bigint,
+        block_number bigint,
+        gas_used numeric(78, 0),
+        cost_wei numeric(78, 0),
+        error_reason text,
+        error_message text,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        claimed_at timestamptz,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX facilitator_channel_actions_unresolved
+        ON facilitator_channel_actions (updated_at) WHERE state IN ('submitting', 'pending');
+      CREATE INDEX facilitator_channel_actions_key ON facilitator_channel_actions (key_id, created_at);
+    `,
+  },
 ];

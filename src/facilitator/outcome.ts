@@ -107,7 +107,7 @@ async function findReceipt(
   return pollReceipt(client, hash, waitMs, pollingIntervalMs);
 }
 
-async function knownTransaction(client: PublicClient<Transport, Chain>, hash: Hex): Promise<boolean> {
+export async function knownTransaction(client: PublicClient<Transport, Chain>, hash: Hex): Promise<boolean> {
   try {
     await client.getTransaction({ hash });
     return true;

@@ -2,7 +2,7 @@
  * What the chain says about a pending row's broadcast transaction, waiting up to `waitMs` for its receipt.
  */
 import { log } from "../common/log.ts";
-import { signedOf, termsOf } from "./authorization.ts";
+import { signedOf, termsOf, transferOf } from "./authorization.ts";
 import type { LedgerRow } from "./authorization-ledger.ts";
 import { type ChainOutcome, checkSettlement } from "./outcome.ts";
 import type { SettlementOptions } from "./settle-context.ts";
@@ -18,7 +18,7 @@ export async function checkPending(
       options.client,
       options.signer,
       {
-        method: signed.method,
+        method: transferOf(signed),
         hash: row.tx_hash as `0x${string}`,
         txNonce: row.tx_nonce ?? 0n,
         asset: row.asset as `0x${string}`,

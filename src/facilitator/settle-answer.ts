@@ -42,8 +42,8 @@ export function rowAnswer(network: Network, row: LedgerRow, bazaar?: BazaarOutco
         payer,
         transaction: row.tx_hash ?? "",
         network,
-        // upto says what it took, as the SDK's facilitator does.
-        ...(row.payment_requirements.scheme === "upto" ? { amount: row.settled_amount ?? "0" } : {}),
+        // upto says what it took, a deposit what it put in the channel, as the SDK's facilitator does.
+        ...(row.payment_requirements.scheme !== "exact" ? { amount: row.settled_amount ?? "0" } : {}),
         ...(bazaar ? { extensionResponses: { bazaar } } : {}),
       };
     case "pending":

@@ -30,7 +30,7 @@ export interface SettlementOptions {
   confirmationTimeoutMs: number;
   pollingIntervalMs: number;
   /** Block numbers and costs of receipts the SDK waited for, by lower-case hash (filled by the signer). */
-  receiptBlocks: Map<string, { block: bigint; cost: bigint }>;
+  receiptBlocks: Map<string, { block: bigint; cost: bigint; gasUsed: bigint }>;
   /** Keyed settlements' gas: reserved before signing (by the signer's hook), charged from the receipt. */
   budgets: GasBudgets;
   /** Records the paid resource in the Bazaar; called once per settlement, when it becomes final. */

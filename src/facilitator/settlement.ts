@@ -19,9 +19,10 @@
 import type { SettleResponse } from "@x402/core/types";
 import { sleep } from "../common/sleep.ts";
 import type { Grant } from "./access/index.ts";
-import { type CheckedPayment, keyString } from "./authorization.ts";
+import { amountAtStake, type CheckedPayment, keyString } from "./authorization.ts";
 import { claim, claimDelivery, findAuthorization, reclaimStale } from "./authorization-ledger.ts";
 import { broadcast } from "./broadcast.ts";
+import { withChannelState } from "./channel-state.ts";
 import { conclude } from "./conclude.ts";
 import { PAYMENT_NOT_VERIFIED } from "./error-codes.ts";
 import { InFlight } from "./inflight.ts";
@@ -67,6 +68,10 @@ export function createSettlement(options: SettlementOptions): Settlement {
       const { answered, shared } = await ctx.inflight.share(keyString(payment.key), payment.digest, () =>
         settleVerified(ctx, payment, grant),
       );
+      // A deposit's outcome is answered to every /settle of it: the server charges the request to its
+      // channel's cumulative voucher, which refuses a second delivery, and a retry must learn the deposit
+      // happened (its transaction, the channel's state) rather than that its nonce is used.
+      if (payment.signed.method === "deposit") return withChannelState(ctx, payment, answered);
       if (!answered.success || (!shared && ctx.deliveredWhenSettled.has(answered))) return answered;
       if (await claimDelivery(db, payment.key)) return answered;
       return alreadyDelivered(network, answered);
@@ -87,7 +92,7 @@ async function settleVerified(
   const { db } = ctx;
   const network = ctx.scope.network;
   const payer = payment.terms.payer;
-  const amount = BigInt(payment.requirements.amount);
+  const amount = amountAtStake(payment);
   const deadline = Date.now() + ctx.confirmationTimeoutMs;
   // The usual case first, in one statement: the row is verified with this very content. The claim's
   // condition is the one the loop below checks after reading the row.

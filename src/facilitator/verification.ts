@@ -21,7 +21,7 @@ import { eip3009ABI } from "@x402/evm";
 import { type Chain, getAddress, type PublicClient, parseSignature, type Transport } from "viem";
 import type { Database } from "../common/db/index.ts";
 import { log } from "../common/log.ts";
-import type { CheckedPayment } from "./authorization.ts";
+import { type CheckedPayment, transferOf } from "./authorization.ts";
 import { findAuthorization, type LedgerRow, recordVerified } from "./authorization-ledger.ts";
 import type { ChainReads, ContractRead } from "./chain-reads.ts";
 import { INSUFFICIENT_FUNDS, NONCE_ALREADY_USED, UNEXPECTED_VERIFY_ERROR } from "./error-codes.ts";
@@ -85,7 +85,7 @@ export function createVerification({ db, sdk, client, reads, scope }: Verificati
     // A used nonce is worth saying plainly (the SDK's own diagnosis reads it through Multicall3, which a
     // devnet may lack). Asked directly, and only now.
     const onChain = await authorizationUsed(client, {
-      method: payment.signed.method,
+      method: transferOf(payment.signed),
       asset: payment.requirements.asset as `0x${string}`,
       payer,
       nonce: payment.terms.nonce,

@@ -11,11 +11,13 @@ import {
   termsOf,
   UptoPermit2PayloadSchema,
 } from "./authorization.ts";
+import { ChannelDepositSchema } from "./channel-payloads.ts";
 import {
   INVALID_NETWORK,
   INVALID_PAYLOAD,
   INVALID_PAYMENT_REQUIREMENTS,
   INVALID_X402_VERSION,
+  RECEIVER_MISMATCH,
   UNSUPPORTED_ASSET,
   UNSUPPORTED_PAYLOAD_TYPE,
   UNSUPPORTED_SCHEME,
@@ -68,15 +70,59 @@ export function parseRequestBody(
 }
 
 /**
- * Checks a payment is one this facilitator can judge (x402 v2, the exact or the upto scheme, its network
- * and assets, a payload of the scheme's shape) and derives its ledger key. The signature, amounts and time window
- * are the SDK's to check.
+ * Checks a payment is one this facilitator can judge (x402 v2, the exact or the upto scheme or a
+ * batch-settlement deposit, its network and assets, a payload of the scheme's shape) and derives its ledger
+ * key. The signature, amounts and time window are the SDK's to check.
  */
 export function checkPayment(
   payload: unknown,
   requirements: unknown,
   scope: Scope,
 ): { ok: true; payment: CheckedPayment } | Rejection {
+  const envelope = checkEnvelope(payload, requirements, scope);
+  if (!envelope.ok) return envelope;
+  const { payload: p, requirements: r } = envelope;
+  const signed = parseSigned(r.scheme, p.payload);
+  if (!signed.ok) return signed;
+  const terms = termsOf(signed.signed);
+  // The payee the access rules admitted (requirements.payTo) is the one paid: a channel's receiver.
+  if (signed.signed.method === "deposit" && terms.payTo.toLowerCase() !== r.payTo.toLowerCase()) {
+    return refused(
+      RECEIVER_MISMATCH,
+      `the channel's receiver ${terms.payTo} is not paymentRequirements.payTo ${r.payTo}`,
+    );
+  }
+  return {
+    ok: true,
+    payment: {
+      payload: p,
+      requirements: r,
+      signed: signed.signed,
+      terms,
+      key: authorizationKey(scope.network, r.asset, signed.signed),
+      digest: authorizationDigest(signed.signed),
+    },
+  };
+}
+
+/** The v2 schemas an envelope is read with; batch-settlement's channel actions relax one (channel-wire.ts). */
+export interface EnvelopeSchemas {
+  payload: typeof PaymentPayloadV2Schema;
+  requirements: typeof PaymentRequirementsV2Schema;
+}
+
+const V2: EnvelopeSchemas = { payload: PaymentPayloadV2Schema, requirements: PaymentRequirementsV2Schema };
+
+/**
+ * What every payment this facilitator judges has: x402 v2, a scheme it serves (the same in the payload and
+ * the requirements), its network, an asset it pays gas for. The scheme's own payload is the caller's.
+ */
+export function checkEnvelope(
+  payload: unknown,
+  requirements: unknown,
+  scope: Scope,
+  schemas: EnvelopeSchemas = V2,
+): { ok: true; payload: PaymentPayload; requirements: PaymentRequirements } | Rejection {
   const version = (payload as { x402Version?: unknown } | null)?.x402Version;
   if (version !== 2) {
     return malformed(
@@ -84,10 +130,10 @@ export function checkPayment(
       `paymentPayload.x402Version must be 2, not ${JSON.stringify(version ?? null)}`,
     );
   }
-  const parsedPayload = PaymentPayloadV2Schema.safeParse(payload);
+  const parsedPayload = schemas.payload.safeParse(payload);
   if (!parsedPayload.success)
     return malformed(INVALID_PAYLOAD, `paymentPayload: ${describe(parsedPayload.error)}`);
-  const parsedRequirements = PaymentRequirementsV2Schema.safeParse(requirements);
+  const parsedRequirements = schemas.requirements.safeParse(requirements);
   if (!parsedRequirements.success) {
     return malformed(
       INVALID_PAYMENT_REQUIREMENTS,
@@ -101,10 +147,10 @@ export function checkPayment(
     ["paymentRequirements", r.scheme],
     ["paymentPayload.accepted", p.accepted.scheme],
   ]) {
-    if (scheme !== "exact" && scheme !== "upto") {
+    if (scheme !== "exact" && scheme !== "upto" && scheme !== "batch-settlement") {
       return refused(
         UNSUPPORTED_SCHEME,
-        `${where}.scheme "${scheme}" is not supported (only "exact" and "upto")`,
+        `${where}.scheme "${scheme}" is not supported (only "exact", "upto" and "batch-settlement")`,
       );
     }
   }
@@ -131,19 +177,7 @@ export function checkPayment(
       `asset ${r.asset} is not settled here (only ${[...scope.assets].join(", ")})`,
     );
   }
-  const signed = parseSigned(r.scheme, p.payload);
-  if (!signed.ok) return signed;
-  return {
-    ok: true,
-    payment: {
-      payload: p,
-      requirements: r,
-      signed: signed.signed,
-      terms: termsOf(signed.signed),
-      key: authorizationKey(scope.network, r.asset, signed.signed),
-      digest: authorizationDigest(signed.signed),
-    },
-  };
+  return { ok: true, payload: p, requirements: r };
 }
 
 /**
@@ -154,6 +188,7 @@ function parseSigned(
   scheme: string,
   payload: Record<string, unknown>,
 ): { ok: true; signed: Signed } | Rejection {
+  if (scheme === "batch-settlement") return parseDeposit(payload);
   if (scheme === "upto") {
     if (!isPermit2Payload(payload)) {
       return refused(
@@ -178,16 +213,36 @@ function parseSigned(
   return { ok: true, signed: { method: "eip3009", payload: eip3009.data } };
 }
 
-function malformed(reason: string, message: string): Rejection {
+/**
+ * batch-settlement's payer authorization: a deposit into a channel. Its other payloads (voucher, claim,
+ * settle, refund) are the receiver's actions, read by channel-wire.ts.
+ */
+function parseDeposit(payload: Record<string, unknown>): { ok: true; signed: Signed } | Rejection {
+  if (payload.type !== "deposit") {
+    return refused(
+      UNSUPPORTED_PAYLOAD_TYPE,
+      `batch-settlement payloads are of type deposit, voucher, claim, settle or refund, not ${JSON.stringify(payload.type ?? null)}`,
+    );
+  }
+  const deposit = ChannelDepositSchema.safeParse(payload);
+  if (!deposit.success)
+    return malformed(INVALID_PAYLOAD, `paymentPayload.payload: ${describe(deposit.error)}`);
+  const transfer = deposit.data.deposit.authorization.permit2Authorization ? "permit2" : "eip3009";
+  return { ok: true, signed: { method: "deposit", transfer, payload: deposit.data } };
+}
+
+export function malformed(reason: string, message: string): Rejection {
   return { ok: false, reason, message, malformed: true };
 }
 
-function refused(reason: string, message: string): Rejection {
+export function refused(reason: string, message: string): Rejection {
   return { ok: false, reason, message, malformed: false };
 }
 
 /** The first problem of a zod (3 or 4) error, as "path: message". */
-function describe(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
+export function describe(error: {
+  issues: readonly { path: readonly PropertyKey[]; message: string }[];
+}): string {
   const issue = error.issues[0];
   if (!issue) return "invalid";
   return issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ${issue.message}` : issue.message;

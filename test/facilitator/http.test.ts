@@ -86,6 +86,13 @@ describe("facilitator HTTP", () => {
           network: NETWORK,
           extra: { facilitatorAddress: devnet.facilitatorAccount.address },
         },
+        // It offers to sign channels' claims and refunds as their receiverAuthorizer.
+        {
+          x402Version: 2,
+          scheme: "batch-settlement",
+          network: NETWORK,
+          extra: { receiverAuthorizer: devnet.facilitatorAccount.address },
+        },
       ],
       extensions: ["bazaar"],
       signers: { "eip155:*": [devnet.facilitatorAccount.address] },

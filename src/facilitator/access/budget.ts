@@ -11,7 +11,7 @@
  */
 import { formatEther } from "viem";
 import type { Queryable } from "../../common/db/index.ts";
-import { type AuthorizationKey, keyString } from "../authorization.ts";
+import { type AuthorizationKey, keyString, type SettlementAction } from "../authorization.ts";
 import { KEY_OVER_BUDGET } from "../error-codes.ts";
 import type { Grant } from "./gate.ts";
 import { dayOf, endReservation, hasReservation, type Reserved, reserveGas } from "./keys.ts";
@@ -20,6 +20,7 @@ import { describeBudget } from "./units.ts";
 /** A keyed settlement under way in this process. */
 export interface KeyedSettlement {
   keyId: string;
+  action: SettlementAction;
   /** What it reserved so far (wei). */
   reserved: bigint;
   reservation?: Reserved;
@@ -33,8 +34,8 @@ export class KeyOverBudgetError extends Error {
 }
 
 export interface GasBudgets {
-  /** A keyed settlement of `authorization` starts (around the SDK's settle). */
-  begin(authorization: AuthorizationKey, grant: Grant): KeyedSettlement;
+  /** A keyed settlement of `authorization` starts (around the SDK's settle), charged as `action`. */
+  begin(authorization: AuthorizationKey, grant: Grant, action: SettlementAction): KeyedSettlement;
   end(authorization: AuthorizationKey): void;
   /**
    * Before signing: reserves `worstWei` for the authorization's transaction, when its settlement is keyed
@@ -52,8 +53,8 @@ export interface GasBudgets {
 export function createGasBudgets(db: Queryable): GasBudgets {
   const running = new Map<string, KeyedSettlement>();
   return {
-    begin(authorization, grant) {
-      const keyed: KeyedSettlement = { keyId: grant.keyId, reserved: 0n };
+    begin(authorization, grant, action) {
+      const keyed: KeyedSettlement = { keyId: grant.keyId, action, reserved: 0n };
       running.set(keyString(authorization), keyed);
       return keyed;
     },
@@ -66,7 +67,14 @@ export function createGasBudgets(db: Queryable): GasBudgets {
       if (!keyed) return;
       const more = worstWei - keyed.reserved;
       if (more <= 0n) return;
-      const reservation = await reserveGas(db, keyed.keyId, authorization, more, keyed.reservation);
+      const reservation = await reserveGas(
+        db,
+        keyed.keyId,
+        authorization,
+        more,
+        keyed.reservation,
+        keyed.action,
+      );
       if (!reservation) {
         const day = await dayOf(db, keyed.keyId);
         const state = day

@@ -8,12 +8,21 @@
  * 3. Otherwise, without a key: served only by an open facilitator (loopback with neither allow-list nor
  *    keys, or `--open`); refused with 401 by any other.
  *
+ * 4. A batch-settlement claim or refund this facilitator would sign as the receiverAuthorizer: only with a
+ *    key that names the payee (the channels' receiver), allow-listed or not, open or not.
+ *
  * Refusals come before anything is read from the chain or signed. The budget is checked here only for
  * whether anything is left; the reservation of a settlement's worst case, before it is signed, is
  * budget.ts's.
  */
 import type { Queryable } from "../../common/db/index.ts";
-import { API_KEY_INVALID, KEY_OVER_BUDGET, KEY_OVER_RATE, PAYEE_NOT_ALLOWED } from "../error-codes.ts";
+import {
+  API_KEY_INVALID,
+  AUTHORIZER_KEY_REQUIRED,
+  KEY_OVER_BUDGET,
+  KEY_OVER_RATE,
+  PAYEE_NOT_ALLOWED,
+} from "../error-codes.ts";
 import { findKey, secondsForToken, takeRateToken } from "./keys.ts";
 import { describeBudget, secondsToNextUtcDay } from "./units.ts";
 
@@ -27,6 +36,8 @@ export interface AccessPolicy {
 /** What a keyed request was admitted with: its settlement's gas is reserved against this key. */
 export interface Grant {
   keyId: string;
+  /** The key names the payee itself (not any payee): it may have this facilitator sign as its receiverAuthorizer. */
+  authority?: boolean;
 }
 
 export type Admission =
@@ -48,8 +59,18 @@ export interface Gate {
   allow(payees: Iterable<string>): void;
   /** The allow-list's size, for the ready line. */
   readonly payees: number;
-  /** Admits a /verify (nothing taken) or a /settle (a rate token taken) for `payee`. */
-  admit(authorization: string | undefined, payee: string, operation: "verify" | "settle"): Promise<Admission>;
+  /**
+   * Admits a /verify (nothing taken) or a /settle (a rate token taken) for `payee`. With `authority` (a
+   * batch-settlement claim or refund this facilitator would sign as the channels' receiverAuthorizer), only a
+   * key that names the payee is admitted, whatever the allow-list and openness say: a payer could otherwise
+   * have its channel refunded before the receiver claims what it owes.
+   */
+  admit(
+    authorization: string | undefined,
+    payee: string,
+    operation: "verify" | "settle",
+    authority?: boolean,
+  ): Promise<Admission>;
 }
 
 /** Where a refusal sends the operator of the calling merchant. */
@@ -70,10 +91,18 @@ export function createGate(db: Queryable, policy: AccessPolicy): Gate {
       return payees.size;
     },
 
-    async admit(authorization, rawPayee, operation) {
+    async admit(authorization, rawPayee, operation, authority = false) {
       const payee = rawPayee.toLowerCase();
-      if (payees.has(payee)) return { ok: true };
+      if (payees.has(payee) && !authority) return { ok: true };
       if (authorization === undefined || authorization.trim() === "") {
+        if (authority) {
+          return {
+            ok: false,
+            status: 401,
+            reason: AUTHORIZER_KEY_REQUIRED,
+            message: `this facilitator signs claims and refunds as the receiverAuthorizer of ${payee}'s channels only for an API key that names ${payee}: send it (Authorization: Bearer <key>), or the receiverAuthorizer's signatures (${DOCS})`,
+          };
+        }
         if (policy.open) return { ok: true };
         return {
           ok: false,
@@ -90,6 +119,14 @@ export function createGate(db: Queryable, policy: AccessPolicy): Gate {
           status: 401,
           reason: API_KEY_INVALID,
           message: `the API key sent is unknown, revoked or malformed (expected Authorization: Bearer x402m_...); ask this facilitator's operator for a key (${DOCS})`,
+        };
+      }
+      if (authority && !key.payees?.includes(payee)) {
+        return {
+          ok: false,
+          status: 403,
+          reason: AUTHORIZER_KEY_REQUIRED,
+          message: `API key ${key.id} does not name ${payee}: this facilitator signs claims and refunds as its receiverAuthorizer only for a key issued for that receiver (--payee, not --any-payee; ${DOCS})`,
         };
       }
       if (key.payees !== null && !key.payees.includes(payee)) {
@@ -126,7 +163,7 @@ export function createGate(db: Queryable, policy: AccessPolicy): Gate {
           retryAfterS: wait,
         };
       }
-      return { ok: true, grant: { keyId: key.id } };
+      return { ok: true, grant: { keyId: key.id, ...(authority ? { authority } : {}) } };
     },
   };
 }

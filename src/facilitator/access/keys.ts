@@ -12,7 +12,7 @@
  */
 import crypto from "node:crypto";
 import type { Queryable } from "../../common/db/index.ts";
-import type { AuthorizationKey } from "../authorization.ts";
+import type { AuthorizationKey, SettlementAction } from "../authorization.ts";
 
 /** What every key starts with: a key found in a log or a repository says whose it is. */
 export const KEY_PREFIX = "x402m_";
@@ -206,7 +206,7 @@ export interface Reserved {
  * day of the reservation it tops up), in one statement: it succeeds only while the key is live and the
  * day's spent + reserved + `wei` stays within the budget. `topUp`: adds to the authorization's reservation
  * under way (a retry at a higher fee); otherwise it replaces whatever the authorization's charge row held.
- * Undefined when refused.
+ * `action`: what the operator sees it charged as. Undefined when refused.
  */
 export async function reserveGas(
   db: Queryable,
@@ -214,6 +214,7 @@ export async function reserveGas(
   authorization: AuthorizationKey,
   wei: bigint,
   topUp?: Reserved,
+  action: SettlementAction = "exact",
 ): Promise<Reserved | undefined> {
   const { rows } = await db.query<{ day: string }>(
     `WITH k AS (
@@ -226,13 +227,13 @@ export async function reserveGas(
        WHERE d.spent_wei + d.reserved_wei + EXCLUDED.reserved_wei <= (SELECT gas_budget_wei FROM k)
        RETURNING d.key_id, d.day
      )
-     INSERT INTO facilitator_key_charges AS c (network, asset, payer, nonce, key_id, day, state, reserved_wei)
-     SELECT $3, $4, $5, $6, key_id, day, 'reserved', $2::numeric FROM d
+     INSERT INTO facilitator_key_charges AS c (network, asset, payer, nonce, key_id, day, state, reserved_wei, action)
+     SELECT $3, $4, $5, $6, key_id, day, 'reserved', $2::numeric, $9 FROM d
      ON CONFLICT (network, asset, payer, nonce) DO UPDATE SET
        reserved_wei = CASE WHEN $8::boolean THEN c.reserved_wei + EXCLUDED.reserved_wei
                       ELSE EXCLUDED.reserved_wei END,
        key_id = EXCLUDED.key_id, day = EXCLUDED.day, state = 'reserved', charged_wei = NULL, tx_hash = NULL,
-       updated_at = now()
+       action = EXCLUDED.action, updated_at = now()
      RETURNING to_char(day, 'YYYY-MM-DD') AS day`,
     [
       keyId,
@@ -243,6 +244,7 @@ export async function reserveGas(
       authorization.nonce,
       topUp?.day ?? null,
       topUp !== undefined,
+      action,
     ],
   );
   return rows[0];
