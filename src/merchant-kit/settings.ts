@@ -1,12 +1,14 @@
 /**
- * The merchant kit's part of the configuration: how the hosts are paid (payments/settings.ts), who runs
- * them, and each merchant host's own wallet, address, port and guidance. It is all a handler may read of
+ * The merchant kit's part of the configuration: how the hosts are paid (payments/settings.ts) and run
+ * payment channels (channels/settings.ts), who runs them, and each merchant host's own wallet, address,
+ * port and guidance. It is all a handler may read of
  * the configuration (`MerchantServices.config`): a merchant's own settings reach it when it is built.
  */
 import { z } from "zod";
 import { MERCHANT_HOSTS, merchantEnvPrefix } from "../config/ports.ts";
 import { type Section, settingIn } from "../config/section.ts";
 import { BaseUrl, Port } from "../config/values.ts";
+import { ChannelSettingsSchema, channelsSetting, readChannels } from "./channels/settings.ts";
 import { PaymentsSchema, paymentsSetting, readPayments } from "./payments/settings.ts";
 
 /**
@@ -18,6 +20,8 @@ export const MAX_GUIDANCE_CHARS = 2000;
 const MerchantKitSchema = z.object({
   /** How the merchant APIs are paid: network, token and facilitator. */
   payments: PaymentsSchema,
+  /** Payment channels (batch-settlement): offered or not, and when they are claimed and settled. */
+  channels: ChannelSettingsSchema,
   /**
    * Who runs the merchant hosts, in each one's OpenAPI document (`info.contact`): registries and agent
    * platforms reach the operator there, and some verify a host's ownership by its email
@@ -60,6 +64,7 @@ export const merchantKitSection: Section<typeof MerchantKitSchema> = {
   schema: MerchantKitSchema,
   read: ({ env }) => ({
     payments: readPayments(env),
+    channels: readChannels(env),
     contact: { email: env.X402M_CONTACT_EMAIL || null, url: env.X402M_CONTACT_URL || null },
     merchants: Object.fromEntries(
       Object.entries(MERCHANT_HOSTS).map(([host, defaults]) => {
@@ -82,6 +87,7 @@ export const merchantKitSection: Section<typeof MerchantKitSchema> = {
   settingOf: (path) => {
     const [head, host, field] = path;
     if (head === "payments") return paymentsSetting(path.slice(1));
+    if (head === "channels") return channelsSetting(path.slice(1));
     if (head === "contact")
       return settingIn({ "contact.email": "X402M_CONTACT_EMAIL", "contact.url": "X402M_CONTACT_URL" }, path);
     if (!host) return undefined;
