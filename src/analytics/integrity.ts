@@ -222,7 +222,7 @@ interface Invariant {
 
 const eg = (example: string | null) => (example ? `, e.g. ${example}` : "");
 
-const ONCHAIN_TABLES = ["payments", "transfers", "facilitator_candidates"];
+const ONCHAIN_TABLES = ["payments", "transfers", "facilitator_candidates", "channel_events"];
 
 /** Times stated for a block anywhere: one block has one time. */
 const BLOCK_TIMES = ONCHAIN_TABLES.concat("checkpoints", "indexer_blocks", "indexer_state")
@@ -264,7 +264,8 @@ const INVARIANTS: readonly Invariant[] = [
     tables: [...ONCHAIN_TABLES, "checkpoints", "indexer_blocks", "indexer_state"],
     sql: `SELECT count(*) AS n, any_value('block ' || block_number) AS example FROM (
             SELECT chain, block_number FROM (${BLOCK_TIMES}) GROUP BY ALL HAVING count(DISTINCT block_time) > 1)`,
-    holds: "one time per block across payments, transfers, candidates, checkpoints and the indexer's blocks",
+    holds:
+      "one time per block across payments, transfers, candidates, channel events, checkpoints and the indexer's blocks",
     broken: (n, example) => `${n} blocks stated with more than one time${eg(example)}`,
   },
   {

@@ -55,7 +55,7 @@ describe("x402-merchants check", () => {
       expect.arrayContaining(["file", "write-ahead log", "tables", "schema", "payments keys", "block times"]),
     );
     expect(report?.lines.find((l) => l.subject === "tables")?.text).toMatch(
-      /^16 of 16 read whole .*payments 20,000/,
+      /^18 of 18 read whole .*payments 20,000/,
     );
     expect(fingerprint(store)).toEqual(before);
 
@@ -85,7 +85,7 @@ describe("x402-merchants check", () => {
         text: `cannot be read: the block at byte ${blockByte(block as number)} fails its checksum`,
         problem: "damage",
       },
-      expect.objectContaining({ subject: "tables", text: expect.stringMatching(/^15 of 16 read whole/) }),
+      expect.objectContaining({ subject: "tables", text: expect.stringMatching(/^17 of 18 read whole/) }),
     ]);
     expect(fingerprint(store)).toEqual(before);
 
@@ -119,7 +119,7 @@ describe("x402-merchants check", () => {
       "INSERT INTO checkpoints VALUES ('base', 50000000, TIMESTAMP '2000-01-01')",
       "INSERT INTO indexer_state VALUES ('base', 1, 2, '0xab', TIMESTAMP '2026-01-01', now()::TIMESTAMP)",
       // A cached report without its window, and the data version gone.
-      `INSERT INTO reports SELECT 'base', 1, '0x01', 'n', false, false, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '{}', [], '{}', 1`,
+      `INSERT INTO reports SELECT 'base', 1, '0x01', 'n', false, false, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '{}', [], '{}', 1, '{}'`,
       "DELETE FROM meta WHERE key = 'data_version'",
     );
     const { code, failed } = await check(store);
@@ -142,7 +142,7 @@ describe("x402-merchants check", () => {
   it("names a window whose leaderboard places leave a gap, which would hide a merchant from its pages", async () => {
     const store = await makeStore(10);
     const report = (address: string, place: number) =>
-      `INSERT INTO reports SELECT 'base', 1, '${address}', 'n', false, false, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '{}', '[]', '{}', ${place}`;
+      `INSERT INTO reports SELECT 'base', 1, '${address}', 'n', false, false, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '{}', '[]', '{}', ${place}, '{}'`;
     await tamper(
       store,
       "INSERT INTO report_windows VALUES ('base', 1, 0, 'https://r.test', '2026-01-01T00:00:00Z')",
