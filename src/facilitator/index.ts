@@ -1,6 +1,7 @@
 /**
- * The project's x402 v2 facilitator (Base: exact with EIP-3009, upto with Permit2): verify, settle at most
- * once per authorization, a Bazaar, over HTTP. See docs/facilitator.md.
+ * The project's x402 v2 facilitator (Base: exact with EIP-3009 or Permit2, upto with Permit2,
+ * batch-settlement channels): verify, settle at most once per authorization and per channel action, a
+ * Bazaar, over HTTP. See docs/facilitator.md.
  */
 
 export {
@@ -14,6 +15,7 @@ export {
 } from "./access/index.ts";
 export type { BazaarOutcome, DiscoveryQuery } from "./bazaar.ts";
 export { ChainMismatchError, type OnNewChain } from "./chain-identity.ts";
+export type { Origin } from "./channel-actions.ts";
 export { inProcessClient } from "./client.ts";
 export * as reasons from "./error-codes.ts";
 export { createFacilitator, type Facilitator, type FacilitatorOptions } from "./facilitator.ts";
