@@ -5,15 +5,9 @@
  * facilitator account is every channel's receiver authorizer and sends every transaction.
  */
 import crypto from "node:crypto";
-import {
-  type Address,
-  encodeAbiParameters,
-  encodeFunctionData,
-  type Hex,
-  hashTypedData,
-  keccak256,
-  pad,
-} from "viem";
+import { BATCH_SETTLEMENT_DOMAIN, voucherTypes } from "@x402/evm";
+import { computeChannelId } from "@x402/evm/batch-settlement/client";
+import { type Address, encodeAbiParameters, encodeFunctionData, type Hex, keccak256, pad } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import {
   BASE_CHAIN_ID,
@@ -23,24 +17,12 @@ import {
 } from "../src/chain/base.ts";
 import { batchSettlementAbi } from "../src/chain/batch-settlement.ts";
 import type { DevnetAccount } from "../src/chain/devnet/index.ts";
-import { USDC_EIP712_NAME, USDC_EIP712_VERSION } from "../src/chain/usdc.ts";
+import { eip3009Types, USDC_EIP712_NAME, USDC_EIP712_VERSION } from "../src/chain/usdc.ts";
 
 const DOMAIN = {
-  name: "x402 Batch Settlement",
-  version: "1",
+  ...BATCH_SETTLEMENT_DOMAIN,
   chainId: BASE_CHAIN_ID,
   verifyingContract: X402_BATCH_SETTLEMENT_ADDRESS,
-} as const;
-const CONFIG_TYPES = {
-  ChannelConfig: [
-    { name: "payer", type: "address" },
-    { name: "payerAuthorizer", type: "address" },
-    { name: "receiver", type: "address" },
-    { name: "receiverAuthorizer", type: "address" },
-    { name: "token", type: "address" },
-    { name: "withdrawDelay", type: "uint40" },
-    { name: "salt", type: "bytes32" },
-  ],
 } as const;
 const FEES = { maxFeePerGas: 100_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n } as const;
 
@@ -79,12 +61,7 @@ export class ChannelTraffic {
         withdrawDelay: 900,
         salt: pad(`0x${(series * 1_000 + i + 1).toString(16)}`, { size: 32 }),
       };
-      const id = hashTypedData({
-        domain: DOMAIN,
-        types: CONFIG_TYPES,
-        primaryType: "ChannelConfig",
-        message: config,
-      });
+      const id = computeChannelId(config, BASE_CHAIN_ID);
       return { buyer, config, id, claimed: 0n };
     });
   }
@@ -106,16 +83,7 @@ export class ChannelTraffic {
           chainId: BASE_CHAIN_ID,
           verifyingContract: BASE_USDC as Address,
         },
-        types: {
-          ReceiveWithAuthorization: [
-            { name: "from", type: "address" },
-            { name: "to", type: "address" },
-            { name: "value", type: "uint256" },
-            { name: "validAfter", type: "uint256" },
-            { name: "validBefore", type: "uint256" },
-            { name: "nonce", type: "bytes32" },
-          ],
-        },
+        types: eip3009Types,
         primaryType: "ReceiveWithAuthorization",
         message: {
           from: buyer.address,
@@ -149,12 +117,7 @@ export class ChannelTraffic {
       const buyer = privateKeyToAccount(c.buyer.privateKey);
       const signature = await buyer.signTypedData({
         domain: DOMAIN,
-        types: {
-          Voucher: [
-            { name: "channelId", type: "bytes32" },
-            { name: "maxClaimableAmount", type: "uint128" },
-          ],
-        },
+        types: voucherTypes,
         primaryType: "Voucher",
         message: { channelId: c.id, maxClaimableAmount: c.claimed },
       });

@@ -1,4 +1,4 @@
-import { type Abi, encodeAbiParameters, encodeEventTopics, pad, parseAbi, toHex } from "viem";
+import { type Abi, encodeAbiParameters, encodeEventTopics, pad, toHex } from "viem";
 import { describe, expect, it } from "vitest";
 import {
   BASE_USDC,
@@ -6,6 +6,7 @@ import {
   X402_BATCH_SETTLEMENT_ADDRESS,
   X402_EXACT_PROXY_ADDRESS,
 } from "../../src/chain/base.ts";
+import { batchSettlementAbi } from "../../src/chain/batch-settlement.ts";
 import { BlockClock } from "../../src/chain/block-clock.ts";
 import { CHANNEL_TOPICS, type ChannelConfig, type ChannelLog } from "../../src/indexer/channel-logs.ts";
 import { ChannelBook } from "../../src/indexer/channels.ts";
@@ -19,19 +20,6 @@ import {
   type X402Log,
 } from "../../src/indexer/decode.ts";
 import { pairSettlements } from "../../src/indexer/settlements.ts";
-
-// The escrow's events as the x402 repository's x402BatchSettlement.sol declares them.
-const ESCROW_EVENTS = parseAbi([
-  "struct ChannelConfig { address payer; address payerAuthorizer; address receiver; address receiverAuthorizer; address token; uint40 withdrawDelay; bytes32 salt; }",
-  "event ChannelCreated(bytes32 indexed channelId, ChannelConfig config)",
-  "event ChannelClosed(bytes32 indexed channelId, ChannelConfig config)",
-  "event Deposited(bytes32 indexed channelId, address indexed sender, uint128 amount, uint128 newBalance)",
-  "event Claimed(bytes32 indexed channelId, address indexed sender, uint128 claimAmount, uint128 newTotalClaimed)",
-  "event Settled(address indexed receiver, address indexed token, address indexed sender, uint128 amount)",
-  "event Refunded(bytes32 indexed channelId, address indexed sender, uint128 amount)",
-  "event WithdrawInitiated(bytes32 indexed channelId, uint128 amount, uint40 finalizeAfter)",
-  "event WithdrawFinalized(bytes32 indexed channelId, address indexed sender, uint128 amount)",
-]);
 
 const PAYER = "0x00000000000000000000000000000000000000aa";
 const MERCHANT = "0x00000000000000000000000000000000000000bb";
@@ -58,7 +46,7 @@ const at = (block: number) => ({
 
 let logIndex = 0;
 function escrowLog(block: number, tx: string, name: string, args: Record<string, unknown>): RawLog {
-  const event = (ESCROW_EVENTS as Abi).find((e) => e.type === "event" && e.name === name);
+  const event = (batchSettlementAbi as Abi).find((e) => e.type === "event" && e.name === name);
   if (event?.type !== "event") throw new Error(name);
   const topics = encodeEventTopics({ abi: [event], eventName: name, args } as never) as string[];
   const plain = event.inputs.filter((i) => !i.indexed);
