@@ -9,6 +9,7 @@
  * The cases run in order on shared channels: A (buyer 0) is deposited into, claimed, swept and refunded.
  */
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
+import { BATCH_SETTLEMENT_DOMAIN, claimBatchTypes } from "@x402/evm";
 import {
   BatchSettlementEvmScheme as BatchClient,
   computeChannelId,
@@ -16,9 +17,9 @@ import {
   signVoucher,
 } from "@x402/evm/batch-settlement/client";
 import { getAddress, type Hex, pad, parseEther } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BASE_USDC, X402_BATCH_SETTLEMENT_ADDRESS as ESCROW } from "../../src/chain/base.ts";
+import { BASE_CHAIN_ID, BASE_USDC, X402_BATCH_SETTLEMENT_ADDRESS as ESCROW } from "../../src/chain/base.ts";
 import { batchSettlementAbi } from "../../src/chain/batch-settlement.ts";
 import { type Devnet, type DevnetAccount, startDevnet } from "../../src/chain/devnet/index.ts";
 import type { Database } from "../../src/common/db/index.ts";
@@ -27,6 +28,7 @@ import { type Facilitator, reasons } from "../../src/facilitator/index.ts";
 import { startMiner } from "../helpers/chain.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
+import { rpc } from "../helpers/settle.ts";
 import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
 
 const DELAY = 900;
@@ -152,11 +154,8 @@ describe.each(DATABASE_KINDS)("facilitator, batch-settlement (ledger on %s)", (k
 
   beforeAll(async () => {
     ({ db, close: closeDb } = await openTestDatabase(kind));
-    // Closed: no allow-list, every payee needs a key. A short wait for receipts, for the pending case.
-    facilitator = await devnetFacilitator(devnet, db, {
-      access: { open: false },
-      confirmationTimeoutMs: 1_500,
-    });
+    // Closed: no allow-list, every payee needs a key.
+    facilitator = await devnetFacilitator(devnet, db, { access: { open: false } });
     const issued = await addKey(db, {
       name: "channels",
       payees: [receiver.toLowerCase()],
@@ -417,34 +416,6 @@ describe.each(DATABASE_KINDS)("facilitator, batch-settlement (ledger on %s)", (k
     expect((await post("/settle", refund)).body).toMatchObject({ transaction: refunded.body.transaction });
   });
 
-  it("answers pending when the receipt is late, and the outcome to the retry, sending nothing again", async () => {
-    const config = configOf(buyer(3), receiver, 0xd);
-    const deposit = await depositOf(buyer(3), config, 1_000_000n, 1000n);
-    expect((await post("/verify", deposit)).body).toMatchObject({ isValid: true });
-    miner.pause();
-    const [late, lateClaim] = await Promise.all([
-      post("/settle", deposit),
-      post("/settle", await claimOf(buyer(1), configOf(buyer(1), receiver, 0xb), 50_000n)),
-    ]).finally(() => miner.resume());
-    expect(late.body).toMatchObject({ success: false, errorReason: reasons.SETTLEMENT_PENDING });
-    expect(lateClaim.body).toMatchObject({ success: false, errorReason: reasons.SETTLEMENT_PENDING });
-    const nonce = await sent();
-
-    const retried = await post("/settle", deposit);
-    expect(retried.body).toMatchObject({
-      success: true,
-      transaction: late.body.transaction,
-      extra: { channelState: { balance: "1000000" } },
-    });
-    const retriedClaim = await post(
-      "/settle",
-      await claimOf(buyer(1), configOf(buyer(1), receiver, 0xb), 50_000n),
-    );
-    expect(retriedClaim.body).toMatchObject({ success: true, transaction: lateClaim.body.transaction });
-    expect(await sent()).toBe(nonce);
-    expect(await actionRow(lateClaim.body.transaction)).toMatchObject({ state: "settled" });
-  });
-
   it("refuses a payee the key does not have, and its channels, before anything is sent", async () => {
     const stranger = newMerchant();
     const nonce = await sent();
@@ -578,5 +549,78 @@ describe.each(DATABASE_KINDS)("facilitator, batch-settlement (ledger on %s)", (k
     expect((await post("/settle", bare)).body).toMatchObject({ errorReason: reasons.REFUND_PAYLOAD });
     const malformed = managerPayment(receiver, { type: "claim", claims: [] });
     expect((await post("/settle", malformed)).status).toBe(400);
+  });
+});
+
+describe("a batch-settlement receipt that does not come in time", () => {
+  let db: Database;
+  let closeDb: () => Promise<void>;
+  let facilitator: Facilitator;
+  // Its own signer, so that its nonces never meet the other facilitators' on this chain.
+  const key = generatePrivateKey();
+  const signer = privateKeyToAccount(key).address;
+  beforeAll(async () => {
+    ({ db, close: closeDb } = await openTestDatabase(DATABASE_KINDS.at(-1) ?? "pglite"));
+    await rpc(devnet.rpc, "anvil_setBalance", [signer, "0xde0b6b3a7640000"]); // 1 ETH
+    facilitator = await devnetFacilitator(devnet, db, { privateKey: key, confirmationTimeoutMs: 300 });
+  });
+  afterAll(async () => {
+    miner.resume();
+    await facilitator?.close();
+    await closeDb?.();
+  });
+
+  /** A claim the merchant signs itself as the channel's receiverAuthorizer (the devnet's facilitator key). */
+  async function signedClaimOf(payer: DevnetAccount, config: Config, total: bigint) {
+    const claim = await claimOf(payer, config, total);
+    const claimAuthorizerSignature = await account(devnet.facilitatorAccount).signTypedData({
+      domain: { ...BATCH_SETTLEMENT_DOMAIN, chainId: BASE_CHAIN_ID, verifyingContract: ESCROW },
+      types: claimBatchTypes,
+      primaryType: "ClaimBatch",
+      message: {
+        claims: [
+          { channelId: computeChannelId(config, NETWORK), maxClaimableAmount: total, totalClaimed: total },
+        ],
+      },
+    });
+    const payload = { ...(claim.payment.payload as Record<string, unknown>), claimAuthorizerSignature };
+    return managerPayment(config.receiver, payload);
+  }
+
+  it("answers pending with the hash, then the outcome to a retry, sending nothing again", async () => {
+    const receiver = newMerchant();
+    const open = configOf(buyer(3), receiver, 0x20);
+    const funded = await depositOf(buyer(3), open, 1_000_000n, 1000n);
+    expect(await facilitator.verify(funded.payment, funded.requirements)).toMatchObject({ isValid: true });
+    expect(await facilitator.settle(funded.payment, funded.requirements)).toMatchObject({ success: true });
+    const deposit = await depositOf(buyer(3), configOf(buyer(3), receiver, 0x21), 500_000n, 1000n);
+    expect(await facilitator.verify(deposit.payment, deposit.requirements)).toMatchObject({ isValid: true });
+    const claim = await signedClaimOf(buyer(3), open, 50_000n);
+
+    miner.pause();
+    const [late, lateClaim] = await Promise.all([
+      facilitator.settle(deposit.payment, deposit.requirements),
+      facilitator.settle(claim.payment, claim.requirements),
+    ]).finally(() => miner.resume());
+    for (const answer of [late, lateClaim]) {
+      expect(answer).toMatchObject({ success: false, errorReason: reasons.SETTLEMENT_PENDING });
+      expect(answer.transaction).toMatch(/^0x[0-9a-f]{64}$/);
+    }
+    const sent = await usdc.nonceOf(signer);
+
+    expect(await facilitator.settle(deposit.payment, deposit.requirements)).toMatchObject({
+      success: true,
+      transaction: late.transaction,
+      amount: "500000",
+      extra: { channelState: { balance: "500000", totalClaimed: "0" } },
+    });
+    expect(await facilitator.settle(claim.payment, claim.requirements)).toMatchObject({
+      success: true,
+      transaction: lateClaim.transaction,
+    });
+    expect(await usdc.nonceOf(signer)).toBe(sent);
+    expect(await channelOf(open)).toEqual([1_000_000n, 50_000n]);
+    const { rows } = await db.query("SELECT kind, state, authorized FROM facilitator_channel_actions");
+    expect(rows).toEqual([{ kind: "claim", state: "settled", authorized: false }]);
   });
 });
