@@ -1,8 +1,8 @@
 /**
- * The authorization ledger's SQL: one row per authorization this facilitator verified (EIP-3009 for exact,
- * Permit2 for upto). Every
- * state change is a conditional UPDATE on the expected state, so of two racing requests (in this process
- * or another one sharing the server) exactly one wins and the other re-reads the row.
+ * The authorization ledger's SQL: one row per payer's authorization this facilitator verified (EIP-3009 or
+ * Permit2 for exact, Permit2 for upto, a batch-settlement deposit's ERC-3009 or Permit2). Every state change
+ * is a conditional UPDATE on the expected state, so of two racing requests (in this process or another one
+ * sharing the server) exactly one wins and the other re-reads the row.
  *
  *   verified --claim--> submitting --signed--> pending --receipt--> settled | failed
  *                           |  \___nothing broadcast___> verified (released)
