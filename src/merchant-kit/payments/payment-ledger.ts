@@ -36,7 +36,16 @@ export interface PaymentKey {
   validBefore: number;
   /** What the payment transfers, in the token's atomic units. */
   amount: bigint;
+  /**
+   * The payment spends money already in escrow, not the payer's wallet (a payment channel's voucher): its
+   * row never counts against the wallet's balance, and reserving it reads no balance. Its nonce starts with
+   * `ESCROWED_NONCE_PREFIX`, which is how the rows say so.
+   */
+  escrowed?: boolean;
 }
+
+/** The nonce prefix of escrowed payments' rows (payment-key.ts): `channel:<channel id>:<voucher>:<request>`. */
+export const ESCROWED_NONCE_PREFIX = "channel:";
 
 /**
  * Rows are kept after `validBefore` for this long: a row must outlive every chance that the
@@ -145,9 +154,14 @@ export class PaymentLedger {
       );
       const blocked = unpaid.rows[0];
       if (blocked) return { status: "unpaid", retryAfter: Math.max(1, blocked.wait) };
+      // The escrow holds what a voucher spends, and the facilitator checked the voucher against it.
+      if (key.escrowed) {
+        await insertRow(tx, key, resource);
+        return { status: "taken" };
+      }
       const { rows } = await tx.query<{ nonce: string; amount: string }>(
         `SELECT nonce, amount::text AS amount FROM merchant_payments
-         WHERE payer = $1 AND (${IN_FLIGHT}
+         WHERE payer = $1 AND nonce NOT LIKE '${ESCROWED_NONCE_PREFIX}%' AND (${IN_FLIGHT}
            OR (state = 'settled' AND finished_at > least(now() - interval '${SETTLED_RECHECK_SECONDS} seconds', to_timestamp($2))))
          ORDER BY nonce`,
         [key.payer, arrivedAt / 1000 - CLOCK_MARGIN_SECONDS],
