@@ -3,9 +3,9 @@ import { x402ResourceServer } from "@x402/core/server";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
 import { UptoEvmScheme } from "@x402/evm/upto/server";
 import { bazaarResourceServerExtension } from "@x402/extensions/bazaar";
-import { paymentMiddlewareFromHTTPServer } from "@x402/hono";
 import { Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
+import type { Database } from "../common/db/index.ts";
 import { migrate } from "../common/db/index.ts";
 import { healthRoutes } from "../common/health.ts";
 import { onError, onNotFound } from "../common/http.ts";
@@ -13,6 +13,10 @@ import { MCP_PATH } from "../common/mcp/http.ts";
 import { answerEveryMethod } from "../common/methods.ts";
 import { limitUnpaid, paymentVerified, type UnpaidLimit } from "../common/rate-limit.ts";
 import { REQUEST_ID_HEADER, requestLog } from "../common/request-log.ts";
+import { type PaymentFront, paymentFronts } from "./channels/fronts.ts";
+import { refundHandled, refundOnly } from "./channels/refund.ts";
+import { MerchantChannelScheme } from "./channels/scheme.ts";
+import { ChannelStore, releaseCrashedReservations } from "./channels/storage.ts";
 import { type Merchant, type MerchantServices, resourceUrl } from "./endpoint.ts";
 import { openAiErrors } from "./error-dialect.ts";
 import { faviconResponse } from "./favicon.ts";
@@ -31,13 +35,9 @@ import { isGuarded, paidHandler, settleAndRecord } from "./payments/paid-handler
 import { paymentHeader } from "./payments/payment-key.ts";
 import { type FundsReader, PaymentLedger } from "./payments/payment-ledger.ts";
 import { paymentReadiness } from "./payments/readiness.ts";
-import {
-  laterSettlement,
-  PublicUrlResourceServer,
-  paymentRequiredHeaders,
-} from "./payments/resource-server.ts";
+import { laterSettlement, paymentRequiredHeaders } from "./payments/resource-server.ts";
 import { renderReferencePage } from "./reference-page.ts";
-import { type PaymentSettings, x402Routes } from "./routes.ts";
+import { type PaymentSettings, REFUND_PATH } from "./routes.ts";
 import { startTables } from "./tables.ts";
 import { wellKnownX402 } from "./well-known.ts";
 
@@ -64,14 +64,16 @@ const CORS = {
 /**
  * A merchant's HTTP host, built from its catalogue alone: per endpoint, input validation (400 before any
  * payment), a 400 for a `PAYMENT-SIGNATURE` that cannot be a payment (payments/malformed.ts), the x402
- * payment middleware (exact and upto schemes, Bazaar extension) wrapped by the ledger's record
+ * payment middleware (exact and upto schemes, and payment channels where the catalogue offers them and the
+ * facilitator serves them: channels/fronts.ts; Bazaar extension) wrapped by the ledger's record
  * of the outcome, and the paid handler (one run per payment, funds reserved, writes in a transaction
  * that commits with the settlement: payments/paid-handler.ts), refusals in the endpoint's dialect
  * (error-dialect.ts); the merchant's free routes; and the free documents `/openapi.json`, `/` and `/docs`
  * (reference page), `/.well-known/x402`, `/llms.txt` and `/favicon.ico`, `/favicon.svg` (host-info.ts,
  * llms-txt.ts, favicon.ts: what agents' discovery reads), `/healthz`; `/livez` and `/readyz` (database, facilitator, chain:
  * payments/readiness.ts); `/mcp`, the paid and free routes as MCP tools, paid through x402's MCP transport
- * (mcp/). Each request has its id and its line in the log (src/common/request-log.ts).
+ * (mcp/); `GET /channels/refund`, a buyer's cooperative refund of its channel (channels/refund.ts), where
+ * channels may be offered. Each request has its id and its line in the log (src/common/request-log.ts).
  * Every path answers every method: HEAD as GET
  * without a body (on a paid route, the unpaid 402: payments/head.ts), OPTIONS with `Allow` (a CORS
  * preflight), any other method it does not take 405 with `Allow`. With `limit`, unpaid requests beyond
@@ -91,34 +93,41 @@ export async function merchantApp(
 ): Promise<Hono<MerchantEnv>> {
   const { db } = options.services;
   await migrate(db, KIT_MODULE, KIT_MIGRATIONS);
+  await releaseOnce(db);
   await startTables(db, merchant.endpoints);
   const network = options.payments.network as `${string}:${string}`;
   const facilitator = new WatchedFacilitator(options.facilitator);
+  const channels = options.services.config.channels;
   const resourceServer = new x402ResourceServer(facilitator)
     .register(network, new ExactEvmScheme())
     .register(network, new UptoEvmScheme())
+    .register(
+      network,
+      new MerchantChannelScheme(merchant.payTo, {
+        storage: new ChannelStore(db, merchant.payTo),
+        withdrawDelay: channels.withdrawDelaySeconds,
+      }),
+    )
     .registerExtension(bazaarResourceServerExtension);
-  const httpServer = new PublicUrlResourceServer(
-    resourceServer,
-    x402Routes(merchant, options.payments),
-    merchant.publicUrl,
-    new Set(merchant.endpoints.flatMap((e) => e.secretParams ?? [])),
-  );
-  const payment = paymentMiddlewareFromHTTPServer(httpServer);
+  // With payment channels where the facilitator serves them, else without (channels/fronts.ts).
+  const fronts = paymentFronts(merchant, resourceServer, options.payments, channels);
+  const payment = fronts.middleware;
   const ledger = new PaymentLedger(db);
   const runner = {
     merchant: merchant.name,
     ledger,
     funds:
       options.funds ?? chainFunds(options.payments.rpcUrl, options.payments.asset.address as `0x${string}`),
-    paymentRequired: (c: Parameters<typeof paymentRequiredHeaders>[1], error: string) =>
-      paymentRequiredHeaders(httpServer, c, error),
-    settlement: (c: Parameters<typeof laterSettlement>[1]) => laterSettlement(httpServer, c),
+    paymentRequired: async (c: Parameters<typeof paymentRequiredHeaders>[1], error: string) =>
+      paymentRequiredHeaders((await fronts.pick()).httpServer, c, error),
+    settlement: async (c: Parameters<typeof laterSettlement>[1]) =>
+      laterSettlement((await fronts.pick()).httpServer, c),
   };
   const outcome = settleAndRecord(ledger);
   const malformed = refuseMalformedPayment();
   const trouble = facilitatorTrouble(facilitator) as MiddlewareHandler<MerchantEnv>;
-  const mcp = new MerchantMcp(merchant);
+  const documents = hostDocuments(fronts.all, options);
+  const mcp = () => documents(fronts.current()).mcp;
 
   const app = new Hono<MerchantEnv>();
   app.onError(onError);
@@ -151,7 +160,7 @@ export async function merchantApp(
     // Its refusals are counted with the paid routes' (payments/counted.ts): it answers before any route.
     app.use("*", async function countedLimit(c, next) {
       // An MCP tool call is limited as the route's request it is dispatched as (mcp/server.ts), not twice.
-      if (c.req.path === MCP_PATH && (await mcp.isToolCall(c.req.raw))) return next();
+      if (c.req.path === MCP_PATH && (await mcp().isToolCall(c.req.raw))) return next();
       let admitted = false;
       const answer = await limited(c, () => {
         admitted = true;
@@ -165,23 +174,20 @@ export async function merchantApp(
   const corsHeaders = cors(CORS);
   app.use("*", (c, next) => (c.req.method === "OPTIONS" ? next() : corsHeaders(c, next)));
 
-  // Who runs the host and what agents should know: the configuration's, else the catalogue's (host-info.ts).
-  const info = hostInfo(merchant, options.payments, hostInfoSettings(options.services.config, merchant.name));
-  const openapi = openApiDocument(merchant, options.payments, info);
-  const llms = llmsTxt(merchant, info);
-  const page = renderReferencePage(openapi, { notice: options.notice });
+  // The documents of the way the host is paid now (with channels or without: channels/fronts.ts).
+  const now = () => documents(fronts.current());
   // Unhealthy while the facilitator cannot be reached: the host cannot take a payment then.
   app.get("/healthz", async (c) => {
     const health = await facilitator.health();
     return c.json({ ok: health.reachable, facilitator: health }, health.reachable ? 200 : 503);
   });
-  app.get("/openapi.json", (c) => c.json(openapi));
+  app.get("/openapi.json", (c) => c.json(now().openapi));
   app.get("/.well-known/x402", (c) => c.json(wellKnownX402(merchant)));
-  app.get("/llms.txt", (c) => c.text(llms));
+  app.get("/llms.txt", (c) => c.text(now().llms));
   app.get("/favicon.ico", () => faviconResponse("ico"));
   app.get("/favicon.svg", () => faviconResponse("svg"));
-  app.get("/", (c) => c.html(page));
-  app.get("/docs", (c) => c.html(page));
+  app.get("/", (c) => c.html(now().page));
+  app.get("/docs", (c) => c.html(now().page));
 
   for (const route of merchant.free ?? []) {
     app.get(route.path, (c) => route.handler(c.req.raw, options.services));
@@ -206,8 +212,13 @@ export async function merchantApp(
     ];
     app.on(endpoint.method, endpoint.path, ...(chain as [MiddlewareHandler<MerchantEnv>]));
   }
+  // A buyer's cooperative refund of its channel (channels/refund.ts), where channels may be offered.
+  if (fronts.all.some((f) => f.channels)) {
+    const refund = [counted, refundOnly(fronts), head, malformed, trouble, payment, refundHandled];
+    app.get(REFUND_PATH, ...(refund as [MiddlewareHandler<MerchantEnv>]));
+  }
   // MCP (free itself: a paid tool's payment travels inside the call), each call answered by the route above.
-  app.post(MCP_PATH, (c) => mcp.answer(c.req.raw, (request) => app.fetch(request, c.env)));
+  app.post(MCP_PATH, (c) => mcp().answer(c.req.raw, (request) => app.fetch(request, c.env)));
   answerEveryMethod(app, {
     preflight: (allow) => {
       const preflight = cors({ ...CORS, allowMethods: [...allow] });
@@ -218,4 +229,46 @@ export async function merchantApp(
     },
   });
   return app;
+}
+
+/** What a host publishes about itself, for one way it may be paid: built once per front. */
+interface HostDocuments {
+  openapi: ReturnType<typeof openApiDocument>;
+  llms: string;
+  page: string;
+  mcp: MerchantMcp;
+}
+
+function hostDocuments(
+  fronts: readonly PaymentFront[],
+  options: MerchantAppOptions,
+): (front: PaymentFront) => HostDocuments {
+  const built = new Map<PaymentFront, HostDocuments>();
+  for (const front of fronts) {
+    const { merchant } = front;
+    // Who runs the host and what agents should know: the configuration's, else the catalogue's (host-info.ts).
+    const info = hostInfo(
+      merchant,
+      options.payments,
+      hostInfoSettings(options.services.config, merchant.name),
+    );
+    const openapi = openApiDocument(merchant, options.payments, info);
+    built.set(front, {
+      openapi,
+      llms: llmsTxt(merchant, info),
+      page: renderReferencePage(openapi, { notice: options.notice }),
+      mcp: new MerchantMcp(merchant),
+    });
+  }
+  return (front) => built.get(front) as HostDocuments;
+}
+
+/** Databases whose crashed channel reservations were given back by this process (channels/storage.ts). */
+const released = new WeakSet<Database>();
+
+/** Gives back a crashed process's channel reservations, once per database a process opens. */
+async function releaseOnce(db: Database): Promise<void> {
+  if (released.has(db)) return;
+  released.add(db);
+  await releaseCrashedReservations(db);
 }

@@ -40,10 +40,11 @@ export interface HandlerContext {
   /** The incoming request, for the few handlers that need headers (e.g. the caller's IP). */
   request: Request;
   /**
-   * Present when the call is paid with `upto`: what this call cost, in the token's atomic units, at most
-   * the price's. Call it before answering; the kit settles that amount (0 settles nothing). An answer
-   * below 400 without it is the handler's bug: a 500, not charged. An endpoint that also offers `exact` is
-   * paid its listed price when the buyer chose that, and gets no `meter`.
+   * Present when the call is metered: paid with `upto`, or through a channel (`batch-settlement`) on an
+   * endpoint that offers `upto`. What this call cost, in the token's atomic units, at most the price's.
+   * Call it before answering; the kit settles that amount (0 settles nothing; a channel is charged 0).
+   * An answer below 400 without it is the handler's bug: a 500, not charged. An endpoint that also offers
+   * `exact` is paid its listed price when the buyer chose that, and gets no `meter`.
    */
   meter?: (atomic: bigint) => void;
 }
@@ -51,8 +52,14 @@ export interface HandlerContext {
 /**
  * How a call is paid. `exact` (the default): the listed price. `upto`: the buyer authorises the listed price
  * as a maximum (a Permit2 signature) and pays what the handler metered (`HandlerContext.meter`).
+ * `batch-settlement`: through a payment channel the buyer deposited into once, with a signed voucher per
+ * call and no transaction (channels/ says how the merchant keeps, claims and refunds them); a channel pays
+ * what `upto` would on an endpoint that offers `upto` (the metered amount), else the listed price.
  */
-export type Scheme = "exact" | "upto";
+export type Scheme = "exact" | "upto" | "batch-settlement";
+
+/** The scheme of payment channels (x402's `batch-settlement`). */
+export const CHANNEL_SCHEME = "batch-settlement" satisfies Scheme;
 
 /** The schemes an endpoint offers, in the order its 402 lists them. */
 export function schemesOf(endpoint: Pick<AnyEndpoint, "scheme">): readonly Scheme[] {
@@ -60,15 +67,42 @@ export function schemesOf(endpoint: Pick<AnyEndpoint, "scheme">): readonly Schem
   return scheme === undefined ? ["exact"] : typeof scheme === "string" ? [scheme] : scheme;
 }
 
-/** Whether a call may be metered (`upto` offered): its handler meters when `ctx.meter` is given. */
+/**
+ * Whether a call may be metered (`upto` offered): its handler meters when `ctx.meter` is given, which it is
+ * under `upto` and through a channel.
+ */
 export function isMetered(endpoint: Pick<AnyEndpoint, "scheme">): boolean {
   return schemesOf(endpoint).includes("upto");
 }
 
-/** Whether a call can only be metered: its price is a maximum, never charged as listed. */
+/** Whether a call can only be metered: its price is a maximum, never charged as listed (no `exact`). */
 export function isMeteredOnly(endpoint: Pick<AnyEndpoint, "scheme">): boolean {
-  const schemes = schemesOf(endpoint);
-  return schemes.length > 0 && schemes.every((s) => s === "upto");
+  return isMetered(endpoint) && !schemesOf(endpoint).includes("exact");
+}
+
+/** Whether a call may be paid through a payment channel (`batch-settlement` offered). */
+export function offersChannels(endpoint: Pick<AnyEndpoint, "scheme">): boolean {
+  return schemesOf(endpoint).includes(CHANNEL_SCHEME);
+}
+
+/**
+ * The endpoints with payment channels offered beside their schemes (after them in the 402: a buyer that
+ * has no channel pays as before). A catalogue offers channels with this; the kit still offers them only
+ * where the facilitator can serve them (channels/fronts.ts).
+ */
+export function withChannels<E extends AnyEndpoint>(endpoints: readonly E[]): E[] {
+  return endpoints.map((e) => (offersChannels(e) ? e : { ...e, scheme: [...schemesOf(e), CHANNEL_SCHEME] }));
+}
+
+/** The merchant as it is paid without channels: `batch-settlement` taken out of every endpoint's schemes. */
+export function withoutChannels(merchant: Merchant): Merchant {
+  if (!merchant.endpoints.some(offersChannels)) return merchant;
+  return {
+    ...merchant,
+    endpoints: merchant.endpoints.map((e) =>
+      offersChannels(e) ? { ...e, scheme: schemesOf(e).filter((s) => s !== CHANNEL_SCHEME) } : e,
+    ),
+  };
 }
 
 /**
@@ -152,7 +186,11 @@ export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodTyp
   path: `/${string}`;
   /** What a call costs; under `upto`, the most it may cost. */
   price: PriceUsd;
-  /** Default `exact`. See `Scheme`; a list offers each, in that order (e.g. `["exact", "upto"]`). */
+  /**
+   * Default `exact`. See `Scheme`; a list offers each, in that order (e.g. `["exact", "upto"]`).
+   * `batch-settlement` never alone: where the facilitator cannot serve channels, the route is paid by its
+   * other schemes (merchantApp refuses a route that would have none).
+   */
   scheme?: Scheme | readonly Scheme[];
   /** POST only; default `json`. See `BodyType`. */
   body?: BodyType;

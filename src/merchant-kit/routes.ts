@@ -1,7 +1,17 @@
 import type { RouteConfig } from "@x402/core/server";
 import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
-import { type AnyEndpoint, exampleJson, type Merchant, pathParams, schemesOf } from "./endpoint.ts";
+import {
+  type AnyEndpoint,
+  CHANNEL_SCHEME,
+  exampleJson,
+  type Merchant,
+  offersChannels,
+  pathParams,
+  type Scheme,
+  schemesOf,
+} from "./endpoint.ts";
 import { jsonSchemaOf, objectProperties } from "./json-schema.ts";
+import { DEFAULT_TIMEOUT_MS } from "./payments/paid-handler.ts";
 import { priceToAtomic } from "./price.ts";
 import type { MerchantKitSettings } from "./settings.ts";
 
@@ -10,6 +20,23 @@ export type PaymentSettings = Pick<MerchantKitSettings["payments"], "network" | 
 
 /** How long a buyer's authorization may wait for settlement (the SDK's default too). */
 export const MAX_TIMEOUT_SECONDS = 300;
+
+/** What a channel request's settlement may take beyond the handler's budget (a deposit lands on chain). */
+export const CHANNEL_SETTLE_SECONDS = 60;
+
+/**
+ * A channel payment's `maxTimeoutSeconds`: the handler's time budget and its settlement. The SDK holds the
+ * channel for a request this long (its reservation's lifetime, between 5 s and 10 min), so it must outlast
+ * the request; and it is how long a process that crashed mid-request leaves its channel busy on a shared
+ * PostgreSQL server (channels/storage.ts), so it is no longer than that. A deposit's ERC-3009 authorization
+ * is valid as long.
+ */
+export function channelTimeoutSeconds(endpoint: Pick<AnyEndpoint, "timeoutMs">): number {
+  return Math.ceil((endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000) + CHANNEL_SETTLE_SECONDS;
+}
+
+/** The path of the cooperative refund route, on every host that offers channels (channels/refund.ts). */
+export const REFUND_PATH = "/channels/refund";
 
 /** The route key `@x402/hono` matches, e.g. "GET /api/calc". */
 export function routeKey(endpoint: AnyEndpoint): string {
@@ -27,22 +54,9 @@ export function x402Route(merchant: Merchant, endpoint: AnyEndpoint, payments: P
   const output = { example: endpoint.example.output, schema: jsonSchemaOf(endpoint.output, "output") };
   const { input, inputSchema, path } = splitPathParams(endpoint);
   const amount = priceToAtomic(endpoint.price, payments.asset.decimals).toString();
-  const options = schemesOf(endpoint).map((scheme) => ({
-    scheme,
-    network: payments.network as `${string}:${string}`,
-    payTo: merchant.payTo,
-    // exact signs an EIP-3009 authorization, which names the token's EIP-712 domain; upto signs for
-    // Permit2, whose domain is its own (the SDK adds the facilitator the buyer must name).
-    price:
-      scheme === "upto"
-        ? { amount, asset: payments.asset.address }
-        : {
-            amount,
-            asset: payments.asset.address,
-            extra: { name: payments.asset.name, version: payments.asset.version },
-          },
-    maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
-  }));
+  const options = schemesOf(endpoint).map((scheme) =>
+    paymentOption(merchant, endpoint, payments, scheme, amount),
+  );
   const bodyType = endpoint.body === "multipart" ? "form-data" : "json";
   return {
     accepts: options.length === 1 ? (options[0] as (typeof options)[number]) : options,
@@ -59,9 +73,56 @@ export function x402Route(merchant: Merchant, endpoint: AnyEndpoint, payments: P
   };
 }
 
+/** One way to pay an endpoint: the 402's `accepts` entry for `scheme`, before the SDK completes it. */
+function paymentOption(
+  merchant: Merchant,
+  endpoint: Pick<AnyEndpoint, "timeoutMs">,
+  payments: PaymentSettings,
+  scheme: Scheme,
+  amount: string,
+) {
+  return {
+    scheme,
+    network: payments.network as `${string}:${string}`,
+    payTo: merchant.payTo,
+    // exact signs an EIP-3009 authorization, which names the token's EIP-712 domain, and so does a channel's
+    // deposit; upto signs for Permit2, whose domain is its own (the SDK adds the facilitator the buyer must
+    // name; for a channel, its receiver authorizer and withdrawal delay).
+    price:
+      scheme === "upto"
+        ? { amount, asset: payments.asset.address }
+        : {
+            amount,
+            asset: payments.asset.address,
+            extra: { name: payments.asset.name, version: payments.asset.version },
+          },
+    maxTimeoutSeconds: scheme === CHANNEL_SCHEME ? channelTimeoutSeconds(endpoint) : MAX_TIMEOUT_SECONDS,
+  };
+}
+
 /** Every endpoint's route, keyed as `paymentMiddleware` wants. */
 export function x402Routes(merchant: Merchant, payments: PaymentSettings): Record<string, RouteConfig> {
   return Object.fromEntries(merchant.endpoints.map((e) => [routeKey(e), x402Route(merchant, e, payments)]));
+}
+
+/**
+ * The cooperative refund route (`GET /channels/refund`) of a merchant whose endpoints offer channels: its
+ * 402 offers `batch-settlement` alone, with the merchant's channel terms (any route's would do: a channel
+ * is the buyer's with this wallet, whatever it paid for), so that the SDK client's `refundChannel` can
+ * probe it with a GET, which a POST route cannot answer. It takes refunds only (channels/refund.ts); the
+ * price shown is the cheapest channel call's, a refund costs nothing. Not listed, not in the Bazaar.
+ */
+export function refundRoute(merchant: Merchant, payments: PaymentSettings): RouteConfig | undefined {
+  const offering = merchant.endpoints.filter(offersChannels);
+  const cheapest = offering
+    .map((e) => priceToAtomic(e.price, payments.asset.decimals))
+    .reduce<bigint | undefined>((low, p) => (low === undefined || p < low ? p : low), undefined);
+  if (cheapest === undefined) return undefined;
+  return {
+    accepts: paymentOption(merchant, {}, payments, CHANNEL_SCHEME, cheapest.toString()),
+    description: "Cooperative refund of the caller's payment channel with this merchant: no call, no charge.",
+    mimeType: "application/json",
+  };
 }
 
 /**

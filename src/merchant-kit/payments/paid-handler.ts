@@ -1,13 +1,20 @@
 import { SETTLEMENT_OVERRIDES_HEADER } from "@x402/core/server";
 import type { Context, MiddlewareHandler } from "hono";
 import { abortable } from "../../common/abortable.ts";
-import { AppError, ConflictError, UpstreamError } from "../../common/errors.ts";
+import { AppError, ConflictError, errorBody, UpstreamError } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
 import { holdRequestLine } from "../../common/request-log.ts";
-import { type AnyEndpoint, isMetered, type MerchantServices, schemesOf } from "../endpoint.ts";
+import { channelRequest, inChannelRequest } from "../channels/context.ts";
+import {
+  type AnyEndpoint,
+  CHANNEL_SCHEME,
+  isMetered,
+  type MerchantServices,
+  schemesOf,
+} from "../endpoint.ts";
 import type { MerchantEnv } from "../input.ts";
 import { countPaid, type PaidLabels } from "./counted.ts";
-import { paidScheme, paymentHeader, paymentKeyOf } from "./payment-key.ts";
+import { paymentHeader, paymentOf } from "./payment-key.ts";
 import {
   type FundsReader,
   type Outcome,
@@ -27,8 +34,11 @@ export interface PaidRunner {
   merchant: string;
   ledger: PaymentLedger;
   funds: FundsReader;
-  /** How this request's verified payment is settled later (a streamed answer's): found now, used at the end. */
-  settlement(c: Context<MerchantEnv>): Promise<StreamSettle>;
+  /**
+   * How this request's verified payment is settled later (a streamed answer's): found now, used at the end;
+   * `release` gives a channel's reservation back when the stream ends with nothing to charge.
+   */
+  settlement(c: Context<MerchantEnv>): Promise<StreamSettle & { release(): Promise<void> }>;
   /** The `PAYMENT-REQUIRED` header of this request's route, with `error` set, for refusals after verify. */
   paymentRequired(c: Context<MerchantEnv>, error: string): Promise<Record<string, string>>;
 }
@@ -44,8 +54,10 @@ export interface PaidRunner {
  * 2. an endpoint that writes gets a transaction as its database, left open for `settleAndRecord`;
  * 3. what the handler needs is loaded (`load`), then the handler runs under its time budget (a 504 when it
  *    runs out);
- * 4. an `upto` endpoint's answer carries what the handler metered, which the middleware settles instead
- *    of the authorized maximum.
+ * 4. a metered call's answer (`upto`, or a channel's on an endpoint that offers `upto`) carries what the
+ *    handler metered, which the middleware settles instead of the authorized maximum. A channel's charge
+ *    is its state's, in the merchant's database (channels/): for a writing call it is written in the call's
+ *    transaction, so the writes and the charge commit together.
  * Every refusal answers >= 400, so nothing is charged. A guarded call that its caller leaves, or whose
  * upstream or engine fails once the handler runs, is charged nothing and counts against the payer (ledger.ts,
  * unpaid calls): a payer with too many recently is refused with 429 `too_many_unpaid_calls` before any work.
@@ -65,11 +77,13 @@ export function paidHandler(
     const header = paymentHeader(c.req.raw);
     // The payment middleware sits in front: no header here means the route was wired without it.
     if (!header) throw new Error(`${endpoint.path} reached its handler without a payment`);
-    const key = paymentKeyOf(header);
-    // The scheme the buyer chose among those the 402 offered (verified: one the route offers): under upto
-    // the handler meters the call.
-    const scheme = offered ?? paidScheme(header) ?? "unknown";
-    const upto = isMetered(endpoint) && scheme === "upto";
+    const payment = paymentOf(header);
+    const { key } = payment;
+    // The scheme the buyer chose among those the 402 offered (verified: one the route offers): under upto,
+    // or through a channel, the handler of an endpoint that offers upto meters the call.
+    const scheme = offered ?? payment.scheme ?? "unknown";
+    const channel = scheme === CHANNEL_SCHEME;
+    const metered = isMetered(endpoint) && (scheme === "upto" || channel);
     if (guarded) {
       const reservation = await runner.ledger.reserve(key, resource, c.var.arrivedAt, runner.funds);
       if (reservation.status === "in_use") throw await inUse(c, runner);
@@ -94,20 +108,24 @@ export function paidHandler(
     }
     const run: PaidRun = {
       key,
+      price: payment.price,
       handled: false,
       labels: { merchant: runner.merchant, route: endpoint.path, scheme },
     };
     c.set("run", run);
     if (writes) run.unit = await openWriteUnit(services.db);
-    let metered: bigint | undefined;
-    const meter = upto
+    // The channel's charge goes in the writing call's transaction (channels/storage.ts).
+    const request = channelRequest();
+    if (channel && run.unit && request) request.tx = run.unit.db;
+    let charged: bigint | undefined;
+    const meter = metered
       ? (atomic: bigint) => {
-          if (atomic < 0n || atomic > key.amount) {
+          if (atomic < 0n || atomic > payment.price) {
             throw new Error(
-              `${endpoint.path} metered ${atomic}, outside 0..${key.amount} (its authorization)`,
+              `${endpoint.path} metered ${atomic}, outside 0..${payment.price} (its authorization)`,
             );
           }
-          metered = atomic;
+          charged = atomic;
         }
       : undefined;
     await endpoint.load?.();
@@ -125,14 +143,14 @@ export function paidHandler(
       );
       if (result instanceof Streamed) {
         if (run.unit) throw new Error(`${endpoint.path} streamed an answer of a writing call`);
-        response = await handOff(c, run, result, { budget, upto, guarded, runner });
+        response = await handOff(c, run, result, { budget, metered, guarded, runner });
         return response;
       }
       response = result instanceof Response ? result : c.json(result);
-      if (upto && response.status < 400) {
+      if (metered && response.status < 400) {
         // A handler that answers without saying what it cost is a bug: refused (500), so not charged.
-        if (metered === undefined) throw new Error(`${endpoint.path} answered without metering its call`);
-        response = withSettlementAmount(response, metered);
+        if (charged === undefined) throw new Error(`${endpoint.path} answered without metering its call`);
+        response = withSettlementAmount(response, charged);
       }
     } catch (error) {
       // Stops what the handler may have left running (a stream it could not hand off).
@@ -159,16 +177,20 @@ async function handOff(
   c: Context<MerchantEnv>,
   run: PaidRun,
   streamed: Streamed,
-  how: { budget: Budget; upto: boolean; guarded: boolean; runner: PaidRunner },
+  how: { budget: Budget; metered: boolean; guarded: boolean; runner: PaidRunner },
 ): Promise<Response> {
   const settle = await how.runner.settlement(c);
+  // The middleware gives a channel's reservation back when it sees the placeholder: not while streaming.
+  const request = channelRequest();
+  if (request) request.handedOff = true;
   // The request's line waits for the stream's end, and says how it ended (src/common/request-log.ts).
   const line = holdRequestLine();
   const body = paidStream(streamed, {
     signal: how.budget.signal,
-    upto: how.upto,
-    price: run.key.amount,
+    upto: how.metered,
+    price: run.price,
     settle,
+    release: settle.release,
     callerLeft: () => c.req.raw.signal.aborted,
     leave: () => how.budget.abort(new UpstreamError("the caller went away", "aborted", 504)),
     finish: async (outcome) => {
@@ -226,6 +248,8 @@ function withSettlementAmount(response: Response, atomic: bigint): Response {
 /** A paid request's run, from the ledger row taken to the outcome recorded. */
 export interface PaidRun {
   key: PaymentKey;
+  /** What the call costs at most (`exact` its price): a channel's deposit moves more than the call costs. */
+  price: bigint;
   /** What its count in the metrics is labelled with. */
   labels: PaidLabels;
   /** The handler answered below 400 (so the middleware went on to settle). */
@@ -241,12 +265,19 @@ export interface PaidRun {
  * Wraps the payment middleware: after it has settled (or not), records the outcome in the ledger and
  * ends a writing handler's transaction: committed only with a settled payment, rolled back otherwise.
  * A commit that fails after the payment settled is the one case a payer is charged for nothing: it
- * answers 500 with the settlement's receipt (PAYMENT-RESPONSE) and is logged as an error.
+ * answers 500 with the settlement's receipt (PAYMENT-RESPONSE) and is logged as an error. Not through a
+ * channel: there the charge is in the same transaction (channels/storage.ts), so nothing is charged either.
+ * A channel call whose state could not be saved (the database failed as its charge was written) is not
+ * answered: 500, nothing delivered, nothing charged.
  */
 export function settleAndRecord(ledger: PaymentLedger): MiddlewareHandler<MerchantEnv> {
   return async function settleAndRecord(c, next) {
     c.set("arrivedAt", Date.now());
-    await next();
+    let request: ReturnType<typeof channelRequest>;
+    await inChannelRequest(() => {
+      request = channelRequest();
+      return next();
+    });
     const run = c.var.run;
     if (!run) return;
     if (run.stream) {
@@ -254,7 +285,11 @@ export function settleAndRecord(ledger: PaymentLedger): MiddlewareHandler<Mercha
       c.res = run.stream;
       return;
     }
-    const settled = run.handled && c.res.status < 400 && c.res.headers.has("PAYMENT-RESPONSE");
+    let settled = run.handled && c.res.status < 400 && c.res.headers.has("PAYMENT-RESPONSE");
+    if (settled && request?.unsaved !== undefined) {
+      settled = false;
+      c.res = unsavedChannel(c, run, request.unsaved);
+    }
     const outcome: Outcome = !run.handled ? (run.unpaid ?? "released") : settled ? "settled" : "unsettled";
     if (!run.unit) {
       countPaid(run.labels, outcome);
@@ -277,23 +312,56 @@ export function settleAndRecord(ledger: PaymentLedger): MiddlewareHandler<Mercha
         path: c.req.path,
         error,
       });
-      const receipt = c.res.headers.get("PAYMENT-RESPONSE") as string;
-      c.res = c.json(
-        {
-          error: {
-            code: "write_failed_after_payment",
-            message:
-              "the payment settled but the write could not be saved: nothing was stored; the merchant has been told (PAYMENT-RESPONSE carries the settlement)",
-          },
-        },
-        500,
-        { "PAYMENT-RESPONSE": receipt },
-      );
+      c.res = writeFailed(c, run);
       return;
     }
     countPaid(run.labels, outcome);
     if (!settled) await ledger.finish(run.key, outcome);
   };
+}
+
+/** The answer of a writing call whose commit failed after its payment was settled. */
+function writeFailed(c: Context<MerchantEnv>, run: PaidRun): Response {
+  // A channel's charge was in the transaction that failed: nothing was charged, and no receipt says so.
+  if (run.labels.scheme === CHANNEL_SCHEME) {
+    return c.json(
+      errorBody(
+        "write_failed",
+        "the write could not be saved: nothing was stored and nothing was charged to the channel; try again",
+      ),
+      500,
+    );
+  }
+  const receipt = c.res.headers.get("PAYMENT-RESPONSE") as string;
+  return c.json(
+    errorBody(
+      "write_failed_after_payment",
+      "the payment settled but the write could not be saved: nothing was stored; the merchant has been told (PAYMENT-RESPONSE carries the settlement)",
+    ),
+    500,
+    { "PAYMENT-RESPONSE": receipt },
+  );
+}
+
+/**
+ * The answer of a channel call whose charge could not be saved. The SDK logs the failure and goes on, and
+ * a deposit's call would be answered with the deposit on chain and no charge recorded: the work is withheld
+ * instead, and its receipt too (a client would count a charge the merchant does not have). The deposit is
+ * the payer's, in its channel.
+ */
+function unsavedChannel(c: Context<MerchantEnv>, run: PaidRun, error: unknown): Response {
+  log("error", "a channel's charge could not be saved: the answer is withheld", {
+    payer: run.key.payer,
+    path: c.req.path,
+    error,
+  });
+  return c.json(
+    errorBody(
+      "channel_state_unsaved",
+      "the merchant could not record this call's charge, so it is not answered: nothing was charged (a deposit stays in your channel); try again",
+    ),
+    500,
+  );
 }
 
 async function inUse(c: Context<MerchantEnv>, runner: PaidRunner): Promise<AppError> {

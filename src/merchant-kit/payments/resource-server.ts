@@ -15,6 +15,7 @@ import {
 import type { PaymentRequired } from "@x402/core/types";
 import { HonoAdapter } from "@x402/hono";
 import type { Context } from "hono";
+import { channelRequest } from "../channels/context.ts";
 import type { StreamSettle } from "./streamed.ts";
 
 /**
@@ -75,7 +76,10 @@ export async function paymentRequiredHeaders(
  * those the route asks for, through the same resource server and facilitator; the receipt is what the
  * `PAYMENT-RESPONSE` header would carry. An amount settles an `upto` payment for that much.
  */
-export async function laterSettlement(server: x402HTTPResourceServer, c: Context): Promise<StreamSettle> {
+export async function laterSettlement(
+  server: x402HTTPResourceServer,
+  c: Context,
+): Promise<StreamSettle & { release(): Promise<void> }> {
   const header = c.req.header("payment-signature") ?? c.req.header("x-payment");
   if (!header) throw new Error(`${c.req.path}: no payment to settle`);
   const payload = decodePaymentSignatureHeader(header);
@@ -84,7 +88,14 @@ export async function laterSettlement(server: x402HTTPResourceServer, c: Context
   if (!requirements)
     throw new Error(`${c.req.path}: the verified payment matches none of the route's requirements`);
   const request = { adapter: new HonoAdapter(c), path: c.req.path, method: c.req.method };
-  return async (amount) => {
+  // The stream has ended: from now on a failed settlement gives a channel's reservation back, as the
+  // middleware's would (channels/scheme.ts). The stream runs in the request's context (streamed.ts).
+  const streamEnded = () => {
+    const channel = channelRequest();
+    if (channel) channel.handedOff = false;
+  };
+  const settle = async (amount: bigint | undefined) => {
+    streamEnded();
     const result = await server.processSettlement(
       payload,
       requirements,
@@ -94,6 +105,14 @@ export async function laterSettlement(server: x402HTTPResourceServer, c: Context
     );
     return { success: result.success, paymentResponse: result.headers["PAYMENT-RESPONSE"] };
   };
+  /** Nothing to charge: the schemes that hold something for the payment (a channel) let it go. */
+  const release = async () => {
+    streamEnded();
+    await server.server
+      .createPaymentCancellationDispatcher(payload, requirements)
+      .cancel({ reason: "handler_failed" });
+  };
+  return Object.assign(settle, { release });
 }
 
 /** What the route asks for: the `PAYMENT-REQUIRED` it answers the request without its payment. */

@@ -11,6 +11,7 @@
  * last event, the headers being long gone. The settlement never precedes the work; what it charges:
  *
  * - the stream completed: `exact` its price, `upto` its meter with everything delivered (`complete`);
+ *   a channel (`batch-settlement`) as `upto` on a metered endpoint, as `exact` otherwise;
  * - the engine failed or the time budget ran out: `exact` nothing, `upto` its meter for the parts
  *   delivered (nothing when none was);
  * - the caller left: `exact` its price once a part was delivered (the caller chose to leave a reply it was
@@ -72,6 +73,8 @@ export interface PaidStreamOptions {
   /** The authorized amount (exact's price), what `charged` says when exact settles. */
   price: bigint;
   settle: StreamSettle;
+  /** Called when the stream ends with nothing to charge: what the payment holds is let go (a channel). */
+  release?: () => Promise<void>;
   /** Called once, when the stream has ended and its payment is known. */
   finish(outcome: StreamOutcome): Promise<void>;
   /** Whether the caller has left (its connection closed). */
@@ -93,6 +96,9 @@ export function paidStream(streamed: Streamed, options: PaidStreamOptions): Read
     concluded ??= (async () => {
       const amount = chargeOf(how, delivered, options.upto, init);
       if (amount === null) {
+        await options
+          .release?.()
+          .catch((e: unknown) => log("warn", "a payment could not be released", { error: e }));
         await options.finish(how === "left" ? "unpaid-left" : "unpaid-failed");
         return init.end({ ...(error && { error }), charged: 0n });
       }

@@ -1,0 +1,62 @@
+/**
+ * The SDK's batch-settlement server scheme as the kit runs it. Two of its habits do not fit a kit that
+ * settles some answers after they have streamed (payments/streamed.ts), and are changed here:
+ *
+ * - It remembers a request's channel reservation by the payment payload's object. The kit settles a streamed
+ *   answer with the payload decoded again (payments/resource-server.ts's `laterSettlement`): another object,
+ *   whose reservation the scheme would not find, so the stream could never be charged. Within a request the
+ *   kit serves, the reservation is remembered by the request instead (context.ts); elsewhere (a refund on the
+ *   refund route, the claim schedule) by the payload, as the SDK does.
+ * - It gives the reservation back when the payment middleware sees a refusal, and a streamed answer shows the
+ *   middleware a placeholder refusal while it is still being delivered. The kit gives it back itself when the
+ *   stream ends without a charge.
+ *
+ * And it does not refuse to start when the facilitator names no receiver authorizer: the kit then does not
+ * offer channels at all (channels/fronts.ts), and still takes `exact` and `upto`.
+ */
+import type { DeepReadonly, PaymentPayload } from "@x402/core/types";
+import {
+  BatchSettlementEvmScheme,
+  type BatchSettlementRequestContext,
+} from "@x402/evm/batch-settlement/server";
+import { channelRequest } from "./context.ts";
+
+export class MerchantChannelScheme extends BatchSettlementEvmScheme {
+  private readonly contexts = new WeakMap<object, BatchSettlementRequestContext>();
+
+  override mergeRequestContext(
+    payload: DeepReadonly<PaymentPayload>,
+    context: BatchSettlementRequestContext,
+  ): void {
+    const key = keyOf(payload);
+    this.contexts.set(key, { ...this.contexts.get(key), ...context });
+  }
+
+  override readRequestContext(
+    payload: DeepReadonly<PaymentPayload>,
+  ): BatchSettlementRequestContext | undefined {
+    return this.contexts.get(keyOf(payload));
+  }
+
+  override takeRequestContext(
+    payload: DeepReadonly<PaymentPayload>,
+  ): BatchSettlementRequestContext | undefined {
+    const key = keyOf(payload);
+    const context = this.contexts.get(key);
+    this.contexts.delete(key);
+    return context;
+  }
+
+  override async clearPendingRequest(payload: DeepReadonly<PaymentPayload>): Promise<void> {
+    if (channelRequest()?.handedOff) return;
+    await super.clearPendingRequest(payload);
+  }
+
+  override validateFacilitatorSupport(): string | undefined {
+    return undefined;
+  }
+}
+
+function keyOf(payload: DeepReadonly<PaymentPayload>): object {
+  return channelRequest() ?? payload;
+}
