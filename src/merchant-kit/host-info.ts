@@ -6,7 +6,7 @@
  * to the merchant's (`Merchant.guidance`, written in its catalogue folder), and the kit adds how to pay and
  * where the documents are, from the catalogue.
  */
-import { isMetered, isMeteredOnly, type Merchant } from "./endpoint.ts";
+import { isMetered, isMeteredOnly, type Merchant, offersChannels } from "./endpoint.ts";
 import type { PaymentSettings } from "./routes.ts";
 import type { MerchantKitSettings } from "./settings.ts";
 
@@ -66,6 +66,11 @@ export function payingGuidance(
     const only = merchant.endpoints.some(isMeteredOnly);
     lines.push(
       `${only ? "Metered operations (price mode dynamic, x402 scheme upto) take" : "Operations that offer the x402 scheme upto take"} a Permit2 authorisation of their price as a maximum and settle what the call used, often less; the wallet approves Permit2 for the token once (else 412).`,
+    );
+  }
+  if (merchant.endpoints.some(offersChannels)) {
+    lines.push(
+      "Operations that list the x402 scheme batch-settlement take a payment channel: one deposit into x402's escrow, then a signed voucher per call and no transaction per call, charged as the other schemes would charge; calls on one channel run one at a time (a busy channel answers 402 channel_busy: retry). The balance not charged comes back on request (GET /channels/refund with a refund voucher, as @x402/evm's batch-settlement client's refund() sends it) or by the channel's timed withdrawal.",
     );
   }
   lines.push(

@@ -9,6 +9,7 @@ import {
   isMetered,
   isMeteredOnly,
   type Merchant,
+  offersChannels,
   resourceUrl,
   templatePath,
 } from "./endpoint.ts";
@@ -17,11 +18,14 @@ import { summaryOf } from "./summary.ts";
 
 /** "$0.001 per call", "up to $0.04 per call, metered..." or "$0.018 per call, or metered up to it...". */
 export function priceText(endpoint: AnyEndpoint): string {
+  const channel = offersChannels(endpoint)
+    ? "; or through a payment channel (x402 scheme batch-settlement)"
+    : "";
   const metered = "you pay what the call used (x402 scheme upto)";
-  if (isMeteredOnly(endpoint)) return `up to $${endpoint.price} per call, metered: ${metered}`;
+  if (isMeteredOnly(endpoint)) return `up to $${endpoint.price} per call, metered: ${metered}${channel}`;
   if (isMetered(endpoint))
-    return `$${endpoint.price} per call (x402 scheme exact), or metered up to it: ${metered}`;
-  return `$${endpoint.price} per call (x402 scheme exact)`;
+    return `$${endpoint.price} per call (x402 scheme exact), or metered up to it: ${metered}${channel}`;
+  return `$${endpoint.price} per call (x402 scheme exact)${channel}`;
 }
 
 /** The Markdown list of the merchant's advertised prices, and a line for those it serves unadvertised. */

@@ -5,6 +5,7 @@ import {
   isMetered,
   isMeteredOnly,
   type Merchant,
+  offersChannels,
   pathParams,
   templatePath,
 } from "./endpoint.ts";
@@ -148,6 +149,12 @@ function refusalResponses(
 
 /** How an operation is paid, said in its description. */
 function paidHow(endpoint: AnyEndpoint): string {
+  if (!offersChannels(endpoint)) return schemesHow(endpoint);
+  const charged = isMetered(endpoint) ? "what the call cost, as upto would" : `$${endpoint.price}`;
+  return `${schemesHow(endpoint)} Or through a payment channel (x402's \`batch-settlement\`): a deposit into x402's escrow once, then a signed voucher per call and no transaction; charged ${charged}, which the PAYMENT-RESPONSE header's \`extra.chargedAmount\` says. The unclaimed balance comes back on request: GET /channels/refund with a refund voucher.`;
+}
+
+function schemesHow(endpoint: AnyEndpoint): string {
   const metered = `you authorise at most $${endpoint.price} in USDC (a Permit2 signature) and pay what the call cost, metered as described above; the PAYMENT-RESPONSE header's \`amount\` says how much (0 moves nothing)`;
   if (isMeteredOnly(endpoint)) return `Paid per call through x402's upto scheme: ${metered}.`;
   if (isMetered(endpoint)) {

@@ -1,5 +1,6 @@
 import {
   type AnyEndpoint,
+  CHANNEL_SCHEME,
   isMeteredOnly,
   type Merchant,
   resourceUrl,
@@ -7,7 +8,7 @@ import {
   schemesOf,
 } from "./endpoint.ts";
 import { priceToAtomic } from "./price.ts";
-import { MAX_TIMEOUT_SECONDS, type PaymentSettings } from "./routes.ts";
+import { channelTimeoutSeconds, MAX_TIMEOUT_SECONDS, type PaymentSettings } from "./routes.ts";
 
 /**
  * A call's price as the agent ecosystem's OpenAPI discovery reads it (the Agentcash discovery profile,
@@ -22,7 +23,9 @@ export type PaymentPrice =
 /**
  * An operation's `x-payment-info` in the OpenAPI document: `price` in dollars, and `protocols`, one
  * `{x402: ...}` entry per scheme offered, in the 402's order, carrying the x402 requirements themselves
- * (scheme, network, asset, atomic amount, payTo) for readers that want them before the 402.
+ * (scheme, network, asset, atomic amount, payTo) for readers that want them before the 402. A payment
+ * channel's entry (`batch-settlement`) lacks what only the facilitator knows (its receiver authorizer),
+ * which the 402 adds.
  */
 export interface PaymentInfo {
   price: PaymentPrice;
@@ -60,7 +63,7 @@ export function paymentInfo(
         asset: payments.asset.address,
         amount: priceToAtomic(endpoint.price, payments.asset.decimals).toString(),
         payTo: merchant.payTo,
-        maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
+        maxTimeoutSeconds: scheme === CHANNEL_SCHEME ? channelTimeoutSeconds(endpoint) : MAX_TIMEOUT_SECONDS,
         resource: resourceUrl(merchant, endpoint),
       },
     })),

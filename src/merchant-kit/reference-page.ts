@@ -62,7 +62,18 @@ function priceLabel(op: OpenApiOperation): string {
   return `$${info.price.amount} per call${metered ? ", or metered up to it" : ""}`;
 }
 
+/** The sentence on payment channels, for an operation that takes them. */
+function channelSentence(op: OpenApiOperation): string {
+  if (!op["x-payment-info"]?.protocols.some((p) => p.x402.scheme === "batch-settlement")) return "";
+  return " A payment channel (x402's batch-settlement, for example @x402/fetch with @x402/evm's batch-settlement client) deposits once and then pays each call with a signed voucher, no transaction per call; its unclaimed balance comes back with a refund voucher sent to GET /channels/refund.";
+}
+
 function howToPay(op: OpenApiOperation): string {
+  if (!op["x-payment-info"]) return "Free: no payment.";
+  return `${schemesHowToPay(op)}${channelSentence(op)}`;
+}
+
+function schemesHowToPay(op: OpenApiOperation): string {
   const info = op["x-payment-info"];
   if (!info) return "Free: no payment.";
   const unpaid =

@@ -4,7 +4,7 @@
  * and those the endpoint answers itself (`Endpoint.errors`). A status both give is one response with both
  * reasons. None is charged: the payment middleware settles only answers below 400.
  */
-import { type AnyEndpoint, type ErrorStatus, type Errors, isMetered } from "./endpoint.ts";
+import { type AnyEndpoint, type ErrorStatus, type Errors, isMetered, offersChannels } from "./endpoint.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./input.ts";
 import { jsonSchemaOf, objectProperties } from "./json-schema.ts";
 import { DEFAULT_TIMEOUT_MS, isGuarded } from "./payments/paid-handler.ts";
@@ -15,6 +15,10 @@ export function takesInput(endpoint: AnyEndpoint): boolean {
   if (endpoint.method !== "GET") return true;
   return Object.keys(objectProperties(jsonSchemaOf(endpoint.input, "input")).properties).length > 0;
 }
+
+/** The 402s of a call paid through a payment channel, beside the others. */
+const CHANNEL_402 =
+  " Through a payment channel: the channel is serving another call (invalid_batch_settlement_evm_channel_busy: try again when it has answered), or the voucher's cumulative amount is not what the merchant has charged so far (invalid_batch_settlement_evm_cumulative_amount_mismatch: the header's channelState and voucherState say what to sign against).";
 
 /**
  * What the kit answers for a paid route besides its 200, by status: the input check and a malformed
@@ -35,7 +39,7 @@ export function kitErrors(endpoint: AnyEndpoint): Errors {
       guarded
         ? " Or the paying wallet's balance does not cover this call on top of its payments in flight (insufficient_funds): refused before any work, with PAYMENT-REQUIRED too."
         : ""
-    }`,
+    }${offersChannels(endpoint) ? CHANNEL_402 : ""}`,
     409: "This payment is already used by another request (payment_in_use): each request needs its own signed payment; the PAYMENT-REQUIRED header says what to pay.",
     ...(isMetered(endpoint) && {
       412: "An upto payment from a wallet that has not approved Permit2 for the token (the PAYMENT-REQUIRED header's error is permit2_allowance_required): approve it once, then pay again.",

@@ -12,6 +12,7 @@ import {
   isMetered,
   isMeteredOnly,
   type Merchant,
+  offersChannels,
   resourceUrl,
 } from "../endpoint.ts";
 import { type JsonSchema, jsonSchemaOf } from "../json-schema.ts";
@@ -50,12 +51,23 @@ export function toolNameOf(path: string): string {
 
 /** What a call costs, for the tool's description. */
 function priceOf(endpoint: AnyEndpoint): string {
+  return `${schemePrice(endpoint)}${channelText(endpoint)}`;
+}
+
+function schemePrice(endpoint: AnyEndpoint): string {
   const metered = `you authorise at most $${endpoint.price} in USDC and are charged what the call used (the settlement's \`amount\`)`;
   if (isMeteredOnly(endpoint)) return `Paid per call through x402's upto scheme: ${metered}.`;
   if (isMetered(endpoint)) {
     return `Paid per call through x402: $${endpoint.price} in USDC with the exact scheme, or with upto ${metered}.`;
   }
   return `Paid per call through x402: $${endpoint.price} in USDC.`;
+}
+
+/** How a call is paid through a payment channel, when it may be. */
+function channelText(endpoint: AnyEndpoint): string {
+  if (!offersChannels(endpoint)) return "";
+  const charged = isMetered(endpoint) ? "what the call used" : "the price";
+  return ` Or through a payment channel (x402's batch-settlement scheme): one deposit, then a signed voucher per call, no transaction per call; charged ${charged} (the settlement's \`extra.chargedAmount\`).`;
 }
 
 /** A file property as MCP sends it: text, since a tool's arguments are JSON. */
