@@ -13,6 +13,7 @@ import { ConfigError } from "../config/config-error.ts";
 import { dataLayout } from "../config/layout.ts";
 import { type MerchantHost, merchantEnvPrefix } from "../config/ports.ts";
 import { type MerchantAppOptions, merchantApp } from "../merchant-kit/app.ts";
+import { channelSchedules } from "../merchant-kit/channels/schedule.ts";
 import { type Merchant, missingAliasPaths } from "../merchant-kit/endpoint.ts";
 import { facilitatorAuthHeaders } from "../merchant-kit/payments/facilitator-auth.ts";
 import {
@@ -121,6 +122,18 @@ export async function startMerchantHosts(
     urls[host.name] = server.url;
   }
   served.unshift(...Object.values(merchants));
+  // Claims and settles of the merchants' payment channels (docs/platform.md, "Payment channels").
+  for (const schedule of channelSchedules(served, {
+    db,
+    facilitator: kit.facilitator,
+    network: config.payments.network as `${string}:${string}`,
+    asset: config.payments.asset,
+    settings: config.channels,
+    rpcUrl: config.payments.rpcUrl,
+  })) {
+    schedule.start();
+    lifecycle.add("channel schedule", () => schedule.stop());
+  }
   return { urls, merchants, served, db };
 }
 
