@@ -88,6 +88,12 @@ describe.runIf(process.platform === "linux").concurrent("devnet command", () => 
           network: "eip155:8453",
           extra: { facilitatorAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" },
         },
+        {
+          x402Version: 2,
+          scheme: "batch-settlement",
+          network: "eip155:8453",
+          extra: { receiverAuthorizer: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" },
+        },
       ],
       extensions: ["bazaar"],
       signers: { "eip155:*": ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"] },

@@ -329,35 +329,7 @@ async function figures(analytics: Analytics, ringGraph: RingGraph): Promise<void
      })} AS cents, real_cents
      FROM c`,
   );
-  // The payments by scheme, their cents shared out like the days' (real first), so that the schemes add
-  // up to usd and real_usd exactly and no scheme shows more real than reported.
-  await analytics.run(
-    `CREATE OR REPLACE TEMP TABLE rw_schemes AS
-     WITH s AS (
-       SELECT pay_to, scheme, g.tx, g.amount, g.tx - coalesce(f.tx, 0) AS real_tx,
-         g.amount - coalesce(f.amount, 0) AS real_amount
-       FROM (SELECT pay_to, scheme, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount FROM rw_groups GROUP BY ALL) g
-       LEFT JOIN (SELECT pay_to, scheme, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount FROM ${flagged} GROUP BY ALL) f
-         USING (pay_to, scheme)
-     ), c AS (
-       SELECT s.*, ${sqlApportionedCents({
-         amount: "s.real_amount",
-         totalCents: sqlCents("m.real_amount"),
-         partition: "s.pay_to",
-         prefer: `s.real_amount // ${CENT} < s.amount // ${CENT}`,
-         tieBreak: "s.scheme",
-       })} AS real_cents
-       FROM s JOIN rw_figures m ON m.address = s.pay_to
-     )
-     SELECT c.pay_to, c.scheme, c.tx, c.real_tx, ${sqlApportionedCents({
-       amount: "c.amount",
-       totalCents: sqlCents("m.amount"),
-       partition: "c.pay_to",
-       prefer: `c.real_cents > c.amount // ${CENT}`,
-       tieBreak: "c.scheme",
-     })} AS cents, c.real_cents
-     FROM c JOIN rw_figures m ON m.address = c.pay_to`,
-  );
+  await schemes(analytics, flagged);
   // The page's wallet tables: each kind's cents shared among its wallets the same way, so a table's rows
   // (the largest wallets, then one row for the rest) add up to the flag's heading.
   await analytics.run(
@@ -387,5 +359,39 @@ async function figures(analytics: Analytics, ringGraph: RingGraph): Promise<void
        '},"more_wallets":{' || coalesce(string_agg(to_json(kind) || ':' || to_json(rest), ',' ORDER BY precedence)
          FILTER (rest.wallets > 0), '') || '}}' AS details
      FROM kinds GROUP BY pay_to`,
+  );
+}
+
+/**
+ * `rw_schemes`: the payments by scheme, their cents shared out like the days' (real first), so that the
+ * schemes add up to usd and real_usd exactly and no scheme shows more real than reported.
+ */
+async function schemes(analytics: Analytics, flagged: string): Promise<void> {
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_schemes AS
+     WITH s AS (
+       SELECT pay_to, scheme, g.tx, g.amount, g.tx - coalesce(f.tx, 0) AS real_tx,
+         g.amount - coalesce(f.amount, 0) AS real_amount
+       FROM (SELECT pay_to, scheme, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount FROM rw_groups GROUP BY ALL) g
+       LEFT JOIN (SELECT pay_to, scheme, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount FROM ${flagged} GROUP BY ALL) f
+         USING (pay_to, scheme)
+     ), c AS (
+       SELECT s.*, ${sqlApportionedCents({
+         amount: "s.real_amount",
+         totalCents: sqlCents("m.real_amount"),
+         partition: "s.pay_to",
+         prefer: `s.real_amount // ${CENT} < s.amount // ${CENT}`,
+         tieBreak: "s.scheme",
+       })} AS real_cents
+       FROM s JOIN rw_figures m ON m.address = s.pay_to
+     )
+     SELECT c.pay_to, c.scheme, c.tx, c.real_tx, ${sqlApportionedCents({
+       amount: "c.amount",
+       totalCents: sqlCents("m.amount"),
+       partition: "c.pay_to",
+       prefer: `c.real_cents > c.amount // ${CENT}`,
+       tieBreak: "c.scheme",
+     })} AS cents, c.real_cents
+     FROM c JOIN rw_figures m ON m.address = c.pay_to`,
   );
 }
