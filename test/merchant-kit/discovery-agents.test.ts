@@ -31,7 +31,14 @@ import type { Listening } from "../../src/common/listen.ts";
 import type { MerchantHost } from "../../src/config/ports.ts";
 import { shopsApp } from "../../src/demo/shops/host.ts";
 import { DEMO_SHOPS, shopMerchant } from "../../src/demo/shops/index.ts";
-import { isMeteredOnly, type Merchant, schemesOf, templatePath } from "../../src/merchant-kit/endpoint.ts";
+import {
+  isMeteredOnly,
+  type Merchant,
+  schemesOf,
+  templatePath,
+  withoutChannels,
+} from "../../src/merchant-kit/endpoint.ts";
+import { REFUND_PATH } from "../../src/merchant-kit/routes.ts";
 import { loadConfig } from "../../src/services/config.ts";
 import { startServices } from "../../src/services/start.ts";
 import { isolatedDatabaseOptions, type TestDatabaseOptions } from "../helpers/db.ts";
@@ -218,7 +225,10 @@ describe("agents' own discovery (@agentcash/discovery) of every host the demo ru
       const origin = urls[host] as string;
       const found = await discoverOriginSchema({ target: origin, guidance: GuidanceMode.Always });
       if (!found.found) throw new Error(`${host}: nothing found (${found.cause})`);
-      const merchants = served[host] as Merchant[];
+      // Payment channels are offered where the facilitator serves them (merchant-kit/channels/fronts.ts):
+      // the catalogue's schemes then, else those without `batch-settlement`.
+      const channels = (await fetch(`${origin}${REFUND_PATH}`)).status === 402;
+      const merchants = (served[host] as Merchant[]).map((m) => (channels ? m : withoutChannels(m)));
       const expected = merchants.flatMap((m) => {
         const base = new URL(m.publicUrl).pathname.replace(/\/$/, "");
         return [
@@ -228,7 +238,7 @@ describe("agents' own discovery (@agentcash/discovery) of every host the demo ru
             // The catalogue's price: fixed, or for a metered-only call from nothing to its maximum.
             price: isMeteredOnly(e) ? `0-${e.price} USD` : `${e.price} USD`,
             pricingMode: isMeteredOnly(e) ? "dynamic" : "fixed",
-            // One x402 entry per scheme offered (exact, upto), each with its requirements.
+            // One x402 entry per scheme offered (exact, upto, batch-settlement), each with its requirements.
             protocols: schemesOf(e).map(() => "x402"),
           })),
           ...(m.free ?? []).map((r) => ({

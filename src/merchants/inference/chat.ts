@@ -89,7 +89,8 @@ export function chatEndpoint(route: Tier, served: RouteEngine, metered = false) 
     method: "POST",
     path: chatPath(route, metered),
     price,
-    ...(metered && { scheme: "upto" as const }),
+    // A metered route is paid with upto, or through a payment channel, which charges what upto would.
+    ...(metered && { scheme: ["upto", "batch-settlement"] as const }),
     errorDialect: "openai",
     // An upstream costs money outside, a GGUF model this host's CPU: the kit reserves the payer's funds
     // first, and counts a call that goes unpaid once the engine has worked against its payer.
@@ -191,7 +192,7 @@ export async function answer(
       created,
       model: served.model,
       includeUsage: body.stream_options?.include_usage === true,
-      // The buyer chose how to pay: only an upto payment is metered (the kit settles `exact` at its price).
+      // The buyer chose how to pay: upto and channels are metered (the kit settles `exact` at its price).
       metering: max !== null && ctx.meter ? { rates: served.rates, max } : null,
     });
   }

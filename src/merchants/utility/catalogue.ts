@@ -4,7 +4,7 @@
  * `calc.ts`); this file assembles them in the spec's order, and the platform builds the routes, the OpenAPI
  * document, the reference page, `/.well-known/x402` and the listings from the result.
  */
-import { type AnyEndpoint, aliasOf, type Merchant } from "../../merchant-kit/endpoint.ts";
+import { type AnyEndpoint, aliasOf, type Merchant, withChannels } from "../../merchant-kit/endpoint.ts";
 import type { FetchPolicy } from "../../merchant-kit/fetch/index.ts";
 import { calc } from "./calc.ts";
 import { DATA_ENDPOINTS } from "./data/index.ts";
@@ -78,7 +78,8 @@ export function utilityMerchant(host: UtilityHost): Merchant {
     name: "utility",
     title: UTILITY_TITLE,
     guidance: UTILITY_GUIDANCE,
-    endpoints: utilityEndpoints({ dns, providers, fetchPolicy, state }),
+    // Every call may also be paid through a payment channel: many small calls, one deposit (issue 53).
+    endpoints: withChannels(utilityEndpoints({ dns, providers, fetchPolicy, state })),
     ...rest,
   };
 }

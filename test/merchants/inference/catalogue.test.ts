@@ -86,7 +86,8 @@ describe("the inference catalogue", () => {
       if (upto === null) expect(metered, `tier ${n} has no /upto`).toBeUndefined();
       else {
         expect(metered?.price, `tier ${n} /upto`).toBe(upto);
-        expect(metered?.scheme).toBe("upto");
+        // upto, or a payment channel, which charges what upto would.
+        expect(metered?.scheme).toEqual(["upto", "batch-settlement"]);
       }
     }
     expect(endpoints).toHaveLength(1 + 15 + 7);
