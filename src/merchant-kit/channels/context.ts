@@ -21,6 +21,12 @@ export interface ChannelRequest {
   handedOff?: boolean;
   /** Saving the channel's state failed during this request: the answer must not be delivered. */
   unsaved?: unknown;
+  /**
+   * Gives back the channel reservation this request holds, outside any transaction. For a writing call
+   * whose transaction did not commit: whatever gave the reservation back inside it (the charge, or the SDK
+   * on a refusal) was undone with it, and the channel would stay busy until the reservation expired.
+   */
+  release?: () => Promise<void>;
 }
 
 const requests = new AsyncLocalStorage<ChannelRequest>();

@@ -11,6 +11,8 @@
  *   middleware a placeholder refusal while it is still being delivered. The kit gives it back itself when the
  *   stream ends without a charge.
  *
+ * It also leaves with the request how to give its reservation back (context.ts's `release`).
+ *
  * And it does not refuse to start when the facilitator names no receiver authorizer: the kit then does not
  * offer channels at all (channels/fronts.ts), and still takes `exact` and `upto`.
  */
@@ -20,6 +22,7 @@ import {
   type BatchSettlementRequestContext,
 } from "@x402/evm/batch-settlement/server";
 import { channelRequest } from "./context.ts";
+import { ChannelStore } from "./storage.ts";
 
 export class MerchantChannelScheme extends BatchSettlementEvmScheme {
   private readonly contexts = new WeakMap<object, BatchSettlementRequestContext>();
@@ -30,6 +33,14 @@ export class MerchantChannelScheme extends BatchSettlementEvmScheme {
   ): void {
     const key = keyOf(payload);
     this.contexts.set(key, { ...this.contexts.get(key), ...context });
+    // The reservation this request is about to make, for the kit to give back if a writing call's
+    // transaction undoes whatever gave it back (context.ts).
+    const { channelId, pendingId } = context;
+    const request = channelRequest();
+    const storage = this.getStorage();
+    if (request && channelId && pendingId && storage instanceof ChannelStore) {
+      request.release = () => storage.releasePending(channelId, pendingId);
+    }
   }
 
   override readRequestContext(

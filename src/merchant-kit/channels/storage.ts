@@ -114,6 +114,15 @@ export class ChannelStore implements ChannelStorage {
     }
   }
 
+  /** Gives back the reservation `pendingId` holds on the channel, if it still holds it (context.ts's `release`). */
+  async releasePending(channelId: string, pendingId: string): Promise<void> {
+    await this.db.query(
+      `UPDATE merchant_channels SET pending_id = NULL, pending_max = NULL, pending_expires_ms = NULL
+       WHERE channel_id = $1 AND pending_id = $2`,
+      [channelId.toLowerCase(), pendingId],
+    );
+  }
+
   /** The receiver's channels with charges not yet claimed. */
   async owed(): Promise<OwedChannel[]> {
     const { rows } = await this.db.query<{

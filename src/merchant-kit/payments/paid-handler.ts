@@ -4,7 +4,7 @@ import { abortable } from "../../common/abortable.ts";
 import { AppError, ConflictError, errorBody, UpstreamError } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
 import { holdRequestLine } from "../../common/request-log.ts";
-import { channelRequest, inChannelRequest } from "../channels/context.ts";
+import { type ChannelRequest, channelRequest, inChannelRequest } from "../channels/context.ts";
 import {
   type AnyEndpoint,
   CHANNEL_SCHEME,
@@ -273,7 +273,7 @@ export interface PaidRun {
 export function settleAndRecord(ledger: PaymentLedger): MiddlewareHandler<MerchantEnv> {
   return async function settleAndRecord(c, next) {
     c.set("arrivedAt", Date.now());
-    let request: ReturnType<typeof channelRequest>;
+    let request: ChannelRequest | undefined;
     await inChannelRequest(() => {
       request = channelRequest();
       return next();
@@ -289,6 +289,8 @@ export function settleAndRecord(ledger: PaymentLedger): MiddlewareHandler<Mercha
     if (settled && request?.unsaved !== undefined) {
       settled = false;
       c.res = unsavedChannel(c, run, request.unsaved);
+      // Hono carries the settled answer's headers over to the one that replaces it: not its receipt.
+      c.res.headers.delete("PAYMENT-RESPONSE");
     }
     const outcome: Outcome = !run.handled ? (run.unpaid ?? "released") : settled ? "settled" : "unsettled";
     if (!run.unit) {
@@ -296,11 +298,14 @@ export function settleAndRecord(ledger: PaymentLedger): MiddlewareHandler<Mercha
       await ledger.finish(run.key, outcome);
       return;
     }
+    let committed = false;
     try {
       if (settled) await ledger.finish(run.key, outcome, run.unit.db);
       await run.unit.finish(settled);
+      committed = settled;
     } catch (error) {
       await run.unit.finish(false).catch(() => undefined);
+      await releaseChannel(request, committed);
       if (!settled) {
         countPaid(run.labels, outcome);
         throw error;
@@ -313,11 +318,27 @@ export function settleAndRecord(ledger: PaymentLedger): MiddlewareHandler<Mercha
         error,
       });
       c.res = writeFailed(c, run);
+      // A channel's charge was in the transaction that failed: no receipt says otherwise.
+      if (run.labels.scheme === CHANNEL_SCHEME) c.res.headers.delete("PAYMENT-RESPONSE");
       return;
     }
+    await releaseChannel(request, committed);
     countPaid(run.labels, outcome);
     if (!settled) await ledger.finish(run.key, outcome);
   };
+}
+
+/**
+ * After a writing call's transaction ended: when it did not commit, the channel reservation the call held
+ * is given back (the release written inside the transaction was undone with it), outside it.
+ */
+async function releaseChannel(request: ChannelRequest | undefined, committed: boolean): Promise<void> {
+  if (committed || !request?.release) return;
+  const release = request.release;
+  request.release = undefined;
+  await release().catch((error: unknown) => {
+    log("warn", "a channel's reservation could not be given back; it expires on its own", { error });
+  });
 }
 
 /** The answer of a writing call whose commit failed after its payment was settled. */
