@@ -17,17 +17,9 @@ import { BatchSettlementEvmScheme as BatchClient } from "@x402/evm/batch-settlem
 import { BatchSettlementEvmScheme as BatchFacilitator } from "@x402/evm/batch-settlement/facilitator";
 import { ExactEvmScheme as ExactFacilitator } from "@x402/evm/exact/facilitator";
 import { UptoEvmScheme as UptoFacilitator } from "@x402/evm/upto/facilitator";
-import {
-  createPublicClient,
-  createWalletClient,
-  type Hex,
-  http,
-  nonceManager,
-  pad,
-  publicActions,
-  toHex,
-} from "viem";
+import { createPublicClient, createWalletClient, type Hex, http, pad, publicActions, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { createNonceManager, jsonRpc } from "viem/nonce";
 import { type Devnet, type DevnetAccount, devnetChain } from "../../src/chain/devnet/index.ts";
 import { pollReceipt } from "../../src/chain/receipt.ts";
 import { NETWORK } from "./x402.ts";
@@ -38,7 +30,11 @@ export interface StockFacilitator extends FacilitatorClient {
 }
 
 export function stockFacilitator(devnet: Devnet): StockFacilitator {
-  const account = privateKeyToAccount(devnet.facilitatorAccount.privateKey, { nonceManager });
+  // A nonce manager of its own: viem's shared one remembers nonces per address and chain id, which every
+  // devnet of a test process shares.
+  const account = privateKeyToAccount(devnet.facilitatorAccount.privateKey, {
+    nonceManager: createNonceManager({ source: jsonRpc() }),
+  });
   const wallet = createWalletClient({
     account,
     chain: devnetChain(devnet.rpc),
