@@ -15,6 +15,8 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
 import type { Database } from "../../../src/common/db/index.ts";
+import { listenWithUrl } from "../../../src/common/listen.ts";
+import { merchantApp } from "../../../src/merchant-kit/app.ts";
 import { callPaidTool, connectMcp } from "../../../src/merchant-kit/mcp/client.ts";
 import { REFUND_PATH } from "../../../src/merchant-kit/routes.ts";
 import { startMiner } from "../../helpers/chain.ts";
@@ -35,13 +37,14 @@ import {
 } from "../../helpers/channel-shop.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
 import { gates } from "../../helpers/gates.ts";
+import { testConfig, testMerchant } from "../../helpers/merchant.ts";
 import {
   channelClient,
   channelPayer,
   type StockFacilitator,
   stockFacilitator,
 } from "../../helpers/stock-facilitator.ts";
-import { usdcReader } from "../../helpers/x402.ts";
+import { newMerchant, usdcReader } from "../../helpers/x402.ts";
 
 const MISMATCH = "invalid_batch_settlement_evm_cumulative_amount_mismatch";
 const DEPOSIT = 100_000n;
@@ -141,6 +144,27 @@ describe("where payment channels are offered", () => {
     const called = await callPaidTool(mcp, channelPayer(client), "api_counted");
     expect(called.result.isError ?? false).toBe(false);
     expect(called.settlement).toMatchObject({ success: true, extra: { chargedAmount: PRICE.toString() } });
+  });
+
+  it("offers none of it where the operator turned channels off", async () => {
+    const payTo = newMerchant();
+    const config = testConfig();
+    const endpoints = channelEndpoints(gate, { runs: 0, running: 0, mostAtOnce: 0 });
+    const host = await listenWithUrl(
+      async (url) =>
+        (
+          await merchantApp(testMerchant(payTo, url, endpoints), {
+            services: { db, config: { ...config, channels: { ...config.channels, mode: "off" } } },
+            facilitator,
+            payments: { ...config.payments, rpcUrl: devnet.rpc },
+          })
+        ).fetch,
+      "127.0.0.1",
+      0,
+    );
+    closers.push(() => host.close());
+    expect((await requiredBy(`${host.url}/api/counted`)).accepts.map((a) => a.scheme)).toEqual(["exact"]);
+    expect((await fetch(`${host.url}${REFUND_PATH}`)).status).toBe(404);
   });
 
   it("offers none of it where the facilitator does not serve channels: exact as before, no refund route", async () => {
