@@ -2,10 +2,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type Database, migrate } from "../../../src/common/db/index.ts";
 import { KIT_MIGRATIONS, KIT_MODULE } from "../../../src/merchant-kit/migrations.ts";
 import {
+  ESCROWED_NONCE_PREFIX,
   LOCK_RETENTION_SECONDS,
   type PaymentKey,
   PaymentLedger,
   SETTLED_RECHECK_SECONDS,
+  UNPAID_LIMIT,
 } from "../../../src/merchant-kit/payments/payment-ledger.ts";
 import { countingDatabase, DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
 
@@ -132,6 +134,36 @@ describe.each(DATABASE_KINDS)("the payment ledger on %s", (kind) => {
       [keyOf(200).nonce],
     );
     expect((await ledger.reserve(keyOf(201), RESOURCE, arrivedAt, funds)).status).toBe("taken");
+  });
+
+  it("reserves a channel's voucher without the wallet: it spends escrowed money, and never counts against the wallet", async () => {
+    const { ledger } = ledgerOn();
+    let reads = 0;
+    const funds = async () => {
+      reads += 1;
+      return { balance: 1000n, used: new Set<string>() };
+    };
+    const arrivedAt = Date.now();
+    const voucher = (n: number): PaymentKey => ({
+      payer: PAYER,
+      nonce: `${ESCROWED_NONCE_PREFIX}0xchannel:${n}000:request-${n}`,
+      validBefore: Math.floor(arrivedAt / 1000) + 3600,
+      amount: 5000n,
+      escrowed: true,
+    });
+    // Vouchers worth more than the wallet holds: each reserved, the wallet never read.
+    expect((await ledger.reserve(voucher(1), RESOURCE, arrivedAt, funds)).status).toBe("taken");
+    expect((await ledger.reserve(voucher(2), RESOURCE, arrivedAt, funds)).status).toBe("taken");
+    expect(reads).toBe(0);
+    // A wallet payment beside them is judged on the wallet alone: 1000 covers it, the vouchers' 10000 aside.
+    expect((await ledger.reserve(keyOf(1, 1000n), RESOURCE, arrivedAt, funds)).status).toBe("taken");
+    expect((await ledger.reserve(keyOf(2, 1n), RESOURCE, arrivedAt, funds)).status).toBe("insufficient");
+    // The unpaid limit holds for vouchers as for any payment.
+    for (let n = 10; n < 10 + UNPAID_LIMIT; n++) {
+      await ledger.reserve(voucher(n), RESOURCE, arrivedAt, funds);
+      await ledger.finish(voucher(n), "abandoned");
+    }
+    expect((await ledger.reserve(voucher(99), RESOURCE, arrivedAt, funds)).status).toBe("unpaid");
   });
 
   it("counts a settled payment only while the chain, at the block its balance is read, has not used it", async () => {

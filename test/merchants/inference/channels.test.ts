@@ -12,6 +12,7 @@ import type { FacilitatorClient } from "@x402/core/server";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import { usdcAbi } from "../../../src/chain/usdc.ts";
 import { inProcessClient } from "../../../src/facilitator/index.ts";
 import { ChannelSchedule } from "../../../src/merchant-kit/channels/schedule.ts";
 import { DEFAULT_CHANNEL_SETTINGS } from "../../../src/merchant-kit/channels/settings.ts";
@@ -159,6 +160,19 @@ describe.each(cases)(
         [buyer().address.toLowerCase()],
       );
       expect(rows[0]).toEqual({ settled: 51n, vouchers: 50n });
+      // The deposit's row is keyed by the nonce the chain marks used (what the funds reservation reads).
+      const deposit = await state.db.query<{ nonce: `0x${string}` }>(
+        "SELECT nonce FROM merchant_payments WHERE payer = $1 AND nonce NOT LIKE 'channel:%'",
+        [buyer().address.toLowerCase()],
+      );
+      expect(deposit.rows).toHaveLength(1);
+      const used = await usdc.client.readContract({
+        address: devnet.usdc,
+        abi: usdcAbi,
+        functionName: "authorizationState",
+        args: [buyer().address, deposit.rows[0]?.nonce as `0x${string}`],
+      });
+      expect(used).toBe(true);
 
       // The schedule claims the channel (its interval has passed, gas is free) and sweeps it to the wallet.
       const schedule = new ChannelSchedule({
