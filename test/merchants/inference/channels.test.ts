@@ -2,18 +2,21 @@
  * The inference API paid through a payment channel, end to end on a devnet: the SDK's own batch-settlement
  * client through `@x402/fetch` makes a deposit and 50 metered chat calls (vouchers) on the offline engine,
  * the merchant's schedule claims them and sweeps the money to its wallet, the buyer takes part of what is left
- * back with the SDK client's cooperative refund, and pays one call with `exact` beside. What is checked is the
- * merchant's side: each call's charge (the tokens it used, at the tier's rates), its ledger, the channel's
- * state, what the claim and the sweep moved on chain, and what the refund returned. Through each facilitator
- * the merchants may be paid through: the stock SDK's own and the project's.
+ * back with the SDK client's cooperative refund, and pays one call with `exact` beside. What is checked: each
+ * call's charge (the tokens it used, at the tier's rates), the merchant's ledger, the channel's state, what the
+ * claim and the sweep moved on chain, what the refund returned, and the chain indexed: the report counts what
+ * was claimed from that payer's channel and nothing of the refund, beside the exact payment once. Through each
+ * facilitator the merchants may be paid through: the stock SDK's own and the project's.
  */
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import type { FacilitatorClient } from "@x402/core/server";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import { FacilitatorRegistry } from "../../../src/chain/facilitators.ts";
 import { usdcAbi } from "../../../src/chain/usdc.ts";
 import { inProcessClient } from "../../../src/facilitator/index.ts";
+import { runIndexer } from "../../../src/indexer/index.ts";
 import { ChannelSchedule } from "../../../src/merchant-kit/channels/schedule.ts";
 import { DEFAULT_CHANNEL_SETTINGS } from "../../../src/merchant-kit/channels/settings.ts";
 import { ChannelStore } from "../../../src/merchant-kit/channels/storage.ts";
@@ -21,11 +24,14 @@ import { REFUND_PATH } from "../../../src/merchant-kit/routes.ts";
 import { inferenceMerchant, OFFLINE_SETTINGS } from "../../../src/merchants/inference/catalogue.ts";
 import { meteredAmount } from "../../../src/merchants/inference/metering.ts";
 import { defaultRates, TIERS } from "../../../src/merchants/inference/tiers.ts";
+import { ReportService } from "../../../src/reports/index.ts";
 import { startMiner } from "../../helpers/chain.ts";
 import { type ChannelShop, channelOf, escrowOf } from "../../helpers/channel-shop.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
+import { openTempAnalytics } from "../../helpers/indexer.ts";
 import { startMerchant } from "../../helpers/merchant.ts";
+import { rpc } from "../../helpers/settle.ts";
 import { channelClient, channelPayer, stockFacilitator } from "../../helpers/stock-facilitator.ts";
 import { NETWORK, newMerchant, usdcReader, x402ClientFor } from "../../helpers/x402.ts";
 
@@ -36,6 +42,8 @@ const EXACT = 2_237n;
 /** What the buyer deposits: $0.5, enough for the 50 calls and more. */
 const DEPOSIT = 500_000n;
 const REFUNDED = 100_000n;
+/** Atomic units as the report's dollars: rounded half up to the cent. */
+const usdOf = (atomic: bigint) => Number((atomic + 5_000n) / 10_000n) / 100;
 
 let devnet: Devnet;
 let miner: ReturnType<typeof startMiner>;
@@ -111,7 +119,7 @@ describe.each(cases)(
       };
     });
 
-    it("takes a deposit, 50 vouchers, a claim, a settle and a partial refund, and charges each call what it used", async () => {
+    it("takes a deposit, 50 vouchers, a claim, a settle and a partial refund, charges each call what it used, and is reported as what was claimed beside an exact payment", async () => {
       const payer = client();
       const pay = wrapFetchWithPayment(fetch, channelPayer(payer));
       const url = `${shop.url}/v1/chat/completions/_t/t2/upto`;
@@ -190,6 +198,7 @@ describe.each(cases)(
       expect(look.settled).toMatch(/^0x[0-9a-f]{64}$/);
       expect(await escrowOf(devnet, id)).toEqual({ balance: DEPOSIT, totalClaimed: charged });
       expect(await usdc.balanceOf(payTo)).toBe(charged);
+      const claimed = charged;
       expect((await channelOf(shop, payer)).row?.totalClaimed).toBe(charged.toString());
       expect(await schedule.tick()).toEqual({ idle: "nothing" });
 
@@ -211,14 +220,51 @@ describe.each(cases)(
         "",
       );
       expect(await usdc.balanceOf(payTo)).toBe(charged);
-    });
 
-    it("takes the same payer's exact payment beside its channel, straight to the wallet", async () => {
-      const before = await usdc.balanceOf(payTo);
-      const pay = wrapFetchWithPayment(fetch, x402ClientFor(buyer(), "exact"));
-      const answer = await pay(`${shop.url}/v1/chat/completions/_t/t2`, chat("Paid exactly"));
-      expect(answer.status).toBe(200);
-      expect((await usdc.balanceOf(payTo)) - before).toBe(EXACT);
+      // Beside the channel, the same payer pays one call exactly; then the chain is indexed: the report
+      // counts what was claimed from the channel, for that payer, and nothing of the refund.
+      const beforeExact = await usdc.balanceOf(payTo);
+      const exact = wrapFetchWithPayment(fetch, x402ClientFor(buyer(), "exact"));
+      expect((await exact(`${shop.url}/v1/chat/completions/_t/t2`, chat("Paid exactly"))).status).toBe(200);
+      expect((await usdc.balanceOf(payTo)) - beforeExact).toBe(EXACT);
+      await devnet.mine(1);
+      const analytics = await openTempAnalytics();
+      try {
+        await runIndexer({
+          analytics,
+          rpc: { url: devnet.rpc },
+          registry: FacilitatorRegistry.base(),
+          fromBlock: 1,
+          toBlock: Number(await rpc(devnet.rpc, "eth_blockNumber")),
+          reorgDepth: 1,
+        });
+        const merchant = payTo.toLowerCase();
+        const { report } = await new ReportService(analytics, { publicUrl: "https://r.test" }).report(
+          merchant,
+        );
+        expect(report).toMatchObject({ tx: 2, buyers: 1, real_tx: 2 });
+        expect(report.schemes).toEqual({
+          exact: { tx: 1, usd: usdOf(EXACT), real_tx: 1, real_usd: usdOf(EXACT), tx_counts: "payments" },
+          "batch-settlement": {
+            tx: 1,
+            usd: usdOf(claimed),
+            real_tx: 1,
+            real_usd: usdOf(claimed),
+            tx_counts: "claims",
+          },
+        });
+        const paid = await analytics.all<{ payer: string; amount: bigint; scheme: string }>(
+          "SELECT payer, amount, scheme FROM payments WHERE pay_to = $m ORDER BY scheme",
+          { m: merchant },
+        );
+        const payer = buyer().address.toLowerCase();
+        expect(paid).toEqual([
+          { payer, amount: claimed, scheme: "batch-settlement" },
+          { payer, amount: EXACT, scheme: "exact" },
+        ]);
+      } finally {
+        analytics.close();
+      }
     });
   },
 );
