@@ -243,8 +243,10 @@ function hostDocuments(
   fronts: readonly PaymentFront[],
   options: MerchantAppOptions,
 ): (front: PaymentFront) => HostDocuments {
+  // Built when first asked for: a host with channels has two fronts, and most hosts (and tests) only ever
+  // show one; each front's documents cost a host's start as much as its routes.
   const built = new Map<PaymentFront, HostDocuments>();
-  for (const front of fronts) {
+  const build = (front: PaymentFront): HostDocuments => {
     const { merchant } = front;
     // Who runs the host and what agents should know: the configuration's, else the catalogue's (host-info.ts).
     const info = hostInfo(
@@ -253,14 +255,19 @@ function hostDocuments(
       hostInfoSettings(options.services.config, merchant.name),
     );
     const openapi = openApiDocument(merchant, options.payments, info);
-    built.set(front, {
+    const documents = {
       openapi,
       llms: llmsTxt(merchant, info),
       page: renderReferencePage(openapi, { notice: options.notice }),
       mcp: new MerchantMcp(merchant),
-    });
-  }
-  return (front) => built.get(front) as HostDocuments;
+    };
+    built.set(front, documents);
+    return documents;
+  };
+  return (front) => {
+    if (!fronts.includes(front)) throw new Error(`internal: no such payment front (${front.merchant.name})`);
+    return built.get(front) ?? build(front);
+  };
 }
 
 /** Databases whose crashed channel reservations were given back by this process (channels/storage.ts). */
