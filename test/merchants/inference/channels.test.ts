@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../../../src/chain/facilitators.ts";
 import { usdcAbi } from "../../../src/chain/usdc.ts";
+import type { DatabaseKind } from "../../../src/common/db/database.ts";
 import { inProcessClient } from "../../../src/facilitator/index.ts";
 import { runIndexer } from "../../../src/indexer/index.ts";
 import { ChannelSchedule } from "../../../src/merchant-kit/channels/schedule.ts";
@@ -83,8 +84,11 @@ const chat = (content: string) => ({
   body: JSON.stringify({ messages: [{ role: "user", content }], max_tokens: 16 }),
 });
 
-const cases = DATABASE_KINDS.flatMap((kind) =>
-  Object.keys(facilitators).map((name) => [kind, name] as const),
+// Each facilitator once and each store once (the last store with every facilitator when there is only
+// one): the channel's state is the kit's whichever facilitator relays it, and each case costs 51 paid calls.
+const names = Object.keys(facilitators);
+const cases = names.map(
+  (name, i) => [DATABASE_KINDS[Math.min(i, DATABASE_KINDS.length - 1)] as DatabaseKind, name] as const,
 );
 let salt = 100n;
 
