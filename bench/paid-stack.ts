@@ -12,9 +12,26 @@
  *   nonce manager, without which concurrent settlements collide), served over HTTP by a small Hono app
  *   with the `/verify`, `/settle` and `/supported` routes of the documentation's example facilitator.
  *
+ * With `scheme: "batch-settlement"` the paid app also takes payment channels, beside exact, as a merchant
+ * offering both would (a buyer with a channel pays through it):
+ *
+ * - `project`: the same app with calc offering channels as the utility API's catalogue does
+ *   (`withChannels`), its channel state in the merchant's store (`ChannelStore`, PGlite or PostgreSQL);
+ *   the project's facilitator serves batch-settlement as it is (its settling key is the receiverAuthorizer).
+ * - `stock`: the x402 documentation's batch-settlement server (examples/typescript/servers/batch-settlement
+ *   in the x402 repository): `@x402/evm/batch-settlement/server`'s `BatchSettlementEvmScheme` for the
+ *   merchant's `payTo` with its default, in-memory channel storage and a withdrawal delay of a day (the
+ *   example's default, and the project's), the facilitator as receiverAuthorizer; registered on the same
+ *   resource server as the exact scheme, the route accepting both. Its facilitator adds `@x402/evm`'s
+ *   batch-settlement facilitator scheme, with its own key as the receiverAuthorizer.
+ *
+ * Neither runs its claim schedule (the project's `ChannelSchedule`, the SDK's `BatchSettlementChannelManager`):
+ * claims are chain writes the paid request does not make, on an interval of an hour (the project's default)
+ * or a minute (the example's).
+ *
  * Both serve three apps on 127.0.0.1: `paid` (settled on chain), `verify` (the real verify; settle
- * answered at once, nothing on chain) and `plain` (the same handler with no payment layer). The process
- * prints one JSON line with their URLs and runs until its stdin closes.
+ * answered at once, nothing on chain; exact only) and `plain` (the same handler with no payment layer). The
+ * process prints one JSON line with their URLs and runs until its stdin closes.
  *
  * Argument: one JSON object (`StackOptions`).
  */
@@ -22,6 +39,11 @@ import { x402Facilitator } from "@x402/core/facilitator";
 import { type FacilitatorClient, HTTPFacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { toFacilitatorEvmSigner } from "@x402/evm";
+import { BatchSettlementEvmScheme as BatchFacilitator } from "@x402/evm/batch-settlement/facilitator";
+import {
+  BatchSettlementEvmScheme as BatchServer,
+  type ChannelStorage,
+} from "@x402/evm/batch-settlement/server";
 import { registerExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { ExactEvmScheme as ExactEvmServer } from "@x402/evm/exact/server";
 import { paymentMiddleware, x402ResourceServer } from "@x402/hono";
@@ -33,7 +55,8 @@ import type { Database } from "../src/common/db/index.ts";
 import { type Listening, listen, listenWithUrl } from "../src/common/listen.ts";
 import { createFacilitator, inProcessClient } from "../src/facilitator/index.ts";
 import { merchantApp } from "../src/merchant-kit/app.ts";
-import type { MerchantServices } from "../src/merchant-kit/endpoint.ts";
+import { ChannelStore } from "../src/merchant-kit/channels/storage.ts";
+import { type MerchantServices, withChannels } from "../src/merchant-kit/endpoint.ts";
 import { type MerchantEnv, validateInput } from "../src/merchant-kit/input.ts";
 import { calc } from "../src/merchants/utility/calc.ts";
 import { countingDatabase, type DatabaseCounts, openTestDatabase } from "../test/helpers/db.ts";
@@ -53,6 +76,8 @@ export interface StackOptions {
   db: "pglite" | "postgres";
   /** The project's merchant-to-facilitator hop; the stock stack always goes over HTTP. */
   hop: "http" | "inprocess";
+  /** `batch-settlement`: the paid app takes payment channels beside exact (and has no verify-only app). */
+  scheme: "exact" | "batch-settlement";
 }
 
 export interface StackUrls {
@@ -61,11 +86,27 @@ export interface StackUrls {
   plain: string;
   /** `{ commits, statements }` the stack's databases have run so far (on the plain app). */
   commits: string;
+  /** The paid app's channels as its channel storage holds them (`BenchChannel[]`; batch-settlement only). */
+  channels?: string;
+}
+
+/** A channel as the server's storage holds it, for the bench's check after the voucher phase. */
+export interface BenchChannel {
+  channelId: string;
+  payer: string;
+  /** What the server has charged on it so far (atomic units). */
+  charged: string;
+  balance: string;
+  totalClaimed: string;
+  /** A request's reservation still held. */
+  pending: boolean;
 }
 
 const COMMITS_PATH = "/bench/commits";
+const CHANNELS_PATH = "/bench/channels";
 
 const options = JSON.parse(process.argv[2] ?? "{}") as StackOptions;
+const channels = options.scheme === "batch-settlement";
 const closers: (() => Promise<unknown>)[] = [];
 // The SDK logs every settlement's extension outcome to stdout, where only the URLs belong.
 console.log = () => undefined;
@@ -119,13 +160,36 @@ async function merchantServices(): Promise<MerchantServices> {
   return { db: counted(state.db), config: testConfig() };
 }
 
-/** The plain app, which also tells the bench what the ledgers have committed so far. */
-async function plainUrls(services: MerchantServices): Promise<Pick<StackUrls, "plain" | "commits">> {
-  const app = calcRoute(new Hono<MerchantEnv>(), services).get(COMMITS_PATH, (c) =>
-    c.json({ commits: committed.commits, statements: committed.statements.length }),
-  );
+/**
+ * The plain app, which also tells the bench what the ledgers have committed so far and, with channels, what
+ * the paid app's channel storage holds.
+ */
+async function plainUrls(
+  services: MerchantServices,
+  storage?: ChannelStorage,
+): Promise<Pick<StackUrls, "plain" | "commits" | "channels">> {
+  const app = calcRoute(new Hono<MerchantEnv>(), services)
+    .get(COMMITS_PATH, (c) => c.json({ commits: committed.commits, statements: committed.statements.length }))
+    .get(CHANNELS_PATH, async (c) =>
+      c.json(
+        ((await storage?.list()) ?? []).map(
+          (ch): BenchChannel => ({
+            channelId: ch.channelId.toLowerCase(),
+            payer: ch.channelConfig.payer.toLowerCase(),
+            charged: ch.chargedCumulativeAmount,
+            balance: ch.balance,
+            totalClaimed: ch.totalClaimed,
+            pending: ch.pendingRequest !== undefined,
+          }),
+        ),
+      ),
+    );
   const { url } = await served(app.fetch);
-  return { plain: url, commits: `${url}${COMMITS_PATH}` };
+  return {
+    plain: url,
+    commits: `${url}${COMMITS_PATH}`,
+    ...(storage && { channels: `${url}${CHANNELS_PATH}` }),
+  };
 }
 
 async function project(): Promise<StackUrls> {
@@ -140,6 +204,8 @@ async function project(): Promise<StackUrls> {
     resolveIntervalMs: 0,
   });
   closers.push(() => facilitator.close());
+  // The merchants of its own process, as the composition root allows them (src/services/start.ts).
+  facilitator.gate.allow([options.payTo]);
   const client =
     options.hop === "http"
       ? new HTTPFacilitatorClient({ url: (await served(facilitator.app.fetch)).url })
@@ -151,7 +217,14 @@ async function project(): Promise<StackUrls> {
       async (publicUrl) =>
         (
           await merchantApp(
-            { name: "bench", title: "Bench merchant", payTo, publicUrl, endpoints: [calc] },
+            {
+              name: "bench",
+              title: "Bench merchant",
+              payTo,
+              publicUrl,
+              // As the utility API's catalogue offers calc (src/merchants/utility/catalogue.ts).
+              endpoints: channels ? withChannels([calc]) : [calc],
+            },
             { services, facilitator: facilitatorClient, payments: config.payments },
           )
         ).fetch,
@@ -163,8 +236,8 @@ async function project(): Promise<StackUrls> {
   };
   return {
     paid: await shop(options.payTo, client),
-    verify: await shop(options.verifyPayTo, verifyOnly(client)),
-    ...(await plainUrls(services)),
+    verify: channels ? "" : await shop(options.verifyPayTo, verifyOnly(client)),
+    ...(await plainUrls(services, channels ? new ChannelStore(services.db, options.payTo) : undefined)),
   };
 }
 
@@ -188,6 +261,9 @@ async function stock(): Promise<StackUrls> {
   });
   const facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer, networks: NETWORK });
+  // The SDK's batch-settlement facilitator, signing claims and refunds as the channels' receiverAuthorizer.
+  if (channels)
+    facilitator.register(NETWORK, new BatchFacilitator(signer, privateKeyToAccount(options.facilitatorKey)));
   // The documentation's example facilitator, on Hono instead of express.
   const routes = new Hono();
   const body = async (c: { req: { json(): Promise<unknown> } }) =>
@@ -204,14 +280,22 @@ async function stock(): Promise<StackUrls> {
   const client = new HTTPFacilitatorClient({ url: (await served(routes.fetch)).url });
 
   const services = await merchantServices();
-  const shop = async (payTo: `0x${string}`, facilitatorClient: FacilitatorClient) => {
+  // The documentation's batch-settlement server: the SDK's scheme with its in-memory channel storage.
+  const channelScheme = channels ? new BatchServer(options.payTo, { withdrawDelay: 86_400 }) : undefined;
+  const shop = async (
+    payTo: `0x${string}`,
+    facilitatorClient: FacilitatorClient,
+    channelServer?: BatchServer,
+  ) => {
     const server = new x402ResourceServer(facilitatorClient).register(NETWORK, new ExactEvmServer());
+    if (channelServer) server.register(NETWORK, channelServer);
+    const exact = { scheme: "exact", price: "$0.001", network: NETWORK, payTo };
     const app = new Hono<MerchantEnv>();
     app.use(
       paymentMiddleware(
         {
           [`GET ${calc.path}`]: {
-            accepts: { scheme: "exact", price: "$0.001", network: NETWORK, payTo },
+            accepts: channelServer ? [exact, { ...exact, scheme: "batch-settlement" }] : exact,
             description: calc.description,
             mimeType: "application/json",
           },
@@ -222,9 +306,9 @@ async function stock(): Promise<StackUrls> {
     return (await served(calcRoute(app, services).fetch)).url;
   };
   return {
-    paid: await shop(options.payTo, client),
-    verify: await shop(options.verifyPayTo, verifyOnly(client)),
-    ...(await plainUrls(services)),
+    paid: await shop(options.payTo, client, channelScheme),
+    verify: channels ? "" : await shop(options.verifyPayTo, verifyOnly(client)),
+    ...(await plainUrls(services, channelScheme?.getStorage())),
   };
 }
 

@@ -23,16 +23,44 @@
  *    ratio to the stock stack's. Afterwards every payment is checked on chain: each merchant's balance must
  *    be exactly paid x price, with one Transfer log per payment.
  *
- * The devnet mines when transactions wait (`--miner pending`, polled every `--mine-ms`) or every tick
- * (`--miner interval`); never automine. Block timestamps follow the wall clock
+ * With `--schemes batch-settlement` (both schemes by default) the run adds a **channel** stack per project
+ * store and hop and a stock one (issue 53): the same merchants taking x402 payment channels beside exact
+ * (`bench/paid-stack.ts` says how each is built; the stock one is the SDK's batch-settlement server with its
+ * in-memory channel storage and the SDK's batch-settlement facilitator). One channel per buyer and stack, paid
+ * by the SDK's batch-settlement client through `@x402/fetch` (`channelClient` and `channelPayer`, as the
+ * kit's channel tests pay). For each channel stack in turn:
+ *
+ * 1. **Open** (not timed, not counted): each buyer's first paid request deposits $5 into its channel (a
+ *    transaction the facilitator settles and waits for), then five vouchers each to warm up.
+ * 2. **Plain** and **one voucher at a time** (`--serial` each): the latency a voucher adds over plain. Then,
+ *    for what a voucher's two legs cost apart, 3 s each at `--concurrency` counted whole: plain requests,
+ *    and unpaid requests to the paid route (its 402, a voucher's first leg).
+ * 3. **Vouchers** at `--concurrency` for `--seconds`, one buyer (one channel) per worker: every request a
+ *    402 and a voucher through an open channel, counted whole as the paid phase above.
+ * 4. **Checked**: the server's channel state (its storage, through the stack) must hold for each buyer
+ *    exactly its successful requests x $0.001, no reservation left; the escrow its whole deposit and nothing
+ *    claimed; and the blocks mined during the voucher phase no transaction at all.
+ *
+ * Ratios per store and hop: the project's channel / the stock channel (goal <= 0.5) and the project's
+ * channel / the project's exact on the same store and hop (goal <= 0.2), counted whole.
+ *
+ * The devnet mines when transactions wait (`--miner pending`, polled every `--mine-ms`), and like Base at
+ * least every 2 s, or every tick (`--miner interval`); never automine. The 2 s matter to the stock stacks:
+ * viem's `waitForTransactionReceipt` looks for a receipt when a new block number shows, and one that shows
+ * while it is still looking up the transaction is passed over; on a chain that then makes no block it
+ * waits forever (a settlement never answered within the SDK's 90 s, seen in runs before 2026-11-26: the
+ * receipt was in the head block). Block timestamps follow the wall clock
  * (`anvil_removeBlockTimestampInterval`), so authorizations (valid for 300 s) do not expire at tens of
  * blocks a second.
  *
  * Flags: --concurrency N (16), --seconds N (paid phase, 10), --serial N (verify-only and plain requests one
  * at a time, 200), --rounds N (1), --mine-ms N (5), --miner pending|interval, --poll-ms N (both stacks'
  * receipt polling, 10), --hop http,inprocess (the project's hops, both by default; the stock stack is always
- * over HTTP), --db pglite,postgres (the project's stores: both when DATABASE_URL is set, else PGlite). With
- * BENCH_CPU_PROF=DIR set, each stack's process writes a V8 CPU profile there when it stops.
+ * over HTTP), --db pglite,postgres (the project's stores: both when DATABASE_URL is set, else PGlite),
+ * --schemes exact,batch-settlement (both by default). With BENCH_CPU_PROF=DIR set, each stack's process
+ * writes a V8 CPU profile there when it stops; `bench/cpu-profile.ts` reads one over a window of the run
+ * (the JSON line gives each stack's measured phase as `phaseUs`, and a channel stack's 402s as
+ * `channel.unpaidUs`): `npx tsx bench/cpu-profile.ts DIR/CPU...cpuprofile --from A --to B [--focus TEXT]`.
  */
 import { spawn } from "node:child_process";
 import os from "node:os";
@@ -46,26 +74,40 @@ import {
 import type { PaymentRequired } from "@x402/core/types";
 import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
-import { createTestClient, http, pad } from "viem";
+import { createPublicClient, createTestClient, http, pad, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { BASE_USDC } from "../src/chain/base.ts";
+import { BASE_USDC, X402_BATCH_SETTLEMENT_ADDRESS } from "../src/chain/base.ts";
+import { batchSettlementAbi } from "../src/chain/batch-settlement.ts";
 import { type Devnet, devnetChain, startDevnet } from "../src/chain/devnet/index.ts";
 import { TRANSFER_TOPIC } from "../src/indexer/decode.ts";
 import { openTestDatabase } from "../test/helpers/db.ts";
 import { rpc } from "../test/helpers/settle.ts";
+import { channelClient, channelPayer } from "../test/helpers/stock-facilitator.ts";
 import { NETWORK, usdcReader } from "../test/helpers/x402.ts";
 import { meterCpu, processCpuMs } from "./cpu.ts";
-import type { StackOptions, StackUrls } from "./paid-stack.ts";
+import type { BenchChannel, StackOptions, StackUrls } from "./paid-stack.ts";
 
 /** Issue 20: the project's server-side CPU per paid request at most half the stock stack's. */
 const GOAL_CPU_RATIO = 0.5;
 /** Issue 20: what verify adds to a request's p50, one request at a time. */
 const GOAL_ADDED_P50_MS = 2;
+/** Issue 53: a request through an open channel, project / stock, counted whole. */
+const GOAL_CHANNEL_VS_STOCK = 0.5;
+/** Issue 53: a request through an open channel / the project's own exact payment, same store and hop. */
+const GOAL_CHANNEL_VS_EXACT = 0.2;
 const PRICE_ATOMIC = 1000n; // calc's $0.001
+/**
+ * What each buyer deposits into each channel stack's channel: $5, 5,000 calls, no top-up within a run of
+ * several rounds (the SDK's client deposits at most 5x its spend cap per payment, $1 by default).
+ */
+const CHANNEL_DEPOSIT = 5_000_000n;
+/** Vouchers each buyer pays to warm a channel stack up, after its deposit. */
+const CHANNEL_WARM_UP = 5;
 const EXPRESSION = "2^200 + 1/7";
 
 type Hop = StackOptions["hop"];
 type Store = StackOptions["db"];
+type Scheme = StackOptions["scheme"];
 
 function parseFlags(argv: string[]) {
   const flags = {
@@ -78,18 +120,20 @@ function parseFlags(argv: string[]) {
     "poll-ms": 10,
     hop: ["http", "inprocess"] as Hop[],
     db: (process.env.DATABASE_URL ? ["pglite", "postgres"] : ["pglite"]) as Store[],
+    schemes: ["exact", "batch-settlement"] as Scheme[],
   };
   const choices: Record<string, string[]> = {
     miner: ["pending", "interval"],
     hop: ["http", "inprocess"],
     db: ["pglite", "postgres"],
+    schemes: ["exact", "batch-settlement"],
   };
   for (let i = 0; i < argv.length; i++) {
     const key = (argv[i] ?? "").replace(/^--/, "") as keyof typeof flags;
     const raw = String(argv[++i]);
     if (!(key in flags)) throw new Error(`unknown flag ${argv[i - 1]}: use ${Object.keys(flags).join(", ")}`);
     const allowed = choices[key];
-    if (key === "hop" || key === "db") {
+    if (key === "hop" || key === "db" || key === "schemes") {
       const list = [...new Set(raw.split(","))];
       if (!list.every((x) => allowed?.includes(x)))
         throw new Error(`--${key} is a list of ${allowed?.join(", ")}`);
@@ -185,7 +229,13 @@ async function expectCalc(response: Response): Promise<string | null> {
   return body.includes('"result"') ? null : `unexpected body ${body.slice(0, 80)}`;
 }
 
-/** Mines when transactions wait (`pending`), or every tick (`interval`); counts the blocks it made. */
+/** A block at least this often, as Base makes one every 2 s (see the file's comment). */
+const IDLE_BLOCK_MS = 2000;
+
+/**
+ * Mines when transactions wait (`pending`) and at least every `IDLE_BLOCK_MS`, or every tick (`interval`);
+ * counts the blocks it made.
+ */
 function startBenchMiner(devnet: Devnet, mode: "pending" | "interval", tickMs: number) {
   const test = createTestClient({
     chain: devnetChain(devnet.rpc),
@@ -194,13 +244,19 @@ function startBenchMiner(devnet: Devnet, mode: "pending" | "interval", tickMs: n
   });
   let stopped = false;
   let blocks = 0;
+  let last = performance.now();
   const loop = (async () => {
     while (!stopped) {
       await new Promise((resolve) => setTimeout(resolve, tickMs));
       try {
-        if (mode === "interval" || (await test.getTxpoolStatus()).pending > 0) {
+        if (
+          mode === "interval" ||
+          performance.now() - last >= IDLE_BLOCK_MS ||
+          (await test.getTxpoolStatus()).pending > 0
+        ) {
           await test.mine({ blocks: 1 });
           blocks++;
+          last = performance.now();
         }
       } catch {
         // anvil is stopping.
@@ -232,14 +288,19 @@ function summary(name: string, l: Load) {
 
 const closers: (() => Promise<unknown>)[] = [];
 
-/** One stack as measured: the project on one store and hop, or the stock stack. */
+/** One stack as measured: the project on one store and hop, or the stock stack; exact, or channels. */
 interface Variant {
-  /** "project, postgres, http", "stock". */
+  /** "project, postgres, http", "stock"; "channel: project, postgres, http", "channel: stock". */
   name: string;
   stack: Stack;
   db: Store;
   hop: Hop;
+  scheme: Scheme;
 }
+
+const CHANNEL = "channel: ";
+/** The exact variant a channel variant is compared with ("channel: project, pglite, http" -> "project, pglite, http"). */
+const exactOf = (name: string) => name.slice(CHANNEL.length);
 
 async function main() {
   const load1 = os.loadavg().map((x) => x.toFixed(2));
@@ -247,18 +308,34 @@ async function main() {
     `bench:paid on ${os.cpus()[0]?.model} x${os.cpus().length}, Node ${process.version}, load average ${load1.join(" ")}`,
   );
   log(
-    `concurrency ${flags.concurrency}, paid phase ${flags.seconds} s, ${flags.rounds} round(s), miner ${flags.miner} every ${flags["mine-ms"]} ms, project hops ${flags.hop.join(", ")}, project stores ${flags.db.join(", ")}`,
+    `concurrency ${flags.concurrency}, paid phase ${flags.seconds} s, ${flags.rounds} round(s), miner ${flags.miner} every ${flags["mine-ms"]} ms, project hops ${flags.hop.join(", ")}, project stores ${flags.db.join(", ")}, schemes ${flags.schemes.join(", ")}`,
   );
   log(
     "server side counted whole: each stack's process (merchant, facilitator, PGlite), its PostgreSQL backends and the PostgreSQL server's own processes; not counted: anvil (the chain) and the buyers (this process), shown apart",
   );
-  const variants: Variant[] = [
-    ...flags.db.flatMap((db) =>
-      flags.hop.map((hop) => ({ name: `project, ${db}, ${hop}`, stack: "project" as const, db, hop })),
-    ),
-    // The stock stack keeps no state: its process opens a store for the plain app's services and never uses it.
-    { name: "stock", stack: "stock", db: "pglite", hop: "http" },
-  ];
+  const variants: Variant[] = flags.schemes.flatMap((scheme) => {
+    const prefix = scheme === "exact" ? "" : CHANNEL;
+    return [
+      ...flags.db.flatMap((db) =>
+        flags.hop.map((hop) => ({
+          name: `${prefix}project, ${db}, ${hop}`,
+          stack: "project" as const,
+          db,
+          hop,
+          scheme,
+        })),
+      ),
+      // The stock stack keeps no state in a database: its process opens a store for the plain app's
+      // services and never uses it (its channels are in its memory).
+      {
+        name: `${prefix}stock`,
+        stack: "stock" as const,
+        db: "pglite" as const,
+        hop: "http" as const,
+        scheme,
+      },
+    ];
+  });
 
   // --- the chain -------------------------------------------------------------------------------------
   const devnet = await startDevnet({ port: 0, buyers: flags.concurrency, blockTime: 0 });
@@ -281,6 +358,7 @@ async function main() {
       pollMs: flags["poll-ms"],
       db: variant.db,
       hop: variant.hop,
+      scheme: variant.scheme,
     });
     closers.push(() => running.stop());
     stacks.set(variant.name, running);
@@ -294,38 +372,60 @@ async function main() {
   for (let round = 0; round < flags.rounds; round++) {
     for (const variant of variants) {
       log(`\n--- ${variant.name}${flags.rounds > 1 ? `, round ${round + 1}` : ""}`);
+      const running = stacks.get(variant.name) as Running;
       results.push(
-        await measure(variant, stacks.get(variant.name) as Running, { devnet, miner, signers, payingFetch }),
+        variant.scheme === "exact"
+          ? await measure(variant, running, { devnet, miner, signers, payingFetch })
+          : await measureChannel(variant, running, { devnet, miner }),
       );
     }
   }
 
   const floors: Record<string, Awaited<ReturnType<typeof verifyFloor>>> = {};
-  for (const db of flags.db) floors[db] = await verifyFloor(devnet, db);
+  if (flags.schemes.includes("exact")) for (const db of flags.db) floors[db] = await verifyFloor(devnet, db);
 
   // --- figures ---------------------------------------------------------------------------------------
   const mean = (name: string, pick: (r: StackResult) => number) => {
     const of = results.filter((r) => r.name === name).map(pick);
-    return of.reduce((a, b) => a + b, 0) / of.length;
+    return of.length === 0 ? Number.NaN : of.reduce((a, b) => a + b, 0) / of.length;
   };
+  const exactResults = results.filter((r) => r.scheme === "exact");
+  const channelResults = results.filter((r) => r.scheme === "batch-settlement");
+  const exactVariants = variants.filter((v) => v.scheme === "exact");
   const whole = (r: StackResult) => r.cpuMsPerPaid.whole;
   const processOnly = (r: StackResult) => r.cpuMsPerPaid.process;
   const added = (r: StackResult) => r.addedP50Ms;
   const met = (ok: boolean) => (ok ? "met" : "MISSED");
-  log("");
-  log(
-    "| stack | paid req/s | whole server side per paid (ms) | its process | its PostgreSQL backends | PostgreSQL server's own | connections (most, opened) | anvil | buyers | verify-only added p50 (ms) | plain p50 | commits per paid | on chain |",
-  );
-  log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-  for (const r of results) {
-    const c = r.cpuMsPerPaid;
+  if (exactResults.length > 0) {
+    log("");
     log(
-      `| ${r.name} | ${r.paid.rps} | **${c.whole}** | ${c.process} | ${c.backends} | ${c.postgresServer} | ${r.connections.most}, ${r.connections.opened} | ${c.anvil} | ${c.buyers} | ${r.addedP50Ms} | ${r.plainSerial.p50Ms} | ${r.ledger.commitsPerPaid} | ${r.settledOnChain ? "all settled" : "MISMATCH"} |`,
+      "| stack | paid req/s | whole server side per paid (ms) | its process | its PostgreSQL backends | PostgreSQL server's own | connections (most, opened) | anvil | buyers | verify-only added p50 (ms) | plain p50 | commits per paid | on chain |",
     );
+    log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for (const r of exactResults) {
+      const c = r.cpuMsPerPaid;
+      log(
+        `| ${r.name} | ${r.paid.rps} | **${c.whole}** | ${c.process} | ${c.backends} | ${c.postgresServer} | ${r.connections.most}, ${r.connections.opened} | ${c.anvil} | ${c.buyers} | ${r.addedP50Ms} | ${r.plainSerial.p50Ms} | ${r.ledger.commitsPerPaid} | ${r.settledOnChain ? "all settled" : "MISMATCH"} |`,
+      );
+    }
+  }
+  if (channelResults.length > 0) {
+    log("");
+    log(
+      "| channel stack | vouchers/s | whole server side per voucher (ms) | its process | its PostgreSQL backends | PostgreSQL server's own | connections (most, opened) | anvil | buyers | apart, whole per plain request, per 402 (ms) | one voucher at a time: p50, added over plain (ms) | commits per voucher | transactions in the voucher phase | charged = requests x price |",
+    );
+    log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for (const r of channelResults) {
+      const c = r.cpuMsPerPaid;
+      const ch = r.channel as ChannelCheck;
+      log(
+        `| ${r.name} | ${r.paid.rps} | **${c.whole}** | ${c.process} | ${c.backends} | ${c.postgresServer} | ${r.connections.most}, ${r.connections.opened} | ${c.anvil} | ${c.buyers} | ${ch.plainCpuMs}, ${ch.unpaidCpuMs} | ${r.verifySerial.p50Ms}, ${r.addedP50Ms} | ${r.ledger.commitsPerPaid} | ${ch.transactionsInPhase} | ${ch.chargedAsCounted === ch.buyers && ch.escrowUntouched === ch.buyers ? `all ${ch.buyers} channels` : `MISMATCH (${ch.chargedAsCounted}/${ch.buyers} charged, ${ch.escrowUntouched}/${ch.buyers} escrow)`} |`,
+      );
+    }
   }
   log("");
   const ratios: Record<string, { whole: number; process: number }> = {};
-  for (const variant of variants.filter((v) => v.stack === "project")) {
+  for (const variant of exactVariants.filter((v) => v.stack === "project")) {
     ratios[variant.name] = {
       whole: round(mean(variant.name, whole) / mean("stock", whole)),
       process: round(mean(variant.name, processOnly) / mean("stock", processOnly)),
@@ -335,11 +435,33 @@ async function main() {
       `server side per paid request, ${variant.name.padEnd(26)} / stock   ${r.whole.toFixed(2)}x counted whole (its process alone ${r.process.toFixed(2)}x)   goal <= ${GOAL_CPU_RATIO}x: ${met(r.whole <= GOAL_CPU_RATIO)}`,
     );
   }
-  for (const variant of variants) {
+  for (const variant of exactVariants) {
     log(
       `verify-only added p50, ${variant.name.padEnd(26)} ${mean(variant.name, added).toFixed(2)} ms   goal <= ${GOAL_ADDED_P50_MS} ms: ${met(mean(variant.name, added) <= GOAL_ADDED_P50_MS)}`,
     );
   }
+  // Issue 53: a request through an open channel, against the stock channel and the project's own exact.
+  const channelRatios: Record<string, { vsStock: number; vsExact: number | null; processVsStock: number }> =
+    {};
+  for (const variant of variants.filter((v) => v.scheme === "batch-settlement" && v.stack === "project")) {
+    const own = mean(variant.name, whole);
+    const exact = mean(exactOf(variant.name), whole);
+    const r = {
+      vsStock: round(own / mean(`${CHANNEL}stock`, whole)),
+      vsExact: Number.isNaN(exact) ? null : round(own / exact),
+      processVsStock: round(mean(variant.name, processOnly) / mean(`${CHANNEL}stock`, processOnly)),
+    };
+    channelRatios[variant.name] = r;
+    log(
+      `per request through an open channel, ${exactOf(variant.name).padEnd(24)} project / stock channel ${r.vsStock.toFixed(2)}x (its process alone ${r.processVsStock.toFixed(2)}x)  goal <= ${GOAL_CHANNEL_VS_STOCK}x: ${met(r.vsStock <= GOAL_CHANNEL_VS_STOCK)}   / project exact ${r.vsExact === null ? "n/a (--schemes without exact)" : `${r.vsExact.toFixed(2)}x  goal <= ${GOAL_CHANNEL_VS_EXACT}x: ${met(r.vsExact <= GOAL_CHANNEL_VS_EXACT)}`}`,
+    );
+  }
+  const stockChannel = mean(`${CHANNEL}stock`, whole);
+  const stockExact = mean("stock", whole);
+  if (!Number.isNaN(stockChannel) && !Number.isNaN(stockExact))
+    log(
+      `for reference, the stock stack's own: channel / exact ${(stockChannel / stockExact).toFixed(2)}x (${stockChannel.toFixed(2)} / ${stockExact.toFixed(2)} ms)`,
+    );
   for (const [db, floor] of Object.entries(floors)) {
     log(
       `verify's floor here on ${db}: one JSON-RPC eth_call p50 ${floor.rpcP50Ms} ms, one commit p50 ${floor.commitP50Ms} ms; the project's verify reads the chain once and commits ${VERIFY_COMMITS} times: at least ${floor.projectMs} ms over plain`,
@@ -358,8 +480,14 @@ async function main() {
         "each stack's process, its PostgreSQL backends, the PostgreSQL server's own processes; not anvil, not the buyers",
       results,
       ratios,
+      channelRatios,
       addedP50Ms: Object.fromEntries(variants.map((v) => [v.name, round(mean(v.name, added))])),
-      goals: { cpuRatio: GOAL_CPU_RATIO, addedP50Ms: GOAL_ADDED_P50_MS },
+      goals: {
+        cpuRatio: GOAL_CPU_RATIO,
+        addedP50Ms: GOAL_ADDED_P50_MS,
+        channelVsStock: GOAL_CHANNEL_VS_STOCK,
+        channelVsExact: GOAL_CHANNEL_VS_EXACT,
+      },
       verifyFloor: floors,
       allSettled: results.every((r) => r.settledOnChain),
     }),
@@ -375,6 +503,8 @@ interface Running {
   urls: StackUrls;
   payTo: `0x${string}`;
   verifyPayTo: `0x${string}`;
+  /** The account its facilitator settles from. */
+  facilitator: `0x${string}`;
   stop(): Promise<void>;
 }
 
@@ -410,6 +540,7 @@ function startStack(options: StackOptions): Promise<Running> {
         pid: child.pid as number,
         urls: JSON.parse(line) as StackUrls,
         payTo: options.payTo,
+        facilitator: privateKeyToAccount(options.facilitatorKey).address,
         verifyPayTo: options.verifyPayTo,
         async stop() {
           child.stdin?.end();
@@ -430,10 +561,15 @@ interface StackResult {
   stack: Stack;
   db: Store;
   hop: Hop;
+  scheme: Scheme;
   plainSerial: ReturnType<typeof figures>;
+  /** Exact: verify only, one at a time. Channels: one voucher at a time (paid in full, nothing on chain). */
   verifySerial: ReturnType<typeof figures>;
-  verify: ReturnType<typeof figures>;
+  /** Exact: verify only at the bench's concurrency. Channels: none. */
+  verify: ReturnType<typeof figures> | null;
+  /** Exact: paid and settled on chain. Channels: vouchers through open channels. */
   paid: ReturnType<typeof figures> & { blocks: number };
+  /** `verifySerial`'s p50 minus plain's. */
   addedP50Ms: number;
   /**
    * CPU per paid request (ms): `whole` = `process` (merchant, facilitator, PGlite) + `backends` (its
@@ -453,7 +589,39 @@ interface StackResult {
   connections: { most: number; opened: number };
   /** The project's ledgers (the stock stack keeps none): commits and statements per request. */
   ledger: { commitsPerPaid: number; statementsPerPaid: number; commitsPerVerifyOnly: number };
+  /** Exact: every payment settled on chain. Channels: every check of `channel` passed. */
   settledOnChain: boolean;
+  /**
+   * The paid phase on the machine's monotonic clock (µs; V8's CPU profiles use the same), to read a stack's
+   * profile over that phase alone (`npx tsx bench/cpu-profile.ts PROFILE --from A --to B`).
+   */
+  phaseUs: [number, number];
+  channel?: ChannelCheck;
+}
+
+/** What a channel stack's state and the chain say after its voucher phase. */
+interface ChannelCheck {
+  buyers: number;
+  /** Buyers whose channel the server charged exactly their successful requests x price, no reservation left. */
+  chargedAsCounted: number;
+  /** Successful requests through the channels so far (deposits and warm-ups included), and x price. */
+  requests: number;
+  expectedAtomic: string;
+  /** What the server's channel state says it charged, all channels. */
+  chargedAtomic: string;
+  /**
+   * The server side's CPU per request at the bench's concurrency, counted whole (3 s each): plain, and the
+   * paid route's unpaid 402 (a voucher's first leg; the second carries the voucher).
+   */
+  plainCpuMs: number;
+  unpaidCpuMs: number;
+  /** When the 402s were measured (µs, as `phaseUs`), to read the profile over them alone. */
+  unpaidUs: [number, number];
+  /** Buyers whose channel on the escrow holds the whole deposit with nothing claimed. */
+  escrowUntouched: number;
+  /** Transactions mined during the voucher phase (any account), and left waiting after it. */
+  transactionsInPhase: number;
+  pendingAfter: number;
 }
 
 function figures(l: Load) {
@@ -484,7 +652,10 @@ async function measure(
   for (let i = 0; i < 5; i++) {
     const warm = await ctx.payingFetch[i % ctx.payingFetch.length]?.(url(urls.paid));
     const why = warm ? await expectCalc(warm) : "no buyer";
-    if (why !== null) throw new Error(`${stack}: warm-up payment failed: ${why}`);
+    if (why !== null) {
+      await diagnose(ctx.devnet, running);
+      throw new Error(`${stack}: warm-up payment failed: ${why}`);
+    }
   }
 
   // Payments signed before the verify-only phases: signing is the buyer's work, not what they time.
@@ -518,6 +689,7 @@ async function measure(
   const anvilBefore = processCpuMs(ctx.devnet.pid) ?? 0;
   const buyersBefore = process.cpuUsage();
   const meter = meterCpu({ stack: running.pid });
+  const phaseStart = monotonicUs();
   const paidCommits = await commitsOver(running, () =>
     load(flags.concurrency, { seconds: flags.seconds }, async (worker) => {
       const response = await (ctx.payingFetch[worker] as typeof fetch)(url(urls.paid));
@@ -528,6 +700,7 @@ async function measure(
     }),
   );
   const count = meter.stop();
+  const phaseUs: [number, number] = [phaseStart, monotonicUs()];
   const buyersUsage = process.cpuUsage(buyersBefore);
   const anvilMs = (processCpuMs(ctx.devnet.pid) ?? anvilBefore) - anvilBefore;
   const paid = paidCommits.result;
@@ -583,6 +756,7 @@ async function measure(
     stack: variant.stack,
     db: variant.db,
     hop: variant.hop,
+    scheme: variant.scheme,
     plainSerial: figures(plainSerial),
     verifySerial: figures(verifySerial),
     verify: figures(verify),
@@ -592,7 +766,249 @@ async function measure(
     connections: { most, opened },
     ledger,
     settledOnChain,
+    phaseUs,
   };
+}
+
+/** What the chain holds of a stack's facilitator's transactions, when a settlement failed. */
+async function diagnose(devnet: Devnet, running: Running) {
+  const nonce = (tag: string) =>
+    rpc<string>(devnet.rpc, "eth_getTransactionCount", [running.facilitator, tag]);
+  log(
+    `the facilitator ${running.facilitator}: nonce ${Number(await nonce("latest"))} mined, ${Number(await nonce("pending"))} pending; txpool ${JSON.stringify(await rpc(devnet.rpc, "txpool_inspect", []))}`,
+  );
+  // What the stack wrote about it, before this process stops.
+  await new Promise((r) => setTimeout(r, 1000));
+}
+
+/** Each channel stack's buyers: one channel each, and how many of their requests through it succeeded. */
+const channelBuyers = new Map<string, { pay: (typeof fetch)[]; ok: number[] }>();
+
+/**
+ * A channel stack measured (see the file's comment): channels opened (first round) and warmed up, plain and
+ * one voucher at a time, vouchers at the bench's concurrency counted whole, then the server's channel state
+ * and the chain checked.
+ */
+async function measureChannel(
+  variant: Variant,
+  running: Running,
+  ctx: { devnet: Devnet; miner: ReturnType<typeof startBenchMiner> },
+): Promise<StackResult> {
+  const { urls } = running;
+  const stack = variant.name;
+  let buyers = channelBuyers.get(stack);
+  if (!buyers) {
+    buyers = {
+      // The SDK's batch-settlement client, depositing $5 the first time; a channel per buyer and receiver.
+      pay: ctx.devnet.buyers.map((b) =>
+        wrapFetchWithPayment(fetch, channelPayer(channelClient(ctx.devnet, b, { deposit: CHANNEL_DEPOSIT }))),
+      ),
+      ok: ctx.devnet.buyers.map(() => 0),
+    };
+    channelBuyers.set(stack, buyers);
+  }
+  const { pay, ok } = buyers;
+  /** One paid request through buyer `i`'s channel; `deposit`: the one that opens it (a transaction). */
+  const payOnce = async (i: number, deposit = false): Promise<string | null> => {
+    const response = await (pay[i] as typeof fetch)(url(urls.paid));
+    const required = response.headers.get("PAYMENT-REQUIRED");
+    if (response.status === 402 && required)
+      return `402: ${decodePaymentRequiredHeader(required).error ?? "no reason given"}`;
+    const settled = response.headers.get("PAYMENT-RESPONSE");
+    if (response.status === 402 && settled) {
+      const failed = decodePaymentResponseHeader(settled);
+      return `402, settlement failed: ${failed.errorReason ?? "no reason given"}${failed.errorMessage ? ` (${failed.errorMessage})` : ""}`;
+    }
+    const failure = await expectCalc(response);
+    if (failure) return failure;
+    const receipt = decodePaymentResponseHeader(response.headers.get("PAYMENT-RESPONSE") ?? "");
+    if (!receipt.success) return "no payment receipt";
+    // The request was answered and charged, whatever the receipt says next: counted for the check.
+    ok[i] = (ok[i] ?? 0) + 1;
+    if (deposit !== Boolean(receipt.transaction))
+      return deposit ? "no deposit transaction" : "a voucher answered with a transaction";
+    return null;
+  };
+  const must = (why: string | null, what: string) => {
+    if (why !== null) throw new Error(`${stack}: ${what} failed: ${why}`);
+  };
+
+  for (let i = 0; i < 20; i++) await expectCalc(await fetch(url(urls.plain)));
+  // Open: each buyer's first request deposits into its channel (not timed, not counted), one after another:
+  // the stock facilitator's viem nonce manager now and then gives two concurrent deposits a nonce already
+  // used ("Nonce provided for the transaction is lower than the current nonce"; about one run in five).
+  const opening = ok.every((n) => n === 0);
+  if (opening) {
+    const t0 = performance.now();
+    for (const i of pay.keys()) {
+      const why = await payOnce(i, true);
+      if (why !== null) {
+        await diagnose(ctx.devnet, running);
+      }
+      must(why, "opening a channel");
+    }
+    log(
+      `channels opened: ${pay.length} deposits of ${CHANNEL_DEPOSIT} in ${Math.round(performance.now() - t0)} ms`,
+    );
+  }
+  for (let i = 0; i < 200 && (await ctx.miner.pending()) > 0; i++)
+    await new Promise((r) => setTimeout(r, 20));
+  await Promise.all(
+    pay.map(async (_, i) => {
+      for (let n = 0; n < CHANNEL_WARM_UP; n++) must(await payOnce(i), "a warm-up voucher");
+    }),
+  );
+
+  const plainSerial = await load(1, { total: flags.serial }, async () =>
+    expectCalc(await fetch(url(urls.plain))),
+  );
+  summary("plain, one at a time", plainSerial);
+  const voucherSerial = await load(1, { total: flags.serial }, () => payOnce(0));
+  summary("one voucher at a time", voucherSerial);
+  const { cpuMs: plainCpuMs } = await cpuPerRequest(running, async () =>
+    expectCalc(await fetch(url(urls.plain))),
+  );
+  const { cpuMs: unpaidCpuMs, windowUs: unpaidUs } = await cpuPerRequest(running, async () => {
+    const response = await fetch(url(urls.paid));
+    await response.arrayBuffer();
+    return response.status === 402 && response.headers.has("PAYMENT-REQUIRED")
+      ? null
+      : `status ${response.status}`;
+  });
+  log(
+    `CPU per request at concurrency ${flags.concurrency}, counted whole: plain ${plainCpuMs} ms, the paid route's 402 ${unpaidCpuMs} ms`,
+  );
+
+  const blockBefore = BigInt(await rpc<string>(ctx.devnet.rpc, "eth_blockNumber", []));
+  const blocksBefore = ctx.miner.blocks;
+  const anvilBefore = processCpuMs(ctx.devnet.pid) ?? 0;
+  const buyersBefore = process.cpuUsage();
+  const meter = meterCpu({ stack: running.pid });
+  const phaseStart = monotonicUs();
+  const paidCommits = await commitsOver(running, () =>
+    load(flags.concurrency, { seconds: flags.seconds }, (worker) => payOnce(worker)),
+  );
+  const count = meter.stop();
+  const phaseUs: [number, number] = [phaseStart, monotonicUs()];
+  const buyersUsage = process.cpuUsage(buyersBefore);
+  const anvilMs = (processCpuMs(ctx.devnet.pid) ?? anvilBefore) - anvilBefore;
+  const paid = paidCommits.result;
+  const blocks = ctx.miner.blocks - blocksBefore;
+  summary(`vouchers, concurrency ${flags.concurrency}`, paid);
+  // Whatever the phase sent is mined within a few ticks: wait for it, then count what the blocks hold.
+  await new Promise((r) => setTimeout(r, 10 * flags["mine-ms"] + 100));
+  const blockAfter = BigInt(await rpc<string>(ctx.devnet.rpc, "eth_blockNumber", []));
+  let transactionsInPhase = 0;
+  for (let b = blockBefore + 1n; b <= blockAfter; b++)
+    transactionsInPhase += Number(
+      await rpc<string>(ctx.devnet.rpc, "eth_getBlockTransactionCountByNumber", [toHex(b)]),
+    );
+  const pendingAfter = await ctx.miner.pending();
+
+  const per = (ms: number) => round(ms / Math.max(1, paid.ok));
+  const processMs = count.processes.stack ?? 0;
+  const backendsMs = count.backends.stack ?? 0;
+  const cpuMsPerPaid = {
+    whole: per(processMs + backendsMs + count.postgresServer),
+    process: per(processMs),
+    backends: per(backendsMs),
+    postgresServer: per(count.postgresServer),
+    anvil: per(anvilMs),
+    buyers: per((buyersUsage.user + buyersUsage.system) / 1000),
+    machine: per(count.machine),
+  };
+  const { most, opened } = count.connections.stack ?? { most: 0, opened: 0 };
+  log(
+    `CPU per voucher: ${cpuMsPerPaid.whole} ms counted whole = process ${cpuMsPerPaid.process} + its PostgreSQL backends ${cpuMsPerPaid.backends} (${most} connections at most, ${opened} opened) + the PostgreSQL server's own ${cpuMsPerPaid.postgresServer}; apart: anvil ${cpuMsPerPaid.anvil} ms, buyers ${cpuMsPerPaid.buyers} ms, machine ${cpuMsPerPaid.machine} ms`,
+  );
+  const ledger = {
+    commitsPerPaid: round(paidCommits.commits / Math.max(1, paid.ok)),
+    statementsPerPaid: round(paidCommits.statements / Math.max(1, paid.ok)),
+    commitsPerVerifyOnly: 0,
+  };
+  log(`ledgers: ${ledger.commitsPerPaid} commits (${ledger.statementsPerPaid} statements) per voucher`);
+
+  // The server's channel state against the requests counted, and the escrow against the deposits.
+  const listed = (await (await fetch(urls.channels as string)).json()) as BenchChannel[];
+  const reader = createPublicClient({ chain: devnetChain(ctx.devnet.rpc), transport: http(ctx.devnet.rpc) });
+  let chargedAsCounted = 0;
+  let escrowUntouched = 0;
+  let charged = 0n;
+  const requests = ok.reduce((a, b) => a + b, 0);
+  for (const [i, buyer] of ctx.devnet.buyers.entries()) {
+    const row = listed.find((c) => c.payer === buyer.address.toLowerCase());
+    if (!row) continue;
+    charged += BigInt(row.charged);
+    if (BigInt(row.charged) === BigInt(ok[i] ?? 0) * PRICE_ATOMIC && !row.pending) chargedAsCounted++;
+    const [balance, totalClaimed] = (await reader.readContract({
+      address: X402_BATCH_SETTLEMENT_ADDRESS,
+      abi: batchSettlementAbi,
+      functionName: "channels",
+      args: [row.channelId as `0x${string}`],
+    })) as readonly [bigint, bigint];
+    if (balance === CHANNEL_DEPOSIT && totalClaimed === 0n && row.balance === CHANNEL_DEPOSIT.toString())
+      escrowUntouched++;
+    else
+      log(
+        `${buyer.address}'s channel ${row.channelId}: escrow balance ${balance}, claimed ${totalClaimed}; the server's record balance ${row.balance}, claimed ${row.totalClaimed} (deposit ${CHANNEL_DEPOSIT})`,
+      );
+  }
+  const channel: ChannelCheck = {
+    buyers: ctx.devnet.buyers.length,
+    chargedAsCounted,
+    requests,
+    expectedAtomic: (BigInt(requests) * PRICE_ATOMIC).toString(),
+    chargedAtomic: charged.toString(),
+    escrowUntouched,
+    transactionsInPhase,
+    pendingAfter,
+    plainCpuMs,
+    unpaidCpuMs,
+    unpaidUs,
+  };
+  const allGood =
+    chargedAsCounted === channel.buyers &&
+    escrowUntouched === channel.buyers &&
+    transactionsInPhase === 0 &&
+    pendingAfter === 0;
+  log(
+    `channels: ${chargedAsCounted}/${channel.buyers} charged exactly their requests x ${PRICE_ATOMIC} (${requests} requests so far: ${channel.expectedAtomic} expected, ${channel.chargedAtomic} charged); escrow holds the deposit, nothing claimed: ${escrowUntouched}/${channel.buyers}; ${transactionsInPhase} transactions in ${blockAfter - blockBefore} blocks during the voucher phase, ${pendingAfter} waiting: ${allGood ? "no chain write, every charge counted" : "MISMATCH"}`,
+  );
+  return {
+    name: variant.name,
+    stack: variant.stack,
+    db: variant.db,
+    hop: variant.hop,
+    scheme: variant.scheme,
+    plainSerial: figures(plainSerial),
+    verifySerial: figures(voucherSerial),
+    verify: null,
+    paid: { ...figures(paid), blocks },
+    addedP50Ms: round(voucherSerial.p50 - plainSerial.p50),
+    cpuMsPerPaid,
+    connections: { most, opened },
+    ledger,
+    settledOnChain: allGood,
+    channel,
+    phaseUs,
+  };
+}
+
+/** The stack's server side CPU per successful `request`, counted whole, at the bench's concurrency for 3 s. */
+async function cpuPerRequest(
+  running: Running,
+  request: () => Promise<string | null>,
+): Promise<{ cpuMs: number; windowUs: [number, number] }> {
+  await load(flags.concurrency, { total: flags.concurrency * 5 }, request);
+  const meter = meterCpu({ stack: running.pid });
+  const start = monotonicUs();
+  const done = await load(flags.concurrency, { seconds: 3 }, request);
+  const count = meter.stop();
+  const windowUs: [number, number] = [start, monotonicUs()];
+  if (done.failures.size > 0)
+    log(`failed: ${[...done.failures].map(([why, n]) => `${n}x ${why}`).join("; ")}`);
+  const ms = (count.processes.stack ?? 0) + (count.backends.stack ?? 0) + count.postgresServer;
+  return { cpuMs: round(ms / Math.max(1, done.ok)), windowUs };
 }
 
 /** What the stack's databases committed while `work` ran (all of it: the stack serves nothing else then). */
@@ -650,6 +1066,11 @@ async function verifyFloor(devnet: Devnet, db: Store) {
     commitP50Ms: round(commitP50Ms),
     projectMs: round(rpcP50Ms + VERIFY_COMMITS * commitP50Ms),
   };
+}
+
+/** The machine's monotonic clock in µs (CLOCK_MONOTONIC, the clock of V8's profile timestamps). */
+function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
 }
 
 function round(x: number, digits = 2) {
