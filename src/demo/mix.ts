@@ -64,6 +64,13 @@ export const MixSchema = z
     splitFarmCallsPerWeek: count(10_000).default(2),
     /** Screened: one wallet paying tiny metered charges of varying amounts (tiny_repeat whatever the amounts). */
     variedFarmCallsPerWeek: count(10_000).default(14),
+    // Payment channels (src/demo/channels.ts).
+    /** Genuine: agents paying one merchant through a payment channel, a session (deposit, vouchers, refund) a day. */
+    channelAgents: count(50).default(3),
+    /** Mean calls a week of each channel agent, each a voucher. */
+    channelCallsPerWeek: count(10_000).default(28),
+    /** Screened: a merchant's money in a wallet that pays it back through channels (merchant_funded). */
+    channelFarmCallsPerWeek: count(10_000).default(12),
   })
   .strict();
 
@@ -87,6 +94,13 @@ export const EVASIONS_OFF = {
   variedFarmCallsPerWeek: 0,
 } as const satisfies Partial<Mix>;
 
+/** Likewise the payment channels, for a world saved before them: it plays none. */
+export const CHANNELS_OFF = {
+  channelAgents: 0,
+  channelCallsPerWeek: 0,
+  channelFarmCallsPerWeek: 0,
+} as const satisfies Partial<Mix>;
+
 /** Fields that count calls or wallets, which `--scale` multiplies. */
 const SCALED = [
   "agentCallsPerWeek",
@@ -97,6 +111,7 @@ const SCALED = [
   "fundedCallsPerWeek",
   "ringCallsPerWeek",
   "pairCallsPerWeek",
+  "channelCallsPerWeek",
 ] as const;
 
 /**
@@ -139,6 +154,10 @@ export function loadMix(file: string | undefined, scale = 1): Mix {
   }
   if (base.variedFarmCallsPerWeek > 0) {
     scaled.variedFarmCallsPerWeek = Math.max(Math.round(base.variedFarmCallsPerWeek * scale), 14);
+  }
+  // The channel farm's claims are few: a farm played keeps enough calls to show in every window.
+  if (base.channelFarmCallsPerWeek > 0) {
+    scaled.channelFarmCallsPerWeek = Math.max(Math.round(base.channelFarmCallsPerWeek * scale), 6);
   }
   scaled.integrationEveryMinutes =
     base.integrationEveryMinutes === 0 ? 0 : Math.round(base.integrationEveryMinutes / Math.min(scale, 1));

@@ -13,7 +13,7 @@ import type { SettledPayment } from "./pending-truth.ts";
 import type { Action, PlanEndpoint } from "./plan.ts";
 import { request } from "./request.ts";
 import type { SimChain } from "./sim-chain.ts";
-import type { SimWallets } from "./sim-wallets.ts";
+import { permit2Payer, type SimWallets } from "./sim-wallets.ts";
 import type { SimMerchant } from "./simulator.ts";
 
 /** A payment refused without a charge, or whose own chain read lost its block, is tried this often in all. */
@@ -27,9 +27,13 @@ interface Attempt {
   again?: boolean;
 }
 
-/** How a payment ended: settled on chain, charged nothing (a metered call that used nothing), or failed. */
+/**
+ * How a payment ended: settled on chain, paid by a voucher through a channel (on chain when the merchant
+ * claims it: channel-claims.ts), charged nothing (a metered call that used nothing), or failed.
+ */
 export type PaymentOutcome =
   | { settled: SettledPayment }
+  | { voucher: true }
   | { failed: { status: number; reason: string } }
   | { charged: "nothing" };
 
@@ -50,10 +54,18 @@ export async function pay(
   const failed = (status: number, reason: string): PaymentOutcome => ({ failed: { status, reason } });
   const input = action.input ?? endpoint.input;
   try {
-    const face = viaMcp(action) ? await faces.get(merchant) : undefined;
+    // A channel's calls go over HTTP, where the SDK's channel client pays them.
+    const channel =
+      action.session === undefined ? undefined : wallets.channel(action.from, merchant.id, action.session);
+    const face = !channel && viaMcp(action) ? await faces.get(merchant) : undefined;
     const tool = face?.toolFor(endpoint);
+    const permit2 = endpoint.scheme !== "upto" && endpoint.permit2 === true && permit2Payer(action.from);
     const outcome = await withRetries(async () => {
-      if (endpoint.scheme === "upto") await chain.approvePermit2(action.from);
+      // One call at a time through a channel, as its vouchers are cumulative: the merchant refuses a
+      // second while one is under way (channel busy), and so would any.
+      if (channel)
+        return await channel.serial(() => overHttp(channel.payingFetch, merchant, endpoint, input));
+      if (endpoint.scheme === "upto" || permit2) await chain.approvePermit2(action.from);
       return face && tool
         ? await overMcp(face, tool, wallets, action, input)
         : await overHttp(wallets.payingFetch(action.from), merchant, endpoint, input);
@@ -61,6 +73,8 @@ export async function pay(
     const { settlement } = outcome;
     if (!settlement) return failed(outcome.status, outcome.reason ?? "no settlement");
     if (!settlement.success) return failed(outcome.status, settlement.errorReason ?? "settlement failed");
+    // A deposit's transaction is the payer's own money going into its channel, not a payment.
+    if (channel) return { voucher: true };
     // A metered call charges what it used (the settlement says how much); one that used nothing
     // settles nothing and leaves nothing on chain.
     const amount =
@@ -78,11 +92,17 @@ export async function pay(
           merchant: merchant.id,
           endpoint: `${endpoint.method} ${endpoint.path}`,
           ...(face && tool ? { face: "mcp" as const } : {}),
+          ...(endpoint.scheme === "upto"
+            ? { scheme: "upto" as const, transfer_method: "permit2" as const }
+            : {
+                scheme: "exact" as const,
+                transfer_method: permit2 ? ("permit2" as const) : ("eip3009" as const),
+              }),
         },
       },
     };
   } catch (error) {
-    return failed(0, (error as Error).message.split("\n")[0] ?? "error");
+    return failed(0, reasonOf(error));
   }
 }
 
@@ -159,12 +179,21 @@ function refusal(header: string | null): string | undefined {
  * the new head.
  */
 function lostItsBlock(error: unknown): boolean {
-  return (
-    error instanceof BaseError &&
-    error.walk((e) =>
-      /BlockOutOfRange|block height is \d+ but requested was/.test(
-        String((e as BaseError).details ?? (e as Error).message),
-      ),
-    ) !== null
-  );
+  return /BlockOutOfRange|block height is \d+ but requested was/.test(rootCause(error));
+}
+
+/** The innermost reason an error carries: a viem error's details, under the SDK's own wrapping. */
+function rootCause(error: unknown): string {
+  let reason = error instanceof Error ? error.message : String(error);
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    reason = (e instanceof BaseError && e.details) || e.message;
+  }
+  return reason;
+}
+
+/** An error's first line, and its innermost reason where that differs. */
+function reasonOf(error: unknown): string {
+  const first = ((error as Error).message ?? String(error)).split("\n")[0] ?? "error";
+  const root = rootCause(error).split("\n")[0] ?? "";
+  return root && !first.includes(root) ? `${first} (${root})` : first;
 }

@@ -3,6 +3,7 @@
  * batches with the block each settled in.
  */
 import type { Hash } from "viem";
+import type { ChannelClaims } from "./channel-claims.ts";
 import type { SimChain } from "./sim-chain.ts";
 import { appendTruth, type TruthRecord, writeTruthComplete } from "./truth.ts";
 
@@ -19,6 +20,8 @@ export class PendingTruth {
     private readonly truthFile: string,
     /** Where the block up to which `truthFile` is complete is recorded after each batch. */
     private readonly truthCompleteFile: string | undefined,
+    /** The merchants' claims of the simulated wallets' channels, read up to the head at each flush. */
+    private readonly claims?: ChannelClaims,
   ) {}
 
   get size(): number {
@@ -30,23 +33,22 @@ export class PendingTruth {
   }
 
   /**
-   * Appends the settled payments to the truth, then records the block up to which it is complete. That
-   * block is the head once no payment is in flight: a payment under way may settle in any block up to
-   * the head before its answer arrives, and one started later lands after it.
+   * Appends the settled payments and the channels' claims up to the head to the truth, then records the
+   * block up to which it is complete. That block is the head once no payment is in flight: a payment under
+   * way may settle in any block up to the head before its answer arrives, and one started later lands after
+   * it. A claim is the merchant's, made whenever it likes: read from the chain up to the same head.
    */
   async flush(inFlight: ReadonlySet<Promise<void>>): Promise<void> {
     await Promise.all(inFlight);
     const head = await this.chain.head();
     const batch = this.settled.splice(0);
-    if (batch.length > 0) {
-      const receipts = await Promise.all(
-        batch.map((s) => this.chain.client.getTransactionReceipt({ hash: s.hash })),
-      );
-      appendTruth(
-        this.truthFile,
-        batch.map((s, i) => ({ ...s.record, block_number: Number(receipts[i]?.blockNumber) })),
-      );
-    }
+    const receipts = await Promise.all(
+      batch.map((s) => this.chain.client.getTransactionReceipt({ hash: s.hash })),
+    );
+    appendTruth(this.truthFile, [
+      ...batch.map((s, i) => ({ ...s.record, block_number: Number(receipts[i]?.blockNumber) })),
+      ...((await this.claims?.scan(head)) ?? []),
+    ]);
     if (this.truthCompleteFile) writeTruthComplete(this.truthCompleteFile, head);
   }
 }

@@ -4,6 +4,7 @@
  * of the mix, the merchants and the slot's number (seeded), so a resumed demo recomputes where it stopped.
  * Weekly patterns repeat every 336 slots.
  */
+import { channelWallets, planChannels } from "./channels.ts";
 import { diurnal, planDailyGenuine, planGenuineDemand, planMeteredDemand } from "./demand.ts";
 import { evasionWallets, planEvasions } from "./evasions.ts";
 import type { Mix } from "./mix.ts";
@@ -63,6 +64,10 @@ export interface PlanEndpoint {
    * any listed price, which only a farm pays over and over. Absent where the route's minimum is not small.
    */
   tiny?: (u: number) => Record<string, unknown>;
+  /** Offers payment channels (`batch-settlement`) beside its scheme (channels.ts). */
+  channels?: true;
+  /** Offers `exact` through the Permit2 proxy beside EIP-3009: the Permit2 buyers' choice (`permit2Payer`). */
+  permit2?: true;
 }
 
 export interface PlanMerchant {
@@ -102,6 +107,17 @@ export type Action =
       behaviour: Behaviour;
       /** The request's input when it is not the endpoint's example (a metered call's work). */
       input?: Record<string, unknown>;
+      /** Paid through the payer's channel of this session (channels.ts), not with a payment of its own. */
+      session?: number;
+    }
+  | {
+      /** The end of a channel session: the payer asks for what its channel holds back (a cooperative refund). */
+      type: "refund";
+      at: number;
+      from: WalletId;
+      merchant: string;
+      session: number;
+      behaviour: Behaviour;
     };
 
 export interface PlanContext {
@@ -169,8 +185,9 @@ export function populationWallets(mix: Mix): WalletId[] {
     ...range(mix.fundedWallets).map((k) => `funded:${k}`),
     ...range(mix.agents).map((k) => `agent:${k}`),
     ...range(mix.exchangeCustomers).map((k) => `customer:${k}`),
-    // Last: the wallets before them keep the keys they had before the evasions existed.
+    // Last: the wallets before them keep the keys they had before the evasions existed, and before channels.
     ...evasionWallets(mix),
+    ...channelWallets(mix),
   ];
 }
 
@@ -185,11 +202,13 @@ export function planSlot(ctx: PlanContext, slot: number): Action[] {
   planDailyGenuine(ctx, slot, s);
   // The evasions, drawn last, so the rest stays as it was.
   s.add(planEvasions(ctx, slot, s));
+  // Payment channels after them (channels.ts).
+  planChannels(ctx, slot, s, busy);
   return s.list.sort((x, y) => x.at - y.at || order(x) - order(y));
 }
 
-/** Mints, then transfers, then payments at the same second. */
-const order = (a: Action) => ({ mint: 0, transfer: 1, pay: 2 })[a.type];
+/** Mints, then transfers, then payments, then a session's end at the same second. */
+const order = (a: Action) => ({ mint: 0, transfer: 1, pay: 2, refund: 3 })[a.type];
 
 const rankings = new WeakMap<PlanContext, PlanMerchant[]>();
 

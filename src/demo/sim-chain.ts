@@ -131,7 +131,7 @@ export class SimChain {
   }
 
   /** Sends a mint or a transfer of USDC; resolves with its hash once the node has it. */
-  async transfer(action: Exclude<Action, { type: "pay" }>): Promise<Hash> {
+  async transfer(action: Extract<Action, { type: "mint" | "transfer" }>): Promise<Hash> {
     const amount = parseUnits(String(action.usd), 6);
     const common = { chain: this.chain, address: this.options.usdc, abi: usdcAbi, gas: 120_000n } as const;
     await this.gas(

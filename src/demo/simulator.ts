@@ -16,12 +16,15 @@
 import type { Hash } from "viem";
 import type { DevnetAccount } from "../chain/devnet/index.ts";
 import { sleep } from "../common/sleep.ts";
+import { ChannelClaims } from "./channel-claims.ts";
+import { endSession } from "./channel-refund.ts";
 import { McpFaces } from "./mcp-faces.ts";
 import { pay } from "./payment.ts";
 import { PendingTruth } from "./pending-truth.ts";
 import { type Action, type PlanContext, type PlanEndpoint, planSlot, type WalletId } from "./plan.ts";
 import { SimChain, type SimChainOptions } from "./sim-chain.ts";
 import { SimWallets } from "./sim-wallets.ts";
+import { readTruthComplete } from "./truth.ts";
 
 export interface SimMerchant {
   id: string;
@@ -65,11 +68,20 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
   const now = options.now ?? Date.now;
   const merchants = new Map(options.merchants.map((m) => [m.id, m]));
   const stats: SimulatorStats = { payments: 0, failures: 0, slot: options.startSlot };
-  const wallets = new SimWallets(options.wallets);
+  const wallets = new SimWallets(options.wallets, options.rpc);
   const faces = new McpFaces();
   const chain = new SimChain(options, wallets, now);
   const inFlight = new Set<Promise<void>>();
-  const truth = new PendingTruth(chain, options.truthFile, options.truthCompleteFile);
+  // Claims are read from where the truth is complete (a resumed demo's), else from the chain's head now.
+  const claims = new ChannelClaims(
+    chain,
+    wallets,
+    new Map(options.merchants.map((m) => [m.payTo.toLowerCase(), m.id])),
+    options.genesisNumber ?? 0,
+    (options.truthCompleteFile ? readTruthComplete(options.truthCompleteFile) : undefined) ??
+      (await chain.head()),
+  );
+  const truth = new PendingTruth(chain, options.truthFile, options.truthCompleteFile, claims);
 
   const payment = async (action: Extract<Action, { type: "pay" }>) => {
     const merchant = merchants.get(action.merchant);
@@ -87,6 +99,23 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
     } else if ("settled" in outcome) {
       stats.payments++;
       truth.add(outcome.settled);
+    } else if ("voucher" in outcome) {
+      stats.payments++;
+    }
+  };
+
+  const refund = async (action: Extract<Action, { type: "refund" }>) => {
+    const merchant = merchants.get(action.merchant);
+    if (!merchant) throw new Error(`unknown merchant ${action.merchant}`);
+    const outcome = await endSession(action, merchant, wallets, chain);
+    if ("failed" in outcome) {
+      stats.failures++;
+      options.onEvent?.({
+        type: "payment_failed",
+        merchant: merchant.id,
+        path: "(channel refund)",
+        ...outcome.failed,
+      });
     }
   };
 
@@ -113,6 +142,7 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
         now,
         signal: options.signal,
         pay: payment,
+        refund,
       });
       if (truth.size >= 200 || chain.live) await truth.flush(inFlight);
       options.onEvent?.({
@@ -143,6 +173,7 @@ interface SlotPlayer {
   now: () => number;
   signal: AbortSignal;
   pay(action: Extract<Action, { type: "pay" }>): Promise<void>;
+  refund(action: Extract<Action, { type: "refund" }>): Promise<void>;
 }
 
 /**
@@ -159,6 +190,13 @@ async function playSlot(actions: readonly Action[], player: SlotPlayer): Promise
     if (signal.aborted) break;
     if (chain.live) await sleepUntil(action.at * 1000, player.now, signal);
     else await chain.mineTo(action.at);
+    if (action.type === "refund") {
+      // After the session's calls: those in flight may be its own.
+      await Promise.all(inFlight);
+      const p = player.refund(action).finally(() => inFlight.delete(p));
+      inFlight.add(p);
+      continue;
+    }
     if (action.type !== "pay") {
       if (action.type === "transfer" && incoming.has(action.from)) {
         await Promise.all((incoming.get(action.from) as Hash[]).map((hash) => chain.confirmed(hash)));

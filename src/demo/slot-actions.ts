@@ -37,6 +37,7 @@ export class SlotActions {
     endpoint: number,
     behaviour: Behaviour,
     input?: Record<string, unknown>,
+    session?: number,
   ) {
     this.list.push({
       type: "pay",
@@ -46,6 +47,7 @@ export class SlotActions {
       endpoint,
       behaviour,
       ...(input ? { input } : {}),
+      ...(session === undefined ? {} : { session }),
     });
   }
 

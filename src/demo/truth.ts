@@ -32,7 +32,17 @@ export interface TruthRecord {
   endpoint: string;
   /** How the buyer paid: over MCP (x402's MCP transport), else absent (HTTP, and every earlier record). */
   face?: "mcp";
+  /**
+   * The x402 scheme and how the money moved, as the store keeps them (absent from records written before
+   * issue 53). A channel's record is a claim: what the merchant claimed of the payer's channel in one
+   * transaction (its vouchers are not on chain), `channel` its id.
+   */
+  scheme?: TruthScheme;
+  transfer_method?: "eip3009" | "permit2" | "channel";
+  channel?: string;
 }
+
+export type TruthScheme = "exact" | "upto" | "batch-settlement";
 
 const TruthRecordSchema = z.object({
   tx_hash: z.string(),
@@ -44,6 +54,9 @@ const TruthRecordSchema = z.object({
   merchant: z.string(),
   endpoint: z.string(),
   face: z.literal("mcp").optional(),
+  scheme: z.enum(["exact", "upto", "batch-settlement"]).optional(),
+  transfer_method: z.enum(["eip3009", "permit2", "channel"]).optional(),
+  channel: z.string().optional(),
 });
 
 /** A ground-truth file that cannot be read whole: which file, which line, and whether it was cut short. */

@@ -9,7 +9,7 @@ import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { Analytics } from "../../src/analytics/duckdb.ts";
 import { dataLayout } from "../../src/config/layout.ts";
-import { DEFAULT_MIX, EVASIONS_OFF } from "../../src/demo/mix.ts";
+import { CHANNELS_OFF, DEFAULT_MIX, EVASIONS_OFF } from "../../src/demo/mix.ts";
 import {
   DemoError,
   type DemoFiles,
@@ -168,16 +168,26 @@ describe("what the files say", () => {
     expect(readWorld(demo.world)).toEqual({ state: "absent" });
   });
 
-  it("resumes a world saved before the evasions without them, and one saved since with its own", () => {
+  it("resumes a world saved before the evasions or the channels without them, and one saved since with its own", () => {
     const dir = dataDir();
     const { demo } = dataLayout(dir);
     fs.mkdirSync(demo.dir, { recursive: true });
-    const older = Object.fromEntries(Object.entries(DEFAULT_MIX).filter(([key]) => !(key in EVASIONS_OFF)));
-    fs.writeFileSync(demo.world, JSON.stringify({ ...WORLD, mix: older }));
+    const without = (off: object) =>
+      Object.fromEntries(Object.entries(DEFAULT_MIX).filter(([key]) => !(key in off)));
+    fs.writeFileSync(
+      demo.world,
+      JSON.stringify({ ...WORLD, mix: without({ ...EVASIONS_OFF, ...CHANNELS_OFF }) }),
+    );
     // Their defaults would fund wallets in slots that world has already played.
     expect(readWorld(demo.world)).toEqual({
       state: "whole",
-      world: { ...WORLD, mix: { ...DEFAULT_MIX, ...EVASIONS_OFF } },
+      world: { ...WORLD, mix: { ...DEFAULT_MIX, ...EVASIONS_OFF, ...CHANNELS_OFF } },
+    });
+    // Saved after the evasions and before the channels: its evasions, no channels.
+    fs.writeFileSync(demo.world, JSON.stringify({ ...WORLD, mix: without(CHANNELS_OFF) }));
+    expect(readWorld(demo.world)).toEqual({
+      state: "whole",
+      world: { ...WORLD, mix: { ...DEFAULT_MIX, ...CHANNELS_OFF } },
     });
     const own = { ...DEFAULT_MIX, distributorWallets: 5 };
     fs.writeFileSync(demo.world, JSON.stringify({ ...WORLD, mix: own }));
