@@ -11,11 +11,13 @@ import os from "node:os";
 import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { X402_EXACT_PROXY_ADDRESS } from "../../src/chain/base.ts";
 import { EVASIONS } from "../../src/demo/evasions.ts";
 import { launchChromium } from "../helpers/browser.ts";
 import { addr, ndjsonFile, payment } from "../helpers/data.ts";
 import { isolatedDatabaseOptions, SERVER_URL, type TestDatabaseOptions } from "../helpers/db.ts";
 import { runCli } from "../helpers/process.ts";
+import { rpc } from "../helpers/settle.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const BIN = path.join(ROOT, "bin", "x402-merchants");
@@ -33,10 +35,21 @@ const FREE_PORTS = {
   X402M_METRICS_PORT: "0",
 };
 
+/** A ground-truth record's fields this test reads (src/demo/truth.ts). */
+interface TruthShape {
+  tx_hash: string;
+  block_number: number;
+  pay_to: string;
+  behaviour: string;
+  scheme?: string;
+  transfer_method?: string;
+}
+
 interface Ready {
   ready: true;
   resumed: boolean;
   leaderboard: string;
+  rpc: string;
   merchants: { id: string; name: string; address: string; report: string; badge: string; api: string }[];
 }
 
@@ -317,6 +330,41 @@ describe("demo", () => {
       .filter((r) => /^(split|varied)_farm$/.test(r.behaviour) && r.block_number <= report.window.end_block);
     expect(farms.length).toBeGreaterThanOrEqual(20);
     expect(report.flags.tiny_repeat?.tx).toBe(farms.length);
+    // Every shape x402 settles in on Base: exact through EIP-3009 and through the Permit2 proxy, upto, and
+    // channels, whose claims the truth records as the escrow logged them.
+    const shapes = fs
+      .readFileSync(path.join(dataDir, "demo", "truth.ndjson"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as TruthShape);
+    const shape = (r: TruthShape) => `${r.scheme} ${r.transfer_method}`;
+    expect(new Set(shapes.map(shape))).toEqual(
+      new Set(["exact eip3009", "exact permit2", "upto permit2", "batch-settlement channel"]),
+    );
+    const viaProxy = shapes.find((r) => shape(r) === "exact permit2") as TruthShape;
+    const sent = await rpc<{ to: string }>(demo.ready.rpc, "eth_getTransactionByHash", [viaProxy.tx_hash]);
+    expect(sent.to.toLowerCase()).toBe(X402_EXACT_PROXY_ADDRESS.toLowerCase());
+    // Channel agents' claims are genuine demand; the channel farm's, its merchant's own money coming back,
+    // are flagged merchant_funded, every one in the window, and the report counts claims, not requests.
+    const claims = shapes.filter((r) => r.scheme === "batch-settlement");
+    expect(new Set(claims.map((r) => r.behaviour))).toEqual(new Set(["agent", "merchant_funded"]));
+    const farmed = claims.filter((r) => r.behaviour === "merchant_funded");
+    const target = result.merchants.find((m) => m.address === farmed[0]?.pay_to);
+    const targetReport = (await (
+      await fetch(`${demo.ready.leaderboard}v1/reports/base/${target?.address}`)
+    ).json()) as {
+      window: { start_block: number; end_block: number };
+      flags: Record<string, { tx: number }>;
+      schemes: Record<string, { tx: number; tx_counts: string }>;
+    };
+    const inWindow = (r: TruthShape) =>
+      r.block_number > targetReport.window.start_block && r.block_number <= targetReport.window.end_block;
+    expect(farmed.filter(inWindow).length).toBeGreaterThan(0);
+    expect(targetReport.flags.merchant_funded?.tx).toBe(farmed.filter(inWindow).length);
+    expect(targetReport.schemes["batch-settlement"]).toMatchObject({
+      tx: claims.filter((r) => r.pay_to === target?.address && inWindow(r)).length,
+      tx_counts: "claims",
+    });
     expect(result.ok).toBe(true);
     expect(code).toBe(0);
   }, 120_000);
