@@ -1,9 +1,10 @@
 /**
  * The buyer simulator: plays the plan's actions on the devnet with real x402 payments (`@x402/fetch`:
- * 402, an EIP-3009 signature for `exact` or a Permit2 one for metered `upto` endpoints, the merchant's
- * facilitator settles on chain; half the agents pay through the hosts' MCP face instead, `viaMcp`) and
- * real USDC transfers. A wallet approves Permit2 once, before its first
- * metered call, as a buyer of upto endpoints must.
+ * 402, an EIP-3009 signature for `exact` or a Permit2 one for metered `upto` endpoints and for the
+ * Permit2 payers' `exact`, the merchant's facilitator settles on chain; half the agents pay through the
+ * hosts' MCP face instead, `viaMcp`; the channel agents through a channel, a voucher a call, channels.ts)
+ * and real USDC transfers. A wallet approves Permit2 once, before its first payment through it, as a buyer
+ * must.
  *
  * Time: the chain starts a week in the past. While the plan is behind the wall clock the simulator
  * compresses it: before each action it mines empty blocks (2 s apart, `anvil_mine`) up to the action's

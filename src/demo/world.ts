@@ -3,8 +3,8 @@
  * process) with the project's USDC, Permit2 and x402's upto proxy; the project's facilitator; the utility
  * API, its alias host, the inference API (on its offline engine) and the demo shops, each a paid x402
  * host; the indexer following the chain into the analytics database; the report service; and the buyer
- * simulator paying the merchants through x402 (`exact`, and `upto` for metered calls) over a compressed
- * week.
+ * simulator paying the merchants through x402 (`exact`, `upto` for metered calls, payment channels) over a
+ * compressed week.
  *
  * Everything is kept in the data directory (`demo/` for the chain, the world's clock and the ground
  * truth; the analytics database and the PostgreSQL state beside it), so a second start resumes the same chain where it
