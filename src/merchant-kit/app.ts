@@ -1,5 +1,4 @@
 import type { FacilitatorClient } from "@x402/core/server";
-import { x402ResourceServer } from "@x402/core/server";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
 import { UptoEvmScheme } from "@x402/evm/upto/server";
 import { bazaarResourceServerExtension } from "@x402/extensions/bazaar";
@@ -35,7 +34,11 @@ import { isGuarded, paidHandler, settleAndRecord } from "./payments/paid-handler
 import { paymentHeader } from "./payments/payment-key.ts";
 import { type FundsReader, PaymentLedger } from "./payments/payment-ledger.ts";
 import { paymentReadiness } from "./payments/readiness.ts";
-import { laterSettlement, paymentRequiredHeaders } from "./payments/resource-server.ts";
+import {
+  laterSettlement,
+  MerchantResourceServer,
+  paymentRequiredHeaders,
+} from "./payments/resource-server.ts";
 import { renderReferencePage } from "./reference-page.ts";
 import { type PaymentSettings, REFUND_PATH } from "./routes.ts";
 import { startTables } from "./tables.ts";
@@ -98,7 +101,7 @@ export async function merchantApp(
   const network = options.payments.network as `${string}:${string}`;
   const facilitator = new WatchedFacilitator(options.facilitator);
   const channels = options.services.config.channels;
-  const resourceServer = new x402ResourceServer(facilitator)
+  const resourceServer = new MerchantResourceServer(facilitator)
     .register(network, new ExactEvmScheme())
     .register(network, new UptoEvmScheme())
     .register(

@@ -58,6 +58,15 @@ export interface HandlerContext {
  */
 export type Scheme = "exact" | "upto" | "batch-settlement";
 
+/**
+ * How an `exact` payment may move the token (x402's `extra.assetTransferMethod`). `eip3009` (the default): the
+ * buyer signs the token's own `transferWithAuthorization`, and needs nothing but the token. `permit2`: the
+ * buyer signs a Permit2 transfer of exactly the price, spent only by x402's exact Permit2 proxy and only to
+ * the merchant, for wallets that sign Permit2 rather than EIP-3009 (the buyer approves Permit2 for the token
+ * once, as for `upto`; without it the payment is refused, 412 `permit2_allowance_required`).
+ */
+export type ExactTransfer = "eip3009" | "permit2";
+
 /** The scheme of payment channels (x402's `batch-settlement`). */
 export const CHANNEL_SCHEME = "batch-settlement" satisfies Scheme;
 
@@ -65,6 +74,24 @@ export const CHANNEL_SCHEME = "batch-settlement" satisfies Scheme;
 export function schemesOf(endpoint: Pick<AnyEndpoint, "scheme">): readonly Scheme[] {
   const { scheme } = endpoint;
   return scheme === undefined ? ["exact"] : typeof scheme === "string" ? [scheme] : scheme;
+}
+
+/** How an endpoint's `exact` payments may move the token, in the order its 402 lists them. */
+export function exactTransfersOf(endpoint: Pick<AnyEndpoint, "exactTransfers">): readonly ExactTransfer[] {
+  return endpoint.exactTransfers ?? ["eip3009"];
+}
+
+/** Whether the listed price may be paid through Permit2 (`exact` offered with the `permit2` transfer). */
+export function offersExactPermit2(endpoint: Pick<AnyEndpoint, "scheme" | "exactTransfers">): boolean {
+  return schemesOf(endpoint).includes("exact") && exactTransfersOf(endpoint).includes("permit2");
+}
+
+/**
+ * Whether a payment of the endpoint may be a Permit2 authorization (`upto`, or `exact` through Permit2):
+ * the buyer's wallet must have approved Permit2 for the token.
+ */
+export function takesPermit2(endpoint: Pick<AnyEndpoint, "scheme" | "exactTransfers">): boolean {
+  return isMetered(endpoint) || offersExactPermit2(endpoint);
 }
 
 /**
@@ -192,6 +219,12 @@ export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodTyp
    * other schemes (merchantApp refuses a route that would have none).
    */
   scheme?: Scheme | readonly Scheme[];
+  /**
+   * How an `exact` payment may move the token, each an `exact` option of the 402 in this order; default
+   * `["eip3009"]`. See `ExactTransfer`. `["eip3009", "permit2"]` also takes wallets that sign Permit2: a
+   * buyer that does not choose still pays with the first, EIP-3009.
+   */
+  exactTransfers?: readonly ExactTransfer[];
   /** POST only; default `json`. See `BodyType`. */
   body?: BodyType;
   /** Default `project`. See `ErrorDialect`. */

@@ -3,6 +3,8 @@ import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import {
   type AnyEndpoint,
   CHANNEL_SCHEME,
+  type ExactTransfer,
+  exactTransfersOf,
   exampleJson,
   type Merchant,
   offersChannels,
@@ -45,8 +47,9 @@ export function routeKey(endpoint: AnyEndpoint): string {
 
 /**
  * The x402 route of one endpoint: one payment option per scheme it offers (exact; upto when it meters),
- * the merchant's wallet, the price in the token's atomic units (an explicit amount and asset, so no SDK
- * price table decides what a dollar is), and the Bazaar discovery extension describing input and output.
+ * `exact` once per transfer it allows (`exactTransfers`: EIP-3009, Permit2), the merchant's wallet, the
+ * price in the token's atomic units (an explicit amount and asset, so no SDK price table decides what a
+ * dollar is), and the Bazaar discovery extension describing input and output.
  * The resource URL is the one the buyer asked for, on the merchant's public URL
  * (payments/resource-server.ts), so it is not set here.
  */
@@ -54,8 +57,12 @@ export function x402Route(merchant: Merchant, endpoint: AnyEndpoint, payments: P
   const output = { example: endpoint.example.output, schema: jsonSchemaOf(endpoint.output, "output") };
   const { input, inputSchema, path } = splitPathParams(endpoint);
   const amount = priceToAtomic(endpoint.price, payments.asset.decimals).toString();
-  const options = schemesOf(endpoint).map((scheme) =>
-    paymentOption(merchant, endpoint, payments, scheme, amount),
+  const options = schemesOf(endpoint).flatMap((scheme) =>
+    scheme === "exact"
+      ? exactTransfers(endpoint).map((transfer) =>
+          paymentOption(merchant, endpoint, payments, scheme, amount, transfer),
+        )
+      : [paymentOption(merchant, endpoint, payments, scheme, amount)],
   );
   const bodyType = endpoint.body === "multipart" ? "form-data" : "json";
   return {
@@ -73,28 +80,45 @@ export function x402Route(merchant: Merchant, endpoint: AnyEndpoint, payments: P
   };
 }
 
-/** One way to pay an endpoint: the 402's `accepts` entry for `scheme`, before the SDK completes it. */
+/** The endpoint's exact transfers; none is a catalogue's mistake (an `exact` that nobody could pay). */
+function exactTransfers(endpoint: AnyEndpoint): readonly ExactTransfer[] {
+  const transfers = exactTransfersOf(endpoint);
+  if (transfers.length === 0 || new Set(transfers).size !== transfers.length)
+    throw new Error(`${endpoint.path}: exactTransfers lists each way to pay exact once, at least one`);
+  return transfers;
+}
+
+/**
+ * One way to pay an endpoint: the 402's `accepts` entry for `scheme` (for `exact`, through `transfer`),
+ * before the SDK completes it.
+ */
 function paymentOption(
   merchant: Merchant,
   endpoint: Pick<AnyEndpoint, "timeoutMs">,
   payments: PaymentSettings,
   scheme: Scheme,
   amount: string,
+  transfer: ExactTransfer = "eip3009",
 ) {
+  const domain = { name: payments.asset.name, version: payments.asset.version };
   return {
     scheme,
     network: payments.network as `${string}:${string}`,
     payTo: merchant.payTo,
     // exact signs an EIP-3009 authorization, which names the token's EIP-712 domain, and so does a channel's
     // deposit; upto signs for Permit2, whose domain is its own (the SDK adds the facilitator the buyer must
-    // name; for a channel, its receiver authorizer and withdrawal delay).
+    // name; for a channel, its receiver authorizer and withdrawal delay). exact through Permit2 says so, and
+    // keeps the token's domain beside it as the SDK's own server does for a token with EIP-2612 (USDC).
     price:
       scheme === "upto"
         ? { amount, asset: payments.asset.address }
         : {
             amount,
             asset: payments.asset.address,
-            extra: { name: payments.asset.name, version: payments.asset.version },
+            extra:
+              scheme === "exact" && transfer === "permit2"
+                ? { ...domain, assetTransferMethod: transfer }
+                : domain,
           },
     maxTimeoutSeconds: scheme === CHANNEL_SCHEME ? channelTimeoutSeconds(endpoint) : MAX_TIMEOUT_SECONDS,
   };

@@ -229,6 +229,44 @@ describe("an unlisted endpoint", () => {
   });
 });
 
+describe("exact transfers", () => {
+  const routeOf = (
+    exactTransfers?: readonly ("eip3009" | "permit2")[],
+    scheme?: "upto"[] | ["exact", "upto"],
+  ) => {
+    const [calc] = testMerchant(payTo, "https://api.test").endpoints;
+    const endpoint = { ...(calc as NonNullable<typeof calc>), exactTransfers, scheme };
+    return x402Routes(
+      { ...testMerchant(payTo, "https://api.test"), endpoints: [endpoint] },
+      testConfig().payments,
+    )["GET /api/calc"];
+  };
+  const domain = { name: "USD Coin", version: "2" };
+
+  it("offers exact once per transfer, in the catalogue's order, Permit2's saying so", () => {
+    expect(routeOf()?.accepts).toMatchObject({ scheme: "exact", price: { extra: domain } });
+    expect(routeOf(["permit2"])?.accepts).toMatchObject({
+      scheme: "exact",
+      price: { extra: { ...domain, assetTransferMethod: "permit2" } },
+    });
+    expect(routeOf(["eip3009", "permit2"], ["exact", "upto"])?.accepts).toEqual([
+      expect.objectContaining({ scheme: "exact", price: expect.objectContaining({ extra: domain }) }),
+      expect.objectContaining({
+        scheme: "exact",
+        price: expect.objectContaining({ extra: { ...domain, assetTransferMethod: "permit2" } }),
+      }),
+      expect.objectContaining({ scheme: "upto" }),
+    ]);
+    // Without exact, the transfers change nothing.
+    expect(routeOf(["eip3009", "permit2"], ["upto"])?.accepts).toMatchObject({ scheme: "upto" });
+  });
+
+  it("refuses an exact that nobody could pay, or a transfer listed twice", () => {
+    expect(() => routeOf([])).toThrow("exactTransfers");
+    expect(() => routeOf(["permit2", "permit2"])).toThrow("exactTransfers");
+  });
+});
+
 describe("an alias host", () => {
   it("lists a subset of another catalogue with the same descriptions and prices", () => {
     const source = testMerchant(payTo, "https://api.test");

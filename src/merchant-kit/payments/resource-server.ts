@@ -10,9 +10,9 @@ import {
   type HTTPRequestContext,
   type PaywallConfig,
   x402HTTPResourceServer,
-  type x402ResourceServer,
+  x402ResourceServer,
 } from "@x402/core/server";
-import type { PaymentRequired } from "@x402/core/types";
+import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
 import { HonoAdapter } from "@x402/hono";
 import type { Context } from "hono";
 import { channelRequest } from "../channels/context.ts";
@@ -50,6 +50,33 @@ export class PublicUrlResourceServer extends x402HTTPResourceServer {
     });
     return super.processHTTPRequest({ ...context, adapter: publicAdapter }, paywallConfig);
   }
+}
+
+/**
+ * `@x402/core`'s resource server, matching an `exact` payment to the option of its own transfer method
+ * (`extra.assetTransferMethod`, EIP-3009 when absent). The SDK takes the first option whose `extra` the
+ * payment's `accepted` contains, and a Permit2 payment's (`{name, version, assetTransferMethod}`) contains
+ * the EIP-3009 option's (`{name, version}`), listed before it: the facilitator would be asked to verify and
+ * settle a Permit2 payload against requirements that do not ask for Permit2.
+ */
+export class MerchantResourceServer extends x402ResourceServer {
+  override findMatchingRequirements(
+    available: PaymentRequirements[],
+    payload: PaymentPayload,
+  ): PaymentRequirements | undefined {
+    const accepted = payload.accepted as PaymentRequirements | undefined;
+    if (accepted?.scheme !== "exact") return super.findMatchingRequirements(available, payload);
+    const method = transferMethodOf(accepted);
+    return super.findMatchingRequirements(
+      available.filter((r) => r.scheme !== "exact" || transferMethodOf(r) === method),
+      payload,
+    );
+  }
+}
+
+/** How an `exact` option moves the token: its `extra.assetTransferMethod`, EIP-3009 by default. */
+function transferMethodOf(requirements: PaymentRequirements): unknown {
+  return requirements.extra?.assetTransferMethod ?? "eip3009";
 }
 
 /** Where a buyer's payment travels: v2's header and v1's. */
