@@ -11,9 +11,9 @@
  * authorization's state is read on the chain, watched for `settledGraceMs`: used by the authorized
  * transfer, the payment is settled (by that transaction, whoever sent it); used otherwise, it never will
  * be; still unused, the next facilitator may settle it, after verifying it itself (a facilitator such as
- * the project's own settles only what it verified). A payment that cannot be checked on the chain (the
- * `upto` scheme's Permit2 authorizations, an RPC that cannot be read) is never handed on after such a
- * failure: its outcome stays unknown, as it would with one facilitator.
+ * the project's own settles only what it verified). A payment that cannot be checked on the chain (a
+ * Permit2 authorization, the `upto` scheme's or `exact`'s through the Permit2 proxy; an RPC that cannot be
+ * read) is never handed on after such a failure: its outcome stays unknown, as it would with one facilitator.
  */
 import { type FacilitatorClient, HTTPFacilitatorClient } from "@x402/core/server";
 import {

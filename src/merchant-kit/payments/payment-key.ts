@@ -2,8 +2,8 @@ import { createHash, randomUUID } from "node:crypto";
 import { decodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
 import { isBatchSettlementDepositPayload, isBatchSettlementVoucherPayload } from "@x402/evm";
-import { encodeAbiParameters, keccak256 } from "viem";
-import { ESCROWED_NONCE_PREFIX, type PaymentKey } from "./payment-ledger.ts";
+import { encodeAbiParameters, keccak256, toHex } from "viem";
+import { ESCROWED_NONCE_PREFIX, type PaymentKey, PERMIT2_NONCE_PREFIX } from "./payment-ledger.ts";
 
 /** The header the buyer pays with (v2), and the v1 name `@x402/hono` also reads. */
 export function paymentHeader(request: Request): string | undefined {
@@ -42,9 +42,10 @@ export function paymentOf(header: string, nowSeconds = Math.floor(Date.now() / 1
 
 /**
  * Who paid and with which one-time authorization, read from a payment the middleware has already verified
- * (so the signature is known to be `from`'s). The `exact` EVM scheme carries an EIP-3009 authorization;
- * a channel payment is keyed by `channelKey`; any other payload is keyed by a hash of itself, which still
- * makes one payload run one handler.
+ * (so the signature is known to be `from`'s). The `exact` EVM scheme carries an EIP-3009 authorization,
+ * keyed by its nonce, or a Permit2 one (through x402's exact proxy), keyed as `upto`'s is by its Permit2
+ * nonce (`permit2Key`); a channel payment is keyed by `channelKey`; any other payload is keyed by a hash
+ * of itself, which still makes one payload run one handler.
  */
 export function paymentKeyOf(header: string, nowSeconds = Math.floor(Date.now() / 1000)): PaymentKey {
   return keyOf(decodePaymentSignatureHeader(header), nowSeconds);
@@ -65,6 +66,8 @@ function keyOf(payload: PaymentPayload, nowSeconds: number): PaymentKey {
       amount: atomic(auth.value) || amount,
     };
   }
+  const permit2 = permit2Key(inner.permit2Authorization, amount);
+  if (permit2) return permit2;
   const permit = inner.permit2Authorization as
     | { from?: string; nonce?: string; deadline?: string }
     | undefined;
@@ -73,6 +76,26 @@ function keyOf(payload: PaymentPayload, nowSeconds: number): PaymentKey {
     payer: from.toLowerCase() as `0x${string}`,
     nonce: `sha256:${createHash("sha256").update(JSON.stringify(payload.payload)).digest("hex")}`,
     validBefore: Number(permit?.deadline ?? nowSeconds + 3600),
+    amount,
+  };
+}
+
+/**
+ * A Permit2 payment's key (`upto`, or `exact` through the Permit2 proxy): the payer and its Permit2 nonce,
+ * as 32 bytes of hex behind `PERMIT2_NONCE_PREFIX` (Permit2's bitmap, not the token, marks it used: the
+ * funds reader asks the one it names), valid until the permit's deadline. The amount is what the buyer
+ * agreed to pay (`upto`: the most). One nonce settles once on chain whatever else two payloads differ in, so
+ * two payloads with one nonce are one payment here too.
+ */
+function permit2Key(permit: unknown, amount: bigint): PaymentKey | undefined {
+  const { from, nonce, deadline } = (permit ?? {}) as { from?: unknown; nonce?: unknown; deadline?: unknown };
+  if (typeof from !== "string" || !/^0x[0-9a-fA-F]{40}$/.test(from)) return undefined;
+  if (typeof nonce !== "string" || !/^\d{1,78}$/.test(nonce) || BigInt(nonce) >= 2n ** 256n) return undefined;
+  if (typeof deadline !== "string" || !/^\d{1,15}$/.test(deadline)) return undefined;
+  return {
+    payer: from.toLowerCase() as `0x${string}`,
+    nonce: `${PERMIT2_NONCE_PREFIX}${toHex(BigInt(nonce), { size: 32 })}`,
+    validBefore: Number(deadline),
     amount,
   };
 }

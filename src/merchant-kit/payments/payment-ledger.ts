@@ -30,7 +30,10 @@ import type { Database, Queryable } from "../../common/db/index.ts";
 /** The identity of one signed payment: who signed it and its one-time nonce. */
 export interface PaymentKey {
   payer: `0x${string}`;
-  /** The EIP-3009 nonce (32 bytes hex), unique per authorization of a payer. */
+  /**
+   * The authorization's one-time nonce, unique per payer: the EIP-3009 nonce (32 bytes hex), a Permit2
+   * nonce behind `PERMIT2_NONCE_PREFIX`, a channel's (`ESCROWED_NONCE_PREFIX`) or a payload's hash.
+   */
   nonce: string;
   /** Unix seconds after which the authorization can no longer be settled. */
   validBefore: number;
@@ -46,6 +49,12 @@ export interface PaymentKey {
 
 /** The nonce prefix of escrowed payments' rows (payment-key.ts): `channel:<channel id>:<voucher>:<request>`. */
 export const ESCROWED_NONCE_PREFIX = "channel:";
+
+/**
+ * The nonce prefix of Permit2 payments' rows (`upto`, `exact` through Permit2): `permit2:<nonce, 32 bytes
+ * hex>`. Permit2's nonce bitmap marks it used, not the token's `authorizationState` (payments/funds.ts).
+ */
+export const PERMIT2_NONCE_PREFIX = "permit2:";
 
 /**
  * Rows are kept after `validBefore` for this long: a row must outlive every chance that the
