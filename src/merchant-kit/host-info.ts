@@ -6,7 +6,7 @@
  * to the merchant's (`Merchant.guidance`, written in its catalogue folder), and the kit adds how to pay and
  * where the documents are, from the catalogue.
  */
-import { isMetered, isMeteredOnly, type Merchant, offersChannels } from "./endpoint.ts";
+import { isMetered, isMeteredOnly, type Merchant, offersChannels, offersExactPermit2 } from "./endpoint.ts";
 import type { PaymentSettings } from "./routes.ts";
 import type { MerchantKitSettings } from "./settings.ts";
 
@@ -66,6 +66,11 @@ export function payingGuidance(
     const only = merchant.endpoints.some(isMeteredOnly);
     lines.push(
       `${only ? "Metered operations (price mode dynamic, x402 scheme upto) take" : "Operations that offer the x402 scheme upto take"} a Permit2 authorisation of their price as a maximum and settle what the call used, often less; the wallet approves Permit2 for the token once (else 412).`,
+    );
+  }
+  if (merchant.endpoints.some(offersExactPermit2)) {
+    lines.push(
+      "Operations whose 402 lists an exact option with extra.assetTransferMethod \"permit2\" can be paid their price with a Permit2 transfer through x402's exact proxy, for wallets that sign Permit2 rather than EIP-3009 (with @x402/evm's exact client, choose that option); the wallet approves Permit2 for the token once (else 412 permit2_allowance_required).",
     );
   }
   if (merchant.endpoints.some(offersChannels)) {

@@ -6,10 +6,12 @@
  */
 import {
   type AnyEndpoint,
+  exactTransfersOf,
   isMetered,
   isMeteredOnly,
   type Merchant,
   offersChannels,
+  offersExactPermit2,
   resourceUrl,
   templatePath,
 } from "./endpoint.ts";
@@ -22,10 +24,19 @@ export function priceText(endpoint: AnyEndpoint): string {
     ? "; or through a payment channel (x402 scheme batch-settlement)"
     : "";
   const metered = "you pay what the call used (x402 scheme upto)";
+  const exact = `x402 scheme exact${exactTransfersText(endpoint)}`;
   if (isMeteredOnly(endpoint)) return `up to $${endpoint.price} per call, metered: ${metered}${channel}`;
   if (isMetered(endpoint))
-    return `$${endpoint.price} per call (x402 scheme exact), or metered up to it: ${metered}${channel}`;
-  return `$${endpoint.price} per call (x402 scheme exact)${channel}`;
+    return `$${endpoint.price} per call (${exact}), or metered up to it: ${metered}${channel}`;
+  return `$${endpoint.price} per call (${exact})${channel}`;
+}
+
+/** How exact is signed, when it may be through Permit2: nothing for the default, EIP-3009 alone. */
+function exactTransfersText(endpoint: AnyEndpoint): string {
+  if (!offersExactPermit2(endpoint)) return "";
+  return exactTransfersOf(endpoint).includes("eip3009")
+    ? ", as an EIP-3009 authorization or through Permit2"
+    : ", through Permit2";
 }
 
 /** The Markdown list of the merchant's advertised prices, and a line for those it serves unadvertised. */

@@ -45,7 +45,11 @@ const PAYMENT_REQUIREMENTS: JsonSchema = {
   type: "object",
   required: ["scheme", "network", "amount", "asset", "payTo", "maxTimeoutSeconds"],
   properties: {
-    scheme: { type: "string", description: "exact (an EIP-3009 authorization) or upto (Permit2)." },
+    scheme: {
+      type: "string",
+      description:
+        "exact (an EIP-3009 authorization, or a Permit2 one where extra.assetTransferMethod is permit2) or upto (Permit2).",
+    },
     network: { type: "string", description: "CAIP-2, e.g. eip155:8453 (Base)." },
     amount: { type: "string", pattern: "^[0-9]+$", description: "The price in the token's atomic units." },
     asset: { type: "string", description: "The token's contract address." },
@@ -53,7 +57,8 @@ const PAYMENT_REQUIREMENTS: JsonSchema = {
     maxTimeoutSeconds: { type: "integer" },
     extra: {
       type: "object",
-      description: "The token's EIP-712 name and version (exact), or the facilitator (upto).",
+      description:
+        "The token's EIP-712 name and version (exact; with assetTransferMethod permit2 for its Permit2 option), or the facilitator (upto).",
     },
   },
 };

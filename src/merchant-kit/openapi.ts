@@ -1,11 +1,13 @@
 import {
   type AnyEndpoint,
   type ErrorDialect,
+  exactTransfersOf,
   exampleJson,
   isMetered,
   isMeteredOnly,
   type Merchant,
   offersChannels,
+  offersExactPermit2,
   pathParams,
   templatePath,
 } from "./endpoint.ts";
@@ -149,9 +151,10 @@ function refusalResponses(
 
 /** How an operation is paid, said in its description. */
 function paidHow(endpoint: AnyEndpoint): string {
-  if (!offersChannels(endpoint)) return schemesHow(endpoint);
+  const schemes = `${schemesHow(endpoint)}${exactPermit2How(endpoint)}`;
+  if (!offersChannels(endpoint)) return schemes;
   const charged = isMetered(endpoint) ? "what the call cost, as upto would" : `$${endpoint.price}`;
-  return `${schemesHow(endpoint)} Or through a payment channel (x402's \`batch-settlement\`): a deposit into x402's escrow once, then a signed voucher per call and no transaction; charged ${charged}, which the PAYMENT-RESPONSE header's \`extra.chargedAmount\` says. The unclaimed balance comes back on request: GET /channels/refund with a refund voucher.`;
+  return `${schemes} Or through a payment channel (x402's \`batch-settlement\`): a deposit into x402's escrow once, then a signed voucher per call and no transaction; charged ${charged}, which the PAYMENT-RESPONSE header's \`extra.chargedAmount\` says. The unclaimed balance comes back on request: GET /channels/refund with a refund voucher.`;
 }
 
 function schemesHow(endpoint: AnyEndpoint): string {
@@ -161,6 +164,16 @@ function schemesHow(endpoint: AnyEndpoint): string {
     return `Paid per call through x402, either scheme the 402 offers: \`exact\`, $${endpoint.price} in USDC; or \`upto\`: ${metered}.`;
   }
   return `Paid per call through x402: $${endpoint.price} in USDC.`;
+}
+
+/** How an `exact` payment is signed, when it may be a Permit2 transfer (`exactTransfers`). */
+function exactPermit2How(endpoint: AnyEndpoint): string {
+  if (!offersExactPermit2(endpoint)) return "";
+  const permit2 =
+    "a Permit2 transfer of exactly the price through x402's exact proxy (the 402's `exact` option with `extra.assetTransferMethod: \"permit2\"`; the wallet approves Permit2 for the token once)";
+  return exactTransfersOf(endpoint).includes("eip3009")
+    ? ` An \`exact\` payment is an EIP-3009 authorization or, for wallets that sign Permit2, ${permit2}.`
+    : ` An \`exact\` payment is ${permit2}.`;
 }
 
 /**

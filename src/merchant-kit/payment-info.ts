@@ -1,6 +1,8 @@
 import {
   type AnyEndpoint,
   CHANNEL_SCHEME,
+  type ExactTransfer,
+  exactTransfersOf,
   isMeteredOnly,
   type Merchant,
   resourceUrl,
@@ -23,9 +25,10 @@ export type PaymentPrice =
 /**
  * An operation's `x-payment-info` in the OpenAPI document: `price` in dollars, and `protocols`, one
  * `{x402: ...}` entry per scheme offered, in the 402's order, carrying the x402 requirements themselves
- * (scheme, network, asset, atomic amount, payTo) for readers that want them before the 402. A payment
- * channel's entry (`batch-settlement`) lacks what only the facilitator knows (its receiver authorizer),
- * which the 402 adds.
+ * (scheme, network, asset, atomic amount, payTo) for readers that want them before the 402. `exact` has an
+ * entry per transfer the endpoint allows, as its 402 has an option per transfer: the one through Permit2
+ * says so in `extra.assetTransferMethod`, as the 402's does. A payment channel's entry (`batch-settlement`)
+ * lacks what only the facilitator knows (its receiver authorizer), which the 402 adds.
  */
 export interface PaymentInfo {
   price: PaymentPrice;
@@ -38,6 +41,8 @@ export interface PaymentInfo {
       payTo: string;
       maxTimeoutSeconds: number;
       resource: string;
+      /** `exact` through Permit2 only. */
+      extra?: { assetTransferMethod: Exclude<ExactTransfer, "eip3009"> };
     };
   }[];
 }
@@ -54,18 +59,24 @@ export function paymentInfo(
   endpoint: AnyEndpoint,
   payments: PaymentSettings,
 ): PaymentInfo {
+  const protocol = (scheme: Scheme, transfer?: ExactTransfer) => ({
+    x402: {
+      scheme,
+      network: payments.network,
+      asset: payments.asset.address,
+      amount: priceToAtomic(endpoint.price, payments.asset.decimals).toString(),
+      payTo: merchant.payTo,
+      maxTimeoutSeconds: scheme === CHANNEL_SCHEME ? channelTimeoutSeconds(endpoint) : MAX_TIMEOUT_SECONDS,
+      resource: resourceUrl(merchant, endpoint),
+      ...(transfer === "permit2" && { extra: { assetTransferMethod: transfer } }),
+    },
+  });
   return {
     price: paymentPrice(endpoint),
-    protocols: schemesOf(endpoint).map((scheme) => ({
-      x402: {
-        scheme,
-        network: payments.network,
-        asset: payments.asset.address,
-        amount: priceToAtomic(endpoint.price, payments.asset.decimals).toString(),
-        payTo: merchant.payTo,
-        maxTimeoutSeconds: scheme === CHANNEL_SCHEME ? channelTimeoutSeconds(endpoint) : MAX_TIMEOUT_SECONDS,
-        resource: resourceUrl(merchant, endpoint),
-      },
-    })),
+    protocols: schemesOf(endpoint).flatMap((scheme) =>
+      scheme === "exact"
+        ? exactTransfersOf(endpoint).map((transfer) => protocol(scheme, transfer))
+        : [protocol(scheme)],
+    ),
   };
 }

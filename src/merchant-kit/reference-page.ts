@@ -68,9 +68,18 @@ function channelSentence(op: OpenApiOperation): string {
   return " A payment channel (x402's batch-settlement, for example @x402/fetch with @x402/evm's batch-settlement client) deposits once and then pays each call with a signed voucher, no transaction per call; its unclaimed balance comes back with a refund voucher sent to GET /channels/refund.";
 }
 
+/** The sentence on paying exact through Permit2, for an operation that takes it. */
+function exactPermit2Sentence(op: OpenApiOperation): string {
+  const exact = (op["x-payment-info"]?.protocols ?? []).filter((p) => p.x402.scheme === "exact");
+  const permit2 = exact.filter((p) => p.x402.extra?.assetTransferMethod === "permit2");
+  if (permit2.length === 0) return "";
+  const eip3009 = permit2.length < exact.length;
+  return ` ${eip3009 ? "The listed price may also be paid" : "The listed price is paid"} through Permit2: the 402's exact option with assetTransferMethod permit2 (for example @x402/evm's exact client choosing it; the wallet having approved Permit2 once), for wallets that sign Permit2 rather than EIP-3009.${eip3009 ? "" : " This operation takes no EIP-3009 authorization: this page's browser wallet cannot pay it."}`;
+}
+
 function howToPay(op: OpenApiOperation): string {
   if (!op["x-payment-info"]) return "Free: no payment.";
-  return `${schemesHowToPay(op)}${channelSentence(op)}`;
+  return `${schemesHowToPay(op)}${exactPermit2Sentence(op)}${channelSentence(op)}`;
 }
 
 function schemesHowToPay(op: OpenApiOperation): string {

@@ -4,7 +4,15 @@
  * and those the endpoint answers itself (`Endpoint.errors`). A status both give is one response with both
  * reasons. None is charged: the payment middleware settles only answers below 400.
  */
-import { type AnyEndpoint, type ErrorStatus, type Errors, isMetered, offersChannels } from "./endpoint.ts";
+import {
+  type AnyEndpoint,
+  type ErrorStatus,
+  type Errors,
+  isMetered,
+  offersChannels,
+  offersExactPermit2,
+  takesPermit2,
+} from "./endpoint.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./input.ts";
 import { jsonSchemaOf, objectProperties } from "./json-schema.ts";
 import { DEFAULT_TIMEOUT_MS, isGuarded } from "./payments/paid-handler.ts";
@@ -22,9 +30,9 @@ const CHANNEL_402 =
 
 /**
  * What the kit answers for a paid route besides its 200, by status: the input check and a malformed
- * `PAYMENT-SIGNATURE` (400), the payment middleware (402; 412 for an upto payment without a Permit2
- * allowance), the ledger (409; 402 and 429 for guarded routes), the body limit (413, every POST), the
- * facilitator or the chain out of reach (503), the time budget (504).
+ * `PAYMENT-SIGNATURE` (400), the payment middleware (402; 412 for a Permit2 payment, upto's or exact's,
+ * without a Permit2 allowance), the ledger (409; 402 and 429 for guarded routes), the body limit (413,
+ * every POST), the facilitator or the chain out of reach (503), the time budget (504).
  */
 export function kitErrors(endpoint: AnyEndpoint): Errors {
   const guarded = isGuarded(endpoint);
@@ -41,8 +49,8 @@ export function kitErrors(endpoint: AnyEndpoint): Errors {
         : ""
     }${offersChannels(endpoint) ? CHANNEL_402 : ""}`,
     409: "This payment is already used by another request (payment_in_use): each request needs its own signed payment; the PAYMENT-REQUIRED header says what to pay.",
-    ...(isMetered(endpoint) && {
-      412: "An upto payment from a wallet that has not approved Permit2 for the token (the PAYMENT-REQUIRED header's error is permit2_allowance_required): approve it once, then pay again.",
+    ...(takesPermit2(endpoint) && {
+      412: `${permit2Payments(endpoint)} from a wallet that has not approved Permit2 for the token (the PAYMENT-REQUIRED header's error is permit2_allowance_required): approve it once, then pay again.`,
     }),
     ...(endpoint.method !== "GET" && {
       413: `The body is larger than ${endpoint.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES} bytes (body_too_large), refused before any payment is asked for.`,
@@ -57,6 +65,13 @@ export function kitErrors(endpoint: AnyEndpoint): Errors {
     }`,
     504: `No answer within the call's time budget of ${seconds} s (timeout).`,
   };
+}
+
+/** The payments of the endpoint that are Permit2 authorizations, as a 412 names them. */
+function permit2Payments(endpoint: AnyEndpoint): string {
+  if (!offersExactPermit2(endpoint)) return "An upto payment";
+  const exact = "exact payment through Permit2 (extra.assetTransferMethod permit2)";
+  return isMetered(endpoint) ? `An upto payment, or an ${exact},` : `An ${exact}`;
 }
 
 /** A refusal as documented: its reasons, kit's first, and that it is not charged. */

@@ -102,8 +102,9 @@ export const TRY_IT_SCRIPT = `<script>
 
   async function pay(form, required) {
     const ethereum = window.ethereum;
-    const accept = required.accepts.find((a) => a.scheme === "exact");
-    if (!accept) throw new Error("no exact-scheme requirement to pay");
+    // The wallet signs an EIP-3009 authorization: not the exact option through Permit2.
+    const accept = required.accepts.find((a) => a.scheme === "exact" && [undefined, "eip3009"].includes((a.extra || {}).assetTransferMethod));
+    if (!accept) throw new Error("no exact-scheme requirement this page can pay (it signs EIP-3009 only)");
     const [from] = await ethereum.request({ method: "eth_requestAccounts" });
     const chainId = Number(accept.network.split(":")[1]);
     const authorization = {

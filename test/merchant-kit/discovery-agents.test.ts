@@ -32,6 +32,7 @@ import type { MerchantHost } from "../../src/config/ports.ts";
 import { shopsApp } from "../../src/demo/shops/host.ts";
 import { DEMO_SHOPS, shopMerchant } from "../../src/demo/shops/index.ts";
 import {
+  exactTransfersOf,
   isMeteredOnly,
   type Merchant,
   schemesOf,
@@ -238,8 +239,11 @@ describe("agents' own discovery (@agentcash/discovery) of every host the demo ru
             // The catalogue's price: fixed, or for a metered-only call from nothing to its maximum.
             price: isMeteredOnly(e) ? `0-${e.price} USD` : `${e.price} USD`,
             pricingMode: isMeteredOnly(e) ? "dynamic" : "fixed",
-            // One x402 entry per scheme offered (exact, upto, batch-settlement), each with its requirements.
-            protocols: schemesOf(e).map(() => "x402"),
+            // One x402 entry per way to pay offered (exact once per transfer, EIP-3009 or Permit2; upto;
+            // batch-settlement), each with its requirements.
+            protocols: schemesOf(e)
+              .flatMap<string>((s) => (s === "exact" ? exactTransfersOf(e) : [s]))
+              .map(() => "x402"),
           })),
           ...(m.free ?? []).map((r) => ({
             key: `${origin} ${r.method} ${base}${r.path}`,

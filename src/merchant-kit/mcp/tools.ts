@@ -8,11 +8,13 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import {
   type AnyEndpoint,
   type BodyType,
+  exactTransfersOf,
   type FreeRoute,
   isMetered,
   isMeteredOnly,
   type Merchant,
   offersChannels,
+  offersExactPermit2,
   resourceUrl,
 } from "../endpoint.ts";
 import { type JsonSchema, jsonSchemaOf } from "../json-schema.ts";
@@ -51,7 +53,17 @@ export function toolNameOf(path: string): string {
 
 /** What a call costs, for the tool's description. */
 function priceOf(endpoint: AnyEndpoint): string {
-  return `${schemePrice(endpoint)}${channelText(endpoint)}`;
+  return `${schemePrice(endpoint)}${exactPermit2Text(endpoint)}${channelText(endpoint)}`;
+}
+
+/** How an exact payment is signed, when it may be a Permit2 transfer. */
+function exactPermit2Text(endpoint: AnyEndpoint): string {
+  if (!offersExactPermit2(endpoint)) return "";
+  const permit2 =
+    "as a Permit2 transfer through x402's exact proxy (the exact option with extra.assetTransferMethod permit2; the wallet approves Permit2 for the token once)";
+  return exactTransfersOf(endpoint).includes("eip3009")
+    ? ` The exact price is signed as an EIP-3009 authorization or, for wallets that sign Permit2, ${permit2}.`
+    : ` The exact price is signed ${permit2}.`;
 }
 
 function schemePrice(endpoint: AnyEndpoint): string {
