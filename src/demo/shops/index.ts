@@ -1,9 +1,9 @@
 /**
  * Small demo merchants ("shops") for the demo and the buyer simulator: 20 shops of one or two cheap,
  * pure-computation endpoints each (no network, no state), plus two premium ones. Each shop is served under
- * its slug; `shopMerchant` turns one into a `Merchant`.
+ * its slug; `shopMerchant` turns one into a `Merchant`. Each takes `exact` through EIP-3009 or Permit2.
  */
-import type { AnyEndpoint, Merchant } from "../../merchant-kit/endpoint.ts";
+import type { AnyEndpoint, ExactTransfer, Merchant } from "../../merchant-kit/endpoint.ts";
 import { decode, encode } from "./base64.ts";
 import { caseConvert } from "./case.ts";
 import { colourName } from "./colour.ts";
@@ -35,11 +35,18 @@ export interface Shop {
   endpoints: readonly AnyEndpoint[];
 }
 
+/**
+ * How the shops take `exact`: EIP-3009 first (a buyer that does not choose pays as everywhere), and through
+ * Permit2 for wallets that sign Permit2 rather than EIP-3009 (the devnet deploys x402's exact proxy; the
+ * simulator's agents choose it now and then).
+ */
+export const SHOP_EXACT_TRANSFERS: readonly ExactTransfer[] = ["eip3009", "permit2"];
+
 const shop = (slug: string, name: string, endpoints: readonly AnyEndpoint[]): Shop => ({
   slug,
   name,
   title: `${name} API`,
-  endpoints,
+  endpoints: endpoints.map((e) => ({ ...e, exactTransfers: SHOP_EXACT_TRANSFERS })),
 });
 
 export const DEMO_SHOPS: readonly Shop[] = [
