@@ -2,7 +2,7 @@
  * The merchants as the simulator sees them: each one's wallet, URL and the endpoints the simulated buyers
  * call, with the input each call sends.
  */
-import { isMeteredOnly } from "../merchant-kit/endpoint.ts";
+import { isMeteredOnly, offersChannels } from "../merchant-kit/endpoint.ts";
 import { sizedChat, tinyChat } from "./chat-work.ts";
 import type { NamedMerchant } from "./merchants.ts";
 import type { PlanEndpoint } from "./plan.ts";
@@ -60,6 +60,8 @@ export function simMerchants(
           ...(metered ? { scheme: "upto" as const } : {}),
           ...(metered && "messages" in input ? { sized: sizedChat(input) } : {}),
           ...(metered && "messages" in input && tinyChat(input) ? { tiny: tinyChat(input) } : {}),
+          ...(offersChannels(e) ? { channels: true as const } : {}),
+          ...(e.exactTransfers?.includes("permit2") ? { permit2: true as const } : {}),
         };
       }),
   }));
