@@ -5,6 +5,11 @@
  * settings in its own variables and waits for its own ready line; this maps both onto the CLI. How to run
  * the suite: docs/e2e.md.
  *
+ * The harness's variables changed between its versions: the suite at coinbase/x402 `dd927a26` gives a
+ * facilitator `EVM_PRIVATE_KEY` and a server `EVM_PAYEE_ADDRESS`; the catalog-driven suite of
+ * x402-foundation/x402 forwards the role's own keys, `FACILITATOR_EVM_PRIVATE_KEY` and `SERVER_EVM_ADDRESS`.
+ * Either is taken, the older first.
+ *
  * The harness's clients send GET without a body, and the inference API's chat routes are POST with a JSON
  * chat request. For `inference`, the merchant listens on a free loopback port and this process listens on
  * the harness's: a GET under /v1/chat/completions goes on as a POST with a short fixed chat request, its
@@ -43,9 +48,17 @@ if (!["utility", "inference", "social"].includes(merchant)) {
   );
   process.exit(1);
 }
-const needed = role === "server" ? ["EVM_PAYEE_ADDRESS", "FACILITATOR_URL"] : ["EVM_PRIVATE_KEY"];
-for (const name of ["PORT", "EVM_RPC_URL", ...needed]) {
-  if (!env[name]) {
+const payee = env.EVM_PAYEE_ADDRESS || env.SERVER_EVM_ADDRESS;
+const facilitatorKey = env.EVM_PRIVATE_KEY || env.FACILITATOR_EVM_PRIVATE_KEY;
+const given = { PORT: env.PORT, EVM_RPC_URL: env.EVM_RPC_URL };
+if (role === "server") {
+  given["EVM_PAYEE_ADDRESS (or SERVER_EVM_ADDRESS)"] = payee;
+  given.FACILITATOR_URL = env.FACILITATOR_URL;
+} else {
+  given["EVM_PRIVATE_KEY (or FACILITATOR_EVM_PRIVATE_KEY)"] = facilitatorKey;
+}
+for (const [name, value] of Object.entries(given)) {
+  if (!value) {
     console.error(`the harness did not set ${name}`);
     process.exit(1);
   }
@@ -96,7 +109,14 @@ function bridge(listenPort, merchantPort) {
 }
 
 // A fresh data directory, and PGlite in it: a shared DATABASE_URL would carry ledgers between runs.
-const data = fs.mkdtempSync(path.join(os.tmpdir(), `x402m-e2e-${role}-`));
+// A facilitator with API keys (made beforehand by `facilitator keys add --data DIR`) needs its own directory:
+// X402M_E2E_FACILITATOR_DATA names it, and it is kept.
+const kept = role === "facilitator" ? env.X402M_E2E_FACILITATOR_DATA : undefined;
+if (kept) fs.mkdirSync(kept, { recursive: true });
+const data = kept || fs.mkdtempSync(path.join(os.tmpdir(), `x402m-e2e-${role}-`));
+function removeData() {
+  if (!kept) fs.rmSync(data, { recursive: true, force: true });
+}
 const { DATABASE_URL: _shared, ...base } = env;
 const cli = path.join(home, "bin", "x402-merchants");
 
@@ -114,7 +134,7 @@ if (role === "server" && merchant === "social") {
   fs.closeSync(file);
   // The import's summary goes to stderr: stdout is where the harness looks for the ready line.
   if (!made || !runCli(["social", "import", corpus, "--data", data], 2)) {
-    fs.rmSync(data, { recursive: true, force: true });
+    removeData();
     console.error("could not fill the social-data API's archive");
     process.exit(1);
   }
@@ -128,7 +148,7 @@ const [args, childEnv, readyLine] =
         {
           ...base,
           [`${prefix}PORT`]: String(merchantPort),
-          [`${prefix}PAY_TO`]: env.EVM_PAYEE_ADDRESS,
+          [`${prefix}PAY_TO`]: payee,
           [`${prefix}URL`]: `http://localhost:${env.PORT}`,
           X402M_FACILITATOR_URL: env.FACILITATOR_URL,
           X402M_NETWORK: env.EVM_NETWORK || "eip155:8453",
@@ -140,7 +160,7 @@ const [args, childEnv, readyLine] =
       ]
     : [
         ["facilitator", "--rpc", env.EVM_RPC_URL, "--port", env.PORT],
-        { ...base, X402M_FACILITATOR_KEY: env.EVM_PRIVATE_KEY },
+        { ...base, X402M_FACILITATOR_KEY: facilitatorKey },
         "Facilitator listening",
       ];
 
@@ -164,6 +184,6 @@ child.stdout.on("data", async (chunk) => {
 });
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
 child.on("exit", (code, signal) => {
-  fs.rmSync(data, { recursive: true, force: true });
+  removeData();
   process.exit(code ?? (signal ? 1 : 0));
 });
