@@ -171,6 +171,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   const settlement = createSettlement({
     db,
     sdk,
+    verify,
     client,
     reads,
     signer: submitter.address,

@@ -3,7 +3,7 @@
  * facilitator's parts they are given, and this process's bookkeeping of the settlements under way.
  */
 import type { x402Facilitator } from "@x402/core/facilitator";
-import type { SettleResponse } from "@x402/core/types";
+import type { SettleResponse, VerifyResponse } from "@x402/core/types";
 import type { Chain, PublicClient, Transport } from "viem";
 import type { Database } from "../common/db/index.ts";
 import type { GasBudgets } from "./access/index.ts";
@@ -33,6 +33,11 @@ export interface SettlementOptions {
   receiptBlocks: Map<string, { block: bigint; cost: bigint; gasUsed: bigint }>;
   /** Keyed settlements' gas: reserved before signing (by the signer's hook), charged from the receipt. */
   budgets: GasBudgets;
+  /**
+   * /verify's own check and record, for a /settle of a payment never verified: x402's `upfront` flow (and
+   * `escrow`) settles before the handler and sends no /verify (`@x402/core` 2.27, `PaymentFlowName`).
+   */
+  verify(payload: unknown, requirements: unknown): Promise<VerifyResponse>;
   /** Records the paid resource in the Bazaar; called once per settlement, when it becomes final. */
   recordInBazaar(
     row: Pick<LedgerRow, "payment_payload" | "payment_requirements">,

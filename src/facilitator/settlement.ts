@@ -1,7 +1,8 @@
 /**
  * POST /settle: settle an authorization that /verify accepted, at most once, whatever arrives.
  *
- * - Only a verified authorization is settled: its ledger row must exist with the same signed content.
+ * - Only a verified authorization is settled: its ledger row must exist with the same signed content. One
+ *   that has no row is verified here first, as /verify would (x402's `upfront` flow sends no /verify).
  * - One transaction per authorization: the row is claimed by a conditional UPDATE (verified ->
  *   submitting) that exactly one request wins; identical concurrent requests in this process share that
  *   request's answer, and requests elsewhere wait for the row to move on.
@@ -16,7 +17,7 @@
  *   nonce. A stock resource server, which verifies and settles every
  *   request carrying the same payment, then delivers it once. A failure is answered to every caller.
  */
-import type { SettleResponse } from "@x402/core/types";
+import type { SettleResponse, VerifyResponse } from "@x402/core/types";
 import { sleep } from "../common/sleep.ts";
 import type { Grant } from "./access/index.ts";
 import { amountAtStake, type CheckedPayment, keyString } from "./authorization.ts";
@@ -66,7 +67,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
       if (!checked.ok) return settleFailure(network, checked.reason, checked.message);
       const { payment } = checked;
       const { answered, shared } = await ctx.inflight.share(keyString(payment.key), payment.digest, () =>
-        settleVerified(ctx, payment, grant),
+        settleVerified(ctx, payment, grant, () => options.verify(payload, requirements)),
       );
       // A deposit's outcome is answered to every /settle of it: the server charges the request to its
       // channel's cumulative voucher, which refuses a second delivery, and a retry must learn the deposit
@@ -88,7 +89,9 @@ async function settleVerified(
   ctx: SettleContext,
   payment: CheckedPayment,
   grant: Grant | undefined,
+  verifyFirst: () => Promise<VerifyResponse>,
 ): Promise<SettleResponse> {
+  let unverified = true;
   const { db } = ctx;
   const network = ctx.scope.network;
   const payer = payment.terms.payer;
@@ -99,6 +102,20 @@ async function settleVerified(
   if (await claim(db, payment.key, payment.digest, amount)) return broadcast(ctx, payment, grant);
   for (;;) {
     const row = await findAuthorization(db, payment.key);
+    if (!row && unverified) {
+      // Never verified (the `upfront` flow): /verify's checks and its row now, then claimed as usual.
+      unverified = false;
+      const verified = await verifyFirst();
+      if (!verified.isValid) {
+        return settleFailure(
+          network,
+          verified.invalidReason ?? PAYMENT_NOT_VERIFIED,
+          verified.invalidMessage ?? "the payment did not verify",
+          payer,
+        );
+      }
+      continue;
+    }
     if (!row || row.digest !== payment.digest) {
       return settleFailure(
         network,

@@ -187,11 +187,14 @@ describe("facilitator HTTP", () => {
       expect(verify.status).toBe(200);
       expect(await verify.json()).toMatchObject({ isValid: false, invalidReason: reason });
     }
-    const unverified = await post("/settle", request(payment, requirements));
+    // /settle verifies what /verify never saw (x402's upfront flow), and answers its refusal the same way.
+    const forged = structuredClone(payment);
+    (forged.payload as { authorization: { value: string } }).authorization.value = "999999";
+    const unverified = await post("/settle", request(forged, { ...requirements, amount: "999999" }));
     expect(unverified.status).toBe(200);
     expect(await unverified.json()).toMatchObject({
       success: false,
-      errorReason: reasons.PAYMENT_NOT_VERIFIED,
+      errorReason: "invalid_exact_evm_signature",
       transaction: "",
       network: NETWORK,
     });

@@ -101,19 +101,14 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
     });
   });
 
-  it("refuses to settle what it did not verify, and sends nothing", async () => {
+  it("settles a payment never verified (x402's upfront flow) once, verifying it first; other content under a verified nonce is refused and sends nothing", async () => {
     const [, buyer] = devnet.buyers as [Devnet["buyers"][0], Devnet["buyers"][0]];
-    const requirements = requirementsFor(newMerchant());
+    const merchant = newMerchant();
+    const requirements = requirementsFor(merchant);
     const payment = await pay(buyer, requirements);
     const nonce = await usdc.nonceOf(devnet.facilitatorAccount.address);
 
-    expect(await facilitator.settle(payment, requirements)).toMatchObject({
-      success: false,
-      errorReason: reasons.PAYMENT_NOT_VERIFIED,
-      transaction: "",
-    });
-
-    // Verified, then presented with other content under the same nonce: still not what was verified.
+    // Verified, then presented with other content under the same nonce: not what was verified.
     expect((await facilitator.verify(payment, requirements)).isValid).toBe(true);
     const forged = structuredClone(payment);
     (forged.payload as { authorization: { value: string } }).authorization.value = "999999";
@@ -121,11 +116,24 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
     expect(await facilitator.settle(forged, forgedRequirements)).toMatchObject({
       success: false,
       errorReason: reasons.PAYMENT_NOT_VERIFIED,
+      transaction: "",
     });
     expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(nonce);
+
+    // Never verified: /settle verifies it as /verify would, then settles it once.
+    const upfront = await pay(buyer, requirements);
+    expect(await ledger(db, upfront)).toBeUndefined();
+    const settled = await facilitator.settle(upfront, requirements);
+    expect(settled, JSON.stringify(settled)).toMatchObject({ success: true, payer: buyer.address });
+    expect(await ledger(db, upfront)).toMatchObject({ state: "settled", tx_hash: settled.transaction });
+    expect(await usdc.balanceOf(merchant)).toBe(BigInt(requirements.amount));
+    expect(await facilitator.settle(upfront, requirements)).toMatchObject({
+      success: false,
+      errorReason: reasons.NONCE_ALREADY_USED,
+    });
   });
 
-  it("fails verification of a bad signature, which then cannot be settled", async () => {
+  it("fails verification of a bad signature, which then cannot be settled either", async () => {
     const [, , buyer] = devnet.buyers as Devnet["buyers"];
     const requirements = requirementsFor(newMerchant());
     const payment = await pay(buyer as Devnet["buyers"][0], requirements);
@@ -139,9 +147,11 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
       isValid: false,
       invalidReason: "invalid_exact_evm_signature",
     });
+    // /settle verifies what it was not asked to verify, and refuses it for the same reason.
     expect(await facilitator.settle(tampered, requirements)).toMatchObject({
       success: false,
-      errorReason: reasons.PAYMENT_NOT_VERIFIED,
+      errorReason: "invalid_exact_evm_signature",
+      transaction: "",
     });
   });
 

@@ -174,15 +174,17 @@ describe.each(DATABASE_KINDS)("facilitator, upto scheme (ledger on %s)", (kind) 
     expect(await usdc.balanceOf(merchant)).toBe(200_000n);
   });
 
-  it("refuses a payment signed for another facilitator, and settles nothing unverified", async () => {
+  it("refuses a payment signed for another facilitator, at /settle too, where it is verified first", async () => {
     const buyer = devnet.buyers[1] as DevnetAccount;
     const elsewhere = privateKeyToAccount(generatePrivateKey()).address;
     const requirements = uptoRequirementsFor(newMerchant(), MAX, elsewhere);
     const payment = await payUpto(buyer, requirements);
-    expect(await facilitator.verify(payment, requirements)).toMatchObject({ isValid: false });
+    const refused = await facilitator.verify(payment, requirements);
+    expect(refused).toMatchObject({ isValid: false });
     expect(await facilitator.settle(payment, metered(requirements, 1n))).toMatchObject({
       success: false,
-      errorReason: reasons.PAYMENT_NOT_VERIFIED,
+      errorReason: refused.invalidReason,
+      transaction: "",
     });
   });
 
