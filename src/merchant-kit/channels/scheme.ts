@@ -15,17 +15,32 @@
  *
  * And it does not refuse to start when the facilitator names no receiver authorizer: the kit then does not
  * offer channels at all (channels/fronts.ts), and still takes `exact` and `upto`.
+ *
+ * It checks a voucher itself, natively and with the SDK's verdicts (voucher.ts: the SDK's check in JavaScript
+ * was most of a voucher's CPU); deposits and refunds still go through the SDK's own hook.
  */
 import type { DeepReadonly, PaymentPayload } from "@x402/core/types";
+import { isBatchSettlementVoucherPayload } from "@x402/evm";
 import {
   BatchSettlementEvmScheme,
   type BatchSettlementRequestContext,
 } from "@x402/evm/batch-settlement/server";
 import { channelRequest } from "./context.ts";
 import { ChannelStore } from "./storage.ts";
+import { voucherCheck } from "./voucher.ts";
 
 export class MerchantChannelScheme extends BatchSettlementEvmScheme {
   private readonly contexts = new WeakMap<object, BatchSettlementRequestContext>();
+
+  constructor(...args: ConstructorParameters<typeof BatchSettlementEvmScheme>) {
+    super(...args);
+    const sdkCheck = this.schemeHooks.onBeforeVerify;
+    const checkVoucher = voucherCheck(this);
+    this.schemeHooks.onBeforeVerify = async function beforeVerify(context) {
+      if (isBatchSettlementVoucherPayload(context.paymentPayload.payload)) return checkVoucher(context);
+      return sdkCheck?.(context);
+    };
+  }
 
   override mergeRequestContext(
     payload: DeepReadonly<PaymentPayload>,
