@@ -53,6 +53,7 @@ import { nonceManager, privateKeyToAccount } from "viem/accounts";
 import { devnetChain } from "../src/chain/devnet/index.ts";
 import type { Database } from "../src/common/db/index.ts";
 import { type Listening, listen, listenWithUrl } from "../src/common/listen.ts";
+import { addKey } from "../src/facilitator/access/keys.ts";
 import { createFacilitator, inProcessClient } from "../src/facilitator/index.ts";
 import { merchantApp } from "../src/merchant-kit/app.ts";
 import { ChannelStore } from "../src/merchant-kit/channels/storage.ts";
@@ -192,6 +193,17 @@ async function plainUrls(
   };
 }
 
+/** An API key for the merchant `payTo` with room for the whole run, as its Authorization header. */
+async function channelKey(db: Database, payTo: `0x${string}`): Promise<Record<string, string>> {
+  const { key } = await addKey(db, {
+    name: "bench",
+    payees: [payTo.toLowerCase()],
+    gasBudgetWei: 10n ** 20n,
+    ratePerMinute: 1_000_000,
+  });
+  return { Authorization: `Bearer ${key}` };
+}
+
 async function project(): Promise<StackUrls> {
   const ledger = await openTestDatabase(options.db);
   closers.push(ledger.close);
@@ -206,9 +218,15 @@ async function project(): Promise<StackUrls> {
   closers.push(() => facilitator.close());
   // The merchants of its own process, as the composition root allows them (src/services/start.ts).
   facilitator.gate.allow([options.payTo]);
+  // Over HTTP, channels need a key naming the merchant: the facilitator relays deposits and signs claims as
+  // the channels' receiverAuthorizer only for such a caller (docs/facilitator.md).
+  const auth = channels && options.hop === "http" ? await channelKey(ledger.db, options.payTo) : undefined;
   const client =
     options.hop === "http"
-      ? new HTTPFacilitatorClient({ url: (await served(facilitator.app.fetch)).url })
+      ? new HTTPFacilitatorClient({
+          url: (await served(facilitator.app.fetch)).url,
+          ...(auth && { createAuthHeaders: async () => ({ verify: auth, settle: auth, supported: auth }) }),
+        })
       : inProcessClient(facilitator);
   const services = await merchantServices();
   const config = services.config;

@@ -1,4 +1,5 @@
 import type { SettleResponse, SupportedResponse, VerifyResponse } from "@x402/core/types";
+import { isBatchSettlementDepositPayload } from "@x402/evm";
 import type { DiscoveryResourcesResponse } from "@x402/extensions/bazaar";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
@@ -25,6 +26,8 @@ import { checkPayment, parseRequestBody, type Rejection, type Scope } from "./wi
 /** What the HTTP face needs of a facilitator. */
 export interface FacilitatorService {
   readonly scope: Scope;
+  /** Its settling account: the receiverAuthorizer of channels whose claims it signs. */
+  readonly address: `0x${string}`;
   verify(payload: unknown, requirements: unknown): Promise<VerifyResponse>;
   settle(payload: unknown, requirements: unknown, grant?: Grant, origin?: "http"): Promise<SettleResponse>;
   /** Who may verify and settle for which payee; none: anyone for any payee. */
@@ -73,13 +76,14 @@ export function facilitatorRoutes(facilitator: FacilitatorService): Hono {
   });
 
   app.post("/verify", limit, async (c) => {
-    const bad = await readPayment(c, facilitator.scope, "verify");
+    const bad = await readPayment(c, facilitator, "verify");
     if ("reason" in bad) {
       countRefused("verify", bad.reason);
       return c.json({ isValid: false, invalidReason: bad.reason, invalidMessage: bad.message }, 400);
     }
     try {
-      const admitted = await admit(c, facilitator.gate, bad.requirements, "verify");
+      // A deposit is refused at /verify already where its /settle would be (`readPayment`).
+      const admitted = await admit(c, facilitator.gate, bad.requirements, "verify", bad.deposit);
       if (!admitted.ok) {
         countRefused("verify", admitted.reason);
         return c.json(
@@ -100,7 +104,7 @@ export function facilitatorRoutes(facilitator: FacilitatorService): Hono {
 
   app.post("/settle", limit, async (c) => {
     const network = facilitator.scope.network;
-    const bad = await readPayment(c, facilitator.scope, "settle");
+    const bad = await readPayment(c, facilitator, "settle");
     if ("reason" in bad) {
       countRefused("settle", bad.reason);
       return c.json(
@@ -202,14 +206,17 @@ export function chainReadiness(rpc: string, signer: string): Record<string, Chec
 
 /**
  * The payment of a verify/settle body, or why the body is malformed (-> 400). `authority`: a
- * batch-settlement action this facilitator would sign as the receiverAuthorizer (the gate wants a key).
+ * batch-settlement action this facilitator would sign as the receiverAuthorizer, or a deposit into a channel
+ * whose claims it would sign: the gate wants a key naming the receiver for both, or the receiver would serve
+ * vouchers of a channel it could never claim (its buyer's money back only after the withdrawal delay).
  */
 async function readPayment(
   c: Context,
-  scope: Scope,
+  { scope, address }: Pick<FacilitatorService, "scope" | "address">,
   operation: "verify" | "settle",
 ): Promise<
-  { payload: unknown; requirements: unknown; authority: boolean } | Pick<Rejection, "reason" | "message">
+  | { payload: unknown; requirements: unknown; authority: boolean; deposit: boolean }
+  | Pick<Rejection, "reason" | "message">
 > {
   let body: unknown;
   try {
@@ -219,16 +226,25 @@ async function readPayment(
   }
   const parsed = parseRequestBody(body);
   if (!parsed.ok) return parsed;
+  const inner = parsed.payload.payload;
+  const depositForUs =
+    isBatchSettlementDepositPayload(inner) &&
+    inner.channelConfig.receiverAuthorizer.toLowerCase() === address.toLowerCase();
   if (isChannelAction(parsed.payload, parsed.requirements)) {
     const action = checkChannelAction(parsed.payload, parsed.requirements, scope, operation);
     if (!action.ok && action.malformed) return action;
-    const authority = action.ok && action.action.needsAuthorizer;
-    return { payload: parsed.payload, requirements: parsed.requirements, authority };
+    const authority = depositForUs || (action.ok && action.action.needsAuthorizer);
+    return { payload: parsed.payload, requirements: parsed.requirements, authority, deposit: depositForUs };
   }
   const checked = checkPayment(parsed.payload, parsed.requirements, scope);
   // A well-formed request for something not supported here is judged (200), not malformed.
   if (!checked.ok && checked.malformed) return checked;
-  return { payload: parsed.payload, requirements: parsed.requirements, authority: false };
+  return {
+    payload: parsed.payload,
+    requirements: parsed.requirements,
+    authority: depositForUs,
+    deposit: depositForUs,
+  };
 }
 
 /**

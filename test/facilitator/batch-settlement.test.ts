@@ -419,12 +419,13 @@ describe.each(DATABASE_KINDS)("facilitator, batch-settlement (ledger on %s)", (k
   it("refuses a payee the key does not have, and its channels, before anything is sent", async () => {
     const stranger = newMerchant();
     const nonce = await sent();
+    // A deposit into a channel whose claims this facilitator would sign: the key must name its receiver.
     const deposit = await depositOf(buyer(2), configOf(buyer(2), stranger, 0xe), 1_000_000n, 1000n);
     for (const path of ["/verify", "/settle"] as const) {
       const refused = await post(path, deposit);
       expect(refused.status).toBe(403);
       expect(refused.body).toMatchObject({
-        [path === "/verify" ? "invalidReason" : "errorReason"]: reasons.PAYEE_NOT_ALLOWED,
+        [path === "/verify" ? "invalidReason" : "errorReason"]: reasons.AUTHORIZER_KEY_REQUIRED,
       });
     }
     // Claims this facilitator would sign for the stranger's channel: the key does not name it.
@@ -459,6 +460,20 @@ describe.each(DATABASE_KINDS)("facilitator, batch-settlement (ledger on %s)", (k
       gasBudgetWei: parseEther("1"),
       ratePerMinute: 10,
     });
+    // Nor does it relay a deposit into such a channel for a caller that could not have its claims signed:
+    // the receiver would serve vouchers it can never claim.
+    const nonce = await sent();
+    const deposit = await depositOf(buyer(2), configOf(buyer(2), allowed, 0xf), 1_000_000n, 1000n);
+    for (const [path, reason] of [
+      ["/verify", "invalidReason"],
+      ["/settle", "errorReason"],
+    ] as const) {
+      expect(await post(path, deposit, null)).toMatchObject({
+        status: 401,
+        body: { [reason]: reasons.AUTHORIZER_KEY_REQUIRED },
+      });
+    }
+    expect(await sent()).toBe(nonce);
     const claim = await claimOf(buyer(2), configOf(buyer(2), allowed, 0xf), 1000n);
     expect(await post("/settle", claim, null)).toMatchObject({
       status: 401,
