@@ -10,6 +10,7 @@ import { createTestClient, createWalletClient, http, publicActions, toHex } from
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, type DevnetAccount, devnetChain, startDevnet } from "../../src/chain/devnet/index.ts";
+import { pollReceipt } from "../../src/chain/receipt.ts";
 import { eip3009Types } from "../../src/chain/usdc.ts";
 import { ExactEoaScheme } from "../../src/facilitator/exact-eoa.ts";
 import { startMiner } from "../helpers/chain.ts";
@@ -32,7 +33,17 @@ beforeAll(async () => {
     account: privateKeyToAccount(devnet.facilitatorAccount.privateKey),
     pollingInterval: 20,
   }).extend(publicActions);
-  signer = toFacilitatorEvmSigner(wallet as never);
+  // viem's waitForTransactionReceipt passes over a block that shows while it is still looking the
+  // transaction up, and this chain mines only when a transaction waits: the settlement's receipt then never
+  // came (30 s, seen on a loaded machine). The project's own receipt polling asks until it has one.
+  signer = toFacilitatorEvmSigner({
+    ...wallet,
+    waitForTransactionReceipt: async ({ hash }: { hash: `0x${string}` }) => {
+      const receipt = await pollReceipt(wallet as never, hash, 20_000, 20);
+      if (!receipt) throw new Error(`no receipt for ${hash} in 20 s`);
+      return receipt;
+    },
+  } as never);
   sdk = new ExactEvmScheme(signer);
   const counting: SchemeNetworkFacilitator = {
     scheme: sdk.scheme,
