@@ -19,12 +19,9 @@ export default defineConfig({
     setupFiles: ["test/setup-log.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Three forks on two cores: much of the suite waits on processes of its own (anvil, the CLI's children,
-    // PostgreSQL), and a third fork fills that time. The whole .ci/run on a clean clone, this machine, same
-    // code: 1,100 s with two forks (quiet), 999 s with three (a benchmark beside its first minutes), both green
-    // (2026-11-26, docs/benchmarks.md). DuckDB is multi-threaded on its own: more forks than that only queue.
+    // DuckDB is multi-threaded on its own; two forks keep a 2-core machine responsive.
     pool: "forks",
-    maxWorkers: 3,
+    maxWorkers: 2,
     // Each fork runs file after file with the modules it has loaded (DuckDB, viem, the SDKs, PGlite's
     // WebAssembly) instead of a fresh process per file: the whole suite in 736 s instead of 882 s on 2 cores
     // (2026-11-25, docs/benchmarks.md "CI time"). Files share no state but what they import: no test mocks
