@@ -624,6 +624,33 @@ interface ChannelCheck {
   pendingAfter: number;
 }
 
+/** A phase's CPU per successful request, counted whole and apart, logged as `label`'s. */
+function phaseCpu(
+  label: string,
+  count: ReturnType<ReturnType<typeof meterCpu>["stop"]>,
+  ok: number,
+  anvilMs: number,
+  buyersMs: number,
+) {
+  const per = (ms: number) => round(ms / Math.max(1, ok));
+  const processMs = count.processes.stack ?? 0;
+  const backendsMs = count.backends.stack ?? 0;
+  const cpuMsPerPaid = {
+    whole: per(processMs + backendsMs + count.postgresServer),
+    process: per(processMs),
+    backends: per(backendsMs),
+    postgresServer: per(count.postgresServer),
+    anvil: per(anvilMs),
+    buyers: per(buyersMs),
+    machine: per(count.machine),
+  };
+  const connections = count.connections.stack ?? { most: 0, opened: 0 };
+  log(
+    `CPU per ${label}: ${cpuMsPerPaid.whole} ms counted whole = process ${cpuMsPerPaid.process} + its PostgreSQL backends ${cpuMsPerPaid.backends} (${connections.most} connections at most, ${connections.opened} opened) + the PostgreSQL server's own ${cpuMsPerPaid.postgresServer}; apart: anvil ${cpuMsPerPaid.anvil} ms, buyers ${cpuMsPerPaid.buyers} ms, machine ${cpuMsPerPaid.machine} ms`,
+  );
+  return { cpuMsPerPaid, connections };
+}
+
 function figures(l: Load) {
   return {
     rps: round(l.rps, 1),
@@ -706,21 +733,12 @@ async function measure(
   const paid = paidCommits.result;
   const blocks = ctx.miner.blocks - blocksBefore;
   summary(`paid, concurrency ${flags.concurrency}`, paid);
-  const per = (ms: number) => round(ms / Math.max(1, paid.ok));
-  const processMs = count.processes.stack ?? 0;
-  const backendsMs = count.backends.stack ?? 0;
-  const cpuMsPerPaid = {
-    whole: per(processMs + backendsMs + count.postgresServer),
-    process: per(processMs),
-    backends: per(backendsMs),
-    postgresServer: per(count.postgresServer),
-    anvil: per(anvilMs),
-    buyers: per((buyersUsage.user + buyersUsage.system) / 1000),
-    machine: per(count.machine),
-  };
-  const { most, opened } = count.connections.stack ?? { most: 0, opened: 0 };
-  log(
-    `CPU per paid request: ${cpuMsPerPaid.whole} ms counted whole = process ${cpuMsPerPaid.process} + its PostgreSQL backends ${cpuMsPerPaid.backends} (${most} connections at most, ${opened} opened) + the PostgreSQL server's own ${cpuMsPerPaid.postgresServer}; apart: anvil ${cpuMsPerPaid.anvil} ms, buyers ${cpuMsPerPaid.buyers} ms, machine ${cpuMsPerPaid.machine} ms`,
+  const { cpuMsPerPaid, connections } = phaseCpu(
+    "paid request",
+    count,
+    paid.ok,
+    anvilMs,
+    (buyersUsage.user + buyersUsage.system) / 1000,
   );
   const ledger = {
     commitsPerPaid: round(paidCommits.commits / Math.max(1, paid.ok)),
@@ -763,7 +781,7 @@ async function measure(
     paid: { ...figures(paid), blocks },
     addedP50Ms: round(verifySerial.p50 - plainSerial.p50),
     cpuMsPerPaid,
-    connections: { most, opened },
+    connections,
     ledger,
     settledOnChain,
     phaseUs,
@@ -905,21 +923,12 @@ async function measureChannel(
     );
   const pendingAfter = await ctx.miner.pending();
 
-  const per = (ms: number) => round(ms / Math.max(1, paid.ok));
-  const processMs = count.processes.stack ?? 0;
-  const backendsMs = count.backends.stack ?? 0;
-  const cpuMsPerPaid = {
-    whole: per(processMs + backendsMs + count.postgresServer),
-    process: per(processMs),
-    backends: per(backendsMs),
-    postgresServer: per(count.postgresServer),
-    anvil: per(anvilMs),
-    buyers: per((buyersUsage.user + buyersUsage.system) / 1000),
-    machine: per(count.machine),
-  };
-  const { most, opened } = count.connections.stack ?? { most: 0, opened: 0 };
-  log(
-    `CPU per voucher: ${cpuMsPerPaid.whole} ms counted whole = process ${cpuMsPerPaid.process} + its PostgreSQL backends ${cpuMsPerPaid.backends} (${most} connections at most, ${opened} opened) + the PostgreSQL server's own ${cpuMsPerPaid.postgresServer}; apart: anvil ${cpuMsPerPaid.anvil} ms, buyers ${cpuMsPerPaid.buyers} ms, machine ${cpuMsPerPaid.machine} ms`,
+  const { cpuMsPerPaid, connections } = phaseCpu(
+    "voucher",
+    count,
+    paid.ok,
+    anvilMs,
+    (buyersUsage.user + buyersUsage.system) / 1000,
   );
   const ledger = {
     commitsPerPaid: round(paidCommits.commits / Math.max(1, paid.ok)),
@@ -986,7 +995,7 @@ async function measureChannel(
     paid: { ...figures(paid), blocks },
     addedP50Ms: round(voucherSerial.p50 - plainSerial.p50),
     cpuMsPerPaid,
-    connections: { most, opened },
+    connections,
     ledger,
     settledOnChain: allGood,
     channel,

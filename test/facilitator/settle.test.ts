@@ -131,6 +131,16 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
       success: false,
       errorReason: reasons.NONCE_ALREADY_USED,
     });
+
+    // The same unverified payment sent several times at once: verified and settled once, one success.
+    const again = await pay(buyer, requirements);
+    const sentBefore = await usdc.nonceOf(devnet.facilitatorAccount.address);
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => facilitator.settle(again, requirements)),
+    );
+    expect(answers.filter((a) => a.success)).toHaveLength(1);
+    expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(sentBefore + 1);
+    expect(await usdc.balanceOf(merchant)).toBe(2n * BigInt(requirements.amount));
   });
 
   it("fails verification of a bad signature, which then cannot be settled either", async () => {
