@@ -5,7 +5,15 @@
  */
 import { MAX_USDC_AMOUNT, USDC_UNIT } from "../chain/base.ts";
 
-export const RECORD_TYPES = ["payment", "transfer", "listing", "merchant", "checkpoint", "balance"] as const;
+export const RECORD_TYPES = [
+  "payment",
+  "transfer",
+  "listing",
+  "merchant",
+  "checkpoint",
+  "balance",
+  "hub",
+] as const;
 export type RecordType = (typeof RECORD_TYPES)[number];
 
 /** Every field any record type may carry, staged as VARCHAR so that DuckDB never guesses a type. */
@@ -34,6 +42,9 @@ export const RAW_FIELDS = [
   "wallet",
   "scheme",
   "transfer_method",
+  "label",
+  "kind",
+  "source",
 ] as const;
 
 export interface Rule {
@@ -49,6 +60,7 @@ const matches = (field: string, re: string) => `regexp_full_match(${q(field)}, '
 // Addresses and hashes are case-insensitive, the "0x" prefix too; the analytics database keeps them lower case.
 const ADDRESS = "0[xX][0-9a-fA-F]{40}";
 const HASH = "0[xX][0-9a-fA-F]{64}";
+const HTTP_URL = "https?://[^\\s/?#]+[^\\s]*";
 const ISO_TIME = "\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?)?(Z|[+-]\\d{2}(:?\\d{2})?)?";
 
 const required = (types: readonly RecordType[], field: string): Rule => ({
@@ -73,7 +85,7 @@ const boolean = (types: readonly RecordType[], field: string): Rule => ({
   message: `"${field}" must be true or false`,
 });
 
-const CHAIN: readonly RecordType[] = ["payment", "transfer", "checkpoint", "balance"];
+const CHAIN: readonly RecordType[] = ["payment", "transfer", "checkpoint", "balance", "hub"];
 const ONCHAIN: readonly RecordType[] = ["payment", "transfer"];
 /** Records with an amount of USDC: a balance is bounded like a transfer (all of USDC is below the bound). */
 const AMOUNT: readonly RecordType[] = ["payment", "transfer", "balance"];
@@ -126,7 +138,7 @@ export const RULES: readonly Rule[] = [
   address(["listing"], "pay_to"),
   {
     types: ["listing"],
-    check: `${matches("resource", "https?://[^\\s/?#]+[^\\s]*")} AND length("resource") <= 2048`,
+    check: `${matches("resource", HTTP_URL)} AND length("resource") <= 2048`,
     message: `"resource" must be a full http(s) URL`,
   },
   {
@@ -148,6 +160,25 @@ export const RULES: readonly Rule[] = [
   },
   boolean(["merchant"], "claimed"),
   boolean(["merchant"], "frozen"),
+  // A known exchange or bridge wallet, labelled by the operator beside the repository's list
+  // (src/chain/base-hubs.json): the label must say where it comes from.
+  ...["address", "label", "kind", "source"].map((f) => required(["hub"], f)),
+  address(["hub"], "address"),
+  {
+    types: ["hub"],
+    check: `length(trim("label")) BETWEEN 1 AND 200`,
+    message: `"label" must be a name of 1 to 200 characters, not blank`,
+  },
+  {
+    types: ["hub"],
+    check: `lower("kind") IN ('exchange', 'bridge')`,
+    message: `"kind" must be one of exchange, bridge`,
+  },
+  {
+    types: ["hub"],
+    check: `${matches("source", HTTP_URL)} AND length("source") <= 2048`,
+    message: `"source" must be a full http(s) URL: the public page the label comes from`,
+  },
 ];
 
 /** A SQL expression giving the first broken rule's message for a staged record, or NULL when it is valid. */

@@ -11,6 +11,7 @@ import {
   PAYMENT_ADDRESS_FIELDS,
   PAYMENT_ROW_RULES,
   RAW_FIELDS,
+  RECORD_TYPES,
   type RecordType,
   reasonExpression,
   sqlIsAddress,
@@ -37,10 +38,10 @@ export class ImportError extends AppError {
 export type ImportCounts = Record<RecordType, { read: number; added: number }>;
 
 /**
- * Imports an NDJSON file of payments, transfers, listings, merchants, checkpoints and balances, all or
- * nothing.
+ * Imports an NDJSON file of payments, transfers, listings, merchants, checkpoints, balances and hub
+ * labels, all or nothing.
  *
- * DuckDB parses the file (in parallel, far faster than JSON.parse); the rules in `rules.ts` are
+ * DuckDB parses the file (in parallel, far faster than JSON.parse); the rules in `import-rules.ts` are
  * checked in SQL; only a file with no bad line is kept, in one transaction. Payments and transfers are
  * keyed by (chain, tx_hash, log_index): a row already in the analytics database is kept as it is, so importing the
  * same file twice adds nothing. Block times must follow Base's 2 s rule (`BlockClock`, as the indexer's) among
@@ -430,7 +431,7 @@ async function merge(analytics: Analytics, duplicated: Set<OnChain>): Promise<Im
   const read = await analytics.all<{ type: RecordType; n: bigint }>(
     "SELECT type, count(*) AS n FROM import_raw GROUP BY type",
   );
-  for (const t of ["payment", "transfer", "listing", "merchant", "checkpoint", "balance"] as const) {
+  for (const t of RECORD_TYPES) {
     counts[t] = { read: Number(read.find((r) => r.type === t)?.n ?? 0n), added: 0 };
   }
 
@@ -459,7 +460,7 @@ async function merge(analytics: Analytics, duplicated: Set<OnChain>): Promise<Im
     if (table === "payments" && counts[type].added > 0 && range) paymentBlocks = range;
   }
 
-  // Last line wins for listings, merchants and checkpoints: they describe current state.
+  // Last line wins for listings, merchants, checkpoints and hub labels: they describe current state.
   const beforeListings = await countRows(analytics, "listings");
   await analytics.run(`INSERT OR REPLACE INTO listings
     SELECT lower(pay_to), resource, coalesce(upper(method), ''), price_usd::DOUBLE, description,
@@ -500,6 +501,15 @@ async function merge(analytics: Analytics, duplicated: Set<OnChain>): Promise<Im
     SELECT DISTINCT 'base', lower(wallet), block_number::BIGINT, amount::HUGEINT
     FROM import_raw WHERE type = 'balance'`);
   counts.balance.added = (await countRows(analytics, "balances")) - beforeBalances;
+
+  // A known exchange or bridge wallet (beside the repository's src/chain/base-hubs.json): the clusters
+  // take it as a hub, so a label changes what reports say, and the data version below counts it.
+  const beforeHubs = await countRows(analytics, "hub_labels");
+  await analytics.run(`INSERT OR REPLACE INTO hub_labels
+    SELECT 'base', lower(address), label, lower(kind), source
+    FROM import_raw WHERE type = 'hub'
+    QUALIFY row_number() OVER (PARTITION BY lower(address) ORDER BY record DESC) = 1`);
+  counts.hub.added = (await countRows(analytics, "hub_labels")) - beforeHubs;
   if (paymentBlocks) await sealImported(analytics, paymentBlocks);
 
   await bumpDataVersion(analytics);

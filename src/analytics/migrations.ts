@@ -367,6 +367,24 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE reports ADD COLUMN schemes VARCHAR;
     `,
   },
+  {
+    version: 14,
+    name: "hub labels",
+    // Known exchange and bridge wallets the operator imported (`hub` records, src/analytics/import.ts),
+    // beside the repository's list (src/chain/base-hubs.json): the clusters treat them as hubs. Each
+    // label says where it comes from (source, a public URL); the last imported line for a wallet wins.
+    sql: `
+      CREATE TABLE hub_labels (
+        chain VARCHAR NOT NULL,
+        address VARCHAR NOT NULL,
+        label VARCHAR NOT NULL,
+        -- exchange or bridge
+        kind VARCHAR NOT NULL,
+        source VARCHAR NOT NULL,
+        PRIMARY KEY (chain, address)
+      );
+    `,
+  },
 ];
 
 export async function migrate(analytics: Analytics): Promise<void> {
