@@ -48,8 +48,11 @@ export interface EvidenceFacts {
    * when none was.
    */
   provenance: { own: number; paid: number; ranges: [number, number][]; hops: number } | null;
-  /** The cluster the wallet was counted in (named by its smallest address) and how many wallets it has; null alone. */
-  cluster: { id: string; wallets: number } | null;
+  /**
+   * The cluster the wallet was counted in (named by its smallest address), how many wallets it has, and the
+   * links that made it (the first 64 by wallet, of `links_total`); null alone.
+   */
+  cluster: { id: string; wallets: number; links: ClusterLinkFacts[]; links_total: number } | null;
   ring: {
     /** What came back to the wallet from inside its component, and what it sent into it. */
     returned: number;
@@ -207,8 +210,17 @@ export interface EvidenceWallet {
    * money (first in first out), and the transfers that took it to this wallet, the merchant's first.
    */
   provenance?: { paid_usd: number; merchant_usd: number; merchant_share: number; transfers: number };
-  /** The cluster of wallets this one was counted in as one buyer (funded from one source), when it has others. */
-  cluster?: { id: string; wallets: number };
+  /**
+   * The cluster of wallets this one was counted in as one buyer, when it has others: its links, each with
+   * the rule that made it (docs/screens.md, "Clusters and hubs"), and whether the price test uses it.
+   */
+  cluster?: {
+    id: string;
+    wallets: number;
+    links: EvidenceClusterLink[];
+    /** All the cluster's links; `links` shows the first 64 by wallet. */
+    links_total: number;
+  };
   funding_path?: {
     from: string;
     to: string;
@@ -270,4 +282,27 @@ export interface EvidenceDocument {
   page: string;
   screens: string;
   flags: EvidenceFlag[];
+}
+
+/** A cluster link as the build keeps it (`provenance/cluster-links.ts`). */
+export interface ClusterLinkFacts {
+  wallet: string;
+  linked: string;
+  rule: "funding" | "first_funder" | "behaviour";
+  strong: boolean;
+  /** funding, first_funder: the funder's share of what the wallet received; behaviour: the null model's chance. */
+  measure: number;
+}
+
+/** A cluster link on the evidence page. */
+export interface EvidenceClusterLink {
+  wallet: string;
+  linked: string;
+  rule: "funding" | "first_funder" | "behaviour";
+  /** Strong links join clusters for every screen; weak ones only where buyers are counted, not for the price test. */
+  strong: boolean;
+  /** funding and first_funder: the linked cluster's share of all the USDC the wallet received. */
+  share?: number;
+  /** behaviour: the chance that as many independent payers of the group would behave this alike. */
+  chance?: number;
 }

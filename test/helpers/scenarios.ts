@@ -6,6 +6,25 @@ import { expect } from "vitest";
 import { addr, END, payment, reportOf, START } from "./data.ts";
 
 export const DAY = 43_200;
+export const WEEK = 7 * DAY;
+
+/** `n` deterministic wallets named from `label`. */
+export const wallets = (label: string, n: number) =>
+  Array.from({ length: n }, (_, i) => addr(`${label}-${i}`));
+
+/** `wallets` each paying `m` `calls` times across the window, `amount(i)` for its i-th payment. */
+export function payers(m: string, wallets: readonly string[], calls: number, amount: (i: number) => number) {
+  return wallets.flatMap((w, k) =>
+    Array.from({ length: calls }, (_, i) =>
+      payment({
+        payer: w,
+        payTo: m,
+        amount: amount(i),
+        block: START + 100 + i * Math.floor(290_000 / calls) + k,
+      }),
+    ),
+  );
+}
 
 /** A small deterministic generator, so every run builds the same week. */
 export function rng(seed: number) {

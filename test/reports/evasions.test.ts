@@ -7,26 +7,9 @@ import { describe, expect, it } from "vitest";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
 import { ReportService } from "../../src/reports/serve/service.ts";
 import { addr, analyticsWith, balance, END, payment, reportOf, START, transfer } from "../helpers/data.ts";
-import { DAY, expectNearTruth, genuine, listing, rng } from "../helpers/scenarios.ts";
+import { DAY, expectNearTruth, genuine, listing, payers, rng, WEEK, wallets } from "../helpers/scenarios.ts";
 
-const WEEK = 7 * DAY;
 const prices = [10_000, 20_000, 50_000];
-
-/** `wallets` each paying `m` `calls` times across the window, `amount(i)` for its i-th payment. */
-function payers(m: string, wallets: readonly string[], calls: number, amount: (i: number) => number) {
-  return wallets.flatMap((w, k) =>
-    Array.from({ length: calls }, (_, i) =>
-      payment({
-        payer: w,
-        payTo: m,
-        amount: amount(i),
-        block: START + 100 + i * Math.floor(290_000 / calls) + k,
-      }),
-    ),
-  );
-}
-
-const wallets = (label: string, n: number) => Array.from({ length: n }, (_, i) => addr(`${label}-${i}`));
 
 describe("evasions of the money's provenance", () => {
   const m = addr("provenance-merchant");

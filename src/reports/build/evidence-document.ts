@@ -114,7 +114,19 @@ function walletEvidence(
     },
   };
   if (!facts) return out;
-  if (facts.cluster) out.cluster = facts.cluster;
+  if (facts.cluster) {
+    const { id, wallets, links, links_total } = facts.cluster;
+    out.cluster = {
+      id,
+      wallets,
+      links: links.map(({ measure, ...l }) =>
+        l.rule === "behaviour"
+          ? { ...l, chance: measure }
+          : { ...l, share: Math.round(measure * 10_000) / 10_000 },
+      ),
+      links_total,
+    };
+  }
   if (kind === "merchant_funded" && facts.provenance) {
     const { own, paid } = facts.provenance;
     out.provenance = {

@@ -59,6 +59,11 @@ export async function evidenceFacts(
        SELECT cluster, count(*) AS wallets FROM rw_clusters
        WHERE cluster IN (SELECT c.cluster FROM rw_shown s JOIN rw_clusters c ON c.wallet = s.payer)
        GROUP BY cluster
+     ), links AS (
+       SELECT c.cluster, count(*) AS total, list({'wallet': l.wallet, 'linked': l.linked, 'rule': l.rule,
+         'strong': l.strong, 'measure': l.measure} ORDER BY l.wallet, l.linked, l.rule)[1:64] AS links
+       FROM rw_cluster_links l JOIN rw_clusters c ON c.wallet = l.wallet
+       WHERE c.cluster IN (SELECT cluster FROM sizes) GROUP BY c.cluster
      )
      SELECT s.pay_to, s.kind, s.payer, json_object(
        'screens', ${screens}, 'funded_from', f.funded_from, 'tiny_max', t.tiny_max, 'exact_tiny_max', t.exact_tiny_max,
@@ -66,7 +71,8 @@ export async function evidenceFacts(
        -- Every kind's: a wallet's payments go to merchant_funded first, the others' evidence leaves them out.
        'provenance', CASE WHEN f.payer IS NOT NULL THEN
          json_object('own', f.own::DOUBLE, 'paid', f.paid::DOUBLE, 'ranges', f.ranges::JSON, 'hops', f.hops) END,
-       'cluster', CASE WHEN c.cluster IS NOT NULL THEN json_object('id', c.cluster, 'wallets', z.wallets) END,
+       'cluster', CASE WHEN c.cluster IS NOT NULL THEN json_object('id', c.cluster, 'wallets', z.wallets,
+         'links', coalesce(to_json(k.links), '[]'::JSON), 'links_total', coalesce(k.total, 0)) END,
        'ring', CASE WHEN r.payer IS NOT NULL THEN
          json_object('returned', r.returned, 'sent', r.sent, 'flagged', coalesce(rn.flagged, 0), 'cycle', rc.cycle::JSON) END,
        'prober', CASE s.kind WHEN 'prober' THEN
@@ -84,7 +90,8 @@ export async function evidenceFacts(
      LEFT JOIN rw_ring_cycles rc USING (pay_to, payer)
      LEFT JOIN ring_n rn USING (pay_to, payer)
      LEFT JOIN rw_clusters c ON c.wallet = s.payer
-     LEFT JOIN sizes z ON z.cluster = c.cluster`,
+     LEFT JOIN sizes z ON z.cluster = c.cluster
+     LEFT JOIN links k ON k.cluster = c.cluster`,
   );
 }
 

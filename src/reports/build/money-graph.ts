@@ -31,7 +31,7 @@ interface Blocks {
 
 /**
  * Hubs, and the window's plain transfers the ring graph may follow. A hub is a wallet that is not itself
- * paid in x402 and either is fed by many independent wallets (`rw_sender_hubs`, `provenance/clusters.ts`)
+ * paid in x402 and either is fed by many independent wallets (`rw_cluster_hubs`, `provenance/hubs.ts`: listed, fed by many clusters, or paying buyers of many merchants)
  * or exchanged transfers with many distinct wallets (exchanges, bridges, payrolls): everyone shares one,
  * so a cycle through it says nothing about who paid whom. Degree alone would let a distributor hide the
  * merchant's money; it hides nothing here, because the provenance screen, which comes first, follows any
@@ -47,7 +47,7 @@ export async function moneyMoves(analytics: Analytics, blocks: Blocks): Promise<
        SELECT to_address, count(DISTINCT from_address) FROM transfers WHERE ${span} GROUP BY 1
      ) WHERE wallet NOT IN (SELECT wallet FROM rw_merchants)
      GROUP BY wallet HAVING max(n) >= ${THRESHOLDS.hubMinCounterparties}
-     UNION SELECT wallet FROM rw_sender_hubs`,
+     UNION SELECT wallet FROM rw_cluster_hubs`,
     { end: blocks.end },
   );
   await analytics.run(
@@ -60,11 +60,12 @@ export async function moneyMoves(analytics: Analytics, blocks: Blocks): Promise<
 }
 
 /**
- * tiny_repeat's threshold per merchant (over `rw_groups`, `rw_pair_totals` and `rw_clusters`): its
+ * tiny_repeat's threshold per merchant (over `rw_groups`, `rw_pair_totals` and `rw_strong_clusters`): its
  * price / `tinyPriceDivisor`, the price being the lowest of its listed prices and of what its independent
  * buyers pay: the lowest amount of the lowest band of amounts (a power of two wide: metered charges vary)
  * that `tinyPricePayers` or more clusters paid it, and at least `tinyPricePayerShare` of its clusters;
- * without either, `tinyFallbackMax`. Clusters, not wallets: a farm that splits itself is one buyer.
+ * without either, `tinyFallbackMax`. Clusters, not wallets: a farm that splits itself is one buyer; strong
+ * links only, since a wrong merge here erases a merchant's genuine buyers.
  * An exact payment is a price the merchant's server asked for: where the merchant lists prices, an exact
  * payment far below every one of them is tiny whatever its buyers pay (`exact_tiny_max`); only metered
  * charges (upto, batch-settlement) vary with use, so only their buyers' amounts can make a lower price.
@@ -77,7 +78,7 @@ export async function tinyPrices(analytics: Analytics): Promise<void> {
        -- A merchant's clusters are its payers less those that share a cluster with another of them: a
        -- distinct count over the few clustered payers, not over every pair.
        SELECT pay_to, count(*) - count(DISTINCT c.cluster) AS merged
-       FROM rw_pair_totals JOIN rw_clusters c ON c.wallet = payer GROUP BY pay_to
+       FROM rw_pair_totals JOIN rw_strong_clusters c ON c.wallet = payer GROUP BY pay_to
      ), merchants AS (
        SELECT pay_to, count(*) - coalesce(any_value(merged), 0) AS clusters
        FROM rw_pair_totals LEFT JOIN merged USING (pay_to) GROUP BY pay_to
@@ -90,7 +91,7 @@ export async function tinyPrices(analytics: Analytics): Promise<void> {
        -- Only amounts below the lowest listed price can lower the price.
        SELECT g.pay_to, floor(log2(g.amount))::INTEGER AS band, min(g.amount) AS lowest,
          count(DISTINCT coalesce(c.cluster, g.payer)) AS n
-       FROM rw_groups g LEFT JOIN rw_clusters c ON c.wallet = g.payer LEFT JOIN listed l USING (pay_to)
+       FROM rw_groups g LEFT JOIN rw_strong_clusters c ON c.wallet = g.payer LEFT JOIN listed l USING (pay_to)
        WHERE g.amount > 0 AND (l.price IS NULL OR g.amount < l.price)
        GROUP BY g.pay_to, band
      ), paid AS (

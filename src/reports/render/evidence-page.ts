@@ -1,5 +1,5 @@
 import { html, type Markup, nothing } from "../../common/html.ts";
-import type { EvidenceDocument, EvidenceFlag, EvidenceWallet } from "../model.ts";
+import type { EvidenceClusterLink, EvidenceDocument, EvidenceFlag, EvidenceWallet } from "../model.ts";
 import { documentShell, licenceFooter, noticeBanner } from "./shell.ts";
 
 /** The anchor of one wallet's evidence on this page, which the report page links. */
@@ -102,11 +102,31 @@ ${table(
   return nothing;
 }
 
+const LINK_RULES: Record<EvidenceClusterLink["rule"], string> = {
+  funding: "funded it",
+  first_funder: "first funded it",
+  behaviour: "funded from one source, behaves alike",
+};
+
+/** The cluster a wallet was counted in, and each link that made it, with its rule. */
+function clusterPart(cluster: NonNullable<EvidenceWallet["cluster"]>): Markup {
+  const measure = (l: EvidenceClusterLink) =>
+    l.chance !== undefined
+      ? `chance ${l.chance.toExponential(1)}`
+      : `${Math.round((l.share ?? 0) * 100)}% of its USDC`;
+  const more = cluster.links_total - cluster.links.length;
+  return html`<p>Counted as one buyer with the ${count.format(cluster.wallets - 1)} other wallets of cluster <code>${cluster.id}</code>, joined by these links (a weak link counts buyers but never sets a price):</p>
+<table class="links"><thead><tr><th>Wallet</th><th>Linked to</th><th>Rule</th><th>Strength</th><th>Measure</th></tr></thead><tbody>
+${cluster.links.map((l) => html`<tr><td><code>${l.wallet}</code></td><td><code>${l.linked}</code></td><td><code>${l.rule}</code>: ${LINK_RULES[l.rule]}</td><td>${l.strong ? "strong" : "weak"}</td><td>${measure(l)}</td></tr>`)}
+</tbody></table>
+${more > 0 ? html`<p>And ${count.format(more)} more links.</p>` : nothing}`;
+}
+
 function walletSection(kind: string, w: EvidenceWallet): Markup {
   return html`<section class="wallet" id="${evidenceAnchor(kind, w.wallet)}">
 <h3><code>${w.wallet}</code></h3>
 <p><strong>Threshold crossed.</strong> ${w.rule}</p>
-${w.cluster ? html`<p>Counted as one buyer with the ${count.format(w.cluster.wallets - 1)} other wallets funded from the same source (cluster <code>${w.cluster.id}</code>).</p>` : nothing}
+${w.cluster ? clusterPart(w.cluster) : nothing}
 ${kindPart(w)}
 ${paymentsPart(w)}
 </section>`;

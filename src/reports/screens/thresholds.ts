@@ -23,6 +23,32 @@ export const THRESHOLDS = {
    */
   hubMinSenders: 50,
   /**
+   * A wallet that is not a merchant and sent USDC to at least this many wallets is a hub when those wallets
+   * behave independently: their x402 payments in the window go to at least `hubMinRecipientMerchants`
+   * merchants, none the main merchant of more than `hubMaxRecipientShare` of them (an exchange seen only
+   * by its withdrawals, as in an import of payments and their funding).
+   */
+  hubMinRecipients: 50,
+  hubMinRecipientMerchants: 10,
+  hubMaxRecipientShare: 0.5,
+
+  /**
+   * Clusters: a wallet's funder is the cluster that gave it at least half of what it received from wallets
+   * that are not hubs, and at least this share of everything it received (an exchange's included): a friend's
+   * small top-up beside an exchange withdrawal, or dust, makes no link.
+   */
+  fundingMinShare: 0.25,
+  /** Clusters (weak link): a wallet's first funder that is not a hub, when it gave at least this share. */
+  firstFunderMinShare: 0.05,
+  /** Clusters by behaviour: at least this many wallets of one group (funded from one source) behave alike... */
+  behaviourMinWallets: 5,
+  /** ...sharing a merchant and a band of amounts, each paying at most this many merchants in the window... */
+  behaviourMaxMerchants: 4,
+  /** ...and the chance that independent payers would (the null model) is at most this: a weak link... */
+  behaviourWeakChance: 1e-6,
+  /** ...or at most this: a strong one, which the price test uses. */
+  behaviourStrongChance: 1e-9,
+  /**
    * ring: a wallet that is not a merchant and exchanged plain transfers with at least this many distinct
    * wallets (as sender or as recipient) is also a hub for the ring graph (a payroll, an exchange's
    * withdrawal wallet): a cycle through it says nothing about who paid whom.

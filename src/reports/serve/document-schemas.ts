@@ -124,7 +124,26 @@ const EvidenceWalletSchema = z
       .object({ paid_usd: usd, merchant_usd: usd, merchant_share: z.number(), transfers: count })
       .strict()
       .optional(),
-    cluster: z.object({ id: z.string(), wallets: count }).strict().optional(),
+    cluster: z
+      .object({
+        id: z.string(),
+        wallets: count,
+        links: z.array(
+          z
+            .object({
+              wallet: address,
+              linked: address,
+              rule: z.enum(["funding", "first_funder", "behaviour"]),
+              strong: z.boolean(),
+              share: z.number().min(0).max(1).optional(),
+              chance: z.number().min(0).max(1).optional(),
+            })
+            .strict(),
+        ),
+        links_total: count,
+      })
+      .strict()
+      .optional(),
     funding_path: z
       .array(
         z

@@ -186,15 +186,19 @@ describe("the cluster a wallet was counted in", () => {
       const flag = evidence.flags.find((f) => f.kind === "tiny_repeat");
       expect(flag?.tx).toBe(12);
       const root = [farmer, ...farmWallets].sort()[0];
+      const links = farmWallets
+        .sort()
+        .map((w) => ({ wallet: w, linked: farmer, rule: "funding", strong: true, share: 1 }));
       for (const w of flag?.wallets ?? []) {
-        expect(w.cluster).toEqual({ id: root, wallets: 4 });
+        expect(w.cluster).toEqual({ id: root, wallets: 4, links, links_total: 3 });
         expect(w.tiny).toMatchObject({ tiny_payments: 4, cluster_tiny_payments: 12 });
       }
       const page = await (
         await reportRoutes(reports).request(`/reports/base/${shop}/evidence?end_block=${END}`)
       ).text();
+      expect(page).toContain(`Counted as one buyer with the 3 other wallets of cluster <code>${root}</code>`);
       expect(page).toContain(
-        `Counted as one buyer with the 3 other wallets funded from the same source (cluster <code>${root}</code>)`,
+        `<tr><td><code>${farmWallets[0]}</code></td><td><code>${farmer}</code></td><td><code>funding</code>: funded it</td><td>strong</td><td>100% of its USDC</td></tr>`,
       );
     } finally {
       store.close();

@@ -1,0 +1,21 @@
+/**
+ * The known exchange and bridge wallets on Base: money that passes through them is many unrelated people's,
+ * so the report's clusters never take one for a common funder (docs/screens.md, "Clusters and hubs").
+ *
+ * `base-hubs.json` is the repository's list, each entry with the public source of its label; an operator
+ * adds labels of its own by importing `hub` records (the README, "Import format"), which the report reads beside it.
+ */
+import { z } from "zod";
+import data from "./base-hubs.json" with { type: "json" };
+
+const HubSchema = z.object({
+  address: z.string().regex(/^0x[0-9a-f]{40}$/, "a lower-case address: 0x and 40 hex digits"),
+  label: z.string().min(1),
+  kind: z.enum(["exchange", "bridge"]),
+  source: z.url({ protocol: /^https?$/ }),
+});
+
+export type KnownHub = z.infer<typeof HubSchema>;
+
+/** The repository's labelled hubs on Base (validated once, at load: a bad entry is a bug in the file). */
+export const KNOWN_HUBS: readonly KnownHub[] = z.object({ entries: z.array(HubSchema) }).parse(data).entries;

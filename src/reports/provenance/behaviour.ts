@@ -1,0 +1,127 @@
+/**
+ * Links by behaviour: wallets funded from one source that then behave alike are one buyer, even where no
+ * funding link joins them (a farm funded by exchange withdrawals alone, or by several wallets of its
+ * owner's that each look independent).
+ *
+ * - **Behaviour**: what a farm needs to make its tiny amounts a merchant's price is several buyers paying that
+ *   merchant in one band of amounts (a power of two wide, the price test's bands). So a window payer's
+ *   signatures are the merchants it pays and the bands it pays each in; wallets that share one behave alike
+ *   there. Hours and counts, which a farm varies at no cost, are left out. Diversity guard: a payer of more
+ *   than `behaviourMaxMerchants` merchants in the window is never merged this way (agents that sample
+ *   many services are the genuine buyers most alike).
+ * - **Groups**: the window payers a hub paid first within one hour, within one day, or ever; and those any
+ *   other wallet (not a merchant: its refunds go to its own customers) ever paid.
+ * - **Null model**: in a group of n payers, k share a signature that a share p of all the window's payers
+ *   outside the group have (plus one, so that a signature nobody else has is not impossible). The chance
+ *   that k or more of n independent payers share it is the binomial tail; below `behaviourWeakChance` the
+ *   k are one buyer (weak), below `behaviourStrongChance` strongly. The model scales with the group: a busy
+ *   exchange hour that paid 500 payers is expected to hold many buyers of a popular API, a burst of twelve
+ *   withdrawals that all pay one merchant's tiny charges is not.
+ */
+import type { Analytics } from "../../analytics/duckdb.ts";
+import { THRESHOLDS } from "../screens/thresholds.ts";
+import type { ClusterLinks } from "./cluster-links.ts";
+
+const SPANS = [
+  { span: "hour", seconds: 3_600 },
+  { span: "day", seconds: 86_400 },
+];
+
+/** Adds the behaviour links; returns how many joined strong clusters. */
+export async function behaviourLinks(analytics: Analytics, links: ClusterLinks): Promise<number> {
+  const t = THRESHOLDS;
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_behaviour AS
+     WITH diverse AS (
+       SELECT payer FROM rw_pair_totals GROUP BY payer HAVING count(*) > ${t.behaviourMaxMerchants}
+     )
+     SELECT DISTINCT payer, pay_to || ':' || floor(log2(amount))::INTEGER AS sig FROM rw_groups
+     WHERE amount > 0 AND payer NOT IN (SELECT payer FROM diverse)`,
+  );
+  const hubSpans = SPANS.map(
+    (
+      s,
+    ) => `SELECT i.wallet, i.sender AS source, '${s.span}' AS span, epoch(i.first_time)::BIGINT // ${s.seconds} AS bucket
+      FROM rw_inflow i SEMI JOIN payers p ON p.payer = i.wallet
+      WHERE i.sender IN (SELECT wallet FROM rw_cluster_hubs)`,
+  ).join(" UNION ALL ");
+  const min = t.behaviourMinWallets;
+  const groups = await analytics.all<{
+    source: string;
+    span: string;
+    k: bigint;
+    n: bigint;
+    sig_n: bigint;
+    wallets: string[];
+  }>(
+    `WITH payers AS (SELECT DISTINCT payer FROM rw_pair_totals),
+     src AS (
+       ${hubSpans}
+       UNION ALL
+       SELECT i.wallet, i.sender, 'ever', 0 FROM rw_inflow i SEMI JOIN payers p ON p.payer = i.wallet
+       WHERE i.sender NOT IN (SELECT wallet FROM rw_merchants)
+     ), sized AS (
+       SELECT source, span, bucket, count(*) AS n FROM src GROUP BY ALL HAVING count(*) >= ${min}
+     ), hits AS (
+       SELECT s.source, s.span, s.bucket, b.sig, count(*) AS k, list(s.wallet ORDER BY s.wallet) AS wallets
+       FROM src s JOIN sized USING (source, span, bucket) JOIN rw_behaviour b ON b.payer = s.wallet
+       GROUP BY ALL HAVING count(*) >= ${min}
+     ), sigs AS (
+       SELECT sig, count(*) AS n FROM rw_behaviour WHERE sig IN (SELECT sig FROM hits) GROUP BY sig
+     )
+     SELECT h.source, h.span, h.k, z.n, g.n AS sig_n, h.wallets
+     FROM hits h JOIN sized z USING (source, span, bucket) JOIN sigs g USING (sig)
+     ORDER BY h.source, h.span, h.bucket, h.sig`,
+  );
+  if (groups.length === 0) return 0;
+  const payers = Number(
+    (await analytics.one<{ n: bigint }>("SELECT count(DISTINCT payer) AS n FROM rw_pair_totals"))?.n ?? 0n,
+  );
+  let joined = 0;
+  for (const g of groups) {
+    const n = Number(g.n);
+    const k = Number(g.k);
+    const p = (Number(g.sig_n) - k + 1) / Math.max(payers - n + 1, 1);
+    const chance = binomialTail(n, k, Math.min(p, 1));
+    if (chance > t.behaviourWeakChance) continue;
+    const [first, ...rest] = g.wallets;
+    for (const wallet of rest) {
+      const strong = chance <= t.behaviourStrongChance;
+      if (links.add({ wallet, to: first as string, rule: "behaviour", strong, measure: chance })) joined++;
+    }
+  }
+  return joined;
+}
+
+/** P[X >= k] for X ~ Binomial(n, p), summed in logs from k up until the terms stop mattering. */
+export function binomialTail(n: number, k: number, p: number): number {
+  if (k <= 0) return 1;
+  if (k > n) return 0;
+  if (p <= 0) return 0;
+  // At or below the mean the tail is about a half or more: far above any threshold, no need to sum it.
+  if (p >= 1 || k <= n * p) return 1;
+  const lp = Math.log(p);
+  const lq = Math.log1p(-p);
+  let term = logChoose(n, k) + k * lp + (n - k) * lq;
+  let sum = 0;
+  for (let i = k; i <= n; i++) {
+    const value = Math.exp(term);
+    sum += value;
+    if (value < sum * 1e-17) break;
+    // C(n, i+1) / C(n, i) = (n - i) / (i + 1)
+    term += Math.log((n - i) / (i + 1)) + lp - lq;
+  }
+  return Math.min(sum, 1);
+}
+
+function logChoose(n: number, k: number): number {
+  return logFactorial(n) - logFactorial(k) - logFactorial(n - k);
+}
+
+const LOG_FACTORIALS: number[] = [0];
+function logFactorial(n: number): number {
+  for (let i = LOG_FACTORIALS.length; i <= n; i++) {
+    LOG_FACTORIALS[i] = (LOG_FACTORIALS[i - 1] as number) + Math.log(i);
+  }
+  return LOG_FACTORIALS[n] as number;
+}

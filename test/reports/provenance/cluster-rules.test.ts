@@ -1,0 +1,210 @@
+/**
+ * The cluster rules one at a time (issue 54), read from the build's tables: which links each rule makes,
+ * with what strength, and which it must not make.
+ */
+import { describe, expect, it } from "vitest";
+import type { Analytics } from "../../../src/analytics/duckdb.ts";
+import { KNOWN_HUBS } from "../../../src/chain/hubs.ts";
+import { aggregateWindow, dropWindowTables } from "../../../src/reports/build/aggregates.ts";
+import { binomialTail } from "../../../src/reports/provenance/behaviour.ts";
+import { THRESHOLDS } from "../../../src/reports/screens/index.ts";
+import { addr, analyticsWith, END, START, transfer } from "../../helpers/data.ts";
+import { genuine, payers, rng, WEEK, wallets } from "../../helpers/scenarios.ts";
+
+type Link = { wallet: string; linked: string; rule: string; strong: boolean };
+
+/** The window's cluster links, clusters and hubs over `records`. */
+async function clustersOf(records: readonly object[]) {
+  const analytics: Analytics = await analyticsWith(records);
+  try {
+    await aggregateWindow(analytics, { startBlock: START, endBlock: END, firstDate: "2026-11-15" });
+    const links = await analytics.all<Link>("SELECT wallet, linked, rule, strong FROM rw_cluster_links");
+    const cluster = new Map(
+      (await analytics.all<{ wallet: string; cluster: string }>("SELECT * FROM rw_clusters")).map((r) => [
+        r.wallet,
+        r.cluster,
+      ]),
+    );
+    const strong = new Map(
+      (await analytics.all<{ wallet: string; cluster: string }>("SELECT * FROM rw_strong_clusters")).map(
+        (r) => [r.wallet, r.cluster],
+      ),
+    );
+    const hubs = new Map(
+      (await analytics.all<{ wallet: string; rule: string }>("SELECT * FROM rw_cluster_hubs")).map((r) => [
+        r.wallet,
+        r.rule,
+      ]),
+    );
+    await dropWindowTables(analytics);
+    return { links, cluster, strong, hubs };
+  } finally {
+    analytics.close();
+  }
+}
+
+const m = addr("rules-merchant");
+const genuineMetered = (buyers: readonly string[], seed: number) => {
+  const next = rng(seed);
+  return buyers.flatMap((w) => payers(m, [w], 5 + next(20), () => 200 + next(8_000)));
+};
+
+describe("funding by cluster", () => {
+  it("joins a wallet to the cluster of three wallets that each gave it a third, in a second round", async () => {
+    const owner = addr("fp-owner");
+    const feeders = wallets("fp-feeder", 3);
+    const w = addr("fp-wallet");
+    const { links, strong } = await clustersOf([
+      ...feeders.map((f, i) => transfer(owner, f, 10_000_000, START - 2 * WEEK + i)),
+      ...feeders.map((f, i) => transfer(f, w, 1_000_000, START - WEEK + i)),
+      ...payers(m, [w], 3, () => 10_000),
+    ]);
+    expect(strong.get(w)).toBe(strong.get(owner));
+    expect(links.find((l) => l.wallet === w)).toMatchObject({ rule: "funding", strong: true });
+  });
+
+  it("makes no link from a friend's top-up of less than a quarter, nor from dust, beside an exchange withdrawal", async () => {
+    const hub = KNOWN_HUBS[0]?.address as string;
+    const [a, b] = wallets("fp-topped", 2) as [string, string];
+    const friend = addr("fp-friend");
+    const { links, cluster } = await clustersOf([
+      transfer(hub, a, 8_000_000, START - WEEK),
+      transfer(friend, a, 2_000_000, START - WEEK + 1),
+      transfer(hub, b, 8_000_000, START - WEEK + 2),
+      transfer(friend, b, 2_000_000, START - WEEK + 3),
+      transfer(addr("fp-duster"), a, 1, START - WEEK + 4),
+      ...payers(m, [a, b], 3, () => 10_000),
+    ]);
+    // 20% from the friend: under fundingMinShare, and the friend is no funder of either.
+    expect(2 / 10).toBeLessThan(THRESHOLDS.fundingMinShare);
+    expect(links.filter((l) => l.rule === "funding")).toEqual([]);
+    // The exchange paid each first: no first funder either.
+    expect(cluster.get(a)).toBeUndefined();
+  });
+
+  it("does not count a merchant's refund as funding of the customer it refunds", async () => {
+    const customer = addr("fp-refunded");
+    const { links } = await clustersOf([
+      transfer(KNOWN_HUBS[1]?.address as string, customer, 10_000_000, START - WEEK),
+      ...payers(m, [customer], 10, () => 500_000),
+      transfer(m, customer, 4_000_000, END - 10),
+    ]);
+    expect(links).toEqual([]);
+  });
+
+  it("links a wallet to its first funder, weakly, where a later sender gave more", async () => {
+    const w = addr("ff-wallet");
+    const first = addr("ff-first");
+    const { links, strong } = await clustersOf([
+      transfer(first, w, 3_000_000, START - WEEK),
+      transfer(addr("ff-later"), w, 7_000_000, START - WEEK + 10),
+      ...payers(m, [w], 3, () => 10_000),
+    ]);
+    expect(links).toContainEqual({ wallet: w, linked: first, rule: "first_funder", strong: false });
+    expect(strong.get(w)).not.toBe(strong.get(first) ?? first);
+  });
+});
+
+describe("hubs", () => {
+  it("never takes a listed exchange, or one the operator imported, for a funder", async () => {
+    const listed = KNOWN_HUBS[0]?.address as string;
+    const imported = addr("operator-labelled-exchange");
+    const paid = wallets("hub-paid", 4);
+    const { links, hubs } = await clustersOf([
+      {
+        type: "hub",
+        chain: "base",
+        address: imported,
+        label: "An exchange",
+        kind: "exchange",
+        source: "https://example.org/labels",
+      },
+      ...paid.map((w, i) => transfer(i < 2 ? listed : imported, w, 5_000_000, START - WEEK + i * 50_000)),
+      ...paid.flatMap((w, i) => payers(addr(`hub-merchant-${i}`), [w], 3, () => 10_000)),
+    ]);
+    expect(hubs.get(listed)).toBe("listed");
+    expect(hubs.get(imported)).toBe("listed");
+    expect(links).toEqual([]);
+  });
+
+  it("finds an exchange seen only by its withdrawals, to buyers of many merchants, and not a distributor to one", async () => {
+    const cex = addr("spread-exchange");
+    const distributor = addr("spread-distributor");
+    const cexPaid = wallets("spread-paid", THRESHOLDS.hubMinRecipients);
+    const farm = wallets("spread-farm", THRESHOLDS.hubMinRecipients);
+    const { hubs, strong } = await clustersOf([
+      ...cexPaid.flatMap((w, i) => [
+        transfer(cex, w, 5_000_000, START - WEEK + i * 50),
+        ...payers(addr(`spread-merchant-${i % 12}`), [w], 3, () => 10_000),
+      ]),
+      ...farm.map((w, i) => transfer(distributor, w, 5_000_000, START - WEEK + i * 50)),
+      ...payers(m, farm, 3, () => 10_000),
+    ]);
+    expect(hubs.get(cex)).toBe("spread");
+    expect(hubs.has(distributor)).toBe(false);
+    expect(strong.get(cexPaid[0] as string)).toBeUndefined();
+    expect(strong.get(farm[0] as string)).toBe(strong.get(distributor));
+  });
+});
+
+describe("behaviour", () => {
+  const cex = KNOWN_HUBS[2]?.address as string;
+
+  it("joins wallets withdrawn in one burst that pay one merchant in one band, strongly", async () => {
+    const farm = wallets("bh-farm", 8);
+    const { links, strong } = await clustersOf([
+      ...farm.map((w, i) => transfer(cex, w, 5_000_000, START - WEEK + i * 3)),
+      ...payers(m, farm, 30, (i) => 300 + i),
+      ...genuine(m, [10_000, 20_000, 50_000], 30, 7).records,
+    ]);
+    expect(links.filter((l) => l.rule === "behaviour" && l.strong)).toHaveLength(7);
+    expect(new Set(farm.map((w) => strong.get(w))).size).toBe(1);
+  });
+
+  it("leaves genuine metered buyers withdrawn in one hour, whose amounts spread like everyone's", async () => {
+    const hour = wallets("bh-hour", 20);
+    const { links } = await clustersOf([
+      ...hour.map((w, i) => transfer(cex, w, 5_000_000, START - WEEK + i * 90)),
+      ...genuineMetered(hour, 8),
+      ...genuineMetered(wallets("bh-others", 40), 9),
+    ]);
+    expect(links).toEqual([]);
+  });
+
+  it("does not merge buyers of more merchants than the diversity guard allows", async () => {
+    const agents = wallets("bh-agent", 8);
+    const { links } = await clustersOf([
+      ...agents.map((w, i) => transfer(cex, w, 5_000_000, START - WEEK + i * 3)),
+      ...Array.from({ length: THRESHOLDS.behaviourMaxMerchants + 1 }, (_, j) =>
+        payers(addr(`bh-service-${j}`), agents, 3, () => 300),
+      ).flat(),
+      ...genuineMetered(wallets("bh-genuine-2", 30), 10),
+    ]);
+    expect(links).toEqual([]);
+  });
+});
+
+describe("the null model's binomial tail", () => {
+  it("agrees with sums computed directly", () => {
+    const direct = (n: number, k: number, p: number) => {
+      let sum = 0;
+      for (let i = k; i <= n; i++) {
+        let c = 1;
+        for (let j = 0; j < i; j++) c = (c * (n - j)) / (j + 1);
+        sum += c * p ** i * (1 - p) ** (n - i);
+      }
+      return sum;
+    };
+    for (const [n, k, p] of [
+      [12, 12, 1 / 31],
+      [40, 10, 0.05],
+      [200, 20, 0.02],
+      [30, 9, 0.1],
+    ] as const) {
+      const got = binomialTail(n, k, p);
+      expect(Math.abs(got - direct(n, k, p)) / direct(n, k, p)).toBeLessThan(1e-9);
+    }
+    expect(binomialTail(10, 11, 0.5)).toBe(0);
+    expect(binomialTail(10, 3, 0.5)).toBe(1);
+  });
+});
