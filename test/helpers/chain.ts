@@ -1,3 +1,4 @@
+import nodeHttp from "node:http";
 import { createPublicClient, createTestClient, createWalletClient, http } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { PERMIT2_ADDRESS } from "../../src/chain/base.ts";
@@ -21,6 +22,9 @@ export function startMiner(devnet: Devnet, intervalMs = 20, clock: "devnet" | "w
     mode: "anvil",
     transport: http(devnet.rpc),
   });
+  // The pool is read 50 times a second for as long as a test runs: on one kept-alive socket, 0.3 ms of CPU
+  // a read, where viem's client takes 1.5-2.7 ms (a tenth of a core for the miner alone).
+  const pool = txpoolReader(devnet.rpc);
   let paused = false;
   let stopped = false;
   const loop = (async () => {
@@ -29,8 +33,7 @@ export function startMiner(devnet: Devnet, intervalMs = 20, clock: "devnet" | "w
       await new Promise((resolve) => setTimeout(resolve, intervalMs));
       if (paused || stopped) continue;
       try {
-        const pool = await test.getTxpoolStatus();
-        if (pool.pending > 0) {
+        if ((await pool.pending()) > 0) {
           if (clock === "devnet") await devnet.mine(1);
           else await test.mine({ blocks: 1 });
         }
@@ -49,12 +52,58 @@ export function startMiner(devnet: Devnet, intervalMs = 20, clock: "devnet" | "w
     async stop() {
       stopped = true;
       await loop;
+      pool.close();
     },
     /** Transactions waiting in the pool. */
     async pending(): Promise<number> {
       return (await test.getTxpoolStatus()).pending;
     },
   };
+}
+
+/** `txpool_status`'s pending count, over plain HTTP on one kept-alive socket. */
+function txpoolReader(rpcUrl: string) {
+  const url = new URL(rpcUrl);
+  const agent = new nodeHttp.Agent({ keepAlive: true, maxSockets: 1 });
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "txpool_status", params: [] });
+  const pending = () =>
+    new Promise<number>((resolve, reject) => {
+      const request = nodeHttp.request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: `${url.pathname}${url.search}`,
+          method: "POST",
+          agent,
+          timeout: 10_000,
+          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+        },
+        (response) => {
+          let text = "";
+          response.setEncoding("utf8");
+          response.on("data", (chunk: string) => {
+            text += chunk;
+          });
+          response.on("error", reject);
+          response.on("end", () => {
+            try {
+              const answer = JSON.parse(text) as {
+                result?: { pending: string };
+                error?: { message: string };
+              };
+              if (!answer.result) throw new Error(`txpool_status: ${answer.error?.message ?? text}`);
+              resolve(Number(answer.result.pending));
+            } catch (error) {
+              reject(error);
+            }
+          });
+        },
+      );
+      request.on("timeout", () => request.destroy(new Error("txpool_status: no answer in 10 s")));
+      request.on("error", reject);
+      request.end(body);
+    });
+  return { pending, close: () => agent.destroy() };
 }
 
 /**
