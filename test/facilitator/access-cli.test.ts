@@ -3,7 +3,8 @@
  * facilitator's own database, the refusal to start an open facilitator beyond loopback, the signing key
  * from a file, and a stock `HTTPFacilitatorClient` paying through the command's facilitator with a key.
  * `keys` ends on its own and runs in this process (runMain: a child process would open PGlite anew, 2
- * CPU-s each); the facilitator serves until signalled and runs as a process.
+ * CPU-s each), and so do the refusals of a bad signing key (decided before anything starts); the facilitator
+ * serves until signalled and runs as a process, and so does its refusal beyond loopback (its exit code).
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -19,13 +20,10 @@ import { startCli } from "../helpers/process.ts";
 import { newMerchant, pay, requirementsFor, usdcReader } from "../helpers/x402.ts";
 
 let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
 beforeAll(async () => {
   devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
-  miner = startMiner(devnet);
 }, 60_000);
 afterAll(async () => {
-  await miner?.stop();
   await devnet?.stop();
 });
 
@@ -43,11 +41,9 @@ describe.each(DATABASE_KINDS)("facilitator keys and access (database: %s)", (kin
   });
   const keys = (...args: string[]) =>
     runMain(["facilitator", "keys", ...args, "--data", db.dataDir], { DATABASE_URL: db.databaseUrl ?? "" });
-  const start = (args: string[], extra: Record<string, string> = {}) =>
-    startCli(["facilitator", "--rpc", devnet.rpc, "--port", "0", "--data", db.dataDir, ...args], {
-      ...env(),
-      ...extra,
-    });
+  const args = () => ["--rpc", devnet.rpc, "--port", "0", "--data", db.dataDir];
+  const start = (more: string[], extra: Record<string, string> = {}) =>
+    startCli(["facilitator", ...args(), ...more], { ...env(), ...extra });
 
   // What does not depend on the database runs once.
   const once = kind === DATABASE_KINDS[0];
@@ -82,7 +78,8 @@ describe.each(DATABASE_KINDS)("facilitator keys and access (database: %s)", (kin
     120_000,
   );
 
-  it("refuses to listen beyond loopback open, with one line and exit 2, unless --open", async () => {
+  // Decided on the keys its database holds (none here): a process, for the exit code and stderr it ends with.
+  it("refuses to listen beyond loopback open, with one line and exit 2", async () => {
     const refused = start(["--host", "0.0.0.0"]);
     expect(await refused.exited).toBe(2);
     const lines = refused.stderr().trim().split("\n");
@@ -90,24 +87,34 @@ describe.each(DATABASE_KINDS)("facilitator keys and access (database: %s)", (kin
     expect(lines[0]).toMatch(
       /^x402-merchants: refusing to run an open facilitator on 0\.0\.0\.0: .*X402M_FACILITATOR_PAYEES.*keys add.*--open/,
     );
-
-    const open = start(["--host", "0.0.0.0", "--open"]);
-    const ready = JSON.parse(await open.line) as Record<string, unknown>;
-    expect(ready.access).toEqual({ open: true, payees: 0, keys: 0 });
-    expect(open.stderr()).toMatch(/open facilitator beyond loopback/);
-    open.child.kill("SIGTERM");
-    expect(await open.exited).toBe(0);
-
-    // An allow-list closes it: it starts, and serves those payees only.
-    const listed = start(["--host", "0.0.0.0"], {
-      X402M_FACILITATOR_PAYEES: `${newMerchant()}, ${newMerchant()}`,
-    });
-    expect(JSON.parse(await listed.line)).toMatchObject({ access: { open: false, payees: 2, keys: 0 } });
-    listed.child.kill("SIGTERM");
-    expect(await listed.exited).toBe(0);
   }, 180_000);
 
+  // --open and an allow-list decide without the database (its keys are read, none, as by the refusal above).
+  it.runIf(once)(
+    "listens beyond loopback open with --open, and closed with an allow-list",
+    async () => {
+      const open = start(["--host", "0.0.0.0", "--open"]);
+      const ready = JSON.parse(await open.line) as Record<string, unknown>;
+      expect(ready.access).toEqual({ open: true, payees: 0, keys: 0 });
+      expect(open.stderr()).toMatch(/open facilitator beyond loopback/);
+      open.child.kill("SIGTERM");
+      expect(await open.exited).toBe(0);
+
+      // An allow-list closes it: it starts, and serves those payees only.
+      const listed = start(["--host", "0.0.0.0"], {
+        X402M_FACILITATOR_PAYEES: `${newMerchant()}, ${newMerchant()}`,
+      });
+      expect(JSON.parse(await listed.line)).toMatchObject({ access: { open: false, payees: 2, keys: 0 } });
+      listed.child.kill("SIGTERM");
+      expect(await listed.exited).toBe(0);
+    },
+    180_000,
+  );
+
   it("issues a key once, lists it without the key, settles with it through a stock client, and revokes it", async () => {
+    // Mines the settlement below; nothing else in the file sends a transaction.
+    const miner = startMiner(devnet);
+    onTestFinished(() => miner.stop());
     const payee = newMerchant();
     const added = await keys(
       "add",
@@ -198,25 +205,29 @@ describe.each(DATABASE_KINDS)("facilitator keys and access (database: %s)", (kin
       fromFile.child.kill("SIGTERM");
       expect(await fromFile.exited).toBe(0);
 
-      const both = start([], { X402M_FACILITATOR_KEY_FILE: file });
-      expect(await both.exited).toBe(2);
-      expect(both.stderr()).toMatch(
+      // Refused while reading the configuration, before the chain, the database or a signal handler: in
+      // this process (a process's exit code and stderr for a refusal are the loopback refusal's above).
+      const refuse = (extra: Record<string, string>) =>
+        runMain(["facilitator", ...args()], { ...env(), ...extra });
+      const both = await refuse({ X402M_FACILITATOR_KEY_FILE: file });
+      expect(both.code).toBe(2);
+      expect(both.stderr).toMatch(
         /both X402M_FACILITATOR_KEY and X402M_FACILITATOR_KEY_FILE are set: pick one/,
       );
 
       const bad = path.join(dir, "bad");
       fs.writeFileSync(bad, "0xnot-a-key-but-secret");
-      const wrong = start([], { X402M_FACILITATOR_KEY: "", X402M_FACILITATOR_KEY_FILE: bad });
-      expect(await wrong.exited).toBe(2);
-      expect(wrong.stderr()).toMatch(/X402M_FACILITATOR_KEY_FILE/);
-      expect(wrong.stderr()).not.toContain("not-a-key-but-secret");
+      const wrong = await refuse({ X402M_FACILITATOR_KEY: "", X402M_FACILITATOR_KEY_FILE: bad });
+      expect(wrong.code).toBe(2);
+      expect(wrong.stderr).toMatch(/X402M_FACILITATOR_KEY_FILE/);
+      expect(wrong.stderr).not.toContain("not-a-key-but-secret");
 
-      const missing = start([], {
+      const missing = await refuse({
         X402M_FACILITATOR_KEY: "",
         X402M_FACILITATOR_KEY_FILE: path.join(dir, "none"),
       });
-      expect(await missing.exited).toBe(2);
-      expect(missing.stderr()).toMatch(/cannot read .*none \(ENOENT\)/);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toMatch(/cannot read .*none \(ENOENT\)/);
     },
     180_000,
   );
