@@ -30,14 +30,6 @@ const SPANS = [
 /** Adds the behaviour links; returns how many joined strong clusters. */
 export async function behaviourLinks(analytics: Analytics, links: ClusterLinks): Promise<number> {
   const t = THRESHOLDS;
-  await analytics.run(
-    `CREATE OR REPLACE TEMP TABLE rw_behaviour AS
-     WITH diverse AS (
-       SELECT payer FROM rw_pair_totals GROUP BY payer HAVING count(*) > ${t.behaviourMaxMerchants}
-     )
-     SELECT DISTINCT payer, pay_to || ':' || floor(log2(amount))::INTEGER AS sig FROM rw_groups
-     WHERE amount > 0 AND payer NOT IN (SELECT payer FROM diverse)`,
-  );
   const hubSpans = SPANS.map(
     (
       s,
@@ -46,6 +38,21 @@ export async function behaviourLinks(analytics: Analytics, links: ClusterLinks):
       WHERE i.sender IN (SELECT wallet FROM rw_cluster_hubs)`,
   ).join(" UNION ALL ");
   const min = t.behaviourMinWallets;
+  // The groups large enough to test first, then the signatures of their payers only: most payers are in
+  // none, and reading every payer's bands cost more than the rest of the clusters (1.8 s at 10M payments).
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_behaviour AS
+     WITH payers AS (SELECT DISTINCT payer FROM rw_pair_totals),
+     src AS (
+       ${hubSpans}
+       UNION ALL
+       SELECT i.wallet, i.sender, 'ever', 0 FROM rw_inflow i SEMI JOIN payers p ON p.payer = i.wallet
+       WHERE i.sender NOT IN (SELECT wallet FROM rw_merchants)
+     ), sized AS (
+       SELECT source, span, bucket, count(*) AS n FROM src GROUP BY ALL HAVING count(*) >= ${min}
+     )
+     SELECT s.*, z.n FROM src s JOIN sized z USING (source, span, bucket)`,
+  );
   const groups = await analytics.all<{
     source: string;
     span: string;
@@ -54,24 +61,24 @@ export async function behaviourLinks(analytics: Analytics, links: ClusterLinks):
     sig_n: bigint;
     wallets: string[];
   }>(
-    `WITH payers AS (SELECT DISTINCT payer FROM rw_pair_totals),
-     src AS (
-       ${hubSpans}
-       UNION ALL
-       SELECT i.wallet, i.sender, 'ever', 0 FROM rw_inflow i SEMI JOIN payers p ON p.payer = i.wallet
-       WHERE i.sender NOT IN (SELECT wallet FROM rw_merchants)
-     ), sized AS (
-       SELECT source, span, bucket, count(*) AS n FROM src GROUP BY ALL HAVING count(*) >= ${min}
+    `WITH candidates AS (
+       SELECT payer FROM rw_pair_totals SEMI JOIN rw_behaviour b ON b.wallet = payer
+       GROUP BY payer HAVING count(*) <= ${t.behaviourMaxMerchants}
+     ), signatures AS (
+       SELECT DISTINCT g.payer, g.pay_to, floor(log2(g.amount))::INTEGER AS band
+       FROM rw_groups g SEMI JOIN candidates c ON c.payer = g.payer WHERE g.amount > 0
      ), hits AS (
-       SELECT s.source, s.span, s.bucket, b.sig, count(*) AS k, list(s.wallet ORDER BY s.wallet) AS wallets
-       FROM src s JOIN sized USING (source, span, bucket) JOIN rw_behaviour b ON b.payer = s.wallet
+       SELECT b.source, b.span, b.bucket, s.pay_to, s.band, any_value(b.n) AS n, count(*) AS k,
+         list(b.wallet ORDER BY b.wallet) AS wallets
+       FROM rw_behaviour b JOIN signatures s ON s.payer = b.wallet
        GROUP BY ALL HAVING count(*) >= ${min}
-     ), sigs AS (
-       SELECT sig, count(*) AS n FROM rw_behaviour WHERE sig IN (SELECT sig FROM hits) GROUP BY sig
+     ), background AS (
+       SELECT pay_to, floor(log2(amount))::INTEGER AS band, count(DISTINCT payer) AS n FROM rw_groups
+       WHERE amount > 0 AND pay_to IN (SELECT pay_to FROM hits) GROUP BY ALL
      )
-     SELECT h.source, h.span, h.k, z.n, g.n AS sig_n, h.wallets
-     FROM hits h JOIN sized z USING (source, span, bucket) JOIN sigs g USING (sig)
-     ORDER BY h.source, h.span, h.bucket, h.sig`,
+     SELECT h.source, h.span, h.k, h.n, g.n AS sig_n, h.wallets
+     FROM hits h JOIN background g USING (pay_to, band)
+     ORDER BY h.source, h.span, h.bucket, h.pay_to, h.band`,
   );
   if (groups.length === 0) return 0;
   const payers = Number(
