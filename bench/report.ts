@@ -21,7 +21,8 @@
  * build (the analytics database's `run` and `all` are wrapped to time them), and one final JSON line of all figures.
  *
  * Flags: --payments N, --merchants N, --buyers N, --seed N, --threads N (DuckDB threads; default: all cores),
- * --memory-gb N (DuckDB's memory limit in GB, fractions allowed; default 1, the service's default).
+ * --memory-gb N (DuckDB's memory limit in GB, fractions allowed; default 1, the service's default),
+ * --funding SHARE (the share of buyers with a funding history before the window, which the clusters read; default 0).
  */
 import { spawn } from "node:child_process";
 import crypto from "node:crypto";
@@ -39,6 +40,7 @@ import { bumpDataVersion } from "../src/analytics/migrations.ts";
 import { EVIDENCE_TABLES } from "../src/reports/build/evidence-facts.ts";
 import { MONEY_GRAPH_TABLES } from "../src/reports/build/money-graph.ts";
 import { RANKING_PAGE_SIZE, ReportService, reportRoutes, resolveWindow } from "../src/reports/index.ts";
+import { CLUSTER_TABLES } from "../src/reports/provenance/clusters.ts";
 
 /** Peak RSS: 2 GB for a week of up to 10M payments, 4 GB beyond (issue 20: 100M, spilling to disk allowed). */
 const GOALS = {
@@ -63,12 +65,14 @@ function parseFlags(argv: string[]): Map<string, number> {
     const n = Number(String(value).replaceAll("_", ""));
     if (
       !key ||
-      !["payments", "merchants", "buyers", "seed", "threads", "memory-gb"].includes(key) ||
-      !(key === "memory-gb" ? Number.isFinite(n) && n > 0 : Number.isSafeInteger(n)) ||
-      n < 0
+      !["payments", "merchants", "buyers", "seed", "threads", "memory-gb", "funding"].includes(key) ||
+      !(key === "memory-gb" || key === "funding" ? Number.isFinite(n) : Number.isSafeInteger(n)) ||
+      n < 0 ||
+      (key === "funding" && n > 1) ||
+      (key === "memory-gb" && n === 0)
     ) {
       throw new Error(
-        `bad argument ${arg}: use --payments N, --merchants N, --buyers N, --seed N, --threads N, --memory-gb N`,
+        `bad argument ${arg}: use --payments N, --merchants N, --buyers N, --seed N, --threads N, --memory-gb N, --funding SHARE`,
       );
     }
     flags.set(key, n);
@@ -86,6 +90,7 @@ const params = {
   payments,
   endBlock: DEFAULT_END_BLOCK,
   endTime: DEFAULT_END_TIME,
+  funding: flags.get("funding") ?? 0,
 };
 const threads = flags.get("threads");
 /** DuckDB's memory limit (the service's default, X402M_DUCKDB_MEMORY, is 1 GB); beyond it DuckDB spills to disk. */
@@ -103,7 +108,7 @@ const generatorHash = crypto
   .update(fs.readFileSync(generator))
   .digest("hex")
   .slice(0, 12);
-const stem = `week-s${params.seed}-m${params.merchants}-b${params.buyers}-p${params.payments}`;
+const stem = `week-s${params.seed}-m${params.merchants}-b${params.buyers}-p${params.payments}${params.funding > 0 ? `-f${params.funding}` : ""}`;
 const dataFile = path.join(benchDir, `${stem}.ndjson`);
 const markerFile = path.join(benchDir, `${stem}.json`);
 
@@ -460,6 +465,17 @@ const graphMs =
     .reduce((n, t) => n + t.ms, 0) / rounds.length;
 line(
   `  money-graph screens (hubs, funding paths, tiny prices, rings, hub links), per build: ${Math.round(graphMs)} ms, ${((100 * graphMs) / reportsMs).toFixed(0)}% of the build`,
+);
+// The clusters and their hubs (src/reports/provenance/clusters.ts): the statements that make or read their tables first.
+const clusterTables = CLUSTER_TABLES.join("|");
+const clusterStatement = new RegExp(
+  `^((CREATE OR REPLACE TEMP TABLE|UPDATE|DELETE FROM|INSERT INTO) (${clusterTables})\\b|WITH (src|first|candidates) AS)`,
+);
+const clusterMs =
+  timings.filter((t) => t.stage === "reports" && clusterStatement.test(t.sql)).reduce((n, t) => n + t.ms, 0) /
+  rounds.length;
+line(
+  `  clusters (hubs, funding links to their fixed point, first funders, behaviour), per build: ${Math.round(clusterMs)} ms, ${((100 * clusterMs) / reportsMs).toFixed(1)}% of the build`,
 );
 // The evidence's facts (src/reports/build/evidence-facts.ts), kept with the details of the wallets the pages name.
 const evidenceTables = new RegExp(`\\b(${EVIDENCE_TABLES.filter((t) => t !== "rw_wallets").join("|")})\\b`);

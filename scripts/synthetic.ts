@@ -60,6 +60,13 @@ export interface SyntheticOptions {
   roles?: Partial<Record<PlantedRole, readonly number[]>>;
   /** Prober wallets; default: max(2, merchants / 10,000). */
   probers?: number;
+  /**
+   * Share of the organic buyers given a funding history before the window, as the indexer keeps one for every
+   * payer (default 0: none, and the same bytes as before the option). Most are withdrawn from one of eight
+   * exchanges, some also topped up by a friend of their own, a tenth funded from private wallets in groups
+   * of 2 to 20: the transfers the report's clusters read.
+   */
+  funding?: number;
   /** Zipf exponents of merchant and buyer popularity (defaults 1.1 and 1.15). */
   merchantSkew?: number;
   buyerSkew?: number;
@@ -495,6 +502,39 @@ export async function writeSynthetic(
     // which make it a hub fed by many independent senders (docs/screens.md, "Clusters and hubs").
     for (let d = 0; d < 60; d++) transfer(anyBlock(), freshWallet(), hub, rng.int(10, 5_000) * 1_000_000);
   }
+  if (o.funding > 0) {
+    // Its own generator, so that the rest of the file is the same bytes whatever the share.
+    const frng = new Rng(seed, 4);
+    const before = () => frng.int(startBlock - 4 * WEEK_BLOCKS, startBlock - 1);
+    const exchanges = Array.from({ length: 8 }, () => freshWallet());
+    for (const x of exchanges) {
+      wallets.hub.push(x);
+      for (let d = 0; d < 60; d++) transfer(before(), freshWallet(), x, frng.int(10, 5_000) * 1_000_000);
+    }
+    let funder = "";
+    let left = 0;
+    for (let b = 0; b < o.buyers; b++) {
+      if (frng.float() >= o.funding) continue;
+      const w = buyerAddr[b] as string;
+      const roll = frng.float();
+      if (roll < 0.9) {
+        transfer(
+          before(),
+          exchanges[frng.int(0, exchanges.length - 1)] as string,
+          w,
+          frng.int(5, 500) * 1_000_000,
+        );
+        if (roll >= 0.7) transfer(before(), freshWallet(), w, frng.int(1, 20) * 1_000_000);
+      } else {
+        if (left === 0) {
+          funder = freshWallet();
+          left = frng.int(2, 20);
+        }
+        transfer(before(), funder, w, frng.int(5, 100) * 1_000_000);
+        left--;
+      }
+    }
+  }
   planted.sort((a, b) => a.block - b.block);
 
   const plantedPayments = planted.reduce((n, p) => n + (p.kind === 0 ? 1 : 0), 0);
@@ -661,7 +701,8 @@ type Resolved = Required<Omit<SyntheticOptions, "names" | "claimed" | "frozen" |
   Pick<SyntheticOptions, "names" | "claimed" | "frozen" | "roles" | "probers">;
 
 function validate(options: SyntheticOptions): Resolved {
-  const o = { merchantSkew: 1.1, buyerSkew: 1.15, ...options };
+  const o = { merchantSkew: 1.1, buyerSkew: 1.15, funding: 0, ...options };
+  if (!(o.funding >= 0 && o.funding <= 1)) throw new RangeError("funding must be a share from 0 to 1");
   for (const key of ["merchants", "buyers", "payments", "endBlock"] as const) {
     if (!Number.isSafeInteger(o[key]) || o[key] < 0)
       throw new RangeError(`${key} must be a non-negative integer`);
@@ -755,7 +796,7 @@ function weighted(values: readonly number[], weights: readonly number[], u: numb
 
 // ---------------------------------------------------------------------------------------------
 // CLI: tsx scripts/synthetic.ts --out FILE [--seed N] [--merchants N] [--buyers N] [--payments N]
-//      [--end-block N] [--end-time ISO]; prints the summary as one JSON line.
+//      [--end-block N] [--end-time ISO] [--funding SHARE]; prints the summary as one JSON line.
 
 /** Base block 53,955,727 was produced at 2026-11-15T00:00:01Z (genesis 1686789347 + 2 s per block). */
 export const DEFAULT_END_BLOCK = 53_955_727;
@@ -781,6 +822,7 @@ async function main(argv: string[]): Promise<void> {
     payments: num("payments", 10_000_000),
     endBlock: num("end-block", DEFAULT_END_BLOCK),
     endTime: flags.get("end-time") ?? DEFAULT_END_TIME,
+    funding: num("funding", 0),
   });
   const { roles: _roles, wallets: _wallets, ...counts } = summary;
   process.stdout.write(`${JSON.stringify(counts)}\n`);
