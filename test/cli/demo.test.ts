@@ -4,6 +4,11 @@
  *
  * The devnet's port is held by the test, so a demo that went on past its decision fails within seconds at
  * anvil (after deleting whatever it was going to delete) instead of playing a week.
+ *
+ * A refusal decided from the data directory's files, before anything starts (src/demo/resume.ts's
+ * prepareStart), and a usage mistake run in this process (runMain): a child process each cost 1.5-2
+ * CPU-seconds. What gets past that decision (loading the saved chain, --fresh deleting the week) runs as a
+ * process, with its exit code and stderr.
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -17,7 +22,8 @@ import { dataLayout } from "../../src/config/layout.ts";
 import { DEFAULT_MIX } from "../../src/demo/mix.ts";
 import { appendTruth, writeTruthComplete } from "../../src/demo/truth.ts";
 import { addr, ndjsonFile, payment } from "../helpers/data.ts";
-import { runCli, startCli } from "../helpers/process.ts";
+import { runMain } from "../helpers/in-process.ts";
+import { startCli } from "../helpers/process.ts";
 
 /** A port something listens on, for the test's length. */
 async function busyPort(): Promise<number> {
@@ -101,10 +107,10 @@ describe("demo on a week it cannot resume", () => {
       "demo/truth.ndjson",
       "demo/world.json",
     ]);
-    const run = startCli(["demo", "--data", dir], await env());
-    expect(await run.exited).toBe(1);
+    const run = await runMain(["demo", "--data", dir], await env());
+    expect(run.code).toBe(1);
     const world = path.join(dir, "demo", "world.json");
-    expect(run.stderr()).toMatch(
+    expect(run.stderr).toMatch(
       new RegExp(
         `^x402-merchants: ${world} is not JSON \\(.+\\), so the demo cannot resume its week: restore it, or start afresh with --fresh \\(npm start -- --fresh\\), which deletes ${path.join(dir, "demo")} and ${path.join(dir, "analytics.duckdb")}\\n$`,
       ),
@@ -115,17 +121,17 @@ describe("demo on a week it cannot resume", () => {
   it("stops at a world of another version, and at a world whose chain is missing", async () => {
     const dir = await demoWeek(WORLD.replace('"version": 1', '"version": 2'));
     const before = snapshot(dir);
-    const other = startCli(["demo", "--data", dir], await env());
-    expect(await other.exited).toBe(1);
-    expect(other.stderr()).toMatch(/world\.json is of version 2, not 1, the one this x402-merchants reads/);
+    const other = await runMain(["demo", "--data", dir], await env());
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(/world\.json is of version 2, not 1, the one this x402-merchants reads/);
     expect(snapshot(dir)).toEqual(before);
 
     fs.writeFileSync(path.join(dir, "demo", "world.json"), WORLD);
     fs.rmSync(path.join(dir, "demo", "chain", "state.json.gz"));
     const withoutChain = snapshot(dir);
-    const missing = startCli(["demo", "--data", dir], await env());
-    expect(await missing.exited).toBe(1);
-    expect(missing.stderr()).toMatch(
+    const missing = await runMain(["demo", "--data", dir], await env());
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(
       /chain\/state\.json\.gz is missing, so the week .*world\.json describes cannot resume/,
     );
     expect(snapshot(dir)).toEqual(withoutChain);
@@ -154,9 +160,9 @@ describe("demo on a week it cannot resume", () => {
     const before = snapshot(dir);
     // Resuming would rewrite its ground truth under it; --fresh would delete its week.
     for (const fresh of [[], ["--fresh"]]) {
-      const run = startCli(["demo", ...fresh, "--data", dir], await env());
-      expect(await run.exited).toBe(1);
-      expect(run.stderr()).toBe(
+      const run = await runMain(["demo", ...fresh, "--data", dir], await env());
+      expect(run.code).toBe(1);
+      expect(run.stderr).toBe(
         `x402-merchants: ${dir} is in use by a running demo or serve (PID ${process.pid}, http://127.0.0.1:1): stop it first\n`,
       );
       expect(snapshot(dir)).toEqual(before);
@@ -178,12 +184,12 @@ describe("demo on a week it cannot resume", () => {
   it("with --fresh, still refuses an analytics database that is not the demo's", async () => {
     const dir = tempDir();
     const file = ndjsonFile([payment({ payer: addr("a"), payTo: addr("m"), amount: 1_000 })]);
-    expect((await runCli(["import", file, "--data", dir])).code).toBe(0);
+    expect((await runMain(["import", file, "--data", dir])).code).toBe(0);
     fs.mkdirSync(path.join(dir, "demo"));
     fs.writeFileSync(path.join(dir, "demo", "world.json"), WORLD);
-    const run = startCli(["demo", "--fresh", "--data", dir], await env());
-    expect(await run.exited).toBe(1);
-    expect(run.stderr()).toBe(
+    const run = await runMain(["demo", "--fresh", "--data", dir], await env());
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(
       `x402-merchants: ${dir} holds an analytics database that is not the demo's: give the demo its own directory (--data DIR or X402M_DATA)\n`,
     );
     expect(fs.existsSync(path.join(dir, "analytics.duckdb"))).toBe(true);
@@ -193,7 +199,7 @@ describe("demo on a week it cannot resume", () => {
   it("refuses --days outside 1 to 7 or not whole, before anything starts", async () => {
     for (const days of ["8", "1.5"]) {
       const dir = tempDir();
-      const { code, stderr } = await runCli(["demo", "--days", days, "--data", dir]);
+      const { code, stderr } = await runMain(["demo", "--days", days, "--data", dir]);
       expect(code).toBe(2);
       expect(stderr).toBe(
         `x402-merchants: --days must be a whole number of days from 1 to 7, not "${days}"\n`,
