@@ -35,13 +35,16 @@ import {
 } from "./plan.ts";
 import { random } from "./prng.ts";
 
-/** The behaviours of the evasions: none is genuine demand. */
+/** The behaviours of the evasions, these and the cluster evasions' (cluster-evasions.ts): none is genuine demand. */
 export const EVASIONS: ReadonlySet<Behaviour> = new Set([
   "deep_chain",
   "dormant_funded",
   "distributor",
   "split_farm",
   "varied_farm",
+  "thirds_farm",
+  "topup_farm",
+  "burst_farm",
 ]);
 
 /** Private wallets between the merchant and the deep chain's buyer: one more than the old hop limit's four. */

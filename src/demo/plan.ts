@@ -5,6 +5,7 @@
  * Weekly patterns repeat every 336 slots.
  */
 import { channelWallets, planChannels } from "./channels.ts";
+import { clusterEvasionWallets, planClusterEvasions } from "./cluster-evasions.ts";
 import { diurnal, planDailyGenuine, planGenuineDemand, planMeteredDemand } from "./demand.ts";
 import { evasionWallets, planEvasions } from "./evasions.ts";
 import type { Mix } from "./mix.ts";
@@ -39,6 +40,10 @@ export const BEHAVIOURS = [
   "distributor",
   "split_farm",
   "varied_farm",
+  // Evasions of the clusters' rules (cluster-evasions.ts).
+  "thirds_farm",
+  "topup_farm",
+  "burst_farm",
 ] as const;
 export type Behaviour = (typeof BEHAVIOURS)[number];
 
@@ -185,9 +190,11 @@ export function populationWallets(mix: Mix): WalletId[] {
     ...range(mix.fundedWallets).map((k) => `funded:${k}`),
     ...range(mix.agents).map((k) => `agent:${k}`),
     ...range(mix.exchangeCustomers).map((k) => `customer:${k}`),
-    // Last: the wallets before them keep the keys they had before the evasions existed, and before channels.
+    // Last: the wallets before them keep the keys they had before the evasions existed, before channels and
+    // before the cluster evasions.
     ...evasionWallets(mix),
     ...channelWallets(mix),
+    ...clusterEvasionWallets(mix),
   ];
 }
 
@@ -204,6 +211,8 @@ export function planSlot(ctx: PlanContext, slot: number): Action[] {
   s.add(planEvasions(ctx, slot, s));
   // Payment channels after them (channels.ts).
   planChannels(ctx, slot, s, busy);
+  // The cluster evasions and their look-alikes, from a generator of their own (cluster-evasions.ts).
+  planClusterEvasions(ctx, slot, s);
   return s.list.sort((x, y) => x.at - y.at || order(x) - order(y));
 }
 

@@ -21,7 +21,7 @@ import { findSavedChain, LEGACY_CHAIN_FILE, SAVED_CHAIN_FILE } from "../chain/de
 import { AppError } from "../common/errors.ts";
 import { dataLayout } from "../config/layout.ts";
 import { readServiceRecord } from "../config/service-record.ts";
-import { CHANNELS_OFF, EVASIONS_OFF, type Mix, MixSchema } from "./mix.ts";
+import { CHANNELS_OFF, CLUSTER_EVASIONS_OFF, EVASIONS_OFF, type Mix, MixSchema } from "./mix.ts";
 import { SLOT_SECONDS, slotSecondsFor } from "./plan.ts";
 import { readTruthComplete, scanTruth, TruthError } from "./truth.ts";
 
@@ -57,10 +57,13 @@ const WorldSchema = z.object({
   genesisNumber: z.number().int().min(0).optional(),
   slotSeconds: z.number().int().min(slotSecondsFor(1)).max(SLOT_SECONDS).optional(),
   // Unknown keys are let through, as before this check: a world that resumed then still resumes. A world
-  // saved before the evasions or the channels existed lacks their fields, and plays none of them (mix.ts,
-  // EVASIONS_OFF, CHANNELS_OFF).
+  // saved before the evasions, the channels or the cluster evasions existed lacks their fields, and plays
+  // none of them (mix.ts, EVASIONS_OFF, CHANNELS_OFF, CLUSTER_EVASIONS_OFF).
   mix: z.preprocess(
-    (mix) => (mix !== null && typeof mix === "object" ? { ...EVASIONS_OFF, ...CHANNELS_OFF, ...mix } : mix),
+    (mix) =>
+      mix !== null && typeof mix === "object"
+        ? { ...EVASIONS_OFF, ...CHANNELS_OFF, ...CLUSTER_EVASIONS_OFF, ...mix }
+        : mix,
     z.object(MixSchema.shape),
   ),
 });

@@ -9,7 +9,7 @@ import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { Analytics } from "../../src/analytics/duckdb.ts";
 import { dataLayout } from "../../src/config/layout.ts";
-import { CHANNELS_OFF, DEFAULT_MIX, EVASIONS_OFF } from "../../src/demo/mix.ts";
+import { CHANNELS_OFF, CLUSTER_EVASIONS_OFF, DEFAULT_MIX, EVASIONS_OFF } from "../../src/demo/mix.ts";
 import {
   DemoError,
   type DemoFiles,
@@ -168,7 +168,7 @@ describe("what the files say", () => {
     expect(readWorld(demo.world)).toEqual({ state: "absent" });
   });
 
-  it("resumes a world saved before the evasions or the channels without them, and one saved since with its own", () => {
+  it("resumes a world saved before the evasions, the channels or the cluster evasions without them, and one saved since with its own", () => {
     const dir = dataDir();
     const { demo } = dataLayout(dir);
     fs.mkdirSync(demo.dir, { recursive: true });
@@ -188,6 +188,12 @@ describe("what the files say", () => {
     expect(readWorld(demo.world)).toEqual({
       state: "whole",
       world: { ...WORLD, mix: { ...DEFAULT_MIX, ...CHANNELS_OFF } },
+    });
+    // Saved after the channels and before the cluster evasions: its channels, no cluster evasions.
+    fs.writeFileSync(demo.world, JSON.stringify({ ...WORLD, mix: without(CLUSTER_EVASIONS_OFF) }));
+    expect(readWorld(demo.world)).toEqual({
+      state: "whole",
+      world: { ...WORLD, mix: { ...DEFAULT_MIX, ...CLUSTER_EVASIONS_OFF } },
     });
     const own = { ...DEFAULT_MIX, distributorWallets: 5 };
     fs.writeFileSync(demo.world, JSON.stringify({ ...WORLD, mix: own }));
