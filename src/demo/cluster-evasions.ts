@@ -113,7 +113,13 @@ export function planClusterEvasions(ctx: PlanContext, slot: number, s: SlotActio
   const mint = (to: WalletId, usd: number) => actions.push({ type: "mint", at: start, to, usd: cents(usd) });
   const send = (from: WalletId, to: WalletId, usd: number, behaviour: Behaviour = "funding") =>
     actions.push({ type: "transfer", at: fundAt(), from, to, usd: cents(usd), behaviour });
-  const pay = (from: WalletId, merchant: string, endpoint: number, behaviour: Behaviour, input?: object) =>
+  const pay = (
+    from: WalletId,
+    merchant: string,
+    endpoint: number,
+    behaviour: Behaviour,
+    input?: Record<string, unknown>,
+  ) =>
     actions.push({
       type: "pay",
       at: payAt(),
@@ -121,7 +127,7 @@ export function planClusterEvasions(ctx: PlanContext, slot: number, s: SlotActio
       merchant,
       endpoint,
       behaviour,
-      ...(input ? { input: input as Record<string, unknown> } : {}),
+      ...(input ? { input } : {}),
     });
   const target = merchantById(ctx, metered.merchant).endpoints[metered.endpoint] as PlanEndpoint;
   // The farms' tiny charge: the split farm's, the least work the endpoint takes.
