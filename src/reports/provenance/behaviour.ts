@@ -5,18 +5,20 @@
  *
  * - **Behaviour**: what a farm needs to make its tiny amounts a merchant's price is several buyers paying that
  *   merchant in one band of amounts (a power of two wide, the price test's bands). So a window payer's
- *   signatures are the merchants it pays and the bands it pays each in; wallets that share one behave alike
- *   there. Hours and counts, which a farm varies at no cost, are left out. Diversity guard: a payer of more
- *   than `behaviourMaxMerchants` merchants in the window is never merged this way (agents that sample
- *   many services are the genuine buyers most alike).
- * - **Groups**: the window payers a hub paid first within one hour, within one day, or ever; and those any
- *   other wallet (not a merchant: its refunds go to its own customers) ever paid.
- * - **Null model**: in a group of n payers, k share a signature that a share p of all the window's payers
- *   outside the group have (plus one, so that a signature nobody else has is not impossible). The chance
- *   that k or more of n independent payers share it is the binomial tail; below `behaviourWeakChance` the
- *   k are one buyer (weak), below `behaviourStrongChance` strongly. The model scales with the group: a busy
- *   exchange hour that paid 500 payers is expected to hold many buyers of a popular API, a burst of twelve
- *   withdrawals that all pay one merchant's tiny charges is not.
+ *   signatures are the merchants it pays and the bands it pays each in, below the merchant's lowest listed
+ *   price (any band where it lists none: at a listed price, merged or not, buyers change no figure); wallets
+ *   that share one behave alike there. Hours and counts, which a farm varies at no cost, are left out.
+ *   Diversity guard: a payer of more than `behaviourMaxMerchants` merchants in the window is never merged
+ *   this way (agents that sample many services are the genuine buyers most alike).
+ * - **Groups**: the payers a hub paid first within one hour or within one day; and those any other wallet
+ *   (not a merchant: its refunds go to its own customers) ever paid.
+ * - **Null model**: in a group of n payers, k share a signature that a share p of the payers outside the
+ *   group share (plus one, so that a signature nobody else has is not impossible); payers are counted by
+ *   strong cluster, so a farm its funding already joined is one payer, not many that make its band common.
+ *   The chance that k or more of n independent payers share it is the binomial tail; below
+ *   `behaviourWeakChance` the k are one buyer (weak), below `behaviourStrongChance` strongly. The model
+ *   scales with the group: a busy exchange hour that paid 500 payers is expected to hold many buyers of a
+ *   popular API, a burst of twelve withdrawals that all pay one merchant's tiny charges is not.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { THRESHOLDS } from "../screens/thresholds.ts";
@@ -38,18 +40,30 @@ export async function behaviourLinks(analytics: Analytics, links: ClusterLinks):
       WHERE i.sender IN (SELECT wallet FROM rw_cluster_hubs)`,
   ).join(" UNION ALL ");
   const min = t.behaviourMinWallets;
-  // The groups large enough to test first, then the signatures of their payers only: most payers are in
-  // none, and reading every payer's bands cost more than the rest of the clusters (1.8 s at 10M payments).
+  // Only amounts below the merchant's lowest listed price (any, where it lists none) can make or miss a
+  // price, or be tiny: merged or not, buyers at a listed price change no figure. Most payments are at one.
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_behaviour_bands AS
+     WITH listed AS (SELECT pay_to, min(round(price_usd * 1e6)) AS price FROM listings WHERE price_usd > 0 GROUP BY pay_to)
+     SELECT DISTINCT g.payer, g.pay_to, floor(log2(g.amount))::INTEGER AS band
+     FROM rw_groups g LEFT JOIN listed l USING (pay_to)
+     WHERE g.amount > 0 AND (l.price IS NULL OR g.amount < l.price)`,
+  );
+  // Payers are counted by strong cluster, in the groups and outside them: a farm already joined by its
+  // funding is one payer, not many that make its band look common.
+  const payer = "coalesce(c.cluster, s.wallet)";
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_behaviour AS
-     WITH payers AS (SELECT DISTINCT payer FROM rw_pair_totals),
+     WITH payers AS (SELECT DISTINCT payer FROM rw_behaviour_bands),
      src AS (
        ${hubSpans}
        UNION ALL
        SELECT i.wallet, i.sender, 'ever', 0 FROM rw_inflow i SEMI JOIN payers p ON p.payer = i.wallet
-       WHERE i.sender NOT IN (SELECT wallet FROM rw_merchants)
+       WHERE i.sender NOT IN (SELECT wallet FROM rw_merchants) AND i.sender NOT IN (SELECT wallet FROM rw_cluster_hubs)
      ), sized AS (
-       SELECT source, span, bucket, count(*) AS n FROM src GROUP BY ALL HAVING count(*) >= ${min}
+       SELECT source, span, bucket, count(DISTINCT ${payer}) AS n
+       FROM src s LEFT JOIN rw_strong_clusters c ON c.wallet = s.wallet
+       GROUP BY ALL HAVING count(DISTINCT ${payer}) >= ${min}
      )
      SELECT s.*, z.n FROM src s JOIN sized z USING (source, span, bucket)`,
   );
@@ -64,17 +78,16 @@ export async function behaviourLinks(analytics: Analytics, links: ClusterLinks):
     `WITH candidates AS (
        SELECT payer FROM rw_pair_totals SEMI JOIN rw_behaviour b ON b.wallet = payer
        GROUP BY payer HAVING count(*) <= ${t.behaviourMaxMerchants}
-     ), signatures AS (
-       SELECT DISTINCT g.payer, g.pay_to, floor(log2(g.amount))::INTEGER AS band
-       FROM rw_groups g SEMI JOIN candidates c ON c.payer = g.payer WHERE g.amount > 0
      ), hits AS (
-       SELECT b.source, b.span, b.bucket, s.pay_to, s.band, any_value(b.n) AS n, count(*) AS k,
-         list(b.wallet ORDER BY b.wallet) AS wallets
-       FROM rw_behaviour b JOIN signatures s ON s.payer = b.wallet
-       GROUP BY ALL HAVING count(*) >= ${min}
+       SELECT b.source, b.span, b.bucket, g.pay_to, g.band, any_value(b.n) AS n,
+         count(DISTINCT coalesce(c.cluster, b.wallet)) AS k, list(b.wallet ORDER BY b.wallet) AS wallets
+       FROM rw_behaviour b JOIN rw_behaviour_bands g ON g.payer = b.wallet
+         SEMI JOIN candidates d ON d.payer = b.wallet LEFT JOIN rw_strong_clusters c ON c.wallet = b.wallet
+       GROUP BY ALL HAVING count(DISTINCT coalesce(c.cluster, b.wallet)) >= ${min}
      ), background AS (
-       SELECT pay_to, floor(log2(amount))::INTEGER AS band, count(DISTINCT payer) AS n FROM rw_groups
-       WHERE amount > 0 AND pay_to IN (SELECT pay_to FROM hits) GROUP BY ALL
+       SELECT g.pay_to, g.band, count(DISTINCT coalesce(c.cluster, g.payer)) AS n
+       FROM rw_behaviour_bands g LEFT JOIN rw_strong_clusters c ON c.wallet = g.payer
+       WHERE g.pay_to IN (SELECT pay_to FROM hits) GROUP BY ALL
      )
      SELECT h.source, h.span, h.k, h.n, g.n AS sig_n, h.wallets
      FROM hits h JOIN background g USING (pay_to, band)
@@ -82,7 +95,12 @@ export async function behaviourLinks(analytics: Analytics, links: ClusterLinks):
   );
   if (groups.length === 0) return 0;
   const payers = Number(
-    (await analytics.one<{ n: bigint }>("SELECT count(DISTINCT payer) AS n FROM rw_pair_totals"))?.n ?? 0n,
+    (
+      await analytics.one<{ n: bigint }>(
+        `SELECT count(DISTINCT coalesce(c.cluster, g.payer)) AS n
+         FROM rw_behaviour_bands g LEFT JOIN rw_strong_clusters c ON c.wallet = g.payer`,
+      )
+    )?.n ?? 0n,
   );
   let joined = 0;
   for (const g of groups) {

@@ -41,6 +41,7 @@ export const CLUSTER_TABLES = [
   "rw_cluster_hubs",
   "rw_unfunded",
   "rw_strong_clusters",
+  "rw_behaviour_bands",
   "rw_behaviour",
   "rw_clusters",
   "rw_cluster_links",

@@ -7,8 +7,8 @@
  * - `listed`: a known exchange or bridge wallet (src/chain/base-hubs.json, and the operator's imported labels);
  * - `fed`: at least `hubMinSenders` distinct clusters sent it USDC (an exchange's depositors);
  * - `spread`: it sent USDC to at least `hubMinRecipients` wallets, whose x402 payments in the window go to at
- *   least `hubMinRecipientMerchants` merchants, none the main merchant of more than `hubMaxRecipientShare`
- *   of them: buyers who behave independently of each other. An import that holds an exchange's withdrawals
+ *   least `hubMinRecipientMerchants` merchants, none paid by more than `hubMaxRecipientShare` of them: buyers
+ *   who behave independently of each other. An import that holds an exchange's withdrawals
  *   but not its deposits finds the exchange this way.
  * Merchants are never hubs by the data's rules (a merchant paying many wallets is the distributor pattern).
  */
@@ -34,23 +34,29 @@ export async function hubsBeforeClusters(analytics: Analytics): Promise<void> {
   );
   const t = THRESHOLDS;
   await analytics.run(
-    `CREATE OR REPLACE TEMP TABLE rw_spread_hubs AS
-     WITH big AS (
-       SELECT sender FROM rw_inflow WHERE sender NOT IN (SELECT wallet FROM rw_merchants)
-       GROUP BY sender HAVING count(*) >= ${t.hubMinRecipients}
-     ), main AS (
-       SELECT payer, first(pay_to ORDER BY tx DESC, pay_to) AS merchant FROM rw_pair_totals GROUP BY payer
-     ), spread AS (
-       SELECT i.sender, m.merchant, count(*) AS n FROM rw_inflow i JOIN main m ON m.payer = i.wallet
-       WHERE i.sender IN (SELECT sender FROM big) GROUP BY ALL
-     )
-     SELECT sender AS wallet FROM spread GROUP BY sender
-     HAVING count(*) >= ${t.hubMinRecipientMerchants} AND max(n) <= ${t.hubMaxRecipientShare} * sum(n)`,
-  );
-  await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_hub_candidates AS
      SELECT wallet FROM rw_inflow_counts WHERE senders >= ${t.hubMinSenders}
        AND wallet NOT IN (SELECT wallet FROM rw_merchants)`,
+  );
+  // Listed wallets and those fed by many are not read again here (an exchange's recipients are most of
+  // the transfers): a candidate fed by many that proves to be fed by one cluster stays no hub.
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_spread_hubs AS
+     WITH big AS (
+       SELECT sender FROM rw_inflow
+       WHERE sender NOT IN (SELECT wallet FROM rw_merchants) AND sender NOT IN (SELECT wallet FROM rw_listed_hubs)
+         AND sender NOT IN (SELECT wallet FROM rw_hub_candidates)
+       GROUP BY sender HAVING count(*) >= ${t.hubMinRecipients}
+     ), paid AS (
+       SELECT i.sender, i.wallet, p.pay_to FROM rw_inflow i JOIN rw_pair_totals p ON p.payer = i.wallet
+       WHERE i.sender IN (SELECT sender FROM big)
+     ), spread AS (
+       SELECT sender, pay_to, count(*) AS n FROM paid GROUP BY ALL
+     ), recipients AS (
+       SELECT sender, count(DISTINCT wallet) AS paying FROM paid GROUP BY sender
+     )
+     SELECT sender AS wallet FROM spread JOIN recipients USING (sender) GROUP BY sender, paying
+     HAVING count(*) >= ${t.hubMinRecipientMerchants} AND max(n) <= ${t.hubMaxRecipientShare} * paying`,
   );
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_cluster_hubs AS

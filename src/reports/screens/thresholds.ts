@@ -25,7 +25,7 @@ export const THRESHOLDS = {
   /**
    * A wallet that is not a merchant and sent USDC to at least this many wallets is a hub when those wallets
    * behave independently: their x402 payments in the window go to at least `hubMinRecipientMerchants`
-   * merchants, none the main merchant of more than `hubMaxRecipientShare` of them (an exchange seen only
+   * merchants, none paid by more than `hubMaxRecipientShare` of them (an exchange seen only
    * by its withdrawals, as in an import of payments and their funding).
    */
   hubMinRecipients: 50,
