@@ -90,7 +90,8 @@ describe("report API", () => {
     expect(screens.headers.get("content-type")).toMatch(/text\/html/);
     const text = await screens.text();
     expect(text).toContain("SAMPLE DATA: made up.");
-    for (const kind of FLAG_KINDS) expect(text).toMatch(new RegExp(`<h2>\\d\\. <code>${kind}</code>`));
+    for (const kind of FLAG_KINDS)
+      expect(text).toMatch(new RegExp(`<h2 id="[^"]+">\\d\\. <code>${kind}</code>`));
   });
 
   it("says which window a page's figures belong to, with a link that keeps them", async () => {
