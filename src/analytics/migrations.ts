@@ -385,6 +385,38 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       );
     `,
   },
+  {
+    version: 15,
+    name: "the flag feed",
+    // Every flagged wallet of a stored window, per merchant and screen (src/reports/build/flags.ts), written
+    // and dropped with the window's reports: the feed, the wallet histories and the per-merchant counts read
+    // it, where the build's tables that decided the flags are gone. Its cents are the report pages' shares
+    // (aggregates.ts, rw_wallets), so a merchant's rows add up to its report's flags exactly. The stored
+    // windows are dropped, so that every window read after this has its rows.
+    sql: `
+      DELETE FROM reports;
+      DELETE FROM report_windows;
+      CREATE TABLE report_flags (
+        chain VARCHAR NOT NULL,
+        end_block BIGINT NOT NULL,
+        wallet VARCHAR NOT NULL,
+        pay_to VARCHAR NOT NULL,
+        -- The screen (src/reports/screens/).
+        kind VARCHAR NOT NULL,
+        tx BIGINT NOT NULL,
+        -- Atomic USDC units, and this wallet's share of the kind's cents on the report (HUGEINT, as the
+        -- report's sums: migration 8).
+        amount HUGEINT NOT NULL,
+        cents HUGEINT NOT NULL,
+        -- The cluster the wallet was counted in, named by its smallest address (NULL: a cluster of its own).
+        cluster VARCHAR,
+        -- The pair's first and last payment in the window, flagged or not.
+        first_block BIGINT NOT NULL,
+        last_block BIGINT NOT NULL,
+        PRIMARY KEY (chain, end_block, wallet, pay_to, kind)
+      );
+    `,
+  },
 ];
 
 export async function migrate(analytics: Analytics): Promise<void> {

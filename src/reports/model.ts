@@ -23,6 +23,8 @@ export interface ReportDetails {
   flagged_wallets: Record<string, { wallet: string; tx: number; usd: number; evidence?: EvidenceFacts }[]>;
   /** Per flag kind with more wallets than that, the rest in one row. */
   more_wallets?: Record<string, { wallets: number; tx: number; usd: number }>;
+  /** How many wallets any flag names (a wallet under two kinds counted once): the merchant's part of the flag feed. */
+  wallets?: number;
   /** The reported and real totals in atomic units (decimal text), unrounded: cents hide small merchants' figures. */
   exact?: { amount: string; real_amount: string };
 }
@@ -153,6 +155,98 @@ export type LeaderboardDocument = Omit<Leaderboard, "page"> & {
   page: Leaderboard["page"] & { previous: string | null; next: string | null };
 };
 
+/** Which version of the screens' rules made a figure, and where its changelog is (docs/screens.md). */
+export interface Methodology {
+  version: string;
+  url: string;
+}
+
+/** Wallets a page of the flag feed holds. */
+export const FLAG_FEED_PAGE_SIZE = 500;
+
+/** A flagged wallet at one merchant under one screen: a line of the feed's `merchants`. */
+export interface FlaggedAt {
+  /** The merchant's wallet, and its name in the window's report. */
+  address: string;
+  name: string;
+  /** The screen, and what it found, in one sentence. */
+  kind: string;
+  reason: string;
+  /** The wallet's flagged payments and dollars under this screen, as the merchant's page shares them out. */
+  tx: number;
+  usd: number;
+  /** The wallet's entry on the merchant's evidence page, or the page where it names only the largest wallets. */
+  evidence: string;
+}
+
+/** A wallet of the flag feed: its flags in one window, at every merchant. */
+export interface FlaggedWallet {
+  wallet: string;
+  /** The cluster it was counted in as one buyer (named by its smallest address); null: a wallet alone. */
+  cluster: string | null;
+  tx: number;
+  usd: number;
+  /** Its first and last payment in the window to the merchants below, flagged or not. */
+  first_block: number;
+  last_block: number;
+  methodology_version: string;
+  merchants: FlaggedAt[];
+}
+
+/**
+ * One page of a window's flag feed (`ReportService.flags`): the flagged wallets by flagged dollars, largest
+ * first, then address; of one merchant when `merchant` is set.
+ */
+export interface FlagFeed {
+  chain: "base";
+  generated_at: string;
+  license: string;
+  window: ReportWindow;
+  methodology: Methodology;
+  merchant: string | null;
+  totals: { wallets: number; tx: number; usd: number };
+  page: { number: number; size: number; pages: number };
+  wallets: FlaggedWallet[];
+}
+
+/** A page of the flag feed as its JSON states it: with the URLs of the pages before and after it. */
+export type FlagFeedDocument = Omit<FlagFeed, "page"> & {
+  page: FlagFeed["page"] & { previous: string | null; next: string | null };
+};
+
+/**
+ * A line of `flags.ndjson`: one row of a window's feed, a wallet at one merchant under one screen, with the
+ * wallet's cluster and the pair's first and last payment in the window.
+ */
+export interface FlagRecord {
+  chain: "base";
+  end_block: number;
+  wallet: string;
+  cluster: string | null;
+  merchant: string;
+  merchant_name: string;
+  kind: string;
+  reason: string;
+  tx: number;
+  usd: number;
+  first_block: number;
+  last_block: number;
+  methodology_version: string;
+  evidence: string;
+}
+
+/** One stored window in which a wallet was flagged. */
+export type WalletWeek = Omit<FlaggedWallet, "wallet"> & { window: ReportWindow; generated_at: string };
+
+/** What `/v1/wallets/base/{address}` answers: the stored windows in which the wallet was flagged, latest first. */
+export interface WalletHistory {
+  chain: "base";
+  license: string;
+  wallet: string;
+  methodology: Methodology;
+  weeks: WalletWeek[];
+}
+
 /** A listing that matched a search, with its merchant's report page when the merchant is in the window. */
 export type SearchListing = {
   pay_to: string;
@@ -282,6 +376,8 @@ export interface EvidenceDocument {
   page: string;
   screens: string;
   flags: EvidenceFlag[];
+  /** How many wallets any flag names (a wallet under two kinds once), and the merchant's part of the flag feed. */
+  flag_feed: { wallets: number; url: string };
 }
 
 /** A cluster link as the build keeps it (`provenance/cluster-links.ts`). */

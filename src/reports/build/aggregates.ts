@@ -34,12 +34,15 @@ import { sqlRank } from "./rank.ts";
  * - `rw_days`: pay_to, day (0 is `firstDate`), tx, cents, real_cents: only days with payments;
  * - `rw_schemes`: pay_to, scheme (exact, upto, batch-settlement, unknown), tx, real_tx, cents, real_cents;
  * - `rw_details`: pay_to, details: the page's `{"flagged_wallets": {kind: [{wallet, tx, usd, evidence}]},
- *   "more_wallets": {kind: {wallets, tx, usd}}}`, the 20 largest wallets per kind with the facts of their
- *   evidence (`evidence-facts.ts`) and the rest, for merchants with flags.
+ *   "more_wallets": {kind: {wallets, tx, usd}}, "wallets": n}`, the 20 largest wallets per kind with the
+ *   facts of their evidence (`evidence-facts.ts`) and the rest, and how many wallets any flag names, for
+ *   merchants with flags;
+ * - `rw_wallets`: pay_to, kind, payer, tx, amount, cents (the kind's cents shared among its wallets), place
+ *   (1 is the largest): every flagged wallet of each kind, which the flag feed stores (flags.ts).
  */
 
 /** How many of a flag's wallets the page lists by name; the rest are one row. */
-const SHOWN_WALLETS = 20;
+export const SHOWN_WALLETS = 20;
 
 export interface WindowBounds {
   /** Exclusive: the window holds blocks start_block + 1 .. end_block. */
@@ -353,12 +356,15 @@ async function figures(analytics: Analytics, ringGraph: RingGraph): Promise<void
          {'wallets': count(*) FILTER (place > ${SHOWN_WALLETS}), 'tx': coalesce(sum(tx) FILTER (place > ${SHOWN_WALLETS}), 0),
           'usd': coalesce(sum(cents) FILTER (place > ${SHOWN_WALLETS}), 0) / 100} AS rest
        FROM rw_wallets LEFT JOIN rw_evidence e USING (pay_to, kind, payer) GROUP BY pay_to, kind, precedence
+     ), payers AS (
+       -- A wallet flagged under two kinds is one wallet: the feed filtered to the merchant lists it once.
+       SELECT pay_to, count(DISTINCT payer) AS named FROM rw_wallets GROUP BY pay_to
      )
      SELECT pay_to,
        '{"flagged_wallets":{' || string_agg(to_json(kind) || ':' || to_json(wallets), ',' ORDER BY precedence) ||
        '},"more_wallets":{' || coalesce(string_agg(to_json(kind) || ':' || to_json(rest), ',' ORDER BY precedence)
-         FILTER (rest.wallets > 0), '') || '}}' AS details
-     FROM kinds GROUP BY pay_to`,
+         FILTER (rest.wallets > 0), '') || '},"wallets":' || any_value(p.named) || '}' AS details
+     FROM kinds JOIN payers p USING (pay_to) GROUP BY pay_to`,
   );
 }
 

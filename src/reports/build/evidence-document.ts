@@ -16,6 +16,7 @@ import type {
 import type { Report } from "../schema.ts";
 import { SCREENS, SCREENS_PATH, THRESHOLDS } from "../screens/index.ts";
 import { sqlDay, sqlInWindow } from "./aggregates.ts";
+import { flagsPath } from "./flags.ts";
 import { LICENSE_URL, type ReportContext } from "./report.ts";
 import { firstDate } from "./window.ts";
 
@@ -86,6 +87,10 @@ export async function evidenceDocuments(
         more_wallets: rest && rest.wallets > 0 ? rest : null,
       };
     }),
+    flag_feed: {
+      wallets: details.wallets ?? 0,
+      url: `${ctx.publicUrl}${flagsPath(1, report.address)}?end_block=${ctx.window.end_block}`,
+    },
   }));
 }
 

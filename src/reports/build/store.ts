@@ -8,6 +8,7 @@ import { dataVersion } from "../../analytics/migrations.ts";
 import { isTransactionConflict } from "../../analytics/store-errors.ts";
 import type { ReportWindow } from "../model.ts";
 import { aggregateWindow, dropWindowTables } from "./aggregates.ts";
+import { dropFlags, writeFlags } from "./flags.ts";
 import { type ReportContext, writeReports } from "./report.ts";
 import { firstDate, isoUtc, windowDates } from "./window.ts";
 
@@ -88,7 +89,10 @@ export async function storeWindow(
   }
 }
 
-/** Replaces the window's stored reports with those of its aggregated tables (inside a transaction). */
+/**
+ * Replaces the window's stored reports and its flag feed with those of its aggregated tables (inside a
+ * transaction): a reader never sees the feed of one build beside the reports of another.
+ */
 async function storeReports(
   analytics: Analytics,
   context: ReportContext,
@@ -98,6 +102,7 @@ async function storeReports(
   const end = context.window.end_block;
   await analytics.run("DELETE FROM reports WHERE chain = 'base' AND end_block = $end", { end });
   await writeReports(analytics, context);
+  await writeFlags(analytics, end);
   await analytics.run(
     "INSERT OR REPLACE INTO report_windows VALUES ('base', $end, $version, $url, $generated)",
     { end, version, url: options.publicUrl, generated: context.generatedAt },
@@ -121,5 +126,6 @@ async function dropOldWindows(
     ORDER BY generated_at DESC, end_block DESC OFFSET $offset`;
   const params = { offset: keep - spared.length };
   await analytics.run(`DELETE FROM reports WHERE chain = 'base' AND end_block IN (${stale})`, params);
+  await dropFlags(analytics, stale, params);
   await analytics.run(`DELETE FROM report_windows WHERE chain = 'base' AND end_block IN (${stale})`, params);
 }

@@ -1,9 +1,13 @@
 import { html, type Markup, nothing } from "../../common/html.ts";
+import { flagsPath } from "../build/flags.ts";
 import type { EvidenceClusterLink, EvidenceDocument, EvidenceFlag, EvidenceWallet } from "../model.ts";
 import { documentShell, licenceFooter, noticeBanner } from "./shell.ts";
 
 /** The anchor of one wallet's evidence on this page, which the report page links. */
 export const evidenceAnchor = (kind: string, wallet: string) => `${kind}-${wallet}`;
+
+/** The anchor of a flag's section on this page, which counts the wallets it does not name. */
+export const flagAnchor = (kind: string) => `flag-${kind}`;
 
 const count = new Intl.NumberFormat("en-US");
 const money = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 6 });
@@ -134,12 +138,20 @@ ${paymentsPart(w)}
 
 function flagSection(flag: EvidenceFlag): Markup {
   const rest = flag.more_wallets;
-  return html`<section class="flag" id="flag-${flag.kind}">
+  return html`<section class="flag" id="${flagAnchor(flag.kind)}">
 <h2><code>${flag.kind}</code>: ${count.format(flag.tx)} ${flag.tx === 1 ? "payment" : "payments"}, ${usd(flag.usd)}</h2>
 <p>${flag.summary}</p>
 ${flag.wallets.map((w) => walletSection(flag.kind, w))}
 ${rest ? html`<p class="note">${count.format(rest.wallets)} more ${rest.wallets === 1 ? "wallet" : "wallets"} (${count.format(rest.tx)} payments, ${usd(rest.usd)}) tripped this screen; the evidence names the largest.</p>` : nothing}
 </section>`;
+}
+
+/** How many wallets the flags name, and the merchant's part of the flag feed, which lists those this page does not. */
+function feedPart(doc: EvidenceDocument): Markup {
+  const { wallets } = doc.flag_feed;
+  if (wallets === 0) return nothing;
+  const feed = `${flagsPath(1, doc.address)}?end_block=${doc.window.end_block}`;
+  return html`<p>${count.format(wallets)} ${wallets === 1 ? "wallet was" : "wallets were"} flagged in this window; this page names the largest of each flag. <a href="${feed}">The flag feed</a> (JSON) lists every one.</p>`;
 }
 
 /** The evidence page of one merchant's report: every named flagged wallet, why, and its transactions. */
@@ -154,6 +166,7 @@ export function renderEvidencePage(doc: EvidenceDocument, opts: { notice?: strin
 </header>
 <main>
 <p>Each wallet below tripped a screen. Its entry gives the rule with the figures that crossed its thresholds, the payments it flagged (transaction hashes anyone can look up on Base), and the funding path or the cycle behind the flag. <a href="/screens">How each screen works</a>. <a href="${json}">This evidence as JSON</a>.</p>
+${feedPart(doc)}
 ${doc.flags.length > 0 ? doc.flags.map(flagSection) : html`<p>No screen flagged any payment in this window.</p>`}
 </main>
 ${licenceFooter(doc.license, html` Generated at ${when(doc.generated_at)}.`)}`;

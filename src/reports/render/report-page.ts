@@ -1,4 +1,5 @@
 import { html, type Markup, nothing, trusted } from "../../common/html.ts";
+import { flagsPath } from "../build/flags.ts";
 import { spanText } from "../build/span.ts";
 import type { ReportDetails } from "../model.ts";
 import { type Report, SCHEMES } from "../schema.ts";
@@ -162,6 +163,7 @@ ${
     sections.length > 0
       ? [
           html`<p><a href="${evidence}">The evidence behind every flag</a>: for each wallet named below, the threshold it crossed, its transactions, and the funding path or cycle (<a href="/v1${evidence}">as JSON</a>).</p>`,
+          feedLink(report, details),
           ...sections,
         ]
       : [html`<p>No screen flagged any payment in this window: every payment counts as real.</p>`];
@@ -171,6 +173,14 @@ ${
   return html`${body}
 <p class="note">${flagNoteMarkup(report.flag_note)}</p>
 ${exchange}`;
+}
+
+/** How many wallets the flags name, and the merchant's part of the flag feed, which lists every one of them. */
+function feedLink(report: Report, details: ReportDetails): Markup {
+  const wallets = details.wallets ?? 0;
+  if (wallets === 0) return nothing;
+  const feed = `${flagsPath(1, report.address)}?end_block=${report.window.end_block}`;
+  return html`<p>${count.format(wallets)} ${wallets === 1 ? "wallet was" : "wallets were"} flagged at this merchant in this window: <a href="${feed}">the flag feed</a> (JSON) lists every one, with its cluster, the screen and its reason, and the link to its evidence.</p>`;
 }
 
 /** The flag note, its link to the screens' rules made a link. */

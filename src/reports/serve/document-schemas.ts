@@ -1,8 +1,8 @@
 /**
- * The schemas of the report service's other JSON documents (the evidence, a leaderboard page, a search),
- * built from the report's own (`ReportSchema`, served at /v1/schema/report.json): a field the report has
- * is the report's schema of it, so the documents cannot drift from the report in what an address, an
- * amount or a window is. The MCP tools declare them as their output schemas (src/reports/serve/mcp.ts), and the
+ * The schemas of the report service's other JSON documents (the evidence, a leaderboard page, a search, a
+ * page of the flag feed, a wallet's history), built from the report's own (`ReportSchema`, served at
+ * /v1/schema/report.json): a field the report has is the report's schema of it, so the documents cannot
+ * drift from the report in what an address, an amount or a window is. The MCP tools declare them as their output schemas (src/reports/serve/mcp.ts), and the
  * SDK checks every answer against them.
  *
  * Each schema's type is checked against the type the service builds the document as (`Fits` below): a
@@ -10,7 +10,13 @@
  * (the schemas are strict).
  */
 import { z } from "zod";
-import type { EvidenceDocument, LeaderboardDocument, SearchDocument } from "../model.ts";
+import type {
+  EvidenceDocument,
+  FlagFeedDocument,
+  LeaderboardDocument,
+  SearchDocument,
+  WalletHistory,
+} from "../model.ts";
 import { ReportSchema } from "../schema.ts";
 import { FLAG_KINDS } from "../screens/index.ts";
 
@@ -227,6 +233,60 @@ export const EvidenceDocumentSchema = z
         })
         .strict(),
     ),
+    flag_feed: z.object({ wallets: count, url }).strict(),
+  })
+  .strict();
+
+const kind = z.enum(FLAG_KINDS as [string, ...string[]]);
+const block = R.window.shape.end_block;
+
+/** Which version of the screens made the figures, and its changelog. */
+const methodology = z.object({ version: z.string(), url }).strict();
+
+/** A flagged wallet at one merchant under one screen (`FlaggedAt`, src/reports/model.ts). */
+const FlaggedAtSchema = z
+  .object({
+    address,
+    name: R.name,
+    kind,
+    reason: z.string(),
+    tx: count,
+    usd,
+    evidence: url,
+  })
+  .strict();
+
+/** A wallet's flags in one window, at every merchant (`FlaggedWallet`). */
+const flaggedWallet = {
+  cluster: address.nullable(),
+  tx: count,
+  usd,
+  first_block: block,
+  last_block: block,
+  methodology_version: z.string(),
+  merchants: z.array(FlaggedAtSchema),
+};
+
+/** A page of `/v1/flags/base` (src/reports/build/flags.ts). */
+export const FlagFeedDocumentSchema = z
+  .object({
+    ...windowed,
+    methodology,
+    merchant: address.nullable(),
+    totals: z.object({ wallets: count, tx: count, usd }).strict(),
+    page: LeaderboardDocumentSchema.shape.page,
+    wallets: z.array(z.object({ wallet: address, ...flaggedWallet }).strict()),
+  })
+  .strict();
+
+/** What `/v1/wallets/base/{address}` answers: the stored windows in which the wallet was flagged. */
+export const WalletHistorySchema = z
+  .object({
+    chain: R.chain,
+    license: R.license,
+    wallet: address,
+    methodology,
+    weeks: z.array(z.object({ window: R.window, generated_at: R.generated_at, ...flaggedWallet }).strict()),
   })
   .strict();
 
@@ -236,5 +296,7 @@ const fits: [
   Fits<typeof LeaderboardDocumentSchema, LeaderboardDocument>,
   Fits<typeof SearchDocumentSchema, SearchDocument>,
   Fits<typeof EvidenceDocumentSchema, EvidenceDocument>,
-] = [true, true, true];
+  Fits<typeof FlagFeedDocumentSchema, FlagFeedDocument>,
+  Fits<typeof WalletHistorySchema, WalletHistory>,
+] = [true, true, true, true, true];
 void fits;

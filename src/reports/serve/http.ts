@@ -10,6 +10,7 @@ import { Answers } from "./answers.ts";
 import type { ServiceHealth } from "./readiness.ts";
 import { badgeRoutes } from "./routes/badges.ts";
 import { datasetRoutes } from "./routes/datasets.ts";
+import { flagRoutes } from "./routes/flags.ts";
 import { leaderboardRoutes } from "./routes/leaderboard.ts";
 import { mcpRoutes } from "./routes/mcp.ts";
 import { pageRoutes } from "./routes/pages.ts";
@@ -34,8 +35,8 @@ export interface ReportRoutesOptions {
 }
 
 /**
- * The report service over HTTP: JSON reports and their evidence, the leaderboard, the report's JSON
- * Schema, the human pages, the badges and the weekly datasets. A method a path does not take is a 405
+ * The report service over HTTP: JSON reports and their evidence, the leaderboard, the flag feed and wallet
+ * histories, the report's JSON Schema, the human pages, the badges and the weekly datasets. A method a path does not take is a 405
  * with `Allow`; with `limit`, a client over its limit gets a 429 before any work. `/healthz`, `/livez` and
  * `/readyz` (`ready`: src/common/health.ts); each request has its id and its line in the log
  * (src/common/request-log.ts).
@@ -72,6 +73,7 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
   reports.onLatestBuilt((from, to) => answers.warm(from, to));
   reportJsonRoutes(app, reports, answers);
   leaderboardRoutes(app, reports, answers);
+  flagRoutes(app, reports, answers);
   searchRoutes(app, reports);
   datasetRoutes(app, reports);
   pageRoutes(app, reports, answers, options.notice);

@@ -6,6 +6,16 @@ import { reportBuildSeconds, secondsSince } from "../../common/metrics.ts";
 import { boardEntries, boardTotals } from "../build/board.ts";
 import { evidenceContext, evidenceDocuments } from "../build/evidence-document.ts";
 import {
+  type FlagRow,
+  flagBatch,
+  flaggedWallets,
+  flagRows,
+  flagTotals,
+  methodologyOf,
+  reasonOf,
+  walletRows,
+} from "../build/flags.ts";
+import {
   LICENSE_URL,
   pagePrefix,
   parseStoredReport,
@@ -19,14 +29,20 @@ import { resolveWindow, windowDates } from "../build/window.ts";
 import {
   type BoardPage,
   type EvidenceDocument,
+  FLAG_FEED_PAGE_SIZE,
+  type FlagFeed,
+  type FlagRecord,
   LEADERBOARD_PAGE_SIZE,
   type Leaderboard,
   type MerchantDocuments,
   type ReportDetails,
   type ReportWindow,
   type SearchDocument,
+  type WalletHistory,
+  type WalletWeek,
   type WindowBatches,
 } from "../model.ts";
+import { evidenceAnchor, flagAnchor } from "../render/evidence-page.ts";
 import type { Report } from "../schema.ts";
 import { LatestWindow } from "./latest.ts";
 import { parseAddress } from "./params.ts";
@@ -201,14 +217,7 @@ export class ReportService {
     let after = "";
     for (;;) {
       const batch = await this.serial(async () => {
-        const now = await this.buildOf(end);
-        if (now === undefined || now !== build) {
-          throw new AppError(
-            409,
-            "window_rebuilt",
-            `the reports of the window ending at block ${end} were built again while they were read: ask again`,
-          );
-        }
+        await this.sameBuild(end, build);
         const next = await this.analytics.one<{ through: string | null }>(
           `SELECT max(address) AS through FROM (SELECT address FROM reports
              WHERE chain = 'base' AND end_block = $end AND address > $after ORDER BY address LIMIT $size)`,
@@ -336,6 +345,157 @@ export class ReportService {
         listings,
       };
     });
+  }
+
+  /**
+   * One page of a window's flag feed: its flagged wallets by flagged dollars, largest first, then address,
+   * `size` a page (page 1 first), each with its merchants and screens; only one merchant's rows when
+   * `merchant` is its address (src/reports/build/flags.ts).
+   */
+  flags(
+    endBlock?: number,
+    { page = 1, size = FLAG_FEED_PAGE_SIZE, merchant }: BoardPage & { merchant?: string } = {},
+  ): Promise<FlagFeed> {
+    if (!Number.isSafeInteger(page) || page < 1) throw new Error(`a feed page is 1 or more, not ${page}`);
+    if (!Number.isSafeInteger(size) || size < 1) throw new Error(`a feed page holds 1 or more, not ${size}`);
+    const only = merchant === undefined ? null : parseAddress(merchant);
+    return this.reading(endBlock, "flags", async (db, window) => {
+      const context = await this.context(window, db);
+      const end = window.end_block;
+      if (only !== null) await this.knownMerchant(db, end, only);
+      const totals = await flagTotals(db, end, only);
+      const pages = Math.max(1, Math.ceil(totals.wallets / size));
+      if (page > pages) {
+        throw new NotFoundError(
+          `the flag feed of the window ending at block ${end}${only === null ? "" : ` at ${only}`} has ${pages} ${pages === 1 ? "page" : "pages"} of ${size}, not ${page}`,
+          "no_such_page",
+        );
+      }
+      const rows = await flagRows(db, end, only, { offset: (page - 1) * size, size });
+      return {
+        chain: "base" as const,
+        generated_at: context.generatedAt,
+        license: LICENSE_URL,
+        window,
+        methodology: methodologyOf(this.options.publicUrl),
+        merchant: only,
+        totals,
+        page: { number: page, size, pages },
+        wallets: flaggedWallets(rows, (row) => this.evidenceUrl(end, row)),
+      };
+    });
+  }
+
+  /**
+   * One wallet's flags in every stored window, the latest first: where it was flagged, by which screen, and
+   * why. The latest window as readers are served it is built first, so that the history reaches this week;
+   * older weeks are those still stored (`keepWindows`). A wallet never flagged has no weeks.
+   */
+  async wallet(address: string): Promise<WalletHistory> {
+    const wallet = parseAddress(address);
+    const latest = await this.latestEnd();
+    return this.reading(latest, "wallet", async (db) => {
+      const byWindow = new Map<number, (FlagRow & { generated_at: string })[]>();
+      for (const row of await walletRows(db, wallet)) {
+        const rows = byWindow.get(row.end_block) ?? [];
+        rows.push(row);
+        byWindow.set(row.end_block, rows);
+      }
+      const weeks: WalletWeek[] = [];
+      for (const [end, rows] of byWindow) {
+        const [flags] = flaggedWallets(rows, (row) => this.evidenceUrl(end, row));
+        if (!flags) continue;
+        const { wallet: _, ...week } = flags;
+        weeks.push({
+          window: await resolveWindow(db, end),
+          generated_at: (rows[0] as { generated_at: string }).generated_at,
+          ...week,
+        });
+      }
+      return {
+        chain: "base" as const,
+        license: LICENSE_URL,
+        wallet,
+        methodology: methodologyOf(this.options.publicUrl),
+        weeks,
+      };
+    });
+  }
+
+  /**
+   * Every row of a window's flag feed (a wallet at a merchant under a screen), by wallet, in batches of
+   * `size` wallets, as `flags.ndjson` lists them.
+   */
+  async readFlags(endBlock?: number, size = BATCH_REPORTS): Promise<WindowBatches<FlagRecord>> {
+    const [first, build] = await this.serial(async () => {
+      const context = await this.context(await this.ensureWindow(endBlock));
+      return [context, await this.buildOf(context.window.end_block)] as const;
+    });
+    return { window: first.window, batches: this.flagBatches(first.window.end_block, build, size) };
+  }
+
+  /** A window's flag rows, `size` wallets at a time, each batch in a turn of its own, one build throughout. */
+  private async *flagBatches(
+    end: number,
+    build: string | undefined,
+    size: number,
+  ): AsyncGenerator<FlagRecord[]> {
+    const { version } = methodologyOf(this.options.publicUrl);
+    let after = "";
+    for (;;) {
+      const batch = await this.serial(async () => {
+        await this.sameBuild(end, build);
+        return flagBatch(this.analytics, end, after, size);
+      });
+      if (!batch) return;
+      after = batch.through;
+      yield batch.rows.map((row) => ({
+        chain: "base" as const,
+        end_block: end,
+        wallet: row.wallet,
+        cluster: row.cluster,
+        merchant: row.pay_to,
+        merchant_name: row.name,
+        kind: row.kind,
+        reason: reasonOf(row.kind),
+        tx: row.tx,
+        usd: row.usd,
+        first_block: row.first_block,
+        last_block: row.last_block,
+        methodology_version: version,
+        evidence: this.evidenceUrl(end, row),
+      }));
+    }
+  }
+
+  /** Refuses a read that finds the window built again since it began, or dropped: it would mix two builds. */
+  private async sameBuild(end: number, build: string | undefined): Promise<void> {
+    const now = await this.buildOf(end);
+    if (now === undefined || now !== build) {
+      throw new AppError(
+        409,
+        "window_rebuilt",
+        `the reports of the window ending at block ${end} were built again while they were read: ask again`,
+      );
+    }
+  }
+
+  /** Unless the window has a report of `merchant`, a 404 as `report` answers it. */
+  private async knownMerchant(db: Analytics, end: number, merchant: string): Promise<void> {
+    const known = await db.one(
+      "SELECT 1 AS known FROM reports WHERE chain = 'base' AND end_block = $end AND address = $merchant",
+      { end, merchant },
+    );
+    if (!known) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
+  }
+
+  /**
+   * Where a flagged wallet is on its merchant's evidence page of the window: its own entry when the page
+   * names it, else the flag's section, which counts the wallets it does not name.
+   */
+  private evidenceUrl(end: number, row: FlagRow): string {
+    const anchor = row.named ? evidenceAnchor(row.kind, row.wallet) : flagAnchor(row.kind);
+    return `${this.options.publicUrl}/reports/base/${row.pay_to}/evidence?end_block=${end}#${anchor}`;
   }
 
   /** What rendering a built window's reports needs beyond the stored rows. */

@@ -1,6 +1,6 @@
 /**
- * The weekly datasets: every report of a window as NDJSON or CSV, and the evidence behind every flag as
- * NDJSON, downloads under the report's licence.
+ * The weekly datasets: every report of a window as NDJSON or CSV, the evidence behind every flag and the
+ * flag feed's rows as NDJSON, downloads under the report's licence.
  */
 import type { Hono } from "hono";
 import { onNotFound } from "../../../common/http.ts";
@@ -60,6 +60,11 @@ export function datasetRoutes(app: Hono, reports: ReportService): void {
       );
       c.header("Link", `<${LICENSE_URL}>; rel="license"`);
     };
+    if (file === "flags.ndjson") {
+      const { window, batches } = await reports.readFlags(endBlock);
+      download(window, "flags", "ndjson");
+      return c.body(streamed(batches, (rows) => rows.map(ndjsonLine).join("")));
+    }
     if (file === "evidence.ndjson") {
       const { window, batches } = await reports.readEvidence(endBlock);
       download(window, "evidence", "ndjson");

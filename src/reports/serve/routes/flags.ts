@@ -1,0 +1,58 @@
+/**
+ * The flag feed's JSON, page by page, whole or one merchant's, and one wallet's flags across the stored
+ * windows (src/reports/build/flags.ts).
+ */
+import type { Context, Hono } from "hono";
+import { FLAGS_PATH, flagsPath } from "../../build/flags.ts";
+import type { FlagFeed, FlagFeedDocument } from "../../model.ts";
+import type { Answers } from "../answers.ts";
+import { endBlockParam, pageParam, parseAddress } from "../params.ts";
+import { answerCached, LATEST_MAX_AGE } from "../respond.ts";
+import type { ReportService } from "../service.ts";
+
+/** One wallet's flags across the stored windows: this, then its address. */
+export const WALLETS_PATH = "/v1/wallets/base";
+
+/**
+ * A page of the feed as its JSON states it: with the URLs of the pages before and after it, kept to its
+ * window and its merchant.
+ */
+export function flagFeedDocument(feed: FlagFeed, publicUrl: string): FlagFeedDocument {
+  const { number, pages } = feed.page;
+  const link = (n: number) => `${publicUrl}${flagsPath(n, feed.merchant)}?end_block=${feed.window.end_block}`;
+  return {
+    ...feed,
+    page: {
+      ...feed.page,
+      previous: number > 1 ? link(number - 1) : null,
+      next: number < pages ? link(number + 1) : null,
+    },
+  };
+}
+
+export function flagRoutes(app: Hono, reports: ReportService, answers: Answers): void {
+  // Kept once rendered, as the leaderboard's pages are (answers.ts).
+  const feed = async (c: Context, page: number, merchantParam: string | undefined) => {
+    const endBlock = endBlockParam(c.req.query("end_block"));
+    const merchant = merchantParam === undefined || merchantParam === "" ? null : parseAddress(merchantParam);
+    return answerCached(c, answers, reports, flagsPath(page, merchant), endBlock, async (end) => {
+      const flags = await reports.flags(end, { page, merchant: merchant ?? undefined });
+      const body = JSON.stringify(flagFeedDocument(flags, reports.publicUrl));
+      return { body, type: "application/json", builtAt: flags.generated_at };
+    });
+  };
+  const merchantQuery = (c: Context) => c.req.query("merchant");
+  app.get(FLAGS_PATH, (c) => feed(c, 1, merchantQuery(c)));
+  app.get(`${FLAGS_PATH}/pages/:page`, (c) => feed(c, pageParam(c.req.param("page")), merchantQuery(c)));
+  app.get(`${FLAGS_PATH}/merchants/:address`, (c) => feed(c, 1, c.req.param("address")));
+  app.get(`${FLAGS_PATH}/merchants/:address/pages/:page`, (c) =>
+    feed(c, pageParam(c.req.param("page")), c.req.param("address")),
+  );
+
+  // Not kept: a window built for a reader of an older week adds to a history without any write to the store.
+  app.get(`${WALLETS_PATH}/:address`, async (c) => {
+    const history = await reports.wallet(c.req.param("address"));
+    c.header("Cache-Control", `public, max-age=${LATEST_MAX_AGE}`);
+    return c.json(history);
+  });
+}

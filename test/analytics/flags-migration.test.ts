@@ -1,0 +1,32 @@
+/**
+ * Migration 15 (the flag feed): a store whose windows were built before it has their reports dropped, so
+ * that no window is served without its flag rows; the next read builds both.
+ */
+import { describe, expect, it } from "vitest";
+import { Analytics } from "../../src/analytics/duckdb.ts";
+import { ReportService } from "../../src/reports/serve/service.ts";
+import { addr, analyticsWith, END, repeat } from "../helpers/data.ts";
+
+describe("migration 15", () => {
+  it("drops the windows built before it and adds report_flags, which the next build fills", async () => {
+    const m = addr("migration-merchant");
+    let store = await analyticsWith(repeat(12, { payer: addr("migration-farm"), payTo: m, amount: 100 }));
+    const dataDir = store.dataDir;
+    try {
+      await new ReportService(store, { publicUrl: "https://r.test" }).report(m, END);
+      // Back to the schema before migration 15, a window stored.
+      await store.run("DROP TABLE report_flags");
+      await store.run("DELETE FROM schema_migrations WHERE version = 15");
+      store.close();
+      store = await Analytics.open({ dataDir });
+      expect(await store.all("SELECT count(*)::INTEGER AS n FROM report_windows")).toEqual([{ n: 0 }]);
+      expect(await store.all("SELECT count(*)::INTEGER AS n FROM reports")).toEqual([{ n: 0 }]);
+      await new ReportService(store, { publicUrl: "https://r.test" }).report(m, END);
+      expect(await store.all("SELECT wallet, kind FROM report_flags")).toEqual([
+        { wallet: addr("migration-farm"), kind: "tiny_repeat" },
+      ]);
+    } finally {
+      store.close();
+    }
+  });
+});
