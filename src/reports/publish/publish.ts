@@ -5,7 +5,8 @@
  * Every file is what the report service answers at its URL: asked of its own routes (in this process or from
  * the running service), or, for each merchant's five files when the store is at hand, rendered by the
  * routes' own functions from documents read in one pass (merchant-files.ts; the test holds both ways to the
- * routes' bytes). The site is built in a sibling directory and renamed into place once whole: a failure
+ * routes' bytes). The flag feed's pages are asked of the routes, whole and for each flagged merchant (its
+ * page links its part); its rows are a dataset as NDJSON and Parquet beside the reports'. The site is built in a sibling directory and renamed into place once whole: a failure
  * leaves no partial site, and a site it replaces is served until the new one is complete.
  */
 import crypto from "node:crypto";
@@ -17,7 +18,8 @@ import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import zlib from "node:zlib";
 import { AppError } from "../../common/errors.ts";
-import type { LeaderboardDocument, MerchantDocuments } from "../model.ts";
+import { flagsPath } from "../build/flags.ts";
+import type { FlagRecord, LeaderboardDocument, MerchantDocuments } from "../model.ts";
 import { RANKING_PAGE_SIZE, rankingPath } from "../render/home-page.ts";
 import { SCREENS_PATH } from "../screens/index.ts";
 import { LEADERBOARD_PATH, leaderboardPath } from "../serve/routes/leaderboard.ts";
@@ -64,7 +66,25 @@ export interface Manifest {
   files: ManifestFile[];
 }
 
-const DATASETS = ["reports.ndjson", "reports.csv", "evidence.ndjson"];
+const DATASETS = ["reports.ndjson", "reports.csv", "evidence.ndjson", "flags.ndjson"];
+
+/** `flags.parquet`'s columns: declared, so that a week without flags still has the file, and `cluster` its type. */
+const FLAG_COLUMNS = {
+  chain: "VARCHAR",
+  end_block: "BIGINT",
+  wallet: "VARCHAR",
+  cluster: "VARCHAR",
+  merchant: "VARCHAR",
+  merchant_name: "VARCHAR",
+  kind: "VARCHAR",
+  reason: "VARCHAR",
+  tx: "BIGINT",
+  usd: "DOUBLE",
+  first_block: "BIGINT",
+  last_block: "BIGINT",
+  methodology_version: "VARCHAR",
+  evidence: "VARCHAR",
+} satisfies Record<keyof FlagRecord, string>;
 
 /** Writes the site into `dir` (which must not exist, or be empty) and returns its manifest. */
 export async function publishSite(
@@ -144,6 +164,8 @@ async function build(source: SiteSource, root: string, options: PublishOptions):
     const file = { path: urlPath, file: fileOf(urlPath, contentType), contentType };
     await writeStream(file, Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>));
   };
+  // The merchants whose pages link their part of the flag feed.
+  const flagged: string[] = [];
 
   const ndjson = path.join(root, "v1", "datasets", "base", "reports.ndjson");
   await publish("/v1/datasets/base/reports.ndjson");
@@ -161,6 +183,7 @@ async function build(source: SiteSource, root: string, options: PublishOptions):
     const encoder = new TextEncoder();
     for await (const batch of batches) {
       for (const m of batch) {
+        if ((m.details.wallets ?? 0) > 0) flagged.push(m.report.address);
         for (const f of merchantFiles(m, notice))
           write({ ...f, file: fileOf(f.path, f.contentType) }, encoder.encode(f.body));
       }
@@ -168,7 +191,8 @@ async function build(source: SiteSource, root: string, options: PublishOptions):
   } else {
     for await (const line of readline.createInterface({ input: fs.createReadStream(ndjson) })) {
       if (line === "") continue;
-      const a = (JSON.parse(line) as { address: string }).address;
+      const { address: a, flags } = JSON.parse(line) as { address: string; flags: object };
+      if (Object.keys(flags).length > 0) flagged.push(a);
       paths.push(
         `/v1/reports/base/${a}`,
         `/v1/reports/base/${a}/evidence`,
@@ -179,6 +203,9 @@ async function build(source: SiteSource, root: string, options: PublishOptions):
     }
   }
   await inPool(paths, options.concurrency ?? 4, publish);
+  const pages = { source, end, write, publish };
+  await publishPages(pages, (n) => flagsPath(n));
+  await inPool(flagged, options.concurrency ?? 4, (m) => publishPages(pages, (n) => flagsPath(n, m)));
 
   // The open dataset in two more forms: gzipped NDJSON for any tool, Parquet for analysts' tools.
   await writeStream(
@@ -190,19 +217,8 @@ async function build(source: SiteSource, root: string, options: PublishOptions):
     fs.createReadStream(ndjson),
     zlib.createGzip({ level: 9 }),
   );
-  if (board.totals.merchants > 0) {
-    const parquet = path.join(root, "v1", "datasets", "base", "reports.parquet");
-    await ndjsonToParquet(ndjson, parquet);
-    const hash = crypto.createHash("sha256");
-    await pipeline(fs.createReadStream(parquet), hash);
-    written.push({
-      path: "/v1/datasets/base/reports.parquet",
-      file: "v1/datasets/base/reports.parquet",
-      bytes: fs.statSync(parquet).size,
-      sha256: hash.digest("hex"),
-      content_type: "application/vnd.apache.parquet",
-    });
-  }
+  if (board.totals.merchants > 0) written.push(await parquetOf(root, "reports"));
+  written.push(await parquetOf(root, "flags", FLAG_COLUMNS));
 
   const sites = written.map((f) => ({ path: f.path, file: f.file, contentType: f.content_type }));
   const hostFiles: [string, string][] = [
@@ -223,6 +239,51 @@ async function build(source: SiteSource, root: string, options: PublishOptions):
   fs.writeFileSync(path.join(root, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
   fs.writeFileSync(path.join(root, "SHA256SUMS"), written.map((f) => `${f.sha256}  ${f.file}\n`).join(""));
   return manifest;
+}
+
+/**
+ * A JSON document in pages (the flag feed, whole or one merchant's) from the source: page 1, which says how
+ * many there are, then the rest.
+ */
+async function publishPages(
+  site: {
+    source: SiteSource;
+    end: number;
+    write: (file: SiteFile, bytes: Uint8Array) => void;
+    publish: (urlPath: string) => Promise<void>;
+  },
+  pathOf: (n: number) => string,
+): Promise<void> {
+  const first = pathOf(1);
+  const response = await site.source(withEnd(first, site.end));
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  if (response.status !== 200) {
+    throw new AppError(502, "publish_failed", `the report service answered ${first} with ${response.status}`);
+  }
+  const contentType = response.headers.get("content-type") ?? "application/json";
+  site.write({ path: first, file: fileOf(first, contentType), contentType }, bytes);
+  const { page } = JSON.parse(new TextDecoder().decode(bytes)) as { page: { pages: number } };
+  await inPool(pagesAfterFirst(page.pages).map(pathOf), 1, site.publish);
+}
+
+/** The dataset `name`.ndjson of the site at `root` as Parquet beside it (parquet.ts), as the manifest lists it. */
+async function parquetOf(
+  root: string,
+  name: string,
+  columns?: Record<string, string>,
+): Promise<ManifestFile> {
+  const dir = path.join(root, "v1", "datasets", "base");
+  const parquet = path.join(dir, `${name}.parquet`);
+  await ndjsonToParquet(path.join(dir, `${name}.ndjson`), parquet, columns);
+  const hash = crypto.createHash("sha256");
+  await pipeline(fs.createReadStream(parquet), hash);
+  return {
+    path: `/v1/datasets/base/${name}.parquet`,
+    file: `v1/datasets/base/${name}.parquet`,
+    bytes: fs.statSync(parquet).size,
+    sha256: hash.digest("hex"),
+    content_type: "application/vnd.apache.parquet",
+  };
 }
 
 /** Puts the finished site at `target`, replacing what is there only now that the new one is whole. */

@@ -3,6 +3,7 @@
  * links to the data, and how they write numbers.
  */
 import { html, type Markup } from "../../common/html.ts";
+import { FLAGS_PATH } from "../build/flags.ts";
 import { realPercent } from "../build/money.ts";
 import { spanText } from "../build/span.ts";
 import { isShortWindow } from "../build/window.ts";
@@ -14,6 +15,8 @@ export const JSON_LINKS = {
   csv: "/v1/datasets/base/reports.csv",
   evidence: "/v1/datasets/base/evidence.ndjson",
   leaderboard: "/v1/leaderboard/base",
+  flags: FLAGS_PATH,
+  flagsNdjson: "/v1/datasets/base/flags.ndjson",
 };
 
 export const count = new Intl.NumberFormat("en-US");
@@ -28,6 +31,7 @@ export function dataLinks(first: Markup): Markup {
   return html`<ul>
 ${first}<li><a href="${JSON_LINKS.schema}">JSON Schema of a report</a></li>
 <li>Every merchant's latest report as <a href="${JSON_LINKS.ndjson}">NDJSON</a> or <a href="${JSON_LINKS.csv}">CSV</a>, and the evidence behind every flag as <a href="${JSON_LINKS.evidence}">NDJSON</a></li>
+<li>Every flagged wallet, with the merchants and screens that flagged it: <a href="${JSON_LINKS.flags}">the flag feed</a> (JSON, in pages) or <a href="${JSON_LINKS.flagsNdjson}">NDJSON</a></li>
 </ul>`;
 }
 

@@ -108,12 +108,17 @@ describe("publish DIR", () => {
     expect(reached).toContain(`/reports/base/${m2}/evidence`);
     expect(reached).toContain(`/v1/reports/base/${m2}/evidence`);
     expect(reached).toContain("/v1/datasets/base/reports.csv");
+    // The flag feed, whole and the flagged merchant's part its page links, and its dataset.
+    for (const url of ["/v1/flags/base", `/v1/flags/base/merchants/${m2}`, "/v1/datasets/base/flags.ndjson"])
+      expect(reached, url).toContain(url);
   });
 
   it("answers every file of the manifest as the service does, and its checksums hold", async () => {
     const host = staticHost(site);
     const served = manifest.files.filter((f) => !/\.(gz|parquet)$/.test(f.file));
-    expect(served.length).toBe(3 * 5 + 7);
+    // Each merchant's five files; the home page, screens, leaderboard, schema and four datasets; the flag
+    // feed and the flagged merchant's part of it.
+    expect(served.length).toBe(3 * 5 + 8 + 2);
     await withLive(async (live) => {
       for (const f of served) {
         const expected = await live.request(f.path);
@@ -167,6 +172,41 @@ describe("publish DIR", () => {
         sorted.map((r) => [r.address, r.real_usd, r.tx]),
       );
       expect(rows.find((r) => r.address === m2)?.tiny).toBe("12");
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+  });
+});
+
+describe("the flag feed in the published week", () => {
+  it("holds flags.ndjson and flags.parquet, the same rows, with their checksums in the manifest", async () => {
+    const dir = path.join(site, "v1", "datasets", "base");
+    const lines = fs
+      .readFileSync(path.join(dir, "flags.ndjson"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { wallet: string; merchant: string; kind: string; tx: number });
+    expect(lines.map((l) => [l.wallet, l.merchant, l.kind, l.tx])).toEqual([
+      [addr("p-farm"), m2, "tiny_repeat", 12],
+    ]);
+    for (const name of ["flags.ndjson", "flags.parquet"]) {
+      const listed = manifest.files.find((f) => f.file === `v1/datasets/base/${name}`);
+      const bytes = fs.readFileSync(path.join(dir, name));
+      expect(listed?.sha256, name).toBe(crypto.createHash("sha256").update(bytes).digest("hex"));
+    }
+    expect(manifest.files.find((f) => f.file.endsWith("flags.parquet"))?.content_type).toBe(
+      "application/vnd.apache.parquet",
+    );
+    const instance = await DuckDBInstance.create(":memory:");
+    const connection = await instance.connect();
+    try {
+      const reader = await connection.runAndReadAll(
+        `SELECT wallet, merchant, kind, tx, cluster FROM '${path.join(dir, "flags.parquet")}'`,
+      );
+      expect(reader.getRowObjectsJson()).toEqual([
+        { wallet: addr("p-farm"), merchant: m2, kind: "tiny_repeat", tx: "12", cluster: null },
+      ]);
     } finally {
       connection.closeSync();
       instance.closeSync();
