@@ -1,6 +1,7 @@
 /**
  * The report service's tools for agents, over MCP: a merchant's weekly report, its evidence, the
- * leaderboard page by page and a search of merchants and listings. Free, read-only, and the same answers
+ * leaderboard page by page, a search of merchants and listings, the flag feed page by page and one
+ * wallet's flags across the stored weeks. Free, read-only, and the same answers
  * as the HTTP API's (`ReportAnswers`: the functions its routes call), each declared with the document's
  * schema (the report's own, src/reports/schema.ts; the others built from it, document-schemas.ts).
  *
@@ -16,13 +17,23 @@ import { z } from "zod";
 import { AppError, errorBody } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
 import { projectVersion } from "../../common/version.ts";
-import type { EvidenceDocument, LeaderboardDocument, SearchDocument } from "../model.ts";
+import {
+  type EvidenceDocument,
+  FLAG_FEED_PAGE_SIZE,
+  type FlagFeedDocument,
+  type LeaderboardDocument,
+  type SearchDocument,
+  type WalletHistory,
+} from "../model.ts";
 import { type Report, ReportSchema } from "../schema.ts";
 import {
   EvidenceDocumentSchema,
+  FlagFeedDocumentSchema,
   LeaderboardDocumentSchema,
   SearchDocumentSchema,
+  WalletHistorySchema,
 } from "./document-schemas.ts";
+import { flagFeedDocument } from "./routes/flags.ts";
 import { leaderboardDocument } from "./routes/leaderboard.ts";
 import type { ReportService } from "./service.ts";
 
@@ -37,6 +48,13 @@ export interface ReportAnswers {
   /** A page of the leaderboard's JSON (1-based), as `/v1/leaderboard/base[/pages/N]` answers it. */
   leaderboard(endBlock?: number, page?: number): Promise<LeaderboardDocument>;
   search(query: string, endBlock?: number): Promise<SearchDocument>;
+  /**
+   * A page of the flag feed's JSON (1-based), of one merchant when `merchant` is set, as
+   * `/v1/flags/base[/pages/N]` answers it. Optional: a source without it serves no `flagged_wallets` tool.
+   */
+  flags?(endBlock?: number, page?: number, merchant?: string): Promise<FlagFeedDocument>;
+  /** One wallet's flags across the stored windows, as `/v1/wallets/base/{address}` answers them; optional as `flags`. */
+  wallet?(address: string): Promise<WalletHistory>;
 }
 
 /**
@@ -51,6 +69,9 @@ export function serviceAnswers(reports: ReportService): ReportAnswers {
     leaderboard: async (endBlock, page) =>
       leaderboardDocument(await reports.leaderboard(await end(endBlock), { page }), reports.publicUrl),
     search: (query, endBlock) => reports.search(query, endBlock),
+    flags: async (endBlock, page, merchant) =>
+      flagFeedDocument(await reports.flags(await end(endBlock), { page, merchant }), reports.publicUrl),
+    wallet: (address) => reports.wallet(address),
   };
 }
 
@@ -65,13 +86,16 @@ const endBlock = ReportSchema.shape.window.shape.end_block
   .optional()
   .describe("the block the week's window ends at (default: the latest the service has indexed)");
 
+const FLAG_INSTRUCTIONS =
+  " The flagged wallets themselves, with the merchants and screens that flagged them, are flagged_wallets, a week at a time; one wallet's weeks are wallet_history.";
+
 const READ_ONLY = { readOnlyHint: true, idempotentHint: true, openWorldHint: false } as const;
 
 /** A fresh MCP server of the report tools (one per request over stateless HTTP; one per stdio session). */
 export function reportMcpServer(answers: ReportAnswers): McpServer {
   const server = new McpServer(
     { name: "x402-merchants-reports", version: projectVersion() },
-    { instructions: INSTRUCTIONS },
+    { instructions: answers.flags ? INSTRUCTIONS + FLAG_INSTRUCTIONS : INSTRUCTIONS },
   );
   server.registerTool(
     "get_report",
@@ -127,7 +151,50 @@ export function reportMcpServer(answers: ReportAnswers): McpServer {
     },
     ({ query, end_block }) => answered(() => answers.search(query, end_block)),
   );
+  flagTools(server, answers);
   return server;
+}
+
+/** The flag feed's tools, where the answers have them. */
+function flagTools(server: McpServer, answers: ReportAnswers): void {
+  const { flags, wallet } = answers;
+  if (flags) {
+    server.registerTool(
+      "flagged_wallets",
+      {
+        title: "Flagged wallets",
+        description: `A page of the week's flagged wallets (${FLAG_FEED_PAGE_SIZE} a page), by flagged dollars: per wallet its cluster, first and last block, and each merchant where a screen flagged it, with the screen, the reason, the payments and dollars, and the link to its evidence. A flag is a pattern, not a finding. page.next names the next page; pass page and the window's end_block to read on in the same week, merchant to read one merchant's.`,
+        inputSchema: {
+          page: z.number().int().min(1).optional().describe("the page, from 1 (default 1)"),
+          end_block: endBlock,
+          merchant: address
+            .optional()
+            .describe("only this merchant's flagged wallets: its wallet on Base, 0x and 40 hex digits"),
+        },
+        outputSchema: FlagFeedDocumentSchema,
+        annotations: { title: "Flagged wallets", ...READ_ONLY },
+      },
+      ({ page, end_block, merchant }) => answered(() => flags(end_block, page ?? 1, merchant)),
+    );
+  }
+  if (wallet) {
+    server.registerTool(
+      "wallet_history",
+      {
+        title: "A wallet's flags, week by week",
+        description:
+          "Every stored week in which a wallet was flagged, the latest first: at which merchants, by which screen and why, its payments and dollars, its cluster, and the links to the evidence. A wallet never flagged has no weeks.",
+        inputSchema: {
+          address: z
+            .string()
+            .describe("the wallet on Base: 0x and 40 hex digits, in any case (a checksummed address too)"),
+        },
+        outputSchema: WalletHistorySchema,
+        annotations: { title: "A wallet's flags, week by week", ...READ_ONLY },
+      },
+      ({ address }) => answered(() => wallet(address)),
+    );
+  }
 }
 
 /**

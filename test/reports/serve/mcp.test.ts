@@ -103,13 +103,15 @@ async function expectSameError(name: string, args: Record<string, unknown>, path
 }
 
 describe("the report tools over Streamable HTTP", () => {
-  it("lists four free, read-only tools, the report's declared with the served report schema", async () => {
+  it("lists six free, read-only tools, the report's declared with the served report schema", async () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
+      "flagged_wallets",
       "get_evidence",
       "get_leaderboard",
       "get_report",
       "search_merchants",
+      "wallet_history",
     ]);
     for (const t of tools) {
       expect(t.annotations, t.name).toMatchObject({ readOnlyHint: true, openWorldHint: false });
@@ -122,7 +124,7 @@ describe("the report tools over Streamable HTTP", () => {
     expect(declared).toEqual(schema);
     // The evidence and the leaderboard state the window as the report's schema has it.
     const window = (schema.properties as Record<string, unknown>).window;
-    for (const name of ["get_evidence", "get_leaderboard", "search_merchants"]) {
+    for (const name of ["get_evidence", "get_leaderboard", "search_merchants", "flagged_wallets"]) {
       const output = tools.find((t) => t.name === name)?.outputSchema as {
         properties: Record<string, unknown>;
       };
@@ -186,6 +188,41 @@ describe("the report tools over Streamable HTTP", () => {
     ]);
     await expectSameAnswer("search_merchants", { query: "forecast" }, "/v1/search/base?q=forecast");
     await expectSameError("search_merchants", { query: " x " }, "/v1/search/base?q=%20x%20", "bad_query");
+  });
+
+  it("answers the flagged wallets page by page, and a wallet's weeks, as the API does", async () => {
+    const feed = await expectSameAnswer("flagged_wallets", {}, "/v1/flags/base");
+    expect((feed.wallets as { wallet: string }[]).map((w) => w.wallet).sort()).toEqual(
+      [addr("mcp-farm"), addr("mcp-farm2")].sort(),
+    );
+    const mine = await expectSameAnswer(
+      "flagged_wallets",
+      { merchant: farmed, page: 1, end_block: END - 10 },
+      `/v1/flags/base?merchant=${farmed}&end_block=${END - 10}`,
+    );
+    expect(mine.totals).toEqual({ wallets: 1, tx: 12, usd: 0 });
+    await expectSameError("flagged_wallets", { page: 2 }, "/v1/flags/base/pages/2", "no_such_page");
+    await expectSameError(
+      "flagged_wallets",
+      { merchant: addr("mcp-nobody") },
+      `/v1/flags/base?merchant=${addr("mcp-nobody")}`,
+      "unknown_merchant",
+    );
+
+    const history = await expectSameAnswer(
+      "wallet_history",
+      { address: addr("mcp-farm") },
+      `/v1/wallets/base/${addr("mcp-farm")}`,
+    );
+    expect((history.weeks as { merchants: { address: string; kind: string }[] }[])[0]?.merchants).toEqual([
+      expect.objectContaining({ address: farmed, kind: "tiny_repeat" }),
+    ]);
+    await expectSameAnswer(
+      "wallet_history",
+      { address: addr("mcp-buyer1") },
+      `/v1/wallets/base/${addr("mcp-buyer1")}`,
+    );
+    await expectSameError("wallet_history", { address: "0x1234" }, "/v1/wallets/base/0x1234", "bad_address");
   });
 
   it("answers an unknown merchant, a bad address and a window past the data with the API's errors", async () => {
