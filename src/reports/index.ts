@@ -4,14 +4,17 @@
  * the program uses of them is here.
  */
 
+export { FLAGS_PATH, flagsPath } from "./build/flags.ts";
 export { LICENSE_URL } from "./build/report.ts";
 export { resolveWindow } from "./build/window.ts";
 export type {
   EvidenceDocument,
+  FlagFeedDocument,
   LeaderboardDocument,
   MerchantDocuments,
   ReportWindow,
   SearchDocument,
+  WalletHistory,
 } from "./model.ts";
 export { type Manifest, publishSite, type SiteSource } from "./publish/publish.ts";
 export { RANKING_PAGE_SIZE } from "./render/home-page.ts";
@@ -22,6 +25,7 @@ export { type ReportRoutesOptions, reportRoutes } from "./serve/http.ts";
 export { type ReportAnswers, reportMcpServer } from "./serve/mcp.ts";
 export { isAddress } from "./serve/params.ts";
 export { reportReadiness, type ServiceHealth } from "./serve/readiness.ts";
+export { flagFeedDocument, WALLETS_PATH } from "./serve/routes/flags.ts";
 export { leaderboardDocument, leaderboardPath } from "./serve/routes/leaderboard.ts";
 export { SEARCH_PATH } from "./serve/routes/search.ts";
 export { ReportService, type ReportServiceOptions } from "./serve/service.ts";
