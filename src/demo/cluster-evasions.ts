@@ -9,11 +9,10 @@
  * - a top-up farm: each farm wallet gets 40% of its money from an owner and 60% withdrawn from the
  *   exchange, so most of what it received came from a hub;
  * - a burst farm: wallets the exchange alone pays, all within one minute of one slot (an hour no other
- *   withdrawal shares), that then pay alike: no funder at all. Not played by default (mix.ts,
- *   `burstFarmWallets` 0, 6 in a `--mix`): the report's behaviour rule does not link its six wallets while
- *   the other farms pay the same band of amounts (their 20 wallets count as that many independent payers
- *   of it in the null model: a chance of 6e-4 in the demo's week at `--scale 0.25`, against 1e-9), and six
- *   clusters paying one band make it the merchant's price, so that no farm's charge is tiny any more.
+ *   withdrawal shares), that then pay alike: no funder at all. Fifteen of them by default (mix.ts): the
+ *   demo's week is small, and the other farms pay the same band of amounts, so that the behaviour rule's
+ *   null model needs that many wallets for a strong link (six leave a chance of about 1e-4, against 1e-9),
+ *   and six clusters paying one band would make it the merchant's price.
  *
  * The look-alikes are genuine demand (`agent`):
  * - agents a friend tops up beside their exchange funding, a friend each, with less than a fifth of their money;

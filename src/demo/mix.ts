@@ -81,11 +81,11 @@ export const MixSchema = z
     topupFarmWallets: count(50).default(6),
     topupFarmCallsPerWeek: count(10_000).default(3),
     /**
-     * Screened: farm wallets the exchange alone pays out within one minute, then paying alike. Off by default
-     * (6 is the intended count): the report does not link them yet while the other farms pay their band
-     * (cluster-evasions.ts), and six unlinked wallets make the farms' tiny charge the merchant's price.
+     * Screened: farm wallets the exchange alone pays out within one minute, then paying alike. Fifteen: the
+     * demo's week is small, and the other farms pay the same band (cluster-evasions.ts), so that the behaviour
+     * rule's null model needs that many for a strong link (a chance of about 1e-10; six leave 1e-4).
      */
-    burstFarmWallets: count(50).default(0),
+    burstFarmWallets: count(50).default(15),
     burstFarmCallsPerWeek: count(10_000).default(3),
     /** Genuine: agents a friend each tops up beside the exchange, with less than a fifth of their money. */
     friendTopups: count(50).default(3),

@@ -143,7 +143,7 @@ interface EvidenceShape {
   }[];
 }
 
-/** The farms the world's mix does not play: the burst farm is off by default (src/demo/mix.ts says why). */
+/** The farms the world's mix does not play (a --mix may leave the burst farm out). */
 const unplayed = (mix: Mix) => new Set(mix.burstFarmWallets === 0 ? ["burst_farm"] : []);
 
 const money = (n: number) =>

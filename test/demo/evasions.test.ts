@@ -110,7 +110,7 @@ describe("the evasions", () => {
     );
     for (const b of EVASIONS) {
       expect(GENUINE.has(b)).toBe(false);
-      // The cluster evasions' own test plays them (the default mix leaves the burst farm out).
+      // The cluster evasions' own test plays them.
       if (CLUSTER_EVASIONS.has(b)) continue;
       expect(pays.filter((p) => p.behaviour === b).length, b).toBeGreaterThan(0);
     }
