@@ -232,6 +232,9 @@ async function reach(analytics: Analytics, end: number): Promise<void> {
        SELECT DISTINCT from_address AS src, to_address AS dst FROM transfers
        WHERE chain = 'base' AND block_number <= $end AND amount > 0 AND from_address <> to_address
          AND to_address NOT IN (SELECT wallet FROM rw_prov_opaque)
+         -- The walk never enters a hub it does not follow, so it never leaves one: an exchange's payouts
+         -- would only make every payer it funded look reachable (2.6 s of a 10M build with funding histories).
+         AND from_address NOT IN (SELECT wallet FROM rw_prov_opaque)
      )
      SELECT src, dst FROM t
      UNION
