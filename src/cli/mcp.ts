@@ -26,6 +26,8 @@ export async function runMcp(args: string[], flags: Flags): Promise<number> {
     evidence: (address, endBlock) => ask((reader) => reader.evidence(address, endBlock)),
     leaderboard: (endBlock, page) => ask((reader) => reader.leaderboard(endBlock, page)),
     search: (query, endBlock) => ask((reader) => reader.search(query, endBlock)),
+    flags: (endBlock, page, merchant) => ask((reader) => reader.flags(endBlock, page, merchant)),
+    wallet: (address) => ask((reader) => reader.wallet(address)),
   };
   const server = reportMcpServer(answers);
   const transport = new StdioServerTransport();

@@ -19,6 +19,9 @@ import { DEFAULT_PUBLIC_URL } from "../config/ports.ts";
 import { readServiceRecord, type ServiceRecord } from "../config/service-record.ts";
 import {
   type EvidenceDocument,
+  type FlagFeedDocument,
+  flagFeedDocument,
+  flagsPath,
   type LeaderboardDocument,
   leaderboardDocument,
   leaderboardPath,
@@ -30,6 +33,8 @@ import {
   resolveWindow,
   SEARCH_PATH,
   type SearchDocument,
+  WALLETS_PATH,
+  type WalletHistory,
 } from "../reports/index.ts";
 import type { Config } from "../services/index.ts";
 import { configFrom, DEFAULT_WAIT_SECONDS, type Flags, parseWaitMs, UsageError } from "./args.ts";
@@ -49,6 +54,10 @@ export interface Reader {
   leaderboard(endBlock?: number, page?: number): Promise<LeaderboardDocument>;
   /** The window's merchants and listings whose name, host or URL holds `query` (src/reports/build/search.ts). */
   search(query: string, endBlock?: number): Promise<SearchDocument>;
+  /** A page of the flag feed's JSON (1-based), of one merchant if asked, as `/v1/flags/base` answers it. */
+  flags(endBlock?: number, page?: number, merchant?: string): Promise<FlagFeedDocument>;
+  /** One wallet's flags across the stored windows, as `/v1/wallets/base/{address}` answers them. */
+  wallet(address: string): Promise<WalletHistory>;
   /** Every merchant's report of the window ending at `endBlock` (default: the latest checkpoint). */
   reports(endBlock?: number): Promise<{ window: ReportWindow; reports: Report[] }>;
   /** The end block of the latest window. */
@@ -145,6 +154,9 @@ function localReader(analytics: Analytics, publicUrl: string): Reader {
     leaderboard: async (endBlock, page) =>
       leaderboardDocument(await service.leaderboard(endBlock, { page }), publicUrl),
     search: (query, endBlock) => service.search(query, endBlock),
+    flags: async (endBlock, page, merchant) =>
+      flagFeedDocument(await service.flags(endBlock, { page, merchant }), publicUrl),
+    wallet: (address) => service.wallet(address),
     reports: (endBlock) => service.reports(endBlock),
     latestBlock: async () => (await resolveWindow(analytics)).end_block,
   };
@@ -175,6 +187,11 @@ function remoteReader(service: ServiceRecord, publicUrl: string): Reader {
       json<SearchDocument>(
         `${SEARCH_PATH}?${new URLSearchParams({ q: query, ...(endBlock === undefined ? {} : { end_block: String(endBlock) }) })}`,
       ),
+    flags: (endBlock, page = 1, merchant) =>
+      json<FlagFeedDocument>(
+        `${flagsPath(page, merchant === undefined ? null : encodeURIComponent(merchant))}${end(endBlock)}`,
+      ),
+    wallet: (address) => json<WalletHistory>(`${WALLETS_PATH}/${encodeURIComponent(address)}`),
     reports: async (endBlock) => {
       const text = await get(`/v1/datasets/base/reports.ndjson${end(endBlock)}`);
       const reports = text

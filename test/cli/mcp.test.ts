@@ -66,16 +66,33 @@ describe("x402-merchants mcp", () => {
 
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
+      "flagged_wallets",
       "get_evidence",
       "get_leaderboard",
       "get_report",
       "search_merchants",
+      "wallet_history",
     ]);
     expect((await call(client, "get_report", { address: m1 })).structured).toEqual(printed);
     const unknown = await call(client, "get_report", { address: addr("cli-mcp-nobody") });
     expect(unknown).toMatchObject({ isError: true, text: { error: { code: "unknown_merchant" } } });
     const bad = await call(client, "get_report", { address: "0x12" });
     expect(bad).toMatchObject({ isError: true, text: { error: { code: "bad_address" } } });
+    // The flag feed and a wallet's weeks, read here and then from serve: the same answers.
+    const farm = addr("cli-mcp-farm");
+    const feed = await call(client, "flagged_wallets", { merchant: m2 });
+    expect(feed.structured).toMatchObject({
+      merchant: m2,
+      totals: { wallets: 1, tx: 12 },
+      wallets: [{ wallet: farm, merchants: [{ kind: "tiny_repeat" }] }],
+    });
+    const history = await call(client, "wallet_history", { address: farm });
+    expect(history.structured).toMatchObject({
+      wallet: farm,
+      weeks: [{ merchants: [{ kind: "tiny_repeat" }] }],
+    });
+    const notMerchant = await call(client, "flagged_wallets", { merchant: addr("cli-mcp-nobody") });
+    expect(notMerchant).toMatchObject({ isError: true, text: { error: { code: "unknown_merchant" } } });
 
     // Between calls the store is free: serve opens it, and the same session then asks serve.
     const serve = startCli(["serve", "--only", "reports", "--port", "0", "--data", data]);
@@ -88,6 +105,9 @@ describe("x402-merchants mcp", () => {
     expect(board.structured).toEqual(JSON.parse((await runMain(["leaderboard", "--data", data])).stdout));
     const evidence = await call(client, "get_evidence", { address: m2 });
     expect(evidence.structured).toMatchObject({ address: m2, flags: [{ kind: "tiny_repeat" }] });
+    expect((await call(client, "flagged_wallets", { merchant: m2 })).structured).toEqual(feed.structured);
+    expect((await call(client, "wallet_history", { address: farm })).structured).toEqual(history.structured);
+    expect(await call(client, "flagged_wallets", { merchant: addr("cli-mcp-nobody") })).toEqual(notMerchant);
     const found = await call(client, "search_merchants", { query: m2.slice(2, 20) });
     expect(found.structured).toMatchObject({ unranked: [{ address: m2 }], totals: { merchants: 1 } });
 

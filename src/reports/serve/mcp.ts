@@ -48,13 +48,10 @@ export interface ReportAnswers {
   /** A page of the leaderboard's JSON (1-based), as `/v1/leaderboard/base[/pages/N]` answers it. */
   leaderboard(endBlock?: number, page?: number): Promise<LeaderboardDocument>;
   search(query: string, endBlock?: number): Promise<SearchDocument>;
-  /**
-   * A page of the flag feed's JSON (1-based), of one merchant when `merchant` is set, as
-   * `/v1/flags/base[/pages/N]` answers it. Optional: a source without it serves no `flagged_wallets` tool.
-   */
-  flags?(endBlock?: number, page?: number, merchant?: string): Promise<FlagFeedDocument>;
-  /** One wallet's flags across the stored windows, as `/v1/wallets/base/{address}` answers them; optional as `flags`. */
-  wallet?(address: string): Promise<WalletHistory>;
+  /** A page of the flag feed's JSON (1-based), of one merchant when `merchant` is set, as `/v1/flags/base[/pages/N]` answers it. */
+  flags(endBlock?: number, page?: number, merchant?: string): Promise<FlagFeedDocument>;
+  /** One wallet's flags across the stored windows, as `/v1/wallets/base/{address}` answers them. */
+  wallet(address: string): Promise<WalletHistory>;
 }
 
 /**
@@ -95,7 +92,7 @@ const READ_ONLY = { readOnlyHint: true, idempotentHint: true, openWorldHint: fal
 export function reportMcpServer(answers: ReportAnswers): McpServer {
   const server = new McpServer(
     { name: "x402-merchants-reports", version: projectVersion() },
-    { instructions: answers.flags ? INSTRUCTIONS + FLAG_INSTRUCTIONS : INSTRUCTIONS },
+    { instructions: INSTRUCTIONS + FLAG_INSTRUCTIONS },
   );
   server.registerTool(
     "get_report",
@@ -155,46 +152,41 @@ export function reportMcpServer(answers: ReportAnswers): McpServer {
   return server;
 }
 
-/** The flag feed's tools, where the answers have them. */
-function flagTools(server: McpServer, answers: ReportAnswers): void {
-  const { flags, wallet } = answers;
-  if (flags) {
-    server.registerTool(
-      "flagged_wallets",
-      {
-        title: "Flagged wallets",
-        description: `A page of the week's flagged wallets (${FLAG_FEED_PAGE_SIZE} a page), by flagged dollars: per wallet its cluster, first and last block, and each merchant where a screen flagged it, with the screen, the reason, the payments and dollars, and the link to its evidence. A flag is a pattern, not a finding. page.next names the next page; pass page and the window's end_block to read on in the same week, merchant to read one merchant's.`,
-        inputSchema: {
-          page: z.number().int().min(1).optional().describe("the page, from 1 (default 1)"),
-          end_block: endBlock,
-          merchant: address
-            .optional()
-            .describe("only this merchant's flagged wallets: its wallet on Base, 0x and 40 hex digits"),
-        },
-        outputSchema: FlagFeedDocumentSchema,
-        annotations: { title: "Flagged wallets", ...READ_ONLY },
+/** The flag feed's tools. */
+function flagTools(server: McpServer, { flags, wallet }: ReportAnswers): void {
+  server.registerTool(
+    "flagged_wallets",
+    {
+      title: "Flagged wallets",
+      description: `A page of the week's flagged wallets (${FLAG_FEED_PAGE_SIZE} a page), by flagged dollars: per wallet its cluster, first and last block, and each merchant where a screen flagged it, with the screen, the reason, the payments and dollars, and the link to its evidence. A flag is a pattern, not a finding. page.next names the next page; pass page and the window's end_block to read on in the same week, merchant to read one merchant's.`,
+      inputSchema: {
+        page: z.number().int().min(1).optional().describe("the page, from 1 (default 1)"),
+        end_block: endBlock,
+        merchant: address
+          .optional()
+          .describe("only this merchant's flagged wallets: its wallet on Base, 0x and 40 hex digits"),
       },
-      ({ page, end_block, merchant }) => answered(() => flags(end_block, page ?? 1, merchant)),
-    );
-  }
-  if (wallet) {
-    server.registerTool(
-      "wallet_history",
-      {
-        title: "A wallet's flags, week by week",
-        description:
-          "Every stored week in which a wallet was flagged, the latest first: at which merchants, by which screen and why, its payments and dollars, its cluster, and the links to the evidence. A wallet never flagged has no weeks.",
-        inputSchema: {
-          address: z
-            .string()
-            .describe("the wallet on Base: 0x and 40 hex digits, in any case (a checksummed address too)"),
-        },
-        outputSchema: WalletHistorySchema,
-        annotations: { title: "A wallet's flags, week by week", ...READ_ONLY },
+      outputSchema: FlagFeedDocumentSchema,
+      annotations: { title: "Flagged wallets", ...READ_ONLY },
+    },
+    ({ page, end_block, merchant }) => answered(() => flags(end_block, page ?? 1, merchant)),
+  );
+  server.registerTool(
+    "wallet_history",
+    {
+      title: "A wallet's flags, week by week",
+      description:
+        "Every stored week in which a wallet was flagged, the latest first: at which merchants, by which screen and why, its payments and dollars, its cluster, and the links to the evidence. A wallet never flagged has no weeks.",
+      inputSchema: {
+        address: z
+          .string()
+          .describe("the wallet on Base: 0x and 40 hex digits, in any case (a checksummed address too)"),
       },
-      ({ address }) => answered(() => wallet(address)),
-    );
-  }
+      outputSchema: WalletHistorySchema,
+      annotations: { title: "A wallet's flags, week by week", ...READ_ONLY },
+    },
+    ({ address }) => answered(() => wallet(address)),
+  );
 }
 
 /**
