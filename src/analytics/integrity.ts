@@ -312,4 +312,26 @@ const INVARIANTS: readonly Invariant[] = [
     holds: "each in a window built at a data version the store has reached, its leaderboard places 1 to n",
     broken: (n, example) => `${n} broken${eg(example)}`,
   },
+  {
+    // The feed is stored beside the reports and must agree with them: an explorer adds up its rows.
+    subject: "flag feed",
+    tables: ["report_flags", "reports"],
+    sql: `WITH reported AS (
+            SELECT r.chain, r.end_block, r.address AS pay_to, k.kind,
+                   json_extract_string(r.flags, '$.' || k.kind || '.tx')::HUGEINT AS tx,
+                   round(json_extract_string(r.flags, '$.' || k.kind || '.usd')::DECIMAL(38, 2) * 100)::HUGEINT AS cents
+            FROM reports r, unnest(json_keys(r.flags)) AS k(kind)),
+          fed AS (SELECT chain, end_block, pay_to, kind, sum(tx) AS tx, sum(cents) AS cents FROM report_flags GROUP BY ALL)
+          SELECT count(*) AS n, any_value(what) AS example FROM (
+            SELECT 'flagged ' || f.wallet || ' at ' || f.pay_to || ' in window ' || f.end_block || ' without its report' AS what
+            FROM report_flags f
+            WHERE NOT EXISTS (SELECT 1 FROM reports r WHERE r.chain = f.chain AND r.end_block = f.end_block AND r.address = f.pay_to)
+            UNION ALL
+            SELECT kind || ' at ' || pay_to || ' in window ' || end_block || ': ' || coalesce(f.tx, 0) || ' payments and '
+                   || coalesce(f.cents, 0) || ' cents in the feed, ' || coalesce(r.tx, 0) || ' and ' || coalesce(r.cents, 0) || ' in the report'
+            FROM reported r FULL JOIN fed f USING (chain, end_block, pay_to, kind)
+            WHERE coalesce(f.tx, 0) <> coalesce(r.tx, 0) OR coalesce(f.cents, 0) <> coalesce(r.cents, 0))`,
+    holds: "each flagged wallet's row under a stored report, their payments and cents the report's flags",
+    broken: (n, example) => `${n} broken${eg(example)}`,
+  },
 ];

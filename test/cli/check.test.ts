@@ -156,6 +156,33 @@ describe("x402-merchants check", () => {
     ]);
   }, 60_000);
 
+  it("names a flag feed that disagrees with its reports, or outlives them", async () => {
+    const store = await makeStore(10);
+    const flagged = (wallet: string, payTo: string, tx: number, cents: number) =>
+      `INSERT INTO report_flags VALUES ('base', 1, '${wallet}', '${payTo}', 'tiny_repeat', ${tx}, ${cents * 10_000}, ${cents}, NULL, 5, 9)`;
+    await tamper(
+      store,
+      "INSERT INTO report_windows VALUES ('base', 1, 0, 'https://r.test', '2026-01-01T00:00:00Z')",
+      `INSERT INTO reports SELECT 'base', 1, '0x01', 'n', false, false, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+         '{"tiny_repeat": {"tx": 3, "usd": 0.07}}', '[]', '{}', 1, '{}'`,
+      flagged("0xa1", "0x01", 2, 4),
+      flagged("0xa2", "0x01", 1, 3),
+    );
+    // As built: the rows add up to the report's flag.
+    expect((await check(store)).failed).toEqual([]);
+    await tamper(store, "UPDATE report_flags SET cents = 2 WHERE wallet = '0xa2'", flagged("0xa3", "0x09", 1, 1));
+    const { code, failed } = await check(store);
+    expect(code).toBe(1);
+    expect(failed.map((l) => [l.subject, l.text])).toEqual([
+      [
+        "flag feed",
+        expect.stringMatching(
+          /^3 broken, e\.g\. (flagged 0xa3 at 0x09 in window 1 without its report|tiny_repeat at 0x0[19] in window 1: .* in the report)$/,
+        ),
+      ],
+    ]);
+  }, 60_000);
+
   it("takes a schema behind this program's for whole: the next command migrates it", async () => {
     const store = await makeStore(10);
     const latest = MIGRATIONS.at(-1)?.version as number;
