@@ -170,7 +170,11 @@ describe("x402-merchants check", () => {
     );
     // As built: the rows add up to the report's flag.
     expect((await check(store)).failed).toEqual([]);
-    await tamper(store, "UPDATE report_flags SET cents = 2 WHERE wallet = '0xa2'", flagged("0xa3", "0x09", 1, 1));
+    await tamper(
+      store,
+      "UPDATE report_flags SET cents = 2 WHERE wallet = '0xa2'",
+      flagged("0xa3", "0x09", 1, 1),
+    );
     const { code, failed } = await check(store);
     expect(code).toBe(1);
     expect(failed.map((l) => [l.subject, l.text])).toEqual([
