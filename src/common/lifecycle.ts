@@ -8,6 +8,9 @@ import { log } from "./log.ts";
 /** How long closing may take before the rest is abandoned (the process then exits anyway). */
 export const DEFAULT_CLOSE_TIMEOUT_MS = 8_000;
 
+/** A part still closing after this long is named in the log, so that a stop that hangs says where. */
+const SLOW_CLOSE_MS = 30_000;
+
 /** A server as the lifecycle stops it: first it stops taking connections, later it is waited for. */
 export interface Stoppable {
   stopAccepting(): void;
@@ -49,11 +52,20 @@ export class Lifecycle {
       const all = (async () => {
         while (pending.length > 0) {
           const next = pending[0] as (typeof pending)[number];
+          const started = performance.now();
+          const slow = setTimeout(
+            () => log("warn", "still closing", { what: next.name, ms: SLOW_CLOSE_MS }),
+            SLOW_CLOSE_MS,
+          );
+          slow.unref();
           try {
             await next.close();
           } catch (error) {
             log("warn", "closing failed", { what: next.name, error });
+          } finally {
+            clearTimeout(slow);
           }
+          log("debug", "closed", { what: next.name, ms: Math.round(performance.now() - started) });
           pending.shift();
         }
       })();

@@ -124,12 +124,27 @@ function startDemo(dataDir: string, timeoutMs: number): Promise<Running> {
   });
 }
 
-/** SIGINT, as Ctrl-C: resolves with the exit code once the demo has stopped (and saved its chain). */
-function stopDemo(child: ChildProcess): Promise<number | null> {
+/**
+ * SIGINT, as Ctrl-C: resolves with the exit code once the demo has stopped (and saved its chain). A demo
+ * still running after `limitMs` is killed, and the stop fails with what it wrote last (the lifecycle names
+ * a part still closing after 30 s).
+ */
+function stopDemo(demo: Running, limitMs = 100_000): Promise<number | null> {
+  const { child } = demo;
   if (child.exitCode !== null) return Promise.resolve(child.exitCode);
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  child.kill("SIGINT");
-  return exited;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(
+        new Error(`the demo had not stopped ${limitMs} ms after SIGINT:\n${demo.stderr().slice(-4_000)}`),
+      );
+    }, limitMs);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+    child.kill("SIGINT");
+  });
 }
 
 /** The evidence document's parts this test reads (src/reports/model.ts, `EvidenceDocument`). */
@@ -170,7 +185,7 @@ describe("demo", () => {
 
   afterAll(async () => {
     await browser?.close();
-    if (demo) await stopDemo(demo.child);
+    if (demo) await stopDemo(demo);
     fs.rmSync(dataDir, { recursive: true, force: true });
     await merchantState?.cleanup();
   }, 120_000);
@@ -482,7 +497,7 @@ describe("demo", () => {
 
   it("stops cleanly on Ctrl-C and resumes the same chain on the next start", async () => {
     const before = demo.ready.merchants.map((m) => m.address);
-    expect(await stopDemo(demo.child)).toBe(0);
+    expect(await stopDemo(demo)).toBe(0);
     expect(fs.readdirSync(path.join(dataDir, "demo", "chain")).sort()).toEqual([
       "fork-genesis.json",
       "state.json.gz",
