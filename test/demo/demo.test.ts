@@ -421,6 +421,18 @@ describe("demo", () => {
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l) as TruthShape);
+    // Derived before the first request: deriving the population's keys takes seconds of this process's CPU
+    // (3 s on an idle machine), and a request sent right after such a stall went out on a kept-alive
+    // connection the server had closed meanwhile (5 s idle), which the stalled client had not yet seen.
+    const keys = simulatedKeys([], mix);
+    const address = (id: string) => keys.get(id)?.address.toLowerCase() as string;
+    const lookAlikes = new Set(
+      [
+        ...range(mix.agents).map((k) => `agent:${k}`),
+        ...range(mix.meteredRegulars).map((k) => `regular:${k}`),
+        ...range(mix.companyAgents).map((k) => `company:${k}`),
+      ].map(address),
+    );
     const evidenceOf = async (address: string) =>
       (await (
         await fetch(`${demo.ready.leaderboard}v1/reports/base/${address}/evidence`)
@@ -464,15 +476,6 @@ describe("demo", () => {
 
     // The look-alikes: agents a friend topped up, the farms' endpoint's regulars paid out with every agent in
     // the week's first minute, the company's agents funded from its treasury. Genuine, and never flagged.
-    const keys = simulatedKeys([], mix);
-    const address = (id: string) => keys.get(id)?.address.toLowerCase() as string;
-    const lookAlikes = new Set(
-      [
-        ...range(mix.agents).map((k) => `agent:${k}`),
-        ...range(mix.meteredRegulars).map((k) => `regular:${k}`),
-        ...range(mix.companyAgents).map((k) => `company:${k}`),
-      ].map(address),
-    );
     const theirs = truth.filter((r) => lookAlikes.has(r.payer.toLowerCase()));
     for (const id of [...toppedUpAgents(mix), "regular:0", "company:0"]) {
       expect(theirs.filter((r) => r.payer.toLowerCase() === address(id)).length, id).toBeGreaterThan(0);
