@@ -417,6 +417,14 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       );
     `,
   },
+  {
+    version: 16,
+    name: "the methodology of each stored window",
+    // The version of the screens' rules a window's reports were built under (src/reports/screens/methodology.ts):
+    // the pages, badges and feed rows say it, and a window stored under another version is built again. The
+    // windows stored before this have none (NULL), so each is built again when next read.
+    sql: "ALTER TABLE report_windows ADD COLUMN methodology VARCHAR",
+  },
 ];
 
 export async function migrate(analytics: Analytics): Promise<void> {

@@ -375,6 +375,8 @@ export interface EvidenceDocument {
   report: string;
   page: string;
   screens: string;
+  /** The version of the screens the figures were built under: the report's. */
+  methodology: Methodology;
   flags: EvidenceFlag[];
   /** How many wallets any flag names (a wallet under two kinds once), and the merchant's part of the flag feed. */
   flag_feed: { wallets: number; url: string };

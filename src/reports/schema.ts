@@ -76,6 +76,8 @@ export const ReportSchema = z
         })
         .strict(),
     ),
+    /** Beyond the spec: the version of the screens' rules the figures were built under, and its changelog. */
+    methodology: z.object({ version: z.string().regex(/^\d+\.\d+\.\d+$/), url: z.url() }).strict(),
   })
   .strict();
 

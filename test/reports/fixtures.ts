@@ -1,6 +1,7 @@
 import { expect } from "vitest";
 import type { Leaderboard, LeaderboardEntry, ReportDetails, UnrankedEntry } from "../../src/reports/model.ts";
 import { type Report, ReportSchema } from "../../src/reports/schema.ts";
+import { METHODOLOGY_VERSION } from "../../src/reports/screens/methodology.ts";
 
 export const MERCHANT = "0x1111111111111111111111111111111111111111";
 export const PAYER = "0x2222222222222222222222222222222222222222";
@@ -70,6 +71,7 @@ export function makeReport(overrides: Partial<Report> = {}): Report {
       exact: { tx: 1000, usd: 10, real_tx: 800, real_usd: 8, tx_counts: "payments" },
       "batch-settlement": { tx: 200, usd: 2, real_tx: 200, real_usd: 2, tx_counts: "claims" },
     },
+    methodology: { version: METHODOLOGY_VERSION, url: `${PUBLIC_URL}/screens#changelog` },
   };
   return ReportSchema.parse({ ...base, ...overrides });
 }

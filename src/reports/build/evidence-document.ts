@@ -73,6 +73,7 @@ export async function evidenceDocuments(
     report: `${ctx.publicUrl}/v1/reports/base/${report.address}?end_block=${ctx.window.end_block}`,
     page: `${ctx.publicUrl}/reports/base/${report.address}?end_block=${ctx.window.end_block}`,
     screens: `${ctx.publicUrl}${SCREENS_PATH}`,
+    methodology: report.methodology,
     flags: SCREENS.filter((s) => report.flags[s.kind]).map((screen) => {
       const flag = report.flags[screen.kind] as { tx: number; usd: number };
       const rest = details.more_wallets?.[screen.kind];

@@ -5,9 +5,8 @@
  * window's rows whole for the datasets.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
-import type { FlaggedAt, FlaggedWallet, Methodology } from "../model.ts";
-import { SCREENS, SCREENS_PATH } from "../screens/index.ts";
-import { METHODOLOGY_VERSION } from "../screens/methodology.ts";
+import type { FlaggedAt, FlaggedWallet } from "../model.ts";
+import { SCREENS } from "../screens/index.ts";
 import { SHOWN_WALLETS } from "./aggregates.ts";
 import { sqlUsd } from "./money.ts";
 
@@ -22,12 +21,6 @@ export function flagsPath(n: number, merchant: string | null = null): string {
   const base = merchant === null ? FLAGS_PATH : `${FLAGS_PATH}/merchants/${merchant}`;
   return n === 1 ? base : `${base}/pages/${n}`;
 }
-
-/** The version of the screens that made the stored flags, and its changelog on the screens page. */
-export const methodologyOf = (publicUrl: string): Methodology => ({
-  version: METHODOLOGY_VERSION,
-  url: `${publicUrl}${SCREENS_PATH}#changelog`,
-});
 
 /** What each screen found, in one sentence: the screen's own summary, as the pages say it. */
 export const reasonOf = (kind: string): string => SCREENS.find((s) => s.kind === kind)?.summary ?? "";
@@ -145,11 +138,11 @@ export async function flagRows(
 export async function walletRows(
   analytics: Analytics,
   wallet: string,
-): Promise<(FlagRow & { generated_at: string })[]> {
-  return analytics.all<FlagRow & { generated_at: string }>(
+): Promise<(FlagRow & { generated_at: string; methodology: string })[]> {
+  return analytics.all<FlagRow & { generated_at: string; methodology: string }>(
     `WITH f AS (SELECT * FROM report_flags WHERE chain = 'base' AND wallet = $wallet),
      p AS (${placed("SELECT end_block, pay_to, kind FROM f")})
-     SELECT ${ROW_COLUMNS}, rw.generated_at
+     SELECT ${ROW_COLUMNS}, rw.generated_at, rw.methodology
      FROM f JOIN p USING (end_block, pay_to, kind, wallet)
      JOIN reports r ON r.chain = 'base' AND r.end_block = f.end_block AND r.address = f.pay_to
      JOIN report_windows rw ON rw.chain = 'base' AND rw.end_block = f.end_block
@@ -189,11 +182,12 @@ export async function flagBatch(
 
 /**
  * Rows in a feed page's order as its wallets, each with its merchants in the rows' order; `evidence` says
- * where a row's wallet is on its merchant's evidence page.
+ * where a row's wallet is on its merchant's evidence page, `methodology` the version their window was made under.
  */
 export function flaggedWallets(
   rows: readonly FlagRow[],
   evidence: (row: FlagRow) => string,
+  methodology: string,
 ): FlaggedWallet[] {
   const wallets: FlaggedWallet[] = [];
   for (const row of rows) {
@@ -206,7 +200,7 @@ export function flaggedWallets(
         usd: 0,
         first_block: row.first_block,
         last_block: row.last_block,
-        methodology_version: METHODOLOGY_VERSION,
+        methodology_version: methodology,
         merchants: [],
       };
       wallets.push(w);

@@ -2,6 +2,7 @@ import type { Analytics, Params } from "../../analytics/duckdb.ts";
 import type { ReportDetails, ReportWindow } from "../model.ts";
 import { type Report, SCHEMES } from "../schema.ts";
 import { SCREENS_PATH } from "../screens/index.ts";
+import { methodologyOf } from "../screens/methodology.ts";
 import { sqlListingHosts, sqlListingsJson } from "./listings.ts";
 import { sqlCents, sqlRatio, sqlRealPercent, sqlUsd, sqlUsd6, sqlUsdText } from "./money.ts";
 import { spanText } from "./span.ts";
@@ -30,6 +31,8 @@ export interface ReportContext {
   generatedAt: string;
   /** Base of the page and badge URLs, without a trailing slash. */
   publicUrl: string;
+  /** The version of the screens the window's reports are built under (src/reports/screens/methodology.ts). */
+  methodology: string;
 }
 
 // The page and badge routes (serve/routes/pages.ts, badges.ts); a report's URLs are these after the public URL.
@@ -221,6 +224,7 @@ export function reportsQuery(
     ["badge", json(`$badge_prefix || r.address || '.svg'`)],
     // Beyond the spec's fields, after them: its fields keep their order and meaning.
     ["schemes", "coalesce(r.schemes, '{}')"],
+    ["methodology", "$methodology"],
   ]);
   return {
     sql: `SELECT r.address, ${body} AS body, r.details, r.amount::VARCHAR AS amount, r.real_amount::VARCHAR AS real_amount
@@ -238,6 +242,7 @@ export function reportsQuery(
       end_date_json: JSON.stringify(endDate),
       window: JSON.stringify(ctx.window),
       flag_note: JSON.stringify(flagNote(ctx.publicUrl)),
+      methodology: JSON.stringify(methodologyOf(ctx.publicUrl, ctx.methodology)),
       // Values.
       end_date: endDate,
       // "7 days", the spec's words, for a week; a young chain's span in the unit it fills ("56 seconds").

@@ -7,6 +7,7 @@ import type { Analytics } from "../../analytics/duckdb.ts";
 import { dataVersion } from "../../analytics/migrations.ts";
 import { isTransactionConflict } from "../../analytics/store-errors.ts";
 import type { ReportWindow } from "../model.ts";
+import { METHODOLOGY_VERSION } from "../screens/methodology.ts";
 import { aggregateWindow, dropWindowTables } from "./aggregates.ts";
 import { dropFlags, writeFlags } from "./flags.ts";
 import { type ReportContext, writeReports } from "./report.ts";
@@ -59,7 +60,13 @@ export async function storeWindow(
     firstDate: firstDate(window, dates),
   };
   const generatedAt = isoUtc(Math.floor(options.now().getTime() / 1000));
-  const context = { window, dates, generatedAt, publicUrl: options.publicUrl };
+  const context = {
+    window,
+    dates,
+    generatedAt,
+    publicUrl: options.publicUrl,
+    methodology: METHODOLOGY_VERSION,
+  };
   try {
     await aggregateWindow(analytics, bounds);
     const stored = await analytics
@@ -104,8 +111,14 @@ async function storeReports(
   await writeReports(analytics, context);
   await writeFlags(analytics, end);
   await analytics.run(
-    "INSERT OR REPLACE INTO report_windows VALUES ('base', $end, $version, $url, $generated)",
-    { end, version, url: options.publicUrl, generated: context.generatedAt },
+    "INSERT OR REPLACE INTO report_windows VALUES ('base', $end, $version, $url, $generated, $methodology)",
+    {
+      end,
+      version,
+      url: options.publicUrl,
+      generated: context.generatedAt,
+      methodology: context.methodology,
+    },
   );
   await dropOldWindows(analytics, end, options.keepWindows, options.pinned ?? []);
 }

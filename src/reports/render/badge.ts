@@ -15,21 +15,26 @@ export function badgeColor(percent: number, realUsd: number): string {
 
 /**
  * The merchant's SVG badge: real dollars over the window and their share of the reported dollars,
- * e.g. "$1234.56/7d · 87%". A frozen merchant's badge says "frozen" instead of advertising figures.
+ * e.g. "$1234.56/7d · 87%". A frozen merchant's badge says "frozen" instead of advertising figures. Its
+ * title (what a pointer over it shows) and its `data-methodology` name the methodology the figures were
+ * built under, which the picture has no room for.
  * The output depends on the report only, so it can be cached and compared byte for byte.
  * @example c.body(renderBadge(report)) // with Content-Type image/svg+xml
  */
 export function renderBadge(report: Report): string {
+  const { version } = report.methodology;
+  return makeBadge(badgeFace(report)).replace(
+    /^<svg ([^>]*)><title>([^<]*)<\/title>/,
+    `<svg $1 data-methodology="${version}"><title>$2 (methodology ${version})</title>`,
+  );
+}
+
+function badgeFace(report: Report) {
   if (report.frozen)
-    return makeBadge({ label: BADGE_LABEL, message: "frozen", color: "lightgrey", style: "flat" });
+    return { label: BADGE_LABEL, message: "frozen", color: "lightgrey", style: "flat" } as const;
   // "/7d" for a week; a young chain's window reads "/56s" or "/3h".
   const span = `/${spanShort(report.window.days)}`;
   const percent = realPercent(report);
   const message = report.usd > 0 ? `$${report.real_usd.toFixed(2)}${span} · ${percent}%` : `$0.00${span}`;
-  return makeBadge({
-    label: BADGE_LABEL,
-    message,
-    color: badgeColor(percent, report.real_usd),
-    style: "flat",
-  });
+  return { label: BADGE_LABEL, message, color: badgeColor(percent, report.real_usd), style: "flat" } as const;
 }

@@ -40,6 +40,7 @@ const COLUMNS: readonly (readonly [string, (r: Report) => Cell])[] = [
   ["claim", (r) => r.claim],
   ["page", (r) => r.page],
   ["badge", (r) => r.badge],
+  ["methodology_version", (r) => r.methodology.version],
 ];
 
 /** The CSV dataset's columns in order; one `flag_<kind>_tx` and `flag_<kind>_usd` pair per screen. */

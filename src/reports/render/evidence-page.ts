@@ -165,7 +165,7 @@ export function renderEvidencePage(doc: EvidenceDocument, opts: { notice?: strin
 <p class="addr">Merchant wallet <code>${doc.address}</code> on Base, window of blocks ${count.format(doc.window.start_block + 1)} to ${count.format(doc.window.end_block)} (${when(doc.window.start)} to ${when(doc.window.end)})</p>
 </header>
 <main>
-<p>Each wallet below tripped a screen. Its entry gives the rule with the figures that crossed its thresholds, the payments it flagged (transaction hashes anyone can look up on Base), and the funding path or the cycle behind the flag. <a href="/screens">How each screen works</a>. <a href="${json}">This evidence as JSON</a>.</p>
+<p>Each wallet below tripped a screen. Its entry gives the rule with the figures that crossed its thresholds, the payments it flagged (transaction hashes anyone can look up on Base), and the funding path or the cycle behind the flag. <a href="/screens">How each screen works</a>; these flags are methodology <a href="${doc.methodology.url}">${doc.methodology.version}</a>'s. <a href="${json}">This evidence as JSON</a>.</p>
 ${feedPart(doc)}
 ${doc.flags.length > 0 ? doc.flags.map(flagSection) : html`<p>No screen flagged any payment in this window.</p>`}
 </main>

@@ -234,6 +234,7 @@ ${bySchemes(report)}
 <h2>Day by day</h2>
 ${daily(report)}
 <h2>Flags</h2>
+<p class="note">Screened under methodology <a href="${report.methodology.url}">${report.methodology.version}</a> (its changelog says what each version changed).</p>
 ${flags(report, details)}
 <h2>Listings</h2>
 ${listings(report)}
@@ -244,7 +245,7 @@ ${listings(report)}
 <h2>Data</h2>
 ${dataLinks(html`<li><a href="${json}">This merchant's latest report as JSON</a></li>\n`)}
 </main>
-${licenceFooter(report.license, html` Report generated at ${when(report.generated_at)}, schema version ${report.schema_version}.`)}`;
+${licenceFooter(report.license, html` Report generated at ${when(report.generated_at)}, schema version ${report.schema_version}, methodology ${report.methodology.version}.`)}`;
   const head = html`<meta name="description" content="${report.claim}">
 <link rel="alternate" type="application/json" href="${json}">
 `;

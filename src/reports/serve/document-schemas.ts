@@ -221,6 +221,7 @@ export const EvidenceDocumentSchema = z
     report: url,
     page: url,
     screens: url,
+    methodology: R.methodology,
     flags: z.array(
       z
         .object({
@@ -240,8 +241,8 @@ export const EvidenceDocumentSchema = z
 const kind = z.enum(FLAG_KINDS as [string, ...string[]]);
 const block = R.window.shape.end_block;
 
-/** Which version of the screens made the figures, and its changelog. */
-const methodology = z.object({ version: z.string(), url }).strict();
+/** Which version of the screens made the figures, and its changelog: the report's own field. */
+const methodology = R.methodology;
 
 /** A flagged wallet at one merchant under one screen (`FlaggedAt`, src/reports/model.ts). */
 const FlaggedAtSchema = z

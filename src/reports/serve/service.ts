@@ -11,7 +11,6 @@ import {
   flaggedWallets,
   flagRows,
   flagTotals,
-  methodologyOf,
   reasonOf,
   walletRows,
 } from "../build/flags.ts";
@@ -44,6 +43,7 @@ import {
 } from "../model.ts";
 import { evidenceAnchor, flagAnchor } from "../render/evidence-page.ts";
 import type { Report } from "../schema.ts";
+import { METHODOLOGY_VERSION, methodologyOf } from "../screens/methodology.ts";
 import { LatestWindow } from "./latest.ts";
 import { parseAddress } from "./params.ts";
 import { ReaderPool } from "./reader-pool.ts";
@@ -377,11 +377,11 @@ export class ReportService {
         generated_at: context.generatedAt,
         license: LICENSE_URL,
         window,
-        methodology: methodologyOf(this.options.publicUrl),
+        methodology: methodologyOf(this.options.publicUrl, context.methodology),
         merchant: only,
         totals,
         page: { number: page, size, pages },
-        wallets: flaggedWallets(rows, (row) => this.evidenceUrl(end, row)),
+        wallets: flaggedWallets(rows, (row) => this.evidenceUrl(end, row), context.methodology),
       };
     });
   }
@@ -395,7 +395,7 @@ export class ReportService {
     const wallet = parseAddress(address);
     const latest = await this.latestEnd();
     return this.reading(latest, "wallet", async (db) => {
-      const byWindow = new Map<number, (FlagRow & { generated_at: string })[]>();
+      const byWindow = new Map<number, (FlagRow & { generated_at: string; methodology: string })[]>();
       for (const row of await walletRows(db, wallet)) {
         const rows = byWindow.get(row.end_block) ?? [];
         rows.push(row);
@@ -403,14 +403,11 @@ export class ReportService {
       }
       const weeks: WalletWeek[] = [];
       for (const [end, rows] of byWindow) {
-        const [flags] = flaggedWallets(rows, (row) => this.evidenceUrl(end, row));
+        const first = rows[0] as (typeof rows)[number];
+        const [flags] = flaggedWallets(rows, (row) => this.evidenceUrl(end, row), first.methodology);
         if (!flags) continue;
         const { wallet: _, ...week } = flags;
-        weeks.push({
-          window: await resolveWindow(db, end),
-          generated_at: (rows[0] as { generated_at: string }).generated_at,
-          ...week,
-        });
+        weeks.push({ window: await resolveWindow(db, end), generated_at: first.generated_at, ...week });
       }
       return {
         chain: "base" as const,
@@ -431,16 +428,16 @@ export class ReportService {
       const context = await this.context(await this.ensureWindow(endBlock));
       return [context, await this.buildOf(context.window.end_block)] as const;
     });
-    return { window: first.window, batches: this.flagBatches(first.window.end_block, build, size) };
+    return { window: first.window, batches: this.flagBatches(first, build, size) };
   }
 
   /** A window's flag rows, `size` wallets at a time, each batch in a turn of its own, one build throughout. */
   private async *flagBatches(
-    end: number,
+    context: ReportContext,
     build: string | undefined,
     size: number,
   ): AsyncGenerator<FlagRecord[]> {
-    const { version } = methodologyOf(this.options.publicUrl);
+    const end = context.window.end_block;
     let after = "";
     for (;;) {
       const batch = await this.serial(async () => {
@@ -462,7 +459,7 @@ export class ReportService {
         usd: row.usd,
         first_block: row.first_block,
         last_block: row.last_block,
-        methodology_version: version,
+        methodology_version: context.methodology,
         evidence: this.evidenceUrl(end, row),
       }));
     }
@@ -500,8 +497,8 @@ export class ReportService {
 
   /** What rendering a built window's reports needs beyond the stored rows. */
   private async context(window: ReportWindow, db = this.analytics): Promise<ReportContext> {
-    const built = await db.one<{ generated_at: string }>(
-      "SELECT generated_at FROM report_windows WHERE chain = 'base' AND end_block = $end",
+    const built = await db.one<{ generated_at: string; methodology: string }>(
+      "SELECT generated_at, methodology FROM report_windows WHERE chain = 'base' AND end_block = $end",
       { end: window.end_block },
     );
     if (!built)
@@ -511,6 +508,7 @@ export class ReportService {
       dates: windowDates(window),
       generatedAt: built.generated_at,
       publicUrl: this.options.publicUrl,
+      methodology: built.methodology,
     };
   }
 
@@ -589,14 +587,18 @@ export class ReportService {
     return row !== undefined;
   }
 
-  /** Builds the window's reports unless the stored ones saw data version `version`. */
+  /**
+   * Builds the window's reports unless the stored ones saw data version `version` and were built under this
+   * program's methodology: a window stored under another (an earlier release's) is built again under this one,
+   * and its pages then say so.
+   */
   private async buildIfStale(window: ReportWindow, version: bigint): Promise<void> {
     // Page and badge URLs are rendered on read: a new public URL needs no rebuild.
-    const cached = await this.analytics.one<{ data_version: bigint }>(
-      "SELECT data_version FROM report_windows WHERE chain = 'base' AND end_block = $end",
+    const cached = await this.analytics.one<{ data_version: bigint; methodology: string | null }>(
+      "SELECT data_version, methodology FROM report_windows WHERE chain = 'base' AND end_block = $end",
       { end: window.end_block },
     );
-    if (cached?.data_version !== version) {
+    if (cached?.data_version !== version || cached.methodology !== METHODOLOGY_VERSION) {
       const store = {
         publicUrl: this.options.publicUrl,
         now: this.now,

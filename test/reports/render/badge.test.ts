@@ -17,7 +17,16 @@ describe("renderBadge", () => {
   it("is an SVG with the label and the message", () => {
     const svg = renderBadge(makeReport({ usd: 1450.7, real_usd: 1234.56 }));
     expect(svg).toMatch(/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
-    expect(svg).toContain("<title>x402 real revenue: $1234.56/7d · 85%</title>");
+    expect(svg).toContain("<title>x402 real revenue: $1234.56/7d · 85% (methodology 1.4.0)</title>");
+    expectWellFormedXml(svg);
+  });
+
+  it("names the methodology its figures were built under", () => {
+    const methodology = { version: "1.3.0", url: "https://r.test/screens#changelog" };
+    const svg = renderBadge(makeReport({ methodology }));
+    expect(svg).toMatch(
+      /^<svg [^>]* data-methodology="1\.3\.0"><title>[^<]* \(methodology 1\.3\.0\)<\/title>/,
+    );
     expectWellFormedXml(svg);
   });
 
@@ -40,14 +49,14 @@ describe("renderBadge", () => {
 
   it("shows $0.00 without a percent when nothing was reported", () => {
     const svg = renderBadge(makeEmptyReport());
-    expect(svg).toContain("<title>x402 real revenue: $0.00/7d</title>");
+    expect(svg).toContain("<title>x402 real revenue: $0.00/7d (methodology 1.4.0)</title>");
     expect(svg).not.toContain("·");
     expect(svg).toContain(`fill="${COLORS.lightgrey}"`);
   });
 
   it("says frozen instead of figures for a frozen merchant", () => {
     const svg = renderBadge(makeReport({ frozen: true, rank_by_real_revenue: null }));
-    expect(svg).toContain("<title>x402 real revenue: frozen</title>");
+    expect(svg).toContain("<title>x402 real revenue: frozen (methodology 1.4.0)</title>");
     expect(svg).not.toContain("$");
   });
 

@@ -77,7 +77,7 @@ describe("reportsToCsv", () => {
       expect(CSV_COLUMNS).toContain(`flag_${kind}_usd`);
     }
     expect(CSV_COLUMNS.slice(0, 3)).toEqual(["schema_version", "generated_at", "license"]);
-    expect(CSV_COLUMNS.slice(-3)).toEqual(["claim", "page", "badge"]);
+    expect(CSV_COLUMNS.slice(-4)).toEqual(["claim", "page", "badge", "methodology_version"]);
     expect(new Set(CSV_COLUMNS).size).toBe(CSV_COLUMNS.length);
     expect(reportsToCsv([])).toBe(`${CSV_COLUMNS.join(",")}\r\n`);
   });
