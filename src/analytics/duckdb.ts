@@ -6,7 +6,7 @@ import {
   type DuckDBPreparedStatement,
   type DuckDBValue,
 } from "@duckdb/node-api";
-import { NotFoundError } from "../common/errors.ts";
+import { AppError, NotFoundError } from "../common/errors.ts";
 import { sleep } from "../common/sleep.ts";
 import type { CoreSettings } from "../config/core.ts";
 import { dataLayout } from "../config/layout.ts";
@@ -72,6 +72,10 @@ export class Analytics {
   /** The forks of the file's first connection that are open: closing it closes them first. */
   private readonly forks = new Set<Analytics>();
   private closed = false;
+  /** Calls to DuckDB under way on this connection, for `stop` to wait for. */
+  private readonly running = new Set<Promise<unknown>>();
+  /** Set by `stop`: no new call starts. */
+  private stopping = false;
 
   /** In a transaction: the lowest block a write reached, told to `changes` when it commits. */
   private pendingFrom: number | undefined;
@@ -202,7 +206,7 @@ export class Analytics {
       this.inTransaction = false;
       // Past the guard: a transaction that met damage is still undone. A COMMIT that fails (a conflict)
       // has already ended it, and ROLLBACK would then throw "no transaction is active" over the reason.
-      await this.connection.run("ROLLBACK").catch((rollback: Error) => {
+      await this.tracked(this.connection.run("ROLLBACK")).catch((rollback: Error) => {
         if (!/no transaction is active/.test(rollback.message)) throw rollback;
       });
       throw error;
@@ -223,6 +227,7 @@ export class Analytics {
    * report service): each has its own transactions. Closing the analytics database closes its forks first.
    */
   async fork(): Promise<Analytics> {
+    if (this.stopping) throw closingError();
     const connection = await this.instance.connect();
     const fork = new Analytics(
       this.instance,
@@ -242,6 +247,28 @@ export class Analytics {
   /** The database whose forks this one is among (none for the database itself). */
   private owner: Analytics | undefined;
 
+  /**
+   * Closes once nothing runs on the file's connections: no call starts from here, those under way (a report
+   * build the indexer's last commit started) are interrupted, and the close waits for them to end. Closing
+   * does not stop a query that runs: it runs on, and the process cannot exit until it ends (a stopped demo's
+   * exit was held for minutes by a week's build on a loaded machine, deaf to signals meanwhile). For a
+   * process that stops while its store is in use; `close` is for one whose calls are done.
+   */
+  async stop(): Promise<void> {
+    const all = this.ownsInstance ? [this, ...this.forks] : [this];
+    for (const db of all) db.stopping = true;
+    for (;;) {
+      const under = all.filter((db) => db.running.size > 0);
+      if (under.length === 0) break;
+      for (const db of under) db.connection.interrupt();
+      await Promise.allSettled(under.flatMap((db) => [...db.running]));
+      // What failed on the interrupt may start one more call (a ROLLBACK) once its callers' handlers have run,
+      // all of them before the next turn of the event loop: the loop waits for that call too.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    this.close();
+  }
+
   /** Closes the connection (again: nothing); the database that opened the file closes its open forks first. */
   close(): void {
     if (this.closed) return;
@@ -260,8 +287,9 @@ export class Analytics {
   /** Runs one call to DuckDB, unless damage was met before; its failure as the error it means (src/analytics/store-errors.ts). */
   private async guarded<T>(work: () => Promise<T>): Promise<T> {
     if (this.health.damage) throw this.health.damage;
+    if (this.stopping) throw closingError();
     try {
-      return await work();
+      return await this.tracked(work());
     } catch (error) {
       const meant = storeError(error, this.file);
       if (meant instanceof AnalyticsDamagedError && !this.health.readsPastDamage) {
@@ -269,6 +297,16 @@ export class Analytics {
         await this.stopCheckpoints();
       }
       throw meant ?? error;
+    }
+  }
+
+  /** `call`, counted among the calls under way until it settles. */
+  private async tracked<T>(call: Promise<T>): Promise<T> {
+    this.running.add(call);
+    try {
+      return await call;
+    } finally {
+      this.running.delete(call);
     }
   }
 
@@ -281,6 +319,10 @@ export class Analytics {
     }
   }
 }
+
+/** A call refused because the process is stopping: a 503, as a service that is going away answers. */
+const closingError = () =>
+  new AppError(503, "analytics_closing", "the analytics database is closing: the process is stopping");
 
 type RowMaker = (values: unknown[]) => Row;
 const rowMakers = new Map<string, RowMaker>();

@@ -47,7 +47,7 @@ export async function startReportService(
   limit?: UnpaidLimit,
 ): Promise<ReportsService> {
   const analytics = await openAnalyticsWaiting(config, OPEN_WAIT_MS);
-  lifecycle.add("analytics database", () => analytics.close());
+  lifecycle.add("analytics database", () => analytics.stop());
   let reports: ReportService | undefined;
   let follower: Follower | undefined;
   const server = await listenWithUrlOn(

@@ -95,6 +95,38 @@ describe("Analytics.transaction", () => {
   });
 });
 
+describe("Analytics.stop", () => {
+  it("interrupts what runs on the file's connections, waits for it, and refuses what comes after", async () => {
+    const own = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-stop-"));
+    const db = await Analytics.open({ dataDir: own });
+    try {
+      const fork = await db.fork();
+      // Queries of hours, one in a transaction (its ROLLBACK comes after the interrupt): closing the database
+      // alone would leave them running, and the process could not exit until they ended.
+      const endless = "SELECT count(*) FROM range(1000000000000000) t(i) WHERE i % 7 = 3";
+      const reading = db.all(endless).then(
+        () => "finished",
+        (error: Error) => error.message,
+      );
+      const building = fork
+        .transaction(() => fork.run(`CREATE TEMP TABLE t AS ${endless}`))
+        .then(
+          () => "finished",
+          (error: Error) => error.message,
+        );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await db.stop();
+      expect(await reading).toMatch(/Interrupted/);
+      expect(await building).toMatch(/Interrupted/);
+      await expect(db.all("SELECT 1")).rejects.toMatchObject({ code: "analytics_closing", status: 503 });
+      await expect(db.fork()).rejects.toMatchObject({ code: "analytics_closing" });
+    } finally {
+      db.close();
+      fs.rmSync(own, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("migrations", () => {
   it("fills the host of listings stored before migration 5", async () => {
     const old = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-"));
