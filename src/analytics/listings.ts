@@ -32,7 +32,7 @@ export function sqlHost(url: string): string {
 
 /**
  * Writes listings (a discovery feed's): upserted by (pay_to, resource, method), so a refresh updates
- * prices and descriptions; listings the feed drops are kept (the table also holds imported listings,
+ * prices and descriptions, and one that changes none writes nothing; listings the feed drops are kept (the table also holds imported listings,
  * and a merchant's old endpoints still describe it). Every listing's payTo becomes a merchant, as the
  * import does; names stay NULL so reports use the listings' host.
  */
@@ -50,6 +50,14 @@ export async function upsertListings(analytics: Analytics, listings: readonly Li
       a.appendDouble(l.priceUsd);
       a.appendVarchar(l.description);
     });
+    // A refresh that brings nothing new writes nothing: the data version it would bump makes every stored
+    // window be built again.
+    const news = await analytics.one<{ n: number }>(
+      `SELECT count(*)::DOUBLE AS n FROM stage_listings s
+       LEFT JOIN listings l ON l.pay_to = s.pay_to AND l.resource = s.resource AND l.method = s.method
+       WHERE l.pay_to IS NULL OR l.price_usd IS DISTINCT FROM s.price_usd OR l.description IS DISTINCT FROM s.description`,
+    );
+    if (news?.n === 0) return;
     // One row per key, so the upsert never meets its own key twice in one statement.
     await analytics.run(`INSERT OR REPLACE INTO listings
       SELECT *, ${sqlHost("resource")} FROM stage_listings QUALIFY row_number() OVER (PARTITION BY pay_to, resource, method) = 1`);

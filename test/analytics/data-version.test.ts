@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Analytics } from "../../src/analytics/duckdb.ts";
+import { upsertListings } from "../../src/analytics/listings.ts";
 import { bumpDataVersion, dataVersion, foldDataWrites } from "../../src/analytics/migrations.ts";
 
 const dirs: string[] = [];
@@ -59,5 +60,34 @@ describe("the data version", () => {
     await bumpDataVersion(reopened);
     expect(await dataVersion(reopened)).toBe(before + 4n);
     reopened.close();
+  });
+
+  it("is bumped by a listings refresh that changes a listing, not by one that brings nothing new", async () => {
+    const { analytics } = await open();
+    try {
+      const listing = {
+        payTo: `0x${"ab".repeat(20)}`,
+        resource: "https://shop.test/a",
+        method: "GET",
+        priceUsd: 0.01,
+        description: "A",
+      };
+      const start = await dataVersion(analytics);
+      await upsertListings(analytics, [listing]);
+      expect(await dataVersion(analytics)).toBe(start + 1n);
+      // The hourly (in the demo, 5-second) refresh of an unchanged Bazaar: every stored window stays built.
+      await upsertListings(analytics, [listing]);
+      expect(await dataVersion(analytics)).toBe(start + 1n);
+      await upsertListings(analytics, [{ ...listing, priceUsd: 0.02 }]);
+      await upsertListings(analytics, [{ ...listing, priceUsd: 0.02, description: "B" }]);
+      await upsertListings(analytics, [{ ...listing, resource: "https://shop.test/b" }]);
+      expect(await dataVersion(analytics)).toBe(start + 4n);
+      expect(await analytics.all("SELECT price_usd, description FROM listings ORDER BY resource")).toEqual([
+        { price_usd: 0.02, description: "B" },
+        { price_usd: 0.01, description: "A" },
+      ]);
+    } finally {
+      analytics.close();
+    }
   });
 });
