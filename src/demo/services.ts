@@ -65,7 +65,8 @@ export async function startDemoServices(
         follow: true,
         pollMs: 500,
         fundingLookback: options.fundingLookback,
-        discovery: { url: `${started.facilitator}/discovery/resources`, refreshMs: 60_000 },
+        // Often: the week is ready once the listings were read after it was played (week-progress.ts).
+        discovery: { url: `${started.facilitator}/discovery/resources`, refreshMs: 5_000 },
         onEvent: options.onIndexerEvent,
       }),
     },

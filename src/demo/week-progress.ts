@@ -7,10 +7,14 @@ import type { SimulatorEvent } from "./simulator.ts";
 export class WeekProgress {
   private indexed = -1;
   private caughtUp: number | undefined;
+  /** Whether the listings were read from discovery (or that failed) since the simulator caught up. */
+  private listedSinceCaughtUp = false;
 
   indexer(event: IndexerEvent): void {
     if (event.type === "batch") this.indexed = Math.max(this.indexed, event.to);
     if (event.type === "caught_up") this.indexed = Math.max(this.indexed, event.block);
+    if ((event.type === "listings" || event.type === "listings_failed") && this.caughtUp !== undefined)
+      this.listedSinceCaughtUp = true;
   }
 
   simulator(event: SimulatorEvent): void {
@@ -19,13 +23,16 @@ export class WeekProgress {
 
   /**
    * Settles once the week is ready: the simulator reached the present, the indexer has every block of the
-   * week it can confirm, and the leaderboard has been built once (`leaderboard`). Rejects when `signal`
-   * aborts first.
+   * week it can confirm and has read the listings since (the Bazaar lists an endpoint once it is first
+   * paid: read before the week's last new endpoints were, a merchant's prices would be missing from its
+   * report, and the tiny payments its prices expose with them), and the leaderboard has been built once
+   * (`leaderboard`). Rejects when `signal` aborts first.
    */
   async ready(signal: AbortSignal, leaderboard: () => Promise<unknown>): Promise<void> {
     for (;;) {
       if (signal.aborted) throw new DemoError("stopped before the week was ready");
-      if (this.caughtUp !== undefined && this.indexed >= this.caughtUp - DEFAULT_REORG_DEPTH) break;
+      const indexed = this.caughtUp !== undefined && this.indexed >= this.caughtUp - DEFAULT_REORG_DEPTH;
+      if (indexed && this.listedSinceCaughtUp) break;
       await sleep(250);
     }
     await leaderboard();
