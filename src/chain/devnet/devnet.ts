@@ -4,6 +4,7 @@
 import fs from "node:fs";
 import { type Address, getAddress } from "viem";
 import { BASE_CHAIN_ID, BASE_USDC, BLOCK_SECONDS } from "../base.ts";
+import { installEas } from "../eas/index.ts";
 import { type DevnetAccount, devnetAccounts } from "./accounts.ts";
 import { devnetArgs } from "./anvil-args.ts";
 import { anvilBinary } from "./anvil-binary.ts";
@@ -61,8 +62,8 @@ const LOAD_TIMEOUT_MS = 180_000;
 /**
  * Starts anvil on 127.0.0.1 as Base (chain id 8453), installs USDC, Permit2, x402's `upto` and `exact`
  * proxies, x402's `batch-settlement` escrow and its deposit collectors, and Multicall3 at their canonical
- * addresses, funds the buyers and the facilitator signer and has each buyer approve Permit2; resolves once
- * all of it is in a block.
+ * addresses and EAS with its SchemaRegistry at Base's predeploys (`../eas/`), funds the buyers and the
+ * facilitator signer and has each buyer approve Permit2; resolves once all of it is in a block.
  *
  * Mining: anvil starts with mining off, so setup is deterministic, then mines by interval (`blockTime`).
  * Automine is never used: with many senders it stalls (see shared notes). Each block's timestamp is its
@@ -136,6 +137,9 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       await installContracts(test, usdc, accounts.owner.address);
       await fundAccounts(clients, usdc, accounts, settings.buyerUsdc);
     }
+    // On every start, not with the others: a chain saved before EAS was added gets it, one saved with it is
+    // left as it is, and checking costs tens of milliseconds.
+    await installEas(rpc);
     if (settings.blockTime > 0) await test.setIntervalMining({ interval: settings.blockTime });
     // Before the first save, and only for a chain that started: the next start reads it beside that save.
     if (!saved && statePath) recordForkGenesis(statePath, forkGenesis);
