@@ -10,54 +10,25 @@ import { CLUSTER_EVASION_WALLET } from "../../src/demo/cluster-evasions.ts";
 import { CHANNELS_OFF, DEFAULT_MIX, loadMix, type Mix } from "../../src/demo/mix.ts";
 import {
   type Action,
-  chooseRoles,
   GENUINE,
   type PlanContext,
-  type PlanEndpoint,
   type PlanMerchant,
   planSlot,
   populationWallets,
   SLOT_SECONDS,
-  SLOTS_PER_WEEK,
 } from "../../src/demo/plan.ts";
+import { endpoint, type Pay, planContext, planMerchants, playWeeks } from "./plan-world.ts";
 
-const endpoint = (price: number, path = `/p${price}`): PlanEndpoint => ({
-  method: "GET",
-  path,
-  price,
-  input: {},
+const merchants = planMerchants({
+  utility: [
+    { ...endpoint(0.001), channels: true },
+    { ...endpoint(0.01), channels: true },
+  ],
+  inference: [{ ...endpoint(0.015, "/chat/upto"), scheme: "upto", channels: true, sized: (u) => ({ u }) }],
 });
-const merchants: PlanMerchant[] = [
-  {
-    id: "utility",
-    endpoints: [
-      { ...endpoint(0.001), channels: true },
-      { ...endpoint(0.01), channels: true },
-    ],
-  },
-  { id: "uuid", endpoints: [endpoint(0.0001)] },
-  { id: "hash", endpoints: [endpoint(0.002), endpoint(0.1)] },
-  { id: "stats", endpoints: [endpoint(0.005), endpoint(0.25)] },
-  {
-    id: "inference",
-    endpoints: [{ ...endpoint(0.015, "/chat/upto"), scheme: "upto", channels: true, sized: (u) => ({ u }) }],
-  },
-  ...Array.from({ length: 17 }, (_, i) => ({
-    id: `shop${i}`,
-    endpoints: [endpoint(0.001 + (i % 4) * 0.001)],
-  })),
-];
-const context = (mix: Mix = DEFAULT_MIX, list: PlanMerchant[] = merchants): PlanContext => ({
-  mix,
-  merchants: list,
-  roles: chooseRoles(list, "utility", ["inference"]),
-  epoch: 1_700_000_000,
-  slotSeconds: SLOT_SECONDS,
-});
+const context = (mix: Mix = DEFAULT_MIX, list: PlanMerchant[] = merchants) => planContext(list, mix);
 const ctx = context();
-const week = (c: PlanContext = ctx, weeks = 1): Action[] =>
-  Array.from({ length: SLOTS_PER_WEEK * weeks }, (_, i) => planSlot(c, i)).flat();
-type Pay = Extract<Action, { type: "pay" }>;
+const week = (c: PlanContext = ctx, weeks = 1): Action[] => playWeeks(c, weeks);
 type Refund = Extract<Action, { type: "refund" }>;
 const isChannelWallet = (id: string) => /^channel(:|-)/.test(id);
 const touchesChannels = (a: Action) =>

@@ -18,59 +18,37 @@ import { EVASIONS, evasionTargets } from "../../src/demo/evasions.ts";
 import { CLUSTER_EVASIONS_OFF, DEFAULT_MIX, loadMix, type Mix } from "../../src/demo/mix.ts";
 import {
   type Action,
-  chooseRoles,
   GENUINE,
   type PlanContext,
-  type PlanEndpoint,
-  type PlanMerchant,
   planSlot,
   populationWallets,
   SLOT_SECONDS,
-  SLOTS_PER_WEEK,
   slotSecondsFor,
 } from "../../src/demo/plan.ts";
 import { THRESHOLDS } from "../../src/reports/index.ts";
+import {
+  endpoint,
+  type Pay,
+  planContext,
+  planMerchants,
+  playWeeks,
+  type Transfer,
+  tiny,
+} from "./plan-world.ts";
 
-const endpoint = (price: number, path = `/p${price}`): PlanEndpoint => ({
-  method: "GET",
-  path,
-  price,
-  input: {},
-});
-const tiny = (u: number) => ({ words: 1 + Math.floor(u * 6) });
 const sized = (u: number) => ({ words: 20 + Math.floor(u * 381) });
-const merchants: PlanMerchant[] = [
-  { id: "utility", endpoints: [endpoint(0.001), endpoint(0.01)] },
-  { id: "uuid", endpoints: [endpoint(0.0001)] },
-  { id: "hash", endpoints: [endpoint(0.002), endpoint(0.1)] },
-  { id: "stats", endpoints: [endpoint(0.005), endpoint(0.25)] },
-  {
-    id: "inference",
-    endpoints: [
-      endpoint(0.002, "/chat"),
-      { ...endpoint(0.04, "/big/upto"), scheme: "upto", sized },
-      { ...endpoint(0.015, "/chat/upto"), scheme: "upto", sized, tiny },
-    ],
-  },
-  ...Array.from({ length: 17 }, (_, i) => ({
-    id: `shop${i}`,
-    endpoints: [endpoint(0.001 + (i % 4) * 0.001)],
-  })),
-];
+const merchants = planMerchants({
+  inference: [
+    endpoint(0.002, "/chat"),
+    { ...endpoint(0.04, "/big/upto"), scheme: "upto", sized },
+    { ...endpoint(0.015, "/chat/upto"), scheme: "upto", sized, tiny },
+  ],
+});
 /** Every move played, as the default mix does. */
 const PLAYED: Mix = DEFAULT_MIX;
-const context = (mix: Mix = PLAYED, slotSeconds = SLOT_SECONDS): PlanContext => ({
-  mix,
-  merchants,
-  roles: chooseRoles(merchants, "utility", ["inference"]),
-  epoch: 1_700_000_000,
-  slotSeconds,
-});
+const context = (mix: Mix = PLAYED, slotSeconds = SLOT_SECONDS) => planContext(merchants, mix, slotSeconds);
 const ctx = context();
-const week = (c: PlanContext = ctx, weeks = 1): Action[] =>
-  Array.from({ length: SLOTS_PER_WEEK * weeks }, (_, i) => planSlot(c, i)).flat();
-type Pay = Extract<Action, { type: "pay" }>;
-type Transfer = Extract<Action, { type: "transfer" }>;
+const week = (c: PlanContext = ctx, weeks = 1): Action[] => playWeeks(c, weeks);
 const actions = week();
 const pays = actions.filter((a): a is Pay => a.type === "pay");
 const transfers = actions.filter((a): a is Transfer => a.type === "transfer");

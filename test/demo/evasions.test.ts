@@ -7,59 +7,30 @@ import { describe, expect, it } from "vitest";
 import { CLUSTER_EVASION_WALLET, CLUSTER_EVASIONS } from "../../src/demo/cluster-evasions.ts";
 import { CHAIN_LENGTH, EVASIONS, evasionTargets } from "../../src/demo/evasions.ts";
 import { CLUSTER_EVASIONS_OFF, DEFAULT_MIX, EVASIONS_OFF, loadMix, type Mix } from "../../src/demo/mix.ts";
-import {
-  type Action,
-  chooseRoles,
-  GENUINE,
-  type PlanContext,
-  type PlanEndpoint,
-  type PlanMerchant,
-  planSlot,
-  populationWallets,
-  SLOT_SECONDS,
-  SLOTS_PER_WEEK,
-} from "../../src/demo/plan.ts";
+import { type Action, GENUINE, type PlanContext, planSlot, populationWallets } from "../../src/demo/plan.ts";
 import { THRESHOLDS } from "../../src/reports/index.ts";
+import {
+  endpoint,
+  type Pay,
+  planContext,
+  planMerchants,
+  playWeeks,
+  type Transfer,
+  tiny,
+} from "./plan-world.ts";
 
-const endpoint = (price: number, path = `/p${price}`): PlanEndpoint => ({
-  method: "GET",
-  path,
-  price,
-  input: {},
+const merchants = planMerchants({
+  inference: [
+    endpoint(0.002, "/chat"),
+    // A tier whose least work is not tiny comes first: the farms take the first that has some.
+    { ...endpoint(0.04, "/big/upto"), scheme: "upto", sized: (u) => ({ u }) },
+    { ...endpoint(0.015, "/chat/upto"), scheme: "upto", sized: (u) => ({ u }), tiny },
+  ],
 });
-const tiny = (u: number) => ({ words: 1 + Math.floor(u * 6) });
-const merchants: PlanMerchant[] = [
-  { id: "utility", endpoints: [endpoint(0.001), endpoint(0.01)] },
-  { id: "uuid", endpoints: [endpoint(0.0001)] },
-  { id: "hash", endpoints: [endpoint(0.002), endpoint(0.1)] },
-  { id: "stats", endpoints: [endpoint(0.005), endpoint(0.25)] },
-  {
-    id: "inference",
-    endpoints: [
-      endpoint(0.002, "/chat"),
-      // A tier whose least work is not tiny comes first: the farms take the first that has some.
-      { ...endpoint(0.04, "/big/upto"), scheme: "upto", sized: (u) => ({ u }) },
-      { ...endpoint(0.015, "/chat/upto"), scheme: "upto", sized: (u) => ({ u }), tiny },
-    ],
-  },
-  ...Array.from({ length: 17 }, (_, i) => ({
-    id: `shop${i}`,
-    endpoints: [endpoint(0.001 + (i % 4) * 0.001)],
-  })),
-];
-const context = (mix: Mix = DEFAULT_MIX): PlanContext => ({
-  mix,
-  merchants,
-  roles: chooseRoles(merchants, "utility", ["inference"]),
-  epoch: 1_700_000_000,
-  slotSeconds: SLOT_SECONDS,
-});
+const context = (mix: Mix = DEFAULT_MIX) => planContext(merchants, mix);
 const ctx = context();
 const targets = evasionTargets(ctx);
-const week = (c: PlanContext = ctx): Action[] =>
-  Array.from({ length: SLOTS_PER_WEEK }, (_, i) => planSlot(c, i)).flat();
-type Pay = Extract<Action, { type: "pay" }>;
-type Transfer = Extract<Action, { type: "transfer" }>;
+const week = (c: PlanContext = ctx): Action[] => playWeeks(c);
 const actions = week();
 const pays = actions.filter((a): a is Pay => a.type === "pay");
 const transfers = actions.filter((a): a is Transfer => a.type === "transfer");

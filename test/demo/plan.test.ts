@@ -14,27 +14,11 @@ import {
   slotSecondsFor,
   spread,
 } from "../../src/demo/plan.ts";
+import { endpoint, planContext, planMerchants, playWeeks } from "./plan-world.ts";
 
-const endpoint = (price: number, path = `/p${price}`) => ({ method: "GET" as const, path, price, input: {} });
-const merchants: PlanMerchant[] = [
-  { id: "utility", endpoints: [endpoint(0.001), endpoint(0.01)] },
-  { id: "uuid", endpoints: [endpoint(0.0001)] },
-  { id: "hash", endpoints: [endpoint(0.002), endpoint(0.1)] },
-  { id: "stats", endpoints: [endpoint(0.005), endpoint(0.25)] },
-  ...Array.from({ length: 17 }, (_, i) => ({
-    id: `shop${i}`,
-    endpoints: [endpoint(0.001 + (i % 4) * 0.001)],
-  })),
-];
-const ctx: PlanContext = {
-  mix: DEFAULT_MIX,
-  merchants,
-  roles: chooseRoles(merchants, "utility"),
-  epoch: 1_700_000_000,
-  slotSeconds: SLOT_SECONDS,
-};
-const week = (c: PlanContext = ctx, from = 0): Action[] =>
-  Array.from({ length: SLOTS_PER_WEEK }, (_, i) => planSlot(c, from + i)).flat();
+const merchants = planMerchants();
+const ctx = planContext(merchants);
+const week = (c: PlanContext = ctx, from = 0): Action[] => playWeeks(c, 1, from);
 const payments = (actions: Action[]) =>
   actions.filter((a): a is Extract<Action, { type: "pay" }> => a.type === "pay");
 
