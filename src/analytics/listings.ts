@@ -32,9 +32,9 @@ export function sqlHost(url: string): string {
 
 /**
  * Writes listings (a discovery feed's): upserted by (pay_to, resource, method), so a refresh updates
- * prices and descriptions, and one that changes none writes nothing; listings the feed drops are kept (the table also holds imported listings,
- * and a merchant's old endpoints still describe it). Every listing's payTo becomes a merchant, as the
- * import does; names stay NULL so reports use the listings' host.
+ * prices and descriptions, and one that changes none writes nothing; listings the feed drops are kept
+ * (the table also holds imported listings, and a merchant's old endpoints still describe it). Every
+ * listing's payTo becomes a merchant, as the import does; names stay NULL so reports use the listings' host.
  */
 export async function upsertListings(analytics: Analytics, listings: readonly Listing[]): Promise<void> {
   if (listings.length === 0) return;
