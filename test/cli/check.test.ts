@@ -145,7 +145,7 @@ describe("x402-merchants check", () => {
       `INSERT INTO reports SELECT 'base', 1, '${address}', 'n', false, false, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '{}', '[]', '{}', ${place}, '{}'`;
     await tamper(
       store,
-      "INSERT INTO report_windows VALUES ('base', 1, 0, 'https://r.test', '2026-01-01T00:00:00Z')",
+      "INSERT INTO report_windows VALUES ('base', 1, 0, 'https://r.test', '2026-01-01T00:00:00Z', '1.4.0')",
       report("0x01", 1),
       report("0x02", 3),
     );
@@ -162,7 +162,7 @@ describe("x402-merchants check", () => {
       `INSERT INTO report_flags VALUES ('base', 1, '${wallet}', '${payTo}', 'tiny_repeat', ${tx}, ${cents * 10_000}, ${cents}, NULL, 5, 9)`;
     await tamper(
       store,
-      "INSERT INTO report_windows VALUES ('base', 1, 0, 'https://r.test', '2026-01-01T00:00:00Z')",
+      "INSERT INTO report_windows VALUES ('base', 1, 0, 'https://r.test', '2026-01-01T00:00:00Z', '1.4.0')",
       `INSERT INTO reports SELECT 'base', 1, '0x01', 'n', false, false, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
          '{"tiny_repeat": {"tx": 3, "usd": 0.07}}', '[]', '{}', 1, '{}'`,
       flagged("0xa1", "0x01", 2, 4),
