@@ -1,8 +1,8 @@
 /**
  * EAS and its SchemaRegistry on a devnet, at Base's predeploy addresses: a schema registered and an
  * attestation made under it with the project's ABIs, as the weekly attester will. One devnet for the file,
- * mined on demand (one sender, so each transaction is sent, then mined, then its receipt read); the tests
- * run in order on the schema and attestation the earlier ones made.
+ * mined on demand (one sender, so each transaction is sent, then mined, then its receipt read). The schema
+ * and the attestation are made once, by whichever test needs them first, so that each test runs alone too.
  */
 import {
   type Address,
@@ -49,7 +49,6 @@ let devnet: Devnet;
 let client: ReturnType<typeof connect>["client"];
 let wallet: ReturnType<typeof connect>["wallet"];
 let attester: Address;
-let attestationUid: Hex;
 
 function connect(net: Devnet) {
   const chain = devnetChain(net.rpc);
@@ -85,6 +84,50 @@ const codes = () =>
     client.getCode({ address: EAS_ADDRESS }),
   ]);
 
+/** `make`'s result, made at the first call. */
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () => {
+    made ??= make();
+    return made;
+  };
+}
+
+const SCHEMA_UID = schemaUid(SCHEMA, zeroAddress, false);
+const register = {
+  address: SCHEMA_REGISTRY_ADDRESS,
+  abi: schemaRegistryAbi,
+  functionName: "register",
+  args: [SCHEMA, zeroAddress, false],
+} as const;
+
+/** The schema registered: what a call would have returned, and the receipt. */
+const registration = once(async () => {
+  const { result } = await client.simulateContract({ ...register, account: attester });
+  return { result, receipt: await mined(wallet.writeContract(register)) };
+});
+
+/** An attestation under the schema: its receipt and UID. */
+const attestation = once(async () => {
+  await registration();
+  const request = {
+    schema: SCHEMA_UID,
+    data: {
+      recipient: zeroAddress,
+      expirationTime: 0n,
+      revocable: false,
+      refUID: zeroHash,
+      data: DATA,
+      value: 0n,
+    },
+  };
+  const receipt = await mined(
+    wallet.writeContract({ address: EAS_ADDRESS, abi: easAbi, functionName: "attest", args: [request] }),
+  );
+  const [attested] = parseEventLogs({ abi: easAbi, eventName: "Attested", logs: receipt.logs });
+  return { receipt, attested, uid: attested?.args.uid as Hex };
+});
+
 describe("EAS on the devnet", () => {
   it("sits at Base's predeploys, constructed for them", async () => {
     const [registryCode, easCode] = await codes();
@@ -104,16 +147,9 @@ describe("EAS on the devnet", () => {
   });
 
   it("registers a schema under the UID schemaUid predicts", async () => {
-    const uid = schemaUid(SCHEMA, zeroAddress, false);
-    const register = {
-      address: SCHEMA_REGISTRY_ADDRESS,
-      abi: schemaRegistryAbi,
-      functionName: "register",
-      args: [SCHEMA, zeroAddress, false],
-    } as const;
-    const { result } = await client.simulateContract({ ...register, account: attester });
+    const uid = SCHEMA_UID;
+    const { result, receipt } = await registration();
     expect(result).toBe(uid);
-    const receipt = await mined(wallet.writeContract(register));
     const [registered] = parseEventLogs({
       abi: schemaRegistryAbi,
       eventName: "Registered",
@@ -134,33 +170,18 @@ describe("EAS on the devnet", () => {
   });
 
   it("attests under it, and reads the attestation back", async () => {
-    const schema = schemaUid(SCHEMA, zeroAddress, false);
-    const request = {
-      schema,
-      data: {
-        recipient: zeroAddress,
-        expirationTime: 0n,
-        revocable: false,
-        refUID: zeroHash,
-        data: DATA,
-        value: 0n,
-      },
-    };
-    const receipt = await mined(
-      wallet.writeContract({ address: EAS_ADDRESS, abi: easAbi, functionName: "attest", args: [request] }),
-    );
-    const [attested] = parseEventLogs({ abi: easAbi, eventName: "Attested", logs: receipt.logs });
+    const schema = SCHEMA_UID;
+    const { receipt, attested, uid: attestationUid } = await attestation();
     expect(attested?.args).toMatchObject({ recipient: zeroAddress, attester, schemaUID: schema });
-    attestationUid = attested?.args.uid as Hex;
     expect(attestationUid).not.toBe(zeroHash);
 
-    const attestation = await client.readContract({
+    const stored = await client.readContract({
       address: EAS_ADDRESS,
       abi: easAbi,
       functionName: "getAttestation",
       args: [attestationUid],
     });
-    expect(attestation).toMatchObject({
+    expect(stored).toMatchObject({
       uid: attestationUid,
       schema,
       attester,
@@ -172,8 +193,8 @@ describe("EAS on the devnet", () => {
       refUID: zeroHash,
     });
     const block = await client.getBlock({ blockNumber: receipt.blockNumber });
-    expect(attestation.time).toBe(block.timestamp);
-    expect(attestation.time).toBeGreaterThan(0n);
+    expect(stored.time).toBe(block.timestamp);
+    expect(stored.time).toBeGreaterThan(0n);
     expect(
       await client.readContract({
         address: EAS_ADDRESS,
@@ -185,6 +206,7 @@ describe("EAS on the devnet", () => {
   });
 
   it("installs again without changing anything, and restores code a chain lacks, keeping its storage", async () => {
+    const { uid: attestationUid } = await attestation();
     const before = await codes();
     await installEas(devnet.rpc);
     expect(await codes()).toEqual(before);
@@ -195,13 +217,13 @@ describe("EAS on the devnet", () => {
     await test.setCode({ address: SCHEMA_REGISTRY_ADDRESS, bytecode: "0x" });
     await installEas(devnet.rpc);
     expect(await codes()).toEqual(before);
-    const attestation = await client.readContract({
+    const kept = await client.readContract({
       address: EAS_ADDRESS,
       abi: easAbi,
       functionName: "getAttestation",
       args: [attestationUid],
     });
-    expect(attestation.data).toBe(DATA);
+    expect(kept.data).toBe(DATA);
     expect(
       await client.readContract({
         address: EAS_ADDRESS,
