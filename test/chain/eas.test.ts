@@ -78,6 +78,9 @@ async function mined(hash: Promise<Hex>) {
   return receipt;
 }
 
+const isValid = (uid: Hex) =>
+  client.readContract({ address: EAS_ADDRESS, abi: easAbi, functionName: "isAttestationValid", args: [uid] });
+
 const codes = () =>
   Promise.all([
     client.getCode({ address: SCHEMA_REGISTRY_ADDRESS }),
@@ -195,14 +198,7 @@ describe("EAS on the devnet", () => {
     const block = await client.getBlock({ blockNumber: receipt.blockNumber });
     expect(stored.time).toBe(block.timestamp);
     expect(stored.time).toBeGreaterThan(0n);
-    expect(
-      await client.readContract({
-        address: EAS_ADDRESS,
-        abi: easAbi,
-        functionName: "isAttestationValid",
-        args: [attestationUid],
-      }),
-    ).toBe(true);
+    expect(await isValid(attestationUid)).toBe(true);
   });
 
   it("installs again without changing anything, and restores code a chain lacks, keeping its storage", async () => {
@@ -224,13 +220,6 @@ describe("EAS on the devnet", () => {
       args: [attestationUid],
     });
     expect(kept.data).toBe(DATA);
-    expect(
-      await client.readContract({
-        address: EAS_ADDRESS,
-        abi: easAbi,
-        functionName: "isAttestationValid",
-        args: [attestationUid],
-      }),
-    ).toBe(true);
+    expect(await isValid(attestationUid)).toBe(true);
   });
 });
