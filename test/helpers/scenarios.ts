@@ -3,7 +3,7 @@
  * one pattern, and the check that real revenue lands within 5% of the truth.
  */
 import { expect } from "vitest";
-import { addr, END, payment, reportOf, START } from "./data.ts";
+import { addr, END, payment, repeat, reportOf, START, transfer } from "./data.ts";
 
 export const DAY = 43_200;
 export const WEEK = 7 * DAY;
@@ -64,4 +64,27 @@ export async function expectNearTruth(records: readonly object[], m: string, tru
   const { report } = await reportOf(records, m);
   expect(Math.abs(report.real_usd - truthUsd) / truthUsd).toBeLessThanOrEqual(0.05);
   return report;
+}
+
+/**
+ * Four of the screens' patterns at merchant `m`, for tests of what the pages and feeds say of flags: the
+ * merchant's money reaching `sybil` through two hops (merchant_funded), `tiny` paying tiny amounts
+ * (tiny_repeat), the merchant paying itself (self_payment), and a ring of four through it.
+ */
+export function flaggedPatterns(
+  m: string,
+  w: { hopA: string; hopB: string; sybil: string; tiny: string; r1: string; r2: string; r3: string },
+): object[] {
+  return [
+    transfer(m, w.hopA, 500_000_000, START - 6 * WEEK),
+    transfer(w.hopA, w.hopB, 490_000_000, START - 5 * WEEK),
+    transfer(w.hopB, w.sybil, 50_000_000, START + 50),
+    ...repeat(15, { payer: w.sybil, payTo: m, amount: 10_000 }, START + 100, END),
+    ...repeat(30, { payer: w.tiny, payTo: m, amount: 1_000 }),
+    ...repeat(4, { payer: m, payTo: m, amount: 10_000 }),
+    payment({ payer: w.r1, payTo: w.r2, amount: 1_000_000, block: START + 10 }),
+    payment({ payer: w.r2, payTo: w.r3, amount: 1_000_000, block: START + 20 }),
+    payment({ payer: w.r3, payTo: m, amount: 1_000_000, block: START + 30 }),
+    payment({ payer: m, payTo: w.r1, amount: 1_000_000, block: START + 40 }),
+  ];
 }

@@ -13,9 +13,9 @@ import {
 } from "../../../src/reports/serve/document-schemas.ts";
 import { leaderboardDocument } from "../../../src/reports/serve/routes/leaderboard.ts";
 import { ReportService } from "../../../src/reports/serve/service.ts";
-import { addr, analyticsWith, END, payment, repeat, START, transfer } from "../../helpers/data.ts";
+import { addr, analyticsWith, END, payment, repeat, START } from "../../helpers/data.ts";
+import { flaggedPatterns } from "../../helpers/scenarios.ts";
 
-const DAY = 43_200;
 const m = addr("schemas-merchant");
 const [hopA, hopB, sybil, farm, prober] = ["s-a", "s-b", "s-sybil", "s-farm", "s-prober"].map(addr) as [
   string,
@@ -30,19 +30,8 @@ const records = [
   { type: "merchant", address: m, name: "schemas.example" },
   { type: "listing", pay_to: m, resource: "https://schemas.example/a", price_usd: 0.01, description: "A" },
   ...repeat(20, { payer: addr("s-customer"), payTo: m, amount: 10_000 }),
-  // merchant_funded: the merchant's money reaches a buyer through two hops.
-  transfer(m, hopA, 500_000_000, START - 6 * 7 * DAY),
-  transfer(hopA, hopB, 490_000_000, START - 5 * 7 * DAY),
-  transfer(hopB, sybil, 50_000_000, START + 50),
-  ...repeat(15, { payer: sybil, payTo: m, amount: 10_000 }, START + 100, END),
-  // tiny_repeat, self_payment.
-  ...repeat(30, { payer: farm, payTo: m, amount: 1_000 }),
-  ...repeat(4, { payer: m, payTo: m, amount: 10_000 }),
-  // A ring of four through the merchant.
-  payment({ payer: r1, payTo: r2, amount: 1_000_000, block: START + 10 }),
-  payment({ payer: r2, payTo: r3, amount: 1_000_000, block: START + 20 }),
-  payment({ payer: r3, payTo: m, amount: 1_000_000, block: START + 30 }),
-  payment({ payer: m, payTo: r1, amount: 1_000_000, block: START + 40 }),
+  // merchant_funded, tiny_repeat, self_payment and a ring.
+  ...flaggedPatterns(m, { hopA, hopB, sybil, tiny: farm, r1, r2, r3 }),
   // A prober: one small payment to each of 25 merchants.
   ...Array.from({ length: 25 }, (_, i) =>
     payment({

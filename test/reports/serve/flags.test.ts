@@ -24,7 +24,7 @@ import {
   START,
   transfer,
 } from "../../helpers/data.ts";
-import { DAY } from "../../helpers/scenarios.ts";
+import { flaggedPatterns } from "../../helpers/scenarios.ts";
 
 const PUBLIC = "https://reports.test";
 /** The next week's window: a week after END. */
@@ -52,19 +52,8 @@ const records = [
   { type: "listing", pay_to: m, resource: "https://feed.example/a", price_usd: 0.01, description: "A" },
   ...repeat(20, { payer: customer, payTo: m, amount: 10_000 }),
   payment({ payer: customer, payTo: cleanShop, amount: 2_000_000 }),
-  // merchant_funded: the merchant's money reaches a buyer through two hops.
-  transfer(m, hopA, 500_000_000, START - 6 * 7 * DAY),
-  transfer(hopA, hopB, 490_000_000, START - 5 * 7 * DAY),
-  transfer(hopB, sybil, 50_000_000, START + 50),
-  ...repeat(15, { payer: sybil, payTo: m, amount: 10_000 }, START + 100, END),
-  // tiny_repeat and self_payment.
-  ...repeat(30, { payer: tiny, payTo: m, amount: 1_000 }),
-  ...repeat(4, { payer: m, payTo: m, amount: 10_000 }),
-  // A ring of four through the merchant.
-  payment({ payer: r1, payTo: r2, amount: 1_000_000, block: START + 10 }),
-  payment({ payer: r2, payTo: r3, amount: 1_000_000, block: START + 20 }),
-  payment({ payer: r3, payTo: m, amount: 1_000_000, block: START + 30 }),
-  payment({ payer: m, payTo: r1, amount: 1_000_000, block: START + 40 }),
+  // merchant_funded, tiny_repeat, self_payment and a ring.
+  ...flaggedPatterns(m, { hopA, hopB, sybil, tiny, r1, r2, r3 }),
   // A prober: one small payment to each of 25 merchants, each flagged for it.
   ...[m, ...others].map((shop, i) =>
     payment({ payer: prober, payTo: shop, amount: 10_000, block: START + 500 + i }),
