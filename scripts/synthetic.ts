@@ -54,8 +54,8 @@ export interface SyntheticOptions {
   names?: readonly string[];
   /** Ranks of claimed merchants; default: the first few named merchants. */
   claimed?: readonly number[];
-  /** Ranks of frozen merchants; default: the first tiny_repeat merchant. */
-  frozen?: readonly number[];
+  /** Ranks of merchants the operator holds out of the ranking; default: the first tiny_repeat merchant. */
+  held?: readonly number[];
   /** Merchant ranks per planted role (ring_reciprocal: pairs, so an even count); default: a seeded choice. */
   roles?: Partial<Record<PlantedRole, readonly number[]>>;
   /** Prober wallets; default: max(2, merchants / 10,000). */
@@ -329,7 +329,7 @@ export async function writeSynthetic(
     }
   }
   const claimed = new Set(o.claimed ?? [...names.keys()].slice(0, Math.max(1, Math.round(M * 0.002))));
-  const frozen = new Set(o.frozen ?? roles.tiny_repeat.slice(0, 1));
+  const held = new Set(o.held ?? roles.tiny_repeat.slice(0, 1));
   const hostOf = (r: number) => names.get(r) ?? `api-${r + 1}.example`;
 
   // Listings: 1-6 per merchant, the first one cheap, prices kept per merchant for the payments.
@@ -568,9 +568,9 @@ export async function writeSynthetic(
     if (!ok) await once(stream, "drain");
   };
 
-  for (const r of [...new Set([...names.keys(), ...claimed, ...frozen])].sort((a, b) => a - b)) {
+  for (const r of [...new Set([...names.keys(), ...claimed, ...held])].sort((a, b) => a - b)) {
     const name = names.get(r);
-    buf += `${JSON.stringify({ type: "merchant", address: merchantAddr[r], ...(name ? { name } : {}), claimed: claimed.has(r), frozen: frozen.has(r) })}\n`;
+    buf += `${JSON.stringify({ type: "merchant", address: merchantAddr[r], ...(name ? { name } : {}), claimed: claimed.has(r), held: held.has(r) })}\n`;
     summary.merchantRecords++;
   }
   for (let r = 0; r < M; r++) {
@@ -697,8 +697,8 @@ function closed(stream: fs.WriteStream): Promise<void> {
   return new Promise((resolve) => stream.once("close", () => resolve()));
 }
 
-type Resolved = Required<Omit<SyntheticOptions, "names" | "claimed" | "frozen" | "roles" | "probers">> &
-  Pick<SyntheticOptions, "names" | "claimed" | "frozen" | "roles" | "probers">;
+type Resolved = Required<Omit<SyntheticOptions, "names" | "claimed" | "held" | "roles" | "probers">> &
+  Pick<SyntheticOptions, "names" | "claimed" | "held" | "roles" | "probers">;
 
 function validate(options: SyntheticOptions): Resolved {
   const o = { merchantSkew: 1.1, buyerSkew: 1.15, funding: 0, ...options };

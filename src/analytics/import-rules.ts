@@ -38,6 +38,7 @@ export const RAW_FIELDS = [
   "address",
   "name",
   "claimed",
+  "held",
   "frozen",
   "wallet",
   "scheme",
@@ -159,7 +160,15 @@ export const RULES: readonly Rule[] = [
     message: `"name" must be a host name (1 to 253 characters, no spaces)`,
   },
   boolean(["merchant"], "claimed"),
+  // The operator's hold: "held"; "frozen" is its deprecated alias (a report's `frozen` now says that its week is
+  // attested), accepted as the same field, but never against it.
+  boolean(["merchant"], "held"),
   boolean(["merchant"], "frozen"),
+  {
+    types: ["merchant"],
+    check: `"held" IS NULL OR "frozen" IS NULL OR "held" = "frozen"`,
+    message: `"held" and "frozen" (its deprecated alias) must not disagree: give "held" alone`,
+  },
   // A known exchange or bridge wallet, labelled by the operator beside the repository's list
   // (src/chain/base-hubs.json): the label must say where it comes from.
   ...["address", "label", "kind", "source"].map((f) => required(["hub"], f)),

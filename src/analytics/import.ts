@@ -469,17 +469,18 @@ async function merge(analytics: Analytics, duplicated: Set<OnChain>): Promise<Im
     QUALIFY row_number() OVER (PARTITION BY lower(pay_to), resource, coalesce(upper(method), '') ORDER BY record DESC) = 1`);
   counts.listing.added = (await countRows(analytics, "listings")) - beforeListings;
 
-  // A merchant line changes only the fields it carries.
+  // A merchant line changes only the fields it carries; "frozen" is the deprecated alias of "held" (the
+  // rules refuse a line where they disagree).
   await analytics.run(`CREATE TEMP TABLE import_merchants AS
-    SELECT lower(address) AS address, name, claimed::BOOLEAN AS claimed, frozen::BOOLEAN AS frozen
+    SELECT lower(address) AS address, name, claimed::BOOLEAN AS claimed, coalesce(held, frozen)::BOOLEAN AS held
     FROM import_raw WHERE type = 'merchant'
     QUALIFY row_number() OVER (PARTITION BY lower(address) ORDER BY record DESC) = 1`);
   await analytics.run(`UPDATE merchants m SET
-      name = coalesce(i.name, m.name), claimed = coalesce(i.claimed, m.claimed), frozen = coalesce(i.frozen, m.frozen)
+      name = coalesce(i.name, m.name), claimed = coalesce(i.claimed, m.claimed), held = coalesce(i.held, m.held)
     FROM import_merchants i WHERE i.address = m.address`);
   const beforeMerchants = await countRows(analytics, "merchants");
   await analytics.run(`INSERT INTO merchants
-    SELECT address, name, coalesce(claimed, false), coalesce(frozen, false) FROM import_merchants
+    SELECT address, name, coalesce(claimed, false), coalesce(held, false) FROM import_merchants
     WHERE address NOT IN (SELECT address FROM merchants)`);
   counts.merchant.added = (await countRows(analytics, "merchants")) - beforeMerchants;
   // Every wallet that is paid or lists an endpoint is a merchant the service reports on.

@@ -425,6 +425,17 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     // windows stored before this have none (NULL), so each is built again when next read.
     sql: "ALTER TABLE report_windows ADD COLUMN methodology VARCHAR",
   },
+  {
+    version: 17,
+    name: "the operator's hold is held",
+    // A merchant the operator holds out of the ranking (still reported in full) was `frozen`; the report's
+    // `frozen` now says that its week is attested on chain and never changes again (src/reports/attest/), so
+    // the hold is `held`, in the merchants and in the stored reports. A rename keeps every row as it was.
+    sql: `
+      ALTER TABLE merchants RENAME COLUMN frozen TO held;
+      ALTER TABLE reports RENAME COLUMN frozen TO held;
+    `,
+  },
 ];
 
 export async function migrate(analytics: Analytics): Promise<void> {

@@ -112,7 +112,7 @@ export interface LeaderboardEntry {
 }
 
 /** Why a merchant of the window has no rank (src/reports/build/rank.ts). */
-export type UnrankedReason = "frozen" | "no_passing_payment" | "below_one_cent";
+export type UnrankedReason = "held" | "no_passing_payment" | "below_one_cent";
 
 /** A merchant of the window without a rank, listed below the ranking with the reason. */
 export type UnrankedEntry = Omit<LeaderboardEntry, "rank"> & { reason: UnrankedReason };

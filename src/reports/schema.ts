@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { AttestationFieldSchema } from "./attest/schema.ts";
 import { FLAG_KINDS } from "./screens/index.ts";
 
 /**
@@ -29,6 +30,7 @@ export const ReportSchema = z
     address: z.string().regex(/^0x[0-9a-f]{40}$/),
     name: z.string().min(1),
     claimed: z.boolean(),
+    /** The window's reports are attested on chain and never change again (docs/attestation.md). */
     frozen: z.boolean(),
     last_seen_week: date,
     rank_by_real_revenue: z.number().int().min(1).nullable(),
@@ -78,6 +80,10 @@ export const ReportSchema = z
     ),
     /** Beyond the spec: the version of the screens' rules the figures were built under, and its changelog. */
     methodology: z.object({ version: z.string().regex(/^\d+\.\d+\.\d+$/), url: z.url() }).strict(),
+    /** Beyond the spec: the operator holds the merchant out of the ranking; its figures are still reported in full. */
+    held: z.boolean(),
+    /** Beyond the spec: in a report of an attested week, the attestation on Base and this report's proof against its root (docs/attestation.md). */
+    attestation: AttestationFieldSchema.optional(),
   })
   .strict();
 

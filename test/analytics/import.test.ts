@@ -150,15 +150,56 @@ describe("import", () => {
     );
     await importNdjson(
       analytics,
-      ndjsonFile([{ type: "merchant", address: m.toUpperCase().replace("0X", "0x"), frozen: true }, good()]),
+      ndjsonFile([{ type: "merchant", address: m.toUpperCase().replace("0X", "0x"), held: true }, good()]),
     );
-    expect(
-      await analytics.one("SELECT name, claimed, frozen FROM merchants WHERE address = $1", [m]),
-    ).toEqual({
+    expect(await analytics.one("SELECT name, claimed, held FROM merchants WHERE address = $1", [m])).toEqual({
       name: "shop.example",
       claimed: true,
-      frozen: true,
+      held: true,
     });
+  });
+
+  it("takes the operator's hold as held, or as frozen, its deprecated alias", async () => {
+    analytics = await tempAnalytics();
+    const [a, b, c] = [addr("held-a"), addr("held-b"), addr("held-c")];
+    const held = async () =>
+      Object.fromEntries(
+        (await analytics.all<{ address: string; held: boolean }>("SELECT address, held FROM merchants")).map(
+          (r) => [r.address, r.held],
+        ),
+      );
+    await importNdjson(
+      analytics,
+      ndjsonFile([
+        { type: "merchant", address: a, held: true },
+        { type: "merchant", address: b, frozen: true },
+        { type: "merchant", address: c, held: false, frozen: false },
+      ]),
+    );
+    expect(await held()).toEqual({ [a]: true, [b]: true, [c]: false });
+    // Either name clears or sets it; a line that agrees with itself is fine; a line with neither leaves it.
+    await importNdjson(
+      analytics,
+      ndjsonFile([
+        { type: "merchant", address: a, frozen: false },
+        { type: "merchant", address: b, name: "b.example" },
+        { type: "merchant", address: c, held: true, frozen: true },
+      ]),
+    );
+    expect(await held()).toEqual({ [a]: false, [b]: true, [c]: true });
+  });
+
+  it("refuses a merchant line whose held and frozen disagree, or a hold that is not true or false", async () => {
+    expect(
+      (await importError([good(), { type: "merchant", address: addr("m"), held: true, frozen: false }]))
+        .message,
+    ).toBe('line 2: "held" and "frozen" (its deprecated alias) must not disagree: give "held" alone');
+    expect((await importError([{ type: "merchant", address: addr("m"), held: "yes" }])).message).toBe(
+      'line 1: "held" must be true or false',
+    );
+    expect((await importError([{ type: "merchant", address: addr("m"), frozen: 1 }])).message).toBe(
+      'line 1: "frozen" must be true or false',
+    );
   });
 
   it("accepts a repeated identical line once and ignores blank lines", async () => {
@@ -297,7 +338,7 @@ describe("import errors keep nothing", () => {
       }),
       transfer(addr("m"), addr("p"), 5, 39_000_002),
       { type: "listing", pay_to: addr("m3"), resource: "https://c.example/", price_usd: 1, description: "c" },
-      { type: "merchant", address: addr("m2"), frozen: true },
+      { type: "merchant", address: addr("m2"), held: true },
       checkpoint(39_000_010),
     ];
     const tables = ["payments", "transfers", "listings", "merchants", "checkpoints"];

@@ -72,6 +72,7 @@ export function makeReport(overrides: Partial<Report> = {}): Report {
       "batch-settlement": { tx: 200, usd: 2, real_tx: 200, real_usd: 2, tx_counts: "claims" },
     },
     methodology: { version: METHODOLOGY_VERSION, url: `${PUBLIC_URL}/screens#changelog` },
+    held: false,
   };
   return ReportSchema.parse({ ...base, ...overrides });
 }

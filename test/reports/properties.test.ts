@@ -54,11 +54,11 @@ describe("every report of random payment sets", () => {
         fc.array(paymentArb, { minLength: 1, maxLength: 40 }),
         fc.array(transferArb, { maxLength: 8 }),
         fc.subarray(WALLETS, { maxLength: 2 }),
-        async (payments, transfers, frozen) => {
+        async (payments, transfers, held) => {
           const records = [
             ...payments.flatMap((p) => Array.from({ length: p.times }, () => payment(p))),
             ...transfers.map((t) => transfer(t.from, t.to, t.amount, t.block)),
-            ...frozen.map((address) => ({ type: "merchant", address, frozen: true })),
+            ...held.map((address) => ({ type: "merchant", address, held: true })),
           ];
           const analytics = await analyticsWith(records);
           try {
@@ -120,7 +120,7 @@ describe("every report of random payment sets", () => {
               expect(r.claim).toMatch(
                 /^\S+ received \$\d+\.\d{2} of x402 payments passing every screen \(\d+% of \$\d+\.\d{2} reported\) from \d+ of \d+ buyer wallets on Base in the 7 days to \d{4}-\d{2}-\d{2}\.$/,
               );
-              if (r.rank_by_real_revenue !== null) expect(r.real_usd > 0 && !r.frozen).toBe(true);
+              if (r.rank_by_real_revenue !== null) expect(r.real_usd > 0 && !r.held).toBe(true);
             }
             const ranked = reports
               .filter((r) => r.rank_by_real_revenue !== null)

@@ -95,7 +95,8 @@ describe("synthetic week generator", () => {
       for (const m of roles.ring_reciprocal) expect(flagged(m)).toContain("ring");
       expect(flagged(roles.tiny_repeat[0])).toContain("tiny_repeat");
       expect(reports.filter((r) => r.flags.prober).length).toBeGreaterThanOrEqual(25);
-      expect(reports.some((r) => r.frozen)).toBe(true);
+      expect(reports.some((r) => r.held)).toBe(true);
+      expect(reports.some((r) => r.frozen)).toBe(false);
       expect(reports.some((r) => r.exchange_flow_note !== null)).toBe(true);
       expect(reports.some((r) => r.bazaar_listings.some((l) => l.description.endsWith("…")))).toBe(true);
 

@@ -27,7 +27,7 @@ import { sqlRank } from "./rank.ts";
  * (`tx`, `n`) stay BIGINT: they cannot pass the number of rows.
  *
  * What it leaves, for report.ts:
- * - `rw_figures`: one row per merchant of the analytics database: address, name, claimed, frozen, tx, amount,
+ * - `rw_figures`: one row per merchant of the analytics database: address, name, claimed, held, tx, amount,
  *   buyers, real_tx, real_amount, real_buyers, top_amount, p25, median, p75 (atomic units,
  *   interpolated), median_passing, hub_linked_buyers, rank;
  * - `rw_flag_kinds`: pay_to, kind, precedence, tx, amount, cents (apportioned): only kinds with flagged payments;
@@ -263,7 +263,7 @@ async function figures(analytics: Analytics, ringGraph: RingGraph): Promise<void
     ), passing_medians AS (
       SELECT pay_to, value AS median_passing FROM (${quartilesOf("passing_hist", [2])})
     ), merchants AS (
-      SELECT m.address, m.name, m.claimed, m.frozen,
+      SELECT m.address, m.name, m.claimed, m.held,
         coalesce(t.tx, 0) AS tx, coalesce(t.amount, 0) AS amount, coalesce(t.buyers, 0) AS buyers,
         coalesce(t.top_amount, 0) AS top_amount,
         coalesce(t.tx, 0) - coalesce(f.tx, 0) AS real_tx,

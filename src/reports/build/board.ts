@@ -21,18 +21,18 @@ export async function boardEntries(
 ): Promise<{ merchants: LeaderboardEntry[]; unranked: UnrankedEntry[] }> {
   const entry = Object.entries(LEADERBOARD_COLUMNS).map(([key, sql]) => `${sql} AS ${key}`);
   const rows = await analytics.all<
-    Omit<LeaderboardEntry, "rank"> & { rank: number | null; frozen: boolean } & Record<string, unknown>
+    Omit<LeaderboardEntry, "rank"> & { rank: number | null; held: boolean } & Record<string, unknown>
   >(
-    `SELECT ${entry.join(", ")}, r.frozen FROM reports r
+    `SELECT ${entry.join(", ")}, r.held FROM reports r
      WHERE r.chain = 'base' AND r.end_block = $end AND ${where}
      ORDER BY r.board_place${limit === undefined ? "" : ` LIMIT ${limit}`}`,
     { ...params, end, page_prefix: pagePrefix(publicUrl) },
   );
   const merchants: LeaderboardEntry[] = [];
   const unranked: UnrankedEntry[] = [];
-  for (const { rank, frozen, ...row } of rows) {
+  for (const { rank, held, ...row } of rows) {
     if (rank !== null) merchants.push({ rank, ...row });
-    else unranked.push({ ...row, reason: unrankedReason(frozen, row.real_tx) });
+    else unranked.push({ ...row, reason: unrankedReason(held, row.real_tx) });
   }
   return { merchants, unranked };
 }
@@ -49,7 +49,7 @@ export async function boardTotals(analytics: Analytics, end: number): Promise<Bo
   return { merchants, ranked, unranked: merchants - ranked };
 }
 
-function unrankedReason(frozen: boolean, realTx: number): UnrankedReason {
-  if (frozen) return "frozen";
+function unrankedReason(held: boolean, realTx: number): UnrankedReason {
+  if (held) return "held";
   return realTx === 0 ? "no_passing_payment" : "below_one_cent";
 }

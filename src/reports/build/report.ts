@@ -33,6 +33,8 @@ export interface ReportContext {
   publicUrl: string;
   /** The version of the screens the window's reports are built under (src/reports/screens/methodology.ts). */
   methodology: string;
+  /** The window's reports are attested on chain and never change again (src/reports/attest/). */
+  frozen?: boolean;
 }
 
 // The page and badge routes (serve/routes/pages.ts, badges.ts); a report's URLs are these after the public URL.
@@ -101,7 +103,7 @@ export async function writeReports(
         ORDER BY ${SQL_SCHEME_ORDER}) || '}' AS schemes
       FROM rw_schemes GROUP BY pay_to
     )
-    SELECT 'base', $end_block, m.address, coalesce(m.name, l.host, m.address), m.claimed, m.frozen, m.rank,
+    SELECT 'base', $end_block, m.address, coalesce(m.name, l.host, m.address), m.claimed, m.held, m.rank,
       m.tx, m.amount, m.real_tx, m.real_amount, m.buyers, m.real_buyers, m.top_amount,
       m.p25, m.median, m.p75, m.median_passing, m.hub_linked_buyers,
       coalesce(f.flags, '{}'), ${daily}, coalesce(w.details, '{"flagged_wallets":{}}'),
@@ -123,7 +125,7 @@ const REPORT_COLUMNS = [
   "address",
   "name",
   "claimed",
-  "frozen",
+  "held",
   "rank",
   "tx",
   "amount",
@@ -194,7 +196,7 @@ export function reportsQuery(
     ["address", json("r.address")],
     ["name", json("r.name")],
     ["claimed", "r.claimed::VARCHAR"],
-    ["frozen", "r.frozen::VARCHAR"],
+    ["frozen", "$frozen"],
     ["last_seen_week", "$end_date_json"],
     ["rank_by_real_revenue", json("r.rank")],
     ["window", "$window"],
@@ -225,6 +227,7 @@ export function reportsQuery(
     // Beyond the spec's fields, after them: its fields keep their order and meaning.
     ["schemes", "coalesce(r.schemes, '{}')"],
     ["methodology", "$methodology"],
+    ["held", "r.held::VARCHAR"],
   ]);
   return {
     sql: `SELECT r.address, ${body} AS body, r.details, r.amount::VARCHAR AS amount, r.real_amount::VARCHAR AS real_amount
@@ -243,6 +246,7 @@ export function reportsQuery(
       window: JSON.stringify(ctx.window),
       flag_note: JSON.stringify(flagNote(ctx.publicUrl)),
       methodology: JSON.stringify(methodologyOf(ctx.publicUrl, ctx.methodology)),
+      frozen: JSON.stringify(ctx.frozen === true),
       // Values.
       end_date: endDate,
       // "7 days", the spec's words, for a week; a young chain's span in the unit it fills ("56 seconds").

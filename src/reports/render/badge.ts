@@ -15,9 +15,9 @@ export function badgeColor(percent: number, realUsd: number): string {
 
 /**
  * The merchant's SVG badge: real dollars over the window and their share of the reported dollars,
- * e.g. "$1234.56/7d · 87%". A frozen merchant's badge says "frozen" instead of advertising figures. Its
- * title (what a pointer over it shows) and its `data-methodology` name the methodology the figures were
- * built under, which the picture has no room for.
+ * e.g. "$1234.56/7d · 87%". A merchant the operator holds out of the ranking has a badge that says "held"
+ * instead of advertising figures. Its title (what a pointer over it shows) and its `data-methodology` name
+ * the methodology the figures were built under, which the picture has no room for.
  * The output depends on the report only, so it can be cached and compared byte for byte.
  * @example c.body(renderBadge(report)) // with Content-Type image/svg+xml
  */
@@ -30,8 +30,7 @@ export function renderBadge(report: Report): string {
 }
 
 function badgeFace(report: Report) {
-  if (report.frozen)
-    return { label: BADGE_LABEL, message: "frozen", color: "lightgrey", style: "flat" } as const;
+  if (report.held) return { label: BADGE_LABEL, message: "held", color: "lightgrey", style: "flat" } as const;
   // "/7d" for a week; a young chain's window reads "/56s" or "/3h".
   const span = `/${spanShort(report.window.days)}`;
   const percent = realPercent(report);

@@ -41,6 +41,7 @@ const COLUMNS: readonly (readonly [string, (r: Report) => Cell])[] = [
   ["page", (r) => r.page],
   ["badge", (r) => r.badge],
   ["methodology_version", (r) => r.methodology.version],
+  ["held", (r) => r.held],
 ];
 
 /** The CSV dataset's columns in order; one `flag_<kind>_tx` and `flag_<kind>_usd` pair per screen. */

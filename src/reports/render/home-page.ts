@@ -10,7 +10,7 @@ import { count, dataLinks, JSON_LINKS, permalink, realShare, usd, windowText } f
 import { documentShell, licenceFooter, noticeBanner } from "./shell.ts";
 
 const UNRANKED_REASONS: Record<UnrankedReason, string> = {
-  frozen: "frozen: held out of the ranking",
+  held: "held: held out of the ranking by the operator",
   no_passing_payment: "no payment passed every screen",
   below_one_cent: "the passing payments add up to less than half a cent",
 };

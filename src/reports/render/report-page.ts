@@ -22,8 +22,8 @@ function stateList(report: Report): Markup {
   const claimed = report.claimed
     ? html`<li>Claimed: the merchant has claimed this page.</li>`
     : html`<li>Unclaimed: nobody has claimed this merchant's page yet.</li>`;
-  const rank = report.frozen
-    ? html`<li class="frozen">Frozen: this merchant is held out of the ranking; its figures are still reported in full.</li>`
+  const rank = report.held
+    ? html`<li class="held">Held: the operator holds this merchant out of the ranking; its figures are still reported in full.</li>`
     : report.rank_by_real_revenue !== null
       ? html`<li>Ranked #${report.rank_by_real_revenue} by real revenue</li>`
       : report.real_tx === 0

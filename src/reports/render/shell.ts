@@ -22,7 +22,7 @@ code.addr{font-size:.8em}
 .notice{background:#fff8c5;border-bottom:3px solid #d4a72c;padding:.75rem 1rem;text-align:center;font-weight:600}
 .state{display:flex;flex-wrap:wrap;gap:.5rem;list-style:none;padding:0;margin:.75rem 0}
 .state li{border:1px solid #d0d7de;border-radius:1rem;padding:.1rem .75rem;font-size:.9rem}
-.state .frozen{background:#ddf4ff;border-color:#54aeff}
+.state .held{background:#ddf4ff;border-color:#54aeff}
 .claim{font-size:1.2rem;border-left:4px solid ${CHART_COLORS.real_usd};background:#f6f8fa;padding:.75rem 1rem;margin:1.25rem 0}
 .note{color:#57606a;font-size:.95rem}
 .scroll{overflow-x:auto}

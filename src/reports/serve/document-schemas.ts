@@ -54,7 +54,7 @@ export const LeaderboardEntrySchema = z
 
 /** A merchant of the window without a rank, and why (src/reports/build/rank.ts). */
 export const UnrankedEntrySchema = LeaderboardEntrySchema.omit({ rank: true })
-  .extend({ reason: z.enum(["frozen", "no_passing_payment", "below_one_cent"]) })
+  .extend({ reason: z.enum(["held", "no_passing_payment", "below_one_cent"]) })
   .strict();
 
 const page = z.number().int().min(1);

@@ -57,7 +57,7 @@ describe("a report's leaf", () => {
     const altered = [
       { ...report, real_usd: report.real_usd + 0.01 },
       { ...report, name: "other.example" },
-      { ...report, frozen: !report.frozen },
+      { ...report, held: !report.held },
       { ...report, window: { ...report.window, end_block: report.window.end_block + 1 } },
       { ...report, daily: report.daily.slice(1) },
       { ...report, methodology: { ...report.methodology, version: "1.3.0" } },

@@ -149,13 +149,13 @@ describe("listing hosts", () => {
 });
 
 describe("rank", () => {
-  it("shares a rank between equal revenues and leaves frozen and sub-cent merchants unranked", async () => {
+  it("shares a rank between equal revenues and leaves held and sub-cent merchants unranked", async () => {
     const connection = await db.connect();
     try {
       const reader = await connection.runAndReadAll(
         `SELECT address, ${sqlRank()} AS rank FROM (VALUES ('a', 50000, false), ('b', 90000, false),
           ('c', 50000, false), ('d', 5000, false), ('e', 4999, false), ('f', 0, false), ('g', 100000, true))
-          m(address, real_amount, frozen) ORDER BY address`,
+          m(address, real_amount, held) ORDER BY address`,
       );
       const ranks = Object.fromEntries(reader.getRowObjectsJS().map((r) => [r.address, r.rank]));
       expect(ranks).toEqual({ a: 2n, b: 1n, c: 2n, d: 4n, e: null, f: null, g: null });

@@ -177,7 +177,7 @@ describe("report", () => {
 });
 
 describe("rank and states", () => {
-  it("ranks by real revenue, leaves frozen and zero-revenue merchants unranked", async () => {
+  it("ranks by real revenue, leaves held and zero-revenue merchants unranked", async () => {
     const [a, b, c, d] = ["a", "b", "c", "d"].map((x) => addr(`shop-${x}`)) as [
       string,
       string,
@@ -188,7 +188,7 @@ describe("rank and states", () => {
       payment({ payer: addr("1"), payTo: a, amount: 5_000_000 }),
       payment({ payer: addr("2"), payTo: b, amount: 9_000_000 }),
       payment({ payer: addr("3"), payTo: c, amount: 20_000_000 }),
-      { type: "merchant", address: c, frozen: true },
+      { type: "merchant", address: c, held: true },
       payment({ payer: d, payTo: d, amount: 50_000_000 }),
     ]);
     try {
@@ -202,7 +202,14 @@ describe("rank and states", () => {
         [1, b],
         [2, a],
       ]);
-      expect((await service.report(c)).report.frozen).toBe(true);
+      // The hold is the merchant's; `frozen` says whether the week is attested, which it is not.
+      expect(board.unranked.map((e) => [e.address, e.reason])).toEqual([
+        [c, "held"],
+        [d, "no_passing_payment"],
+      ]);
+      const { report } = await service.report(c);
+      expect([report.held, report.frozen, report.rank_by_real_revenue]).toEqual([true, false, null]);
+      expect((await service.report(a)).report).toMatchObject({ held: false, frozen: false });
     } finally {
       analytics.close();
     }

@@ -54,10 +54,16 @@ describe("renderBadge", () => {
     expect(svg).toContain(`fill="${COLORS.lightgrey}"`);
   });
 
-  it("says frozen instead of figures for a frozen merchant", () => {
-    const svg = renderBadge(makeReport({ frozen: true, rank_by_real_revenue: null }));
-    expect(svg).toContain("<title>x402 real revenue: frozen (methodology 1.4.0)</title>");
+  it("says held instead of figures for a merchant the operator holds", () => {
+    const svg = renderBadge(makeReport({ held: true, rank_by_real_revenue: null }));
+    expect(svg).toContain("<title>x402 real revenue: held (methodology 1.4.0)</title>");
     expect(svg).not.toContain("$");
+  });
+
+  it("shows the figures of a report of an attested (frozen) week", () => {
+    expect(renderBadge(makeReport({ frozen: true }))).toContain(
+      "<title>x402 real revenue: $10.00/7d · 83% (methodology 1.4.0)</title>",
+    );
   });
 
   it("is deterministic", () => {

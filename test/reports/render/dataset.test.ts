@@ -77,7 +77,7 @@ describe("reportsToCsv", () => {
       expect(CSV_COLUMNS).toContain(`flag_${kind}_usd`);
     }
     expect(CSV_COLUMNS.slice(0, 3)).toEqual(["schema_version", "generated_at", "license"]);
-    expect(CSV_COLUMNS.slice(-4)).toEqual(["claim", "page", "badge", "methodology_version"]);
+    expect(CSV_COLUMNS.slice(-5)).toEqual(["claim", "page", "badge", "methodology_version", "held"]);
     expect(new Set(CSV_COLUMNS).size).toBe(CSV_COLUMNS.length);
     expect(reportsToCsv([])).toBe(`${CSV_COLUMNS.join(",")}\r\n`);
   });
@@ -89,12 +89,13 @@ describe("reportsToCsv", () => {
   });
 
   it("flattens one report into its columns", () => {
-    const [row] = readCsv(reportsToCsv([makeReport({ rank_by_real_revenue: null, frozen: true })]));
+    const [row] = readCsv(reportsToCsv([makeReport({ rank_by_real_revenue: null, held: true })]));
     expect(row).toMatchObject({
       schema_version: "1",
       address: wallet("1"),
       claimed: "false",
-      frozen: "true",
+      frozen: "false",
+      held: "true",
       rank_by_real_revenue: "",
       window_start_block: "30000000",
       window_end_block: "30302400",

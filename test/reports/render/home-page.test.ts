@@ -48,12 +48,12 @@ describe("renderHomePage", () => {
     const html = renderHomePage(
       makeLeaderboard(
         [entry(1)],
-        [unranked("a", "frozen", "held.example"), unranked("b", "no_passing_payment", XSS)],
+        [unranked("a", "held", "held.example"), unranked("b", "no_passing_payment", XSS)],
       ),
       {},
     );
     expect(html).toContain("<h2>Not ranked (2)</h2>");
-    expect(html).toContain("<td>frozen: held out of the ranking</td>");
+    expect(html).toContain("<td>held: held out of the ranking by the operator</td>");
     expect(html).toContain("<td>no payment passed every screen</td>");
     expect(html).not.toContain("<script>");
     expect(html.indexOf("Not ranked (2)")).toBeGreaterThan(html.indexOf("merchant-1.example"));

@@ -79,11 +79,15 @@ describe("renderReportPage", () => {
     ).not.toContain("Exact USDC");
   });
 
-  it("explains the claimed, frozen and rank states", () => {
+  it("explains the claimed, held and rank states", () => {
     expect(page(makeReport({ claimed: true }))).toContain("Claimed: the merchant has claimed");
     expect(page(makeReport({ claimed: false }))).toContain("Unclaimed");
-    expect(page(makeReport({ frozen: true, rank_by_real_revenue: null }))).toContain(
-      "Frozen: this merchant is held out",
+    expect(page(makeReport({ held: true, rank_by_real_revenue: null }))).toContain(
+      "Held: the operator holds this merchant out of the ranking",
+    );
+    // A report of an attested week is frozen, which is not a hold: it says nothing of the ranking.
+    expect(page(makeReport({ frozen: true, rank_by_real_revenue: 3 }))).toContain(
+      "Ranked #3 by real revenue",
     );
     expect(page(makeReport({ rank_by_real_revenue: 3 }))).toContain("Ranked #3 by real revenue");
     expect(page(makeEmptyReport())).toContain("Not ranked: no payment passed every screen in this window.");
