@@ -68,6 +68,8 @@ export const FLAGS = {
   // social generate
   tweets: { type: "string", value: "N" },
   seed: { type: "string", value: "S" },
+  // verify
+  attester: { type: "string", value: "ADDRESS" },
 } as const satisfies Record<string, FlagKind>;
 
 export type FlagKind =
@@ -308,6 +310,20 @@ export const COMMANDS: readonly Command[] = [
     notes: "It reads every block's checksum, every table and the invariants.",
     flags: { json: "one JSON line instead of text", wait: WAIT, data: DATA },
     run: async (args, flags) => (await import("./check.ts")).runCheck(args, flags),
+  },
+  {
+    name: "verify",
+    args: "REPORT.json...",
+    needs: "--rpc URL",
+    summary: "checks downloaded reports against their week's attestation on Base (EAS)",
+    notes:
+      "Each report's proof must take it to the root its attestation field names, and EAS on that chain must hold that attestation: the week schema, the report's window and methodology, that root, not revoked. One line per report verified; the first that does not verify stops it, naming the file and why, exit 1. Anyone can attest under a public schema: pass --attester with the operator's address to trust only its attestations. Nothing is written. Each step, to check by hand: docs/attestation.md.",
+    flags: {
+      rpc: "a JSON-RPC endpoint (http or https) of the chain the reports were attested on",
+      attester: "the only attester to accept: the operator's address (default: whoever the report names)",
+      json: "one JSON line per report verified instead of text",
+    },
+    run: async (args, flags) => (await import("./verify.ts")).runVerify(args, flags),
   },
   {
     name: "facilitators",
