@@ -436,6 +436,40 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE reports RENAME COLUMN frozen TO held;
     `,
   },
+  {
+    version: 18,
+    name: "attested weeks",
+    // A week sealed for its attestation on Base and the transaction signed for it, and every report of the
+    // week as sealed, with its proof (src/reports/attest/store.ts).
+    sql: `
+    CREATE TABLE attestations (
+      end_block BIGINT PRIMARY KEY,
+      start_block BIGINT NOT NULL,
+      methodology VARCHAR NOT NULL,
+      root VARCHAR NOT NULL,
+      reports INTEGER NOT NULL,
+      feed_hash VARCHAR NOT NULL,
+      public_url VARCHAR NOT NULL,
+      sealed_at TIMESTAMP NOT NULL,
+      chain_id BIGINT,
+      attester VARCHAR,
+      nonce BIGINT,
+      tx VARCHAR,
+      raw_tx VARCHAR,
+      uid VARCHAR,
+      attested_at TIMESTAMP,
+      -- The UID of another attestation of this week by the same key, under another root (another store's).
+      conflict_uid VARCHAR
+    );
+    CREATE TABLE attested_reports (
+      end_block BIGINT NOT NULL,
+      address VARCHAR NOT NULL,
+      body VARCHAR NOT NULL,
+      proof VARCHAR NOT NULL,
+      PRIMARY KEY (end_block, address)
+    );
+    `,
+  },
 ];
 
 export async function migrate(analytics: Analytics): Promise<void> {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AttestationFieldSchema } from "./attest/schema.ts";
+import { AttestationFieldSchema } from "./attest/field.ts";
 import { FLAG_KINDS } from "./screens/index.ts";
 
 /**

@@ -15,7 +15,6 @@ import {
   parseAbiParameters,
   zeroAddress,
 } from "viem";
-import { z } from "zod";
 import { schemaUid } from "../../chain/eas/index.ts";
 
 /**
@@ -75,24 +74,4 @@ export function decodeWeek(data: Hex): WeekStatement {
   };
 }
 
-const hex32 = z.string().regex(/^0x[0-9a-f]{64}$/);
-const address = z.string().regex(/^0x[0-9a-f]{40}$/);
-
-/**
- * A report's `attestation` field: where the week's attestation is (chain, EAS, its UID and transaction), who
- * made it, and the proof that takes this report's leaf (tree.ts) to the attested root. Hex is lower-case.
- */
-export const AttestationFieldSchema = z
-  .object({
-    chain_id: z.number().int().min(1),
-    eas: address,
-    schema: hex32,
-    uid: hex32,
-    attester: address,
-    tx: hex32,
-    root: hex32,
-    proof: z.array(hex32),
-  })
-  .strict();
-
-export type AttestationField = z.infer<typeof AttestationFieldSchema>;
+export { type AttestationField, AttestationFieldSchema } from "./field.ts";

@@ -125,7 +125,7 @@ async function storeReports(
 
 /**
  * Keeps the reports of `keepWindows` windows: `current`'s, the pinned (the most recently asked first),
- * then the most recently built.
+ * then the most recently built; and those of every sealed week.
  */
 async function dropOldWindows(
   analytics: Analytics,
@@ -135,7 +135,9 @@ async function dropOldWindows(
 ): Promise<void> {
   const keep = Math.max(1, keepWindows ?? DEFAULT_KEEP_WINDOWS);
   const spared = [...new Set([current, ...pinned.filter(Number.isSafeInteger)])].slice(0, keep);
+  // A sealed week (src/reports/attest/) is kept for good, beside the windows counted here.
   const stale = `SELECT end_block FROM report_windows WHERE chain = 'base' AND end_block NOT IN (${spared.join(", ")})
+      AND end_block NOT IN (SELECT end_block FROM attestations)
     ORDER BY generated_at DESC, end_block DESC OFFSET $offset`;
   const params = { offset: keep - spared.length };
   await analytics.run(`DELETE FROM reports WHERE chain = 'base' AND end_block IN (${stale})`, params);

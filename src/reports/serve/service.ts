@@ -2,18 +2,14 @@ import type { StoreChanges } from "../../analytics/changes.ts";
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { dataVersion } from "../../analytics/migrations.ts";
 import { AppError, NotFoundError } from "../../common/errors.ts";
+import { log } from "../../common/log.ts";
 import { reportBuildSeconds, secondsSince } from "../../common/metrics.ts";
+import { sealOf } from "../attest/seal.ts";
+import { type SealedWeekRow, sealedWeek, servedRows, storeSeal } from "../attest/store.ts";
 import { boardEntries, boardTotals } from "../build/board.ts";
 import { evidenceContext, evidenceDocuments } from "../build/evidence-document.ts";
-import {
-  type FlagRow,
-  flagBatch,
-  flaggedWallets,
-  flagRows,
-  flagTotals,
-  reasonOf,
-  walletRows,
-} from "../build/flags.ts";
+import { evidenceUrl, flagRecord } from "../build/flag-records.ts";
+import { type FlagRow, flagBatch, flaggedWallets, flagRows, flagTotals, walletRows } from "../build/flags.ts";
 import {
   LICENSE_URL,
   pagePrefix,
@@ -41,7 +37,6 @@ import {
   type WalletWeek,
   type WindowBatches,
 } from "../model.ts";
-import { evidenceAnchor, flagAnchor } from "../render/evidence-page.ts";
 import type { Report } from "../schema.ts";
 import { METHODOLOGY_VERSION, methodologyOf } from "../screens/methodology.ts";
 import { LatestWindow } from "./latest.ts";
@@ -121,9 +116,10 @@ export class ReportService {
     return this.reading(endBlock, "report", async (db, window) => {
       const { sql, params } = reportsQuery(await this.context(window, db), merchant);
       // One statement text for every merchant: planned once, its plan kept (a page view's main cost).
-      const [row] = await db.allPrepared<StoredReportRow>(sql, params);
+      const [row] = await db.allPrepared<StoredReportRow & { address: string }>(sql, params);
       if (!row) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
-      return parseStoredReport(row);
+      const [served] = await servedRows(db, window.end_block, [row], { only: merchant });
+      return parseStoredReport(served ?? row);
     });
   }
 
@@ -225,16 +221,37 @@ export class ReportService {
         );
         if (!next?.through) return undefined;
         const { sql, params } = reportsQuery(first, { after, through: next.through });
-        const rows = await this.analytics.all<StoredReportRow>(
+        const rows = await this.analytics.all<StoredReportRow & { address: string }>(
           which === "flagged" ? `SELECT * FROM (${sql}) WHERE details <> '${NO_FLAGGED_WALLETS}'` : sql,
           params,
         );
-        return { through: next.through, items: await read(first, rows) };
+        const served = await servedRows(this.analytics, end, rows, { after, through: next.through });
+        return { through: next.through, items: await read(first, served) };
       });
       if (!batch) return;
       after = batch.through;
       if (batch.items.length > 0) yield batch.items;
     }
+  }
+
+  /**
+   * Seals the week ending at `end` (src/reports/attest/seal.ts), its reports built first unless they are
+   * current, in one turn with the builds: from then on the window is never built again nor dropped, and
+   * what was sealed is what its attestation commits to. A week sealed before is answered as it was. Refuses
+   * a window that is not complete (its last blocks not all final).
+   */
+  sealWeek(end: number): Promise<SealedWeekRow> {
+    return this.serial(async () => {
+      const sealed = await sealedWeek(this.analytics, end);
+      if (sealed) return sealed;
+      const window = await this.ensureWindow(end);
+      if (!window.complete) {
+        throw new AppError(409, "week_open", `the window ending at block ${end} is not complete: not sealed`);
+      }
+      const seal = await sealOf(this.analytics, await this.context(window));
+      await this.analytics.transaction(() => storeSeal(this.analytics, seal, this.now()));
+      return (await sealedWeek(this.analytics, end)) as SealedWeekRow;
+    });
   }
 
   /** Builds the window's reports unless the stored ones are current; resolves to the window. */
@@ -446,22 +463,8 @@ export class ReportService {
       });
       if (!batch) return;
       after = batch.through;
-      yield batch.rows.map((row) => ({
-        chain: "base" as const,
-        end_block: end,
-        wallet: row.wallet,
-        cluster: row.cluster,
-        merchant: row.pay_to,
-        merchant_name: row.name,
-        kind: row.kind,
-        reason: reasonOf(row.kind),
-        tx: row.tx,
-        usd: row.usd,
-        first_block: row.first_block,
-        last_block: row.last_block,
-        methodology_version: context.methodology,
-        evidence: this.evidenceUrl(end, row),
-      }));
+      const records = { end, publicUrl: this.options.publicUrl, methodology: context.methodology };
+      yield batch.rows.map((row) => flagRecord(records, row));
     }
   }
 
@@ -486,13 +489,8 @@ export class ReportService {
     if (!known) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
   }
 
-  /**
-   * Where a flagged wallet is on its merchant's evidence page of the window: its own entry when the page
-   * names it, else the flag's section, which counts the wallets it does not name.
-   */
   private evidenceUrl(end: number, row: FlagRow): string {
-    const anchor = row.named ? evidenceAnchor(row.kind, row.wallet) : flagAnchor(row.kind);
-    return `${this.options.publicUrl}/reports/base/${row.pay_to}/evidence?end_block=${end}#${anchor}`;
+    return evidenceUrl(this.options.publicUrl, end, row);
   }
 
   /** What rendering a built window's reports needs beyond the stored rows. */
@@ -598,7 +596,12 @@ export class ReportService {
       "SELECT data_version, methodology FROM report_windows WHERE chain = 'base' AND end_block = $end",
       { end: window.end_block },
     );
-    if (cached?.data_version !== version || cached.methodology !== METHODOLOGY_VERSION) {
+    const stale = cached?.data_version !== version || cached.methodology !== METHODOLOGY_VERSION;
+    if (stale && cached && (await sealedWeek(this.analytics, window.end_block))) {
+      refusedRebuild(window.end_block, version, cached.methodology);
+      return;
+    }
+    if (stale) {
       const store = {
         publicUrl: this.options.publicUrl,
         now: this.now,
@@ -609,6 +612,25 @@ export class ReportService {
       await timed("window", () => storeWindow(this.analytics, window, version, store))();
     }
   }
+}
+
+/** Sealed windows whose data changed since, as "end version", each logged once. */
+const refusals = new Set<string>();
+
+/**
+ * A sealed week is served as sealed: the data under it changed (a late import, a deep reorg) or this
+ * program's methodology did, and a rebuild would not be what was attested, so none is made.
+ */
+function refusedRebuild(end: number, version: bigint, methodology: string | null): void {
+  const key = `${end} ${version} ${methodology}`;
+  if (refusals.has(key)) return;
+  refusals.add(key);
+  log("warn", "a sealed week's data or methodology changed: its sealed reports stand, not rebuilt", {
+    end_block: end,
+    data_version: Number(version),
+    built_under: methodology,
+    methodology: METHODOLOGY_VERSION,
+  });
 }
 
 /** `fn`, its run timed into the metrics' `x402m_report_build_seconds` under `kind`, failed or not. */

@@ -1,0 +1,291 @@
+/**
+ * The weekly attester (src/reports/attest/attester.ts) against EAS on a devnet whose blocks come after the
+ * analytics data's week (genesis at END + 1, as on Base an attestation follows the week it attests): one
+ * attestation per week however often it is looked at, by a restarted service or by two at once; a lost
+ * transaction sent again as the same bytes, one whose nonce went elsewhere signed again; the sealed reports
+ * served frozen with their proofs, and never rebuilt.
+ *
+ * Each test has a store of its own, and one devnet mined on demand (blockTime 0) serves them all: each
+ * counts the attestations of its own week (`attestationsOf`), whatever the others made.
+ */
+import {
+  createPublicClient,
+  createWalletClient,
+  type Hex,
+  http,
+  type PublicClient,
+  parseAbiItem,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WEEK_BLOCKS } from "../../../src/chain/base.ts";
+import { type Devnet, devnetChain, startDevnet } from "../../../src/chain/devnet/index.ts";
+import {
+  EAS_ADDRESS,
+  easAbi,
+  SCHEMA_REGISTRY_ADDRESS,
+  schemaRegistryAbi,
+} from "../../../src/chain/eas/index.ts";
+import { Attester } from "../../../src/reports/attest/attester.ts";
+import {
+  decodeWeek,
+  WEEK_SCHEMA,
+  WEEK_SCHEMA_RESOLVER,
+  WEEK_SCHEMA_REVOCABLE,
+  WEEK_SCHEMA_UID,
+} from "../../../src/reports/attest/schema.ts";
+import { provesReport } from "../../../src/reports/attest/tree.ts";
+import { verifyReport } from "../../../src/reports/attest/verify.ts";
+import { ReportService } from "../../../src/reports/serve/service.ts";
+import { addr, analyticsWith, END, payment, repeat } from "../../helpers/data.ts";
+
+const PUBLIC = "https://reports.test";
+const NOW = new Date("2026-11-20T00:00:00Z");
+/** Week closes at END: the window ending there is the attested week. */
+const CLOSES = END % WEEK_BLOCKS;
+
+let devnet: Devnet;
+let client: ReturnType<typeof createPublicClient>;
+
+/** Empties the node's pool, as a node restart or an RPC that never passed a transaction on would. */
+async function dropAll(): Promise<void> {
+  await fetch(devnet.rpc, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "anvil_dropAllTransactions", params: [] }),
+  });
+}
+
+beforeAll(async () => {
+  devnet = await startDevnet({ port: 0, buyers: 6, blockTime: 0, genesisNumber: END + 1 });
+  client = createPublicClient({ chain: devnetChain(devnet.rpc), transport: http(devnet.rpc) });
+  // The schema registered once for every test, so that each test's first step signs its week (registering it
+  // is the demo's and the attester's first step on a fresh chain: test/cli/demo.test.ts).
+  const registrar = createWalletClient({
+    account: privateKeyToAccount(keyOf(5)),
+    chain: devnetChain(devnet.rpc),
+    transport: http(devnet.rpc),
+  });
+  const hash = await registrar.writeContract({
+    address: SCHEMA_REGISTRY_ADDRESS,
+    abi: schemaRegistryAbi,
+    functionName: "register",
+    args: [WEEK_SCHEMA, WEEK_SCHEMA_RESOLVER, WEEK_SCHEMA_REVOCABLE],
+  });
+  await devnet.mine();
+  expect((await client.getTransactionReceipt({ hash })).status).toBe("success");
+});
+afterAll(() => devnet?.stop());
+
+/** A store with two merchants' week ending at END (a farm's tiny repeats flagged), a distinct one per `seed`. */
+async function store(seed: string) {
+  const shop = addr(`attest-shop-${seed}`);
+  const other = addr(`attest-other-${seed}`);
+  const analytics = await analyticsWith([
+    ...repeat(12, { payer: addr(`attest-farm-${seed}`), payTo: shop, amount: 100 }),
+    ...repeat(3, { payer: addr(`attest-buyer-${seed}`), payTo: shop, amount: 2_000_000 }),
+    ...repeat(2, { payer: addr(`attest-buyer2-${seed}`), payTo: other, amount: 1_500_000 }),
+  ]);
+  const reports = new ReportService(analytics, { publicUrl: PUBLIC, now: () => NOW });
+  return { analytics, reports, shop, other };
+}
+
+function attesterOf(world: Awaited<ReturnType<typeof store>>, key: Hex, maxCostWei?: bigint) {
+  return new Attester({
+    reports: world.reports,
+    analytics: world.analytics,
+    rpc: devnet.rpc,
+    key,
+    closes: CLOSES,
+    ...(maxCostWei === undefined ? {} : { maxCostWei }),
+  });
+}
+
+const keyOf = (i: number) => (devnet.buyers[i] as { privateKey: Hex }).privateKey;
+
+/** Steps until the week is attested, mining between them; the steps taken. */
+async function attestFully(attester: Attester): Promise<string[]> {
+  const steps: string[] = [];
+  for (let i = 0; i < 6; i++) {
+    const step = (await attester.attestDue()).get(END) ?? "none";
+    steps.push(step);
+    if (step === "attested" || step === "found" || step === "sealed_only") return steps;
+    await devnet.mine();
+  }
+  return steps;
+}
+
+/** The attestations on chain of the week ending at END by `attester` whose root is `root`. */
+async function attestationsOf(attester: string, root: string): Promise<Hex[]> {
+  const logs = await client.getLogs({
+    address: EAS_ADDRESS,
+    event: parseAbiItem(
+      "event Attested(address indexed recipient, address indexed attester, bytes32 uid, bytes32 indexed schemaUID)",
+    ),
+    args: { attester: attester as Hex, schemaUID: WEEK_SCHEMA_UID },
+    fromBlock: 0n,
+  });
+  const uids: Hex[] = [];
+  for (const entry of logs) {
+    const a = await client.readContract({
+      address: EAS_ADDRESS,
+      abi: easAbi,
+      functionName: "getAttestation",
+      args: [entry.args.uid as Hex],
+    });
+    const week = decodeWeek(a.data);
+    if (week.endBlock === END && week.reportsRoot === root) uids.push(entry.args.uid as Hex);
+  }
+  return uids;
+}
+
+describe("the attester", () => {
+  it("attests a closed week once, and its reports are then served frozen with their proofs", async () => {
+    const world = await store("once");
+    const attester = attesterOf(world, keyOf(0));
+    const before = (await world.reports.report(world.shop, END)).report;
+    expect(before.frozen).toBe(false);
+    expect(before.attestation).toBeUndefined();
+
+    const steps = await attestFully(attester);
+    expect(steps.at(-1)).toBe("attested");
+    const { report } = await world.reports.report(world.shop, END);
+    expect(report.frozen).toBe(true);
+    const field = report.attestation;
+    if (!field) throw new Error("no attestation field");
+    expect(field).toMatchObject({
+      chain_id: 8453,
+      eas: EAS_ADDRESS.toLowerCase(),
+      schema: WEEK_SCHEMA_UID,
+      attester: attester.address.toLowerCase(),
+    });
+    expect(provesReport(field.root as Hex, report, field.proof as Hex[])).toBe(true);
+    // As anyone checks it, with nothing but the RPC (src/reports/attest/verify.ts).
+    expect(await verifyReport(report, client as PublicClient, { attester: attester.address })).toMatchObject({
+      address: world.shop,
+      endBlock: END,
+      uid: field.uid,
+    });
+    // Every report of the week, read in batches, carries its proof against the same root.
+    const { reports } = await world.reports.reports(END);
+    expect(reports.map((r) => r.address).sort()).toEqual([world.shop, world.other].sort());
+    for (const r of reports)
+      expect(provesReport(field.root as Hex, r, r.attestation?.proof as Hex[])).toBe(true);
+    // The chain states the window, the methodology and the root.
+    const onChain = await client.readContract({
+      address: EAS_ADDRESS,
+      abi: easAbi,
+      functionName: "getAttestation",
+      args: [field.uid as Hex],
+    });
+    expect(decodeWeek(onChain.data)).toMatchObject({
+      startBlock: report.window.start_block,
+      endBlock: END,
+      methodology: report.methodology.version,
+      reportsRoot: field.root,
+      reports: 2,
+      publicUrl: PUBLIC,
+    });
+
+    // Looked at again, by this attester and by a restarted service's: nothing more is sent.
+    expect((await attester.attestDue()).get(END)).toBe("sealed_only");
+    const restarted = new ReportService(world.analytics, { publicUrl: PUBLIC });
+    const again = attesterOf({ ...world, reports: restarted }, keyOf(0));
+    expect((await again.attestDue()).get(END)).toBe("sealed_only");
+    expect(await attestationsOf(attester.address, field.root)).toEqual([field.uid]);
+    world.analytics.close();
+  });
+
+  it("serves a sealed week as sealed when its data changes, and never drops it", async () => {
+    const world = await store("changed");
+    await attestFully(attesterOf(world, keyOf(1)));
+    const sealed = (await world.reports.report(world.shop, END)).report;
+    await (await import("../../../src/analytics/import.ts")).importNdjson(
+      world.analytics,
+      (await import("../../helpers/data.ts")).ndjsonFile([
+        payment({ payer: addr("attest-late"), payTo: world.shop, amount: 9_000_000, block: END - 5 }),
+      ]),
+    );
+    const after = (await world.reports.report(world.shop, END)).report;
+    expect(after).toEqual(sealed);
+    world.analytics.close();
+  });
+
+  it("makes one attestation when two services attest the same week at once", async () => {
+    const [a, b] = await Promise.all([store("twice"), store("twice")]);
+    const key = keyOf(2);
+    const [first, second] = [attesterOf(a, key), attesterOf(b, key)];
+    const steps = await Promise.all([first.attestDue(), second.attestDue()]);
+    expect(steps.map((s) => s.get(END)).sort()).toContain("sent");
+    await devnet.mine();
+    const ends = [await attestFully(first), await attestFully(second)];
+    // Same store contents, same nonce, same fees: often the very same bytes, so both find their receipt.
+    for (const end of ends) expect(["attested", "found"]).toContain(end.at(-1));
+    const [ra, rb] = [
+      (await a.reports.report(a.shop, END)).report,
+      (await b.reports.report(b.shop, END)).report,
+    ];
+    expect(ra.attestation?.uid).toBe(rb.attestation?.uid);
+    expect(await attestationsOf(first.address, ra.attestation?.root as string)).toHaveLength(1);
+    a.analytics.close();
+    b.analytics.close();
+  });
+
+  it("sends a lost transaction again as the same bytes, and signs again only when its nonce went elsewhere", async () => {
+    const world = await store("lost");
+    const key = keyOf(3);
+    const attester = attesterOf(world, key);
+    const sealed = async () =>
+      world.analytics.one<{ tx: string; raw_tx: string; nonce: number }>(
+        "SELECT tx, raw_tx, nonce::DOUBLE AS nonce FROM attestations WHERE end_block = $end",
+        { end: END },
+      );
+    expect((await attester.attestDue()).get(END)).toBe("sent");
+    const signed = await sealed();
+    // Lost from the node's pool (a restart, an RPC that never passed it on): the same bytes again.
+    await dropAll();
+    expect((await attester.attestDue()).get(END)).toBe("rebroadcast");
+    expect(await sealed()).toEqual(signed);
+    await dropAll();
+    // Its nonce spent by another transaction of the key: signed again, at the next nonce.
+    const account = privateKeyToAccount(key);
+    const wallet = createWalletClient({
+      account,
+      chain: devnetChain(devnet.rpc),
+      transport: http(devnet.rpc),
+    });
+    await wallet.sendTransaction({ to: account.address, value: 0n, nonce: signed?.nonce });
+    await devnet.mine();
+    expect((await attester.attestDue()).get(END)).toBe("sent");
+    const resigned = await sealed();
+    expect(resigned?.nonce).toBe((signed?.nonce ?? 0) + 1);
+    await devnet.mine();
+    expect((await attester.attestDue()).get(END)).toBe("attested");
+    const { report } = await world.reports.report(world.shop, END);
+    expect(await attestationsOf(attester.address, report.attestation?.root as string)).toHaveLength(1);
+    world.analytics.close();
+  });
+
+  it("sends nothing over its budget, and attests no week that has not closed", async () => {
+    const world = await store("budget");
+    const attester = attesterOf(world, keyOf(4), 1n);
+    expect((await attester.attestDue()).get(END)).toBe("over_budget");
+    expect(
+      await world.analytics.one("SELECT tx FROM attestations WHERE end_block = $end", { end: END }),
+    ).toEqual({
+      tx: null,
+    });
+    // Weeks closing one block after the last checkpoint: the last closed one is a week earlier, which is
+    // sealed; the one after the checkpoint is not looked at.
+    const later = new Attester({
+      reports: world.reports,
+      analytics: world.analytics,
+      rpc: devnet.rpc,
+      key: keyOf(4),
+      closes: (CLOSES + 1) % WEEK_BLOCKS,
+      maxCostWei: 1n,
+    });
+    expect([...(await later.attestDue()).keys()]).toEqual([END + 1 - WEEK_BLOCKS]);
+    world.analytics.close();
+  });
+});
