@@ -7,7 +7,13 @@ import { FacilitatorRegistry } from "../chain/facilitators.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import type { IndexerEvent } from "../indexer/index.ts";
 import type { Merchant } from "../merchant-kit/endpoint.ts";
-import { type Config, devnetFacilitatorOptions, type Services, startServices } from "../services/index.ts";
+import {
+  type AttestOptions,
+  type Config,
+  devnetFacilitatorOptions,
+  type Services,
+  startServices,
+} from "../services/index.ts";
 import { shopsApp } from "./shops/host.ts";
 import { DEMO_SHOPS, shopMerchant } from "./shops/index.ts";
 
@@ -25,6 +31,8 @@ export interface DemoServicesOptions {
   fromBlock: number;
   fundingLookback?: number;
   onIndexerEvent: (event: IndexerEvent) => void;
+  /** The attester of the demo's weeks. */
+  attest: AttestOptions;
 }
 
 /** Starts the services; resolves with them and the shops once every one listens. */
@@ -69,6 +77,7 @@ export async function startDemoServices(
         discovery: { url: `${started.facilitator}/discovery/resources`, refreshMs: 5_000 },
         onEvent: options.onIndexerEvent,
       }),
+      attest: options.attest,
     },
   });
   return { services, shops };

@@ -15,6 +15,8 @@ const INFERENCE_KEY = 99;
 const SOCIAL_KEY = 98;
 /** Its paid proxy's own wallet: the proxy is a merchant of its own on the leaderboard. */
 const SOCIAL_PROXY_KEY = 97;
+/** The key that attests the demo's weeks on its devnet (src/reports/attest/): no merchant's, no buyer's. */
+export const ATTESTER_KEY = 96;
 const POPULATION_KEY_BASE = 1_000;
 
 /** The wallet each merchant is paid into. */

@@ -20,6 +20,7 @@ import { dataLayout } from "../config/layout.ts";
 import type { IndexerEvent } from "../indexer/index.ts";
 import type { ReportService } from "../reports/index.ts";
 import type { Config } from "../services/index.ts";
+import { demoAttester } from "./attester.ts";
 import { headOf, startChain } from "./chain.ts";
 import { demoConfig } from "./demo-config.ts";
 import { demoMerchants, merchantRecords, nameMerchants } from "./merchants.ts";
@@ -135,6 +136,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       shopKeys: keys.shops,
       fromBlock: genesisNumber,
       fundingLookback: options.fundingLookback,
+      attest: await demoAttester(devnet, w, config),
       onIndexerEvent: (event) => {
         progress.indexer(event);
         emit({ type: "indexer", event });

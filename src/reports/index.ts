@@ -4,6 +4,7 @@
  * the program uses of them is here.
  */
 
+export { Attester, type AttesterOptions } from "./attest/attester.ts";
 export { type Verified, VerifyError, type VerifyFailure, verifyReport } from "./attest/verify.ts";
 export { FLAGS_PATH, flagsPath } from "./build/flags.ts";
 export { LICENSE_URL } from "./build/report.ts";

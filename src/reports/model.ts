@@ -5,6 +5,7 @@
  * service (serve/) take them from here, never from one another. The report's own type comes from its
  * schema (schema.ts).
  */
+import type { FeedAttestation } from "./attest/field.ts";
 import type { Report } from "./schema.ts";
 
 /** The report's `window` object (spec 2.2). */
@@ -207,6 +208,8 @@ export interface FlagFeed {
   totals: { wallets: number; tx: number; usd: number };
   page: { number: number; size: number; pages: number };
   wallets: FlaggedWallet[];
+  /** In a week attested on Base: the attestation, and the hash of the whole feed it states (attest/field.ts). */
+  attestation?: FeedAttestation;
 }
 
 /** A page of the flag feed as its JSON states it: with the URLs of the pages before and after it. */

@@ -8,9 +8,16 @@ import { coreSection } from "../config/core.ts";
 import { type ConfigFlags, type ConfigInput, configLoader, type SettingsOf } from "../config/section.ts";
 import { merchantKitSection } from "../merchant-kit/settings.ts";
 import { MERCHANT_SECTIONS } from "../merchants/settings.ts";
+import { attestSection } from "./attest-settings.ts";
 import { facilitatorSection } from "./facilitator-settings.ts";
 
-const SECTIONS = [coreSection, facilitatorSection, merchantKitSection, ...MERCHANT_SECTIONS] as const;
+const SECTIONS = [
+  coreSection,
+  facilitatorSection,
+  merchantKitSection,
+  attestSection,
+  ...MERCHANT_SECTIONS,
+] as const;
 
 export type Config = SettingsOf<typeof SECTIONS>;
 

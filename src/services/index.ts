@@ -11,5 +11,5 @@ export {
 export { listenOn, listenWithUrlOn } from "./listen.ts";
 export { type ExtraHost, payToOf, startMerchantHosts } from "./merchants.ts";
 export { startMetricsListener } from "./metrics.ts";
-export { type FollowOptions, startReportService } from "./reports.ts";
+export { type AttestOptions, type FollowOptions, startReportService } from "./reports.ts";
 export { type Services, type ServicesOptions, startServices } from "./start.ts";

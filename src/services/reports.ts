@@ -7,11 +7,20 @@
 import { type Analytics, openAnalyticsWaiting } from "../analytics/duckdb.ts";
 import { analyticsNotice } from "../analytics/notice.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
+import { log } from "../common/log.ts";
 import { withMetrics } from "../common/metrics-server.ts";
 import type { UnpaidLimit } from "../common/rate-limit.ts";
+import { ConfigError } from "../config/config-error.ts";
 import { reachableUrl, removeServiceRecord, writeServiceRecord } from "../config/service-record.ts";
 import type { Follower, FollowerOptions } from "../indexer/index.ts";
-import { ReportService, reportReadiness, reportRoutes, type ServiceHealth } from "../reports/index.ts";
+import {
+  Attester,
+  type AttesterOptions,
+  ReportService,
+  reportReadiness,
+  reportRoutes,
+  type ServiceHealth,
+} from "../reports/index.ts";
 import type { Config } from "./config.ts";
 import { listenWithUrlOn } from "./listen.ts";
 
@@ -20,6 +29,9 @@ import { listenWithUrlOn } from "./listen.ts";
  * starting meanwhile waits that out instead of failing; a process that holds it for good still fails it.
  */
 const OPEN_WAIT_MS = 10_000;
+
+/** The attester's options, but for what the service provides (its database and reports). */
+export type AttestOptions = Omit<AttesterOptions, "reports" | "analytics">;
 
 /** The follower's options, but for what the service provides (its database connection). */
 export type FollowOptions = Omit<FollowerOptions, "analytics">;
@@ -45,6 +57,7 @@ export async function startReportService(
   follow: FollowOptions | undefined,
   lifecycle: Lifecycle,
   limit?: UnpaidLimit,
+  attest?: AttestOptions,
 ): Promise<ReportsService> {
   const analytics = await openAnalyticsWaiting(config, OPEN_WAIT_MS);
   lifecycle.add("analytics database", () => analytics.stop());
@@ -67,6 +80,8 @@ export async function startReportService(
   );
   lifecycle.addServer("reports http", server);
   if (follow) follower = await startIndexer(analytics, follow, lifecycle);
+  const attesting = attest ?? configuredAttester(config, follow);
+  if (attesting) await startAttester(analytics, reports as ReportService, attesting, lifecycle);
   writeServiceRecord(config.dataDir, {
     pid: process.pid,
     url: reachableUrl(server.url),
@@ -101,4 +116,33 @@ async function startIndexer(
     connection.close();
   });
   return follower;
+}
+
+/**
+ * The attester the configuration asks for: none without X402M_ATTEST_KEY (so none on mainnet until the
+ * operator gives it a key of its own); the chain it attests on is X402M_ATTEST_RPC, else the one followed.
+ */
+function configuredAttester(config: Config, follow: FollowOptions | undefined): AttestOptions | undefined {
+  const { key, rpc, maxCostWei, fromBlock } = config.attest;
+  if (!key) return undefined;
+  const chain = rpc ?? follow?.rpc.url;
+  if (!chain) {
+    throw new ConfigError(
+      "X402M_ATTEST_KEY is set but there is no chain to attest on: set X402M_ATTEST_RPC, or serve --rpc URL",
+    );
+  }
+  return { key, rpc: chain, maxCostWei, ...(fromBlock === null ? {} : { from: fromBlock }) };
+}
+
+/** The weekly attester (src/reports/attest/attester.ts); stopped before the database closes. */
+async function startAttester(
+  analytics: Analytics,
+  reports: ReportService,
+  options: AttestOptions,
+  lifecycle: Lifecycle,
+): Promise<void> {
+  const attester = new Attester({ ...options, reports, analytics });
+  attester.start();
+  log("info", "attesting each closed week on chain", { attester: attester.address });
+  lifecycle.add("attester", () => attester.stop());
 }

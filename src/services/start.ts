@@ -19,7 +19,7 @@ import type { Config } from "./config.ts";
 import type { FacilitatorServiceOptions } from "./facilitator.ts";
 import { type ExtraHost, startMerchantHosts } from "./merchants.ts";
 import { startMetricsListener } from "./metrics.ts";
-import type { FollowOptions } from "./reports.ts";
+import type { AttestOptions, FollowOptions } from "./reports.ts";
 
 export interface ServicesOptions {
   config: Config;
@@ -34,7 +34,11 @@ export interface ServicesOptions {
    * The report service, and a chain its indexer follows: options, or a function of the URLs of what was
    * started before it (the demo's indexer reads the Bazaar of the facilitator started here).
    */
-  reports?: { follow?: FollowOptions | ((urls: Record<string, string>) => FollowOptions) };
+  reports?: {
+    follow?: FollowOptions | ((urls: Record<string, string>) => FollowOptions);
+    /** The weekly attester, instead of the configured one (the demo's, on its devnet). */
+    attest?: AttestOptions;
+  };
   /** A banner over every merchant host's pages (the demo's: its money is not real). */
   notice?: string;
 }
@@ -125,12 +129,13 @@ export async function startServices(options: ServicesOptions): Promise<Services>
       import("../analytics/listings.ts"),
       import("../merchant-kit/listings.ts"),
     ]);
-    const { follow } = options.reports;
+    const { follow, attest } = options.reports;
     const started = await startReportService(
       config,
       typeof follow === "function" ? follow(urls) : follow,
       lifecycle,
       limit,
+      attest,
     );
     urls.reports = started.url;
     ({ analytics, reports } = started);

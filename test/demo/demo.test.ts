@@ -10,14 +10,20 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Browser } from "playwright-core";
+import { createPublicClient, http, type PublicClient } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { X402_EXACT_PROXY_ADDRESS } from "../../src/chain/base.ts";
+import { WEEK_BLOCKS, X402_EXACT_PROXY_ADDRESS } from "../../src/chain/base.ts";
+import { derive } from "../../src/chain/devnet/index.ts";
+import { sleep } from "../../src/common/sleep.ts";
+import { dataLayout } from "../../src/config/layout.ts";
+import { demoWeekCloses } from "../../src/demo/attester.ts";
 import { CLUSTER_EVASIONS, toppedUpAgents } from "../../src/demo/cluster-evasions.ts";
 import { EVASIONS } from "../../src/demo/evasions.ts";
 import type { Mix } from "../../src/demo/mix.ts";
 import { range } from "../../src/demo/plan.ts";
-import { simulatedKeys } from "../../src/demo/wallets.ts";
-import { THRESHOLDS } from "../../src/reports/index.ts";
+import type { World } from "../../src/demo/resume.ts";
+import { ATTESTER_KEY, simulatedKeys } from "../../src/demo/wallets.ts";
+import { type Report, THRESHOLDS, verifyReport } from "../../src/reports/index.ts";
 import { launchChromium } from "../helpers/browser.ts";
 import { addr, ndjsonFile, payment } from "../helpers/data.ts";
 import { isolatedDatabaseOptions, SERVER_URL, type TestDatabaseOptions } from "../helpers/db.ts";
@@ -497,6 +503,33 @@ describe("demo", () => {
       }
     }
   }, 60_000);
+
+  it("attests the week it played on its devnet: every report of it verifies, and an altered one does not", async () => {
+    const world = JSON.parse(fs.readFileSync(dataLayout(dataDir).demo.world, "utf8")) as World;
+    const close = demoWeekCloses(world) + WEEK_BLOCKS;
+    const dataset = `${demo.ready.leaderboard}v1/datasets/base/reports.ndjson?end_block=${close}`;
+    let reports: Report[] = [];
+    // The attester looks every 2 s once the week's last block is final; its transaction is in the next block.
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(1_000)) {
+      const body = await (await fetch(dataset)).text();
+      reports = body
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Report);
+      if (reports.length > 0 && reports.every((r) => r.attestation)) break;
+    }
+    expect(reports.length).toBeGreaterThanOrEqual(8);
+    const client = createPublicClient({ transport: http(demo.ready.rpc) }) as PublicClient;
+    const attester = derive(ATTESTER_KEY).address;
+    for (const report of reports) {
+      expect(report.frozen).toBe(true);
+      expect((await verifyReport(report, client, { attester })).endBlock).toBe(close);
+    }
+    const [first] = reports as [Report];
+    await expect(
+      verifyReport({ ...first, real_usd: first.real_usd + 0.01 }, client, { attester }),
+    ).rejects.toThrow(/does not prove/);
+  }, 90_000);
 
   it("stops cleanly on Ctrl-C and resumes the same chain on the next start", async () => {
     const before = demo.ready.merchants.map((m) => m.address);

@@ -41,12 +41,6 @@ import {
 import { recordAttested, recordConflict, recordSigned, type SealedWeekRow } from "./store.ts";
 import { lastWeekClose, mondayCloses } from "./weeks.ts";
 
-/**
- * The most one transaction may cost unless the operator says otherwise: 0.005 ETH. An attestation takes
- * about 0.4 M gas (1.06 * 10^15 wei at 1 gwei, measured on a devnet); Base's fees are a hundredth of that
- * or less, so this stops only a fee spike or a runaway estimate.
- */
-export const DEFAULT_MAX_COST_WEI = 5n * 10n ** 15n;
 /** How often the attester looks, besides each new build of the latest window. */
 export const DEFAULT_INTERVAL_MS = 30_000;
 /** Blocks one log query spans: many RPC providers refuse wider ones. */
@@ -65,8 +59,8 @@ export interface AttesterOptions {
   closes?: number;
   /** The first week close to attest; default: the last week closed when the attester first looks. */
   from?: number;
-  /** The most one transaction may cost, gas times its fee cap; default `DEFAULT_MAX_COST_WEI`. */
-  maxCostWei?: bigint;
+  /** The most one transaction may cost, gas times its fee cap (src/services/attest-settings.ts has the default). */
+  maxCostWei: bigint;
   intervalMs?: number;
 }
 
@@ -314,7 +308,7 @@ export class Attester {
     ]);
     const gasLimit = (gas * GAS_MARGIN) / 100n;
     const cost = gasLimit * fees.maxFeePerGas;
-    const budget = this.options.maxCostWei ?? DEFAULT_MAX_COST_WEI;
+    const budget = this.options.maxCostWei;
     if (cost > budget || cost > balance) {
       log("error", "not attesting: the transaction would cost more than the attester may spend or holds", {
         end_block: end,

@@ -25,3 +25,14 @@ export const AttestationFieldSchema = z
   .strict();
 
 export type AttestationField = z.infer<typeof AttestationFieldSchema>;
+
+/**
+ * A page of the flag feed of an attested week: where the attestation is, and `feed_hash`, the keccak256 of the
+ * week's whole feed as `flags.ndjson` lists it (each line in RFC 8785's canonical form and a newline), which the
+ * attestation states beside the reports' root.
+ */
+export const FeedAttestationSchema = AttestationFieldSchema.omit({ proof: true })
+  .extend({ feed_hash: hex32 })
+  .strict();
+
+export type FeedAttestation = z.infer<typeof FeedAttestationSchema>;

@@ -5,6 +5,7 @@
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { EAS_ADDRESS } from "../../chain/eas/index.ts";
+import type { FeedAttestation } from "./field.ts";
 import { type AttestationField, WEEK_SCHEMA_UID } from "./schema.ts";
 
 export type SealedWeekRow = {
@@ -122,11 +123,26 @@ export async function recordAttested(
       at: attested.time.toISOString(),
     },
   );
+  // What was rendered of the week (answers kept in memory, serve/answers.ts) now lacks its proofs.
+  db.wrote(end);
 }
 
 /** Records that the key attested this week under another root: its reports here are not the attested ones. */
 export async function recordConflict(db: Analytics, end: number, uid: string): Promise<void> {
   await db.run("UPDATE attestations SET conflict_uid = $uid WHERE end_block = $end", { end, uid });
+}
+
+/** The week's attestation as its flag feed states it, once it is mined; undefined before. */
+export async function feedAttestation(db: Analytics, end: number): Promise<FeedAttestation | undefined> {
+  const attestation = await weekAttestation(db, end);
+  if (!attestation) return undefined;
+  const row = await db.one<{ feed_hash: string }>(
+    "SELECT feed_hash FROM attestations WHERE end_block = $end",
+    {
+      end,
+    },
+  );
+  return { ...attestation, feed_hash: row?.feed_hash as string };
 }
 
 /** The week's attestation as a report's field carries it, but for the report's own proof. */

@@ -18,8 +18,9 @@ import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import zlib from "node:zlib";
 import { AppError } from "../../common/errors.ts";
+import type { FeedAttestation } from "../attest/field.ts";
 import { flagsPath } from "../build/flags.ts";
-import type { FlagRecord, LeaderboardDocument, MerchantDocuments } from "../model.ts";
+import type { FlagFeedDocument, FlagRecord, LeaderboardDocument, MerchantDocuments } from "../model.ts";
 import { RANKING_PAGE_SIZE, rankingPath } from "../render/home-page.ts";
 import { SCREENS_PATH } from "../screens/index.ts";
 import { LEADERBOARD_PATH, leaderboardPath } from "../serve/routes/leaderboard.ts";
@@ -63,6 +64,8 @@ export interface Manifest {
   license: string;
   window: { start_block: number; end_block: number; [more: string]: unknown };
   merchants: number;
+  /** In an attested week: the attestation, and the hash of `flags.ndjson` it states (docs/attestation.md). */
+  attestation?: FeedAttestation;
   files: ManifestFile[];
 }
 
@@ -204,7 +207,7 @@ async function build(source: SiteSource, root: string, options: PublishOptions):
   }
   await inPool(paths, options.concurrency ?? 4, publish);
   const pages = { source, end, write, publish };
-  await publishPages(pages, (n) => flagsPath(n));
+  const feed = await publishPages(pages, (n) => flagsPath(n));
   await inPool(flagged, options.concurrency ?? 4, (m) => publishPages(pages, (n) => flagsPath(n, m)));
 
   // The open dataset in two more forms: gzipped NDJSON for any tool, Parquet for analysts' tools.
@@ -234,6 +237,8 @@ async function build(source: SiteSource, root: string, options: PublishOptions):
     license: options.license,
     window: board.window,
     merchants: board.totals.merchants,
+    // An attested week's: every report in the site carries its proof; this says what the feed hashes to.
+    ...(feed.attestation ? { attestation: feed.attestation } : {}),
     files: written,
   };
   fs.writeFileSync(path.join(root, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
@@ -253,7 +258,7 @@ async function publishPages(
     publish: (urlPath: string) => Promise<void>;
   },
   pathOf: (n: number) => string,
-): Promise<void> {
+): Promise<Pick<FlagFeedDocument, "attestation">> {
   const first = pathOf(1);
   const response = await site.source(withEnd(first, site.end));
   const bytes = new Uint8Array(await response.arrayBuffer());
@@ -262,8 +267,12 @@ async function publishPages(
   }
   const contentType = response.headers.get("content-type") ?? "application/json";
   site.write({ path: first, file: fileOf(first, contentType), contentType }, bytes);
-  const { page } = JSON.parse(new TextDecoder().decode(bytes)) as { page: { pages: number } };
-  await inPool(pagesAfterFirst(page.pages).map(pathOf), 1, site.publish);
+  const document = JSON.parse(new TextDecoder().decode(bytes)) as Pick<
+    FlagFeedDocument,
+    "page" | "attestation"
+  >;
+  await inPool(pagesAfterFirst(document.page.pages).map(pathOf), 1, site.publish);
+  return document;
 }
 
 /** The dataset `name`.ndjson of the site at `root` as Parquet beside it (parquet.ts), as the manifest lists it. */

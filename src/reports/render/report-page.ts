@@ -29,7 +29,11 @@ function stateList(report: Report): Markup {
       : report.real_tx === 0
         ? html`<li>Not ranked: no payment passed every screen in this window.</li>`
         : html`<li>Not ranked: the ${payments(report.real_tx)} that passed every screen add up to less than half a cent ($0.00 once rounded); a rank needs $0.01.</li>`;
-  return html`<ul class="state">${claimed}${rank}</ul>`;
+  const a = report.attestation;
+  const frozen = a
+    ? html`<li class="frozen">Frozen: this week's reports are attested on Base (EAS attestation <code>${a.uid}</code> by <code>${a.attester}</code>) and never change again: anyone can check this report against it with <code>x402-merchants verify</code>.</li>`
+    : nothing;
+  return html`<ul class="state">${claimed}${rank}${frozen}</ul>`;
 }
 
 /** Atomic USDC units (decimal text) as dollars with all six decimals: "0.004200". */

@@ -23,6 +23,7 @@ code.addr{font-size:.8em}
 .state{display:flex;flex-wrap:wrap;gap:.5rem;list-style:none;padding:0;margin:.75rem 0}
 .state li{border:1px solid #d0d7de;border-radius:1rem;padding:.1rem .75rem;font-size:.9rem}
 .state .held{background:#ddf4ff;border-color:#54aeff}
+.state .frozen{background:#dafbe1;border-color:#4ac26b}
 .claim{font-size:1.2rem;border-left:4px solid ${CHART_COLORS.real_usd};background:#f6f8fa;padding:.75rem 1rem;margin:1.25rem 0}
 .note{color:#57606a;font-size:.95rem}
 .scroll{overflow-x:auto}

@@ -9,7 +9,9 @@
  * field the document gains without the schema fails the type-check, one the schema lacks fails at run time
  * (the schemas are strict).
  */
+
 import { z } from "zod";
+import { FeedAttestationSchema } from "../attest/field.ts";
 import type {
   EvidenceDocument,
   FlagFeedDocument,
@@ -277,6 +279,7 @@ export const FlagFeedDocumentSchema = z
     totals: z.object({ wallets: count, tx: count, usd }).strict(),
     page: LeaderboardDocumentSchema.shape.page,
     wallets: z.array(z.object({ wallet: address, ...flaggedWallet }).strict()),
+    attestation: FeedAttestationSchema.optional(),
   })
   .strict();
 

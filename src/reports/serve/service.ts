@@ -5,7 +5,7 @@ import { AppError, NotFoundError } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
 import { reportBuildSeconds, secondsSince } from "../../common/metrics.ts";
 import { sealOf } from "../attest/seal.ts";
-import { type SealedWeekRow, sealedWeek, servedRows, storeSeal } from "../attest/store.ts";
+import { feedAttestation, type SealedWeekRow, sealedWeek, servedRows, storeSeal } from "../attest/store.ts";
 import { boardEntries, boardTotals } from "../build/board.ts";
 import { evidenceContext, evidenceDocuments } from "../build/evidence-document.ts";
 import { evidenceUrl, flagRecord } from "../build/flag-records.ts";
@@ -389,6 +389,7 @@ export class ReportService {
         );
       }
       const rows = await flagRows(db, end, only, { offset: (page - 1) * size, size });
+      const attestation = await feedAttestation(db, end);
       return {
         chain: "base" as const,
         generated_at: context.generatedAt,
@@ -399,6 +400,7 @@ export class ReportService {
         totals,
         page: { number: page, size, pages },
         wallets: flaggedWallets(rows, (row) => this.evidenceUrl(end, row), context.methodology),
+        ...(attestation ? { attestation } : {}),
       };
     });
   }

@@ -8,13 +8,18 @@
  * Each test has a store of its own, and one devnet mined on demand (blockTime 0) serves them all: each
  * counts the attestations of its own week (`attestationsOf`), whatever the others made.
  */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import {
   createPublicClient,
   createWalletClient,
   type Hex,
   http,
+  keccak256,
   type PublicClient,
   parseAbiItem,
+  stringToHex,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -34,9 +39,14 @@ import {
   WEEK_SCHEMA_REVOCABLE,
   WEEK_SCHEMA_UID,
 } from "../../../src/reports/attest/schema.ts";
-import { provesReport } from "../../../src/reports/attest/tree.ts";
+import { canonicalJson, provesReport } from "../../../src/reports/attest/tree.ts";
 import { verifyReport } from "../../../src/reports/attest/verify.ts";
+import type { FlagFeedDocument } from "../../../src/reports/model.ts";
+import { publishSite } from "../../../src/reports/publish/publish.ts";
+import type { Report } from "../../../src/reports/schema.ts";
+import { reportRoutes } from "../../../src/reports/serve/http.ts";
 import { ReportService } from "../../../src/reports/serve/service.ts";
+import { DEFAULT_MAX_COST_WEI } from "../../../src/services/attest-settings.ts";
 import { addr, analyticsWith, END, payment, repeat } from "../../helpers/data.ts";
 
 const PUBLIC = "https://reports.test";
@@ -97,7 +107,7 @@ function attesterOf(world: Awaited<ReturnType<typeof store>>, key: Hex, maxCostW
     rpc: devnet.rpc,
     key,
     closes: CLOSES,
-    ...(maxCostWei === undefined ? {} : { maxCostWei }),
+    maxCostWei: maxCostWei ?? DEFAULT_MAX_COST_WEI,
   });
 }
 
@@ -196,9 +206,77 @@ describe("the attester", () => {
     world.analytics.close();
   });
 
+  it("publishes an attested week whose every report verifies, and whose feed hashes to what was attested", async () => {
+    const world = await store("published");
+    const attester = attesterOf(world, keyOf(1));
+    // Rendered before the week is attested, and kept (serve/answers.ts) until the attestation is recorded.
+    const routes = reportRoutes(world.reports, { notice: async () => undefined, unlogged: true });
+    const served = async () =>
+      (await (await routes.request(`/v1/reports/base/${world.shop}?end_block=${END}`)).json()) as Report;
+    expect((await served()).frozen).toBe(false);
+    expect((await attestFully(attester)).at(-1)).toBe("attested");
+    expect((await served()).frozen).toBe(true);
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-attested-site-"));
+    try {
+      const site = path.join(tmp, "site");
+      const manifest = await publishSite(async (url) => routes.request(url), site, {
+        version: "test",
+        license: "https://creativecommons.org/licenses/by/4.0/",
+        endBlock: END,
+        merchants: async (end) => ({
+          notice: undefined,
+          batches: (await world.reports.readMerchants(end)).batches,
+        }),
+      });
+      const lines = (file: string) =>
+        fs
+          .readFileSync(path.join(site, "v1", "datasets", "base", file), "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as Record<string, unknown>);
+      const reports = lines("reports.ndjson") as unknown as Report[];
+      expect(reports).toHaveLength(2);
+      for (const report of reports) {
+        expect(
+          await verifyReport(report, client as PublicClient, { attester: attester.address }),
+        ).toMatchObject({
+          endBlock: END,
+        });
+        // Each merchant's own file is the same report, as verifiable.
+        const own = manifest.files.find((f) => f.path === `/v1/reports/base/${report.address}`);
+        const file = JSON.parse(fs.readFileSync(path.join(site, own?.file as string), "utf8")) as Report;
+        expect(file).toEqual(report);
+      }
+      // The feed: the manifest names the attestation, and the published rows hash to the attested feed hash.
+      const feed = keccak256(
+        stringToHex(
+          lines("flags.ndjson")
+            .map((row) => `${canonicalJson(row)}\n`)
+            .join(""),
+        ),
+      );
+      expect(lines("flags.ndjson").length).toBeGreaterThan(0);
+      expect(manifest.attestation).toMatchObject({ uid: reports[0]?.attestation?.uid, feed_hash: feed });
+      const onChain = await client.readContract({
+        address: EAS_ADDRESS,
+        abi: easAbi,
+        functionName: "getAttestation",
+        args: [manifest.attestation?.uid as Hex],
+      });
+      expect(decodeWeek(onChain.data).feedHash).toBe(feed);
+      const page = (await (
+        await routes.request(`/v1/flags/base?end_block=${END}`)
+      ).json()) as FlagFeedDocument;
+      expect(page.attestation).toEqual(manifest.attestation);
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+      world.analytics.close();
+    }
+  });
+
   it("serves a sealed week as sealed when its data changes, and never drops it", async () => {
     const world = await store("changed");
-    await attestFully(attesterOf(world, keyOf(1)));
+    await attestFully(attesterOf(world, keyOf(0)));
     const sealed = (await world.reports.report(world.shop, END)).report;
     await (await import("../../../src/analytics/import.ts")).importNdjson(
       world.analytics,
