@@ -4,7 +4,6 @@ import {
   type DuckDBConnection,
   DuckDBInstance,
   type DuckDBPreparedStatement,
-  type DuckDBValue,
 } from "@duckdb/node-api";
 import { AppError, NotFoundError } from "../common/errors.ts";
 import { sleep } from "../common/sleep.ts";
@@ -13,13 +12,12 @@ import { dataLayout } from "../config/layout.ts";
 import { StoreChanges } from "./changes.ts";
 import { verifyAtOpen } from "./integrity.ts";
 import { migrate } from "./migrations.ts";
+import type { Params, Row, Sql } from "./sql.ts";
 import { AnalyticsBusyError, AnalyticsDamagedError, storeError } from "./store-errors.ts";
 import { releaseStoreFile } from "./store-file.ts";
 
+export type { Params, Row } from "./sql.ts";
 export { AnalyticsBusyError, AnalyticsDamagedError, type LockHolder, lockHolder } from "./store-errors.ts";
-
-export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
-export type Row = Record<string, unknown>;
 
 /** Statements `allPrepared` keeps per connection; a few kinds of read use it. */
 const MAX_PREPARED = 16;
@@ -55,7 +53,7 @@ interface Health {
  * database and its forks: every later query fails with the same `AnalyticsDamagedError`, and DuckDB is told not
  * to checkpoint on close, which would write its log into the damaged file.
  */
-export class Analytics {
+export class Analytics implements Sql {
   private constructor(
     private readonly instance: DuckDBInstance,
     readonly connection: DuckDBConnection,

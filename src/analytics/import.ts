@@ -16,9 +16,9 @@ import {
   reasonExpression,
   sqlIsAddress,
 } from "./import-rules.ts";
-import { sqlHost } from "./listings.ts";
 import { bumpDataVersion } from "./migrations.ts";
 import { paymentsWritten } from "./payment-days.ts";
+import { sqlHost } from "./sql-host.ts";
 
 /**
  * The file cannot be imported, in one line: `FILE:LINE: reason` (`FILE: reason` when the fault is not in

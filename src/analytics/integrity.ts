@@ -11,8 +11,8 @@
  * zeros goes unnoticed).
  */
 
-import type { Analytics } from "./duckdb.ts";
 import { MIGRATIONS } from "./migrations.ts";
+import type { Sql } from "./sql.ts";
 import { AnalyticsDamagedError, AnalyticsVersionError, duckdbErrorType } from "./store-errors.ts";
 import { verifyStoreFile, walDamage } from "./store-file.ts";
 
@@ -41,7 +41,7 @@ const LATEST_SCHEMA = Math.max(...MIGRATIONS.map((m) => m.version));
  * write-ahead log, and a schema no newer than this program's. Throws `AnalyticsDamagedError` or
  * `AnalyticsVersionError`.
  */
-export async function verifyAtOpen(analytics: Analytics, maxBytes = OPEN_VERIFY_BYTES): Promise<void> {
+export async function verifyAtOpen(analytics: Sql, maxBytes = OPEN_VERIFY_BYTES): Promise<void> {
   const { file } = analytics;
   const verdict = verifyStoreFile(file, { maxBytes });
   if (verdict.damage.length > 0) throw new AnalyticsDamagedError(file, verdict.damage.join("; "));
@@ -58,7 +58,7 @@ export async function verifyAtOpen(analytics: Analytics, maxBytes = OPEN_VERIFY_
   }
 }
 
-async function tableNames(analytics: Analytics): Promise<Set<string>> {
+async function tableNames(analytics: Sql): Promise<Set<string>> {
   const rows = await analytics.all<{ name: string }>(
     "SELECT table_name AS name FROM duckdb_tables() WHERE database_name = current_database() AND NOT temporary",
   );
@@ -74,13 +74,13 @@ function readWholeSql(table: string): string {
   return `SELECT '${table.replaceAll("'", "''")}' AS name, count(*) AS n, bit_xor(hash(t)) AS h FROM "${name}" AS t`;
 }
 
-async function readWhole(analytics: Analytics, table: string): Promise<bigint> {
+async function readWhole(analytics: Sql, table: string): Promise<bigint> {
   const row = await analytics.one<{ n: bigint }>(readWholeSql(table));
   return row?.n ?? 0n;
 }
 
 /** The latest migration applied; 0 in a new store (no table yet: DuckDB's catalog says so, by its error's type). */
-async function schemaVersion(analytics: Analytics): Promise<number> {
+async function schemaVersion(analytics: Sql): Promise<number> {
   try {
     const row = await analytics.one<{ v: number | null }>("SELECT max(version) AS v FROM schema_migrations");
     return row?.v ?? 0;
@@ -142,7 +142,7 @@ export function checkFile(file: string): CheckLine[] {
  * invariants. Damage that stops a read is a line, not an exception: the rest is still checked. Any other
  * failure (out of memory, a bug) is thrown: a check that did not run is not a finding.
  */
-export async function checkContents(analytics: Analytics): Promise<CheckLine[]> {
+export async function checkContents(analytics: Sql): Promise<CheckLine[]> {
   const lines: CheckLine[] = [];
   const tables = [...(await tableNames(analytics))].sort();
   const rows = new Map<string, bigint>();
@@ -175,7 +175,7 @@ export async function checkContents(analytics: Analytics): Promise<CheckLine[]> 
 }
 
 /** The migrations applied: 1 to k, each once; k behind this program's is fine (the next open migrates). */
-async function checkSchema(analytics: Analytics): Promise<CheckLine> {
+async function checkSchema(analytics: Sql): Promise<CheckLine> {
   const row = await analytics.one<{ n: bigint; low: number | null; high: number | null; distinct: bigint }>(
     "SELECT count(*) AS n, min(version) AS low, max(version) AS high, count(DISTINCT version) AS distinct FROM schema_migrations",
   );

@@ -4,8 +4,9 @@
  * discovery feed (the indexer), import files (`listing` records) and the project's own merchant
  * catalogues (`listingsOf` in src/merchant-kit).
  */
-import type { Analytics } from "./duckdb.ts";
 import { bumpDataVersion } from "./migrations.ts";
+import type { Sql } from "./sql.ts";
+import { sqlHost } from "./sql-host.ts";
 
 /** One paid endpoint of one merchant. */
 export interface Listing {
@@ -21,22 +22,12 @@ export interface Listing {
 }
 
 /**
- * SQL: the host of a listing's URL, lower case ("api.example.com"; "[::1]" for IPv6). It is kept in a
- * column of `listings` (migration 5) because it names a merchant that has no name: extracting it from
- * 140,000 URLs at every report build took about 0.15 s of a 2.2 s build. Every writer of `listings`
- * fills it with this expression.
- */
-export function sqlHost(url: string): string {
-  return `lower(regexp_extract(${url}, '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?(\\[[^\\]/?#]*\\]|[^:/?#]*)', 1))`;
-}
-
-/**
  * Writes listings (a discovery feed's): upserted by (pay_to, resource, method), so a refresh updates
  * prices and descriptions, and one that changes none writes nothing; listings the feed drops are kept
  * (the table also holds imported listings, and a merchant's old endpoints still describe it). Every
  * listing's payTo becomes a merchant, as the import does; names stay NULL so reports use the listings' host.
  */
-export async function upsertListings(analytics: Analytics, listings: readonly Listing[]): Promise<void> {
+export async function upsertListings(analytics: Sql, listings: readonly Listing[]): Promise<void> {
   if (listings.length === 0) return;
   await analytics.run(
     "CREATE TEMP TABLE IF NOT EXISTS stage_listings AS SELECT * EXCLUDE (host) FROM listings LIMIT 0",

@@ -1,5 +1,5 @@
-import type { Analytics } from "./duckdb.ts";
-import { sqlHost } from "./listings.ts";
+import type { Sql } from "./sql.ts";
+import { sqlHost } from "./sql-host.ts";
 
 /**
  * Versioned schema migrations, applied in order, each in its own transaction. Append new ones;
@@ -472,7 +472,7 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   },
 ];
 
-export async function migrate(analytics: Analytics): Promise<void> {
+export async function migrate(analytics: Sql): Promise<void> {
   await analytics.run(
     "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)",
   );
@@ -500,7 +500,7 @@ function splitStatements(sql: string): string[] {
 }
 
 /** Bumped by every write that changes what a report would say; cached reports carry the version they saw. */
-export async function dataVersion(analytics: Analytics): Promise<bigint> {
+export async function dataVersion(analytics: Sql): Promise<bigint> {
   const row = await analytics.one<{ v: bigint }>(
     `SELECT coalesce((SELECT value::BIGINT FROM meta WHERE key = 'data_version'), 0)
        + (SELECT count(*) FROM data_writes) AS v`,
@@ -513,7 +513,7 @@ export async function dataVersion(analytics: Analytics): Promise<bigint> {
  * whose data the write changed (default 0, any: an import, the listings, which every window shows): the
  * report service keeps what it rendered of windows ending below it (src/analytics/changes.ts).
  */
-export async function bumpDataVersion(analytics: Analytics, from = 0): Promise<void> {
+export async function bumpDataVersion(analytics: Sql, from = 0): Promise<void> {
   await analytics.run("INSERT INTO data_writes VALUES (now()::TIMESTAMP)");
   analytics.wrote(from);
 }
@@ -527,7 +527,7 @@ export const FOLD_DATA_WRITES_AT = 10_000;
  * cannot meet another writer; below the threshold opening writes nothing (the demo's check of a foreign
  * directory must leave it untouched), and counting a few thousand rows costs nothing.
  */
-export async function foldDataWrites(analytics: Analytics, minRows = FOLD_DATA_WRITES_AT): Promise<void> {
+export async function foldDataWrites(analytics: Sql, minRows = FOLD_DATA_WRITES_AT): Promise<void> {
   const pending = await analytics.one<{ n: bigint }>("SELECT count(*) AS n FROM data_writes");
   if ((pending?.n ?? 0n) < BigInt(minRows)) return;
   await analytics.transaction(async () => {

@@ -1,7 +1,7 @@
 import { DuckDBInstance } from "@duckdb/node-api";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sqlHost } from "../../../src/analytics/listings.ts";
+import { sqlHost } from "../../../src/analytics/sql-host.ts";
 import { sqlCleanText, sqlCutDescription } from "../../../src/reports/build/listings.ts";
 import {
   sqlApportionedCents,
