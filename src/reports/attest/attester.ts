@@ -22,6 +22,7 @@ import {
   type PublicClient,
   parseAbiItem,
   parseEventLogs,
+  parseTransaction,
   zeroHash,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -39,7 +40,7 @@ import {
   WEEK_SCHEMA_UID,
 } from "./schema.ts";
 import { recordAttested, recordConflict, recordSigned, type SealedWeekRow } from "./store.ts";
-import { lastWeekClose, mondayCloses } from "./weeks.ts";
+import { isWeekClose, lastWeekClose, mondayCloses } from "./weeks.ts";
 
 /** How often the attester looks, besides each new build of the latest window. */
 export const DEFAULT_INTERVAL_MS = 30_000;
@@ -62,6 +63,26 @@ export interface AttesterOptions {
   /** The most one transaction may cost, gas times its fee cap (src/services/attest-settings.ts has the default). */
   maxCostWei: bigint;
   intervalMs?: number;
+  /** How long a transaction may wait unmined before it is replaced at a higher fee; default 10 minutes. */
+  replaceAfterMs?: number;
+}
+
+interface Fees {
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+}
+
+const DEFAULT_REPLACE_AFTER_MS = 600_000;
+
+const max = (a: bigint, b: bigint) => (a > b ? a : b);
+
+/** A signed transaction's fees raised by a quarter: nodes take a replacement at the same nonce from a tenth up. */
+function bumped(raw: Hex): Fees {
+  const tx = parseTransaction(raw);
+  return {
+    maxFeePerGas: ((tx.maxFeePerGas ?? 0n) * 5n) / 4n,
+    maxPriorityFeePerGas: ((tx.maxPriorityFeePerGas ?? 0n) * 5n) / 4n,
+  };
 }
 
 /** What one step did to one week. */
@@ -74,7 +95,8 @@ export type WeekStep =
   | "found"
   | "conflict"
   | "over_budget"
-  | "registering";
+  | "registering"
+  | "replaced";
 
 const attestedEvent = parseAbiItem(
   "event Attested(address indexed recipient, address indexed attester, bytes32 uid, bytes32 indexed schemaUID)",
@@ -91,6 +113,8 @@ export class Attester {
   private from: number | undefined;
   private registering: Hex | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** When this process first sent or saw each transaction still unmined. */
+  private readonly waiting = new Map<Hex, number>();
   private running: Promise<unknown> | undefined;
 
   constructor(private readonly options: AttesterOptions) {
@@ -151,7 +175,7 @@ export class Attester {
     this.closes ??= mondayCloses(Number((await this.client.getBlock({ blockNumber: 0n })).timestamp));
     const last = lastWeekClose(Number(checkpoint.block), this.closes);
     if (last === undefined) return steps;
-    this.from ??= last;
+    this.from ??= await this.firstDue(last);
     if (!(await this.schemaRegistered())) {
       for (let end = this.from; end <= last; end += WEEK_BLOCKS) steps.set(end, "registering");
       return steps;
@@ -164,6 +188,21 @@ export class Attester {
       if (step !== "sealed_only") break;
     }
     return steps;
+  }
+
+  /**
+   * Where to pick up at the first look: a week sealed and not attested yet, else the week after the last one
+   * attested (weeks that closed while the service was down), else the last week closed.
+   */
+  private async firstDue(last: number): Promise<number> {
+    const closes = this.closes as number;
+    const rows = await this.options.analytics.all<{ end_block: number; attested: boolean }>(
+      "SELECT end_block::DOUBLE AS end_block, uid IS NOT NULL AS attested FROM attestations WHERE conflict_uid IS NULL",
+    );
+    const weeks = rows.filter((r) => isWeekClose(r.end_block, closes) && r.end_block <= last);
+    const pending = weeks.filter((r) => !r.attested).map((r) => r.end_block);
+    const after = Math.max(-1, ...weeks.filter((r) => r.attested).map((r) => r.end_block)) + WEEK_BLOCKS;
+    return Math.min(last, ...pending, ...(after >= WEEK_BLOCKS && after <= last ? [after] : []));
   }
 
   /** The week's attestation a step further. */
@@ -185,6 +224,10 @@ export class Attester {
     const found = await this.onChain(end);
     if (found) return this.attested(sealed, found.uid, found.tx, "found");
     if (sealed.tx && !reverted && sealed.nonce !== null && sealed.raw_tx && nonce <= sealed.nonce) {
+      // Waiting too long, its fee too low for the chain's now: the same nonce at a higher fee replaces it, so
+      // that whichever of the two is mined, it is the only one.
+      if (this.waitedTooLong(sealed.tx))
+        return this.sign(sealed, sealed.nonce, bumped(sealed.raw_tx), "replaced");
       await this.broadcast(sealed.raw_tx, end);
       return "rebroadcast";
     }
@@ -251,8 +294,21 @@ export class Attester {
     return undefined;
   }
 
+  /** Whether the transaction `tx` has waited unmined longer than `replaceAfterMs` since this process first sent or saw it. */
+  private waitedTooLong(tx: Hex): boolean {
+    const now = Date.now();
+    const since = this.waiting.get(tx) ?? now;
+    this.waiting.set(tx, since);
+    return now - since >= (this.options.replaceAfterMs ?? DEFAULT_REPLACE_AFTER_MS);
+  }
+
   /** Signs the week's attestation, stores the transaction, then broadcasts it. */
-  private async sign(sealed: SealedWeekRow, nonce: number): Promise<WeekStep> {
+  private async sign(
+    sealed: SealedWeekRow,
+    nonce: number,
+    minFees?: Fees,
+    step: WeekStep = "sent",
+  ): Promise<WeekStep> {
     const data = encodeFunctionData({
       abi: easAbi,
       functionName: "attest",
@@ -278,7 +334,7 @@ export class Attester {
         },
       ],
     });
-    const signed = await this.signed(EAS_ADDRESS, data, nonce, sealed.end_block);
+    const signed = await this.signed(EAS_ADDRESS, data, nonce, sealed.end_block, minFees);
     if (!signed) return "over_budget";
     await recordSigned(this.options.analytics, sealed.end_block, {
       chainId: this.chainId as number,
@@ -287,7 +343,8 @@ export class Attester {
       tx: signed.hash,
       raw: signed.raw,
     });
-    return (await this.broadcast(signed.raw, sealed.end_block)) ? "sent" : "unsent";
+    this.waiting.set(signed.hash, Date.now());
+    return (await this.broadcast(signed.raw, sealed.end_block)) ? step : "unsent";
   }
 
   /**
@@ -300,12 +357,17 @@ export class Attester {
     data: Hex,
     nonce: number,
     end?: number,
+    minFees?: Fees,
   ): Promise<{ raw: Hex; hash: Hex; nonce: number } | undefined> {
-    const [gas, fees, balance] = await Promise.all([
+    const [gas, estimated, balance] = await Promise.all([
       this.client.estimateGas({ account: this.address, to, data }),
       this.client.estimateFeesPerGas(),
       this.client.getBalance({ address: this.address }),
     ]);
+    const fees = {
+      maxFeePerGas: max(estimated.maxFeePerGas, minFees?.maxFeePerGas ?? 0n),
+      maxPriorityFeePerGas: max(estimated.maxPriorityFeePerGas, minFees?.maxPriorityFeePerGas ?? 0n),
+    };
     const gasLimit = (gas * GAS_MARGIN) / 100n;
     const cost = gasLimit * fees.maxFeePerGas;
     const budget = this.options.maxCostWei;

@@ -19,10 +19,12 @@ import {
   keccak256,
   type PublicClient,
   parseAbiItem,
+  parseTransaction,
   stringToHex,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { importNdjson } from "../../../src/analytics/import.ts";
 import { WEEK_BLOCKS } from "../../../src/chain/base.ts";
 import { type Devnet, devnetChain, startDevnet } from "../../../src/chain/devnet/index.ts";
 import {
@@ -47,7 +49,7 @@ import type { Report } from "../../../src/reports/schema.ts";
 import { reportRoutes } from "../../../src/reports/serve/http.ts";
 import { ReportService } from "../../../src/reports/serve/service.ts";
 import { DEFAULT_MAX_COST_WEI } from "../../../src/services/attest-settings.ts";
-import { addr, analyticsWith, END, payment, repeat } from "../../helpers/data.ts";
+import { addr, analyticsWith, checkpoint, END, ndjsonFile, payment, repeat } from "../../helpers/data.ts";
 
 const PUBLIC = "https://reports.test";
 const NOW = new Date("2026-11-20T00:00:00Z");
@@ -67,7 +69,7 @@ async function dropAll(): Promise<void> {
 }
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 6, blockTime: 0, genesisNumber: END + 1 });
+  devnet = await startDevnet({ port: 0, buyers: 8, blockTime: 0, genesisNumber: END + 1 });
   client = createPublicClient({ chain: devnetChain(devnet.rpc), transport: http(devnet.rpc) });
   // The schema registered once for every test, so that each test's first step signs its week (registering it
   // is the demo's and the attester's first step on a fresh chain: test/cli/demo.test.ts).
@@ -278,9 +280,9 @@ describe("the attester", () => {
     const world = await store("changed");
     await attestFully(attesterOf(world, keyOf(0)));
     const sealed = (await world.reports.report(world.shop, END)).report;
-    await (await import("../../../src/analytics/import.ts")).importNdjson(
+    await importNdjson(
       world.analytics,
-      (await import("../../helpers/data.ts")).ndjsonFile([
+      ndjsonFile([
         payment({ payer: addr("attest-late"), payTo: world.shop, amount: 9_000_000, block: END - 5 }),
       ]),
     );
@@ -344,6 +346,38 @@ describe("the attester", () => {
     world.analytics.close();
   });
 
+  it("replaces a transaction that waited too long with the same nonce at a higher fee: one attestation", async () => {
+    const world = await store("stuck");
+    const attester = new Attester({
+      reports: world.reports,
+      analytics: world.analytics,
+      rpc: devnet.rpc,
+      key: keyOf(6),
+      closes: CLOSES,
+      maxCostWei: DEFAULT_MAX_COST_WEI,
+      replaceAfterMs: 0,
+    });
+    const signed = () =>
+      world.analytics.one<{ tx: string; raw_tx: Hex; nonce: number }>(
+        "SELECT tx, raw_tx, nonce::DOUBLE AS nonce FROM attestations WHERE end_block = $end",
+        { end: END },
+      );
+    expect((await attester.attestDue()).get(END)).toBe("sent");
+    const first = await signed();
+    expect((await attester.attestDue()).get(END)).toBe("replaced");
+    const second = await signed();
+    expect(second?.nonce).toBe(first?.nonce);
+    expect(parseTransaction(second?.raw_tx as Hex).maxFeePerGas).toBeGreaterThan(
+      parseTransaction(first?.raw_tx as Hex).maxFeePerGas as bigint,
+    );
+    await devnet.mine();
+    expect((await attester.attestDue()).get(END)).toBe("attested");
+    const { report } = await world.reports.report(world.shop, END);
+    expect(report.attestation?.tx).toBe(second?.tx);
+    expect(await attestationsOf(attester.address, report.attestation?.root as string)).toHaveLength(1);
+    world.analytics.close();
+  });
+
   it("sends nothing over its budget, and attests no week that has not closed", async () => {
     const world = await store("budget");
     const attester = attesterOf(world, keyOf(4), 1n);
@@ -364,6 +398,10 @@ describe("the attester", () => {
       maxCostWei: 1n,
     });
     expect([...(await later.attestDue()).keys()]).toEqual([END + 1 - WEEK_BLOCKS]);
+    // A week later, the week still unattested is where a new attester picks up, not the last week closed.
+    await importNdjson(world.analytics, ndjsonFile([checkpoint(END + WEEK_BLOCKS)]));
+    const restarted = attesterOf(world, keyOf(4), 1n);
+    expect([...(await restarted.attestDue()).entries()]).toEqual([[END, "over_budget"]]);
     world.analytics.close();
   });
 });
