@@ -18,11 +18,11 @@ import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { BASE_CHAIN_ID, BLOCK_SECONDS, USDC_UNIT } from "../base.ts";
 import { pollReceipt } from "../receipt.ts";
 import { usdcAbi } from "../usdc.ts";
-import { derive } from "./accounts.ts";
+import { type DevnetAccount, derive } from "./accounts.ts";
 import { devnetChain } from "./chain.ts";
-import type { Devnet } from "./devnet.ts";
 import { DevnetError } from "./devnet-errors.ts";
 import { signMints } from "./funding.ts";
+import { MAX_BACKGROUND_TPS } from "./options.ts";
 
 export interface BackgroundOptions {
   /** Transactions a second, spread evenly over time: Base carries about 100 (200 a block). */
@@ -45,8 +45,6 @@ export interface BackgroundTraffic {
   stop(): Promise<void>;
 }
 
-/** The most `tps` accepted: signing alone takes about a core at that rate. */
-export const MAX_BACKGROUND_TPS = 2_000;
 /**
  * Mnemonic index of the first account: past every range the project derives from (buyers from 2, at most
  * 10,000 of them; the demo's wallets from 97; the merchants of benchmarks and tests from 10,000), so the
@@ -73,12 +71,23 @@ const USDC_GAS = 100_000n;
 const FUNDING_TIMEOUT_MS = 60_000;
 
 /**
+ * The chain the traffic runs on: the fields of a `Devnet` it needs, given by devnet.ts, which starts it
+ * (devnet.ts imports this file, so this one does not import it back).
+ */
+export interface TrafficChain {
+  rpc: string;
+  usdc: Address;
+  /** The USDC `owner`, which mints the accounts' USDC. */
+  owner: DevnetAccount;
+}
+
+/**
  * Funds the accounts (ETH with anvil_setBalance, USDC by real mints from the token's owner, up to 1M each)
  * and, once the mints are mined, starts sending. Needs a devnet that mines by interval: the mints wait for
  * a block. Uses the owner's next nonces, so nothing else may mint from it meanwhile.
  */
 export async function startBackgroundTraffic(
-  devnet: Pick<Devnet, "rpc" | "usdc" | "owner">,
+  devnet: TrafficChain,
   options: BackgroundOptions,
 ): Promise<BackgroundTraffic> {
   const { tps } = options;
@@ -225,7 +234,7 @@ function transaction(accounts: readonly PrivateKeyAccount[], usdc: Address, i: n
  * for the mints to be mined: a transfer sent before would revert. */
 async function topUpUsdc(
   client: PublicClient<Transport, Chain>,
-  devnet: Pick<Devnet, "usdc" | "owner">,
+  devnet: Pick<TrafficChain, "usdc" | "owner">,
   accounts: readonly PrivateKeyAccount[],
 ): Promise<void> {
   const balances = await Promise.all(

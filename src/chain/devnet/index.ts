@@ -5,9 +5,9 @@
  * Everything outside this folder enters it here; `startDevnet` (devnet.ts) is where to start reading.
  */
 export { DEVNET_MNEMONIC, type DevnetAccount, derive } from "./accounts.ts";
-export { type BackgroundTraffic, MAX_BACKGROUND_TPS } from "./background.ts";
+export type { BackgroundTraffic } from "./background.ts";
 export { devnetChain } from "./chain.ts";
 export { type Devnet, startDevnet } from "./devnet.ts";
 export { DevnetError, SavedChainError } from "./devnet-errors.ts";
-export type { DevnetOptions } from "./options.ts";
+export { type DevnetOptions, MAX_BACKGROUND_TPS } from "./options.ts";
 export { findSavedChain, LEGACY_CHAIN_FILE, SAVED_CHAIN_FILE } from "./saved-chain.ts";

@@ -1,6 +1,6 @@
 import { createPublicClient, createTestClient, http, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FIRST_BACKGROUND_INDEX, MAX_BACKGROUND_TPS } from "../../../src/chain/devnet/background.ts";
+import { FIRST_BACKGROUND_INDEX } from "../../../src/chain/devnet/background.ts";
 import {
   type Devnet,
   DevnetError,
@@ -8,6 +8,7 @@ import {
   devnetChain,
   startDevnet,
 } from "../../../src/chain/devnet/index.ts";
+import { MAX_BACKGROUND_TPS } from "../../../src/chain/devnet/options.ts";
 import { usdcAbi } from "../../../src/chain/usdc.ts";
 import { alive, eventually } from "../../helpers/process.ts";
 import { Settler } from "../../helpers/settle.ts";
