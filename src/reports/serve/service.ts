@@ -399,7 +399,7 @@ export class ReportService {
         merchant: only,
         totals,
         page: { number: page, size, pages },
-        wallets: flaggedWallets(rows, (row) => this.evidenceUrl(end, row), context.methodology),
+        wallets: flaggedWallets(rows, (row) => evidenceUrl(context.publicUrl, end, row), context.methodology),
         ...(attestation ? { attestation } : {}),
       };
     });
@@ -465,7 +465,7 @@ export class ReportService {
       });
       if (!batch) return;
       after = batch.through;
-      const records = { end, publicUrl: this.options.publicUrl, methodology: context.methodology };
+      const records = { end, publicUrl: context.publicUrl, methodology: context.methodology };
       yield batch.rows.map((row) => flagRecord(records, row));
     }
   }
@@ -497,8 +497,10 @@ export class ReportService {
 
   /** What rendering a built window's reports needs beyond the stored rows. */
   private async context(window: ReportWindow, db = this.analytics): Promise<ReportContext> {
-    const built = await db.one<{ generated_at: string; methodology: string }>(
-      "SELECT generated_at, methodology FROM report_windows WHERE chain = 'base' AND end_block = $end",
+    // A sealed week's links stay those it was sealed with, as its reports' do: its feed's hash counts them.
+    const built = await db.one<{ generated_at: string; methodology: string; sealed_url: string | null }>(
+      `SELECT w.generated_at, w.methodology, a.public_url AS sealed_url FROM report_windows w
+       LEFT JOIN attestations a ON a.end_block = w.end_block WHERE w.chain = 'base' AND w.end_block = $end`,
       { end: window.end_block },
     );
     if (!built)
@@ -507,7 +509,7 @@ export class ReportService {
       window,
       dates: windowDates(window),
       generatedAt: built.generated_at,
-      publicUrl: this.options.publicUrl,
+      publicUrl: built.sealed_url ?? this.options.publicUrl,
       methodology: built.methodology,
     };
   }

@@ -43,7 +43,7 @@ import {
 } from "../../../src/reports/attest/schema.ts";
 import { canonicalJson, provesReport } from "../../../src/reports/attest/tree.ts";
 import { verifyReport } from "../../../src/reports/attest/verify.ts";
-import type { FlagFeedDocument } from "../../../src/reports/model.ts";
+import type { FlagFeedDocument, FlagRecord } from "../../../src/reports/model.ts";
 import { publishSite } from "../../../src/reports/publish/publish.ts";
 import type { Report } from "../../../src/reports/schema.ts";
 import { reportRoutes } from "../../../src/reports/serve/http.ts";
@@ -276,7 +276,7 @@ describe("the attester", () => {
     }
   });
 
-  it("serves a sealed week as sealed when its data changes, and never drops it", async () => {
+  it("serves a sealed week as sealed when its data or its public URL changes", async () => {
     const world = await store("changed");
     await attestFully(attesterOf(world, keyOf(0)));
     const sealed = (await world.reports.report(world.shop, END)).report;
@@ -288,6 +288,13 @@ describe("the attester", () => {
     );
     const after = (await world.reports.report(world.shop, END)).report;
     expect(after).toEqual(sealed);
+    // Nor when the service moves to another public URL: its links stay those the week was sealed with.
+    const moved = new ReportService(world.analytics, { publicUrl: "https://moved.test" });
+    expect((await moved.report(world.shop, END)).report).toEqual(sealed);
+    const rows: FlagRecord[] = [];
+    for await (const batch of (await moved.readFlags(END)).batches) rows.push(...batch);
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) expect(row.evidence.startsWith(`${PUBLIC}/`)).toBe(true);
     world.analytics.close();
   });
 
