@@ -276,7 +276,7 @@ describe("the attester", () => {
     }
   });
 
-  it("serves a sealed week as sealed when its data or its public URL changes", async () => {
+  it("serves a sealed week as sealed when its data or its public URL changes, and keeps it stored", async () => {
     const world = await store("changed");
     await attestFully(attesterOf(world, keyOf(0)));
     const sealed = (await world.reports.report(world.shop, END)).report;
@@ -295,6 +295,15 @@ describe("the attester", () => {
     for await (const batch of (await moved.readFlags(END)).batches) rows.push(...batch);
     expect(rows.length).toBeGreaterThan(0);
     for (const row of rows) expect(row.evidence.startsWith(`${PUBLIC}/`)).toBe(true);
+    // Nor dropped to make room: a service keeping one window builds two others, and the week stays sealed.
+    const stored = () =>
+      world.analytics.all("SELECT generated_at FROM report_windows WHERE end_block = $end", { end: END });
+    const before = await stored();
+    const narrow = new ReportService(world.analytics, { publicUrl: PUBLIC, keepWindows: 1 });
+    await narrow.build(END - 10);
+    await narrow.build(END - 20);
+    expect(await stored()).toEqual(before);
+    expect(before).toHaveLength(1);
     world.analytics.close();
   });
 
