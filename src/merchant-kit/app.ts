@@ -20,9 +20,10 @@ import { type Merchant, type MerchantServices, resourceUrl } from "./endpoint.ts
 import { openAiErrors } from "./error-dialect.ts";
 import { faviconResponse } from "./favicon.ts";
 import { hostInfo, hostInfoSettings } from "./host-info.ts";
-import { type MerchantEnv, validateInput } from "./input.ts";
+import { validateInput } from "./input.ts";
 import { llmsTxt } from "./llms-txt.ts";
 import { MerchantMcp } from "./mcp/index.ts";
+import type { MerchantEnv } from "./merchant-env.ts";
 import { KIT_MIGRATIONS, KIT_MODULE } from "./migrations.ts";
 import { openApiDocument } from "./openapi.ts";
 import { countRefusals, countUnpaidLimit } from "./payments/counted.ts";

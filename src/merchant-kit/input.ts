@@ -3,13 +3,10 @@ import { bodyLimit } from "hono/body-limit";
 import type { z } from "zod";
 import { BadInputError, errorBody } from "../common/errors.ts";
 import type { AnyEndpoint, MerchantServices } from "./endpoint.ts";
-import type { PaidRun } from "./payments/paid-handler.ts";
+import type { MerchantEnv } from "./merchant-env.ts";
 
-/**
- * Hono variables the kit's middlewares pass along a paid request: the validated input, when the request
- * arrived, and its paid run once the handler has taken the payment's ledger row.
- */
-export type MerchantEnv = { Variables: { input: unknown; arrivedAt: number; run?: PaidRun } };
+/** For callers outside the kit (bench/), which read it here. */
+export type { MerchantEnv };
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 

@@ -16,7 +16,7 @@ import { paymentMiddlewareFromHTTPServer } from "@x402/hono";
 import type { Context, MiddlewareHandler, Next } from "hono";
 import { errorBody } from "../../common/errors.ts";
 import { CHANNEL_SCHEME, type Merchant, schemesOf, withoutChannels } from "../endpoint.ts";
-import type { MerchantEnv } from "../input.ts";
+import type { MerchantEnv } from "../merchant-env.ts";
 import { PublicUrlResourceServer } from "../payments/resource-server.ts";
 import { type PaymentSettings, REFUND_PATH, refundRoute, x402Routes } from "../routes.ts";
 import type { ChannelSettings } from "./settings.ts";

@@ -12,7 +12,7 @@ import { decodePaymentSignatureHeader } from "@x402/core/http";
 import { isBatchSettlementRefundPayload } from "@x402/evm";
 import type { MiddlewareHandler } from "hono";
 import { BadInputError, NotFoundError } from "../../common/errors.ts";
-import type { MerchantEnv } from "../input.ts";
+import type { MerchantEnv } from "../merchant-env.ts";
 import { paymentHeader } from "../payments/payment-key.ts";
 import type { PaymentFronts } from "./fronts.ts";
 

@@ -8,16 +8,9 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { AppError } from "../../common/errors.ts";
 import { paidRequests, refusals } from "../../common/metrics.ts";
-import type { MerchantEnv } from "../input.ts";
+import type { MerchantEnv, PaidLabels } from "../merchant-env.ts";
 import { paymentHeader } from "./payment-key.ts";
 import type { Outcome } from "./payment-ledger.ts";
-
-/** A paid request's labels: its merchant, its route's pattern and the scheme it was paid with. */
-export interface PaidLabels {
-  merchant: string;
-  route: string;
-  scheme: string;
-}
 
 /** How a paid request ended: the ledger's outcome, or a settled payment whose writes were lost. */
 export type PaidOutcome = Outcome | "write_failed";

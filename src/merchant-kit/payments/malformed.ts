@@ -2,7 +2,7 @@ import { decodePaymentSignatureHeader } from "@x402/core/http";
 import type { MiddlewareHandler } from "hono";
 import { BadInputError } from "../../common/errors.ts";
 import { type LogLimit, type LogWriter, limitedLog } from "../../common/log.ts";
-import type { MerchantEnv } from "../input.ts";
+import type { MerchantEnv } from "../merchant-env.ts";
 
 /**
  * Refusals of malformed headers logged per process window: enough to see that a client is broken, never

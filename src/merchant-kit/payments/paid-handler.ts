@@ -12,13 +12,12 @@ import {
   type MerchantServices,
   schemesOf,
 } from "../endpoint.ts";
-import type { MerchantEnv } from "../input.ts";
-import { countPaid, type PaidLabels } from "./counted.ts";
+import type { MerchantEnv, PaidRun } from "../merchant-env.ts";
+import { countPaid } from "./counted.ts";
 import { paymentHeader, paymentOf } from "./payment-key.ts";
 import {
   type FundsReader,
   type Outcome,
-  type PaymentKey,
   type PaymentLedger,
   UNPAID_LIMIT,
   UNPAID_WINDOW_SECONDS,
@@ -243,22 +242,6 @@ function withSettlementAmount(response: Response, atomic: bigint): Response {
   const copy = new Response(response.body, response);
   copy.headers.set(SETTLEMENT_OVERRIDES_HEADER, JSON.stringify({ amount: atomic.toString() }));
   return copy;
-}
-
-/** A paid request's run, from the ledger row taken to the outcome recorded. */
-export interface PaidRun {
-  key: PaymentKey;
-  /** What the call costs at most (`exact` its price): a channel's deposit moves more than the call costs. */
-  price: bigint;
-  /** What its count in the metrics is labelled with. */
-  labels: PaidLabels;
-  /** The handler answered below 400 (so the middleware went on to settle). */
-  handled: boolean;
-  /** A guarded call not answered after its work began: its caller left, or it failed (`unpaidOutcome`). */
-  unpaid?: "abandoned" | "failed";
-  /** A streamed answer, sent in place of what the payment middleware saw; its outcome recorded at its end. */
-  stream?: Response;
-  unit?: Awaited<ReturnType<typeof openWriteUnit>>;
 }
 
 /**
