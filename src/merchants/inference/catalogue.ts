@@ -9,7 +9,8 @@
 import path from "node:path";
 import type { AnyEndpoint, FreeRoute, Merchant } from "../../merchant-kit/endpoint.ts";
 import { providerErrors } from "../../merchant-kit/upstream.ts";
-import { type AudioServices, audioEndpoints, audioFreeRoutes, audioServices } from "./audio/catalogue.ts";
+import { audioEndpoints, audioFreeRoutes, audioServices } from "./audio/catalogue.ts";
+import type { AudioServices } from "./audio/services.ts";
 import { chatEndpoint, chatPath, type RouteEngine } from "./chat.ts";
 import type { ChatEngine, ChatEvent, ChatRequest } from "./engine.ts";
 import { INFERENCE_GUIDANCE } from "./guidance.ts";

@@ -19,26 +19,11 @@ import { pocketsphinxEngine } from "./engines/pocketsphinx.ts";
 import { upstreamSpeechEngine } from "./engines/upstream-speech.ts";
 import { upstreamTranscriptionEngine } from "./engines/upstream-transcription.ts";
 import { turns } from "./program.ts";
+import type { AudioServices } from "./services.ts";
 import { speechEndpoint } from "./speech.ts";
 import { transcriptionsEndpoint } from "./transcriptions.ts";
-import { type VoiceCatalogue, voiceCatalogue } from "./voices.ts";
+import { voiceCatalogue } from "./voices.ts";
 import { voicesRoute } from "./voices-route.ts";
-
-/** What the audio routes run on. */
-export interface AudioServices {
-  /** The speech engines, in the catalogue's order. */
-  speechEngines: readonly SpeechEngine[];
-  voices: VoiceCatalogue;
-  transcription: TranscriptionEngine;
-  /** Costs money outside: the kit reserves the payer's funds before the call runs. */
-  upstreamSpeech: boolean;
-  upstreamTranscription: boolean;
-  /**
-   * Runs one speech on `engine`: an offline engine's runs take turns, two at a time (one a core: more at
-   * once would each take longer and starve the server); an upstream's run as they come.
-   */
-  speechTurn<T>(engine: SpeechEngine, signal: AbortSignal, task: () => Promise<T>): Promise<T>;
-}
 
 /** Offline speech runs at once on this host (one per core of the 2-core machines it is built for). */
 const OFFLINE_SPEECH_RUNS = 2;

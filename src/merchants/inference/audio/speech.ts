@@ -13,7 +13,6 @@ import { z } from "zod";
 import { BadInputError } from "../../../common/errors.ts";
 import { defineEndpoint, type HandlerContext, precheckOf } from "../../../merchant-kit/endpoint.ts";
 import { priceToAtomic } from "../../../merchant-kit/price.ts";
-import type { AudioServices } from "./catalogue.ts";
 import { CONTENT_TYPES } from "./encode.ts";
 import type { SpeechFormat } from "./engine.ts";
 import { audioEngineErrors, engineCall } from "./engine-call.ts";
@@ -23,6 +22,7 @@ import {
   SPEECH_RATE_PER_CHARACTER,
   speechAmount,
 } from "./metering.ts";
+import type { AudioServices } from "./services.ts";
 import type { ResolvedVoice } from "./voices.ts";
 
 export const SPEECH_PATH = "/v1/audio/speech";

@@ -14,11 +14,11 @@ import { z } from "zod";
 import { BadInputError } from "../../../common/errors.ts";
 import { defineEndpoint, type HandlerContext, precheckOf } from "../../../merchant-kit/endpoint.ts";
 import { priceToAtomic } from "../../../merchant-kit/price.ts";
-import type { AudioServices } from "./catalogue.ts";
 import type { AudioInfo } from "./engine.ts";
 import { audioEngineErrors, engineCall, engineUnavailable } from "./engine-call.ts";
 import { MAX_TRANSCRIPTION_SECONDS, TRANSCRIPTION_RATE_PER_MINUTE, transcriptionAmount } from "./metering.ts";
 import { AUDIO_ERRORS, assertDeclaredTypeAgrees, probeAudio } from "./probe.ts";
+import type { AudioServices } from "./services.ts";
 import { formatTranscript, TRANSCRIPT_FORMATS } from "./transcript-format.ts";
 
 export const TRANSCRIPTIONS_PATH = "/v1/audio/transcriptions";

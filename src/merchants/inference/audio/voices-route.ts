@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { AppError, BadInputError } from "../../../common/errors.ts";
 import type { FreeRoute } from "../../../merchant-kit/endpoint.ts";
-import type { AudioServices } from "./catalogue.ts";
+import type { AudioServices } from "./services.ts";
 import { DEFAULT_VOICE_LIMIT, MAX_VOICE_LIMIT } from "./voices.ts";
 
 export const VOICES_PATH = "/v1/audio/voices";
