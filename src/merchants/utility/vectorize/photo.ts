@@ -13,8 +13,8 @@
  * The settings were chosen by measuring (bench/vectorize.ts `--sweep`; figures in README.md), not guessed.
  */
 import type { RgbaImage } from "./bmp.ts";
+import type { Detail } from "./drawing.ts";
 import { loadSharp } from "./image.ts";
-import type { Detail } from "./trace.ts";
 
 export interface PhotoSettings {
   /** Longest side traced (px); the vector keeps the image's size. */

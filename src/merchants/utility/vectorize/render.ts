@@ -6,7 +6,7 @@
 import { createRequire } from "node:module";
 import type { Resvg as ResvgClass } from "@resvg/resvg-js";
 import { onFirstUse } from "../lazy.ts";
-import type { Contour, Drawing } from "./trace.ts";
+import type { Contour, Drawing } from "./drawing.ts";
 
 // Each writer's package is loaded by the first file of its format (pdfkit alone is about 20 MB of a
 // host's memory). resvg and the DXF writer are CommonJS to a static import too (the DXF writer's `main`

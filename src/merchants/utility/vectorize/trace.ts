@@ -11,36 +11,13 @@
  */
 import ImageTracer, { type TraceData, type TracePath, type TraceSegment } from "imagetracerjs";
 import type { RgbaImage } from "./bmp.ts";
+import type { Contour, Detail, Drawing, Segment, Shape } from "./drawing.ts";
 import type { PhotoSettings } from "./photo.ts";
 import { despeckle, keepLargestRegions, quantize, toRgba } from "./quantize.ts";
 import { pathData } from "./render.ts";
 
-export type Segment =
-  | { type: "L"; x: number; y: number }
-  | { type: "Q"; cx: number; cy: number; x: number; y: number };
-
-/** A closed contour: from `start` through the segments back to `start`. */
-export interface Contour {
-  start: { x: number; y: number };
-  segments: Segment[];
-}
-
-export interface Shape {
-  /** "#rrggbb" */
-  color: string;
-  /** 0-1 (quantised alpha; PDF and SVG keep it, EPS and DXF draw the shape opaque). */
-  opacity: number;
-  /** The first is the outline; the others are holes (drawn in the opposite direction; fill even-odd). */
-  contours: Contour[];
-}
-
-export interface Drawing {
-  width: number;
-  height: number;
-  shapes: Shape[];
-}
-
-export type Detail = "low" | "medium" | "high";
+// Read here by the tracer's callers (local.ts, the thread, tests), where drawings are made.
+export type { Contour, Detail, Drawing, Segment, Shape } from "./drawing.ts";
 
 export interface TraceOptions {
   /** Palette size, 2-64. */
