@@ -15,7 +15,7 @@
  * bytes32 salt). `sender` is the caller of the escrow: who deposited, claimed or swept, not whose money moved.
  */
 import { toEventSelector } from "viem";
-import { type LogPosition, MalformedLogError, type RawLog } from "./decode.ts";
+import { type LogPosition, MalformedLogError, type RawLog } from "./raw-log.ts";
 
 const CONFIG = "(address,address,address,address,address,uint40,bytes32)";
 

@@ -21,6 +21,10 @@ import {
   X402_UPTO_PROXY_ADDRESS,
 } from "../chain/base.ts";
 import { type ChannelLog, decodeChannelLog } from "./channel-logs.ts";
+import { type LogPosition, MalformedLogError, type RawLog } from "./raw-log.ts";
+
+// Read here by the indexer's other files and tests, beside the decoder.
+export { type LogPosition, MalformedLogError, type RawLog } from "./raw-log.ts";
 
 /** keccak256("Transfer(address,address,uint256)") */
 export const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
@@ -32,29 +36,6 @@ export const UPTO_SETTLED_TOPIC = "0x97088ec3606cfe8cc112180570d03fcde05f9b8e1bf
 /** keccak256("SettledWithPermit()"): the same, the buyer's Permit2 approval given by an EIP-2612 permit. */
 export const UPTO_SETTLED_WITH_PERMIT_TOPIC =
   "0xde5b89d10fc800c459329c382fabfcad0be0ed7e5328e01fae04e507b09ef5d8";
-
-/** A log as eth_getLogs returns it (hex strings). `blockTimestamp` is recent (2025) and not served everywhere. */
-export interface RawLog {
-  address: string;
-  topics: string[];
-  data: string;
-  blockNumber: string;
-  blockHash: string;
-  blockTimestamp?: string;
-  transactionHash: string;
-  transactionIndex: string;
-  logIndex: string;
-  removed?: boolean;
-}
-
-export interface LogPosition {
-  block: number;
-  blockHash: string;
-  /** The log's own block time (unix seconds) when the RPC serves it, else undefined. */
-  blockTime: number | undefined;
-  tx: string;
-  logIndex: number;
-}
 
 export interface TransferLog extends LogPosition {
   kind: "transfer";
@@ -78,11 +59,6 @@ export interface ProxySettledLog extends LogPosition {
 export type UsdcLog = TransferLog | AuthorizationLog | ProxySettledLog;
 /** Every log the indexer reads: USDC's, the proxies' and the batch-settlement escrow's. */
 export type X402Log = UsdcLog | ChannelLog;
-
-/** A log that does not have the layout its topic promises: the RPC or the contract is not what we think. */
-export class MalformedLogError extends Error {
-  override name = "MalformedLogError";
-}
 
 const PROXIES = new Map<string, ProxySettledLog["scheme"]>([
   [X402_UPTO_PROXY_ADDRESS.toLowerCase(), "upto"],
