@@ -16,18 +16,17 @@
  * saved before channels existed plays none (mix.ts, `CHANNELS_OFF`).
  */
 import type { Mix } from "./mix.ts";
+import { indexesWhere, range } from "./plan-picks.ts";
 import {
   type Action,
   type Behaviour,
-  indexesWhere,
   merchantWallet,
   type PlanContext,
   type PlanEndpoint,
   type PlanMerchant,
-  range,
   SLOTS_PER_WEEK,
   type WalletId,
-} from "./plan.ts";
+} from "./plan-types.ts";
 import type { SlotActions } from "./slot-actions.ts";
 
 /** Slots in a session: a day of the week's 336. */

@@ -28,18 +28,15 @@
  */
 import { evasionTargets, spreadIn } from "./evasions.ts";
 import { CLUSTER_EVASIONS_OFF, type Mix } from "./mix.ts";
+import { cheapest, cheapestIndex, merchantById, range } from "./plan-picks.ts";
 import {
   type Action,
   type Behaviour,
-  cheapest,
-  cheapestIndex,
-  merchantById,
   type PlanContext,
   type PlanEndpoint,
-  range,
   SLOTS_PER_WEEK,
   type WalletId,
-} from "./plan.ts";
+} from "./plan-types.ts";
 import { random } from "./prng.ts";
 import type { SlotActions } from "./slot-actions.ts";
 

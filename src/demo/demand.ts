@@ -10,13 +10,10 @@ import {
   isMetered,
   isPremium,
   merchantById,
-  type PlanContext,
-  type PlanEndpoint,
   popularity,
-  SLOT_SECONDS,
-  SLOTS_PER_WEEK,
   spread,
-} from "./plan.ts";
+} from "./plan-picks.ts";
+import { type PlanContext, type PlanEndpoint, SLOT_SECONDS, SLOTS_PER_WEEK } from "./plan-types.ts";
 import { random } from "./prng.ts";
 import type { SlotActions } from "./slot-actions.ts";
 

@@ -19,20 +19,16 @@
  * from it, and none is played by a world saved before they existed (mix.ts, `EVASIONS_OFF`).
  */
 import { EVASIONS_OFF, type Mix } from "./mix.ts";
+import { cheapest, cheapestIndex, merchantById, popularity, range } from "./plan-picks.ts";
 import {
   type Action,
   type Behaviour,
-  cheapest,
-  cheapestIndex,
-  merchantById,
   merchantWallet,
   type PlanContext,
   type PlanEndpoint,
-  popularity,
-  range,
   SLOTS_PER_WEEK,
   type WalletId,
-} from "./plan.ts";
+} from "./plan-types.ts";
 import { random } from "./prng.ts";
 
 /** The behaviours of the evasions, these and the cluster evasions' (cluster-evasions.ts): none is genuine demand. */

@@ -3,7 +3,7 @@
  * exchange pays out to buyers and its other customers every week.
  */
 import { depositActions } from "./evasions.ts";
-import { merchantWallet, type PlanContext, SLOTS_PER_WEEK } from "./plan.ts";
+import { merchantWallet, type PlanContext, SLOTS_PER_WEEK } from "./plan-types.ts";
 import type { SlotActions } from "./slot-actions.ts";
 
 /** The slot's mints, the exchange's deposits and its weekly payouts. */

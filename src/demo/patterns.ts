@@ -3,17 +3,8 @@
  * farm, self-payments, a merchant funding its own buyers, a ring, a pair of merchants paying each other,
  * and the prober.
  */
-import {
-  cheapestIndex,
-  indexesWhere,
-  isListed,
-  merchantById,
-  merchantWallet,
-  type PlanContext,
-  type PlanEndpoint,
-  SLOTS_PER_WEEK,
-  spread,
-} from "./plan.ts";
+import { cheapestIndex, indexesWhere, isListed, merchantById, spread } from "./plan-picks.ts";
+import { merchantWallet, type PlanContext, type PlanEndpoint, SLOTS_PER_WEEK } from "./plan-types.ts";
 import type { SlotActions } from "./slot-actions.ts";
 
 /** The weekly slot on which the funder pays its wallets (day 2). */

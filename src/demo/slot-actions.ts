@@ -3,7 +3,7 @@
  * the plan adds to. Each draw comes from the one generator in the order the parts run, so the order of the
  * parts and of their draws is the plan.
  */
-import type { Action, Behaviour, PlanContext, WalletId } from "./plan.ts";
+import type { Action, Behaviour, PlanContext, WalletId } from "./plan-types.ts";
 import { type Random, random } from "./prng.ts";
 
 export class SlotActions {
