@@ -10,8 +10,8 @@ import { batchSettlementAbi } from "../chain/batch-settlement.ts";
 import { REFUND_PATH } from "../merchant-kit/routes.ts";
 import type { Action } from "./plan.ts";
 import type { SimChain } from "./sim-chain.ts";
+import type { SimMerchant } from "./sim-merchants.ts";
 import type { ChannelSession, SimWallets } from "./sim-wallets.ts";
-import type { SimMerchant } from "./simulator.ts";
 
 export type RefundOutcome =
   /** Refunded; `claimed` is what the merchant took of the channel in all, its vouchers' charges. */

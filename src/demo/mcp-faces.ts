@@ -7,7 +7,7 @@ import { MCP_PATH } from "../common/mcp/http.ts";
 import { connectMcp } from "../merchant-kit/mcp/client.ts";
 import { toolNameOf } from "../merchant-kit/mcp/tools.ts";
 import type { Action, PlanEndpoint } from "./plan.ts";
-import type { SimMerchant } from "./simulator.ts";
+import type { SimMerchant } from "./sim-merchants.ts";
 
 /** A merchant host's MCP face: a connected client, and the tool each endpoint is (if the host lists it). */
 export interface McpFace {

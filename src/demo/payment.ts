@@ -13,8 +13,8 @@ import type { SettledPayment } from "./pending-truth.ts";
 import type { Action, PlanEndpoint } from "./plan.ts";
 import { request } from "./request.ts";
 import type { SimChain } from "./sim-chain.ts";
+import type { SimMerchant } from "./sim-merchants.ts";
 import { permit2Payer, type SimWallets } from "./sim-wallets.ts";
-import type { SimMerchant } from "./simulator.ts";
 
 /** A payment refused without a charge, or whose own chain read lost its block, is tried this often in all. */
 const PAY_ATTEMPTS = 3;

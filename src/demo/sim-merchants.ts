@@ -6,7 +6,18 @@ import { isMeteredOnly, offersChannels } from "../merchant-kit/endpoint.ts";
 import { sizedChat, tinyChat } from "./chat-work.ts";
 import type { NamedMerchant } from "./merchants.ts";
 import type { PlanEndpoint } from "./plan.ts";
-import type { SimMerchant } from "./simulator.ts";
+
+/**
+ * A merchant as the simulator sees it. Here, where they are made, not in simulator.ts: the simulator's
+ * parts (payment.ts, mcp-faces.ts, channel-refund.ts) read it, and simulator.ts runs them.
+ */
+export interface SimMerchant {
+  id: string;
+  /** Base URL the endpoints' paths are appended to. */
+  url: string;
+  payTo: string;
+  endpoints: readonly PlanEndpoint[];
+}
 
 /**
  * Utility endpoints the simulated buyers call: those that answer offline from their catalogue example.

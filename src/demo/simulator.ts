@@ -22,18 +22,11 @@ import { endSession } from "./channel-refund.ts";
 import { McpFaces } from "./mcp-faces.ts";
 import { pay } from "./payment.ts";
 import { PendingTruth } from "./pending-truth.ts";
-import { type Action, type PlanContext, type PlanEndpoint, planSlot, type WalletId } from "./plan.ts";
+import { type Action, type PlanContext, planSlot, type WalletId } from "./plan.ts";
 import { SimChain, type SimChainOptions } from "./sim-chain.ts";
+import type { SimMerchant } from "./sim-merchants.ts";
 import { SimWallets } from "./sim-wallets.ts";
 import { readTruthComplete } from "./truth.ts";
-
-export interface SimMerchant {
-  id: string;
-  /** Base URL the endpoints' paths are appended to. */
-  url: string;
-  payTo: string;
-  endpoints: readonly PlanEndpoint[];
-}
 
 /** What the simulator plays, and on which chain (`SimChainOptions`: the devnet, its token's owner, its first block). */
 export interface SimulatorOptions extends SimChainOptions {
