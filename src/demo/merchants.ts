@@ -8,7 +8,19 @@ import type { Merchant } from "../merchant-kit/endpoint.ts";
 import type { Services } from "../services/index.ts";
 import type { ServiceUrls } from "./urls.ts";
 import type { MerchantKeys } from "./wallets.ts";
-import type { DemoMerchant } from "./world.ts";
+
+/** A merchant as the demo shows it to its user: its report, badge and API (`demoMerchants`). */
+export interface DemoMerchant {
+  id: string;
+  /** The host name its reports carry, and what people call it. */
+  name: string;
+  title: string;
+  address: string;
+  /** The merchant's report page, badge and API reference. */
+  report: string;
+  badge: string;
+  api: string;
+}
 
 export interface NamedMerchant {
   id: string;

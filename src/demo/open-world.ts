@@ -5,10 +5,10 @@
 import { BLOCK_SECONDS, WEEK_BLOCKS } from "../chain/base.ts";
 import { dataLayout } from "../config/layout.ts";
 import { DEFAULT_REORG_DEPTH } from "../indexer/index.ts";
+import type { DemoOptions } from "./demo-options.ts";
 import type { Mix } from "./mix.ts";
 import { SLOTS_PER_WEEK, slotSecondsFor } from "./plan.ts";
 import { clearForFreshStart, DemoError, prepareStart, type World } from "./resume.ts";
-import type { DemoOptions } from "./world.ts";
 
 /** Slot 0 starts this many blocks after genesis; the chain holds a week plus this and the confirmations. */
 const LEAD_BLOCKS = 600;

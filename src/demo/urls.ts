@@ -1,4 +1,17 @@
-import type { DemoUrls } from "./world.ts";
+/** What the demo tells its user to open (`demoUrls`). */
+export interface DemoUrls {
+  leaderboard: string;
+  rpc: string;
+  facilitator: string;
+  utility: string;
+  utilityAlias: string;
+  inference: string;
+  social: string;
+  socialProxy: string;
+  shops: string;
+  /** The operator's `/metrics` (docs/metrics.md), unless X402M_METRICS_PORT is off. */
+  metrics?: string;
+}
 
 /** The base URLs of the services the demo starts, by name. */
 export type ServiceUrls = Record<

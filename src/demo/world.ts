@@ -17,80 +17,29 @@ import { importNdjson } from "../analytics/import.ts";
 import type { Database } from "../common/db/index.ts";
 import { Lifecycle } from "../common/lifecycle.ts";
 import { dataLayout } from "../config/layout.ts";
-import type { IndexerEvent } from "../indexer/index.ts";
 import type { ReportService } from "../reports/index.ts";
-import type { Config } from "../services/index.ts";
 import { demoAttester } from "./attester.ts";
 import { headOf, startChain } from "./chain.ts";
 import { demoConfig } from "./demo-config.ts";
-import { demoMerchants, merchantRecords, nameMerchants } from "./merchants.ts";
-import type { Mix } from "./mix.ts";
+import type { DemoEvent, DemoOptions } from "./demo-options.ts";
+import { type DemoMerchant, demoMerchants, merchantRecords, nameMerchants } from "./merchants.ts";
 import { openWorld } from "./open-world.ts";
 import { partFailure } from "./part-failure.ts";
 import { chooseRoles, type PlanMerchant, SLOT_SECONDS } from "./plan.ts";
 import { DemoError } from "./resume.ts";
 import { DEMO_NOTICE, startDemoServices } from "./services.ts";
 import { simMerchants } from "./sim-merchants.ts";
-import { runSimulator, type SimulatorEvent } from "./simulator.ts";
+import { runSimulator } from "./simulator.ts";
 import { loadDemoSocial } from "./social.ts";
 import { repairTruthNotes } from "./truth-notes.ts";
-import { demoUrls, type ServiceUrls } from "./urls.ts";
+import { type DemoUrls, demoUrls, type ServiceUrls } from "./urls.ts";
 import { merchantKeys, simulatedKeys } from "./wallets.ts";
 import { WeekProgress } from "./week-progress.ts";
 
+// What the demo takes and tells, defined where the parts that make or read them can import them without
+// importing this file back; its callers read them here.
+export type { DemoEvent, DemoMerchant, DemoOptions, DemoUrls };
 export { DemoError };
-
-export interface DemoOptions {
-  /** Ports, data directory and the rest; the merchants' wallets are the demo's own. */
-  config: Config;
-  mix: Mix;
-  /**
-   * Delete the demo's week (its folder and analytics database) and start a fresh one; without it, a data
-   * directory holding part of a week, or a damaged one, stops the demo (resume.ts).
-   */
-  fresh?: boolean;
-  /** The indexer's `fundingLookback` (blocks); default its own, which the young chain clamps at block 0. */
-  fundingLookback?: number;
-  /**
-   * Days of chain the week is played in (1 to 7, default 7), for a fresh start. Fewer days play the same
-   * week's actions closer together in the week's last days, after empty blocks for the first ones, so the
-   * window is still a week and a day chart shows the payments on the last days only.
-   */
-  days?: number;
-  onEvent?: (event: DemoEvent) => void;
-}
-
-export type DemoEvent =
-  | { type: "started"; resumed: boolean; urls: DemoUrls; slot: number; slots: number }
-  | { type: "simulator"; event: SimulatorEvent }
-  | { type: "indexer"; event: IndexerEvent }
-  | { type: "note"; message: string };
-
-export interface DemoUrls {
-  leaderboard: string;
-  rpc: string;
-  facilitator: string;
-  utility: string;
-  utilityAlias: string;
-  inference: string;
-  social: string;
-  socialProxy: string;
-  shops: string;
-  /** The operator's `/metrics` (docs/metrics.md), unless X402M_METRICS_PORT is off. */
-  metrics?: string;
-}
-
-export interface DemoMerchant {
-  id: string;
-  /** The host name its reports carry, and what people call it. */
-  name: string;
-  title: string;
-  address: string;
-  /** The merchant's report page, badge and API reference. */
-  report: string;
-  badge: string;
-  api: string;
-}
 
 export interface Demo {
   resumed: boolean;
