@@ -1,20 +1,8 @@
 import { parseArgs } from "node:util";
 import { UsageError } from "../common/errors.ts";
-import { setLogLevel } from "../common/log.ts";
-import { loadConfigFromProcess } from "../services/config.ts";
-import {
-  type Command,
-  commandsOf,
-  FLAGS,
-  type FlagName,
-  type Flags,
-  flagOf,
-  type Group,
-  isCommand,
-  lookup,
-} from "./commands.ts";
+import { type Command, commandsOf, type Group, isCommand, lookup } from "./commands.ts";
+import { FLAGS, type FlagName, type Flags, flagOf } from "./flags.ts";
 
-export { DEFAULT_WAIT_SECONDS, type Flags } from "./commands.ts";
 export { UsageError };
 
 /** The flags taken before a command (or instead of one); --help also after any command. */
@@ -139,42 +127,4 @@ function flagOptions(names: readonly FlagName[]): Options {
 
 function tokensOf(argv: string[], options: Options) {
   return parseArgs({ args: argv, options, allowPositionals: true, strict: false, tokens: true }).tokens;
-}
-
-/** The configuration of this process: its flags over its environment. */
-export function configFrom(flags: Flags) {
-  const config = loadConfigFromProcess({
-    data: flags.data,
-    publicUrl: flags["public-url"],
-    host: flags.host,
-    port: flags.port,
-  });
-  // Every command logs at the operator's level, not only those that start services.
-  if (config.logLevel) setLogLevel(config.logLevel);
-  return config;
-}
-
-export function parseEndBlock(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  return whole(value, 0, `--end-block must be a block number, not "${value}"`);
-}
-
-/** `--page N` (`leaderboard`): 1 when not given. */
-export function parsePage(value: string | undefined): number {
-  if (value === undefined) return 1;
-  return whole(value, 1, `--page must be a page number from 1, not "${value}"`);
-}
-
-function whole(value: string, min: number, usage: string): number {
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < min)
-    throw new UsageError(usage);
-  return Number(value);
-}
-
-/** `--wait SECONDS` in milliseconds; `fallback` seconds when not given. */
-export function parseWaitMs(value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback * 1000;
-  if (!/^\d+(\.\d+)?$/.test(value))
-    throw new UsageError(`--wait takes seconds such as 30 or 0.5, not "${value}"`);
-  return Math.round(Number(value) * 1000);
 }

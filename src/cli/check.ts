@@ -14,12 +14,13 @@ import {
   AnalyticsDamagedError,
   AnalyticsVersionError,
 } from "../analytics/store-errors.ts";
-import type { AppError } from "../common/errors.ts";
+import { type AppError, UsageError } from "../common/errors.ts";
 import { sleep } from "../common/sleep.ts";
 import { dataLayout } from "../config/layout.ts";
 import { readServiceRecord } from "../config/service-record.ts";
 import type { Config } from "../services/index.ts";
-import { configFrom, DEFAULT_WAIT_SECONDS, type Flags, parseWaitMs, UsageError } from "./args.ts";
+import { configFrom, parseWaitMs } from "./flag-values.ts";
+import { DEFAULT_WAIT_SECONDS, type Flags } from "./flags.ts";
 
 export async function runCheck(args: string[], flags: Flags): Promise<number> {
   if (args.length > 0) throw new UsageError("check takes no arguments");

@@ -1,3 +1,4 @@
+import { UsageError } from "../common/errors.ts";
 import { untilSignal } from "../common/lifecycle.ts";
 import { setLogLevel } from "../common/log.ts";
 import { MCP_PATH } from "../common/mcp/http.ts";
@@ -5,7 +6,8 @@ import { loadMix, MixError } from "../demo/mix.ts";
 import { SLOTS_PER_WEEK } from "../demo/plan.ts";
 import { prepareStart } from "../demo/resume.ts";
 import type { Demo, DemoEvent } from "../demo/world.ts";
-import { configFrom, type Flags, UsageError } from "./args.ts";
+import { configFrom } from "./flag-values.ts";
+import type { Flags } from "./flags.ts";
 import { quietSdkLogs } from "./sdk-logs.ts";
 
 /**

@@ -1,7 +1,9 @@
 import { MAX_BACKGROUND_TPS, startDevnet } from "../chain/devnet/index.ts";
+import { UsageError } from "../common/errors.ts";
 import { Lifecycle, untilSignal } from "../common/lifecycle.ts";
 import { DEFAULT_PORTS } from "../config/ports.ts";
-import { configFrom, type Flags, UsageError } from "./args.ts";
+import { configFrom } from "./flag-values.ts";
+import type { Flags } from "./flags.ts";
 
 export const DEFAULT_DEVNET_BUYERS = 3;
 

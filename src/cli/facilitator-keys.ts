@@ -10,9 +10,11 @@
  */
 import { formatEther, isAddress, parseEther } from "viem";
 import { type Database, migrate, openDatabase } from "../common/db/index.ts";
+import { UsageError } from "../common/errors.ts";
 import { dataLayout } from "../config/layout.ts";
 import { type ApiKey, addKey, FACILITATOR_MIGRATIONS, listKeys, revokeKey } from "../facilitator/index.ts";
-import { configFrom, type Flags, UsageError } from "./args.ts";
+import { configFrom } from "./flag-values.ts";
+import type { Flags } from "./flags.ts";
 
 /** Settlements a minute when `--rate` is not given: one a second on average, a minute's worth at once. */
 export const DEFAULT_RATE_PER_MINUTE = 60;

@@ -2,9 +2,11 @@ import { createPublicClient, defineChain, getAddress, http, isAddress } from "vi
 import { privateKeyToAccount } from "viem/accounts";
 import { base, baseSepolia } from "viem/chains";
 import { BASE_CHAIN_ID, BASE_SEPOLIA_CHAIN_ID, BASE_SEPOLIA_USDC, BASE_USDC } from "../chain/base.ts";
+import { UsageError } from "../common/errors.ts";
 import { Lifecycle, untilSignal } from "../common/lifecycle.ts";
 import { ConfigError } from "../config/config-error.ts";
-import { configFrom, type Flags, UsageError } from "./args.ts";
+import { configFrom } from "./flag-values.ts";
+import type { Flags } from "./flags.ts";
 
 /** The USDC a facilitator settles by default on the chains that have a known one. */
 const KNOWN_USDC: Record<number, string> = {

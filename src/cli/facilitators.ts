@@ -1,7 +1,9 @@
 import { openAnalytics } from "../analytics/duckdb.ts";
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
+import { UsageError } from "../common/errors.ts";
 import { listCandidates } from "../indexer/index.ts";
-import { configFrom, type Flags, UsageError } from "./args.ts";
+import { configFrom } from "./flag-values.ts";
+import type { Flags } from "./flags.ts";
 
 /**
  * `facilitators`: the known facilitator signers, one JSON object per line.

@@ -1,6 +1,8 @@
 import { openAnalytics } from "../analytics/duckdb.ts";
 import { importNdjson } from "../analytics/import.ts";
-import { configFrom, type Flags, UsageError } from "./args.ts";
+import { UsageError } from "../common/errors.ts";
+import { configFrom } from "./flag-values.ts";
+import type { Flags } from "./flags.ts";
 
 export async function runImport(args: string[], flags: Flags): Promise<number> {
   const [file, ...extra] = args;

@@ -1,5 +1,6 @@
 import { openAnalytics } from "../analytics/duckdb.ts";
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
+import { UsageError } from "../common/errors.ts";
 import { untilSignal } from "../common/lifecycle.ts";
 import {
   createReporter,
@@ -14,7 +15,8 @@ import {
   SENDER_CHOICES,
   type SenderChoice,
 } from "../indexer/index.ts";
-import { configFrom, type Flags, UsageError } from "./args.ts";
+import { configFrom } from "./flag-values.ts";
+import type { Flags } from "./flags.ts";
 
 /** Default request rate: inside the free tiers of the common providers (Alchemy, Infura, QuickNode: 25+ calls/s). */
 export const DEFAULT_RPS = 25;

@@ -1,8 +1,10 @@
+import { UsageError } from "../common/errors.ts";
 import { ConfigError } from "../config/config-error.ts";
 import { MERCHANT_HOSTS, type MerchantHost, merchantEnvPrefix } from "../config/ports.ts";
 import { listingsNdjson } from "../merchant-kit/listings.ts";
 import { MERCHANTS } from "../merchants/index.ts";
-import { configFrom, type Flags, UsageError } from "./args.ts";
+import { configFrom } from "./flag-values.ts";
+import type { Flags } from "./flags.ts";
 
 /**
  * Prints the merchants' paid endpoints as import-format `listing` records (NDJSON), ready for

@@ -8,8 +8,10 @@
  * starting on it. While one of them holds it, each call asks its report service instead.
  */
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { UsageError } from "../common/errors.ts";
 import { type ReportAnswers, reportMcpServer } from "../reports/index.ts";
-import { configFrom, type Flags, parseWaitMs, UsageError } from "./args.ts";
+import { configFrom, parseWaitMs } from "./flag-values.ts";
+import type { Flags } from "./flags.ts";
 import { type Reader, withReader } from "./readers.ts";
 import { quietSdkLogs } from "./sdk-logs.ts";
 

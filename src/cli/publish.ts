@@ -1,8 +1,10 @@
 import fs from "node:fs";
 import path from "node:path";
+import { UsageError } from "../common/errors.ts";
 import { projectVersion } from "../common/version.ts";
 import { LICENSE_URL, publishSite } from "../reports/index.ts";
-import { type Flags, parseEndBlock, UsageError } from "./args.ts";
+import { parseEndBlock } from "./flag-values.ts";
+import type { Flags } from "./flags.ts";
 import { withReader } from "./readers.ts";
 
 /** `publish DIR`: the week's reports, pages, badges and datasets as a static site (src/reports/publish/). */

@@ -11,7 +11,7 @@
  */
 import { type Analytics, AnalyticsBusyError, openAnalytics } from "../analytics/duckdb.ts";
 import { analyticsNotice } from "../analytics/notice.ts";
-import { AppError } from "../common/errors.ts";
+import { AppError, UsageError } from "../common/errors.ts";
 import { fetchWithin } from "../common/fetch-within.ts";
 import { sleep } from "../common/sleep.ts";
 import { timeoutSignal } from "../common/timeout-signal.ts";
@@ -37,7 +37,8 @@ import {
   type WalletHistory,
 } from "../reports/index.ts";
 import type { Config } from "../services/index.ts";
-import { configFrom, DEFAULT_WAIT_SECONDS, type Flags, parseWaitMs, UsageError } from "./args.ts";
+import { configFrom, parseWaitMs } from "./flag-values.ts";
+import { DEFAULT_WAIT_SECONDS, type Flags } from "./flags.ts";
 
 /** A report build on a large store takes seconds; a service that answers nothing for this long is stuck. */
 const REQUEST_TIMEOUT_MS = 5 * 60_000;

@@ -1,5 +1,7 @@
+import { UsageError } from "../common/errors.ts";
 import { isAddress } from "../reports/index.ts";
-import { type Flags, parseEndBlock, parsePage, UsageError } from "./args.ts";
+import { parseEndBlock, parsePage } from "./flag-values.ts";
+import type { Flags } from "./flags.ts";
 import { withReader } from "./readers.ts";
 
 export async function runReport(args: string[], flags: Flags): Promise<number> {

@@ -1,7 +1,9 @@
+import { UsageError } from "../common/errors.ts";
 import { Lifecycle, untilSignal } from "../common/lifecycle.ts";
 import { MERCHANT_HOSTS, type MerchantHost } from "../config/ports.ts";
 import type { Config } from "../services/index.ts";
-import { configFrom, type Flags, UsageError } from "./args.ts";
+import { configFrom } from "./flag-values.ts";
+import type { Flags } from "./flags.ts";
 import { quietSdkLogs } from "./sdk-logs.ts";
 
 export type ServiceName = "reports" | MerchantHost;

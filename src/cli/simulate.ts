@@ -1,10 +1,12 @@
 import fs from "node:fs";
 import path from "node:path";
+import { UsageError } from "../common/errors.ts";
 import { sleep } from "../common/sleep.ts";
 import { dataLayout } from "../config/layout.ts";
 import { type CheckRow, checkReports, TOLERANCE } from "../demo/check.ts";
 import { readTruth, readTruthComplete, TruthError } from "../demo/truth.ts";
-import { configFrom, type Flags, UsageError } from "./args.ts";
+import { configFrom } from "./flag-values.ts";
+import type { Flags } from "./flags.ts";
 import { withReader } from "./readers.ts";
 
 /**

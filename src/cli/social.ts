@@ -11,6 +11,7 @@
  */
 import fs from "node:fs";
 import { openDatabase } from "../common/db/index.ts";
+import { UsageError } from "../common/errors.ts";
 import { dataLayout } from "../config/layout.ts";
 import {
   type ArchiveRecord,
@@ -18,7 +19,8 @@ import {
   generateCorpus,
   importArchive,
 } from "../merchants/social/providers/archive/index.ts";
-import { configFrom, type Flags, UsageError } from "./args.ts";
+import { configFrom } from "./flag-values.ts";
+import type { Flags } from "./flags.ts";
 
 export async function runSocial(args: string[], flags: Flags): Promise<number> {
   const [sub, ...rest] = args;

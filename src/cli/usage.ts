@@ -1,13 +1,5 @@
-import {
-  COMMANDS,
-  type Command,
-  commandsOf,
-  DEFAULT_WAIT_SECONDS,
-  type FlagName,
-  flagOf,
-  type Group,
-  isCommand,
-} from "./commands.ts";
+import { COMMANDS, type Command, commandsOf, type Group, isCommand } from "./commands.ts";
+import { DEFAULT_WAIT_SECONDS, type FlagName, flagOf } from "./flags.ts";
 
 /** Help lines are wrapped to this width. */
 const WIDTH = 110;

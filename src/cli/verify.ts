@@ -6,8 +6,9 @@
  */
 import fs from "node:fs";
 import { type Address, createPublicClient, http, isAddress } from "viem";
+import { UsageError } from "../common/errors.ts";
 import { VerifyError, verifyReport } from "../reports/index.ts";
-import { type Flags, UsageError } from "./args.ts";
+import type { Flags } from "./flags.ts";
 
 export async function runVerify(args: string[], flags: Flags): Promise<number> {
   if (args.length === 0) throw new UsageError("verify takes one or more REPORT.json files");
