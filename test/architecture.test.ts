@@ -1,8 +1,8 @@
 /**
  * The house rules a reader relies on, checked on the sources themselves (issue 43): no import loop between
  * the top-level folders of src/ (type-only imports count: a loop in types is still two folders that cannot
- * be read apart), no function over 150 lines, and a folder that has a face (`index.ts`) is entered only
- * through it from outside.
+ * be read apart), no import cycle between any two files of src/ (issue 56), no function over 150 lines,
+ * and a folder that has a face (`index.ts`) is entered only through it from outside.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -29,8 +29,30 @@ const FACES: Record<string, readonly string[]> = {
 interface SourceFile {
   file: string;
   tree: ts.SourceFile;
-  /** Resolved targets of its relative imports and re-exports. */
+  /** Resolved targets of its relative imports and re-exports, type-only ones included. */
   imports: string[];
+  /**
+   * Resolved targets of its relative dynamic `import("./x.ts")`s (a literal path): modules it loads only
+   * when they are needed (the CLI's commands, the services a process starts). Edges of the file graph
+   * (`fileCycles`), not of the folder rules: a face may be passed by a lazy load on purpose (cli/serve.ts
+   * loads services/start.ts alone, not every service).
+   */
+  loads: string[];
+}
+
+/** The relative dynamic imports of `tree`, resolved from `file`. */
+function loadsOf(file: string, tree: ts.SourceFile): string[] {
+  const loads: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      const [specifier] = node.arguments;
+      if (specifier && ts.isStringLiteralLike(specifier) && specifier.text.startsWith("."))
+        loads.push(path.resolve(path.dirname(file), specifier.text));
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(tree);
+  return loads;
 }
 
 function sources(): SourceFile[] {
@@ -47,7 +69,7 @@ function sources(): SourceFile[] {
         imports.push(path.resolve(path.dirname(file), specifier.text));
       }
     }
-    files.push({ file, tree, imports });
+    files.push({ file, tree, imports, loads: loadsOf(file, tree) });
   }
   return files;
 }
@@ -78,6 +100,87 @@ function folderLoops(files: SourceFile[]): string[] {
     for (const [to, example] of out) if (reaches(to, from)) loops.push(`${from} -> ${to} (${example})`);
   }
   return loops.sort();
+}
+
+/**
+ * Every import cycle between files, as "a.ts -> b.ts -> a.ts" lines. An edge is any import or re-export
+ * (`import type` and `export type ... from` too: a cycle in types is still two files that cannot be read,
+ * tested or moved apart) and any dynamic `import()` of a literal path (a module loaded lazily is still
+ * one its loader cannot be read without: the CLI's command table and the commands that imported it back).
+ * No edge is exempt. The cycles are the strongly connected components of that graph (Tarjan's algorithm);
+ * each component is named by shortest cycles through it until every edge inside it is on one, so every
+ * import that holds a cycle together is shown, and each line is a path that exists.
+ */
+function fileCycles(files: SourceFile[]): string[] {
+  const known = new Set(files.map(({ file }) => file));
+  const graph = new Map<string, string[]>();
+  for (const { file, imports, loads } of files) {
+    graph.set(file, [...new Set([...imports, ...loads])].filter((target) => known.has(target)).sort());
+  }
+  const cycles: string[] = [];
+  for (const component of components(graph)) {
+    const inside = new Set(component);
+    const covered = new Set<string>();
+    for (const from of component) {
+      for (const to of graph.get(from) ?? []) {
+        if (!inside.has(to) || covered.has(`${from}>${to}`)) continue;
+        const cycle = [from, ...shortestPath(graph, to, from, inside)];
+        for (let i = 1; i < cycle.length; i++) covered.add(`${cycle[i - 1]}>${cycle[i]}`);
+        cycles.push(cycle.map(relative).join(" -> "));
+      }
+    }
+  }
+  return cycles.sort();
+}
+
+/** The strongly connected components of `graph` (Tarjan), each sorted by name. */
+function components(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (node: string) => {
+    index.set(node, index.size);
+    low.set(node, index.get(node) as number);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!index.has(next)) visit(next);
+      if (onStack.has(next)) low.set(node, Math.min(low.get(node) as number, low.get(next) as number));
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const component: string[] = [];
+    for (let member = stack.pop(); member !== undefined; member = stack.pop()) {
+      onStack.delete(member);
+      component.push(member);
+      if (member === node) break;
+    }
+    found.push(component.sort());
+  };
+  for (const node of [...graph.keys()].sort()) if (!index.has(node)) visit(node);
+  return found;
+}
+
+/** The files from `from` to `to` (both included) by the fewest imports, staying `inside` a component. */
+function shortestPath(
+  graph: ReadonlyMap<string, readonly string[]>,
+  from: string,
+  to: string,
+  inside: ReadonlySet<string>,
+): string[] {
+  const previous = new Map<string, string | undefined>([[from, undefined]]);
+  for (const queue = [from]; queue.length > 0 && !previous.has(to); ) {
+    const node = queue.shift() as string;
+    for (const next of graph.get(node) ?? []) {
+      if (!inside.has(next) || previous.has(next)) continue;
+      previous.set(next, node);
+      queue.push(next);
+    }
+  }
+  const route: string[] = [];
+  for (let node: string | undefined = to; node !== undefined; node = previous.get(node)) route.unshift(node);
+  return route;
 }
 
 function longFunctions(files: SourceFile[]): string[] {
@@ -120,6 +223,10 @@ describe("the sources' shape", () => {
     expect(folderLoops(files)).toEqual([]);
   });
 
+  it("has no import cycle between files of src/", () => {
+    expect(fileCycles(files)).toEqual([]);
+  });
+
   it(`has no function over ${MAX_FUNCTION_LINES} lines`, () => {
     expect(longFunctions(files)).toEqual([]);
   });
@@ -128,15 +235,17 @@ describe("the sources' shape", () => {
     expect(faceBypasses(files)).toEqual([]);
   });
 
-  it("finds what it checks (a loop, a long function and a bypass are seen when present)", () => {
+  it("finds what it checks (a folder loop, a file cycle, a long function and a bypass are seen when present)", () => {
     const made = (file: string, text: string): SourceFile => {
       const tree = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
       const imports = tree.statements.flatMap((s) =>
-        ts.isImportDeclaration(s) && ts.isStringLiteral(s.moduleSpecifier)
+        (ts.isImportDeclaration(s) || ts.isExportDeclaration(s)) &&
+        s.moduleSpecifier &&
+        ts.isStringLiteral(s.moduleSpecifier)
           ? [path.resolve(path.dirname(file), s.moduleSpecifier.text)]
           : [],
       );
-      return { file, tree, imports };
+      return { file, tree, imports, loads: loadsOf(file, tree) };
     };
     const a = made(path.join(SRC, "facilitator/x.ts"), 'import type { B } from "../indexer/y.ts";');
     const b = made(path.join(SRC, "indexer/y.ts"), 'import { A } from "../facilitator/x.ts";');
@@ -147,5 +256,29 @@ describe("the sources' shape", () => {
     expect(folderLoops([a, b])).toHaveLength(2);
     expect(longFunctions([long])).toEqual([`common/z.ts:1 (${MAX_FUNCTION_LINES + 2} lines)`]);
     expect(faceBypasses([b])).toEqual(["indexer/y.ts -> facilitator/x.ts"]);
+    // Files: a cycle in types, a re-export closing a longer one, a lazy load closing a third; a file that
+    // only imports from a cycle is not in it, nor is a dynamic import of a computed path.
+    const types = [
+      made(
+        path.join(SRC, "demo/a.ts"),
+        'import type { B } from "./b.ts";\nconst c = await import(["./c", "ts"].join("."));',
+      ),
+      made(path.join(SRC, "demo/b.ts"), 'import { A } from "./a.ts";'),
+      made(path.join(SRC, "demo/c.ts"), 'import { A } from "./a.ts";'),
+    ];
+    expect(fileCycles(types)).toEqual(["demo/a.ts -> demo/b.ts -> demo/a.ts"]);
+    const longer = [
+      made(path.join(SRC, "cli/p.ts"), 'import { q } from "./q.ts";'),
+      made(path.join(SRC, "cli/q.ts"), 'import { r } from "./r.ts";'),
+      made(path.join(SRC, "cli/r.ts"), 'export type { P } from "./p.ts";'),
+      made(path.join(SRC, "cli/s.ts"), 'import { p } from "./p.ts";'),
+      made(path.join(SRC, "cli/t.ts"), 'const { s } = await import("./s.ts");'),
+    ];
+    expect(fileCycles(longer)).toEqual(["cli/p.ts -> cli/q.ts -> cli/r.ts -> cli/p.ts"]);
+    const lazy = [
+      made(path.join(SRC, "cli/table.ts"), 'const run = async () => (await import("./command.ts")).run();'),
+      made(path.join(SRC, "cli/command.ts"), 'import type { Flags } from "./table.ts";'),
+    ];
+    expect(fileCycles(lazy)).toEqual(["cli/command.ts -> cli/table.ts -> cli/command.ts"]);
   });
 });
