@@ -3,7 +3,7 @@
  * so the report's clusters never take one for a common funder (docs/screens.md, "Clusters and hubs").
  *
  * `base-hubs.json` is the repository's list, each entry with the public source of its label; an operator
- * adds labels of its own by importing `hub` records (the README, "Import format"), which the report reads beside it.
+ * adds labels of its own by importing `hub` records (docs/import.md), which the report reads beside it.
  */
 import { z } from "zod";
 import data from "./base-hubs.json" with { type: "json" };

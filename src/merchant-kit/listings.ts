@@ -15,7 +15,7 @@ export function listingsOf(merchant: Merchant): Listing[] {
     .sort((a, b) => a.priceUsd - b.priceUsd || a.resource.localeCompare(b.resource));
 }
 
-/** The listings as import-format NDJSON (`{"type": "listing", ...}` per line; README "Import format"). */
+/** The listings as import-format NDJSON (`{"type": "listing", ...}` per line; docs/import.md). */
 export function listingsNdjson(merchants: readonly Merchant[]): string {
   return merchants
     .flatMap(listingsOf)
