@@ -19,12 +19,11 @@ export default defineConfig({
     setupFiles: ["test/setup-log.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Three forks on two cores: much of the suite waits on child processes, anvil and sockets, and a third
-    // fork fills that wait. The whole .ci/run in 10 min where two forks took 15-17 (2026-11-27,
-    // docs/benchmarks.md "CI time"); on 2026-11-25 a third fork lost two timing-sensitive tests, whose
-    // causes were fixed since.
+    // DuckDB is multi-threaded on its own; two forks keep a 2-core machine responsive. A third saves 8% of
+    // Vitest's wall time and none of the whole run's, and starves the CPU-bound tests (docs/benchmarks.md,
+    // "CI time", 2026-11-27).
     pool: "forks",
-    maxWorkers: 3,
+    maxWorkers: 2,
     // Each fork runs file after file with the modules it has loaded (DuckDB, viem, the SDKs, PGlite's
     // WebAssembly) instead of a fresh process per file: the whole suite in 736 s instead of 882 s on 2 cores
     // (2026-11-25, docs/benchmarks.md "CI time"). Files share no state but what they import: no test mocks
