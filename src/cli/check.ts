@@ -18,6 +18,7 @@ import { type AppError, UsageError } from "../common/errors.ts";
 import { sleep } from "../common/sleep.ts";
 import { dataLayout } from "../config/layout.ts";
 import { readServiceRecord } from "../config/service-record.ts";
+import { checkSealedWeeks } from "../reports/index.ts";
 import type { Config } from "../services/index.ts";
 import { configFrom, parseWaitMs } from "./flag-values.ts";
 import { DEFAULT_WAIT_SECONDS, type Flags } from "./flags.ts";
@@ -33,6 +34,8 @@ export async function runCheck(args: string[], flags: Flags): Promise<number> {
   if (opened instanceof Analytics) {
     try {
       lines.push(...checkFile(file), ...(await checkContents(opened)));
+      // Unless the store cannot be read: the sealed weeks are read through the same tables.
+      if (lines.every((line) => line.ok)) lines.push(...(await checkSealedWeeks(opened)));
     } finally {
       opened.close();
     }

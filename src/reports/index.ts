@@ -5,6 +5,7 @@
  */
 
 export { Attester, type AttesterOptions } from "./attest/attester.ts";
+export { checkSealedWeeks } from "./attest/check.ts";
 export { type Verified, VerifyError, type VerifyFailure, verifyReport } from "./attest/verify.ts";
 export { FLAGS_PATH, flagsPath } from "./build/flags.ts";
 export { LICENSE_URL } from "./build/report.ts";

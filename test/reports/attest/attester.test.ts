@@ -34,6 +34,7 @@ import {
   schemaRegistryAbi,
 } from "../../../src/chain/eas/index.ts";
 import { Attester } from "../../../src/reports/attest/attester.ts";
+import { checkSealedWeeks } from "../../../src/reports/attest/check.ts";
 import {
   decodeWeek,
   WEEK_SCHEMA,
@@ -198,6 +199,26 @@ describe("the attester", () => {
       reports: 2,
       publicUrl: PUBLIC,
     });
+
+    // `check` finds every sealed report proving against its root, and one changed in the store.
+    expect(await checkSealedWeeks(world.analytics)).toEqual([
+      { ok: true, subject: "sealed weeks", text: "1 week, 2 reports, each proves against its week's root" },
+    ]);
+    await world.analytics.run(
+      `UPDATE attested_reports SET body = replace(body, '"tx":15', '"tx":16') WHERE address = $shop`,
+      { shop: world.shop },
+    );
+    expect(await checkSealedWeeks(world.analytics)).toEqual([
+      expect.objectContaining({
+        ok: false,
+        problem: "data",
+        text: expect.stringContaining(`${world.shop} first`),
+      }),
+    ]);
+    await world.analytics.run(
+      `UPDATE attested_reports SET body = replace(body, '"tx":16', '"tx":15') WHERE address = $shop`,
+      { shop: world.shop },
+    );
 
     // Looked at again, by this attester and by a restarted service's: nothing more is sent.
     expect((await attester.attestDue()).get(END)).toBe("sealed_only");
