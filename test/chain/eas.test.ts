@@ -6,9 +6,7 @@
  */
 import {
   type Address,
-  createPublicClient,
   createTestClient,
-  createWalletClient,
   domainSeparator,
   encodeAbiParameters,
   type Hex,
@@ -19,10 +17,9 @@ import {
   zeroAddress,
   zeroHash,
 } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BASE_CHAIN_ID } from "../../src/chain/base.ts";
-import { type Devnet, devnetChain, startDevnet } from "../../src/chain/devnet/index.ts";
+import { type Devnet, startDevnet } from "../../src/chain/devnet/index.ts";
 import {
   EAS_ADDRESS,
   easAbi,
@@ -31,6 +28,7 @@ import {
   schemaRegistryAbi,
   schemaUid,
 } from "../../src/chain/eas/index.ts";
+import { easOn, once } from "../helpers/eas.ts";
 
 const SCHEMA = "uint64 endBlock,string methodology,bytes32 reportsRoot";
 const DATA = encodeAbiParameters(parseAbiParameters(SCHEMA), [
@@ -46,37 +44,18 @@ const constructed = parseAbi([
 ]);
 
 let devnet: Devnet;
-let client: ReturnType<typeof connect>["client"];
-let wallet: ReturnType<typeof connect>["wallet"];
+let eas: ReturnType<typeof easOn>;
+let client: ReturnType<typeof easOn>["client"];
+let wallet: ReturnType<typeof easOn>["wallet"];
 let attester: Address;
-
-function connect(net: Devnet) {
-  const chain = devnetChain(net.rpc);
-  const transport = http(net.rpc);
-  const [buyer] = net.buyers;
-  if (!buyer) throw new Error("the devnet has no buyer");
-  const account = privateKeyToAccount(buyer.privateKey);
-  return {
-    client: createPublicClient({ chain, transport }),
-    wallet: createWalletClient({ account, chain, transport }),
-  };
-}
 
 beforeAll(async () => {
   devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
-  ({ client, wallet } = connect(devnet));
+  eas = easOn(devnet, (devnet.buyers[0] as { privateKey: Hex }).privateKey);
+  ({ client, wallet } = eas);
   attester = wallet.account.address;
 });
 afterAll(() => devnet?.stop());
-
-/** Sends a transaction, mines it and returns its receipt, which must be a success. */
-async function mined(hash: Promise<Hex>) {
-  const h = await hash;
-  await devnet.mine();
-  const receipt = await client.getTransactionReceipt({ hash: h });
-  expect(receipt.status).toBe("success");
-  return receipt;
-}
 
 const isValid = (uid: Hex) =>
   client.readContract({ address: EAS_ADDRESS, abi: easAbi, functionName: "isAttestationValid", args: [uid] });
@@ -86,15 +65,6 @@ const codes = () =>
     client.getCode({ address: SCHEMA_REGISTRY_ADDRESS }),
     client.getCode({ address: EAS_ADDRESS }),
   ]);
-
-/** `make`'s result, made at the first call. */
-function once<T>(make: () => Promise<T>): () => Promise<T> {
-  let made: Promise<T> | undefined;
-  return () => {
-    made ??= make();
-    return made;
-  };
-}
 
 const SCHEMA_UID = schemaUid(SCHEMA, zeroAddress, false);
 const register = {
@@ -107,7 +77,7 @@ const register = {
 /** The schema registered: what a call would have returned, and the receipt. */
 const registration = once(async () => {
   const { result } = await client.simulateContract({ ...register, account: attester });
-  return { result, receipt: await mined(wallet.writeContract(register)) };
+  return { result, receipt: await eas.mined(wallet.writeContract(register)) };
 });
 
 /** An attestation under the schema: its receipt and UID. */
@@ -124,7 +94,7 @@ const attestation = once(async () => {
       value: 0n,
     },
   };
-  const receipt = await mined(
+  const receipt = await eas.mined(
     wallet.writeContract({ address: EAS_ADDRESS, abi: easAbi, functionName: "attest", args: [request] }),
   );
   const [attested] = parseEventLogs({ abi: easAbi, eventName: "Attested", logs: receipt.logs });

@@ -6,27 +6,10 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {
-  createPublicClient,
-  createWalletClient,
-  type Hex,
-  http,
-  parseEventLogs,
-  zeroAddress,
-  zeroHash,
-} from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { BASE_CHAIN_ID } from "../../src/chain/base.ts";
-import { type Devnet, devnetChain, startDevnet } from "../../src/chain/devnet/index.ts";
-import {
-  EAS_ADDRESS,
-  easAbi,
-  SCHEMA_REGISTRY_ADDRESS,
-  schemaRegistryAbi,
-} from "../../src/chain/eas/index.ts";
-import { encodeWeek, WEEK_SCHEMA, WEEK_SCHEMA_UID } from "../../src/reports/attest/schema.ts";
-import { reportLeaf, weekTree } from "../../src/reports/attest/tree.ts";
+import { type Devnet, startDevnet } from "../../src/chain/devnet/index.ts";
+import { type Attested, easOn, once, weekOf, withProofs } from "../helpers/eas.ts";
 import { runMain } from "../helpers/in-process.ts";
 import { makeReport, wallet as repeated } from "../reports/fixtures.ts";
 
@@ -38,76 +21,14 @@ beforeAll(async () => {
 afterAll(() => devnet?.stop());
 
 /** Two reports of a week attested under the week schema, each with its attestation field; and the attester. */
-let attesting: Promise<{ reports: object[]; attester: string; uid: Hex }> | undefined;
-function week() {
-  attesting ??= (async () => {
-    const [buyer] = devnet.buyers;
-    if (!buyer) throw new Error("the devnet has no buyer");
-    const account = privateKeyToAccount(buyer.privateKey);
-    const [chain, transport] = [devnetChain(devnet.rpc), http(devnet.rpc)];
-    const wallet = createWalletClient({ account, chain, transport });
-    const client = createPublicClient({ chain, transport });
-    /** Sends a transaction, mines it and returns its receipt. */
-    const send = async (hash: Promise<Hex>) => {
-      const h = await hash;
-      await devnet.mine();
-      return client.getTransactionReceipt({ hash: h });
-    };
-    await send(
-      wallet.writeContract({
-        address: SCHEMA_REGISTRY_ADDRESS,
-        abi: schemaRegistryAbi,
-        functionName: "register",
-        args: [WEEK_SCHEMA, zeroAddress, false],
-      }),
-    );
-    const reports = ["a", "b"].map((digit) => makeReport({ address: repeated(digit), frozen: true }));
-    const tree = weekTree(reports.map(reportLeaf));
-    const [first] = reports as [(typeof reports)[number]];
-    const data = encodeWeek({
-      startBlock: first.window.start_block,
-      endBlock: first.window.end_block,
-      methodology: first.methodology.version,
-      reportsRoot: tree.root as Hex,
-      reports: reports.length,
-      feedHash: zeroHash,
-      publicUrl: "https://x402-merchants.example",
-    });
-    const request = {
-      schema: WEEK_SCHEMA_UID,
-      data: {
-        recipient: zeroAddress,
-        expirationTime: 0n,
-        revocable: false,
-        refUID: zeroHash,
-        data,
-        value: 0n,
-      },
-    };
-    const receipt = await send(
-      wallet.writeContract({ address: EAS_ADDRESS, abi: easAbi, functionName: "attest", args: [request] }),
-    );
-    const [attested] = parseEventLogs({ abi: easAbi, eventName: "Attested", logs: receipt.logs });
-    const uid = attested?.args.uid as Hex;
-    const attester = account.address.toLowerCase();
-    const field = { chain_id: BASE_CHAIN_ID, eas: EAS_ADDRESS.toLowerCase(), schema: WEEK_SCHEMA_UID, uid };
-    return {
-      uid,
-      attester,
-      reports: reports.map((report) => ({
-        ...report,
-        attestation: {
-          ...field,
-          attester,
-          tx: receipt.transactionHash,
-          root: tree.root,
-          proof: tree.getProof(reportLeaf(report)),
-        },
-      })),
-    };
-  })();
-  return attesting;
-}
+const week = once(async () => {
+  const eas = easOn(devnet, (devnet.buyers[0] as { privateKey: Hex }).privateKey);
+  await eas.register();
+  const reports = ["a", "b"].map((digit) => makeReport({ address: repeated(digit), frozen: true }));
+  const { tree, statement } = weekOf(reports);
+  const made = await eas.attest(statement);
+  return { uid: made.uid, attester: eas.attester, reports: withProofs(reports, tree, made, eas.attester) };
+});
 
 /** A fresh directory with `files` (name: JSON value, or text as it is) written in it; removed after the test. */
 function written(files: Record<string, unknown>): Record<string, string> {
@@ -128,7 +49,7 @@ const OK_LINE =
 describe("x402-merchants verify", () => {
   it("prints a line per report verified, and stops at the first that does not verify, naming its file", async () => {
     const { reports, attester, uid } = await week();
-    const [report, second] = reports as [Record<string, unknown>, Record<string, unknown>];
+    const [report, second] = reports as [Attested, Attested];
     const files = written({
       "a.json": report,
       "b.json": second,

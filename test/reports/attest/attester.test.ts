@@ -27,21 +27,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { importNdjson } from "../../../src/analytics/import.ts";
 import { WEEK_BLOCKS } from "../../../src/chain/base.ts";
 import { type Devnet, devnetChain, startDevnet } from "../../../src/chain/devnet/index.ts";
-import {
-  EAS_ADDRESS,
-  easAbi,
-  SCHEMA_REGISTRY_ADDRESS,
-  schemaRegistryAbi,
-} from "../../../src/chain/eas/index.ts";
+import { EAS_ADDRESS, easAbi } from "../../../src/chain/eas/index.ts";
 import { Attester } from "../../../src/reports/attest/attester.ts";
 import { checkSealedWeeks } from "../../../src/reports/attest/check.ts";
-import {
-  decodeWeek,
-  WEEK_SCHEMA,
-  WEEK_SCHEMA_RESOLVER,
-  WEEK_SCHEMA_REVOCABLE,
-  WEEK_SCHEMA_UID,
-} from "../../../src/reports/attest/schema.ts";
+import { decodeWeek, WEEK_SCHEMA_UID } from "../../../src/reports/attest/schema.ts";
 import { canonicalJson, provesReport } from "../../../src/reports/attest/tree.ts";
 import { verifyReport } from "../../../src/reports/attest/verify.ts";
 import type { FlagFeedDocument, FlagRecord } from "../../../src/reports/model.ts";
@@ -51,6 +40,7 @@ import { reportRoutes } from "../../../src/reports/serve/http.ts";
 import { ReportService } from "../../../src/reports/serve/service.ts";
 import { DEFAULT_MAX_COST_WEI } from "../../../src/services/attest-settings.ts";
 import { addr, analyticsWith, checkpoint, END, ndjsonFile, payment, repeat } from "../../helpers/data.ts";
+import { easOn } from "../../helpers/eas.ts";
 
 const PUBLIC = "https://reports.test";
 const NOW = new Date("2026-11-20T00:00:00Z");
@@ -73,20 +63,8 @@ beforeAll(async () => {
   devnet = await startDevnet({ port: 0, buyers: 8, blockTime: 0, genesisNumber: END + 1 });
   client = createPublicClient({ chain: devnetChain(devnet.rpc), transport: http(devnet.rpc) });
   // The schema registered once for every test, so that each test's first step signs its week (registering it
-  // is the demo's and the attester's first step on a fresh chain: test/cli/demo.test.ts).
-  const registrar = createWalletClient({
-    account: privateKeyToAccount(keyOf(5)),
-    chain: devnetChain(devnet.rpc),
-    transport: http(devnet.rpc),
-  });
-  const hash = await registrar.writeContract({
-    address: SCHEMA_REGISTRY_ADDRESS,
-    abi: schemaRegistryAbi,
-    functionName: "register",
-    args: [WEEK_SCHEMA, WEEK_SCHEMA_RESOLVER, WEEK_SCHEMA_REVOCABLE],
-  });
-  await devnet.mine();
-  expect((await client.getTransactionReceipt({ hash })).status).toBe("success");
+  // is the demo's and the attester's first step on a fresh chain: test/demo/demo.test.ts).
+  await easOn(devnet, keyOf(5)).register();
 });
 afterAll(() => devnet?.stop());
 

@@ -8,152 +8,56 @@
 import {
   type Address,
   createPublicClient,
-  createWalletClient,
   type Hex,
   http,
   keccak256,
   type PublicClient,
-  parseEventLogs,
   stringToHex,
   zeroAddress,
-  zeroHash,
 } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BASE_CHAIN_ID } from "../../../src/chain/base.ts";
-import { type Devnet, devnetChain, startDevnet } from "../../../src/chain/devnet/index.ts";
-import {
-  EAS_ADDRESS,
-  easAbi,
-  SCHEMA_REGISTRY_ADDRESS,
-  schemaRegistryAbi,
-  schemaUid,
-} from "../../../src/chain/eas/index.ts";
-import {
-  type AttestationField,
-  encodeWeek,
-  WEEK_SCHEMA,
-  WEEK_SCHEMA_UID,
-} from "../../../src/reports/attest/schema.ts";
+import { type Devnet, startDevnet } from "../../../src/chain/devnet/index.ts";
+import { schemaUid } from "../../../src/chain/eas/index.ts";
+import { type AttestationField, WEEK_SCHEMA } from "../../../src/reports/attest/schema.ts";
 import { reportLeaf, weekTree } from "../../../src/reports/attest/tree.ts";
 import { VerifyError, verifyReport } from "../../../src/reports/attest/verify.ts";
 import type { Report } from "../../../src/reports/schema.ts";
+import { type Attested, easOn, once, statementOf, weekOf, withProofs } from "../../helpers/eas.ts";
 import { makeReport, wallet as repeated } from "../fixtures.ts";
 
 /** The same schema made revocable: another UID, data the week schema decodes. */
 const OTHER_SCHEMA_UID = schemaUid(WEEK_SCHEMA, zeroAddress, true);
 const STRANGER = "0x5555555555555555555555555555555555555555";
+const FEED_HASH = keccak256(stringToHex("the week's flag feed"));
 
 let devnet: Devnet;
+let eas: ReturnType<typeof easOn>;
 let client: PublicClient;
-let wallet: ReturnType<typeof walletOf>;
-
-function walletOf(net: Devnet) {
-  const [buyer] = net.buyers;
-  if (!buyer) throw new Error("the devnet has no buyer");
-  const account = privateKeyToAccount(buyer.privateKey);
-  return createWalletClient({ account, chain: devnetChain(net.rpc), transport: http(net.rpc) });
-}
 
 beforeAll(async () => {
   devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
-  client = createPublicClient({
-    chain: devnetChain(devnet.rpc),
-    transport: http(devnet.rpc),
-  }) as PublicClient;
-  wallet = walletOf(devnet);
+  eas = easOn(devnet, (devnet.buyers[0] as { privateKey: Hex }).privateKey);
+  client = eas.client;
 });
 afterAll(() => devnet?.stop());
-
-/** `make`'s result, made at the first call. */
-function once<T>(make: () => Promise<T>): () => Promise<T> {
-  let made: Promise<T> | undefined;
-  return () => {
-    made ??= make();
-    return made;
-  };
-}
-
-/** Sends a transaction, mines it and returns its receipt, which must be a success. */
-async function mined(hash: Promise<Hex>) {
-  const h = await hash;
-  await devnet.mine();
-  const receipt = await client.getTransactionReceipt({ hash: h });
-  expect(receipt.status).toBe("success");
-  return receipt;
-}
-
-/** Attests `data` under `schema`: the UID and the transaction. */
-async function attest(schema: Hex, data: Hex): Promise<{ uid: Hex; tx: Hex; time: string }> {
-  const request = {
-    schema,
-    data: { recipient: zeroAddress, expirationTime: 0n, revocable: false, refUID: zeroHash, data, value: 0n },
-  };
-  const receipt = await mined(
-    wallet.writeContract({ address: EAS_ADDRESS, abi: easAbi, functionName: "attest", args: [request] }),
-  );
-  const [attested] = parseEventLogs({ abi: easAbi, eventName: "Attested", logs: receipt.logs });
-  const block = await client.getBlock({ blockNumber: receipt.blockNumber });
-  const time = new Date(Number(block.timestamp) * 1000).toISOString().replace(".000Z", "Z");
-  return { uid: attested?.args.uid as Hex, tx: receipt.transactionHash, time };
-}
-
-/** The week statement of `reports` under `root`. */
-function statement(reports: readonly Report[], root: Hex): Hex {
-  const [first] = reports as [Report];
-  return encodeWeek({
-    startBlock: first.window.start_block,
-    endBlock: first.window.end_block,
-    methodology: first.methodology.version,
-    reportsRoot: root,
-    reports: reports.length,
-    feedHash: keccak256(stringToHex("the week's flag feed")),
-    publicUrl: "https://x402-merchants.example",
-  });
-}
-
-type Attested = Report & { attestation: AttestationField };
 
 /**
  * The week: five reports, the schemas registered, the week attested under the week schema; also the same
  * statement under the revocable schema, and another root of the same week under the week schema.
  */
 const week = once(async () => {
-  for (const revocable of [false, true]) {
-    await mined(
-      wallet.writeContract({
-        address: SCHEMA_REGISTRY_ADDRESS,
-        abi: schemaRegistryAbi,
-        functionName: "register",
-        args: [WEEK_SCHEMA, zeroAddress, revocable],
-      }),
-    );
-  }
+  await eas.register(false);
+  await eas.register(true);
   const reports = ["a", "b", "c", "d", "e"].map((digit, i) =>
     makeReport({ address: repeated(digit), name: `m${i}.example`, frozen: true, real_usd: 10 - i }),
   );
-  const tree = weekTree(reports.map(reportLeaf));
-  const root = tree.root as Hex;
-  const made = await attest(WEEK_SCHEMA_UID, statement(reports, root));
-  const underOtherSchema = await attest(OTHER_SCHEMA_UID, statement(reports, root));
-  const ofOtherRoot = await attest(
-    WEEK_SCHEMA_UID,
-    statement(reports, keccak256(stringToHex("another root"))),
+  const { tree, statement } = weekOf(reports, FEED_HASH);
+  const made = await eas.attest(statement);
+  const underOtherSchema = await eas.attest(statement, OTHER_SCHEMA_UID);
+  const ofOtherRoot = await eas.attest(
+    statementOf(reports, keccak256(stringToHex("another root")), FEED_HASH),
   );
-  const attested: Attested[] = reports.map((report) => ({
-    ...report,
-    attestation: {
-      chain_id: BASE_CHAIN_ID,
-      eas: EAS_ADDRESS.toLowerCase(),
-      schema: WEEK_SCHEMA_UID,
-      uid: made.uid,
-      attester: wallet.account.address.toLowerCase(),
-      tx: made.tx,
-      root,
-      proof: tree.getProof(reportLeaf(report)),
-    },
-  }));
-  return { attested, made, underOtherSchema, ofOtherRoot };
+  return { attested: withProofs(reports, tree, made, eas.attester), made, underOtherSchema, ofOtherRoot };
 });
 
 /** The first report of the week with its attestation field changed by `change`. */
@@ -190,7 +94,7 @@ async function failure(report: unknown, options: { attester?: Address } = {}, on
 describe("verifyReport", () => {
   it("verifies every report of an attested week, by whoever the report names or the attester given", async () => {
     const { attested, made } = await week();
-    const attester = wallet.account.address;
+    const attester = eas.wallet.account.address;
     for (const report of attested) {
       const expected = {
         address: report.address,
