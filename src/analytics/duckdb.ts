@@ -46,8 +46,10 @@ interface Health {
 
 /**
  * The analytics database: one embedded DuckDB file in the data directory, verified and migrated on open.
- * One connection, used by one caller at a time, which is how the CLI and the server use it; `fork()`
- * gives another caller of the same process its own connection (DuckDB runs their transactions side by side).
+ * One connection, for one caller, or for callers that take turns (`exclusive`); `fork()` gives another caller
+ * of the same process its own connection (DuckDB runs their transactions side by side). Calls on one
+ * connection never overlap whoever makes them: DuckDB fails one of two calls at once on a connection
+ * ("Attempting to execute an unsuccessful or closed pending query result"), so each waits for the last.
  *
  * A damaged store is refused at open (src/analytics/integrity.ts); damage a query meets later stops the
  * database and its forks: every later query fails with the same `AnalyticsDamagedError`, and DuckDB is told not
@@ -81,6 +83,11 @@ export class Analytics implements Sql {
 
   /** Statements `allPrepared` keeps, by their SQL. */
   private readonly prepared = new Map<string, DuckDBPreparedStatement>();
+
+  /** The last call to DuckDB queued on this connection: the next one starts once it has settled. */
+  private lastCall: Promise<unknown> = Promise.resolve();
+  /** The last turn `exclusive` queued on this connection. */
+  private lastTurn: Promise<unknown> = Promise.resolve();
 
   static async open(options: AnalyticsOptions): Promise<Analytics> {
     const { dataDir } = options;
@@ -204,11 +211,22 @@ export class Analytics implements Sql {
       this.inTransaction = false;
       // Past the guard: a transaction that met damage is still undone. A COMMIT that fails (a conflict)
       // has already ended it, and ROLLBACK would then throw "no transaction is active" over the reason.
-      await this.tracked(this.connection.run("ROLLBACK")).catch((rollback: Error) => {
+      await this.queued(() => this.connection.run("ROLLBACK")).catch((rollback: Error) => {
         if (!/no transaction is active/.test(rollback.message)) throw rollback;
       });
       throw error;
     }
+  }
+
+  /**
+   * `fn` once every turn queued before it on this connection has ended, and alone among them: for callers
+   * that share the connection (the report service's builds, the demo's own writes), whose several calls and
+   * transactions must not interleave with another's. Calls made outside any turn still never overlap one.
+   */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const turn = this.lastTurn.then(fn, fn);
+    this.lastTurn = turn.catch(() => undefined);
+    return turn;
   }
 
   /**
@@ -283,29 +301,36 @@ export class Analytics implements Sql {
   }
 
   /** Runs one call to DuckDB, unless damage was met before; its failure as the error it means (src/analytics/store-errors.ts). */
-  private async guarded<T>(work: () => Promise<T>): Promise<T> {
-    if (this.health.damage) throw this.health.damage;
-    if (this.stopping) throw closingError();
-    try {
-      return await this.tracked(work());
-    } catch (error) {
-      const meant = storeError(error, this.file);
-      if (meant instanceof AnalyticsDamagedError && !this.health.readsPastDamage) {
-        this.health.damage ??= meant;
-        await this.stopCheckpoints();
+  private guarded<T>(work: () => Promise<T>): Promise<T> {
+    return this.queued(async () => {
+      if (this.health.damage) throw this.health.damage;
+      if (this.stopping) throw closingError();
+      try {
+        return await work();
+      } catch (error) {
+        const meant = storeError(error, this.file);
+        if (meant instanceof AnalyticsDamagedError && !this.health.readsPastDamage) {
+          this.health.damage ??= meant;
+          await this.stopCheckpoints();
+        }
+        throw meant ?? error;
       }
-      throw meant ?? error;
-    }
+    });
   }
 
-  /** `call`, counted among the calls under way until it settles. */
-  private async tracked<T>(call: Promise<T>): Promise<T> {
-    this.running.add(call);
-    try {
-      return await call;
-    } finally {
-      this.running.delete(call);
-    }
+  /**
+   * `call` once the connection's last call has settled, counted among the calls under way from when it is
+   * queued (so that `stop` waits for, and interrupts, what waits behind a running call too).
+   */
+  private queued<T>(call: () => Promise<T>): Promise<T> {
+    const turn = this.lastCall.then(call, call);
+    this.lastCall = turn.catch(() => undefined);
+    this.running.add(turn);
+    void turn.then(
+      () => this.running.delete(turn),
+      () => this.running.delete(turn),
+    );
+    return turn;
   }
 
   /** DuckDB checkpoints its write-ahead log into the file on close; a damaged or refused store must stay as it is. */

@@ -95,14 +95,17 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     const analytics = services.analytics as Analytics;
     const service = services.reports as ReportService;
     const socialInputs = await loadDemoSocial(services.db as Database, w.genesisTime);
-    await analytics.run("INSERT OR REPLACE INTO meta VALUES ('notice', $notice), ('demo', 'true')", {
-      notice: DEMO_NOTICE,
-    });
     const publicUrl = config.publicUrl ?? urls.reports;
-
     const named = nameMerchants(services, urls, keys, shops);
     fs.writeFileSync(layout.merchants, merchantRecords(named));
-    await importNdjson(analytics, layout.merchants);
+    // In a turn on the report service's connection: the indexer may already have set it building (on a
+    // resume it starts from a checkpoint), and the import's transaction must not interleave with a build's.
+    await analytics.exclusive(async () => {
+      await analytics.run("INSERT OR REPLACE INTO meta VALUES ('notice', $notice), ('demo', 'true')", {
+        notice: DEMO_NOTICE,
+      });
+      await importNdjson(analytics, layout.merchants);
+    });
 
     const merchants = simMerchants(named, socialInputs);
     const planMerchants: PlanMerchant[] = merchants.map(({ id, endpoints }) => ({ id, endpoints }));

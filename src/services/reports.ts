@@ -61,6 +61,9 @@ export async function startReportService(
 ): Promise<ReportsService> {
   const analytics = await openAnalyticsWaiting(config, OPEN_WAIT_MS);
   lifecycle.add("analytics database", () => analytics.stop());
+  // The notice and the readiness probe read on a connection of their own: on the report service's, they
+  // would wait behind a build's statements (seconds on a large store).
+  const probes = await analytics.fork();
   let reports: ReportService | undefined;
   let follower: Follower | undefined;
   const server = await listenWithUrlOn(
@@ -68,10 +71,10 @@ export async function startReportService(
     async (url) => {
       reports = new ReportService(analytics, { publicUrl: config.publicUrl ?? url });
       const routes = reportRoutes(reports, {
-        notice: () => analyticsNotice(analytics),
+        notice: () => analyticsNotice(probes),
         health: () => health(follower),
         limit,
-        ready: reportReadiness(analytics, follow ? () => follower : undefined),
+        ready: reportReadiness(probes, follow ? () => follower : undefined),
       });
       return withMetrics(routes.fetch, config.metrics.token);
     },

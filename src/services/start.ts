@@ -140,8 +140,10 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     urls.reports = started.url;
     ({ analytics, reports } = started);
     // Reports list a merchant's endpoints whether or not they were paid this week (the Bazaar only
-    // knows the paid ones): the catalogues of the merchants served here are listings too.
-    await upsertListings(analytics, served.flatMap(listingsOf));
+    // knows the paid ones): the catalogues of the merchants served here are listings too. In a turn on the
+    // report service's connection, which the indexer may have set building already.
+    const store = analytics;
+    await store.exclusive(() => upsertListings(store, served.flatMap(listingsOf)));
     if (started.indexing) {
       const indexing = started.indexing;
       failed = new Promise<never>((_, reject) => {

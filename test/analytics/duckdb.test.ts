@@ -9,6 +9,7 @@ import {
   AnalyticsDamagedError,
   lockHolder,
 } from "../../src/analytics/duckdb.ts";
+import type { AppError } from "../../src/common/errors.ts";
 import { holdAnalytics } from "../helpers/hold.ts";
 
 let dir: string;
@@ -95,6 +96,100 @@ describe("Analytics.transaction", () => {
   });
 });
 
+describe("calls at once on one connection", () => {
+  it("each answer its own parameters and none fails, kept statements, appends and writes among them", async () => {
+    // DuckDB fails one of two calls at once on a connection ("Attempting to execute an unsuccessful or closed
+    // pending query result"), and a kept statement bound by a second caller while the first runs answers
+    // the second's parameters: the connection takes them one at a time, whoever calls.
+    await analytics.run("CREATE TABLE busy AS SELECT range AS x FROM range(5000)");
+    await analytics.run("CREATE TEMP TABLE busy_rows (x BIGINT)");
+    // How many calls the driver runs at once on the connection, whatever the race's luck: queries (`all`
+    // runs through `run`), statements prepared and run, an appender from its making to its closing.
+    let running = 0;
+    let most = 0;
+    const start = () => {
+      most = Math.max(most, ++running);
+    };
+    const counted =
+      <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+      async (...args: A): Promise<R> => {
+        start();
+        try {
+          return await call(...args);
+        } finally {
+          running--;
+        }
+      };
+    const connection = analytics.connection;
+    const { run, prepare, createAppender } = connection;
+    connection.run = counted(run.bind(connection));
+    connection.prepare = counted(async (sql: string) => {
+      const statement = await prepare.call(connection, sql);
+      statement.run = counted(statement.run.bind(statement));
+      return statement;
+    });
+    connection.createAppender = async (...args) => {
+      start();
+      const appender = await createAppender.apply(connection, args);
+      const close = appender.closeSync.bind(appender);
+      appender.closeSync = () => {
+        running--;
+        close();
+      };
+      return appender;
+    };
+    const calls: Promise<unknown>[] = [];
+    const wrong: string[] = [];
+    for (let i = 0; i < 800; i++) {
+      if (i % 4 === 0) {
+        calls.push(
+          analytics.append("busy_rows", [1n, 2n, 3n], (appender, x) => appender.appendBigInt(x)),
+        );
+      } else if (i % 4 === 1) {
+        calls.push(
+          analytics
+            .allPrepared<{ n: bigint }>("SELECT count(*) AS n FROM busy WHERE x < $i", { i })
+            .then(([row]) => {
+              if (row?.n !== BigInt(i)) wrong.push(`${i}: ${row?.n}`);
+            }),
+        );
+      } else if (i % 4 === 2) {
+        calls.push(analytics.run("INSERT INTO busy_rows SELECT x FROM busy WHERE x < $i", { i }));
+      } else {
+        calls.push(analytics.all("SELECT count(*) AS n FROM busy_rows"));
+      }
+    }
+    const failed = (await Promise.allSettled(calls)).filter((c) => c.status === "rejected");
+    Object.assign(connection, { run, prepare, createAppender });
+    expect(failed.map((c) => String((c as PromiseRejectedResult).reason))).toEqual([]);
+    expect(wrong).toEqual([]);
+    expect(most).toBe(1);
+    await analytics.run("DROP TABLE busy");
+  });
+
+  it("keeps a turn's transaction whole: another caller's write waits for it, and is not undone with it", async () => {
+    await analytics.run("CREATE TABLE turns (who VARCHAR)");
+    let release = () => {};
+    const paused = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const first = analytics.exclusive(() =>
+      analytics.transaction(async () => {
+        await analytics.run("INSERT INTO turns VALUES ('first')");
+        await paused;
+        throw new Error("the first turn fails");
+      }),
+    );
+    const second = analytics.exclusive(() => analytics.run("INSERT INTO turns VALUES ('second')"));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    release();
+    await expect(first).rejects.toThrow("the first turn fails");
+    await second;
+    expect(await analytics.all("SELECT who FROM turns")).toEqual([{ who: "second" }]);
+    await analytics.run("DROP TABLE turns");
+  });
+});
+
 describe("Analytics.stop", () => {
   it("interrupts what runs on the file's connections, waits for it, and refuses what comes after", async () => {
     const own = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-stop-"));
@@ -115,7 +210,13 @@ describe("Analytics.stop", () => {
           (error: Error) => error.message,
         );
       await new Promise((resolve) => setTimeout(resolve, 200));
+      // Queued behind the endless read: refused, not run once the read is interrupted.
+      const queued = db.all("SELECT 1").then(
+        () => "ran",
+        (error: AppError) => error.code,
+      );
       await db.stop();
+      expect(await queued).toBe("analytics_closing");
       expect(await reading).toMatch(/Interrupted/);
       expect(await building).toMatch(/Interrupted/);
       await expect(db.all("SELECT 1")).rejects.toMatchObject({ code: "analytics_closing", status: 503 });

@@ -51,6 +51,7 @@ const GAS_MARGIN = 125n;
 
 export interface AttesterOptions {
   reports: ReportService;
+  /** The store the reports are built in; the attester reads and writes it on a connection of its own. */
   analytics: Analytics;
   /** The chain attested on (Base), by JSON-RPC. */
   rpc: string;
@@ -116,6 +117,12 @@ export class Attester {
   /** When this process first sent or saw each transaction still unmined. */
   private readonly waiting = new Map<Hex, number>();
   private running: Promise<unknown> | undefined;
+  /**
+   * Its own connection (a fork of `analytics`): on the report service's, its writes could land inside a
+   * build's transaction, and be undone with it.
+   */
+  private connection: Analytics | undefined;
+  private stopped = false;
 
   constructor(private readonly options: AttesterOptions) {
     this.client = createPublicClient({ transport: http(options.rpc) }) as PublicClient;
@@ -132,6 +139,7 @@ export class Attester {
   /** Looks every `intervalMs` and after each new latest window, until `stop`. */
   start(): void {
     const kick = () => {
+      if (this.stopped) return;
       this.running ??= this.attestDue()
         .catch((error: unknown) =>
           log("warn", "attesting failed: tried again later", { error: String(error) }),
@@ -147,8 +155,16 @@ export class Attester {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.timer);
     await this.running;
+    this.connection?.close();
+    this.connection = undefined;
+  }
+
+  private async db(): Promise<Analytics> {
+    this.connection ??= await this.options.analytics.fork();
+    return this.connection;
   }
 
   /**
@@ -167,7 +183,7 @@ export class Attester {
 
   private async step(): Promise<Map<number, WeekStep>> {
     const steps = new Map<number, WeekStep>();
-    const checkpoint = await this.options.analytics.one<{ block: bigint | null }>(
+    const checkpoint = await (await this.db()).one<{ block: bigint | null }>(
       "SELECT max(block_number) AS block FROM checkpoints WHERE chain = 'base'",
     );
     if (checkpoint?.block == null) return steps;
@@ -196,7 +212,7 @@ export class Attester {
    */
   private async firstDue(last: number): Promise<number> {
     const closes = this.closes as number;
-    const rows = await this.options.analytics.all<{ end_block: number; attested: boolean }>(
+    const rows = await (await this.db()).all<{ end_block: number; attested: boolean }>(
       "SELECT end_block::DOUBLE AS end_block, uid IS NOT NULL AS attested FROM attestations WHERE conflict_uid IS NULL",
     );
     const weeks = rows.filter((r) => isWeekClose(r.end_block, closes) && r.end_block <= last);
@@ -254,10 +270,10 @@ export class Attester {
           sealed_root: sealed.root,
         },
       );
-      await recordConflict(this.options.analytics, sealed.end_block, uid);
+      await recordConflict(await this.db(), sealed.end_block, uid);
       return "conflict";
     }
-    await recordAttested(this.options.analytics, sealed.end_block, {
+    await recordAttested(await this.db(), sealed.end_block, {
       chainId: this.chainId as number,
       attester: this.address,
       uid,
@@ -336,7 +352,7 @@ export class Attester {
     });
     const signed = await this.signed(EAS_ADDRESS, data, nonce, sealed.end_block, minFees);
     if (!signed) return "over_budget";
-    await recordSigned(this.options.analytics, sealed.end_block, {
+    await recordSigned(await this.db(), sealed.end_block, {
       chainId: this.chainId as number,
       attester: this.address,
       nonce: signed.nonce,

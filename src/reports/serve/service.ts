@@ -59,12 +59,6 @@ export interface ReportServiceOptions {
   readers?: number;
 }
 
-/**
- * Calls on one connection, one at a time: a build uses temporary tables and a transaction. Per connection,
- * not per service, since two services may share one (a test's fresh service beside the served one).
- */
-const queues = new WeakMap<Analytics, Promise<unknown>>();
-
 /** Two cores' worth of readers and one more, so one waiting on DuckDB's I/O does not idle a core. */
 const DEFAULT_READERS = 3;
 
@@ -536,14 +530,13 @@ export class ReportService {
     })();
   }
 
-  /** `fn` after every call queued before on the service's connection, by this service or another one. */
+  /**
+   * `fn` in a turn of its own on the service's connection, after those queued before by this service or
+   * another sharing it (a test's fresh service beside the served one): a build uses temporary tables and a
+   * transaction.
+   */
   private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const next = (queues.get(this.analytics) ?? Promise.resolve()).then(fn, fn);
-    queues.set(
-      this.analytics,
-      next.catch(() => undefined),
-    );
-    return next;
+    return this.analytics.exclusive(fn);
   }
 
   /**
