@@ -142,9 +142,7 @@ describe("calls at once on one connection", () => {
     const wrong: string[] = [];
     for (let i = 0; i < 800; i++) {
       if (i % 4 === 0) {
-        calls.push(
-          analytics.append("busy_rows", [1n, 2n, 3n], (appender, x) => appender.appendBigInt(x)),
-        );
+        calls.push(analytics.append("busy_rows", [1n, 2n, 3n], (appender, x) => appender.appendBigInt(x)));
       } else if (i % 4 === 1) {
         calls.push(
           analytics
