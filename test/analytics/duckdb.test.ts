@@ -99,8 +99,8 @@ describe("Analytics.transaction", () => {
 describe("calls at once on one connection", () => {
   it("each answer its own parameters and none fails, kept statements, appends and writes among them", async () => {
     // DuckDB fails one of two calls at once on a connection ("Attempting to execute an unsuccessful or closed
-    // pending query result"), and a kept statement bound by a second caller while the first runs answers
-    // the second's parameters: the connection takes them one at a time, whoever calls.
+    // pending query result"), and a kept statement is one object whose parameters each caller binds: the
+    // connection takes calls one at a time, whoever makes them.
     await analytics.run("CREATE TABLE busy AS SELECT range AS x FROM range(5000)");
     await analytics.run("CREATE TEMP TABLE busy_rows (x BIGINT)");
     // How many calls the driver runs at once on the connection, whatever the race's luck: queries (`all`
