@@ -42,6 +42,12 @@ export const SETTLEMENT_IN_PROGRESS = "settlement_in_progress";
 export const SETTLEMENT_DROPPED = "settlement_dropped";
 /** The authorization was used on chain by a transaction that is not ours (settled elsewhere). */
 export const SETTLED_ELSEWHERE = "authorization_settled_elsewhere";
+/**
+ * A batch-settlement deposit into a channel whose receiverAuthorizer is neither its receiver, nor this
+ * facilitator, nor an authorizer the receiver registered here: nobody known can sign its claims, so its gas
+ * would be spent for a channel the receiver can never collect (channel-authorizers.ts).
+ */
+export const UNCLAIMABLE_CHANNEL = "unclaimable_channel";
 
 // Access control (src/facilitator/access/): refused before anything is verified on chain or signed.
 /** The payee is not on the allow-list and no API key was sent (401), or the key sent does not allow it (403). */

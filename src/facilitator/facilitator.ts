@@ -28,6 +28,11 @@ import { bazaarRecorder, DEFAULT_LIMIT, type DiscoveryQuery, listResources } fro
 import { checkChainIdentity, type OnNewChain } from "./chain-identity.ts";
 import { createChainReads } from "./chain-reads.ts";
 import { createChannelActions, type Origin } from "./channel-actions.ts";
+import {
+  type AuthorizerTable,
+  type ChannelAuthorizers,
+  createChannelAuthorizers,
+} from "./channel-authorizers.ts";
 import { isChannelAction } from "./channel-payloads.ts";
 import { countedSettle, countedVerify } from "./counted.ts";
 import { ExactEoaScheme } from "./exact-eoa.ts";
@@ -74,6 +79,13 @@ export interface FacilitatorOptions {
    * Default true; false: merchants sign their own.
    */
   receiverAuthorizer?: boolean;
+  /**
+   * Receivers' own batch-settlement authorizers (receiver address -> authorizer addresses, e.g. a merchant's
+   * own authorizer key): deposits into channels naming one are relayed too. Default none: only channels
+   * whose receiverAuthorizer is the receiver or this facilitator (docs/facilitator.md, "The
+   * receiverAuthorizer (decision)"). More can be added later with `channelAuthorizers.register`.
+   */
+  channelAuthorizers?: AuthorizerTable;
 }
 
 export interface Facilitator {
@@ -99,6 +111,8 @@ export interface Facilitator {
   supported(): SupportedResponse;
   /** The HTTP face's access control: its allow-list (`gate.allow(payees)` adds to it), keys, openness. */
   readonly gate: Gate;
+  /** Whose channels it relays deposits into; `register(receiver, authorizers)` adds a receiver's own. */
+  readonly channelAuthorizers: ChannelAuthorizers;
   /** A page of the Bazaar (defaults: the first 20 resources). */
   discoveryResources(query?: Partial<DiscoveryQuery>): Promise<DiscoveryResourcesResponse>;
   /** Looks at every pending settlement once (what the background check does). */
@@ -131,9 +145,13 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   const pollingIntervalMs = options.pollingIntervalMs ?? 500;
   const resolveIntervalMs = options.resolveIntervalMs ?? 10_000;
   const network = `eip155:${chain.id}` as Network;
+  const authorizer =
+    options.receiverAuthorizer === false ? undefined : privateKeyToAccount(options.privateKey);
+  const channelAuthorizers = createChannelAuthorizers(authorizer?.address, options.channelAuthorizers);
   const scope: Scope = {
     network,
     assets: new Set((options.assets ?? [BASE_USDC]).map((a) => a.toLowerCase())),
+    authorizers: channelAuthorizers,
   };
 
   const transport = rpcTransport(options.rpc);
@@ -163,7 +181,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     pollingIntervalMs,
     hooks: signerHooks(db, network, budgets, receiptBlocks),
   });
-  const sdk = schemes(network, signer, options);
+  const sdk = schemes(network, signer, authorizer);
   const gate = createGate(db, options.access ?? { open: true });
 
   const verify = createVerification({ db, sdk, client, reads, scope });
@@ -252,6 +270,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     discoveryResources: (query = {}) => listResources(db, { limit: DEFAULT_LIMIT, offset: 0, ...query }),
     resolvePending: resolveAll,
     gate,
+    channelAuthorizers,
     async ping() {
       await db.query("SELECT 1");
     },
@@ -274,11 +293,9 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
 function schemes(
   network: Network,
   signer: FacilitatorEvmSigner,
-  options: FacilitatorOptions,
+  authorizer: ReturnType<typeof privateKeyToAccount> | undefined,
 ): x402Facilitator {
   const store = { pendingSettlementStore: NO_PENDING_STORE };
-  const authorizer =
-    options.receiverAuthorizer === false ? undefined : privateKeyToAccount(options.privateKey);
   return new x402Facilitator()
     .register(network, new ExactEoaScheme(signer, new ExactEvmScheme(signer, store)))
     .register(network, new UptoEvmScheme(signer, store))

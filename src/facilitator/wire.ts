@@ -11,6 +11,7 @@ import {
   termsOf,
   UptoPermit2PayloadSchema,
 } from "./authorization.ts";
+import type { ChannelAuthorizers } from "./channel-authorizers.ts";
 import { ChannelDepositSchema } from "./channel-payloads.ts";
 import {
   INVALID_NETWORK,
@@ -18,6 +19,7 @@ import {
   INVALID_PAYMENT_REQUIREMENTS,
   INVALID_X402_VERSION,
   RECEIVER_MISMATCH,
+  UNCLAIMABLE_CHANNEL,
   UNSUPPORTED_ASSET,
   UNSUPPORTED_PAYLOAD_TYPE,
   UNSUPPORTED_SCHEME,
@@ -35,11 +37,15 @@ export interface Rejection {
   malformed: boolean;
 }
 
-/** What this facilitator settles: one network, the tokens it is willing to pay gas for. */
+/**
+ * What this facilitator settles: one network, the tokens it is willing to pay gas for, and the channels it
+ * relays deposits into (those whose claims someone it knows can sign).
+ */
 export interface Scope {
   network: Network;
   /** Lower-case token addresses. */
   assets: ReadonlySet<string>;
+  authorizers: ChannelAuthorizers;
 }
 
 /** Reads the body of POST /verify and /settle: `{x402Version, paymentPayload, paymentRequirements}`. */
@@ -92,6 +98,10 @@ export function checkPayment(
       `the channel's receiver ${terms.payTo} is not paymentRequirements.payTo ${r.payTo}`,
     );
   }
+  if (signed.signed.method === "deposit") {
+    const unclaimable = unclaimableChannel(signed.signed.payload.channelConfig, scope.authorizers);
+    if (unclaimable) return unclaimable;
+  }
   return {
     ok: true,
     payment: {
@@ -103,6 +113,23 @@ export function checkPayment(
       digest: authorizationDigest(signed.signed),
     },
   };
+}
+
+/**
+ * A deposit into a channel nobody known here can claim, refused before anything is read or signed: its
+ * transaction would cost this facilitator a deposit's gas and pay the receiver nothing (channel-authorizers.ts).
+ */
+function unclaimableChannel(
+  config: { receiver: string; receiverAuthorizer: string },
+  authorizers: ChannelAuthorizers,
+): Rejection | undefined {
+  const { receiver, receiverAuthorizer } = config;
+  if (authorizers.knows(receiver, receiverAuthorizer)) return undefined;
+  const self = authorizers.self ? `, nor this facilitator (${authorizers.self})` : "";
+  return refused(
+    UNCLAIMABLE_CHANNEL,
+    `the channel's receiverAuthorizer ${receiverAuthorizer} is neither its receiver ${receiver}${self}, nor an authorizer ${receiver} registered here: nobody this facilitator knows can sign its claims, so it relays no deposit into it (docs/facilitator.md)`,
+  );
 }
 
 /** The v2 schemas an envelope is read with; batch-settlement's channel actions relax one (channel-wire.ts). */

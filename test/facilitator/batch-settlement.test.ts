@@ -604,6 +604,9 @@ describe("a batch-settlement receipt that does not come in time", () => {
 
   it("answers pending with the hash, then the outcome to a retry, sending nothing again", async () => {
     const receiver = newMerchant();
+    // The receiver signs its own claims with the devnet's facilitator key, not this facilitator's: it
+    // registers that authorizer, or its channels' deposits would be refused as unclaimable.
+    facilitator.channelAuthorizers.register(receiver, [devnet.facilitatorAccount.address]);
     const open = configOf(buyer(3), receiver, 0x20);
     const funded = await depositOf(buyer(3), open, 1_000_000n, 1000n);
     expect(await facilitator.verify(funded.payment, funded.requirements)).toMatchObject({ isValid: true });
