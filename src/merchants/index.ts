@@ -27,6 +27,7 @@ const utilityOptions = (config: MerchantsSettings) => ({
   dns: { servers: config.dnsServers },
   providers: config.providers,
   fetchPolicy: allowListPolicy(config.fetchAllow),
+  pageBudget: config.pageBudget,
 });
 
 export const MERCHANTS: Record<MerchantHost, MerchantBuilder> = {

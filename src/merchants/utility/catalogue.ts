@@ -11,7 +11,7 @@ import { DATA_ENDPOINTS } from "./data/index.ts";
 import { UTILITY_ALIAS_GUIDANCE, UTILITY_GUIDANCE } from "./guidance.ts";
 import { ICON_ENDPOINTS } from "./icons/index.ts";
 import { type DnsOptions, lookupEndpoints } from "./lookup/index.ts";
-import { pageEndpoints } from "./pages/index.ts";
+import { type PageBudget, pageEndpoints } from "./pages/index.ts";
 import { SPEC_ORDER, specPathOf } from "./prices.ts";
 import { probeEndpoints } from "./probes/index.ts";
 import { type ProviderSettings, providerEndpoints, providersFromSettings } from "./providers/index.ts";
@@ -38,6 +38,8 @@ export interface UtilityOptions {
    * only; the operator's `X402M_FETCH_ALLOW` opens more.
    */
   fetchPolicy?: FetchPolicy;
+  /** What a page endpoint's call may spend reading its page, per $0.001 (config `pageBudget`). */
+  pageBudget?: PageBudget;
   /** `/api/store` and `/api/scratchpad`'s quota and clock: default 50 MB a wallet, the real clock (tests shrink it). */
   state?: StateOptions;
 }
@@ -49,7 +51,7 @@ export function utilityEndpoints(options: UtilityOptions = {}): readonly AnyEndp
     ...DATA_ENDPOINTS,
     ...ICON_ENDPOINTS,
     ...lookupEndpoints({ dns: options.dns }),
-    ...pageEndpoints({ fetchPolicy: options.fetchPolicy }),
+    ...pageEndpoints({ fetchPolicy: options.fetchPolicy, budget: options.pageBudget }),
     ...probeEndpoints({ policy: options.fetchPolicy }),
     ...providerEndpoints(options.providers ? providersFromSettings(options.providers) : {}),
     ...stateEndpoints(options.state),

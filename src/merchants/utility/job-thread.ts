@@ -17,6 +17,9 @@ import { parentPort, type ResourceLimits, Worker } from "node:worker_threads";
 
 const BOOT = new URL("./worker-boot.mjs", import.meta.url);
 
+/** The code of a job whose worker was stopped at its deadline (`run`'s `deadlineMs`). */
+export const JOB_DEADLINE = "ERR_JOB_DEADLINE";
+
 /** A job the worker failed: its error's message and, when it had one, its code. */
 export class JobFailedError extends Error {
   constructor(
@@ -39,6 +42,7 @@ export interface JobThreadOptions {
 export const DEFAULT_IDLE_MS = 120_000;
 
 type Reply<Result> =
+  | { id: number; started: true }
   | { id: number; result: Result }
   | { id: number; error: { message: string; code?: string } };
 
@@ -48,6 +52,17 @@ interface Pending<Job, Result> {
   resolve(result: Result): void;
   reject(error: unknown): void;
   signal?: AbortSignal;
+  deadlineMs?: number;
+  deadline?: NodeJS.Timeout;
+}
+
+export interface RunOptions {
+  /**
+   * Wall-clock time the job may run once the worker has taken it (its wait in the queue and the worker's
+   * start are not counted: those are the caller's own budget's). Past it the worker is terminated and the
+   * job rejects with a `JobFailedError` of code `JOB_DEADLINE`.
+   */
+  deadlineMs?: number;
 }
 
 export class JobThread<Job, Result> {
@@ -64,10 +79,17 @@ export class JobThread<Job, Result> {
   ) {}
 
   /** Runs `job` in the worker; rejects with the signal's reason if it aborts first. */
-  run(job: Job, signal?: AbortSignal): Promise<Result> {
+  run(job: Job, signal?: AbortSignal, options: RunOptions = {}): Promise<Result> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<Result>((resolve, reject) => {
-      const pending: Pending<Job, Result> = { id: this.nextId++, job, resolve, reject, signal };
+      const pending: Pending<Job, Result> = {
+        id: this.nextId++,
+        job,
+        resolve,
+        reject,
+        signal,
+        deadlineMs: options.deadlineMs,
+      };
       signal?.addEventListener("abort", () => this.abort(pending), { once: true });
       this.queue.push(pending);
       this.pump();
@@ -79,6 +101,7 @@ export class JobThread<Job, Result> {
     clearTimeout(this.idleTimer);
     const error = new Error("the worker thread is closed");
     for (const p of this.queue.splice(0)) p.reject(error);
+    clearTimeout(this.running?.deadline);
     this.running?.reject(error);
     this.running = undefined;
     const worker = this.worker;
@@ -114,6 +137,11 @@ export class JobThread<Job, Result> {
     worker.on("message", (reply: Reply<Result>) => {
       const running = this.running;
       if (!running || running.id !== reply.id) return;
+      if ("started" in reply) {
+        this.startDeadline(running);
+        return;
+      }
+      clearTimeout(running.deadline);
       this.running = undefined;
       if ("error" in reply) running.reject(new JobFailedError(reply.error.message, reply.error.code));
       else running.resolve(reply.result);
@@ -123,6 +151,29 @@ export class JobThread<Job, Result> {
     worker.on("exit", (code) => this.lose(worker, new Error(`the worker thread exited (${code})`)));
     this.worker = worker;
     return worker;
+  }
+
+  private startDeadline(pending: Pending<Job, Result>): void {
+    const ms = pending.deadlineMs;
+    if (ms === undefined) return;
+    pending.deadline = setTimeout(() => {
+      if (this.running !== pending) return;
+      this.stopRunning(new JobFailedError(`the job ran past its deadline of ${ms} ms`, JOB_DEADLINE));
+    }, ms);
+    pending.deadline.unref();
+  }
+
+  /** Stops the worker with its job (rejected with `error`); the queue goes on in a fresh one. */
+  private stopRunning(error: unknown): void {
+    const running = this.running;
+    if (!running) return;
+    clearTimeout(running.deadline);
+    this.running = undefined;
+    running.reject(error);
+    const worker = this.worker;
+    this.worker = undefined;
+    void worker?.terminate();
+    this.pump();
   }
 
   /** Stops the worker once it has had no job for `idleMs`. */
@@ -144,6 +195,7 @@ export class JobThread<Job, Result> {
     this.worker = undefined;
     const running = this.running;
     this.running = undefined;
+    clearTimeout(running?.deadline);
     running?.reject(error);
     this.pump();
   }
@@ -156,13 +208,7 @@ export class JobThread<Job, Result> {
       pending.reject(reason);
       return;
     }
-    if (this.running !== pending) return;
-    this.running = undefined;
-    pending.reject(reason);
-    const worker = this.worker;
-    this.worker = undefined;
-    void worker?.terminate();
-    this.pump();
+    if (this.running === pending) this.stopRunning(reason);
   }
 }
 
@@ -171,6 +217,8 @@ export function serveJobs<Job, Result>(run: (job: Job) => Result | Promise<Resul
   const port = parentPort;
   if (!port) throw new Error("serveJobs runs in a worker thread");
   port.on("message", async ({ id, job }: { id: number; job: Job }) => {
+    // The thread's deadline counts from here: a fresh worker's start is not the job's.
+    port.postMessage({ id, started: true } satisfies Reply<Result>);
     try {
       port.postMessage({ id, result: await run(job) } satisfies Reply<Result>);
     } catch (error) {

@@ -6,6 +6,7 @@ import { z } from "zod";
 import type { Section } from "../../config/section.ts";
 import { BaseUrl, commaList } from "../../config/values.ts";
 import { allowListPolicy } from "../../merchant-kit/fetch/policy.ts";
+import { DEFAULT_PAGE_BUDGET } from "./pages/budget.ts";
 
 const UtilitySchema = z.object({
   /**
@@ -28,6 +29,15 @@ const UtilitySchema = z.object({
     } catch (error) {
       ctx.addIssue({ code: "custom", message: (error as Error).message });
     }
+  }),
+  /**
+   * What a page endpoint's call (scrape, summarize, seo/metadata, seo/alt-check) may spend reading its page
+   * in a worker, per $0.001 of its price: wall-clock milliseconds (the worker is terminated past them) and
+   * MB of heap (the worker's cap). Past either the call is refused, 422 `too_complex`, not charged.
+   */
+  pageBudget: z.object({
+    deadlineMs: z.coerce.number().int().min(100).max(600_000),
+    heapMb: z.coerce.number().int().min(64).max(16_384),
   }),
   /** Upstreams of the provider-backed utility endpoints; null = not configured (the endpoint answers 503). */
   providers: z.object({
@@ -79,6 +89,10 @@ export const utilitySection: Section<typeof UtilitySchema> = {
   read: ({ env }) => ({
     dnsServers: commaList(env.X402M_DNS_SERVERS),
     fetchAllow: commaList(env.X402M_FETCH_ALLOW),
+    pageBudget: {
+      deadlineMs: env.X402M_PAGE_DEADLINE_MS ?? DEFAULT_PAGE_BUDGET.deadlineMs,
+      heapMb: env.X402M_PAGE_HEAP_MB ?? DEFAULT_PAGE_BUDGET.heapMb,
+    },
     providers: {
       language: env.X402M_LLM_URL
         ? {
@@ -116,6 +130,7 @@ export const utilitySection: Section<typeof UtilitySchema> = {
   settingOf: ([head, provider, field]) => {
     if (head === "dnsServers") return "X402M_DNS_SERVERS";
     if (head === "fetchAllow") return "X402M_FETCH_ALLOW";
+    if (head === "pageBudget") return provider === "heapMb" ? "X402M_PAGE_HEAP_MB" : "X402M_PAGE_DEADLINE_MS";
     if (provider === "language")
       return `X402M_LLM_${field === "timeoutMs" ? "TIMEOUT_MS" : (field ?? "URL").toUpperCase()}`;
     if (provider === "search") return `X402M_SEARCH_${(field ?? "backend").toUpperCase()}`;

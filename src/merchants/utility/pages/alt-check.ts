@@ -2,8 +2,9 @@ import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
 import { PRICES } from "../prices.ts";
-import { auditAlts, ISSUE_TYPES, LONG_ALT_CHARS } from "./alt-engine.ts";
-import { loadPage, PAGE_ERRORS, PageUrl } from "./page.ts";
+import { type AltReport, ISSUE_TYPES, LONG_ALT_CHARS } from "./alt-engine.ts";
+import { fetchPage, PAGE_ERRORS, PageUrl } from "./page.ts";
+import { DEFAULT_PAGE_BUDGET, type PageBudget, PageWorker, WORK_ERRORS } from "./work.ts";
 
 const IssueType = z.enum(ISSUE_TYPES);
 const Count = z.number().int();
@@ -33,8 +34,9 @@ const AltOutput = z.object({
   decorative: z.array(z.object({ src: z.string().nullable(), selector: z.string() })),
 });
 
-/** `/api/seo/alt-check`, fetching under `policy`. */
-export function altCheckEndpoint(policy: FetchPolicy) {
+/** `/api/seo/alt-check`, fetching under `policy`, reading the page in a worker under `budget`. */
+export function altCheckEndpoint(policy: FetchPolicy, budget: PageBudget = DEFAULT_PAGE_BUDGET) {
+  const worker = new PageWorker(PRICES["/api/seo/alt-check"], budget);
   return defineEndpoint({
     method: "GET",
     path: "/api/seo/alt-check",
@@ -76,7 +78,9 @@ export function altCheckEndpoint(policy: FetchPolicy) {
       },
     },
     timeoutMs: 20_000,
-    errors: PAGE_ERRORS,
-    handler: async (input, ctx) => auditAlts(await loadPage(input.url, policy, ctx.signal)),
+    effects: ["compute"],
+    errors: WORK_ERRORS,
+    handler: async (input, ctx) =>
+      worker.run<AltReport>({ kind: "alt-check" }, await fetchPage(input.url, policy, ctx.signal), ctx.signal),
   });
 }

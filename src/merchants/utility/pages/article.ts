@@ -6,7 +6,7 @@
 import { createRequire } from "node:module";
 import type { Readability as ReadabilityClass } from "@mozilla/readability";
 import { onFirstUse } from "../lazy.ts";
-import type { DomElement, DomNode } from "./dom.ts";
+import { type DomElement, type DomNode, parseHtml } from "./dom.ts";
 import { clean } from "./element.ts";
 import type { Page } from "./page.ts";
 
@@ -27,6 +27,12 @@ export interface Article {
   text: string;
   /** Whether Readability found an article; false means the whole `<body>` minus chrome was used. */
   readable: boolean;
+}
+
+/** Loads Readability and jsdom now (a page worker's start), so the first page's time is its own. */
+export function preloadArticle(): void {
+  readability();
+  parseHtml("<p>warm</p>", "http://localhost/");
 }
 
 /** Text Readability must find for its result to count as an article (its own default is 500). */

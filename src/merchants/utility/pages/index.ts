@@ -10,8 +10,10 @@ import { altCheckEndpoint } from "./alt-check.ts";
 import { metadataEndpoint } from "./metadata.ts";
 import { scrapeEndpoint } from "./scrape.ts";
 import { summarizeEndpoint } from "./summarize.ts";
+import { DEFAULT_PAGE_BUDGET, type PageBudget } from "./work.ts";
 
 export { MAX_HTML_BYTES, PageError } from "./page.ts";
+export { DEFAULT_PAGE_BUDGET, type PageBudget } from "./work.ts";
 
 export interface PageOptions {
   /**
@@ -19,16 +21,19 @@ export interface PageOptions {
    * `{allowAddresses: ["127.0.0.1"]}` to reach their fixture servers.
    */
   fetchPolicy?: FetchPolicy;
+  /** What a call may spend reading its page, per $0.001 of its price. Default `DEFAULT_PAGE_BUDGET`. */
+  budget?: PageBudget;
 }
 
 /** The five endpoints, in the spec's order (alt-check, scrape, metadata, summarize, a11y/check). */
 export function pageEndpoints(options: PageOptions = {}): readonly AnyEndpoint[] {
   const policy = options.fetchPolicy ?? {};
+  const budget = options.budget ?? DEFAULT_PAGE_BUDGET;
   return [
-    altCheckEndpoint(policy),
-    scrapeEndpoint(policy),
-    metadataEndpoint(policy),
-    summarizeEndpoint(policy),
+    altCheckEndpoint(policy, budget),
+    scrapeEndpoint(policy, budget),
+    metadataEndpoint(policy, budget),
+    summarizeEndpoint(policy, budget),
     a11yCheckEndpoint(policy),
   ];
 }

@@ -28,6 +28,11 @@ function createService(): TurndownService {
 
 const service = onFirstUse(createService);
 
+/** Loads turndown now (a page worker's start), so the first page's time is its own. */
+export function preloadMarkdown(): void {
+  service();
+}
+
 /** Markdown of an HTML fragment, with runs of blank lines collapsed. */
 export function toMarkdown(html: string): string {
   return service()

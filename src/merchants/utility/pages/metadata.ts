@@ -2,8 +2,9 @@ import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
 import { PRICES } from "../prices.ts";
-import { inspectMetadata } from "./metadata-engine.ts";
-import { loadPage, PAGE_ERRORS, PageUrl } from "./page.ts";
+import type { Metadata } from "./metadata-engine.ts";
+import { fetchPage, PageUrl } from "./page.ts";
+import { DEFAULT_PAGE_BUDGET, type PageBudget, PageWorker, WORK_ERRORS } from "./work.ts";
 
 const Tag = z.object({ key: z.string(), content: z.string() });
 const Tags = z.array(Tag);
@@ -67,7 +68,8 @@ const MetadataOutput = z.object({
 });
 
 /** `/api/seo/metadata`, fetching under `policy`. */
-export function metadataEndpoint(policy: FetchPolicy) {
+export function metadataEndpoint(policy: FetchPolicy, budget: PageBudget = DEFAULT_PAGE_BUDGET) {
+  const worker = new PageWorker(PRICES["/api/seo/metadata"], budget);
   return defineEndpoint({
     method: "GET",
     path: "/api/seo/metadata",
@@ -121,7 +123,9 @@ export function metadataEndpoint(policy: FetchPolicy) {
       },
     },
     timeoutMs: 20_000,
-    errors: PAGE_ERRORS,
-    handler: async (input, ctx) => inspectMetadata(await loadPage(input.url, policy, ctx.signal)),
+    effects: ["compute"],
+    errors: WORK_ERRORS,
+    handler: async (input, ctx) =>
+      worker.run<Metadata>({ kind: "metadata" }, await fetchPage(input.url, policy, ctx.signal), ctx.signal),
   });
 }

@@ -4,7 +4,8 @@ import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
 import { PRICES } from "../prices.ts";
 import { extractArticle } from "./article.ts";
 import { countWords, toMarkdown } from "./markdown.ts";
-import { loadPage, PAGE_ERRORS, type Page, PageUrl } from "./page.ts";
+import { fetchPage, type Page, PageUrl } from "./page.ts";
+import { DEFAULT_PAGE_BUDGET, type PageBudget, PageWorker, WORK_ERRORS } from "./work.ts";
 
 const ScrapeOutput = z.object({
   url: z.string().describe("The final URL, after redirects."),
@@ -42,7 +43,8 @@ export function scrapePage(page: Page): ScrapeResult {
 }
 
 /** `/api/scrape`, fetching under `policy`. Also listed by the alias host (spec 4.2.3): same description. */
-export function scrapeEndpoint(policy: FetchPolicy) {
+export function scrapeEndpoint(policy: FetchPolicy, budget: PageBudget = DEFAULT_PAGE_BUDGET) {
+  const worker = new PageWorker(PRICES["/api/scrape"], budget);
   return defineEndpoint({
     method: "GET",
     path: "/api/scrape",
@@ -67,7 +69,9 @@ export function scrapeEndpoint(policy: FetchPolicy) {
       },
     },
     timeoutMs: 20_000,
-    errors: PAGE_ERRORS,
-    handler: async (input, ctx) => scrapePage(await loadPage(input.url, policy, ctx.signal)),
+    effects: ["compute"],
+    errors: WORK_ERRORS,
+    handler: async (input, ctx) =>
+      worker.run<ScrapeResult>({ kind: "scrape" }, await fetchPage(input.url, policy, ctx.signal), ctx.signal),
   });
 }

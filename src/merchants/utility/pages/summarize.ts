@@ -5,8 +5,9 @@ import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
 import { PRICES } from "../prices.ts";
 import { extractArticle } from "./article.ts";
 import { countWords } from "./markdown.ts";
-import { loadPage, PAGE_ERRORS, type Page, PageUrl } from "./page.ts";
+import { fetchPage, type Page, PageUrl } from "./page.ts";
 import { MIN_WORDS, textRank } from "./textrank.ts";
+import { DEFAULT_PAGE_BUDGET, type PageBudget, PageWorker, WORK_ERRORS } from "./work.ts";
 
 const SummarizeInput = z.object({
   url: PageUrl,
@@ -63,7 +64,8 @@ export function summarizePage(page: Page, count: number): SummarizeResult {
 }
 
 /** `/api/summarize`, fetching under `policy`. */
-export function summarizeEndpoint(policy: FetchPolicy) {
+export function summarizeEndpoint(policy: FetchPolicy, budget: PageBudget = DEFAULT_PAGE_BUDGET) {
+  const worker = new PageWorker(PRICES["/api/summarize"], budget);
   return defineEndpoint({
     method: "GET",
     path: "/api/summarize",
@@ -94,11 +96,16 @@ export function summarizeEndpoint(policy: FetchPolicy) {
       },
     },
     timeoutMs: 20_000,
+    effects: ["compute"],
     errors: {
-      ...PAGE_ERRORS,
-      422: `${PAGE_ERRORS[422]} Or the page has no article text to summarize (no_text).`,
+      ...WORK_ERRORS,
+      422: `${WORK_ERRORS[422]} Or the page has no article text to summarize (no_text).`,
     },
     handler: async (input, ctx) =>
-      summarizePage(await loadPage(input.url, policy, ctx.signal), input.sentences),
+      worker.run<SummarizeResult>(
+        { kind: "summarize", sentences: input.sentences },
+        await fetchPage(input.url, policy, ctx.signal),
+        ctx.signal,
+      ),
   });
 }

@@ -1,0 +1,99 @@
+/**
+ * The bounded work of the page endpoints (alt-check, scrape, summarize, seo/metadata): the page is fetched
+ * on the request loop (I/O), then parsed and read in a worker thread, one per endpoint, one page at a time,
+ * under a wall-clock deadline (the worker is terminated at it) and a heap cap (the worker's
+ * `resourceLimits`). A hostile page of 3 MB parsed on the request loop took minutes of CPU, during which
+ * every host of the process, `/healthz` included, stood still (issue 69); here it costs at most its budget,
+ * is refused past it (422 `too_complex`, naming the limit, never charged), and the loop keeps answering.
+ *
+ * The budget scales with the price: `deadlineMs` and `heapMb` per $0.001 (settings, `X402M_PAGE_DEADLINE_MS`
+ * and `X402M_PAGE_HEAP_MB`), so `/api/summarize` at $0.002 gets twice the time and memory of `/api/scrape`.
+ */
+import { AppError } from "../../../common/errors.ts";
+import { JOB_DEADLINE, JobFailedError, JobThread } from "../job-thread.ts";
+import { DEFAULT_PAGE_BUDGET, type PageBudget } from "./budget.ts";
+import { type FetchedPage, PAGE_ERRORS, PageError } from "./page.ts";
+
+/** What a page worker is asked (`page-worker.ts` answers): which reading, of which fetched page. */
+export type PageTask =
+  | { kind: "alt-check" }
+  | { kind: "scrape" }
+  | { kind: "metadata" }
+  | { kind: "summarize"; sentences: number };
+
+export { DEFAULT_PAGE_BUDGET, type PageBudget };
+
+export type PageJob = PageTask & { page: FetchedPage };
+
+/** The refusals of a page endpoint whose reading runs here: the fetch's, and the budget's. */
+export const WORK_ERRORS = {
+  ...PAGE_ERRORS,
+  422: `${PAGE_ERRORS[422]} Or reading the page would exceed the call's deadline or memory cap (too_complex; the message names the limit).`,
+} as const;
+
+/**
+ * How long an idle page worker lives: short, since its heap (jsdom, and what the last page left) is the
+ * host's memory only while pages come; a fresh start costs about 0.5 s of CPU, off the loop.
+ */
+const IDLE_MS = 10_000;
+
+/** Codes the engines refuse a page with, raised in the worker and answered as the same 422 here. */
+const PAGE_CODES = new Set(["no_text", "too_complex", "page_status", "not_html"]);
+
+/** A page endpoint's worker and its limits, for a price in dollars ("0.002"). */
+export class PageWorker {
+  readonly deadlineMs: number;
+  readonly heapMb: number;
+  private readonly thread: JobThread<PageJob, unknown>;
+
+  constructor(price: string, budget: PageBudget = DEFAULT_PAGE_BUDGET) {
+    const scale = Number(price) / 0.001;
+    this.deadlineMs = Math.round(budget.deadlineMs * scale);
+    this.heapMb = Math.round(budget.heapMb * scale);
+    this.thread = new JobThread(new URL("./page-worker.ts", import.meta.url), {
+      idleMs: IDLE_MS,
+      resourceLimits: { maxOldGenerationSizeMb: this.heapMb },
+    });
+  }
+
+  /**
+   * Runs `task` on `page` in the worker; refuses (422 `too_complex`) a page past the deadline or the heap.
+   * `Result` is the caller's to name: the worker answers `task.kind`'s engine's result.
+   */
+  async run<Result>(task: PageTask, page: FetchedPage, signal: AbortSignal): Promise<Result> {
+    try {
+      return (await this.thread.run({ ...task, page }, signal, { deadlineMs: this.deadlineMs })) as Result;
+    } catch (error) {
+      throw this.refusal(error);
+    }
+  }
+
+  /** Whether its worker is started, for tests of memory given back. */
+  get started(): boolean {
+    return this.thread.started;
+  }
+
+  close(): Promise<void> {
+    return this.thread.close();
+  }
+
+  private refusal(error: unknown): unknown {
+    const code = (error as { code?: unknown }).code;
+    if (code === JOB_DEADLINE) {
+      return new PageError(
+        `reading the page took longer than this endpoint's deadline of ${this.deadlineMs} ms (X402M_PAGE_DEADLINE_MS per $0.001); the call is not charged`,
+        "too_complex",
+      );
+    }
+    if (code === "ERR_WORKER_OUT_OF_MEMORY") {
+      return new PageError(
+        `reading the page needs more than this endpoint's memory cap of ${this.heapMb} MB (X402M_PAGE_HEAP_MB per $0.001); the call is not charged`,
+        "too_complex",
+      );
+    }
+    if (error instanceof JobFailedError && typeof code === "string" && PAGE_CODES.has(code)) {
+      return new AppError(422, code, error.message);
+    }
+    return error;
+  }
+}
