@@ -40,6 +40,15 @@ export interface Listening {
   close(drainMs?: number): Promise<void>;
 }
 
+/**
+ * Most bytes of a request's line and headers together, four times Node's default (16 KiB). A paid GET
+ * carries its URL twice: in the request line, and inside `PAYMENT-SIGNATURE`, base64 (4/3 of its size) of
+ * the payment payload that names the resource by its URL. `/api/qr`'s longest documented `data` (2,953
+ * bytes at level L, each percent-encoded: about 8,900 characters) makes about 22 KiB of headers, which
+ * Node's default refused with a 431 after the buyer had signed (issue 69).
+ */
+export const MAX_HEADER_BYTES = 64 * 1024;
+
 /** Loopback: 127.0.0.0/8, ::1, localhost. */
 export function isLoopback(host: string): boolean {
   const h = host
@@ -52,7 +61,8 @@ export function isLoopback(host: string): boolean {
 /** Serves `fetch` (a Hono app's) on host:port; port 0 picks a free one (read it from the result). */
 export function listen(fetch: Fetch, host: string, port: number): Promise<Listening> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch, hostname: host, port }, (info) => {
+    const serverOptions = { maxHeaderSize: MAX_HEADER_BYTES };
+    const server = serve({ fetch, hostname: host, port, serverOptions }, (info) => {
       server.off("error", reject);
       const address = info.family === "IPv6" ? `[${info.address}]` : info.address;
       const stopping = drainer(server as Server);

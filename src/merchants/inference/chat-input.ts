@@ -69,6 +69,22 @@ const ToolChoice = z.union([
   z.object({ type: z.string(), function: z.object({ name: z.string() }).loose().optional() }).loose(),
 ]);
 
+/** Most messages one call sends. */
+const MAX_MESSAGES = 1000;
+
+/**
+ * What `messages` may hold, in the schema's words: the character caps are enforced below (a sum over the
+ * messages, which JSON Schema cannot state), so the document says them in the description.
+ */
+function charactersStated(limits: Tier["limits"]): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  const one =
+    limits.messageCharacters === undefined
+      ? ""
+      : `, and at most ${n(limits.messageCharacters)} characters in any one message`;
+  return `The conversation, oldest first: 1 to ${n(MAX_MESSAGES)} messages, at most ${n(limits.inputCharacters)} characters of text together${one} (more is a 400, never charged).`;
+}
+
 /** The input schema of a route that answers as `model`. */
 export function chatInput(route: Tier, model: string) {
   const { limits } = route;
@@ -76,7 +92,11 @@ export function chatInput(route: Tier, model: string) {
   const tokenRange = `${tokens.min} to ${tokens.max}`;
   return z
     .object({
-      messages: z.array(Message).min(1, "messages needs at least one message").max(1000),
+      messages: z
+        .array(Message)
+        .min(1, "messages needs at least one message")
+        .max(MAX_MESSAGES)
+        .describe(charactersStated(limits)),
       model: z
         .string()
         .nullish()

@@ -3,6 +3,11 @@ import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import { PRICES } from "../prices.ts";
 import { convert as convertData, FORMATS, MAX_INPUT_BYTES } from "./convert-engine.ts";
 import { DEFAULT_TABLE } from "./sql-format.ts";
+import { MAX_COLUMNS, MAX_ROWS } from "./table.ts";
+
+const n = (x: number) => x.toLocaleString("en-US");
+/** The caps a conversion reads within, stated in the description and the schema alike. */
+const CAPS = `at most ${MAX_INPUT_BYTES / 1024 / 1024} MiB, ${n(MAX_ROWS)} records and ${n(MAX_COLUMNS)} columns`;
 
 const Format = z.enum(FORMATS);
 
@@ -14,7 +19,7 @@ const ConvertInput = z.object({
       message: `at most ${MAX_INPUT_BYTES} bytes (5 MiB)`,
     })
     .describe(
-      "The data to convert, as text. json: an array of objects; ndjson: one object per line; csv/tsv: a header line, then records (RFC 4180 quoting); sql: INSERT INTO statements (one or many rows each) or a mysqldump/pg_dump file (INSERTs or COPY ... FROM stdin blocks; SET, LOCK, CREATE TABLE and other set-up statements and comments are skipped; an INSERT without a column list takes them from its CREATE TABLE). At most 5 MiB and 100,000 records.",
+      `The data to convert, as text. json: an array of objects; ndjson: one object per line; csv/tsv: a header line, then records (RFC 4180 quoting); sql: INSERT INTO statements (one or many rows each) or a mysqldump/pg_dump file (INSERTs or COPY ... FROM stdin blocks; SET, LOCK, CREATE TABLE and other set-up statements and comments are skipped; an INSERT without a column list takes them from its CREATE TABLE). Limits: ${CAPS}.`,
     ),
   from: Format.describe("Format of `data`."),
   to: Format.describe("Format of the result."),
@@ -52,8 +57,7 @@ export const convert = defineEndpoint({
   method: "POST",
   path: "/api/data/convert",
   price: PRICES["/api/data/convert"],
-  description:
-    "Converts data between JSON, NDJSON, CSV, TSV and SQL (INSERTs; reads mysqldump and pg_dump files, one table at a time), any to any, with RFC 4180 CSV quoting, exact big integers and lossless round trips; up to 5 MB.",
+  description: `Converts data between JSON, NDJSON, CSV, TSV and SQL (INSERTs; reads mysqldump and pg_dump files, one table at a time), any to any, with RFC 4180 CSV quoting, exact big integers and lossless round trips; ${CAPS} (more is a 400 too_large, never charged).`,
   input: ConvertInput,
   output: ConvertOutput,
   example: {

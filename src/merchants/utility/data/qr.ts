@@ -2,6 +2,7 @@ import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import { PRICES } from "../prices.ts";
 import {
+  BYTE_CAPACITY,
   ECC_LEVELS,
   HEX_COLOR,
   MAX_DATA_LENGTH,
@@ -19,6 +20,23 @@ const hex = (what: string, fallback: string) =>
     .default(fallback)
     .describe(`${what} colour, hex #rgb, #rrggbb or #rrggbbaa; the "#" may be omitted. Default ${fallback}.`);
 
+/**
+ * `data`'s length as it travels in the URL: a byte of UTF-8 other than A-Z a-z 0-9 - . _ counts 3, the
+ * most it takes percent-encoded, whether the client writes a space as %20 or +. The limit is on this
+ * length, not on characters: a paid GET carries its URL twice (request line, and `PAYMENT-SIGNATURE`), and
+ * the 402's `PAYMENT-REQUIRED` carries it once, base64, beside the endpoint's schemas. At 7,089 the 402's
+ * headers stay within the 16 KiB that Node's fetch (undici) accepts by default; 2,953 bytes of non-ASCII
+ * text, 8,859 characters percent-encoded, made a 402 the buyer's fetch could not read (issue 69).
+ */
+export function urlLength(data: string): number {
+  let length = 0;
+  for (const byte of Buffer.from(data, "utf8"))
+    length += /[A-Za-z0-9._-]/.test(String.fromCharCode(byte)) ? 1 : 3;
+  return length;
+}
+
+const n = (x: number) => x.toLocaleString("en-US");
+
 /** The spec's names (4.4): data, size, margin, ecc, dark, light. */
 const QrInput = z
   .object({
@@ -27,7 +45,7 @@ const QrInput = z
       .min(1)
       .max(MAX_DATA_LENGTH)
       .describe(
-        "Text or URL to encode. Capacity depends on ecc: up to 2,331 bytes of text at M (2,953 at L, 1,663 at Q, 1,273 at H), more for digits only.",
+        `Text or URL to encode, at most ${n(MAX_DATA_LENGTH)} characters as it travels in the URL (percent-encoded: every byte of UTF-8 other than A-Z a-z 0-9 - . _ counts 3). Capacity depends on ecc: up to ${n(BYTE_CAPACITY.M)} bytes of text at M (${n(BYTE_CAPACITY.L)} at L, ${n(BYTE_CAPACITY.Q)} at Q, ${n(BYTE_CAPACITY.H)} at H), more for digits only.`,
       ),
     size: z.coerce
       .number()
@@ -55,6 +73,15 @@ const QrInput = z
     light: hex("Background", "#ffffff"),
   })
   .superRefine((q, ctx) => {
+    const inUrl = urlLength(q.data);
+    if (inUrl > MAX_DATA_LENGTH) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["data"],
+        message: `data is ${n(inUrl)} characters percent-encoded in the URL; the limit is ${n(MAX_DATA_LENGTH)}`,
+      });
+      return;
+    }
     // Capacity, size and colour contrast are checked before any payment is asked for.
     try {
       planQr(q.data, q);
