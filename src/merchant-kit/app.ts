@@ -110,6 +110,7 @@ export async function merchantApp(
       new MerchantChannelScheme(merchant.payTo, {
         storage: new ChannelStore(db, merchant.payTo),
         withdrawDelay: channels.withdrawDelaySeconds,
+        receiverAuthorizerSigner: merchant.channelAuthorizer,
       }),
     )
     .registerExtension(bazaarResourceServerExtension);

@@ -4,6 +4,7 @@
  * document, the reference page, `/.well-known/x402` and the listing feed are all built from it, so a price
  * or a description is written in exactly one place.
  */
+import type { AuthorizerSigner } from "@x402/evm/batch-settlement/server";
 import type { z } from "zod";
 import type { Database, Migration } from "../common/db/index.ts";
 import { AppError } from "../common/errors.ts";
@@ -324,6 +325,12 @@ export interface Merchant {
    * merchant's tokenizer). A failure is the host's to log: the first call that needs the work tries again.
    */
   warm?: () => Promise<void>;
+  /**
+   * The host's own channel authorizer (X402M_<HOST>_CHANNEL_AUTHORIZER_KEY): its channels name it as their
+   * receiverAuthorizer and it signs their claims and refunds, so that any facilitator serving
+   * batch-settlement settles them. None: the facilitator's authorizer, where it signs for this host.
+   */
+  channelAuthorizer?: AuthorizerSigner;
 }
 
 /** A free route: documented in the OpenAPI document and the reference page, never charged. */

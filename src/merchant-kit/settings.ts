@@ -8,7 +8,13 @@ import { z } from "zod";
 import { MERCHANT_HOSTS, merchantEnvPrefix } from "../config/ports.ts";
 import { type Section, settingIn } from "../config/section.ts";
 import { BaseUrl, Port } from "../config/values.ts";
-import { ChannelSettingsSchema, channelsSetting, readChannels } from "./channels/settings.ts";
+import {
+  AUTHORIZER_KEY,
+  ChannelSettingsSchema,
+  channelsSetting,
+  readAuthorizerKey,
+  readChannels,
+} from "./channels/settings.ts";
 import { PaymentsSchema, paymentsSetting, readPayments } from "./payments/settings.ts";
 
 /**
@@ -54,6 +60,15 @@ const MerchantKitSchema = z.object({
         .min(1)
         .max(MAX_GUIDANCE_CHARS, `at most ${MAX_GUIDANCE_CHARS} characters`)
         .nullable(),
+      /**
+       * The key that signs the claims and refunds of this host's payment channels, which then name it as
+       * their receiverAuthorizer, so that any facilitator serving batch-settlement settles them; null: its
+       * facilitator's authorizer, where that facilitator signs for it (docs/platform.md). Never printed.
+       */
+      channelAuthorizerKey: z
+        .string()
+        .regex(AUTHORIZER_KEY, "a 32-byte private key in hex, 0x-prefixed")
+        .nullable(),
     }),
   ),
 });
@@ -79,6 +94,11 @@ export const merchantKitSection: Section<typeof MerchantKitSchema> = {
             publicUrl: env[`${prefix}URL`] || null,
             port: env[`${prefix}PORT`] ?? String(defaults.port),
             guidance: env[`${prefix}GUIDANCE`] || null,
+            channelAuthorizerKey: readAuthorizerKey(
+              env,
+              prefix,
+              defaults.payToFrom ? merchantEnvPrefix(defaults.payToFrom) : undefined,
+            ),
           },
         ];
       }),
@@ -91,7 +111,12 @@ export const merchantKitSection: Section<typeof MerchantKitSchema> = {
     if (head === "contact")
       return settingIn({ "contact.email": "X402M_CONTACT_EMAIL", "contact.url": "X402M_CONTACT_URL" }, path);
     if (!host) return undefined;
-    const suffix: Record<string, string> = { payTo: "PAY_TO", publicUrl: "URL", guidance: "GUIDANCE" };
+    const suffix: Record<string, string> = {
+      payTo: "PAY_TO",
+      publicUrl: "URL",
+      guidance: "GUIDANCE",
+      channelAuthorizerKey: "CHANNEL_AUTHORIZER_KEY",
+    };
     return `${merchantEnvPrefix(host)}${suffix[field ?? ""] ?? "PORT"}`;
   },
 };

@@ -3,6 +3,7 @@
  * host the merchant kit's app on its own port (`config.merchants[name].port`).
  */
 import type { FacilitatorClient } from "@x402/core/server";
+import { privateKeyToAccount } from "viem/accounts";
 import { type Database, openDatabase } from "../common/db/index.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import type { Fetch } from "../common/listen.ts";
@@ -87,9 +88,9 @@ export async function startMerchantHosts(
     const server = await listenWithUrlOn(
       name,
       async (url) => {
-        const merchant = MERCHANTS[name](
-          { payTo: payToOf(config, name), publicUrl: host.publicUrl ?? url },
-          config,
+        const merchant = withAuthorizer(
+          MERCHANTS[name]({ payTo: payToOf(config, name), publicUrl: host.publicUrl ?? url }, config),
+          host.channelAuthorizerKey,
         );
         merchants[name] = merchant;
         return withMetrics((await merchantApp(merchant, kit)).fetch, config.metrics.token);
@@ -135,6 +136,11 @@ export async function startMerchantHosts(
     lifecycle.add("channel schedule", () => schedule.stop());
   }
   return { urls, merchants, served, db };
+}
+
+/** The merchant with its own channel authorizer, when its host has a key (X402M_<HOST>_CHANNEL_AUTHORIZER_KEY). */
+function withAuthorizer(merchant: Merchant, key: string | null): Merchant {
+  return key ? { ...merchant, channelAuthorizer: privateKeyToAccount(key as `0x${string}`) } : merchant;
 }
 
 /** An alias host lists what its source has; paths its source lacks are left out, and said so. */

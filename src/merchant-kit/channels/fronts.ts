@@ -81,7 +81,10 @@ export function paymentFronts(
   initialize().catch(() => undefined);
   const network = payments.network as `${string}:${string}`;
   const current = () =>
-    withChannels !== without && servesChannels(resourceServer, network) ? withChannels : without;
+    withChannels !== without &&
+    servesChannels(resourceServer, network, merchant.channelAuthorizer !== undefined)
+      ? withChannels
+      : without;
   const pick = async () => {
     await initialize();
     return current();
@@ -110,9 +113,19 @@ export function paymentFronts(
   };
 }
 
-/** Whether the facilitator serves channels on `network`: `batch-settlement` with a receiver authorizer. */
-export function servesChannels(resourceServer: x402ResourceServer, network: `${string}:${string}`): boolean {
-  const authorizer = resourceServer.getSupportedKind(2, network, CHANNEL_SCHEME)?.extra?.receiverAuthorizer;
+/**
+ * Whether the facilitators serve channels on `network`: `batch-settlement`, and a receiver authorizer, the
+ * merchant's own (`ownAuthorizer`: any facilitator that lists the scheme relays what it signs) or one a
+ * facilitator offers.
+ */
+export function servesChannels(
+  resourceServer: x402ResourceServer,
+  network: `${string}:${string}`,
+  ownAuthorizer = false,
+): boolean {
+  const kind = resourceServer.getSupportedKind(2, network, CHANNEL_SCHEME);
+  if (kind && ownAuthorizer) return true;
+  const authorizer = kind?.extra?.receiverAuthorizer;
   return (
     typeof authorizer === "string" && /^0x[0-9a-fA-F]{40}$/.test(authorizer) && BigInt(authorizer) !== 0n
   );

@@ -17,7 +17,11 @@
  * tests drive it with their own clock and gas price, no timer.
  */
 import type { FacilitatorClient } from "@x402/core/server";
-import type { BatchSettlementChannelManager } from "@x402/evm/batch-settlement/server";
+import type {
+  AuthorizerSigner,
+  BatchSettlementChannelManager,
+  Channel,
+} from "@x402/evm/batch-settlement/server";
 import { createPublicClient, parseUnits } from "viem";
 import { rpcTransport } from "../../chain/rpc-transport.ts";
 import type { Database } from "../../common/db/index.ts";
@@ -35,8 +39,14 @@ export interface ScheduleOptions {
   db: Database;
   /** The wallet whose channels are claimed (the merchant's `payTo`). */
   receiver: `0x${string}`;
-  /** Where claims and settles are sent: the merchants' facilitator (it must serve batch-settlement). */
+  /** Where claims and settles are sent: the merchants' facilitators (they must serve batch-settlement). */
   facilitator: FacilitatorClient;
+  /**
+   * The receiver's own channel authorizer: the claims of channels that name it carry its signature, so any
+   * facilitator of the list can send them (the failover's next, when one is down). Channels that name
+   * another authorizer (a facilitator's, from before the key was set) are sent unsigned, for it to sign.
+   */
+  authorizer?: AuthorizerSigner;
   network: `${string}:${string}`;
   asset: { address: string; decimals: number };
   settings: ChannelSettings;
@@ -70,6 +80,10 @@ interface ScheduleRow {
 export class ChannelSchedule {
   private readonly store: ChannelStore;
   private readonly manager: BatchSettlementChannelManager;
+  /** The claims of channels naming the receiver's own authorizer, signed by it. */
+  private readonly signed:
+    | { manager: BatchSettlementChannelManager; scheme: MerchantChannelScheme }
+    | undefined;
   private readonly now: () => number;
   private readonly gasPrice: () => Promise<bigint>;
   private timer: NodeJS.Timeout | undefined;
@@ -78,15 +92,23 @@ export class ChannelSchedule {
   constructor(private readonly options: ScheduleOptions) {
     this.now = options.now ?? Date.now;
     this.store = new ChannelStore(options.db, options.receiver, this.now);
-    const scheme = new MerchantChannelScheme(options.receiver, {
-      storage: this.store,
-      withdrawDelay: options.settings.withdrawDelaySeconds,
-    });
-    this.manager = scheme.createChannelManager(
-      options.facilitator,
-      options.network,
-      options.asset.address as `0x${string}`,
-    );
+    const managerOf = (scheme: MerchantChannelScheme) =>
+      scheme.createChannelManager(
+        options.facilitator,
+        options.network,
+        options.asset.address as `0x${string}`,
+      );
+    const schemeWith = (receiverAuthorizerSigner?: AuthorizerSigner) =>
+      new MerchantChannelScheme(options.receiver, {
+        storage: this.store,
+        withdrawDelay: options.settings.withdrawDelaySeconds,
+        receiverAuthorizerSigner,
+      });
+    this.manager = managerOf(schemeWith());
+    if (options.authorizer) {
+      const scheme = schemeWith(options.authorizer);
+      this.signed = { scheme, manager: managerOf(scheme) };
+    }
     this.gasPrice = options.gasPrice ?? chainGasPrice(options.rpcUrl);
   }
 
@@ -162,10 +184,7 @@ export class ChannelSchedule {
     // One claim transaction per batch, each recorded as it lands: a later batch's failure loses nothing.
     for (let i = 0; i < ids.length; i += this.options.settings.claimBatch) {
       const batch = new Set(ids.slice(i, i + this.options.settings.claimBatch));
-      const results = await this.manager.claim({
-        maxClaimsPerBatch: batch.size,
-        selectClaimChannels: (channels) => channels.filter((c) => batch.has(c.channelId.toLowerCase())),
-      });
+      const results = await this.claimBatch(batch);
       if (results.length === 0) continue;
       row.settle_due = true;
       await this.record("settle_due = true", []);
@@ -180,6 +199,31 @@ export class ChannelSchedule {
       channels: report.claimed.channels.length,
       transactions: report.claimed.transactions,
     });
+  }
+
+  /**
+   * Claims the channels of `batch`: those naming the receiver's own authorizer in a transaction it signs,
+   * the others unsigned (an authorizer signs for its own channels only, and one signature covers a batch).
+   */
+  private async claimBatch(batch: ReadonlySet<string>) {
+    const inBatch = (c: Channel) => batch.has(c.channelId.toLowerCase());
+    const signed = this.signed;
+    if (!signed)
+      return this.manager.claim({
+        maxClaimsPerBatch: batch.size,
+        selectClaimChannels: (channels) => channels.filter(inBatch),
+      });
+    const own = (c: Channel) => signed.scheme.signsFor(c.channelConfig.receiverAuthorizer);
+    return [
+      ...(await signed.manager.claim({
+        maxClaimsPerBatch: batch.size,
+        selectClaimChannels: (channels) => channels.filter((c) => inBatch(c) && own(c)),
+      })),
+      ...(await this.manager.claim({
+        maxClaimsPerBatch: batch.size,
+        selectClaimChannels: (channels) => channels.filter((c) => inBatch(c) && !own(c)),
+      })),
+    ];
   }
 
   private async settleDue(row: ScheduleRow, now: number, report: TickReport) {
@@ -240,12 +284,14 @@ function chainGasPrice(rpcUrl: string | undefined): () => Promise<bigint> {
  */
 export function channelSchedules(
   merchants: readonly Merchant[],
-  options: Omit<ScheduleOptions, "receiver">,
+  options: Omit<ScheduleOptions, "receiver" | "authorizer">,
 ): ChannelSchedule[] {
-  const receivers = new Set(
-    merchants
-      .filter((m) => m.endpoints.some(offersChannels))
-      .map((m) => m.payTo.toLowerCase() as `0x${string}`),
+  const receivers = new Map<`0x${string}`, AuthorizerSigner | undefined>();
+  for (const m of merchants.filter((m) => m.endpoints.some(offersChannels))) {
+    const receiver = m.payTo.toLowerCase() as `0x${string}`;
+    receivers.set(receiver, receivers.get(receiver) ?? m.channelAuthorizer);
+  }
+  return [...receivers].map(
+    ([receiver, authorizer]) => new ChannelSchedule({ ...options, receiver, authorizer }),
   );
-  return [...receivers].map((receiver) => new ChannelSchedule({ ...options, receiver }));
 }

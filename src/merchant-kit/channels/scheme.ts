@@ -16,12 +16,18 @@
  * And it does not refuse to start when the facilitator names no receiver authorizer: the kit then does not
  * offer channels at all (channels/fronts.ts), and still takes `exact` and `upto`.
  *
+ * With an authorizer key of its own (`receiverAuthorizerSigner`), new channels name it and the scheme signs
+ * their refunds; a channel opened before the key was set names the facilitator's authorizer, which must sign
+ * its refund instead, so for that channel the scheme signs nothing (`signsFor`).
+ *
  * It checks a voucher itself, natively and with the SDK's verdicts (voucher.ts: the SDK's check in JavaScript
  * was most of a voucher's CPU); deposits and refunds still go through the SDK's own hook.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { DeepReadonly, PaymentPayload } from "@x402/core/types";
 import { isBatchSettlementVoucherPayload } from "@x402/evm";
 import {
+  type AuthorizerSigner,
   BatchSettlementEvmScheme,
   type BatchSettlementRequestContext,
 } from "@x402/evm/batch-settlement/server";
@@ -29,11 +35,21 @@ import { channelRequest } from "./context.ts";
 import { ChannelStore } from "./storage.ts";
 import { voucherCheck } from "./voucher.ts";
 
+/** Set while the SDK prepares a refund of a channel that does not name the merchant's own authorizer. */
+const unsigned = new AsyncLocalStorage<true>();
+
 export class MerchantChannelScheme extends BatchSettlementEvmScheme {
   private readonly contexts = new WeakMap<object, BatchSettlementRequestContext>();
 
   constructor(...args: ConstructorParameters<typeof BatchSettlementEvmScheme>) {
     super(...args);
+    const sdkEnrich = this.enrichSettlementPayload;
+    this.enrichSettlementPayload = (context) => {
+      const config = (context.paymentPayload.payload as { channelConfig?: { receiverAuthorizer?: string } })
+        .channelConfig;
+      if (!config?.receiverAuthorizer || this.signsFor(config.receiverAuthorizer)) return sdkEnrich(context);
+      return unsigned.run(true, () => sdkEnrich(context));
+    };
     const sdkCheck = this.schemeHooks.onBeforeVerify;
     const checkVoucher = voucherCheck(this);
     this.schemeHooks.onBeforeVerify = async function beforeVerify(context) {
@@ -80,6 +96,16 @@ export class MerchantChannelScheme extends BatchSettlementEvmScheme {
 
   override validateFacilitatorSupport(): string | undefined {
     return undefined;
+  }
+
+  override getReceiverAuthorizerSigner(): AuthorizerSigner | undefined {
+    return unsigned.getStore() ? undefined : super.getReceiverAuthorizerSigner();
+  }
+
+  /** Whether the merchant's own authorizer signs for a channel that names `authorizer`. */
+  signsFor(authorizer: string): boolean {
+    const own = super.getReceiverAuthorizerSigner()?.address;
+    return own !== undefined && own.toLowerCase() === authorizer.toLowerCase();
   }
 }
 

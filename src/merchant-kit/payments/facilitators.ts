@@ -28,6 +28,7 @@ import {
   VerifyError,
   type VerifyResponse,
 } from "@x402/core/types";
+import { isBatchSettlementClaimPayload, isBatchSettlementSettlePayload } from "@x402/evm";
 import { type LogWriter, limitedLog } from "../../common/log.ts";
 import { currentRequestId, REQUEST_ID_HEADER } from "../../common/request-log.ts";
 import { sleep } from "../../common/sleep.ts";
@@ -218,7 +219,7 @@ export class FailoverFacilitator implements FacilitatorClient {
         unknown = false;
         handedOn = true;
       }
-      if (attempts++ > 0) {
+      if (attempts++ > 0 && verifiable(payload)) {
         // Handed on: this facilitator judges the payment itself first (and will settle only what it verified).
         try {
           const judged = await entry.client.verify(payload, requirements);
@@ -473,6 +474,16 @@ function takes(
       .flatMap(([, list]) => list),
   ];
   return signers.some((s) => typeof s === "string" && s.toLowerCase() === pinned.toLowerCase());
+}
+
+/**
+ * Whether a facilitator verifies this payload before settling it. A batch-settlement claim or sweep is no
+ * buyer's payment but the receiver's own action, sent straight to /settle (x402 spec; the SDK's channel
+ * manager never verifies one, and facilitators refuse to); the facilitator checks it as it submits it.
+ */
+function verifiable(payload: PaymentPayload): boolean {
+  const inner = payload.payload;
+  return !isBatchSettlementClaimPayload(inner) && !isBatchSettlementSettlePayload(inner);
 }
 
 /** A refusal from the facilitator a settlement was handed to, in a settlement's shape. */

@@ -1,0 +1,149 @@
+/**
+ * A merchant with an authorizer key of its own (X402M_<HOST>_CHANNEL_AUTHORIZER_KEY): its 402s name that key as
+ * the channels' receiverAuthorizer, and it signs its claims and refunds itself, so any facilitator that serves
+ * batch-settlement settles them. Here the channel is opened through one of the project's facilitators, which
+ * then goes down: the claim schedule's claim, the sweep and the buyer's refund go to the second of the list,
+ * another process with another settling account, which never saw the channel opened.
+ */
+import { wrapFetchWithPayment } from "@x402/fetch";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import type { Database } from "../../../src/common/db/index.ts";
+import { type Listening, listen } from "../../../src/common/listen.ts";
+import type { Facilitator } from "../../../src/facilitator/index.ts";
+import { ChannelSchedule } from "../../../src/merchant-kit/channels/schedule.ts";
+import { DEFAULT_CHANNEL_SETTINGS } from "../../../src/merchant-kit/channels/settings.ts";
+import { ChannelStore } from "../../../src/merchant-kit/channels/storage.ts";
+import { FailoverFacilitator, httpFacilitator } from "../../../src/merchant-kit/payments/facilitators.ts";
+import { startMiner } from "../../helpers/chain.ts";
+import { channelEndpoints, channelOf, escrowOf, requiredBy } from "../../helpers/channel-shop.ts";
+import { openTestDatabase } from "../../helpers/db.ts";
+import { devnetFacilitator } from "../../helpers/facilitator.ts";
+import { gates } from "../../helpers/gates.ts";
+import { startMerchant, testMerchant } from "../../helpers/merchant.ts";
+import { channelClient, channelPayer } from "../../helpers/stock-facilitator.ts";
+import { NETWORK, newMerchant, usdcReader } from "../../helpers/x402.ts";
+
+let devnet: Devnet;
+let miner: ReturnType<typeof startMiner>;
+const closing: (() => Promise<unknown>)[] = [];
+const facilitators: { facilitator: Facilitator; db: Database; server: Listening }[] = [];
+let merchantDb: Database;
+const payTo = newMerchant();
+const authorizer = privateKeyToAccount(generatePrivateKey());
+
+beforeAll(async () => {
+  devnet = await startDevnet({ port: 0, buyers: 2, blockTime: 0 });
+  miner = startMiner(devnet);
+  // Two facilitators with settling accounts of their own, each told the receiver's authorizer (their deposit
+  // rule relays deposits only into channels someone they know can claim).
+  for (const key of [devnet.facilitatorAccount.privateKey, (devnet.buyers[1] as DevnetAccount).privateKey]) {
+    const ledger = await openTestDatabase("pglite");
+    closing.push(ledger.close);
+    const facilitator = await devnetFacilitator(devnet, ledger.db, {
+      privateKey: key,
+      channelAuthorizers: { [payTo]: [authorizer.address] },
+    });
+    closing.push(() => facilitator.close());
+    const server = await listen(facilitator.app.fetch, "127.0.0.1", 0);
+    closing.push(() => server.close());
+    facilitators.push({ facilitator, db: ledger.db, server });
+  }
+  const merchant = await openTestDatabase("pglite");
+  merchantDb = merchant.db;
+  closing.push(merchant.close);
+}, 60_000);
+afterAll(async () => {
+  for (const close of closing.reverse()) await close();
+  await miner?.stop();
+  await devnet?.stop();
+});
+
+/** The channel actions a facilitator sent, in order. */
+async function actionsOf(db: Database) {
+  const { rows } = await db.query<{ kind: string; state: string; authorized: boolean }>(
+    "SELECT kind, state, authorized FROM facilitator_channel_actions ORDER BY created_at",
+  );
+  return rows;
+}
+
+describe("a merchant with its own channel authorizer", () => {
+  it("has its channel claimed, swept and refunded through a facilitator it did not open it with", async () => {
+    const [first, second] = facilitators as [(typeof facilitators)[0], (typeof facilitators)[0]];
+    const failover = new FailoverFacilitator(
+      facilitators.map(({ server }) => ({ name: server.url, client: httpFacilitator(server.url) })),
+      { settledGraceMs: 0 },
+    );
+    const host = await startMerchant(
+      (url) => ({
+        ...testMerchant(payTo, url, channelEndpoints(gates(), { runs: 0, running: 0, mostAtOnce: 0 })),
+        channelAuthorizer: authorizer,
+      }),
+      merchantDb,
+      failover,
+      { rpcUrl: devnet.rpc },
+    );
+    closing.push(() => host.close());
+
+    // The 402 names the merchant's key, not the facilitator's that /supported offers.
+    const required = await requiredBy(`${host.url}/api/counted`);
+    const offer = required.accepts.find((a) => a.scheme === "batch-settlement");
+    expect(offer?.extra?.receiverAuthorizer).toBe(authorizer.address);
+
+    const buyer = devnet.buyers[0] as DevnetAccount;
+    const client = channelClient(devnet, buyer);
+    const pay = wrapFetchWithPayment(fetch, channelPayer(client));
+    for (let i = 0; i < 3; i++) {
+      const answer = await pay(`${host.url}/api/counted`);
+      expect(answer.status, await answer.clone().text()).toBe(200);
+    }
+    const shop = {
+      host,
+      url: host.url,
+      payTo,
+      store: new ChannelStore(merchantDb, payTo),
+      close: host.close,
+    };
+    const { id, row } = await channelOf(shop, client);
+    expect(row?.channelConfig.receiverAuthorizer).toBe(authorizer.address);
+    expect(await actionsOf(first.db)).toEqual([]);
+
+    // The facilitator that relayed the deposit goes down; the schedule's claim and sweep go to the other.
+    await first.server.close();
+    // In one process the server's close resolves before this side has read the end of the kept-alive
+    // connection the deposit used; a request sent on it then would fail mid-way (UND_ERR_SOCKET), an outcome
+    // the failover must treat as unknown. A facilitator that is down has been down for longer than that.
+    await new Promise((resolve) => setImmediate(resolve));
+    const schedule = new ChannelSchedule({
+      db: merchantDb,
+      receiver: payTo,
+      facilitator: failover,
+      network: NETWORK,
+      asset: { address: devnet.usdc, decimals: 6 },
+      settings: DEFAULT_CHANNEL_SETTINGS,
+      authorizer,
+      gasPrice: async () => 0n,
+    });
+    const tick = await schedule.tick();
+    expect(tick.error).toBeUndefined();
+    expect(tick.claimed).toMatchObject({ reason: "interval", channels: [id.toLowerCase()] });
+    expect(tick.settled).toMatch(/^0x[0-9a-f]{64}$/);
+    expect((await escrowOf(devnet, id)).totalClaimed).toBe(3_000n);
+    expect(await usdcReader(devnet.rpc).balanceOf(payTo)).toBe(3_000n);
+
+    // The buyer's cooperative refund, signed by the merchant's key, also through the second facilitator.
+    const before = await usdcReader(devnet.rpc).balanceOf(buyer.address);
+    const refunded = await client.refund(`${host.url}/api/counted`);
+    expect(refunded, JSON.stringify(refunded)).toMatchObject({ success: true });
+    expect(await usdcReader(devnet.rpc).balanceOf(buyer.address)).toBeGreaterThan(before);
+
+    // Every action went through the second, none signed by it: the merchant's signatures came with them.
+    expect(await actionsOf(first.db)).toEqual([]);
+    expect(await actionsOf(second.db)).toEqual([
+      { kind: "claim", state: "settled", authorized: false },
+      { kind: "settle", state: "settled", authorized: false },
+      { kind: "refund", state: "settled", authorized: false },
+    ]);
+  }, 120_000);
+});
