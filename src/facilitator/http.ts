@@ -212,7 +212,7 @@ export function chainReadiness(rpc: string, signer: string): Record<string, Chec
  */
 async function readPayment(
   c: Context,
-  { scope, address }: Pick<FacilitatorService, "scope" | "address">,
+  { scope }: Pick<FacilitatorService, "scope">,
   operation: "verify" | "settle",
 ): Promise<
   | { payload: unknown; requirements: unknown; authority: boolean; deposit: boolean }
@@ -227,9 +227,10 @@ async function readPayment(
   const parsed = parseRequestBody(body);
   if (!parsed.ok) return parsed;
   const inner = parsed.payload.payload;
+  // Only while it offers the role: otherwise it signs no claims, and the deposit rule refuses the channel.
+  const self = scope.authorizers.self?.toLowerCase();
   const depositForUs =
-    isBatchSettlementDepositPayload(inner) &&
-    inner.channelConfig.receiverAuthorizer.toLowerCase() === address.toLowerCase();
+    isBatchSettlementDepositPayload(inner) && inner.channelConfig.receiverAuthorizer.toLowerCase() === self;
   if (isChannelAction(parsed.payload, parsed.requirements)) {
     const action = checkChannelAction(parsed.payload, parsed.requirements, scope, operation);
     if (!action.ok && action.malformed) return action;

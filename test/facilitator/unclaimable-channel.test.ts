@@ -169,6 +169,13 @@ describe("a deposit into a channel nobody can claim", () => {
       expect((await post(facilitator, "/verify", elsewhere)).body).toMatchObject({
         invalidReason: reasons.UNCLAIMABLE_CHANNEL,
       });
+      // A facilitator that does not offer the role signs no claims: a channel naming it is nobody's either.
+      const noRole = await devnetFacilitator(devnet, db, { receiverAuthorizer: false });
+      const named = await depositInto(buyer(0), receiver, devnet.facilitatorAccount.address);
+      expect((await post(noRole, "/settle", named)).body).toMatchObject({
+        errorReason: reasons.UNCLAIMABLE_CHANNEL,
+      });
+      await noRole.close();
       expect(await chainState(payer)).toEqual(before);
       expect(await balanceInEscrow(unclaimable.channelId)).toBe(0n);
       expect(await ledgerRows(db, payer)).toEqual([]);
