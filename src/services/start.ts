@@ -73,7 +73,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
   // here, which they call in process (no HTTP hop: about a fifth less CPU per paid request,
   // docs/benchmarks.md) while it serves everyone else over HTTP.
   let facilitator: FacilitatorClient | null = null;
-  let allowPayees: ((payees: Iterable<string>) => void) | undefined;
+  let serveHere: ((merchants: readonly Merchant[]) => void) | undefined;
   let facilitatorAccess: Services["facilitatorAccess"];
   // Merchants read payers' balances from the chain their payments settle on: the in-process
   // facilitator's, when there is one.
@@ -95,7 +95,15 @@ export async function startServices(options: ServicesOptions): Promise<Services>
       lifecycle,
       limit,
     );
-    allowPayees = (list) => started.facilitator.gate.allow(list);
+    // Its deposit rule relays only into channels someone it knows can claim: a merchant with an authorizer
+    // key of its own names that key in its channels, so the key is registered for its wallet.
+    serveHere = (served) => {
+      started.facilitator.gate.allow(served.map((merchant) => merchant.payTo));
+      for (const { payTo, channelAuthorizer } of served) {
+        if (channelAuthorizer)
+          started.facilitator.channelAuthorizers.register(payTo, [channelAuthorizer.address]);
+      }
+    };
     facilitatorAccess = started.access;
     urls.facilitator = started.url;
     facilitator = inProcessClient(started.facilitator);
@@ -117,7 +125,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     merchants = hosts.merchants;
     served = hosts.served;
     db = hosts.db;
-    allowPayees?.(served.map((merchant) => merchant.payTo));
+    serveHere?.(served);
   }
   let failed = new Promise<never>(() => undefined);
   let analytics: Analytics | undefined;
