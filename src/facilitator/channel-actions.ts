@@ -53,8 +53,11 @@ import { unsentFailure } from "./settle-failures.ts";
 import { SettlementGas } from "./settlement-gas.ts";
 import type { Scope } from "./wire.ts";
 
-/** Who asks: over HTTP (admitted by the gate), or code of this process. */
-export type Origin = "http" | "in-process";
+/**
+ * Who asks: over HTTP (admitted by the gate), over HTTP from this machine admitted as a receiverAuthorizer
+ * by the devnet's `loopbackAuthority` (access/gate.ts), or code of this process.
+ */
+export type Origin = "http" | "loopback" | "in-process";
 
 export interface ChannelActionsOptions {
   db: Database;

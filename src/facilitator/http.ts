@@ -6,8 +6,10 @@ import { bodyLimit } from "hono/body-limit";
 import { errorBody } from "../common/errors.ts";
 import { type CheckFn, cachedCheck, chainCheck, healthRoutes, rpcCall } from "../common/health.ts";
 import { onError, onNotFound } from "../common/http.ts";
+import { isLoopback } from "../common/listen.ts";
 import { log } from "../common/log.ts";
 import { answerEveryMethod } from "../common/methods.ts";
+import { plainAddress, remoteAddressOf } from "../common/rate-limit.ts";
 import { requestLog } from "../common/request-log.ts";
 import type { Admission, Gate, Grant } from "./access/index.ts";
 import { secondsToNextUtcDay } from "./access/units.ts";
@@ -29,7 +31,12 @@ export interface FacilitatorService {
   /** Its settling account: the receiverAuthorizer of channels whose claims it signs. */
   readonly address: `0x${string}`;
   verify(payload: unknown, requirements: unknown): Promise<VerifyResponse>;
-  settle(payload: unknown, requirements: unknown, grant?: Grant, origin?: "http"): Promise<SettleResponse>;
+  settle(
+    payload: unknown,
+    requirements: unknown,
+    grant?: Grant,
+    origin?: "http" | "loopback",
+  ): Promise<SettleResponse>;
   /** Who may verify and settle for which payee; none: anyone for any payee. */
   readonly gate?: Gate;
   supported(): SupportedResponse;
@@ -132,7 +139,7 @@ export function facilitatorRoutes(facilitator: FacilitatorService): Hono {
         bad.payload,
         bad.requirements,
         admitted.grant,
-        "http",
+        admitted.loopbackAuthority ? "loopback" : "http",
       );
       if (result.errorReason === KEY_OVER_BUDGET) {
         // Refused before signing: the key's day cannot hold this settlement's worst case.
@@ -261,11 +268,14 @@ async function admit(
 ): Promise<Admission> {
   if (!gate) return { ok: true };
   const payTo = (requirements as { payTo?: unknown } | null)?.payTo;
+  const peer = remoteAddressOf(c);
+  const address = peer === undefined ? undefined : plainAddress(peer);
   return gate.admit(
     c.req.header("authorization"),
     typeof payTo === "string" ? payTo : "",
     operation,
     authority,
+    address !== undefined && isLoopback(address),
   );
 }
 

@@ -115,7 +115,7 @@ export async function merchantApp(
     )
     .registerExtension(bazaarResourceServerExtension);
   // With payment channels where the facilitator serves them, else without (channels/fronts.ts).
-  const fronts = paymentFronts(merchant, resourceServer, options.payments, channels);
+  const fronts = paymentFronts(merchant, resourceServer, options.payments, channels, options.facilitator);
   const payment = fronts.middleware;
   const ledger = new PaymentLedger(db);
   const runner = {
@@ -131,7 +131,7 @@ export async function merchantApp(
   const outcome = settleAndRecord(ledger);
   const malformed = refuseMalformedPayment();
   const trouble = facilitatorTrouble(facilitator) as MiddlewareHandler<MerchantEnv>;
-  const documents = hostDocuments(fronts.all, options);
+  const documents = hostDocuments(options);
   const mcp = () => documents(fronts.current()).mcp;
 
   const app = new Hono<MerchantEnv>();
@@ -218,7 +218,7 @@ export async function merchantApp(
     app.on(endpoint.method, endpoint.path, ...(chain as [MiddlewareHandler<MerchantEnv>]));
   }
   // A buyer's cooperative refund of its channel (channels/refund.ts), where channels may be offered.
-  if (fronts.all.some((f) => f.channels)) {
+  if (fronts.mayOfferChannels) {
     const refund = [counted, refundOnly(fronts), head, malformed, trouble, payment, refundHandled];
     app.get(REFUND_PATH, ...(refund as [MiddlewareHandler<MerchantEnv>]));
   }
@@ -244,10 +244,7 @@ interface HostDocuments {
   mcp: MerchantMcp;
 }
 
-function hostDocuments(
-  fronts: readonly PaymentFront[],
-  options: MerchantAppOptions,
-): (front: PaymentFront) => HostDocuments {
+function hostDocuments(options: MerchantAppOptions): (front: PaymentFront) => HostDocuments {
   // Built when first asked for: a host with channels has two fronts, and most hosts (and tests) only ever
   // show one; each front's documents cost a host's start as much as its routes.
   const built = new Map<PaymentFront, HostDocuments>();
@@ -269,10 +266,7 @@ function hostDocuments(
     built.set(front, documents);
     return documents;
   };
-  return (front) => {
-    if (!fronts.includes(front)) throw new Error(`internal: no such payment front (${front.merchant.name})`);
-    return built.get(front) ?? build(front);
-  };
+  return (front) => built.get(front) ?? build(front);
 }
 
 /** Databases whose crashed channel reservations were given back by this process (channels/storage.ts). */

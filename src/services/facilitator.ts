@@ -39,6 +39,11 @@ export interface FacilitatorServiceOptions {
   open?: boolean;
   /** The payTo of the merchants served in this process: on the allow-list without saying so. */
   payees?: readonly string[];
+  /**
+   * Sign as any payee's receiverAuthorizer for a request without a key from loopback (the devnet's: the
+   * merchants `serve` runs beside it take channels with no key to ask for; `AccessPolicy`).
+   */
+  loopbackAuthority?: boolean;
 }
 
 /**
@@ -56,6 +61,7 @@ export function devnetFacilitatorOptions(
     privateKey: devnet.facilitatorAccount.privateKey,
     onNewChain: "reset",
     pollingIntervalMs,
+    loopbackAuthority: true,
   };
 }
 
@@ -112,7 +118,11 @@ export async function startFacilitatorService(
     assets: options.assets,
     onNewChain: options.onNewChain,
     pollingIntervalMs: options.pollingIntervalMs,
-    access: { open: decided.open, payees: [...config.facilitatorPayees, ...inProcessPayees] },
+    access: {
+      open: decided.open,
+      payees: [...config.facilitatorPayees, ...inProcessPayees],
+      loopbackAuthority: options.loopbackAuthority,
+    },
   });
   lifecycle.add("facilitator settlements", () => facilitator.close());
   // Its /readyz asks the chain too: the node answers, the signer has gas money.

@@ -9,7 +9,8 @@
  *    keys, or `--open`); refused with 401 by any other.
  *
  * 4. A batch-settlement claim or refund this facilitator would sign as the receiverAuthorizer: only with a
- *    key that names the payee (the channels' receiver), allow-listed or not, open or not.
+ *    key that names the payee (the channels' receiver), allow-listed or not, open or not; or, on a
+ *    facilitator with `loopbackAuthority` (the devnet's), a request without a key from this machine.
  *
  * Refusals come before anything is read from the chain or signed. The budget is checked here only for
  * whether anything is left; the reservation of a settlement's worst case, before it is signed, is
@@ -31,6 +32,13 @@ export interface AccessPolicy {
   payees?: Iterable<string>;
   /** Requests without a key are served for any payee. */
   open: boolean;
+  /**
+   * A request without a key from loopback may have this facilitator sign as any payee's receiverAuthorizer:
+   * the devnet's, whose merchants run beside it on the same machine (`serve` against its URL) and whose
+   * money is a test chain's. Never for a facilitator of real money: any local process could have a
+   * payer's channel refunded before its receiver claims it.
+   */
+  loopbackAuthority?: boolean;
 }
 
 /** What a keyed request was admitted with: its settlement's gas is reserved against this key. */
@@ -41,7 +49,12 @@ export interface Grant {
 }
 
 export type Admission =
-  | { ok: true; grant?: Grant }
+  | {
+      ok: true;
+      grant?: Grant;
+      /** Admitted as a receiverAuthorizer without a key, from loopback (`AccessPolicy.loopbackAuthority`). */
+      loopbackAuthority?: true;
+    }
   | {
       ok: false;
       status: 401 | 403 | 429;
@@ -70,6 +83,8 @@ export interface Gate {
     payee: string,
     operation: "verify" | "settle",
     authority?: boolean,
+    /** The request comes from this machine (its peer's address is loopback). */
+    loopback?: boolean,
   ): Promise<Admission>;
 }
 
@@ -91,8 +106,11 @@ export function createGate(db: Queryable, policy: AccessPolicy): Gate {
       return payees.size;
     },
 
-    async admit(authorization, rawPayee, operation, authority = false) {
+    async admit(authorization, rawPayee, operation, authority = false, loopback = false) {
       const payee = rawPayee.toLowerCase();
+      const keyless = authorization === undefined || authorization.trim() === "";
+      if (authority && keyless && loopback && policy.loopbackAuthority)
+        return { ok: true, loopbackAuthority: true };
       if (payees.has(payee) && !authority) return { ok: true };
       if (authorization === undefined || authorization.trim() === "") {
         if (authority) {

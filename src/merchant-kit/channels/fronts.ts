@@ -1,22 +1,25 @@
 /**
- * The payment middleware a merchant host answers with, with payment channels or without. A catalogue offers
- * channels (`batch-settlement`) beside its other schemes; the host offers them only where its facilitator
- * serves them: `/supported` lists `batch-settlement` on the network with a receiver authorizer, the key
- * that authorises claims and refunds, which a channel names for good (x402 spec). Otherwise its 402s,
- * documents and MCP tools say nothing of channels, and `exact` and `upto` work as before; so does a host
- * whose operator turned channels off (`X402M_CHANNELS=off`).
+ * The payment middleware a merchant host answers with: the ways to pay its catalogue offers (each scheme, and
+ * for `exact` each transfer method), less those its facilitators would not settle for it (payments/offers.ts:
+ * a signed probe of each at /verify, at start and whenever their `/supported` changes). Payment channels
+ * (`batch-settlement`) also need a receiver authorizer, the key that authorises claims and refunds and that a
+ * channel names for good (x402 spec): the merchant's own (`channelAuthorizer`), or one a facilitator lists
+ * in `/supported` and, as the probe finds, will sign with for this merchant. What is left out, the 402s,
+ * documents and MCP tools say nothing of (logged once at warn, with why); so with `X402M_CHANNELS=off`.
  *
- * Two routes tables over one resource server, chosen per request once the resource server has read the
- * facilitator's `/supported` (when the host first reaches it, as the SDK's middleware does). The SDK
- * validates every route against the facilitator when it starts and refuses to serve any when one scheme is
- * missing: the choice must be made here, before it.
+ * One routes table over one resource server per set of ways offered, chosen per request once the resource
+ * server has read the facilitators' `/supported` (when the host first reaches it, as the SDK's middleware
+ * does) and the probe has answered. The SDK validates every route against the facilitator when it starts and
+ * refuses to serve any when one scheme is missing: the choice must be made here, before it.
  */
-import type { RouteConfig, x402ResourceServer } from "@x402/core/server";
+import type { FacilitatorClient, RouteConfig, x402ResourceServer } from "@x402/core/server";
 import { paymentMiddlewareFromHTTPServer } from "@x402/hono";
 import type { Context, MiddlewareHandler, Next } from "hono";
 import { errorBody } from "../../common/errors.ts";
-import { CHANNEL_SCHEME, type Merchant, schemesOf, withoutChannels } from "../endpoint.ts";
+import { log } from "../../common/log.ts";
+import { CHANNEL_SCHEME, exactTransfersOf, type Merchant, schemesOf } from "../endpoint.ts";
 import type { MerchantEnv } from "../merchant-env.ts";
+import { settleableWays, type Verdict, type WayToPay, wayOf } from "../payments/offers.ts";
 import { PublicUrlResourceServer } from "../payments/resource-server.ts";
 import { type PaymentSettings, REFUND_PATH, refundRoute, x402Routes } from "../routes.ts";
 import type { ChannelSettings } from "./settings.ts";
@@ -31,24 +34,34 @@ export interface PaymentFront {
 }
 
 export interface PaymentFronts {
-  /** The front of this moment: waits for the facilitator's `/supported` (throws while it cannot be read). */
+  /**
+   * The front of this moment: waits for the facilitators' `/supported` (throws while it cannot be read) and
+   * for what they were found to settle for this merchant (payments/offers.ts).
+   */
   pick(): Promise<PaymentFront>;
   /**
    * The front as far as is known now, without waiting: the one without channels until `/supported` has
    * been read (the documents, which must not wait for the facilitator).
    */
   current(): PaymentFront;
-  /** Each front (one when channels cannot be offered), for what is built once per front. */
-  all: readonly PaymentFront[];
+  /** Whether any front may offer channels (the refund route is served). */
+  mayOfferChannels: boolean;
   /** The payment middleware of the front of this moment; a 500 while `/supported` cannot be read. */
   middleware: MiddlewareHandler<MerchantEnv>;
+  /** Works out again what can be settled (the facilitators' `/supported` changed). */
+  refresh(): Promise<void>;
 }
+
+/** How often the facilitators' `/supported` is read for a change of what they settle. */
+const REFRESH_MS = 5 * 60_000;
 
 export function paymentFronts(
   merchant: Merchant,
   resourceServer: x402ResourceServer,
   payments: PaymentSettings,
   settings: Pick<ChannelSettings, "mode">,
+  /** The facilitators, as the merchant reaches them, that payments/offers.ts asks; none: nothing is asked. */
+  facilitator?: FacilitatorClient,
 ): PaymentFronts {
   for (const e of merchant.endpoints)
     if (schemesOf(e).every((s) => s === CHANNEL_SCHEME))
@@ -56,19 +69,65 @@ export function paymentFronts(
         `${e.path}: batch-settlement needs another scheme beside it (channels may be unavailable)`,
       );
   const secrets = new Set(merchant.endpoints.flatMap((e) => e.secretParams ?? []));
-  const front = (m: Merchant, routes: Record<string, RouteConfig>, channels: boolean): PaymentFront => {
+  const refund = settings.mode === "off" ? undefined : refundRoute(merchant, payments);
+  const built = new Map<string, PaymentFront>();
+  // One front per set of ways offered, built when first needed.
+  const frontOf = (allowed: ReadonlySet<WayToPay>): PaymentFront => {
+    const key = [...allowed].sort().join(",");
+    const known = built.get(key);
+    if (known) return known;
+    const m = restricted(merchant, allowed);
+    const channels = refund !== undefined && allowed.has(CHANNEL_WAY);
+    const routes = { ...x402Routes(m, payments), ...(channels && { [`GET ${REFUND_PATH}`]: refund }) };
     const httpServer = new PublicUrlResourceServer(resourceServer, routes, m.publicUrl, secrets);
-    // Not initialised by the middleware: `pick` does it once for both (below).
+    // Not initialised by the middleware: `pick` does it once for all (below).
     const middleware = paymentMiddlewareFromHTTPServer(httpServer, undefined, undefined, false);
-    return { merchant: m, channels, httpServer, middleware: middleware as MiddlewareHandler<MerchantEnv> };
+    const front = {
+      merchant: m,
+      channels,
+      httpServer,
+      middleware: middleware as MiddlewareHandler<MerchantEnv>,
+    };
+    built.set(key, front);
+    return front;
   };
-  const plain = withoutChannels(merchant);
-  const without = front(plain, x402Routes(plain, payments), false);
-  const refund = refundRoute(merchant, payments);
-  const withChannels =
-    settings.mode === "off" || refund === undefined
-      ? without
-      : front(merchant, { ...x402Routes(merchant, payments), [`GET ${REFUND_PATH}`]: refund }, true);
+  const ways = waysOf(merchant, payments, refund);
+  const withoutChannels = new Set([...ways.keys()].filter((w) => w !== CHANNEL_WAY));
+  let offered: ReadonlySet<WayToPay> | undefined;
+  let working: Promise<void> | null = null;
+  let logged = "";
+  const network = payments.network as `${string}:${string}`;
+  const workOut = async () => {
+    const verdicts = facilitator
+      ? await settleableWays(resourceServer, facilitator, [...ways.values()])
+      : [...ways.keys()].map((way): Verdict => ({ way, can: "yes" }));
+    const leftOut = verdicts.filter((v) => v.can === "no") as { way: WayToPay; why: string }[];
+    if (
+      ways.has(CHANNEL_WAY) &&
+      !servesChannels(resourceServer, network, merchant.channelAuthorizer !== undefined)
+    )
+      if (!leftOut.some((v) => v.way === CHANNEL_WAY))
+        leftOut.push({
+          way: CHANNEL_WAY,
+          why: "no facilitator lists batch-settlement with a receiver authorizer",
+        });
+    const out = new Set(leftOut.map((v) => v.way));
+    // Nothing at all can be settled: the facilitators' trouble, which the kit answers 503 for, whatever is offered.
+    offered = out.size >= ways.size ? withoutChannels : new Set([...ways.keys()].filter((w) => !out.has(w)));
+    const said = JSON.stringify(leftOut);
+    if (leftOut.length > 0 && said !== logged)
+      log(
+        "warn",
+        "ways to pay left out of the 402s: its facilitators would not settle them for this merchant",
+        {
+          merchant: merchant.name,
+          payTo: merchant.payTo,
+          leftOut,
+          docs: "docs/platform.md, What is offered",
+        },
+      );
+    logged = said;
+  };
   let ready: Promise<void> | null = null;
   const initialize = () => {
     ready ??= resourceServer.initialize().catch((error: unknown) => {
@@ -77,22 +136,39 @@ export function paymentFronts(
     });
     return ready;
   };
+  const settle = () => {
+    working ??= initialize()
+      .then(workOut)
+      .catch((error: unknown) => {
+        working = null;
+        throw error;
+      });
+    return working;
+  };
   // Asked now, as the SDK's middleware does, so that the first buyer does not wait for it.
-  initialize().catch(() => undefined);
-  const network = payments.network as `${string}:${string}`;
-  const current = () =>
-    withChannels !== without &&
-    servesChannels(resourceServer, network, merchant.channelAuthorizer !== undefined)
-      ? withChannels
-      : without;
+  settle().catch(() => undefined);
+  let lastSupported: string | undefined;
+  const refresh = async () => {
+    if (!facilitator) return;
+    const supported = JSON.stringify(await facilitator.getSupported());
+    if (lastSupported !== undefined && supported !== lastSupported) {
+      ready = null;
+      working = null;
+      await settle();
+    }
+    lastSupported = supported;
+  };
+  if (facilitator) setInterval(() => refresh().catch(() => undefined), REFRESH_MS).unref();
+  const current = () => frontOf(offered ?? withoutChannels);
   const pick = async () => {
-    await initialize();
+    await settle();
     return current();
   };
   return {
     pick,
     current,
-    all: withChannels === without ? [without] : [without, withChannels],
+    mayOfferChannels: ways.has(CHANNEL_WAY),
+    refresh,
     middleware: async (c: Context<MerchantEnv>, next: Next) => {
       let chosen: PaymentFront;
       try {
@@ -111,6 +187,42 @@ export function paymentFronts(
       return chosen.middleware(c, next);
     },
   };
+}
+
+/** A channel's way to pay: a deposit by EIP-3009, as the kit offers it. */
+const CHANNEL_WAY: WayToPay = `${CHANNEL_SCHEME}/eip3009`;
+
+/** Each way to pay the merchant's routes offer, with one route's `accepts` entry for it. */
+function waysOf(merchant: Merchant, payments: PaymentSettings, refund: RouteConfig | undefined) {
+  const ways = new Map<WayToPay, Accept>();
+  const routes = [...Object.values(x402Routes(merchant, payments)), ...(refund ? [refund] : [])];
+  for (const route of routes)
+    for (const accept of [route.accepts].flat() as Accept[]) {
+      const way = wayOf(accept);
+      if (!ways.has(way) && (accept.scheme !== CHANNEL_SCHEME || refund)) ways.set(way, accept);
+    }
+  return ways;
+}
+
+type Accept = Exclude<RouteConfig["accepts"], readonly unknown[]>;
+
+/**
+ * The merchant with only the `allowed` ways on each endpoint; an endpoint none of whose ways is allowed
+ * keeps them all (it cannot be paid either way, and its 402 still says how it would be).
+ */
+function restricted(merchant: Merchant, allowed: ReadonlySet<WayToPay>): Merchant {
+  const endpoints = merchant.endpoints.map((e) => {
+    const transfers = exactTransfersOf(e).filter((t) => allowed.has(`exact/${t}`));
+    const schemes = schemesOf(e).filter((s) =>
+      s === "exact" ? transfers.length > 0 : allowed.has(s === "upto" ? "upto/permit2" : CHANNEL_WAY),
+    );
+    if (schemes.length === 0) return e;
+    const same = schemes.length === schemesOf(e).length && transfers.length === exactTransfersOf(e).length;
+    return same
+      ? e
+      : { ...e, scheme: schemes, ...(schemes.includes("exact") && { exactTransfers: transfers }) };
+  });
+  return { ...merchant, endpoints };
 }
 
 /**

@@ -159,6 +159,11 @@ export class FailoverFacilitator implements FacilitatorClient {
     this.log = options.log ?? limitedLog({ lines: 20, perMs: 60_000 });
   }
 
+  /** The facilitators of the list, in order, each as itself (payments/offers.ts asks each apart). */
+  members(): readonly NamedFacilitator[] {
+    return this.entries.map(({ name, client, credentials }) => ({ name, client, credentials }));
+  }
+
   async getSupported(): Promise<SupportedResponse> {
     const answers = await Promise.allSettled(this.entries.map((e) => this.supportedOf(e)));
     const merged: SupportedResponse = { kinds: [], extensions: [], signers: {} };
