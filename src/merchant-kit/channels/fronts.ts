@@ -19,6 +19,7 @@ import { errorBody } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
 import { CHANNEL_SCHEME, exactTransfersOf, type Merchant, schemesOf } from "../endpoint.ts";
 import type { MerchantEnv } from "../merchant-env.ts";
+import { FACILITATOR_RETRY_AFTER_S } from "../payments/facilitator-watch.ts";
 import { settleableWays, type Verdict, type WayToPay, wayOf } from "../payments/offers.ts";
 import { PublicUrlResourceServer } from "../payments/resource-server.ts";
 import { type PaymentSettings, REFUND_PATH, refundRoute, x402Routes } from "../routes.ts";
@@ -96,36 +97,19 @@ export function paymentFronts(
   let offered: ReadonlySet<WayToPay> | undefined;
   let working: Promise<void> | null = null;
   let logged = "";
-  const network = payments.network as `${string}:${string}`;
+  let leftOut: LeftOut[] = [];
   const workOut = async () => {
-    const verdicts = facilitator
-      ? await settleableWays(resourceServer, facilitator, [...ways.values()])
-      : [...ways.keys()].map((way): Verdict => ({ way, can: "yes" }));
-    const leftOut = verdicts.filter((v) => v.can === "no") as { way: WayToPay; why: string }[];
-    if (
-      ways.has(CHANNEL_WAY) &&
-      !servesChannels(resourceServer, network, merchant.channelAuthorizer !== undefined)
-    )
-      if (!leftOut.some((v) => v.way === CHANNEL_WAY))
-        leftOut.push({
-          way: CHANNEL_WAY,
-          why: "no facilitator lists batch-settlement with a receiver authorizer",
-        });
+    leftOut = await refusedWays(merchant, resourceServer, facilitator, ways, payments);
     const out = new Set(leftOut.map((v) => v.way));
-    // Nothing at all can be settled: the facilitators' trouble, which the kit answers 503 for, whatever is offered.
-    offered = out.size >= ways.size ? withoutChannels : new Set([...ways.keys()].filter((w) => !out.has(w)));
+    offered = new Set([...ways.keys()].filter((w) => !out.has(w)));
     const said = JSON.stringify(leftOut);
     if (leftOut.length > 0 && said !== logged)
-      log(
-        "warn",
-        "ways to pay left out of the 402s: its facilitators would not settle them for this merchant",
-        {
-          merchant: merchant.name,
-          payTo: merchant.payTo,
-          leftOut,
-          docs: "docs/platform.md, What is offered",
-        },
-      );
+      log("warn", "ways to pay left out of the 402s: its facilitators would not settle them for it", {
+        merchant: merchant.name,
+        payTo: merchant.payTo,
+        leftOut,
+        docs: "docs/platform.md, What is offered",
+      });
     logged = said;
   };
   let ready: Promise<void> | null = null;
@@ -159,7 +143,8 @@ export function paymentFronts(
     lastSupported = supported;
   };
   if (facilitator) setInterval(() => refresh().catch(() => undefined), REFRESH_MS).unref();
-  const current = () => frontOf(offered ?? withoutChannels);
+  // Nothing settleable: the documents still show the catalogue as it would be paid (the calls answer 503).
+  const current = () => frontOf(offered && offered.size > 0 ? offered : withoutChannels);
   const pick = async () => {
     await settle();
     return current();
@@ -184,9 +169,47 @@ export function paymentFronts(
           500,
         );
       }
+      if (offered?.size === 0) {
+        c.header("Retry-After", String(FACILITATOR_RETRY_AFTER_S));
+        return c.json(
+          errorBody(
+            "payment_unavailable",
+            `this merchant's facilitators refuse every way to pay it: ${leftOut.map((l) => `${l.way}: ${l.why}`).join("; ")}`,
+          ),
+          503,
+        );
+      }
       return chosen.middleware(c, next);
     },
   };
+}
+
+type LeftOut = { way: WayToPay; why: string };
+
+/** The ways its facilitators would not settle for the merchant, and why (payments/offers.ts). */
+async function refusedWays(
+  merchant: Merchant,
+  resourceServer: x402ResourceServer,
+  facilitator: FacilitatorClient | undefined,
+  ways: ReadonlyMap<WayToPay, Accept>,
+  payments: PaymentSettings,
+): Promise<LeftOut[]> {
+  const verdicts = facilitator
+    ? await settleableWays(resourceServer, facilitator, [...ways.values()])
+    : [...ways.keys()].map((way): Verdict => ({ way, can: "yes" }));
+  const leftOut = verdicts.filter((v): v is LeftOut & Verdict => v.can === "no");
+  const network = payments.network as `${string}:${string}`;
+  const ownAuthorizer = merchant.channelAuthorizer !== undefined;
+  if (
+    ways.has(CHANNEL_WAY) &&
+    !leftOut.some((v) => v.way === CHANNEL_WAY) &&
+    !servesChannels(resourceServer, network, ownAuthorizer)
+  )
+    leftOut.push({
+      way: CHANNEL_WAY,
+      why: "no facilitator lists batch-settlement with a receiver authorizer",
+    });
+  return leftOut.map(({ way, why }) => ({ way, why }));
 }
 
 /** A channel's way to pay: a deposit by EIP-3009, as the kit offers it. */
