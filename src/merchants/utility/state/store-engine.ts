@@ -61,6 +61,13 @@ async function findCollection(q: Queryable, scope: WalletScope, name: string): P
 }
 
 /**
+ * Rows one INSERT statement takes. A whole write (1,000 rows of 16 KiB) as one 16 MB JSONB parameter grew
+ * the serve process by 213 MB, which PGlite's WebAssembly memory never gives back (issue 69); a chunk at
+ * a time, in the same transaction, keeps each statement's copies small.
+ */
+const INSERT_CHUNK_ROWS = 50;
+
+/**
  * Inserts rows, creating the collection when it does not exist (an empty `rows` just creates it).
  * `expiresAt`: a date sets the collection's expiry, null removes it, undefined keeps it.
  */
@@ -79,9 +86,11 @@ export async function insertRows(
       ]);
     }
     let inserted = 0;
+    let bytes = 0n;
     let firstId: string | null = null;
-    if (rows.length > 0) {
-      // One statement: the sizes are measured as stored (the JSONB text), in the order given.
+    for (let start = 0; start < rows.length; start += INSERT_CHUNK_ROWS) {
+      const chunk = rows.slice(start, start + INSERT_CHUNK_ROWS);
+      // One statement a chunk: the sizes are measured as stored (the JSONB text), in the order given.
       const { rows: result } = await tx.query<{
         n: bigint;
         bytes: bigint;
@@ -95,7 +104,7 @@ export async function insertRows(
            RETURNING id, bytes)
          SELECT count(*) AS n, coalesce(sum(bytes), 0)::int8 AS bytes, max(bytes) AS largest, min(id) AS first
          FROM ins`,
-        [target, JSON.stringify(rows), scope.now],
+        [target, JSON.stringify(chunk), scope.now],
       );
       const stats = result[0];
       if (stats?.largest && stats.largest > MAX_ROW_BYTES) {
@@ -104,11 +113,14 @@ export async function insertRows(
           "row_too_large",
         );
       }
-      inserted = Number(stats?.n ?? 0);
-      firstId = stats?.first?.toString() ?? null;
+      inserted += Number(stats?.n ?? 0);
+      bytes += BigInt(stats?.bytes ?? 0);
+      firstId ??= stats?.first?.toString() ?? null;
+    }
+    if (inserted > 0) {
       await tx.query(
         "UPDATE utility_state_collections SET row_count = row_count + $2, bytes = bytes + $3 WHERE id = $1",
-        [target, BigInt(inserted), BigInt(stats?.bytes ?? 0)],
+        [target, BigInt(inserted), bytes],
       );
     }
     return { collection: infoOf(await findCollection(tx, scope, collection)), inserted, first_id: firstId };

@@ -36,6 +36,14 @@ export const POCKETSPHINX_INSTALL = installCommand(["pocketsphinx", "pocketsphin
 /** Debian's English model (acoustic model, language model, dictionary). */
 export const DEFAULT_MODEL_DIR = "/usr/share/pocketsphinx/model/en-us";
 
+/**
+ * Bounds on the decoder's search per 10 ms frame: active HMMs (default 30,000) and words ending (default
+ * unbounded). Unbounded, noise keeps the search wide: 300 s of tones and noise took 92 CPU-s, three times
+ * the 30 CPU-s the route's price buys (issue 69, docs/benchmarks.md "Worst case per paid call"); bounded,
+ * 26 CPU-s, and clean speech decodes to the same words (0.10 of real time, against 0.22).
+ */
+const SEARCH_BOUNDS = ["-maxhmmpf", "1500", "-maxwpf", "5"];
+
 export interface PocketsphinxSettings {
   /** The recogniser; `pocketsphinx_continuous` in PATH by default. */
   command?: string;
@@ -126,7 +134,10 @@ export function pocketsphinxEngine(settings: PocketsphinxSettings = {}): Transcr
           return runProgram({
             label: "pocketsphinx",
             program: command,
-            args: ["-infile", raw, "-time", "yes", "-hmm", model.hmm, "-lm", model.lm, "-dict", model.dict],
+            args: [
+              ...["-infile", raw, "-time", "yes", "-hmm", model.hmm, "-lm", model.lm, "-dict", model.dict],
+              ...SEARCH_BOUNDS,
+            ],
             timeoutMs:
               (settings.baseTimeoutMs ?? 20_000) + seconds * 1000 * (settings.maxRealTimeFactor ?? 1),
             signal,
