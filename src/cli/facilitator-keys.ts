@@ -7,12 +7,16 @@
  *   one JSON line with the key, the only time it is shown (the database keeps its SHA-256).
  * - `list` prints one JSON line per key, revoked ones too: never the key.
  * - `revoke ID` revokes it at once.
+ *
+ * They work while the facilitator runs: on a PostgreSQL server as any tool beside a server does, on PGlite
+ * through the running facilitator (services/facilitator-admin.ts).
  */
-import { formatEther, isAddress, parseEther } from "viem";
-import { type Database, migrate, openDatabase } from "../common/db/index.ts";
+import { isAddress, parseEther } from "viem";
+import { type Database, DatabaseBusyError, migrate, openDatabase } from "../common/db/index.ts";
 import { UsageError } from "../common/errors.ts";
 import { dataLayout } from "../config/layout.ts";
-import { type ApiKey, addKey, FACILITATOR_MIGRATIONS, listKeys, revokeKey } from "../facilitator/index.ts";
+import { FACILITATOR_MIGRATIONS } from "../facilitator/index.ts";
+import type { AdminRecord, KeySpec } from "../services/index.ts";
 import { configFrom } from "./flag-values.ts";
 import type { Flags } from "./flags.ts";
 
@@ -26,13 +30,13 @@ const KEYS_USAGE =
 
 export async function runFacilitatorKeys(args: string[], flags: Flags): Promise<number> {
   const [action, ...rest] = args;
+  const print = (line: unknown) => process.stdout.write(`${JSON.stringify(line)}\n`);
   switch (action) {
     case "add": {
       if (rest.length > 0) throw new UsageError("facilitator keys add takes no arguments, only flags");
       const spec = parseAdd(flags);
-      return withDatabase(flags, async (db) => {
-        const { key, apiKey } = await addKey(db, spec);
-        process.stdout.write(`${JSON.stringify({ ...describe(apiKey), key })}\n`);
+      return withKeys(flags, async (keys) => {
+        print(await keys.add(spec));
         process.stderr.write(
           "x402-merchants facilitator keys: the key is shown this once (the database keeps only its hash): store it now\n",
         );
@@ -41,32 +45,18 @@ export async function runFacilitatorKeys(args: string[], flags: Flags): Promise<
     }
     case "list":
       if (rest.length > 0) throw new UsageError("facilitator keys list takes no arguments");
-      return withDatabase(flags, async (db) => {
-        for (const usage of await listKeys(db)) {
-          process.stdout.write(
-            `${JSON.stringify({
-              ...describe(usage),
-              today: {
-                day: usage.day,
-                spentEth: formatEther(usage.spentWei),
-                reservedEth: formatEther(usage.reservedWei),
-                settlements: Number(usage.settlements),
-              },
-            })}\n`,
-          );
-        }
+      return withKeys(flags, async (keys) => {
+        for (const line of await keys.list()) print(line);
         return 0;
       });
     case "revoke": {
       const [id, ...extra] = rest;
       if (!id || extra.length > 0)
         throw new UsageError("facilitator keys revoke takes one key id (from keys list)");
-      return withDatabase(flags, async (db) => {
-        const outcome = await revokeKey(db, id);
-        if (outcome === "unknown") throw new UsageError(`no key ${id} (keys list shows them)`);
-        process.stdout.write(
-          `${JSON.stringify({ id, revoked: true, already: outcome === "already revoked" })}\n`,
-        );
+      return withKeys(flags, async (keys) => {
+        const line = await keys.revoke(id);
+        if (!line) throw new UsageError(`no key ${id} (keys list shows them)`);
+        print(line);
         return 0;
       });
     }
@@ -75,17 +65,11 @@ export async function runFacilitatorKeys(args: string[], flags: Flags): Promise<
   }
 }
 
-/** A key as `add` and `list` print it: never the key itself. */
-function describe(key: ApiKey) {
-  return {
-    id: key.id,
-    name: key.name,
-    payees: key.payees ?? "*",
-    gasBudgetEthPerDay: formatEther(key.gasBudgetWei),
-    ratePerMinute: key.ratePerMinute,
-    createdAt: key.createdAt.toISOString(),
-    revokedAt: key.revokedAt?.toISOString() ?? null,
-  };
+/** The three actions, on the database or through the running facilitator. */
+interface Keys {
+  add(spec: KeySpec): Promise<unknown>;
+  list(): Promise<unknown[]>;
+  revoke(id: string): Promise<unknown | undefined>;
 }
 
 function parseAdd(flags: Flags) {
@@ -122,22 +106,74 @@ function parseAdd(flags: Flags) {
   return {
     name: flags.name ?? "",
     payees: flags["any-payee"] ? null : [...new Set(listed.map((a) => a.toLowerCase()))],
-    gasBudgetWei: parseEther(budget),
+    gasBudgetWei: parseEther(budget).toString(),
     ratePerMinute: Number(rate),
   };
 }
 
-/** The facilitator's database, opened as `facilitator` opens it, migrated, closed after `fn`. */
-async function withDatabase(flags: Flags, fn: (db: Database) => Promise<number>): Promise<number> {
+/**
+ * The facilitator's keys: its database, opened as `facilitator` opens it and migrated, closed after `fn`; or,
+ * where a running facilitator holds its PGlite directory, that facilitator's `/admin/keys` on loopback
+ * (services/facilitator-admin.ts).
+ */
+async function withKeys(flags: Flags, fn: (keys: Keys) => Promise<number>): Promise<number> {
   const config = configFrom({ ...flags, port: undefined });
-  const db = await openDatabase({
-    pgliteDir: dataLayout(config.dataDir).pglite.facilitator,
-    databaseUrl: config.databaseUrl,
-  });
+  const { keyActions, readAdminRecord } = await import("../services/index.ts");
+  let db: Database;
+  try {
+    db = await openDatabase({
+      pgliteDir: dataLayout(config.dataDir).pglite.facilitator,
+      databaseUrl: config.databaseUrl,
+    });
+  } catch (error) {
+    const running = error instanceof DatabaseBusyError ? readAdminRecord(config.dataDir) : undefined;
+    if (!running) throw error;
+    return fn(adminKeys(running));
+  }
   try {
     await migrate(db, "facilitator", FACILITATOR_MIGRATIONS);
-    return await fn(db);
+    return await fn({
+      add: (spec) => keyActions.add(db, spec),
+      list: () => keyActions.list(db),
+      revoke: (id) => keyActions.revoke(db, id),
+    });
   } finally {
     await db.close();
   }
+}
+
+/** The actions through a running facilitator's `/admin/keys`. */
+function adminKeys(running: AdminRecord): Keys {
+  const call = async (method: string, path: string, body?: unknown) => {
+    let answer: Response;
+    try {
+      answer = await fetch(`${running.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${running.token}`, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(10_000),
+      });
+    } catch (error) {
+      throw new Error(
+        `the facilitator running as process ${running.pid} holds the database and does not answer at ${running.url} (${(error as Error).message})`,
+      );
+    }
+    return answer;
+  };
+  const json = async (answer: Response) => {
+    if (answer.ok) return answer.json();
+    const refusal = (await answer.json().catch(() => undefined)) as
+      | { error?: { message?: string } }
+      | undefined;
+    throw new Error(`the running facilitator refused: ${refusal?.error?.message ?? `HTTP ${answer.status}`}`);
+  };
+  return {
+    add: async (spec) => json(await call("POST", "/admin/keys", spec)),
+    list: async () => (await json(await call("GET", "/admin/keys"))) as unknown[],
+    revoke: async (id) => {
+      const answer = await call("POST", `/admin/keys/${encodeURIComponent(id)}/revoke`);
+      if (answer.status === 404) return undefined;
+      return json(answer);
+    },
+  };
 }

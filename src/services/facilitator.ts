@@ -25,6 +25,7 @@ import {
   type OnNewChain,
 } from "../facilitator/index.ts";
 import type { Config } from "./config.ts";
+import { withKeyAdmin, writeAdminRecord } from "./facilitator-admin.ts";
 import { listenOn } from "./listen.ts";
 
 export interface FacilitatorServiceOptions {
@@ -129,11 +130,20 @@ export async function startFacilitatorService(
   addReadinessChecks(facilitator.app, chainReadiness(options.rpc, facilitator.address));
   // The free routes under the unpaid limit; /verify and /settle answer to their keys instead.
   // `/metrics` too, with the operator's token when one is set.
-  const fetch = withMetrics(
-    limitPaths(facilitator.app.fetch, limit, ["/supported", "/discovery/resources"]),
-    config.metrics.token,
-  );
+  const limited = limitPaths(facilitator.app.fetch, limit, ["/supported", "/discovery/resources"]);
+  // On PGlite, `facilitator keys` cannot open the database while this process holds it: it asks here.
+  const admin = config.databaseUrl ? undefined : withKeyAdmin(limited, db);
+  const fetch = withMetrics(admin?.fetch ?? limited, config.metrics.token);
   const server = await listenOn("facilitator", fetch, config.host, config.ports.facilitator);
+  if (admin) {
+    const local = isLoopback(config.host) || ["0.0.0.0", "::", "[::]"].includes(config.host);
+    const remove = writeAdminRecord(config.dataDir, {
+      pid: process.pid,
+      url: local ? `http://127.0.0.1:${server.port}` : server.url,
+      token: admin.token,
+    });
+    lifecycle.add("facilitator admin record", () => remove());
+  }
   // Not `addServer`: merchant hosts of this process settle through it until their last request is
   // answered, so it takes connections until its turn to close, after theirs.
   lifecycle.add("facilitator http", () => server.close());

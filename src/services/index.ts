@@ -8,6 +8,7 @@ export {
   type FacilitatorServiceOptions,
   startFacilitatorService,
 } from "./facilitator.ts";
+export { type AdminRecord, type KeySpec, keyActions, readAdminRecord } from "./facilitator-admin.ts";
 export { listenOn, listenWithUrlOn } from "./listen.ts";
 export { type ExtraHost, payToOf, startMerchantHosts } from "./merchants.ts";
 export { startMetricsListener } from "./metrics.ts";
