@@ -10,7 +10,8 @@
  * (`MERCHANTS`), so a new endpoint is measured, or the run says it has no worst case yet and fails. Each
  * endpoint's worst case (`worst-inputs.ts`) is built from its documented limits: a page just under the
  * page cap served from 127.0.0.1 (`X402M_FETCH_ALLOW=127.0.0.1`), the largest body, image, expression or
- * text. The endpoints that need outside services run against the tests' local fakes (language model,
+ * text; the social API reads a synthetic X of 50,000 tweets imported into its archive (`worst-social.ts`),
+ * each endpoint about the subject with the most to read. The endpoints that need outside services run against the tests' local fakes (language model,
  * search, images) or the offline engines (chat; speech and transcription with Debian's programs, which
  * must be installed); DNS and e-mail checks need DNS servers and are not run.
  *
@@ -37,6 +38,7 @@ import { devnetFacilitator } from "../test/helpers/facilitator.ts";
 import { newMerchant, x402ClientOf } from "../test/helpers/x402.ts";
 import { startFakes } from "./worst-fakes.ts";
 import { type WorstCall, worstCases } from "./worst-inputs.ts";
+import { seedArchive } from "./worst-social.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const CLI = path.join(ROOT, "bin", "x402-merchants");
@@ -240,6 +242,8 @@ async function main() {
         .map((x) => x.toFixed(2))
         .join(" ")}; budget per $0.001: ${budget.cpuMs / 1000} CPU-s, ${budget.memoryMb} MB`,
     );
+    log(`seeding the social archive ...`);
+    const socialQueries = await seedArchive(dataDir);
     const serve = await startServe(env, dataDir);
     closers.push(() => serve.stop());
     const buyers = devnet.buyers;
@@ -251,7 +255,7 @@ async function main() {
     );
     for (const { host, endpoint } of all) {
       const name = `${endpoint.method} ${endpoint.path}`;
-      const cases = worstCases(host, endpoint, serve.urls[host], fakes.pages);
+      const cases = worstCases(host, endpoint, serve.urls[host], fakes.pages, socialQueries);
       if (cases === "none") {
         failed = true;
         log(`  ${name}: NO WORST CASE: add one to bench/worst-inputs.ts`);

@@ -21,6 +21,7 @@ import {
   MAX_SCRATCHPAD_BYTES,
 } from "../src/merchants/utility/state/limits.ts";
 import type { WorstPages } from "./worst-fakes.ts";
+import type { SocialQueries } from "./worst-social.ts";
 
 export interface Request {
   url: string;
@@ -318,12 +319,12 @@ function inference(base: string, endpoint: AnyEndpoint): WorstCase[] | undefined
   return undefined;
 }
 
-/** The social API on its default provider, the operator's archive: what the example asks, at the largest page. */
-function social(base: string, endpoint: AnyEndpoint): WorstCase[] | undefined {
+/** The social API on its default provider, the operator's archive, seeded by `worst-social.ts`. */
+function social(base: string, endpoint: AnyEndpoint, queries: SocialQueries): WorstCase[] | undefined {
   if (endpoint.path === "/tweets/mediaUpload") return [{ name: "", skip: "needs X's upload service" }];
-  if (endpoint.method !== "GET") return undefined;
-  const input = { ...(endpoint.example.input as Record<string, string | number>) };
-  return [named("the example, empty archive", get(base, endpoint.path, input))];
+  const query = queries[endpoint.path];
+  if (endpoint.method !== "GET" || !query) return undefined;
+  return [named("the archive's fullest subject", get(base, endpoint.path, query))];
 }
 
 export function worstCases(
@@ -331,12 +332,13 @@ export function worstCases(
   endpoint: AnyEndpoint,
   base: string,
   pages: WorstPages,
+  queries: SocialQueries,
 ): WorstCase[] | "none" {
   const found =
     host === "utility"
       ? UTILITY[`${endpoint.method} ${endpoint.path}`]?.(base, pages, endpoint)
       : host === "inference"
         ? inference(base, endpoint)
-        : social(base, endpoint);
+        : social(base, endpoint, queries);
   return found ?? "none";
 }

@@ -38,6 +38,7 @@ export const workBudgetSection: Section<typeof WorkBudgetSchema> = {
 
 /** The budget of one call at `price` (USD, "0.005"): the per-$0.001 budget times its thousandths of a dollar. */
 export function budgetAt(price: string, budget: WorkBudget = DEFAULT_WORK_BUDGET): WorkBudget {
-  const thousandths = Number(price) / 0.001;
+  // Through millionths of a cent: 0.018 / 0.001 in floating point is not exactly 18.
+  const thousandths = Math.round(Number(price) * 1e9) / 1e6;
   return { cpuMs: budget.cpuMs * thousandths, memoryMb: budget.memoryMb * thousandths };
 }
