@@ -198,7 +198,7 @@ export const COMMANDS: readonly Command[] = [
   {
     name: "devnet",
     summary: "a local Base chain (anvil) with USDC, funded buyers and the facilitator",
-    notes: `Prints one JSON line {"rpc", "facilitator", "signer", "chainId", "usdc", "buyers"} when ready; SIGINT or SIGTERM stops it. The facilitator listens on X402M_FACILITATOR_PORT (default ${DEFAULT_PORTS.facilitator}).`,
+    notes: `Prints one JSON line {"rpc", "facilitator", "signer", "chainId", "usdc", "buyers"} when ready; SIGINT or SIGTERM stops it. The facilitator listens on X402M_FACILITATOR_PORT (default ${DEFAULT_PORTS.facilitator}); it signs payment channels' claims and refunds for merchants that ask from this machine without a key (serve against its URL takes channels as it is).`,
     flags: {
       port: `the chain's port (default ${DEFAULT_PORTS.devnet}; 0 picks a free one)`,
       buyers: "funded buyer accounts (default 3)",
@@ -277,7 +277,7 @@ export const COMMANDS: readonly Command[] = [
     needs: "(--payee ADDR[,ADDR]... | --any-payee) --gas-budget-eth-per-day N",
     summary: "an API key for the facilitator (printed once): payees, gas a day, rate",
     notes:
-      "Prints one JSON line with the key: the only time it is shown (the database keeps its SHA-256). The database is the one facilitator opens.",
+      "Prints one JSON line with the key: the only time it is shown (the database keeps its SHA-256). The database is the one facilitator opens; while a facilitator holds its PGlite directory, the command asks that facilitator (keys list and revoke too).",
     flags: {
       payee: "a payee the key settles for (repeatable, or comma-separated)",
       "any-payee": "the key settles for any payee, on purpose",
