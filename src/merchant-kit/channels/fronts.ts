@@ -53,7 +53,7 @@ export interface PaymentFronts {
   refresh(): Promise<void>;
 }
 
-/** How often the facilitators' `/supported` is read for a change of what they settle. */
+/** How long what the facilitators settle is taken as known before their `/supported` is read again. */
 const REFRESH_MS = 5 * 60_000;
 
 export function paymentFronts(
@@ -98,7 +98,10 @@ export function paymentFronts(
   let working: Promise<void> | null = null;
   let logged = "";
   let leftOut: LeftOut[] = [];
+  let lastSupported: string | undefined;
   const workOut = async () => {
+    // What the ways were judged against: a later look compares with it.
+    lastSupported = JSON.stringify(await facilitator?.getSupported().catch(() => undefined));
     leftOut = await refusedWays(merchant, resourceServer, facilitator, ways, payments);
     const out = new Set(leftOut.map((v) => v.way));
     offered = new Set([...ways.keys()].filter((w) => !out.has(w)));
@@ -131,21 +134,25 @@ export function paymentFronts(
   };
   // Asked now, as the SDK's middleware does, so that the first buyer does not wait for it.
   settle().catch(() => undefined);
-  let lastSupported: string | undefined;
+  let lastLook = Date.now();
   const refresh = async () => {
     if (!facilitator) return;
+    lastLook = Date.now();
     const supported = JSON.stringify(await facilitator.getSupported());
-    if (lastSupported !== undefined && supported !== lastSupported) {
-      ready = null;
-      working = null;
-      await settle();
-    }
-    lastSupported = supported;
+    if (supported === lastSupported) return;
+    ready = null;
+    working = null;
+    await settle();
   };
-  if (facilitator) setInterval(() => refresh().catch(() => undefined), REFRESH_MS).unref();
+  // Looked at again by a paid request once the last look is stale, never by a timer: a host nobody calls
+  // runs nothing (test/common/db-idle.test.ts), and what it offers matters only to those who call.
+  const lookAgain = () => {
+    if (facilitator && Date.now() - lastLook >= REFRESH_MS) refresh().catch(() => undefined);
+  };
   // Nothing settleable: the documents still show the catalogue as it would be paid (the calls answer 503).
   const current = () => frontOf(offered && offered.size > 0 ? offered : withoutChannels);
   const pick = async () => {
+    lookAgain();
     await settle();
     return current();
   };
