@@ -16,7 +16,7 @@ import { errorBody } from "../common/errors.ts";
 import { type Fetch, isLoopback } from "../common/listen.ts";
 import { processAlive } from "../common/process.ts";
 import { plainAddress, remoteAddressOf } from "../common/rate-limit.ts";
-import { type ApiKey, addKey, listKeys, type NewApiKey, revokeKey } from "../facilitator/index.ts";
+import { type ApiKey, addKey, listKeys, revokeKey } from "../facilitator/index.ts";
 
 /** A new key as the command asks for it, in JSON (the budget in wei, as a decimal string). */
 export interface KeySpec {
@@ -42,7 +42,7 @@ function described(key: ApiKey) {
 /** What the three actions print, each line a JSON object: from the database itself. */
 export const keyActions = {
   async add(db: Database, spec: KeySpec) {
-    const newKey: NewApiKey = { ...spec, gasBudgetWei: BigInt(spec.gasBudgetWei) };
+    const newKey: Parameters<typeof addKey>[1] = { ...spec, gasBudgetWei: BigInt(spec.gasBudgetWei) };
     const { key, apiKey } = await addKey(db, newKey);
     return { ...described(apiKey), key };
   },

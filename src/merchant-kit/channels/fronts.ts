@@ -204,7 +204,7 @@ async function refusedWays(
   const verdicts = facilitator
     ? await settleableWays(resourceServer, facilitator, [...ways.values()])
     : [...ways.keys()].map((way): Verdict => ({ way, can: "yes" }));
-  const leftOut = verdicts.filter((v): v is LeftOut & Verdict => v.can === "no");
+  const leftOut: LeftOut[] = verdicts.flatMap((v) => (v.can === "no" ? [{ way: v.way, why: v.why }] : []));
   const network = payments.network as `${string}:${string}`;
   const ownAuthorizer = merchant.channelAuthorizer !== undefined;
   if (
@@ -216,7 +216,7 @@ async function refusedWays(
       way: CHANNEL_WAY,
       why: "no facilitator lists batch-settlement with a receiver authorizer",
     });
-  return leftOut.map(({ way, why }) => ({ way, why }));
+  return leftOut;
 }
 
 /** A channel's way to pay: a deposit by EIP-3009, as the kit offers it. */

@@ -152,7 +152,7 @@ describe.each(Object.keys(builds))("what the %s merchant offers", (name) => {
   const host = async (mode: "closed" | "open", auth?: string) => {
     const ledger = await openTestDatabase("pglite");
     closing.push(ledger.close);
-    const headers = auth ? { Authorization: `Bearer ${auth}` } : {};
+    const headers: Record<string, string> = auth ? { Authorization: `Bearer ${auth}` } : {};
     const client = httpFacilitator(served[mode].url, async () => ({
       verify: headers,
       settle: headers,
