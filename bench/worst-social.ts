@@ -18,7 +18,7 @@ export type SocialQueries = Record<string, Record<string, string>>;
 
 /** Imports the corpus into `dataDir`'s merchant database and picks the subjects. */
 export async function seedArchive(dataDir: string): Promise<SocialQueries> {
-  const db = await openDatabase({ pgliteDir: dataLayout(dataDir).pglite.merchants });
+  const db = await openDatabase({ pgliteDir: dataLayout(dataDir).pglite.merchants, databaseUrl: null });
   try {
     await importArchive(db, generateCorpus({ tweets: TWEETS, seed: SEED }), { batchSize: 5000 });
     await db.exec("ANALYZE");
