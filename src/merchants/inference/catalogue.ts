@@ -7,13 +7,16 @@
  * what each route serves and at what rates.
  */
 import path from "node:path";
-import type { AnyEndpoint, FreeRoute, Merchant } from "../../merchant-kit/endpoint.ts";
+import { USDC_DECIMALS } from "../../chain/base.ts";
+import type { AnyEndpoint, FreeRoute, Merchant, PriceUsd } from "../../merchant-kit/endpoint.ts";
+import { priceToAtomic } from "../../merchant-kit/price.ts";
 import { providerErrors } from "../../merchant-kit/upstream.ts";
 import { audioEndpoints, audioFreeRoutes, audioServices } from "./audio/catalogue.ts";
 import type { AudioServices } from "./audio/services.ts";
 import { chatEndpoint, chatPath, type RouteEngine } from "./chat.ts";
 import type { ChatEngine, ChatEvent, ChatRequest } from "./engine.ts";
 import { INFERENCE_GUIDANCE } from "./guidance.ts";
+import { meteredCoverage } from "./metering.ts";
 import type { InferenceSettings } from "./settings.ts";
 import { defaultModel, defaultRates, ROUTES, settingInfix, type Tier } from "./tiers.ts";
 
@@ -157,7 +160,7 @@ export function modelEntry(route: Tier, served: RouteEngine) {
     alias: route.alias,
     path: chatPath(route),
     price_usd: route.price,
-    upto: route.uptoPrice === null ? null : { path: chatPath(route, true), max_price_usd: route.uptoPrice },
+    upto: route.uptoPrice === null ? null : uptoEntry(route, served, route.uptoPrice),
     rates: {
       input_usd_per_million_tokens: served.rates.inputPerMillion,
       output_usd_per_million_tokens: served.rates.outputPerMillion,
@@ -171,6 +174,23 @@ export function modelEntry(route: Tier, served: RouteEngine) {
     constraints: route.stated,
     engine: served.kind,
     available: served.engine !== null,
+  };
+}
+
+/**
+ * A metered route's maximum and what it covers at the route's rates, so a buyer sees that the maximum is the
+ * rates times the largest call the route takes (metering.ts).
+ */
+function uptoEntry(route: Tier, served: RouteEngine, max: PriceUsd) {
+  const covers = meteredCoverage(served.rates, priceToAtomic(max, USDC_DECIMALS), route.limits.maxTokens);
+  return {
+    path: chatPath(route, true),
+    max_price_usd: max,
+    covers: {
+      max_tokens: covers.outputTokens,
+      prompt_tokens: covers.at.promptTokens,
+      at_max_tokens: covers.at.maxTokens,
+    },
   };
 }
 

@@ -11,14 +11,22 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { AppError } from "../../common/errors.ts";
+import { USDC_DECIMALS } from "../../chain/base.ts";
+import { AppError, BadInputError } from "../../common/errors.ts";
 import { defineEndpoint, type Errors, type HandlerContext } from "../../merchant-kit/endpoint.ts";
 import type { Streamed } from "../../merchant-kit/payments/streamed.ts";
 import { priceToAtomic } from "../../merchant-kit/price.ts";
 import { type ChatInput, chatInput, engineMessages, maxTokensOf, stopOf } from "./chat-input.ts";
 import { streamReply } from "./chat-stream.ts";
-import { type ChatEngine, type ChatRequest, type FinishReason, readEvent, type Usage } from "./engine.ts";
-import { meteredAmount, type TokenRates } from "./metering.ts";
+import {
+  type ChatEngine,
+  type ChatMessage,
+  type ChatRequest,
+  type FinishReason,
+  readEvent,
+  type Usage,
+} from "./engine.ts";
+import { meteredAmount, meteredCoverage, outputTokensCovered, type TokenRates } from "./metering.ts";
 import type { Tier } from "./tiers.ts";
 
 /** Which engine serves a route: the offline one, an OpenAI-compatible upstream, or a local GGUF model. */
@@ -72,11 +80,17 @@ export function chatPath(route: Tier, metered = false): `/${string}` {
   return `/v1/chat/completions/_t/${route.alias}${metered ? "/upto" : ""}`;
 }
 
-function describe(route: Tier, metered: boolean): string {
+function describe(route: Tier, served: RouteEngine, metered: boolean): string {
   const what = route.number === null ? "the default model" : `the model of tier ${route.number}`;
   const limits = route.stated === "none" ? "" : ` Tier ${route.number}: ${route.stated}.`;
-  if (metered)
-    return `Metered chat completion, tier ${route.number} (x402 upto, for large context): input and output tokens at the tier's rates (GET /v1/models), at most ${route.uptoPrice}; nothing without output.${limits}`;
+  if (metered) {
+    const covers = meteredCoverage(
+      served.rates,
+      priceToAtomic(route.uptoPrice ?? "0", USDC_DECIMALS),
+      route.limits.maxTokens,
+    );
+    return `Metered chat, tier ${route.number} (upto, channels): the tier's token rates (GET /v1/models), at most ${route.uptoPrice}, which covers max_tokens ${covers.outputTokens}, or a ${covers.at.promptTokens}-token prompt at max_tokens ${covers.at.maxTokens}.${limits}`;
+  }
   return `Chat completion from ${what}, in the OpenAI chat-completions dialect (messages, max_tokens, stream, tools, response_format; usage in the reply).${limits}`;
 }
 
@@ -99,7 +113,7 @@ export function chatEndpoint(route: Tier, served: RouteEngine, metered = false) 
     ...(served.errors && { errors: served.errors }),
     // A route no engine serves answers only 503s: served and documented, but not advertised to buyers.
     ...(served.engine === null && { listed: false }),
-    description: describe(route, metered),
+    description: describe(route, served, metered),
     input,
     output: ChatCompletion,
     // `stream: true`: the reply as OpenAI's event stream.
@@ -172,10 +186,19 @@ export async function answer(
   if (!served.engine) throw notConfigured(served);
   const format = body.response_format?.type;
   const stop = stopOf(body);
+  const messages = engineMessages(body.messages);
+  const max =
+    meteredMax === null ? null : priceToAtomic(meteredMax, ctx.services.config.payments.asset.decimals);
+  // Metered: the reply is bounded by what the buyer's maximum covers, before any work.
+  const maxTokens =
+    max === null ? maxTokensOf(body, route) : await coveredMaxTokens(body, route, served, max, messages);
   const request: ChatRequest = {
     model: served.model,
-    messages: engineMessages(body.messages),
-    maxTokens: maxTokensOf(body, route),
+    messages,
+    maxTokens,
+    ...(max !== null && {
+      outputCovered: (prompt: number) => outputTokensCovered(prompt, served.rates, max),
+    }),
     ...(route.limits.reasoningCountsAsOutput && { reasoningCountsAsOutput: true }),
     ...(body.temperature != null && { temperature: body.temperature }),
     ...(body.top_p != null && { topP: body.top_p }),
@@ -184,8 +207,6 @@ export async function answer(
   };
   const id = `chatcmpl-${randomUUID().replaceAll("-", "")}`;
   const created = Math.floor(Date.now() / 1000);
-  const max =
-    meteredMax === null ? null : priceToAtomic(meteredMax, ctx.services.config.payments.asset.decimals);
   if (body.stream) {
     return streamReply(served.engine, request, ctx.signal, {
       id,
@@ -223,4 +244,45 @@ export async function answer(
     usage: reply.usage,
     system_fingerprint: null,
   };
+}
+
+/**
+ * The `max_tokens` a metered call runs with: what it asked, or the route's default, and never more than its
+ * maximum covers at the route's rates after its prompt (counted as the engines count it, o200k_base). A call
+ * that asked for more, or whose prompt leaves less than the route's least `max_tokens`, is refused here,
+ * after the payment is verified and before any work: a 400 that says what the maximum covers, never charged.
+ * Most calls are far inside the bound that takes no tokenizing (every token is at least a byte), and are
+ * not counted here at all.
+ */
+async function coveredMaxTokens(
+  body: ChatInput,
+  route: Tier,
+  served: RouteEngine,
+  max: bigint,
+  messages: readonly ChatMessage[],
+): Promise<number> {
+  const asked = body.max_tokens ?? body.max_completion_tokens ?? null;
+  const wanted = asked ?? route.limits.maxTokens.default;
+  const { countPromptTokens, promptTokensAtMost } = await import("./tokens.ts");
+  if (outputTokensCovered(promptTokensAtMost(messages), served.rates, max) >= wanted) return wanted;
+  const prompt = countPromptTokens(messages);
+  const covered = Math.min(outputTokensCovered(prompt, served.rates, max), route.limits.maxTokens.max);
+  if (covered >= wanted) return wanted;
+  if (asked === null && covered >= route.limits.maxTokens.min) return covered;
+  const least = route.limits.maxTokens.min;
+  throw new BadInputError(
+    `${coverageText(route, served, max)}; this prompt is ${prompt} tokens, after which it covers ${
+      covered < least
+        ? `less than this route's least max_tokens (${least}): send a shorter prompt`
+        : `at most max_tokens ${covered}: ask for that many or fewer, or send a shorter prompt`
+    } (nothing was charged)`,
+    covered < least ? "prompt_not_covered" : "max_tokens_not_covered",
+    covered < least ? "messages" : asked === body.max_tokens ? "max_tokens" : "max_completion_tokens",
+  );
+}
+
+/** What a metered route's maximum buys, in words: its rates, and the largest call it takes. */
+export function coverageText(route: Tier, served: RouteEngine, max: bigint): string {
+  const { outputTokens, at } = meteredCoverage(served.rates, max, route.limits.maxTokens);
+  return `at most ${route.uptoPrice} a call at ${served.rates.inputPerMillion} and ${served.rates.outputPerMillion} USD per million input and output tokens covers max_tokens up to ${outputTokens} with the shortest prompt, and prompts up to ${at.promptTokens} tokens at max_tokens ${at.maxTokens}`;
 }

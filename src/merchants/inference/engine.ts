@@ -21,6 +21,12 @@ export interface ChatRequest {
   messages: ChatMessage[];
   /** Already resolved from the request and the tier's limits: the engine never produces more. */
   maxTokens: number;
+  /**
+   * A metered call's bound by its payment: the most reply tokens its maximum covers after a prompt of so
+   * many tokens. An engine that counts the prompt its own way (a GGUF model's tokenizer) gives the reply no
+   * more than this for its own count; `maxTokens` is already within it for the o200k_base count.
+   */
+  outputCovered?: (promptTokens: number) => number;
   /** `maxTokens` bounds a reasoning model's reasoning too (tier 8): its reasoning tokens are reply tokens. */
   reasoningCountsAsOutput?: boolean;
   temperature?: number;

@@ -200,7 +200,12 @@ describe("the inference catalogue", () => {
       tier: 5,
       path: "/v1/chat/completions/_t/t5",
       price_usd: "0.005783",
-      upto: { path: "/v1/chat/completions/_t/t5/upto", max_price_usd: "0.043205" },
+      // The maximum is the rates times the largest call: 33,259 x 1.1566 + 1,024 x 4.6264 = 43,205 units.
+      upto: {
+        path: "/v1/chat/completions/_t/t5/upto",
+        max_price_usd: "0.043205",
+        covers: { max_tokens: 2048, prompt_tokens: 33_259, at_max_tokens: 1024 },
+      },
       rates: { input_usd_per_million_tokens: "1.1566", output_usd_per_million_tokens: "4.6264" },
       limits: { max_tokens: { min: 512, max: 2048, default: 1024 } },
       constraints: "max_tokens 512-2048, default 1024",

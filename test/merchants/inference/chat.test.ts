@@ -18,7 +18,7 @@ import {
 import type { ChatEngine } from "../../../src/merchants/inference/engine.ts";
 import { ggufEngineInstalled } from "../../../src/merchants/inference/engines/gguf.ts";
 import { meteredAmount } from "../../../src/merchants/inference/metering.ts";
-import { DEFAULT_ROUTE, TIERS } from "../../../src/merchants/inference/tiers.ts";
+import { DEFAULT_ROUTE, defaultRates, TIERS } from "../../../src/merchants/inference/tiers.ts";
 import { countTokens } from "../../../src/merchants/inference/tokens.ts";
 import { loadConfig } from "../../../src/services/config.ts";
 import { writeTinyGguf } from "../../helpers/gguf.ts";
@@ -201,14 +201,38 @@ describe("metering on the /upto routes", () => {
     expect(metered[0]).toBeGreaterThan(0n);
   });
 
-  it("never meters above the authorised maximum", async () => {
-    // Tier 3's /upto maximum (0.004049) is below what a large input and 4096 output tokens cost.
-    const { answer, metered } = await call("/v1/chat/completions/_t/t3/upto", {
+  it("keeps a call's work within its maximum: a prompt it does not cover is refused before any work, a call with no max_tokens is given what it covers", async () => {
+    // Tier 3's /upto maximum (0.004049) at its rates (0.6278, 2.5112) covers 1,612 output tokens at most.
+    const tooMuch = call("/v1/chat/completions/_t/t3/upto", {
       messages: [{ role: "user", content: "word ".repeat(30_000) }],
       max_tokens: 4096,
     });
-    expect((answer as ChatCompletion).usage.completion_tokens).toBe(4096);
-    expect(metered).toEqual([4_049n]);
+    await expect(tooMuch).rejects.toMatchObject({ status: 400, code: "prompt_not_covered" });
+    await expect(
+      call("/v1/chat/completions/_t/t3/upto", {
+        messages: [{ role: "user", content: "hi" }],
+        max_tokens: 4096,
+      }),
+    ).rejects.toMatchObject({
+      status: 400,
+      code: "max_tokens_not_covered",
+      message: expect.stringMatching(/at most max_tokens 16\d\d: ask for that many or fewer/),
+    });
+    // 3,008 prompt tokens leave 860 output tokens covered, fewer than the default 1,024: the call gets 860,
+    // and its reply (an echo of the prompt) runs to them.
+    const { answer, metered } = await call("/v1/chat/completions/_t/t3/upto", {
+      messages: [{ role: "user", content: `a${" a".repeat(3_000)}` }],
+    });
+    const { usage } = answer as ChatCompletion;
+    expect(usage.completion_tokens).toBe(860);
+    expect(metered[0]).toBeLessThanOrEqual(4_049n);
+    expect(metered[0]).toBe(
+      meteredAmount(
+        { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens },
+        defaultRates(TIERS[2] as (typeof TIERS)[number]),
+        10n ** 30n,
+      ),
+    );
   });
 
   it("meters 0 for a reply with no output, and meters streamed replies too", async () => {
@@ -347,7 +371,8 @@ describe("a route served by an OpenAI-compatible upstream (on 127.0.0.1)", () =>
           X402M_INFERENCE_TIER_2_MODEL: "small-8b",
           X402M_INFERENCE_TIER_2_RATES: "100,200",
           X402M_INFERENCE_TIER_5_MODEL: "small-8b",
-          X402M_INFERENCE_TIER_5_RATES: "100,200",
+          // Within what tier 5's maximum (0.043205) covers at its default max_tokens.
+          X402M_INFERENCE_TIER_5_RATES: "10,20",
           X402M_INFERENCE_TIER_8_MODEL: "small-8b",
           X402M_INFERENCE_TIER_8_RATES: "100,200",
         },

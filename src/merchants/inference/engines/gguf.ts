@@ -333,7 +333,15 @@ async function* generate(
       "context_length_exceeded",
     );
   }
-  const maxTokens = Math.min(request.maxTokens, room);
+  // A metered call's payment covers the reply after this model's count of the prompt, not o200k_base's.
+  const covered = request.outputCovered?.(promptTokens) ?? room;
+  if (covered < 1) {
+    throw new BadInputError(
+      `this model counts the prompt as ${promptTokens} tokens, which leaves no reply within the route's maximum price; send a shorter prompt (nothing was charged)`,
+      "prompt_not_covered",
+    );
+  }
+  const maxTokens = Math.min(request.maxTokens, room, covered);
   if (maxTokens < 1) {
     // node-llama-cpp reads a maxTokens of 0 as "no limit".
     yield { type: "done", finishReason: "length", usage: usage(promptTokens, 0) };
