@@ -1,8 +1,10 @@
 /** The inference catalogue: spec 4.5's prices exactly, stable aliases, /v1/models, and every tier constraint refused by the input schema. */
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { AnyEndpoint } from "../../../src/merchant-kit/endpoint.ts";
 import { openApiDocument } from "../../../src/merchant-kit/openapi.ts";
 import { isGuarded } from "../../../src/merchant-kit/payments/paid-handler.ts";
+import { priceToAtomic } from "../../../src/merchant-kit/price.ts";
 import { MERCHANTS } from "../../../src/merchants/index.ts";
 import {
   chatEndpoints,
@@ -10,6 +12,7 @@ import {
   modelsRoute,
   OFFLINE_SETTINGS,
 } from "../../../src/merchants/inference/catalogue.ts";
+import { meteredCoverage } from "../../../src/merchants/inference/metering.ts";
 import { defaultRates, TIERS } from "../../../src/merchants/inference/tiers.ts";
 import { loadConfig } from "../../../src/services/config.ts";
 
@@ -370,5 +373,19 @@ describe("the tier constraints, refused before payment by the input schema", () 
       max_tokens: null,
     });
     expect(body?.messages).toHaveLength(4);
+  });
+});
+
+describe("docs/inference.md's table of what each /upto maximum covers", () => {
+  it("states each tier's rates, maximum and largest call as the code computes them", () => {
+    const doc = readFileSync(new URL("../../../docs/inference.md", import.meta.url), "utf8");
+    const rows = doc.split("\n").filter((line) => /^\| \d+ \| `\.\.\.\/t\d+\/upto`/.test(line));
+    const expected = TIERS.filter((t) => t.uptoPrice !== null).map((t) => {
+      const rates = defaultRates(t);
+      const c = meteredCoverage(rates, priceToAtomic(t.uptoPrice ?? "0", 6), t.limits.maxTokens);
+      const n = (x: number) => x.toLocaleString("en");
+      return `| ${t.number} | \`.../${t.alias}/upto\` | ${t.uptoPrice} | ${rates.inputPerMillion} | ${rates.outputPerMillion} | ${n(c.outputTokens)} | ${n(c.at.promptTokens)} at max_tokens ${n(c.at.maxTokens)} |`;
+    });
+    expect(rows).toEqual(expected);
   });
 });
