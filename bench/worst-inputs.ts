@@ -85,12 +85,24 @@ function wideCsv(): string {
   return [header, ...Array.from({ length: records }, () => record)].join("\r\n");
 }
 
-/** Messages up to a chat route's character caps, and its largest `max_tokens`. */
-function chatBody(path: string): unknown {
-  const alias = /\/_t\/(t\d+)/.exec(path)?.[1] ?? "default";
+/**
+ * Messages up to a chat route's character caps, and its largest `max_tokens`. A metered (upto) route takes
+ * only what its maximum covers, which its description states ("a P-token prompt at max_tokens M"): a prompt
+ * of about that many tokens (English runs about 4 characters a token; 3 keeps it within) at M.
+ */
+function chatBody(endpoint: AnyEndpoint): unknown {
+  const alias = /\/_t\/(t\d+)/.exec(endpoint.path)?.[1] ?? "default";
   const route = ROUTES.find((r) => r.alias === alias);
-  if (!route) throw new Error(`no route for ${path}`);
-  const { inputCharacters, messageCharacters, maxTokens } = route.limits;
+  if (!route) throw new Error(`no route for ${endpoint.path}`);
+  const { messageCharacters, maxTokens } = route.limits;
+  let { inputCharacters } = route.limits;
+  let maxOut = maxTokens.max;
+  const covered = /a (\d+)-token prompt at max_tokens (\d+)/.exec(endpoint.description);
+  if (endpoint.path.endsWith("/upto")) {
+    if (!covered) throw new Error(`${endpoint.path}: its description states no coverage`);
+    inputCharacters = Math.min(inputCharacters, Number(covered[1]) * 3);
+    maxOut = Number(covered[2]);
+  }
   const per = Math.min(inputCharacters, messageCharacters ?? inputCharacters);
   const messages: { role: string; content: string }[] = [];
   for (let left = inputCharacters; left > 0; left -= per) {
@@ -101,7 +113,7 @@ function chatBody(path: string): unknown {
     });
   }
   if (messages.length % 2 === 0) messages.push({ role: "user", content: "?" });
-  return { messages: messages.slice(0, 1000), max_tokens: maxTokens.max };
+  return { messages: messages.slice(0, 1000), max_tokens: maxOut };
 }
 
 /** A 16 kHz mono 16-bit WAV of the transcription cap's length, of tones and noise. */
@@ -289,7 +301,7 @@ const UTILITY: Record<string, Builder> = {
 
 function inference(base: string, endpoint: AnyEndpoint): WorstCase[] | undefined {
   if (endpoint.path.startsWith("/v1/chat/completions"))
-    return [named("input and max_tokens at the caps", post(base, endpoint.path, chatBody(endpoint.path)))];
+    return [named("input and max_tokens at the caps", post(base, endpoint.path, chatBody(endpoint)))];
   if (endpoint.path === "/v1/audio/speech")
     return [
       named(
