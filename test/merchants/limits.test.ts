@@ -11,6 +11,7 @@ import { priceToAtomic } from "../../src/merchant-kit/price.ts";
 import { chatEndpoints, OFFLINE_SETTINGS } from "../../src/merchants/inference/catalogue.ts";
 import { DEFAULT_ROUTE } from "../../src/merchants/inference/tiers.ts";
 import { DATA_ENDPOINTS } from "../../src/merchants/utility/data/index.ts";
+import { stateEndpoints } from "../../src/merchants/utility/state/index.ts";
 import { type PaidShop, startPaidShop } from "../helpers/paid.ts";
 import { NETWORK } from "../helpers/x402.ts";
 
@@ -22,7 +23,7 @@ let doc: OpenApiDocument;
 
 beforeAll(async () => {
   const chat = chatEndpoints(OFFLINE_SETTINGS).filter((e) => e.path === "/v1/chat/completions");
-  shop = await startPaidShop([...DATA_ENDPOINTS, ...chat]);
+  shop = await startPaidShop([...DATA_ENDPOINTS, ...chat, ...stateEndpoints()]);
   doc = (await (await fetch(`${shop.url}/openapi.json`)).json()) as OpenApiDocument;
 }, 120_000);
 afterAll(async () => {
@@ -152,5 +153,29 @@ describe("documented limits are what a paid call gets", () => {
     );
     expect(body.error.code).toBe("too_large");
     expect(body.error.message).toContain(String(cap));
+  });
+
+  it("/api/store/insert: the stated rows of the stated size are bought, one more row or byte is refused", async () => {
+    const description = operation("post", "/api/store/insert").description as string;
+    const [, rowsText, kb] = /at most ([\d,]+) rows of ([\d,]+) KB each/.exec(description) ?? [];
+    const rows = Number(rowsText?.replaceAll(",", ""));
+    const bytes = Number(kb) * 1024;
+    expect(bodySchema("/api/store/insert").properties).toMatchObject({ rows: { maxItems: rows } });
+    // As stored: PostgreSQL writes {"t": "..."}, 9 bytes around the text.
+    const row = (size: number) => ({ t: "x".repeat(size - 9) });
+    const url = `${shop.url}/api/store/insert`;
+    const at = await bought(
+      url,
+      1_000n,
+      post({ collection: "limits", rows: Array.from({ length: rows }, () => row(bytes)) }),
+    );
+    expect(await at.json()).toMatchObject({ inserted: rows });
+    await refused(
+      url,
+      400,
+      post({ collection: "limits", rows: Array.from({ length: rows + 1 }, () => row(10)) }),
+    );
+    const body = await refused(url, 400, post({ collection: "limits", rows: [row(bytes + 1)] }));
+    expect(body.error.code).toBe("row_too_large");
   });
 });
