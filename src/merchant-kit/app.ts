@@ -115,7 +115,14 @@ export async function merchantApp(
     )
     .registerExtension(bazaarResourceServerExtension);
   // With payment channels where the facilitator serves them, else without (channels/fronts.ts).
-  const fronts = paymentFronts(merchant, resourceServer, options.payments, channels, options.facilitator);
+  const fronts = paymentFronts(
+    merchant,
+    resourceServer,
+    options.payments,
+    channels,
+    options.facilitator,
+    (error, message) => facilitator.logRefusal(error, message),
+  );
   const payment = fronts.middleware;
   const ledger = new PaymentLedger(db);
   const runner = {

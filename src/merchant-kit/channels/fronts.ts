@@ -63,6 +63,8 @@ export function paymentFronts(
   settings: Pick<ChannelSettings, "mode">,
   /** The facilitators, as the merchant reaches them, that payments/offers.ts asks; none: nothing is asked. */
   facilitator?: FacilitatorClient,
+  /** Told of each refusal a facilitator threw at the asking (the operator's log of refusals). */
+  onRefusal?: (error: unknown, message: string) => void,
 ): PaymentFronts {
   for (const e of merchant.endpoints)
     if (schemesOf(e).every((s) => s === CHANNEL_SCHEME))
@@ -102,7 +104,7 @@ export function paymentFronts(
   const workOut = async () => {
     // What the ways were judged against: a later look compares with it.
     lastSupported = JSON.stringify(await facilitator?.getSupported().catch(() => undefined));
-    leftOut = await refusedWays(merchant, resourceServer, facilitator, ways, payments);
+    leftOut = await refusedWays(merchant, resourceServer, { facilitator, onRefusal }, ways, payments);
     const out = new Set(leftOut.map((v) => v.way));
     offered = new Set([...ways.keys()].filter((w) => !out.has(w)));
     const said = JSON.stringify(leftOut);
@@ -178,10 +180,11 @@ export function paymentFronts(
       }
       if (offered?.size === 0) {
         c.header("Retry-After", String(FACILITATOR_RETRY_AFTER_S));
+        // As when a facilitator refuses a payment (payments/facilitator-watch.ts): its trouble, said so.
         return c.json(
           errorBody(
-            "payment_unavailable",
-            `this merchant's facilitators refuse every way to pay it: ${leftOut.map((l) => `${l.way}: ${l.why}`).join("; ")}`,
+            "facilitator_unavailable",
+            `the payment facilitators refuse every way to pay this merchant (${leftOut.map((l) => `${l.way}: ${l.why}`).join("; ")}); nothing was charged: try again in ${FACILITATOR_RETRY_AFTER_S} s`,
           ),
           503,
         );
@@ -197,12 +200,13 @@ type LeftOut = { way: WayToPay; why: string };
 async function refusedWays(
   merchant: Merchant,
   resourceServer: x402ResourceServer,
-  facilitator: FacilitatorClient | undefined,
+  asking: { facilitator?: FacilitatorClient; onRefusal?: (error: unknown, message: string) => void },
   ways: ReadonlyMap<WayToPay, Accept>,
   payments: PaymentSettings,
 ): Promise<LeftOut[]> {
+  const { facilitator, onRefusal } = asking;
   const verdicts = facilitator
-    ? await settleableWays(resourceServer, facilitator, [...ways.values()])
+    ? await settleableWays(resourceServer, facilitator, [...ways.values()], onRefusal)
     : [...ways.keys()].map((way): Verdict => ({ way, can: "yes" }));
   const leftOut: LeftOut[] = verdicts.flatMap((v) => (v.can === "no" ? [{ way: v.way, why: v.why }] : []));
   const network = payments.network as `${string}:${string}`;

@@ -116,7 +116,7 @@ export class WatchedFacilitator implements FacilitatorClient {
    * its rate or budget: 401, 403, 429) says why in its answer, which the SDK turns into a 402 for the buyer
    * and nothing for the operator. The operator reads it here, once per reason until a call succeeds.
    */
-  private logRefusal(error: unknown, message: string): void {
+  logRefusal(error: unknown, message: string): void {
     if (!(error instanceof VerifyError || error instanceof SettleError)) return;
     if (![401, 403, 429].includes(error.statusCode)) return;
     const reason = (error instanceof VerifyError ? error.invalidReason : error.errorReason) ?? "refused";

@@ -75,6 +75,8 @@ export async function settleableWays(
   resourceServer: x402ResourceServer,
   client: FacilitatorClient,
   accepts: readonly Accept[],
+  /** Told of each refusal a facilitator threw (the operator's log: payments/facilitator-watch.ts). */
+  onRefusal?: (error: unknown, message: string) => void,
 ): Promise<Verdict[]> {
   return Promise.all(
     accepts.map(async (accept): Promise<Verdict> => {
@@ -92,7 +94,7 @@ export async function settleableWays(
       } catch (error) {
         return { way, can: "no", why: `cannot be signed (${(error as Error).message})` };
       }
-      return judged(way, await askEach(client, payment, requirements));
+      return judged(way, await askEach(client, payment, requirements, onRefusal));
     }),
   );
 }
@@ -137,11 +139,12 @@ async function askEach(
   client: FacilitatorClient,
   payment: PaymentPayload,
   requirements: PaymentRequirements,
+  onRefusal?: (error: unknown, message: string) => void,
 ): Promise<Answer[]> {
   const clients = client instanceof FailoverFacilitator ? client.members() : [{ name: "", client }];
   return Promise.all(
     clients.map(async ({ name, client: one }) => {
-      const answer = await ask(one, payment, requirements);
+      const answer = await ask(one, payment, requirements, onRefusal);
       return answer.kind === "judged" || !name ? answer : { ...answer, why: `${name}: ${answer.why}` };
     }),
   );
@@ -151,6 +154,7 @@ async function ask(
   client: FacilitatorClient,
   payment: PaymentPayload,
   requirements: PaymentRequirements,
+  onRefusal?: (error: unknown, message: string) => void,
 ): Promise<Answer> {
   let answer: VerifyResponse;
   try {
@@ -159,13 +163,20 @@ async function ask(
     const status =
       error instanceof VerifyError || error instanceof SettleError ? error.statusCode : undefined;
     const reason = error instanceof VerifyError ? error.invalidReason : undefined;
-    const why = `${reason ?? (error as Error).message}`.split("\n")[0]?.slice(0, 300) ?? "";
-    if (status === 401 || status === 403 || (reason !== undefined && REFUSALS.has(reason)))
+    const detail = error instanceof VerifyError ? error.invalidMessage : undefined;
+    const text = reason && detail ? `${reason}: ${detail}` : (reason ?? (error as Error).message);
+    const why = text.split("\n")[0]?.slice(0, 300) ?? "";
+    if (status === 401 || status === 403 || (reason !== undefined && REFUSALS.has(reason))) {
+      onRefusal?.(error, ((error as Error).message ?? why).split("\n")[0] ?? why);
       return { kind: "refused", why };
+    }
     return { kind: "unknown", why };
   }
   if (!answer.isValid && answer.invalidReason && REFUSALS.has(answer.invalidReason))
-    return { kind: "refused", why: answer.invalidMessage ?? answer.invalidReason };
+    return {
+      kind: "refused",
+      why: answer.invalidMessage ? `${answer.invalidReason}: ${answer.invalidMessage}` : answer.invalidReason,
+    };
   return { kind: "judged" };
 }
 

@@ -7,7 +7,7 @@
  * - with an API key naming the merchants' wallets, every way is settled for them, and every 402 lists what
  *   its catalogue offers;
  * - without one, the same facilitator refuses every way (payee_not_allowed; authorizer_key_required for a
- *   channel): no 402 lists anything, the paid routes answer 503 `payment_unavailable` saying why;
+ *   channel): no 402 lists anything, the paid routes answer 503 `facilitator_unavailable` saying why;
  * - open but without a key (as on loopback without keys), exact and upto are settled and a channel is not
  *   (the facilitator would not sign its claims): no 402 lists a channel, and the refund route is gone.
  */
@@ -186,7 +186,7 @@ describe.each(Object.keys(builds))("what the %s merchant offers", (name) => {
     expect([...offered.ways]).toEqual([]);
     expect(offered.statuses.get(402)).toBeUndefined();
     // Routes whose engine is not configured here refuse before any payment (engine_not_configured).
-    expect([...offered.codes]).toContain("payment_unavailable");
+    expect([...offered.codes]).toContain("facilitator_unavailable");
   }, 60_000);
 
   it("lists no channel where the facilitator would not sign its claims, and the other ways still", async () => {
