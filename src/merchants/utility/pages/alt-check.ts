@@ -3,7 +3,7 @@ import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
 import { PRICES } from "../prices.ts";
 import { type AltReport, ISSUE_TYPES, LONG_ALT_CHARS } from "./alt-engine.ts";
-import { fetchPage, PAGE_ERRORS, PageUrl } from "./page.ts";
+import { fetchPage, PageUrl } from "./page.ts";
 import { DEFAULT_PAGE_BUDGET, type PageBudget, PageWorker, WORK_ERRORS } from "./work.ts";
 
 const IssueType = z.enum(ISSUE_TYPES);
@@ -81,6 +81,10 @@ export function altCheckEndpoint(policy: FetchPolicy, budget: PageBudget = DEFAU
     effects: ["compute"],
     errors: WORK_ERRORS,
     handler: async (input, ctx) =>
-      worker.run<AltReport>({ kind: "alt-check" }, await fetchPage(input.url, policy, ctx.signal), ctx.signal),
+      worker.run<AltReport>(
+        { kind: "alt-check" },
+        await fetchPage(input.url, policy, ctx.signal),
+        ctx.signal,
+      ),
   });
 }

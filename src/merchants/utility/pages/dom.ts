@@ -30,6 +30,8 @@ export interface DomElement extends DomParent {
   readonly children: ArrayLike<DomElement>;
   readonly ownerDocument: DomDocument;
   readonly previousElementSibling: DomElement | null;
+  readonly nextElementSibling: DomElement | null;
+  readonly firstElementChild: DomElement | null;
   getAttribute(name: string): string | null;
   hasAttribute(name: string): boolean;
   closest(selectors: string): DomElement | null;

@@ -1,4 +1,4 @@
-import type { DomElement, DomNode } from "./dom.ts";
+import type { DomDocument, DomElement, DomNode } from "./dom.ts";
 
 /**
  * Small DOM helpers the audits share: where an element is (a CSS selector a developer can paste into
@@ -29,26 +29,63 @@ export function clip(text: string, max = SNIPPET_MAX): string {
  * ancestor (or `html`) followed by `tag:nth-of-type(n)` steps.
  */
 export function selectorOf(el: DomElement): string {
-  const doc = el.ownerDocument;
+  const ids = idCounts(el.ownerDocument);
   const steps: string[] = [];
   let node: DomElement | null = el;
   while (node) {
     const id = node.getAttribute("id");
-    if (id && isIdent(id) && doc.querySelectorAll(`#${id}`).length === 1) {
+    if (id && isIdent(id) && ids.get(id) === 1) {
       steps.unshift(`#${id}`);
       break;
     }
-    const tag = node.localName;
     const parent: DomElement | null = node.parentElement;
     if (!parent) {
-      steps.unshift(tag);
+      steps.unshift(node.localName);
       break;
     }
-    const sameTag = Array.from(parent.children).filter((c) => c.localName === tag);
-    steps.unshift(sameTag.length > 1 ? `${tag}:nth-of-type(${sameTag.indexOf(node) + 1})` : tag);
+    steps.unshift(stepsUnder(parent).get(node) ?? node.localName);
     node = parent;
   }
   return steps.join(" > ");
+}
+
+/*
+ * Both caches make a page's selectors linear in its size. Asked of each element, `parent.children` (jsdom
+ * looks every index up as a possible named item, O(children)) and `querySelectorAll("#id")` made an audit of
+ * 66,000 images on one parent cubic: minutes of CPU (issue 69). Weak: they go with the page.
+ */
+const idsOf = new WeakMap<DomDocument, Map<string, number>>();
+const stepsOf = new WeakMap<DomElement, Map<DomElement, string>>();
+
+/** How many elements of the document carry each id. */
+function idCounts(doc: DomDocument): Map<string, number> {
+  let counts = idsOf.get(doc);
+  if (!counts) {
+    counts = new Map();
+    for (const el of Array.from(doc.querySelectorAll("[id]"))) {
+      const id = el.getAttribute("id") ?? "";
+      counts.set(id, (counts.get(id) ?? 0) + 1);
+    }
+    idsOf.set(doc, counts);
+  }
+  return counts;
+}
+
+/** Each child's step under `parent`: its tag, with `:nth-of-type(n)` when siblings share it. */
+function stepsUnder(parent: DomElement): Map<DomElement, string> {
+  let steps = stepsOf.get(parent);
+  if (steps) return steps;
+  const seen = new Map<string, number>();
+  const order: [DomElement, string, number][] = [];
+  for (let c = parent.firstElementChild; c; c = c.nextElementSibling) {
+    const n = (seen.get(c.localName) ?? 0) + 1;
+    seen.set(c.localName, n);
+    order.push([c, c.localName, n]);
+  }
+  steps = new Map();
+  for (const [c, tag, n] of order) steps.set(c, (seen.get(tag) ?? 0) > 1 ? `${tag}:nth-of-type(${n})` : tag);
+  stepsOf.set(parent, steps);
+  return steps;
 }
 
 function isIdent(id: string): boolean {

@@ -2,9 +2,11 @@
 import { serveJobs } from "../job-thread.ts";
 import { auditAlts } from "./alt-engine.ts";
 import { preloadArticle } from "./article.ts";
+import { markupDepth } from "./depth.ts";
+import type { DomDocument } from "./dom.ts";
 import { preloadMarkdown } from "./markdown.ts";
 import { inspectMetadata } from "./metadata-engine.ts";
-import { parsePage } from "./page.ts";
+import { PageError, parsePage } from "./page.ts";
 import { scrapePage } from "./scrape.ts";
 import { summarizePage } from "./summarize.ts";
 import type { PageJob } from "./work.ts";
@@ -13,8 +15,18 @@ import type { PageJob } from "./work.ts";
 preloadArticle();
 preloadMarkdown();
 
+/**
+ * Deepest element nesting read. Readability, turndown and the text walks recurse down the tree: a page of
+ * 200,000 nested `<div>`s overflowed their stacks (a 500 after 25 s of CPU, issue 69). Chromium's parser
+ * stops nesting at 512 too; no real page comes near.
+ */
+export const MAX_DEPTH = 512;
+
 serveJobs<PageJob, unknown>(({ page: fetched, ...task }) => {
+  // Before the parse, whose tree building is quadratic in the depth; after it, as the tree came out.
+  refuseDeeper(markupDepth(fetched.html));
   const page = parsePage(fetched.html, fetched.url, fetched.status, fetched.headerCharset);
+  refuseDeeper(depthOf(page.document));
   switch (task.kind) {
     case "alt-check":
       return auditAlts(page);
@@ -26,3 +38,34 @@ serveJobs<PageJob, unknown>(({ page: fetched, ...task }) => {
       return summarizePage(page, task.sentences);
   }
 });
+
+function refuseDeeper(depth: number): void {
+  if (depth <= MAX_DEPTH) return;
+  throw new PageError(
+    `the page nests elements ${depth} deep; pages are read up to a depth of ${MAX_DEPTH}`,
+    "too_complex",
+  );
+}
+
+/** The deepest nesting of elements, walked without recursion (the tree may be deeper than the stack). */
+function depthOf(doc: DomDocument): number {
+  let deepest = 0;
+  let depth = 1;
+  let el = doc.documentElement;
+  for (;;) {
+    if (depth > deepest) deepest = depth;
+    const child = el.firstElementChild;
+    if (child) {
+      el = child;
+      depth += 1;
+      continue;
+    }
+    let up: typeof el | null = el;
+    while (up && !up.nextElementSibling) {
+      up = up.parentElement;
+      depth -= 1;
+    }
+    if (!up || depth <= 0) return deepest;
+    el = up.nextElementSibling as typeof el;
+  }
+}

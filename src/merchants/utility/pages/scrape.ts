@@ -72,6 +72,10 @@ export function scrapeEndpoint(policy: FetchPolicy, budget: PageBudget = DEFAULT
     effects: ["compute"],
     errors: WORK_ERRORS,
     handler: async (input, ctx) =>
-      worker.run<ScrapeResult>({ kind: "scrape" }, await fetchPage(input.url, policy, ctx.signal), ctx.signal),
+      worker.run<ScrapeResult>(
+        { kind: "scrape" },
+        await fetchPage(input.url, policy, ctx.signal),
+        ctx.signal,
+      ),
   });
 }

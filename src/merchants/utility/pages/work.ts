@@ -37,6 +37,9 @@ export const WORK_ERRORS = {
  */
 const IDLE_MS = 10_000;
 
+/** A worker's young generation, in MB: three 4 MB semi-spaces' worth. */
+const YOUNG_MB = 12;
+
 /** Codes the engines refuse a page with, raised in the worker and answered as the same 422 here. */
 const PAGE_CODES = new Set(["no_text", "too_complex", "page_status", "not_html"]);
 
@@ -52,7 +55,9 @@ export class PageWorker {
     this.heapMb = Math.round(budget.heapMb * scale);
     this.thread = new JobThread(new URL("./page-worker.ts", import.meta.url), {
       idleMs: IDLE_MS,
-      resourceLimits: { maxOldGenerationSizeMb: this.heapMb },
+      // The young generation as `serve` caps the main thread's (bin/x402-merchants): V8 would give each
+      // worker 32 MB semi-spaces, memory the cap does not count and the host does not get back at once.
+      resourceLimits: { maxOldGenerationSizeMb: this.heapMb, maxYoungGenerationSizeMb: YOUNG_MB },
     });
   }
 
