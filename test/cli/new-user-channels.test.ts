@@ -2,7 +2,8 @@
  * The new user's path of docs/cli.md, as two commands in processes of their own: `devnet`, then
  * `serve --only utility` with X402M_FACILITATOR_URL set to the devnet's facilitator and nothing else about
  * it (no API key). The utility API's 402 for `/api/store` offers a payment channel, and the SDK's own
- * batch-settlement client with `@x402/fetch` pays it: a deposit, vouchers, then a cooperative refund. The
+ * batch-settlement client with `@x402/fetch` pays it: 50 calls by deposits and vouchers, then a cooperative
+ * refund that claims exactly what the calls were charged. The
  * devnet's facilitator signs the refund as the channel's receiverAuthorizer for a keyless request from
  * loopback (docs/facilitator.md); before, every call was answered 503 `authorizer_key_required`.
  */
@@ -18,6 +19,10 @@ import { isolatedDatabaseOptions } from "../helpers/db.ts";
 import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
 
 const BIN = path.resolve("bin/x402-merchants");
+/** `/api/store`'s price ($0.001), and the calls the new user makes. */
+const PRICE = 1_000n;
+const CALLS = 50;
+const DEPOSIT = 80_000n;
 
 /** Starts a command in a child process of its own and waits for its first line (its ready line). */
 async function command(args: string[], env: Record<string, string>): Promise<string> {
@@ -76,20 +81,26 @@ describe("the new user's path: devnet, then serve against its facilitator", () =
     expect(channel?.extra?.receiverAuthorizer).toBe(devnet.signer);
 
     const account = privateKeyToAccount((devnet.buyers[0] as { privateKey: `0x${string}` }).privateKey);
-    const client = new BatchClient(account, { rpcUrl: devnet.rpc });
+    // One deposit above the 50 calls, so that the refund has something to return.
+    const client = new BatchClient(account, {
+      rpcUrl: devnet.rpc,
+      depositStrategy: () => DEPOSIT.toString(),
+    });
     const pay = wrapFetchWithPayment(fetch, new x402Client().register(NETWORK, client));
     const usdc = usdcReader(devnet.rpc);
     const before = await usdc.balanceOf(account.address);
-    for (let i = 0; i < 3; i++) {
+    // 50 calls: the deposit with the first, vouchers after.
+    for (let i = 0; i < CALLS; i++) {
       const answer = await pay(url);
       expect(answer.status, await answer.clone().text()).toBe(200);
     }
     const deposited = before - (await usdc.balanceOf(account.address));
-    expect(deposited).toBeGreaterThanOrEqual(3_000n);
+    expect(deposited).toBe(DEPOSIT);
 
-    // The refund, which the facilitator signs as the receiverAuthorizer, returns all but the three calls.
+    // The refund, which the facilitator signs as the receiverAuthorizer, claims what the calls were charged and
+    // returns the rest: the buyer paid exactly the 50 calls, and the merchant's wallet or the escrow holds them.
     const refunded = await client.refund(url);
     expect(refunded, JSON.stringify(refunded)).toMatchObject({ success: true });
-    expect(await usdc.balanceOf(account.address)).toBe(before - 3_000n);
+    expect(await usdc.balanceOf(account.address)).toBe(before - PRICE * BigInt(CALLS));
   }, 120_000);
 });
