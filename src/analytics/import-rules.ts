@@ -13,6 +13,8 @@ export const RECORD_TYPES = [
   "checkpoint",
   "balance",
   "hub",
+  "channel",
+  "channel_event",
 ] as const;
 export type RecordType = (typeof RECORD_TYPES)[number];
 
@@ -46,6 +48,27 @@ export const RAW_FIELDS = [
   "label",
   "kind",
   "source",
+  "channel",
+  "payer_authorizer",
+  "receiver",
+  "receiver_authorizer",
+  "token",
+  "withdraw_delay",
+  "salt",
+  "event",
+  "sender",
+] as const;
+
+/** The events of x402's batch-settlement escrow, as the indexer stores them (src/indexer/channel-logs.ts). */
+export const CHANNEL_EVENTS = [
+  "created",
+  "deposited",
+  "claimed",
+  "swept",
+  "refunded",
+  "withdrawInitiated",
+  "withdrawFinalized",
+  "closed",
 ] as const;
 
 export interface Rule {
@@ -86,11 +109,82 @@ const boolean = (types: readonly RecordType[], field: string): Rule => ({
   message: `"${field}" must be true or false`,
 });
 
-const CHAIN: readonly RecordType[] = ["payment", "transfer", "checkpoint", "balance", "hub"];
-const ONCHAIN: readonly RecordType[] = ["payment", "transfer"];
+const CHAIN: readonly RecordType[] = [
+  "payment",
+  "transfer",
+  "checkpoint",
+  "balance",
+  "hub",
+  "channel",
+  "channel_event",
+];
+const ONCHAIN: readonly RecordType[] = ["payment", "transfer", "channel_event"];
 /** Records with an amount of USDC: a balance is bounded like a transfer (all of USDC is below the bound). */
 const AMOUNT: readonly RecordType[] = ["payment", "transfer", "balance"];
-const BLOCK: readonly RecordType[] = ["payment", "transfer", "checkpoint"];
+const BLOCK: readonly RecordType[] = ["payment", "transfer", "checkpoint", "channel_event"];
+
+/**
+ * A batch-settlement channel's config and the escrow's events, as the indexer stores them (src/indexer/channels.ts):
+ * the import turns them into the same claims, deposits, refunds and withdrawals (src/analytics/import-channels.ts).
+ * A channel whose creation lies before the data has no block and no transaction, as the indexer reads it back.
+ */
+function channelRules(): Rule[] {
+  const CONFIG = ["channel", "payer", "payer_authorizer", "receiver", "receiver_authorizer", "token"];
+  const ID = `"channel" must be a channel id: 0x followed by 64 hex digits`;
+  return [
+    ...[...CONFIG, "withdraw_delay", "salt"].map((f) => required(["channel"], f)),
+    { types: ["channel"], check: matches("channel", HASH), message: ID },
+    ...CONFIG.slice(1).map((f) => address(["channel"], f)),
+    counter(["channel"], "withdraw_delay", "BIGINT"),
+    {
+      types: ["channel"],
+      check: matches("salt", HASH),
+      message: `"salt" must be 0x followed by 64 hex digits`,
+    },
+    {
+      types: ["channel"],
+      check: `("block_number" IS NULL) = ("tx_hash" IS NULL)`,
+      message: `"block_number" and "tx_hash" go together: the channel's creation, or neither when it lies before the data`,
+    },
+    {
+      types: ["channel"],
+      check: `"block_number" IS NULL OR (${matches("block_number", "\\d+")} AND try_cast("block_number" AS BIGINT) IS NOT NULL)`,
+      message: `"block_number" must be a non-negative integer`,
+    },
+    {
+      types: ["channel"],
+      check: `"tx_hash" IS NULL OR ${matches("tx_hash", HASH)}`,
+      message: `"tx_hash" must be 0x followed by 64 hex digits`,
+    },
+    ...["event", "amount"].map((f) => required(["channel_event"], f)),
+    {
+      types: ["channel_event"],
+      check: `"event" IN (${CHANNEL_EVENTS.map((e) => `'${e}'`).join(", ")})`,
+      message: `"event" must be one of ${CHANNEL_EVENTS.join(", ")}`,
+    },
+    // A sweep moves a receiver's claimed money of every channel at once: it names the receiver, no channel.
+    {
+      types: ["channel_event"],
+      check: `CASE WHEN "event" = 'swept' THEN "channel" IS NULL AND "receiver" IS NOT NULL ELSE "channel" IS NOT NULL END`,
+      message: `a "swept" event names its "receiver" and no "channel"; every other event names its "channel"`,
+    },
+    { types: ["channel_event"], check: `"channel" IS NULL OR ${matches("channel", HASH)}`, message: ID },
+    // The escrow's caller: every event but these three names one (a claim's is the payment's facilitator).
+    {
+      types: ["channel_event"],
+      check: `"event" IN ('created', 'closed', 'withdrawInitiated') OR "sender" IS NOT NULL`,
+      message: `missing field "sender" (the escrow's caller)`,
+    },
+    address(["channel_event"], "sender", true),
+    address(["channel_event"], "receiver", true),
+    {
+      types: ["channel_event"],
+      // The escrow's amounts are uint128: kept as events whatever their size, counted only up to MAX_USDC_AMOUNT.
+      check: `${matches("amount", "\\d+")} AND try_cast("amount" AS HUGEINT) IS NOT NULL`,
+      message: `"amount" must be a whole number of atomic units (a string or an integer) below 2^127`,
+    },
+  ];
+}
 
 export const RULES: readonly Rule[] = [
   { types: RECORD_TYPES, check: `"type" IN (${RECORD_TYPES.map((t) => `'${t}'`).join(", ")})`, message: "" },
@@ -188,6 +282,7 @@ export const RULES: readonly Rule[] = [
     check: `${matches("source", HTTP_URL)} AND length("source") <= 2048`,
     message: `"source" must be a full http(s) URL: the public page the label comes from`,
   },
+  ...channelRules(),
 ];
 
 /** A SQL expression giving the first broken rule's message for a staged record, or NULL when it is valid. */
@@ -206,6 +301,10 @@ export function reasonExpression(): string {
   });
   return `CASE ${branches.join("\n  ")} END`;
 }
+
+/** SQL: a raw record's field `f` as a TIMESTAMP (UTC), from ISO 8601 or unix seconds. */
+export const sqlTime = (f: string) =>
+  `CASE WHEN regexp_full_match("${f}", '\\d+') THEN to_timestamp("${f}"::BIGINT)::TIMESTAMP ELSE "${f}"::TIMESTAMPTZ::TIMESTAMP END`;
 
 /** SQL: the expression is an address (as the rules accept it, in any case). */
 export function sqlIsAddress(expr: string): string {

@@ -7,6 +7,7 @@ import { BASE_USDC } from "../chain/base.ts";
 import { BlockClock } from "../chain/block-clock.ts";
 import { AppError } from "../common/errors.ts";
 import type { Analytics } from "./duckdb.ts";
+import { CHANNEL_STAGING, channelProblem, mergeChannels, stageChannels } from "./import-channels.ts";
 import {
   PAYMENT_ADDRESS_FIELDS,
   PAYMENT_ROW_RULES,
@@ -15,6 +16,7 @@ import {
   type RecordType,
   reasonExpression,
   sqlIsAddress,
+  sqlTime as time,
 } from "./import-rules.ts";
 import { bumpDataVersion } from "./migrations.ts";
 import { paymentsWritten } from "./payment-days.ts";
@@ -76,7 +78,8 @@ export async function importNdjson(analytics: Analytics, file: string): Promise<
     const duplicated = await check(analytics, input);
     return await analytics.transaction(() => merge(analytics, duplicated));
   } finally {
-    for (const t of ["import_raw", "import_merchants"]) await analytics.run(`DROP TABLE IF EXISTS temp.${t}`);
+    for (const t of ["import_raw", "import_merchants", ...CHANNEL_STAGING])
+      await analytics.run(`DROP TABLE IF EXISTS temp.${t}`);
     input.remove();
   }
 }
@@ -139,6 +142,9 @@ function source(input: Input): string {
 /** Every record of the file, numbered: `record` is k for the k-th line that holds more than white space. */
 const numbered = (input: Input) => `(SELECT row_number() OVER () AS record, * FROM ${source(input)})`;
 
+/** The records besides payments that carry a block time, which must follow the clock. */
+const STAGED_BLOCKS = "('transfer', 'checkpoint', 'channel_event')";
+
 /** Thrown inside the bulk way's transaction to roll it back and take the exact way. */
 class NeedsExactImport extends Error {}
 
@@ -165,6 +171,8 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
       );
       if (staged?.bad !== 0n || staged.n !== staged.k || staged.bn !== staged.bk)
         throw new NeedsExactImport();
+      await stageChannels(analytics);
+      if (await channelProblem(analytics)) throw new NeedsExactImport();
       // Blocks the analytics database already holds take the exact way, which leaves their payments as they are.
       // The new rows are then the file's blocks; in an empty analytics database, the whole table.
       let fresh = "";
@@ -213,7 +221,7 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
         )) ??
         (await analytics.one<Anchor>(
           `SELECT block_number::BIGINT AS block, epoch_us(${time("block_time")}) AS us FROM import_raw
-           WHERE type IN ('transfer', 'checkpoint') LIMIT 1`,
+           WHERE type IN ${STAGED_BLOCKS} LIMIT 1`,
         ));
       if (anchor) {
         const clock = clockOf(anchor);
@@ -222,7 +230,7 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
           range,
         );
         const offStaged = await analytics.one(
-          `SELECT 1 FROM import_raw WHERE type IN ('transfer', 'checkpoint')
+          `SELECT 1 FROM import_raw WHERE type IN ${STAGED_BLOCKS}
            AND ${offClock(clock, "block_number::BIGINT", time("block_time"))} LIMIT 1`,
         );
         if (offPayment || offStaged) throw new NeedsExactImport();
@@ -312,14 +320,10 @@ async function storedAnchor(analytics: Analytics): Promise<Anchor | undefined> {
     `(SELECT block_number, block_time FROM ${table} ORDER BY block_number LIMIT 1)`;
   return analytics.one<Anchor>(
     `SELECT block_number AS block, epoch_us(block_time) AS us FROM (
-       ${["payments", "transfers", "checkpoints"].map(lowest).join(" UNION ALL ")}
+       ${["payments", "transfers", "checkpoints", "channel_events"].map(lowest).join(" UNION ALL ")}
      ) ORDER BY block_number LIMIT 1`,
   );
 }
-
-/** SQL: a raw record's field `f` as a TIMESTAMP (UTC), from ISO 8601 or unix seconds. */
-const time = (f: string) =>
-  `CASE WHEN regexp_full_match("${f}", '\\d+') THEN to_timestamp("${f}"::BIGINT)::TIMESTAMP ELSE "${f}"::TIMESTAMPTZ::TIMESTAMP END`;
 
 /**
  * The typed rows of on-chain records, in the column order of their tables, after `record`: the
@@ -353,7 +357,7 @@ async function check(analytics: Analytics, input: Input): Promise<Set<OnChain>> 
   if (bad) throw await refuse(bad.reason, bad.record);
 
   const blocks = `SELECT record, block_number::BIGINT AS block, epoch_us(${time("block_time")}) AS us
-    FROM import_raw WHERE type IN ('payment', 'transfer', 'checkpoint')`;
+    FROM import_raw WHERE type IN ('payment', 'transfer', 'checkpoint', 'channel_event')`;
   const stored = await storedAnchor(analytics);
   const first = stored
     ? undefined
@@ -404,6 +408,9 @@ async function check(analytics: Analytics, input: Input): Promise<Set<OnChain>> 
       balance.record,
     );
   }
+  await stageChannels(analytics);
+  const channel = await channelProblem(analytics);
+  if (channel) throw await refuse(channel.reason, channel.record);
   return duplicated;
 }
 
@@ -511,10 +518,22 @@ async function merge(analytics: Analytics, duplicated: Set<OnChain>): Promise<Im
     FROM import_raw WHERE type = 'hub'
     QUALIFY row_number() OVER (PARTITION BY lower(address) ORDER BY record DESC) = 1`);
   counts.hub.added = (await countRows(analytics, "hub_labels")) - beforeHubs;
+
+  const channels = await mergeChannels(analytics);
+  counts.channel.added = channels.channels;
+  counts.channel_event.added = channels.events;
+  paymentBlocks = spanOf(paymentBlocks, channels.paymentBlocks);
   if (paymentBlocks) await sealImported(analytics, paymentBlocks);
 
   await bumpDataVersion(analytics);
   return counts;
+}
+
+/** The blocks of two spans, either of which may be missing. */
+function spanOf(a?: { lo: bigint; hi: bigint }, b?: { lo: bigint; hi: bigint }) {
+  if (!a || !b) return a ?? b;
+  const ends = [a.lo, a.hi, b.lo, b.hi].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+  return { lo: ends[0] as bigint, hi: ends[3] as bigint };
 }
 
 async function countRows(analytics: Analytics, table: string): Promise<number> {

@@ -1,0 +1,232 @@
+/**
+ * Batch-settlement channels through the import: `channel` and `channel_event` records land in the indexer's
+ * tables and make the rows the indexer makes of them (src/indexer/channels.ts, test/indexer/channels.test.ts):
+ * a claim is its payer's payment to the receiver out of the channel, a deposit a transfer into the channel, a
+ * refund and a finished withdrawal transfers back to the payer. So a merchant that funds a wallet whose
+ * channel pays it back is flagged in an import as in the indexed week; without the channel records, the same
+ * money is a transfer to the escrow, a hub, and the claims are real. A bad record stops the import, naming
+ * its line, with nothing kept.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import type { Analytics } from "../../src/analytics/duckdb.ts";
+import { ImportError, importNdjson } from "../../src/analytics/import.ts";
+import { BASE_USDC, MAX_USDC_AMOUNT } from "../../src/chain/base.ts";
+import {
+  addr,
+  checkpoint,
+  END,
+  ndjsonFile,
+  payment,
+  reportOf,
+  tempAnalytics,
+  timeOf,
+  transfer,
+} from "../helpers/data.ts";
+
+let analytics: Analytics;
+afterEach(() => analytics?.close());
+
+const M = addr("channel-merchant");
+const FARM = addr("channel-farm");
+const RELAYER = addr("channel-relayer");
+const ID = `0x${"7e".repeat(32)}`;
+const tx = (n: number) => `0x${(0xc000 + n).toString(16).padStart(64, "0")}`;
+
+const channel = (over: Record<string, unknown> = {}) => ({
+  type: "channel",
+  chain: "base",
+  channel: ID,
+  payer: FARM,
+  payer_authorizer: FARM,
+  receiver: M,
+  receiver_authorizer: RELAYER,
+  token: BASE_USDC,
+  withdraw_delay: 900,
+  salt: `0x${"00".repeat(31)}01`,
+  block_number: END - 900,
+  tx_hash: tx(1),
+  ...over,
+});
+
+function event(block: number, n: number, name: string, amount: bigint | number, over: object = {}) {
+  return {
+    type: "channel_event",
+    chain: "base",
+    tx_hash: tx(n),
+    log_index: 3,
+    block_number: block,
+    block_time: timeOf(block),
+    event: name,
+    channel: ID,
+    ...(!["created", "closed", "withdrawInitiated"].includes(name) && { sender: RELAYER }),
+    amount: String(amount),
+    ...over,
+  };
+}
+
+/** The merchant funds the farm, whose channel pays the merchant back; the rest comes back to the farm. */
+const week = () => [
+  transfer(M, FARM, 600_000, END - 1000),
+  channel(),
+  event(END - 900, 1, "created", 0),
+  event(END - 900, 1, "deposited", 600_000, { log_index: 4 }),
+  event(END - 800, 2, "claimed", 400_000),
+  event(END - 700, 3, "swept", 400_000, { channel: undefined, receiver: M }),
+  event(END - 600, 4, "refunded", 100_000, { sender: M }),
+  event(END - 500, 5, "withdrawInitiated", 100_000),
+  event(END - 40, 6, "withdrawFinalized", 100_000, { sender: FARM }),
+  event(END - 40, 6, "closed", 0, { log_index: 4 }),
+  checkpoint(),
+];
+
+describe("channels in an import", () => {
+  it("store the channel and its events, and make the indexer's claims and moves of them, once however often imported", async () => {
+    analytics = await tempAnalytics();
+    const file = ndjsonFile(week());
+    const counts = await importNdjson(analytics, file);
+    expect(counts.channel).toEqual({ read: 1, added: 1 });
+    expect(counts.channel_event).toEqual({ read: 8, added: 8 });
+    expect(
+      await analytics.all(
+        "SELECT facilitator, payer, pay_to, amount, scheme, transfer_method, channel, block_number FROM payments",
+      ),
+    ).toEqual([
+      {
+        facilitator: RELAYER,
+        payer: FARM,
+        pay_to: M,
+        amount: 400_000n,
+        scheme: "batch-settlement",
+        transfer_method: "channel",
+        channel: ID,
+        block_number: BigInt(END - 800),
+      },
+    ]);
+    expect(
+      await analytics.all(
+        "SELECT from_address AS f, to_address AS t, amount FROM transfers ORDER BY block_number, log_index",
+      ),
+    ).toEqual([
+      { f: M, t: FARM, amount: 600_000n },
+      { f: FARM, t: ID, amount: 600_000n },
+      { f: ID, t: FARM, amount: 100_000n },
+      { f: ID, t: FARM, amount: 100_000n },
+    ]);
+    expect(
+      await analytics.all(
+        "SELECT event, channel_id, sender, receiver FROM channel_events ORDER BY block_number, log_index",
+      ),
+    ).toEqual([
+      { event: "created", channel_id: ID, sender: "", receiver: M },
+      { event: "deposited", channel_id: ID, sender: RELAYER, receiver: M },
+      { event: "claimed", channel_id: ID, sender: RELAYER, receiver: M },
+      { event: "swept", channel_id: "", sender: RELAYER, receiver: M },
+      { event: "refunded", channel_id: ID, sender: M, receiver: M },
+      { event: "withdrawInitiated", channel_id: ID, sender: "", receiver: M },
+      { event: "withdrawFinalized", channel_id: ID, sender: FARM, receiver: M },
+      { event: "closed", channel_id: ID, sender: "", receiver: M },
+    ]);
+    expect(await analytics.all("SELECT address FROM merchants")).toEqual([{ address: M }]);
+    // The report's day groups hold the claim.
+    expect(await analytics.one("SELECT sum(amount) AS usd FROM payment_days")).toEqual({ usd: 400_000n });
+
+    const again = await importNdjson(analytics, file);
+    expect([again.channel.added, again.channel_event.added, again.payment.added]).toEqual([0, 0, 0]);
+    expect(await analytics.one("SELECT count(*) AS n FROM transfers")).toEqual({ n: 4n });
+  });
+
+  it("take the bulk way and the exact way to the same rows", async () => {
+    analytics = await tempAnalytics();
+    // A payment repeated sends the file the exact way, which merges the repeat.
+    const p = payment({ payer: addr("buyer"), payTo: M, amount: 5_000, block: END - 100 });
+    await importNdjson(analytics, ndjsonFile([...week(), p, p]));
+    const exact = await analytics.all("SELECT * FROM payments ORDER BY block_number");
+    analytics.close();
+    analytics = await tempAnalytics();
+    await importNdjson(analytics, ndjsonFile([...week(), p]));
+    expect(await analytics.all("SELECT * FROM payments ORDER BY block_number")).toEqual(exact);
+    expect(exact).toHaveLength(2);
+  });
+
+  it("flag a merchant's money that came back through a channel it funded, as the indexed week does", async () => {
+    const report = await reportOf(week(), M);
+    expect(report.report).toMatchObject({ tx: 1, usd: 0.4, real_tx: 0, real_usd: 0 });
+    expect(report.report.flags).toEqual({ merchant_funded: { tx: 1, usd: 0.4 } });
+  });
+
+  it("keep an event too large for a payment as an event alone, and a channel of another token moves nothing", async () => {
+    analytics = await tempAnalytics();
+    const other = `0x${"8e".repeat(32)}`;
+    await importNdjson(
+      analytics,
+      ndjsonFile([
+        channel(),
+        channel({ channel: other, token: addr("other-token") }),
+        event(END - 900, 1, "deposited", MAX_USDC_AMOUNT + 1n),
+        event(END - 800, 2, "claimed", 5, { channel: other }),
+        checkpoint(),
+      ]),
+    );
+    expect(await analytics.one("SELECT count(*) AS n FROM channel_events")).toEqual({ n: 2n });
+    expect(
+      await analytics.one("SELECT (SELECT count(*) FROM payments) + (SELECT count(*) FROM transfers) AS n"),
+    ).toEqual({
+      n: 0n,
+    });
+  });
+
+  it("take a channel opened before the data, and one the store already holds", async () => {
+    analytics = await tempAnalytics();
+    await importNdjson(analytics, ndjsonFile([channel({ block_number: undefined, tx_hash: undefined })]));
+    expect(await analytics.one("SELECT block_number, tx_hash FROM channels")).toEqual({
+      block_number: -1n,
+      tx_hash: "",
+    });
+    await importNdjson(analytics, ndjsonFile([event(END - 800, 2, "claimed", 400_000), checkpoint()]));
+    expect(await analytics.one("SELECT payer, pay_to FROM payments")).toEqual({ payer: FARM, pay_to: M });
+  });
+
+  it.each([
+    [[event(END - 800, 2, "claimed", 1)], "channel 0x7e7e", 'has no "channel" record'],
+    [[channel(), channel({ withdraw_delay: 60 })], "", "appears earlier in the file with another config"],
+    [
+      [channel(), event(END - 800, 2, "claimed", 1), event(END - 800, 2, "claimed", 2)],
+      "channel_event",
+      "appears earlier in the file with different fields",
+    ],
+    [[channel(), event(END - 800, 2, "claimed", 1, { receiver: FARM })], "", "must be channel"],
+    [
+      [channel(), event(END - 800, 2, "swept", 1)],
+      "",
+      'a "swept" event names its "receiver" and no "channel"',
+    ],
+    [[channel(), event(END - 800, 2, "settled", 1)], "", '"event" must be one of created, deposited'],
+    [[channel(), event(END - 800, 2, "claimed", 1, { sender: undefined })], "", 'missing field "sender"'],
+    [[channel(), event(END - 800, 2, "claimed", "1e3")], "", '"amount" must be a whole number'],
+    [
+      [channel(), event(END - 800, 2, "claimed", 1, { channel: "0x12" })],
+      "",
+      '"channel" must be a channel id',
+    ],
+    [[channel({ tx_hash: undefined })], "", '"block_number" and "tx_hash" go together'],
+    [[channel({ token: "usdc" })], "", '"token" must be an address'],
+    [[channel({ salt: undefined })], "", 'missing field "salt"'],
+    [[channel(), event(END - 800, 2, "claimed", 1, { block_time: timeOf(END - 800) + 1 })], "", "block"],
+  ])("refuse a bad record, naming its line, keeping nothing (%#)", async (records, start, reason) => {
+    analytics = await tempAnalytics();
+    const file = ndjsonFile([checkpoint(), ...records]);
+    const error = await importNdjson(analytics, file).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ImportError);
+    const { line, reason: why, message } = error as ImportError;
+    expect(message).toBe(`${file}:${line}: ${why}`);
+    expect(message).not.toContain("\n");
+    expect(line).toBe(records.length + 1);
+    expect(why.startsWith(start)).toBe(true);
+    expect(why).toContain(reason);
+    for (const table of ["channels", "channel_events", "payments", "transfers", "checkpoints"])
+      expect(await analytics.one(`SELECT count(*) AS n FROM ${table}`), table).toEqual({ n: 0n });
+  });
+});
