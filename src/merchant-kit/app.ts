@@ -102,19 +102,24 @@ export async function merchantApp(
   const network = options.payments.network as `${string}:${string}`;
   const facilitator = new WatchedFacilitator(options.facilitator);
   const channels = options.services.config.channels;
-  const resourceServer = new MerchantResourceServer(facilitator)
-    .register(network, new ExactEvmScheme())
-    .register(network, new UptoEvmScheme())
-    .register(
-      network,
-      new MerchantChannelScheme(merchant.payTo, {
-        storage: new ChannelStore(db, merchant.payTo),
-        withdrawDelay: channels.withdrawDelaySeconds,
-        receiverAuthorizerSigner: merchant.channelAuthorizer,
-      }),
-    )
-    .registerExtension(bazaarResourceServerExtension);
-  // With payment channels where the facilitator serves them, else without (channels/fronts.ts).
+  // The same scheme objects in every resource server the fronts make: a channel's reservation is remembered
+  // by its scheme, and a request that began before the facilitators changed ends on the new server.
+  const schemes = {
+    exact: new ExactEvmScheme(),
+    upto: new UptoEvmScheme(),
+    channel: new MerchantChannelScheme(merchant.payTo, {
+      storage: new ChannelStore(db, merchant.payTo),
+      withdrawDelay: channels.withdrawDelaySeconds,
+      receiverAuthorizerSigner: merchant.channelAuthorizer,
+    }),
+  };
+  const resourceServer = () =>
+    new MerchantResourceServer(facilitator)
+      .register(network, schemes.exact)
+      .register(network, schemes.upto)
+      .register(network, schemes.channel)
+      .registerExtension(bazaarResourceServerExtension);
+  // The ways to pay its facilitators settle for it, channels among them where they can (channels/fronts.ts).
   const fronts = paymentFronts(
     merchant,
     resourceServer,

@@ -7,9 +7,9 @@
  * in `/supported` and, as the probe finds, will sign with for this merchant. What is left out, the 402s,
  * documents and MCP tools say nothing of (logged once at warn, with why); so with `X402M_CHANNELS=off`.
  *
- * One routes table over one resource server per set of ways offered, chosen per request once the resource
- * server has read the facilitators' `/supported` (when the host first reaches it, as the SDK's middleware
- * does) and the probe has answered. The SDK validates every route against the facilitator when it starts and
+ * One routes table per set of ways offered, over a resource server that has read the facilitators'
+ * `/supported` (when the host is built, as the SDK's middleware does) and been probed; chosen per request.
+ * When `/supported` changes, a new resource server is prepared beside the one serving, then takes over. The SDK validates every route against the facilitator when it starts and
  * refuses to serve any when one scheme is missing: the choice must be made here, before it.
  */
 import type { FacilitatorClient, RouteConfig, x402ResourceServer } from "@x402/core/server";
@@ -58,7 +58,11 @@ const REFRESH_MS = 5 * 60_000;
 
 export function paymentFronts(
   merchant: Merchant,
-  resourceServer: x402ResourceServer,
+  /**
+   * A resource server with the merchant's schemes, its facilitators' `/supported` not yet read: one per
+   * generation (below), the same scheme objects in each.
+   */
+  resourceServerOf: () => x402ResourceServer,
   payments: PaymentSettings,
   settings: Pick<ChannelSettings, "mode">,
   /** The facilitators, as the merchant reaches them, that payments/offers.ts asks; none: nothing is asked. */
@@ -71,80 +75,62 @@ export function paymentFronts(
       throw new Error(
         `${e.path}: batch-settlement needs another scheme beside it (channels may be unavailable)`,
       );
-  const secrets = new Set(merchant.endpoints.flatMap((e) => e.secretParams ?? []));
   const refund = settings.mode === "off" ? undefined : refundRoute(merchant, payments);
-  const built = new Map<string, PaymentFront>();
-  // One front per set of ways offered, built when first needed.
-  const frontOf = (allowed: ReadonlySet<WayToPay>): PaymentFront => {
-    const key = [...allowed].sort().join(",");
-    const known = built.get(key);
-    if (known) return known;
-    const m = restricted(merchant, allowed);
-    const channels = refund !== undefined && allowed.has(CHANNEL_WAY);
-    const routes = { ...x402Routes(m, payments), ...(channels && { [`GET ${REFUND_PATH}`]: refund }) };
-    const httpServer = new PublicUrlResourceServer(resourceServer, routes, m.publicUrl, secrets);
-    // Not initialised by the middleware: `pick` does it once for all (below).
-    const middleware = paymentMiddlewareFromHTTPServer(httpServer, undefined, undefined, false);
-    const front = {
-      merchant: m,
-      channels,
-      httpServer,
-      middleware: middleware as MiddlewareHandler<MerchantEnv>,
-    };
-    built.set(key, front);
-    return front;
-  };
   const ways = waysOf(merchant, payments, refund);
   const withoutChannels = new Set([...ways.keys()].filter((w) => w !== CHANNEL_WAY));
-  let offered: ReadonlySet<WayToPay> | undefined;
-  let working: Promise<void> | null = null;
+  const shape = {
+    merchant,
+    payments,
+    refund,
+    secrets: new Set(merchant.endpoints.flatMap((e) => e.secretParams ?? [])),
+  };
   let logged = "";
-  let leftOut: LeftOut[] = [];
-  let lastSupported: string | undefined;
-  const workOut = async () => {
+  const workOut = async (g: Generation) => {
     // What the ways were judged against: a later look compares with it.
-    lastSupported = JSON.stringify(await facilitator?.getSupported().catch(() => undefined));
-    leftOut = await refusedWays(merchant, resourceServer, { facilitator, onRefusal }, ways, payments);
-    const out = new Set(leftOut.map((v) => v.way));
-    offered = new Set([...ways.keys()].filter((w) => !out.has(w)));
-    const said = JSON.stringify(leftOut);
-    if (leftOut.length > 0 && said !== logged)
+    g.supported = JSON.stringify(await facilitator?.getSupported().catch(() => undefined));
+    g.leftOut = await refusedWays(merchant, g.resourceServer, { facilitator, onRefusal }, ways, payments);
+    const out = new Set(g.leftOut.map((v) => v.way));
+    g.offered = new Set([...ways.keys()].filter((w) => !out.has(w)));
+    const said = JSON.stringify(g.leftOut);
+    if (g.leftOut.length > 0 && said !== logged)
       log("warn", "ways to pay left out of the 402s: its facilitators would not settle them for it", {
         merchant: merchant.name,
         payTo: merchant.payTo,
-        leftOut,
+        leftOut: g.leftOut,
         docs: "docs/platform.md, What is offered",
       });
     logged = said;
   };
-  let ready: Promise<void> | null = null;
-  const initialize = () => {
-    ready ??= resourceServer.initialize().catch((error: unknown) => {
-      ready = null;
-      throw error;
-    });
-    return ready;
-  };
-  const settle = () => {
-    working ??= initialize()
-      .then(workOut)
+  const prepare = (g: Generation) => {
+    g.ready ??= g.resourceServer
+      .initialize()
+      .then(() => workOut(g))
       .catch((error: unknown) => {
-        working = null;
+        g.ready = null;
         throw error;
       });
-    return working;
+    return g.ready;
   };
+  const generation = (): Generation => ({
+    resourceServer: resourceServerOf(),
+    built: new Map(),
+    leftOut: [],
+  });
+  // The resource server of this moment, what its facilitators settle and its fronts. The SDK's `initialize`
+  // empties the server's table of kinds before it asks again: a change is prepared on a new generation while
+  // the old one serves, and requests under way finish on the one they started with.
+  let current = generation();
   // Asked now, as the SDK's middleware does, so that the first buyer does not wait for it.
-  settle().catch(() => undefined);
+  prepare(current).catch(() => undefined);
   let lastLook = Date.now();
   const refresh = async () => {
     if (!facilitator) return;
     lastLook = Date.now();
     const supported = JSON.stringify(await facilitator.getSupported());
-    if (supported === lastSupported) return;
-    ready = null;
-    working = null;
-    await settle();
+    if (supported === current.supported) return;
+    const next = generation();
+    await prepare(next);
+    current = next;
   };
   // Looked at again by a paid request once the last look is stale, never by a timer: a host nobody calls
   // runs nothing (test/common/db-idle.test.ts), and what it offers matters only to those who call.
@@ -152,21 +138,23 @@ export function paymentFronts(
     if (facilitator && Date.now() - lastLook >= REFRESH_MS) refresh().catch(() => undefined);
   };
   // Nothing settleable: the documents still show the catalogue as it would be paid (the calls answer 503).
-  const current = () => frontOf(offered && offered.size > 0 ? offered : withoutChannels);
-  const pick = async () => {
+  const frontNow = (g: Generation) =>
+    frontOf(g, shape, g.offered && g.offered.size > 0 ? g.offered : withoutChannels);
+  const pickGeneration = async () => {
     lookAgain();
-    await settle();
-    return current();
+    const g = current;
+    await prepare(g);
+    return g;
   };
   return {
-    pick,
-    current,
+    pick: async () => frontNow(await pickGeneration()),
+    current: () => frontNow(current),
     mayOfferChannels: ways.has(CHANNEL_WAY),
     refresh,
     middleware: async (c: Context<MerchantEnv>, next: Next) => {
-      let chosen: PaymentFront;
+      let g: Generation;
       try {
-        chosen = await pick();
+        g = await pickGeneration();
       } catch (error) {
         // What the SDK's middleware answers when it cannot start; the kit turns it into a 503
         // (payments/facilitator-watch.ts) while the facilitator fails.
@@ -178,20 +166,68 @@ export function paymentFronts(
           500,
         );
       }
-      if (offered?.size === 0) {
+      if (g.offered?.size === 0) {
         c.header("Retry-After", String(FACILITATOR_RETRY_AFTER_S));
         // As when a facilitator refuses a payment (payments/facilitator-watch.ts): its trouble, said so.
         return c.json(
           errorBody(
             "facilitator_unavailable",
-            `the payment facilitators refuse every way to pay this merchant (${leftOut.map((l) => `${l.way}: ${l.why}`).join("; ")}); nothing was charged: try again in ${FACILITATOR_RETRY_AFTER_S} s`,
+            `the payment facilitators refuse every way to pay this merchant (${g.leftOut.map((l) => `${l.way}: ${l.why}`).join("; ")}); nothing was charged: try again in ${FACILITATOR_RETRY_AFTER_S} s`,
           ),
           503,
         );
       }
-      return chosen.middleware(c, next);
+      return frontNow(g).middleware(c, next);
     },
   };
+}
+
+/** A resource server, once its facilitators' `/supported` is read: what they settle, and its fronts. */
+interface Generation {
+  resourceServer: x402ResourceServer;
+  /** One front per set of ways offered, built when first needed. */
+  built: Map<string, PaymentFront>;
+  /** Its `/supported` and what it settles, once prepared. */
+  supported?: string;
+  offered?: ReadonlySet<WayToPay>;
+  leftOut: LeftOut[];
+  ready?: Promise<void> | null;
+}
+
+interface Shape {
+  merchant: Merchant;
+  payments: PaymentSettings;
+  refund: RouteConfig | undefined;
+  secrets: ReadonlySet<string>;
+}
+
+/** The front of generation `g` that offers the `allowed` ways. */
+function frontOf(g: Generation, shape: Shape, allowed: ReadonlySet<WayToPay>): PaymentFront {
+  const key = [...allowed].sort().join(",");
+  const known = g.built.get(key);
+  if (known) return known;
+  const m = restricted(shape.merchant, allowed);
+  const channels = shape.refund !== undefined && allowed.has(CHANNEL_WAY);
+  const routes = {
+    ...x402Routes(m, shape.payments),
+    ...(channels && { [`GET ${REFUND_PATH}`]: shape.refund }),
+  };
+  const httpServer = new PublicUrlResourceServer(
+    g.resourceServer,
+    routes,
+    m.publicUrl,
+    new Set(shape.secrets),
+  );
+  // Not initialised by the middleware: the generation is, once for all its fronts.
+  const middleware = paymentMiddlewareFromHTTPServer(httpServer, undefined, undefined, false);
+  const front = {
+    merchant: m,
+    channels,
+    httpServer,
+    middleware: middleware as MiddlewareHandler<MerchantEnv>,
+  };
+  g.built.set(key, front);
+  return front;
 }
 
 type LeftOut = { way: WayToPay; why: string };
