@@ -17,10 +17,11 @@ preloadMarkdown();
 
 /**
  * Deepest element nesting read. Readability, turndown and the text walks recurse down the tree: a page of
- * 200,000 nested `<div>`s overflowed their stacks (a 500 after 25 s of CPU, issue 69). Chromium's parser
- * stops nesting at 512 too; no real page comes near.
+ * 200,000 nested `<div>`s overflowed their stacks (a 500 after 25 s of CPU, issue 69). Readability's work
+ * grows with the square of the depth (one chain of `<div>`s: 1.5 s at 250, 4.2 s at 500), so half of
+ * Chromium's own limit (its parser stops nesting at 512).
  */
-export const MAX_DEPTH = 512;
+export const MAX_DEPTH = 256;
 
 serveJobs<PageJob, unknown>(({ page: fetched, ...task }) => {
   // Before the parse, whose tree building is quadratic in the depth; after it, as the tree came out.

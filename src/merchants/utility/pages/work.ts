@@ -33,7 +33,7 @@ export const WORK_ERRORS = {
 
 /**
  * How long an idle page worker lives: short, since its heap (jsdom, and what the last page left) is the
- * host's memory only while pages come; a fresh start costs about 0.5 s of CPU, off the loop.
+ * host's memory only while pages come; a fresh start costs about 1 s of CPU, off the loop.
  */
 const IDLE_MS = 10_000;
 

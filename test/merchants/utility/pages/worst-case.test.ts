@@ -136,7 +136,7 @@ describe("the page endpoints' worst cases", () => {
     }
     expect(outcomes.find((o) => o.page === "modest")?.status).toBe(200);
     const nested = outcomes.find((o) => o.page === "nested");
-    expect(nested?.message).toMatch(/depth of 512/);
+    expect(nested?.message).toMatch(/depth of 256/);
     await shop.pending();
     expect(await shop.balanceOf(shop.payTo)).toBe(merchantBefore + charged);
 
