@@ -38,9 +38,10 @@ export const DEFAULT_MODEL_DIR = "/usr/share/pocketsphinx/model/en-us";
 
 /**
  * Bounds on the decoder's search per 10 ms frame: active HMMs (default 30,000) and words ending (default
- * unbounded). Unbounded, noise keeps the search wide: 300 s of tones and noise took 92 CPU-s, three times
- * the 30 CPU-s the route's price buys (issue 69, docs/benchmarks.md "Worst case per paid call"); bounded,
- * 26 CPU-s, and clean speech decodes to the same words (0.10 of real time, against 0.22).
+ * unbounded). Unbounded, noise keeps the search wide: 30 s of tones and noise took 9.3 CPU-s, so the 300 s
+ * a call may send about 92, three times the 30 CPU-s the route's price buys (issue 69, docs/benchmarks.md
+ * "Worst case per paid call"); bounded, 2.6 (19-22 CPU-s for 299 s, paid), and flite's sentences decode to
+ * the same words in a tenth of real time instead of a fifth.
  */
 const SEARCH_BOUNDS = ["-maxhmmpf", "1500", "-maxwpf", "5"];
 
