@@ -5,12 +5,14 @@
  *
  * A wallet is a hub by one of three rules, kept in `rw_cluster_hubs` (wallet, rule):
  * - `listed`: a known exchange or bridge wallet (src/chain/base-hubs.json, and the operator's imported labels);
- * - `fed`: at least `hubMinSenders` distinct clusters sent it USDC (an exchange's depositors);
+ * - `fed`: its senders are at least `hubMinSenders` independent parties, counted by cluster and weighted by
+ *   what each sent (`hubsFedByClusters`: an exchange's depositors);
  * - `spread`: it sent USDC to at least `hubMinRecipients` wallets, whose x402 payments in the window go to at
  *   least `hubMinRecipientMerchants` merchants, none paid by more than `hubMaxRecipientShare` of them: buyers
  *   who behave independently of each other. An import that holds an exchange's withdrawals
  *   but not its deposits finds the exchange this way.
- * Merchants are never hubs by the data's rules (a merchant paying many wallets is the distributor pattern).
+ * Merchants are never hubs by the data's rules (a merchant paying many wallets is the distributor pattern),
+ * and neither is a wallet that paid out no more than one party gave it (that party's wallet).
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { KNOWN_HUBS } from "../../chain/hubs.ts";
@@ -50,6 +52,8 @@ export async function hubsBeforeClusters(analytics: Analytics): Promise<void> {
      ), paid AS (
        SELECT i.sender, i.wallet, p.pay_to FROM rw_inflow i JOIN rw_pair_totals p ON p.payer = i.wallet
        WHERE i.sender IN (SELECT sender FROM big)
+         -- A recipient whose money comes back to the wallet is no independent buyer.
+         AND NOT EXISTS (SELECT 1 FROM rw_inflow o WHERE o.wallet = i.sender AND o.sender = i.wallet)
      ), spread AS (
        SELECT sender, pay_to, count(*) AS n FROM paid GROUP BY ALL
      ), recipients AS (
@@ -68,20 +72,51 @@ export async function hubsBeforeClusters(analytics: Analytics): Promise<void> {
 }
 
 /**
- * Keeps, of the candidates fed by many wallets, those fed by many clusters (`rw_strong_clusters`): fifty
- * senders funded from one source are one cluster, so a distributor cannot make itself a hub with wallets
- * of its own; an exchange, fed by unrelated depositors, is one however few of them pay in x402.
+ * Keeps, of the candidates fed by many wallets, those fed by many parties' money (`rw_strong_clusters`),
+ * and drops every hub by the data's rules that is one party's wallet.
+ *
+ * Senders count by their cluster and by what they sent: the effective number of parties is the inverse
+ * Simpson index of the amounts, (sum a)^2 / sum a^2, at least `hubMinSenders`. Fifty equal depositors are
+ * 50; a hundred senders of a cent beside one party's $1,000 are one; fifty wallets funded from one source
+ * are one cluster. A sender the wallet itself paid (before or after) is left out: money going round is
+ * not a depositor's. So a gamer buys the status only with independent money several times what one party
+ * (the merchant) sent, and even then `merchant_funded` follows the wallet (`opaqueHubs`).
+ *
+ * A wallet that paid out (by transfer and in x402) no more than one party gave it is that party's wallet:
+ * no hub by any data rule, so it funds for that party and is followed like any wallet.
  */
 export async function hubsFedByClusters(analytics: Analytics): Promise<void> {
   await analytics.run(
-    `CREATE OR REPLACE TEMP TABLE rw_fed_hubs AS
-     SELECT i.wallet FROM rw_inflow i LEFT JOIN rw_strong_clusters c ON c.wallet = i.sender
-     WHERE i.wallet IN (SELECT wallet FROM rw_cluster_hubs WHERE rule = 'fed')
-     GROUP BY i.wallet HAVING count(DISTINCT coalesce(c.cluster, i.sender)) >= ${THRESHOLDS.hubMinSenders}`,
+    `CREATE OR REPLACE TEMP TABLE rw_hub_parties AS
+     SELECT i.wallet, coalesce(c.cluster, i.sender) AS party, sum(i.amount)::DOUBLE AS amount
+     FROM rw_inflow i LEFT JOIN rw_strong_clusters c ON c.wallet = i.sender
+     WHERE i.wallet IN (SELECT wallet FROM rw_cluster_hubs WHERE rule <> 'listed')
+       AND NOT EXISTS (SELECT 1 FROM rw_inflow o WHERE o.sender = i.wallet AND o.wallet = i.sender)
+     GROUP BY ALL`,
   );
   await analytics.run(
-    "DELETE FROM rw_cluster_hubs WHERE rule = 'fed' AND wallet NOT IN (SELECT wallet FROM rw_fed_hubs)",
+    `CREATE OR REPLACE TEMP TABLE rw_fed_hubs AS
+     SELECT wallet FROM rw_hub_parties WHERE wallet IN (SELECT wallet FROM rw_cluster_hubs WHERE rule = 'fed')
+     GROUP BY wallet HAVING sum(amount) * sum(amount) >= ${THRESHOLDS.hubMinSenders} * sum(amount * amount)`,
   );
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_party_wallets AS
+     WITH out AS (
+       SELECT sender AS wallet, sum(amount)::DOUBLE AS amount FROM rw_inflow
+       WHERE sender IN (SELECT wallet FROM rw_cluster_hubs WHERE rule <> 'listed') GROUP BY sender
+       UNION ALL
+       SELECT payer, sum(amount)::DOUBLE FROM rw_pair_totals
+       WHERE payer IN (SELECT wallet FROM rw_cluster_hubs WHERE rule <> 'listed') GROUP BY payer
+     ), paid AS (SELECT wallet, sum(amount) AS amount FROM out GROUP BY wallet),
+     party AS (SELECT wallet, max(amount) AS amount FROM rw_hub_parties GROUP BY wallet)
+     SELECT wallet FROM party LEFT JOIN paid USING (wallet) WHERE coalesce(paid.amount, 0) <= party.amount`,
+  );
+  await analytics.run(
+    `DELETE FROM rw_cluster_hubs WHERE (rule = 'fed' AND wallet NOT IN (SELECT wallet FROM rw_fed_hubs))
+       OR (rule <> 'listed' AND wallet IN (SELECT wallet FROM rw_party_wallets))`,
+  );
+  // Read here only (clusters.ts drops the tables it lists).
+  await analytics.run("DROP TABLE rw_hub_parties; DROP TABLE rw_party_wallets");
 }
 
 /**
@@ -92,8 +127,13 @@ export async function hubsFedByClusters(analytics: Analytics): Promise<void> {
  * changes nothing: the data holds its balances, and at each of them the money the data cannot explain
  * (held beyond what it was seen to receive and not send) covers everything it was seen to send after
  * it: first in first out, no merchant's money could leave it. An exchange holds far more than its
- * visible traffic; a distributor dressed as one holds the merchant's money, and is followed. A hub with
- * no balance in the data (an import) is left out: nothing says what it holds.
+ * visible traffic; a distributor dressed as one holds the merchant's money, and is followed.
+ *
+ * A hub with no balance in the data is left out when it is listed (an exchange's label is a public fact),
+ * or when it paid out more than the data saw it receive: its money is mostly out of the data's sight (an
+ * import holding an exchange's withdrawals). One whose every payout the data saw arrive is followed: a
+ * hub by the data's rules is bought with transfers (tiny depositors, cover wallets), and where the data is
+ * whole, following it costs genuine customers nothing that FIFO does not already give them.
  */
 export async function opaqueHubs(analytics: Analytics, end: number): Promise<void> {
   await analytics.run(
@@ -111,8 +151,17 @@ export async function opaqueHubs(analytics: Analytics, end: number): Promise<voi
        ) AS covered
        FROM balances b WHERE b.chain = 'base' AND b.block_number <= $end AND b.wallet IN (SELECT wallet FROM rw_cluster_hubs)
        GROUP BY b.wallet
+     ), unseen AS (
+       SELECT wallet, sum(amount) AS net FROM (
+         SELECT wallet, amount FROM moves
+         UNION ALL SELECT pay_to, amount FROM rw_pair_totals WHERE pay_to IN (SELECT wallet FROM rw_cluster_hubs)
+         UNION ALL SELECT payer, -amount FROM rw_pair_totals WHERE payer IN (SELECT wallet FROM rw_cluster_hubs)
+       ) GROUP BY wallet
      )
-     SELECT wallet FROM rw_cluster_hubs WHERE wallet NOT IN (SELECT wallet FROM checked WHERE NOT covered)`,
+     SELECT wallet FROM checked WHERE covered
+     UNION
+     SELECT h.wallet FROM rw_cluster_hubs h LEFT JOIN unseen u USING (wallet)
+     WHERE h.wallet NOT IN (SELECT wallet FROM checked) AND (h.rule = 'listed' OR u.net < 0)`,
     { end },
   );
 }
