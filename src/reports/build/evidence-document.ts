@@ -43,6 +43,8 @@ export function evidenceContext(context: ReportContext): EvidenceContext {
 
 const usd6 = (atomic: number | bigint) => Number(atomic) / 1e6;
 const ADDRESS = /^0x[0-9a-f]{40}$/;
+/** A wallet a way can pass through: an address, or a batch-settlement channel named by its id (src/indexer/channels.ts). */
+const WALLET = /^0x(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
 /** One document per merchant, from its stored report and details; two queries for all of them. */
 export async function evidenceDocuments(
@@ -338,7 +340,7 @@ async function hopsOf(
 ): Promise<Map<string, { tx_hash: string; time: string }>> {
   const result = new Map<string, { tx_hash: string; time: string }>();
   const values = [...new Map(hops.map((h) => [hopKey(h), h])).values()].map((h) => {
-    if (!ADDRESS.test(h.from) || !ADDRESS.test(h.to)) throw new Error(`bad address in evidence: ${h.from}`);
+    if (!WALLET.test(h.from) || !WALLET.test(h.to)) throw new Error(`bad address in evidence: ${h.from}`);
     return `('${h.from}', '${h.to}', ${Math.trunc(h.block)}::BIGINT, ${Math.trunc(h.amount)}::BIGINT)`;
   });
   if (values.length === 0) return result;
