@@ -83,6 +83,19 @@ export const COMMANDS: readonly Command[] = [
     run: async (args, flags) => (await import("./import.ts")).runImport(args, flags),
   },
   {
+    name: "export",
+    args: "FILE.ndjson",
+    summary: "the analytics store's data as an import NDJSON file, to import into another store",
+    notes:
+      "Merchants, listings, hub labels, channels, payments, transfers, channel events, balances and checkpoints (docs/import.md): imported into a fresh store, the same reports. The file appears only once whole. One JSON line of counts when done. A serve or demo holds the store: stop it first.",
+    flags: {
+      replace: "write over FILE if it exists",
+      wait: WAIT,
+      data: DATA,
+    },
+    run: async (args, flags) => (await import("./export.ts")).runExport(args, flags),
+  },
+  {
     name: "report",
     args: "ADDRESS",
     summary: "a merchant's report (JSON, spec 2.1), or with --evidence the evidence behind it",

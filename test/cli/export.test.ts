@@ -1,0 +1,214 @@
+/**
+ * `export` and `import` move a store: a devnet week with payment channels (deposits, claims, a sweep, a refund,
+ * a timed withdrawal, and a merchant whose money comes back to it through a channel of a wallet it funded),
+ * indexed, written out by `export` and imported by `import` into a fresh store, gives every merchant's report,
+ * its evidence and the flag feed byte for byte as the indexed store gives them. Bad input to `export` is one
+ * line and a non-zero exit.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { ExactEvmScheme as ExactFacilitator } from "@x402/evm/exact/facilitator";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Analytics, openAnalytics } from "../../src/analytics/duckdb.ts";
+import { X402_BATCH_SETTLEMENT_ADDRESS } from "../../src/chain/base.ts";
+import { batchSettlementAbi } from "../../src/chain/batch-settlement.ts";
+import type { Devnet, DevnetAccount } from "../../src/chain/devnet/index.ts";
+import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
+import { usdcAbi } from "../../src/chain/usdc.ts";
+import { runIndexer } from "../../src/indexer/index.ts";
+import { ReportService } from "../../src/reports/index.ts";
+import { startMiner } from "../helpers/chain.ts";
+import {
+  channelConfig,
+  claimChannel,
+  depositErc3009,
+  type FacilitatorOf,
+  facilitatorOf,
+  MIN_WITHDRAW_DELAY,
+  payExactPermit2,
+  walletOf,
+} from "../helpers/channels.ts";
+import { runMain } from "../helpers/in-process.ts";
+import { GENESIS, startTestDevnet, tempDir } from "../helpers/indexer.ts";
+import { rpc } from "../helpers/settle.ts";
+import { newMerchant, pay, requirementsFor } from "../helpers/x402.ts";
+
+let devnet: Devnet;
+let head: number;
+/** The indexed store's data directory. */
+let indexed: string;
+const shop = newMerchant();
+
+/** An exact EIP-3009 payment, settled by the SDK's facilitator as the devnet's facilitator account. */
+async function payExact(f: FacilitatorOf, buyer: DevnetAccount, payTo: `0x${string}`, amount: string) {
+  const requirements = requirementsFor(payTo, amount);
+  const settled = await new ExactFacilitator(f.signer).settle(await pay(buyer, requirements), requirements);
+  if (!settled.success) throw new Error(`exact payment refused: ${JSON.stringify(settled)}`);
+  await f.receiptOf(settled.transaction as `0x${string}`);
+}
+
+/** The week on chain: every kind of move a channel makes, beside exact payments. */
+async function playWeek(): Promise<void> {
+  const f = facilitatorOf(devnet);
+  const [b0, b1, b2] = devnet.buyers as [DevnetAccount, DevnetAccount, DevnetAccount];
+  await payExact(f, b0, shop, "5000");
+  await payExactPermit2(devnet, f, b1, shop, 250_000n);
+  // b0's channel to the shop: deposit, two claims, the sweep, a refund, and the rest withdrawn by the payer.
+  const config = channelConfig(devnet, b0.address, shop);
+  await depositErc3009(devnet, f, b0, config, 2_000_000n);
+  await claimChannel(f, b0, config, 300_000n);
+  await claimChannel(f, b0, config, 750_000n);
+  await f.escrow("settle", [shop, devnet.usdc]);
+  await f.escrow("refund", [config, 500_000n]);
+  // A merchant (b2) funds a fresh wallet whose channel pays the merchant back: flagged, once indexed.
+  const key = generatePrivateKey();
+  const funded = { address: privateKeyToAccount(key).address, privateKey: key };
+  await f.receiptOf(
+    await walletOf(devnet, b2).writeContract({
+      address: devnet.usdc,
+      abi: usdcAbi,
+      functionName: "transfer",
+      args: [funded.address, 600_000n],
+    }),
+  );
+  const loop = channelConfig(devnet, funded.address, b2.address, 2n);
+  await depositErc3009(devnet, f, funded, loop, 600_000n);
+  await claimChannel(f, funded, loop, 400_000n);
+  await payExact(f, b1, b2.address, "20000");
+  const payer = walletOf(devnet, b0);
+  const escrow = { address: X402_BATCH_SETTLEMENT_ADDRESS, abi: batchSettlementAbi } as const;
+  await f.receiptOf(
+    await payer.writeContract({
+      ...escrow,
+      functionName: "initiateWithdraw",
+      args: [config, 750_000n],
+    } as never),
+  );
+  // Last: the delay passes on the chain's own clock, 2 s a block as on Base (the indexer's rule), which puts
+  // the chain ahead of the wall clock that signed authorizations expire by.
+  await devnet.mine(MIN_WITHDRAW_DELAY / 2 + 1);
+  await f.receiptOf(
+    await payer.writeContract({ ...escrow, functionName: "finalizeWithdraw", args: [config] } as never),
+  );
+}
+
+beforeAll(async () => {
+  devnet = await startTestDevnet({ buyers: 3 });
+  const miner = startMiner(devnet);
+  try {
+    await playWeek();
+  } finally {
+    await miner.stop();
+  }
+  await devnet.mine(2);
+  head = Number(await rpc(devnet.rpc, "eth_blockNumber"));
+  indexed = tempDir("x402m-export-indexed-");
+  const analytics = await openAnalytics({ dataDir: indexed, duckdbMemory: "256MB", duckdbThreads: 1 });
+  try {
+    await runIndexer({
+      analytics,
+      rpc: { url: devnet.rpc },
+      registry: FacilitatorRegistry.base().withSigners([devnet.facilitatorAccount.address]),
+      fromBlock: GENESIS + 1,
+      toBlock: head,
+      reorgDepth: 4,
+    });
+  } finally {
+    analytics.close();
+  }
+}, 120_000);
+afterAll(() => devnet?.stop());
+
+/** Everything a store's readers publish of its latest window, as the bytes they publish. */
+async function published(dataDir: string): Promise<Record<string, string>> {
+  const analytics: Analytics = await openAnalytics({ dataDir, duckdbMemory: "256MB", duckdbThreads: 1 });
+  try {
+    // One clock for both: a report says when its window was built.
+    const service = new ReportService(analytics, {
+      publicUrl: "https://r.test",
+      now: () => new Date(Date.UTC(2030, 0, 1)),
+    });
+    const out: Record<string, string> = {};
+    const reports = await service.readReports();
+    out.window = JSON.stringify(reports.window);
+    for await (const batch of reports.batches)
+      for (const body of batch) out[`report ${(JSON.parse(body) as { address: string }).address}`] = body;
+    for await (const batch of (await service.readMerchants()).batches)
+      for (const m of batch) {
+        out[`details ${m.report.address}`] = JSON.stringify(m.details);
+        out[`evidence ${m.report.address}`] = JSON.stringify(m.evidence);
+      }
+    const flags: string[] = [];
+    for await (const batch of (await service.readFlags()).batches)
+      flags.push(...batch.map((r) => JSON.stringify(r)));
+    out.flags = flags.join("\n");
+    return out;
+  } finally {
+    analytics.close();
+  }
+}
+
+describe("export, then import into a fresh store", () => {
+  it("gives the indexed week's reports, evidence and flag feed, byte for byte", async () => {
+    const file = path.join(tempDir("x402m-export-file-"), "week.ndjson");
+    const exported = await runMain(["export", file, "--data", indexed]);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(JSON.parse(exported.stdout)).toMatchObject({ file, channel: 2, channel_event: 11 });
+    const events = fs
+      .readFileSync(file, "utf8")
+      .split("\n")
+      .filter((l) => l.includes('"type":"channel_event"'))
+      .map((l) => (JSON.parse(l) as { event: string }).event);
+    expect(new Set(events)).toEqual(
+      new Set([
+        "created",
+        "deposited",
+        "claimed",
+        "swept",
+        "refunded",
+        "withdrawInitiated",
+        "withdrawFinalized",
+      ]),
+    );
+    const copy = tempDir("x402m-export-copy-");
+    const imported = await runMain(["import", file, "--data", copy]);
+    expect(imported.code, imported.stderr).toBe(0);
+
+    const [from, to] = [await published(indexed), await published(copy)];
+    // The week is what it should be: both merchants, the shop paid by channel, the loop flagged.
+    const [b2] = [(devnet.buyers[2] as DevnetAccount).address.toLowerCase()];
+    const shopReport = JSON.parse(from[`report ${shop.toLowerCase()}`] as string);
+    expect(shopReport.schemes["batch-settlement"]).toMatchObject({ tx: 2, usd: 0.75 });
+    expect(JSON.parse(from[`report ${b2}`] as string).flags).toEqual({
+      merchant_funded: { tx: 1, usd: 0.4 },
+    });
+    expect(Object.keys(to).sort()).toEqual(Object.keys(from).sort());
+    for (const key of Object.keys(from)) expect(to[key], key).toBe(from[key]);
+  });
+
+  it("refuses bad input in one line with a non-zero exit, writing no file", async () => {
+    const dir = tempDir("x402m-export-bad-");
+    const file = path.join(dir, "week.ndjson");
+    fs.writeFileSync(file, "mine\n");
+    const cases: [string[], number, string][] = [
+      [["export", "--data", indexed], 2, "export takes exactly one FILE.ndjson"],
+      [["export", file, "--data", indexed], 1, `${file}: it exists: pass --replace to write over it`],
+      [
+        ["export", path.join(dir, "x.ndjson"), "--data", path.join(dir, "none")],
+        1,
+        "there is no analytics store at",
+      ],
+      [["export", path.join(dir, "no", "x.ndjson"), "--data", indexed], 1, "does not exist"],
+      [["export", path.join(dir, "x.ndjson"), "--data", indexed, "--follow"], 2, "--follow"],
+    ];
+    for (const [argv, code, says] of cases) {
+      const run = await runMain(argv);
+      expect(run.code, argv.join(" ")).toBe(code);
+      expect(run.stderr.trim().split("\n"), argv.join(" ")).toHaveLength(1);
+      expect(run.stderr, argv.join(" ")).toContain(says);
+    }
+    expect(fs.readdirSync(dir)).toEqual(["week.ndjson"]);
+    expect(fs.readFileSync(file, "utf8")).toBe("mine\n");
+  });
+});
