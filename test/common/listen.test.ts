@@ -1,6 +1,6 @@
 import net from "node:net";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { IDLE_GRACE_MS, LISTEN_QUIET_MS, listen } from "../../src/common/listen.ts";
+import { IDLE_GRACE_MS, LISTEN_QUIET_MS, listen, MAX_HEADER_BYTES } from "../../src/common/listen.ts";
 
 /** A raw HTTP/1.1 connection: what it sends and everything it receives, and when the server closed it. */
 async function connect(url: string) {
@@ -98,5 +98,24 @@ describe("listen's stop", () => {
     const closedAfter = (await idle.closed) - stoppedAt;
     expect(closedAfter).toBeGreaterThanOrEqual(IDLE_GRACE_MS - 20);
     expect(closedAfter).toBeLessThan(3_000);
+  });
+});
+
+describe("listen's request headers", () => {
+  it("takes a request line and headers up to MAX_HEADER_BYTES together, and answers 431 past them", async () => {
+    const server = await listen(
+      (request) => new Response(String(new URL(request.url).search.length)),
+      "127.0.0.1",
+      0,
+    );
+    onTestFinished(() => server.close(100));
+    // A paid GET's URL twice: in the request line, and base64 inside a header, as PAYMENT-SIGNATURE carries it.
+    const query = `?data=${"7".repeat(20_000)}`;
+    const signature = Buffer.from(`{"resource":{"url":"${server.url}/${query}"}}`).toString("base64");
+    const within = await fetch(`${server.url}/${query}`, { headers: { "payment-signature": signature } });
+    expect(within.status).toBe(200);
+    expect(await within.text()).toBe(String(query.length));
+    const past = await fetch(`${server.url}/`, { headers: { "x-filler": "x".repeat(MAX_HEADER_BYTES) } });
+    expect(past.status).toBe(431);
   });
 });
