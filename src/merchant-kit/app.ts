@@ -102,27 +102,10 @@ export async function merchantApp(
   const network = options.payments.network as `${string}:${string}`;
   const facilitator = new WatchedFacilitator(options.facilitator);
   const channels = options.services.config.channels;
-  // The same scheme objects in every resource server the fronts make: a channel's reservation is remembered
-  // by its scheme, and a request that began before the facilitators changed ends on the new server.
-  const schemes = {
-    exact: new ExactEvmScheme(),
-    upto: new UptoEvmScheme(),
-    channel: new MerchantChannelScheme(merchant.payTo, {
-      storage: new ChannelStore(db, merchant.payTo),
-      withdrawDelay: channels.withdrawDelaySeconds,
-      receiverAuthorizerSigner: merchant.channelAuthorizer,
-    }),
-  };
-  const resourceServer = () =>
-    new MerchantResourceServer(facilitator)
-      .register(network, schemes.exact)
-      .register(network, schemes.upto)
-      .register(network, schemes.channel)
-      .registerExtension(bazaarResourceServerExtension);
   // The ways to pay its facilitators settle for it, channels among them where they can (channels/fronts.ts).
   const fronts = paymentFronts(
     merchant,
-    resourceServer,
+    resourceServers(merchant, db, facilitator, network, channels),
     options.payments,
     channels,
     options.facilitator,
@@ -246,6 +229,33 @@ export async function merchantApp(
     },
   });
   return app;
+}
+
+/**
+ * Resource servers of the merchant's schemes, paid through `facilitator`, with the same scheme objects in
+ * each: a channel's reservation is remembered by its scheme, and a request that began before the
+ * facilitators' `/supported` changed may end on the server made after (channels/fronts.ts).
+ */
+function resourceServers(
+  merchant: Merchant,
+  db: Database,
+  facilitator: FacilitatorClient,
+  network: `${string}:${string}`,
+  channels: MerchantServices["config"]["channels"],
+): () => MerchantResourceServer {
+  const exact = new ExactEvmScheme();
+  const upto = new UptoEvmScheme();
+  const channel = new MerchantChannelScheme(merchant.payTo, {
+    storage: new ChannelStore(db, merchant.payTo),
+    withdrawDelay: channels.withdrawDelaySeconds,
+    receiverAuthorizerSigner: merchant.channelAuthorizer,
+  });
+  return () =>
+    new MerchantResourceServer(facilitator)
+      .register(network, exact)
+      .register(network, upto)
+      .register(network, channel)
+      .registerExtension(bazaarResourceServerExtension);
 }
 
 /** What a host publishes about itself, for one way it may be paid: built once per front. */
