@@ -17,7 +17,7 @@
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { SQL_SCHEME } from "../../analytics/payment-days.ts";
-import { type Hop, ProvenanceLedger } from "./provenance-ledger.ts";
+import { type Hop, ProvenanceLedger, type Visible } from "./provenance-ledger.ts";
 
 export const PROVENANCE_TABLES = ["rw_prov_moves", "rw_prov_reach", "rw_after", "rw_funding"];
 
@@ -46,7 +46,6 @@ export async function provenance(analytics: Analytics, bounds: Bounds): Promise<
     `SELECT wallet FROM rw_merchants
      WHERE wallet IN (SELECT src FROM rw_prov_moves) OR wallet IN (SELECT wallet FROM rw_prov_reach)`,
   );
-  const ledger = new ProvenanceLedger(merchants, opaque);
   const flagged = new Map<
     string,
     { payer: string; pay_to: string; amount: bigint; scheme: string; day: number; n: number }
@@ -64,6 +63,7 @@ export async function provenance(analytics: Analytics, bounds: Bounds): Promise<
     spender: string | null;
     scheme: string | null;
   }>(EVENTS_SQL, { start: bounds.start, end: bounds.end, first: bounds.first });
+  const ledger = new ProvenanceLedger(merchants, opaque, haircutWallets(events, merchants));
   for (const e of events) {
     const block = Number(e.block);
     const amount = BigInt(e.amount);
@@ -87,17 +87,23 @@ export async function provenance(analytics: Analytics, bounds: Bounds): Promise<
           way: null,
           ranges: [],
           inRun: false,
+          carry: 0n,
         };
         pairs.set(key, pair);
       }
       pair.paid += amount;
       pair.own += own;
-      // A payment paid mostly with the payee's money is flagged; FIFO makes nearly every payment all or
-      // nothing, so "mostly" only rounds the one payment where the payee's money runs out.
-      if (own * 2n < amount) {
+      // A payment is flagged when the payee's money in it, with what the pair's earlier payments carried
+      // and were not flagged for, is half of it or more: FIFO makes nearly every payment all or nothing,
+      // and where the haircut spreads a little of the payee's money over many payments, the flagged
+      // dollars still come to the payee's money spent, to within one payment (no share of a payment small
+      // enough to pass each time). A payment with none of the payee's money is never flagged.
+      pair.carry += own;
+      if (own === 0n || pair.carry * 2n < amount) {
         pair.inRun = false;
         continue;
       }
+      pair.carry -= amount;
       pair.first ??= block;
       pair.way ??= way;
       const last = pair.ranges[pair.ranges.length - 1];
@@ -145,6 +151,45 @@ export async function provenance(analytics: Analytics, bounds: Bounds): Promise<
     a.appendInteger(way.total);
     a.appendVarchar(JSON.stringify(p.ranges));
   });
+}
+
+/**
+ * The wallets attributed by haircut (`provenance-ledger.ts`): every wallet but a merchant that the data
+ * saw pay out, after it first received anything, more than it received, and that it holds no balance of
+ * (partial data: an exchange whose deposits are mostly elsewhere). What a wallet spent before anything
+ * arrived is older money, which FIFO already puts first; a stored balance puts what the data did not see
+ * in the queue itself. One pass over the events already read.
+ */
+function haircutWallets(
+  events: readonly {
+    kind: number;
+    src: string | null;
+    dst: string;
+    amount: bigint;
+    spender: string | null;
+  }[],
+  merchants: ReadonlySet<string>,
+): Map<string, Visible> {
+  const seen = new Map<string, Visible>();
+  const balanced = new Set<string>();
+  for (const e of events) {
+    if (e.kind === BALANCE) {
+      balanced.add(e.dst);
+      continue;
+    }
+    const amount = BigInt(e.amount);
+    if (e.kind !== INCOME) {
+      const from = seen.get(e.kind === PAYMENT ? (e.spender ?? (e.src as string)) : (e.src as string));
+      if (from) from.paid += amount;
+    }
+    const to = seen.get(e.dst);
+    if (to) to.seen += amount;
+    else seen.set(e.dst, { seen: amount, paid: 0n });
+  }
+  const out = new Map<string, Visible>();
+  for (const [wallet, v] of seen)
+    if (v.paid > v.seen && !balanced.has(wallet) && !merchants.has(wallet)) out.set(wallet, v);
+  return out;
 }
 
 async function walletsOf(analytics: Analytics, sql: string): Promise<Set<string>> {
@@ -195,6 +240,8 @@ interface PairFacts {
   ranges: [number, number][];
   /** Whether the pair's last payment was flagged, so that the next flagged one extends its run. */
   inRun: boolean;
+  /** The payee's money in the pair's payments not yet flagged, less what flagged payments held beyond it. */
+  carry: bigint;
 }
 
 /**

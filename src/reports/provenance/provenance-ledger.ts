@@ -14,6 +14,16 @@
  *
  * Money the data cannot explain (a wallet spending more than it was seen to receive; a balance above
  * what was seen) is of unknown origin, unlabelled: the screen flags only what it can trace.
+ *
+ * Haircut where FIFO would guess: a wallet that pays out more than the data saw it receive, and whose
+ * balance the data does not hold (an exchange whose deposits the data holds only in part), spent money the
+ * data cannot place in its queue. FIFO would hand the little that is visible (a merchant's deposit) whole
+ * to the next payouts, and genuine customers of the exchange would carry it. Of those wallets (`haircut`),
+ * each outflow takes from the queue only the share of what the wallet paid out that the data saw arrive
+ * (`seen / paid`), the rest being of unknown origin: the visible money is spread over the payouts in
+ * proportion. Totals are FIFO's (the merchant's deposit reaches the payers whole if they spend it all),
+ * only who carries it changes. Where the data is whole (`seen >= paid`) FIFO stays: it follows money
+ * exactly, and a pool that mixed it could be diluted by money sent round through the wallet.
  */
 
 /** A transfer that moved a lot, and the one that moved it before: the lot's way from its first label. */
@@ -47,6 +57,12 @@ export interface Attribution {
 
 const NONE: Labels = [];
 
+/** What the data saw a wallet receive and pay out: its outflows carry visible money at `seen / paid` (at most 1). */
+export interface Visible {
+  seen: bigint;
+  paid: bigint;
+}
+
 /**
  * The FIFO ledger of the wallets it is told about. Events must come in chain order (block, then log
  * index). Wallets that are `opaque` (hubs whose holdings the data cannot show) are not tracked: what
@@ -62,6 +78,7 @@ export class ProvenanceLedger {
   constructor(
     private readonly merchants: ReadonlySet<string>,
     private readonly opaque: ReadonlySet<string> = new Set(),
+    private readonly haircut: ReadonlyMap<string, Visible> = new Map(),
   ) {}
 
   /**
@@ -143,11 +160,19 @@ export class ProvenanceLedger {
   private spend(wallet: string, amount: bigint): Lot[] {
     if (amount <= 0n) return [];
     const queue = this.opaque.has(wallet) ? undefined : this.queues.get(wallet);
-    const out = queue ? queue.take(amount) : [];
+    const visible = this.haircut.get(wallet);
+    // Of a wallet that paid out more than it was seen to receive, each outflow is that visible share.
+    const want = visible && visible.paid > visible.seen ? (amount * visible.seen) / visible.paid : amount;
+    const out = queue ? queue.take(want) : [];
     let taken = 0n;
     for (const lot of out) taken += lot.amount;
-    // Sent beyond what was seen to arrive: money of unknown origin.
-    if (taken < amount) out.push({ amount: amount - taken, labels: NONE, via: null });
+    // Sent beyond what was seen to arrive: money of unknown origin. Out of a haircut wallet it goes first:
+    // the order inside one transfer is no fact, and the screen flags only what it can trace.
+    if (taken < amount) {
+      const unknown = { amount: amount - taken, labels: NONE, via: null };
+      if (visible) out.unshift(unknown);
+      else out.push(unknown);
+    }
     if (queue?.empty) this.queues.delete(wallet);
     if (!this.merchants.has(wallet)) return out;
     return out.map((lot) => ({ ...lot, labels: this.withLabel(lot.labels, wallet) }));

@@ -112,3 +112,24 @@ describe("the FIFO provenance ledger", () => {
     expect(l.payment(pay("p", M, 10, 20_000)).own).toBe(0n);
   });
 });
+
+describe("the haircut of a wallet that pays out more than the data saw it receive", () => {
+  it("spreads the merchant's deposit over the payouts at the visible share, the unknown part first", () => {
+    // The data saw $300 arrive ($100 of it the merchant's) and $3,000 leave: each payout is 10% visible.
+    const l = new ProvenanceLedger(new Set([M]), new Set(), new Map([["cex", { seen: 300n, paid: 3_000n }]]));
+    l.transfer(t("depositor", "cex", 200, 1));
+    l.transfer(t(M, "cex", 100, 2));
+    for (let i = 0; i < 30; i++) l.transfer(t("cex", `customer-${i}`, 100, 3 + i));
+    // Customers 0-19 carried the depositor's $200 ($10 each), 20-29 the merchant's $100, $10 each, last.
+    expect(l.payment(pay("customer-25", M, 90, 40)).own).toBe(0n);
+    expect(l.payment(pay("customer-25", M, 10, 41)).own).toBe(10n);
+    expect(l.payment(pay("customer-5", M, 100, 42)).own).toBe(0n);
+  });
+
+  it("stays FIFO where the data saw everything the wallet paid arrive", () => {
+    const l = new ProvenanceLedger(new Set([M]), new Set(), new Map());
+    l.transfer(t(M, "w", 100, 1));
+    l.transfer(t("w", "p", 100, 2));
+    expect(l.payment(pay("p", M, 100, 3)).own).toBe(100n);
+  });
+});
