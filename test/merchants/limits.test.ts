@@ -10,6 +10,7 @@ import type { OpenApiDocument } from "../../src/merchant-kit/openapi.ts";
 import { priceToAtomic } from "../../src/merchant-kit/price.ts";
 import { chatEndpoints, OFFLINE_SETTINGS } from "../../src/merchants/inference/catalogue.ts";
 import { DEFAULT_ROUTE } from "../../src/merchants/inference/tiers.ts";
+import { calc } from "../../src/merchants/utility/calc.ts";
 import { DATA_ENDPOINTS } from "../../src/merchants/utility/data/index.ts";
 import { stateEndpoints } from "../../src/merchants/utility/state/index.ts";
 import { type PaidShop, startPaidShop } from "../helpers/paid.ts";
@@ -23,7 +24,7 @@ let doc: OpenApiDocument;
 
 beforeAll(async () => {
   const chat = chatEndpoints(OFFLINE_SETTINGS).filter((e) => e.path === "/v1/chat/completions");
-  shop = await startPaidShop([...DATA_ENDPOINTS, ...chat, ...stateEndpoints()]);
+  shop = await startPaidShop([calc, ...DATA_ENDPOINTS, ...chat, ...stateEndpoints()]);
   doc = (await (await fetch(`${shop.url}/openapi.json`)).json()) as OpenApiDocument;
 }, 120_000);
 afterAll(async () => {
@@ -177,5 +178,24 @@ describe("documented limits are what a paid call gets", () => {
     );
     const body = await refused(url, 400, post({ collection: "limits", rows: [row(bytes + 1)] }));
     expect(body.error.code).toBe("row_too_large");
+  });
+
+  it("/api/calc: an expression of the documented maxLength is bought, one character more is refused", async () => {
+    const max = queryParameter("/api/calc", "expr").schema.maxLength as number;
+    const expr = `${"1".repeat(2 - (max % 2))}${"+1".repeat(Math.floor((max - 1) / 2))}`;
+    expect(expr).toHaveLength(max);
+    const response = await bought(`${shop.url}/api/calc?expr=${encodeURIComponent(expr)}`, 1_000n);
+    expect(await response.json()).toMatchObject({ expression: expr });
+    await refused(`${shop.url}/api/calc?expr=${encodeURIComponent(`${expr}1`)}`, 400);
+  });
+
+  it("/api/scratchpad/write: content of the documented maxLength is bought, one character more is refused", async () => {
+    const max = (bodySchema("/api/scratchpad/write").properties as Record<string, Json>).content
+      ?.maxLength as number;
+    expect(max).toBe(8 * 1024 * 1024);
+    const url = `${shop.url}/api/scratchpad/write`;
+    const at = await bought(url, 1_000n, post({ name: "limits", content: "x".repeat(max) }));
+    expect(await at.json()).toMatchObject({ bytes: max });
+    await refused(url, 400, post({ name: "limits", content: "x".repeat(max + 1) }));
   });
 });
