@@ -30,10 +30,8 @@ function line(type: RecordType, required: Member[], optional: Member[] = []): st
   return `left(${object}, -1) || ${rest.join(" || ")} || '}'`;
 }
 
-const ISO = (column: string) => `strftime(${column}, '%Y-%m-%dT%H:%M:%S.%fZ')`;
-/** ISO 8601, whole seconds as Base's blocks have them (microseconds only where the store holds them). */
-const time = (column: string) =>
-  `CASE WHEN microsecond(${column}) % 1000000 = 0 THEN strftime(${column}, '%Y-%m-%dT%H:%M:%SZ') ELSE ${ISO(column)} END`;
+/** ISO 8601 in UTC: whole seconds as Base's blocks have them, a fraction only where the store holds one. */
+const time = (column: string) => `replace(${column}::VARCHAR, ' ', 'T') || 'Z'`;
 /** Amounts as strings: exact in any JSON reader (JavaScript's numbers stop being exact above 2^53). */
 const amount = (column: string) => `${column}::VARCHAR`;
 /** A double as the shortest of 15 or 17 digits that reads back as the same double. */

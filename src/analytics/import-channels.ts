@@ -93,6 +93,9 @@ export interface ChannelsMerged {
 export async function mergeChannels(analytics: Analytics): Promise<ChannelsMerged> {
   const count = async (table: string) =>
     Number((await analytics.one<{ n: bigint }>(`SELECT count(*) AS n FROM ${table}`))?.n ?? 0n);
+  // Most files have no channels: nothing to probe the payments for.
+  if ((await count("import_channels")) + (await count("import_channel_events")) === 0)
+    return { channels: 0, events: 0 };
   const before = { channels: await count("channels"), events: await count("channel_events") };
   await analytics.run(`INSERT OR IGNORE INTO channels
     SELECT 'base', channel_id, payer, payer_authorizer, receiver, receiver_authorizer, token, withdraw_delay,
@@ -111,8 +114,13 @@ export async function mergeChannels(analytics: Analytics): Promise<ChannelsMerge
     FROM import_channel_events`);
   // ChannelBook.rows: only USDC channels, and amounts a payment or transfer row can hold.
   const moves = `FROM import_channel_events WHERE token = '${BASE_USDC}' AND amount BETWEEN 1 AND ${MAX_USDC_AMOUNT}`;
+  // A row is made in its event's block: only rows of the events' blocks can hold its key (zone maps skip the rest).
+  const span = await analytics.one<{ lo: bigint | null; hi: bigint | null }>(
+    "SELECT min(block_number) AS lo, max(block_number) AS hi FROM import_channel_events",
+  );
   const fresh = (table: string) => `AND NOT EXISTS (SELECT 1 FROM ${table} t
-    WHERE t.chain = 'base' AND t.tx_hash = import_channel_events.tx_hash AND t.log_index = import_channel_events.log_index)`;
+    WHERE t.chain = 'base' AND t.block_number BETWEEN ${span?.lo ?? 0n} AND ${span?.hi ?? -1n}
+      AND t.tx_hash = import_channel_events.tx_hash AND t.log_index = import_channel_events.log_index)`;
   const claims = await analytics.one<{ lo: bigint | null; hi: bigint | null }>(
     `SELECT min(block_number) AS lo, max(block_number) AS hi ${moves} AND event = 'claimed' ${fresh("payments")}`,
   );
