@@ -60,12 +60,13 @@ export async function moneyMoves(analytics: Analytics, blocks: Blocks): Promise<
 }
 
 /**
- * tiny_repeat's threshold per merchant (over `rw_groups`, `rw_pair_totals` and `rw_strong_clusters`): its
+ * tiny_repeat's threshold per merchant (over `rw_groups`, `rw_pair_totals` and `rw_price_clusters`): its
  * price / `tinyPriceDivisor`, the price being the lowest of its listed prices and of what its independent
  * buyers pay: the lowest amount of the lowest band of amounts (a power of two wide: metered charges vary)
  * that `tinyPricePayers` or more clusters paid it, and at least `tinyPricePayerShare` of its clusters;
- * without either, `tinyFallbackMax`. Clusters, not wallets: a farm that splits itself is one buyer; strong
- * links only, since a wrong merge here erases a merchant's genuine buyers.
+ * without either, `tinyFallbackMax`. Clusters, not wallets: a farm that splits itself is one buyer; each link
+ * counted by its weight (`ClusterLinks.priceShares`), since a wrong merge here erases a merchant's genuine
+ * buyers, and a link that counted not at all below a cut would be a cut for a farm to sit just past.
  * An exact payment is a price the merchant's server asked for: where the merchant lists prices, an exact
  * payment far below every one of them is tiny whatever its buyers pay (`exact_tiny_max`); only metered
  * charges (upto, batch-settlement) vary with use, so only their buyers' amounts can make a lower price.
@@ -75,10 +76,13 @@ export async function tinyPrices(analytics: Analytics): Promise<void> {
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_tiny AS
      WITH merged AS (
-       -- A merchant's clusters are its payers less those that share a cluster with another of them: a
-       -- distinct count over the few clustered payers, not over every pair.
-       SELECT pay_to, count(*) - count(DISTINCT c.cluster) AS merged
-       FROM rw_pair_totals JOIN rw_strong_clusters c ON c.wallet = payer GROUP BY pay_to
+       -- A merchant's clusters are its payers less those that share a cluster with another of them, each
+       -- cluster counted as its payers' shares of a buyer (links counted in proportion to their weight):
+       -- a sum over the few clustered payers, not over every pair.
+       SELECT pay_to, sum(k - n) AS merged FROM (
+         SELECT pay_to, c.cluster, count(*) AS k, greatest(1, sum(c.share)) AS n
+         FROM rw_pair_totals JOIN rw_price_clusters c ON c.wallet = payer GROUP BY ALL
+       ) GROUP BY pay_to
      ), merchants AS (
        SELECT pay_to, count(*) - coalesce(any_value(merged), 0) AS clusters
        FROM rw_pair_totals LEFT JOIN merged USING (pay_to) GROUP BY pay_to
@@ -87,13 +91,18 @@ export async function tinyPrices(analytics: Analytics): Promise<void> {
        SELECT pay_to, min(round(price_usd * 1e6))::BIGINT AS price FROM listings
        WHERE price_usd > 0 AND price_usd * 1e6 <= ${MAX_USDC_AMOUNT} AND pay_to IN (SELECT pay_to FROM merchants)
        GROUP BY pay_to
-     ), bands AS (
+     ), payer_bands AS (
        -- Only amounts below the lowest listed price can lower the price.
-       SELECT g.pay_to, floor(log2(g.amount))::INTEGER AS band, min(g.amount) AS lowest,
-         count(DISTINCT coalesce(c.cluster, g.payer)) AS n
-       FROM rw_groups g LEFT JOIN rw_strong_clusters c ON c.wallet = g.payer LEFT JOIN listed l USING (pay_to)
+       SELECT g.pay_to, floor(log2(g.amount))::INTEGER AS band, g.payer, min(g.amount) AS lowest
+       FROM rw_groups g LEFT JOIN listed l USING (pay_to)
        WHERE g.amount > 0 AND (l.price IS NULL OR g.amount < l.price)
-       GROUP BY g.pay_to, band
+       GROUP BY ALL
+     ), bands AS (
+       SELECT pay_to, band, min(lowest) AS lowest, sum(n) AS n FROM (
+         SELECT b.pay_to, b.band, min(b.lowest) AS lowest, greatest(1, sum(coalesce(c.share, 1))) AS n
+         FROM payer_bands b LEFT JOIN rw_price_clusters c ON c.wallet = b.payer
+         GROUP BY b.pay_to, b.band, coalesce(c.cluster, b.payer)
+       ) GROUP BY ALL
      ), paid AS (
        SELECT pay_to, arg_min(lowest, band) AS price FROM bands JOIN merchants USING (pay_to)
        WHERE n >= ${THRESHOLDS.tinyPricePayers} AND n >= ${THRESHOLDS.tinyPricePayerShare} * clusters

@@ -8,17 +8,25 @@
  *   signatures are the merchants it pays and the bands it pays each in, below the merchant's lowest listed
  *   price (any band where it lists none: at a listed price, merged or not, buyers change no figure); wallets
  *   that share one behave alike there. Hours and counts, which a farm varies at no cost, are left out.
- *   Diversity guard: a payer of more than `behaviourMaxMerchants` merchants in the window is never merged
- *   this way (agents that sample many services are the genuine buyers most alike).
- * - **Groups**: the payers a hub paid first within one hour or within one day; and those any other wallet
- *   (not a merchant: its refunds go to its own customers) ever paid.
+ * - **Diversity guard**, by where a wallet's money goes, not how many merchants it touched: a payer that
+ *   spent more than `behaviourMaxElsewhereShare` of its window's payments (by amount) at other merchants
+ *   is never joined this way at this merchant (agents that sample many services are the genuine buyers most
+ *   alike), and below that its link weighs in proportion to the share it spent here. A farm wallet's decoy
+ *   purchases elsewhere thus cost it, at their merchants' prices, as much as what it spends at the farm's.
+ * - **Groups**: the payers a hub paid first within one hour, one day or four days, each span read twice,
+ *   the second time shifted by half a span, so that any burst no wider than half a span lies wholly in one
+ *   group wherever UTC midnight falls; and those any other wallet (not a merchant: its refunds go to its own
+ *   customers) ever paid, by the sender's cluster: an owner's feeders, each paying a few farm wallets, are
+ *   one source.
  * - **Null model**: in a group of n payers, k share a signature that a share p of the payers outside the
  *   group share (plus one, so that a signature nobody else has is not impossible); payers are counted by
  *   strong cluster, so a farm its funding already joined is one payer, not many that make its band common.
- *   The chance that k or more of n independent payers share it is the binomial tail; below
- *   `behaviourWeakChance` the k are one buyer (weak), below `behaviourStrongChance` strongly. The model
- *   scales with the group: a busy exchange hour that paid 500 payers is expected to hold many buyers of a
- *   popular API, a burst of twelve withdrawals that all pay one merchant's tiny charges is not.
+ *   The chance that k or more of n independent payers share it is the binomial tail; at most
+ *   `behaviourWeakChance` the k are one buyer, strongly at most `behaviourStrongChance`, and the link's
+ *   weight in the price test goes from 0 at the weak cut to 1 at the strong one in proportion to the
+ *   chance's logarithm, so that a farm spread a little wider is a little less surely one buyer, not many.
+ *   The model scales with the group: a busy exchange hour that paid 500 payers is expected to hold many
+ *   buyers of a popular API, a burst of twelve withdrawals that all pay one merchant's tiny charges is not.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { THRESHOLDS } from "../screens/thresholds.ts";
@@ -27,46 +35,34 @@ import type { ClusterLinks } from "./cluster-links.ts";
 const SPANS = [
   { span: "hour", seconds: 3_600 },
   { span: "day", seconds: 86_400 },
+  { span: "4 days", seconds: 4 * 86_400 },
 ];
 
-/** Adds the behaviour links; returns how many joined strong clusters. */
-export async function behaviourLinks(analytics: Analytics, links: ClusterLinks): Promise<number> {
-  const t = THRESHOLDS;
-  const hubSpans = SPANS.map(
-    (
-      s,
-    ) => `SELECT i.wallet, i.sender AS source, '${s.span}' AS span, epoch(i.first_time)::BIGINT // ${s.seconds} AS bucket
+/** The hub groups: each span in buckets from the epoch and in buckets shifted by half a span. */
+const HUB_GROUPS = SPANS.flatMap((s) =>
+  [0, s.seconds / 2].map(
+    (shift) => `SELECT i.wallet, i.sender AS source, '${s.span}+${shift}' AS span,
+        (epoch(i.first_time)::BIGINT + ${shift}) // ${s.seconds} AS bucket
       FROM rw_inflow i SEMI JOIN payers p ON p.payer = i.wallet
       WHERE i.sender IN (SELECT wallet FROM rw_cluster_hubs)`,
-  ).join(" UNION ALL ");
-  const min = t.behaviourMinWallets;
-  // Only amounts below the merchant's lowest listed price (any, where it lists none) can make or miss a
-  // price, or be tiny: merged or not, buyers at a listed price change no figure. Most payments are at one.
-  await analytics.run(
-    `CREATE OR REPLACE TEMP TABLE rw_behaviour_bands AS
-     WITH listed AS (SELECT pay_to, min(round(price_usd * 1e6)) AS price FROM listings WHERE price_usd > 0 GROUP BY pay_to)
-     SELECT DISTINCT g.payer, g.pay_to, floor(log2(g.amount))::INTEGER AS band
-     FROM rw_groups g LEFT JOIN listed l USING (pay_to)
-     WHERE g.amount > 0 AND (l.price IS NULL OR g.amount < l.price)`,
-  );
-  // Payers are counted by strong cluster, in the groups and outside them: a farm already joined by its
-  // funding is one payer, not many that make its band look common.
-  const payer = "coalesce(c.cluster, s.wallet)";
-  await analytics.run(
-    `CREATE OR REPLACE TEMP TABLE rw_behaviour AS
-     WITH payers AS (SELECT DISTINCT payer FROM rw_behaviour_bands),
-     src AS (
-       ${hubSpans}
-       UNION ALL
-       SELECT i.wallet, i.sender, 'ever', 0 FROM rw_inflow i SEMI JOIN payers p ON p.payer = i.wallet
-       WHERE i.sender NOT IN (SELECT wallet FROM rw_merchants) AND i.sender NOT IN (SELECT wallet FROM rw_cluster_hubs)
-     ), sized AS (
-       SELECT source, span, bucket, count(DISTINCT ${payer}) AS n
-       FROM src s LEFT JOIN rw_strong_clusters c ON c.wallet = s.wallet
-       GROUP BY ALL HAVING count(DISTINCT ${payer}) >= ${min}
-     )
-     SELECT s.*, z.n FROM src s JOIN sized z USING (source, span, bucket)`,
-  );
+  ),
+).join(" UNION ALL ");
+
+/** A behaviour link's weight from its chance: 0 at the weak cut, 1 at the strong one, by the logarithm. */
+export function chanceWeight(chance: number): number {
+  const t = THRESHOLDS;
+  if (chance <= t.behaviourStrongChance) return 1;
+  if (chance >= t.behaviourWeakChance) return 0;
+  return Math.log(t.behaviourWeakChance / chance) / Math.log(t.behaviourWeakChance / t.behaviourStrongChance);
+}
+
+/**
+ * Adds the behaviour links; returns how many joined strong clusters. Reads `rw_clusters` (every link so
+ * far), by which the 'ever' groups' senders are counted.
+ */
+export async function behaviourLinks(analytics: Analytics, links: ClusterLinks): Promise<number> {
+  const t = THRESHOLDS;
+  await behaviourGroups(analytics);
   const groups = await analytics.all<{
     source: string;
     span: string;
@@ -74,22 +70,27 @@ export async function behaviourLinks(analytics: Analytics, links: ClusterLinks):
     n: bigint;
     sig_n: bigint;
     wallets: string[];
+    elsewhere: number[];
   }>(
     `WITH candidates AS (
-       SELECT payer FROM rw_pair_totals SEMI JOIN rw_behaviour b ON b.wallet = payer
-       GROUP BY payer HAVING count(*) <= ${t.behaviourMaxMerchants}
+       -- What each payer spent at other merchants, as a share of what it spent (by amount).
+       SELECT payer, pay_to, 1 - (amount / sum(amount) OVER (PARTITION BY payer))::DOUBLE AS elsewhere
+       FROM rw_pair_totals SEMI JOIN rw_behaviour b ON b.wallet = payer
      ), hits AS (
        SELECT b.source, b.span, b.bucket, g.pay_to, g.band, any_value(b.n) AS n,
-         count(DISTINCT coalesce(c.cluster, b.wallet)) AS k, list(b.wallet ORDER BY b.wallet) AS wallets
+         count(DISTINCT coalesce(c.cluster, b.wallet)) AS k, list(b.wallet ORDER BY b.wallet) AS wallets,
+         list(d.elsewhere ORDER BY b.wallet) AS elsewhere
        FROM rw_behaviour b JOIN rw_behaviour_bands g ON g.payer = b.wallet
-         SEMI JOIN candidates d ON d.payer = b.wallet LEFT JOIN rw_strong_clusters c ON c.wallet = b.wallet
-       GROUP BY ALL HAVING count(DISTINCT coalesce(c.cluster, b.wallet)) >= ${min}
+         JOIN candidates d ON d.payer = b.wallet AND d.pay_to = g.pay_to
+         LEFT JOIN rw_strong_clusters c ON c.wallet = b.wallet
+       WHERE d.elsewhere <= ${t.behaviourMaxElsewhereShare}
+       GROUP BY ALL HAVING count(DISTINCT coalesce(c.cluster, b.wallet)) >= ${t.behaviourMinWallets}
      ), background AS (
        SELECT g.pay_to, g.band, count(DISTINCT coalesce(c.cluster, g.payer)) AS n
        FROM rw_behaviour_bands g LEFT JOIN rw_strong_clusters c ON c.wallet = g.payer
        WHERE g.pay_to IN (SELECT pay_to FROM hits) GROUP BY ALL
      )
-     SELECT h.source, h.span, h.k, h.n, g.n AS sig_n, h.wallets
+     SELECT h.source, h.span, h.k, h.n, g.n AS sig_n, h.wallets, h.elsewhere
      FROM hits h JOIN background g USING (pay_to, band)
      ORDER BY h.source, h.span, h.bucket, h.pay_to, h.band`,
   );
@@ -109,13 +110,55 @@ export async function behaviourLinks(analytics: Analytics, links: ClusterLinks):
     const p = (Number(g.sig_n) - k + 1) / Math.max(payers - n + 1, 1);
     const chance = binomialTail(n, k, Math.min(p, 1));
     if (chance > t.behaviourWeakChance) continue;
-    const [first, ...rest] = g.wallets;
-    for (const wallet of rest) {
-      const strong = chance <= t.behaviourStrongChance;
-      if (links.add({ wallet, to: first as string, rule: "behaviour", strong, measure: chance })) joined++;
+    const strong = chance <= t.behaviourStrongChance;
+    // Joined to the wallet that spent the most here: its own decoys weigh on no one else's link.
+    const order = g.wallets
+      .map((_, i) => i)
+      .sort((a, b) => (g.elsewhere[a] ?? 0) - (g.elsewhere[b] ?? 0) || a - b);
+    const first = g.wallets[order[0] as number] as string;
+    for (const i of order.slice(1)) {
+      const wallet = g.wallets[i] as string;
+      const weight = chanceWeight(chance) * (1 - (g.elsewhere[i] ?? 0));
+      if (links.add({ wallet, to: first, rule: "behaviour", strong, measure: chance, weight })) joined++;
     }
   }
   return joined;
+}
+
+/**
+ * `rw_behaviour_bands` (payer, pay_to, band): the payers' signatures; `rw_behaviour` (wallet, source, span,
+ * bucket, n): the groups of at least `behaviourMinWallets` payers (by strong cluster) each wallet is in.
+ */
+async function behaviourGroups(analytics: Analytics): Promise<void> {
+  const min = THRESHOLDS.behaviourMinWallets;
+  // Only amounts below the merchant's lowest listed price (any, where it lists none) can make or miss a
+  // price, or be tiny: merged or not, buyers at a listed price change no figure. Most payments are at one.
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_behaviour_bands AS
+     WITH listed AS (SELECT pay_to, min(round(price_usd * 1e6)) AS price FROM listings WHERE price_usd > 0 GROUP BY pay_to)
+     SELECT DISTINCT g.payer, g.pay_to, floor(log2(g.amount))::INTEGER AS band
+     FROM rw_groups g LEFT JOIN listed l USING (pay_to)
+     WHERE g.amount > 0 AND (l.price IS NULL OR g.amount < l.price)`,
+  );
+  // Payers are counted by strong cluster, in the groups and outside them: a farm already joined by its
+  // funding is one payer, not many that make its band look common.
+  const payer = "coalesce(c.cluster, s.wallet)";
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_behaviour AS
+     WITH payers AS (SELECT DISTINCT payer FROM rw_behaviour_bands),
+     src AS (
+       ${HUB_GROUPS}
+       UNION ALL
+       SELECT DISTINCT i.wallet, coalesce(a.cluster, i.sender), 'ever', 0
+       FROM rw_inflow i SEMI JOIN payers p ON p.payer = i.wallet LEFT JOIN rw_clusters a ON a.wallet = i.sender
+       WHERE i.sender NOT IN (SELECT wallet FROM rw_merchants) AND i.sender NOT IN (SELECT wallet FROM rw_cluster_hubs)
+     ), sized AS (
+       SELECT source, span, bucket, count(DISTINCT ${payer}) AS n
+       FROM src s LEFT JOIN rw_strong_clusters c ON c.wallet = s.wallet
+       GROUP BY ALL HAVING count(DISTINCT ${payer}) >= ${min}
+     )
+     SELECT s.*, z.n FROM src s JOIN sized z USING (source, span, bucket)`,
+  );
 }
 
 /** P[X >= k] for X ~ Binomial(n, p), summed in logs from k up until the terms stop mattering. */

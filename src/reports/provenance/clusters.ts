@@ -11,7 +11,8 @@
  *    behaviour made (a farm's wallets, one buyer, funding a second level).
  *
  * Leaves `rw_clusters` (wallet, cluster) from every link, `rw_strong_clusters` (wallet, cluster) from the
- * strong ones (the price test's), `rw_cluster_links` (wallet, linked, rule, strong, measure), `rw_cluster_hubs`
+ * strong ones, `rw_price_clusters` (wallet, cluster, share): each linked wallet's share of a buyer in the price
+ * test (`ClusterLinks.priceShares`), `rw_cluster_links` (wallet, linked, rule, strong, measure), `rw_cluster_hubs`
  * (wallet, rule) and `rw_prov_opaque` (wallet): the hubs the provenance screen does not follow. A wallet in
  * no link is in neither cluster table: it is its own cluster.
  */
@@ -45,6 +46,7 @@ export const CLUSTER_TABLES = [
   "rw_behaviour",
   "rw_clusters",
   "rw_cluster_links",
+  "rw_price_clusters",
   "rw_prov_opaque",
 ];
 
@@ -79,10 +81,18 @@ export async function clusters(analytics: Analytics, end: number): Promise<void>
   await inflowTotals(analytics);
   await fundingLinks(analytics, links);
   await firstFunderLinks(analytics, links);
+  await writeAll(analytics, links);
   if ((await behaviourLinks(analytics, links)) > 0) await fundingLinks(analytics, links);
   await writeStrong(analytics, links);
-  await analytics.run("CREATE OR REPLACE TEMP TABLE rw_clusters (wallet VARCHAR, cluster VARCHAR)");
-  await appendClusters(analytics, "rw_clusters", links.all.entries());
+  await writeAll(analytics, links);
+  await analytics.run(
+    "CREATE OR REPLACE TEMP TABLE rw_price_clusters (wallet VARCHAR, cluster VARCHAR, share DOUBLE)",
+  );
+  await analytics.append("rw_price_clusters", links.priceShares(), (a, [wallet, cluster, share]) => {
+    a.appendVarchar(wallet);
+    a.appendVarchar(cluster);
+    a.appendDouble(share);
+  });
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_cluster_links
        (wallet VARCHAR, linked VARCHAR, rule VARCHAR, strong BOOLEAN, measure DOUBLE)`,
@@ -95,4 +105,9 @@ export async function clusters(analytics: Analytics, end: number): Promise<void>
     a.appendDouble(l.measure);
   });
   await opaqueHubs(analytics, end);
+}
+
+async function writeAll(analytics: Analytics, links: ClusterLinks): Promise<void> {
+  await analytics.run("CREATE OR REPLACE TEMP TABLE rw_clusters (wallet VARCHAR, cluster VARCHAR)");
+  await appendClusters(analytics, "rw_clusters", links.all.entries());
 }

@@ -1,18 +1,23 @@
 /**
  * Links by funding, over `rw_inflow` (what each wallet received from each sender) and `rw_cluster_hubs`.
  *
- * **funding** (strong): a wallet is linked to the cluster that gave it at least half of what it received from
- * senders that are not hubs, when that is also at least `fundingMinShare` of everything it received. Senders
- * count by their cluster, so three wallets of one owner are one funder; and since a link only ever makes a
- * funder's cluster bigger, a link once made stays made: the rule is applied again with the clusters it made
- * until it makes no new link (a fixed point, reached in a few rounds: each round after the first reads only
- * the wallets that have two or more senders and no funder yet, the only ones a bigger cluster can change).
- * What a merchant sends a wallet that paid it in the window counts only beyond what the wallet paid it: a
- * refund is the customer's own money returning, not funding.
+ * **funding**: a wallet is linked to the cluster that gave it at least half of what it received from senders
+ * that are not hubs, with a weight of that cluster's share of everything it received (an exchange's
+ * included) over `fundingMinShare`, at most 1; strong from that share up. Below it the link still counts, in
+ * proportion, where the price test counts buyers, and joins the wallets wherever buyers are counted, down to
+ * `firstFunderMinShare` (no dust: a stranger's cent must not make a genuine customer anyone's): a farm whose
+ * owner gives each wallet a little less than a quarter is a little less surely one buyer, not suddenly many.
+ * Senders count by their (strong) cluster, so three wallets of one owner are one funder; and since a strong
+ * link only ever makes a funder's cluster bigger, a link once made stays made: the rule is applied again
+ * with the clusters it made until it makes no new strong link (a fixed point, reached in a few rounds: each
+ * round after the first reads only the wallets that have two or more senders and no funder yet, the only
+ * ones a bigger cluster can change). What a merchant sends a wallet that paid it in the window counts only
+ * beyond what the wallet paid it: a refund is the customer's own money returning, not funding.
  *
  * **first_funder** (weak): the sender of a wallet's first USDC, unless it is a hub, when it gave at least
- * `firstFunderMinShare` of everything the wallet received (no dust). A wallet first funded from an exchange
- * has none: a friend's later top-up is not its first funding.
+ * `firstFunderMinShare` of everything the wallet received (no dust), weighing half what a funding link of
+ * its share would. A wallet first funded from an exchange has none: a friend's later top-up is not its
+ * first funding.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { THRESHOLDS } from "../screens/thresholds.ts";
@@ -29,7 +34,10 @@ export async function inflowTotals(analytics: Analytics): Promise<void> {
   );
 }
 
-/** Adds the funding links to `links` until they make no new one, keeping `rw_strong_clusters` in step. */
+/** A funding link's weight in the price test: the funder's share over `fundingMinShare`, at most 1. */
+export const fundingWeight = (share: number) => Math.min(share / THRESHOLDS.fundingMinShare, 1);
+
+/** Adds the funding links to `links` until they make no new strong one, keeping `rw_strong_clusters` in step. */
 export async function fundingLinks(analytics: Analytics, links: ClusterLinks): Promise<void> {
   await writeStrong(analytics, links);
   for (let round = 0; ; round++) {
@@ -44,13 +52,15 @@ export async function fundingLinks(analytics: Analytics, links: ClusterLinks): P
        )
        SELECT s.wallet, s.via, (s.amount / t.total)::DOUBLE AS share
        FROM src s JOIN rw_inflow_totals t USING (wallet)
-       WHERE s.amount * 2 >= t.nonhub AND s.amount >= t.total * ${THRESHOLDS.fundingMinShare}
+       WHERE s.amount * 2 >= t.nonhub AND s.amount >= t.total * ${THRESHOLDS.firstFunderMinShare}
        ORDER BY s.wallet, s.via`,
     );
     let joined = 0;
     for (const f of found) {
-      const link = { wallet: f.wallet, to: f.via, rule: "funding", strong: true, measure: f.share } as const;
-      if (links.add(link)) joined++;
+      const strong = f.share >= THRESHOLDS.fundingMinShare;
+      const weight = fundingWeight(f.share);
+      if (links.add({ wallet: f.wallet, to: f.via, rule: "funding", strong, measure: f.share, weight }))
+        joined++;
     }
     if (joined === 0) return;
     await writeStrong(analytics, links);
@@ -76,7 +86,15 @@ export async function firstFunderLinks(analytics: Analytics, links: ClusterLinks
      ORDER BY f.wallet`,
   );
   for (const f of found) {
-    links.add({ wallet: f.wallet, to: f.funder, rule: "first_funder", strong: false, measure: f.share });
+    const weight = fundingWeight(f.share) / 2;
+    links.add({
+      wallet: f.wallet,
+      to: f.funder,
+      rule: "first_funder",
+      strong: false,
+      measure: f.share,
+      weight,
+    });
   }
 }
 

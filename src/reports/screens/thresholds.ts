@@ -17,22 +17,16 @@ export const THRESHOLDS = {
   tinyRepeatMinPayments: 10,
 
   /**
-   * A wallet that is not a merchant is a hub (an exchange, a bridge) when its senders are at least this many
-   * independent parties, counted by cluster and weighted by what each sent (the inverse Simpson index of
-   * their amounts; a sender the wallet itself paid is left out): many unrelated people's money, unlike a
-   * distributor fed by one party, however many tiny senders it adds. A wallet that paid out no more than one
-   * party gave it is that party's, hub by no rule of the data's. merchant_funded leaves a hub out only where
-   * following it could change nothing, or where the data cannot see its money (it paid out more than it was
-   * seen to receive); rings always do. Swept in test/reports/hub-sweeps.test.ts.
+   * A wallet that is not a merchant and received plain transfers from at least this many distinct clusters
+   * of wallets is a hub (an exchange, a bridge): fed by many independent wallets, unlike a distributor fed
+   * by one. merchant_funded leaves one out only where following it could change nothing; rings always do.
    */
   hubMinSenders: 50,
   /**
    * A wallet that is not a merchant and sent USDC to at least this many wallets is a hub when those wallets
    * behave independently: their x402 payments in the window go to at least `hubMinRecipientMerchants`
-   * merchants, none paid by more than `hubMaxRecipientShare` of them, and none sent money back to it (an
-   * exchange seen only by its withdrawals, as in an import of payments and their funding). Bought with cover
-   * wallets, the status only stops the wallet being a funder: merchant_funded still follows it wherever the
-   * data saw its money arrive (test/reports/hub-sweeps.test.ts).
+   * merchants, none paid by more than `hubMaxRecipientShare` of them (an exchange seen only
+   * by its withdrawals, as in an import of payments and their funding).
    */
   hubMinRecipients: 50,
   hubMinRecipientMerchants: 10,
@@ -40,19 +34,28 @@ export const THRESHOLDS = {
 
   /**
    * Clusters: a wallet's funder is the cluster that gave it at least half of what it received from wallets
-   * that are not hubs, and at least this share of everything it received (an exchange's included): a friend's
-   * small top-up beside an exchange withdrawal, or dust, makes no link.
+   * that are not hubs; the link weighs its share of everything it received (an exchange's included) over
+   * this, at most 1, and is strong from this share up: a farm owner's share a little below it makes a link a
+   * little less sure, not none (docs/screens.md, "Funding").
    */
   fundingMinShare: 0.25,
-  /** Clusters (weak link): a wallet's first funder that is not a hub, when it gave at least this share. */
+  /**
+   * Clusters: below this share a funder makes no link at all, and a wallet's first funder that is not a hub
+   * makes a weak one from it up: a stranger's dust must not make a customer anyone's. A farm owner that
+   * gives less is seen by the behaviour rule instead, whose groups count senders by cluster.
+   */
   firstFunderMinShare: 0.05,
   /** Clusters by behaviour: at least this many wallets of one group (funded from one source) behave alike... */
   behaviourMinWallets: 5,
-  /** ...sharing a merchant and a band of amounts, each paying at most this many merchants in the window... */
-  behaviourMaxMerchants: 4,
-  /** ...and the chance that independent payers would (the null model) is at most this: a weak link... */
+  /**
+   * ...sharing a merchant and a band of amounts, each having spent at most this share of its window's
+   * payments (by amount) at other merchants (the diversity guard: where its money goes, not how many
+   * merchants it touched; below it the link weighs in proportion to the share spent at the merchant)...
+   */
+  behaviourMaxElsewhereShare: 0.5,
+  /** ...and the chance that independent payers would (the null model) is at most this: a link weighing nothing... */
   behaviourWeakChance: 1e-6,
-  /** ...or at most this: a strong one, which the price test uses. */
+  /** ...up to this, where it weighs fully (in proportion to the chance's logarithm between): a strong link. */
   behaviourStrongChance: 1e-9,
   /**
    * ring: a wallet that is not a merchant and exchanged plain transfers with at least this many distinct
