@@ -85,7 +85,7 @@ export const COMMANDS: readonly Command[] = [
   {
     name: "export",
     args: "FILE.ndjson",
-    summary: "the analytics store's data as an import NDJSON file, to import into another store",
+    summary: "the analytics store's data as an import NDJSON file, for another store",
     notes:
       "Merchants, listings, hub labels, channels, payments, transfers, channel events, balances and checkpoints (docs/import.md): imported into a fresh store, the same reports. The file appears only once whole. One JSON line of counts when done. A serve or demo holds the store: stop it first.",
     flags: {
