@@ -174,6 +174,9 @@ describe("export, then import into a fresh store", () => {
     const copy = tempDir("x402m-export-copy-");
     const imported = await runMain(["import", file, "--data", copy]);
     expect(imported.code, imported.stderr).toBe(0);
+    // The imported store is whole by the store's own invariants (one time a block, one row a key).
+    const checked = await runMain(["check", "--data", copy, "--json"]);
+    expect(checked.code, checked.stdout).toBe(0);
 
     const [from, to] = [await published(indexed), await published(copy)];
     // The week is what it should be: both merchants, the shop paid by channel, the loop flagged.
