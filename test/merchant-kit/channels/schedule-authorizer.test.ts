@@ -28,7 +28,12 @@ const TOKEN = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as const;
 const NETWORK = "eip155:8453" as const;
 const own = privateKeyToAccount(generatePrivateKey());
 
-type Claimed = { claims: { voucher: { channel: Channel["channelConfig"] }; totalClaimed: string }[] };
+type Claimed = {
+  claims: {
+    voucher: { channel: Channel["channelConfig"]; maxClaimableAmount: string };
+    totalClaimed: string;
+  }[];
+};
 
 /** Records each claim's channels and signature, and says done. */
 function recordingFacilitator() {
@@ -123,7 +128,7 @@ describe("the claim schedule of a merchant with its own authorizer", () => {
       message: {
         claims: (signed?.payload.claims ?? []).map((c) => ({
           channelId: computeChannelId(c.voucher.channel, NETWORK),
-          maxClaimableAmount: BigInt((c.voucher as { maxClaimableAmount: string }).maxClaimableAmount),
+          maxClaimableAmount: BigInt(c.voucher.maxClaimableAmount),
           totalClaimed: BigInt(c.totalClaimed),
         })),
       },
