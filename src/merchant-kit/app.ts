@@ -267,8 +267,9 @@ interface HostDocuments {
 }
 
 function hostDocuments(options: MerchantAppOptions): (front: PaymentFront) => HostDocuments {
-  // Built when first asked for: a host with channels has two fronts, and most hosts (and tests) only ever
-  // show one; each front's documents cost a host's start as much as its routes.
+  // Built when first asked for: a host has a front per set of ways it may offer (channels/fronts.ts), and
+  // most hosts (and tests) only ever show one; each front's documents cost a host's start as much as its
+  // routes.
   const built = new Map<PaymentFront, HostDocuments>();
   const build = (front: PaymentFront): HostDocuments => {
     const { merchant } = front;
