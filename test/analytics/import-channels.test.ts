@@ -48,7 +48,7 @@ const channel = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-function event(block: number, n: number, name: string, amount: bigint | number, over: object = {}) {
+function event(block: number, n: number, name: string, amount: bigint | number | string, over: object = {}) {
   return {
     type: "channel_event",
     chain: "base",
