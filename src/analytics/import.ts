@@ -40,8 +40,8 @@ export class ImportError extends AppError {
 export type ImportCounts = Record<RecordType, { read: number; added: number }>;
 
 /**
- * Imports an NDJSON file of payments, transfers, listings, merchants, checkpoints, balances and hub
- * labels, all or nothing.
+ * Imports an NDJSON file of payments, transfers, listings, merchants, checkpoints, balances, hub labels
+ * and batch-settlement channels (their events make their claims and moves: `import-channels.ts`), all or nothing.
  *
  * DuckDB parses the file (in parallel, far faster than JSON.parse); the rules in `import-rules.ts` are
  * checked in SQL; only a file with no bad line is kept, in one transaction. Payments and transfers are
