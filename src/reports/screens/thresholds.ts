@@ -17,16 +17,22 @@ export const THRESHOLDS = {
   tinyRepeatMinPayments: 10,
 
   /**
-   * A wallet that is not a merchant and received plain transfers from at least this many distinct clusters
-   * of wallets is a hub (an exchange, a bridge): fed by many independent wallets, unlike a distributor fed
-   * by one. merchant_funded leaves one out only where following it could change nothing; rings always do.
+   * A wallet that is not a merchant is a hub (an exchange, a bridge) when its senders are at least this many
+   * independent parties, counted by cluster and weighted by what each sent (whole from a this-many-th of what
+   * the largest party sent, in proportion below; a sender the wallet itself paid is left out): many unrelated
+   * people's money, unlike a distributor fed by one party, however many tiny senders it adds. A wallet that
+   * paid out no more than one party gave it is that party's, hub by no rule of the data's. merchant_funded
+   * leaves such a hub out unless the data holds a balance of it that money out of sight does not cover;
+   * rings always do. Swept in test/reports/hub-sweeps.test.ts.
    */
   hubMinSenders: 50,
   /**
    * A wallet that is not a merchant and sent USDC to at least this many wallets is a hub when those wallets
    * behave independently: their x402 payments in the window go to at least `hubMinRecipientMerchants`
-   * merchants, none paid by more than `hubMaxRecipientShare` of them (an exchange seen only
-   * by its withdrawals, as in an import of payments and their funding).
+   * merchants, none paid by more than `hubMaxRecipientShare` of them, and none sent money back to it (an
+   * exchange seen only by its withdrawals, as in an import of payments and their funding). Bought with cover
+   * wallets, the status only stops the wallet being a funder: merchant_funded still follows it wherever the
+   * data saw its money arrive (test/reports/hub-sweeps.test.ts).
    */
   hubMinRecipients: 50,
   hubMinRecipientMerchants: 10,
