@@ -81,8 +81,8 @@ export async function hubsBeforeClusters(analytics: Analytics): Promise<void> {
  * unequal); a hundred senders of a cent beside one party's $300 are a sixth of one; fifty wallets funded
  * from one source are one cluster. A sender the wallet itself paid (before or after) is left out: money
  * going round is not a depositor's. So a gamer buys the status only with 50 independent parties sending,
- * together, at least what its largest party (the merchant) sent; and even then `merchant_funded` follows
- * the wallet wherever the data saw its money arrive (`opaqueHubs`).
+ * together, about what its largest party (the merchant) sent; `merchant_funded` then follows the wallet
+ * only where the data holds its balance (`opaqueHubs`; docs/screens.md names this known limit).
  *
  * A wallet that paid out (by transfer and in x402) no more than one party gave it is that party's wallet:
  * no hub by any data rule, so it funds for that party and is followed like any wallet.
