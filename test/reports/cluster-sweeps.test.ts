@@ -80,8 +80,8 @@ function baseWeek(friendShare: number, onRamp: readonly number[]): Week {
   });
   const hour = wallets("sweep-onramp", onRamp.length);
   const own = wallets("sweep-own-funded", 20);
-  const meteredPays = [...hour, ...own].flatMap((w, k) =>
-    payers(metered, [w], 5 + next(20), () => 200 + next(8_000)).map((p) => ({ ...p, block: p.block + k })),
+  const meteredPays = [...hour, ...own].flatMap((w) =>
+    payers(metered, [w], 5 + next(20), () => 200 + next(8_000)),
   );
   records.push(
     ...hour.map((w, i) => transfer(cex.wallet, w, 5_000_000, onRamp[i] as number)),
