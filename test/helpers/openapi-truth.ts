@@ -306,8 +306,9 @@ export const KIT_RECIPES: Record<number, { why: string; make: Recipe }> = {
   402: { why: "no payment", make: async (hosts, _op, ok) => send(hosts.url, ok.call(hosts)) },
   409: {
     why: "one payment sent three times at once, its first run held",
-    make: async (hosts, _op, ok) => {
-      const wallet = ok.ownWallet ? hosts.freshWallet() : hosts.shared;
+    make: async (hosts, op, ok) => {
+      // The copy that runs is held to its 504: on a guarded route, work left unpaid, counted against its payer.
+      const wallet = walletFor(hosts, ok, unpaidWork(hosts, op, 504));
       const call = await ready(hosts, ok, wallet);
       const unpaid = await send(hosts.heldUrl, call);
       const required = decodePaymentRequiredHeader(unpaid.headers.get("PAYMENT-REQUIRED") ?? "");

@@ -2,7 +2,8 @@
  * Seconds of synchronous JavaScript off the event loop (tracing an image, auditing a page with axe-core on
  * jsdom). On the server's thread such a job would stall every other request, and a caller's time budget could
  * not stop it. Here one worker thread runs one job at a time (the others wait their turn); a job whose signal
- * aborts while it runs has its worker terminated, and the next job starts a fresh one. A worker idle for
+ * aborts while it runs, or that passes its wall-clock deadline or its thread's CPU time (`RunOptions`), has
+ * its worker terminated, and the next job starts a fresh one. A worker idle for
  * `idleMs` is stopped too: what its job loaded (jsdom and axe-core hold about 130 MB) is the host's memory
  * only while such jobs come, and the next job pays a fresh start (about 2.5 s of CPU for the audit's).
  *
@@ -13,12 +14,18 @@
  * const thread = new JobThread<TraceJob, Drawing>(new URL("./trace-worker.ts", import.meta.url));
  * const drawing = await thread.run(job, ctx.signal);
  */
+import { readFileSync, readlinkSync } from "node:fs";
 import { parentPort, type ResourceLimits, Worker } from "node:worker_threads";
 
 const BOOT = new URL("./worker-boot.mjs", import.meta.url);
 
 /** The code of a job whose worker was stopped at its deadline (`run`'s `deadlineMs`). */
 export const JOB_DEADLINE = "ERR_JOB_DEADLINE";
+/** The code of a job whose worker was stopped once it had used its CPU time (`run`'s `cpuMs`). */
+export const JOB_CPU = "ERR_JOB_CPU";
+
+/** How often a job's CPU time is read while it runs. */
+const CPU_POLL_MS = 50;
 
 /** A job the worker failed: its error's message and, when it had one, its code. */
 export class JobFailedError extends Error {
@@ -42,7 +49,7 @@ export interface JobThreadOptions {
 export const DEFAULT_IDLE_MS = 120_000;
 
 type Reply<Result> =
-  | { id: number; started: true }
+  | { id: number; started: true; task?: string }
   | { id: number; result: Result }
   | { id: number; error: { message: string; code?: string } };
 
@@ -52,8 +59,9 @@ interface Pending<Job, Result> {
   resolve(result: Result): void;
   reject(error: unknown): void;
   signal?: AbortSignal;
-  deadlineMs?: number;
+  options: RunOptions;
   deadline?: NodeJS.Timeout;
+  cpuWatch?: NodeJS.Timeout;
 }
 
 export interface RunOptions {
@@ -63,6 +71,13 @@ export interface RunOptions {
    * job rejects with a `JobFailedError` of code `JOB_DEADLINE`.
    */
   deadlineMs?: number;
+  /**
+   * CPU time the worker's thread may use on the job (Linux: read from `/proc/<pid>/task/<tid>/stat` every
+   * 50 ms, so a job on a busy host is not stopped for the time other threads took). Past it the worker is
+   * terminated and the job rejects with code `JOB_CPU`. Where a thread's CPU time cannot be read, only
+   * `deadlineMs` holds.
+   */
+  cpuMs?: number;
 }
 
 export class JobThread<Job, Result> {
@@ -88,7 +103,7 @@ export class JobThread<Job, Result> {
         resolve,
         reject,
         signal,
-        deadlineMs: options.deadlineMs,
+        options,
       };
       signal?.addEventListener("abort", () => this.abort(pending), { once: true });
       this.queue.push(pending);
@@ -101,7 +116,7 @@ export class JobThread<Job, Result> {
     clearTimeout(this.idleTimer);
     const error = new Error("the worker thread is closed");
     for (const p of this.queue.splice(0)) p.reject(error);
-    clearTimeout(this.running?.deadline);
+    if (this.running) stopWatching(this.running);
     this.running?.reject(error);
     this.running = undefined;
     const worker = this.worker;
@@ -138,10 +153,10 @@ export class JobThread<Job, Result> {
       const running = this.running;
       if (!running || running.id !== reply.id) return;
       if ("started" in reply) {
-        this.startDeadline(running);
+        this.startDeadline(running, reply.task);
         return;
       }
-      clearTimeout(running.deadline);
+      stopWatching(running);
       this.running = undefined;
       if ("error" in reply) running.reject(new JobFailedError(reply.error.message, reply.error.code));
       else running.resolve(reply.result);
@@ -153,21 +168,33 @@ export class JobThread<Job, Result> {
     return worker;
   }
 
-  private startDeadline(pending: Pending<Job, Result>): void {
-    const ms = pending.deadlineMs;
-    if (ms === undefined) return;
-    pending.deadline = setTimeout(() => {
-      if (this.running !== pending) return;
-      this.stopRunning(new JobFailedError(`the job ran past its deadline of ${ms} ms`, JOB_DEADLINE));
-    }, ms);
-    pending.deadline.unref();
+  /** Starts the job's clocks; `task`: its thread's `/proc` directory, when the worker could name it. */
+  private startDeadline(pending: Pending<Job, Result>, task: string | undefined): void {
+    const { deadlineMs, cpuMs } = pending.options;
+    if (deadlineMs !== undefined) {
+      pending.deadline = setTimeout(() => {
+        if (this.running !== pending) return;
+        this.stopRunning(
+          new JobFailedError(`the job ran past its deadline of ${deadlineMs} ms`, JOB_DEADLINE),
+        );
+      }, deadlineMs);
+      pending.deadline.unref();
+    }
+    const start = task === undefined ? undefined : threadCpuMs(task);
+    if (cpuMs === undefined || task === undefined || start === undefined) return;
+    pending.cpuWatch = setInterval(() => {
+      const used = (threadCpuMs(task) ?? start) - start;
+      if (this.running !== pending || used < cpuMs) return;
+      this.stopRunning(new JobFailedError(`the job used more than its ${cpuMs} ms of CPU`, JOB_CPU));
+    }, CPU_POLL_MS);
+    pending.cpuWatch.unref();
   }
 
   /** Stops the worker with its job (rejected with `error`); the queue goes on in a fresh one. */
   private stopRunning(error: unknown): void {
     const running = this.running;
     if (!running) return;
-    clearTimeout(running.deadline);
+    stopWatching(running);
     this.running = undefined;
     running.reject(error);
     const worker = this.worker;
@@ -195,7 +222,7 @@ export class JobThread<Job, Result> {
     this.worker = undefined;
     const running = this.running;
     this.running = undefined;
-    clearTimeout(running?.deadline);
+    if (running) stopWatching(running);
     running?.reject(error);
     this.pump();
   }
@@ -218,7 +245,7 @@ export function serveJobs<Job, Result>(run: (job: Job) => Result | Promise<Resul
   if (!port) throw new Error("serveJobs runs in a worker thread");
   port.on("message", async ({ id, job }: { id: number; job: Job }) => {
     // The thread's deadline counts from here: a fresh worker's start is not the job's.
-    port.postMessage({ id, started: true } satisfies Reply<Result>);
+    port.postMessage({ id, started: true, task: ownTask() } satisfies Reply<Result>);
     try {
       port.postMessage({ id, result: await run(job) } satisfies Reply<Result>);
     } catch (error) {
@@ -232,4 +259,35 @@ export function serveJobs<Job, Result>(run: (job: Job) => Result | Promise<Resul
       } satisfies Reply<Result>);
     }
   });
+}
+
+function stopWatching(pending: { deadline?: NodeJS.Timeout; cpuWatch?: NodeJS.Timeout }): void {
+  clearTimeout(pending.deadline);
+  clearInterval(pending.cpuWatch);
+}
+
+/** This thread's `/proc` directory (`/proc/<pid>/task/<tid>`), where Linux has one. */
+function ownTask(): string | undefined {
+  try {
+    // The link reads "<pid>/task/<tid>", relative to /proc.
+    return `/proc/${readlinkSync("/proc/thread-self")}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU time a thread has used, in ms: user and system time, fields 14 and 15 of its `stat`, in the clock
+ * ticks of Linux's user ABI (USER_HZ, 100 a second on every architecture Node runs on). Undefined once the
+ * thread is gone or where there is no `/proc`.
+ */
+function threadCpuMs(task: string): number | undefined {
+  try {
+    const stat = readFileSync(`${task}/stat`, "utf8");
+    // The command name (field 2) may hold spaces and parentheses: count fields after its last ")".
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
 }

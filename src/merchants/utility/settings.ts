@@ -32,11 +32,12 @@ const UtilitySchema = z.object({
   }),
   /**
    * What a page endpoint's call (scrape, summarize, seo/metadata, seo/alt-check) may spend reading its page
-   * in a worker, per $0.001 of its price: wall-clock milliseconds (the worker is terminated past them) and
-   * MB of heap (the worker's cap). Past either the call is refused, 422 `too_complex`, not charged.
+   * in a worker, per $0.001 of its price: milliseconds of the worker's CPU (and five times that of wall
+   * clock; the worker is terminated past either) and MB of heap (the worker's cap). Past any of them the call
+   * is refused, 422 `too_complex`, not charged.
    */
   pageBudget: z.object({
-    deadlineMs: z.coerce.number().int().min(100).max(600_000),
+    cpuMs: z.coerce.number().int().min(100).max(600_000),
     heapMb: z.coerce.number().int().min(64).max(16_384),
   }),
   /** Upstreams of the provider-backed utility endpoints; null = not configured (the endpoint answers 503). */
@@ -90,7 +91,7 @@ export const utilitySection: Section<typeof UtilitySchema> = {
     dnsServers: commaList(env.X402M_DNS_SERVERS),
     fetchAllow: commaList(env.X402M_FETCH_ALLOW),
     pageBudget: {
-      deadlineMs: env.X402M_PAGE_DEADLINE_MS ?? DEFAULT_PAGE_BUDGET.deadlineMs,
+      cpuMs: env.X402M_PAGE_CPU_MS ?? DEFAULT_PAGE_BUDGET.cpuMs,
       heapMb: env.X402M_PAGE_HEAP_MB ?? DEFAULT_PAGE_BUDGET.heapMb,
     },
     providers: {
@@ -130,7 +131,7 @@ export const utilitySection: Section<typeof UtilitySchema> = {
   settingOf: ([head, provider, field]) => {
     if (head === "dnsServers") return "X402M_DNS_SERVERS";
     if (head === "fetchAllow") return "X402M_FETCH_ALLOW";
-    if (head === "pageBudget") return provider === "heapMb" ? "X402M_PAGE_HEAP_MB" : "X402M_PAGE_DEADLINE_MS";
+    if (head === "pageBudget") return provider === "heapMb" ? "X402M_PAGE_HEAP_MB" : "X402M_PAGE_CPU_MS";
     if (provider === "language")
       return `X402M_LLM_${field === "timeoutMs" ? "TIMEOUT_MS" : (field ?? "URL").toUpperCase()}`;
     if (provider === "search") return `X402M_SEARCH_${(field ?? "backend").toUpperCase()}`;

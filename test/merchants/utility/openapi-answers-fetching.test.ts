@@ -11,7 +11,9 @@ import { startUtilityTruth, UTILITY_GROUPS, type UtilityTruth } from "./openapi-
 let truth: UtilityTruth;
 
 beforeAll(async () => {
-  truth = await startUtilityTruth(2, UTILITY_GROUPS.fetching);
+  // A wallet for each guarded route's unpaid 5xx cases (the page routes are `compute`, as vectorize is
+  // `upstream`), so the shared one is never refused for them.
+  truth = await startUtilityTruth(16, UTILITY_GROUPS.fetching);
   // The geolocation data (IPv4 and IPv6 apart) takes seconds to load on a busy machine: loaded here,
   // outside /api/geo's 5 s budget.
   await Promise.all([locateIp("8.8.8.8"), locateIp("2001:4860:4860::8888")]);

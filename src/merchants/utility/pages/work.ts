@@ -1,16 +1,20 @@
 /**
  * The bounded work of the page endpoints (alt-check, scrape, summarize, seo/metadata): the page is fetched
  * on the request loop (I/O), then parsed and read in a worker thread, one per endpoint, one page at a time,
- * under a wall-clock deadline (the worker is terminated at it) and a heap cap (the worker's
- * `resourceLimits`). A hostile page of 3 MB parsed on the request loop took minutes of CPU, during which
+ * under a CPU budget and a wall-clock deadline (the worker is terminated at either) and a heap cap (the
+ * worker's `resourceLimits`). A hostile page of 3 MB parsed on the request loop took minutes of CPU, during which
  * every host of the process, `/healthz` included, stood still (issue 69); here it costs at most its budget,
  * is refused past it (422 `too_complex`, naming the limit, never charged), and the loop keeps answering.
  *
- * The budget scales with the price: `deadlineMs` and `heapMb` per $0.001 (settings, `X402M_PAGE_DEADLINE_MS`
- * and `X402M_PAGE_HEAP_MB`), so `/api/summarize` at $0.002 gets twice the time and memory of `/api/scrape`.
+ * The budget scales with the price: `cpuMs` and `heapMb` per $0.001 (settings, `X402M_PAGE_CPU_MS` and
+ * `X402M_PAGE_HEAP_MB`), so `/api/summarize` at $0.002 gets twice the CPU and memory of `/api/scrape`. CPU,
+ * not wall-clock time, because on a busy host a thread gets a fraction of a core (a fifth, on the 2 cores
+ * this was measured on): a wall-clock deadline refused ordinary pages there. The wall-clock deadline, five
+ * times the thread's CPU, ends a job whose thread is starved, and is the only limit where a thread's CPU
+ * time cannot be read (outside Linux).
  */
 import { AppError } from "../../../common/errors.ts";
-import { JOB_DEADLINE, JobFailedError, JobThread } from "../job-thread.ts";
+import { JOB_CPU, JOB_DEADLINE, JobFailedError, JobThread } from "../job-thread.ts";
 import { DEFAULT_PAGE_BUDGET, type PageBudget } from "./budget.ts";
 import { type FetchedPage, PAGE_ERRORS, PageError } from "./page.ts";
 
@@ -35,7 +39,17 @@ export const WORK_ERRORS = {
  * How long an idle page worker lives: short, since its heap (jsdom, and what the last page left) is the
  * host's memory only while pages come; a fresh start costs about 1 s of CPU, off the loop.
  */
-const IDLE_MS = 10_000;
+export const PAGE_IDLE_MS = 10_000;
+
+/**
+ * The share of a call's CPU budget its reading's thread may use. V8's collector runs on threads the whole
+ * process shares, which no per-thread clock attributes to the worker, and on a large page it spent about as
+ * much again: a summarize stopped at 4 s of its thread's CPU cost the process 8.7 (3 MB page, 2 cores).
+ */
+const THREAD_SHARE = 0.5;
+
+/** Wall-clock time a job may take per unit of its thread's CPU: a thread given a fifth of a core still ends. */
+const WALL_PER_CPU = 5;
 
 /** A worker's young generation, in MB: three 4 MB semi-spaces' worth. */
 const YOUNG_MB = 12;
@@ -45,16 +59,22 @@ const PAGE_CODES = new Set(["no_text", "too_complex", "page_status", "not_html"]
 
 /** A page endpoint's worker and its limits, for a price in dollars ("0.002"). */
 export class PageWorker {
+  /** The call's CPU budget, all threads of the process together. */
+  readonly cpuMs: number;
+  /** What of it the reading's own thread may use (`THREAD_SHARE`). */
+  readonly threadCpuMs: number;
   readonly deadlineMs: number;
   readonly heapMb: number;
   private readonly thread: JobThread<PageJob, unknown>;
 
   constructor(price: string, budget: PageBudget = DEFAULT_PAGE_BUDGET) {
     const scale = Number(price) / 0.001;
-    this.deadlineMs = Math.round(budget.deadlineMs * scale);
+    this.cpuMs = Math.round(budget.cpuMs * scale);
+    this.threadCpuMs = Math.round(this.cpuMs * THREAD_SHARE);
+    this.deadlineMs = this.threadCpuMs * WALL_PER_CPU;
     this.heapMb = Math.round(budget.heapMb * scale);
     this.thread = new JobThread(new URL("./page-worker.ts", import.meta.url), {
-      idleMs: IDLE_MS,
+      idleMs: PAGE_IDLE_MS,
       // The young generation as `serve` caps the main thread's (bin/x402-merchants): V8 would give each
       // worker 32 MB semi-spaces, memory the cap does not count and the host does not get back at once.
       resourceLimits: { maxOldGenerationSizeMb: this.heapMb, maxYoungGenerationSizeMb: YOUNG_MB },
@@ -67,7 +87,8 @@ export class PageWorker {
    */
   async run<Result>(task: PageTask, page: FetchedPage, signal: AbortSignal): Promise<Result> {
     try {
-      return (await this.thread.run({ ...task, page }, signal, { deadlineMs: this.deadlineMs })) as Result;
+      const limits = { cpuMs: this.threadCpuMs, deadlineMs: this.deadlineMs };
+      return (await this.thread.run({ ...task, page }, signal, limits)) as Result;
     } catch (error) {
       throw this.refusal(error);
     }
@@ -84,9 +105,15 @@ export class PageWorker {
 
   private refusal(error: unknown): unknown {
     const code = (error as { code?: unknown }).code;
+    if (code === JOB_CPU) {
+      return new PageError(
+        `reading the page needs more than this endpoint's CPU budget of ${this.cpuMs} ms (X402M_PAGE_CPU_MS per $0.001; ${this.threadCpuMs} ms in the reading's thread, the rest is the garbage collector's); the call is not charged`,
+        "too_complex",
+      );
+    }
     if (code === JOB_DEADLINE) {
       return new PageError(
-        `reading the page took longer than this endpoint's deadline of ${this.deadlineMs} ms (X402M_PAGE_DEADLINE_MS per $0.001); the call is not charged`,
+        `reading the page took longer than this endpoint's deadline of ${this.deadlineMs} ms (${WALL_PER_CPU} times the CPU of its thread); the call is not charged`,
         "too_complex",
       );
     }

@@ -3,12 +3,13 @@
  * under the 3 MB cap of ~20,000 blocks of text, images, links and inputs (an alt-check of it took more than
  * 753 s of CPU on the request loop, a scrape 118 s, and every host stopped answering), and 200,000 nested
  * `<div>`s. Polled meanwhile, `/healthz` must answer each time within a second; each call must end, served or
- * refused, within its deadline (the time it pays for) plus the payment's round trips; a refusal is not
+ * refused, within its wall-clock deadline (2.5 times the CPU it pays for) plus the payment's round trips; a
+ * refusal is not
  * charged, a served call is charged its price; and the process's memory comes back once the workers are gone.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_HTML_BYTES, pageEndpoints } from "../../../../src/merchants/utility/pages/index.ts";
-import { DEFAULT_PAGE_BUDGET } from "../../../../src/merchants/utility/pages/work.ts";
+import { DEFAULT_PAGE_BUDGET, PAGE_IDLE_MS } from "../../../../src/merchants/utility/pages/work.ts";
 import { PRICES } from "../../../../src/merchants/utility/prices.ts";
 import { type FixtureServer, html, startFixtureServer } from "../../../helpers/fixtures/index.ts";
 import { type PaidShop, startPaidShop } from "../../../helpers/paid.ts";
@@ -83,18 +84,10 @@ function pollHealth(url: string) {
 }
 
 const deadlineOf = (route: keyof typeof PRICES) =>
-  (DEFAULT_PAGE_BUDGET.deadlineMs * Number(PRICES[route])) / 0.001;
+  (2.5 * DEFAULT_PAGE_BUDGET.cpuMs * Number(PRICES[route])) / 0.001;
 
 describe("the page endpoints' worst cases", () => {
   it("keep /healthz answering, end within their deadlines, and charge only what they served", async () => {
-    const rssBefore = process.memoryUsage().rss;
-    const calls = [
-      ["/api/seo/alt-check", "wide", ""],
-      ["/api/scrape", "wide", ""],
-      ["/api/summarize", "wide", "&sentences=10"],
-      ["/api/scrape", "nested", ""],
-    ] as const;
-    const health = pollHealth(shop.url);
     const merchantBefore = await shop.balanceOf(shop.payTo);
     const call = async ([route, page, extra]: readonly [keyof typeof PRICES, string, string]) => {
       const started = performance.now();
@@ -112,7 +105,24 @@ describe("the page endpoints' worst cases", () => {
         settled: response.headers.get("PAYMENT-RESPONSE") !== null,
       };
     };
-    const outcomes = await Promise.all(calls.map(call));
+    // A host that has read pages before and whose workers have since gone idle and stopped: the memory
+    // measured is what the worst cases leave, not what a first page loads or a live worker holds.
+    const outcomes = await Promise.all(
+      (["/api/seo/alt-check", "/api/scrape", "/api/summarize"] as const).map((route) =>
+        call([route, "modest", ""]),
+      ),
+    );
+    expect(outcomes.map((o) => o.status)).toEqual([200, 200, 200]);
+    await new Promise((resolve) => setTimeout(resolve, PAGE_IDLE_MS + 1_000));
+    const rssBefore = process.memoryUsage().rss;
+    const calls = [
+      ["/api/seo/alt-check", "wide", ""],
+      ["/api/scrape", "wide", ""],
+      ["/api/summarize", "wide", "&sentences=10"],
+      ["/api/scrape", "nested", ""],
+    ] as const;
+    const health = pollHealth(shop.url);
+    outcomes.push(...(await Promise.all(calls.map(call))));
     // After the burst, not beside it: one worker per endpoint takes one page at a time, and this one would
     // wait for the wide alt-check's deadline and its worker's restart, which its own bound does not count.
     outcomes.push(await call(["/api/seo/alt-check", "modest", ""]));
@@ -128,9 +138,16 @@ describe("the page endpoints' worst cases", () => {
         expect(o.settled).toBe(true);
         charged += BigInt(Math.round(Number(PRICES[o.route]) * 1e6));
       } else {
-        // Refused for its page, naming the limit it hit, and not settled.
-        expect([o.status, o.code]).toEqual([422, "too_complex"]);
-        expect(o.message).toMatch(/deadline of \d+ ms|memory cap of \d+ MB|depth of \d+/);
+        // Refused for its page, naming the limit it hit, and not settled; or past the route's own budget
+        // (20 s, fetch and queue included), which a starved host can reach before a worker's deadline.
+        expect([
+          [422, "too_complex"],
+          [504, "timeout"],
+        ]).toContainEqual([o.status, o.code]);
+        if (o.status === 422)
+          expect(o.message).toMatch(
+            /CPU budget of \d+ ms|deadline of \d+ ms|memory cap of \d+ MB|depth of \d+/,
+          );
         expect(o.settled).toBe(false);
       }
     }
@@ -141,7 +158,7 @@ describe("the page endpoints' worst cases", () => {
     expect(await shop.balanceOf(shop.payTo)).toBe(merchantBefore + charged);
 
     // The workers go once idle (10 s) or at once when stopped at a deadline; what they held goes with them.
-    const until = Date.now() + 30_000;
+    const until = Date.now() + PAGE_IDLE_MS + 20_000;
     let rss = process.memoryUsage().rss;
     while (rss - rssBefore > 100 * 1024 * 1024 && Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -149,5 +166,5 @@ describe("the page endpoints' worst cases", () => {
     }
     console.log("rss before", Math.round(rssBefore / 1e6), "MB, after", Math.round(rss / 1e6), "MB");
     expect(rss - rssBefore).toBeLessThan(100 * 1024 * 1024);
-  }, 90_000);
+  }, 120_000);
 });
