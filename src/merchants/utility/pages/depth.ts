@@ -5,15 +5,18 @@
  * before, issue 69), and so is htmlparser2's open-element stack.
  *
  * An estimate on the safe side for real pages: elements whose end tag HTML lets a page omit (`p`, `li`,
- * `td`...), void elements, `<x/>` and `a` are not counted, so a page that leaves them open is not taken for
- * deep; an unclosed `<div>` counts until its parent's end tag closes it, as parsers do. Comments and the text
+ * `td`...), void elements, `<x/>`, and `a` and the formatting elements (`b`, `font`...: a parser closes and
+ * reopens those at each paragraph, at most three alike) are not counted, so a page that leaves them open is
+ * not taken for deep; an unclosed `<div>` counts until its parent's end tag closes it, as parsers do. The
+ * tree jsdom builds is measured again after the parse (`page-worker.ts`). Comments and the text
  * of `script`, `style`, `textarea`, `title` and their kin are skipped.
  */
 
 const NOT_COUNTED = new Set(
   (
     "area base br col embed hr img input link meta source track wbr param keygen " +
-    "p li dt dd option optgroup tr td th thead tbody tfoot colgroup caption rb rt rp rtc html head body a"
+    "p li dt dd option optgroup tr td th thead tbody tfoot colgroup caption rb rt rp rtc html head body a " +
+    "b big code em font i nobr s small strike strong tt u"
   ).split(" "),
 );
 
