@@ -14,17 +14,27 @@ export class AppError extends Error {
    * the caller gets this, the log gets the message.
    */
   readonly publicMessage: string | undefined;
+  /**
+   * A refusal that came after the work it refuses had run (a page that used up its budget): not charged,
+   * but a guarded call's payer is counted for it as for a failure (payments/paid-handler.ts).
+   */
+  readonly afterWork: boolean;
 
   constructor(
     readonly status: ContentfulStatusCode,
     readonly code: string,
     message: string,
-    options?: ErrorOptions & { headers?: Record<string, string>; publicMessage?: string },
+    options?: ErrorOptions & {
+      headers?: Record<string, string>;
+      publicMessage?: string;
+      afterWork?: boolean;
+    },
   ) {
     super(message, options);
     this.name = new.target.name;
     this.headers = options?.headers ?? {};
     this.publicMessage = options?.publicMessage;
+    this.afterWork = options?.afterWork ?? false;
   }
 }
 

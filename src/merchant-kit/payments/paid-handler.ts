@@ -220,13 +220,16 @@ const STREAM_HANDED_OFF = 500;
 /**
  * How a guarded call whose handler threw counts against its payer: `abandoned` when the caller left,
  * `failed` when what it depends on failed or timed out (an `UpstreamError`: an upstream's or an engine's
- * error, the call's time budget) or it crashed (anything but an `AppError`), in both cases after work the
- * merchant may have paid for; none for a refusal (any other `AppError`, whatever its status: bad input, a
- * provider not configured), which the handler decides before its work.
+ * error, the call's time budget), it crashed (anything but an `AppError`) or it was refused after its work
+ * (`afterWork`: a page past its CPU budget), in each case after work the merchant may have paid for; none for
+ * a refusal (any other `AppError`, whatever its status: bad input, a provider not configured), which the
+ * handler decides before its work.
  */
 function unpaidOutcome(caller: AbortSignal, failure: unknown): PaidRun["unpaid"] {
   if (caller.aborted) return "abandoned";
-  return failure instanceof UpstreamError || !(failure instanceof AppError) ? "failed" : undefined;
+  if (failure instanceof AppError)
+    return failure instanceof UpstreamError || failure.afterWork ? "failed" : undefined;
+  return "failed";
 }
 
 /**

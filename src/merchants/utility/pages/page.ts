@@ -29,8 +29,12 @@ export const PageUrl = z
  * so a 422, never charged.
  */
 export class PageError extends AppError {
-  constructor(message: string, code: "page_status" | "not_html" | "too_complex") {
-    super(422, code, message);
+  constructor(
+    message: string,
+    code: "page_status" | "not_html" | "too_complex",
+    options?: { afterWork?: boolean },
+  ) {
+    super(422, code, message, options);
   }
 }
 

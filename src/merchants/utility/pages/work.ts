@@ -54,6 +54,9 @@ const WALL_PER_CPU = 5;
 /** A worker's young generation, in MB: three 4 MB semi-spaces' worth. */
 const YOUNG_MB = 12;
 
+/** Budget refusals come once the work has run: the payer is counted for them as for a failure. */
+const AFTER_WORK = { afterWork: true };
+
 /** Codes the engines refuse a page with, raised in the worker and answered as the same 422 here. */
 const PAGE_CODES = new Set(["no_text", "too_complex", "page_status", "not_html"]);
 
@@ -109,18 +112,21 @@ export class PageWorker {
       return new PageError(
         `reading the page needs more than this endpoint's CPU budget of ${this.cpuMs} ms (X402M_PAGE_CPU_MS per $0.001; ${this.threadCpuMs} ms in the reading's thread, the rest is the garbage collector's); the call is not charged`,
         "too_complex",
+        AFTER_WORK,
       );
     }
     if (code === JOB_DEADLINE) {
       return new PageError(
         `reading the page took longer than this endpoint's deadline of ${this.deadlineMs} ms (${WALL_PER_CPU} times the CPU of its thread); the call is not charged`,
         "too_complex",
+        AFTER_WORK,
       );
     }
     if (code === "ERR_WORKER_OUT_OF_MEMORY") {
       return new PageError(
         `reading the page needs more than this endpoint's memory cap of ${this.heapMb} MB (X402M_PAGE_HEAP_MB per $0.001); the call is not charged`,
         "too_complex",
+        AFTER_WORK,
       );
     }
     if (error instanceof JobFailedError && typeof code === "string" && PAGE_CODES.has(code)) {

@@ -4,8 +4,8 @@
  * 753 s of CPU on the request loop, a scrape 118 s, and every host stopped answering), and 200,000 nested
  * `<div>`s. Polled meanwhile, `/healthz` must answer each time within a second; each call must end, served or
  * refused, within its wall-clock deadline (2.5 times the CPU it pays for) plus the payment's round trips; a
- * refusal is not
- * charged, a served call is charged its price; and the process's memory comes back once the workers are gone.
+ * refusal is not charged (but counted against its payer when it came after the work), a served call is
+ * charged its price; and the process's memory comes back once the workers are gone.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_HTML_BYTES, pageEndpoints } from "../../../../src/merchants/utility/pages/index.ts";
@@ -156,6 +156,18 @@ describe("the page endpoints' worst cases", () => {
     expect(nested?.message).toMatch(/depth of 256/);
     await shop.pending();
     expect(await shop.balanceOf(shop.payTo)).toBe(merchantBefore + charged);
+    // A refusal once its budget was spent is not charged but counts against its payer, as a failure does
+    // (429 too_many_unpaid_calls past five an hour); the depth refusal came before any parse.
+    const afterWork = outcomes.filter((o) => o.status !== 200 && !/depth of/.test(o.message ?? "")).length;
+    await expect
+      .poll(async () => {
+        const { rows } = await shop.db.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM merchant_payments WHERE payer = $1 AND state = 'failed'",
+          [shop.buyer().address.toLowerCase()],
+        );
+        return rows[0]?.n;
+      })
+      .toBe(afterWork);
 
     // The workers go once idle (10 s) or at once when stopped at a deadline; what they held goes with them.
     const until = Date.now() + PAGE_IDLE_MS + 20_000;
