@@ -3,7 +3,7 @@
  * process and growth of its resident memory. An endpoint's limits (the catalogue's numbers, stated in its
  * schema) are chosen so that its most expensive accepted input stays within its price's share, and
  * `npm run bench:worst-case` measures every paid endpoint's worst case against it. The page endpoints also
- * enforce theirs at run time (`X402M_PAGE_DEADLINE_MS`, `X402M_PAGE_HEAP_MB`).
+ * enforce theirs at run time (`X402M_PAGE_CPU_MS`, `X402M_PAGE_HEAP_MB`).
  */
 import { z } from "zod";
 import type { Section } from "../config/section.ts";

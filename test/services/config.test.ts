@@ -43,6 +43,7 @@ describe("the configuration", () => {
       publicUrl: null,
       port: 8407,
       guidance: null,
+      channelAuthorizerKey: null,
     });
     expect(
       loadConfig({
@@ -57,6 +58,7 @@ describe("the configuration", () => {
       publicUrl: "https://inference.example",
       port: 9000,
       guidance: null,
+      channelAuthorizerKey: null,
     });
     expect(refusal({ X402M_INFERENCE_PORT: "-1" })).toMatch(/X402M_INFERENCE_PORT/);
   });
@@ -155,6 +157,7 @@ describe("the configuration", () => {
       publicUrl: null,
       port: 8409,
       guidance: null,
+      channelAuthorizerKey: null,
     });
   });
 
