@@ -37,10 +37,10 @@ import { DEFAULT_END_BLOCK, DEFAULT_END_TIME, type SyntheticSummary } from "../s
 import { Analytics, type Params } from "../src/analytics/duckdb.ts";
 import { importNdjson } from "../src/analytics/import.ts";
 import { bumpDataVersion } from "../src/analytics/migrations.ts";
-import { EVIDENCE_TABLES } from "../src/reports/build/evidence-facts.ts";
-import { MONEY_GRAPH_TABLES } from "../src/reports/build/money-graph.ts";
 import { RANKING_PAGE_SIZE, ReportService, reportRoutes, resolveWindow } from "../src/reports/index.ts";
 import { CLUSTER_TABLES } from "../src/reports/provenance/clusters.ts";
+import { EVIDENCE_TABLES } from "../src/reports/week/evidence-facts.ts";
+import { MONEY_GRAPH_TABLES } from "../src/reports/week/money-graph.ts";
 
 /** Peak RSS: 2 GB for a week of up to 10M payments, 4 GB beyond (issue 20: 100M, spilling to disk allowed). */
 const GOALS = {
@@ -452,7 +452,7 @@ line(
 );
 const reportsSql = timings.filter((t) => t.stage === "reports").reduce((n, t) => n + t.ms, 0);
 line(`  reports outside SQL, per build: ${Math.round(reportsMs - reportsSql / rounds.length)} ms`);
-// The screens that follow money between wallets (src/reports/build/money-graph.ts): their statements' share.
+// The screens that follow money between wallets (src/reports/week/money-graph.ts): their statements' share.
 const graphTables = new RegExp(`\\b(${MONEY_GRAPH_TABLES.join("|")})\\b`);
 const graphMs =
   timings
@@ -477,7 +477,7 @@ const clusterMs =
 line(
   `  clusters (hubs, funding links to their fixed point, first funders, behaviour), per build: ${Math.round(clusterMs)} ms, ${((100 * clusterMs) / reportsMs).toFixed(1)}% of the build`,
 );
-// The evidence's facts (src/reports/build/evidence-facts.ts), kept with the details of the wallets the pages name.
+// The evidence's facts (src/reports/week/evidence-facts.ts), kept with the details of the wallets the pages name.
 const evidenceTables = new RegExp(`\\b(${EVIDENCE_TABLES.filter((t) => t !== "rw_wallets").join("|")})\\b`);
 const evidenceMs =
   timings

@@ -128,7 +128,7 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   {
     version: 4,
     name: "reports as typed rows",
-    // A report's figures, rendered as JSON when read (src/reports/build/report.ts): the window's text and
+    // A report's figures, rendered as JSON when read (src/reports/week/report.ts): the window's text and
     // the listings are no longer stored with every report, nor the listings' cache of migration 3.
     // Stored windows are rebuilt on demand.
     sql: `
@@ -188,7 +188,7 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   {
     version: 7,
     name: "reports with evidence facts",
-    // The details of reports stored before now lack the facts of their evidence (src/reports/build/evidence-facts.ts),
+    // The details of reports stored before now lack the facts of their evidence (src/reports/week/evidence-facts.ts),
     // and a stored window is rebuilt only when the data changes: drop them, they are rebuilt on demand.
     sql: `
       DELETE FROM reports;
@@ -388,7 +388,7 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   {
     version: 15,
     name: "the flag feed",
-    // Every flagged wallet of a stored window, per merchant and screen (src/reports/build/flags.ts), written
+    // Every flagged wallet of a stored window, per merchant and screen (src/reports/week/flags.ts), written
     // and dropped with the window's reports: the feed, the wallet histories and the per-merchant counts read
     // it, where the build's tables that decided the flags are gone. Its cents are the report pages' shares
     // (aggregates.ts, rw_wallets), so a merchant's rows add up to its report's flags exactly. The stored

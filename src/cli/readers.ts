@@ -49,11 +49,11 @@ const NOTICE_AFTER_MS = 1_000;
 /** The reports, read from the database in this process or from the report service that holds it. */
 export interface Reader {
   report(address: string, endBlock?: number): Promise<Report>;
-  /** The evidence behind the report's flags (src/reports/build/evidence-document.ts). */
+  /** The evidence behind the report's flags (src/reports/week/evidence-document.ts). */
   evidence(address: string, endBlock?: number): Promise<EvidenceDocument>;
   /** A page of the leaderboard's JSON (1-based; default 1), as the service's route answers it. */
   leaderboard(endBlock?: number, page?: number): Promise<LeaderboardDocument>;
-  /** The window's merchants and listings whose name, host or URL holds `query` (src/reports/build/search.ts). */
+  /** The window's merchants and listings whose name, host or URL holds `query` (src/reports/week/search.ts). */
   search(query: string, endBlock?: number): Promise<SearchDocument>;
   /** A page of the flag feed's JSON (1-based), of one merchant if asked, as `/v1/flags/base` answers it. */
   flags(endBlock?: number, page?: number, merchant?: string): Promise<FlagFeedDocument>;

@@ -1,5 +1,5 @@
 /**
- * The weekly reports: built in SQL (build/), drawn as pages, badges and datasets (render/), served over
+ * The weekly reports: built in SQL (week/), drawn as pages, badges and datasets (render/), served over
  * HTTP and MCP (serve/), and published as a static site (publish/). See docs/report.md. What the rest of
  * the program uses of them is here.
  */
@@ -7,9 +7,6 @@
 export { Attester, type AttesterOptions } from "./attest/attester.ts";
 export { checkSealedWeeks } from "./attest/check.ts";
 export { type Verified, VerifyError, type VerifyFailure, verifyReport } from "./attest/verify.ts";
-export { FLAGS_PATH, flagsPath } from "./build/flags.ts";
-export { LICENSE_URL } from "./build/report.ts";
-export { resolveWindow } from "./build/window.ts";
 export type {
   EvidenceDocument,
   FlagFeedDocument,
@@ -32,3 +29,6 @@ export { flagFeedDocument, WALLETS_PATH } from "./serve/routes/flags.ts";
 export { leaderboardDocument, leaderboardPath } from "./serve/routes/leaderboard.ts";
 export { SEARCH_PATH } from "./serve/routes/search.ts";
 export { ReportService, type ReportServiceOptions } from "./serve/service.ts";
+export { FLAGS_PATH, flagsPath } from "./week/flags.ts";
+export { LICENSE_URL } from "./week/report.ts";
+export { resolveWindow } from "./week/window.ts";

@@ -1,7 +1,7 @@
 /**
  * The shapes the reports' parts share, in one place: the window, a report's details with its wallets'
  * evidence facts (what the build stores and the views draw), and the documents the service answers (the
- * evidence, a page of the leaderboard, a search). The builders (build/), the views (render/) and the
+ * evidence, a page of the leaderboard, a search). The builders (week/), the views (render/) and the
  * service (serve/) take them from here, never from one another. The report's own type comes from its
  * schema (schema.ts).
  */
@@ -112,7 +112,7 @@ export interface LeaderboardEntry {
   page: string;
 }
 
-/** Why a merchant of the window has no rank (src/reports/build/rank.ts). */
+/** Why a merchant of the window has no rank (src/reports/week/rank.ts). */
 export type UnrankedReason = "held" | "no_passing_payment" | "below_one_cent";
 
 /** A merchant of the window without a rank, listed below the ranking with the reason. */
@@ -263,7 +263,7 @@ export type SearchListing = {
   page: string | null;
 };
 
-/** What `/v1/search/base` answers (src/reports/build/search.ts). */
+/** What `/v1/search/base` answers (src/reports/week/search.ts). */
 export interface SearchDocument {
   chain: "base";
   generated_at: string;

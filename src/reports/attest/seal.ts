@@ -6,9 +6,9 @@
  */
 import { type Hex, keccak256, stringToHex } from "viem";
 import type { Analytics } from "../../analytics/duckdb.ts";
-import { flagRecord } from "../build/flag-records.ts";
-import { flagBatch } from "../build/flags.ts";
-import { type ReportContext, reportsQuery, type StoredReportRow } from "../build/report.ts";
+import { flagRecord } from "../week/flag-records.ts";
+import { flagBatch } from "../week/flags.ts";
+import { type ReportContext, reportsQuery, type StoredReportRow } from "../week/report.ts";
 import type { Seal } from "./store.ts";
 import { canonicalJson, type Leaf, reportLeaf, weekTree } from "./tree.ts";
 

@@ -5,7 +5,7 @@
  * Bounded cost: the pass reads only the money moves of wallets the merchants' money can reach (found by
  * one walk over the moves), in one sorted scan, so it stays linear in the transfers and payments it reads.
  *
- * Leaves, for build/aggregates.ts and the evidence:
+ * Leaves, for week/aggregates.ts and the evidence:
  * - `rw_prov_reach` (wallet, tracked): the wallets the merchants' money can reach (by plain transfers and x402
  *   payments), and whether their revenue must be read (all but merchants only their own money reaches);
  * - `rw_after` (payer, pay_to, amount, scheme, day, n): of each group of the window's payments, how many were paid

@@ -1,7 +1,7 @@
 import { makeBadge } from "badge-maker";
-import { realPercent } from "../build/money.ts";
-import { spanShort } from "../build/span.ts";
 import type { Report } from "../schema.ts";
+import { realPercent } from "../week/money.ts";
+import { spanShort } from "../week/span.ts";
 
 export const BADGE_LABEL = "x402 real revenue";
 

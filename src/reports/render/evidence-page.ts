@@ -1,6 +1,6 @@
 import { html, type Markup, nothing } from "../../common/html.ts";
-import { flagsPath } from "../build/flags.ts";
 import type { EvidenceClusterLink, EvidenceDocument, EvidenceFlag, EvidenceWallet } from "../model.ts";
+import { flagsPath } from "../week/flags.ts";
 import { documentShell, licenceFooter, noticeBanner } from "./shell.ts";
 
 /** The anchor of one wallet's evidence on this page, which the report page links. */

@@ -1,11 +1,11 @@
 import { html, type Markup, nothing } from "../../common/html.ts";
-import { spanText } from "../build/span.ts";
 import {
   LEADERBOARD_PAGE_SIZE,
   type Leaderboard,
   type UnrankedEntry,
   type UnrankedReason,
 } from "../model.ts";
+import { spanText } from "../week/span.ts";
 import { count, dataLinks, JSON_LINKS, permalink, realShare, usd, windowText } from "./page-parts.ts";
 import { documentShell, licenceFooter, noticeBanner } from "./shell.ts";
 

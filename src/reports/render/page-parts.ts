@@ -3,11 +3,11 @@
  * links to the data, and how they write numbers.
  */
 import { html, type Markup } from "../../common/html.ts";
-import { FLAGS_PATH } from "../build/flags.ts";
-import { realPercent } from "../build/money.ts";
-import { spanText } from "../build/span.ts";
-import { isShortWindow } from "../build/window.ts";
 import type { Report } from "../schema.ts";
+import { FLAGS_PATH } from "../week/flags.ts";
+import { realPercent } from "../week/money.ts";
+import { spanText } from "../week/span.ts";
+import { isShortWindow } from "../week/window.ts";
 
 export const JSON_LINKS = {
   schema: "/v1/schema/report.json",
@@ -23,7 +23,7 @@ export const count = new Intl.NumberFormat("en-US");
 const money = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 
 export const usd = (n: number) => `$${money.format(n)}`;
-// The claim's percent, the badge's and the leaderboard's: one rule (build/money.ts).
+// The claim's percent, the badge's and the leaderboard's: one rule (week/money.ts).
 export const realShare = (m: { usd: number; real_usd: number }) => (m.usd > 0 ? `${realPercent(m)}%` : "–");
 export const when = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 

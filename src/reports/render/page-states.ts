@@ -4,7 +4,7 @@
  * happening, not meet the API's `{"error": ...}` JSON.
  */
 import { html, nothing } from "../../common/html.ts";
-import { LICENSE_URL } from "../build/report.ts";
+import { LICENSE_URL } from "../week/report.ts";
 import { documentShell, licenceFooter, noticeBanner } from "./shell.ts";
 
 /** How often the empty home page reloads itself: the first blocks are usually indexed within seconds. */

@@ -1,9 +1,9 @@
 import { html, type Markup, nothing, trusted } from "../../common/html.ts";
-import { flagsPath } from "../build/flags.ts";
-import { spanText } from "../build/span.ts";
 import type { ReportDetails } from "../model.ts";
 import { type Report, SCHEMES } from "../schema.ts";
 import { FLAG_KINDS, SCREENS } from "../screens/index.ts";
+import { flagsPath } from "../week/flags.ts";
+import { spanText } from "../week/span.ts";
 import { BADGE_LABEL } from "./badge.ts";
 import { CHART_COLORS, dailyChartSvg } from "./chart.ts";
 import { evidenceAnchor } from "./evidence-page.ts";

@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import { Marked } from "marked";
 import { html, trusted } from "../../common/html.ts";
-import { LICENSE_URL } from "../build/report.ts";
+import { LICENSE_URL } from "../week/report.ts";
 import { documentShell, licenceFooter, noticeBanner } from "./shell.ts";
 
 const SOURCE = new URL("../../../docs/screens.md", import.meta.url);

@@ -8,7 +8,7 @@
  *
  * A payment from P to M inside a component is a ring pair when what P received from inside the
  * component is at least `minReturnShare` of what it sent into it (the report takes any share, 0, and
- * flags the pair's payments in proportion to it: `build/aggregates.ts`), and the money came back while P was
+ * flags the pair's payments in proportion to it: `week/aggregates.ts`), and the money came back while P was
  * still paying M, unless it came back only as plain transfers from M itself of no more than P paid it.
  * Such a transfer after the buyer's last payment is a refund, and a refunded customer is a customer.
  */

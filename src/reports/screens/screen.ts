@@ -1,6 +1,6 @@
 /**
  * A screen marks payments that match a pattern in public chain data. It is two SQL conditions, see
- * `../build/aggregates.ts`: `pair` decides whether a (payer, merchant) pair is suspect at all, `payment` which of
+ * `../week/aggregates.ts`: `pair` decides whether a (payer, merchant) pair is suspect at all, `payment` which of
  * its payments are flagged (true: all of them). Each flagged payment belongs to the first screen in
  * `SCREENS` order that matches it.
  */

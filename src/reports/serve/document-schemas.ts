@@ -54,7 +54,7 @@ export const LeaderboardEntrySchema = z
   })
   .strict();
 
-/** A merchant of the window without a rank, and why (src/reports/build/rank.ts). */
+/** A merchant of the window without a rank, and why (src/reports/week/rank.ts). */
 export const UnrankedEntrySchema = LeaderboardEntrySchema.omit({ rank: true })
   .extend({ reason: z.enum(["held", "no_passing_payment", "below_one_cent"]) })
   .strict();
@@ -83,7 +83,7 @@ export const LeaderboardDocumentSchema = z
 /** A listing as the report states it (`bazaar_listings`). */
 const listing = R.bazaar_listings.element.shape;
 
-/** What `/v1/search/base` answers (src/reports/build/search.ts). */
+/** What `/v1/search/base` answers (src/reports/week/search.ts). */
 export const SearchDocumentSchema = z
   .object({
     ...windowed,
@@ -210,7 +210,7 @@ const EvidenceWalletSchema = z
   })
   .strict();
 
-/** What `/v1/reports/base/{address}/evidence` answers (src/reports/build/evidence-document.ts). */
+/** What `/v1/reports/base/{address}/evidence` answers (src/reports/week/evidence-document.ts). */
 export const EvidenceDocumentSchema = z
   .object({
     schema_version: R.schema_version,
@@ -270,7 +270,7 @@ const flaggedWallet = {
   merchants: z.array(FlaggedAtSchema),
 };
 
-/** A page of `/v1/flags/base` (src/reports/build/flags.ts). */
+/** A page of `/v1/flags/base` (src/reports/week/flags.ts). */
 export const FlagFeedDocumentSchema = z
   .object({
     ...windowed,

@@ -6,21 +6,6 @@ import { log } from "../../common/log.ts";
 import { reportBuildSeconds, secondsSince } from "../../common/metrics.ts";
 import { sealOf } from "../attest/seal.ts";
 import { feedAttestation, type SealedWeekRow, sealedWeek, servedRows, storeSeal } from "../attest/store.ts";
-import { boardEntries, boardTotals } from "../build/board.ts";
-import { evidenceContext, evidenceDocuments } from "../build/evidence-document.ts";
-import { evidenceUrl, flagRecord } from "../build/flag-records.ts";
-import { type FlagRow, flagBatch, flaggedWallets, flagRows, flagTotals, walletRows } from "../build/flags.ts";
-import {
-  LICENSE_URL,
-  pagePrefix,
-  parseStoredReport,
-  type ReportContext,
-  reportsQuery,
-  type StoredReportRow,
-} from "../build/report.ts";
-import { listingsMatching, SEARCH_LIMIT, SQL_MERCHANT_MATCHES, searchText } from "../build/search.ts";
-import { DEFAULT_KEEP_WINDOWS, storeWindow } from "../build/store.ts";
-import { resolveWindow, windowDates } from "../build/window.ts";
 import {
   type BoardPage,
   type EvidenceDocument,
@@ -39,6 +24,21 @@ import {
 } from "../model.ts";
 import type { Report } from "../schema.ts";
 import { METHODOLOGY_VERSION, methodologyOf } from "../screens/methodology.ts";
+import { boardEntries, boardTotals } from "../week/board.ts";
+import { evidenceContext, evidenceDocuments } from "../week/evidence-document.ts";
+import { evidenceUrl, flagRecord } from "../week/flag-records.ts";
+import { type FlagRow, flagBatch, flaggedWallets, flagRows, flagTotals, walletRows } from "../week/flags.ts";
+import {
+  LICENSE_URL,
+  pagePrefix,
+  parseStoredReport,
+  type ReportContext,
+  reportsQuery,
+  type StoredReportRow,
+} from "../week/report.ts";
+import { listingsMatching, SEARCH_LIMIT, SQL_MERCHANT_MATCHES, searchText } from "../week/search.ts";
+import { DEFAULT_KEEP_WINDOWS, storeWindow } from "../week/store.ts";
+import { resolveWindow, windowDates } from "../week/window.ts";
 import { LatestWindow } from "./latest.ts";
 import { parseAddress } from "./params.ts";
 import { ReaderPool } from "./reader-pool.ts";
@@ -53,7 +53,7 @@ export interface ReportServiceOptions {
   /** Base of the page and badge URLs, without a trailing slash. */
   publicUrl: string;
   now?: () => Date;
-  /** Windows whose reports stay stored; older builds are dropped and rebuilt on demand. Default 16 (build/store.ts). */
+  /** Windows whose reports stay stored; older builds are dropped and rebuilt on demand. Default 16 (week/store.ts). */
   keepWindows?: number;
   /** Connections that read at once (reports, evidence, leaderboard pages, search); default 3. */
   readers?: number;
@@ -117,7 +117,7 @@ export class ReportService {
     });
   }
 
-  /** The evidence behind one merchant's flags (`build/evidence-document.ts`). */
+  /** The evidence behind one merchant's flags (`week/evidence-document.ts`). */
   async evidence(address: string, endBlock?: number): Promise<EvidenceDocument> {
     const merchant = parseAddress(address);
     return this.reading(endBlock, "evidence", async (db, window) => {
@@ -319,7 +319,7 @@ export class ReportService {
   /**
    * The window's merchants whose name or address holds `query`, or one of whose listings' host or URL does,
    * as leaderboard entries (at most `SEARCH_LIMIT`, in the leaderboard's order), and the listings whose host
-   * or URL holds it, any merchant's (src/reports/build/search.ts).
+   * or URL holds it, any merchant's (src/reports/week/search.ts).
    */
   search(query: string, endBlock?: number): Promise<SearchDocument> {
     const text = searchText(query);
@@ -361,7 +361,7 @@ export class ReportService {
   /**
    * One page of a window's flag feed: its flagged wallets by flagged dollars, largest first, then address,
    * `size` a page (page 1 first), each with its merchants and screens; only one merchant's rows when
-   * `merchant` is its address (src/reports/build/flags.ts).
+   * `merchant` is its address (src/reports/week/flags.ts).
    */
   flags(
     endBlock?: number,

@@ -4,10 +4,10 @@
  */
 import type { Hono } from "hono";
 import { onNotFound } from "../../../common/http.ts";
-import { LICENSE_URL } from "../../build/report.ts";
 import type { ReportWindow } from "../../model.ts";
 import { CSV_HEADER, reportsToCsvRows, reportsToNdjson } from "../../render/dataset.ts";
 import type { Report } from "../../schema.ts";
+import { LICENSE_URL } from "../../week/report.ts";
 import { endBlockParam } from "../params.ts";
 import type { ReportService } from "../service.ts";
 

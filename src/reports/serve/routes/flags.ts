@@ -1,10 +1,10 @@
 /**
  * The flag feed's JSON, page by page, whole or one merchant's, and one wallet's flags across the stored
- * windows (src/reports/build/flags.ts).
+ * windows (src/reports/week/flags.ts).
  */
 import type { Context, Hono } from "hono";
-import { FLAGS_PATH, flagsPath } from "../../build/flags.ts";
 import type { FlagFeed, FlagFeedDocument } from "../../model.ts";
+import { FLAGS_PATH, flagsPath } from "../../week/flags.ts";
 import type { Answers } from "../answers.ts";
 import { endBlockParam, pageParam, parseAddress } from "../params.ts";
 import { answerCached, LATEST_MAX_AGE } from "../respond.ts";

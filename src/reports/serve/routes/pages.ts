@@ -5,13 +5,13 @@
  */
 import type { Context, Hono } from "hono";
 import { AppError } from "../../../common/errors.ts";
-import { NoDataYetError } from "../../build/window.ts";
 import { renderEvidencePage } from "../../render/evidence-page.ts";
 import { RANKING_PAGE_SIZE, renderHomePage } from "../../render/home-page.ts";
 import { renderEmptyHomePage, renderErrorPage } from "../../render/page-states.ts";
 import { renderReportPage } from "../../render/report-page.ts";
 import { renderScreensPage } from "../../render/screens-page.ts";
 import { SCREENS_PATH } from "../../screens/index.ts";
+import { NoDataYetError } from "../../week/window.ts";
 import type { Answers } from "../answers.ts";
 import { endBlockParam, pageParam, parseAddress } from "../params.ts";
 import { answerCached } from "../respond.ts";

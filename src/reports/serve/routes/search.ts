@@ -1,4 +1,4 @@
-/** The search of merchants and listings (src/reports/build/search.ts) as JSON. */
+/** The search of merchants and listings (src/reports/week/search.ts) as JSON. */
 import type { Hono } from "hono";
 import { endBlockParam } from "../params.ts";
 import type { ReportService } from "../service.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { WEEK_BLOCKS } from "../../../src/chain/base.ts";
-import { spanShort, spanText } from "../../../src/reports/build/span.ts";
-import { isShortWindow, windowDates, windowEnding } from "../../../src/reports/build/window.ts";
+import { spanShort, spanText } from "../../../src/reports/week/span.ts";
+import { isShortWindow, windowDates, windowEnding } from "../../../src/reports/week/window.ts";
 
 // 2026-11-22T00:00:00Z
 const T = 1_795_305_600;

@@ -3,9 +3,9 @@ import type { Analytics, Params } from "../../../src/analytics/duckdb.ts";
 import { importNdjson } from "../../../src/analytics/import.ts";
 import { dataVersion } from "../../../src/analytics/migrations.ts";
 import { MAX_USDC_AMOUNT } from "../../../src/chain/base.ts";
-import { windowDates } from "../../../src/reports/build/window.ts";
 import { reportRoutes } from "../../../src/reports/serve/http.ts";
 import { ReportService } from "../../../src/reports/serve/service.ts";
+import { windowDates } from "../../../src/reports/week/window.ts";
 import {
   addr,
   analyticsWith,

@@ -2,7 +2,7 @@ import { DuckDBInstance } from "@duckdb/node-api";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sqlHost } from "../../../src/analytics/sql-host.ts";
-import { sqlCleanText, sqlCutDescription } from "../../../src/reports/build/listings.ts";
+import { sqlCleanText, sqlCutDescription } from "../../../src/reports/week/listings.ts";
 import {
   sqlApportionedCents,
   sqlCents,
@@ -10,8 +10,8 @@ import {
   sqlUsd,
   sqlUsd6,
   sqlUsdText,
-} from "../../../src/reports/build/money.ts";
-import { sqlRank } from "../../../src/reports/build/rank.ts";
+} from "../../../src/reports/week/money.ts";
+import { sqlRank } from "../../../src/reports/week/rank.ts";
 
 // The report is assembled in SQL: its building blocks are checked in an in-memory DuckDB.
 let db: DuckDBInstance;

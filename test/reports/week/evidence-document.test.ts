@@ -4,10 +4,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Analytics } from "../../../src/analytics/duckdb.ts";
-import { SHOWN_PAYMENTS } from "../../../src/reports/build/evidence-document.ts";
 import type { EvidenceDocument, EvidenceWallet } from "../../../src/reports/model.ts";
 import { reportRoutes } from "../../../src/reports/serve/http.ts";
 import { ReportService } from "../../../src/reports/serve/service.ts";
+import { SHOWN_PAYMENTS } from "../../../src/reports/week/evidence-document.ts";
 import { addr, analyticsWith, END, END_TIME, payment, repeat, START, transfer } from "../../helpers/data.ts";
 
 const DAY = 43_200;
