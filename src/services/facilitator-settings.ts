@@ -1,6 +1,6 @@
 /**
- * The standalone facilitator's settings (`x402-merchants facilitator`, docs/facilitator.md): its signing key
- * and the payees it settles for without an API key. Kept beside the service that reads them, not in
+ * The standalone facilitator's settings (`x402-merchants facilitator`, docs/facilitator.md): its signing key,
+ * the payees it settles for without an API key and the channel authorizers its payees sign their claims with. Kept beside the service that reads them, not in
  * src/facilitator/: every command reads the configuration, and a process serving merchants only never loads
  * the facilitator.
  */
@@ -29,6 +29,28 @@ const FacilitatorSchema = z.object({
       .regex(/^0x[0-9a-fA-F]{40}$/, "wallet addresses separated by commas")
       .transform((a) => a.toLowerCase() as `0x${string}`),
   ),
+  /**
+   * Receivers' own channel authorizers (X402M_FACILITATOR_CHANNEL_AUTHORIZERS: `receiver=authorizer` pairs,
+   * comma-separated, a receiver repeated for several): its deposit rule relays deposits into channels that
+   * name them (docs/facilitator.md, "The deposit rule"). Receiver -> authorizers, lower-case.
+   */
+  facilitatorChannelAuthorizers: z
+    .array(
+      z
+        .string()
+        .regex(
+          /^0x[0-9a-fA-F]{40}\s*=\s*0x[0-9a-fA-F]{40}$/,
+          "receiver=authorizer pairs of wallet addresses, separated by commas",
+        ),
+    )
+    .transform((pairs) => {
+      const table: Record<string, string[]> = {};
+      for (const pair of pairs) {
+        const [receiver, authorizer] = pair.split("=").map((a) => a.trim().toLowerCase()) as [string, string];
+        table[receiver] = [...new Set([...(table[receiver] ?? []), authorizer])];
+      }
+      return table;
+    }),
 });
 
 export type FacilitatorSettings = z.infer<typeof FacilitatorSchema>;
@@ -38,10 +60,15 @@ export const facilitatorSection: Section<typeof FacilitatorSchema> = {
   read: ({ env }) => ({
     facilitatorKey: facilitatorKeyOf(env),
     facilitatorPayees: commaList(env.X402M_FACILITATOR_PAYEES),
+    facilitatorChannelAuthorizers: commaList(env.X402M_FACILITATOR_CHANNEL_AUTHORIZERS),
   }),
   settingOf: (path) =>
     settingIn(
-      { facilitatorKey: "X402M_FACILITATOR_KEY", facilitatorPayees: "X402M_FACILITATOR_PAYEES" },
+      {
+        facilitatorKey: "X402M_FACILITATOR_KEY",
+        facilitatorPayees: "X402M_FACILITATOR_PAYEES",
+        facilitatorChannelAuthorizers: "X402M_FACILITATOR_CHANNEL_AUTHORIZERS",
+      },
       path,
     ),
 };

@@ -119,6 +119,9 @@ export async function startFacilitatorService(
     assets: options.assets,
     onNewChain: options.onNewChain,
     pollingIntervalMs: options.pollingIntervalMs,
+    // A merchant of another process with its own authorizer key names that key in its channels: the
+    // operator says whose it is here, or its deposits are refused as unclaimable.
+    channelAuthorizers: config.facilitatorChannelAuthorizers,
     access: {
       open: decided.open,
       payees: [...config.facilitatorPayees, ...inProcessPayees],

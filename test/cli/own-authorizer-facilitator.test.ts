@@ -1,0 +1,118 @@
+/**
+ * A merchant with its own channel authorizer key (X402M_UTILITY_CHANNEL_AUTHORIZER_KEY) run by `serve` against a
+ * standalone `facilitator`, each a process of its own as docs/cli.md has a new user start them. The facilitator
+ * relays deposits only into channels someone it knows can claim (docs/facilitator.md, "The deposit rule"): told
+ * nothing, it refuses the merchant's channels as `unclaimable_channel` and the merchant, which asks before it
+ * offers, leaves them out of its 402s; told the merchant's authorizer (X402M_FACILITATOR_CHANNEL_AUTHORIZERS), it
+ * relays them, and the SDK's own batch-settlement client pays calls by a deposit and vouchers and gets the rest
+ * back by a refund the merchant signs itself.
+ */
+import { x402Client } from "@x402/core/client";
+import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { BatchSettlementEvmScheme as BatchClient } from "@x402/evm/batch-settlement/client";
+import { wrapFetchWithPayment } from "@x402/fetch";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { type Devnet, type DevnetAccount, startDevnet } from "../../src/chain/devnet/index.ts";
+import { startMiner } from "../helpers/chain.ts";
+import { isolatedDatabaseOptions } from "../helpers/db.ts";
+import { runMain } from "../helpers/in-process.ts";
+import { startCli } from "../helpers/process.ts";
+import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
+
+const PRICE = 1_000n; // `/api/store`'s price ($0.001)
+const CALLS = 5;
+const DEPOSIT = 20_000n;
+
+let devnet: Devnet;
+let miner: ReturnType<typeof startMiner>;
+beforeAll(async () => {
+  devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
+  miner = startMiner(devnet);
+}, 60_000);
+afterAll(async () => {
+  await miner?.stop();
+  await devnet?.stop();
+});
+
+/** `facilitator` in a process of its own on loopback (open: nothing configured), with `env` on top. */
+async function facilitator(env: Record<string, string>): Promise<string> {
+  const state = await isolatedDatabaseOptions("pglite");
+  onTestFinished(state.cleanup);
+  const run = startCli(["facilitator", "--rpc", devnet.rpc, "--port", "0", "--data", state.dataDir], {
+    X402M_FACILITATOR_KEY: devnet.facilitatorAccount.privateKey,
+    ...env,
+  });
+  return (JSON.parse(await run.line) as { facilitator: string }).facilitator;
+}
+
+/** `serve --only utility` against `facilitatorUrl`, with its own authorizer key; its `/api/store` URL. */
+async function serve(facilitatorUrl: string, payTo: string, authorizerKey: string): Promise<string> {
+  const state = await isolatedDatabaseOptions("pglite");
+  onTestFinished(state.cleanup);
+  const run = startCli(["serve", "--only", "utility", "--data", state.dataDir], {
+    X402M_FACILITATOR_URL: facilitatorUrl,
+    X402M_RPC_URL: devnet.rpc,
+    X402M_UTILITY_PAY_TO: payTo,
+    X402M_UTILITY_CHANNEL_AUTHORIZER_KEY: authorizerKey,
+    X402M_UTILITY_PORT: "0",
+    PORT: "0",
+  });
+  return `${(JSON.parse(await run.line) as { utility: string }).utility}/api/store`;
+}
+
+async function offered(url: string) {
+  const unpaid = await fetch(url);
+  expect(unpaid.status).toBe(402);
+  const required = decodePaymentRequiredHeader(unpaid.headers.get("payment-required") as string);
+  return required.accepts.find((a) => a.scheme === "batch-settlement");
+}
+
+describe("a merchant with its own authorizer key against a standalone facilitator", () => {
+  it("refuses a setting that is not receiver=authorizer pairs, in one line, before it starts", async () => {
+    const state = await isolatedDatabaseOptions("pglite");
+    onTestFinished(state.cleanup);
+    const run = await runMain(["facilitator", "--rpc", devnet.rpc, "--port", "0", "--data", state.dataDir], {
+      X402M_FACILITATOR_KEY: devnet.facilitatorAccount.privateKey,
+      X402M_FACILITATOR_CHANNEL_AUTHORIZERS: `${newMerchant()}:0x1234`,
+    });
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split("\n")).toHaveLength(1);
+    expect(run.stderr).toContain("X402M_FACILITATOR_CHANNEL_AUTHORIZERS");
+  });
+
+  it("is offered no channel where the facilitator does not know its authorizer", async () => {
+    const key = generatePrivateKey();
+    const url = await serve(await facilitator({}), newMerchant(), key);
+    expect(await offered(url)).toBeUndefined();
+  }, 40_000);
+
+  it("is offered and paid through channels once the facilitator is told its authorizer", async () => {
+    const key = generatePrivateKey();
+    const authorizer = privateKeyToAccount(key).address;
+    const payTo = newMerchant();
+    const facilitatorUrl = await facilitator({
+      X402M_FACILITATOR_CHANNEL_AUTHORIZERS: `${payTo}=${authorizer}`,
+    });
+    const url = await serve(facilitatorUrl, payTo, key);
+    expect((await offered(url))?.extra?.receiverAuthorizer).toBe(authorizer);
+
+    const account = privateKeyToAccount((devnet.buyers[0] as DevnetAccount).privateKey);
+    const client = new BatchClient(account, {
+      rpcUrl: devnet.rpc,
+      depositStrategy: () => DEPOSIT.toString(),
+    });
+    const pay = wrapFetchWithPayment(fetch, new x402Client().register(NETWORK, client));
+    const usdc = usdcReader(devnet.rpc);
+    const before = await usdc.balanceOf(account.address);
+    for (let i = 0; i < CALLS; i++) {
+      const answer = await pay(url);
+      expect(answer.status, await answer.clone().text()).toBe(200);
+    }
+    expect(before - (await usdc.balanceOf(account.address))).toBe(DEPOSIT);
+    // The refund is signed by the merchant's key and relayed by a facilitator that signs nothing for it.
+    const refunded = await client.refund(url);
+    expect(refunded, JSON.stringify(refunded)).toMatchObject({ success: true });
+    expect(await usdc.balanceOf(account.address)).toBe(before - PRICE * BigInt(CALLS));
+  }, 60_000);
+});
