@@ -1,35 +1,31 @@
 import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
 import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
-import { JobThread } from "../job-thread.ts";
 import { onFirstUse } from "../lazy.ts";
 import { PRICES } from "../prices.ts";
 import type { AuditJob } from "./a11y-engine.ts";
 import type { A11yReport } from "./a11y-report.ts";
 import { fetchPage, PAGE_ERRORS, PageError, PageUrl } from "./page.ts";
+import { DEFAULT_PAGE_BUDGET, type PageBudget, PageWorker } from "./work.ts";
 
 /**
  * Largest page audited, in elements (start tags). axe-core on jsdom costs 2-3 ms of CPU an element (jsdom
  * matches each element against its whole default stylesheet to compute its style; measured in
- * pages/README.md): 3,300 elements took 7-9 s of CPU, 8,200 took 18 s, 10,700 took 37 s. 8,000 elements stay
- * inside the time budget on a host that is not saturated; a larger page is refused (422, not charged)
- * before any work.
+ * pages/README.md): 3,300 elements took 7-9 s of CPU, 8,200 took 18 s, 10,700 took 37 s, and on a loaded
+ * host 7,990 took 28 s (npm run bench:worst-case), past the 20 CPU-s its price buys. 5,000 elements stay
+ * inside that budget, which is enforced too (`work.ts`): a larger page is refused (422, not charged)
+ * before any work, one that costs more all the same is stopped at its budget.
  */
-export const MAX_ELEMENTS = 8_000;
+export const MAX_ELEMENTS = 5_000;
 
 /** Time budget of a call, fetch (at most 10 s) and audit together: past it, a 504, not charged. */
 const TIMEOUT_MS = 45_000;
 
-/** Heap of the audit's thread: a page past it ends the thread (then refused as too complex), not the host. */
+/** Heap of the audit's thread at most: a page past it ends the thread (then refused as too complex), not the host. */
 const WORKER_HEAP_MB = 768;
 
-/** The process's audit thread, started by the first audit (jsdom and axe-core load there, not here). */
-const auditThread = onFirstUse(
-  () =>
-    new JobThread<AuditJob, A11yReport>(new URL("./a11y-worker.ts", import.meta.url), {
-      resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
-    }),
-);
+/** An audit thread's start (jsdom and axe-core) costs about 2.5 s of CPU: kept two minutes between audits. */
+const AUDIT_IDLE_MS = 120_000;
 
 const Level = z.enum(["A", "AA", "AAA"]);
 const Impact = z.enum(["minor", "moderate", "serious", "critical"]);
@@ -96,11 +92,21 @@ const A11yOutput = z.object({
 });
 
 /** `/api/a11y/check`, fetching under `policy`. */
-export function a11yCheckEndpoint(policy: FetchPolicy) {
+export function a11yCheckEndpoint(policy: FetchPolicy, budget: PageBudget = DEFAULT_PAGE_BUDGET) {
+  const price = PRICES["/api/a11y/check"];
+  // The process's audit thread, started by the first audit (jsdom and axe-core load there, not here).
+  const audit = onFirstUse(
+    () =>
+      new PageWorker(price, budget, {
+        module: new URL("./a11y-worker.ts", import.meta.url),
+        idleMs: AUDIT_IDLE_MS,
+        maxHeapMb: WORKER_HEAP_MB,
+      }),
+  );
   return defineEndpoint({
     method: "GET",
     path: "/api/a11y/check",
-    price: PRICES["/api/a11y/check"],
+    price,
     description: `Accessibility audit of a web page with axe-core (query \`url\`, option \`level\` A, AA or AAA, default AA) on the page's HTML, parsed without running its scripts: each violated rule with its WCAG 2.2 success criteria, level, impact, help, and the failing elements' CSS selectors and HTML, with counts by level, impact and criterion. What needs rendering (contrast from stylesheets, layout, target size), interaction or a person is listed under not_checked, with the reason. Pages of up to ${MAX_ELEMENTS.toLocaleString("en")} elements.`,
     input: z.object({
       url: PageUrl,
@@ -166,7 +172,7 @@ export function a11yCheckEndpoint(policy: FetchPolicy) {
     timeoutMs: TIMEOUT_MS,
     errors: {
       ...PAGE_ERRORS,
-      422: `${PAGE_ERRORS[422]} Or the page is too large for the audit (too_complex): over ${MAX_ELEMENTS} elements, or more memory than the audit has.`,
+      422: `${PAGE_ERRORS[422]} Or the page is too large for the audit (too_complex): over ${MAX_ELEMENTS} elements, or more CPU or memory than its price buys.`,
     },
     handler: async (input, ctx) => {
       const page = await fetchPage(input.url, policy, ctx.signal);
@@ -177,15 +183,8 @@ export function a11yCheckEndpoint(policy: FetchPolicy) {
           "too_complex",
         );
       }
-      try {
-        return await auditThread().run({ html: page.html, url: page.url, level: input.level }, ctx.signal);
-      } catch (error) {
-        if ((error as { code?: unknown }).code !== "ERR_WORKER_OUT_OF_MEMORY") throw error;
-        throw new PageError(
-          `the page needs more memory than the audit has (${WORKER_HEAP_MB} MB)`,
-          "too_complex",
-        );
-      }
+      const job: AuditJob = { html: page.html, url: page.url, level: input.level };
+      return await audit().runJob<A11yReport>(job, ctx.signal);
     },
   });
 }

@@ -34,7 +34,7 @@ export function pageEndpoints(options: PageOptions = {}): readonly AnyEndpoint[]
     scrapeEndpoint(policy, budget),
     metadataEndpoint(policy, budget),
     summarizeEndpoint(policy, budget),
-    a11yCheckEndpoint(policy),
+    a11yCheckEndpoint(policy, budget),
   ];
 }
 

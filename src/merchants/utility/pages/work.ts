@@ -60,6 +60,16 @@ const AFTER_WORK = { afterWork: true };
 /** Codes the engines refuse a page with, raised in the worker and answered as the same 422 here. */
 const PAGE_CODES = new Set(["no_text", "too_complex", "page_status", "not_html"]);
 
+/**
+ * Another worker than the page readers' (the accessibility audit's, `a11y-worker.ts`), on the same budget:
+ * its module, how long it idles (a costly start is worth keeping warm longer), and a lower heap cap.
+ */
+export interface WorkerChoice {
+  module?: URL;
+  idleMs?: number;
+  maxHeapMb?: number;
+}
+
 /** A page endpoint's worker and its limits, for a price in dollars ("0.002"). */
 export class PageWorker {
   /** The call's CPU budget, all threads of the process together. */
@@ -70,14 +80,14 @@ export class PageWorker {
   readonly heapMb: number;
   private readonly thread: JobThread<PageJob, unknown>;
 
-  constructor(price: string, budget: PageBudget = DEFAULT_PAGE_BUDGET) {
+  constructor(price: string, budget: PageBudget = DEFAULT_PAGE_BUDGET, worker: WorkerChoice = {}) {
     const scale = Number(price) / 0.001;
     this.cpuMs = Math.round(budget.cpuMs * scale);
     this.threadCpuMs = Math.round(this.cpuMs * THREAD_SHARE);
     this.deadlineMs = this.threadCpuMs * WALL_PER_CPU;
-    this.heapMb = Math.round(budget.heapMb * scale);
-    this.thread = new JobThread(new URL("./page-worker.ts", import.meta.url), {
-      idleMs: PAGE_IDLE_MS,
+    this.heapMb = Math.min(Math.round(budget.heapMb * scale), worker.maxHeapMb ?? Number.POSITIVE_INFINITY);
+    this.thread = new JobThread(worker.module ?? new URL("./page-worker.ts", import.meta.url), {
+      idleMs: worker.idleMs ?? PAGE_IDLE_MS,
       // The young generation as `serve` caps the main thread's (bin/x402-merchants): V8 would give each
       // worker 32 MB semi-spaces, memory the cap does not count and the host does not get back at once.
       resourceLimits: { maxOldGenerationSizeMb: this.heapMb, maxYoungGenerationSizeMb: YOUNG_MB },
@@ -89,9 +99,14 @@ export class PageWorker {
    * `Result` is the caller's to name: the worker answers `task.kind`'s engine's result.
    */
   async run<Result>(task: PageTask, page: FetchedPage, signal: AbortSignal): Promise<Result> {
+    return this.runJob<Result>({ ...task, page }, signal);
+  }
+
+  /** Runs a job of the worker's own shape (another worker module's, `WorkerChoice`) under the same limits. */
+  async runJob<Result>(job: unknown, signal: AbortSignal): Promise<Result> {
     try {
       const limits = { cpuMs: this.threadCpuMs, deadlineMs: this.deadlineMs };
-      return (await this.thread.run({ ...task, page }, signal, limits)) as Result;
+      return (await this.thread.run(job as PageJob, signal, limits)) as Result;
     } catch (error) {
       throw this.refusal(error);
     }

@@ -197,7 +197,7 @@ describe("a11y/check's bounds", () => {
       status: 422,
       code: "too_complex",
       message: expect.stringMatching(
-        /^the page has about 1\d{4} elements; the audit takes pages of up to 8000$/,
+        /^the page has about 1\d{4} elements; the audit takes pages of up to 5000$/,
       ),
     });
     expect(performance.now() - started).toBeLessThan(5_000);
