@@ -2,7 +2,8 @@
  * The house rules a reader relies on, checked on the sources themselves (issue 43): no import loop between
  * the top-level folders of src/ (type-only imports count: a loop in types is still two folders that cannot
  * be read apart), no import cycle between any two files of src/ (issue 56), no function over 150 lines,
- * and a folder that has a face (`index.ts`) is entered only through it from outside.
+ * a folder that has a face (`index.ts`) is entered only through it from outside, and no import runs back up
+ * between the subfolders of reports/ (issue 64; the order is docs/architecture.md's, "The rooms of reports/").
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -24,6 +25,16 @@ const FACES: Record<string, readonly string[]> = {
   reports: ["index.ts"],
   merchants: ["index.ts", "settings.ts", "social/providers/archive/index.ts"],
   "chain/devnet": ["index.ts"],
+};
+
+/**
+ * The subfolders of a folder from the bottom up: a file imports only from its own subfolder, one below it,
+ * or the folder's own files (reports/model.ts and schema.ts, the shapes every room shares). Where two rooms
+ * need each other, the lower one owns the interface (attest/attester.ts's `WeekSealer`, which the report
+ * service in serve/ fills; week/anchors.ts, which the feed's links and the pages share).
+ */
+const LAYERS: Record<string, readonly string[]> = {
+  reports: ["screens", "provenance", "week", "render", "attest", "serve", "publish"],
 };
 
 interface SourceFile {
@@ -216,6 +227,34 @@ function faceBypasses(files: SourceFile[]): string[] {
   return bypasses;
 }
 
+/**
+ * Imports that run back up `LAYERS`, as "file -> file" lines, and subfolders the order does not place (a new
+ * room is placed before the rule can see its imports).
+ */
+function upwardImports(files: SourceFile[], layers: Record<string, readonly string[]> = LAYERS): string[] {
+  const found: string[] = [];
+  for (const [folder, order] of Object.entries(layers)) {
+    const root = path.join(SRC, folder);
+    const roomOf = (file: string) => {
+      const parts = path.relative(root, file).split(path.sep);
+      return parts.length > 1 && !parts[0]?.startsWith("..") ? parts[0] : undefined;
+    };
+    const rooms = new Set<string>();
+    for (const { file, imports } of files) {
+      const from = roomOf(file);
+      if (from === undefined) continue;
+      rooms.add(from);
+      for (const target of imports) {
+        const to = roomOf(target);
+        if (to === undefined || to === from) continue;
+        if (order.indexOf(to) > order.indexOf(from)) found.push(`${relative(file)} -> ${relative(target)}`);
+      }
+    }
+    for (const room of rooms) if (!order.includes(room)) found.push(`${folder}/${room}/ is in no layer`);
+  }
+  return found.sort();
+}
+
 describe("the sources' shape", () => {
   const files = sources();
 
@@ -233,6 +272,10 @@ describe("the sources' shape", () => {
 
   it("enters a folder that has a face only through it", () => {
     expect(faceBypasses(files)).toEqual([]);
+  });
+
+  it("has no import back up between the subfolders of reports/", () => {
+    expect(upwardImports(files)).toEqual([]);
   });
 
   it("finds what it checks (a folder loop, a file cycle, a long function and a bypass are seen when present)", () => {
@@ -256,6 +299,13 @@ describe("the sources' shape", () => {
     expect(folderLoops([a, b])).toHaveLength(2);
     expect(longFunctions([long])).toEqual([`common/z.ts:1 (${MAX_FUNCTION_LINES + 2} lines)`]);
     expect(faceBypasses([b])).toEqual(["indexer/y.ts -> facilitator/x.ts"]);
+    const up = made(path.join(SRC, "reports/week/u.ts"), 'import { page } from "../render/v.ts";');
+    const down = made(path.join(SRC, "reports/render/v.ts"), 'import { u } from "../week/u.ts";');
+    const stray = made(path.join(SRC, "reports/elsewhere/w.ts"), 'import type { R } from "../model.ts";');
+    expect(upwardImports([up, down, stray])).toEqual([
+      "reports/elsewhere/ is in no layer",
+      "reports/week/u.ts -> reports/render/v.ts",
+    ]);
     // Files: a cycle in types, a re-export closing a longer one, a lazy load closing a third; a file that
     // only imports from a cycle is not in it, nor is a dynamic import of a computed path.
     const types = [

@@ -30,7 +30,6 @@ import type { Analytics } from "../../analytics/duckdb.ts";
 import { WEEK_BLOCKS } from "../../chain/base.ts";
 import { EAS_ADDRESS, easAbi, SCHEMA_REGISTRY_ADDRESS, schemaRegistryAbi } from "../../chain/eas/index.ts";
 import { log } from "../../common/log.ts";
-import type { ReportService } from "../serve/service.ts";
 import {
   decodeWeek,
   encodeWeek,
@@ -49,8 +48,19 @@ const LOG_SPAN = 10_000n;
 /** Gas estimates are raised by this much (percent): the estimate is the exact cost of the state it ran on. */
 const GAS_MARGIN = 125n;
 
+/**
+ * What the attester needs of the report service, declared here so that attest/ does not import serve/
+ * (serve/ sits above attest/ and answers readers with the seals): the report service is one.
+ */
+export interface WeekSealer {
+  /** Seals the week ending at `end` (its reports built first); a week sealed before is answered as it was. */
+  sealWeek(end: number): Promise<SealedWeekRow>;
+  /** Calls `hook` after each new build of the latest window, before readers are served it. */
+  onLatestBuilt(hook: (from: number, to: number) => Promise<void>): void;
+}
+
 export interface AttesterOptions {
-  reports: ReportService;
+  reports: WeekSealer;
   /** The store the reports are built in; the attester reads and writes it on a connection of its own. */
   analytics: Analytics;
   /** The chain attested on (Base), by JSON-RPC. */

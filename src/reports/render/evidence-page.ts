@@ -1,13 +1,8 @@
 import { html, type Markup, nothing } from "../../common/html.ts";
 import type { EvidenceClusterLink, EvidenceDocument, EvidenceFlag, EvidenceWallet } from "../model.ts";
+import { evidenceAnchor, flagAnchor } from "../week/anchors.ts";
 import { flagsPath } from "../week/flags.ts";
 import { documentShell, licenceFooter, noticeBanner } from "./shell.ts";
-
-/** The anchor of one wallet's evidence on this page, which the report page links. */
-export const evidenceAnchor = (kind: string, wallet: string) => `${kind}-${wallet}`;
-
-/** The anchor of a flag's section on this page, which counts the wallets it does not name. */
-export const flagAnchor = (kind: string) => `flag-${kind}`;
 
 const count = new Intl.NumberFormat("en-US");
 const money = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 6 });

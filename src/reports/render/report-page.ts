@@ -2,11 +2,11 @@ import { html, type Markup, nothing, trusted } from "../../common/html.ts";
 import type { ReportDetails } from "../model.ts";
 import { type Report, SCHEMES } from "../schema.ts";
 import { FLAG_KINDS, SCREENS } from "../screens/index.ts";
+import { evidenceAnchor } from "../week/anchors.ts";
 import { flagsPath } from "../week/flags.ts";
 import { spanText } from "../week/span.ts";
 import { BADGE_LABEL } from "./badge.ts";
 import { CHART_COLORS, dailyChartSvg } from "./chart.ts";
-import { evidenceAnchor } from "./evidence-page.ts";
 import { count, dataLinks, permalink, realShare, usd, when, windowText } from "./page-parts.ts";
 import { documentShell, licenceFooter, noticeBanner } from "./shell.ts";
 

@@ -3,7 +3,7 @@
  * commits to), with the link to where its wallet is on its merchant's evidence page.
  */
 import type { FlagRecord } from "../model.ts";
-import { evidenceAnchor, flagAnchor } from "../render/evidence-page.ts";
+import { evidenceAnchor, flagAnchor } from "./anchors.ts";
 import { type FlagRow, reasonOf } from "./flags.ts";
 
 /** What a window's rows share: its end block, where its pages are, and the methodology it was built under. */
