@@ -2,6 +2,7 @@ import type { FacilitatorClient } from "@x402/core/server";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
 import { UptoEvmScheme } from "@x402/evm/upto/server";
 import { bazaarResourceServerExtension } from "@x402/extensions/bazaar";
+import { paymentIdentifierResourceServerExtension } from "@x402/extensions/payment-identifier";
 import { Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import type { Database } from "../common/db/index.ts";
@@ -26,12 +27,14 @@ import { MerchantMcp } from "./mcp/index.ts";
 import type { MerchantEnv } from "./merchant-env.ts";
 import { KIT_MIGRATIONS, KIT_MODULE } from "./migrations.ts";
 import { openApiDocument } from "./openapi.ts";
+import { AnswerStore } from "./payments/answer-store.ts";
 import { countRefusals, countUnpaidLimit } from "./payments/counted.ts";
 import { facilitatorTrouble, WatchedFacilitator } from "./payments/facilitator-watch.ts";
 import { chainFunds } from "./payments/funds.ts";
 import { headAsUnpaidGet } from "./payments/head.ts";
 import { malformedPayment, refuseMalformedPayment } from "./payments/malformed.ts";
 import { isGuarded, paidHandler, settleAndRecord } from "./payments/paid-handler.ts";
+import { answerOnce, claimPaymentId, withPaymentIds } from "./payments/payment-ids.ts";
 import { paymentHeader } from "./payments/payment-key.ts";
 import { type FundsReader, PaymentLedger } from "./payments/payment-ledger.ts";
 import { paymentReadiness } from "./payments/readiness.ts";
@@ -92,10 +95,12 @@ const CORS = {
  * });
  */
 export async function merchantApp(
-  merchant: Merchant,
+  catalogue: Merchant,
   options: MerchantAppOptions,
 ): Promise<Hono<MerchantEnv>> {
   const { db } = options.services;
+  const ids = { settings: options.services.config.paymentIds, store: new AnswerStore(db, catalogue.payTo) };
+  const merchant = withPaymentIds(catalogue, ids.settings);
   await migrate(db, KIT_MODULE, KIT_MIGRATIONS);
   await releaseOnce(db);
   await startTables(db, merchant.endpoints);
@@ -204,10 +209,12 @@ export async function merchantApp(
       // Before the payment's checks: a HEAD's payment is never read.
       ...(endpoint.method === "GET" ? [head] : []),
       malformed,
+      answerOnce(endpoint, ids),
       outcome,
       trouble,
       payment,
       verified,
+      claimPaymentId(endpoint, ids),
       handler,
     ];
     app.on(endpoint.method, endpoint.path, ...(chain as [MiddlewareHandler<MerchantEnv>]));
@@ -255,7 +262,8 @@ function resourceServers(
       .register(network, exact)
       .register(network, upto)
       .register(network, channel)
-      .registerExtension(bazaarResourceServerExtension);
+      .registerExtension(bazaarResourceServerExtension)
+      .registerExtension(paymentIdentifierResourceServerExtension);
 }
 
 /** What a host publishes about itself, for one way it may be paid: built once per front. */

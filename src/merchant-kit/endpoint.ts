@@ -275,6 +275,12 @@ export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodTyp
    */
   listed?: boolean;
   /**
+   * Whether a payment must carry a buyer's id (x402's `payment-identifier` extension), so that a retry is
+   * answered again and charged once (payments/payment-ids.ts): optional by default, required where the
+   * catalogue or the operator (X402M_PAYMENT_ID_REQUIRED) says so. Declared in the route's 402 either way.
+   */
+  paymentId?: "optional" | "required";
+  /**
    * Answers the output (sent as JSON), a `Response`, or a `Streamed` answer: sent as it is produced and
    * settled for what reached the caller (payments/streamed.ts), when `streaming` says how.
    */

@@ -92,4 +92,28 @@ export const KIT_MIGRATIONS: readonly Migration[] = [
       settle_due boolean NOT NULL DEFAULT false
     );`,
   },
+  {
+    version: 6,
+    name: "payment ids: a buyer's id per payment, bound to its payer and request, and the answer it bought",
+    up: `CREATE TABLE merchant_payment_answers (
+      pay_to text NOT NULL,
+      payment_id text NOT NULL,
+      payer text NOT NULL,
+      -- sha256 of the method, path, query and body: the id buys this request's answer and no other's.
+      request_hash text NOT NULL,
+      -- running: one request holds the id and does the work; answered: its answer is below;
+      -- unstored: it was charged but its answer was not kept (streamed, or too large), so a retry is refused.
+      state text NOT NULL CHECK (state IN ('running', 'answered', 'unstored')),
+      -- The request that holds a running id; a crashed one's is taken over once lease_until has passed.
+      owner text NOT NULL,
+      lease_until timestamptz NOT NULL,
+      status integer,
+      headers jsonb,
+      -- base64: one encoding on both engines (PGlite and node-postgres return bytea differently).
+      body text,
+      expires_at timestamptz NOT NULL,
+      PRIMARY KEY (pay_to, payment_id)
+    );
+    CREATE INDEX merchant_payment_answers_expires ON merchant_payment_answers (expires_at);`,
+  },
 ];

@@ -1,5 +1,6 @@
 import type { RouteConfig } from "@x402/core/server";
 import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
+import { declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
 import {
   type AnyEndpoint,
   CHANNEL_SCHEME,
@@ -49,7 +50,8 @@ export function routeKey(endpoint: AnyEndpoint): string {
  * The x402 route of one endpoint: one payment option per scheme it offers (exact; upto when it meters),
  * `exact` once per transfer it allows (`exactTransfers`: EIP-3009, Permit2), the merchant's wallet, the
  * price in the token's atomic units (an explicit amount and asset, so no SDK price table decides what a
- * dollar is), and the Bazaar discovery extension describing input and output.
+ * dollar is), the Bazaar discovery extension describing input and output, and the `payment-identifier`
+ * extension (a buyer's id per payment: optional, or required where `paymentId` says so).
  * The resource URL is the one the buyer asked for, on the merchant's public URL
  * (payments/resource-server.ts), so it is not set here.
  */
@@ -69,14 +71,16 @@ export function x402Route(merchant: Merchant, endpoint: AnyEndpoint, payments: P
     accepts: options.length === 1 ? (options[0] as (typeof options)[number]) : options,
     description: endpoint.description,
     mimeType: endpoint.outputMedia?.[0] ?? "application/json",
-    extensions:
-      endpoint.listed === false
-        ? undefined
-        : declareDiscoveryExtension(
-            endpoint.method === "GET"
-              ? { input, inputSchema, ...path, output }
-              : { input, inputSchema, ...path, bodyType, output },
-          ),
+    extensions: {
+      ...(endpoint.listed !== false &&
+        declareDiscoveryExtension(
+          endpoint.method === "GET"
+            ? { input, inputSchema, ...path, output }
+            : { input, inputSchema, ...path, bodyType, output },
+        )),
+      // Every paid route answers a retry with the same id again, charged once (payments/payment-ids.ts).
+      [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(endpoint.paymentId === "required"),
+    },
   };
 }
 

@@ -15,6 +15,11 @@ import {
   readAuthorizerKey,
   readChannels,
 } from "./channels/settings.ts";
+import {
+  PaymentIdSettingsSchema,
+  paymentIdsSetting,
+  readPaymentIds,
+} from "./payments/payment-id-settings.ts";
 import { PaymentsSchema, paymentsSetting, readPayments } from "./payments/settings.ts";
 
 /**
@@ -28,6 +33,8 @@ const MerchantKitSchema = z.object({
   payments: PaymentsSchema,
   /** Payment channels (batch-settlement): offered or not, and when they are claimed and settled. */
   channels: ChannelSettingsSchema,
+  /** Retries charged once (the `payment-identifier` extension): where an id is required, how long answers are kept. */
+  paymentIds: PaymentIdSettingsSchema,
   /**
    * Who runs the merchant hosts, in each one's OpenAPI document (`info.contact`): registries and agent
    * platforms reach the operator there, and some verify a host's ownership by its email
@@ -80,6 +87,7 @@ export const merchantKitSection: Section<typeof MerchantKitSchema> = {
   read: ({ env }) => ({
     payments: readPayments(env),
     channels: readChannels(env),
+    paymentIds: readPaymentIds(env),
     contact: { email: env.X402M_CONTACT_EMAIL || null, url: env.X402M_CONTACT_URL || null },
     merchants: Object.fromEntries(
       Object.entries(MERCHANT_HOSTS).map(([host, defaults]) => {
@@ -108,6 +116,7 @@ export const merchantKitSection: Section<typeof MerchantKitSchema> = {
     const [head, host, field] = path;
     if (head === "payments") return paymentsSetting(path.slice(1));
     if (head === "channels") return channelsSetting(path.slice(1));
+    if (head === "paymentIds") return paymentIdsSetting(path.slice(1));
     if (head === "contact")
       return settingIn({ "contact.email": "X402M_CONTACT_EMAIL", "contact.url": "X402M_CONTACT_URL" }, path);
     if (!host) return undefined;

@@ -1,0 +1,337 @@
+/**
+ * Retries charged once (x402's `payment-identifier` extension, issue 65 item 4), end to end on a devnet: the
+ * SDK's own clients (`@x402/fetch`, with the extension's client helper choosing the id) pay a kit merchant
+ * through the SDK's own facilitator. A retry with the same id and request is answered again and charged once,
+ * 20 at once too; the same id with another body, or another wallet, is refused and not charged; the answer
+ * survives the merchant's restart; upto, a payment channel and MCP alike; a route that requires an id says so
+ * in its 402 and refuses a payment without one.
+ */
+import type { x402Client } from "@x402/core/client";
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
+import type { FacilitatorClient } from "@x402/core/server";
+import {
+  appendPaymentIdentifierToExtensions,
+  generatePaymentId,
+  PAYMENT_IDENTIFIER,
+} from "@x402/extensions/payment-identifier";
+import { wrapFetchWithPayment } from "@x402/fetch";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import { type Database, openDatabase } from "../../../src/common/db/index.ts";
+import { type Listening, listenWithUrl } from "../../../src/common/listen.ts";
+import { merchantApp } from "../../../src/merchant-kit/app.ts";
+import { type AnyEndpoint, defineEndpoint } from "../../../src/merchant-kit/endpoint.ts";
+import { callPaidTool, connectMcp } from "../../../src/merchant-kit/mcp/client.ts";
+import { loadConfig } from "../../../src/services/config.ts";
+import { permit2WalletHolding, startMiner } from "../../helpers/chain.ts";
+import { openTestDatabase } from "../../helpers/db.ts";
+import { testMerchant } from "../../helpers/merchant.ts";
+import { channelClient, channelPayer, stockFacilitator } from "../../helpers/stock-facilitator.ts";
+import { newMerchant, usdcReader, x402ClientFor } from "../../helpers/x402.ts";
+
+/** Each run's number, so that a kept answer is told from a second run's. */
+let runs = 0;
+const input = z.object({
+  text: z.string().default("hi"),
+  delay: z.coerce.number().int().max(2000).default(0),
+});
+const output = z.object({ text: z.string(), run: z.number() });
+const work = async ({ text, delay }: z.output<typeof input>) => {
+  const run = ++runs;
+  await new Promise((resolve) => setTimeout(resolve, delay));
+  return { text, run };
+};
+const common = { input, output, example: { input: { text: "hi" }, output: { text: "hi", run: 1 } } };
+
+const ENDPOINTS: AnyEndpoint[] = [
+  defineEndpoint({
+    ...common,
+    method: "GET",
+    path: "/api/tick",
+    price: "0.001",
+    description: "Counts.",
+    handler: work,
+  }),
+  defineEndpoint({
+    ...common,
+    method: "POST",
+    path: "/api/post",
+    price: "0.002",
+    description: "Counts.",
+    handler: work,
+  }),
+  defineEndpoint({
+    ...common,
+    method: "POST",
+    path: "/api/metered",
+    price: "0.01",
+    scheme: "upto",
+    description: "Charges 1,234 atomic units of its $0.01.",
+    handler: async (value, ctx) => {
+      ctx.meter?.(1234n);
+      return work(value);
+    },
+  }),
+  defineEndpoint({
+    ...common,
+    method: "GET",
+    path: "/api/channel",
+    price: "0.001",
+    scheme: ["exact", "batch-settlement"],
+    description: "Counts, through a channel too.",
+    handler: work,
+  }),
+  defineEndpoint({
+    ...common,
+    method: "GET",
+    path: "/api/strict",
+    price: "0.001",
+    description: "Counts.",
+    handler: work,
+  }),
+];
+
+let devnet: Devnet;
+let miner: ReturnType<typeof startMiner>;
+let usdc: ReturnType<typeof usdcReader>;
+let facilitator: FacilitatorClient;
+/** Settlements the facilitator made (a channel's vouchers settle nothing: their charges are in the store). */
+let settled = 0;
+let state: Awaited<ReturnType<typeof openTestDatabase>>;
+let db: Database;
+let host: Listening;
+let url: string;
+const payTo = newMerchant();
+const closers: (() => Promise<void>)[] = [];
+
+/** The merchant as `serve` builds it, on `db`, with `X402M_PAYMENT_ID_REQUIRED=/api/strict`. */
+async function startHost(on: Database): Promise<Listening> {
+  const config = loadConfig({ env: { X402M_PAYMENT_ID_REQUIRED: "/api/strict" } });
+  const payments = { ...config.payments, rpcUrl: devnet.rpc };
+  return listenWithUrl(
+    async (u) =>
+      (
+        await merchantApp(testMerchant(payTo, u, ENDPOINTS), {
+          services: { db: on, config },
+          facilitator,
+          payments,
+        })
+      ).fetch,
+    "127.0.0.1",
+    0,
+  );
+}
+
+beforeAll(async () => {
+  devnet = await startDevnet({ port: 0, buyers: 3, blockTime: 0 });
+  miner = startMiner(devnet);
+  usdc = usdcReader(devnet.rpc);
+  const stock = stockFacilitator(devnet);
+  facilitator = {
+    verify: (p, r) => stock.verify(p, r),
+    settle: async (p, r) => {
+      const answer = await stock.settle(p, r);
+      if (answer.success && answer.transaction) settled++;
+      return answer;
+    },
+    getSupported: () => stock.getSupported(),
+  };
+  state = await openTestDatabase("pglite");
+  db = state.db;
+  host = await startHost(db);
+  url = host.url;
+}, 60_000);
+afterAll(async () => {
+  for (const close of closers.reverse()) await close();
+  await host?.close();
+  await state?.close();
+  await miner?.stop();
+  await devnet?.stop();
+});
+
+const buyer = (i: number) => devnet.buyers[i] as DevnetAccount;
+
+/** The SDK's client with the extension's helper adding `id` to every payment it signs. */
+function withId(client: x402Client, id: () => string): x402Client {
+  return client.registerExtension({
+    key: PAYMENT_IDENTIFIER,
+    enrichPaymentPayload: async (payload) => {
+      const extensions = structuredClone(payload.extensions ?? {});
+      appendPaymentIdentifierToExtensions(extensions, id());
+      return { ...payload, extensions };
+    },
+  });
+}
+const payWithId = (i: number, id: string, scheme: "exact" | "upto" = "exact") =>
+  wrapFetchWithPayment(
+    fetch,
+    withId(x402ClientFor(buyer(i), scheme), () => id),
+  );
+const post = (body: unknown) => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify(body),
+});
+const receipt = (answer: Response) =>
+  decodePaymentResponseHeader(answer.headers.get("payment-response") as string);
+
+describe("exact", () => {
+  it("declares the extension, optional, in every paid route's 402, and required where the operator says so", async () => {
+    const required = async (path: string) =>
+      decodePaymentRequiredHeader((await fetch(`${url}${path}`)).headers.get("payment-required") as string)
+        .extensions?.[PAYMENT_IDENTIFIER];
+    expect(await required("/api/tick")).toMatchObject({
+      info: { required: false },
+      schema: { type: "object" },
+    });
+    expect(await required("/api/strict")).toMatchObject({ info: { required: true } });
+    // A payment without an id, where one is required: refused before it is verified, nothing charged.
+    const before = await usdc.balanceOf(payTo);
+    const answer = await wrapFetchWithPayment(fetch, x402ClientFor(buyer(0), "exact"))(`${url}/api/strict`);
+    expect(answer.status).toBe(400);
+    expect((await answer.json()).error.code).toBe("payment_id_required");
+    const ok = await payWithId(0, generatePaymentId(), "exact")(`${url}/api/strict`);
+    expect(ok.status).toBe(200);
+    expect((await usdc.balanceOf(payTo)) - before).toBe(1000n);
+  });
+
+  it("answers a retry with the same id again, from the kept answer, and charges once", async () => {
+    const id = generatePaymentId();
+    const before = { balance: await usdc.balanceOf(payTo), settled, runs };
+    const first = await payWithId(0, id)(`${url}/api/tick?text=once`);
+    expect(first.status).toBe(200);
+    const body = await first.json();
+    // The retry signs a payment of its own (a fresh nonce): the id, not the authorization, makes it a retry.
+    const again = await payWithId(0, id)(`${url}/api/tick?text=once`);
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual(body);
+    expect(again.headers.get("payment-id-replayed")).toBe("true");
+    expect(receipt(again).transaction).toBe(receipt(first).transaction);
+    expect(runs - before.runs).toBe(1);
+    expect(settled - before.settled).toBe(1);
+    expect((await usdc.balanceOf(payTo)) - before.balance).toBe(1000n);
+    // Another id is another payment.
+    const other = await payWithId(0, generatePaymentId())(`${url}/api/tick?text=once`);
+    expect((await other.json()).run).toBe(body.run + 1);
+  });
+
+  it("runs 20 retries at once with one id once: one settlement, 20 identical answers", async () => {
+    const id = generatePaymentId();
+    const before = { balance: await usdc.balanceOf(payTo), settled, runs };
+    const pay = payWithId(1, id);
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => pay(`${url}/api/post`, post({ text: "twenty", delay: 300 }))),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+    const bodies = await Promise.all(answers.map((a) => a.text()));
+    expect(new Set(bodies).size).toBe(1);
+    expect(new Set(answers.map((a) => receipt(a).transaction)).size).toBe(1);
+    expect(runs - before.runs).toBe(1);
+    expect(settled - before.settled).toBe(1);
+    expect((await usdc.balanceOf(payTo)) - before.balance).toBe(2000n);
+  });
+
+  it("refuses the same id with another body, or from another wallet, and charges neither", async () => {
+    const id = generatePaymentId();
+    const first = await payWithId(0, id)(`${url}/api/post`, post({ text: "a" }));
+    expect(first.status).toBe(200);
+    const before = { balance: await usdc.balanceOf(payTo), settled, runs };
+    const otherBody = await payWithId(0, id)(`${url}/api/post`, post({ text: "b" }));
+    expect(otherBody.status).toBe(409);
+    expect(await otherBody.json()).toMatchObject({ error: { code: "payment_id_conflict" } });
+    const otherQuery = await payWithId(0, id)(`${url}/api/post?x=1`, post({ text: "a" }));
+    expect(otherQuery.status).toBe(409);
+    const otherWallet = await payWithId(2, id)(`${url}/api/post`, post({ text: "a" }));
+    expect(otherWallet.status).toBe(409);
+    expect((await otherWallet.json()).error.message).toMatch(/another request \(or by another wallet\)/);
+    expect(otherWallet.headers.get("payment-response")).toBeNull();
+    expect({ balance: await usdc.balanceOf(payTo), settled, runs }).toEqual(before);
+  });
+
+  it("keeps the answer across a restart of the merchant, its database closed and opened again", async () => {
+    const id = generatePaymentId();
+    const first = await payWithId(0, id)(`${url}/api/tick?text=restart`);
+    const body = await first.json();
+    await host.close();
+    await db.close();
+    db = await openDatabase(state.options);
+    host = await startHost(db);
+    url = host.url;
+    const before = { balance: await usdc.balanceOf(payTo), settled, runs };
+    const again = await payWithId(0, id)(`${url}/api/tick?text=restart`);
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual(body);
+    expect({ balance: await usdc.balanceOf(payTo), settled, runs }).toEqual(before);
+  });
+});
+
+describe("upto, channels and MCP", () => {
+  it("charges a metered call once, what it metered, however often it is retried with its id", async () => {
+    const wallet = await permit2WalletHolding(devnet, 100_000n);
+    const id = generatePaymentId();
+    const pay = wrapFetchWithPayment(
+      fetch,
+      withId(x402ClientFor(wallet, "upto"), () => id),
+    );
+    const before = { balance: await usdc.balanceOf(payTo), runs };
+    const first = await pay(`${url}/api/metered`, post({ text: "metered" }));
+    expect(first.status).toBe(200);
+    const body = await first.json();
+    const again = await pay(`${url}/api/metered`, post({ text: "metered" }));
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual(body);
+    expect(runs - before.runs).toBe(1);
+    expect((await usdc.balanceOf(payTo)) - before.balance).toBe(1234n);
+  });
+
+  it("charges a channel's call once when it is retried with its id", async () => {
+    const client = channelClient(devnet, buyer(2), { salt: 65n, deposit: 100_000n });
+    const id = generatePaymentId();
+    const pay = wrapFetchWithPayment(
+      fetch,
+      withId(channelPayer(client), () => id),
+    );
+    const charged = async () =>
+      BigInt(
+        (
+          await db.query<{ charged: string }>(
+            "SELECT coalesce(sum(charged), 0)::text AS charged FROM merchant_channels WHERE lower(receiver) = lower($1)",
+            [payTo],
+          )
+        ).rows[0]?.charged ?? "0",
+      );
+    const before = { charged: await charged(), runs };
+    const first = await pay(`${url}/api/channel?text=channel`);
+    expect(first.status).toBe(200);
+    expect(receipt(first).extra?.chargedAmount).toBe("1000");
+    const body = await first.json();
+    const again = await pay(`${url}/api/channel?text=channel`);
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual(body);
+    expect(runs - before.runs).toBe(1);
+    expect((await charged()) - before.charged).toBe(1000n);
+    // The channel goes on: a new id is a new call, charged.
+    const next = await wrapFetchWithPayment(
+      fetch,
+      withId(channelPayer(client), generatePaymentId),
+    )(`${url}/api/channel?text=next`);
+    expect(next.status).toBe(200);
+    expect((await charged()) - before.charged).toBe(2000n);
+  });
+
+  it("answers a tool call over MCP retried with its id again, charged once", async () => {
+    const mcp = await connectMcp(`${url}/mcp`);
+    closers.push(() => mcp.close());
+    const id = generatePaymentId();
+    const payer = withId(x402ClientFor(buyer(1), "exact"), () => id);
+    const before = { balance: await usdc.balanceOf(payTo), runs };
+    const first = await callPaidTool(mcp, payer, "api_tick", { text: "mcp" });
+    expect(first.result.isError).toBeFalsy();
+    const again = await callPaidTool(mcp, payer, "api_tick", { text: "mcp" });
+    expect(again.result.structuredContent).toEqual(first.result.structuredContent);
+    expect(again.settlement?.transaction).toBe(first.settlement?.transaction);
+    expect(runs - before.runs).toBe(1);
+    expect((await usdc.balanceOf(payTo)) - before.balance).toBe(1000n);
+  });
+});
