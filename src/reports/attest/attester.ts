@@ -11,42 +11,18 @@
  * - two processes signing at once sign the same nonce, so at most one of their transactions is mined.
  * Each step (`attestDue`) does what it can without waiting: a transaction sent is looked at again next time.
  */
-import {
-  type Address,
-  BaseError,
-  createPublicClient,
-  encodeFunctionData,
-  type Hex,
-  http,
-  keccak256,
-  type PublicClient,
-  parseAbiItem,
-  parseEventLogs,
-  parseTransaction,
-  zeroHash,
-} from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { type Address, type Hex, parseEventLogs, parseTransaction } from "viem";
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { WEEK_BLOCKS } from "../../chain/base.ts";
-import { EAS_ADDRESS, easAbi, SCHEMA_REGISTRY_ADDRESS, schemaRegistryAbi } from "../../chain/eas/index.ts";
+import { EAS_ADDRESS, easAbi } from "../../chain/eas/index.ts";
 import { log } from "../../common/log.ts";
-import {
-  decodeWeek,
-  encodeWeek,
-  WEEK_SCHEMA,
-  WEEK_SCHEMA_RESOLVER,
-  WEEK_SCHEMA_REVOCABLE,
-  WEEK_SCHEMA_UID,
-} from "./schema.ts";
+import { AttesterChain, attestCall, type Fees } from "./chain.ts";
+import { decodeWeek } from "./schema.ts";
 import { recordAttested, recordConflict, recordSigned, type SealedWeekRow } from "./store.ts";
 import { isWeekClose, lastWeekClose, mondayCloses } from "./weeks.ts";
 
 /** How often the attester looks, besides each new build of the latest window. */
 export const DEFAULT_INTERVAL_MS = 30_000;
-/** Blocks one log query spans: many RPC providers refuse wider ones. */
-const LOG_SPAN = 10_000n;
-/** Gas estimates are raised by this much (percent): the estimate is the exact cost of the state it ran on. */
-const GAS_MARGIN = 125n;
 
 /**
  * What the attester needs of the report service, declared here so that attest/ does not import serve/
@@ -78,14 +54,7 @@ export interface AttesterOptions {
   replaceAfterMs?: number;
 }
 
-interface Fees {
-  maxFeePerGas: bigint;
-  maxPriorityFeePerGas: bigint;
-}
-
 const DEFAULT_REPLACE_AFTER_MS = 600_000;
-
-const max = (a: bigint, b: bigint) => (a > b ? a : b);
 
 /** A signed transaction's fees raised by a quarter: nodes take a replacement at the same nonce from a tenth up. */
 function bumped(raw: Hex): Fees {
@@ -109,20 +78,14 @@ export type WeekStep =
   | "registering"
   | "replaced";
 
-const attestedEvent = parseAbiItem(
-  "event Attested(address indexed recipient, address indexed attester, bytes32 uid, bytes32 indexed schemaUID)",
-);
-
 /** Steps on one analytics database, one at a time, whichever attester takes them. */
 const turns = new WeakMap<Analytics, Promise<unknown>>();
 
 export class Attester {
-  private readonly client: PublicClient;
-  private readonly account: ReturnType<typeof privateKeyToAccount>;
-  private chainId: number | undefined;
+  /** The key's side on the chain: signing, sending, and what the chain already holds. */
+  private readonly chain: AttesterChain;
   private closes: number | undefined;
   private from: number | undefined;
-  private registering: Hex | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** When this process first sent or saw each transaction still unmined. */
   private readonly waiting = new Map<Hex, number>();
@@ -135,15 +98,14 @@ export class Attester {
   private stopped = false;
 
   constructor(private readonly options: AttesterOptions) {
-    this.client = createPublicClient({ transport: http(options.rpc) }) as PublicClient;
-    this.account = privateKeyToAccount(options.key);
+    this.chain = new AttesterChain(options.rpc, options.key, options.maxCostWei);
     this.closes = options.closes;
     this.from = options.from;
   }
 
   /** The attester's address: the one readers check an attestation was made by. */
   get address(): Address {
-    return this.account.address;
+    return this.chain.address;
   }
 
   /** Looks every `intervalMs` and after each new latest window, until `stop`. */
@@ -197,12 +159,12 @@ export class Attester {
       "SELECT max(block_number) AS block FROM checkpoints WHERE chain = 'base'",
     );
     if (checkpoint?.block == null) return steps;
-    this.chainId ??= await this.client.getChainId();
-    this.closes ??= mondayCloses(Number((await this.client.getBlock({ blockNumber: 0n })).timestamp));
+    this.chain.chainId ??= await this.chain.client.getChainId();
+    this.closes ??= mondayCloses(Number((await this.chain.client.getBlock({ blockNumber: 0n })).timestamp));
     const last = lastWeekClose(Number(checkpoint.block), this.closes);
     if (last === undefined) return steps;
     this.from ??= await this.firstDue(last);
-    if (!(await this.schemaRegistered())) {
+    if (!(await this.chain.schemaRegistered())) {
       for (let end = this.from; end <= last; end += WEEK_BLOCKS) steps.set(end, "registering");
       return steps;
     }
@@ -237,7 +199,9 @@ export class Attester {
     const end = sealed.end_block;
     let reverted = false;
     if (sealed.tx) {
-      const receipt = await this.client.getTransactionReceipt({ hash: sealed.tx }).catch(() => undefined);
+      const receipt = await this.chain.client
+        .getTransactionReceipt({ hash: sealed.tx })
+        .catch(() => undefined);
       if (receipt?.status === "success") {
         const [event] = parseEventLogs({ abi: easAbi, eventName: "Attested", logs: receipt.logs });
         if (event) return this.attested(sealed, event.args.uid, sealed.tx, "attested");
@@ -246,15 +210,15 @@ export class Attester {
     }
     // The nonce before the chain is searched: an attestation of the week by another process of this key,
     // mined after the search, took this nonce, so the one signed below can never be mined beside it.
-    const nonce = await this.client.getTransactionCount({ address: this.address, blockTag: "latest" });
-    const found = await this.onChain(end);
+    const nonce = await this.chain.client.getTransactionCount({ address: this.address, blockTag: "latest" });
+    const found = await this.chain.onChain(end);
     if (found) return this.attested(sealed, found.uid, found.tx, "found");
     if (sealed.tx && !reverted && sealed.nonce !== null && sealed.raw_tx && nonce <= sealed.nonce) {
       // Waiting too long, its fee too low for the chain's now: the same nonce at a higher fee replaces it, so
       // that whichever of the two is mined, it is the only one.
       if (this.waitedTooLong(sealed.tx))
         return this.sign(sealed, sealed.nonce, bumped(sealed.raw_tx), "replaced");
-      await this.broadcast(sealed.raw_tx, end);
+      await this.chain.broadcast(sealed.raw_tx, end);
       return "rebroadcast";
     }
     return this.sign(sealed, nonce);
@@ -262,7 +226,7 @@ export class Attester {
 
   /** Records the attestation `uid` of the week, unless it states another root (another store's reports). */
   private async attested(sealed: SealedWeekRow, uid: Hex, tx: Hex, step: WeekStep): Promise<WeekStep> {
-    const attestation = await this.client.readContract({
+    const attestation = await this.chain.client.readContract({
       address: EAS_ADDRESS,
       abi: easAbi,
       functionName: "getAttestation",
@@ -284,7 +248,7 @@ export class Attester {
       return "conflict";
     }
     await recordAttested(await this.db(), sealed.end_block, {
-      chainId: this.chainId as number,
+      chainId: this.chain.chainId as number,
       attester: this.address,
       uid,
       tx,
@@ -292,32 +256,6 @@ export class Attester {
     });
     log("info", "week attested", { end_block: sealed.end_block, uid, tx, root: sealed.root });
     return step;
-  }
-
-  /** This key's attestation of the week ending at `end`, if the chain has one (made after the week closed). */
-  private async onChain(end: number): Promise<{ uid: Hex; tx: Hex } | undefined> {
-    // Not viem's cached head (4 s): a block mined since would be left out of the search.
-    const head = await this.client.getBlockNumber({ cacheTime: 0 });
-    for (let from = BigInt(end); from <= head; from += LOG_SPAN) {
-      const logs = await this.client.getLogs({
-        address: EAS_ADDRESS,
-        event: attestedEvent,
-        args: { attester: this.address, schemaUID: WEEK_SCHEMA_UID },
-        fromBlock: from,
-        toBlock: from + LOG_SPAN - 1n < head ? from + LOG_SPAN - 1n : head,
-      });
-      for (const entry of logs) {
-        const uid = entry.args.uid as Hex;
-        const attestation = await this.client.readContract({
-          address: EAS_ADDRESS,
-          abi: easAbi,
-          functionName: "getAttestation",
-          args: [uid],
-        });
-        if (decodeWeek(attestation.data).endBlock === end) return { uid, tx: entry.transactionHash };
-      }
-    }
-    return undefined;
   }
 
   /** Whether the transaction `tx` has waited unmined longer than `replaceAfterMs` since this process first sent or saw it. */
@@ -335,137 +273,17 @@ export class Attester {
     minFees?: Fees,
     step: WeekStep = "sent",
   ): Promise<WeekStep> {
-    const data = encodeFunctionData({
-      abi: easAbi,
-      functionName: "attest",
-      args: [
-        {
-          schema: WEEK_SCHEMA_UID,
-          data: {
-            recipient: "0x0000000000000000000000000000000000000000",
-            expirationTime: 0n,
-            revocable: WEEK_SCHEMA_REVOCABLE,
-            refUID: zeroHash,
-            data: encodeWeek({
-              startBlock: sealed.start_block,
-              endBlock: sealed.end_block,
-              methodology: sealed.methodology,
-              reportsRoot: sealed.root,
-              reports: sealed.reports,
-              feedHash: sealed.feed_hash,
-              publicUrl: sealed.public_url,
-            }),
-            value: 0n,
-          },
-        },
-      ],
-    });
-    const signed = await this.signed(EAS_ADDRESS, data, nonce, sealed.end_block, minFees);
+    const data = attestCall(sealed);
+    const signed = await this.chain.signed(EAS_ADDRESS, data, nonce, sealed.end_block, minFees);
     if (!signed) return "over_budget";
     await recordSigned(await this.db(), sealed.end_block, {
-      chainId: this.chainId as number,
+      chainId: this.chain.chainId as number,
       attester: this.address,
       nonce: signed.nonce,
       tx: signed.hash,
       raw: signed.raw,
     });
     this.waiting.set(signed.hash, Date.now());
-    return (await this.broadcast(signed.raw, sealed.end_block)) ? step : "unsent";
-  }
-
-  /**
-   * A transaction to `to` signed at `nonce`, within the budget; undefined (logged) when over it. The nonce is
-   * the next mined one, not the next pending: two processes signing at once then sign the same nonce, and at
-   * most one of their transactions is mined.
-   */
-  private async signed(
-    to: Address,
-    data: Hex,
-    nonce: number,
-    end?: number,
-    minFees?: Fees,
-  ): Promise<{ raw: Hex; hash: Hex; nonce: number } | undefined> {
-    const [gas, estimated, balance] = await Promise.all([
-      this.client.estimateGas({ account: this.address, to, data }),
-      this.client.estimateFeesPerGas(),
-      this.client.getBalance({ address: this.address }),
-    ]);
-    const fees = {
-      maxFeePerGas: max(estimated.maxFeePerGas, minFees?.maxFeePerGas ?? 0n),
-      maxPriorityFeePerGas: max(estimated.maxPriorityFeePerGas, minFees?.maxPriorityFeePerGas ?? 0n),
-    };
-    const gasLimit = (gas * GAS_MARGIN) / 100n;
-    const cost = gasLimit * fees.maxFeePerGas;
-    const budget = this.options.maxCostWei;
-    if (cost > budget || cost > balance) {
-      log("error", "not attesting: the transaction would cost more than the attester may spend or holds", {
-        end_block: end,
-        attester: this.address,
-        cost_wei: cost.toString(),
-        budget_wei: budget.toString(),
-        balance_wei: balance.toString(),
-      });
-      return undefined;
-    }
-    const raw = await this.account.signTransaction({
-      chainId: this.chainId as number,
-      type: "eip1559",
-      to,
-      data,
-      nonce,
-      gas: gasLimit,
-      maxFeePerGas: fees.maxFeePerGas,
-      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-    });
-    return { raw, hash: keccak256(raw), nonce };
-  }
-
-  /** Sends signed bytes; an error (the RPC down, the nonce taken) is logged and left to the next step. */
-  private async broadcast(raw: Hex, end?: number): Promise<boolean> {
-    try {
-      await this.client.sendRawTransaction({ serializedTransaction: raw });
-      return true;
-    } catch (error) {
-      const message =
-        error instanceof BaseError
-          ? [error.shortMessage, error.details].filter(Boolean).join(": ")
-          : String(error);
-      // The node holds these very bytes already: sent before.
-      if (/already known|already imported/i.test(message)) return true;
-      log("warn", "an attester transaction was not sent: tried again later", {
-        end_block: end,
-        error: message,
-      });
-      return false;
-    }
-  }
-
-  /**
-   * Whether the week schema is registered; when it is not, registers it (one transaction, looked at again
-   * next step). Registering is idempotent on chain: a second registration of the same schema reverts.
-   */
-  private async schemaRegistered(): Promise<boolean> {
-    const record = await this.client.readContract({
-      address: SCHEMA_REGISTRY_ADDRESS,
-      abi: schemaRegistryAbi,
-      functionName: "getSchema",
-      args: [WEEK_SCHEMA_UID],
-    });
-    if (record.uid !== zeroHash) return true;
-    if (this.registering) {
-      const receipt = await this.client
-        .getTransactionReceipt({ hash: this.registering })
-        .catch(() => undefined);
-      if (!receipt) return false;
-    }
-    const data = encodeFunctionData({
-      abi: schemaRegistryAbi,
-      functionName: "register",
-      args: [WEEK_SCHEMA, WEEK_SCHEMA_RESOLVER, WEEK_SCHEMA_REVOCABLE],
-    });
-    const nonce = await this.client.getTransactionCount({ address: this.address, blockTag: "latest" });
-    const signed = await this.signed(SCHEMA_REGISTRY_ADDRESS, data, nonce);
-    if (signed && (await this.broadcast(signed.raw))) this.registering = signed.hash;
-    return false;
+    return (await this.chain.broadcast(signed.raw, sealed.end_block)) ? step : "unsent";
   }
 }

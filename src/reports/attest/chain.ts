@@ -1,0 +1,220 @@
+/**
+ * The attester's key on the chain: what it signs and sends, within its budget, and what the chain already
+ * holds of it (an attestation of a week, the week schema). Apart from the attester's steps (attester.ts), which
+ * decide what each week needs next, and from the store, which this never reads.
+ */
+import {
+  type Address,
+  BaseError,
+  createPublicClient,
+  encodeFunctionData,
+  type Hex,
+  http,
+  keccak256,
+  type PublicClient,
+  parseAbiItem,
+  zeroHash,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { EAS_ADDRESS, easAbi, SCHEMA_REGISTRY_ADDRESS, schemaRegistryAbi } from "../../chain/eas/index.ts";
+import { log } from "../../common/log.ts";
+import {
+  decodeWeek,
+  encodeWeek,
+  WEEK_SCHEMA,
+  WEEK_SCHEMA_RESOLVER,
+  WEEK_SCHEMA_REVOCABLE,
+  WEEK_SCHEMA_UID,
+} from "./schema.ts";
+import type { SealedWeekRow } from "./store.ts";
+
+/** Blocks one log query spans: many RPC providers refuse wider ones. */
+const LOG_SPAN = 10_000n;
+/** Gas estimates are raised by this much (percent): the estimate is the exact cost of the state it ran on. */
+const GAS_MARGIN = 125n;
+
+export interface Fees {
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+}
+
+const max = (a: bigint, b: bigint) => (a > b ? a : b);
+
+const attestedEvent = parseAbiItem(
+  "event Attested(address indexed recipient, address indexed attester, bytes32 uid, bytes32 indexed schemaUID)",
+);
+
+/** The call that attests a sealed week under the week schema: what the attester signs for it. */
+export function attestCall(sealed: SealedWeekRow): Hex {
+  return encodeFunctionData({
+    abi: easAbi,
+    functionName: "attest",
+    args: [
+      {
+        schema: WEEK_SCHEMA_UID,
+        data: {
+          recipient: "0x0000000000000000000000000000000000000000",
+          expirationTime: 0n,
+          revocable: WEEK_SCHEMA_REVOCABLE,
+          refUID: zeroHash,
+          data: encodeWeek({
+            startBlock: sealed.start_block,
+            endBlock: sealed.end_block,
+            methodology: sealed.methodology,
+            reportsRoot: sealed.root,
+            reports: sealed.reports,
+            feedHash: sealed.feed_hash,
+            publicUrl: sealed.public_url,
+          }),
+          value: 0n,
+        },
+      },
+    ],
+  });
+}
+
+export class AttesterChain {
+  readonly client: PublicClient;
+  private readonly account: ReturnType<typeof privateKeyToAccount>;
+  /** The chain's id, read at the attester's first step. */
+  chainId: number | undefined;
+  /** The schema's registration sent, looked at again next step. */
+  private registering: Hex | undefined;
+
+  constructor(
+    rpc: string,
+    key: Hex,
+    /** The most one transaction may cost, gas times its fee cap. */
+    private readonly maxCostWei: bigint,
+  ) {
+    this.client = createPublicClient({ transport: http(rpc) }) as PublicClient;
+    this.account = privateKeyToAccount(key);
+  }
+
+  /** The attester's address: the one readers check an attestation was made by. */
+  get address(): Address {
+    return this.account.address;
+  }
+
+  /** This key's attestation of the week ending at `end`, if the chain has one (made after the week closed). */
+  async onChain(end: number): Promise<{ uid: Hex; tx: Hex } | undefined> {
+    // Not viem's cached head (4 s): a block mined since would be left out of the search.
+    const head = await this.client.getBlockNumber({ cacheTime: 0 });
+    for (let from = BigInt(end); from <= head; from += LOG_SPAN) {
+      const logs = await this.client.getLogs({
+        address: EAS_ADDRESS,
+        event: attestedEvent,
+        args: { attester: this.address, schemaUID: WEEK_SCHEMA_UID },
+        fromBlock: from,
+        toBlock: from + LOG_SPAN - 1n < head ? from + LOG_SPAN - 1n : head,
+      });
+      for (const entry of logs) {
+        const uid = entry.args.uid as Hex;
+        const attestation = await this.client.readContract({
+          address: EAS_ADDRESS,
+          abi: easAbi,
+          functionName: "getAttestation",
+          args: [uid],
+        });
+        if (decodeWeek(attestation.data).endBlock === end) return { uid, tx: entry.transactionHash };
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * A transaction to `to` signed at `nonce`, within the budget; undefined (logged) when over it. The nonce is
+   * the next mined one, not the next pending: two processes signing at once then sign the same nonce, and at
+   * most one of their transactions is mined.
+   */
+  async signed(
+    to: Address,
+    data: Hex,
+    nonce: number,
+    end?: number,
+    minFees?: Fees,
+  ): Promise<{ raw: Hex; hash: Hex; nonce: number } | undefined> {
+    const [gas, estimated, balance] = await Promise.all([
+      this.client.estimateGas({ account: this.address, to, data }),
+      this.client.estimateFeesPerGas(),
+      this.client.getBalance({ address: this.address }),
+    ]);
+    const fees = {
+      maxFeePerGas: max(estimated.maxFeePerGas, minFees?.maxFeePerGas ?? 0n),
+      maxPriorityFeePerGas: max(estimated.maxPriorityFeePerGas, minFees?.maxPriorityFeePerGas ?? 0n),
+    };
+    const gasLimit = (gas * GAS_MARGIN) / 100n;
+    const cost = gasLimit * fees.maxFeePerGas;
+    const budget = this.maxCostWei;
+    if (cost > budget || cost > balance) {
+      log("error", "not attesting: the transaction would cost more than the attester may spend or holds", {
+        end_block: end,
+        attester: this.address,
+        cost_wei: cost.toString(),
+        budget_wei: budget.toString(),
+        balance_wei: balance.toString(),
+      });
+      return undefined;
+    }
+    const raw = await this.account.signTransaction({
+      chainId: this.chainId as number,
+      type: "eip1559",
+      to,
+      data,
+      nonce,
+      gas: gasLimit,
+      maxFeePerGas: fees.maxFeePerGas,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+    });
+    return { raw, hash: keccak256(raw), nonce };
+  }
+
+  /** Sends signed bytes; an error (the RPC down, the nonce taken) is logged and left to the next step. */
+  async broadcast(raw: Hex, end?: number): Promise<boolean> {
+    try {
+      await this.client.sendRawTransaction({ serializedTransaction: raw });
+      return true;
+    } catch (error) {
+      const message =
+        error instanceof BaseError
+          ? [error.shortMessage, error.details].filter(Boolean).join(": ")
+          : String(error);
+      // The node holds these very bytes already: sent before.
+      if (/already known|already imported/i.test(message)) return true;
+      log("warn", "an attester transaction was not sent: tried again later", {
+        end_block: end,
+        error: message,
+      });
+      return false;
+    }
+  }
+
+  /**
+   * Whether the week schema is registered; when it is not, registers it (one transaction, looked at again
+   * next step). Registering is idempotent on chain: a second registration of the same schema reverts.
+   */
+  async schemaRegistered(): Promise<boolean> {
+    const record = await this.client.readContract({
+      address: SCHEMA_REGISTRY_ADDRESS,
+      abi: schemaRegistryAbi,
+      functionName: "getSchema",
+      args: [WEEK_SCHEMA_UID],
+    });
+    if (record.uid !== zeroHash) return true;
+    if (this.registering) {
+      const receipt = await this.client
+        .getTransactionReceipt({ hash: this.registering })
+        .catch(() => undefined);
+      if (!receipt) return false;
+    }
+    const data = encodeFunctionData({
+      abi: schemaRegistryAbi,
+      functionName: "register",
+      args: [WEEK_SCHEMA, WEEK_SCHEMA_RESOLVER, WEEK_SCHEMA_REVOCABLE],
+    });
+    const nonce = await this.client.getTransactionCount({ address: this.address, blockTag: "latest" });
+    const signed = await this.signed(SCHEMA_REGISTRY_ADDRESS, data, nonce);
+    if (signed && (await this.broadcast(signed.raw))) this.registering = signed.hash;
+    return false;
+  }
+}
