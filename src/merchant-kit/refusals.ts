@@ -37,8 +37,11 @@ const CHANNEL_402 =
 export function kitErrors(endpoint: AnyEndpoint): Errors {
   const guarded = isGuarded(endpoint);
   const seconds = (endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000;
-  const malformed =
-    "A PAYMENT-SIGNATURE header that is not an x402 payment (invalid_payment_signature): call without it to get the requirements.";
+  const malformed = `A PAYMENT-SIGNATURE header that is not an x402 payment (invalid_payment_signature): call without it to get the requirements. A payment whose payment-identifier id is malformed (invalid_payment_id)${
+    endpoint.paymentId === "required"
+      ? ", or that carries none: this route requires one (payment_id_required)"
+      : ""
+  }.`;
   return {
     400: takesInput(endpoint)
       ? `Bad input (invalid_input, or the body's type or syntax: the message names what), refused before any payment is asked for. ${malformed}`
@@ -48,7 +51,7 @@ export function kitErrors(endpoint: AnyEndpoint): Errors {
         ? " Or the paying wallet's balance does not cover this call on top of its payments in flight (insufficient_funds): refused before any work, with PAYMENT-REQUIRED too."
         : ""
     }${offersChannels(endpoint) ? CHANNEL_402 : ""}`,
-    409: "This payment is already used by another request (payment_in_use): each request needs its own signed payment; the PAYMENT-REQUIRED header says what to pay.",
+    409: "This payment is already used by another request (payment_in_use): each request needs its own signed payment; the PAYMENT-REQUIRED header says what to pay. Or its payment id was used for another request or by another wallet (payment_id_conflict), bought an answer that was not kept (payment_id_unstored: streamed, or too large), or is still being answered for a concurrent request past this route's time budget (payment_id_in_progress).",
     ...(takesPermit2(endpoint) && {
       412: `${permit2Payments(endpoint)} from a wallet that has not approved Permit2 for the token (the PAYMENT-REQUIRED header's error is permit2_allowance_required): approve it once, then pay again.`,
     }),
