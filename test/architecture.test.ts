@@ -1,7 +1,8 @@
 /**
  * The house rules a reader relies on, checked on the sources themselves (issue 43): no import loop between
  * the top-level folders of src/ (type-only imports count: a loop in types is still two folders that cannot
- * be read apart), no import cycle between any two files of src/ (issue 56), no function over 150 lines,
+ * be read apart), no import cycle between any two files of src/ (issue 56), no function over 150 lines nor
+ * class over 250,
  * a folder that has a face (`index.ts`) is entered only through it from outside, and no import runs back up
  * between the subfolders of reports/ (issue 64; the order is docs/architecture.md's, "The rooms of reports/").
  */
@@ -12,6 +13,20 @@ import { describe, expect, it } from "vitest";
 
 const SRC = path.resolve(import.meta.dirname, "../src");
 const MAX_FUNCTION_LINES = 150;
+/**
+ * A class is read as one thing: past this it is several (the report service was 537 lines of building,
+ * answering and sealing before issue 64 parted them), however short each of its methods.
+ */
+const MAX_CLASS_LINES = 250;
+/**
+ * Classes over the limit when the rule came, each held at its size then until it is parted: the kit's two are
+ * being reworked beside this rule (issue 64, items 1 and 2), and the analytics connection is one to part next.
+ */
+const LONG_CLASSES: Record<string, number> = {
+  "analytics/duckdb.ts": 287,
+  "merchant-kit/channels/schedule.ts": 262,
+  "merchant-kit/payments/facilitators.ts": 282,
+};
 /**
  * Folders entered from elsewhere in src/ only through their face. Two have a second, light one: every
  * command reads its configuration, and going through `services/index.ts` (every service) or
@@ -211,6 +226,24 @@ function longFunctions(files: SourceFile[]): string[] {
   return found;
 }
 
+function longClasses(files: SourceFile[], held: Record<string, number> = LONG_CLASSES): string[] {
+  const found: string[] = [];
+  for (const { file, tree } of files) {
+    const visit = (node: ts.Node) => {
+      if (ts.isClassLike(node)) {
+        const first = tree.getLineAndCharacterOfPosition(node.getStart(tree)).line;
+        const last = tree.getLineAndCharacterOfPosition(node.getEnd()).line;
+        const limit = Math.max(MAX_CLASS_LINES, held[relative(file)] ?? 0);
+        if (last - first + 1 > limit)
+          found.push(`${relative(file)}:${first + 1} (${last - first + 1} lines)`);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(tree);
+  }
+  return found;
+}
+
 function faceBypasses(files: SourceFile[]): string[] {
   const bypasses: string[] = [];
   for (const [face, entries] of Object.entries(FACES)) {
@@ -270,6 +303,10 @@ describe("the sources' shape", () => {
     expect(longFunctions(files)).toEqual([]);
   });
 
+  it(`has no class over ${MAX_CLASS_LINES} lines`, () => {
+    expect(longClasses(files)).toEqual([]);
+  });
+
   it("enters a folder that has a face only through it", () => {
     expect(faceBypasses(files)).toEqual([]);
   });
@@ -278,7 +315,7 @@ describe("the sources' shape", () => {
     expect(upwardImports(files)).toEqual([]);
   });
 
-  it("finds what it checks (a folder loop, a file cycle, a long function and a bypass are seen when present)", () => {
+  it("finds what it checks (a folder loop, a file cycle, a long function or class, a bypass and an import up are seen when present)", () => {
     const made = (file: string, text: string): SourceFile => {
       const tree = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
       const imports = tree.statements.flatMap((s) =>
@@ -299,6 +336,11 @@ describe("the sources' shape", () => {
     expect(folderLoops([a, b])).toHaveLength(2);
     expect(longFunctions([long])).toEqual([`common/z.ts:1 (${MAX_FUNCTION_LINES + 2} lines)`]);
     expect(faceBypasses([b])).toEqual(["indexer/y.ts -> facilitator/x.ts"]);
+    const big = made(
+      path.join(SRC, "common/k.ts"),
+      `export class K {\n${"  a = 1;\n".repeat(MAX_CLASS_LINES)}}\n`,
+    );
+    expect(longClasses([big])).toEqual([`common/k.ts:1 (${MAX_CLASS_LINES + 2} lines)`]);
     const up = made(path.join(SRC, "reports/week/u.ts"), 'import { page } from "../render/v.ts";');
     const down = made(path.join(SRC, "reports/render/v.ts"), 'import { u } from "../week/u.ts";');
     const stray = made(path.join(SRC, "reports/elsewhere/w.ts"), 'import type { R } from "../model.ts";');
