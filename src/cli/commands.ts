@@ -41,6 +41,7 @@ export interface Group {
 const DATA = "the data directory (default X402M_DATA, else ./data)";
 const DATABASE =
   "the data directory, for the database unless DATABASE_URL is set (default X402M_DATA, else ./data)";
+const CHANNEL_MERCHANT = `a merchant host by name, such as utility (repeatable, or comma-separated; default every one with a wallet)`;
 const HOST = "the address to listen on (default X402M_HOST, else 127.0.0.1)";
 const WAIT = `seconds to wait for the analytics database when another command holds it (default ${DEFAULT_WAIT_SECONDS})`;
 
@@ -274,7 +275,7 @@ export const COMMANDS: readonly Command[] = [
     needs: "--rpc URL",
     summary: "the project's x402 facilitator alone, on any EVM chain (docs/facilitator.md)",
     notes:
-      "Its signing key comes from X402M_FACILITATOR_KEY, or the file X402M_FACILITATOR_KEY_FILE names. It settles without an API key for the payees of X402M_FACILITATOR_PAYEES, for others with one (facilitator keys add); beyond loopback with neither it refuses to start unless --open. Prints one JSON line when ready; SIGINT or SIGTERM stops it. Its API keys: x402-merchants facilitator keys --help.",
+      "Its signing key comes from X402M_FACILITATOR_KEY, or the file X402M_FACILITATOR_KEY_FILE names. It settles without an API key for the payees of X402M_FACILITATOR_PAYEES, for others with one (facilitator keys add); beyond loopback with neither it refuses to start unless --open. It relays deposits into channels naming a merchant's own authorizer once X402M_FACILITATOR_CHANNEL_AUTHORIZERS names it (receiver=authorizer pairs). Prints one JSON line when ready; SIGINT or SIGTERM stops it. Its API keys: x402-merchants facilitator keys --help.",
     flags: {
       rpc: "the chain it settles on (http or https; its chain id makes the network)",
       port: `its port (default X402M_FACILITATOR_PORT, else ${DEFAULT_PORTS.facilitator}; 0 picks a free one)`,
@@ -315,10 +316,39 @@ export const COMMANDS: readonly Command[] = [
     flags: { data: DATABASE },
     run: async (args, flags) => (await import("./facilitator.ts")).runFacilitator(args, flags),
   },
+  {
+    name: "channels list",
+    summary: "the open payment channels: balance, unclaimed money, time to withdrawal",
+    notes:
+      "One JSON line per open channel: merchant, payer, balance, charged, claimed and unclaimed (in the token, e.g. USDC), and withdrawalEndsInSeconds, how long until a payer's withdrawal could take the unclaimed money. The database is the one serve opens; while serve holds its PGlite directory, the command asks that process (claim and refund too).",
+    flags: { merchant: CHANNEL_MERCHANT, data: DATABASE },
+    run: async (args, flags) => (await import("./channels.ts")).runChannels(args, flags),
+  },
+  {
+    name: "channels claim",
+    summary: "claims every channel that owes now, through the merchants' facilitators",
+    notes:
+      "As the claim schedule does, whatever it would wait for (gas, its interval): one JSON line per merchant wallet with the channels claimed and the transactions.",
+    flags: { merchant: CHANNEL_MERCHANT, data: DATABASE },
+    run: async (args, flags) => (await import("./channels.ts")).runChannels(args, flags),
+  },
+  {
+    name: "channels refund",
+    needs: "--payer ADDRESS",
+    summary: "refunds a payer's channels: what they hold beyond their charges goes back",
+    notes:
+      "A cooperative refund per channel, its charges claimed in the same transaction, signed by the merchant's own authorizer key where its channels name it. One JSON line per merchant wallet; a payer without an open channel is refused.",
+    flags: { payer: "the payer whose channels are refunded", merchant: CHANNEL_MERCHANT, data: DATABASE },
+    run: async (args, flags) => (await import("./channels.ts")).runChannels(args, flags),
+  },
 ];
 
 export const GROUPS: readonly Group[] = [
   { name: "social", summary: "the social-data API's archive: import X data, or generate a synthetic one" },
+  {
+    name: "channels",
+    summary: 'the merchants\' payment channels, operated (docs/platform.md, "Channels operated")',
+  },
   {
     name: "facilitator keys",
     summary:

@@ -17,6 +17,7 @@ import { UsageError } from "../common/errors.ts";
 import { dataLayout } from "../config/layout.ts";
 import { FACILITATOR_MIGRATIONS } from "../facilitator/index.ts";
 import type { AdminRecord, KeySpec } from "../services/index.ts";
+import { adminCaller, adminJson } from "./admin-client.ts";
 import { configFrom } from "./flag-values.ts";
 import type { Flags } from "./flags.ts";
 
@@ -144,29 +145,8 @@ async function withKeys(flags: Flags, fn: (keys: Keys) => Promise<number>): Prom
 
 /** The actions through a running facilitator's `/admin/keys`. */
 function adminKeys(running: AdminRecord): Keys {
-  const call = async (method: string, path: string, body?: unknown) => {
-    let answer: Response;
-    try {
-      answer = await fetch(`${running.url}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${running.token}`, "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(10_000),
-      });
-    } catch (error) {
-      throw new Error(
-        `the facilitator running as process ${running.pid} holds the database and does not answer at ${running.url} (${(error as Error).message})`,
-      );
-    }
-    return answer;
-  };
-  const json = async (answer: Response) => {
-    if (answer.ok) return answer.json();
-    const refusal = (await answer.json().catch(() => undefined)) as
-      | { error?: { message?: string } }
-      | undefined;
-    throw new Error(`the running facilitator refused: ${refusal?.error?.message ?? `HTTP ${answer.status}`}`);
-  };
+  const call = adminCaller(running, "facilitator");
+  const json = (answer: Response) => adminJson(answer, "facilitator");
   return {
     add: async (spec) => json(await call("POST", "/admin/keys", spec)),
     list: async () => (await json(await call("GET", "/admin/keys"))) as unknown[],

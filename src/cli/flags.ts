@@ -62,6 +62,9 @@ export const FLAGS = {
   "gas-budget-eth-per-day": { type: "string", value: "N" },
   rate: { type: "string", value: "N" },
   name: { type: "string", value: "LABEL" },
+  // channels
+  merchant: { type: "string", value: "NAME", multiple: true },
+  payer: { type: "string", value: "ADDRESS" },
   // social generate
   tweets: { type: "string", value: "N" },
   seed: { type: "string", value: "S" },

@@ -5,6 +5,9 @@
  * does it for the command: it answers `/admin/keys` to loopback callers that send the admin token it wrote,
  * with its address and pid, to `<data>/facilitator-admin.json` (readable by its own user only); the command
  * finds the directory held, reads that record and asks. What it prints is the same either way.
+ *
+ * `withAdmin` and the record are the same for the merchants' state (`channels`, services/channel-admin.ts):
+ * another record name, other paths.
  */
 import crypto from "node:crypto";
 import fs from "node:fs";
@@ -63,9 +66,12 @@ export const keyActions = {
   },
 };
 
-/** Where a running facilitator on PGlite says how to reach its key admin. */
-export function adminRecordFile(dataDir: string): string {
-  return path.join(dataDir, "facilitator-admin.json");
+/**
+ * Where a running process on PGlite says how to reach its admin paths: `facilitator-admin.json` for the
+ * facilitator's keys, `merchants-admin.json` for the merchants' channels.
+ */
+export function adminRecordFile(dataDir: string, name = "facilitator"): string {
+  return path.join(dataDir, `${name}-admin.json`);
 }
 
 export interface AdminRecord {
@@ -75,10 +81,13 @@ export interface AdminRecord {
 }
 
 /**
- * The facilitator's fetch with `/admin/keys` in front: for loopback callers with the admin token only (a
- * 404 for others, as if there were none), on `db`. Returns the fetch and the token.
+ * `fetch` (404 without one) with the paths `mount` adds to `/admin/*` in front: for loopback callers with the
+ * admin token only (a 404 for others, as if there were none). Returns the fetch and the token.
  */
-export function withKeyAdmin(fetch: Fetch, db: Database): { fetch: Fetch; token: string } {
+export function withAdmin(
+  fetch: Fetch | undefined,
+  mount: (admin: Hono) => void,
+): { fetch: Fetch; token: string } {
   const token = crypto.randomBytes(32).toString("base64url");
   const admin = new Hono();
   const allowed = (c: Context) => {
@@ -97,34 +106,43 @@ export function withKeyAdmin(fetch: Fetch, db: Database): { fetch: Fetch; token:
     if (!allowed(c)) return c.json(errorBody("not_found", `${c.req.path}: no such path`), 404);
     return next();
   });
-  admin.get("/admin/keys", async (c) => c.json(await keyActions.list(db)));
-  admin.post("/admin/keys", async (c) => c.json(await keyActions.add(db, (await c.req.json()) as KeySpec)));
-  admin.post("/admin/keys/:id/revoke", async (c) => {
-    const line = await keyActions.revoke(db, c.req.param("id"));
-    return line
-      ? c.json(line)
-      : c.json(errorBody("unknown_key", `no key ${c.req.param("id")} (keys list shows them)`), 404);
-  });
-  admin.all("*", (c) => fetch(c.req.raw, c.env));
+  mount(admin);
+  admin.all("*", (c) =>
+    fetch ? fetch(c.req.raw, c.env) : c.json(errorBody("not_found", `${c.req.path}: no such path`), 404),
+  );
   return { fetch: (request, env) => admin.fetch(request, env), token };
 }
 
+/** The facilitator's fetch with `/admin/keys` in front (`withAdmin`), on `db`. */
+export function withKeyAdmin(fetch: Fetch, db: Database): { fetch: Fetch; token: string } {
+  return withAdmin(fetch, (admin) => {
+    admin.get("/admin/keys", async (c) => c.json(await keyActions.list(db)));
+    admin.post("/admin/keys", async (c) => c.json(await keyActions.add(db, (await c.req.json()) as KeySpec)));
+    admin.post("/admin/keys/:id/revoke", async (c) => {
+      const line = await keyActions.revoke(db, c.req.param("id"));
+      return line
+        ? c.json(line)
+        : c.json(errorBody("unknown_key", `no key ${c.req.param("id")} (keys list shows them)`), 404);
+    });
+  });
+}
+
 /** Writes the record, readable by this user only; returns how to remove it (if still this process's). */
-export function writeAdminRecord(dataDir: string, record: AdminRecord): () => void {
-  const file = adminRecordFile(dataDir);
+export function writeAdminRecord(dataDir: string, record: AdminRecord, name = "facilitator"): () => void {
+  const file = adminRecordFile(dataDir, name);
   const tmp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(tmp, `${JSON.stringify(record)}\n`, { mode: 0o600 });
   fs.renameSync(tmp, file);
   return () => {
-    if (readAdminRecord(dataDir)?.pid === process.pid) fs.rmSync(file, { force: true });
+    if (readAdminRecord(dataDir, name)?.pid === process.pid) fs.rmSync(file, { force: true });
   };
 }
 
-/** The running facilitator's record of `dataDir`, or undefined (none, or its process is gone). */
-export function readAdminRecord(dataDir: string): AdminRecord | undefined {
+/** The running process's record `name` of `dataDir`, or undefined (none, or its process is gone). */
+export function readAdminRecord(dataDir: string, name = "facilitator"): AdminRecord | undefined {
   let record: AdminRecord;
   try {
-    record = JSON.parse(fs.readFileSync(adminRecordFile(dataDir), "utf8")) as AdminRecord;
+    record = JSON.parse(fs.readFileSync(adminRecordFile(dataDir, name), "utf8")) as AdminRecord;
   } catch {
     return undefined;
   }

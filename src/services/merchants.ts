@@ -25,6 +25,7 @@ import {
 import { facilitatorEnvPrefix } from "../merchant-kit/payments/settings.ts";
 import { authorizationReader } from "../merchant-kit/payments/settled-on-chain.ts";
 import { ALIAS_PATHS, MERCHANTS } from "../merchants/index.ts";
+import { channelActions, channelTargets, serveChannelAdmin } from "./channel-admin.ts";
 import type { Config } from "./config.ts";
 import { listenWithUrlOn } from "./listen.ts";
 
@@ -124,18 +125,42 @@ export async function startMerchantHosts(
   }
   served.unshift(...Object.values(merchants));
   // Claims and settles of the merchants' payment channels (docs/platform.md, "Payment channels").
-  for (const schedule of channelSchedules(served, {
+  const scheduleOptions = channelScheduleOptions(config, db, kit.facilitator);
+  for (const schedule of channelSchedules(served, scheduleOptions)) {
+    schedule.start();
+    lifecycle.add("channel schedule", () => schedule.stop());
+  }
+  // `channels list|claim|refund` cannot open a PGlite directory this process holds: it asks here.
+  if (db.kind === "pglite") {
+    const targets = channelTargets(served, scheduleOptions);
+    const actions = channelActions(db, targets, config.payments.asset.decimals);
+    await serveChannelAdmin(config.dataDir, actions, lifecycle);
+  }
+  return { urls, merchants, served, db };
+}
+
+/**
+ * `channels list|claim|refund` on `db` itself (a PostgreSQL server, or PGlite nobody holds): every configured
+ * host with a wallet, its own authorizer key, the configured facilitators, as `serve` would have them.
+ */
+export function configuredChannelActions(config: Config, db: Database) {
+  const wallets = Object.entries(config.merchants).flatMap(([name, host]) =>
+    host?.payTo ? [withAuthorizer({ name, payTo: host.payTo } as Merchant, host.channelAuthorizerKey)] : [],
+  );
+  const options = channelScheduleOptions(config, db, configuredFacilitators(config.payments));
+  return channelActions(db, channelTargets(wallets, options), config.payments.asset.decimals);
+}
+
+/** How the merchants' channels are claimed: by the schedule, and by `channels claim` (services/channel-admin.ts). */
+export function channelScheduleOptions(config: Config, db: Database, facilitator: FacilitatorClient) {
+  return {
     db,
-    facilitator: kit.facilitator,
+    facilitator,
     network: config.payments.network as `${string}:${string}`,
     asset: config.payments.asset,
     settings: config.channels,
     rpcUrl: config.payments.rpcUrl,
-  })) {
-    schedule.start();
-    lifecycle.add("channel schedule", () => schedule.stop());
-  }
-  return { urls, merchants, served, db };
+  };
 }
 
 /** The merchant with its own channel authorizer, when its host has a key (X402M_<HOST>_CHANNEL_AUTHORIZER_KEY). */

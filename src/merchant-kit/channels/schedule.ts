@@ -56,8 +56,8 @@ export interface ScheduleOptions {
   now?: () => number;
 }
 
-/** Why channels were claimed. */
-export type ClaimReason = "ceiling" | "interval" | "deadline";
+/** Why channels were claimed (`operator`: `channels claim` asked for it now). */
+export type ClaimReason = "ceiling" | "interval" | "deadline" | "operator";
 
 /** What one look did. */
 export interface TickReport {
@@ -112,6 +112,11 @@ export class ChannelSchedule {
     this.gasPrice = options.gasPrice ?? chainGasPrice(options.rpcUrl);
   }
 
+  /** The wallet whose channels it claims, lower-case. */
+  get receiver(): `0x${string}` {
+    return this.store.receiver as `0x${string}`;
+  }
+
   /** Looks every `CHECK_EVERY_SECONDS`, one look at a time; the timer does not keep the process alive. */
   start(): void {
     this.timer ??= setInterval(() => {
@@ -154,6 +159,63 @@ export class ChannelSchedule {
     return report;
   }
 
+  /**
+   * Claims every channel that owes, now, whatever the schedule would wait for (`channels claim`), through the
+   * same facilitators and signatures as the schedule. `leased`: another process is claiming this wallet's
+   * channels at this moment (its claim lands without this one).
+   */
+  async claimNow(): Promise<TickReport> {
+    return this.leased(async (row, now, report) => {
+      const owed = await this.store.owed();
+      if (owed.length === 0) return;
+      await this.claimChannels({ reason: "operator", channels: owed }, row, now, report);
+    });
+  }
+
+  /**
+   * Refunds `payer`'s channels with this wallet cooperatively (`channels refund`): what each holds beyond its
+   * charges goes back to the payer, the charges claimed in the same transaction. A channel naming the
+   * receiver's own authorizer is signed here; another is sent unsigned, for its authorizer to sign.
+   */
+  async refundPayer(payer: string): Promise<{
+    idle?: "nothing" | "leased";
+    refunded: { channel: string; transaction: string }[];
+    /** Channels a call held at that moment (the SDK refunds none of those): ask again. */
+    busy: string[];
+  }> {
+    const mine = (await this.store.list()).filter(
+      (c) => c.channelConfig.payer.toLowerCase() === payer.toLowerCase(),
+    );
+    const refunded: { channel: string; transaction: string }[] = [];
+    if (mine.length === 0) return { idle: "nothing", refunded, busy: [] };
+    const { idle } = await this.leased(async () => {
+      for (const channel of mine) {
+        const own = this.signed?.scheme.signsFor(channel.channelConfig.receiverAuthorizer) === true;
+        const manager = own && this.signed ? this.signed.manager : this.manager;
+        refunded.push(...(await manager.refund([channel.channelId])));
+      }
+    });
+    const done = new Set(refunded.map((r) => r.channel.toLowerCase()));
+    const busy = idle ? [] : mine.map((c) => c.channelId).filter((id) => !done.has(id.toLowerCase()));
+    return idle ? { idle, refunded, busy } : { refunded, busy };
+  }
+
+  /** Runs `fn` holding the wallet's schedule (no look of the schedule meanwhile, here or elsewhere). */
+  private async leased(
+    fn: (row: ScheduleRow, now: number, report: TickReport) => Promise<void>,
+  ): Promise<TickReport> {
+    const now = this.now();
+    const row = await this.lease(now, true);
+    if (row === "nothing" || row === "leased") return { idle: row };
+    const report: TickReport = {};
+    try {
+      await fn(row, now, report);
+    } finally {
+      await this.record("leased_until_ms = 0", []);
+    }
+    return report;
+  }
+
   /** The channels due now and why, or none; reads the gas price only when nothing forces the claim. */
   private async due(
     owed: readonly OwedChannel[],
@@ -178,7 +240,15 @@ export class ChannelSchedule {
 
   private async claimDue(owed: readonly OwedChannel[], row: ScheduleRow, now: number, report: TickReport) {
     const due = await this.due(owed, row, now, report);
-    if (!due) return;
+    if (due) await this.claimChannels(due, row, now, report);
+  }
+
+  private async claimChannels(
+    due: { reason: ClaimReason; channels: readonly OwedChannel[] },
+    row: ScheduleRow,
+    now: number,
+    report: TickReport,
+  ) {
     const ids = due.channels.map((c) => c.channelId);
     report.claimed = { reason: due.reason, channels: [], transactions: [] };
     // One claim transaction per batch, each recorded as it lands: a later batch's failure loses nothing.
@@ -286,8 +356,22 @@ export function channelSchedules(
   merchants: readonly Merchant[],
   options: Omit<ScheduleOptions, "receiver" | "authorizer">,
 ): ChannelSchedule[] {
+  return walletSchedules(
+    merchants.filter((m) => m.endpoints.some(offersChannels)),
+    options,
+  );
+}
+
+/**
+ * One schedule per wallet of `wallets`, with the first authorizer key given for it: what `channelSchedules`
+ * builds, for wallets known by configuration alone (`channels claim` beside a PostgreSQL server).
+ */
+export function walletSchedules(
+  wallets: readonly Pick<Merchant, "payTo" | "channelAuthorizer">[],
+  options: Omit<ScheduleOptions, "receiver" | "authorizer">,
+): ChannelSchedule[] {
   const receivers = new Map<`0x${string}`, AuthorizerSigner | undefined>();
-  for (const m of merchants.filter((m) => m.endpoints.some(offersChannels))) {
+  for (const m of wallets) {
     const receiver = m.payTo.toLowerCase() as `0x${string}`;
     receivers.set(receiver, receivers.get(receiver) ?? m.channelAuthorizer);
   }

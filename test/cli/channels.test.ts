@@ -1,0 +1,163 @@
+/**
+ * `x402-merchants channels list|claim|refund` for an operator: `serve --only utility` (its own authorizer key)
+ * in a process of its own on PGlite, paid by the SDK's own batch-settlement client. While it runs it holds the
+ * PGlite directory, so the command asks it through its loopback admin path and token record, as `facilitator
+ * keys` asks a running facilitator; once it stops, the command opens the database itself, as it does beside
+ * a PostgreSQL server. What each prints is read against the chain: the escrow's claimed total, the payer's
+ * USDC after the refund.
+ */
+import fs from "node:fs";
+import { x402Client } from "@x402/core/client";
+import { BatchSettlementEvmScheme as BatchClient } from "@x402/evm/batch-settlement/client";
+import { wrapFetchWithPayment } from "@x402/fetch";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { type Devnet, type DevnetAccount, startDevnet } from "../../src/chain/devnet/index.ts";
+import { listen } from "../../src/common/listen.ts";
+import type { Facilitator } from "../../src/facilitator/index.ts";
+import { adminRecordFile } from "../../src/services/facilitator-admin.ts";
+import { startMiner } from "../helpers/chain.ts";
+import { isolatedDatabaseOptions, openTestDatabase } from "../helpers/db.ts";
+import { devnetFacilitator } from "../helpers/facilitator.ts";
+import { runMain } from "../helpers/in-process.ts";
+import { startCli } from "../helpers/process.ts";
+import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
+
+const PRICE = 1_000n; // `/api/store`'s price ($0.001)
+const DEPOSIT = 20_000n;
+
+let devnet: Devnet;
+let miner: ReturnType<typeof startMiner>;
+let facilitator: Facilitator;
+let facilitatorUrl: string;
+const closing: (() => Promise<unknown>)[] = [];
+const payTo = newMerchant();
+const authorizerKey = generatePrivateKey();
+
+beforeAll(async () => {
+  devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
+  miner = startMiner(devnet);
+  const ledger = await openTestDatabase("pglite");
+  closing.push(ledger.close);
+  facilitator = await devnetFacilitator(devnet, ledger.db, {
+    channelAuthorizers: { [payTo]: [privateKeyToAccount(authorizerKey).address] },
+  });
+  closing.push(() => facilitator.close());
+  const server = await listen(facilitator.app.fetch, "127.0.0.1", 0);
+  closing.push(() => server.close());
+  facilitatorUrl = server.url;
+}, 60_000);
+afterAll(async () => {
+  for (const close of closing.reverse()) await close();
+  await miner?.stop();
+  await devnet?.stop();
+});
+
+interface Line {
+  merchant: string;
+  channel: string;
+  payer: string;
+  balance: string;
+  charged: string;
+  claimed: string;
+  unclaimed: string;
+  withdrawalEndsInSeconds: number | null;
+}
+
+const lines = (stdout: string) =>
+  stdout
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+
+describe("channels list, claim and refund", () => {
+  it("lists, claims and refunds a merchant's channel, through the running serve and then alone", async () => {
+    const state = await isolatedDatabaseOptions("pglite");
+    onTestFinished(state.cleanup);
+    const env = {
+      X402M_FACILITATOR_URL: facilitatorUrl,
+      X402M_RPC_URL: devnet.rpc,
+      X402M_UTILITY_PAY_TO: payTo,
+      X402M_UTILITY_CHANNEL_AUTHORIZER_KEY: authorizerKey,
+    };
+    const serve = startCli(["serve", "--only", "utility", "--data", state.dataDir], {
+      ...env,
+      X402M_UTILITY_PORT: "0",
+      PORT: "0",
+    });
+    const url = `${(JSON.parse(await serve.line) as { utility: string }).utility}/api/store`;
+    const channels = (...args: string[]) => runMain(["channels", ...args, "--data", state.dataDir], env);
+
+    const buyer = privateKeyToAccount((devnet.buyers[0] as DevnetAccount).privateKey);
+    const client = new BatchClient(buyer, { rpcUrl: devnet.rpc, depositStrategy: () => DEPOSIT.toString() });
+    const pay = wrapFetchWithPayment(fetch, new x402Client().register(NETWORK, client));
+    const usdc = usdcReader(devnet.rpc);
+    const before = await usdc.balanceOf(buyer.address);
+    const calls = async (n: number) => {
+      for (let i = 0; i < n; i++) expect((await pay(url)).status).toBe(200);
+    };
+    await calls(5);
+
+    // Through the running serve: its record is its user's only.
+    expect(fs.statSync(adminRecordFile(state.dataDir, "merchants")).mode & 0o777).toBe(0o600);
+    const listed = await channels("list");
+    expect(listed.code, listed.stderr).toBe(0);
+    const [open] = lines(listed.stdout) as [Line];
+    expect(open).toMatchObject({
+      merchant: "utility",
+      payer: buyer.address.toLowerCase(),
+      balance: "0.02",
+      charged: "0.005",
+      claimed: "0",
+      unclaimed: "0.005",
+    });
+    // A day's withdrawal delay, counted from the oldest unclaimed charge (a few seconds ago).
+    expect(open.withdrawalEndsInSeconds).toBeGreaterThan(86_400 - 60);
+    expect(open.withdrawalEndsInSeconds).toBeLessThanOrEqual(86_400);
+
+    const claimed = await channels("claim", "--merchant", "utility");
+    expect(claimed.code, claimed.stderr).toBe(0);
+    expect(lines(claimed.stdout)).toEqual([
+      expect.objectContaining({
+        merchant: "utility",
+        channels: [open.channel],
+        transactions: [expect.any(String)],
+      }),
+    ]);
+    expect(lines((await channels("list")).stdout)[0]).toMatchObject({
+      claimed: "0.005",
+      unclaimed: "0",
+      withdrawalEndsInSeconds: null,
+    });
+    // Refused in one line, exit 2, by the running serve as by the command.
+    for (const bad of [
+      ["refund", "--payer", "0xnope"],
+      ["refund", "--payer", newMerchant()],
+      ["list", "--merchant", "nope"],
+    ]) {
+      const refused = await channels(...bad);
+      expect(refused.code, `${bad.join(" ")}: ${refused.stderr}`).toBe(2);
+      expect(refused.stderr.trim().split("\n")).toHaveLength(1);
+    }
+
+    await calls(2);
+    serve.child.kill("SIGTERM");
+    expect(await serve.exited).toBe(0);
+    expect(fs.existsSync(adminRecordFile(state.dataDir, "merchants"))).toBe(false);
+
+    // Alone on the database: the two new charges unclaimed, then refunded with their claim. Every configured
+    // host with a wallet is known here, the alias that shares the utility's wallet too.
+    expect(lines((await channels("list")).stdout)[0]).toMatchObject({ charged: "0.007", unclaimed: "0.002" });
+    const refunded = await channels("refund", "--payer", buyer.address);
+    expect(refunded.code, refunded.stderr).toBe(0);
+    expect(lines(refunded.stdout)).toEqual([
+      expect.objectContaining({
+        merchant: "utility,utility-alias",
+        refunded: [expect.objectContaining({ channel: open.channel })],
+      }),
+    ]);
+    expect(await usdc.balanceOf(buyer.address)).toBe(before - 7n * PRICE);
+    expect((await channels("list")).stdout).toBe("");
+  }, 60_000);
+});
