@@ -1,8 +1,7 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { sqlWindowGroups, usableDays } from "../../analytics/payment-days.ts";
 import { BASE_USDC } from "../../chain/base.ts";
-import { CLUSTER_TABLES, clusters } from "../provenance/clusters.ts";
-import { PROVENANCE_TABLES, provenance } from "../provenance/index.ts";
+import { CLUSTER_TABLES, clusters, PROVENANCE_TABLES, provenance } from "../provenance/index.ts";
 import type { RingGraph } from "../screens/cycles.ts";
 import { SCREENS, THRESHOLDS } from "../screens/index.ts";
 import { EVIDENCE_TABLES, evidenceFacts } from "./evidence-facts.ts";

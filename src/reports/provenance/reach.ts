@@ -1,0 +1,74 @@
+import type { Analytics } from "../../analytics/duckdb.ts";
+
+/**
+ * The wallets the merchants' money can reach, in any order of time (the pass keeps time): from the
+ * merchants on, through plain transfers and the window's x402 payments, never into a wallet that is not
+ * followed. A breadth-first walk over the moves, read once: linear in them, however long the paths (a
+ * step per SQL statement would let a chain of many wallets cost a statement each).
+ *
+ * Only the payments of wallets that can have received money by transfer (or are merchants) are read as
+ * moves: a wallet reached at all is reached first by a transfer, or is a merchant paid by one that was.
+ */
+export async function reach(analytics: Analytics, end: number): Promise<void> {
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_prov_moves AS
+     WITH t AS (
+       SELECT DISTINCT from_address AS src, to_address AS dst FROM transfers
+       WHERE chain = 'base' AND block_number <= $end AND amount > 0 AND from_address <> to_address
+         AND to_address NOT IN (SELECT wallet FROM rw_prov_opaque)
+         -- The walk never enters a hub it does not follow, so it never leaves one: an exchange's payouts
+         -- would only make every payer it funded look reachable (2.6 s of a 10M build with funding histories).
+         AND from_address NOT IN (SELECT wallet FROM rw_prov_opaque)
+     )
+     SELECT src, dst FROM t
+     UNION
+     SELECT payer, pay_to FROM rw_pair_totals
+     WHERE payer <> pay_to AND (payer IN (SELECT dst FROM t) OR payer IN (SELECT wallet FROM rw_merchants))
+     UNION
+     -- A batch-settlement claim spends its channel's money (src/indexer/channels.ts).
+     SELECT DISTINCT channel, pay_to FROM payments
+     WHERE chain = 'base' AND block_number <= $end AND channel IS NOT NULL AND payer <> pay_to`,
+    { end },
+  );
+  const moves = await analytics.all<{ src: string; dst: string }>("SELECT src, dst FROM rw_prov_moves");
+  const out = new Map<string, string[]>();
+  for (const { src, dst } of moves) {
+    const list = out.get(src);
+    if (list) list.push(dst);
+    else out.set(src, [dst]);
+  }
+  // Only a merchant that sends anything can start a way.
+  const merchants = await analytics.all<{ wallet: string }>(
+    "SELECT wallet FROM rw_merchants WHERE wallet IN (SELECT src FROM rw_prov_moves)",
+  );
+  // Each wallet reached keeps the merchant whose money reached it, or MIXED once two merchants' money
+  // has; a wallet changes at most twice, so the walk stays linear.
+  const origin = new Map<string, string>();
+  const queue: string[] = [];
+  const visit = (from: string, label: string) => {
+    for (const dst of out.get(from) ?? []) {
+      const known = origin.get(dst);
+      if (known === label || known === MIXED) continue;
+      origin.set(dst, known === undefined ? label : MIXED);
+      queue.push(dst);
+    }
+  };
+  const isMerchant = new Set(merchants.map((m) => m.wallet));
+  for (const { wallet } of merchants) visit(wallet, wallet);
+  for (let i = 0; i < queue.length; i++) {
+    const wallet = queue[i] as string;
+    const label = origin.get(wallet) as string;
+    // What a merchant sends carries its own label beside any it holds.
+    visit(wallet, isMerchant.has(wallet) && label !== wallet ? MIXED : label);
+  }
+  await analytics.run("CREATE OR REPLACE TEMP TABLE rw_prov_reach (wallet VARCHAR, tracked BOOLEAN)");
+  await analytics.append("rw_prov_reach", [...origin], (a, [wallet, label]) => {
+    a.appendVarchar(wallet);
+    // A merchant that only its own money reached sends what it would send untracked: its label alone.
+    // Its revenue need not be read then (a busy merchant's is most of the payments).
+    a.appendBoolean(!isMerchant.has(wallet) || label !== wallet);
+  });
+}
+
+/** The origin of a wallet two merchants' money reached. */
+const MIXED = "";
