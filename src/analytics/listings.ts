@@ -1,5 +1,5 @@
 /**
- * Listings: a merchant's paid endpoints as reports show them (spec section 2.5: resource, price_usd,
+ * Listings: a merchant's paid endpoints as reports show them (docs/report.md, "Listings": resource, price_usd,
  * description), kept in the `listings` table. They come from three places, all as `Listing`: a Bazaar
  * discovery feed (the indexer), import files (`listing` records) and the project's own merchant
  * catalogues (`listingsOf` in src/merchant-kit).

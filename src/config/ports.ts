@@ -21,7 +21,7 @@ export const DEFAULT_PUBLIC_URL = `http://127.0.0.1:${DEFAULT_PORT}`;
 export const DEFAULT_FACILITATOR_URL = `http://127.0.0.1:${DEFAULT_PORTS.facilitator}`;
 
 /**
- * The merchant hosts and their default ports. An alias host (spec 4.2.3) lists some endpoints of another
+ * The merchant hosts and their default ports. An alias host (docs/http.md, "The merchant hosts") lists some endpoints of another
  * merchant under its own host name; its wallet defaults to that merchant's.
  */
 export const MERCHANT_HOSTS = {
@@ -30,7 +30,7 @@ export const MERCHANT_HOSTS = {
   /** 8406 is the demo's shops (`DEFAULT_PORTS.shops`). */
   inference: { port: 8407, payToFrom: null },
   social: { port: 8408, payToFrom: null },
-  /** The paid proxy (spec 4.2.3): `/pay/<agent_id>`, paid to the social-data API's wallet unless set. */
+  /** The paid proxy (docs/social.md; docs/http.md, "The merchant hosts"): `/pay/<agent_id>`, paid to the social-data API's wallet unless set. */
   "social-proxy": { port: 8409, payToFrom: "social" },
 } as const satisfies Record<string, { port: number; payToFrom: string | null }>;
 

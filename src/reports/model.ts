@@ -8,7 +8,7 @@
 import type { FeedAttestation } from "./attest/field.ts";
 import type { Report } from "./schema.ts";
 
-/** The report's `window` object (spec 2.2). */
+/** The report's `window` object (docs/report.md, "Window"). */
 export interface ReportWindow {
   start_block: number;
   end_block: number;

@@ -3,7 +3,7 @@ import { AttestationFieldSchema } from "./attest/field.ts";
 import { FLAG_KINDS } from "./screens/index.ts";
 
 /**
- * The merchant report (spec 2.1 to 2.6) as one zod schema: the TypeScript type, the runtime check
+ * The merchant report (docs/report.md, its fields and their rules) as one zod schema: the TypeScript type, the runtime check
  * and the JSON Schema served at /v1/schema/report.json all come from here.
  */
 // Two-decimal amounts; not `multipleOf(0.01)`, which binary floats fail in most JSON Schema validators.

@@ -3,7 +3,7 @@
  * flagged it (the rule and the figures that crossed its thresholds), the payments (hashes, times, the
  * repeat pattern), the funding path (hops with amounts, dates and hashes) and the cycle of a ring.
  * Served beside the report (`/v1/reports/base/{address}/evidence`), as a page, and in bulk; the report
- * itself stays as spec 2.1 has it.
+ * itself stays as docs/report.md, "Evidence", has it.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
 import type {

@@ -59,7 +59,7 @@ export function sqlRatio(part: string, whole: string, decimals: number): string 
 
 /**
  * The real share as a whole percent, the one number the claim, the pages, the leaderboard and the badge
- * show (spec 2.3): the published real_usd divided by the published usd, rounded half up; 0 without
+ * show (docs/report.md, "Claim"): the published real_usd divided by the published usd, rounded half up; 0 without
  * payments. Computed on whole cents, so it is exact and SQL (`sqlRealPercent`) gives the same number.
  * @example realPercent({ usd: 0.09, real_usd: 0.08 }) // 89
  */

@@ -167,7 +167,7 @@ export interface AddressRange {
 
 /**
  * SQL and parameters that read a window's stored reports as JSON text: `address`, `body` (the
- * report, spec 2.1, in the spec's key order), `details` (the page's flagged wallets) and the exact
+ * report, in the key order of docs/report.md's opening), `details` (the page's flagged wallets) and the exact
  * `amount` and `real_amount` (atomic units, as text), by
  * address; one merchant's only when `only` is its address, those of a range of addresses when it is one.
  * The reports are rendered in one parallel statement, without a round trip through JavaScript objects. All
