@@ -23,6 +23,7 @@ import { type Listening, listenWithUrl } from "../../../src/common/listen.ts";
 import { merchantApp } from "../../../src/merchant-kit/app.ts";
 import { type AnyEndpoint, defineEndpoint } from "../../../src/merchant-kit/endpoint.ts";
 import { callPaidTool, connectMcp } from "../../../src/merchant-kit/mcp/client.ts";
+import { Streamed } from "../../../src/merchant-kit/payments/streamed.ts";
 import { loadConfig } from "../../../src/services/config.ts";
 import { permit2WalletHolding, startMiner } from "../../helpers/chain.ts";
 import { openTestDatabase } from "../../helpers/db.ts";
@@ -81,6 +82,29 @@ const ENDPOINTS: AnyEndpoint[] = [
     scheme: ["exact", "batch-settlement"],
     description: "Counts, through a channel too.",
     handler: work,
+  }),
+  defineEndpoint({
+    method: "GET",
+    path: "/api/stream",
+    price: "0.001",
+    description: "Streams two lines.",
+    input,
+    output: z.string(),
+    outputMedia: ["text/plain"],
+    example: { input: {}, output: "start\nrun 1\nend\n" },
+    streaming: "Charged its price once delivered.",
+    handler: async () => {
+      const run = ++runs;
+      async function* parts() {
+        yield `run ${run}\n`;
+      }
+      return new Streamed({
+        headers: { "content-type": "text/plain" },
+        head: "start\n",
+        parts: parts(),
+        end: () => "end\n",
+      });
+    },
   }),
   defineEndpoint({
     ...common,
@@ -262,6 +286,20 @@ describe("exact", () => {
     const again = await payWithId(0, id)(`${url}/api/tick?text=restart`);
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual(body);
+    expect({ balance: await usdc.balanceOf(payTo), settled, runs }).toEqual(before);
+  });
+});
+
+describe("what is not kept", () => {
+  it("refuses a retry of a streamed answer's id, neither answered nor charged again", async () => {
+    const id = generatePaymentId();
+    const first = await payWithId(0, id)(`${url}/api/stream`);
+    expect(first.status).toBe(200);
+    expect(await first.text()).toMatch(/^start\nrun \d+\nend\n$/);
+    const before = { balance: await usdc.balanceOf(payTo), settled, runs };
+    const again = await payWithId(0, id)(`${url}/api/stream`);
+    expect(again.status).toBe(409);
+    expect(await again.json()).toMatchObject({ error: { code: "payment_id_unstored" } });
     expect({ balance: await usdc.balanceOf(payTo), settled, runs }).toEqual(before);
   });
 });
