@@ -101,6 +101,9 @@ export const KIT_MIGRATIONS: readonly Migration[] = [
       payer text NOT NULL,
       -- sha256 of the method, path, query and body: the id buys this request's answer and no other's.
       request_hash text NOT NULL,
+      -- sha256 of the PAYMENT-SIGNATURE that bought the answer: the same header sent again is the same
+      -- verified payer, answered before any verification (its authorization is spent by then).
+      payment_hash text NOT NULL,
       -- running: one request holds the id and does the work; answered: its answer is below;
       -- unstored: it was charged but its answer was not kept (streamed, or too large), so a retry is refused.
       state text NOT NULL CHECK (state IN ('running', 'answered', 'unstored')),

@@ -30,6 +30,8 @@ export interface ClaimRequest {
   id: string;
   payer: string;
   requestHash: string;
+  /** A hash of the request's PAYMENT-SIGNATURE header. */
+  paymentHash: string;
   /** This request's token: only it may finish or give back the claim. */
   owner: string;
   /** How long the claim holds before a request with the same id and request may take it over (a crash). */
@@ -64,11 +66,12 @@ export class AnswerStore {
     await this.sweep();
     const { rows } = await this.db.query<{ owner: string }>(
       `INSERT INTO merchant_payment_answers AS a
-         (pay_to, payment_id, payer, request_hash, state, owner, lease_until, expires_at)
-       VALUES ($1, $2, $3, $4, 'running', $5, now() + $6::int * interval '1 second',
+         (pay_to, payment_id, payer, request_hash, payment_hash, state, owner, lease_until, expires_at)
+       VALUES ($1, $2, $3, $4, $8, 'running', $5, now() + $6::int * interval '1 second',
          now() + $7::int * interval '1 second')
        ON CONFLICT (pay_to, payment_id) DO UPDATE SET
-         payer = excluded.payer, request_hash = excluded.request_hash, state = 'running',
+         payer = excluded.payer, request_hash = excluded.request_hash,
+         payment_hash = excluded.payment_hash, state = 'running',
          owner = excluded.owner, lease_until = excluded.lease_until, expires_at = excluded.expires_at,
          status = NULL, headers = NULL, body = NULL
        -- Expired: the id is free again. A running claim past its lease: its request crashed, and the same
@@ -85,6 +88,7 @@ export class AnswerStore {
         request.owner,
         request.leaseSeconds,
         request.ttlSeconds,
+        request.paymentHash,
       ],
     );
     if (rows[0]?.owner === request.owner) return { kind: "owner" };
@@ -99,15 +103,21 @@ export class AnswerStore {
     if (row.payer !== request.payer || row.request_hash !== request.requestHash) return { kind: "conflict" };
     if (row.state === "running") return { kind: "running" };
     if (row.state === "unstored") return { kind: "unstored" };
-    const headers = typeof row.headers === "string" ? JSON.parse(row.headers) : (row.headers ?? []);
-    return {
-      kind: "answered",
-      answer: {
-        status: row.status ?? 200,
-        headers,
-        body: new Uint8Array(Buffer.from(row.body ?? "", "base64")),
-      },
-    };
+    return { kind: "answered", answer: answerOf(row) };
+  }
+
+  /**
+   * The answer kept for `id` when it was bought by this very header for this very request: a resend of the
+   * same payment, whose payer was proven when it was first verified.
+   */
+  async resent(id: string, requestHash: string, paymentHash: string): Promise<StoredAnswer | undefined> {
+    const { rows } = await this.db.query<Row>(
+      `SELECT payer, request_hash, state, status, headers, body FROM merchant_payment_answers
+       WHERE pay_to = $1 AND payment_id = $2 AND request_hash = $3 AND payment_hash = $4
+         AND state = 'answered' AND expires_at >= now()`,
+      [this.payTo, id, requestHash, paymentHash],
+    );
+    return rows[0] && answerOf(rows[0]);
   }
 
   /** The owner's call was charged: its answer is kept (`undefined`: charged, answer not kept). */
@@ -141,4 +151,13 @@ export class AnswerStore {
     this.sweptAt = now;
     await this.db.query("DELETE FROM merchant_payment_answers WHERE expires_at < now()");
   }
+}
+
+function answerOf(row: Row): StoredAnswer {
+  const headers = typeof row.headers === "string" ? JSON.parse(row.headers) : (row.headers ?? []);
+  return {
+    status: row.status ?? 200,
+    headers,
+    body: new Uint8Array(Buffer.from(row.body ?? "", "base64")),
+  };
 }

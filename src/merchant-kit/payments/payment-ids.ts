@@ -55,6 +55,7 @@ const keptHeader = (name: string) =>
 interface IdState {
   id: string;
   requestHash: string;
+  paymentHash: string;
   /** Set when this request holds the id (it does the work). */
   owner?: string;
   /** Set when the id bought this answer before: sent in place of what the payment middleware answered. */
@@ -109,7 +110,15 @@ export function answerOnce(endpoint: AnyEndpoint, options: PaymentIdOptions): Mi
       }
       return next();
     }
-    const state: IdState = { id, requestHash: await requestHash(c) };
+    const state: IdState = {
+      id,
+      requestHash: await requestHash(c),
+      paymentHash: createHash("sha256").update(header).digest("hex"),
+    };
+    // The same payment sent again (a client that resends its request as it was): its authorization is
+    // spent, so it would not verify again, and its payer was proven when it did.
+    const resent = await options.store.resent(state.id, state.requestHash, state.paymentHash);
+    if (resent) return replayed(resent);
     states.set(c.req.raw, state);
     await next();
     if (state.replay) {
@@ -140,7 +149,8 @@ export function claimPaymentId(
     const payer = paymentOf(paymentHeader(c.req.raw) as string).key.payer.toLowerCase();
     const owner = randomUUID();
     const deadline = Date.now() + leaseSeconds * 1000;
-    const claim = { id: state.id, payer, requestHash: state.requestHash, owner, leaseSeconds, ttlSeconds };
+    const { id, requestHash, paymentHash } = state;
+    const claim = { id, payer, requestHash, paymentHash, owner, leaseSeconds, ttlSeconds };
     for (;;) {
       const found: Claim = await options.store.claim(claim);
       switch (found.kind) {

@@ -27,6 +27,7 @@ describe.each(DATABASE_KINDS)("the answers kept for payment ids on %s", (kind) =
     id: `pay_${++n}_0123456789abcdef`,
     payer: "0xpayer",
     requestHash: "hash-a",
+    paymentHash: `payment-${n}`,
     owner: `owner-${n}`,
     leaseSeconds: 90,
     ttlSeconds: 3600,
@@ -48,6 +49,10 @@ describe.each(DATABASE_KINDS)("the answers kept for payment ids on %s", (kind) =
       kind: "answered",
       answer: { status: 201, headers: [["content-type", "application/octet-stream"]], body },
     });
+    // The very payment sent again, for the same request only.
+    expect(await store.resent(first.id, "hash-a", first.paymentHash)).toMatchObject({ status: 201, body });
+    expect(await store.resent(first.id, "hash-b", first.paymentHash)).toBeUndefined();
+    expect(await store.resent(first.id, "hash-a", "another payment")).toBeUndefined();
   });
 
   it("refuses the id to another request or another payer, and to a retry once its answer was not kept", async () => {

@@ -29,7 +29,7 @@ import { permit2WalletHolding, startMiner } from "../../helpers/chain.ts";
 import { openTestDatabase } from "../../helpers/db.ts";
 import { testMerchant } from "../../helpers/merchant.ts";
 import { channelClient, channelPayer, stockFacilitator } from "../../helpers/stock-facilitator.ts";
-import { newMerchant, usdcReader, x402ClientFor } from "../../helpers/x402.ts";
+import { newMerchant, recordingFetch, usdcReader, x402ClientFor } from "../../helpers/x402.ts";
 
 /** Each run's number, so that a kept answer is told from a second run's. */
 let runs = 0;
@@ -102,6 +102,7 @@ const ENDPOINTS: AnyEndpoint[] = [
         headers: { "content-type": "text/plain" },
         head: "start\n",
         parts: parts(),
+        meter: () => 0n,
         end: () => "end\n",
       });
     },
@@ -238,6 +239,29 @@ describe("exact", () => {
     // Another id is another payment.
     const other = await payWithId(0, generatePaymentId())(`${url}/api/tick?text=once`);
     expect((await other.json()).run).toBe(body.run + 1);
+  });
+
+  it("answers the very payment sent again (its authorization spent) with the kept answer, before any verification", async () => {
+    const id = generatePaymentId();
+    const recording = recordingFetch();
+    const first = await wrapFetchWithPayment(
+      recording.fetch,
+      withId(x402ClientFor(buyer(0), "exact"), () => id),
+    )(`${url}/api/post`, post({ text: "resent" }));
+    const body = await first.json();
+    const signature = recording.signatures[0] as string;
+    const before = { balance: await usdc.balanceOf(payTo), settled, runs };
+    const resend = (text: string) =>
+      fetch(`${url}/api/post`, {
+        ...post({ text }),
+        headers: { "content-type": "application/json", "PAYMENT-SIGNATURE": signature },
+      });
+    const again = await resend("resent");
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual(body);
+    // With another body the same payment is no retry: verified, and refused for its spent authorization.
+    expect((await resend("other")).status).not.toBe(200);
+    expect({ balance: await usdc.balanceOf(payTo), settled, runs }).toEqual(before);
   });
 
   it("runs 20 retries at once with one id once: one settlement, 20 identical answers", async () => {
