@@ -16,8 +16,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Analytics } from "../../src/analytics/duckdb.ts";
-import { aggregateWindow, dropWindowTables } from "../../src/reports/week/aggregates.ts";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
+import { aggregateWindow, dropWindowTables } from "../../src/reports/week/aggregates.ts";
 import { addr, analyticsWith, END, END_TIME, payment, START, transfer } from "../helpers/data.ts";
 import { DAY, genuine, listing, payers, rng, WEEK, wallets } from "../helpers/scenarios.ts";
 

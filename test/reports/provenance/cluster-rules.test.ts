@@ -5,9 +5,9 @@
 import { describe, expect, it } from "vitest";
 import type { Analytics } from "../../../src/analytics/duckdb.ts";
 import { KNOWN_HUBS } from "../../../src/chain/hubs.ts";
-import { aggregateWindow, dropWindowTables } from "../../../src/reports/week/aggregates.ts";
 import { binomialTail } from "../../../src/reports/provenance/behaviour.ts";
 import { THRESHOLDS } from "../../../src/reports/screens/index.ts";
+import { aggregateWindow, dropWindowTables } from "../../../src/reports/week/aggregates.ts";
 import { addr, analyticsWith, END, START, transfer } from "../../helpers/data.ts";
 import { genuine, payers, rng, WEEK, wallets } from "../../helpers/scenarios.ts";
 
