@@ -1,7 +1,7 @@
 /**
  * One set of figures everywhere: for each merchant, the real share in the JSON claim, on its page, in the
- * leaderboard row and on the badge is one number, spec 2.3's (the published real_usd over the published
- * usd, rounded to an integer), computed from what the report publishes. The merchants are chosen where
+ * leaderboard row and on the badge is one number, the one docs/report.md's "Claim" states (the published
+ * real_usd over the published usd, rounded to an integer), computed from what the report publishes. The merchants are chosen where
  * other roundings disagree: 8/9 (88.89% to two decimals), an exact half (87.5%), and a sub-cent real share.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -70,7 +70,7 @@ describe("every report of random payment sets", () => {
             );
             for (const r of reports) {
               expect(validate(r), JSON.stringify(validate.errors)).toBe(true);
-              // Invariants 1 to 3 of spec 2.1.
+              // Real counts only what passes every screen, so it never exceeds what is reported.
               expect(r.real_tx).toBeLessThanOrEqual(r.tx);
               expect(r.real_usd).toBeLessThanOrEqual(r.usd);
               expect(r.real_buyers).toBeLessThanOrEqual(r.buyers);
