@@ -161,6 +161,85 @@ export function watchSignerBalance(signer: string, read: () => Promise<bigint>):
   };
 }
 
+/** Wei the facilitator paid for its channel actions' mined transactions, by action (claim, settle, refund). */
+export const facilitatorChannelGasSpent = new Counter({
+  registers: [register],
+  name: "x402m_facilitator_channel_gas_spent_wei_total",
+  help: "Wei the facilitator's signer paid for mined batch-settlement claims, settles and refunds (part of x402m_facilitator_gas_spent_wei_total)",
+  labelNames: ["action"] as const,
+});
+
+// Payment channels of the merchant hosts (src/merchant-kit/channels).
+
+/** A merchant wallet's open channels as a scrape reads them: how many, and the money charged and not claimed. */
+export interface ChannelExposure {
+  open: number;
+  unclaimedUsd: number;
+}
+
+/** The wallets whose channels a scrape reads, by the merchant label, each read at most once a scrape. */
+const channelWatches = new Map<
+  string,
+  { read: () => Promise<ChannelExposure>; last?: ChannelExposure; reading?: Promise<void> }
+>();
+
+/**
+ * Reads every watched wallet, at most `BALANCE_READ_TIMEOUT_MS`; the registry collects its metrics at once,
+ * so both gauges of a scrape share the read under way.
+ */
+async function readChannels(): Promise<void> {
+  await Promise.all(
+    [...channelWatches.values()].map((watched) => {
+      watched.reading ??= within(watched.read(), BALANCE_READ_TIMEOUT_MS)
+        .then((exposure) => {
+          watched.last = exposure;
+        })
+        .catch(() => {
+          // A busy or failing database: the last reading stands, and the scrape is not held up.
+        })
+        .finally(() => {
+          watched.reading = undefined;
+        });
+      return watched.reading;
+    }),
+  );
+}
+
+export const channelsUnclaimed = new Gauge({
+  registers: [register],
+  name: "x402m_channels_unclaimed_usd",
+  help: "Money charged through a merchant's payment channels and not yet claimed (a payer's withdrawal could still take it), in the token's dollars",
+  labelNames: ["merchant"] as const,
+  async collect() {
+    await readChannels();
+    this.reset();
+    for (const [merchant, watched] of channelWatches)
+      if (watched.last) this.set({ merchant }, watched.last.unclaimedUsd);
+  },
+});
+
+export const channelsOpen = new Gauge({
+  registers: [register],
+  name: "x402m_channels_open",
+  help: "A merchant's open payment channels (in its state: opened by a deposit, not refunded in full)",
+  labelNames: ["merchant"] as const,
+  async collect() {
+    await readChannels();
+    this.reset();
+    for (const [merchant, watched] of channelWatches)
+      if (watched.last) this.set({ merchant }, watched.last.open);
+  },
+});
+
+/** Shows `merchant`'s channels on every scrape, read by `read`; returns what stops it (the host's close). */
+export function watchChannels(merchant: string, read: () => Promise<ChannelExposure>): () => void {
+  const watched = { read };
+  channelWatches.set(merchant, watched);
+  return () => {
+    if (channelWatches.get(merchant) === watched) channelWatches.delete(merchant);
+  };
+}
+
 // Upstreams: the operator's providers (language, search, image, audio, social data...).
 
 export const upstreamCalls = new Counter({

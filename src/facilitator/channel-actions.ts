@@ -217,7 +217,7 @@ async function send(
   if (result.success && receipt && result.transaction.toLowerCase() === hash) {
     const mined = { blockNumber: receipt.block, gasUsed: receipt.gasUsed, cost: receipt.cost };
     if (await markActionSettled(db, id, hash, mined, result)) {
-      ctx.gas.count(receipt.cost);
+      ctx.gas.count(receipt.cost, row.kind);
       if (keyed && keyed.reserved > 0n) await ctx.gas.charge(key, receipt.cost, hash);
       return result;
     }

@@ -90,7 +90,7 @@ export async function concludeAction(
     if (receipt.status === "success") {
       const response = await answerOfReceipt(ctx, row, receipt);
       if (await markActionSettled(ctx.db, row.id, hash, mined, response)) {
-        ctx.gas.count(mined.cost);
+        ctx.gas.count(mined.cost, row.kind);
         await ctx.gas.chargeMined(key, hash);
         return response;
       }
@@ -101,7 +101,7 @@ export async function concludeAction(
       };
       if (await markActionFailed(ctx.db, row.id, hash, failure, mined)) {
         // Reverted on chain: its gas was paid all the same.
-        ctx.gas.count(mined.cost);
+        ctx.gas.count(mined.cost, row.kind);
         await ctx.gas.chargeMined(key, hash);
       }
     }

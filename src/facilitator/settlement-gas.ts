@@ -4,7 +4,7 @@
  */
 import type { Chain, PublicClient, Transport } from "viem";
 import { log } from "../common/log.ts";
-import { facilitatorGasSpent } from "../common/metrics.ts";
+import { facilitatorChannelGasSpent, facilitatorGasSpent } from "../common/metrics.ts";
 import type { GasBudgets } from "./access/index.ts";
 import type { AuthorizationKey } from "./authorization.ts";
 import { receiptCost } from "./outcome.ts";
@@ -17,10 +17,12 @@ export class SettlementGas {
 
   /**
    * The metrics' gas spent: counted where the ledger records a mined transaction (settled or reverted),
-   * which happens once per transaction whichever request or pass records it.
+   * which happens once per transaction whichever request or pass records it. A channel action's is also
+   * counted under its kind: what claims cost is what decides how often a merchant should claim.
    */
-  count(cost: bigint): void {
+  count(cost: bigint, channelAction?: "claim" | "settle" | "refund"): void {
     facilitatorGasSpent.inc(Number(cost));
+    if (channelAction) facilitatorChannelGasSpent.inc({ action: channelAction }, Number(cost));
   }
 
   /** A keyed settlement's mined transaction, whose receipt is at hand: its cost becomes the key's spent gas. */

@@ -37,7 +37,7 @@ import { isGuarded, paidHandler, settleAndRecord } from "./payments/paid-handler
 import { answerOnce, claimPaymentId, withPaymentIds } from "./payments/payment-ids.ts";
 import { paymentHeader } from "./payments/payment-key.ts";
 import { type FundsReader, PaymentLedger } from "./payments/payment-ledger.ts";
-import { paymentReadiness } from "./payments/readiness.ts";
+import { paymentReadiness, watchedChannels } from "./payments/readiness.ts";
 import {
   laterSettlement,
   MerchantResourceServer,
@@ -143,7 +143,12 @@ export async function merchantApp(
   const readsChain = options.funds === undefined && merchant.endpoints.some(isGuarded);
   healthRoutes(
     app,
-    paymentReadiness({ db, facilitator, rpcUrl: readsChain ? options.payments.rpcUrl : undefined }),
+    paymentReadiness({
+      db,
+      facilitator,
+      rpcUrl: readsChain ? options.payments.rpcUrl : undefined,
+      channels: watchedChannels(merchant, channels, options.payments.asset.decimals),
+    }),
   );
   // OpenAI's dialect around everything a path answers, the 405 and the 429 included.
   const dialect = openAiErrors() as MiddlewareHandler<MerchantEnv>;

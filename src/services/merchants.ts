@@ -3,17 +3,20 @@
  * host the merchant kit's app on its own port (`config.merchants[name].port`).
  */
 import type { FacilitatorClient } from "@x402/core/server";
+import { formatUnits } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { type Database, openDatabase } from "../common/db/index.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import type { Fetch } from "../common/listen.ts";
 import { log } from "../common/log.ts";
+import { watchChannels } from "../common/metrics.ts";
 import { withMetrics } from "../common/metrics-server.ts";
 import type { UnpaidLimit } from "../common/rate-limit.ts";
 import { ConfigError } from "../config/config-error.ts";
 import { dataLayout } from "../config/layout.ts";
 import { type MerchantHost, merchantEnvPrefix } from "../config/ports.ts";
 import { type MerchantAppOptions, merchantApp } from "../merchant-kit/app.ts";
+import { openChannels } from "../merchant-kit/channels/operator.ts";
 import { channelSchedules } from "../merchant-kit/channels/schedule.ts";
 import { type Merchant, missingAliasPaths } from "../merchant-kit/endpoint.ts";
 import { facilitatorAuthHeaders } from "../merchant-kit/payments/facilitator-auth.ts";
@@ -129,6 +132,7 @@ export async function startMerchantHosts(
   for (const schedule of channelSchedules(served, scheduleOptions)) {
     schedule.start();
     lifecycle.add("channel schedule", () => schedule.stop());
+    watchWallet(served, schedule.receiver, db, config.payments.asset.decimals, lifecycle);
   }
   // `channels list|claim|refund` cannot open a PGlite directory this process holds: it asks here.
   if (db.kind === "pglite") {
@@ -161,6 +165,23 @@ export function channelScheduleOptions(config: Config, db: Database, facilitator
     settings: config.channels,
     rpcUrl: config.payments.rpcUrl,
   };
+}
+
+/** The wallet's open channels and unclaimed money on every scrape (docs/metrics.md), by its hosts' names. */
+function watchWallet(
+  served: readonly Merchant[],
+  receiver: string,
+  db: Database,
+  decimals: number,
+  lifecycle: Lifecycle,
+): void {
+  const names = served.filter((m) => m.payTo.toLowerCase() === receiver).map((m) => m.name);
+  const stop = watchChannels([...new Set(names)].join(","), async () => {
+    const channels = await openChannels(db, [receiver]);
+    const unclaimed = channels.reduce((sum, c) => sum + c.unclaimed, 0n);
+    return { open: channels.length, unclaimedUsd: Number(formatUnits(unclaimed, decimals)) };
+  });
+  lifecycle.add("channel metrics", async () => stop());
 }
 
 /** The merchant with its own channel authorizer, when its host has a key (X402M_<HOST>_CHANNEL_AUTHORIZER_KEY). */

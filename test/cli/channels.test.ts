@@ -14,6 +14,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { type Devnet, type DevnetAccount, startDevnet } from "../../src/chain/devnet/index.ts";
 import { listen } from "../../src/common/listen.ts";
+import { register } from "../../src/common/metrics.ts";
 import type { Facilitator } from "../../src/facilitator/index.ts";
 import { adminRecordFile } from "../../src/services/facilitator-admin.ts";
 import { startMiner } from "../helpers/chain.ts";
@@ -86,7 +87,9 @@ describe("channels list, claim and refund", () => {
       X402M_UTILITY_PORT: "0",
       PORT: "0",
     });
-    const url = `${(JSON.parse(await serve.line) as { utility: string }).utility}/api/store`;
+    const ready = JSON.parse(await serve.line) as { utility: string; metrics: string };
+    const url = `${ready.utility}/api/store`;
+    const scrape = async () => (await fetch(ready.metrics)).text();
     const channels = (...args: string[]) => runMain(["channels", ...args, "--data", state.dataDir], env);
 
     const buyer = privateKeyToAccount((devnet.buyers[0] as DevnetAccount).privateKey);
@@ -98,6 +101,14 @@ describe("channels list, claim and refund", () => {
       for (let i = 0; i < n; i++) expect((await pay(url)).status).toBe(200);
     };
     await calls(5);
+
+    // Its metrics and readiness: the money is at stake, not late.
+    expect(await scrape()).toContain('x402m_channels_unclaimed_usd{merchant="utility"} 0.005');
+    expect(await scrape()).toContain('x402m_channels_open{merchant="utility"} 1');
+    const readyz = (await (await fetch(`${ready.utility}/readyz`)).json()) as {
+      checks: { channels: unknown };
+    };
+    expect(readyz.checks.channels).toEqual({ ok: true });
 
     // Through the running serve: its record is its user's only.
     expect(fs.statSync(adminRecordFile(state.dataDir, "merchants")).mode & 0o777).toBe(0o600);
@@ -125,6 +136,12 @@ describe("channels list, claim and refund", () => {
         transactions: [expect.any(String)],
       }),
     ]);
+    expect(await scrape()).toMatch(/^x402m_channels_unclaimed_usd\{merchant="utility"\} 0$/m);
+    // The claim's gas, on the facilitator that sent it (this process's).
+    const gas = (await register.metrics()).match(
+      /x402m_facilitator_channel_gas_spent_wei_total\{action="claim"\} (\d+)/,
+    );
+    expect(Number(gas?.[1])).toBeGreaterThan(0);
     expect(lines((await channels("list")).stdout)[0]).toMatchObject({
       claimed: "0.005",
       unclaimed: "0",

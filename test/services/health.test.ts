@@ -81,7 +81,8 @@ describe("every service of the composition root", () => {
     });
     const checked = {
       facilitator: ["database", "chain", "signer"],
-      utility: ["database", "facilitator", "chain"],
+      // The utility API offers channels: their unclaimed money is watched (ok while within the margin).
+      utility: ["database", "facilitator", "chain", "channels"],
       reports: ["analytics"],
     };
     for (const [service, checks] of Object.entries(checked)) {

@@ -2,8 +2,13 @@
  * What a merchant host needs to take a payment, as `/readyz` checks it (src/common/health.ts): its state
  * database, its facilitator, and the chain it reads payers' balances from.
  */
+import { formatUnits } from "viem";
 import type { Database } from "../../common/db/index.ts";
 import { type CheckFn, cachedCheck, chainCheck } from "../../common/health.ts";
+import { log } from "../../common/log.ts";
+import { lateChannels, openChannels } from "../channels/operator.ts";
+import type { ChannelSettings } from "../channels/settings.ts";
+import { type Merchant, offersChannels } from "../endpoint.ts";
 import type { WatchedFacilitator } from "./facilitator-watch.ts";
 
 export interface PaymentReadinessOptions {
@@ -15,6 +20,8 @@ export interface PaymentReadinessOptions {
    * has such an endpoint and reads the chain itself. None: no chain check.
    */
   rpcUrl?: string;
+  /** A host whose catalogue offers channels: its wallet's unclaimed money is watched (`channels`). */
+  channels?: { merchant: string; receiver: string; settings: ChannelSettings; decimals: number };
 }
 
 /**
@@ -22,7 +29,7 @@ export interface PaymentReadinessOptions {
  * `/supported`: payments/facilitator-watch.ts), and with `rpcUrl` `chain` (`eth_blockNumber`).
  */
 export function paymentReadiness(options: PaymentReadinessOptions): Record<string, CheckFn> {
-  const { db, facilitator, rpcUrl } = options;
+  const { db, facilitator, rpcUrl, channels } = options;
   return {
     database: cachedCheck("merchant database", async () => {
       await db.query("SELECT 1");
@@ -34,5 +41,54 @@ export function paymentReadiness(options: PaymentReadinessOptions): Record<strin
         : { ok: false, reason: `cannot be reached: ${health.error}`, since: health.since };
     },
     ...(rpcUrl !== undefined && { chain: chainCheck(rpcUrl, "merchant chain") }),
+    ...(channels && { channels: channelCheck(db, channels) }),
   };
+}
+
+/** A host's channels for its `channels` check, when its catalogue offers them. */
+export function watchedChannels(
+  merchant: Merchant,
+  settings: ChannelSettings,
+  decimals: number,
+): PaymentReadinessOptions["channels"] {
+  if (!merchant.endpoints.some(offersChannels)) return undefined;
+  return { merchant: merchant.name, receiver: merchant.payTo, settings, decimals };
+}
+
+/**
+ * Ok, and degraded while money charged through the wallet's channels is unclaimed past the schedule's margin
+ * (channels/operator.ts, `lateChannels`): the host still takes payments, so it stays ready (as the report
+ * service's lagging indexer does, `degraded: true`), and a withdrawal could soon take that money, so the
+ * `warning` tells the operator which merchant and how much.
+ */
+function channelCheck(db: Database, options: NonNullable<PaymentReadinessOptions["channels"]>): CheckFn {
+  // Said in the log when it starts, as a failing check is: a degraded one that is not would go unseen.
+  let wasLate = false;
+  return cachedCheck(
+    "merchant channels",
+    async () => {
+      const now = Date.now();
+      const late = lateChannels(await openChannels(db, [options.receiver]), options.settings, now);
+      if (late.length === 0) {
+        wasLate = false;
+        return {};
+      }
+      const unclaimed = formatUnits(
+        late.reduce((sum, c) => sum + c.unclaimed, 0n),
+        options.decimals,
+      );
+      const soonest = Math.min(...late.map((c) => c.withdrawalEndsMs as number));
+      const hours = Math.max(0, (soonest - now) / 3_600_000).toFixed(1);
+      const warning = `${options.merchant}: $${unclaimed} unclaimed in ${late.length} channel(s), a withdrawal could take it in ${hours} h; the claim schedule is late (x402-merchants channels claim)`;
+      if (!wasLate) log("warn", "channel money near a withdrawal's end is unclaimed", { warning });
+      wasLate = true;
+      return {
+        degraded: true,
+        warning,
+        unclaimed,
+        lateChannels: late.length,
+      };
+    },
+    { keepMs: 30_000 },
+  );
 }
