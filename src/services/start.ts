@@ -7,6 +7,7 @@
  */
 
 import type { FacilitatorClient } from "@x402/core/server";
+import { privateKeyToAccount } from "viem/accounts";
 import type { Analytics } from "../analytics/duckdb.ts";
 import type { Database } from "../common/db/index.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
@@ -96,7 +97,16 @@ export async function startServices(options: ServicesOptions): Promise<Services>
       limit,
     );
     // Its deposit rule relays only into channels someone it knows can claim: a merchant with an authorizer
-    // key of its own names that key in its channels, so the key is registered for its wallet.
+    // key of its own names that key in its channels, so the key is registered for its wallet. The configured
+    // hosts' now, before they are built: each asks this facilitator what it would settle as it is built
+    // (channels/fronts.ts), and a key registered after that answer would leave its channels out.
+    for (const name of options.merchants ?? []) {
+      const host = merchantConfig.merchants[name];
+      if (host?.payTo && host.channelAuthorizerKey)
+        started.facilitator.channelAuthorizers.register(host.payTo, [
+          privateKeyToAccount(host.channelAuthorizerKey as `0x${string}`).address,
+        ]);
+    }
     serveHere = (served) => {
       started.facilitator.gate.allow(served.map((merchant) => merchant.payTo));
       for (const { payTo, channelAuthorizer } of served) {
