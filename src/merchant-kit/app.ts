@@ -34,7 +34,7 @@ import { chainFunds } from "./payments/funds.ts";
 import { headAsUnpaidGet } from "./payments/head.ts";
 import { malformedPayment, refuseMalformedPayment } from "./payments/malformed.ts";
 import { isGuarded, paidHandler, settleAndRecord } from "./payments/paid-handler.ts";
-import { answerOnce, claimPaymentId, withPaymentIds } from "./payments/payment-ids.ts";
+import { answerOnce, claimPaymentId, REPLAYED_HEADER, withPaymentIds } from "./payments/payment-ids.ts";
 import { paymentHeader } from "./payments/payment-key.ts";
 import { type FundsReader, PaymentLedger } from "./payments/payment-ledger.ts";
 import { paymentReadiness, watchedChannels } from "./payments/readiness.ts";
@@ -65,7 +65,7 @@ export interface MerchantAppOptions {
 const CORS = {
   origin: "*",
   allowHeaders: ["Content-Type", "PAYMENT-SIGNATURE", "X-PAYMENT", REQUEST_ID_HEADER, "Mcp-Protocol-Version"],
-  exposeHeaders: ["PAYMENT-REQUIRED", "PAYMENT-RESPONSE", REQUEST_ID_HEADER],
+  exposeHeaders: ["PAYMENT-REQUIRED", "PAYMENT-RESPONSE", REQUEST_ID_HEADER, REPLAYED_HEADER],
 };
 
 /**

@@ -48,8 +48,9 @@ const NOT_KEPT = new Set([
   "keep-alive",
   "set-cookie",
 ]);
-const keptHeader = (name: string) =>
-  !NOT_KEPT.has(name) && name !== REQUEST_ID_HEADER.toLowerCase() && !name.startsWith("access-control-");
+const requestsOwn = (name: string) =>
+  name === REQUEST_ID_HEADER.toLowerCase() || name.startsWith("access-control-");
+const keptHeader = (name: string) => !NOT_KEPT.has(name) && !requestsOwn(name);
 
 /** A paid request's id, from `answerOnce` to `claimPaymentId` and back. */
 interface IdState {
@@ -122,7 +123,10 @@ export function answerOnce(endpoint: AnyEndpoint, options: PaymentIdOptions): Mi
     states.set(c.req.raw, state);
     await next();
     if (state.replay) {
-      // Hono would copy the placeholder's headers onto the kept answer: it is dropped first.
+      // Hono would copy the placeholder's headers onto the kept answer: only this request's own (CORS, its
+      // id) are carried over.
+      const own = [...c.res.headers].filter(([name]) => requestsOwn(name));
+      for (const [name, value] of own) state.replay.headers.set(name, value);
       c.res = undefined;
       c.res = state.replay;
       return;
@@ -203,8 +207,8 @@ async function keep(
     const body = new Uint8Array(await c.res.arrayBuffer());
     const headers = [...c.res.headers].filter(([name]) => keptHeader(name));
     const status = c.res.status;
-    c.res = undefined;
-    c.res = new Response(body, { status, headers });
+    // Read, so sent from the bytes: its headers (CORS too) as they were.
+    c.res = new Response(body, c.res);
     const fits = body.byteLength <= MAX_STORED_ANSWER_BYTES;
     await store.answered(state.id, owner, fits ? { status, headers, body } : undefined);
   } catch (error) {

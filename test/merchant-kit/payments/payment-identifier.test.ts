@@ -224,14 +224,23 @@ describe("exact", () => {
   it("answers a retry with the same id again, from the kept answer, and charges once", async () => {
     const id = generatePaymentId();
     const before = { balance: await usdc.balanceOf(payTo), settled, runs };
-    const first = await payWithId(0, id)(`${url}/api/tick?text=once`);
+    const first = await payWithId(0, id)(`${url}/api/tick?text=once`, {
+      headers: { Origin: "https://buyer.test" },
+    });
     expect(first.status).toBe(200);
+    // The kept answer's bytes are sent with the request's own CORS headers, the first time and the next.
+    expect(first.headers.get("access-control-allow-origin")).toBe("*");
     const body = await first.json();
     // The retry signs a payment of its own (a fresh nonce): the id, not the authorization, makes it a retry.
-    const again = await payWithId(0, id)(`${url}/api/tick?text=once`);
+    const again = await payWithId(0, id)(`${url}/api/tick?text=once`, {
+      headers: { Origin: "https://buyer.test" },
+    });
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual(body);
     expect(again.headers.get("payment-id-replayed")).toBe("true");
+    // A browser's client may read it too.
+    expect(again.headers.get("access-control-allow-origin")).toBe("*");
+    expect(again.headers.get("access-control-expose-headers")).toMatch(/Payment-Id-Replayed/i);
     expect(receipt(again).transaction).toBe(receipt(first).transaction);
     expect(runs - before.runs).toBe(1);
     expect(settled - before.settled).toBe(1);
