@@ -99,7 +99,7 @@ export const COMMANDS: readonly Command[] = [
   {
     name: "report",
     args: "ADDRESS",
-    summary: "a merchant's report (JSON, docs/report.md), or with --evidence the evidence behind it",
+    summary: "a merchant's report (JSON: docs/report.md), or with --evidence its evidence",
     flags: {
       evidence: "the evidence behind the report's flags (hashes, paths, cycles) instead of the report",
       ...READER,
