@@ -197,6 +197,10 @@ function servedEndpoints(config: ReturnType<typeof loadConfig>): { host: HostNam
   );
 }
 
+/** Wallets to pay with, and how many refusals each takes before the next pays (below the 5 an hour). */
+const BUYERS = 8;
+const REFUSALS_PER_WALLET = 3;
+
 async function main() {
   // The in-process facilitator's request lines would bury the figures.
   setLogLevel("warn");
@@ -205,7 +209,7 @@ async function main() {
   const rows: Row[] = [];
   let failed = false;
   try {
-    const devnet: Devnet = await startDevnet({ port: 0, buyers: 2, blockTime: 0 });
+    const devnet: Devnet = await startDevnet({ port: 0, buyers: BUYERS, blockTime: 0 });
     closers.push(() => devnet.stop());
     const miner = startMiner(devnet, 5, "wall");
     closers.push(() => miner.stop());
@@ -246,8 +250,12 @@ async function main() {
     const socialQueries = await seedArchive(dataDir);
     const serve = await startServe(env, dataDir);
     closers.push(() => serve.stop());
-    const buyers = devnet.buyers;
-    const paying = wrapFetchWithPayment(fetch, x402ClientOf(buyers[0] as (typeof buyers)[number]));
+    const payers = devnet.buyers.map((buyer) => wrapFetchWithPayment(fetch, x402ClientOf(buyer)));
+    // A call refused after its work counts against its wallet (5 an hour, then 429 before any work): the
+    // next wallet pays once one has been refused a few times, so every endpoint's worst case is measured.
+    let refused = 0;
+    const paying: typeof fetch = (input, init) =>
+      (payers[Math.floor(refused / REFUSALS_PER_WALLET) % payers.length] as typeof fetch)(input, init);
     // The payment path's first use (clients, the facilitator's statements) is no endpoint's.
     for (let i = 0; i < 2; i++) await paying(`${serve.urls.utility}/api/calc?expr=1%2B1`);
     const all = servedEndpoints(config).filter(
@@ -281,6 +289,7 @@ async function main() {
         }
         for (const before of c.before ?? []) await paying(before.url, before.init);
         const m = await measure(serve.pid, paying, c);
+        if (m.status !== 200) refused++;
         const over = m.cpuS * 1000 > allowed.cpuMs || m.rssMb > allowed.memoryMb;
         failed ||= over;
         const note = m.status === 200 ? undefined : m.body.slice(0, 120).replace(/\s+/g, " ");

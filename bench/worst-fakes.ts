@@ -20,6 +20,8 @@ export interface WorstPages {
   nested: string;
   /** Just under `a11y/check`'s element cap, each element failing a rule or two. */
   a11y: string;
+  /** A short article: what warms a page endpoint's worker before its worst case is measured. */
+  small: string;
   /** 1,024 x 1,024 of noise in 64 colours: the most paths a trace makes at its largest side. */
   noise: string;
   /** A flat image of nearly the pixel cap: what decoding costs. */
@@ -62,7 +64,11 @@ function pages(): Record<string, { type: string; body: Buffer }> {
     (_, n) =>
       `<p style="color:#aaa;background:#bbb">Low contrast ${n}</p><img src="/i${n}.png"><a href="#x${n}"></a><input>`,
   ).join("");
+  const paragraph = "Cats sleep most of the day, and dogs run in the park while birds sing in the trees.";
   return {
+    "/small": html(
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Small</title></head><body><article><h1>Pets</h1>${`<p>${paragraph}</p>`.repeat(12)}</article></body></html>`,
+    ),
     "/wide": html(wide),
     "/sentences": html(sentences),
     "/nested": nested,
@@ -145,6 +151,7 @@ export async function startFakes(): Promise<{
   const imagery = await imagesApi();
   return {
     pages: {
+      small: `${base}/small`,
       wide: `${base}/wide`,
       sentences: `${base}/sentences`,
       nested: `${base}/nested`,

@@ -140,7 +140,13 @@ export const refusingFacilitator: FacilitatorClient = {
   getSupported: async () => ({
     kinds: [
       { x402Version: 2, scheme: "exact", network: "eip155:8453" },
-      { x402Version: 2, scheme: "upto", network: "eip155:8453" },
+      // As a real facilitator advertises it: an upto payment names the facilitator that may settle it.
+      {
+        x402Version: 2,
+        scheme: "upto",
+        network: "eip155:8453",
+        extra: { facilitatorAddress: "0x000000000000000000000000000000000000fac1" },
+      },
     ],
     extensions: [],
     signers: {},

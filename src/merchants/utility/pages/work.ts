@@ -46,7 +46,10 @@ export const PAGE_IDLE_MS = 10_000;
  * process shares, which no per-thread clock attributes to the worker, and on a large page it spent about as
  * much again: a summarize stopped at 4 s of its thread's CPU cost the process 8.7 (3 MB page, 2 cores).
  */
-const THREAD_SHARE = 0.5;
+const THREAD_SHARE = 0.45;
+
+/** The share of a call's memory budget its worker's heap may take. */
+const HEAP_SHARE = 0.6;
 
 /** Wall-clock time a job may take per unit of its thread's CPU: a thread given a fifth of a core still ends. */
 const WALL_PER_CPU = 5;
@@ -68,6 +71,8 @@ export interface WorkerChoice {
   module?: URL;
   idleMs?: number;
   maxHeapMb?: number;
+  /** The share of the call's CPU its thread may use, where the collector takes less than half (`THREAD_SHARE`). */
+  threadShare?: number;
 }
 
 /** A page endpoint's worker and its limits, for a price in dollars ("0.002"). */
@@ -83,9 +88,14 @@ export class PageWorker {
   constructor(price: string, budget: PageBudget = DEFAULT_PAGE_BUDGET, worker: WorkerChoice = {}) {
     const scale = Number(price) / 0.001;
     this.cpuMs = Math.round(budget.cpuMs * scale);
-    this.threadCpuMs = Math.round(this.cpuMs * THREAD_SHARE);
+    this.threadCpuMs = Math.round(this.cpuMs * (worker.threadShare ?? THREAD_SHARE));
     this.deadlineMs = this.threadCpuMs * WALL_PER_CPU;
-    this.heapMb = Math.min(Math.round(budget.heapMb * scale), worker.maxHeapMb ?? Number.POSITIVE_INFINITY);
+    // The heap is part of what the process grows by, and V8 collects without pause as it nears its cap
+    // (a summarize refused at its 400 MB cap spent 3.5 CPU-s collecting): the cap is kept below the budget.
+    this.heapMb = Math.min(
+      Math.round(budget.heapMb * scale * HEAP_SHARE),
+      worker.maxHeapMb ?? Number.POSITIVE_INFINITY,
+    );
     this.thread = new JobThread(worker.module ?? new URL("./page-worker.ts", import.meta.url), {
       idleMs: worker.idleMs ?? PAGE_IDLE_MS,
       // The young generation as `serve` caps the main thread's (bin/x402-merchants): V8 would give each
