@@ -19,9 +19,8 @@
  *
  * One JSON line on stdout with every figure; progress and a table on stderr. Linux only.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+
 import os from "node:os";
-import path from "node:path";
 import { x402Client } from "@x402/core/client";
 import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
@@ -35,8 +34,8 @@ import { isolatedDatabaseOptions, openTestDatabase } from "../test/helpers/db.ts
 import { devnetFacilitator } from "../test/helpers/facilitator.ts";
 import { NETWORK, newMerchant } from "../test/helpers/x402.ts";
 import { type CpuCount, meterCpu, processCpuMs } from "./cpu.ts";
+import { startServeChild } from "./serve-child.ts";
 
-const CLI = path.resolve(import.meta.dirname, "..", "bin", "x402-merchants");
 /** Issue 41: a host's CPU from 2 s after its last paid request. */
 const GOAL_MS_PER_S = 5;
 /** How long after the last paid request the window opens. */
@@ -109,42 +108,6 @@ async function idleWindow(pid: number): Promise<Window> {
   };
 }
 
-interface Host {
-  pid: number;
-  url: string;
-  stop(): Promise<void>;
-}
-
-/** `serve --only utility` with `env`, once it has printed its URLs. */
-async function startHost(env: NodeJS.ProcessEnv, dataDir: string): Promise<Host> {
-  const child: ChildProcess = spawn(
-    CLI,
-    ["serve", "--only", "utility", "--data", dataDir, "--host", "127.0.0.1"],
-    { env, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let stderr = "";
-  child.stderr?.on("data", (chunk) => {
-    stderr = (stderr + chunk).slice(-4000);
-  });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const line = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout?.on("data", (chunk) => {
-      out += chunk;
-      if (out.includes("\n")) resolve(out.slice(0, out.indexOf("\n")));
-    });
-    child.once("exit", (code) => reject(new Error(`serve exited (${code}) before it was ready: ${stderr}`)));
-  });
-  return {
-    pid: child.pid as number,
-    url: (JSON.parse(line) as { utility: string }).utility,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-      await exited;
-    },
-  };
-}
-
 async function main() {
   const load = os.loadavg().map((x) => x.toFixed(2));
   log(
@@ -183,7 +146,8 @@ async function main() {
         X402M_FACILITATOR_URL: facilitatorServer.url,
         X402M_RPC_URL: devnet.rpc,
       };
-      const host = await startHost(env, state.dataDir);
+      const serve = await startServeChild(["utility"], env, state.dataDir);
+      const host = { pid: serve.pid, url: serve.urls.utility, stop: () => serve.stop() };
       try {
         miner.pause();
         await sleep(AFTER_START_MS);

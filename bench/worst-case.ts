@@ -20,7 +20,7 @@
  * was just before. A call over its price's budget is flagged; the run exits 1 when any is, or when an
  * endpoint has no worst case. One JSON line on stdout; progress and the table on stderr. Linux only.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -36,12 +36,11 @@ import { startMiner } from "../test/helpers/chain.ts";
 import { openTestDatabase } from "../test/helpers/db.ts";
 import { devnetFacilitator } from "../test/helpers/facilitator.ts";
 import { newMerchant, x402ClientOf } from "../test/helpers/x402.ts";
+import { startServeChild } from "./serve-child.ts";
 import { startFakes } from "./worst-fakes.ts";
 import { type WorstCall, worstCases } from "./worst-inputs.ts";
 import { seedArchive } from "./worst-social.ts";
 
-const ROOT = path.resolve(import.meta.dirname, "..");
-const CLI = path.join(ROOT, "bin", "x402-merchants");
 const HOSTS = ["utility", "inference", "social"] as const;
 type HostName = (typeof HOSTS)[number];
 
@@ -92,39 +91,6 @@ function cpuMs(pid: number): number {
 function rssMb(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
   return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN) / 1024;
-}
-
-interface Serve {
-  pid: number;
-  urls: Record<HostName, string>;
-  stop(): Promise<void>;
-}
-
-/** `serve --only utility,inference,social` with `env`, once it has printed its URLs. */
-async function startServe(env: NodeJS.ProcessEnv, dataDir: string): Promise<Serve> {
-  const args = ["serve", "--only", HOSTS.join(","), "--data", dataDir, "--host", "127.0.0.1"];
-  const child: ChildProcess = spawn(CLI, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  let stderr = "";
-  child.stderr?.on("data", (chunk) => {
-    stderr = (stderr + chunk).slice(-4000);
-  });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const line = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout?.on("data", (chunk) => {
-      out += chunk;
-      if (out.includes("\n")) resolve(out.slice(0, out.indexOf("\n")));
-    });
-    child.once("exit", (code) => reject(new Error(`serve exited (${code}) before it was ready: ${stderr}`)));
-  });
-  return {
-    pid: child.pid as number,
-    urls: JSON.parse(line) as Record<HostName, string>,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-      await exited;
-    },
-  };
 }
 
 interface Row {
@@ -248,7 +214,7 @@ async function main() {
     );
     log(`seeding the social archive ...`);
     const socialQueries = await seedArchive(dataDir);
-    const serve = await startServe(env, dataDir);
+    const serve = await startServeChild(HOSTS, env, dataDir);
     closers.push(() => serve.stop());
     const payers = devnet.buyers.map((buyer) => wrapFetchWithPayment(fetch, x402ClientOf(buyer)));
     // A call refused after its work counts against its wallet (5 an hour, then 429 before any work): the
