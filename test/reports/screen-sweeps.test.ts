@@ -242,6 +242,53 @@ describe("sweeps of the screens' thresholds (issue 63)", () => {
       expect(p.hidden / (ws.length * 15)).toBeGreaterThan(PRICE / THRESHOLDS.tinyPriceDivisor);
   });
 
+  it("tiny_repeat's price: 1 to 20 farm clusters paying an unlisted merchant's metered charges beside its 30 buyers", async () => {
+    const points: Point[] = [];
+    const next = rng(68);
+    const counts = [1, 2, 4, 5, 6, 7, 8, 9, 10, 15, 20];
+    for (const n of counts) {
+      const { ws, records } = farmWallets("price-farm", n);
+      const pays = payers(unlisted, ws, 60, () => 100 + next(1_900));
+      points.push(
+        await measure(String(n), {
+          records: [...records, ...pays],
+          farm: { wallets: ws, merchant: unlisted, paid: paid(pays) },
+          spent: 0,
+        }),
+      );
+    }
+    // Read from the many clusters down: from a fifth of the merchant's clusters the farm's band is its price.
+    points.reverse();
+    // Against the merchant's 30 buyers, the count and the share of clusters a price needs.
+    const t = THRESHOLDS;
+    const making = counts.filter(
+      (n) => n >= t.tinyPricePayers && n / (30 + n) >= t.tinyPricePayerShare,
+    ).length;
+    const below = expectStep("tiny-price", points, making);
+    for (const p of below) expect(p.flagged).toBe(0);
+  });
+
+  it("tiny_repeat's fallback: 15 payments of $0.0002 to $0.005 at a merchant with neither a listing nor a price", async () => {
+    const bare = addr("screen-sweep-bare");
+    const points: Point[] = [];
+    const { ws, records } = farmWallets("fallback-farm", 1);
+    const amounts = [5_000, 2_000, 1_000, 999, 900, 500, 200];
+    for (const a of amounts) {
+      const pays = payers(bare, ws, 15, () => a);
+      // Three buyers at $0.01: fewer clusters than a price needs.
+      const buyers = payers(bare, wallets("bare-buyer", 3), 5, () => 10_000);
+      points.push(
+        await measure(`$${a / 1e6}`, {
+          records: [...records, ...buyers, ...pays],
+          farm: { wallets: ws, merchant: bare, paid: paid(pays) },
+          spent: 0,
+        }),
+      );
+    }
+    const above = expectStep("tiny-fallback", points, amounts.indexOf(Number(THRESHOLDS.tinyFallbackMax)));
+    for (const p of above) expect(p.flagged).toBe(0);
+  });
+
   it("prober: merchants probed 5 to 40, payments per merchant 1 to 6, amount to $0.10", async () => {
     const crawler = addr("sweep-crawler");
     const probe = (merchants: number, per: number, amount: number): Week => {
@@ -257,14 +304,14 @@ describe("sweeps of the screens' thresholds (issue 63)", () => {
       };
     };
     const merchantsSweep: Point[] = [];
-    for (const n of [5, 10, 15, 19, 20, 21, 25, 30, 40])
+    for (const n of [5, 15, 19, 20, 21, 30, 40])
       merchantsSweep.push(await measure(`${n} merchants`, probe(n, 1, 20_000)));
     expectHolds("prober-merchants", merchantsSweep);
     const perSweep: Point[] = [];
-    for (const k of [1, 2, 3, 4, 5, 6]) perSweep.push(await measure(`${k} a merchant`, probe(20, k, 20_000)));
+    for (const k of [1, 3, 4, 6]) perSweep.push(await measure(`${k} a merchant`, probe(20, k, 20_000)));
     expectHolds("prober-per-merchant", perSweep);
     const amountSweep: Point[] = [];
-    for (const a of [10_000, 30_000, 50_000, 50_001, 60_000, 80_000, 100_000])
+    for (const a of [10_000, 50_000, 50_001, 60_000, 100_000])
       amountSweep.push(await measure(`$${a / 1e6}`, probe(20, 1, a)));
     expectHolds("prober-amount", amountSweep);
   });
