@@ -200,11 +200,11 @@ function farmWallets(label: string, n: number, each = 1_000_000) {
 const exact = (rs: readonly object[]) => rs.map((r) => ({ ...r, scheme: "exact" }));
 const paid = (rs: readonly object[]) => rs.reduce((s, r) => s + Number((r as { amount: string }).amount), 0);
 
-describe("sweeps of the screens' thresholds (issue 63)", () => {
-  it("tiny_repeat: tiny payments per cluster from 0 to 20, at a tenth of the price", async () => {
+describe("sweeps of tiny_repeat's thresholds (issue 63)", () => {
+  it("tiny_repeat: tiny payments per cluster from 1 to 20, at a tenth of the price", async () => {
     const points: Point[] = [];
     const { ws, records } = farmWallets("tiny-count-farm", 12);
-    const counts = [1, 2, 5, 8, 9, 10, 11, 15, 20];
+    const counts = [1, 5, 9, 10, 11, 20];
     for (const k of counts) {
       const pays = exact(payers(m, ws, k, (i) => PRICE / 10 - (i % 3)));
       points.push(
@@ -224,7 +224,7 @@ describe("sweeps of the screens' thresholds (issue 63)", () => {
   it("tiny_repeat: the size of 15 payments per cluster as a share of the price, 5% to 50%", async () => {
     const points: Point[] = [];
     const { ws, records } = farmWallets("tiny-size-farm", 12);
-    const shares = [0.5, 0.4, 0.3, 0.25, 0.21, 0.2, 0.15, 0.1, 0.05];
+    const shares = [0.5, 0.3, 0.21, 0.2, 0.1, 0.05];
     for (const s of shares) {
       const pays = exact(payers(m, ws, 15, (i) => Math.round(PRICE * s) - (i % 3)));
       points.push(
@@ -288,7 +288,9 @@ describe("sweeps of the screens' thresholds (issue 63)", () => {
     const above = expectStep("tiny-fallback", points, amounts.indexOf(Number(THRESHOLDS.tinyFallbackMax)));
     for (const p of above) expect(p.flagged).toBe(0);
   });
+});
 
+describe("sweeps of prober's, ring's and behaviour's thresholds (issue 63)", () => {
   it("prober: merchants probed 5 to 40, payments per merchant 1 to 6, amount to $0.10", async () => {
     const crawler = addr("sweep-crawler");
     const probe = (merchants: number, per: number, amount: number): Week => {
