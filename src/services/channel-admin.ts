@@ -3,7 +3,7 @@
  * payment channels, a claim now, a payer's refund, on the merchants' state database. With a PostgreSQL server
  * the command opens it itself, as a tool beside a running server does; on PGlite, which one process holds, the
  * running `serve` (or `devnet`, the demo) does it for the command, through the same loopback admin paths and
- * token record as `facilitator keys` (services/facilitator-admin.ts), here `<data>/merchants-admin.json`.
+ * token record as `facilitator keys` (services/admin.ts), here `<data>/merchants-admin.json`.
  * A claim or refund goes as the schedule's do: through the merchants' facilitators, signed by a merchant's own
  * authorizer key where its channels name it.
  */
@@ -15,7 +15,7 @@ import type { Lifecycle } from "../common/lifecycle.ts";
 import { openChannels } from "../merchant-kit/channels/operator.ts";
 import { type ChannelSchedule, walletSchedules } from "../merchant-kit/channels/schedule.ts";
 import type { Merchant } from "../merchant-kit/endpoint.ts";
-import { withAdmin, writeAdminRecord } from "./facilitator-admin.ts";
+import { withAdmin, writeAdminRecord } from "./admin.ts";
 import { listenOn } from "./listen.ts";
 
 /** The record a running process on PGlite writes for `channels` (`adminRecordFile(dir, MERCHANTS_ADMIN)`). */
