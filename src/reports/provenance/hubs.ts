@@ -11,8 +11,9 @@
  *   least `hubMinRecipientMerchants` merchants, none paid by more than `hubMaxRecipientShare` of them: buyers
  *   who behave independently of each other. An import that holds an exchange's withdrawals
  *   but not its deposits finds the exchange this way.
- * Merchants are never hubs by the data's rules (a merchant paying many wallets is the distributor pattern),
- * and neither is a wallet that paid out no more than one party gave it (that party's wallet).
+ * Merchants are never hubs by the data's rules (a merchant paying many wallets is the distributor pattern).
+ * A hub by the data's rules that one party could have made (`rw_followed_hubs`: that party's wallet, or
+ * fed by few parties' money) stays nobody's funder but is followed by the provenance walk.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { KNOWN_HUBS } from "../../chain/hubs.ts";
@@ -41,27 +42,34 @@ export async function hubsBeforeClusters(analytics: Analytics): Promise<void> {
        AND wallet NOT IN (SELECT wallet FROM rw_merchants)`,
   );
   // Listed wallets and those fed by many are not read again here (an exchange's recipients are most of
-  // the transfers): a candidate fed by many that proves to be fed by one cluster stays no hub.
-  await analytics.run(
-    `CREATE OR REPLACE TEMP TABLE rw_spread_hubs AS
-     WITH big AS (
-       SELECT sender FROM rw_inflow
-       WHERE sender NOT IN (SELECT wallet FROM rw_merchants) AND sender NOT IN (SELECT wallet FROM rw_listed_hubs)
-         AND sender NOT IN (SELECT wallet FROM rw_hub_candidates)
-       GROUP BY sender HAVING count(*) >= ${t.hubMinRecipients}
-     ), paid AS (
-       SELECT i.sender, i.wallet, p.pay_to FROM rw_inflow i JOIN rw_pair_totals p ON p.payer = i.wallet
-       WHERE i.sender IN (SELECT sender FROM big)
-         -- A recipient whose money comes back to the wallet is no independent buyer.
-         AND NOT EXISTS (SELECT 1 FROM rw_inflow o WHERE o.wallet = i.sender AND o.sender = i.wallet)
-     ), spread AS (
-       SELECT sender, pay_to, count(*) AS n FROM paid GROUP BY ALL
-     ), recipients AS (
-       SELECT sender, count(DISTINCT wallet) AS paying FROM paid GROUP BY sender
-     )
-     SELECT sender AS wallet FROM spread JOIN recipients USING (sender) GROUP BY sender, paying
-     HAVING count(*) >= ${t.hubMinRecipientMerchants} AND max(n) <= ${t.hubMaxRecipientShare} * paying`,
-  );
+  // the transfers): a candidate fed by many that proves to be fed by one cluster stays no hub. Twice: as
+  // clusters count it (1.4.0's rule), and as the provenance walk does, without the recipients whose money
+  // came back to the wallet (`rw_followed_hubs`).
+  for (const [table, returning] of [
+    ["rw_spread_hubs", ""],
+    [
+      "rw_spread_strict",
+      "AND NOT EXISTS (SELECT 1 FROM rw_inflow o WHERE o.wallet = i.sender AND o.sender = i.wallet)",
+    ],
+  ])
+    await analytics.run(
+      `CREATE OR REPLACE TEMP TABLE ${table} AS
+       WITH big AS (
+         SELECT sender FROM rw_inflow
+         WHERE sender NOT IN (SELECT wallet FROM rw_merchants) AND sender NOT IN (SELECT wallet FROM rw_listed_hubs)
+           AND sender NOT IN (SELECT wallet FROM rw_hub_candidates)
+         GROUP BY sender HAVING count(*) >= ${t.hubMinRecipients}
+       ), paid AS (
+         SELECT i.sender, i.wallet, p.pay_to FROM rw_inflow i JOIN rw_pair_totals p ON p.payer = i.wallet
+         WHERE i.sender IN (SELECT sender FROM big) ${returning}
+       ), spread AS (
+         SELECT sender, pay_to, count(*) AS n FROM paid GROUP BY ALL
+       ), recipients AS (
+         SELECT sender, count(DISTINCT wallet) AS paying FROM paid GROUP BY sender
+       )
+       SELECT sender AS wallet FROM spread JOIN recipients USING (sender) GROUP BY sender, paying
+       HAVING count(*) >= ${t.hubMinRecipientMerchants} AND max(n) <= ${t.hubMaxRecipientShare} * paying`,
+    );
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_cluster_hubs AS
      SELECT wallet, 'listed' AS rule FROM rw_listed_hubs
@@ -72,23 +80,32 @@ export async function hubsBeforeClusters(analytics: Analytics): Promise<void> {
 }
 
 /**
- * Keeps, of the candidates fed by many wallets, those fed by many parties' money (`rw_strong_clusters`),
- * and drops every hub by the data's rules that is one party's wallet.
+ * Keeps, of the candidates fed by many wallets, those fed by many clusters (`rw_strong_clusters`), as
+ * clusters count hubs: fifty senders funded from one source are one cluster. A hub is never a funder, so
+ * this set decides who is clustered with whom, and is 1.4.0's: a stricter one made an unlabelled exchange
+ * refilled by one wallet that wallet's, and every customer it paid one buyer (the demo's week lost its
+ * farms among them).
  *
+ * The provenance walk is stricter (`rw_followed_hubs`: hubs it follows like any wallet, `opaqueHubs`).
  * Senders count by their cluster and by what they sent: a party counts whole when it sent at least a
  * `hubMinSenders`-th of what the largest party sent, and in proportion below, and the parties must come to
- * `hubMinSenders`. Fifty depositors of anything from $10 to $5,000 are about fifty (an exchange's are
- * unequal); a hundred senders of a cent beside one party's $300 are a sixth of one; fifty wallets funded
- * from one source are one cluster. A sender the wallet itself paid (before or after) is left out: money
- * going round is not a depositor's. So a gamer buys the status only with 50 independent parties sending,
- * together, about what its largest party (the merchant) sent; `merchant_funded` then follows the wallet
- * only where the data holds its balance (`opaqueHubs`; docs/screens.md names this known limit).
- *
- * A wallet that paid out (by transfer and in x402) no more than one party gave it is that party's wallet:
- * no hub by any data rule, so it funds for that party and is followed like any wallet.
+ * `hubMinSenders`; a sender the wallet itself paid is left out. A hundred senders of a cent beside one
+ * party's $300 are a sixth of one. A wallet that paid out (by transfer and in x402) no more than one party
+ * gave it is that party's wallet. A `spread` hub whose recipients' money came back to it is no spread hub.
+ * So a gamer who makes a hub to order stays nobody's funder but is followed: the merchant's money through
+ * it stays the merchant's.
  */
 export async function hubsFedByClusters(analytics: Analytics): Promise<void> {
   const n = THRESHOLDS.hubMinSenders;
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_fed_hubs AS
+     SELECT i.wallet FROM rw_inflow i LEFT JOIN rw_strong_clusters c ON c.wallet = i.sender
+     WHERE i.wallet IN (SELECT wallet FROM rw_cluster_hubs WHERE rule = 'fed')
+     GROUP BY i.wallet HAVING count(DISTINCT coalesce(c.cluster, i.sender)) >= ${n}`,
+  );
+  await analytics.run(
+    "DELETE FROM rw_cluster_hubs WHERE rule = 'fed' AND wallet NOT IN (SELECT wallet FROM rw_fed_hubs)",
+  );
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_hub_parties AS
      SELECT i.wallet, coalesce(c.cluster, i.sender) AS party, sum(i.amount)::DOUBLE AS amount
@@ -98,7 +115,7 @@ export async function hubsFedByClusters(analytics: Analytics): Promise<void> {
      GROUP BY ALL`,
   );
   await analytics.run(
-    `CREATE OR REPLACE TEMP TABLE rw_fed_hubs AS
+    `CREATE OR REPLACE TEMP TABLE rw_fed_by_money AS
      WITH p AS (
        SELECT wallet, amount, max(amount) OVER (PARTITION BY wallet) AS largest FROM rw_hub_parties
        WHERE wallet IN (SELECT wallet FROM rw_cluster_hubs WHERE rule = 'fed')
@@ -107,7 +124,7 @@ export async function hubsFedByClusters(analytics: Analytics): Promise<void> {
      HAVING sum(least(1, ${n} * amount / largest)) >= ${n}`,
   );
   await analytics.run(
-    `CREATE OR REPLACE TEMP TABLE rw_party_wallets AS
+    `CREATE OR REPLACE TEMP TABLE rw_followed_hubs AS
      WITH out AS (
        SELECT sender AS wallet, sum(amount)::DOUBLE AS amount FROM rw_inflow
        WHERE sender IN (SELECT wallet FROM rw_cluster_hubs WHERE rule <> 'listed') GROUP BY sender
@@ -116,14 +133,12 @@ export async function hubsFedByClusters(analytics: Analytics): Promise<void> {
        WHERE payer IN (SELECT wallet FROM rw_cluster_hubs WHERE rule <> 'listed') GROUP BY payer
      ), paid AS (SELECT wallet, sum(amount) AS amount FROM out GROUP BY wallet),
      party AS (SELECT wallet, max(amount) AS amount FROM rw_hub_parties GROUP BY wallet)
-     SELECT wallet FROM party LEFT JOIN paid USING (wallet) WHERE coalesce(paid.amount, 0) <= party.amount`,
+     SELECT wallet FROM party LEFT JOIN paid USING (wallet) WHERE coalesce(paid.amount, 0) <= party.amount
+     UNION SELECT wallet FROM rw_cluster_hubs WHERE rule = 'fed' AND wallet NOT IN (SELECT wallet FROM rw_fed_by_money)
+     UNION SELECT wallet FROM rw_cluster_hubs WHERE rule = 'spread' AND wallet NOT IN (SELECT wallet FROM rw_spread_strict)`,
   );
-  await analytics.run(
-    `DELETE FROM rw_cluster_hubs WHERE (rule = 'fed' AND wallet NOT IN (SELECT wallet FROM rw_fed_hubs))
-       OR (rule <> 'listed' AND wallet IN (SELECT wallet FROM rw_party_wallets))`,
-  );
-  // Read here only (clusters.ts drops the tables it lists).
-  await analytics.run("DROP TABLE rw_hub_parties; DROP TABLE rw_party_wallets");
+  // Read here only (clusters.ts drops the tables it lists); rw_followed_hubs is opaqueHubs'.
+  await analytics.run("DROP TABLE rw_hub_parties; DROP TABLE rw_fed_by_money; DROP TABLE rw_spread_strict");
 }
 
 /**
@@ -171,7 +186,8 @@ export async function opaqueHubs(analytics: Analytics, end: number): Promise<voi
      SELECT wallet FROM checked WHERE covered
      UNION
      SELECT h.wallet FROM rw_cluster_hubs h LEFT JOIN unseen u USING (wallet)
-     WHERE h.wallet NOT IN (SELECT wallet FROM checked) AND (h.rule IN ('listed', 'fed') OR u.net < 0)`,
+     WHERE h.wallet NOT IN (SELECT wallet FROM checked) AND (h.rule IN ('listed', 'fed') OR u.net < 0)
+     EXCEPT SELECT wallet FROM rw_followed_hubs`,
     { end },
   );
 }
