@@ -282,7 +282,7 @@ async function coveredMaxTokens(
 }
 
 /** What a metered route's maximum buys, in words: its rates, and the largest call it takes. */
-export function coverageText(route: Tier, served: RouteEngine, max: bigint): string {
+function coverageText(route: Tier, served: RouteEngine, max: bigint): string {
   const { outputTokens, at } = meteredCoverage(served.rates, max, route.limits.maxTokens);
   return `at most ${route.uptoPrice} a call at ${served.rates.inputPerMillion} and ${served.rates.outputPerMillion} USD per million input and output tokens covers max_tokens up to ${outputTokens} with the shortest prompt, and prompts up to ${at.promptTokens} tokens at max_tokens ${at.maxTokens}`;
 }

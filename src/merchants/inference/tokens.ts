@@ -133,7 +133,21 @@ export function countTokens(text: string): number {
   return encode(text).length;
 }
 
+/**
+ * Counts kept per messages list: a metered call's handler counts its prompt to bound the reply, and the
+ * offline engine counts the same list again for its usage (up to half a second each for 200,000 characters).
+ */
+const counted = new WeakMap<readonly ChatMessage[], number>();
+
 export function countPromptTokens(messages: readonly ChatMessage[]): number {
+  const known = counted.get(messages);
+  if (known !== undefined) return known;
+  const total = countMessages(messages);
+  counted.set(messages, total);
+  return total;
+}
+
+function countMessages(messages: readonly ChatMessage[]): number {
   let total = REPLY_PRIMING;
   for (const message of messages) {
     total += PER_MESSAGE + countTokens(message.role) + countTokens(message.content ?? "");
