@@ -6,7 +6,7 @@
  * A command's module is loaded only when it runs: a merchant host need not hold DuckDB's bindings, nor any
  * command the chain code (about 24 MB and 0.4 s of start-up between them). This file imports none of them.
  */
-import { DEFAULT_PORT, DEFAULT_PORTS, DEFAULT_PUBLIC_URL, MERCHANT_HOSTS } from "../config/ports.ts";
+import { DEFAULT_PORT, DEFAULT_PORTS, DEFAULT_PUBLIC_URL, MERCHANT_HOST_NAMES } from "../config/ports.ts";
 import { DEFAULT_WAIT_SECONDS, type FlagName, type Flags } from "./flags.ts";
 
 // The flags have a file of their own (flags.ts), which the commands read; the table is read here still.
@@ -72,8 +72,8 @@ const INDEXER = {
   "rpc-attempts": "tries of one RPC request before the RPC counts as down (default 8)",
 } as const;
 
-const SERVICES = ["reports", ...Object.keys(MERCHANT_HOSTS)].join(",");
-const HOSTS = Object.keys(MERCHANT_HOSTS).join(",");
+const SERVICES = ["reports", ...MERCHANT_HOST_NAMES].join(",");
+const HOSTS = MERCHANT_HOST_NAMES.join(",");
 
 export const COMMANDS: readonly Command[] = [
   {

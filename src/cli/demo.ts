@@ -93,7 +93,7 @@ function readyText(demo: Demo, dataDir: string): string {
     `  chain         ${demo.urls.rpc}  (anvil, chain id 8453, USDC at Base's address)`,
     `  facilitator   ${demo.urls.facilitator}`,
     `  shops         ${demo.urls.shops}`,
-    `  paid proxy    ${demo.urls.socialProxy}/docs  (/pay/<agent_id>: the social-data API's user lookup)`,
+    `  paid proxy    ${demo.urls.merchants["social-proxy"]}/docs  (/pay/<agent_id>: the social-data API's user lookup)`,
     `  mcp           ${mcpUrl(demo)}  (report tools; each merchant host's paid tools at its own ${MCP_PATH}; stdio: x402-merchants mcp)`,
     ...(demo.urls.metrics ? [`  metrics       ${demo.urls.metrics}  (Prometheus)`] : []),
     "",

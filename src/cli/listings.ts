@@ -1,6 +1,6 @@
 import { UsageError } from "../common/errors.ts";
 import { ConfigError } from "../config/config-error.ts";
-import { MERCHANT_HOSTS, type MerchantHost, merchantEnvPrefix } from "../config/ports.ts";
+import { MERCHANT_HOST_NAMES, type MerchantHost, merchantEnvPrefix } from "../config/ports.ts";
 import { listingsNdjson } from "../merchant-kit/listings.ts";
 import { MERCHANTS } from "../merchants/index.ts";
 import { configFrom } from "./flag-values.ts";
@@ -14,7 +14,7 @@ import type { Flags } from "./flags.ts";
 export async function runListings(args: string[], flags: Flags): Promise<number> {
   if (args.length > 0) throw new UsageError("listings takes no arguments");
   const config = configFrom(flags);
-  const hosts = Object.keys(MERCHANT_HOSTS) as MerchantHost[];
+  const hosts = MERCHANT_HOST_NAMES;
   const names = flags.only
     ? flags.only
         .split(",")

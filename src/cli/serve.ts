@@ -1,16 +1,13 @@
 import { UsageError } from "../common/errors.ts";
 import { Lifecycle, untilSignal } from "../common/lifecycle.ts";
-import { MERCHANT_HOSTS, type MerchantHost } from "../config/ports.ts";
+import { MERCHANT_HOST_NAMES, type MerchantHost } from "../config/ports.ts";
 import type { Config } from "../services/index.ts";
 import { configFrom } from "./flag-values.ts";
 import type { Flags } from "./flags.ts";
 import { quietSdkLogs } from "./sdk-logs.ts";
 
 export type ServiceName = "reports" | MerchantHost;
-export const SERVICE_NAMES: readonly ServiceName[] = [
-  "reports",
-  ...(Object.keys(MERCHANT_HOSTS) as MerchantHost[]),
-];
+export const SERVICE_NAMES: readonly ServiceName[] = ["reports", ...MERCHANT_HOST_NAMES];
 
 /**
  * The services `--only a,b` names; without it, the report service and every merchant host whose wallet

@@ -36,6 +36,9 @@ export const MERCHANT_HOSTS = {
 
 export type MerchantHost = keyof typeof MERCHANT_HOSTS;
 
+/** Every merchant host, in `MERCHANT_HOSTS`' order: the roster the services, the CLI and the demo list. */
+export const MERCHANT_HOST_NAMES = Object.keys(MERCHANT_HOSTS) as MerchantHost[];
+
 /** `utility-alias` -> `X402M_UTILITY_ALIAS_`: the prefix of a host's environment variables. */
 export function merchantEnvPrefix(host: string): string {
   return `X402M_${host.toUpperCase().replace(/-/g, "_")}_`;

@@ -1,10 +1,11 @@
+import type { MerchantHost } from "../config/ports.ts";
 import { OFFLINE_SETTINGS } from "../merchants/index.ts";
 import type { Config } from "../services/index.ts";
-import { hostKey, type MerchantKeys } from "./wallets.ts";
+import type { MerchantKeys } from "./wallets.ts";
 
 /** The configuration the demo serves with: `config`, with every merchant paid into its demo wallet. */
 export function demoConfig(config: Config, keys: MerchantKeys): Config {
-  const walletOf = (name: string) => hostKey(keys, name).address.toLowerCase() as `0x${string}`;
+  const walletOf = (name: string) => keys.hosts[name as MerchantHost].address.toLowerCase() as `0x${string}`;
   return {
     ...config,
     merchants: Object.fromEntries(

@@ -7,7 +7,7 @@ import type { DevnetAccount } from "../chain/devnet/index.ts";
 import type { Merchant } from "../merchant-kit/endpoint.ts";
 import type { Services } from "../services/index.ts";
 import type { ServiceUrls } from "./urls.ts";
-import type { MerchantKeys } from "./wallets.ts";
+import { type MerchantKeys, WALLET_HOSTS } from "./wallets.ts";
 
 /** A merchant as the demo shows it to its user: its report, badge and API (`demoMerchants`). */
 export interface DemoMerchant {
@@ -41,39 +41,20 @@ export function nameMerchants(
   keys: MerchantKeys,
   shops: readonly { merchant: Merchant; name: string }[],
 ): NamedMerchant[] {
+  // Each merchant host with a wallet of its own (an alias is its source's merchant on the leaderboard).
+  const hosts = WALLET_HOSTS.map((id) => {
+    const merchant = services.merchants[id] as Merchant;
+    return {
+      id,
+      name: `${id}.localhost`,
+      title: merchant.title,
+      key: keys.hosts[id],
+      merchant,
+      api: `${urls[id]}/docs`,
+    };
+  });
   return [
-    {
-      id: "utility",
-      name: "utility.localhost",
-      title: "Utility API",
-      key: keys.utility,
-      merchant: services.merchants.utility as Merchant,
-      api: `${urls.utility}/docs`,
-    },
-    {
-      id: "inference",
-      name: "inference.localhost",
-      title: "Inference API",
-      key: keys.inference,
-      merchant: services.merchants.inference as Merchant,
-      api: `${urls.inference}/docs`,
-    },
-    {
-      id: "social",
-      name: "social.localhost",
-      title: "Social-data API",
-      key: keys.social,
-      merchant: services.merchants.social as Merchant,
-      api: `${urls.social}/docs`,
-    },
-    {
-      id: "social-proxy",
-      name: "social-proxy.localhost",
-      title: "Social-data API (paid proxy)",
-      key: keys.socialProxy,
-      merchant: services.merchants["social-proxy"] as Merchant,
-      api: `${urls["social-proxy"]}/docs`,
-    },
+    ...hosts,
     ...shops.map((s, i) => ({
       id: s.merchant.name,
       name: `${s.merchant.name}.localhost`,

@@ -5,6 +5,7 @@
 import type { Devnet, DevnetAccount } from "../chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
+import { MERCHANT_HOST_NAMES } from "../config/ports.ts";
 import type { IndexerEvent } from "../indexer/index.ts";
 import type { Merchant } from "../merchant-kit/endpoint.ts";
 import {
@@ -46,7 +47,7 @@ export async function startDemoServices(
     lifecycle: options.lifecycle,
     // Receipts polled every 50 ms: while catching up, blocks come every few milliseconds.
     facilitator: devnetFacilitatorOptions(devnet, 50),
-    merchants: ["utility", "utility-alias", "inference", "social", "social-proxy"],
+    merchants: MERCHANT_HOST_NAMES,
     notice: DEMO_NOTICE,
     hosts: [
       {

@@ -3,47 +3,45 @@
  * each wallet of the simulated population, each derived from the devnet's mnemonic at an index of its own.
  */
 import { type DevnetAccount, derive } from "../chain/devnet/index.ts";
+import { MERCHANT_HOST_NAMES, type MerchantHost } from "../config/ports.ts";
+import { ALIAS_PATHS } from "../merchants/index.ts";
 import type { Mix } from "./mix.ts";
 import { merchantWallet, populationWallets, type WalletId } from "./plan.ts";
 import { DEMO_SHOPS } from "./shops/index.ts";
 
-/** Derivation indices of the demo's merchant wallets (the devnet uses 0 and 1, its buyers 2 on). */
+/**
+ * Derivation indices of the demo's merchant wallets (the devnet uses 0 and 1, its buyers 2 on): the first
+ * merchant host's, its shops' above it (`MERCHANT_KEY_BASE + 1` on, whatever their number), the other hosts'
+ * below it, one each down from 99 in `MERCHANT_HOSTS`' order (inference 99, social 98, its paid proxy 97).
+ */
 const MERCHANT_KEY_BASE = 100;
-/** The inference API's wallet: apart from the shops' (`MERCHANT_KEY_BASE + 1` on), whatever their number. */
-const INFERENCE_KEY = 99;
-/** The social-data API's wallet, apart from the others likewise. */
-const SOCIAL_KEY = 98;
-/** Its paid proxy's own wallet: the proxy is a merchant of its own on the leaderboard. */
-const SOCIAL_PROXY_KEY = 97;
 /** The key that attests the demo's weeks on its devnet (src/reports/attest/): no merchant's, no buyer's. */
 export const ATTESTER_KEY = 96;
 const POPULATION_KEY_BASE = 1_000;
 
+/**
+ * The hosts with a wallet of their own: every one but an alias, which lists its source's endpoints and is
+ * paid into its wallet. The paid proxy has its own: it is a merchant of its own on the leaderboard.
+ */
+export const WALLET_HOSTS = MERCHANT_HOST_NAMES.filter((name) => !ALIAS_PATHS[name]);
+if (MERCHANT_KEY_BASE - WALLET_HOSTS.length < ATTESTER_KEY) {
+  throw new Error("the demo's merchant hosts would take the attester's key: move ATTESTER_KEY down");
+}
+
 /** The wallet each merchant is paid into. */
 export interface MerchantKeys {
-  utility: DevnetAccount;
-  inference: DevnetAccount;
-  social: DevnetAccount;
-  socialProxy: DevnetAccount;
+  /** Every merchant host's, an alias's being its source's. */
+  hosts: Record<MerchantHost, DevnetAccount>;
   /** By the shop's place in `DEMO_SHOPS`. */
   shops: DevnetAccount[];
 }
 
 export function merchantKeys(): MerchantKeys {
-  return {
-    utility: derive(MERCHANT_KEY_BASE),
-    inference: derive(INFERENCE_KEY),
-    social: derive(SOCIAL_KEY),
-    socialProxy: derive(SOCIAL_PROXY_KEY),
-    shops: DEMO_SHOPS.map((_, i) => derive(MERCHANT_KEY_BASE + 1 + i)),
-  };
-}
-
-/** The wallet of the configured merchant host `name`: the utility API's for the utility and its alias. */
-export function hostKey(keys: MerchantKeys, name: string): DevnetAccount {
-  return (
-    { inference: keys.inference, social: keys.social, "social-proxy": keys.socialProxy }[name] ?? keys.utility
-  );
+  const own = new Map(WALLET_HOSTS.map((name, i) => [name, derive(MERCHANT_KEY_BASE - i)]));
+  const hosts = Object.fromEntries(
+    MERCHANT_HOST_NAMES.map((name) => [name, own.get(ALIAS_PATHS[name]?.source ?? name) as DevnetAccount]),
+  ) as Record<MerchantHost, DevnetAccount>;
+  return { hosts, shops: DEMO_SHOPS.map((_, i) => derive(MERCHANT_KEY_BASE + 1 + i)) };
 }
 
 /** The simulator's keys: each merchant's wallet (`merchant:<id>`), then the population's. */

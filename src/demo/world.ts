@@ -33,7 +33,7 @@ import { runSimulator } from "./simulator.ts";
 import { loadDemoSocial } from "./social.ts";
 import { repairTruthNotes } from "./truth-notes.ts";
 import { type DemoUrls, demoUrls, type ServiceUrls } from "./urls.ts";
-import { merchantKeys, simulatedKeys } from "./wallets.ts";
+import { merchantKeys, simulatedKeys, WALLET_HOSTS } from "./wallets.ts";
 import { WeekProgress } from "./week-progress.ts";
 
 // What the demo takes and tells, defined where the parts that make or read them can import them without
@@ -120,7 +120,11 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
         merchants: planMerchants,
         // The inference and social-data APIs (and its proxy) take genuine demand only: the patterns the
         // screens exist for are played by the utility API and the shops.
-        roles: chooseRoles(planMerchants, "utility", ["inference", "social", "social-proxy"]),
+        roles: chooseRoles(
+          planMerchants,
+          "utility",
+          WALLET_HOSTS.filter((name) => name !== "utility"),
+        ),
         epoch: w.epoch,
         slotSeconds,
       },
