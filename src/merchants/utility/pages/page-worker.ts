@@ -1,5 +1,5 @@
-/** The worker thread side of the page endpoints (`work.ts`): one page parsed and read per job. */
-import { serveJobs } from "../job-thread.ts";
+/** The page endpoints' worker, run as a child process (`work.ts`): one page parsed and read per job. */
+import { serveJobs } from "../job-runner.ts";
 import { auditAlts } from "./alt-engine.ts";
 import { preloadArticle } from "./article.ts";
 import { markupDepth } from "./depth.ts";

@@ -1,20 +1,25 @@
 /**
- * The bounded work of the page endpoints (alt-check, scrape, summarize, seo/metadata): the page is fetched
- * on the request loop (I/O), then parsed and read in a worker thread, one per endpoint, one page at a time,
- * under a CPU budget and a wall-clock deadline (the worker is terminated at either) and a heap cap (the
- * worker's `resourceLimits`). A hostile page of 3 MB parsed on the request loop took minutes of CPU, during which
- * every host of the process, `/healthz` included, stood still (issue 69); here it costs at most its budget,
- * is refused past it (422 `too_complex`, naming the limit, never charged), and the loop keeps answering.
+ * The bounded work of the page endpoints (alt-check, scrape, summarize, seo/metadata, and a11y/check's
+ * audit): the page is fetched on the request loop (I/O), then parsed and read in a child process, one per
+ * endpoint, one page at a time (`JobProcess`), under a CPU budget and a wall-clock deadline (the process is
+ * killed at either) and a heap cap (its `--max-old-space-size`). A hostile page of 3 MB parsed on the
+ * request loop took minutes of CPU, during which every host of the process, `/healthz` included, stood still
+ * (issue 69); here it costs at most its budget, is refused past it (422 `too_complex`, naming the limit,
+ * never charged), and the loop keeps answering.
  *
  * The budget scales with the price: `cpuMs` and `heapMb` per $0.001 (settings, `X402M_PAGE_CPU_MS` and
  * `X402M_PAGE_HEAP_MB`), so `/api/summarize` at $0.002 gets twice the CPU and memory of `/api/scrape`. CPU,
- * not wall-clock time, because on a busy host a thread gets a fraction of a core (a fifth, on the 2 cores
- * this was measured on): a wall-clock deadline refused ordinary pages there. The wall-clock deadline, five
- * times the thread's CPU, ends a job whose thread is starved, and is the only limit where a thread's CPU
- * time cannot be read (outside Linux).
+ * not wall-clock time, because on a busy host a reader gets a fraction of a core (a fifth, on the 2 cores
+ * this was measured on): a wall-clock deadline refused ordinary pages there. The CPU counted is the whole
+ * process's, V8's collector threads included: in a worker thread only the thread's own time could be read,
+ * and the collector and the thread's teardown, which no thread's clock attributes to it, took the process
+ * 3-7% past the budget whatever share of it the thread was given (docs/benchmarks.md). The wall-clock
+ * deadline ends a job whose process is starved, and is the only limit where CPU time cannot be read
+ * (outside Linux).
  */
 import { AppError } from "../../../common/errors.ts";
-import { JOB_CPU, JOB_DEADLINE, JobFailedError, JobThread } from "../job-thread.ts";
+import { JobProcess } from "../job-process.ts";
+import { JOB_CPU, JOB_DEADLINE, JOB_MEMORY, JobFailedError } from "../job-runner.ts";
 import { DEFAULT_PAGE_BUDGET, type PageBudget } from "./budget.ts";
 import { type FetchedPage, PAGE_ERRORS, PageError } from "./page.ts";
 
@@ -36,26 +41,26 @@ export const WORK_ERRORS = {
 } as const;
 
 /**
- * How long an idle page worker lives: short, since its heap (jsdom, and what the last page left) is the
- * host's memory only while pages come; a fresh start costs about 1 s of CPU, off the loop.
+ * How long an idle page worker lives: short, since its memory (jsdom, and what the last page left) is the
+ * host's only while pages come; a fresh start costs about 1 s of CPU, off the loop.
  */
 export const PAGE_IDLE_MS = 10_000;
 
 /**
- * The share of a call's CPU budget its reading's thread may use. V8's collector runs on threads the whole
- * process shares, which no per-thread clock attributes to the worker, and on a large page it spent about as
- * much again: a summarize stopped at 4 s of its thread's CPU cost the process 8.7 (3 MB page, 2 cores).
+ * The share of a call's CPU budget its reading's process may use. The rest is the host's part of the call:
+ * decoding the fetched page and handing it over (a few tens of ms for 3 MB), and the reading's overshoot
+ * past its cap before the next look at its clock (50 ms, on up to 2 cores: its thread and the collector's).
  */
-const THREAD_SHARE = 0.45;
+const PROCESS_SHARE = 0.9;
 
 /** The share of a call's memory budget its worker's heap may take. */
 const HEAP_SHARE = 0.6;
 
-/** Wall-clock time a job may take per unit of its thread's CPU: a thread given a fifth of a core still ends. */
-const WALL_PER_CPU = 5;
-
-/** A worker's young generation, in MB: three 4 MB semi-spaces' worth. */
-const YOUNG_MB = 12;
+/**
+ * Wall-clock time a job may take per unit of its process's CPU: a process given a fifth of a core on a busy
+ * host reads a page it could finish in half its budget.
+ */
+const WALL_PER_CPU = 2.5;
 
 /** Budget refusals come once the work has run: the payer is counted for them as for a failure. */
 const AFTER_WORK = { afterWork: true };
@@ -71,36 +76,37 @@ export interface WorkerChoice {
   module?: URL;
   idleMs?: number;
   maxHeapMb?: number;
-  /** The share of the call's CPU its thread may use, where the collector takes less than half (`THREAD_SHARE`). */
+  /**
+   * @deprecated Ignored: the reading runs in a process whose whole CPU, its collector's included, is counted
+   * against the budget (`PROCESS_SHARE`), so no share of it is set aside for the collector any more.
+   */
   threadShare?: number;
 }
 
 /** A page endpoint's worker and its limits, for a price in dollars ("0.002"). */
 export class PageWorker {
-  /** The call's CPU budget, all threads of the process together. */
+  /** The call's CPU budget, the host's and the reading's process's together. */
   readonly cpuMs: number;
-  /** What of it the reading's own thread may use (`THREAD_SHARE`). */
-  readonly threadCpuMs: number;
+  /** What of it the reading's process may use, all its threads together (`PROCESS_SHARE`). */
+  readonly processCpuMs: number;
   readonly deadlineMs: number;
   readonly heapMb: number;
-  private readonly thread: JobThread<PageJob, unknown>;
+  private readonly process: JobProcess<PageJob, unknown>;
 
   constructor(price: string, budget: PageBudget = DEFAULT_PAGE_BUDGET, worker: WorkerChoice = {}) {
     const scale = Number(price) / 0.001;
     this.cpuMs = Math.round(budget.cpuMs * scale);
-    this.threadCpuMs = Math.round(this.cpuMs * (worker.threadShare ?? THREAD_SHARE));
-    this.deadlineMs = this.threadCpuMs * WALL_PER_CPU;
-    // The heap is part of what the process grows by, and V8 collects without pause as it nears its cap
+    this.processCpuMs = Math.round(this.cpuMs * PROCESS_SHARE);
+    this.deadlineMs = Math.round(this.processCpuMs * WALL_PER_CPU);
+    // The heap is part of what the host grows by, and V8 collects without pause as it nears its cap
     // (a summarize refused at its 400 MB cap spent 3.5 CPU-s collecting): the cap is kept below the budget.
     this.heapMb = Math.min(
       Math.round(budget.heapMb * scale * HEAP_SHARE),
       worker.maxHeapMb ?? Number.POSITIVE_INFINITY,
     );
-    this.thread = new JobThread(worker.module ?? new URL("./page-worker.ts", import.meta.url), {
+    this.process = new JobProcess(worker.module ?? new URL("./page-worker.ts", import.meta.url), {
       idleMs: worker.idleMs ?? PAGE_IDLE_MS,
-      // The young generation as `serve` caps the main thread's (bin/x402-merchants): V8 would give each
-      // worker 32 MB semi-spaces, memory the cap does not count and the host does not get back at once.
-      resourceLimits: { maxOldGenerationSizeMb: this.heapMb, maxYoungGenerationSizeMb: YOUNG_MB },
+      maxOldSpaceMb: this.heapMb,
     });
   }
 
@@ -115,8 +121,8 @@ export class PageWorker {
   /** Runs a job of the worker's own shape (another worker module's, `WorkerChoice`) under the same limits. */
   async runJob<Result>(job: unknown, signal: AbortSignal): Promise<Result> {
     try {
-      const limits = { cpuMs: this.threadCpuMs, deadlineMs: this.deadlineMs };
-      return (await this.thread.run(job as PageJob, signal, limits)) as Result;
+      const limits = { cpuMs: this.processCpuMs, deadlineMs: this.deadlineMs };
+      return (await this.process.run(job as PageJob, signal, limits)) as Result;
     } catch (error) {
       throw this.refusal(error);
     }
@@ -124,30 +130,30 @@ export class PageWorker {
 
   /** Whether its worker is started, for tests of memory given back. */
   get started(): boolean {
-    return this.thread.started;
+    return this.process.started;
   }
 
   close(): Promise<void> {
-    return this.thread.close();
+    return this.process.close();
   }
 
   private refusal(error: unknown): unknown {
     const code = (error as { code?: unknown }).code;
     if (code === JOB_CPU) {
       return new PageError(
-        `reading the page needs more than this endpoint's CPU budget of ${this.cpuMs} ms (X402M_PAGE_CPU_MS per $0.001; ${this.threadCpuMs} ms in the reading's thread, the rest is the garbage collector's); the call is not charged`,
+        `reading the page needs more than this endpoint's CPU budget of ${this.cpuMs} ms (X402M_PAGE_CPU_MS per $0.001; ${this.processCpuMs} ms in the reading's process, its garbage collector included); the call is not charged`,
         "too_complex",
         AFTER_WORK,
       );
     }
     if (code === JOB_DEADLINE) {
       return new PageError(
-        `reading the page took longer than this endpoint's deadline of ${this.deadlineMs} ms (${WALL_PER_CPU} times the CPU of its thread); the call is not charged`,
+        `reading the page took longer than this endpoint's deadline of ${this.deadlineMs} ms (${WALL_PER_CPU} times the CPU of its process); the call is not charged`,
         "too_complex",
         AFTER_WORK,
       );
     }
-    if (code === "ERR_WORKER_OUT_OF_MEMORY") {
+    if (code === JOB_MEMORY) {
       return new PageError(
         `reading the page needs more than this endpoint's memory cap of ${this.heapMb} MB (X402M_PAGE_HEAP_MB per $0.001); the call is not charged`,
         "too_complex",
