@@ -1,7 +1,21 @@
+/**
+ * `/api/data/convert`. The conversion runs in a child process (`JobProcess`, `convert-worker.ts`), not on
+ * the request loop: its worst inputs (a 5 MiB SQL dump, a CSV of 1,000 columns) took 1-1.7 CPU-s there,
+ * during which every host of the process, `/healthz` included, stood still (issue 69). There it is held to
+ * the work budget its price buys (2 CPU-s and 200 MB per $0.001: 10 CPU-s and 1,000 MB at $0.005,
+ * src/merchants/work-budget.ts): the process's whole CPU time, a wall-clock deadline, and a heap cap. Past
+ * any of them it is killed and the call refused, 422 `too_complex` naming the limit, not charged.
+ */
 import { z } from "zod";
+import { AppError, BadInputError } from "../../../common/errors.ts";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { budgetAt } from "../../work-budget.ts";
+import { JobProcess } from "../job-process.ts";
+import { JOB_CPU, JOB_DEADLINE, JOB_MEMORY, JobFailedError } from "../job-runner.ts";
+import { onFirstUse } from "../lazy.ts";
 import { PRICES } from "../prices.ts";
-import { convert as convertData, FORMATS, MAX_INPUT_BYTES } from "./convert-engine.ts";
+import { type ConvertResult, FORMATS, MAX_INPUT_BYTES } from "./convert-engine.ts";
+import type { ConvertJob } from "./convert-worker.ts";
 import { DEFAULT_TABLE } from "./sql-format.ts";
 import { MAX_COLUMNS, MAX_ROWS } from "./table.ts";
 
@@ -53,10 +67,79 @@ const ConvertOutput = z.object({
   data: z.string().describe("The converted data."),
 });
 
+const PRICE = PRICES["/api/data/convert"];
+
+/** The route's whole time, the body's read and a wait behind another conversion included: past it, a 504. */
+const TIMEOUT_MS = 20_000;
+
+/** What a conversion may spend: the work budget at its price. */
+const BUDGET = budgetAt(PRICE);
+
+/**
+ * The conversion process's share of the call's CPU: the rest is the host's, reading the JSON body (up to
+ * 10 MB), handing the data over and the result back (structured clones of up to 5 and 20 MB), writing the
+ * answer, and the process's overshoot before the next look at its clock.
+ */
+const CPU_MS = Math.round(BUDGET.cpuMs * 0.9);
+
+/** Its wall-clock deadline: within the route's time, so that a starved conversion is refused naming it. */
+const DEADLINE_MS = TIMEOUT_MS - 5_000;
+
+/**
+ * Its heap cap: 60% of the memory budget, as the page readers' (pages/work.ts: V8 collects without pause
+ * as it nears its cap, and the process's code and young generation come on top).
+ */
+const HEAP_MB = Math.round(BUDGET.memoryMb * 0.6);
+
+/**
+ * An idle conversion process is stopped after 10 s: its heap (what the last 5 MiB left) is the host's memory
+ * only while conversions come; a fresh start costs about 0.7 CPU-s, off the loop.
+ */
+const IDLE_MS = 10_000;
+
+const worker = onFirstUse(
+  () =>
+    new JobProcess<ConvertJob, ConvertResult>(new URL("./convert-worker.ts", import.meta.url), {
+      maxOldSpaceMb: HEAP_MB,
+      idleMs: IDLE_MS,
+    }),
+);
+
+/** Past its budget the work had run: a refusal not charged, counted against its payer as a failure is. */
+const AFTER_WORK = { afterWork: true };
+
+/** The conversion's own refusals (its data's, 400) as the engine raised them; a budget's as a 422. */
+function refusal(error: unknown): unknown {
+  if (!(error instanceof JobFailedError)) return error;
+  if (error.code === JOB_CPU)
+    return new AppError(
+      422,
+      "too_complex",
+      `converting the data needs more than this endpoint's CPU budget of ${BUDGET.cpuMs} ms (${CPU_MS} ms in the conversion's process); the call is not charged`,
+      AFTER_WORK,
+    );
+  if (error.code === JOB_DEADLINE)
+    return new AppError(
+      422,
+      "too_complex",
+      `converting the data took longer than this endpoint's deadline of ${DEADLINE_MS} ms; the call is not charged`,
+      AFTER_WORK,
+    );
+  if (error.code === JOB_MEMORY)
+    return new AppError(
+      422,
+      "too_complex",
+      `converting the data needs more than this endpoint's memory cap of ${HEAP_MB} MB; the call is not charged`,
+      AFTER_WORK,
+    );
+  if (error.status === 400) return new BadInputError(error.message, error.code);
+  return error;
+}
+
 export const convert = defineEndpoint({
   method: "POST",
   path: "/api/data/convert",
-  price: PRICES["/api/data/convert"],
+  price: PRICE,
   description: `Converts data between JSON, NDJSON, CSV, TSV and SQL (INSERTs; reads mysqldump and pg_dump files, one table at a time), any to any, with RFC 4180 CSV quoting, exact big integers and lossless round trips; ${CAPS} (more is a 400 too_large, never charged).`,
   input: ConvertInput,
   output: ConvertOutput,
@@ -70,15 +153,20 @@ export const convert = defineEndpoint({
       data: 'id,name\r\n1,"Ada, Countess"\r\n2,Grace\r\n',
     },
   },
-  timeoutMs: 20_000,
+  timeoutMs: TIMEOUT_MS,
   // 5 MiB of data can take up to twice as many bytes once escaped inside a JSON body.
   maxBodyBytes: 2 * MAX_INPUT_BYTES + 64 * 1024,
   errors: {
     400: "Data that does not parse as its `from` format (invalid_data: the message says where), more than the row, column or byte limits (too_large), or nested too deeply (too_deep), found once the payment is verified.",
+    422: `Converting the data would take more than the call's CPU budget (${BUDGET.cpuMs / 1000} CPU-s), its deadline or its memory cap (too_complex; the message names the limit); not charged.`,
   },
-  handler: async ({ data, from, to, table, source_table, infer_types }) => ({
-    from,
-    to,
-    ...convertData(data, { from, to, table, inferTypes: infer_types, sourceTable: source_table }),
-  }),
+  handler: async ({ data, from, to, table, source_table, infer_types }, ctx) => {
+    const job = { data, options: { from, to, table, inferTypes: infer_types, sourceTable: source_table } };
+    try {
+      const result = await worker().run(job, ctx.signal, { cpuMs: CPU_MS, deadlineMs: DEADLINE_MS });
+      return { from, to, ...result };
+    } catch (error) {
+      throw refusal(error);
+    }
+  },
 });
