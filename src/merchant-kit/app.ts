@@ -38,6 +38,7 @@ import { answerOnce, claimPaymentId, REPLAYED_HEADER, withPaymentIds } from "./p
 import { paymentHeader } from "./payments/payment-key.ts";
 import { type FundsReader, PaymentLedger } from "./payments/payment-ledger.ts";
 import { paymentReadiness, watchedChannels } from "./payments/readiness.ts";
+import { receiptsExtension } from "./payments/receipts.ts";
 import {
   laterSettlement,
   MerchantResourceServer,
@@ -257,18 +258,22 @@ function resourceServers(
 ): () => MerchantResourceServer {
   const exact = new ExactEvmScheme();
   const upto = new UptoEvmScheme();
+  // One per host: its offers are kept for reuse across the servers made as its facilitators change.
+  const receipts = merchant.receiptSigner && receiptsExtension(merchant.receiptSigner);
   const channel = new MerchantChannelScheme(merchant.payTo, {
     storage: new ChannelStore(db, merchant.payTo),
     withdrawDelay: channels.withdrawDelaySeconds,
     receiverAuthorizerSigner: merchant.channelAuthorizer,
   });
-  return () =>
-    new MerchantResourceServer(facilitator)
+  return () => {
+    const server = new MerchantResourceServer(facilitator)
       .register(network, exact)
       .register(network, upto)
       .register(network, channel)
       .registerExtension(bazaarResourceServerExtension)
       .registerExtension(paymentIdentifierResourceServerExtension);
+    return receipts ? server.registerExtension(receipts) : server;
+  };
 }
 
 /** What a host publishes about itself, for one way it may be paid: built once per front. */

@@ -5,6 +5,7 @@
  * or a description is written in exactly one place.
  */
 import type { AuthorizerSigner } from "@x402/evm/batch-settlement/server";
+import type { LocalAccount } from "viem";
 import type { z } from "zod";
 import type { Database, Migration } from "../common/db/index.ts";
 import { AppError } from "../common/errors.ts";
@@ -337,6 +338,11 @@ export interface Merchant {
    * batch-settlement settles them. None: the facilitator's authorizer, where it signs for this host.
    */
   channelAuthorizer?: AuthorizerSigner;
+  /**
+   * The key its offers and receipts are signed with (x402's `offer-receipt`, payments/receipts.ts):
+   * X402M_<HOST>_RECEIPT_KEY, else one kept in the data directory. None: its 402s and receipts are unsigned.
+   */
+  receiptSigner?: LocalAccount;
 }
 
 /** A free route: documented in the OpenAPI document and the reference page, never charged. */

@@ -15,6 +15,7 @@ import {
 } from "./endpoint.ts";
 import { jsonSchemaOf, objectProperties } from "./json-schema.ts";
 import { DEFAULT_TIMEOUT_MS } from "./payments/paid-handler.ts";
+import { declareReceipts } from "./payments/receipts.ts";
 import { priceToAtomic } from "./price.ts";
 import type { MerchantKitSettings } from "./settings.ts";
 
@@ -80,6 +81,8 @@ export function x402Route(merchant: Merchant, endpoint: AnyEndpoint, payments: P
         )),
       // Every paid route answers a retry with the same id again, charged once (payments/payment-ids.ts).
       [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(endpoint.paymentId === "required"),
+      // Signed offers in its 402s and a signed receipt with each answer, where the host has a key (payments/receipts.ts).
+      ...(merchant.receiptSigner && declareReceipts()),
     },
   };
 }

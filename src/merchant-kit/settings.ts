@@ -20,6 +20,7 @@ import {
   paymentIdsSetting,
   readPaymentIds,
 } from "./payments/payment-id-settings.ts";
+import { RECEIPT_KEY, readReceiptKey } from "./payments/receipts-key.ts";
 import { PaymentsSchema, paymentsSetting, readPayments } from "./payments/settings.ts";
 
 /**
@@ -76,6 +77,11 @@ const MerchantKitSchema = z.object({
         .string()
         .regex(AUTHORIZER_KEY, "a 32-byte private key in hex, 0x-prefixed")
         .nullable(),
+      /**
+       * The key this host signs its offers and receipts with (payments/receipts.ts); null: one kept in the
+       * data directory, made on first start. Never printed.
+       */
+      receiptKey: z.string().regex(RECEIPT_KEY, "a 32-byte private key in hex, 0x-prefixed").nullable(),
     }),
   ),
 });
@@ -107,6 +113,11 @@ export const merchantKitSection: Section<typeof MerchantKitSchema> = {
               prefix,
               defaults.payToFrom ? merchantEnvPrefix(defaults.payToFrom) : undefined,
             ),
+            receiptKey: readReceiptKey(
+              env,
+              prefix,
+              defaults.payToFrom ? merchantEnvPrefix(defaults.payToFrom) : undefined,
+            ),
           },
         ];
       }),
@@ -125,6 +136,7 @@ export const merchantKitSection: Section<typeof MerchantKitSchema> = {
       publicUrl: "URL",
       guidance: "GUIDANCE",
       channelAuthorizerKey: "CHANNEL_AUTHORIZER_KEY",
+      receiptKey: "RECEIPT_KEY",
     };
     return `${merchantEnvPrefix(host)}${suffix[field ?? ""] ?? "PORT"}`;
   },

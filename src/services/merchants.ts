@@ -14,7 +14,7 @@ import { withMetrics } from "../common/metrics-server.ts";
 import type { UnpaidLimit } from "../common/rate-limit.ts";
 import { ConfigError } from "../config/config-error.ts";
 import { dataLayout } from "../config/layout.ts";
-import { type MerchantHost, merchantEnvPrefix } from "../config/ports.ts";
+import { MERCHANT_HOSTS, type MerchantHost, merchantEnvPrefix } from "../config/ports.ts";
 import { type MerchantAppOptions, merchantApp } from "../merchant-kit/app.ts";
 import { openChannels } from "../merchant-kit/channels/operator.ts";
 import { channelSchedules } from "../merchant-kit/channels/schedule.ts";
@@ -25,6 +25,7 @@ import {
   type FailoverOptions,
   httpFacilitator,
 } from "../merchant-kit/payments/facilitators.ts";
+import { storedReceiptKey } from "../merchant-kit/payments/receipts-key.ts";
 import { facilitatorEnvPrefix } from "../merchant-kit/payments/settings.ts";
 import { authorizationReader } from "../merchant-kit/payments/settled-on-chain.ts";
 import { ALIAS_PATHS, MERCHANTS } from "../merchants/index.ts";
@@ -92,9 +93,12 @@ export async function startMerchantHosts(
     const server = await listenWithUrlOn(
       name,
       async (url) => {
-        const merchant = withAuthorizer(
-          MERCHANTS[name]({ payTo: payToOf(config, name), publicUrl: host.publicUrl ?? url }, config),
-          host.channelAuthorizerKey,
+        const merchant = withReceiptSigner(
+          withAuthorizer(
+            MERCHANTS[name]({ payTo: payToOf(config, name), publicUrl: host.publicUrl ?? url }, config),
+            host.channelAuthorizerKey,
+          ),
+          host.receiptKey ?? storedReceiptKey(config.dataDir, MERCHANT_HOSTS[name].payToFrom ?? name),
         );
         merchants[name] = merchant;
         return withMetrics((await merchantApp(merchant, kit)).fetch, config.metrics.token);
@@ -187,6 +191,20 @@ function watchWallet(
 /** The merchant with its own channel authorizer, when its host has a key (X402M_<HOST>_CHANNEL_AUTHORIZER_KEY). */
 function withAuthorizer(merchant: Merchant, key: string | null): Merchant {
   return key ? { ...merchant, channelAuthorizer: privateKeyToAccount(key as `0x${string}`) } : merchant;
+}
+
+/**
+ * The merchant signing its offers and receipts with `key` (X402M_<HOST>_RECEIPT_KEY, else the one kept in the
+ * data directory: an alias host's is its source's). Its address is logged: it is what buyers pin.
+ */
+function withReceiptSigner(merchant: Merchant, key: string | undefined): Merchant {
+  if (!key) return merchant;
+  const receiptSigner = privateKeyToAccount(key as `0x${string}`);
+  log("info", "the host signs its offers and receipts", {
+    merchant: merchant.name,
+    signer: receiptSigner.address,
+  });
+  return { ...merchant, receiptSigner };
 }
 
 /** An alias host lists what its source has; paths its source lacks are left out, and said so. */

@@ -22,6 +22,8 @@ import {
   UNPAID_LIMIT,
   UNPAID_WINDOW_SECONDS,
 } from "./payment-ledger.ts";
+import { inReceiptRequest } from "./receipts.ts";
+import { type HashedRequest, requestHash } from "./receipts-charge.ts";
 import { paidStream, Streamed, type StreamSettle } from "./streamed.ts";
 import { openWriteUnit } from "./write-unit.ts";
 
@@ -260,10 +262,15 @@ export function settleAndRecord(ledger: PaymentLedger): MiddlewareHandler<Mercha
   return async function settleAndRecord(c, next) {
     c.set("arrivedAt", Date.now());
     let request: ChannelRequest | undefined;
-    await inChannelRequest(() => {
-      request = channelRequest();
-      return next();
-    });
+    // A signed receipt states the request it paid for: hashed when one is signed (payments/receipts.ts).
+    await inReceiptRequest(
+      () => requestHash(hashedRequest(c)),
+      () =>
+        inChannelRequest(() => {
+          request = channelRequest();
+          return next();
+        }),
+    );
     const run = c.var.run;
     if (!run) return;
     if (run.stream) {
@@ -311,6 +318,17 @@ export function settleAndRecord(ledger: PaymentLedger): MiddlewareHandler<Mercha
     await releaseChannel(request, committed);
     countPaid(run.labels, outcome);
     if (!settled) await ledger.finish(run.key, outcome);
+  };
+}
+
+/** The request as its hash reads it: the body as the input's check left it (JSON as text, a form parsed). */
+function hashedRequest(c: Context<MerchantEnv>): HashedRequest {
+  return {
+    method: c.req.method,
+    url: c.req.url,
+    contentType: c.req.header("content-type"),
+    form: () => c.req.parseBody({ all: true }) as ReturnType<HashedRequest["form"]>,
+    bytes: async () => new Uint8Array(await c.req.arrayBuffer()),
   };
 }
 

@@ -13,6 +13,7 @@ import {
   x402ResourceServer,
 } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
+import { OFFER_RECEIPT } from "@x402/extensions/offer-receipt";
 import { HonoAdapter } from "@x402/hono";
 import type { Context } from "hono";
 import { channelRequest } from "../channels/context.ts";
@@ -39,6 +40,20 @@ export class PublicUrlResourceServer extends x402HTTPResourceServer {
     context: HTTPRequestContext,
     paywallConfig?: PaywallConfig,
   ): Promise<HTTPProcessResult> {
+    return super.processHTTPRequest(this.publicContext(context), paywallConfig);
+  }
+
+  /** The settlement sees the public URL too: a signed receipt names the resource the offer named. */
+  override processSettlement(
+    ...[payload, requirements, declared, transport, ...rest]: Parameters<
+      x402HTTPResourceServer["processSettlement"]
+    >
+  ): ReturnType<x402HTTPResourceServer["processSettlement"]> {
+    const request = transport && { ...transport, request: this.publicContext(transport.request) };
+    return super.processSettlement(payload, requirements, declared, request, ...rest);
+  }
+
+  private publicContext(context: HTTPRequestContext): HTTPRequestContext {
     const { adapter } = context;
     const asked = new URL(adapter.getUrl());
     // Rewritten only when it holds a secret: rewriting re-encodes the rest (a space's %20 becomes +).
@@ -48,7 +63,7 @@ export class PublicUrlResourceServer extends x402HTTPResourceServer {
     const publicAdapter: HTTPAdapter = Object.assign(Object.create(adapter) as HTTPAdapter, {
       getUrl: () => url,
     });
-    return super.processHTTPRequest({ ...context, adapter: publicAdapter }, paywallConfig);
+    return { ...context, adapter: publicAdapter };
   }
 }
 
@@ -121,12 +136,15 @@ export async function laterSettlement(
     const channel = channelRequest();
     if (channel) channel.handedOff = false;
   };
+  // The route's signed receipt, as the middleware's settlement gives it (payments/receipts.ts).
+  const receipts = routeExtensions(server, c)?.[OFFER_RECEIPT];
+  const declared = receipts === undefined ? undefined : { [OFFER_RECEIPT]: receipts };
   const settle = async (amount: bigint | undefined) => {
     streamEnded();
     const result = await server.processSettlement(
       payload,
       requirements,
-      undefined,
+      declared,
       { request },
       amount === undefined ? undefined : { amount: amount.toString() },
     );
@@ -140,6 +158,12 @@ export async function laterSettlement(
       .cancel({ reason: "handler_failed" });
   };
   return Object.assign(settle, { release });
+}
+
+/** The extensions the request's route declares (routes.ts keys them by method and path pattern). */
+function routeExtensions(server: x402HTTPResourceServer, c: Context): Record<string, unknown> | undefined {
+  const routes = server.routes as Record<string, RouteConfig | undefined>;
+  return routes[`${c.req.method} ${c.req.routePath}`]?.extensions;
 }
 
 /** What the route asks for: the `PAYMENT-REQUIRED` it answers the request without its payment. */

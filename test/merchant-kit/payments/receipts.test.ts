@@ -1,0 +1,270 @@
+/**
+ * Signed offers and receipts (x402's `offer-receipt` extension, issue 65 item 5), end to end on a devnet: a kit
+ * merchant with a receipt key is paid by the SDK's own clients through the SDK's own facilitator, and the
+ * extension's own client helpers check what it signed: the offers of a real 402, the receipt after an exact,
+ * an upto and a channel call (and a streamed one's, in its last event). The kit's charge beside each receipt
+ * states the amount charged beside the ceiling, the scheme and the request's hash; `verifyReceipt` checks it,
+ * and refuses a receipt or charge altered after signing. One devnet and one host for the file.
+ */
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
+import type { PaymentRequirements } from "@x402/core/types";
+import {
+  decodeSignedOffers,
+  type EIP712SignedOffer,
+  type EIP712SignedReceipt,
+  extractOffersFromPaymentRequired,
+  extractReceiptFromResponse,
+  findAcceptsObjectFromSignedOffer,
+  verifyOfferSignatureEIP712,
+  verifyReceiptMatchesOffer,
+  verifyReceiptSignatureEIP712,
+} from "@x402/extensions/offer-receipt";
+import { wrapFetchWithPayment } from "@x402/fetch";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import { type Listening, listenWithUrl } from "../../../src/common/listen.ts";
+import { merchantApp } from "../../../src/merchant-kit/app.ts";
+import { type AnyEndpoint, defineEndpoint } from "../../../src/merchant-kit/endpoint.ts";
+import { requestHash } from "../../../src/merchant-kit/payments/receipts-charge.ts";
+import { verifyReceipt } from "../../../src/merchant-kit/payments/receipts-verify.ts";
+import { Streamed } from "../../../src/merchant-kit/payments/streamed.ts";
+import { loadConfig } from "../../../src/services/config.ts";
+import { permit2WalletHolding, startMiner } from "../../helpers/chain.ts";
+import { openTestDatabase } from "../../helpers/db.ts";
+import { testMerchant } from "../../helpers/merchant.ts";
+import { channelClient, channelPayer, stockFacilitator } from "../../helpers/stock-facilitator.ts";
+import { newMerchant, usdcReader, x402ClientFor } from "../../helpers/x402.ts";
+
+const input = z.object({ text: z.string().default("hi") });
+const output = z.object({ text: z.string() });
+const common = { input, output, example: { input: { text: "hi" }, output: { text: "hi" } } };
+
+const ENDPOINTS: AnyEndpoint[] = [
+  defineEndpoint({
+    ...common,
+    method: "GET",
+    path: "/api/tick",
+    price: "0.001",
+    description: "Echoes.",
+    handler: async (v) => v,
+  }),
+  defineEndpoint({
+    ...common,
+    method: "POST",
+    path: "/api/metered",
+    price: "0.01",
+    scheme: "upto",
+    description: "Charges 1,234 atomic units of its $0.01.",
+    handler: async (value, ctx) => {
+      ctx.meter?.(1234n);
+      return value;
+    },
+  }),
+  defineEndpoint({
+    ...common,
+    method: "GET",
+    path: "/api/channel",
+    price: "0.001",
+    scheme: ["exact", "batch-settlement"],
+    description: "Echoes, through a channel too.",
+    handler: async (v) => v,
+  }),
+  defineEndpoint({
+    method: "GET",
+    path: "/api/stream",
+    price: "0.001",
+    description: "Streams a line, then its settlement.",
+    input,
+    output: z.string(),
+    outputMedia: ["text/plain"],
+    example: { input: {}, output: "start\nline\nPAYMENT-RESPONSE\n" },
+    streaming: "Charged its price once delivered.",
+    handler: async () => {
+      async function* parts() {
+        yield "line\n";
+      }
+      return new Streamed({
+        headers: { "content-type": "text/plain" },
+        head: "start\n",
+        parts: parts(),
+        meter: () => 0n,
+        end: (ending) => `${ending.paymentResponse ?? ""}\n`,
+      });
+    },
+  }),
+];
+
+const signer = privateKeyToAccount(generatePrivateKey());
+const payTo = newMerchant();
+let devnet: Devnet;
+let miner: ReturnType<typeof startMiner>;
+let usdc: ReturnType<typeof usdcReader>;
+let state: Awaited<ReturnType<typeof openTestDatabase>>;
+let host: Listening;
+let url: string;
+
+beforeAll(async () => {
+  devnet = await startDevnet({ port: 0, buyers: 2, blockTime: 0 });
+  miner = startMiner(devnet);
+  usdc = usdcReader(devnet.rpc);
+  state = await openTestDatabase("pglite");
+  const config = loadConfig({ env: {} });
+  const facilitator = stockFacilitator(devnet);
+  host = await listenWithUrl(
+    async (u) =>
+      (
+        await merchantApp(
+          { ...testMerchant(payTo, u, ENDPOINTS), receiptSigner: signer },
+          {
+            services: { db: state.db, config },
+            facilitator,
+            payments: { ...config.payments, rpcUrl: devnet.rpc },
+          },
+        )
+      ).fetch,
+    "127.0.0.1",
+    0,
+  );
+  url = host.url;
+}, 60_000);
+afterAll(async () => {
+  await host?.close();
+  await state?.close();
+  await miner?.stop();
+  await devnet?.stop();
+});
+
+const buyer = (i: number) => devnet.buyers[i] as DevnetAccount;
+
+/** The 402 of `path`, its signed offers decoded by the SDK's client helper. */
+async function offersOf(path: string) {
+  const required = decodePaymentRequiredHeader(
+    (await fetch(`${url}${path}`)).headers.get("payment-required") as string,
+  );
+  return { required, offers: decodeSignedOffers(extractOffersFromPaymentRequired(required)) };
+}
+
+/** The SDK's receipt of a paid answer, its signature checked by the SDK, and the kit's check of the whole. */
+async function receiptOf(answer: Response, request: Request) {
+  expect(answer.status).toBe(200);
+  const receipt = extractReceiptFromResponse(answer) as EIP712SignedReceipt;
+  expect((await verifyReceiptSignatureEIP712(receipt)).signer).toBe(signer.address);
+  const header = answer.headers.get("payment-response") as string;
+  const verified = await verifyReceipt(header, { signer: signer.address, request });
+  return { receipt, verified, settlement: decodePaymentResponseHeader(header), header };
+}
+
+describe("offers", () => {
+  it("signs each way to pay in a 402, and the SDK's helpers find each offer's terms among the accepts", async () => {
+    const { required, offers } = await offersOf("/api/channel?text=offer");
+    expect(offers.map((o) => o.scheme).sort()).toEqual(["batch-settlement", "exact"]);
+    for (const offer of offers) {
+      const { signer: by, payload } = await verifyOfferSignatureEIP712(
+        offer.signedOffer as EIP712SignedOffer,
+      );
+      expect(by).toBe(signer.address);
+      // The resource is the endpoint: the query is the call's input, bound by the charge's request hash.
+      expect(payload.resourceUrl).toBe(`${url}/api/channel`);
+      const accepted = findAcceptsObjectFromSignedOffer(offer, required.accepts) as PaymentRequirements;
+      expect(accepted.scheme).toBe(offer.scheme);
+      expect(offer.amount).toBe("1000");
+      expect(offer.validUntil).toBeGreaterThan(Date.now() / 1000);
+    }
+  });
+});
+
+describe("receipts", () => {
+  it("exact: the receipt matches the offer, and its charge states the price, the transaction and the request", async () => {
+    const { offers } = await offersOf("/api/tick");
+    const request = new Request(`${url}/api/tick?text=exact`);
+    const answer = await wrapFetchWithPayment(fetch, x402ClientFor(buyer(0), "exact"))(request.clone());
+    const { receipt, verified, settlement } = await receiptOf(answer, request);
+    const offer = offers.find((o) => o.scheme === "exact");
+    expect(offer && verifyReceiptMatchesOffer(receipt, offer, [buyer(0).address])).toBe(true);
+    expect(receipt.payload.transaction).toBe(settlement.transaction);
+    expect(verified.charge).toMatchObject({
+      scheme: "exact",
+      amount: "1000",
+      ceiling: "1000",
+      payTo,
+      transaction: settlement.transaction,
+      channel: "",
+      requestHash: await requestHash(request),
+    });
+  });
+
+  it("upto: the charge states the amount metered beside the ceiling the buyer signed, and what moved is that amount", async () => {
+    const wallet = await permit2WalletHolding(devnet, 100_000n);
+    const before = await usdc.balanceOf(payTo);
+    const init = {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: '{"text": "upto"}',
+    };
+    const answer = await wrapFetchWithPayment(fetch, x402ClientFor(wallet, "upto"))(
+      `${url}/api/metered`,
+      init,
+    );
+    const { verified } = await receiptOf(answer, new Request(`${url}/api/metered`, init));
+    expect(verified.charge).toMatchObject({ scheme: "upto", amount: "1234", ceiling: "10000" });
+    expect((await usdc.balanceOf(payTo)) - before).toBe(1234n);
+    // Another body is another request: the charge is not its.
+    await expect(
+      verifyReceipt(answer.headers.get("payment-response"), {
+        request: new Request(`${url}/api/metered`, { ...init, body: '{"text": "other"}' }),
+      }),
+    ).rejects.toThrow(/another request/);
+  });
+
+  it("batch-settlement: the deposit's call and a voucher's each state their charge and the channel", async () => {
+    const pay = wrapFetchWithPayment(
+      fetch,
+      channelPayer(channelClient(devnet, buyer(1), { salt: 5n, deposit: 100_000n })),
+    );
+    const charges = [];
+    for (const text of ["deposit", "voucher"]) {
+      const request = new Request(`${url}/api/channel?text=${text}`);
+      charges.push((await receiptOf(await pay(request.clone()), request)).verified.charge);
+    }
+    const [deposit, voucher] = charges;
+    expect(deposit).toMatchObject({ scheme: "batch-settlement", amount: "1000", ceiling: "1000" });
+    expect(deposit?.transaction).toMatch(/^0x[0-9a-f]{64}$/);
+    // A voucher moves nothing now: its charge is claimed later, from the channel it names.
+    expect(voucher).toMatchObject({ scheme: "batch-settlement", amount: "1000", transaction: "" });
+    expect(voucher?.channel).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(voucher?.channel).toBe(deposit?.channel);
+  });
+
+  it("a streamed answer's receipt comes in its last event, with its settlement", async () => {
+    const request = new Request(`${url}/api/stream`);
+    const answer = await wrapFetchWithPayment(fetch, x402ClientFor(buyer(0), "exact"))(request.clone());
+    const [, , last] = (await answer.text()).split("\n");
+    const verified = await verifyReceipt(last, { signer: signer.address, request });
+    expect(verified.charge).toMatchObject({
+      scheme: "exact",
+      amount: "1000",
+      resourceUrl: `${url}/api/stream`,
+    });
+  });
+
+  it("refuses a receipt or a charge altered after signing, and one signed by another key", async () => {
+    const request = new Request(`${url}/api/tick?text=tamper`);
+    const answer = await wrapFetchWithPayment(fetch, x402ClientFor(buyer(0), "exact"))(request.clone());
+    const { settlement } = await receiptOf(answer, request);
+    const extensions = settlement.extensions as Record<string, { info: Record<string, { payload: object }> }>;
+    const info = extensions["offer-receipt"]?.info as Record<string, { payload: object }>;
+    const altered = (part: "receipt" | "charge", change: object) => ({
+      ...info,
+      [part]: { ...info[part], payload: { ...info[part]?.payload, ...change } },
+    });
+    await expect(verifyReceipt(altered("charge", { amount: "1" }))).rejects.toThrow(
+      /the charge is signed by 0x[0-9a-fA-F]{40}, the receipt by/,
+    );
+    await expect(verifyReceipt(altered("receipt", { payer: payTo }))).rejects.toThrow(/signed by/);
+    await expect(verifyReceipt(info, { signer: payTo })).rejects.toThrow(`not by ${payTo}`);
+    // As it was signed, it verifies.
+    expect((await verifyReceipt(info, { signer: signer.address })).signerTrusted).toBe(true);
+  });
+});
