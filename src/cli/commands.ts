@@ -261,6 +261,18 @@ export const COMMANDS: readonly Command[] = [
     run: async (args, flags) => (await import("./verify.ts")).runVerify(args, flags),
   },
   {
+    name: "verify-receipt",
+    args: "FILE|-",
+    summary: "checks a merchant's signed receipt: its signature, amount and ceiling",
+    notes:
+      "FILE (or - for standard input) holds what the paid answer carried: its PAYMENT-RESPONSE header as sent or decoded, or the offer-receipt extension's info ({receipt, charge, offer}). The x402 receipt and the kit's charge beside it must be signed by one key and agree; the charge's amount must be within its ceiling; an offer given must be that key's, on the same terms. One line when it verifies; else the reason on stderr, exit 1. Without --signer it says who signed, not that it was the merchant: docs/platform.md, \"Signed offers and receipts (offer-receipt)\".",
+    flags: {
+      signer: "the merchant's signing address: a receipt signed by any other key is refused",
+      json: "one JSON line (signer, receipt, charge) instead of text",
+    },
+    run: async (args, flags) => (await import("./verify-receipt.ts")).runVerifyReceipt(args, flags),
+  },
+  {
     name: "facilitators",
     summary: "the known facilitator signers, or with --candidates the senders to review",
     flags: {

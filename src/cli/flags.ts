@@ -70,6 +70,8 @@ export const FLAGS = {
   seed: { type: "string", value: "S" },
   // verify
   attester: { type: "string", value: "ADDRESS" },
+  // verify-receipt
+  signer: { type: "string", value: "ADDRESS" },
 } as const satisfies Record<string, FlagKind>;
 
 export type FlagKind =
