@@ -162,7 +162,19 @@ export async function readText(
   maxBytes: number,
   call: Pick<UpstreamCall, "provider">,
 ): Promise<string> {
-  if (!response.body) return "";
+  return (await readBytes(response, maxBytes, call)).toString("utf8");
+}
+
+/**
+ * Reads a body as bytes, cancelling the download once it passes `maxBytes`: a 502 `upstream_too_large`
+ * naming `call.provider`, the one answer every upstream reader gives for an answer over its cap.
+ */
+export async function readBytes(
+  response: Response,
+  maxBytes: number,
+  call: Pick<UpstreamCall, "provider">,
+): Promise<Buffer> {
+  if (!response.body) return Buffer.alloc(0);
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -171,7 +183,7 @@ export async function readText(
     if (done) break;
     size += value.byteLength;
     if (size > maxBytes) {
-      await reader.cancel();
+      await reader.cancel().catch(() => {});
       throw new UpstreamError(
         `the ${call.provider} answered more than ${maxBytes} bytes`,
         "upstream_too_large",
@@ -179,7 +191,7 @@ export async function readText(
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 }
 
 /** ": <message>" from an `{"error": {"message"}}` body (Anthropic, OpenAI, most gateways), else "". */

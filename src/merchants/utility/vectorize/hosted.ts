@@ -10,7 +10,13 @@
 import { UpstreamError } from "../../../common/errors.ts";
 import { fetchWithin } from "../../../common/fetch-within.ts";
 import { timeoutSignal } from "../../../common/timeout-signal.ts";
-import { countUpstream, noAnswerOutcome, statusOutcome } from "../../../merchant-kit/upstream.ts";
+import {
+  countUpstream,
+  noAnswerOutcome,
+  readBytes,
+  readText,
+  statusOutcome,
+} from "../../../merchant-kit/upstream.ts";
 import type { VectorFormat } from "./render.ts";
 
 export interface HostedRequest {
@@ -81,7 +87,11 @@ export function vectorizerAiProvider(settings: VectorizerAiSettings): Vectorizer
         });
         countUpstream(provider, statusOutcome(response.status));
         if (!response.ok) {
-          const text = (await response.text().catch(() => "")).slice(0, 2000);
+          // An error page is read only as far as a message goes: its size is the upstream's to choose.
+          const text = (await readText(response, 64 * 1024, { provider: name }).catch(() => "")).slice(
+            0,
+            2000,
+          );
           let detail = text;
           try {
             const parsed = JSON.parse(text) as { error?: { message?: unknown } };
@@ -91,7 +101,11 @@ export function vectorizerAiProvider(settings: VectorizerAiSettings): Vectorizer
             `the hosted vectorizer (${name}) answered ${response.status}${detail ? `: ${detail}` : ""}`,
           );
         }
-        return { bytes: await readCapped(response, MAX_HOSTED_ANSWER_BYTES, name) };
+        return {
+          bytes: await readBytes(response, MAX_HOSTED_ANSWER_BYTES, {
+            provider: `hosted vectorizer (${name})`,
+          }),
+        };
       } catch (error) {
         if (!response) countUpstream(provider, noAnswerOutcome(signal, timeout));
         if (error instanceof UpstreamError) throw error;
@@ -107,27 +121,6 @@ export function vectorizerAiProvider(settings: VectorizerAiSettings): Vectorizer
       }
     },
   };
-}
-
-async function readCapped(response: Response, maxBytes: number, name: string): Promise<Buffer> {
-  const reader = response.body?.getReader();
-  if (!reader) return Buffer.alloc(0);
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw new UpstreamError(
-        `the hosted vectorizer (${name}) answered more than ${maxBytes} bytes`,
-        "upstream_invalid",
-      );
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
 }
 
 /** Whether `bytes` look like a file of `format` (the hosted answer is checked before it is sold). */

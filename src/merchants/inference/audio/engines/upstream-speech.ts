@@ -12,7 +12,7 @@
  * the languages its voices speak).
  */
 import { UpstreamError } from "../../../../common/errors.ts";
-import { failure, upstreamFetch, upstreamJson } from "../../../../merchant-kit/upstream.ts";
+import { failure, readBytes, upstreamFetch, upstreamJson } from "../../../../merchant-kit/upstream.ts";
 import { CONTENT_TYPES } from "../encode.ts";
 import type {
   Availability,
@@ -112,7 +112,7 @@ export function upstreamSpeechEngine(settings: UpstreamSpeechSettings): SpeechEn
       };
       const { response, signal: combined } = await upstreamFetch(call);
       const type = (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
-      const audio = await readBytes(response, maxBytes, provider).catch((error: unknown) => {
+      const audio = await readBytes(response, maxBytes, call).catch((error: unknown) => {
         throw failure(call, error, combined, timeoutMs);
       });
       // A 200 carrying JSON or text is an error page from a gateway, not audio.
@@ -179,23 +179,4 @@ function gender(value: unknown): Voice["gender"] {
   if (said === "male" || said === "m") return "male";
   if (said === "neutral") return "neutral";
   return null;
-}
-
-/** Reads a body as bytes, cancelling the download once it passes `maxBytes`. */
-async function readBytes(response: Response, maxBytes: number, provider: string): Promise<Uint8Array> {
-  if (!response.body) return new Uint8Array();
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      throw new UpstreamError(`the ${provider} answered more than ${maxBytes} bytes`, "upstream_too_large");
-    }
-    chunks.push(value);
-  }
-  return new Uint8Array(Buffer.concat(chunks));
 }
