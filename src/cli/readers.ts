@@ -27,6 +27,7 @@ import {
   leaderboardPath,
   type MerchantDocuments,
   type Report,
+  type ReportAnswers,
   ReportService,
   type ReportWindow,
   reportRoutes,
@@ -47,18 +48,8 @@ const PROBE_TIMEOUT_MS = 2_000;
 const NOTICE_AFTER_MS = 1_000;
 
 /** The reports, read from the database in this process or from the report service that holds it. */
-export interface Reader {
-  report(address: string, endBlock?: number): Promise<Report>;
-  /** The evidence behind the report's flags (src/reports/week/evidence-document.ts). */
-  evidence(address: string, endBlock?: number): Promise<EvidenceDocument>;
-  /** A page of the leaderboard's JSON (1-based; default 1), as the service's route answers it. */
-  leaderboard(endBlock?: number, page?: number): Promise<LeaderboardDocument>;
-  /** The window's merchants and listings whose name, host or URL holds `query` (src/reports/week/search.ts). */
-  search(query: string, endBlock?: number): Promise<SearchDocument>;
-  /** A page of the flag feed's JSON (1-based), of one merchant if asked, as `/v1/flags/base` answers it. */
-  flags(endBlock?: number, page?: number, merchant?: string): Promise<FlagFeedDocument>;
-  /** One wallet's flags across the stored windows, as `/v1/wallets/base/{address}` answers them. */
-  wallet(address: string): Promise<WalletHistory>;
+/** What the MCP tools answer (`ReportAnswers`), and what the CLI's readers read besides. */
+export interface Reader extends ReportAnswers {
   /** Every merchant's report of the window ending at `endBlock` (default: the latest checkpoint). */
   reports(endBlock?: number): Promise<{ window: ReportWindow; reports: Report[] }>;
   /** The end block of the latest window. */
