@@ -4,8 +4,12 @@
  * extension's own client helpers check what it signed: the offers of a real 402, the receipt after an exact,
  * an upto and a channel call (and a streamed one's, in its last event). The kit's charge beside each receipt
  * states the amount charged beside the ceiling, the scheme and the request's hash; `verifyReceipt` checks it,
- * and refuses a receipt or charge altered after signing. One devnet and one host for the file.
+ * and refuses a receipt or charge altered after signing. One devnet and one host for the file; and the key's
+ * settings, and the one kept in the data directory when none is set.
  */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
 import type { PaymentRequirements } from "@x402/core/types";
 import {
@@ -28,6 +32,7 @@ import { type Listening, listenWithUrl } from "../../../src/common/listen.ts";
 import { merchantApp } from "../../../src/merchant-kit/app.ts";
 import { type AnyEndpoint, defineEndpoint } from "../../../src/merchant-kit/endpoint.ts";
 import { requestHash } from "../../../src/merchant-kit/payments/receipts-charge.ts";
+import { receiptKeyFile, storedReceiptKey } from "../../../src/merchant-kit/payments/receipts-key.ts";
 import { verifyReceipt } from "../../../src/merchant-kit/payments/receipts-verify.ts";
 import { Streamed } from "../../../src/merchant-kit/payments/streamed.ts";
 import { loadConfig } from "../../../src/services/config.ts";
@@ -266,5 +271,39 @@ describe("receipts", () => {
     await expect(verifyReceipt(info, { signer: payTo })).rejects.toThrow(`not by ${payTo}`);
     // As it was signed, it verifies.
     expect((await verifyReceipt(info, { signer: signer.address })).signerTrusted).toBe(true);
+  });
+});
+
+describe("the receipt key", () => {
+  it("is the host's variable or file (an alias host's is its source's), never both, and a bad one names its variable", () => {
+    const key = generatePrivateKey();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-receipt-key-"));
+    try {
+      const file = path.join(dir, "key");
+      fs.writeFileSync(file, `${key}\n`);
+      const merchants = (env: Record<string, string>) => loadConfig({ env }).merchants;
+      expect(merchants({ X402M_UTILITY_RECEIPT_KEY: key })["utility-alias"]?.receiptKey).toBe(key);
+      expect(merchants({ X402M_INFERENCE_RECEIPT_KEY_FILE: file }).inference?.receiptKey).toBe(key);
+      expect(merchants({}).social?.receiptKey).toBeNull();
+      expect(() => merchants({ X402M_SOCIAL_RECEIPT_KEY: key, X402M_SOCIAL_RECEIPT_KEY_FILE: file })).toThrow(
+        /both X402M_SOCIAL_RECEIPT_KEY and X402M_SOCIAL_RECEIPT_KEY_FILE/,
+      );
+      expect(() => merchants({ X402M_SOCIAL_RECEIPT_KEY: "0x12" })).toThrow(/X402M_SOCIAL_RECEIPT_KEY/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("when none is set, is made once in the data directory, for its owner alone, and the same after", () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-receipt-data-"));
+    try {
+      const made = storedReceiptKey(dataDir, "utility");
+      expect(made).toMatch(/^0x[0-9a-f]{64}$/);
+      expect(fs.statSync(receiptKeyFile(dataDir, "utility")).mode & 0o777).toBe(0o600);
+      expect(storedReceiptKey(dataDir, "utility")).toBe(made);
+      expect(storedReceiptKey(dataDir, "inference")).not.toBe(made);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
