@@ -50,6 +50,8 @@ function line({ signer, signerTrusted, receipt, charge }: VerifiedReceipt): stri
   }
   const settled = charge.transaction
     ? `transaction ${charge.transaction}`
-    : `channel ${charge.channel}, claimed later`;
+    : charge.channel
+      ? `channel ${charge.channel}, claimed later`
+      : "no transaction";
   return `ok ${signer} charged ${charge.payer} ${charge.amount} of at most ${charge.ceiling} (${charge.scheme}, atomic units of ${charge.asset}) for ${charge.resourceUrl}, request ${charge.requestHash}, ${settled}, issued ${issued}${trust}`;
 }
