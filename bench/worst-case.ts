@@ -15,9 +15,10 @@
  * search, images) or the offline engines (chat; speech and transcription with Debian's programs, which
  * must be installed); DNS and e-mail checks need DNS servers and are not run.
  *
- * Per call, read from /proc: CPU of the serve process and of its children it waited for (the audio
- * programs), wall time, and resident memory: its peak during the call (sampled every 10 ms) over what it
- * was just before. A call over its price's budget is flagged; the run exits 1 when any is, or when an
+ * Per call, read from /proc: CPU of the serve process and of every process under it (the audio programs,
+ * the page readers' and the conversion's job processes: those still running, and those it has reaped),
+ * wall time, and resident memory of the same tree: its peak during the call (sampled every 10 ms) over what
+ * it was just before. A call over its price's budget is flagged; the run exits 1 when any is, or when an
  * endpoint has no worst case. One JSON line on stdout; progress and the table on stderr. Linux only.
  */
 
@@ -65,12 +66,8 @@ function ownCpuMs(pid: number): number {
   return (ticks * 1000) / 100;
 }
 
-/**
- * CPU of a process and of every process under it still running (the audio programs): a child's CPU
- * reaches its parent's figures only once it has exited and been waited for.
- */
-function cpuMs(pid: number): number {
-  let total = ownCpuMs(pid);
+/** The processes a process started and has not reaped yet, by pid. */
+function childrenOf(pid: number): number[] {
   let children: string[] = [];
   try {
     for (const task of fs.readdirSync(`/proc/${pid}/task`))
@@ -78,9 +75,18 @@ function cpuMs(pid: number): number {
   } catch {
     // Gone meanwhile: what was read counts.
   }
-  for (const child of children.filter(Boolean)) {
+  return children.filter(Boolean).map(Number);
+}
+
+/**
+ * CPU of a process and of every process under it still running (the audio programs, the job processes): a
+ * child's CPU reaches its parent's figures only once it has exited and been waited for.
+ */
+function cpuMs(pid: number): number {
+  let total = ownCpuMs(pid);
+  for (const child of childrenOf(pid)) {
     try {
-      total += cpuMs(Number(child));
+      total += cpuMs(child);
     } catch {
       // Exited between the listing and the reading: its parent's waited-for figures will count it.
     }
@@ -88,9 +94,20 @@ function cpuMs(pid: number): number {
   return total;
 }
 
+/**
+ * Resident memory of a process and of every process under it: a job process's heap is what the host grows
+ * by as much as its own. A process that has just exited counts nothing.
+ */
 function rssMb(pid: number): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
-  return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN) / 1024;
+  let total = 0;
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+    total = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) / 1024;
+  } catch {
+    return 0;
+  }
+  for (const child of childrenOf(pid)) total += rssMb(child);
+  return total;
 }
 
 interface Row {
