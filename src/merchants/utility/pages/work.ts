@@ -47,11 +47,12 @@ export const WORK_ERRORS = {
 export const PAGE_IDLE_MS = 10_000;
 
 /**
- * The share of a call's CPU budget its reading's process may use. The rest is the host's part of the call:
- * decoding the fetched page and handing it over (a few tens of ms for 3 MB), and the reading's overshoot
- * past its cap before the next look at its clock (50 ms, on up to 2 cores: its thread and the collector's).
+ * The share of a call's CPU budget its reading's process may use. The rest is the host's part of the call,
+ * which does not grow with the page's reading: the payment's checks, fetching and decoding the page and
+ * handing it over (30-190 ms beside a reading of 3 MB cut at 1.8 s), and the reading's overshoot past its
+ * cap before the next look at its clock (30-70 ms, its thread's and the collector's, and its exit).
  */
-const PROCESS_SHARE = 0.9;
+const PROCESS_SHARE = 0.85;
 
 /** The share of a call's memory budget its worker's heap may take. */
 const HEAP_SHARE = 0.6;
