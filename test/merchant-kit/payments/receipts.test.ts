@@ -25,9 +25,10 @@ import {
 } from "@x402/extensions/offer-receipt";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
 import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import { Lifecycle } from "../../../src/common/lifecycle.ts";
 import { type Listening, listenWithUrl } from "../../../src/common/listen.ts";
 import { merchantApp } from "../../../src/merchant-kit/app.ts";
 import { type AnyEndpoint, defineEndpoint } from "../../../src/merchant-kit/endpoint.ts";
@@ -36,8 +37,9 @@ import { receiptKeyFile, storedReceiptKey } from "../../../src/merchant-kit/paym
 import { verifyReceipt } from "../../../src/merchant-kit/payments/receipts-verify.ts";
 import { Streamed } from "../../../src/merchant-kit/payments/streamed.ts";
 import { loadConfig } from "../../../src/services/config.ts";
+import { startMerchantHosts } from "../../../src/services/merchants.ts";
 import { permit2WalletHolding, startMiner } from "../../helpers/chain.ts";
-import { openTestDatabase } from "../../helpers/db.ts";
+import { isolatedDatabaseOptions, openTestDatabase } from "../../helpers/db.ts";
 import { testMerchant } from "../../helpers/merchant.ts";
 import { channelClient, channelPayer, stockFacilitator } from "../../helpers/stock-facilitator.ts";
 import { newMerchant, usdcReader, x402ClientFor } from "../../helpers/x402.ts";
@@ -104,6 +106,7 @@ const ENDPOINTS: AnyEndpoint[] = [
 const signer = privateKeyToAccount(generatePrivateKey());
 const payTo = newMerchant();
 let devnet: Devnet;
+let facilitator: ReturnType<typeof stockFacilitator>;
 let miner: ReturnType<typeof startMiner>;
 let usdc: ReturnType<typeof usdcReader>;
 let state: Awaited<ReturnType<typeof openTestDatabase>>;
@@ -116,7 +119,7 @@ beforeAll(async () => {
   usdc = usdcReader(devnet.rpc);
   state = await openTestDatabase("pglite");
   const config = loadConfig({ env: {} });
-  const facilitator = stockFacilitator(devnet);
+  facilitator = stockFacilitator(devnet);
   host = await listenWithUrl(
     async (u) =>
       (
@@ -143,10 +146,12 @@ afterAll(async () => {
 
 const buyer = (i: number) => devnet.buyers[i] as DevnetAccount;
 
-/** The 402 of `path`, its signed offers decoded by the SDK's client helper. */
-async function offersOf(path: string) {
+/** The 402 of `path` on the fixture's host, its signed offers decoded by the SDK's client helper. */
+const offersOf = (path: string) => offersAt(`${url}${path}`);
+
+async function offersAt(resource: string) {
   const required = decodePaymentRequiredHeader(
-    (await fetch(`${url}${path}`)).headers.get("payment-required") as string,
+    (await fetch(resource)).headers.get("payment-required") as string,
   );
   return { required, offers: decodeSignedOffers(extractOffersFromPaymentRequired(required)) };
 }
@@ -272,6 +277,30 @@ describe("receipts", () => {
     // As it was signed, it verifies.
     expect((await verifyReceipt(info, { signer: signer.address })).signerTrusted).toBe(true);
   });
+});
+
+describe("a merchant as serve runs it", () => {
+  it("signs its offers and receipts with the key made in its data directory, and its receipts verify", async () => {
+    const data = await isolatedDatabaseOptions("pglite", "merchants");
+    onTestFinished(data.cleanup);
+    const config = loadConfig({
+      env: { X402M_DATA: data.dataDir, X402M_UTILITY_PAY_TO: payTo, X402M_UTILITY_PORT: "0" },
+    });
+    const lifecycle = new Lifecycle();
+    onTestFinished(() => lifecycle.close());
+    const hosts = await startMerchantHosts(config, ["utility"], facilitator, lifecycle);
+    const key = fs.readFileSync(receiptKeyFile(data.dataDir, "utility"), "utf8").trim() as `0x${string}`;
+    const kept = privateKeyToAccount(key).address;
+    const resource = `${hosts.urls.utility}/api/calc`;
+    const { offers } = await offersAt(`${resource}?expr=1`);
+    const [offer] = offers;
+    expect((await verifyOfferSignatureEIP712(offer?.signedOffer as EIP712SignedOffer)).signer).toBe(kept);
+    const request = new Request(`${resource}?expr=6*7`);
+    const answer = await wrapFetchWithPayment(fetch, x402ClientFor(buyer(0), "exact"))(request.clone());
+    expect(answer.status).toBe(200);
+    const verified = await verifyReceipt(answer.headers.get("payment-response"), { signer: kept, request });
+    expect(verified.charge).toMatchObject({ scheme: "exact", amount: "1000", resourceUrl: resource });
+  }, 60_000);
 });
 
 describe("the receipt key", () => {
