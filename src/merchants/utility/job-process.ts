@@ -65,6 +65,10 @@ export class JobProcess<Job, Result> extends JobRunner<Job, Result> {
       serialization: "advanced",
       stdio: ["ignore", "ignore", "pipe", "ipc"],
     });
+    // A child in the middle of a job reads no message, so would not see its host go before the job ends:
+    // the host takes it along when it exits (a SIGKILL of the host leaves it to finish its job alone).
+    const killWithHost = () => child.kill("SIGKILL");
+    process.once("exit", killWithHost);
     let stderr = "";
     child.stderr?.setEncoding("utf8");
     child.stderr?.on("data", (chunk: string) => {
@@ -94,6 +98,7 @@ export class JobProcess<Job, Result> extends JobRunner<Job, Result> {
     child.on("error", events.lost);
     // After its stderr is read to the end, so that V8's last words are seen.
     child.on("close", (code, signal) => {
+      process.off("exit", killWithHost);
       const ending = `the job process exited (${signal ?? code})`;
       events.lost(
         OUT_OF_MEMORY.test(stderr)
