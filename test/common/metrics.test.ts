@@ -19,9 +19,8 @@ import { bearerMatches, metricsAnswer, withMetrics } from "../../src/common/metr
 import { ConfigError } from "../../src/config/config-error.ts";
 import { countEvent } from "../../src/indexer/counted.ts";
 import { RpcClient } from "../../src/indexer/rpc/client.ts";
+import { countingTokens, type LanguageProvider } from "../../src/merchant-kit/language/index.ts";
 import { upstreamJson } from "../../src/merchant-kit/upstream.ts";
-import { countingTokens } from "../../src/merchants/utility/providers/counting-tokens.ts";
-import type { LanguageProvider } from "../../src/merchants/utility/providers/language.ts";
 import { ReportService } from "../../src/reports/index.ts";
 import { loadConfig } from "../../src/services/config.ts";
 import { startMetricsListener } from "../../src/services/metrics.ts";

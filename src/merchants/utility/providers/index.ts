@@ -5,21 +5,21 @@
  * endpoint answers 503 `provider_not_configured` and charges nothing. See README.md for the environment.
  */
 import type { AnyEndpoint } from "../../../merchant-kit/endpoint.ts";
+import type { LanguageProvider, LanguageSettings } from "../../../merchant-kit/language/index.ts";
+import { languageProvider } from "../../../merchant-kit/language/index.ts";
 import { generateImageEndpoint } from "./generate-image.ts";
 import type { ImageProvider, ImageSettings } from "./image.ts";
 import { openaiImageProvider } from "./image-openai.ts";
-import type { LanguageProvider, LanguageSettings } from "./language.ts";
-import { languageProvider } from "./language-provider.ts";
 import { messagesEndpoint } from "./messages.ts";
 import { searchEndpoint } from "./search.ts";
 import type { SearchBackend, SearchSettings } from "./search-backend.ts";
 import { searchBackend } from "./search-provider.ts";
 import { translateEndpoint } from "./translate.ts";
 
+export type { LanguageProvider, LanguageSettings } from "../../../merchant-kit/language/index.ts";
+export { languageProvider } from "../../../merchant-kit/language/index.ts";
 export type { ImageProvider, ImageSettings } from "./image.ts";
 export { openaiImageProvider } from "./image-openai.ts";
-export type { LanguageProvider, LanguageSettings } from "./language.ts";
-export { languageProvider } from "./language-provider.ts";
 export type { SearchBackend, SearchSettings } from "./search-backend.ts";
 export { searchBackend } from "./search-provider.ts";
 

@@ -7,9 +7,9 @@
 import { z } from "zod";
 import { BadInputError, UpstreamError } from "../../../common/errors.ts";
 import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import type { ChatMessage, LanguageProvider } from "../../../merchant-kit/language/index.ts";
 import { notConfigured, providerErrors } from "../../../merchant-kit/upstream.ts";
 import { PRICES } from "../prices.ts";
-import type { ChatMessage, LanguageProvider } from "./language.ts";
 import { LANGUAGE_SETTINGS } from "./messages.ts";
 import { layoutDifference } from "./translate-check.ts";
 import { type Language, resolveLanguage } from "./translate-language.ts";

@@ -6,8 +6,8 @@
  * last chunk carries the token counts; the stream ends with `data: [DONE]`.
  */
 import { z } from "zod";
-import { UpstreamError } from "../../../common/errors.ts";
-import { failure, upstreamFetch, upstreamJson } from "../../../merchant-kit/upstream.ts";
+import { UpstreamError } from "../../common/errors.ts";
+import { failure, upstreamFetch, upstreamJson } from "../upstream.ts";
 import { countingTokens } from "./counting-tokens.ts";
 import type {
   ChatRequest,

@@ -4,8 +4,8 @@
  * text content is kept (other block types, e.g. thinking, are skipped).
  */
 import { z } from "zod";
-import { UpstreamError } from "../../../common/errors.ts";
-import { failure, upstreamFetch, upstreamJson } from "../../../merchant-kit/upstream.ts";
+import { UpstreamError } from "../../common/errors.ts";
+import { failure, upstreamFetch, upstreamJson } from "../upstream.ts";
 import { countingTokens } from "./counting-tokens.ts";
 import type {
   ChatRequest,

@@ -1,4 +1,4 @@
-import { upstreamTokens } from "../../../common/metrics.ts";
+import { upstreamTokens } from "../../common/metrics.ts";
 import type { ChatStreamEvent, LanguageProvider } from "./language.ts";
 
 /**

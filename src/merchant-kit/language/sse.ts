@@ -3,7 +3,7 @@
  * eventsource-parser, under a size cap: each yielded item is one event's name and parsed JSON data.
  */
 import { createParser, type EventSourceMessage } from "eventsource-parser";
-import { UpstreamError } from "../../../common/errors.ts";
+import { UpstreamError } from "../../common/errors.ts";
 
 /** Cap of one streamed answer in bytes: far above what the token cap of any call can produce. */
 export const MAX_STREAM_BYTES = 4 * 1024 * 1024;
