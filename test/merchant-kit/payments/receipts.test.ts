@@ -32,6 +32,7 @@ import { Lifecycle } from "../../../src/common/lifecycle.ts";
 import { type Listening, listenWithUrl } from "../../../src/common/listen.ts";
 import { merchantApp } from "../../../src/merchant-kit/app.ts";
 import { type AnyEndpoint, defineEndpoint } from "../../../src/merchant-kit/endpoint.ts";
+import { callPaidTool, connectMcp } from "../../../src/merchant-kit/mcp/client.ts";
 import { requestHash } from "../../../src/merchant-kit/payments/receipts-charge.ts";
 import { receiptKeyFile, storedReceiptKey } from "../../../src/merchant-kit/payments/receipts-key.ts";
 import { verifyReceipt } from "../../../src/merchant-kit/payments/receipts-verify.ts";
@@ -256,6 +257,19 @@ describe("receipts", () => {
       scheme: "exact",
       amount: "1000",
       resourceUrl: `${url}/api/stream`,
+    });
+  });
+
+  it("over MCP: the tool's 402 carries the offers, its result's settlement the receipt and charge", async () => {
+    const mcp = await connectMcp(`${url}/mcp`);
+    onTestFinished(() => mcp.close());
+    const call = await callPaidTool(mcp, x402ClientFor(buyer(0), "exact"), "api_tick", { text: "mcp" });
+    expect(extractOffersFromPaymentRequired(call.required as never)).not.toEqual([]);
+    const verified = await verifyReceipt(call.settlement, { signer: signer.address });
+    expect(verified.charge).toMatchObject({
+      scheme: "exact",
+      amount: "1000",
+      resourceUrl: `${url}/api/tick`,
     });
   });
 
