@@ -4,7 +4,8 @@
  * be read apart), no import cycle between any two files of src/ (issue 56), no function over 150 lines nor
  * class over 250,
  * a folder that has a face (`index.ts`) is entered only through it from outside, and no import runs back up
- * between the subfolders of reports/ (issue 64; the order is docs/architecture.md's, "The rooms of reports/").
+ * between the subfolders of reports/ (issue 64; the order is docs/architecture.md's, "The rooms of reports/"),
+ * and no merchant's folder imports another's.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -98,6 +99,27 @@ function sources(): SourceFile[] {
     files.push({ file, tree, imports, loads: loadsOf(file, tree) });
   }
   return files;
+}
+
+/**
+ * Each merchant is one room (docs/architecture.md): what two share lives in the kit (the language upstreams
+ * both sell, merchant-kit/language/), so that one merchant can be read, changed or left out of a process alone.
+ */
+function crossMerchantImports(files: SourceFile[]): string[] {
+  const merchantOf = (file: string) => {
+    const [top, name, ...rest] = relative(file).split(path.sep);
+    return top === "merchants" && rest.length > 0 ? name : undefined;
+  };
+  return files.flatMap(({ file, imports }) => {
+    const from = merchantOf(file);
+    if (!from) return [];
+    return imports
+      .filter((target) => {
+        const to = merchantOf(target);
+        return to !== undefined && to !== from;
+      })
+      .map((target) => `${relative(file)} -> ${relative(target)}`);
+  });
 }
 
 const topFolder = (file: string) => path.relative(SRC, file).split(path.sep)[0] as string;
@@ -315,6 +337,10 @@ describe("the sources' shape", () => {
     expect(upwardImports(files)).toEqual([]);
   });
 
+  it("has no import from one merchant's folder into another's", () => {
+    expect(crossMerchantImports(files)).toEqual([]);
+  });
+
   it("finds what it checks (a folder loop, a file cycle, a long function or class, a bypass and an import up are seen when present)", () => {
     const made = (file: string, text: string): SourceFile => {
       const tree = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
@@ -341,6 +367,8 @@ describe("the sources' shape", () => {
       `export class K {\n${"  a = 1;\n".repeat(MAX_CLASS_LINES)}}\n`,
     );
     expect(longClasses([big])).toEqual([`common/k.ts:1 (${MAX_CLASS_LINES + 2} lines)`]);
+    const across = made(path.join(SRC, "merchants/inference/m.ts"), 'import { n } from "../utility/n.ts";');
+    expect(crossMerchantImports([across])).toEqual(["merchants/inference/m.ts -> merchants/utility/n.ts"]);
     const up = made(path.join(SRC, "reports/week/u.ts"), 'import { page } from "../render/v.ts";');
     const down = made(path.join(SRC, "reports/render/v.ts"), 'import { u } from "../week/u.ts";');
     const stray = made(path.join(SRC, "reports/elsewhere/w.ts"), 'import type { R } from "../model.ts";');
