@@ -80,6 +80,18 @@ const ENDPOINTS: AnyEndpoint[] = [
     handler: async (v) => v,
   }),
   defineEndpoint({
+    ...common,
+    method: "GET",
+    path: "/api/metered-channel",
+    price: "0.01",
+    scheme: ["upto", "batch-settlement"],
+    description: "Charges 1,234 atomic units of its $0.01, through a channel too.",
+    handler: async (value, ctx) => {
+      ctx.meter?.(1234n);
+      return value;
+    },
+  }),
+  defineEndpoint({
     method: "GET",
     path: "/api/stream",
     price: "0.001",
@@ -229,7 +241,7 @@ describe("receipts", () => {
     ).rejects.toThrow(/another request/);
   });
 
-  it("batch-settlement: the deposit's call and a voucher's each state their charge and the channel", async () => {
+  it("batch-settlement: the deposit's call and vouchers' each state their charge (a metered one's too) and the channel", async () => {
     const pay = wrapFetchWithPayment(
       fetch,
       channelPayer(channelClient(devnet, buyer(1), { salt: 5n, deposit: 100_000n })),
@@ -246,6 +258,11 @@ describe("receipts", () => {
     expect(voucher).toMatchObject({ scheme: "batch-settlement", amount: "1000", transaction: "" });
     expect(voucher?.channel).toMatch(/^0x[0-9a-f]{64}$/);
     expect(voucher?.channel).toBe(deposit?.channel);
+    // On a metered endpoint a channel's call is charged what it metered, beside the call's price.
+    const metered = new Request(`${url}/api/metered-channel?text=metered`);
+    const { verified } = await receiptOf(await pay(metered.clone()), metered);
+    expect(verified.charge).toMatchObject({ scheme: "batch-settlement", amount: "1234", ceiling: "10000" });
+    expect(verified.charge?.channel).toBe(deposit?.channel);
   });
 
   it("a streamed answer's receipt comes in its last event, with its settlement", async () => {
