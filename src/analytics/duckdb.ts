@@ -16,9 +16,6 @@ import type { Params, Row, Sql } from "./sql.ts";
 import { AnalyticsBusyError, AnalyticsDamagedError, storeError } from "./store-errors.ts";
 import { releaseStoreFile } from "./store-file.ts";
 
-export type { Params, Row } from "./sql.ts";
-export { AnalyticsBusyError, AnalyticsDamagedError, type LockHolder, lockHolder } from "./store-errors.ts";
-
 /** Statements `allPrepared` keeps per connection; a few kinds of read use it. */
 const MAX_PREPARED = 16;
 

@@ -1,5 +1,6 @@
 import { BASE_CHAIN, BASE_USDC } from "../chain/base.ts";
-import type { Analytics, Params } from "./duckdb.ts";
+import type { Analytics } from "./duckdb.ts";
+import type { Params } from "./sql.ts";
 
 /** SQL: a payment's scheme as the report's groups keep it: "unknown" where the store cannot say (migration 13). */
 export const SQL_SCHEME = "coalesce(scheme, 'unknown')";

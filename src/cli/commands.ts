@@ -9,9 +9,6 @@
 import { DEFAULT_PORT, DEFAULT_PORTS, DEFAULT_PUBLIC_URL, MERCHANT_HOST_NAMES } from "../config/ports.ts";
 import { DEFAULT_WAIT_SECONDS, type FlagName, type Flags } from "./flags.ts";
 
-// The flags have a file of their own (flags.ts), which the commands read; the table is read here still.
-export { DEFAULT_WAIT_SECONDS, FLAGS, type FlagKind, type FlagName, type Flags, flagOf } from "./flags.ts";
-
 export interface Command {
   /** As typed after `x402-merchants`: "report", "social import", "facilitator keys add". */
   name: string;

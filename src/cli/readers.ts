@@ -9,8 +9,9 @@
  * - another command holds it (a `report`, `index`): wait for it, up to `--wait` seconds, then say who
  *   holds it and what to do.
  */
-import { type Analytics, AnalyticsBusyError, openAnalytics } from "../analytics/duckdb.ts";
+import { type Analytics, openAnalytics } from "../analytics/duckdb.ts";
 import { analyticsNotice } from "../analytics/notice.ts";
+import { AnalyticsBusyError } from "../analytics/store-errors.ts";
 import { AppError, UsageError } from "../common/errors.ts";
 import { fetchWithin } from "../common/fetch-within.ts";
 import { sleep } from "../common/sleep.ts";

@@ -22,4 +22,4 @@ export * as reasons from "./error-codes.ts";
 export { createFacilitator, type Facilitator, type FacilitatorOptions } from "./facilitator.ts";
 export { addReadinessChecks, chainReadiness } from "./http.ts";
 export { FACILITATOR_MIGRATIONS } from "./migrations.ts";
-export type { ResolveSummary } from "./settlement.ts";
+export type { ResolveSummary } from "./resolve-pending.ts";

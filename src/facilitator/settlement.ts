@@ -35,9 +35,6 @@ import { type SettleContext, type SettlementOptions, STALE_CLAIM_SECONDS } from 
 import { SettlementGas } from "./settlement-gas.ts";
 import { checkPayment } from "./wire.ts";
 
-export type { ResolveSummary } from "./resolve-pending.ts";
-export type { SettlementOptions } from "./settle-context.ts";
-
 /** How often a request waiting for another process's claim looks at the row again. */
 const CLAIM_POLL_MS = 100;
 

@@ -23,9 +23,6 @@ import {
 import { type ChannelLog, decodeChannelLog } from "./channel-logs.ts";
 import { type LogPosition, MalformedLogError, type RawLog } from "./raw-log.ts";
 
-// Read here by the indexer's other files and tests, beside the decoder.
-export { type LogPosition, MalformedLogError, type RawLog } from "./raw-log.ts";
-
 /** keccak256("Transfer(address,address,uint256)") */
 export const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
 /** keccak256("AuthorizationUsed(address,bytes32)"), emitted by EIP-3009 tokens just before the Transfer. */

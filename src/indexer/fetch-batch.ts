@@ -20,8 +20,9 @@ import {
 } from "./block-data.ts";
 import type { ChannelLog } from "./channel-logs.ts";
 import { type ClassifiedBatch, classifyBatch } from "./classify.ts";
-import { decodeLog, hexNumber, type RawLog, type X402Log } from "./decode.ts";
+import { decodeLog, hexNumber, type X402Log } from "./decode.ts";
 import type { LogFetcher } from "./logs.ts";
+import type { RawLog } from "./raw-log.ts";
 import type { RpcClient } from "./rpc/client.ts";
 import { pairSettlements } from "./settlements.ts";
 import type { Cursor } from "./state.ts";

@@ -41,8 +41,6 @@ import type { LogFetcher } from "./logs.ts";
 import type { RpcClient } from "./rpc/client.ts";
 import { HistoryScanner, type Request } from "./scan.ts";
 
-export { TOPICS_PER_QUERY } from "./scan.ts";
-
 /**
  * Distinct senders that make a wallet a hub, whose own funders are not followed: the report's hub rule
  * counts 50 distinct counterparties too (docs/screens.md, "Hubs"), and the rows a read keeps up to the

@@ -7,7 +7,8 @@
  */
 
 import { sleep } from "../common/sleep.ts";
-import { hexNumber, type RawLog } from "./decode.ts";
+import { hexNumber } from "./decode.ts";
+import type { RawLog } from "./raw-log.ts";
 import { backoffDelay, DEFAULT_BACKOFF } from "./rpc/backoff.ts";
 import type { RpcClient } from "./rpc/client.ts";
 import { RpcError, RpcGaveUpError } from "./rpc/rpc-errors.ts";

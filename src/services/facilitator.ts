@@ -24,8 +24,9 @@ import {
   isLoopback,
   type OnNewChain,
 } from "../facilitator/index.ts";
+import { writeAdminRecord } from "./admin.ts";
 import type { Config } from "./config.ts";
-import { withKeyAdmin, writeAdminRecord } from "./facilitator-admin.ts";
+import { withKeyAdmin } from "./facilitator-admin.ts";
 import { listenOn } from "./listen.ts";
 
 export interface FacilitatorServiceOptions {

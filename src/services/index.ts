@@ -3,6 +3,7 @@
  * See start.ts.
  */
 
+export { type AdminRecord, readAdminRecord } from "./admin.ts";
 export {
   type ChannelActions,
   type ChannelRequest,
@@ -15,7 +16,7 @@ export {
   type FacilitatorServiceOptions,
   startFacilitatorService,
 } from "./facilitator.ts";
-export { type AdminRecord, type KeySpec, keyActions, readAdminRecord } from "./facilitator-admin.ts";
+export { type KeySpec, keyActions } from "./facilitator-admin.ts";
 export { listenOn, listenWithUrlOn } from "./listen.ts";
 export { configuredChannelActions, type ExtraHost, payToOf, startMerchantHosts } from "./merchants.ts";
 export { startMetricsListener } from "./metrics.ts";

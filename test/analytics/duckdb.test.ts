@@ -3,12 +3,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  Analytics,
-  AnalyticsBusyError,
-  AnalyticsDamagedError,
-  lockHolder,
-} from "../../src/analytics/duckdb.ts";
+import { Analytics } from "../../src/analytics/duckdb.ts";
+import { AnalyticsBusyError, AnalyticsDamagedError, lockHolder } from "../../src/analytics/store-errors.ts";
 import type { AppError } from "../../src/common/errors.ts";
 import { holdAnalytics } from "../helpers/hold.ts";
 

@@ -5,8 +5,8 @@
 import fs from "node:fs";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { describe, expect, it } from "vitest";
-import { Analytics, AnalyticsDamagedError } from "../../src/analytics/duckdb.ts";
-import { AnalyticsVersionError } from "../../src/analytics/store-errors.ts";
+import { Analytics } from "../../src/analytics/duckdb.ts";
+import { AnalyticsDamagedError, AnalyticsVersionError } from "../../src/analytics/store-errors.ts";
 import { blocksInUse } from "../../src/analytics/store-file.ts";
 import {
   BLOCK_SIZE,

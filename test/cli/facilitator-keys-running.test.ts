@@ -10,7 +10,7 @@ import { HTTPFacilitatorClient } from "@x402/core/server";
 import { VerifyError } from "@x402/core/types";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { type Devnet, startDevnet } from "../../src/chain/devnet/index.ts";
-import { adminRecordFile } from "../../src/services/facilitator-admin.ts";
+import { adminRecordFile } from "../../src/services/admin.ts";
 import { isolatedDatabaseOptions } from "../helpers/db.ts";
 import { runMain } from "../helpers/in-process.ts";
 import { startCli } from "../helpers/process.ts";

@@ -2,9 +2,10 @@ import fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { MAX_BACKGROUND_TPS } from "../../src/chain/devnet/index.ts";
 import { parseCommandLine, readCommandLine, UsageError } from "../../src/cli/args.ts";
-import { COMMANDS, type Command, FLAGS, type FlagName, flagOf, GROUPS } from "../../src/cli/commands.ts";
+import { COMMANDS, type Command, GROUPS } from "../../src/cli/commands.ts";
 import { DEFAULT_DEVNET_BUYERS } from "../../src/cli/devnet.ts";
 import { DEFAULT_RATE_PER_MINUTE } from "../../src/cli/facilitator-keys.ts";
+import { FLAGS, type FlagName, flagOf } from "../../src/cli/flags.ts";
 import { DEFAULT_RPS } from "../../src/cli/indexer.ts";
 import { MERCHANT_HOSTS, merchantEnvPrefix } from "../../src/config/ports.ts";
 import {

@@ -23,8 +23,8 @@ import {
   SCHEMA_REGISTRY_ADDRESS,
   schemaRegistryAbi,
 } from "../../src/chain/eas/index.ts";
+import type { AttestationField } from "../../src/reports/attest/field.ts";
 import {
-  type AttestationField,
   encodeWeek,
   WEEK_SCHEMA,
   WEEK_SCHEMA_RESOLVER,

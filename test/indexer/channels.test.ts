@@ -13,12 +13,11 @@ import { ChannelBook } from "../../src/indexer/channels.ts";
 import {
   AUTHORIZATION_USED_TOPIC,
   decodeLog,
-  MalformedLogError,
-  type RawLog,
   TRANSFER_TOPIC,
   UPTO_SETTLED_TOPIC,
   type X402Log,
 } from "../../src/indexer/decode.ts";
+import { MalformedLogError, type RawLog } from "../../src/indexer/raw-log.ts";
 import { pairSettlements } from "../../src/indexer/settlements.ts";
 
 const PAYER = "0x00000000000000000000000000000000000000aa";

@@ -6,8 +6,6 @@ import type { PaymentRow, TransferRow } from "../../src/indexer/classify.ts";
 import {
   AUTHORIZATION_USED_TOPIC,
   decodeLog,
-  MalformedLogError,
-  type RawLog,
   TRANSFER_TOPIC,
   UPTO_SETTLED_TOPIC,
   UPTO_SETTLED_WITH_PERMIT_TOPIC,
@@ -15,6 +13,7 @@ import {
 } from "../../src/indexer/decode.ts";
 import { itemListings } from "../../src/indexer/discovery.ts";
 import { WalletBook } from "../../src/indexer/funding.ts";
+import { MalformedLogError, type RawLog } from "../../src/indexer/raw-log.ts";
 import { pairSettlements } from "../../src/indexer/settlements.ts";
 
 const A = "0x00000000000000000000000000000000000000aa";

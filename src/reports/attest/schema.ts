@@ -73,5 +73,3 @@ export function decodeWeek(data: Hex): WeekStatement {
     publicUrl,
   };
 }
-
-export { type AttestationField, AttestationFieldSchema } from "./field.ts";

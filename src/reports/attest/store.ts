@@ -5,8 +5,8 @@
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { EAS_ADDRESS } from "../../chain/eas/index.ts";
-import type { FeedAttestation } from "./field.ts";
-import { type AttestationField, WEEK_SCHEMA_UID } from "./schema.ts";
+import type { AttestationField, FeedAttestation } from "./field.ts";
+import { WEEK_SCHEMA_UID } from "./schema.ts";
 
 export type SealedWeekRow = {
   end_block: number;

@@ -14,7 +14,8 @@ import { zeroHash } from "viem";
 import { z } from "zod";
 import { EAS_ADDRESS, easAbi } from "../../chain/eas/index.ts";
 import { AppError } from "../../common/errors.ts";
-import { type AttestationField, AttestationFieldSchema, decodeWeek, WEEK_SCHEMA_UID } from "./schema.ts";
+import { type AttestationField, AttestationFieldSchema } from "./field.ts";
+import { decodeWeek, WEEK_SCHEMA_UID } from "./schema.ts";
 import { PROOF_FIELD, provesReport } from "./tree.ts";
 
 /** What a verified report is: whose, which week, and the attestation that vouches for it. */

@@ -28,8 +28,6 @@ import {
 } from "./funding-links.ts";
 import { hubsBeforeClusters, hubsFedByClusters, opaqueHubs } from "./hubs.ts";
 
-export { unionFind } from "./cluster-links.ts";
-
 export const CLUSTER_TABLES = [
   "rw_inflow",
   "rw_inflow_counts",

@@ -3,7 +3,8 @@
  * counts. The stored reports carry their place on the board (`board_place`, report.ts), so a page of it
  * is a range of places.
  */
-import type { Analytics, Params } from "../../analytics/duckdb.ts";
+import type { Analytics } from "../../analytics/duckdb.ts";
+import type { Params } from "../../analytics/sql.ts";
 import type { BoardTotals, LeaderboardEntry, UnrankedEntry, UnrankedReason } from "../model.ts";
 import { LEADERBOARD_COLUMNS, pagePrefix } from "./report.ts";
 

@@ -1,4 +1,5 @@
-import type { Analytics, Params } from "../../analytics/duckdb.ts";
+import type { Analytics } from "../../analytics/duckdb.ts";
+import type { Params } from "../../analytics/sql.ts";
 import type { ReportDetails, ReportWindow } from "../model.ts";
 import { type Report, SCHEMES } from "../schema.ts";
 import { SCREENS_PATH } from "../screens/index.ts";

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { JobThread } from "../../../src/merchants/utility/job-thread.ts";
-import type { Drawing } from "../../../src/merchants/utility/vectorize/trace.ts";
+import type { Drawing } from "../../../src/merchants/utility/vectorize/drawing.ts";
 import type { TraceJob } from "../../../src/merchants/utility/vectorize/trace-worker.ts";
 
 const WORKER = new URL("../../../src/merchants/utility/vectorize/trace-worker.ts", import.meta.url);

@@ -18,7 +18,8 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, startDevnet } from "../../../src/chain/devnet/index.ts";
 import { schemaUid } from "../../../src/chain/eas/index.ts";
-import { type AttestationField, WEEK_SCHEMA } from "../../../src/reports/attest/schema.ts";
+import type { AttestationField } from "../../../src/reports/attest/field.ts";
+import { WEEK_SCHEMA } from "../../../src/reports/attest/schema.ts";
 import { reportLeaf, weekTree } from "../../../src/reports/attest/tree.ts";
 import { VerifyError, verifyReport } from "../../../src/reports/attest/verify.ts";
 import type { Report } from "../../../src/reports/schema.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { unionFind } from "../../../src/reports/provenance/clusters.ts";
+import { unionFind } from "../../../src/reports/provenance/cluster-links.ts";
 
 describe("clusters from funder links", () => {
   it("joins wallets through funders up and down any number of levels, named by the smallest address", () => {

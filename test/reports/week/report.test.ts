@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { Analytics, Params } from "../../../src/analytics/duckdb.ts";
+import type { Analytics } from "../../../src/analytics/duckdb.ts";
 import { importNdjson } from "../../../src/analytics/import.ts";
 import { dataVersion } from "../../../src/analytics/migrations.ts";
+import type { Params } from "../../../src/analytics/sql.ts";
 import { MAX_USDC_AMOUNT } from "../../../src/chain/base.ts";
 import { reportRoutes } from "../../../src/reports/serve/http.ts";
 import { ReportService } from "../../../src/reports/serve/service.ts";

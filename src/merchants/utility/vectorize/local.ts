@@ -8,9 +8,11 @@
  * const { drawing, photo } = await traceLocally(bytes, { colors: 16, detail: "medium" });
  * const svg = toSvg(drawing);
  */
+
+import type { Detail, Drawing } from "./drawing.ts";
 import { decodeImage, type ImageFormat } from "./image.ts";
 import { looksLikePhoto, PHOTO, type PhotoSettings, preparePhoto } from "./photo.ts";
-import type { Detail, Drawing, TraceOptions } from "./trace.ts";
+import type { TraceOptions } from "./trace.ts";
 import { type TraceThread, traceThread } from "./trace-thread.ts";
 
 /**

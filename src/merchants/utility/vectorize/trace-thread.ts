@@ -5,7 +5,8 @@
  */
 import { JobThread } from "../job-thread.ts";
 import type { RgbaImage } from "./bmp.ts";
-import type { Drawing, TraceOptions } from "./trace.ts";
+import type { Drawing } from "./drawing.ts";
+import type { TraceOptions } from "./trace.ts";
 import type { TraceJob } from "./trace-worker.ts";
 
 export class TraceThread {

@@ -3,7 +3,8 @@
  */
 import { serveJobs } from "../job-thread.ts";
 import type { RgbaImage } from "./bmp.ts";
-import { type Drawing, type TraceOptions, trace } from "./trace.ts";
+import type { Drawing } from "./drawing.ts";
+import { type TraceOptions, trace } from "./trace.ts";
 
 export interface TraceJob {
   image: RgbaImage;

@@ -16,9 +16,6 @@ import type { PhotoSettings } from "./photo.ts";
 import { despeckle, keepLargestRegions, quantize, toRgba } from "./quantize.ts";
 import { pathData } from "./render.ts";
 
-// Read here by the tracer's callers (local.ts, the thread, tests), where drawings are made.
-export type { Contour, Detail, Drawing, Segment, Shape } from "./drawing.ts";
-
 export interface TraceOptions {
   /** Palette size, 2-64. */
   colors: number;
