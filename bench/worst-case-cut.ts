@@ -56,7 +56,10 @@ function treeCpuMs(): number {
 
 const kinds = (process.argv.slice(2).length ? process.argv.slice(2) : Object.keys(ROUTES)) as Kind[];
 const page = { url: "http://127.0.0.1/wide", status: 200, headerCharset: null, html: widePage() };
-const small = { ...page, html: '<html><body><p>Hi there.</p><p>Again.</p><img src="a.png"></body></html>' };
+const small = {
+  ...page,
+  html: `<html><body>${"<p>A sentence about tide pools and the small fish in them.</p>".repeat(20)}<img src="a.png"></body></html>`,
+};
 process.stderr.write(
   `worst-case-cut on ${os.cpus()[0]?.model} x${os.cpus().length}, load average ${os
     .loadavg()
