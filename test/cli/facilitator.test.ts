@@ -6,41 +6,31 @@
  */
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { type Devnet, startDevnet } from "../../src/chain/devnet/index.ts";
-import { startMiner } from "../helpers/chain.ts";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { useDevnet } from "../helpers/chain.ts";
 import { isolatedDatabaseOptions } from "../helpers/db.ts";
 import { runMain } from "../helpers/in-process.ts";
 import { startCli } from "../helpers/process.ts";
 import { newMerchant, pay, requirementsFor, usdcReader } from "../helpers/x402.ts";
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
-beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
-  miner = startMiner(devnet);
-}, 60_000);
-afterAll(async () => {
-  await miner?.stop();
-  await devnet?.stop();
-});
+const chain = useDevnet({ buyers: 1 });
 
 describe("the facilitator command", () => {
   it("settles on the chain its RPC serves, with the key from the environment, and stops on SIGTERM", async () => {
     const { dataDir, cleanup } = await isolatedDatabaseOptions("pglite");
     onTestFinished(cleanup);
 
-    const started = startCli(["facilitator", "--rpc", devnet.rpc, "--port", "0", "--data", dataDir], {
-      X402M_FACILITATOR_KEY: devnet.facilitatorAccount.privateKey,
+    const started = startCli(["facilitator", "--rpc", chain.devnet.rpc, "--port", "0", "--data", dataDir], {
+      X402M_FACILITATOR_KEY: chain.devnet.facilitatorAccount.privateKey,
     });
     const ready = JSON.parse(await started.line) as Record<string, unknown>;
     expect(ready).toMatchObject({
       network: "eip155:8453",
-      signer: devnet.facilitatorAccount.address,
-      assets: [devnet.usdc],
+      signer: chain.devnet.facilitatorAccount.address,
+      assets: [chain.devnet.usdc],
       metrics: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/),
     });
-    expect(started.stderr()).not.toContain(devnet.facilitatorAccount.privateKey.slice(2));
+    expect(started.stderr()).not.toContain(chain.devnet.facilitatorAccount.privateKey.slice(2));
 
     const client = new HTTPFacilitatorClient({ url: ready.facilitator as string });
     const supported = await client.getSupported();
@@ -49,10 +39,10 @@ describe("the facilitator command", () => {
     );
     const merchant = newMerchant();
     const requirements = requirementsFor(merchant, "1500");
-    const payment = await pay(devnet.buyers[0] as (typeof devnet.buyers)[0], requirements);
+    const payment = await pay(chain.devnet.buyers[0] as (typeof chain.devnet.buyers)[0], requirements);
     expect(await client.verify(payment, requirements)).toMatchObject({ isValid: true });
     expect(await client.settle(payment, requirements)).toMatchObject({ success: true });
-    expect(await usdcReader(devnet.rpc).balanceOf(merchant)).toBe(1500n);
+    expect(await usdcReader(chain.devnet.rpc).balanceOf(merchant)).toBe(1500n);
 
     started.child.kill("SIGTERM");
     expect(await started.exited).toBe(0);
@@ -64,7 +54,7 @@ describe("the facilitator command", () => {
     onTestFinished(cleanup);
     // Not fatal: the account may be funded while the facilitator runs.
     const unfunded = generatePrivateKey();
-    const broke = startCli(["facilitator", "--rpc", devnet.rpc, "--port", "0", "--data", dataDir], {
+    const broke = startCli(["facilitator", "--rpc", chain.devnet.rpc, "--port", "0", "--data", dataDir], {
       X402M_FACILITATOR_KEY: unfunded,
     });
     await broke.line;

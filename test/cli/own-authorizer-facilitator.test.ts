@@ -12,9 +12,9 @@ import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { BatchSettlementEvmScheme as BatchClient } from "@x402/evm/batch-settlement/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { type Devnet, type DevnetAccount, startDevnet } from "../../src/chain/devnet/index.ts";
-import { startMiner } from "../helpers/chain.ts";
+import { describe, expect, it, onTestFinished } from "vitest";
+import type { DevnetAccount } from "../../src/chain/devnet/index.ts";
+import { useDevnet } from "../helpers/chain.ts";
 import { isolatedDatabaseOptions } from "../helpers/db.ts";
 import { runMain } from "../helpers/in-process.ts";
 import { startCli } from "../helpers/process.ts";
@@ -24,23 +24,14 @@ const PRICE = 1_000n; // `/api/store`'s price ($0.001)
 const CALLS = 5;
 const DEPOSIT = 20_000n;
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
-beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
-  miner = startMiner(devnet);
-}, 60_000);
-afterAll(async () => {
-  await miner?.stop();
-  await devnet?.stop();
-});
+const chain = useDevnet({ buyers: 1 });
 
 /** `facilitator` in a process of its own on loopback (open: nothing configured), with `env` on top. */
 async function facilitator(env: Record<string, string>): Promise<string> {
   const state = await isolatedDatabaseOptions("pglite");
   onTestFinished(state.cleanup);
-  const run = startCli(["facilitator", "--rpc", devnet.rpc, "--port", "0", "--data", state.dataDir], {
-    X402M_FACILITATOR_KEY: devnet.facilitatorAccount.privateKey,
+  const run = startCli(["facilitator", "--rpc", chain.devnet.rpc, "--port", "0", "--data", state.dataDir], {
+    X402M_FACILITATOR_KEY: chain.devnet.facilitatorAccount.privateKey,
     ...env,
   });
   return (JSON.parse(await run.line) as { facilitator: string }).facilitator;
@@ -52,7 +43,7 @@ async function serve(facilitatorUrl: string, payTo: string, authorizerKey: strin
   onTestFinished(state.cleanup);
   const run = startCli(["serve", "--only", "utility", "--data", state.dataDir], {
     X402M_FACILITATOR_URL: facilitatorUrl,
-    X402M_RPC_URL: devnet.rpc,
+    X402M_RPC_URL: chain.devnet.rpc,
     X402M_UTILITY_PAY_TO: payTo,
     X402M_UTILITY_CHANNEL_AUTHORIZER_KEY: authorizerKey,
     X402M_UTILITY_PORT: "0",
@@ -72,10 +63,13 @@ describe("a merchant with its own authorizer key against a standalone facilitato
   it("refuses a setting that is not receiver=authorizer pairs, in one line, before it starts", async () => {
     const state = await isolatedDatabaseOptions("pglite");
     onTestFinished(state.cleanup);
-    const run = await runMain(["facilitator", "--rpc", devnet.rpc, "--port", "0", "--data", state.dataDir], {
-      X402M_FACILITATOR_KEY: devnet.facilitatorAccount.privateKey,
-      X402M_FACILITATOR_CHANNEL_AUTHORIZERS: `${newMerchant()}:0x1234`,
-    });
+    const run = await runMain(
+      ["facilitator", "--rpc", chain.devnet.rpc, "--port", "0", "--data", state.dataDir],
+      {
+        X402M_FACILITATOR_KEY: chain.devnet.facilitatorAccount.privateKey,
+        X402M_FACILITATOR_CHANNEL_AUTHORIZERS: `${newMerchant()}:0x1234`,
+      },
+    );
     expect(run.code).toBe(2);
     expect(run.stderr.trim().split("\n")).toHaveLength(1);
     expect(run.stderr).toContain("X402M_FACILITATOR_CHANNEL_AUTHORIZERS");
@@ -97,13 +91,13 @@ describe("a merchant with its own authorizer key against a standalone facilitato
     const url = await serve(facilitatorUrl, payTo, key);
     expect((await offered(url))?.extra?.receiverAuthorizer).toBe(authorizer);
 
-    const account = privateKeyToAccount((devnet.buyers[0] as DevnetAccount).privateKey);
+    const account = privateKeyToAccount((chain.devnet.buyers[0] as DevnetAccount).privateKey);
     const client = new BatchClient(account, {
-      rpcUrl: devnet.rpc,
+      rpcUrl: chain.devnet.rpc,
       depositStrategy: () => DEPOSIT.toString(),
     });
     const pay = wrapFetchWithPayment(fetch, new x402Client().register(NETWORK, client));
-    const usdc = usdcReader(devnet.rpc);
+    const usdc = usdcReader(chain.devnet.rpc);
     const before = await usdc.balanceOf(account.address);
     for (let i = 0; i < CALLS; i++) {
       const answer = await pay(url);

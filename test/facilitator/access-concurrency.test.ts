@@ -6,26 +6,16 @@
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { parseEther } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, startDevnet } from "../../src/chain/devnet/index.ts";
+import type { Devnet } from "../../src/chain/devnet/index.ts";
 import type { Database } from "../../src/common/db/index.ts";
 import { addKey, listKeys } from "../../src/facilitator/access/index.ts";
 import { type Facilitator, reasons } from "../../src/facilitator/index.ts";
-import { startMiner } from "../helpers/chain.ts";
+import { useDevnet } from "../helpers/chain.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
 import { newMerchant, pay, requirementsFor, usdcReader } from "../helpers/x402.ts";
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
-
-beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 4, blockTime: 0 });
-  miner = startMiner(devnet);
-}, 60_000);
-afterAll(async () => {
-  await miner?.stop();
-  await devnet?.stop();
-});
+const chain = useDevnet({ buyers: 4 });
 
 describe.each(DATABASE_KINDS)("one key, many settlements at once (ledger on %s)", (kind) => {
   let db: Database;
@@ -34,7 +24,7 @@ describe.each(DATABASE_KINDS)("one key, many settlements at once (ledger on %s)"
   beforeAll(async () => {
     ({ db, close } = await openTestDatabase(kind));
     // Closed: no allow-list, every payee needs a key.
-    facilitator = await devnetFacilitator(devnet, db, { access: { open: false } });
+    facilitator = await devnetFacilitator(chain.devnet, db, { access: { open: false } });
   });
   afterAll(async () => {
     await facilitator?.close();
@@ -64,7 +54,7 @@ describe.each(DATABASE_KINDS)("one key, many settlements at once (ledger on %s)"
     const requirements = requirementsFor(payee, "1000");
     const payments = await Promise.all(
       Array.from({ length: count }, (_, i) =>
-        pay(devnet.buyers[i % devnet.buyers.length] as Devnet["buyers"][0], requirements),
+        pay(chain.devnet.buyers[i % chain.devnet.buyers.length] as Devnet["buyers"][0], requirements),
       ),
     );
     for (const payment of payments) {
@@ -85,7 +75,7 @@ describe.each(DATABASE_KINDS)("one key, many settlements at once (ledger on %s)"
   }
 
   it("never lets the key's spent and reserved gas pass its budget, and refuses the rest before signing", async () => {
-    const usdc = usdcReader(devnet.rpc);
+    const usdc = usdcReader(chain.devnet.rpc);
     // One settlement first, to learn what its worst case (gas limit x max fee) is on this chain now.
     const probePayee = newMerchant();
     const probe = await addKey(db, {
@@ -116,7 +106,7 @@ describe.each(DATABASE_KINDS)("one key, many settlements at once (ledger on %s)"
       ratePerMinute: 1000,
     });
     const { requirements, payments } = await verified(key, payee, 12);
-    const sent = await usdc.nonceOf(devnet.facilitatorAccount.address);
+    const sent = await usdc.nonceOf(chain.devnet.facilitatorAccount.address);
 
     // What the key's day holds, read over and over while the settlements run.
     let highest = 0n;
@@ -159,7 +149,7 @@ describe.each(DATABASE_KINDS)("one key, many settlements at once (ledger on %s)"
     expect(day?.settlements).toBe(BigInt(settled.length));
 
     // One transaction per settlement, none for a refusal; the refused authorizations are still usable.
-    expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(sent + settled.length);
+    expect(await usdc.nonceOf(chain.devnet.facilitatorAccount.address)).toBe(sent + settled.length);
     expect(await usdc.balanceOf(payee)).toBe(1000n * BigInt(settled.length));
     const states = await ledgerStates(payments);
     const byState = [...states.values()].reduce<Record<string, number>>(
@@ -170,7 +160,7 @@ describe.each(DATABASE_KINDS)("one key, many settlements at once (ledger on %s)"
   }, 60_000);
 
   it("gives the key's rate to as many concurrent settlements as it allows, with 429 and Retry-After for the rest", async () => {
-    const usdc = usdcReader(devnet.rpc);
+    const usdc = usdcReader(chain.devnet.rpc);
     const payee = newMerchant();
     const { key, apiKey } = await addKey(db, {
       name: "rate",
@@ -179,7 +169,7 @@ describe.each(DATABASE_KINDS)("one key, many settlements at once (ledger on %s)"
       ratePerMinute: 4,
     });
     const { requirements, payments } = await verified(key, payee, 10);
-    const sent = await usdc.nonceOf(devnet.facilitatorAccount.address);
+    const sent = await usdc.nonceOf(chain.devnet.facilitatorAccount.address);
     const started = Date.now();
     const answers = await Promise.all(payments.map((p) => post("/settle", key, p, requirements)));
     // A token every 15 s: any that came back while this ran could have been taken.
@@ -202,13 +192,13 @@ describe.each(DATABASE_KINDS)("one key, many settlements at once (ledger on %s)"
         network: "eip155:8453",
       });
     }
-    expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(sent + settled.length);
+    expect(await usdc.nonceOf(chain.devnet.facilitatorAccount.address)).toBe(sent + settled.length);
     const states = await ledgerStates(payments);
     expect([...states.values()].filter((s) => s === "verified")).toHaveLength(refused.length);
 
     // A /verify says the same while the bucket is empty, and takes nothing.
     if (refilled === 0) {
-      const more = await pay(devnet.buyers[0] as Devnet["buyers"][0], requirements);
+      const more = await pay(chain.devnet.buyers[0] as Devnet["buyers"][0], requirements);
       const verify = await post("/verify", key, more, requirements);
       expect(verify.status).toBe(429);
       expect(verify.body).toMatchObject({ isValid: false, invalidReason: reasons.KEY_OVER_RATE });

@@ -11,44 +11,42 @@ import { paymentMiddleware } from "@x402/hono";
 import { Hono } from "hono";
 import { parseEther } from "viem";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
-import { type Devnet, startDevnet } from "../../src/chain/devnet/index.ts";
+import type { Devnet } from "../../src/chain/devnet/index.ts";
 import type { Database } from "../../src/common/db/index.ts";
 import { type Listening, listen } from "../../src/common/listen.ts";
 import { setLogDestination } from "../../src/common/log.ts";
 import { addKey } from "../../src/facilitator/access/index.ts";
 import type { Facilitator } from "../../src/facilitator/index.ts";
-import { startMiner } from "../helpers/chain.ts";
+import { useDevnet } from "../helpers/chain.ts";
 import { openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
 import { runs, startMerchant, testMerchant } from "../helpers/merchant.ts";
 import { NETWORK, newMerchant, usdcReader, x402ClientOf } from "../helpers/x402.ts";
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 1 });
 let db: Database;
 let facilitator: Facilitator;
 let served: Listening;
 const closers: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
-  miner = startMiner(devnet);
   const opened = await openTestDatabase("pglite");
   db = opened.db;
   closers.push(opened.close);
   // Closed, with an allow-list that holds none of these tests' payees.
-  facilitator = await devnetFacilitator(devnet, db, { access: { open: false, payees: [newMerchant()] } });
+  facilitator = await devnetFacilitator(chain.devnet, db, {
+    access: { open: false, payees: [newMerchant()] },
+  });
   closers.push(() => facilitator.close());
   served = await listen(facilitator.app.fetch, "127.0.0.1", 0);
   closers.push(() => served.close());
 }, 60_000);
 afterAll(async () => {
   for (const close of closers.reverse()) await close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
-const buyerFetch = () => wrapFetchWithPayment(fetch, x402ClientOf(devnet.buyers[0] as Devnet["buyers"][0]));
+const buyerFetch = () =>
+  wrapFetchWithPayment(fetch, x402ClientOf(chain.devnet.buyers[0] as Devnet["buyers"][0]));
 
 /**
  * A merchant as the x402 docs build one: `@x402/hono`'s middleware over `HTTPFacilitatorClient`, pointed at
@@ -116,7 +114,7 @@ describe("a merchant this facilitator does not serve without a key", () => {
     // What the stock middleware tells its operator: nothing (@x402/hono 2.27 swallows verify errors into
     // the 402). The operator reads it in the buyer's 402, or uses the merchant kit (below).
     expect(logged).not.toMatch(/payee_not_allowed/);
-    expect(await usdcReader(devnet.rpc).balanceOf(payee)).toBe(0n);
+    expect(await usdcReader(chain.devnet.rpc).balanceOf(payee)).toBe(0n);
   });
 
   it("stock @x402/hono with the key in HTTPFacilitatorClient's auth headers: paid and delivered", async () => {
@@ -132,7 +130,7 @@ describe("a merchant this facilitator does not serve without a key", () => {
     const response = await buyerFetch()(`${shop.url}/weather?city=Lisbon`);
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ temperature: 21 });
-    expect(await usdcReader(devnet.rpc).balanceOf(payee)).toBe(1000n);
+    expect(await usdcReader(chain.devnet.rpc).balanceOf(payee)).toBe(1000n);
   });
 
   it("the merchant kit: a 503 that names the reason, the handler never run, and one log line for the operator", async () => {
@@ -143,7 +141,7 @@ describe("a merchant this facilitator does not serve without a key", () => {
       (url) => testMerchant(payee, url),
       merchants.db,
       new HTTPFacilitatorClient({ url: served.url }),
-      { rpcUrl: devnet.rpc },
+      { rpcUrl: chain.devnet.rpc },
     );
     onTestFinished(() => host.close());
     const before = runs.get("/api/echo") ?? 0;
@@ -172,6 +170,6 @@ describe("a merchant this facilitator does not serve without a key", () => {
       reason: "payee_not_allowed",
       error: expect.stringContaining(`payee ${payee.toLowerCase()} is not on this facilitator's allow-list`),
     });
-    expect(await usdcReader(devnet.rpc).balanceOf(payee)).toBe(0n);
+    expect(await usdcReader(chain.devnet.rpc).balanceOf(payee)).toBe(0n);
   });
 });

@@ -16,18 +16,17 @@ import { parseEther } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { X402_BATCH_SETTLEMENT_ADDRESS as ESCROW } from "../../src/chain/base.ts";
-import { type Devnet, type DevnetAccount, startDevnet } from "../../src/chain/devnet/index.ts";
+import type { DevnetAccount } from "../../src/chain/devnet/index.ts";
 import type { Database } from "../../src/common/db/index.ts";
 import { type Listening, listen } from "../../src/common/listen.ts";
 import { addKey } from "../../src/facilitator/access/index.ts";
 import type { Facilitator } from "../../src/facilitator/index.ts";
-import { startMiner } from "../helpers/chain.ts";
+import { useDevnet } from "../helpers/chain.ts";
 import { openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
 import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 1 });
 let usdc: ReturnType<typeof usdcReader>;
 let db: Database;
 let closeDb: () => Promise<void>;
@@ -38,12 +37,10 @@ let key: string;
 let facilitatorUrl: string;
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
-  miner = startMiner(devnet);
-  usdc = usdcReader(devnet.rpc);
+  usdc = usdcReader(chain.devnet.rpc);
   ({ db, close: closeDb } = await openTestDatabase("pglite"));
   // Closed: the merchant's resource server needs its key.
-  facilitator = await devnetFacilitator(devnet, db, { access: { open: false } });
+  facilitator = await devnetFacilitator(chain.devnet, db, { access: { open: false } });
   ({ key } = await addKey(db, {
     name: "shop",
     payees: [receiver.toLowerCase()],
@@ -58,8 +55,6 @@ afterAll(async () => {
   for (const server of servers) await server.close();
   await facilitator?.close();
   await closeDb?.();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
 describe("the stock SDK's batch-settlement through the project's facilitator", () => {
@@ -86,8 +81,8 @@ describe("the stock SDK's batch-settlement through the project's facilitator", (
     const shop = await listen(app.fetch, "127.0.0.1", 0);
     servers.push(shop);
 
-    const buyer = devnet.buyers[0] as DevnetAccount;
-    const client = new BatchClient(privateKeyToAccount(buyer.privateKey), { rpcUrl: devnet.rpc });
+    const buyer = chain.devnet.buyers[0] as DevnetAccount;
+    const client = new BatchClient(privateKeyToAccount(buyer.privateKey), { rpcUrl: chain.devnet.rpc });
     const pay = wrapFetchWithPayment(fetch, new x402Client().register(NETWORK, client));
     const before = await usdc.balanceOf(buyer.address);
     for (let i = 0; i < 3; i++) {

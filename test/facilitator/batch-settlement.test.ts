@@ -21,11 +21,11 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BASE_CHAIN_ID, BASE_USDC, X402_BATCH_SETTLEMENT_ADDRESS as ESCROW } from "../../src/chain/base.ts";
 import { batchSettlementAbi } from "../../src/chain/batch-settlement.ts";
-import { type Devnet, type DevnetAccount, startDevnet } from "../../src/chain/devnet/index.ts";
+import type { DevnetAccount } from "../../src/chain/devnet/index.ts";
 import type { Database } from "../../src/common/db/index.ts";
 import { addKey } from "../../src/facilitator/access/index.ts";
 import { type Facilitator, reasons } from "../../src/facilitator/index.ts";
-import { startMiner } from "../helpers/chain.ts";
+import { useDevnet } from "../helpers/chain.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
 import { rpc } from "../helpers/settle.ts";
@@ -34,23 +34,16 @@ import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
 const DELAY = 900;
 const USDC = getAddress(BASE_USDC);
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 4 });
 let usdc: ReturnType<typeof usdcReader>;
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 4, blockTime: 0 });
-  miner = startMiner(devnet);
-  usdc = usdcReader(devnet.rpc);
+  usdc = usdcReader(chain.devnet.rpc);
 }, 60_000);
-afterAll(async () => {
-  await miner?.stop();
-  await devnet?.stop();
-});
 
 type Config = Parameters<typeof computeChannelId>[0];
 
-const buyer = (i: number) => devnet.buyers[i] as DevnetAccount;
+const buyer = (i: number) => chain.devnet.buyers[i] as DevnetAccount;
 const account = (b: DevnetAccount) => privateKeyToAccount(b.privateKey);
 
 function configOf(payer: DevnetAccount, receiver: `0x${string}`, salt: number): Config {
@@ -58,7 +51,7 @@ function configOf(payer: DevnetAccount, receiver: `0x${string}`, salt: number): 
     payer: payer.address,
     payerAuthorizer: payer.address,
     receiver,
-    receiverAuthorizer: devnet.facilitatorAccount.address,
+    receiverAuthorizer: chain.devnet.facilitatorAccount.address,
     token: USDC,
     withdrawDelay: DELAY,
     salt: pad(`0x${salt.toString(16)}`, { size: 32 }),
@@ -80,7 +73,7 @@ function routeRequirements(
     extra: {
       name: "USD Coin",
       version: "2",
-      receiverAuthorizer: devnet.facilitatorAccount.address,
+      receiverAuthorizer: chain.devnet.facilitatorAccount.address,
       withdrawDelay: DELAY,
       ...extra,
     },
@@ -150,12 +143,12 @@ describe.each(DATABASE_KINDS)("facilitator, batch-settlement (ledger on %s)", (k
   let key: string;
   let keyId: string;
   const receiver = newMerchant();
-  const sent = () => usdc.nonceOf(devnet.facilitatorAccount.address);
+  const sent = () => usdc.nonceOf(chain.devnet.facilitatorAccount.address);
 
   beforeAll(async () => {
     ({ db, close: closeDb } = await openTestDatabase(kind));
     // Closed: no allow-list, every payee needs a key.
-    facilitator = await devnetFacilitator(devnet, db, { access: { open: false } });
+    facilitator = await devnetFacilitator(chain.devnet, db, { access: { open: false } });
     const issued = await addKey(db, {
       name: "channels",
       payees: [receiver.toLowerCase()],
@@ -576,11 +569,11 @@ describe("a batch-settlement receipt that does not come in time", () => {
   const signer = privateKeyToAccount(key).address;
   beforeAll(async () => {
     ({ db, close: closeDb } = await openTestDatabase(DATABASE_KINDS.at(-1) ?? "pglite"));
-    await rpc(devnet.rpc, "anvil_setBalance", [signer, "0xde0b6b3a7640000"]); // 1 ETH
-    facilitator = await devnetFacilitator(devnet, db, { privateKey: key, confirmationTimeoutMs: 300 });
+    await rpc(chain.devnet.rpc, "anvil_setBalance", [signer, "0xde0b6b3a7640000"]); // 1 ETH
+    facilitator = await devnetFacilitator(chain.devnet, db, { privateKey: key, confirmationTimeoutMs: 300 });
   });
   afterAll(async () => {
-    miner.resume();
+    chain.miner.resume();
     await facilitator?.close();
     await closeDb?.();
   });
@@ -588,7 +581,7 @@ describe("a batch-settlement receipt that does not come in time", () => {
   /** A claim the merchant signs itself as the channel's receiverAuthorizer (the devnet's facilitator key). */
   async function signedClaimOf(payer: DevnetAccount, config: Config, total: bigint) {
     const claim = await claimOf(payer, config, total);
-    const claimAuthorizerSignature = await account(devnet.facilitatorAccount).signTypedData({
+    const claimAuthorizerSignature = await account(chain.devnet.facilitatorAccount).signTypedData({
       domain: { ...BATCH_SETTLEMENT_DOMAIN, chainId: BASE_CHAIN_ID, verifyingContract: ESCROW },
       types: claimBatchTypes,
       primaryType: "ClaimBatch",
@@ -606,7 +599,7 @@ describe("a batch-settlement receipt that does not come in time", () => {
     const receiver = newMerchant();
     // The receiver signs its own claims with the devnet's facilitator key, not this facilitator's: it
     // registers that authorizer, or its channels' deposits would be refused as unclaimable.
-    facilitator.channelAuthorizers.register(receiver, [devnet.facilitatorAccount.address]);
+    facilitator.channelAuthorizers.register(receiver, [chain.devnet.facilitatorAccount.address]);
     const open = configOf(buyer(3), receiver, 0x20);
     const funded = await depositOf(buyer(3), open, 1_000_000n, 1000n);
     expect(await facilitator.verify(funded.payment, funded.requirements)).toMatchObject({ isValid: true });
@@ -615,11 +608,11 @@ describe("a batch-settlement receipt that does not come in time", () => {
     expect(await facilitator.verify(deposit.payment, deposit.requirements)).toMatchObject({ isValid: true });
     const claim = await signedClaimOf(buyer(3), open, 50_000n);
 
-    miner.pause();
+    chain.miner.pause();
     const [late, lateClaim] = await Promise.all([
       facilitator.settle(deposit.payment, deposit.requirements),
       facilitator.settle(claim.payment, claim.requirements),
-    ]).finally(() => miner.resume());
+    ]).finally(() => chain.miner.resume());
     for (const answer of [late, lateClaim]) {
       expect(answer).toMatchObject({ success: false, errorReason: reasons.SETTLEMENT_PENDING });
       expect(answer.transaction).toMatch(/^0x[0-9a-f]{64}$/);

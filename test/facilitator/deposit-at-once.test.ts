@@ -8,11 +8,11 @@
  */
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, type DevnetAccount, startDevnet } from "../../src/chain/devnet/index.ts";
+import type { DevnetAccount } from "../../src/chain/devnet/index.ts";
 import { inProcessClient, reasons } from "../../src/facilitator/index.ts";
 import { ChannelStore } from "../../src/merchant-kit/channels/storage.ts";
 import { utilityMerchant } from "../../src/merchants/utility/catalogue.ts";
-import { startMiner } from "../helpers/chain.ts";
+import { useDevnet } from "../helpers/chain.ts";
 import {
   type ChannelShop,
   channelOf,
@@ -42,20 +42,15 @@ const REFUSALS = [
   "invalid_batch_settlement_evm_cumulative_amount_mismatch",
 ];
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 1 });
 let usdc: ReturnType<typeof usdcReader>;
 const closers: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
-  miner = startMiner(devnet);
-  usdc = usdcReader(devnet.rpc);
+  usdc = usdcReader(chain.devnet.rpc);
 }, 60_000);
 afterAll(async () => {
   for (const close of closers.reverse()) await close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
 describe("one deposit sent 20 times at once to the utility API", () => {
@@ -65,7 +60,7 @@ describe("one deposit sent 20 times at once to the utility API", () => {
     const payTo = newMerchant();
     const ledger = await openTestDatabase("pglite");
     closers.push(ledger.close);
-    const facilitator = await devnetFacilitator(devnet, ledger.db);
+    const facilitator = await devnetFacilitator(chain.devnet, ledger.db);
     closers.push(() => facilitator.close());
     facilitator.gate.allow([payTo]);
     const state = await openTestDatabase("pglite");
@@ -74,7 +69,7 @@ describe("one deposit sent 20 times at once to the utility API", () => {
       (url) => utilityMerchant({ payTo, publicUrl: url }),
       state.db,
       inProcessClient(facilitator),
-      { rpcUrl: devnet.rpc },
+      { rpcUrl: chain.devnet.rpc },
     );
     closers.push(() => host.close());
     shop = {
@@ -87,12 +82,12 @@ describe("one deposit sent 20 times at once to the utility API", () => {
   });
 
   it("serves one call, mines one deposit and refuses the 19 others with a reason", async () => {
-    const buyer = devnet.buyers[0] as DevnetAccount;
-    const client = channelClient(devnet, buyer, { salt: 68n, deposit: DEPOSIT });
+    const buyer = chain.devnet.buyers[0] as DevnetAccount;
+    const client = channelClient(chain.devnet, buyer, { salt: 68n, deposit: DEPOSIT });
     const url = `${shop.url}/api/store`;
     const header = await depositHeader(await requiredBy(url), buyer, client, DEPOSIT, PRICE);
     const before = {
-      nonce: await usdc.nonceOf(devnet.facilitatorAccount.address),
+      nonce: await usdc.nonceOf(chain.devnet.facilitatorAccount.address),
       wallet: await usdc.balanceOf(buyer.address),
     };
 
@@ -116,10 +111,10 @@ describe("one deposit sent 20 times at once to the utility API", () => {
     }
 
     // One deposit on chain, from one transaction of the facilitator; one call charged to the channel.
-    expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(before.nonce + 1);
+    expect(await usdc.nonceOf(chain.devnet.facilitatorAccount.address)).toBe(before.nonce + 1);
     expect(await usdc.balanceOf(buyer.address)).toBe(before.wallet - DEPOSIT);
     const { id, row } = await channelOf(shop, client);
-    expect(await escrowOf(devnet, id)).toEqual({ balance: DEPOSIT, totalClaimed: 0n });
+    expect(await escrowOf(chain.devnet, id)).toEqual({ balance: DEPOSIT, totalClaimed: 0n });
     expect(row).toMatchObject({ balance: DEPOSIT.toString(), chargedCumulativeAmount: PRICE.toString() });
     expect(row?.pendingRequest).toBeUndefined();
   });

@@ -10,17 +10,16 @@ import { withBazaar } from "@x402/extensions/bazaar";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, startDevnet } from "../../src/chain/devnet/index.ts";
+import type { Devnet } from "../../src/chain/devnet/index.ts";
 import type { Database } from "../../src/common/db/index.ts";
 import { type Listening, listen } from "../../src/common/listen.ts";
 import type { Facilitator } from "../../src/facilitator/index.ts";
-import { startMiner } from "../helpers/chain.ts";
+import { useDevnet } from "../helpers/chain.ts";
 import { openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator, startShop } from "../helpers/facilitator.ts";
 import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 1 });
 let db: Database;
 let closeDb: () => Promise<void>;
 let facilitator: Facilitator;
@@ -29,10 +28,8 @@ let shop: Listening;
 const merchant = newMerchant();
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
-  miner = startMiner(devnet);
   ({ db, close: closeDb } = await openTestDatabase("pglite"));
-  facilitator = await devnetFacilitator(devnet, db);
+  facilitator = await devnetFacilitator(chain.devnet, db);
   facilitatorServer = await listen(facilitator.app.fetch, "127.0.0.1", 0);
   shop = await startShop(facilitatorServer.url, merchant, {
     "/weather": {
@@ -47,8 +44,6 @@ afterAll(async () => {
   await facilitatorServer?.close();
   await facilitator?.close();
   await closeDb?.();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
 describe("a paid Hono route settled by our facilitator", () => {
@@ -60,8 +55,8 @@ describe("a paid Hono route settled by our facilitator", () => {
       { scheme: "exact", network: NETWORK, amount: "1000", payTo: merchant },
     ]);
 
-    const [buyer] = devnet.buyers as [Devnet["buyers"][0]];
-    const usdc = usdcReader(devnet.rpc);
+    const [buyer] = chain.devnet.buyers as [Devnet["buyers"][0]];
+    const usdc = usdcReader(chain.devnet.rpc);
     const before = await usdc.balanceOf(buyer.address);
     const buyerFetch = wrapFetchWithPayment(
       fetch,
@@ -74,7 +69,7 @@ describe("a paid Hono route settled by our facilitator", () => {
     expect(receipt).toMatchObject({ success: true, network: NETWORK, payer: buyer.address });
     expect(receipt.transaction).toMatch(/^0x[0-9a-f]{64}$/);
     const tx = await usdc.client.getTransaction({ hash: receipt.transaction as `0x${string}` });
-    expect(tx.from).toBe(devnet.facilitatorAccount.address.toLowerCase());
+    expect(tx.from).toBe(chain.devnet.facilitatorAccount.address.toLowerCase());
     expect(await usdc.balanceOf(merchant)).toBe(1000n);
     expect(await usdc.balanceOf(buyer.address)).toBe(before - 1000n);
 
@@ -98,13 +93,13 @@ describe("a paid Hono route settled by our facilitator", () => {
     const url = `${shop.url}/weather?city=Porto`;
     const unpaid = await fetch(url);
     const required = decodePaymentRequiredHeader(unpaid.headers.get("PAYMENT-REQUIRED") ?? "");
-    const [buyer] = devnet.buyers as [Devnet["buyers"][0]];
+    const [buyer] = chain.devnet.buyers as [Devnet["buyers"][0]];
     const client = new x402Client().register(
       NETWORK,
       new ExactEvmClient(privateKeyToAccount(buyer.privateKey)),
     );
     const header = encodePaymentSignatureHeader(await client.createPaymentPayload(required));
-    const usdc = usdcReader(devnet.rpc);
+    const usdc = usdcReader(chain.devnet.rpc);
     const before = await usdc.balanceOf(buyer.address);
 
     const responses = await Promise.all(
@@ -116,7 +111,7 @@ describe("a paid Hono route settled by our facilitator", () => {
     // The SDK tells the refused ones why in its settlement receipt (PAYMENT-RESPONSE).
     const receipt = decodePaymentResponseHeader(refused?.headers.get("PAYMENT-RESPONSE") ?? "");
     expect(receipt).toMatchObject({ success: false, errorReason: "invalid_exact_evm_nonce_already_used" });
-    await miner.pending();
+    await chain.miner.pending();
     expect(await usdc.balanceOf(buyer.address)).toBe(before - 1000n);
 
     // And again later: still refused.

@@ -8,16 +8,15 @@ import { type FacilitatorEvmSigner, toFacilitatorEvmSigner } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { createTestClient, createWalletClient, http, publicActions, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, type DevnetAccount, devnetChain, startDevnet } from "../../src/chain/devnet/index.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type DevnetAccount, devnetChain } from "../../src/chain/devnet/index.ts";
 import { pollReceipt } from "../../src/chain/receipt.ts";
 import { eip3009Types } from "../../src/chain/usdc.ts";
 import { ExactEoaScheme } from "../../src/facilitator/exact-eoa.ts";
-import { startMiner } from "../helpers/chain.ts";
+import { useDevnet } from "../helpers/chain.ts";
 import { newMerchant, pay, requirementsFor, usdcReader } from "../helpers/x402.ts";
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 2 });
 let sdk: ExactEvmScheme;
 let ours: ExactEoaScheme;
 let signer: FacilitatorEvmSigner;
@@ -25,12 +24,10 @@ let signer: FacilitatorEvmSigner;
 const handed = { verify: 0, settle: 0 };
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 2, blockTime: 0 });
-  miner = startMiner(devnet);
   const wallet = createWalletClient({
-    chain: devnetChain(devnet.rpc),
-    transport: http(devnet.rpc),
-    account: privateKeyToAccount(devnet.facilitatorAccount.privateKey),
+    chain: devnetChain(chain.devnet.rpc),
+    transport: http(chain.devnet.rpc),
+    account: privateKeyToAccount(chain.devnet.facilitatorAccount.privateKey),
     pollingInterval: 20,
   }).extend(publicActions);
   // viem's waitForTransactionReceipt passes over a block that shows while it is still looking the
@@ -61,10 +58,6 @@ beforeAll(async () => {
   };
   ours = new ExactEoaScheme(signer, counting);
 });
-afterAll(async () => {
-  await miner?.stop();
-  await devnet?.stop();
-});
 
 /** An authorization signed by `buyer` for `requirements`, with any of its terms overridden. */
 async function authorize(
@@ -88,7 +81,7 @@ async function authorize(
     domain: {
       name,
       version,
-      chainId: devnet.chainId,
+      chainId: chain.devnet.chainId,
       verifyingContract: requirements.asset as `0x${string}`,
     },
     types: eip3009Types,
@@ -130,8 +123,8 @@ describe("the exact scheme's fast path for ordinary wallets", () => {
   it("accepts a valid payment without asking the SDK, as the SDK accepts it", async () => {
     const requirements = requirementsFor(newMerchant());
     for (const payment of [
-      await pay(devnet.buyers[0] as DevnetAccount, requirements),
-      await authorize(devnet.buyers[0] as DevnetAccount, requirements),
+      await pay(chain.devnet.buyers[0] as DevnetAccount, requirements),
+      await authorize(chain.devnet.buyers[0] as DevnetAccount, requirements),
     ]) {
       const { answer, handed } = await verifyBoth(payment, requirements);
       expect(answer.isValid).toBe(true);
@@ -140,7 +133,7 @@ describe("the exact scheme's fast path for ordinary wallets", () => {
   });
 
   it("answers every refusal with the SDK's own reason and message", async () => {
-    const buyer = devnet.buyers[0] as DevnetAccount;
+    const buyer = chain.devnet.buyers[0] as DevnetAccount;
     const requirements = requirementsFor(newMerchant());
     const now = BigInt(Math.floor(Date.now() / 1000));
     const valid = await authorize(buyer, requirements);
@@ -182,12 +175,12 @@ describe("the exact scheme's fast path for ordinary wallets", () => {
 
   it("hands a payer with code (a smart wallet) to the SDK", async () => {
     const requirements = requirementsFor(newMerchant());
-    const buyer = devnet.buyers[1] as DevnetAccount;
+    const buyer = chain.devnet.buyers[1] as DevnetAccount;
     const payment = await authorize(buyer, requirements);
     const test = createTestClient({
       mode: "anvil",
-      chain: devnetChain(devnet.rpc),
-      transport: http(devnet.rpc),
+      chain: devnetChain(chain.devnet.rpc),
+      transport: http(chain.devnet.rpc),
     });
     await test.setCode({ address: buyer.address, bytecode: "0x6000" });
     try {
@@ -202,16 +195,16 @@ describe("the exact scheme's fast path for ordinary wallets", () => {
   it("settles a valid payment itself, once: the second settle is refused as the SDK refuses it", async () => {
     const payTo = newMerchant();
     const requirements = requirementsFor(payTo);
-    const payment = await authorize(devnet.buyers[0] as DevnetAccount, requirements);
+    const payment = await authorize(chain.devnet.buyers[0] as DevnetAccount, requirements);
     const before = handed.settle;
     const settled = await ours.settle(payment, requirements);
     expect(settled).toMatchObject({
       success: true,
       network: requirements.network,
-      payer: devnet.buyers[0]?.address,
+      payer: chain.devnet.buyers[0]?.address,
     });
     expect(handed.settle).toBe(before);
-    expect(await usdcReader(devnet.rpc).balanceOf(payTo)).toBe(1000n);
+    expect(await usdcReader(chain.devnet.rpc).balanceOf(payTo)).toBe(1000n);
 
     const [again, stock] = [
       await ours.settle(payment, requirements),
@@ -220,12 +213,12 @@ describe("the exact scheme's fast path for ordinary wallets", () => {
     expect(again.success).toBe(false);
     expect(again.errorReason).toBe(stock.errorReason);
     expect(again.errorReason).toBe("invalid_exact_evm_nonce_already_used");
-    expect(await usdcReader(devnet.rpc).balanceOf(payTo)).toBe(1000n);
+    expect(await usdcReader(chain.devnet.rpc).balanceOf(payTo)).toBe(1000n);
   });
 
   it("hands a settle it would not accept to the SDK, which refuses it without a transaction", async () => {
     const requirements = requirementsFor(newMerchant());
-    const buyer = devnet.buyers[0] as DevnetAccount;
+    const buyer = chain.devnet.buyers[0] as DevnetAccount;
     const valid = await authorize(buyer, requirements);
     const { signature } = valid.payload as { signature: string };
     const payments = [
@@ -268,7 +261,7 @@ describe("the exact scheme's fast path for ordinary wallets", () => {
     for (const [name, change, success] of cases) {
       const requirements = requirementsFor(newMerchant());
       const answer = await altered(change).settle(
-        await authorize(devnet.buyers[1] as DevnetAccount, requirements),
+        await authorize(chain.devnet.buyers[1] as DevnetAccount, requirements),
         requirements,
       );
       expect(answer.success, name).toBe(success);

@@ -11,30 +11,23 @@ import { getAddress, parseEther, parseEventLogs } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BASE_USDC, X402_EXACT_PROXY_ADDRESS } from "../../src/chain/base.ts";
-import { type Devnet, type DevnetAccount, startDevnet } from "../../src/chain/devnet/index.ts";
+import type { DevnetAccount } from "../../src/chain/devnet/index.ts";
 import { exactProxyAbi } from "../../src/chain/exact-proxy.ts";
 import type { Database } from "../../src/common/db/index.ts";
 import { addKey } from "../../src/facilitator/access/index.ts";
 import { type Facilitator, reasons } from "../../src/facilitator/index.ts";
 import { authorizationUsed } from "../../src/facilitator/outcome.ts";
-import { startMiner } from "../helpers/chain.ts";
+import { useDevnet } from "../helpers/chain.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
 import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 2 });
 let usdc: ReturnType<typeof usdcReader>;
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 2, blockTime: 0 });
-  miner = startMiner(devnet);
-  usdc = usdcReader(devnet.rpc);
+  usdc = usdcReader(chain.devnet.rpc);
 }, 60_000);
-afterAll(async () => {
-  await miner?.stop();
-  await devnet?.stop();
-});
 
 function permit2Requirements(payTo: `0x${string}`, amount: string): PaymentRequirements {
   return {
@@ -65,7 +58,7 @@ function permit2Of(payment: PaymentPayload) {
   ).permit2Authorization;
   return {
     method: "permit2" as const,
-    asset: devnet.usdc,
+    asset: chain.devnet.usdc,
     payer: from,
     nonce: `0x${BigInt(nonce).toString(16).padStart(64, "0")}` as const,
   };
@@ -80,7 +73,7 @@ describe.each(DATABASE_KINDS)("facilitator, exact through the Permit2 proxy (led
   beforeAll(async () => {
     ({ db, close: closeDb } = await openTestDatabase(kind));
     // Closed: no allow-list, every payee needs a key.
-    facilitator = await devnetFacilitator(devnet, db, { access: { open: false } });
+    facilitator = await devnetFacilitator(chain.devnet, db, { access: { open: false } });
     payee = newMerchant();
     ({ key } = await addKey(db, {
       name: "shop",
@@ -126,7 +119,7 @@ describe.each(DATABASE_KINDS)("facilitator, exact through the Permit2 proxy (led
   }
 
   it("verifies and settles it once through the proxy, keyed by its Permit2 nonce; a replay moves nothing", async () => {
-    const buyer = devnet.buyers[0] as DevnetAccount;
+    const buyer = chain.devnet.buyers[0] as DevnetAccount;
     const requirements = permit2Requirements(payee, "250000");
     const payment = await payPermit2(buyer, requirements);
     expect(payment.payload).toHaveProperty("permit2Authorization");
@@ -162,7 +155,7 @@ describe.each(DATABASE_KINDS)("facilitator, exact through the Permit2 proxy (led
     expect(await authorizationUsed(usdc.client, permit2Of(payment))).toBe(true);
 
     // A replay: answered as a used nonce, and nothing is sent.
-    const sent = await usdc.nonceOf(devnet.facilitatorAccount.address);
+    const sent = await usdc.nonceOf(chain.devnet.facilitatorAccount.address);
     expect((await post("/settle", payment, requirements)).body).toMatchObject({
       success: false,
       errorReason: reasons.NONCE_ALREADY_USED,
@@ -172,17 +165,17 @@ describe.each(DATABASE_KINDS)("facilitator, exact through the Permit2 proxy (led
       isValid: false,
       invalidReason: reasons.NONCE_ALREADY_USED,
     });
-    expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(sent);
+    expect(await usdc.nonceOf(chain.devnet.facilitatorAccount.address)).toBe(sent);
     expect(await usdc.balanceOf(payee)).toBe(payeeBefore + 250_000n);
   });
 
   it("settles one payment sent six times at once exactly once", async () => {
-    const buyer = devnet.buyers[1] as DevnetAccount;
+    const buyer = chain.devnet.buyers[1] as DevnetAccount;
     const requirements = permit2Requirements(payee, "1000");
     const payment = await payPermit2(buyer, requirements);
     const before = await usdc.balanceOf(buyer.address);
     expect((await post("/verify", payment, requirements)).body).toMatchObject({ isValid: true });
-    const sent = await usdc.nonceOf(devnet.facilitatorAccount.address);
+    const sent = await usdc.nonceOf(chain.devnet.facilitatorAccount.address);
 
     const answers = await Promise.all(
       Array.from({ length: 6 }, () => post("/settle", payment, requirements)),
@@ -191,15 +184,15 @@ describe.each(DATABASE_KINDS)("facilitator, exact through the Permit2 proxy (led
     expect(answers.filter((a) => a.body.success !== true).map((a) => a.body.errorReason)).toEqual(
       Array(5).fill(reasons.NONCE_ALREADY_USED),
     );
-    expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(sent + 1);
+    expect(await usdc.nonceOf(chain.devnet.facilitatorAccount.address)).toBe(sent + 1);
     expect(await usdc.balanceOf(buyer.address)).toBe(before - 1000n);
   });
 
   it("refuses a payee nobody allowed, without a key, before reading the chain or signing", async () => {
     const stranger = newMerchant();
     const requirements = permit2Requirements(stranger, "1000");
-    const payment = await payPermit2(devnet.buyers[0] as DevnetAccount, requirements);
-    const sent = await usdc.nonceOf(devnet.facilitatorAccount.address);
+    const payment = await payPermit2(chain.devnet.buyers[0] as DevnetAccount, requirements);
+    const sent = await usdc.nonceOf(chain.devnet.facilitatorAccount.address);
 
     const verified = await post("/verify", payment, requirements, null);
     expect(verified.status).toBe(401);
@@ -214,7 +207,7 @@ describe.each(DATABASE_KINDS)("facilitator, exact through the Permit2 proxy (led
     // With the key of another payee: 403.
     expect((await post("/settle", payment, requirements)).status).toBe(403);
     expect(await ledgerRow(payment)).toBeUndefined();
-    expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(sent);
+    expect(await usdc.nonceOf(chain.devnet.facilitatorAccount.address)).toBe(sent);
     expect(await usdc.balanceOf(stranger)).toBe(0n);
   });
 });

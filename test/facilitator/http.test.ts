@@ -5,7 +5,7 @@ import {
   declareDiscoveryExtension,
 } from "@x402/extensions/bazaar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, startDevnet } from "../../src/chain/devnet/index.ts";
+import type { Devnet } from "../../src/chain/devnet/index.ts";
 import { type Database, openDatabase } from "../../src/common/db/index.ts";
 import {
   ChainMismatchError,
@@ -14,13 +14,12 @@ import {
   type OnNewChain,
   reasons,
 } from "../../src/facilitator/index.ts";
-import { startMiner } from "../helpers/chain.ts";
+import { useDevnet } from "../helpers/chain.ts";
 import { DATABASE_KINDS, isolatedDatabaseOptions, type TestDatabaseOptions } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
 import { bazaarGet, NETWORK, newMerchant, pay, requirementsFor } from "../helpers/x402.ts";
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 2 });
 let dbOptions: TestDatabaseOptions;
 let db: Database;
 let facilitator: Facilitator;
@@ -28,7 +27,7 @@ let facilitator: Facilitator;
 /** The facilitator on its PGlite directory (reopened by the restart case). */
 async function open() {
   db = await openDatabase(dbOptions);
-  facilitator = await devnetFacilitator(devnet, db);
+  facilitator = await devnetFacilitator(chain.devnet, db);
 }
 async function close() {
   await facilitator?.close();
@@ -36,16 +35,12 @@ async function close() {
 }
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 2, blockTime: 0 });
-  miner = startMiner(devnet);
   dbOptions = await isolatedDatabaseOptions("pglite");
   await open();
 });
 afterAll(async () => {
   await close();
   await dbOptions?.cleanup();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
 const post = (path: string, body: unknown) =>
@@ -84,18 +79,18 @@ describe("facilitator HTTP", () => {
           x402Version: 2,
           scheme: "upto",
           network: NETWORK,
-          extra: { facilitatorAddress: devnet.facilitatorAccount.address },
+          extra: { facilitatorAddress: chain.devnet.facilitatorAccount.address },
         },
         // It offers to sign channels' claims and refunds as their receiverAuthorizer.
         {
           x402Version: 2,
           scheme: "batch-settlement",
           network: NETWORK,
-          extra: { receiverAuthorizer: devnet.facilitatorAccount.address },
+          extra: { receiverAuthorizer: chain.devnet.facilitatorAccount.address },
         },
       ],
       extensions: ["bazaar"],
-      signers: { "eip155:*": [devnet.facilitatorAccount.address] },
+      signers: { "eip155:*": [chain.devnet.facilitatorAccount.address] },
     };
     expect(await (await get("/supported")).json()).toEqual(supported);
     // The same facilitator as a FacilitatorClient in this process, for an x402ResourceServer without HTTP.
@@ -107,7 +102,7 @@ describe("facilitator HTTP", () => {
   });
 
   it("answers a malformed verify or settle body with 400 in the spec's response shape", async () => {
-    const payment = await pay(devnet.buyers[0] as Devnet["buyers"][0], requirementsFor(newMerchant()));
+    const payment = await pay(chain.devnet.buyers[0] as Devnet["buyers"][0], requirementsFor(newMerchant()));
     const cases: [unknown, string][] = [
       ["{not json", reasons.INVALID_PAYLOAD],
       [[], reasons.INVALID_PAYLOAD],
@@ -163,7 +158,7 @@ describe("facilitator HTTP", () => {
 
   it("judges well-formed requests it does not serve with 200 and isValid false", async () => {
     const requirements = requirementsFor(newMerchant());
-    const payment = await pay(devnet.buyers[0] as Devnet["buyers"][0], requirements);
+    const payment = await pay(chain.devnet.buyers[0] as Devnet["buyers"][0], requirements);
     const elsewhere = { ...requirements, network: "eip155:1" as const };
     const otherAsset = { ...requirements, asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e" };
     const cases: [PaymentPayload, PaymentRequirements, string][] = [
@@ -202,7 +197,7 @@ describe("facilitator HTTP", () => {
 
   it("answers a repeated /settle of a settled authorization as the official facilitator does", async () => {
     const requirements = requirementsFor(newMerchant());
-    const payment = await pay(devnet.buyers[1] as Devnet["buyers"][0], requirements);
+    const payment = await pay(chain.devnet.buyers[1] as Devnet["buyers"][0], requirements);
     const first = await buy(payment, requirements);
     expect(first.body).toMatchObject({ success: true, network: NETWORK });
 
@@ -214,7 +209,7 @@ describe("facilitator HTTP", () => {
       success: false,
       errorReason: reasons.NONCE_ALREADY_USED,
       errorMessage: expect.any(String),
-      payer: devnet.buyers[1]?.address,
+      payer: chain.devnet.buyers[1]?.address,
       transaction: "",
       network: NETWORK,
     });
@@ -229,7 +224,7 @@ describe("Bazaar", () => {
   const tools = requirementsFor(m1, "5000");
 
   beforeAll(async () => {
-    const [alice, bob] = devnet.buyers as [Devnet["buyers"][0], Devnet["buyers"][0]];
+    const [alice, bob] = chain.devnet.buyers as [Devnet["buyers"][0], Devnet["buyers"][0]];
     // In order: weather (twice), news, an MCP tool; then one payment without the extension and one with a
     // broken extension, which are paid but not listed.
     for (const buyer of [alice, bob]) {
@@ -363,7 +358,7 @@ describe("chain identity", () => {
   it("refuses a ledger of another chain, or clears it when told the chain is new", async () => {
     const other = await isolatedDatabaseOptions(DATABASE_KINDS.at(-1) ?? "pglite");
     const otherDb = await openDatabase(other);
-    const start = (onNewChain: OnNewChain) => devnetFacilitator(devnet, otherDb, { onNewChain });
+    const start = (onNewChain: OnNewChain) => devnetFacilitator(chain.devnet, otherDb, { onNewChain });
     try {
       await (await start("fail")).close();
       await otherDb.query("UPDATE facilitator_meta SET value = '0xfeed' WHERE key = 'genesis'");

@@ -2,33 +2,26 @@ import type { PaymentPayload } from "@x402/core/types";
 import { createTestClient, encodeFunctionData, http, parseEventLogs, parseSignature } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, devnetChain, startDevnet } from "../../src/chain/devnet/index.ts";
+import { type Devnet, devnetChain } from "../../src/chain/devnet/index.ts";
 import { usdcAbi } from "../../src/chain/usdc.ts";
 import { type Database, openDatabase } from "../../src/common/db/index.ts";
 import { createFacilitator, type Facilitator, reasons } from "../../src/facilitator/index.ts";
-import { startMiner, walletHolding } from "../helpers/chain.ts";
+import { useDevnet, walletHolding } from "../helpers/chain.ts";
 import { DATABASE_KINDS, openTestDatabase, type TestDatabaseOptions } from "../helpers/db.ts";
 import { startRpcProxy } from "../helpers/rpc-proxy.ts";
 import { fundedAccount, sendTransfer } from "../helpers/settle.ts";
 import { newMerchant, pay, requirementsFor, usdcReader } from "../helpers/x402.ts";
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 4 });
 let usdc: ReturnType<typeof usdcReader>;
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 4, blockTime: 0 });
-  miner = startMiner(devnet);
-  usdc = usdcReader(devnet.rpc);
-});
-afterAll(async () => {
-  await miner?.stop();
-  await devnet?.stop();
+  usdc = usdcReader(chain.devnet.rpc);
 });
 
 const options = () => ({
-  rpc: devnet.rpc,
-  chain: devnetChain(devnet.rpc),
+  rpc: chain.devnet.rpc,
+  chain: devnetChain(chain.devnet.rpc),
   pollingIntervalMs: 20,
   resolveIntervalMs: 0,
 });
@@ -52,7 +45,7 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
     ({ db, options: dbOptions, close: closeDb } = await openTestDatabase(kind));
     facilitator = await createFacilitator({
       db,
-      privateKey: devnet.facilitatorAccount.privateKey,
+      privateKey: chain.devnet.facilitatorAccount.privateKey,
       ...options(),
     });
   });
@@ -62,7 +55,7 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
   });
 
   it("verifies and settles a real payment: USDC moves in a transaction from the facilitator account", async () => {
-    const [buyer] = devnet.buyers as [Devnet["buyers"][0]];
+    const [buyer] = chain.devnet.buyers as [Devnet["buyers"][0]];
     const merchant = newMerchant();
     const requirements = requirementsFor(merchant, "1500");
     const payment = await pay(buyer, requirements);
@@ -85,7 +78,7 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
 
     const receipt = await usdc.client.getTransactionReceipt({ hash: settled.transaction as `0x${string}` });
     expect(receipt.status).toBe("success");
-    expect(receipt.from).toBe(devnet.facilitatorAccount.address.toLowerCase());
+    expect(receipt.from).toBe(chain.devnet.facilitatorAccount.address.toLowerCase());
     const logs = parseEventLogs({ abi: usdcAbi, logs: receipt.logs });
     const { authorization } = payment.payload as { authorization: { nonce: string } };
     expect(logs.map((l) => [l.eventName, l.args])).toEqual([
@@ -102,11 +95,11 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
   });
 
   it("settles a payment never verified (x402's upfront flow) once, verifying it first; other content under a verified nonce is refused and sends nothing", async () => {
-    const [, buyer] = devnet.buyers as [Devnet["buyers"][0], Devnet["buyers"][0]];
+    const [, buyer] = chain.devnet.buyers as [Devnet["buyers"][0], Devnet["buyers"][0]];
     const merchant = newMerchant();
     const requirements = requirementsFor(merchant);
     const payment = await pay(buyer, requirements);
-    const nonce = await usdc.nonceOf(devnet.facilitatorAccount.address);
+    const nonce = await usdc.nonceOf(chain.devnet.facilitatorAccount.address);
 
     // Verified, then presented with other content under the same nonce: not what was verified.
     expect((await facilitator.verify(payment, requirements)).isValid).toBe(true);
@@ -118,7 +111,7 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
       errorReason: reasons.PAYMENT_NOT_VERIFIED,
       transaction: "",
     });
-    expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(nonce);
+    expect(await usdc.nonceOf(chain.devnet.facilitatorAccount.address)).toBe(nonce);
 
     // Never verified: /settle verifies it as /verify would, then settles it once.
     const upfront = await pay(buyer, requirements);
@@ -134,17 +127,17 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
 
     // The same unverified payment sent several times at once: verified and settled once, one success.
     const again = await pay(buyer, requirements);
-    const sentBefore = await usdc.nonceOf(devnet.facilitatorAccount.address);
+    const sentBefore = await usdc.nonceOf(chain.devnet.facilitatorAccount.address);
     const answers = await Promise.all(
       Array.from({ length: 4 }, () => facilitator.settle(again, requirements)),
     );
     expect(answers.filter((a) => a.success)).toHaveLength(1);
-    expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(sentBefore + 1);
+    expect(await usdc.nonceOf(chain.devnet.facilitatorAccount.address)).toBe(sentBefore + 1);
     expect(await usdc.balanceOf(merchant)).toBe(2n * BigInt(requirements.amount));
   });
 
   it("fails verification of a bad signature, which then cannot be settled either", async () => {
-    const [, , buyer] = devnet.buyers as Devnet["buyers"];
+    const [, , buyer] = chain.devnet.buyers as Devnet["buyers"];
     const requirements = requirementsFor(newMerchant());
     const payment = await pay(buyer as Devnet["buyers"][0], requirements);
     const tampered = structuredClone(payment);
@@ -166,11 +159,11 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
   });
 
   it("settles one authorization once and answers its success once: concurrent and repeated calls", async () => {
-    const [, , , buyer] = devnet.buyers as Devnet["buyers"];
+    const [, , , buyer] = chain.devnet.buyers as Devnet["buyers"];
     const merchant = newMerchant();
     const requirements = requirementsFor(merchant, "2000");
     const payment = await pay(buyer as Devnet["buyers"][0], requirements);
-    const nonce = await usdc.nonceOf(devnet.facilitatorAccount.address);
+    const nonce = await usdc.nonceOf(chain.devnet.facilitatorAccount.address);
     expect((await facilitator.verify(payment, requirements)).isValid).toBe(true);
 
     const answers = await Promise.all(
@@ -190,7 +183,7 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
         payer: buyer?.address,
       });
     }
-    expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(nonce + 1);
+    expect(await usdc.nonceOf(chain.devnet.facilitatorAccount.address)).toBe(nonce + 1);
     expect(await usdc.balanceOf(merchant)).toBe(2000n);
 
     // Later: the same refusal; and /verify no longer accepts it.
@@ -204,12 +197,12 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
       invalidReason: reasons.NONCE_ALREADY_USED,
       invalidMessage: `this authorization is already settled (transaction ${hash})`,
     });
-    expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(nonce + 1);
+    expect(await usdc.nonceOf(chain.devnet.facilitatorAccount.address)).toBe(nonce + 1);
     expect(await usdc.balanceOf(merchant)).toBe(2000n);
   });
 
   it("refuses a wrong recipient or amount, an expiring authorization and a payer without funds", async () => {
-    const [buyer] = devnet.buyers as [Devnet["buyers"][0]];
+    const [buyer] = chain.devnet.buyers as [Devnet["buyers"][0]];
     const requirements = requirementsFor(newMerchant(), "1000");
     const payment = await pay(buyer, requirements);
     const refusals: [PaymentPayload, typeof requirements, string | RegExp][] = [
@@ -248,11 +241,11 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
   });
 
   it("answers insufficient_funds at settle when the payer moved its funds away after /verify", async () => {
-    const wallet = await fundedAccount(devnet, await walletHolding(devnet, 1000n));
+    const wallet = await fundedAccount(chain.devnet, await walletHolding(chain.devnet, 1000n));
     const requirements = requirementsFor(newMerchant(), "1000");
     const payment = await pay(wallet, requirements);
     expect((await facilitator.verify(payment, requirements)).isValid).toBe(true);
-    const away = await sendTransfer(devnet, wallet, newMerchant(), 1000n);
+    const away = await sendTransfer(chain.devnet, wallet, newMerchant(), 1000n);
     // Polled, not watched: viem's block-watching wait can miss a block mined on demand.
     expect((await usdc.receipt(away)).status).toBe("success");
 
@@ -267,14 +260,14 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
   });
 
   it("of payments a wallet can afford only some of, settled at once, broadcasts only those it can pay", async () => {
-    const wallet = await walletHolding(devnet, 2000n);
+    const wallet = await walletHolding(chain.devnet, 2000n);
     const merchant = newMerchant();
     const requirements = requirementsFor(merchant, "1000");
     const payments = await Promise.all([1, 2, 3].map(() => pay(wallet, requirements)));
     // Each is covered by the balance on its own, so all three verify.
     for (const payment of payments)
       expect((await facilitator.verify(payment, requirements)).isValid).toBe(true);
-    const sent = await usdc.nonceOf(devnet.facilitatorAccount.address);
+    const sent = await usdc.nonceOf(chain.devnet.facilitatorAccount.address);
 
     const answers = await Promise.all(payments.map((payment) => facilitator.settle(payment, requirements)));
     expect(answers.filter((a) => a.success)).toHaveLength(2);
@@ -286,48 +279,53 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
         transaction: "",
       }),
     ]);
-    expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(sent + 2);
+    expect(await usdc.nonceOf(chain.devnet.facilitatorAccount.address)).toBe(sent + 2);
     expect(await usdc.balanceOf(merchant)).toBe(2000n);
     expect(await usdc.balanceOf(wallet.address)).toBe(0n);
     // Refused, not spent: the authorization settles once the wallet holds the money again.
     const refused = payments[answers.findIndex((a) => !a.success)] as PaymentPayload;
     expect(await ledger(db, refused)).toMatchObject({ state: "verified", tx_hash: null });
-    const back = await sendTransfer(devnet, devnet.buyers[0] as Devnet["buyers"][0], wallet.address, 1000n);
+    const back = await sendTransfer(
+      chain.devnet,
+      chain.devnet.buyers[0] as Devnet["buyers"][0],
+      wallet.address,
+      1000n,
+    );
     expect((await usdc.receipt(back)).status).toBe("success");
     expect(await facilitator.settle(refused, requirements)).toMatchObject({ success: true });
     expect(await usdc.balanceOf(merchant)).toBe(3000n);
   });
 
   it("settles a wallet's payments at once when its balance covers them all", async () => {
-    const wallet = await walletHolding(devnet, 3000n);
+    const wallet = await walletHolding(chain.devnet, 3000n);
     const merchant = newMerchant();
     const requirements = requirementsFor(merchant, "1000");
     const payments = await Promise.all([1, 2, 3].map(() => pay(wallet, requirements)));
     for (const payment of payments)
       expect((await facilitator.verify(payment, requirements)).isValid).toBe(true);
     // Not one after another: with no block mined, all three are broadcast and wait in the pool together.
-    miner.pause();
+    chain.miner.pause();
     let answers: Awaited<ReturnType<Facilitator["settle"]>>[];
     try {
       const settling = Promise.all(payments.map((payment) => facilitator.settle(payment, requirements)));
-      const pool = createTestClient({ mode: "anvil", transport: http(devnet.rpc) });
+      const pool = createTestClient({ mode: "anvil", transport: http(chain.devnet.rpc) });
       let pending = 0;
       for (let tries = 0; tries < 250 && pending < 3; tries++) {
         await new Promise((resolve) => setTimeout(resolve, 20));
         pending = (await pool.getTxpoolStatus()).pending;
       }
       expect(pending).toBe(3);
-      miner.resume();
+      chain.miner.resume();
       answers = await settling;
     } finally {
-      miner.resume();
+      chain.miner.resume();
     }
     expect(answers.map((a) => a.success)).toEqual([true, true, true]);
     expect(await usdc.balanceOf(merchant)).toBe(3000n);
   });
 
   it("answers concurrent verifications of one authorization alike, with one ledger row", async () => {
-    const [, buyer] = devnet.buyers as [Devnet["buyers"][0], Devnet["buyers"][0]];
+    const [, buyer] = chain.devnet.buyers as [Devnet["buyers"][0], Devnet["buyers"][0]];
     const requirements = requirementsFor(newMerchant());
     const payment = await pay(buyer, requirements);
     const tampered = structuredClone(payment);
@@ -357,15 +355,15 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
       const otherDb = await openDatabase(dbOptions);
       const other = await createFacilitator({
         db: otherDb,
-        privateKey: devnet.facilitatorAccount.privateKey,
+        privateKey: chain.devnet.facilitatorAccount.privateKey,
         ...options(),
       });
       try {
-        const [buyer] = devnet.buyers as [Devnet["buyers"][0]];
+        const [buyer] = chain.devnet.buyers as [Devnet["buyers"][0]];
         const merchant = newMerchant();
         const requirements = requirementsFor(merchant, "4000");
         const payment = await pay(buyer, requirements);
-        const nonce = await usdc.nonceOf(devnet.facilitatorAccount.address);
+        const nonce = await usdc.nonceOf(chain.devnet.facilitatorAccount.address);
         expect((await other.verify(payment, requirements)).isValid).toBe(true);
         const answers = await Promise.all(
           [facilitator, other, facilitator, other, other, facilitator].map((f) =>
@@ -377,7 +375,7 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
         expect(
           answers.filter((a) => !a.success).every((a) => a.errorReason === reasons.NONCE_ALREADY_USED),
         ).toBe(true);
-        expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(nonce + 1);
+        expect(await usdc.nonceOf(chain.devnet.facilitatorAccount.address)).toBe(nonce + 1);
         expect(await usdc.balanceOf(merchant)).toBe(4000n);
       } finally {
         await other.close();
@@ -387,9 +385,9 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
   );
 
   it("recovers when the key sent a transaction from elsewhere (a stale nonce)", async () => {
-    const [buyer] = devnet.buyers as [Devnet["buyers"][0]];
-    const signer = privateKeyToAccount(devnet.facilitatorAccount.privateKey);
-    const chain = devnetChain(devnet.rpc);
+    const [buyer] = chain.devnet.buyers as [Devnet["buyers"][0]];
+    const signer = privateKeyToAccount(chain.devnet.facilitatorAccount.privateKey);
+    const viemChain = devnetChain(chain.devnet.rpc);
     // Settle once so the submitter caches its next nonce, then use that nonce behind its back.
     const first = requirementsFor(newMerchant());
     const firstPayment = await pay(buyer, first);
@@ -398,7 +396,7 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
     expect(firstSettled, JSON.stringify(firstSettled)).toMatchObject({ success: true });
     const elsewhere = await usdc.client.sendRawTransaction({
       serializedTransaction: await signer.signTransaction({
-        chainId: chain.id,
+        chainId: viemChain.id,
         type: "eip1559",
         nonce: await usdc.nonceOf(signer.address),
         to: signer.address,
@@ -420,9 +418,9 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
   });
 
   it("refuses an authorization already used on chain, before and after verification", async () => {
-    const [buyer] = devnet.buyers as [Devnet["buyers"][0]];
-    const owner = privateKeyToAccount(devnet.owner.privateKey);
-    const chain = devnetChain(devnet.rpc);
+    const [buyer] = chain.devnet.buyers as [Devnet["buyers"][0]];
+    const owner = privateKeyToAccount(chain.devnet.owner.privateKey);
+    const viemChain = devnetChain(chain.devnet.rpc);
     /** Someone else (here the token owner) submits the buyer's signed authorization first. */
     const submitElsewhere = async (payment: PaymentPayload) => {
       const { authorization: a, signature } = payment.payload as {
@@ -432,10 +430,10 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
       const { v, r, s } = parseSignature(signature);
       const hash = await usdc.client.sendRawTransaction({
         serializedTransaction: await owner.signTransaction({
-          chainId: chain.id,
+          chainId: viemChain.id,
           type: "eip1559",
           nonce: await usdc.nonceOf(owner.address),
-          to: devnet.usdc,
+          to: chain.devnet.usdc,
           gas: 200_000n,
           maxFeePerGas: 10n ** 10n,
           maxPriorityFeePerGas: 1n,
@@ -470,13 +468,13 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
     const late = await pay(buyer, requirementsFor(newMerchant()));
     expect((await facilitator.verify(late, late.accepted)).isValid).toBe(true);
     await submitElsewhere(late);
-    const nonce = await usdc.nonceOf(devnet.facilitatorAccount.address);
+    const nonce = await usdc.nonceOf(chain.devnet.facilitatorAccount.address);
     expect(await facilitator.settle(late, late.accepted)).toMatchObject({
       success: false,
       errorReason: reasons.NONCE_ALREADY_USED,
       transaction: "",
     });
-    expect(await usdc.nonceOf(devnet.facilitatorAccount.address)).toBe(nonce);
+    expect(await usdc.nonceOf(chain.devnet.facilitatorAccount.address)).toBe(nonce);
     expect(await ledger(db, late)).toMatchObject({ state: "verified", tx_hash: null });
   });
 });
@@ -492,27 +490,27 @@ describe("a confirmation that does not come in time", () => {
     ({ db, close: closeDb } = await openTestDatabase(DATABASE_KINDS.at(-1) ?? "pglite"));
     // Its own signer, so its nonces never meet the other facilitators' on this chain.
     const test = createTestClient({
-      chain: devnetChain(devnet.rpc),
+      chain: devnetChain(chain.devnet.rpc),
       mode: "anvil",
-      transport: http(devnet.rpc),
+      transport: http(chain.devnet.rpc),
     });
     await test.setBalance({ address: signer, value: 10n ** 18n });
     facilitator = await createFacilitator({ db, privateKey: key, ...options(), confirmationTimeoutMs: 300 });
   });
   afterAll(async () => {
-    miner.resume();
+    chain.miner.resume();
     await facilitator?.close();
     await closeDb?.();
   });
 
   it("is pending with its hash, then resolved by looking at the chain, never by sending again", async () => {
-    const [buyer] = devnet.buyers as [Devnet["buyers"][0]];
+    const [buyer] = chain.devnet.buyers as [Devnet["buyers"][0]];
     const merchant = newMerchant();
     const requirements = requirementsFor(merchant, "777");
     const payment = await pay(buyer, requirements);
     expect((await facilitator.verify(payment, requirements)).isValid).toBe(true);
 
-    miner.pause();
+    chain.miner.pause();
     const first = await facilitator.settle(payment, requirements);
     expect(first).toMatchObject({
       success: false,
@@ -531,10 +529,10 @@ describe("a confirmation that does not come in time", () => {
     // Asked again while it is still unmined: the same hash, nothing new in the pool.
     const again = await facilitator.settle(payment, requirements);
     expect(again).toMatchObject({ errorReason: reasons.SETTLEMENT_PENDING, transaction: first.transaction });
-    expect(await miner.pending()).toBe(1);
+    expect(await chain.miner.pending()).toBe(1);
     expect(await facilitator.resolvePending()).toEqual({ checked: 1, resolved: 0 });
 
-    await devnet.mine(1);
+    await chain.devnet.mine(1);
     expect(await facilitator.resolvePending()).toEqual({ checked: 1, resolved: 1 });
     expect(await ledger(db, payment)).toMatchObject({ state: "settled", tx_hash: first.transaction });
     // The background resolution did not answer anyone: the retry that comes next gets the success, once.
@@ -554,19 +552,19 @@ describe("a confirmation that does not come in time", () => {
 describe("the chain reads of a verification", () => {
   it("reads the payer's code once and simulates once, and settles with one code read", async () => {
     const calls: { method: string; params: unknown[] }[] = [];
-    const proxy = await startRpcProxy(devnet.rpc, ({ body }) => {
+    const proxy = await startRpcProxy(chain.devnet.rpc, ({ body }) => {
       for (const call of Array.isArray(body) ? body : [body]) calls.push(call);
       return { kind: "forward" };
     });
     const { db, close } = await openTestDatabase(DATABASE_KINDS.at(-1) ?? "pglite");
     const facilitator = await createFacilitator({
       db,
-      privateKey: devnet.facilitatorAccount.privateKey,
+      privateKey: chain.devnet.facilitatorAccount.privateKey,
       ...options(),
       rpc: proxy.url,
     });
     try {
-      const [buyer] = devnet.buyers as [Devnet["buyers"][0]];
+      const [buyer] = chain.devnet.buyers as [Devnet["buyers"][0]];
       const requirements = requirementsFor(newMerchant());
       const payment = await pay(buyer, requirements);
       const payerCode = () =>

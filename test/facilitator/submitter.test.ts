@@ -1,7 +1,7 @@
 import { createPublicClient, createWalletClient, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, devnetChain, startDevnet } from "../../src/chain/devnet/index.ts";
+import { afterEach, describe, expect, it } from "vitest";
+import { devnetChain } from "../../src/chain/devnet/index.ts";
 import { pollReceipt } from "../../src/chain/receipt.ts";
 import { rpcTransport } from "../../src/chain/rpc-transport.ts";
 import {
@@ -10,20 +10,11 @@ import {
   type SubmitRequest,
   type SubmitterOptions,
 } from "../../src/facilitator/submitter.ts";
-import { startMiner } from "../helpers/chain.ts";
+import { useDevnet } from "../helpers/chain.ts";
 import { type ProxyAction, type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.ts";
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 1 });
 
-beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
-  miner = startMiner(devnet);
-});
-afterAll(async () => {
-  await miner?.stop();
-  await devnet?.stop();
-});
 /** The proxies of the test that just ran. */
 const proxies: RpcProxy[] = [];
 afterEach(async () => {
@@ -41,7 +32,7 @@ const request: SubmitRequest = { to: "0x000000000000000000000000000000000000dEaD
 async function counted(options: SubmitterOptions) {
   const calls = new Map<string, number>();
   let refuseNext = false;
-  const proxy: RpcProxy = await startRpcProxy(devnet.rpc, ({ body }): ProxyAction => {
+  const proxy: RpcProxy = await startRpcProxy(chain.devnet.rpc, ({ body }): ProxyAction => {
     for (const call of Array.isArray(body) ? body : [body]) {
       calls.set(call.method, (calls.get(call.method) ?? 0) + 1);
       if (call.method === "eth_sendRawTransaction" && refuseNext) {
@@ -52,13 +43,13 @@ async function counted(options: SubmitterOptions) {
     return { kind: "forward" };
   });
   proxies.push(proxy);
-  const chain = devnetChain(proxy.url);
+  const viemChain = devnetChain(proxy.url);
   const transport = rpcTransport(proxy.url);
-  const client = createPublicClient({ chain, transport });
+  const client = createPublicClient({ chain: viemChain, transport });
   const wallet = createWalletClient({
-    chain,
+    chain: viemChain,
     transport,
-    account: privateKeyToAccount(devnet.facilitatorAccount.privateKey),
+    account: privateKeyToAccount(chain.devnet.facilitatorAccount.privateKey),
   });
   const submitter = createSubmitter(wallet, client, options);
   return {

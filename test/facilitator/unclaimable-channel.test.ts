@@ -17,11 +17,11 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BASE_USDC, X402_BATCH_SETTLEMENT_ADDRESS as ESCROW } from "../../src/chain/base.ts";
 import { batchSettlementAbi } from "../../src/chain/batch-settlement.ts";
-import { type Devnet, type DevnetAccount, startDevnet } from "../../src/chain/devnet/index.ts";
+import type { DevnetAccount } from "../../src/chain/devnet/index.ts";
 import type { Database } from "../../src/common/db/index.ts";
 import { addKey } from "../../src/facilitator/access/index.ts";
 import { type Facilitator, reasons } from "../../src/facilitator/index.ts";
-import { startMiner } from "../helpers/chain.ts";
+import { useDevnet } from "../helpers/chain.ts";
 import { openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
 import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
@@ -32,22 +32,15 @@ const DELAY = 900;
 const NOBODY = "0x0000000000000000000000000000000000000001";
 const DEPOSIT = 1_000_000n;
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 2 });
 let usdc: ReturnType<typeof usdcReader>;
 let salt = 0;
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 2, blockTime: 0 });
-  miner = startMiner(devnet);
-  usdc = usdcReader(devnet.rpc);
+  usdc = usdcReader(chain.devnet.rpc);
 }, 60_000);
-afterAll(async () => {
-  await miner?.stop();
-  await devnet?.stop();
-});
 
-const buyer = (i: number) => devnet.buyers[i] as DevnetAccount;
+const buyer = (i: number) => chain.devnet.buyers[i] as DevnetAccount;
 
 /** A deposit the buyer signs, as a payer who chose the channel's receiverAuthorizer would send it. */
 async function depositInto(payer: DevnetAccount, receiver: `0x${string}`, authorizer: string) {
@@ -110,7 +103,7 @@ const balanceInEscrow = async (channelId: `0x${string}`) =>
 /** What would move if anything were sent: the facilitator's nonce, the chain's height, the payer's USDC. */
 async function chainState(payer: `0x${string}`) {
   const [nonce, height, balance] = await Promise.all([
-    usdc.nonceOf(devnet.facilitatorAccount.address),
+    usdc.nonceOf(chain.devnet.facilitatorAccount.address),
     usdc.client.getBlockNumber(),
     usdc.balanceOf(payer),
   ]);
@@ -150,7 +143,7 @@ describe("a deposit into a channel nobody can claim", () => {
   it("is refused by an open facilitator without a key, in process too, and nothing is mined", async () => {
     const authorizer = privateKeyToAccount(buyer(1).privateKey).address;
     const registered = newMerchant();
-    const facilitator = await devnetFacilitator(devnet, db, {
+    const facilitator = await devnetFacilitator(chain.devnet, db, {
       channelAuthorizers: { [registered]: [authorizer] },
     });
     try {
@@ -170,8 +163,8 @@ describe("a deposit into a channel nobody can claim", () => {
         invalidReason: reasons.UNCLAIMABLE_CHANNEL,
       });
       // A facilitator that does not offer the role signs no claims: a channel naming it is nobody's either.
-      const noRole = await devnetFacilitator(devnet, db, { receiverAuthorizer: false });
-      const named = await depositInto(buyer(0), receiver, devnet.facilitatorAccount.address);
+      const noRole = await devnetFacilitator(chain.devnet, db, { receiverAuthorizer: false });
+      const named = await depositInto(buyer(0), receiver, chain.devnet.facilitatorAccount.address);
       expect((await post(noRole, "/settle", named)).body).toMatchObject({
         errorReason: reasons.UNCLAIMABLE_CHANNEL,
       });
@@ -203,7 +196,7 @@ describe("a deposit into a channel nobody can claim", () => {
   });
 
   it("is refused by a closed facilitator whatever key is sent, nothing mined and nothing charged", async () => {
-    const facilitator = await devnetFacilitator(devnet, db, { access: { open: false } });
+    const facilitator = await devnetFacilitator(chain.devnet, db, { access: { open: false } });
     try {
       const receiver = newMerchant();
       const payer = buyer(1).address;

@@ -6,27 +6,20 @@
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, type DevnetAccount, startDevnet } from "../../src/chain/devnet/index.ts";
+import type { DevnetAccount } from "../../src/chain/devnet/index.ts";
 import type { Database } from "../../src/common/db/index.ts";
 import { type Facilitator, reasons } from "../../src/facilitator/index.ts";
 import { authorizationUsed } from "../../src/facilitator/outcome.ts";
-import { permit2WalletHolding, startMiner } from "../helpers/chain.ts";
+import { permit2WalletHolding, useDevnet } from "../helpers/chain.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
 import { newMerchant, payUpto, uptoRequirementsFor, usdcReader } from "../helpers/x402.ts";
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 3 });
 let usdc: ReturnType<typeof usdcReader>;
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 3, blockTime: 0 });
-  miner = startMiner(devnet);
-  usdc = usdcReader(devnet.rpc);
-});
-afterAll(async () => {
-  await miner?.stop();
-  await devnet?.stop();
+  usdc = usdcReader(chain.devnet.rpc);
 });
 
 const MAX = "1000000"; // 1 USDC
@@ -43,7 +36,7 @@ function permit2Of(payment: PaymentPayload) {
   ).permit2Authorization;
   return {
     method: "permit2" as const,
-    asset: devnet.usdc,
+    asset: chain.devnet.usdc,
     payer: from,
     nonce: `0x${BigInt(nonce).toString(16).padStart(64, "0")}` as const,
   };
@@ -64,7 +57,7 @@ describe.each(DATABASE_KINDS)("facilitator, upto scheme (ledger on %s)", (kind) 
   let facilitator: Facilitator;
   beforeAll(async () => {
     ({ db, close: closeDb } = await openTestDatabase(kind));
-    facilitator = await devnetFacilitator(devnet, db);
+    facilitator = await devnetFacilitator(chain.devnet, db);
   });
   afterAll(async () => {
     await facilitator?.close();
@@ -75,7 +68,7 @@ describe.each(DATABASE_KINDS)("facilitator, upto scheme (ledger on %s)", (kind) 
     uptoRequirementsFor(merchant, max, facilitator.address);
 
   it("verifies the signed maximum and settles the metered amount: the buyer pays exactly that", async () => {
-    const buyer = devnet.buyers[0] as DevnetAccount;
+    const buyer = chain.devnet.buyers[0] as DevnetAccount;
     const merchant = newMerchant();
     const requirements = requirementsFor(merchant);
     const payment = await payUpto(buyer, requirements);
@@ -113,7 +106,7 @@ describe.each(DATABASE_KINDS)("facilitator, upto scheme (ledger on %s)", (kind) 
   });
 
   it("settles one payment sent eight times at once exactly once", async () => {
-    const buyer = devnet.buyers[1] as DevnetAccount;
+    const buyer = chain.devnet.buyers[1] as DevnetAccount;
     const merchant = newMerchant();
     const requirements = requirementsFor(merchant);
     const payment = await payUpto(buyer, requirements);
@@ -133,7 +126,7 @@ describe.each(DATABASE_KINDS)("facilitator, upto scheme (ledger on %s)", (kind) 
   });
 
   it("settles nothing for a metered 0, and spends the payment all the same", async () => {
-    const buyer = devnet.buyers[2] as DevnetAccount;
+    const buyer = chain.devnet.buyers[2] as DevnetAccount;
     const merchant = newMerchant();
     const requirements = requirementsFor(merchant);
     const payment = await payUpto(buyer, requirements);
@@ -156,7 +149,7 @@ describe.each(DATABASE_KINDS)("facilitator, upto scheme (ledger on %s)", (kind) 
   });
 
   it("refuses more than the maximum and leaves the payment usable for what it allows", async () => {
-    const buyer = devnet.buyers[0] as DevnetAccount;
+    const buyer = chain.devnet.buyers[0] as DevnetAccount;
     const merchant = newMerchant();
     const requirements = requirementsFor(merchant, "200000");
     const payment = await payUpto(buyer, requirements);
@@ -175,7 +168,7 @@ describe.each(DATABASE_KINDS)("facilitator, upto scheme (ledger on %s)", (kind) 
   });
 
   it("refuses a payment signed for another facilitator, at /settle too, where it is verified first", async () => {
-    const buyer = devnet.buyers[1] as DevnetAccount;
+    const buyer = chain.devnet.buyers[1] as DevnetAccount;
     const elsewhere = privateKeyToAccount(generatePrivateKey()).address;
     const requirements = uptoRequirementsFor(newMerchant(), MAX, elsewhere);
     const payment = await payUpto(buyer, requirements);
@@ -189,7 +182,7 @@ describe.each(DATABASE_KINDS)("facilitator, upto scheme (ledger on %s)", (kind) 
   });
 
   it("of two calls a wallet can pay only one of, settled at once, settles one and refuses the other", async () => {
-    const wallet = await permit2WalletHolding(devnet, 600_000n);
+    const wallet = await permit2WalletHolding(chain.devnet, 600_000n);
     const merchant = newMerchant();
     // Each call may cost up to 0.6 USDC; the wallet holds 0.6 in all.
     const requirements = requirementsFor(merchant, "600000");

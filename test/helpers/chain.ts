@@ -1,8 +1,15 @@
 import nodeHttp from "node:http";
 import { createPublicClient, createTestClient, createWalletClient, http } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll } from "vitest";
 import { PERMIT2_ADDRESS } from "../../src/chain/base.ts";
-import { type Devnet, type DevnetAccount, devnetChain } from "../../src/chain/devnet/index.ts";
+import {
+  type Devnet,
+  type DevnetAccount,
+  type DevnetOptions,
+  devnetChain,
+  startDevnet,
+} from "../../src/chain/devnet/index.ts";
 import { pollReceipt } from "../../src/chain/receipt.ts";
 import { usdcAbi } from "../../src/chain/usdc.ts";
 import { rpc, sendTransfer } from "./settle.ts";
@@ -57,6 +64,52 @@ export function startMiner(devnet: Devnet, intervalMs = 20, clock: "devnet" | "w
     /** Transactions waiting in the pool. */
     async pending(): Promise<number> {
       return (await test.getTxpoolStatus()).pending;
+    },
+  };
+}
+
+export type Miner = ReturnType<typeof startMiner>;
+
+/** The chain a test file shares (`useDevnet`): read its fields inside hooks and tests, once it has started. */
+export interface SharedDevnet {
+  readonly devnet: Devnet;
+  readonly miner: Miner;
+}
+
+/**
+ * The one devnet fixture of the suite: anvil started once before a file's tests (`beforeAll`) with a miner
+ * (a block whenever a transaction waits), shared by the file's tests, both stopped after them. anvil mines
+ * on demand (`blockTime: 0` unless asked otherwise) and never automines: with several senders automine
+ * stalls. Its hooks are registered where it is called, so a file's own `beforeAll` written after it sees the
+ * chain, and its own `afterAll` (facilitators, hosts) runs before the chain stops. The port is anvil's choice.
+ *
+ * Tests that share it must not read what another moves: each its own buyer, or balances as differences.
+ *
+ * @example
+ * const chain = useDevnet({ buyers: 2 });
+ * it("pays", async () => { const [buyer] = chain.devnet.buyers; ... });
+ */
+export function useDevnet(options: Omit<DevnetOptions, "port"> = {}): SharedDevnet {
+  let devnet: Devnet | undefined;
+  let miner: Miner | undefined;
+  beforeAll(async () => {
+    devnet = await startDevnet({ port: 0, blockTime: 0, ...options });
+    miner = startMiner(devnet);
+  }, 60_000);
+  afterAll(async () => {
+    await miner?.stop();
+    await devnet?.stop();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error("the file's devnet is read before its beforeAll ran");
+    return value;
+  };
+  return {
+    get devnet() {
+      return started(devnet);
+    },
+    get miner() {
+      return started(miner);
     },
   };
 }

@@ -9,12 +9,12 @@
 import { computeChannelId } from "@x402/evm/batch-settlement/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { type Devnet, type DevnetAccount, devnetChain, startDevnet } from "../../src/chain/devnet/index.ts";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { type DevnetAccount, devnetChain } from "../../src/chain/devnet/index.ts";
 import { Lifecycle } from "../../src/common/lifecycle.ts";
 import { loadConfig } from "../../src/services/config.ts";
 import { startServices } from "../../src/services/start.ts";
-import { startMiner } from "../helpers/chain.ts";
+import { useDevnet } from "../helpers/chain.ts";
 import { escrowOf, requiredBy } from "../helpers/channel-shop.ts";
 import { isolatedDatabaseOptions } from "../helpers/db.ts";
 import { channelClient, channelPayer } from "../helpers/stock-facilitator.ts";
@@ -22,17 +22,7 @@ import { NETWORK, newMerchant } from "../helpers/x402.ts";
 
 const DEPOSIT = 50_000n;
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
-
-beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
-  miner = startMiner(devnet);
-}, 60_000);
-afterAll(async () => {
-  await miner?.stop();
-  await devnet?.stop();
-});
+const chain = useDevnet({ buyers: 1 });
 
 describe("a merchant with its own channel authorizer, beside the facilitator", () => {
   it("has deposits into its channels relayed, and its calls served", async () => {
@@ -58,9 +48,9 @@ describe("a merchant with its own channel authorizer, beside the facilitator", (
       lifecycle,
       merchants: ["utility"],
       facilitator: {
-        rpc: devnet.rpc,
-        chain: devnetChain(devnet.rpc),
-        privateKey: devnet.facilitatorAccount.privateKey,
+        rpc: chain.devnet.rpc,
+        chain: devnetChain(chain.devnet.rpc),
+        privateKey: chain.devnet.facilitatorAccount.privateKey,
         onNewChain: "reset",
         pollingIntervalMs: 20,
       },
@@ -69,12 +59,15 @@ describe("a merchant with its own channel authorizer, beside the facilitator", (
     const offer = (await requiredBy(url)).accepts.find((a) => a.scheme === "batch-settlement");
     expect(offer?.extra).toMatchObject({ receiverAuthorizer: authorizer });
 
-    const client = channelClient(devnet, devnet.buyers[0] as DevnetAccount, { salt: 65n, deposit: DEPOSIT });
+    const client = channelClient(chain.devnet, chain.devnet.buyers[0] as DevnetAccount, {
+      salt: 65n,
+      deposit: DEPOSIT,
+    });
     const answer = await wrapFetchWithPayment(fetch, channelPayer(client))(url);
     expect(answer.status, answer.headers.get("payment-required") ?? "").toBe(200);
     const channel = client.buildChannelConfig(offer as NonNullable<typeof offer>);
     expect(channel.receiverAuthorizer).toBe(authorizer);
-    expect(await escrowOf(devnet, computeChannelId(channel, NETWORK))).toEqual({
+    expect(await escrowOf(chain.devnet, computeChannelId(channel, NETWORK))).toEqual({
       balance: DEPOSIT,
       totalClaimed: 0n,
     });

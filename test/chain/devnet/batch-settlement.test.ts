@@ -49,7 +49,7 @@ import {
   type Transport,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   BASE_CHAIN_ID,
   ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
@@ -58,13 +58,13 @@ import {
   X402_EXACT_PROXY_ADDRESS,
 } from "../../../src/chain/base.ts";
 import { batchSettlementAbi } from "../../../src/chain/batch-settlement.ts";
-import { type Devnet, devnetChain, startDevnet } from "../../../src/chain/devnet/index.ts";
+import { devnetChain } from "../../../src/chain/devnet/index.ts";
 import { erc3009DepositCollectorAbi } from "../../../src/chain/erc3009-deposit-collector.ts";
 import { exactProxyAbi } from "../../../src/chain/exact-proxy.ts";
 import { permit2DepositCollectorAbi } from "../../../src/chain/permit2-deposit-collector.ts";
 import { pollReceipt } from "../../../src/chain/receipt.ts";
 import { USDC_EIP712_NAME, USDC_EIP712_VERSION, usdcAbi } from "../../../src/chain/usdc.ts";
-import { startMiner } from "../../helpers/chain.ts";
+import { useDevnet } from "../../helpers/chain.ts";
 
 const NETWORK = "eip155:8453";
 const DELAY = 900; // MIN_WITHDRAW_DELAY
@@ -74,8 +74,7 @@ const STRANGER = privateKeyToAccount(generatePrivateKey());
 /** Everything a receipt of these tests can hold, to decode its logs by name. */
 const LOGS_ABI = [...usdcAbi, ...batchSettlementAbi] as const;
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 3 });
 let client: PublicClient<Transport, Chain>;
 let facilitatorWallet: ReturnType<typeof walletOf>;
 let receiverWallet: ReturnType<typeof walletOf>;
@@ -84,29 +83,27 @@ let facilitatorSigner: ReturnType<typeof toFacilitatorEvmSigner>;
 function walletOf(privateKey: Hex) {
   return createWalletClient({
     account: privateKeyToAccount(privateKey),
-    chain: devnetChain(devnet.rpc),
-    transport: http(devnet.rpc),
+    chain: devnetChain(chain.devnet.rpc),
+    transport: http(chain.devnet.rpc),
     pollingInterval: 20,
   }).extend(publicActions);
 }
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, blockTime: 0, buyers: 3 });
-  miner = startMiner(devnet);
   client = createPublicClient({
-    chain: devnetChain(devnet.rpc),
-    transport: http(devnet.rpc),
+    chain: devnetChain(chain.devnet.rpc),
+    transport: http(chain.devnet.rpc),
     pollingInterval: 20,
   });
   const receiverKey = generatePrivateKey();
   const test = createTestClient({
-    chain: devnetChain(devnet.rpc),
+    chain: devnetChain(chain.devnet.rpc),
     mode: "anvil",
-    transport: http(devnet.rpc),
+    transport: http(chain.devnet.rpc),
   });
   await test.setBalance({ address: privateKeyToAccount(receiverKey).address, value: parseEther("1") });
   receiverWallet = walletOf(receiverKey);
-  facilitatorWallet = walletOf(devnet.facilitatorAccount.privateKey);
+  facilitatorWallet = walletOf(chain.devnet.facilitatorAccount.privateKey);
   const w = facilitatorWallet;
   facilitatorSigner = toFacilitatorEvmSigner({
     address: w.account.address,
@@ -118,11 +115,6 @@ beforeAll(async () => {
     getCode: (args) => w.getCode(args),
   });
 }, 60_000);
-
-afterAll(async () => {
-  await miner?.stop();
-  await devnet?.stop();
-});
 
 async function receiptOf(hash: Hex): Promise<TransactionReceipt> {
   const receipt = await pollReceipt(client, hash, 20_000, 20);
@@ -165,7 +157,12 @@ function eventsOf(receipt: TransactionReceipt) {
 }
 
 const usdcOf = (account: Address) =>
-  client.readContract({ address: devnet.usdc, abi: usdcAbi, functionName: "balanceOf", args: [account] });
+  client.readContract({
+    address: chain.devnet.usdc,
+    abi: usdcAbi,
+    functionName: "balanceOf",
+    args: [account],
+  });
 const channelOf = (channelId: Hex) =>
   client.readContract({
     address: ESCROW,
@@ -175,7 +172,7 @@ const channelOf = (channelId: Hex) =>
   });
 
 function buyer(index: number) {
-  const b = devnet.buyers[index];
+  const b = chain.devnet.buyers[index];
   if (!b) throw new Error(`the devnet has no buyer ${index}`);
   return privateKeyToAccount(b.privateKey);
 }
@@ -184,14 +181,14 @@ function batchRequirements(extra: Record<string, unknown> = {}): PaymentRequirem
   return {
     scheme: "batch-settlement",
     network: NETWORK,
-    asset: devnet.usdc,
+    asset: chain.devnet.usdc,
     amount: "100000",
     payTo: receiverWallet.account.address,
     maxTimeoutSeconds: 300,
     extra: {
       name: USDC_EIP712_NAME,
       version: USDC_EIP712_VERSION,
-      receiverAuthorizer: devnet.facilitatorAccount.address,
+      receiverAuthorizer: chain.devnet.facilitatorAccount.address,
       withdrawDelay: DELAY,
       ...extra,
     },
@@ -205,8 +202,8 @@ function configA() {
     payer,
     payerAuthorizer: payer,
     receiver: receiverWallet.account.address,
-    receiverAuthorizer: devnet.facilitatorAccount.address,
-    token: devnet.usdc,
+    receiverAuthorizer: chain.devnet.facilitatorAccount.address,
+    token: chain.devnet.usdc,
     withdrawDelay: DELAY,
     salt: pad("0xa", { size: 32 }),
   };
@@ -292,22 +289,27 @@ describe("x402 batch-settlement and exact-Permit2 on the devnet, stock SDK", () 
       encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [channelId, BigInt(salt)]),
     );
     expect(eventsOf(receipt)).toEqual([
-      ["AuthorizationUsed", devnet.usdc.toLowerCase(), { authorizer: payer.address, nonce }],
+      ["AuthorizationUsed", chain.devnet.usdc.toLowerCase(), { authorizer: payer.address, nonce }],
       [
         "Transfer",
-        devnet.usdc.toLowerCase(),
+        chain.devnet.usdc.toLowerCase(),
         { from: payer.address, to: ERC3009_DEPOSIT_COLLECTOR_ADDRESS, value: DEPOSIT_A },
       ],
       [
         "Transfer",
-        devnet.usdc.toLowerCase(),
+        chain.devnet.usdc.toLowerCase(),
         { from: ERC3009_DEPOSIT_COLLECTOR_ADDRESS, to: ESCROW, value: DEPOSIT_A },
       ],
       ["ChannelCreated", ESCROW.toLowerCase(), { channelId, config }],
       [
         "Deposited",
         ESCROW.toLowerCase(),
-        { channelId, sender: devnet.facilitatorAccount.address, amount: DEPOSIT_A, newBalance: DEPOSIT_A },
+        {
+          channelId,
+          sender: chain.devnet.facilitatorAccount.address,
+          amount: DEPOSIT_A,
+          newBalance: DEPOSIT_A,
+        },
       ],
     ]);
     expect(await usdcOf(payer.address)).toBe(before - DEPOSIT_A);
@@ -341,7 +343,7 @@ describe("x402 batch-settlement and exact-Permit2 on the devnet, stock SDK", () 
         address: ESCROW,
         abi: batchSettlementAbi,
         functionName: "receivers",
-        args: [config.receiver, devnet.usdc],
+        args: [config.receiver, chain.devnet.usdc],
       }),
     ).toEqual([CLAIM_A, 0n]);
   });
@@ -420,7 +422,7 @@ describe("x402 batch-settlement and exact-Permit2 on the devnet, stock SDK", () 
           address,
           abi,
           functionName: "collect",
-          args: [payer, devnet.usdc, 1n, channelId, "0x"],
+          args: [payer, chain.devnet.usdc, 1n, channelId, "0x"],
         }),
       ).toBe("OnlyX402BatchSettlement");
     }
@@ -436,14 +438,19 @@ describe("x402 batch-settlement and exact-Permit2 on the devnet, stock SDK", () 
     const settled = await send(facilitatorWallet, {
       address: ESCROW,
       functionName: "settle",
-      args: [receiver, devnet.usdc],
+      args: [receiver, chain.devnet.usdc],
     });
     expect(eventsOf(settled)).toEqual([
-      ["Transfer", devnet.usdc.toLowerCase(), { from: ESCROW, to: receiver, value: CLAIM_A }],
+      ["Transfer", chain.devnet.usdc.toLowerCase(), { from: ESCROW, to: receiver, value: CLAIM_A }],
       [
         "Settled",
         ESCROW.toLowerCase(),
-        { receiver, token: devnet.usdc, sender: devnet.facilitatorAccount.address, amount: CLAIM_A },
+        {
+          receiver,
+          token: chain.devnet.usdc,
+          sender: chain.devnet.facilitatorAccount.address,
+          amount: CLAIM_A,
+        },
       ],
     ]);
     expect(await usdcOf(receiver)).toBe(receiverBefore + CLAIM_A);
@@ -455,7 +462,7 @@ describe("x402 batch-settlement and exact-Permit2 on the devnet, stock SDK", () 
     });
     expect(eventsOf(refunded)).toEqual([
       ["Refunded", ESCROW.toLowerCase(), { channelId, sender: receiver, amount: 1_000_000n }],
-      ["Transfer", devnet.usdc.toLowerCase(), { from: ESCROW, to: config.payer, value: 1_000_000n }],
+      ["Transfer", chain.devnet.usdc.toLowerCase(), { from: ESCROW, to: config.payer, value: 1_000_000n }],
     ]);
 
     // A relayed refund, signed by the receiver's authorizer for the nonce the direct refund moved to.
@@ -465,7 +472,7 @@ describe("x402 batch-settlement and exact-Permit2 on the devnet, stock SDK", () 
       primaryType: "Refund",
       message: { channelId, nonce: 1n, amount: 500_000n },
     });
-    const relayed = await send(walletOf(devnet.buyers[2]?.privateKey as Hex), {
+    const relayed = await send(walletOf(chain.devnet.buyers[2]?.privateKey as Hex), {
       address: ESCROW,
       functionName: "refundWithSignature",
       args: [config, 500_000n, 1n, signature],
@@ -520,7 +527,7 @@ describe("x402 batch-settlement and exact-Permit2 on the devnet, stock SDK", () 
     const requirements: PaymentRequirements = {
       scheme: "exact",
       network: NETWORK,
-      asset: devnet.usdc,
+      asset: chain.devnet.usdc,
       amount: "250000",
       payTo: MERCHANT,
       maxTimeoutSeconds: 300,
@@ -550,7 +557,7 @@ describe("x402 batch-settlement and exact-Permit2 on the devnet, stock SDK", () 
   });
 
   it("returns the rest to the payer by a withdrawal, only after the channel's delay", async () => {
-    const payer = walletOf(devnet.buyers[0]?.privateKey as Hex);
+    const payer = walletOf(chain.devnet.buyers[0]?.privateKey as Hex);
     const config = configA();
     const channelId = computeChannelId(config, BASE_CHAIN_ID);
     const rest = DEPOSIT_A - 1_500_000n - CLAIM_A;
@@ -578,16 +585,16 @@ describe("x402 batch-settlement and exact-Permit2 on the devnet, stock SDK", () 
 
     // anvil ignores evm_increaseTime while the devnet's 2 s block interval is set; an exact timestamp wins.
     const test = createTestClient({
-      chain: devnetChain(devnet.rpc),
+      chain: devnetChain(chain.devnet.rpc),
       mode: "anvil",
-      transport: http(devnet.rpc),
+      transport: http(chain.devnet.rpc),
     });
     await test.setNextBlockTimestamp({ timestamp: timestamp + BigInt(DELAY) });
-    await devnet.mine(1);
+    await chain.devnet.mine(1);
     const finalized = await send(payer, finalize);
     expect(eventsOf(finalized)).toEqual([
       ["WithdrawFinalized", ESCROW.toLowerCase(), { channelId, sender: config.payer, amount: rest }],
-      ["Transfer", devnet.usdc.toLowerCase(), { from: ESCROW, to: config.payer, value: rest }],
+      ["Transfer", chain.devnet.usdc.toLowerCase(), { from: ESCROW, to: config.payer, value: rest }],
     ]);
     expect(await usdcOf(config.payer)).toBe(before + rest);
     // What was claimed stays, as the channel's whole balance.

@@ -26,22 +26,21 @@ import {
   toHex,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { USDC_UNIT, X402_UPTO_PROXY_ADDRESS } from "../../../src/chain/base.ts";
-import { type Devnet, devnetChain, startDevnet } from "../../../src/chain/devnet/index.ts";
+import { devnetChain } from "../../../src/chain/devnet/index.ts";
 import { permit2Abi } from "../../../src/chain/permit2.ts";
 import { pollReceipt } from "../../../src/chain/receipt.ts";
 import { uptoProxyAbi } from "../../../src/chain/upto-proxy.ts";
 import { usdcAbi } from "../../../src/chain/usdc.ts";
 import { authorizationUsed } from "../../../src/facilitator/outcome.ts";
-import { startMiner } from "../../helpers/chain.ts";
+import { useDevnet } from "../../helpers/chain.ts";
 
 const NETWORK = "eip155:8453";
 const MAX = USDC_UNIT; // 1.000000 USDC signed for
 const MERCHANT = privateKeyToAccount(generatePrivateKey()).address;
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 3 });
 let client: PublicClient<Transport, Chain>;
 let facilitatorWallet: ReturnType<typeof walletOf>;
 let facilitator: UptoFacilitator;
@@ -49,21 +48,19 @@ let facilitator: UptoFacilitator;
 function walletOf(privateKey: Hex) {
   return createWalletClient({
     account: privateKeyToAccount(privateKey),
-    chain: devnetChain(devnet.rpc),
-    transport: http(devnet.rpc),
+    chain: devnetChain(chain.devnet.rpc),
+    transport: http(chain.devnet.rpc),
     pollingInterval: 20,
   }).extend(publicActions);
 }
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, blockTime: 0, buyers: 3 });
-  miner = startMiner(devnet);
   client = createPublicClient({
-    chain: devnetChain(devnet.rpc),
-    transport: http(devnet.rpc),
+    chain: devnetChain(chain.devnet.rpc),
+    transport: http(chain.devnet.rpc),
     pollingInterval: 20,
   });
-  facilitatorWallet = walletOf(devnet.facilitatorAccount.privateKey);
+  facilitatorWallet = walletOf(chain.devnet.facilitatorAccount.privateKey);
   const w = facilitatorWallet;
   // The SDK's own adapter over a viem wallet client: reads and `eth_call`s go out from the facilitator's address.
   const signer = toFacilitatorEvmSigner({
@@ -78,11 +75,6 @@ beforeAll(async () => {
   facilitator = new UptoFacilitator(signer);
 }, 60_000);
 
-afterAll(async () => {
-  await miner?.stop();
-  await devnet?.stop();
-});
-
 async function receiptOf(hash: Hex) {
   const receipt = await pollReceipt(client, hash, 20_000, 20);
   if (!receipt) throw new Error(`no receipt for ${hash} in 20 s`);
@@ -90,7 +82,7 @@ async function receiptOf(hash: Hex) {
 }
 
 function buyerAt(index: number) {
-  const buyer = devnet.buyers[index];
+  const buyer = chain.devnet.buyers[index];
   if (!buyer) throw new Error(`the devnet has no buyer ${index}`);
   return buyer;
 }
@@ -99,7 +91,7 @@ function requirements(amount: bigint): PaymentRequirements {
   return {
     scheme: "upto",
     network: NETWORK,
-    asset: devnet.usdc,
+    asset: chain.devnet.usdc,
     amount: amount.toString(),
     payTo: MERCHANT,
     maxTimeoutSeconds: 300,
@@ -115,14 +107,19 @@ async function pay(privateKey: Hex): Promise<PaymentPayload> {
 }
 
 const usdcOf = (account: Address) =>
-  client.readContract({ address: devnet.usdc, abi: usdcAbi, functionName: "balanceOf", args: [account] });
+  client.readContract({
+    address: chain.devnet.usdc,
+    abi: usdcAbi,
+    functionName: "balanceOf",
+    args: [account],
+  });
 
 /** Whether Permit2 has spent this payment's nonce (the bit in the buyer's unordered nonce bitmap). */
 function nonceSpent(payload: PaymentPayload): Promise<boolean> {
   const auth = (payload.payload as { permit2Authorization: { from: Address; nonce: string } })
     .permit2Authorization;
   const nonce = toHex(BigInt(auth.nonce), { size: 32 });
-  return authorizationUsed(client, { method: "permit2", asset: devnet.usdc, payer: auth.from, nonce });
+  return authorizationUsed(client, { method: "permit2", asset: chain.devnet.usdc, payer: auth.from, nonce });
 }
 
 /** The proxy's `settle` as the facilitator would send it, simulated from `from` (for on-chain refusals). */
@@ -172,7 +169,7 @@ describe("x402 upto on the devnet, stock SDK end to end", () => {
       usdcOf(buyer.address),
       usdcOf(MERCHANT),
       client.getBalance({ address: buyer.address }),
-      client.getBalance({ address: devnet.facilitatorAccount.address }),
+      client.getBalance({ address: chain.devnet.facilitatorAccount.address }),
     ]);
     const settled = await facilitator.settle(payload, requirements(amount));
     expect(settled).toMatchObject({
@@ -185,12 +182,12 @@ describe("x402 upto on the devnet, stock SDK end to end", () => {
     expect(await usdcOf(buyer.address)).toBe(buyerBefore - amount);
     expect(await usdcOf(MERCHANT)).toBe(merchantBefore + amount);
     expect(await client.getBalance({ address: buyer.address })).toBe(buyerEth);
-    expect(await client.getBalance({ address: devnet.facilitatorAccount.address })).toBeLessThan(
+    expect(await client.getBalance({ address: chain.devnet.facilitatorAccount.address })).toBeLessThan(
       facilitatorEth,
     );
 
     const receipt = await client.getTransactionReceipt({ hash: settled.transaction as Hex });
-    expect(receipt.from.toLowerCase()).toBe(devnet.facilitatorAccount.address.toLowerCase());
+    expect(receipt.from.toLowerCase()).toBe(chain.devnet.facilitatorAccount.address.toLowerCase());
     expect(receipt.to?.toLowerCase()).toBe(X402_UPTO_PROXY_ADDRESS.toLowerCase());
     const settledEvents = parseEventLogs({ abi: uptoProxyAbi, logs: receipt.logs, eventName: "Settled" });
     expect(settledEvents.map((e) => e.address.toLowerCase())).toEqual([
@@ -227,7 +224,7 @@ describe("x402 upto on the devnet, stock SDK end to end", () => {
       errorReason: "invalid_upto_evm_payload_settlement_exceeds_amount",
     });
     // The contract enforces it too, for a facilitator that skipped the SDK's check.
-    await expect(simulateSettle(payload, MAX + 1n, devnet.facilitatorAccount.address)).rejects.toThrow(
+    await expect(simulateSettle(payload, MAX + 1n, chain.devnet.facilitatorAccount.address)).rejects.toThrow(
       /AmountExceedsPermitted/,
     );
     // Only the facilitator the buyer named may settle; the payee is the witness's, whoever sends.
@@ -250,7 +247,7 @@ describe("x402 upto on the devnet, stock SDK end to end", () => {
       errorReason: "permit2_simulation_failed",
     });
     // Permit2 itself refuses the spent nonce.
-    await expect(simulateSettle(payload, 100_000n, devnet.facilitatorAccount.address)).rejects.toThrow(
+    await expect(simulateSettle(payload, 100_000n, chain.devnet.facilitatorAccount.address)).rejects.toThrow(
       /InvalidNonce/,
     );
     expect(await usdcOf(buyer.address)).toBe(balance);
@@ -259,9 +256,9 @@ describe("x402 upto on the devnet, stock SDK end to end", () => {
   it("refuses, at verify, a buyer holding USDC who never approved Permit2 (permit2_allowance_required)", async () => {
     const privateKey = generatePrivateKey();
     const fresh = privateKeyToAccount(privateKey).address;
-    const owner = walletOf(devnet.owner.privateKey);
+    const owner = walletOf(chain.devnet.owner.privateKey);
     const hash = await owner.writeContract({
-      address: devnet.usdc,
+      address: chain.devnet.usdc,
       abi: usdcAbi,
       functionName: "mint",
       args: [fresh, 5n * USDC_UNIT],

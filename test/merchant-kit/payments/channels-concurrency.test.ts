@@ -11,9 +11,9 @@
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
 import { openDatabase } from "../../../src/common/db/index.ts";
-import { startMiner } from "../../helpers/chain.ts";
+import { useDevnet } from "../../helpers/chain.ts";
 import {
   type ChannelShop,
   channelEndpoints,
@@ -42,8 +42,7 @@ const MISMATCH = "invalid_batch_settlement_evm_cumulative_amount_mismatch";
 /** What each test's channel holds: $1, a thousand calls. */
 const DEPOSIT = 1_000_000n;
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 2 });
 let facilitator: StockFacilitator;
 let usdc: ReturnType<typeof usdcReader>;
 const gate = gates();
@@ -51,22 +50,18 @@ const closers: (() => Promise<void>)[] = [];
 let salt = 0n;
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 2, blockTime: 0 });
-  miner = startMiner(devnet);
-  facilitator = stockFacilitator(devnet);
-  usdc = usdcReader(devnet.rpc);
+  facilitator = stockFacilitator(chain.devnet);
+  usdc = usdcReader(chain.devnet.rpc);
 }, 60_000);
 afterAll(async () => {
   gate.close();
   for (const close of closers.reverse()) await close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
-const buyer = () => devnet.buyers[0] as DevnetAccount;
+const buyer = () => chain.devnet.buyers[0] as DevnetAccount;
 /** A client with a channel of its own (its own salt), and `@x402/fetch` paying through it. */
 function payer() {
-  const client = channelClient(devnet, buyer(), { salt: ++salt, deposit: DEPOSIT });
+  const client = channelClient(chain.devnet, buyer(), { salt: ++salt, deposit: DEPOSIT });
   return { client, pay: wrapFetchWithPayment(fetch, channelPayer(client)) };
 }
 
@@ -87,7 +82,7 @@ describe.each(DATABASE_KINDS)("payment channels at once, merchant state on %s", 
   beforeAll(async () => {
     const state = await openTestDatabase(kind);
     closers.push(state.close);
-    shop = await startChannelShop(devnet, state.db, facilitator, channelEndpoints(gate, tally));
+    shop = await startChannelShop(chain.devnet, state.db, facilitator, channelEndpoints(gate, tally));
     closers.push(shop.close);
   });
 
@@ -122,7 +117,7 @@ describe.each(DATABASE_KINDS)("payment channels at once, merchant state on %s", 
     expect(row?.chargedCumulativeAmount).toBe((21n * PRICE).toString());
     expect(row?.pendingRequest).toBeUndefined();
     // One deposit on chain, nothing claimed yet: the vouchers moved no money.
-    expect(await escrowOf(devnet, id)).toEqual({ balance: DEPOSIT, totalClaimed: 0n });
+    expect(await escrowOf(chain.devnet, id)).toEqual({ balance: DEPOSIT, totalClaimed: 0n });
   });
 
   it("runs one voucher sent twice at once once: the second is refused while the first runs, and after it", async () => {
@@ -157,7 +152,7 @@ describe.each(DATABASE_KINDS)("payment channels at once, merchant state on %s", 
     // The voucher holds the channel: the deposit is refused, and nothing leaves the wallet.
     const voucher = await voucherHeader(await requiredBy(held("v")), buyer(), client, 2n * PRICE);
     const deposit = await depositHeader(await requiredBy(held("d")), buyer(), client, 5_000n, 2n * PRICE);
-    const before = { wallet: await wallet(), escrow: await escrowOf(devnet, id) };
+    const before = { wallet: await wallet(), escrow: await escrowOf(chain.devnet, id) };
     const byVoucher = fetch(held("v"), { headers: { "PAYMENT-SIGNATURE": voucher } });
     await gate.entered(`v-${kind}`);
     const refused = await fetch(held("d"), { headers: { "PAYMENT-SIGNATURE": deposit } });
@@ -166,7 +161,7 @@ describe.each(DATABASE_KINDS)("payment channels at once, merchant state on %s", 
     gate.release(`v-${kind}`);
     expect((await byVoucher).status).toBe(200);
     expect(await wallet()).toBe(before.wallet);
-    expect(await escrowOf(devnet, id)).toEqual(before.escrow);
+    expect(await escrowOf(chain.devnet, id)).toEqual(before.escrow);
 
     // The deposit holds it: the voucher is refused; the deposit lands once its call is served.
     const topUp = await depositHeader(await requiredBy(held("d2")), buyer(), client, 5_000n, 3n * PRICE);
@@ -186,7 +181,10 @@ describe.each(DATABASE_KINDS)("payment channels at once, merchant state on %s", 
       extra: { chargedAmount: PRICE.toString() },
     });
     expect(await wallet()).toBe(before.wallet - 5_000n);
-    expect(await escrowOf(devnet, id)).toEqual({ balance: before.escrow.balance + 5_000n, totalClaimed: 0n });
+    expect(await escrowOf(chain.devnet, id)).toEqual({
+      balance: before.escrow.balance + 5_000n,
+      totalClaimed: 0n,
+    });
     const { row } = await channelOf(shop, client);
     expect(row).toMatchObject({
       chargedCumulativeAmount: (3n * PRICE).toString(),
@@ -201,7 +199,12 @@ describe.each(DATABASE_KINDS)("payment channels at once, merchant state on %s", 
     // A host of its own on a store of its own: the test takes its database away as a crash would.
     const state = await openTestDatabase(kind);
     closers.push(state.close);
-    const crashing = await startChannelShop(devnet, state.db, facilitator, channelEndpoints(gate, tally));
+    const crashing = await startChannelShop(
+      chain.devnet,
+      state.db,
+      facilitator,
+      channelEndpoints(gate, tally),
+    );
     closers.push(crashing.close);
     const { client, pay } = payer();
     expect((await pay(`${crashing.url}/api/counted`)).status).toBe(200);
@@ -215,7 +218,7 @@ describe.each(DATABASE_KINDS)("payment channels at once, merchant state on %s", 
     const restartedDb = await openDatabase(state.options);
     closers.push(() => restartedDb.close());
     const restarted = await startChannelShop(
-      devnet,
+      chain.devnet,
       restartedDb,
       facilitator,
       channelEndpoints(gate, tally),

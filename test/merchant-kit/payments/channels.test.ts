@@ -13,13 +13,13 @@ import { decodePaymentResponseHeader } from "@x402/core/http";
 import type { FacilitatorClient } from "@x402/core/server";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
 import type { Database } from "../../../src/common/db/index.ts";
 import { listenWithUrl } from "../../../src/common/listen.ts";
 import { merchantApp } from "../../../src/merchant-kit/app.ts";
 import { callPaidTool, connectMcp } from "../../../src/merchant-kit/mcp/client.ts";
 import { REFUND_PATH } from "../../../src/merchant-kit/routes.ts";
-import { startMiner } from "../../helpers/chain.ts";
+import { useDevnet } from "../../helpers/chain.ts";
 import {
   type ChannelShop,
   channelEndpoints,
@@ -49,8 +49,7 @@ import { newMerchant, usdcReader } from "../../helpers/x402.ts";
 const MISMATCH = "invalid_batch_settlement_evm_cumulative_amount_mismatch";
 const DEPOSIT = 100_000n;
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 2 });
 let facilitator: StockFacilitator;
 let usdc: ReturnType<typeof usdcReader>;
 const gate = gates();
@@ -58,22 +57,18 @@ const closers: (() => Promise<void>)[] = [];
 let salt = 1_000n;
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 2, blockTime: 0 });
-  miner = startMiner(devnet);
-  facilitator = stockFacilitator(devnet);
-  usdc = usdcReader(devnet.rpc);
+  facilitator = stockFacilitator(chain.devnet);
+  usdc = usdcReader(chain.devnet.rpc);
 }, 60_000);
 afterAll(async () => {
   gate.close();
   for (const close of closers.reverse()) await close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
-const buyer = () => devnet.buyers[1] as DevnetAccount;
+const buyer = () => chain.devnet.buyers[1] as DevnetAccount;
 /** A client with a channel of its own: it deposits `deposit`, or with `null` the least the merchant takes. */
 function payer(deposit: bigint | null = DEPOSIT) {
-  const client = channelClient(devnet, buyer(), { salt: ++salt, ...(deposit !== null && { deposit }) });
+  const client = channelClient(chain.devnet, buyer(), { salt: ++salt, ...(deposit !== null && { deposit }) });
   return { client, pay: wrapFetchWithPayment(fetch, channelPayer(client)) };
 }
 const post = (body: unknown, signal?: AbortSignal) => ({
@@ -107,7 +102,7 @@ describe("where payment channels are offered", () => {
 
   it("lists them in the 402, the Bazaar extension, the OpenAPI document and the MCP tools, with a refund route", async () => {
     const shop = await startChannelShop(
-      devnet,
+      chain.devnet,
       db,
       facilitator,
       channelEndpoints(gate, { runs: 0, running: 0, mostAtOnce: 0 }),
@@ -156,7 +151,7 @@ describe("where payment channels are offered", () => {
           await merchantApp(testMerchant(payTo, url, endpoints), {
             services: { db, config: { ...config, channels: { ...config.channels, mode: "off" } } },
             facilitator,
-            payments: { ...config.payments, rpcUrl: devnet.rpc },
+            payments: { ...config.payments, rpcUrl: chain.devnet.rpc },
           })
         ).fetch,
       "127.0.0.1",
@@ -169,7 +164,7 @@ describe("where payment channels are offered", () => {
 
   it("offers none of it where the facilitator does not serve channels: exact as before, no refund route", async () => {
     const shop = await startChannelShop(
-      devnet,
+      chain.devnet,
       db,
       withoutChannels(facilitator),
       channelEndpoints(gate, { runs: 0, running: 0, mostAtOnce: 0 }),
@@ -192,7 +187,7 @@ describe.each(DATABASE_KINDS)("payment channels, merchant state on %s", (kind) =
     const state = await openTestDatabase(kind);
     closers.push(state.close);
     db = state.db;
-    shop = await startChannelShop(devnet, db, facilitator, channelEndpoints(gate, tally));
+    shop = await startChannelShop(chain.devnet, db, facilitator, channelEndpoints(gate, tally));
     closers.push(shop.close);
   });
 
@@ -210,7 +205,7 @@ describe.each(DATABASE_KINDS)("payment channels, merchant state on %s", (kind) =
     expect(receiptOf(free)).toMatchObject({ transaction: "", extra: { chargedAmount: "0" } });
     const { id, row } = await channelOf(shop, client);
     expect(row?.chargedCumulativeAmount).toBe((PRICE + 1234n).toString());
-    expect(await escrowOf(devnet, id)).toEqual({ balance: DEPOSIT, totalClaimed: 0n });
+    expect(await escrowOf(chain.devnet, id)).toEqual({ balance: DEPOSIT, totalClaimed: 0n });
   });
 
   it("charges nothing for a refusal, and takes the same voucher again", async () => {
@@ -234,7 +229,7 @@ describe.each(DATABASE_KINDS)("payment channels, merchant state on %s", (kind) =
     const { client, pay } = payer(null);
     expect((await pay(`${shop.url}/api/counted`)).status).toBe(200);
     const { id } = await channelOf(shop, client);
-    const balance = (await escrowOf(devnet, id)).balance;
+    const balance = (await escrowOf(chain.devnet, id)).balance;
     expect(balance).toBe(10n * PRICE);
     const before = tally.runs;
     const url = `${shop.url}/api/counted`;
@@ -345,7 +340,7 @@ describe.each(DATABASE_KINDS)("payment channels, merchant state on %s", (kind) =
     expect(refund).toMatchObject({ success: true, amount: (DEPOSIT - PRICE).toString() });
     expect((await usdc.balanceOf(buyer().address)) - before).toBe(DEPOSIT - PRICE);
     // What was charged is claimed in the same transaction: the merchant's, in the escrow.
-    expect(await escrowOf(devnet, id)).toEqual({ balance: PRICE, totalClaimed: PRICE });
+    expect(await escrowOf(chain.devnet, id)).toEqual({ balance: PRICE, totalClaimed: PRICE });
     expect((await channelOf(shop, client)).row).toBeUndefined();
     // The refund route takes refunds only.
     const required = (await channelTerms(shop.url)).required;

@@ -17,7 +17,7 @@ import {
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
 import { type Database, openDatabase } from "../../../src/common/db/index.ts";
 import { type Listening, listenWithUrl } from "../../../src/common/listen.ts";
 import { merchantApp } from "../../../src/merchant-kit/app.ts";
@@ -25,7 +25,7 @@ import { type AnyEndpoint, defineEndpoint } from "../../../src/merchant-kit/endp
 import { callPaidTool, connectMcp } from "../../../src/merchant-kit/mcp/client.ts";
 import { Streamed } from "../../../src/merchant-kit/payments/streamed.ts";
 import { loadConfig } from "../../../src/services/config.ts";
-import { permit2WalletHolding, startMiner } from "../../helpers/chain.ts";
+import { permit2WalletHolding, useDevnet } from "../../helpers/chain.ts";
 import { openTestDatabase } from "../../helpers/db.ts";
 import { testMerchant } from "../../helpers/merchant.ts";
 import { channelClient, channelPayer, stockFacilitator } from "../../helpers/stock-facilitator.ts";
@@ -117,8 +117,7 @@ const ENDPOINTS: AnyEndpoint[] = [
   }),
 ];
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 3 });
 let usdc: ReturnType<typeof usdcReader>;
 let facilitator: FacilitatorClient;
 /** Settlements the facilitator made (a channel's vouchers settle nothing: their charges are in the store). */
@@ -133,7 +132,7 @@ const closers: (() => Promise<void>)[] = [];
 /** The merchant as `serve` builds it, on `db`, with `X402M_PAYMENT_ID_REQUIRED=/api/strict`. */
 async function startHost(on: Database): Promise<Listening> {
   const config = loadConfig({ env: { X402M_PAYMENT_ID_REQUIRED: "/api/strict" } });
-  const payments = { ...config.payments, rpcUrl: devnet.rpc };
+  const payments = { ...config.payments, rpcUrl: chain.devnet.rpc };
   return listenWithUrl(
     async (u) =>
       (
@@ -149,10 +148,8 @@ async function startHost(on: Database): Promise<Listening> {
 }
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 3, blockTime: 0 });
-  miner = startMiner(devnet);
-  usdc = usdcReader(devnet.rpc);
-  const stock = stockFacilitator(devnet);
+  usdc = usdcReader(chain.devnet.rpc);
+  const stock = stockFacilitator(chain.devnet);
   facilitator = {
     verify: (p, r) => stock.verify(p, r),
     settle: async (p, r) => {
@@ -171,11 +168,9 @@ afterAll(async () => {
   for (const close of closers.reverse()) await close();
   await host?.close();
   await state?.close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
-const buyer = (i: number) => devnet.buyers[i] as DevnetAccount;
+const buyer = (i: number) => chain.devnet.buyers[i] as DevnetAccount;
 
 /** The SDK's client with the extension's helper adding `id` to every payment it signs. */
 function withId(client: x402Client, id: () => string): x402Client {
@@ -339,7 +334,7 @@ describe("what is not kept", () => {
 
 describe("upto, channels and MCP", () => {
   it("charges a metered call once, what it metered, however often it is retried with its id", async () => {
-    const wallet = await permit2WalletHolding(devnet, 100_000n);
+    const wallet = await permit2WalletHolding(chain.devnet, 100_000n);
     const id = generatePaymentId();
     const pay = wrapFetchWithPayment(
       fetch,
@@ -357,7 +352,7 @@ describe("upto, channels and MCP", () => {
   });
 
   it("charges a channel's call once when it is retried with its id", async () => {
-    const client = channelClient(devnet, buyer(2), { salt: 65n, deposit: 100_000n });
+    const client = channelClient(chain.devnet, buyer(2), { salt: 65n, deposit: 100_000n });
     const id = generatePaymentId();
     const pay = wrapFetchWithPayment(
       fetch,
