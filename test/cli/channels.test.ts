@@ -12,13 +12,13 @@ import { BatchSettlementEvmScheme as BatchClient } from "@x402/evm/batch-settlem
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { type Devnet, type DevnetAccount, startDevnet } from "../../src/chain/devnet/index.ts";
+import type { DevnetAccount } from "../../src/chain/devnet/index.ts";
 import { listen } from "../../src/common/listen.ts";
 import { register } from "../../src/common/metrics.ts";
 import type { Facilitator } from "../../src/facilitator/index.ts";
 import { adminRecordFile } from "../../src/services/facilitator-admin.ts";
-import { startMiner } from "../helpers/chain.ts";
-import { isolatedDatabaseOptions, openTestDatabase } from "../helpers/db.ts";
+import { useDevnet } from "../helpers/chain.ts";
+import { isolatedDatabaseOptions, LEDGER_KIND, openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
 import { runMain } from "../helpers/in-process.ts";
 import { startCli } from "../helpers/process.ts";
@@ -27,8 +27,7 @@ import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
 const PRICE = 1_000n; // `/api/store`'s price ($0.001)
 const DEPOSIT = 20_000n;
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 1 });
 let facilitator: Facilitator;
 let facilitatorUrl: string;
 const closing: (() => Promise<unknown>)[] = [];
@@ -36,11 +35,9 @@ const payTo = newMerchant();
 const authorizerKey = generatePrivateKey();
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
-  miner = startMiner(devnet);
-  const ledger = await openTestDatabase("pglite");
+  const ledger = await openTestDatabase(LEDGER_KIND);
   closing.push(ledger.close);
-  facilitator = await devnetFacilitator(devnet, ledger.db, {
+  facilitator = await devnetFacilitator(chain.devnet, ledger.db, {
     channelAuthorizers: { [payTo]: [privateKeyToAccount(authorizerKey).address] },
   });
   closing.push(() => facilitator.close());
@@ -50,8 +47,6 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   for (const close of closing.reverse()) await close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
 interface Line {
@@ -78,7 +73,7 @@ describe("channels list, claim and refund", () => {
     onTestFinished(state.cleanup);
     const env = {
       X402M_FACILITATOR_URL: facilitatorUrl,
-      X402M_RPC_URL: devnet.rpc,
+      X402M_RPC_URL: chain.devnet.rpc,
       X402M_UTILITY_PAY_TO: payTo,
       X402M_UTILITY_CHANNEL_AUTHORIZER_KEY: authorizerKey,
     };
@@ -92,10 +87,13 @@ describe("channels list, claim and refund", () => {
     const scrape = async () => (await fetch(ready.metrics)).text();
     const channels = (...args: string[]) => runMain(["channels", ...args, "--data", state.dataDir], env);
 
-    const buyer = privateKeyToAccount((devnet.buyers[0] as DevnetAccount).privateKey);
-    const client = new BatchClient(buyer, { rpcUrl: devnet.rpc, depositStrategy: () => DEPOSIT.toString() });
+    const buyer = privateKeyToAccount((chain.devnet.buyers[0] as DevnetAccount).privateKey);
+    const client = new BatchClient(buyer, {
+      rpcUrl: chain.devnet.rpc,
+      depositStrategy: () => DEPOSIT.toString(),
+    });
     const pay = wrapFetchWithPayment(fetch, new x402Client().register(NETWORK, client));
-    const usdc = usdcReader(devnet.rpc);
+    const usdc = usdcReader(chain.devnet.rpc);
     const before = await usdc.balanceOf(buyer.address);
     const calls = async (n: number) => {
       for (let i = 0; i < n; i++) expect((await pay(url)).status).toBe(200);

@@ -20,6 +20,13 @@ import { dataLayout } from "../../src/config/layout.ts";
  */
 export const SERVER_URL = process.env.DATABASE_URL || null;
 export const DATABASE_KINDS: DatabaseKind[] = SERVER_URL ? ["pglite", "postgres"] : ["pglite"];
+/**
+ * Where a test keeps a ledger (a facilitator's, or a merchant's payments) when the database is not what it
+ * tests (a merchant paid through the facilitator on a devnet, what a host offers): a schema of the server
+ * when there is one (tens of milliseconds, as in production), else PGlite (about 1 CPU-s to open and
+ * migrate, each time). The ledgers' own tests run on every kind of `DATABASE_KINDS`.
+ */
+export const LEDGER_KIND: DatabaseKind = SERVER_URL ? "postgres" : "pglite";
 
 /** What a test gets: options for `openDatabase` (or a child process) that point at its own empty state. */
 export interface TestDatabaseOptions extends DatabaseOptions {

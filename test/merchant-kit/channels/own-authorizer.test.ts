@@ -8,7 +8,7 @@
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
 import type { Database } from "../../../src/common/db/index.ts";
 import { type Listening, listen } from "../../../src/common/listen.ts";
 import type { Facilitator } from "../../../src/facilitator/index.ts";
@@ -16,17 +16,16 @@ import { ChannelSchedule } from "../../../src/merchant-kit/channels/schedule.ts"
 import { DEFAULT_CHANNEL_SETTINGS } from "../../../src/merchant-kit/channels/settings.ts";
 import { ChannelStore } from "../../../src/merchant-kit/channels/storage.ts";
 import { FailoverFacilitator, httpFacilitator } from "../../../src/merchant-kit/payments/facilitators.ts";
-import { startMiner } from "../../helpers/chain.ts";
+import { useDevnet } from "../../helpers/chain.ts";
 import { channelEndpoints, channelOf, escrowOf, requiredBy } from "../../helpers/channel-shop.ts";
-import { openTestDatabase } from "../../helpers/db.ts";
+import { LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { gates } from "../../helpers/gates.ts";
 import { startMerchant, testMerchant } from "../../helpers/merchant.ts";
 import { channelClient, channelPayer } from "../../helpers/stock-facilitator.ts";
 import { NETWORK, newMerchant, usdcReader } from "../../helpers/x402.ts";
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 2 });
 const closing: (() => Promise<unknown>)[] = [];
 const facilitators: { facilitator: Facilitator; db: Database; server: Listening }[] = [];
 let merchantDb: Database;
@@ -34,14 +33,15 @@ const payTo = newMerchant();
 const authorizer = privateKeyToAccount(generatePrivateKey());
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 2, blockTime: 0 });
-  miner = startMiner(devnet);
   // Two facilitators with settling accounts of their own, each told the receiver's authorizer (their deposit
   // rule relays deposits only into channels someone they know can claim).
-  for (const key of [devnet.facilitatorAccount.privateKey, (devnet.buyers[1] as DevnetAccount).privateKey]) {
-    const ledger = await openTestDatabase("pglite");
+  for (const key of [
+    chain.devnet.facilitatorAccount.privateKey,
+    (chain.devnet.buyers[1] as DevnetAccount).privateKey,
+  ]) {
+    const ledger = await openTestDatabase(LEDGER_KIND);
     closing.push(ledger.close);
-    const facilitator = await devnetFacilitator(devnet, ledger.db, {
+    const facilitator = await devnetFacilitator(chain.devnet, ledger.db, {
       privateKey: key,
       channelAuthorizers: { [payTo]: [authorizer.address] },
     });
@@ -56,8 +56,6 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   for (const close of closing.reverse()) await close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
 /** The channel actions a facilitator sent, in order. */
@@ -82,7 +80,7 @@ describe("a merchant with its own channel authorizer", () => {
       }),
       merchantDb,
       failover,
-      { rpcUrl: devnet.rpc },
+      { rpcUrl: chain.devnet.rpc },
     );
     closing.push(() => host.close());
 
@@ -91,8 +89,8 @@ describe("a merchant with its own channel authorizer", () => {
     const offer = required.accepts.find((a) => a.scheme === "batch-settlement");
     expect(offer?.extra?.receiverAuthorizer).toBe(authorizer.address);
 
-    const buyer = devnet.buyers[0] as DevnetAccount;
-    const client = channelClient(devnet, buyer);
+    const buyer = chain.devnet.buyers[0] as DevnetAccount;
+    const client = channelClient(chain.devnet, buyer);
     const pay = wrapFetchWithPayment(fetch, channelPayer(client));
     for (let i = 0; i < 3; i++) {
       const answer = await pay(`${host.url}/api/counted`);
@@ -120,7 +118,7 @@ describe("a merchant with its own channel authorizer", () => {
       receiver: payTo,
       facilitator: failover,
       network: NETWORK,
-      asset: { address: devnet.usdc, decimals: 6 },
+      asset: { address: chain.devnet.usdc, decimals: 6 },
       settings: DEFAULT_CHANNEL_SETTINGS,
       authorizer,
       gasPrice: async () => 0n,
@@ -129,14 +127,14 @@ describe("a merchant with its own channel authorizer", () => {
     expect(tick.error).toBeUndefined();
     expect(tick.claimed).toMatchObject({ reason: "interval", channels: [id.toLowerCase()] });
     expect(tick.settled).toMatch(/^0x[0-9a-f]{64}$/);
-    expect((await escrowOf(devnet, id)).totalClaimed).toBe(3_000n);
-    expect(await usdcReader(devnet.rpc).balanceOf(payTo)).toBe(3_000n);
+    expect((await escrowOf(chain.devnet, id)).totalClaimed).toBe(3_000n);
+    expect(await usdcReader(chain.devnet.rpc).balanceOf(payTo)).toBe(3_000n);
 
     // The buyer's cooperative refund, signed by the merchant's key, also through the second facilitator.
-    const before = await usdcReader(devnet.rpc).balanceOf(buyer.address);
+    const before = await usdcReader(chain.devnet.rpc).balanceOf(buyer.address);
     const refunded = await client.refund(`${host.url}/api/counted`);
     expect(refunded, JSON.stringify(refunded)).toMatchObject({ success: true });
-    expect(await usdcReader(devnet.rpc).balanceOf(buyer.address)).toBeGreaterThan(before);
+    expect(await usdcReader(chain.devnet.rpc).balanceOf(buyer.address)).toBeGreaterThan(before);
 
     // Every action went through the second, none signed by it: the merchant's signatures came with them.
     expect(await actionsOf(first.db)).toEqual([]);

@@ -8,12 +8,12 @@ import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
 import { defineEndpoint } from "../../../src/merchant-kit/endpoint.ts";
-import { startMiner } from "../../helpers/chain.ts";
-import { openTestDatabase } from "../../helpers/db.ts";
+import { useDevnet } from "../../helpers/chain.ts";
+import { LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { startMerchant, testMerchant } from "../../helpers/merchant.ts";
 import { newMerchant, usdcReader, x402ClientFor } from "../../helpers/x402.ts";
@@ -43,25 +43,22 @@ const either = defineEndpoint({
   },
 });
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 2 });
 let facilitator: Facilitator;
 let shop: Listening;
 const payTo = newMerchant();
 const closers: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 2, blockTime: 0 });
-  miner = startMiner(devnet);
-  const opened = await openTestDatabase("pglite");
+  const opened = await openTestDatabase(LEDGER_KIND);
   closers.push(opened.close);
-  facilitator = await devnetFacilitator(devnet, opened.db);
+  facilitator = await devnetFacilitator(chain.devnet, opened.db);
   shop = await startMerchant(
     (u) => testMerchant(payTo, u, [either]),
     opened.db,
     inProcessClient(facilitator),
     {
-      rpcUrl: devnet.rpc,
+      rpcUrl: chain.devnet.rpc,
     },
   );
   closers.push(() => shop.close());
@@ -69,8 +66,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await facilitator?.close();
   for (const close of closers.reverse()) await close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
 const form = (bytes: number, label = "x") => {
@@ -92,22 +87,22 @@ describe("an endpoint offering exact and upto, with a multipart body", () => {
   });
 
   it("charges the listed price to a buyer paying with exact, and meters nothing", async () => {
-    const buyer = devnet.buyers[0] as DevnetAccount;
-    const usdc = usdcReader(devnet.rpc);
+    const buyer = chain.devnet.buyers[0] as DevnetAccount;
+    const usdc = usdcReader(chain.devnet.rpc);
     const before = await usdc.balanceOf(buyer.address);
     const pay = wrapFetchWithPayment(fetch, x402ClientFor(buyer, "exact"));
     metered.length = 0;
     const paid = await pay(`${shop.url}/v1/either`, form(7, "exact"));
     expect(paid.status, await paid.clone().text()).toBe(200);
     expect(await paid.json()).toEqual({ bytes: 7, label: "exact" });
-    await miner.pending();
+    await chain.miner.pending();
     expect(await usdc.balanceOf(buyer.address)).toBe(before - PRICE);
     expect(metered).toEqual([false]);
   });
 
   it("charges what was metered to a buyer paying with upto", async () => {
-    const buyer = devnet.buyers[1] as DevnetAccount;
-    const usdc = usdcReader(devnet.rpc);
+    const buyer = chain.devnet.buyers[1] as DevnetAccount;
+    const usdc = usdcReader(chain.devnet.rpc);
     const before = await usdc.balanceOf(buyer.address);
     const pay = wrapFetchWithPayment(fetch, x402ClientFor(buyer, "upto"));
     metered.length = 0;
@@ -115,7 +110,7 @@ describe("an endpoint offering exact and upto, with a multipart body", () => {
     expect(paid.status, await paid.clone().text()).toBe(200);
     const receipt = decodePaymentResponseHeader(paid.headers.get("payment-response") as string);
     expect(receipt).toMatchObject({ success: true, amount: "400" });
-    await miner.pending();
+    await chain.miner.pending();
     expect(await usdc.balanceOf(buyer.address)).toBe(before - 400n);
     expect(metered).toEqual([true]);
   });

@@ -23,7 +23,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { X402_EXACT_PROXY_ADDRESS } from "../../../src/chain/base.ts";
-import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
 import { usdcAbi } from "../../../src/chain/usdc.ts";
 import type { Database } from "../../../src/common/db/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
@@ -31,8 +31,8 @@ import { type Facilitator, inProcessClient } from "../../../src/facilitator/inde
 import { defineEndpoint } from "../../../src/merchant-kit/endpoint.ts";
 import { callPaidTool, connectMcp } from "../../../src/merchant-kit/mcp/client.ts";
 import { merchantTools } from "../../../src/merchant-kit/mcp/tools.ts";
-import { permit2WalletHolding, startMiner, walletHolding } from "../../helpers/chain.ts";
-import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
+import { permit2WalletHolding, useDevnet, walletHolding } from "../../helpers/chain.ts";
+import { DATABASE_KINDS, LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { startMerchant, testMerchant } from "../../helpers/merchant.ts";
 import { NETWORK, newMerchant, recordingFetch, usdcReader } from "../../helpers/x402.ts";
@@ -86,25 +86,20 @@ const permit2Option = (_version: number, accepts: PaymentRequirements[]) =>
 const exactClient = (buyer: DevnetAccount, choose?: typeof permit2Option) =>
   new x402Client(choose).register(NETWORK, new ExactEvmScheme(privateKeyToAccount(buyer.privateKey)));
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 4 });
 let facilitator: Facilitator;
 let usdc: ReturnType<typeof usdcReader>;
 const closers: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 4, blockTime: 0 });
-  miner = startMiner(devnet);
-  usdc = usdcReader(devnet.rpc);
-  const opened = await openTestDatabase("pglite");
+  usdc = usdcReader(chain.devnet.rpc);
+  const opened = await openTestDatabase(LEDGER_KIND);
   closers.push(opened.close);
-  facilitator = await devnetFacilitator(devnet, opened.db);
+  facilitator = await devnetFacilitator(chain.devnet, opened.db);
 });
 afterAll(async () => {
   await facilitator?.close();
   for (const close of closers.reverse()) await close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
 describe.each(DATABASE_KINDS)("exact through Permit2 beside EIP-3009, merchant state on %s", (kind) => {
@@ -113,8 +108,8 @@ describe.each(DATABASE_KINDS)("exact through Permit2 beside EIP-3009, merchant s
   const payTo = newMerchant();
   // Each kind its own buyers: balances no other case moves.
   const offset = kind === "pglite" ? 0 : 2;
-  const permit2Buyer = () => devnet.buyers[offset] as DevnetAccount;
-  const defaultBuyer = () => devnet.buyers[offset + 1] as DevnetAccount;
+  const permit2Buyer = () => chain.devnet.buyers[offset] as DevnetAccount;
+  const defaultBuyer = () => chain.devnet.buyers[offset + 1] as DevnetAccount;
   /** What the facilitator was asked to verify and settle against. */
   const asked: { call: "verify" | "settle"; requirements: PaymentRequirements }[] = [];
 
@@ -135,7 +130,7 @@ describe.each(DATABASE_KINDS)("exact through Permit2 beside EIP-3009, merchant s
       getSupported: () => client.getSupported(),
     };
     shop = await startMerchant((url) => testMerchant(payTo, url, [echo, model]), db, recording, {
-      rpcUrl: devnet.rpc,
+      rpcUrl: chain.devnet.rpc,
     });
     closers.push(() => shop.close());
   });
@@ -254,7 +249,7 @@ describe.each(DATABASE_KINDS)("exact through Permit2 beside EIP-3009, merchant s
   });
 
   it("refuses a wallet that never approved Permit2 with 412 permit2_allowance_required, charging nothing", async () => {
-    const wallet = await walletHolding(devnet, PRICE * 2n, offset + 1);
+    const wallet = await walletHolding(chain.devnet, PRICE * 2n, offset + 1);
     const ranBefore = ran.get("/api/echo");
     const refused = await wrapFetchWithPayment(fetch, exactClient(wallet, permit2Option))(echoUrl("no"));
     expect(refused.status).toBe(412);
@@ -303,7 +298,7 @@ describe.each(DATABASE_KINDS)("exact through Permit2 beside EIP-3009, merchant s
   });
 
   it("counts a settled Permit2 payment in the balance, not in flight: a wallet holding two calls pays two", async () => {
-    const wallet = await permit2WalletHolding(devnet, PRICE * 2n, offset + 1);
+    const wallet = await permit2WalletHolding(chain.devnet, PRICE * 2n, offset + 1);
     const pay = wrapFetchWithPayment(fetch, exactClient(wallet, permit2Option));
     const first = await pay(`${shop.url}/api/model`);
     expect(first.status, await first.clone().text()).toBe(200);

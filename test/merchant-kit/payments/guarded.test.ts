@@ -10,19 +10,18 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import { Agent } from "undici";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
 import type { Database } from "../../../src/common/db/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
 import { UNPAID_LIMIT, UNPAID_WINDOW_SECONDS } from "../../../src/merchant-kit/payments/payment-ledger.ts";
-import { startMiner, walletHolding } from "../../helpers/chain.ts";
-import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
+import { useDevnet, walletHolding } from "../../helpers/chain.ts";
+import { DATABASE_KINDS, LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { GUARDED_ENDPOINTS, runs, startMerchant, testMerchant } from "../../helpers/merchant.ts";
 import { NETWORK, newMerchant, recordingFetch, usdcReader } from "../../helpers/x402.ts";
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 1 });
 let facilitator: Facilitator;
 const closers: (() => Promise<void>)[] = [];
 type ErrorBody = { error: { code: string; message: string } };
@@ -31,17 +30,13 @@ type ErrorBody = { error: { code: string; message: string } };
 const PRICE = 1000n;
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
-  miner = startMiner(devnet);
-  const opened = await openTestDatabase("pglite");
+  const opened = await openTestDatabase(LEDGER_KIND);
   closers.push(opened.close);
-  facilitator = await devnetFacilitator(devnet, opened.db);
+  facilitator = await devnetFacilitator(chain.devnet, opened.db);
 });
 afterAll(async () => {
   await facilitator?.close();
   for (const close of closers.reverse()) await close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
 const paying = (wallet: DevnetAccount) =>
@@ -63,14 +58,14 @@ describe.each(DATABASE_KINDS)("guarded endpoints, merchant state on %s", (kind) 
       (url) => testMerchant(payTo, url, GUARDED_ENDPOINTS),
       db,
       inProcessClient(facilitator),
-      { rpcUrl: devnet.rpc },
+      { rpcUrl: chain.devnet.rpc },
     );
     closers.push(() => shop.close());
   });
 
   it("stores at most the paid number of rows for 20 concurrent writes from a wallet that can pay one", async () => {
-    const usdc = usdcReader(devnet.rpc);
-    const wallet = await walletHolding(devnet, PRICE);
+    const usdc = usdcReader(chain.devnet.rpc);
+    const wallet = await walletHolding(chain.devnet, PRICE);
     const merchantBefore = await usdc.balanceOf(payTo);
     const pay = paying(wallet);
     const responses = await Promise.all(
@@ -84,7 +79,7 @@ describe.each(DATABASE_KINDS)("guarded endpoints, merchant state on %s", (kind) 
     );
     const ok = responses.filter((r) => r.status === 200);
     const refused = responses.filter((r) => r.status !== 200);
-    await miner.pending();
+    await chain.miner.pending();
     const { rows } = await db.query("SELECT id FROM test_notes WHERE payer = $1", [
       wallet.address.toLowerCase(),
     ]);
@@ -105,15 +100,15 @@ describe.each(DATABASE_KINDS)("guarded endpoints, merchant state on %s", (kind) 
   });
 
   it("makes at most the paid number of upstream calls for 10 concurrent calls from a wallet that can pay one", async () => {
-    const usdc = usdcReader(devnet.rpc);
-    const wallet = await walletHolding(devnet, PRICE);
+    const usdc = usdcReader(chain.devnet.rpc);
+    const wallet = await walletHolding(chain.devnet, PRICE);
     const merchantBefore = await usdc.balanceOf(payTo);
     const runsBefore = runs.get("/api/model") ?? 0;
     const pay = paying(wallet);
     const responses = await Promise.all(
       Array.from({ length: 10 }, () => pay(`${shop.url}/api/model?delay=100`)),
     );
-    await miner.pending();
+    await chain.miner.pending();
     const ok = responses.filter((r) => r.status === 200).length;
     const upstreamCalls = (runs.get("/api/model") ?? 0) - runsBefore;
     expect(ok).toBe(1);
@@ -123,8 +118,8 @@ describe.each(DATABASE_KINDS)("guarded endpoints, merchant state on %s", (kind) 
   });
 
   it("charges nothing for calls their caller left, and refuses a wallet that left 5 within the hour", async () => {
-    const usdc = usdcReader(devnet.rpc);
-    const wallet = await walletHolding(devnet, PRICE * 10n);
+    const usdc = usdcReader(chain.devnet.rpc);
+    const wallet = await walletHolding(chain.devnet, PRICE * 10n);
     const { fetch: recording, signatures } = recordingFetch();
     const client = new x402Client().register(
       NETWORK,
@@ -173,7 +168,7 @@ describe.each(DATABASE_KINDS)("guarded endpoints, merchant state on %s", (kind) 
     expect(retryAfter).toBeGreaterThan(UNPAID_WINDOW_SECONDS - 60);
     expect(retryAfter).toBeLessThanOrEqual(UNPAID_WINDOW_SECONDS);
     expect(runs.get("/api/model") ?? 0).toBe(runsBefore);
-    await miner.pending();
+    await chain.miner.pending();
     expect(await usdc.balanceOf(wallet.address)).toBe(PRICE * 10n);
 
     // Once the oldest ages out of the window, the wallet may call again.
@@ -187,8 +182,8 @@ describe.each(DATABASE_KINDS)("guarded endpoints, merchant state on %s", (kind) 
   });
 
   it("spends a failed call's authorization and counts it against the payer alone; a refusal does neither", async () => {
-    const wallet = await walletHolding(devnet, PRICE * 2n);
-    const other = await walletHolding(devnet, PRICE);
+    const wallet = await walletHolding(chain.devnet, PRICE * 2n);
+    const other = await walletHolding(chain.devnet, PRICE);
     const { fetch: recording, signatures } = recordingFetch();
     const pay = wrapFetchWithPayment(
       recording,
@@ -218,14 +213,14 @@ describe.each(DATABASE_KINDS)("guarded endpoints, merchant state on %s", (kind) 
     );
     expect(states.rows).toEqual([{ state: "failed", n: UNPAID_LIMIT }]);
     // Nothing was charged, and another wallet is served as before.
-    await miner.pending();
-    expect(await usdcReader(devnet.rpc).balanceOf(wallet.address)).toBe(PRICE * 2n);
+    await chain.miner.pending();
+    expect(await usdcReader(chain.devnet.rpc).balanceOf(wallet.address)).toBe(PRICE * 2n);
     expect((await paying(other)(`${shop.url}/api/model`)).status).toBe(200);
   });
 
   it("lets a wallet that can pay them all make all its calls at once", async () => {
-    const usdc = usdcReader(devnet.rpc);
-    const wallet = await walletHolding(devnet, PRICE * 5n);
+    const usdc = usdcReader(chain.devnet.rpc);
+    const wallet = await walletHolding(chain.devnet, PRICE * 5n);
     const pay = paying(wallet);
     const responses = await Promise.all(
       Array.from({ length: 5 }, (_, i) =>
@@ -237,7 +232,7 @@ describe.each(DATABASE_KINDS)("guarded endpoints, merchant state on %s", (kind) 
       ),
     );
     expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
-    await miner.pending();
+    await chain.miner.pending();
     expect(await usdc.balanceOf(wallet.address)).toBe(0n);
     const { rows } = await db.query("SELECT id FROM test_notes WHERE payer = $1", [
       wallet.address.toLowerCase(),
@@ -268,11 +263,11 @@ describe("a write whose payment does not settle", () => {
       opened.db,
       failing,
       {
-        rpcUrl: devnet.rpc,
+        rpcUrl: chain.devnet.rpc,
       },
     );
     closers.push(() => shop.close());
-    const wallet = await walletHolding(devnet, PRICE * 3n);
+    const wallet = await walletHolding(chain.devnet, PRICE * 3n);
     const runsBefore = runs.get("/api/note") ?? 0;
 
     const response = await paying(wallet)(`${shop.url}/api/note`, {
@@ -289,6 +284,6 @@ describe("a write whose payment does not settle", () => {
       [wallet.address.toLowerCase()],
     );
     expect(ledger.rows.map((r) => r.state)).toEqual(["unsettled"]);
-    expect(await usdcReader(devnet.rpc).balanceOf(wallet.address)).toBe(PRICE * 3n);
+    expect(await usdcReader(chain.devnet.rpc).balanceOf(wallet.address)).toBe(PRICE * 3n);
   });
 });

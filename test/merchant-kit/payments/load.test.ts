@@ -8,13 +8,13 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type Devnet, startDevnet } from "../../../src/chain/devnet/index.ts";
+import type { Devnet } from "../../../src/chain/devnet/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
 import { defineEndpoint } from "../../../src/merchant-kit/endpoint.ts";
 import { onFirstUse } from "../../../src/merchants/utility/lazy.ts";
-import { startMiner } from "../../helpers/chain.ts";
-import { openTestDatabase } from "../../helpers/db.ts";
+import { useDevnet } from "../../helpers/chain.ts";
+import { LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { startMerchant, testMerchant } from "../../helpers/merchant.ts";
 import { NETWORK, newMerchant, usdcReader } from "../../helpers/x402.ts";
@@ -41,19 +41,16 @@ const endpoint = (path: `/${string}`, declared: boolean) => {
   });
 };
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 1 });
 let facilitator: Facilitator;
 let shop: Listening;
 const payTo = newMerchant();
 const closers: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
-  miner = startMiner(devnet);
-  const facilitatorDb = await openTestDatabase("pglite");
+  const facilitatorDb = await openTestDatabase(LEDGER_KIND);
   closers.push(facilitatorDb.close);
-  facilitator = await devnetFacilitator(devnet, facilitatorDb.db);
+  facilitator = await devnetFacilitator(chain.devnet, facilitatorDb.db);
   const merchantDb = await openTestDatabase("pglite");
   closers.push(merchantDb.close);
   const endpoints = [endpoint("/api/declared", true), endpoint("/api/undeclared", false)];
@@ -61,25 +58,23 @@ beforeAll(async () => {
     (url) => testMerchant(payTo, url, endpoints),
     merchantDb.db,
     inProcessClient(facilitator),
-    { rpcUrl: devnet.rpc },
+    { rpcUrl: chain.devnet.rpc },
   );
 }, 60_000);
 afterAll(async () => {
   await shop?.close();
   await facilitator?.close();
   for (const close of closers.reverse()) await close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
 describe("an endpoint's load", () => {
   it("is awaited before the time budget: the first paid call answers, and is charged once", async () => {
-    const buyer = devnet.buyers[0] as Devnet["buyers"][0];
+    const buyer = chain.devnet.buyers[0] as Devnet["buyers"][0];
     const paying = wrapFetchWithPayment(
       fetch,
       new x402Client().register(NETWORK, new ExactEvmClient(privateKeyToAccount(buyer.privateKey))),
     );
-    const usdc = usdcReader(devnet.rpc);
+    const usdc = usdcReader(chain.devnet.rpc);
     // Without it, the load counts against the budget: a 504, not charged.
     const cut = await paying(`${shop.url}/api/undeclared`);
     expect(cut.status).toBe(504);

@@ -15,7 +15,6 @@ import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { parseEther } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type Devnet, startDevnet } from "../../../src/chain/devnet/index.ts";
 import type { Database } from "../../../src/common/db/index.ts";
 import { type Listening, listen } from "../../../src/common/listen.ts";
 import { addKey } from "../../../src/facilitator/access/index.ts";
@@ -31,9 +30,9 @@ import { httpFacilitator } from "../../../src/merchant-kit/payments/facilitators
 import { wayOf } from "../../../src/merchant-kit/payments/offers.ts";
 import { REFUND_PATH } from "../../../src/merchant-kit/routes.ts";
 import { MERCHANTS } from "../../../src/merchants/index.ts";
-import { startMiner } from "../../helpers/chain.ts";
+import { useDevnet } from "../../helpers/chain.ts";
 import { channelEndpoints } from "../../helpers/channel-shop.ts";
-import { openTestDatabase } from "../../helpers/db.ts";
+import { LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { gates } from "../../helpers/gates.ts";
 import { startMerchant, testConfig, testMerchant } from "../../helpers/merchant.ts";
@@ -67,20 +66,19 @@ const builds: Record<string, (payTo: `0x${string}`, url: string) => Merchant> = 
 };
 const wallets = Object.fromEntries(Object.keys(builds).map((name) => [name, newMerchant()]));
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 1 });
 const closing: (() => Promise<unknown>)[] = [];
 /** The facilitator closed to keyless callers, and one open to them. */
 const served: Record<"closed" | "open", { url: string; facilitator: Facilitator }> = {} as never;
 let key: string;
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
-  miner = startMiner(devnet);
   for (const mode of ["closed", "open"] as const) {
-    const ledger = await openTestDatabase("pglite");
+    const ledger = await openTestDatabase(LEDGER_KIND);
     closing.push(ledger.close);
-    const facilitator = await devnetFacilitator(devnet, ledger.db, { access: { open: mode === "open" } });
+    const facilitator = await devnetFacilitator(chain.devnet, ledger.db, {
+      access: { open: mode === "open" },
+    });
     closing.push(() => facilitator.close());
     const server: Listening = await listen(facilitator.app.fetch, "127.0.0.1", 0);
     closing.push(() => server.close());
@@ -90,8 +88,6 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   for (const close of closing.reverse()) await close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
 function keyFor(db: Database) {
@@ -150,7 +146,7 @@ describe.each(Object.keys(builds))("what the %s merchant offers", (name) => {
   const build = builds[name] as (typeof builds)[string];
   const payTo = wallets[name] as `0x${string}`;
   const host = async (mode: "closed" | "open", auth?: string) => {
-    const ledger = await openTestDatabase("pglite");
+    const ledger = await openTestDatabase(LEDGER_KIND);
     closing.push(ledger.close);
     const headers: Record<string, string> = auth ? { Authorization: `Bearer ${auth}` } : {};
     const client = httpFacilitator(served[mode].url, async () => ({
@@ -166,7 +162,7 @@ describe.each(Object.keys(builds))("what the %s merchant offers", (name) => {
       },
       ledger.db,
       client,
-      { rpcUrl: devnet.rpc },
+      { rpcUrl: chain.devnet.rpc },
     );
     closing.push(() => server.close());
     return { url: server.url, merchant: merchant as Merchant };

@@ -8,18 +8,17 @@ import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, startDevnet } from "../../../src/chain/devnet/index.ts";
+import type { Devnet } from "../../../src/chain/devnet/index.ts";
 import type { Database } from "../../../src/common/db/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
-import { startMiner } from "../../helpers/chain.ts";
-import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
+import { useDevnet } from "../../helpers/chain.ts";
+import { DATABASE_KINDS, LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { runs, startMerchant, testMerchant } from "../../helpers/merchant.ts";
 import { NETWORK, newMerchant, pay, usdcReader } from "../../helpers/x402.ts";
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 2 });
 let facilitatorDb: Database;
 let facilitator: Facilitator;
 type ErrorBody = { error: { code: string; message: string } };
@@ -27,18 +26,14 @@ type ErrorBody = { error: { code: string; message: string } };
 const closers: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 2, blockTime: 0 });
-  miner = startMiner(devnet);
-  const opened = await openTestDatabase("pglite");
+  const opened = await openTestDatabase(LEDGER_KIND);
   facilitatorDb = opened.db;
   closers.push(opened.close);
-  facilitator = await devnetFacilitator(devnet, facilitatorDb);
+  facilitator = await devnetFacilitator(chain.devnet, facilitatorDb);
 });
 afterAll(async () => {
   await facilitator?.close();
   for (const close of closers.reverse()) await close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
 describe.each(DATABASE_KINDS)("paid endpoints, merchant state on %s", (kind) => {
@@ -50,12 +45,12 @@ describe.each(DATABASE_KINDS)("paid endpoints, merchant state on %s", (kind) => 
     const { db, close } = await openTestDatabase(kind);
     closers.push(close);
     shop = await startMerchant((url) => testMerchant(payTo, url), db, inProcessClient(facilitator), {
-      rpcUrl: devnet.rpc,
+      rpcUrl: chain.devnet.rpc,
     });
     closers.push(() => shop.close());
   });
 
-  const buyer = () => devnet.buyers[buyerIndex] as Devnet["buyers"][0];
+  const buyer = () => chain.devnet.buyers[buyerIndex] as Devnet["buyers"][0];
   const buyerFetch = () =>
     wrapFetchWithPayment(
       fetch,
@@ -63,7 +58,7 @@ describe.each(DATABASE_KINDS)("paid endpoints, merchant state on %s", (kind) => 
     );
 
   it("sells /api/calc through the real x402 flow: 200, the exact result, the price moved once", async () => {
-    const usdc = usdcReader(devnet.rpc);
+    const usdc = usdcReader(chain.devnet.rpc);
     const before = await usdc.balanceOf(buyer().address);
     const response = await buyerFetch()(`${shop.url}/api/calc?expr=${encodeURIComponent("2^200 + 1/7")}`);
     expect(response.status).toBe(200);
@@ -84,7 +79,7 @@ describe.each(DATABASE_KINDS)("paid endpoints, merchant state on %s", (kind) => 
   });
 
   it("charges nothing for bad input or a failed handler, even through the paying fetch", async () => {
-    const usdc = usdcReader(devnet.rpc);
+    const usdc = usdcReader(chain.devnet.rpc);
     const before = await usdc.balanceOf(buyer().address);
     const merchantBefore = await usdc.balanceOf(payTo);
 
@@ -102,13 +97,13 @@ describe.each(DATABASE_KINDS)("paid endpoints, merchant state on %s", (kind) => 
     });
     expect(runs.get("/api/fail")).toBe(runsBefore + 1);
 
-    await miner.pending();
+    await chain.miner.pending();
     expect(await usdc.balanceOf(buyer().address)).toBe(before);
     expect(await usdc.balanceOf(payTo)).toBe(merchantBefore);
   });
 
   it("runs the handler once for concurrent requests carrying the same payment, and charges once", async () => {
-    const usdc = usdcReader(devnet.rpc);
+    const usdc = usdcReader(chain.devnet.rpc);
     const before = await usdc.balanceOf(buyer().address);
     const url = `${shop.url}/api/echo?text=once&delay=300`;
     const unpaid = await fetch(url);

@@ -12,13 +12,13 @@ import {
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
 import { UpstreamError } from "../../../src/common/errors.ts";
 import type { Listening } from "../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
 import { defineEndpoint } from "../../../src/merchant-kit/endpoint.ts";
-import { permit2WalletHolding, startMiner } from "../../helpers/chain.ts";
-import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
+import { permit2WalletHolding, useDevnet } from "../../helpers/chain.ts";
+import { DATABASE_KINDS, LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { startMerchant, testMerchant } from "../../helpers/merchant.ts";
 import { newMerchant, usdcReader, x402ClientOf } from "../../helpers/x402.ts";
@@ -53,25 +53,20 @@ const metered = defineEndpoint({
   },
 });
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 4 });
 let facilitator: Facilitator;
 let usdc: ReturnType<typeof usdcReader>;
 const closers: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 4, blockTime: 0 });
-  miner = startMiner(devnet);
-  usdc = usdcReader(devnet.rpc);
-  const opened = await openTestDatabase("pglite");
+  usdc = usdcReader(chain.devnet.rpc);
+  const opened = await openTestDatabase(LEDGER_KIND);
   closers.push(opened.close);
-  facilitator = await devnetFacilitator(devnet, opened.db);
+  facilitator = await devnetFacilitator(chain.devnet, opened.db);
 });
 afterAll(async () => {
   await facilitator?.close();
   for (const close of closers.reverse()) await close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
 const client = x402ClientOf;
@@ -104,14 +99,14 @@ describe.each(DATABASE_KINDS)("upto endpoints, merchant state on %s", (kind) => 
       }),
       opened.db,
       inProcessClient(facilitator),
-      { rpcUrl: devnet.rpc },
+      { rpcUrl: chain.devnet.rpc },
     );
     closers.push(() => shop.close());
     url = `${shop.url}/v1/metered`;
   });
 
   it("offers the maximum under upto, naming the facilitator, and charges only what was metered", async () => {
-    const buyer = devnet.buyers[0] as DevnetAccount;
+    const buyer = chain.devnet.buyers[0] as DevnetAccount;
     const unpaid = await fetch(url, post({ cost: 1234 }));
     expect(unpaid.status).toBe(402);
     const required = decodePaymentRequiredHeader(unpaid.headers.get("payment-required") as string);
@@ -154,7 +149,7 @@ describe.each(DATABASE_KINDS)("upto endpoints, merchant state on %s", (kind) => 
   });
 
   it("charges nothing for a call metered at 0", async () => {
-    const buyer = devnet.buyers[1] as DevnetAccount;
+    const buyer = chain.devnet.buyers[1] as DevnetAccount;
     const before = await usdc.balanceOf(buyer.address);
     const paid = await wrapFetchWithPayment(fetch, client(buyer))(url, post({ cost: 0 }));
     expect(paid.status).toBe(200);
@@ -166,7 +161,7 @@ describe.each(DATABASE_KINDS)("upto endpoints, merchant state on %s", (kind) => 
   });
 
   it("charges each of several buyers at once what its own call cost", async () => {
-    const buyers = devnet.buyers.slice(0, 4) as DevnetAccount[];
+    const buyers = chain.devnet.buyers.slice(0, 4) as DevnetAccount[];
     const before = await Promise.all(buyers.map((b) => usdc.balanceOf(b.address)));
     const shopBefore = await usdc.balanceOf(payTo);
     const costs = [11n, 222n, 3333n, 4444n];
@@ -182,7 +177,7 @@ describe.each(DATABASE_KINDS)("upto endpoints, merchant state on %s", (kind) => 
   });
 
   it("runs one payment sent six times at once once, and charges it once", async () => {
-    const buyer = devnet.buyers[2] as DevnetAccount;
+    const buyer = chain.devnet.buyers[2] as DevnetAccount;
     const unpaid = await fetch(url, post({ cost: 500 }));
     const required = decodePaymentRequiredHeader(unpaid.headers.get("payment-required") as string);
     const payload = await client(buyer).createPaymentPayload(required);
@@ -206,7 +201,7 @@ describe.each(DATABASE_KINDS)("upto endpoints, merchant state on %s", (kind) => 
   });
 
   it("refuses before payment, and after it without charging, in OpenAI's error shape", async () => {
-    const buyer = devnet.buyers[3] as DevnetAccount;
+    const buyer = chain.devnet.buyers[3] as DevnetAccount;
     const bad = await fetch(url, post({ cost: -1 }));
     expect(bad.status).toBe(400);
     expect(bad.headers.get("payment-required")).toBeNull();
@@ -234,7 +229,7 @@ describe.each(DATABASE_KINDS)("upto endpoints, merchant state on %s", (kind) => 
   });
 
   it("runs one call of five at once for a wallet holding one call's maximum", async () => {
-    const wallet = await permit2WalletHolding(devnet, MAX);
+    const wallet = await permit2WalletHolding(chain.devnet, MAX);
     const ranBefore = ran;
     const pay = wrapFetchWithPayment(fetch, client(wallet));
     const answers = await Promise.all(

@@ -12,7 +12,7 @@ import { decodePaymentResponseHeader } from "@x402/core/http";
 import type { FacilitatorClient } from "@x402/core/server";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../../../src/chain/facilitators.ts";
 import { usdcAbi } from "../../../src/chain/usdc.ts";
 import type { DatabaseKind } from "../../../src/common/db/database.ts";
@@ -26,9 +26,9 @@ import { inferenceMerchant, OFFLINE_SETTINGS } from "../../../src/merchants/infe
 import { meteredAmount } from "../../../src/merchants/inference/metering.ts";
 import { defaultRates, TIERS } from "../../../src/merchants/inference/tiers.ts";
 import { ReportService } from "../../../src/reports/index.ts";
-import { startMiner } from "../../helpers/chain.ts";
+import { useDevnet } from "../../helpers/chain.ts";
 import { type ChannelShop, channelOf, escrowOf } from "../../helpers/channel-shop.ts";
-import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
+import { DATABASE_KINDS, LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { openTempAnalytics } from "../../helpers/indexer.ts";
 import { startMerchant } from "../../helpers/merchant.ts";
@@ -46,8 +46,7 @@ const REFUNDED = 100_000n;
 /** Atomic units as the report's dollars: rounded half up to the cent. */
 const usdOf = (atomic: bigint) => Number((atomic + 5_000n) / 10_000n) / 100;
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 2 });
 let usdc: ReturnType<typeof usdcReader>;
 const closers: (() => Promise<void>)[] = [];
 /**
@@ -56,11 +55,11 @@ const closers: (() => Promise<void>)[] = [];
  * process, as `serve` and the demo allow them (src/services/start.ts).
  */
 const facilitators: Record<string, (payTo: `0x${string}`) => Promise<FacilitatorClient>> = {
-  "the stock SDK's facilitator": async () => stockFacilitator(devnet),
+  "the stock SDK's facilitator": async () => stockFacilitator(chain.devnet),
   "the project's facilitator": async (payTo) => {
-    const ledger = await openTestDatabase("pglite");
+    const ledger = await openTestDatabase(LEDGER_KIND);
     closers.push(ledger.close);
-    const facilitator = await devnetFacilitator(devnet, ledger.db);
+    const facilitator = await devnetFacilitator(chain.devnet, ledger.db);
     closers.push(() => facilitator.close());
     facilitator.gate.allow([payTo]);
     return inProcessClient(facilitator);
@@ -68,14 +67,10 @@ const facilitators: Record<string, (payTo: `0x${string}`) => Promise<Facilitator
 };
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 2, blockTime: 0 });
-  miner = startMiner(devnet);
-  usdc = usdcReader(devnet.rpc);
+  usdc = usdcReader(chain.devnet.rpc);
 }, 60_000);
 afterAll(async () => {
   for (const close of closers.reverse()) await close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
 const chat = (content: string) => ({
@@ -98,8 +93,8 @@ describe.each(cases)(
     let shop: ChannelShop;
     let facilitator: FacilitatorClient;
     const payTo = newMerchant();
-    const buyer = () => devnet.buyers[0] as DevnetAccount;
-    const client = () => channelClient(devnet, buyer(), { salt, deposit: DEPOSIT });
+    const buyer = () => chain.devnet.buyers[0] as DevnetAccount;
+    const client = () => channelClient(chain.devnet, buyer(), { salt, deposit: DEPOSIT });
     let state: Awaited<ReturnType<typeof openTestDatabase>>;
 
     beforeAll(async () => {
@@ -111,7 +106,7 @@ describe.each(cases)(
         (url) => inferenceMerchant({ payTo, publicUrl: url }, OFFLINE_SETTINGS),
         state.db,
         facilitator,
-        { rpcUrl: devnet.rpc },
+        { rpcUrl: chain.devnet.rpc },
       );
       closers.push(() => host.close());
       shop = {
@@ -179,7 +174,7 @@ describe.each(cases)(
       );
       expect(deposit.rows).toHaveLength(1);
       const used = await usdc.client.readContract({
-        address: devnet.usdc,
+        address: chain.devnet.usdc,
         abi: usdcAbi,
         functionName: "authorizationState",
         args: [buyer().address, deposit.rows[0]?.nonce as `0x${string}`],
@@ -192,7 +187,7 @@ describe.each(cases)(
         receiver: payTo,
         facilitator,
         network: NETWORK,
-        asset: { address: devnet.usdc, decimals: 6 },
+        asset: { address: chain.devnet.usdc, decimals: 6 },
         settings: DEFAULT_CHANNEL_SETTINGS,
         gasPrice: async () => 0n,
       });
@@ -200,7 +195,7 @@ describe.each(cases)(
       expect(look).toMatchObject({ claimed: { reason: "interval", channels: [id.toLowerCase()] } });
       expect(look.claimed?.transactions).toHaveLength(1);
       expect(look.settled).toMatch(/^0x[0-9a-f]{64}$/);
-      expect(await escrowOf(devnet, id)).toEqual({ balance: DEPOSIT, totalClaimed: charged });
+      expect(await escrowOf(chain.devnet, id)).toEqual({ balance: DEPOSIT, totalClaimed: charged });
       expect(await usdc.balanceOf(payTo)).toBe(charged);
       const claimed = charged;
       expect((await channelOf(shop, payer)).row?.totalClaimed).toBe(charged.toString());
@@ -211,7 +206,10 @@ describe.each(cases)(
       const refund = await payer.refund(`${shop.url}${REFUND_PATH}`, { amount: REFUNDED.toString() });
       expect(refund).toMatchObject({ success: true, amount: REFUNDED.toString() });
       expect((await usdc.balanceOf(buyer().address)) - beforeRefund).toBe(REFUNDED);
-      expect(await escrowOf(devnet, id)).toEqual({ balance: DEPOSIT - REFUNDED, totalClaimed: charged });
+      expect(await escrowOf(chain.devnet, id)).toEqual({
+        balance: DEPOSIT - REFUNDED,
+        totalClaimed: charged,
+      });
       expect((await channelOf(shop, payer)).row).toMatchObject({
         chargedCumulativeAmount: charged.toString(),
         balance: (DEPOSIT - REFUNDED).toString(),
@@ -231,15 +229,15 @@ describe.each(cases)(
       const exact = wrapFetchWithPayment(fetch, x402ClientFor(buyer(), "exact"));
       expect((await exact(`${shop.url}/v1/chat/completions/_t/t2`, chat("Paid exactly"))).status).toBe(200);
       expect((await usdc.balanceOf(payTo)) - beforeExact).toBe(EXACT);
-      await devnet.mine(1);
+      await chain.devnet.mine(1);
       const analytics = await openTempAnalytics();
       try {
         await runIndexer({
           analytics,
-          rpc: { url: devnet.rpc },
+          rpc: { url: chain.devnet.rpc },
           registry: FacilitatorRegistry.base(),
           fromBlock: 1,
-          toBlock: Number(await rpc(devnet.rpc, "eth_blockNumber")),
+          toBlock: Number(await rpc(chain.devnet.rpc, "eth_blockNumber")),
           reorgDepth: 1,
         });
         const merchant = payTo.toLowerCase();

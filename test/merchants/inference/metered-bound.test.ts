@@ -9,7 +9,7 @@
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
 import { inProcessClient } from "../../../src/facilitator/index.ts";
 import { ChannelStore } from "../../../src/merchant-kit/channels/storage.ts";
 import { priceToAtomic } from "../../../src/merchant-kit/price.ts";
@@ -17,9 +17,9 @@ import { inferenceMerchant, OFFLINE_SETTINGS } from "../../../src/merchants/infe
 import { meteredAmount, meteredCoverage } from "../../../src/merchants/inference/metering.ts";
 import { defaultRates, TIERS, type Tier } from "../../../src/merchants/inference/tiers.ts";
 import { countPromptTokens } from "../../../src/merchants/inference/tokens.ts";
-import { startMiner } from "../../helpers/chain.ts";
+import { useDevnet } from "../../helpers/chain.ts";
 import { type ChannelShop, channelOf } from "../../helpers/channel-shop.ts";
-import { openTestDatabase } from "../../helpers/db.ts";
+import { LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { startMerchant } from "../../helpers/merchant.ts";
 import { channelClient, channelPayer } from "../../helpers/stock-facilitator.ts";
@@ -30,20 +30,17 @@ const METERED = TIERS.filter((t): t is Tier & { uptoPrice: `${number}` } => t.up
 const LONGEST = "the quick brown fox jumps over the lazy dog and ".repeat(5_000).slice(0, 200_000);
 const UNBOUNDED = 10n ** 30n;
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 2 });
 let usdc: ReturnType<typeof usdcReader>;
 let shop: ChannelShop;
 const payTo = newMerchant();
 const closers: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 2, blockTime: 0 });
-  miner = startMiner(devnet);
-  usdc = usdcReader(devnet.rpc);
-  const ledger = await openTestDatabase("pglite");
+  usdc = usdcReader(chain.devnet.rpc);
+  const ledger = await openTestDatabase(LEDGER_KIND);
   closers.push(ledger.close);
-  const facilitator = await devnetFacilitator(devnet, ledger.db);
+  const facilitator = await devnetFacilitator(chain.devnet, ledger.db);
   closers.push(() => facilitator.close());
   facilitator.gate.allow([payTo]);
   const state = await openTestDatabase("pglite");
@@ -52,15 +49,13 @@ beforeAll(async () => {
     (url) => inferenceMerchant({ payTo, publicUrl: url }, OFFLINE_SETTINGS),
     state.db,
     inProcessClient(facilitator),
-    { rpcUrl: devnet.rpc },
+    { rpcUrl: chain.devnet.rpc },
   );
   closers.push(() => host.close());
   shop = { host, url: host.url, payTo, store: new ChannelStore(state.db, payTo), close: () => host.close() };
 }, 120_000);
 afterAll(async () => {
   for (const close of closers.reverse()) await close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
 /** The fewest prompt tokens a call has: one user message of one token. */
@@ -163,7 +158,7 @@ describe("a metered chat call's work stays within what its buyer signed", () => 
   it.each(METERED.map((route) => [route.alias, route] as const))(
     "%s/upto, paid with the SDK's upto client: every call is charged its whole usage, or refused for nothing",
     async (_alias, route) => {
-      const buyer = devnet.buyers[0] as DevnetAccount;
+      const buyer = chain.devnet.buyers[0] as DevnetAccount;
       const pay = wrapFetchWithPayment(fetch, x402ClientFor(buyer, "upto"));
       const max = priceToAtomic(route.uptoPrice, 6);
       const url = `${shop.url}/v1/chat/completions/_t/${route.alias}/upto`;
@@ -198,8 +193,8 @@ describe("a metered chat call's work stays within what its buyer signed", () => 
   );
 
   it("the same sweep paid through a payment channel: each voucher charges the whole usage, a refusal charges nothing", async () => {
-    const buyer = devnet.buyers[1] as DevnetAccount;
-    const payer = channelClient(devnet, buyer, { salt: 68n, deposit: 3_000_000n });
+    const buyer = chain.devnet.buyers[1] as DevnetAccount;
+    const payer = channelClient(chain.devnet, buyer, { salt: 68n, deposit: 3_000_000n });
     const pay = wrapFetchWithPayment(fetch, channelPayer(payer));
     let charged = 0n;
     for (const route of METERED) {

@@ -12,7 +12,7 @@ import {
 } from "@x402/core/http";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
 import { UNPAID_LIMIT } from "../../../src/merchant-kit/payments/payment-ledger.ts";
@@ -21,15 +21,14 @@ import { meteredAmount } from "../../../src/merchants/inference/metering.ts";
 import { defaultRates, TIERS } from "../../../src/merchants/inference/tiers.ts";
 import { countPromptTokens, countTokens } from "../../../src/merchants/inference/tokens.ts";
 import { loadConfig } from "../../../src/services/config.ts";
-import { startMiner, walletHolding } from "../../helpers/chain.ts";
-import { openTestDatabase } from "../../helpers/db.ts";
+import { useDevnet, walletHolding } from "../../helpers/chain.ts";
+import { LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { startMerchant } from "../../helpers/merchant.ts";
 import { type FakeOpenAI, startOpenAIUpstream } from "../../helpers/upstreams/openai.ts";
 import { newMerchant, recordingFetch, usdcReader, x402ClientOf } from "../../helpers/x402.ts";
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 3 });
 let facilitator: Facilitator;
 let host: Listening;
 /** The same merchant with tier 4 served by the fake upstream, and no engine for the other routes. */
@@ -49,12 +48,10 @@ let state: Awaited<ReturnType<typeof openTestDatabase>>;
 const closers: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 3, blockTime: 0 });
-  miner = startMiner(devnet);
-  usdc = usdcReader(devnet.rpc);
-  const ledger = await openTestDatabase("pglite");
+  usdc = usdcReader(chain.devnet.rpc);
+  const ledger = await openTestDatabase(LEDGER_KIND);
   closers.push(ledger.close);
-  facilitator = await devnetFacilitator(devnet, ledger.db);
+  facilitator = await devnetFacilitator(chain.devnet, ledger.db);
   state = await openTestDatabase("pglite");
   closers.push(state.close);
   /** A host of the inference merchant with `settings`, on the shared state and facilitator. */
@@ -63,7 +60,7 @@ beforeAll(async () => {
       (url) => inferenceMerchant({ payTo, publicUrl: url }, settings),
       state.db,
       inProcessClient(facilitator),
-      { rpcUrl: devnet.rpc },
+      { rpcUrl: chain.devnet.rpc },
     );
     closers.push(() => started.close());
     return started;
@@ -90,8 +87,6 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const close of closers.reverse()) await close();
   await facilitator?.close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
 const paying = (buyer: DevnetAccount) => wrapFetchWithPayment(fetch, x402ClientOf(buyer));
@@ -104,7 +99,7 @@ const tier = (n: number) => TIERS[n - 1] as (typeof TIERS)[number];
 
 describe("the inference host, paid through x402 on the devnet", () => {
   it("charges a tier its listed price, and its /upto variant the tokens used at the tier's rates", async () => {
-    const buyer = devnet.buyers[0] as DevnetAccount;
+    const buyer = chain.devnet.buyers[0] as DevnetAccount;
     const pay = paying(buyer);
     let before = await usdc.balanceOf(buyer.address);
     const exact = await pay(`${host.url}/v1/chat/completions/_t/t2`, chat("Hello there"));
@@ -131,7 +126,7 @@ describe("the inference host, paid through x402 on the devnet", () => {
   });
 
   it("streams a paid /upto reply as server-sent events, metered the same way", async () => {
-    const buyer = devnet.buyers[1] as DevnetAccount;
+    const buyer = chain.devnet.buyers[1] as DevnetAccount;
     const before = await usdc.balanceOf(buyer.address);
     const answer = await paying(buyer)(
       `${host.url}/v1/chat/completions/_t/t5/upto`,
@@ -147,7 +142,7 @@ describe("the inference host, paid through x402 on the devnet", () => {
   });
 
   it("refuses a tier's constraint before payment, and charges buyers at once each their own call", async () => {
-    const buyers = devnet.buyers.slice(0, 3) as DevnetAccount[];
+    const buyers = chain.devnet.buyers.slice(0, 3) as DevnetAccount[];
     const refused = await paying(buyers[0] as DevnetAccount)(
       `${host.url}/v1/chat/completions/_t/t5/upto`,
       chat("Too short a budget", { max_tokens: 16 }),
@@ -177,7 +172,7 @@ describe("the inference host, paid through x402 on the devnet", () => {
 
 describe("a buyer that never approved Permit2", () => {
   it("is refused a metered call as the official facilitator refuses it, permit2_allowance_required, and pays nothing", async () => {
-    const wallet = await walletHolding(devnet, 100_000n);
+    const wallet = await walletHolding(chain.devnet, 100_000n);
     const { fetch: recording, signatures } = recordingFetch();
     const answer = await wrapFetchWithPayment(recording, x402ClientOf(wallet))(
       `${host.url}/v1/chat/completions/_t/t3/upto`,
@@ -211,7 +206,7 @@ describe("a buyer that never approved Permit2", () => {
       wallet.address.toLowerCase(),
     ]);
     expect(rows.rowCount).toBe(0);
-    expect(await miner.pending()).toBe(0);
+    expect(await chain.miner.pending()).toBe(0);
     expect(await usdc.balanceOf(wallet.address)).toBe(100_000n);
   });
 });
@@ -219,7 +214,7 @@ describe("a buyer that never approved Permit2", () => {
 describe("a call the upstream fails", () => {
   it("is never charged, spends its payment, and counts against its wallet alone until it is refused before any work", async () => {
     const t4 = `${upstreamHost.url}/v1/chat/completions/_t/t4`;
-    const wallet = await walletHolding(devnet, 2n * 5_214n);
+    const wallet = await walletHolding(chain.devnet, 2n * 5_214n);
     const { fetch: recording, signatures } = recordingFetch();
     const pay = wrapFetchWithPayment(recording, x402ClientOf(wallet));
     const upstreamCalls = () => upstream.requests.length;
@@ -252,11 +247,11 @@ describe("a call the upstream fails", () => {
       type: "rate_limit_error",
     });
     expect(upstreamCalls()).toBe(before);
-    await miner.pending();
+    await chain.miner.pending();
     expect(await usdc.balanceOf(wallet.address)).toBe(2n * 5_214n);
 
     // Another wallet is served and charged as before.
-    const other = devnet.buyers[2] as DevnetAccount;
+    const other = chain.devnet.buyers[2] as DevnetAccount;
     const otherBefore = await usdc.balanceOf(other.address);
     const served = await paying(other)(t4, chat("Hello"));
     expect(served.status).toBe(200);
@@ -267,7 +262,7 @@ describe("a call the upstream fails", () => {
 
 describe("a route no engine serves", () => {
   it("answers 503 before the 402, so a paying client signs nothing and pays nothing; /v1/models says so", async () => {
-    const buyer = devnet.buyers[2] as DevnetAccount;
+    const buyer = chain.devnet.buyers[2] as DevnetAccount;
     const before = await usdc.balanceOf(buyer.address);
     const answer = await paying(buyer)(`${upstreamHost.url}/v1/chat/completions/_t/t2/upto`, chat("Anyone?"));
     expect(answer.status).toBe(503);
@@ -280,7 +275,7 @@ describe("a route no engine serves", () => {
         code: "engine_not_configured",
       },
     });
-    expect(await miner.pending()).toBe(0);
+    expect(await chain.miner.pending()).toBe(0);
     expect(await usdc.balanceOf(buyer.address)).toBe(before);
     const models = (await (await fetch(`${upstreamHost.url}/v1/models`)).json()) as {
       data: { alias: string; engine: string | null; available: boolean }[];
@@ -374,7 +369,7 @@ describe("a streamed reply from an upstream", () => {
       pieces: ["One, ", "two, ", "three, ", "four, ", "five."],
       everyMs: 200,
     };
-    const [exactBuyer, uptoBuyer] = devnet.buyers as [DevnetAccount, DevnetAccount];
+    const [exactBuyer, uptoBuyer] = chain.devnet.buyers as [DevnetAccount, DevnetAccount];
     const [exactBefore, uptoBefore] = await Promise.all(
       [exactBuyer, uptoBuyer].map((b) => usdc.balanceOf(b.address)),
     );
@@ -408,8 +403,8 @@ describe("a streamed reply from an upstream", () => {
 
   it("ends a stalled stream at the engine's time limit with an error: exact charges nothing, upto what was delivered", async () => {
     upstream.behaviour = { kind: "drip", pieces: ["Half ", "an "], everyMs: 100, stall: true };
-    const exactWallet = await walletHolding(devnet, T4_PRICE);
-    const uptoBuyer = devnet.buyers[1] as DevnetAccount;
+    const exactWallet = await walletHolding(chain.devnet, T4_PRICE);
+    const uptoBuyer = chain.devnet.buyers[1] as DevnetAccount;
     const uptoBefore = await usdc.balanceOf(uptoBuyer.address);
     const [exact, upto] = await Promise.all(
       [
@@ -431,7 +426,7 @@ describe("a streamed reply from an upstream", () => {
     const cost = t4Cost("Stall", "Half an ");
     expect(receiptOf(upto as Received)).toMatchObject({ success: true, amount: cost.toString() });
     expect(await settledStates(exactWallet.address)).toEqual(["failed"]);
-    await miner.pending();
+    await chain.miner.pending();
     expect(await usdc.balanceOf(exactWallet.address)).toBe(T4_PRICE);
     expect(uptoBefore - (await usdc.balanceOf(uptoBuyer.address))).toBe(cost);
   });
@@ -441,8 +436,8 @@ describe("a streamed reply from an upstream", () => {
     // still under way (on the host with a long upstream limit, so the limit does not end it first).
     upstream.behaviour = { kind: "drip", pieces: ["Never ", "gonna "], everyMs: 200, stall: true };
     const t4 = () => `${patientHost.url}/v1/chat/completions/_t/t4`;
-    const exactWallet = await walletHolding(devnet, T4_PRICE);
-    const uptoBuyer = devnet.buyers[0] as DevnetAccount;
+    const exactWallet = await walletHolding(chain.devnet, T4_PRICE);
+    const uptoBuyer = chain.devnet.buyers[0] as DevnetAccount;
     const uptoBefore = await usdc.balanceOf(uptoBuyer.address);
     const leaving = await Promise.all(
       [
@@ -460,7 +455,7 @@ describe("a streamed reply from an upstream", () => {
     for (const received of leaving) expect(received.pieces).toEqual(["Never ", "gonna "]);
     expect(await settledStates(exactWallet.address)).toEqual(["settled"]);
     expect(await settledStates(uptoBuyer.address)).not.toContain("running");
-    await miner.pending();
+    await chain.miner.pending();
     expect(await usdc.balanceOf(exactWallet.address)).toBe(0n);
     expect(uptoBefore - (await usdc.balanceOf(uptoBuyer.address))).toBe(t4Cost("Sing", "Never gonna "));
   });

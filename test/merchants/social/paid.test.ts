@@ -9,7 +9,7 @@
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
 import type { Database } from "../../../src/common/db/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
@@ -18,8 +18,8 @@ import type { SocialProvider } from "../../../src/merchants/social/provider.ts";
 import { archiveSetup, importArchive } from "../../../src/merchants/social/providers/archive/index.ts";
 import { twitterApiProvider } from "../../../src/merchants/social/providers/twitterapi/index.ts";
 import type { SocialSetup } from "../../../src/merchants/social/runtime.ts";
-import { startMiner, walletHolding } from "../../helpers/chain.ts";
-import { openTestDatabase } from "../../helpers/db.ts";
+import { useDevnet, walletHolding } from "../../helpers/chain.ts";
+import { LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { startMerchant } from "../../helpers/merchant.ts";
 import { newMerchant, pay, usdcReader, x402ClientFor } from "../../helpers/x402.ts";
@@ -42,8 +42,7 @@ import {
   worldArchiveRecords,
 } from "./world.ts";
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 5 });
 let facilitator: Facilitator;
 let social: Listening;
 let proxy: Listening;
@@ -58,12 +57,10 @@ const archiveCalls = new Map<string, number>();
 const closers: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 5, blockTime: 0 });
-  miner = startMiner(devnet);
-  usdc = usdcReader(devnet.rpc);
-  const ledger = await openTestDatabase("pglite");
+  usdc = usdcReader(chain.devnet.rpc);
+  const ledger = await openTestDatabase(LEDGER_KIND);
   closers.push(ledger.close);
-  facilitator = await devnetFacilitator(devnet, ledger.db);
+  facilitator = await devnetFacilitator(chain.devnet, ledger.db);
   const state = await openTestDatabase("pglite");
   closers.push(state.close);
   archive = state.db;
@@ -72,14 +69,14 @@ beforeAll(async () => {
   const setup: SocialSetup = { ...plain, provider: (db) => counted(plain.provider(db)) };
   const client = inProcessClient(facilitator);
   social = await startMerchant((url) => socialMerchant({ payTo, publicUrl: url }, setup), state.db, client, {
-    rpcUrl: devnet.rpc,
+    rpcUrl: chain.devnet.rpc,
   });
   closers.push(() => social.close());
   proxy = await startMerchant(
     (url) => socialProxyMerchant({ payTo, publicUrl: url }, setup),
     state.db,
     client,
-    { rpcUrl: devnet.rpc },
+    { rpcUrl: chain.devnet.rpc },
   );
   closers.push(() => proxy.close());
   upstream = await startFakeTwitterApi();
@@ -93,15 +90,13 @@ beforeAll(async () => {
     (url) => socialMerchant({ payTo, publicUrl: url }, upstreamSetup),
     state.db,
     client,
-    { rpcUrl: devnet.rpc },
+    { rpcUrl: chain.devnet.rpc },
   );
   closers.push(() => upstreamHost.close());
 }, 120_000);
 afterAll(async () => {
   for (const close of closers.reverse()) await close();
   await facilitator?.close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
 /** `provider`, counting each call of its methods in `archiveCalls`. */
@@ -119,14 +114,14 @@ function counted(provider: SocialProvider): SocialProvider {
 }
 const callsOf = (method: string) => archiveCalls.get(method) ?? 0;
 
-const buyer = (i: number) => devnet.buyers[i] as DevnetAccount;
+const buyer = (i: number) => chain.devnet.buyers[i] as DevnetAccount;
 const paying = (b: DevnetAccount) => wrapFetchWithPayment(fetch, x402ClientFor(b, "exact"));
 
 /** What `b` spends on `calls` (made by `run`), once the chain has every settlement. */
 async function spent(b: DevnetAccount, run: () => Promise<void>): Promise<bigint> {
   const before = await usdc.balanceOf(b.address);
   await run();
-  await miner.pending();
+  await chain.miner.pending();
   return before - (await usdc.balanceOf(b.address));
 }
 
@@ -239,7 +234,7 @@ describe("the social-data API, paid on the devnet", () => {
       buyers.flatMap((b) => calls.map(([path]) => paying(b)(`${social.url}${path}`).then((r) => r.status))),
     );
     expect(answers).toEqual(buyers.flatMap(() => calls.map(([, price]) => (price > 0n ? 200 : 404))));
-    await miner.pending();
+    await chain.miner.pending();
     const expected = calls.reduce((sum, [, price]) => sum + price, 0n);
     for (const [i, b] of buyers.entries())
       expect((before[i] as bigint) - (await usdc.balanceOf(b.address))).toBe(expected);
@@ -247,7 +242,7 @@ describe("the social-data API, paid on the devnet", () => {
   });
 
   it("runs one payment sent six times at once once, and settles it once on chain", async () => {
-    const b = await walletHolding(devnet, 20_000n, 1);
+    const b = await walletHolding(chain.devnet, 20_000n, 1);
     const url = `${social.url}/users/search?query=ali`;
     const asked = await fetch(url);
     const required = decodePaymentRequiredHeader(asked.headers.get("payment-required") as string);
@@ -268,13 +263,13 @@ describe("the social-data API, paid on the devnet", () => {
     ).toHaveLength(1);
     for (const status of statuses) expect([200, 402, 409]).toContain(status);
     expect(callsOf("searchUsers") - runsBefore).toBe(1);
-    await miner.pending();
+    await chain.miner.pending();
     expect(await usdc.balanceOf(b.address)).toBe(10_000n);
     expect((await usdc.balanceOf(payTo)) - shopBefore).toBe(10_000n);
   });
 
   it("answers one of five different payments at once from a wallet that can pay one, and charges one", async () => {
-    const poor = await walletHolding(devnet, 2_500n, 2);
+    const poor = await walletHolding(chain.devnet, 2_500n, 2);
     const shopBefore = await usdc.balanceOf(payTo);
     const answers = await Promise.all(
       Array.from({ length: 5 }, () => paying(poor)(`${social.url}/tweets/by/id?id=${HELLO.id}`)),
@@ -290,14 +285,14 @@ describe("the social-data API, paid on the devnet", () => {
       expect(answer.status).toBe(402);
       expect(await answer.text()).not.toContain(HELLO.id);
     }
-    await miner.pending();
+    await chain.miner.pending();
     expect(await usdc.balanceOf(poor.address)).toBe(0n);
     expect((await usdc.balanceOf(payTo)) - shopBefore).toBe(2_500n);
   });
 
   it("never calls a paid upstream for more than the payer can pay, however many calls come at once", async () => {
     // Enough for two timeline pages at 0.01: six at once must not cost the operator six upstream calls.
-    const poor = await walletHolding(devnet, 25_000n, 0);
+    const poor = await walletHolding(chain.devnet, 25_000n, 0);
     const timelineCalls = () => upstream.requests.filter((r) => r.path.endsWith("/user/last_tweets")).length;
     const before = timelineCalls();
     const answers = await Promise.all(
@@ -309,7 +304,7 @@ describe("the social-data API, paid on the devnet", () => {
     expect(served).toBeLessThanOrEqual(2);
     for (const status of statuses) expect([200, 402, 409]).toContain(status);
     expect(timelineCalls() - before).toBe(served);
-    await miner.pending();
+    await chain.miner.pending();
     expect(25_000n - (await usdc.balanceOf(poor.address))).toBe(BigInt(served) * 10_000n);
   });
 

@@ -9,7 +9,7 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import { createParser } from "eventsource-parser";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, startDevnet } from "../../../../src/chain/devnet/index.ts";
+import type { Devnet } from "../../../../src/chain/devnet/index.ts";
 import type { Listening } from "../../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../../src/facilitator/index.ts";
 import {
@@ -18,8 +18,8 @@ import {
   providersFromSettings,
 } from "../../../../src/merchants/utility/providers/index.ts";
 import { readPng } from "../../../../src/merchants/utility/providers/png.ts";
-import { startMiner, walletHolding } from "../../../helpers/chain.ts";
-import { openTestDatabase } from "../../../helpers/db.ts";
+import { useDevnet, walletHolding } from "../../../helpers/chain.ts";
+import { LEDGER_KIND, openTestDatabase } from "../../../helpers/db.ts";
 import { devnetFacilitator } from "../../../helpers/facilitator.ts";
 import { startMerchant } from "../../../helpers/merchant.ts";
 import { type FakeUpstream, startAnthropicUpstream } from "../../../helpers/upstreams/anthropic.ts";
@@ -28,8 +28,7 @@ import { type FakeOpenAI, startOpenAIUpstream } from "../../../helpers/upstreams
 import { type FakeSearch, startBrave } from "../../../helpers/upstreams/search.ts";
 import { NETWORK, newMerchant, usdcReader } from "../../../helpers/x402.ts";
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 1 });
 let facilitator: Facilitator;
 let llm: FakeUpstream;
 let images: FakeOpenAI;
@@ -40,11 +39,9 @@ const payTo = newMerchant();
 const closers: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
-  miner = startMiner(devnet);
-  const facilitatorDb = await openTestDatabase("pglite");
+  const facilitatorDb = await openTestDatabase(LEDGER_KIND);
   closers.push(facilitatorDb.close);
-  facilitator = await devnetFacilitator(devnet, facilitatorDb.db);
+  facilitator = await devnetFacilitator(chain.devnet, facilitatorDb.db);
   [llm, images, brave] = await Promise.all([
     startAnthropicUpstream("sk-ant-paid"),
     startOpenAIUpstream("sk-img-paid"),
@@ -64,13 +61,13 @@ beforeAll(async () => {
     (url) => ({ name: "providers", title: "Providers test", payTo, publicUrl: url, endpoints }),
     merchantDb.db,
     inProcessClient(facilitator),
-    { rpcUrl: devnet.rpc },
+    { rpcUrl: chain.devnet.rpc },
   );
   bare = await startMerchant(
     (url) => ({ name: "bare", title: "Unconfigured", payTo, publicUrl: url, endpoints: PROVIDER_ENDPOINTS }),
     merchantDb.db,
     inProcessClient(facilitator),
-    { rpcUrl: devnet.rpc },
+    { rpcUrl: chain.devnet.rpc },
   );
 });
 afterAll(async () => {
@@ -79,11 +76,9 @@ afterAll(async () => {
   await facilitator?.close();
   for (const upstream of [llm, images, brave]) await upstream?.close();
   for (const close of closers.reverse()) await close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
-const buyer = () => devnet.buyers[0] as Devnet["buyers"][0];
+const buyer = () => chain.devnet.buyers[0] as Devnet["buyers"][0];
 const buyerFetch = () =>
   wrapFetchWithPayment(
     fetch,
@@ -98,11 +93,11 @@ const post = (base: string, path: string, body: unknown) =>
 
 /** Runs `work`, then checks the buyer paid exactly `price` (atomic USDC) to the merchant. */
 async function expectCharged(price: bigint, work: () => Promise<void>) {
-  const usdc = usdcReader(devnet.rpc);
+  const usdc = usdcReader(chain.devnet.rpc);
   const before = await usdc.balanceOf(buyer().address);
   const merchantBefore = await usdc.balanceOf(payTo);
   await work();
-  await miner.pending();
+  await chain.miner.pending();
   expect(await usdc.balanceOf(buyer().address)).toBe(before - price);
   expect(await usdc.balanceOf(payTo)).toBe(merchantBefore + price);
 }
@@ -112,12 +107,12 @@ const hello = { model: "any", max_tokens: 50, messages: [{ role: "user", content
 describe("provider endpoints, paid", () => {
   it("calls the model no more often than paid for: 10 calls at once from a wallet that can pay one", async () => {
     llm.behaviour = { kind: "reply", text: () => "Once." };
-    const wallet = await walletHolding(devnet, 10_000n);
+    const wallet = await walletHolding(chain.devnet, 10_000n);
     const pay = wrapFetchWithPayment(
       fetch,
       new x402Client().register(NETWORK, new ExactEvmClient(privateKeyToAccount(wallet.privateKey))),
     );
-    const usdc = usdcReader(devnet.rpc);
+    const usdc = usdcReader(chain.devnet.rpc);
     const merchantBefore = await usdc.balanceOf(payTo);
     const calls = llm.requests.length;
     const responses = await Promise.all(
@@ -129,7 +124,7 @@ describe("provider endpoints, paid", () => {
         }),
       ),
     );
-    await miner.pending();
+    await chain.miner.pending();
     const paid = ((await usdc.balanceOf(payTo)) - merchantBefore) / 10_000n;
     expect(responses.filter((r) => r.status === 200)).toHaveLength(1);
     expect(paid).toBe(1n);
