@@ -13,7 +13,7 @@ import type { Database } from "../../src/common/db/index.ts";
 import { type Listening, listen } from "../../src/common/listen.ts";
 import { createFacilitator, type Facilitator, type FacilitatorOptions } from "../../src/facilitator/index.ts";
 import { startMiner } from "./chain.ts";
-import { openTestDatabase } from "./db.ts";
+import { LEDGER_KIND, openTestDatabase } from "./db.ts";
 import { NETWORK } from "./x402.ts";
 
 /** The facilitator signing with the devnet's facilitator account; fast polling, no background checks. */
@@ -35,12 +35,12 @@ export function devnetFacilitator(
 
 /**
  * What a test that pays a running server starts with: a miner on `devnet` (a block as soon as a settlement
- * waits) and the project's facilitator on it over HTTP, its ledger on PGlite. All of it stops with the test.
+ * waits) and the project's facilitator on it over HTTP, its ledger on `LEDGER_KIND`. All of it stops with the test.
  */
 export async function facilitatorOnDevnet(devnet: Devnet) {
   const miner = startMiner(devnet);
   onTestFinished(() => miner.stop());
-  const ledger = await openTestDatabase("pglite");
+  const ledger = await openTestDatabase(LEDGER_KIND);
   onTestFinished(ledger.close);
   const facilitator = await devnetFacilitator(devnet, ledger.db);
   onTestFinished(() => facilitator.close());

@@ -1,6 +1,6 @@
 /**
  * A paid merchant host on a devnet, for endpoint tests that go through the real x402 flow: anvil with
- * funded buyers and a miner, the project's facilitator (in process, its ledger on PGlite), the merchant's
+ * funded buyers and a miner, the project's facilitator (in process, its ledger on `LEDGER_KIND`), the merchant's
  * endpoints served by the platform with its state on the database kind asked for, and buyers paying with
  * `@x402/fetch`.
  */
@@ -13,7 +13,7 @@ import type { Database, DatabaseKind } from "../../src/common/db/index.ts";
 import { inProcessClient } from "../../src/facilitator/index.ts";
 import type { AnyEndpoint } from "../../src/merchant-kit/endpoint.ts";
 import { startMiner } from "./chain.ts";
-import { openTestDatabase } from "./db.ts";
+import { LEDGER_KIND, openTestDatabase } from "./db.ts";
 import { devnetFacilitator } from "./facilitator.ts";
 import { startMerchant } from "./merchant.ts";
 import { NETWORK, newMerchant, usdcReader } from "./x402.ts";
@@ -54,7 +54,7 @@ export async function startPaidShop(
     closers.push(() => devnet.stop());
     const miner = startMiner(devnet);
     closers.push(() => miner.stop());
-    const ledger = await openTestDatabase("pglite");
+    const ledger = await openTestDatabase(LEDGER_KIND);
     closers.push(ledger.close);
     const facilitator = await devnetFacilitator(devnet, ledger.db);
     closers.push(() => facilitator.close());
