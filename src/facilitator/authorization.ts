@@ -3,7 +3,7 @@ import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { encodeAbiParameters, keccak256, toHex } from "viem";
 import { z } from "zod";
 import { X402_EXACT_PROXY_ADDRESS, X402_UPTO_PROXY_ADDRESS } from "../chain/base.ts";
-import type { ChannelDepositPayload } from "./channel-payloads.ts";
+import type { ChannelDepositPayload } from "./channels/payloads.ts";
 import { address, bytes32, signature, uint256 } from "./shapes.ts";
 
 /** The `payload` of an exact-scheme EVM payment signed as an EIP-3009 `TransferWithAuthorization`. */

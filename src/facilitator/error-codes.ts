@@ -45,7 +45,7 @@ export const SETTLED_ELSEWHERE = "authorization_settled_elsewhere";
 /**
  * A batch-settlement deposit into a channel whose receiverAuthorizer is neither its receiver, nor this
  * facilitator, nor an authorizer the receiver registered here: nobody known can sign its claims, so its gas
- * would be spent for a channel the receiver can never collect (channel-authorizers.ts).
+ * would be spent for a channel the receiver can never collect (channels/authorizers.ts).
  */
 export const UNCLAIMABLE_CHANNEL = "unclaimable_channel";
 

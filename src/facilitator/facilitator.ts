@@ -27,13 +27,13 @@ import { type AccessPolicy, createGasBudgets, createGate, type Gate, type Grant 
 import { bazaarRecorder, DEFAULT_LIMIT, type DiscoveryQuery, listResources } from "./bazaar.ts";
 import { checkChainIdentity, type OnNewChain } from "./chain-identity.ts";
 import { createChainReads } from "./chain-reads.ts";
-import { createChannelActions, type Origin } from "./channel-actions.ts";
+import { createChannelActions, type Origin } from "./channels/actions.ts";
 import {
   type AuthorizerTable,
   type ChannelAuthorizers,
   createChannelAuthorizers,
-} from "./channel-authorizers.ts";
-import { isChannelAction } from "./channel-payloads.ts";
+} from "./channels/authorizers.ts";
+import { isChannelAction } from "./channels/payloads.ts";
 import { countedSettle, countedVerify } from "./counted.ts";
 import { ExactEoaScheme } from "./exact-eoa.ts";
 import { facilitatorRoutes } from "./http.ts";

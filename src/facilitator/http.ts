@@ -14,8 +14,8 @@ import { requestLog } from "../common/request-log.ts";
 import type { Admission, Gate, Grant } from "./access/index.ts";
 import { secondsToNextUtcDay } from "./access/units.ts";
 import { type DiscoveryQuery, parseDiscoveryQuery } from "./bazaar.ts";
-import { isChannelAction } from "./channel-payloads.ts";
-import { checkChannelAction } from "./channel-wire.ts";
+import { isChannelAction } from "./channels/payloads.ts";
+import { checkChannelAction } from "./channels/wire.ts";
 import { countRefused } from "./counted.ts";
 import {
   INVALID_PAYLOAD,

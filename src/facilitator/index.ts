@@ -15,8 +15,8 @@ export {
 } from "./access/index.ts";
 export type { BazaarOutcome, DiscoveryQuery } from "./bazaar.ts";
 export { ChainMismatchError, type OnNewChain } from "./chain-identity.ts";
-export type { Origin } from "./channel-actions.ts";
-export type { AuthorizerTable, ChannelAuthorizers } from "./channel-authorizers.ts";
+export type { Origin } from "./channels/actions.ts";
+export type { AuthorizerTable, ChannelAuthorizers } from "./channels/authorizers.ts";
 export { inProcessClient } from "./client.ts";
 export * as reasons from "./error-codes.ts";
 export { createFacilitator, type Facilitator, type FacilitatorOptions } from "./facilitator.ts";

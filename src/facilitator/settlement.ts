@@ -23,7 +23,7 @@ import type { Grant } from "./access/index.ts";
 import { amountAtStake, type CheckedPayment, keyString } from "./authorization.ts";
 import { claim, claimDelivery, findAuthorization, reclaimStale } from "./authorization-ledger.ts";
 import { broadcast } from "./broadcast.ts";
-import { withChannelState } from "./channel-state.ts";
+import { withChannelState } from "./channels/state.ts";
 import { conclude } from "./conclude.ts";
 import { PAYMENT_NOT_VERIFIED } from "./error-codes.ts";
 import { InFlight } from "./inflight.ts";

@@ -8,7 +8,7 @@ import type { Database } from "../common/db/index.ts";
 import type { GasBudgets } from "./access/index.ts";
 import { recordRefused, recordSigned } from "./authorization-ledger.ts";
 import { subjectOfCall } from "./call-subject.ts";
-import { recordActionRefused, recordActionSigned } from "./channel-ledger.ts";
+import { recordActionRefused, recordActionSigned } from "./channels/ledger.ts";
 import { receiptCost } from "./outcome.ts";
 import type { SignerHooks } from "./signer.ts";
 

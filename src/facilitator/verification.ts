@@ -3,7 +3,7 @@
  * batch-settlement deposit): the SDK's checks (signature, recipient, amount, time window, balance, a simulated
  * transfer or deposit), plus what only a ledger knows: an authorization this facilitator is settling or has
  * settled is no longer valid, even before its transaction is mined. A valid payment gets a ledger row, which
- * is what later allows /settle. (A batch-settlement voucher or refund is verified by channel-actions.ts.)
+ * is what later allows /settle. (A batch-settlement voucher or refund is verified by channels/actions.ts.)
  *
  * For speed (a verification is on every paid request's path), the usual exact case makes one chain round trip
  * and one ledger statement besides the SDK's CPU work (secp256k1 recovery):

@@ -11,8 +11,8 @@ import {
   termsOf,
   UptoPermit2PayloadSchema,
 } from "./authorization.ts";
-import type { ChannelAuthorizers } from "./channel-authorizers.ts";
-import { ChannelDepositSchema } from "./channel-payloads.ts";
+import type { ChannelAuthorizers } from "./channels/authorizers.ts";
+import { ChannelDepositSchema } from "./channels/payloads.ts";
 import {
   INVALID_NETWORK,
   INVALID_PAYLOAD,
@@ -117,7 +117,7 @@ export function checkPayment(
 
 /**
  * A deposit into a channel nobody known here can claim, refused before anything is read or signed: its
- * transaction would cost this facilitator a deposit's gas and pay the receiver nothing (channel-authorizers.ts).
+ * transaction would cost this facilitator a deposit's gas and pay the receiver nothing (channels/authorizers.ts).
  */
 function unclaimableChannel(
   config: { receiver: string; receiverAuthorizer: string },
@@ -132,7 +132,7 @@ function unclaimableChannel(
   );
 }
 
-/** The v2 schemas an envelope is read with; batch-settlement's channel actions relax one (channel-wire.ts). */
+/** The v2 schemas an envelope is read with; batch-settlement's channel actions relax one (channels/wire.ts). */
 export interface EnvelopeSchemas {
   payload: typeof PaymentPayloadV2Schema;
   requirements: typeof PaymentRequirementsV2Schema;
@@ -242,7 +242,7 @@ function parseSigned(
 
 /**
  * batch-settlement's payer authorization: a deposit into a channel. Its other payloads (voucher, claim,
- * settle, refund) are the receiver's actions, read by channel-wire.ts.
+ * settle, refund) are the receiver's actions, read by channels/wire.ts.
  */
 function parseDeposit(payload: Record<string, unknown>): { ok: true; signed: Signed } | Rejection {
   if (payload.type !== "deposit") {

@@ -12,24 +12,24 @@ import {
   type TransactionReceipt,
   type Transport,
 } from "viem";
-import { X402_BATCH_SETTLEMENT_ADDRESS } from "../chain/base.ts";
-import { batchSettlementAbi } from "../chain/batch-settlement.ts";
-import { pollReceipt } from "../chain/receipt.ts";
-import type { Database } from "../common/db/index.ts";
-import { log } from "../common/log.ts";
-import type { AuthorizationKey } from "./authorization.ts";
-import { type ActionRow, findAction, markActionFailed, markActionSettled } from "./channel-ledger.ts";
-import type { ChannelActionPayload } from "./channel-payloads.ts";
-import { readChannelState } from "./channel-state.ts";
+import { X402_BATCH_SETTLEMENT_ADDRESS } from "../../chain/base.ts";
+import { batchSettlementAbi } from "../../chain/batch-settlement.ts";
+import { pollReceipt } from "../../chain/receipt.ts";
+import type { Database } from "../../common/db/index.ts";
+import { log } from "../../common/log.ts";
+import type { AuthorizationKey } from "../authorization.ts";
 import {
   SETTLEMENT_DROPPED,
   SETTLEMENT_IN_PROGRESS,
   SETTLEMENT_PENDING,
   UNEXPECTED_SETTLE_ERROR,
-} from "./error-codes.ts";
-import { knownTransaction, receiptCost } from "./outcome.ts";
-import { INVALID_TRANSACTION_STATE, settleFailure } from "./settle-answer.ts";
-import type { SettlementGas } from "./settlement-gas.ts";
+} from "../error-codes.ts";
+import { knownTransaction, receiptCost } from "../outcome.ts";
+import { INVALID_TRANSACTION_STATE, settleFailure } from "../settle-answer.ts";
+import type { SettlementGas } from "../settlement-gas.ts";
+import { type ActionRow, findAction, markActionFailed, markActionSettled } from "./ledger.ts";
+import type { ChannelActionPayload } from "./payloads.ts";
+import { readChannelState } from "./state.ts";
 
 export interface ActionContext {
   client: PublicClient<Transport, Chain>;

@@ -2,11 +2,11 @@
  * The batch-settlement scheme's payloads as this facilitator reads them (x402's
  * `specs/schemes/batch-settlement/scheme_batch_settlement_evm.md`, `@x402/evm` 2.27's types). A deposit is
  * the payer's authorization, relayed on chain once (the ledger's); a voucher is verified and never sent; a
- * claim, a settle and a refund are the receiver's actions (channel-actions.ts). Shapes only: signatures,
+ * claim, a settle and a refund are the receiver's actions (actions.ts). Shapes only: signatures,
  * channel ids and amounts against the chain are the SDK's to check.
  */
 import { z } from "zod";
-import { address, bytes32, signature, uint256 } from "./shapes.ts";
+import { address, bytes32, signature, uint256 } from "../shapes.ts";
 
 export interface ChannelConfig {
   payer: `0x${string}`;

@@ -9,14 +9,13 @@
 import crypto from "node:crypto";
 import { PaymentPayloadV2Schema, PaymentRequirementsV2Schema, z } from "@x402/core/schemas";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
-import { type ChannelActionPayload, ChannelActionSchema, type ChannelConfig } from "./channel-payloads.ts";
 import {
   CHANNEL_PAYLOAD_TYPE,
   INVALID_PAYLOAD,
   RECEIVER_MISMATCH,
   REFUND_PAYLOAD,
   TOKEN_MISMATCH,
-} from "./error-codes.ts";
+} from "../error-codes.ts";
 import {
   checkEnvelope,
   describe,
@@ -25,7 +24,8 @@ import {
   type Rejection,
   refused,
   type Scope,
-} from "./wire.ts";
+} from "../wire.ts";
+import { type ChannelActionPayload, ChannelActionSchema, type ChannelConfig } from "./payloads.ts";
 
 /**
  * The SDK's own channel manager asks for claims, settles and refunds with `maxTimeoutSeconds: 0`, which its

@@ -4,10 +4,10 @@
  */
 import type { SettleResponse } from "@x402/core/types";
 import type { Chain, PublicClient, Transport } from "viem";
-import { X402_BATCH_SETTLEMENT_ADDRESS } from "../chain/base.ts";
-import { batchSettlementAbi } from "../chain/batch-settlement.ts";
-import { log } from "../common/log.ts";
-import type { CheckedPayment } from "./authorization.ts";
+import { X402_BATCH_SETTLEMENT_ADDRESS } from "../../chain/base.ts";
+import { batchSettlementAbi } from "../../chain/batch-settlement.ts";
+import { log } from "../../common/log.ts";
+import type { CheckedPayment } from "../authorization.ts";
 
 export interface ChannelState {
   channelId: `0x${string}`;

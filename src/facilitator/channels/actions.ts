@@ -4,25 +4,38 @@
  * (`settle(receiver, token)`) and a refund (`refundWithSignature`, with its claim in one `multicall`) are sent
  * once each, under the same rules as a payer's authorization:
  *
- * - the payee: every channel it touches is `paymentRequirements.payTo`'s (channel-wire.ts), the payee the
+ * - the payee: every channel it touches is `paymentRequirements.payTo`'s (wire.ts), the payee the
  *   access gate admitted;
  * - this facilitator signs as the channels' receiverAuthorizer only for a caller that may act for the
  *   receiver (`mayAuthorize`: a keyed HTTP caller whose key names it, or this process's own merchants);
  * - a keyed caller's gas is reserved against its key's day before signing and charged from the receipt;
- * - the action's row (channel-ledger.ts) holds the hash before broadcast: of concurrent identical requests
+ * - the action's row (ledger.ts) holds the hash before broadcast: of concurrent identical requests
  *   one sends and the others share its answer or find it in the row; a retry is answered what the first
  *   was; a receipt that does not come in time is "pending", looked at later, never sent again.
  */
 import type { x402Facilitator } from "@x402/core/facilitator";
 import type { SettleResponse, VerifyResponse } from "@x402/core/types";
 import type { Chain, PublicClient, Transport } from "viem";
-import { X402_BATCH_SETTLEMENT_ADDRESS } from "../chain/base.ts";
-import { batchSettlementAbi } from "../chain/batch-settlement.ts";
-import type { Database } from "../common/db/index.ts";
-import { log } from "../common/log.ts";
-import { sleep } from "../common/sleep.ts";
-import type { GasBudgets, Grant } from "./access/index.ts";
-import { withSubject } from "./call-subject.ts";
+import { X402_BATCH_SETTLEMENT_ADDRESS } from "../../chain/base.ts";
+import { batchSettlementAbi } from "../../chain/batch-settlement.ts";
+import type { Database } from "../../common/db/index.ts";
+import { log } from "../../common/log.ts";
+import { sleep } from "../../common/sleep.ts";
+import type { GasBudgets, Grant } from "../access/index.ts";
+import { withSubject } from "../call-subject.ts";
+import {
+  AUTHORIZER_KEY_REQUIRED,
+  SETTLEMENT_PENDING,
+  UNEXPECTED_SETTLE_ERROR,
+  UNEXPECTED_VERIFY_ERROR,
+} from "../error-codes.ts";
+import { InFlight } from "../inflight.ts";
+import type { ResolveSummary } from "../resolve-pending.ts";
+import { settleFailure } from "../settle-answer.ts";
+import { STALE_CLAIM_SECONDS } from "../settle-context.ts";
+import { unsentFailure } from "../settle-failures.ts";
+import { SettlementGas } from "../settlement-gas.ts";
+import type { Scope } from "../wire.ts";
 import {
   claimAction,
   findAction,
@@ -30,28 +43,9 @@ import {
   markActionSettled,
   releaseAction,
   releaseStaleAction,
-} from "./channel-ledger.ts";
-import {
-  type ActionContext,
-  actionKey,
-  answerOfRow,
-  checkAction,
-  concludeAction,
-} from "./channel-outcome.ts";
-import { actionId, type ChannelAction, checkChannelAction } from "./channel-wire.ts";
-import {
-  AUTHORIZER_KEY_REQUIRED,
-  SETTLEMENT_PENDING,
-  UNEXPECTED_SETTLE_ERROR,
-  UNEXPECTED_VERIFY_ERROR,
-} from "./error-codes.ts";
-import { InFlight } from "./inflight.ts";
-import type { ResolveSummary } from "./resolve-pending.ts";
-import { settleFailure } from "./settle-answer.ts";
-import { STALE_CLAIM_SECONDS } from "./settle-context.ts";
-import { unsentFailure } from "./settle-failures.ts";
-import { SettlementGas } from "./settlement-gas.ts";
-import type { Scope } from "./wire.ts";
+} from "./ledger.ts";
+import { type ActionContext, actionKey, answerOfRow, checkAction, concludeAction } from "./outcome.ts";
+import { actionId, type ChannelAction, checkChannelAction } from "./wire.ts";
 
 /**
  * Who asks: over HTTP (admitted by the gate), over HTTP from this machine admitted as a receiverAuthorizer

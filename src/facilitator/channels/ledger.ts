@@ -7,8 +7,8 @@
  *                                            \___nothing broadcast___> refused
  */
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
-import type { Queryable } from "../common/db/index.ts";
-import type { ChannelAction } from "./channel-wire.ts";
+import type { Queryable } from "../../common/db/index.ts";
+import type { ChannelAction } from "./wire.ts";
 
 export type ActionState = "submitting" | "pending" | "settled" | "failed" | "refused";
 
