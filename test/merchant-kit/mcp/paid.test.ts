@@ -10,7 +10,7 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, type DevnetAccount, startDevnet } from "../../../src/chain/devnet/index.ts";
+import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
 import type { Database } from "../../../src/common/db/index.ts";
 import { type Listening, listenWithUrl } from "../../../src/common/listen.ts";
 import { UnpaidLimit } from "../../../src/common/rate-limit.ts";
@@ -25,8 +25,8 @@ import { inferenceMerchant, OFFLINE_SETTINGS } from "../../../src/merchants/infe
 import { meteredAmount } from "../../../src/merchants/inference/metering.ts";
 import { defaultRates, TIERS } from "../../../src/merchants/inference/tiers.ts";
 import { missingPrograms } from "../../helpers/audio.ts";
-import { startMiner, walletHolding } from "../../helpers/chain.ts";
-import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
+import { useDevnet, walletHolding } from "../../helpers/chain.ts";
+import { DATABASE_KINDS, LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { startMerchant, testConfig, testMerchant } from "../../helpers/merchant.ts";
 import { rpc, sendTransfer } from "../../helpers/settle.ts";
@@ -41,25 +41,20 @@ const T2_UPTO_MAX = 15_187n;
 /** What the speech case's voice needs: espeak-ng speaks `espeak-ng:en-us`, as WAV (no encoder). */
 const missingSpeech = await missingPrograms("espeak-ng");
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: BUYERS_PER_KIND * DATABASE_KINDS.length });
 let facilitator: Facilitator;
 let usdc: ReturnType<typeof usdcReader>;
 const closers: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: BUYERS_PER_KIND * DATABASE_KINDS.length, blockTime: 0 });
-  miner = startMiner(devnet);
-  usdc = usdcReader(devnet.rpc);
-  const ledger = await openTestDatabase("pglite");
+  usdc = usdcReader(chain.devnet.rpc);
+  const ledger = await openTestDatabase(LEDGER_KIND);
   closers.push(ledger.close);
-  facilitator = await devnetFacilitator(devnet, ledger.db);
+  facilitator = await devnetFacilitator(chain.devnet, ledger.db);
 }, 120_000);
 afterAll(async () => {
   await facilitator?.close();
   for (const close of closers.reverse()) await close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
 /** The rows the merchant's ledger holds for `payer`: one per delivered (or running) payment. */
@@ -76,7 +71,7 @@ const textOf = (result: { content: unknown[] }) => (result.content[0] as { text:
 
 describe.each(DATABASE_KINDS)("paid tools over MCP, merchant state on %s", (kind) => {
   const offset = DATABASE_KINDS.indexOf(kind) * BUYERS_PER_KIND;
-  const buyer = (i: number) => devnet.buyers[offset + i] as DevnetAccount;
+  const buyer = (i: number) => chain.devnet.buyers[offset + i] as DevnetAccount;
   const utilityPayTo = newMerchant();
   const inferencePayTo = newMerchant();
   let db: Database;
@@ -93,19 +88,19 @@ describe.each(DATABASE_KINDS)("paid tools over MCP, merchant state on %s", (kind
     closers.push(state.close);
     db = state.db;
     const config = testConfig();
-    const chain = { rpcUrl: devnet.rpc };
+    const onChain = { rpcUrl: chain.devnet.rpc };
     utility = await startMerchant(
       (url) => MERCHANTS.utility({ payTo: utilityPayTo, publicUrl: url }, config),
       db,
       inProcessClient(facilitator),
-      chain,
+      onChain,
     );
     closers.push(() => utility.close());
     inference = await startMerchant(
       (url) => inferenceMerchant({ payTo: inferencePayTo, publicUrl: url }, OFFLINE_SETTINGS),
       db,
       inProcessClient(facilitator),
-      chain,
+      onChain,
     );
     closers.push(() => inference.close());
     utilityMcp = await connectMcp(`${utility.url}/mcp`);
@@ -116,7 +111,7 @@ describe.each(DATABASE_KINDS)("paid tools over MCP, merchant state on %s", (kind
       (url) => testMerchant(testPayTo, url),
       db,
       inProcessClient(facilitator),
-      chain,
+      onChain,
     );
     closers.push(() => test.close());
     testMcp = await connectMcp(`${test.url}/mcp`);
@@ -163,7 +158,7 @@ describe.each(DATABASE_KINDS)("paid tools over MCP, merchant state on %s", (kind
     expect(refused).toMatchObject({ isError: true, structuredContent: { error: { code: "invalid_input" } } });
     expect(paymentRequiredOf(refused)).toBeUndefined();
     expect(settlementOf(refused)).toBeUndefined();
-    expect(await miner.pending()).toBe(0);
+    expect(await chain.miner.pending()).toBe(0);
     expect(await usdc.balanceOf(payer.address)).toBe(before);
     expect(await ledgerRows(db, payer.address)).toEqual([]);
     // Nothing spent it: the same authorization pays for the call it was signed for.
@@ -215,7 +210,7 @@ describe.each(DATABASE_KINDS)("paid tools over MCP, merchant state on %s", (kind
   });
 
   it("delivers one of two payments at once from a wallet that can afford only one, and charges only that one", async () => {
-    const wallet = await walletHolding(devnet, CALC_PRICE, offset);
+    const wallet = await walletHolding(chain.devnet, CALC_PRICE, offset);
     const asked = paymentRequiredOf(await callTool(utilityMcp, "api_calc", { expr: "1+1" }));
     const payer = x402ClientFor(wallet, "exact");
     // Two payments, each signed for the whole balance: either alone could pay.
@@ -298,8 +293,8 @@ describe.each(DATABASE_KINDS)("paid tools over MCP, merchant state on %s", (kind
   );
 
   it("answers a settlement that fails with the PaymentRequired and its reason, never the tool's content", async () => {
-    const wallet = await walletHolding(devnet, 2000n, offset);
-    await rpc(devnet.rpc, "anvil_setBalance", [wallet.address, "0xde0b6b3a7640000"]); // 1 ETH, for its transfer
+    const wallet = await walletHolding(chain.devnet, 2000n, offset);
+    await rpc(chain.devnet.rpc, "anvil_setBalance", [wallet.address, "0xde0b6b3a7640000"]); // 1 ETH, for its transfer
     const args = { text: "the answer", delay: 2000 };
     const asked = paymentRequiredOf(await callTool(testMcp, "api_echo", args));
     const payment = await x402ClientFor(wallet, "exact").createPaymentPayload(
@@ -308,7 +303,7 @@ describe.each(DATABASE_KINDS)("paid tools over MCP, merchant state on %s", (kind
     const call = callTool(testMcp, "api_echo", args, payment);
     // Once the payment is verified and its handler runs (its ledger row taken), the wallet spends its funds.
     while ((await ledgerRows(db, wallet.address)).length === 0) await new Promise((r) => setTimeout(r, 10));
-    await usdc.receipt(await sendTransfer(devnet, wallet, newMerchant(), 2000n));
+    await usdc.receipt(await sendTransfer(chain.devnet, wallet, newMerchant(), 2000n));
     const result = await call;
     const required = paymentRequiredOf(result);
     expect(required?.error).toMatch(/^Payment settlement failed: /);
@@ -341,7 +336,7 @@ describe.each(DATABASE_KINDS)("paid tools over MCP, merchant state on %s", (kind
           await merchantApp(MERCHANTS.utility({ payTo: utilityPayTo, publicUrl: url }, config), {
             services: { db, config },
             facilitator: inProcessClient(facilitator),
-            payments: { ...config.payments, rpcUrl: devnet.rpc },
+            payments: { ...config.payments, rpcUrl: chain.devnet.rpc },
             limit,
           })
         ).fetch,

@@ -19,7 +19,7 @@ import { loadConfig } from "../../../src/services/config.ts";
 import { configuredFacilitators } from "../../../src/services/merchants.ts";
 import { type StandIn, startStandIn, type TestCdpKey, testCdpKey } from "../../helpers/cdp-facilitator.ts";
 import { startMiner } from "../../helpers/chain.ts";
-import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
+import { DATABASE_KINDS, LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { runs, startMerchant, testMerchant } from "../../helpers/merchant.ts";
 import { rpc } from "../../helpers/settle.ts";
@@ -55,7 +55,7 @@ beforeAll(async () => {
   const second = generatePrivateKey();
   await rpc(devnet.rpc, "anvil_setBalance", [privateKeyToAccount(second).address, "0xde0b6b3a7640000"]);
   for (const privateKey of [devnet.facilitatorAccount.privateKey, second]) {
-    const ledger = await openTestDatabase("pglite");
+    const ledger = await openTestDatabase(LEDGER_KIND);
     closers.push(ledger.close);
     const facilitator = await devnetFacilitator(devnet, ledger.db, { privateKey });
     closers.push(() => facilitator.close());

@@ -8,19 +8,18 @@ import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, startDevnet } from "../../../../src/chain/devnet/index.ts";
+import type { Devnet } from "../../../../src/chain/devnet/index.ts";
 import type { Database } from "../../../../src/common/db/index.ts";
 import type { Listening } from "../../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../../src/facilitator/index.ts";
 import { parseCsvRows, stateEndpoints } from "../../../../src/merchants/utility/state/index.ts";
-import { startMiner, walletHolding } from "../../../helpers/chain.ts";
-import { DATABASE_KINDS, openTestDatabase } from "../../../helpers/db.ts";
+import { useDevnet, walletHolding } from "../../../helpers/chain.ts";
+import { DATABASE_KINDS, LEDGER_KIND, openTestDatabase } from "../../../helpers/db.ts";
 import { devnetFacilitator } from "../../../helpers/facilitator.ts";
 import { startMerchant } from "../../../helpers/merchant.ts";
 import { NETWORK, newMerchant, usdcReader } from "../../../helpers/x402.ts";
 
-let devnet: Devnet;
-let miner: ReturnType<typeof startMiner>;
+const chain = useDevnet({ buyers: 2 * DATABASE_KINDS.length });
 let facilitatorDb: Database;
 let facilitator: Facilitator;
 type ErrorBody = { error: { code: string; message: string } };
@@ -32,18 +31,14 @@ const closers: (() => Promise<void>)[] = [];
 const QUOTA = 4000;
 
 beforeAll(async () => {
-  devnet = await startDevnet({ port: 0, buyers: 2 * DATABASE_KINDS.length, blockTime: 0 });
-  miner = startMiner(devnet);
-  const opened = await openTestDatabase("pglite");
+  const opened = await openTestDatabase(LEDGER_KIND);
   facilitatorDb = opened.db;
   closers.push(opened.close);
-  facilitator = await devnetFacilitator(devnet, facilitatorDb);
+  facilitator = await devnetFacilitator(chain.devnet, facilitatorDb);
 });
 afterAll(async () => {
   await facilitator?.close();
   for (const close of closers.reverse()) await close();
-  await miner?.stop();
-  await devnet?.stop();
 });
 
 describe.each(DATABASE_KINDS)("paid per-wallet state on %s", (kind) => {
@@ -66,12 +61,12 @@ describe.each(DATABASE_KINDS)("paid per-wallet state on %s", (kind) => {
       }),
       db,
       inProcessClient(facilitator),
-      { rpcUrl: devnet.rpc },
+      { rpcUrl: chain.devnet.rpc },
     );
     closers.push(() => shop.close());
   });
 
-  const buyer = (i: 0 | 1) => devnet.buyers[first + i] as Devnet["buyers"][0];
+  const buyer = (i: 0 | 1) => chain.devnet.buyers[first + i] as Devnet["buyers"][0];
   const paying = (i: 0 | 1) => {
     const pay = wrapFetchWithPayment(
       fetch,
@@ -89,7 +84,7 @@ describe.each(DATABASE_KINDS)("paid per-wallet state on %s", (kind) => {
   };
 
   it("sells store and scratchpad calls to two wallets, each seeing only its own data", async () => {
-    const usdc = usdcReader(devnet.rpc);
+    const usdc = usdcReader(chain.devnet.rpc);
     const [a, b] = [paying(0), paying(1)];
     const beforeA = await usdc.balanceOf(buyer(0).address);
 
@@ -144,16 +139,16 @@ describe.each(DATABASE_KINDS)("paid per-wallet state on %s", (kind) => {
     const notHers = await b.get("/api/scratchpad/read?name=plan");
     expect(notHers.status).toBe(404);
 
-    await miner.pending();
+    await chain.miner.pending();
     // A paid 5 calls, B 4 (the 404 is free): 9 x $0.001.
     expect(await usdc.balanceOf(payTo)).toBe(9_000n);
     expect(await usdc.balanceOf(buyer(0).address)).toBe(beforeA - 5_000n);
   });
 
   it("charges nothing for bad input, a missing collection or a write past the quota (507)", async () => {
-    const usdc = usdcReader(devnet.rpc);
+    const usdc = usdcReader(chain.devnet.rpc);
     const a = paying(0);
-    await miner.pending();
+    await chain.miner.pending();
     const before = await usdc.balanceOf(buyer(0).address);
     const merchantBefore = await usdc.balanceOf(payTo);
 
@@ -174,14 +169,14 @@ describe.each(DATABASE_KINDS)("paid per-wallet state on %s", (kind) => {
     const pads = ((await list.json()) as Pads).scratchpads.map((p) => p.name);
     expect(pads).toEqual(["plan"]);
 
-    await miner.pending();
+    await chain.miner.pending();
     // Only the listing was paid.
     expect(await usdc.balanceOf(buyer(0).address)).toBe(before - 1000n);
     expect(await usdc.balanceOf(payTo)).toBe(merchantBefore + 1000n);
   });
 
   it("stores one insert for a wallet holding one call's price that sends 20 at once", async () => {
-    const wallet = await walletHolding(devnet, 1000n, first);
+    const wallet = await walletHolding(chain.devnet, 1000n, first);
     const pay = wrapFetchWithPayment(
       fetch,
       new x402Client().register(NETWORK, new ExactEvmClient(privateKeyToAccount(wallet.privateKey))),
@@ -195,7 +190,7 @@ describe.each(DATABASE_KINDS)("paid per-wallet state on %s", (kind) => {
         }),
       ),
     );
-    await miner.pending();
+    await chain.miner.pending();
     const ok = responses.filter((r) => r.status === 200).length;
     const { rows } = await db.query<{ row_count: bigint }>(
       "SELECT row_count FROM utility_state_collections WHERE payer = $1 AND name = 'burst'",
@@ -203,7 +198,7 @@ describe.each(DATABASE_KINDS)("paid per-wallet state on %s", (kind) => {
     );
     expect(ok).toBe(1);
     expect(rows.map((r) => Number(r.row_count))).toEqual([1]);
-    expect(await usdcReader(devnet.rpc).balanceOf(wallet.address)).toBe(0n);
+    expect(await usdcReader(chain.devnet.rpc).balanceOf(wallet.address)).toBe(0n);
     expect(responses.every((r) => r.status === 200 || r.status === 402)).toBe(true);
   });
 });
