@@ -15,7 +15,7 @@ import type { Devnet } from "../../src/chain/devnet/index.ts";
 import { type Listening, listen } from "../../src/common/listen.ts";
 import type { Facilitator } from "../../src/facilitator/index.ts";
 import { startMiner } from "../helpers/chain.ts";
-import { openTestDatabase } from "../helpers/db.ts";
+import { LEDGER_KIND, openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator, startShop } from "../helpers/facilitator.ts";
 import { GENESIS, startTestDevnet } from "../helpers/indexer.ts";
 import { NETWORK, newMerchant } from "../helpers/x402.ts";
@@ -34,7 +34,7 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-serve-follow-"));
 beforeAll(async () => {
   devnet = await startTestDevnet({ buyers: 1 });
   miner = startMiner(devnet);
-  ledger = await openTestDatabase("pglite");
+  ledger = await openTestDatabase(LEDGER_KIND);
   facilitator = await devnetFacilitator(devnet, ledger.db);
   facilitatorServer = await listen(facilitator.app.fetch, "127.0.0.1", 0);
   shop = await startShop(facilitatorServer.url, merchant, {

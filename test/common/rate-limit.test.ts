@@ -23,7 +23,7 @@ import { merchantApp } from "../../src/merchant-kit/app.ts";
 import { loadConfig } from "../../src/services/config.ts";
 import { startServices } from "../../src/services/start.ts";
 import { startMiner } from "../helpers/chain.ts";
-import { isolatedDatabaseOptions, openTestDatabase, SERVER_URL } from "../helpers/db.ts";
+import { isolatedDatabaseOptions, LEDGER_KIND, openTestDatabase, SERVER_URL } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
 import { echo, listenSupportedOnly, runs, testConfig } from "../helpers/merchant.ts";
 import { NETWORK, newMerchant } from "../helpers/x402.ts";
@@ -356,7 +356,7 @@ describe("the unpaid limit on a merchant host, over HTTP", () => {
     onTestFinished(() => devnet.stop());
     const miner = startMiner(devnet);
     onTestFinished(() => miner.stop());
-    const ledger = await openTestDatabase("pglite");
+    const ledger = await openTestDatabase(LEDGER_KIND);
     onTestFinished(ledger.close);
     const facilitator = await devnetFacilitator(devnet, ledger.db);
     onTestFinished(() => facilitator.close());

@@ -16,7 +16,7 @@ import type { Facilitator } from "../../src/facilitator/index.ts";
 import { runIndexer } from "../../src/indexer/index.ts";
 import { ReportService } from "../../src/reports/index.ts";
 import { startMiner } from "../helpers/chain.ts";
-import { openTestDatabase } from "../helpers/db.ts";
+import { LEDGER_KIND, openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator, startShop } from "../helpers/facilitator.ts";
 import { GENESIS, openTempAnalytics, startTestDevnet } from "../helpers/indexer.ts";
 import { NETWORK, newMerchant } from "../helpers/x402.ts";
@@ -38,7 +38,7 @@ const PRICES = {
 beforeAll(async () => {
   devnet = await startTestDevnet({ buyers: 3 });
   miner = startMiner(devnet);
-  ({ db, close: closeDb } = await openTestDatabase("pglite"));
+  ({ db, close: closeDb } = await openTestDatabase(LEDGER_KIND));
   facilitator = await devnetFacilitator(devnet, db);
   facilitatorServer = await listen(facilitator.app.fetch, "127.0.0.1", 0);
   shop = await startShop(facilitatorServer.url, merchant, {

@@ -20,7 +20,7 @@ import type { Facilitator } from "../../src/facilitator/index.ts";
 import { HUB_SENDERS } from "../../src/indexer/history.ts";
 import { type IndexerOptions, runIndexer } from "../../src/indexer/index.ts";
 import { startMiner } from "../helpers/chain.ts";
-import { openTestDatabase } from "../helpers/db.ts";
+import { LEDGER_KIND, openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator, startShop } from "../helpers/facilitator.ts";
 import { GENESIS, openTempAnalytics, snapshot, startTestDevnet, storedTxs } from "../helpers/indexer.ts";
 import { fundedAccount, rpc, sendTransfer } from "../helpers/settle.ts";
@@ -61,7 +61,7 @@ const hubbed = {
 beforeAll(async () => {
   devnet = await startTestDevnet({ buyers: 3 });
   miner = startMiner(devnet);
-  ({ db, close: closeDb } = await openTestDatabase("pglite"));
+  ({ db, close: closeDb } = await openTestDatabase(LEDGER_KIND));
   facilitator = await devnetFacilitator(devnet, db);
   facilitatorServer = await listen(facilitator.app.fetch, "127.0.0.1", 0);
   const [m, x, m2] = devnet.buyers as [DevnetAccount, DevnetAccount, DevnetAccount];

@@ -31,7 +31,7 @@ import {
   payExactPermit2,
   walletOf,
 } from "../helpers/channels.ts";
-import { openTestDatabase } from "../helpers/db.ts";
+import { LEDGER_KIND, openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
 import { GENESIS, openTempAnalytics, startTestDevnet } from "../helpers/indexer.ts";
 import { rpc } from "../helpers/settle.ts";
@@ -52,7 +52,7 @@ const REFUND = 1_000_000n;
 beforeAll(async () => {
   devnet = await startTestDevnet({ buyers: 3 });
   const miner = startMiner(devnet);
-  const ledger = await openTestDatabase("pglite");
+  const ledger = await openTestDatabase(LEDGER_KIND);
   let facilitator: Facilitator | undefined;
   try {
     facilitator = await devnetFacilitator(devnet, ledger.db);

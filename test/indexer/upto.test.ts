@@ -13,7 +13,7 @@ import type { Facilitator } from "../../src/facilitator/index.ts";
 import { runIndexer } from "../../src/indexer/index.ts";
 import { ReportService } from "../../src/reports/index.ts";
 import { startMiner } from "../helpers/chain.ts";
-import { openTestDatabase } from "../helpers/db.ts";
+import { LEDGER_KIND, openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
 import { GENESIS, openTempAnalytics, startTestDevnet } from "../helpers/indexer.ts";
 import { OP_GETH_VERSION } from "../helpers/provider.ts";
@@ -29,7 +29,7 @@ const settled: { tx: string; payer: string; amount: bigint }[] = [];
 beforeAll(async () => {
   devnet = await startTestDevnet({ buyers: 2 });
   const miner = startMiner(devnet);
-  const ledger = await openTestDatabase("pglite");
+  const ledger = await openTestDatabase(LEDGER_KIND);
   let facilitator: Facilitator | undefined;
   try {
     facilitator = await devnetFacilitator(devnet, ledger.db);

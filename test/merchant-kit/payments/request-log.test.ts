@@ -17,7 +17,7 @@ import { defineEndpoint } from "../../../src/merchant-kit/endpoint.ts";
 import { httpFacilitator } from "../../../src/merchant-kit/payments/facilitators.ts";
 import { Streamed } from "../../../src/merchant-kit/payments/streamed.ts";
 import { startMiner } from "../../helpers/chain.ts";
-import { openTestDatabase, SERVER_URL } from "../../helpers/db.ts";
+import { LEDGER_KIND, openTestDatabase, SERVER_URL } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { echo, startMerchant, testMerchant } from "../../helpers/merchant.ts";
 import { newMerchant, x402ClientFor } from "../../helpers/x402.ts";
@@ -57,7 +57,7 @@ beforeAll(async () => {
   closers.push(() => devnet.stop());
   const miner = startMiner(devnet);
   closers.push(() => miner.stop());
-  const ledger = await openTestDatabase("pglite");
+  const ledger = await openTestDatabase(LEDGER_KIND);
   closers.push(ledger.close);
   facilitator = await devnetFacilitator(devnet, ledger.db);
   closers.push(() => facilitator.close());

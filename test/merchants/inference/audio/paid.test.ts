@@ -28,7 +28,7 @@ import { probeAudio } from "../../../../src/merchants/inference/audio/probe.ts";
 import { inferenceMerchant, OFFLINE_SETTINGS } from "../../../../src/merchants/inference/catalogue.ts";
 import { missingPrograms, mp3, sine, wav, wordErrorRate } from "../../../helpers/audio.ts";
 import { permit2WalletHolding, startMiner, walletHolding } from "../../../helpers/chain.ts";
-import { openTestDatabase } from "../../../helpers/db.ts";
+import { LEDGER_KIND, openTestDatabase } from "../../../helpers/db.ts";
 import { devnetFacilitator } from "../../../helpers/facilitator.ts";
 import { startMerchant } from "../../../helpers/merchant.ts";
 import { newMerchant, usdcReader, x402ClientFor } from "../../../helpers/x402.ts";
@@ -90,7 +90,7 @@ beforeAll(async () => {
   devnet = await startDevnet({ port: 0, buyers: 7, blockTime: 0 });
   miner = startMiner(devnet);
   usdc = usdcReader(devnet.rpc);
-  const ledger = await openTestDatabase("pglite");
+  const ledger = await openTestDatabase(LEDGER_KIND);
   closers.push(ledger.close);
   facilitator = await devnetFacilitator(devnet, ledger.db);
   const state = await openTestDatabase("pglite");
