@@ -86,9 +86,9 @@ const BUDGET = budgetAt(PRICE);
 const CPU_MS = Math.round(BUDGET.cpuMs * 0.9);
 
 /**
- * Its wall-clock deadline, 2.5 times its CPU as the page readers' (pages/work.ts): a conversion given a
- * fifth of a core on a busy host ends, one that needs half its CPU budget is not refused for the host's load.
- * At 15 s, a machine at load 14 on 2 cores refused the 1,000-column CSV after 4.9 CPU-s.
+ * Its wall-clock deadline, 2.5 times its CPU: it does not guard the budget (the process's CPU does, where
+ * Linux counts it) but ends a conversion the host starves, within the route's time so that the refusal names
+ * it. At 15 s, a machine at load 14 on 2 cores refused the 1,000-column CSV after 4.9 CPU-s.
  */
 const DEADLINE_MS = Math.round(CPU_MS * 2.5);
 

@@ -58,8 +58,9 @@ const PROCESS_SHARE = 0.85;
 const HEAP_SHARE = 0.6;
 
 /**
- * Wall-clock time a job may take per unit of its process's CPU: a process given a fifth of a core on a busy
- * host reads a page it could finish in half its budget.
+ * Wall-clock time a job may take per unit of its process's CPU. The deadline does not guard the budget (the
+ * process's CPU does, where Linux counts it); it ends a reading the host starves (a process given less than
+ * 40% of a core), which holds its endpoint's queue and its caller. 4.25 s at $0.001, about the threads' 4.5.
  */
 const WALL_PER_CPU = 2.5;
 
