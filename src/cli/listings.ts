@@ -1,7 +1,7 @@
 import { UsageError } from "../common/errors.ts";
 import { ConfigError } from "../config/config-error.ts";
 import { MERCHANT_HOST_NAMES, type MerchantHost, merchantEnvPrefix } from "../config/ports.ts";
-import { listingsNdjson } from "../merchant-kit/listings.ts";
+import { listingsNdjson } from "../merchant-kit/index.ts";
 import { MERCHANTS } from "../merchants/index.ts";
 import { configFrom } from "./flag-values.ts";
 import type { Flags } from "./flags.ts";

@@ -4,7 +4,7 @@
  * pages each has.
  */
 import type { DevnetAccount } from "../chain/devnet/index.ts";
-import type { Merchant } from "../merchant-kit/endpoint.ts";
+import type { Merchant } from "../merchant-kit/index.ts";
 import type { Services } from "../services/index.ts";
 import type { ServiceUrls } from "./urls.ts";
 import { type MerchantKeys, WALLET_HOSTS } from "./wallets.ts";

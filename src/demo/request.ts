@@ -1,4 +1,4 @@
-import { pathParams } from "../merchant-kit/endpoint.ts";
+import { pathParams } from "../merchant-kit/index.ts";
 import type { PlanEndpoint } from "./plan.ts";
 
 /**

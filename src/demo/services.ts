@@ -7,7 +7,7 @@ import { FacilitatorRegistry } from "../chain/facilitators.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import { MERCHANT_HOST_NAMES } from "../config/ports.ts";
 import type { IndexerEvent } from "../indexer/index.ts";
-import type { Merchant } from "../merchant-kit/endpoint.ts";
+import type { Merchant } from "../merchant-kit/index.ts";
 import {
   type AttestOptions,
   type Config,

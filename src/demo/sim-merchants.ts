@@ -2,7 +2,7 @@
  * The merchants as the simulator sees them: each one's wallet, URL and the endpoints the simulated buyers
  * call, with the input each call sends.
  */
-import { isMeteredOnly, offersChannels } from "../merchant-kit/endpoint.ts";
+import { isMeteredOnly, offersChannels } from "../merchant-kit/index.ts";
 import { sizedChat, tinyChat } from "./chat-work.ts";
 import type { NamedMerchant } from "./merchants.ts";
 import type { PlanEndpoint } from "./plan.ts";

@@ -3,8 +3,8 @@
  * (catalogue, wallet, public URL) from the host's wallet and address and its slice of the configuration.
  */
 import type { MerchantHost } from "../config/ports.ts";
-import type { Merchant } from "../merchant-kit/endpoint.ts";
-import { allowListPolicy } from "../merchant-kit/fetch/index.ts";
+import type { Merchant } from "../merchant-kit/index.ts";
+import { allowListPolicy } from "../merchant-kit/index.ts";
 import { inferenceMerchant } from "./inference/catalogue.ts";
 
 export { OFFLINE_SETTINGS } from "./inference/catalogue.ts";

@@ -15,19 +15,19 @@ import type { UnpaidLimit } from "../common/rate-limit.ts";
 import { ConfigError } from "../config/config-error.ts";
 import { dataLayout } from "../config/layout.ts";
 import { MERCHANT_HOSTS, type MerchantHost, merchantEnvPrefix } from "../config/ports.ts";
-import { type MerchantAppOptions, merchantApp } from "../merchant-kit/app.ts";
-import { openChannels } from "../merchant-kit/channels/operator.ts";
-import { channelSchedules } from "../merchant-kit/channels/schedule.ts";
-import { type Merchant, missingAliasPaths } from "../merchant-kit/endpoint.ts";
-import { facilitatorAuthHeaders } from "../merchant-kit/payments/facilitator-auth.ts";
+import { type MerchantAppOptions, merchantApp } from "../merchant-kit/index.ts";
+import { openChannels } from "../merchant-kit/index.ts";
+import { channelSchedules } from "../merchant-kit/index.ts";
+import { type Merchant, missingAliasPaths } from "../merchant-kit/index.ts";
+import { facilitatorAuthHeaders } from "../merchant-kit/index.ts";
 import {
   FailoverFacilitator,
   type FailoverOptions,
   httpFacilitator,
-} from "../merchant-kit/payments/facilitators.ts";
-import { storedReceiptKey } from "../merchant-kit/payments/receipts-key.ts";
-import { facilitatorEnvPrefix } from "../merchant-kit/payments/settings.ts";
-import { authorizationReader } from "../merchant-kit/payments/settled-on-chain.ts";
+} from "../merchant-kit/index.ts";
+import { storedReceiptKey } from "../merchant-kit/index.ts";
+import { facilitatorEnvPrefix } from "../merchant-kit/index.ts";
+import { authorizationReader } from "../merchant-kit/index.ts";
 import { ALIAS_PATHS, MERCHANTS } from "../merchants/index.ts";
 import { channelActions, channelTargets, serveChannelAdmin } from "./channel-admin.ts";
 import type { Config } from "./config.ts";

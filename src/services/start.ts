@@ -14,7 +14,7 @@ import type { Lifecycle } from "../common/lifecycle.ts";
 import { setLogLevel } from "../common/log.ts";
 import { unpaidLimitOf } from "../common/rate-limit.ts";
 import type { MerchantHost } from "../config/ports.ts";
-import type { Merchant } from "../merchant-kit/endpoint.ts";
+import type { Merchant } from "../merchant-kit/index.ts";
 import type { ReportService } from "../reports/index.ts";
 import type { Config } from "./config.ts";
 import type { FacilitatorServiceOptions } from "./facilitator.ts";

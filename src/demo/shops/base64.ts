@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { BadInputError } from "../../common/errors.ts";
-import { defineEndpoint } from "../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../merchant-kit/index.ts";
 
 const urlSafe = z
   .boolean()

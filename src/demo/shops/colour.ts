@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../merchant-kit/index.ts";
 
 /** A selection of CSS named colours (CSS Color Module Level 4). */
 export const NAMED_COLOURS: Readonly<Record<string, string>> = {

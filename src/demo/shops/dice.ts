@@ -1,7 +1,7 @@
 import { randomInt } from "node:crypto";
 import { z } from "zod";
 import { BadInputError } from "../../common/errors.ts";
-import { defineEndpoint } from "../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../merchant-kit/index.ts";
 
 const NOTATION = /^(\d{0,3})d(\d{1,4})([+-]\d{1,5})?$/;
 export const MAX_DICE = 100;

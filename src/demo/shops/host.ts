@@ -6,13 +6,13 @@
  */
 import { Hono } from "hono";
 import { html } from "../../common/html.ts";
-import { type MerchantAppOptions, merchantApp } from "../../merchant-kit/app.ts";
-import type { Merchant } from "../../merchant-kit/endpoint.ts";
-import { faviconResponse } from "../../merchant-kit/favicon.ts";
-import { type HostInfo, hostInfo, hostInfoSettings, payingGuidance } from "../../merchant-kit/host-info.ts";
-import { llmsTxtOfHosts } from "../../merchant-kit/llms-txt.ts";
-import { openApiDocument } from "../../merchant-kit/openapi.ts";
-import { combinedOpenApi } from "../../merchant-kit/openapi-combined.ts";
+import { type MerchantAppOptions, merchantApp } from "../../merchant-kit/index.ts";
+import type { Merchant } from "../../merchant-kit/index.ts";
+import { faviconResponse } from "../../merchant-kit/index.ts";
+import { type HostInfo, hostInfo, hostInfoSettings, payingGuidance } from "../../merchant-kit/index.ts";
+import { llmsTxtOfHosts } from "../../merchant-kit/index.ts";
+import { openApiDocument } from "../../merchant-kit/index.ts";
+import { combinedOpenApi } from "../../merchant-kit/index.ts";
 import { documentShell, noticeBanner } from "../../reports/index.ts";
 
 const TITLE = "Demo shops";

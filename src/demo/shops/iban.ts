@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../merchant-kit/index.ts";
 
 /** IBAN length per country (ISO 13616 registry), for the countries most often seen. */
 export const IBAN_LENGTHS: Readonly<Record<string, number>> = {

@@ -3,7 +3,7 @@
  * pure-computation endpoints each (no network, no state), plus two premium ones. Each shop is served under
  * its slug; `shopMerchant` turns one into a `Merchant`. Each takes `exact` through EIP-3009 or Permit2.
  */
-import type { AnyEndpoint, ExactTransfer, Merchant } from "../../merchant-kit/endpoint.ts";
+import type { AnyEndpoint, ExactTransfer, Merchant } from "../../merchant-kit/index.ts";
 import { decode, encode } from "./base64.ts";
 import { caseConvert } from "./case.ts";
 import { colourName } from "./colour.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../merchant-kit/index.ts";
 
 const JsonInput = z.object({
   json: z.string().min(1).max(200_000).describe("The JSON text to check, up to 200,000 characters."),

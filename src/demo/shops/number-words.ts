@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../merchant-kit/index.ts";
 
 const MAX = 999_999_999_999_999;
 

@@ -1,6 +1,6 @@
 import { randomInt } from "node:crypto";
 import { z } from "zod";
-import { defineEndpoint } from "../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../merchant-kit/index.ts";
 import { queryFlag, queryInt } from "./common.ts";
 
 const LOWER = "abcdefghijklmnopqrstuvwxyz";

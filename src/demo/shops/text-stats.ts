@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../merchant-kit/index.ts";
 
 /** Silent reading speed of adults (Brysbaert 2019), and a typical speaking pace, in words per minute. */
 const READING_WPM = 238;

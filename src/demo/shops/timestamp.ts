@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { BadInputError } from "../../common/errors.ts";
-import { defineEndpoint } from "../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../merchant-kit/index.ts";
 
 /** The largest instant a JavaScript Date holds: ±8.64 × 10^15 ms. */
 const MAX_MS = 8.64e15;

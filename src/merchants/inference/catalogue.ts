@@ -8,9 +8,9 @@
  */
 import path from "node:path";
 import { USDC_DECIMALS } from "../../chain/base.ts";
-import type { AnyEndpoint, FreeRoute, Merchant, PriceUsd } from "../../merchant-kit/endpoint.ts";
-import { priceToAtomic } from "../../merchant-kit/price.ts";
-import { providerErrors } from "../../merchant-kit/upstream.ts";
+import type { AnyEndpoint, FreeRoute, Merchant, PriceUsd } from "../../merchant-kit/index.ts";
+import { priceToAtomic } from "../../merchant-kit/index.ts";
+import { providerErrors } from "../../merchant-kit/index.ts";
 import { audioEndpoints, audioFreeRoutes, audioServices } from "./audio/catalogue.ts";
 import type { AudioServices } from "./audio/services.ts";
 import { chatEndpoint, chatPath, type RouteEngine } from "./chat.ts";

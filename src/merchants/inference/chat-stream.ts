@@ -14,8 +14,8 @@
  * not what reached the caller).
  */
 import type { AppError } from "../../common/errors.ts";
-import { openAiErrorBody } from "../../merchant-kit/error-dialect.ts";
-import { type StreamEnding, Streamed } from "../../merchant-kit/payments/streamed.ts";
+import { openAiErrorBody } from "../../merchant-kit/index.ts";
+import { type StreamEnding, Streamed } from "../../merchant-kit/index.ts";
 import {
   type ChatEngine,
   type ChatEvent,

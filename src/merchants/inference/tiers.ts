@@ -7,8 +7,8 @@
  * Aliases are brand-free and stable: `t1` .. `t15` name the tiers by their rank in the spec's table (ascending
  * per-call price), whatever model the operator puts behind them. A path once published is never renamed.
  */
-import type { PriceUsd } from "../../merchant-kit/endpoint.ts";
-import { priceToAtomic } from "../../merchant-kit/price.ts";
+import type { PriceUsd } from "../../merchant-kit/index.ts";
+import { priceToAtomic } from "../../merchant-kit/index.ts";
 import type { TokenRates } from "./metering.ts";
 
 /** What one call may ask for and send; checked before payment (the endpoint's input schema). */

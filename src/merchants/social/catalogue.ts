@@ -6,7 +6,7 @@
  * listings from these.
  */
 import { z } from "zod";
-import type { AnyEndpoint, Merchant } from "../../merchant-kit/endpoint.ts";
+import type { AnyEndpoint, Merchant } from "../../merchant-kit/index.ts";
 import { socialEndpoint } from "./endpoint.ts";
 import { SOCIAL_GUIDANCE, SOCIAL_PROXY_GUIDANCE } from "./guidance.ts";
 import { lookupEndpoints, NO_USER, userAnswer } from "./lookups.ts";

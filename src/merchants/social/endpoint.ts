@@ -13,7 +13,7 @@ import {
   type Errors,
   type HandlerContext,
   precheckOf,
-} from "../../merchant-kit/endpoint.ts";
+} from "../../merchant-kit/index.ts";
 import {
   type PageScope,
   type SocialRuntime,

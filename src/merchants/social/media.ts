@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { BadInputError } from "../../common/errors.ts";
-import { precheckOf } from "../../merchant-kit/endpoint.ts";
+import { precheckOf } from "../../merchant-kit/index.ts";
 import { socialEndpoint } from "./endpoint.ts";
 import { cookie } from "./params.ts";
 import type { MediaFile } from "./provider.ts";

@@ -21,7 +21,7 @@
  * - Every call takes the caller's `AbortSignal` (the call's time budget, or the caller gone).
  * - Caller cookies are used for that one call: never stored, logged or put in an error message.
  */
-import type { Errors } from "../../merchant-kit/endpoint.ts";
+import type { Errors } from "../../merchant-kit/index.ts";
 import type { Includes, SocialArticle, SocialList, SocialTweet, SocialUser } from "./model.ts";
 import type { SearchFilters } from "./search-query.ts";
 

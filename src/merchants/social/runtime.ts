@@ -4,7 +4,7 @@
  */
 import type { Database } from "../../common/db/index.ts";
 import { NotFoundError } from "../../common/errors.ts";
-import type { Errors, Tables } from "../../merchant-kit/endpoint.ts";
+import type { Errors, Tables } from "../../merchant-kit/index.ts";
 import { type NextTokens, nextTokens, SOCIAL_MIGRATIONS, SOCIAL_MODULE, tokenKey } from "./next-token.ts";
 import type { PageRequest, SocialProvider } from "./provider.ts";
 

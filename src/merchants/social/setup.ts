@@ -3,7 +3,7 @@
  * one setup per configuration, so the social host and the proxy host share one provider (one X session
  * pool, one lookup cache).
  */
-import type { Errors } from "../../merchant-kit/endpoint.ts";
+import type { Errors } from "../../merchant-kit/index.ts";
 import { withLookupCache } from "./cache.ts";
 import { BAD_SESSION, SESSION_PATHS, UPSTREAM_ERRORS } from "./provider.ts";
 import { archiveSetup } from "./providers/archive/index.ts";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { BadInputError } from "../../common/errors.ts";
-import { defineEndpoint } from "../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../merchant-kit/index.ts";
 import { CALC_SYNTAX, MAX_EXPRESSION_LENGTH } from "./calc-limits.ts";
 import { onFirstUse } from "./lazy.ts";
 import { PRICES } from "./prices.ts";

@@ -4,8 +4,8 @@
  * `calc.ts`); this file assembles them in the spec's order, and the platform builds the routes, the OpenAPI
  * document, the reference page, `/.well-known/x402` and the listings from the result.
  */
-import { type AnyEndpoint, aliasOf, type Merchant, withChannels } from "../../merchant-kit/endpoint.ts";
-import type { FetchPolicy } from "../../merchant-kit/fetch/index.ts";
+import { type AnyEndpoint, aliasOf, type Merchant, withChannels } from "../../merchant-kit/index.ts";
+import type { FetchPolicy } from "../../merchant-kit/index.ts";
 import { calc } from "./calc.ts";
 import { DATA_ENDPOINTS } from "./data/index.ts";
 import { UTILITY_ALIAS_GUIDANCE, UTILITY_GUIDANCE } from "./guidance.ts";

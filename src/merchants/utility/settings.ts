@@ -5,7 +5,7 @@
 import { z } from "zod";
 import type { Section } from "../../config/section.ts";
 import { BaseUrl, commaList } from "../../config/values.ts";
-import { allowListPolicy } from "../../merchant-kit/fetch/policy.ts";
+import { allowListPolicy } from "../../merchant-kit/index.ts";
 import { DEFAULT_PAGE_BUDGET } from "./pages/budget.ts";
 
 const UtilitySchema = z.object({

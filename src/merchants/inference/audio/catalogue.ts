@@ -10,7 +10,7 @@
  * The offline programs are looked for, not required: a machine without them serves the routes, which
  * answer 503 with the one command that installs every program of the route, before any payment.
  */
-import type { AnyEndpoint, FreeRoute } from "../../../merchant-kit/endpoint.ts";
+import type { AnyEndpoint, FreeRoute } from "../../../merchant-kit/index.ts";
 import type { AudioSettings } from "../settings.ts";
 import type { SpeechEngine, TranscriptionEngine } from "./engine.ts";
 import { espeakEngine } from "./engines/espeak.ts";

@@ -1,5 +1,5 @@
 import { AppError, UpstreamError } from "../../../common/errors.ts";
-import type { Errors } from "../../../merchant-kit/endpoint.ts";
+import type { Errors } from "../../../merchant-kit/index.ts";
 import { installCommand } from "./program.ts";
 
 /**

@@ -9,8 +9,8 @@
  * call is never charged for less than it took; silence is audio too, and is charged like speech (the
  * engine listened to it), as OpenAI bills by duration.
  */
-import type { PriceUsd } from "../../../merchant-kit/endpoint.ts";
-import { priceToAtomic } from "../../../merchant-kit/price.ts";
+import type { PriceUsd } from "../../../merchant-kit/index.ts";
+import { priceToAtomic } from "../../../merchant-kit/index.ts";
 
 /** Spec 4.5: dollars per character of speech. */
 export const SPEECH_RATE_PER_CHARACTER: PriceUsd = "0.000006";

@@ -11,8 +11,8 @@
  */
 import { z } from "zod";
 import { BadInputError } from "../../../common/errors.ts";
-import { defineEndpoint, type HandlerContext, precheckOf } from "../../../merchant-kit/endpoint.ts";
-import { priceToAtomic } from "../../../merchant-kit/price.ts";
+import { defineEndpoint, type HandlerContext, precheckOf } from "../../../merchant-kit/index.ts";
+import { priceToAtomic } from "../../../merchant-kit/index.ts";
 import { CONTENT_TYPES } from "./encode.ts";
 import type { SpeechFormat } from "./engine.ts";
 import { audioEngineErrors, engineCall } from "./engine-call.ts";

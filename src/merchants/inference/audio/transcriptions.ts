@@ -12,8 +12,8 @@
  */
 import { z } from "zod";
 import { BadInputError } from "../../../common/errors.ts";
-import { defineEndpoint, type HandlerContext, precheckOf } from "../../../merchant-kit/endpoint.ts";
-import { priceToAtomic } from "../../../merchant-kit/price.ts";
+import { defineEndpoint, type HandlerContext, precheckOf } from "../../../merchant-kit/index.ts";
+import { priceToAtomic } from "../../../merchant-kit/index.ts";
 import type { AudioInfo } from "./engine.ts";
 import { audioEngineErrors, engineCall, engineUnavailable } from "./engine-call.ts";
 import { MAX_TRANSCRIPTION_SECONDS, TRANSCRIPTION_RATE_PER_MINUTE, transcriptionAmount } from "./metering.ts";

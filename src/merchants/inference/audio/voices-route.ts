@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { AppError, BadInputError } from "../../../common/errors.ts";
-import type { FreeRoute } from "../../../merchant-kit/endpoint.ts";
+import type { FreeRoute } from "../../../merchant-kit/index.ts";
 import type { AudioServices } from "./services.ts";
 import { DEFAULT_VOICE_LIMIT, MAX_VOICE_LIMIT } from "./voices.ts";
 

@@ -9,7 +9,7 @@
  * that a reply is never free because its server kept quiet about its size.
  */
 
-import { type LanguageSettings, openaiProvider } from "../../../merchant-kit/language/index.ts";
+import { type LanguageSettings, openaiProvider } from "../../../merchant-kit/index.ts";
 import type { ChatEngine, ChatEvent, ChatRequest } from "../engine.ts";
 import { countPromptTokens, countTokens } from "../tokens.ts";
 

@@ -2,7 +2,7 @@
  * Data tools of the utility API (spec 4.4): colour contrast, data conversion and QR codes. Each endpoint's
  * HTTP definition sits beside its engine (`<name>.ts` and `<name>-engine.ts`).
  */
-import type { AnyEndpoint } from "../../../merchant-kit/endpoint.ts";
+import type { AnyEndpoint } from "../../../merchant-kit/index.ts";
 import { contrast } from "./contrast.ts";
 import { convert } from "./convert.ts";
 import { qr } from "./qr.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import { PRICES } from "../prices.ts";
 import {
   BYTE_CAPACITY,

@@ -3,7 +3,7 @@
  * `POST /api/icon/generate` renders the chosen one as SVG or PNG. The index and ranking are in
  * `icon-index.ts`, the rendering in `icon-render.ts`; see README.md.
  */
-import type { AnyEndpoint } from "../../../merchant-kit/endpoint.ts";
+import type { AnyEndpoint } from "../../../merchant-kit/index.ts";
 import { iconGenerate } from "./generate.ts";
 import { iconSearch } from "./search.ts";
 

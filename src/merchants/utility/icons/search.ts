@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import { PRICES } from "../prices.ts";
 import { ICON_LICENSE, ICON_STYLES, iconIndex, MAX_QUERY_LENGTH, searchIcons } from "./icon-index.ts";
 

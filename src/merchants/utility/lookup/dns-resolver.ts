@@ -1,6 +1,6 @@
 import { Resolver } from "node:dns/promises";
 import { UpstreamError } from "../../../common/errors.ts";
-import type { Errors } from "../../../merchant-kit/endpoint.ts";
+import type { Errors } from "../../../merchant-kit/index.ts";
 
 /**
  * Which DNS servers the lookup endpoints ask, and how patiently. Production should name public recursive

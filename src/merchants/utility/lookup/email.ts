@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import { PRICES } from "../prices.ts";
 import { DNS_ERRORS, type DnsOptions } from "./dns-resolver.ts";
 import { verifyEmail } from "./email-engine.ts";

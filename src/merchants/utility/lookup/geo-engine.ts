@@ -5,7 +5,7 @@ import tzLookup from "@photostructure/tz-lookup";
 import ipaddr from "ipaddr.js";
 import { Reader, type Response } from "mmdb-lib";
 import { BadInputError, NotFoundError } from "../../../common/errors.ts";
-import { blockedRange } from "../../../merchant-kit/fetch/index.ts";
+import { blockedRange } from "../../../merchant-kit/index.ts";
 import { onFirstUse } from "../lazy.ts";
 import { inEu } from "./eu.ts";
 

@@ -2,7 +2,7 @@
  * The lookup endpoints of the utility API (spec 4.4): IP geolocation, time zone at a point, DNS report
  * and e-mail verification. See README.md for parameters, decisions and the DNS resolver setting.
  */
-import type { AnyEndpoint } from "../../../merchant-kit/endpoint.ts";
+import type { AnyEndpoint } from "../../../merchant-kit/index.ts";
 import { dnsEndpoint } from "./dns.ts";
 import type { DnsOptions } from "./dns-resolver.ts";
 import { emailVerifyEndpoint } from "./email.ts";

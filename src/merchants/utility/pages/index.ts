@@ -3,8 +3,8 @@
  * accessibility check. Each fetches the caller's `url` through the SSRF-guarded fetch (one fetch and one
  * parse per request, `page.ts`). See README.md for the rules and decisions.
  */
-import type { AnyEndpoint } from "../../../merchant-kit/endpoint.ts";
-import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
+import type { AnyEndpoint } from "../../../merchant-kit/index.ts";
+import type { FetchPolicy } from "../../../merchant-kit/index.ts";
 import { a11yCheckEndpoint } from "./a11y-check.ts";
 import { altCheckEndpoint } from "./alt-check.ts";
 import { metadataEndpoint } from "./metadata.ts";

@@ -4,8 +4,8 @@
  */
 import { z } from "zod";
 import { AppError } from "../../../common/errors.ts";
-import type { Errors } from "../../../merchant-kit/endpoint.ts";
-import { FETCH_ERRORS, type FetchPolicy, fetchText } from "../../../merchant-kit/fetch/index.ts";
+import type { Errors } from "../../../merchant-kit/index.ts";
+import { FETCH_ERRORS, type FetchPolicy, fetchText } from "../../../merchant-kit/index.ts";
 import { type DomDocument, parseHtml } from "./dom.ts";
 
 /** Largest HTML page we parse: far above real articles (~100-500 KB), low enough to keep jsdom cheap. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
-import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
+import { defineEndpoint } from "../../../merchant-kit/index.ts";
+import type { FetchPolicy } from "../../../merchant-kit/index.ts";
 import { PRICES } from "../prices.ts";
 import { extractArticle } from "./article.ts";
 import { countWords, toMarkdown } from "./markdown.ts";

@@ -1,4 +1,4 @@
-import { isFetchError } from "../../../merchant-kit/fetch/index.ts";
+import { isFetchError } from "../../../merchant-kit/index.ts";
 
 /** Why a probe got no HTTP answer: a stable `code` for machines and a `message` for people. */
 export interface ProbeFailure {

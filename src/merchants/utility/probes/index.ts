@@ -2,7 +2,7 @@
  * The probe endpoints of the utility API (spec 4.4): `/api/ping` and `/api/uptime/report`. Both reach a
  * caller's URL under the platform's SSRF rules (src/merchant-kit/fetch). See README.md.
  */
-import type { AnyEndpoint } from "../../../merchant-kit/endpoint.ts";
+import type { AnyEndpoint } from "../../../merchant-kit/index.ts";
 import { type ProbeOptions, resolveProbeOptions } from "./options.ts";
 import { pingEndpoint } from "./ping.ts";
 import { uptimeEndpoint } from "./uptime.ts";

@@ -1,4 +1,4 @@
-import { type FetchPolicy, type ResolvedPolicy, resolvePolicy } from "../../../merchant-kit/fetch/index.ts";
+import { type FetchPolicy, type ResolvedPolicy, resolvePolicy } from "../../../merchant-kit/index.ts";
 import { locateIp } from "../lookup/geo-engine.ts";
 
 /** Where a server is, as the geo engine knows it; `null` when it does not (or the address is not public). */

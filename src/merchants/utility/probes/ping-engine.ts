@@ -1,4 +1,4 @@
-import { createSafeFetch, isFetchError } from "../../../merchant-kit/fetch/index.ts";
+import { createSafeFetch, isFetchError } from "../../../merchant-kit/index.ts";
 import { describeFailure, isRefusal, type ProbeFailure } from "./failure.ts";
 import type { ResolvedProbeOptions } from "./options.ts";
 

@@ -3,7 +3,7 @@ import http, { type IncomingHttpHeaders } from "node:http";
 import http2, { type IncomingHttpHeaders as Http2Headers } from "node:http2";
 import net from "node:net";
 import tls from "node:tls";
-import type { ResolvedAddress, Target } from "../../../merchant-kit/fetch/index.ts";
+import type { ResolvedAddress, Target } from "../../../merchant-kit/index.ts";
 import { describeFailure, type ProbeFailure } from "./failure.ts";
 
 /** Where a probe stopped, when it did. */

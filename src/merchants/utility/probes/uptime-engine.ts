@@ -6,7 +6,7 @@ import {
   type Target,
   type VettedAddresses,
   vetTarget,
-} from "../../../merchant-kit/fetch/index.ts";
+} from "../../../merchant-kit/index.ts";
 import { type CdnDetection, detectCdn } from "./cdn.ts";
 import { type CertificateReport, describeCertificate } from "./certificate.ts";
 import { describeFailure, isRefusal, type ProbeFailure } from "./failure.ts";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
-import { FETCH_ERRORS } from "../../../merchant-kit/fetch/index.ts";
+import { defineEndpoint } from "../../../merchant-kit/index.ts";
+import { FETCH_ERRORS } from "../../../merchant-kit/index.ts";
 import { PRICES } from "../prices.ts";
 import type { ResolvedProbeOptions } from "./options.ts";
 import { uptimeReport } from "./uptime-engine.ts";

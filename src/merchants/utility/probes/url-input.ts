@@ -4,7 +4,7 @@ import {
   isFetchError,
   parseTarget,
   type ResolvedPolicy,
-} from "../../../merchant-kit/fetch/index.ts";
+} from "../../../merchant-kit/index.ts";
 
 /** Longest URL accepted: far beyond any real page address, short enough to log. */
 export const MAX_URL_LENGTH = 2048;

@@ -5,8 +5,8 @@
  */
 import { z } from "zod";
 import { UpstreamError } from "../../../common/errors.ts";
-import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
-import { notConfigured, providerErrors } from "../../../merchant-kit/upstream.ts";
+import { defineEndpoint } from "../../../merchant-kit/index.ts";
+import { notConfigured, providerErrors } from "../../../merchant-kit/index.ts";
 import { PRICES } from "../prices.ts";
 import type { ImageProvider } from "./image.ts";
 import { readPng } from "./png.ts";

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { UpstreamError } from "../../../common/errors.ts";
-import { upstreamJson } from "../../../merchant-kit/upstream.ts";
+import { upstreamJson } from "../../../merchant-kit/index.ts";
 import type { ImageProvider, ImageSettings } from "./image.ts";
 import { MAX_PNG_BYTES } from "./png.ts";
 

@@ -4,9 +4,9 @@
  * language model, a search backend, an image model) through one adapter interface; without its provider an
  * endpoint answers 503 `provider_not_configured` and charges nothing. See README.md for the environment.
  */
-import type { AnyEndpoint } from "../../../merchant-kit/endpoint.ts";
-import type { LanguageProvider, LanguageSettings } from "../../../merchant-kit/language/index.ts";
-import { languageProvider } from "../../../merchant-kit/language/index.ts";
+import type { AnyEndpoint } from "../../../merchant-kit/index.ts";
+import type { LanguageProvider, LanguageSettings } from "../../../merchant-kit/index.ts";
+import { languageProvider } from "../../../merchant-kit/index.ts";
 import { generateImageEndpoint } from "./generate-image.ts";
 import type { ImageProvider, ImageSettings } from "./image.ts";
 import { openaiImageProvider } from "./image-openai.ts";
@@ -16,8 +16,8 @@ import type { SearchBackend, SearchSettings } from "./search-backend.ts";
 import { searchBackend } from "./search-provider.ts";
 import { translateEndpoint } from "./translate.ts";
 
-export type { LanguageProvider, LanguageSettings } from "../../../merchant-kit/language/index.ts";
-export { languageProvider } from "../../../merchant-kit/language/index.ts";
+export type { LanguageProvider, LanguageSettings } from "../../../merchant-kit/index.ts";
+export { languageProvider } from "../../../merchant-kit/index.ts";
 export type { ImageProvider, ImageSettings } from "./image.ts";
 export { openaiImageProvider } from "./image-openai.ts";
 export type { SearchBackend, SearchSettings } from "./search-backend.ts";

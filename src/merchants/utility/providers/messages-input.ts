@@ -5,7 +5,7 @@
  * us (`metadata`, `top_k`, `top_p`...) are accepted and ignored.
  */
 import { z } from "zod";
-import type { ChatMessage } from "../../../merchant-kit/language/index.ts";
+import type { ChatMessage } from "../../../merchant-kit/index.ts";
 
 /**
  * Output tokens one call may ask for. The flat $0.01 pays for at most this many output tokens plus

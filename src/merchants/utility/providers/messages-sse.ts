@@ -4,7 +4,7 @@
  * output tokens), `message_stop`. Each event is `event: <type>` plus `data: <json>` whose `type` repeats
  * the name, as Anthropic's SDKs expect.
  */
-import type { ChatStreamEvent } from "../../../merchant-kit/language/index.ts";
+import type { ChatStreamEvent } from "../../../merchant-kit/index.ts";
 
 function event(type: string, data: Record<string, unknown>): string {
   return `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;

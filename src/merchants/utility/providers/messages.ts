@@ -10,9 +10,9 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
-import type { ChatRequest, ChatStreamEvent, LanguageProvider } from "../../../merchant-kit/language/index.ts";
-import { notConfigured, providerErrors } from "../../../merchant-kit/upstream.ts";
+import { defineEndpoint } from "../../../merchant-kit/index.ts";
+import type { ChatRequest, ChatStreamEvent, LanguageProvider } from "../../../merchant-kit/index.ts";
+import { notConfigured, providerErrors } from "../../../merchant-kit/index.ts";
 import { PRICES } from "../prices.ts";
 import { chatMessages, MAX_OUTPUT_TOKENS, MessagesInput, textOf } from "./messages-input.ts";
 import { anthropicEventStream } from "./messages-sse.ts";

@@ -6,7 +6,7 @@
  * 3. "extractive": no model: the one or two snippet sentences sharing the most words with the query (ties
  *    go to the better-ranked result). It quotes the sources; it does not reason over them.
  */
-import type { LanguageProvider } from "../../../merchant-kit/language/index.ts";
+import type { LanguageProvider } from "../../../merchant-kit/index.ts";
 import type { SearchHit } from "./search-backend.ts";
 
 export type AnswerMethod = "model" | "backend" | "extractive";

@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { UpstreamError } from "../../../common/errors.ts";
-import { upstreamJson } from "../../../merchant-kit/upstream.ts";
+import { upstreamJson } from "../../../merchant-kit/index.ts";
 import { clampScore, plainText, type SearchBackend, type SearchSettings } from "./search-backend.ts";
 
 const Result = z.looseObject({

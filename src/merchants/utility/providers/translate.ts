@@ -6,9 +6,9 @@
  */
 import { z } from "zod";
 import { BadInputError, UpstreamError } from "../../../common/errors.ts";
-import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
-import type { ChatMessage, LanguageProvider } from "../../../merchant-kit/language/index.ts";
-import { notConfigured, providerErrors } from "../../../merchant-kit/upstream.ts";
+import { defineEndpoint } from "../../../merchant-kit/index.ts";
+import type { ChatMessage, LanguageProvider } from "../../../merchant-kit/index.ts";
+import { notConfigured, providerErrors } from "../../../merchant-kit/index.ts";
 import { PRICES } from "../prices.ts";
 import { LANGUAGE_SETTINGS } from "./messages.ts";
 import { layoutDifference } from "./translate-check.ts";

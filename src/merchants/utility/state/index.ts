@@ -3,7 +3,7 @@
  * (named text blobs), each listed at its spec path with its operations as sub-paths, all keyed by the
  * verified paying wallet and sharing one 50 MB quota per wallet.
  */
-import type { AnyEndpoint } from "../../../merchant-kit/endpoint.ts";
+import type { AnyEndpoint } from "../../../merchant-kit/index.ts";
 import { scratchpadEndpoints } from "./scratchpad.ts";
 import { storeEndpoints } from "./store.ts";
 import type { StateOptions } from "./wallet.ts";

@@ -4,7 +4,7 @@
  * query that starts from the paying wallet cannot reach another wallet's data.
  */
 import type { Migration } from "../../../common/db/index.ts";
-import type { Tables } from "../../../merchant-kit/endpoint.ts";
+import type { Tables } from "../../../merchant-kit/index.ts";
 import { purgeExpired, type StateOptions } from "./wallet.ts";
 
 /** Module names are `[a-z][a-z0-9_]*` (the migration runner's rule). */

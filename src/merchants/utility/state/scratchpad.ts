@@ -4,7 +4,7 @@
  * price (the platform routes GET and POST only). They share the wallet's 50 MB quota with `/api/store`.
  */
 import { z } from "zod";
-import { type AnyEndpoint, defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { type AnyEndpoint, defineEndpoint } from "../../../merchant-kit/index.ts";
 import { PRICES } from "../prices.ts";
 import {
   MAX_SCRATCHPAD_BYTES,

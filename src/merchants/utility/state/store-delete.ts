@@ -1,6 +1,6 @@
 /** `POST /api/store/delete`: rows of a collection, by id or by field equality; the collection stays. */
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import { MAX_ROWS_PER_WRITE } from "./limits.ts";
 import { FilterObject } from "./params.ts";
 import { deleteRows } from "./store-engine.ts";

@@ -1,6 +1,6 @@
 /** `POST /api/store/drop`: a collection with all its rows, freeing its bytes of the quota. */
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import { dropCollection } from "./store-engine.ts";
 import { Collection, NO_COLLECTION, PRICE, type StoreWiring } from "./store-shared.ts";
 

@@ -1,6 +1,6 @@
 /** `POST /api/store/expire`: when a collection expires, or that it never does. */
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import { ExpiryFields } from "./params.ts";
 import { setCollectionExpiry } from "./store-engine.ts";
 import {

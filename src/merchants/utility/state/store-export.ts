@@ -1,6 +1,6 @@
 /** `GET /api/store/export`: a whole collection (optionally filtered) as JSON or CSV. */
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import { rowsToCsv } from "./csv.ts";
 import { FilterQuery } from "./params.ts";
 import { exportRows } from "./store-engine.ts";

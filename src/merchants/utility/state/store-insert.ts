@@ -1,7 +1,7 @@
 /** `POST /api/store/insert`: rows into a collection (created if needed), as JSON objects or CSV. */
 import { z } from "zod";
 import { BadInputError } from "../../../common/errors.ts";
-import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import { parseCsvRows } from "./csv.ts";
 import {
   MAX_COLLECTIONS,

@@ -1,6 +1,6 @@
 /** `GET /api/store`: the wallet's collections, with its quota use (the spec's row). */
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import { QuotaFields } from "./params.ts";
 import { listCollections } from "./store-engine.ts";
 import { CollectionInfo, exampleCollection, PRICE, type StoreWiring } from "./store-shared.ts";

@@ -1,6 +1,6 @@
 /** `GET /api/store/query`: a page of a collection's rows in insertion order, optionally filtered. */
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./limits.ts";
 import { FilterQuery } from "./params.ts";
 import { readRows } from "./store-engine.ts";

@@ -3,7 +3,7 @@
  * document, and the wiring of a call to its wallet and of the tables they use.
  */
 import { z } from "zod";
-import type { Tables } from "../../../merchant-kit/endpoint.ts";
+import type { Tables } from "../../../merchant-kit/index.ts";
 import { PRICES } from "../prices.ts";
 import { NameSchema } from "./limits.ts";
 import { stateTables } from "./schema.ts";

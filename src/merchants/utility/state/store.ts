@@ -4,7 +4,7 @@
  * and POST only: insert (JSON rows or CSV), query (paginated, equality filter), export (JSON or CSV),
  * delete (rows), drop (the collection) and expire. The wallet is the verified payer: nothing else names it.
  */
-import type { AnyEndpoint } from "../../../merchant-kit/endpoint.ts";
+import type { AnyEndpoint } from "../../../merchant-kit/index.ts";
 import { storeDeleteEndpoint } from "./store-delete.ts";
 import { storeDropEndpoint } from "./store-drop.ts";
 import { storeExpireEndpoint } from "./store-expire.ts";

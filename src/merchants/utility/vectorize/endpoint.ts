@@ -1,12 +1,12 @@
 import { z } from "zod";
 import { AppError } from "../../../common/errors.ts";
-import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import {
   createSafeFetch,
   FETCH_ERRORS,
   type FetchPolicy,
   isFetchError,
-} from "../../../merchant-kit/fetch/index.ts";
+} from "../../../merchant-kit/index.ts";
 import { PRICES } from "../prices.ts";
 import { looksLike, type VectorizerProvider } from "./hosted.ts";
 import {

@@ -16,7 +16,7 @@ import {
   readBytes,
   readText,
   statusOutcome,
-} from "../../../merchant-kit/upstream.ts";
+} from "../../../merchant-kit/index.ts";
 import type { VectorFormat } from "./render.ts";
 
 export interface HostedRequest {

@@ -3,8 +3,8 @@
  * JPEG, GIF, BMP, WebP) to SVG, PNG, PDF, EPS or DXF. A local engine traces in-process (imagetracerjs);
  * a hosted engine (Vectorizer.AI) is used when configured. See README.md.
  */
-import type { AnyEndpoint } from "../../../merchant-kit/endpoint.ts";
-import type { FetchPolicy } from "../../../merchant-kit/fetch/index.ts";
+import type { AnyEndpoint } from "../../../merchant-kit/index.ts";
+import type { FetchPolicy } from "../../../merchant-kit/index.ts";
 import { vectorizeEndpoint } from "./endpoint.ts";
 import { type VectorizerAiSettings, type VectorizerProvider, vectorizerAiProvider } from "./hosted.ts";
 

@@ -12,7 +12,7 @@
  * the languages its voices speak).
  */
 import { UpstreamError } from "../../../../common/errors.ts";
-import { failure, readBytes, upstreamFetch, upstreamJson } from "../../../../merchant-kit/upstream.ts";
+import { failure, readBytes, upstreamFetch, upstreamJson } from "../../../../merchant-kit/index.ts";
 import { CONTENT_TYPES } from "../encode.ts";
 import type {
   Availability,

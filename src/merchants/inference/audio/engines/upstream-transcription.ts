@@ -16,7 +16,7 @@
  */
 import { z } from "zod";
 import { UpstreamError } from "../../../../common/errors.ts";
-import { upstreamJson } from "../../../../merchant-kit/upstream.ts";
+import { upstreamJson } from "../../../../merchant-kit/index.ts";
 import type { Transcript, TranscriptionEngine, TranscriptionRequest, TranscriptSegment } from "../engine.ts";
 
 export interface UpstreamTranscriptionSettings {

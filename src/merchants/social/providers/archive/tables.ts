@@ -11,7 +11,7 @@
  * a follow before its users), and a reference to something not imported is simply not found.
  */
 import type { Migration } from "../../../../common/db/index.ts";
-import type { Tables } from "../../../../merchant-kit/endpoint.ts";
+import type { Tables } from "../../../../merchant-kit/index.ts";
 
 /** Module names are `[a-z][a-z0-9_]*` (the migration runner's rule). */
 export const ARCHIVE_MODULE = "social_archive";

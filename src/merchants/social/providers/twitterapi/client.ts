@@ -21,7 +21,7 @@ import {
   readText,
   retryAfterSeconds,
   statusOutcome,
-} from "../../../../merchant-kit/upstream.ts";
+} from "../../../../merchant-kit/index.ts";
 import { Slots } from "../slots.ts";
 import { parseLossless } from "./lossless-json.ts";
 

@@ -2,7 +2,7 @@
  * The operator's X sessions as a pool: used round-robin, each rested until a time after X refused or
  * rate-limited it, and never given more than `MAX_IN_FLIGHT_PER_ACCOUNT` requests at once.
  */
-import { retryAfterSeconds } from "../../../../merchant-kit/upstream.ts";
+import { retryAfterSeconds } from "../../../../merchant-kit/index.ts";
 
 export interface XAccount {
   authToken: string;

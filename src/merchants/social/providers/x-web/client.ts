@@ -23,7 +23,7 @@ import {
   noAnswerOutcome,
   readText,
   statusOutcome,
-} from "../../../../merchant-kit/upstream.ts";
+} from "../../../../merchant-kit/index.ts";
 import type { CallerSession } from "../../provider.ts";
 import { AccountPool, REFUSED_REST_MS, resetAt, type XAccount } from "./accounts.ts";
 import {
