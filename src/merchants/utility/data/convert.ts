@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { AppError, BadInputError } from "../../../common/errors.ts";
-import { defineEndpoint } from "../../../merchant-kit/endpoint.ts";
+import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import { budgetAt } from "../../work-budget.ts";
 import { JobProcess } from "../job-process.ts";
 import { JOB_CPU, JOB_DEADLINE, JOB_MEMORY, JobFailedError } from "../job-runner.ts";
