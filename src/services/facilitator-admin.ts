@@ -16,8 +16,6 @@ import type { Fetch } from "../common/listen.ts";
 import { type ApiKey, addKey, listKeys, revokeKey } from "../facilitator/index.ts";
 import { withAdmin } from "./admin.ts";
 
-export { type AdminRecord, adminRecordFile, readAdminRecord, withAdmin, writeAdminRecord } from "./admin.ts";
-
 /** A new key as the command asks for it, in JSON (the budget in wei, as a decimal string). */
 export interface KeySpec {
   name: string;

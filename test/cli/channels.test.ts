@@ -16,7 +16,7 @@ import type { DevnetAccount } from "../../src/chain/devnet/index.ts";
 import { listen } from "../../src/common/listen.ts";
 import { register } from "../../src/common/metrics.ts";
 import type { Facilitator } from "../../src/facilitator/index.ts";
-import { adminRecordFile } from "../../src/services/facilitator-admin.ts";
+import { adminRecordFile } from "../../src/services/admin.ts";
 import { useDevnet } from "../helpers/chain.ts";
 import { isolatedDatabaseOptions, LEDGER_KIND, openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
