@@ -37,7 +37,7 @@ const BOOT = fileURLToPath(new URL("./process-boot.mjs", import.meta.url));
 const SEMI_SPACE_MB = 4;
 
 /** What V8 prints to stderr as it ends a process at its heap cap. */
-const OUT_OF_MEMORY = /heap out of memory|Reached heap limit|allocation failed/i;
+const OUT_OF_MEMORY = /out of memory|Reached heap limit|allocation failed/i;
 
 export interface JobProcessOptions {
   /** The child's old generation at most (`--max-old-space-size`): a job past it ends the child, not the host. */
@@ -71,7 +71,10 @@ export class JobProcess<Job, Result> extends JobRunner<Job, Result> {
     process.once("exit", killWithHost);
     let stderr = "";
     child.stderr?.setEncoding("utf8");
+    // Read as it comes: the native stack trace V8 prints after it can push it out of the kept tail.
+    let outOfMemory = false;
     child.stderr?.on("data", (chunk: string) => {
+      outOfMemory ||= OUT_OF_MEMORY.test(stderr.slice(-100) + chunk);
       stderr = (stderr + chunk).slice(-4_000);
     });
     // An idle process must not keep the host alive; a running job does, until it is answered or the process
@@ -101,7 +104,7 @@ export class JobProcess<Job, Result> extends JobRunner<Job, Result> {
       process.off("exit", killWithHost);
       const ending = `the job process exited (${signal ?? code})`;
       events.lost(
-        OUT_OF_MEMORY.test(stderr)
+        outOfMemory
           ? new JobFailedError(`${ending}: out of its heap`, JOB_MEMORY)
           : new Error(`${ending}: ${lastWords(stderr)}`),
       );
