@@ -21,7 +21,8 @@
 import { BadInputError } from "../../../common/errors.ts";
 import { parseDelimited, writeDelimited } from "./delimited-format.ts";
 import { parseJson, parseNdjson, writeJson, writeNdjson } from "./json-format.ts";
-import { DEFAULT_TABLE, parseSql, writeSql } from "./sql-format.ts";
+import { parseSql } from "./sql-dump.ts";
+import { DEFAULT_TABLE, writeSql } from "./sql-format.ts";
 import { cell, type Row, type Table, tableOf } from "./table.ts";
 
 export const FORMATS = ["json", "ndjson", "csv", "tsv", "sql"] as const;

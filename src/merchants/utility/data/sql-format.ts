@@ -32,5 +32,3 @@ export function writeSql(table: Table, tableName: string): string {
     .map((row) => `${head}${table.columns.map((c) => literal(cell(row, c))).join(",")});\n`)
     .join("");
 }
-
-export { parseSql } from "./sql-dump.ts";
