@@ -4,8 +4,7 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { MCP_PATH } from "../common/mcp/http.ts";
-import { connectMcp } from "../merchant-kit/index.ts";
-import { toolNameOf } from "../merchant-kit/index.ts";
+import { connectMcp, toolNameOf } from "../merchant-kit/index.ts";
 import type { Action, PlanEndpoint } from "./plan.ts";
 import type { SimMerchant } from "./sim-merchants.ts";
 

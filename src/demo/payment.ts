@@ -6,8 +6,7 @@ import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/
 import type { SettleResponse } from "@x402/core/types";
 import { BaseError, type Hash, parseUnits } from "viem";
 import { sleep } from "../common/sleep.ts";
-import { callPaidTool } from "../merchant-kit/index.ts";
-import { paymentRequiredOf } from "../merchant-kit/index.ts";
+import { callPaidTool, paymentRequiredOf } from "../merchant-kit/index.ts";
 import { type McpFace, type McpFaces, viaMcp } from "./mcp-faces.ts";
 import type { SettledPayment } from "./pending-truth.ts";
 import type { Action, PlanEndpoint } from "./plan.ts";

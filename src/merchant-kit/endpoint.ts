@@ -385,7 +385,7 @@ export function defineEndpoint<In extends z.ZodType, Out extends z.ZodType>(
 }
 
 /**
- * A merchant that lists some endpoints of another under its own host (spec 4.2.3): same handlers,
+ * A merchant that lists some endpoints of another under its own host (docs/http.md, "The merchant hosts"): same handlers,
  * descriptions and prices, filtered from the source catalogue, never copied. Paths the source does not
  * (yet) have are left out; `missingAliasPaths` names them.
  */

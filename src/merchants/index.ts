@@ -38,7 +38,7 @@ export const MERCHANTS: Record<MerchantHost, MerchantBuilder> = {
   "social-proxy": (host, config) => socialProxyMerchant(host, socialSetup(config.social)),
 };
 
-/** What an alias host lists of its source (spec 4.2.3), by host name. */
+/** What an alias host lists of its source (docs/http.md, "The merchant hosts"), by host name. */
 export const ALIAS_PATHS: Partial<Record<MerchantHost, { source: MerchantHost; paths: readonly string[] }>> =
   {
     "utility-alias": { source: "utility", paths: UTILITY_ALIAS_PATHS },

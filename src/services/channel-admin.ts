@@ -12,9 +12,8 @@ import { formatUnits, isAddress } from "viem";
 import type { Database } from "../common/db/index.ts";
 import { errorBody } from "../common/errors.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
-import { openChannels } from "../merchant-kit/index.ts";
-import { type ChannelSchedule, walletSchedules } from "../merchant-kit/index.ts";
 import type { Merchant } from "../merchant-kit/index.ts";
+import { type ChannelSchedule, openChannels, walletSchedules } from "../merchant-kit/index.ts";
 import { withAdmin, writeAdminRecord } from "./admin.ts";
 import { listenOn } from "./listen.ts";
 

@@ -15,19 +15,21 @@ import type { UnpaidLimit } from "../common/rate-limit.ts";
 import { ConfigError } from "../config/config-error.ts";
 import { dataLayout } from "../config/layout.ts";
 import { MERCHANT_HOSTS, type MerchantHost, merchantEnvPrefix } from "../config/ports.ts";
-import { type MerchantAppOptions, merchantApp } from "../merchant-kit/index.ts";
-import { openChannels } from "../merchant-kit/index.ts";
-import { channelSchedules } from "../merchant-kit/index.ts";
-import { type Merchant, missingAliasPaths } from "../merchant-kit/index.ts";
-import { facilitatorAuthHeaders } from "../merchant-kit/index.ts";
 import {
+  authorizationReader,
+  channelSchedules,
   FailoverFacilitator,
   type FailoverOptions,
+  facilitatorAuthHeaders,
+  facilitatorEnvPrefix,
   httpFacilitator,
+  type Merchant,
+  type MerchantAppOptions,
+  merchantApp,
+  missingAliasPaths,
+  openChannels,
+  storedReceiptKey,
 } from "../merchant-kit/index.ts";
-import { storedReceiptKey } from "../merchant-kit/index.ts";
-import { facilitatorEnvPrefix } from "../merchant-kit/index.ts";
-import { authorizationReader } from "../merchant-kit/index.ts";
 import { ALIAS_PATHS, MERCHANTS } from "../merchants/index.ts";
 import { channelActions, channelTargets, serveChannelAdmin } from "./channel-admin.ts";
 import type { Config } from "./config.ts";

@@ -6,13 +6,19 @@
  */
 import { Hono } from "hono";
 import { html } from "../../common/html.ts";
-import { type MerchantAppOptions, merchantApp } from "../../merchant-kit/index.ts";
 import type { Merchant } from "../../merchant-kit/index.ts";
-import { faviconResponse } from "../../merchant-kit/index.ts";
-import { type HostInfo, hostInfo, hostInfoSettings, payingGuidance } from "../../merchant-kit/index.ts";
-import { llmsTxtOfHosts } from "../../merchant-kit/index.ts";
-import { openApiDocument } from "../../merchant-kit/index.ts";
-import { combinedOpenApi } from "../../merchant-kit/index.ts";
+import {
+  combinedOpenApi,
+  faviconResponse,
+  type HostInfo,
+  hostInfo,
+  hostInfoSettings,
+  llmsTxtOfHosts,
+  type MerchantAppOptions,
+  merchantApp,
+  openApiDocument,
+  payingGuidance,
+} from "../../merchant-kit/index.ts";
 import { documentShell, noticeBanner } from "../../reports/index.ts";
 
 const TITLE = "Demo shops";

@@ -1,5 +1,5 @@
 /**
- * The inference API (spec 4.5). Chat: the default route, the 15 tiers and the /upto variants of tiers
+ * The inference API (docs/inference.md). Chat: the default route, the 15 tiers and the /upto variants of tiers
  * 2, 3, 4, 5, 6, 8 and 10, all built from the one price list (tiers.ts) and the operator's configuration of
  * engines, models and rates (`config.inference`); audio: speech, transcription and voices
  * (audio/catalogue.ts). The platform builds the routes, the OpenAPI document,
@@ -9,8 +9,7 @@
 import path from "node:path";
 import { USDC_DECIMALS } from "../../chain/base.ts";
 import type { AnyEndpoint, FreeRoute, Merchant, PriceUsd } from "../../merchant-kit/index.ts";
-import { priceToAtomic } from "../../merchant-kit/index.ts";
-import { providerErrors } from "../../merchant-kit/index.ts";
+import { priceToAtomic, providerErrors } from "../../merchant-kit/index.ts";
 import { audioEndpoints, audioFreeRoutes, audioServices } from "./audio/catalogue.ts";
 import type { AudioServices } from "./audio/services.ts";
 import { chatEndpoint, chatPath, type RouteEngine } from "./chat.ts";

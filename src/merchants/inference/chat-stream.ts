@@ -14,8 +14,7 @@
  * not what reached the caller).
  */
 import type { AppError } from "../../common/errors.ts";
-import { openAiErrorBody } from "../../merchant-kit/index.ts";
-import { type StreamEnding, Streamed } from "../../merchant-kit/index.ts";
+import { openAiErrorBody, type StreamEnding, Streamed } from "../../merchant-kit/index.ts";
 import {
   type ChatEngine,
   type ChatEvent,

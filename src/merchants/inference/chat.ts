@@ -13,9 +13,8 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { USDC_DECIMALS } from "../../chain/base.ts";
 import { AppError, BadInputError } from "../../common/errors.ts";
-import { defineEndpoint, type Errors, type HandlerContext } from "../../merchant-kit/index.ts";
 import type { Streamed } from "../../merchant-kit/index.ts";
-import { priceToAtomic } from "../../merchant-kit/index.ts";
+import { defineEndpoint, type Errors, type HandlerContext, priceToAtomic } from "../../merchant-kit/index.ts";
 import { type ChatInput, chatInput, engineMessages, maxTokensOf, stopOf } from "./chat-input.ts";
 import { streamReply } from "./chat-stream.ts";
 import {

@@ -1,10 +1,10 @@
 /**
- * The inference merchant's price list (spec 4.5): the default route and the 15 tiers, each with its per-call
+ * The inference merchant's price list (docs/inference.md): the default route and the 15 tiers, each with its per-call
  * price, its /upto maximum where the spec lists one, and its limits. Prices are written here exactly as the
  * spec lists them and nowhere else; the model behind a route and its per-token rates are configuration
  * (`X402M_INFERENCE_*`, src/merchants/inference/settings.ts), not code.
  *
- * Aliases are brand-free and stable: `t1` .. `t15` name the tiers by their rank in the spec's table (ascending
+ * Aliases are brand-free and stable: `t1` .. `t15` name the tiers by their rank in the price table (docs/inference.md) (ascending
  * per-call price), whatever model the operator puts behind them. A path once published is never renamed.
  */
 import type { PriceUsd } from "../../merchant-kit/index.ts";
@@ -24,7 +24,7 @@ export interface TierLimits {
 }
 
 export interface Tier {
-  /** The spec's tier number; null for the default route (`/v1/chat/completions`). */
+  /** The tier's number in docs/inference.md's table; null for the default route (`/v1/chat/completions`). */
   number: number | null;
   /** The path segment of `/v1/chat/completions/_t/<alias>`, and the configuration's name for the route. */
   alias: string;
@@ -33,7 +33,7 @@ export interface Tier {
   /** The /upto route's price, the most a metered call may cost; null when the tier has no /upto route. */
   uptoPrice: PriceUsd | null;
   limits: TierLimits;
-  /** The spec's "Stated constraints" column, as it reads there ("none" when it states none). */
+  /** The price table's "Stated constraints" column (docs/inference.md), as it reads there ("none" when it states none). */
   stated: string;
 }
 
@@ -95,7 +95,7 @@ export const TIERS: readonly Tier[] = [
   tier(15, "0.037526", null),
 ];
 
-/** `/v1/chat/completions`: the default model, at the spec's price, with the general limits. */
+/** `/v1/chat/completions`: the default model, at its documented price (docs/inference.md), with the general limits. */
 export const DEFAULT_ROUTE: Tier = {
   number: null,
   alias: "default",

@@ -1,6 +1,6 @@
 /**
  * An X article's body, stored by X as Draft.js's raw content state, as Markdown (`article_content` of
- * `/articles/by/id`, spec 4.3): headings, paragraphs, bold, italic, code and struck-through text, links,
+ * `/articles/by/id`, docs/social.md): headings, paragraphs, bold, italic, code and struck-through text, links,
  * lists (nested by depth, ordered ones numbered), quotes, code blocks, images and dividers.
  *
  * Text is escaped where Markdown would read it as syntax, so an article that talks about `*stars*` keeps

@@ -1,6 +1,6 @@
 /**
- * The social-data API (spec 4.3): its 19 paid endpoints in the spec's order, over the provider the
- * operator chose (`SocialSetup`), and the paid-proxy host (spec 4.2.3) whose `/pay/<agent_id>` is the
+ * The social-data API (docs/social.md): its 19 paid endpoints in the order docs/http.md lists them, over the provider the
+ * operator chose (`SocialSetup`), and the paid-proxy host (docs/http.md, "The merchant hosts") whose `/pay/<agent_id>` is the
  * user lookup under another host: same description and price, the path's segment the username. The
  * platform builds the routes, the OpenAPI document, the reference page, `/.well-known/x402` and the
  * listings from these.
@@ -20,7 +20,7 @@ import { timelineEndpoints } from "./timelines.ts";
 export const SOCIAL_TITLE = "Social-data API";
 export const SOCIAL_PROXY_TITLE = "Social-data API (paid proxy)";
 
-/** The paths of spec 4.3, in its order: the order of the OpenAPI document and the reference page. */
+/** The paths of the social-data API, in the order docs/social.md and docs/http.md list them: the order of the OpenAPI document and the reference page. */
 export const SOCIAL_SPEC_ORDER: readonly string[] = [
   "/tweets/by/id",
   "/lists/by/id",
@@ -48,7 +48,7 @@ export interface SocialHost {
   publicUrl: string;
 }
 
-/** Every endpoint of the social-data API, in the spec's order, over `setup`'s provider. */
+/** Every endpoint of the social-data API, in the order docs/http.md lists them, over `setup`'s provider. */
 export function socialEndpoints(setup: SocialSetup): readonly AnyEndpoint[] {
   const runtimeOf = socialRuntime(setup);
   const all: AnyEndpoint[] = [

@@ -1,5 +1,5 @@
 /**
- * What every social-data endpoint shares: GET (spec 4.3 names GET for six paths; the live service's
+ * What every social-data endpoint shares: GET (the seed named GET for six paths; the live service's
  * clients use GET for the others but the media upload), the payer's funds reserved first when the
  * provider costs money outside, its tables, and a handler that receives the provider and the tokens.
  * A paged endpoint names its page's scope: a `next_token` that is not that query's is then refused before

@@ -1,5 +1,5 @@
 /**
- * The social-data API's lookups (spec 4.3): a tweet, several tweets, a user, a list, an article. Not
+ * The social-data API's lookups (docs/social.md): a tweet, several tweets, a user, a list, an article. Not
  * found (deleted, suspended, private, unknown) is a 404, never charged; `/tweets` reports the ids it
  * could not find in X API v2's `errors`, and is a 404 only when it found none.
  */
@@ -35,7 +35,7 @@ export async function userAnswer(provider: SocialProvider, name: string, signal:
   return { data: renderUser(user) };
 }
 
-/** At most this many ids a `/tweets` call (spec 4.3 and 8). */
+/** At most this many ids a `/tweets` call (docs/social.md). */
 export const MAX_TWEET_IDS = 50;
 
 export function lookupEndpoints(setup: SocialSetup, runtimeOf: ReturnType<typeof socialRuntime>) {

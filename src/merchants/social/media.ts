@@ -1,5 +1,5 @@
 /**
- * `POST /tweets/mediaUpload` (spec 4.3): an image uploaded to X as the caller (multipart field `file`;
+ * `POST /tweets/mediaUpload` (docs/social.md): an image uploaded to X as the caller (multipart field `file`;
  * the caller's session cookies `auth_token` and `ct0` in the query, as the live service takes them, or
  * in the form), answering X's `media_id` to attach to a tweet. The image is checked before payment: its
  * type read from its own bytes (PNG, JPEG, GIF, WebP), agreeing with what the upload claims, at most X's

@@ -101,7 +101,7 @@ export interface SocialList {
   description: string;
   mode: "public" | "private";
   memberCount: number;
-  /** X's `follower_count`: the spec's "subscriber count". */
+  /** X's `follower_count`: what docs/social.md calls the "subscriber count". */
   followerCount: number;
   createdAt: string;
   bannerUrl: string | null;

@@ -1,5 +1,5 @@
 /**
- * `next_token`, the social-data API's page cursor (spec 4.2.2): opaque to callers and tamper-proof. It
+ * `next_token`, the social-data API's page cursor (docs/social.md, "Pages and `next_token`"): opaque to callers and tamper-proof. It
  * carries the provider's own cursor for the next page, bound to the route and the query it continues
  * (the tweet, user or list id, the search's filters) and to the provider that made it, and signed with
  * HMAC-SHA256: a token edited, made up, or taken from another query is a 400 `invalid_next_token`

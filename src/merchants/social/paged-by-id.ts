@@ -1,6 +1,6 @@
 /**
  * A paged route about one thing named by its numeric id (a tweet's quotes, a user's followers, a list's
- * members): the id checked before payment, `next_token` bound to the route and the id, spec 8's page size,
+ * members): the id checked before payment, `next_token` bound to the route and the id, the route's page size (docs/social.md),
  * a 404 when the thing is not there. The timelines (pages of tweets) and the people (pages of profiles)
  * differ only in what they render.
  */
@@ -31,7 +31,7 @@ export interface PagedByIdSpec<P extends { next?: string }, Out extends z.ZodTyp
   missing: (id: string) => string;
 }
 
-/** Every paged-by-id route costs 0.01 (spec 4.3). */
+/** Every paged-by-id route costs 0.01 (docs/social.md). */
 export function pagedById<P extends { next?: string }, Out extends z.ZodType>(
   setup: SocialSetup,
   runtimeOf: ReturnType<typeof socialRuntime>,

@@ -1,5 +1,5 @@
 /**
- * The social-data API's query parameters (spec 4.3: "numeric means a decimal digit string"), with the
+ * The social-data API's query parameters (docs/social.md; "numeric" means a decimal digit string), with the
  * messages the live service's clients know ("Missing required query parameter: username"). Every check is
  * a 400 before payment, never charged.
  */

@@ -1,6 +1,6 @@
 /**
- * The social-data API's pages of profiles (spec 4.3): a user's followers and followings, a tweet's
- * reposters, a user search, a list's members and followers. `next_token` to go on, spec 8's page sizes;
+ * The social-data API's pages of profiles (docs/social.md): a user's followers and followings, a tweet's
+ * reposters, a user search, a list's members and followers. `next_token` to go on, each endpoint's page size (docs/social.md);
  * an unknown subject is a 404, never charged.
  */
 import { z } from "zod";

@@ -28,7 +28,7 @@ import type { SearchFilters } from "./search-query.ts";
 export interface PageRequest {
   /** The provider's own cursor from the previous page's `next`; absent for the first page. */
   cursor?: string;
-  /** The most items wanted (spec 8's page size of the endpoint). */
+  /** The most items wanted (the endpoint's page size, docs/social.md). */
   size: number;
 }
 

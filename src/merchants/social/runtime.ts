@@ -97,7 +97,7 @@ export const PAGE_SIZES = {
   following: 50,
   listTweets: 100,
   listMembers: 100,
-  /** Not in spec 8: what clients observe of the live service. */
+  /** Not a documented limit: what clients observe of the live service. */
   quoteTweets: 20,
   retweetedBy: 20,
   communityPosts: 20,

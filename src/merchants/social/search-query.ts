@@ -1,5 +1,5 @@
 /**
- * The filters of `/tweets/search` (spec 4.3, and the names clients of the live service send), and the
+ * The filters of `/tweets/search` (docs/social.md, and the names clients of the live service send), and the
  * same filters written in X's search syntax, which the web API and the paid REST provider take:
  *
  * | filter | meaning | X syntax |
@@ -34,7 +34,7 @@ export interface SearchFilters {
   until?: string;
 }
 
-/** Whether any filter is set: a search with none is the spec's error case (section 7). */
+/** Whether any filter is set: a search with none is refused (docs/social.md, "Errors, never charged"). */
 export function hasFilter(filters: SearchFilters): boolean {
   return Object.values(filters).some((v) => (Array.isArray(v) ? v.length > 0 : v !== undefined && v !== ""));
 }

@@ -1,7 +1,7 @@
 /**
- * The social-data API's pages of tweets (spec 4.3): search, the caller's mentions, a user's tweets, a
+ * The social-data API's pages of tweets (docs/social.md): search, the caller's mentions, a user's tweets, a
  * tweet's quotes and replies, a list's tweets, a community's posts. Newest first, `next_token` to go on,
- * spec 8's page sizes. An unknown subject (user, tweet, list, community) is a 404, never charged.
+ * each endpoint's page size (docs/social.md). An unknown subject (user, tweet, list, community) is a 404, never charged.
  */
 import { createHash } from "node:crypto";
 import { z } from "zod";

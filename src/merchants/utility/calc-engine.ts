@@ -5,7 +5,7 @@ import { CALC_CONSTANTS, CALC_FUNCTIONS, MAX_EXPRESSION_LENGTH } from "./calc-li
 
 export { MAX_EXPRESSION_LENGTH, MAX_TRIG_ARGUMENT };
 
-/** Significant digits of every non-integer result (spec section 8). */
+/** Significant digits of every non-integer result (docs/platform.md, "The utility API's endpoints"). */
 export const SIGNIFICANT_DIGITS = 50;
 /** Digits computed internally: guard digits so that rounding to 50 is right after a chain of operations. */
 const WORKING_PRECISION = 64;

@@ -1,11 +1,12 @@
 /**
- * The utility API (spec 4.4). Its prices are one table, `prices.ts`, in the spec's order; each endpoint's
+ * The utility API (docs/platform.md, "The utility API's endpoints"). Its prices are one table, `prices.ts`, in the price list's order; each endpoint's
  * description and schemas are written once, in its family's folder (`data/`, `lookup/`, `state/`,
- * `calc.ts`); this file assembles them in the spec's order, and the platform builds the routes, the OpenAPI
+ * `calc.ts`); this file assembles them in the price list's order, and the platform builds the routes, the OpenAPI
  * document, the reference page, `/.well-known/x402` and the listings from the result.
  */
-import { type AnyEndpoint, aliasOf, type Merchant, withChannels } from "../../merchant-kit/index.ts";
+
 import type { FetchPolicy } from "../../merchant-kit/index.ts";
+import { type AnyEndpoint, aliasOf, type Merchant, withChannels } from "../../merchant-kit/index.ts";
 import { calc } from "./calc.ts";
 import { DATA_ENDPOINTS } from "./data/index.ts";
 import { UTILITY_ALIAS_GUIDANCE, UTILITY_GUIDANCE } from "./guidance.ts";
@@ -22,7 +23,7 @@ export const UTILITY_TITLE = "Utility API";
 
 export { SPEC_ORDER, specPathOf };
 
-/** The paths the alias host lists under its own name, same description and price (spec 4.2.3). */
+/** The paths the alias host lists under its own name, same description and price (docs/http.md, "The merchant hosts"). */
 export const UTILITY_ALIAS_PATHS: readonly string[] = ["/api/geo", "/api/scrape"];
 
 export interface UtilityOptions {
@@ -44,7 +45,7 @@ export interface UtilityOptions {
   state?: StateOptions;
 }
 
-/** Every endpoint of the utility API that exists, in the spec's order. */
+/** Every endpoint of the utility API that exists, in the price list's order. */
 export function utilityEndpoints(options: UtilityOptions = {}): readonly AnyEndpoint[] {
   const all = [
     calc,
@@ -62,7 +63,7 @@ export function utilityEndpoints(options: UtilityOptions = {}): readonly AnyEndp
   ];
   const rank = (path: string) => {
     const i = SPEC_ORDER.indexOf(specPathOf(path) ?? "");
-    if (i < 0) throw new Error(`${path} is not a path of spec 4.4`);
+    if (i < 0) throw new Error(`${path} is not a path of the utility API's price list`);
     return i;
   };
   // A stable sort keeps each family's own order within one spec path.

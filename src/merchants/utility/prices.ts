@@ -1,5 +1,5 @@
 /**
- * The utility API's price list: spec 4.4's rows in the spec's order, in USD a call. Every endpoint takes
+ * The utility API's price list: its rows in the order docs/platform.md lists them, in USD a call. Every endpoint takes
  * its price from here (an endpoint's sub-operations, `/api/store/insert`, and the row's companion,
  * `/api/icon/generate`, at their row's price), and the order is the order of the catalogue, the OpenAPI
  * document and the reference page.
@@ -30,16 +30,16 @@ export const PRICES = {
   "/api/generate-image": "0.07",
 } as const;
 
-/** A path with a row of spec 4.4. */
+/** A path with a row of the price list. */
 export type SpecPath = keyof typeof PRICES;
 
-/** The paths of spec 4.4 in its order; an endpoint's sub-operations follow their path. */
+/** The paths of the price list in its order; an endpoint's sub-operations follow their path. */
 export const SPEC_ORDER: readonly string[] = Object.keys(PRICES);
 
-/** Paths the spec names inside another path's row, listed and priced with it (spec 4.4, /api/icon/search). */
+/** Paths the spec names inside another path's row, listed and priced with it (/api/icon/search, docs/platform.md, "The utility API's endpoints"). */
 const COMPANIONS: Record<string, SpecPath> = { "/api/icon/generate": "/api/icon/search" };
 
-/** The spec 4.4 path an endpoint belongs to: itself, the path it extends (`/api/store/insert`) or its companion. */
+/** The price list's path an endpoint belongs to: itself, the path it extends (`/api/store/insert`) or its companion. */
 export function specPathOf(path: string): string | undefined {
   return COMPANIONS[path] ?? SPEC_ORDER.find((p) => path === p || path.startsWith(`${p}/`));
 }

@@ -1,5 +1,5 @@
 /**
- * The inference API's audio part (spec 4.5): `POST /v1/audio/speech`, `POST /v1/audio/transcriptions` and
+ * The inference API's audio part (docs/audio.md): `POST /v1/audio/speech`, `POST /v1/audio/transcriptions` and
  * the free `GET /v1/audio/voices`, over the engines the operator's settings and this machine give:
  *
  * - speech: an OpenAI-compatible upstream when configured (X402M_INFERENCE_AUDIO_URL), then Debian's

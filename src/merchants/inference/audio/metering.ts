@@ -1,5 +1,5 @@
 /**
- * What a metered (upto) audio call charges, from the spec's rates (section 4.5): speech 0.000006 USD a
+ * What a metered (upto) audio call charges, from the rates docs/audio.md lists: speech 0.000006 USD a
  * character, transcription 0.003 USD a minute. The listed prices are those rates times the largest call
  * (3,000 characters, 5 minutes), so a call paid with `exact` pays the most a metered one can.
  *

@@ -1,5 +1,5 @@
 /**
- * `POST /v1/audio/speech` (spec 4.5): OpenAI's speech request (`model`, `input`, `voice`,
+ * `POST /v1/audio/speech` (docs/audio.md): OpenAI's speech request (`model`, `input`, `voice`,
  * `response_format`, `speed`), answered with the audio itself, MP3 by default. At most 3,000 characters.
  * Paid with `exact` at the listed 0.018, or with `upto` at that maximum, charged 0.000006 a character
  * (metering.ts).
@@ -11,8 +11,12 @@
  */
 import { z } from "zod";
 import { BadInputError } from "../../../common/errors.ts";
-import { defineEndpoint, type HandlerContext, precheckOf } from "../../../merchant-kit/index.ts";
-import { priceToAtomic } from "../../../merchant-kit/index.ts";
+import {
+  defineEndpoint,
+  type HandlerContext,
+  precheckOf,
+  priceToAtomic,
+} from "../../../merchant-kit/index.ts";
 import { CONTENT_TYPES } from "./encode.ts";
 import type { SpeechFormat } from "./engine.ts";
 import { audioEngineErrors, engineCall } from "./engine-call.ts";

@@ -1,5 +1,5 @@
 /**
- * `POST /v1/audio/transcriptions` (spec 4.5): OpenAI's multipart request (`file`, `model`, `language`,
+ * `POST /v1/audio/transcriptions` (docs/audio.md): OpenAI's multipart request (`file`, `model`, `language`,
  * `prompt`, `response_format` json|text|srt|vtt|verbose_json, `temperature`, `timestamp_granularities`),
  * WAV or MP3, at most 5 minutes and 12 MB. Paid with `exact` at the listed 0.015, or with `upto` at that
  * maximum, charged 0.003 a minute of audio (metering.ts).
@@ -12,8 +12,12 @@
  */
 import { z } from "zod";
 import { BadInputError } from "../../../common/errors.ts";
-import { defineEndpoint, type HandlerContext, precheckOf } from "../../../merchant-kit/index.ts";
-import { priceToAtomic } from "../../../merchant-kit/index.ts";
+import {
+  defineEndpoint,
+  type HandlerContext,
+  precheckOf,
+  priceToAtomic,
+} from "../../../merchant-kit/index.ts";
 import type { AudioInfo } from "./engine.ts";
 import { audioEngineErrors, engineCall, engineUnavailable } from "./engine-call.ts";
 import { MAX_TRANSCRIPTION_SECONDS, TRANSCRIPTION_RATE_PER_MINUTE, transcriptionAmount } from "./metering.ts";

@@ -1,5 +1,5 @@
 /**
- * `GET /v1/audio/voices` (free, spec 4.5 and 5): the voices of every speech engine that can run here, as
+ * `GET /v1/audio/voices` (free, docs/audio.md): the voices of every speech engine that can run here, as
  * an OpenAI-style list, filtered by `provider`, `language` (BCP 47: `en` matches `en-US`) and `gender`,
  * paged with `limit` (1-500, default 100) and `after` (the last id seen). Each voice carries the formats
  * its engine can answer in; its `id` is what `POST /v1/audio/speech` takes as `voice`.

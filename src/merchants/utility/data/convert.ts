@@ -25,7 +25,7 @@ const CAPS = `at most ${MAX_INPUT_BYTES / 1024 / 1024} MiB, ${n(MAX_ROWS)} recor
 
 const Format = z.enum(FORMATS);
 
-/** `data`, `from`, `to` are the spec's names (4.4); `table` and `infer_types` are this service's options. */
+/** `data`, `from`, `to` are the documented names (docs/platform.md); `table` and `infer_types` are this service's options. */
 const ConvertInput = z.object({
   data: z
     .string()

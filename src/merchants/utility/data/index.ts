@@ -1,5 +1,5 @@
 /**
- * Data tools of the utility API (spec 4.4): colour contrast, data conversion and QR codes. Each endpoint's
+ * Data tools of the utility API (docs/platform.md, "The utility API's endpoints"): colour contrast, data conversion and QR codes. Each endpoint's
  * HTTP definition sits beside its engine (`<name>.ts` and `<name>-engine.ts`).
  */
 import type { AnyEndpoint } from "../../../merchant-kit/index.ts";
@@ -9,5 +9,5 @@ import { qr } from "./qr.ts";
 
 export { contrast, convert, qr };
 
-/** In the spec's order: /api/a11y/contrast, /api/data/convert, /api/qr. */
+/** In the price list's order: /api/a11y/contrast, /api/data/convert, /api/qr. */
 export const DATA_ENDPOINTS: readonly AnyEndpoint[] = [contrast, convert, qr];

@@ -37,7 +37,7 @@ export function urlLength(data: string): number {
 
 const n = (x: number) => x.toLocaleString("en-US");
 
-/** The spec's names (4.4): data, size, margin, ecc, dark, light. */
+/** The documented names (docs/platform.md): data, size, margin, ecc, dark, light. */
 const QrInput = z
   .object({
     data: z

@@ -1,5 +1,5 @@
 /**
- * The lookup endpoints of the utility API (spec 4.4): IP geolocation, time zone at a point, DNS report
+ * The lookup endpoints of the utility API (docs/platform.md, "The utility API's endpoints"): IP geolocation, time zone at a point, DNS report
  * and e-mail verification. See README.md for parameters, decisions and the DNS resolver setting.
  */
 import type { AnyEndpoint } from "../../../merchant-kit/index.ts";
@@ -18,7 +18,7 @@ export interface LookupOptions {
   clock?: () => Date;
 }
 
-/** The four endpoints in the spec's order (timezone, geo, dns, email/verify). */
+/** The four endpoints in the price list's order (timezone, geo, dns, email/verify). */
 export function lookupEndpoints(options: LookupOptions = {}): readonly AnyEndpoint[] {
   return [timezoneEndpoint(options.clock), geo, dnsEndpoint(options.dns), emailVerifyEndpoint(options.dns)];
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import type { FetchPolicy } from "../../../merchant-kit/index.ts";
+import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import { onFirstUse } from "../lazy.ts";
 import { PRICES } from "../prices.ts";
 import type { AuditJob } from "./a11y-engine.ts";

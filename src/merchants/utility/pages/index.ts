@@ -1,10 +1,9 @@
 /**
- * The page endpoints of the utility API (spec 4.4): scrape, SEO metadata, alt-text audit, summary and
+ * The page endpoints of the utility API (docs/platform.md, "The utility API's endpoints"): scrape, SEO metadata, alt-text audit, summary and
  * accessibility check. Each fetches the caller's `url` through the SSRF-guarded fetch (one fetch and one
  * parse per request, `page.ts`). See README.md for the rules and decisions.
  */
-import type { AnyEndpoint } from "../../../merchant-kit/index.ts";
-import type { FetchPolicy } from "../../../merchant-kit/index.ts";
+import type { AnyEndpoint, FetchPolicy } from "../../../merchant-kit/index.ts";
 import { a11yCheckEndpoint } from "./a11y-check.ts";
 import { altCheckEndpoint } from "./alt-check.ts";
 import { metadataEndpoint } from "./metadata.ts";
@@ -25,7 +24,7 @@ export interface PageOptions {
   budget?: PageBudget;
 }
 
-/** The five endpoints, in the spec's order (alt-check, scrape, metadata, summarize, a11y/check). */
+/** The five endpoints, in the price list's order (alt-check, scrape, metadata, summarize, a11y/check). */
 export function pageEndpoints(options: PageOptions = {}): readonly AnyEndpoint[] {
   const policy = options.fetchPolicy ?? {};
   const budget = options.budget ?? DEFAULT_PAGE_BUDGET;

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import type { FetchPolicy } from "../../../merchant-kit/index.ts";
+import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import { PRICES } from "../prices.ts";
 import type { Metadata } from "./metadata-engine.ts";
 import { fetchPage, PageUrl } from "./page.ts";

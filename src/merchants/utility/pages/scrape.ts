@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import type { FetchPolicy } from "../../../merchant-kit/index.ts";
+import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import { PRICES } from "../prices.ts";
 import { extractArticle } from "./article.ts";
 import { countWords, toMarkdown } from "./markdown.ts";
@@ -42,7 +42,7 @@ export function scrapePage(page: Page): ScrapeResult {
   };
 }
 
-/** `/api/scrape`, fetching under `policy`. Also listed by the alias host (spec 4.2.3): same description. */
+/** `/api/scrape`, fetching under `policy`. Also listed by the alias host (docs/http.md, "The merchant hosts"): same description. */
 export function scrapeEndpoint(policy: FetchPolicy, budget: PageBudget = DEFAULT_PAGE_BUDGET) {
   const worker = new PageWorker(PRICES["/api/scrape"], budget);
   return defineEndpoint({

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError } from "../../../common/errors.ts";
-import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import type { FetchPolicy } from "../../../merchant-kit/index.ts";
+import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import { PRICES } from "../prices.ts";
 import { extractArticle } from "./article.ts";
 import { countWords } from "./markdown.ts";

@@ -1,5 +1,5 @@
 /**
- * The probe endpoints of the utility API (spec 4.4): `/api/ping` and `/api/uptime/report`. Both reach a
+ * The probe endpoints of the utility API (docs/platform.md, "The utility API's endpoints"): `/api/ping` and `/api/uptime/report`. Both reach a
  * caller's URL under the platform's SSRF rules (src/merchant-kit/fetch). See README.md.
  */
 import type { AnyEndpoint } from "../../../merchant-kit/index.ts";
@@ -10,7 +10,7 @@ import { uptimeEndpoint } from "./uptime.ts";
 export type { ProbeOptions, ServerLocation } from "./options.ts";
 
 /**
- * The two endpoints in the spec's order, built with a fetch policy (tests: `allowAddresses`, `lookup`,
+ * The two endpoints in the price list's order, built with a fetch policy (tests: `allowAddresses`, `lookup`,
  * `ca`, `timeoutMs`) and a server locator.
  *
  * @example

@@ -17,7 +17,7 @@ export interface PingResult {
   checked_at: string;
 }
 
-/** A status below this counts as up: the server answered, even if it said 404 or 401 (spec 4.4). */
+/** A status below this counts as up: the server answered, even if it said 404 or 401 (docs/platform.md, "The utility API's endpoints"). */
 export const UP_BELOW = 500;
 
 /**

@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/index.ts";
-import { FETCH_ERRORS } from "../../../merchant-kit/index.ts";
+import { defineEndpoint, FETCH_ERRORS } from "../../../merchant-kit/index.ts";
 import { PRICES } from "../prices.ts";
 import type { ResolvedProbeOptions } from "./options.ts";
 import { uptimeReport } from "./uptime-engine.ts";

@@ -1,10 +1,5 @@
 import { z } from "zod";
-import {
-  blockedRange,
-  isFetchError,
-  parseTarget,
-  type ResolvedPolicy,
-} from "../../../merchant-kit/index.ts";
+import { blockedRange, isFetchError, parseTarget, type ResolvedPolicy } from "../../../merchant-kit/index.ts";
 
 /** Longest URL accepted: far beyond any real page address, short enough to log. */
 export const MAX_URL_LENGTH = 2048;

@@ -5,8 +5,7 @@
  */
 import { z } from "zod";
 import { UpstreamError } from "../../../common/errors.ts";
-import { defineEndpoint } from "../../../merchant-kit/index.ts";
-import { notConfigured, providerErrors } from "../../../merchant-kit/index.ts";
+import { defineEndpoint, notConfigured, providerErrors } from "../../../merchant-kit/index.ts";
 import { PRICES } from "../prices.ts";
 import type { ImageProvider } from "./image.ts";
 import { readPng } from "./png.ts";

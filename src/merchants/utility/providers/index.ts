@@ -1,11 +1,10 @@
 /**
- * The provider-backed endpoints of the utility API (spec 4.4): `/v1/messages`, `/api/search`,
+ * The provider-backed endpoints of the utility API (docs/platform.md, "The utility API's endpoints"): `/v1/messages`, `/api/search`,
  * `/api/translate-text` and `/api/generate-image`. Each calls an upstream the operator configures (a
  * language model, a search backend, an image model) through one adapter interface; without its provider an
  * endpoint answers 503 `provider_not_configured` and charges nothing. See README.md for the environment.
  */
-import type { AnyEndpoint } from "../../../merchant-kit/index.ts";
-import type { LanguageProvider, LanguageSettings } from "../../../merchant-kit/index.ts";
+import type { AnyEndpoint, LanguageProvider, LanguageSettings } from "../../../merchant-kit/index.ts";
 import { languageProvider } from "../../../merchant-kit/index.ts";
 import { generateImageEndpoint } from "./generate-image.ts";
 import type { ImageProvider, ImageSettings } from "./image.ts";
@@ -47,7 +46,7 @@ export function providersFromSettings(settings: ProviderSettings): ProviderOptio
   };
 }
 
-/** The endpoints in the spec's order: /v1/messages, /api/search, /api/translate-text, /api/generate-image. */
+/** The endpoints in the price list's order: /v1/messages, /api/search, /api/translate-text, /api/generate-image. */
 export function providerEndpoints(options: ProviderOptions = {}): readonly AnyEndpoint[] {
   return [
     messagesEndpoint(options.language),

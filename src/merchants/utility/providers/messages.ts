@@ -1,6 +1,6 @@
 /**
  * `POST /v1/messages`: a model reply in the Anthropic Messages dialect, paid per call (the payment is the
- * authentication, spec 5: no API key). The configured language provider answers, Anthropic-compatible or
+ * authentication, no API key: docs/platform.md). The configured language provider answers, Anthropic-compatible or
  * OpenAI-compatible (translated both ways).
  *
  * Streaming: the payment layer (`@x402/hono`) reads the whole answer before it settles and only then sends
@@ -10,9 +10,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import type { ChatRequest, ChatStreamEvent, LanguageProvider } from "../../../merchant-kit/index.ts";
-import { notConfigured, providerErrors } from "../../../merchant-kit/index.ts";
+import { defineEndpoint, notConfigured, providerErrors } from "../../../merchant-kit/index.ts";
 import { PRICES } from "../prices.ts";
 import { chatMessages, MAX_OUTPUT_TOKENS, MessagesInput, textOf } from "./messages-input.ts";
 import { anthropicEventStream } from "./messages-sse.ts";

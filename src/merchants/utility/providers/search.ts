@@ -1,8 +1,7 @@
 /** `POST /api/search`: live web or news results from the configured backend, plus a direct answer. */
 import { z } from "zod";
-import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import type { LanguageProvider } from "../../../merchant-kit/index.ts";
-import { notConfigured, providerErrors } from "../../../merchant-kit/index.ts";
+import { defineEndpoint, notConfigured, providerErrors } from "../../../merchant-kit/index.ts";
 import { PRICES } from "../prices.ts";
 import { answerFrom } from "./search-answer.ts";
 import type { SearchBackend } from "./search-backend.ts";

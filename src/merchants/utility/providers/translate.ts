@@ -6,9 +6,8 @@
  */
 import { z } from "zod";
 import { BadInputError, UpstreamError } from "../../../common/errors.ts";
-import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import type { ChatMessage, LanguageProvider } from "../../../merchant-kit/index.ts";
-import { notConfigured, providerErrors } from "../../../merchant-kit/index.ts";
+import { defineEndpoint, notConfigured, providerErrors } from "../../../merchant-kit/index.ts";
 import { PRICES } from "../prices.ts";
 import { LANGUAGE_SETTINGS } from "./messages.ts";
 import { layoutDifference } from "./translate-check.ts";

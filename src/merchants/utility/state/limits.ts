@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 
-/** Spec section 8: 50 MB per wallet, shared by its collections and its scratchpads (one budget to reason about). */
+/** 50 MB per wallet (docs/platform.md), shared by its collections and its scratchpads (one budget to reason about). */
 export const QUOTA_BYTES = 50 * 1024 * 1024;
 
 /** One row as stored (its JSONB text) at most; comparable stores take 16 KB rows. */

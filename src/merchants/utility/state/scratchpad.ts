@@ -1,6 +1,6 @@
 /**
  * `/api/scratchpad`: the paying wallet's named text blobs (plain text, JSON or CSV) with optional expiry.
- * `GET /api/scratchpad` lists them (the spec's row); write, read and delete are sub-paths at the same
+ * `GET /api/scratchpad` lists them (the price list's row); write, read and delete are sub-paths at the same
  * price (the platform routes GET and POST only). They share the wallet's 50 MB quota with `/api/store`.
  */
 import { z } from "zod";

@@ -1,4 +1,4 @@
-/** `GET /api/store`: the wallet's collections, with its quota use (the spec's row). */
+/** `GET /api/store`: the wallet's collections, with its quota use (the price list's row). */
 import { z } from "zod";
 import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import { QuotaFields } from "./params.ts";

@@ -1,6 +1,6 @@
 /**
- * `/api/store`: the paying wallet's collections of JSON rows (spec 4.4 and 5.4). `GET /api/store` lists
- * them (the spec's row); the operations are sub-paths at the same price, since the platform routes GET
+ * `/api/store`: the paying wallet's collections of JSON rows (docs/platform.md, "The utility API's endpoints"). `GET /api/store` lists
+ * them (the price list's row); the operations are sub-paths at the same price, since the platform routes GET
  * and POST only: insert (JSON rows or CSV), query (paginated, equality filter), export (JSON or CSV),
  * delete (rows), drop (the collection) and expire. The wallet is the verified payer: nothing else names it.
  */

@@ -9,7 +9,7 @@ import { QUOTA_BYTES } from "./limits.ts";
 
 /** What the engine may be given besides the database: tests shrink the quota and fix the clock. */
 export interface StateOptions {
-  /** Bytes per wallet, collections and scratchpads together. Default 50 MB (spec section 8). */
+  /** Bytes per wallet, collections and scratchpads together. Default 50 MB (docs/platform.md, "The utility API's endpoints"). */
   quotaBytes?: number;
   now?: () => Date;
 }

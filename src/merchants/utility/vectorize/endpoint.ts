@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { AppError } from "../../../common/errors.ts";
-import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import {
   createSafeFetch,
+  defineEndpoint,
   FETCH_ERRORS,
   type FetchPolicy,
   isFetchError,

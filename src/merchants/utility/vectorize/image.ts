@@ -1,5 +1,5 @@
 /**
- * The image a caller sends, from bytes to RGBA pixels: the 10 MB cap (spec 8), the format told by its magic
+ * The image a caller sends, from bytes to RGBA pixels: the 10 MB cap (docs/platform.md, "The utility API's endpoints"), the format told by its magic
  * bytes (PNG, JPEG, GIF, BMP, WebP; a declared content type is never trusted), the pixel caps, and the decode
  * (sharp for PNG/JPEG/GIF/WebP, `bmp.ts` for BMP).
  */
@@ -11,7 +11,7 @@ import { decodeBmp, type RgbaImage } from "./bmp.ts";
 /** sharp (libvips) is loaded by the first image decoded; its own ESM build, as a static import had. */
 export const loadSharp = onFirstUse(() => import("sharp"));
 
-/** Largest image accepted, in bytes (spec 8: "10 MB"). */
+/** Largest image accepted, in bytes (10 MB, as docs/platform.md states). */
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 /** Largest image accepted, in pixels (width x height): beyond it the image is refused (400 `image_too_large`). */
 export const MAX_INPUT_PIXELS = 40_000_000;

@@ -1,10 +1,9 @@
 /**
- * `POST /api/vectorize` of the utility API (spec 4.4): a raster image (URL or base64, at most 10 MB; PNG,
+ * `POST /api/vectorize` of the utility API (docs/platform.md, "The utility API's endpoints"): a raster image (URL or base64, at most 10 MB; PNG,
  * JPEG, GIF, BMP, WebP) to SVG, PNG, PDF, EPS or DXF. A local engine traces in-process (imagetracerjs);
  * a hosted engine (Vectorizer.AI) is used when configured. See README.md.
  */
-import type { AnyEndpoint } from "../../../merchant-kit/index.ts";
-import type { FetchPolicy } from "../../../merchant-kit/index.ts";
+import type { AnyEndpoint, FetchPolicy } from "../../../merchant-kit/index.ts";
 import { vectorizeEndpoint } from "./endpoint.ts";
 import { type VectorizerAiSettings, type VectorizerProvider, vectorizerAiProvider } from "./hosted.ts";
 
