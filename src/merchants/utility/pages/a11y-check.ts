@@ -24,13 +24,6 @@ const TIMEOUT_MS = 45_000;
 /** Heap of the audit's thread at most: a page past it ends the thread (then refused as too complex), not the host. */
 const WORKER_HEAP_MB = 768;
 
-/**
- * The share of its CPU budget the audit's own thread may use: on a page at the element cap the collector's
- * threads added about 30% to the thread's time (13.2 CPU-s of the process against 10 of the thread), less
- * than the readers' half, as axe-core allocates less per unit of work than Readability's cloning.
- */
-const AUDIT_THREAD_SHARE = 0.7;
-
 /** An audit thread's start (jsdom and axe-core) costs about 2.5 s of CPU: kept two minutes between audits. */
 const AUDIT_IDLE_MS = 120_000;
 
@@ -101,14 +94,13 @@ const A11yOutput = z.object({
 /** `/api/a11y/check`, fetching under `policy`. */
 export function a11yCheckEndpoint(policy: FetchPolicy, budget: PageBudget = DEFAULT_PAGE_BUDGET) {
   const price = PRICES["/api/a11y/check"];
-  // The process's audit thread, started by the first audit (jsdom and axe-core load there, not here).
+  // The host's audit process, started by the first audit (jsdom and axe-core load there, not here).
   const audit = onFirstUse(
     () =>
       new PageWorker(price, budget, {
         module: new URL("./a11y-worker.ts", import.meta.url),
         idleMs: AUDIT_IDLE_MS,
         maxHeapMb: WORKER_HEAP_MB,
-        threadShare: AUDIT_THREAD_SHARE,
       }),
   );
   return defineEndpoint({

@@ -78,11 +78,6 @@ export interface WorkerChoice {
   module?: URL;
   idleMs?: number;
   maxHeapMb?: number;
-  /**
-   * @deprecated Ignored: the reading runs in a process whose whole CPU, its collector's included, is counted
-   * against the budget (`PROCESS_SHARE`), so no share of it is set aside for the collector any more.
-   */
-  threadShare?: number;
 }
 
 /** A page endpoint's worker and its limits, for a price in dollars ("0.002"). */
