@@ -3,10 +3,8 @@
  * channels"): whether they offer them, the withdrawal delay they ask of buyers, and when they claim the
  * vouchers and sweep the claimed money to their wallets.
  */
-import fs from "node:fs";
 import { z } from "zod";
-import { ConfigError } from "../../config/config-error.ts";
-import type { Env } from "../../config/values.ts";
+import { type Env, PRIVATE_KEY, readKeySetting } from "../../config/values.ts";
 
 /** How often the claim schedule looks at the channels (channels/schedule.ts): its deadlines' precision. */
 export const CHECK_EVERY_SECONDS = 60;
@@ -84,37 +82,14 @@ export function channelsSetting([field]: readonly string[]): string | undefined 
 export const DEFAULT_CHANNEL_SETTINGS: ChannelSettings = ChannelSettingsSchema.parse(readChannels({}));
 
 /** A private key as the settings take it: 32 bytes in hex, 0x-prefixed. */
-export const AUTHORIZER_KEY = /^0x[0-9a-fA-F]{64}$/;
+export const AUTHORIZER_KEY = PRIVATE_KEY;
 
 /**
  * A merchant host's own channel authorizer key (docs/platform.md, "A merchant's own authorizer key"):
- * `<prefix>CHANNEL_AUTHORIZER_KEY`, or the content of the file `<prefix>CHANNEL_AUTHORIZER_KEY_FILE` names
- * (whitespace trimmed), never both; else its source host's (`fallbackPrefix`: an alias host shares its
- * source's wallet, and so its channels). A refusal names the setting, never the content.
+ * `<prefix>CHANNEL_AUTHORIZER_KEY` or its `_FILE` (`readKeySetting`); else its source host's
+ * (`fallbackPrefix`: an alias host shares its source's wallet, and so its channels).
  */
 export function readAuthorizerKey(env: Env, prefix: string, fallbackPrefix?: string): string | null {
-  const variable = `${prefix}CHANNEL_AUTHORIZER_KEY`;
-  const file = env[`${variable}_FILE`];
-  if (!file) {
-    const key = env[variable];
-    if (key) return key;
-    return fallbackPrefix ? readAuthorizerKey(env, fallbackPrefix) : null;
-  }
-  if (env[variable])
-    throw new ConfigError(
-      `both ${variable} and ${variable}_FILE are set: pick one (the file keeps the key out of the environment)`,
-    );
-  let content: string;
-  try {
-    content = fs.readFileSync(file, "utf8").trim();
-  } catch (error) {
-    throw new ConfigError(
-      `invalid ${variable}_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? "unreadable"})`,
-    );
-  }
-  if (!AUTHORIZER_KEY.test(content))
-    throw new ConfigError(
-      `invalid ${variable}_FILE: ${file} must hold a 32-byte private key in hex, 0x-prefixed, and nothing else`,
-    );
-  return content;
+  const name = "CHANNEL_AUTHORIZER_KEY";
+  return readKeySetting(env, `${prefix}${name}`, fallbackPrefix && `${fallbackPrefix}${name}`);
 }

@@ -11,43 +11,18 @@ import fs from "node:fs";
 import path from "node:path";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { log } from "../../common/log.ts";
-import { ConfigError } from "../../config/config-error.ts";
-import type { Env } from "../../config/values.ts";
+import { type Env, PRIVATE_KEY, readKeySetting } from "../../config/values.ts";
 
 /** A private key as the settings take it: 32 bytes in hex, 0x-prefixed. */
-export const RECEIPT_KEY = /^0x[0-9a-fA-F]{64}$/;
+export const RECEIPT_KEY = PRIVATE_KEY;
 
 /**
- * A host's receipt key from the environment: `<prefix>RECEIPT_KEY`, or the content of the file
- * `<prefix>RECEIPT_KEY_FILE` names (whitespace trimmed), never both; else its source host's (`fallbackPrefix`:
- * an alias host answers for its source, with its wallet, and signs as it does). Null: none set. A refusal
- * names the setting, never the content.
+ * A host's receipt key from the environment: `<prefix>RECEIPT_KEY` or its `_FILE` (`readKeySetting`); else
+ * its source host's (`fallbackPrefix`: an alias host answers for its source, with its wallet, and signs as
+ * it does). Null: none set.
  */
 export function readReceiptKey(env: Env, prefix: string, fallbackPrefix?: string): string | null {
-  const variable = `${prefix}RECEIPT_KEY`;
-  const file = env[`${variable}_FILE`];
-  if (!file) {
-    const key = env[variable];
-    if (key) return key;
-    return fallbackPrefix ? readReceiptKey(env, fallbackPrefix) : null;
-  }
-  if (env[variable])
-    throw new ConfigError(
-      `both ${variable} and ${variable}_FILE are set: pick one (the file keeps the key out of the environment)`,
-    );
-  let content: string;
-  try {
-    content = fs.readFileSync(file, "utf8").trim();
-  } catch (error) {
-    throw new ConfigError(
-      `invalid ${variable}_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? "unreadable"})`,
-    );
-  }
-  if (!RECEIPT_KEY.test(content))
-    throw new ConfigError(
-      `invalid ${variable}_FILE: ${file} must hold a 32-byte private key in hex, 0x-prefixed, and nothing else`,
-    );
-  return content;
+  return readKeySetting(env, `${prefix}RECEIPT_KEY`, fallbackPrefix && `${fallbackPrefix}RECEIPT_KEY`);
 }
 
 /** Where a host's generated receipt key is kept. */
