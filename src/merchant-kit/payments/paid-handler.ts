@@ -322,7 +322,8 @@ export function settleAndRecord(ledger: PaymentLedger): MiddlewareHandler<Mercha
 }
 
 /** The request as its hash reads it: the body as the input's check left it (JSON as text, a form parsed). */
-function hashedRequest(c: Context<MerchantEnv>): HashedRequest {
+/** The request a handler serves, as `requestHash` reads it. */
+export function hashedRequest(c: Context<MerchantEnv>): HashedRequest {
   return {
     method: c.req.method,
     url: c.req.url,

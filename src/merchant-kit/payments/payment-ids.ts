@@ -23,9 +23,10 @@ import { REQUEST_ID_HEADER } from "../../common/request-log.ts";
 import type { AnyEndpoint } from "../endpoint.ts";
 import type { MerchantEnv } from "../merchant-env.ts";
 import type { AnswerStore, Claim, StoredAnswer } from "./answer-store.ts";
-import { DEFAULT_TIMEOUT_MS } from "./paid-handler.ts";
+import { DEFAULT_TIMEOUT_MS, hashedRequest } from "./paid-handler.ts";
 import { type PaymentIdSettings, paymentIdRequired } from "./payment-id-settings.ts";
 import { paymentHeader, paymentOf } from "./payment-key.ts";
+import { requestHash } from "./receipts-charge.ts";
 
 /** The largest answer kept: a larger one (an image, a long transcript) is charged once and not answered again. */
 export const MAX_STORED_ANSWER_BYTES = 4 * 1024 * 1024;
@@ -113,7 +114,7 @@ export function answerOnce(endpoint: AnyEndpoint, options: PaymentIdOptions): Mi
     }
     const state: IdState = {
       id,
-      requestHash: await requestHash(c),
+      requestHash: await requestHashOf(c),
       paymentHash: createHash("sha256").update(header).digest("hex"),
     };
     // The same payment sent again (a client that resends its request as it was): its authorization is
@@ -228,32 +229,11 @@ function replayed(answer: StoredAnswer): Response {
 }
 
 /**
- * What the id is bound to: the method, the path, the query (its parameters in order of name) and a hash
- * of the body (a form's fields and files, in order of name, since a form's encoding differs per send).
+ * What the id is bound to: the request's hash as a charge's receipt states it (`requestHash`: the method, the
+ * path, the query in order of name, the body, a form's fields and files in order of name), without its 0x.
  */
-async function requestHash(c: Context<MerchantEnv>): Promise<string> {
-  const url = new URL(c.req.url);
-  url.searchParams.sort();
-  const hash = createHash("sha256").update(`${c.req.method}\n${url.pathname}\n${url.searchParams}\n`);
-  if (c.req.method === "GET") return hash.digest("hex");
-  if (/^multipart\/form-data\b/i.test(c.req.header("content-type") ?? "")) {
-    const form = await c.req.parseBody({ all: true });
-    for (const name of Object.keys(form).sort()) {
-      for (const value of [form[name]].flat()) {
-        hash.update(`${name}\n`);
-        if (typeof value === "string") hash.update(`s${value.length}:${value}\n`);
-        else {
-          const bytes = new Uint8Array(await (value as File).arrayBuffer());
-          hash
-            .update(`f${(value as File).name}:${bytes.byteLength}:`)
-            .update(bytes)
-            .update("\n");
-        }
-      }
-    }
-    return hash.digest("hex");
-  }
-  return hash.update(new Uint8Array(await c.req.arrayBuffer())).digest("hex");
+async function requestHashOf(c: Context<MerchantEnv>): Promise<string> {
+  return (await requestHash(hashedRequest(c))).slice(2);
 }
 
 /** The merchant with its endpoints' ids required where the operator says so (X402M_PAYMENT_ID_REQUIRED). */
