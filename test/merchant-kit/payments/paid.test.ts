@@ -13,7 +13,7 @@ import type { Database } from "../../../src/common/db/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
 import { useDevnet } from "../../helpers/chain.ts";
-import { DATABASE_KINDS, LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
+import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { runs, startMerchant, testMerchant } from "../../helpers/merchant.ts";
 import { NETWORK, newMerchant, pay, usdcReader } from "../../helpers/x402.ts";
@@ -26,7 +26,7 @@ type ErrorBody = { error: { code: string; message: string } };
 const closers: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  const opened = await openTestDatabase(LEDGER_KIND);
+  const opened = await openTestDatabase("pglite");
   facilitatorDb = opened.db;
   closers.push(opened.close);
   facilitator = await devnetFacilitator(chain.devnet, facilitatorDb);
