@@ -44,6 +44,7 @@ describe("the configuration", () => {
       port: 8407,
       guidance: null,
       channelAuthorizerKey: null,
+      receiptKey: null,
     });
     expect(
       loadConfig({
@@ -59,6 +60,7 @@ describe("the configuration", () => {
       port: 9000,
       guidance: null,
       channelAuthorizerKey: null,
+      receiptKey: null,
     });
     expect(refusal({ X402M_INFERENCE_PORT: "-1" })).toMatch(/X402M_INFERENCE_PORT/);
   });
@@ -158,6 +160,7 @@ describe("the configuration", () => {
       port: 8409,
       guidance: null,
       channelAuthorizerKey: null,
+      receiptKey: null,
     });
   });
 
