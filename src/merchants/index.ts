@@ -28,6 +28,7 @@ const utilityOptions = (config: MerchantsSettings) => ({
   providers: config.providers,
   fetchPolicy: allowListPolicy(config.fetchAllow),
   pageBudget: config.pageBudget,
+  workBudget: config.workBudget,
 });
 
 export const MERCHANTS: Record<MerchantHost, MerchantBuilder> = {

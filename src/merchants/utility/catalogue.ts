@@ -7,8 +7,9 @@
 
 import type { FetchPolicy } from "../../merchant-kit/index.ts";
 import { type AnyEndpoint, aliasOf, type Merchant, withChannels } from "../../merchant-kit/index.ts";
+import type { WorkBudget } from "../work-budget.ts";
 import { calc } from "./calc.ts";
-import { DATA_ENDPOINTS } from "./data/index.ts";
+import { dataEndpoints } from "./data/index.ts";
 import { UTILITY_ALIAS_GUIDANCE, UTILITY_GUIDANCE } from "./guidance.ts";
 import { ICON_ENDPOINTS } from "./icons/index.ts";
 import { type DnsOptions, lookupEndpoints } from "./lookup/index.ts";
@@ -41,6 +42,8 @@ export interface UtilityOptions {
   fetchPolicy?: FetchPolicy;
   /** What a page endpoint's call may spend reading its page, per $0.001 (config `pageBudget`). */
   pageBudget?: PageBudget;
+  /** What a data conversion may spend, per $0.001 (config `workBudget`); default 2 CPU-s and 200 MB. */
+  workBudget?: WorkBudget;
   /** `/api/store` and `/api/scratchpad`'s quota and clock: default 50 MB a wallet, the real clock (tests shrink it). */
   state?: StateOptions;
 }
@@ -49,7 +52,7 @@ export interface UtilityOptions {
 export function utilityEndpoints(options: UtilityOptions = {}): readonly AnyEndpoint[] {
   const all = [
     calc,
-    ...DATA_ENDPOINTS,
+    ...dataEndpoints(options.workBudget),
     ...ICON_ENDPOINTS,
     ...lookupEndpoints({ dns: options.dns }),
     ...pageEndpoints({ fetchPolicy: options.fetchPolicy, budget: options.pageBudget }),
@@ -76,19 +79,29 @@ export interface UtilityHost extends UtilityOptions {
 }
 
 export function utilityMerchant(host: UtilityHost): Merchant {
-  const { dns, providers, fetchPolicy, state, ...rest } = host;
+  // Every option goes to the endpoints, none onto the merchant: the page and work budgets were once left in
+  // `rest`, so an operator's X402M_PAGE_CPU_MS and X402M_WORK_CPU_MS reached no endpoint.
+  const { dns, providers, fetchPolicy, state, pageBudget, workBudget, ...rest } = host;
   return {
     name: "utility",
     title: UTILITY_TITLE,
     guidance: UTILITY_GUIDANCE,
     // Every call may also be paid through a payment channel: many small calls, one deposit (issue 53).
-    endpoints: withChannels(utilityEndpoints({ dns, providers, fetchPolicy, state })),
+    endpoints: withChannels(utilityEndpoints({ dns, providers, fetchPolicy, state, pageBudget, workBudget })),
     ...rest,
   };
 }
 
 export function utilityAliasMerchant(host: UtilityHost): Merchant {
-  const { dns: _dns, providers: _providers, fetchPolicy: _fetchPolicy, state: _state, ...rest } = host;
+  const {
+    dns: _dns,
+    providers: _providers,
+    fetchPolicy: _fetchPolicy,
+    state: _state,
+    pageBudget: _pageBudget,
+    workBudget: _workBudget,
+    ...rest
+  } = host;
   return {
     ...aliasOf(utilityMerchant(host), { name: "utility-alias", paths: UTILITY_ALIAS_PATHS, ...rest }),
     guidance: UTILITY_ALIAS_GUIDANCE,

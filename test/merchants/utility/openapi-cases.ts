@@ -24,6 +24,15 @@ import { twoShapesAs } from "./vectorize/images.ts";
 /** A quota a few rows pass: a 507 needs kilobytes, not 50 MB. */
 export const STATE: StateOptions = { quotaBytes: 4000 };
 
+/**
+ * A work budget a tiny conversion passes and 80,000 rows do not (100 ms of CPU at convert's $0.005, 90 of
+ * them the conversion process's): a 422 needs a second of work, not the ten its price buys.
+ */
+const WORK = { cpuMs: 20, memoryMb: 200 };
+
+/** 80,000 CSV rows of six columns (about 4.2 MB, under the 5 MiB cap), converted to SQL INSERTs: a second or more of CPU. */
+const MANY_ROWS = `id,name,city,note,n,x\n${Array.from({ length: 80_000 }, (_, i) => `${i},name ${i},city ${i % 97},"a note, quoted ${i}",${i * 7},x${i}`).join("\n")}\n`;
+
 /** What the calls reach besides the merchant: the web site its pages come from, and its providers. */
 export interface UtilityFixtures {
   /** The site's base URL, no trailing slash: /article, /images, /head, /wcag, /gone (404), /shapes.png. */
@@ -267,6 +276,10 @@ export function utilityCases(f: UtilityFixtures): CaseTable {
           why: "data that is not JSON",
           call: () => post("/api/data/convert", { data: "not json", from: "json", to: "csv" }),
         },
+        422: {
+          why: "a conversion past the call's CPU budget (this host's is small: `WORK`)",
+          call: () => post("/api/data/convert", { data: MANY_ROWS, from: "csv", to: "sql" }),
+        },
       },
     },
     "POST /v1/messages": {
@@ -402,6 +415,7 @@ export async function startUtilityTruth(
           providers,
           fetchPolicy: { allowAddresses: ["127.0.0.1"] },
           state: STATE,
+          workBudget: WORK,
         }),
       { buyers, operations },
     );
