@@ -11,25 +11,11 @@
 import fs from "node:fs";
 import os from "node:os";
 import { JobProcess } from "../src/merchants/utility/job-process.ts";
-import { MAX_HTML_BYTES } from "../src/merchants/utility/pages/page.ts";
 import { type PageJob, type PageTask, PageWorker } from "../src/merchants/utility/pages/work.ts";
+import { widePage } from "../test/helpers/worst-pages.ts";
 
 const ROUTES = { "alt-check": "0.001", scrape: "0.001", metadata: "0.001", summarize: "0.002" } as const;
 type Kind = keyof typeof ROUTES;
-
-function widePage(limit = MAX_HTML_BYTES - 1024): string {
-  const head = '<!doctype html><html lang="en"><head><title>Wide</title></head><body>';
-  const tail = "</body></html>";
-  const blocks: string[] = [];
-  let size = head.length + tail.length;
-  for (let n = 0; ; n++) {
-    const block = `<p style="color:#777;background:#888">Sentence number ${n} talks about cats and dogs and birds ${n % 97}. Another sentence ${n} mentions birds.</p><img src="/i${n}.png"><a href="#x${n}"></a><input>`;
-    if (size + block.length > limit) break;
-    blocks.push(block);
-    size += block.length;
-  }
-  return head + blocks.join("") + tail;
-}
 
 /** CPU of a process, ms: its own (every thread), and its reaped children's when `reaped`. */
 function statMs(pid: number | "self", reaped: boolean): number {

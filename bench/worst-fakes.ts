@@ -9,6 +9,7 @@ import { MAX_ELEMENTS } from "../src/merchants/utility/pages/a11y-check.ts";
 import { MAX_HTML_BYTES } from "../src/merchants/utility/pages/page.ts";
 import { startAnthropicUpstream } from "../test/helpers/upstreams/anthropic.ts";
 import { startSearxng } from "../test/helpers/upstreams/search.ts";
+import { widePage } from "../test/helpers/worst-pages.ts";
 
 /** The URLs of the generated pages and images. */
 export interface WorstPages {
@@ -47,11 +48,7 @@ function filled(bytes: number, block: (i: number) => string, head = "", tail = "
 
 function pages(): Record<string, { type: string; body: Buffer }> {
   const html = (text: string) => ({ type: "text/html; charset=utf-8", body: Buffer.from(text) });
-  const wide = filled(
-    MAX_HTML_BYTES - 1024,
-    (n) =>
-      `<p style="color:#777;background:#888">Sentence number ${n} talks about cats and dogs and birds ${n % 97}. Another sentence ${n} mentions birds.</p><img src="/i${n}.png"><a href="#x${n}"></a><input>`,
-  );
+  const wide = widePage();
   const sentences = filled(MAX_HTML_BYTES - 1024, (n) => `<p>Cats sleep ${n}. Dogs run ${n % 13}.</p>`);
   const depth = Math.floor((MAX_HTML_BYTES - 1024) / "<div></div>".length);
   const nested = html(

@@ -17,6 +17,7 @@ import { DATA_ENDPOINTS } from "../../src/merchants/utility/data/index.ts";
 import { MAX_COLUMNS, MAX_ROWS } from "../../src/merchants/utility/data/table.ts";
 import { stateEndpoints } from "../../src/merchants/utility/state/index.ts";
 import { type PaidShop, startPaidShop } from "../helpers/paid.ts";
+import { pollHealth } from "../helpers/worst-pages.ts";
 import { NETWORK } from "../helpers/x402.ts";
 
 type Json = Record<string, unknown>;
@@ -202,32 +203,6 @@ describe("documented limits are what a paid call gets", () => {
     await refused(url, 400, post({ name: "limits", content: "x".repeat(max + 1) }));
   });
 });
-
-/** Polls `/healthz` every 250 ms until stopped: the longest any answer took, and how many were not 200. */
-function pollHealth(url: string) {
-  let worst = 0;
-  let failures = 0;
-  let stopped = false;
-  const loop = (async () => {
-    while (!stopped) {
-      const started = performance.now();
-      const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(5_000) }).catch(
-        () => null,
-      );
-      if (response?.status !== 200) failures += 1;
-      await response?.arrayBuffer();
-      worst = Math.max(worst, performance.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      await loop;
-      return { worst, failures };
-    },
-  };
-}
 
 describe("heavy work off the request loop", () => {
   it("/api/data/convert: a CSV of the column cap and the byte cap converts while /healthz answers within 1 s", async () => {

@@ -10,26 +10,12 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_HTML_BYTES, pageEndpoints } from "../../../../src/merchants/utility/pages/index.ts";
+import { pageEndpoints } from "../../../../src/merchants/utility/pages/index.ts";
 import { PAGE_IDLE_MS, PageWorker } from "../../../../src/merchants/utility/pages/work.ts";
 import { PRICES } from "../../../../src/merchants/utility/prices.ts";
 import { type FixtureServer, html, startFixtureServer } from "../../../helpers/fixtures/index.ts";
 import { type PaidShop, startPaidShop } from "../../../helpers/paid.ts";
-
-/** The issue's block, repeated until the page is just under the fetch's cap. */
-function widePage(limit = MAX_HTML_BYTES - 1024): string {
-  const head = '<!doctype html><html lang="en"><head><title>Wide</title></head><body>';
-  const tail = "</body></html>";
-  const blocks: string[] = [];
-  let size = head.length + tail.length;
-  for (let n = 0; ; n++) {
-    const block = `<p style="color:#777;background:#888">Sentence number ${n} talks about cats and dogs and birds ${n % 97}. Another sentence ${n} mentions birds.</p><img src="/i${n}.png"><a href="#x${n}"></a><input>`;
-    if (size + block.length > limit) break;
-    blocks.push(block);
-    size += block.length;
-  }
-  return head + blocks.join("") + tail;
-}
+import { pollHealth, widePage } from "../../../helpers/worst-pages.ts";
 
 const NESTED = `<!doctype html><html><head><title>Deep</title></head><body>${"<div>".repeat(200_000)}deep${"</div>".repeat(200_000)}</body></html>`;
 
@@ -61,32 +47,6 @@ afterAll(async () => {
   await shop?.close();
   await site?.close();
 });
-
-/** Polls `/healthz` every 250 ms until stopped; the longest any answer took. */
-function pollHealth(url: string) {
-  let worst = 0;
-  let failures = 0;
-  let stopped = false;
-  const loop = (async () => {
-    while (!stopped) {
-      const started = performance.now();
-      const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(5_000) }).catch(
-        () => null,
-      );
-      if (response?.status !== 200) failures += 1;
-      await response?.arrayBuffer();
-      worst = Math.max(worst, performance.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      await loop;
-      return { worst, failures };
-    },
-  };
-}
 
 /**
  * Resident memory of this process and every process under it, bytes: the readers' processes hold what a
