@@ -119,4 +119,29 @@ export const KIT_MIGRATIONS: readonly Migration[] = [
     );
     CREATE INDEX merchant_payment_answers_expires ON merchant_payment_answers (expires_at);`,
   },
+  {
+    version: 7,
+    name: "access for a period: what each wallet paid a period of, and the sign-in messages already used",
+    up: `CREATE TABLE merchant_access_grants (
+      pay_to text NOT NULL,
+      -- The path paid for, as requested (/pay/alice/day): a sign-in is served that path and no other.
+      resource text NOT NULL,
+      -- The wallet that paid, lower-case.
+      payer text NOT NULL,
+      granted_at timestamptz NOT NULL DEFAULT now(),
+      expires_at timestamptz NOT NULL,
+      PRIMARY KEY (pay_to, resource, payer)
+    );
+    CREATE INDEX merchant_access_grants_expires ON merchant_access_grants (expires_at);
+    CREATE TABLE merchant_sign_in_nonces (
+      pay_to text NOT NULL,
+      -- A signed message's nonce, once it was served: the same message is refused after.
+      nonce text NOT NULL,
+      payer text NOT NULL,
+      -- When the message is too old to be taken anyway (its issuedAt's limit), so the row can go.
+      expires_at timestamptz NOT NULL,
+      PRIMARY KEY (pay_to, nonce)
+    );
+    CREATE INDEX merchant_sign_in_nonces_expires ON merchant_sign_in_nonces (expires_at);`,
+  },
 ];
