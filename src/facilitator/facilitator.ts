@@ -13,6 +13,7 @@ import { BatchSettlementEvmScheme } from "@x402/evm/batch-settlement/facilitator
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { UptoEvmScheme } from "@x402/evm/upto/facilitator";
 import { BAZAAR, type DiscoveryResourcesResponse } from "@x402/extensions/bazaar";
+import { BuilderCodeFacilitatorExtension } from "@x402/extensions/builder-code";
 import type { Hono } from "hono";
 import { type Chain, createPublicClient, createWalletClient, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -87,6 +88,12 @@ export interface FacilitatorOptions {
    * receiverAuthorizer (decision)"). More can be added later with `channelAuthorizers.register`.
    */
   channelAuthorizers?: AuthorizerTable;
+  /**
+   * Its ERC-8021 builder code (`w`), appended with the payment's own app and service codes to the calldata of
+   * every transaction it settles (docs/facilitator.md, "Builder codes"). Default none: a suffix is still
+   * appended when the payment carries codes of its own.
+   */
+  builderCode?: string;
 }
 
 export interface Facilitator {
@@ -182,7 +189,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     pollingIntervalMs,
     hooks: signerHooks(db, network, budgets, receiptBlocks),
   });
-  const sdk = schemes(network, signer, authorizer);
+  const sdk = schemes(network, signer, authorizer, options.builderCode);
   const gate = createGate(db, options.access ?? { open: true });
 
   const verify = createVerification({ db, sdk, client, reads, scope });
@@ -295,13 +302,17 @@ function schemes(
   network: Network,
   signer: FacilitatorEvmSigner,
   authorizer: ReturnType<typeof privateKeyToAccount> | undefined,
+  builderCode: string | undefined,
 ): x402Facilitator {
   const store = { pendingSettlementStore: NO_PENDING_STORE };
+  // The builder-code extension is asked by each scheme for the suffix of the transaction it sends (the
+  // signer appends it, signer.ts); without a code of its own it still passes the payment's codes on.
   return new x402Facilitator()
     .register(network, new ExactEoaScheme(signer, new ExactEvmScheme(signer, store)))
     .register(network, new UptoEvmScheme(signer, store))
     .register(network, new BatchSettlementEvmScheme(signer, authorizer, store))
-    .registerExtension(BAZAAR);
+    .registerExtension(BAZAAR)
+    .registerExtension(new BuilderCodeFacilitatorExtension(builderCode ? { builderCode } : {}));
 }
 
 /**

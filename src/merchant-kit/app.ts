@@ -2,6 +2,7 @@ import type { FacilitatorClient } from "@x402/core/server";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
 import { UptoEvmScheme } from "@x402/evm/upto/server";
 import { bazaarResourceServerExtension } from "@x402/extensions/bazaar";
+import { builderCodeResourceServerExtension } from "@x402/extensions/builder-code";
 import { paymentIdentifierResourceServerExtension } from "@x402/extensions/payment-identifier";
 import { Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
@@ -271,7 +272,8 @@ function resourceServers(
       .register(network, upto)
       .register(network, channel)
       .registerExtension(bazaarResourceServerExtension)
-      .registerExtension(paymentIdentifierResourceServerExtension);
+      .registerExtension(paymentIdentifierResourceServerExtension)
+      .registerExtension(builderCodeResourceServerExtension);
     return receipts ? server.registerExtension(receipts) : server;
   };
 }

@@ -343,6 +343,11 @@ export interface Merchant {
    * X402M_<HOST>_RECEIPT_KEY, else one kept in the data directory. None: its 402s and receipts are unsigned.
    */
   receiptSigner?: LocalAccount;
+  /**
+   * Its ERC-8021 builder code (X402M_<HOST>_BUILDER_CODE), declared in each 402 as the app code its buyers'
+   * clients copy into their payments (payments/builder-code.ts). None: no code declared.
+   */
+  builderCode?: string;
 }
 
 /** A free route: documented in the OpenAPI document and the reference page, never charged. */

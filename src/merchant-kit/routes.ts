@@ -14,6 +14,7 @@ import {
   schemesOf,
 } from "./endpoint.ts";
 import { jsonSchemaOf, objectProperties } from "./json-schema.ts";
+import { declareBuilderCode } from "./payments/builder-code.ts";
 import { DEFAULT_TIMEOUT_MS } from "./payments/paid-handler.ts";
 import { declareReceipts } from "./payments/receipts.ts";
 import { priceToAtomic } from "./price.ts";
@@ -83,6 +84,8 @@ export function x402Route(merchant: Merchant, endpoint: AnyEndpoint, payments: P
       [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(endpoint.paymentId === "required"),
       // Signed offers in its 402s and a signed receipt with each answer, where the host has a key (payments/receipts.ts).
       ...(merchant.receiptSigner && declareReceipts()),
+      // The host's builder code, which the facilitator appends to the settlement (payments/builder-code.ts).
+      ...declareBuilderCode(merchant.builderCode),
     },
   };
 }

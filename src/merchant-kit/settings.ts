@@ -16,6 +16,12 @@ import {
   readChannels,
 } from "./channels/settings.ts";
 import {
+  BUILDER_CODE_PATTERN,
+  defaultBuilderCode,
+  NO_BUILDER_CODE,
+  readBuilderCode,
+} from "./payments/builder-code.ts";
+import {
   PaymentIdSettingsSchema,
   paymentIdsSetting,
   readPaymentIds,
@@ -82,6 +88,17 @@ const MerchantKitSchema = z.object({
        * data directory, made on first start. Never printed.
        */
       receiptKey: z.string().regex(RECEIPT_KEY, "a 32-byte private key in hex, 0x-prefixed").nullable(),
+      /**
+       * The host's ERC-8021 builder code, declared in its 402s as the app that sells (payments/builder-code.ts);
+       * null ("none"): none declared.
+       */
+      builderCode: z
+        .string()
+        .regex(
+          BUILDER_CODE_PATTERN,
+          `lower-case letters, digits and _, 1 to 32 of them, or "${NO_BUILDER_CODE}"`,
+        )
+        .nullable(),
     }),
   ),
 });
@@ -118,6 +135,12 @@ export const merchantKitSection: Section<typeof MerchantKitSchema> = {
               prefix,
               defaults.payToFrom ? merchantEnvPrefix(defaults.payToFrom) : undefined,
             ),
+            builderCode: readBuilderCode(
+              env,
+              prefix,
+              defaultBuilderCode(host),
+              defaults.payToFrom ? merchantEnvPrefix(defaults.payToFrom) : undefined,
+            ),
           },
         ];
       }),
@@ -137,6 +160,7 @@ export const merchantKitSection: Section<typeof MerchantKitSchema> = {
       guidance: "GUIDANCE",
       channelAuthorizerKey: "CHANNEL_AUTHORIZER_KEY",
       receiptKey: "RECEIPT_KEY",
+      builderCode: "BUILDER_CODE",
     };
     return `${merchantEnvPrefix(host)}${suffix[field ?? ""] ?? "PORT"}`;
   },

@@ -5,6 +5,7 @@
  * the facilitator.
  */
 import fs from "node:fs";
+import { BUILDER_CODE_PATTERN } from "@x402/extensions/builder-code";
 import { z } from "zod";
 import { ConfigError } from "../config/config-error.ts";
 import { type Section, settingIn } from "../config/section.ts";
@@ -51,7 +52,18 @@ const FacilitatorSchema = z.object({
       }
       return table;
     }),
+  /**
+   * The facilitator's ERC-8021 builder code (X402M_FACILITATOR_BUILDER_CODE), the `w` of the suffix it appends
+   * to what it settles (docs/facilitator.md, "Builder codes"); null ("none"): no `w`, the payment's codes alone.
+   */
+  facilitatorBuilderCode: z
+    .string()
+    .regex(BUILDER_CODE_PATTERN, 'lower-case letters, digits and _, 1 to 32 of them, or "none"')
+    .nullable(),
 });
+
+/** The facilitator's builder code when none is set: the project's, so that its settlements name it. */
+export const DEFAULT_FACILITATOR_BUILDER_CODE = "x402_merchants";
 
 export type FacilitatorSettings = z.infer<typeof FacilitatorSchema>;
 
@@ -61,6 +73,10 @@ export const facilitatorSection: Section<typeof FacilitatorSchema> = {
     facilitatorKey: facilitatorKeyOf(env),
     facilitatorPayees: commaList(env.X402M_FACILITATOR_PAYEES),
     facilitatorChannelAuthorizers: commaList(env.X402M_FACILITATOR_CHANNEL_AUTHORIZERS),
+    facilitatorBuilderCode:
+      env.X402M_FACILITATOR_BUILDER_CODE === "none"
+        ? null
+        : env.X402M_FACILITATOR_BUILDER_CODE || DEFAULT_FACILITATOR_BUILDER_CODE,
   }),
   settingOf: (path) =>
     settingIn(
@@ -68,6 +84,7 @@ export const facilitatorSection: Section<typeof FacilitatorSchema> = {
         facilitatorKey: "X402M_FACILITATOR_KEY",
         facilitatorPayees: "X402M_FACILITATOR_PAYEES",
         facilitatorChannelAuthorizers: "X402M_FACILITATOR_CHANNEL_AUTHORIZERS",
+        facilitatorBuilderCode: "X402M_FACILITATOR_BUILDER_CODE",
       },
       path,
     ),

@@ -123,6 +123,7 @@ export async function startFacilitatorService(
     // A merchant of another process with its own authorizer key names that key in its channels: the
     // operator says whose it is here, or its deposits are refused as unclaimable.
     channelAuthorizers: config.facilitatorChannelAuthorizers,
+    builderCode: config.facilitatorBuilderCode ?? undefined,
     access: {
       open: decided.open,
       payees: [...config.facilitatorPayees, ...inProcessPayees],

@@ -95,13 +95,15 @@ export async function startMerchantHosts(
     const server = await listenWithUrlOn(
       name,
       async (url) => {
-        const merchant = withReceiptSigner(
+        const signed = withReceiptSigner(
           withAuthorizer(
             MERCHANTS[name]({ payTo: payToOf(config, name), publicUrl: host.publicUrl ?? url }, config),
             host.channelAuthorizerKey,
           ),
           host.receiptKey ?? storedReceiptKey(config.dataDir, MERCHANT_HOSTS[name].payToFrom ?? name),
         );
+        // Its ERC-8021 builder code (X402M_<HOST>_BUILDER_CODE), declared in its 402s.
+        const merchant = host.builderCode ? { ...signed, builderCode: host.builderCode } : signed;
         merchants[name] = merchant;
         return withMetrics((await merchantApp(merchant, kit)).fetch, config.metrics.token);
       },

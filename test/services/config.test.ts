@@ -45,6 +45,7 @@ describe("the configuration", () => {
       guidance: null,
       channelAuthorizerKey: null,
       receiptKey: null,
+      builderCode: "x402m_inference",
     });
     expect(
       loadConfig({
@@ -61,6 +62,7 @@ describe("the configuration", () => {
       guidance: null,
       channelAuthorizerKey: null,
       receiptKey: null,
+      builderCode: "x402m_inference",
     });
     expect(refusal({ X402M_INFERENCE_PORT: "-1" })).toMatch(/X402M_INFERENCE_PORT/);
   });
@@ -150,6 +152,27 @@ describe("the configuration", () => {
     for (const message of [refusal({ X402M_INFERENCE_TIER_4_RATES: "x" })]) expect(message).not.toMatch(/\n/);
   });
 
+  it("takes each host's builder code (an alias's its source's) and the facilitator's, none when told, and names a bad one's variable", () => {
+    const config = loadConfig({
+      env: {
+        X402M_UTILITY_BUILDER_CODE: "bc_shop",
+        X402M_SOCIAL_BUILDER_CODE: "none",
+        X402M_FACILITATOR_BUILDER_CODE: "none",
+      },
+    });
+    expect(config.merchants.utility?.builderCode).toBe("bc_shop");
+    expect(config.merchants["utility-alias"]?.builderCode).toBe("bc_shop");
+    expect(config.merchants.social?.builderCode).toBeNull();
+    expect(config.merchants["social-proxy"]?.builderCode).toBeNull();
+    expect(config.merchants.inference?.builderCode).toBe("x402m_inference");
+    expect(config.facilitatorBuilderCode).toBeNull();
+    expect(loadConfig({ env: {} }).facilitatorBuilderCode).toBe("x402_merchants");
+    expect(refusal({ X402M_INFERENCE_BUILDER_CODE: "Bad-Code" })).toMatch(/X402M_INFERENCE_BUILDER_CODE/);
+    expect(refusal({ X402M_FACILITATOR_BUILDER_CODE: "x".repeat(33) })).toMatch(
+      /X402M_FACILITATOR_BUILDER_CODE/,
+    );
+  });
+
   it("serves the social-data API from the archive unless told otherwise, the proxy paid to its wallet", () => {
     const config = loadConfig({ env: { X402M_SOCIAL_PAY_TO: "0xABCDEF0123456789ABCDEF0123456789ABCDEF01" } });
     expect(config.social).toMatchObject({ provider: "archive", tokenSecret: null, cacheSeconds: 60 });
@@ -161,6 +184,7 @@ describe("the configuration", () => {
       guidance: null,
       channelAuthorizerKey: null,
       receiptKey: null,
+      builderCode: "x402m_social_proxy",
     });
   });
 
