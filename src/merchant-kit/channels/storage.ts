@@ -6,9 +6,14 @@
  *
  * The spec asks the server to serialise each channel's requests; the SDK does it by a reservation it writes
  * into the channel's record (`pendingRequest`) through `updateChannel`, which must therefore be atomic per
- * channel across every process. Here it is one transaction: the channel's advisory lock (which also covers a
- * channel that has no row yet), its row read `FOR UPDATE`, the SDK's callback, and the callback's result
- * written before the commit.
+ * channel across every process. Here each change is one conditional statement on the channel's row, the
+ * row serialising them (issue 66, item 2): the callback's result is written only if the row is still the
+ * version the callback was given (its `xmin`, which every write of the row changes, whoever makes it), and
+ * is otherwise read again and the callback run again on what is there, as the SDK's own Redis storage does.
+ * So a voucher's charge is one `UPDATE` that sets the new cumulative amount only if the stored one is what
+ * the voucher builds on, and no advisory lock or transaction of several statements is held meanwhile. The
+ * version the last read or write left is kept, so that a change right after one (the reservation after the
+ * voucher's check, the charge after the reservation) is sent without reading the row first.
  */
 import type { Channel, ChannelStorage } from "@x402/evm/batch-settlement/server";
 import type { Database, Queryable } from "../../common/db/index.ts";
@@ -31,6 +36,8 @@ interface ChannelRow {
   pending_max: string | null;
   pending_expires_ms: bigint | null;
   unclaimed_since_ms: bigint | null;
+  /** The row's `xmin` as text: changed by every write of the row. */
+  version: string;
 }
 
 /** What the claim schedule needs of a channel with charges not yet claimed. */
@@ -47,7 +54,10 @@ export interface OwedChannel {
 const COLUMNS = `channel_id, config, charged::text AS charged, signed_max::text AS signed_max, signature,
   balance::text AS balance, total_claimed::text AS total_claimed, withdraw_requested_at, refund_nonce,
   onchain_synced_ms, last_request_ms, pending_id, pending_max::text AS pending_max, pending_expires_ms,
-  unclaimed_since_ms`;
+  unclaimed_since_ms, xmin::text AS version`;
+
+/** Rows kept by their last known version, at most this many (the oldest go first). */
+const MAX_KNOWN = 10_000;
 
 /** One receiver's channels (the merchant's `payTo`: the wallet its channels pay). */
 export class ChannelStore implements ChannelStorage {
@@ -62,12 +72,13 @@ export class ChannelStore implements ChannelStorage {
   }
 
   async get(channelId: string): Promise<Channel | undefined> {
+    const id = channelId.toLowerCase();
+    const tx = channelRequest()?.tx;
     // Within a writing call, in its transaction: on PGlite the database itself waits for that to end.
-    const { rows } = await (channelRequest()?.tx ?? this.db).query<ChannelRow>(
-      `SELECT ${COLUMNS} FROM merchant_channels WHERE channel_id = $1`,
-      [channelId.toLowerCase()],
-    );
-    return rows[0] && channelOf(rows[0]);
+    const row = await readRow(tx ?? this.db, id);
+    // What a transaction reads may be its own write, which a rollback takes back: never kept.
+    if (!tx) this.keep(id, row);
+    return row && channelOf(row);
   }
 
   async list(): Promise<Channel[]> {
@@ -80,9 +91,10 @@ export class ChannelStore implements ChannelStorage {
 
   /**
    * Atomic per channel across every process sharing the database (the SDK's contract): see the file's
-   * comment. Within a writing call (context.ts's `tx`) it runs inside that call's transaction, as a
-   * savepoint, so the charge commits with the call's writes. A failure is noted on the request, whose answer
-   * the kit then withholds (payments/paid-handler.ts), before it reaches the SDK, which logs it and goes on.
+   * comment. Within a writing call (context.ts's `tx`) it runs inside that call's transaction, so the charge
+   * commits with the call's writes (and the row, once written, stays locked until then). A failure is noted
+   * on the request, whose answer the kit then withholds (payments/paid-handler.ts), before it reaches the
+   * SDK, which logs it and goes on.
    */
   async updateChannel(
     channelId: string,
@@ -90,28 +102,90 @@ export class ChannelStore implements ChannelStorage {
   ): Promise<{ channel: Channel | undefined; status: "updated" | "unchanged" | "deleted" }> {
     const id = channelId.toLowerCase();
     const request = channelRequest();
+    const tx = request?.tx;
+    // A writing call's change must not wait behind others of this process: on PGlite they wait for its
+    // transaction, which holds the one connection.
+    if (tx) return this.change(id, update, request, tx);
+    return this.inTurn(id, () => this.change(id, update, request, undefined));
+  }
+
+  private async change(
+    id: string,
+    update: (current: Channel | undefined) => Channel | undefined,
+    request: ReturnType<typeof channelRequest>,
+    tx: Queryable | undefined,
+  ): Promise<{ channel: Channel | undefined; status: "updated" | "unchanged" | "deleted" }> {
+    const q = tx ?? this.db;
     try {
-      return await (request?.tx ?? this.db).transaction(async (tx) => {
-        await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`x402m_channel:${id}`]);
-        const { rows } = await tx.query<ChannelRow>(
-          `SELECT ${COLUMNS} FROM merchant_channels WHERE channel_id = $1 FOR UPDATE`,
-          [id],
-        );
-        const row = rows[0];
+      // The version last seen, if any; then, whenever it turns out stale, the row as it is now.
+      let seen: { row: ChannelRow | undefined; fresh: boolean } | undefined = this.known.has(id)
+        ? { row: this.known.get(id), fresh: false }
+        : undefined;
+      for (;;) {
+        seen ??= { row: await readRow(q, id), fresh: true };
+        const { row } = seen;
         const current = row && channelOf(row);
         const next = update(current);
-        if (next === current) return { channel: current, status: "unchanged" as const };
-        if (!next) {
-          if (row) await tx.query("DELETE FROM merchant_channels WHERE channel_id = $1", [id]);
-          return { channel: undefined, status: row ? ("deleted" as const) : ("unchanged" as const) };
+        if (next === current || !next) {
+          // A verdict (busy, stale) or a deletion decided on a kept version may be out of date: read again.
+          if (!seen.fresh) {
+            seen = undefined;
+            continue;
+          }
+          if (next === current) {
+            if (!tx) this.keep(id, row);
+            return { channel: current, status: "unchanged" };
+          }
+          if (row && !(await deleteIf(q, id, row.version))) {
+            seen = undefined;
+            continue;
+          }
+          this.known.delete(id);
+          return { channel: undefined, status: row ? "deleted" : "unchanged" };
         }
-        await write(tx, id, next, unclaimedSince(row, next, this.now()));
-        return { channel: next, status: "updated" as const };
-      });
+        const written = await writeIf(q, id, row?.version, next, unclaimedSince(row, next, this.now()));
+        if (!written) {
+          this.known.delete(id);
+          seen = undefined;
+          continue;
+        }
+        if (tx) this.known.delete(id);
+        else this.keep(id, written);
+        return { channel: next, status: "updated" };
+      }
     } catch (error) {
+      this.known.delete(id);
       if (request) request.unsaved ??= error;
       throw error;
     }
+  }
+
+  /**
+   * Runs this process's changes of one channel one after another: racing each other, all but one would
+   * find the row changed and be sent again, n² statements for n at once.
+   */
+  private inTurn<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    const run = (this.turns.get(id) ?? Promise.resolve()).then(fn);
+    const done = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.turns.set(id, done);
+    void done.then(() => {
+      if (this.turns.get(id) === done) this.turns.delete(id);
+    });
+    return run;
+  }
+
+  private readonly turns = new Map<string, Promise<void>>();
+
+  /** The rows last read or written outside a transaction, by channel: a guess, checked by every write. */
+  private readonly known = new Map<string, ChannelRow | undefined>();
+
+  private keep(id: string, row: ChannelRow | undefined): void {
+    this.known.delete(id);
+    if (this.known.size >= MAX_KNOWN) this.known.delete(this.known.keys().next().value as string);
+    this.known.set(id, row);
   }
 
   /** Gives back the reservation `pendingId` holds on the channel, if it still holds it (context.ts's `release`). */
@@ -191,37 +265,74 @@ function unclaimedSince(row: ChannelRow | undefined, next: Channel, now: number)
   return owedBefore && row.unclaimed_since_ms !== null ? Number(row.unclaimed_since_ms) : now;
 }
 
-function write(q: Queryable, id: string, c: Channel, unclaimedSinceMs: number | null) {
-  const pending = c.pendingRequest;
-  return q.query(
-    `INSERT INTO merchant_channels (channel_id, receiver, payer, config, charged, signed_max, signature,
-       balance, total_claimed, withdraw_requested_at, refund_nonce, onchain_synced_ms, last_request_ms,
-       pending_id, pending_max, pending_expires_ms, unclaimed_since_ms)
-     VALUES ($1, $2, $3, $4::jsonb, $5::numeric, $6::numeric, $7, $8::numeric, $9::numeric, $10, $11, $12, $13,
-       $14, $15::numeric, $16, $17)
-     ON CONFLICT (channel_id) DO UPDATE SET receiver = $2, payer = $3, config = $4::jsonb, charged = $5::numeric,
-       signed_max = $6::numeric, signature = $7, balance = $8::numeric, total_claimed = $9::numeric,
-       withdraw_requested_at = $10, refund_nonce = $11, onchain_synced_ms = $12, last_request_ms = $13,
-       pending_id = $14, pending_max = $15::numeric, pending_expires_ms = $16, unclaimed_since_ms = $17,
-       updated_at = now()`,
-    [
-      id,
-      c.channelConfig.receiver.toLowerCase(),
-      c.channelConfig.payer.toLowerCase(),
-      JSON.stringify(c.channelConfig),
-      c.chargedCumulativeAmount,
-      c.signedMaxClaimable,
-      c.signature,
-      c.balance,
-      c.totalClaimed,
-      BigInt(c.withdrawRequestedAt),
-      BigInt(c.refundNonce),
-      c.onchainSyncedAt === undefined ? null : BigInt(Math.floor(c.onchainSyncedAt)),
-      BigInt(Math.floor(c.lastRequestTimestamp)),
-      pending?.pendingId ?? null,
-      pending?.signedMaxClaimable ?? null,
-      pending ? BigInt(Math.floor(pending.expiresAt)) : null,
-      unclaimedSinceMs === null ? null : BigInt(unclaimedSinceMs),
-    ],
+async function readRow(q: Queryable, id: string): Promise<ChannelRow | undefined> {
+  const { rows } = await q.query<ChannelRow>(
+    `SELECT ${COLUMNS} FROM merchant_channels WHERE channel_id = $1`,
+    [id],
   );
+  return rows[0];
+}
+
+async function deleteIf(q: Queryable, id: string, version: string): Promise<boolean> {
+  const { rowCount } = await q.query(
+    "DELETE FROM merchant_channels WHERE channel_id = $1 AND xmin = $2::xid",
+    [id, version],
+  );
+  return rowCount > 0;
+}
+
+/**
+ * Writes `c` as the channel's row in one statement, only if the row is still at `version` (absent when
+ * `version` is undefined); the row as written, or undefined when it had changed (nothing written).
+ */
+async function writeIf(
+  q: Queryable,
+  id: string,
+  version: string | undefined,
+  c: Channel,
+  unclaimedSinceMs: number | null,
+): Promise<ChannelRow | undefined> {
+  const pending = c.pendingRequest;
+  const values = [
+    id,
+    c.channelConfig.receiver.toLowerCase(),
+    c.channelConfig.payer.toLowerCase(),
+    JSON.stringify(c.channelConfig),
+    c.chargedCumulativeAmount,
+    c.signedMaxClaimable,
+    c.signature,
+    c.balance,
+    c.totalClaimed,
+    BigInt(c.withdrawRequestedAt),
+    BigInt(c.refundNonce),
+    c.onchainSyncedAt === undefined ? null : BigInt(Math.floor(c.onchainSyncedAt)),
+    BigInt(Math.floor(c.lastRequestTimestamp)),
+    pending?.pendingId ?? null,
+    pending?.signedMaxClaimable ?? null,
+    pending ? BigInt(Math.floor(pending.expiresAt)) : null,
+    unclaimedSinceMs === null ? null : BigInt(unclaimedSinceMs),
+  ];
+  const { rows } =
+    version === undefined
+      ? await q.query<ChannelRow>(
+          `INSERT INTO merchant_channels (channel_id, receiver, payer, config, charged, signed_max, signature,
+             balance, total_claimed, withdraw_requested_at, refund_nonce, onchain_synced_ms, last_request_ms,
+             pending_id, pending_max, pending_expires_ms, unclaimed_since_ms)
+           VALUES ($1, $2, $3, $4::jsonb, $5::numeric, $6::numeric, $7, $8::numeric, $9::numeric, $10, $11, $12,
+             $13, $14, $15::numeric, $16, $17)
+           ON CONFLICT (channel_id) DO NOTHING
+           RETURNING ${COLUMNS}`,
+          values,
+        )
+      : await q.query<ChannelRow>(
+          `UPDATE merchant_channels SET receiver = $2, payer = $3, config = $4::jsonb, charged = $5::numeric,
+             signed_max = $6::numeric, signature = $7, balance = $8::numeric, total_claimed = $9::numeric,
+             withdraw_requested_at = $10, refund_nonce = $11, onchain_synced_ms = $12, last_request_ms = $13,
+             pending_id = $14, pending_max = $15::numeric, pending_expires_ms = $16, unclaimed_since_ms = $17,
+             updated_at = now()
+           WHERE channel_id = $1 AND xmin = $18::xid
+           RETURNING ${COLUMNS}`,
+          [...values, version],
+        );
+  return rows[0];
 }

@@ -9,7 +9,7 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
-import type { Database } from "../../../src/common/db/index.ts";
+import type { Database, Queryable } from "../../../src/common/db/index.ts";
 import { type Listening, listen } from "../../../src/common/listen.ts";
 import type { Facilitator } from "../../../src/facilitator/index.ts";
 import { ChannelSchedule } from "../../../src/merchant-kit/channels/schedule.ts";
@@ -17,12 +17,18 @@ import { DEFAULT_CHANNEL_SETTINGS } from "../../../src/merchant-kit/channels/set
 import { ChannelStore } from "../../../src/merchant-kit/channels/storage.ts";
 import { FailoverFacilitator, httpFacilitator } from "../../../src/merchant-kit/payments/facilitators.ts";
 import { useDevnet } from "../../helpers/chain.ts";
-import { channelEndpoints, channelOf, escrowOf, requiredBy } from "../../helpers/channel-shop.ts";
-import { LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
+import {
+  channelEndpoints,
+  channelOf,
+  escrowOf,
+  requiredBy,
+  startChannelShop,
+} from "../../helpers/channel-shop.ts";
+import { DATABASE_KINDS, LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { gates } from "../../helpers/gates.ts";
 import { startMerchant, testMerchant } from "../../helpers/merchant.ts";
-import { channelClient, channelPayer } from "../../helpers/stock-facilitator.ts";
+import { channelClient, channelPayer, stockFacilitator } from "../../helpers/stock-facilitator.ts";
 import { NETWORK, newMerchant, usdcReader } from "../../helpers/x402.ts";
 
 const chain = useDevnet({ buyers: 2 });
@@ -144,4 +150,118 @@ describe("a merchant with its own channel authorizer", () => {
       { kind: "refund", state: "settled", authorized: false },
     ]);
   }, 120_000);
+});
+
+/** What a database was sent: each statement is a round trip (BEGIN and COMMIT too), each commit counted. */
+interface Sent {
+  statements: string[];
+  commits: number;
+  /** Of which the channels' (a transaction's, when one of its statements is). */
+  channelCommits: number;
+}
+
+/**
+ * `db`, recording what it is sent. A statement is one round trip; a commit is a transaction's, or a
+ * statement that writes outside one (autocommit). Statements that touch the channels' table (or lock a
+ * channel) are marked `channel:`, a transaction's BEGIN and COMMIT too when one of its statements is.
+ */
+function counted(db: Database, sent: Sent): Database {
+  const isChannel = (sql: string) => /merchant_channels|pg_advisory/.test(sql);
+  const label = (sql: string) =>
+    /pg_advisory/.test(sql)
+      ? "advisory lock"
+      : `${isChannel(sql) ? "channel: " : ""}${sql.trim().split(/\s+/)[0]}`;
+  const writes = (sql: string) => /^\s*(INSERT|UPDATE|DELETE|WITH)/i.test(sql);
+  return {
+    kind: db.kind,
+    store: db.store,
+    async query(sql, params) {
+      sent.statements.push(label(sql));
+      const result = await db.query(sql, params);
+      if (writes(sql)) {
+        sent.commits++;
+        if (isChannel(sql)) sent.channelCommits++;
+      }
+      return result as never;
+    },
+    async exec(sql) {
+      sent.statements.push(label(sql));
+      await db.exec(sql);
+    },
+    async transaction(fn) {
+      const inside: string[] = [];
+      const tx = (q: Queryable): Queryable => ({
+        query: (sql, params) => {
+          inside.push(sql);
+          return q.query(sql, params);
+        },
+        exec: (sql) => {
+          inside.push(sql);
+          return q.exec(sql);
+        },
+      });
+      let committed = false;
+      try {
+        const result = await db.transaction((q) => fn(tx(q)));
+        committed = true;
+        return result;
+      } finally {
+        const channel = inside.some(isChannel) ? "channel: " : "";
+        sent.statements.push(
+          `${channel}BEGIN`,
+          ...inside.map(label),
+          `${channel}${committed ? "COMMIT" : "ROLLBACK"}`,
+        );
+        if (committed) sent.commits++;
+        if (committed && channel) sent.channelCommits++;
+      }
+    },
+    close: () => db.close(),
+  };
+}
+
+/** How often each statement was sent, per voucher. */
+function perVoucher(sent: Sent, vouchers: number) {
+  const counts: Record<string, number> = {};
+  for (const s of sent.statements) counts[s] = (counts[s] ?? 0) + 1;
+  const per = (n: number) => Math.round((n / vouchers) * 10) / 10;
+  for (const s of Object.keys(counts)) counts[s] = per(counts[s] as number);
+  const channel = sent.statements.filter((s) => s.startsWith("channel: ") || s === "advisory lock").length;
+  return {
+    roundTrips: per(sent.statements.length),
+    commits: per(sent.commits),
+    channel: { roundTrips: per(channel), commits: per(sent.channelCommits) },
+    counts,
+  };
+}
+
+describe.each(DATABASE_KINDS)("a voucher's work in the merchant's database, on %s", (kind) => {
+  it("charges in conditional statements on the channel's row, counted per voucher, without an advisory lock", async () => {
+    const state = await openTestDatabase(kind);
+    closing.push(state.close);
+    const sent: Sent = { statements: [], commits: 0, channelCommits: 0 };
+    const shop = await startChannelShop(
+      chain.devnet,
+      counted(state.db, sent),
+      stockFacilitator(chain.devnet),
+      channelEndpoints(gates(), { runs: 0, running: 0, mostAtOnce: 0 }),
+    );
+    closing.push(shop.close);
+    const client = channelClient(chain.devnet, chain.devnet.buyers[0] as DevnetAccount, { salt: 66n });
+    const pay = wrapFetchWithPayment(fetch, channelPayer(client));
+    const url = `${shop.url}/api/counted`;
+    // The deposit and a first voucher, then the measured vouchers one after another.
+    for (let i = 0; i < 2; i++) expect((await pay(url)).status).toBe(200);
+    const VOUCHERS = 10;
+    Object.assign(sent, { statements: [], commits: 0, channelCommits: 0 });
+    for (let i = 0; i < VOUCHERS; i++) expect((await pay(url)).status).toBe(200);
+    const measured = perVoucher(sent, VOUCHERS);
+    console.log(`a voucher on ${kind}: ${JSON.stringify(measured)}`);
+    // Issue 66, item 2. Before: 11 round trips (a read, then two transactions of an advisory lock, a read
+    // FOR UPDATE and an upsert) and 2 commits; the payment ledger's 2 statements are not the channel's.
+    expect(measured.counts["advisory lock"]).toBeUndefined();
+    expect(measured.channel.roundTrips).toBeLessThanOrEqual(3);
+    expect(measured.channel.commits).toBeLessThanOrEqual(2);
+    expect((await channelOf(shop, client)).row?.chargedCumulativeAmount).toBe(String(12 * 1_000));
+  }, 60_000);
 });
