@@ -45,6 +45,13 @@ import {
   MerchantResourceServer,
   paymentRequiredHeaders,
 } from "./payments/resource-server.ts";
+import {
+  ACCESS_UNTIL_HEADER,
+  accessForPeriod,
+  periodAccess,
+  SIGN_IN_HEADER,
+  signInExtension,
+} from "./payments/siwx.ts";
 import { renderReferencePage } from "./reference-page.ts";
 import { type PaymentSettings, REFUND_PATH } from "./routes.ts";
 import { startTables } from "./tables.ts";
@@ -66,8 +73,21 @@ export interface MerchantAppOptions {
 /** Browsers pay too: they must see the payment headers and may send the signature. */
 const CORS = {
   origin: "*",
-  allowHeaders: ["Content-Type", "PAYMENT-SIGNATURE", "X-PAYMENT", REQUEST_ID_HEADER, "Mcp-Protocol-Version"],
-  exposeHeaders: ["PAYMENT-REQUIRED", "PAYMENT-RESPONSE", REQUEST_ID_HEADER, REPLAYED_HEADER],
+  allowHeaders: [
+    "Content-Type",
+    "PAYMENT-SIGNATURE",
+    "X-PAYMENT",
+    SIGN_IN_HEADER,
+    REQUEST_ID_HEADER,
+    "Mcp-Protocol-Version",
+  ],
+  exposeHeaders: [
+    "PAYMENT-REQUIRED",
+    "PAYMENT-RESPONSE",
+    REQUEST_ID_HEADER,
+    REPLAYED_HEADER,
+    ACCESS_UNTIL_HEADER,
+  ],
 };
 
 /**
@@ -131,6 +151,7 @@ export async function merchantApp(
       laterSettlement((await fronts.pick()).httpServer, c),
   };
   const outcome = settleAndRecord(ledger);
+  const access = periodAccess(db, merchant, network, options.services, runner.paymentRequired);
   const malformed = refuseMalformedPayment();
   const trouble = facilitatorTrouble(facilitator) as MiddlewareHandler<MerchantEnv>;
   const documents = hostDocuments(options);
@@ -216,6 +237,7 @@ export async function merchantApp(
       // Before the payment's checks: a HEAD's payment is never read.
       ...(endpoint.method === "GET" ? [head] : []),
       malformed,
+      ...(endpoint.accessSeconds ? [accessForPeriod(endpoint, access)] : []),
       answerOnce(endpoint, ids),
       outcome,
       trouble,
@@ -261,6 +283,7 @@ function resourceServers(
   const upto = new UptoEvmScheme();
   // One per host: its offers are kept for reuse across the servers made as its facilitators change.
   const receipts = merchant.receiptSigner && receiptsExtension(merchant.receiptSigner);
+  const signIn = signInExtension(merchant.publicUrl);
   const channel = new MerchantChannelScheme(merchant.payTo, {
     storage: new ChannelStore(db, merchant.payTo),
     withdrawDelay: channels.withdrawDelaySeconds,
@@ -274,6 +297,7 @@ function resourceServers(
       .registerExtension(bazaarResourceServerExtension)
       .registerExtension(paymentIdentifierResourceServerExtension)
       .registerExtension(builderCodeResourceServerExtension);
+    server.registerExtension(signIn);
     return receipts ? server.registerExtension(receipts) : server;
   };
 }

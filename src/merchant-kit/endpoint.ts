@@ -282,6 +282,13 @@ export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodTyp
    */
   paymentId?: "optional" | "required";
   /**
+   * The call sells access for a period: a payment buys its answer and, for the wallet that paid, this many
+   * seconds in which that wallet signs in (x402's `sign-in-with-x`) instead of paying, and is served the same
+   * path again without a charge (payments/siwx.ts). Only on a call priced as listed (no `upto`) that writes
+   * nothing.
+   */
+  accessSeconds?: number;
+  /**
    * Answers the output (sent as JSON), a `Response`, or a `Streamed` answer: sent as it is produced and
    * settled for what reached the caller (payments/streamed.ts), when `streaming` says how.
    */

@@ -17,6 +17,7 @@ import { jsonSchemaOf, objectProperties } from "./json-schema.ts";
 import { declareBuilderCode } from "./payments/builder-code.ts";
 import { DEFAULT_TIMEOUT_MS } from "./payments/paid-handler.ts";
 import { declareReceipts } from "./payments/receipts.ts";
+import { declareSignIn } from "./payments/siwx.ts";
 import { priceToAtomic } from "./price.ts";
 import type { MerchantKitSettings } from "./settings.ts";
 
@@ -80,6 +81,8 @@ export function x402Route(merchant: Merchant, endpoint: AnyEndpoint, payments: P
             ? { input, inputSchema, ...path, output }
             : { input, inputSchema, ...path, bodyType, output },
         )),
+      // A route that sells a period serves its payer again, signed in, until the period ends (payments/siwx.ts).
+      ...declareSignIn(endpoint, payments.network),
       // Every paid route answers a retry with the same id again, charged once (payments/payment-ids.ts).
       [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(endpoint.paymentId === "required"),
       // Signed offers in its 402s and a signed receipt with each answer, where the host has a key (payments/receipts.ts).

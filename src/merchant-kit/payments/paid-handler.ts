@@ -399,7 +399,7 @@ async function inUse(c: Context<MerchantEnv>, runner: PaidRunner): Promise<AppEr
 }
 
 /** A call's time budget: its signal aborts after `ms` (a 504) or when the caller leaves. */
-interface Budget {
+export interface Budget {
   signal: AbortSignal;
   /** `work`, or the budget's reason once it runs out. */
   race<T>(work: Promise<T>): Promise<T>;
@@ -408,7 +408,7 @@ interface Budget {
   end(): void;
 }
 
-function startBudget(ms: number, caller: AbortSignal): Budget {
+export function startBudget(ms: number, caller: AbortSignal): Budget {
   const controller = new AbortController();
   const timer = setTimeout(
     () => controller.abort(new UpstreamError(`no answer within ${ms} ms`, "timeout", 504)),

@@ -73,8 +73,20 @@ export function socialMerchant(host: SocialHost, setup: SocialSetup): Merchant {
 }
 
 /**
+ * A day of `/pay/<agent_id>`: ten of its lookups' price for the agent's profile now and, for a day, again to the
+ * wallet that paid, which signs in (x402's sign-in-with-x) instead of paying: an agent that watches another's
+ * profile polls it all day for the price of ten calls.
+ */
+export const PROXY_DAY_PRICE = "0.05";
+export const PROXY_DAY_SECONDS = 86_400;
+
+/**
  * The paid-proxy host: `GET /pay/<agent_id>`, the profile of the user whose screen name is `agent_id`,
- * described and priced as `/users/by/username` (both written once, there).
+ * described and priced as `/users/by/username` (both written once, there); and `GET /pay/<agent_id>/day`, the
+ * same profile sold for a day (docs/platform.md, "Access for a period"). The day is an addition the spec leaves
+ * room for: it says what the proxy's `/pay/<agent_id>` duplicates, which stays as it is (price, description,
+ * answer), and nothing of what else the host may sell. It is not listed (no Bazaar, no listing), so the
+ * listings stay the spec's catalogue.
  */
 export function socialProxyMerchant(host: SocialHost, setup: SocialSetup): Merchant {
   const runtimeOf = socialRuntime(setup);
@@ -89,12 +101,24 @@ export function socialProxyMerchant(host: SocialHost, setup: SocialSetup): Merch
     example: { input: { agent_id: exampleUser.username }, output: { data: exampleUser } },
     handler: ({ agent_id }, { provider }, ctx) => userAnswer(provider, agent_id, ctx.signal),
   });
+  const day = socialEndpoint(setup, runtimeOf, {
+    path: "/pay/:agent_id/day",
+    price: PROXY_DAY_PRICE,
+    accessSeconds: PROXY_DAY_SECONDS,
+    listed: false,
+    description: `A day of /pay/<agent_id>: the agent's profile now, and for 24 hours again to the wallet that paid, which signs in with that wallet (x402's sign-in-with-x, the 402's challenge) instead of paying. ${lookup.description}`,
+    input: z.object({ agent_id: username("agent_id").describe("The agent's screen name.") }),
+    output: UserAnswer,
+    errors: NO_USER,
+    example: { input: { agent_id: exampleUser.username }, output: { data: exampleUser } },
+    handler: ({ agent_id }, { provider }, ctx) => userAnswer(provider, agent_id, ctx.signal),
+  });
   return {
     name: "social-proxy",
     title: SOCIAL_PROXY_TITLE,
     guidance: SOCIAL_PROXY_GUIDANCE,
     payTo: host.payTo,
     publicUrl: host.publicUrl,
-    endpoints: [pay],
+    endpoints: [pay, day],
   };
 }

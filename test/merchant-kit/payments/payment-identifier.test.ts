@@ -4,7 +4,10 @@
  * through the SDK's own facilitator. A retry with the same id and request is answered again and charged once,
  * 20 at once too; the same id with another body, or another wallet, is refused and not charged; the answer
  * survives the merchant's restart; upto, a payment channel and MCP alike; a route that requires an id says so
- * in its 402 and refuses a payment without one.
+ * in its 402 and refuses a payment without one. On the same host, x402's `sign-in-with-x` (issue 65 item 7): a
+ * route that sells a day is paid once by the SDK's client with the extension's client, which then signs in
+ * and is served without a second settlement; a signed message replayed, another wallet's, another path's and
+ * an ended period are refused; the period survives the merchant's restart.
  */
 import type { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
@@ -14,7 +17,16 @@ import {
   generatePaymentId,
   PAYMENT_IDENTIFIER,
 } from "@x402/extensions/payment-identifier";
+import {
+  createSIWxClientExtension,
+  createSIWxPayload,
+  encodeSIWxHeader,
+  SIGN_IN_WITH_X,
+  type SIWxExtension,
+  wrapFetchWithSIWx,
+} from "@x402/extensions/sign-in-with-x";
 import { wrapFetchWithPayment } from "@x402/fetch";
+import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
@@ -106,6 +118,17 @@ const ENDPOINTS: AnyEndpoint[] = [
         end: () => "end\n",
       });
     },
+  }),
+  defineEndpoint({
+    method: "GET",
+    path: "/api/day/:name",
+    price: "0.003",
+    accessSeconds: 86_400,
+    description: "Counts, for a day per name.",
+    input: z.object({ name: z.string().regex(/^[a-z]+$/), text: z.string().default("hi") }),
+    output,
+    example: { input: { name: "alpha" }, output: { text: "hi", run: 1 } },
+    handler: async ({ text }) => ({ text, run: ++runs }),
   }),
   defineEndpoint({
     ...common,
@@ -399,5 +422,137 @@ describe("upto, channels and MCP", () => {
     expect(again.settlement?.transaction).toBe(first.settlement?.transaction);
     expect(runs - before.runs).toBe(1);
     expect((await usdc.balanceOf(payTo)) - before.balance).toBe(1000n);
+  });
+});
+
+describe("sign-in-with-x", () => {
+  const account = (i: number) => privateKeyToAccount(buyer(i).privateKey);
+  /** The SDK's exact client with the extension's client: it signs the 402's challenge, and pays when refused. */
+  const signingPayer = (i: number, f: typeof fetch = fetch) =>
+    wrapFetchWithPayment(
+      f,
+      x402ClientFor(buyer(i), "exact").registerExtension(
+        createSIWxClientExtension({ signers: [account(i)] }),
+      ),
+    );
+  /** A fetch that keeps the signed messages it sends. */
+  const recordingSignIns = () => {
+    const sent: string[] = [];
+    const f: typeof fetch = (input, init) => {
+      const header = (input as Request).headers?.get(SIGN_IN_WITH_X);
+      if (header) sent.push(header);
+      return fetch(input, init);
+    };
+    return { fetch: f, sent };
+  };
+  const challenge = async (path: string) => {
+    const answer = await fetch(`${url}${path}`);
+    const required = decodePaymentRequiredHeader(answer.headers.get("payment-required") as string);
+    return required.extensions?.[SIGN_IN_WITH_X] as SIWxExtension | undefined;
+  };
+  const signIn = (header: string, path: string) =>
+    fetch(`${url}${path}`, { headers: { [SIGN_IN_WITH_X]: header } });
+  const now = async () => ({ balance: await usdc.balanceOf(payTo), settled, runs });
+
+  it("declares a challenge of this host and chain on the route that sells a day, and on no other", async () => {
+    const declared = await challenge("/api/day/alpha?text=x");
+    expect(declared?.info).toMatchObject({ domain: new URL(url).host, uri: `${url}/api/day/alpha?text=x` });
+    expect(declared?.supportedChains).toEqual([{ chainId: "eip155:8453", type: "eip191" }]);
+    expect((await challenge("/api/day/alpha"))?.info.nonce).not.toBe(declared?.info.nonce);
+    expect(await challenge("/api/tick")).toBeUndefined();
+  });
+
+  it("pays once, then signs in and is served without a second settlement; the message is used once", async () => {
+    const recording = recordingSignIns();
+    const pay = signingPayer(0, recording.fetch);
+    const before = await now();
+    // No period yet: the client's sign-in is refused with the 402, and it pays.
+    const first = await pay(`${url}/api/day/alpha?text=paid`);
+    expect(first.status).toBe(200);
+    expect(first.headers.get("payment-response")).not.toBeNull();
+    const until = Date.parse(first.headers.get("access-until") as string);
+    expect(Math.abs(until - Date.now() - 86_400_000)).toBeLessThan(60_000);
+    expect({
+      settled: settled - before.settled,
+      paid: (await usdc.balanceOf(payTo)) - before.balance,
+    }).toEqual({
+      settled: 1,
+      paid: 3000n,
+    });
+    const paid = await now();
+    const again = await pay(`${url}/api/day/alpha?text=signed`);
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({ text: "signed", run: paid.runs + 1 });
+    expect(again.headers.get("payment-response")).toBeNull();
+    expect(Date.parse(again.headers.get("access-until") as string)).toBe(until);
+    expect(await now()).toEqual({ ...paid, runs: paid.runs + 1 });
+    // The message that was served, sent again: refused, nothing run, nothing charged.
+    const replay = await signIn(recording.sent.at(-1) as string, "/api/day/alpha?text=signed");
+    expect(replay.status).toBe(402);
+    expect((await replay.json()).error.code).toBe("sign_in_replayed");
+    expect(replay.headers.get("payment-required")).not.toBeNull();
+    expect(await now()).toEqual({ ...paid, runs: paid.runs + 1 });
+  });
+
+  it("refuses another wallet, another path, another host's message and a forged one, running nothing", async () => {
+    await signingPayer(0)(`${url}/api/day/alpha`);
+    const before = await now();
+    // Wallet 1 never paid for the day: its own valid sign-in gets the 402 (the SDK's sign-in-only fetch).
+    const other = await wrapFetchWithSIWx(fetch, account(1))(`${url}/api/day/alpha`);
+    expect(other.status).toBe(402);
+    expect((await other.json()).error.code).toBe("access_not_paid");
+    // Wallet 0 paid for alpha, not beta.
+    const beta = await wrapFetchWithSIWx(fetch, account(0))(`${url}/api/day/beta`);
+    expect((await beta.json()).error.code).toBe("access_not_paid");
+    const info = (await challenge("/api/day/alpha"))?.info as SIWxExtension["info"];
+    const complete = { ...info, chainId: "eip155:8453", type: "eip191" as const };
+    // Signed for another host.
+    const elsewhere = { ...complete, domain: "shop.test", uri: "http://shop.test/api/day/alpha" };
+    const foreign = await createSIWxPayload(elsewhere, account(0), elsewhere.uri);
+    const refusedForeign = await signIn(encodeSIWxHeader(foreign), "/api/day/alpha");
+    expect(await refusedForeign.json()).toMatchObject({ error: { code: "sign_in_invalid" } });
+    // Signed by wallet 1, claiming wallet 0.
+    const own = await createSIWxPayload(complete, account(1), `${url}/api/day/alpha`);
+    const forged = await signIn(encodeSIWxHeader({ ...own, address: account(0).address }), "/api/day/alpha");
+    expect((await forged.json()).error.code).toBe("sign_in_invalid");
+    // Signed for alpha, sent to beta.
+    const mine = await createSIWxPayload(complete, account(0), `${url}/api/day/alpha`);
+    expect((await (await signIn(encodeSIWxHeader(mine), "/api/day/beta")).json()).error.code).toBe(
+      "sign_in_invalid",
+    );
+    const bad = await signIn("not a message", "/api/day/alpha");
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error.code).toBe("invalid_sign_in");
+    expect(await now()).toEqual(before);
+  });
+
+  it("refuses a period that ended, and the client pays for the next", async () => {
+    const pay = signingPayer(2);
+    expect((await pay(`${url}/api/day/gamma`)).status).toBe(200);
+    await db.query(
+      "UPDATE merchant_access_grants SET expires_at = now() - interval '1 second' WHERE payer = $1",
+      [buyer(2).address.toLowerCase()],
+    );
+    const ended = await wrapFetchWithSIWx(fetch, account(2))(`${url}/api/day/gamma`);
+    expect((await ended.json()).error.code).toBe("access_not_paid");
+    const before = await now();
+    const renewed = await pay(`${url}/api/day/gamma`);
+    expect(renewed.status).toBe(200);
+    expect(renewed.headers.get("payment-response")).not.toBeNull();
+    expect(settled - before.settled).toBe(1);
+  });
+
+  it("keeps the period across a restart of the merchant, its database closed and opened again", async () => {
+    expect((await signingPayer(1)(`${url}/api/day/delta`)).status).toBe(200);
+    await host.close();
+    await db.close();
+    db = await openDatabase(state.options);
+    host = await startHost(db);
+    url = host.url;
+    const before = await now();
+    const again = await signingPayer(1)(`${url}/api/day/delta`);
+    expect(again.status).toBe(200);
+    expect(again.headers.get("payment-response")).toBeNull();
+    expect(await now()).toEqual({ ...before, runs: before.runs + 1 });
   });
 });

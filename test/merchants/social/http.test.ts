@@ -5,7 +5,8 @@
  * valid call of each of the 19 paths gets the 402 at spec 4.3's price (its table copied here, checked
  * against the catalogue too) with the Bazaar extension, whose resource URL never carries the caller's
  * cookies; the OpenAPI document lists the 19 paths in the spec's order, and the proxy's
- * /pay/{agent_id} at the user lookup's price and description.
+ * /pay/{agent_id} at the user lookup's price and description; its day, /pay/{agent_id}/day, at $0.05 with a
+ * sign-in-with-x challenge, documented and unlisted.
  */
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -176,5 +177,15 @@ describe("the social-data API, unpaid", () => {
     expect(pay.resource.url).toBe(`${proxy.url}/pay/jack`);
     const bad = await refusal(await get("/pay/not-a-name!", proxy.url));
     expect(bad).toMatchObject({ status: 400, paymentAsked: false });
+    // The day: its own price, the sign-in challenge of the proxy's host, in the OpenAPI document and unlisted.
+    const day = required(await get("/pay/jack/day", proxy.url));
+    expect(day.accepts[0]?.amount).toBe("50000");
+    expect(day.extensions?.["sign-in-with-x"]).toMatchObject({
+      info: { domain: new URL(proxy.url).host, uri: `${proxy.url}/pay/jack/day` },
+    });
+    expect(pay.extensions?.["sign-in-with-x"]).toBeUndefined();
+    expect(Object.keys(proxyDoc.paths)).toContain("/pay/{agent_id}/day");
+    const listed = (await (await get("/.well-known/x402", proxy.url)).json()) as { resources: string[] };
+    expect(JSON.stringify(listed)).not.toContain("/day");
   });
 });

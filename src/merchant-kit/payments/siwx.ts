@@ -1,0 +1,257 @@
+/**
+ * Access for a period, signed in: x402's `sign-in-with-x` extension (CAIP-122, `@x402/extensions/sign-in-with-x`;
+ * docs/platform.md, "Access for a period (sign-in-with-x)") on the routes whose catalogue entry sells one
+ * (`accessSeconds`). A payment buys the call and, for the wallet that paid, that many seconds of the same path;
+ * within them the wallet signs the 402's challenge (the `SIGN-IN-WITH-X` header) instead of paying, and is served
+ * without a settlement.
+ *
+ * The SDK's own parts make and check the messages: its declaration, its challenge (a fresh nonce and time per
+ * 402), its parser, its field checks and its signature check. Its request and settlement hooks are not used,
+ * and the kit does their work itself, for three reasons:
+ * - the settlement hook records the path of the payment's `resource.url`, which is the buyer's to write: a
+ *   payment for a cheap route naming this one would buy its period. The kit records the path it served and
+ *   settled;
+ * - the request hook checks a nonce and then records it, two steps that two concurrent replays of one message
+ *   both pass; here one `INSERT` takes it;
+ * - the request hook lets a failed sign-in fall through to the 402 without a word, and checks neither the
+ *   chain nor the path the message names; here each refusal says why (402 with the challenge, so the SDK's
+ *   client pays instead), and both are checked.
+ */
+import type { ResourceServerExtension } from "@x402/core/types";
+import {
+  createSIWxResourceServerExtension,
+  declareSIWxExtension,
+  InMemorySIWxStorage,
+  parseSIWxHeader,
+  SIGN_IN_WITH_X,
+  type SIWxPayload,
+  validateSIWxMessage,
+  verifySIWxSignature,
+} from "@x402/extensions/sign-in-with-x";
+import type { Context, MiddlewareHandler } from "hono";
+import type { Queryable } from "../../common/db/index.ts";
+import { AppError, BadInputError } from "../../common/errors.ts";
+import { log } from "../../common/log.ts";
+import { type AnyEndpoint, isMetered, type Merchant, type MerchantServices } from "../endpoint.ts";
+import type { MerchantEnv } from "../merchant-env.ts";
+import { DEFAULT_TIMEOUT_MS, startBudget } from "./paid-handler.ts";
+import { paymentHeader } from "./payment-key.ts";
+import { AccessStore } from "./siwx-store.ts";
+import { Streamed } from "./streamed.ts";
+
+export { SIGN_IN_WITH_X };
+
+/** The header a buyer's signed message travels in (the SDK's name; HTTP headers are read in any case). */
+export const SIGN_IN_HEADER = "SIGN-IN-WITH-X";
+
+/** The answer's header that says until when the wallet's access runs (ISO 8601), paid or signed in. */
+export const ACCESS_UNTIL_HEADER = "Access-Until";
+
+/**
+ * How long a challenge may be signed and sent: its `expirationTime`, and the age past which the SDK's check
+ * refuses a message (its default too). A used nonce is kept as long, and a minute for clocks.
+ */
+const CHALLENGE_SECONDS = 300;
+const NONCE_KEPT_SECONDS = CHALLENGE_SECONDS + 60;
+
+/** The route's declaration, on the merchant's network: nothing for a route that sells no period. */
+export function declareSignIn(endpoint: AnyEndpoint, network: string): Record<string, unknown> {
+  if (!endpoint.accessSeconds) return {};
+  return declareSIWxExtension({
+    network,
+    statement: `Sign in with the wallet that paid: served again without paying for ${period(endpoint.accessSeconds)} after its payment`,
+    expirationSeconds: CHALLENGE_SECONDS,
+  });
+}
+
+/**
+ * The extension the merchant's resource servers register: the SDK's, for its challenge alone (a fresh nonce
+ * and time in every 402, the domain and URI of the merchant's public origin); the kit checks sign-ins itself.
+ */
+export function signInExtension(publicUrl: string): ResourceServerExtension {
+  const sdk = createSIWxResourceServerExtension({
+    origin: new URL(publicUrl).origin,
+    storage: new InMemorySIWxStorage(),
+  });
+  return {
+    key: sdk.key,
+    // The payment a buyer signs echoes the 402's extensions; these change per 402 and are not compared.
+    dynamicInfoFields: sdk.dynamicInfoFields,
+    enrichPaymentRequiredResponse: sdk.enrichPaymentRequiredResponse,
+  };
+}
+
+export interface AccessOptions {
+  store: AccessStore;
+  /** The merchant's public URL: the domain and URI a message must name. */
+  publicUrl: string;
+  /** The merchant's network (CAIP-2): the chain a message must name. */
+  network: string;
+  services: MerchantServices;
+  /** The route's `PAYMENT-REQUIRED` header with `error` set, for a sign-in refused. */
+  paymentRequired(c: Context<MerchantEnv>, error: string): Promise<Record<string, string>>;
+}
+
+/** What the sign-ins of `merchant`'s routes need: its store of periods, its origin and chain, its 402s. */
+export function periodAccess(
+  db: Queryable,
+  merchant: Pick<Merchant, "payTo" | "publicUrl">,
+  network: string,
+  services: MerchantServices,
+  paymentRequired: AccessOptions["paymentRequired"],
+): AccessOptions {
+  const store = new AccessStore(db, merchant.payTo);
+  return { store, publicUrl: merchant.publicUrl, network, services, paymentRequired };
+}
+
+/**
+ * The route's sign-in, outside the payment's middlewares: a request with a payment goes on to be paid, and
+ * once its answer is settled the payer's period is recorded; a request with a signed message and no payment
+ * is checked and, when the wallet's period for this path runs, served without a payment; any other goes on
+ * to its 402.
+ */
+export function accessForPeriod(
+  endpoint: AnyEndpoint,
+  options: AccessOptions,
+): MiddlewareHandler<MerchantEnv> {
+  const seconds = endpoint.accessSeconds;
+  if (!seconds) throw new Error(`${endpoint.path} sells no period`);
+  // A signed-in call is served without a payment: nothing to meter, and no settlement to commit writes with.
+  if (isMetered(endpoint) || endpoint.effects?.includes("writes")) {
+    throw new Error(
+      `${endpoint.path} sells a period: its calls must be priced as listed (no upto) and write nothing`,
+    );
+  }
+  const origin = new URL(options.publicUrl);
+  return async function accessForPeriod(c, next) {
+    const proof = c.req.header(SIGN_IN_HEADER);
+    if (paymentHeader(c.req.raw) !== undefined || proof === undefined) {
+      await next();
+      await recordPaid(c, seconds, options.store);
+      return;
+    }
+    const payer = await signedIn(c, proof, origin, options);
+    const response = await serve(c, endpoint, options.services, payer.address);
+    response.headers.set(ACCESS_UNTIL_HEADER, payer.until.toISOString());
+    return response;
+  };
+}
+
+/** After the payment's middlewares: an answer that was charged starts (or extends) the payer's period. */
+async function recordPaid(c: Context<MerchantEnv>, seconds: number, store: AccessStore): Promise<void> {
+  const run = c.var.run;
+  // Only a run of this request that was settled: a kept answer sent again for a payment id has no run.
+  if (!run?.handled || c.res.status >= 400 || !c.res.headers.has("PAYMENT-RESPONSE")) return;
+  try {
+    const until = await store.grant(c.req.path, run.key.payer, seconds);
+    c.res.headers.set(ACCESS_UNTIL_HEADER, until.toISOString());
+  } catch (error) {
+    // The buyer has its answer and was charged for it; the period is what could not be kept.
+    log("error", "a paid period could not be recorded", { payer: run.key.payer, path: c.req.path, error });
+  }
+}
+
+/** A sign-in refused: answered as a call without payment, with the challenge to sign or pay anew. */
+async function refused(
+  c: Context<MerchantEnv>,
+  options: AccessOptions,
+  code: string,
+  message: string,
+): Promise<AppError> {
+  return new AppError(402, code, message, { headers: await options.paymentRequired(c, code) });
+}
+
+/**
+ * The wallet a signed message proves, and until when its period for this path runs; refused (402 with the
+ * route's challenge) when the message fails a check, was served before, or the wallet has no period running.
+ */
+async function signedIn(
+  c: Context<MerchantEnv>,
+  proof: string,
+  origin: URL,
+  options: AccessOptions,
+): Promise<{ address: `0x${string}`; until: Date }> {
+  let message: SIWxPayload;
+  try {
+    message = parseSIWxHeader(proof);
+  } catch (error) {
+    throw new BadInputError(
+      `the ${SIGN_IN_HEADER} header is not a signed message: ${(error as Error).message}`,
+      "invalid_sign_in",
+    );
+  }
+  const invalid = (why: string) =>
+    refused(
+      c,
+      options,
+      "sign_in_invalid",
+      `the signed message cannot sign in: ${why}; sign the 402's challenge`,
+    );
+  // Domain and URI of this host, not too old, not expired, not before its time (the SDK's checks).
+  const fields = await validateSIWxMessage(message, origin, { maxAge: CHALLENGE_SECONDS * 1000 });
+  if (!fields.isValid) throw await invalid(`${fields.invalidMessage} (${fields.invalidReason})`);
+  const path = new URL(`${origin.origin}${origin.pathname.replace(/\/$/, "")}${c.req.path}`).pathname;
+  if (new URL(message.uri).pathname !== path) {
+    throw await invalid(`it names ${new URL(message.uri).pathname}, not ${path}`);
+  }
+  if (message.chainId !== options.network) {
+    throw await invalid(`it names the chain ${message.chainId}, not ${options.network}`);
+  }
+  const signature = await verifySIWxSignature(message);
+  if (!signature.isValid) throw await invalid(`${signature.invalidMessage} (${signature.invalidReason})`);
+  const address = signature.payer.toLowerCase() as `0x${string}`;
+  const until = await options.store.accessUntil(c.req.path, address);
+  if (!until) {
+    throw await refused(
+      c,
+      options,
+      "access_not_paid",
+      `${address} has no access to ${c.req.path} running: it never paid for it, or its period ended; pay for a new period`,
+    );
+  }
+  if (!(await options.store.takeNonce(message.nonce, address, NONCE_KEPT_SECONDS))) {
+    throw await refused(
+      c,
+      options,
+      "sign_in_replayed",
+      "this signed message was used already: each sign-in signs the 402's fresh challenge once",
+    );
+  }
+  return { address, until };
+}
+
+/** The endpoint's handler for a signed-in wallet, under its time budget: no payment, nothing settled. */
+async function serve(
+  c: Context<MerchantEnv>,
+  endpoint: AnyEndpoint,
+  services: MerchantServices,
+  payer: `0x${string}`,
+): Promise<Response> {
+  await endpoint.load?.();
+  const budget = startBudget(endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS, c.req.raw.signal);
+  try {
+    const result = await budget.race(
+      endpoint.handler(c.var.input, { payer, signal: budget.signal, services, request: c.req.raw }),
+    );
+    if (result instanceof Streamed) throw new Error(`${endpoint.path} streamed a signed-in call's answer`);
+    return result instanceof Response ? new Response(result.body, result) : c.json(result);
+  } catch (error) {
+    budget.abort(error);
+    throw error;
+  } finally {
+    budget.end();
+  }
+}
+
+/** A period as a buyer reads it, in the largest unit it holds more than one of: "24 hours", "2 days". */
+function period(seconds: number): string {
+  const [unit, size] = (
+    [
+      ["day", 86_400],
+      ["hour", 3600],
+      ["minute", 60],
+    ] as const
+  ).find(([, size]) => seconds % size === 0 && seconds > size) ?? ["second", 1];
+  const count = seconds / size;
+  return `${count} ${unit}${count === 1 ? "" : "s"}`;
+}
