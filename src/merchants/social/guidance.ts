@@ -12,4 +12,5 @@ export const SOCIAL_GUIDANCE =
   "/tweets/mentions and /tweets/mediaUpload act as your own X account (query auth_token and ct0 of your X session), which this host uses for that call only.";
 
 export const SOCIAL_PROXY_GUIDANCE =
-  "One operation: GET /pay/{agent_id}, the X (Twitter) profile of the user whose screen name is agent_id, priced and answered as the social-data API's /users/by/username (X API v2's shape, IDs as decimal strings).";
+  "GET /pay/{agent_id}: the X (Twitter) profile of the user whose screen name is agent_id, priced and answered as the social-data API's /users/by/username (X API v2's shape, IDs as decimal strings). " +
+  "To poll one profile all day, GET /pay/{agent_id}/day: paid once, then for 24 hours the wallet that paid signs the 402's sign-in-with-x challenge (the SIGN-IN-WITH-X header, @x402/extensions' client) instead of paying.";
