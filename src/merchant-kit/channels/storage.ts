@@ -59,6 +59,25 @@ const COLUMNS = `channel_id, config, charged::text AS charged, signed_max::text 
 /** Rows kept by their last known version, at most this many (the oldest go first). */
 const MAX_KNOWN = 10_000;
 
+/** What a process knows of one database's channels, shared by every store on it. */
+interface Known {
+  /** The rows last read or written outside a transaction, by channel: a guess, checked by every write. */
+  rows: Map<string, ChannelRow | undefined>;
+  /** PGlite: the reservations held in this process's memory, with the version of the row they build on. */
+  held: Map<string, { channel: Channel; version: string }>;
+}
+
+const knownByDb = new WeakMap<Database, Known>();
+
+function knownOf(db: Database): Known {
+  let known = knownByDb.get(db);
+  if (!known) {
+    known = { rows: new Map(), held: new Map() };
+    knownByDb.set(db, known);
+  }
+  return known;
+}
+
 /** One receiver's channels (the merchant's `payTo`: the wallet its channels pay). */
 export class ChannelStore implements ChannelStorage {
   readonly receiver: string;
@@ -78,6 +97,13 @@ export class ChannelStore implements ChannelStorage {
     const row = await readRow(tx ?? this.db, id);
     // What a transaction reads may be its own write, which a rollback takes back: never kept.
     if (!tx) this.keep(id, row);
+    return this.current(id, row);
+  }
+
+  /** The channel as the row and a reservation held in memory on it (PGlite) say. */
+  private current(id: string, row: ChannelRow | undefined): Channel | undefined {
+    const held = this.known.held.get(id);
+    if (held && row && held.version === row.version) return structuredClone(held.channel);
     return row && channelOf(row);
   }
 
@@ -118,13 +144,16 @@ export class ChannelStore implements ChannelStorage {
     const q = tx ?? this.db;
     try {
       // The version last seen, if any; then, whenever it turns out stale, the row as it is now.
-      let seen: { row: ChannelRow | undefined; fresh: boolean } | undefined = this.known.has(id)
-        ? { row: this.known.get(id), fresh: false }
+      let seen: { row: ChannelRow | undefined; fresh: boolean } | undefined = this.known.rows.has(id)
+        ? { row: this.known.rows.get(id), fresh: false }
         : undefined;
       for (;;) {
-        seen ??= { row: await readRow(q, id), fresh: true };
+        if (!seen) {
+          seen = { row: await readRow(q, id), fresh: true };
+          if (!tx) this.keep(id, seen.row);
+        }
         const { row } = seen;
-        const current = row && channelOf(row);
+        const current = this.current(id, row);
         const next = update(current);
         if (next === current || !next) {
           // A verdict (busy, stale) or a deletion decided on a kept version may be out of date: read again.
@@ -140,21 +169,38 @@ export class ChannelStore implements ChannelStorage {
             seen = undefined;
             continue;
           }
-          this.known.delete(id);
+          this.forget(id);
           return { channel: undefined, status: row ? "deleted" : "unchanged" };
+        }
+        if (!tx && this.db.kind === "pglite" && row && this.known.rows.get(id)?.version === row.version) {
+          // PGlite: this process is the only one on the database (it locks the directory), so what only
+          // reserves the channel for a request is held here, not written: the charge that ends it is then
+          // the voucher's one statement, and a crash takes the reservation with it, as it did the request.
+          const stored = channelOf(row);
+          if (next.pendingRequest && reservesOnly(stored, next)) {
+            this.known.held.set(id, { channel: structuredClone(next), version: row.version });
+            return { channel: next, status: "updated" };
+          }
+          // A reservation held here given back (the call failed): nothing was written, nothing to write.
+          const held = this.known.held.get(id);
+          if (held?.version === row.version && !next.pendingRequest && reservesOnly(stored, next)) {
+            this.known.held.delete(id);
+            return { channel: next, status: "updated" };
+          }
         }
         const written = await writeIf(q, id, row?.version, next, unclaimedSince(row, next, this.now()));
         if (!written) {
-          this.known.delete(id);
+          this.known.rows.delete(id);
           seen = undefined;
           continue;
         }
-        if (tx) this.known.delete(id);
+        this.known.held.delete(id);
+        if (tx) this.known.rows.delete(id);
         else this.keep(id, written);
         return { channel: next, status: "updated" };
       }
     } catch (error) {
-      this.known.delete(id);
+      this.known.rows.delete(id);
       if (request) request.unsaved ??= error;
       throw error;
     }
@@ -179,17 +225,27 @@ export class ChannelStore implements ChannelStorage {
 
   private readonly turns = new Map<string, Promise<void>>();
 
-  /** The rows last read or written outside a transaction, by channel: a guess, checked by every write. */
-  private readonly known = new Map<string, ChannelRow | undefined>();
+  private get known(): Known {
+    return knownOf(this.db);
+  }
 
   private keep(id: string, row: ChannelRow | undefined): void {
-    this.known.delete(id);
-    if (this.known.size >= MAX_KNOWN) this.known.delete(this.known.keys().next().value as string);
-    this.known.set(id, row);
+    const { rows } = this.known;
+    rows.delete(id);
+    if (rows.size >= MAX_KNOWN) rows.delete(rows.keys().next().value as string);
+    rows.set(id, row);
+  }
+
+  private forget(id: string): void {
+    this.known.rows.delete(id);
+    this.known.held.delete(id);
   }
 
   /** Gives back the reservation `pendingId` holds on the channel, if it still holds it (context.ts's `release`). */
   async releasePending(channelId: string, pendingId: string): Promise<void> {
+    const id = channelId.toLowerCase();
+    if (this.known.held.get(id)?.channel.pendingRequest?.pendingId === pendingId) this.known.held.delete(id);
+    this.known.rows.delete(id);
     await this.db.query(
       `UPDATE merchant_channels SET pending_id = NULL, pending_max = NULL, pending_expires_ms = NULL
        WHERE channel_id = $1 AND pending_id = $2`,
@@ -233,6 +289,25 @@ export async function releaseCrashedReservations(db: Database): Promise<number> 
      WHERE pending_id IS NOT NULL`,
   );
   return rowCount;
+}
+
+/**
+ * Whether `next` differs from the stored channel only in what a voucher's reservation sets: the request
+ * that holds it, and the voucher it brought (its amount, signature and time), which the charge writes.
+ */
+function reservesOnly(stored: Channel, next: Channel): boolean {
+  const strip = ({ pendingRequest, signedMaxClaimable, signature, lastRequestTimestamp, ...rest }: Channel) =>
+    rest;
+  return canonical(strip(stored)) === canonical(strip(next));
+}
+
+/** JSON with every object's keys in order (the stored config comes back from jsonb in another order). */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
 }
 
 function channelOf(row: ChannelRow): Channel {
