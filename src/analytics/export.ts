@@ -136,6 +136,9 @@ const SECTIONS: { type: RecordType; from: string; order: string; sql: string }[]
       [
         ["scheme", "scheme"],
         ["transfer_method", "transfer_method"],
+        ["builder_app", "builder_app"],
+        ["builder_wallet", "builder_wallet"],
+        ["builder_services", "builder_services"],
       ],
     ),
   },

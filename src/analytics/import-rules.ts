@@ -57,6 +57,9 @@ export const RAW_FIELDS = [
   "salt",
   "event",
   "sender",
+  "builder_app",
+  "builder_wallet",
+  "builder_services",
 ] as const;
 
 /** The events of x402's batch-settlement escrow, as the indexer stores them (src/indexer/channel-logs.ts). */
@@ -84,6 +87,7 @@ const matches = (field: string, re: string) => `regexp_full_match(${q(field)}, '
 // Addresses and hashes are case-insensitive, the "0x" prefix too; the analytics database keeps them lower case.
 const ADDRESS = "0[xX][0-9a-fA-F]{40}";
 const HASH = "0[xX][0-9a-fA-F]{64}";
+const BUILDER_CODE = "[a-z0-9_]{1,32}";
 const HTTP_URL = "https?://[^\\s/?#]+[^\\s]*";
 const ISO_TIME = "\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?)?(Z|[+-]\\d{2}(:?\\d{2})?)?";
 
@@ -220,6 +224,17 @@ export const RULES: readonly Rule[] = [
     types: ["payment"],
     check: `"transfer_method" IS NULL OR lower("transfer_method") IN ('eip3009', 'permit2', 'channel')`,
     message: `"transfer_method" must be one of eip3009, permit2, channel`,
+  },
+  // ERC-8021 builder codes as the indexer keeps them (src/indexer/builder-codes.ts): the spec's alphabet only.
+  ...(["builder_app", "builder_wallet"] as const).map((field) => ({
+    types: ["payment"] as const,
+    check: `${q(field)} IS NULL OR ${matches(field, BUILDER_CODE)}`,
+    message: `"${field}" must be a builder code: 1 to 32 lower-case letters, digits or _`,
+  })),
+  {
+    types: ["payment"],
+    check: `"builder_services" IS NULL OR ${matches("builder_services", `${BUILDER_CODE}(,${BUILDER_CODE})*`)}`,
+    message: `"builder_services" must be builder codes (1 to 32 lower-case letters, digits or _ each) separated by commas`,
   },
   ...["from", "to", "amount"].map((f) => required(["transfer"], f)),
   ...["from", "to"].map((f) => address(["transfer"], f)),

@@ -335,7 +335,8 @@ function typed(table: "payments" | "transfers", from = "import_raw"): string {
     ? `SELECT ${record} AS record, 'base' AS chain, lower(tx_hash) AS tx_hash, log_index::INTEGER AS log_index,
       block_number::BIGINT AS block_number, ${time("block_time")} AS block_time, lower(facilitator) AS facilitator,
       lower(payer) AS payer, lower(pay_to) AS pay_to, amount::BIGINT AS amount, coalesce(lower(asset), '${BASE_USDC}') AS asset,
-      lower(scheme) AS scheme, lower(transfer_method) AS transfer_method, NULL::VARCHAR AS channel
+      lower(scheme) AS scheme, lower(transfer_method) AS transfer_method, NULL::VARCHAR AS channel,
+      builder_app, builder_wallet, builder_services
     FROM ${from} WHERE type = 'payment'`
     : `SELECT ${record} AS record, 'base' AS chain, lower(tx_hash) AS tx_hash, log_index::INTEGER AS log_index,
       block_number::BIGINT AS block_number, ${time("block_time")} AS block_time,
@@ -425,7 +426,7 @@ async function conflictingDuplicate(
 ): Promise<{ record: bigint; tx_hash: string; log_index: number } | undefined> {
   const fields =
     table === "payments"
-      ? "block_number, block_time, facilitator, payer, pay_to, amount, asset, scheme, transfer_method"
+      ? "block_number, block_time, facilitator, payer, pay_to, amount, asset, scheme, transfer_method, builder_app, builder_wallet, builder_services"
       : "block_number, block_time, from_address, to_address, amount";
   return analytics.one(`
     SELECT list(record ORDER BY record)[2] AS record, tx_hash, log_index FROM (${typed(table)})

@@ -470,6 +470,40 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     );
     `,
   },
+  {
+    version: 19,
+    name: "builder codes",
+    // The ERC-8021 builder codes a payment's transaction ends with (src/indexer/builder-codes.ts): the app it
+    // came through, the facilitator that settled it, the services beside them (comma-separated, in the
+    // suffix's order); NULL where it has none, and for payments stored before this version until indexed again.
+    // A flag feed row's apps: the app codes of the wallet's payments to the merchant in the window
+    // (comma-separated, sorted), written with the window: the table is made again with it (DuckDB adds no column
+    // to a table with a primary key's index) and the stored windows are dropped, so that every window read after
+    // this has them. The reports themselves do not change.
+    sql: `
+      ALTER TABLE payments ADD COLUMN builder_app VARCHAR;
+      ALTER TABLE payments ADD COLUMN builder_wallet VARCHAR;
+      ALTER TABLE payments ADD COLUMN builder_services VARCHAR;
+      DELETE FROM reports;
+      DELETE FROM report_windows;
+      DROP TABLE report_flags;
+      CREATE TABLE report_flags (
+        chain VARCHAR NOT NULL,
+        end_block BIGINT NOT NULL,
+        wallet VARCHAR NOT NULL,
+        pay_to VARCHAR NOT NULL,
+        kind VARCHAR NOT NULL,
+        tx BIGINT NOT NULL,
+        amount HUGEINT NOT NULL,
+        cents HUGEINT NOT NULL,
+        cluster VARCHAR,
+        first_block BIGINT NOT NULL,
+        last_block BIGINT NOT NULL,
+        apps VARCHAR,
+        PRIMARY KEY (chain, end_block, wallet, pay_to, kind)
+      );
+    `,
+  },
 ];
 
 export async function migrate(analytics: Sql): Promise<void> {

@@ -13,6 +13,9 @@
  * - "tx": eth_getTransactionByHash for each settlement, whatever the block.
  * - "block": eth_getBlockByNumber(n, true) for each block holding a settlement: one call gives every
  *   transaction's sender. The payload is the whole block.
+ * Each way reads the transaction's input with its sender (a trace's call input is the transaction's for its
+ * top-level call): the settlement's ERC-8021 builder codes are decoded from it at no further cost
+ * (builder-codes.ts).
  * A block's hash and time come from its logs when they carry `blockTimestamp` (anvil, current geth-based
  * nodes): then only the batch's first and last headers are read. Without it, each settlement block's
  * header is read too.
@@ -21,6 +24,7 @@
 import type { BlockHeader } from "../chain/block-clock.ts";
 import { sleep } from "../common/sleep.ts";
 import { parseHeader } from "./block-header.ts";
+import { type BuilderCodes, builderCodesOf } from "./builder-codes.ts";
 import { hexNumber } from "./decode.ts";
 import { chunk, mapPool } from "./pool.ts";
 import type { RpcCall, RpcClient } from "./rpc/client.ts";
@@ -66,6 +70,8 @@ export interface BlockData {
   header: BlockHeader;
   /** tx hash -> sender (lower-case), for the transactions asked for. */
   senders: Map<string, string>;
+  /** tx hash -> the builder codes its input ends with, for those of the transactions asked for that have any. */
+  codes: Map<string, BuilderCodes>;
 }
 
 /** The chain changed while we read it (a header and a transaction disagree): read the batch again. */
@@ -93,7 +99,7 @@ const TXS_PER_REQUEST = 200;
 
 /** A call trace in the Parity/OpenEthereum format (trace_filter): the fields read here. */
 export interface Trace {
-  action?: { from?: string };
+  action?: { from?: string; input?: string };
   traceAddress?: unknown[];
   transactionHash?: string | null;
   blockHash?: string | null;
@@ -104,6 +110,7 @@ export interface Trace {
 interface RawTx {
   hash?: string;
   from?: string;
+  input?: string;
   blockNumber?: string | null;
   blockHash?: string | null;
 }
@@ -153,18 +160,21 @@ export async function fetchBlockData(
       ? parseHeader(raw, need.number)
       : { number: need.number, ...(need.fromLogs as { hash: string; timestamp: number }), parentHash: "" };
     const senders = new Map<string, string>();
+    const codes = new Map<string, BuilderCodes>();
     if (whole.has(need)) {
       for (const tx of raw?.transactions ?? []) {
         if (typeof tx === "string" || !tx.hash || !tx.from) continue;
         const hash = tx.hash.toLowerCase();
-        if (need.txs.has(hash)) senders.set(hash, tx.from.toLowerCase());
+        if (!need.txs.has(hash)) continue;
+        senders.set(hash, tx.from.toLowerCase());
+        takeCodes(codes, hash, tx.input);
       }
       for (const tx of need.txs) {
         if (!senders.has(tx))
           throw new ChainMovedError(`block ${need.number} no longer holds transaction ${tx}`);
       }
     }
-    out.set(need.number, { header, senders });
+    out.set(need.number, { header, senders, codes });
   }
 
   if (strategy === "trace") {
@@ -193,8 +203,15 @@ export async function fetchBlockData(
       throw new ChainMovedError(`transaction ${tx} is in another version of block ${block}`);
     }
     data.senders.set(tx, raw.from.toLowerCase());
+    takeCodes(data.codes, tx, raw.input);
   });
   return out;
+}
+
+/** Records the builder codes `input` ends with, if any. */
+function takeCodes(codes: Map<string, BuilderCodes>, hash: string, input: string | undefined): void {
+  const found = builderCodesOf(input);
+  if (found) codes.set(hash, found);
 }
 
 /** The answers to `groups` of calls, each group one batch, `concurrency` batches at once. */
@@ -221,6 +238,7 @@ function takeSender(trace: Trace, need: BlockNeed, data: BlockData): void {
     throw new ChainMovedError(`the traces of block ${need.number} are of another version of it`);
   }
   data.senders.set(hash, trace.action.from.toLowerCase());
+  takeCodes(data.codes, hash, trace.action.input);
 }
 
 /** Clients whose node does not serve trace_filter: not asked again. */

@@ -13,6 +13,7 @@ import type { BlockClock } from "../chain/block-clock.ts";
 import type { FacilitatorRegistry } from "../chain/facilitators.ts";
 import type { BlockData } from "./block-data.ts";
 import { ChainMovedError } from "./block-data.ts";
+import type { BuilderCodes } from "./builder-codes.ts";
 import type { TransferLog } from "./decode.ts";
 import type { PairedLogs, Scheme, TransferMethod } from "./settlements.ts";
 
@@ -29,6 +30,8 @@ export interface PaymentRow {
   method: TransferMethod;
   /** A batch-settlement claim's channel id: the money it spends was the channel's (`channels.ts`). */
   channel?: string;
+  /** The ERC-8021 codes its transaction's input ends with (builder-codes.ts): a claim of its payer's software. */
+  codes?: BuilderCodes;
 }
 
 export interface CandidateRow {
@@ -112,7 +115,8 @@ export function classifyBatch(
       amount,
     };
     if (verdict.known) {
-      payments.push({ ...base, facilitator: sender, scheme, method });
+      const codes = data.codes.get(log.tx);
+      payments.push({ ...base, facilitator: sender, scheme, method, ...(codes && { codes }) });
     } else {
       candidates.push({ ...base, sender, reason: verdict.reason });
       transfers.push(transferRow(log, time));

@@ -82,6 +82,10 @@ const COLUMNS: { [T in Table]: (a: DuckDBAppender, row: never) => void } = {
     a.appendVarchar(p.method);
     if (p.channel === undefined) a.appendNull();
     else a.appendVarchar(p.channel);
+    for (const code of [p.codes?.app, p.codes?.wallet, p.codes?.services]) {
+      if (code == null) a.appendNull();
+      else a.appendVarchar(code);
+    }
   },
   facilitator_candidates: (a, c: CandidateRow) => {
     a.appendVarchar(c.sender);

@@ -40,6 +40,8 @@ export interface EvidenceFacts {
   tiny_max: number;
   /** tiny_repeat: the largest tiny exact payment, a share of the lowest listed price where there is one. */
   exact_tiny_max?: number;
+  /** tiny_repeat: how many of the pair's tiny payments its cluster's share flagged, the earliest first. */
+  tiny_n?: number;
   /**
    * merchant_funded: the transfers that took the merchant's money to the wallet, the merchant's first (past
    * 64, the first and the last 63: `provenance.hops` counts them all).
@@ -178,6 +180,11 @@ export interface FlaggedAt {
   usd: number;
   /** The wallet's entry on the merchant's evidence page, or the page where it names only the largest wallets. */
   evidence: string;
+  /**
+   * The ERC-8021 app codes its payments to the merchant in the window carried, sorted: what the payer's
+   * software claims, not proof (`APPS_CAVEAT`).
+   */
+  apps: string[];
 }
 
 /** A wallet of the flag feed: its flags in one window, at every merchant. */
@@ -208,6 +215,8 @@ export interface FlagFeed {
   totals: { wallets: number; tx: number; usd: number };
   page: { number: number; size: number; pages: number };
   wallets: FlaggedWallet[];
+  /** What the wallets' `apps` are worth (`APPS_CAVEAT`). */
+  apps_caveat: string;
   /** In a week attested on Base: the attestation, and the hash of the whole feed it states (attest/field.ts). */
   attestation?: FeedAttestation;
 }
@@ -248,6 +257,8 @@ export interface WalletHistory {
   wallet: string;
   methodology: Methodology;
   weeks: WalletWeek[];
+  /** What the weeks' `apps` are worth (`APPS_CAVEAT`). */
+  apps_caveat: string;
 }
 
 /** A listing that matched a search, with its merchant's report page when the merchant is in the window. */
@@ -383,6 +394,24 @@ export interface EvidenceDocument {
   flags: EvidenceFlag[];
   /** How many wallets any flag names (a wallet under two kinds once), and the merchant's part of the flag feed. */
   flag_feed: { wallets: number; url: string };
+  /** Which apps the window's payments to the merchant came from, as their ERC-8021 builder codes claim. */
+  apps: EvidenceApps;
+}
+
+/**
+ * What a decoded builder code is worth, said wherever one is shown: the payer's software wrote it, and any
+ * sender can write any code (x402 #3299).
+ */
+export const APPS_CAVEAT =
+  "An app code is the ERC-8021 builder code at the end of the payment's settlement transaction: the payer's software put it there (copied from the merchant's 402 or its own), and any sender can write any code. It says which app claims the payment, not where the payment came from; no screen uses it.";
+
+/** The window's payments to a merchant by the app code they carried (`EvidenceDocument.apps`). */
+export interface EvidenceApps {
+  caveat: string;
+  /** Per app code, the payments that carried it: most payments first, then code. */
+  apps: { app: string; tx: number; usd: number }[];
+  /** The payments that carried none. */
+  none: { tx: number; usd: number };
 }
 
 /** A cluster link as the build keeps it (`provenance/cluster-links.ts`). */

@@ -96,7 +96,12 @@ const everything = () => [
     kind: "exchange",
     source: "https://hubs.example/1",
   },
-  payment({ payer: addr("buyer"), payTo: M, amount: 5_000, block: END - 2000, scheme: "exact" }),
+  {
+    ...payment({ payer: addr("buyer"), payTo: M, amount: 5_000, block: END - 2000, scheme: "exact" }),
+    builder_app: "shop_app",
+    builder_wallet: "x402_merchants",
+    builder_services: "agent,cdp_sdk_client",
+  },
   { ...payment({ payer: addr("buyer2"), payTo: M, amount: 9_007_199_254_740_993n, block: END - 1900 }) },
   { ...payment({ payer: addr("buyer"), payTo: M, amount: 7, block: END - 1800 }), asset: addr("token") },
   transfer(addr("exchange"), addr("buyer"), 50_000, END - 3000),
@@ -154,6 +159,9 @@ describe("export", () => {
       checkpoint: 2,
     });
     const text = fs.readFileSync(file, "utf8");
+    expect(text).toContain(
+      '"builder_app":"shop_app","builder_wallet":"x402_merchants","builder_services":"agent,cdp_sdk_client"',
+    );
     // The claims and the channel's moves are not written twice: their events make them again.
     expect(text).not.toContain('"transfer_method":"channel"');
     expect(text).not.toContain(`"to":"${ID}"`);

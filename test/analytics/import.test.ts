@@ -318,6 +318,29 @@ describe("import errors keep nothing", () => {
     );
   });
 
+  it("keeps a payment's builder codes and refuses any outside the spec's alphabet", async () => {
+    const codes = {
+      builder_app: "shop_app",
+      builder_wallet: "x402_merchants",
+      builder_services: "agent,cdp_sdk",
+    };
+    analytics = await tempAnalytics();
+    await importNdjson(analytics, ndjsonFile([{ ...good(), ...codes }]));
+    expect(await analytics.all("SELECT builder_app, builder_wallet, builder_services FROM payments")).toEqual(
+      [codes],
+    );
+    analytics.close();
+    expect((await importError([{ ...good(), builder_app: "Shop" }])).message).toBe(
+      'line 1: "builder_app" must be a builder code: 1 to 32 lower-case letters, digits or _',
+    );
+    expect((await importError([{ ...good(), builder_wallet: "x".repeat(33) }])).message).toMatch(
+      /"builder_wallet" must be a builder code/,
+    );
+    expect((await importError([{ ...good(), builder_services: "agent,,x" }])).message).toMatch(
+      /"builder_services" must be builder codes .* separated by commas/,
+    );
+  });
+
   it("rejects the same payment twice with different fields, naming the second line", async () => {
     const p = good();
     expect((await importError([p, good(), { ...p, amount: "2" }])).message).toMatch(

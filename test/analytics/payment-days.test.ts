@@ -155,7 +155,7 @@ describe("payment days: the reports' day groups kept as payments are written", (
       const txBefore = tx(await documents(analytics), m3) ?? 0;
       // Written past every writer, as another connection's import could land between a seal's read and its commit.
       await analytics.run(
-        `INSERT INTO payments VALUES ('base', $tx, 0, $block, to_timestamp($time)::TIMESTAMP, $f, $payer, $payTo, 9000, $usdc, NULL, NULL, NULL)`,
+        `INSERT INTO payments VALUES ('base', $tx, 0, $block, to_timestamp($time)::TIMESTAMP, $f, $payer, $payTo, 9000, $usdc, NULL, NULL, NULL, NULL, NULL, NULL)`,
         {
           tx: txHash(),
           block: dayStart(19) + 7,

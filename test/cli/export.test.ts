@@ -2,12 +2,15 @@
  * `export` and `import` move a store: a devnet week with payment channels (deposits, claims, a sweep, a refund,
  * a timed withdrawal, and a merchant whose money comes back to it through a channel of a wallet it funded),
  * indexed, written out by `export` and imported by `import` into a fresh store, gives every merchant's report,
- * its evidence and the flag feed byte for byte as the indexed store gives them. Bad input to `export` is one
+ * its evidence and the flag feed byte for byte as the indexed store gives them; the exact payments carry ERC-8021
+ * builder codes, which the evidence shows. Bad input to `export` is one
  * line and a non-zero exit.
  */
 import fs from "node:fs";
 import path from "node:path";
+import type { FacilitatorContext, FacilitatorExtension } from "@x402/core/types";
 import { ExactEvmScheme as ExactFacilitator } from "@x402/evm/exact/facilitator";
+import { BUILDER_CODE, BuilderCodeFacilitatorExtension } from "@x402/extensions/builder-code";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Analytics, openAnalytics } from "../../src/analytics/duckdb.ts";
@@ -40,10 +43,24 @@ let head: number;
 let indexed: string;
 const shop = newMerchant();
 
-/** An exact EIP-3009 payment, settled by the SDK's facilitator as the devnet's facilitator account. */
+/** The SDK's builder-code extension with a facilitator's code, as a facilitator hands it to its schemes. */
+const BUILDER = new BuilderCodeFacilitatorExtension({ builderCode: "export_facilitator" });
+const WITH_CODES: FacilitatorContext = {
+  getExtension: <T extends FacilitatorExtension>(key: string) =>
+    (key === BUILDER_CODE ? BUILDER : undefined) as T | undefined,
+};
+
+/**
+ * An exact EIP-3009 payment, settled by the SDK's facilitator as the devnet's facilitator account; the payment
+ * names its app, as a client copies it from a 402, and the settlement ends with the codes.
+ */
 async function payExact(f: FacilitatorOf, buyer: DevnetAccount, payTo: `0x${string}`, amount: string) {
   const requirements = requirementsFor(payTo, amount);
-  const settled = await new ExactFacilitator(f.signer).settle(await pay(buyer, requirements), requirements);
+  const payload = {
+    ...(await pay(buyer, requirements)),
+    extensions: { [BUILDER_CODE]: { info: { a: "export_app", s: ["export_agent"] } } },
+  };
+  const settled = await new ExactFacilitator(f.signer).settle(payload, requirements, WITH_CODES);
   if (!settled.success) throw new Error(`exact payment refused: ${JSON.stringify(settled)}`);
   await f.receiptOf(settled.transaction as `0x${string}`);
 }
@@ -186,6 +203,10 @@ describe("export, then import into a fresh store", () => {
     expect(JSON.parse(from[`report ${b2}`] as string).flags).toEqual({
       merchant_funded: { tx: 1, usd: 0.4 },
     });
+    // The exact payment's codes, as the evidence shows them: the import carried them.
+    expect(JSON.parse(from[`evidence ${shop.toLowerCase()}`] as string).apps.apps).toEqual([
+      { app: "export_app", tx: 1, usd: 0.005 },
+    ]);
     expect(Object.keys(to).sort()).toEqual(Object.keys(from).sort());
     for (const key of Object.keys(from)) expect(to[key], key).toBe(from[key]);
   });

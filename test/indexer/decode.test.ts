@@ -1,7 +1,9 @@
+import { ERC_8021_MARKER, encodeBuilderCodeSuffix } from "@x402/extensions/builder-code";
 import { encodeAbiParameters, pad, toEventSelector } from "viem";
 import { describe, expect, it } from "vitest";
 import { X402_EXACT_PROXY_ADDRESS, X402_UPTO_PROXY_ADDRESS } from "../../src/chain/base.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
+import { builderCodesOf } from "../../src/indexer/builder-codes.ts";
 import type { PaymentRow, TransferRow } from "../../src/indexer/classify.ts";
 import {
   AUTHORIZATION_USED_TOPIC,
@@ -300,5 +302,39 @@ describe("discovery items", () => {
     ]) {
       expect(itemListings(item)).toEqual([]);
     }
+  });
+});
+
+describe("builder codes", () => {
+  const calldata = `0xe3ee160e${"00".repeat(64)}`;
+  it("reads the ERC-8021 codes a settlement's input ends with, keeps the spec's codes only, and none from an input without", () => {
+    const suffix = encodeBuilderCodeSuffix({
+      a: "shop_app",
+      w: "x402_merchants",
+      s: ["agent", "cdp_sdk_client"],
+    });
+    expect(builderCodesOf(`${calldata}${suffix.slice(2)}`)).toEqual({
+      app: "shop_app",
+      wallet: "x402_merchants",
+      services: "agent,cdp_sdk_client",
+    });
+    // Upper-case hex, as some nodes answer it, and the facilitator's code alone.
+    const only = encodeBuilderCodeSuffix({ w: "fac" }).slice(2).toUpperCase();
+    expect(builderCodesOf(`${calldata}${only}`)).toEqual({ app: null, wallet: "fac", services: null });
+    // A code outside [a-z0-9_]{1,32} is anyone's bytes, not a code: dropped, and a suffix of nothing else is none.
+    const odd = encodeBuilderCodeSuffix({ a: "Shop,App", s: ["ok_code", "<b>"] });
+    expect(builderCodesOf(`${calldata}${odd.slice(2)}`)).toEqual({
+      app: null,
+      wallet: null,
+      services: "ok_code",
+    });
+    expect(
+      builderCodesOf(`${calldata}${encodeBuilderCodeSuffix({ a: "x".repeat(33) }).slice(2)}`),
+    ).toBeUndefined();
+    expect(builderCodesOf(calldata)).toBeUndefined();
+    expect(builderCodesOf(undefined)).toBeUndefined();
+    // The marker alone, or a length that runs before the input's start: no suffix.
+    expect(builderCodesOf(`0x${ERC_8021_MARKER}`)).toBeUndefined();
+    expect(builderCodesOf(`0x00ffff02${ERC_8021_MARKER}`)).toBeUndefined();
   });
 });

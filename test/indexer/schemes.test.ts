@@ -3,9 +3,14 @@
  * upto, and a batch-settlement channel (an ERC-3009 deposit, two claims, a sweep, a refund). Each payment
  * keeps its scheme; a claim is its payer's payment to the receiver; the deposit, sweep and refund are no
  * payments, and the escrow and its collector are never merchants. The report counts exactly what was
- * claimed for that payer and nothing of the refund, beside the same payer's exact payment.
+ * claimed for that payer and nothing of the refund, beside the same payer's exact payment. Each payment's ERC-8021
+ * builder codes too: the project's facilitator appends its own to what it settles, and a kit merchant's code and
+ * a buyer's service code reach the chain when the SDK's client with the builder-code extension pays it; the
+ * merchant's evidence and the flag feed name the app, with the caveat.
  */
 import type { PaymentRequirements } from "@x402/core/types";
+import { BuilderCodeClientExtension } from "@x402/extensions/builder-code";
+import { wrapFetchWithPayment } from "@x402/fetch";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Analytics } from "../../src/analytics/duckdb.ts";
@@ -18,8 +23,11 @@ import type { Devnet, DevnetAccount } from "../../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import { usdcAbi } from "../../src/chain/usdc.ts";
 import type { Facilitator } from "../../src/facilitator/index.ts";
+import { inProcessClient } from "../../src/facilitator/index.ts";
+import type { SenderChoice } from "../../src/indexer/block-data.ts";
 import { runIndexer } from "../../src/indexer/index.ts";
 import { ReportService } from "../../src/reports/index.ts";
+import { APPS_CAVEAT } from "../../src/reports/model.ts";
 import { startMiner } from "../helpers/chain.ts";
 import {
   type ChannelConfigOf,
@@ -34,8 +42,16 @@ import {
 import { LEDGER_KIND, openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
 import { GENESIS, openTempAnalytics, startTestDevnet } from "../helpers/indexer.ts";
+import { echo, startMerchant, testMerchant } from "../helpers/merchant.ts";
 import { rpc } from "../helpers/settle.ts";
-import { newMerchant, pay, payUpto, requirementsFor, uptoRequirementsFor } from "../helpers/x402.ts";
+import {
+  newMerchant,
+  pay,
+  payUpto,
+  requirementsFor,
+  uptoRequirementsFor,
+  x402ClientFor,
+} from "../helpers/x402.ts";
 
 let devnet: Devnet;
 let head: number;
@@ -48,6 +64,8 @@ const M = merchant.toLowerCase();
 const DEPOSIT = 2_000_000n;
 const CLAIMS = [300_000n, 450_000n]; // cumulative 300,000 then 750,000
 const REFUND = 1_000_000n;
+/** The facilitator's builder code, the kit merchant's, and the buyer's service code. */
+const CODES = { wallet: "test_facilitator", app: "test_shop", service: "test_agent" };
 
 beforeAll(async () => {
   devnet = await startTestDevnet({ buyers: 3 });
@@ -55,7 +73,7 @@ beforeAll(async () => {
   const ledger = await openTestDatabase(LEDGER_KIND);
   let facilitator: Facilitator | undefined;
   try {
-    facilitator = await devnetFacilitator(devnet, ledger.db);
+    facilitator = await devnetFacilitator(devnet, ledger.db, { builderCode: CODES.wallet });
     const ours = facilitator;
     const [b0, b1, b2] = devnet.buyers as [DevnetAccount, DevnetAccount, DevnetAccount];
     const settle = async (payment: Awaited<ReturnType<typeof pay>>, r: PaymentRequirements, take: string) => {
@@ -91,6 +109,7 @@ beforeAll(async () => {
     const loop = channelConfig(devnet, funded.address, b2.address, 2n);
     await depositErc3009(devnet, f, fundedWallet, loop, 600_000n);
     await claimChannel(f, fundedWallet, loop, 400_000n);
+    await payKitMerchant(ours, b0);
   } finally {
     await facilitator?.close();
     await ledger.close();
@@ -101,7 +120,31 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => devnet?.stop());
 
-async function index(from: number, batchBlocks?: number): Promise<Analytics> {
+/**
+ * A kit merchant declaring its builder code, paid once by the SDK's exact client with the builder-code extension
+ * through the project's facilitator. Its wallet is the buyer's own, so that the payment is flagged (self-payment)
+ * and the flag feed has a row to name the app in.
+ */
+async function payKitMerchant(facilitator: Facilitator, buyer: DevnetAccount): Promise<void> {
+  const state = await openTestDatabase(LEDGER_KIND);
+  const shop = await startMerchant(
+    (url) => ({ ...testMerchant(buyer.address, url, [echo]), builderCode: CODES.app }),
+    state.db,
+    inProcessClient(facilitator),
+    { rpcUrl: devnet.rpc },
+  );
+  try {
+    const client = x402ClientFor(buyer, "exact");
+    client.registerExtension(new BuilderCodeClientExtension(CODES.service));
+    const res = await wrapFetchWithPayment(fetch, client)(`${shop.url}/api/echo?text=hi`);
+    expect(res.status, await res.clone().text()).toBe(200);
+  } finally {
+    await shop.close();
+    await state.close();
+  }
+}
+
+async function index(from: number, batchBlocks?: number, senderStrategy?: SenderChoice): Promise<Analytics> {
   const analytics = await openTempAnalytics();
   await runIndexer({
     analytics,
@@ -111,6 +154,7 @@ async function index(from: number, batchBlocks?: number): Promise<Analytics> {
     toBlock: head,
     reorgDepth: 4,
     ...(batchBlocks && { batchBlocks }),
+    ...(senderStrategy && { senderStrategy }),
   });
   return analytics;
 }
@@ -151,7 +195,7 @@ describe("indexer, every settlement shape", () => {
       const merchants = await analytics.all<{ address: string }>(
         "SELECT address FROM merchants ORDER BY address",
       );
-      expect(merchants.map((m) => m.address)).toEqual([M, b2].sort());
+      expect(merchants.map((m) => m.address)).toEqual([M, b0, b2].sort());
       // The channel is a wallet of its own: the deposit went in, the refund came out.
       const transfers = await analytics.all<{ from_address: string; to_address: string; amount: bigint }>(
         "SELECT from_address, to_address, amount FROM transfers ORDER BY block_number, log_index",
@@ -243,6 +287,58 @@ describe("indexer, every settlement shape", () => {
       whole.close();
       byBlock.close();
       late.close();
+    }
+  });
+  it("keeps each payment's builder codes, the same read from traces or by hash, and the evidence and feed name the app", async () => {
+    const traced = await index(GENESIS + 1);
+    const byHash = await index(GENESIS + 1, undefined, "tx");
+    const b0 = (devnet.buyers[0] as DevnetAccount).address.toLowerCase();
+    const codes = (a: Analytics) =>
+      a.all<Record<string, unknown>>(
+        `SELECT pay_to, scheme, transfer_method, builder_app, builder_wallet, builder_services FROM payments
+         WHERE pay_to IN ($m, $b0) ORDER BY block_number, log_index`,
+        { m: M, b0 },
+      );
+    try {
+      const ours = { builder_app: null, builder_wallet: CODES.wallet, builder_services: null };
+      const none = { builder_app: null, builder_wallet: null, builder_services: null };
+      expect(await codes(traced)).toEqual([
+        // Hand-made payments carry no codes: the project's facilitator appends its own alone.
+        { pay_to: M, scheme: "exact", transfer_method: "eip3009", ...ours },
+        { pay_to: M, scheme: "upto", transfer_method: "permit2", ...ours },
+        // The stock SDK's facilitator, without the extension, appends nothing; claims' transactions are not read.
+        { pay_to: M, scheme: "exact", transfer_method: "permit2", ...none },
+        ...CLAIMS.map(() => ({ pay_to: M, scheme: "batch-settlement", transfer_method: "channel", ...none })),
+        {
+          pay_to: b0,
+          scheme: "exact",
+          transfer_method: "eip3009",
+          builder_app: CODES.app,
+          builder_wallet: CODES.wallet,
+          builder_services: CODES.service,
+        },
+      ]);
+      expect(await codes(byHash)).toEqual(await codes(traced));
+
+      const service = new ReportService(traced, { publicUrl: "https://r.test" });
+      expect((await service.evidence(b0)).apps).toEqual({
+        caveat: APPS_CAVEAT,
+        apps: [{ app: CODES.app, tx: 1, usd: 0.002 }],
+        none: { tx: 0, usd: 0 },
+      });
+      expect((await service.evidence(M)).apps).toEqual({
+        caveat: APPS_CAVEAT,
+        apps: [],
+        none: { tx: 5, usd: 1.375 },
+      });
+      const feed = await service.flags(undefined, { merchant: b0 });
+      expect(feed.apps_caveat).toBe(APPS_CAVEAT);
+      expect(feed.wallets.map((w) => w.merchants.map((m) => [m.kind, m.apps]))).toEqual([
+        [["self_payment", [CODES.app]]],
+      ]);
+    } finally {
+      traced.close();
+      byHash.close();
     }
   });
 });

@@ -149,6 +149,23 @@ function feedPart(doc: EvidenceDocument): Markup {
   return html`<p>${count.format(wallets)} ${wallets === 1 ? "wallet was" : "wallets were"} flagged in this window; this page names the largest of each flag. <a href="${feed}">The flag feed</a> (JSON) lists every one.</p>`;
 }
 
+/**
+ * Which apps the window's payments came from, as their ERC-8021 builder codes claim, with what such a claim
+ * is worth beside it; nothing when no payment carried one.
+ */
+function appsPart(doc: EvidenceDocument): Markup {
+  const { apps, none, caveat } = doc.apps;
+  if (apps.length === 0) return nothing;
+  return html`<section class="apps" id="apps">
+<h2>Apps its payments came from</h2>
+<p class="note">${caveat}</p>
+<table><thead><tr><th>App code</th><th>Payments</th><th>USD</th></tr></thead><tbody>
+${apps.map((a) => html`<tr><td><code>${a.app}</code></td><td>${count.format(a.tx)}</td><td>${usd(a.usd)}</td></tr>`)}
+${none.tx > 0 ? html`<tr><td>no app code</td><td>${count.format(none.tx)}</td><td>${usd(none.usd)}</td></tr>` : nothing}
+</tbody></table>
+</section>`;
+}
+
 /** The evidence page of one merchant's report: every named flagged wallet, why, and its transactions. */
 export function renderEvidencePage(doc: EvidenceDocument, opts: { notice?: string }): string {
   const json = `/v1/reports/base/${doc.address}/evidence?end_block=${doc.window.end_block}`;
@@ -163,6 +180,7 @@ export function renderEvidencePage(doc: EvidenceDocument, opts: { notice?: strin
 <p>Each wallet below tripped a screen. Its entry gives the rule with the figures that crossed its thresholds, the payments it flagged (transaction hashes anyone can look up on Base), and the funding path or the cycle behind the flag. <a href="/screens">How each screen works</a>; these flags are methodology <a href="${doc.methodology.url}">${doc.methodology.version}</a>'s. <a href="${json}">This evidence as JSON</a>.</p>
 ${feedPart(doc)}
 ${doc.flags.length > 0 ? doc.flags.map(flagSection) : html`<p>No screen flagged any payment in this window.</p>`}
+${appsPart(doc)}
 </main>
 ${licenceFooter(doc.license, html` Generated at ${when(doc.generated_at)}.`)}`;
   return documentShell(`Evidence: ${doc.name}, window ending at block ${doc.window.end_block}`, body);

@@ -29,6 +29,8 @@ const count = R.tx;
 const usd = R.usd;
 const address = R.address;
 const url = R.page;
+/** An ERC-8021 builder code as the indexer keeps it (src/indexer/builder-codes.ts). */
+const builderCode = z.string().regex(/^[a-z0-9_]{1,32}$/);
 
 /** What every document of a window states first, as the report does. */
 const windowed = {
@@ -237,6 +239,13 @@ export const EvidenceDocumentSchema = z
         .strict(),
     ),
     flag_feed: z.object({ wallets: count, url }).strict(),
+    apps: z
+      .object({
+        caveat: z.string(),
+        apps: z.array(z.object({ app: builderCode, tx: count, usd }).strict()),
+        none: z.object({ tx: count, usd }).strict(),
+      })
+      .strict(),
   })
   .strict();
 
@@ -256,6 +265,7 @@ const FlaggedAtSchema = z
     tx: count,
     usd,
     evidence: url,
+    apps: z.array(builderCode),
   })
   .strict();
 
@@ -279,6 +289,7 @@ export const FlagFeedDocumentSchema = z
     totals: z.object({ wallets: count, tx: count, usd }).strict(),
     page: LeaderboardDocumentSchema.shape.page,
     wallets: z.array(z.object({ wallet: address, ...flaggedWallet }).strict()),
+    apps_caveat: z.string(),
     attestation: FeedAttestationSchema.optional(),
   })
   .strict();
@@ -291,6 +302,7 @@ export const WalletHistorySchema = z
     wallet: address,
     methodology,
     weeks: z.array(z.object({ window: R.window, generated_at: R.generated_at, ...flaggedWallet }).strict()),
+    apps_caveat: z.string(),
   })
   .strict();
 

@@ -6,6 +6,7 @@ import type { Analytics } from "../../analytics/duckdb.ts";
 import { NotFoundError } from "../../common/errors.ts";
 import { feedAttestation } from "../attest/store.ts";
 import {
+  APPS_CAVEAT,
   type BoardPage,
   FLAG_FEED_PAGE_SIZE,
   type FlagFeed,
@@ -57,6 +58,7 @@ export function flags(
       totals,
       page: { number: page, size, pages },
       wallets: flaggedWallets(rows, (row) => evidenceUrl(context.publicUrl, end, row), context.methodology),
+      apps_caveat: APPS_CAVEAT,
       ...(attestation ? { attestation } : {}),
     };
   });
@@ -99,6 +101,7 @@ export async function wallet(
       wallet,
       methodology: methodologyOf(windows.publicUrl),
       weeks,
+      apps_caveat: APPS_CAVEAT,
     };
   });
 }

@@ -6,12 +6,14 @@
  * itself stays as docs/report.md, "Evidence", has it.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
-import type {
-  EvidenceDocument,
-  EvidenceFacts,
-  EvidenceWallet,
-  ReportDetails,
-  ReportWindow,
+import {
+  APPS_CAVEAT,
+  type EvidenceApps,
+  type EvidenceDocument,
+  type EvidenceFacts,
+  type EvidenceWallet,
+  type ReportDetails,
+  type ReportWindow,
 } from "../model.ts";
 import type { Report } from "../schema.ts";
 import { SCREENS, SCREENS_PATH, THRESHOLDS } from "../screens/index.ts";
@@ -46,7 +48,7 @@ const ADDRESS = /^0x[0-9a-f]{40}$/;
 /** A wallet a way can pass through: an address, or a batch-settlement channel named by its id (src/indexer/channels.ts). */
 const WALLET = /^0x(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
-/** One document per merchant, from its stored report and details; two queries for all of them. */
+/** One document per merchant, from its stored report and details; three queries for all of them. */
 export async function evidenceDocuments(
   analytics: Analytics,
   ctx: EvidenceContext,
@@ -63,6 +65,11 @@ export async function evidenceDocuments(
   const hops = await hopsOf(
     analytics,
     wallets.flatMap((w) => w.facts.funding_path ?? []),
+  );
+  const apps = await appsOf(
+    analytics,
+    ctx,
+    merchants.map(({ report }) => report.address),
   );
   return merchants.map(({ report, details }) => ({
     schema_version: "1",
@@ -94,7 +101,39 @@ export async function evidenceDocuments(
       wallets: details.wallets ?? 0,
       url: `${ctx.publicUrl}${flagsPath(1, report.address)}?end_block=${ctx.window.end_block}`,
     },
+    apps: apps.get(report.address) ?? { caveat: APPS_CAVEAT, apps: [], none: { tx: 0, usd: 0 } },
   }));
+}
+
+/**
+ * Each merchant's payments of the window by the ERC-8021 app code they carried (src/indexer/builder-codes.ts),
+ * and those without one; the window's payments, flagged or not.
+ */
+async function appsOf(
+  analytics: Analytics,
+  ctx: EvidenceContext,
+  merchants: readonly string[],
+): Promise<Map<string, EvidenceApps>> {
+  const result = new Map<string, EvidenceApps>();
+  for (const m of merchants) if (!ADDRESS.test(m)) throw new Error(`bad address in evidence: ${m}`);
+  if (merchants.length === 0) return result;
+  const rows = await analytics.all<{ pay_to: string; app: string | null; n: number; amount: bigint }>(
+    `SELECT pay_to, builder_app AS app, count(*)::DOUBLE AS n, sum(amount)::HUGEINT AS amount
+     FROM payments
+     WHERE ${sqlInWindow()} AND pay_to IN (${merchants.map((m) => `'${m}'`).join(", ")})
+     GROUP BY ALL ORDER BY pay_to, n DESC, app`,
+    { start: ctx.window.start_block, end: ctx.window.end_block },
+  );
+  for (const r of rows) {
+    let apps = result.get(r.pay_to);
+    if (!apps) {
+      apps = { caveat: APPS_CAVEAT, apps: [], none: { tx: 0, usd: 0 } };
+      result.set(r.pay_to, apps);
+    }
+    if (r.app === null) apps.none = { tx: r.n, usd: usd6(r.amount) };
+    else apps.apps.push({ app: r.app, tx: r.n, usd: usd6(r.amount) });
+  }
+  return result;
 }
 
 type PaymentPattern = EvidenceWallet["payments"];
@@ -231,7 +270,9 @@ function ruleText(kind: string, f: EvidenceFacts, flaggedTx: number): string {
         f.exact_tiny_max !== undefined && f.exact_tiny_max !== f.tiny_max
           ? `; exact payments, whose amount the merchant's server sets, of at most ${dollars(f.exact_tiny_max)}, a ${ordinalDivisor(t.tinyPriceDivisor)} of its lowest listed price, whatever its buyers pay`
           : "";
-      return `${y?.tiny_tx} payments of at most ${dollars(f.tiny_max)} from this wallet's cluster${own} (${price}${exact}): ${t.tinyRepeatMinPayments} or more from one cluster make a repeat, whatever their amounts.`;
+      const k = y?.tiny_tx ?? 0;
+      const share = k >= t.tinyRepeatMinPayments ? "all of them" : `${k} in ${t.tinyRepeatMinPayments} of them`;
+      return `${k} payments of at most ${dollars(f.tiny_max)} from this wallet's cluster${own} (${price}${exact}): a cluster's tiny payments are flagged in proportion to their number, whatever their amounts, all of them from ${t.tinyRepeatMinPayments} on; here ${share}, the earliest first (${flaggedTx} of this wallet's).`;
     }
     default:
       return "";
@@ -260,7 +301,7 @@ async function paymentsOf(
     const ranges = (facts.provenance?.ranges ?? []).map(([a, b]) => `[${Math.trunc(a)}, ${Math.trunc(b)}]`);
     pairs.set(
       `${payTo} ${wallet}`,
-      `('${payTo}', '${wallet}', ${screens}, [${ranges.join(", ")}]::BIGINT[][], ${Math.trunc(facts.ring?.flagged ?? 0)}::BIGINT, ${Math.trunc(facts.tiny_max)}::BIGINT, ${Math.trunc(facts.exact_tiny_max ?? facts.tiny_max)}::BIGINT)`,
+      `('${payTo}', '${wallet}', ${screens}, [${ranges.join(", ")}]::BIGINT[][], ${Math.trunc(facts.ring?.flagged ?? 0)}::BIGINT, ${Math.trunc(facts.tiny_n ?? 0)}::BIGINT, ${Math.trunc(facts.tiny_max)}::BIGINT, ${Math.trunc(facts.exact_tiny_max ?? facts.tiny_max)}::BIGINT)`,
     );
   }
   const result = new Map<string, PaymentPattern>();
@@ -278,10 +319,11 @@ async function paymentsOf(
     interval: number | null;
     shown: { tx_hash: string; block: bigint; time: string; amount: bigint }[];
   }>(
-    `WITH e(pay_to, payer, screens, funded, ring_n, tiny_max, exact_tiny_max) AS (VALUES ${[...pairs.values()].join(", ")}),
+    `WITH e(pay_to, payer, screens, funded, ring_n, tiny_n, tiny_max, exact_tiny_max) AS (VALUES ${[...pairs.values()].join(", ")}),
      f AS (
        SELECT w.pay_to, w.payer, w.tx_hash, w.log_index, w.block_number, w.block_time, w.amount, ${sqlDay("w.")} AS day,
-         len(list_filter(e.funded, r -> w.block_number BETWEEN r[1] AND r[2])) > 0 AS after_funding, e.ring_n,
+         len(list_filter(e.funded, r -> w.block_number BETWEEN r[1] AND r[2])) > 0 AS after_funding, e.ring_n, e.tiny_n,
+         coalesce(w.scheme, 'unknown') AS scheme,
          CASE WHEN coalesce(w.scheme, 'unknown') = 'exact' THEN e.exact_tiny_max ELSE e.tiny_max END AS tiny_max, e.screens
        FROM payments w JOIN e ON w.pay_to = e.pay_to AND w.payer = e.payer
        WHERE ${sqlInWindow("w.")}
@@ -290,8 +332,15 @@ async function paymentsOf(
        SELECT *, NOT after_funding AND row_number() OVER (
          PARTITION BY pay_to, payer, after_funding ORDER BY day, amount, block_number, log_index, tx_hash) <= ring_n AS ring_part
        FROM f
+     ), q AS (
+       -- tiny_repeat's share: of the tiny payments neither of those took, the first by day, amount and scheme.
+       SELECT *, row_number() OVER (
+         PARTITION BY pay_to, payer, NOT after_funding AND NOT ring_part AND amount <= tiny_max
+         ORDER BY day, amount, scheme, block_number, log_index, tx_hash) <= tiny_n
+         AND NOT after_funding AND NOT ring_part AND amount <= tiny_max AS tiny_part
+       FROM p
      ), classified AS (
-       SELECT *, ${kind} AS kind FROM p
+       SELECT *, ${kind} AS kind FROM q
      ), k AS (
        SELECT *,
          epoch(block_time) - epoch(lag(block_time) OVER (PARTITION BY pay_to, payer, kind ORDER BY block_number, log_index, tx_hash)) AS gap,

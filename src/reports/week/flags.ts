@@ -7,7 +7,7 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
 import type { FlaggedAt, FlaggedWallet } from "../model.ts";
 import { SCREENS } from "../screens/index.ts";
-import { SHOWN_WALLETS } from "./aggregates.ts";
+import { SHOWN_WALLETS, sqlInWindow } from "./aggregates.ts";
 import { sqlUsd } from "./money.ts";
 
 /** The flag feed's JSON: page 1 here, page N at `/pages/N` (src/reports/serve/routes/flags.ts). */
@@ -41,6 +41,8 @@ export type FlagRow = {
   named: boolean;
   /** The window's end block. */
   end_block: number;
+  /** The ERC-8021 app codes the wallet's payments to the merchant in the window carried, comma-separated. */
+  apps: string | null;
 };
 
 /** A window's flag feed, or one merchant's part of it, counted. */
@@ -55,19 +57,30 @@ const PRECEDENCE = `CASE f.kind ${SCREENS.map((s, i) => `WHEN '${s.kind}' THEN $
 /**
  * Replaces the window's rows with those of its build's tables (inside the transaction that stores its
  * reports): `rw_wallets`' cents are the page's shares of each flag, so a merchant's rows add up to its
- * report's flags to the cent.
+ * report's flags to the cent. Each row's apps are read from the window's payments of its pair: the build's
+ * groups keep no codes, and only the flagged pairs' payments are looked at.
  */
-export async function writeFlags(analytics: Analytics, end: number): Promise<void> {
+export async function writeFlags(analytics: Analytics, window: { start_block: number; end_block: number }) {
+  const end = window.end_block;
   await analytics.run("DELETE FROM report_flags WHERE chain = 'base' AND end_block = $end", { end });
   await analytics.run(
     `INSERT INTO report_flags
-     SELECT 'base', $end, w.payer, w.pay_to, w.kind, w.tx, w.amount, w.cents, c.cluster, p.first_block, p.last_block
+     WITH a AS (
+       SELECT payer, pay_to, array_to_string(list_sort(list_distinct(list(builder_app))), ',') AS apps
+       FROM payments
+       WHERE ${sqlInWindow()} AND builder_app IS NOT NULL
+         AND (payer, pay_to) IN (SELECT payer, pay_to FROM rw_wallets)
+       GROUP BY ALL
+     )
+     SELECT 'base', $end, w.payer, w.pay_to, w.kind, w.tx, w.amount, w.cents, c.cluster, p.first_block, p.last_block,
+       a.apps
      FROM rw_wallets w
      JOIN rw_pair_totals p USING (payer, pay_to)
      LEFT JOIN rw_clusters c ON c.wallet = w.payer
+     LEFT JOIN a USING (payer, pay_to)
      -- By wallet: one wallet's rows of a window are then a few blocks of the table.
      ORDER BY w.payer, w.pay_to, w.kind`,
-    { end },
+    { end, start: window.start_block },
   );
 }
 
@@ -101,7 +114,7 @@ export async function flagTotals(
  */
 const ROW_COLUMNS = `f.end_block::DOUBLE AS end_block, f.wallet, f.pay_to, r.name, f.kind, f.tx::DOUBLE AS tx,
   ${sqlUsd("f.cents")}::DOUBLE AS usd, f.cluster, f.first_block::DOUBLE AS first_block,
-  f.last_block::DOUBLE AS last_block, p.place <= ${SHOWN_WALLETS} AS named`;
+  f.last_block::DOUBLE AS last_block, p.place <= ${SHOWN_WALLETS} AS named, f.apps`;
 
 /**
  * SQL: the place of each row of the (end_block, pay_to, kind) groups `groups` selects among its group, in
@@ -224,5 +237,6 @@ function flaggedAt(row: FlagRow, evidence: string): FlaggedAt {
     tx: row.tx,
     usd: row.usd,
     evidence,
+    apps: row.apps ? row.apps.split(",") : [],
   };
 }

@@ -109,7 +109,7 @@ async function storeReports(
   const end = context.window.end_block;
   await analytics.run("DELETE FROM reports WHERE chain = 'base' AND end_block = $end", { end });
   await writeReports(analytics, context);
-  await writeFlags(analytics, end);
+  await writeFlags(analytics, context.window);
   await analytics.run(
     "INSERT OR REPLACE INTO report_windows VALUES ('base', $end, $version, $url, $generated, $methodology)",
     {
