@@ -177,6 +177,49 @@ describe.each(DATABASE_KINDS)("the channel store on %s", (kind) => {
     expect((await s.get(c.channelId))?.chargedCumulativeAmount).toBe("1000");
   });
 
+  it(`${kind === "pglite" ? "holds a voucher's reservation in the process" : "writes a voucher's reservation"}, and charges it in one conditional UPDATE`, async () => {
+    const sent: string[] = [];
+    const counting: Database = {
+      ...db,
+      query: (sql, params) => {
+        sent.push(sql.trim().split(/\s+/)[0] as string);
+        return db.query(sql, params);
+      },
+    };
+    const s = new ChannelStore(counting, RECEIVER);
+    const c = channel(11, RECEIVER, { chargedCumulativeAmount: "1000", signedMaxClaimable: "1000" });
+    await s.updateChannel(c.channelId, () => c);
+    sent.length = 0;
+    const pendingRequest = { pendingId: "r1", signedMaxClaimable: "2000", expiresAt: Date.now() + 60_000 };
+    const reserved = await s.updateChannel(
+      c.channelId,
+      (current) => current && { ...current, signedMaxClaimable: "2000", signature: "0xv2", pendingRequest },
+    );
+    expect(reserved.status).toBe("updated");
+    // Written after the last write of this process without reading the row first.
+    expect(sent).toEqual(kind === "pglite" ? [] : ["UPDATE"]);
+    // Another store of the process sees it: a second request on the channel finds it busy.
+    expect((await new ChannelStore(counting, RECEIVER).get(c.channelId))?.pendingRequest).toEqual(
+      pendingRequest,
+    );
+    const { rows } = await db.query<{ pending_id: string | null }>(
+      "SELECT pending_id FROM merchant_channels WHERE channel_id = $1",
+      [c.channelId],
+    );
+    // PGlite has no other process: the row need not say so (and a crash takes the reservation along).
+    expect(rows[0]?.pending_id).toBe(kind === "pglite" ? null : "r1");
+    sent.length = 0;
+    const charged = await s.updateChannel(c.channelId, (current) =>
+      current?.pendingRequest?.pendingId === "r1"
+        ? { ...current, chargedCumulativeAmount: "2000", pendingRequest: undefined }
+        : current,
+    );
+    expect(charged.status).toBe("updated");
+    expect(sent).toEqual(["UPDATE"]);
+    expect(await s.get(c.channelId)).toMatchObject({ chargedCumulativeAmount: "2000", signature: "0xv2" });
+    expect((await s.get(c.channelId))?.pendingRequest).toBeUndefined();
+  });
+
   it(`${kind === "pglite" ? "gives back" : "keeps"} the reservations left in the store when a process starts`, async () => {
     const s = store();
     const pending = { pendingId: "p9", signedMaxClaimable: "3000", expiresAt: Date.now() + 60_000 };
