@@ -2,12 +2,15 @@
  * The social-data API paid for real: the stock `@x402/fetch` client, the project's facilitator on a
  * devnet, the archive loaded with the contract's world. A lookup pays spec 4.3's price and answers X API
  * v2's shapes; what is not there is a 404 and costs nothing, nor does a caller's bad session; pages go on
- * through `next_token`, each paid; the proxy's /pay/<agent_id> is the user lookup; buyers at once each pay
+ * through `next_token`, each paid; the proxy's /pay/<agent_id> is the user lookup, and its day is paid once
+ * and then served to the wallet signed in (x402's sign-in-with-x, the SDK's client); buyers at once each pay
  * for exactly their own answers; one payment sent six times at once runs once, and a wallet that can pay
  * for one call sending five at once gets one answer and pays once.
  */
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import { createSIWxClientExtension, wrapFetchWithSIWx } from "@x402/extensions/sign-in-with-x";
 import { wrapFetchWithPayment } from "@x402/fetch";
+import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
 import type { Database } from "../../../src/common/db/index.ts";
@@ -215,6 +218,29 @@ describe("the social-data API, paid on the devnet", () => {
       expect(((await agent.json()) as { data: { id: string } }).data.id).toBe(ALICE.id);
     });
     expect(charged).toBe(10_000n + 6_000n + 6_000n + 5_000n);
+  });
+
+  it("sells a day of the proxy's /pay/<agent_id>: paid once, then signed in and served with no second charge", async () => {
+    const b = buyer(1);
+    const signer = privateKeyToAccount(b.privateKey);
+    const extension = createSIWxClientExtension({ signers: [signer] });
+    const day = wrapFetchWithPayment(fetch, x402ClientFor(b, "exact").registerExtension(extension));
+    const lookups = callsOf("userByUsername");
+    const charged = await spent(b, async () => {
+      const first = await day(`${proxy.url}/pay/alice/day`);
+      expect(first.status, await first.clone().text()).toBe(200);
+      expect(first.headers.has("payment-response")).toBe(true);
+      const again = await day(`${proxy.url}/pay/alice/day`);
+      expect(again.status, await again.clone().text()).toBe(200);
+      expect(again.headers.has("payment-response")).toBe(false);
+      expect(((await again.json()) as { data: { id: string } }).data.id).toBe(ALICE.id);
+      // A day of alice is not a day of bob: signed in alone, the wallet gets bob's 402.
+      const bob = await wrapFetchWithSIWx(fetch, signer)(`${proxy.url}/pay/bob/day`);
+      expect(bob.status).toBe(402);
+      expect(((await bob.json()) as { error: { code: string } }).error.code).toBe("access_not_paid");
+    });
+    expect(charged).toBe(50_000n);
+    expect(callsOf("userByUsername") - lookups).toBe(2);
   });
 
   it("charges buyers at once for exactly their own answers, never for a refusal", async () => {
