@@ -35,6 +35,7 @@ import { type Listening, listenWithUrl } from "../../../src/common/listen.ts";
 import { merchantApp } from "../../../src/merchant-kit/app.ts";
 import { type AnyEndpoint, defineEndpoint } from "../../../src/merchant-kit/endpoint.ts";
 import { callPaidTool, connectMcp } from "../../../src/merchant-kit/mcp/client.ts";
+import { accessForPeriod } from "../../../src/merchant-kit/payments/siwx.ts";
 import { Streamed } from "../../../src/merchant-kit/payments/streamed.ts";
 import { loadConfig } from "../../../src/services/config.ts";
 import { permit2WalletHolding, useDevnet } from "../../helpers/chain.ts";
@@ -494,7 +495,7 @@ describe("sign-in-with-x", () => {
     expect(await now()).toEqual({ ...paid, runs: paid.runs + 1 });
   });
 
-  it("refuses another wallet, another path, another host's message and a forged one, running nothing", async () => {
+  it("refuses another wallet, another path, another host's message, a forged one and a replay at once", async () => {
     await signingPayer(0)(`${url}/api/day/alpha`);
     const before = await now();
     // Wallet 1 never paid for the day: its own valid sign-in gets the 402 (the SDK's sign-in-only fetch).
@@ -520,6 +521,11 @@ describe("sign-in-with-x", () => {
     expect((await (await signIn(encodeSIWxHeader(mine), "/api/day/beta")).json()).error.code).toBe(
       "sign_in_invalid",
     );
+    // One message sent five times at once: served once.
+    const once = encodeSIWxHeader(await createSIWxPayload(complete, account(0), `${url}/api/day/alpha`));
+    const five = await Promise.all(Array.from({ length: 5 }, () => signIn(once, "/api/day/alpha")));
+    expect(five.map((a) => a.status).sort()).toEqual([200, 402, 402, 402, 402]);
+    before.runs++;
     const bad = await signIn("not a message", "/api/day/alpha");
     expect(bad.status).toBe(400);
     expect((await bad.json()).error.code).toBe("invalid_sign_in");
@@ -540,6 +546,13 @@ describe("sign-in-with-x", () => {
     expect(renewed.status).toBe(200);
     expect(renewed.headers.get("payment-response")).not.toBeNull();
     expect(settled - before.settled).toBe(1);
+  });
+
+  it("is refused on a route whose calls are metered or write: a signed-in call settles nothing", () => {
+    const day = ENDPOINTS.find((e) => e.accessSeconds) as AnyEndpoint;
+    const access = {} as Parameters<typeof accessForPeriod>[1];
+    expect(() => accessForPeriod({ ...day, scheme: "upto" }, access)).toThrow(/no upto/);
+    expect(() => accessForPeriod({ ...day, effects: ["writes"] }, access)).toThrow(/write nothing/);
   });
 
   it("keeps the period across a restart of the merchant, its database closed and opened again", async () => {
