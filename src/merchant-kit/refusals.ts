@@ -24,6 +24,11 @@ export function takesInput(endpoint: AnyEndpoint): boolean {
   return Object.keys(objectProperties(jsonSchemaOf(endpoint.input, "input")).properties).length > 0;
 }
 
+/** The refusals of a signed-in call (payments/siwx.ts), on a route that sells a period. */
+const SIGN_IN_400 = " A SIGN-IN-WITH-X header that is not a signed message (invalid_sign_in).";
+const SIGN_IN_402 =
+  " Or a signed message (SIGN-IN-WITH-X) that does not sign in, answered with the error as JSON: it fails a check of its host, path, chain, time or signature (sign_in_invalid), it was used already (sign_in_replayed), or its wallet has no period of this path running, never paid or ended (access_not_paid); PAYMENT-REQUIRED carries a fresh challenge, and what to pay for a new period.";
+
 /** The 402s of a call paid through a payment channel, beside the others. */
 const CHANNEL_402 =
   " Through a payment channel: the channel is serving another call (invalid_batch_settlement_evm_channel_busy: try again when it has answered), or the voucher's cumulative amount is not what the merchant has charged so far (invalid_batch_settlement_evm_cumulative_amount_mismatch: the header's channelState and voucherState say what to sign against).";
@@ -43,14 +48,16 @@ export function kitErrors(endpoint: AnyEndpoint): Errors {
       : ""
   }.`;
   return {
-    400: takesInput(endpoint)
-      ? `Bad input (invalid_input, or the body's type or syntax: the message names what), refused before any payment is asked for. ${malformed}`
-      : malformed,
+    400: `${
+      takesInput(endpoint)
+        ? `Bad input (invalid_input, or the body's type or syntax: the message names what), refused before any payment is asked for. ${malformed}`
+        : malformed
+    }${endpoint.accessSeconds ? SIGN_IN_400 : ""}`,
     402: `Payment required: the call came without a payment, or with one the facilitator refused (the header's error says why). The PAYMENT-REQUIRED header carries what to pay, to whom and on which network; the body is empty ({}), or a paywall page for a browser (Accept: text/html).${
       guarded
         ? " Or the paying wallet's balance does not cover this call on top of its payments in flight (insufficient_funds): refused before any work, with PAYMENT-REQUIRED too."
         : ""
-    }${offersChannels(endpoint) ? CHANNEL_402 : ""}`,
+    }${offersChannels(endpoint) ? CHANNEL_402 : ""}${endpoint.accessSeconds ? SIGN_IN_402 : ""}`,
     409: "This payment is already used by another request (payment_in_use): each request needs its own signed payment; the PAYMENT-REQUIRED header says what to pay. Or its payment id was used for another request or by another wallet (payment_id_conflict), bought an answer that was not kept (payment_id_unstored: streamed, or too large), or is still being answered for a concurrent request past this route's time budget (payment_id_in_progress).",
     ...(takesPermit2(endpoint) && {
       412: `${permit2Payments(endpoint)} from a wallet that has not approved Permit2 for the token (the PAYMENT-REQUIRED header's error is permit2_allowance_required): approve it once, then pay again.`,

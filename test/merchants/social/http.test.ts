@@ -185,6 +185,11 @@ describe("the social-data API, unpaid", () => {
     });
     expect(pay.extensions?.["sign-in-with-x"]).toBeUndefined();
     expect(Object.keys(proxyDoc.paths)).toContain("/pay/{agent_id}/day");
+    // Its refusals of a sign-in are documented with it, and only with it.
+    expect(JSON.stringify(proxyDoc.paths["/pay/{agent_id}/day"])).toMatch(
+      /sign_in_replayed.*access_not_paid/,
+    );
+    expect(JSON.stringify(proxyDoc.paths["/pay/{agent_id}"])).not.toContain("sign_in");
     const listed = (await (await get("/.well-known/x402", proxy.url)).json()) as { resources: string[] };
     expect(JSON.stringify(listed)).not.toContain("/day");
   });
