@@ -204,7 +204,7 @@ describe("sweeps of tiny_repeat's thresholds (issue 63)", () => {
   it("tiny_repeat: tiny payments per cluster from 1 to 20, at a tenth of the price", async () => {
     const points: Point[] = [];
     const { ws, records } = farmWallets("tiny-count-farm", 12);
-    const counts = [1, 5, 9, 10, 11, 20];
+    const counts = [1, 2, 3, 4, 5, 7, 9, 10, 20];
     for (const k of counts) {
       const pays = exact(payers(m, ws, k, (i) => PRICE / 10 - (i % 3)));
       points.push(
@@ -215,10 +215,24 @@ describe("sweeps of tiny_repeat's thresholds (issue 63)", () => {
         }),
       );
     }
-    const below = expectStep("tiny-count", points, counts.indexOf(THRESHOLDS.tinyRepeatMinPayments));
-    // Below the count a cluster hides fewer than ten payments of at most a fifth of the price: under two prices a week.
-    const most = ((THRESHOLDS.tinyRepeatMinPayments - 1) * PRICE) / THRESHOLDS.tinyPriceDivisor;
-    for (const p of below) expect(p.hidden / ws.length).toBeLessThanOrEqual(most);
+    if (process.env.DEBUG_SWEEPS)
+      for (const p of points)
+        console.log(
+          `tiny-count | ${p.knob} | ${(p.flagged * 100).toFixed(0)}% | $${(p.hidden / 1e6).toFixed(3)} |`,
+        );
+    // In proportion, no step: k tiny payments a cluster have k / tinyRepeatMinPayments of them flagged, in whole
+    // payments (here each cluster is one wallet, so the rounding is the cluster's own).
+    const min = THRESHOLDS.tinyRepeatMinPayments;
+    points.forEach((p, i) => {
+      const k = counts[i] as number;
+      const flaggedPayments = Math.round(k * Math.min(1, k / min));
+      expect(p.flagged, `share at ${k}`).toBeCloseTo(flaggedPayments / k, 2);
+      // What one payment fewer hides is whole payments' rounding: at most two tiny payments a cluster a week,
+      // under half a price, whatever the count.
+      expect(k - flaggedPayments, `hidden payments at ${k}`).toBeLessThanOrEqual(2);
+      expect(p.hidden / ws.length).toBeLessThanOrEqual((2 * PRICE) / THRESHOLDS.tinyPriceDivisor);
+      for (const [group, loss] of Object.entries(p.loss)) expect(loss, `${group} at ${k}`).toBeLessThan(0.02);
+    });
   });
 
   it("tiny_repeat: the size of 15 payments per cluster as a share of the price, 5% to 50%", async () => {

@@ -13,9 +13,14 @@ describe("tiny_repeat", () => {
     expect(report.real_tx).toBe(0);
   });
 
-  it("leaves nine tiny payments alone", async () => {
-    const { report } = await reportOf(repeat(9, { payer: addr("farm"), payTo: m, amount: 100 }), m);
-    expect(report.flags).toEqual({});
+  it("flags fewer than ten tiny payments in proportion to their number, the earliest first", async () => {
+    // Nine payments: nine tenths of them (8.1, in whole payments 8); one payment fewer than ten hides one, not ten.
+    const nine = await reportOf(repeat(9, { payer: addr("farm"), payTo: m, amount: 100 }), m);
+    expect(nine.report.flags).toEqual({ tiny_repeat: { tx: 8, usd: 0 } });
+    expect(nine.report.real_tx).toBe(1);
+    // Two: a fifth of them is less than half a payment, so nothing.
+    const two = await reportOf(repeat(2, { payer: addr("farm"), payTo: m, amount: 100 }), m);
+    expect(two.report.flags).toEqual({});
   });
 
   it("flags tiny payments whose amounts vary, where nothing says what the merchant charges", async () => {

@@ -10,7 +10,7 @@ export interface Screen {
   summary: string;
   /**
    * Over the pair table: payer, pay_to, tx, amount, tiny_tx (the payer's cluster's tiny payments to the
-   * merchant), payer_merchants, payer_light_merchants and cluster_tx (of the payer's cluster; NULL for
+   * merchant), tiny_n (the pair's payments tiny_repeat's share flags), payer_merchants, payer_light_merchants and cluster_tx (of the payer's cluster; NULL for
    * clusters of fewer than `proberMinMerchants` merchants), in_ring (the pair is on a cycle, `cycles.ts`),
    * funded_from (the block of the pair's first payment paid with the merchant's money, or NULL). A NULL
    * condition is false.
@@ -19,8 +19,7 @@ export interface Screen {
   /**
    * Over a group of the pair's payments that no screen can tell apart: amount, day (0 is the window's
    * first date), after_funding (paid with the merchant's money, `../provenance/`), ring_part (the ring's
-   * share of the pair's payments, `ring.ts`) and tiny_max (the merchant's largest
-   * tiny amount, `tiny-repeat.ts`).
+   * share of the pair's payments, `ring.ts`) and tiny_part (tiny_repeat's share of them, `tiny-repeat.ts`).
    */
   payment: string;
 }

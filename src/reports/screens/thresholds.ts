@@ -13,7 +13,7 @@ export const THRESHOLDS = {
   tinyPricePayerShare: 0.2,
   /** ...and, for a merchant with neither, tiny means at most this: below $0.001, under every price in the catalogues we know. */
   tinyFallbackMax: 999n,
-  /** tiny_repeat: at least this many tiny payments from one cluster to one merchant in the window, whatever their amounts. */
+  /** tiny_repeat: of k tiny payments from one cluster to one merchant in the window, whatever their amounts, k / this are flagged; from this many on, all. */
   tinyRepeatMinPayments: 10,
 
   /**

@@ -1,5 +1,4 @@
 import type { Screen } from "./screen.ts";
-import { THRESHOLDS } from "./thresholds.ts";
 
 /**
  * tiny_repeat: many payments far below anything the merchant charges, from one buyer (a cluster of
@@ -10,8 +9,9 @@ import { THRESHOLDS } from "./thresholds.ts";
  * the lowest of its listed prices (Bazaar, catalogues, imports) and of what its independent buyers pay:
  * the lowest band of amounts (a power of two wide) that at least `tinyPricePayers` clusters, and at least
  * `tinyPricePayerShare` of its clusters, paid it in the window; a merchant with neither falls back to
- * `tinyFallbackMax`. A cluster with at least `tinyRepeatMinPayments` tiny payments to the merchant in the
- * window is flagged, whatever their amounts; its wallets' tiny payments are flagged.
+ * `tinyFallbackMax`. Of a cluster's k tiny payments to the merchant in the window, whatever their amounts,
+ * the share k / `tinyRepeatMinPayments` (all of them from that count on) is flagged, the earliest first
+ * (`../week/aggregates.ts`, `rw_tiny_n`): a count is no step that one payment fewer steps past.
  * So a merchant whose price really is $0.001 is never hit by payments of $0.001, and metered (upto)
  * charges from independent buyers make the price they are measured against.
  * Known false positives: an unlisted price far below the listed ones that fewer than `tinyPricePayers`
@@ -20,6 +20,6 @@ import { THRESHOLDS } from "./thresholds.ts";
 export const tinyRepeat: Screen = {
   kind: "tiny_repeat",
   summary: "Many payments from one buyer, far below the merchant's prices.",
-  pair: `tiny_tx >= ${THRESHOLDS.tinyRepeatMinPayments}`,
-  payment: "amount <= tiny_max",
+  pair: "tiny_n > 0",
+  payment: "tiny_part",
 };

@@ -66,6 +66,7 @@ const TABLES = [
   "rw_pair_totals",
   "rw_pair_tiny",
   "rw_ring_n",
+  "rw_tiny_n",
   "rw_payer_merchants",
   "rw_flagged",
   "rw_flag_groups",
@@ -195,39 +196,72 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
        CASE WHEN amount = 0 THEN 0 ELSE least(rest, greatest(0, round((target - before) / amount))) END::BIGINT AS n
      FROM t`,
   );
+  await tinyShare(analytics);
   await hubLinks(analytics, p);
 
   const screenColumns = SCREENS.map((s) => `coalesce(${s.pair}, false) AS "s_${s.kind}"`).join(",\n      ");
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_flagged AS
      SELECT payer, pay_to, hub_linked, ${screenColumns} FROM (
-       SELECT q.*, coalesce(t.tiny_tx, 0) AS tiny_tx,
+       SELECT q.*, coalesce(t.tiny_tx, 0) AS tiny_tx, coalesce(tn.n, 0) AS tiny_n,
          pm.payer_merchants, pm.payer_light_merchants, pm.cluster_tx,
          r.payer IS NOT NULL AS in_ring, h.payer IS NOT NULL AS hub_linked, f.funded_from
        FROM rw_pair_totals q LEFT JOIN rw_pair_tiny t USING (payer, pay_to) LEFT JOIN rw_payer_merchants pm USING (payer, pay_to)
        LEFT JOIN rw_ring r USING (payer, pay_to) LEFT JOIN rw_hub_links h USING (payer, pay_to)
        LEFT JOIN rw_funding f USING (payer, pay_to)
+       LEFT JOIN (SELECT payer, pay_to, sum(n) AS n FROM rw_tiny_n GROUP BY ALL) tn USING (payer, pay_to)
      ) WHERE ${SCREENS.map((s) => `"s_${s.kind}"`).join(" OR ")} OR hub_linked`,
   );
 
   // Only the groups of suspect (or hub-linked) pairs are classified, split into the payments paid with
-  // the merchant's own money (provenance/), the ring's share and the rest.
+  // the merchant's own money (provenance/), the ring's share, tiny_repeat's share and the rest.
   const kind = `CASE ${SCREENS.map((s) => `WHEN "s_${s.kind}" AND (${s.payment}) THEN '${s.kind}'`).join(" ")} END`;
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_flag_groups AS
      SELECT payer, pay_to, amount, scheme, day, n, ${kind} AS kind, hub_linked FROM (
        SELECT payer, pay_to, amount, scheme, day, f.hub_linked, ${SCREENS.map((s) => `f."s_${s.kind}"`).join(", ")},
-         s.after_funding, s.ring_part, s.n, ${SQL_TINY_MAX} AS tiny_max
-       FROM rw_groups g JOIN rw_flagged f USING (payer, pay_to) JOIN rw_tiny t USING (pay_to)
+         s.after_funding, s.ring_part, s.tiny_part, s.n
+       FROM rw_groups g JOIN rw_flagged f USING (payer, pay_to)
        LEFT JOIN rw_after a USING (payer, pay_to, amount, scheme, day)
        LEFT JOIN rw_ring_n rn USING (payer, pay_to, amount, scheme, day)
-       CROSS JOIN LATERAL (VALUES (true, false, coalesce(a.n, 0)), (false, true, coalesce(rn.n, 0)),
-         (false, false, g.n - coalesce(a.n, 0) - coalesce(rn.n, 0))) s(after_funding, ring_part, n)
+       LEFT JOIN rw_tiny_n tn USING (payer, pay_to, amount, scheme, day)
+       CROSS JOIN LATERAL (VALUES (true, false, false, coalesce(a.n, 0)), (false, true, false, coalesce(rn.n, 0)),
+         (false, false, true, coalesce(tn.n, 0)),
+         (false, false, false, g.n - coalesce(a.n, 0) - coalesce(rn.n, 0) - coalesce(tn.n, 0)))
+         s(after_funding, ring_part, tiny_part, n)
        WHERE s.n > 0
      )`,
   );
 
   await figures(analytics, ringGraph);
+}
+
+/**
+ * tiny_repeat in proportion to the count (`rw_tiny_n`: payer, pay_to, amount, scheme, day, n): a cluster with
+ * k tiny payments to a merchant has k / `tinyRepeatMinPayments` of them flagged (all from that count on), of
+ * those no earlier screen took, the earliest first (by day, amount, scheme, then wallet), rounded to whole
+ * payments over the cluster, not per wallet, so that splitting a cluster's payments over more wallets moves
+ * nothing. One payment fewer than the count hides one tenth of the cluster's tiny payments, not all of them.
+ */
+async function tinyShare(analytics: Analytics): Promise<void> {
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_tiny_n AS
+     WITH g AS (
+       SELECT g.payer, g.pay_to, g.amount, g.scheme, g.day, t.cluster, t.tiny_tx,
+         g.n - coalesce(a.n, 0) - coalesce(rn.n, 0) AS rest
+       FROM rw_groups g JOIN rw_pair_tiny t USING (payer, pay_to) JOIN rw_tiny USING (pay_to)
+       LEFT JOIN rw_after a USING (payer, pay_to, amount, scheme, day)
+       LEFT JOIN rw_ring_n rn USING (payer, pay_to, amount, scheme, day)
+       WHERE g.amount <= ${SQL_TINY_MAX}
+     ), c AS (
+       SELECT *,
+         round(least(1.0, tiny_tx / ${THRESHOLDS.tinyRepeatMinPayments}) * sum(rest) OVER w) AS target,
+         coalesce(sum(rest) OVER (w ORDER BY day, amount, scheme, payer ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+       FROM g WINDOW w AS (PARTITION BY cluster, pay_to)
+     )
+     SELECT payer, pay_to, amount, scheme, day, least(rest, greatest(0, target - before))::BIGINT AS n
+     FROM c WHERE target > before AND rest > 0`,
+  );
 }
 
 /** The per-merchant tables (see the module's comment) from the classified groups. */

@@ -271,7 +271,8 @@ function ruleText(kind: string, f: EvidenceFacts, flaggedTx: number): string {
           ? `; exact payments, whose amount the merchant's server sets, of at most ${dollars(f.exact_tiny_max)}, a ${ordinalDivisor(t.tinyPriceDivisor)} of its lowest listed price, whatever its buyers pay`
           : "";
       const k = y?.tiny_tx ?? 0;
-      const share = k >= t.tinyRepeatMinPayments ? "all of them" : `${k} in ${t.tinyRepeatMinPayments} of them`;
+      const share =
+        k >= t.tinyRepeatMinPayments ? "all of them" : `${k} in ${t.tinyRepeatMinPayments} of them`;
       return `${k} payments of at most ${dollars(f.tiny_max)} from this wallet's cluster${own} (${price}${exact}): a cluster's tiny payments are flagged in proportion to their number, whatever their amounts, all of them from ${t.tinyRepeatMinPayments} on; here ${share}, the earliest first (${flaggedTx} of this wallet's).`;
     }
     default:

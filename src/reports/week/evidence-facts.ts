@@ -55,6 +55,8 @@ export async function evidenceFacts(
     `CREATE OR REPLACE TEMP TABLE rw_evidence AS
      WITH ring_n AS (
        SELECT payer, pay_to, sum(n)::BIGINT AS flagged FROM rw_ring_n GROUP BY ALL
+     ), tiny_n AS (
+       SELECT payer, pay_to, sum(n)::BIGINT AS flagged FROM rw_tiny_n GROUP BY ALL
      ), sizes AS (
        SELECT cluster, count(*) AS wallets FROM rw_clusters
        WHERE cluster IN (SELECT c.cluster FROM rw_shown s JOIN rw_clusters c ON c.wallet = s.payer)
@@ -67,6 +69,7 @@ export async function evidenceFacts(
      )
      SELECT s.pay_to, s.kind, s.payer, json_object(
        'screens', ${screens}, 'funded_from', f.funded_from, 'tiny_max', t.tiny_max, 'exact_tiny_max', t.exact_tiny_max,
+       'tiny_n', coalesce(tn.flagged, 0),
        'funding_path', CASE s.kind WHEN 'merchant_funded' THEN f.path::JSON END,
        -- Every kind's: a wallet's payments go to merchant_funded first, the others' evidence leaves them out.
        'provenance', CASE WHEN f.payer IS NOT NULL THEN
@@ -89,6 +92,7 @@ export async function evidenceFacts(
      LEFT JOIN rw_ring r USING (pay_to, payer)
      LEFT JOIN rw_ring_cycles rc USING (pay_to, payer)
      LEFT JOIN ring_n rn USING (pay_to, payer)
+     LEFT JOIN tiny_n tn USING (pay_to, payer)
      LEFT JOIN rw_clusters c ON c.wallet = s.payer
      LEFT JOIN sizes z ON z.cluster = c.cluster
      LEFT JOIN links k ON k.cluster = c.cluster`,
