@@ -13,6 +13,9 @@ import {
   parseBuilderCodeSuffixFromCalldata,
 } from "@x402/extensions/builder-code";
 
+/** What follows a suffix's codes: their length (2 bytes), the schema's id (1) and the marker (16). */
+const SUFFIX_TRAILER = 19;
+
 /** A payment's decoded codes; null where the suffix has none. */
 export interface BuilderCodes {
   app: string | null;
@@ -30,11 +33,16 @@ export interface BuilderCodes {
 export function builderCodesOf(input: string | undefined): BuilderCodes | undefined {
   if (
     !input ||
-    input.length < 2 + 2 * 19 ||
+    input.length < 2 + 2 * SUFFIX_TRAILER ||
     input.slice(-ERC_8021_MARKER.length).toLowerCase() !== ERC_8021_MARKER
   )
     return undefined;
-  const parsed = parseBuilderCodeSuffixFromCalldata(input.toLowerCase() as `0x${string}`);
+  // Only the suffix is handed to the parser, as long as its length field says (an input too short for it is
+  // handed whole, and refused): the parser searches its whole argument for the marker, which more than doubled
+  // its time on a settlement's input.
+  const length = Number.parseInt(input.slice(-2 * SUFFIX_TRAILER, -2 * SUFFIX_TRAILER + 4), 16);
+  const suffix = input.slice(-2 * (length + SUFFIX_TRAILER)).replace(/^0x/i, "");
+  const parsed = parseBuilderCodeSuffixFromCalldata(`0x${suffix.toLowerCase()}`);
   if (!parsed) return undefined;
   const valid = (code: unknown) =>
     typeof code === "string" && BUILDER_CODE_PATTERN.test(code) ? code : null;

@@ -22,12 +22,14 @@ import {
 import type { Devnet, DevnetAccount } from "../../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import { usdcAbi } from "../../src/chain/usdc.ts";
+import { escapeText } from "../../src/common/html.ts";
 import type { Facilitator } from "../../src/facilitator/index.ts";
 import { inProcessClient } from "../../src/facilitator/index.ts";
 import type { SenderChoice } from "../../src/indexer/block-data.ts";
 import { runIndexer } from "../../src/indexer/index.ts";
 import { ReportService } from "../../src/reports/index.ts";
 import { APPS_CAVEAT } from "../../src/reports/model.ts";
+import { renderEvidencePage } from "../../src/reports/render/evidence-page.ts";
 import { startMiner } from "../helpers/chain.ts";
 import {
   type ChannelConfigOf,
@@ -321,7 +323,12 @@ describe("indexer, every settlement shape", () => {
       expect(await codes(byHash)).toEqual(await codes(traced));
 
       const service = new ReportService(traced, { publicUrl: "https://r.test" });
-      expect((await service.evidence(b0)).apps).toEqual({
+      const evidence = await service.evidence(b0);
+      const page = renderEvidencePage(evidence, {});
+      expect(page).toContain("Apps its payments came from");
+      expect(page).toContain(`<code>${CODES.app}</code>`);
+      expect(page).toContain(escapeText(APPS_CAVEAT));
+      expect(evidence.apps).toEqual({
         caveat: APPS_CAVEAT,
         apps: [{ app: CODES.app, tx: 1, usd: 0.002 }],
         none: { tx: 0, usd: 0 },
