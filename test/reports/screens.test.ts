@@ -23,6 +23,20 @@ describe("tiny_repeat", () => {
     expect(two.report.flags).toEqual({});
   });
 
+  it("rounds the share over the cluster, so that spreading its payments over more wallets changes nothing", async () => {
+    // Four payments: four tenths of them, 1.6, is 2 flagged, from one wallet or from four funded by one source
+    // (per wallet, 0.4 of a payment each would round to none).
+    const one = await reportOf(repeat(4, { payer: addr("one-wallet"), payTo: m, amount: 100 }), m);
+    expect(one.report.flags).toEqual({ tiny_repeat: { tx: 2, usd: 0 } });
+    const farm = ["a", "b", "c", "d"].map((x) => addr(`spread-${x}`));
+    const records = farm.flatMap((w, i) => [
+      transfer(addr("spread-source"), w, 5_000_000, START - 100_000 + i),
+      payment({ payer: w, payTo: m, amount: 100, block: START + 1_000 + i * 10_000 }),
+    ]);
+    const spread = await reportOf(records, m);
+    expect(spread.report.flags).toEqual({ tiny_repeat: { tx: 2, usd: 0 } });
+  });
+
   it("flags tiny payments whose amounts vary, where nothing says what the merchant charges", async () => {
     // The 80% rule this replaced let a farm pass by varying its amounts.
     const records = Array.from({ length: 20 }, (_, i) =>
