@@ -283,7 +283,8 @@ function resourceServers(
   const upto = new UptoEvmScheme();
   // One per host: its offers are kept for reuse across the servers made as its facilitators change.
   const receipts = merchant.receiptSigner && receiptsExtension(merchant.receiptSigner);
-  const signIn = signInExtension(merchant.publicUrl);
+  // Only where a route sells a period: the challenge names the host's public origin, which it then must have.
+  const signIn = merchant.endpoints.some((e) => e.accessSeconds) && signInExtension(merchant.publicUrl);
   const channel = new MerchantChannelScheme(merchant.payTo, {
     storage: new ChannelStore(db, merchant.payTo),
     withdrawDelay: channels.withdrawDelaySeconds,
@@ -297,7 +298,7 @@ function resourceServers(
       .registerExtension(bazaarResourceServerExtension)
       .registerExtension(paymentIdentifierResourceServerExtension)
       .registerExtension(builderCodeResourceServerExtension);
-    server.registerExtension(signIn);
+    if (signIn) server.registerExtension(signIn);
     return receipts ? server.registerExtension(receipts) : server;
   };
 }
