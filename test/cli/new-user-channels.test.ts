@@ -3,7 +3,7 @@
  * `serve --only utility` with X402M_FACILITATOR_URL set to the devnet's facilitator and nothing else about
  * it (no API key). The utility API's 402 for `/api/store` offers a payment channel, and the SDK's own
  * batch-settlement client with `@x402/fetch` pays it: 50 calls by deposits and vouchers, then a cooperative
- * refund that claims exactly what the calls were charged. The
+ * refund that claims exactly what the calls were charged, which `index` then `report` count. The
  * devnet's facilitator signs the refund as the channel's receiverAuthorizer for a keyless request from
  * loopback (docs/facilitator.md); before, every call was answered 503 `authorizer_key_required`.
  */
@@ -16,6 +16,7 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { isolatedDatabaseOptions } from "../helpers/db.ts";
+import { runCli } from "../helpers/process.ts";
 import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
 
 const BIN = path.resolve("bin/x402-merchants");
@@ -102,5 +103,28 @@ describe("the new user's path: devnet, then serve against its facilitator", () =
     const refunded = await client.refund(url);
     expect(refunded, JSON.stringify(refunded)).toMatchObject({ success: true });
     expect(await usdc.balanceOf(account.address)).toBe(before - PRICE * BigInt(CALLS));
+
+    // The report counts exactly what was claimed: the next command of docs/cli.md, `index` then `report`, on a
+    // store of its own, to the block the refund's claim landed in.
+    const head = Number(await usdc.client.getBlockNumber());
+    const analyticsDir = await isolatedDatabaseOptions("pglite");
+    onTestFinished(analyticsDir.cleanup);
+    const indexed = await runCli([
+      "index",
+      "--rpc",
+      devnet.rpc,
+      "--to-block",
+      String(head),
+      "--data",
+      analyticsDir.dataDir,
+    ]);
+    expect(indexed.code, indexed.stderr).toBe(0);
+    const report = await runCli(["report", payTo, "--data", analyticsDir.dataDir]);
+    expect(report.code, report.stderr).toBe(0);
+    expect(JSON.parse(report.stdout)).toMatchObject({
+      address: payTo.toLowerCase(),
+      usd: Number(PRICE * BigInt(CALLS)) / 1e6,
+      window: { end_block: head },
+    });
   }, 120_000);
 });
