@@ -49,6 +49,9 @@ export function declareReceipts(): Record<string, unknown> {
 
 const DECLARATION = { includeTxHash: true };
 
+/** The key id the host's offers and receipts carry: its signer's address as a `did:pkh` (CAIP-10 on chain 1, as the SDK's own examples name an EIP-712 signer). */
+export const receiptKid = (address: string) => `did:pkh:eip155:1:${address}`;
+
 /** The resource an offer or receipt names: the URL without its query (and fragment). */
 export function signedResource(url: string): string {
   const parsed = new URL(url);
@@ -68,7 +71,7 @@ const OFFERS_KEPT = 500;
 function issuer(account: LocalAccount): OfferReceiptIssuer {
   const sign: SignTypedDataFn = (data) =>
     account.signTypedData(data as Parameters<LocalAccount["signTypedData"]>[0]);
-  const sdk = createEIP712OfferReceiptIssuer(`did:pkh:eip155:1:${account.address}`, sign);
+  const sdk = createEIP712OfferReceiptIssuer(receiptKid(account.address), sign);
   const kept = new Map<string, { offer: SignedOffer; until: number }>();
   return {
     ...sdk,

@@ -182,12 +182,15 @@ async function receiptOf(answer: Response, request: Request) {
 describe("offers", () => {
   it("signs each way to pay in a 402, and the SDK's helpers find each offer's terms among the accepts", async () => {
     const { required, offers } = await offersOf("/api/channel?text=offer");
+    const known = (await (await fetch(`${url}/.well-known/x402`)).json()) as { receipts?: unknown };
     expect(offers.map((o) => o.scheme).sort()).toEqual(["batch-settlement", "exact"]);
     for (const offer of offers) {
       const { signer: by, payload } = await verifyOfferSignatureEIP712(
         offer.signedOffer as EIP712SignedOffer,
       );
       expect(by).toBe(signer.address);
+      // The signer is the one the host names in its discovery document.
+      expect(known.receipts).toEqual({ kid: `did:pkh:eip155:1:${signer.address}`, signer: signer.address });
       // The resource is the endpoint: the query is the call's input, bound by the charge's request hash.
       expect(payload.resourceUrl).toBe(`${url}/api/channel`);
       const accepted = findAcceptsObjectFromSignedOffer(offer, required.accepts) as PaymentRequirements;
