@@ -183,7 +183,12 @@ export class ChannelStore implements ChannelStorage {
           }
           // A reservation held here given back (the call failed): nothing was written, nothing to write.
           const held = this.known.held.get(id);
-          if (held?.version === row.version && !next.pendingRequest && reservesOnly(stored, next)) {
+          if (
+            held?.version === row.version &&
+            !next.pendingRequest &&
+            !stored.pendingRequest &&
+            reservesOnly(stored, next)
+          ) {
             this.known.held.delete(id);
             return { channel: next, status: "updated" };
           }
