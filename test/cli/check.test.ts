@@ -162,7 +162,7 @@ describe("x402-merchants check", () => {
   it("names a flag feed that disagrees with its reports, or outlives them", async () => {
     const store = await makeStore(10);
     const flagged = (wallet: string, payTo: string, tx: number, cents: number) =>
-      `INSERT INTO report_flags VALUES ('base', 1, '${wallet}', '${payTo}', 'tiny_repeat', ${tx}, ${cents * 10_000}, ${cents}, NULL, 5, 9)`;
+      `INSERT INTO report_flags VALUES ('base', 1, '${wallet}', '${payTo}', 'tiny_repeat', ${tx}, ${cents * 10_000}, ${cents}, NULL, 5, 9, NULL)`;
     await tamper(
       store,
       "INSERT INTO report_windows VALUES ('base', 1, 0, 'https://r.test', '2026-01-01T00:00:00Z', '1.4.0')",
