@@ -25,11 +25,15 @@ import type { DevnetAccount } from "../../src/chain/devnet/index.ts";
 import type { Database } from "../../src/common/db/index.ts";
 import { addKey } from "../../src/facilitator/access/index.ts";
 import { type Facilitator, reasons } from "../../src/facilitator/index.ts";
+import { builderCodesOf } from "../../src/indexer/builder-codes.ts";
 import { useDevnet } from "../helpers/chain.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
 import { rpc } from "../helpers/settle.ts";
 import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
+
+/** The facilitator's ERC-8021 builder code, which it appends to what it settles. */
+const BUILDER_CODE = "test_facilitator";
 
 const DELAY = 900;
 const USDC = getAddress(BASE_USDC);
@@ -148,7 +152,10 @@ describe.each(DATABASE_KINDS)("facilitator, batch-settlement (ledger on %s)", (k
   beforeAll(async () => {
     ({ db, close: closeDb } = await openTestDatabase(kind));
     // Closed: no allow-list, every payee needs a key.
-    facilitator = await devnetFacilitator(chain.devnet, db, { access: { open: false } });
+    facilitator = await devnetFacilitator(chain.devnet, db, {
+      access: { open: false },
+      builderCode: BUILDER_CODE,
+    });
     const issued = await addKey(db, {
       name: "channels",
       payees: [receiver.toLowerCase()],
@@ -342,6 +349,9 @@ describe.each(DATABASE_KINDS)("facilitator, batch-settlement (ledger on %s)", (k
     const claimed = await post("/settle", claim);
     expect(claimed.body, JSON.stringify(claimed.body)).toMatchObject({ success: true, network: NETWORK });
     expect(await channelOf(A())).toEqual([DEPOSIT_A, 300_000n]);
+    // The claim's calldata ends with the facilitator's ERC-8021 code (the merchant's action carries none).
+    const { input } = await usdc.client.getTransaction({ hash: claimed.body.transaction as `0x${string}` });
+    expect(builderCodesOf(input)).toEqual({ app: null, wallet: BUILDER_CODE, services: null });
     expect(await actionRow(claimed.body.transaction)).toMatchObject({
       kind: "claim",
       state: "settled",

@@ -17,10 +17,14 @@ import type { Database } from "../../src/common/db/index.ts";
 import { addKey } from "../../src/facilitator/access/index.ts";
 import { type Facilitator, reasons } from "../../src/facilitator/index.ts";
 import { authorizationUsed } from "../../src/facilitator/outcome.ts";
+import { builderCodesOf } from "../../src/indexer/builder-codes.ts";
 import { useDevnet } from "../helpers/chain.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
 import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
+
+/** The facilitator's ERC-8021 builder code, which it appends to what it settles. */
+const BUILDER_CODE = "test_facilitator";
 
 const chain = useDevnet({ buyers: 2 });
 let usdc: ReturnType<typeof usdcReader>;
@@ -73,7 +77,10 @@ describe.each(DATABASE_KINDS)("facilitator, exact through the Permit2 proxy (led
   beforeAll(async () => {
     ({ db, close: closeDb } = await openTestDatabase(kind));
     // Closed: no allow-list, every payee needs a key.
-    facilitator = await devnetFacilitator(chain.devnet, db, { access: { open: false } });
+    facilitator = await devnetFacilitator(chain.devnet, db, {
+      access: { open: false },
+      builderCode: BUILDER_CODE,
+    });
     payee = newMerchant();
     ({ key } = await addKey(db, {
       name: "shop",
@@ -144,6 +151,9 @@ describe.each(DATABASE_KINDS)("facilitator, exact through the Permit2 proxy (led
     const hash = settled.body.transaction as `0x${string}`;
     const receipt = await usdc.receipt(hash);
     expect(receipt.to?.toLowerCase()).toBe(X402_EXACT_PROXY_ADDRESS.toLowerCase());
+    // The proxy's calldata ends with the facilitator's ERC-8021 code, which the proxy ignores.
+    const { input } = await usdc.client.getTransaction({ hash });
+    expect(builderCodesOf(input)).toEqual({ app: null, wallet: BUILDER_CODE, services: null });
     expect(parseEventLogs({ abi: exactProxyAbi, logs: receipt.logs, eventName: "Settled" })).toHaveLength(1);
     expect(await usdc.balanceOf(buyer.address)).toBe(buyerBefore - 250_000n);
     expect(await usdc.balanceOf(payee)).toBe(payeeBefore + 250_000n);
