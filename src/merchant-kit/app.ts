@@ -46,6 +46,7 @@ import {
   paymentRequiredHeaders,
 } from "./payments/resource-server.ts";
 import {
+  ACCESS_CALLS_HEADER,
   ACCESS_UNTIL_HEADER,
   accessForPeriod,
   periodAccess,
@@ -87,6 +88,7 @@ const CORS = {
     REQUEST_ID_HEADER,
     REPLAYED_HEADER,
     ACCESS_UNTIL_HEADER,
+    ACCESS_CALLS_HEADER,
   ],
 };
 

@@ -289,6 +289,12 @@ export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodTyp
    */
   accessSeconds?: number;
   /**
+   * With `accessSeconds`: the most calls a period serves signed in. A signed-in call is paid for by no payment
+   * of its own, so what its handler spends outside (an upstream lookup) must fit in the period's price: the
+   * count bounds it, where time alone would not (a wallet polling all day).
+   */
+  accessCalls?: number;
+  /**
    * Answers the output (sent as JSON), a `Response`, or a `Streamed` answer: sent as it is produced and
    * settled for what reached the caller (payments/streamed.ts), when `streaming` says how.
    */

@@ -130,6 +130,8 @@ export const KIT_MIGRATIONS: readonly Migration[] = [
       payer text NOT NULL,
       granted_at timestamptz NOT NULL DEFAULT now(),
       expires_at timestamptz NOT NULL,
+      -- The signed-in calls the period has left (its route's accessCalls, added up over payments in one period).
+      calls_left integer NOT NULL,
       PRIMARY KEY (pay_to, resource, payer)
     );
     CREATE INDEX merchant_access_grants_expires ON merchant_access_grants (expires_at);

@@ -27,7 +27,7 @@ export function takesInput(endpoint: AnyEndpoint): boolean {
 /** The refusals of a signed-in call (payments/siwx.ts), on a route that sells a period. */
 const SIGN_IN_400 = " A SIGN-IN-WITH-X header that is not a signed message (invalid_sign_in).";
 const SIGN_IN_402 =
-  " Or a signed message (SIGN-IN-WITH-X) that does not sign in, answered with the error as JSON: it fails a check of its host, path, chain, time or signature (sign_in_invalid), it was used already (sign_in_replayed), or its wallet has no period of this path running, never paid or ended (access_not_paid); PAYMENT-REQUIRED carries a fresh challenge, and what to pay for a new period.";
+  " Or a signed message (SIGN-IN-WITH-X) that does not sign in, answered with the error as JSON: it fails a check of its host, path, chain, time or signature (sign_in_invalid), it was used already (sign_in_replayed), or its wallet has no period of this path running, never paid or ended (access_not_paid), or none of its calls left (access_used); PAYMENT-REQUIRED carries a fresh challenge, and what to pay for a new period.";
 
 /** The 402s of a call paid through a payment channel, beside the others. */
 const CHANNEL_402 =

@@ -36,7 +36,7 @@ import { type AnyEndpoint, isMetered, type Merchant, type MerchantServices } fro
 import type { MerchantEnv } from "../merchant-env.ts";
 import { DEFAULT_TIMEOUT_MS, startBudget } from "./paid-handler.ts";
 import { paymentHeader } from "./payment-key.ts";
-import { AccessStore } from "./siwx-store.ts";
+import { type Access, AccessStore } from "./siwx-store.ts";
 import { Streamed } from "./streamed.ts";
 
 export { SIGN_IN_WITH_X };
@@ -46,6 +46,8 @@ export const SIGN_IN_HEADER = "SIGN-IN-WITH-X";
 
 /** The answer's header that says until when the wallet's access runs (ISO 8601), paid or signed in. */
 export const ACCESS_UNTIL_HEADER = "Access-Until";
+/** The answer's header that says how many signed-in calls the wallet's period has left, paid or signed in. */
+export const ACCESS_CALLS_HEADER = "Access-Calls-Left";
 
 /**
  * How long a challenge may be signed and sent: its `expirationTime`, and the age past which the SDK's check
@@ -114,8 +116,11 @@ export function accessForPeriod(
   endpoint: AnyEndpoint,
   options: AccessOptions,
 ): MiddlewareHandler<MerchantEnv> {
-  const seconds = endpoint.accessSeconds;
+  const { accessSeconds: seconds, accessCalls: calls } = endpoint;
   if (!seconds) throw new Error(`${endpoint.path} sells no period`);
+  if (!calls || !Number.isInteger(calls) || calls < 1) {
+    throw new Error(`${endpoint.path} sells a period: it must say how many calls it serves (accessCalls)`);
+  }
   // A signed-in call is served without a payment: nothing to meter, and no settlement to commit writes with.
   if (isMetered(endpoint) || endpoint.effects?.includes("writes")) {
     throw new Error(
@@ -127,24 +132,53 @@ export function accessForPeriod(
     const proof = c.req.header(SIGN_IN_HEADER);
     if (paymentHeader(c.req.raw) !== undefined || proof === undefined) {
       await next();
-      await recordPaid(c, seconds, options.store);
+      await recordPaid(c, seconds, calls, options.store);
       return;
     }
     const payer = await signedIn(c, proof, origin, options);
-    const response = await serve(c, endpoint, options.services, payer.address);
-    response.headers.set(ACCESS_UNTIL_HEADER, payer.until.toISOString());
+    let response: Response;
+    try {
+      response = await serve(c, endpoint, options.services, payer.address);
+    } catch (error) {
+      await giveBack(c, payer.address, options.store);
+      throw error;
+    }
+    if (response.status >= 400) await giveBack(c, payer.address, options.store);
+    else setAccessHeaders(response.headers, payer);
     return response;
   };
 }
 
+function setAccessHeaders(headers: Headers, access: Access): void {
+  headers.set(ACCESS_UNTIL_HEADER, access.until.toISOString());
+  headers.set(ACCESS_CALLS_HEADER, String(access.callsLeft));
+}
+
+/** A signed-in call whose answer failed gives its call back: a failed call costs nothing, paid or signed in. */
+async function giveBack(c: Context<MerchantEnv>, payer: string, store: AccessStore): Promise<void> {
+  try {
+    await store.returnCall(c.req.path, payer);
+  } catch (error) {
+    log("error", "a failed signed-in call's call could not be given back", {
+      payer,
+      path: c.req.path,
+      error,
+    });
+  }
+}
+
 /** After the payment's middlewares: an answer that was charged starts (or extends) the payer's period. */
-async function recordPaid(c: Context<MerchantEnv>, seconds: number, store: AccessStore): Promise<void> {
+async function recordPaid(
+  c: Context<MerchantEnv>,
+  seconds: number,
+  calls: number,
+  store: AccessStore,
+): Promise<void> {
   const run = c.var.run;
   // Only a run of this request that was settled: a kept answer sent again for a payment id has no run.
   if (!run?.handled || c.res.status >= 400 || !c.res.headers.has("PAYMENT-RESPONSE")) return;
   try {
-    const until = await store.grant(c.req.path, run.key.payer, seconds);
-    c.res.headers.set(ACCESS_UNTIL_HEADER, until.toISOString());
+    setAccessHeaders(c.res.headers, await store.grant(c.req.path, run.key.payer, seconds, calls));
   } catch (error) {
     // The buyer has its answer and was charged for it; the period is what could not be kept.
     log("error", "a paid period could not be recorded", { payer: run.key.payer, path: c.req.path, error });
@@ -162,15 +196,16 @@ async function refused(
 }
 
 /**
- * The wallet a signed message proves, and until when its period for this path runs; refused (402 with the
- * route's challenge) when the message fails a check, was served before, or the wallet has no period running.
+ * The wallet a signed message proves, with one call of its period for this path taken; refused (402 with the
+ * route's challenge) when the message fails a check, was served before, or the wallet has no period running or
+ * no call left in it. The nonce is taken first, so that a replayed message takes no call.
  */
 async function signedIn(
   c: Context<MerchantEnv>,
   proof: string,
   origin: URL,
   options: AccessOptions,
-): Promise<{ address: `0x${string}`; until: Date }> {
+): Promise<Access & { address: `0x${string}` }> {
   let message: SIWxPayload;
   try {
     message = parseSIWxHeader(proof);
@@ -200,15 +235,6 @@ async function signedIn(
   const signature = await verifySIWxSignature(message);
   if (!signature.isValid) throw await invalid(`${signature.invalidMessage} (${signature.invalidReason})`);
   const address = signature.payer.toLowerCase() as `0x${string}`;
-  const until = await options.store.accessUntil(c.req.path, address);
-  if (!until) {
-    throw await refused(
-      c,
-      options,
-      "access_not_paid",
-      `${address} has no access to ${c.req.path} running: it never paid for it, or its period ended; pay for a new period`,
-    );
-  }
   if (!(await options.store.takeNonce(message.nonce, address, NONCE_KEPT_SECONDS))) {
     throw await refused(
       c,
@@ -217,7 +243,24 @@ async function signedIn(
       "this signed message was used already: each sign-in signs the 402's fresh challenge once",
     );
   }
-  return { address, until };
+  const taken = await options.store.takeCall(c.req.path, address);
+  if (taken === "unpaid") {
+    throw await refused(
+      c,
+      options,
+      "access_not_paid",
+      `${address} has no access to ${c.req.path} running: it never paid for it, or its period ended; pay for a new period`,
+    );
+  }
+  if (taken === "used") {
+    throw await refused(
+      c,
+      options,
+      "access_used",
+      `${address}'s period of ${c.req.path} has no signed-in call left; pay for more (a payment adds a period's calls and time)`,
+    );
+  }
+  return { address, ...taken };
 }
 
 /** The endpoint's handler for a signed-in wallet, under its time budget: no payment, nothing settled. */

@@ -79,6 +79,12 @@ export function socialMerchant(host: SocialHost, setup: SocialSetup): Merchant {
  */
 export const PROXY_DAY_PRICE = "0.05";
 export const PROXY_DAY_SECONDS = 86_400;
+/**
+ * The day's signed-in calls. Each may be an upstream lookup that no payment of its own covers: 100 at
+ * twitterapi.io's listed $0.18 per 1,000 profiles is $0.018, inside the day's $0.05 (docs/social.md); an X web
+ * session's rate limit is spent by at most 100 lookups a wallet a day.
+ */
+export const PROXY_DAY_CALLS = 100;
 
 /**
  * The paid-proxy host: `GET /pay/<agent_id>`, the profile of the user whose screen name is `agent_id`,
@@ -105,8 +111,9 @@ export function socialProxyMerchant(host: SocialHost, setup: SocialSetup): Merch
     path: "/pay/:agent_id/day",
     price: PROXY_DAY_PRICE,
     accessSeconds: PROXY_DAY_SECONDS,
+    accessCalls: PROXY_DAY_CALLS,
     listed: false,
-    description: `A day of /pay/<agent_id>: the agent's profile now, and for 24 hours again to the wallet that paid, which signs in with that wallet (x402's sign-in-with-x, the 402's challenge) instead of paying. ${lookup.description}`,
+    description: `A day of /pay/<agent_id>: the agent's profile now, and for 24 hours (up to ${PROXY_DAY_CALLS} calls) again to the wallet that paid, which signs in with that wallet (x402's sign-in-with-x, the 402's challenge) instead of paying. ${lookup.description}`,
     input: z.object({ agent_id: username("agent_id").describe("The agent's screen name.") }),
     output: UserAnswer,
     errors: NO_USER,

@@ -13,4 +13,4 @@ export const SOCIAL_GUIDANCE =
 
 export const SOCIAL_PROXY_GUIDANCE =
   "GET /pay/{agent_id}: the X (Twitter) profile of the user whose screen name is agent_id, priced and answered as the social-data API's /users/by/username (X API v2's shape, IDs as decimal strings). " +
-  "To poll one profile all day, GET /pay/{agent_id}/day: paid once, then for 24 hours the wallet that paid signs the 402's sign-in-with-x challenge (the SIGN-IN-WITH-X header, @x402/extensions' client) instead of paying.";
+  "To poll one profile all day, GET /pay/{agent_id}/day: paid once, then for 24 hours (up to 100 calls) the wallet that paid signs the 402's sign-in-with-x challenge (the SIGN-IN-WITH-X header, @x402/extensions' client) instead of paying.";

@@ -31,6 +31,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
 import { type Database, openDatabase } from "../../../src/common/db/index.ts";
+import { AppError } from "../../../src/common/errors.ts";
 import { type Listening, listenWithUrl } from "../../../src/common/listen.ts";
 import { merchantApp } from "../../../src/merchant-kit/app.ts";
 import { type AnyEndpoint, defineEndpoint } from "../../../src/merchant-kit/endpoint.ts";
@@ -125,11 +126,15 @@ const ENDPOINTS: AnyEndpoint[] = [
     path: "/api/day/:name",
     price: "0.003",
     accessSeconds: 86_400,
+    accessCalls: 3,
     description: "Counts, for a day per name.",
     input: z.object({ name: z.string().regex(/^[a-z]+$/), text: z.string().default("hi") }),
     output,
     example: { input: { name: "alpha" }, output: { text: "hi", run: 1 } },
-    handler: async ({ text }) => ({ text, run: ++runs }),
+    handler: async ({ text }) => {
+      if (text === "fail") throw new AppError(503, "upstream_unavailable", "the upstream is down");
+      return { text, run: ++runs };
+    },
   }),
   defineEndpoint({
     ...common,
@@ -548,11 +553,37 @@ describe("sign-in-with-x", () => {
     expect(settled - before.settled).toBe(1);
   });
 
+  it("serves a period's calls and no more, gives back a failed call's, and the client pays for more", async () => {
+    const pay = signingPayer(2);
+    const path = `${url}/api/day/epsilon`;
+    const first = await pay(path);
+    expect(first.headers.get("access-calls-left")).toBe("3");
+    // A failed answer costs the period nothing, as it costs no payment.
+    const failed = await pay(`${path}?text=fail`);
+    expect(failed.status).toBe(503);
+    const left = [];
+    for (let i = 0; i < 3; i++) {
+      const answer = await pay(path);
+      expect(answer.headers.get("payment-response")).toBeNull();
+      left.push(answer.headers.get("access-calls-left"));
+    }
+    expect(left).toEqual(["2", "1", "0"]);
+    // The period runs, its calls are spent: the sign-in is refused, and the SDK's client pays for more calls.
+    const used = await wrapFetchWithSIWx(fetch, account(2))(path);
+    expect((await used.json()).error.code).toBe("access_used");
+    const before = await now();
+    const more = await pay(path);
+    expect(more.headers.get("payment-response")).not.toBeNull();
+    expect(more.headers.get("access-calls-left")).toBe("3");
+    expect(settled - before.settled).toBe(1);
+  });
+
   it("is refused on a route whose calls are metered or write: a signed-in call settles nothing", () => {
     const day = ENDPOINTS.find((e) => e.accessSeconds) as AnyEndpoint;
     const access = {} as Parameters<typeof accessForPeriod>[1];
     expect(() => accessForPeriod({ ...day, scheme: "upto" }, access)).toThrow(/no upto/);
     expect(() => accessForPeriod({ ...day, effects: ["writes"] }, access)).toThrow(/write nothing/);
+    expect(() => accessForPeriod({ ...day, accessCalls: undefined }, access)).toThrow(/accessCalls/);
   });
 
   it("keeps the period across a restart of the merchant, its database closed and opened again", async () => {
