@@ -477,17 +477,15 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     // came through, the facilitator that settled it, the services beside them (comma-separated, in the
     // suffix's order); NULL where it has none, and for payments stored before this version until indexed again.
     // A flag feed row's apps: the app codes of the wallet's payments to the merchant in the window
-    // (comma-separated, sorted), written with the window: the table is made again with it (DuckDB adds no column
-    // to a table with a primary key's index) and the stored windows are dropped, so that every window read after
-    // this has them. The reports themselves do not change.
+    // (comma-separated, sorted), written with the window. The table is made again with the column (DuckDB adds
+    // no column to a table with a primary key's index) and its rows copied, apps NULL: the stored windows, sealed
+    // and attested weeks among them, stay as they were built, and their payments carry no codes either (NULL
+    // until indexed again), so the feed shows none for them. The reports themselves do not change.
     sql: `
       ALTER TABLE payments ADD COLUMN builder_app VARCHAR;
       ALTER TABLE payments ADD COLUMN builder_wallet VARCHAR;
       ALTER TABLE payments ADD COLUMN builder_services VARCHAR;
-      DELETE FROM reports;
-      DELETE FROM report_windows;
-      DROP TABLE report_flags;
-      CREATE TABLE report_flags (
+      CREATE TABLE report_flags_apps (
         chain VARCHAR NOT NULL,
         end_block BIGINT NOT NULL,
         wallet VARCHAR NOT NULL,
@@ -502,6 +500,9 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         apps VARCHAR,
         PRIMARY KEY (chain, end_block, wallet, pay_to, kind)
       );
+      INSERT INTO report_flags_apps SELECT *, NULL FROM report_flags;
+      DROP TABLE report_flags;
+      ALTER TABLE report_flags_apps RENAME TO report_flags;
     `,
   },
 ];
