@@ -13,7 +13,9 @@
  * So a voucher's charge is one `UPDATE` that sets the new cumulative amount only if the stored one is what
  * the voucher builds on, and no advisory lock or transaction of several statements is held meanwhile. The
  * version the last read or write left is kept, so that a change right after one (the reservation after the
- * voucher's check, the charge after the reservation) is sent without reading the row first.
+ * voucher's check, the charge after the reservation) is sent without reading the row first. On PGlite a
+ * voucher's reservation is not written at all but held in the process (see `change`), so there the charge
+ * is a voucher's only write; on a server, which other processes share, the reservation is in the row.
  */
 import type { Channel, ChannelStorage } from "@x402/evm/batch-settlement/server";
 import type { Database, Queryable } from "../../common/db/index.ts";
