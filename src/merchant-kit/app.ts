@@ -274,7 +274,7 @@ export async function merchantApp(
  * each: a channel's reservation is remembered by its scheme, and a request that began before the
  * facilitators' `/supported` changed may end on the server made after (channels/fronts.ts).
  */
-function resourceServers(
+export function resourceServers(
   merchant: Merchant,
   db: Database,
   facilitator: FacilitatorClient,
@@ -293,7 +293,8 @@ function resourceServers(
     receiverAuthorizerSigner: merchant.channelAuthorizer,
   });
   return () => {
-    const server = new MerchantResourceServer(facilitator)
+    const server = new MerchantResourceServer(facilitator);
+    server
       .register(network, exact)
       .register(network, upto)
       .register(network, channel)
@@ -301,7 +302,8 @@ function resourceServers(
       .registerExtension(paymentIdentifierResourceServerExtension)
       .registerExtension(builderCodeResourceServerExtension);
     if (signIn) server.registerExtension(signIn);
-    return receipts ? server.registerExtension(receipts) : server;
+    if (receipts) server.registerExtension(receipts);
+    return server;
   };
 }
 

@@ -17,6 +17,7 @@ import { OFFER_RECEIPT } from "@x402/extensions/offer-receipt";
 import { HonoAdapter } from "@x402/hono";
 import type { Context } from "hono";
 import { channelRequest } from "../channels/context.ts";
+import { PATH_DEPENDENT, UnpaidAnswers } from "./required-cache.ts";
 import type { StreamSettle } from "./streamed.ts";
 
 /**
@@ -24,9 +25,12 @@ import type { StreamSettle } from "./streamed.ts";
  * public URL, the request's path and its query string (`https://api.example/api/calc?expr=2%2B2`), not
  * the address this process listens on. A buyer comparing the 402's `resource.url` with what it asked
  * for sees the same URL, less the `secretParams` (a caller's session cookies): the resource travels to
- * the facilitator and into discovery catalogues, which must never learn them.
+ * the facilitator and into discovery catalogues, which must never learn them. A request without a payment
+ * is answered its route's 402 made once (required-cache.ts), the SDK's all the same.
  */
 export class PublicUrlResourceServer extends x402HTTPResourceServer {
+  private readonly unpaid = new UnpaidAnswers(this);
+
   constructor(
     server: x402ResourceServer,
     routes: Record<string, RouteConfig>,
@@ -36,11 +40,12 @@ export class PublicUrlResourceServer extends x402HTTPResourceServer {
     super(server, routes);
   }
 
-  override processHTTPRequest(
+  override async processHTTPRequest(
     context: HTTPRequestContext,
     paywallConfig?: PaywallConfig,
   ): Promise<HTTPProcessResult> {
-    return super.processHTTPRequest(this.publicContext(context), paywallConfig);
+    const request = this.publicContext(context);
+    return (await this.unpaid.answer(request)) ?? super.processHTTPRequest(request, paywallConfig);
   }
 
   /** The settlement sees the public URL too: a signed receipt names the resource the offer named. */
@@ -75,6 +80,55 @@ export class PublicUrlResourceServer extends x402HTTPResourceServer {
  * settle a Permit2 payload against requirements that do not ask for Permit2.
  */
 export class MerchantResourceServer extends x402ResourceServer {
+  /**
+   * Each route's requirements, by its options: the SDK builds them for every request, paid ones too, and they
+   * change only with the facilitators' support, which a new resource server reads (channels/fronts.ts).
+   */
+  private readonly requirements = new WeakMap<
+    object,
+    { options: readonly object[]; built: PaymentRequirements[] }
+  >();
+  /** Each route's declarations as enriched, by its declarations and then its method and pattern. */
+  private readonly enriched = new WeakMap<object, Map<string, Record<string, unknown>>>();
+
+  override async buildPaymentRequirementsFromOptions(
+    ...[options, context]: Parameters<x402ResourceServer["buildPaymentRequirementsFromOptions"]>
+  ): Promise<PaymentRequirements[]> {
+    const first = options[0];
+    if (!first || options.some((o) => typeof o.price === "function" || typeof o.payTo === "function"))
+      return super.buildPaymentRequirementsFromOptions(options, context);
+    const known = this.requirements.get(first);
+    // A copy of the list: the SDK's 402 copies each requirement before its hooks may add to it.
+    if (known && known.options.length === options.length && known.options.every((o, i) => o === options[i]))
+      return [...known.built];
+    const built = await super.buildPaymentRequirementsFromOptions(options, context);
+    this.requirements.set(first, { options: [...options], built: [...built] });
+    return built;
+  }
+
+  /**
+   * The declarations as the SDK enriches them for a request: the same for each request of a route whose path
+   * names no value (the Bazaar's adds the method). A copy: the SDK's 402 puts its extensions' data in it.
+   */
+  override enrichExtensions(
+    declared: Record<string, unknown>,
+    transportContext: unknown,
+  ): Record<string, unknown> {
+    const request = transportContext as Partial<HTTPRequestContext & { routePattern: string }> | null;
+    const { method, routePattern } = request ?? {};
+    if (!request?.adapter || !method || !routePattern || PATH_DEPENDENT.test(routePattern))
+      return super.enrichExtensions(declared, transportContext);
+    const byRoute = this.enriched.get(declared) ?? new Map<string, Record<string, unknown>>();
+    this.enriched.set(declared, byRoute);
+    const route = `${method} ${routePattern}`;
+    let enriched = byRoute.get(route);
+    if (!enriched) {
+      enriched = super.enrichExtensions(declared, transportContext);
+      byRoute.set(route, enriched);
+    }
+    return { ...enriched };
+  }
+
   override findMatchingRequirements(
     available: PaymentRequirements[],
     payload: PaymentPayload,
