@@ -216,8 +216,10 @@ export async function merchantApp(
     const health = await facilitator.health();
     return c.json({ ok: health.reachable, facilitator: health }, health.reachable ? 200 : 503);
   });
-  app.get("/openapi.json", (c) => c.json(now().openapi));
-  app.get("/.well-known/x402", (c) => c.json(wellKnownX402(merchant)));
+  // Served as the JSON text made with the documents, as `c.json` would write it: a crawler's fetch costs a copy.
+  app.get("/openapi.json", (c) => c.body(now().openapiJson, 200, JSON_TYPE));
+  const wellKnown = JSON.stringify(wellKnownX402(merchant));
+  app.get("/.well-known/x402", (c) => c.body(wellKnown, 200, JSON_TYPE));
   app.get("/llms.txt", (c) => c.text(now().llms));
   app.get("/favicon.ico", () => faviconResponse("ico"));
   app.get("/favicon.svg", () => faviconResponse("svg"));
@@ -307,9 +309,14 @@ export function resourceServers(
   };
 }
 
+/** What `c.json` names its answers. */
+const JSON_TYPE = { "Content-Type": "application/json" };
+
 /** What a host publishes about itself, for one way it may be paid: built once per front. */
 interface HostDocuments {
   openapi: ReturnType<typeof openApiDocument>;
+  /** The OpenAPI document's JSON text, as `/openapi.json` serves it. */
+  openapiJson: string;
   llms: string;
   page: string;
   mcp: MerchantMcp;
@@ -331,6 +338,7 @@ function hostDocuments(options: MerchantAppOptions): (front: PaymentFront) => Ho
     const openapi = openApiDocument(merchant, options.payments, info);
     const documents = {
       openapi,
+      openapiJson: JSON.stringify(openapi),
       llms: llmsTxt(merchant, info),
       page: renderReferencePage(openapi, { notice: options.notice }),
       mcp: new MerchantMcp(merchant),
