@@ -15,7 +15,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { decodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
-import { extractAndValidatePaymentIdentifier, PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
+import { PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
 import type { Context, MiddlewareHandler } from "hono";
 import { AppError, BadInputError, ConflictError } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
@@ -24,6 +24,7 @@ import type { AnyEndpoint } from "../endpoint.ts";
 import type { MerchantEnv } from "../merchant-env.ts";
 import type { AnswerStore, Claim, StoredAnswer } from "./answer-store.ts";
 import { DEFAULT_TIMEOUT_MS, hashedRequest } from "./paid-handler.ts";
+import { checkedPaymentId } from "./payment-id-check.ts";
 import { type PaymentIdSettings, paymentIdRequired } from "./payment-id-settings.ts";
 import { paymentHeader, paymentOf } from "./payment-key.ts";
 import { requestHash } from "./receipts-charge.ts";
@@ -74,7 +75,7 @@ export interface PaymentIdOptions {
 /** The id a payment carries: absent (undefined), or one the extension's rules accept (else a 400). */
 export function paymentIdOf(payload: PaymentPayload): string | undefined {
   if (payload.extensions?.[PAYMENT_IDENTIFIER] === undefined) return undefined;
-  const { id, validation } = extractAndValidatePaymentIdentifier(payload);
+  const { id, validation } = checkedPaymentId(payload);
   if (!validation.valid) {
     throw new BadInputError(
       `the payment's ${PAYMENT_IDENTIFIER} is not valid: ${(validation.errors ?? []).join("; ")}`,
