@@ -173,8 +173,19 @@ const buyer = (() => {
     .register(NETWORK, new UptoEvmScheme(account));
 })();
 
-const required = (response: Response): PaymentRequired =>
-  decodePaymentRequiredHeader(response.headers.get("payment-required") ?? "");
+/**
+ * A 402's payment-required, less what is fresh by design in every 402: the sign-in-with-x challenge's nonce and
+ * times (payments/siwx.ts), so that two 402s of one route compare equal.
+ */
+const required = (response: Response): PaymentRequired => {
+  const decoded = decodePaymentRequiredHeader(response.headers.get("payment-required") ?? "");
+  const signIn = decoded.extensions?.["sign-in-with-x"] as { info?: Record<string, unknown> } | undefined;
+  if (signIn?.info) {
+    for (const field of ["nonce", "issuedAt", "expirationTime"])
+      if (field in signIn.info) signIn.info[field] = "fresh";
+  }
+  return decoded;
+};
 
 let db: Database;
 let closeDb: () => Promise<void>;
