@@ -11,7 +11,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { type Devnet, type DevnetAccount, startDevnet } from "../../src/chain/devnet/index.ts";
 import type { Database, DatabaseKind } from "../../src/common/db/index.ts";
 import { inProcessClient } from "../../src/facilitator/index.ts";
-import type { AnyEndpoint } from "../../src/merchant-kit/endpoint.ts";
+import type { AnyEndpoint, Merchant } from "../../src/merchant-kit/endpoint.ts";
 import { startMiner } from "./chain.ts";
 import { LEDGER_KIND, openTestDatabase } from "./db.ts";
 import { devnetFacilitator } from "./facilitator.ts";
@@ -39,6 +39,8 @@ export interface PaidShopOptions {
   buyers?: number;
   /** Where the merchant's state lives; default PGlite. */
   db?: DatabaseKind;
+  /** Set on the merchant: a receipt key and a builder code make its 402s as `serve` makes them. */
+  merchant?: Pick<Merchant, "receiptSigner" | "builderCode">;
 }
 
 export async function startPaidShop(
@@ -62,7 +64,14 @@ export async function startPaidShop(
     closers.push(state.close);
     const payTo = newMerchant();
     const shop = await startMerchant(
-      (url) => ({ name: "test", title: "Test merchant", payTo, publicUrl: url, endpoints }),
+      (url) => ({
+        name: "test",
+        title: "Test merchant",
+        payTo,
+        publicUrl: url,
+        endpoints,
+        ...options.merchant,
+      }),
       state.db,
       inProcessClient(facilitator),
       { rpcUrl: devnet.rpc },

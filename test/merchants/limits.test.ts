@@ -5,7 +5,8 @@
  * without a charge. And (2) a conversion at those limits runs off the request loop: `/healthz` answers
  * throughout.
  */
-import { decodePaymentResponseHeader } from "@x402/core/http";
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OpenApiDocument } from "../../src/merchant-kit/openapi.ts";
 import { priceToAtomic } from "../../src/merchant-kit/price.ts";
@@ -28,7 +29,11 @@ let doc: OpenApiDocument;
 
 beforeAll(async () => {
   const chat = chatEndpoints(OFFLINE_SETTINGS).filter((e) => e.path === "/v1/chat/completions");
-  shop = await startPaidShop([calc, ...DATA_ENDPOINTS, ...chat, ...stateEndpoints()]);
+  // Signed offers and a builder code in its 402s, as `serve` runs a merchant: they count against the 16 KiB of
+  // headers a client reads of a 402 (the longest /api/qr URL below).
+  shop = await startPaidShop([calc, ...DATA_ENDPOINTS, ...chat, ...stateEndpoints()], {
+    merchant: { receiptSigner: privateKeyToAccount(generatePrivateKey()), builderCode: "x402m_utility" },
+  });
   doc = (await (await fetch(`${shop.url}/openapi.json`)).json()) as OpenApiDocument;
 }, 120_000);
 afterAll(async () => {
@@ -114,6 +119,11 @@ describe("documented limits are what a paid call gets", () => {
     const options = "&size=2048&margin=16&ecc=L&dark=%23000000ff&light=%23ffffffff";
     const url = (d: string) => `${shop.url}/api/qr?data=${encodeURIComponent(d)}${options}`;
     expect(encodeURIComponent(data)).toHaveLength(max);
+    // The 402 names the resource without a query this long, so that its headers stay readable.
+    const required = decodePaymentRequiredHeader(
+      (await fetch(url(data))).headers.get("PAYMENT-REQUIRED") ?? "",
+    );
+    expect(required.resource?.url).toBe(`${shop.url}/api/qr`);
     const response = await bought(url(data), 10_000n);
     expect(await response.json()).toMatchObject({ data, ecc: "L", size: expect.any(Number) });
     const body = await refused(url(`${data}-`), 400);

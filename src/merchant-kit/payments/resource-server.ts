@@ -21,10 +21,19 @@ import { PATH_DEPENDENT, UnpaidAnswers } from "./required-cache.ts";
 import type { StreamSettle } from "./streamed.ts";
 
 /**
+ * The longest query a 402's resource URL carries. A GET's query is its input (`/api/qr`'s `data` reaches 7,089
+ * characters): in the 402 it travels base64 in a header beside the signed offers and the declarations, and a
+ * client reads 16 KiB of a response's headers (Node's fetch: more is an error, not a 402). Past this the resource
+ * is named without its query, as the signed offers and receipts always name it (receipts.ts); the request's
+ * hash binds the input where a payment must (payment ids, charges).
+ */
+export const RESOURCE_QUERY_MAX = 2048;
+
+/**
  * `@x402/core`'s HTTP resource server, answering with the resource as buyers reach it: the merchant's
  * public URL, the request's path and its query string (`https://api.example/api/calc?expr=2%2B2`), not
- * the address this process listens on. A buyer comparing the 402's `resource.url` with what it asked
- * for sees the same URL, less the `secretParams` (a caller's session cookies): the resource travels to
+ * the address this process listens on (a query longer than `RESOURCE_QUERY_MAX` left out). A buyer comparing
+ * the 402's `resource.url` with what it asked for sees the same URL, less the `secretParams` (a caller's session cookies): the resource travels to
  * the facilitator and into discovery catalogues, which must never learn them. A request without a payment
  * is answered its route's 402 made once (required-cache.ts), the SDK's all the same.
  */
@@ -63,7 +72,7 @@ export class PublicUrlResourceServer extends x402HTTPResourceServer {
     const asked = new URL(adapter.getUrl());
     // Rewritten only when it holds a secret: rewriting re-encodes the rest (a space's %20 becomes +).
     for (const name of this.secretParams) if (asked.searchParams.has(name)) asked.searchParams.delete(name);
-    const search = asked.search;
+    const search = asked.search.length <= RESOURCE_QUERY_MAX ? asked.search : "";
     const url = `${this.publicUrl}${context.path}${search}`;
     const publicAdapter: HTTPAdapter = Object.assign(Object.create(adapter) as HTTPAdapter, {
       getUrl: () => url,
