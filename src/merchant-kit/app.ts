@@ -4,7 +4,7 @@ import { UptoEvmScheme } from "@x402/evm/upto/server";
 import { bazaarResourceServerExtension } from "@x402/extensions/bazaar";
 import { builderCodeResourceServerExtension } from "@x402/extensions/builder-code";
 import { paymentIdentifierResourceServerExtension } from "@x402/extensions/payment-identifier";
-import { Hono, type MiddlewareHandler } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import type { Database } from "../common/db/index.ts";
 import { migrate } from "../common/db/index.ts";
@@ -216,10 +216,8 @@ export async function merchantApp(
     const health = await facilitator.health();
     return c.json({ ok: health.reachable, facilitator: health }, health.reachable ? 200 : 503);
   });
-  // Served as the JSON text made with the documents, as `c.json` would write it: a crawler's fetch costs a copy.
   app.get("/openapi.json", (c) => c.body(now().openapiJson, 200, JSON_TYPE));
-  const wellKnown = JSON.stringify(wellKnownX402(merchant));
-  app.get("/.well-known/x402", (c) => c.body(wellKnown, 200, JSON_TYPE));
+  app.get("/.well-known/x402", jsonOnce(wellKnownX402(merchant)));
   app.get("/llms.txt", (c) => c.text(now().llms));
   app.get("/favicon.ico", () => faviconResponse("ico"));
   app.get("/favicon.svg", () => faviconResponse("svg"));
@@ -311,6 +309,15 @@ export function resourceServers(
 
 /** What `c.json` names its answers. */
 const JSON_TYPE = { "Content-Type": "application/json" };
+
+/**
+ * A document served as its JSON text, made once, as `c.json` would write it (the OpenAPI document's is made with
+ * the host's documents): a crawler's fetch costs a copy, not a serialisation.
+ */
+function jsonOnce(value: unknown): (c: Context) => Response {
+  const text = JSON.stringify(value);
+  return (c) => c.body(text, 200, JSON_TYPE);
+}
 
 /** What a host publishes about itself, for one way it may be paid: built once per front. */
 interface HostDocuments {

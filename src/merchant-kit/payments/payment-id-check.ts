@@ -13,7 +13,7 @@ import {
   paymentIdentifierSchema,
   validatePaymentIdentifier,
 } from "@x402/extensions/payment-identifier";
-import Ajv2020, { type ValidateFunction } from "ajv/dist/2020.js";
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 
 const DECLARED = JSON.stringify(paymentIdentifierSchema);
 let declared: ValidateFunction | undefined;
@@ -34,9 +34,11 @@ export function checkedPaymentId(
   // The SDK's checks of the id itself, all but its schema's, then the declared schema as the SDK runs it.
   const checked = validatePaymentIdentifier({ ...extension, schema: undefined });
   if (!checked.valid) return { id: null, validation: checked };
-  declared ??= new Ajv2020({ strict: false, allErrors: true }).compile(paymentIdentifierSchema);
-  if (!declared(extension.info) && declared.errors) {
-    const errors = declared.errors.map((err) => `${err.instancePath || "(root)"}: ${err.message}`);
+  const validate = (declared ??= new Ajv2020({ strict: false, allErrors: true }).compile(
+    paymentIdentifierSchema,
+  ));
+  if (!validate(extension.info) && validate.errors) {
+    const errors = validate.errors.map((err) => `${err.instancePath || "(root)"}: ${err.message}`);
     return { id: null, validation: { valid: false, errors } };
   }
   return { id: (extension.info as { id?: string }).id ?? null, validation: { valid: true } };

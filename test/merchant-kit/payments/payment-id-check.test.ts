@@ -11,7 +11,7 @@ import {
 import { describe, expect, it } from "vitest";
 import { checkedPaymentId } from "../../../src/merchant-kit/payments/payment-id-check.ts";
 
-const { schema } = declarePaymentIdentifierExtension(false) as { schema: Record<string, unknown> };
+const { schema } = declarePaymentIdentifierExtension(false);
 const strict = { ...schema, properties: { id: { type: "string", maxLength: 20 } } };
 
 const extensions: [string, unknown][] = [

@@ -147,7 +147,7 @@ function requests(routes: Record<string, unknown>): Request[] {
 type Seen = { status: number; headers: Record<string, string>; body: unknown; header: string };
 
 async function seen(app: Hono, request: Request): Promise<Seen> {
-  const result = (await (await app.request(request.clone())).json()) as { response?: Omit<Seen, "header"> };
+  const result = (await (await app.fetch(request.clone())).json()) as { response?: Omit<Seen, "header"> };
   const { status, headers, body } = result.response ?? { status: 0, headers: {}, body: undefined };
   return {
     status,
