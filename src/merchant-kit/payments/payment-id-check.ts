@@ -34,9 +34,8 @@ export function checkedPaymentId(
   // The SDK's checks of the id itself, all but its schema's, then the declared schema as the SDK runs it.
   const checked = validatePaymentIdentifier({ ...extension, schema: undefined });
   if (!checked.valid) return { id: null, validation: checked };
-  const validate = (declared ??= new Ajv2020({ strict: false, allErrors: true }).compile(
-    paymentIdentifierSchema,
-  ));
+  declared ??= new Ajv2020({ strict: false, allErrors: true }).compile(paymentIdentifierSchema);
+  const validate = declared;
   if (!validate(extension.info) && validate.errors) {
     const errors = validate.errors.map((err) => `${err.instancePath || "(root)"}: ${err.message}`);
     return { id: null, validation: { valid: false, errors } };
