@@ -54,6 +54,9 @@ const FACES: Record<string, readonly string[]> = {
  */
 const LAYERS: Record<string, readonly string[]> = {
   reports: ["screens", "provenance", "week", "render", "attest", "serve", "publish"],
+  // The kit's payments call its channels (their scheme, store and schedule) and never the reverse, so a
+  // voucher's path reads top down from payments/ (paid-handler.ts, fronts.ts) into channels/.
+  "merchant-kit": ["language", "fetch", "channels", "payments", "mcp"],
 };
 
 interface SourceFile {

@@ -14,8 +14,6 @@ import { MCP_PATH } from "../common/mcp/http.ts";
 import { answerEveryMethod } from "../common/methods.ts";
 import { limitUnpaid, paymentVerified, type UnpaidLimit } from "../common/rate-limit.ts";
 import { REQUEST_ID_HEADER, requestLog } from "../common/request-log.ts";
-import { type PaymentFront, paymentFronts } from "./channels/fronts.ts";
-import { refundHandled, refundOnly } from "./channels/refund.ts";
 import { MerchantChannelScheme } from "./channels/scheme.ts";
 import { ChannelStore, releaseCrashedReservations } from "./channels/storage.ts";
 import { type Merchant, type MerchantServices, resourceUrl } from "./endpoint.ts";
@@ -29,8 +27,10 @@ import type { MerchantEnv } from "./merchant-env.ts";
 import { KIT_MIGRATIONS, KIT_MODULE } from "./migrations.ts";
 import { openApiDocument } from "./openapi.ts";
 import { AnswerStore } from "./payments/answer-store.ts";
+import { refundHandled, refundOnly } from "./payments/channel-refund.ts";
 import { countRefusals, countUnpaidLimit } from "./payments/counted.ts";
 import { facilitatorTrouble, WatchedFacilitator } from "./payments/facilitator-watch.ts";
+import { type PaymentFront, paymentFronts } from "./payments/fronts.ts";
 import { chainFunds } from "./payments/funds.ts";
 import { headAsUnpaidGet } from "./payments/head.ts";
 import { malformedPayment, refuseMalformedPayment } from "./payments/malformed.ts";
@@ -96,14 +96,14 @@ const CORS = {
  * A merchant's HTTP host, built from its catalogue alone: per endpoint, input validation (400 before any
  * payment), a 400 for a `PAYMENT-SIGNATURE` that cannot be a payment (payments/malformed.ts), the x402
  * payment middleware (exact and upto schemes, and payment channels where the catalogue offers them and the
- * facilitator serves them: channels/fronts.ts; Bazaar extension) wrapped by the ledger's record
+ * facilitator serves them: payments/fronts.ts; Bazaar extension) wrapped by the ledger's record
  * of the outcome, and the paid handler (one run per payment, funds reserved, writes in a transaction
  * that commits with the settlement: payments/paid-handler.ts), refusals in the endpoint's dialect
  * (error-dialect.ts); the merchant's free routes; and the free documents `/openapi.json`, `/` and `/docs`
  * (reference page), `/.well-known/x402`, `/llms.txt` and `/favicon.ico`, `/favicon.svg` (host-info.ts,
  * llms-txt.ts, favicon.ts: what agents' discovery reads), `/healthz`; `/livez` and `/readyz` (database, facilitator, chain:
  * payments/readiness.ts); `/mcp`, the paid and free routes as MCP tools, paid through x402's MCP transport
- * (mcp/); `GET /channels/refund`, a buyer's cooperative refund of its channel (channels/refund.ts), where
+ * (mcp/); `GET /channels/refund`, a buyer's cooperative refund of its channel (payments/channel-refund.ts), where
  * channels may be offered. Each request has its id and its line in the log (src/common/request-log.ts).
  * Every path answers every method: HEAD as GET
  * without a body (on a paid route, the unpaid 402: payments/head.ts), OPTIONS with `Allow` (a CORS
@@ -131,7 +131,7 @@ export async function merchantApp(
   const network = options.payments.network as `${string}:${string}`;
   const facilitator = new WatchedFacilitator(options.facilitator);
   const channels = options.services.config.channels;
-  // The ways to pay its facilitators settle for it, channels among them where they can (channels/fronts.ts).
+  // The ways to pay its facilitators settle for it, channels among them where they can (payments/fronts.ts).
   const fronts = paymentFronts(
     merchant,
     resourceServers(merchant, db, facilitator, network, channels),
@@ -209,7 +209,7 @@ export async function merchantApp(
   const corsHeaders = cors(CORS);
   app.use("*", (c, next) => (c.req.method === "OPTIONS" ? next() : corsHeaders(c, next)));
 
-  // The documents of the way the host is paid now (with channels or without: channels/fronts.ts).
+  // The documents of the way the host is paid now (with channels or without: payments/fronts.ts).
   const now = () => documents(fronts.current());
   // Unhealthy while the facilitator cannot be reached: the host cannot take a payment then.
   app.get("/healthz", async (c) => {
@@ -250,7 +250,7 @@ export async function merchantApp(
     ];
     app.on(endpoint.method, endpoint.path, ...(chain as [MiddlewareHandler<MerchantEnv>]));
   }
-  // A buyer's cooperative refund of its channel (channels/refund.ts), where channels may be offered.
+  // A buyer's cooperative refund of its channel (payments/channel-refund.ts), where channels may be offered.
   if (fronts.mayOfferChannels) {
     const refund = [counted, refundOnly(fronts), head, malformed, trouble, payment, refundHandled];
     app.get(REFUND_PATH, ...(refund as [MiddlewareHandler<MerchantEnv>]));
@@ -272,7 +272,7 @@ export async function merchantApp(
 /**
  * Resource servers of the merchant's schemes, paid through `facilitator`, with the same scheme objects in
  * each: a channel's reservation is remembered by its scheme, and a request that began before the
- * facilitators' `/supported` changed may end on the server made after (channels/fronts.ts).
+ * facilitators' `/supported` changed may end on the server made after (payments/fronts.ts).
  */
 export function resourceServers(
   merchant: Merchant,
@@ -330,7 +330,7 @@ interface HostDocuments {
 }
 
 function hostDocuments(options: MerchantAppOptions): (front: PaymentFront) => HostDocuments {
-  // Built when first asked for: a host has a front per set of ways it may offer (channels/fronts.ts), and
+  // Built when first asked for: a host has a front per set of ways it may offer (payments/fronts.ts), and
   // most hosts (and tests) only ever show one; each front's documents cost a host's start as much as its
   // routes.
   const built = new Map<PaymentFront, HostDocuments>();

@@ -117,7 +117,7 @@ export function offersChannels(endpoint: Pick<AnyEndpoint, "scheme">): boolean {
 /**
  * The endpoints with payment channels offered beside their schemes (after them in the 402: a buyer that
  * has no channel pays as before). A catalogue offers channels with this; the kit still offers them only
- * where the facilitator can serve them (channels/fronts.ts).
+ * where the facilitator can serve them (payments/fronts.ts).
  */
 export function withChannels<E extends AnyEndpoint>(endpoints: readonly E[]): E[] {
   return endpoints.map((e) => (offersChannels(e) ? e : { ...e, scheme: [...schemesOf(e), CHANNEL_SCHEME] }));

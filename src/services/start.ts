@@ -99,7 +99,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     // Its deposit rule relays only into channels someone it knows can claim: a merchant with an authorizer
     // key of its own names that key in its channels, so the key is registered for its wallet. The configured
     // hosts' now, before they are built: each asks this facilitator what it would settle as it is built
-    // (channels/fronts.ts), and a key registered after that answer would leave its channels out.
+    // (payments/fronts.ts), and a key registered after that answer would leave its channels out.
     for (const name of options.merchants ?? []) {
       const host = merchantConfig.merchants[name];
       if (host?.payTo && host.channelAuthorizerKey)

@@ -231,7 +231,7 @@ describe("agents' own discovery (@agentcash/discovery) of every host the demo ru
       const origin = urls[host] as string;
       const found = await discoverOriginSchema({ target: origin, guidance: GuidanceMode.Always });
       if (!found.found) throw new Error(`${host}: nothing found (${found.cause})`);
-      // Payment channels are offered where the facilitator serves them (merchant-kit/channels/fronts.ts):
+      // Payment channels are offered where the facilitator serves them (merchant-kit/payments/fronts.ts):
       // the catalogue's schemes then, else those without `batch-settlement`.
       const channels = (await fetch(`${origin}${REFUND_PATH}`)).status === 402;
       const merchants = (served[host] as Merchant[]).map((m) => (channels ? m : withoutChannels(m)));

@@ -14,7 +14,7 @@
  * It also leaves with the request how to give its reservation back (context.ts's `release`).
  *
  * And it does not refuse to start when the facilitator names no receiver authorizer: the kit then does not
- * offer channels at all (channels/fronts.ts), and still takes `exact` and `upto`.
+ * offer channels at all (payments/fronts.ts), and still takes `exact` and `upto`.
  *
  * With an authorizer key of its own (`receiverAuthorizerSigner`), new channels name it and the scheme signs
  * their refunds; a channel opened before the key was set names the facilitator's authorizer, which must sign

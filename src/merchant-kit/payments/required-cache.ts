@@ -4,7 +4,7 @@
  * `/supported`, the Bazaar declaration enriched with the method, every extension's declaration, and a
  * header that is the JSON of all of it in base64, encoded a byte at a time (`@x402/core`'s
  * `safeBase64Encode`). Per route, and per resource server (one per generation of the facilitators' support:
- * channels/fronts.ts), all of it is the same but for:
+ * payments/fronts.ts), all of it is the same but for:
  *
  * - the resource URL, the requested one on the merchant's public URL, query included;
  * - what an extension makes per 402 (`enrichPaymentRequiredResponse`): the signed offers (kept for reuse a

@@ -91,7 +91,7 @@ export class PublicUrlResourceServer extends x402HTTPResourceServer {
 export class MerchantResourceServer extends x402ResourceServer {
   /**
    * Each route's requirements, by its options: the SDK builds them for every request, paid ones too, and they
-   * change only with the facilitators' support, which a new resource server reads (channels/fronts.ts).
+   * change only with the facilitators' support, which a new resource server reads (payments/fronts.ts).
    */
   private readonly requirements = new WeakMap<
     object,

@@ -15,8 +15,8 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Database } from "../../../src/common/db/index.ts";
 import { resourceServers } from "../../../src/merchant-kit/app.ts";
-import { paymentFronts } from "../../../src/merchant-kit/channels/fronts.ts";
 import { isMetered, type Merchant } from "../../../src/merchant-kit/endpoint.ts";
+import { paymentFronts } from "../../../src/merchant-kit/payments/fronts.ts";
 import { UnpaidAnswers } from "../../../src/merchant-kit/payments/required-cache.ts";
 import {
   MerchantResourceServer,
@@ -98,7 +98,7 @@ function answering(http: () => Promise<PublicUrlResourceServer>): Hono {
 
 /**
  * The merchant's payments as merchantApp makes them: its resource server, read the facilitator's support, and
- * its routes with the refund route. Not its fronts (channels/fronts.ts): each front's SDK middleware checks
+ * its routes with the refund route. Not its fronts (payments/fronts.ts): each front's SDK middleware checks
  * every route's Bazaar schema when it is made, a second on these catalogues.
  */
 async function host(merchant: Merchant, client: FacilitatorClient) {

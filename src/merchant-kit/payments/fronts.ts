@@ -17,13 +17,13 @@ import { paymentMiddlewareFromHTTPServer } from "@x402/hono";
 import type { Context, MiddlewareHandler, Next } from "hono";
 import { errorBody } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
+import type { ChannelSettings } from "../channels/settings.ts";
 import { CHANNEL_SCHEME, exactTransfersOf, type Merchant, schemesOf } from "../endpoint.ts";
 import type { MerchantEnv } from "../merchant-env.ts";
-import { FACILITATOR_RETRY_AFTER_S } from "../payments/facilitator-watch.ts";
-import { settleableWays, type Verdict, type WayToPay, wayOf } from "../payments/offers.ts";
-import { PublicUrlResourceServer } from "../payments/resource-server.ts";
 import { type PaymentSettings, REFUND_PATH, refundRoute, x402Routes } from "../routes.ts";
-import type { ChannelSettings } from "./settings.ts";
+import { FACILITATOR_RETRY_AFTER_S } from "./facilitator-watch.ts";
+import { settleableWays, type Verdict, type WayToPay, wayOf } from "./offers.ts";
+import { PublicUrlResourceServer } from "./resource-server.ts";
 
 /** One way of answering: the merchant as it is paid, its HTTP resource server and payment middleware. */
 export interface PaymentFront {

@@ -13,8 +13,8 @@ import { isBatchSettlementRefundPayload } from "@x402/evm";
 import type { MiddlewareHandler } from "hono";
 import { BadInputError, NotFoundError } from "../../common/errors.ts";
 import type { MerchantEnv } from "../merchant-env.ts";
-import { paymentHeader } from "../payments/payment-key.ts";
 import type { PaymentFronts } from "./fronts.ts";
+import { paymentHeader } from "./payment-key.ts";
 
 /**
  * In front of the refund route's payment middleware: 404 while the host offers no channels, and a 400 for a
