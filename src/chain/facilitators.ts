@@ -1,6 +1,7 @@
 /**
- * The registry of x402 facilitators on Base: which EOAs send their `transferWithAuthorization`
- * transactions, and from which day each one settles.
+ * The registry of x402 facilitators on a chain: which EOAs send their `transferWithAuthorization`
+ * transactions, and from which day each one settles. Each chain's list is its record's (`chains.ts`);
+ * Base's is the one the indexer reads today.
  *
  * `base-facilitators.json` is a verbatim copy of the project's shared data file
  * (`shared/data/base-facilitators.json`, sha256 289dcda5…6ea53525 when copied), itself compiled from
@@ -11,7 +12,7 @@
  * candidates instead of dropping them (see `src/indexer/settlements.ts`).
  */
 import { z } from "zod";
-import data from "./base-facilitators.json" with { type: "json" };
+import { BASE_RECORD, type ChainRecord } from "./chains.ts";
 
 const ADDRESS = /^0x[0-9a-f]{40}$/;
 /** The facilitator id of signers the operator adds (`--facilitator`). */
@@ -22,13 +23,15 @@ const address = z
   .pipe(z.string().regex(ADDRESS, "an address: 0x and 40 hex digits"));
 
 const FileSchema = z.object({
-  chain: z.literal("base"),
-  chain_id: z.literal(8453),
+  chain: z.string(),
+  chain_id: z.number(),
   facilitators: z.array(
     z.object({
       id: z.string().min(1),
       name: z.string().min(1),
       urls: z.array(z.string()),
+      /** Where the entry comes from, when the file's `about` does not say it for every entry. */
+      source: z.url({ protocol: /^https$/ }).optional(),
       addresses: z.array(z.object({ address, since: z.iso.date() })),
     }),
   ),
@@ -64,12 +67,25 @@ export class FacilitatorRegistry {
 
   /** The bundled Base registry. */
   static base(): FacilitatorRegistry {
-    return FacilitatorRegistry.parse(data);
+    return FacilitatorRegistry.forChain(BASE_RECORD);
   }
 
-  /** A registry from a file of the shared format; throws on a malformed one. */
-  static parse(json: unknown): FacilitatorRegistry {
+  /** The bundled registry of a chain (its record's list). */
+  static forChain(chain: ChainRecord): FacilitatorRegistry {
+    return FacilitatorRegistry.parse(chain.facilitators, chain);
+  }
+
+  /** A registry from a file of the shared format for `chain` (Base unless said); throws on a malformed one. */
+  static parse(
+    json: unknown,
+    chain: Pick<ChainRecord, "slug" | "chainId"> = BASE_RECORD,
+  ): FacilitatorRegistry {
     const file = FileSchema.parse(json);
+    if (file.chain !== chain.slug || file.chain_id !== chain.chainId) {
+      throw new Error(
+        `a facilitator registry of ${file.chain} (chain ${file.chain_id}) given for ${chain.slug} (chain ${chain.chainId})`,
+      );
+    }
     const signers = new Map<string, FacilitatorSigner>();
     for (const f of file.facilitators) {
       for (const a of f.addresses) {

@@ -1,12 +1,12 @@
 /**
- * The known exchange and bridge wallets on Base: money that passes through them is many unrelated people's,
+ * The known exchange and bridge wallets on a chain (each chain's list is its record's, `chains.ts`): money that passes through them is many unrelated people's,
  * so the report's clusters never take one for a common funder (docs/screens.md, "Clusters and hubs").
  *
  * `base-hubs.json` is the repository's list, each entry with the public source of its label; an operator
  * adds labels of its own by importing `hub` records (docs/import.md), which the report reads beside it.
  */
 import { z } from "zod";
-import data from "./base-hubs.json" with { type: "json" };
+import { BASE_RECORD, type ChainRecord } from "./chains.ts";
 
 const HubSchema = z.object({
   address: z.string().regex(/^0x[0-9a-f]{40}$/, "a lower-case address: 0x and 40 hex digits"),
@@ -17,5 +17,10 @@ const HubSchema = z.object({
 
 export type KnownHub = z.infer<typeof HubSchema>;
 
+/** A chain's labelled hubs, from its record's list; throws on a bad entry (a bug in the file). */
+export function hubsOf(chain: Pick<ChainRecord, "hubs">): readonly KnownHub[] {
+  return z.object({ entries: z.array(HubSchema) }).parse(chain.hubs).entries;
+}
+
 /** The repository's labelled hubs on Base (validated once, at load: a bad entry is a bug in the file). */
-export const KNOWN_HUBS: readonly KnownHub[] = z.object({ entries: z.array(HubSchema) }).parse(data).entries;
+export const KNOWN_HUBS: readonly KnownHub[] = hubsOf(BASE_RECORD);

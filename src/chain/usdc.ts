@@ -4,6 +4,7 @@
  * exactly what the pinned solc makes of the source (`npm run build:contracts` rewrites it).
  */
 import { type Hex, parseAbi } from "viem";
+import { BASE_RECORD } from "./chains.ts";
 import artifact from "./usdc.artifact.json" with { type: "json" };
 
 /** The token's interface, in Solidity's own words (viem's human-readable ABI, fully typed). */
@@ -52,8 +53,8 @@ export const USDC_OWNER_SLOT = 0;
 export const USDC_BALANCES_SLOT = 2;
 
 /** The EIP-712 domain of USDC on Base, as x402 buyers sign it (name and version from `extra`). */
-export const USDC_EIP712_NAME = "USD Coin";
-export const USDC_EIP712_VERSION = "2";
+export const USDC_EIP712_NAME: string = BASE_RECORD.usdc.name;
+export const USDC_EIP712_VERSION: string = BASE_RECORD.usdc.version;
 
 /** EIP-3009 message types, as Circle's FiatToken v2 hashes them; for viem's `signTypedData`. */
 export const eip3009Types = {

@@ -14,10 +14,11 @@ import { UptoEvmScheme as UptoEvmClient } from "@x402/evm/upto/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { type Account, createPublicClient, http, pad, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { BASE_CAIP2 } from "../chain/base.ts";
 import { type DevnetAccount, devnetChain } from "../chain/devnet/index.ts";
 import type { WalletId } from "./plan.ts";
 
-const NETWORK = "eip155:8453";
+const NETWORK = BASE_CAIP2;
 
 /** A payer's channel with one merchant for one session: its SDK client, what the client keeps, its fetch. */
 export interface ChannelSession {

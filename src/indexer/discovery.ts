@@ -11,7 +11,7 @@
  */
 
 import type { Listing } from "../analytics/listings.ts";
-import { BASE_USDC } from "../chain/base.ts";
+import { BASE_CAIP2, BASE_CHAIN, BASE_USDC } from "../chain/base.ts";
 import { fetchWithin } from "../common/fetch-within.ts";
 import { sleep } from "../common/sleep.ts";
 import { timeoutSignal } from "../common/timeout-signal.ts";
@@ -42,7 +42,8 @@ export class DiscoveryError extends Error {
   override name = "DiscoveryError";
 }
 
-const BASE_NETWORKS = new Set(["eip155:8453", "base"]);
+/** Base by its CAIP-2 id (x402 v2) and by its name (x402 v1, which is Base's slug). */
+const BASE_NETWORKS = new Set<string>([BASE_CAIP2, BASE_CHAIN]);
 const METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"]);
 
 /** Reads the whole feed and returns its Base USDC listings, one per (payTo, resource, method). */

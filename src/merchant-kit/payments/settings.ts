@@ -3,7 +3,8 @@
  * scheme, the facilitators they verify and settle through, and the chain where a payer's balance is read.
  */
 import { z } from "zod";
-import { BASE_USDC } from "../../chain/base.ts";
+import { BASE_CAIP2, BASE_USDC } from "../../chain/base.ts";
+import { BASE_RECORD } from "../../chain/chains.ts";
 import { ConfigError } from "../../config/config-error.ts";
 import { DEFAULT_FACILITATOR_URL, DEFAULT_PORTS } from "../../config/ports.ts";
 import { BaseUrl, type Env } from "../../config/values.ts";
@@ -73,12 +74,12 @@ export const PaymentsSchema = z.object({
 export function readPayments(env: Env) {
   const facilitators = facilitatorsOf(env);
   return {
-    network: env.X402M_NETWORK ?? "eip155:8453",
+    network: env.X402M_NETWORK ?? BASE_CAIP2,
     asset: {
       address: env.X402M_ASSET ?? BASE_USDC,
-      name: env.X402M_ASSET_NAME ?? "USD Coin",
-      version: env.X402M_ASSET_VERSION ?? "2",
-      decimals: env.X402M_ASSET_DECIMALS ?? "6",
+      name: env.X402M_ASSET_NAME ?? BASE_RECORD.usdc.name,
+      version: env.X402M_ASSET_VERSION ?? BASE_RECORD.usdc.version,
+      decimals: env.X402M_ASSET_DECIMALS ?? String(BASE_RECORD.usdc.decimals),
     },
     facilitatorUrl: facilitators[0]?.url,
     facilitators,

@@ -1,0 +1,200 @@
+/**
+ * The chains x402 settles on, as data: one record each (docs/chains.md gives every fact's source). A record
+ * names its chain (slug and CAIP-2 id), its USDC (address and EIP-712 domain), x402's contracts there, its
+ * facilitator signer registry and labelled hubs (two lists, each entry with its public source) and its clock.
+ * Adding another EVM chain is one more record here and its two lists beside it; everything that reads a chain
+ * reads it from `chains` (by slug or by CAIP-2), and Base's constants (`base.ts`) are read from Base's record.
+ *
+ * The USDC addresses and domains are `@x402/evm`'s `DEFAULT_ASSETS` (2.27) and a test holds them to it; they are
+ * written here rather than imported because this library is loaded by every command (the indexer, the import,
+ * the reports), and none of those otherwise loads the SDK.
+ */
+import arbitrumFacilitators from "./arbitrum-facilitators.json" with { type: "json" };
+import arbitrumHubs from "./arbitrum-hubs.json" with { type: "json" };
+import baseFacilitators from "./base-facilitators.json" with { type: "json" };
+import baseHubs from "./base-hubs.json" with { type: "json" };
+import polygonFacilitators from "./polygon-facilitators.json" with { type: "json" };
+import polygonHubs from "./polygon-hubs.json" with { type: "json" };
+
+export type Address = `0x${string}`;
+
+/** USDC on a chain: the address (lower-case, as the analytics database keeps every address) and its EIP-712 domain. */
+export interface ChainUsdc {
+  address: Address;
+  /** EIP-712 domain name and version, as x402 buyers sign them (`extra.name`, `extra.version`). */
+  name: string;
+  version: string;
+  decimals: number;
+}
+
+/**
+ * x402's EVM contracts, and the two it relies on. x402's are deployed through Arachnid's CREATE2 deployer, so
+ * each has one address on every EVM chain (x402's `contracts/evm/README.md`); Permit2 and Multicall3 too.
+ */
+export interface X402Contracts {
+  permit2: Address;
+  exactProxy: Address;
+  uptoProxy: Address;
+  batchSettlement: Address;
+  erc3009DepositCollector: Address;
+  permit2DepositCollector: Address;
+  multicall3: Address;
+}
+
+/**
+ * How a chain's blocks keep time. `fixed`: a block every `blockSeconds` exactly, so a block's time follows from
+ * its number (Base). `stamped`: only each block's own timestamp says when it was (`aboutSeconds` is the typical
+ * gap, for estimates only: Polygon PoS about 2 s, Arbitrum One about 0.25 s with shared timestamps).
+ */
+export type ChainClock =
+  | { kind: "fixed"; blockSeconds: number; genesisTime: number }
+  | { kind: "stamped"; aboutSeconds: number };
+
+export interface ChainRecord {
+  slug: string;
+  /** The chain's name in sentences ("Base", "Polygon PoS"). */
+  name: string;
+  chainId: number;
+  /** CAIP-2: `eip155:<chainId>`. */
+  caip2: `eip155:${number}`;
+  usdc: ChainUsdc;
+  contracts: X402Contracts;
+  /** The facilitator signer registry, in `base-facilitators.json`'s format (its `chain` and `chain_id` this chain's). */
+  facilitators: unknown;
+  /** The labelled exchange and bridge wallets, in `base-hubs.json`'s format. */
+  hubs: unknown;
+  clock: ChainClock;
+}
+
+/** The same on every EVM chain (CREATE2); the sources are in docs/chains.md. */
+export const X402_CONTRACTS = {
+  permit2: "0x000000000022D473030F116dDEE9F6B43aC78BA3",
+  exactProxy: "0x402085c248EeA27D92E8b30b2C58ed07f9E20001",
+  uptoProxy: "0x4020A4f3b7b90ccA423B9fabCc0CE57C6C240002",
+  batchSettlement: "0x4020074e9dF2ce1deE5A9C1b5c3f541D02a10003",
+  erc3009DepositCollector: "0x4020806089470a89826cB9fB1f4059150b550004",
+  permit2DepositCollector: "0x4020425FAf3B746C082C2f942b4E5159887B0005",
+  multicall3: "0xcA11bde05977b3631167028862bE2a173976CA11",
+} as const satisfies X402Contracts;
+
+/** Base mainnet: the chain every report is about today. */
+export const BASE_RECORD = {
+  slug: "base",
+  name: "Base",
+  chainId: 8453,
+  caip2: "eip155:8453",
+  usdc: {
+    address: "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+    name: "USD Coin",
+    version: "2",
+    decimals: 6,
+  },
+  contracts: X402_CONTRACTS,
+  facilitators: baseFacilitators,
+  hubs: baseHubs,
+  clock: { kind: "fixed", blockSeconds: 2, genesisTime: 1_686_789_347 },
+} as const satisfies ChainRecord;
+
+export const POLYGON_RECORD: ChainRecord = {
+  slug: "polygon",
+  name: "Polygon PoS",
+  chainId: 137,
+  caip2: "eip155:137",
+  // Circle's native USDC, not the bridged USDC.e (0x2791bca1f2de4661ed88a30c99a7a9449aa84174).
+  usdc: {
+    address: "0x3c499c542cef5e3811e1192ce70d8cc03d5c3359",
+    name: "USD Coin",
+    version: "2",
+    decimals: 6,
+  },
+  contracts: X402_CONTRACTS,
+  facilitators: polygonFacilitators,
+  hubs: polygonHubs,
+  clock: { kind: "stamped", aboutSeconds: 2 },
+};
+
+export const ARBITRUM_RECORD: ChainRecord = {
+  slug: "arbitrum",
+  name: "Arbitrum One",
+  chainId: 42161,
+  caip2: "eip155:42161",
+  usdc: {
+    address: "0xaf88d065e77c8cc2239327c5edb3a432268e5831",
+    name: "USD Coin",
+    version: "2",
+    decimals: 6,
+  },
+  contracts: X402_CONTRACTS,
+  facilitators: arbitrumFacilitators,
+  hubs: arbitrumHubs,
+  clock: { kind: "stamped", aboutSeconds: 0.25 },
+};
+
+export const CHAIN_RECORDS: readonly ChainRecord[] = [BASE_RECORD, POLYGON_RECORD, ARBITRUM_RECORD];
+
+/** Chains by slug and by CAIP-2. */
+export interface ChainRegistry {
+  readonly list: readonly ChainRecord[];
+  readonly bySlug: ReadonlyMap<string, ChainRecord>;
+  readonly byCaip2: ReadonlyMap<string, ChainRecord>;
+  /** The chain of a slug (`base`); throws on one it does not know, naming those it does. */
+  chainBySlug(slug: string): ChainRecord;
+  /** The chain of a CAIP-2 id (`eip155:8453`); throws on one it does not know. */
+  chainByCaip2(caip2: string): ChainRecord;
+}
+
+const SLUG = /^[a-z][a-z0-9-]*$/;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+/** Why a record is malformed, or undefined. */
+function recordFault(r: ChainRecord): string | undefined {
+  if (!SLUG.test(r.slug)) return `slug "${r.slug}" is not lower-case letters, digits and dashes`;
+  if (!Number.isSafeInteger(r.chainId) || r.chainId < 1)
+    return `chain id ${r.chainId} is not a positive integer`;
+  if (r.caip2 !== `eip155:${r.chainId}`) return `CAIP-2 "${r.caip2}" is not eip155:${r.chainId}`;
+  if (!/^0x[0-9a-f]{40}$/.test(r.usdc.address)) return `USDC "${r.usdc.address}" is not a lower-case address`;
+  if (!r.usdc.name || !r.usdc.version) return "USDC's EIP-712 domain needs a name and a version";
+  for (const [name, address] of Object.entries(r.contracts)) {
+    if (!ADDRESS.test(address)) return `contract ${name} "${address}" is not an address`;
+  }
+  const clock = r.clock;
+  if (clock.kind === "fixed" && !(clock.blockSeconds > 0)) return "a fixed clock needs blockSeconds above 0";
+  if (clock.kind === "stamped" && !(clock.aboutSeconds > 0))
+    return "a stamped clock needs aboutSeconds above 0";
+  return undefined;
+}
+
+/** A registry of `records`; throws on a malformed record or a slug or CAIP-2 id given twice. */
+export function chainRegistry(records: readonly ChainRecord[]): ChainRegistry {
+  const bySlug = new Map<string, ChainRecord>();
+  const byCaip2 = new Map<string, ChainRecord>();
+  for (const r of records) {
+    const fault = recordFault(r);
+    if (fault) throw new Error(`chain record "${r.slug}": ${fault}`);
+    if (bySlug.has(r.slug)) throw new Error(`chain slug "${r.slug}" given twice`);
+    if (byCaip2.has(r.caip2)) throw new Error(`chain ${r.caip2} given twice`);
+    bySlug.set(r.slug, r);
+    byCaip2.set(r.caip2, r);
+  }
+  const known = () => [...bySlug.keys()].join(", ");
+  return {
+    list: [...records],
+    bySlug,
+    byCaip2,
+    chainBySlug(slug) {
+      const r = bySlug.get(slug);
+      if (!r) throw new Error(`unknown chain "${slug}" (known: ${known()})`);
+      return r;
+    },
+    chainByCaip2(caip2) {
+      const r = byCaip2.get(caip2);
+      if (!r) throw new Error(`unknown network "${caip2}" (known: ${[...byCaip2.keys()].join(", ")})`);
+      return r;
+    },
+  };
+}
+
+/** The chains this project knows. */
+export const chains: ChainRegistry = chainRegistry(CHAIN_RECORDS);
+export const chainBySlug = (slug: string): ChainRecord => chains.chainBySlug(slug);
+export const chainByCaip2 = (caip2: string): ChainRecord => chains.chainByCaip2(caip2);
