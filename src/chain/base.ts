@@ -28,6 +28,12 @@ export const MAX_USDC_AMOUNT = 10n ** 16n;
 export const BLOCK_SECONDS: number = BASE_RECORD.clock.blockSeconds;
 /** Timestamp of Base block 0; with BLOCK_SECONDS it dates any block when no nearer anchor is known. */
 export const BASE_GENESIS_TIME: number = BASE_RECORD.clock.genesisTime;
+/**
+ * Base Mainnet's Denim upgrade (2026-11-05 18:00 UTC; docs.base.org's Denim overview): a block every 200 ms
+ * from then on, several sharing one header timestamp. The 2 s rule above holds for the blocks before it only
+ * (docs/chains.md, "Base's clock since Denim").
+ */
+export const BASE_DENIM_TIME = 1_793_901_600;
 /** 302,400 blocks of 2 seconds are exactly 7 days. */
 export const WEEK_BLOCKS: number = (7 * 86_400) / BLOCK_SECONDS;
 
