@@ -2,7 +2,8 @@
  * The project's facilitator on a devnet, and a merchant's paid Hono routes settled through it: the
  * set-up the facilitator and end-to-end tests share.
  */
-import { HTTPFacilitatorClient, x402ResourceServer } from "@x402/core/server";
+import { type FacilitatorClient, HTTPFacilitatorClient, x402ResourceServer } from "@x402/core/server";
+import type { SupportedResponse } from "@x402/core/types";
 import { ExactEvmScheme as ExactEvmServer } from "@x402/evm/exact/server";
 import { bazaarResourceServerExtension, declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import { paymentMiddleware } from "@x402/hono";
@@ -89,4 +90,47 @@ export function startShop(
   app.use(paymentMiddleware(config, resourceServer));
   for (const [path, route] of Object.entries(routes)) app.get(path, (c) => c.json(route.body(c.req.query())));
   return listen(app.fetch, "127.0.0.1", 0);
+}
+
+/**
+ * A facilitator whose `/supported` the test switches: exact always, upto and batch-settlement (with a receiver
+ * authorizer) while on; it judges every payment and refuses it (a host's probe's payer has nothing) and settles
+ * nothing. For what a host offers as its facilitator's support changes.
+ */
+export function switchingFacilitator(authorizer: string, on: { upto: boolean; channels: boolean }) {
+  const kinds = { ...on };
+  const client: FacilitatorClient = {
+    getSupported: async (): Promise<SupportedResponse> => ({
+      kinds: [
+        { x402Version: 2, scheme: "exact", network: NETWORK },
+        ...(kinds.upto
+          ? [
+              {
+                x402Version: 2 as const,
+                scheme: "upto",
+                network: NETWORK,
+                extra: { facilitatorAddress: authorizer },
+              },
+            ]
+          : []),
+        ...(kinds.channels
+          ? [
+              {
+                x402Version: 2 as const,
+                scheme: "batch-settlement",
+                network: NETWORK,
+                extra: { receiverAuthorizer: authorizer },
+              },
+            ]
+          : []),
+      ],
+      extensions: [],
+      signers: { "eip155:*": [authorizer] },
+    }),
+    verify: async () => ({ isValid: false, invalidReason: "insufficient_funds" }),
+    settle: async () => {
+      throw new Error("this test settles nothing");
+    },
+  };
+  return { client, kinds };
 }

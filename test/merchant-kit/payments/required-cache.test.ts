@@ -8,7 +8,6 @@
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import type { FacilitatorClient } from "@x402/core/server";
 import { x402HTTPResourceServer, x402ResourceServer } from "@x402/core/server";
-import type { SupportedResponse } from "@x402/core/types";
 import { HonoAdapter } from "@x402/hono";
 import { Hono } from "hono";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
@@ -28,6 +27,7 @@ import { socialMerchant, socialProxyMerchant } from "../../../src/merchants/soci
 import { socialSetup } from "../../../src/merchants/social/setup.ts";
 import { utilityMerchant } from "../../../src/merchants/utility/catalogue.ts";
 import { loadConfig } from "../../../src/services/config.ts";
+import { switchingFacilitator } from "../../helpers/facilitator.ts";
 import { NETWORK, newMerchant } from "../../helpers/x402.ts";
 
 const config = loadConfig({ env: {} });
@@ -35,40 +35,8 @@ const config = loadConfig({ env: {} });
 const LOCAL = "http://127.0.0.1:1";
 const AUTHORIZER = "0x00000000000000000000000000000000000000a1";
 
-/** A facilitator that lists every way to pay (channels when told) and judges every probe. */
-function facilitator() {
-  let upto = true;
-  const client: FacilitatorClient = {
-    getSupported: async (): Promise<SupportedResponse> => ({
-      kinds: [
-        { x402Version: 2, scheme: "exact", network: NETWORK },
-        ...(upto
-          ? [
-              {
-                x402Version: 2 as const,
-                scheme: "upto",
-                network: NETWORK,
-                extra: { facilitatorAddress: AUTHORIZER },
-              },
-            ]
-          : []),
-        {
-          x402Version: 2,
-          scheme: "batch-settlement",
-          network: NETWORK,
-          extra: { receiverAuthorizer: AUTHORIZER },
-        },
-      ],
-      extensions: [],
-      signers: { "eip155:*": [AUTHORIZER] },
-    }),
-    verify: async () => ({ isValid: false, invalidReason: "insufficient_funds" }),
-    settle: async () => {
-      throw new Error("this test settles nothing");
-    },
-  };
-  return { client, serveUpto: (on: boolean) => (upto = on) };
-}
+/** A facilitator that lists every way to pay (upto while on) and judges every probe. */
+const facilitator = () => switchingFacilitator(AUTHORIZER, { upto: true, channels: true });
 
 /** Each project merchant, with what a host may add: a receipt key, a builder code, its own channel authorizer. */
 function merchants(): Merchant[] {
@@ -222,7 +190,7 @@ describe("a route's 402, made once", () => {
   });
 
   it("is made again when the facilitators' /supported changes", async () => {
-    const { client, serveUpto } = facilitator();
+    const { client, kinds } = facilitator();
     const inference = merchants()[1] as Merchant;
     // One metered route: each front's middleware checks its routes' Bazaar schemas when it is made.
     const merchant = { ...inference, endpoints: inference.endpoints.filter(isMetered).slice(0, 1) };
@@ -234,14 +202,14 @@ describe("a route's 402, made once", () => {
     const schemes = async () =>
       decodePaymentRequiredHeader((await seen(app, request)).header).accepts.map((a) => a.scheme);
     expect(await schemes()).toContain("upto");
-    serveUpto(false);
+    kinds.upto = false;
     await fronts.refresh();
     expect(await schemes()).not.toContain("upto");
     const restore = sdkAlone();
     const sdk = await seen(app, request);
     restore();
     expect((await seen(app, request)).header).toBe(sdk.header);
-    serveUpto(true);
+    kinds.upto = true;
     await fronts.refresh();
     expect(await schemes()).toContain("upto");
   });

@@ -5,47 +5,16 @@
  * and the refund route answers; one that stops is seen the same way. No timer: the host's clock is moved.
  */
 import { decodePaymentRequiredHeader } from "@x402/core/http";
-import type { FacilitatorClient } from "@x402/core/server";
-import type { SupportedResponse } from "@x402/core/types";
 import { afterEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { REFUND_PATH } from "../../../src/merchant-kit/routes.ts";
 import { channelEndpoints } from "../../helpers/channel-shop.ts";
 import { openTestDatabase } from "../../helpers/db.ts";
+import { switchingFacilitator } from "../../helpers/facilitator.ts";
 import { gates } from "../../helpers/gates.ts";
 import { startMerchant, testMerchant } from "../../helpers/merchant.ts";
-import { NETWORK, newMerchant } from "../../helpers/x402.ts";
+import { newMerchant } from "../../helpers/x402.ts";
 
 const AUTHORIZER = "0x00000000000000000000000000000000000000a1";
-
-/** A facilitator whose kinds the test sets; it judges every payment (the probe's payer has nothing). */
-function changingFacilitator() {
-  let channels = false;
-  const client: FacilitatorClient = {
-    getSupported: async (): Promise<SupportedResponse> => ({
-      kinds: [
-        { x402Version: 2, scheme: "exact", network: NETWORK },
-        { x402Version: 2, scheme: "upto", network: NETWORK, extra: { facilitatorAddress: AUTHORIZER } },
-        ...(channels
-          ? [
-              {
-                x402Version: 2 as const,
-                scheme: "batch-settlement",
-                network: NETWORK,
-                extra: { receiverAuthorizer: AUTHORIZER },
-              },
-            ]
-          : []),
-      ],
-      extensions: [],
-      signers: { "eip155:*": [AUTHORIZER] },
-    }),
-    verify: async () => ({ isValid: false, invalidReason: "insufficient_funds" }),
-    settle: async () => {
-      throw new Error("this test settles nothing");
-    },
-  };
-  return { client, serveChannels: (on: boolean) => (channels = on) };
-}
 
 afterEach(() => {
   vi.useRealTimers();
@@ -54,7 +23,7 @@ afterEach(() => {
 describe("what a host offers, as its facilitator changes", () => {
   it("lists a channel once the facilitator serves it, and stops when it stops", async () => {
     vi.useFakeTimers({ toFake: ["Date"], shouldAdvanceTime: true });
-    const facilitator = changingFacilitator();
+    const facilitator = switchingFacilitator(AUTHORIZER, { upto: true, channels: false });
     const { db, close } = await openTestDatabase("pglite");
     onTestFinished(close);
     const host = await startMerchant(
@@ -84,14 +53,14 @@ describe("what a host offers, as its facilitator changes", () => {
     expect(await schemes()).toEqual(["exact"]);
     expect((await fetch(`${host.url}${REFUND_PATH}`)).status).toBe(404);
 
-    facilitator.serveChannels(true);
+    facilitator.kinds.channels = true;
     // Within five minutes of the last look, the host does not ask again.
     vi.setSystemTime(Date.now() + 60_000);
     expect(await schemes()).toEqual(["exact"]);
     expect(await offeredAfter(5, ["exact", "batch-settlement"])).toEqual(["exact", "batch-settlement"]);
     expect((await fetch(`${host.url}${REFUND_PATH}`)).status).toBe(402);
 
-    facilitator.serveChannels(false);
+    facilitator.kinds.channels = false;
     expect(await offeredAfter(6, ["exact"])).toEqual(["exact"]);
     expect((await fetch(`${host.url}${REFUND_PATH}`)).status).toBe(404);
   });
