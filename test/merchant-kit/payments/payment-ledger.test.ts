@@ -78,12 +78,17 @@ describe.each(DATABASE_KINDS)("the payment ledger on %s", (kind) => {
       PaymentKey,
       PaymentKey,
     ];
+    // A ledger's first take purges old rows before it (at most hourly): a round trip that, on a server, let the
+    // first of the takes below arrive after the others' group had gone, a third group. Done first, apart.
+    const first = keyOf(9);
+    expect(await ledger.take(first, RESOURCE)).toBe(true);
+    await ledger.finish(first, "released");
+    statements.length = 0;
     // Duplicates within one group: the row goes to the first of them.
     const taken = await Promise.all([k1, k2, k3, k2, k4, k5, k5].map((k) => ledger.take(k, RESOURCE)));
     expect(taken).toEqual([true, true, true, false, true, true, false]);
-    expect(
-      statements.filter((s) => s.startsWith("INSERT INTO merchant_payments")).length,
-    ).toBeLessThanOrEqual(2);
+    // The first take goes at once, alone; the rest, arrived meanwhile, in one group.
+    expect(statements.filter((s) => s.startsWith("INSERT INTO merchant_payments")).length).toBe(2);
     await Promise.all([
       ledger.finish(k1, "settled"),
       ledger.finish(k2, "released"),
