@@ -60,6 +60,18 @@ export const refusals = new Counter({
   labelNames: ["merchant", "reason"] as const,
 });
 
+/**
+ * Calls served to a wallet signed in on a period it paid for (sign-in-with-x): no payment of their own, so
+ * neither paid requests nor refusals count them; by merchant, route pattern and outcome (served; failed, whose
+ * call the period got back).
+ */
+export const signedInCalls = new Counter({
+  registers: [register],
+  name: "x402m_signed_in_calls_total",
+  help: "Calls served to a wallet signed in on a period it paid for (sign-in-with-x), by merchant, route pattern and outcome (served, failed)",
+  labelNames: ["merchant", "route", "outcome"] as const,
+});
+
 export const verifySeconds = new Histogram({
   registers: [register],
   name: "x402m_verify_seconds",

@@ -32,6 +32,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { Queryable } from "../../common/db/index.ts";
 import { AppError, BadInputError } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
+import { signedInCalls } from "../../common/metrics.ts";
 import { type AnyEndpoint, isMetered, type Merchant, type MerchantServices } from "../endpoint.ts";
 import type { MerchantEnv } from "../merchant-env.ts";
 import { DEFAULT_TIMEOUT_MS, startBudget } from "./paid-handler.ts";
@@ -85,6 +86,8 @@ export function signInExtension(publicUrl: string): ResourceServerExtension {
 
 export interface AccessOptions {
   store: AccessStore;
+  /** The merchant's name, for the metrics. */
+  merchant: string;
   /** The merchant's public URL: the domain and URI a message must name. */
   publicUrl: string;
   /** The merchant's network (CAIP-2): the chain a message must name. */
@@ -97,13 +100,20 @@ export interface AccessOptions {
 /** What the sign-ins of `merchant`'s routes need: its store of periods, its origin and chain, its 402s. */
 export function periodAccess(
   db: Queryable,
-  merchant: Pick<Merchant, "payTo" | "publicUrl">,
+  merchant: Pick<Merchant, "name" | "payTo" | "publicUrl">,
   network: string,
   services: MerchantServices,
   paymentRequired: AccessOptions["paymentRequired"],
 ): AccessOptions {
   const store = new AccessStore(db, merchant.payTo);
-  return { store, publicUrl: merchant.publicUrl, network, services, paymentRequired };
+  return {
+    store,
+    merchant: merchant.name,
+    publicUrl: merchant.publicUrl,
+    network,
+    services,
+    paymentRequired,
+  };
 }
 
 /**
@@ -136,15 +146,18 @@ export function accessForPeriod(
       return;
     }
     const payer = await signedIn(c, proof, origin, options);
+    const counted = { merchant: options.merchant, route: endpoint.path };
     let response: Response;
     try {
       response = await serve(c, endpoint, options.services, payer.address);
     } catch (error) {
       await giveBack(c, payer.address, options.store);
+      signedInCalls.inc({ ...counted, outcome: "failed" });
       throw error;
     }
     if (response.status >= 400) await giveBack(c, payer.address, options.store);
     else setAccessHeaders(response.headers, payer);
+    signedInCalls.inc({ ...counted, outcome: response.status >= 400 ? "failed" : "served" });
     return response;
   };
 }

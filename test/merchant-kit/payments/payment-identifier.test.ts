@@ -33,6 +33,7 @@ import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
 import { type Database, openDatabase } from "../../../src/common/db/index.ts";
 import { AppError } from "../../../src/common/errors.ts";
 import { type Listening, listenWithUrl } from "../../../src/common/listen.ts";
+import { signedInCalls } from "../../../src/common/metrics.ts";
 import { merchantApp } from "../../../src/merchant-kit/app.ts";
 import { type AnyEndpoint, defineEndpoint } from "../../../src/merchant-kit/endpoint.ts";
 import { callPaidTool, connectMcp } from "../../../src/merchant-kit/mcp/client.ts";
@@ -554,6 +555,16 @@ describe("sign-in-with-x", () => {
   });
 
   it("serves a period's calls and no more, gives back a failed call's, and the client pays for more", async () => {
+    /** The signed-in calls counted on the route, by outcome (x402m_signed_in_calls_total). */
+    const counted = async () => {
+      const { values } = await signedInCalls.get();
+      const of = (outcome: string) =>
+        values
+          .filter((v) => v.labels.route === "/api/day/:name" && v.labels.outcome === outcome)
+          .reduce((n, v) => n + v.value, 0);
+      return { served: of("served"), failed: of("failed") };
+    };
+    const countedBefore = await counted();
     const pay = signingPayer(2);
     const path = `${url}/api/day/epsilon`;
     const first = await pay(path);
@@ -568,6 +579,7 @@ describe("sign-in-with-x", () => {
       left.push(answer.headers.get("access-calls-left"));
     }
     expect(left).toEqual(["2", "1", "0"]);
+    expect(await counted()).toEqual({ served: countedBefore.served + 3, failed: countedBefore.failed + 1 });
     // The period runs, its calls are spent: the sign-in is refused, and the SDK's client pays for more calls.
     const used = await wrapFetchWithSIWx(fetch, account(2))(path);
     expect((await used.json()).error.code).toBe("access_used");
