@@ -588,6 +588,26 @@ describe("sign-in-with-x", () => {
     expect(more.headers.get("payment-response")).not.toBeNull();
     expect(more.headers.get("access-calls-left")).toBe("3");
     expect(settled - before.settled).toBe(1);
+    // Its last call asked for by five different signed messages at once: one served, four refused, none run.
+    await db.query("UPDATE merchant_access_grants SET calls_left = 1 WHERE payer = $1 AND resource = $2", [
+      buyer(2).address.toLowerCase(),
+      "/api/day/epsilon",
+    ]);
+    const messages = await Promise.all(
+      Array.from({ length: 5 }, async () => {
+        const fresh = (await challenge("/api/day/epsilon"))?.info as SIWxExtension["info"];
+        const signed = { ...fresh, chainId: "eip155:8453", type: "eip191" as const };
+        return encodeSIWxHeader(await createSIWxPayload(signed, account(2), path));
+      }),
+    );
+    const runsBefore = runs;
+    const last = await Promise.all(messages.map((m) => signIn(m, "/api/day/epsilon")));
+    expect(last.map((a) => a.status).sort()).toEqual([200, 402, 402, 402, 402]);
+    const codes = await Promise.all(
+      last.filter((a) => a.status === 402).map(async (a) => (await a.json()).error.code),
+    );
+    expect(codes).toEqual(["access_used", "access_used", "access_used", "access_used"]);
+    expect(runs).toBe(runsBefore + 1);
   });
 
   it("is refused on a route whose calls are metered or write: a signed-in call settles nothing", () => {
