@@ -35,8 +35,12 @@ const AltOutput = z.object({
 });
 
 /** `/api/seo/alt-check`, fetching under `policy`, reading the page in a worker under `budget`. */
-export function altCheckEndpoint(policy: FetchPolicy, budget: PageBudget = DEFAULT_PAGE_BUDGET) {
-  const worker = new PageWorker(PRICES["/api/seo/alt-check"], budget);
+export function altCheckEndpoint(
+  policy: FetchPolicy,
+  budget: PageBudget = DEFAULT_PAGE_BUDGET,
+  idleMs?: number,
+) {
+  const worker = new PageWorker(PRICES["/api/seo/alt-check"], budget, { idleMs });
   return defineEndpoint({
     method: "GET",
     path: "/api/seo/alt-check",

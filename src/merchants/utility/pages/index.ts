@@ -22,6 +22,11 @@ export interface PageOptions {
   fetchPolicy?: FetchPolicy;
   /** What a call may spend reading its page, per $0.001 of its price. Default `DEFAULT_PAGE_BUDGET`. */
   budget?: PageBudget;
+  /**
+   * How long the readers' processes of alt-check, scrape, metadata and summarize live once idle. Default
+   * `PAGE_IDLE_MS` (10 s). A test of the memory given back shortens it, rather than wait for it twice.
+   */
+  readerIdleMs?: number;
 }
 
 /** The five endpoints, in the price list's order (alt-check, scrape, metadata, summarize, a11y/check). */
@@ -29,10 +34,10 @@ export function pageEndpoints(options: PageOptions = {}): readonly AnyEndpoint[]
   const policy = options.fetchPolicy ?? {};
   const budget = options.budget ?? DEFAULT_PAGE_BUDGET;
   return [
-    altCheckEndpoint(policy, budget),
-    scrapeEndpoint(policy, budget),
-    metadataEndpoint(policy, budget),
-    summarizeEndpoint(policy, budget),
+    altCheckEndpoint(policy, budget, options.readerIdleMs),
+    scrapeEndpoint(policy, budget, options.readerIdleMs),
+    metadataEndpoint(policy, budget, options.readerIdleMs),
+    summarizeEndpoint(policy, budget, options.readerIdleMs),
     a11yCheckEndpoint(policy, budget),
   ];
 }

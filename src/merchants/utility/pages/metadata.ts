@@ -68,8 +68,12 @@ const MetadataOutput = z.object({
 });
 
 /** `/api/seo/metadata`, fetching under `policy`. */
-export function metadataEndpoint(policy: FetchPolicy, budget: PageBudget = DEFAULT_PAGE_BUDGET) {
-  const worker = new PageWorker(PRICES["/api/seo/metadata"], budget);
+export function metadataEndpoint(
+  policy: FetchPolicy,
+  budget: PageBudget = DEFAULT_PAGE_BUDGET,
+  idleMs?: number,
+) {
+  const worker = new PageWorker(PRICES["/api/seo/metadata"], budget, { idleMs });
   return defineEndpoint({
     method: "GET",
     path: "/api/seo/metadata",

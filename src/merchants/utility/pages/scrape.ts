@@ -43,8 +43,12 @@ export function scrapePage(page: Page): ScrapeResult {
 }
 
 /** `/api/scrape`, fetching under `policy`. Also listed by the alias host (docs/http.md, "The merchant hosts"): same description. */
-export function scrapeEndpoint(policy: FetchPolicy, budget: PageBudget = DEFAULT_PAGE_BUDGET) {
-  const worker = new PageWorker(PRICES["/api/scrape"], budget);
+export function scrapeEndpoint(
+  policy: FetchPolicy,
+  budget: PageBudget = DEFAULT_PAGE_BUDGET,
+  idleMs?: number,
+) {
+  const worker = new PageWorker(PRICES["/api/scrape"], budget, { idleMs });
   return defineEndpoint({
     method: "GET",
     path: "/api/scrape",

@@ -64,8 +64,12 @@ export function summarizePage(page: Page, count: number): SummarizeResult {
 }
 
 /** `/api/summarize`, fetching under `policy`. */
-export function summarizeEndpoint(policy: FetchPolicy, budget: PageBudget = DEFAULT_PAGE_BUDGET) {
-  const worker = new PageWorker(PRICES["/api/summarize"], budget);
+export function summarizeEndpoint(
+  policy: FetchPolicy,
+  budget: PageBudget = DEFAULT_PAGE_BUDGET,
+  idleMs?: number,
+) {
+  const worker = new PageWorker(PRICES["/api/summarize"], budget, { idleMs });
   return defineEndpoint({
     method: "GET",
     path: "/api/summarize",
