@@ -46,8 +46,9 @@ export type ImportCounts = Record<RecordType, { read: number; added: number }>;
  * DuckDB parses the file (in parallel, far faster than JSON.parse); the rules in `import-rules.ts` are
  * checked in SQL; only a file with no bad line is kept, in one transaction. Payments and transfers are
  * keyed by (chain, tx_hash, log_index): a row already in the analytics database is kept as it is, so importing the
- * same file twice adds nothing. Block times must follow Base's 2 s rule (`BlockClock`, as the indexer's) among
- * the file's blocks and the blocks already stored: one time per block, and 2 s more per block.
+ * same file twice adds nothing. Block times must follow Base's clock (`BlockClock`, as the indexer's) among
+ * the file's blocks and the blocks already stored: one time per block, 2 s more per block, and since Denim
+ * a second more every five blocks.
  *
  * Two ways, one result. The bulk way, for the common case of new blocks, stages only the records that
  * are not payments and inserts the payments straight from the file, checked by the same rules as they
@@ -305,7 +306,7 @@ type Anchor = {
   us: bigint;
 };
 
-const clockOf = (anchor: Anchor) => new BlockClock(Number(anchor.block), Number(anchor.us) / 1e6);
+const clockOf = (anchor: Anchor) => BlockClock.anchored(Number(anchor.block), Number(anchor.us) / 1e6);
 
 /** SQL: a block's time (a TIMESTAMP expression) is not the one the clock gives it. */
 const offClock = (clock: BlockClock, block: string, timestamp: string) =>

@@ -24,17 +24,17 @@ export const USDC_UNIT: bigint = 10n ** BigInt(USDC_DECIMALS);
  * reports add them up in HUGEINT.
  */
 export const MAX_USDC_AMOUNT = 10n ** 16n;
-/** Base produces a block exactly every 2 seconds. */
+/** Base produced a block exactly every 2 seconds until Denim (`BlockClock` has its whole schedule); devnets still do. */
 export const BLOCK_SECONDS: number = BASE_RECORD.clock.blockSeconds;
 /** Timestamp of Base block 0; with BLOCK_SECONDS it dates any block when no nearer anchor is known. */
 export const BASE_GENESIS_TIME: number = BASE_RECORD.clock.genesisTime;
 /**
  * Base Mainnet's Denim upgrade (2026-11-05 18:00 UTC; docs.base.org's Denim overview): a block every 200 ms
- * from then on, several sharing one header timestamp. The 2 s rule above holds for the blocks before it only
- * (docs/chains.md, "Base's clock since Denim").
+ * from its activation block on, several sharing one header timestamp. The 2 s rule above holds for the blocks
+ * before it only (`BlockClock`; docs/chains.md, "Base's clock since Denim").
  */
-export const BASE_DENIM_TIME = 1_793_901_600;
-/** 302,400 blocks of 2 seconds are exactly 7 days. */
+export const BASE_DENIM_TIME: number = BASE_RECORD.clock.upgrade.activationTime;
+/** 302,400 blocks of 2 seconds are exactly 7 days: a week of Base before Denim, and of the devnets. */
 export const WEEK_BLOCKS: number = (7 * 86_400) / BLOCK_SECONDS;
 
 export type Chain = typeof BASE_CHAIN;

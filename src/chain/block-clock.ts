@@ -1,10 +1,17 @@
 /**
- * Base's clock. Base makes a block exactly every 2 seconds, so every block's time follows from any one
- * block's: time(n) = time(a) + 2 (n - a). The indexer checks each header it reads against that rule and
- * against the `blockTimestamp` its logs carry, and the import checks a file's blocks by it; a header
- * that breaks it is an error, never stored: a wrong time would move payments between days and weeks.
+ * Base's clock. Base's block times follow from their numbers: a block every 2 s from genesis, and since the
+ * Denim upgrade one every 200 ms from its activation block, the header keeping whole seconds (so about five
+ * blocks in a row share one timestamp). base/base writes the rule as `BlockTimestampSchedule`
+ * (`crates/common/genesis/src/schedule.rs`): the activation block is the first of the 2 s cadence at or after
+ * Denim's activation time, its time is whole seconds, and each later block is 200 ms after its parent.
+ *
+ * The indexer checks each header it reads against that rule and against the `blockTimestamp` its logs carry,
+ * and the import checks a file's blocks by it; a header that breaks it is an error, never stored: a wrong
+ * time would move payments between days and weeks. Weeks are chosen by time (7 days of milliseconds) and
+ * mapped to blocks through the clock, so a week is 302,400 blocks before Denim and 3,024,000 after it.
  */
-import { BASE_DENIM_TIME, BLOCK_SECONDS } from "./base.ts";
+import { BLOCK_SECONDS } from "./base.ts";
+import { BASE_RECORD, type ChainClock } from "./chains.ts";
 
 export interface BlockHeader {
   number: number;
@@ -14,21 +21,69 @@ export interface BlockHeader {
   timestamp: number;
 }
 
-/** A block time that breaks Base's 2-second rule, or a header and a log that disagree. */
+/** A block time that breaks Base's clock, or a header and a log that disagree. */
 export class BlockTimeError extends Error {
   override name = "BlockTimeError";
 }
 
-/** The 2-second rule, anchored on one block of known time. */
-export class BlockClock {
-  constructor(
-    readonly anchorBlock: number,
-    readonly anchorTime: number,
-  ) {}
+/** From `block` (whose time is `ms`) on, a block every `intervalMs`. */
+interface Cadence {
+  block: number;
+  ms: number;
+  intervalMs: number;
+}
 
-  /** The time block `n` must have. */
+export const WEEK_MS = 7 * 86_400_000;
+
+/** Block times as a chain of cadences, each from its first block on; before the first, the first's extended back. */
+export class BlockClock {
+  private readonly cadences: readonly Cadence[];
+
+  /**
+   * The 2 s rule anchored on one block of known time (a devnet's, or a stretch of Base before Denim); `later`
+   * are the cadences that take over after it, ascending.
+   */
+  constructor(anchorBlock: number, anchorTime: number, later: readonly Cadence[] = []) {
+    this.cadences = [
+      { block: anchorBlock, ms: anchorTime * 1000, intervalMs: BLOCK_SECONDS * 1000 },
+      ...later,
+    ];
+  }
+
+  /**
+   * The clock of the chain `block` (at `time`, unix seconds) is on: Base Mainnet's, with Denim, when the block
+   * sits on Base Mainnet's schedule; otherwise 2 s from that block (a devnet: its own genesis, its own times).
+   */
+  static anchored(block: number, time: number): BlockClock {
+    return BASE_MAINNET_CLOCK.timeOf(block) === time ? BASE_MAINNET_CLOCK : new BlockClock(block, time);
+  }
+
+  private cadenceOf(n: number): Cadence {
+    for (let i = this.cadences.length - 1; i > 0; i--) {
+      const c = this.cadences[i] as Cadence;
+      if (n >= c.block) return c;
+    }
+    return this.cadences[0] as Cadence;
+  }
+
+  /** The time block `n` must have, in milliseconds (Denim's full timestamp; whole seconds before it). */
+  msOf(n: number): number {
+    const c = this.cadenceOf(n);
+    return c.ms + (n - c.block) * c.intervalMs;
+  }
+
+  /** The time block `n` must have, in unix seconds: its header's `timestamp`. */
   timeOf(n: number): number {
-    return this.anchorTime + (n - this.anchorBlock) * BLOCK_SECONDS;
+    return Math.floor(this.msOf(n) / 1000);
+  }
+
+  /** The last block whose time is at or before `ms` (milliseconds). */
+  blockAtMs(ms: number): number {
+    for (let i = this.cadences.length - 1; i >= 0; i--) {
+      const c = this.cadences[i] as Cadence;
+      if (i === 0 || ms >= c.ms) return c.block + Math.floor((ms - c.ms) / c.intervalMs);
+    }
+    throw new Error("unreachable: a clock has a cadence");
   }
 
   /**
@@ -36,28 +91,30 @@ export class BlockClock {
    * import, which checks a file's blocks in one statement.
    */
   sqlTimeOf(block: string): string {
-    return `(${this.anchorTime} + ((${block}) - ${this.anchorBlock}) * ${BLOCK_SECONDS})`;
+    const [first, ...later] = this.cadences as [Cadence, ...Cadence[]];
+    let sql = `(${first.ms / 1000} + ((${block}) - ${first.block}) * ${first.intervalMs / 1000})`;
+    for (const c of later) {
+      sql = `(CASE WHEN (${block}) >= ${c.block} THEN (${c.ms} + ((${block}) - ${c.block}) * ${c.intervalMs}) // 1000 ELSE ${sql} END)`;
+    }
+    return sql;
   }
 
   /** Why block `n` cannot have time `time` (unix seconds), or undefined when it follows the rule. */
   breach(n: number, time: number): string | undefined {
     const expected = this.timeOf(n);
     if (time === expected) return undefined;
-    return `block ${n} has time ${time}, but Base's 2 s rule from block ${this.anchorBlock} (time ${this.anchorTime}) gives ${expected}`;
+    const [first, ...later] = this.cadences as [Cadence, ...Cadence[]];
+    const rule = [
+      `Base's 2 s rule from block ${first.block} (time ${first.ms / 1000})`,
+      ...later.map((c) => `${c.intervalMs} ms a block from block ${c.block}`),
+    ].join(", then ");
+    return `block ${n} has time ${time}, but ${rule} gives ${expected}`;
   }
 
   /** Throws unless the header's time follows the rule. */
   checkHeader(header: BlockHeader): void {
     const breach = this.breach(header.number, header.timestamp);
-    if (!breach) return;
-    // Blocks faster than the rule from Denim's activation on: Base Mainnet's own 200 ms blocks, which this
-    // clock does not know yet (docs/chains.md, "Base's clock since Denim"), not a chain that is not Base.
-    if (header.timestamp >= BASE_DENIM_TIME && header.timestamp < this.timeOf(header.number)) {
-      throw new BlockTimeError(
-        `${breach}: on Base Mainnet, blocks come every 200 ms since the Denim upgrade (${new Date(BASE_DENIM_TIME * 1000).toISOString()}), and this indexer keeps Base's 2 s clock: index to a block before it (--to-block), see docs/chains.md, "Base's clock since Denim"`,
-      );
-    }
-    throw new BlockTimeError(`${breach}: is this RPC a Base chain?`);
+    if (breach) throw new BlockTimeError(`${breach}: is this RPC a Base chain?`);
   }
 
   /** Throws unless a log's own block time (when the RPC serves one) follows the rule. */
@@ -66,8 +123,30 @@ export class BlockClock {
     const expected = this.timeOf(block);
     if (logTime !== expected) {
       throw new BlockTimeError(
-        `${what} in block ${block} says blockTimestamp ${logTime}, but the header and the 2 s rule give ${expected}`,
+        `${what} in block ${block} says blockTimestamp ${logTime}, but the header and Base's clock give ${expected}`,
       );
     }
   }
 }
+
+/**
+ * A `fixed` chain clock's schedule (`chains.ts`): `blockSeconds` from genesis (block 0), then, when the record
+ * names an upgrade, its cadence from the upgrade's activation block, the first block of the old cadence at or
+ * after its activation time, at that block's whole-second time (base/base's `BlockTimestampSchedule`).
+ */
+export function scheduleClock(clock: Extract<ChainClock, { kind: "fixed" }>): BlockClock {
+  const { blockSeconds, genesisTime, upgrade } = clock;
+  if (blockSeconds !== BLOCK_SECONDS)
+    throw new Error(`a fixed clock of ${blockSeconds} s a block is not Base's`);
+  if (!upgrade) return new BlockClock(0, genesisTime);
+  const activation = Math.ceil((upgrade.activationTime - genesisTime) / blockSeconds);
+  const ms = (genesisTime + activation * blockSeconds) * 1000;
+  return new BlockClock(0, genesisTime, [{ block: activation, ms, intervalMs: upgrade.intervalMs }]);
+}
+
+/** Base Mainnet's clock: 2 s from genesis, then Denim's 200 ms from block 53,556,127 (2026-11-05 18:00:01 UTC). */
+export const BASE_MAINNET_CLOCK: BlockClock = scheduleClock(BASE_RECORD.clock);
+
+/** Base Mainnet's first block of 200 ms (Denim's activation block). */
+export const BASE_DENIM_BLOCK: number =
+  BASE_MAINNET_CLOCK.blockAtMs(BASE_RECORD.clock.upgrade.activationTime * 1000) + 1;

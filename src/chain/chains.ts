@@ -43,11 +43,18 @@ export interface X402Contracts {
 
 /**
  * How a chain's blocks keep time. `fixed`: a block every `blockSeconds` exactly, so a block's time follows from
- * its number (Base). `stamped`: only each block's own timestamp says when it was (`aboutSeconds` is the typical
+ * its number (Base); `upgrade`, when set, is one from whose activation time on a block comes every
+ * `intervalMs` instead (Base's Denim: 200 ms), the activation block being the first of the old cadence at or
+ * after that time. `stamped`: only each block's own timestamp says when it was (`aboutSeconds` is the typical
  * gap, for estimates only: Polygon PoS about 2 s, Arbitrum One about 0.25 s with shared timestamps).
  */
 export type ChainClock =
-  | { kind: "fixed"; blockSeconds: number; genesisTime: number }
+  | {
+      kind: "fixed";
+      blockSeconds: number;
+      genesisTime: number;
+      upgrade?: { name: string; activationTime: number; intervalMs: number };
+    }
   | { kind: "stamped"; aboutSeconds: number };
 
 export interface ChainRecord {
@@ -92,7 +99,13 @@ export const BASE_RECORD = {
   contracts: X402_CONTRACTS,
   facilitators: baseFacilitators,
   hubs: baseHubs,
-  clock: { kind: "fixed", blockSeconds: 2, genesisTime: 1_686_789_347 },
+  clock: {
+    kind: "fixed",
+    blockSeconds: 2,
+    genesisTime: 1_686_789_347,
+    // Denim, on Base Mainnet 2026-11-05 18:00 UTC (docs.base.org's Denim overview): 200 ms blocks from then on.
+    upgrade: { name: "Denim", activationTime: 1_793_901_600, intervalMs: 200 },
+  },
 } as const satisfies ChainRecord;
 
 export const POLYGON_RECORD: ChainRecord = {
@@ -159,6 +172,12 @@ function recordFault(r: ChainRecord): string | undefined {
   }
   const clock = r.clock;
   if (clock.kind === "fixed" && !(clock.blockSeconds > 0)) return "a fixed clock needs blockSeconds above 0";
+  if (
+    clock.kind === "fixed" &&
+    clock.upgrade &&
+    !(clock.upgrade.intervalMs > 0 && clock.upgrade.activationTime > clock.genesisTime)
+  )
+    return "a clock's upgrade needs intervalMs above 0 and an activation after genesis";
   if (clock.kind === "stamped" && !(clock.aboutSeconds > 0))
     return "a stamped clock needs aboutSeconds above 0";
   return undefined;

@@ -57,7 +57,7 @@ const INDEXER = {
   facilitator: "an extra facilitator signer, valid from block 0 (repeatable, or comma-separated)",
   rps: "requests a second to the RPC, every call of a batch counted (default 25; 0 = no limit)",
   "reorg-depth":
-    "blocks behind the head a block is indexed, and hashes kept below the checkpoint (default 64)",
+    "blocks behind the head a block is indexed, and hashes kept below the checkpoint (default 128 s of blocks: 64 of 2 s, 640 of Base's since Denim)",
   "batch-blocks": "the largest batch, and eth_getLogs span (default 2,000)",
   concurrency: "batches read ahead of the one being committed (default 4)",
   "tx-from": "how transaction senders are fetched (default auto; docs/indexer.md)",
@@ -65,7 +65,7 @@ const INDEXER = {
   discovery: "a Bazaar discovery endpoint whose listings are read, at start and every --discovery-refresh",
   "discovery-refresh": "seconds between reads of --discovery (default 3,600)",
   "funding-lookback":
-    "how far back the funding history reads, in blocks (default 7,862,400: 26 weeks; 0 turns it off)",
+    "how far back the funding history reads, in blocks (default 26 weeks of blocks: 7,862,400 of 2 s, ten times as many of Base's since Denim; 0 turns it off)",
   "rpc-attempts": "tries of one RPC request before the RPC counts as down (default 8)",
 } as const;
 

@@ -6,8 +6,6 @@ import {
   createReporter,
   DEFAULT_BATCH_BLOCKS,
   DEFAULT_CONCURRENCY,
-  DEFAULT_FUNDING_LOOKBACK,
-  DEFAULT_REORG_DEPTH,
   DEFAULT_SENDER_STRATEGY,
   IndexerInputError,
   type IndexerOptions,
@@ -41,7 +39,8 @@ export function indexerOptionsFrom(
     fromBlock: optionalInteger("--from-block", flags["from-block"]),
     toBlock: optionalInteger("--to-block", flags["to-block"]),
     rps: optionalNumber("--rps", flags.rps) ?? DEFAULT_RPS,
-    reorgDepth: optionalInteger("--reorg-depth", flags["reorg-depth"]) ?? DEFAULT_REORG_DEPTH,
+    // Absent: the indexer counts 128 s in the chain's blocks at the head (64 of 2 s, 640 of Denim's).
+    reorgDepth: optionalInteger("--reorg-depth", flags["reorg-depth"]),
     batchBlocks:
       positive("--batch-blocks", optionalInteger("--batch-blocks", flags["batch-blocks"])) ??
       DEFAULT_BATCH_BLOCKS,
@@ -147,9 +146,12 @@ export function outageRetryMaxMs(flags: Flags): number | undefined {
   return Math.round(Number(value) * 1000);
 }
 
-/** `--funding-lookback BLOCKS` (`index`, `serve --rpc`, `demo`): 0 turns the funding history off. */
-export function fundingLookbackFrom(flags: Flags): number {
-  return optionalInteger("--funding-lookback", flags["funding-lookback"]) ?? DEFAULT_FUNDING_LOOKBACK;
+/**
+ * `--funding-lookback BLOCKS` (`index`, `serve --rpc`, `demo`): 0 turns the funding history off; absent, the
+ * indexer reads 26 weeks, counted in the chain's blocks at the head.
+ */
+export function fundingLookbackFrom(flags: Flags): number | undefined {
+  return optionalInteger("--funding-lookback", flags["funding-lookback"]);
 }
 
 function optionalInteger(flag: string, value: string | undefined): number | undefined {

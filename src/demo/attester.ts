@@ -5,6 +5,7 @@
 import { createTestClient, http } from "viem";
 import { BLOCK_SECONDS, WEEK_BLOCKS } from "../chain/base.ts";
 import { type Devnet, derive } from "../chain/devnet/index.ts";
+import { WeekCloses } from "../reports/index.ts";
 import type { AttestOptions, Config } from "../services/index.ts";
 import { SLOT_SECONDS, SLOTS_PER_WEEK } from "./plan.ts";
 import type { World } from "./resume.ts";
@@ -24,7 +25,7 @@ export async function demoAttester(devnet: Devnet, world: World, config: Config)
   return {
     key: key.privateKey,
     rpc: devnet.rpc,
-    closes: demoWeekCloses(world),
+    closes: WeekCloses.everyWeekFrom(demoWeekCloses(world)),
     maxCostWei: config.attest.maxCostWei,
     intervalMs: INTERVAL_MS,
   };

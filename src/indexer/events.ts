@@ -17,6 +17,10 @@ export type IndexerEvent =
       head: number;
       resumed: boolean;
       txFrom: SenderStrategy;
+      /** The run's blocks of confirmations (`--reorg-depth`, else 128 s of blocks by the chain's clock). */
+      reorgDepth: number;
+      /** How many blocks a minute is at the head (30 of 2 s, 300 of Base's 200 ms since Denim). */
+      minuteBlocks: number;
     }
   | {
       type: "batch";

@@ -5,7 +5,7 @@
 import type { LogWriter } from "../common/log.ts";
 import type { IndexerEvent } from "./events.ts";
 
-/** A follower within this many blocks beyond its reorg depth is current: about a minute of Base. */
+/** A follower within a minute of blocks beyond its reorg depth is current: 30 of 2 s, until the run says (its start event). */
 export const CURRENT_WITHIN_BLOCKS = 30;
 
 /** Where the follower stands, as `/healthz` shows it (snake_case JSON). */
@@ -40,8 +40,12 @@ export class FollowerStatus {
   head: { block: number; at: number } | undefined;
   private readonly rpc = { ok: true, failingSince: 0, lastError: "", lastErrorAt: 0, retries: 0 };
 
+  /** Blocks a minute at the head: the slack past the reorg depth before reports count as lagging. */
+  private minuteBlocks = CURRENT_WITHIN_BLOCKS;
+
   constructor(
-    private readonly reorgDepth: number,
+    /** Until the run says what it uses (its start event): the option, or the depth on 2 s blocks. */
+    private reorgDepth: number,
     /** The follower's own state lines, bounded by the caller. */
     private readonly say: LogWriter,
   ) {}
@@ -75,6 +79,8 @@ export class FollowerStatus {
         this.rpc.lastErrorAt = Date.now();
         return false;
       case "start":
+        this.reorgDepth = event.reorgDepth;
+        this.minuteBlocks = event.minuteBlocks;
         this.indexed = { block: event.from - 1, time: event.time };
         this.head = { block: event.head, at: Date.now() };
         this.state = event.target > this.indexed.block ? "catching_up" : "following";
@@ -123,6 +129,6 @@ export class FollowerStatus {
   degraded(): boolean {
     const { indexed, head } = this;
     if (!this.rpc.ok || this.state === "starting" || this.state === "waiting_for_rpc") return true;
-    return !!indexed && !!head && head.block - indexed.block > this.reorgDepth + CURRENT_WITHIN_BLOCKS;
+    return !!indexed && !!head && head.block - indexed.block > this.reorgDepth + this.minuteBlocks;
   }
 }

@@ -9,9 +9,16 @@
  * sharing one `Run` (`run.ts`) and its state (`run-state.ts`).
  */
 
+import { BlockClock } from "../chain/block-clock.ts";
 import { chooseSenderStrategy, type SenderStrategy } from "./block-data.ts";
 import type { IndexerSummary } from "./events.ts";
-import { DEFAULT_SENDER_STRATEGY, type IndexerOptions } from "./options.ts";
+import {
+  blocksIn,
+  DEFAULT_FUNDING_LOOKBACK_WEEKS,
+  DEFAULT_REORG_SECONDS,
+  DEFAULT_SENDER_STRATEGY,
+  type IndexerOptions,
+} from "./options.ts";
 import { startDiscovery } from "./run/discovery.ts";
 import { openFundingHistory } from "./run/funding-history.ts";
 import { mainLoop } from "./run/main-loop.ts";
@@ -40,11 +47,17 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
   const strategy: SenderStrategy =
     choice === "auto" ? await chooseSenderStrategy(tools.client, tools.registry.addresses()) : choice;
   const book = await tools.serial.run(() => loadWalletBook(tools.analytics));
-  const history = await openFundingHistory(tools);
+  // Defaults given in time, counted in the chain's blocks at the head (Base's are 200 ms since Denim).
+  const clock = BlockClock.anchored(start.cursor.block, start.cursor.time);
+  const reorgDepth = options.reorgDepth ?? blocksIn(clock, start.head, DEFAULT_REORG_SECONDS);
+  const history = await openFundingHistory(
+    tools,
+    blocksIn(clock, start.head, DEFAULT_FUNDING_LOOKBACK_WEEKS * 7 * 86_400),
+  );
   const channels = await tools.serial.run(() => loadChannelBook(tools.analytics));
   const state = new RunState(start, book, channels);
   const summary = newSummary(tools.client, state.cursor.block);
-  const run: Run = { ...tools, strategy, history, summary, state };
+  const run: Run = { ...tools, reorgDepth, strategy, history, summary, state };
 
   run.emit({
     type: "start",
@@ -52,6 +65,8 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
     time: state.cursor.time,
     target: targetFor(options, run.reorgDepth, state.head),
     head: state.head,
+    reorgDepth,
+    minuteBlocks: blocksIn(clock, start.head, 60),
     resumed: state.committed,
     txFrom: strategy,
   });

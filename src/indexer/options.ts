@@ -2,13 +2,19 @@
 
 import type { Analytics } from "../analytics/duckdb.ts";
 import { WEEK_BLOCKS } from "../chain/base.ts";
+import type { BlockClock } from "../chain/block-clock.ts";
 import type { FacilitatorRegistry } from "../chain/facilitators.ts";
 import { AppError } from "../common/errors.ts";
 import type { SenderChoice } from "./block-data.ts";
 import type { IndexerEvent } from "./events.ts";
 import type { BackoffOptions } from "./rpc/backoff.ts";
 
-/** Blocks of confirmations in --follow, and how far back block hashes are kept: 64 blocks, 128 s of Base. */
+/**
+ * Seconds of confirmations in --follow, and of block hashes kept below the checkpoint: 128 s, which is
+ * `DEFAULT_REORG_DEPTH` blocks of 2 s and ten times as many of Base's 200 ms since Denim (`blocksIn`).
+ */
+export const DEFAULT_REORG_SECONDS = 128;
+/** The default reorg depth on 2 s blocks (a devnet, Base before Denim). */
 export const DEFAULT_REORG_DEPTH = 64;
 /** Largest batch (and eth_getLogs span): Alchemy's paid-plan span limit; smaller where a provider refuses it. */
 export const DEFAULT_BATCH_BLOCKS = 2_000;
@@ -16,14 +22,25 @@ export const DEFAULT_BATCH_BLOCKS = 2_000;
 export const DEFAULT_CONCURRENCY = 4;
 /** How `tx.from` is fetched; docs/indexer.md has the measurements behind the choice. */
 export const DEFAULT_SENDER_STRATEGY: SenderChoice = "auto";
+/** The funding history's default reach: 26 weeks, in blocks by the chain's clock at the head (`blocksIn`). */
+export const DEFAULT_FUNDING_LOOKBACK_WEEKS = 26;
 /**
- * The oldest inflow a funding history read takes, in blocks before the outflow it paid for: 26 weeks.
+ * The oldest inflow a funding history read takes, in blocks before the outflow it paid for: 26 weeks of 2 s
+ * blocks (a devnet, Base before Denim; since Denim the default is counted by Base's clock instead).
  * Coverage (`scan.ts`) ends a read at the inflows that explain the wallet's balance, so this binds only
  * money that sat longer in one wallet, or a node without old state (balance unknown). Each doubling of
  * it costs about one more eth_getLogs per such read, as spans grow (docs/indexer.md, measured in
  * docs/benchmarks.md); half a year catches a buyer funded a season ahead and left dormant.
  */
-export const DEFAULT_FUNDING_LOOKBACK = 26 * WEEK_BLOCKS;
+export const DEFAULT_FUNDING_LOOKBACK = DEFAULT_FUNDING_LOOKBACK_WEEKS * WEEK_BLOCKS;
+
+/**
+ * The blocks of the last `seconds` before block `head`, by `clock`: a default given in time kept in time when
+ * blocks come faster (64 blocks were 128 s of Base, and are 12.8 s since Denim).
+ */
+export function blocksIn(clock: BlockClock, head: number, seconds: number): number {
+  return head - clock.blockAtMs(clock.msOf(head) - seconds * 1000);
+}
 
 /**
  * The funding history's first span: a recipient filter's answers are sparse, so its spans grow (twice

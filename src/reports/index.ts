@@ -7,6 +7,7 @@
 export { Attester, type AttesterOptions } from "./attest/attester.ts";
 export { checkSealedWeeks } from "./attest/check.ts";
 export { type Verified, VerifyError, type VerifyFailure, verifyReport } from "./attest/verify.ts";
+export { WeekCloses } from "./attest/weeks.ts";
 export type {
   EvidenceDocument,
   FlagFeedDocument,

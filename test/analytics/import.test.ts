@@ -4,7 +4,8 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Analytics } from "../../src/analytics/duckdb.ts";
 import { ImportError, importNdjson } from "../../src/analytics/import.ts";
-import { MAX_USDC_AMOUNT } from "../../src/chain/base.ts";
+import { BASE_GENESIS_TIME, MAX_USDC_AMOUNT } from "../../src/chain/base.ts";
+import { BASE_DENIM_BLOCK, BASE_MAINNET_CLOCK } from "../../src/chain/block-clock.ts";
 import {
   addr,
   checkpoint,
@@ -654,6 +655,29 @@ describe("block times", () => {
     const iso = new Date(timeOf(b + 5) * 1000).toISOString().replace("Z", "+00:00");
     analytics = await tempAnalytics();
     expect((await importNdjson(analytics, ndjsonFile([at(b), at(b + 5, iso)]))).payment.added).toBe(2);
+  });
+
+  it("takes Base Mainnet's blocks across Denim at their 200 ms times, and refuses one still on 2 s", async () => {
+    const denim = (block: number, time = BASE_MAINNET_CLOCK.timeOf(block)) => ({
+      ...payment({ payer: addr("p"), payTo: addr("m"), amount: 1, block }),
+      block_time: time,
+    });
+    const blocks = [BASE_DENIM_BLOCK - 1, BASE_DENIM_BLOCK, BASE_DENIM_BLOCK + 4, BASE_DENIM_BLOCK + 5];
+    analytics = await tempAnalytics();
+    expect((await importNdjson(analytics, ndjsonFile(blocks.map((b) => denim(b))))).payment.added).toBe(4);
+    const stale = BASE_DENIM_BLOCK + 10;
+    expect(
+      (
+        await importError([
+          denim(BASE_DENIM_BLOCK - 1),
+          denim(stale, BASE_MAINNET_CLOCK.timeOf(BASE_DENIM_BLOCK - 1) + 22),
+        ])
+      ).message,
+    ).toBe(
+      `line 2: block ${stale} has time ${BASE_MAINNET_CLOCK.timeOf(BASE_DENIM_BLOCK - 1) + 22}, but Base's 2 s rule from block 0 ` +
+        `(time ${BASE_GENESIS_TIME}), then 200 ms a block from block ${BASE_DENIM_BLOCK} gives ${BASE_MAINNET_CLOCK.timeOf(stale)} ` +
+        `(block ${BASE_DENIM_BLOCK - 1} is on line 1)`,
+    );
   });
 
   it("refuses times that disagree with the blocks already stored, in payments or transfers", async () => {

@@ -13,7 +13,9 @@ import {
   DEFAULT_CONCURRENCY,
   DEFAULT_DISCOVERY_REFRESH_MS,
   DEFAULT_FUNDING_LOOKBACK,
+  DEFAULT_FUNDING_LOOKBACK_WEEKS,
   DEFAULT_REORG_DEPTH,
+  DEFAULT_REORG_SECONDS,
   DEFAULT_SENDER_STRATEGY,
 } from "../../src/indexer/index.ts";
 import { DEFAULT_BACKOFF } from "../../src/indexer/rpc/backoff.ts";
@@ -99,11 +101,15 @@ describe("the command line's help", () => {
     const n = (value: number) => value.toLocaleString("en-US");
     for (const name of ["index", "serve"]) {
       expect(said(name, "rps")).toContain(`default ${DEFAULT_RPS};`);
-      expect(said(name, "reorg-depth")).toContain(`default ${DEFAULT_REORG_DEPTH})`);
+      expect(said(name, "reorg-depth")).toContain(
+        `default ${DEFAULT_REORG_SECONDS} s of blocks: ${DEFAULT_REORG_DEPTH} of 2 s`,
+      );
       expect(said(name, "batch-blocks")).toContain(`default ${n(DEFAULT_BATCH_BLOCKS)})`);
       expect(said(name, "concurrency")).toContain(`default ${DEFAULT_CONCURRENCY})`);
       expect(said(name, "tx-from")).toContain(`default ${DEFAULT_SENDER_STRATEGY};`);
-      expect(said(name, "funding-lookback")).toContain(`default ${n(DEFAULT_FUNDING_LOOKBACK)}:`);
+      expect(said(name, "funding-lookback")).toContain(
+        `default ${DEFAULT_FUNDING_LOOKBACK_WEEKS} weeks of blocks: ${n(DEFAULT_FUNDING_LOOKBACK)} of 2 s`,
+      );
       expect(said(name, "discovery-refresh")).toContain(`default ${n(DEFAULT_DISCOVERY_REFRESH_MS / 1000)})`);
       expect(said(name, "rpc-attempts")).toContain(`default ${DEFAULT_BACKOFF.attempts})`);
     }

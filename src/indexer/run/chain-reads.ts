@@ -1,6 +1,5 @@
 /** The reads of the chain a run makes outside its batches: the head, one header, the earliest block. */
-import { BLOCK_SECONDS } from "../../chain/base.ts";
-import type { BlockHeader } from "../../chain/block-clock.ts";
+import { BlockClock, type BlockHeader } from "../../chain/block-clock.ts";
 import { fetchHeaders } from "../block-data.ts";
 import { hexNumber } from "../decode.ts";
 import { IndexerInputError } from "../options.ts";
@@ -23,7 +22,11 @@ export async function cursorBefore(client: RpcClient, block: number, signal?: Ab
     if (error instanceof RpcGaveUpError) throw error;
     throw new IndexerInputError(`cannot start at block ${block}: ${(error as Error).message}`);
   });
-  return { block: block - 1, hash: h.parentHash, time: h.timestamp - BLOCK_SECONDS };
+  return {
+    block: block - 1,
+    hash: h.parentHash,
+    time: BlockClock.anchored(h.number, h.timestamp).timeOf(block - 1),
+  };
 }
 
 /**

@@ -9,14 +9,20 @@ import { TRANSFER_TOPIC } from "../decode.ts";
 import { skippedEvent } from "../events.ts";
 import { FundingHistory, type HistoryMemory, HUB_SENDERS, MAX_FUNDING_LEVELS } from "../history.ts";
 import { LogFetcher } from "../logs.ts";
-import { DEFAULT_BATCH_BLOCKS, DEFAULT_FUNDING_LOOKBACK, HISTORY_FIRST_SPAN } from "../options.ts";
+import { DEFAULT_BATCH_BLOCKS, HISTORY_FIRST_SPAN } from "../options.ts";
 import { earliestBlock } from "./chain-reads.ts";
 import type { RunTools } from "./run.ts";
 
-/** The funding history for this run, or undefined when its lookback is 0. */
-export async function openFundingHistory(tools: RunTools): Promise<FundingHistory | undefined> {
+/**
+ * The funding history for this run, or undefined when its lookback is 0. `defaultLookback`: the blocks of
+ * 26 weeks by the chain's clock, when the options name none.
+ */
+export async function openFundingHistory(
+  tools: RunTools,
+  defaultLookback: number,
+): Promise<FundingHistory | undefined> {
   const { options, client, emit, signal } = tools;
-  const lookback = options.fundingLookback ?? DEFAULT_FUNDING_LOOKBACK;
+  const lookback = options.fundingLookback ?? defaultLookback;
   // Not `<= 0`: a lookback that is no number (NaN) turns the history off too.
   if (!(lookback > 0)) return undefined;
   const batchBlocks = options.batchBlocks ?? DEFAULT_BATCH_BLOCKS;

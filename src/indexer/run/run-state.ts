@@ -36,7 +36,7 @@ export class RunState {
   constructor(start: RunStart, book: WalletBook, channels: ChannelBook) {
     this.startBlock = start.startBlock;
     this.cursor = start.cursor;
-    this.clock = new BlockClock(start.cursor.block, start.cursor.time);
+    this.clock = BlockClock.anchored(start.cursor.block, start.cursor.time);
     this.head = start.head;
     this.committed = start.committed;
     this.book = book;
@@ -46,10 +46,10 @@ export class RunState {
   /** Stands on `cursor` with the clock anchored there: a fresh start read again, or a rewind. */
   standOn(cursor: Cursor): void {
     this.cursor = cursor;
-    this.clock = new BlockClock(cursor.block, cursor.time);
+    this.clock = BlockClock.anchored(cursor.block, cursor.time);
   }
 
-  /** Blocks `from` to `end` are stored. The clock keeps its anchor: the 2 s rule holds from any block. */
+  /** Blocks `from` to `end` are stored. The clock keeps its anchor: Base's rule holds from any block. */
   advance(from: number, end: Cursor): void {
     this.committed = true;
     this.cursor = end;

@@ -29,13 +29,14 @@ export interface RunTools {
   readonly writer: BatchWriter;
   /** Reads back the configs of batch-settlement channels created before the store's blocks (`channel-lookup.ts`). */
   readonly channelConfigs: ConfigLookup;
-  readonly reorgDepth: number;
   readonly concurrency: number;
   readonly signal: AbortSignal | undefined;
   readonly emit: (event: IndexerEvent) => void;
 }
 
 export interface Run extends RunTools {
+  /** Blocks of confirmations: `options.reorgDepth`, else 128 s of blocks by the clock at the start's head. */
+  readonly reorgDepth: number;
   readonly strategy: SenderStrategy;
   /** Undefined when the funding lookback is 0. */
   readonly history: FundingHistory | undefined;

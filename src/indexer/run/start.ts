@@ -3,7 +3,7 @@
  * at the registry's earliest start date. A range that would leave a gap, or lies past the head, is a
  * usage mistake.
  */
-import { BLOCK_SECONDS } from "../../chain/base.ts";
+import { BlockClock } from "../../chain/block-clock.ts";
 import type { FacilitatorRegistry } from "../../chain/facilitators.ts";
 import { parseHeader } from "../block-header.ts";
 import { hexNumber } from "../decode.ts";
@@ -52,8 +52,8 @@ export function checkToBlock(options: IndexerOptions, head: number): void {
 }
 
 /**
- * The first block at or after the registry's earliest start date (Base's clock: 2 s a block back
- * from the head), or the chain's earliest block.
+ * The first block at or after the registry's earliest start date (by Base's clock, from the head's time),
+ * or the chain's earliest block.
  */
 async function defaultFromBlock(
   client: RpcClient,
@@ -67,6 +67,6 @@ async function defaultFromBlock(
   const headHeader = parseHeader(latest, head);
   const first = earliest ? hexNumber((earliest as { number: string }).number) : 0;
   const since = registry.earliestSince();
-  const back = Math.floor((headHeader.timestamp - since) / BLOCK_SECONDS);
-  return Math.max(first, head - back, 0);
+  const clock = BlockClock.anchored(headHeader.number, headHeader.timestamp);
+  return Math.max(first, clock.blockAtMs(since * 1000 - 1) + 1, 0);
 }

@@ -17,12 +17,7 @@ import {
 } from "../decode.ts";
 import type { IndexerEvent } from "../events.ts";
 import { LogFetcher } from "../logs.ts";
-import {
-  DEFAULT_BATCH_BLOCKS,
-  DEFAULT_CONCURRENCY,
-  DEFAULT_REORG_DEPTH,
-  type IndexerOptions,
-} from "../options.ts";
+import { DEFAULT_BATCH_BLOCKS, DEFAULT_CONCURRENCY, type IndexerOptions } from "../options.ts";
 import { RpcClient } from "../rpc/client.ts";
 import { Serial } from "../serial.ts";
 import { BatchWriter } from "../writer.ts";
@@ -38,7 +33,6 @@ export async function openTools(options: IndexerOptions): Promise<RunTools> {
     onEvent?.(event);
   };
   const signal = options.signal;
-  const reorgDepth = options.reorgDepth ?? DEFAULT_REORG_DEPTH;
   const concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY);
   const client = new RpcClient({
     ...options.rpc,
@@ -76,7 +70,6 @@ export async function openTools(options: IndexerOptions): Promise<RunTools> {
     serial: new Serial(),
     writer: new BatchWriter(analytics),
     channelConfigs: channelLookup({ client, options, signal }, () => earliestBlock(client)),
-    reorgDepth,
     concurrency,
     signal,
     emit,

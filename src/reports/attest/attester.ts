@@ -13,13 +13,13 @@
  */
 import { type Address, type Hex, parseEventLogs, parseTransaction } from "viem";
 import type { Analytics } from "../../analytics/duckdb.ts";
-import { WEEK_BLOCKS } from "../../chain/base.ts";
+import { BlockClock } from "../../chain/block-clock.ts";
 import { EAS_ADDRESS, easAbi } from "../../chain/eas/index.ts";
 import { log } from "../../common/log.ts";
 import { AttesterChain, attestCall, type Fees } from "./chain.ts";
 import { decodeWeek } from "./schema.ts";
 import { recordAttested, recordConflict, recordSigned, type SealedWeekRow } from "./store.ts";
-import { isWeekClose, lastWeekClose, mondayCloses } from "./weeks.ts";
+import { WeekCloses } from "./weeks.ts";
 
 /** How often the attester looks, besides each new build of the latest window. */
 export const DEFAULT_INTERVAL_MS = 30_000;
@@ -43,8 +43,8 @@ export interface AttesterOptions {
   rpc: string;
   /** The operator's attester key: its own, funded with ETH for gas and used for nothing else. */
   key: Hex;
-  /** Where weeks close (weeks.ts); default: Monday 00:00 UTC by the chain's genesis block. */
-  closes?: number;
+  /** Where weeks close (weeks.ts); default: Monday 00:00 UTC on the clock of the chain's genesis block. */
+  closes?: WeekCloses;
   /** The first week close to attest; default: the last week closed when the attester first looks. */
   from?: number;
   /** The most one transaction may cost, gas times its fee cap (src/services/attest-settings.ts has the default). */
@@ -84,7 +84,7 @@ const turns = new WeakMap<Analytics, Promise<unknown>>();
 export class Attester {
   /** The key's side on the chain: signing, sending, and what the chain already holds. */
   private readonly chain: AttesterChain;
-  private closes: number | undefined;
+  private closes: WeekCloses | undefined;
   private from: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** When this process first sent or saw each transaction still unmined. */
@@ -160,17 +160,20 @@ export class Attester {
     );
     if (checkpoint?.block == null) return steps;
     this.chain.chainId ??= await this.chain.client.getChainId();
-    this.closes ??= mondayCloses(Number((await this.chain.client.getBlock({ blockNumber: 0n })).timestamp));
-    const last = lastWeekClose(Number(checkpoint.block), this.closes);
+    this.closes ??= WeekCloses.mondays(
+      BlockClock.anchored(0, Number((await this.chain.client.getBlock({ blockNumber: 0n })).timestamp)),
+    );
+    const closes = this.closes;
+    const last = closes.lastClose(Number(checkpoint.block));
     if (last === undefined) return steps;
     this.from ??= await this.firstDue(last);
     if (!(await this.chain.schemaRegistered())) {
-      for (let end = this.from; end <= last; end += WEEK_BLOCKS) steps.set(end, "registering");
+      for (let end = this.from; end <= last; end = closes.next(end)) steps.set(end, "registering");
       return steps;
     }
     // Oldest first, one at a time: a week's transaction is mined before the next is signed, so that no two
     // of this key's transactions wait at once (a signer takes the next mined nonce, see `week`).
-    for (let end = this.from; end <= last; end += WEEK_BLOCKS) {
+    for (let end = this.from; end <= last; end = closes.next(end)) {
       const step = await this.week(await this.options.reports.sealWeek(end));
       steps.set(end, step);
       if (step !== "sealed_only") break;
@@ -183,14 +186,15 @@ export class Attester {
    * attested (weeks that closed while the service was down), else the last week closed.
    */
   private async firstDue(last: number): Promise<number> {
-    const closes = this.closes as number;
+    const closes = this.closes as WeekCloses;
     const rows = await (await this.db()).all<{ end_block: number; attested: boolean }>(
       "SELECT end_block::DOUBLE AS end_block, uid IS NOT NULL AS attested FROM attestations WHERE conflict_uid IS NULL",
     );
-    const weeks = rows.filter((r) => isWeekClose(r.end_block, closes) && r.end_block <= last);
+    const weeks = rows.filter((r) => closes.isClose(r.end_block) && r.end_block <= last);
     const pending = weeks.filter((r) => !r.attested).map((r) => r.end_block);
-    const after = Math.max(-1, ...weeks.filter((r) => r.attested).map((r) => r.end_block)) + WEEK_BLOCKS;
-    return Math.min(last, ...pending, ...(after >= WEEK_BLOCKS && after <= last ? [after] : []));
+    const attested = weeks.filter((r) => r.attested).map((r) => r.end_block);
+    const after = attested.length > 0 ? closes.next(Math.max(...attested)) : undefined;
+    return Math.min(last, ...pending, ...(after !== undefined && after <= last ? [after] : []));
   }
 
   /** The week's attestation a step further. */

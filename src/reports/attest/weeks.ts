@@ -1,36 +1,57 @@
 /**
- * Which windows are attested weeks: those that close at a fixed block of every week, so that every operator
- * and every reader names the same weeks. On Base that is the last block at or before Monday 00:00 UTC (block
- * 171,726, 2023-06-18 23:59:59 UTC, then every 302,400 blocks): a window of any other end block is a
- * rolling view that keeps moving with the chain, and is never attested.
+ * Which windows are attested weeks: those that close at a fixed instant of every week, so that every operator
+ * and every reader names the same weeks. On Base that is Monday 00:00 UTC, the week's close being the last
+ * block at or before it (block 171,726, 2023-06-18 23:59:59 UTC, then every 302,400 blocks of 2 s; since
+ * Denim, whose blocks are 200 ms apart, every 3,024,000): a window of any other end block is a rolling view
+ * that keeps moving with the chain, and is never attested.
  */
-import { BASE_GENESIS_TIME, BLOCK_SECONDS, WEEK_BLOCKS } from "../../chain/base.ts";
+import { BlockClock, WEEK_MS } from "../../chain/block-clock.ts";
 
-const MONDAY = 1;
+/** 1970-01-05 00:00 UTC, a Monday: every Monday 00:00 UTC is a whole number of weeks from it. */
+const A_MONDAY_MS = 4 * 86_400_000;
 
-/**
- * The offset of a chain's week closes (0 to WEEK_BLOCKS - 1): its last block at or before the first Monday
- * 00:00 UTC after `genesisTime`, blocks being `BLOCK_SECONDS` apart from genesis (a block stands for the two
- * seconds before its timestamp, so the one stamped Monday 00:00 still belongs to the week it closes).
- */
-export function mondayCloses(genesisTime: number): number {
-  const day = new Date(genesisTime * 1000);
-  day.setUTCHours(0, 0, 0, 0);
-  while (day.getUTCDay() !== MONDAY || day.getTime() / 1000 <= genesisTime)
-    day.setUTCDate(day.getUTCDate() + 1);
-  return Math.floor((day.getTime() / 1000 - genesisTime) / BLOCK_SECONDS) % WEEK_BLOCKS;
-}
+/** A chain's week closes: the last block at or before each instant `anchorMs + k` weeks. */
+export class WeekCloses {
+  private constructor(
+    private readonly clock: BlockClock,
+    private readonly anchorMs: number,
+  ) {}
 
-/** Base's week closes: block 171,726 and every WEEK_BLOCKS after it. */
-export const BASE_WEEK_CLOSES = mondayCloses(BASE_GENESIS_TIME);
+  /** Monday 00:00 UTC on `clock`: Base's weeks. */
+  static mondays(clock: BlockClock): WeekCloses {
+    return new WeekCloses(clock, A_MONDAY_MS);
+  }
 
-/** Whether the window ending at `endBlock` is a week that closes at `offset` (a full one: not the chain's first days). */
-export function isWeekClose(endBlock: number, offset: number): boolean {
-  return endBlock >= WEEK_BLOCKS && (endBlock - offset) % WEEK_BLOCKS === 0;
-}
+  /** Block `offset` and every 302,400 blocks of 2 s from it (a devnet's weeks, which close where it played them). */
+  static everyWeekFrom(offset: number, clock: BlockClock = new BlockClock(0, 0)): WeekCloses {
+    return new WeekCloses(clock, clock.msOf(offset));
+  }
 
-/** The last week close at or before `block`, or undefined when no full week has closed yet. */
-export function lastWeekClose(block: number, offset: number): number | undefined {
-  const close = block - ((((block - offset) % WEEK_BLOCKS) + WEEK_BLOCKS) % WEEK_BLOCKS);
-  return close >= WEEK_BLOCKS ? close : undefined;
+  /** The first close instant at or after `ms`. */
+  private boundaryFrom(ms: number): number {
+    return this.anchorMs + Math.ceil((ms - this.anchorMs) / WEEK_MS) * WEEK_MS;
+  }
+
+  /** A week ending at `end` is a full one: the chain is a week old at its end. */
+  private full(end: number): boolean {
+    return this.clock.msOf(end) - WEEK_MS >= this.clock.msOf(0);
+  }
+
+  /** Whether the window ending at `end` is a week that closes here (a full one: not the chain's first days). */
+  isClose(end: number): boolean {
+    return this.full(end) && this.clock.msOf(end + 1) > this.boundaryFrom(this.clock.msOf(end));
+  }
+
+  /** The last week close at or before `block`, or undefined when no full week has closed yet. */
+  lastClose(block: number): number | undefined {
+    let boundary = this.boundaryFrom(this.clock.msOf(block));
+    if (this.clock.msOf(block + 1) <= boundary) boundary -= WEEK_MS;
+    const close = this.clock.blockAtMs(boundary);
+    return this.full(close) ? close : undefined;
+  }
+
+  /** The close a week after `close`. */
+  next(close: number): number {
+    return this.clock.blockAtMs(this.boundaryFrom(this.clock.msOf(close)) + WEEK_MS);
+  }
 }

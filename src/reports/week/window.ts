@@ -1,5 +1,5 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
-import { BASE_GENESIS_TIME, BLOCK_SECONDS, WEEK_BLOCKS } from "../../chain/base.ts";
+import { BASE_MAINNET_CLOCK, BlockClock, WEEK_MS } from "../../chain/block-clock.ts";
 import { NotFoundError } from "../../common/errors.ts";
 import type { ReportWindow } from "../model.ts";
 
@@ -14,12 +14,12 @@ export class NoDataYetError extends NotFoundError {
 }
 
 /**
- * The window of 302,400 blocks ending at `endBlock` (default: the latest checkpoint).
+ * The week ending at `endBlock` (default: the latest checkpoint): 302,400 blocks of 2 s, or 3,024,000 of
+ * Denim's 200 ms, or the mix of both that spans 7 days across Denim's activation.
  *
- * It holds the payments of blocks start_block + 1 through end_block: each block stands for the two
- * seconds before its timestamp, so those blocks cover exactly the 7 days from `start` to `end`, and
- * consecutive weekly windows neither overlap nor leave a gap. On a chain younger than a week it is
- * shorter (`windowEnding`).
+ * It holds the payments of blocks start_block + 1 through end_block: each block stands for the time since
+ * its parent's, so those blocks cover exactly the 7 days from `start` to `end`, and consecutive weekly windows
+ * neither overlap nor leave a gap. On a chain younger than a week it is shorter (`windowEnding`).
  */
 export async function resolveWindow(analytics: Analytics, endBlock?: number): Promise<ReportWindow> {
   const facts = await analytics.one<{ checkpoint: bigint | null; data: bigint | null }>(`
@@ -34,48 +34,49 @@ export async function resolveWindow(analytics: Analytics, endBlock?: number): Pr
       `no data for a window ending at block ${end}: the latest known block is ${latest}`,
     );
   }
-  return windowEnding(end, await blockTime(analytics, end), checkpoint);
+  return windowEnding(end, await clockNear(analytics, end), checkpoint);
 }
 
 /**
- * The window ending at block `end` (whose time is `endTime`), given the latest checkpoint.
+ * The window ending at block `end`, on `clock`, given the latest checkpoint: from the last block at or before
+ * 7 days before `end`'s time.
  *
  * A chain younger than a week still gets its report: the window then starts at the chain's first
  * block and covers its whole life. Such a window is never `complete` (a reader comparing weeks must
  * not take it for one), and `days` is the time it really covers, so rates stay honest.
  */
-export function windowEnding(end: number, endTime: number, checkpoint: number | null): ReportWindow {
-  const start = Math.max(FIRST_BLOCK, end - WEEK_BLOCKS);
-  const seconds = (end - start) * BLOCK_SECONDS;
+export function windowEnding(end: number, clock: BlockClock, checkpoint: number | null): ReportWindow {
+  const endMs = clock.msOf(end);
+  const start = Math.max(FIRST_BLOCK, Math.min(end, clock.blockAtMs(endMs - WEEK_MS)));
+  const days = spanDays((endMs - clock.msOf(start)) / 1000);
   return {
     start_block: start,
     end_block: end,
-    complete:
-      !isShortWindow({ start_block: start, end_block: end }) && checkpoint !== null && checkpoint >= end,
-    start: isoUtc(endTime - seconds),
-    end: isoUtc(endTime),
-    days: spanDays(seconds),
+    complete: !isShortWindow({ days }) && checkpoint !== null && checkpoint >= end,
+    start: isoUtc(clock.timeOf(start)),
+    end: isoUtc(clock.timeOf(end)),
+    days,
   };
 }
 
 /** Whether a window is shorter than a week: it reaches back to the chain's first block. */
-export function isShortWindow(window: Pick<ReportWindow, "start_block" | "end_block">): boolean {
-  return window.end_block - window.start_block < WEEK_BLOCKS;
+export function isShortWindow(window: Pick<ReportWindow, "days">): boolean {
+  return window.days < 7;
 }
 
 /**
  * Seconds as days, to 6 decimals: 7 for a week, and below a second's precision (1e-6 days is 0.09 s)
- * for a young chain's window, whose length is a whole number of 2 s blocks.
+ * for a young chain's window, whose length is a whole number of blocks.
  */
 function spanDays(seconds: number): number {
   return Math.round((seconds / 86_400) * 1e6) / 1e6;
 }
 
 /**
- * Unix time of a block. Base blocks are exactly 2 s apart, so any block of known time is an anchor:
- * the nearest checkpoint or payment, else Base's genesis.
+ * The clock of the chain the store holds, near `block`: Base Mainnet's schedule when the nearest checkpoint
+ * or payment sits on it, else 2 s a block from that one (a devnet); Base Mainnet's when the store holds none.
  */
-export async function blockTime(analytics: Analytics, block: number): Promise<number> {
+export async function clockNear(analytics: Analytics, block: number): Promise<BlockClock> {
   const anchor = await analytics.one<{ block_number: bigint; t: bigint }>(
     `SELECT block_number, epoch(block_time)::BIGINT AS t FROM (
        SELECT block_number, block_time FROM checkpoints WHERE chain = 'base'
@@ -86,8 +87,7 @@ export async function blockTime(analytics: Analytics, block: number): Promise<nu
      ) ORDER BY abs(block_number - $b), block_number LIMIT 1`,
     { b: block },
   );
-  if (!anchor) return BASE_GENESIS_TIME + block * BLOCK_SECONDS;
-  return Number(anchor.t) + (block - Number(anchor.block_number)) * BLOCK_SECONDS;
+  return anchor ? BlockClock.anchored(Number(anchor.block_number), Number(anchor.t)) : BASE_MAINNET_CLOCK;
 }
 
 /** ISO 8601 in UTC with an explicit +00:00 offset, to the second. */

@@ -33,6 +33,7 @@ import { checkSealedWeeks } from "../../../src/reports/attest/check.ts";
 import { decodeWeek, WEEK_SCHEMA_UID } from "../../../src/reports/attest/schema.ts";
 import { canonicalJson, provesReport } from "../../../src/reports/attest/tree.ts";
 import { verifyReport } from "../../../src/reports/attest/verify.ts";
+import { WeekCloses } from "../../../src/reports/index.ts";
 import type { FlagFeedDocument, FlagRecord } from "../../../src/reports/model.ts";
 import { publishSite } from "../../../src/reports/publish/publish.ts";
 import type { Report } from "../../../src/reports/schema.ts";
@@ -45,7 +46,7 @@ import { easOn } from "../../helpers/eas.ts";
 const PUBLIC = "https://reports.test";
 const NOW = new Date("2026-11-20T00:00:00Z");
 /** Week closes at END: the window ending there is the attested week. */
-const CLOSES = END % WEEK_BLOCKS;
+const CLOSES = WeekCloses.everyWeekFrom(END % WEEK_BLOCKS);
 
 let devnet: Devnet;
 let client: ReturnType<typeof createPublicClient>;
@@ -409,7 +410,7 @@ describe("the attester", () => {
       analytics: world.analytics,
       rpc: devnet.rpc,
       key: keyOf(4),
-      closes: (CLOSES + 1) % WEEK_BLOCKS,
+      closes: WeekCloses.everyWeekFrom((END + 1) % WEEK_BLOCKS),
       maxCostWei: 1n,
     });
     expect([...(await later.attestDue()).keys()]).toEqual([END + 1 - WEEK_BLOCKS]);
