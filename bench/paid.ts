@@ -399,13 +399,13 @@ async function main() {
   if (exactResults.length > 0) {
     log("");
     log(
-      "| stack | paid req/s | whole server side per paid (ms) | its process | its PostgreSQL backends | PostgreSQL server's own | connections (most, opened) | anvil | buyers | verify-only added p50 (ms) | plain p50 | commits per paid | on chain |",
+      "| stack | paid req/s | whole server side per paid (ms) | its process | its PostgreSQL backends | PostgreSQL server's own | connections (most, opened) | anvil | buyers | verify-only added p50 (ms) | plain p50 | commits per paid | gas per payment (payments a transaction) | on chain |",
     );
-    log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (const r of exactResults) {
       const c = r.cpuMsPerPaid;
       log(
-        `| ${r.name} | ${r.paid.rps} | **${c.whole}** | ${c.process} | ${c.backends} | ${c.postgresServer} | ${r.connections.most}, ${r.connections.opened} | ${c.anvil} | ${c.buyers} | ${r.addedP50Ms} | ${r.plainSerial.p50Ms} | ${r.ledger.commitsPerPaid} | ${r.settledOnChain ? "all settled" : "MISMATCH"} |`,
+        `| ${r.name} | ${r.paid.rps} | **${c.whole}** | ${c.process} | ${c.backends} | ${c.postgresServer} | ${r.connections.most}, ${r.connections.opened} | ${c.anvil} | ${c.buyers} | ${r.addedP50Ms} | ${r.plainSerial.p50Ms} | ${r.ledger.commitsPerPaid} | ${r.gas?.perPayment} (${r.gas?.paymentsPerTransaction}) | ${r.settledOnChain ? "all settled" : "MISMATCH"} |`,
       );
     }
   }
@@ -597,6 +597,8 @@ interface StackResult {
    */
   phaseUs: [number, number];
   channel?: ChannelCheck;
+  /** Exact: the gas of the paid phase's settlement transactions, per payment (`paidPhaseGas`). */
+  gas?: Awaited<ReturnType<typeof paidPhaseGas>>;
 }
 
 /** What a channel stack's state and the chain say after its voucher phase. */
@@ -713,6 +715,7 @@ async function measure(
   summary(`verify only, concurrency ${flags.concurrency}`, verify);
 
   const blocksBefore = ctx.miner.blocks;
+  const firstBlock = BigInt(await rpc<string>(ctx.devnet.rpc, "eth_blockNumber", [])) + 1n;
   const anvilBefore = processCpuMs(ctx.devnet.pid) ?? 0;
   const buyersBefore = process.cpuUsage();
   const meter = meterCpu({ stack: running.pid });
@@ -769,6 +772,10 @@ async function measure(
   log(
     `on chain: ${transfers} Transfer logs to the merchant, balance ${balance} (expected ${expected} x ${PRICE_ATOMIC}), ${blocks} blocks in the paid phase: ${settledOnChain ? "every payment settled" : "MISMATCH"}`,
   );
+  const gas = await paidPhaseGas(ctx.devnet, running.payTo, firstBlock);
+  log(
+    `gas of the paid phase's settlements: ${gas.perPayment} per exact payment (${gas.payments} payments in ${gas.transactions} transactions, ${gas.paymentsPerTransaction} a transaction)`,
+  );
   return {
     name: variant.name,
     stack: variant.stack,
@@ -785,6 +792,38 @@ async function measure(
     ledger,
     settledOnChain,
     phaseUs,
+    gas,
+  };
+}
+
+/**
+ * The gas the facilitator's settlements of the paid phase used, per payment (issue 66): every transaction
+ * that carried a Transfer to the merchant from `fromBlock` on (the paid phase's; the chain check above waited
+ * for the last), its receipt's gas used, over the Transfers they carried. A transaction carrying several
+ * payments (grouped through Multicall3) is counted once.
+ */
+async function paidPhaseGas(devnet: Devnet, payTo: `0x${string}`, fromBlock: bigint) {
+  const logs = await rpc<{ transactionHash: `0x${string}` }[]>(devnet.rpc, "eth_getLogs", [
+    {
+      fromBlock: `0x${fromBlock.toString(16)}`,
+      toBlock: "latest",
+      address: BASE_USDC,
+      topics: [TRANSFER_TOPIC, null, pad(payTo)],
+    },
+  ]);
+  const hashes = [...new Set(logs.map((l) => l.transactionHash))];
+  let used = 0n;
+  for (const hash of hashes) {
+    const receipt = await rpc<{ gasUsed: string }>(devnet.rpc, "eth_getTransactionReceipt", [hash]);
+    used += BigInt(receipt.gasUsed);
+  }
+  const payments = logs.length;
+  return {
+    payments,
+    transactions: hashes.length,
+    gasUsed: used.toString(),
+    perPayment: payments === 0 ? 0 : Math.round(Number(used) / payments),
+    paymentsPerTransaction: round(payments / Math.max(1, hashes.length)),
   };
 }
 
