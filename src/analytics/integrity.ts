@@ -292,7 +292,7 @@ const INVARIANTS: readonly Invariant[] = [
   },
   {
     subject: "cached reports",
-    tables: ["reports", "report_windows", "meta", "data_writes"],
+    tables: ["reports", "report_windows", "meta", "data_writes", "data_write_folds"],
     sql: `SELECT count(*) AS n, any_value(what) AS example FROM (
             SELECT 'report of ' || address || ' in window ' || end_block || ' without its window' AS what FROM reports r
             WHERE NOT EXISTS (SELECT 1 FROM report_windows w WHERE w.chain = r.chain AND w.end_block = r.end_block)
@@ -308,6 +308,7 @@ const INVARIANTS: readonly Invariant[] = [
             UNION ALL
             SELECT 'window ' || end_block || ' built at data version ' || data_version || ', above the store''s' FROM report_windows
             WHERE data_version > coalesce((SELECT TRY_CAST(value AS BIGINT) FROM meta WHERE key = 'data_version'), 0)
+                                 + (SELECT coalesce(sum(writes), 0) FROM data_write_folds)
                                  + (SELECT count(*) FROM data_writes))`,
     holds: "each in a window built at a data version the store has reached, its leaderboard places 1 to n",
     broken: (n, example) => `${n} broken${eg(example)}`,

@@ -505,6 +505,20 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE report_flags_apps RENAME TO report_flags;
     `,
   },
+  {
+    version: 20,
+    name: "data writes by the blocks they reach",
+    // A write's lowest changed block (`bumpDataVersion`'s `from`; 0: any, an import or the listings), so that a
+    // window's version counts only the writes that reached it (`windowVersion`): a closed week read after a
+    // restart is not built again because the chain moved on, and a sealed week warns only when data inside it
+    // changed. Folded writes that reached beyond every stored window are kept apart, each fold with its lowest
+    // block (`foldDataWrites`). Existing rows reached any block (0), as they did.
+    sql: `
+      ALTER TABLE data_writes ADD COLUMN from_block BIGINT DEFAULT 0;
+      UPDATE data_writes SET from_block = 0;
+      CREATE TABLE data_write_folds (from_block BIGINT NOT NULL, writes BIGINT NOT NULL);
+    `,
+  },
 ];
 
 export async function migrate(analytics: Sql): Promise<void> {
@@ -534,11 +548,27 @@ function splitStatements(sql: string): string[] {
     .filter(Boolean);
 }
 
-/** Bumped by every write that changes what a report would say; cached reports carry the version they saw. */
+/** Bumped by every write that changes what a report would say: the store's version, whatever the writes reached. */
 export async function dataVersion(analytics: Sql): Promise<bigint> {
   const row = await analytics.one<{ v: bigint }>(
     `SELECT coalesce((SELECT value::BIGINT FROM meta WHERE key = 'data_version'), 0)
-       + (SELECT count(*) FROM data_writes) AS v`,
+       + (SELECT coalesce(sum(writes), 0) FROM data_write_folds) + (SELECT count(*) FROM data_writes) AS v`,
+  );
+  return BigInt(row?.v ?? 0n);
+}
+
+/**
+ * The version of the data a window ending at `end` reads: the writes that reached block `end` or below (an
+ * import, the listings and a reorg's rewind reach every window above where they begin; the indexer's batches
+ * after `end` reach none of it). A stored window carries the one it was built on, so a write beyond it (the
+ * chain moving on) leaves it current, and a sealed week is told apart from a week whose data changed.
+ */
+export async function windowVersion(analytics: Sql, end: number): Promise<bigint> {
+  const row = await analytics.one<{ v: bigint }>(
+    `SELECT coalesce((SELECT value::BIGINT FROM meta WHERE key = 'data_version'), 0)
+       + (SELECT coalesce(sum(writes), 0) FROM data_write_folds WHERE from_block <= $end)
+       + (SELECT count(*) FROM data_writes WHERE from_block <= $end) AS v`,
+    { end },
   );
   return BigInt(row?.v ?? 0n);
 }
@@ -546,10 +576,13 @@ export async function dataVersion(analytics: Sql): Promise<bigint> {
 /**
  * Appends, so writers on several connections never conflict (migration 6). `from` is the lowest block
  * whose data the write changed (default 0, any: an import, the listings, which every window shows): the
- * report service keeps what it rendered of windows ending below it (src/analytics/changes.ts).
+ * report service keeps what it rendered of windows ending below it (src/analytics/changes.ts), and a
+ * stored window's version counts only the writes that reached it (`windowVersion`).
  */
 export async function bumpDataVersion(analytics: Sql, from = 0): Promise<void> {
-  await analytics.run("INSERT INTO data_writes VALUES (now()::TIMESTAMP)");
+  await analytics.run("INSERT INTO data_writes VALUES (now()::TIMESTAMP, $from)", {
+    from: Math.max(0, from),
+  });
   analytics.wrote(from);
 }
 
@@ -557,19 +590,28 @@ export async function bumpDataVersion(analytics: Sql, from = 0): Promise<void> {
 export const FOLD_DATA_WRITES_AT = 10_000;
 
 /**
- * Folds the appended writes into meta.data_version, leaving the version as it was, once there are at
- * least `minRows` of them. Only at open, when this connection is the database's only one, so the update
- * cannot meet another writer; below the threshold opening writes nothing (the demo's check of a foreign
- * directory must leave it untouched), and counting a few thousand rows costs nothing.
+ * Folds the appended writes, leaving every version as it was, once there are at least `minRows` of them:
+ * those that reached any block (0) into meta.data_version, those that reached only blocks beyond every stored
+ * window into one fold row with their lowest block (a window built later counts them, an earlier one never
+ * did), and the rest (a rewind or a late write below a stored window's end) stay appended. Only at open, when
+ * this connection is the database's only one, so the update cannot meet another writer; below the threshold
+ * opening writes nothing (the demo's check of a foreign directory must leave it untouched), and counting a
+ * few thousand rows costs nothing.
  */
 export async function foldDataWrites(analytics: Sql, minRows = FOLD_DATA_WRITES_AT): Promise<void> {
   const pending = await analytics.one<{ n: bigint }>("SELECT count(*) AS n FROM data_writes");
   if ((pending?.n ?? 0n) < BigInt(minRows)) return;
   await analytics.transaction(async () => {
+    const beyond = "(SELECT coalesce(max(end_block), -1) FROM report_windows)";
     await analytics.run(
-      `UPDATE meta SET value = (value::BIGINT + (SELECT count(*) FROM data_writes))::VARCHAR
+      `UPDATE meta SET value = (value::BIGINT + (SELECT count(*) FROM data_writes WHERE from_block = 0))::VARCHAR
        WHERE key = 'data_version'`,
     );
-    await analytics.run("DELETE FROM data_writes");
+    await analytics.run(
+      `INSERT INTO data_write_folds
+       SELECT min(from_block), count(*) FROM data_writes WHERE from_block > 0 AND from_block > ${beyond}
+       HAVING count(*) > 0`,
+    );
+    await analytics.run(`DELETE FROM data_writes WHERE from_block = 0 OR from_block > ${beyond}`);
   });
 }

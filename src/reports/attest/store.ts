@@ -34,6 +34,51 @@ export function sealedWeek(db: Analytics, end: number): Promise<SealedWeekRow | 
   return db.one<SealedWeekRow>(`SELECT ${COLUMNS} FROM attestations WHERE end_block = $end`, { end });
 }
 
+/** A sealed week as readers list it (`GET /v1/weeks/base`): what was sealed, and where it is attested. */
+export interface SealedWeekListing {
+  end_block: number;
+  start_block: number;
+  methodology: string;
+  root: `0x${string}`;
+  reports: number;
+  sealed_at: string;
+  /** Every report of the week as sealed, one JSON object a line. */
+  dataset: string;
+  /** Null until the attestation's transaction is mined. */
+  attestation: {
+    uid: `0x${string}`;
+    tx: `0x${string}`;
+    attester: `0x${string}`;
+    chain_id: number;
+    attested_at: string;
+  } | null;
+  /** Another attestation of this week by the same key under another root (another store's), if one was found. */
+  conflict_uid: `0x${string}` | null;
+}
+
+/** Every sealed week, newest first, with its attestation when mined. */
+export async function sealedWeeks(db: Analytics): Promise<SealedWeekListing[]> {
+  const rows = await db.all<SealedWeekRow & { sealed_at: string; attested_at: string | null }>(
+    `SELECT ${COLUMNS}, strftime(sealed_at, '%Y-%m-%dT%H:%M:%S+00:00') AS sealed_at,
+       strftime(attested_at, '%Y-%m-%dT%H:%M:%S+00:00') AS attested_at
+     FROM attestations ORDER BY end_block DESC`,
+  );
+  return rows.map((r) => ({
+    end_block: r.end_block,
+    start_block: r.start_block,
+    methodology: r.methodology,
+    root: r.root,
+    reports: r.reports,
+    sealed_at: r.sealed_at,
+    dataset: `${r.public_url.replace(/\/$/, "")}/v1/datasets/base/reports.ndjson?end_block=${r.end_block}`,
+    attestation:
+      r.uid && r.tx && r.attester && r.chain_id !== null && r.attested_at
+        ? { uid: r.uid, tx: r.tx, attester: r.attester, chain_id: r.chain_id, attested_at: r.attested_at }
+        : null,
+    conflict_uid: r.conflict_uid,
+  }));
+}
+
 /** Every sealed week not yet attested (nor found attested under another root), oldest first. */
 export function unattestedWeeks(db: Analytics): Promise<SealedWeekRow[]> {
   return db.all<SealedWeekRow>(

@@ -1,6 +1,6 @@
 import type { StoreChanges } from "../../analytics/changes.ts";
 import type { Analytics } from "../../analytics/duckdb.ts";
-import type { SealedWeekRow } from "../attest/store.ts";
+import { type SealedWeekListing, type SealedWeekRow, sealedWeeks } from "../attest/store.ts";
 import type {
   BoardPage,
   EvidenceDocument,
@@ -96,6 +96,14 @@ export class ReportService {
   /** Seals the week ending at `end`, its reports built first unless they are current (sealing.ts). */
   sealWeek(end: number): Promise<SealedWeekRow> {
     return sealWeek(this.windows, end);
+  }
+
+  /**
+   * The sealed weeks, newest first, each with its attestation once mined: which end blocks are attested, so a
+   * reader can fetch and `verify` a week without knowing where weeks close.
+   */
+  weeks(): Promise<SealedWeekListing[]> {
+    return this.windows.readingStore("weeks", sealedWeeks);
   }
 
   /** Builds the window's reports unless the stored ones are current; resolves to the window. */

@@ -1,5 +1,5 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
-import { dataVersion } from "../../analytics/migrations.ts";
+import { windowVersion } from "../../analytics/migrations.ts";
 import { log } from "../../common/log.ts";
 import { reportBuildSeconds, secondsSince } from "../../common/metrics.ts";
 import { sealedWeek } from "../attest/store.ts";
@@ -73,6 +73,18 @@ export class ReportWindows {
     };
   }
 
+  /** `read` on a reader connection of its own, in one transaction, for what belongs to no window. */
+  async readingStore<T>(kind: string, read: (db: Analytics) => Promise<T>): Promise<T> {
+    return timed(kind, async () => {
+      const db = await this.readers.take();
+      try {
+        return await db.transaction(() => read(db));
+      } finally {
+        this.readers.give(db);
+      }
+    })();
+  }
+
   /**
    * `read` on a reader connection of its own, in one transaction (one snapshot of the store, whatever is
    * built meanwhile), once the window is built: readers wait in the queue only while a window is checked or
@@ -122,8 +134,9 @@ export class ReportWindows {
       return seen.window;
     }
     const epoch = changes.epoch;
-    const version = await dataVersion(this.analytics);
     const window = await resolveWindow(this.analytics, endBlock);
+    // Read before the build: a write landing between is then newer than what is stored, and builds it again.
+    const version = await windowVersion(this.analytics, window.end_block);
     await this.buildIfStale(window, version);
     // The latest window is also the window of its end block: asked for by it, it is current as long.
     for (const k of new Set<number | "latest">([key, window.end_block])) {
@@ -148,8 +161,8 @@ export class ReportWindows {
   }
 
   /**
-   * Builds the window's reports unless the stored ones saw data version `version` and were built under this
-   * program's methodology: a window stored under another (an earlier release's) is built again under this one,
+   * Builds the window's reports unless the stored ones saw data version `version` (the writes that reached
+   * the window: `windowVersion`) and were built under this program's methodology: a window stored under another (an earlier release's) is built again under this one,
    * and its pages then say so.
    */
   private async buildIfStale(window: ReportWindow, version: bigint): Promise<void> {

@@ -4,7 +4,7 @@
  * stored reports are missing or stale (src/reports/serve/service.ts).
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
-import { dataVersion } from "../../analytics/migrations.ts";
+import { windowVersion } from "../../analytics/migrations.ts";
 import { isTransactionConflict } from "../../analytics/store-errors.ts";
 import type { ReportWindow } from "../model.ts";
 import { METHODOLOGY_VERSION } from "../screens/methodology.ts";
@@ -71,7 +71,7 @@ export async function storeWindow(
     await aggregateWindow(analytics, bounds);
     const stored = await analytics
       .transaction(async () => {
-        if ((await dataVersion(analytics)) !== version) return false;
+        if ((await windowVersion(analytics, window.end_block)) !== version) return false;
         await storeReports(analytics, context, version, options);
         return true;
       })
@@ -86,7 +86,7 @@ export async function storeWindow(
       await analytics.transaction(async () => {
         // A failure rolls the whole transaction back, the window's temporary tables with it.
         await aggregateWindow(analytics, bounds);
-        await storeReports(analytics, context, await dataVersion(analytics), options);
+        await storeReports(analytics, context, await windowVersion(analytics, window.end_block), options);
         await dropWindowTables(analytics);
       });
       return;

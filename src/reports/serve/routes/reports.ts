@@ -1,4 +1,7 @@
-/** A merchant's report and its evidence as JSON, kept once rendered (answers.ts), and the report's JSON Schema. */
+/**
+ * A merchant's report and its evidence as JSON, kept once rendered (answers.ts), the sealed weeks with their
+ * attestations, and the report's JSON Schema.
+ */
 import type { Hono } from "hono";
 import { reportJsonSchema } from "../../schema.ts";
 import type { Answers } from "../answers.ts";
@@ -26,6 +29,12 @@ export function reportJsonRoutes(app: Hono, reports: ReportService, answers: Ans
       const evidence = await reports.evidence(address, end);
       return { body: JSON.stringify(evidence), type: JSON_TYPE, builtAt: evidence.generated_at };
     });
+  });
+
+  // The sealed weeks and their attestations: a week is added when sealed, and its attestation when mined.
+  app.get("/v1/weeks/base", async (c) => {
+    c.header("Cache-Control", "no-cache");
+    return c.json({ chain: "base", weeks: await reports.weeks() });
   });
 
   app.get("/v1/schema/report.json", (c) => {
