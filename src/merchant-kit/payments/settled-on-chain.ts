@@ -35,9 +35,11 @@ export interface AuthorizationReader {
 
 /**
  * How far back the transaction that used an authorization is looked for: its settlement began moments
- * ago (a facilitator's time-out at most), and some RPC providers refuse log queries over wider ranges.
+ * ago (a facilitator's time-out at most), and some RPC providers refuse log queries over wider ranges
+ * (2,000 blocks is Alchemy's, as the indexer's batches). 400 s of Base since Denim's 200 ms blocks (it was
+ * 500 blocks, 1,000 s of 2 s blocks, and would be 100 s now); not found, the answer is `unknown`.
  */
-const LOOKBACK_BLOCKS = 500n;
+const LOOKBACK_BLOCKS = 2_000n;
 
 const AUTHORIZATION_USED = parseAbiItem(
   "event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)",
