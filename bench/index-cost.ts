@@ -22,6 +22,11 @@
  * `claim` transaction a block, the rest exact settlements.
  * Only the project reads them (the straightforward indexer knows no channels); its cost per 10,000 payments
  * there is compared with its cost on the exact-only segment of the same density. Goal: within 10%.
+ *
+ * With `--denim`, Base since its Denim upgrade: the same traffic a second in blocks of 200 ms, so a tenth of the
+ * transactions a block (20) over ten times the blocks, and a tenth of the settlements a block (0.1, 0.4 and 3.2:
+ * a block holds one when the running count reaches a whole one). What it asks: does the same payment traffic cost
+ * more RPC per payment in blocks a tenth the size (issue 67 item 3)?
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -38,8 +43,15 @@ import { type RpcCost, startProvider } from "../test/helpers/provider.ts";
 import { rpc, sendRaw, signSettlements, Traffic } from "../test/helpers/settle.ts";
 import { ChannelTraffic } from "./channel-traffic.ts";
 
-const DENSITIES = [1, 4, 32] as const;
-const BLOCK_TXS = 200;
+/** The chain's shape: settlements a block, transactions a block, and blocks per `--blocks` block. */
+interface Shape {
+  densities: readonly number[];
+  blockTxs: number;
+  blocksPer: number;
+}
+const BASE_2S: Shape = { densities: [1, 4, 32], blockTxs: 200, blocksPer: 1 };
+const BASE_DENIM: Shape = { densities: [0.1, 0.4, 3.2], blockTxs: 20, blocksPer: 10 };
+let BLOCK_TXS = BASE_2S.blockTxs;
 const SENDERS = 100;
 const log = (message: string) => process.stderr.write(`${message}\n`);
 
@@ -61,10 +73,15 @@ interface Run extends RpcCost {
 export async function benchCost({
   blocks,
   channels = false,
+  denim = false,
 }: {
   blocks: number;
   channels?: boolean;
+  denim?: boolean;
 }): Promise<void> {
+  const shape = denim ? BASE_DENIM : BASE_2S;
+  if (denim && channels) throw new Error("--denim measures exact settlements only: leave out --channels");
+  BLOCK_TXS = shape.blockTxs;
   const devnet = await startDevnet({ port: 0, buyers: 20, blockTime: 0 });
   const proxies = {
     trace: await startProvider(devnet.rpc, { hosted: false }),
@@ -72,9 +89,9 @@ export async function benchCost({
   };
   try {
     const started = performance.now();
-    const segments = await buildChain(devnet, blocks, channels);
+    const segments = await buildChain(devnet, blocks * shape.blocksPer, channels, shape.densities);
     log(
-      `built ${segments.length * blocks} blocks of ${BLOCK_TXS} transactions in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      `built ${segments.length * blocks * shape.blocksPer} blocks of ${BLOCK_TXS} transactions in ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );
     const signers = [devnet.facilitatorAccount.address.toLowerCase()];
     const rows: string[] = [];
@@ -139,7 +156,7 @@ export async function benchCost({
       }
     }
     console.log(
-      `\nbench:index --cost, ${blocks} blocks of ${BLOCK_TXS} transactions per density, ${new Date().toISOString().slice(0, 10)}, ${os.cpus()[0]?.model ?? "cpu"}`,
+      `\nbench:index --cost${denim ? " --denim" : ""}, ${blocks * shape.blocksPer} blocks of ${BLOCK_TXS} transactions per density, ${new Date().toISOString().slice(0, 10)}, ${os.cpus()[0]?.model ?? "cpu"}`,
     );
     console.log(
       "\n| settlements a block | provider | project | straightforward | calls (s/p) | HTTP (s/p) | bytes (p/s) | time (p/s) |",
@@ -279,7 +296,12 @@ async function indexStraightforward(
  * Mines, for each density, `blocks` blocks of `BLOCK_TXS` transactions holding that many settlements; with
  * `channels`, then a segment of the same density with channels present (see the module's comment).
  */
-async function buildChain(devnet: Devnet, blocks: number, channels: boolean): Promise<Segment[]> {
+async function buildChain(
+  devnet: Devnet,
+  blocks: number,
+  channels: boolean,
+  densities: readonly number[],
+): Promise<Segment[]> {
   const traffic = new Traffic(devnet, { senders: SENDERS });
   await traffic.fund();
   let facilitatorNonce = Number(
@@ -287,18 +309,22 @@ async function buildChain(devnet: Devnet, blocks: number, channels: boolean): Pr
   );
   const buyers = devnet.buyers as DevnetAccount[];
   const segments: Segment[] = [];
-  for (const density of DENSITIES) {
+  for (const density of densities) {
     const from = Number(await rpc(devnet.rpc, "eth_blockNumber")) + 1;
+    let settlements = 0;
     for (let b = 0; b < blocks; b++) {
-      const orders = Array.from({ length: density }, (_, i) => ({
-        buyer: buyers[(b * density + i) % buyers.length] as DevnetAccount,
+      // Whole settlements: a fractional density puts one in a block each time the running count passes one.
+      const here = Math.floor((b + 1) * density + 1e-9) - Math.floor(b * density + 1e-9);
+      const orders = Array.from({ length: here }, (_, i) => ({
+        buyer: buyers[(settlements + i) % buyers.length] as DevnetAccount,
         payTo: derive(10_000 + ((b + i) % 50)).address,
         amount: BigInt(1_000 + ((b * 7 + i) % 99) * 1_000),
       }));
+      settlements += here;
       const settled = await signSettlements(BASE_USDC, devnet.facilitatorAccount, facilitatorNonce, orders);
-      facilitatorNonce += density;
+      facilitatorNonce += here;
       // anvil mines in the order sent: the settlements in the middle of the block, as on Base.
-      const plain = await traffic.sign(BLOCK_TXS - density);
+      const plain = await traffic.sign(BLOCK_TXS - here);
       const half = Math.floor(plain.length / 2);
       await sendRaw(devnet.rpc, [...plain.slice(0, half), ...settled.map((s) => s.tx), ...plain.slice(half)]);
       await devnet.mine(1);
@@ -310,10 +336,10 @@ async function buildChain(devnet: Devnet, blocks: number, channels: boolean): Pr
         throw new Error(`block ${number} holds ${count} transactions, not ${BLOCK_TXS}`);
     }
     const to = Number(await rpc(devnet.rpc, "eth_blockNumber"));
-    segments.push({ density, from, to, settlements: density * blocks });
+    segments.push({ density, from, to, settlements });
   }
   if (!channels) return segments;
-  for (const density of DENSITIES) {
+  for (const density of densities) {
     const from = Number(await rpc(devnet.rpc, "eth_blockNumber")) + 1;
     const claims = Math.ceil(density / 2);
     const exact = density - claims;

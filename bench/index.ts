@@ -22,8 +22,8 @@
  * --tx-from block,trace,tx,mixed (the other ways of fetching senders to run too; default all).
  * `--funding-blocks N [--funding-settlements N] [--baseline DIR]` measures the funding history instead
  * (bench/funding.ts), DIR's indexer beside this one's.
- * `--cost [--blocks N]` measures the RPC cost at Base's density against a straightforward viem indexer, on
- * a provider with trace_filter and one without (bench/index-cost.ts).
+ * `--cost [--blocks N] [--denim]` measures the RPC cost at Base's density against a straightforward viem indexer, on
+ * a provider with trace_filter and one without (bench/index-cost.ts); `--denim`, in Base's 200 ms blocks.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -107,6 +107,7 @@ if (process.argv.includes("--cost")) {
   await (await import("./index-cost.ts")).benchCost({
     blocks,
     channels: process.argv.includes("--channels"),
+    denim: process.argv.includes("--denim"),
   });
   process.exit(0);
 }
