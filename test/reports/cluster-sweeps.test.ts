@@ -14,11 +14,25 @@
  *
  * The curves are printed (DEBUG_SWEEPS=1) and written into docs/screens.md beside each rule.
  */
-import { describe, expect, it } from "vitest";
-import type { Analytics } from "../../src/analytics/duckdb.ts";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Analytics } from "../../src/analytics/duckdb.ts";
+import { importNdjson } from "../../src/analytics/import.ts";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
 import { aggregateWindow, dropWindowTables } from "../../src/reports/week/aggregates.ts";
-import { addr, analyticsWith, END, END_TIME, payment, START, transfer } from "../helpers/data.ts";
+import {
+  addr,
+  analyticsWith,
+  checkpoint,
+  END,
+  END_TIME,
+  ndjsonFile,
+  payment,
+  START,
+  transfer,
+} from "../helpers/data.ts";
 import { DAY, genuine, listing, payers, rng, WEEK, wallets } from "../helpers/scenarios.ts";
 
 /** Blocks are 2 s apart (test/helpers/data.ts), and END is a UTC midnight. */
@@ -63,13 +77,13 @@ interface Week {
  * the genuine buyers are topped up by friends (a different one each) with `friendShare` of their money beside
  * an exchange withdrawal; twenty metered buyers of `metered` are withdrawn from the exchange at the times
  * `onRamp` gives, twenty more from wallets of their own; a treasury funds eight agents that pay `listed`
- * its listed price; and 400 buyers of 40 other merchants.
+ * its listed price; and 400 buyers of 40 other merchants. What does not depend on the knobs (`COMMON`) is in
+ * the store each point copies (`storeWith`); the week's records are the rest.
  */
 function baseWeek(friendShare: number, onRamp: readonly number[]): Week {
-  const next = rng(63);
-  const base = genuine(m, [10_000, 20_000, 50_000], 30, 63);
-  const buyers = [...new Set(base.records.map((r) => (r as { payer: string }).payer))];
-  const records: object[] = [...cex.records, ...base.records];
+  const { buyers, hour } = COMMON;
+  if (onRamp.length !== hour.length) throw new Error(`the on-ramp withdraws ${hour.length} wallets`);
+  const records: object[] = [];
   buyers.forEach((w, i) => {
     const total = 40_000_000;
     const friend = Math.round(total * friendShare);
@@ -78,13 +92,22 @@ function baseWeek(friendShare: number, onRamp: readonly number[]): Week {
     records.push(transfer(cex.wallet, w, total - friend + 1, at));
     if (friend > 0) records.push(transfer(addr(`sweep-friend-${i}`), w, friend, at + 7));
   });
-  const hour = wallets("sweep-onramp", onRamp.length);
+  records.push(...hour.map((w, i) => transfer(cex.wallet, w, 5_000_000, onRamp[i] as number)));
+  return { records, spent: 0, genuine: COMMON.genuine };
+}
+
+/** The records of every week whatever its knobs, and its genuine groups. */
+function common() {
+  const next = rng(63);
+  const base = genuine(m, [10_000, 20_000, 50_000], 30, 63);
+  const buyers = [...new Set(base.records.map((r) => (r as { payer: string }).payer))];
+  const records: object[] = [...cex.records, ...base.records];
+  const hour = wallets("sweep-onramp", 20);
   const own = wallets("sweep-own-funded", 20);
   const meteredPays = [...hour, ...own].flatMap((w) =>
     payers(metered, [w], 5 + next(20), () => 200 + next(8_000)),
   );
   records.push(
-    ...hour.map((w, i) => transfer(cex.wallet, w, 5_000_000, onRamp[i] as number)),
     ...own.map((w, i) => transfer(addr(`sweep-own-${i}`), w, 5_000_000, START - WEEK + i * 20_000)),
     ...meteredPays,
   );
@@ -103,6 +126,7 @@ function baseWeek(friendShare: number, onRamp: readonly number[]): Week {
     ...crowd.flatMap((w, i) =>
       payers(addr(`sweep-other-merchant-${i % 40}`), [w], 2, () => 5_000 + next(50_000)),
     ),
+    ...farmCharges(),
   );
   const sum = (rs: readonly object[]) => rs.reduce((s, r) => s + Number((r as { amount: string }).amount), 0);
   const genuineGroups = new Map([
@@ -110,7 +134,7 @@ function baseWeek(friendShare: number, onRamp: readonly number[]): Week {
     ["an exchange's customers", { wallets: [...hour, ...own], merchant: metered, paid: sum(meteredPays) }],
     ["a treasury's agents", { wallets: agents, merchant: listed, paid: sum(agentPays) }],
   ]);
-  return { records, spent: 0, genuine: genuineGroups };
+  return { records, buyers, hour, genuine: genuineGroups };
 }
 
 /** The farm's tiny charges: 150 a wallet, amounts from 100 to 2,000 atomic units, never one twice in a row. */
@@ -119,6 +143,36 @@ function farmCharges() {
   return payers(m, farm, 150, () => 100 + next(1_900));
 }
 const FARM_PAID = farmCharges().reduce((s, r) => s + Number(r.amount), 0);
+const COMMON = common();
+
+/**
+ * A store holding `COMMON`'s records alone, made once: each point starts from a copy of it and imports its
+ * week's records on top (an import adds to a store as it fills an empty one: test/analytics/import.test.ts,
+ * "both ways"), instead of importing the 4,200 records every week shares again for each of the 36 points.
+ */
+let commonStore: string;
+beforeAll(async () => {
+  const analytics = await analyticsWith(COMMON.records);
+  commonStore = analytics.dataDir;
+  analytics.close();
+});
+afterAll(() => {
+  if (commonStore) fs.rmSync(commonStore, { recursive: true, force: true });
+});
+
+/** A store of `COMMON`'s records and `records`, in a directory of its own. */
+async function storeWith(records: readonly object[]): Promise<Analytics> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-"));
+  fs.cpSync(commonStore, dir, { recursive: true });
+  const analytics = await Analytics.open({ dataDir: dir, memoryLimit: "256MB", threads: 1 });
+  try {
+    await importNdjson(analytics, ndjsonFile([...records, checkpoint()]));
+    return analytics;
+  } catch (error) {
+    analytics.close();
+    throw error;
+  }
+}
 
 interface Point {
   knob: string;
@@ -130,7 +184,7 @@ interface Point {
 
 /** Builds the week and reads, per payer and merchant, what it flagged. */
 async function measure(knob: string, week: Week): Promise<Point> {
-  const analytics: Analytics = await analyticsWith([...week.records, ...farmCharges()]);
+  const analytics = await storeWith(week.records);
   try {
     const firstDate = new Date((END_TIME - 7 * 86_400) * 1000).toISOString().slice(0, 10);
     await aggregateWindow(analytics, { startBlock: START, endBlock: END, firstDate });
@@ -150,7 +204,18 @@ async function measure(knob: string, week: Week): Promise<Point> {
     return { knob, farmFlagged, hidden: FARM_PAID * (1 - farmFlagged), spent: week.spent, genuineLoss };
   } finally {
     analytics.close();
+    fs.rmSync(analytics.dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Each week's point, in the order given, one after the other: two at a time gained nothing on a loaded
+ * machine (each store is a DuckDB of one thread, and the machine's two cores were busy).
+ */
+async function measureAll(weeks: readonly (readonly [string, Week])[]): Promise<Point[]> {
+  const points: Point[] = [];
+  for (const [knob, week] of weeks) points.push(await measure(knob, week));
+  return points;
 }
 
 /** The sweep's assertions (the module's comment), and its curve for the docs. */
@@ -183,12 +248,11 @@ function withdrawals(blocks: number) {
 describe("sweeps of the clustering rules (issue 63)", () => {
   it("funding: a funder's share of each farm wallet from 0 to 100%, at two levels, the rest withdrawn over three days", async () => {
     const shares = [0, 0.01, 0.03, 0.05, 0.1, 0.15, 0.2, 0.24, 0.25, 0.3, 0.5, 0.75, 1];
-    const points: Point[] = [];
     const owner = addr("sweep-owner");
     const feeders = wallets("sweep-feeder", 3);
     // Each farm wallet's withdrawal 6 hours after the last: no day of them holds five.
     const times = withdrawals(3 * DAY);
-    for (const s of shares) {
+    const weeks = shares.map((s) => {
       const week = baseWeek(s, spread(20, HOUR));
       const each = 5_000_000;
       const part = (total: number) => Math.round(total * s);
@@ -202,13 +266,13 @@ describe("sweeps of the clustering rules (issue 63)", () => {
           ...(s > 0 ? [transfer(feeders[i % 3] as string, w, part(each), (times[i] as number) + 10)] : []),
         ]),
       );
-      points.push(await measure(`${Math.round(s * 100)}%`, week));
-    }
-    expectHolds(points);
+      return [`${Math.round(s * 100)}%`, week] as const;
+    });
+    expectHolds(await measureAll(weeks));
   });
 
   it("diversity: decoy purchases at 0 to 10 other merchants, a cent each and five cents each", async () => {
-    const points: Point[] = [];
+    const weeks: (readonly [string, Week])[] = [];
     const counts = [0, 1, 2, 3, 4, 6, 10];
     for (const cost of [10_000, 50_000]) {
       for (const decoys of counts) {
@@ -228,15 +292,15 @@ describe("sweeps of the clustering rules (issue 63)", () => {
           );
           week.spent += FARM * cost;
         }
-        points.push(await measure(`${decoys} × $${(cost / 1e6).toFixed(2)}`, week));
+        weeks.push([`${decoys} × $${(cost / 1e6).toFixed(2)}`, week]);
       }
     }
+    const points = await measureAll(weeks);
     expectHolds(points.slice(0, counts.length));
     expectHolds(points.slice(counts.length));
   });
 
   it("time windows: exchange withdrawals spread from one minute to three days across UTC midnights", async () => {
-    const points: Point[] = [];
     const spreads: [string, number][] = [
       ["1 minute", MINUTE],
       ["1 hour", HOUR],
@@ -248,13 +312,13 @@ describe("sweeps of the clustering rules (issue 63)", () => {
       ["2.5 days", 2.5 * DAY],
       ["3 days", 3 * DAY],
     ];
-    for (const [name, blocks] of spreads) {
+    const weeks = spreads.map(([name, blocks]) => {
       // The exchange-hour customers are withdrawn in the farm's own spread: a launch, not a farm.
       const week = baseWeek(0.1, spread(20, blocks));
       const times = withdrawals(blocks);
       week.records.push(...farm.map((w, i) => transfer(cex.wallet, w, 5_000_000, times[i] as number)));
-      points.push(await measure(name, week));
-    }
-    expectHolds(points);
+      return [name, week] as const;
+    });
+    expectHolds(await measureAll(weeks));
   });
 });
