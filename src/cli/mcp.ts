@@ -30,6 +30,7 @@ export async function runMcp(args: string[], flags: Flags): Promise<number> {
     search: (query, endBlock) => ask((reader) => reader.search(query, endBlock)),
     flags: (endBlock, page, merchant) => ask((reader) => reader.flags(endBlock, page, merchant)),
     wallet: (address) => ask((reader) => reader.wallet(address)),
+    weeks: () => ask((reader) => reader.weeks()),
   };
   const server = reportMcpServer(answers);
   const transport = new StdioServerTransport();

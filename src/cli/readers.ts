@@ -34,6 +34,7 @@ import {
   reportRoutes,
   resolveWindow,
   SEARCH_PATH,
+  type SealedWeeksDocument,
   type SearchDocument,
   WALLETS_PATH,
   type WalletHistory,
@@ -150,6 +151,7 @@ function localReader(analytics: Analytics, publicUrl: string): Reader {
     flags: async (endBlock, page, merchant) =>
       flagFeedDocument(await service.flags(endBlock, { page, merchant }), publicUrl),
     wallet: (address) => service.wallet(address),
+    weeks: () => service.weeks(),
     reports: (endBlock) => service.reports(endBlock),
     latestBlock: async () => (await resolveWindow(analytics)).end_block,
   };
@@ -185,6 +187,7 @@ function remoteReader(service: ServiceRecord, publicUrl: string): Reader {
         `${flagsPath(page, merchant === undefined ? null : encodeURIComponent(merchant))}${end(endBlock)}`,
       ),
     wallet: (address) => json<WalletHistory>(`${WALLETS_PATH}/${encodeURIComponent(address)}`),
+    weeks: () => json<SealedWeeksDocument>("/v1/weeks/base"),
     reports: async (endBlock) => {
       const text = await get(`/v1/datasets/base/reports.ndjson${end(endBlock)}`);
       const reports = text

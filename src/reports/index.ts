@@ -14,6 +14,7 @@ export type {
   LeaderboardDocument,
   MerchantDocuments,
   ReportWindow,
+  SealedWeeksDocument,
   SearchDocument,
   WalletHistory,
 } from "./model.ts";

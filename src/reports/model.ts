@@ -261,6 +261,34 @@ export interface WalletHistory {
   apps_caveat: string;
 }
 
+/** A sealed week as readers list it (`GET /v1/weeks/base`): what was sealed, and where it is attested. */
+export interface SealedWeekListing {
+  end_block: number;
+  start_block: number;
+  methodology: string;
+  root: string;
+  reports: number;
+  sealed_at: string;
+  /** Every report of the week as sealed, one JSON object a line. */
+  dataset: string;
+  /** Null until the attestation's transaction is mined. */
+  attestation: {
+    uid: string;
+    tx: string;
+    attester: string;
+    chain_id: number;
+    attested_at: string;
+  } | null;
+  /** Another attestation of this week by the same key under another root (another store's), if one was found. */
+  conflict_uid: string | null;
+}
+
+/** What `/v1/weeks/base` answers: the sealed weeks, newest first. */
+export interface SealedWeeksDocument {
+  chain: "base";
+  weeks: SealedWeekListing[];
+}
+
 /** A listing that matched a search, with its merchant's report page when the merchant is in the window. */
 export type SearchListing = {
   pay_to: string;

@@ -70,6 +70,7 @@ describe("x402-merchants mcp", () => {
       "get_evidence",
       "get_leaderboard",
       "get_report",
+      "sealed_weeks",
       "search_merchants",
       "wallet_history",
     ]);

@@ -5,6 +5,7 @@
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { EAS_ADDRESS } from "../../chain/eas/index.ts";
+import type { SealedWeekListing } from "../model.ts";
 import type { AttestationField, FeedAttestation } from "./field.ts";
 import { WEEK_SCHEMA_UID } from "./schema.ts";
 
@@ -32,28 +33,6 @@ const COLUMNS = `end_block::DOUBLE AS end_block, start_block::DOUBLE AS start_bl
 /** The week ending at `end` as sealed, or undefined when it is not. */
 export function sealedWeek(db: Analytics, end: number): Promise<SealedWeekRow | undefined> {
   return db.one<SealedWeekRow>(`SELECT ${COLUMNS} FROM attestations WHERE end_block = $end`, { end });
-}
-
-/** A sealed week as readers list it (`GET /v1/weeks/base`): what was sealed, and where it is attested. */
-export interface SealedWeekListing {
-  end_block: number;
-  start_block: number;
-  methodology: string;
-  root: `0x${string}`;
-  reports: number;
-  sealed_at: string;
-  /** Every report of the week as sealed, one JSON object a line. */
-  dataset: string;
-  /** Null until the attestation's transaction is mined. */
-  attestation: {
-    uid: `0x${string}`;
-    tx: `0x${string}`;
-    attester: `0x${string}`;
-    chain_id: number;
-    attested_at: string;
-  } | null;
-  /** Another attestation of this week by the same key under another root (another store's), if one was found. */
-  conflict_uid: `0x${string}` | null;
 }
 
 /** Every sealed week, newest first, with its attestation when mined. */

@@ -16,6 +16,7 @@ import type {
   EvidenceDocument,
   FlagFeedDocument,
   LeaderboardDocument,
+  SealedWeeksDocument,
   SearchDocument,
   WalletHistory,
 } from "../model.ts";
@@ -306,6 +307,37 @@ export const WalletHistorySchema = z
   })
   .strict();
 
+/** What `/v1/weeks/base` answers: the sealed weeks, newest first, each with its attestation once mined. */
+export const SealedWeeksDocumentSchema = z
+  .object({
+    chain: R.chain,
+    weeks: z.array(
+      z
+        .object({
+          end_block: R.window.shape.end_block,
+          start_block: R.window.shape.start_block,
+          methodology: z.string(),
+          root: z.string().regex(/^0x[0-9a-f]{64}$/),
+          reports: count,
+          sealed_at: R.generated_at,
+          dataset: url,
+          attestation: z
+            .object({
+              uid: z.string().regex(/^0x[0-9a-f]{64}$/),
+              tx: z.string().regex(/^0x[0-9a-f]{64}$/),
+              attester: address,
+              chain_id: z.number().int().positive(),
+              attested_at: R.generated_at,
+            })
+            .strict()
+            .nullable(),
+          conflict_uid: z.string().nullable(),
+        })
+        .strict(),
+    ),
+  })
+  .strict();
+
 /** True when a schema's documents are documents of type `T`: each field the type requires is declared. */
 type Fits<S extends z.ZodType, T> = z.infer<S> extends T ? true : false;
 const fits: [
@@ -314,5 +346,6 @@ const fits: [
   Fits<typeof EvidenceDocumentSchema, EvidenceDocument>,
   Fits<typeof FlagFeedDocumentSchema, FlagFeedDocument>,
   Fits<typeof WalletHistorySchema, WalletHistory>,
-] = [true, true, true, true, true];
+  Fits<typeof SealedWeeksDocumentSchema, SealedWeeksDocument>,
+] = [true, true, true, true, true, true];
 void fits;

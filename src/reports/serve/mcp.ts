@@ -22,6 +22,7 @@ import {
   FLAG_FEED_PAGE_SIZE,
   type FlagFeedDocument,
   type LeaderboardDocument,
+  type SealedWeeksDocument,
   type SearchDocument,
   type WalletHistory,
 } from "../model.ts";
@@ -30,6 +31,7 @@ import {
   EvidenceDocumentSchema,
   FlagFeedDocumentSchema,
   LeaderboardDocumentSchema,
+  SealedWeeksDocumentSchema,
   SearchDocumentSchema,
   WalletHistorySchema,
 } from "./document-schemas.ts";
@@ -52,6 +54,8 @@ export interface ReportAnswers {
   flags(endBlock?: number, page?: number, merchant?: string): Promise<FlagFeedDocument>;
   /** One wallet's flags across the stored windows, as `/v1/wallets/base/{address}` answers them. */
   wallet(address: string): Promise<WalletHistory>;
+  /** The sealed weeks and their attestations, as `/v1/weeks/base` answers them. */
+  weeks(): Promise<SealedWeeksDocument>;
 }
 
 /**
@@ -69,6 +73,7 @@ export function serviceAnswers(reports: ReportService): ReportAnswers {
     flags: async (endBlock, page, merchant) =>
       flagFeedDocument(await reports.flags(await end(endBlock), { page, merchant }), reports.publicUrl),
     wallet: (address) => reports.wallet(address),
+    weeks: () => reports.weeks(),
   };
 }
 
@@ -149,6 +154,18 @@ export function reportMcpServer(answers: ReportAnswers): McpServer {
     ({ query, end_block }) => answered(() => answers.search(query, end_block)),
   );
   flagTools(server, answers);
+  server.registerTool(
+    "sealed_weeks",
+    {
+      title: "Sealed and attested weeks",
+      description:
+        "The weeks whose reports are sealed, newest first: each week's end_block (pass it to get_report to read that week as sealed), its Merkle root, the URL of all its reports as sealed, and its attestation on Base once mined (uid, transaction, attester). A report of an attested week carries the proof that `x402-merchants verify` checks.",
+      inputSchema: {},
+      outputSchema: SealedWeeksDocumentSchema,
+      annotations: { title: "Sealed and attested weeks", ...READ_ONLY },
+    },
+    () => answered(() => answers.weeks()),
+  );
   return server;
 }
 

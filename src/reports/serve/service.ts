@@ -1,6 +1,6 @@
 import type { StoreChanges } from "../../analytics/changes.ts";
 import type { Analytics } from "../../analytics/duckdb.ts";
-import { type SealedWeekListing, type SealedWeekRow, sealedWeeks } from "../attest/store.ts";
+import { type SealedWeekRow, sealedWeeks } from "../attest/store.ts";
 import type {
   BoardPage,
   EvidenceDocument,
@@ -10,6 +10,7 @@ import type {
   MerchantDocuments,
   ReportDetails,
   ReportWindow,
+  SealedWeeksDocument,
   SearchDocument,
   WalletHistory,
   WindowBatches,
@@ -102,8 +103,8 @@ export class ReportService {
    * The sealed weeks, newest first, each with its attestation once mined: which end blocks are attested, so a
    * reader can fetch and `verify` a week without knowing where weeks close.
    */
-  weeks(): Promise<SealedWeekListing[]> {
-    return this.windows.readingStore("weeks", sealedWeeks);
+  async weeks(): Promise<SealedWeeksDocument> {
+    return { chain: "base", weeks: await this.windows.readingStore("weeks", sealedWeeks) };
   }
 
   /** Builds the window's reports unless the stored ones are current; resolves to the window. */

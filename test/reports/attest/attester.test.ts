@@ -37,6 +37,7 @@ import { WeekCloses } from "../../../src/reports/index.ts";
 import type { FlagFeedDocument, FlagRecord } from "../../../src/reports/model.ts";
 import { publishSite } from "../../../src/reports/publish/publish.ts";
 import type { Report } from "../../../src/reports/schema.ts";
+import { SealedWeeksDocumentSchema } from "../../../src/reports/serve/document-schemas.ts";
 import { reportRoutes } from "../../../src/reports/serve/http.ts";
 import { ReportService } from "../../../src/reports/serve/service.ts";
 import { DEFAULT_MAX_COST_WEI } from "../../../src/services/attest-settings.ts";
@@ -178,6 +179,24 @@ describe("the attester", () => {
       reports: 2,
       publicUrl: PUBLIC,
     });
+
+    // The list of sealed weeks names it with its attestation, as the schema the MCP tool declares says.
+    const listed = SealedWeeksDocumentSchema.parse(await world.reports.weeks());
+    expect(listed.weeks).toEqual([
+      expect.objectContaining({
+        end_block: END,
+        start_block: report.window.start_block,
+        root: field.root,
+        reports: 2,
+        attestation: expect.objectContaining({
+          uid: field.uid,
+          tx: field.tx,
+          attester: field.attester,
+          chain_id: 8453,
+        }),
+        conflict_uid: null,
+      }),
+    ]);
 
     // `check` finds every sealed report proving against its root, and one changed in the store.
     expect(await checkSealedWeeks(world.analytics)).toEqual([

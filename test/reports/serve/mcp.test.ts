@@ -103,13 +103,14 @@ async function expectSameError(name: string, args: Record<string, unknown>, path
 }
 
 describe("the report tools over Streamable HTTP", () => {
-  it("lists six free, read-only tools, the report's declared with the served report schema", async () => {
+  it("lists seven free, read-only tools, the report's declared with the served report schema", async () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
       "flagged_wallets",
       "get_evidence",
       "get_leaderboard",
       "get_report",
+      "sealed_weeks",
       "search_merchants",
       "wallet_history",
     ]);
@@ -223,6 +224,11 @@ describe("the report tools over Streamable HTTP", () => {
       `/v1/wallets/base/${addr("mcp-buyer1")}`,
     );
     await expectSameError("wallet_history", { address: "0x1234" }, "/v1/wallets/base/0x1234", "bad_address");
+    // The sealed weeks (none sealed in this store): the API's document, as the tool answers it.
+    expect(await expectSameAnswer("sealed_weeks", {}, "/v1/weeks/base")).toEqual({
+      chain: "base",
+      weeks: [],
+    });
   });
 
   it("answers an unknown merchant, a bad address and a window past the data with the API's errors", async () => {

@@ -34,7 +34,7 @@ export function reportJsonRoutes(app: Hono, reports: ReportService, answers: Ans
   // The sealed weeks and their attestations: a week is added when sealed, and its attestation when mined.
   app.get("/v1/weeks/base", async (c) => {
     c.header("Cache-Control", "no-cache");
-    return c.json({ chain: "base", weeks: await reports.weeks() });
+    return c.json(await reports.weeks());
   });
 
   app.get("/v1/schema/report.json", (c) => {
