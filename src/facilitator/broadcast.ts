@@ -22,11 +22,12 @@ import {
   UNEXPECTED_SETTLE_ERROR,
 } from "./error-codes.ts";
 import { balanceOf, fundsSuspected, lackOfFunds } from "./funds.ts";
-import { receiptCost } from "./outcome.ts";
+import { settlementCost } from "./outcome.ts";
 import { checkPending } from "./pending-check.ts";
 import { payerOf, rowAnswer, settleFailure } from "./settle-answer.ts";
 import type { SettleContext } from "./settle-context.ts";
 import { unsentFailure } from "./settle-failures.ts";
+import { takeReceipt } from "./signer-hooks.ts";
 
 /**
  * The claimed submission, once the payer's other settlements in flight leave it the money: broadcast
@@ -64,7 +65,7 @@ async function broadcastClaimed(
   if (recorded) return recorded;
   const row = await findAuthorization(db, payment.key);
   if (!row) return settleFailure(network, PAYMENT_NOT_VERIFIED, "the authorization left the ledger");
-  if (row.tx_hash) ctx.receiptBlocks.delete(row.tx_hash);
+  if (row.tx_hash) takeReceipt(ctx.receiptBlocks, row.tx_hash);
   if (row.state === "submitting") {
     // Nothing was broadcast (refused before signing, or by the node): the authorization stays usable.
     if (keyed && keyed.reserved > 0n) await ctx.gas.release(payment.key);
@@ -129,8 +130,7 @@ async function recordSuccess(
     // The usual case in one statement: the row is settled only if it is pending with this very
     // transaction (what reading it first would have checked), and the update answers with the row.
     const hash = result.transaction.toLowerCase();
-    const receipt = ctx.receiptBlocks.get(hash);
-    ctx.receiptBlocks.delete(hash);
+    const receipt = takeReceipt(ctx.receiptBlocks, hash);
     const settled = await markSettled(db, payment.key, hash, receipt?.block ?? null, true);
     if (settled) {
       // The SDK waited for this receipt (`onReceipt`); read again only if it somehow did not.
@@ -138,7 +138,7 @@ async function recordSuccess(
       else
         await client
           .getTransactionReceipt({ hash: hash as `0x${string}` })
-          .then((mined) => gas.count(receiptCost(mined)))
+          .then(async (mined) => gas.count(await settlementCost(client, mined)))
           .catch((error: unknown) => log("warn", "a settlement's gas could not be read", { hash, error }));
       if (keyed && keyed.reserved > 0n) {
         const cost = receipt?.cost;

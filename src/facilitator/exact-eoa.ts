@@ -33,6 +33,7 @@ import { transferWithAuthorizationDigest } from "../chain/eip3009.ts";
 import { recoverSigner } from "../chain/secp256k1.ts";
 import { type Eip3009Payload, isPermit2Payload } from "./authorization.ts";
 import { SETTLEMENT_PENDING } from "./error-codes.ts";
+import type { GroupedOutcome, SettlementGroups } from "./settlement-groups.ts";
 
 // @x402/evm's exact scheme's settlement reasons, verbatim.
 const TRANSACTION_FAILED = "invalid_exact_evm_transaction_failed";
@@ -42,6 +43,7 @@ const MAX_ERROR_MESSAGE = 500;
 /** The SDK refuses an authorization that expires within this many seconds. */
 const VALID_BEFORE_MARGIN_S = 6n;
 const TRANSFER_TOPIC = toEventSelector("Transfer(address,address,uint256)");
+const AUTHORIZATION_USED_TOPIC = toEventSelector("AuthorizationUsed(address,bytes32)");
 
 /** An EIP-3009 payment this scheme settles itself: every check passed. */
 interface Accepted {
@@ -55,10 +57,15 @@ export class ExactEoaScheme implements SchemeNetworkFacilitator {
   readonly scheme = "exact";
   readonly caipFamily = "eip155:*";
 
-  /** `sdk` is `@x402/evm`'s `ExactEvmScheme` over the same signer. */
+  /**
+   * `sdk` is `@x402/evm`'s `ExactEvmScheme` over the same signer. With `groups`, a settlement that starts
+   * while another is in flight waits for the next group (settlement-groups.ts); one that starts when nothing
+   * is in flight is sent as without them.
+   */
   constructor(
     private readonly signer: FacilitatorEvmSigner,
     private readonly sdk: SchemeNetworkFacilitator,
+    private readonly groups?: SettlementGroups,
   ) {}
 
   getExtra(network: Network) {
@@ -89,14 +96,38 @@ export class ExactEoaScheme implements SchemeNetworkFacilitator {
     const accepted = await this.accept(payload, requirements, false);
     if (!accepted) return this.sdk.settle(payload, requirements, context);
     const network = payload.accepted.network;
+    const payer = accepted.payload.authorization.from;
+    let dataSuffix: `0x${string}` | undefined;
+    try {
+      dataSuffix = await resolveDataSuffix(context, {
+        paymentPayload: payload,
+        paymentRequirements: requirements,
+      });
+    } catch (error) {
+      return writeFailure(error, network, payer);
+    }
+    if (!this.groups) return this.settleAlone(accepted, network, dataSuffix);
+    try {
+      const sent = await this.groups.settle(
+        { address: accepted.asset, args: accepted.args, dataSuffix },
+        () => this.settleAlone(accepted, network, dataSuffix),
+      );
+      return "alone" in sent ? sent.alone : judgeGrouped(sent.grouped, accepted, network);
+    } catch (error) {
+      return writeFailure(error, network, payer);
+    }
+  }
+
+  /** In a transaction of its own: the token's `transferWithAuthorization`, then its receipt. */
+  private async settleAlone(
+    accepted: Accepted,
+    network: Network,
+    dataSuffix: `0x${string}` | undefined,
+  ): Promise<SettleResponse> {
     const { authorization } = accepted.payload;
     const payer = authorization.from;
     let tx: `0x${string}`;
     try {
-      const dataSuffix = await resolveDataSuffix(context, {
-        paymentPayload: payload,
-        paymentRequirements: requirements,
-      });
       tx = await this.signer.writeContract({
         address: accepted.asset,
         abi: eip3009ABI,
@@ -105,15 +136,7 @@ export class ExactEoaScheme implements SchemeNetworkFacilitator {
         dataSuffix,
       });
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      return {
-        success: false,
-        errorReason: transferErrorReason(message),
-        errorMessage: message,
-        transaction: "",
-        network,
-        payer,
-      };
+      return writeFailure(error, network, payer);
     }
     if (!/^0x[0-9a-fA-F]{64}$/.test(tx) || /^0x0+$/.test(tx)) {
       const errorMessage = `signer returned an invalid transaction hash: ${tx}`;
@@ -229,6 +252,68 @@ export class ExactEoaScheme implements SchemeNetworkFacilitator {
       return undefined; // a failed read or simulation: the SDK decides, and says why
     }
   }
+}
+
+/** Nothing was broadcast for the payment (refused before signing, or by the node): the SDK's reading of why. */
+function writeFailure(error: unknown, network: Network, payer: string): SettleResponse {
+  const message = error instanceof Error ? error.message : String(error);
+  return {
+    success: false,
+    errorReason: transferErrorReason(message),
+    errorMessage: message,
+    transaction: "",
+    network,
+    payer,
+  };
+}
+
+/**
+ * A grouped settlement's own outcome: its call succeeded when the receipt holds its own
+ * `AuthorizationUsed(payer, nonce)` followed by its `Transfer` (the group's status says only that the
+ * transaction ran; a call allowed to fail fails inside it). No receipt in time: pending, as alone.
+ */
+function judgeGrouped(outcome: GroupedOutcome, accepted: Accepted, network: Network): SettleResponse {
+  const { transaction } = outcome;
+  const payer = accepted.payload.authorization.from;
+  if (!outcome.receipt) {
+    const errorMessage = outcome.message.slice(0, MAX_ERROR_MESSAGE);
+    return { success: false, errorReason: SETTLEMENT_PENDING, errorMessage, transaction, network, payer };
+  }
+  if (outcome.receipt.status !== "success" || !usedInGroup(outcome.receipt.logs, accepted)) {
+    return {
+      success: false,
+      errorReason: TRANSACTION_FAILED,
+      errorMessage: `its call failed in transaction ${transaction}, which settled ${outcome.size} payments`,
+      transaction,
+      network,
+      payer,
+    };
+  }
+  return { success: true, transaction, network, payer };
+}
+
+/**
+ * This authorization's own `AuthorizationUsed(payer, nonce)` by the token, and right after it the
+ * `Transfer` of its value from the payer to the payee. Not a Transfer alone: two payments of one payer to
+ * one payee for one price may share a group, and one of them may fail.
+ */
+function usedInGroup(
+  logs: readonly { address: string; topics: readonly string[]; data: string; logIndex: number | null }[],
+  accepted: Accepted,
+): boolean {
+  const a = accepted.payload.authorization;
+  const payer = pad(a.from).toLowerCase();
+  const nonce = a.nonce.toLowerCase();
+  const used = logs.find(
+    (log) =>
+      isAddressEqual(log.address as Address, accepted.asset) &&
+      log.topics[0] === AUTHORIZATION_USED_TOPIC &&
+      log.topics[1]?.toLowerCase() === payer &&
+      log.topics[2]?.toLowerCase() === nonce,
+  );
+  if (!used || used.logIndex === null) return false;
+  const next = logs.filter((log) => log.logIndex === (used.logIndex as number) + 1);
+  return transferred(next, accepted.asset, a);
 }
 
 /**

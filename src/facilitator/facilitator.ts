@@ -41,6 +41,7 @@ import { facilitatorRoutes } from "./http.ts";
 import { FACILITATOR_MIGRATIONS } from "./migrations.ts";
 import type { ResolveSummary } from "./resolve-pending.ts";
 import { createSettlement } from "./settlement.ts";
+import { createSettlementGroups, type SettlementGroups } from "./settlement-groups.ts";
 import { createSigner } from "./signer.ts";
 import { type ReceiptBlocks, signerHooks } from "./signer-hooks.ts";
 import { createSubmitter } from "./submitter.ts";
@@ -94,6 +95,12 @@ export interface FacilitatorOptions {
    * appended when the payment carries codes of its own.
    */
   builderCode?: string;
+  /**
+   * Settlements committed in groups (docs/facilitator.md, "Settlements in groups"): exact EIP-3009
+   * settlements that become ready while one is in flight go together into the next transaction, through
+   * Multicall3 (at its canonical address on the chain). Default false: one transaction per settlement.
+   */
+  groupSettlements?: boolean;
 }
 
 export interface Facilitator {
@@ -125,6 +132,8 @@ export interface Facilitator {
   discoveryResources(query?: Partial<DiscoveryQuery>): Promise<DiscoveryResourcesResponse>;
   /** Looks at every pending settlement once (what the background check does). */
   resolvePending(): Promise<ResolveSummary>;
+  /** Settlements waiting for the next group (always 0 without `groupSettlements`). */
+  settlementsWaiting(): number;
   ping(): Promise<void>;
   /** Stops the background check and waits for settlements under way. Does not close the database. */
   close(): Promise<void>;
@@ -181,15 +190,13 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   const budgets = createGasBudgets(db);
   const submitter = createSubmitter(wallet, client);
   const reads = createChainReads(client, submitter.address);
-  const signer = createSigner({
-    client,
-    reads,
-    submitter,
-    confirmationTimeoutMs,
-    pollingIntervalMs,
-    hooks: signerHooks(db, network, budgets, receiptBlocks),
-  });
-  const sdk = schemes(network, signer, authorizer, options.builderCode);
+  const hooks = signerHooks(db, network, budgets, receiptBlocks);
+  const timing = { confirmationTimeoutMs, pollingIntervalMs };
+  const signer = createSigner({ client, reads, submitter, hooks, ...timing });
+  const groups = options.groupSettlements
+    ? createSettlementGroups({ client, submitter, hooks, receiptBlocks, ...timing })
+    : undefined;
+  const sdk = schemes(network, signer, authorizer, options.builderCode, groups);
   const gate = createGate(db, options.access ?? { open: true });
 
   const verify = createVerification({ db, sdk, client, reads, scope });
@@ -277,6 +284,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     supported: () => sdk.getSupported() as SupportedResponse,
     discoveryResources: (query = {}) => listResources(db, { limit: DEFAULT_LIMIT, offset: 0, ...query }),
     resolvePending: resolveAll,
+    settlementsWaiting: () => groups?.waiting() ?? 0,
     gate,
     channelAuthorizers,
     async ping() {
@@ -303,12 +311,13 @@ function schemes(
   signer: FacilitatorEvmSigner,
   authorizer: ReturnType<typeof privateKeyToAccount> | undefined,
   builderCode: string | undefined,
+  groups: SettlementGroups | undefined,
 ): x402Facilitator {
   const store = { pendingSettlementStore: NO_PENDING_STORE };
   // The builder-code extension is asked by each scheme for the suffix of the transaction it sends (the
   // signer appends it, signer.ts); without a code of its own it still passes the payment's codes on.
   return new x402Facilitator()
-    .register(network, new ExactEoaScheme(signer, new ExactEvmScheme(signer, store)))
+    .register(network, new ExactEoaScheme(signer, new ExactEvmScheme(signer, store), groups))
     .register(network, new UptoEvmScheme(signer, store))
     .register(network, new BatchSettlementEvmScheme(signer, authorizer, store))
     .registerExtension(BAZAAR)

@@ -196,4 +196,14 @@ export const FACILITATOR_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX facilitator_channel_actions_key ON facilitator_channel_actions (key_id, created_at);
     `,
   },
+  {
+    version: 6,
+    name: "settlements in groups: one transaction for several authorizations",
+    up: `
+      -- A group's transaction (docs/facilitator.md, "Settlements in groups") carries several
+      -- authorizations: their rows share its hash. Still indexed, for an operator's look-ups by transaction.
+      ALTER TABLE facilitator_authorizations DROP CONSTRAINT IF EXISTS facilitator_authorizations_tx_hash_key;
+      CREATE INDEX IF NOT EXISTS facilitator_authorizations_tx_hash ON facilitator_authorizations (tx_hash);
+    `,
+  },
 ];

@@ -1,13 +1,15 @@
 import {
   type Chain,
+  decodeFunctionData,
   type Hex,
+  multicall3Abi,
   type PublicClient,
   parseEventLogs,
   TransactionNotFoundError,
   type TransactionReceipt,
   type Transport,
 } from "viem";
-import { PERMIT2_ADDRESS } from "../chain/base.ts";
+import { MULTICALL3_ADDRESS, PERMIT2_ADDRESS } from "../chain/base.ts";
 import { permit2Abi } from "../chain/permit2.ts";
 import { pollReceipt } from "../chain/receipt.ts";
 import { usdcAbi } from "../chain/usdc.ts";
@@ -49,13 +51,13 @@ export async function checkSettlement(
   { waitMs, pollingIntervalMs }: { waitMs: number; pollingIntervalMs: number },
 ): Promise<ChainOutcome> {
   const receipt = await findReceipt(client, tx.hash, waitMs, pollingIntervalMs);
-  if (receipt) return judgeReceipt(receipt, tx);
+  if (receipt) return judgeShare(client, receipt, tx);
 
   if (await knownTransaction(client, tx.hash)) return { status: "pending" };
   if (await authorizationUsed(client, tx)) {
     // Ours may have been mined between the two looks.
     const late = await findReceipt(client, tx.hash, 0, pollingIntervalMs);
-    return late ? judgeReceipt(late, tx) : { status: "settled_elsewhere" };
+    return late ? judgeShare(client, late, tx) : { status: "settled_elsewhere" };
   }
   const mined = await client.getTransactionCount({ address: signer, blockTag: "latest" });
   // Another transaction of ours holds this nonce now: this one can never be included.
@@ -86,6 +88,49 @@ export function judgeReceipt(receipt: TransactionReceipt, tx: PendingSettlement)
   return used
     ? { status: "settled", blockNumber: receipt.blockNumber, cost }
     : { status: "reverted", blockNumber: receipt.blockNumber, cost };
+}
+
+/** `judgeReceipt`, with the settlement's share of the cost when its transaction carried a group. */
+async function judgeShare(
+  client: PublicClient<Transport, Chain>,
+  receipt: TransactionReceipt,
+  tx: PendingSettlement,
+): Promise<ChainOutcome> {
+  const outcome = judgeReceipt(receipt, tx);
+  if (!("cost" in outcome) || !isGroup(receipt)) return outcome;
+  return { ...outcome, cost: await settlementCost(client, receipt) };
+}
+
+/** Whether a facilitator's transaction was a group of settlements: it sends nothing else to Multicall3. */
+export function isGroup(receipt: Pick<TransactionReceipt, "to">): boolean {
+  return receipt.to?.toLowerCase() === MULTICALL3_ADDRESS.toLowerCase();
+}
+
+/**
+ * What one settlement of a mined transaction cost: the transaction's cost (`receiptCost`), or, for a group
+ * (settlement-groups.ts), its equal share, rounded up: the number of calls is read from the transaction's
+ * input, so it is the same whoever asks and whenever (a restarted process resolving what a dead one sent).
+ */
+export async function settlementCost(
+  client: PublicClient<Transport, Chain>,
+  receipt: TransactionReceipt,
+): Promise<bigint> {
+  const cost = receiptCost(receipt);
+  if (!isGroup(receipt)) return cost;
+  const size = await groupSize(client, receipt.transactionHash);
+  return (cost + BigInt(size) - 1n) / BigInt(size);
+}
+
+/** The number of calls a group's transaction carried (1 when its input cannot be read as a group). */
+async function groupSize(client: PublicClient<Transport, Chain>, hash: Hex): Promise<number> {
+  const tx = await client.getTransaction({ hash });
+  try {
+    const { args } = decodeFunctionData({ abi: multicall3Abi, data: tx.input });
+    const calls = args?.[0];
+    return Array.isArray(calls) && calls.length > 0 ? calls.length : 1;
+  } catch {
+    return 1;
+  }
 }
 
 /**

@@ -13,6 +13,7 @@ import type { ChainReads } from "./chain-reads.ts";
 import type { InFlight } from "./inflight.ts";
 import type { PayerFunds } from "./payer-funds.ts";
 import type { SettlementGas } from "./settlement-gas.ts";
+import type { ReceiptBlocks } from "./signer-hooks.ts";
 import type { Scope } from "./wire.ts";
 
 /** A claim with no signed transaction after this long was abandoned by a process that died. */
@@ -30,7 +31,7 @@ export interface SettlementOptions {
   confirmationTimeoutMs: number;
   pollingIntervalMs: number;
   /** Block numbers and costs of receipts the SDK waited for, by lower-case hash (filled by the signer). */
-  receiptBlocks: Map<string, { block: bigint; cost: bigint; gasUsed: bigint }>;
+  receiptBlocks: ReceiptBlocks;
   /** Keyed settlements' gas: reserved before signing (by the signer's hook), charged from the receipt. */
   budgets: GasBudgets;
   /**

@@ -7,7 +7,7 @@ import { log } from "../common/log.ts";
 import { facilitatorChannelGasSpent, facilitatorGasSpent } from "../common/metrics.ts";
 import type { GasBudgets } from "./access/index.ts";
 import type { AuthorizationKey } from "./authorization.ts";
-import { receiptCost } from "./outcome.ts";
+import { settlementCost } from "./outcome.ts";
 
 export class SettlementGas {
   constructor(
@@ -38,7 +38,7 @@ export class SettlementGas {
     return accounting(async () => {
       if (!(await this.budgets.reserved(key))) return;
       const receipt = await this.client.getTransactionReceipt({ hash: hash as `0x${string}` });
-      await this.budgets.charge(key, receiptCost(receipt), hash);
+      await this.budgets.charge(key, await settlementCost(this.client, receipt), hash);
     });
   }
 

@@ -12,8 +12,26 @@ import { recordActionRefused, recordActionSigned } from "./channels/ledger.ts";
 import { receiptCost } from "./outcome.ts";
 import type { SignerHooks } from "./signer.ts";
 
-/** Receipts the SDK waited for, by lower-case hash: block, cost to the facilitator, gas used. */
-export type ReceiptBlocks = Map<string, { block: bigint; cost: bigint; gasUsed: bigint }>;
+/**
+ * Receipts the SDK waited for, by lower-case hash: block, cost to the facilitator, gas used. A group's
+ * (settlement-groups.ts) holds each call's share of the cost and gas, for `readers` calls.
+ */
+export type ReceiptBlocks = Map<string, { block: bigint; cost: bigint; gasUsed: bigint; readers?: number }>;
+
+/**
+ * A receipt's entry for the one settlement that records it: gone once its last reader took it (a
+ * transaction of its own has one; a group, one per call).
+ */
+export function takeReceipt(
+  blocks: ReceiptBlocks,
+  hash: string,
+): { block: bigint; cost: bigint; gasUsed: bigint } | undefined {
+  const entry = blocks.get(hash);
+  if (!entry) return undefined;
+  if ((entry.readers ?? 1) <= 1) blocks.delete(hash);
+  else entry.readers = (entry.readers ?? 1) - 1;
+  return entry;
+}
 
 export function signerHooks(
   db: Database,
