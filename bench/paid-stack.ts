@@ -79,6 +79,8 @@ export interface StackOptions {
   hop: "http" | "inprocess";
   /** `batch-settlement`: the paid app takes payment channels beside exact (and has no verify-only app). */
   scheme: "exact" | "batch-settlement";
+  /** The project's facilitator settles in groups (issue 66: `groupSettlements`). */
+  groupSettlements: boolean;
 }
 
 export interface StackUrls {
@@ -214,6 +216,7 @@ async function project(): Promise<StackUrls> {
     privateKey: options.facilitatorKey,
     pollingIntervalMs: options.pollMs,
     resolveIntervalMs: 0,
+    groupSettlements: options.groupSettlements,
   });
   closers.push(() => facilitator.close());
   // The merchants of its own process, as the composition root allows them (src/services/start.ts).

@@ -57,7 +57,8 @@
  * at a time, 200), --rounds N (1), --mine-ms N (5), --miner pending|interval, --poll-ms N (both stacks'
  * receipt polling, 10), --hop http,inprocess (the project's hops, both by default; the stock stack is always
  * over HTTP), --db pglite,postgres (the project's stores: both when DATABASE_URL is set, else PGlite),
- * --schemes exact,batch-settlement (both by default). With BENCH_CPU_PROF=DIR set, each stack's process
+ * --schemes exact,batch-settlement (both by default), --group on|off (the project's facilitator settles in
+ * groups, issue 66: on by default). With BENCH_CPU_PROF=DIR set, each stack's process
  * writes a V8 CPU profile there when it stops; `bench/cpu-profile.ts` reads one over a window of the run
  * (the JSON line gives each stack's measured phase as `phaseUs`, and a channel stack's 402s as
  * `channel.unpaidUs`): `npx tsx bench/cpu-profile.ts DIR/CPU...cpuprofile --from A --to B [--focus TEXT]`.
@@ -121,9 +122,11 @@ function parseFlags(argv: string[]) {
     hop: ["http", "inprocess"] as Hop[],
     db: (process.env.DATABASE_URL ? ["pglite", "postgres"] : ["pglite"]) as Store[],
     schemes: ["exact", "batch-settlement"] as Scheme[],
+    group: "on" as "on" | "off",
   };
   const choices: Record<string, string[]> = {
     miner: ["pending", "interval"],
+    group: ["on", "off"],
     hop: ["http", "inprocess"],
     db: ["pglite", "postgres"],
     schemes: ["exact", "batch-settlement"],
@@ -308,7 +311,7 @@ async function main() {
     `bench:paid on ${os.cpus()[0]?.model} x${os.cpus().length}, Node ${process.version}, load average ${load1.join(" ")}`,
   );
   log(
-    `concurrency ${flags.concurrency}, paid phase ${flags.seconds} s, ${flags.rounds} round(s), miner ${flags.miner} every ${flags["mine-ms"]} ms, project hops ${flags.hop.join(", ")}, project stores ${flags.db.join(", ")}, schemes ${flags.schemes.join(", ")}`,
+    `concurrency ${flags.concurrency}, paid phase ${flags.seconds} s, ${flags.rounds} round(s), miner ${flags.miner} every ${flags["mine-ms"]} ms, project hops ${flags.hop.join(", ")}, project stores ${flags.db.join(", ")}, schemes ${flags.schemes.join(", ")}, the project's settlements in groups ${flags.group}`,
   );
   log(
     "server side counted whole: each stack's process (merchant, facilitator, PGlite), its PostgreSQL backends and the PostgreSQL server's own processes; not counted: anvil (the chain) and the buyers (this process), shown apart",
@@ -356,6 +359,7 @@ async function main() {
       payTo: privateKeyToAccount(generatePrivateKey()).address,
       verifyPayTo: privateKeyToAccount(generatePrivateKey()).address,
       pollMs: flags["poll-ms"],
+      groupSettlements: flags.group === "on",
       db: variant.db,
       hop: variant.hop,
       scheme: variant.scheme,
