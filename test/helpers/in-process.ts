@@ -33,10 +33,16 @@ async function runAlone(argv: readonly string[], env: Record<string, string>): P
   setLogLevel("info");
   setLogDestination({ write: (line) => (stderr += line) });
   for (const [name, value] of Object.entries({ ...TEST_CLI_ENV, ...env })) vi.stubEnv(name, value);
+  // A command stopped by a signal listens for it (`untilSignal`) whether or not one came: once it has
+  // ended, its listeners go with it, or they would pile up in this process and outlive the test.
+  const listening = { SIGINT: process.listeners("SIGINT"), SIGTERM: process.listeners("SIGTERM") };
   try {
     const code = await main([...argv]);
     return { code, stdout, stderr };
   } finally {
+    for (const [signal, before] of Object.entries(listening) as [NodeJS.Signals, typeof listening.SIGINT][])
+      for (const listener of process.listeners(signal))
+        if (!before.includes(listener)) process.off(signal, listener);
     out.mockRestore();
     err.mockRestore();
     setLogDestination(undefined);
