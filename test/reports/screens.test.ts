@@ -247,6 +247,25 @@ describe("ring", () => {
     expect(report.exchange_flow_note).toMatch(/^1 passing buyer wallet received USDC .* exchange/);
   });
 
+  it("says so too for the merchant's money that went into a hub before the window", async () => {
+    const hub = addr("early-exchange");
+    const fanOut = Array.from({ length: THRESHOLDS.hubMinCounterparties }, (_, i) =>
+      transfer(hub, addr(`early-user${i}`), 1_000_000, START - 5_000),
+    );
+    const records = [
+      // The merchant filled the hub a week before the window; the buyer was paid from it, then spent in it.
+      transfer(m, hub, 8_000_000, START - 300_000),
+      transfer(hub, p, 8_000_000, START - 200_000),
+      payment({ payer: p, payTo: m, amount: 8_000_000, block: START + 10 }),
+      ...fanOut,
+    ];
+    const { report } = await reportOf(records, m);
+    expect(report.flags).toEqual({});
+    expect(report.exchange_flow_note).toMatch(
+      /^1 passing buyer wallet received USDC .* exchange, in this window or before it/,
+    );
+  });
+
   it("links a buyer through one and the same hub, and only a buyer of that merchant", async () => {
     const [hubA, hubB] = [addr("exchange-a"), addr("exchange-b")];
     const [p2, p3, m2] = [addr("buyer-2"), addr("buyer-3"), addr("shop-2")];

@@ -175,15 +175,17 @@ export async function rings(analytics: Analytics, blocks: { start: number }): Pr
 }
 
 /**
- * `exchange_flow_note`'s evidence: in the window, the merchant sent to a hub that sent to the payer.
+ * `exchange_flow_note`'s evidence: up to the window's end, in it or before it, the merchant sent to a hub that
+ * sent to the payer (a distributor the merchant filled a week before the window, whose payees spend in it, is
+ * a known limit of merchant_funded when the data holds no balance of it: the note marks those figures).
  *
  * Driven from the hubs' recipients and their x402 pairs, never from every merchant a hub received from
  * times every wallet it sent to: an exchange that funds many buyers and receives many merchants'
  * cash-outs makes that product grow with the square of the week's volume (25 million rows for the one
  * hub of `bench:report`'s week of 100M payments, the largest statement of its build); this grows with the pairs.
  */
-export async function hubLinks(analytics: Analytics, blocks: { start: number; end: number }): Promise<void> {
-  const span = "chain = 'base' AND block_number > $start AND block_number <= $end";
+export async function hubLinks(analytics: Analytics, blocks: { end: number }): Promise<void> {
+  const span = "chain = 'base' AND block_number <= $end";
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_hub_links AS
      WITH out AS (
@@ -196,6 +198,6 @@ export async function hubLinks(analytics: Analytics, blocks: { start: number; en
      )
      SELECT DISTINCT q.pay_to, q.payer FROM back b JOIN rw_pair_totals q USING (payer)
      SEMI JOIN out o ON o.hub = b.hub AND o.pay_to = q.pay_to`,
-    { start: blocks.start, end: blocks.end },
+    { end: blocks.end },
   );
 }

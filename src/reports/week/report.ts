@@ -22,7 +22,7 @@ export function flagNote(publicUrl: string): string {
  * When some passing buyers received money from this merchant only through such a hub, the report says so.
  */
 export const EXCHANGE_FLOW_NOTE =
-  "received USDC that left this merchant through a high-volume wallet such as an exchange in the same window. " +
+  "received USDC that left this merchant through a high-volume wallet such as an exchange, in this window or before it. " +
   "Screens do not follow money through such wallets, so these payments count as real; they may still be recycled funds.";
 
 export interface ReportContext {
