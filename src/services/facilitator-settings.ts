@@ -1,6 +1,7 @@
 /**
  * The standalone facilitator's settings (`x402-merchants facilitator`, docs/facilitator.md): its signing key,
- * the payees it settles for without an API key and the channel authorizers its payees sign their claims with. Kept beside the service that reads them, not in
+ * the payees it settles for without an API key, the channel authorizers its payees sign their claims with, its
+ * builder code and whether it settles in groups. Kept beside the service that reads them, not in
  * src/facilitator/: every command reads the configuration, and a process serving merchants only never loads
  * the facilitator.
  */
@@ -60,6 +61,14 @@ const FacilitatorSchema = z.object({
     .string()
     .regex(BUILDER_CODE_PATTERN, 'lower-case letters, digits and _, 1 to 32 of them, or "none"')
     .nullable(),
+  /**
+   * Exact EIP-3009 settlements committed in groups through Multicall3 (X402M_FACILITATOR_GROUP_SETTLEMENTS,
+   * `on` or `off`, default off; docs/facilitator.md, "Settlements in groups"): `createFacilitator`'s
+   * `groupSettlements`.
+   */
+  facilitatorGroupSettlements: z
+    .enum(["on", "off"], { error: "on or off (unset: off)" })
+    .transform((value) => value === "on"),
 });
 
 /** The facilitator's builder code when none is set: the project's, so that its settlements name it. */
@@ -77,6 +86,7 @@ export const facilitatorSection: Section<typeof FacilitatorSchema> = {
       env.X402M_FACILITATOR_BUILDER_CODE === "none"
         ? null
         : env.X402M_FACILITATOR_BUILDER_CODE || DEFAULT_FACILITATOR_BUILDER_CODE,
+    facilitatorGroupSettlements: env.X402M_FACILITATOR_GROUP_SETTLEMENTS || "off",
   }),
   settingOf: (path) =>
     settingIn(
@@ -85,6 +95,7 @@ export const facilitatorSection: Section<typeof FacilitatorSchema> = {
         facilitatorPayees: "X402M_FACILITATOR_PAYEES",
         facilitatorChannelAuthorizers: "X402M_FACILITATOR_CHANNEL_AUTHORIZERS",
         facilitatorBuilderCode: "X402M_FACILITATOR_BUILDER_CODE",
+        facilitatorGroupSettlements: "X402M_FACILITATOR_GROUP_SETTLEMENTS",
       },
       path,
     ),

@@ -124,6 +124,9 @@ export async function startFacilitatorService(
     // operator says whose it is here, or its deposits are refused as unclaimable.
     channelAuthorizers: config.facilitatorChannelAuthorizers,
     builderCode: config.facilitatorBuilderCode ?? undefined,
+    // X402M_FACILITATOR_GROUP_SETTLEMENTS (default off): exact EIP-3009 settlements that become ready while
+    // one of its transactions is in flight go together into the next (docs/facilitator.md).
+    groupSettlements: config.facilitatorGroupSettlements,
     access: {
       open: decided.open,
       payees: [...config.facilitatorPayees, ...inProcessPayees],

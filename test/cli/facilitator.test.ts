@@ -85,4 +85,15 @@ describe("the facilitator command", () => {
     expect(noRpc.code).toBe(2);
     expect(noRpc.stderr).toMatch(/--rpc URL/);
   });
+
+  it("refuses to start with X402M_FACILITATOR_GROUP_SETTLEMENTS other than on or off, in one line, exit code 2", async () => {
+    const refused = await runMain(["facilitator", "--rpc", "http://127.0.0.1:1"], {
+      X402M_FACILITATOR_KEY: generatePrivateKey(),
+      X402M_FACILITATOR_GROUP_SETTLEMENTS: "yes",
+    });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trim().split("\n")).toEqual([
+      "x402-merchants: invalid X402M_FACILITATOR_GROUP_SETTLEMENTS: on or off (unset: off)",
+    ]);
+  });
 });

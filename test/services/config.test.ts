@@ -173,6 +173,20 @@ describe("the configuration", () => {
     );
   });
 
+  it("settles in groups only when X402M_FACILITATOR_GROUP_SETTLEMENTS is on, and refuses anything but on or off in one line", () => {
+    const grouped = (value?: string) =>
+      loadConfig({ env: value === undefined ? {} : { X402M_FACILITATOR_GROUP_SETTLEMENTS: value } })
+        .facilitatorGroupSettlements;
+    expect(grouped()).toBe(false);
+    expect(grouped("")).toBe(false);
+    expect(grouped("off")).toBe(false);
+    expect(grouped("on")).toBe(true);
+    for (const bad of ["yes", "true", "1", "ON"]) {
+      const message = refusal({ X402M_FACILITATOR_GROUP_SETTLEMENTS: bad });
+      expect(message).toBe("invalid X402M_FACILITATOR_GROUP_SETTLEMENTS: on or off (unset: off)");
+    }
+  });
+
   it("serves the social-data API from the archive unless told otherwise, the proxy paid to its wallet", () => {
     const config = loadConfig({ env: { X402M_SOCIAL_PAY_TO: "0xABCDEF0123456789ABCDEF0123456789ABCDEF01" } });
     expect(config.social).toMatchObject({ provider: "archive", tokenSecret: null, cacheSeconds: 60 });
