@@ -6,9 +6,9 @@ import { markupDepth } from "./depth.ts";
 import type { DomDocument } from "./dom.ts";
 import { preloadMarkdown } from "./markdown.ts";
 import { inspectMetadata } from "./metadata-engine.ts";
-import { PageError, parsePage } from "./page.ts";
-import { scrapePage } from "./scrape.ts";
-import { summarizePage } from "./summarize.ts";
+import { PageError, parsePage } from "./parse.ts";
+import { scrapePage } from "./scrape-engine.ts";
+import { summarizePage } from "./summarize-engine.ts";
 import type { PageJob } from "./work.ts";
 
 // Loaded before the first job, so a job's deadline measures its page, not the worker's start.

@@ -3,10 +3,11 @@
  * and time caps) and one jsdom parse per request.
  */
 import { z } from "zod";
-import { AppError } from "../../../common/errors.ts";
 import type { Errors } from "../../../merchant-kit/index.ts";
 import { FETCH_ERRORS, type FetchPolicy, fetchText } from "../../../merchant-kit/index.ts";
-import { type DomDocument, parseHtml } from "./dom.ts";
+import { type FetchedPage, type Page, PageError, parsePage } from "./parse.ts";
+
+export { type FetchedPage, type Page, PageError, parsePage } from "./parse.ts";
 
 /** Largest HTML page we parse: far above real articles (~100-500 KB), low enough to keep jsdom cheap. */
 export const MAX_HTML_BYTES = 3 * 1024 * 1024;
@@ -24,49 +25,11 @@ export const PageUrl = z
   .refine((u) => /^https?:\/\//i.test(u), { message: "only http and https URLs" })
   .describe("Public http(s) URL of the page, e.g. `https://example.com/article`.");
 
-/**
- * A fetched page that is not usable (error status, not HTML, too large a DOM for an engine): the caller's URL,
- * so a 422, never charged.
- */
-export class PageError extends AppError {
-  constructor(
-    message: string,
-    code: "page_status" | "not_html" | "too_complex",
-    options?: { afterWork?: boolean },
-  ) {
-    super(422, code, message, options);
-  }
-}
-
 /** The refusals of every pages endpoint, which fetches the caller's page once the payment is verified. */
 export const PAGE_ERRORS = {
   400: FETCH_ERRORS[400],
   422: `${FETCH_ERRORS[422]} Or the page answered an error status (page_status) or is not HTML (not_html).`,
 } as const satisfies Errors;
-
-/** A page as fetched and decoded, not parsed yet. */
-export interface FetchedPage {
-  /** The final URL, after redirects. */
-  url: string;
-  status: number;
-  /** Charset announced by the `Content-Type` header, if any. */
-  headerCharset: string | null;
-  html: string;
-}
-
-export interface Page extends FetchedPage {
-  document: DomDocument;
-}
-
-/** Parses HTML as if served from `url` (relative links resolve against it, or against `<base>`). */
-export function parsePage(
-  html: string,
-  url: string,
-  status = 200,
-  headerCharset: string | null = null,
-): Page {
-  return { url, status, headerCharset, html, document: parseHtml(html, url) };
-}
 
 /** Fetches `url` through the safe fetch and parses it on this thread (see `fetchPage`). */
 export async function loadPage(url: string, policy: FetchPolicy, signal?: AbortSignal): Promise<Page> {

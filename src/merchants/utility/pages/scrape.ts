@@ -2,9 +2,7 @@ import { z } from "zod";
 import type { FetchPolicy } from "../../../merchant-kit/index.ts";
 import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import { PRICES } from "../prices.ts";
-import { extractArticle } from "./article.ts";
-import { countWords, toMarkdown } from "./markdown.ts";
-import { fetchPage, type Page, PageUrl } from "./page.ts";
+import { fetchPage, PageUrl } from "./page.ts";
 import { DEFAULT_PAGE_BUDGET, type PageBudget, PageWorker, WORK_ERRORS } from "./work.ts";
 
 const ScrapeOutput = z.object({
@@ -24,23 +22,6 @@ const ScrapeOutput = z.object({
 });
 
 export type ScrapeResult = z.output<typeof ScrapeOutput>;
-
-/** The scrape of an already parsed page. */
-export function scrapePage(page: Page): ScrapeResult {
-  const article = extractArticle(page);
-  const markdown = toMarkdown(article.html);
-  return {
-    url: page.url,
-    title: article.title,
-    byline: article.byline,
-    excerpt: article.excerpt,
-    lang: article.lang,
-    site_name: article.siteName,
-    markdown,
-    word_count: countWords(article.text),
-    readable: article.readable,
-  };
-}
 
 /** `/api/scrape`, fetching under `policy`. Also listed by the alias host (docs/http.md, "The merchant hosts"): same description. */
 export function scrapeEndpoint(

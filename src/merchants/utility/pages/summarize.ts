@@ -1,12 +1,8 @@
 import { z } from "zod";
-import { AppError } from "../../../common/errors.ts";
 import type { FetchPolicy } from "../../../merchant-kit/index.ts";
 import { defineEndpoint } from "../../../merchant-kit/index.ts";
 import { PRICES } from "../prices.ts";
-import { extractArticle } from "./article.ts";
-import { countWords } from "./markdown.ts";
-import { fetchPage, type Page, PageUrl } from "./page.ts";
-import { MIN_WORDS, textRank } from "./textrank.ts";
+import { fetchPage, PageUrl } from "./page.ts";
 import { DEFAULT_PAGE_BUDGET, type PageBudget, PageWorker, WORK_ERRORS } from "./work.ts";
 
 const SummarizeInput = z.object({
@@ -34,34 +30,7 @@ const SummarizeOutput = z.object({
   method: z.literal("textrank"),
 });
 
-/** A page whose main text has no sentence to rank: nothing to sell, so a 422 that is not charged. */
-export class NoTextError extends AppError {
-  constructor() {
-    super(422, "no_text", `the page has no article text to summarize (no sentence of ${MIN_WORDS}+ words)`);
-  }
-}
-
 export type SummarizeResult = z.output<typeof SummarizeOutput>;
-
-/** The summary of an already parsed page. */
-export function summarizePage(page: Page, count: number): SummarizeResult {
-  const article = extractArticle(page);
-  const { sentences, chosen } = textRank(article.text, count, article.lang ?? "en");
-  if (sentences.length === 0) throw new NoTextError();
-  const keySentences = chosen.map((s) => s.text);
-  const summary = keySentences.join(" ");
-  return {
-    url: page.url,
-    title: article.title,
-    summary,
-    key_sentences: keySentences,
-    scores: chosen.map(({ index, score }) => ({ index, score })),
-    sentence_count: sentences.length,
-    original_word_count: countWords(article.text),
-    summary_word_count: countWords(summary),
-    method: "textrank",
-  };
-}
 
 /** `/api/summarize`, fetching under `policy`. */
 export function summarizeEndpoint(

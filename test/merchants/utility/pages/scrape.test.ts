@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { countWords, toMarkdown } from "../../../../src/merchants/utility/pages/markdown.ts";
 import { parsePage } from "../../../../src/merchants/utility/pages/page.ts";
-import { scrapePage } from "../../../../src/merchants/utility/pages/scrape.ts";
+import { scrapePage } from "../../../../src/merchants/utility/pages/scrape-engine.ts";
 import { fixturePage } from "./fixtures.ts";
 
 const URL_ = "https://shore.example.com/guides/tide-pools";
