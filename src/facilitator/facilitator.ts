@@ -134,6 +134,11 @@ export interface Facilitator {
   resolvePending(): Promise<ResolveSummary>;
   /** Settlements waiting for the next group (always 0 without `groupSettlements`). */
   settlementsWaiting(): number;
+  /**
+   * Settles once at least `n` settlements wait for the next group: what a test (or a probe) awaits instead of
+   * polling the count against a clock. Never settles without `groupSettlements` (nothing waits).
+   */
+  untilSettlementsWaiting(n: number): Promise<void>;
   ping(): Promise<void>;
   /** Stops the background check and waits for settlements under way. Does not close the database. */
   close(): Promise<void>;
@@ -285,6 +290,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     discoveryResources: (query = {}) => listResources(db, { limit: DEFAULT_LIMIT, offset: 0, ...query }),
     resolvePending: resolveAll,
     settlementsWaiting: () => groups?.waiting() ?? 0,
+    untilSettlementsWaiting: (n) => groups?.untilWaiting(n) ?? new Promise<void>(() => {}),
     gate,
     channelAuthorizers,
     async ping() {

@@ -82,6 +82,8 @@ export interface SettlementGroups {
   settle<T>(call: GroupCall, alone: () => Promise<T>): Promise<{ alone: T } | { grouped: GroupedOutcome }>;
   /** Settlements waiting for the next group. */
   waiting(): number;
+  /** Settles once at least `n` settlements wait for the next group (they joined it; none was sent yet). */
+  untilWaiting(n: number): Promise<void>;
 }
 
 export interface GroupOptions {
@@ -117,6 +119,13 @@ export function createSettlementGroups(options: GroupOptions): SettlementGroups 
   const maxGroup = options.maxGroup ?? MAX_GROUP;
   let inFlight = 0;
   let queue: Waiting[] = [];
+  /** Who waits for the queue to reach a length (`untilWaiting`): told as settlements join it. */
+  let watchers: { n: number; resolve: () => void }[] = [];
+  const notify = () => {
+    const reached = watchers.filter((w) => queue.length >= w.n);
+    watchers = watchers.filter((w) => queue.length < w.n);
+    for (const w of reached) w.resolve();
+  };
 
   /** Runs `send` as a transaction in flight; the last to end sends what waits. */
   const track = async (send: () => Promise<void>): Promise<void> => {
@@ -207,11 +216,14 @@ export function createSettlementGroups(options: GroupOptions): SettlementGroups 
           return;
         }
         queue.push(member);
+        notify();
         // A full group does not wait for the transaction in flight.
         if (queue.length >= maxGroup) flush();
       });
     },
     waiting: () => queue.length,
+    untilWaiting: (n) =>
+      queue.length >= n ? Promise.resolve() : new Promise<void>((resolve) => watchers.push({ n, resolve })),
   };
 }
 

@@ -135,7 +135,7 @@ describe("the facilitator with X402M_FACILITATOR_GROUP_SETTLEMENTS=on", () => {
       first = client.settle(lone, requirements);
       expect(await eventually(async () => (await chain.miner.pending()) === 1, 20_000)).toBe(true);
       answers = two.map((payment) => client.settle(payment, requirements));
-      expect(await eventually(() => started.facilitator.settlementsWaiting() === 2, 20_000)).toBe(true);
+      await started.facilitator.untilSettlementsWaiting(2);
     } finally {
       chain.miner.resume();
     }
