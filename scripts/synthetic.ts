@@ -17,7 +17,7 @@
  *
  * @example
  *   const summary = await writeSynthetic("week.ndjson", { seed: 1, merchants: 30, buyers: 200, payments: 5_000,
- *     endBlock: 53_955_727, endTime: "2026-11-15T00:00:01Z" });
+ *     endBlock: 53_350_927, endTime: "2026-11-01T00:00:01Z" });
  */
 import { once } from "node:events";
 import fs from "node:fs";
@@ -798,9 +798,12 @@ function weighted(values: readonly number[], weights: readonly number[], u: numb
 // CLI: tsx scripts/synthetic.ts --out FILE [--seed N] [--merchants N] [--buyers N] [--payments N]
 //      [--end-block N] [--end-time ISO] [--funding SHARE]; prints the summary as one JSON line.
 
-/** Base block 53,955,727 was produced at 2026-11-15T00:00:01Z (genesis 1686789347 + 2 s per block). */
-export const DEFAULT_END_BLOCK = 53_955_727;
-export const DEFAULT_END_TIME = "2026-11-15T00:00:01Z";
+/**
+ * Base block 53,350,927 was produced at 2026-11-01T00:00:01Z (genesis 1686789347 + 2 s per block): a week wholly
+ * before Denim (2026-11-05), dated at 2 s a block as Base's schedule dates it (src/chain/block-clock.ts).
+ */
+export const DEFAULT_END_BLOCK = 53_350_927;
+export const DEFAULT_END_TIME = "2026-11-01T00:00:01Z";
 
 async function main(argv: string[]): Promise<void> {
   const flags = new Map<string, string>();

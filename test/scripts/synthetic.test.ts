@@ -13,8 +13,8 @@ const OPTIONS: SyntheticOptions = {
   merchants: 40,
   buyers: 300,
   payments: 4_000,
-  endBlock: 53_955_727,
-  endTime: "2026-11-15T00:00:01Z",
+  endBlock: 53_350_927,
+  endTime: "2026-11-01T00:00:01Z",
 };
 
 const sha256 = (file: string) => crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex");
@@ -54,9 +54,9 @@ describe("synthetic week generator", () => {
       type: "checkpoint",
       chain: "base",
       block_number: OPTIONS.endBlock,
-      block_time: "2026-11-15T00:00:01Z",
+      block_time: "2026-11-01T00:00:01Z",
     });
-    const endTime = Date.parse("2026-11-15T00:00:01Z") / 1000;
+    const endTime = Date.parse("2026-11-01T00:00:01Z") / 1000;
     for (const r of records) {
       if (r.type !== "payment" && r.type !== "transfer") continue;
       const block = r.block_number as number;
