@@ -8,24 +8,11 @@
  * farm withdraws from an exchange counts as nothing spent: it may be the merchant's takings gone round.
  * Curves print with DEBUG_SWEEPS=1 and are written into docs/screens.md beside each rule.
  */
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Analytics } from "../../src/analytics/duckdb.ts";
-import { importNdjson } from "../../src/analytics/import.ts";
+import { describe, expect, it } from "vitest";
+import type { Analytics } from "../../src/analytics/duckdb.ts";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
 import { aggregateWindow, dropWindowTables } from "../../src/reports/week/aggregates.ts";
-import {
-  addr,
-  analyticsWith,
-  checkpoint,
-  END,
-  END_TIME,
-  ndjsonFile,
-  START,
-  transfer,
-} from "../helpers/data.ts";
+import { addr, analyticsWith, END, END_TIME, START, transfer } from "../helpers/data.ts";
 import { DAY, genuine, listing, payers, rng, WEEK, wallets } from "../helpers/scenarios.ts";
 
 const m = addr("screen-sweep-merchant");
@@ -130,35 +117,6 @@ function lookAlikes() {
 }
 const ALIKE = lookAlikes();
 
-/**
- * A store holding the look-alikes' records alone, made once: each point starts from a copy of it and imports
- * its week's records on top (an import adds to a store as it fills an empty one: test/analytics/import.test.ts,
- * "both ways"), instead of importing the 2,200 look-alike records again for each of the 66 points.
- */
-let alikeStore: string;
-beforeAll(async () => {
-  const analytics = await analyticsWith(ALIKE.records);
-  alikeStore = analytics.dataDir;
-  analytics.close();
-});
-afterAll(() => {
-  if (alikeStore) fs.rmSync(alikeStore, { recursive: true, force: true });
-});
-
-/** A store of the look-alikes and `records`, in a directory of its own. */
-async function storeWith(records: readonly object[]): Promise<Analytics> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-"));
-  fs.cpSync(alikeStore, dir, { recursive: true });
-  const analytics = await Analytics.open({ dataDir: dir, memoryLimit: "256MB", threads: 1 });
-  try {
-    await importNdjson(analytics, ndjsonFile([...records, checkpoint()]));
-    return analytics;
-  } catch (error) {
-    analytics.close();
-    throw error;
-  }
-}
-
 interface Point {
   knob: string;
   flagged: number;
@@ -169,7 +127,7 @@ interface Point {
 
 /** Builds the week's window tables and reads what each group had flagged at its merchant. */
 async function measure(knob: string, week: Week): Promise<Point> {
-  const analytics = await storeWith(week.records);
+  const analytics: Analytics = await analyticsWith([...ALIKE.records, ...week.records]);
   try {
     const firstDate = new Date((END_TIME - 7 * 86_400) * 1000).toISOString().slice(0, 10);
     await aggregateWindow(analytics, { startBlock: START, endBlock: END, firstDate });
@@ -191,25 +149,7 @@ async function measure(knob: string, week: Week): Promise<Point> {
     return { knob, flagged: share, hidden: week.farm.paid * (1 - share), spent: week.spent, loss };
   } finally {
     analytics.close();
-    fs.rmSync(analytics.dataDir, { recursive: true, force: true });
   }
-}
-
-/**
- * Each week's point, in the order given, two weeks at a time: each store is a DuckDB of one thread, and the
- * weeks of a sweep share nothing but the look-alikes' store, which each copies.
- */
-async function measureAll(weeks: readonly (readonly [string, Week])[]): Promise<Point[]> {
-  const points: Point[] = [];
-  let next = 0;
-  const lane = async () => {
-    for (let i = next++; i < weeks.length; i = next++) {
-      const [knob, week] = weeks[i] as readonly [string, Week];
-      points[i] = await measure(knob, week);
-    }
-  };
-  await Promise.all([lane(), lane()]);
-  return points;
 }
 
 /** The sweep's assertions (the module's comment), and its curve for the docs. */
@@ -262,19 +202,19 @@ const paid = (rs: readonly object[]) => rs.reduce((s, r) => s + Number((r as { a
 
 describe("sweeps of tiny_repeat's thresholds (issue 63)", () => {
   it("tiny_repeat: tiny payments per cluster from 1 to 20, at a tenth of the price", async () => {
+    const points: Point[] = [];
     const { ws, records } = farmWallets("tiny-count-farm", 12);
     const counts = [1, 2, 3, 4, 5, 7, 9, 10, 20];
-    const points = await measureAll(
-      counts.map((k) => {
-        const pays = exact(payers(m, ws, k, (i) => PRICE / 10 - (i % 3)));
-        const week = {
+    for (const k of counts) {
+      const pays = exact(payers(m, ws, k, (i) => PRICE / 10 - (i % 3)));
+      points.push(
+        await measure(String(k), {
           records: [...records, ...pays],
           farm: { wallets: ws, merchant: m, paid: paid(pays) },
           spent: 0,
-        };
-        return [String(k), week] as const;
-      }),
-    );
+        }),
+      );
+    }
     if (process.env.DEBUG_SWEEPS)
       for (const p of points)
         console.log(
@@ -296,19 +236,19 @@ describe("sweeps of tiny_repeat's thresholds (issue 63)", () => {
   });
 
   it("tiny_repeat: the size of 15 payments per cluster as a share of the price, 5% to 50%", async () => {
+    const points: Point[] = [];
     const { ws, records } = farmWallets("tiny-size-farm", 12);
     const shares = [0.5, 0.3, 0.21, 0.2, 0.1, 0.05];
-    const points = await measureAll(
-      shares.map((s) => {
-        const pays = exact(payers(m, ws, 15, (i) => Math.round(PRICE * s) - (i % 3)));
-        const week = {
+    for (const s of shares) {
+      const pays = exact(payers(m, ws, 15, (i) => Math.round(PRICE * s) - (i % 3)));
+      points.push(
+        await measure(`${Math.round(s * 100)}%`, {
           records: [...records, ...pays],
           farm: { wallets: ws, merchant: m, paid: paid(pays) },
           spent: 0,
-        };
-        return [`${Math.round(s * 100)}%`, week] as const;
-      }),
-    );
+        }),
+      );
+    }
     // Read from the large payments down: past a fifth of the price each fake payment costs that fifth, so
     // what a cluster's transaction count "hides" is money it paid at a price a genuine discount could be.
     const above = expectStep("tiny-size", points, shares.indexOf(1 / THRESHOLDS.tinyPriceDivisor));
@@ -317,16 +257,20 @@ describe("sweeps of tiny_repeat's thresholds (issue 63)", () => {
   });
 
   it("tiny_repeat's price: 1 to 20 farm clusters paying an unlisted merchant's metered charges beside its 30 buyers", async () => {
+    const points: Point[] = [];
     const next = rng(68);
     const counts = [1, 2, 4, 5, 6, 7, 8, 9, 10, 15, 20];
-    const points = await measureAll(
-      counts.map((n) => {
-        const { ws, records } = farmWallets("price-farm", n);
-        const pays = payers(unlisted, ws, 60, () => 100 + next(1_900));
-        const farm = { wallets: ws, merchant: unlisted, paid: paid(pays) };
-        return [String(n), { records: [...records, ...pays], farm, spent: 0 }] as const;
-      }),
-    );
+    for (const n of counts) {
+      const { ws, records } = farmWallets("price-farm", n);
+      const pays = payers(unlisted, ws, 60, () => 100 + next(1_900));
+      points.push(
+        await measure(String(n), {
+          records: [...records, ...pays],
+          farm: { wallets: ws, merchant: unlisted, paid: paid(pays) },
+          spent: 0,
+        }),
+      );
+    }
     // Read from the many clusters down: from a fifth of the merchant's clusters the farm's band is its price.
     points.reverse();
     // Against the merchant's 30 buyers, the count and the share of clusters a price needs.
@@ -340,17 +284,21 @@ describe("sweeps of tiny_repeat's thresholds (issue 63)", () => {
 
   it("tiny_repeat's fallback: 15 payments of $0.0002 to $0.005 at a merchant with neither a listing nor a price", async () => {
     const bare = addr("screen-sweep-bare");
+    const points: Point[] = [];
     const { ws, records } = farmWallets("fallback-farm", 1);
     const amounts = [5_000, 2_000, 1_000, 999, 900, 500, 200];
-    const points = await measureAll(
-      amounts.map((a) => {
-        const pays = payers(bare, ws, 15, () => a);
-        // Three buyers at $0.01: fewer clusters than a price needs.
-        const buyers = payers(bare, wallets("bare-buyer", 3), 5, () => 10_000);
-        const farm = { wallets: ws, merchant: bare, paid: paid(pays) };
-        return [`$${a / 1e6}`, { records: [...records, ...buyers, ...pays], farm, spent: 0 }] as const;
-      }),
-    );
+    for (const a of amounts) {
+      const pays = payers(bare, ws, 15, () => a);
+      // Three buyers at $0.01: fewer clusters than a price needs.
+      const buyers = payers(bare, wallets("bare-buyer", 3), 5, () => 10_000);
+      points.push(
+        await measure(`$${a / 1e6}`, {
+          records: [...records, ...buyers, ...pays],
+          farm: { wallets: ws, merchant: bare, paid: paid(pays) },
+          spent: 0,
+        }),
+      );
+    }
     const above = expectStep("tiny-fallback", points, amounts.indexOf(Number(THRESHOLDS.tinyFallbackMax)));
     for (const p of above) expect(p.flagged).toBe(0);
   });
@@ -371,24 +319,24 @@ describe("sweeps of prober's, ring's and behaviour's thresholds (issue 63)", () 
         spent: paid(pays) - paid(atM),
       };
     };
-    const merchantsSweep = await measureAll(
-      [5, 15, 19, 20, 21, 30, 40].map((n) => [`${n} merchants`, probe(n, 1, 20_000)] as const),
-    );
+    const merchantsSweep: Point[] = [];
+    for (const n of [5, 15, 19, 20, 21, 30, 40])
+      merchantsSweep.push(await measure(`${n} merchants`, probe(n, 1, 20_000)));
     expectHolds("prober-merchants", merchantsSweep);
-    const perSweep = await measureAll(
-      [1, 3, 4, 6].map((k) => [`${k} a merchant`, probe(20, k, 20_000)] as const),
-    );
+    const perSweep: Point[] = [];
+    for (const k of [1, 3, 4, 6]) perSweep.push(await measure(`${k} a merchant`, probe(20, k, 20_000)));
     expectHolds("prober-per-merchant", perSweep);
-    const amountSweep = await measureAll(
-      [10_000, 50_000, 50_001, 60_000, 100_000].map((a) => [`$${a / 1e6}`, probe(20, 1, a)] as const),
-    );
+    const amountSweep: Point[] = [];
+    for (const a of [10_000, 50_000, 50_001, 60_000, 100_000])
+      amountSweep.push(await measure(`$${a / 1e6}`, probe(20, 1, a)));
     expectHolds("prober-amount", amountSweep);
   });
 
   it("ring: the distributor's counterparties from 0 to 100", async () => {
+    const points: Point[] = [];
     const d = addr("ring-distributor");
     const { ws, records } = farmWallets("ring-farm", 12, 5_000_000);
-    const weeks = [0, 10, 25, 45, 49, 50, 55, 75, 100].map((c) => {
+    for (const c of [0, 10, 25, 45, 49, 50, 55, 75, 100]) {
       // m pays the distributor back what the farm paid it mid-week; the farm spends it at m again.
       const pays = payers(m, ws, 20, () => 500_000);
       const week: Week = {
@@ -403,28 +351,30 @@ describe("sweeps of prober's, ring's and behaviour's thresholds (issue 63)", () 
         // The covers' cents stay the gamer's; the farm's first $60 is exchange money.
         spent: 0,
       };
-      return [String(c), week] as const;
-    });
-    const points = await measureAll(weeks);
+      points.push(await measure(String(c), week));
+    }
     expectHolds("ring-counterparties", points);
     // Half the farm's dollars were the merchant's, whatever the knob.
     for (const p of points) expect(p.flagged).toBeGreaterThanOrEqual(0.45);
   });
 
   it("behaviour: a farm of 20 wallets withdrawn in groups of 1 to 10, each group in a minute, groups nine days apart", async () => {
+    const points: Point[] = [];
     const next = rng(66);
     const ws = wallets("group-farm", 20);
     // Tiny charges that vary, unlisted metered amounts: only their band could make them a price.
     const pays = payers(unlisted, ws, 60, () => 100 + next(1_900));
     const sizes = [1, 2, 3, 4, 5, 6, 8, 10];
-    const points = await measureAll(
-      sizes.map((g) => {
-        const times = ws.map((_, i) => START - 200 * DAY + Math.floor(i / g) * 9 * DAY + (i % g) * 10);
-        const withdrawn = ws.map((w, i) => transfer(cex.wallet, w, 2_000_000, times[i] as number));
-        const farm = { wallets: ws, merchant: unlisted, paid: paid(pays) };
-        return [`${g}`, { records: [...withdrawn, ...pays], farm, spent: 0 }] as const;
-      }),
-    );
+    for (const g of sizes) {
+      const times = ws.map((_, i) => START - 200 * DAY + Math.floor(i / g) * 9 * DAY + (i % g) * 10);
+      points.push(
+        await measure(`${g}`, {
+          records: [...ws.map((w, i) => transfer(cex.wallet, w, 2_000_000, times[i] as number)), ...pays],
+          farm: { wallets: ws, merchant: unlisted, paid: paid(pays) },
+          spent: 0,
+        }),
+      );
+    }
     // Groups of six or fewer escape, a known limit (docs/screens.md): the rest of the farm, outside each
     // group, makes the group's band common to the null model, so the step is the chance's, not the five's.
     const below = expectStep("behaviour-group", points, sizes.indexOf(8));
