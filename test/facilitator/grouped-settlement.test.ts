@@ -9,7 +9,7 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
-import { encodeFunctionData, type Hex, parseEther, parseEventLogs, parseGwei, parseSignature } from "viem";
+import { encodeFunctionData, type Hex, parseEther, parseEventLogs, parseGwei } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MULTICALL3_ADDRESS } from "../../src/chain/base.ts";
@@ -26,7 +26,13 @@ import { devnetFacilitator } from "../helpers/facilitator.ts";
 import { GENESIS, openTempAnalytics } from "../helpers/indexer.ts";
 import { eventually } from "../helpers/process.ts";
 import { rpc } from "../helpers/settle.ts";
-import { newMerchant, pay, requirementsFor, usdcReader } from "../helpers/x402.ts";
+import {
+  newMerchant,
+  pay,
+  requirementsFor,
+  transferWithAuthorizationData,
+  usdcReader,
+} from "../helpers/x402.ts";
 
 const chain = useDevnet({ buyers: 4, genesisNumber: GENESIS });
 const PRICE = 1000n;
@@ -73,30 +79,6 @@ async function sendFirst(from: DevnetAccount, to: `0x${string}`, data: Hex): Pro
       maxFeePerGas: parseGwei("200"),
       maxPriorityFeePerGas: parseGwei("100"),
     }),
-  });
-}
-
-/** The buyer's signed authorization, as anyone may submit it to the token. */
-function transferWithAuthorization(payment: PaymentPayload): Hex {
-  const { authorization: a, signature } = payment.payload as {
-    authorization: Record<string, string>;
-    signature: Hex;
-  };
-  const { v, r, s } = parseSignature(signature);
-  return encodeFunctionData({
-    abi: usdcAbi,
-    functionName: "transferWithAuthorization",
-    args: [
-      a.from as `0x${string}`,
-      a.to as `0x${string}`,
-      BigInt(a.value as string),
-      BigInt(a.validAfter as string),
-      BigInt(a.validBefore as string),
-      a.nonce as `0x${string}`,
-      Number(v),
-      r,
-      s,
-    ],
   });
 }
 
@@ -194,7 +176,7 @@ describe("settlements in groups, in process", () => {
 
     // Before the group is mined, two of its authorizations are submitted by someone else, and the thin
     // wallet's money leaves it: their calls fail inside the group, the others do not.
-    for (const p of used) await sendFirst(b3, chain.devnet.usdc, transferWithAuthorization(p));
+    for (const p of used) await sendFirst(b3, chain.devnet.usdc, transferWithAuthorizationData(p));
     await sendFirst(
       thin,
       chain.devnet.usdc,
@@ -308,7 +290,7 @@ describe("settlements in groups, in process", () => {
     await sendFirst(
       chain.devnet.buyers[3] as DevnetAccount,
       chain.devnet.usdc,
-      transferWithAuthorization(payments[0] as PaymentPayload),
+      transferWithAuthorizationData(payments[0] as PaymentPayload),
     );
     expect(await eventually(async () => (await chain.miner.pending()) === 2)).toBe(true);
     await chain.devnet.mine(1);

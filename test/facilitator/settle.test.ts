@@ -1,5 +1,5 @@
 import type { PaymentPayload } from "@x402/core/types";
-import { createTestClient, encodeFunctionData, http, parseEventLogs, parseSignature } from "viem";
+import { createTestClient, http, parseEventLogs } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, devnetChain } from "../../src/chain/devnet/index.ts";
@@ -10,7 +10,13 @@ import { useDevnet, walletHolding } from "../helpers/chain.ts";
 import { DATABASE_KINDS, openTestDatabase, type TestDatabaseOptions } from "../helpers/db.ts";
 import { startRpcProxy } from "../helpers/rpc-proxy.ts";
 import { fundedAccount, sendTransfer } from "../helpers/settle.ts";
-import { newMerchant, pay, requirementsFor, usdcReader } from "../helpers/x402.ts";
+import {
+  newMerchant,
+  pay,
+  requirementsFor,
+  transferWithAuthorizationData,
+  usdcReader,
+} from "../helpers/x402.ts";
 
 const chain = useDevnet({ buyers: 4 });
 let usdc: ReturnType<typeof usdcReader>;
@@ -423,11 +429,6 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
     const viemChain = devnetChain(chain.devnet.rpc);
     /** Someone else (here the token owner) submits the buyer's signed authorization first. */
     const submitElsewhere = async (payment: PaymentPayload) => {
-      const { authorization: a, signature } = payment.payload as {
-        authorization: Record<string, string>;
-        signature: `0x${string}`;
-      };
-      const { v, r, s } = parseSignature(signature);
       const hash = await usdc.client.sendRawTransaction({
         serializedTransaction: await owner.signTransaction({
           chainId: viemChain.id,
@@ -437,21 +438,7 @@ describe.each(DATABASE_KINDS)("facilitator settlement (ledger on %s)", (kind) =>
           gas: 200_000n,
           maxFeePerGas: 10n ** 10n,
           maxPriorityFeePerGas: 1n,
-          data: encodeFunctionData({
-            abi: usdcAbi,
-            functionName: "transferWithAuthorization",
-            args: [
-              a.from as `0x${string}`,
-              a.to as `0x${string}`,
-              BigInt(a.value as string),
-              BigInt(a.validAfter as string),
-              BigInt(a.validBefore as string),
-              a.nonce as `0x${string}`,
-              Number(v),
-              r,
-              s,
-            ],
-          }),
+          data: transferWithAuthorizationData(payment),
         }),
       });
       await usdc.receipt(hash);

@@ -3,7 +3,7 @@ import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { UptoEvmScheme } from "@x402/evm/upto/client";
 import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
-import { createPublicClient, getAddress, http } from "viem";
+import { createPublicClient, encodeFunctionData, getAddress, type Hex, http, parseSignature } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { BASE_USDC } from "../../src/chain/base.ts";
 import { type DevnetAccount, devnetChain } from "../../src/chain/devnet/index.ts";
@@ -107,6 +107,30 @@ export function bazaarGet(example: Record<string, unknown> = { city: "Lisbon" })
  * A payment signed by `buyer` with the SDK's own client (exact scheme, EIP-3009), for `requirements`,
  * echoing the resource and extensions as a real buyer would.
  */
+/** The calldata of USDC's `transferWithAuthorization` for a buyer's signed EIP-3009 payment, as anyone may submit it. */
+export function transferWithAuthorizationData(payment: PaymentPayload): Hex {
+  const { authorization: a, signature } = payment.payload as {
+    authorization: Record<string, string>;
+    signature: Hex;
+  };
+  const { v, r, s } = parseSignature(signature);
+  return encodeFunctionData({
+    abi: usdcAbi,
+    functionName: "transferWithAuthorization",
+    args: [
+      a.from as `0x${string}`,
+      a.to as `0x${string}`,
+      BigInt(a.value as string),
+      BigInt(a.validAfter as string),
+      BigInt(a.validBefore as string),
+      a.nonce as `0x${string}`,
+      Number(v),
+      r,
+      s,
+    ],
+  });
+}
+
 export async function pay(
   buyer: DevnetAccount,
   requirements: PaymentRequirements,
