@@ -511,8 +511,8 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     // A write's lowest changed block (`bumpDataVersion`'s `from`; 0: any, an import or the listings), so that a
     // window's version counts only the writes that reached it (`windowVersion`): a closed week read after a
     // restart is not built again because the chain moved on, and a sealed week warns only when data inside it
-    // changed. Folded writes that reached beyond every stored window are kept apart, each fold with its lowest
-    // block (`foldDataWrites`). Existing rows reached any block (0), as they did.
+    // changed. Folded writes are kept apart by the stretch between stored windows' ends they reached
+    // (`foldDataWrites`). Existing rows reached any block (0), as they did.
     sql: `
       ALTER TABLE data_writes ADD COLUMN from_block BIGINT DEFAULT 0;
       UPDATE data_writes SET from_block = 0;
@@ -590,28 +590,31 @@ export async function bumpDataVersion(analytics: Sql, from = 0): Promise<void> {
 export const FOLD_DATA_WRITES_AT = 10_000;
 
 /**
- * Folds the appended writes, leaving every version as it was, once there are at least `minRows` of them:
- * those that reached any block (0) into meta.data_version, those that reached only blocks beyond every stored
- * window into one fold row with their lowest block (a window built later counts them, an earlier one never
- * did), and the rest (a rewind or a late write below a stored window's end) stay appended. Only at open, when
- * this connection is the database's only one, so the update cannot meet another writer; below the threshold
- * opening writes nothing (the demo's check of a foreign directory must leave it untouched), and counting a
- * few thousand rows costs nothing.
+ * Folds the appended writes, leaving every stored window's version as it was, once there are at least
+ * `minRows` of them: those that reached any block (0) into meta.data_version, the others into one fold row
+ * per stretch between two stored windows' ends, at the block after the lower end. A write counts for a stored
+ * window ending at E exactly when its block is at most E, before the fold and after it; a window built later
+ * counts the folded rows its way from then on. Only at open, when this connection is the database's only one,
+ * so the update cannot meet another writer; below the threshold opening writes nothing (the demo's check of a
+ * foreign directory must leave it untouched), and counting a few thousand rows costs nothing.
  */
 export async function foldDataWrites(analytics: Sql, minRows = FOLD_DATA_WRITES_AT): Promise<void> {
   const pending = await analytics.one<{ n: bigint }>("SELECT count(*) AS n FROM data_writes");
   if ((pending?.n ?? 0n) < BigInt(minRows)) return;
   await analytics.transaction(async () => {
-    const beyond = "(SELECT coalesce(max(end_block), -1) FROM report_windows)";
     await analytics.run(
       `UPDATE meta SET value = (value::BIGINT + (SELECT count(*) FROM data_writes WHERE from_block = 0))::VARCHAR
        WHERE key = 'data_version'`,
     );
+    // A write from block f goes to the stretch after the highest stored end below f: it counts for a stored
+    // window ending at E (f <= E) and not for one ending below f, as before.
     await analytics.run(
       `INSERT INTO data_write_folds
-       SELECT min(from_block), count(*) FROM data_writes WHERE from_block > 0 AND from_block > ${beyond}
-       HAVING count(*) > 0`,
+       SELECT stretch, count(*) FROM (
+         SELECT coalesce((SELECT max(r.end_block) FROM report_windows r WHERE r.end_block < w.from_block), 0) + 1 AS stretch
+         FROM data_writes w WHERE w.from_block > 0
+       ) GROUP BY stretch`,
     );
-    await analytics.run(`DELETE FROM data_writes WHERE from_block = 0 OR from_block > ${beyond}`);
+    await analytics.run("DELETE FROM data_writes");
   });
 }

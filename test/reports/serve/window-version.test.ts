@@ -72,27 +72,32 @@ describe("a window's version", () => {
 
   it("folds writes at open without moving any stored window's version", async () => {
     await fresh().report(merchant, END);
+    // A second stored window, ending below the first.
+    const earlier = END - 50_000;
+    await fresh().report(merchant, earlier);
     const stored = await built();
-    // Writes past every stored window, one below its end, and one reaching all.
+    // Writes past every stored window, one between the two ends, one below both (a funding history's old
+    // transfers), one at the later end, and one reaching all.
     for (let i = 1; i <= 3; i++) await bumpDataVersion(analytics, END + 500 * i);
     await bumpDataVersion(analytics, END - 1);
+    await bumpDataVersion(analytics, earlier - 7);
+    await bumpDataVersion(analytics, END);
     await bumpDataVersion(analytics);
     const version = await windowVersion(analytics, END);
-    const later = await windowVersion(analytics, END + 2_000);
+    const versionEarlier = await windowVersion(analytics, earlier);
     const store = await dataVersion(analytics);
     await foldDataWrites(analytics, 1);
-    // Only writes below the stored window's end stay appended (this one among them); every version is as it was.
-    expect(
-      await analytics.one(
-        `SELECT count(*) FILTER (WHERE from_block = 0 OR from_block > $end) AS folded,
-           count(*) FILTER (WHERE from_block = $end - 1) AS kept FROM data_writes`,
-        { end: END },
-      ),
-    ).toEqual({ folded: 0n, kept: 1n });
+    // Every write folded; the stored windows' versions and the store's as they were.
+    expect(await analytics.one("SELECT count(*) AS n FROM data_writes")).toEqual({ n: 0n });
     expect(await windowVersion(analytics, END)).toBe(version);
-    expect(await windowVersion(analytics, END + 2_000)).toBe(later);
+    expect(await windowVersion(analytics, earlier)).toBe(versionEarlier);
     expect(await dataVersion(analytics)).toBe(store);
-    expect(version).toBe((stored?.data_version ?? 0n) + 2n);
+    expect(version).toBe((stored?.data_version ?? 0n) + 4n);
+    // A write past the window after the fold still leaves it current, one inside it still moves it.
+    await bumpDataVersion(analytics, END + 9_000);
+    expect(await windowVersion(analytics, END)).toBe(version);
+    await bumpDataVersion(analytics, END - 9_000);
+    expect(await windowVersion(analytics, END)).toBe(version + 1n);
   });
 
   it("warns of a sealed week only when data inside it changed", async () => {
