@@ -15,46 +15,19 @@
  * speaks at 80 and sox's `tempo` slows the rest, or, without sox, 80 wpm is the slowest.
  */
 import { BadInputError } from "../../../../common/errors.ts";
-import {
-  changeTempo,
-  DEFAULT_ENCODERS,
-  ENCODER_PACKAGES,
-  type EncoderPrograms,
-  encode,
-  encoderFor,
-  offlineFormats,
-} from "../encode.ts";
-import type {
-  Availability,
-  SpeechAudio,
-  SpeechEngine,
-  SpeechFormat,
-  SpeechRequest,
-  Voice,
-} from "../engine.ts";
-import {
-  DEFAULT_PROGRAM_MAX_BYTES,
-  DEFAULT_PROGRAM_TIMEOUT_MS,
-  findProgram,
-  once,
-  type ProgramSpec,
-  readOutput,
-  runProgram,
-  withTempDir,
-} from "../program.ts";
+import { changeTempo, encode } from "../encode.ts";
+import type { Availability, SpeechAudio, SpeechEngine, SpeechRequest, Voice } from "../engine.ts";
+import { findProgram, readOutput, runProgram, withTempDir } from "../program.ts";
 import { languageTag } from "../voices.ts";
-import { checkSpeechRequest, offlineAvailability } from "./offline-speech.ts";
+import {
+  checkSpeechRequest,
+  type OfflineSpeechSettings,
+  offlineAvailability,
+  offlineSpeechSetup,
+  voiceListing,
+} from "./offline-speech.ts";
 
-export interface EspeakSettings {
-  /** The espeak-ng program: a name on the PATH (default `espeak-ng`) or an absolute path. */
-  program?: string;
-  /** Where lame and sox are (default: on the PATH). */
-  encoders?: Partial<EncoderPrograms>;
-  /** Time limit of each program run (synthesis, tempo, encoding), default 30 s. */
-  timeoutMs?: number;
-  /** Cap of the WAV and of the encoded answer, default 64 MB. */
-  maxBytes?: number;
-}
+export type EspeakSettings = OfflineSpeechSettings;
 
 /** espeak-ng's default rate and the slowest it speaks, in words per minute. */
 export const ESPEAK_DEFAULT_WPM = 175;
@@ -118,30 +91,18 @@ export function espeakRate(speed: number): { wpm: number; tempo: number } {
  * await engine.speak({ text: "Bonjour.", voice: "fr-fr", format: "mp3", speed: 1 }, AbortSignal.timeout(30_000));
  */
 export function espeakEngine(settings: EspeakSettings = {}): SpeechEngine {
-  const program = settings.program ?? "espeak-ng";
-  const encoders = { ...DEFAULT_ENCODERS, ...settings.encoders };
-  const timeoutMs = settings.timeoutMs ?? DEFAULT_PROGRAM_TIMEOUT_MS;
-  const maxBytes = settings.maxBytes ?? DEFAULT_PROGRAM_MAX_BYTES;
-  const espeak: ProgramSpec = { command: program, debianPackage: "espeak-ng" };
-  const needed = [espeak, encoderFor("mp3", encoders) as ProgramSpec];
-  const formats: readonly SpeechFormat[] = offlineFormats(encoders);
-  const listing = once(async () => {
-    const { stdout } = await runProgram({
-      program,
-      args: ["--voices"],
-      timeoutMs: 10_000,
-      label: "espeak-ng",
-    });
-    const list = parseEspeakVoices(stdout.toString("utf8"));
-    if (list.length === 0) throw new Error("espeak-ng --voices listed no voices");
-    return list;
-  });
+  const { program, encoders, timeoutMs, maxBytes, needed, formats, packages } = offlineSpeechSetup(
+    settings,
+    "espeak-ng",
+    "espeak-ng",
+  );
+  const listing = voiceListing(program, ["--voices"], "espeak-ng", parseEspeakVoices);
   const voices = async (): Promise<Voice[]> => (await listing()).map(({ file: _file, ...voice }) => voice);
 
   return {
     name: "espeak-ng",
     formats,
-    packages: [espeak.debianPackage, ...ENCODER_PACKAGES],
+    packages,
     available: (): Promise<Availability> => offlineAvailability("espeak-ng", needed, listing),
     voices,
     async speak(request: SpeechRequest, signal: AbortSignal): Promise<SpeechAudio> {

@@ -11,43 +11,18 @@
  */
 import { writeFile } from "node:fs/promises";
 import { BadInputError } from "../../../../common/errors.ts";
+import { encode } from "../encode.ts";
+import type { Availability, SpeechAudio, SpeechEngine, SpeechRequest, Voice } from "../engine.ts";
+import { readOutput, runProgram, withTempDir } from "../program.ts";
 import {
-  DEFAULT_ENCODERS,
-  ENCODER_PACKAGES,
-  type EncoderPrograms,
-  encode,
-  encoderFor,
-  offlineFormats,
-} from "../encode.ts";
-import type {
-  Availability,
-  SpeechAudio,
-  SpeechEngine,
-  SpeechFormat,
-  SpeechRequest,
-  Voice,
-} from "../engine.ts";
-import {
-  DEFAULT_PROGRAM_MAX_BYTES,
-  DEFAULT_PROGRAM_TIMEOUT_MS,
-  once,
-  type ProgramSpec,
-  readOutput,
-  runProgram,
-  withTempDir,
-} from "../program.ts";
-import { checkSpeechRequest, offlineAvailability } from "./offline-speech.ts";
+  checkSpeechRequest,
+  type OfflineSpeechSettings,
+  offlineAvailability,
+  offlineSpeechSetup,
+  voiceListing,
+} from "./offline-speech.ts";
 
-export interface FliteSettings {
-  /** The flite program: a name on the PATH (default `flite`) or an absolute path. */
-  program?: string;
-  /** Where lame and sox are (default: on the PATH). */
-  encoders?: Partial<EncoderPrograms>;
-  /** Time limit of each program run (synthesis, then encoding), default 30 s. */
-  timeoutMs?: number;
-  /** Cap of the WAV and of the encoded answer, default 64 MB. */
-  maxBytes?: number;
-}
+export type FliteSettings = OfflineSpeechSettings;
 
 /** What CMU documents of the voices Debian's flite ships: US English, and the speaker's gender. */
 const KNOWN_VOICES = new Map<string, { name: string; gender: Voice["gender"] }>([
@@ -92,24 +67,17 @@ export function parseFliteVoices(listing: string): Voice[] {
  *   await engine.speak({ text: "Hello.", voice: "slt", format: "mp3", speed: 1 }, AbortSignal.timeout(30_000));
  */
 export function fliteEngine(settings: FliteSettings = {}): SpeechEngine {
-  const program = settings.program ?? "flite";
-  const encoders = { ...DEFAULT_ENCODERS, ...settings.encoders };
-  const timeoutMs = settings.timeoutMs ?? DEFAULT_PROGRAM_TIMEOUT_MS;
-  const maxBytes = settings.maxBytes ?? DEFAULT_PROGRAM_MAX_BYTES;
-  const flite: ProgramSpec = { command: program, debianPackage: "flite" };
-  const needed = [flite, encoderFor("mp3", encoders) as ProgramSpec];
-  const formats: readonly SpeechFormat[] = offlineFormats(encoders);
-  const voices = once(async () => {
-    const { stdout } = await runProgram({ program, args: ["-lv"], timeoutMs: 10_000, label: "flite" });
-    const list = parseFliteVoices(stdout.toString("utf8"));
-    if (list.length === 0) throw new Error(`flite -lv listed no voices: ${stdout.toString("utf8").trim()}`);
-    return list;
-  });
+  const { program, encoders, timeoutMs, maxBytes, needed, formats, packages } = offlineSpeechSetup(
+    settings,
+    "flite",
+    "flite",
+  );
+  const voices = voiceListing(program, ["-lv"], "flite", parseFliteVoices);
 
   return {
     name: "flite",
     formats,
-    packages: [flite.debianPackage, ...ENCODER_PACKAGES],
+    packages,
     available: (): Promise<Availability> => offlineAvailability("flite", needed, voices),
     voices,
     async speak(request: SpeechRequest, signal: AbortSignal): Promise<SpeechAudio> {
