@@ -19,6 +19,11 @@ export interface BlockHeader {
   parentHash: string;
   /** Unix seconds. */
   timestamp: number;
+  /**
+   * Unix milliseconds, where the RPC serves them (Base's nodes since Denim: `timestampMs`, from the block's
+   * BaseTime deposit); checked to the millisecond when present.
+   */
+  timestampMs?: number;
 }
 
 /** A block time that breaks Base's clock, or a header and a log that disagree. */
@@ -111,10 +116,16 @@ export class BlockClock {
     return `block ${n} has time ${time}, but ${rule} gives ${expected}`;
   }
 
-  /** Throws unless the header's time follows the rule. */
+  /** Throws unless the header's time follows the rule (to the millisecond, when the header says it). */
   checkHeader(header: BlockHeader): void {
     const breach = this.breach(header.number, header.timestamp);
     if (breach) throw new BlockTimeError(`${breach}: is this RPC a Base chain?`);
+    const ms = header.timestampMs;
+    if (ms !== undefined && ms !== this.msOf(header.number)) {
+      throw new BlockTimeError(
+        `block ${header.number} has timestampMs ${ms}, but Base's clock gives ${this.msOf(header.number)}: is this RPC a Base chain?`,
+      );
+    }
   }
 
   /** Throws unless a log's own block time (when the RPC serves one) follows the rule. */
