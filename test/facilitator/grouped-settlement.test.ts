@@ -272,6 +272,49 @@ describe("settlements in groups, in process", () => {
     }
   });
 
+  it("settles once a payment sent three times at once into a group, and of two a wallet can afford only one, sends one", async () => {
+    const [b0] = chain.devnet.buyers as [DevnetAccount];
+    const merchant = newMerchant();
+    const requirements = requirementsFor(merchant, String(PRICE));
+    // Holds the price of one payment; it signs two, each covered on its own, so both verify.
+    const thin = await walletHolding(chain.devnet, PRICE, 2);
+    const lone = await pay(b0, requirements);
+    const repeated = await pay(b0, requirements);
+    const affordable = [await pay(thin, requirements), await pay(thin, requirements)];
+    for (const p of [lone, repeated, ...affordable])
+      expect((await facilitator.verify(p, requirements)).isValid).toBe(true);
+    const sent = await usdc.nonceOf(signer);
+    const { first, answers } = await behindALoneOne(
+      // The three identical requests share one settlement, and the thin wallet's second waits for its first
+      // to end (payer-funds.ts): two wait for the group, not five.
+      () => facilitator.untilSettlementsWaiting(2),
+      (p) => facilitator.settle(p, requirements),
+      lone,
+      [repeated, repeated, repeated, ...affordable],
+    );
+    await chain.devnet.mine(1);
+    chain.miner.resume();
+    expect(await first).toMatchObject({ success: true });
+    const answered = await Promise.all(answers);
+    const [r1, r2, r3, t1, t2] = answered;
+    expect([r1, r2, r3].filter((a) => a?.success)).toHaveLength(1);
+    // Of the thin wallet's two, whichever enters first is sent in the group; the other, decided on the balance
+    // the group left, is refused unsent, as the single path refuses it.
+    const paid = [t1, t2].filter((a) => a?.success);
+    expect(paid).toHaveLength(1);
+    expect([t1, t2].find((a) => !a?.success)).toMatchObject({
+      errorReason: reasons.INSUFFICIENT_FUNDS,
+      transaction: "",
+    });
+    // The lone one, then one group holding the repeated payment once and the thin wallet's paid one.
+    expect(await usdc.nonceOf(signer)).toBe(sent + 2);
+    const group = await usdc.client.getTransaction({ hash: paid[0]?.transaction as Hex });
+    expect(group.to).toBe(MULTICALL3_ADDRESS.toLowerCase());
+    expect(await usdc.balanceOf(merchant)).toBe(PRICE * 3n);
+    expect(await usdc.balanceOf(thin.address)).toBe(0n);
+    expect((await rows(db, affordable)).map((r) => r.state).sort()).toEqual(["settled", "verified"]);
+  });
+
   it("refuses before sending a call its simulation fails, as alone, and sends the others together", async () => {
     const [b0, b1] = chain.devnet.buyers as [DevnetAccount, DevnetAccount];
     const merchant = newMerchant();

@@ -138,5 +138,16 @@ describe("the sealed weeks", () => {
         conflict_uid: null,
       },
     ]);
+    // HEAD answers as GET without a body; another method is told what the path takes.
+    const routes = reportRoutes(service);
+    const head = await routes.request("/v1/weeks/base", { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe("");
+    const post = await routes.request("/v1/weeks/base", { method: "POST" });
+    expect(post.status).toBe(405);
+    expect(post.headers.get("allow")).toBe("GET, HEAD, OPTIONS");
+    expect(await post.json()).toMatchObject({
+      error: { code: expect.any(String), message: expect.any(String) },
+    });
   });
 });
