@@ -40,8 +40,32 @@ interface Cadence {
 
 export const WEEK_MS = 7 * 86_400_000;
 
+/**
+ * What the indexer asks of a chain's clock. A chain whose block times follow from their numbers (Base) has a
+ * `BlockClock`, which checks every time it reads; a chain whose blocks say their own time (`stamped`: Polygon PoS,
+ * Arbitrum One) has a `StampedClock`, and then every log the indexer keeps must carry its block's time, which
+ * the log fetcher reads from the log itself (`blockTimestamp`) or, where the RPC leaves that out, from the
+ * block's header (`logs.ts`).
+ */
+export interface IndexClock {
+  /** Whether every kept log must carry its block's time (no rule gives it). */
+  readonly stamped: boolean;
+  /** Throws unless the header's time can be this chain's. */
+  checkHeader(header: BlockHeader): void;
+  /** The time (unix seconds) of the block of a log whose own time, if the RPC served one, is `logTime`. */
+  timeOfLog(block: number, logTime: number | undefined, what: string): number;
+  /** Block `n`'s time in milliseconds: exact on a rule, an estimate on a stamped chain (for defaults). */
+  msOf(n: number): number;
+  /** The last block at or before `ms`: exact on a rule, an estimate on a stamped chain (for defaults). */
+  blockAtMs(ms: number): number;
+  /** The time of block `n - 1`, given block `n`'s header, when the rule gives it (undefined: read its header). */
+  parentTime(header: BlockHeader): number | undefined;
+}
+
 /** Block times as a chain of cadences, each from its first block on; before the first, the first's extended back. */
-export class BlockClock {
+export class BlockClock implements IndexClock {
+  readonly stamped = false;
+
   private readonly cadences: readonly Cadence[];
 
   /**
@@ -128,6 +152,15 @@ export class BlockClock {
     }
   }
 
+  timeOfLog(block: number, logTime: number | undefined, what: string): number {
+    this.checkLogTime(block, logTime, what);
+    return this.timeOf(block);
+  }
+
+  parentTime(header: BlockHeader): number {
+    return this.timeOf(header.number - 1);
+  }
+
   /** Throws unless a log's own block time (when the RPC serves one) follows the rule. */
   checkLogTime(block: number, logTime: number | undefined, what: string): void {
     if (logTime === undefined) return;
@@ -138,6 +171,55 @@ export class BlockClock {
       );
     }
   }
+}
+
+/**
+ * A chain whose blocks say their own time: Polygon PoS (about 2 s, not exactly) and Arbitrum One (several blocks
+ * a second, sharing one timestamp). Nothing checks a time against a rule, and nothing is dated without its
+ * block's own time; the typical gap (`aboutSeconds`, from the anchor on) only turns defaults given in time into
+ * blocks (a reorg depth, a lookback, the first block of a fresh store), where an estimate is what is asked.
+ */
+export class StampedClock implements IndexClock {
+  readonly stamped = true;
+
+  constructor(
+    private readonly anchorBlock: number,
+    private readonly anchorTime: number,
+    private readonly aboutSeconds: number,
+  ) {}
+
+  checkHeader(header: BlockHeader): void {
+    if (!Number.isSafeInteger(header.timestamp) || header.timestamp < 0)
+      throw new BlockTimeError(`block ${header.number} has no usable timestamp (${header.timestamp})`);
+  }
+
+  timeOfLog(block: number, logTime: number | undefined, what: string): number {
+    // The log fetcher dates every log of a stamped chain (logs.ts): one without a time is a bug, not data.
+    if (logTime === undefined) throw new Error(`internal: ${what} in block ${block} has no block time`);
+    return logTime;
+  }
+
+  msOf(n: number): number {
+    return Math.round((this.anchorTime + (n - this.anchorBlock) * this.aboutSeconds) * 1000);
+  }
+
+  blockAtMs(ms: number): number {
+    return this.anchorBlock + Math.floor((ms / 1000 - this.anchorTime) / this.aboutSeconds);
+  }
+
+  parentTime(): undefined {
+    return undefined;
+  }
+}
+
+/**
+ * The clock of `chain`, anchored on one of its blocks (number and unix time): Base's by its rule (its Mainnet
+ * schedule when the block sits on it, else 2 s from it: a devnet), a stamped chain's by the blocks' own times.
+ */
+export function clockOf(chain: { clock: ChainClock }, block: number, time: number): IndexClock {
+  return chain.clock.kind === "fixed"
+    ? BlockClock.anchored(block, time)
+    : new StampedClock(block, time, chain.clock.aboutSeconds);
 }
 
 /**

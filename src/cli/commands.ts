@@ -224,11 +224,13 @@ export const COMMANDS: readonly Command[] = [
   {
     name: "index",
     needs: "--rpc URL",
-    summary: "x402 payments from a Base JSON-RPC endpoint into the analytics store",
+    summary: "x402 payments from a JSON-RPC endpoint (Base, Polygon or Arbitrum) into the analytics store",
     notes:
       "Defaults and limits: docs/indexer.md. Progress goes to stderr, one JSON summary line to stdout; SIGINT or SIGTERM stops it after the batch being committed. To read reports while indexing, run serve --rpc URL instead of index --follow.",
     flags: {
-      rpc: "a Base JSON-RPC endpoint (http or https)",
+      rpc: "a JSON-RPC endpoint (http or https) of the chain --chain names",
+      chain:
+        "the chain the RPC serves: base (the default), polygon or arbitrum (docs/chains.md); one chain an analytics store",
       follow: "keep following the head, --reorg-depth blocks behind it, until SIGINT or SIGTERM",
       ...INDEXER,
       data: DATA,

@@ -29,6 +29,7 @@ export const FLAGS = {
   json: { type: "boolean" },
   // the indexer's (index, serve --rpc)
   rpc: { type: "string", value: "URL" },
+  chain: { type: "string", value: "SLUG" },
   "from-block": { type: "string", value: "N" },
   "to-block": { type: "string", value: "N" },
   follow: { type: "boolean" },

@@ -1,4 +1,5 @@
 import { openAnalytics } from "../analytics/duckdb.ts";
+import { BASE_RECORD, type ChainRecord, chainBySlug } from "../chain/chains.ts";
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
 import { UsageError } from "../common/errors.ts";
 import { untilSignal } from "../common/lifecycle.ts";
@@ -68,9 +69,15 @@ export function indexerOptionsFrom(
   ) {
     throw new UsageError("--to-block must not be below --from-block");
   }
+  let chain: ChainRecord;
+  try {
+    chain = chainBySlug(flags.chain ?? BASE_RECORD.slug);
+  } catch (error) {
+    throw new UsageError(`--chain: ${(error as Error).message}`);
+  }
   let registry: FacilitatorRegistry;
   try {
-    registry = FacilitatorRegistry.base().withSigners(
+    registry = FacilitatorRegistry.forChain(chain).withSigners(
       (flags.facilitator ?? [])
         .flatMap((f) => f.split(","))
         .map((f) => f.trim())
@@ -87,6 +94,7 @@ export function indexerOptionsFrom(
       backoff: options.rpcAttempts === undefined ? undefined : { attempts: options.rpcAttempts },
     },
     registry,
+    chain,
     fromBlock: options.fromBlock,
     toBlock: options.toBlock,
     follow,
@@ -104,7 +112,8 @@ export function indexerOptionsFrom(
 
 export async function runIndex(args: string[], flags: Flags): Promise<number> {
   if (args.length > 0) throw new UsageError("index takes no arguments (give the endpoint with --rpc URL)");
-  if (!flags.rpc) throw new UsageError("index needs --rpc URL (a Base JSON-RPC endpoint)");
+  if (!flags.rpc)
+    throw new UsageError("index needs --rpc URL (a JSON-RPC endpoint of the chain --chain names)");
   if (flags["outage-retry-max"] !== undefined) {
     throw new UsageError("--outage-retry-max is for serve --rpc: index stops when the RPC stays down");
   }

@@ -14,7 +14,7 @@
  * existed, and no row is stored (`onUnknown` says so).
  */
 import type { Analytics } from "../analytics/duckdb.ts";
-import { BASE_CHAIN, BASE_USDC } from "../chain/base.ts";
+import { BASE_RECORD, type ChainRecord } from "../chain/chains.ts";
 import type { RpcClient } from "./rpc/client.ts";
 import { RpcError } from "./rpc/rpc-errors.ts";
 import { APPEARANCES_SQL } from "./state.ts";
@@ -37,6 +37,7 @@ export async function readBalances(
   asks: readonly { wallet: string; block: number }[],
   floor: number,
   onUnknown?: (ask: { wallet: string; block: number }, reason: string) => void,
+  usdc: string = BASE_RECORD.usdc.address,
 ): Promise<(bigint | undefined)[]> {
   const out: (bigint | undefined)[] = asks.map((a) => (a.block < floor ? 0n : undefined));
   const calls = asks.flatMap((a, i) =>
@@ -47,7 +48,7 @@ export async function readBalances(
             i,
             method: "eth_call",
             params: [
-              { to: BASE_USDC, data: `${BALANCE_OF}${a.wallet.slice(2).toLowerCase().padStart(64, "0")}` },
+              { to: usdc, data: `${BALANCE_OF}${a.wallet.slice(2).toLowerCase().padStart(64, "0")}` },
               `0x${a.block.toString(16)}`,
             ],
           },
@@ -69,10 +70,13 @@ export async function readBalances(
  * outflow at block T stores the balance at T − 1. Loaded at start and after a rewind, as the wallet book
  * is, so that a resumed run does not read again what an uninterrupted one read once.
  */
-export async function loadReadHistories(analytics: Analytics): Promise<Set<string>> {
+export async function loadReadHistories(
+  analytics: Analytics,
+  chain: ChainRecord = BASE_RECORD,
+): Promise<Set<string>> {
   const rows = await analytics.all<{ wallet: string; block_number: bigint }>(
     "SELECT wallet, block_number FROM balances WHERE chain = $chain",
-    { chain: BASE_CHAIN },
+    { chain: chain.slug },
   );
   return new Set(rows.map((r) => readKey(r.wallet, Number(r.block_number) + 1)));
 }
@@ -88,7 +92,10 @@ export function readKey(wallet: string, top: number): string {
  * is the one that triggered the read, so the set rebuilt from the store is the one an uninterrupted run
  * holds.
  */
-export async function loadDepositorsRead(analytics: Analytics): Promise<Set<string>> {
+export async function loadDepositorsRead(
+  analytics: Analytics,
+  chain: ChainRecord = BASE_RECORD,
+): Promise<Set<string>> {
   const rows = await analytics.all<{ wallet: string }>(
     `WITH seen AS (
        SELECT wallet, min(block_number) AS first_block FROM (${APPEARANCES_SQL}) GROUP BY wallet
@@ -98,7 +105,7 @@ export async function loadDepositorsRead(analytics: Analytics): Promise<Set<stri
        LEFT JOIN seen s ON s.wallet = t.from_address
      WHERE t.chain = $chain AND t.from_address <> $zero AND t.from_address <> t.to_address
        AND (s.first_block IS NULL OR s.first_block > t.block_number)`,
-    { chain: BASE_CHAIN, zero: "0x0000000000000000000000000000000000000000" },
+    { chain: chain.slug, zero: "0x0000000000000000000000000000000000000000" },
   );
   return new Set(rows.map((r) => r.wallet));
 }

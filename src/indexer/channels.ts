@@ -19,7 +19,7 @@
  * Only channels of the indexed token (USDC) count; others are recorded but move nothing here.
  */
 import { MAX_USDC_AMOUNT } from "../chain/base.ts";
-import type { BlockClock } from "../chain/block-clock.ts";
+import type { IndexClock } from "../chain/block-clock.ts";
 import type { ChannelConfig, ChannelLog } from "./channel-logs.ts";
 import type { PaymentRow, SkippedLog, TransferRow } from "./classify.ts";
 
@@ -73,7 +73,7 @@ export class ChannelBook {
    * not create are read with `lookup`; the book learns the batch's channels only through `learn`, after
    * the commit, so a batch read again after a failure sees the same book.
    */
-  async rows(logs: readonly ChannelLog[], clock: BlockClock, lookup: ConfigLookup): Promise<ChannelRows> {
+  async rows(logs: readonly ChannelLog[], clock: IndexClock, lookup: ConfigLookup): Promise<ChannelRows> {
     const out: ChannelRows = { payments: [], moves: [], channels: [], events: [], skipped: [] };
     if (logs.length === 0) return out;
     const configs = new Map<string, ChannelConfig>();
@@ -98,8 +98,7 @@ export class ChannelBook {
     const configOf = (id: string) => this.configs.get(id) ?? configs.get(id);
 
     for (const log of logs) {
-      clock.checkLogTime(log.block, log.blockTime, `log ${log.tx} #${log.logIndex}`);
-      const time = clock.timeOf(log.block);
+      const time = clock.timeOfLog(log.block, log.blockTime, `log ${log.tx} #${log.logIndex}`);
       const config = log.channelId ? configOf(log.channelId) : undefined;
       if (log.channelId && !config) {
         throw new Error(

@@ -9,7 +9,7 @@
  * payment or USDC transfer on Base is that large; the import refuses the same amounts.
  */
 import { MAX_USDC_AMOUNT } from "../chain/base.ts";
-import type { BlockClock } from "../chain/block-clock.ts";
+import { BlockTimeError, type IndexClock } from "../chain/block-clock.ts";
 import type { FacilitatorRegistry } from "../chain/facilitators.ts";
 import type { BlockData } from "./block-data.ts";
 import { ChainMovedError } from "./block-data.ts";
@@ -81,7 +81,7 @@ export function classifyBatch(
   paired: PairedLogs,
   blocks: ReadonlyMap<number, BlockData>,
   registry: FacilitatorRegistry,
-  clock: BlockClock,
+  clock: IndexClock,
 ): ClassifiedBatch {
   const payments: PaymentRow[] = [];
   const candidates: CandidateRow[] = [];
@@ -95,8 +95,13 @@ export function classifyBatch(
       throw new ChainMovedError(`block ${log.block} changed while the batch was read`);
     }
     clock.checkHeader(data.header);
-    clock.checkLogTime(log.block, log.blockTime, `log ${log.tx} #${log.logIndex}`);
-    const time = data.header.timestamp;
+    const what = `log ${log.tx} #${log.logIndex}`;
+    const time = clock.timeOfLog(log.block, log.blockTime ?? data.header.timestamp, what);
+    if (time !== data.header.timestamp) {
+      throw new BlockTimeError(
+        `${what} in block ${log.block} says blockTimestamp ${time}, but the header says ${data.header.timestamp}`,
+      );
+    }
     const sender = data.senders.get(log.tx);
     if (!sender) throw new Error(`internal: no sender fetched for ${log.tx}`);
     if (oversized(log)) {
@@ -124,7 +129,7 @@ export function classifyBatch(
   }
 
   for (const log of paired.transfers) {
-    clock.checkLogTime(log.block, log.blockTime, `log ${log.tx} #${log.logIndex}`);
+    const time = clock.timeOfLog(log.block, log.blockTime, `log ${log.tx} #${log.logIndex}`);
     const data = blocks.get(log.block);
     if (data) {
       clock.checkHeader(data.header);
@@ -133,7 +138,7 @@ export function classifyBatch(
       }
     }
     if (oversized(log)) skipped.push(skippedLog(log));
-    else transfers.push(transferRow(log, clock.timeOf(log.block)));
+    else transfers.push(transferRow(log, time));
   }
   return { payments, candidates, transfers, skipped };
 }

@@ -8,7 +8,7 @@
  * else the chain reorganised under us (see `reorg.ts`).
  */
 
-import type { BlockClock } from "../chain/block-clock.ts";
+import type { IndexClock } from "../chain/block-clock.ts";
 import type { FacilitatorRegistry } from "../chain/facilitators.ts";
 import {
   type BlockNeed,
@@ -31,7 +31,7 @@ export interface FetchContext {
   client: RpcClient;
   logs: LogFetcher;
   registry: FacilitatorRegistry;
-  clock: BlockClock;
+  clock: IndexClock;
   strategy: SenderStrategy;
   concurrency: number;
   signal?: AbortSignal;

@@ -32,7 +32,7 @@
  * whose header is read again after the history and must not have changed (as `fetch-batch.ts` checks).
  */
 
-import type { BlockClock } from "../chain/block-clock.ts";
+import type { IndexClock } from "../chain/block-clock.ts";
 import { type BalanceRow, readBalances, readKey } from "./balances.ts";
 import { ChainMovedError, fetchHeaders } from "./block-data.ts";
 import type { PaymentRow, SkippedLog, TransferRow } from "./classify.ts";
@@ -66,6 +66,8 @@ export interface HistoryOptions {
   maxLevels: number;
   /** The chain's first block: nothing is asked below it. */
   floor: number;
+  /** The chain's USDC, whose balances are read. */
+  usdc: string;
   /** eth_getLogs requests in flight at once. */
   concurrency: number;
   signal?: AbortSignal;
@@ -126,7 +128,7 @@ export class FundingHistory {
    * The history rows of a batch about to be committed, read against the book as it stands before the
    * batch (unchanged here: a ChainMovedError leaves everything as it was).
    */
-  async collect(batch: HistoryBatch, book: WalletBook, clock: BlockClock): Promise<HistoryRows> {
+  async collect(batch: HistoryBatch, book: WalletBook, clock: IndexClock): Promise<HistoryRows> {
     const out: HistoryRows = { transfers: [], balances: [], reads: [], depositors: [] };
     // The first block each wallet appears in a payment, counting this batch's.
     const inBatch = new Map<string, number>();
@@ -207,11 +209,17 @@ export class FundingHistory {
   /** Reads the requests' balances at `top − 1`; a wallet that held nothing there is read at `top` only. */
   private async withBalances(requests: Request[], out: HistoryRows): Promise<void> {
     const asks = requests.map((r) => ({ wallet: r.wallet, block: r.top - 1 }));
-    const amounts = await readBalances(this.client, asks, this.options.floor, (ask, detail) => {
-      if (this.stateWarned) return;
-      this.stateWarned = true;
-      this.options.onLimit?.({ reason: "state", ...ask, detail });
-    });
+    const amounts = await readBalances(
+      this.client,
+      asks,
+      this.options.floor,
+      (ask, detail) => {
+        if (this.stateWarned) return;
+        this.stateWarned = true;
+        this.options.onLimit?.({ reason: "state", ...ask, detail });
+      },
+      this.options.usdc,
+    );
     requests.forEach((r, i) => {
       const amount = amounts[i];
       r.balance = amount;

@@ -9,7 +9,7 @@
  * sharing one `Run` (`run.ts`) and its state (`run-state.ts`).
  */
 
-import { BlockClock } from "../chain/block-clock.ts";
+import { clockOf } from "../chain/block-clock.ts";
 import { chooseSenderStrategy, type SenderStrategy } from "./block-data.ts";
 import type { IndexerSummary } from "./events.ts";
 import {
@@ -31,7 +31,8 @@ import { openTools } from "./run/tools.ts";
 import { loadChannelBook, loadWalletBook } from "./state.ts";
 
 /**
- * Indexes x402 payments on Base from a JSON-RPC endpoint into the analytics database.
+ * Indexes x402 payments on a chain (Base unless `options.chain` names another) from a JSON-RPC endpoint into
+ * the analytics database.
  *
  * @example
  *   await runIndexer({
@@ -46,16 +47,16 @@ export async function runIndexer(options: IndexerOptions): Promise<IndexerSummar
   const choice = options.senderStrategy ?? DEFAULT_SENDER_STRATEGY;
   const strategy: SenderStrategy =
     choice === "auto" ? await chooseSenderStrategy(tools.client, tools.registry.addresses()) : choice;
-  const book = await tools.serial.run(() => loadWalletBook(tools.analytics));
+  const book = await tools.serial.run(() => loadWalletBook(tools.analytics, tools.chain));
   // Defaults given in time, counted in the chain's blocks at the head (Base's are 200 ms since Denim).
-  const clock = BlockClock.anchored(start.cursor.block, start.cursor.time);
+  const clock = clockOf(tools.chain, start.cursor.block, start.cursor.time);
   const reorgDepth = options.reorgDepth ?? blocksIn(clock, start.head, DEFAULT_REORG_SECONDS);
   const history = await openFundingHistory(
     tools,
     blocksIn(clock, start.head, DEFAULT_FUNDING_LOOKBACK_WEEKS * 7 * 86_400),
   );
-  const channels = await tools.serial.run(() => loadChannelBook(tools.analytics));
-  const state = new RunState(start, book, channels);
+  const channels = await tools.serial.run(() => loadChannelBook(tools.analytics, tools.chain));
+  const state = new RunState(tools.chain, start, book, channels);
   const summary = newSummary(tools.client, state.cursor.block);
   const run: Run = { ...tools, reorgDepth, strategy, history, summary, state };
 

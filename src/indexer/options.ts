@@ -2,7 +2,8 @@
 
 import type { Analytics } from "../analytics/duckdb.ts";
 import { WEEK_BLOCKS } from "../chain/base.ts";
-import type { BlockClock } from "../chain/block-clock.ts";
+import type { IndexClock } from "../chain/block-clock.ts";
+import type { ChainRecord } from "../chain/chains.ts";
 import type { FacilitatorRegistry } from "../chain/facilitators.ts";
 import { AppError } from "../common/errors.ts";
 import type { SenderChoice } from "./block-data.ts";
@@ -38,7 +39,7 @@ export const DEFAULT_FUNDING_LOOKBACK = DEFAULT_FUNDING_LOOKBACK_WEEKS * WEEK_BL
  * The blocks of the last `seconds` before block `head`, by `clock`: a default given in time kept in time when
  * blocks come faster (64 blocks were 128 s of Base, and are 12.8 s since Denim).
  */
-export function blocksIn(clock: BlockClock, head: number, seconds: number): number {
+export function blocksIn(clock: IndexClock, head: number, seconds: number): number {
   return head - clock.blockAtMs(clock.msOf(head) - seconds * 1000);
 }
 
@@ -62,6 +63,11 @@ export interface IndexerOptions {
     fetch?: typeof fetch;
   };
   registry: FacilitatorRegistry;
+  /**
+   * The chain indexed (a record of `chains.ts`): its rows are stored under its slug, its USDC and x402's
+   * contracts read, its clock followed, and the RPC's chain id must be its. Default Base.
+   */
+  chain?: ChainRecord;
   /** First block of a fresh analytics database. Default: the first block at or after the registry's earliest start date. */
   fromBlock?: number;
   /** Last block to index. Default: the head minus `reorgDepth` (and, with `follow`, forever). */

@@ -8,7 +8,7 @@
 import type { Analytics } from "../analytics/duckdb.ts";
 import { bumpDataVersion } from "../analytics/migrations.ts";
 import { unsealAbove } from "../analytics/payment-days.ts";
-import { BASE_CHAIN } from "../chain/base.ts";
+import { BASE_RECORD, type ChainRecord } from "../chain/chains.ts";
 import { AppError } from "../common/errors.ts";
 import { fetchHeaders } from "./block-data.ts";
 import type { RpcClient } from "./rpc/client.ts";
@@ -26,8 +26,9 @@ export async function findCommonAncestor(
   analytics: Analytics,
   client: RpcClient,
   cursor: Cursor,
+  chain: ChainRecord = BASE_RECORD,
 ): Promise<Cursor> {
-  const kept = await recentBlocks(analytics, cursor.block);
+  const kept = await recentBlocks(analytics, cursor.block, chain);
   // Every kept block is at or below a head the chain had: a missing one is a lagging node, asked again.
   const headers = await fetchHeaders(
     client,
@@ -44,8 +45,12 @@ export async function findCommonAncestor(
 }
 
 /** Deletes everything above `ancestor` and makes it the checkpoint, in one transaction. */
-export async function rewindTo(analytics: Analytics, ancestor: Cursor): Promise<void> {
-  const above = { chain: BASE_CHAIN, block: ancestor.block };
+export async function rewindTo(
+  analytics: Analytics,
+  ancestor: Cursor,
+  chain: ChainRecord = BASE_RECORD,
+): Promise<void> {
+  const above = { chain: chain.slug, block: ancestor.block };
   await analytics.transaction(async () => {
     for (const table of [
       "payments",

@@ -16,7 +16,7 @@
  * Same rows however the span is cut: logs are consumed in chain order from the newest down, and a
  * scan stops at an exact inflow, not at a chunk's edge.
  */
-import type { BlockClock } from "../chain/block-clock.ts";
+import type { IndexClock } from "../chain/block-clock.ts";
 import { oversized, type SkippedLog, skippedLog, type TransferRow, transferRow } from "./classify.ts";
 import { decodeLog, type TransferLog } from "./decode.ts";
 import type { LogFetcher } from "./logs.ts";
@@ -76,7 +76,7 @@ export class HistoryScanner {
     requests: readonly Request[],
     batchFrom: number,
     incoming: ReadonlyMap<string, TransferRow[]>,
-    clock: BlockClock,
+    clock: IndexClock,
   ): Promise<Scan[]> {
     const scans: Scan[] = requests.map((request) => ({
       request,
@@ -144,9 +144,9 @@ export class HistoryScanner {
           for (let i = logs.length - 1; i >= 0 && !s.done; i--) {
             const log = logs[i] as TransferLog;
             if (log.block < s.request.lo || log.block > s.rpcHi) continue;
-            clock.checkLogTime(log.block, log.blockTime, `log ${log.tx} #${log.logIndex}`);
+            const time = clock.timeOfLog(log.block, log.blockTime, `log ${log.tx} #${log.logIndex}`);
             if (oversized(log)) this.options.onSkipped?.(skippedLog(log));
-            else this.take(s, transferRow(log, clock.timeOf(log.block)));
+            else this.take(s, transferRow(log, time));
           }
           if (piece.from <= s.request.lo) s.done = true;
         }

@@ -5,7 +5,7 @@
  */
 
 import type { Analytics } from "../analytics/duckdb.ts";
-import { BASE_CHAIN, BASE_USDC } from "../chain/base.ts";
+import { BASE_RECORD, type ChainRecord } from "../chain/chains.ts";
 import { ChannelBook } from "./channels.ts";
 import { WalletBook } from "./funding.ts";
 
@@ -23,7 +23,10 @@ export interface IndexerState {
   cursor: Cursor;
 }
 
-export async function readState(analytics: Analytics): Promise<IndexerState | undefined> {
+export async function readState(
+  analytics: Analytics,
+  chain: ChainRecord = BASE_RECORD,
+): Promise<IndexerState | undefined> {
   const row = await analytics.one<{
     start_block: bigint;
     block_number: bigint;
@@ -32,7 +35,7 @@ export async function readState(analytics: Analytics): Promise<IndexerState | un
   }>(
     `SELECT start_block, block_number, block_hash, epoch(block_time)::BIGINT AS t
      FROM indexer_state WHERE chain = $chain`,
-    { chain: BASE_CHAIN },
+    { chain: chain.slug },
   );
   if (!row) return undefined;
   return {
@@ -42,11 +45,15 @@ export async function readState(analytics: Analytics): Promise<IndexerState | un
 }
 
 /** The kept hashes of indexed blocks at or below `below`, newest first. */
-export async function recentBlocks(analytics: Analytics, below: number): Promise<Cursor[]> {
+export async function recentBlocks(
+  analytics: Analytics,
+  below: number,
+  chain: ChainRecord = BASE_RECORD,
+): Promise<Cursor[]> {
   const rows = await analytics.all<{ block_number: bigint; block_hash: string; t: bigint }>(
     `SELECT block_number, block_hash, epoch(block_time)::BIGINT AS t FROM indexer_blocks
      WHERE chain = $chain AND block_number <= $below ORDER BY block_number DESC`,
-    { chain: BASE_CHAIN, below },
+    { chain: chain.slug, below },
   );
   return rows.map((r) => ({ block: Number(r.block_number), hash: r.block_hash, time: Number(r.t) }));
 }
@@ -63,16 +70,22 @@ export const APPEARANCES_SQL = `
   UNION ALL SELECT to_address, block_number, false FROM transfers WHERE chain = $chain AND length(to_address) = 66`;
 
 /** Every wallet of a stored payment (or deposit) with the first block it appears in, and whether it ever paid. */
-export async function loadWalletBook(analytics: Analytics): Promise<WalletBook> {
+export async function loadWalletBook(
+  analytics: Analytics,
+  chain: ChainRecord = BASE_RECORD,
+): Promise<WalletBook> {
   const rows = await analytics.all<{ wallet: string; first_block: bigint; paid: boolean }>(
     `SELECT wallet, min(block_number) AS first_block, bool_or(paid) AS paid FROM (${APPEARANCES_SQL}) GROUP BY wallet`,
-    { chain: BASE_CHAIN },
+    { chain: chain.slug },
   );
   return WalletBook.from(rows);
 }
 
 /** Every stored batch-settlement channel's config. */
-export async function loadChannelBook(analytics: Analytics): Promise<ChannelBook> {
+export async function loadChannelBook(
+  analytics: Analytics,
+  chain: ChainRecord = BASE_RECORD,
+): Promise<ChannelBook> {
   const rows = await analytics.all<{
     channel_id: string;
     payer: string;
@@ -84,9 +97,9 @@ export async function loadChannelBook(analytics: Analytics): Promise<ChannelBook
     salt: string;
     block_number: bigint;
     tx_hash: string;
-  }>("SELECT * EXCLUDE (chain) FROM channels WHERE chain = $chain", { chain: BASE_CHAIN });
+  }>("SELECT * EXCLUDE (chain) FROM channels WHERE chain = $chain", { chain: chain.slug });
   return new ChannelBook(
-    BASE_USDC,
+    chain.usdc.address,
     rows.map((r) => ({
       channelId: r.channel_id,
       payer: r.payer,

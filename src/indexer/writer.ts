@@ -14,7 +14,7 @@ import { type DuckDBAppender, DuckDBTimestampValue } from "@duckdb/node-api";
 import type { Analytics } from "../analytics/duckdb.ts";
 import { bumpDataVersion } from "../analytics/migrations.ts";
 import { paymentsWritten, SEALS_PER_COMMIT } from "../analytics/payment-days.ts";
-import { BASE_CHAIN, BASE_USDC } from "../chain/base.ts";
+import { BASE_RECORD, type ChainRecord } from "../chain/chains.ts";
 import type { BalanceRow } from "./balances.ts";
 import type { ChannelEventRow, ChannelRow } from "./channels.ts";
 import type { CandidateRow, PaymentRow, TransferRow } from "./classify.ts";
@@ -71,13 +71,13 @@ type Table = "payments" | "facilitator_candidates" | "transfers";
 type Row = { tx: string; logIndex: number; block: number; time: number };
 
 /** Each table's columns after the shared (chain, tx_hash, log_index, block_number, block_time). */
-const COLUMNS: { [T in Table]: (a: DuckDBAppender, row: never) => void } = {
-  payments: (a, p: PaymentRow) => {
+const COLUMNS: { [T in Table]: (a: DuckDBAppender, row: never, usdc: string) => void } = {
+  payments: (a, p: PaymentRow, usdc) => {
     a.appendVarchar(p.facilitator);
     a.appendVarchar(p.payer);
     a.appendVarchar(p.payTo);
     a.appendBigInt(p.amount);
-    a.appendVarchar(BASE_USDC);
+    a.appendVarchar(usdc);
     a.appendVarchar(p.scheme);
     a.appendVarchar(p.method);
     if (p.channel === undefined) a.appendNull();
@@ -119,7 +119,17 @@ export class BatchWriter {
   /** Merchants known to be in the analytics database (loaded at the first commit): only new ones are inserted. */
   private merchants: Set<string> | undefined;
 
-  constructor(private readonly analytics: Analytics) {}
+  /** The chain's slug, every row's first column, and its USDC, every payment's asset. */
+  private readonly chain: string;
+  private readonly usdc: string;
+
+  constructor(
+    private readonly analytics: Analytics,
+    chain: ChainRecord = BASE_RECORD,
+  ) {
+    this.chain = chain.slug;
+    this.usdc = chain.usdc.address;
+  }
 
   async commit(batch: Batch, options: CommitOptions): Promise<CommitCounts> {
     this.merchants ??= new Set(
@@ -183,7 +193,7 @@ export class BatchWriter {
       await this.analytics.run(
         "INSERT OR IGNORE INTO channels VALUES ($chain, $id, $payer, $pa, $receiver, $ra, $token, $delay, $salt, $block, $tx)",
         {
-          chain: BASE_CHAIN,
+          chain: this.chain,
           id: c.channelId,
           payer: c.payer,
           pa: c.payerAuthorizer,
@@ -202,7 +212,7 @@ export class BatchWriter {
     const appender = await this.analytics.connection.createAppender("channel_events");
     try {
       for (const e of events) {
-        appender.appendVarchar(BASE_CHAIN);
+        appender.appendVarchar(this.chain);
         appender.appendVarchar(e.tx);
         appender.appendInteger(e.logIndex);
         appender.appendBigInt(BigInt(e.block));
@@ -231,7 +241,7 @@ export class BatchWriter {
       const some = rows.slice(i, i + 1_000);
       await this.analytics.run(
         `INSERT OR IGNORE INTO balances VALUES ${some.map((_, k) => `($1, $${3 * k + 2}, $${3 * k + 3}, $${3 * k + 4}::HUGEINT)`).join(", ")}`,
-        [BASE_CHAIN, ...some.flatMap((b) => [b.wallet, b.block, b.amount.toString()])],
+        [this.chain, ...some.flatMap((b) => [b.wallet, b.block, b.amount.toString()])],
       );
     }
     return (await this.countBalances()) - before;
@@ -244,7 +254,7 @@ export class BatchWriter {
   /** Adds rows of blocks `lo`..`hi`, skipping keys the analytics database already holds; returns rows added. */
   private async add(table: Table, rows: readonly Row[], blocks: { lo: number; hi: number }): Promise<number> {
     if (rows.length === 0) return 0;
-    const range = { chain: BASE_CHAIN, ...blocks };
+    const range = { chain: this.chain, ...blocks };
     // Rows of a batch's own blocks can only exist if something else wrote them (an import); zone maps
     // make this probe cheap, and the common case then skips staging and the anti-join.
     const overlap = await this.analytics.one(
@@ -276,15 +286,15 @@ export class BatchWriter {
     rows: readonly Row[],
   ): Promise<void> {
     const appender = await this.analytics.connection.createAppender(target, null, catalog);
-    const columns = COLUMNS[table] as (a: DuckDBAppender, row: Row) => void;
+    const columns = COLUMNS[table] as (a: DuckDBAppender, row: Row, usdc: string) => void;
     try {
       for (const row of rows) {
-        appender.appendVarchar(BASE_CHAIN);
+        appender.appendVarchar(this.chain);
         appender.appendVarchar(row.tx);
         appender.appendInteger(row.logIndex);
         appender.appendBigInt(BigInt(row.block));
         appender.appendTimestamp(timestamp(row.time));
-        columns(appender, row);
+        columns(appender, row, this.usdc);
         appender.endRow();
       }
       appender.flushSync();
@@ -303,7 +313,7 @@ export class BatchWriter {
       `INSERT INTO indexer_state VALUES ($chain, $start, $block, $hash, to_timestamp($time)::TIMESTAMP, now()::TIMESTAMP)
        ON CONFLICT (chain) DO UPDATE SET block_number = excluded.block_number, block_hash = excluded.block_hash,
          block_time = excluded.block_time, updated_at = excluded.updated_at`,
-      { chain: BASE_CHAIN, block: end.block, hash: end.hash, time: end.time, start: options.startBlock },
+      { chain: this.chain, block: end.block, hash: end.hash, time: end.time, start: options.startBlock },
     );
     const previous = options.previous;
     if (
@@ -312,20 +322,20 @@ export class BatchWriter {
       Math.floor(previous.block / CHECKPOINT_SPACING) === Math.floor(end.block / CHECKPOINT_SPACING)
     ) {
       await this.analytics.run("DELETE FROM checkpoints WHERE chain = $chain AND block_number = $block", {
-        chain: BASE_CHAIN,
+        chain: this.chain,
         block: previous.block,
       });
     }
     await this.analytics.run(
       "INSERT OR REPLACE INTO checkpoints VALUES ($chain, $block, to_timestamp($time)::TIMESTAMP)",
-      { chain: BASE_CHAIN, block: end.block, time: end.time },
+      { chain: this.chain, block: end.block, time: end.time },
     );
 
     if (batch.hashes.length > 0) {
       const appender = await this.analytics.connection.createAppender("indexer_blocks");
       try {
         for (const h of batch.hashes) {
-          appender.appendVarchar(BASE_CHAIN);
+          appender.appendVarchar(this.chain);
           appender.appendBigInt(BigInt(h.block));
           appender.appendVarchar(h.hash);
           appender.appendTimestamp(timestamp(h.time));
@@ -338,7 +348,7 @@ export class BatchWriter {
     }
     // Hashes older than the reorg depth are no use any more; the checkpoint's own is always kept.
     await this.analytics.run("DELETE FROM indexer_blocks WHERE chain = $chain AND block_number < $keep", {
-      chain: BASE_CHAIN,
+      chain: this.chain,
       keep: end.block - options.reorgDepth,
     });
   }

@@ -54,7 +54,7 @@ export function channelConfig(devnet: Devnet, payer: Address, receiver: Address,
 export function walletOf(devnet: Devnet, account: { privateKey: Hex }) {
   return createWalletClient({
     account: privateKeyToAccount(account.privateKey),
-    chain: devnetChain(devnet.rpc),
+    chain: devnetChain(devnet.rpc, devnet.chainId),
     transport: http(devnet.rpc),
     pollingInterval: 20,
   }).extend(publicActions);
@@ -64,7 +64,7 @@ export function walletOf(devnet: Devnet, account: { privateKey: Hex }) {
 export function facilitatorOf(devnet: Devnet) {
   const wallet = walletOf(devnet, devnet.facilitatorAccount);
   const reader = createPublicClient({
-    chain: devnetChain(devnet.rpc),
+    chain: devnetChain(devnet.rpc, devnet.chainId),
     transport: http(devnet.rpc),
     pollingInterval: 20,
   });
@@ -108,7 +108,7 @@ export async function depositErc3009(
 ): Promise<TransactionReceipt> {
   const requirements: PaymentRequirements = {
     scheme: "batch-settlement",
-    network: NETWORK,
+    network: `eip155:${devnet.chainId}`,
     asset: devnet.usdc,
     amount: "1000",
     payTo: config.receiver,

@@ -86,6 +86,7 @@ export async function signSettlements(
   sender: DevnetAccount,
   startNonce: number,
   orders: readonly PaymentOrder[],
+  chainId: number = BASE_CHAIN_ID,
 ): Promise<SignedSettlement[]> {
   const out: SignedSettlement[] = [];
   let txNonce = startNonce;
@@ -104,7 +105,7 @@ export async function signSettlements(
       domain: {
         name: USDC_EIP712_NAME,
         version: USDC_EIP712_VERSION,
-        chainId: BASE_CHAIN_ID,
+        chainId,
         verifyingContract: usdc,
       },
       types: eip3009Types,
@@ -125,7 +126,7 @@ export async function signSettlements(
       ],
     });
     const tx = await account(sender.privateKey).signTransaction({
-      chainId: BASE_CHAIN_ID,
+      chainId,
       type: "eip1559",
       nonce: txNonce++,
       to: usdc,
@@ -167,7 +168,7 @@ export class Settler {
   private nonce: number | undefined;
 
   constructor(
-    private readonly devnet: Pick<Devnet, "rpc" | "usdc">,
+    private readonly devnet: Pick<Devnet, "rpc" | "usdc"> & { chainId?: number },
     readonly sender: DevnetAccount,
   ) {}
 
@@ -181,7 +182,13 @@ export class Settler {
     this.nonce ??= Number(
       await rpc<string>(this.devnet.rpc, "eth_getTransactionCount", [this.sender.address, "pending"]),
     );
-    const signed = await signSettlements(this.devnet.usdc, this.sender, this.nonce, orders);
+    const signed = await signSettlements(
+      this.devnet.usdc,
+      this.sender,
+      this.nonce,
+      orders,
+      this.devnet.chainId,
+    );
     this.nonce += signed.length;
     const hashes = await sendRaw(
       this.devnet.rpc,
@@ -193,7 +200,7 @@ export class Settler {
 
 /** A plain USDC `transfer` signed and sent by `from` (who needs ETH for gas). Not mined. */
 export async function sendTransfer(
-  devnet: Pick<Devnet, "rpc" | "usdc">,
+  devnet: Pick<Devnet, "rpc" | "usdc"> & { chainId?: number },
   from: DevnetAccount,
   to: Address,
   amount: bigint,
@@ -201,7 +208,7 @@ export async function sendTransfer(
   const account = privateKeyToAccount(from.privateKey);
   const nonce = Number(await rpc<string>(devnet.rpc, "eth_getTransactionCount", [from.address, "pending"]));
   const tx = await account.signTransaction({
-    chainId: BASE_CHAIN_ID,
+    chainId: devnet.chainId ?? BASE_CHAIN_ID,
     type: "eip1559",
     nonce,
     to: devnet.usdc,

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { WEEK_BLOCKS } from "../../src/chain/base.ts";
-import { BASE_DENIM_BLOCK, BASE_MAINNET_CLOCK, BlockClock } from "../../src/chain/block-clock.ts";
+import { BASE_DENIM_BLOCK, BASE_MAINNET_CLOCK, BlockClock, clockOf } from "../../src/chain/block-clock.ts";
+import { type ChainRecord, chainBySlug } from "../../src/chain/chains.ts";
+import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import { parseCommandLine, UsageError } from "../../src/cli/args.ts";
 import { indexerOptionsFrom, outageRetryMaxMs } from "../../src/cli/indexer.ts";
 import { blocksIn } from "../../src/indexer/options.ts";
@@ -11,6 +13,26 @@ const options = (...flags: string[]) =>
   });
 
 describe("index flags", () => {
+  it("--chain names a chain of the registry (Base by default), whose facilitator list the run reads", () => {
+    expect(options().chain?.slug).toBe("base");
+    const polygon = options("--chain", "polygon");
+    expect(polygon.chain?.chainId).toBe(137);
+    expect(polygon.registry.earliestSince()).toBe(
+      FacilitatorRegistry.forChain(polygon.chain as ChainRecord).earliestSince(),
+    );
+    expect(() => options("--chain", "solana")).toThrow(
+      /--chain: unknown chain "solana" \(known: base, polygon, arbitrum\)/,
+    );
+  });
+
+  it("a stamped chain's defaults given in time are estimated by its typical gap", () => {
+    const arbitrum = clockOf(chainBySlug("arbitrum"), 1_000_000, 1_800_000_000);
+    expect(blocksIn(arbitrum, 1_000_000, 128)).toBe(512);
+    expect(arbitrum.stamped).toBe(true);
+    expect(() => arbitrum.timeOfLog(5, undefined, "log")).toThrow(/no block time/);
+    expect(arbitrum.timeOfLog(5, 1_800_000_001, "log")).toBe(1_800_000_001);
+  });
+
   it("--funding-lookback: 26 weeks by default, 0 turns the history off, anything else is a usage mistake", () => {
     // Absent, the indexer reads half a year back, counted in the chain's blocks at the head when it starts
     // (26 weeks of 2 s blocks; ten times as many of Base's since Denim: test/indexer/denim.test.ts).

@@ -165,7 +165,7 @@ describe("indexer against a misbehaving RPC", () => {
         rpc: { url: proxy.url, backoff: { baseMs: 1, maxMs: 5, attempts: 4 } },
       });
       await expect(run).rejects.toThrow(RpcGaveUpError);
-      await expect(run).rejects.toThrow(/the RPC failed 4 times in a row, last: eth_blockNumber: HTTP 503/);
+      await expect(run).rejects.toThrow(/the RPC failed 4 times in a row, last: eth_chainId: HTTP 503/);
     } finally {
       analytics.close();
       await proxy.close();

@@ -27,7 +27,7 @@ export function devnetArgs(
     "--port",
     String(port),
     "--chain-id",
-    String(BASE_CHAIN_ID),
+    String(options.chain?.chainId ?? BASE_CHAIN_ID),
     // Base has every Prague (Isthmus) change; pinned so a newer anvil's default cannot change behaviour.
     "--hardfork",
     hardfork,

@@ -5,10 +5,13 @@
 import { createPublicClient, createTestClient, defineChain, http } from "viem";
 import { BASE_CHAIN_ID, BLOCK_SECONDS } from "../base.ts";
 
-/** A viem chain for the devnet: Base's id, the local RPC, and Base's 2 s block time as viem's polling hint. */
-export function devnetChain(rpc: string) {
+/**
+ * A viem chain for the devnet: Base's id (or the id of the chain it plays), the local RPC, and Base's 2 s block
+ * time as viem's polling hint.
+ */
+export function devnetChain(rpc: string, id: number = BASE_CHAIN_ID) {
   return defineChain({
-    id: BASE_CHAIN_ID,
+    id,
     name: "Base (x402-merchants devnet)",
     nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
     rpcUrls: { default: { http: [rpc] } },
@@ -17,8 +20,8 @@ export function devnetChain(rpc: string) {
 }
 
 /** anvil's test methods and the public ones over one batching transport: setup sends hundreds at once. */
-export function devnetClients(rpc: string) {
-  const chain = devnetChain(rpc);
+export function devnetClients(rpc: string, chainId: number = BASE_CHAIN_ID) {
+  const chain = devnetChain(rpc, chainId);
   const transport = http(rpc, { batch: { batchSize: 500 } });
   return {
     test: createTestClient({ chain, mode: "anvil", transport }),

@@ -24,8 +24,9 @@ import { launchUpstream, withUpstream } from "./upstream.ts";
 export interface Devnet {
   /** JSON-RPC over HTTP, e.g. `http://127.0.0.1:8545`. */
   rpc: string;
-  chainId: typeof BASE_CHAIN_ID;
-  /** The token, at Base's canonical USDC address (checksummed). */
+  /** Base's 8453, or the id of the chain it plays (`DevnetOptions.chain`). */
+  chainId: number;
+  /** The token, at Base's canonical USDC address (or the played chain's; checksummed). */
   usdc: Address;
   /** The USDC `owner`, the only account that can `mint`. */
   owner: DevnetAccount;
@@ -112,10 +113,11 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   const rpc = `http://127.0.0.1:${launched.port}`;
 
   try {
-    const clients = devnetClients(rpc);
+    const chainId = options.chain?.chainId ?? BASE_CHAIN_ID;
+    const clients = devnetClients(rpc, chainId);
     const { test } = clients;
     const accounts = devnetAccounts(settings.buyerCount);
-    const usdc = getAddress(BASE_USDC);
+    const usdc = getAddress(options.chain?.usdc.address ?? BASE_USDC);
 
     // anvil logs every call and every mined block; at thousands of blocks a second that output costs both
     // processes real CPU. Startup errors were already caught from it.
@@ -124,7 +126,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     await test.setBlockTimestampInterval({ interval: BLOCK_SECONDS });
     const base: DevnetBase = {
       rpc,
-      chainId: BASE_CHAIN_ID,
+      chainId,
       usdc,
       ...accounts,
       mine: (blocks = 1) => test.mine({ blocks, interval: BLOCK_SECONDS }),

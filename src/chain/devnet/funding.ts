@@ -55,7 +55,7 @@ async function fundBuyers(
 ): Promise<void> {
   const fees = await client.estimateFeesPerGas();
   const fixed = {
-    chainId: BASE_CHAIN_ID,
+    chainId: client.chain.id,
     type: "eip1559",
     to: usdc,
     maxFeePerGas: fees.maxFeePerGas * 2n,
@@ -69,6 +69,7 @@ async function fundBuyers(
           0,
           fixed,
           buyers.map((b) => ({ to: b.address, amount: buyerUsdc })),
+          client.chain.id,
         )
       : [];
   const approvals = buyers.map((b) =>
@@ -133,11 +134,12 @@ export function signMints(
   nonce: number,
   fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint },
   mints: readonly { to: Address; amount: bigint }[],
+  chainId: number = BASE_CHAIN_ID,
 ): Promise<Hex>[] {
   const signer = privateKeyToAccount(owner.privateKey);
   return mints.map(({ to, amount }, i) =>
     signer.signTransaction({
-      chainId: BASE_CHAIN_ID,
+      chainId,
       type: "eip1559",
       to: usdc,
       maxFeePerGas: fees.maxFeePerGas,

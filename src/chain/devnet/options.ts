@@ -2,7 +2,9 @@
  * What `startDevnet` takes, and the settings it resolves from it: defaults filled in, bad values refused
  * before anything starts.
  */
+
 import { BLOCK_SECONDS, USDC_UNIT } from "../base.ts";
+import type { ChainRecord } from "../chains.ts";
 import { DevnetError } from "./devnet-errors.ts";
 
 /**
@@ -15,6 +17,11 @@ export const MAX_BACKGROUND_TPS = 2_000;
 export interface DevnetOptions {
   /** Port on 127.0.0.1; 0 lets the system pick a free one (read it from `rpc`). Default 8545. */
   port?: number;
+  /**
+   * The chain the devnet plays (a record of `chains.ts`): its chain id, and USDC at its address. Default Base.
+   * x402's contracts, Permit2 and Multicall3 are at the same addresses on every chain, as on the real ones.
+   */
+  chain?: ChainRecord;
   /** How many funded buyer wallets to create. Default 3. */
   buyers?: number;
   /** USDC minted to each buyer, in atomic units (6 decimals). Default 1,000 USDC. */

@@ -1,5 +1,6 @@
 /** The reads of the chain a run makes outside its batches: the head, one header, the earliest block. */
-import { BlockClock, type BlockHeader } from "../../chain/block-clock.ts";
+import { type BlockHeader, clockOf } from "../../chain/block-clock.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
 import { fetchHeaders } from "../block-data.ts";
 import { hexNumber } from "../decode.ts";
 import { IndexerInputError } from "../options.ts";
@@ -15,18 +16,25 @@ export async function header(client: RpcClient, block: number, signal?: AbortSig
   return (await fetchHeaders(client, [block], { signal }))[0] as BlockHeader;
 }
 
-/** The cursor standing just before `block`: the parent's hash and time, from `block`'s own header. */
-export async function cursorBefore(client: RpcClient, block: number, signal?: AbortSignal): Promise<Cursor> {
+/**
+ * The cursor standing just before `block`: the parent's hash and time, from `block`'s own header (and, on a
+ * chain whose rule does not give the parent's time, from the parent's).
+ */
+export async function cursorBefore(
+  client: RpcClient,
+  block: number,
+  chain: ChainRecord,
+  signal?: AbortSignal,
+): Promise<Cursor> {
   const h = await header(client, block, signal).catch((error) => {
     // An RPC that is down says nothing about the block: that is an outage, not a bad range.
     if (error instanceof RpcGaveUpError) throw error;
     throw new IndexerInputError(`cannot start at block ${block}: ${(error as Error).message}`);
   });
-  return {
-    block: block - 1,
-    hash: h.parentHash,
-    time: BlockClock.anchored(h.number, h.timestamp).timeOf(block - 1),
-  };
+  const time =
+    clockOf(chain, h.number, h.timestamp).parentTime(h) ??
+    (block > 0 ? (await header(client, block - 1, signal)).timestamp : h.timestamp);
+  return { block: block - 1, hash: h.parentHash, time };
 }
 
 /**

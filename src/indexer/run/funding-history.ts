@@ -3,7 +3,7 @@
  * what it remembers of earlier reads from the analytics database.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
-import { BASE_USDC } from "../../chain/base.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
 import { loadDepositorsRead, loadReadHistories } from "../balances.ts";
 import { TRANSFER_TOPIC } from "../decode.ts";
 import { skippedEvent } from "../events.ts";
@@ -29,12 +29,13 @@ export async function openFundingHistory(
   // Its own span: the sparse answers of a recipient filter must not grow or shrink the batches'.
   const logs = new LogFetcher(
     client,
-    { address: BASE_USDC, topic0: [TRANSFER_TOPIC] },
+    { address: tools.chain.usdc.address, topic0: [TRANSFER_TOPIC] },
     {
       maxSpan: Math.max(1, batchBlocks, lookback),
       initialSpan: Math.max(1, batchBlocks, Math.min(lookback, HISTORY_FIRST_SPAN)),
       onSpanChange: (change) =>
         emit({ type: "span", ...change, reason: `funding history: ${change.reason}` }),
+      dated: tools.clockDated,
       signal,
     },
   );
@@ -47,19 +48,20 @@ export async function openFundingHistory(
       maxLevels: MAX_FUNDING_LEVELS,
       // A chain younger than the lookback (the devnet) is read from its first block.
       floor: await earliestBlock(client),
+      usdc: tools.chain.usdc.address,
       concurrency: tools.concurrency,
       signal,
       onSkipped: (log) => emit(skippedEvent(log)),
       onLimit: (limit) => emit({ type: "funding_limit", ...limit }),
     },
-    await tools.serial.run(() => loadHistoryMemory(tools.analytics)),
+    await tools.serial.run(() => loadHistoryMemory(tools.analytics, tools.chain)),
   );
 }
 
 /** What earlier funding history reads stored: the history starts from it, and again after a rewind. */
-export async function loadHistoryMemory(analytics: Analytics): Promise<HistoryMemory> {
+export async function loadHistoryMemory(analytics: Analytics, chain: ChainRecord): Promise<HistoryMemory> {
   return {
-    reads: await loadReadHistories(analytics),
-    depositors: await loadDepositorsRead(analytics),
+    reads: await loadReadHistories(analytics, chain),
+    depositors: await loadDepositorsRead(analytics, chain),
   };
 }

@@ -7,10 +7,10 @@ import type { Run } from "./run.ts";
 
 /** If the chain no longer holds the checkpoint's block, rewinds to the common ancestor; says whether it did. */
 export async function checkReorg(run: Run): Promise<boolean> {
-  const { state, serial, analytics, client } = run;
+  const { state, serial, analytics, client, chain } = run;
   if (!state.committed) {
     // Nothing stored yet: just start again from the chain as it is now.
-    state.standOn(await cursorBefore(client, state.startBlock, run.signal));
+    state.standOn(await cursorBefore(client, state.startBlock, chain, run.signal));
     return false;
   }
   // A node that cannot serve the checkpoint's block even after retries fails the run (ChainMovedError)
@@ -18,8 +18,8 @@ export async function checkReorg(run: Run): Promise<boolean> {
   const now = await header(client, state.cursor.block, run.signal);
   if (now.hash === state.cursor.hash) return false;
   const checkpoint = state.cursor;
-  const ancestor = await serial.run(() => findCommonAncestor(analytics, client, checkpoint));
-  await serial.run(() => rewindTo(analytics, ancestor));
+  const ancestor = await serial.run(() => findCommonAncestor(analytics, client, checkpoint, chain));
+  await serial.run(() => rewindTo(analytics, ancestor, chain));
   run.emit({
     type: "reorg",
     checkpoint: checkpoint.block,
@@ -28,8 +28,8 @@ export async function checkReorg(run: Run): Promise<boolean> {
   });
   run.summary.reorgs++;
   state.standOn(ancestor);
-  state.book = await serial.run(() => loadWalletBook(analytics));
-  state.channels = await serial.run(() => loadChannelBook(analytics));
-  if (run.history) run.history.reset(await serial.run(() => loadHistoryMemory(analytics)));
+  state.book = await serial.run(() => loadWalletBook(analytics, chain));
+  state.channels = await serial.run(() => loadChannelBook(analytics, chain));
+  if (run.history) run.history.reset(await serial.run(() => loadHistoryMemory(analytics, chain)));
   return true;
 }

@@ -2,7 +2,8 @@
  * Where one run stands, the state its parts share and change: the cursor and the clock anchored on it,
  * the chain's head as last read, and the wallets known up to the cursor.
  */
-import { BlockClock } from "../../chain/block-clock.ts";
+import { clockOf, type IndexClock } from "../../chain/block-clock.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
 import type { ChannelBook } from "../channels.ts";
 import type { WalletBook } from "../funding.ts";
 import type { Cursor } from "../state.ts";
@@ -20,8 +21,8 @@ export interface RunStart {
 export class RunState {
   readonly startBlock: number;
   cursor: Cursor;
-  /** Base's clock, anchored where the run began or last stood again (`standOn`). */
-  clock: BlockClock;
+  /** The chain's clock, anchored where the run began or last stood again (`standOn`). */
+  clock: IndexClock;
   /** The chain's head as last read. */
   head: number;
   /** Whether the analytics database holds a checkpoint: a resumed run, or one that has committed. */
@@ -33,10 +34,15 @@ export class RunState {
   /** The lowest block this run committed (a reorg can rewind below where it began). */
   firstIndexed: number | undefined;
 
-  constructor(start: RunStart, book: WalletBook, channels: ChannelBook) {
+  constructor(
+    private readonly chain: ChainRecord,
+    start: RunStart,
+    book: WalletBook,
+    channels: ChannelBook,
+  ) {
     this.startBlock = start.startBlock;
     this.cursor = start.cursor;
-    this.clock = BlockClock.anchored(start.cursor.block, start.cursor.time);
+    this.clock = clockOf(chain, start.cursor.block, start.cursor.time);
     this.head = start.head;
     this.committed = start.committed;
     this.book = book;
@@ -46,10 +52,10 @@ export class RunState {
   /** Stands on `cursor` with the clock anchored there: a fresh start read again, or a rewind. */
   standOn(cursor: Cursor): void {
     this.cursor = cursor;
-    this.clock = BlockClock.anchored(cursor.block, cursor.time);
+    this.clock = clockOf(this.chain, cursor.block, cursor.time);
   }
 
-  /** Blocks `from` to `end` are stored. The clock keeps its anchor: Base's rule holds from any block. */
+  /** Blocks `from` to `end` are stored. The clock keeps its anchor: a rule holds from any block, and stamps need none. */
   advance(from: number, end: Cursor): void {
     this.committed = true;
     this.cursor = end;

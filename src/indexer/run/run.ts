@@ -4,6 +4,7 @@
  * rather than closed over.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
 import type { FacilitatorRegistry } from "../../chain/facilitators.ts";
 import type { SenderStrategy } from "../block-data.ts";
 import type { ConfigLookup } from "../channels.ts";
@@ -19,6 +20,10 @@ import type { RunState } from "./run-state.ts";
 /** What a run has before it knows where it starts (`tools.ts`). */
 export interface RunTools {
   readonly options: IndexerOptions;
+  /** The chain indexed (`options.chain`, Base when it names none): its rows, USDC and clock. */
+  readonly chain: ChainRecord;
+  /** Whether every log must be dated as it is read (a stamped clock: `IndexClock`). */
+  readonly clockDated: boolean;
   readonly analytics: Analytics;
   readonly client: RpcClient;
   /** The batches' eth_getLogs; the funding history has a fetcher of its own. */

@@ -3,7 +3,8 @@
  * at the registry's earliest start date. A range that would leave a gap, or lies past the head, is a
  * usage mistake.
  */
-import { BlockClock } from "../../chain/block-clock.ts";
+import { clockOf } from "../../chain/block-clock.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
 import type { FacilitatorRegistry } from "../../chain/facilitators.ts";
 import { parseHeader } from "../block-header.ts";
 import { hexNumber } from "../decode.ts";
@@ -15,18 +16,18 @@ import type { RunTools } from "./run.ts";
 import type { RunStart } from "./run-state.ts";
 
 export async function findStart(tools: RunTools): Promise<RunStart> {
-  const { options, client, registry } = tools;
-  const state = await tools.serial.run(() => readState(tools.analytics));
+  const { options, client, registry, chain } = tools;
+  const state = await tools.serial.run(() => readState(tools.analytics, chain));
   const head = await headNumber(client);
   let start: RunStart;
   if (state) {
     checkResume(options, state.cursor);
     start = { startBlock: state.startBlock, cursor: state.cursor, committed: true, head };
   } else {
-    const startBlock = options.fromBlock ?? (await defaultFromBlock(client, registry, head));
+    const startBlock = options.fromBlock ?? (await defaultFromBlock(client, registry, head, chain));
     if (startBlock > head)
       throw new IndexerInputError(`--from-block ${startBlock} is past the chain head ${head}`);
-    const cursor = await cursorBefore(client, startBlock, tools.signal);
+    const cursor = await cursorBefore(client, startBlock, chain, tools.signal);
     start = { startBlock, cursor, committed: false, head };
   }
   checkToBlock(options, head);
@@ -52,13 +53,14 @@ export function checkToBlock(options: IndexerOptions, head: number): void {
 }
 
 /**
- * The first block at or after the registry's earliest start date (by Base's clock, from the head's time),
- * or the chain's earliest block.
+ * The first block at or after the registry's earliest start date (by the chain's clock from the head's time:
+ * exact on Base, an estimate where blocks say their own time), or the chain's earliest block.
  */
 async function defaultFromBlock(
   client: RpcClient,
   registry: FacilitatorRegistry,
   head: number,
+  chain: ChainRecord,
 ): Promise<number> {
   const [latest, earliest] = await client.batch<unknown>([
     { method: "eth_getBlockByNumber", params: [`0x${head.toString(16)}`, false] },
@@ -67,6 +69,6 @@ async function defaultFromBlock(
   const headHeader = parseHeader(latest, head);
   const first = earliest ? hexNumber((earliest as { number: string }).number) : 0;
   const since = registry.earliestSince();
-  const clock = BlockClock.anchored(headHeader.number, headHeader.timestamp);
+  const clock = clockOf(chain, headHeader.number, headHeader.timestamp);
   return Math.max(first, clock.blockAtMs(since * 1000 - 1) + 1, 0);
 }

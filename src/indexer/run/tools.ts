@@ -1,10 +1,6 @@
 /** Opens a run: the RPC client, the batches' log fetcher, the registry as this node needs it, the writer. */
-import {
-  BASE_USDC,
-  X402_BATCH_SETTLEMENT_ADDRESS,
-  X402_EXACT_PROXY_ADDRESS,
-  X402_UPTO_PROXY_ADDRESS,
-} from "../../chain/base.ts";
+import type { Analytics } from "../../analytics/duckdb.ts";
+import { BASE_RECORD, type ChainRecord } from "../../chain/chains.ts";
 import { DEVNET_FACILITATOR_SIGNER, isAnvil } from "../../chain/devnet-signer.ts";
 import type { FacilitatorRegistry } from "../../chain/facilitators.ts";
 import { CHANNEL_TOPICS } from "../channel-logs.ts";
@@ -17,8 +13,14 @@ import {
 } from "../decode.ts";
 import type { IndexerEvent } from "../events.ts";
 import { LogFetcher } from "../logs.ts";
-import { DEFAULT_BATCH_BLOCKS, DEFAULT_CONCURRENCY, type IndexerOptions } from "../options.ts";
+import {
+  DEFAULT_BATCH_BLOCKS,
+  DEFAULT_CONCURRENCY,
+  IndexerInputError,
+  type IndexerOptions,
+} from "../options.ts";
 import { RpcClient } from "../rpc/client.ts";
+import { RpcError } from "../rpc/rpc-errors.ts";
 import { Serial } from "../serial.ts";
 import { BatchWriter } from "../writer.ts";
 import { earliestBlock } from "./chain-reads.ts";
@@ -39,12 +41,21 @@ export async function openTools(options: IndexerOptions): Promise<RunTools> {
     signal,
     onRetry: (event) => emit({ type: "retry", ...event }),
   });
+  const chain = options.chain ?? BASE_RECORD;
+  await checkChainId(client, chain);
+  await oneChainPerStore(options.analytics, chain);
+  const clockDated = chain.clock.kind === "stamped";
   const logs = new LogFetcher(
     client,
     // USDC's transfers and EIP-3009 settlements, the Permit2 proxies' settlements and the batch-settlement
     // escrow's events: one query for all (the OR of addresses and of first topics).
     {
-      address: [BASE_USDC, X402_UPTO_PROXY_ADDRESS, X402_EXACT_PROXY_ADDRESS, X402_BATCH_SETTLEMENT_ADDRESS],
+      address: [
+        chain.usdc.address,
+        chain.contracts.uptoProxy,
+        chain.contracts.exactProxy,
+        chain.contracts.batchSettlement,
+      ],
       topic0: [
         TRANSFER_TOPIC,
         AUTHORIZATION_USED_TOPIC,
@@ -56,6 +67,7 @@ export async function openTools(options: IndexerOptions): Promise<RunTools> {
     {
       maxSpan: Math.max(1, options.batchBlocks ?? DEFAULT_BATCH_BLOCKS),
       onSpanChange: (change) => emit({ type: "span", ...change }),
+      dated: clockDated,
       signal,
     },
   );
@@ -63,12 +75,14 @@ export async function openTools(options: IndexerOptions): Promise<RunTools> {
   const analytics = options.analytics;
   return {
     options,
+    chain,
+    clockDated,
     analytics,
     client,
     logs,
     registry,
     serial: new Serial(),
-    writer: new BatchWriter(analytics),
+    writer: new BatchWriter(analytics, chain),
     channelConfigs: channelLookup({ client, options, signal }, () => earliestBlock(client)),
     concurrency,
     signal,
@@ -89,4 +103,38 @@ async function withDevnetSigner(
   if (typeof version !== "string" || !isAnvil(version)) return registry;
   if (registry.addresses().includes(DEVNET_FACILITATOR_SIGNER.toLowerCase())) return registry;
   return registry.withSigners([DEVNET_FACILITATOR_SIGNER], "the devnet's facilitator (anvil)");
+}
+
+/**
+ * The RPC must serve the chain asked for: another chain's blocks would be stored under this one's name. A node
+ * that does not answer `eth_chainId` is taken at its word.
+ */
+async function checkChainId(client: RpcClient, chain: ChainRecord): Promise<void> {
+  const id = await client.call<unknown>("eth_chainId", []).catch((error: unknown) => {
+    if (error instanceof RpcError) return undefined;
+    throw error;
+  });
+  if (typeof id !== "string" || !/^0x[0-9a-f]+$/i.test(id)) return;
+  if (Number.parseInt(id, 16) !== chain.chainId) {
+    throw new IndexerInputError(
+      `the RPC serves chain id ${Number.parseInt(id, 16)}, not ${chain.name}'s ${chain.chainId}: name its chain with --chain`,
+    );
+  }
+}
+
+/**
+ * An analytics database holds one chain's indexed data for now: the reports read every payment and transfer of
+ * the store as one chain's week (docs/chains.md), so a second chain goes into a store of its own.
+ */
+async function oneChainPerStore(analytics: Analytics, chain: ChainRecord): Promise<void> {
+  const other = await analytics.one<{ chain: string }>(
+    `SELECT chain FROM (SELECT chain FROM indexer_state UNION ALL SELECT chain FROM payments)
+     WHERE chain <> $chain LIMIT 1`,
+    { chain: chain.slug },
+  );
+  if (other) {
+    throw new IndexerInputError(
+      `this analytics database holds ${other.chain} data: index ${chain.name} into a --data directory of its own (one chain a store until the reports read each chain apart)`,
+    );
+  }
 }

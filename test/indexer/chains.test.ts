@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { POLYGON_RECORD } from "../../src/chain/chains.ts";
+import type { Devnet, DevnetAccount } from "../../src/chain/devnet/index.ts";
+import { derive } from "../../src/chain/devnet/index.ts";
+import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
+import { IndexerInputError, type IndexerOptions, runIndexer } from "../../src/indexer/index.ts";
+import { startMiner } from "../helpers/chain.ts";
+import { channelConfig, depositErc3009, facilitatorOf } from "../helpers/channels.ts";
+import { openTempAnalytics, startTestDevnet } from "../helpers/indexer.ts";
+import { startRpcProxy } from "../helpers/rpc-proxy.ts";
+import { mineAll, rpc, Settler, sendTransfer } from "../helpers/settle.ts";
+
+/**
+ * Polygon PoS played on anvil (chain id 137, Circle's USDC at its Polygon address, x402's contracts at their
+ * CREATE2 addresses), its blocks dated by their own headers: x402 payments, a channel deposit and a buyer's
+ * funding are indexed under `polygon`, each at its block's own time, whether the RPC's logs carry
+ * `blockTimestamp` or not.
+ */
+let devnet: Devnet;
+let registry: FacilitatorRegistry;
+const merchant = derive(81).address.toLowerCase() as `0x${string}`;
+const receiver = derive(82).address.toLowerCase() as `0x${string}`;
+let head: number;
+/** Each mined block's own timestamp. */
+const times = new Map<number, number>();
+
+const blockNumber = async () => Number(await rpc<string>(devnet.rpc, "eth_blockNumber"));
+
+beforeAll(async () => {
+  devnet = await startTestDevnet({ chain: POLYGON_RECORD, buyers: 3, genesisNumber: 0 });
+  registry = FacilitatorRegistry.forChain(POLYGON_RECORD).withSigners([devnet.facilitatorAccount.address]);
+  const [b0, b1, b2] = devnet.buyers as [DevnetAccount, DevnetAccount, DevnetAccount];
+  // Blocks 1 to 3 s apart, as Polygon's are about 2 s but not exactly: no rule could date them.
+  await rpc(devnet.rpc, "anvil_setBlockTimestampInterval", [3]);
+  const settler = new Settler(devnet, devnet.facilitatorAccount);
+  await settler.settle([{ buyer: b0, payTo: merchant, amount: 1_250_000n }]);
+  await mineAll(devnet);
+  await rpc(devnet.rpc, "anvil_setBlockTimestampInterval", [1]);
+  // The second buyer is funded by the first, then pays: the transfer is kept as its funding.
+  await mineAll(devnet, [await sendTransfer(devnet, b0, b1.address, 2_000_000n)]);
+  await settler.settle([{ buyer: b1, payTo: merchant, amount: 700_000n }]);
+  await mineAll(devnet);
+  const miner = startMiner(devnet);
+  try {
+    const f = facilitatorOf(devnet);
+    await depositErc3009(devnet, f, b2, channelConfig(devnet, b2.address, receiver), 3_000_000n);
+  } finally {
+    await miner.stop();
+  }
+  head = await blockNumber();
+  const headers = await Promise.all(
+    Array.from({ length: head + 1 }, (_, n) =>
+      rpc<{ timestamp: string }>(devnet.rpc, "eth_getBlockByNumber", [`0x${n.toString(16)}`, false]),
+    ),
+  );
+  headers.forEach((h, n) => {
+    times.set(n, Number(h.timestamp));
+  });
+}, 120_000);
+afterAll(() => devnet?.stop());
+
+function options(analytics: IndexerOptions["analytics"], url: string): IndexerOptions {
+  return { analytics, rpc: { url }, registry, chain: POLYGON_RECORD, fromBlock: 1, toBlock: head };
+}
+
+type Row = {
+  chain: string;
+  block_number: bigint;
+  t: bigint;
+  payer: string;
+  pay_to: string;
+  scheme: string;
+  asset: string;
+};
+
+async function indexed(url: string) {
+  const analytics = await openTempAnalytics();
+  try {
+    await runIndexer(options(analytics, url));
+    const payments = await analytics.all<Row>(
+      `SELECT chain, block_number, epoch(block_time)::BIGINT AS t, payer, pay_to, scheme, asset
+       FROM payments ORDER BY block_number, log_index`,
+    );
+    const transfers = await analytics.all<{
+      chain: string;
+      block_number: bigint;
+      t: bigint;
+      from_address: string;
+      to_address: string;
+    }>(
+      `SELECT chain, block_number, epoch(block_time)::BIGINT AS t, from_address, to_address FROM transfers
+       ORDER BY block_number, log_index`,
+    );
+    const state = await analytics.all<{ chain: string }>("SELECT chain FROM indexer_state");
+    return { payments, transfers, state };
+  } finally {
+    analytics.close();
+  }
+}
+
+describe("a chain whose blocks say their own time (Polygon PoS on anvil)", () => {
+  it("indexes every payment, deposit and funding transfer under polygon at its block's own time", async () => {
+    const { payments, transfers, state } = await indexed(devnet.rpc);
+    expect(state).toEqual([{ chain: "polygon" }]);
+    const [b0, b1, b2] = devnet.buyers.map((b) => b.address.toLowerCase());
+    expect(payments.map((p) => [p.payer, p.pay_to, p.scheme])).toEqual([
+      [b0, merchant, "exact"],
+      [b1, merchant, "exact"],
+    ]);
+    // The deposit: money from the third buyer into its channel, named by the channel's id.
+    expect(transfers.filter((t) => t.to_address.length === 66).map((t) => t.from_address)).toEqual([b2]);
+    for (const row of [...payments, ...transfers]) {
+      expect(row.chain).toBe("polygon");
+      expect(Number(row.t)).toBe(times.get(Number(row.block_number)));
+    }
+    expect(payments.every((p) => p.asset === POLYGON_RECORD.usdc.address)).toBe(true);
+    // The first buyer's transfer funded the second, before it paid.
+    expect(transfers.some((t) => t.to_address === b1)).toBe(true);
+  });
+
+  it("dates logs from their blocks' headers where the RPC leaves blockTimestamp out, to the same rows", async () => {
+    const proxy = await startRpcProxy(devnet.rpc, () => ({
+      kind: "forward",
+      rewrite: (answer) => {
+        for (const a of Array.isArray(answer) ? answer : [answer]) {
+          const result = (a as { result?: unknown }).result;
+          if (Array.isArray(result)) {
+            for (const log of result as { blockTimestamp?: string; logIndex?: string }[]) {
+              if (log.logIndex !== undefined) delete log.blockTimestamp;
+            }
+          }
+        }
+        return answer;
+      },
+    }));
+    try {
+      expect(await indexed(proxy.url)).toEqual(await indexed(devnet.rpc));
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("refuses an RPC of another chain, and a store that holds another chain's data", async () => {
+    const analytics = await openTempAnalytics();
+    try {
+      await expect(
+        runIndexer({
+          ...options(analytics, devnet.rpc),
+          chain: undefined,
+          registry: FacilitatorRegistry.base(),
+        }),
+      ).rejects.toThrow(/chain id 137, not Base's 8453/);
+      await runIndexer(options(analytics, devnet.rpc));
+      await analytics.run("UPDATE indexer_state SET chain = 'base'");
+      await expect(runIndexer(options(analytics, devnet.rpc))).rejects.toThrow(IndexerInputError);
+      await expect(runIndexer(options(analytics, devnet.rpc))).rejects.toThrow(/holds base data/);
+    } finally {
+      analytics.close();
+    }
+  });
+});
