@@ -16,33 +16,30 @@
  * read) is never handed on after such a failure: its outcome stays unknown, as it would with one facilitator.
  */
 import { type FacilitatorClient, HTTPFacilitatorClient } from "@x402/core/server";
-import {
-  FacilitatorResponseError,
-  FacilitatorTimeoutError,
-  type Network,
-  type PaymentPayload,
-  type PaymentRequirements,
-  SettleError,
-  type SettleResponse,
-  type SupportedResponse,
-  VerifyError,
-  type VerifyResponse,
+import type {
+  Network,
+  PaymentPayload,
+  PaymentRequirements,
+  SettleResponse,
+  SupportedResponse,
+  VerifyResponse,
 } from "@x402/core/types";
 import { isBatchSettlementClaimPayload, isBatchSettlementSettlePayload } from "@x402/evm";
 import { type LogWriter, limitedLog } from "../../common/log.ts";
 import { currentRequestId, REQUEST_ID_HEADER } from "../../common/request-log.ts";
 import { sleep } from "../../common/sleep.ts";
 import type { PathHeaders } from "./facilitator-auth.ts";
+import {
+  AuthHeadersError,
+  FacilitatorList,
+  FacilitatorsUnavailableError,
+  type NamedFacilitator,
+  paymentKey,
+} from "./facilitator-list.ts";
 import type { AuthorizationReader, AuthorizedTransfer, ChainWord } from "./settled-on-chain.ts";
 
-/** One facilitator of the list. */
-export interface NamedFacilitator {
-  /** How logs and errors name it: its URL (never its headers). */
-  name: string;
-  client: FacilitatorClient;
-  /** The settings that hold its credentials, named when it refuses them ("CDP_API_KEY_ID ..."). */
-  credentials?: string;
-}
+// What callers of the failover name with it: its error, and a facilitator of its list.
+export { FacilitatorsUnavailableError, type NamedFacilitator } from "./facilitator-list.ts";
 
 export interface FailoverOptions {
   /** Reads authorizations on the payments' chain; without it an unknown settlement is never handed on. */
@@ -61,8 +58,6 @@ const SETTLED_GRACE_MS = 10_000;
 const POLL_MS = 1_000;
 /** As long as a merchant tells buyers to wait when no facilitator answers (`FACILITATOR_RETRY_AFTER_S`). */
 const REST_MS = 30_000;
-/** Payments verified and not yet settled whose verifier is remembered; the oldest are forgotten first. */
-const MAX_REMEMBERED = 10_000;
 
 /** Time-outs of one facilitator's calls: an answer, and a settlement (which may wait for its block). */
 export interface FacilitatorTimeouts {
@@ -72,12 +67,6 @@ export interface FacilitatorTimeouts {
 
 /** `HTTPFacilitatorClient`'s settle time-out; verify and `/supported` answer without the chain's wait. */
 export const DEFAULT_TIMEOUTS: FacilitatorTimeouts = { answerMs: 15_000, settleMs: 90_000 };
-
-/** Headers that could not be made: nothing was sent. */
-class AuthHeadersError extends Error {}
-
-/** No facilitator could do it: what each said, in order. A facilitator's trouble, as the SDK sees it. */
-export class FacilitatorsUnavailableError extends FacilitatorResponseError {}
 
 /**
  * A facilitator over HTTP at `url`, with the headers `createAuthHeaders` makes per call
@@ -117,18 +106,10 @@ function withRequestId(headers: PathHeaders | undefined): PathHeaders {
   return { verify: add(headers?.verify), settle: add(headers?.settle), supported: add(headers?.supported) };
 }
 
-interface Entry extends NamedFacilitator {
-  supported?: SupportedResponse;
-  asking?: Promise<SupportedResponse>;
-  restUntil: number;
-}
-
-/** How a call failed: an `answer` stands; `notSent` and `refused` changed nothing; `unknown` may have. */
-type Failure = { kind: "answer" | "notSent" | "refused" | "unknown"; reason: string };
-
 /**
  * The facilitators of `list`, in order, as one client: `getSupported` merges their answers (per scheme
- * and network, the first that lists it), `verify` and `settle` fail over as the module's comment says.
+ * and network, the first that lists it), `verify` and `settle` fail over as the module's comment says. The
+ * order they are tried in, and what a failed call means, are the list's (facilitator-list.ts).
  *
  * @example
  * const facilitator = new FailoverFacilitator(
@@ -140,11 +121,10 @@ type Failure = { kind: "answer" | "notSent" | "refused" | "unknown"; reason: str
  * );
  */
 export class FailoverFacilitator implements FacilitatorClient {
-  private readonly entries: Entry[];
-  private readonly verifiers = new Map<string, Entry>();
+  /** The facilitators in the order a payment tries them, and how each fared lately. */
+  private readonly list: FacilitatorList;
   private readonly graceMs: number;
   private readonly pollMs: number;
-  private readonly restMs: number;
   private readonly log: LogWriter;
 
   constructor(
@@ -152,54 +132,31 @@ export class FailoverFacilitator implements FacilitatorClient {
     private readonly options: FailoverOptions = {},
   ) {
     if (list.length === 0) throw new Error("FailoverFacilitator needs at least one facilitator");
-    this.entries = list.map((f) => ({ ...f, restUntil: 0 }));
     this.graceMs = options.settledGraceMs ?? SETTLED_GRACE_MS;
     this.pollMs = options.pollMs ?? POLL_MS;
-    this.restMs = options.restMs ?? REST_MS;
     this.log = options.log ?? limitedLog({ lines: 20, perMs: 60_000 });
+    this.list = new FacilitatorList(list, options.restMs ?? REST_MS, this.log);
   }
 
   /** The facilitators of the list, in order, each as itself (payments/offers.ts asks each apart). */
   members(): readonly NamedFacilitator[] {
-    return this.entries.map(({ name, client, credentials }) => ({ name, client, credentials }));
+    return this.list.members();
   }
 
-  async getSupported(): Promise<SupportedResponse> {
-    const answers = await Promise.allSettled(this.entries.map((e) => this.supportedOf(e)));
-    const merged: SupportedResponse = { kinds: [], extensions: [], signers: {} };
-    const failures: string[] = [];
-    answers.forEach((answer, i) => {
-      const entry = this.entries[i] as Entry;
-      if (answer.status === "rejected") {
-        failures.push(`${entry.name}: ${this.note(entry, "supported", answer.reason).reason}`);
-        return;
-      }
-      for (const kind of answer.value.kinds) {
-        const taken = merged.kinds.some(
-          (k) => k.x402Version === kind.x402Version && k.scheme === kind.scheme && k.network === kind.network,
-        );
-        if (!taken) merged.kinds.push(kind);
-      }
-      for (const extension of answer.value.extensions)
-        if (!merged.extensions.includes(extension)) merged.extensions.push(extension);
-      for (const [network, signers] of Object.entries(answer.value.signers ?? {}))
-        merged.signers[network] = [...new Set([...(merged.signers[network] ?? []), ...signers])];
-    });
-    if (failures.length === this.entries.length)
-      throw new FacilitatorsUnavailableError(`no facilitator answered /supported: ${failures.join("; ")}`);
-    return merged;
+  getSupported(): Promise<SupportedResponse> {
+    return this.list.supported();
   }
 
   async verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {
     const failures: string[] = [];
-    for await (const entry of this.candidates(payload, requirements, undefined, failures)) {
+    for await (const entry of this.list.candidates(payload, requirements, undefined, failures)) {
       try {
         const answer = await entry.client.verify(payload, requirements);
-        entry.restUntil = 0;
-        if (answer.isValid) this.remember(payload, entry);
+        this.list.answered(entry);
+        if (answer.isValid) this.list.remember(payload, entry);
         return answer;
       } catch (error) {
-        const failure = this.note(entry, "verify", error);
+        const failure = this.list.note(entry, "verify", error);
         if (failure.kind === "answer") throw error;
         failures.push(`${entry.name}: ${failure.reason}`);
       }
@@ -216,7 +173,12 @@ export class FailoverFacilitator implements FacilitatorClient {
     // Set once the payment went on after such a failure: the one left behind may still land it first.
     let handedOn = false;
     let attempts = 0;
-    for await (const entry of this.candidates(payload, requirements, this.verifiers.get(key), failures)) {
+    for await (const entry of this.list.candidates(
+      payload,
+      requirements,
+      this.list.verifierOf(key),
+      failures,
+    )) {
       if (unknown) {
         const word = transfer ? await this.watch(transfer) : undefined;
         if (!word || !transfer) break;
@@ -230,9 +192,9 @@ export class FailoverFacilitator implements FacilitatorClient {
           const judged = await entry.client.verify(payload, requirements);
           if (!judged.isValid)
             return this.lastWord(refusedAnswer(judged, requirements), transfer, handedOn, key);
-          this.remember(payload, entry);
+          this.list.remember(payload, entry);
         } catch (error) {
-          const failure = this.note(entry, "verify", error);
+          const failure = this.list.note(entry, "verify", error);
           if (failure.kind === "answer") throw error;
           failures.push(`${entry.name}: ${failure.reason}`);
           continue;
@@ -240,17 +202,17 @@ export class FailoverFacilitator implements FacilitatorClient {
       }
       try {
         const answer = await entry.client.settle(payload, requirements);
-        entry.restUntil = 0;
+        this.list.answered(entry);
         // The SDK asks once more about a pending settlement: the same facilitator is asked first.
         if (answer.errorReason === "settlement_pending") {
-          this.remember(payload, entry);
+          this.list.remember(payload, entry);
           return answer;
         }
         return this.lastWord(answer, transfer, handedOn, key);
       } catch (error) {
-        const failure = this.note(entry, "settle", error);
+        const failure = this.list.note(entry, "settle", error);
         if (failure.kind === "answer") {
-          this.verifiers.delete(key);
+          this.list.forget(key);
           throw error;
         }
         failures.push(`${entry.name}: ${failure.reason}`);
@@ -275,72 +237,10 @@ export class FailoverFacilitator implements FacilitatorClient {
     handedOn: boolean,
     key: string,
   ): Promise<SettleResponse> {
-    this.verifiers.delete(key);
+    this.list.forget(key);
     if (answer.success || !handedOn || !transfer) return answer;
     const word = await this.watch(transfer);
     return word?.state === "settled" ? this.chainAnswer(word, answer.network, transfer, key) : answer;
-  }
-
-  /**
-   * The facilitators that can take this payment, the one that verified it first, then in order, those
-   * that failed lately last. One that never answered `/supported` is asked when its turn comes.
-   */
-  private async *candidates(
-    payload: PaymentPayload,
-    requirements: PaymentRequirements,
-    first: Entry | undefined,
-    failures: string[],
-  ): AsyncGenerator<Entry> {
-    const now = Date.now();
-    const rest = this.entries.filter((e) => e !== first);
-    const order = [
-      ...(first ? [first] : []),
-      ...rest.filter((e) => e.restUntil <= now),
-      ...rest.filter((e) => e.restUntil > now),
-    ];
-    for (const entry of order) {
-      let supported = entry.supported;
-      if (!supported) {
-        try {
-          supported = await this.supportedOf(entry);
-        } catch (error) {
-          failures.push(`${entry.name}: ${this.note(entry, "supported", error).reason}`);
-          continue;
-        }
-      }
-      if (takes(supported, payload, requirements)) yield entry;
-    }
-  }
-
-  private supportedOf(entry: Entry): Promise<SupportedResponse> {
-    entry.asking ??= entry.client
-      .getSupported()
-      .then((supported) => {
-        entry.supported = supported;
-        entry.restUntil = 0;
-        return supported;
-      })
-      .finally(() => {
-        entry.asking = undefined;
-      });
-    return entry.asking;
-  }
-
-  /** Classifies a failed call, rests the facilitator unless it answered, and logs it. */
-  private note(entry: Entry, call: "verify" | "settle" | "supported", error: unknown): Failure {
-    const failure = classify(error, entry.credentials);
-    if (failure.kind === "answer") {
-      entry.restUntil = 0;
-      return failure;
-    }
-    entry.restUntil = Date.now() + this.restMs;
-    this.log(failure.kind === "refused" ? "error" : "warn", "a facilitator call failed", {
-      facilitator: entry.name,
-      call,
-      outcome: failure.kind,
-      error: failure.reason,
-    });
-    return failure;
   }
 
   /**
@@ -371,7 +271,7 @@ export class FailoverFacilitator implements FacilitatorClient {
     transfer: AuthorizedTransfer,
     key: string,
   ): SettleResponse {
-    this.verifiers.delete(key);
+    this.list.forget(key);
     if (word.state === "settled")
       return {
         success: true,
@@ -394,16 +294,6 @@ export class FailoverFacilitator implements FacilitatorClient {
     );
   }
 
-  private remember(payload: PaymentPayload, entry: Entry): void {
-    const key = paymentKey(payload);
-    this.verifiers.delete(key);
-    this.verifiers.set(key, entry);
-    if (this.verifiers.size > MAX_REMEMBERED) {
-      const oldest = this.verifiers.keys().next().value;
-      if (oldest !== undefined) this.verifiers.delete(oldest);
-    }
-  }
-
   private unavailable(
     call: "verify" | "settle",
     requirements: PaymentRequirements,
@@ -420,12 +310,6 @@ export class FailoverFacilitator implements FacilitatorClient {
         : `no facilitator could ${call} the payment (${why})`,
     );
   }
-}
-
-/** The same payment, whichever call carries it: its signature. */
-function paymentKey(payload: PaymentPayload): string {
-  const signature = (payload.payload as { signature?: unknown }).signature;
-  return typeof signature === "string" ? signature : JSON.stringify(payload.payload);
 }
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
@@ -453,35 +337,6 @@ function authorizedTransfer(
 }
 
 /**
- * Whether a facilitator that answered `supported` can take this payment: it lists the scheme on the
- * network, and when the payment names the facilitator that must settle it (the `upto` scheme's Permit2
- * witness does), it signs as that one.
- */
-function takes(
-  supported: SupportedResponse,
-  payload: PaymentPayload,
-  requirements: PaymentRequirements,
-): boolean {
-  const kind = supported.kinds.find(
-    (k) =>
-      k.x402Version === payload.x402Version &&
-      k.scheme === requirements.scheme &&
-      (k.network === requirements.network ||
-        (k.network.endsWith(":*") && requirements.network.startsWith(k.network.slice(0, -1)))),
-  );
-  if (!kind) return false;
-  const pinned = requirements.extra?.facilitatorAddress;
-  if (typeof pinned !== "string") return true;
-  const signers = [
-    kind.extra?.facilitatorAddress,
-    ...Object.entries(supported.signers ?? {})
-      .filter(([network]) => network === requirements.network || network.endsWith(":*"))
-      .flatMap(([, list]) => list),
-  ];
-  return signers.some((s) => typeof s === "string" && s.toLowerCase() === pinned.toLowerCase());
-}
-
-/**
  * Whether a facilitator verifies this payload before settling it. A batch-settlement claim or sweep is no
  * buyer's payment but the receiver's own action, sent straight to /settle (x402 spec; the SDK's channel
  * manager never verifies one, and facilitators refuse to); the facilitator checks it as it submits it.
@@ -501,61 +356,4 @@ function refusedAnswer(judged: VerifyResponse, requirements: PaymentRequirements
     transaction: "",
     network: requirements.network,
   };
-}
-
-/** Connection errors raised before anything was sent. */
-const NOT_SENT = new Set([
-  "ECONNREFUSED",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "UND_ERR_CONNECT_TIMEOUT",
-  "ERR_TLS_CERT_ALTNAME_INVALID",
-  "CERT_HAS_EXPIRED",
-  "DEPTH_ZERO_SELF_SIGNED_CERT",
-  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-]);
-
-/**
- * What a failed call means. Statuses the client reports: 401/403 (credentials), 404/405 (not a
- * facilitator there) and 429 (rate limit) are refusals before any work; 408 and 5xx may come after work
- * (a settlement submitted, then the server failed); another 4xx in x402's shape is the facilitator's
- * judgement. Errors before the request left (no connection, headers that could not be made) changed
- * nothing; anything else may have.
- */
-function classify(error: unknown, credentials?: string): Failure {
-  const status =
-    error instanceof VerifyError || error instanceof SettleError
-      ? error.statusCode
-      : Number(/failed \((\d{3})\)/.exec((error as Error)?.message ?? "")?.[1] ?? Number.NaN);
-  const message = ((error as Error)?.message ?? String(error)).split("\n")[0]?.slice(0, 200) ?? "";
-  if (error instanceof AuthHeadersError) return { kind: "notSent", reason: message };
-  if (status === 401 || status === 403)
-    return {
-      kind: "refused",
-      reason: `refused the merchant's credentials${credentials ? `, check ${credentials}` : ""} (${status}: ${message})`,
-    };
-  if (status === 404 || status === 405 || status === 429) return { kind: "refused", reason: message };
-  if (status >= 400 && status < 500 && status !== 408)
-    return error instanceof VerifyError || error instanceof SettleError
-      ? { kind: "answer", reason: message }
-      : { kind: "refused", reason: message };
-  if (!Number.isNaN(status)) return { kind: "unknown", reason: message };
-  if (error instanceof FacilitatorTimeoutError) return { kind: "unknown", reason: message };
-  const code = errorCode(error);
-  if (code && NOT_SENT.has(code)) return { kind: "notSent", reason: `${message} (${code})` };
-  return { kind: "unknown", reason: code ? `${message} (${code})` : message };
-}
-
-/** The system error code under a `fetch failed` (its cause, or the first of an aggregate's). */
-function errorCode(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && current; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === "string") return code;
-    const inner = (current as { errors?: unknown[] }).errors?.[0];
-    current = (current as { cause?: unknown }).cause ?? inner;
-  }
-  return undefined;
 }
