@@ -27,13 +27,19 @@
  * transactions a block (20) over ten times the blocks, and a tenth of the settlements a block (0.1, 0.4 and 3.2:
  * a block holds one when the running count reaches a whole one). What it asks: does the same payment traffic cost
  * more RPC per payment in blocks a tenth the size (issue 67 item 3)?
+ *
+ * With `--chain polygon|arbitrum` (issue 67 item 3), that chain played on anvil (its chain id, its USDC), at its
+ * density: Polygon PoS blocks of about 2 s carrying twice Base's transactions (400), Arbitrum One blocks of a
+ * quarter second carrying few (10) with an eighth of the settlements each. Both are stamped chains, so a third
+ * provider is added: the hosted one without the logs' `blockTimestamp` (nodes before 2025), where the project reads
+ * the headers of its logs' blocks to date them. What it asks: does a second chain cost more RPC per payment?
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { type Address, createPublicClient, type Hex, http } from "viem";
 import { Analytics } from "../src/analytics/duckdb.ts";
-import { BASE_USDC } from "../src/chain/base.ts";
+import { BASE_RECORD, type ChainRecord, chainBySlug } from "../src/chain/chains.ts";
 import { type Devnet, type DevnetAccount, derive, startDevnet } from "../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../src/chain/facilitators.ts";
 import { usdcAbi } from "../src/chain/usdc.ts";
@@ -51,8 +57,17 @@ interface Shape {
 }
 const BASE_2S: Shape = { densities: [1, 4, 32], blockTxs: 200, blocksPer: 1 };
 const BASE_DENIM: Shape = { densities: [0.1, 0.4, 3.2], blockTxs: 20, blocksPer: 10 };
+const CHAIN_SHAPES: Record<string, Shape> = {
+  polygon: { densities: [1, 4, 32], blockTxs: 400, blocksPer: 1 },
+  arbitrum: { densities: [0.125, 0.5, 4], blockTxs: 10, blocksPer: 8 },
+};
 let BLOCK_TXS = BASE_2S.blockTxs;
 const SENDERS = 100;
+const PROVIDERS: Record<string, string> = {
+  trace: "anvil (trace_filter)",
+  hosted: "no trace_*, op-geth",
+  untimed: "no trace_*, no blockTimestamp",
+};
 const log = (message: string) => process.stderr.write(`${message}\n`);
 
 interface Segment {
@@ -74,18 +89,25 @@ export async function benchCost({
   blocks,
   channels = false,
   denim = false,
+  chain: slug,
 }: {
   blocks: number;
   channels?: boolean;
   denim?: boolean;
+  chain?: string;
 }): Promise<void> {
-  const shape = denim ? BASE_DENIM : BASE_2S;
-  if (denim && channels) throw new Error("--denim measures exact settlements only: leave out --channels");
+  const chain = slug ? chainBySlug(slug) : BASE_RECORD;
+  const shape = denim ? BASE_DENIM : (CHAIN_SHAPES[chain.slug] ?? BASE_2S);
+  if ((denim || slug) && channels)
+    throw new Error("--denim and --chain measure exact settlements only: leave out --channels");
   BLOCK_TXS = shape.blockTxs;
-  const devnet = await startDevnet({ port: 0, buyers: 20, blockTime: 0 });
-  const proxies = {
+  const devnet = await startDevnet({ port: 0, buyers: 20, blockTime: 0, chain });
+  const proxies: Record<string, Awaited<ReturnType<typeof startProvider>>> = {
     trace: await startProvider(devnet.rpc, { hosted: false }),
     hosted: await startProvider(devnet.rpc, { hosted: true }),
+    ...(chain.clock.kind === "stamped" && {
+      untimed: await startProvider(devnet.rpc, { hosted: true, untimed: true }),
+    }),
   };
   try {
     const started = performance.now();
@@ -119,9 +141,11 @@ export async function benchCost({
         const project: Run[] = [];
         const plain: Run[] = [];
         for (let round = 0; round < 2; round++) {
-          project.push(await measure((start) => indexProject(proxy.url, devnet, segment, start)));
+          project.push(await measure((start) => indexProject(proxy.url, devnet, segment, start, chain)));
           if (!segment.channels)
-            plain.push(await measure((start) => indexStraightforward(proxy.url, signers, segment, start)));
+            plain.push(
+              await measure((start) => indexStraightforward(proxy.url, signers, segment, start, chain)),
+            );
         }
         const p = fastest(project);
         projectRuns.set(`${segment.density} ${kind} ${segment.channels ? "channels" : "exact"}`, p);
@@ -137,7 +161,7 @@ export async function benchCost({
             `payments found: project ${p.payments}, straightforward ${s.payments}, expected ${segment.settlements}`,
           );
         rows.push(
-          `| ${segment.density} | ${kind === "trace" ? "anvil (trace_filter)" : "no trace_*, op-geth"} | ` +
+          `| ${segment.density} | ${PROVIDERS[kind]} | ` +
             `${p.calls} calls, ${p.httpRequests} HTTP, ${mb(p.bytes)}, ${ms(p.seconds)} | ` +
             `${s.calls} calls, ${s.httpRequests} HTTP, ${mb(s.bytes)}, ${ms(s.seconds)} | ` +
             `${ratio(s.calls, p.calls)} | ${ratio(s.httpRequests, p.httpRequests)} | ${(p.bytes / s.bytes).toFixed(2)} | ${(p.seconds / s.seconds).toFixed(2)} |`,
@@ -145,7 +169,7 @@ export async function benchCost({
         // Issue 20 asks for these per 10,000 payments: what a hosted RPC bills for that many.
         const per = (n: number) => Math.round((n * 10_000) / segment.settlements);
         per10k.push(
-          `| ${segment.density} | ${kind === "trace" ? "anvil (trace_filter)" : "no trace_*, op-geth"} | ` +
+          `| ${segment.density} | ${PROVIDERS[kind]} | ` +
             `${per(p.calls)} calls, ${per(p.httpRequests)} HTTP, ${mb((p.bytes * 10_000) / segment.settlements)} | ` +
             `${per(s.calls)} calls, ${per(s.httpRequests)} HTTP, ${mb((s.bytes * 10_000) / segment.settlements)} |`,
         );
@@ -156,7 +180,7 @@ export async function benchCost({
       }
     }
     console.log(
-      `\nbench:index --cost${denim ? " --denim" : ""}, ${blocks * shape.blocksPer} blocks of ${BLOCK_TXS} transactions per density, ${new Date().toISOString().slice(0, 10)}, ${os.cpus()[0]?.model ?? "cpu"}`,
+      `\nbench:index --cost${denim ? " --denim" : ""}${slug ? ` --chain ${slug}` : ""}, ${blocks * shape.blocksPer} blocks of ${BLOCK_TXS} transactions per density, ${new Date().toISOString().slice(0, 10)}, ${os.cpus()[0]?.model ?? "cpu"}`,
     );
     console.log(
       "\n| settlements a block | provider | project | straightforward | calls (s/p) | HTTP (s/p) | bytes (p/s) | time (p/s) |",
@@ -182,7 +206,7 @@ export async function benchCost({
             (k) => per(c, segment.settlements, k) / per(e, plainSegment.settlements, k),
           );
           console.log(
-            `| ${segment.density} | ${kind === "trace" ? "anvil (trace_filter)" : "no trace_*, op-geth"} | ` +
+            `| ${segment.density} | ${PROVIDERS[kind]} | ` +
               `${Math.round(per(e, plainSegment.settlements, 0))} calls, ${Math.round(per(e, plainSegment.settlements, 1))} HTTP, ${mb(per(e, plainSegment.settlements, 2))} | ` +
               `${Math.round(per(c, segment.settlements, 0))} calls, ${Math.round(per(c, segment.settlements, 1))} HTTP, ${mb(per(c, segment.settlements, 2))} | ` +
               cells.map((r) => `${r.toFixed(2)}x`).join(" | ") +
@@ -197,8 +221,7 @@ export async function benchCost({
     }
     console.log(`\n${verdicts.join("\n")}`);
   } finally {
-    await proxies.trace.close();
-    await proxies.hosted.close();
+    for (const proxy of Object.values(proxies)) await proxy.close();
     await devnet.stop();
   }
 }
@@ -232,6 +255,7 @@ async function indexProject(
   devnet: Devnet,
   segment: Segment,
   start: () => void,
+  chain: ChainRecord,
 ): Promise<number> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-bench-cost-"));
   const analytics = await Analytics.open({ dataDir: dir });
@@ -240,7 +264,8 @@ async function indexProject(
     await runIndexer({
       analytics,
       rpc: { url, rps: 0 },
-      registry: FacilitatorRegistry.base().withSigners([devnet.facilitatorAccount.address]),
+      registry: FacilitatorRegistry.forChain(chain).withSigners([devnet.facilitatorAccount.address]),
+      chain,
       fromBlock: segment.from,
       toBlock: segment.to,
       fundingLookback: 0,
@@ -258,11 +283,12 @@ async function indexStraightforward(
   signers: string[],
   segment: Segment,
   start: () => void,
+  chain: ChainRecord,
 ): Promise<number> {
   start();
   const client = createPublicClient({ transport: http(url) });
   const range = {
-    address: BASE_USDC as Address,
+    address: chain.usdc.address as Address,
     abi: usdcAbi,
     fromBlock: BigInt(segment.from),
     toBlock: BigInt(segment.to),
@@ -321,7 +347,13 @@ async function buildChain(
         amount: BigInt(1_000 + ((b * 7 + i) % 99) * 1_000),
       }));
       settlements += here;
-      const settled = await signSettlements(BASE_USDC, devnet.facilitatorAccount, facilitatorNonce, orders);
+      const settled = await signSettlements(
+        devnet.usdc,
+        devnet.facilitatorAccount,
+        facilitatorNonce,
+        orders,
+        devnet.chainId,
+      );
       facilitatorNonce += here;
       // anvil mines in the order sent: the settlements in the middle of the block, as on Base.
       const plain = await traffic.sign(BLOCK_TXS - here);
@@ -360,7 +392,13 @@ async function buildChain(
         payTo: derive(10_000 + ((b + i) % 50)).address,
         amount: BigInt(1_000 + ((b * 7 + i) % 99) * 1_000),
       }));
-      const settled = await signSettlements(BASE_USDC, devnet.facilitatorAccount, facilitatorNonce, orders);
+      const settled = await signSettlements(
+        devnet.usdc,
+        devnet.facilitatorAccount,
+        facilitatorNonce,
+        orders,
+        devnet.chainId,
+      );
       facilitatorNonce += exact;
       const claim = await pay.claims(facilitatorNonce++, b * claims, claims, BigInt(1_000 + (b % 99) * 100));
       await mineBlock(devnet, traffic, [...settled.map((s) => s.tx), claim]);

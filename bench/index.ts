@@ -22,8 +22,9 @@
  * --tx-from block,trace,tx,mixed (the other ways of fetching senders to run too; default all).
  * `--funding-blocks N [--funding-settlements N] [--baseline DIR]` measures the funding history instead
  * (bench/funding.ts), DIR's indexer beside this one's.
- * `--cost [--blocks N] [--denim]` measures the RPC cost at Base's density against a straightforward viem indexer, on
- * a provider with trace_filter and one without (bench/index-cost.ts); `--denim`, in Base's 200 ms blocks.
+ * `--cost [--blocks N] [--denim] [--chain polygon|arbitrum]` measures the RPC cost at Base's density against a
+ * straightforward viem indexer, on a provider with trace_filter and one without (bench/index-cost.ts); `--denim`, in
+ * Base's 200 ms blocks; `--chain`, at that chain's density, its blocks dated by their own times.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -100,6 +101,11 @@ function parseStrategies(argv: string[]): { rest: string[]; strategies: SenderSt
   return { rest: [...argv.slice(0, at), ...argv.slice(at + 2)], strategies: list as SenderStrategy[] };
 }
 
+function flagValue(name: string): string | undefined {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? process.argv[at + 1] : undefined;
+}
+
 if (process.argv.includes("--cost")) {
   const at = process.argv.indexOf("--blocks");
   const blocks = at > 0 ? Number(process.argv[at + 1]) : 20;
@@ -108,6 +114,7 @@ if (process.argv.includes("--cost")) {
     blocks,
     channels: process.argv.includes("--channels"),
     denim: process.argv.includes("--denim"),
+    chain: flagValue("--chain"),
   });
   process.exit(0);
 }

@@ -261,7 +261,7 @@ export class Traffic {
   private sent = 0;
 
   constructor(
-    private readonly devnet: Pick<Devnet, "rpc">,
+    private readonly devnet: Pick<Devnet, "rpc"> & { chainId?: number },
     { firstIndex = 20_000, senders = 100 } = {},
   ) {
     this.senders = Array.from({ length: senders }, (_, i) => account(derive(firstIndex + i).privateKey));
@@ -282,7 +282,7 @@ export class Traffic {
       this.nonces.set(sender.address, nonce + 1);
       out.push(
         await sender.signTransaction({
-          chainId: BASE_CHAIN_ID,
+          chainId: this.devnet.chainId ?? BASE_CHAIN_ID,
           type: "eip1559",
           nonce,
           to: derive(30_000 + (this.sent % 500)).address,
