@@ -20,9 +20,7 @@ const MAX_FUNCTION_LINES = 150;
  */
 const MAX_CLASS_LINES = 250;
 /** Classes over the limit when the rule came, each held at its size then until it is parted. */
-const LONG_CLASSES: Record<string, number> = {
-  "merchant-kit/channels/schedule.ts": 262,
-};
+const LONG_CLASSES: Record<string, number> = {};
 /**
  * Folders entered from elsewhere in src/ only through their face. Two have a second, light one: every
  * command reads its configuration, and going through `services/index.ts` (every service) or

@@ -6,7 +6,7 @@
 
 export { type MerchantAppOptions, merchantApp } from "./app.ts";
 export { openChannels } from "./channels/operator.ts";
-export { type ChannelSchedule, channelSchedules, walletSchedules } from "./channels/schedule.ts";
+export { type ChannelSchedule, walletSchedules } from "./channels/schedule.ts";
 export {
   type AnyEndpoint,
   aliasOf,

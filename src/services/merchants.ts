@@ -17,7 +17,6 @@ import { dataLayout } from "../config/layout.ts";
 import { MERCHANT_HOSTS, type MerchantHost, merchantEnvPrefix } from "../config/ports.ts";
 import {
   authorizationReader,
-  channelSchedules,
   FailoverFacilitator,
   type FailoverOptions,
   facilitatorAuthHeaders,
@@ -27,8 +26,11 @@ import {
   type MerchantAppOptions,
   merchantApp,
   missingAliasPaths,
+  offersChannels,
   openChannels,
+  priceToAtomic,
   storedReceiptKey,
+  walletSchedules,
 } from "../merchant-kit/index.ts";
 import { ALIAS_PATHS, MERCHANTS } from "../merchants/index.ts";
 import { channelActions, channelTargets, serveChannelAdmin } from "./channel-admin.ts";
@@ -135,9 +137,12 @@ export async function startMerchantHosts(
     urls[host.name] = server.url;
   }
   served.unshift(...Object.values(merchants));
-  // Claims and settles of the merchants' payment channels (docs/platform.md, "Payment channels").
+  // Claims and settles of the merchants' payment channels (docs/platform.md, "Payment channels"), for the
+  // hosts whose catalogue offers them, whatever `channels.mode` says: channels already open are the
+  // merchant's money until claimed.
   const scheduleOptions = channelScheduleOptions(config, db, kit.facilitator);
-  for (const schedule of channelSchedules(served, scheduleOptions)) {
+  const takesChannels = served.filter((m) => m.endpoints.some(offersChannels));
+  for (const schedule of walletSchedules(takesChannels, scheduleOptions)) {
     schedule.start();
     lifecycle.add("channel schedule", () => schedule.stop());
     watchWallet(served, schedule.receiver, db, config.payments.asset.decimals, lifecycle);
@@ -170,6 +175,7 @@ export function channelScheduleOptions(config: Config, db: Database, facilitator
     facilitator,
     network: config.payments.network as `${string}:${string}`,
     asset: config.payments.asset,
+    atomic: priceToAtomic,
     settings: config.channels,
     rpcUrl: config.payments.rpcUrl,
   };

@@ -14,21 +14,17 @@
  *
  * It looks every `CHECK_EVERY_SECONDS`, and one process at a time does it for a wallet, whichever of the
  * merchant's processes (a lease row in `merchant_channel_schedule`). `tick()` is the whole of one look, so
- * tests drive it with their own clock and gas price, no timer.
+ * tests drive it with their own clock and gas price, no timer. What a look claims is decided in due.ts, and
+ * sent in claimer.ts; here is when, by whom, and what is recorded.
  */
 import type { FacilitatorClient } from "@x402/core/server";
-import type {
-  AuthorizerSigner,
-  BatchSettlementChannelManager,
-  Channel,
-} from "@x402/evm/batch-settlement/server";
-import { createPublicClient, parseUnits } from "viem";
+import type { AuthorizerSigner } from "@x402/evm/batch-settlement/server";
+import { createPublicClient } from "viem";
 import { rpcTransport } from "../../chain/rpc-transport.ts";
 import type { Database } from "../../common/db/index.ts";
 import { log } from "../../common/log.ts";
-import { type Merchant, offersChannels } from "../endpoint.ts";
-import { priceToAtomic } from "../price.ts";
-import { MerchantChannelScheme } from "./scheme.ts";
+import { ChannelClaimer } from "./claimer.ts";
+import { type ClaimReason, type DueClaim, dueClaim } from "./due.ts";
 import { CHECK_EVERY_SECONDS, type ChannelSettings } from "./settings.ts";
 import { ChannelStore, type OwedChannel } from "./storage.ts";
 
@@ -49,15 +45,18 @@ export interface ScheduleOptions {
   authorizer?: AuthorizerSigner;
   network: `${string}:${string}`;
   asset: { address: string; decimals: number };
+  /**
+   * A dollar amount in the asset's atomic units: the kit's `priceToAtomic`, given by the caller because
+   * channels/ imports nothing of the kit around it. The ceiling (`maxUnclaimedUsd`) is converted at each
+   * look, so a ceiling finer than the token fails the looks (logged), not the process's start.
+   */
+  atomic: (usd: `${number}`, decimals: number) => bigint;
   settings: ChannelSettings;
   /** The gas price now, in wei (default: `rpcUrl`'s). */
   gasPrice?: () => Promise<bigint>;
   rpcUrl?: string;
   now?: () => number;
 }
-
-/** Why channels were claimed (`operator`: `channels claim` asked for it now). */
-export type ClaimReason = "ceiling" | "interval" | "deadline" | "operator";
 
 /** What one look did. */
 export interface TickReport {
@@ -79,11 +78,7 @@ interface ScheduleRow {
 
 export class ChannelSchedule {
   private readonly store: ChannelStore;
-  private readonly manager: BatchSettlementChannelManager;
-  /** The claims of channels naming the receiver's own authorizer, signed by it. */
-  private readonly signed:
-    | { manager: BatchSettlementChannelManager; scheme: MerchantChannelScheme }
-    | undefined;
+  private readonly claimer: ChannelClaimer;
   private readonly now: () => number;
   private readonly gasPrice: () => Promise<bigint>;
   private timer: NodeJS.Timeout | undefined;
@@ -92,23 +87,15 @@ export class ChannelSchedule {
   constructor(private readonly options: ScheduleOptions) {
     this.now = options.now ?? Date.now;
     this.store = new ChannelStore(options.db, options.receiver, this.now);
-    const managerOf = (scheme: MerchantChannelScheme) =>
-      scheme.createChannelManager(
-        options.facilitator,
-        options.network,
-        options.asset.address as `0x${string}`,
-      );
-    const schemeWith = (receiverAuthorizerSigner?: AuthorizerSigner) =>
-      new MerchantChannelScheme(options.receiver, {
-        storage: this.store,
-        withdrawDelay: options.settings.withdrawDelaySeconds,
-        receiverAuthorizerSigner,
-      });
-    this.manager = managerOf(schemeWith());
-    if (options.authorizer) {
-      const scheme = schemeWith(options.authorizer);
-      this.signed = { scheme, manager: managerOf(scheme) };
-    }
+    this.claimer = new ChannelClaimer({
+      store: this.store,
+      receiver: options.receiver,
+      facilitator: options.facilitator,
+      authorizer: options.authorizer,
+      network: options.network,
+      asset: options.asset,
+      withdrawDelaySeconds: options.settings.withdrawDelaySeconds,
+    });
     this.gasPrice = options.gasPrice ?? chainGasPrice(options.rpcUrl);
   }
 
@@ -189,11 +176,7 @@ export class ChannelSchedule {
     const refunded: { channel: string; transaction: string }[] = [];
     if (mine.length === 0) return { idle: "nothing", refunded, busy: [] };
     const { idle } = await this.leased(async () => {
-      for (const channel of mine) {
-        const own = this.signed?.scheme.signsFor(channel.channelConfig.receiverAuthorizer) === true;
-        const manager = own && this.signed ? this.signed.manager : this.manager;
-        refunded.push(...(await manager.refund([channel.channelId])));
-      }
+      for (const channel of mine) refunded.push(...(await this.claimer.refund(channel)));
     });
     const done = new Set(refunded.map((r) => r.channel.toLowerCase()));
     const busy = idle ? [] : mine.map((c) => c.channelId).filter((id) => !done.has(id.toLowerCase()));
@@ -216,45 +199,26 @@ export class ChannelSchedule {
     return report;
   }
 
-  /** The channels due now and why, or none; reads the gas price only when nothing forces the claim. */
-  private async due(
-    owed: readonly OwedChannel[],
-    row: ScheduleRow,
-    now: number,
-    report: TickReport,
-  ): Promise<{ reason: ClaimReason; channels: readonly OwedChannel[] } | undefined> {
-    const { settings } = this.options;
-    if (owed.length === 0) return undefined;
-    const total = owed.reduce((sum, c) => sum + c.owed, 0n);
-    if (total > priceToAtomic(settings.maxUnclaimedUsd as `${number}`, this.options.asset.decimals))
-      return { reason: "ceiling", channels: owed };
-    const forced = owed.filter((c) => c.withdrawing || now - c.since >= settings.maxUnclaimedSeconds * 1000);
-    if (now - Number(row.last_claim_ms) >= settings.claimIntervalSeconds * 1000) {
-      const price = await this.gasPrice();
-      if (price <= parseUnits(String(settings.claimMaxGasGwei), 9))
-        return { reason: "interval", channels: owed };
-      report.waitedForGas = price;
-    }
-    return forced.length > 0 ? { reason: "deadline", channels: forced } : undefined;
-  }
-
   private async claimDue(owed: readonly OwedChannel[], row: ScheduleRow, now: number, report: TickReport) {
-    const due = await this.due(owed, row, now, report);
+    const { settings, asset, atomic } = this.options;
+    const rules = {
+      settings,
+      ceiling: () => atomic(settings.maxUnclaimedUsd as `${number}`, asset.decimals),
+      gasPrice: this.gasPrice,
+      lastClaimMs: Number(row.last_claim_ms),
+      now,
+    };
+    const due = await dueClaim(owed, rules, report);
     if (due) await this.claimChannels(due, row, now, report);
   }
 
-  private async claimChannels(
-    due: { reason: ClaimReason; channels: readonly OwedChannel[] },
-    row: ScheduleRow,
-    now: number,
-    report: TickReport,
-  ) {
+  private async claimChannels(due: DueClaim, row: ScheduleRow, now: number, report: TickReport) {
     const ids = due.channels.map((c) => c.channelId);
     report.claimed = { reason: due.reason, channels: [], transactions: [] };
     // One claim transaction per batch, each recorded as it lands: a later batch's failure loses nothing.
     for (let i = 0; i < ids.length; i += this.options.settings.claimBatch) {
       const batch = new Set(ids.slice(i, i + this.options.settings.claimBatch));
-      const results = await this.claimBatch(batch);
+      const results = await this.claimer.claim(batch);
       if (results.length === 0) continue;
       row.settle_due = true;
       await this.record("settle_due = true", []);
@@ -271,35 +235,10 @@ export class ChannelSchedule {
     });
   }
 
-  /**
-   * Claims the channels of `batch`: those naming the receiver's own authorizer in a transaction it signs,
-   * the others unsigned (an authorizer signs for its own channels only, and one signature covers a batch).
-   */
-  private async claimBatch(batch: ReadonlySet<string>) {
-    const inBatch = (c: Channel) => batch.has(c.channelId.toLowerCase());
-    const signed = this.signed;
-    if (!signed)
-      return this.manager.claim({
-        maxClaimsPerBatch: batch.size,
-        selectClaimChannels: (channels) => channels.filter(inBatch),
-      });
-    const own = (c: Channel) => signed.scheme.signsFor(c.channelConfig.receiverAuthorizer);
-    return [
-      ...(await signed.manager.claim({
-        maxClaimsPerBatch: batch.size,
-        selectClaimChannels: (channels) => channels.filter((c) => inBatch(c) && own(c)),
-      })),
-      ...(await this.manager.claim({
-        maxClaimsPerBatch: batch.size,
-        selectClaimChannels: (channels) => channels.filter((c) => inBatch(c) && !own(c)),
-      })),
-    ];
-  }
-
   private async settleDue(row: ScheduleRow, now: number, report: TickReport) {
     if (!row.settle_due) return;
     if (now - Number(row.last_settle_ms) < this.options.settings.settleIntervalSeconds * 1000) return;
-    const { transaction } = await this.manager.settle();
+    const { transaction } = await this.claimer.settle();
     await this.record("settle_due = false, last_settle_ms = $2", [BigInt(now)]);
     report.settled = transaction;
     log("info", "claimed channel money settled to the wallet", {
@@ -347,27 +286,20 @@ function chainGasPrice(rpcUrl: string | undefined): () => Promise<bigint> {
   return () => client.getGasPrice();
 }
 
-/**
- * One schedule per wallet that the `merchants` take channels for (an alias host shares its source's wallet,
- * and so its channels), not started. Started whatever `settings.mode` says: channels already open are the
- * merchant's money until claimed.
- */
-export function channelSchedules(
-  merchants: readonly Merchant[],
-  options: Omit<ScheduleOptions, "receiver" | "authorizer">,
-): ChannelSchedule[] {
-  return walletSchedules(
-    merchants.filter((m) => m.endpoints.some(offersChannels)),
-    options,
-  );
+/** A wallet channels are paid to, and its own authorizer key's signer: a merchant's `payTo` and `channelAuthorizer`. */
+export interface ChannelWallet {
+  payTo: `0x${string}`;
+  channelAuthorizer?: AuthorizerSigner;
 }
 
 /**
- * One schedule per wallet of `wallets`, with the first authorizer key given for it: what `channelSchedules`
- * builds, for wallets known by configuration alone (`channels claim` beside a PostgreSQL server).
+ * One schedule per wallet of `wallets`, with the first authorizer key given for it, not started: hosts that
+ * share a wallet share its channels (an alias host and its source). Which wallets is the caller's: the
+ * running schedules are those of the hosts whose catalogue offers channels (services/merchants.ts), and
+ * `channels claim` acts on every host's.
  */
 export function walletSchedules(
-  wallets: readonly Pick<Merchant, "payTo" | "channelAuthorizer">[],
+  wallets: readonly ChannelWallet[],
   options: Omit<ScheduleOptions, "receiver" | "authorizer">,
 ): ChannelSchedule[] {
   const receivers = new Map<`0x${string}`, AuthorizerSigner | undefined>();

@@ -16,6 +16,7 @@ import { ChannelSchedule } from "../../../src/merchant-kit/channels/schedule.ts"
 import { DEFAULT_CHANNEL_SETTINGS } from "../../../src/merchant-kit/channels/settings.ts";
 import { ChannelStore } from "../../../src/merchant-kit/channels/storage.ts";
 import { FailoverFacilitator, httpFacilitator } from "../../../src/merchant-kit/payments/facilitators.ts";
+import { priceToAtomic } from "../../../src/merchant-kit/price.ts";
 import { useDevnet } from "../../helpers/chain.ts";
 import {
   channelEndpoints,
@@ -125,6 +126,7 @@ describe("a merchant with its own channel authorizer", () => {
       facilitator: failover,
       network: NETWORK,
       asset: { address: chain.devnet.usdc, decimals: 6 },
+      atomic: priceToAtomic,
       settings: DEFAULT_CHANNEL_SETTINGS,
       authorizer,
       gasPrice: async () => 0n,

@@ -20,6 +20,7 @@ import { ChannelSchedule } from "../../../src/merchant-kit/channels/schedule.ts"
 import { DEFAULT_CHANNEL_SETTINGS } from "../../../src/merchant-kit/channels/settings.ts";
 import { ChannelStore } from "../../../src/merchant-kit/channels/storage.ts";
 import { KIT_MIGRATIONS, KIT_MODULE } from "../../../src/merchant-kit/migrations.ts";
+import { priceToAtomic } from "../../../src/merchant-kit/price.ts";
 import { openTestDatabase } from "../../helpers/db.ts";
 
 const RECEIVER = "0x1111111111111111111111111111111111111111" as const;
@@ -102,6 +103,7 @@ describe("the claim schedule of a merchant with its own authorizer", () => {
       facilitator: f.client,
       network: NETWORK,
       asset: { address: TOKEN, decimals: 6 },
+      atomic: priceToAtomic,
       settings: DEFAULT_CHANNEL_SETTINGS,
       authorizer: own,
       now: () => now,

@@ -19,6 +19,7 @@ import {
 } from "../../../src/merchant-kit/channels/settings.ts";
 import { ChannelStore } from "../../../src/merchant-kit/channels/storage.ts";
 import { KIT_MIGRATIONS, KIT_MODULE } from "../../../src/merchant-kit/migrations.ts";
+import { priceToAtomic } from "../../../src/merchant-kit/price.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
 import { gates } from "../../helpers/gates.ts";
 
@@ -115,6 +116,7 @@ describe.each(DATABASE_KINDS)("the claim schedule on %s", (kind) => {
       facilitator,
       network: NETWORK,
       asset: { address: TOKEN, decimals: 6 },
+      atomic: priceToAtomic,
       settings: { ...DEFAULT_CHANNEL_SETTINGS, ...settings },
       now: () => now,
       gasPrice: async () => gasPrice,

@@ -21,6 +21,7 @@ import { runIndexer } from "../../../src/indexer/index.ts";
 import { ChannelSchedule } from "../../../src/merchant-kit/channels/schedule.ts";
 import { DEFAULT_CHANNEL_SETTINGS } from "../../../src/merchant-kit/channels/settings.ts";
 import { ChannelStore } from "../../../src/merchant-kit/channels/storage.ts";
+import { priceToAtomic } from "../../../src/merchant-kit/price.ts";
 import { REFUND_PATH } from "../../../src/merchant-kit/routes.ts";
 import { inferenceMerchant, OFFLINE_SETTINGS } from "../../../src/merchants/inference/catalogue.ts";
 import { meteredAmount } from "../../../src/merchants/inference/metering.ts";
@@ -188,6 +189,7 @@ describe.each(cases)(
         facilitator,
         network: NETWORK,
         asset: { address: chain.devnet.usdc, decimals: 6 },
+        atomic: priceToAtomic,
         settings: DEFAULT_CHANNEL_SETTINGS,
         gasPrice: async () => 0n,
       });
