@@ -14,8 +14,13 @@ import { MCP_PATH } from "../common/mcp/http.ts";
 import { answerEveryMethod } from "../common/methods.ts";
 import { limitUnpaid, paymentVerified, type UnpaidLimit } from "../common/rate-limit.ts";
 import { REQUEST_ID_HEADER, requestLog } from "../common/request-log.ts";
-import { MerchantChannelScheme } from "./channels/scheme.ts";
-import { ChannelStore, releaseCrashedReservations } from "./channels/storage.ts";
+import {
+  ChannelStore,
+  MerchantChannelScheme,
+  refundHandled,
+  refundOnly,
+  releaseCrashedReservations,
+} from "./channels/index.ts";
 import { type Merchant, type MerchantServices, resourceUrl } from "./endpoint.ts";
 import { openAiErrors } from "./error-dialect.ts";
 import { faviconResponse } from "./favicon.ts";
@@ -27,7 +32,6 @@ import type { MerchantEnv } from "./merchant-env.ts";
 import { KIT_MIGRATIONS, KIT_MODULE } from "./migrations.ts";
 import { openApiDocument } from "./openapi.ts";
 import { AnswerStore } from "./payments/answer-store.ts";
-import { refundHandled, refundOnly } from "./payments/channel-refund.ts";
 import { countRefusals, countUnpaidLimit } from "./payments/counted.ts";
 import { facilitatorTrouble, WatchedFacilitator } from "./payments/facilitator-watch.ts";
 import { type PaymentFront, paymentFronts } from "./payments/fronts.ts";
@@ -103,7 +107,7 @@ const CORS = {
  * (reference page), `/.well-known/x402`, `/llms.txt` and `/favicon.ico`, `/favicon.svg` (host-info.ts,
  * llms-txt.ts, favicon.ts: what agents' discovery reads), `/healthz`; `/livez` and `/readyz` (database, facilitator, chain:
  * payments/readiness.ts); `/mcp`, the paid and free routes as MCP tools, paid through x402's MCP transport
- * (mcp/); `GET /channels/refund`, a buyer's cooperative refund of its channel (payments/channel-refund.ts), where
+ * (mcp/); `GET /channels/refund`, a buyer's cooperative refund of its channel (channels/refund-route.ts), where
  * channels may be offered. Each request has its id and its line in the log (src/common/request-log.ts).
  * Every path answers every method: HEAD as GET
  * without a body (on a paid route, the unpaid 402: payments/head.ts), OPTIONS with `Allow` (a CORS
@@ -250,10 +254,10 @@ export async function merchantApp(
     ];
     app.on(endpoint.method, endpoint.path, ...(chain as [MiddlewareHandler<MerchantEnv>]));
   }
-  // A buyer's cooperative refund of its channel (payments/channel-refund.ts), where channels may be offered.
+  // A buyer's cooperative refund of its channel (channels/refund-route.ts), where channels may be offered.
   if (fronts.mayOfferChannels) {
-    const refund = [counted, refundOnly(fronts), head, malformed, trouble, payment, refundHandled];
-    app.get(REFUND_PATH, ...(refund as [MiddlewareHandler<MerchantEnv>]));
+    const refund = [counted, refundOnly(fronts, paymentHeader), head, malformed, trouble, payment];
+    app.get(REFUND_PATH, ...(refund as [MiddlewareHandler<MerchantEnv>]), refundHandled);
   }
   // MCP (free itself: a paid tool's payment travels inside the call), each call answered by the route above.
   app.post(MCP_PATH, (c) => mcp().answer(c.req.raw, (request) => app.fetch(request, c.env)));

@@ -5,8 +5,7 @@
  */
 
 export { type MerchantAppOptions, merchantApp } from "./app.ts";
-export { openChannels } from "./channels/operator.ts";
-export { type ChannelSchedule, walletSchedules } from "./channels/schedule.ts";
+export { type ChannelSchedule, openChannels, walletSchedules } from "./channels/index.ts";
 export {
   type AnyEndpoint,
   aliasOf,

@@ -41,7 +41,7 @@ export function channelTimeoutSeconds(endpoint: Pick<AnyEndpoint, "timeoutMs">):
   return Math.ceil((endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000) + CHANNEL_SETTLE_SECONDS;
 }
 
-/** The path of the cooperative refund route, on every host that offers channels (payments/channel-refund.ts). */
+/** The path of the cooperative refund route, on every host that offers channels (channels/refund-route.ts). */
 export const REFUND_PATH = "/channels/refund";
 
 /** The route key `@x402/hono` matches, e.g. "GET /api/calc". */
@@ -146,7 +146,7 @@ export function x402Routes(merchant: Merchant, payments: PaymentSettings): Recor
  * The cooperative refund route (`GET /channels/refund`) of a merchant whose endpoints offer channels: its
  * 402 offers `batch-settlement` alone, with the merchant's channel terms (any route's would do: a channel
  * is the buyer's with this wallet, whatever it paid for), so that the SDK client's `refundChannel` can
- * probe it with a GET, which a POST route cannot answer. It takes refunds only (payments/channel-refund.ts); the
+ * probe it with a GET, which a POST route cannot answer. It takes refunds only (channels/refund-route.ts); the
  * price shown is the cheapest channel call's, a refund costs nothing. Not listed, not in the Bazaar.
  */
 export function refundRoute(merchant: Merchant, payments: PaymentSettings): RouteConfig | undefined {

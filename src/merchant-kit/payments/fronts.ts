@@ -17,7 +17,7 @@ import { paymentMiddlewareFromHTTPServer } from "@x402/hono";
 import type { Context, MiddlewareHandler, Next } from "hono";
 import { errorBody } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
-import type { ChannelSettings } from "../channels/settings.ts";
+import type { ChannelSettings } from "../channels/index.ts";
 import { CHANNEL_SCHEME, exactTransfersOf, type Merchant, schemesOf } from "../endpoint.ts";
 import type { MerchantEnv } from "../merchant-env.ts";
 import { type PaymentSettings, REFUND_PATH, refundRoute, x402Routes } from "../routes.ts";

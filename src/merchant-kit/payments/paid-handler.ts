@@ -4,7 +4,7 @@ import { abortable } from "../../common/abortable.ts";
 import { AppError, ConflictError, errorBody, UpstreamError } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
 import { holdRequestLine } from "../../common/request-log.ts";
-import { type ChannelRequest, channelRequest, inChannelRequest } from "../channels/context.ts";
+import { type ChannelRequest, channelRequest, inChannelRequest } from "../channels/index.ts";
 import {
   type AnyEndpoint,
   CHANNEL_SCHEME,

@@ -6,8 +6,7 @@ import { formatUnits } from "viem";
 import type { Database } from "../../common/db/index.ts";
 import { type CheckFn, cachedCheck, chainCheck } from "../../common/health.ts";
 import { log } from "../../common/log.ts";
-import { lateChannels, openChannels } from "../channels/operator.ts";
-import type { ChannelSettings } from "../channels/settings.ts";
+import { type ChannelSettings, lateChannels, openChannels } from "../channels/index.ts";
 import { type Merchant, offersChannels } from "../endpoint.ts";
 import type { WatchedFacilitator } from "./facilitator-watch.ts";
 

@@ -16,7 +16,7 @@ import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402
 import { OFFER_RECEIPT } from "@x402/extensions/offer-receipt";
 import { HonoAdapter } from "@x402/hono";
 import type { Context } from "hono";
-import { channelRequest } from "../channels/context.ts";
+import { channelRequest } from "../channels/index.ts";
 import { PATH_DEPENDENT, UnpaidAnswers } from "./required-cache.ts";
 import type { StreamSettle } from "./streamed.ts";
 

@@ -12,15 +12,24 @@ import { decodePaymentSignatureHeader } from "@x402/core/http";
 import { isBatchSettlementRefundPayload } from "@x402/evm";
 import type { MiddlewareHandler } from "hono";
 import { BadInputError, NotFoundError } from "../../common/errors.ts";
-import type { MerchantEnv } from "../merchant-env.ts";
-import type { PaymentFronts } from "./fronts.ts";
-import { paymentHeader } from "./payment-key.ts";
+
+/**
+ * Whether the way a host is paid now offers channels: its payments' fronts (payments/fronts.ts), given by the
+ * host (app.ts) because channels/ imports nothing of the kit around it.
+ */
+export interface RefundFronts {
+  pick(): Promise<{ channels: boolean }>;
+}
 
 /**
  * In front of the refund route's payment middleware: 404 while the host offers no channels, and a 400 for a
- * payment that is not a refund (a voucher or a deposit would pay for nothing here).
+ * payment that is not a refund (a voucher or a deposit would pay for nothing here). `paymentHeader` is where
+ * the host's payments read a request's payment (payments/payment-key.ts), given for the same reason.
  */
-export function refundOnly(fronts: PaymentFronts): MiddlewareHandler<MerchantEnv> {
+export function refundOnly(
+  fronts: RefundFronts,
+  paymentHeader: (request: Request) => string | undefined,
+): MiddlewareHandler {
   return async function refundOnly(c, next) {
     const front = await fronts.pick().catch(() => undefined);
     // The facilitator cannot be asked: the payment middleware answers as it does on every paid route.
@@ -38,7 +47,7 @@ export function refundOnly(fronts: PaymentFronts): MiddlewareHandler<MerchantEnv
 }
 
 /** Reached only if the payment middleware let a non-refund payment through, which `refundOnly` prevents. */
-export const refundHandled: MiddlewareHandler<MerchantEnv> = async () => {
+export const refundHandled: MiddlewareHandler = async () => {
   throw new Error("a refund route's payment reached its handler");
 };
 
