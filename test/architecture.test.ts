@@ -5,7 +5,7 @@
  * class over 250,
  * a folder that has a face (`index.ts`) is entered only through it from outside, and no import runs back up
  * between the subfolders of reports/ (issue 64; the order is docs/architecture.md's, "The rooms of reports/"),
- * and no merchant's folder imports another's.
+ * no merchant's folder imports another's, and the kit's channels/ import nothing of the kit around them.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -37,7 +37,19 @@ const FACES: Record<string, readonly string[]> = {
   // The kit's light doors: the configuration's section (every command reads it), and the buyer's receipt
   // check (`verify-receipt`), which needs none of the kit's server side.
   "merchant-kit": ["index.ts", "settings.ts", "payments/receipts-verify.ts"],
+  // Within the kit, the payments and the host enter the channels through their face; the kit's configuration
+  // reads the channels' section through its own light door (through the face, the scheme's and the SDK's
+  // modules would load with every command's configuration: 0.6 CPU-s more).
+  "merchant-kit/channels": ["index.ts", "settings.ts"],
 };
+
+/**
+ * Subfolders that import nothing of their folder outside themselves (the libraries under it, common/, chain/
+ * and config/, they still import): what they need of the rest of it, its callers give them. A payment
+ * channel's code is then read, tested and changed without the merchant around it (issue 64): the schedule is
+ * given the wallets and the price conversion, the refund route what it needs of the payments.
+ */
+const SELF_CONTAINED: readonly string[] = ["merchant-kit/channels"];
 
 /**
  * The subfolders of a folder from the bottom up: a file imports only from its own subfolder, one below it,
@@ -281,6 +293,23 @@ function faceBypasses(files: SourceFile[]): string[] {
   return bypasses;
 }
 
+/** Imports from a `SELF_CONTAINED` subfolder into the rest of its folder, as "file -> file" lines. */
+function importsOutOfSelf(files: SourceFile[], rooms: readonly string[] = SELF_CONTAINED): string[] {
+  const found: string[] = [];
+  for (const room of rooms) {
+    const inside = path.join(SRC, room) + path.sep;
+    const around = path.join(SRC, path.dirname(room)) + path.sep;
+    for (const { file, imports } of files) {
+      if (!file.startsWith(inside)) continue;
+      for (const target of imports) {
+        if (target.startsWith(around) && !target.startsWith(inside))
+          found.push(`${relative(file)} -> ${relative(target)}`);
+      }
+    }
+  }
+  return found.sort();
+}
+
 /**
  * Imports that run back up `LAYERS`, as "file -> file" lines, and subfolders the order does not place (a new
  * room is placed before the rule can see its imports).
@@ -336,11 +365,15 @@ describe("the sources' shape", () => {
     expect(upwardImports(files)).toEqual([]);
   });
 
+  it("has no import from a self-contained subfolder into the rest of its folder", () => {
+    expect(importsOutOfSelf(files)).toEqual([]);
+  });
+
   it("has no import from one merchant's folder into another's", () => {
     expect(crossMerchantImports(files)).toEqual([]);
   });
 
-  it("finds what it checks (a folder loop, a file cycle, a long function or class, a bypass and an import up are seen when present)", () => {
+  it("finds what it checks (a folder loop, a file cycle, a long function or class, a bypass, an import up and one out of a self-contained subfolder are seen when present)", () => {
     const made = (file: string, text: string): SourceFile => {
       const tree = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
       const imports = tree.statements.flatMap((s) =>
@@ -361,6 +394,20 @@ describe("the sources' shape", () => {
     expect(folderLoops([a, b])).toHaveLength(2);
     expect(longFunctions([long])).toEqual([`common/z.ts:1 (${MAX_FUNCTION_LINES + 2} lines)`]);
     expect(faceBypasses([b])).toEqual(["indexer/y.ts -> facilitator/x.ts"]);
+    // The kit's channels: entered past their face from payments/, and importing the merchant from inside.
+    const past = made(
+      path.join(SRC, "merchant-kit/payments/p.ts"),
+      'import { ChannelStore } from "../channels/storage.ts";\nimport { openChannels } from "../channels/index.ts";',
+    );
+    expect(faceBypasses([past])).toEqual(["merchant-kit/payments/p.ts -> merchant-kit/channels/storage.ts"]);
+    const out = made(
+      path.join(SRC, "merchant-kit/channels/o.ts"),
+      'import type { Merchant } from "../endpoint.ts";\nimport { x } from "../payments/x.ts";\nimport { s } from "./storage.ts";\nimport { log } from "../../common/log.ts";',
+    );
+    expect(importsOutOfSelf([out])).toEqual([
+      "merchant-kit/channels/o.ts -> merchant-kit/endpoint.ts",
+      "merchant-kit/channels/o.ts -> merchant-kit/payments/x.ts",
+    ]);
     const big = made(
       path.join(SRC, "common/k.ts"),
       `export class K {\n${"  a = 1;\n".repeat(MAX_CLASS_LINES)}}\n`,
