@@ -5,6 +5,31 @@
  * nothing here imports the kit around it: what a channel needs of a merchant or of its payments, the caller
  * gives (the wallets to schedule, `RefundFronts`, the schedule's `atomic`), so the arrow runs one way, from the
  * payments and the host (app.ts) into channels/.
+ *
+ * A voucher's path, top to bottom. The SDK's middleware (`@x402/hono`) drives the middle of it through the
+ * scheme's hooks, which take no request: what the kit must carry from one hook to the next rides in the
+ * request's `ChannelRequest` (context.ts), opened around the middleware.
+ * 1. The host's front (payments/fronts.ts) has offered `batch-settlement` in the route's 402, when the
+ *    facilitators serve channels; the buyer's client opened a channel by deposit and now signs a voucher.
+ * 2. payments/paid-handler.ts `settleAndRecord` opens the request's `ChannelRequest` (`inChannelRequest`)
+ *    and calls the payment middleware inside it.
+ * 3. Verify: the scheme's `onBeforeVerify` (scheme.ts) checks the voucher natively (voucher.ts
+ *    `voucherCheck`: the id bound to the config, the cumulative amount on the stored charge, the signature,
+ *    the balance and what was claimed), with the SDK's verdicts and without the facilitator.
+ * 4. The SDK's `onAfterVerify` reserves the channel for this request: a `pendingRequest` written through
+ *    storage.ts `updateChannel` (one conditional statement on the channel's row; on PGlite held in the
+ *    process), and scheme.ts `mergeRequestContext` leaves on the `ChannelRequest` how to give it back.
+ * 5. payments/paid-handler.ts `paidHandler` runs the endpoint: the payment's ledger row, a writing call's
+ *    transaction put on the `ChannelRequest` (`tx`), the handler under its budget; a streamed answer marks
+ *    the request `handedOff`, and is charged at the stream's end (payments/streamed.ts).
+ * 6. Settle: the SDK's `onBeforeSettle` charges the channel through storage.ts `updateChannel`, the new
+ *    cumulative amount written only over the one the voucher builds on (in the call's transaction, when it
+ *    has one) and the reservation cleared, then skips the facilitator; the answer's `PAYMENT-RESPONSE`
+ *    carries the channel's state. A failure to save is noted on the `ChannelRequest` (`unsaved`).
+ * 7. Back in `settleAndRecord`: a writing call's transaction commits with its ledger row and its charge, or
+ *    rolls back and the reservation is given back; an unsaved charge withholds the answer (500, nothing charged).
+ * 8. Later, the claim schedule (schedule.ts: due.ts decides what is owed, claimer.ts sends) claims the
+ *    charges through the facilitator; the payer may ask a cooperative refund (refund-route.ts).
  */
 export { type ChannelRequest, channelRequest, inChannelRequest } from "./context.ts";
 export { lateChannels, openChannels } from "./operator.ts";
