@@ -75,6 +75,10 @@ export async function fetchBatch(ctx: FetchContext, from: number, to: number): P
     return txs;
   };
   for (const { transfer } of paired.settlements) need(transfer.block).add(transfer.tx);
+  // A chain without a clock rule dates each log by its block: where the RPC left a log's time out, its
+  // block's header is read with the rest (a settlement's block is read anyway, so it is not read twice).
+  const undated = ctx.clock.stamped ? decoded.filter((log) => log.blockTime === undefined) : [];
+  for (const log of undated) need(log.block);
   need(to);
   need(from);
   const seen = fromLogs(raw);
@@ -103,6 +107,14 @@ export async function fetchBatch(ctx: FetchContext, from: number, to: number): P
   const first = blocks.get(from)?.header;
   if (!first) throw new Error(`internal: no header fetched for block ${from}`);
   ctx.clock.checkHeader(first);
+  for (const log of undated) {
+    const header = blocks.get(log.block)?.header;
+    if (!header) throw new Error(`internal: no header fetched for block ${log.block}`);
+    if (header.hash !== log.blockHash) {
+      throw new ChainMovedError(`block ${log.block} changed while the batch was read`);
+    }
+    log.blockTime = header.timestamp;
+  }
 
   const classified = classifyBatch(paired, blocks, ctx.registry, ctx.clock);
   const hashes: Cursor[] = [];

@@ -21,7 +21,10 @@ export interface RawLog {
 export interface LogPosition {
   block: number;
   blockHash: string;
-  /** The log's own block time (unix seconds) when the RPC serves it, else undefined. */
+  /**
+   * The log's own block time (unix seconds) when the RPC serves it, else undefined (on a chain without a clock
+   * rule, filled from its block's header before it is used: fetch-batch.ts).
+   */
   blockTime: number | undefined;
   tx: string;
   logIndex: number;

@@ -67,7 +67,7 @@ export async function openTools(options: IndexerOptions): Promise<RunTools> {
     {
       maxSpan: Math.max(1, options.batchBlocks ?? DEFAULT_BATCH_BLOCKS),
       onSpanChange: (change) => emit({ type: "span", ...change }),
-      dated: clockDated,
+      // Not `dated`: a batch dates its logs with the blocks it reads anyway (fetch-batch.ts).
       signal,
     },
   );
