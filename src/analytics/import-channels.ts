@@ -12,7 +12,8 @@
  * the rules are written again here, each beside its counterpart's name: only channels of USDC count, and
  * only amounts from 1 to MAX_USDC_AMOUNT (larger ones are kept as events, as the indexer keeps them).
  */
-import { BASE_USDC, MAX_USDC_AMOUNT } from "../chain/base.ts";
+import { MAX_USDC_AMOUNT } from "../chain/base.ts";
+import type { ChainRecord } from "../chain/chains.ts";
 import type { Analytics } from "./duckdb.ts";
 import { sqlTime } from "./import-rules.ts";
 
@@ -47,9 +48,9 @@ export async function stageChannels(analytics: Analytics): Promise<void> {
 }
 
 /** The configs an event may name: the stored ones, and the file's for channels the store does not hold. */
-const CONFIGS = `(SELECT channel_id, receiver FROM channels WHERE chain = 'base'
+const CONFIGS = `(SELECT channel_id, receiver FROM channels
   UNION ALL SELECT channel_id, receiver FROM import_channels
-  WHERE channel_id NOT IN (SELECT channel_id FROM channels WHERE chain = 'base'))`;
+  WHERE channel_id NOT IN (SELECT channel_id FROM channels))`;
 
 /**
  * The first staged record, in file order, that the rules of one line cannot see: a channel or an event
@@ -90,7 +91,10 @@ export interface ChannelsMerged {
  * already holds is kept as it is, as for every on-chain record: a stored config, an event or a row of the same
  * (tx_hash, log_index).
  */
-export async function mergeChannels(analytics: Analytics): Promise<ChannelsMerged> {
+export async function mergeChannels(analytics: Analytics, chain: ChainRecord): Promise<ChannelsMerged> {
+  // The store and the file hold one chain (import-chain.ts): its slug, and its USDC for the rows a move makes.
+  const slug = chain.slug;
+  const usdc = chain.usdc.address;
   const count = async (table: string) =>
     Number((await analytics.one<{ n: bigint }>(`SELECT count(*) AS n FROM ${table}`))?.n ?? 0n);
   // Most files have no channels: nothing to probe the payments for.
@@ -98,40 +102,40 @@ export async function mergeChannels(analytics: Analytics): Promise<ChannelsMerge
     return { channels: 0, events: 0 };
   const before = { channels: await count("channels"), events: await count("channel_events") };
   await analytics.run(`INSERT OR IGNORE INTO channels
-    SELECT 'base', channel_id, payer, payer_authorizer, receiver, receiver_authorizer, token, withdraw_delay,
+    SELECT '${slug}', channel_id, payer, payer_authorizer, receiver, receiver_authorizer, token, withdraw_delay,
       salt, block_number, tx_hash
     FROM import_channels`);
   // Only the events new to the store make rows: a stored event's rows were made when it was stored.
   await analytics.run(`CREATE OR REPLACE TEMP TABLE import_channel_events AS
     SELECT e.* EXCLUDE (receiver), coalesce(e.receiver, c.receiver, '') AS receiver, c.payer, c.receiver AS payee,
       c.token
-    FROM import_channel_events e LEFT JOIN (SELECT * FROM channels WHERE chain = 'base') c USING (channel_id)
+    FROM import_channel_events e LEFT JOIN (SELECT * FROM channels WHERE chain = '${slug}') c USING (channel_id)
     WHERE NOT EXISTS (SELECT 1 FROM channel_events s
-      WHERE s.chain = 'base' AND s.tx_hash = e.tx_hash AND s.log_index = e.log_index)`);
+      WHERE s.chain = '${slug}' AND s.tx_hash = e.tx_hash AND s.log_index = e.log_index)`);
   await analytics.run(`INSERT INTO channel_events
       (chain, tx_hash, log_index, block_number, block_time, event, channel_id, sender, receiver, amount)
-    SELECT 'base', tx_hash, log_index, block_number, block_time, event, channel_id, sender, receiver, amount
+    SELECT '${slug}', tx_hash, log_index, block_number, block_time, event, channel_id, sender, receiver, amount
     FROM import_channel_events`);
   // ChannelBook.rows: only USDC channels, and amounts a payment or transfer row can hold.
-  const moves = `FROM import_channel_events WHERE token = '${BASE_USDC}' AND amount BETWEEN 1 AND ${MAX_USDC_AMOUNT}`;
+  const moves = `FROM import_channel_events WHERE token = '${usdc}' AND amount BETWEEN 1 AND ${MAX_USDC_AMOUNT}`;
   // A row is made in its event's block: only rows of the events' blocks can hold its key (zone maps skip the rest).
   const span = await analytics.one<{ lo: bigint | null; hi: bigint | null }>(
     "SELECT min(block_number) AS lo, max(block_number) AS hi FROM import_channel_events",
   );
   const fresh = (table: string) => `AND NOT EXISTS (SELECT 1 FROM ${table} t
-    WHERE t.chain = 'base' AND t.block_number BETWEEN ${span?.lo ?? 0n} AND ${span?.hi ?? -1n}
+    WHERE t.chain = '${slug}' AND t.block_number BETWEEN ${span?.lo ?? 0n} AND ${span?.hi ?? -1n}
       AND t.tx_hash = import_channel_events.tx_hash AND t.log_index = import_channel_events.log_index)`;
   const claims = await analytics.one<{ lo: bigint | null; hi: bigint | null }>(
     `SELECT min(block_number) AS lo, max(block_number) AS hi ${moves} AND event = 'claimed' ${fresh("payments")}`,
   );
   await analytics.run(`INSERT INTO payments (chain, tx_hash, log_index, block_number, block_time, facilitator,
       payer, pay_to, amount, asset, scheme, transfer_method, channel)
-    SELECT 'base', tx_hash, log_index, block_number, block_time, sender, payer, payee, amount::BIGINT,
-      '${BASE_USDC}', 'batch-settlement', 'channel', channel_id
+    SELECT '${slug}', tx_hash, log_index, block_number, block_time, sender, payer, payee, amount::BIGINT,
+      '${usdc}', 'batch-settlement', 'channel', channel_id
     ${moves} AND event = 'claimed' ${fresh("payments")}`);
   await analytics.run(`INSERT INTO transfers
       (chain, tx_hash, log_index, block_number, block_time, from_address, to_address, amount)
-    SELECT 'base', tx_hash, log_index, block_number, block_time,
+    SELECT '${slug}', tx_hash, log_index, block_number, block_time,
       CASE event WHEN 'deposited' THEN payer ELSE channel_id END,
       CASE event WHEN 'deposited' THEN channel_id ELSE payer END, amount::BIGINT
     ${moves} AND event IN ('deposited', 'refunded', 'withdrawFinalized') ${fresh("transfers")}`);

@@ -4,6 +4,7 @@
  * the first one that fails is the reason given for the line. One list, so every rule is written once.
  */
 import { MAX_USDC_AMOUNT, USDC_UNIT } from "../chain/base.ts";
+import { CHAIN_SLUGS_TEXT, SQL_CHAIN_SLUGS } from "./import-chain.ts";
 
 export const RECORD_TYPES = [
   "payment",
@@ -193,7 +194,11 @@ function channelRules(): Rule[] {
 export const RULES: readonly Rule[] = [
   { types: RECORD_TYPES, check: `"type" IN (${RECORD_TYPES.map((t) => `'${t}'`).join(", ")})`, message: "" },
   ...CHAIN.map((t) => required([t], "chain")),
-  { types: CHAIN, check: `"chain" = 'base'`, message: `"chain" must be "base"` },
+  {
+    types: CHAIN,
+    check: `"chain" IN ${SQL_CHAIN_SLUGS}`,
+    message: `"chain" must be one of ${CHAIN_SLUGS_TEXT}`,
+  },
   ...["tx_hash", "log_index"].map((f) => required(ONCHAIN, f)),
   ...["block_number", "block_time"].map((f) => required(BLOCK, f)),
   {

@@ -3,10 +3,18 @@ import fs from "node:fs";
 import path from "node:path";
 import readline from "node:readline";
 import { pipeline } from "node:stream/promises";
-import { BASE_USDC } from "../chain/base.ts";
 import { BlockClock } from "../chain/block-clock.ts";
+import type { ChainRecord } from "../chain/chains.ts";
 import { AppError } from "../common/errors.ts";
 import type { Analytics } from "./duckdb.ts";
+import {
+  chainMismatch,
+  chainRecord,
+  sqlStampedBreach,
+  sqlUsdcOf,
+  stampedReason,
+  storeChain,
+} from "./import-chain.ts";
 import { CHANNEL_STAGING, channelProblem, mergeChannels, stageChannels } from "./import-channels.ts";
 import {
   PAYMENT_ADDRESS_FIELDS,
@@ -76,8 +84,8 @@ export async function importNdjson(analytics: Analytics, file: string): Promise<
     const counts = await bulkImport(analytics, input);
     if (counts) return counts;
     await stage(analytics, input);
-    const duplicated = await check(analytics, input);
-    return await analytics.transaction(() => merge(analytics, duplicated));
+    const { duplicated, chain } = await check(analytics, input);
+    return await analytics.transaction(() => merge(analytics, duplicated, chain));
   } finally {
     for (const t of ["import_raw", "import_merchants", ...CHANNEL_STAGING])
       await analytics.run(`DROP TABLE IF EXISTS temp.${t}`);
@@ -159,6 +167,7 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
   try {
     return await analytics.transaction(async () => {
       const stored = await storedAnchor(analytics);
+      const storedSlug = await storeChain(analytics);
       await analytics.run(
         `CREATE TEMP TABLE import_raw AS SELECT ${reasonExpression()} AS reason, *
          FROM ${numbered(input)} WHERE "type" IS DISTINCT FROM 'payment'`,
@@ -213,17 +222,38 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
         range,
       );
       if (badAddress || repeated) throw new NeedsExactImport();
+      // One chain a file and a store (import-chain.ts): any other, and the exact way names the line.
+      const slugs = await analytics.all<{ chain: string }>(
+        `SELECT DISTINCT chain FROM (SELECT chain FROM payments ${fresh}
+           UNION ALL SELECT chain FROM import_raw WHERE chain IS NOT NULL)`,
+        range,
+      );
+      const slug = slugs[0]?.chain ?? storedSlug;
+      if (slugs.length > 1 || (slug !== undefined && chainMismatch(slug, storedSlug, "the store")))
+        throw new NeedsExactImport();
+      const chain = chainRecord(slug);
+      if (chain.clock.kind === "stamped") {
+        const breach = await analytics.one(
+          sqlStampedBreach(`SELECT 0 AS record, block_number AS block, epoch_us(block_time) AS us FROM payments ${fresh}
+             UNION ALL SELECT record, block_number::BIGINT, epoch_us(${time("block_time")}) FROM import_raw
+             WHERE type IN ${STAGED_BLOCKS}`),
+          range,
+        );
+        if (breach) throw new NeedsExactImport();
+      }
       // Any block time off the clock of a stored block (else of any new one): the exact way names the line.
       const anchor =
-        stored ??
-        (await analytics.one<Anchor>(
-          `SELECT block_number AS block, epoch_us(block_time) AS us FROM payments ${fresh} LIMIT 1`,
-          range,
-        )) ??
-        (await analytics.one<Anchor>(
-          `SELECT block_number::BIGINT AS block, epoch_us(${time("block_time")}) AS us FROM import_raw
+        chain.clock.kind === "stamped"
+          ? undefined
+          : (stored ??
+            (await analytics.one<Anchor>(
+              `SELECT block_number AS block, epoch_us(block_time) AS us FROM payments ${fresh} LIMIT 1`,
+              range,
+            )) ??
+            (await analytics.one<Anchor>(
+              `SELECT block_number::BIGINT AS block, epoch_us(${time("block_time")}) AS us FROM import_raw
            WHERE type IN ${STAGED_BLOCKS} LIMIT 1`,
-        ));
+            )));
       if (anchor) {
         const clock = clockOf(anchor);
         const offPayment = await analytics.one(
@@ -236,8 +266,8 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
         );
         if (offPayment || offStaged) throw new NeedsExactImport();
       }
-      const counts = await merge(analytics, new Set());
-      if (added > 0) await sealImported(analytics, range ?? (await blockSpan(analytics)));
+      const counts = await merge(analytics, new Set(), chain);
+      if (added > 0) await sealImported(analytics, range ?? (await blockSpan(analytics)), chain);
       // Every paid wallet is a merchant the service reports on (merge added those of the staged records).
       await analytics.run(
         `INSERT INTO merchants (address) SELECT DISTINCT pay_to FROM payments ${fresh}
@@ -256,9 +286,14 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
 }
 
 /** The report's day groups after an import added payments of blocks `lo`..`hi`, up to the latest checkpoint's day. */
-async function sealImported(analytics: Analytics, blocks: { lo: bigint; hi: bigint }): Promise<void> {
+async function sealImported(
+  analytics: Analytics,
+  blocks: { lo: bigint; hi: bigint },
+  chain: ChainRecord,
+): Promise<void> {
   const latest = await analytics.one<{ t: bigint | null }>(
-    "SELECT epoch(max(block_time))::BIGINT AS t FROM checkpoints WHERE chain = 'base'",
+    "SELECT epoch(max(block_time))::BIGINT AS t FROM checkpoints WHERE chain = $chain",
+    { chain: chain.slug },
   );
   await paymentsWritten(analytics, blocks, { until: latest?.t == null ? undefined : Number(latest.t) });
 }
@@ -333,13 +368,13 @@ async function storedAnchor(analytics: Analytics): Promise<Anchor | undefined> {
 function typed(table: "payments" | "transfers", from = "import_raw"): string {
   const record = from === "import_raw" ? "record" : "NULL";
   return table === "payments"
-    ? `SELECT ${record} AS record, 'base' AS chain, lower(tx_hash) AS tx_hash, log_index::INTEGER AS log_index,
+    ? `SELECT ${record} AS record, lower("chain") AS chain, lower(tx_hash) AS tx_hash, log_index::INTEGER AS log_index,
       block_number::BIGINT AS block_number, ${time("block_time")} AS block_time, lower(facilitator) AS facilitator,
-      lower(payer) AS payer, lower(pay_to) AS pay_to, amount::BIGINT AS amount, coalesce(lower(asset), '${BASE_USDC}') AS asset,
+      lower(payer) AS payer, lower(pay_to) AS pay_to, amount::BIGINT AS amount, coalesce(lower(asset), ${sqlUsdcOf('lower("chain")')}) AS asset,
       lower(scheme) AS scheme, lower(transfer_method) AS transfer_method, NULL::VARCHAR AS channel,
       builder_app, builder_wallet, builder_services
     FROM ${from} WHERE type = 'payment'`
-    : `SELECT ${record} AS record, 'base' AS chain, lower(tx_hash) AS tx_hash, log_index::INTEGER AS log_index,
+    : `SELECT ${record} AS record, lower("chain") AS chain, lower(tx_hash) AS tx_hash, log_index::INTEGER AS log_index,
       block_number::BIGINT AS block_number, ${time("block_time")} AS block_time,
       lower("from") AS from_address, lower("to") AS to_address, amount::BIGINT AS amount
     FROM ${from} WHERE type = 'transfer'`;
@@ -347,10 +382,14 @@ function typed(table: "payments" | "transfers", from = "import_raw"): string {
 type OnChain = "payments" | "transfers";
 
 /**
- * Stops at the first bad record, then at the first block time off Base's clock; returns the on-chain
- * tables whose records repeat a key within the file.
+ * Stops at the first bad record, then at the first line of another chain than the store's (else the file's
+ * first), then at the first block time off the chain's clock (Base's rule; a stamped chain's order); returns
+ * the file's chain and the on-chain tables whose records repeat a key within the file.
  */
-async function check(analytics: Analytics, input: Input): Promise<Set<OnChain>> {
+async function check(
+  analytics: Analytics,
+  input: Input,
+): Promise<{ duplicated: Set<OnChain>; chain: ChainRecord }> {
   const refuse = async (reason: string, record: bigint) =>
     new ImportError(reason, input.file, await lineOfRecord(input.path, Number(record)));
   const bad = await analytics.one<{ record: bigint; reason: string }>(
@@ -358,12 +397,42 @@ async function check(analytics: Analytics, input: Input): Promise<Set<OnChain>> 
   );
   if (bad) throw await refuse(bad.reason, bad.record);
 
+  const storedSlug = await storeChain(analytics);
+  const firstChain = await analytics.one<{ record: bigint; chain: string }>(
+    "SELECT record, lower(chain) AS chain FROM import_raw WHERE chain IS NOT NULL ORDER BY record LIMIT 1",
+  );
+  const slug = storedSlug ?? firstChain?.chain;
+  if (slug !== undefined) {
+    const other = await analytics.one<{ record: bigint; chain: string }>(
+      `SELECT record, lower(chain) AS chain FROM import_raw WHERE lower(chain) <> $slug ORDER BY record LIMIT 1`,
+      { slug },
+    );
+    if (other) {
+      const where = storedSlug
+        ? "the analytics database"
+        : `line ${await lineOfRecord(input.path, Number(firstChain?.record))}`;
+      throw await refuse(chainMismatch(other.chain, slug, where) as string, other.record);
+    }
+  }
+  const chain = chainRecord(slug);
+
   const blocks = `SELECT record, block_number::BIGINT AS block, epoch_us(${time("block_time")}) AS us
     FROM import_raw WHERE type IN ('payment', 'transfer', 'checkpoint', 'channel_event')`;
-  const stored = await storedAnchor(analytics);
-  const first = stored
-    ? undefined
-    : await analytics.one<Anchor & { record: bigint }>(`${blocks} ORDER BY record LIMIT 1`);
+  if (chain.clock.kind === "stamped") {
+    const breach = await analytics.one<{
+      record: bigint;
+      block: bigint;
+      us: bigint;
+      ref: bigint;
+      before: bigint | null;
+    }>(sqlStampedBreach(blocks));
+    if (breach) throw await refuse(stampedReason(chain, breach), breach.record);
+  }
+  const stored = chain.clock.kind === "stamped" ? undefined : await storedAnchor(analytics);
+  const first =
+    stored || chain.clock.kind === "stamped"
+      ? undefined
+      : await analytics.one<Anchor & { record: bigint }>(`${blocks} ORDER BY record LIMIT 1`);
   const anchor = stored ?? first;
   if (anchor) {
     const clock = clockOf(anchor);
@@ -413,7 +482,7 @@ async function check(analytics: Analytics, input: Input): Promise<Set<OnChain>> 
   await stageChannels(analytics);
   const channel = await channelProblem(analytics);
   if (channel) throw await refuse(channel.reason, channel.record);
-  return duplicated;
+  return { duplicated, chain };
 }
 
 /**
@@ -434,7 +503,12 @@ async function conflictingDuplicate(
     GROUP BY tx_hash, log_index HAVING count(DISTINCT (${fields})) > 1 ORDER BY record LIMIT 1`);
 }
 
-async function merge(analytics: Analytics, duplicated: Set<OnChain>): Promise<ImportCounts> {
+async function merge(
+  analytics: Analytics,
+  duplicated: Set<OnChain>,
+  chain: ChainRecord,
+): Promise<ImportCounts> {
+  const slug = chain.slug;
   const counts = {} as ImportCounts;
   let paymentBlocks: { lo: bigint; hi: bigint } | undefined;
   const read = await analytics.all<{ type: RecordType; n: bigint }>(
@@ -499,7 +573,7 @@ async function merge(analytics: Analytics, duplicated: Set<OnChain>): Promise<Im
 
   const beforeCheckpoints = await countRows(analytics, "checkpoints");
   await analytics.run(`INSERT OR REPLACE INTO checkpoints
-    SELECT 'base', block_number::BIGINT, ${time("block_time")}
+    SELECT '${slug}', block_number::BIGINT, ${time("block_time")}
     FROM import_raw WHERE type = 'checkpoint'
     QUALIFY row_number() OVER (PARTITION BY block_number::BIGINT ORDER BY record DESC) = 1`);
   counts.checkpoint.added = (await countRows(analytics, "checkpoints")) - beforeCheckpoints;
@@ -508,7 +582,7 @@ async function merge(analytics: Analytics, duplicated: Set<OnChain>): Promise<Im
   // stored payment is, and a line repeating one (the file's, or the store's) adds nothing.
   const beforeBalances = await countRows(analytics, "balances");
   await analytics.run(`INSERT OR IGNORE INTO balances
-    SELECT DISTINCT 'base', lower(wallet), block_number::BIGINT, amount::HUGEINT
+    SELECT DISTINCT '${slug}', lower(wallet), block_number::BIGINT, amount::HUGEINT
     FROM import_raw WHERE type = 'balance'`);
   counts.balance.added = (await countRows(analytics, "balances")) - beforeBalances;
 
@@ -516,16 +590,16 @@ async function merge(analytics: Analytics, duplicated: Set<OnChain>): Promise<Im
   // take it as a hub, so a label changes what reports say, and the data version below counts it.
   const beforeHubs = await countRows(analytics, "hub_labels");
   await analytics.run(`INSERT OR REPLACE INTO hub_labels
-    SELECT 'base', lower(address), label, lower(kind), source
+    SELECT '${slug}', lower(address), label, lower(kind), source
     FROM import_raw WHERE type = 'hub'
     QUALIFY row_number() OVER (PARTITION BY lower(address) ORDER BY record DESC) = 1`);
   counts.hub.added = (await countRows(analytics, "hub_labels")) - beforeHubs;
 
-  const channels = await mergeChannels(analytics);
+  const channels = await mergeChannels(analytics, chain);
   counts.channel.added = channels.channels;
   counts.channel_event.added = channels.events;
   paymentBlocks = spanOf(paymentBlocks, channels.paymentBlocks);
-  if (paymentBlocks) await sealImported(analytics, paymentBlocks);
+  if (paymentBlocks) await sealImported(analytics, paymentBlocks, chain);
 
   await bumpDataVersion(analytics);
   return counts;

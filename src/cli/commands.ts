@@ -224,7 +224,7 @@ export const COMMANDS: readonly Command[] = [
   {
     name: "index",
     needs: "--rpc URL",
-    summary: "x402 payments from a JSON-RPC endpoint (Base, Polygon or Arbitrum) into the analytics store",
+    summary: "x402 payments from a JSON-RPC endpoint (Base, Polygon, Arbitrum) into the store",
     notes:
       "Defaults and limits: docs/indexer.md. Progress goes to stderr, one JSON summary line to stdout; SIGINT or SIGTERM stops it after the batch being committed. To read reports while indexing, run serve --rpc URL instead of index --follow.",
     flags: {

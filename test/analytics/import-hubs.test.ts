@@ -125,7 +125,9 @@ describe("hub records", () => {
       expect(await labels(analytics)).toEqual([]);
       return `line ${n}: ${reason}`;
     };
-    expect(await refused({ ...ok, chain: "ethereum" })).toBe('line 3: "chain" must be "base"');
+    expect(await refused({ ...ok, chain: "ethereum" })).toBe(
+      'line 3: "chain" must be one of "base", "polygon", "arbitrum"',
+    );
     expect(await refused({ ...ok, chain: undefined })).toBe('line 3: missing field "chain"');
     expect(await refused({ ...ok, address: "0x12" })).toMatch(/^line 3: "address" must be an address/);
     expect(await refused({ ...ok, address: undefined })).toBe('line 3: missing field "address"');

@@ -245,7 +245,9 @@ describe("balances", () => {
     );
     expect(await bad({ ...ok, amount: "1.5" })).toMatch(/^line 3: "amount" must be a whole number/);
     expect(await bad({ ...ok, amount: (MAX_USDC_AMOUNT + 1n).toString() })).toMatch(/^line 3: "amount"/);
-    expect(await bad({ ...ok, chain: "ethereum" })).toBe('line 3: "chain" must be "base"');
+    expect(await bad({ ...ok, chain: "ethereum" })).toBe(
+      'line 3: "chain" must be one of "base", "polygon", "arbitrum"',
+    );
     expect(await bad({ ...ok, amount: 6 })).toBe(
       `line 3: balance of ${addr("w")} at block 100 appears earlier in the file with another amount`,
     );
@@ -305,7 +307,7 @@ describe("import errors keep nothing", () => {
       /"block_time" must be/,
     );
     expect((await importError([{ ...good(), chain: "ethereum" }])).message).toBe(
-      'line 1: "chain" must be "base"',
+      'line 1: "chain" must be one of "base", "polygon", "arbitrum"',
     );
     expect(
       (

@@ -1,5 +1,6 @@
 /** Opens a run: the RPC client, the batches' log fetcher, the registry as this node needs it, the writer. */
 import type { Analytics } from "../../analytics/duckdb.ts";
+import { storeChain } from "../../analytics/import-chain.ts";
 import { BASE_RECORD, type ChainRecord } from "../../chain/chains.ts";
 import { DEVNET_FACILITATOR_SIGNER, isAnvil } from "../../chain/devnet-signer.ts";
 import type { FacilitatorRegistry } from "../../chain/facilitators.ts";
@@ -127,14 +128,10 @@ async function checkChainId(client: RpcClient, chain: ChainRecord): Promise<void
  * the store as one chain's week (docs/chains.md), so a second chain goes into a store of its own.
  */
 async function oneChainPerStore(analytics: Analytics, chain: ChainRecord): Promise<void> {
-  const other = await analytics.one<{ chain: string }>(
-    `SELECT chain FROM (SELECT chain FROM indexer_state UNION ALL SELECT chain FROM payments)
-     WHERE chain <> $chain LIMIT 1`,
-    { chain: chain.slug },
-  );
-  if (other) {
+  const stored = await storeChain(analytics);
+  if (stored !== undefined && stored !== chain.slug) {
     throw new IndexerInputError(
-      `this analytics database holds ${other.chain} data: index ${chain.name} into a --data directory of its own (one chain a store until the reports read each chain apart)`,
+      `this analytics database holds ${stored} data: index ${chain.name} into a --data directory of its own (one chain a store until the reports read each chain apart)`,
     );
   }
 }
