@@ -99,8 +99,9 @@ function start(args: string[]) {
         const found = lines.find(pred);
         if (found) return resolve(found);
         waiters.push({ pred, resolve });
+        // Bounded by the child's exit and the test's own time, not a clock of its own: a child that starts
+        // slowly on a loaded machine (its first line came after 15 s once) is not a failure.
         void exit.then(({ code }) => reject(new Error(`exited (${code}) first: ${JSON.stringify(lines)}`)));
-        setTimeout(() => reject(new Error(`no such line in 15 s: ${JSON.stringify(lines)}`)), 15_000);
       }),
   };
 }
