@@ -43,9 +43,9 @@ export const WEEK_MS = 7 * 86_400_000;
 /**
  * What the indexer asks of a chain's clock. A chain whose block times follow from their numbers (Base) has a
  * `BlockClock`, which checks every time it reads; a chain whose blocks say their own time (`stamped`: Polygon PoS,
- * Arbitrum One) has a `StampedClock`, and then every log the indexer keeps must carry its block's time, which
- * the log fetcher reads from the log itself (`blockTimestamp`) or, where the RPC leaves that out, from the
- * block's header (`logs.ts`).
+ * Arbitrum One) has a `StampedClock`, and then every log the indexer keeps must carry its block's time: the
+ * log's own `blockTimestamp`, or where the RPC leaves that out its block's header, read with the batch's blocks
+ * (`src/indexer/fetch-batch.ts`) or, for the funding history, by its log fetcher (`src/indexer/logs.ts`).
  */
 export interface IndexClock {
   /** Whether every kept log must carry its block's time (no rule gives it). */
@@ -194,7 +194,7 @@ export class StampedClock implements IndexClock {
   }
 
   timeOfLog(block: number, logTime: number | undefined, what: string): number {
-    // The log fetcher dates every log of a stamped chain (logs.ts): one without a time is a bug, not data.
+    // Every log of a stamped chain is dated before it is used (see `IndexClock`): one without is a bug, not data.
     if (logTime === undefined) throw new Error(`internal: ${what} in block ${block} has no block time`);
     return logTime;
   }

@@ -22,7 +22,7 @@ export interface RunTools {
   readonly options: IndexerOptions;
   /** The chain indexed (`options.chain`, Base when it names none): its rows, USDC and clock. */
   readonly chain: ChainRecord;
-  /** Whether every log must be dated as it is read (a stamped clock: `IndexClock`). */
+  /** Whether the funding history's logs are dated as they are read (a stamped clock; a batch dates its own). */
   readonly clockDated: boolean;
   readonly analytics: Analytics;
   readonly client: RpcClient;
