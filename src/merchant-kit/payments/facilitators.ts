@@ -39,7 +39,6 @@ import {
 import type { AuthorizationReader, AuthorizedTransfer, ChainWord } from "./settled-on-chain.ts";
 
 // What callers of the failover name with it: its error, and a facilitator of its list.
-export { FacilitatorsUnavailableError, type NamedFacilitator } from "./facilitator-list.ts";
 
 export interface FailoverOptions {
   /** Reads authorizations on the payments' chain; without it an unknown settlement is never handed on. */

@@ -15,7 +15,7 @@ import {
   facilitatorAuthHeaders,
   parseHeaderLines,
 } from "../../../src/merchant-kit/payments/facilitator-auth.ts";
-import { FacilitatorsUnavailableError } from "../../../src/merchant-kit/payments/facilitators.ts";
+import { FacilitatorsUnavailableError } from "../../../src/merchant-kit/payments/facilitator-list.ts";
 import { loadConfig } from "../../../src/services/config.ts";
 import { configuredFacilitators } from "../../../src/services/merchants.ts";
 import {

@@ -14,10 +14,8 @@ import {
   VerifyError,
 } from "@x402/core/types";
 import { describe, expect, it } from "vitest";
-import {
-  FacilitatorsUnavailableError,
-  FailoverFacilitator,
-} from "../../../src/merchant-kit/payments/facilitators.ts";
+import { FacilitatorsUnavailableError } from "../../../src/merchant-kit/payments/facilitator-list.ts";
+import { FailoverFacilitator } from "../../../src/merchant-kit/payments/facilitators.ts";
 import type { AuthorizationReader, ChainWord } from "../../../src/merchant-kit/payments/settled-on-chain.ts";
 
 const NETWORK = "eip155:8453";

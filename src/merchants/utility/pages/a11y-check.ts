@@ -5,7 +5,8 @@ import { onFirstUse } from "../lazy.ts";
 import { PRICES } from "../prices.ts";
 import type { AuditJob } from "./a11y-engine.ts";
 import type { A11yReport } from "./a11y-report.ts";
-import { fetchPage, PAGE_ERRORS, PageError, PageUrl } from "./page.ts";
+import { fetchPage, PAGE_ERRORS, PageUrl } from "./page.ts";
+import { PageError } from "./parse.ts";
 import { DEFAULT_PAGE_BUDGET, type PageBudget, PageWorker } from "./work.ts";
 
 /**

@@ -19,7 +19,7 @@
  */
 import type { DomElement } from "./dom.ts";
 import { ariaName, clean, isDecorative, selectorOf, snippetOf, svgName } from "./element.ts";
-import type { Page } from "./page.ts";
+import type { Page } from "./parse.ts";
 
 export const LONG_ALT_CHARS = 125;
 

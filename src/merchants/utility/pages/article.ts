@@ -8,7 +8,7 @@ import type { Readability as ReadabilityClass } from "@mozilla/readability";
 import { onFirstUse } from "../lazy.ts";
 import { type DomElement, type DomNode, parseHtml } from "./dom.ts";
 import { clean } from "./element.ts";
-import type { Page } from "./page.ts";
+import type { Page } from "./parse.ts";
 
 // Loaded with jsdom, by the first page read (CommonJS only: the file a static import loads too).
 const readability = onFirstUse(

@@ -11,7 +11,8 @@ import { scrapeEndpoint } from "./scrape.ts";
 import { summarizeEndpoint } from "./summarize.ts";
 import { DEFAULT_PAGE_BUDGET, type PageBudget } from "./work.ts";
 
-export { MAX_HTML_BYTES, PageError } from "./page.ts";
+export { MAX_HTML_BYTES } from "./page.ts";
+export { PageError } from "./parse.ts";
 export { DEFAULT_PAGE_BUDGET, type PageBudget } from "./work.ts";
 
 export interface PageOptions {

@@ -4,7 +4,7 @@
  * microdata `itemprop` metas, stylesheets and JSON-LD blocks often sit in `<body>`.
  */
 import { clean } from "./element.ts";
-import type { Page } from "./page.ts";
+import type { Page } from "./parse.ts";
 
 export interface MetaTag {
   /** The `property`, `name`, `http-equiv` or `itemprop` value, as written. */

@@ -7,8 +7,6 @@ import type { Errors } from "../../../merchant-kit/index.ts";
 import { FETCH_ERRORS, type FetchPolicy, fetchText } from "../../../merchant-kit/index.ts";
 import { type FetchedPage, type Page, PageError, parsePage } from "./parse.ts";
 
-export { type FetchedPage, type Page, PageError, parsePage } from "./parse.ts";
-
 /** Largest HTML page we parse: far above real articles (~100-500 KB), low enough to keep jsdom cheap. */
 export const MAX_HTML_BYTES = 3 * 1024 * 1024;
 

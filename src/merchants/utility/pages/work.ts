@@ -21,7 +21,8 @@ import { AppError } from "../../../common/errors.ts";
 import { JobProcess } from "../job-process.ts";
 import { JOB_CPU, JOB_DEADLINE, JOB_MEMORY, JobFailedError } from "../job-runner.ts";
 import { DEFAULT_PAGE_BUDGET, type PageBudget } from "./budget.ts";
-import { type FetchedPage, PAGE_ERRORS, PageError } from "./page.ts";
+import { PAGE_ERRORS } from "./page.ts";
+import { type FetchedPage, PageError } from "./parse.ts";
 
 /** What a page worker is asked (`page-worker.ts` answers): which reading, of which fetched page. */
 export type PageTask =

@@ -1,6 +1,6 @@
 /** The saved HTML pages of test/fixtures/pages/, parsed as if served from a given URL. */
 import { readFileSync } from "node:fs";
-import { type Page, parsePage } from "../../../../src/merchants/utility/pages/page.ts";
+import { type Page, parsePage } from "../../../../src/merchants/utility/pages/parse.ts";
 
 export type FixturePage = "article" | "images" | "head" | "wcag";
 

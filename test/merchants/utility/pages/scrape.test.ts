@@ -1,7 +1,7 @@
 /** `/api/scrape` on the saved article page: chrome removed, structure kept as GitHub-flavoured Markdown. */
 import { describe, expect, it } from "vitest";
 import { countWords, toMarkdown } from "../../../../src/merchants/utility/pages/markdown.ts";
-import { parsePage } from "../../../../src/merchants/utility/pages/page.ts";
+import { parsePage } from "../../../../src/merchants/utility/pages/parse.ts";
 import { scrapePage } from "../../../../src/merchants/utility/pages/scrape-engine.ts";
 import { fixturePage } from "./fixtures.ts";
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { auditAlts, qualityIssues } from "../../../../src/merchants/utility/pages/alt-engine.ts";
 import { inspectMetadata, parseJsonLd } from "../../../../src/merchants/utility/pages/metadata-engine.ts";
-import { parsePage } from "../../../../src/merchants/utility/pages/page.ts";
+import { parsePage } from "../../../../src/merchants/utility/pages/parse.ts";
 import { fixturePage } from "./fixtures.ts";
 
 describe("inspectMetadata", () => {

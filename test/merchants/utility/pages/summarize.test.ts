@@ -1,6 +1,6 @@
 /** `/api/summarize`: TextRank on the saved article, deterministic, sentences in document order. */
 import { describe, expect, it } from "vitest";
-import { parsePage } from "../../../../src/merchants/utility/pages/page.ts";
+import { parsePage } from "../../../../src/merchants/utility/pages/parse.ts";
 import { summarizePage } from "../../../../src/merchants/utility/pages/summarize-engine.ts";
 import {
   contentWords,
