@@ -274,6 +274,22 @@ function longClasses(files: SourceFile[]): string[] {
   return found;
 }
 
+/**
+ * Files that pass on another file's names (`export ... from`) without being a face (an `index.ts`): a shim left
+ * where a name moved out, which lets callers keep the old door (issue 64, item 2).
+ */
+function reExports(files: SourceFile[]): string[] {
+  const found: string[] = [];
+  for (const { file, tree } of files) {
+    if (path.basename(file) === "index.ts") continue;
+    for (const s of tree.statements) {
+      if (ts.isExportDeclaration(s) && s.moduleSpecifier && ts.isStringLiteral(s.moduleSpecifier))
+        found.push(`${relative(file)} passes on ${s.moduleSpecifier.text}`);
+    }
+  }
+  return found;
+}
+
 function faceBypasses(files: SourceFile[]): string[] {
   const bypasses: string[] = [];
   for (const [face, entries] of Object.entries(FACES)) {
@@ -370,6 +386,10 @@ describe("the sources' shape", () => {
     expect(crossMerchantImports(files)).toEqual([]);
   });
 
+  it("passes names on only from a face: a name is imported from the file that owns it", () => {
+    expect(reExports(files)).toEqual([]);
+  });
+
   it("finds what it checks (a folder loop, a file cycle, a long function or class, a bypass, an import up and one out of a self-contained subfolder are seen when present)", () => {
     const made = (file: string, text: string): SourceFile => {
       const tree = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
@@ -410,6 +430,9 @@ describe("the sources' shape", () => {
       `export class K {\n${"  a = 1;\n".repeat(MAX_CLASS_LINES)}}\n`,
     );
     expect(longClasses([big])).toEqual([`common/k.ts:1 (${MAX_CLASS_LINES + 2} lines)`]);
+    const shim = made(path.join(SRC, "common/s.ts"), 'export { t } from "./t.ts";\nexport const u = 1;');
+    const face = made(path.join(SRC, "common/index.ts"), 'export { t } from "./t.ts";');
+    expect(reExports([shim, face])).toEqual(["common/s.ts passes on ./t.ts"]);
     const across = made(path.join(SRC, "merchants/inference/m.ts"), 'import { n } from "../utility/n.ts";');
     expect(crossMerchantImports([across])).toEqual(["merchants/inference/m.ts -> merchants/utility/n.ts"]);
     const up = made(path.join(SRC, "reports/week/u.ts"), 'import { page } from "../render/v.ts";');

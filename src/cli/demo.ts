@@ -3,7 +3,7 @@ import { untilSignal } from "../common/lifecycle.ts";
 import { setLogLevel } from "../common/log.ts";
 import { MCP_PATH } from "../common/mcp/http.ts";
 import { loadMix, MixError } from "../demo/mix.ts";
-import { SLOTS_PER_WEEK } from "../demo/plan.ts";
+import { SLOTS_PER_WEEK } from "../demo/plan-types.ts";
 import { prepareStart } from "../demo/resume.ts";
 import type { Demo, DemoEvent } from "../demo/world.ts";
 import { configFrom } from "./flag-values.ts";

@@ -7,7 +7,7 @@ import { BLOCK_SECONDS, WEEK_BLOCKS } from "../chain/base.ts";
 import { type Devnet, derive } from "../chain/devnet/index.ts";
 import { WeekCloses } from "../reports/index.ts";
 import type { AttestOptions, Config } from "../services/index.ts";
-import { SLOT_SECONDS, SLOTS_PER_WEEK } from "./plan.ts";
+import { SLOT_SECONDS, SLOTS_PER_WEEK } from "./plan-types.ts";
 import type { World } from "./resume.ts";
 import { ATTESTER_KEY } from "./wallets.ts";
 

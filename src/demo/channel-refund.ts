@@ -8,7 +8,7 @@ import type { Hash } from "viem";
 import { X402_BATCH_SETTLEMENT_ADDRESS } from "../chain/base.ts";
 import { batchSettlementAbi } from "../chain/batch-settlement.ts";
 import { REFUND_PATH } from "../merchant-kit/index.ts";
-import type { Action } from "./plan.ts";
+import type { Action } from "./plan-types.ts";
 import type { SimChain } from "./sim-chain.ts";
 import type { SimMerchant } from "./sim-merchants.ts";
 import type { ChannelSession, SimWallets } from "./sim-wallets.ts";

@@ -5,7 +5,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { MCP_PATH } from "../common/mcp/http.ts";
 import { connectMcp, toolNameOf } from "../merchant-kit/index.ts";
-import type { Action, PlanEndpoint } from "./plan.ts";
+import type { Action, PlanEndpoint } from "./plan-types.ts";
 import type { SimMerchant } from "./sim-merchants.ts";
 
 /** A merchant host's MCP face: a connected client, and the tool each endpoint is (if the host lists it). */

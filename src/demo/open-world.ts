@@ -7,7 +7,7 @@ import { dataLayout } from "../config/layout.ts";
 import { DEFAULT_REORG_DEPTH } from "../indexer/index.ts";
 import type { DemoOptions } from "./demo-options.ts";
 import type { Mix } from "./mix.ts";
-import { SLOTS_PER_WEEK, slotSecondsFor } from "./plan.ts";
+import { SLOTS_PER_WEEK, slotSecondsFor } from "./plan-types.ts";
 import { clearForFreshStart, DemoError, prepareStart, type World } from "./resume.ts";
 
 /** Slot 0 starts this many blocks after genesis; the chain holds a week plus this and the confirmations. */

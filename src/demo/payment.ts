@@ -9,7 +9,7 @@ import { sleep } from "../common/sleep.ts";
 import { callPaidTool, paymentRequiredOf } from "../merchant-kit/index.ts";
 import { type McpFace, type McpFaces, viaMcp } from "./mcp-faces.ts";
 import type { SettledPayment } from "./pending-truth.ts";
-import type { Action, PlanEndpoint } from "./plan.ts";
+import type { Action, PlanEndpoint } from "./plan-types.ts";
 import { request } from "./request.ts";
 import type { SimChain } from "./sim-chain.ts";
 import type { SimMerchant } from "./sim-merchants.ts";

@@ -15,37 +15,6 @@ import { cheapest, isListed, range } from "./plan-picks.ts";
 import type { Action, PlanContext, PlanEndpoint, PlanMerchant, Roles, WalletId } from "./plan-types.ts";
 import { SlotActions } from "./slot-actions.ts";
 
-// The plan's terms and picks have files of their own (plan-types.ts, plan-picks.ts), for its parts;
-// callers outside the plan read them here.
-export {
-  cheapest,
-  cheapestIndex,
-  indexesWhere,
-  isEveryday,
-  isListed,
-  isMetered,
-  isPremium,
-  merchantById,
-  popularity,
-  range,
-  spread,
-} from "./plan-picks.ts";
-export {
-  type Action,
-  BEHAVIOURS,
-  type Behaviour,
-  GENUINE,
-  merchantWallet,
-  type PlanContext,
-  type PlanEndpoint,
-  type PlanMerchant,
-  type Roles,
-  SLOT_SECONDS,
-  SLOTS_PER_WEEK,
-  slotSecondsFor,
-  type WalletId,
-} from "./plan-types.ts";
-
 /**
  * Assigns the patterns to merchants: the farm to the one with a sub-$0.001 endpoint, the rest to
  * different shops (never the utility API, which carries the integration, nor a merchant in

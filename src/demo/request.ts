@@ -1,5 +1,5 @@
 import { pathParams } from "../merchant-kit/index.ts";
-import type { PlanEndpoint } from "./plan.ts";
+import type { PlanEndpoint } from "./plan-types.ts";
 
 /**
  * The fetch arguments of one call: its path's parameters (`/pay/:agent_id`) from the input, the rest of

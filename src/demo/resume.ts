@@ -22,7 +22,7 @@ import { AppError } from "../common/errors.ts";
 import { dataLayout } from "../config/layout.ts";
 import { readServiceRecord } from "../config/service-record.ts";
 import { CHANNELS_OFF, CLUSTER_EVASIONS_OFF, EVASIONS_OFF, type Mix, MixSchema } from "./mix.ts";
-import { SLOT_SECONDS, slotSecondsFor } from "./plan.ts";
+import { SLOT_SECONDS, slotSecondsFor } from "./plan-types.ts";
 import { readTruthComplete, scanTruth, TruthError } from "./truth.ts";
 
 export class DemoError extends AppError {

@@ -17,7 +17,7 @@ import { BLOCK_SECONDS, PERMIT2_ADDRESS } from "../chain/base.ts";
 import { type DevnetAccount, devnetChain } from "../chain/devnet/index.ts";
 import { pollReceipt } from "../chain/receipt.ts";
 import { usdcAbi } from "../chain/usdc.ts";
-import type { Action, WalletId } from "./plan.ts";
+import type { Action, WalletId } from "./plan-types.ts";
 import type { SimWallets } from "./sim-wallets.ts";
 
 const MINE_TICK_MS = 15;

@@ -5,7 +5,7 @@
 import { isMeteredOnly, offersChannels } from "../merchant-kit/index.ts";
 import { sizedChat, tinyChat } from "./chat-work.ts";
 import type { NamedMerchant } from "./merchants.ts";
-import type { PlanEndpoint } from "./plan.ts";
+import type { PlanEndpoint } from "./plan-types.ts";
 
 /**
  * A merchant as the simulator sees it. Here, where they are made, not in simulator.ts: the simulator's

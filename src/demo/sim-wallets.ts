@@ -16,7 +16,7 @@ import { type Account, createPublicClient, http, pad, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { BASE_CAIP2 } from "../chain/base.ts";
 import { type DevnetAccount, devnetChain } from "../chain/devnet/index.ts";
-import type { WalletId } from "./plan.ts";
+import type { WalletId } from "./plan-types.ts";
 
 const NETWORK = BASE_CAIP2;
 

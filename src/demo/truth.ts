@@ -17,7 +17,7 @@
 import fs from "node:fs";
 import { z } from "zod";
 import { AppError } from "../common/errors.ts";
-import { BEHAVIOURS, type Behaviour, GENUINE } from "./plan.ts";
+import { BEHAVIOURS, type Behaviour, GENUINE } from "./plan-types.ts";
 
 export interface TruthRecord {
   tx_hash: string;

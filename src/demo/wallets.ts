@@ -6,7 +6,8 @@ import { type DevnetAccount, derive } from "../chain/devnet/index.ts";
 import { MERCHANT_HOST_NAMES, type MerchantHost } from "../config/ports.ts";
 import { ALIAS_PATHS } from "../merchants/index.ts";
 import type { Mix } from "./mix.ts";
-import { merchantWallet, populationWallets, type WalletId } from "./plan.ts";
+import { populationWallets } from "./plan.ts";
+import { merchantWallet, type WalletId } from "./plan-types.ts";
 import { DEMO_SHOPS } from "./shops/index.ts";
 
 /**

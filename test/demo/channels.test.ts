@@ -8,15 +8,14 @@ import { describe, expect, it } from "vitest";
 import { CHANNEL_FARM, SESSION_SLOTS } from "../../src/demo/channels.ts";
 import { CLUSTER_EVASION_WALLET } from "../../src/demo/cluster-evasions.ts";
 import { CHANNELS_OFF, DEFAULT_MIX, loadMix, type Mix } from "../../src/demo/mix.ts";
+import { planSlot, populationWallets } from "../../src/demo/plan.ts";
 import {
   type Action,
   GENUINE,
   type PlanContext,
   type PlanMerchant,
-  planSlot,
-  populationWallets,
   SLOT_SECONDS,
-} from "../../src/demo/plan.ts";
+} from "../../src/demo/plan-types.ts";
 import { endpoint, type Pay, planContext, planMerchants, playWeeks } from "./plan-world.ts";
 
 const merchants = planMerchants({

@@ -16,15 +16,14 @@ import {
 } from "../../src/demo/cluster-evasions.ts";
 import { EVASIONS, evasionTargets } from "../../src/demo/evasions.ts";
 import { CLUSTER_EVASIONS_OFF, DEFAULT_MIX, loadMix, type Mix } from "../../src/demo/mix.ts";
+import { planSlot, populationWallets } from "../../src/demo/plan.ts";
 import {
   type Action,
   GENUINE,
   type PlanContext,
-  planSlot,
-  populationWallets,
   SLOT_SECONDS,
   slotSecondsFor,
-} from "../../src/demo/plan.ts";
+} from "../../src/demo/plan-types.ts";
 import { THRESHOLDS } from "../../src/reports/index.ts";
 import {
   endpoint,

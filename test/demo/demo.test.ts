@@ -20,7 +20,7 @@ import { demoWeekCloses } from "../../src/demo/attester.ts";
 import { CLUSTER_EVASIONS, toppedUpAgents } from "../../src/demo/cluster-evasions.ts";
 import { EVASIONS } from "../../src/demo/evasions.ts";
 import type { Mix } from "../../src/demo/mix.ts";
-import { range } from "../../src/demo/plan.ts";
+import { range } from "../../src/demo/plan-picks.ts";
 import type { World } from "../../src/demo/resume.ts";
 import { ATTESTER_KEY, simulatedKeys } from "../../src/demo/wallets.ts";
 import { type Report, THRESHOLDS, verifyReport } from "../../src/reports/index.ts";

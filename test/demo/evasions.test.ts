@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import { CLUSTER_EVASION_WALLET, CLUSTER_EVASIONS } from "../../src/demo/cluster-evasions.ts";
 import { CHAIN_LENGTH, EVASIONS, evasionTargets } from "../../src/demo/evasions.ts";
 import { CLUSTER_EVASIONS_OFF, DEFAULT_MIX, EVASIONS_OFF, loadMix, type Mix } from "../../src/demo/mix.ts";
-import { type Action, GENUINE, type PlanContext, planSlot, populationWallets } from "../../src/demo/plan.ts";
+import { planSlot, populationWallets } from "../../src/demo/plan.ts";
+import { type Action, GENUINE, type PlanContext } from "../../src/demo/plan-types.ts";
 import { THRESHOLDS } from "../../src/reports/index.ts";
 import {
   endpoint,

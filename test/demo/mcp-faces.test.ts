@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { viaMcp } from "../../src/demo/mcp-faces.ts";
 import { DEFAULT_MIX } from "../../src/demo/mix.ts";
-import { type Action, populationWallets } from "../../src/demo/plan.ts";
+import { populationWallets } from "../../src/demo/plan.ts";
+import type { Action } from "../../src/demo/plan-types.ts";
 
 const pay = (from: string, behaviour: string): Extract<Action, { type: "pay" }> =>
   ({ type: "pay", at: 0, from, merchant: "utility", endpoint: 0, behaviour }) as Extract<

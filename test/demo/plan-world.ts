@@ -4,16 +4,15 @@
  */
 import type { Mix } from "../../src/demo/mix.ts";
 import { DEFAULT_MIX } from "../../src/demo/mix.ts";
+import { chooseRoles, planSlot } from "../../src/demo/plan.ts";
 import {
   type Action,
-  chooseRoles,
   type PlanContext,
   type PlanEndpoint,
   type PlanMerchant,
-  planSlot,
   SLOT_SECONDS,
   SLOTS_PER_WEEK,
-} from "../../src/demo/plan.ts";
+} from "../../src/demo/plan-types.ts";
 
 export type Pay = Extract<Action, { type: "pay" }>;
 export type Transfer = Extract<Action, { type: "transfer" }>;

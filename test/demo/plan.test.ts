@@ -1,19 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { EVASIONS } from "../../src/demo/evasions.ts";
 import { DEFAULT_MIX, loadMix } from "../../src/demo/mix.ts";
+import { chooseRoles, planSlot, populationWallets } from "../../src/demo/plan.ts";
+import { spread } from "../../src/demo/plan-picks.ts";
 import {
   type Action,
-  chooseRoles,
   GENUINE,
   type PlanContext,
   type PlanMerchant,
-  planSlot,
-  populationWallets,
   SLOT_SECONDS,
   SLOTS_PER_WEEK,
   slotSecondsFor,
-  spread,
-} from "../../src/demo/plan.ts";
+} from "../../src/demo/plan-types.ts";
 import { endpoint, planContext, planMerchants, playWeeks } from "./plan-world.ts";
 
 const merchants = planMerchants();

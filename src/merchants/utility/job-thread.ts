@@ -20,16 +20,6 @@
 import { type ResourceLimits, Worker } from "node:worker_threads";
 import { DEFAULT_IDLE_MS, JobRunner, type JobWorker, type WorkerEvents } from "./job-runner.ts";
 
-export {
-  DEFAULT_IDLE_MS,
-  JOB_CPU,
-  JOB_DEADLINE,
-  JOB_MEMORY,
-  JobFailedError,
-  type RunOptions,
-  serveJobs,
-} from "./job-runner.ts";
-
 const BOOT = new URL("./worker-boot.mjs", import.meta.url);
 
 export interface JobThreadOptions {

@@ -1,7 +1,7 @@
 /**
  * The worker thread side of `TraceThread`: traces one image per job with `trace()`.
  */
-import { serveJobs } from "../job-thread.ts";
+import { serveJobs } from "../job-runner.ts";
 import type { RgbaImage } from "./bmp.ts";
 import type { Drawing } from "./drawing.ts";
 import { type TraceOptions, trace } from "./trace.ts";
