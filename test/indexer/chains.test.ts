@@ -3,7 +3,12 @@ import { POLYGON_RECORD } from "../../src/chain/chains.ts";
 import type { Devnet, DevnetAccount } from "../../src/chain/devnet/index.ts";
 import { derive } from "../../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
-import { IndexerInputError, type IndexerOptions, runIndexer } from "../../src/indexer/index.ts";
+import {
+  type IndexerEvent,
+  IndexerInputError,
+  type IndexerOptions,
+  runIndexer,
+} from "../../src/indexer/index.ts";
 import { startMiner } from "../helpers/chain.ts";
 import { channelConfig, depositErc3009, facilitatorOf } from "../helpers/channels.ts";
 import { openTempAnalytics, startTestDevnet } from "../helpers/indexer.ts";
@@ -137,6 +142,61 @@ describe("a chain whose blocks say their own time (Polygon PoS on anvil)", () =>
       expect(await indexed(proxy.url)).toEqual(await indexed(devnet.rpc));
     } finally {
       await proxy.close();
+    }
+  });
+
+  it("follows a reorg above the blocks the other tests read: rewinds, resumes and dates the new blocks by their own times", async () => {
+    // Above `head`, whatever the other tests read: the chain they index is left as it was.
+    const fork = await rpc<string>(devnet.rpc, "evm_snapshot");
+    const [b0, b1] = devnet.buyers as [DevnetAccount, DevnetAccount];
+    const settler = new Settler(devnet, devnet.facilitatorAccount);
+    const blockTimes = async (analytics: IndexerOptions["analytics"]) =>
+      (
+        await analytics.all<{ block: bigint; t: bigint; amount: bigint }>(
+          `SELECT block_number AS block, epoch(block_time)::BIGINT AS t, amount FROM payments
+           WHERE block_number > ${head} ORDER BY block_number`,
+        )
+      ).map((r) => [Number(r.block), Number(r.t), r.amount]);
+    const headerTime = async (n: number) =>
+      Number(
+        (await rpc<{ timestamp: string }>(devnet.rpc, "eth_getBlockByNumber", [`0x${n.toString(16)}`, false]))
+          .timestamp,
+      );
+    const analytics = await openTempAnalytics();
+    try {
+      // Chain A: a payment, blocks 1 s apart.
+      await rpc(devnet.rpc, "anvil_setBlockTimestampInterval", [1]);
+      await settler.settle([{ buyer: b0, payTo: merchant, amount: 4_000n }]);
+      await mineAll(devnet);
+      await devnet.mine(3);
+      const headA = await blockNumber();
+      await runIndexer({ ...options(analytics, devnet.rpc), toBlock: headA, reorgDepth: 10, batchBlocks: 2 });
+      expect(await blockTimes(analytics)).toEqual([[head + 1, await headerTime(head + 1), 4_000n]]);
+      // Chain B from the same parent: another payment, blocks 3 s apart, one block longer.
+      await rpc(devnet.rpc, "evm_revert", [fork]);
+      settler.resync();
+      await rpc(devnet.rpc, "anvil_setBlockTimestampInterval", [3]);
+      await settler.settle([{ buyer: b1, payTo: merchant, amount: 5_000n }]);
+      await mineAll(devnet);
+      await devnet.mine(4);
+      const headB = await blockNumber();
+      const events: IndexerEvent[] = [];
+      await runIndexer({
+        ...options(analytics, devnet.rpc),
+        toBlock: headB,
+        reorgDepth: 10,
+        batchBlocks: 2,
+        onEvent: (e) => events.push(e),
+      });
+      expect(events.some((e) => e.type === "reorg")).toBe(true);
+      expect(await blockTimes(analytics)).toEqual([[head + 1, await headerTime(head + 1), 5_000n]]);
+      const checkpoint = await analytics.one<{ block: bigint; t: bigint }>(
+        "SELECT block_number AS block, epoch(block_time)::BIGINT AS t FROM indexer_state WHERE chain = 'polygon'",
+      );
+      expect([Number(checkpoint?.block), Number(checkpoint?.t)]).toEqual([headB, await headerTime(headB)]);
+    } finally {
+      analytics.close();
+      await rpc(devnet.rpc, "evm_revert", [fork]);
     }
   });
 
