@@ -141,12 +141,14 @@ export async function claimChannel(
   config: ChannelConfigOf,
   total: bigint,
 ): Promise<TransactionReceipt> {
-  const channelId = computeChannelId(config, BASE_CHAIN_ID);
+  // The chain the facilitator's wallet is on: Base's devnet, or another chain a devnet plays.
+  const chainId = f.wallet.chain?.id ?? BASE_CHAIN_ID;
+  const channelId = computeChannelId(config, chainId);
   const voucher = await signVoucher(
     privateKeyToAccount(buyer.privateKey),
     channelId,
     total.toString(),
-    NETWORK,
+    chainId === BASE_CHAIN_ID ? NETWORK : `eip155:${chainId}`,
   );
   return f.escrow("claim", [
     [
@@ -169,7 +171,7 @@ export async function payExactPermit2(
 ): Promise<TransactionReceipt> {
   const requirements: PaymentRequirements = {
     scheme: "exact",
-    network: NETWORK,
+    network: `eip155:${devnet.chainId}`,
     asset: devnet.usdc,
     amount: amount.toString(),
     payTo,

@@ -10,7 +10,13 @@ import {
   runIndexer,
 } from "../../src/indexer/index.ts";
 import { startMiner } from "../helpers/chain.ts";
-import { channelConfig, depositErc3009, facilitatorOf } from "../helpers/channels.ts";
+import {
+  channelConfig,
+  claimChannel,
+  depositErc3009,
+  facilitatorOf,
+  payExactPermit2,
+} from "../helpers/channels.ts";
 import { openTempAnalytics, startTestDevnet } from "../helpers/indexer.ts";
 import { startRpcProxy } from "../helpers/rpc-proxy.ts";
 import { mineAll, rpc, Settler, sendTransfer } from "../helpers/settle.ts";
@@ -48,7 +54,11 @@ beforeAll(async () => {
   const miner = startMiner(devnet);
   try {
     const f = facilitatorOf(devnet);
-    await depositErc3009(devnet, f, b2, channelConfig(devnet, b2.address, receiver), 3_000_000n);
+    // Through x402's Permit2 proxy (exact for wallets without EIP-3009), then a channel: a deposit and a claim.
+    await payExactPermit2(devnet, f, b2, merchant as `0x${string}`, 300_000n);
+    const config = channelConfig(devnet, b2.address, receiver);
+    await depositErc3009(devnet, f, b2, config, 3_000_000n);
+    await claimChannel(f, b2, config, 450_000n);
   } finally {
     await miner.stop();
   }
@@ -108,9 +118,12 @@ describe("a chain whose blocks say their own time (Polygon PoS on anvil)", () =>
     const { payments, transfers, state } = await indexed(devnet.rpc);
     expect(state).toEqual([{ chain: "polygon" }]);
     const [b0, b1, b2] = devnet.buyers.map((b) => b.address.toLowerCase());
+    // EIP-3009 twice, x402's exact Permit2 proxy, and the channel's claim (its payer's, to its receiver).
     expect(payments.map((p) => [p.payer, p.pay_to, p.scheme])).toEqual([
       [b0, merchant, "exact"],
       [b1, merchant, "exact"],
+      [b2, merchant, "exact"],
+      [b2, receiver, "batch-settlement"],
     ]);
     // The deposit: money from the third buyer into its channel, named by the channel's id.
     expect(transfers.filter((t) => t.to_address.length === 66).map((t) => t.from_address)).toEqual([b2]);
