@@ -30,22 +30,32 @@ export async function reach(analytics: Analytics, end: number): Promise<void> {
      WHERE chain = 'base' AND block_number <= $end AND channel IS NOT NULL AND payer <> pay_to`,
     { end },
   );
-  const moves = await analytics.all<{ src: string; dst: string }>("SELECT src, dst FROM rw_prov_moves");
-  const out = new Map<string, string[]>();
+  // The walk runs on numbers: tens of thousands of moves read as addresses cost more to decode into strings
+  // (0.75 s of a 10M build with funding histories) than the walk itself.
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_prov_ids AS
+     SELECT wallet, (row_number() OVER ())::INTEGER - 1 AS id FROM (SELECT src AS wallet FROM rw_prov_moves UNION SELECT dst FROM rw_prov_moves)`,
+  );
+  const moves = await analytics.all<{ src: number; dst: number }>(
+    `SELECT s.id AS src, d.id AS dst FROM rw_prov_moves m
+     JOIN rw_prov_ids s ON s.wallet = m.src JOIN rw_prov_ids d ON d.wallet = m.dst`,
+  );
+  const out = new Map<number, number[]>();
   for (const { src, dst } of moves) {
     const list = out.get(src);
     if (list) list.push(dst);
     else out.set(src, [dst]);
   }
   // Only a merchant that sends anything can start a way.
-  const merchants = await analytics.all<{ wallet: string }>(
-    "SELECT wallet FROM rw_merchants WHERE wallet IN (SELECT src FROM rw_prov_moves)",
+  const merchants = await analytics.all<{ id: number }>(
+    `SELECT id FROM rw_prov_ids WHERE wallet IN (SELECT wallet FROM rw_merchants)
+       AND wallet IN (SELECT src FROM rw_prov_moves)`,
   );
   // Each wallet reached keeps the merchant whose money reached it, or MIXED once two merchants' money
   // has; a wallet changes at most twice, so the walk stays linear.
-  const origin = new Map<string, string>();
-  const queue: string[] = [];
-  const visit = (from: string, label: string) => {
+  const origin = new Map<number, number>();
+  const queue: number[] = [];
+  const visit = (from: number, label: number) => {
     for (const dst of out.get(from) ?? []) {
       const known = origin.get(dst);
       if (known === label || known === MIXED) continue;
@@ -53,22 +63,26 @@ export async function reach(analytics: Analytics, end: number): Promise<void> {
       queue.push(dst);
     }
   };
-  const isMerchant = new Set(merchants.map((m) => m.wallet));
-  for (const { wallet } of merchants) visit(wallet, wallet);
+  const isMerchant = new Set(merchants.map((m) => m.id));
+  for (const { id } of merchants) visit(id, id);
   for (let i = 0; i < queue.length; i++) {
-    const wallet = queue[i] as string;
-    const label = origin.get(wallet) as string;
+    const wallet = queue[i] as number;
+    const label = origin.get(wallet) as number;
     // What a merchant sends carries its own label beside any it holds.
     visit(wallet, isMerchant.has(wallet) && label !== wallet ? MIXED : label);
   }
-  await analytics.run("CREATE OR REPLACE TEMP TABLE rw_prov_reach (wallet VARCHAR, tracked BOOLEAN)");
-  await analytics.append("rw_prov_reach", [...origin], (a, [wallet, label]) => {
-    a.appendVarchar(wallet);
+  await analytics.run("CREATE OR REPLACE TEMP TABLE rw_prov_reached (id INTEGER, tracked BOOLEAN)");
+  await analytics.append("rw_prov_reached", [...origin], (a, [wallet, label]) => {
+    a.appendInteger(wallet);
     // A merchant that only its own money reached sends what it would send untracked: its label alone.
     // Its revenue need not be read then (a busy merchant's is most of the payments).
     a.appendBoolean(!isMerchant.has(wallet) || label !== wallet);
   });
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_prov_reach AS
+     SELECT i.wallet, r.tracked FROM rw_prov_reached r JOIN rw_prov_ids i USING (id)`,
+  );
 }
 
 /** The origin of a wallet two merchants' money reached. */
-const MIXED = "";
+const MIXED = -1;

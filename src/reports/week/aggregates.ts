@@ -346,6 +346,8 @@ async function figures(analytics: Analytics, ringGraph: RingGraph): Promise<void
        SELECT pay_to, day, d.tx, d.amount, d.amount - coalesce(f.amount, 0) AS real_amount
        FROM (SELECT pay_to, day, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount FROM rw_groups GROUP BY ALL) d
        LEFT JOIN (SELECT pay_to, day, sum(amount::HUGEINT * n) AS amount FROM ${flagged} GROUP BY ALL) f USING (pay_to, day)
+     ), marked AS (
+       SELECT DISTINCT pay_to FROM ${flagged}
      ), c AS (
        SELECT *, ${sqlApportionedCents({
          amount: "real_amount",
@@ -354,7 +356,7 @@ async function figures(analytics: Analytics, ringGraph: RingGraph): Promise<void
          prefer: `real_amount // ${CENT} < amount // ${CENT}`,
          tieBreak: "day",
        })} AS real_cents
-       FROM d
+       FROM d WHERE pay_to IN (SELECT pay_to FROM marked)
      )
      SELECT pay_to, day, tx, ${sqlApportionedCents({
        amount: "amount",
@@ -363,7 +365,19 @@ async function figures(analytics: Analytics, ringGraph: RingGraph): Promise<void
        prefer: `real_cents > amount // ${CENT}`,
        tieBreak: "day",
      })} AS cents, real_cents
-     FROM c`,
+     FROM c
+     UNION ALL
+     -- A merchant without flags: real is reported on every day, both passes above give every day the same
+     -- cents (the first gives the extra cents to the days the second then prefers), so one pass does.
+     SELECT pay_to, day, tx, cents, cents FROM (
+       SELECT pay_to, day, tx, ${sqlApportionedCents({
+         amount: "amount",
+         totalCents: sqlCents("sum(amount) OVER (PARTITION BY pay_to)"),
+         partition: "pay_to",
+         tieBreak: "day",
+       })} AS cents
+       FROM d WHERE pay_to NOT IN (SELECT pay_to FROM marked)
+     )`,
   );
   await schemes(analytics, flagged);
   // The page's wallet tables: each kind's cents shared among its wallets the same way, so a table's rows
@@ -414,6 +428,8 @@ async function schemes(analytics: Analytics, flagged: string): Promise<void> {
        FROM (SELECT pay_to, scheme, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount FROM rw_groups GROUP BY ALL) g
        LEFT JOIN (SELECT pay_to, scheme, sum(n)::BIGINT AS tx, sum(amount::HUGEINT * n) AS amount FROM ${flagged} GROUP BY ALL) f
          USING (pay_to, scheme)
+     ), marked AS (
+       SELECT DISTINCT pay_to FROM ${flagged}
      ), c AS (
        SELECT s.*, ${sqlApportionedCents({
          amount: "s.real_amount",
@@ -422,7 +438,7 @@ async function schemes(analytics: Analytics, flagged: string): Promise<void> {
          prefer: `s.real_amount // ${CENT} < s.amount // ${CENT}`,
          tieBreak: "s.scheme",
        })} AS real_cents
-       FROM s JOIN rw_figures m ON m.address = s.pay_to
+       FROM s JOIN rw_figures m ON m.address = s.pay_to WHERE s.pay_to IN (SELECT pay_to FROM marked)
      )
      SELECT c.pay_to, c.scheme, c.tx, c.real_tx, ${sqlApportionedCents({
        amount: "c.amount",
@@ -431,6 +447,17 @@ async function schemes(analytics: Analytics, flagged: string): Promise<void> {
        prefer: `c.real_cents > c.amount // ${CENT}`,
        tieBreak: "c.scheme",
      })} AS cents, c.real_cents
-     FROM c JOIN rw_figures m ON m.address = c.pay_to`,
+     FROM c JOIN rw_figures m ON m.address = c.pay_to
+     UNION ALL
+     -- Without flags, one pass gives both (as the days' in figures()).
+     SELECT pay_to, scheme, tx, real_tx, cents, cents FROM (
+       SELECT s.pay_to, s.scheme, s.tx, s.real_tx, ${sqlApportionedCents({
+         amount: "s.amount",
+         totalCents: sqlCents("m.amount"),
+         partition: "s.pay_to",
+         tieBreak: "s.scheme",
+       })} AS cents
+       FROM s JOIN rw_figures m ON m.address = s.pay_to WHERE s.pay_to NOT IN (SELECT pay_to FROM marked)
+     )`,
   );
 }
