@@ -21,7 +21,14 @@ import { paymentHashes, paymentRef } from "./payment-refs.ts";
 import { type Hop, ProvenanceLedger, type Visible } from "./provenance-ledger.ts";
 import { reach } from "./reach.ts";
 
-export const PROVENANCE_TABLES = ["rw_prov_moves", "rw_prov_ids", "rw_prov_reached", "rw_prov_reach", "rw_after", "rw_funding"];
+export const PROVENANCE_TABLES = [
+  "rw_prov_moves",
+  "rw_prov_ids",
+  "rw_prov_reached",
+  "rw_prov_reach",
+  "rw_after",
+  "rw_funding",
+];
 
 /** A way longer than this is shown cut in the evidence (its first and last transfers); the flag does not depend on it. */
 const MAX_WAY = 64;
