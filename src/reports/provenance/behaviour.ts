@@ -69,7 +69,7 @@ export async function behaviourLinks(analytics: Analytics, links: ClusterLinks):
     k: bigint;
     n: bigint;
     sig_n: bigint;
-    wallets: string[];
+    wallets: number[];
     elsewhere: number[];
   }>(
     `WITH candidates AS (
@@ -78,11 +78,11 @@ export async function behaviourLinks(analytics: Analytics, links: ClusterLinks):
        FROM rw_pair_totals SEMI JOIN rw_behaviour b ON b.wallet = payer
      ), hits AS (
        SELECT b.source, b.span, b.bucket, g.pay_to, g.band, any_value(b.n) AS n,
-         count(DISTINCT coalesce(c.cluster, b.wallet)) AS k, list(b.wallet ORDER BY b.wallet) AS wallets,
+         count(DISTINCT coalesce(c.cluster, b.wallet)) AS k, list(i.id ORDER BY b.wallet) AS wallets,
          list(d.elsewhere ORDER BY b.wallet) AS elsewhere
        FROM rw_behaviour b JOIN rw_behaviour_bands g ON g.payer = b.wallet
          JOIN candidates d ON d.payer = b.wallet AND d.pay_to = g.pay_to
-         LEFT JOIN rw_strong_clusters c ON c.wallet = b.wallet
+         LEFT JOIN rw_strong_clusters c ON c.wallet = b.wallet JOIN rw_cluster_ids i ON i.wallet = b.wallet
        WHERE d.elsewhere <= ${t.behaviourMaxElsewhereShare}
        GROUP BY ALL HAVING count(DISTINCT coalesce(c.cluster, b.wallet)) >= ${t.behaviourMinWallets}
      ), background AS (
@@ -115,9 +115,9 @@ export async function behaviourLinks(analytics: Analytics, links: ClusterLinks):
     const order = g.wallets
       .map((_, i) => i)
       .sort((a, b) => (g.elsewhere[a] ?? 0) - (g.elsewhere[b] ?? 0) || a - b);
-    const first = g.wallets[order[0] as number] as string;
+    const first = g.wallets[order[0] as number] as number;
     for (const i of order.slice(1)) {
-      const wallet = g.wallets[i] as string;
+      const wallet = g.wallets[i] as number;
       const weight = chanceWeight(chance) * (1 - (g.elsewhere[i] ?? 0));
       if (links.add({ wallet, to: first, rule: "behaviour", strong, measure: chance, weight })) joined++;
     }

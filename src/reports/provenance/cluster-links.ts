@@ -10,10 +10,15 @@
 /** The rule behind a link: docs/screens.md, "Clusters and hubs", says what each one means. */
 export type LinkRule = "funding" | "first_funder" | "behaviour";
 
+/**
+ * Wallets are numbers here, their places in `rw_cluster_ids` (clusters.ts), which are in address order: a
+ * comparison of two numbers is the comparison of their addresses, and a 10M build no longer decodes hundreds
+ * of thousands of addresses into strings and back.
+ */
 export interface ClusterLink {
-  wallet: string;
+  wallet: number;
   /** The wallet it is linked to: its funder, or the first of the wallets that behave as it does. */
-  to: string;
+  to: number;
   rule: LinkRule;
   strong: boolean;
   /** funding: the funder cluster's share of what the wallet received; behaviour: the null model's chance. */
@@ -25,53 +30,67 @@ export interface ClusterLink {
   weight: number;
 }
 
-/** Union-find over wallets; a cluster is named by its smallest address (the same whatever the links' order). */
+/** Union-find over wallets `0 .. size - 1`; a cluster is named by its smallest (the same whatever the links' order). */
 export class UnionFind {
-  private readonly parent = new Map<string, string>();
+  /** Each wallet's parent; -1 for a wallet in no link. */
+  private readonly parent: Int32Array;
+  /** The wallets in a link, in the order they came. */
+  private readonly members: number[] = [];
 
-  find(w: string): string {
+  constructor(size: number) {
+    this.parent = new Int32Array(size).fill(-1);
+  }
+
+  find(w: number): number {
+    const parent = this.parent;
+    if (parent[w] === -1) return w;
     let root = w;
-    for (let p = this.parent.get(root); p !== undefined && p !== root; p = this.parent.get(root)) root = p;
+    while (parent[root] !== root) root = parent[root] as number;
     for (let x = w; x !== root; ) {
-      const next = this.parent.get(x) as string;
-      this.parent.set(x, root);
+      const next = parent[x] as number;
+      parent[x] = root;
       x = next;
     }
     return root;
   }
 
   /** Joins the clusters of `a` and `b`; false when they were one already. */
-  union(a: string, b: string): boolean {
-    if (!this.parent.has(a)) this.parent.set(a, a);
-    if (!this.parent.has(b)) this.parent.set(b, b);
+  union(a: number, b: number): boolean {
+    this.add(a);
+    this.add(b);
     const ra = this.find(a);
     const rb = this.find(b);
     if (ra === rb) return false;
-    if (ra < rb) this.parent.set(rb, ra);
-    else this.parent.set(ra, rb);
+    if (ra < rb) this.parent[rb] = ra;
+    else this.parent[ra] = rb;
     return true;
   }
 
   /** Each wallet in a link and its cluster. */
-  entries(): [string, string][] {
-    return [...this.parent.keys()].map((w) => [w, this.find(w)]);
+  entries(): [number, number][] {
+    return this.members.map((w) => [w, this.find(w)]);
   }
-}
 
-/** Each wallet of the links and its cluster, named by its smallest address. */
-export function unionFind(links: readonly { wallet: string; funder: string }[]): Map<string, string> {
-  const uf = new UnionFind();
-  for (const { wallet, funder } of links) uf.union(wallet, funder);
-  return new Map(uf.entries());
+  private add(w: number): void {
+    if (this.parent[w] !== -1) return;
+    this.parent[w] = w;
+    this.members.push(w);
+  }
 }
 
 /** The links found so far, and the clusters they make: all of them, and the strong ones alone. */
 export class ClusterLinks {
-  readonly all = new UnionFind();
-  readonly strong = new UnionFind();
+  readonly all: UnionFind;
+  readonly strong: UnionFind;
   readonly links: ClusterLink[] = [];
   /** Every link added, for the price test's forest: a heavier link between wallets already joined counts. */
   private readonly edges: ClusterLink[] = [];
+
+  /** Links among `size` wallets (`rw_cluster_ids`). */
+  constructor(private readonly size: number) {
+    this.all = new UnionFind(size);
+    this.strong = new UnionFind(size);
+  }
 
   /** Adds a link; true when it joined two strong clusters (for the funding rule's fixed point). */
   add(link: ClusterLink): boolean {
@@ -90,13 +109,11 @@ export class ClusterLinks {
    * a band then count as the sum of their shares, at least 1: one buyer where every link is strong, as many
    * as wallets where every link weighs nothing, and in between in proportion, with no cut to sit past.
    */
-  priceShares(): [string, string, number][] {
-    const sorted = [...this.edges].sort(
-      (a, b) => b.weight - a.weight || cmp(a.wallet, b.wallet) || cmp(a.to, b.to),
-    );
-    const forest = new UnionFind();
-    const near = new Map<string, { to: string; weight: number }[]>();
-    const connect = (a: string, b: string, weight: number) => {
+  priceShares(): [number, number, number][] {
+    const sorted = [...this.edges].sort((a, b) => b.weight - a.weight || a.wallet - b.wallet || a.to - b.to);
+    const forest = new UnionFind(this.size);
+    const near = new Map<number, { to: number; weight: number }[]>();
+    const connect = (a: number, b: number, weight: number) => {
       const list = near.get(a);
       if (list) list.push({ to: b, weight });
       else near.set(a, [{ to: b, weight }]);
@@ -107,13 +124,13 @@ export class ClusterLinks {
       connect(e.wallet, e.to, weight);
       connect(e.to, e.wallet, weight);
     }
-    const share = new Map<string, number>();
+    const share = new Map<number, number>();
     for (const [wallet, cluster] of this.all.entries()) {
       if (wallet !== cluster) continue;
       share.set(cluster, 1);
       const queue = [cluster];
       for (let i = 0; i < queue.length; i++) {
-        const at = queue[i] as string;
+        const at = queue[i] as number;
         for (const next of near.get(at) ?? []) {
           if (share.has(next.to)) continue;
           share.set(next.to, 1 - next.weight);
@@ -124,5 +141,3 @@ export class ClusterLinks {
     return this.all.entries().map(([wallet, cluster]) => [wallet, cluster, share.get(wallet) ?? 1]);
   }
 }
-
-const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

@@ -19,19 +19,17 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { behaviourLinks } from "./behaviour.ts";
 import { ClusterLinks } from "./cluster-links.ts";
-import {
-  appendClusters,
-  firstFunderLinks,
-  fundingLinks,
-  inflowTotals,
-  writeStrong,
-} from "./funding-links.ts";
+import { firstFunderLinks, fundingLinks, inflowTotals, writeClusters, writeStrong } from "./funding-links.ts";
 import { hubsBeforeClusters, hubsFedByClusters, opaqueHubs } from "./hubs.ts";
 
 export const CLUSTER_TABLES = [
   "rw_inflow",
   "rw_inflow_counts",
   "rw_inflow_totals",
+  "rw_cluster_ids",
+  "rw_cluster_pairs",
+  "rw_price_ids",
+  "rw_link_ids",
   "rw_repo_hubs",
   "rw_listed_hubs",
   "rw_spread_hubs",
@@ -72,12 +70,22 @@ export async function clusters(analytics: Analytics, end: number): Promise<void>
   await analytics.run(
     "CREATE OR REPLACE TEMP TABLE rw_inflow_counts AS SELECT wallet, count(*) AS senders FROM rw_inflow GROUP BY wallet",
   );
+  // Every wallet a link can join (funded, funders, payers) as a number, in address order (cluster-links.ts).
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_cluster_ids AS
+     SELECT wallet, (row_number() OVER (ORDER BY wallet))::INTEGER - 1 AS id FROM (
+       SELECT wallet FROM rw_inflow UNION SELECT sender FROM rw_inflow UNION SELECT payer FROM rw_pair_totals
+     )`,
+  );
+  const size = Number(
+    (await analytics.one<{ n: bigint }>("SELECT count(*) AS n FROM rw_cluster_ids"))?.n ?? 0n,
+  );
   await hubsBeforeClusters(analytics);
   await inflowTotals(analytics);
-  await fundingLinks(analytics, new ClusterLinks());
+  await fundingLinks(analytics, new ClusterLinks(size));
   await hubsFedByClusters(analytics);
 
-  const links = new ClusterLinks();
+  const links = new ClusterLinks(size);
   await inflowTotals(analytics);
   await fundingLinks(analytics, links);
   await firstFunderLinks(analytics, links);
@@ -86,28 +94,37 @@ export async function clusters(analytics: Analytics, end: number): Promise<void>
   await writeStrong(analytics, links);
   await writeAll(analytics, links);
   await analytics.run(
-    "CREATE OR REPLACE TEMP TABLE rw_price_clusters (wallet VARCHAR, cluster VARCHAR, share DOUBLE)",
+    "CREATE OR REPLACE TEMP TABLE rw_price_ids (wallet INTEGER, cluster INTEGER, share DOUBLE)",
   );
-  await analytics.append("rw_price_clusters", links.priceShares(), (a, [wallet, cluster, share]) => {
-    a.appendVarchar(wallet);
-    a.appendVarchar(cluster);
+  await analytics.append("rw_price_ids", links.priceShares(), (a, [wallet, cluster, share]) => {
+    a.appendInteger(wallet);
+    a.appendInteger(cluster);
     a.appendDouble(share);
   });
   await analytics.run(
-    `CREATE OR REPLACE TEMP TABLE rw_cluster_links
-       (wallet VARCHAR, linked VARCHAR, rule VARCHAR, strong BOOLEAN, measure DOUBLE)`,
+    `CREATE OR REPLACE TEMP TABLE rw_price_clusters AS
+     SELECT w.wallet, c.wallet AS cluster, p.share FROM rw_price_ids p
+     JOIN rw_cluster_ids w ON w.id = p.wallet JOIN rw_cluster_ids c ON c.id = p.cluster`,
   );
-  await analytics.append("rw_cluster_links", links.links, (a, l) => {
-    a.appendVarchar(l.wallet);
-    a.appendVarchar(l.to);
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_link_ids
+       (wallet INTEGER, linked INTEGER, rule VARCHAR, strong BOOLEAN, measure DOUBLE)`,
+  );
+  await analytics.append("rw_link_ids", links.links, (a, l) => {
+    a.appendInteger(l.wallet);
+    a.appendInteger(l.to);
     a.appendVarchar(l.rule);
     a.appendBoolean(l.strong);
     a.appendDouble(l.measure);
   });
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_cluster_links AS
+     SELECT w.wallet, k.wallet AS linked, l.rule, l.strong, l.measure FROM rw_link_ids l
+     JOIN rw_cluster_ids w ON w.id = l.wallet JOIN rw_cluster_ids k ON k.id = l.linked`,
+  );
   await opaqueHubs(analytics, end);
 }
 
 async function writeAll(analytics: Analytics, links: ClusterLinks): Promise<void> {
-  await analytics.run("CREATE OR REPLACE TEMP TABLE rw_clusters (wallet VARCHAR, cluster VARCHAR)");
-  await appendClusters(analytics, "rw_clusters", links.all.entries());
+  await writeClusters(analytics, "rw_clusters", links.all.entries());
 }

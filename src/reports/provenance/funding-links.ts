@@ -41,7 +41,7 @@ export const fundingWeight = (share: number) => Math.min(share / THRESHOLDS.fund
 export async function fundingLinks(analytics: Analytics, links: ClusterLinks): Promise<void> {
   await writeStrong(analytics, links);
   for (let round = 0; ; round++) {
-    const found = await analytics.all<{ wallet: string; via: string; share: number }>(
+    const found = await analytics.all<{ wallet: number; via: number; share: number }>(
       `WITH src AS (
          SELECT i.wallet, coalesce(c.cluster, i.sender) AS funder, sum(i.funds) AS amount,
            first(i.sender ORDER BY i.funds DESC, i.sender) AS via
@@ -50,10 +50,11 @@ export async function fundingLinks(analytics: Analytics, links: ClusterLinks): P
            ${round === 0 ? "" : "AND i.wallet IN (SELECT wallet FROM rw_unfunded)"}
          GROUP BY ALL
        )
-       SELECT s.wallet, s.via, (s.amount / t.total)::DOUBLE AS share
+       SELECT w.id AS wallet, v.id AS via, (s.amount / t.total)::DOUBLE AS share
        FROM src s JOIN rw_inflow_totals t USING (wallet)
+         JOIN rw_cluster_ids w ON w.wallet = s.wallet JOIN rw_cluster_ids v ON v.wallet = s.via
        WHERE s.amount * 2 >= t.nonhub AND s.amount >= t.total * ${THRESHOLDS.firstFunderMinShare}
-       ORDER BY s.wallet, s.via`,
+       ORDER BY w.id, v.id`,
     );
     let joined = 0;
     for (const f of found) {
@@ -75,15 +76,17 @@ export async function fundingLinks(analytics: Analytics, links: ClusterLinks): P
 
 /** Adds each wallet's first funder, unless a hub, as a weak link. */
 export async function firstFunderLinks(analytics: Analytics, links: ClusterLinks): Promise<void> {
-  const found = await analytics.all<{ wallet: string; funder: string; share: number }>(
+  const found = await analytics.all<{ wallet: number; funder: number; share: number }>(
     `WITH first AS (
        SELECT wallet, arg_min(sender, first_at) AS funder, arg_min(funds, first_at) AS funds FROM rw_inflow
        WHERE funds > 0 GROUP BY wallet
      )
-     SELECT f.wallet, f.funder, (f.funds / t.total)::DOUBLE AS share FROM first f JOIN rw_inflow_totals t USING (wallet)
+     SELECT w.id AS wallet, u.id AS funder, (f.funds / t.total)::DOUBLE AS share
+     FROM first f JOIN rw_inflow_totals t USING (wallet)
+       JOIN rw_cluster_ids w ON w.wallet = f.wallet JOIN rw_cluster_ids u ON u.wallet = f.funder
      WHERE f.funds >= t.total * ${THRESHOLDS.firstFunderMinShare}
        AND f.funder NOT IN (SELECT wallet FROM rw_cluster_hubs)
-     ORDER BY f.wallet`,
+     ORDER BY w.id`,
   );
   for (const f of found) {
     const weight = fundingWeight(f.share) / 2;
@@ -100,17 +103,26 @@ export async function firstFunderLinks(analytics: Analytics, links: ClusterLinks
 
 /** `rw_strong_clusters` (wallet, cluster) from the strong links so far. */
 export async function writeStrong(analytics: Analytics, links: ClusterLinks): Promise<void> {
-  await analytics.run("CREATE OR REPLACE TEMP TABLE rw_strong_clusters (wallet VARCHAR, cluster VARCHAR)");
-  await appendClusters(analytics, "rw_strong_clusters", links.strong.entries());
+  await writeClusters(analytics, "rw_strong_clusters", links.strong.entries());
 }
 
-export async function appendClusters(
+/**
+ * `table` (wallet, cluster) from wallets and their clusters as numbers (`rw_cluster_ids`): the numbers are
+ * appended, and the addresses joined to them in SQL.
+ */
+export async function writeClusters(
   analytics: Analytics,
   table: string,
-  entries: readonly [string, string][],
+  entries: readonly [number, number][],
 ): Promise<void> {
-  await analytics.append(table, entries, (a, [wallet, cluster]) => {
-    a.appendVarchar(wallet);
-    a.appendVarchar(cluster);
+  await analytics.run("CREATE OR REPLACE TEMP TABLE rw_cluster_pairs (wallet INTEGER, cluster INTEGER)");
+  await analytics.append("rw_cluster_pairs", entries, (a, [wallet, cluster]) => {
+    a.appendInteger(wallet);
+    a.appendInteger(cluster);
   });
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE ${table} AS
+     SELECT w.wallet, c.wallet AS cluster FROM rw_cluster_pairs p
+     JOIN rw_cluster_ids w ON w.id = p.wallet JOIN rw_cluster_ids c ON c.id = p.cluster`,
+  );
 }
