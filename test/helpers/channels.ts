@@ -15,6 +15,8 @@ import {
 import { BatchSettlementEvmScheme as BatchFacilitator } from "@x402/evm/batch-settlement/facilitator";
 import { ExactEvmScheme as ExactClient } from "@x402/evm/exact/client";
 import { ExactEvmScheme as ExactFacilitator } from "@x402/evm/exact/facilitator";
+import { UptoEvmScheme as UptoClient } from "@x402/evm/upto/client";
+import { UptoEvmScheme as UptoFacilitator } from "@x402/evm/upto/facilitator";
 import {
   type Address,
   createPublicClient,
@@ -185,6 +187,39 @@ export async function payExactPermit2(
   const payment: PaymentPayload = { x402Version: 2, accepted: requirements, payload: signed.payload };
   const settled = await new ExactFacilitator(f.signer).settle(payment, requirements);
   if (!settled.success) throw new Error(`exact Permit2 payment refused: ${JSON.stringify(settled)}`);
+  return f.receiptOf(settled.transaction as Hex);
+}
+
+/**
+ * An upto payment on the devnet's chain: the buyer signs (the SDK's upto client) for at most `max`, and the stock
+ * SDK's upto facilitator, the devnet's facilitator account, settles `take` through x402's upto proxy.
+ */
+export async function payUptoPermit2(
+  devnet: Devnet,
+  f: FacilitatorOf,
+  buyer: DevnetAccount,
+  payTo: Address,
+  max: bigint,
+  take: bigint,
+): Promise<TransactionReceipt> {
+  const network = `eip155:${devnet.chainId}` as const;
+  const facilitator = new UptoFacilitator(f.signer);
+  const requirements: PaymentRequirements = {
+    scheme: "upto",
+    network,
+    asset: devnet.usdc,
+    amount: max.toString(),
+    payTo,
+    maxTimeoutSeconds: 300,
+    extra: facilitator.getExtra(network) ?? {},
+  };
+  const signed = await new UptoClient(privateKeyToAccount(buyer.privateKey)).createPaymentPayload(
+    2,
+    requirements,
+  );
+  const payment: PaymentPayload = { x402Version: 2, accepted: requirements, payload: signed.payload };
+  const settled = await facilitator.settle(payment, { ...requirements, amount: take.toString() });
+  if (!settled.success) throw new Error(`upto payment refused: ${JSON.stringify(settled)}`);
   return f.receiptOf(settled.transaction as Hex);
 }
 

@@ -16,6 +16,7 @@ import {
   depositErc3009,
   facilitatorOf,
   payExactPermit2,
+  payUptoPermit2,
 } from "../helpers/channels.ts";
 import { openTempAnalytics, startTestDevnet } from "../helpers/indexer.ts";
 import { startRpcProxy } from "../helpers/rpc-proxy.ts";
@@ -54,8 +55,10 @@ beforeAll(async () => {
   const miner = startMiner(devnet);
   try {
     const f = facilitatorOf(devnet);
-    // Through x402's Permit2 proxy (exact for wallets without EIP-3009), then a channel: a deposit and a claim.
+    // Through x402's Permit2 proxies (exact for wallets without EIP-3009, and upto: signed for at most $1, a
+    // metered $0.37 taken), then a channel: a deposit and a claim.
     await payExactPermit2(devnet, f, b2, merchant as `0x${string}`, 300_000n);
+    await payUptoPermit2(devnet, f, b2, merchant as `0x${string}`, 1_000_000n, 370_000n);
     const config = channelConfig(devnet, b2.address, receiver);
     await depositErc3009(devnet, f, b2, config, 3_000_000n);
     await claimChannel(f, b2, config, 450_000n);
@@ -86,6 +89,7 @@ type Row = {
   pay_to: string;
   scheme: string;
   asset: string;
+  amount: bigint;
 };
 
 async function indexed(url: string) {
@@ -93,7 +97,7 @@ async function indexed(url: string) {
   try {
     await runIndexer(options(analytics, url));
     const payments = await analytics.all<Row>(
-      `SELECT chain, block_number, epoch(block_time)::BIGINT AS t, payer, pay_to, scheme, asset
+      `SELECT chain, block_number, epoch(block_time)::BIGINT AS t, payer, pay_to, scheme, asset, amount
        FROM payments ORDER BY block_number, log_index`,
     );
     const transfers = await analytics.all<{
@@ -118,12 +122,14 @@ describe("a chain whose blocks say their own time (Polygon PoS on anvil)", () =>
     const { payments, transfers, state } = await indexed(devnet.rpc);
     expect(state).toEqual([{ chain: "polygon" }]);
     const [b0, b1, b2] = devnet.buyers.map((b) => b.address.toLowerCase());
-    // EIP-3009 twice, x402's exact Permit2 proxy, and the channel's claim (its payer's, to its receiver).
-    expect(payments.map((p) => [p.payer, p.pay_to, p.scheme])).toEqual([
-      [b0, merchant, "exact"],
-      [b1, merchant, "exact"],
-      [b2, merchant, "exact"],
-      [b2, receiver, "batch-settlement"],
+    // EIP-3009 twice, x402's exact and upto Permit2 proxies (upto at the amount taken), and the channel's claim
+    // (its payer's, to its receiver).
+    expect(payments.map((p) => [p.payer, p.pay_to, p.scheme, p.amount])).toEqual([
+      [b0, merchant, "exact", 1_250_000n],
+      [b1, merchant, "exact", 700_000n],
+      [b2, merchant, "exact", 300_000n],
+      [b2, merchant, "upto", 370_000n],
+      [b2, receiver, "batch-settlement", 450_000n],
     ]);
     // The deposit: money from the third buyer into its channel, named by the channel's id.
     expect(transfers.filter((t) => t.to_address.length === 66).map((t) => t.from_address)).toEqual([b2]);
