@@ -1,4 +1,4 @@
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { AppError, errorBody } from "./errors.ts";
 import { log } from "./log.ts";
@@ -25,4 +25,29 @@ export function onError(error: Error, c: Context): Response {
 
 export function onNotFound(c: Context): Response {
   return c.json(errorBody("not_found", `no route for ${c.req.method} ${c.req.path}`), 404);
+}
+
+/**
+ * CORS headers of an answer (not a preflight) to any origin, set on the answer once it is made. Hono's `cors`
+ * sets them on a default answer before the handlers run, and every answer made after is then copied into a new
+ * `Response` to carry them (Hono's `set res`), which costs a paid route's 402 more than the rest of it
+ * (docs/benchmarks.md, issue 66). The same headers, and they win over a handler's as they do there.
+ */
+export function corsAnswers(exposeHeaders: readonly string[]): MiddlewareHandler {
+  const expose = exposeHeaders.join(",");
+  return async (c, next) => {
+    await next();
+    try {
+      setCors(c.res.headers, expose);
+    } catch {
+      // An answer whose headers are immutable (one fetched from elsewhere, passed on): a copy that can be changed.
+      c.res = new Response(c.res.body, c.res);
+      setCors(c.res.headers, expose);
+    }
+  };
+}
+
+function setCors(headers: Headers, expose: string): void {
+  headers.set("Access-Control-Allow-Origin", "*");
+  if (expose) headers.set("Access-Control-Expose-Headers", expose);
 }

@@ -9,7 +9,7 @@ import { cors } from "hono/cors";
 import type { Database } from "../common/db/index.ts";
 import { migrate } from "../common/db/index.ts";
 import { healthRoutes } from "../common/health.ts";
-import { onError, onNotFound } from "../common/http.ts";
+import { corsAnswers, onError, onNotFound } from "../common/http.ts";
 import { MCP_PATH } from "../common/mcp/http.ts";
 import { answerEveryMethod } from "../common/methods.ts";
 import { limitUnpaid, paymentVerified, type UnpaidLimit } from "../common/rate-limit.ts";
@@ -210,7 +210,7 @@ export async function merchantApp(
     });
   }
   // Preflights are answered per path, with the methods it takes (answerEveryMethod, below).
-  const corsHeaders = cors(CORS);
+  const corsHeaders = corsAnswers(CORS.exposeHeaders);
   app.use("*", (c, next) => (c.req.method === "OPTIONS" ? next() : corsHeaders(c, next)));
 
   // The documents of the way the host is paid now (with channels or without: payments/fronts.ts).

@@ -72,6 +72,21 @@ describe("a merchant host built from its catalogue", () => {
       queryParams: { expr: "sqrt(2)" },
     });
     expect(response.headers.get("access-control-expose-headers")).toMatch(/PAYMENT-REQUIRED/i);
+    expect(response.headers.get("access-control-allow-origin")).toBe("*");
+  });
+
+  it("lets a browser read every kind of answer: CORS headers on a refusal, a free page and an unknown path", async () => {
+    for (const [url, status] of [
+      [`${shop.url}/api/calc`, 400],
+      [`${shop.url}/openapi.json`, 200],
+      [`${shop.url}/no/such/path`, 404],
+    ] as const) {
+      const response = await fetch(url, { headers: { Origin: "https://app.example" } });
+      expect(response.status, url).toBe(status);
+      expect(response.headers.get("access-control-allow-origin"), url).toBe("*");
+      expect(response.headers.get("access-control-expose-headers"), url).toMatch(/PAYMENT-RESPONSE/i);
+      await response.arrayBuffer();
+    }
   });
 
   it("refuses bad input with a 400 JSON error before asking for payment", async () => {
