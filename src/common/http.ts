@@ -1,4 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
+import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { AppError, errorBody } from "./errors.ts";
 import { log } from "./log.ts";
@@ -28,14 +29,22 @@ export function onNotFound(c: Context): Response {
 }
 
 /**
- * CORS headers of an answer (not a preflight) to any origin, set on the answer once it is made. Hono's `cors`
- * sets them on a default answer before the handlers run, and every answer made after is then copied into a new
- * `Response` to carry them (Hono's `set res`), which costs a paid route's 402 more than the rest of it
+ * CORS for any origin: a preflight answered by Hono's `cors` (where `allowMethods` are given; a host that answers
+ * its preflights per path passes them on), every other answer given the headers once it is made. Hono's `cors` sets
+ * them on a default answer before the handlers run, and every answer made after is then copied into a new
+ * `Response` to carry them (Hono's `set res`), which cost a merchant's 402 a quarter of its CPU
  * (docs/benchmarks.md, issue 66). The same headers, and they win over a handler's as they do there.
  */
-export function corsAnswers(exposeHeaders: readonly string[]): MiddlewareHandler {
-  const expose = exposeHeaders.join(",");
+export function corsAnswers(options: {
+  exposeHeaders: readonly string[];
+  allowMethods?: readonly string[];
+}): MiddlewareHandler {
+  const expose = options.exposeHeaders.join(",");
+  const preflight =
+    options.allowMethods &&
+    cors({ origin: "*", allowMethods: [...options.allowMethods], exposeHeaders: [...options.exposeHeaders] });
   return async (c, next) => {
+    if (c.req.method === "OPTIONS") return preflight ? preflight(c, next) : next();
     await next();
     try {
       setCors(c.res.headers, expose);

@@ -210,8 +210,7 @@ export async function merchantApp(
     });
   }
   // Preflights are answered per path, with the methods it takes (answerEveryMethod, below).
-  const corsHeaders = corsAnswers(CORS.exposeHeaders);
-  app.use("*", (c, next) => (c.req.method === "OPTIONS" ? next() : corsHeaders(c, next)));
+  app.use("*", corsAnswers({ exposeHeaders: CORS.exposeHeaders }));
 
   // The documents of the way the host is paid now (with channels or without: payments/fronts.ts).
   const now = () => documents(fronts.current());

@@ -1,7 +1,6 @@
 import { Hono } from "hono";
-import { cors } from "hono/cors";
 import { type CheckFn, healthRoutes } from "../../common/health.ts";
-import { onError, onNotFound } from "../../common/http.ts";
+import { corsAnswers, onError, onNotFound } from "../../common/http.ts";
 import { answerEveryMethod } from "../../common/methods.ts";
 import { limitUnpaid, type UnpaidLimit } from "../../common/rate-limit.ts";
 import { REQUEST_ID_HEADER, requestLog } from "../../common/request-log.ts";
@@ -60,7 +59,7 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
   }
   app.use(
     "/v1/*",
-    cors({ origin: "*", allowMethods: ["GET", "HEAD", "OPTIONS"], exposeHeaders: [REQUEST_ID_HEADER] }),
+    corsAnswers({ allowMethods: ["GET", "HEAD", "OPTIONS"], exposeHeaders: [REQUEST_ID_HEADER] }),
   );
 
   app.get("/healthz", (c) => {

@@ -70,6 +70,25 @@ describe("report API", () => {
     await errorOf(`/badges/base/${addr("nobody")}.svg`, 404, "unknown_merchant");
   });
 
+  it("lets a browser read the API: CORS headers on an answer and on a refusal, and a preflight answered", async () => {
+    for (const [path, status] of [
+      [`/v1/reports/base/${m}`, 200],
+      ["/v1/reports/base/not-an-address", 400],
+    ] as const) {
+      const res = await app.request(path, { headers: { Origin: "https://app.example" } });
+      expect(res.status, path).toBe(status);
+      expect(res.headers.get("access-control-allow-origin"), path).toBe("*");
+      expect(res.headers.get("access-control-expose-headers"), path).toBe("X-Request-Id");
+    }
+    const preflight = await app.request("/v1/leaderboard/base", {
+      method: "OPTIONS",
+      headers: { Origin: "https://app.example", "Access-Control-Request-Method": "GET" },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-methods")).toBe("GET,HEAD,OPTIONS");
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
+  });
+
   it("serves the leaderboard", async () => {
     const board = (await (await app.request("/v1/leaderboard/base")).json()) as { merchants: unknown[] };
     expect(board.merchants).toEqual([expect.objectContaining({ rank: 1, address: m, real_usd: 3 })]);

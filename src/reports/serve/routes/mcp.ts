@@ -4,8 +4,8 @@
  */
 import type { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { cors } from "hono/cors";
 import { errorBody } from "../../../common/errors.ts";
+import { corsAnswers } from "../../../common/http.ts";
 import { answerMcp, MCP_PATH } from "../../../common/mcp/http.ts";
 import { REQUEST_ID_HEADER } from "../../../common/request-log.ts";
 import { reportMcpServer, serviceAnswers } from "../mcp.ts";
@@ -18,7 +18,7 @@ export function mcpRoutes(app: Hono, reports: ReportService): void {
   // Its 405s for GET and DELETE are the transport's JSON-RPC errors, not the routes'.
   app.use(
     MCP_PATH,
-    cors({ origin: "*", allowMethods: ["POST", "OPTIONS"], exposeHeaders: [REQUEST_ID_HEADER] }),
+    corsAnswers({ allowMethods: ["POST", "OPTIONS"], exposeHeaders: [REQUEST_ID_HEADER] }),
     bodyLimit({
       maxSize: MCP_MAX_BODY_BYTES,
       onError: (c) =>
