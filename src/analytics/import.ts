@@ -295,7 +295,9 @@ async function sealImported(
     "SELECT epoch(max(block_time))::BIGINT AS t FROM checkpoints WHERE chain = $chain",
     { chain: chain.slug },
   );
-  await paymentsWritten(analytics, blocks, { until: latest?.t == null ? undefined : Number(latest.t) });
+  await paymentsWritten(analytics, chain, blocks, {
+    until: latest?.t == null ? undefined : Number(latest.t),
+  });
 }
 
 /** The blocks of the payments table (just filled by the bulk way in an empty analytics database). */

@@ -1,4 +1,4 @@
-import { BASE_CHAIN, BASE_USDC } from "../chain/base.ts";
+import type { ChainRecord } from "../chain/chains.ts";
 import type { Analytics } from "./duckdb.ts";
 import type { Params } from "./sql.ts";
 
@@ -19,7 +19,8 @@ export const SQL_SCHEME = "coalesce(scheme, 'unknown')";
  *   holds exactly that many payments on that day (`usableDays`), so a seal that raced a write on
  *   another connection is never read; every other payment of the window is grouped from the table.
  *
- * Only Base USDC payments are kept here, the ones a report counts (`sqlInWindow`).
+ * Each chain's days are its own (`chain`): only its USDC payments are kept, the ones its reports count
+ * (`sqlInWindow`), and a write of one chain unseals and seals that chain's days only.
  */
 
 /** Days sealed by one indexer commit at most: catching up on an old store must not stall one block. */
@@ -33,7 +34,9 @@ export const utcDate = (t: number | Date): string =>
 
 const nextDate = (day: string): string => utcDate(new Date(Date.parse(`${day}T00:00:00Z`) + DAY_MS));
 
-const inScope = `chain = '${BASE_CHAIN}' AND asset = '${BASE_USDC}'`;
+/** A chain's rows: its slug is a record's, written as a literal (src/reports/scope.ts says why). */
+const onChain = (chain: ChainRecord) => `chain = '${chain.slug}'`;
+const inScope = (chain: ChainRecord) => `${onChain(chain)} AND asset = '${chain.usdc.address}'`;
 
 /** SQL: a payment's time lies in the days `from`..`to` (YYYY-MM-DD, inclusive); zone maps skip the rest. */
 const sqlDays = (from: string, to: string) =>
@@ -46,25 +49,35 @@ function checked(day: string): string {
 }
 
 /** Drops the groups of sealed days among `days` (inside the writer's transaction). */
-async function unseal(analytics: Analytics, where: string, params?: Params): Promise<void> {
+async function unseal(
+  analytics: Analytics,
+  chain: ChainRecord,
+  where: string,
+  params?: Params,
+): Promise<void> {
   const stale = await analytics.all<{ day: string }>(
-    `SELECT strftime(day, '%Y-%m-%d') AS day FROM sealed_days WHERE chain = '${BASE_CHAIN}' AND ${where}`,
+    `SELECT strftime(day, '%Y-%m-%d') AS day FROM sealed_days WHERE ${onChain(chain)} AND ${where}`,
     params,
   );
   if (stale.length === 0) return;
   const list = stale.map((s) => `DATE '${checked(s.day)}'`).join(", ");
-  await analytics.run(`DELETE FROM payment_days WHERE chain = '${BASE_CHAIN}' AND day IN (${list})`);
-  await analytics.run(`DELETE FROM sealed_days WHERE chain = '${BASE_CHAIN}' AND day IN (${list})`);
+  await analytics.run(`DELETE FROM payment_days WHERE ${onChain(chain)} AND day IN (${list})`);
+  await analytics.run(`DELETE FROM sealed_days WHERE ${onChain(chain)} AND day IN (${list})`);
 }
 
 /** Payments were added at times `from`..`to` (seconds): the days between are no longer what was sealed. */
-export function unsealTimes(analytics: Analytics, from: number, to: number): Promise<void> {
-  return unseal(analytics, `day BETWEEN DATE '${utcDate(from)}' AND DATE '${utcDate(to)}'`);
+export function unsealTimes(
+  analytics: Analytics,
+  chain: ChainRecord,
+  from: number,
+  to: number,
+): Promise<void> {
+  return unseal(analytics, chain, `day BETWEEN DATE '${utcDate(from)}' AND DATE '${utcDate(to)}'`);
 }
 
 /** Payments above `block` were deleted (a reorg): the days that held any are no longer what was sealed. */
-export function unsealAbove(analytics: Analytics, block: number): Promise<void> {
-  return unseal(analytics, "hi_block > $block", { block });
+export function unsealAbove(analytics: Analytics, chain: ChainRecord, block: number): Promise<void> {
+  return unseal(analytics, chain, "hi_block > $block", { block });
 }
 
 /**
@@ -75,18 +88,19 @@ export function unsealAbove(analytics: Analytics, block: number): Promise<void> 
  */
 export async function paymentsWritten(
   analytics: Analytics,
+  chain: ChainRecord,
   blocks: { lo: number | bigint; hi: number | bigint },
   options: { until?: number; limit?: number } = {},
 ): Promise<void> {
   const span = await analytics.one<{ lo: bigint | null; hi: bigint | null }>(
     `SELECT epoch(min(block_time))::BIGINT AS lo, epoch(max(block_time))::BIGINT AS hi FROM payments
-     WHERE ${inScope} AND block_number BETWEEN $lo AND $hi`,
+     WHERE ${inScope(chain)} AND block_number BETWEEN $lo AND $hi`,
     { lo: blocks.lo, hi: blocks.hi },
   );
   if (span?.lo == null || span.hi == null) return;
-  await unsealTimes(analytics, Number(span.lo), Number(span.hi));
+  await unsealTimes(analytics, chain, Number(span.lo), Number(span.hi));
   const latest = Math.max(Number(span.hi), options.until ?? 0);
-  await sealDays(analytics, {
+  await sealDays(analytics, chain, {
     before: utcDate(latest),
     from: utcDate(Number(span.lo)),
     limit: options.limit,
@@ -100,17 +114,18 @@ export async function paymentsWritten(
  */
 export async function sealDays(
   analytics: Analytics,
+  chain: ChainRecord,
   options: { before: string; from?: string; limit?: number },
 ): Promise<number> {
   const before = checked(options.before);
   const lowest = await analytics.one<{ day: string | null }>(
-    `SELECT strftime(min(day), '%Y-%m-%d') AS day FROM sealed_days WHERE chain = '${BASE_CHAIN}'`,
+    `SELECT strftime(min(day), '%Y-%m-%d') AS day FROM sealed_days WHERE ${onChain(chain)}`,
   );
   let from = lowest?.day ?? undefined;
   if (options.from !== undefined && (from === undefined || options.from < from)) from = checked(options.from);
   if (from === undefined) {
     const first = await analytics.one<{ day: string | null }>(
-      `SELECT strftime(min(block_time), '%Y-%m-%d') AS day FROM payments WHERE ${inScope}`,
+      `SELECT strftime(min(block_time), '%Y-%m-%d') AS day FROM payments WHERE ${inScope(chain)}`,
     );
     if (!first?.day) return 0;
     from = first.day;
@@ -118,26 +133,26 @@ export async function sealDays(
   if (from >= before) return 0;
   const days = await analytics.all<{ day: string }>(
     `SELECT strftime(d, '%Y-%m-%d') AS day FROM generate_series(DATE '${from}', DATE '${before}' - 1, INTERVAL 1 DAY) s(d)
-     WHERE d::DATE NOT IN (SELECT day FROM sealed_days WHERE chain = '${BASE_CHAIN}')
+     WHERE d::DATE NOT IN (SELECT day FROM sealed_days WHERE ${onChain(chain)})
      ORDER BY d ${options.limit === undefined ? "" : `LIMIT ${Math.max(0, Math.floor(options.limit))}`}`,
   );
-  for (const run of runsOf(days.map((d) => d.day))) await seal(analytics, run);
+  for (const run of runsOf(days.map((d) => d.day))) await seal(analytics, chain, run);
   return days.length;
 }
 
 /** Groups the payments of a run of days in one pass, and records each day of it, those without payments too. */
-async function seal(analytics: Analytics, run: DayRun): Promise<void> {
+async function seal(analytics: Analytics, chain: ChainRecord, run: DayRun): Promise<void> {
   await analytics.run(
     `INSERT INTO payment_days
-     SELECT '${BASE_CHAIN}', block_time::DATE AS day, payer, pay_to, amount, ${SQL_SCHEME} AS scheme, count(*),
+     SELECT '${chain.slug}', block_time::DATE AS day, payer, pay_to, amount, ${SQL_SCHEME} AS scheme, count(*),
        min(block_number), max(block_number)
-     FROM payments WHERE ${inScope} AND ${sqlDays(run.from, run.to)} GROUP BY ALL ORDER BY day`,
+     FROM payments WHERE ${inScope(chain)} AND ${sqlDays(run.from, run.to)} GROUP BY ALL ORDER BY day`,
   );
   await analytics.run(
     `INSERT INTO sealed_days
-     SELECT '${BASE_CHAIN}', s.d::DATE, min(g.first_block), max(g.last_block), coalesce(sum(g.n), 0)::BIGINT
+     SELECT '${chain.slug}', s.d::DATE, min(g.first_block), max(g.last_block), coalesce(sum(g.n), 0)::BIGINT
      FROM generate_series(DATE '${run.from}', DATE '${run.to}', INTERVAL 1 DAY) s(d)
-       LEFT JOIN (SELECT * FROM payment_days WHERE chain = '${BASE_CHAIN}'
+       LEFT JOIN (SELECT * FROM payment_days WHERE ${onChain(chain)}
          AND day BETWEEN DATE '${run.from}' AND DATE '${run.to}') g ON g.day = s.d::DATE
      GROUP BY s.d`,
   );
@@ -168,11 +183,12 @@ export interface DayRun {
  */
 export async function usableDays(
   analytics: Analytics,
+  chain: ChainRecord,
   window: { start: number; end: number; first: string },
 ): Promise<DayRun[]> {
   const sealed = await analytics.all<{ day: string; payments: bigint }>(
     `SELECT strftime(day, '%Y-%m-%d') AS day, payments FROM sealed_days
-     WHERE chain = '${BASE_CHAIN}' AND day BETWEEN $first::DATE - 1 AND $first::DATE + 8
+     WHERE ${onChain(chain)} AND day BETWEEN $first::DATE - 1 AND $first::DATE + 8
        AND (payments = 0 OR (lo_block > $start AND hi_block <= $end))
      ORDER BY day`,
     window,
@@ -185,7 +201,7 @@ export async function usableDays(
     // Days without payments add nothing; the scan of the gap they leave finds nothing there either.
     if (sum === 0n) continue;
     const held = await analytics.one<{ n: bigint }>(
-      `SELECT count(*) AS n FROM payments WHERE ${inScope} AND ${sqlDays(run.from, run.to)}`,
+      `SELECT count(*) AS n FROM payments WHERE ${inScope(chain)} AND ${sqlDays(run.from, run.to)}`,
     );
     if (held?.n === sum) usable.push({ from: run.from, to: run.to });
   }
@@ -198,12 +214,17 @@ export async function usableDays(
  * payment of the window (parameters `$start`, `$end`) grouped from the payments table. A day is never
  * split between the two, so no group appears twice.
  */
-export function sqlWindowGroups(runs: readonly DayRun[], inWindow: string, day: string): string {
+export function sqlWindowGroups(
+  chain: ChainRecord,
+  runs: readonly DayRun[],
+  inWindow: string,
+  day: string,
+): string {
   const parts = runs.map(
     (
       r,
     ) => `SELECT payer, pay_to, amount, scheme, (day - $first::DATE)::INTEGER AS day, n, first_block, last_block
-       FROM payment_days WHERE chain = '${BASE_CHAIN}' AND day BETWEEN DATE '${r.from}' AND DATE '${r.to}'`,
+       FROM payment_days WHERE ${onChain(chain)} AND day BETWEEN DATE '${r.from}' AND DATE '${r.to}'`,
   );
   // The payments outside the runs: one scan per gap, each a plain time range that zone maps narrow.
   const gaps: string[] = [];

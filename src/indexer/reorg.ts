@@ -64,7 +64,7 @@ export async function rewindTo(
     ]) {
       await analytics.run(`DELETE FROM ${table} WHERE chain = $chain AND block_number > $block`, above);
     }
-    await unsealAbove(analytics, ancestor.block);
+    await unsealAbove(analytics, chain, ancestor.block);
     await analytics.run(
       "INSERT OR REPLACE INTO checkpoints VALUES ($chain, $block, to_timestamp($time)::TIMESTAMP)",
       { ...above, time: ancestor.time },

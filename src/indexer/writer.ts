@@ -125,10 +125,10 @@ export class BatchWriter {
 
   constructor(
     private readonly analytics: Analytics,
-    chain: ChainRecord = BASE_RECORD,
+    private readonly record: ChainRecord = BASE_RECORD,
   ) {
-    this.chain = chain.slug;
-    this.usdc = chain.usdc.address;
+    this.chain = record.slug;
+    this.usdc = record.usdc.address;
   }
 
   async commit(batch: Batch, options: CommitOptions): Promise<CommitCounts> {
@@ -158,7 +158,10 @@ export class BatchWriter {
       }
       // The report's day groups: the days these payments touch, and past days not grouped yet.
       if (added.payments > 0) {
-        await paymentsWritten(this.analytics, range, { until: batch.end.time, limit: SEALS_PER_COMMIT });
+        await paymentsWritten(this.analytics, this.record, range, {
+          until: batch.end.time,
+          limit: SEALS_PER_COMMIT,
+        });
       }
       await this.saveCheckpoint(batch, options);
       await bumpDataVersion(this.analytics, lowestChanged(batch, options, fresh.length > 0));

@@ -9,6 +9,9 @@ import type { FeedAttestation } from "./attest/field.ts";
 import type { Report } from "./schema.ts";
 
 /** The report's `window` object (docs/report.md, "Window"). */
+/** A chain's slug (`src/chain/chains.ts`): "base", "polygon", "arbitrum". */
+export type ChainSlug = string;
+
 export interface ReportWindow {
   start_block: number;
   end_block: number;
@@ -143,7 +146,7 @@ export interface BoardTotals {
  * unranked with the reason.
  */
 export interface Leaderboard {
-  chain: "base";
+  chain: ChainSlug;
   generated_at: string;
   license: string;
   window: ReportWindow;
@@ -206,7 +209,7 @@ export interface FlaggedWallet {
  * first, then address; of one merchant when `merchant` is set.
  */
 export interface FlagFeed {
-  chain: "base";
+  chain: ChainSlug;
   generated_at: string;
   license: string;
   window: ReportWindow;
@@ -231,7 +234,7 @@ export type FlagFeedDocument = Omit<FlagFeed, "page"> & {
  * wallet's cluster and the pair's first and last payment in the window.
  */
 export interface FlagRecord {
-  chain: "base";
+  chain: ChainSlug;
   end_block: number;
   wallet: string;
   cluster: string | null;
@@ -252,7 +255,7 @@ export type WalletWeek = Omit<FlaggedWallet, "wallet"> & { window: ReportWindow;
 
 /** What `/v1/wallets/base/{address}` answers: the stored windows in which the wallet was flagged, latest first. */
 export interface WalletHistory {
-  chain: "base";
+  chain: ChainSlug;
   license: string;
   wallet: string;
   methodology: Methodology;
@@ -285,7 +288,7 @@ export interface SealedWeekListing {
 
 /** What `/v1/weeks/base` answers: the sealed weeks, newest first. */
 export interface SealedWeeksDocument {
-  chain: "base";
+  chain: ChainSlug;
   weeks: SealedWeekListing[];
 }
 
@@ -304,7 +307,7 @@ export type SearchListing = {
 
 /** What `/v1/search/base` answers (src/reports/week/search.ts). */
 export interface SearchDocument {
-  chain: "base";
+  chain: ChainSlug;
   generated_at: string;
   license: string;
   window: ReportWindow;
@@ -407,7 +410,7 @@ export interface EvidenceFlag {
 
 export interface EvidenceDocument {
   schema_version: "1";
-  chain: "base";
+  chain: ChainSlug;
   address: string;
   name: string;
   generated_at: string;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { chains } from "../chain/chains.ts";
 import { AttestationFieldSchema } from "./attest/field.ts";
 import { FLAG_KINDS } from "./screens/index.ts";
 
@@ -26,7 +27,7 @@ export const ReportSchema = z
     schema_version: z.literal("1"),
     generated_at: utc,
     license: z.literal("https://creativecommons.org/licenses/by/4.0/"),
-    chain: z.literal("base"),
+    chain: z.enum(chains.list.map((c) => c.slug) as [string, ...string[]]),
     address: z.string().regex(/^0x[0-9a-f]{40}$/),
     name: z.string().min(1),
     claimed: z.boolean(),
@@ -96,6 +97,6 @@ export function reportJsonSchema(): Record<string, unknown> {
     $id: "https://x402-merchants.dev/v1/schema/report.json",
     title: "x402 merchant payment report",
     description:
-      "A weekly report of the x402 payments one merchant wallet received on Base, with the totals that pass every screen.",
+      "A weekly report of the x402 payments one merchant wallet received on one chain, with the totals that pass every screen.",
   };
 }

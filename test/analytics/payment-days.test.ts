@@ -4,6 +4,7 @@ import { importNdjson } from "../../src/analytics/import.ts";
 import { bumpDataVersion } from "../../src/analytics/migrations.ts";
 import { SEALS_PER_COMMIT, unsealAbove, usableDays } from "../../src/analytics/payment-days.ts";
 import { BASE_USDC } from "../../src/chain/base.ts";
+import { BASE_RECORD } from "../../src/chain/chains.ts";
 import { BatchWriter } from "../../src/indexer/writer.ts";
 import { ReportService } from "../../src/reports/index.ts";
 import {
@@ -99,9 +100,9 @@ describe("payment days: the reports' day groups kept as payments are written", (
       ]);
       for (const [day, n] of Object.entries(days)) expect(n).toBe(await paymentsOn(analytics, day));
       // 11-14 holds payments before the window: its payments are grouped from the table instead.
-      expect(await usableDays(analytics, { start: START, end: END, first: "2026-11-15" })).toEqual([
-        { from: "2026-11-15", to: "2026-11-21" },
-      ]);
+      expect(
+        await usableDays(analytics, BASE_RECORD, { start: START, end: END, first: "2026-11-15" }),
+      ).toEqual([{ from: "2026-11-15", to: "2026-11-21" }]);
       const cached = await documents(analytics);
       expect(tx(cached, merchants[0] as string)).toBeGreaterThan(0);
       expect(cached).toEqual(await fromPayments(analytics));
@@ -114,7 +115,11 @@ describe("payment days: the reports' day groups kept as payments are written", (
     const analytics = await analyticsWith(week());
     try {
       const end = dayStart(19) + 100;
-      const runs = await usableDays(analytics, { start: end - 302_400, end, first: "2026-11-12" });
+      const runs = await usableDays(analytics, BASE_RECORD, {
+        start: end - 302_400,
+        end,
+        first: "2026-11-12",
+      });
       expect(runs).toEqual([{ from: "2026-11-14", to: "2026-11-18" }]);
       const service = new ReportService(analytics, { publicUrl: "https://r.test", now: () => new Date(0) });
       const cached = (await service.reports(end)).reports;
@@ -167,7 +172,9 @@ describe("payment days: the reports' day groups kept as payments are written", (
         },
       );
       await bumpDataVersion(analytics);
-      expect(await usableDays(analytics, { start: START, end: END, first: "2026-11-15" })).toEqual([]);
+      expect(
+        await usableDays(analytics, BASE_RECORD, { start: START, end: END, first: "2026-11-15" }),
+      ).toEqual([]);
       const cached = await documents(analytics);
       expect(tx(cached, m3)).toBe(txBefore + 1);
       expect(cached).toEqual(await fromPayments(analytics));
@@ -179,7 +186,7 @@ describe("payment days: the reports' day groups kept as payments are written", (
   it("unseals the days a rewind deletes payments from", async () => {
     const analytics = await analyticsWith(week());
     try {
-      await unsealAbove(analytics, dayStart(20) + 10);
+      await unsealAbove(analytics, BASE_RECORD, dayStart(20) + 10);
       expect(Object.keys(await sealed(analytics)).at(-1)).toBe("2026-11-19");
       const left = await analytics.one<{ n: bigint }>(
         "SELECT count(*) AS n FROM payment_days WHERE day >= '2026-11-20'",

@@ -20,6 +20,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Analytics } from "../../src/analytics/duckdb.ts";
 import { importNdjson } from "../../src/analytics/import.ts";
+import { BASE_RECORD } from "../../src/chain/chains.ts";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
 import { aggregateWindow, dropWindowTables } from "../../src/reports/week/aggregates.ts";
 import {
@@ -187,7 +188,7 @@ async function measure(knob: string, week: Week): Promise<Point> {
   const analytics = await storeWith(week.records);
   try {
     const firstDate = new Date((END_TIME - 7 * 86_400) * 1000).toISOString().slice(0, 10);
-    await aggregateWindow(analytics, { startBlock: START, endBlock: END, firstDate });
+    await aggregateWindow(analytics, { chain: BASE_RECORD, startBlock: START, endBlock: END, firstDate });
     const rows = await analytics.all<{ payer: string; pay_to: string; amount: bigint }>(
       "SELECT payer, pay_to, sum(amount)::BIGINT AS amount FROM rw_wallets GROUP BY ALL",
     );

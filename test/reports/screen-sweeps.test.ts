@@ -10,6 +10,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Analytics } from "../../src/analytics/duckdb.ts";
+import { BASE_RECORD } from "../../src/chain/chains.ts";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
 import { aggregateWindow, dropWindowTables } from "../../src/reports/week/aggregates.ts";
 import { addr, analyticsWith, END, END_TIME, START, transfer } from "../helpers/data.ts";
@@ -130,7 +131,7 @@ async function measure(knob: string, week: Week): Promise<Point> {
   const analytics: Analytics = await analyticsWith([...ALIKE.records, ...week.records]);
   try {
     const firstDate = new Date((END_TIME - 7 * 86_400) * 1000).toISOString().slice(0, 10);
-    await aggregateWindow(analytics, { startBlock: START, endBlock: END, firstDate });
+    await aggregateWindow(analytics, { chain: BASE_RECORD, startBlock: START, endBlock: END, firstDate });
     const rows = await analytics.all<{ payer: string; pay_to: string; amount: bigint }>(
       "SELECT payer, pay_to, sum(amount)::BIGINT AS amount FROM rw_wallets GROUP BY ALL",
     );

@@ -6,6 +6,7 @@
  */
 import { type Hex, keccak256, stringToHex } from "viem";
 import type { Analytics } from "../../analytics/duckdb.ts";
+import { sqlChain } from "../scope.ts";
 import { flagRecord } from "../week/flag-records.ts";
 import { flagBatch } from "../week/flags.ts";
 import { type ReportContext, reportsQuery, type StoredReportRow } from "../week/report.ts";
@@ -23,7 +24,7 @@ export async function sealOf(db: Analytics, context: ReportContext): Promise<Sea
   for (let after = ""; ; ) {
     const next = await db.one<{ through: string | null }>(
       `SELECT max(address) AS through FROM (SELECT address FROM reports
-         WHERE chain = 'base' AND end_block = $end AND address > $after ORDER BY address LIMIT $size)`,
+         WHERE ${sqlChain(context.chain)} AND end_block = $end AND address > $after ORDER BY address LIMIT $size)`,
       { end, after, size: BATCH },
     );
     if (!next?.through) break;
@@ -60,10 +61,15 @@ export async function sealOf(db: Analytics, context: ReportContext): Promise<Sea
  */
 export async function feedHash(db: Analytics, context: ReportContext): Promise<Hex> {
   const end = context.window.end_block;
-  const records = { end, publicUrl: context.publicUrl, methodology: context.methodology };
+  const records = {
+    chain: context.chain.slug,
+    end,
+    publicUrl: context.publicUrl,
+    methodology: context.methodology,
+  };
   const lines: string[] = [];
   for (let after = ""; ; ) {
-    const batch = await flagBatch(db, end, after, BATCH);
+    const batch = await flagBatch(db, context.chain, end, after, BATCH);
     if (!batch) break;
     for (const row of batch.rows) lines.push(`${canonicalJson(flagRecord(records, row))}\n`);
     after = batch.through;

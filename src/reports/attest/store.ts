@@ -4,6 +4,7 @@
  * broadcast so that a retry sends those very bytes, then the attestation once it is mined.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
+import { BASE_RECORD, type ChainRecord } from "../../chain/chains.ts";
 import { EAS_ADDRESS } from "../../chain/eas/index.ts";
 import type { SealedWeekListing } from "../model.ts";
 import type { AttestationField, FeedAttestation } from "./field.ts";
@@ -30,17 +31,35 @@ const COLUMNS = `end_block::DOUBLE AS end_block, start_block::DOUBLE AS start_bl
   reports, feed_hash, public_url, chain_id::DOUBLE AS chain_id, attester, nonce::DOUBLE AS nonce, tx, raw_tx,
   uid, conflict_uid`;
 
-/** The week ending at `end` as sealed, or undefined when it is not. */
-export function sealedWeek(db: Analytics, end: number): Promise<SealedWeekRow | undefined> {
-  return db.one<SealedWeekRow>(`SELECT ${COLUMNS} FROM attestations WHERE end_block = $end`, { end });
+/**
+ * SQL: whether `chain`'s weeks are among the sealed. The attester seals Base's weeks only so far (issue 67,
+ * item 5, gives each chain its own): the table names no chain, so another chain's week that ends at the same
+ * block number as a sealed Base week must not be read as sealed.
+ */
+export const sqlSealed = (chain: Pick<ChainRecord, "slug">): string =>
+  chain.slug === BASE_RECORD.slug ? "true" : "false";
+
+/** The week of `chain` ending at `end` as sealed, or undefined when it is not. */
+export function sealedWeek(
+  db: Analytics,
+  chain: Pick<ChainRecord, "slug">,
+  end: number,
+): Promise<SealedWeekRow | undefined> {
+  return db.one<SealedWeekRow>(
+    `SELECT ${COLUMNS} FROM attestations WHERE end_block = $end AND ${sqlSealed(chain)}`,
+    { end },
+  );
 }
 
-/** Every sealed week, newest first, with its attestation when mined. */
-export async function sealedWeeks(db: Analytics): Promise<SealedWeekListing[]> {
+/** Every sealed week of `chain`, newest first, with its attestation when mined. */
+export async function sealedWeeks(
+  db: Analytics,
+  chain: Pick<ChainRecord, "slug">,
+): Promise<SealedWeekListing[]> {
   const rows = await db.all<SealedWeekRow & { sealed_at: string; attested_at: string | null }>(
     `SELECT ${COLUMNS}, strftime(sealed_at, '%Y-%m-%dT%H:%M:%S+00:00') AS sealed_at,
        strftime(attested_at, '%Y-%m-%dT%H:%M:%S+00:00') AS attested_at
-     FROM attestations ORDER BY end_block DESC`,
+     FROM attestations WHERE ${sqlSealed(chain)} ORDER BY end_block DESC`,
   );
   return rows.map((r) => ({
     end_block: r.end_block,
@@ -49,7 +68,7 @@ export async function sealedWeeks(db: Analytics): Promise<SealedWeekListing[]> {
     root: r.root,
     reports: r.reports,
     sealed_at: r.sealed_at,
-    dataset: `${r.public_url.replace(/\/$/, "")}/v1/datasets/base/reports.ndjson?end_block=${r.end_block}`,
+    dataset: `${r.public_url.replace(/\/$/, "")}/v1/datasets/${chain.slug}/reports.ndjson?end_block=${r.end_block}`,
     attestation:
       r.uid && r.tx && r.attester && r.chain_id !== null && r.attested_at
         ? { uid: r.uid, tx: r.tx, attester: r.attester, chain_id: r.chain_id, attested_at: r.attested_at }
@@ -157,8 +176,12 @@ export async function recordConflict(db: Analytics, end: number, uid: string): P
 }
 
 /** The week's attestation as its flag feed states it, once it is mined; undefined before. */
-export async function feedAttestation(db: Analytics, end: number): Promise<FeedAttestation | undefined> {
-  const attestation = await weekAttestation(db, end);
+export async function feedAttestation(
+  db: Analytics,
+  chain: Pick<ChainRecord, "slug">,
+  end: number,
+): Promise<FeedAttestation | undefined> {
+  const attestation = await weekAttestation(db, chain, end);
   if (!attestation) return undefined;
   const row = await db.one<{ feed_hash: string }>(
     "SELECT feed_hash FROM attestations WHERE end_block = $end",
@@ -173,10 +196,14 @@ export async function feedAttestation(db: Analytics, end: number): Promise<FeedA
 export type WeekAttestation = Omit<AttestationField, "proof">;
 
 /** The attestation of the week ending at `end`, once it is mined; undefined before. */
-export async function weekAttestation(db: Analytics, end: number): Promise<WeekAttestation | undefined> {
+export async function weekAttestation(
+  db: Analytics,
+  chain: Pick<ChainRecord, "slug">,
+  end: number,
+): Promise<WeekAttestation | undefined> {
   const row = await db.one<{ chain_id: number; attester: string; uid: string; tx: string; root: string }>(
     `SELECT chain_id::DOUBLE AS chain_id, attester, uid, tx, root FROM attestations
-     WHERE end_block = $end AND uid IS NOT NULL`,
+     WHERE end_block = $end AND uid IS NOT NULL AND ${sqlSealed(chain)}`,
     { end },
   );
   if (!row) return undefined;
@@ -197,11 +224,12 @@ export async function weekAttestation(db: Analytics, end: number): Promise<WeekA
  */
 export async function servedRows<Row extends { address: string; body: string }>(
   db: Analytics,
+  chain: Pick<ChainRecord, "slug">,
   end: number,
   rows: Row[],
   addresses: { only: string } | { after: string; through: string },
 ): Promise<Row[]> {
-  const attestation = await weekAttestation(db, end);
+  const attestation = await weekAttestation(db, chain, end);
   if (!attestation || rows.length === 0) return rows;
   const where = "only" in addresses ? "address = $only" : "address > $after AND address <= $through";
   const sealed = await db.all<{ address: string; body: string; proof: string }>(

@@ -17,6 +17,8 @@
  * no link is in neither cluster table: it is its own cluster.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
+import { sqlChain } from "../scope.ts";
 import { behaviourLinks } from "./behaviour.ts";
 import { ClusterLinks } from "./cluster-links.ts";
 import { firstFunderLinks, fundingLinks, inflowTotals, writeClusters, writeStrong } from "./funding-links.ts";
@@ -50,7 +52,7 @@ export const CLUSTER_TABLES = [
 
 const ZERO = "0x0000000000000000000000000000000000000000";
 
-export async function clusters(analytics: Analytics, end: number): Promise<void> {
+export async function clusters(analytics: Analytics, chain: ChainRecord, end: number): Promise<void> {
   // What each wallet received from each sender, read once. `funds` is what counts as funding: what a
   // merchant sent a wallet that paid it in the window counts only beyond what it was paid (a refund).
   await analytics.run(
@@ -58,7 +60,7 @@ export async function clusters(analytics: Analytics, end: number): Promise<void>
      SELECT to_address AS wallet, from_address AS sender, sum(amount) AS amount, sum(amount) AS funds,
        min(block_number * 1000000 + log_index) AS first_at, min(block_time) AS first_time
      FROM transfers
-     WHERE chain = 'base' AND block_number <= $end AND amount > 0 AND from_address <> to_address
+     WHERE ${sqlChain(chain)} AND block_number <= $end AND amount > 0 AND from_address <> to_address
        AND from_address <> '${ZERO}'
      GROUP BY ALL`,
     { end },
@@ -80,7 +82,7 @@ export async function clusters(analytics: Analytics, end: number): Promise<void>
   const size = Number(
     (await analytics.one<{ n: bigint }>("SELECT count(*) AS n FROM rw_cluster_ids"))?.n ?? 0n,
   );
-  await hubsBeforeClusters(analytics);
+  await hubsBeforeClusters(analytics, chain);
   await inflowTotals(analytics);
   await fundingLinks(analytics, new ClusterLinks(size));
   await hubsFedByClusters(analytics);
@@ -122,7 +124,7 @@ export async function clusters(analytics: Analytics, end: number): Promise<void>
      SELECT w.wallet, k.wallet AS linked, l.rule, l.strong, l.measure FROM rw_link_ids l
      JOIN rw_cluster_ids w ON w.id = l.wallet JOIN rw_cluster_ids k ON k.id = l.linked`,
   );
-  await opaqueHubs(analytics, end);
+  await opaqueHubs(analytics, chain, end);
 }
 
 async function writeAll(analytics: Analytics, links: ClusterLinks): Promise<void> {

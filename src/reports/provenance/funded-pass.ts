@@ -17,6 +17,8 @@
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { SQL_SCHEME } from "../../analytics/payment-days.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
+import { sqlChain } from "../scope.ts";
 import { paymentHashes, paymentRef } from "./payment-refs.ts";
 import { type Hop, ProvenanceLedger, type Visible } from "./provenance-ledger.ts";
 import { reach } from "./reach.ts";
@@ -43,11 +45,11 @@ interface Bounds {
  * Runs the screen over `rw_groups` (the window's payments) and `rw_prov_opaque` (hubs not followed,
  * `clusters.ts`); see the module's comment for what it leaves.
  */
-export async function provenance(analytics: Analytics, bounds: Bounds): Promise<void> {
+export async function provenance(analytics: Analytics, chain: ChainRecord, bounds: Bounds): Promise<void> {
   const opaque = new Set(
     (await analytics.all<{ wallet: string }>("SELECT wallet FROM rw_prov_opaque")).map((r) => r.wallet),
   );
-  await reach(analytics, bounds.end);
+  await reach(analytics, chain, bounds.end);
   // Only the merchants that send money on or that money reaches: a label is only ever added by a sender
   // (tens of thousands of merchants cost more to read than the rest of the pass).
   const merchants = await walletsOf(
@@ -71,7 +73,7 @@ export async function provenance(analytics: Analytics, bounds: Bounds): Promise<
     day: number | null;
     spender: string | null;
     scheme: string | null;
-  }>(EVENTS_SQL, { start: bounds.start, end: bounds.end, first: bounds.first });
+  }>(eventsSql(chain), { start: bounds.start, end: bounds.end, first: bounds.first });
   const ledger = new ProvenanceLedger(merchants, opaque, haircutWallets(events, merchants));
   for (const e of events) {
     const block = Number(e.block);
@@ -146,6 +148,7 @@ export async function provenance(analytics: Analytics, bounds: Bounds): Promise<
     .map((p) => ({ ...p, shown: wayFrom(p.way, p.payTo) }));
   const hashes = await paymentHashes(
     analytics,
+    chain,
     funded.flatMap((p) => p.shown.shown.map((h) => h.tx)),
   );
   await analytics.append("rw_funding", funded, (a, p) => {
@@ -250,25 +253,25 @@ const BALANCE = 3;
  * followed (summed per block: their money is of unknown origin, only its amount and time matter), and the
  * reached wallets' balances, each after its block's moves.
  */
-const EVENTS_SQL = `
+const eventsSql = (chain: ChainRecord) => `
   WITH r AS (SELECT wallet FROM rw_prov_reach), tracked AS (SELECT wallet FROM rw_prov_reach WHERE tracked)
   SELECT ${PAYMENT} AS kind, block_number AS block, log_index AS pos, rowid AS seq, payer AS src, pay_to AS dst, amount, NULL AS tx,
     CASE WHEN block_number > $start THEN (block_time::DATE - $first::DATE)::INTEGER END AS day, channel AS spender,
     ${SQL_SCHEME} AS scheme
   FROM payments w SEMI JOIN r ON coalesce(w.channel, w.payer) = r.wallet
-  WHERE chain = 'base' AND block_number <= $end
+  WHERE ${sqlChain(chain)} AND block_number <= $end
   UNION ALL
   -- Two semi joins, not one scan with an OR of two IN lists: DuckDB probes a hash table per row either way,
   -- and the OR made it evaluate both lists for every payment (410-600 ms against 320 for one scan at 10M).
   SELECT ${INCOME}, block_number, -1, NULL, NULL, pay_to, sum(amount), NULL, NULL, NULL, NULL
   FROM payments w SEMI JOIN tracked ON w.pay_to = tracked.wallet
-  WHERE chain = 'base' AND block_number <= $end AND coalesce(channel, payer) NOT IN (SELECT wallet FROM r)
+  WHERE ${sqlChain(chain)} AND block_number <= $end AND coalesce(channel, payer) NOT IN (SELECT wallet FROM r)
   GROUP BY block_number, pay_to
   UNION ALL
   SELECT ${TRANSFER}, block_number, log_index, NULL, from_address, to_address, amount, tx_hash, NULL, NULL, NULL FROM transfers
-  WHERE chain = 'base' AND block_number <= $end AND amount > 0 AND from_address <> to_address
+  WHERE ${sqlChain(chain)} AND block_number <= $end AND amount > 0 AND from_address <> to_address
     AND (from_address IN (SELECT wallet FROM r) OR to_address IN (SELECT wallet FROM r) OR from_address IN (SELECT wallet FROM rw_merchants))
   UNION ALL
   SELECT ${BALANCE}, block_number, 2147483647, NULL, NULL, wallet, amount, NULL, NULL, NULL, NULL FROM balances
-  WHERE chain = 'base' AND block_number <= $end AND wallet IN (SELECT wallet FROM r)
+  WHERE ${sqlChain(chain)} AND block_number <= $end AND wallet IN (SELECT wallet FROM r)
   ORDER BY block, pos, kind, seq, tx, src, dst`;

@@ -16,15 +16,17 @@
  * fed by few parties' money) stays nobody's funder but is followed by the provenance walk.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
-import { KNOWN_HUBS } from "../../chain/hubs.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
+import { hubsOf } from "../../chain/hubs.ts";
+import { sqlChain } from "../scope.ts";
 import { THRESHOLDS } from "../screens/thresholds.ts";
 
 /** The listed hubs (`rw_listed_hubs`: wallet, label, source) and the spread ones, before any cluster exists. */
-export async function hubsBeforeClusters(analytics: Analytics): Promise<void> {
+export async function hubsBeforeClusters(analytics: Analytics, chain: ChainRecord): Promise<void> {
   await analytics.run(
     "CREATE OR REPLACE TEMP TABLE rw_repo_hubs (wallet VARCHAR, label VARCHAR, source VARCHAR)",
   );
-  await analytics.append("rw_repo_hubs", KNOWN_HUBS, (a, h) => {
+  await analytics.append("rw_repo_hubs", hubsOf(chain), (a, h) => {
     a.appendVarchar(h.address);
     a.appendVarchar(h.label);
     a.appendVarchar(h.source);
@@ -33,7 +35,7 @@ export async function hubsBeforeClusters(analytics: Analytics): Promise<void> {
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_listed_hubs AS
      SELECT coalesce(o.address, r.wallet) AS wallet, coalesce(o.label, r.label) AS label, coalesce(o.source, r.source) AS source
-     FROM rw_repo_hubs r FULL JOIN (SELECT address, label, source FROM hub_labels WHERE chain = 'base') o ON o.address = r.wallet`,
+     FROM rw_repo_hubs r FULL JOIN (SELECT address, label, source FROM hub_labels WHERE ${sqlChain(chain)}) o ON o.address = r.wallet`,
   );
   const t = THRESHOLDS;
   await analytics.run(
@@ -160,21 +162,21 @@ export async function hubsFedByClusters(analytics: Analytics): Promise<void> {
  * fed hubs too was tried: an exchange fed by 60 depositors and 25 merchants' cash-outs made the funded
  * 1M-payment bench's build 5 times slower, every busy buyer it paid becoming a wallet to follow.)
  */
-export async function opaqueHubs(analytics: Analytics, end: number): Promise<void> {
+export async function opaqueHubs(analytics: Analytics, chain: ChainRecord, end: number): Promise<void> {
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_prov_opaque AS
      WITH moves AS (
        SELECT to_address AS wallet, block_number AS block, amount FROM transfers
-       WHERE chain = 'base' AND block_number <= $end AND to_address IN (SELECT wallet FROM rw_cluster_hubs)
+       WHERE ${sqlChain(chain)} AND block_number <= $end AND to_address IN (SELECT wallet FROM rw_cluster_hubs)
        UNION ALL
        SELECT from_address, block_number, -amount FROM transfers
-       WHERE chain = 'base' AND block_number <= $end AND from_address IN (SELECT wallet FROM rw_cluster_hubs)
+       WHERE ${sqlChain(chain)} AND block_number <= $end AND from_address IN (SELECT wallet FROM rw_cluster_hubs)
      ), checked AS (
        SELECT b.wallet, bool_and(
          b.amount - coalesce((SELECT sum(m.amount) FROM moves m WHERE m.wallet = b.wallet AND m.block <= b.block_number), 0)
            >= coalesce((SELECT -sum(m.amount) FROM moves m WHERE m.wallet = b.wallet AND m.block > b.block_number AND m.amount < 0), 0)
        ) AS covered
-       FROM balances b WHERE b.chain = 'base' AND b.block_number <= $end AND b.wallet IN (SELECT wallet FROM rw_cluster_hubs)
+       FROM balances b WHERE ${sqlChain(chain, "b.")} AND b.block_number <= $end AND b.wallet IN (SELECT wallet FROM rw_cluster_hubs)
        GROUP BY b.wallet
      ), unseen AS (
        SELECT wallet, sum(amount) AS net FROM (

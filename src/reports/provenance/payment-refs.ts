@@ -1,4 +1,6 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
+import { sqlChain } from "../scope.ts";
 
 /**
  * A payment stands for its transaction by its block and row until the evidence needs the hash: reading
@@ -12,6 +14,7 @@ export const paymentRef = (block: number, row: bigint | number) => `${REF}${bloc
 /** The transaction hashes of the payments among `refs` (others are left out), by their refs. */
 export async function paymentHashes(
   analytics: Analytics,
+  chain: ChainRecord,
   refs: readonly string[],
 ): Promise<Map<string, string>> {
   const wanted = new Set(refs.filter((r) => r.startsWith(REF)));
@@ -21,7 +24,7 @@ export async function paymentHashes(
     ...new Set([...wanted].map((r) => Math.trunc(Number(r.slice(REF.length, r.indexOf(":")))))),
   ];
   const read = (where: string) =>
-    `SELECT block_number AS block, rowid AS row, tx_hash AS tx FROM payments WHERE chain = 'base' AND ${where}`;
+    `SELECT block_number AS block, rowid AS row, tx_hash AS tx FROM payments WHERE ${sqlChain(chain)} AND ${where}`;
   // One block is a range the zone maps find (13-25 ms for 40 blocks at 10M); an IN list is read as its
   // lowest to highest block, the whole table when they are spread (about 100 ms): the better past a few hundred.
   const sql =

@@ -1,4 +1,6 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
+import { sqlChain } from "../scope.ts";
 
 /**
  * The wallets the merchants' money can reach, in any order of time (the pass keeps time): from the
@@ -9,12 +11,12 @@ import type { Analytics } from "../../analytics/duckdb.ts";
  * Only the payments of wallets that can have received money by transfer (or are merchants) are read as
  * moves: a wallet reached at all is reached first by a transfer, or is a merchant paid by one that was.
  */
-export async function reach(analytics: Analytics, end: number): Promise<void> {
+export async function reach(analytics: Analytics, chain: ChainRecord, end: number): Promise<void> {
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_prov_moves AS
      WITH t AS (
        SELECT DISTINCT from_address AS src, to_address AS dst FROM transfers
-       WHERE chain = 'base' AND block_number <= $end AND amount > 0 AND from_address <> to_address
+       WHERE ${sqlChain(chain)} AND block_number <= $end AND amount > 0 AND from_address <> to_address
          AND to_address NOT IN (SELECT wallet FROM rw_prov_opaque)
          -- The walk never enters a hub it does not follow, so it never leaves one: an exchange's payouts
          -- would only make every payer it funded look reachable (2.6 s of a 10M build with funding histories).
@@ -27,7 +29,7 @@ export async function reach(analytics: Analytics, end: number): Promise<void> {
      UNION
      -- A batch-settlement claim spends its channel's money (src/indexer/channels.ts).
      SELECT DISTINCT channel, pay_to FROM payments
-     WHERE chain = 'base' AND block_number <= $end AND channel IS NOT NULL AND payer <> pay_to`,
+     WHERE ${sqlChain(chain)} AND block_number <= $end AND channel IS NOT NULL AND payer <> pay_to`,
     { end },
   );
   // The walk runs on numbers: tens of thousands of moves read as addresses cost more to decode into strings

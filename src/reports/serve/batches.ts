@@ -6,6 +6,7 @@
 import { AppError } from "../../common/errors.ts";
 import { servedRows } from "../attest/store.ts";
 import type { EvidenceDocument, FlagRecord, MerchantDocuments, WindowBatches } from "../model.ts";
+import { sqlChain } from "../scope.ts";
 import { evidenceContext, evidenceDocuments } from "../week/evidence-document.ts";
 import { flagRecord } from "../week/flag-records.ts";
 import { flagBatch } from "../week/flags.ts";
@@ -78,7 +79,7 @@ export async function readFlags(
 async function buildOf(windows: ReportWindows, end: number): Promise<string | undefined> {
   const built = await windows.analytics.one<{ build: string }>(
     `SELECT data_version::VARCHAR || ' ' || generated_at AS build FROM report_windows
-       WHERE chain = 'base' AND end_block = $end`,
+       WHERE ${sqlChain(windows.chain)} AND end_block = $end`,
     { end },
   );
   return built?.build;
@@ -133,7 +134,7 @@ async function* batches<T>(
       await sameBuild(windows, end, build);
       const next = await analytics.one<{ through: string | null }>(
         `SELECT max(address) AS through FROM (SELECT address FROM reports
-             WHERE chain = 'base' AND end_block = $end AND address > $after ORDER BY address LIMIT $size)`,
+             WHERE ${sqlChain(windows.chain)} AND end_block = $end AND address > $after ORDER BY address LIMIT $size)`,
         { end, after, size },
       );
       if (!next?.through) return undefined;
@@ -142,7 +143,7 @@ async function* batches<T>(
         which === "flagged" ? `SELECT * FROM (${sql}) WHERE details <> '${NO_FLAGGED_WALLETS}'` : sql,
         params,
       );
-      const served = await servedRows(analytics, end, rows, { after, through: next.through });
+      const served = await servedRows(analytics, windows.chain, end, rows, { after, through: next.through });
       return { through: next.through, items: await read(first, served) };
     });
     if (!batch) return;
@@ -163,11 +164,16 @@ async function* flagBatches(
   for (;;) {
     const batch = await windows.serial(async () => {
       await sameBuild(windows, end, build);
-      return flagBatch(windows.analytics, end, after, size);
+      return flagBatch(windows.analytics, windows.chain, end, after, size);
     });
     if (!batch) return;
     after = batch.through;
-    const records = { end, publicUrl: context.publicUrl, methodology: context.methodology };
+    const records = {
+      chain: windows.chain.slug,
+      end,
+      publicUrl: context.publicUrl,
+      methodology: context.methodology,
+    };
     yield batch.rows.map((row) => flagRecord(records, row));
   }
 }

@@ -3,6 +3,7 @@
  * read on a reader connection of its own once its window is built (windows.ts).
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
 import { NotFoundError } from "../../common/errors.ts";
 import { feedAttestation } from "../attest/store.ts";
 import {
@@ -13,6 +14,7 @@ import {
   type WalletHistory,
   type WalletWeek,
 } from "../model.ts";
+import { sqlChain } from "../scope.ts";
 import { methodologyOf } from "../screens/methodology.ts";
 import { evidenceUrl } from "../week/flag-records.ts";
 import { type FlagRow, flaggedWallets, flagRows, flagTotals, walletRows } from "../week/flags.ts";
@@ -37,8 +39,9 @@ export function flags(
   return windows.reading(endBlock, "flags", async (db, window) => {
     const context = await windows.context(window, db);
     const end = window.end_block;
-    if (only !== null) await knownMerchant(db, end, only);
-    const totals = await flagTotals(db, end, only);
+    const { chain } = windows;
+    if (only !== null) await knownMerchant(db, chain, end, only);
+    const totals = await flagTotals(db, chain, end, only);
     const pages = Math.max(1, Math.ceil(totals.wallets / size));
     if (page > pages) {
       throw new NotFoundError(
@@ -46,10 +49,10 @@ export function flags(
         "no_such_page",
       );
     }
-    const rows = await flagRows(db, end, only, { offset: (page - 1) * size, size });
-    const attestation = await feedAttestation(db, end);
+    const rows = await flagRows(db, chain, end, only, { offset: (page - 1) * size, size });
+    const attestation = await feedAttestation(db, chain, end);
     return {
-      chain: "base" as const,
+      chain: chain.slug,
       generated_at: context.generatedAt,
       license: LICENSE_URL,
       window,
@@ -57,7 +60,11 @@ export function flags(
       merchant: only,
       totals,
       page: { number: page, size, pages },
-      wallets: flaggedWallets(rows, (row) => evidenceUrl(context.publicUrl, end, row), context.methodology),
+      wallets: flaggedWallets(
+        rows,
+        (row) => evidenceUrl(context.publicUrl, chain.slug, end, row),
+        context.methodology,
+      ),
       apps_caveat: APPS_CAVEAT,
       ...(attestation ? { attestation } : {}),
     };
@@ -78,7 +85,7 @@ export async function wallet(
   const latest = await latestEnd();
   return windows.reading(latest, "wallet", async (db) => {
     const byWindow = new Map<number, (FlagRow & { generated_at: string; methodology: string })[]>();
-    for (const row of await walletRows(db, wallet)) {
+    for (const row of await walletRows(db, windows.chain, wallet)) {
       const rows = byWindow.get(row.end_block) ?? [];
       rows.push(row);
       byWindow.set(row.end_block, rows);
@@ -88,15 +95,19 @@ export async function wallet(
       const first = rows[0] as (typeof rows)[number];
       const [flags] = flaggedWallets(
         rows,
-        (row) => evidenceUrl(windows.publicUrl, end, row),
+        (row) => evidenceUrl(windows.publicUrl, windows.chain.slug, end, row),
         first.methodology,
       );
       if (!flags) continue;
       const { wallet: _, ...week } = flags;
-      weeks.push({ window: await resolveWindow(db, end), generated_at: first.generated_at, ...week });
+      weeks.push({
+        window: await resolveWindow(db, windows.chain, end),
+        generated_at: first.generated_at,
+        ...week,
+      });
     }
     return {
-      chain: "base" as const,
+      chain: windows.chain.slug,
       license: LICENSE_URL,
       wallet,
       methodology: methodologyOf(windows.publicUrl),
@@ -107,10 +118,16 @@ export async function wallet(
 }
 
 /** Unless the window has a report of `merchant`, a 404 as `report` answers it. */
-async function knownMerchant(db: Analytics, end: number, merchant: string): Promise<void> {
+async function knownMerchant(
+  db: Analytics,
+  chain: ChainRecord,
+  end: number,
+  merchant: string,
+): Promise<void> {
   const known = await db.one(
-    "SELECT 1 AS known FROM reports WHERE chain = 'base' AND end_block = $end AND address = $merchant",
+    `SELECT 1 AS known FROM reports WHERE ${sqlChain(chain)} AND end_block = $end AND address = $merchant`,
     { end, merchant },
   );
-  if (!known) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
+  if (!known)
+    throw new NotFoundError(`no merchant ${merchant} is known on ${chain.name}`, "unknown_merchant");
 }

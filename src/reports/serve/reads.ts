@@ -14,6 +14,7 @@ import {
   type SearchDocument,
 } from "../model.ts";
 import type { Report } from "../schema.ts";
+import { sqlChain } from "../scope.ts";
 import { boardEntries, boardTotals } from "../week/board.ts";
 import { evidenceContext, evidenceDocuments } from "../week/evidence-document.ts";
 import {
@@ -27,6 +28,9 @@ import { listingsMatching, SEARCH_LIMIT, SQL_MERCHANT_MATCHES, searchText } from
 import { parseAddress } from "./params.ts";
 import type { ReportWindows } from "./windows.ts";
 
+const unknownMerchant = (windows: ReportWindows, merchant: string) =>
+  new NotFoundError(`no merchant ${merchant} is known on ${windows.chain.name}`, "unknown_merchant");
+
 /** One merchant's report for the window ending at `endBlock` (default: the latest checkpoint). */
 export async function report(
   windows: ReportWindows,
@@ -38,8 +42,8 @@ export async function report(
     const { sql, params } = reportsQuery(await windows.context(window, db), merchant);
     // One statement text for every merchant: planned once, its plan kept (a page view's main cost).
     const [row] = await db.allPrepared<StoredReportRow & { address: string }>(sql, params);
-    if (!row) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
-    const [served] = await servedRows(db, window.end_block, [row], { only: merchant });
+    if (!row) throw unknownMerchant(windows, merchant);
+    const [served] = await servedRows(db, windows.chain, window.end_block, [row], { only: merchant });
     return parseStoredReport(served ?? row);
   });
 }
@@ -55,7 +59,7 @@ export async function evidence(
     const context = await windows.context(window, db);
     const { sql, params } = reportsQuery(context, merchant);
     const [row] = await db.allPrepared<StoredReportRow>(sql, params);
-    if (!row) throw new NotFoundError(`no merchant ${merchant} is known on Base`, "unknown_merchant");
+    if (!row) throw unknownMerchant(windows, merchant);
     const [document] = await evidenceDocuments(db, evidenceContext(context), [parseStoredReport(row)]);
     return document as EvidenceDocument;
   });
@@ -76,7 +80,7 @@ export function leaderboard(
     throw new Error(`a leaderboard page holds 1 or more, not ${size}`);
   return windows.reading(endBlock, "leaderboard", async (db, window) => {
     const context = await windows.context(window, db);
-    const totals = await boardTotals(db, window.end_block);
+    const totals = await boardTotals(db, windows.chain, window.end_block);
     const pages = Math.max(1, Math.ceil(totals.merchants / size));
     if (page > pages) {
       throw new NotFoundError(
@@ -86,13 +90,14 @@ export function leaderboard(
     }
     const { merchants, unranked } = await boardEntries(
       db,
+      windows.chain,
       windows.publicUrl,
       window.end_block,
       "r.board_place > $after AND r.board_place <= $last",
       { after: (page - 1) * size, last: page * size },
     );
     return {
-      chain: "base" as const,
+      chain: windows.chain.slug,
       generated_at: context.generatedAt,
       license: LICENSE_URL,
       window,
@@ -115,19 +120,27 @@ export function search(windows: ReportWindows, query: string, endBlock?: number)
     const context = await windows.context(window, db);
     const end = window.end_block;
     const q = text.toLowerCase();
-    const found = await boardEntries(db, windows.publicUrl, end, SQL_MERCHANT_MATCHES, { q }, SEARCH_LIMIT);
+    const found = await boardEntries(
+      db,
+      windows.chain,
+      windows.publicUrl,
+      end,
+      SQL_MERCHANT_MATCHES,
+      { q },
+      SEARCH_LIMIT,
+    );
     const matching = await db.one<{ merchants: number }>(
       `SELECT count(*)::DOUBLE AS merchants FROM reports r
-         WHERE r.chain = 'base' AND r.end_block = $end AND ${SQL_MERCHANT_MATCHES}`,
+         WHERE ${sqlChain(windows.chain, "r.")} AND r.end_block = $end AND ${SQL_MERCHANT_MATCHES}`,
       { end, q },
     );
-    const { total, listings } = await listingsMatching(db, {
+    const { total, listings } = await listingsMatching(db, windows.chain, {
       end,
       q,
-      page_prefix: pagePrefix(windows.publicUrl),
+      page_prefix: pagePrefix(windows.publicUrl, windows.chain),
     });
     return {
-      chain: "base" as const,
+      chain: windows.chain.slug,
       generated_at: context.generatedAt,
       license: LICENSE_URL,
       window,

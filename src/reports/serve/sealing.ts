@@ -1,3 +1,4 @@
+import { BASE_RECORD } from "../../chain/chains.ts";
 import { AppError } from "../../common/errors.ts";
 import { sealOf } from "../attest/seal.ts";
 import { type SealedWeekRow, sealedWeek, storeSeal } from "../attest/store.ts";
@@ -10,9 +11,17 @@ import type { ReportWindows } from "./windows.ts";
  * a window that is not complete (its last blocks not all final).
  */
 export function sealWeek(windows: ReportWindows, end: number): Promise<SealedWeekRow> {
-  const { analytics } = windows;
+  const { analytics, chain } = windows;
   return windows.serial(async () => {
-    const sealed = await sealedWeek(analytics, end);
+    if (chain.slug !== BASE_RECORD.slug) {
+      // attest/store.ts: the attestations name no chain yet, and the attester attests Base's weeks.
+      throw new AppError(
+        409,
+        "chain_not_sealed",
+        `${chain.name}'s weeks are not sealed yet: only Base's are`,
+      );
+    }
+    const sealed = await sealedWeek(analytics, chain, end);
     if (sealed) return sealed;
     const window = await windows.ensureWindow(end);
     if (!window.complete) {
@@ -20,6 +29,6 @@ export function sealWeek(windows: ReportWindows, end: number): Promise<SealedWee
     }
     const seal = await sealOf(analytics, await windows.context(window));
     await analytics.transaction(() => storeSeal(analytics, seal, windows.now()));
-    return (await sealedWeek(analytics, end)) as SealedWeekRow;
+    return (await sealedWeek(analytics, chain, end)) as SealedWeekRow;
   });
 }

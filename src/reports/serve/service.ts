@@ -1,5 +1,6 @@
 import type { StoreChanges } from "../../analytics/changes.ts";
 import type { Analytics } from "../../analytics/duckdb.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
 import { type SealedWeekRow, sealedWeeks } from "../attest/store.ts";
 import type {
   BoardPage,
@@ -58,6 +59,11 @@ export class ReportService {
     return this.options.publicUrl;
   }
 
+  /** The chain whose weeks this service reports. */
+  get chain(): ChainRecord {
+    return this.windows.chain;
+  }
+
   /** One merchant's report for the window ending at `endBlock` (default: the latest checkpoint). */
   report(address: string, endBlock?: number): Promise<{ report: Report; details: ReportDetails }> {
     return reads.report(this.windows, address, endBlock);
@@ -104,7 +110,11 @@ export class ReportService {
    * reader can fetch and `verify` a week without knowing where weeks close.
    */
   async weeks(): Promise<SealedWeeksDocument> {
-    return { chain: "base", weeks: await this.windows.readingStore("weeks", sealedWeeks) };
+    const { chain } = this.windows;
+    return {
+      chain: chain.slug,
+      weeks: await this.windows.readingStore("weeks", (db) => sealedWeeks(db, chain)),
+    };
   }
 
   /** Builds the window's reports unless the stored ones are current; resolves to the window. */

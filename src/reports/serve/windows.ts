@@ -1,9 +1,11 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { windowVersion } from "../../analytics/migrations.ts";
+import { BASE_RECORD, type ChainRecord } from "../../chain/chains.ts";
 import { log } from "../../common/log.ts";
 import { reportBuildSeconds, secondsSince } from "../../common/metrics.ts";
-import { sealedWeek } from "../attest/store.ts";
+import { sealedWeek, sqlSealed } from "../attest/store.ts";
 import type { ReportWindow } from "../model.ts";
+import { sqlChain } from "../scope.ts";
 import { METHODOLOGY_VERSION } from "../screens/methodology.ts";
 import type { ReportContext } from "../week/report.ts";
 import { DEFAULT_KEEP_WINDOWS, storeWindow } from "../week/store.ts";
@@ -11,6 +13,8 @@ import { resolveWindow, windowDates } from "../week/window.ts";
 import { ReaderPool } from "./reader-pool.ts";
 
 export interface ReportServiceOptions {
+  /** The chain whose weeks the service reports (default Base): one service a chain, on one store. */
+  chain?: ChainRecord;
   /** Base of the page and badge URLs, without a trailing slash. */
   publicUrl: string;
   now?: () => Date;
@@ -38,6 +42,8 @@ export class ReportWindows {
    */
   private readonly current = new Map<number | "latest", { window: ReportWindow; epoch: number }>();
   readonly now: () => Date;
+  /** The chain whose windows these are: every statement reads its rows only. */
+  readonly chain: ChainRecord;
   /** Connections for reads, beside the one that builds (closed with the analytics database). */
   private readonly readers: ReaderPool;
 
@@ -46,6 +52,7 @@ export class ReportWindows {
     private readonly options: ReportServiceOptions,
   ) {
     this.now = options.now ?? (() => new Date());
+    this.chain = options.chain ?? BASE_RECORD;
     this.readers = new ReaderPool(analytics, options.readers ?? DEFAULT_READERS);
   }
 
@@ -59,12 +66,14 @@ export class ReportWindows {
     // A sealed week's links stay those it was sealed with, as its reports' do: its feed's hash counts them.
     const built = await db.one<{ generated_at: string; methodology: string; sealed_url: string | null }>(
       `SELECT w.generated_at, w.methodology, a.public_url AS sealed_url FROM report_windows w
-       LEFT JOIN attestations a ON a.end_block = w.end_block WHERE w.chain = 'base' AND w.end_block = $end`,
+       LEFT JOIN attestations a ON a.end_block = w.end_block AND ${sqlSealed(this.chain)}
+       WHERE ${sqlChain(this.chain, "w.")} AND w.end_block = $end`,
       { end: window.end_block },
     );
     if (!built)
       throw new Error(`the reports of the window ending at block ${window.end_block} are not built`);
     return {
+      chain: this.chain,
       window,
       dates: windowDates(window),
       generatedAt: built.generated_at,
@@ -134,7 +143,7 @@ export class ReportWindows {
       return seen.window;
     }
     const epoch = changes.epoch;
-    const window = await resolveWindow(this.analytics, endBlock);
+    const window = await resolveWindow(this.analytics, this.chain, endBlock);
     // Read before the build: a write landing between is then newer than what is stored, and builds it again.
     const version = await windowVersion(this.analytics, window.end_block);
     await this.buildIfStale(window, version);
@@ -154,7 +163,7 @@ export class ReportWindows {
   /** Whether the window's reports are still stored (another service on this store may have dropped them). */
   private async stored(window: ReportWindow): Promise<boolean> {
     const row = await this.analytics.one(
-      "SELECT 1 AS stored FROM report_windows WHERE chain = 'base' AND end_block = $end",
+      `SELECT 1 AS stored FROM report_windows WHERE ${sqlChain(this.chain)} AND end_block = $end`,
       { end: window.end_block },
     );
     return row !== undefined;
@@ -168,11 +177,11 @@ export class ReportWindows {
   private async buildIfStale(window: ReportWindow, version: bigint): Promise<void> {
     // Page and badge URLs are rendered on read: a new public URL needs no rebuild.
     const cached = await this.analytics.one<{ data_version: bigint; methodology: string | null }>(
-      "SELECT data_version, methodology FROM report_windows WHERE chain = 'base' AND end_block = $end",
+      `SELECT data_version, methodology FROM report_windows WHERE ${sqlChain(this.chain)} AND end_block = $end`,
       { end: window.end_block },
     );
     const stale = cached?.data_version !== version || cached.methodology !== METHODOLOGY_VERSION;
-    if (stale && cached && (await sealedWeek(this.analytics, window.end_block))) {
+    if (stale && cached && (await sealedWeek(this.analytics, this.chain, window.end_block))) {
       refusedRebuild(window.end_block, version, cached.methodology);
       return;
     }
@@ -184,7 +193,7 @@ export class ReportWindows {
         // The weeks readers ask for by end block stay stored while no write reaches them.
         pinned: [...this.current.values()].reverse().map((c) => c.window.end_block),
       };
-      await timed("window", () => storeWindow(this.analytics, window, version, store))();
+      await timed("window", () => storeWindow(this.analytics, this.chain, window, version, store))();
     }
   }
 }

@@ -1,7 +1,8 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { sqlWindowGroups, usableDays } from "../../analytics/payment-days.ts";
-import { BASE_USDC } from "../../chain/base.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
 import { CLUSTER_TABLES, clusters, PROVENANCE_TABLES, provenance } from "../provenance/index.ts";
+import { sqlChain } from "../scope.ts";
 import type { RingGraph } from "../screens/cycles.ts";
 import { SCREENS, THRESHOLDS } from "../screens/index.ts";
 import { EVIDENCE_TABLES, evidenceFacts } from "./evidence-facts.ts";
@@ -44,6 +45,8 @@ import { sqlRank } from "./rank.ts";
 export const SHOWN_WALLETS = 20;
 
 export interface WindowBounds {
+  /** The chain whose week it is: every statement reads its rows only (`scope.ts`). */
+  chain: ChainRecord;
   /** Exclusive: the window holds blocks start_block + 1 .. end_block. */
   startBlock: number;
   endBlock: number;
@@ -104,11 +107,11 @@ function quartilesOf(h: string, quarters: readonly number[]): string {
 }
 
 /**
- * SQL over the payments table (optionally by an alias, "w."): the window's USDC payments, between the
- * parameters `$start` (exclusive) and `$end`.
+ * SQL over the payments table (optionally by an alias, "w."): the window's payments in `chain`'s USDC, between
+ * the parameters `$start` (exclusive) and `$end`.
  */
-export const sqlInWindow = (t = "") =>
-  `${t}chain = 'base' AND ${t}asset = '${BASE_USDC}' AND ${t}block_number > $start AND ${t}block_number <= $end`;
+export const sqlInWindow = (chain: ChainRecord, t = "") =>
+  `${sqlChain(chain, t)} AND ${t}asset = '${chain.usdc.address}' AND ${t}block_number > $start AND ${t}block_number <= $end`;
 
 /** SQL: a payment's day of the window, 0 being the parameter `$first` (the window's first date). */
 export const sqlDay = (t = "") => `(${t}block_time::DATE - $first::DATE)::INTEGER`;
@@ -119,9 +122,10 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
 
   // The window's payments in groups: past days as the writers grouped them (analytics/payment-days.ts),
   // the rest in one pass over the payments table, which is written in block order, so zone maps skip the rest.
-  const sealed = await usableDays(analytics, { ...p, first: bounds.firstDate });
+  const { chain } = bounds;
+  const sealed = await usableDays(analytics, chain, { ...p, first: bounds.firstDate });
   await analytics.run(
-    `CREATE OR REPLACE TEMP TABLE rw_groups AS ${sqlWindowGroups(sealed, sqlInWindow(), sqlDay())}`,
+    `CREATE OR REPLACE TEMP TABLE rw_groups AS ${sqlWindowGroups(chain, sealed, sqlInWindow(chain), sqlDay())}`,
     { ...p, first: bounds.firstDate },
   );
   // Each (payer, merchant) pair's totals, and the window's merchants: what the screens start from.
@@ -135,9 +139,9 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
     "CREATE OR REPLACE TEMP TABLE rw_merchants AS SELECT DISTINCT pay_to AS wallet FROM rw_pair_totals",
   );
   // Clusters and sender hubs first: the ring graph's hubs and the provenance screen's stops are made of them.
-  await clusters(analytics, p.end);
-  await moneyMoves(analytics, p);
-  await provenance(analytics, { ...p, first: bounds.firstDate });
+  await clusters(analytics, chain, p.end);
+  await moneyMoves(analytics, chain, p);
+  await provenance(analytics, chain, { ...p, first: bounds.firstDate });
   await tinyPrices(analytics);
   // What the screens need beyond a pair's totals, for the few pairs that have it: tiny payments, and the
   // payers of enough merchants to be probers, both counted by cluster (one buyer, however many wallets).
@@ -197,7 +201,7 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
      FROM t`,
   );
   await tinyShare(analytics);
-  await hubLinks(analytics, p);
+  await hubLinks(analytics, chain, p);
 
   const screenColumns = SCREENS.map((s) => `coalesce(${s.pair}, false) AS "s_${s.kind}"`).join(",\n      ");
   await analytics.run(

@@ -5,7 +5,9 @@
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
 import type { Params } from "../../analytics/sql.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
 import type { BoardTotals, LeaderboardEntry, UnrankedEntry, UnrankedReason } from "../model.ts";
+import { sqlChain } from "../scope.ts";
 import { LEADERBOARD_COLUMNS, pagePrefix } from "./report.ts";
 
 /**
@@ -14,6 +16,7 @@ import { LEADERBOARD_COLUMNS, pagePrefix } from "./report.ts";
  */
 export async function boardEntries(
   analytics: Analytics,
+  chain: ChainRecord,
   publicUrl: string,
   end: number,
   where: string,
@@ -25,9 +28,9 @@ export async function boardEntries(
     Omit<LeaderboardEntry, "rank"> & { rank: number | null; held: boolean } & Record<string, unknown>
   >(
     `SELECT ${entry.join(", ")}, r.held FROM reports r
-     WHERE r.chain = 'base' AND r.end_block = $end AND ${where}
+     WHERE ${sqlChain(chain, "r.")} AND r.end_block = $end AND ${where}
      ORDER BY r.board_place${limit === undefined ? "" : ` LIMIT ${limit}`}`,
-    { ...params, end, page_prefix: pagePrefix(publicUrl) },
+    { ...params, end, page_prefix: pagePrefix(publicUrl, chain) },
   );
   const merchants: LeaderboardEntry[] = [];
   const unranked: UnrankedEntry[] = [];
@@ -39,10 +42,14 @@ export async function boardEntries(
 }
 
 /** How many merchants a built window has, ranked and not. */
-export async function boardTotals(analytics: Analytics, end: number): Promise<BoardTotals> {
+export async function boardTotals(
+  analytics: Analytics,
+  chain: ChainRecord,
+  end: number,
+): Promise<BoardTotals> {
   const counts = await analytics.one<{ merchants: number; ranked: number }>(
     `SELECT count(*)::DOUBLE AS merchants, count(rank)::DOUBLE AS ranked FROM reports
-     WHERE chain = 'base' AND end_block = $end`,
+     WHERE ${sqlChain(chain)} AND end_block = $end`,
     { end },
   );
   const merchants = counts?.merchants ?? 0;

@@ -6,6 +6,7 @@
  * itself stays as docs/report.md, "Evidence", has it.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
 import {
   APPS_CAVEAT,
   type EvidenceApps,
@@ -16,6 +17,7 @@ import {
   type ReportWindow,
 } from "../model.ts";
 import type { Report } from "../schema.ts";
+import { sqlChain } from "../scope.ts";
 import { SCREENS, SCREENS_PATH, THRESHOLDS } from "../screens/index.ts";
 import { sqlDay, sqlInWindow } from "./aggregates.ts";
 import { flagsPath } from "./flags.ts";
@@ -26,6 +28,7 @@ import { firstDate } from "./window.ts";
 export const SHOWN_PAYMENTS = 10;
 
 export interface EvidenceContext {
+  chain: ChainRecord;
   window: ReportWindow;
   /** The window's first date (day 0 of the screens' `day`). */
   firstDate: string;
@@ -36,6 +39,7 @@ export interface EvidenceContext {
 /** What the evidence of a built window needs of the reports' context. */
 export function evidenceContext(context: ReportContext): EvidenceContext {
   return {
+    chain: context.chain,
     window: context.window,
     firstDate: firstDate(context.window, context.dates),
     generatedAt: context.generatedAt,
@@ -64,6 +68,7 @@ export async function evidenceDocuments(
   const payments = await paymentsOf(analytics, ctx, wallets);
   const hops = await hopsOf(
     analytics,
+    ctx.chain,
     wallets.flatMap((w) => w.facts.funding_path ?? []),
   );
   const apps = await appsOf(
@@ -73,14 +78,14 @@ export async function evidenceDocuments(
   );
   return merchants.map(({ report, details }) => ({
     schema_version: "1",
-    chain: "base",
+    chain: ctx.chain.slug,
     address: report.address,
     name: report.name,
     generated_at: ctx.generatedAt,
     license: LICENSE_URL,
     window: ctx.window,
-    report: `${ctx.publicUrl}/v1/reports/base/${report.address}?end_block=${ctx.window.end_block}`,
-    page: `${ctx.publicUrl}/reports/base/${report.address}?end_block=${ctx.window.end_block}`,
+    report: `${ctx.publicUrl}/v1/reports/${ctx.chain.slug}/${report.address}?end_block=${ctx.window.end_block}`,
+    page: `${ctx.publicUrl}/reports/${ctx.chain.slug}/${report.address}?end_block=${ctx.window.end_block}`,
     screens: `${ctx.publicUrl}${SCREENS_PATH}`,
     methodology: report.methodology,
     flags: SCREENS.filter((s) => report.flags[s.kind]).map((screen) => {
@@ -99,7 +104,7 @@ export async function evidenceDocuments(
     }),
     flag_feed: {
       wallets: details.wallets ?? 0,
-      url: `${ctx.publicUrl}${flagsPath(1, report.address)}?end_block=${ctx.window.end_block}`,
+      url: `${ctx.publicUrl}${flagsPath(1, report.address, ctx.chain.slug)}?end_block=${ctx.window.end_block}`,
     },
     apps: apps.get(report.address) ?? { caveat: APPS_CAVEAT, apps: [], none: { tx: 0, usd: 0 } },
   }));
@@ -120,7 +125,7 @@ async function appsOf(
   const rows = await analytics.all<{ pay_to: string; app: string | null; n: number; amount: bigint }>(
     `SELECT pay_to, builder_app AS app, count(*)::DOUBLE AS n, sum(amount)::HUGEINT AS amount
      FROM payments
-     WHERE ${sqlInWindow()} AND pay_to IN (${merchants.map((m) => `'${m}'`).join(", ")})
+     WHERE ${sqlInWindow(ctx.chain)} AND pay_to IN (${merchants.map((m) => `'${m}'`).join(", ")})
      GROUP BY ALL ORDER BY pay_to, n DESC, app`,
     { start: ctx.window.start_block, end: ctx.window.end_block },
   );
@@ -327,7 +332,7 @@ async function paymentsOf(
          coalesce(w.scheme, 'unknown') AS scheme,
          CASE WHEN coalesce(w.scheme, 'unknown') = 'exact' THEN e.exact_tiny_max ELSE e.tiny_max END AS tiny_max, e.screens
        FROM payments w JOIN e ON w.pay_to = e.pay_to AND w.payer = e.payer
-       WHERE ${sqlInWindow("w.")}
+       WHERE ${sqlInWindow(ctx.chain, "w.")}
      ), p AS (
        -- The ring's share: the pair's first payments not paid with the merchant's money, by day then amount, as the build took them.
        SELECT *, NOT after_funding AND row_number() OVER (
@@ -386,6 +391,7 @@ const hopKey = (h: Hop) => `${h.from} ${h.to} ${h.block} ${h.amount}`;
 /** Each funding hop's transfer: its hash and time (the first such transfer of its block). */
 async function hopsOf(
   analytics: Analytics,
+  chain: ChainRecord,
   hops: readonly Hop[],
 ): Promise<Map<string, { tx_hash: string; time: string }>> {
   const result = new Map<string, { tx_hash: string; time: string }>();
@@ -405,7 +411,7 @@ async function hopsOf(
     `WITH h(src, dst, block, amount) AS (VALUES ${values.join(", ")})
      SELECT h.src, h.dst, h.block, h.amount, first(t.tx_hash ORDER BY t.log_index) AS tx_hash,
        strftime(first(t.block_time), '%Y-%m-%dT%H:%M:%SZ') AS time
-     FROM h JOIN transfers t ON t.chain = 'base' AND t.block_number = h.block AND t.from_address = h.src
+     FROM h JOIN transfers t ON ${sqlChain(chain, "t.")} AND t.block_number = h.block AND t.from_address = h.src
        AND t.to_address = h.dst AND t.amount = h.amount
      GROUP BY ALL`,
   );

@@ -5,20 +5,26 @@
  * window's rows whole for the datasets.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
 import type { FlaggedAt, FlaggedWallet } from "../model.ts";
+import { sqlChain, sqlSlug } from "../scope.ts";
 import { SCREENS } from "../screens/index.ts";
 import { SHOWN_WALLETS, sqlInWindow } from "./aggregates.ts";
 import { sqlUsd } from "./money.ts";
 
-/** The flag feed's JSON: page 1 here, page N at `/pages/N` (src/reports/serve/routes/flags.ts). */
-export const FLAGS_PATH = "/v1/flags/base";
+/** The flag feed's JSON of a chain (its slug): page 1 here, page N at `/pages/N` (src/reports/serve/routes/flags.ts). */
+export const flagsRoot = (chain: string): string => `/v1/flags/${chain}`;
+
+/** Base's feed. */
+export const FLAGS_PATH = flagsRoot("base");
 
 /**
- * Where page `n` of the feed is, or of one merchant's part of it. A merchant's part is at a path of its own
- * (`?merchant=` answers the same), so that a published site, whose host ignores the query, serves it too.
+ * Where page `n` of a chain's feed is, or of one merchant's part of it. A merchant's part is at a path of its
+ * own (`?merchant=` answers the same), so that a published site, whose host ignores the query, serves it too.
  */
-export function flagsPath(n: number, merchant: string | null = null): string {
-  const base = merchant === null ? FLAGS_PATH : `${FLAGS_PATH}/merchants/${merchant}`;
+export function flagsPath(n: number, merchant: string | null = null, chain = "base"): string {
+  const root = flagsRoot(chain);
+  const base = merchant === null ? root : `${root}/merchants/${merchant}`;
   return n === 1 ? base : `${base}/pages/${n}`;
 }
 
@@ -60,19 +66,23 @@ const PRECEDENCE = `CASE f.kind ${SCREENS.map((s, i) => `WHEN '${s.kind}' THEN $
  * report's flags to the cent. Each row's apps are read from the window's payments of its pair: the build's
  * groups keep no codes, and only the flagged pairs' payments are looked at.
  */
-export async function writeFlags(analytics: Analytics, window: { start_block: number; end_block: number }) {
+export async function writeFlags(
+  analytics: Analytics,
+  chain: ChainRecord,
+  window: { start_block: number; end_block: number },
+) {
   const end = window.end_block;
-  await analytics.run("DELETE FROM report_flags WHERE chain = 'base' AND end_block = $end", { end });
+  await analytics.run(`DELETE FROM report_flags WHERE ${sqlChain(chain)} AND end_block = $end`, { end });
   await analytics.run(
     `INSERT INTO report_flags
      WITH a AS (
        SELECT payer, pay_to, array_to_string(list_sort(list_distinct(list(builder_app))), ',') AS apps
        FROM payments
-       WHERE ${sqlInWindow()} AND builder_app IS NOT NULL
+       WHERE ${sqlInWindow(chain)} AND builder_app IS NOT NULL
          AND (payer, pay_to) IN (SELECT payer, pay_to FROM rw_wallets)
        GROUP BY ALL
      )
-     SELECT 'base', $end, w.payer, w.pay_to, w.kind, w.tx, w.amount, w.cents, c.cluster, p.first_block, p.last_block,
+     SELECT ${sqlSlug(chain)}, $end, w.payer, w.pay_to, w.kind, w.tx, w.amount, w.cents, c.cluster, p.first_block, p.last_block,
        a.apps
      FROM rw_wallets w
      JOIN rw_pair_totals p USING (payer, pay_to)
@@ -85,24 +95,33 @@ export async function writeFlags(analytics: Analytics, window: { start_block: nu
 }
 
 /** Drops the rows of the windows whose end blocks `windows` (SQL) selects, as their reports are dropped. */
-export async function dropFlags(analytics: Analytics, windows: string, params: Record<string, number>) {
-  await analytics.run(`DELETE FROM report_flags WHERE chain = 'base' AND end_block IN (${windows})`, params);
+export async function dropFlags(
+  analytics: Analytics,
+  chain: ChainRecord,
+  windows: string,
+  params: Record<string, number>,
+) {
+  await analytics.run(
+    `DELETE FROM report_flags WHERE ${sqlChain(chain)} AND end_block IN (${windows})`,
+    params,
+  );
 }
 
 /** SQL: the window's rows, of one merchant when `$merchant` is not NULL. */
-const WINDOW_ROWS = `SELECT * FROM report_flags
-  WHERE chain = 'base' AND end_block = $end AND ($merchant IS NULL OR pay_to = $merchant)`;
+const windowRows = (chain: ChainRecord) => `SELECT * FROM report_flags
+  WHERE ${sqlChain(chain)} AND end_block = $end AND ($merchant IS NULL OR pay_to = $merchant)`;
 
 /** The wallets, payments and dollars of a window's feed, or of one merchant's part of it. */
 export async function flagTotals(
   analytics: Analytics,
+  chain: ChainRecord,
   end: number,
   merchant: string | null,
 ): Promise<FlagTotals> {
   const row = await analytics.one<FlagTotals>(
     `SELECT count(DISTINCT wallet)::DOUBLE AS wallets, coalesce(sum(tx), 0)::DOUBLE AS tx,
        ${sqlUsd("coalesce(sum(cents), 0)")}::DOUBLE AS usd
-     FROM (${WINDOW_ROWS})`,
+     FROM (${windowRows(chain)})`,
     { end, merchant },
   );
   return row ?? { wallets: 0, tx: 0, usd: 0 };
@@ -120,9 +139,9 @@ const ROW_COLUMNS = `f.end_block::DOUBLE AS end_block, f.wallet, f.pay_to, r.nam
  * SQL: the place of each row of the (end_block, pay_to, kind) groups `groups` selects among its group, in
  * the order the page lists a flag's wallets (aggregates.ts, `rw_wallets`).
  */
-const placed = (groups: string) => `SELECT end_block, pay_to, kind, wallet,
+const placed = (chain: ChainRecord, groups: string) => `SELECT end_block, pay_to, kind, wallet,
     row_number() OVER (PARTITION BY end_block, pay_to, kind ORDER BY amount DESC, wallet) AS place
-  FROM report_flags WHERE chain = 'base' AND (end_block, pay_to, kind) IN (${groups})`;
+  FROM report_flags WHERE ${sqlChain(chain)} AND (end_block, pay_to, kind) IN (${groups})`;
 
 /**
  * One page of a window's feed: its wallets by flagged dollars (largest first), then address, `size` a
@@ -130,18 +149,19 @@ const placed = (groups: string) => `SELECT end_block, pay_to, kind, wallet,
  */
 export async function flagRows(
   analytics: Analytics,
+  chain: ChainRecord,
   end: number,
   merchant: string | null,
   page: { offset: number; size: number },
 ): Promise<FlagRow[]> {
   return analytics.all<FlagRow>(
-    `WITH f AS (${WINDOW_ROWS}), w AS (
+    `WITH f AS (${windowRows(chain)}), w AS (
        SELECT wallet, sum(cents) AS total FROM f GROUP BY wallet
        ORDER BY total DESC, wallet LIMIT $size OFFSET $offset
-     ), p AS (${placed("SELECT end_block, pay_to, kind FROM f WHERE wallet IN (SELECT wallet FROM w)")})
+     ), p AS (${placed(chain, "SELECT end_block, pay_to, kind FROM f WHERE wallet IN (SELECT wallet FROM w)")})
      SELECT ${ROW_COLUMNS}
      FROM w JOIN f USING (wallet) JOIN p USING (end_block, pay_to, kind, wallet)
-     JOIN reports r ON r.chain = 'base' AND r.end_block = f.end_block AND r.address = f.pay_to
+     JOIN reports r ON ${sqlChain(chain, "r.")} AND r.end_block = f.end_block AND r.address = f.pay_to
      ORDER BY w.total DESC, f.wallet, f.cents DESC, f.pay_to, ${PRECEDENCE}`,
     { end, merchant, size: page.size, offset: page.offset },
   );
@@ -150,15 +170,16 @@ export async function flagRows(
 /** Every row of one wallet in the stored windows, the latest window first, then as a feed page orders them. */
 export async function walletRows(
   analytics: Analytics,
+  chain: ChainRecord,
   wallet: string,
 ): Promise<(FlagRow & { generated_at: string; methodology: string })[]> {
   return analytics.all<FlagRow & { generated_at: string; methodology: string }>(
-    `WITH f AS (SELECT * FROM report_flags WHERE chain = 'base' AND wallet = $wallet),
-     p AS (${placed("SELECT end_block, pay_to, kind FROM f")})
+    `WITH f AS (SELECT * FROM report_flags WHERE ${sqlChain(chain)} AND wallet = $wallet),
+     p AS (${placed(chain, "SELECT end_block, pay_to, kind FROM f")})
      SELECT ${ROW_COLUMNS}, rw.generated_at, rw.methodology
      FROM f JOIN p USING (end_block, pay_to, kind, wallet)
-     JOIN reports r ON r.chain = 'base' AND r.end_block = f.end_block AND r.address = f.pay_to
-     JOIN report_windows rw ON rw.chain = 'base' AND rw.end_block = f.end_block
+     JOIN reports r ON ${sqlChain(chain, "r.")} AND r.end_block = f.end_block AND r.address = f.pay_to
+     JOIN report_windows rw ON ${sqlChain(chain, "rw.")} AND rw.end_block = f.end_block
      ORDER BY f.end_block DESC, f.cents DESC, f.pay_to, ${PRECEDENCE}`,
     { wallet },
   );
@@ -170,23 +191,24 @@ export async function walletRows(
  */
 export async function flagBatch(
   analytics: Analytics,
+  chain: ChainRecord,
   end: number,
   after: string,
   size: number,
 ): Promise<{ through: string; rows: FlagRow[] } | undefined> {
   const next = await analytics.one<{ through: string | null }>(
     `SELECT max(wallet) AS through FROM (SELECT DISTINCT wallet FROM report_flags
-       WHERE chain = 'base' AND end_block = $end AND wallet > $after ORDER BY wallet LIMIT $size)`,
+       WHERE ${sqlChain(chain)} AND end_block = $end AND wallet > $after ORDER BY wallet LIMIT $size)`,
     { end, after, size },
   );
   if (!next?.through) return undefined;
   const rows = await analytics.all<FlagRow>(
-    `WITH f AS (SELECT * FROM report_flags WHERE chain = 'base' AND end_block = $end
+    `WITH f AS (SELECT * FROM report_flags WHERE ${sqlChain(chain)} AND end_block = $end
        AND wallet > $after AND wallet <= $through),
-     p AS (${placed("SELECT end_block, pay_to, kind FROM f")})
+     p AS (${placed(chain, "SELECT end_block, pay_to, kind FROM f")})
      SELECT ${ROW_COLUMNS}
      FROM f JOIN p USING (end_block, pay_to, kind, wallet)
-     JOIN reports r ON r.chain = 'base' AND r.end_block = f.end_block AND r.address = f.pay_to
+     JOIN reports r ON ${sqlChain(chain, "r.")} AND r.end_block = f.end_block AND r.address = f.pay_to
      ORDER BY f.wallet, f.pay_to, ${PRECEDENCE}`,
     { end, after, through: next.through },
   );

@@ -1,5 +1,7 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { MAX_USDC_AMOUNT } from "../../chain/base.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
+import { sqlChain } from "../scope.ts";
 import { type FlowEdge, RingGraph } from "../screens/cycles.ts";
 import { THRESHOLDS } from "../screens/index.ts";
 
@@ -37,8 +39,8 @@ interface Blocks {
  * merchant's money; it hides nothing here, because the provenance screen, which comes first, follows any
  * wallet that is not fed by many independent ones.
  */
-export async function moneyMoves(analytics: Analytics, blocks: Blocks): Promise<void> {
-  const span = "chain = 'base' AND block_number <= $end";
+export async function moneyMoves(analytics: Analytics, chain: ChainRecord, blocks: Blocks): Promise<void> {
+  const span = `${sqlChain(chain)} AND block_number <= $end`;
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_hubs AS
      SELECT wallet FROM (
@@ -184,8 +186,12 @@ export async function rings(analytics: Analytics, blocks: { start: number }): Pr
  * cash-outs makes that product grow with the square of the week's volume (25 million rows for the one
  * hub of `bench:report`'s week of 100M payments, the largest statement of its build); this grows with the pairs.
  */
-export async function hubLinks(analytics: Analytics, blocks: { end: number }): Promise<void> {
-  const span = "chain = 'base' AND block_number <= $end";
+export async function hubLinks(
+  analytics: Analytics,
+  chain: ChainRecord,
+  blocks: { end: number },
+): Promise<void> {
+  const span = `${sqlChain(chain)} AND block_number <= $end`;
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_hub_links AS
      WITH out AS (

@@ -1,7 +1,9 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
 import type { Params } from "../../analytics/sql.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
 import type { ReportDetails, ReportWindow } from "../model.ts";
 import { type Report, SCHEMES } from "../schema.ts";
+import { sqlChain, sqlSlug } from "../scope.ts";
 import { SCREENS_PATH } from "../screens/index.ts";
 import { methodologyOf } from "../screens/methodology.ts";
 import { sqlListingHosts, sqlListingsJson } from "./listings.ts";
@@ -26,6 +28,8 @@ export const EXCHANGE_FLOW_NOTE =
   "Screens do not follow money through such wallets, so these payments count as real; they may still be recycled funds.";
 
 export interface ReportContext {
+  /** The chain whose week it is: the report's `chain`, its claim's "on <Chain>" and its URLs name it. */
+  chain: ChainRecord;
   window: ReportWindow;
   /** `windowDates(window)`: the `daily` records' dates, day 0 first. */
   dates: readonly string[];
@@ -39,8 +43,12 @@ export interface ReportContext {
 }
 
 // The page and badge routes (serve/routes/pages.ts, badges.ts); a report's URLs are these after the public URL.
-const PAGE_PREFIX = "/reports/base/";
-const BADGE_PREFIX = "/badges/base/";
+const pagePath = (chain: Pick<ChainRecord, "slug">) => `/reports/${chain.slug}/`;
+const badgePath = (chain: Pick<ChainRecord, "slug">) => `/badges/${chain.slug}/`;
+
+/** The chain's name as the claim sentence says it, capitalised (spec 2.3: "on Base", "on Polygon"). */
+export const claimChainName = (chain: Pick<ChainRecord, "slug">): string =>
+  chain.slug.charAt(0).toUpperCase() + chain.slug.slice(1);
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -67,7 +75,7 @@ const json = (expr: string) => `coalesce(to_json(${expr})::VARCHAR, 'null')`;
  */
 export async function writeReports(
   analytics: Analytics,
-  ctx: Pick<ReportContext, "window" | "dates">,
+  ctx: Pick<ReportContext, "chain" | "window" | "dates">,
 ): Promise<void> {
   if (!ctx.dates.every((d) => DATE.test(d))) throw new Error(`bad window dates: ${ctx.dates.join(", ")}`);
   // The daily records as the report's JSON text: a reader splices it as it is (a list of structs cost a
@@ -110,7 +118,7 @@ export async function writeReports(
         FROM rw_schemes
       ) GROUP BY pay_to
     )
-    SELECT 'base', $end_block, m.address, coalesce(m.name, l.host, m.address), m.claimed, m.held, m.rank,
+    SELECT ${sqlSlug(ctx.chain)}, $end_block, m.address, coalesce(m.name, l.host, m.address), m.claimed, m.held, m.rank,
       m.tx, m.amount, m.real_tx, m.real_amount, m.buyers, m.real_buyers, m.top_amount,
       m.p25, m.median, m.p75, m.median_passing, m.hub_linked_buyers,
       coalesce(f.flags, '{}'), ${daily}, coalesce(w.details, '{"flagged_wallets":{}}'),
@@ -188,7 +196,7 @@ export function reportsQuery(
   const endDate = ctx.window.end.slice(0, 10);
   const cents = sqlCents("r.amount");
   const realCents = sqlCents("r.real_amount");
-  const claim = `printf('%s received $%s of x402 payments passing every screen (%d%% of $%s reported) from %d of %d buyer wallets on Base in the %s to %s.',
+  const claim = `printf('%s received $%s of x402 payments passing every screen (%d%% of $%s reported) from %d of %d buyer wallets on ${claimChainName(ctx.chain)} in the %s to %s.',
     r.name, ${sqlUsdText(realCents)}, ${sqlRealPercent(realCents, cents)}, ${sqlUsdText(cents)},
     r.real_buyers, r.buyers, $days, $end_date)`;
   const note = `CASE WHEN r.hub_linked_buyers = 0 THEN NULL
@@ -198,7 +206,7 @@ export function reportsQuery(
     ["schema_version", `'"1"'`],
     ["generated_at", "$generated_at"],
     ["license", "$license"],
-    ["chain", `'"base"'`],
+    ["chain", `'${JSON.stringify(ctx.chain.slug)}'`],
     ["address", json("r.address")],
     ["name", json("r.name")],
     ["claimed", "r.claimed::VARCHAR"],
@@ -239,7 +247,7 @@ export function reportsQuery(
     sql: `SELECT r.address, ${body} AS body, r.details, r.amount::VARCHAR AS amount, r.real_amount::VARCHAR AS real_amount
       FROM reports r LEFT JOIN (${sqlListingsJson(address !== undefined ? "pay_to = $address" : range ? "pay_to > $after AND pay_to <= $through" : "true")}) l
         ON l.pay_to = r.address
-      WHERE r.chain = 'base' AND r.end_block = $end_block${address !== undefined ? " AND r.address = $address" : range ? " AND r.address > $after AND r.address <= $through" : ""}
+      WHERE ${sqlChain(ctx.chain, "r.")} AND r.end_block = $end_block${address !== undefined ? " AND r.address = $address" : range ? " AND r.address > $after AND r.address <= $through" : ""}
       ORDER BY r.address`,
     params: {
       end_block: ctx.window.end_block,
@@ -258,8 +266,8 @@ export function reportsQuery(
       // "7 days", the spec's words, for a week; a young chain's span in the unit it fills ("56 seconds").
       days: spanText(ctx.window.days),
       note: EXCHANGE_FLOW_NOTE,
-      page_prefix: ctx.publicUrl + PAGE_PREFIX,
-      badge_prefix: ctx.publicUrl + BADGE_PREFIX,
+      page_prefix: pagePrefix(ctx.publicUrl, ctx.chain),
+      badge_prefix: ctx.publicUrl + badgePath(ctx.chain),
     },
   };
 }
@@ -282,7 +290,8 @@ export const LEADERBOARD_COLUMNS = {
 } as const;
 
 /** The page URL prefix of a report's merchant, for `LEADERBOARD_COLUMNS`' `$page_prefix`. */
-export const pagePrefix = (publicUrl: string) => publicUrl + PAGE_PREFIX;
+export const pagePrefix = (publicUrl: string, chain: Pick<ChainRecord, "slug">) =>
+  publicUrl + pagePath(chain);
 
 /** A row of `reportsQuery`. */
 export type StoredReportRow = { body: string; details: string; amount: string; real_amount: string };

@@ -9,8 +9,10 @@
  * by their host or URL alone: a merchant's name matching would list every endpoint it has.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
 import { BadInputError } from "../../common/errors.ts";
 import type { SearchListing } from "../model.ts";
+import { sqlChain } from "../scope.ts";
 import { sqlCleanText, sqlCutDescription } from "./listings.ts";
 
 /** Merchants, and listings, a search answers with at most; `totals` counts every match. */
@@ -41,6 +43,7 @@ export const SQL_MERCHANT_MATCHES = `(contains(lower(r.name), $q) OR contains(r.
 /** The listings whose host or URL holds `q` (lower case), at most `SEARCH_LIMIT` by URL, and how many there are. */
 export async function listingsMatching(
   analytics: Analytics,
+  chain: ChainRecord,
   params: { end: number; q: string; page_prefix: string },
 ): Promise<{ total: number; listings: SearchListing[] }> {
   const rows = await analytics.all<SearchListing & { total: number }>(
@@ -49,7 +52,7 @@ export async function listingsMatching(
        CASE WHEN r.address IS NULL THEN NULL ELSE $page_prefix || l.pay_to END AS page,
        (count(*) OVER ())::DOUBLE AS total
      FROM listings l
-     LEFT JOIN reports r ON r.chain = 'base' AND r.end_block = $end AND r.address = l.pay_to
+     LEFT JOIN reports r ON ${sqlChain(chain, "r.")} AND r.end_block = $end AND r.address = l.pay_to
      WHERE contains(lower(l.resource), $q) OR contains(coalesce(l.host, ''), $q)
      ORDER BY l.resource, l.method, l.pay_to
      LIMIT ${SEARCH_LIMIT}`,

@@ -6,7 +6,9 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { windowVersion } from "../../analytics/migrations.ts";
 import { isTransactionConflict } from "../../analytics/store-errors.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
 import type { ReportWindow } from "../model.ts";
+import { sqlChain, sqlSlug } from "../scope.ts";
 import { METHODOLOGY_VERSION } from "../screens/methodology.ts";
 import { aggregateWindow, dropWindowTables } from "./aggregates.ts";
 import { dropFlags, writeFlags } from "./flags.ts";
@@ -49,18 +51,21 @@ export interface StoreOptions {
  */
 export async function storeWindow(
   analytics: Analytics,
+  chain: ChainRecord,
   window: ReportWindow,
   version: bigint,
   options: StoreOptions,
 ): Promise<void> {
   const dates = windowDates(window);
   const bounds = {
+    chain,
     startBlock: window.start_block,
     endBlock: window.end_block,
     firstDate: firstDate(window, dates),
   };
   const generatedAt = isoUtc(Math.floor(options.now().getTime() / 1000));
   const context = {
+    chain,
     window,
     dates,
     generatedAt,
@@ -106,12 +111,13 @@ async function storeReports(
   version: bigint,
   options: StoreOptions,
 ): Promise<void> {
+  const { chain } = context;
   const end = context.window.end_block;
-  await analytics.run("DELETE FROM reports WHERE chain = 'base' AND end_block = $end", { end });
+  await analytics.run(`DELETE FROM reports WHERE ${sqlChain(chain)} AND end_block = $end`, { end });
   await writeReports(analytics, context);
-  await writeFlags(analytics, context.window);
+  await writeFlags(analytics, chain, context.window);
   await analytics.run(
-    "INSERT OR REPLACE INTO report_windows VALUES ('base', $end, $version, $url, $generated, $methodology)",
+    `INSERT OR REPLACE INTO report_windows VALUES (${sqlSlug(chain)}, $end, $version, $url, $generated, $methodology)`,
     {
       end,
       version,
@@ -120,7 +126,7 @@ async function storeReports(
       methodology: context.methodology,
     },
   );
-  await dropOldWindows(analytics, end, options.keepWindows, options.pinned ?? []);
+  await dropOldWindows(analytics, chain, end, options.keepWindows, options.pinned ?? []);
 }
 
 /**
@@ -129,6 +135,7 @@ async function storeReports(
  */
 async function dropOldWindows(
   analytics: Analytics,
+  chain: ChainRecord,
   current: number,
   keepWindows: number | undefined,
   pinned: readonly number[],
@@ -136,11 +143,14 @@ async function dropOldWindows(
   const keep = Math.max(1, keepWindows ?? DEFAULT_KEEP_WINDOWS);
   const spared = [...new Set([current, ...pinned.filter(Number.isSafeInteger)])].slice(0, keep);
   // A sealed week (src/reports/attest/) is kept for good, beside the windows counted here.
-  const stale = `SELECT end_block FROM report_windows WHERE chain = 'base' AND end_block NOT IN (${spared.join(", ")})
+  const stale = `SELECT end_block FROM report_windows WHERE ${sqlChain(chain)} AND end_block NOT IN (${spared.join(", ")})
       AND end_block NOT IN (SELECT end_block FROM attestations)
     ORDER BY generated_at DESC, end_block DESC OFFSET $offset`;
   const params = { offset: keep - spared.length };
-  await analytics.run(`DELETE FROM reports WHERE chain = 'base' AND end_block IN (${stale})`, params);
-  await dropFlags(analytics, stale, params);
-  await analytics.run(`DELETE FROM report_windows WHERE chain = 'base' AND end_block IN (${stale})`, params);
+  await analytics.run(`DELETE FROM reports WHERE ${sqlChain(chain)} AND end_block IN (${stale})`, params);
+  await dropFlags(analytics, chain, stale, params);
+  await analytics.run(
+    `DELETE FROM report_windows WHERE ${sqlChain(chain)} AND end_block IN (${stale})`,
+    params,
+  );
 }

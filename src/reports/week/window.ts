@@ -1,40 +1,93 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
-import { BASE_MAINNET_CLOCK, BlockClock, WEEK_MS } from "../../chain/block-clock.ts";
+import { BlockClock, scheduleClock, WEEK_MS } from "../../chain/block-clock.ts";
+import { BASE_RECORD, type ChainRecord } from "../../chain/chains.ts";
 import { NotFoundError } from "../../common/errors.ts";
 import type { ReportWindow } from "../model.ts";
+import { sqlChain } from "../scope.ts";
 
-/** Base's first block: no window starts before it. */
+/** A chain's first block: no window starts before it. */
 export const FIRST_BLOCK = 0;
 
-/** No Base data at all yet: the indexer has not committed a batch and nothing was imported. */
+/** No data of the chain at all yet: the indexer has not committed a batch and nothing was imported. */
 export class NoDataYetError extends NotFoundError {
-  constructor() {
-    super("the analytics database holds no Base data yet: import some or run the indexer", "no_data");
+  constructor(chain: Pick<ChainRecord, "name"> = BASE_RECORD) {
+    super(
+      `the analytics database holds no ${chain.name} data yet: import some or run the indexer`,
+      "no_data",
+    );
   }
 }
 
 /**
- * The week ending at `endBlock` (default: the latest checkpoint): 302,400 blocks of 2 s, or 3,024,000 of
- * Denim's 200 ms, or the mix of both that spans 7 days across Denim's activation.
+ * The week of `chain` ending at `endBlock` (default: the chain's latest checkpoint). On Base: 302,400 blocks of
+ * 2 s, or 3,024,000 of Denim's 200 ms, or the mix of both that spans 7 days across Denim's activation.
  *
  * It holds the payments of blocks start_block + 1 through end_block: each block stands for the time since
  * its parent's, so those blocks cover exactly the 7 days from `start` to `end`, and consecutive weekly windows
- * neither overlap nor leave a gap. On a chain younger than a week it is shorter (`windowEnding`).
+ * neither overlap nor leave a gap. On a chain younger than a week it is shorter (`windowEnding`). A chain whose
+ * blocks say their own time (Polygon PoS, Arbitrum One) is read by the times stored with its rows
+ * (`stampedWindow`).
  */
-export async function resolveWindow(analytics: Analytics, endBlock?: number): Promise<ReportWindow> {
+export async function resolveWindow(
+  analytics: Analytics,
+  chain: ChainRecord = BASE_RECORD,
+  endBlock?: number,
+): Promise<ReportWindow> {
   const facts = await analytics.one<{ checkpoint: bigint | null; data: bigint | null }>(`
-    SELECT (SELECT max(block_number) FROM checkpoints WHERE chain = 'base') AS checkpoint,
-           (SELECT max(block_number) FROM payments WHERE chain = 'base') AS data`);
+    SELECT (SELECT max(block_number) FROM checkpoints WHERE ${sqlChain(chain)}) AS checkpoint,
+           (SELECT max(block_number) FROM payments WHERE ${sqlChain(chain)}) AS data`);
   const checkpoint = facts?.checkpoint == null ? null : Number(facts.checkpoint);
   const latest = Math.max(checkpoint ?? -1, facts?.data == null ? -1 : Number(facts.data));
-  if (latest < 0) throw new NoDataYetError();
+  if (latest < 0) throw new NoDataYetError(chain);
   const end = endBlock ?? checkpoint ?? latest;
   if (end > latest) {
     throw new NotFoundError(
       `no data for a window ending at block ${end}: the latest known block is ${latest}`,
     );
   }
-  return windowEnding(end, await clockNear(analytics, end), checkpoint);
+  if (chain.clock.kind === "stamped") return stampedWindow(analytics, chain, end, checkpoint);
+  return windowEnding(end, await clockNear(analytics, end, chain), checkpoint);
+}
+
+/**
+ * The week ending at block `end` of a chain whose blocks say their own time. No rule maps a time to a block, but
+ * the store keeps the time of every block it holds a row of (the indexer and the import date each one), and
+ * only those blocks can hold a payment: the window starts at the last of them at or before 7 days before
+ * `end`'s time, so the payments it holds are exactly those of the 7 days, and `start` is that time itself.
+ * `end`'s time is that of the last stored block at or below it (the one a checkpoint names, for the latest
+ * week). A chain whose stored rows span less than a week gets the short window of a young chain, from its
+ * first block and its earliest stored time.
+ */
+async function stampedWindow(
+  analytics: Analytics,
+  chain: ChainRecord,
+  end: number,
+  checkpoint: number | null,
+): Promise<ReportWindow> {
+  const known = ["checkpoints", "payments", "transfers"]
+    .map((t) => `SELECT block_number, epoch_ms(block_time) AS ms FROM ${t} WHERE ${sqlChain(chain)}`)
+    .join(" UNION ALL ");
+  const row = await analytics.one<{ end_ms: bigint; start_block: bigint | null; first_ms: bigint }>(
+    `WITH k AS (${known}),
+       e AS (SELECT ms FROM k WHERE block_number <= $end ORDER BY block_number DESC LIMIT 1)
+     SELECT (SELECT ms FROM e) AS end_ms,
+       (SELECT max(block_number) FROM k WHERE ms <= (SELECT ms FROM e) - ${WEEK_MS}) AS start_block,
+       (SELECT min(ms) FROM k) AS first_ms`,
+    { end },
+  );
+  if (row?.end_ms == null) throw new NoDataYetError(chain);
+  const endMs = Number(row.end_ms);
+  const young = row.start_block == null;
+  const startMs = young ? Math.min(endMs, Number(row.first_ms)) : endMs - WEEK_MS;
+  const days = spanDays((endMs - startMs) / 1000);
+  return {
+    start_block: young ? FIRST_BLOCK : Number(row.start_block),
+    end_block: end,
+    complete: !isShortWindow({ days }) && checkpoint !== null && checkpoint >= end,
+    start: isoUtc(Math.floor(startMs / 1000)),
+    end: isoUtc(Math.floor(endMs / 1000)),
+    days,
+  };
 }
 
 /**
@@ -73,21 +126,29 @@ function spanDays(seconds: number): number {
 }
 
 /**
- * The clock of the chain the store holds, near `block`: Base Mainnet's schedule when the nearest checkpoint
- * or payment sits on it, else 2 s a block from that one (a devnet); Base Mainnet's when the store holds none.
+ * The clock of a chain whose block times follow from their numbers (Base), near `block`: its schedule when the
+ * nearest checkpoint or payment sits on it, else 2 s a block from that one (a devnet); its schedule when the
+ * store holds none.
  */
-export async function clockNear(analytics: Analytics, block: number): Promise<BlockClock> {
+export async function clockNear(
+  analytics: Analytics,
+  block: number,
+  chain: ChainRecord = BASE_RECORD,
+): Promise<BlockClock> {
+  if (chain.clock.kind !== "fixed") throw new Error(`internal: ${chain.name}'s blocks follow no rule`);
   const anchor = await analytics.one<{ block_number: bigint; t: bigint }>(
     `SELECT block_number, epoch(block_time)::BIGINT AS t FROM (
-       SELECT block_number, block_time FROM checkpoints WHERE chain = 'base'
+       SELECT block_number, block_time FROM checkpoints WHERE ${sqlChain(chain)}
        UNION ALL
-       SELECT * FROM (SELECT block_number, block_time FROM payments WHERE chain = 'base' AND block_number <= $b ORDER BY block_number DESC LIMIT 1)
+       SELECT * FROM (SELECT block_number, block_time FROM payments WHERE ${sqlChain(chain)} AND block_number <= $b ORDER BY block_number DESC LIMIT 1)
        UNION ALL
-       SELECT * FROM (SELECT block_number, block_time FROM payments WHERE chain = 'base' AND block_number > $b ORDER BY block_number LIMIT 1)
+       SELECT * FROM (SELECT block_number, block_time FROM payments WHERE ${sqlChain(chain)} AND block_number > $b ORDER BY block_number LIMIT 1)
      ) ORDER BY abs(block_number - $b), block_number LIMIT 1`,
     { b: block },
   );
-  return anchor ? BlockClock.anchored(Number(anchor.block_number), Number(anchor.t)) : BASE_MAINNET_CLOCK;
+  return anchor
+    ? BlockClock.anchored(Number(anchor.block_number), Number(anchor.t))
+    : scheduleClock(chain.clock);
 }
 
 /** ISO 8601 in UTC with an explicit +00:00 offset, to the second. */

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Analytics } from "../../../src/analytics/duckdb.ts";
+import { BASE_RECORD } from "../../../src/chain/chains.ts";
 import { KNOWN_HUBS } from "../../../src/chain/hubs.ts";
 import { binomialTail } from "../../../src/reports/provenance/behaviour.ts";
 import { THRESHOLDS } from "../../../src/reports/screens/index.ts";
@@ -17,7 +18,12 @@ type Link = { wallet: string; linked: string; rule: string; strong: boolean };
 async function clustersOf(records: readonly object[]) {
   const analytics: Analytics = await analyticsWith(records);
   try {
-    await aggregateWindow(analytics, { startBlock: START, endBlock: END, firstDate: "2026-11-15" });
+    await aggregateWindow(analytics, {
+      chain: BASE_RECORD,
+      startBlock: START,
+      endBlock: END,
+      firstDate: "2026-11-15",
+    });
     const links = await analytics.all<Link>("SELECT wallet, linked, rule, strong FROM rw_cluster_links");
     const cluster = new Map(
       (await analytics.all<{ wallet: string; cluster: string }>("SELECT * FROM rw_clusters")).map((r) => [

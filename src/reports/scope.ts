@@ -1,0 +1,19 @@
+/**
+ * Which chain's rows a report reads. Every statement of a build and of a read names its chain: a store holds
+ * each chain's payments, transfers and reports side by side (`chain` columns), and a week of one is never
+ * mixed with another's. The slug is a record's (`src/chain/chains.ts`), never a reader's text, so it is
+ * written into the SQL as a literal: a statement's plan is then the same on every call for one chain, as it was
+ * when every statement named Base.
+ */
+import type { ChainRecord } from "../chain/chains.ts";
+
+const SLUG = /^[a-z][a-z0-9-]*$/;
+
+/** The chain's slug as an SQL literal (`'base'`). */
+export function sqlSlug(chain: Pick<ChainRecord, "slug">): string {
+  if (!SLUG.test(chain.slug)) throw new Error(`internal: not a chain slug: ${JSON.stringify(chain.slug)}`);
+  return `'${chain.slug}'`;
+}
+
+/** SQL: a row (optionally by an alias, "w.") is of `chain`. */
+export const sqlChain = (chain: Pick<ChainRecord, "slug">, t = ""): string => `${t}chain = ${sqlSlug(chain)}`;
