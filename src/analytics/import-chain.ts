@@ -1,13 +1,12 @@
 /**
  * Which chain an import's lines are of. Every on-chain line names its chain (`chain`, a slug of
- * `src/chain/chains.ts`); a file holds one chain's lines, and a store one chain's data, as the indexer keeps it
- * (`index --chain`): the reports read every row of a store as one chain's week. Base's lines are held to Base's
- * clock rule (`BlockClock`); a chain whose blocks say their own time (Polygon PoS, Arbitrum One) has no rule, so
- * its lines are held to each other and to the stored rows instead: one time per block, and never earlier than a
- * lower block's.
+ * `src/chain/chains.ts`); a file holds one chain's lines, and a store any chains' side by side, each row under
+ * its chain, as the indexer keeps them (`index --chain`): the reports read each chain's rows apart. Base's lines
+ * are held to Base's clock rule (`BlockClock`) and its stored rows; a chain whose blocks say their own time
+ * (Polygon PoS, Arbitrum One) has no rule, so its lines are held to each other and to that chain's stored rows
+ * instead: one time per block, and never earlier than a lower block's.
  */
 import { BASE_RECORD, type ChainRecord, chains } from "../chain/chains.ts";
-import type { Analytics } from "./duckdb.ts";
 
 /** The slugs a line's `chain` may be, as an SQL list. */
 export const SQL_CHAIN_SLUGS = `(${chains.list.map((c) => `'${c.slug}'`).join(", ")})`;
@@ -21,37 +20,28 @@ export function sqlUsdcOf(chain: string): string {
   return `(CASE ${chain} ${cases} END)`;
 }
 
-/** The chain whose data the store holds (indexed or imported), or undefined when it holds none. */
-export async function storeChain(analytics: Analytics): Promise<string | undefined> {
-  const row = await analytics.one<{ chain: string }>(
-    `SELECT chain FROM (
-       SELECT chain FROM indexer_state UNION ALL SELECT chain FROM checkpoints
-       UNION ALL (SELECT chain FROM payments LIMIT 1) UNION ALL (SELECT chain FROM transfers LIMIT 1)
-     ) LIMIT 1`,
-  );
-  return row?.chain;
-}
-
 /** The record of a slug the rules have passed (Base when none is known yet). */
 export function chainRecord(slug: string | undefined): ChainRecord {
   return slug === undefined ? BASE_RECORD : chains.chainBySlug(slug);
 }
 
-/** Why a file of `file`'s chain cannot go into a store of `stored`'s, or undefined when it can. */
-export function chainMismatch(file: string, stored: string | undefined, where: string): string | undefined {
-  if (stored === undefined || stored === file) return undefined;
-  return `"chain" is "${file}", but ${where} holds ${stored} data: one chain a file and a store (import ${file} into a --data directory of its own)`;
+/** Why a line of `line`'s chain cannot be in a file of `file`'s (its first line's, `where`). */
+export function chainMismatch(line: string, file: string, where: string): string {
+  return `"chain" is "${line}", but ${where} is of ${file}: one chain a file (split it by chain, and import each)`;
 }
 
 /**
  * SQL: the first of `blocks` (rows of `record`, `block`, `us`: a line's block and its time in microseconds) whose
- * time breaks a stamped chain's order against the lines before it and the store's rows: another time for its
+ * time breaks a stamped chain's order against the lines before it and the store's rows of `chain`: another time for its
  * block than the store's (else the block's first line's), or a time before a lower block's. `record` NULL marks a
  * stored row; the answer is always a line's.
  */
-export function sqlStampedBreach(blocks: string): string {
+export function sqlStampedBreach(blocks: string, chain: ChainRecord): string {
   const stored = ["payments", "transfers", "checkpoints", "channel_events"]
-    .map((t) => `SELECT NULL::BIGINT AS record, block_number AS block, epoch_us(block_time) AS us FROM ${t}`)
+    .map(
+      (t) =>
+        `SELECT NULL::BIGINT AS record, block_number AS block, epoch_us(block_time) AS us FROM ${t} WHERE chain = '${chain.slug}'`,
+    )
     .join(" UNION ALL ");
   return `WITH b AS (SELECT record, block, us FROM (${blocks}) UNION ALL ${stored}),
     k AS (SELECT block, arg_min(us, coalesce(record, -1)) AS ref FROM b GROUP BY block),

@@ -7,14 +7,7 @@ import { BlockClock } from "../chain/block-clock.ts";
 import type { ChainRecord } from "../chain/chains.ts";
 import { AppError } from "../common/errors.ts";
 import type { Analytics } from "./duckdb.ts";
-import {
-  chainMismatch,
-  chainRecord,
-  sqlStampedBreach,
-  sqlUsdcOf,
-  stampedReason,
-  storeChain,
-} from "./import-chain.ts";
+import { chainMismatch, chainRecord, sqlStampedBreach, sqlUsdcOf, stampedReason } from "./import-chain.ts";
 import { CHANNEL_STAGING, channelProblem, mergeChannels, stageChannels } from "./import-channels.ts";
 import {
   PAYMENT_ADDRESS_FIELDS,
@@ -166,8 +159,8 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
   const raw = source(input);
   try {
     return await analytics.transaction(async () => {
-      const stored = await storedAnchor(analytics);
-      const storedSlug = await storeChain(analytics);
+      // Read before the insert: the new rows must not be their own anchor.
+      const anchors = await storedAnchors(analytics);
       await analytics.run(
         `CREATE TEMP TABLE import_raw AS SELECT ${reasonExpression()} AS reason, *
          FROM ${numbered(input)} WHERE "type" IS DISTINCT FROM 'payment'`,
@@ -183,8 +176,9 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
         throw new NeedsExactImport();
       await stageChannels(analytics);
       if (await channelProblem(analytics)) throw new NeedsExactImport();
-      // Blocks the analytics database already holds take the exact way, which leaves their payments as they are.
-      // The new rows are then the file's blocks; in an empty analytics database, the whole table.
+      // Blocks the analytics database already holds (of any chain) take the exact way, which leaves their
+      // payments as they are. The new rows are then the file's blocks; in an empty analytics database, the whole
+      // table.
       let fresh = "";
       let range: { lo: bigint; hi: bigint } | undefined;
       const storedPayments = await analytics.one<{ hi: bigint | null }>(
@@ -222,21 +216,23 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
         range,
       );
       if (badAddress || repeated) throw new NeedsExactImport();
-      // One chain a file and a store (import-chain.ts): any other, and the exact way names the line.
+      // One chain a file (import-chain.ts): any other, and the exact way names the line.
       const slugs = await analytics.all<{ chain: string }>(
         `SELECT DISTINCT chain FROM (SELECT chain FROM payments ${fresh}
-           UNION ALL SELECT chain FROM import_raw WHERE chain IS NOT NULL)`,
+           UNION ALL SELECT lower(chain) FROM import_raw WHERE chain IS NOT NULL)`,
         range,
       );
-      const slug = slugs[0]?.chain ?? storedSlug;
-      if (slugs.length > 1 || (slug !== undefined && chainMismatch(slug, storedSlug, "the store")))
-        throw new NeedsExactImport();
-      const chain = chainRecord(slug);
+      if (slugs.length > 1) throw new NeedsExactImport();
+      const chain = chainRecord(slugs[0]?.chain);
+      const stored = anchors.get(chain.slug);
       if (chain.clock.kind === "stamped") {
         const breach = await analytics.one(
-          sqlStampedBreach(`SELECT 0 AS record, block_number AS block, epoch_us(block_time) AS us FROM payments ${fresh}
+          sqlStampedBreach(
+            `SELECT 0 AS record, block_number AS block, epoch_us(block_time) AS us FROM payments ${fresh}
              UNION ALL SELECT record, block_number::BIGINT, epoch_us(${time("block_time")}) FROM import_raw
-             WHERE type IN ${STAGED_BLOCKS}`),
+             WHERE type IN ${STAGED_BLOCKS}`,
+            chain,
+          ),
           range,
         );
         if (breach) throw new NeedsExactImport();
@@ -308,11 +304,19 @@ async function blockSpan(analytics: Analytics): Promise<{ lo: bigint; hi: bigint
   return { lo: r?.lo ?? 0n, hi: r?.hi ?? -1n };
 }
 
-async function overlaps(analytics: Analytics, table: OnChain, lo: bigint, hi: bigint): Promise<boolean> {
-  const row = await analytics.one(`SELECT 1 FROM ${table} WHERE block_number BETWEEN $lo AND $hi LIMIT 1`, {
-    lo,
-    hi,
-  });
+/** Whether `table` holds a row of blocks `lo`..`hi`: of `chain`, or of any chain when none is named. */
+async function overlaps(
+  analytics: Analytics,
+  table: OnChain,
+  lo: bigint,
+  hi: bigint,
+  chain?: ChainRecord,
+): Promise<boolean> {
+  const of = chain ? ` AND chain = '${chain.slug}'` : "";
+  const row = await analytics.one(
+    `SELECT 1 FROM ${table} WHERE block_number BETWEEN $lo AND $hi${of} LIMIT 1`,
+    { lo, hi },
+  );
   return row !== undefined;
 }
 
@@ -350,17 +354,19 @@ const offClock = (clock: BlockClock, block: string, timestamp: string) =>
   `epoch_us(${timestamp}) <> ${clock.sqlTimeOf(block)} * 1000000`;
 
 /**
- * A block the analytics database holds, with its time: the anchor of the clock every imported block
- * must follow. The lowest one, so that the anchor named in a message does not change between runs.
+ * A block the analytics database holds of each chain, with its time: the anchor of the clock every imported
+ * block of that chain must follow. The lowest one, so that the anchor named in a message does not change
+ * between runs.
  */
-async function storedAnchor(analytics: Analytics): Promise<Anchor | undefined> {
+async function storedAnchors(analytics: Analytics): Promise<Map<string, Anchor>> {
   const lowest = (table: string) =>
-    `(SELECT block_number, block_time FROM ${table} ORDER BY block_number LIMIT 1)`;
-  return analytics.one<Anchor>(
-    `SELECT block_number AS block, epoch_us(block_time) AS us FROM (
+    `SELECT chain, min(block_number) AS block, arg_min(epoch_us(block_time), block_number) AS us FROM ${table} GROUP BY chain`;
+  const rows = await analytics.all<Anchor & { chain: string }>(
+    `SELECT chain, min(block) AS block, arg_min(us, block) AS us FROM (
        ${["payments", "transfers", "checkpoints", "channel_events"].map(lowest).join(" UNION ALL ")}
-     ) ORDER BY block_number LIMIT 1`,
+     ) GROUP BY chain`,
   );
+  return new Map(rows.map(({ chain, ...anchor }) => [chain, anchor]));
 }
 
 /**
@@ -399,21 +405,18 @@ async function check(
   );
   if (bad) throw await refuse(bad.reason, bad.record);
 
-  const storedSlug = await storeChain(analytics);
   const firstChain = await analytics.one<{ record: bigint; chain: string }>(
     "SELECT record, lower(chain) AS chain FROM import_raw WHERE chain IS NOT NULL ORDER BY record LIMIT 1",
   );
-  const slug = storedSlug ?? firstChain?.chain;
-  if (slug !== undefined) {
+  const slug = firstChain?.chain;
+  if (firstChain && slug !== undefined) {
     const other = await analytics.one<{ record: bigint; chain: string }>(
       `SELECT record, lower(chain) AS chain FROM import_raw WHERE lower(chain) <> $slug ORDER BY record LIMIT 1`,
       { slug },
     );
     if (other) {
-      const where = storedSlug
-        ? "the analytics database"
-        : `line ${await lineOfRecord(input.path, Number(firstChain?.record))}`;
-      throw await refuse(chainMismatch(other.chain, slug, where) as string, other.record);
+      const where = `line ${await lineOfRecord(input.path, Number(firstChain.record))}`;
+      throw await refuse(chainMismatch(other.chain, slug, where), other.record);
     }
   }
   const chain = chainRecord(slug);
@@ -427,10 +430,11 @@ async function check(
       us: bigint;
       ref: bigint;
       before: bigint | null;
-    }>(sqlStampedBreach(blocks));
+    }>(sqlStampedBreach(blocks, chain));
     if (breach) throw await refuse(stampedReason(chain, breach), breach.record);
   }
-  const stored = chain.clock.kind === "stamped" ? undefined : await storedAnchor(analytics);
+  const stored =
+    chain.clock.kind === "stamped" ? undefined : (await storedAnchors(analytics)).get(chain.slug);
   const first =
     stored || chain.clock.kind === "stamped"
       ? undefined
@@ -532,7 +536,7 @@ async function merge(
     const range = await analytics.one<{ lo: bigint; hi: bigint }>(
       `SELECT min(block_number::BIGINT) AS lo, max(block_number::BIGINT) AS hi FROM import_raw WHERE type = '${type}'`,
     );
-    const overlap = await overlaps(analytics, table, range?.lo ?? 0n, range?.hi ?? 0n);
+    const overlap = await overlaps(analytics, table, range?.lo ?? 0n, range?.hi ?? 0n, chain);
     await analytics.run(
       overlap
         ? `INSERT INTO ${table} SELECT * FROM (${staged}) s WHERE NOT EXISTS (

@@ -12,6 +12,7 @@
 import { type Analytics, openAnalytics } from "../analytics/duckdb.ts";
 import { analyticsNotice } from "../analytics/notice.ts";
 import { AnalyticsBusyError } from "../analytics/store-errors.ts";
+import { chains } from "../chain/chains.ts";
 import { AppError, UsageError } from "../common/errors.ts";
 import { fetchWithin } from "../common/fetch-within.ts";
 import { sleep } from "../common/sleep.ts";
@@ -135,8 +136,10 @@ function held(config: Config, busy: AnalyticsBusyError, waitMs: number, service?
 }
 
 function localReader(analytics: Analytics, publicUrl: string): Reader {
-  const service = new ReportService(analytics, { publicUrl });
-  const routes = reportRoutes(service, { notice: () => analyticsNotice(analytics), unlogged: true });
+  // Every chain's routes, as `serve` answers them; the whole-window reads (publish) are Base's.
+  const services = chains.list.map((chain) => new ReportService(analytics, { publicUrl, chain }));
+  const service = services[0] as ReportService;
+  const routes = reportRoutes(services, { notice: () => analyticsNotice(analytics), unlogged: true });
   return {
     route: async (pathAndQuery) => routes.request(pathAndQuery),
     merchants: async (endBlock) => ({

@@ -5,9 +5,8 @@
  */
 
 import { type Analytics, openAnalyticsWaiting } from "../analytics/duckdb.ts";
-import { storeChain } from "../analytics/import-chain.ts";
 import { analyticsNotice } from "../analytics/notice.ts";
-import { BASE_RECORD } from "../chain/chains.ts";
+import { chains } from "../chain/chains.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import { log } from "../common/log.ts";
 import { withMetrics } from "../common/metrics-server.ts";
@@ -66,21 +65,16 @@ export async function startReportService(
   // The notice and the readiness probe read on a connection of their own: on the report service's, they
   // would wait behind a build's statements (seconds on a large store).
   const probes = await analytics.fork();
-  // The reports read Base's week today (issue 67): a store indexed or imported for another chain is served
-  // without reports, and the operator is told why rather than left with an empty leaderboard.
-  const chain = await storeChain(probes);
-  if (chain !== undefined && chain !== BASE_RECORD.slug) {
-    log("warn", "this analytics database holds another chain's data: the reports cover Base only for now", {
-      chain,
-    });
-  }
   let reports: ReportService | undefined;
   let follower: Follower | undefined;
   const server = await listenWithUrlOn(
     "reports",
     async (url) => {
-      reports = new ReportService(analytics, { publicUrl: config.publicUrl ?? url });
-      const routes = reportRoutes(reports, {
+      // One service a chain, on the one store: each reads its chain's rows and answers under its slug.
+      const publicUrl = config.publicUrl ?? url;
+      const services = chains.list.map((chain) => new ReportService(analytics, { publicUrl, chain }));
+      reports = services[0];
+      const routes = reportRoutes(services, {
         notice: () => analyticsNotice(probes),
         health: () => health(follower),
         limit,

@@ -6,7 +6,7 @@ import { addr, ndjsonFile, payment, tempAnalytics, transfer } from "../helpers/d
 
 /**
  * Lines of a chain whose blocks say their own time (Polygon PoS): stored under it, each at its own time, held to
- * one time per block and to times that never go back, one chain a file and a store.
+ * one time per block and to times that never go back, one chain a file, and beside another chain's in a store.
  */
 let analytics: Analytics;
 afterEach(() => analytics?.close());
@@ -77,15 +77,27 @@ describe("import of a stamped chain's lines", () => {
     );
   });
 
-  it("holds a file to one chain, and a store to the chain it holds", async () => {
+  it("holds a file to one chain, and keeps each chain's rows apart in one store", async () => {
     const base = payment({ payer: addr("buyer"), payTo: addr("shop"), amount: 1_000 });
     expect(await refusal([polygonPayment(101), base])).toBe(
-      'line 2: "chain" is "base", but line 1 holds polygon data: one chain a file and a store (import base into a --data directory of its own)',
+      'line 2: "chain" is "base", but line 1 is of polygon: one chain a file (split it by chain, and import each)',
     );
-    const store = await tempAnalytics();
-    await importNdjson(store, ndjsonFile([base]));
-    expect(await refusal([polygonPayment(101)], store)).toBe(
-      'line 1: "chain" is "polygon", but the analytics database holds base data: one chain a file and a store (import polygon into a --data directory of its own)',
+    analytics.close();
+    // Polygon's times follow no rule of Base's: Base's lines are held to Base's stored rows only, and a block
+    // number of one chain says nothing of the other's.
+    analytics = await tempAnalytics();
+    await importNdjson(
+      analytics,
+      ndjsonFile([polygonPayment(101), polygonPayment(102), polygonCheckpoint(104)]),
     );
+    await importNdjson(analytics, ndjsonFile([base, { ...base, tx_hash: `0x${"ab".repeat(32)}` }]));
+    await importNdjson(analytics, ndjsonFile([polygonPayment(103)]));
+    const rows = await analytics.all<{ chain: string; n: bigint; asset: string }>(
+      "SELECT chain, count(*) AS n, any_value(asset) AS asset FROM payments GROUP BY chain ORDER BY chain",
+    );
+    expect(rows).toEqual([
+      { chain: "base", n: 2n, asset: "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913" },
+      { chain: "polygon", n: 3n, asset: POLYGON_RECORD.usdc.address },
+    ]);
   });
 });

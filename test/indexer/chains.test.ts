@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { importNdjson } from "../../src/analytics/import.ts";
 import { POLYGON_RECORD } from "../../src/chain/chains.ts";
 import type { Devnet, DevnetAccount } from "../../src/chain/devnet/index.ts";
 import { derive } from "../../src/chain/devnet/index.ts";
@@ -18,6 +19,7 @@ import {
   payExactPermit2,
   payUptoPermit2,
 } from "../helpers/channels.ts";
+import { addr, ndjsonFile, payment } from "../helpers/data.ts";
 import { openTempAnalytics, startTestDevnet } from "../helpers/indexer.ts";
 import { startRpcProxy } from "../helpers/rpc-proxy.ts";
 import { mineAll, rpc, Settler, sendTransfer } from "../helpers/settle.ts";
@@ -219,7 +221,7 @@ describe("a chain whose blocks say their own time (Polygon PoS on anvil)", () =>
     }
   });
 
-  it("refuses an RPC of another chain, and a store that holds another chain's data", async () => {
+  it("refuses an RPC of another chain, and indexes beside another chain's data in one store", async () => {
     const analytics = await openTempAnalytics();
     try {
       await expect(
@@ -229,10 +231,17 @@ describe("a chain whose blocks say their own time (Polygon PoS on anvil)", () =>
           registry: FacilitatorRegistry.base(),
         }),
       ).rejects.toThrow(/chain id 137, not Base's 8453/);
+      // A Base payment at a block this devnet also has: each chain's rows stay its own.
+      await importNdjson(
+        analytics,
+        ndjsonFile([payment({ payer: addr("b"), payTo: merchant, amount: 5, block: 2 })]),
+      );
       await runIndexer(options(analytics, devnet.rpc));
-      await analytics.run("UPDATE indexer_state SET chain = 'base'");
-      await expect(runIndexer(options(analytics, devnet.rpc))).rejects.toThrow(IndexerInputError);
-      await expect(runIndexer(options(analytics, devnet.rpc))).rejects.toThrow(/holds base data/);
+      const rows = await analytics.all<{ chain: string; n: bigint }>(
+        "SELECT chain, count(*) AS n FROM payments GROUP BY chain ORDER BY chain",
+      );
+      expect(rows.map((r) => r.chain)).toEqual(["base", "polygon"]);
+      expect(rows[0]?.n).toBe(1n);
     } finally {
       analytics.close();
     }

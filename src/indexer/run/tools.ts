@@ -1,6 +1,4 @@
 /** Opens a run: the RPC client, the batches' log fetcher, the registry as this node needs it, the writer. */
-import type { Analytics } from "../../analytics/duckdb.ts";
-import { storeChain } from "../../analytics/import-chain.ts";
 import { BASE_RECORD, type ChainRecord } from "../../chain/chains.ts";
 import { DEVNET_FACILITATOR_SIGNER, isAnvil } from "../../chain/devnet-signer.ts";
 import type { FacilitatorRegistry } from "../../chain/facilitators.ts";
@@ -44,7 +42,6 @@ export async function openTools(options: IndexerOptions): Promise<RunTools> {
   });
   const chain = options.chain ?? BASE_RECORD;
   await checkChainId(client, chain);
-  await oneChainPerStore(options.analytics, chain);
   const clockDated = chain.clock.kind === "stamped";
   const logs = new LogFetcher(
     client,
@@ -119,19 +116,6 @@ async function checkChainId(client: RpcClient, chain: ChainRecord): Promise<void
   if (Number.parseInt(id, 16) !== chain.chainId) {
     throw new IndexerInputError(
       `the RPC serves chain id ${Number.parseInt(id, 16)}, not ${chain.name}'s ${chain.chainId}: name its chain with --chain`,
-    );
-  }
-}
-
-/**
- * An analytics database holds one chain's indexed data for now: the reports read every payment and transfer of
- * the store as one chain's week (docs/chains.md), so a second chain goes into a store of its own.
- */
-async function oneChainPerStore(analytics: Analytics, chain: ChainRecord): Promise<void> {
-  const stored = await storeChain(analytics);
-  if (stored !== undefined && stored !== chain.slug) {
-    throw new IndexerInputError(
-      `this analytics database holds ${stored} data: index ${chain.name} into a --data directory of its own (one chain a store until the reports read each chain apart)`,
     );
   }
 }

@@ -20,7 +20,8 @@ import zlib from "node:zlib";
 import { AppError } from "../../common/errors.ts";
 import type { FeedAttestation } from "../attest/field.ts";
 import type { FlagFeedDocument, FlagRecord, LeaderboardDocument, MerchantDocuments } from "../model.ts";
-import { RANKING_PAGE_SIZE, rankingPath } from "../render/home-page.ts";
+import { RANKING_PAGE_SIZE } from "../render/home-page.ts";
+import { rankingPath } from "../render/page-parts.ts";
 import { SCREENS_PATH } from "../screens/index.ts";
 import { LEADERBOARD_PATH, leaderboardPath } from "../serve/routes/leaderboard.ts";
 import { flagsPath } from "../week/flags.ts";
@@ -176,8 +177,8 @@ async function build(source: SiteSource, root: string, options: PublishOptions):
     "/",
     SCREENS_PATH,
     LEADERBOARD_PATH,
-    ...pagesAfterFirst(board.page.pages).map(leaderboardPath),
-    ...pagesAfterFirst(Math.ceil(board.totals.merchants / RANKING_PAGE_SIZE)).map(rankingPath),
+    ...pagesAfterFirst(board.page.pages).map((n) => leaderboardPath(n)),
+    ...pagesAfterFirst(Math.ceil(board.totals.merchants / RANKING_PAGE_SIZE)).map((n) => rankingPath(n)),
     "/v1/schema/report.json",
     ...DATASETS.filter((d) => d !== "reports.ndjson").map((d) => `/v1/datasets/base/${d}`),
   ];

@@ -2,6 +2,7 @@ import { html, type Markup, nothing } from "../../common/html.ts";
 import type { EvidenceClusterLink, EvidenceDocument, EvidenceFlag, EvidenceWallet } from "../model.ts";
 import { evidenceAnchor, flagAnchor } from "../week/anchors.ts";
 import { flagsPath } from "../week/flags.ts";
+import { chainName, rankingPath } from "./page-parts.ts";
 import { documentShell, licenceFooter, noticeBanner } from "./shell.ts";
 
 const count = new Intl.NumberFormat("en-US");
@@ -145,7 +146,7 @@ ${rest ? html`<p class="note">${count.format(rest.wallets)} more ${rest.wallets 
 function feedPart(doc: EvidenceDocument): Markup {
   const { wallets } = doc.flag_feed;
   if (wallets === 0) return nothing;
-  const feed = `${flagsPath(1, doc.address)}?end_block=${doc.window.end_block}`;
+  const feed = `${flagsPath(1, doc.address, doc.chain)}?end_block=${doc.window.end_block}`;
   return html`<p>${count.format(wallets)} ${wallets === 1 ? "wallet was" : "wallets were"} flagged in this window; this page names the largest of each flag. <a href="${feed}">The flag feed</a> (JSON) lists every one.</p>`;
 }
 
@@ -168,16 +169,17 @@ ${none.tx > 0 ? html`<tr><td>no app code</td><td>${count.format(none.tx)}</td><t
 
 /** The evidence page of one merchant's report: every named flagged wallet, why, and its transactions. */
 export function renderEvidencePage(doc: EvidenceDocument, opts: { notice?: string }): string {
-  const json = `/v1/reports/base/${doc.address}/evidence?end_block=${doc.window.end_block}`;
-  const report = `/reports/base/${doc.address}?end_block=${doc.window.end_block}`;
+  const json = `/v1/reports/${doc.chain}/${doc.address}/evidence?end_block=${doc.window.end_block}`;
+  const report = `/reports/${doc.chain}/${doc.address}?end_block=${doc.window.end_block}`;
+  const on = chainName(doc.chain);
   const body = html`${noticeBanner(opts.notice)}
 <header>
-<p class="nav"><a href="/">x402 merchants on Base</a> › <a href="${report}">${doc.name}</a></p>
+<p class="nav"><a href="${rankingPath(1, doc.chain)}">x402 merchants on ${on}</a> › <a href="${report}">${doc.name}</a></p>
 <h1>Evidence behind the flags of ${doc.name}</h1>
-<p class="addr">Merchant wallet <code>${doc.address}</code> on Base, window of blocks ${count.format(doc.window.start_block + 1)} to ${count.format(doc.window.end_block)} (${when(doc.window.start)} to ${when(doc.window.end)})</p>
+<p class="addr">Merchant wallet <code>${doc.address}</code> on ${on}, window of blocks ${count.format(doc.window.start_block + 1)} to ${count.format(doc.window.end_block)} (${when(doc.window.start)} to ${when(doc.window.end)})</p>
 </header>
 <main>
-<p>Each wallet below tripped a screen. Its entry gives the rule with the figures that crossed its thresholds, the payments it flagged (transaction hashes anyone can look up on Base), and the funding path or the cycle behind the flag. <a href="/screens">How each screen works</a>; these flags are methodology <a href="${doc.methodology.url}">${doc.methodology.version}</a>'s. <a href="${json}">This evidence as JSON</a>.</p>
+<p>Each wallet below tripped a screen. Its entry gives the rule with the figures that crossed its thresholds, the payments it flagged (transaction hashes anyone can look up on ${on}), and the funding path or the cycle behind the flag. <a href="/screens">How each screen works</a>; these flags are methodology <a href="${doc.methodology.url}">${doc.methodology.version}</a>'s. <a href="${json}">This evidence as JSON</a>.</p>
 ${feedPart(doc)}
 ${doc.flags.length > 0 ? doc.flags.map(flagSection) : html`<p>No screen flagged any payment in this window.</p>`}
 ${appsPart(doc)}

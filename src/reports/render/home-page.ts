@@ -6,7 +6,17 @@ import {
   type UnrankedReason,
 } from "../model.ts";
 import { spanText } from "../week/span.ts";
-import { count, dataLinks, JSON_LINKS, permalink, realShare, usd, windowText } from "./page-parts.ts";
+import {
+  chainName,
+  count,
+  dataLinks,
+  jsonLinks,
+  permalink,
+  rankingPath,
+  realShare,
+  usd,
+  windowText,
+} from "./page-parts.ts";
 import { documentShell, licenceFooter, noticeBanner } from "./shell.ts";
 
 const UNRANKED_REASONS: Record<UnrankedReason, string> = {
@@ -38,16 +48,13 @@ function unrankedTable(unranked: readonly UnrankedEntry[], total: number): Marku
 /** Merchants a page of the ranking for people holds: the home page is its first. */
 export const RANKING_PAGE_SIZE = 100;
 
-/** Where page `n` of the ranking for people is: the home page, then `/ranking/2`, `/ranking/3`, ... */
-export const rankingPath = (n: number): string => (n === 1 ? "/" : `/ranking/${n}`);
-
 /** Which merchants of how many a page shows, and the links to its neighbours, kept to its window. */
 function pager(board: Leaderboard): Markup {
   const { number, size, pages } = board.page;
   const first = (number - 1) * size + 1;
   const last = first + board.merchants.length + board.unranked.length - 1;
   const link = (n: number, rel: string, text: string) =>
-    html`<a rel="${rel}" href="${rankingPath(n)}?end_block=${board.window.end_block}">${text}</a>`;
+    html`<a rel="${rel}" href="${rankingPath(n, board.chain)}?end_block=${board.window.end_block}">${text}</a>`;
   const shown =
     board.totals.merchants === 0
       ? nothing
@@ -62,6 +69,7 @@ function pager(board: Leaderboard): Markup {
  * @example c.html(renderHomePage(await reports.leaderboard(undefined, { size: RANKING_PAGE_SIZE }), {}))
  */
 export function renderHomePage(board: Leaderboard, opts: { notice?: string }): string {
+  const on = chainName(board.chain);
   const end = board.window.end.slice(0, 10);
   const number = board.page.number;
   const rows = board.merchants.map(
@@ -85,28 +93,28 @@ export function renderHomePage(board: Leaderboard, opts: { notice?: string }): s
 </table></div>`;
   const intro =
     number === 1
-      ? html`<p>Weekly reports of the x402 micropayments (USDC on Base) that merchant wallets received. Each report gives the reported totals and the real ones: the payments that pass every screen for wash trading, such as a merchant paying itself or funding its own buyers. A flag marks a pattern in public chain data, not a finding of wrongdoing.</p>`
+      ? html`<p>Weekly reports of the x402 micropayments (USDC on ${on}) that merchant wallets received. Each report gives the reported totals and the real ones: the payments that pass every screen for wash trading, such as a merchant paying itself or funding its own buyers. A flag marks a pattern in public chain data, not a finding of wrongdoing.</p>`
       : nothing;
   const body = html`${noticeBanner(opts.notice)}
 <header>
-<h1>x402 merchants on Base${number === 1 ? nothing : html`: page ${count.format(number)} of the ranking`}</h1>
+<h1>x402 merchants on ${on}${number === 1 ? nothing : html`: page ${count.format(number)} of the ranking`}</h1>
 </header>
 <main>
 ${intro}
 <h2>Ranking by real revenue</h2>
 ${windowText(board.window)}
-${permalink(rankingPath(number), board.window)}
+${permalink(rankingPath(number, board.chain), board.window)}
 ${pager(board)}
 ${ranking}
 ${unrankedTable(board.unranked, board.totals.unranked)}
 ${board.page.pages > 1 ? pager(board) : nothing}
 <h2>Data</h2>
-${dataLinks(html`<li><a href="${JSON_LINKS.leaderboard}">The latest ranking as JSON</a>, in pages of ${count.format(LEADERBOARD_PAGE_SIZE)}</li>\n`)}
+${dataLinks(html`<li><a href="${jsonLinks(board.chain).leaderboard}">The latest ranking as JSON</a>, in pages of ${count.format(LEADERBOARD_PAGE_SIZE)}</li>\n`, board.chain)}
 </main>
 ${licenceFooter(board.license)}`;
   const page = number === 1 ? "" : `, page ${number}`;
   return documentShell(
-    `x402 merchants on Base: real revenue, ${spanText(board.window.days)} to ${end}${page}`,
+    `x402 merchants on ${on}: real revenue, ${spanText(board.window.days)} to ${end}${page}`,
     body,
   );
 }

@@ -2,22 +2,36 @@
  * What the report page and the home page both show: the window in a sentence, the link that keeps it, the
  * links to the data, and how they write numbers.
  */
+import { chains } from "../../chain/chains.ts";
 import { html, type Markup } from "../../common/html.ts";
 import type { Report } from "../schema.ts";
-import { FLAGS_PATH } from "../week/flags.ts";
+import { flagsRoot } from "../week/flags.ts";
 import { realPercent } from "../week/money.ts";
 import { spanText } from "../week/span.ts";
 import { isShortWindow } from "../week/window.ts";
 
-export const JSON_LINKS = {
+/** The JSON a chain's (its slug's) pages link to. */
+export const jsonLinks = (chain: string) => ({
   schema: "/v1/schema/report.json",
-  ndjson: "/v1/datasets/base/reports.ndjson",
-  csv: "/v1/datasets/base/reports.csv",
-  evidence: "/v1/datasets/base/evidence.ndjson",
-  leaderboard: "/v1/leaderboard/base",
-  flags: FLAGS_PATH,
-  flagsNdjson: "/v1/datasets/base/flags.ndjson",
-};
+  ndjson: `/v1/datasets/${chain}/reports.ndjson`,
+  csv: `/v1/datasets/${chain}/reports.csv`,
+  evidence: `/v1/datasets/${chain}/evidence.ndjson`,
+  leaderboard: `/v1/leaderboard/${chain}`,
+  flags: flagsRoot(chain),
+  flagsNdjson: `/v1/datasets/${chain}/flags.ndjson`,
+});
+
+/** A chain's name as the pages say it ("Base", "Polygon PoS"), from its slug. */
+export const chainName = (slug: string): string => chains.bySlug.get(slug)?.name ?? slug;
+
+/**
+ * Where page `n` of a chain's ranking for people is: Base's is the home page, then `/ranking/2`, ...; another
+ * chain's is `/chains/<slug>`, then `/chains/<slug>/ranking/2`, ...
+ */
+export function rankingPath(n: number, chain = "base"): string {
+  const root = chain === "base" ? "" : `/chains/${chain}`;
+  return n === 1 ? root || "/" : `${root}/ranking/${n}`;
+}
 
 export const count = new Intl.NumberFormat("en-US");
 const money = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
@@ -27,11 +41,12 @@ export const usd = (n: number) => `$${money.format(n)}`;
 export const realShare = (m: { usd: number; real_usd: number }) => (m.usd > 0 ? `${realPercent(m)}%` : "–");
 export const when = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 
-export function dataLinks(first: Markup): Markup {
+export function dataLinks(first: Markup, chain: string): Markup {
+  const links = jsonLinks(chain);
   return html`<ul>
-${first}<li><a href="${JSON_LINKS.schema}">JSON Schema of a report</a></li>
-<li>Every merchant's latest report as <a href="${JSON_LINKS.ndjson}">NDJSON</a> or <a href="${JSON_LINKS.csv}">CSV</a>, and the evidence behind every flag as <a href="${JSON_LINKS.evidence}">NDJSON</a></li>
-<li>Every flagged wallet, with the merchants and screens that flagged it: <a href="${JSON_LINKS.flags}">the flag feed</a> (JSON, in pages) or <a href="${JSON_LINKS.flagsNdjson}">NDJSON</a></li>
+${first}<li><a href="${links.schema}">JSON Schema of a report</a></li>
+<li>Every merchant's latest report as <a href="${links.ndjson}">NDJSON</a> or <a href="${links.csv}">CSV</a>, and the evidence behind every flag as <a href="${links.evidence}">NDJSON</a></li>
+<li>Every flagged wallet, with the merchants and screens that flagged it: <a href="${links.flags}">the flag feed</a> (JSON, in pages) or <a href="${links.flagsNdjson}">NDJSON</a></li>
 </ul>`;
 }
 

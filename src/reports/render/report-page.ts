@@ -7,7 +7,17 @@ import { flagsPath } from "../week/flags.ts";
 import { spanText } from "../week/span.ts";
 import { BADGE_LABEL } from "./badge.ts";
 import { CHART_COLORS, dailyChartSvg } from "./chart.ts";
-import { count, dataLinks, permalink, realShare, usd, when, windowText } from "./page-parts.ts";
+import {
+  chainName,
+  count,
+  dataLinks,
+  permalink,
+  rankingPath,
+  realShare,
+  usd,
+  when,
+  windowText,
+} from "./page-parts.ts";
 import { documentShell, licenceFooter, noticeBanner } from "./shell.ts";
 
 // Per-payment amounts are fractions of a cent; USDC has 6 decimals.
@@ -122,7 +132,7 @@ ${report.schemes["batch-settlement"] ? html`<p class="note">A batch-settlement b
 
 /** The evidence page of the report's window. */
 const evidencePath = (report: Report) =>
-  `/reports/base/${report.address}/evidence?end_block=${report.window.end_block}`;
+  `/reports/${report.chain}/${report.address}/evidence?end_block=${report.window.end_block}`;
 
 /** Kinds to show: the screens' order first, then any kind the details name that no screen has (yet). */
 function flagKinds(report: Report, details: ReportDetails): string[] {
@@ -183,7 +193,7 @@ ${exchange}`;
 function feedLink(report: Report, details: ReportDetails): Markup {
   const wallets = details.wallets ?? 0;
   if (wallets === 0) return nothing;
-  const feed = `${flagsPath(1, report.address)}?end_block=${report.window.end_block}`;
+  const feed = `${flagsPath(1, report.address, report.chain)}?end_block=${report.window.end_block}`;
   return html`<p>${count.format(wallets)} ${wallets === 1 ? "wallet was" : "wallets were"} flagged at this merchant in this window: <a href="${feed}">the flag feed</a> (JSON) lists every one, with its cluster, the screen and its reason, and the link to its evidence.</p>`;
 }
 
@@ -217,20 +227,21 @@ function listings(report: Report): Markup {
  * @example c.html(renderReportPage(report, details, {}))
  */
 export function renderReportPage(report: Report, details: ReportDetails, opts: { notice?: string }): string {
-  const json = `/v1/reports/base/${report.address}`;
+  const json = `/v1/reports/${report.chain}/${report.address}`;
+  const on = chainName(report.chain);
   const markdown = `[![${BADGE_LABEL}](${report.badge})](${report.page})`;
   const body = html`${noticeBanner(opts.notice)}
 <header>
-<p class="nav"><a href="/">x402 merchants on Base</a></p>
+<p class="nav"><a href="${rankingPath(1, report.chain)}">x402 merchants on ${on}</a></p>
 <h1>${report.name}</h1>
-<p class="addr">Merchant wallet <code>${report.address}</code> on Base</p>
+<p class="addr">Merchant wallet <code>${report.address}</code> on ${on}</p>
 ${stateList(report)}
 </header>
 <main>
 <p class="claim">${report.claim}</p>
 <h2>Window</h2>
 ${windowText(report.window)}
-${permalink(`/reports/base/${report.address}`, report.window)}
+${permalink(`/reports/${report.chain}/${report.address}`, report.window)}
 <h2>Figures</h2>
 ${figures(report, details)}
 <p class="note">${ROUNDING_RULE}${report.usd < EXACT_BELOW_USD && report.tx > 0 ? " This merchant received less than $1, so the exact amounts, to USDC's six decimals, are given as well." : ""}</p>
@@ -247,14 +258,14 @@ ${listings(report)}
 <p>Embed it in a README with this Markdown:</p>
 <pre><code>${markdown}</code></pre>
 <h2>Data</h2>
-${dataLinks(html`<li><a href="${json}">This merchant's latest report as JSON</a></li>\n`)}
+${dataLinks(html`<li><a href="${json}">This merchant's latest report as JSON</a></li>\n`, report.chain)}
 </main>
 ${licenceFooter(report.license, html` Report generated at ${when(report.generated_at)}, schema version ${report.schema_version}, methodology ${report.methodology.version}.`)}`;
   const head = html`<meta name="description" content="${report.claim}">
 <link rel="alternate" type="application/json" href="${json}">
 `;
   return documentShell(
-    `${report.name}: x402 payments on Base, ${spanText(report.window.days)} to ${report.last_seen_week}`,
+    `${report.name}: x402 payments on ${on}, ${spanText(report.window.days)} to ${report.last_seen_week}`,
     body,
     head,
   );

@@ -12,8 +12,8 @@ import { datasetRoutes } from "./routes/datasets.ts";
 import { flagRoutes } from "./routes/flags.ts";
 import { leaderboardRoutes } from "./routes/leaderboard.ts";
 import { mcpRoutes } from "./routes/mcp.ts";
-import { pageRoutes } from "./routes/pages.ts";
-import { reportJsonRoutes } from "./routes/reports.ts";
+import { pageRoutes, screensPageRoute } from "./routes/pages.ts";
+import { reportJsonRoutes, reportSchemaRoute } from "./routes/reports.ts";
 import { searchRoutes } from "./routes/search.ts";
 import type { ReportService } from "./service.ts";
 
@@ -40,7 +40,14 @@ export interface ReportRoutesOptions {
  * `/readyz` (`ready`: src/common/health.ts); each request has its id and its line in the log
  * (src/common/request-log.ts).
  */
-export function reportRoutes(reports: ReportService, options: ReportRoutesOptions = {}): Hono {
+export function reportRoutes(
+  services: ReportService | readonly ReportService[],
+  options: ReportRoutesOptions = {},
+): Hono {
+  // One service a chain (each its routes under its slug); the first (Base's) answers the agents' MCP.
+  const chains: readonly ReportService[] = Array.isArray(services) ? services : [services];
+  const [reports] = chains;
+  if (!reports) throw new Error("internal: the report routes need a chain's service");
   const app = new Hono();
   app.onError(onError);
   // Machine paths answer JSON; any other path is one a person typed or followed, so a page says it is not there.
@@ -67,16 +74,21 @@ export function reportRoutes(reports: ReportService, options: ReportRoutesOption
     return c.json({ ok: true, ...(options.health?.() ?? { status: "ok" }) });
   });
 
-  // What readers see most, kept as rendered until a write reaches it (answers.ts).
-  const answers = new Answers(reports.changes);
-  reports.onLatestBuilt((from, to) => answers.warm(from, to));
-  reportJsonRoutes(app, reports, answers);
-  leaderboardRoutes(app, reports, answers);
-  flagRoutes(app, reports, answers);
-  searchRoutes(app, reports);
-  datasetRoutes(app, reports);
-  pageRoutes(app, reports, answers, options.notice);
-  badgeRoutes(app, reports, answers);
+  for (const chain of chains) {
+    // What readers see most, kept as rendered until a write reaches it (answers.ts): per chain, whose
+    // latest window moves with its own blocks.
+    const answers = new Answers(chain.changes);
+    chain.onLatestBuilt((from: number, to: number) => answers.warm(from, to));
+    reportJsonRoutes(app, chain, answers);
+    leaderboardRoutes(app, chain, answers);
+    flagRoutes(app, chain, answers);
+    searchRoutes(app, chain);
+    datasetRoutes(app, chain);
+    pageRoutes(app, chain, answers, options.notice);
+    badgeRoutes(app, chain, answers);
+  }
+  reportSchemaRoute(app);
+  screensPageRoute(app, options.notice);
   mcpRoutes(app, reports);
 
   answerEveryMethod(app);

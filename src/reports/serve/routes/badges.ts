@@ -8,12 +8,13 @@ import { answerCached } from "../respond.ts";
 import type { ReportService } from "../service.ts";
 
 export function badgeRoutes(app: Hono, reports: ReportService, answers: Answers): void {
-  app.get("/badges/base/:file", async (c) => {
+  const chain = reports.chain.slug;
+  app.get(`/badges/${chain}/:file`, async (c) => {
     const match = /^(.+)\.svg$/.exec(c.req.param("file"));
     if (!match) return onNotFound(c);
     const endBlock = endBlockParam(c.req.query("end_block"));
     const address = parseAddress(match[1] ?? "");
-    return answerCached(c, answers, reports, `/badges/base/${address}.svg`, endBlock, async (end) => {
+    return answerCached(c, answers, reports, `/badges/${chain}/${address}.svg`, endBlock, async (end) => {
       const { report } = await reports.report(address, end);
       return {
         body: renderBadge(report),

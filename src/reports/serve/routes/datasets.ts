@@ -46,7 +46,8 @@ function streamed<T>(
 export function datasetRoutes(app: Hono, reports: ReportService): void {
   // The datasets are written as they are read, a batch of reports at a time: a window of 500,000 merchants
   // is a gigabyte of JSON, which no process should hold whole (nor its reader's page views wait behind).
-  app.get("/v1/datasets/base/:file", async (c) => {
+  const chain = reports.chain.slug;
+  app.get(`/v1/datasets/${chain}/:file`, async (c) => {
     const endBlock = endBlockParam(c.req.query("end_block"));
     const file = c.req.param("file");
     const download = (window: ReportWindow, kind: string, format: string) => {
@@ -56,7 +57,7 @@ export function datasetRoutes(app: Hono, reports: ReportService): void {
       );
       c.header(
         "Content-Disposition",
-        `attachment; filename="x402-merchant-${kind}-base-${window.end_block}.${format}"`,
+        `attachment; filename="x402-merchant-${kind}-${chain}-${window.end_block}.${format}"`,
       );
       c.header("Link", `<${LICENSE_URL}>; rel="license"`);
     };

@@ -7,6 +7,7 @@ import type { Context, Hono } from "hono";
 import { AppError } from "../../../common/errors.ts";
 import { renderEvidencePage } from "../../render/evidence-page.ts";
 import { RANKING_PAGE_SIZE, renderHomePage } from "../../render/home-page.ts";
+import { rankingPath } from "../../render/page-parts.ts";
 import { renderEmptyHomePage, renderErrorPage } from "../../render/page-states.ts";
 import { renderReportPage } from "../../render/report-page.ts";
 import { renderScreensPage } from "../../render/screens-page.ts";
@@ -25,12 +26,18 @@ type RenderPage = (
   notice: string | undefined,
 ) => Promise<{ html: string; builtAt: string }>;
 
+/**
+ * One chain's pages: its ranking (Base's is the home page, another's at `/chains/<slug>`), and its merchants'
+ * report and evidence pages under its slug.
+ */
 export function pageRoutes(
   app: Hono,
   reports: ReportService,
   answers: Answers,
   noticeOf?: () => Promise<string | undefined>,
 ): void {
+  const chain = reports.chain.slug;
+  const home = rankingPath(1, chain);
   /** Answers the page `what(c)` names (a path), kept; a refusal is an error page, never kept. */
   const page = (what: (c: Context) => string, render: (c: Context) => RenderPage) => async (c: Context) => {
     try {
@@ -43,7 +50,7 @@ export function pageRoutes(
     } catch (error) {
       const notice = await noticeOf?.();
       // Before the first block is stored the home page explains that instead of failing.
-      if (error instanceof NoDataYetError && c.req.path === "/")
+      if (error instanceof NoDataYetError && c.req.path === home)
         return c.html(renderEmptyHomePage({ notice }));
       if (error instanceof AppError)
         return c.html(renderErrorPage(error.status, error.message, { notice }), error.status);
@@ -61,24 +68,24 @@ export function pageRoutes(
       };
     };
   app.get(
-    "/",
+    home,
     page(
-      () => "/",
+      () => home,
       ranking(() => 1),
     ),
   );
   app.get(
-    "/ranking/:page",
+    rankingPath(2, chain).replace(/2$/, ":page"),
     page(
-      (c) => `/ranking/${pageParam(c.req.param("page") ?? "")}`,
+      (c) => rankingPath(pageParam(c.req.param("page") ?? ""), chain),
       ranking((c) => pageParam(c.req.param("page") ?? "")),
     ),
   );
 
   app.get(
-    "/reports/base/:address",
+    `/reports/${chain}/:address`,
     page(
-      (c) => `/reports/base/${parseAddress(c.req.param("address") ?? "")}`,
+      (c) => `/reports/${chain}/${parseAddress(c.req.param("address") ?? "")}`,
       (c) => {
         const address = parseAddress(c.req.param("address") ?? "");
         return async (endBlock, notice) => {
@@ -90,9 +97,9 @@ export function pageRoutes(
   );
 
   app.get(
-    "/reports/base/:address/evidence",
+    `/reports/${chain}/:address/evidence`,
     page(
-      (c) => `/reports/base/${parseAddress(c.req.param("address") ?? "")}/evidence`,
+      (c) => `/reports/${chain}/${parseAddress(c.req.param("address") ?? "")}/evidence`,
       (c) => {
         const address = parseAddress(c.req.param("address") ?? "");
         return async (endBlock, notice) => {
@@ -102,7 +109,9 @@ export function pageRoutes(
       },
     ),
   );
+}
 
-  // The same for every window and every reader: rendered on each request (no store read).
+/** How the screens work: the same for every chain, window and reader, rendered on each request (no store read). */
+export function screensPageRoute(app: Hono, noticeOf?: () => Promise<string | undefined>): void {
   app.get(SCREENS_PATH, async (c) => c.html(renderScreensPage({ notice: await noticeOf?.() })));
 }
