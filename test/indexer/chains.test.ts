@@ -6,7 +6,6 @@ import { derive } from "../../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import {
   type IndexerEvent,
-  IndexerInputError,
   type IndexerOptions,
   runIndexer,
 } from "../../src/indexer/index.ts";
