@@ -13,6 +13,8 @@ interface Write {
   epoch: number;
   /** The lowest block the write changed data at or after; 0 for a write that may touch any window. */
   from: number;
+  /** The chain whose data it changed (its slug); undefined: any chain's. */
+  chain?: string;
 }
 
 export class StoreChanges {
@@ -21,10 +23,10 @@ export class StoreChanges {
   private readonly writes: Write[] = [];
   private readonly listeners = new Set<(epoch: number) => void>();
 
-  /** A write committed that changed data from block `from` on (0: anything). */
-  committed(from: number): void {
+  /** A write committed that changed `chain`'s data (undefined: any chain's) from block `from` on (0: anything). */
+  committed(from: number, chain?: string): void {
     this.epoch += 1;
-    this.writes.push({ epoch: this.epoch, from: Math.max(0, from) });
+    this.writes.push({ epoch: this.epoch, from: Math.max(0, from), chain });
     if (this.writes.length > KEPT) this.writes.splice(0, this.writes.length - KEPT);
     // After the writer's call returns: a listener's work is never part of the write, nor its failure.
     const epoch = this.epoch;
@@ -32,18 +34,18 @@ export class StoreChanges {
   }
 
   /**
-   * True when no write committed after `epoch` changed data at or below `block`: a window ending at
-   * `block`, built or rendered at `epoch`, is still what the store holds. Any write counts for
-   * `block` Infinity (the latest window, which every commit moves).
+   * True when no write committed after `epoch` changed data of `chain` (its slug) at or below `block`: a
+   * window of that chain ending at `block`, built or rendered at `epoch`, is still what the store holds. Any
+   * write of the chain counts for `block` Infinity (the latest window, which every commit of it moves).
    */
-  untouchedSince(epoch: number, block: number): boolean {
+  untouchedSince(epoch: number, block: number, chain = "base"): boolean {
     if (epoch === this.epoch) return true;
     const oldest = this.writes[0];
     if (!oldest || oldest.epoch > epoch + 1) return false;
     for (let i = this.writes.length - 1; i >= 0; i--) {
       const write = this.writes[i] as Write;
       if (write.epoch <= epoch) break;
-      if (write.from <= block) return false;
+      if (write.from <= block && (write.chain === undefined || write.chain === chain)) return false;
     }
     return true;
   }

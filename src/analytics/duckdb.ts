@@ -60,6 +60,8 @@ export class Analytics implements Sql {
 
   /** In a transaction: the lowest block a write reached, told to `changes` when it commits. */
   private pendingFrom: number | undefined;
+  /** The chain of the writes of the open transaction so far (undefined: any, or none yet). */
+  private pendingChain: string | undefined;
   private inTransaction = false;
 
   /** The last turn `exclusive` queued on this connection. */
@@ -141,11 +143,12 @@ export class Analytics implements Sql {
     await this.run("BEGIN TRANSACTION");
     this.inTransaction = true;
     this.pendingFrom = undefined;
+    this.pendingChain = undefined;
     try {
       const result = await fn();
       await this.run("COMMIT");
       this.inTransaction = false;
-      if (this.pendingFrom !== undefined) this.changes.committed(this.pendingFrom);
+      if (this.pendingFrom !== undefined) this.changes.committed(this.pendingFrom, this.pendingChain);
       return result;
     } catch (error) {
       this.inTransaction = false;
@@ -173,9 +176,14 @@ export class Analytics implements Sql {
    * A write that changes what a report says (`bumpDataVersion`) reached data from block `from` on: told
    * to `changes` once it is committed, so that no reader renders from it before the store holds it.
    */
-  wrote(from: number): void {
-    if (!this.inTransaction) this.changes.committed(from);
-    else this.pendingFrom = Math.min(this.pendingFrom ?? from, from);
+  wrote(from: number, chain?: string): void {
+    if (!this.inTransaction) this.changes.committed(from, chain);
+    else {
+      // A transaction that wrote two chains' data reached both: it is told as a write of any chain.
+      this.pendingChain =
+        this.pendingFrom === undefined || this.pendingChain === chain ? chain : undefined;
+      this.pendingFrom = Math.min(this.pendingFrom ?? from, from);
+    }
   }
 
   /**

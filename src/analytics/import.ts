@@ -607,7 +607,9 @@ async function merge(
   paymentBlocks = spanOf(paymentBlocks, channels.paymentBlocks);
   if (paymentBlocks) await sealImported(analytics, paymentBlocks, chain);
 
-  await bumpDataVersion(analytics);
+  // Listings and merchants' names are every chain's: such a file changes every chain's reports.
+  const everyChain = counts.listing.read > 0 || counts.merchant.read > 0;
+  await bumpDataVersion(analytics, 0, everyChain ? undefined : chain.slug);
   return counts;
 }
 

@@ -519,6 +519,18 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE TABLE data_write_folds (from_block BIGINT NOT NULL, writes BIGINT NOT NULL);
     `,
   },
+  {
+    version: 21,
+    name: "data writes by chain",
+    // The chain a write changed (its slug; NULL: any, the listings), so that a window of one chain counts
+    // only its own chain's writes (`windowVersion`): a block of Base says nothing of Polygon's weeks, and a
+    // sealed week warns only when its own chain's data changed. Existing rows reached every chain, as they did
+    // (the store held one), so every stored window's version stays what it was.
+    sql: `
+      ALTER TABLE data_writes ADD COLUMN chain VARCHAR;
+      ALTER TABLE data_write_folds ADD COLUMN chain VARCHAR;
+    `,
+  },
 ];
 
 export async function migrate(analytics: Sql): Promise<void> {
@@ -558,17 +570,20 @@ export async function dataVersion(analytics: Sql): Promise<bigint> {
 }
 
 /**
- * The version of the data a window ending at `end` reads: the writes that reached block `end` or below (an
- * import, the listings and a reorg's rewind reach every window above where they begin; the indexer's batches
- * after `end` reach none of it). A stored window carries the one it was built on, so a write beyond it (the
- * chain moving on) leaves it current, and a sealed week is told apart from a week whose data changed.
+ * The version of the data a window of `chain` (its slug) ending at `end` reads: the writes of that chain (or
+ * of any) that reached block `end` or below (an import, the listings and a reorg's rewind reach every window
+ * above where they begin; the indexer's batches after `end` reach none of it; another chain's writes reach
+ * none of this chain's windows). A stored window carries the one it was built on, so a write beyond it (the
+ * chain moving on, another chain's block) leaves it current, and a sealed week is told apart from a week
+ * whose data changed.
  */
-export async function windowVersion(analytics: Sql, end: number): Promise<bigint> {
+export async function windowVersion(analytics: Sql, end: number, chain = "base"): Promise<bigint> {
   const row = await analytics.one<{ v: bigint }>(
     `SELECT coalesce((SELECT value::BIGINT FROM meta WHERE key = 'data_version'), 0)
-       + (SELECT coalesce(sum(writes), 0) FROM data_write_folds WHERE from_block <= $end)
-       + (SELECT count(*) FROM data_writes WHERE from_block <= $end) AS v`,
-    { end },
+       + (SELECT coalesce(sum(writes), 0) FROM data_write_folds
+          WHERE from_block <= $end AND (chain IS NULL OR chain = $chain))
+       + (SELECT count(*) FROM data_writes WHERE from_block <= $end AND (chain IS NULL OR chain = $chain)) AS v`,
+    { end, chain },
   );
   return BigInt(row?.v ?? 0n);
 }
@@ -579,11 +594,12 @@ export async function windowVersion(analytics: Sql, end: number): Promise<bigint
  * report service keeps what it rendered of windows ending below it (src/analytics/changes.ts), and a
  * stored window's version counts only the writes that reached it (`windowVersion`).
  */
-export async function bumpDataVersion(analytics: Sql, from = 0): Promise<void> {
-  await analytics.run("INSERT INTO data_writes VALUES (now()::TIMESTAMP, $from)", {
+export async function bumpDataVersion(analytics: Sql, from = 0, chain?: string): Promise<void> {
+  await analytics.run("INSERT INTO data_writes VALUES (now()::TIMESTAMP, $from, $chain)", {
     from: Math.max(0, from),
+    chain: chain ?? null,
   });
-  analytics.wrote(from);
+  analytics.wrote(from, chain);
 }
 
 /** Appended writes kept before an open folds them: opening a database must not write to it otherwise. */
@@ -602,18 +618,21 @@ export async function foldDataWrites(analytics: Sql, minRows = FOLD_DATA_WRITES_
   const pending = await analytics.one<{ n: bigint }>("SELECT count(*) AS n FROM data_writes");
   if ((pending?.n ?? 0n) < BigInt(minRows)) return;
   await analytics.transaction(async () => {
+    // Only writes of every chain from block 0 count for every window of every chain.
     await analytics.run(
-      `UPDATE meta SET value = (value::BIGINT + (SELECT count(*) FROM data_writes WHERE from_block = 0))::VARCHAR
+      `UPDATE meta SET value = (value::BIGINT
+         + (SELECT count(*) FROM data_writes WHERE from_block = 0 AND chain IS NULL))::VARCHAR
        WHERE key = 'data_version'`,
     );
-    // A write from block f goes to the stretch after the highest stored end below f: it counts for a stored
-    // window ending at E (f <= E) and not for one ending below f, as before.
+    // A write from block f goes to the stretch after the highest stored end of its chain below f: it counts for
+    // a stored window of its chain ending at E (f <= E) and not for one ending below f, as before.
     await analytics.run(
       `INSERT INTO data_write_folds
-       SELECT stretch, count(*) FROM (
-         SELECT coalesce((SELECT max(r.end_block) FROM report_windows r WHERE r.end_block < w.from_block), 0) + 1 AS stretch
-         FROM data_writes w WHERE w.from_block > 0
-       ) GROUP BY stretch`,
+       SELECT stretch, count(*), chain FROM (
+         SELECT coalesce((SELECT max(r.end_block) FROM report_windows r
+             WHERE r.end_block < w.from_block AND (w.chain IS NULL OR r.chain = w.chain)), 0) + 1 AS stretch, w.chain
+         FROM data_writes w WHERE w.from_block > 0 OR w.chain IS NOT NULL
+       ) GROUP BY stretch, chain`,
     );
     await analytics.run("DELETE FROM data_writes");
   });

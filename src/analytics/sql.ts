@@ -23,6 +23,9 @@ export interface Sql {
   ): Promise<void>;
   /** Runs `fn` in one transaction: everything it wrote is kept, or nothing is. */
   transaction<T>(fn: () => Promise<T>): Promise<T>;
-  /** A write that changes what a report says reached data from block `from` on (`bumpDataVersion`). */
-  wrote(from: number): void;
+  /**
+   * A write that changes what a report says reached data from block `from` on (`bumpDataVersion`), of
+   * `chain` (its slug; undefined: of any chain).
+   */
+  wrote(from: number, chain?: string): void;
 }

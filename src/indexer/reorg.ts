@@ -74,6 +74,6 @@ export async function rewindTo(
          block_time = to_timestamp($time)::TIMESTAMP, updated_at = now()::TIMESTAMP WHERE chain = $chain`,
       { ...above, hash: ancestor.hash, time: ancestor.time },
     );
-    await bumpDataVersion(analytics, ancestor.block + 1);
+    await bumpDataVersion(analytics, ancestor.block + 1, chain.slug);
   });
 }

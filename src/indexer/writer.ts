@@ -164,7 +164,7 @@ export class BatchWriter {
         });
       }
       await this.saveCheckpoint(batch, options);
-      await bumpDataVersion(this.analytics, lowestChanged(batch, options, fresh.length > 0));
+      await bumpDataVersion(this.analytics, lowestChanged(batch, options, fresh.length > 0), this.chain);
       return added;
     });
     for (const m of fresh) known.add(m);

@@ -167,7 +167,7 @@ export async function recordAttested(
     },
   );
   // What was rendered of the week (answers kept in memory, serve/answers.ts) now lacks its proofs.
-  db.wrote(end);
+  db.wrote(end, BASE_RECORD.slug);
 }
 
 /** Records that the key attested this week under another root: its reports here are not the attested ones. */

@@ -47,6 +47,8 @@ const WARM_MOST = 256;
 export interface AnswersOptions {
   /** Bytes of bodies kept; the least recently asked go first. Default 64 MB. */
   maxBytes?: number;
+  /** The chain (its slug) whose windows the answers are of; default Base. */
+  chain?: string;
 }
 
 export class Answers {
@@ -57,11 +59,15 @@ export class Answers {
   /** Renderings done, for tests and the bench: a hit renders nothing. */
   renders = 0;
 
+  /** The chain whose windows the answers are of (its slug): another chain's writes leave them current. */
+  private readonly chain: string;
+
   constructor(
     private readonly changes: StoreChanges,
     options: AnswersOptions = {},
   ) {
     this.maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
+    this.chain = options.chain ?? "base";
   }
 
   /**
@@ -71,7 +77,7 @@ export class Answers {
   get(what: string, end: number, render: Render): Promise<Answer> {
     const key = `${what}@${end}`;
     const entry = this.entries.get(key);
-    if (entry && this.changes.untouchedSince(entry.epoch, end)) {
+    if (entry && this.changes.untouchedSince(entry.epoch, end, this.chain)) {
       entry.epoch = this.changes.epoch;
       // Map order is use order: a hit moves to the back, the front is evicted first.
       this.entries.delete(key);

@@ -77,7 +77,7 @@ export function reportRoutes(
   for (const chain of chains) {
     // What readers see most, kept as rendered until a write reaches it (answers.ts): per chain, whose
     // latest window moves with its own blocks.
-    const answers = new Answers(chain.changes);
+    const answers = new Answers(chain.changes, { chain: chain.chain.slug });
     chain.onLatestBuilt((from: number, to: number) => answers.warm(from, to));
     reportJsonRoutes(app, chain, answers);
     leaderboardRoutes(app, chain, answers);

@@ -23,6 +23,8 @@ export class LatestWindow {
     private readonly changes: StoreChanges,
     /** Builds the latest window (unless current) and resolves to it. */
     private readonly build: () => Promise<ReportWindow>,
+    /** The chain whose latest window it is (its slug): only its commits move it. */
+    private readonly chain = "base",
   ) {
     // A failure is met again, and answered, by the next reader who waits for a build.
     changes.subscribe(() => {
@@ -35,7 +37,7 @@ export class LatestWindow {
   async end(): Promise<number> {
     this.askedAt = performance.now();
     const latest = this.latest;
-    if (latest && (this.building || this.changes.untouchedSince(latest.epoch, Number.POSITIVE_INFINITY)))
+    if (latest && (this.building || this.changes.untouchedSince(latest.epoch, Number.POSITIVE_INFINITY, this.chain)))
       return latest.window.end_block;
     return (await this.refresh()).end_block;
   }

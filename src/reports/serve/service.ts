@@ -46,7 +46,7 @@ export class ReportService {
     private readonly options: ReportServiceOptions,
   ) {
     this.windows = new ReportWindows(analytics, options);
-    this.latest = new LatestWindow(analytics.changes, () => this.build());
+    this.latest = new LatestWindow(analytics.changes, () => this.build(), this.windows.chain.slug);
   }
 
   /** The store's writes as they commit: what was rendered stays true until one reaches it. */

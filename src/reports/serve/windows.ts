@@ -136,7 +136,7 @@ export class ReportWindows {
     const key = endBlock ?? "latest";
     const changes = this.analytics.changes;
     const seen = this.current.get(key);
-    if (seen && changes.untouchedSince(seen.epoch, reachOf(endBlock)) && (await this.stored(seen.window))) {
+    if (seen && changes.untouchedSince(seen.epoch, reachOf(endBlock), this.chain.slug) && (await this.stored(seen.window))) {
       seen.epoch = changes.epoch;
       this.current.delete(key);
       this.current.set(key, seen);
@@ -145,7 +145,7 @@ export class ReportWindows {
     const epoch = changes.epoch;
     const window = await resolveWindow(this.analytics, this.chain, endBlock);
     // Read before the build: a write landing between is then newer than what is stored, and builds it again.
-    const version = await windowVersion(this.analytics, window.end_block);
+    const version = await windowVersion(this.analytics, window.end_block, this.chain.slug);
     await this.buildIfStale(window, version);
     // The latest window is also the window of its end block: asked for by it, it is current as long.
     for (const k of new Set<number | "latest">([key, window.end_block])) {

@@ -76,7 +76,7 @@ export async function storeWindow(
     await aggregateWindow(analytics, bounds);
     const stored = await analytics
       .transaction(async () => {
-        if ((await windowVersion(analytics, window.end_block)) !== version) return false;
+        if ((await windowVersion(analytics, window.end_block, chain.slug)) !== version) return false;
         await storeReports(analytics, context, version, options);
         return true;
       })
@@ -91,7 +91,12 @@ export async function storeWindow(
       await analytics.transaction(async () => {
         // A failure rolls the whole transaction back, the window's temporary tables with it.
         await aggregateWindow(analytics, bounds);
-        await storeReports(analytics, context, await windowVersion(analytics, window.end_block), options);
+        await storeReports(
+          analytics,
+          context,
+          await windowVersion(analytics, window.end_block, chain.slug),
+          options,
+        );
         await dropWindowTables(analytics);
       });
       return;
