@@ -180,8 +180,7 @@ export class Analytics implements Sql {
     if (!this.inTransaction) this.changes.committed(from, chain);
     else {
       // A transaction that wrote two chains' data reached both: it is told as a write of any chain.
-      this.pendingChain =
-        this.pendingFrom === undefined || this.pendingChain === chain ? chain : undefined;
+      this.pendingChain = this.pendingFrom === undefined || this.pendingChain === chain ? chain : undefined;
       this.pendingFrom = Math.min(this.pendingFrom ?? from, from);
     }
   }

@@ -142,6 +142,8 @@ export async function mergeChannels(analytics: Analytics, chain: ChainRecord): P
   // A claim's receiver is paid: a merchant the service reports on, as the indexer makes it one.
   await analytics.run(`INSERT INTO merchants (address)
     SELECT DISTINCT payee ${moves} AND event = 'claimed' AND payee NOT IN (SELECT address FROM merchants)`);
+  await analytics.run(`INSERT OR IGNORE INTO merchant_chains
+    SELECT DISTINCT payee, '${slug}' ${moves} AND event = 'claimed'`);
   return {
     channels: (await count("channels")) - before.channels,
     events: (await count("channel_events")) - before.events,

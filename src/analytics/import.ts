@@ -270,6 +270,10 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
          ${fresh ? "AND" : "WHERE"} pay_to NOT IN (SELECT address FROM merchants)`,
         range,
       );
+      await analytics.run(
+        `INSERT OR IGNORE INTO merchant_chains SELECT DISTINCT pay_to, chain FROM payments ${fresh}`,
+        range,
+      );
       counts.payment = { read: added, added };
       return counts;
     });
@@ -576,6 +580,8 @@ async function merge(
   await analytics.run(`INSERT INTO merchants (address)
     SELECT DISTINCT lower(pay_to) AS address FROM import_raw WHERE type IN ('payment', 'listing')
     AND lower(pay_to) NOT IN (SELECT address FROM merchants)`);
+  await analytics.run(`INSERT OR IGNORE INTO merchant_chains
+    SELECT DISTINCT lower(pay_to), '${slug}' FROM import_raw WHERE type = 'payment'`);
 
   const beforeCheckpoints = await countRows(analytics, "checkpoints");
   await analytics.run(`INSERT OR REPLACE INTO checkpoints

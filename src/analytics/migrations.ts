@@ -521,14 +521,18 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   },
   {
     version: 21,
-    name: "data writes by chain",
+    name: "data writes and merchants by chain",
     // The chain a write changed (its slug; NULL: any, the listings), so that a window of one chain counts
     // only its own chain's writes (`windowVersion`): a block of Base says nothing of Polygon's weeks, and a
     // sealed week warns only when its own chain's data changed. Existing rows reached every chain, as they did
-    // (the store held one), so every stored window's version stays what it was.
+    // (the store held one), so every stored window's version stays what it was. And the chains each merchant
+    // was paid on, written with its payments: a chain's reports are of its own merchants
+    // (src/reports/week/aggregates.ts), read without a scan of every payment.
     sql: `
       ALTER TABLE data_writes ADD COLUMN chain VARCHAR;
       ALTER TABLE data_write_folds ADD COLUMN chain VARCHAR;
+      CREATE TABLE merchant_chains (address VARCHAR NOT NULL, chain VARCHAR NOT NULL, PRIMARY KEY (address, chain));
+      INSERT INTO merchant_chains SELECT DISTINCT pay_to, chain FROM payments;
     `,
   },
 ];

@@ -132,8 +132,14 @@ export class BatchWriter {
   }
 
   async commit(batch: Batch, options: CommitOptions): Promise<CommitCounts> {
+    // The merchants paid on this chain before: a merchant of another chain is new here.
     this.merchants ??= new Set(
-      (await this.analytics.all<{ address: string }>("SELECT address FROM merchants")).map((m) => m.address),
+      (
+        await this.analytics.all<{ address: string }>(
+          "SELECT address FROM merchant_chains WHERE chain = $chain",
+          { chain: this.chain },
+        )
+      ).map((m) => m.address),
     );
     const known = this.merchants;
     const fresh = [...new Set(batch.payments.map((p) => p.payTo))].filter((m) => !known.has(m));
@@ -153,6 +159,10 @@ export class BatchWriter {
         const some = fresh.slice(i, i + 1_000);
         await this.analytics.run(
           `INSERT OR IGNORE INTO merchants (address) VALUES ${some.map((_, k) => `($${k + 1})`).join(", ")}`,
+          some,
+        );
+        await this.analytics.run(
+          `INSERT OR IGNORE INTO merchant_chains VALUES ${some.map((_, k) => `($${k + 1}, '${this.chain}')`).join(", ")}`,
           some,
         );
       }

@@ -4,11 +4,7 @@ import { POLYGON_RECORD } from "../../src/chain/chains.ts";
 import type { Devnet, DevnetAccount } from "../../src/chain/devnet/index.ts";
 import { derive } from "../../src/chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
-import {
-  type IndexerEvent,
-  type IndexerOptions,
-  runIndexer,
-} from "../../src/indexer/index.ts";
+import { type IndexerEvent, type IndexerOptions, runIndexer } from "../../src/indexer/index.ts";
 import { startMiner } from "../helpers/chain.ts";
 import {
   channelConfig,

@@ -37,7 +37,10 @@ export class LatestWindow {
   async end(): Promise<number> {
     this.askedAt = performance.now();
     const latest = this.latest;
-    if (latest && (this.building || this.changes.untouchedSince(latest.epoch, Number.POSITIVE_INFINITY, this.chain)))
+    if (
+      latest &&
+      (this.building || this.changes.untouchedSince(latest.epoch, Number.POSITIVE_INFINITY, this.chain))
+    )
       return latest.window.end_block;
     return (await this.refresh()).end_block;
   }

@@ -136,7 +136,11 @@ export class ReportWindows {
     const key = endBlock ?? "latest";
     const changes = this.analytics.changes;
     const seen = this.current.get(key);
-    if (seen && changes.untouchedSince(seen.epoch, reachOf(endBlock), this.chain.slug) && (await this.stored(seen.window))) {
+    if (
+      seen &&
+      changes.untouchedSince(seen.epoch, reachOf(endBlock), this.chain.slug) &&
+      (await this.stored(seen.window))
+    ) {
       seen.epoch = changes.epoch;
       this.current.delete(key);
       this.current.set(key, seen);

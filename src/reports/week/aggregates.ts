@@ -1,6 +1,6 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { sqlWindowGroups, usableDays } from "../../analytics/payment-days.ts";
-import type { ChainRecord } from "../../chain/chains.ts";
+import { BASE_RECORD, type ChainRecord } from "../../chain/chains.ts";
 import { CLUSTER_TABLES, clusters, PROVENANCE_TABLES, provenance } from "../provenance/index.ts";
 import { sqlChain } from "../scope.ts";
 import type { RingGraph } from "../screens/cycles.ts";
@@ -237,7 +237,7 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
      )`,
   );
 
-  await figures(analytics, ringGraph);
+  await figures(analytics, chain, ringGraph);
 }
 
 /**
@@ -269,7 +269,7 @@ async function tinyShare(analytics: Analytics): Promise<void> {
 }
 
 /** The per-merchant tables (see the module's comment) from the classified groups. */
-async function figures(analytics: Analytics, ringGraph: RingGraph): Promise<void> {
+async function figures(analytics: Analytics, chain: ChainRecord, ringGraph: RingGraph): Promise<void> {
   const flagged = "(SELECT * FROM rw_flag_groups WHERE kind IS NOT NULL)";
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_figures AS
@@ -315,6 +315,11 @@ async function figures(analytics: Analytics, ringGraph: RingGraph): Promise<void
       LEFT JOIN flag_totals f ON f.pay_to = m.address
       LEFT JOIN lost_buyers lb ON lb.pay_to = m.address
       LEFT JOIN passing_medians pm ON pm.pay_to = m.address
+      -- The chain's merchants: those it paid, and on Base those no chain paid yet (listed, or named by an
+      -- import): a merchant paid only on Polygon has no Base report.
+      WHERE m.address IN (SELECT address FROM merchant_chains WHERE ${sqlChain(chain)})${
+        chain.slug === BASE_RECORD.slug ? " OR m.address NOT IN (SELECT address FROM merchant_chains)" : ""
+      }
     )
     SELECT *, ${sqlRank()} AS rank FROM merchants`,
   );

@@ -1,0 +1,155 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Analytics } from "../../src/analytics/duckdb.ts";
+import { importNdjson } from "../../src/analytics/import.ts";
+import { bumpDataVersion, windowVersion } from "../../src/analytics/migrations.ts";
+import { ARBITRUM_RECORD, BASE_RECORD, type ChainRecord, POLYGON_RECORD } from "../../src/chain/chains.ts";
+import { ReportService } from "../../src/reports/index.ts";
+import { reportRoutes } from "../../src/reports/serve/http.ts";
+import {
+  addr,
+  analyticsWith,
+  checkpoint,
+  END,
+  END_TIME,
+  ndjsonFile,
+  payment,
+  transfer,
+} from "../helpers/data.ts";
+
+/**
+ * Two chains in one store: Base's test week, and a Polygon week whose blocks share Base's numbers but not its
+ * clock (3 s apart, dated by their own times). Each chain's reports read its own rows only: Base's reports are
+ * byte for byte those of a store that holds Base alone, and Polygon's name Polygon, count its payments alone and
+ * take their window from the stored times.
+ */
+const shop = addr("both-chains-shop");
+const polygonShop = addr("polygon-only-shop");
+const buyers = ["c1", "c2", "c3"].map(addr);
+/** Polygon's blocks 3 s apart, ending at END_TIME at block END + 20,000: no rule of Base's gives these times. */
+const POLYGON_END = END + 20_000;
+const polygonTime = (block: number) => END_TIME - (POLYGON_END - block) * 3;
+const onPolygon = <T extends { block_number: number }>(line: T) => ({
+  ...line,
+  chain: "polygon",
+  block_time: polygonTime(line.block_number),
+});
+
+const baseLines = [
+  payment({ payer: buyers[0] as string, payTo: shop, amount: 2_000_000 }),
+  payment({ payer: buyers[1] as string, payTo: shop, amount: 1_000_000, block: END - 5_000 }),
+  checkpoint(END),
+];
+const polygonLines = [
+  // In the week: two buyers of the shop paid on both chains, one of the Polygon-only shop.
+  onPolygon(
+    payment({ payer: buyers[0] as string, payTo: shop, amount: 700_000, block: POLYGON_END - 1_000 }),
+  ),
+  onPolygon(
+    payment({ payer: buyers[2] as string, payTo: shop, amount: 300_000, block: POLYGON_END - 9_000 }),
+  ),
+  onPolygon(
+    payment({ payer: buyers[2] as string, payTo: polygonShop, amount: 50_000, block: POLYGON_END - 100 }),
+  ),
+  // Eight days before the week's end: the week before, however close its block number.
+  onPolygon(
+    payment({ payer: buyers[1] as string, payTo: shop, amount: 9_000_000, block: POLYGON_END - 230_400 }),
+  ),
+  onPolygon(transfer(addr("funder"), buyers[2] as string, 1_000_000, POLYGON_END - 20_000)),
+  { type: "checkpoint", chain: "polygon", block_number: POLYGON_END, block_time: END_TIME },
+];
+
+let both: Analytics;
+let baseOnly: Analytics;
+const now = () => new Date("2026-11-23T00:00:00Z");
+const service = (analytics: Analytics, chain: ChainRecord = BASE_RECORD) =>
+  new ReportService(analytics, { publicUrl: "https://reports.test", now, chain });
+
+beforeAll(async () => {
+  both = await analyticsWith(baseLines);
+  await importNdjson(both, ndjsonFile(polygonLines));
+  baseOnly = await analyticsWith(baseLines);
+});
+afterAll(() => {
+  both.close();
+  baseOnly.close();
+});
+
+describe("reports per chain in one store", () => {
+  it("leaves Base's reports byte for byte as a store of Base alone gives them", async () => {
+    const alone = await service(baseOnly).reports(END);
+    const beside = await service(both).reports(END);
+    expect(JSON.stringify(beside)).toBe(JSON.stringify(alone));
+    expect(beside.reports.map((r) => [r.chain, r.address, r.tx, r.usd])).toEqual([["base", shop, 2, 3]]);
+  });
+
+  it("reports Polygon's week from its own rows and stored times, naming Polygon", async () => {
+    const polygon = service(both, POLYGON_RECORD);
+    const { window, reports } = await polygon.reports();
+    // The week is the 7 days to the checkpoint's own time; it starts after the last stored block before them.
+    expect(window).toEqual({
+      start_block: POLYGON_END - 230_400,
+      end_block: POLYGON_END,
+      complete: true,
+      start: "2026-11-15T00:00:00+00:00",
+      end: "2026-11-22T00:00:00+00:00",
+      days: 7,
+    });
+    const byAddress = new Map(reports.map((r) => [r.address, r]));
+    const both_ = byAddress.get(shop);
+    expect(both_).toMatchObject({ chain: "polygon", tx: 2, usd: 1, buyers: 2 });
+    expect(both_?.claim).toMatch(/from 2 of 2 buyer wallets on Polygon in the 7 days to 2026-11-22\.$/);
+    expect(both_?.page).toBe(`https://reports.test/reports/polygon/${shop}`);
+    expect(both_?.badge).toBe(`https://reports.test/badges/polygon/${shop}.svg`);
+    expect(both_?.daily.map((d) => d.tx)).toEqual([0, 0, 0, 0, 0, 0, 2, 0]);
+    expect(byAddress.get(polygonShop)).toMatchObject({ chain: "polygon", tx: 1, usd: 0.05 });
+    // Base's reports of the same store know nothing of the Polygon-only shop.
+    await expect(service(both).report(polygonShop, END)).rejects.toThrow(/no merchant .* is known on Base/);
+  });
+
+  it("counts a write for its own chain's windows only", async () => {
+    const baseBefore = await windowVersion(both, END, "base");
+    const polygonBefore = await windowVersion(both, POLYGON_END, "polygon");
+    await bumpDataVersion(both, 1, "polygon");
+    expect(await windowVersion(both, END, "base")).toBe(baseBefore);
+    expect(await windowVersion(both, POLYGON_END, "polygon")).toBe(polygonBefore + 1n);
+    // A write of every chain (the listings, a merchant's name) reaches both.
+    await bumpDataVersion(both);
+    expect(await windowVersion(both, END, "base")).toBe(baseBefore + 1n);
+    expect(await windowVersion(both, POLYGON_END, "polygon")).toBe(polygonBefore + 2n);
+  });
+
+  it("answers each chain under its slug over HTTP, and a chain without data as such", async () => {
+    const app = reportRoutes([BASE_RECORD, POLYGON_RECORD, ARBITRUM_RECORD].map((c) => service(both, c)));
+    const json = async (path: string) => {
+      const response = await app.request(path);
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    expect(await json(`/v1/reports/polygon/${shop}`)).toMatchObject({
+      status: 200,
+      body: { chain: "polygon", tx: 2 },
+    });
+    expect(await json(`/v1/reports/base/${shop}`)).toMatchObject({
+      status: 200,
+      body: { chain: "base", tx: 2 },
+    });
+    const board = await json("/v1/leaderboard/polygon");
+    expect(board.body).toMatchObject({ chain: "polygon", totals: { merchants: 2 } });
+    expect(await json(`/v1/reports/arbitrum/${shop}`)).toMatchObject({
+      status: 404,
+      body: { error: { code: "no_data", message: expect.stringMatching(/no Arbitrum One data yet/) } },
+    });
+    const flags = await json("/v1/flags/polygon");
+    expect(flags.body).toMatchObject({ chain: "polygon" });
+    const page = await app.request("/chains/polygon");
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("x402 merchants on Polygon PoS");
+    const report = await (await app.request(`/reports/polygon/${shop}`)).text();
+    expect(report).toContain('href="/chains/polygon"');
+    expect(report).toContain(`/v1/reports/polygon/${shop}`);
+    const badge = await app.request(`/badges/polygon/${shop}.svg`);
+    expect(badge.headers.get("content-type")).toMatch(/^image\/svg\+xml/);
+    const csv = await app.request("/v1/datasets/polygon/reports.csv");
+    expect(csv.headers.get("content-disposition")).toMatch(/reports-polygon-/);
+    expect((await csv.text()).split("\n").filter(Boolean)).toHaveLength(3);
+  });
+});
