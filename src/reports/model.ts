@@ -467,3 +467,37 @@ export interface EvidenceClusterLink {
   /** behaviour: the chance that as many independent payers of the group would behave this alike. */
   chance?: number;
 }
+
+/** One chain's part of a merchant across chains: its latest report there, in brief. */
+export interface ChainPart {
+  chain: ChainSlug;
+  window: ReportWindow;
+  tx: number;
+  usd: number;
+  real_tx: number;
+  real_usd: number;
+  buyers: number;
+  real_buyers: number;
+  rank_by_real_revenue: number | null;
+  /** The chain's report (JSON) and page of the merchant. */
+  report: string;
+  page: string;
+}
+
+/**
+ * A merchant wallet across the chains it was paid on (`/v1/merchants/{address}`): each chain's latest week side by
+ * side, and their sum. Buyers are not summed: one wallet may buy on several chains (an EVM address is the same on
+ * each), so each chain counts its own.
+ */
+export interface MerchantAcrossChains {
+  address: string;
+  name: string;
+  held: boolean;
+  license: string;
+  methodology: Report["methodology"];
+  chains: ChainPart[];
+  sum: { tx: number; usd: number; real_tx: number; real_usd: number };
+  /** The shortest of the chains' windows in days: the sum covers at most that span of every chain. */
+  days: number;
+  badge: string;
+}

@@ -4,6 +4,7 @@ import { importNdjson } from "../../src/analytics/import.ts";
 import { bumpDataVersion, windowVersion } from "../../src/analytics/migrations.ts";
 import { ARBITRUM_RECORD, BASE_RECORD, type ChainRecord, POLYGON_RECORD } from "../../src/chain/chains.ts";
 import { ReportService } from "../../src/reports/index.ts";
+import type { MerchantAcrossChains } from "../../src/reports/model.ts";
 import { reportRoutes } from "../../src/reports/serve/http.ts";
 import {
   addr,
@@ -151,5 +152,30 @@ describe("reports per chain in one store", () => {
     const csv = await app.request("/v1/datasets/polygon/reports.csv");
     expect(csv.headers.get("content-disposition")).toMatch(/reports-polygon-/);
     expect((await csv.text()).split("\n").filter(Boolean)).toHaveLength(3);
+  });
+
+  it("shows a merchant across chains: each chain's week side by side, their sum, and its badge", async () => {
+    const app = reportRoutes([BASE_RECORD, POLYGON_RECORD, ARBITRUM_RECORD].map((c) => service(both, c)));
+    const across = (await (await app.request(`/v1/merchants/${shop}`)).json()) as MerchantAcrossChains;
+    expect(across.chains.map((c) => [c.chain, c.tx, c.usd, c.buyers])).toEqual([
+      ["base", 2, 3, 2],
+      ["polygon", 2, 1, 2],
+    ]);
+    expect(across.sum).toEqual({ tx: 4, usd: 4, real_tx: 4, real_usd: 4 });
+    expect(across.chains[1]?.page).toBe(`https://reports.test/reports/polygon/${shop}`);
+    expect(across.badge).toBe(`https://reports.test/badges/all/${shop}.svg`);
+    const only = (await (await app.request(`/v1/merchants/${polygonShop}`)).json()) as MerchantAcrossChains;
+    expect(only.chains.map((c) => c.chain)).toEqual(["polygon"]);
+    const unknown = await app.request(`/v1/merchants/${addr("nobody")}`);
+    expect([unknown.status, ((await unknown.json()) as { error: { code: string } }).error.code]).toEqual([
+      404,
+      "unknown_merchant",
+    ]);
+    const page = await (await app.request(`/merchants/${shop}`)).text();
+    expect(page).toContain(`href="https://reports.test/reports/polygon/${shop}">Polygon PoS</a>`);
+    expect(page).toContain("received $4.00 of x402 payments passing every screen (100% of $4.00 reported)");
+    const badge = await app.request(`/badges/all/${shop}.svg`);
+    expect(badge.headers.get("content-type")).toMatch(/^image\/svg\+xml/);
+    expect(await badge.text()).toContain("$4.00/7d · 100%");
   });
 });

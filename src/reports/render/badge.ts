@@ -21,7 +21,7 @@ export function badgeColor(percent: number, realUsd: number): string {
  * The output depends on the report only, so it can be cached and compared byte for byte.
  * @example c.body(renderBadge(report)) // with Content-Type image/svg+xml
  */
-export function renderBadge(report: Report): string {
+export function renderBadge(report: BadgeFigures): string {
   const { version } = report.methodology;
   return makeBadge(badgeFace(report)).replace(
     /^<svg ([^>]*)><title>([^<]*)<\/title>/,
@@ -29,7 +29,12 @@ export function renderBadge(report: Report): string {
   );
 }
 
-function badgeFace(report: Report) {
+/** What a badge shows: a report's, or the sum of a merchant's reports across chains (serve/across.ts). */
+export type BadgeFigures = Pick<Report, "held" | "methodology" | "usd" | "real_usd"> & {
+  window: Pick<Report["window"], "days">;
+};
+
+function badgeFace(report: BadgeFigures) {
   if (report.held) return { label: BADGE_LABEL, message: "held", color: "lightgrey", style: "flat" } as const;
   // "/7d" for a week; a young chain's window reads "/56s" or "/3h".
   const span = `/${spanShort(report.window.days)}`;

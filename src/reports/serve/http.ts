@@ -7,6 +7,7 @@ import { REQUEST_ID_HEADER, requestLog } from "../../common/request-log.ts";
 import { renderErrorPage } from "../render/page-states.ts";
 import { Answers } from "./answers.ts";
 import type { ServiceHealth } from "./readiness.ts";
+import { acrossRoutes } from "./routes/across.ts";
 import { badgeRoutes } from "./routes/badges.ts";
 import { datasetRoutes } from "./routes/datasets.ts";
 import { flagRoutes } from "./routes/flags.ts";
@@ -87,6 +88,8 @@ export function reportRoutes(
     pageRoutes(app, chain, answers, options.notice);
     badgeRoutes(app, chain, answers);
   }
+  // A merchant across the chains: each chain's latest week side by side, their sum and its badge.
+  acrossRoutes(app, chains, options.notice);
   reportSchemaRoute(app);
   screensPageRoute(app, options.notice);
   mcpRoutes(app, reports);

@@ -1,0 +1,63 @@
+/**
+ * A merchant wallet across chains: each chain's service asked for its latest report of the wallet, the
+ * chains that have none (no data yet, or the wallet was never paid there) left out, and the dollars summed in
+ * cents (dollars added as floating point would drift off the cent). Each chain's week is its own latest: the
+ * chains' heads are not one moment, so the sum covers each chain's 7 days to its own latest block.
+ */
+import { NotFoundError } from "../../common/errors.ts";
+import type { ChainPart, MerchantAcrossChains } from "../model.ts";
+import { LICENSE_URL } from "../week/report.ts";
+import { parseAddress } from "./params.ts";
+import type { ReportService } from "./service.ts";
+
+const cents = (usd: number) => Math.round(usd * 100);
+
+export async function merchantAcrossChains(
+  services: readonly ReportService[],
+  address: string,
+): Promise<MerchantAcrossChains> {
+  const wallet = parseAddress(address);
+  const found = await Promise.all(
+    services.map(async (service) => {
+      try {
+        return (await service.report(wallet, await service.latestEnd())).report;
+      } catch (error) {
+        // A chain without data, or where the wallet is no merchant, has no part.
+        if (error instanceof NotFoundError) return undefined;
+        throw error;
+      }
+    }),
+  );
+  const reports = found.filter((r) => r !== undefined);
+  const [first] = reports;
+  if (!first) {
+    throw new NotFoundError(`no merchant ${wallet} is known on any chain`, "unknown_merchant");
+  }
+  const chains: ChainPart[] = reports.map((r) => ({
+    chain: r.chain,
+    window: r.window,
+    tx: r.tx,
+    usd: r.usd,
+    real_tx: r.real_tx,
+    real_usd: r.real_usd,
+    buyers: r.buyers,
+    real_buyers: r.real_buyers,
+    rank_by_real_revenue: r.rank_by_real_revenue,
+    report: r.page.replace(/\/reports\//, "/v1/reports/"),
+    page: r.page,
+  }));
+  const sum = (key: "tx" | "real_tx") => chains.reduce((n, c) => n + c[key], 0);
+  const usd = (key: "usd" | "real_usd") => chains.reduce((n, c) => n + cents(c[key]), 0) / 100;
+  const base = first.page.slice(0, first.page.indexOf("/reports/"));
+  return {
+    address: wallet,
+    name: first.name,
+    held: first.held,
+    license: LICENSE_URL,
+    methodology: first.methodology,
+    chains,
+    sum: { tx: sum("tx"), usd: usd("usd"), real_tx: sum("real_tx"), real_usd: usd("real_usd") },
+    days: Math.min(...chains.map((c) => c.window.days)),
+    badge: `${base}/badges/all/${wallet}.svg`,
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * A merchant wallet across chains (serve/across.ts): its JSON, its page and the badge of the sum. Not kept once
+ * rendered: each chain's latest week moves with its own blocks, and the chains' services keep their reports.
+ */
+import type { Context, Hono } from "hono";
+import { AppError, errorBody } from "../../../common/errors.ts";
+import { renderAcrossPage } from "../../render/across-page.ts";
+import { renderBadge } from "../../render/badge.ts";
+import { renderErrorPage } from "../../render/page-states.ts";
+import { merchantAcrossChains } from "../across.ts";
+import { parseAddress } from "../params.ts";
+import { LATEST_MAX_AGE } from "../respond.ts";
+import type { ReportService } from "../service.ts";
+
+export function acrossRoutes(
+  app: Hono,
+  services: readonly ReportService[],
+  noticeOf?: () => Promise<string | undefined>,
+): void {
+  const fresh = (c: Context) => c.header("Cache-Control", `public, max-age=${LATEST_MAX_AGE}`);
+  app.get("/v1/merchants/:address", async (c) => {
+    const merchant = await merchantAcrossChains(services, c.req.param("address"));
+    fresh(c);
+    return c.json(merchant);
+  });
+  app.get("/merchants/:address", async (c) => {
+    try {
+      const merchant = await merchantAcrossChains(services, c.req.param("address"));
+      fresh(c);
+      return c.html(renderAcrossPage(merchant, { notice: await noticeOf?.() }));
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      const notice = await noticeOf?.();
+      return c.html(renderErrorPage(error.status, error.message, { notice }), error.status);
+    }
+  });
+  app.get("/badges/all/:file", async (c) => {
+    const match = /^(.+)\.svg$/.exec(c.req.param("file"));
+    if (!match) return c.json(errorBody("not_found", `there is no badge at ${c.req.path}`), 404);
+    const m = await merchantAcrossChains(services, parseAddress(match[1] ?? ""));
+    fresh(c);
+    c.header("Content-Type", "image/svg+xml; charset=utf-8");
+    return c.body(
+      renderBadge({
+        held: m.held,
+        methodology: m.methodology,
+        usd: m.sum.usd,
+        real_usd: m.sum.real_usd,
+        window: { days: m.days },
+      }),
+    );
+  });
+}
