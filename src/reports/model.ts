@@ -501,3 +501,20 @@ export interface MerchantAcrossChains {
   days: number;
   badge: string;
 }
+
+/** A merchant on the leaderboard of every chain: its latest weeks' sums, and the chains that paid it. */
+export type AcrossEntry = Omit<LeaderboardEntry, "buyers" | "real_buyers"> & { chains: ChainSlug[] };
+
+/**
+ * A page of the leaderboard of every chain (`/v1/leaderboard/all`): each merchant's latest weeks summed across
+ * the chains (`weeks`: each chain's latest window), ranked by the sum of real revenue as one chain's board is.
+ */
+export interface AcrossLeaderboard {
+  chain: "all";
+  license: string;
+  weeks: { chain: ChainSlug; window: ReportWindow }[];
+  totals: BoardTotals;
+  page: { number: number; size: number; pages: number; previous: string | null; next: string | null };
+  merchants: AcrossEntry[];
+  unranked: (Omit<AcrossEntry, "rank"> & { reason: UnrankedReason })[];
+}

@@ -4,7 +4,7 @@ import { importNdjson } from "../../src/analytics/import.ts";
 import { bumpDataVersion, windowVersion } from "../../src/analytics/migrations.ts";
 import { ARBITRUM_RECORD, BASE_RECORD, type ChainRecord, POLYGON_RECORD } from "../../src/chain/chains.ts";
 import { ReportService } from "../../src/reports/index.ts";
-import type { MerchantAcrossChains } from "../../src/reports/model.ts";
+import type { AcrossLeaderboard, MerchantAcrossChains } from "../../src/reports/model.ts";
 import { reportRoutes } from "../../src/reports/serve/http.ts";
 import {
   addr,
@@ -177,5 +177,17 @@ describe("reports per chain in one store", () => {
     const badge = await app.request(`/badges/all/${shop}.svg`);
     expect(badge.headers.get("content-type")).toMatch(/^image\/svg\+xml/);
     expect(await badge.text()).toContain("$4.00/7d · 100%");
+    const board = (await (await app.request("/v1/leaderboard/all")).json()) as AcrossLeaderboard;
+    expect(board.weeks.map((w) => [w.chain, w.window.end_block])).toEqual([
+      ["base", END],
+      ["polygon", POLYGON_END],
+    ]);
+    expect(board.totals).toEqual({ merchants: 2, ranked: 2, unranked: 0 });
+    expect(board.merchants.map((m) => [m.rank, m.address, m.real_usd, m.tx, m.chains])).toEqual([
+      [1, shop, 4, 4, ["base", "polygon"]],
+      [2, polygonShop, 0.05, 1, ["polygon"]],
+    ]);
+    expect(board.merchants[0]?.page).toBe(`https://reports.test/merchants/${shop}`);
+    expect((await app.request("/v1/leaderboard/all/pages/2")).status).toBe(404);
   });
 });

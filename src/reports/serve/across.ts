@@ -5,7 +5,14 @@
  * chains' heads are not one moment, so the sum covers each chain's 7 days to its own latest block.
  */
 import { NotFoundError } from "../../common/errors.ts";
-import type { ChainPart, MerchantAcrossChains } from "../model.ts";
+import {
+  type AcrossLeaderboard,
+  type BoardPage,
+  type ChainPart,
+  LEADERBOARD_PAGE_SIZE,
+  type MerchantAcrossChains,
+} from "../model.ts";
+import { boardAcross } from "../week/board.ts";
 import { LICENSE_URL } from "../week/report.ts";
 import { parseAddress } from "./params.ts";
 import type { ReportService } from "./service.ts";
@@ -59,5 +66,69 @@ export async function merchantAcrossChains(
     sum: { tx: sum("tx"), usd: usd("usd"), real_tx: sum("real_tx"), real_usd: usd("real_usd") },
     days: Math.min(...chains.map((c) => c.window.days)),
     badge: `${base}/badges/all/${wallet}.svg`,
+  };
+}
+
+/** Where page `n` of the leaderboard of every chain is. */
+export const acrossBoardPath = (n: number): string =>
+  n === 1 ? "/v1/leaderboard/all" : `/v1/leaderboard/all/pages/${n}`;
+
+/**
+ * A page of the leaderboard of every chain: each merchant's latest weeks summed across the chains that have data
+ * (each chain's latest window built first, as its own board's readers are served it), ranked by the sum of real
+ * revenue; the pages' links are to the latest, which moves on with every chain's blocks.
+ */
+export async function leaderboardAcrossChains(
+  services: readonly ReportService[],
+  { page = 1, size = LEADERBOARD_PAGE_SIZE }: BoardPage = {},
+): Promise<AcrossLeaderboard> {
+  if (!Number.isSafeInteger(page) || page < 1)
+    throw new Error(`a leaderboard page is 1 or more, not ${page}`);
+  if (!Number.isSafeInteger(size) || size < 1)
+    throw new Error(`a leaderboard page holds 1 or more, not ${size}`);
+  const [first] = services;
+  if (!first) throw new Error("internal: no chain's service");
+  const weeks = (
+    await Promise.all(
+      services.map(async (service) => {
+        try {
+          return { service, window: await service.build(await service.latestEnd()) };
+        } catch (error) {
+          if (error instanceof NotFoundError) return undefined;
+          throw error;
+        }
+      }),
+    )
+  ).filter((w) => w !== undefined);
+  const board = await first.readStore("leaderboard", (db) =>
+    boardAcross(
+      db,
+      weeks.map((w) => ({ chain: w.service.chain, end: w.window.end_block })),
+      first.publicUrl,
+      { offset: (page - 1) * size, size },
+    ),
+  );
+  const pages = Math.max(1, Math.ceil(board.totals.merchants / size));
+  if (page > pages) {
+    throw new NotFoundError(
+      `the leaderboard of every chain has ${pages} ${pages === 1 ? "page" : "pages"} of ${size}, not ${page}`,
+      "no_such_page",
+    );
+  }
+  const link = (n: number) => `${first.publicUrl}${acrossBoardPath(n)}`;
+  return {
+    chain: "all",
+    license: LICENSE_URL,
+    weeks: weeks.map((w) => ({ chain: w.service.chain.slug, window: w.window })),
+    totals: board.totals,
+    page: {
+      number: page,
+      size,
+      pages,
+      previous: page > 1 ? link(page - 1) : null,
+      next: page < pages ? link(page + 1) : null,
+    },
+    merchants: board.merchants,
+    unranked: board.unranked,
   };
 }

@@ -117,6 +117,14 @@ export class ReportService {
     };
   }
 
+  /**
+   * `read` on a reader connection of its own, in one transaction (one snapshot of the store): for what spans
+   * the chains' services (the leaderboard of every chain, serve/across.ts).
+   */
+  readStore<T>(kind: string, read: (db: Analytics) => Promise<T>): Promise<T> {
+    return this.windows.readingStore(kind, read);
+  }
+
   /** Builds the window's reports unless the stored ones are current; resolves to the window. */
   build(endBlock?: number): Promise<ReportWindow> {
     return this.windows.serial(() => this.windows.ensureWindow(endBlock));

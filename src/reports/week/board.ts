@@ -6,8 +6,10 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
 import type { Params } from "../../analytics/sql.ts";
 import type { ChainRecord } from "../../chain/chains.ts";
-import type { BoardTotals, LeaderboardEntry, UnrankedEntry, UnrankedReason } from "../model.ts";
+import type { AcrossEntry, BoardTotals, LeaderboardEntry, UnrankedEntry, UnrankedReason } from "../model.ts";
 import { sqlChain } from "../scope.ts";
+import { sqlCents, sqlUsd } from "./money.ts";
+import { sqlRank } from "./rank.ts";
 import { LEADERBOARD_COLUMNS, pagePrefix } from "./report.ts";
 
 /**
@@ -60,4 +62,60 @@ export async function boardTotals(
 function unrankedReason(held: boolean, realTx: number): UnrankedReason {
   if (held) return "held";
   return realTx === 0 ? "no_passing_payment" : "below_one_cent";
+}
+
+/**
+ * A page of the leaderboard of every chain: each merchant's stored reports of `weeks` (one window a chain) summed
+ * in atomic units (USDC has 6 decimals on every chain here), ranked as one chain's board is (`sqlRank`), in the
+ * board's order; with how many merchants there are, ranked and not.
+ */
+export async function boardAcross(
+  analytics: Analytics,
+  weeks: readonly { chain: ChainRecord; end: number }[],
+  publicUrl: string,
+  page: { offset: number; size: number },
+): Promise<{ merchants: AcrossEntry[]; unranked: AcrossUnranked[]; totals: BoardTotals }> {
+  const which = weeks.map((w) => `(${sqlChain(w.chain, "r.")} AND r.end_block = ${Math.trunc(w.end)})`);
+  if (which.length === 0)
+    return { merchants: [], unranked: [], totals: { merchants: 0, ranked: 0, unranked: 0 } };
+  const rows = await analytics.all<AcrossRow>(
+    `WITH m AS (
+       SELECT r.address, any_value(r.name ORDER BY r.chain) AS name, bool_or(r.held) AS held,
+         sum(r.amount) AS amount, sum(r.real_amount) AS real_amount, sum(r.tx) AS tx, sum(r.real_tx) AS real_tx,
+         list(r.chain ORDER BY r.chain) AS chains
+       FROM reports r WHERE ${which.join(" OR ")} GROUP BY r.address
+     ), ranked AS (SELECT *, ${sqlRank()} AS rank FROM m)
+     SELECT rank::DOUBLE AS rank, address, name, held, chains,
+       ${sqlUsd(sqlCents("real_amount"))}::DOUBLE AS real_usd, ${sqlUsd(sqlCents("amount"))}::DOUBLE AS usd,
+       real_tx::DOUBLE AS real_tx, tx::DOUBLE AS tx, $page_prefix || address AS page,
+       (count(*) OVER ())::DOUBLE AS total, (count(rank) OVER ())::DOUBLE AS ranked
+     FROM ranked ORDER BY rank NULLS LAST, real_amount DESC, amount DESC, address
+     LIMIT $size OFFSET $offset`,
+    { page_prefix: `${publicUrl}/merchants/`, size: page.size, offset: page.offset },
+  );
+  const merchants: AcrossEntry[] = [];
+  const unranked: AcrossUnranked[] = [];
+  for (const { rank, held, total: _, ranked: __, ...row } of rows) {
+    if (rank !== null) merchants.push({ rank, ...row });
+    else unranked.push({ ...row, reason: unrankedReason(held, row.real_tx) });
+  }
+  const total = rows[0]?.total ?? (await countAcross(analytics, which));
+  const ranked = rows[0]?.ranked ?? 0;
+  return { merchants, unranked, totals: { merchants: total, ranked, unranked: total - ranked } };
+}
+
+type AcrossUnranked = Omit<AcrossEntry, "rank"> & { reason: UnrankedReason };
+type AcrossRow = Omit<AcrossEntry, "rank"> & {
+  rank: number | null;
+  held: boolean;
+  total: number;
+  ranked: number;
+};
+
+/** How many merchants the weeks `which` (SQL over `reports r`) hold: a page past the last reads none. */
+async function countAcross(analytics: Analytics, which: readonly string[]): Promise<number> {
+  const row = await analytics.one<{ n: number }>(
+    `SELECT count(DISTINCT r.address)::DOUBLE AS n FROM reports r WHERE ${which.join(" OR ")}`,
+  );
+  return row?.n ?? 0;
 }

@@ -1,14 +1,14 @@
 /**
- * A merchant wallet across chains (serve/across.ts): its JSON, its page and the badge of the sum. Not kept once
- * rendered: each chain's latest week moves with its own blocks, and the chains' services keep their reports.
+ * Across chains (serve/across.ts): the leaderboard of every chain, a merchant wallet's JSON, its page and the badge
+ * of the sum. Not kept once rendered: each chain's latest week moves with its own blocks, and the chains' services keep their reports.
  */
 import type { Context, Hono } from "hono";
 import { AppError, errorBody } from "../../../common/errors.ts";
 import { renderAcrossPage } from "../../render/across-page.ts";
 import { renderBadge } from "../../render/badge.ts";
 import { renderErrorPage } from "../../render/page-states.ts";
-import { merchantAcrossChains } from "../across.ts";
-import { parseAddress } from "../params.ts";
+import { leaderboardAcrossChains, merchantAcrossChains } from "../across.ts";
+import { pageParam, parseAddress } from "../params.ts";
 import { LATEST_MAX_AGE } from "../respond.ts";
 import type { ReportService } from "../service.ts";
 
@@ -18,6 +18,15 @@ export function acrossRoutes(
   noticeOf?: () => Promise<string | undefined>,
 ): void {
   const fresh = (c: Context) => c.header("Cache-Control", `public, max-age=${LATEST_MAX_AGE}`);
+  app.get("/v1/leaderboard/all", async (c) => {
+    fresh(c);
+    return c.json(await leaderboardAcrossChains(services));
+  });
+  app.get("/v1/leaderboard/all/pages/:page", async (c) => {
+    const page = pageParam(c.req.param("page"));
+    fresh(c);
+    return c.json(await leaderboardAcrossChains(services, { page }));
+  });
   app.get("/v1/merchants/:address", async (c) => {
     const merchant = await merchantAcrossChains(services, c.req.param("address"));
     fresh(c);
