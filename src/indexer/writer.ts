@@ -115,6 +115,19 @@ function lowestChanged(batch: Batch, options: CommitOptions, newMerchants: boole
   return from;
 }
 
+/** Merchants newly paid on `chain` (its slug): a merchant, if it was none, and one of the chain's. */
+async function addMerchants(analytics: Analytics, chain: string, fresh: readonly string[]): Promise<void> {
+  for (let i = 0; i < fresh.length; i += 1_000) {
+    const some = fresh.slice(i, i + 1_000);
+    const values = (row: (k: number) => string) => some.map((_, k) => row(k + 1)).join(", ");
+    await analytics.run(`INSERT OR IGNORE INTO merchants (address) VALUES ${values((k) => `($${k})`)}`, some);
+    await analytics.run(
+      `INSERT OR IGNORE INTO merchant_chains VALUES ${values((k) => `($${k}, '${chain}')`)}`,
+      some,
+    );
+  }
+}
+
 export class BatchWriter {
   /** Merchants known to be in the analytics database (loaded at the first commit): only new ones are inserted. */
   private merchants: Set<string> | undefined;
@@ -155,17 +168,7 @@ export class BatchWriter {
       await this.addChannels(batch);
       // Every wallet paid through x402 is a merchant with a report; its name stays NULL (the report
       // then names it after its listings' host).
-      for (let i = 0; i < fresh.length; i += 1_000) {
-        const some = fresh.slice(i, i + 1_000);
-        await this.analytics.run(
-          `INSERT OR IGNORE INTO merchants (address) VALUES ${some.map((_, k) => `($${k + 1})`).join(", ")}`,
-          some,
-        );
-        await this.analytics.run(
-          `INSERT OR IGNORE INTO merchant_chains VALUES ${some.map((_, k) => `($${k + 1}, '${this.chain}')`).join(", ")}`,
-          some,
-        );
-      }
+      await addMerchants(this.analytics, this.chain, fresh);
       // The report's day groups: the days these payments touch, and past days not grouped yet.
       if (added.payments > 0) {
         await paymentsWritten(this.analytics, this.record, range, {

@@ -57,6 +57,16 @@ export interface WindowBounds {
 /** SQL: the largest tiny amount for a group's scheme, over a join of `rw_tiny` (`tinyPrices`). */
 const SQL_TINY_MAX = "CASE WHEN scheme = 'exact' THEN exact_tiny_max ELSE tiny_max END";
 
+/**
+ * SQL: the merchant `address` is one of `chain`'s: a wallet it paid, or on Base one no chain paid yet (listed,
+ * or named by an import). A merchant paid only on Polygon has no Base report.
+ */
+function sqlChainMerchant(chain: ChainRecord, address: string): string {
+  const paid = `${address} IN (SELECT address FROM merchant_chains WHERE ${sqlChain(chain)})`;
+  if (chain.slug !== BASE_RECORD.slug) return paid;
+  return `(${paid} OR ${address} NOT IN (SELECT address FROM merchant_chains))`;
+}
+
 /** SQL: a payer's cluster (`provenance/clusters.ts`), over a LEFT JOIN of `rw_clusters` as c. */
 const CLUSTER = "coalesce(c.cluster, payer)";
 
@@ -315,11 +325,7 @@ async function figures(analytics: Analytics, chain: ChainRecord, ringGraph: Ring
       LEFT JOIN flag_totals f ON f.pay_to = m.address
       LEFT JOIN lost_buyers lb ON lb.pay_to = m.address
       LEFT JOIN passing_medians pm ON pm.pay_to = m.address
-      -- The chain's merchants: those it paid, and on Base those no chain paid yet (listed, or named by an
-      -- import): a merchant paid only on Polygon has no Base report.
-      WHERE m.address IN (SELECT address FROM merchant_chains WHERE ${sqlChain(chain)})${
-        chain.slug === BASE_RECORD.slug ? " OR m.address NOT IN (SELECT address FROM merchant_chains)" : ""
-      }
+      WHERE ${sqlChainMerchant(chain, "m.address")}
     )
     SELECT *, ${sqlRank()} AS rank FROM merchants`,
   );
