@@ -23,14 +23,18 @@ export async function runMcp(args: string[], flags: Flags): Promise<number> {
   quietSdkLogs();
   const calls = oneAtATime();
   const ask = <T>(read: (reader: Reader) => Promise<T>) => calls(() => withReader(flags, read));
-  const answers: ReportAnswers = {
-    report: (address, endBlock) => ask((reader) => reader.report(address, endBlock)),
-    evidence: (address, endBlock) => ask((reader) => reader.evidence(address, endBlock)),
-    leaderboard: (endBlock, page) => ask((reader) => reader.leaderboard(endBlock, page)),
-    search: (query, endBlock) => ask((reader) => reader.search(query, endBlock)),
-    flags: (endBlock, page, merchant) => ask((reader) => reader.flags(endBlock, page, merchant)),
-    wallet: (address) => ask((reader) => reader.wallet(address)),
-    weeks: () => ask((reader) => reader.weeks()),
+  // Each call opens the store (or asks the service) for itself, then reads the chain the tool names.
+  const answers = (chain: string): ReportAnswers => {
+    const on = (reader: Reader) => reader.onChain(chain);
+    return {
+      report: (address, endBlock) => ask((reader) => on(reader).report(address, endBlock)),
+      evidence: (address, endBlock) => ask((reader) => on(reader).evidence(address, endBlock)),
+      leaderboard: (endBlock, page) => ask((reader) => on(reader).leaderboard(endBlock, page)),
+      search: (query, endBlock) => ask((reader) => on(reader).search(query, endBlock)),
+      flags: (endBlock, page, merchant) => ask((reader) => on(reader).flags(endBlock, page, merchant)),
+      wallet: (address) => ask((reader) => on(reader).wallet(address)),
+      weeks: () => ask((reader) => on(reader).weeks()),
+    };
   };
   const server = reportMcpServer(answers);
   const transport = new StdioServerTransport();

@@ -34,11 +34,11 @@ import {
   type ReportWindow,
   reportRoutes,
   resolveWindow,
-  SEARCH_PATH,
   type SealedWeeksDocument,
   type SearchDocument,
-  WALLETS_PATH,
+  searchPath,
   type WalletHistory,
+  walletsRoot,
 } from "../reports/index.ts";
 import type { Config } from "../services/index.ts";
 import { configFrom, parseWaitMs } from "./flag-values.ts";
@@ -53,6 +53,8 @@ const NOTICE_AFTER_MS = 1_000;
 /** The reports, read from the database in this process or from the report service that holds it. */
 /** What the MCP tools answer (`ReportAnswers`), and what the CLI's readers read besides. */
 export interface Reader extends ReportAnswers {
+  /** The answers of another chain (by slug) than Base's, which the reader's own are. */
+  onChain(chain: string): ReportAnswers;
   /** Every merchant's report of the window ending at `endBlock` (default: the latest checkpoint). */
   reports(endBlock?: number): Promise<{ window: ReportWindow; reports: Report[] }>;
   /** The end block of the latest window. */
@@ -135,6 +137,21 @@ function held(config: Config, busy: AnalyticsBusyError, waitMs: number, service?
   );
 }
 
+/** A chain's answers from its report service in this process, its documents naming `publicUrl`. */
+function localAnswers(service: ReportService, publicUrl: string): ReportAnswers {
+  return {
+    report: async (address, endBlock) => (await service.report(address, endBlock)).report,
+    evidence: (address, endBlock) => service.evidence(address, endBlock),
+    leaderboard: async (endBlock, page) =>
+      leaderboardDocument(await service.leaderboard(endBlock, { page }), publicUrl),
+    search: (query, endBlock) => service.search(query, endBlock),
+    flags: async (endBlock, page, merchant) =>
+      flagFeedDocument(await service.flags(endBlock, { page, merchant }), publicUrl),
+    wallet: (address) => service.wallet(address),
+    weeks: () => service.weeks(),
+  };
+}
+
 function localReader(analytics: Analytics, publicUrl: string): Reader {
   // Every chain's routes, as `serve` answers them; the whole-window reads (publish) are Base's.
   const services = chains.list.map((chain) => new ReportService(analytics, { publicUrl, chain }));
@@ -146,15 +163,13 @@ function localReader(analytics: Analytics, publicUrl: string): Reader {
       notice: await analyticsNotice(analytics),
       batches: (await service.readMerchants(endBlock)).batches,
     }),
-    report: async (address, endBlock) => (await service.report(address, endBlock)).report,
-    evidence: (address, endBlock) => service.evidence(address, endBlock),
-    leaderboard: async (endBlock, page) =>
-      leaderboardDocument(await service.leaderboard(endBlock, { page }), publicUrl),
-    search: (query, endBlock) => service.search(query, endBlock),
-    flags: async (endBlock, page, merchant) =>
-      flagFeedDocument(await service.flags(endBlock, { page, merchant }), publicUrl),
-    wallet: (address) => service.wallet(address),
-    weeks: () => service.weeks(),
+    ...localAnswers(service, publicUrl),
+    onChain: (chain) => {
+      const other = services.find((s) => s.chain.slug === chain);
+      if (!other)
+        throw new UsageError(`no chain "${chain}": ${services.map((s) => s.chain.slug).join(", ")}`);
+      return localAnswers(other, publicUrl);
+    },
     reports: (endBlock) => service.reports(endBlock),
     latestBlock: async () => (await resolveWindow(analytics)).end_block,
   };
@@ -173,24 +188,34 @@ function remoteReader(service: ServiceRecord, publicUrl: string): Reader {
   const end = (endBlock?: number) => (endBlock === undefined ? "" : `?end_block=${endBlock}`);
   const leaderboard = (endBlock?: number, page = 1) =>
     json<LeaderboardDocument>(`${leaderboardPath(page)}${end(endBlock)}`);
-  // Encoded: an address from an agent (x402-merchants mcp) may be any text, a "/" or "?" in it too.
-  const merchant = (address: string) => `/v1/reports/base/${encodeURIComponent(address)}`;
+  // Each chain's paths are Base's with its slug; the routes answer an unknown one with a 404.
+  const answersOn = (chain: string): ReportAnswers => {
+    const slug = encodeURIComponent(chain);
+    // Encoded: an address from an agent (x402-merchants mcp) may be any text, a "/" or "?" in it too.
+    const merchant = (address: string) => `/v1/reports/${slug}/${encodeURIComponent(address)}`;
+    return {
+      report: (address, endBlock) => json<Report>(`${merchant(address)}${end(endBlock)}`),
+      evidence: (address, endBlock) =>
+        json<EvidenceDocument>(`${merchant(address)}/evidence${end(endBlock)}`),
+      leaderboard: (endBlock, page = 1) =>
+        json<LeaderboardDocument>(`${leaderboardPath(page, slug)}${end(endBlock)}`),
+      search: (query, endBlock) =>
+        json<SearchDocument>(
+          `${searchPath(slug)}?${new URLSearchParams({ q: query, ...(endBlock === undefined ? {} : { end_block: String(endBlock) }) })}`,
+        ),
+      flags: (endBlock, page = 1, merchant) =>
+        json<FlagFeedDocument>(
+          `${flagsPath(page, merchant === undefined ? null : encodeURIComponent(merchant), slug)}${end(endBlock)}`,
+        ),
+      wallet: (address) => json<WalletHistory>(`${walletsRoot(slug)}/${encodeURIComponent(address)}`),
+      weeks: () => json<SealedWeeksDocument>(`/v1/weeks/${slug}`),
+    };
+  };
   return {
     // Answered as the service answers it: its pages and documents name the service's own public URL.
     route: (pathAndQuery) => reach(service, pathAndQuery),
-    report: (address, endBlock) => json<Report>(`${merchant(address)}${end(endBlock)}`),
-    evidence: (address, endBlock) => json<EvidenceDocument>(`${merchant(address)}/evidence${end(endBlock)}`),
-    leaderboard,
-    search: (query, endBlock) =>
-      json<SearchDocument>(
-        `${SEARCH_PATH}?${new URLSearchParams({ q: query, ...(endBlock === undefined ? {} : { end_block: String(endBlock) }) })}`,
-      ),
-    flags: (endBlock, page = 1, merchant) =>
-      json<FlagFeedDocument>(
-        `${flagsPath(page, merchant === undefined ? null : encodeURIComponent(merchant))}${end(endBlock)}`,
-      ),
-    wallet: (address) => json<WalletHistory>(`${WALLETS_PATH}/${encodeURIComponent(address)}`),
-    weeks: () => json<SealedWeeksDocument>("/v1/weeks/base"),
+    ...answersOn("base"),
+    onChain: answersOn,
     reports: async (endBlock) => {
       const text = await get(`/v1/datasets/base/reports.ndjson${end(endBlock)}`);
       const reports = text

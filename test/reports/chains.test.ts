@@ -1,3 +1,5 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Analytics } from "../../src/analytics/duckdb.ts";
 import { importNdjson } from "../../src/analytics/import.ts";
@@ -6,6 +8,7 @@ import { ARBITRUM_RECORD, BASE_RECORD, type ChainRecord, POLYGON_RECORD } from "
 import { ReportService } from "../../src/reports/index.ts";
 import type { AcrossLeaderboard, MerchantAcrossChains } from "../../src/reports/model.ts";
 import { reportRoutes } from "../../src/reports/serve/http.ts";
+import { chainServiceAnswers, reportMcpServer } from "../../src/reports/serve/mcp.ts";
 import {
   addr,
   analyticsWith,
@@ -189,5 +192,31 @@ describe("reports per chain in one store", () => {
     ]);
     expect(board.merchants[0]?.page).toBe(`https://reports.test/merchants/${shop}`);
     expect((await app.request("/v1/leaderboard/all/pages/2")).status).toBe(404);
+  });
+
+  it("answers agents per chain: the MCP tools take the chain, Base's by default", async () => {
+    const server = reportMcpServer(
+      chainServiceAnswers([BASE_RECORD, POLYGON_RECORD].map((c) => service(both, c))),
+    );
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(clientSide);
+    try {
+      const report = async (args: Record<string, unknown>) =>
+        (await client.callTool({ name: "get_report", arguments: { address: shop, ...args } }))
+          .structuredContent as { chain: string; tx: number };
+      expect(await report({ chain: "polygon" })).toMatchObject({ chain: "polygon", tx: 2 });
+      expect(await report({})).toMatchObject({ chain: "base", tx: 2 });
+      const board = await client.callTool({ name: "get_leaderboard", arguments: { chain: "polygon" } });
+      expect(board.structuredContent).toMatchObject({ chain: "polygon", totals: { merchants: 2 } });
+      const bad = await client.callTool({
+        name: "get_report",
+        arguments: { address: shop, chain: "solana" },
+      });
+      expect(bad.isError).toBe(true);
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -92,7 +92,7 @@ export function reportRoutes(
   acrossRoutes(app, chains, options.notice);
   reportSchemaRoute(app);
   screensPageRoute(app, options.notice);
-  mcpRoutes(app, reports);
+  mcpRoutes(app, chains);
 
   answerEveryMethod(app);
   return app;

@@ -14,7 +14,8 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { AppError, errorBody } from "../../common/errors.ts";
+import { chains } from "../../chain/chains.ts";
+import { AppError, errorBody, NotFoundError } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
 import { projectVersion } from "../../common/version.ts";
 import {
@@ -58,6 +59,19 @@ export interface ReportAnswers {
   weeks(): Promise<SealedWeeksDocument>;
 }
 
+/** The answers of each chain (by slug): the tools take a `chain`, Base's by default. */
+export type ChainAnswers = (chain: string) => ReportAnswers;
+
+/** The answers of the chains' report services in this process, by slug (`serviceAnswers`). */
+export function chainServiceAnswers(services: readonly ReportService[]): ChainAnswers {
+  const bySlug = new Map(services.map((s) => [s.chain.slug, serviceAnswers(s)]));
+  return (chain) => {
+    const answers = bySlug.get(chain);
+    if (!answers) throw new NotFoundError(`no reports of a chain "${chain}" here`, "unknown_chain");
+    return answers;
+  };
+}
+
 /**
  * The answers of a report service in this process: the calls its HTTP routes make, the latest window
  * of a report, its evidence and the leaderboard being the one readers are served (`ReportService.latestEnd`).
@@ -78,12 +92,18 @@ export function serviceAnswers(reports: ReportService): ReportAnswers {
 }
 
 const INSTRUCTIONS =
-  "Weekly x402 payment reports for merchant wallets on Base: what each wallet was paid (reported) beside what passes every screen against wash trading, self-payment, merchant-funded buyers, rings and probers (real). Find a merchant with search_merchants (by name, host or endpoint URL), then read its report, and its evidence for any flag. A flag marks a pattern in public on-chain data, not a finding of wrongdoing. Every figure is reproducible from chain data; reports are CC BY 4.0.";
+  "Weekly x402 payment reports for merchant wallets on Base, Polygon and Arbitrum (each tool's chain, Base by default): what each wallet was paid (reported) beside what passes every screen against wash trading, self-payment, merchant-funded buyers, rings and probers (real). Find a merchant with search_merchants (by name, host or endpoint URL), then read its report, and its evidence for any flag. A flag marks a pattern in public on-chain data, not a finding of wrongdoing. Every figure is reproducible from chain data; reports are CC BY 4.0.";
 
 // Not the report's `address` schema (lower case only): the API takes an address in any case.
 const address = z
   .string()
-  .describe("the merchant's wallet on Base: 0x and 40 hex digits, in any case (a checksummed address too)");
+  .describe("the merchant's wallet: 0x and 40 hex digits, in any case (a checksummed address too)");
+const chain = z
+  .enum(chains.list.map((c) => c.slug) as [string, ...string[]])
+  .optional()
+  .describe(
+    `the chain: ${chains.list.map((c) => c.slug).join(", ")} (default base); each chain's weeks are its own`,
+  );
 const endBlock = ReportSchema.shape.window.shape.end_block
   .optional()
   .describe("the block the week's window ends at (default: the latest the service has indexed)");
@@ -94,7 +114,8 @@ const FLAG_INSTRUCTIONS =
 const READ_ONLY = { readOnlyHint: true, idempotentHint: true, openWorldHint: false } as const;
 
 /** A fresh MCP server of the report tools (one per request over stateless HTTP; one per stdio session). */
-export function reportMcpServer(answers: ReportAnswers): McpServer {
+export function reportMcpServer(answersOf: ChainAnswers): McpServer {
+  const on = (slug: string | undefined) => answersOf(slug ?? "base");
   const server = new McpServer(
     { name: "x402-merchants-reports", version: projectVersion() },
     { instructions: INSTRUCTIONS + FLAG_INSTRUCTIONS },
@@ -105,11 +126,11 @@ export function reportMcpServer(answers: ReportAnswers): McpServer {
       title: "Merchant report",
       description:
         "One merchant wallet's weekly report: reported and real (passing every screen) payments, buyers, flags by screen, price quartiles, daily figures, Bazaar listings, and the URLs of its page and badge. Schema: /v1/schema/report.json.",
-      inputSchema: { address, end_block: endBlock },
+      inputSchema: { address, end_block: endBlock, chain },
       outputSchema: ReportSchema,
       annotations: { title: "Merchant report", ...READ_ONLY },
     },
-    ({ address, end_block }) => answered(() => answers.report(address, end_block)),
+    ({ address, end_block, chain }) => answered(() => on(chain).report(address, end_block)),
   );
   server.registerTool(
     "get_evidence",
@@ -117,11 +138,11 @@ export function reportMcpServer(answers: ReportAnswers): McpServer {
       title: "Evidence behind a report's flags",
       description:
         "The evidence behind a merchant's flags: per flagged wallet the rule it crossed with the thresholds, its payments (hashes, times, pattern), the funding path from the merchant, or the ring's cycle.",
-      inputSchema: { address, end_block: endBlock },
+      inputSchema: { address, end_block: endBlock, chain },
       outputSchema: EvidenceDocumentSchema,
       annotations: { title: "Evidence behind a report's flags", ...READ_ONLY },
     },
-    ({ address, end_block }) => answered(() => answers.evidence(address, end_block)),
+    ({ address, end_block, chain }) => answered(() => on(chain).evidence(address, end_block)),
   );
   server.registerTool(
     "get_leaderboard",
@@ -132,11 +153,12 @@ export function reportMcpServer(answers: ReportAnswers): McpServer {
       inputSchema: {
         page: z.number().int().min(1).optional().describe("the page, from 1 (default 1)"),
         end_block: endBlock,
+        chain,
       },
       outputSchema: LeaderboardDocumentSchema,
       annotations: { title: "Leaderboard", ...READ_ONLY },
     },
-    ({ page, end_block }) => answered(() => answers.leaderboard(end_block, page ?? 1)),
+    ({ page, end_block, chain }) => answered(() => on(chain).leaderboard(end_block, page ?? 1)),
   );
   server.registerTool(
     "search_merchants",
@@ -147,30 +169,31 @@ export function reportMcpServer(answers: ReportAnswers): McpServer {
       inputSchema: {
         query: z.string().describe("text to find: a name, a host (api.example.com), a URL or part of one"),
         end_block: endBlock,
+        chain,
       },
       outputSchema: SearchDocumentSchema,
       annotations: { title: "Search merchants and listings", ...READ_ONLY },
     },
-    ({ query, end_block }) => answered(() => answers.search(query, end_block)),
+    ({ query, end_block, chain }) => answered(() => on(chain).search(query, end_block)),
   );
-  flagTools(server, answers);
+  flagTools(server, on);
   server.registerTool(
     "sealed_weeks",
     {
       title: "Sealed and attested weeks",
       description:
         "The weeks whose reports are sealed, newest first: each week's end_block (pass it to get_report to read that week as sealed), its Merkle root, the URL of all its reports as sealed, and its attestation on Base once mined (uid, transaction, attester). A report of an attested week carries the proof that `x402-merchants verify` checks.",
-      inputSchema: {},
+      inputSchema: { chain },
       outputSchema: SealedWeeksDocumentSchema,
       annotations: { title: "Sealed and attested weeks", ...READ_ONLY },
     },
-    () => answered(() => answers.weeks()),
+    ({ chain }) => answered(() => on(chain).weeks()),
   );
   return server;
 }
 
 /** The flag feed's tools. */
-function flagTools(server: McpServer, { flags, wallet }: ReportAnswers): void {
+function flagTools(server: McpServer, on: (chain: string | undefined) => ReportAnswers): void {
   server.registerTool(
     "flagged_wallets",
     {
@@ -181,12 +204,13 @@ function flagTools(server: McpServer, { flags, wallet }: ReportAnswers): void {
         end_block: endBlock,
         merchant: address
           .optional()
-          .describe("only this merchant's flagged wallets: its wallet on Base, 0x and 40 hex digits"),
+          .describe("only this merchant's flagged wallets: its wallet, 0x and 40 hex digits"),
+        chain,
       },
       outputSchema: FlagFeedDocumentSchema,
       annotations: { title: "Flagged wallets", ...READ_ONLY },
     },
-    ({ page, end_block, merchant }) => answered(() => flags(end_block, page ?? 1, merchant)),
+    ({ page, end_block, merchant, chain }) => answered(() => on(chain).flags(end_block, page ?? 1, merchant)),
   );
   server.registerTool(
     "wallet_history",
@@ -197,12 +221,13 @@ function flagTools(server: McpServer, { flags, wallet }: ReportAnswers): void {
       inputSchema: {
         address: z
           .string()
-          .describe("the wallet on Base: 0x and 40 hex digits, in any case (a checksummed address too)"),
+          .describe("the wallet: 0x and 40 hex digits, in any case (a checksummed address too)"),
+        chain,
       },
       outputSchema: WalletHistorySchema,
       annotations: { title: "A wallet's flags, week by week", ...READ_ONLY },
     },
-    ({ address }) => answered(() => wallet(address)),
+    ({ address, chain }) => answered(() => on(chain).wallet(address)),
   );
 }
 

@@ -8,13 +8,13 @@ import { errorBody } from "../../../common/errors.ts";
 import { corsAnswers } from "../../../common/http.ts";
 import { answerMcp, MCP_PATH } from "../../../common/mcp/http.ts";
 import { REQUEST_ID_HEADER } from "../../../common/request-log.ts";
-import { reportMcpServer, serviceAnswers } from "../mcp.ts";
+import { chainServiceAnswers, reportMcpServer } from "../mcp.ts";
 import type { ReportService } from "../service.ts";
 
 /** A tool call's arguments are an address, a block and a page: a few hundred bytes. */
 const MCP_MAX_BODY_BYTES = 64 * 1024;
 
-export function mcpRoutes(app: Hono, reports: ReportService): void {
+export function mcpRoutes(app: Hono, services: readonly ReportService[]): void {
   // Its 405s for GET and DELETE are the transport's JSON-RPC errors, not the routes'.
   app.use(
     MCP_PATH,
@@ -25,5 +25,6 @@ export function mcpRoutes(app: Hono, reports: ReportService): void {
         c.json(errorBody("payload_too_large", `the body exceeds ${MCP_MAX_BODY_BYTES} bytes`), 413),
     }),
   );
-  app.all(MCP_PATH, (c) => answerMcp(c.req.raw, () => reportMcpServer(serviceAnswers(reports))));
+  const answers = chainServiceAnswers(services);
+  app.all(MCP_PATH, (c) => answerMcp(c.req.raw, () => reportMcpServer(answers)));
 }
