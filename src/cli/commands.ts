@@ -123,7 +123,11 @@ export const COMMANDS: readonly Command[] = [
     summary: "the window's reports, pages, badges and datasets as a static site",
     notes:
       "The datasets are NDJSON, CSV and Parquet; the site has a manifest and SHA256SUMS. A DIR that is not empty needs --replace, and is swapped only once the new site is whole.",
-    flags: { replace: "swap a DIR that is not empty for the new site, once that is whole", ...READER },
+    flags: {
+      replace: "swap a DIR that is not empty for the new site, once that is whole",
+      chain: "the chain whose week it publishes: base (the default), polygon or arbitrum (docs/chains.md)",
+      ...READER,
+    },
     run: async (args, flags) => (await import("./publish.ts")).runPublish(args, flags),
   },
   {

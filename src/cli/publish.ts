@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { BASE_RECORD, type ChainRecord, chainBySlug } from "../chain/chains.ts";
 import { UsageError } from "../common/errors.ts";
 import { projectVersion } from "../common/version.ts";
 import { LICENSE_URL, publishSite } from "../reports/index.ts";
@@ -12,6 +13,12 @@ export async function runPublish(args: string[], flags: Flags): Promise<number> 
   const [dir, ...extra] = args;
   if (!dir || extra.length > 0) throw new UsageError("publish takes exactly one DIR");
   const endBlock = parseEndBlock(flags["end-block"]);
+  let chain: ChainRecord;
+  try {
+    chain = chainBySlug(flags.chain ?? BASE_RECORD.slug);
+  } catch (error) {
+    throw new UsageError(`--chain: ${(error as Error).message}`);
+  }
   const target = path.resolve(dir);
   if (fs.existsSync(target)) {
     if (!fs.statSync(target).isDirectory()) throw new UsageError(`${dir} exists and is not a directory`);
@@ -23,14 +30,18 @@ export async function runPublish(args: string[], flags: Flags): Promise<number> 
   const manifest = await withReader(flags, (reader) =>
     publishSite(reader.route, target, {
       endBlock,
+      chain: chain.slug,
       version: projectVersion(),
       license: LICENSE_URL,
-      ...(reader.merchants && { merchants: reader.merchants }),
+      ...(reader.merchants && {
+        merchants: (end: number) =>
+          (reader.merchants as NonNullable<typeof reader.merchants>)(end, chain.slug),
+      }),
     }),
   );
   const bytes = manifest.files.reduce((n, f) => n + f.bytes, 0);
   process.stderr.write(
-    `x402-merchants: published the window ending at block ${manifest.window.end_block} to ${target}: ${manifest.merchants} merchants, ${manifest.files.length} files, ${(bytes / 1e6).toFixed(1)} MB in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+    `x402-merchants: published ${chain.name}'s window ending at block ${manifest.window.end_block} to ${target}: ${manifest.merchants} merchants, ${manifest.files.length} files, ${(bytes / 1e6).toFixed(1)} MB in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
   );
   return 0;
 }

@@ -64,6 +64,7 @@ export interface Reader extends ReportAnswers {
   /** Where the store is open here: every merchant's documents of a window, a batch at a time, and the pages' notice. */
   merchants?(
     endBlock: number,
+    chain?: string,
   ): Promise<{ notice: string | undefined; batches: AsyncIterable<MerchantDocuments[]> }>;
 }
 
@@ -159,9 +160,10 @@ function localReader(analytics: Analytics, publicUrl: string): Reader {
   const routes = reportRoutes(services, { notice: () => analyticsNotice(analytics), unlogged: true });
   return {
     route: async (pathAndQuery) => routes.request(pathAndQuery),
-    merchants: async (endBlock) => ({
+    merchants: async (endBlock, chain = "base") => ({
       notice: await analyticsNotice(analytics),
-      batches: (await service.readMerchants(endBlock)).batches,
+      batches: (await (services.find((s) => s.chain.slug === chain) ?? service).readMerchants(endBlock))
+        .batches,
     }),
     ...localAnswers(service, publicUrl),
     onChain: (chain) => {

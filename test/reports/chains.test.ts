@@ -1,3 +1,6 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,6 +10,7 @@ import { bumpDataVersion, windowVersion } from "../../src/analytics/migrations.t
 import { ARBITRUM_RECORD, BASE_RECORD, type ChainRecord, POLYGON_RECORD } from "../../src/chain/chains.ts";
 import { ReportService } from "../../src/reports/index.ts";
 import type { AcrossLeaderboard, MerchantAcrossChains } from "../../src/reports/model.ts";
+import { publishSite } from "../../src/reports/publish/publish.ts";
 import { reportRoutes } from "../../src/reports/serve/http.ts";
 import { chainServiceAnswers, reportMcpServer } from "../../src/reports/serve/mcp.ts";
 import {
@@ -217,6 +221,33 @@ describe("reports per chain in one store", () => {
       expect(bad.isError).toBe(true);
     } finally {
       await client.close();
+    }
+  });
+
+  it("publishes one chain's week as a site of its own, under its slug", async () => {
+    const app = reportRoutes([BASE_RECORD, POLYGON_RECORD].map((c) => service(both, c)));
+    const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "x402m-chains-")), "site");
+    try {
+      const manifest = await publishSite(async (p) => app.request(p), dir, {
+        chain: "polygon",
+        version: "test",
+        license: "https://example.org/l",
+      });
+      expect([manifest.window.end_block, manifest.merchants]).toEqual([POLYGON_END, 2]);
+      const paths = new Set(manifest.files.map((f) => f.path));
+      for (const p of [
+        "/chains/polygon",
+        "/v1/leaderboard/polygon",
+        `/v1/reports/polygon/${shop}`,
+        `/reports/polygon/${polygonShop}`,
+        `/badges/polygon/${shop}.svg`,
+        "/v1/flags/polygon",
+        "/v1/datasets/polygon/reports.parquet",
+      ])
+        expect(paths.has(p), p).toBe(true);
+      expect([...paths].some((p) => p.includes("/base/"))).toBe(false);
+    } finally {
+      fs.rmSync(path.dirname(dir), { recursive: true, force: true });
     }
   });
 });

@@ -22,19 +22,20 @@ export interface RenderedFile {
 
 export function merchantFiles(m: MerchantDocuments, notice: string | undefined): RenderedFile[] {
   const a = m.report.address;
+  const c = m.report.chain;
   return [
-    { path: `/v1/reports/base/${a}`, contentType: JSON_TYPE, body: JSON.stringify(m.report) },
-    { path: `/v1/reports/base/${a}/evidence`, contentType: JSON_TYPE, body: JSON.stringify(m.evidence) },
+    { path: `/v1/reports/${c}/${a}`, contentType: JSON_TYPE, body: JSON.stringify(m.report) },
+    { path: `/v1/reports/${c}/${a}/evidence`, contentType: JSON_TYPE, body: JSON.stringify(m.evidence) },
     {
-      path: `/reports/base/${a}`,
+      path: `/reports/${c}/${a}`,
       contentType: HTML_TYPE,
       body: renderReportPage(m.report, m.details, { notice }),
     },
     {
-      path: `/reports/base/${a}/evidence`,
+      path: `/reports/${c}/${a}/evidence`,
       contentType: HTML_TYPE,
       body: renderEvidencePage(m.evidence, { notice }),
     },
-    { path: `/badges/base/${a}.svg`, contentType: SVG_TYPE, body: renderBadge(m.report) },
+    { path: `/badges/${c}/${a}.svg`, contentType: SVG_TYPE, body: renderBadge(m.report) },
   ];
 }

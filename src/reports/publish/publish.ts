@@ -23,7 +23,7 @@ import type { FlagFeedDocument, FlagRecord, LeaderboardDocument, MerchantDocumen
 import { RANKING_PAGE_SIZE } from "../render/home-page.ts";
 import { rankingPath } from "../render/page-parts.ts";
 import { SCREENS_PATH } from "../screens/index.ts";
-import { LEADERBOARD_PATH, leaderboardPath } from "../serve/routes/leaderboard.ts";
+import { leaderboardPath } from "../serve/routes/leaderboard.ts";
 import { flagsPath } from "../week/flags.ts";
 import { fileOf, headersFile, redirectsFile, type SiteFile } from "./layout.ts";
 import { merchantFiles } from "./merchant-files.ts";
@@ -33,6 +33,8 @@ import { ndjsonToParquet } from "./parquet.ts";
 export type SiteSource = (pathAndQuery: string) => Promise<Response>;
 
 export interface PublishOptions {
+  /** The chain whose week it publishes (its slug); default Base. */
+  chain?: string;
   /** The window to publish, by its end block; default the latest. */
   endBlock?: number;
   /** The project's version, for the manifest. */
@@ -111,8 +113,9 @@ export async function publishSite(
 }
 
 async function build(source: SiteSource, root: string, options: PublishOptions): Promise<Manifest> {
+  const chain = options.chain ?? "base";
   // One window throughout, even if the indexer moves on while the site is written.
-  const board = JSON.parse(await text(source, LEADERBOARD_PATH, options.endBlock)) as Pick<
+  const board = JSON.parse(await text(source, leaderboardPath(1, chain), options.endBlock)) as Pick<
     LeaderboardDocument,
     "page" | "totals"
   > & { window: Manifest["window"] };
@@ -171,16 +174,19 @@ async function build(source: SiteSource, root: string, options: PublishOptions):
   // The merchants whose pages link their part of the flag feed.
   const flagged: string[] = [];
 
-  const ndjson = path.join(root, "v1", "datasets", "base", "reports.ndjson");
-  await publish("/v1/datasets/base/reports.ndjson");
+  const datasets = `/v1/datasets/${chain}`;
+  const ndjson = path.join(root, "v1", "datasets", chain, "reports.ndjson");
+  await publish(`${datasets}/reports.ndjson`);
   const paths = [
-    "/",
+    rankingPath(1, chain),
     SCREENS_PATH,
-    LEADERBOARD_PATH,
-    ...pagesAfterFirst(board.page.pages).map((n) => leaderboardPath(n)),
-    ...pagesAfterFirst(Math.ceil(board.totals.merchants / RANKING_PAGE_SIZE)).map((n) => rankingPath(n)),
+    leaderboardPath(1, chain),
+    ...pagesAfterFirst(board.page.pages).map((n) => leaderboardPath(n, chain)),
+    ...pagesAfterFirst(Math.ceil(board.totals.merchants / RANKING_PAGE_SIZE)).map((n) =>
+      rankingPath(n, chain),
+    ),
     "/v1/schema/report.json",
-    ...DATASETS.filter((d) => d !== "reports.ndjson").map((d) => `/v1/datasets/base/${d}`),
+    ...DATASETS.filter((d) => d !== "reports.ndjson").map((d) => `${datasets}/${d}`),
   ];
   if (options.merchants) {
     const { notice, batches } = await options.merchants(end);
@@ -198,31 +204,31 @@ async function build(source: SiteSource, root: string, options: PublishOptions):
       const { address: a, flags } = JSON.parse(line) as { address: string; flags: object };
       if (Object.keys(flags).length > 0) flagged.push(a);
       paths.push(
-        `/v1/reports/base/${a}`,
-        `/v1/reports/base/${a}/evidence`,
-        `/reports/base/${a}`,
-        `/reports/base/${a}/evidence`,
-        `/badges/base/${a}.svg`,
+        `/v1/reports/${chain}/${a}`,
+        `/v1/reports/${chain}/${a}/evidence`,
+        `/reports/${chain}/${a}`,
+        `/reports/${chain}/${a}/evidence`,
+        `/badges/${chain}/${a}.svg`,
       );
     }
   }
   await inPool(paths, options.concurrency ?? 4, publish);
   const pages = { source, end, write, publish };
-  const feed = await publishPages(pages, (n) => flagsPath(n));
-  await inPool(flagged, options.concurrency ?? 4, (m) => publishPages(pages, (n) => flagsPath(n, m)));
+  const feed = await publishPages(pages, (n) => flagsPath(n, null, chain));
+  await inPool(flagged, options.concurrency ?? 4, (m) => publishPages(pages, (n) => flagsPath(n, m, chain)));
 
   // The open dataset in two more forms: gzipped NDJSON for any tool, Parquet for analysts' tools.
   await writeStream(
     {
-      path: "/v1/datasets/base/reports.ndjson.gz",
-      file: "v1/datasets/base/reports.ndjson.gz",
+      path: `${datasets}/reports.ndjson.gz`,
+      file: `${datasets.slice(1)}/reports.ndjson.gz`,
       contentType: "application/gzip",
     },
     fs.createReadStream(ndjson),
     zlib.createGzip({ level: 9 }),
   );
-  if (board.totals.merchants > 0) written.push(await parquetOf(root, "reports"));
-  written.push(await parquetOf(root, "flags", FLAG_COLUMNS));
+  if (board.totals.merchants > 0) written.push(await parquetOf(root, chain, "reports"));
+  written.push(await parquetOf(root, chain, "flags", FLAG_COLUMNS));
 
   const sites = written.map((f) => ({ path: f.path, file: f.file, contentType: f.content_type }));
   const hostFiles: [string, string][] = [
@@ -279,17 +285,18 @@ async function publishPages(
 /** The dataset `name`.ndjson of the site at `root` as Parquet beside it (parquet.ts), as the manifest lists it. */
 async function parquetOf(
   root: string,
+  chain: string,
   name: string,
   columns?: Record<string, string>,
 ): Promise<ManifestFile> {
-  const dir = path.join(root, "v1", "datasets", "base");
+  const dir = path.join(root, "v1", "datasets", chain);
   const parquet = path.join(dir, `${name}.parquet`);
   await ndjsonToParquet(path.join(dir, `${name}.ndjson`), parquet, columns);
   const hash = crypto.createHash("sha256");
   await pipeline(fs.createReadStream(parquet), hash);
   return {
-    path: `/v1/datasets/base/${name}.parquet`,
-    file: `v1/datasets/base/${name}.parquet`,
+    path: `/v1/datasets/${chain}/${name}.parquet`,
+    file: `v1/datasets/${chain}/${name}.parquet`,
     bytes: fs.statSync(parquet).size,
     sha256: hash.digest("hex"),
     content_type: "application/vnd.apache.parquet",
