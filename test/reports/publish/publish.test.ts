@@ -61,7 +61,7 @@ beforeAll(async () => {
   expect((await runCli(["import", ndjsonFile(records), "--data", data])).code).toBe(0);
   const run = await runCli(["publish", site, "--data", data, "--public-url", PUBLIC]);
   expect(run.stderr).toMatch(
-    /^x402-merchants: published the window ending at block 40000000 to .*: 3 merchants, \d+ files/,
+    /^x402-merchants: published Base's window ending at block 40000000 to .*: 3 merchants, \d+ files/,
   );
   expect(run.code).toBe(0);
   manifest = JSON.parse(fs.readFileSync(path.join(site, "manifest.json"), "utf8")) as Manifest;
