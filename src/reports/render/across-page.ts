@@ -2,7 +2,7 @@ import { html } from "../../common/html.ts";
 import type { MerchantAcrossChains } from "../model.ts";
 import { spanText } from "../week/span.ts";
 import { BADGE_LABEL } from "./badge.ts";
-import { chainName, count, realShare, usd, when } from "./page-parts.ts";
+import { chainName, count, realShare, usd } from "./page-parts.ts";
 import { documentShell, licenceFooter, noticeBanner } from "./shell.ts";
 
 /**
@@ -13,7 +13,7 @@ export function renderAcrossPage(m: MerchantAcrossChains, opts: { notice?: strin
   const rows = m.chains.map(
     (c) => html`<tr>
 <th scope="row"><a href="${c.page}">${chainName(c.chain)}</a></th>
-<td>${when(c.window.start)} to ${when(c.window.end)}</td>
+<td class="num">${c.window.start.slice(0, 10)} to ${c.window.end.slice(0, 10)}</td>
 <td class="num">${usd(c.real_usd)}</td>
 <td class="num">${usd(c.usd)}</td>
 <td class="num">${realShare(c)}</td>

@@ -8,6 +8,7 @@ import {
 import { spanText } from "../week/span.ts";
 import {
   chainName,
+  chainNav,
   count,
   dataLinks,
   jsonLinks,
@@ -97,6 +98,7 @@ export function renderHomePage(board: Leaderboard, opts: { notice?: string }): s
       : nothing;
   const body = html`${noticeBanner(opts.notice)}
 <header>
+${chainNav(board.chain)}
 <h1>x402 merchants on ${on}${number === 1 ? nothing : html`: page ${count.format(number)} of the ranking`}</h1>
 </header>
 <main>

@@ -21,6 +21,16 @@ export const jsonLinks = (chain: string) => ({
   flagsNdjson: `/v1/datasets/${chain}/flags.ndjson`,
 });
 
+/** The chains' rankings, the one shown (`current`, a slug) marked as the page a reader is on. */
+export function chainNav(current: string): Markup {
+  const links = chains.list.map((c) =>
+    c.slug === current
+      ? html`<a href="${rankingPath(1, c.slug)}" aria-current="page">${c.name}</a>`
+      : html`<a href="${rankingPath(1, c.slug)}">${c.name}</a>`,
+  );
+  return html`<p class="nav">Chains: ${links.flatMap((l, i) => (i === 0 ? [l] : [html` · `, l]))}</p>`;
+}
+
 /** A chain's name as the pages say it ("Base", "Polygon PoS"), from its slug. */
 export const chainName = (slug: string): string => chains.bySlug.get(slug)?.name ?? slug;
 

@@ -5,6 +5,7 @@
  */
 import { html, nothing } from "../../common/html.ts";
 import { LICENSE_URL } from "../week/report.ts";
+import { chainName, chainNav } from "./page-parts.ts";
 import { documentShell, licenceFooter, noticeBanner } from "./shell.ts";
 
 /** How often the empty home page reloads itself: the first blocks are usually indexed within seconds. */
@@ -13,25 +14,28 @@ const EMPTY_REFRESH_SECONDS = 15;
 const nav = html`<p class="nav"><a href="/">x402 merchants on Base</a></p>`;
 
 /**
- * The home page while the store holds no Base data: the indexer is starting or catching up, or nothing
- * was imported. Served with 200: the page exists, it is just early.
+ * A chain's ranking page (Base's is the home page) while the store holds none of its data: the indexer is
+ * starting or catching up, or nothing was imported. Served with 200: the page exists, it is just early.
  * @example c.html(renderEmptyHomePage({ reason }))
  */
-export function renderEmptyHomePage(opts: { notice?: string; reason?: string }): string {
+export function renderEmptyHomePage(opts: { notice?: string; reason?: string; chain?: string }): string {
+  const chain = opts.chain ?? "base";
+  const on = chainName(chain);
   const body = html`${noticeBanner(opts.notice)}
 <header>
-<h1>x402 merchants on Base</h1>
+${chainNav(chain)}
+<h1>x402 merchants on ${on}</h1>
 </header>
 <main>
 <h2>No data yet</h2>
 <p class="empty-state">Indexing in progress: no block of the chain has been stored yet, so there are no payments and no ranking to show. The indexer is starting or catching up with the chain; the ranking appears here as soon as its first blocks are stored. This page reloads itself every ${EMPTY_REFRESH_SECONDS} seconds.</p>
 ${opts.reason ? html`<p class="note">${opts.reason}</p>` : nothing}
-<p class="note">Running the service yourself? Index a chain with <code>x402-merchants index --rpc URL</code> or import data with <code>x402-merchants import</code>.</p>
+<p class="note">Running the service yourself? Index a chain with <code>x402-merchants index --rpc URL${chain === "base" ? "" : ` --chain ${chain}`}</code> or import data with <code>x402-merchants import</code>.</p>
 </main>
 ${licenceFooter(LICENSE_URL)}`;
   const head = html`<meta http-equiv="refresh" content="${EMPTY_REFRESH_SECONDS}">
 `;
-  return documentShell("x402 merchants on Base: no data yet", body, head);
+  return documentShell(`x402 merchants on ${on}: no data yet`, body, head);
 }
 
 const HEADINGS: Record<number, string> = {

@@ -234,7 +234,7 @@ export function renderReportPage(report: Report, details: ReportDetails, opts: {
 <header>
 <p class="nav"><a href="${rankingPath(1, report.chain)}">x402 merchants on ${on}</a></p>
 <h1>${report.name}</h1>
-<p class="addr">Merchant wallet <code>${report.address}</code> on ${on}</p>
+<p class="addr">Merchant wallet <code>${report.address}</code> on ${on} (<a href="/merchants/${report.address}">on every chain</a>)</p>
 ${stateList(report)}
 </header>
 <main>

@@ -51,7 +51,7 @@ export function pageRoutes(
       const notice = await noticeOf?.();
       // Before the first block is stored the home page explains that instead of failing.
       if (error instanceof NoDataYetError && c.req.path === home)
-        return c.html(renderEmptyHomePage({ notice }));
+        return c.html(renderEmptyHomePage({ notice, chain }));
       if (error instanceof AppError)
         return c.html(renderErrorPage(error.status, error.message, { notice }), error.status);
       throw error;
