@@ -24,16 +24,13 @@
  * --memory-gb N (DuckDB's memory limit in GB, fractions allowed; default 1, the service's default),
  * --funding SHARE (the share of buyers with a funding history before the window, which the clusters read; default 0).
  */
-import { spawn } from "node:child_process";
-import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 import { Readable } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
-import { fileURLToPath } from "node:url";
-import { DEFAULT_END_BLOCK, DEFAULT_END_TIME, type SyntheticSummary } from "../scripts/synthetic.ts";
+import { DEFAULT_END_BLOCK, DEFAULT_END_TIME } from "../scripts/synthetic.ts";
 import { Analytics } from "../src/analytics/duckdb.ts";
 import { importNdjson } from "../src/analytics/import.ts";
 import { bumpDataVersion } from "../src/analytics/migrations.ts";
@@ -42,6 +39,7 @@ import { RANKING_PAGE_SIZE, ReportService, reportRoutes, resolveWindow } from ".
 import { CLUSTER_TABLES } from "../src/reports/provenance/clusters.ts";
 import { EVIDENCE_TABLES } from "../src/reports/week/evidence-facts.ts";
 import { MONEY_GRAPH_TABLES } from "../src/reports/week/money-graph.ts";
+import { benchDir, readThrough, weekFile } from "./week-file.ts";
 
 /** Peak RSS: 2 GB for a week of up to 10M payments, 4 GB beyond (issue 20: 100M, spilling to disk allowed). */
 const GOALS = {
@@ -52,10 +50,6 @@ const GOALS = {
   oneReportMs: 50,
 };
 const FULL = { payments: 10_000_000, merchants: 50_000, buyers: 500_000 };
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const benchDir = path.join(root, ".bench");
-const generator = path.join(root, "scripts", "synthetic.ts");
 
 function parseFlags(argv: string[]): Map<string, number> {
   const flags = new Map<string, number>();
@@ -103,86 +97,7 @@ const mb = (kb: number) => Math.round(kb / 1024);
 const fmt = (n: number) => n.toLocaleString("en-US");
 
 // --- 1. The data file, reused when its parameters and generator match.
-fs.mkdirSync(benchDir, { recursive: true });
-const generatorHash = crypto
-  .createHash("sha256")
-  .update(fs.readFileSync(generator))
-  .digest("hex")
-  .slice(0, 12);
-const stem = `week-s${params.seed}-m${params.merchants}-b${params.buyers}-p${params.payments}${params.funding > 0 ? `-f${params.funding}` : ""}`;
-const dataFile = path.join(benchDir, `${stem}.ndjson`);
-const markerFile = path.join(benchDir, `${stem}.json`);
-
-type FileSummary = Omit<SyntheticSummary, "roles" | "wallets">;
-let summary: FileSummary | undefined;
-try {
-  const marker = JSON.parse(fs.readFileSync(markerFile, "utf8")) as {
-    generator: string;
-    summary: FileSummary;
-  };
-  if (marker.generator === generatorHash && fs.statSync(dataFile).size === marker.summary.bytes)
-    summary = marker.summary;
-} catch {
-  // No usable file: generate it.
-}
-let generateSeconds: number | null = null;
-line(
-  `x402-merchants report benchmark: ${fmt(params.payments)} payments, ${fmt(params.merchants)} merchants, ${fmt(params.buyers)} buyers`,
-);
-if (summary) {
-  line(
-    `data       reusing ${path.relative(root, dataFile)} (${fmt(summary.lines)} lines, ${(summary.bytes / 2 ** 30).toFixed(2)} GiB)`,
-  );
-} else {
-  for (const f of [dataFile, markerFile]) fs.rmSync(f, { force: true });
-  const started = performance.now();
-  const partial = `${dataFile}.partial`;
-  summary = await generate(partial);
-  fs.renameSync(partial, dataFile);
-  fs.writeFileSync(markerFile, `${JSON.stringify({ generator: generatorHash, params, summary }, null, 2)}\n`);
-  generateSeconds = seconds(performance.now() - started);
-  line(
-    `data       generated ${path.relative(root, dataFile)}: ${fmt(summary.lines)} lines, ${(summary.bytes / 2 ** 30).toFixed(2)} GiB in ${generateSeconds} s`,
-  );
-}
-
-/** Reads a file to its end in 16 MB pieces, keeping nothing. */
-function readThrough(file: string): void {
-  const fd = fs.openSync(file, "r");
-  const buffer = Buffer.allocUnsafe(16 * 2 ** 20);
-  try {
-    while (fs.readSync(fd, buffer, 0, buffer.length, null) > 0);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/** Runs the generator's CLI in a child process (same Node and tsx loader as this one). */
-function generate(out: string): Promise<FileSummary> {
-  const args = [
-    ...process.execArgv,
-    generator,
-    "--out",
-    out,
-    ...Object.entries(params).flatMap(([k, v]) => [
-      `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
-      String(v),
-    ]),
-  ];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
-    let stdout = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.on("error", reject);
-    child.on("close", (code) => {
-      if (code !== 0) reject(new Error(`generator exited with ${code}`));
-      else resolve(JSON.parse(stdout.trim().split("\n").at(-1) ?? "") as FileSummary);
-    });
-  });
-}
-
+const { dataFile, summary, generateSeconds } = await weekFile(params, line);
 // --- 2. Import into a fresh analytics database, timing every statement.
 const dataDir = path.join(benchDir, "analytics");
 fs.rmSync(dataDir, { recursive: true, force: true });
