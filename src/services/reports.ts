@@ -70,9 +70,16 @@ export async function startReportService(
   const server = await listenWithUrlOn(
     "reports",
     async (url) => {
-      // One service a chain, on the one store: each reads its chain's rows and answers under its slug.
+      // One service a chain, on the one store: each reads its chain's rows and answers under its slug, and
+      // builds on a connection of its own (Base's the store's), so that one chain's build never waits for
+      // another's: three chains' weeks cost about one's (docs/benchmarks.md, bench:chains).
       const publicUrl = config.publicUrl ?? url;
-      const services = chains.list.map((chain) => new ReportService(analytics, { publicUrl, chain }));
+      const services = await Promise.all(
+        chains.list.map(
+          async (chain, i) =>
+            new ReportService(i === 0 ? analytics : await analytics.fork(), { publicUrl, chain }),
+        ),
+      );
       reports = services[0];
       const routes = reportRoutes(services, {
         notice: () => analyticsNotice(probes),
