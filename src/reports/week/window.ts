@@ -64,19 +64,34 @@ async function stampedWindow(
   end: number,
   checkpoint: number | null,
 ): Promise<ReportWindow> {
-  const known = ["checkpoints", "payments", "transfers"]
-    .map((t) => `SELECT block_number, epoch_ms(block_time) AS ms FROM ${t} WHERE ${sqlChain(chain)}`)
-    .join(" UNION ALL ");
-  const row = await analytics.one<{ end_ms: bigint; start_block: bigint | null; first_ms: bigint }>(
-    `WITH k AS (${known}),
-       e AS (SELECT ms FROM k WHERE block_number <= $end ORDER BY block_number DESC LIMIT 1)
-     SELECT (SELECT ms FROM e) AS end_ms,
-       (SELECT max(block_number) FROM k WHERE ms <= (SELECT ms FROM e) - ${WEEK_MS}) AS start_block,
-       (SELECT min(ms) FROM k) AS first_ms`,
-    { end },
+  // Each question its own statement over plain columns, so that zone maps skip what it does not need: a
+  // checkpoint names the latest week's end (the common case, a lookup in a small table), and the start is the
+  // last block before a time constant.
+  const tables = ["checkpoints", "payments", "transfers"];
+  const over = (select: string, where: string) =>
+    tables.map((t) => `SELECT ${select} FROM ${t} WHERE ${sqlChain(chain)} AND ${where}`).join(" UNION ALL ");
+  const ended =
+    (await analytics.one<{ ms: bigint | null }>(
+      `SELECT epoch_ms(block_time) AS ms FROM checkpoints WHERE ${sqlChain(chain)} AND block_number = $end`,
+      { end },
+    )) ??
+    (await analytics.one<{ ms: bigint | null }>(
+      `SELECT arg_max(ms, b) AS ms FROM (${over("block_number AS b, epoch_ms(block_time) AS ms", "block_number <= $end")})`,
+      { end },
+    ));
+  if (ended?.ms == null) throw new NoDataYetError(chain);
+  const before = `TIMESTAMP '${new Date(Number(ended.ms) - WEEK_MS).toISOString().replace("T", " ").replace("Z", "")}'`;
+  const start = await analytics.one<{ b: bigint | null }>(
+    `SELECT max(b) AS b FROM (${over("max(block_number) AS b", `block_time <= ${before}`)})`,
   );
-  if (row?.end_ms == null) throw new NoDataYetError(chain);
-  const endMs = Number(row.end_ms);
+  const first =
+    start?.b == null
+      ? await analytics.one<{ ms: bigint }>(
+          `SELECT min(ms) AS ms FROM (${over("min(epoch_ms(block_time)) AS ms", "true")})`,
+        )
+      : undefined;
+  const row = { start_block: start?.b ?? null, first_ms: first?.ms ?? 0n };
+  const endMs = Number(ended.ms);
   const young = row.start_block == null;
   const startMs = young ? Math.min(endMs, Number(row.first_ms)) : endMs - WEEK_MS;
   const days = spanDays((endMs - startMs) / 1000);
