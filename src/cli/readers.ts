@@ -20,6 +20,7 @@ import { timeoutSignal } from "../common/timeout-signal.ts";
 import { DEFAULT_PUBLIC_URL } from "../config/ports.ts";
 import { readServiceRecord, type ServiceRecord } from "../config/service-record.ts";
 import {
+  chainsWithData,
   type EvidenceDocument,
   type FlagFeedDocument,
   flagFeedDocument,
@@ -65,7 +66,11 @@ export interface Reader extends ReportAnswers {
   merchants?(
     endBlock: number,
     chain?: string,
-  ): Promise<{ notice: string | undefined; batches: AsyncIterable<MerchantDocuments[]> }>;
+  ): Promise<{
+    notice: string | undefined;
+    chains: readonly string[];
+    batches: AsyncIterable<MerchantDocuments[]>;
+  }>;
 }
 
 /** Runs `fn` with a reader of the configured data directory: see the top of this file. */
@@ -162,6 +167,7 @@ function localReader(analytics: Analytics, publicUrl: string): Reader {
     route: async (pathAndQuery) => routes.request(pathAndQuery),
     merchants: async (endBlock, chain = "base") => ({
       notice: await analyticsNotice(analytics),
+      chains: await chainsWithData(service),
       batches: (await (services.find((s) => s.chain.slug === chain) ?? service).readMerchants(endBlock))
         .batches,
     }),

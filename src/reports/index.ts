@@ -23,6 +23,7 @@ export { RANKING_PAGE_SIZE } from "./render/home-page.ts";
 export { documentShell, noticeBanner } from "./render/shell.ts";
 export type { Report } from "./schema.ts";
 export { THRESHOLDS } from "./screens/index.ts";
+export { chainsWithData } from "./serve/across.ts";
 export { type ReportRoutesOptions, reportRoutes } from "./serve/http.ts";
 export { type ChainAnswers, type ReportAnswers, reportMcpServer } from "./serve/mcp.ts";
 export { isAddress } from "./serve/params.ts";

@@ -154,6 +154,11 @@ describe("reports per chain in one store", () => {
     const report = await (await app.request(`/reports/polygon/${shop}`)).text();
     expect(report).toContain('href="/chains/polygon"');
     expect(report).toContain(`/v1/reports/polygon/${shop}`);
+    // The store holds two chains' data: each page links the other's ranking, a report its merchant across them.
+    expect(report).toContain(`<a href="/merchants/${shop}">on every chain</a>`);
+    const home = await (await app.request("/")).text();
+    expect(home).toContain('<a href="/chains/polygon">Polygon PoS</a>');
+    expect(home).not.toContain("Arbitrum One");
     const badge = await app.request(`/badges/polygon/${shop}.svg`);
     expect(badge.headers.get("content-type")).toMatch(/^image\/svg\+xml/);
     const csv = await app.request("/v1/datasets/polygon/reports.csv");

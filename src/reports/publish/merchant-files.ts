@@ -20,7 +20,11 @@ export interface RenderedFile {
   body: string;
 }
 
-export function merchantFiles(m: MerchantDocuments, notice: string | undefined): RenderedFile[] {
+export function merchantFiles(
+  m: MerchantDocuments,
+  notice: string | undefined,
+  chains: readonly string[] = [],
+): RenderedFile[] {
   const a = m.report.address;
   const c = m.report.chain;
   return [
@@ -29,7 +33,7 @@ export function merchantFiles(m: MerchantDocuments, notice: string | undefined):
     {
       path: `/reports/${c}/${a}`,
       contentType: HTML_TYPE,
-      body: renderReportPage(m.report, m.details, { notice }),
+      body: renderReportPage(m.report, m.details, { notice, chains }),
     },
     {
       path: `/reports/${c}/${a}/evidence`,

@@ -47,9 +47,12 @@ export interface PublishOptions {
    * Every merchant's documents of the window in batches, where the store is at hand: its five files are then
    * rendered from them (merchant-files.ts) instead of asked for one by one, at about 15 ms a request.
    */
-  merchants?: (
-    endBlock: number,
-  ) => Promise<{ notice: string | undefined; batches: AsyncIterable<MerchantDocuments[]> }>;
+  merchants?: (endBlock: number) => Promise<{
+    notice: string | undefined;
+    /** The chains the store holds data of, which the pages link (as the routes render them). */
+    chains?: readonly string[];
+    batches: AsyncIterable<MerchantDocuments[]>;
+  }>;
 }
 
 /** A published file, as the manifest lists it. */
@@ -189,12 +192,12 @@ async function build(source: SiteSource, root: string, options: PublishOptions):
     ...DATASETS.filter((d) => d !== "reports.ndjson").map((d) => `${datasets}/${d}`),
   ];
   if (options.merchants) {
-    const { notice, batches } = await options.merchants(end);
+    const { notice, chains, batches } = await options.merchants(end);
     const encoder = new TextEncoder();
     for await (const batch of batches) {
       for (const m of batch) {
         if ((m.details.wallets ?? 0) > 0) flagged.push(m.report.address);
-        for (const f of merchantFiles(m, notice))
+        for (const f of merchantFiles(m, notice, chains))
           write({ ...f, file: fileOf(f.path, f.contentType) }, encoder.encode(f.body));
       }
     }

@@ -69,7 +69,10 @@ function pager(board: Leaderboard): Markup {
  * ranked by real revenue, then those without a rank.
  * @example c.html(renderHomePage(await reports.leaderboard(undefined, { size: RANKING_PAGE_SIZE }), {}))
  */
-export function renderHomePage(board: Leaderboard, opts: { notice?: string }): string {
+export function renderHomePage(
+  board: Leaderboard,
+  opts: { notice?: string; chains?: readonly string[] },
+): string {
   const on = chainName(board.chain);
   const end = board.window.end.slice(0, 10);
   const number = board.page.number;
@@ -98,7 +101,7 @@ export function renderHomePage(board: Leaderboard, opts: { notice?: string }): s
       : nothing;
   const body = html`${noticeBanner(opts.notice)}
 <header>
-${chainNav(board.chain)}
+${chainNav(board.chain, opts.chains ?? [])}
 <h1>x402 merchants on ${on}${number === 1 ? nothing : html`: page ${count.format(number)} of the ranking`}</h1>
 </header>
 <main>

@@ -3,7 +3,7 @@
  * links to the data, and how they write numbers.
  */
 import { chains } from "../../chain/chains.ts";
-import { html, type Markup } from "../../common/html.ts";
+import { html, type Markup, nothing } from "../../common/html.ts";
 import type { Report } from "../schema.ts";
 import { flagsRoot } from "../week/flags.ts";
 import { realPercent } from "../week/money.ts";
@@ -21,13 +21,19 @@ export const jsonLinks = (chain: string) => ({
   flagsNdjson: `/v1/datasets/${chain}/flags.ndjson`,
 });
 
-/** The chains' rankings, the one shown (`current`, a slug) marked as the page a reader is on. */
-export function chainNav(current: string): Markup {
-  const links = chains.list.map((c) =>
-    c.slug === current
-      ? html`<a href="${rankingPath(1, c.slug)}" aria-current="page">${c.name}</a>`
-      : html`<a href="${rankingPath(1, c.slug)}">${c.name}</a>`,
-  );
+/**
+ * The rankings of the chains with data (`held`, slugs), the one shown (`current`) marked as the page a reader is
+ * on; nothing where only one chain has data.
+ */
+export function chainNav(current: string, held: readonly string[]): Markup {
+  if (held.length < 2) return nothing;
+  const links = chains.list
+    .filter((c) => held.includes(c.slug))
+    .map((c) =>
+      c.slug === current
+        ? html`<a href="${rankingPath(1, c.slug)}" aria-current="page">${c.name}</a>`
+        : html`<a href="${rankingPath(1, c.slug)}">${c.name}</a>`,
+    );
   return html`<p class="nav">Chains: ${links.flatMap((l, i) => (i === 0 ? [l] : [html` · `, l]))}</p>`;
 }
 

@@ -18,12 +18,17 @@ const nav = html`<p class="nav"><a href="/">x402 merchants on Base</a></p>`;
  * starting or catching up, or nothing was imported. Served with 200: the page exists, it is just early.
  * @example c.html(renderEmptyHomePage({ reason }))
  */
-export function renderEmptyHomePage(opts: { notice?: string; reason?: string; chain?: string }): string {
+export function renderEmptyHomePage(opts: {
+  notice?: string;
+  reason?: string;
+  chain?: string;
+  chains?: readonly string[];
+}): string {
   const chain = opts.chain ?? "base";
   const on = chainName(chain);
   const body = html`${noticeBanner(opts.notice)}
 <header>
-${chainNav(chain)}
+${chainNav(chain, opts.chains ?? [])}
 <h1>x402 merchants on ${on}</h1>
 </header>
 <main>

@@ -226,7 +226,16 @@ function listings(report: Report): Markup {
  * chart, no scripts and no external assets. Every value from the report is escaped.
  * @example c.html(renderReportPage(report, details, {}))
  */
-export function renderReportPage(report: Report, details: ReportDetails, opts: { notice?: string }): string {
+export function renderReportPage(
+  report: Report,
+  details: ReportDetails,
+  opts: { notice?: string; chains?: readonly string[] },
+): string {
+  // Where the store holds several chains, the merchant's page across them.
+  const across =
+    (opts.chains?.length ?? 0) > 1
+      ? html` (<a href="/merchants/${report.address}">on every chain</a>)`
+      : nothing;
   const json = `/v1/reports/${report.chain}/${report.address}`;
   const on = chainName(report.chain);
   const markdown = `[![${BADGE_LABEL}](${report.badge})](${report.page})`;
@@ -234,7 +243,7 @@ export function renderReportPage(report: Report, details: ReportDetails, opts: {
 <header>
 <p class="nav"><a href="${rankingPath(1, report.chain)}">x402 merchants on ${on}</a></p>
 <h1>${report.name}</h1>
-<p class="addr">Merchant wallet <code>${report.address}</code> on ${on} (<a href="/merchants/${report.address}">on every chain</a>)</p>
+<p class="addr">Merchant wallet <code>${report.address}</code> on ${on}${across}</p>
 ${stateList(report)}
 </header>
 <main>

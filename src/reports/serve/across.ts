@@ -4,6 +4,7 @@
  * cents (dollars added as floating point would drift off the cent). Each chain's week is its own latest: the
  * chains' heads are not one moment, so the sum covers each chain's 7 days to its own latest block.
  */
+import { chains } from "../../chain/chains.ts";
 import { NotFoundError } from "../../common/errors.ts";
 import {
   type AcrossLeaderboard,
@@ -18,6 +19,20 @@ import { parseAddress } from "./params.ts";
 import type { ReportService } from "./service.ts";
 
 const cents = (usd: number) => Math.round(usd * 100);
+
+/**
+ * The chains the store holds data of (a merchant paid, or a checkpoint), in the registry's order: the pages
+ * link the other chains' rankings and a merchant's page across chains only where there is more than one.
+ */
+export async function chainsWithData(service: ReportService): Promise<string[]> {
+  const rows = await service.readStore("chains", (db) =>
+    db.all<{ chain: string }>(
+      "SELECT DISTINCT chain FROM (SELECT chain FROM merchant_chains UNION ALL SELECT chain FROM checkpoints)",
+    ),
+  );
+  const held = new Set(rows.map((r) => r.chain));
+  return chains.list.map((c) => c.slug).filter((slug) => held.has(slug));
+}
 
 export async function merchantAcrossChains(
   services: readonly ReportService[],

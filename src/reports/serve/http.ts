@@ -5,6 +5,7 @@ import { answerEveryMethod } from "../../common/methods.ts";
 import { limitUnpaid, type UnpaidLimit } from "../../common/rate-limit.ts";
 import { REQUEST_ID_HEADER, requestLog } from "../../common/request-log.ts";
 import { renderErrorPage } from "../render/page-states.ts";
+import { chainsWithData } from "./across.ts";
 import { Answers } from "./answers.ts";
 import type { ServiceHealth } from "./readiness.ts";
 import { acrossRoutes } from "./routes/across.ts";
@@ -75,6 +76,7 @@ export function reportRoutes(
     return c.json({ ok: true, ...(options.health?.() ?? { status: "ok" }) });
   });
 
+  const held = () => chainsWithData(reports);
   for (const chain of chains) {
     // What readers see most, kept as rendered until a write reaches it (answers.ts): per chain, whose
     // latest window moves with its own blocks.
@@ -85,7 +87,7 @@ export function reportRoutes(
     flagRoutes(app, chain, answers);
     searchRoutes(app, chain);
     datasetRoutes(app, chain);
-    pageRoutes(app, chain, answers, options.notice);
+    pageRoutes(app, chain, answers, options.notice, held);
     badgeRoutes(app, chain, answers);
   }
   // A merchant across the chains: each chain's latest week side by side, their sum and its badge.

@@ -35,6 +35,8 @@ export function pageRoutes(
   reports: ReportService,
   answers: Answers,
   noticeOf?: () => Promise<string | undefined>,
+  /** The chains the store holds data of: the pages link theirs (serve/across.ts, `chainsWithData`). */
+  held: () => Promise<readonly string[]> = async () => [],
 ): void {
   const chain = reports.chain.slug;
   const home = rankingPath(1, chain);
@@ -51,7 +53,7 @@ export function pageRoutes(
       const notice = await noticeOf?.();
       // Before the first block is stored the home page explains that instead of failing.
       if (error instanceof NoDataYetError && c.req.path === home)
-        return c.html(renderEmptyHomePage({ notice, chain }));
+        return c.html(renderEmptyHomePage({ notice, chain, chains: await held() }));
       if (error instanceof AppError)
         return c.html(renderErrorPage(error.status, error.message, { notice }), error.status);
       throw error;
@@ -64,7 +66,8 @@ export function pageRoutes(
       const n = number(c);
       return async (endBlock, notice) => {
         const board = await reports.leaderboard(endBlock, { page: n, size: RANKING_PAGE_SIZE });
-        return { html: renderHomePage(board, { notice }), builtAt: board.generated_at };
+        const chains = await held();
+        return { html: renderHomePage(board, { notice, chains }), builtAt: board.generated_at };
       };
     };
   app.get(
@@ -90,7 +93,11 @@ export function pageRoutes(
         const address = parseAddress(c.req.param("address") ?? "");
         return async (endBlock, notice) => {
           const { report, details } = await reports.report(address, endBlock);
-          return { html: renderReportPage(report, details, { notice }), builtAt: report.generated_at };
+          const chains = await held();
+          return {
+            html: renderReportPage(report, details, { notice, chains }),
+            builtAt: report.generated_at,
+          };
         };
       },
     ),
