@@ -15,7 +15,7 @@ import {
 } from "../model.ts";
 import { boardAcross } from "../week/board.ts";
 import { LICENSE_URL } from "../week/report.ts";
-import { parseAddress } from "./params.ts";
+import { checkedBoardPage, parseAddress } from "./params.ts";
 import type { ReportService } from "./service.ts";
 
 const cents = (usd: number) => Math.round(usd * 100);
@@ -97,10 +97,7 @@ export async function leaderboardAcrossChains(
   services: readonly ReportService[],
   { page = 1, size = LEADERBOARD_PAGE_SIZE }: BoardPage = {},
 ): Promise<AcrossLeaderboard> {
-  if (!Number.isSafeInteger(page) || page < 1)
-    throw new Error(`a leaderboard page is 1 or more, not ${page}`);
-  if (!Number.isSafeInteger(size) || size < 1)
-    throw new Error(`a leaderboard page holds 1 or more, not ${size}`);
+  checkedBoardPage(page, size);
   const [first] = services;
   if (!first) throw new Error("internal: no chain's service");
   const weeks = (

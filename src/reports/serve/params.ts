@@ -29,3 +29,11 @@ export function endBlockParam(value: string | undefined): number | undefined {
 
 export const pageParam = (value: string): number =>
   wholeParam(value, 1, () => new BadInputError(`a page is a number from 1, not "${value}"`, "bad_page"));
+
+/** A leaderboard's page and size, as a caller in this process asks (the routes parse a reader's with `pageParam`). */
+export function checkedBoardPage(page: number, size: number): void {
+  if (!Number.isSafeInteger(page) || page < 1)
+    throw new Error(`a leaderboard page is 1 or more, not ${page}`);
+  if (!Number.isSafeInteger(size) || size < 1)
+    throw new Error(`a leaderboard page holds 1 or more, not ${size}`);
+}

@@ -25,7 +25,7 @@ import {
   type StoredReportRow,
 } from "../week/report.ts";
 import { listingsMatching, SEARCH_LIMIT, SQL_MERCHANT_MATCHES, searchText } from "../week/search.ts";
-import { parseAddress } from "./params.ts";
+import { checkedBoardPage, parseAddress } from "./params.ts";
 import type { ReportWindows } from "./windows.ts";
 
 const unknownMerchant = (windows: ReportWindows, merchant: string) =>
@@ -74,10 +74,7 @@ export function leaderboard(
   endBlock?: number,
   { page = 1, size = LEADERBOARD_PAGE_SIZE }: BoardPage = {},
 ): Promise<Leaderboard> {
-  if (!Number.isSafeInteger(page) || page < 1)
-    throw new Error(`a leaderboard page is 1 or more, not ${page}`);
-  if (!Number.isSafeInteger(size) || size < 1)
-    throw new Error(`a leaderboard page holds 1 or more, not ${size}`);
+  checkedBoardPage(page, size);
   return windows.reading(endBlock, "leaderboard", async (db, window) => {
     const context = await windows.context(window, db);
     const totals = await boardTotals(db, windows.chain, window.end_block);
