@@ -201,6 +201,12 @@ describe("reports per chain in one store", () => {
     ]);
     expect(board.merchants[0]?.page).toBe(`https://reports.test/merchants/${shop}`);
     expect((await app.request("/v1/leaderboard/all/pages/2")).status).toBe(404);
+    const people = await app.request("/chains/all");
+    expect(people.status).toBe(200);
+    const html = await people.text();
+    expect(html).toContain("x402 merchants on every chain");
+    expect(html).toContain(`<a href="/merchants/${shop}"`);
+    expect((await app.request("/chains/all/ranking/2")).status).toBe(404);
   });
 
   it("answers agents per chain: the MCP tools take the chain, Base's by default", async () => {

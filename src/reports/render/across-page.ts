@@ -1,8 +1,8 @@
-import { html } from "../../common/html.ts";
-import type { MerchantAcrossChains } from "../model.ts";
+import { html, nothing } from "../../common/html.ts";
+import type { AcrossLeaderboard, MerchantAcrossChains } from "../model.ts";
 import { spanText } from "../week/span.ts";
 import { BADGE_LABEL } from "./badge.ts";
-import { chainName, count, realShare, usd } from "./page-parts.ts";
+import { chainName, chainNav, count, realShare, usd } from "./page-parts.ts";
 import { documentShell, licenceFooter, noticeBanner } from "./shell.ts";
 
 /**
@@ -48,4 +48,34 @@ ${m.chains.map((c) => html`<li><a href="${c.report}">Its ${chainName(c.chain)} r
 </main>
 ${licenceFooter(m.license, html` Methodology ${m.methodology.version}.`)}`;
   return documentShell(`${m.name}: x402 payments across chains`, body);
+}
+
+/** The ranking of every chain for people: each merchant's latest weeks summed across the chains. */
+export function renderAcrossBoardPage(board: AcrossLeaderboard, opts: { notice?: string }): string {
+  const row = (m: AcrossLeaderboard["merchants"][number] | AcrossLeaderboard["unranked"][number]) => html`<tr>
+<td class="num">${"rank" in m ? m.rank : "–"}</td>
+<td><a href="/merchants/${m.address}" title="${m.address}">${m.name}</a><br><code class="addr">${m.address}</code></td>
+<td>${m.chains.map((c) => chainName(c)).join(", ")}</td>
+<td class="num">${usd(m.real_usd)}</td>
+<td class="num">${usd(m.usd)}</td>
+<td class="num">${realShare(m)}</td>
+</tr>`;
+  const body = html`${noticeBanner(opts.notice)}
+<header>
+${chainNav("all", board.weeks.map((w) => w.chain))}
+<h1>x402 merchants on every chain</h1>
+</header>
+<main>
+<p>Each merchant's latest week on every chain it was paid on, summed: ${board.weeks.map((w) => `${chainName(w.chain)} to ${w.window.end.slice(0, 10)}`).join(", ")}. Ranked by the sum of real revenue; each chain's own ranking and reports are linked from its page.</p>
+<p class="note">Merchants ${count.format(board.totals.merchants)} (${count.format(board.totals.ranked)} ranked); page ${count.format(board.page.number)} of ${count.format(board.page.pages)}.${board.page.next ? html` <a href="/chains/all/ranking/${board.page.number + 1}">Next</a>` : nothing}</p>
+<div class="scroll"><table>
+<caption>Merchants ranked by real revenue summed across chains</caption>
+<thead><tr><th scope="col" class="num">Rank</th><th scope="col">Merchant</th><th scope="col">Chains</th><th scope="col" class="num">Real usd</th><th scope="col" class="num">Reported usd</th><th scope="col" class="num">Real share</th></tr></thead>
+<tbody>${board.merchants.map(row)}${board.unranked.map(row)}</tbody>
+</table></div>
+<h2>Data</h2>
+<ul><li><a href="/v1/leaderboard/all">This ranking as JSON</a></li></ul>
+</main>
+${licenceFooter(board.license)}`;
+  return documentShell("x402 merchants on every chain: real revenue", body);
 }

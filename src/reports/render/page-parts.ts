@@ -27,13 +27,16 @@ export const jsonLinks = (chain: string) => ({
  */
 export function chainNav(current: string, held: readonly string[]): Markup {
   if (held.length < 2) return nothing;
-  const links = chains.list
-    .filter((c) => held.includes(c.slug))
-    .map((c) =>
-      c.slug === current
-        ? html`<a href="${rankingPath(1, c.slug)}" aria-current="page">${c.name}</a>`
-        : html`<a href="${rankingPath(1, c.slug)}">${c.name}</a>`,
-    );
+  // Every chain's ranking together, after the chains' own.
+  const pages = [
+    ...chains.list.filter((c) => held.includes(c.slug)).map((c) => ({ slug: c.slug, name: c.name })),
+    { slug: "all", name: "every chain" },
+  ];
+  const links = pages.map((c) =>
+    c.slug === current
+      ? html`<a href="${rankingPath(1, c.slug)}" aria-current="page">${c.name}</a>`
+      : html`<a href="${rankingPath(1, c.slug)}">${c.name}</a>`,
+  );
   return html`<p class="nav">Chains: ${links.flatMap((l, i) => (i === 0 ? [l] : [html` · `, l]))}</p>`;
 }
 

@@ -4,8 +4,9 @@
  */
 import type { Context, Hono } from "hono";
 import { AppError, errorBody } from "../../../common/errors.ts";
-import { renderAcrossPage } from "../../render/across-page.ts";
+import { renderAcrossBoardPage, renderAcrossPage } from "../../render/across-page.ts";
 import { renderBadge } from "../../render/badge.ts";
+import { RANKING_PAGE_SIZE } from "../../render/home-page.ts";
 import { renderErrorPage } from "../../render/page-states.ts";
 import { leaderboardAcrossChains, merchantAcrossChains } from "../across.ts";
 import { pageParam, parseAddress } from "../params.ts";
@@ -18,6 +19,12 @@ export function acrossRoutes(
   noticeOf?: () => Promise<string | undefined>,
 ): void {
   const fresh = (c: Context) => c.header("Cache-Control", `public, max-age=${LATEST_MAX_AGE}`);
+  // A refusal on a page is a page of its own status, as the chains' pages answer it.
+  const errorPage = async (c: Context, error: unknown) => {
+    if (!(error instanceof AppError)) throw error;
+    const notice = await noticeOf?.();
+    return c.html(renderErrorPage(error.status, error.message, { notice }), error.status);
+  };
   app.get("/v1/leaderboard/all", async (c) => {
     fresh(c);
     return c.json(await leaderboardAcrossChains(services));
@@ -27,6 +34,23 @@ export function acrossRoutes(
     fresh(c);
     return c.json(await leaderboardAcrossChains(services, { page }));
   });
+  const boardPage = (page: (c: Context) => number) => async (c: Context) => {
+    try {
+      const board = await leaderboardAcrossChains(services, { page: page(c), size: RANKING_PAGE_SIZE });
+      fresh(c);
+      return c.html(renderAcrossBoardPage(board, { notice: await noticeOf?.() }));
+    } catch (error) {
+      return errorPage(c, error);
+    }
+  };
+  app.get(
+    "/chains/all",
+    boardPage(() => 1),
+  );
+  app.get(
+    "/chains/all/ranking/:page",
+    boardPage((c) => pageParam(c.req.param("page") ?? "")),
+  );
   app.get("/v1/merchants/:address", async (c) => {
     const merchant = await merchantAcrossChains(services, c.req.param("address"));
     fresh(c);
@@ -38,9 +62,7 @@ export function acrossRoutes(
       fresh(c);
       return c.html(renderAcrossPage(merchant, { notice: await noticeOf?.() }));
     } catch (error) {
-      if (!(error instanceof AppError)) throw error;
-      const notice = await noticeOf?.();
-      return c.html(renderErrorPage(error.status, error.message, { notice }), error.status);
+      return errorPage(c, error);
     }
   });
   app.get("/badges/all/:file", async (c) => {
