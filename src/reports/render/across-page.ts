@@ -60,9 +60,10 @@ export function renderAcrossBoardPage(board: AcrossLeaderboard, opts: { notice?:
 <td class="num">${usd(m.usd)}</td>
 <td class="num">${realShare(m)}</td>
 </tr>`;
+  const held = board.weeks.map((w) => w.chain);
   const body = html`${noticeBanner(opts.notice)}
 <header>
-${chainNav("all", board.weeks.map((w) => w.chain))}
+${chainNav("all", held)}
 <h1>x402 merchants on every chain</h1>
 </header>
 <main>
