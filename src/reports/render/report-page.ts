@@ -61,7 +61,7 @@ function figures(report: Report, details: ReportDetails): Markup {
     html`<tr><th scope="row">${what}</th><td class="num">${reported}</td><td class="num">${real}</td><td class="num">${flagged}</td></tr>`;
   return html`<div class="scroll"><table>
 <caption>Reported payments, the ones that pass every screen (real), and the difference (flagged)</caption>
-<thead><tr><th scope="col"></th><th scope="col" class="num">Reported</th><th scope="col" class="num">Real</th><th scope="col" class="num">Flagged</th></tr></thead>
+<thead><tr><th scope="col">Figure</th><th scope="col" class="num">Reported</th><th scope="col" class="num">Real</th><th scope="col" class="num">Flagged</th></tr></thead>
 <tbody>
 ${row("Payments", count.format(report.tx), count.format(report.real_tx), count.format(report.tx - report.real_tx))}
 ${row("US dollars", usd(report.usd), usd(report.real_usd), usd(Math.max(0, Math.round((report.usd - report.real_usd) * 100) / 100)))}
