@@ -363,10 +363,11 @@ const offClock = (clock: BlockClock, block: string, timestamp: string) =>
  * between runs.
  */
 async function storedAnchors(analytics: Analytics): Promise<Map<string, Anchor>> {
+  // The time converted once a chain, not for every row.
   const lowest = (table: string) =>
-    `SELECT chain, min(block_number) AS block, arg_min(epoch_us(block_time), block_number) AS us FROM ${table} GROUP BY chain`;
+    `SELECT chain, min(block_number) AS block, arg_min(block_time, block_number) AS t FROM ${table} GROUP BY chain`;
   const rows = await analytics.all<Anchor & { chain: string }>(
-    `SELECT chain, min(block) AS block, arg_min(us, block) AS us FROM (
+    `SELECT chain, min(block) AS block, epoch_us(arg_min(t, block)) AS us FROM (
        ${["payments", "transfers", "checkpoints", "channel_events"].map(lowest).join(" UNION ALL ")}
      ) GROUP BY chain`,
   );
