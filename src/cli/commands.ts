@@ -44,6 +44,7 @@ const WAIT = `seconds to wait for the analytics database when another command ho
 
 /** report, leaderboard, publish: what they read and where their page and badge URLs point. */
 const READER = {
+  chain: "the chain whose week it reads: base (the default), polygon or arbitrum (docs/chains.md)",
   "end-block": "the window ending at block N (default: the latest checkpoint)",
   wait: WAIT,
   data: DATA,
@@ -125,7 +126,6 @@ export const COMMANDS: readonly Command[] = [
       "The datasets are NDJSON, CSV and Parquet; the site has a manifest and SHA256SUMS. A DIR that is not empty needs --replace, and is swapped only once the new site is whole.",
     flags: {
       replace: "swap a DIR that is not empty for the new site, once that is whole",
-      chain: "the chain whose week it publishes: base (the default), polygon or arbitrum (docs/chains.md)",
       ...READER,
     },
     run: async (args, flags) => (await import("./publish.ts")).runPublish(args, flags),

@@ -3,6 +3,7 @@
  * numbers, seconds to wait. The commands read them here, not in args.ts, which parses a command line with
  * the command table that loads them.
  */
+import { BASE_RECORD, type ChainRecord, chainBySlug } from "../chain/chains.ts";
 import { UsageError } from "../common/errors.ts";
 import { setLogLevel } from "../common/log.ts";
 import { loadConfigFromProcess } from "../services/config.ts";
@@ -24,6 +25,15 @@ export function configFrom(flags: Flags) {
 export function parseEndBlock(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   return whole(value, 0, `--end-block must be a block number, not "${value}"`);
+}
+
+/** `--chain SLUG` (`index`, `report`, `leaderboard`, `publish`): Base's record when not given. */
+export function parseChain(value: string | undefined): ChainRecord {
+  try {
+    return chainBySlug(value ?? BASE_RECORD.slug);
+  } catch (error) {
+    throw new UsageError(`--chain: ${(error as Error).message}`);
+  }
 }
 
 /** `--page N` (`leaderboard`): 1 when not given. */

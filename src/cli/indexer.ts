@@ -1,5 +1,4 @@
 import { openAnalytics } from "../analytics/duckdb.ts";
-import { BASE_RECORD, type ChainRecord, chainBySlug } from "../chain/chains.ts";
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
 import { UsageError } from "../common/errors.ts";
 import { untilSignal } from "../common/lifecycle.ts";
@@ -14,7 +13,7 @@ import {
   SENDER_CHOICES,
   type SenderChoice,
 } from "../indexer/index.ts";
-import { configFrom } from "./flag-values.ts";
+import { configFrom, parseChain } from "./flag-values.ts";
 import type { Flags } from "./flags.ts";
 
 /** Default request rate: inside the free tiers of the common providers (Alchemy, Infura, QuickNode: 25+ calls/s). */
@@ -69,12 +68,7 @@ export function indexerOptionsFrom(
   ) {
     throw new UsageError("--to-block must not be below --from-block");
   }
-  let chain: ChainRecord;
-  try {
-    chain = chainBySlug(flags.chain ?? BASE_RECORD.slug);
-  } catch (error) {
-    throw new UsageError(`--chain: ${(error as Error).message}`);
-  }
+  const chain = parseChain(flags.chain);
   let registry: FacilitatorRegistry;
   try {
     registry = FacilitatorRegistry.forChain(chain).withSigners(

@@ -1,10 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
-import { BASE_RECORD, type ChainRecord, chainBySlug } from "../chain/chains.ts";
 import { UsageError } from "../common/errors.ts";
 import { projectVersion } from "../common/version.ts";
 import { LICENSE_URL, publishSite } from "../reports/index.ts";
-import { parseEndBlock } from "./flag-values.ts";
+import { parseChain, parseEndBlock } from "./flag-values.ts";
 import type { Flags } from "./flags.ts";
 import { withReader } from "./readers.ts";
 
@@ -13,12 +12,7 @@ export async function runPublish(args: string[], flags: Flags): Promise<number> 
   const [dir, ...extra] = args;
   if (!dir || extra.length > 0) throw new UsageError("publish takes exactly one DIR");
   const endBlock = parseEndBlock(flags["end-block"]);
-  let chain: ChainRecord;
-  try {
-    chain = chainBySlug(flags.chain ?? BASE_RECORD.slug);
-  } catch (error) {
-    throw new UsageError(`--chain: ${(error as Error).message}`);
-  }
+  const chain = parseChain(flags.chain);
   const target = path.resolve(dir);
   if (fs.existsSync(target)) {
     if (!fs.statSync(target).isDirectory()) throw new UsageError(`${dir} exists and is not a directory`);

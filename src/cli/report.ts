@@ -1,6 +1,6 @@
 import { UsageError } from "../common/errors.ts";
 import { isAddress } from "../reports/index.ts";
-import { parseEndBlock, parsePage } from "./flag-values.ts";
+import { parseChain, parseEndBlock, parsePage } from "./flag-values.ts";
 import type { Flags } from "./flags.ts";
 import { withReader } from "./readers.ts";
 
@@ -10,9 +10,11 @@ export async function runReport(args: string[], flags: Flags): Promise<number> {
   if (!isAddress(address))
     throw new UsageError(`"${address}" is not an address: 0x followed by 40 hex digits`);
   const endBlock = parseEndBlock(flags["end-block"]);
-  const document = await withReader<object>(flags, (reader) =>
-    flags.evidence ? reader.evidence(address, endBlock) : reader.report(address, endBlock),
-  );
+  const chain = parseChain(flags.chain).slug;
+  const document = await withReader<object>(flags, (reader) => {
+    const on = reader.onChain(chain);
+    return flags.evidence ? on.evidence(address, endBlock) : on.report(address, endBlock);
+  });
   process.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
   return 0;
 }
@@ -21,7 +23,8 @@ export async function runLeaderboard(args: string[], flags: Flags): Promise<numb
   if (args.length > 0) throw new UsageError("leaderboard takes no arguments");
   const endBlock = parseEndBlock(flags["end-block"]);
   const page = parsePage(flags.page);
-  const board = await withReader(flags, (reader) => reader.leaderboard(endBlock, page));
+  const chain = parseChain(flags.chain).slug;
+  const board = await withReader(flags, (reader) => reader.onChain(chain).leaderboard(endBlock, page));
   process.stdout.write(`${JSON.stringify(board, null, 2)}\n`);
   return 0;
 }
