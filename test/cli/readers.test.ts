@@ -59,6 +59,8 @@ const READS = [
   ["leaderboard", "--end-block", String(END + 1)],
   ["leaderboard", "--page", "2"],
   ["report", m2, "--evidence"],
+  // Another chain's, of which the store holds nothing: the same refusal, read here or through the service.
+  ["leaderboard", "--chain", "polygon"],
 ] as const;
 
 /** The READS run by a child process beside the service (the others in this process): a success, a failure. */
@@ -74,7 +76,8 @@ describe("readers beside a process that holds the store", () => {
   it("ask the running report service and print exactly what they print without it", async () => {
     const data = store();
     const alone = await readAll(data, () => runMain);
-    expect(alone.map((r) => r.code)).toEqual([0, 0, 0, 1, 1, 1, 0]);
+    expect(alone.map((r) => r.code)).toEqual([0, 0, 0, 1, 1, 1, 0, 1]);
+    expect(alone[7]?.stderr).toMatch(/no Polygon PoS data yet/);
     expect(alone[5]?.stderr).toMatch(/has 1 page of 1000, not 2\n$/);
     const evidence = JSON.parse(alone[6]?.stdout ?? "") as { flags: { kind: string; wallets: unknown[] }[] };
     expect(evidence.flags.map((f) => [f.kind, f.wallets.length])).toEqual([["tiny_repeat", 1]]);
