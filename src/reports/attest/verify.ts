@@ -104,9 +104,22 @@ export async function verifyReport(
     );
   }
   const uid = attestation.uid as Hex;
+  // At a block the node has made, not "latest": anvil resolves "latest" twice and refuses a call that meets
+  // a block being built as out of range (-32602, foundry-rs/foundry#10709); a demo's attester mines on.
+  const head = await rpc(
+    () => client.getBlockNumber({ cacheTime: 0 }),
+    "rpc",
+    "the RPC did not answer its latest block",
+  );
   const stored = await rpc(
     () =>
-      client.readContract({ address: EAS_ADDRESS, abi: easAbi, functionName: "getAttestation", args: [uid] }),
+      client.readContract({
+        address: EAS_ADDRESS,
+        abi: easAbi,
+        functionName: "getAttestation",
+        args: [uid],
+        blockNumber: head,
+      }),
     "eas",
     `EAS at ${EAS_ADDRESS} on chain ${chainId} did not answer getAttestation`,
   );
