@@ -56,14 +56,18 @@ export function authorizationReader(rpcUrl: string): AuthorizationReader {
   });
   return {
     async read(transfer) {
+      // Every read at one block the node has made, not at "latest": anvil resolves "latest" twice and refuses
+      // a call that meets a block being built as out of range (-32602, foundry-rs/foundry#10709), which failed
+      // a settlement whose facilitator was cut off mid-run under a busy test run.
+      const latest = await client.getBlockNumber();
       const used = await client.readContract({
         address: transfer.asset,
         abi: usdcAbi,
         functionName: "authorizationState",
         args: [transfer.from, transfer.nonce],
+        blockNumber: latest,
       });
       if (!used) return { state: "unused" };
-      const latest = await client.getBlockNumber();
       // Filtered by the indexed authorizer and nonce: the token's other logs never travel.
       const range = { fromBlock: latest > LOOKBACK_BLOCKS ? latest - LOOKBACK_BLOCKS : 0n, toBlock: latest };
       const args = { authorizer: transfer.from, nonce: transfer.nonce };
