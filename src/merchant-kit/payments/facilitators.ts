@@ -243,8 +243,8 @@ export class FailoverFacilitator implements FacilitatorClient {
   }
 
   /**
-   * Reads the authorization until the chain shows it used or `settledGraceMs` has passed; undefined when
-   * the chain cannot be read.
+   * Reads the authorization until the chain shows it settled or used elsewhere, or `settledGraceMs` has passed;
+   * undefined when the chain cannot be read.
    */
   private async watch(transfer: AuthorizedTransfer): Promise<ChainWord | undefined> {
     const chain = this.options.chain;
@@ -258,7 +258,10 @@ export class FailoverFacilitator implements FacilitatorClient {
         this.log("warn", "cannot read a settlement's authorization on the chain", { error: String(error) });
         return undefined;
       }
-      if (word.state !== "unused" || Date.now() >= until) return word;
+      // Used, its transaction not found yet, is read again too: a node may show a block's state before its logs
+      // (a failover test once took that moment for the last word, and answered a paid call 402).
+      const settling = word.state === "unused" || word.state === "unknown";
+      if (!settling || Date.now() >= until) return word;
       await sleep(this.pollMs);
     }
   }

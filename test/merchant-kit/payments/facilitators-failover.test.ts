@@ -268,6 +268,16 @@ describe("settle", () => {
     expect(b.calls.settle).toBe(1);
   });
 
+  it("after a time-out, an authorization the chain shows used before its transaction is found is read again until it is: a settlement", async () => {
+    const a = fake("a", { settle: [timeout()] });
+    const b = fake("b");
+    const reader = chain({ state: "unused" }, { state: "unknown" }, { state: "settled", hash: TX });
+    const failover = new FailoverFacilitator([a, b], { ...quiet, chain: reader, settledGraceMs: 1_000 });
+    expect(await verifyThenSettle(failover)).toMatchObject({ success: true, transaction: TX });
+    expect(reader.reads).toBe(3);
+    expect(b.calls.settle).toBe(0);
+  });
+
   it("an upto payment (Permit2, not readable as an EIP-3009 authorization) is never handed on after a time-out", async () => {
     const a = fake("a", { settle: [timeout()] });
     const b = fake("b");
