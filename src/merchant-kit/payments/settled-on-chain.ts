@@ -57,8 +57,8 @@ export function authorizationReader(rpcUrl: string): AuthorizationReader {
   return {
     async read(transfer) {
       // Every read at one block the node has made, not at "latest": anvil resolves "latest" twice and refuses
-      // a call that meets a block being built as out of range (-32602, foundry-rs/foundry#10709), which failed
-      // a settlement whose facilitator was cut off mid-run under a busy test run.
+      // a call that meets a block being built as out of range (-32602, foundry-rs/foundry#10709), which would
+      // leave a settlement its facilitator left unknown unconfirmed; and the state and the logs of one block.
       const latest = await client.getBlockNumber();
       const used = await client.readContract({
         address: transfer.asset,
