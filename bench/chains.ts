@@ -1,5 +1,6 @@
 /**
- * Reports over several chains (`npm run bench:chains [-- --payments N] [--funding SHARE]`, issue 67): the same
+ * Reports over several chains (`npm run bench:chains [-- --payments N] [--funding SHARE]`, or `npm run bench:report --
+ * --chains 3`, issue 67): the same
  * synthetic week (bench/week-file.ts, the one `bench:report` reads) built as one chain's, and split over Base,
  * Polygon and Arbitrum in one store, each chain's week built by its own report service on a connection of its
  * own, all at once, as `serve` builds them. The goal: the three chains' weeks within 10% of the one chain's, in
@@ -41,8 +42,11 @@ const flag = (name: string): number | undefined => {
   return n;
 };
 for (const arg of argv.filter((a) => a.startsWith("--")))
-  if (!["--payments", "--funding", "--memory-gb"].includes(arg))
-    throw new Error(`unknown ${arg}: use --payments N, --funding SHARE, --memory-gb N`);
+  if (!["--payments", "--funding", "--memory-gb", "--chains"].includes(arg))
+    throw new Error(`unknown ${arg}: use --payments N, --funding SHARE, --memory-gb N, --chains 3`);
+// `bench:report -- --chains 3` comes here: the three chains the project knows, no other count.
+if ((flag("chains") ?? CHAIN_RECORDS.length) !== CHAIN_RECORDS.length)
+  throw new Error(`--chains: the week is split over the ${CHAIN_RECORDS.length} chains the project knows`);
 const payments = flag("payments") ?? FULL.payments;
 const scale = payments / FULL.payments;
 const params = {

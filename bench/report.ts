@@ -22,7 +22,8 @@
  *
  * Flags: --payments N, --merchants N, --buyers N, --seed N, --threads N (DuckDB threads; default: all cores),
  * --memory-gb N (DuckDB's memory limit in GB, fractions allowed; default 1, the service's default),
- * --funding SHARE (the share of buyers with a funding history before the window, which the clusters read; default 0).
+ * --funding SHARE (the share of buyers with a funding history before the window, which the clusters read; default 0),
+ * --chains 3 (the same week split over three chains in one store, beside it as one chain's: bench/chains.ts).
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -75,6 +76,12 @@ function parseFlags(argv: string[]): Map<string, number> {
   return flags;
 }
 
+// `--chains 3` (issue 67): the week split over Base, Polygon and Arbitrum in one store, beside it as one chain's
+// (bench/chains.ts, also `npm run bench:chains`).
+if (process.argv.includes("--chains")) {
+  await import("./chains.ts");
+  process.exit(0);
+}
 const flags = parseFlags(process.argv.slice(2));
 const payments = flags.get("payments") ?? FULL.payments;
 const scale = payments / FULL.payments;
