@@ -173,6 +173,22 @@ export class Analytics implements Sql {
   }
 
   /**
+   * `fn` alone among the `storeTurn`s of every connection of this process to the file: for writers on several
+   * connections whose transactions can meet on one row (two chains' indexers adding one merchant, a merchant
+   * paid on both), which DuckDB would refuse to the later one at its commit as a conflict. Readers and the
+   * report builds, which write their own chain's rows, need no turn.
+   */
+  storeTurn<T>(fn: () => Promise<T>): Promise<T> {
+    const root = this.owner ?? this;
+    const turn = root.lastStoreTurn.then(fn, fn);
+    root.lastStoreTurn = turn.catch(() => undefined);
+    return turn;
+  }
+
+  /** The last turn `storeTurn` queued on the file's first connection, for every connection. */
+  private lastStoreTurn: Promise<unknown> = Promise.resolve();
+
+  /**
    * A write that changes what a report says (`bumpDataVersion`) reached data from block `from` on: told
    * to `changes` once it is committed, so that no reader renders from it before the store holds it.
    */

@@ -134,7 +134,7 @@ export const COMMANDS: readonly Command[] = [
     name: "serve",
     summary: "the report service and merchant hosts; with --rpc, indexing that chain too",
     notes:
-      "Each service on its own port; one JSON line of their URLs when ready (and metrics: the process's /metrics, docs/metrics.md); SIGINT or SIGTERM stops it. With --rpc URL (and the indexer's flags) the indexer follows that chain into the analytics while serving, waiting out RPC outages; /healthz says how far behind it is.",
+      "Each service on its own port; one JSON line of their URLs when ready (and metrics: the process's /metrics, docs/metrics.md); SIGINT or SIGTERM stops it. With --rpc URL (and the indexer's flags) the indexer follows that chain (--chain) into the analytics while serving, waiting out RPC outages; /healthz says how far behind it is. Each chain given X402M_RPC_URL_<CHAIN> (BASE, POLYGON, ARBITRUM) is followed too, by an indexer of its own (docs/chains.md).",
     flags: {
       only: `the services to run, comma-separated, of ${SERVICES} (default: reports and every merchant whose wallet is set)`,
       port: `the report service's port (default PORT, else ${DEFAULT_PORT}; 0 picks a free one); a merchant's is X402M_<NAME>_PORT`,
@@ -142,7 +142,9 @@ export const COMMANDS: readonly Command[] = [
       data: DATA,
       "public-url":
         "the base of page and badge URLs (default X402M_PUBLIC_URL, else the service's own address)",
-      rpc: "a Base JSON-RPC endpoint (http or https) whose x402 payments the indexer follows while serving",
+      rpc: "a JSON-RPC endpoint (http or https) of the chain --chain names (default Base) whose x402 payments the indexer follows while serving",
+      chain:
+        "the chain --rpc serves: base (the default), polygon or arbitrum; X402M_RPC_URL_<CHAIN> gives others (docs/chains.md)",
       ...INDEXER,
       "outage-retry-max": "the longest wait between attempts to reach an RPC that is down (default 60)",
     },

@@ -28,10 +28,7 @@ export const DEFAULT_RPS = 25;
  * The indexer's options from the command line (`index`, and `serve --rpc`): everything but the analytics database,
  * the signal and the progress callback.
  */
-export function indexerOptionsFrom(
-  flags: Flags,
-  { follow }: { follow: boolean },
-): Omit<IndexerOptions, "analytics" | "signal" | "onEvent"> {
+export function indexerOptionsFrom(flags: Flags, { follow }: { follow: boolean }): IndexerFlagOptions {
   if (!flags.rpc) throw new UsageError("--rpc URL is needed (a Base JSON-RPC endpoint)");
   if (!/^https?:\/\/\S+$/.test(flags.rpc))
     throw new UsageError(`--rpc must be an http(s) URL, not "${flags.rpc}"`);
@@ -102,6 +99,33 @@ export function indexerOptionsFrom(
       ? { url: flags.discovery, refreshMs: options.discoveryRefresh && options.discoveryRefresh * 1000 }
       : undefined,
   };
+}
+
+type IndexerFlagOptions = Omit<IndexerOptions, "analytics" | "signal" | "onEvent">;
+
+/**
+ * What `serve` follows: the chain `--rpc` names (`--chain`, Base by default) with every `index` flag, and each
+ * chain given an RPC by `X402M_RPC_URL_<SLUG>` (src/services/follow-settings.ts) with the same flags but those
+ * that name one chain's blocks (`--from-block`, `--to-block`: its indexer starts where the store left it, or at
+ * its registry's start) and the Bazaar's refresh, which one indexer does for all. `--rpc` wins over its chain's
+ * variable. `--facilitator` signers count on every chain followed: a facilitator's key is one address on each.
+ */
+export function followOptionsFrom(
+  flags: Flags,
+  rpcs: Readonly<Record<string, string>>,
+): IndexerFlagOptions[] {
+  const named = flags.rpc === undefined ? undefined : indexerOptionsFrom(flags, { follow: true });
+  const others = Object.entries(rpcs)
+    .filter(([slug]) => slug !== named?.chain?.slug)
+    .map(([slug, rpc]) =>
+      indexerOptionsFrom(
+        { ...flags, rpc, chain: slug, "from-block": undefined, "to-block": undefined },
+        { follow: true },
+      ),
+    );
+  const all = named ? [named, ...others] : others;
+  // One Bazaar refresh for the store, by the first indexer (others' listings would be the same rows).
+  return all.map((options, i) => (i === 0 ? options : { ...options, discovery: undefined }));
 }
 
 export async function runIndex(args: string[], flags: Flags): Promise<number> {

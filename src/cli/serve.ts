@@ -32,10 +32,11 @@ export function chooseServices(only: string | undefined, config: Config): Servic
 
 /**
  * Serves the report service and the merchant hosts, each on its own port. Prints one JSON line mapping
- * each service to its base URL, and `metrics` to the operator's `/metrics` (docs/metrics.md), when ready; stops on SIGINT/SIGTERM. With `--rpc URL` (and the `index`
- * flags), the indexer follows that chain into the analytics database in the same process (DuckDB has
- * one writing process), so the reports stay current while they are served; through an RPC outage it
- * waits (`--outage-retry-max SECONDS` between attempts, default 60) and catches up after.
+ * each service to its base URL, and `metrics` to the operator's `/metrics` (docs/metrics.md), when ready; stops
+ * on SIGINT/SIGTERM. With `--rpc URL` (and the `index` flags), the indexer follows that chain (`--chain`) into the
+ * analytics database in the same process (DuckDB has one writing process), so the reports stay current while
+ * they are served, and so does one indexer for each chain `X402M_RPC_URL_<CHAIN>` gives an RPC; through an RPC
+ * outage each waits (`--outage-retry-max SECONDS` between attempts, default 60) and catches up after.
  */
 export async function runServe(args: string[], flags: Flags): Promise<number> {
   if (args.length > 0) throw new UsageError("serve takes no arguments");
@@ -45,12 +46,21 @@ export async function runServe(args: string[], flags: Flags): Promise<number> {
   if (flags.rpc !== undefined && !services.includes("reports")) {
     throw new UsageError("--rpc indexes into the report service's analytics database: serve reports too");
   }
-  // Loaded on demand: the indexer is only for --rpc, the x402 packages and mathjs only for merchants.
-  const follow = flags.rpc === undefined ? undefined : await import("./indexer.ts");
-  const indexer = follow?.indexerOptionsFrom(flags, { follow: true });
+  if (flags.chain !== undefined && flags.rpc === undefined) {
+    throw new UsageError("--chain names the chain --rpc serves: give --rpc URL too");
+  }
+  // The chains to follow: --rpc's, and each given X402M_RPC_URL_<SLUG>, when the report service is served here
+  // (a merchant host alone indexes nothing, whatever the environment it shares with the report unit says).
+  const rpcs = services.includes("reports") ? config.follow.rpc : {};
+  const following = flags.rpc !== undefined || Object.keys(rpcs).length > 0;
+  // Loaded on demand: the indexer is only for a chain to follow, the x402 packages and mathjs only for merchants.
+  const follow = following ? await import("./indexer.ts") : undefined;
+  const indexers = follow?.followOptionsFrom(flags, rpcs) ?? [];
   const outageMaxMs = follow?.outageRetryMaxMs(flags);
   if (flags["outage-retry-max"] !== undefined && !follow) {
-    throw new UsageError("--outage-retry-max is for the indexer of serve --rpc URL");
+    throw new UsageError(
+      "--outage-retry-max is for the indexers of serve --rpc URL or X402M_RPC_URL_<CHAIN>",
+    );
   }
   // start.ts and merchants.ts, not the services' index: that also loads the facilitator, which serve never starts.
   const { startServices } = await import("../services/start.ts");
@@ -62,23 +72,28 @@ export async function runServe(args: string[], flags: Flags): Promise<number> {
   const lifecycle = new Lifecycle();
   const stopped = untilSignal();
   try {
-    let reporter: { onEvent(event: unknown): void; stop(): void } | undefined;
-    if (indexer) {
-      const { createReporter } = await import("../indexer/index.ts");
-      reporter = createReporter();
-      lifecycle.add("progress", () => reporter?.stop());
-    }
+    // A progress reporter per chain: each line names its chain when several are followed.
+    const { createReporter } = following
+      ? await import("../indexer/index.ts")
+      : { createReporter: undefined };
     const started = await startServices({
       config,
       lifecycle,
       merchants,
       reports: services.includes("reports")
         ? {
-            follow: indexer && {
-              ...indexer,
-              outage: outageMaxMs === undefined ? undefined : { maxMs: outageMaxMs },
-              onEvent: (event) => reporter?.onEvent(event),
-            },
+            follow: indexers.map((indexer) => {
+              const reporter = createReporter?.(
+                process.stderr,
+                indexers.length > 1 ? { chain: indexer.chain?.slug } : {},
+              );
+              lifecycle.add("progress", () => reporter?.stop());
+              return {
+                ...indexer,
+                outage: outageMaxMs === undefined ? undefined : { maxMs: outageMaxMs },
+                onEvent: (event) => reporter?.onEvent(event),
+              };
+            }),
           }
         : undefined,
     });

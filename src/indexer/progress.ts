@@ -13,7 +13,15 @@ export interface Reporter {
   stop(): void;
 }
 
-export function createReporter(stream: NodeJS.WriteStream = process.stderr): Reporter {
+/**
+ * A bar on a terminal, else JSON lines. With `fields` (`{chain}` when `serve` follows several chains), JSON
+ * lines each carrying them: several bars would draw over one another.
+ */
+export function createReporter(
+  stream: NodeJS.WriteStream = process.stderr,
+  fields: Readonly<Record<string, string | undefined>> = {},
+): Reporter {
+  if (Object.keys(fields).length > 0) return new JsonReporter(stream, undefined, fields);
   return stream.isTTY ? new BarReporter(stream) : new JsonReporter(stream);
 }
 
@@ -27,6 +35,8 @@ export class JsonReporter implements Reporter {
   constructor(
     private readonly stream: NodeJS.WritableStream,
     private readonly minIntervalMs = 1_000,
+    /** Fields every line carries after its message (the chain, when several are followed). */
+    private readonly fields: Readonly<Record<string, string | undefined>> = {},
   ) {}
 
   onEvent(event: IndexerEvent): void {
@@ -167,7 +177,7 @@ export class JsonReporter implements Reporter {
   }
 
   private line(level: string, msg: string, fields: object): object {
-    return { level, msg, ...fields };
+    return { level, msg, ...this.fields, ...fields };
   }
 }
 

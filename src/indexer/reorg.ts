@@ -51,29 +51,31 @@ export async function rewindTo(
   chain: ChainRecord = BASE_RECORD,
 ): Promise<void> {
   const above = { chain: chain.slug, block: ancestor.block };
-  await analytics.transaction(async () => {
-    for (const table of [
-      "payments",
-      "transfers",
-      "balances",
-      "facilitator_candidates",
-      "channels",
-      "channel_events",
-      "indexer_blocks",
-      "checkpoints",
-    ]) {
-      await analytics.run(`DELETE FROM ${table} WHERE chain = $chain AND block_number > $block`, above);
-    }
-    await unsealAbove(analytics, chain, ancestor.block);
-    await analytics.run(
-      "INSERT OR REPLACE INTO checkpoints VALUES ($chain, $block, to_timestamp($time)::TIMESTAMP)",
-      { ...above, time: ancestor.time },
-    );
-    await analytics.run(
-      `UPDATE indexer_state SET block_number = $block, block_hash = $hash,
+  await analytics.storeTurn(() =>
+    analytics.transaction(async () => {
+      for (const table of [
+        "payments",
+        "transfers",
+        "balances",
+        "facilitator_candidates",
+        "channels",
+        "channel_events",
+        "indexer_blocks",
+        "checkpoints",
+      ]) {
+        await analytics.run(`DELETE FROM ${table} WHERE chain = $chain AND block_number > $block`, above);
+      }
+      await unsealAbove(analytics, chain, ancestor.block);
+      await analytics.run(
+        "INSERT OR REPLACE INTO checkpoints VALUES ($chain, $block, to_timestamp($time)::TIMESTAMP)",
+        { ...above, time: ancestor.time },
+      );
+      await analytics.run(
+        `UPDATE indexer_state SET block_number = $block, block_hash = $hash,
          block_time = to_timestamp($time)::TIMESTAMP, updated_at = now()::TIMESTAMP WHERE chain = $chain`,
-      { ...above, hash: ancestor.hash, time: ancestor.time },
-    );
-    await bumpDataVersion(analytics, ancestor.block + 1, chain.slug);
-  });
+        { ...above, hash: ancestor.hash, time: ancestor.time },
+      );
+      await bumpDataVersion(analytics, ancestor.block + 1, chain.slug);
+    }),
+  );
 }

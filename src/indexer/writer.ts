@@ -156,30 +156,33 @@ export class BatchWriter {
     );
     const known = this.merchants;
     const fresh = [...new Set(batch.payments.map((p) => p.payTo))].filter((m) => !known.has(m));
-    const counts = await this.analytics.transaction(async () => {
-      const range = { lo: batch.from, hi: batch.to };
-      const added: CommitCounts = {
-        payments: await this.add("payments", batch.payments, range),
-        candidates: await this.add("facilitator_candidates", batch.candidates, range),
-        transfers: await this.add("transfers", batch.transfers, range),
-        history: await this.addHistory(batch),
-        balances: await this.addBalances(batch.balances ?? []),
-      };
-      await this.addChannels(batch);
-      // Every wallet paid through x402 is a merchant with a report; its name stays NULL (the report
-      // then names it after its listings' host).
-      await addMerchants(this.analytics, this.chain, fresh);
-      // The report's day groups: the days these payments touch, and past days not grouped yet.
-      if (added.payments > 0) {
-        await paymentsWritten(this.analytics, this.record, range, {
-          until: batch.end.time,
-          limit: SEALS_PER_COMMIT,
-        });
-      }
-      await this.saveCheckpoint(batch, options);
-      await bumpDataVersion(this.analytics, lowestChanged(batch, options, fresh.length > 0), this.chain);
-      return added;
-    });
+    // In the store's turn: another chain's indexer on another connection may add the same merchant.
+    const counts = await this.analytics.storeTurn(() =>
+      this.analytics.transaction(async () => {
+        const range = { lo: batch.from, hi: batch.to };
+        const added: CommitCounts = {
+          payments: await this.add("payments", batch.payments, range),
+          candidates: await this.add("facilitator_candidates", batch.candidates, range),
+          transfers: await this.add("transfers", batch.transfers, range),
+          history: await this.addHistory(batch),
+          balances: await this.addBalances(batch.balances ?? []),
+        };
+        await this.addChannels(batch);
+        // Every wallet paid through x402 is a merchant with a report; its name stays NULL (the report
+        // then names it after its listings' host).
+        await addMerchants(this.analytics, this.chain, fresh);
+        // The report's day groups: the days these payments touch, and past days not grouped yet.
+        if (added.payments > 0) {
+          await paymentsWritten(this.analytics, this.record, range, {
+            until: batch.end.time,
+            limit: SEALS_PER_COMMIT,
+          });
+        }
+        await this.saveCheckpoint(batch, options);
+        await bumpDataVersion(this.analytics, lowestChanged(batch, options, fresh.length > 0), this.chain);
+        return added;
+      }),
+    );
     for (const m of fresh) known.add(m);
     return counts;
   }

@@ -1,8 +1,8 @@
 /**
  * The one validated configuration, put together from its owners' sections: the core every process reads
- * (src/config/core.ts), the merchant kit's, the standalone facilitator's and the merchants'. Read once at
- * start from flags and the environment; every module receives the slice it needs as a parameter and never
- * reads `process.env` itself.
+ * (src/config/core.ts), the merchant kit's, the standalone facilitator's, the report service's (its attester,
+ * the chains it follows) and the merchants'. Read once at start from flags and the environment; every module
+ * receives the slice it needs as a parameter and never reads `process.env` itself.
  */
 import { coreSection } from "../config/core.ts";
 import { type ConfigFlags, type ConfigInput, configLoader, type SettingsOf } from "../config/section.ts";
@@ -10,12 +10,14 @@ import { merchantKitSection } from "../merchant-kit/settings.ts";
 import { MERCHANT_SECTIONS } from "../merchants/settings.ts";
 import { attestSection } from "./attest-settings.ts";
 import { facilitatorSection } from "./facilitator-settings.ts";
+import { followSection } from "./follow-settings.ts";
 
 const SECTIONS = [
   coreSection,
   facilitatorSection,
   merchantKitSection,
   attestSection,
+  followSection,
   ...MERCHANT_SECTIONS,
 ] as const;
 

@@ -1,12 +1,12 @@
 /**
  * The report service as a service of this process: the analytics database, the report pages and API on
- * `config.host`:`config.port`, and, when asked, the indexer following a chain into the same database
- * (DuckDB lets one process write a database file, so the indexer runs here rather than beside it).
+ * `config.host`:`config.port`, and, when asked, an indexer for each chain followed, into the same database
+ * (DuckDB lets one process write a database file, so the indexers run here rather than beside it).
  */
 
 import { type Analytics, openAnalyticsWaiting } from "../analytics/duckdb.ts";
 import { analyticsNotice } from "../analytics/notice.ts";
-import { chains } from "../chain/chains.ts";
+import { BASE_RECORD, chains } from "../chain/chains.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import { log } from "../common/log.ts";
 import { withMetrics } from "../common/metrics-server.ts";
@@ -37,13 +37,16 @@ export type AttestOptions = Omit<AttesterOptions, "reports" | "analytics">;
 /** The follower's options, but for what the service provides (its database connection). */
 export type FollowOptions = Omit<FollowerOptions, "analytics">;
 
+/** The chains followed: one, or several (each its own chain, its own indexer on its own connection). */
+export type Following = FollowOptions | readonly FollowOptions[];
+
 export interface ReportsService {
   url: string;
   analytics: Analytics;
   reports: ReportService;
   /**
-   * The indexer's run when one follows a chain: it waits out RPC outages, and settles only when stopped
-   * or when the indexer fails for another reason.
+   * The indexers' run when any follows a chain: each waits out RPC outages, and this settles when all are
+   * stopped, or when one fails for another reason.
    */
   indexing?: Promise<unknown>;
 }
@@ -55,18 +58,20 @@ export interface ReportsService {
  */
 export async function startReportService(
   config: Config,
-  follow: FollowOptions | undefined,
+  following: Following | undefined,
   lifecycle: Lifecycle,
   limit?: UnpaidLimit,
   attest?: AttestOptions,
 ): Promise<ReportsService> {
+  const follow = followedChains(following);
   const analytics = await openAnalyticsWaiting(config, OPEN_WAIT_MS);
   lifecycle.add("analytics database", () => analytics.stop());
   // The notice and the readiness probe read on a connection of their own: on the report service's, they
   // would wait behind a build's statements (seconds on a large store).
   const probes = await analytics.fork();
   let reports: ReportService | undefined;
-  let follower: Follower | undefined;
+  /** The followers by chain slug, each once started. */
+  const followers = new Map<string, Follower>();
   const server = await listenWithUrlOn(
     "reports",
     async (url) => {
@@ -83,9 +88,12 @@ export async function startReportService(
       reports = services[0];
       const routes = reportRoutes(services, {
         notice: () => analyticsNotice(probes),
-        health: () => health(follower),
+        health: () => health(follow, followers),
         limit,
-        ready: reportReadiness(probes, follow ? () => follower : undefined),
+        ready: reportReadiness(
+          probes,
+          follow.map((f) => ({ chain: followedSlug(f), follower: () => followers.get(followedSlug(f)) })),
+        ),
       });
       return withMetrics(routes.fetch, config.metrics.token);
     },
@@ -93,7 +101,9 @@ export async function startReportService(
     config.port,
   );
   lifecycle.addServer("reports http", server);
-  if (follow) follower = await startIndexer(analytics, follow, lifecycle);
+  for (const options of follow) {
+    followers.set(followedSlug(options), await startIndexer(analytics, options, lifecycle));
+  }
   const attesting = attest ?? configuredAttester(config, follow);
   if (attesting) await startAttester(analytics, reports as ReportService, attesting, lifecycle);
   writeServiceRecord(config.dataDir, {
@@ -103,16 +113,40 @@ export async function startReportService(
     started_at: new Date().toISOString(),
   });
   lifecycle.add("report service record", () => removeServiceRecord(config.dataDir, process.pid));
-  return { url: server.url, analytics, reports: reports as ReportService, indexing: follower?.done };
+  const runs = [...followers.values()].map((f) => f.done);
+  return {
+    url: server.url,
+    analytics,
+    reports: reports as ReportService,
+    // Settles when all have stopped, or as soon as one fails: an indexer that fails stops the service.
+    indexing: runs.length === 0 ? undefined : Promise.all(runs),
+  };
 }
+
+/** The chains to follow as a list, each named once: two indexers of one chain would write its rows twice. */
+function followedChains(following: Following | undefined): readonly FollowOptions[] {
+  const list = following === undefined ? [] : "rpc" in following ? [following as FollowOptions] : following;
+  const slugs = list.map(followedSlug);
+  const twice = slugs.find((slug, i) => slugs.indexOf(slug) !== i);
+  if (twice !== undefined) throw new ConfigError(`the chain ${twice} is followed twice: give it one RPC`);
+  return list;
+}
+
+const followedSlug = (options: FollowOptions): string => (options.chain ?? BASE_RECORD).slug;
 
 /**
  * The report service's health: `ok` without an indexer; with one, `degraded` while it lags (the RPC
- * fails, or it is behind), with how far. Reports are served either way, from what is stored.
+ * fails, or it is behind), with how far (`indexer`); with several, `degraded` while any lags, each under its
+ * chain (`indexers`). Reports are served either way, from what is stored.
  */
-function health(follower: Follower | undefined): ServiceHealth {
-  if (!follower) return { status: "ok" };
-  return { status: follower.degraded() ? "degraded" : "ok", indexer: follower.health() };
+function health(follow: readonly FollowOptions[], followers: ReadonlyMap<string, Follower>): ServiceHealth {
+  if (follow.length === 0) return { status: "ok" };
+  const list = [...followers.values()];
+  // Not all started yet: the service is up, its data not yet followed.
+  const degraded = list.length < follow.length || list.some((f) => f.degraded());
+  const status = degraded ? "degraded" : "ok";
+  if (follow.length === 1) return { status, ...(list[0] ? { indexer: list[0].health() } : {}) };
+  return { status, indexers: Object.fromEntries([...followers].map(([slug, f]) => [slug, f.health()])) };
 }
 
 /** The indexer following the chain on its own connection to the database; closing stops it first. */
@@ -136,13 +170,14 @@ async function startIndexer(
  * The attester the configuration asks for: none without X402M_ATTEST_KEY (so none on mainnet until the
  * operator gives it a key of its own); the chain it attests on is X402M_ATTEST_RPC, else the one followed.
  */
-function configuredAttester(config: Config, follow: FollowOptions | undefined): AttestOptions | undefined {
+function configuredAttester(config: Config, follow: readonly FollowOptions[]): AttestOptions | undefined {
   const { key, rpc, maxCostWei, fromBlock } = config.attest;
   if (!key) return undefined;
-  const chain = rpc ?? follow?.rpc.url;
+  // Attestations are made on Base: the chain followed otherwise is not where they go.
+  const chain = rpc ?? follow.find((f) => followedSlug(f) === BASE_RECORD.slug)?.rpc.url;
   if (!chain) {
     throw new ConfigError(
-      "X402M_ATTEST_KEY is set but there is no chain to attest on: set X402M_ATTEST_RPC, or serve --rpc URL",
+      "X402M_ATTEST_KEY is set but there is no chain to attest on: set X402M_ATTEST_RPC, or follow Base (serve --rpc URL)",
     );
   }
   return { key, rpc: chain, maxCostWei, ...(fromBlock === null ? {} : { from: fromBlock }) };

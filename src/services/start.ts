@@ -20,7 +20,7 @@ import type { Config } from "./config.ts";
 import type { FacilitatorServiceOptions } from "./facilitator.ts";
 import { type ExtraHost, startMerchantHosts } from "./merchants.ts";
 import { startMetricsListener } from "./metrics.ts";
-import type { AttestOptions, FollowOptions } from "./reports.ts";
+import type { AttestOptions, Following } from "./reports.ts";
 
 export interface ServicesOptions {
   config: Config;
@@ -32,11 +32,11 @@ export interface ServicesOptions {
   /** Hosts beyond the configured merchants (the demo's shops), served with the same merchant kit. */
   hosts?: readonly ExtraHost[];
   /**
-   * The report service, and a chain its indexer follows: options, or a function of the URLs of what was
-   * started before it (the demo's indexer reads the Bazaar of the facilitator started here).
+   * The report service, and the chains its indexers follow (one each): options, or a function of the URLs of
+   * what was started before it (the demo's indexer reads the Bazaar of the facilitator started here).
    */
   reports?: {
-    follow?: FollowOptions | ((urls: Record<string, string>) => FollowOptions);
+    follow?: Following | ((urls: Record<string, string>) => Following);
     /** The weekly attester, instead of the configured one (the demo's, on its devnet). */
     attest?: AttestOptions;
   };

@@ -92,6 +92,45 @@ describe("Analytics.transaction", () => {
   });
 });
 
+describe("Analytics.storeTurn", () => {
+  it("lets two connections' writers add the same key at once, where DuckDB refuses one of them without turns", async () => {
+    await analytics.run("CREATE TABLE turn_keys (k VARCHAR PRIMARY KEY)");
+    const [a, b] = [await analytics.fork(), await analytics.fork()];
+    // Each writer's transaction adds the key, then (apart) waits for the other's to have tried too: both open at once.
+    const add = (db: Analytics, key: string, tried?: () => Promise<void>) =>
+      db.transaction(async () => {
+        try {
+          await db.run("INSERT OR IGNORE INTO turn_keys VALUES ($key)", { key });
+        } finally {
+          await tried?.();
+        }
+      });
+    let arrived = 0;
+    let release = () => {};
+    const both = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const tried = () => {
+      if (++arrived === 2) release();
+      return both;
+    };
+    try {
+      const apart = await Promise.allSettled([add(a, "m1", tried), add(b, "m1", tried)]);
+      expect(apart.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
+      const turns = await Promise.allSettled([
+        a.storeTurn(() => add(a, "m2")),
+        b.storeTurn(() => add(b, "m2")),
+        analytics.storeTurn(() => add(analytics, "m2")),
+      ]);
+      expect(turns.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "fulfilled"]);
+      expect(await analytics.all("SELECT k FROM turn_keys ORDER BY k")).toEqual([{ k: "m1" }, { k: "m2" }]);
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+});
+
 describe("calls at once on one connection", () => {
   it("each answer its own parameters and none fails, kept statements, appends and writes among them", async () => {
     // DuckDB fails one of two calls at once on a connection ("Attempting to execute an unsuccessful or closed

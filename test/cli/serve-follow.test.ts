@@ -1,6 +1,8 @@
 /**
  * `serve --rpc URL`: the report service and the indexer following a chain in one process. A buyer pays
- * a merchant on the devnet; the served report shows it, and shows the next payment too.
+ * a merchant on the devnet; the served report shows it, and shows the next payment too. Polygon is followed
+ * beside it (`X402M_RPC_URL_POLYGON`, a second devnet as chain 137), the same merchant paid there: each chain's
+ * report holds its own payments, and `/healthz` says how far each indexer is.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
@@ -11,18 +13,21 @@ import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Devnet } from "../../src/chain/devnet/index.ts";
+import { POLYGON_RECORD } from "../../src/chain/chains.ts";
+import type { Devnet, DevnetAccount } from "../../src/chain/devnet/index.ts";
 import { type Listening, listen } from "../../src/common/listen.ts";
 import type { Facilitator } from "../../src/facilitator/index.ts";
 import { startMiner } from "../helpers/chain.ts";
 import { LEDGER_KIND, openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator, startShop } from "../helpers/facilitator.ts";
 import { GENESIS, startTestDevnet } from "../helpers/indexer.ts";
+import { mineAll, Settler } from "../helpers/settle.ts";
 import { NETWORK, newMerchant } from "../helpers/x402.ts";
 
 const BIN = path.resolve(import.meta.dirname, "../../bin/x402-merchants");
 const merchant = newMerchant();
 let devnet: Devnet;
+let polygon: Devnet;
 let miner: ReturnType<typeof startMiner>;
 let ledger: Awaited<ReturnType<typeof openTestDatabase>>;
 let facilitator: Facilitator;
@@ -32,8 +37,17 @@ let serve: ChildProcess | undefined;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-serve-follow-"));
 
 beforeAll(async () => {
-  devnet = await startTestDevnet({ buyers: 1 });
+  [devnet, polygon] = await Promise.all([
+    startTestDevnet({ buyers: 1 }),
+    startTestDevnet({ chain: POLYGON_RECORD, buyers: 1, genesisNumber: 0 }),
+  ]);
   miner = startMiner(devnet);
+  // Polygon's payment first, mined before serve starts: its indexer reads it from the chain's first block.
+  const settler = new Settler(polygon, polygon.facilitatorAccount);
+  await settler.settle([
+    { buyer: polygon.buyers[0] as DevnetAccount, payTo: merchant as `0x${string}`, amount: 420_000n },
+  ]);
+  await mineAll(polygon);
   ledger = await openTestDatabase(LEDGER_KIND);
   facilitator = await devnetFacilitator(devnet, ledger.db);
   facilitatorServer = await listen(facilitator.app.fetch, "127.0.0.1", 0);
@@ -50,6 +64,7 @@ afterAll(async () => {
   await ledger?.close();
   await miner?.stop();
   await devnet?.stop();
+  await polygon?.stop();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -63,13 +78,13 @@ async function pay(): Promise<void> {
   expect((await paying(`${shop.url}/weather?city=Lisbon`)).status).toBe(200);
 }
 
-async function reportTx(base: string): Promise<number> {
-  const response = await fetch(`${base}/v1/reports/base/${merchant}`);
+async function reportTx(base: string, chain = "base"): Promise<number> {
+  const response = await fetch(`${base}/v1/reports/${chain}/${merchant}`);
   return response.ok ? ((await response.json()) as { tx: number }).tx : -1;
 }
 
 describe("serve --rpc", () => {
-  it("indexes the chain while serving, so each new payment reaches the report", async () => {
+  it("indexes each chain while serving, so each new payment reaches its chain's report", async () => {
     await pay();
     serve = spawn(
       process.execPath,
@@ -85,7 +100,7 @@ describe("serve --rpc", () => {
         "--rpc",
         devnet.rpc,
         "--facilitator",
-        devnet.facilitatorAccount.address,
+        `${devnet.facilitatorAccount.address},${polygon.facilitatorAccount.address}`,
         "--from-block",
         String(GENESIS),
         "--reorg-depth",
@@ -93,7 +108,10 @@ describe("serve --rpc", () => {
         "--poll-ms",
         "100",
       ],
-      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, X402M_METRICS_PORT: "0" } },
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...process.env, X402M_METRICS_PORT: "0", X402M_RPC_URL_POLYGON: polygon.rpc },
+      },
     );
     let stderr = "";
     serve.stderr?.on("data", (c: Buffer) => {
@@ -110,6 +128,21 @@ describe("serve --rpc", () => {
     await expect.poll(() => reportTx(ready.reports), { timeout: 30_000, interval: 200 }).toBe(1);
     await pay();
     await expect.poll(() => reportTx(ready.reports), { timeout: 30_000, interval: 200 }).toBe(2);
+    // Polygon's payment in Polygon's report only: Base's counts its own two.
+    await expect.poll(() => reportTx(ready.reports, "polygon"), { timeout: 30_000, interval: 200 }).toBe(1);
+    const polygonReport = (await (await fetch(`${ready.reports}/v1/reports/polygon/${merchant}`)).json()) as {
+      chain: string;
+      usd: number;
+    };
+    expect(polygonReport).toMatchObject({ chain: "polygon", usd: 0.42 });
+    expect(await reportTx(ready.reports)).toBe(2);
+    const health = (await (await fetch(`${ready.reports}/healthz`)).json()) as {
+      indexers: Record<string, { indexed_block: number | null }>;
+    };
+    expect(Object.keys(health.indexers).sort()).toEqual(["base", "polygon"]);
+    expect(health.indexers.polygon?.indexed_block).toBeGreaterThan(0);
+    // Each chain's progress lines name it.
+    expect(stderr).toMatch(/"chain":"polygon"/);
 
     const exited = new Promise<number | null>((resolve) => serve?.once("exit", resolve));
     serve.kill("SIGTERM");
@@ -131,5 +164,17 @@ describe("serve --rpc", () => {
     const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
     expect(code).toBe(2);
     expect(stderr).toMatch(/--rpc indexes into the report service's analytics/);
+  }, 30_000);
+
+  it("refuses --chain without the --rpc it names the chain of", async () => {
+    const child = spawn(process.execPath, [BIN, "serve", "--only", "reports", "--chain", "polygon"], {
+      env: { ...process.env, X402M_METRICS_PORT: "0", X402M_DATA: dataDir },
+    });
+    let stderr = "";
+    child.stderr.on("data", (c: Buffer) => {
+      stderr += c.toString();
+    });
+    expect(await new Promise<number | null>((resolve) => child.once("exit", resolve))).toBe(2);
+    expect(stderr).toMatch(/--chain names the chain --rpc serves/);
   }, 30_000);
 });

@@ -37,6 +37,18 @@ describe("the configuration", () => {
     );
   });
 
+  it("follows a chain given X402M_RPC_URL_<CHAIN>, none by default, and names the variable of a bad URL", () => {
+    expect(loadConfig({ env: {} }).follow.rpc).toEqual({});
+    expect(
+      loadConfig({
+        env: { X402M_RPC_URL_POLYGON: " https://polygon.example/rpc ", X402M_RPC_URL_ARBITRUM: "" },
+      }).follow.rpc,
+    ).toEqual({ polygon: "https://polygon.example/rpc" });
+    expect(refusal({ X402M_RPC_URL_ARBITRUM: "wss://arb.example" })).toMatch(
+      /^invalid X402M_RPC_URL_ARBITRUM: an http\(s\) JSON-RPC URL/,
+    );
+  });
+
   it("serves the inference host on its own port, wallet and URL", () => {
     expect(loadConfig({ env: {} }).merchants.inference).toEqual({
       payTo: null,

@@ -188,7 +188,9 @@ describe("a report service", () => {
       done: Promise.resolve(),
       stop: async () => undefined,
     };
-    const up = reportRoutes(reports, { ready: reportReadiness(analytics, () => lagging) });
+    const up = reportRoutes(reports, {
+      ready: reportReadiness(analytics, [{ chain: "base", follower: () => lagging }]),
+    });
     const ready = await up.request("/readyz");
     expect([ready.status, await ready.json()]).toEqual([
       200,

@@ -14,22 +14,22 @@ export interface ServiceHealth {
 }
 
 /**
- * What the report service needs to serve: `analytics`, its database answers; with an indexer following
- * the chain (`follower()`, undefined until it has started), `indexer`, always ok: reports are served from
- * what is stored however far it lags, and the body says how far (`lag_blocks`, `lag_seconds`, its RPC's
- * state), as `/healthz` does.
+ * What the report service needs to serve: `analytics`, its database answers; for each indexer following a
+ * chain (`follower()`, undefined until it has started), `indexer` (`indexer_<chain>` when several are
+ * followed), always ok: reports are served from what is stored however far it lags, and the body says how
+ * far (`lag_blocks`, `lag_seconds`, its RPC's state), as `/healthz` does.
  */
 export function reportReadiness(
   analytics: Analytics,
-  follower?: () => Follower | undefined,
+  followed: readonly { chain: string; follower: () => Follower | undefined }[] = [],
 ): Record<string, CheckFn> {
   const checks: Record<string, CheckFn> = {
     analytics: cachedCheck("analytics", async () => {
       await analytics.one("SELECT 1");
     }),
   };
-  if (follower) {
-    checks.indexer = async () => {
+  for (const { chain, follower } of followed) {
+    checks[followed.length === 1 ? "indexer" : `indexer_${chain}`] = async () => {
       const following = follower();
       if (!following) return { ok: true, state: "starting" };
       const { state, indexed_block, chain_head, lag_blocks, lag_seconds, rpc } = following.health();
