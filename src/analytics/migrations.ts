@@ -535,6 +535,50 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       INSERT INTO merchant_chains SELECT DISTINCT pay_to, chain FROM payments;
     `,
   },
+  {
+    version: 22,
+    name: "attested weeks by chain",
+    // Each chain's weeks are sealed and attested apart (src/reports/attest/, issue 67 item 5): a week is a chain's
+    // and an end block, as a window is. The tables are made again with the column (DuckDB adds none to a table
+    // with a primary key's index) and their rows copied as Base's, the only chain sealed before: every sealed
+    // week, its reports and proofs, and its attestation stay as they were.
+    sql: `
+      CREATE TABLE attestations_chain (
+        chain VARCHAR NOT NULL,
+        end_block BIGINT NOT NULL,
+        start_block BIGINT NOT NULL,
+        methodology VARCHAR NOT NULL,
+        root VARCHAR NOT NULL,
+        reports INTEGER NOT NULL,
+        feed_hash VARCHAR NOT NULL,
+        public_url VARCHAR NOT NULL,
+        sealed_at TIMESTAMP NOT NULL,
+        chain_id BIGINT,
+        attester VARCHAR,
+        nonce BIGINT,
+        tx VARCHAR,
+        raw_tx VARCHAR,
+        uid VARCHAR,
+        attested_at TIMESTAMP,
+        conflict_uid VARCHAR,
+        PRIMARY KEY (chain, end_block)
+      );
+      INSERT INTO attestations_chain SELECT 'base', * FROM attestations;
+      DROP TABLE attestations;
+      ALTER TABLE attestations_chain RENAME TO attestations;
+      CREATE TABLE attested_reports_chain (
+        chain VARCHAR NOT NULL,
+        end_block BIGINT NOT NULL,
+        address VARCHAR NOT NULL,
+        body VARCHAR NOT NULL,
+        proof VARCHAR NOT NULL,
+        PRIMARY KEY (chain, end_block, address)
+      );
+      INSERT INTO attested_reports_chain SELECT 'base', * FROM attested_reports;
+      DROP TABLE attested_reports;
+      ALTER TABLE attested_reports_chain RENAME TO attested_reports;
+    `,
+  },
 ];
 
 export async function migrate(analytics: Sql): Promise<void> {

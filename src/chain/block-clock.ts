@@ -40,6 +40,14 @@ interface Cadence {
 
 export const WEEK_MS = 7 * 86_400_000;
 
+/** 1970-01-05 00:00 UTC, a Monday: every Monday 00:00 UTC is a whole number of weeks from it. */
+export const A_MONDAY_MS = 4 * 86_400_000;
+
+/** The first Monday 00:00 UTC at or after `ms`: where every chain's attested weeks close. */
+export function mondayAtOrAfter(ms: number): number {
+  return A_MONDAY_MS + Math.ceil((ms - A_MONDAY_MS) / WEEK_MS) * WEEK_MS;
+}
+
 /**
  * What the indexer asks of a chain's clock. A chain whose block times follow from their numbers (Base) has a
  * `BlockClock`, which checks every time it reads; a chain whose blocks say their own time (`stamped`: Polygon PoS,

@@ -70,6 +70,8 @@ export async function startReportService(
   // would wait behind a build's statements (seconds on a large store).
   const probes = await analytics.fork();
   let reports: ReportService | undefined;
+  /** Every chain's report service, Base's first. */
+  let all: ReportService[] = [];
   /** The followers by chain slug, each once started. */
   const followers = new Map<string, Follower>();
   const server = await listenWithUrlOn(
@@ -86,6 +88,7 @@ export async function startReportService(
         ),
       );
       reports = services[0];
+      all = services;
       const routes = reportRoutes(services, {
         notice: () => analyticsNotice(probes),
         health: () => health(follow, followers),
@@ -105,7 +108,7 @@ export async function startReportService(
     followers.set(followedSlug(options), await startIndexer(analytics, options, lifecycle));
   }
   const attesting = attest ?? configuredAttester(config, follow);
-  if (attesting) await startAttester(analytics, reports as ReportService, attesting, lifecycle);
+  if (attesting) await startAttester(analytics, all, attesting, lifecycle);
   writeServiceRecord(config.dataDir, {
     pid: process.pid,
     url: reachableUrl(server.url),
@@ -183,10 +186,13 @@ function configuredAttester(config: Config, follow: readonly FollowOptions[]): A
   return { key, rpc: chain, maxCostWei, ...(fromBlock === null ? {} : { from: fromBlock }) };
 }
 
-/** The weekly attester (src/reports/attest/attester.ts); stopped before the database closes. */
+/**
+ * The weekly attester (src/reports/attest/attester.ts), of every chain's weeks; stopped before the database
+ * closes.
+ */
 async function startAttester(
   analytics: Analytics,
-  reports: ReportService,
+  reports: readonly ReportService[],
   options: AttestOptions,
   lifecycle: Lifecycle,
 ): Promise<void> {

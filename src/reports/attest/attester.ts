@@ -1,9 +1,9 @@
 /**
- * The attester: at the close of each week (weeks.ts), once the week's last block is final in the analytics
- * database, it seals the week's reports (seal.ts) and attests the seal on Base through EAS, signed by the
- * operator's own key, which pays its own gas.
+ * The attester: at the close of each week of each chain (calendar.ts), once the week's last block is final in
+ * the analytics database, it seals the chain's week's reports (seal.ts) and attests the seal on Base through
+ * EAS, signed by the operator's own key, which pays its own gas: one attestation per chain and week.
  *
- * One attestation per week, however often the week is looked at, by however many processes:
+ * One attestation per chain and week, however often the week is looked at, by however many processes:
  * - the transaction is signed and stored (store.ts) before it is broadcast, and a retry sends those very
  *   bytes again, so a crash or an RPC error between the two never makes a second one;
  * - before it signs anew (the stored one reverted, or its nonce went to another transaction), it looks on the
@@ -14,10 +14,13 @@
 import { type Address, type Hex, parseEventLogs, parseTransaction } from "viem";
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { BlockClock } from "../../chain/block-clock.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
 import { EAS_ADDRESS, easAbi } from "../../chain/eas/index.ts";
 import { log } from "../../common/log.ts";
+import { sqlChain } from "../scope.ts";
+import { ClockCalendar, StoredCalendar, type WeekCalendar } from "./calendar.ts";
 import { AttesterChain, attestCall, type Fees } from "./chain.ts";
-import { decodeWeek } from "./schema.ts";
+import { decodeWeek, weekSchemaOf } from "./schema.ts";
 import { recordAttested, recordConflict, recordSigned, type SealedWeekRow } from "./store.ts";
 import { WeekCloses } from "./weeks.ts";
 
@@ -26,9 +29,11 @@ export const DEFAULT_INTERVAL_MS = 30_000;
 
 /**
  * What the attester needs of the report service, declared here so that attest/ does not import serve/
- * (serve/ sits above attest/ and answers readers with the seals): the report service is one.
+ * (serve/ sits above attest/ and answers readers with the seals): the report service of a chain is one.
  */
 export interface WeekSealer {
+  /** The chain whose weeks it seals. */
+  readonly chain: ChainRecord;
   /** Seals the week ending at `end` (its reports built first); a week sealed before is answered as it was. */
   sealWeek(end: number): Promise<SealedWeekRow>;
   /** Calls `hook` after each new build of the latest window, before readers are served it. */
@@ -36,16 +41,23 @@ export interface WeekSealer {
 }
 
 export interface AttesterOptions {
-  reports: WeekSealer;
+  /**
+   * The report service of each chain whose weeks are attested, Base's first: each chain's weeks are sealed
+   * apart and attested on Base, one attestation per chain and week.
+   */
+  reports: WeekSealer | readonly WeekSealer[];
   /** The store the reports are built in; the attester reads and writes it on a connection of its own. */
   analytics: Analytics;
   /** The chain attested on (Base), by JSON-RPC. */
   rpc: string;
   /** The operator's attester key: its own, funded with ETH for gas and used for nothing else. */
   key: Hex;
-  /** Where weeks close (weeks.ts); default: Monday 00:00 UTC on the clock of the chain's genesis block. */
+  /**
+   * Where Base's weeks close (weeks.ts); default: Monday 00:00 UTC on the clock of the chain's genesis block.
+   * Another chain's close where its stored data says (calendar.ts).
+   */
   closes?: WeekCloses;
-  /** The first week close to attest; default: the last week closed when the attester first looks. */
+  /** Base's first week close to attest; default: the last week closed when the attester first looks (each chain's). */
   from?: number;
   /** The most one transaction may cost, gas times its fee cap (src/services/attest-settings.ts has the default). */
   maxCostWei: bigint;
@@ -85,7 +97,9 @@ export class Attester {
   /** The key's side on the chain: signing, sending, and what the chain already holds. */
   private readonly chain: AttesterChain;
   private closes: WeekCloses | undefined;
-  private from: number | undefined;
+  /** Each chain's first week close to look at, by slug, once known. */
+  private readonly from = new Map<string, number>();
+  private readonly sealers: readonly WeekSealer[];
   private timer: NodeJS.Timeout | undefined;
   /** When this process first sent or saw each transaction still unmined. */
   private readonly waiting = new Map<Hex, number>();
@@ -100,7 +114,9 @@ export class Attester {
   constructor(private readonly options: AttesterOptions) {
     this.chain = new AttesterChain(options.rpc, options.key, options.maxCostWei);
     this.closes = options.closes;
-    this.from = options.from;
+    this.sealers = "sealWeek" in options.reports ? [options.reports as WeekSealer] : options.reports;
+    const first = this.sealers[0];
+    if (first && options.from !== undefined) this.from.set(first.chain.slug, options.from);
   }
 
   /** The attester's address: the one readers check an attestation was made by. */
@@ -112,7 +128,7 @@ export class Attester {
   start(): void {
     const kick = () => {
       if (this.stopped) return;
-      this.running ??= this.attestDue()
+      this.running ??= this.attestEveryChain()
         .catch((error: unknown) =>
           log("warn", "attesting failed: tried again later", { error: String(error) }),
         )
@@ -120,7 +136,7 @@ export class Attester {
           this.running = undefined;
         });
     };
-    this.options.reports.onLatestBuilt(async () => kick());
+    for (const sealer of this.sealers) sealer.onLatestBuilt(async () => kick());
     this.timer = setInterval(kick, this.options.intervalMs ?? DEFAULT_INTERVAL_MS);
     this.timer.unref();
     kick();
@@ -139,11 +155,17 @@ export class Attester {
     return this.connection;
   }
 
+  /** One step (`attestEveryChain`); what was done to the first chain's weeks (Base's), by week close. */
+  async attestDue(): Promise<Map<number, WeekStep>> {
+    const steps = await this.attestEveryChain();
+    return steps.get(this.sealers[0]?.chain.slug ?? "") ?? new Map();
+  }
+
   /**
-   * One step for every closed week from `from`: sealed, then attested, or its transaction looked at; by
-   * week close, what was done.
+   * One step for every closed week of every chain from its `from`: sealed, then attested, or its transaction
+   * looked at; by chain slug and week close, what was done.
    */
-  attestDue(): Promise<Map<number, WeekStep>> {
+  attestEveryChain(): Promise<Map<string, Map<number, WeekStep>>> {
     const { analytics } = this.options;
     const next = (turns.get(analytics) ?? Promise.resolve()).then(() => this.step());
     turns.set(
@@ -153,52 +175,73 @@ export class Attester {
     return next;
   }
 
-  private async step(): Promise<Map<number, WeekStep>> {
-    const steps = new Map<number, WeekStep>();
-    const checkpoint = await (await this.db()).one<{ block: bigint | null }>(
-      "SELECT max(block_number) AS block FROM checkpoints WHERE chain = 'base'",
-    );
-    if (checkpoint?.block == null) return steps;
+  /** Where `chain`'s weeks close. */
+  private async calendar(chain: ChainRecord): Promise<WeekCalendar> {
+    const db = await this.db();
+    if (chain.clock.kind === "stamped") return new StoredCalendar(db, chain);
     this.chain.chainId ??= await this.chain.client.getChainId();
     this.closes ??= WeekCloses.mondays(
       BlockClock.anchored(0, Number((await this.chain.client.getBlock({ blockNumber: 0n })).timestamp)),
     );
-    const closes = this.closes;
-    const last = closes.lastClose(Number(checkpoint.block));
-    if (last === undefined) return steps;
-    this.from ??= await this.firstDue(last);
-    if (!(await this.chain.schemaRegistered())) {
-      for (let end = this.from; end <= last; end = closes.next(end)) steps.set(end, "registering");
-      return steps;
+    return new ClockCalendar(db, chain, this.closes);
+  }
+
+  private async step(): Promise<Map<string, Map<number, WeekStep>>> {
+    const all = new Map<string, Map<number, WeekStep>>();
+    // Oldest first, one at a time, across the chains too: a week's transaction is mined before the next is
+    // signed, so that no two of this key's transactions wait at once (a signer takes the next mined nonce, see
+    // `week`).
+    for (const sealer of this.sealers) {
+      const { chain } = sealer;
+      const steps = new Map<number, WeekStep>();
+      all.set(chain.slug, steps);
+      const calendar = await this.calendar(chain);
+      const last = await calendar.lastClose();
+      if (last === undefined) continue;
+      this.chain.chainId ??= await this.chain.client.getChainId();
+      const from = this.from.get(chain.slug) ?? (await this.firstDue(chain, calendar, last));
+      this.from.set(chain.slug, from);
+      if (!(await this.chain.schemaRegistered(weekSchemaOf(chain)))) {
+        for (
+          let end: number | undefined = from;
+          end !== undefined && end <= last;
+          end = await calendar.next(end)
+        )
+          steps.set(end, "registering");
+        return all;
+      }
+      for (
+        let end: number | undefined = from;
+        end !== undefined && end <= last;
+        end = await calendar.next(end)
+      ) {
+        const step = await this.week(chain, calendar, await sealer.sealWeek(end));
+        steps.set(end, step);
+        if (step !== "sealed_only") return all;
+      }
     }
-    // Oldest first, one at a time: a week's transaction is mined before the next is signed, so that no two
-    // of this key's transactions wait at once (a signer takes the next mined nonce, see `week`).
-    for (let end = this.from; end <= last; end = closes.next(end)) {
-      const step = await this.week(await this.options.reports.sealWeek(end));
-      steps.set(end, step);
-      if (step !== "sealed_only") break;
-    }
-    return steps;
+    return all;
   }
 
   /**
    * Where to pick up at the first look: a week sealed and not attested yet, else the week after the last one
    * attested (weeks that closed while the service was down), else the last week closed.
    */
-  private async firstDue(last: number): Promise<number> {
-    const closes = this.closes as WeekCloses;
+  private async firstDue(chain: ChainRecord, calendar: WeekCalendar, last: number): Promise<number> {
     const rows = await (await this.db()).all<{ end_block: number; attested: boolean }>(
-      "SELECT end_block::DOUBLE AS end_block, uid IS NOT NULL AS attested FROM attestations WHERE conflict_uid IS NULL",
+      `SELECT end_block::DOUBLE AS end_block, uid IS NOT NULL AS attested FROM attestations
+       WHERE ${sqlChain(chain)} AND conflict_uid IS NULL`,
     );
-    const weeks = rows.filter((r) => closes.isClose(r.end_block) && r.end_block <= last);
+    const weeks: typeof rows = [];
+    for (const r of rows) if (r.end_block <= last && (await calendar.isClose(r.end_block))) weeks.push(r);
     const pending = weeks.filter((r) => !r.attested).map((r) => r.end_block);
     const attested = weeks.filter((r) => r.attested).map((r) => r.end_block);
-    const after = attested.length > 0 ? closes.next(Math.max(...attested)) : undefined;
+    const after = attested.length > 0 ? await calendar.next(Math.max(...attested)) : undefined;
     return Math.min(last, ...pending, ...(after !== undefined && after <= last ? [after] : []));
   }
 
-  /** The week's attestation a step further. */
-  private async week(sealed: SealedWeekRow): Promise<WeekStep> {
+  /** The chain's week's attestation a step further. */
+  private async week(chain: ChainRecord, calendar: WeekCalendar, sealed: SealedWeekRow): Promise<WeekStep> {
     if (sealed.uid || sealed.conflict_uid) return "sealed_only";
     const end = sealed.end_block;
     let reverted = false;
@@ -208,57 +251,71 @@ export class Attester {
         .catch(() => undefined);
       if (receipt?.status === "success") {
         const [event] = parseEventLogs({ abi: easAbi, eventName: "Attested", logs: receipt.logs });
-        if (event) return this.attested(sealed, event.args.uid, sealed.tx, "attested");
+        if (event) return this.attested(chain, sealed, event.args.uid, sealed.tx, "attested");
       }
       reverted = receipt !== undefined;
     }
     // The nonce before the chain is searched: an attestation of the week by another process of this key,
     // mined after the search, took this nonce, so the one signed below can never be mined beside it.
     const nonce = await this.chain.client.getTransactionCount({ address: this.address, blockTag: "latest" });
-    const found = await this.chain.onChain(end);
-    if (found) return this.attested(sealed, found.uid, found.tx, "found");
+    const searchFrom = await calendar.attestedFrom(end, (seconds) => this.chain.blockAt(seconds));
+    const found = await this.chain.onChain(chain, end, searchFrom ?? BigInt(end));
+    if (found) return this.attested(chain, sealed, found.uid, found.tx, "found");
     if (sealed.tx && !reverted && sealed.nonce !== null && sealed.raw_tx && nonce <= sealed.nonce) {
       // Waiting too long, its fee too low for the chain's now: the same nonce at a higher fee replaces it, so
       // that whichever of the two is mined, it is the only one.
       if (this.waitedTooLong(sealed.tx))
-        return this.sign(sealed, sealed.nonce, bumped(sealed.raw_tx), "replaced");
+        return this.sign(chain, sealed, sealed.nonce, bumped(sealed.raw_tx), "replaced");
       await this.chain.broadcast(sealed.raw_tx, end);
       return "rebroadcast";
     }
-    return this.sign(sealed, nonce);
+    return this.sign(chain, sealed, nonce);
   }
 
   /** Records the attestation `uid` of the week, unless it states another root (another store's reports). */
-  private async attested(sealed: SealedWeekRow, uid: Hex, tx: Hex, step: WeekStep): Promise<WeekStep> {
+  private async attested(
+    chain: ChainRecord,
+    sealed: SealedWeekRow,
+    uid: Hex,
+    tx: Hex,
+    step: WeekStep,
+  ): Promise<WeekStep> {
     const attestation = await this.chain.client.readContract({
       address: EAS_ADDRESS,
       abi: easAbi,
       functionName: "getAttestation",
       args: [uid],
     });
-    const week = decodeWeek(attestation.data);
+    const week = decodeWeek(attestation.data, attestation.schema);
     if (week.reportsRoot.toLowerCase() !== sealed.root.toLowerCase()) {
       log(
         "error",
         "this key attested the week under another root: its reports here are not the attested ones",
         {
+          chain: chain.slug,
           end_block: sealed.end_block,
           uid,
           attested_root: week.reportsRoot,
           sealed_root: sealed.root,
         },
       );
-      await recordConflict(await this.db(), sealed.end_block, uid);
+      await recordConflict(await this.db(), chain, sealed.end_block, uid);
       return "conflict";
     }
-    await recordAttested(await this.db(), sealed.end_block, {
+    await recordAttested(await this.db(), chain, sealed.end_block, {
       chainId: this.chain.chainId as number,
       attester: this.address,
       uid,
       tx,
       time: new Date(Number(attestation.time) * 1000),
     });
-    log("info", "week attested", { end_block: sealed.end_block, uid, tx, root: sealed.root });
+    log("info", "week attested", {
+      chain: chain.slug,
+      end_block: sealed.end_block,
+      uid,
+      tx,
+      root: sealed.root,
+    });
     return step;
   }
 
@@ -272,15 +329,16 @@ export class Attester {
 
   /** Signs the week's attestation, stores the transaction, then broadcasts it. */
   private async sign(
+    chain: ChainRecord,
     sealed: SealedWeekRow,
     nonce: number,
     minFees?: Fees,
     step: WeekStep = "sent",
   ): Promise<WeekStep> {
-    const data = attestCall(sealed);
+    const data = attestCall(chain, sealed);
     const signed = await this.chain.signed(EAS_ADDRESS, data, nonce, sealed.end_block, minFees);
     if (!signed) return "over_budget";
-    await recordSigned(await this.db(), sealed.end_block, {
+    await recordSigned(await this.db(), chain, sealed.end_block, {
       chainId: this.chain.chainId as number,
       attester: this.address,
       nonce: signed.nonce,

@@ -16,15 +16,15 @@ import {
   zeroHash,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import type { ChainRecord } from "../../chain/chains.ts";
 import { EAS_ADDRESS, easAbi, SCHEMA_REGISTRY_ADDRESS, schemaRegistryAbi } from "../../chain/eas/index.ts";
 import { log } from "../../common/log.ts";
 import {
   decodeWeek,
   encodeWeek,
-  WEEK_SCHEMA,
   WEEK_SCHEMA_RESOLVER,
   WEEK_SCHEMA_REVOCABLE,
-  WEEK_SCHEMA_UID,
+  weekSchemaOf,
 } from "./schema.ts";
 import type { SealedWeekRow } from "./store.ts";
 
@@ -44,20 +44,22 @@ const attestedEvent = parseAbiItem(
   "event Attested(address indexed recipient, address indexed attester, bytes32 uid, bytes32 indexed schemaUID)",
 );
 
-/** The call that attests a sealed week under the week schema: what the attester signs for it. */
-export function attestCall(sealed: SealedWeekRow): Hex {
+/** The call that attests a sealed week of `chain` under its week schema: what the attester signs for it. */
+export function attestCall(chain: Pick<ChainRecord, "slug" | "caip2">, sealed: SealedWeekRow): Hex {
+  const schema = weekSchemaOf(chain);
   return encodeFunctionData({
     abi: easAbi,
     functionName: "attest",
     args: [
       {
-        schema: WEEK_SCHEMA_UID,
+        schema: schema.uid,
         data: {
           recipient: "0x0000000000000000000000000000000000000000",
           expirationTime: 0n,
           revocable: WEEK_SCHEMA_REVOCABLE,
           refUID: zeroHash,
           data: encodeWeek({
+            ...(schema.chain === undefined ? {} : { chain: schema.chain }),
             startBlock: sealed.start_block,
             endBlock: sealed.end_block,
             methodology: sealed.methodology,
@@ -78,8 +80,8 @@ export class AttesterChain {
   private readonly account: ReturnType<typeof privateKeyToAccount>;
   /** The chain's id, read at the attester's first step. */
   chainId: number | undefined;
-  /** The schema's registration sent, looked at again next step. */
-  private registering: Hex | undefined;
+  /** Each schema's registration sent, by its UID, looked at again next step. */
+  private readonly registering = new Map<Hex, Hex>();
 
   constructor(
     rpc: string,
@@ -96,15 +98,23 @@ export class AttesterChain {
     return this.account.address;
   }
 
-  /** This key's attestation of the week ending at `end`, if the chain has one (made after the week closed). */
-  async onChain(end: number): Promise<{ uid: Hex; tx: Hex } | undefined> {
+  /**
+   * This key's attestation of `chain`'s week ending at `end`, if the chain attested on has one, searched from its
+   * block `since` (none is older than the week's close).
+   */
+  async onChain(
+    chain: Pick<ChainRecord, "slug" | "caip2">,
+    end: number,
+    since: bigint,
+  ): Promise<{ uid: Hex; tx: Hex } | undefined> {
+    const schema = weekSchemaOf(chain);
     // Not viem's cached head (4 s): a block mined since would be left out of the search.
     const head = await this.client.getBlockNumber({ cacheTime: 0 });
-    for (let from = BigInt(end); from <= head; from += LOG_SPAN) {
+    for (let from = since; from <= head; from += LOG_SPAN) {
       const logs = await this.client.getLogs({
         address: EAS_ADDRESS,
         event: attestedEvent,
-        args: { attester: this.address, schemaUID: WEEK_SCHEMA_UID },
+        args: { attester: this.address, schemaUID: schema.uid },
         fromBlock: from,
         toBlock: from + LOG_SPAN - 1n < head ? from + LOG_SPAN - 1n : head,
       });
@@ -116,10 +126,30 @@ export class AttesterChain {
           functionName: "getAttestation",
           args: [uid],
         });
-        if (decodeWeek(attestation.data).endBlock === end) return { uid, tx: entry.transactionHash };
+        const week = decodeWeek(attestation.data, schema.uid);
+        if (week.endBlock === end && week.chain === schema.chain) return { uid, tx: entry.transactionHash };
       }
     }
     return undefined;
+  }
+
+  /**
+   * The first block of the chain attested on whose time is at or after `seconds` (its head when none is yet):
+   * where a search for an attestation made after that time starts. A binary search over headers, about 25 reads
+   * on Base Mainnet, done only when a week's transaction must be looked for.
+   */
+  async blockAt(seconds: number): Promise<bigint> {
+    const timeOf = async (n: bigint) => (await this.client.getBlock({ blockNumber: n })).timestamp;
+    let hi = await this.client.getBlockNumber({ cacheTime: 0 });
+    if ((await timeOf(hi)) < BigInt(seconds)) return hi;
+    // The node's first block: a devnet (or a pruned node) starts above 0.
+    let lo = (await this.client.getBlock({ blockTag: "earliest" })).number;
+    while (lo < hi) {
+      const mid = (lo + hi) / 2n;
+      if ((await timeOf(mid)) >= BigInt(seconds)) hi = mid;
+      else lo = mid + 1n;
+    }
+    return lo;
   }
 
   /**
@@ -193,28 +223,27 @@ export class AttesterChain {
    * Whether the week schema is registered; when it is not, registers it (one transaction, looked at again
    * next step). Registering is idempotent on chain: a second registration of the same schema reverts.
    */
-  async schemaRegistered(): Promise<boolean> {
+  async schemaRegistered(schema: { schema: string; uid: Hex }): Promise<boolean> {
     const record = await this.client.readContract({
       address: SCHEMA_REGISTRY_ADDRESS,
       abi: schemaRegistryAbi,
       functionName: "getSchema",
-      args: [WEEK_SCHEMA_UID],
+      args: [schema.uid],
     });
     if (record.uid !== zeroHash) return true;
-    if (this.registering) {
-      const receipt = await this.client
-        .getTransactionReceipt({ hash: this.registering })
-        .catch(() => undefined);
+    const registering = this.registering.get(schema.uid);
+    if (registering) {
+      const receipt = await this.client.getTransactionReceipt({ hash: registering }).catch(() => undefined);
       if (!receipt) return false;
     }
     const data = encodeFunctionData({
       abi: schemaRegistryAbi,
       functionName: "register",
-      args: [WEEK_SCHEMA, WEEK_SCHEMA_RESOLVER, WEEK_SCHEMA_REVOCABLE],
+      args: [schema.schema, WEEK_SCHEMA_RESOLVER, WEEK_SCHEMA_REVOCABLE],
     });
     const nonce = await this.client.getTransactionCount({ address: this.address, blockTag: "latest" });
     const signed = await this.signed(SCHEMA_REGISTRY_ADDRESS, data, nonce);
-    if (signed && (await this.broadcast(signed.raw))) this.registering = signed.hash;
+    if (signed && (await this.broadcast(signed.raw))) this.registering.set(schema.uid, signed.hash);
     return false;
   }
 }

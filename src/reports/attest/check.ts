@@ -15,21 +15,21 @@ export async function checkSealedWeeks(db: Analytics): Promise<CheckLine[]> {
     "SELECT count(*)::INTEGER AS n FROM duckdb_tables() WHERE table_name IN ('attestations', 'attested_reports')",
   );
   if (tables?.n !== 2) return [];
-  const weeks = await db.all<{ end_block: number; root: Hex; reports: number }>(
-    "SELECT end_block::DOUBLE AS end_block, root, reports FROM attestations ORDER BY end_block",
+  const weeks = await db.all<{ chain: string; end_block: number; root: Hex; reports: number }>(
+    "SELECT chain, end_block::DOUBLE AS end_block, root, reports FROM attestations ORDER BY chain, end_block",
   );
   const broken: string[] = [];
   let reports = 0;
   for (const week of weeks) {
     const rows = await db.all<{ address: string; body: string; proof: string }>(
-      "SELECT address, body, proof FROM attested_reports WHERE end_block = $end ORDER BY address",
-      { end: week.end_block },
+      "SELECT address, body, proof FROM attested_reports WHERE chain = $chain AND end_block = $end ORDER BY address",
+      { chain: week.chain, end: week.end_block },
     );
     reports += rows.length;
     const wrong = rows.filter(
       (row) => !provesReport(week.root, JSON.parse(row.body), JSON.parse(row.proof) as Hex[]),
     );
-    const at = `the week ending at block ${week.end_block}`;
+    const at = `the ${week.chain} week ending at block ${week.end_block}`;
     if (rows.length !== week.reports)
       broken.push(`${at} holds ${rows.length} sealed reports of ${week.reports}`);
     if (wrong.length > 0)

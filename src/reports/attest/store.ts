@@ -1,14 +1,16 @@
 /**
- * A week's attestation as the analytics database keeps it (migration 18): the sealed week (its root, and
- * every report as it was sealed, with its proof), then the transaction signed for it, kept before it is
- * broadcast so that a retry sends those very bytes, then the attestation once it is mined.
+ * A week's attestation as the analytics database keeps it (migrations 18 and 22): the sealed week of a chain
+ * (its root, and every report as it was sealed, with its proof), then the transaction signed for it, kept
+ * before it is broadcast so that a retry sends those very bytes, then the attestation once it is mined. Every
+ * row is a chain's: a Polygon week ending at the same block number as a Base week is another week.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
-import { BASE_RECORD, type ChainRecord } from "../../chain/chains.ts";
+import type { ChainRecord } from "../../chain/chains.ts";
 import { EAS_ADDRESS } from "../../chain/eas/index.ts";
 import type { SealedWeekListing } from "../model.ts";
+import { sqlChain, sqlSlug } from "../scope.ts";
 import type { AttestationField, FeedAttestation } from "./field.ts";
-import { WEEK_SCHEMA_UID } from "./schema.ts";
+import { weekSchemaOf } from "./schema.ts";
 
 export type SealedWeekRow = {
   end_block: number;
@@ -31,22 +33,12 @@ const COLUMNS = `end_block::DOUBLE AS end_block, start_block::DOUBLE AS start_bl
   reports, feed_hash, public_url, chain_id::DOUBLE AS chain_id, attester, nonce::DOUBLE AS nonce, tx, raw_tx,
   uid, conflict_uid`;
 
-/**
- * SQL: whether `chain`'s weeks are among the sealed. The attester seals Base's weeks only so far (issue 67,
- * item 5, gives each chain its own): the table names no chain, so another chain's week that ends at the same
- * block number as a sealed Base week must not be read as sealed.
- */
-export const sqlSealed = (chain: Pick<ChainRecord, "slug">): string =>
-  chain.slug === BASE_RECORD.slug ? "true" : "false";
+type OfChain = Pick<ChainRecord, "slug">;
 
 /** The week of `chain` ending at `end` as sealed, or undefined when it is not. */
-export function sealedWeek(
-  db: Analytics,
-  chain: Pick<ChainRecord, "slug">,
-  end: number,
-): Promise<SealedWeekRow | undefined> {
+export function sealedWeek(db: Analytics, chain: OfChain, end: number): Promise<SealedWeekRow | undefined> {
   return db.one<SealedWeekRow>(
-    `SELECT ${COLUMNS} FROM attestations WHERE end_block = $end AND ${sqlSealed(chain)}`,
+    `SELECT ${COLUMNS} FROM attestations WHERE ${sqlChain(chain)} AND end_block = $end`,
     { end },
   );
 }
@@ -54,12 +46,12 @@ export function sealedWeek(
 /** Every sealed week of `chain`, newest first, with its attestation when mined. */
 export async function sealedWeeks(
   db: Analytics,
-  chain: Pick<ChainRecord, "slug">,
+  chain: Pick<ChainRecord, "slug" | "caip2">,
 ): Promise<SealedWeekListing[]> {
   const rows = await db.all<SealedWeekRow & { sealed_at: string; attested_at: string | null }>(
     `SELECT ${COLUMNS}, strftime(sealed_at, '%Y-%m-%dT%H:%M:%S+00:00') AS sealed_at,
        strftime(attested_at, '%Y-%m-%dT%H:%M:%S+00:00') AS attested_at
-     FROM attestations WHERE ${sqlSealed(chain)} ORDER BY end_block DESC`,
+     FROM attestations WHERE ${sqlChain(chain)} ORDER BY end_block DESC`,
   );
   return rows.map((r) => ({
     end_block: r.end_block,
@@ -77,10 +69,11 @@ export async function sealedWeeks(
   }));
 }
 
-/** Every sealed week not yet attested (nor found attested under another root), oldest first. */
-export function unattestedWeeks(db: Analytics): Promise<SealedWeekRow[]> {
+/** Every sealed week of `chain` not yet attested (nor found attested under another root), oldest first. */
+export function unattestedWeeks(db: Analytics, chain: OfChain): Promise<SealedWeekRow[]> {
   return db.all<SealedWeekRow>(
-    `SELECT ${COLUMNS} FROM attestations WHERE uid IS NULL AND conflict_uid IS NULL ORDER BY end_block`,
+    `SELECT ${COLUMNS} FROM attestations
+     WHERE ${sqlChain(chain)} AND uid IS NULL AND conflict_uid IS NULL ORDER BY end_block`,
   );
 }
 
@@ -95,11 +88,12 @@ export interface Seal {
   reports: readonly { address: string; body: string; proof: readonly string[] }[];
 }
 
-/** Stores a sealed week: the caller holds the transaction it is written in. */
-export async function storeSeal(db: Analytics, seal: Seal, sealedAt: Date): Promise<void> {
+/** Stores a sealed week of `chain`: the caller holds the transaction it is written in. */
+export async function storeSeal(db: Analytics, chain: OfChain, seal: Seal, sealedAt: Date): Promise<void> {
   await db.run(
-    `INSERT INTO attestations (end_block, start_block, methodology, root, reports, feed_hash, public_url, sealed_at)
-     VALUES ($end, $start, $methodology, $root, $reports, $feed, $url, $at)`,
+    `INSERT INTO attestations
+       (chain, end_block, start_block, methodology, root, reports, feed_hash, public_url, sealed_at)
+     VALUES (${sqlSlug(chain)}, $end, $start, $methodology, $root, $reports, $feed, $url, $at)`,
     {
       end: seal.endBlock,
       start: seal.startBlock,
@@ -122,7 +116,7 @@ export async function storeSeal(db: Analytics, seal: Seal, sealedAt: Date): Prom
       appender.appendVarchar(r.body);
       appender.appendVarchar(JSON.stringify(r.proof));
     });
-    await db.run("INSERT INTO attested_reports SELECT * FROM sealing");
+    await db.run(`INSERT INTO attested_reports SELECT ${sqlSlug(chain)}, * FROM sealing`);
   } finally {
     await db.run("DROP TABLE IF EXISTS sealing");
   }
@@ -131,12 +125,13 @@ export async function storeSeal(db: Analytics, seal: Seal, sealedAt: Date): Prom
 /** Records the transaction signed for the week, before it is broadcast. */
 export async function recordSigned(
   db: Analytics,
+  chain: OfChain,
   end: number,
   signed: { chainId: number; attester: string; nonce: number; tx: string; raw: string },
 ): Promise<void> {
   await db.run(
     `UPDATE attestations SET chain_id = $chain, attester = $attester, nonce = $nonce, tx = $tx, raw_tx = $raw
-     WHERE end_block = $end AND uid IS NULL`,
+     WHERE ${sqlChain(chain)} AND end_block = $end AND uid IS NULL`,
     {
       end,
       chain: signed.chainId,
@@ -151,12 +146,13 @@ export async function recordSigned(
 /** Records the week's attestation: from here on its reports are served frozen, with their proofs. */
 export async function recordAttested(
   db: Analytics,
+  chain: OfChain,
   end: number,
   attested: { chainId: number; attester: string; uid: string; tx: string; time: Date },
 ): Promise<void> {
   await db.run(
     `UPDATE attestations SET chain_id = $chain, attester = $attester, uid = $uid, tx = $tx, attested_at = $at
-     WHERE end_block = $end`,
+     WHERE ${sqlChain(chain)} AND end_block = $end`,
     {
       end,
       chain: attested.chainId,
@@ -167,27 +163,28 @@ export async function recordAttested(
     },
   );
   // What was rendered of the week (answers kept in memory, serve/answers.ts) now lacks its proofs.
-  db.wrote(end, BASE_RECORD.slug);
+  db.wrote(end, chain.slug);
 }
 
 /** Records that the key attested this week under another root: its reports here are not the attested ones. */
-export async function recordConflict(db: Analytics, end: number, uid: string): Promise<void> {
-  await db.run("UPDATE attestations SET conflict_uid = $uid WHERE end_block = $end", { end, uid });
+export async function recordConflict(db: Analytics, chain: OfChain, end: number, uid: string): Promise<void> {
+  await db.run(`UPDATE attestations SET conflict_uid = $uid WHERE ${sqlChain(chain)} AND end_block = $end`, {
+    end,
+    uid,
+  });
 }
 
 /** The week's attestation as its flag feed states it, once it is mined; undefined before. */
 export async function feedAttestation(
   db: Analytics,
-  chain: Pick<ChainRecord, "slug">,
+  chain: Pick<ChainRecord, "slug" | "caip2">,
   end: number,
 ): Promise<FeedAttestation | undefined> {
   const attestation = await weekAttestation(db, chain, end);
   if (!attestation) return undefined;
   const row = await db.one<{ feed_hash: string }>(
-    "SELECT feed_hash FROM attestations WHERE end_block = $end",
-    {
-      end,
-    },
+    `SELECT feed_hash FROM attestations WHERE ${sqlChain(chain)} AND end_block = $end`,
+    { end },
   );
   return { ...attestation, feed_hash: row?.feed_hash as string };
 }
@@ -198,19 +195,19 @@ export type WeekAttestation = Omit<AttestationField, "proof">;
 /** The attestation of the week ending at `end`, once it is mined; undefined before. */
 export async function weekAttestation(
   db: Analytics,
-  chain: Pick<ChainRecord, "slug">,
+  chain: Pick<ChainRecord, "slug" | "caip2">,
   end: number,
 ): Promise<WeekAttestation | undefined> {
   const row = await db.one<{ chain_id: number; attester: string; uid: string; tx: string; root: string }>(
     `SELECT chain_id::DOUBLE AS chain_id, attester, uid, tx, root FROM attestations
-     WHERE end_block = $end AND uid IS NOT NULL AND ${sqlSealed(chain)}`,
+     WHERE ${sqlChain(chain)} AND end_block = $end AND uid IS NOT NULL`,
     { end },
   );
   if (!row) return undefined;
   return {
     chain_id: row.chain_id,
     eas: EAS_ADDRESS.toLowerCase(),
-    schema: WEEK_SCHEMA_UID,
+    schema: weekSchemaOf(chain).uid,
     uid: row.uid,
     attester: row.attester,
     tx: row.tx,
@@ -224,7 +221,7 @@ export async function weekAttestation(
  */
 export async function servedRows<Row extends { address: string; body: string }>(
   db: Analytics,
-  chain: Pick<ChainRecord, "slug">,
+  chain: Pick<ChainRecord, "slug" | "caip2">,
   end: number,
   rows: Row[],
   addresses: { only: string } | { after: string; through: string },
@@ -233,7 +230,7 @@ export async function servedRows<Row extends { address: string; body: string }>(
   if (!attestation || rows.length === 0) return rows;
   const where = "only" in addresses ? "address = $only" : "address > $after AND address <= $through";
   const sealed = await db.all<{ address: string; body: string; proof: string }>(
-    `SELECT address, body, proof FROM attested_reports WHERE end_block = $end AND ${where}`,
+    `SELECT address, body, proof FROM attested_reports WHERE ${sqlChain(chain)} AND end_block = $end AND ${where}`,
     { end, ...addresses },
   );
   const head = JSON.stringify(attestation).slice(0, -1);

@@ -1,8 +1,8 @@
 /**
  * Checks a downloaded report against the chain, with nothing but an RPC (issue 55, item 3): that its proof
  * takes it to the root its `attestation` field names, and that EAS on Base holds an attestation of that
- * root, for the report's window and methodology, under the project's week schema, made by the attester
- * named, and not revoked. `x402-merchants verify` (src/cli/verify.ts) is this for files; docs/attestation.md
+ * root, for the report's window and methodology, under the project's week schema of the report's chain (and,
+ * for a chain other than Base, naming that chain), made by the attester named, and not revoked. `x402-merchants verify` (src/cli/verify.ts) is this for files; docs/attestation.md
  * says the same steps for anyone who does them by hand or in another language.
  *
  * A report chooses neither the contract that vouches for it (EAS at Base's predeploy, only) nor, when the
@@ -12,10 +12,11 @@
 import type { Address, Hex, PublicClient } from "viem";
 import { zeroHash } from "viem";
 import { z } from "zod";
+import { BASE_RECORD, chains } from "../../chain/chains.ts";
 import { EAS_ADDRESS, easAbi } from "../../chain/eas/index.ts";
 import { AppError } from "../../common/errors.ts";
 import { type AttestationField, AttestationFieldSchema } from "./field.ts";
-import { decodeWeek, WEEK_SCHEMA_UID } from "./schema.ts";
+import { decodeWeek, weekSchemaOf } from "./schema.ts";
 import { PROOF_FIELD, provesReport } from "./tree.ts";
 
 /** What a verified report is: whose, which week, and the attestation that vouches for it. */
@@ -42,6 +43,7 @@ export type VerifyFailure =
   | "revoked"
   | "expired"
   | "window"
+  | "week_chain"
   | "methodology"
   | "root";
 
@@ -62,6 +64,8 @@ export class VerifyError extends AppError {
  */
 const ReportShape = z.looseObject({
   address: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "an address: 0x followed by 40 hex digits"),
+  /** The chain whose week it is, by slug; Base's weeks name it too, and every report of a schema version since. */
+  chain: z.string().optional(),
   window: z.looseObject({
     start_block: z.number().int().min(0),
     end_block: z.number().int().min(0),
@@ -82,6 +86,7 @@ export async function verifyReport(
 ): Promise<Verified> {
   const shaped = shapeOf(report);
   const attestation = attestationOf(shaped);
+  const week = weekChainOf(shaped);
   // The report as given, every field of it: the leaf is its canonical JSON.
   const whole = report as ReportShape;
   if (!provesReport(attestation.root as Hex, whole, attestation.proof as Hex[])) {
@@ -126,8 +131,8 @@ export async function verifyReport(
   if (stored.uid === zeroHash) {
     throw new VerifyError("not_found", `EAS on chain ${chainId} holds no attestation ${uid}`);
   }
-  checkAttestation(stored, attestation, options.attester);
-  checkWeek(stored.data, shaped, attestation);
+  checkAttestation(stored, attestation, week.uid, options.attester);
+  checkWeek(stored.data, shaped, attestation, week);
   return {
     address: shaped.address.toLowerCase(),
     endBlock: shaped.window.end_block,
@@ -169,6 +174,19 @@ function attestationOf(report: ReportShape): AttestationField {
   );
 }
 
+/** The schema the report's chain's weeks are attested under (schema.ts); a chain this program does not know fails. */
+function weekChainOf(report: ReportShape): ReturnType<typeof weekSchemaOf> & { name: string } {
+  const slug = report.chain ?? BASE_RECORD.slug;
+  const chain = chains.bySlug.get(slug);
+  if (!chain) {
+    throw new VerifyError(
+      "not_report",
+      `not a report of a known chain: "${slug}" (known: ${chains.list.map((c) => c.slug).join(", ")})`,
+    );
+  }
+  return { ...weekSchemaOf(chain), name: chain.name };
+}
+
 /** A call to the RPC, its failure one line: the RPC is down or no Ethereum node, or no EAS is there. */
 async function rpc<T>(call: () => Promise<T>, code: "rpc" | "eas", what: string): Promise<T> {
   try {
@@ -190,18 +208,23 @@ interface StoredAttestation {
 }
 
 /** Who made the attestation, under which schema, and whether it still stands. */
-function checkAttestation(stored: StoredAttestation, field: AttestationField, attester?: Address): void {
+function checkAttestation(
+  stored: StoredAttestation,
+  field: AttestationField,
+  schema: Hex,
+  attester?: Address,
+): void {
   const uid = stored.uid;
-  if (stored.schema !== WEEK_SCHEMA_UID) {
+  if (stored.schema !== schema) {
     throw new VerifyError(
       "schema",
-      `attestation ${uid} is under schema ${stored.schema}, not the week schema ${WEEK_SCHEMA_UID}`,
+      `attestation ${uid} is under schema ${stored.schema}, not the week schema of the report's chain ${schema}`,
     );
   }
-  if (field.schema !== WEEK_SCHEMA_UID) {
+  if (field.schema !== schema) {
     throw new VerifyError(
       "schema",
-      `the report names schema ${field.schema}, not the week schema ${WEEK_SCHEMA_UID}`,
+      `the report names schema ${field.schema}, not the week schema of its chain ${schema}`,
     );
   }
   const by = stored.attester.toLowerCase();
@@ -226,12 +249,23 @@ function checkAttestation(stored: StoredAttestation, field: AttestationField, at
 }
 
 /** What the attestation says of the week against what the report says. */
-function checkWeek(data: Hex, report: ReportShape, field: AttestationField): void {
+function checkWeek(
+  data: Hex,
+  report: ReportShape,
+  field: AttestationField,
+  schema: ReturnType<typeof weekChainOf>,
+): void {
   let week: ReturnType<typeof decodeWeek>;
   try {
-    week = decodeWeek(data);
+    week = decodeWeek(data, schema.uid);
   } catch {
     throw new VerifyError("schema", `attestation ${field.uid} holds data the week schema does not decode`);
+  }
+  if (week.chain !== schema.chain) {
+    throw new VerifyError(
+      "week_chain",
+      `attestation ${field.uid} is of a week of ${week.chain}, the report's of ${schema.name} (${schema.chain})`,
+    );
   }
   const { start_block, end_block } = report.window;
   if (week.startBlock !== start_block || week.endBlock !== end_block) {

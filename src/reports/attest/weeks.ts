@@ -5,10 +5,7 @@
  * Denim, whose blocks are 200 ms apart, every 3,024,000): a window of any other end block is a rolling view
  * that keeps moving with the chain, and is never attested.
  */
-import { BlockClock, WEEK_MS } from "../../chain/block-clock.ts";
-
-/** 1970-01-05 00:00 UTC, a Monday: every Monday 00:00 UTC is a whole number of weeks from it. */
-const A_MONDAY_MS = 4 * 86_400_000;
+import { A_MONDAY_MS, BlockClock, WEEK_MS } from "../../chain/block-clock.ts";
 
 /** A chain's week closes: the last block at or before each instant `anchorMs + k` weeks. */
 export class WeekCloses {

@@ -1,11 +1,10 @@
-import { BASE_RECORD } from "../../chain/chains.ts";
 import { AppError } from "../../common/errors.ts";
 import { sealOf } from "../attest/seal.ts";
 import { type SealedWeekRow, sealedWeek, storeSeal } from "../attest/store.ts";
 import type { ReportWindows } from "./windows.ts";
 
 /**
- * Seals the week ending at `end` (src/reports/attest/seal.ts), its reports built first unless they are
+ * Seals the chain's week ending at `end` (src/reports/attest/seal.ts), its reports built first unless they are
  * current, in one turn with the builds: from then on the window is never built again nor dropped, and
  * what was sealed is what its attestation commits to. A week sealed before is answered as it was. Refuses
  * a window that is not complete (its last blocks not all final).
@@ -13,14 +12,6 @@ import type { ReportWindows } from "./windows.ts";
 export function sealWeek(windows: ReportWindows, end: number): Promise<SealedWeekRow> {
   const { analytics, chain } = windows;
   return windows.serial(async () => {
-    if (chain.slug !== BASE_RECORD.slug) {
-      // attest/store.ts: the attestations name no chain yet, and the attester attests Base's weeks.
-      throw new AppError(
-        409,
-        "chain_not_sealed",
-        `${chain.name}'s weeks are not sealed yet: only Base's are`,
-      );
-    }
     const sealed = await sealedWeek(analytics, chain, end);
     if (sealed) return sealed;
     const window = await windows.ensureWindow(end);
@@ -28,7 +19,7 @@ export function sealWeek(windows: ReportWindows, end: number): Promise<SealedWee
       throw new AppError(409, "week_open", `the window ending at block ${end} is not complete: not sealed`);
     }
     const seal = await sealOf(analytics, await windows.context(window));
-    await analytics.transaction(() => storeSeal(analytics, seal, windows.now()));
+    await analytics.transaction(() => storeSeal(analytics, chain, seal, windows.now()));
     return (await sealedWeek(analytics, chain, end)) as SealedWeekRow;
   });
 }

@@ -3,7 +3,7 @@ import { windowVersion } from "../../analytics/migrations.ts";
 import { BASE_RECORD, type ChainRecord } from "../../chain/chains.ts";
 import { log } from "../../common/log.ts";
 import { reportBuildSeconds, secondsSince } from "../../common/metrics.ts";
-import { sealedWeek, sqlSealed } from "../attest/store.ts";
+import { sealedWeek } from "../attest/store.ts";
 import type { ReportWindow } from "../model.ts";
 import { sqlChain } from "../scope.ts";
 import { METHODOLOGY_VERSION } from "../screens/methodology.ts";
@@ -66,7 +66,7 @@ export class ReportWindows {
     // A sealed week's links stay those it was sealed with, as its reports' do: its feed's hash counts them.
     const built = await db.one<{ generated_at: string; methodology: string; sealed_url: string | null }>(
       `SELECT w.generated_at, w.methodology, a.public_url AS sealed_url FROM report_windows w
-       LEFT JOIN attestations a ON a.end_block = w.end_block AND ${sqlSealed(this.chain)}
+       LEFT JOIN attestations a ON a.chain = w.chain AND a.end_block = w.end_block
        WHERE ${sqlChain(this.chain, "w.")} AND w.end_block = $end`,
       { end: window.end_block },
     );

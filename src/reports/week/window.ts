@@ -1,5 +1,5 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
-import { BlockClock, scheduleClock, WEEK_MS } from "../../chain/block-clock.ts";
+import { BlockClock, mondayAtOrAfter, scheduleClock, WEEK_MS } from "../../chain/block-clock.ts";
 import { BASE_RECORD, type ChainRecord } from "../../chain/chains.ts";
 import { NotFoundError } from "../../common/errors.ts";
 import type { ReportWindow } from "../model.ts";
@@ -56,7 +56,8 @@ export async function resolveWindow(
  * `end`'s time, so the payments it holds are exactly those of the 7 days, and `start` is that time itself.
  * `end`'s time is that of the last stored block at or below it (the one a checkpoint names, for the latest
  * week). A chain whose stored rows span less than a week gets the short window of a young chain, from its
- * first block and its earliest stored time.
+ * first block and its earliest stored time. A week close (`closedMonday`) is the 7 days to its Monday instead:
+ * from the previous close, so that the attested weeks meet.
  */
 async function stampedWindow(
   analytics: Analytics,
@@ -68,8 +69,8 @@ async function stampedWindow(
   // checkpoint names the latest week's end (the common case, a lookup in a small table), and the start is the
   // last block before a time constant.
   const tables = ["checkpoints", "payments", "transfers"];
-  const over = (select: string, where: string) =>
-    tables.map((t) => `SELECT ${select} FROM ${t} WHERE ${sqlChain(chain)} AND ${where}`).join(" UNION ALL ");
+  const over = (select: string, where: string) => overTables(chain, tables, select, where);
+  const overData = (select: string, where: string) => overTables(chain, DATA_TABLES, select, where);
   const ended =
     (await analytics.one<{ ms: bigint | null }>(
       `SELECT epoch_ms(block_time) AS ms FROM checkpoints WHERE ${sqlChain(chain)} AND block_number = $end`,
@@ -80,9 +81,14 @@ async function stampedWindow(
       { end },
     ));
   if (ended?.ms == null) throw new NoDataYetError(chain);
-  const before = `TIMESTAMP '${new Date(Number(ended.ms) - WEEK_MS).toISOString().replace("T", " ").replace("Z", "")}'`;
+  // A week close (the chain's last block with data at or before a Monday 00:00 UTC the store has passed) is the
+  // 7 days to that Monday, so that closed weeks meet end to start: from the previous close, whatever time the
+  // blocks on either side of each Monday say.
+  const monday = await closedMonday(analytics, chain, end, Number(ended.ms));
+  const bound = monday ?? Number(ended.ms);
+  const before = sqlTimestamp(bound - WEEK_MS);
   const start = await analytics.one<{ b: bigint | null }>(
-    `SELECT max(b) AS b FROM (${over("max(block_number) AS b", `block_time <= ${before}`)})`,
+    `SELECT max(b) AS b FROM (${(monday === undefined ? over : overData)("max(block_number) AS b", `block_time <= ${before}`)})`,
   );
   const first =
     start?.b == null
@@ -93,8 +99,8 @@ async function stampedWindow(
   const row = { start_block: start?.b ?? null, first_ms: first?.ms ?? 0n };
   const endMs = Number(ended.ms);
   const young = row.start_block == null;
-  const startMs = young ? Math.min(endMs, Number(row.first_ms)) : endMs - WEEK_MS;
-  const days = spanDays((endMs - startMs) / 1000);
+  const startMs = young ? Math.min(endMs, Number(row.first_ms)) : bound - WEEK_MS;
+  const days = spanDays((bound - startMs) / 1000);
   return {
     start_block: young ? FIRST_BLOCK : Number(row.start_block),
     end_block: end,
@@ -103,6 +109,41 @@ async function stampedWindow(
     end: isoUtc(Math.floor(endMs / 1000)),
     days,
   };
+}
+
+/** The tables whose rows are a chain's data: the blocks a week close is chosen from. */
+const DATA_TABLES = ["payments", "transfers"];
+
+/** SQL: `select` over each of `tables`' rows of `chain` where `where`, as one union. */
+function overTables(chain: ChainRecord, tables: readonly string[], select: string, where: string): string {
+  return tables
+    .map((t) => `SELECT ${select} FROM ${t} WHERE ${sqlChain(chain)} AND ${where}`)
+    .join(" UNION ALL ");
+}
+
+/** A time as an SQL TIMESTAMP literal (UTC, as the store's times are). */
+function sqlTimestamp(ms: number): string {
+  return `TIMESTAMP '${new Date(ms).toISOString().replace("T", " ").replace("Z", "")}'`;
+}
+
+/**
+ * The Monday 00:00 UTC whose week `end` closes on a stamped chain, or undefined when it closes none: `end` is the
+ * last block with data (a payment or a transfer) at or before that Monday, and the store holds a row of the
+ * chain after it (so no later block of the week can still come). Data, not checkpoints: every store holding the
+ * same payments and transfers closes the week at the same block, wherever its indexer happened to commit.
+ */
+export async function closedMonday(
+  analytics: Analytics,
+  chain: ChainRecord,
+  end: number,
+  endMs: number,
+): Promise<number | undefined> {
+  const monday = mondayAtOrAfter(endMs);
+  const facts = await analytics.one<{ close: bigint | null; past: boolean | null }>(
+    `SELECT (SELECT max(b) FROM (${overTables(chain, DATA_TABLES, "max(block_number) AS b", `block_time <= ${sqlTimestamp(monday)}`)})) AS close,
+            (SELECT bool_or(p) FROM (${overTables(chain, ["checkpoints", ...DATA_TABLES], "bool_or(true) AS p", `block_time > ${sqlTimestamp(monday)}`)})) AS past`,
+  );
+  return facts?.close != null && Number(facts.close) === end && facts.past === true ? monday : undefined;
 }
 
 /**
