@@ -23,7 +23,7 @@ import { X402_BATCH_SETTLEMENT_ADDRESS } from "../../src/chain/base.ts";
 import { batchSettlementAbi } from "../../src/chain/batch-settlement.ts";
 import { type Devnet, type DevnetAccount, devnetChain } from "../../src/chain/devnet/index.ts";
 import type { Database } from "../../src/common/db/index.ts";
-import { BadInputError } from "../../src/common/errors.ts";
+import { BadInputError, UpstreamError } from "../../src/common/errors.ts";
 import type { Listening } from "../../src/common/listen.ts";
 import { ChannelStore } from "../../src/merchant-kit/channels/storage.ts";
 import { type AnyEndpoint, defineEndpoint } from "../../src/merchant-kit/endpoint.ts";
@@ -95,14 +95,20 @@ export function channelEndpoints(gates: Gates, tally: Tally): AnyEndpoint[] {
     path: "/v1/metered",
     price: "0.01",
     scheme: ["upto", "batch-settlement"],
-    description: "Charges what the caller says the call cost, at most $0.01.",
-    input: z.object({ cost: z.number().int().min(0), hold: z.string().optional() }),
+    description:
+      "Charges what the caller says the call cost, at most $0.01; `fail`: its upstream fails after the work.",
+    input: z.object({
+      cost: z.number().int().min(0),
+      hold: z.string().optional(),
+      fail: z.boolean().default(false),
+    }),
     output: z.object({ cost: z.number() }),
     example: { input: { cost: 10 }, output: { cost: 10 } },
-    handler: ({ cost, hold }, ctx) =>
+    handler: ({ cost, hold, fail }, ctx) =>
       work(tally, async () => {
         if (hold) await gates.pass(hold);
         ctx.meter?.(BigInt(cost));
+        if (fail) throw new UpstreamError("the upstream failed after the work, as asked");
         return { cost };
       }),
   });

@@ -22,6 +22,19 @@ export interface ChannelRequest {
   /** Saving the channel's state failed during this request: the answer must not be delivered. */
   unsaved?: unknown;
   /**
+   * A voucher's ledger row (payments/payment-ledger.ts), not written when the call was let through but with
+   * its charge, in the charge's one statement (`written` once it is): a voucher's key is fresh for each request,
+   * so there is nothing to take before, and a call that ends unpaid writes its row then.
+   */
+  ledger?: {
+    payer: string;
+    nonce: string;
+    resource: string;
+    validBefore: number;
+    amount: bigint;
+    written?: boolean;
+  };
+  /**
    * Gives back the channel reservation this request holds, outside any transaction. For a writing call
    * whose transaction did not commit: whatever gave the reservation back inside it (the charge, or the SDK
    * on a refusal) was undone with it, and the channel would stay busy until the reservation expired.

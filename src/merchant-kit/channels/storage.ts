@@ -19,7 +19,7 @@
  */
 import type { Channel, ChannelStorage } from "@x402/evm/batch-settlement/server";
 import type { Database, Queryable } from "../../common/db/index.ts";
-import { channelRequest } from "./context.ts";
+import { type ChannelRequest, channelRequest } from "./context.ts";
 
 /** A channel's row as the database gives it back (int8 as bigint, numeric as string). */
 interface ChannelRow {
@@ -200,12 +200,28 @@ export class ChannelStore implements ChannelStorage {
             return { channel: next, status: "updated" };
           }
         }
-        const written = await writeIf(q, id, row?.version, next, unclaimedSince(row, next, this.now()));
+        // The voucher's charge (its cumulative amount grows) carries the call's ledger row: one statement.
+        const ledger =
+          request?.ledger &&
+          !request.ledger.written &&
+          row &&
+          BigInt(next.chargedCumulativeAmount) > BigInt(row.charged)
+            ? request.ledger
+            : undefined;
+        const written = await writeIf(
+          q,
+          id,
+          row?.version,
+          next,
+          unclaimedSince(row, next, this.now()),
+          ledger,
+        );
         if (!written) {
           this.known.rows.delete(id);
           seen = undefined;
           continue;
         }
+        if (ledger) ledger.written = true;
         this.known.held.delete(id);
         if (tx) this.known.rows.delete(id);
         else this.keep(id, written);
@@ -372,7 +388,9 @@ async function deleteIf(q: Queryable, id: string, version: string): Promise<bool
 
 /**
  * Writes `c` as the channel's row in one statement, only if the row is still at `version` (absent when
- * `version` is undefined); the row as written, or undefined when it had changed (nothing written).
+ * `version` is undefined); the row as written, or undefined when it had changed (nothing written). With
+ * `ledger`, a charge of an existing row: the call's ledger row is written `settled` in the same statement, and
+ * only if the charge is.
  */
 async function writeIf(
   q: Queryable,
@@ -380,6 +398,7 @@ async function writeIf(
   version: string | undefined,
   c: Channel,
   unclaimedSinceMs: number | null,
+  ledger?: NonNullable<ChannelRequest["ledger"]>,
 ): Promise<ChannelRow | undefined> {
   const pending = c.pendingRequest;
   const values = [
@@ -413,15 +432,31 @@ async function writeIf(
            RETURNING ${COLUMNS}`,
           values,
         )
-      : await q.query<ChannelRow>(
-          `UPDATE merchant_channels SET receiver = $2, payer = $3, config = $4::jsonb, charged = $5::numeric,
-             signed_max = $6::numeric, signature = $7, balance = $8::numeric, total_claimed = $9::numeric,
-             withdraw_requested_at = $10, refund_nonce = $11, onchain_synced_ms = $12, last_request_ms = $13,
-             pending_id = $14, pending_max = $15::numeric, pending_expires_ms = $16, unclaimed_since_ms = $17,
-             updated_at = now()
-           WHERE channel_id = $1 AND xmin = $18::xid
-           RETURNING ${COLUMNS}`,
-          [...values, version],
-        );
+      : ledger
+        ? await q.query<ChannelRow>(
+            `WITH charged AS (${UPDATE_IF} RETURNING ${COLUMNS}), recorded AS (
+               INSERT INTO merchant_payments (payer, nonce, resource, valid_before, amount, state, finished_at)
+               SELECT $19, $20, $21, to_timestamp($22), $23::numeric, 'settled', clock_timestamp() FROM charged
+             )
+             SELECT * FROM charged`,
+            [
+              ...values,
+              version,
+              ledger.payer,
+              ledger.nonce,
+              ledger.resource,
+              ledger.validBefore,
+              ledger.amount.toString(),
+            ],
+          )
+        : await q.query<ChannelRow>(`${UPDATE_IF} RETURNING ${COLUMNS}`, [...values, version]);
   return rows[0];
 }
+
+/** The row's change, only if it is still at the version `$18`. */
+const UPDATE_IF = `UPDATE merchant_channels SET receiver = $2, payer = $3, config = $4::jsonb, charged = $5::numeric,
+  signed_max = $6::numeric, signature = $7, balance = $8::numeric, total_claimed = $9::numeric,
+  withdraw_requested_at = $10, refund_nonce = $11, onchain_synced_ms = $12, last_request_ms = $13,
+  pending_id = $14, pending_max = $15::numeric, pending_expires_ms = $16, unclaimed_since_ms = $17,
+  updated_at = now()
+WHERE channel_id = $1 AND xmin = $18::xid`;

@@ -23,9 +23,15 @@
  * in the last `UNPAID_WINDOW_SECONDS` is refused before any work until the oldest ages out. A refusal (the
  * handler's own decision before its work: bad input, a provider not configured) is given back and counts
  * for nothing.
+ *
+ * **A voucher's row** (a payment channel's, `escrowed`) is written with the voucher's charge, in its one
+ * statement (channels/storage.ts), not taken before the call: its key is fresh for each request and counts for
+ * nothing while it runs, so taking it would be two statements a voucher for no guarantee (issue 66). A call that
+ * ends without its charge (unpaid, unsettled) writes its row as it ends.
  */
 import { type GroupedWriter, groupedWriter } from "../../common/db/grouped.ts";
 import type { Database, Queryable } from "../../common/db/index.ts";
+import { type ChannelRequest, channelRequest } from "../channels/context.ts";
 
 /** The identity of one signed payment: who signed it and its one-time nonce. */
 export interface PaymentKey {
@@ -125,6 +131,7 @@ export class PaymentLedger {
   /** Takes the payment's row; false when another request holds it (or held it and succeeded). */
   async take(key: PaymentKey, resource: string): Promise<boolean> {
     await this.purgeNowAndThen();
+    if (deferred(key, resource)) return true;
     return this.taking.write({ key, resource });
   }
 
@@ -145,6 +152,13 @@ export class PaymentLedger {
     funds: FundsReader,
   ): Promise<Reservation> {
     await this.purgeNowAndThen();
+    if (key.escrowed && channelRequest()) {
+      // A voucher: no balance to read, no row to take (`deferred`), only the payer's unpaid calls to count.
+      const retryAfter = await unpaidWait(this.db, key.payer);
+      if (retryAfter !== undefined) return { status: "unpaid", retryAfter };
+      deferred(key, resource);
+      return { status: "taken" };
+    }
     return this.db.transaction(async (tx) => {
       // hashtextextended gives a bigint key; two payers that collide only wait for each other.
       await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`x402m_payer:${key.payer}`]);
@@ -153,16 +167,8 @@ export class PaymentLedger {
         key.nonce.toLowerCase(),
       ]);
       if (taken.rowCount > 0) return { status: "in_use" };
-      const unpaid = await tx.query<{ wait: number }>(
-        `SELECT ceil(extract(epoch FROM finished_at + interval '${UNPAID_WINDOW_SECONDS} seconds' - now()))::int AS wait
-         FROM merchant_payments
-         WHERE payer = $1 AND state IN ('abandoned', 'failed')
-           AND finished_at > now() - interval '${UNPAID_WINDOW_SECONDS} seconds'
-         ORDER BY finished_at DESC OFFSET ${UNPAID_LIMIT - 1} LIMIT 1`,
-        [key.payer],
-      );
-      const blocked = unpaid.rows[0];
-      if (blocked) return { status: "unpaid", retryAfter: Math.max(1, blocked.wait) };
+      const retryAfter = await unpaidWait(tx, key.payer);
+      if (retryAfter !== undefined) return { status: "unpaid", retryAfter };
       // The escrow holds what a voucher spends, and the facilitator checked the voucher against it.
       if (key.escrowed) {
         await insertRow(tx, key, resource);
@@ -192,6 +198,21 @@ export class PaymentLedger {
    * outcomes of concurrent requests.
    */
   async finish(key: PaymentKey, outcome: Outcome, q?: Queryable): Promise<void> {
+    const row = deferredRows.get(key);
+    if (row) {
+      // A voucher's row, written with its charge or not at all yet (`deferred`).
+      if (row.written && outcome === "settled") return;
+      if (!row.written) {
+        if (outcome === "released") return;
+        await (q ?? this.db).query(
+          `INSERT INTO merchant_payments (payer, nonce, resource, valid_before, amount, state, finished_at)
+           VALUES ($1, $2, $3, to_timestamp($4), $5, $6, clock_timestamp())
+           ON CONFLICT (payer, nonce) DO UPDATE SET state = excluded.state, finished_at = excluded.finished_at`,
+          [row.payer, row.nonce, row.resource, row.validBefore, row.amount, outcome],
+        );
+        return;
+      }
+    }
     if (!q) return this.finishing.write({ key, outcome });
     if (outcome === "released") {
       await q.query("DELETE FROM merchant_payments WHERE payer = $1 AND nonce = $2", [
@@ -216,6 +237,44 @@ export class PaymentLedger {
       Math.floor(now / 1000) - LOCK_RETENTION_SECONDS,
     ]);
   }
+}
+
+/**
+ * Whether a voucher's row is left for its charge to write (channels/storage.ts, in the charge's one statement),
+ * within a channel request: its key is fresh for each request (payment-key.ts), so there is nothing to take
+ * and nothing another request could hold, and an escrowed row counts for nothing while it runs (not in flight,
+ * not unpaid). A call that ends otherwise writes its row as it ends (`finish`).
+ */
+function deferred(key: PaymentKey, resource: string): boolean {
+  const request = key.escrowed ? channelRequest() : undefined;
+  if (!request) return false;
+  request.ledger = {
+    payer: key.payer,
+    nonce: key.nonce.toLowerCase(),
+    resource,
+    validBefore: key.validBefore,
+    amount: key.amount,
+  };
+  // By the key, for `finish`, which may run after the request's context (a stream's end, the settle's record).
+  deferredRows.set(key, request.ledger);
+  return true;
+}
+
+/** The rows left for their charge (`deferred`), by the key of the call: the same object `finish` is given. */
+const deferredRows = new WeakMap<PaymentKey, NonNullable<ChannelRequest["ledger"]>>();
+
+/** Seconds until the payer's oldest counted unpaid call ages out, when it has `UNPAID_LIMIT` of them; else undefined. */
+async function unpaidWait(q: Queryable, payer: string): Promise<number | undefined> {
+  const { rows } = await q.query<{ wait: number }>(
+    `SELECT ceil(extract(epoch FROM finished_at + interval '${UNPAID_WINDOW_SECONDS} seconds' - now()))::int AS wait
+     FROM merchant_payments
+     WHERE payer = $1 AND state IN ('abandoned', 'failed')
+       AND finished_at > now() - interval '${UNPAID_WINDOW_SECONDS} seconds'
+     ORDER BY finished_at DESC OFFSET ${UNPAID_LIMIT - 1} LIMIT 1`,
+    [payer],
+  );
+  const blocked = rows[0];
+  return blocked ? Math.max(1, blocked.wait) : undefined;
 }
 
 /** SQL: a row whose amount may still leave the payer's balance: running or unsettled, still settleable. */

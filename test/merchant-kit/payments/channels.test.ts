@@ -18,6 +18,7 @@ import type { Database } from "../../../src/common/db/index.ts";
 import { listenWithUrl } from "../../../src/common/listen.ts";
 import { merchantApp } from "../../../src/merchant-kit/app.ts";
 import { callPaidTool, connectMcp } from "../../../src/merchant-kit/mcp/client.ts";
+import { UNPAID_LIMIT } from "../../../src/merchant-kit/payments/payment-ledger.ts";
 import { REFUND_PATH } from "../../../src/merchant-kit/routes.ts";
 import { useDevnet } from "../../helpers/chain.ts";
 import {
@@ -222,6 +223,40 @@ describe.each(DATABASE_KINDS)("payment channels, merchant state on %s", (kind) =
     const served = await fetch(`${shop.url}/api/counted`, { headers: { "PAYMENT-SIGNATURE": voucher } });
     expect(served.status).toBe(200);
     expect((await channelOf(shop, client)).row?.chargedCumulativeAmount).toBe((2n * PRICE).toString());
+  });
+
+  it("records each voucher's call in the ledger: settled with its charge, failed ones counted against the payer until it is refused", async () => {
+    // Its own wallet: the unpaid calls counted are the payer's, whichever channel they came through.
+    const own = chain.devnet.buyers[0] as DevnetAccount;
+    const client = channelClient(chain.devnet, own, { salt: ++salt, deposit: DEPOSIT });
+    const pay = wrapFetchWithPayment(fetch, channelPayer(client));
+    const rows = async () =>
+      (
+        await db.query<{ state: string; n: bigint }>(
+          `SELECT state, count(*) AS n FROM merchant_payments
+           WHERE payer = $1 AND nonce LIKE 'channel:%' GROUP BY state ORDER BY state`,
+          [own.address.toLowerCase()],
+        )
+      ).rows.map((r) => [r.state, Number(r.n)]);
+    expect((await pay(`${shop.url}/api/counted`)).status).toBe(200);
+    expect((await pay(`${shop.url}/v1/metered`, post({ cost: 7 }))).status).toBe(200);
+    // The deposit's call is keyed by its authorization (not counted here), the voucher's by its request.
+    expect(await rows()).toEqual([["settled", 1]]);
+    // A refusal before the work is given back: no row.
+    expect((await pay(`${shop.url}/api/counted?refuse=true`)).status).toBe(400);
+    expect(await rows()).toEqual([["settled", 1]]);
+    for (let i = 0; i < UNPAID_LIMIT; i++) {
+      expect((await pay(`${shop.url}/v1/metered`, post({ cost: 5, fail: true }))).status).toBe(502);
+    }
+    expect(await rows()).toEqual([
+      ["failed", UNPAID_LIMIT],
+      ["settled", 1],
+    ]);
+    const refused = await pay(`${shop.url}/v1/metered`, post({ cost: 5 }));
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("too_many_unpaid_calls");
+    // Nothing was charged for the failed calls nor the refused one.
+    expect((await channelOf(shop, client)).row?.chargedCumulativeAmount).toBe((PRICE + 7n).toString());
   });
 
   it("does no work beyond what the voucher covers or the channel holds", async () => {
