@@ -1,23 +1,27 @@
 import { createPublicClient, defineChain, getAddress, http, isAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { base, baseSepolia } from "viem/chains";
-import { BASE_CHAIN_ID, BASE_SEPOLIA_CHAIN_ID, BASE_SEPOLIA_USDC, BASE_USDC } from "../chain/base.ts";
+import { BASE_CHAIN_ID, BASE_SEPOLIA_CHAIN_ID, BASE_SEPOLIA_USDC } from "../chain/base.ts";
+import { chains } from "../chain/chains.ts";
 import { UsageError } from "../common/errors.ts";
 import { Lifecycle, untilSignal } from "../common/lifecycle.ts";
 import { ConfigError } from "../config/config-error.ts";
 import { configFrom } from "./flag-values.ts";
 import type { Flags } from "./flags.ts";
 
-/** The USDC a facilitator settles by default on the chains that have a known one. */
+/**
+ * The USDC a facilitator settles by default on the chains that have a known one: every chain record's
+ * (src/chain/chains.ts: Base, Polygon PoS's native USDC, Arbitrum One's), and Base Sepolia's.
+ */
 const KNOWN_USDC: Record<number, string> = {
-  [BASE_CHAIN_ID]: BASE_USDC,
+  ...Object.fromEntries(chains.list.map((chain) => [chain.chainId, chain.usdc.address])),
   [BASE_SEPOLIA_CHAIN_ID]: BASE_SEPOLIA_USDC,
 };
 
 /**
  * Runs the project's facilitator alone against any EVM chain: `--rpc URL` (its chain id makes the network,
  * `eip155:<id>`), the settling key from X402M_FACILITATOR_KEY or the file X402M_FACILITATOR_KEY_FILE
- * names, the tokens from `--asset` (default the chain's USDC on Base and Base Sepolia). Listens on
+ * names, the tokens from `--asset` (default the chain's USDC on Base, Polygon PoS, Arbitrum One and Base Sepolia). Listens on
  * `--host`/`--port` (default X402M_FACILITATOR_PORT, 8403), its ledger, Bazaar and API keys in
  * `<data>/facilitator-postgres` or DATABASE_URL. Payees beyond X402M_FACILITATOR_PAYEES need an API key
  * (`facilitator keys ...`, src/cli/facilitator-keys.ts); beyond loopback with neither, it refuses to start
@@ -95,13 +99,13 @@ function assetsOf(flagged: readonly string[] | undefined, chainId: number): stri
   return [known];
 }
 
-/** viem's chain for Base and Base Sepolia; any other chain by its id and RPC. */
+/** viem's chain for Base and Base Sepolia; any other chain by its id and RPC (named by its record when it has one). */
 function chainOf(id: number, rpc: string) {
   if (id === BASE_CHAIN_ID) return { ...base, rpcUrls: { default: { http: [rpc] } } };
   if (id === BASE_SEPOLIA_CHAIN_ID) return { ...baseSepolia, rpcUrls: { default: { http: [rpc] } } };
   return defineChain({
     id,
-    name: `EVM chain ${id}`,
+    name: chains.byCaip2.get(`eip155:${id}`)?.name ?? `EVM chain ${id}`,
     nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
     rpcUrls: { default: { http: [rpc] } },
   });

@@ -150,7 +150,7 @@ export async function pay(
 }
 
 /** Reads USDC balances on the devnet. */
-export function usdcReader(rpc: string) {
+export function usdcReader(rpc: string, token: string = BASE_USDC) {
   // No block-number cache: a test reads right after mining.
   const client = createPublicClient({
     chain: devnetChain(rpc),
@@ -162,7 +162,7 @@ export function usdcReader(rpc: string) {
     client,
     balanceOf: (address: `0x${string}`) =>
       client.readContract({
-        address: getAddress(BASE_USDC),
+        address: getAddress(token),
         abi: usdcAbi,
         functionName: "balanceOf",
         args: [address],

@@ -37,6 +37,19 @@ describe("the configuration", () => {
     );
   });
 
+  it("pays in the network's USDC where a chain record knows it, unless told another token", () => {
+    expect(loadConfig({ env: {} }).payments.asset.address).toBe("0x833589fcd6edb6e08f4c7c32d4f71b54bda02913");
+    expect(loadConfig({ env: { X402M_NETWORK: "eip155:137" } }).payments.asset).toEqual({
+      address: "0x3c499c542cef5e3811e1192ce70d8cc03d5c3359",
+      name: "USD Coin",
+      version: "2",
+      decimals: 6,
+    });
+    expect(
+      loadConfig({ env: { X402M_NETWORK: "eip155:42161", X402M_ASSET_NAME: "USDC" } }).payments.asset,
+    ).toMatchObject({ address: "0xaf88d065e77c8cc2239327c5edb3a432268e5831", name: "USDC" });
+  });
+
   it("follows a chain given X402M_RPC_URL_<CHAIN>, none by default, and names the variable of a bad URL", () => {
     expect(loadConfig({ env: {} }).follow.rpc).toEqual({});
     expect(

@@ -3,8 +3,8 @@
  * scheme, the facilitators they verify and settle through, and the chain where a payer's balance is read.
  */
 import { z } from "zod";
-import { BASE_CAIP2, BASE_USDC } from "../../chain/base.ts";
-import { BASE_RECORD } from "../../chain/chains.ts";
+import { BASE_CAIP2 } from "../../chain/base.ts";
+import { BASE_RECORD, chains } from "../../chain/chains.ts";
 import { ConfigError } from "../../config/config-error.ts";
 import { DEFAULT_FACILITATOR_URL, DEFAULT_PORTS } from "../../config/ports.ts";
 import { BaseUrl, type Env } from "../../config/values.ts";
@@ -73,13 +73,17 @@ export const PaymentsSchema = z.object({
 /** The payment settings' raw values, from the environment. */
 export function readPayments(env: Env) {
   const facilitators = facilitatorsOf(env);
+  const network = env.X402M_NETWORK ?? BASE_CAIP2;
+  // The token defaults to the network's USDC where a chain record knows it (Polygon's native USDC on
+  // eip155:137), so that naming the network is enough; Base's elsewhere, as before.
+  const usdc = (chains.byCaip2.get(network) ?? BASE_RECORD).usdc;
   return {
-    network: env.X402M_NETWORK ?? BASE_CAIP2,
+    network,
     asset: {
-      address: env.X402M_ASSET ?? BASE_USDC,
-      name: env.X402M_ASSET_NAME ?? BASE_RECORD.usdc.name,
-      version: env.X402M_ASSET_VERSION ?? BASE_RECORD.usdc.version,
-      decimals: env.X402M_ASSET_DECIMALS ?? String(BASE_RECORD.usdc.decimals),
+      address: env.X402M_ASSET ?? usdc.address,
+      name: env.X402M_ASSET_NAME ?? usdc.name,
+      version: env.X402M_ASSET_VERSION ?? usdc.version,
+      decimals: env.X402M_ASSET_DECIMALS ?? String(usdc.decimals),
     },
     facilitatorUrl: facilitators[0]?.url,
     facilitators,
