@@ -1,14 +1,16 @@
 /**
  * A merchant paid on Polygon PoS through the project's facilitator (issue 67): a devnet as chain 137 (Polygon's
  * native USDC and x402's contracts at their addresses), `facilitator --rpc` on it (its USDC known from the chain's
- * record), and `serve --only utility` told only `X402M_NETWORK=eip155:137` (the token follows). The SDK's own
- * clients pay: `exact` by EIP-3009, and a payment channel by deposit and vouchers, refunded at the end. `index
- * --chain polygon` then `report --chain polygon` count exactly what was paid, under Polygon and in no Base report.
+ * record), and `serve --only utility` and `--only inference` told only `X402M_NETWORK=eip155:137` (the token
+ * follows). The SDK's own clients pay: `exact` by EIP-3009, a payment channel by deposit and vouchers (refunded at
+ * the end), and `upto` through x402's upto proxy. `index --chain polygon` then `report --chain polygon` count
+ * exactly what was paid, under Polygon and in no Base report.
  */
 import { x402Client } from "@x402/core/client";
-import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
 import { BatchSettlementEvmScheme as BatchClient } from "@x402/evm/batch-settlement/client";
 import { ExactEvmScheme as ExactClient } from "@x402/evm/exact/client";
+import { UptoEvmScheme as UptoClient } from "@x402/evm/upto/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { getAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
@@ -108,7 +110,34 @@ describe("a merchant on Polygon", () => {
       expect(answer.status, await answer.clone().text()).toBe(200);
     }
     expect(await channel.refund(url)).toMatchObject({ success: true });
-    const paid = PRICE * BigInt(EXACT_CALLS + CHANNEL_CALLS);
+
+    // upto, through x402's upto proxy on Polygon: the inference API's metered tier route, on its offline engine,
+    // the same wallet paid (a merchant both hosts pay).
+    const inferenceState = await isolatedDatabaseOptions("pglite");
+    onTestFinished(inferenceState.cleanup);
+    const inference = startCli(["serve", "--only", "inference", "--data", inferenceState.dataDir], {
+      DATABASE_URL: "",
+      X402M_NETWORK: NETWORK,
+      X402M_FACILITATOR_URL: settling.facilitator,
+      X402M_RPC_URL: devnet.rpc,
+      X402M_INFERENCE_PAY_TO: payTo,
+      X402M_INFERENCE_ENGINE: "offline",
+      X402M_INFERENCE_PORT: "0",
+      PORT: "0",
+    });
+    const chat = `${(JSON.parse(await inference.line) as { inference: string }).inference}/v1/chat/completions/_t/t3/upto`;
+    const upto = wrapFetchWithPayment(fetch, new x402Client().register(NETWORK, new UptoClient(account)));
+    const metered = await upto(chat, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ messages: [{ role: "user", content: "Hello from Polygon." }], max_tokens: 16 }),
+    });
+    expect(metered.status, await metered.clone().text()).toBe(200);
+    const taken = BigInt(
+      decodePaymentResponseHeader(metered.headers.get("payment-response") as string).amount ?? 0,
+    );
+    expect(taken).toBeGreaterThan(0n);
+    const paid = PRICE * BigInt(EXACT_CALLS + CHANNEL_CALLS) + taken;
     expect(await usdc.balanceOf(account.address)).toBe(before - paid);
 
     // Indexed as Polygon's, and reported there: exactly what was paid, each way.
@@ -134,9 +163,9 @@ describe("a merchant on Polygon", () => {
     expect(JSON.parse(report.stdout)).toMatchObject({
       chain: "polygon",
       address: payTo.toLowerCase(),
-      usd: Number(paid) / 1e6,
-      // Each exact call a payment; the channel's five charges one, its claim at the refund.
-      tx: EXACT_CALLS + 1,
+      usd: Math.round(Number(paid) / 1e4) / 100,
+      // Each exact call a payment; the channel's five charges one, its claim at the refund; the upto one.
+      tx: EXACT_CALLS + 2,
       window: { end_block: head },
     });
     // The chain's week is its young life here: a few seconds of blocks.
