@@ -43,7 +43,7 @@ afterAll(async () => {
 });
 
 describe("a merchant on Polygon", () => {
-  it("is paid by the SDK's exact and channel clients through the project's facilitator, and reported under Polygon only", async () => {
+  it("is paid by the SDK's exact, upto and channel clients through the project's facilitator, and reported under Polygon only", async () => {
     const payTo = newMerchant();
     const authorizerKey = generatePrivateKey();
     const facilitatorState = await isolatedDatabaseOptions("pglite");
