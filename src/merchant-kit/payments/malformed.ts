@@ -1,8 +1,8 @@
-import { decodePaymentSignatureHeader } from "@x402/core/http";
 import type { MiddlewareHandler } from "hono";
 import { BadInputError } from "../../common/errors.ts";
 import { type LogLimit, type LogWriter, limitedLog } from "../../common/log.ts";
 import type { MerchantEnv } from "../merchant-env.ts";
+import { decodedPayment } from "./decoded.ts";
 
 /**
  * Refusals of malformed headers logged per process window: enough to see that a client is broken, never
@@ -17,7 +17,7 @@ const warnOfMalformed = limitedLog(MALFORMED_LOG_LIMIT);
 export function malformedPayment(header: string): string | undefined {
   let payload: unknown;
   try {
-    payload = decodePaymentSignatureHeader(header);
+    payload = decodedPayment(header);
   } catch (error) {
     // The SDK's own decoder, so "malformed" here is exactly what it would fail on.
     return error instanceof SyntaxError ? "its base64 does not decode to JSON" : "it is not base64";

@@ -13,7 +13,6 @@
  *   a concurrent request, whose answer it waits for.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { decodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
 import { PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
 import type { Context, MiddlewareHandler } from "hono";
@@ -23,6 +22,7 @@ import { REQUEST_ID_HEADER } from "../../common/request-log.ts";
 import type { AnyEndpoint } from "../endpoint.ts";
 import type { MerchantEnv } from "../merchant-env.ts";
 import type { AnswerStore, Claim, StoredAnswer } from "./answer-store.ts";
+import { decodedPayment } from "./decoded.ts";
 import { DEFAULT_TIMEOUT_MS, hashedRequest } from "./paid-handler.ts";
 import { checkedPaymentId } from "./payment-id-check.ts";
 import { type PaymentIdSettings, paymentIdRequired } from "./payment-id-settings.ts";
@@ -98,7 +98,7 @@ export function answerOnce(endpoint: AnyEndpoint, options: PaymentIdOptions): Mi
     if (header === undefined || c.req.method === "HEAD") return next();
     let payload: PaymentPayload;
     try {
-      payload = decodePaymentSignatureHeader(header);
+      payload = decodedPayment(header);
     } catch {
       // Not a payment: refused further in (payments/malformed.ts).
       return next();

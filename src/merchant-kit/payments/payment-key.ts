@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from "node:crypto";
-import { decodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
 import { isBatchSettlementDepositPayload, isBatchSettlementVoucherPayload } from "@x402/evm";
 import { encodeAbiParameters, keccak256, toHex } from "viem";
+import { decodedPayment } from "./decoded.ts";
 import { ESCROWED_NONCE_PREFIX, type PaymentKey, PERMIT2_NONCE_PREFIX } from "./payment-ledger.ts";
 
 /** The header the buyer pays with (v2), and the v1 name `@x402/hono` also reads. */
@@ -12,7 +12,7 @@ export function paymentHeader(request: Request): string | undefined {
 
 /** The scheme of the requirements a verified payment accepted (`exact`, `upto`). */
 export function paidScheme(header: string): string | undefined {
-  return decodePaymentSignatureHeader(header).accepted?.scheme;
+  return decodedPayment(header).accepted?.scheme;
 }
 
 interface Eip3009Authorization {
@@ -32,7 +32,7 @@ export interface Payment {
 
 /** `paymentKeyOf`, with the scheme and the call's price read from the same decoding. */
 export function paymentOf(header: string, nowSeconds = Math.floor(Date.now() / 1000)): Payment {
-  const payload = decodePaymentSignatureHeader(header);
+  const payload = decodedPayment(header);
   return {
     key: keyOf(payload, nowSeconds),
     scheme: payload.accepted?.scheme,
@@ -48,7 +48,7 @@ export function paymentOf(header: string, nowSeconds = Math.floor(Date.now() / 1
  * of itself, which still makes one payload run one handler.
  */
 export function paymentKeyOf(header: string, nowSeconds = Math.floor(Date.now() / 1000)): PaymentKey {
-  return keyOf(decodePaymentSignatureHeader(header), nowSeconds);
+  return keyOf(decodedPayment(header), nowSeconds);
 }
 
 function keyOf(payload: PaymentPayload, nowSeconds: number): PaymentKey {
