@@ -208,14 +208,7 @@ export class ChannelStore implements ChannelStorage {
           BigInt(next.chargedCumulativeAmount) > BigInt(row.charged)
             ? request.ledger
             : undefined;
-        const written = await writeIf(
-          q,
-          id,
-          row?.version,
-          next,
-          unclaimedSince(row, next, this.now()),
-          ledger,
-        );
+        const written = await writeIf(q, id, row, next, unclaimedSince(row, next, this.now()), ledger);
         if (!written) {
           this.known.rows.delete(id);
           seen = undefined;
@@ -331,6 +324,14 @@ function reservesOnly(stored: Channel, next: Channel): boolean {
   return canonical(strip(stored)) === canonical(strip(next));
 }
 
+/**
+ * Whether `next` differs from the stored channel only in what a voucher sets, reserving the channel or charging
+ * it: `reservesOnly`'s fields and the cumulative charge.
+ */
+function voucherOnly(stored: Channel, next: Channel): boolean {
+  return reservesOnly({ ...stored, chargedCumulativeAmount: next.chargedCumulativeAmount }, next);
+}
+
 /** JSON with every object's keys in order (the stored config comes back from jsonb in another order). */
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_, v: unknown) =>
@@ -395,11 +396,14 @@ async function deleteIf(q: Queryable, id: string, version: string): Promise<bool
 async function writeIf(
   q: Queryable,
   id: string,
-  version: string | undefined,
+  stored: ChannelRow | undefined,
   c: Channel,
   unclaimedSinceMs: number | null,
   ledger?: NonNullable<ChannelRequest["ledger"]>,
 ): Promise<ChannelRow | undefined> {
+  const version = stored?.version;
+  if (stored && voucherOnly(channelOf(stored), c))
+    return writeVoucher(q, stored, c, unclaimedSinceMs, ledger);
   const pending = c.pendingRequest;
   const values = [
     id,
@@ -451,6 +455,69 @@ async function writeIf(
           )
         : await q.query<ChannelRow>(`${UPDATE_IF} RETURNING ${COLUMNS}`, [...values, version]);
   return rows[0];
+}
+
+/**
+ * A voucher's reservation or charge of the row `stored` (`voucherOnly`): only the columns a voucher changes are
+ * sent and given back, not the channel's terms (its config as JSON, parsed by the database and again here) nor
+ * its balances, which the row keeps as `stored` has them, since the write applies only at its version. With
+ * `ledger`, the call's ledger row in the same statement, as `writeIf` writes it.
+ */
+async function writeVoucher(
+  q: Queryable,
+  stored: ChannelRow,
+  c: Channel,
+  unclaimedSinceMs: number | null,
+  ledger?: NonNullable<ChannelRequest["ledger"]>,
+): Promise<ChannelRow | undefined> {
+  const pending = c.pendingRequest;
+  const row: Omit<ChannelRow, "version"> = {
+    ...stored,
+    charged: c.chargedCumulativeAmount,
+    signed_max: c.signedMaxClaimable,
+    signature: c.signature,
+    last_request_ms: BigInt(Math.floor(c.lastRequestTimestamp)),
+    pending_id: pending?.pendingId ?? null,
+    pending_max: pending?.signedMaxClaimable ?? null,
+    pending_expires_ms: pending ? BigInt(Math.floor(pending.expiresAt)) : null,
+    unclaimed_since_ms: unclaimedSinceMs === null ? null : BigInt(unclaimedSinceMs),
+  };
+  const values = [
+    stored.channel_id,
+    row.charged,
+    row.signed_max,
+    row.signature,
+    row.last_request_ms,
+    row.pending_id,
+    row.pending_max,
+    row.pending_expires_ms,
+    row.unclaimed_since_ms,
+    stored.version,
+  ];
+  const update = `UPDATE merchant_channels SET charged = $2::numeric, signed_max = $3::numeric, signature = $4,
+      last_request_ms = $5, pending_id = $6, pending_max = $7::numeric, pending_expires_ms = $8,
+      unclaimed_since_ms = $9, updated_at = now()
+    WHERE channel_id = $1 AND xmin = $10::xid
+    RETURNING xmin::text AS version`;
+  const { rows } = ledger
+    ? await q.query<{ version: string }>(
+        `WITH charged AS (${update}), recorded AS (
+           INSERT INTO merchant_payments (payer, nonce, resource, valid_before, amount, state, finished_at)
+           SELECT $11, $12, $13, to_timestamp($14), $15::numeric, 'settled', clock_timestamp() FROM charged
+         )
+         SELECT * FROM charged`,
+        [
+          ...values,
+          ledger.payer,
+          ledger.nonce,
+          ledger.resource,
+          ledger.validBefore,
+          ledger.amount.toString(),
+        ],
+      )
+    : await q.query<{ version: string }>(update, values);
+  const written = rows[0];
+  return written && { ...row, version: written.version };
 }
 
 /** The row's change, only if it is still at the version `$18`. */
