@@ -19,13 +19,15 @@
  * 4. The SDK's `onAfterVerify` reserves the channel for this request: a `pendingRequest` written through
  *    storage.ts `updateChannel` (one conditional statement on the channel's row; on PGlite held in the
  *    process), and scheme.ts `mergeRequestContext` leaves on the `ChannelRequest` how to give it back.
- * 5. payments/paid-handler.ts `paidHandler` runs the endpoint: the payment's ledger row, a writing call's
- *    transaction put on the `ChannelRequest` (`tx`), the handler under its budget; a streamed answer marks
- *    the request `handedOff`, and is charged at the stream's end (payments/streamed.ts).
+ * 5. payments/paid-handler.ts `paidHandler` runs the endpoint: the payment's ledger row left on the
+ *    `ChannelRequest` (`ledger`, payments/payment-ledger.ts: written with the charge), a writing call's
+ *    transaction put there too (`tx`), the handler under its budget; a streamed answer marks the request
+ *    `handedOff`, and is charged at the stream's end (payments/streamed.ts).
  * 6. Settle: the SDK's `onBeforeSettle` charges the channel through storage.ts `updateChannel`, the new
  *    cumulative amount written only over the one the voucher builds on (in the call's transaction, when it
- *    has one) and the reservation cleared, then skips the facilitator; the answer's `PAYMENT-RESPONSE`
- *    carries the channel's state. A failure to save is noted on the `ChannelRequest` (`unsaved`).
+ *    has one), the reservation cleared and the call's ledger row written `settled`, in one statement; then it
+ *    skips the facilitator; the answer's `PAYMENT-RESPONSE` carries the channel's state. A failure to save is
+ *    noted on the `ChannelRequest` (`unsaved`).
  * 7. Back in `settleAndRecord`: a writing call's transaction commits with its ledger row and its charge, or
  *    rolls back and the reservation is given back; an unsaved charge withholds the answer (500, nothing charged).
  * 8. Later, the claim schedule (schedule.ts: due.ts decides what is owed, claimer.ts sends) claims the

@@ -31,7 +31,7 @@
  */
 import { type GroupedWriter, groupedWriter } from "../../common/db/grouped.ts";
 import type { Database, Queryable } from "../../common/db/index.ts";
-import { type ChannelRequest, channelRequest } from "../channels/context.ts";
+import { type ChannelRequest, channelRequest } from "../channels/index.ts";
 
 /** The identity of one signed payment: who signed it and its one-time nonce. */
 export interface PaymentKey {

@@ -17,8 +17,7 @@ import { BlockClock } from "../../chain/block-clock.ts";
 import type { ChainRecord } from "../../chain/chains.ts";
 import { EAS_ADDRESS, easAbi } from "../../chain/eas/index.ts";
 import { log } from "../../common/log.ts";
-import { sqlChain } from "../scope.ts";
-import { ClockCalendar, StoredCalendar, type WeekCalendar } from "./calendar.ts";
+import { ClockCalendar, firstDue, StoredCalendar, type WeekCalendar } from "./calendar.ts";
 import { AttesterChain, attestCall, type Fees } from "./chain.ts";
 import { decodeWeek, weekSchemaOf } from "./schema.ts";
 import { recordAttested, recordConflict, recordSigned, type SealedWeekRow } from "./store.ts";
@@ -199,7 +198,7 @@ export class Attester {
       const last = await calendar.lastClose();
       if (last === undefined) continue;
       this.chain.chainId ??= await this.chain.client.getChainId();
-      const from = this.from.get(chain.slug) ?? (await this.firstDue(chain, calendar, last));
+      const from = this.from.get(chain.slug) ?? (await firstDue(await this.db(), chain, calendar, last));
       this.from.set(chain.slug, from);
       if (!(await this.chain.schemaRegistered(weekSchemaOf(chain)))) {
         for (
@@ -221,23 +220,6 @@ export class Attester {
       }
     }
     return all;
-  }
-
-  /**
-   * Where to pick up at the first look: a week sealed and not attested yet, else the week after the last one
-   * attested (weeks that closed while the service was down), else the last week closed.
-   */
-  private async firstDue(chain: ChainRecord, calendar: WeekCalendar, last: number): Promise<number> {
-    const rows = await (await this.db()).all<{ end_block: number; attested: boolean }>(
-      `SELECT end_block::DOUBLE AS end_block, uid IS NOT NULL AS attested FROM attestations
-       WHERE ${sqlChain(chain)} AND conflict_uid IS NULL`,
-    );
-    const weeks: typeof rows = [];
-    for (const r of rows) if (r.end_block <= last && (await calendar.isClose(r.end_block))) weeks.push(r);
-    const pending = weeks.filter((r) => !r.attested).map((r) => r.end_block);
-    const attested = weeks.filter((r) => r.attested).map((r) => r.end_block);
-    const after = attested.length > 0 ? await calendar.next(Math.max(...attested)) : undefined;
-    return Math.min(last, ...pending, ...(after !== undefined && after <= last ? [after] : []));
   }
 
   /** The chain's week's attestation a step further. */

@@ -136,3 +136,25 @@ export class StoredCalendar implements WeekCalendar {
     return blockAt(Math.floor(mondayAtOrAfter(time ?? 0) / 1000));
   }
 }
+
+/**
+ * Where an attester picks up `chain`'s weeks at its first look: a week sealed and not attested yet, else the week
+ * after the last one attested (weeks that closed while the service was down), else the last week closed (`last`).
+ */
+export async function firstDue(
+  db: Analytics,
+  chain: ChainRecord,
+  calendar: WeekCalendar,
+  last: number,
+): Promise<number> {
+  const rows = await db.all<{ end_block: number; attested: boolean }>(
+    `SELECT end_block::DOUBLE AS end_block, uid IS NOT NULL AS attested FROM attestations
+     WHERE ${sqlChain(chain)} AND conflict_uid IS NULL`,
+  );
+  const weeks: typeof rows = [];
+  for (const r of rows) if (r.end_block <= last && (await calendar.isClose(r.end_block))) weeks.push(r);
+  const pending = weeks.filter((r) => !r.attested).map((r) => r.end_block);
+  const attested = weeks.filter((r) => r.attested).map((r) => r.end_block);
+  const after = attested.length > 0 ? await calendar.next(Math.max(...attested)) : undefined;
+  return Math.min(last, ...pending, ...(after !== undefined && after <= last ? [after] : []));
+}
