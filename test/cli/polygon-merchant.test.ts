@@ -63,17 +63,21 @@ describe("a merchant on Polygon", () => {
     };
     expect(settling).toMatchObject({ network: NETWORK, assets: [getAddress(POLYGON_RECORD.usdc.address)] });
 
-    const merchantState = await isolatedDatabaseOptions("pglite");
-    onTestFinished(merchantState.cleanup);
-    const serve = startCli(["serve", "--only", "utility", "--data", merchantState.dataDir], {
+    // What a merchant host on Polygon is told: the network (its USDC follows), its RPC, the facilitator.
+    const onPolygon = {
       DATABASE_URL: "",
       X402M_NETWORK: NETWORK,
       X402M_FACILITATOR_URL: settling.facilitator,
       X402M_RPC_URL: devnet.rpc,
+      PORT: "0",
+    };
+    const merchantState = await isolatedDatabaseOptions("pglite");
+    onTestFinished(merchantState.cleanup);
+    const serve = startCli(["serve", "--only", "utility", "--data", merchantState.dataDir], {
+      ...onPolygon,
       X402M_UTILITY_PAY_TO: payTo,
       X402M_UTILITY_CHANNEL_AUTHORIZER_KEY: authorizerKey,
       X402M_UTILITY_PORT: "0",
-      PORT: "0",
     });
     const url = `${(JSON.parse(await serve.line) as { utility: string }).utility}/api/store`;
 
@@ -116,14 +120,10 @@ describe("a merchant on Polygon", () => {
     const inferenceState = await isolatedDatabaseOptions("pglite");
     onTestFinished(inferenceState.cleanup);
     const inference = startCli(["serve", "--only", "inference", "--data", inferenceState.dataDir], {
-      DATABASE_URL: "",
-      X402M_NETWORK: NETWORK,
-      X402M_FACILITATOR_URL: settling.facilitator,
-      X402M_RPC_URL: devnet.rpc,
+      ...onPolygon,
       X402M_INFERENCE_PAY_TO: payTo,
       X402M_INFERENCE_ENGINE: "offline",
       X402M_INFERENCE_PORT: "0",
-      PORT: "0",
     });
     const chat = `${(JSON.parse(await inference.line) as { inference: string }).inference}/v1/chat/completions/_t/t3/upto`;
     const upto = wrapFetchWithPayment(fetch, new x402Client().register(NETWORK, new UptoClient(account)));
