@@ -171,7 +171,8 @@ async function startIndexer(
 
 /**
  * The attester the configuration asks for: none without X402M_ATTEST_KEY (so none on mainnet until the
- * operator gives it a key of its own); the chain it attests on is X402M_ATTEST_RPC, else the one followed.
+ * operator gives it a key of its own); the chain it attests on is X402M_ATTEST_RPC, else Base's RPC when Base is
+ * followed.
  */
 function configuredAttester(config: Config, follow: readonly FollowOptions[]): AttestOptions | undefined {
   const { key, rpc, maxCostWei, fromBlock } = config.attest;

@@ -139,8 +139,12 @@ export class AttesterChain {
    * on Base Mainnet, done only when a week's transaction must be looked for.
    */
   async blockAt(seconds: number): Promise<bigint> {
+    // Found once per time: a week waiting for its attestation is looked at every step.
+    const known = this.blocksAt.get(seconds);
+    if (known !== undefined) return known;
     const timeOf = async (n: bigint) => (await this.client.getBlock({ blockNumber: n })).timestamp;
     let hi = await this.client.getBlockNumber({ cacheTime: 0 });
+    // Not yet made: no block is kept, the next look searches again.
     if ((await timeOf(hi)) < BigInt(seconds)) return hi;
     // The node's first block: a devnet (or a pruned node) starts above 0.
     let lo = (await this.client.getBlock({ blockTag: "earliest" })).number;
@@ -149,8 +153,12 @@ export class AttesterChain {
       if ((await timeOf(mid)) >= BigInt(seconds)) hi = mid;
       else lo = mid + 1n;
     }
+    this.blocksAt.set(seconds, lo);
     return lo;
   }
+
+  /** `blockAt`'s answers, by time. */
+  private readonly blocksAt = new Map<number, bigint>();
 
   /**
    * A transaction to `to` signed at `nonce`, within the budget; undefined (logged) when over it. The nonce is
