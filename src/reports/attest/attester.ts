@@ -187,9 +187,9 @@ export class Attester {
 
   private async step(): Promise<Map<string, Map<number, WeekStep>>> {
     const all = new Map<string, Map<number, WeekStep>>();
-    // Oldest first, one at a time, across the chains too: a week's transaction is mined before the next is
-    // signed, so that no two of this key's transactions wait at once (a signer takes the next mined nonce, see
-    // `week`).
+    // Each chain's weeks oldest first, the chains one after another (Base's first), one transaction at a time
+    // across them all: a week's transaction is mined before the next is signed, whatever its chain, so that no
+    // two of this key's transactions wait at once (a signer takes the next mined nonce, see `week`).
     for (const sealer of this.sealers) {
       const { chain } = sealer;
       const steps = new Map<number, WeekStep>();

@@ -2,8 +2,9 @@
  * Checks a downloaded report against the chain, with nothing but an RPC (issue 55, item 3): that its proof
  * takes it to the root its `attestation` field names, and that EAS on Base holds an attestation of that
  * root, for the report's window and methodology, under the project's week schema of the report's chain (and,
- * for a chain other than Base, naming that chain), made by the attester named, and not revoked. `x402-merchants verify` (src/cli/verify.ts) is this for files; docs/attestation.md
- * says the same steps for anyone who does them by hand or in another language.
+ * for a chain other than Base, naming that chain), made by the attester named, and not revoked.
+ * `x402-merchants verify` (src/cli/verify.ts) is this for files; docs/attestation.md says the same steps for
+ * anyone who does them by hand or in another language.
  *
  * A report chooses neither the contract that vouches for it (EAS at Base's predeploy, only) nor, when the
  * caller names one, who the attester is: anyone can attest under a public schema, so an attestation proves
