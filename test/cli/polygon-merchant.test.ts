@@ -3,8 +3,8 @@
  * native USDC and x402's contracts at their addresses), `facilitator --rpc` on it (its USDC known from the chain's
  * record), and `serve --only utility` and `--only inference` told only `X402M_NETWORK=eip155:137` (the token
  * follows). The SDK's own clients pay: `exact` by EIP-3009, a payment channel by deposit and vouchers (refunded at
- * the end), and `upto` through x402's upto proxy. `index --chain polygon` then `report --chain polygon` count
- * exactly what was paid, under Polygon and in no Base report.
+ * the end), and `upto` through x402's upto proxy. The facilitator's Bazaar lists the route on Polygon. `index
+ * --chain polygon` then `report --chain polygon` count exactly what was paid, under Polygon and in no Base report.
  */
 import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
@@ -139,6 +139,13 @@ describe("a merchant on Polygon", () => {
     expect(taken).toBeGreaterThan(0n);
     const paid = PRICE * BigInt(EXACT_CALLS + CHANNEL_CALLS) + taken;
     expect(await usdc.balanceOf(account.address)).toBe(before - paid);
+
+    // The facilitator's Bazaar lists what it settled, on Polygon.
+    const listed = (await (await fetch(`${settling.facilitator}/discovery/resources`)).json()) as {
+      items: { resource: string; accepts: { network: string }[] }[];
+    };
+    const store = listed.items.find((item) => item.resource.includes("/api/store"));
+    expect(store?.accepts.map((a) => a.network)).toContain(NETWORK);
 
     // Indexed as Polygon's, and reported there: exactly what was paid, each way.
     const head = Number(await usdc.client.getBlockNumber());
