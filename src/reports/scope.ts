@@ -17,3 +17,23 @@ export function sqlSlug(chain: Pick<ChainRecord, "slug">): string {
 
 /** SQL: a row (optionally by an alias, "w.") is of `chain`. */
 export const sqlChain = (chain: Pick<ChainRecord, "slug">, t = ""): string => `${t}chain = ${sqlSlug(chain)}`;
+
+/** A chain's data tables, whose rows' blocks a stamped chain's week close is chosen from (week/window.ts). */
+export const DATA_TABLES = ["payments", "transfers"] as const;
+
+/** SQL: `select` over each of `tables`' rows of `chain` where `where`, as one union. */
+export function sqlOverTables(
+  chain: Pick<ChainRecord, "slug">,
+  tables: readonly string[],
+  select: string,
+  where: string,
+): string {
+  return tables
+    .map((t) => `SELECT ${select} FROM ${t} WHERE ${sqlChain(chain)} AND ${where}`)
+    .join(" UNION ALL ");
+}
+
+/** A time (unix ms) as an SQL TIMESTAMP literal, UTC as the store's times are. */
+export function sqlTimestamp(ms: number): string {
+  return `TIMESTAMP '${new Date(ms).toISOString().replace("T", " ").replace("Z", "")}'`;
+}

@@ -9,7 +9,7 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { mondayAtOrAfter, WEEK_MS } from "../../chain/block-clock.ts";
 import type { ChainRecord } from "../../chain/chains.ts";
-import { sqlChain } from "../scope.ts";
+import { DATA_TABLES, sqlChain, sqlOverTables, sqlTimestamp } from "../scope.ts";
 import { closedMonday } from "../week/window.ts";
 import type { WeekCloses } from "./weeks.ts";
 
@@ -62,13 +62,14 @@ export class StoredCalendar implements WeekCalendar {
     private readonly chain: ChainRecord,
   ) {}
 
+  private over(tables: readonly string[], select: string, where: string): string {
+    return sqlOverTables(this.chain, tables, select, where);
+  }
+
   /** The stored time of data block `block` (ms), or undefined when the store holds no data there. */
   private async timeOf(block: number): Promise<number | undefined> {
     const row = await this.db.one<{ ms: bigint | null }>(
-      `SELECT max(ms) AS ms FROM (
-         SELECT max(epoch_ms(block_time)) AS ms FROM payments WHERE ${sqlChain(this.chain)} AND block_number = $block
-         UNION ALL
-         SELECT max(epoch_ms(block_time)) FROM transfers WHERE ${sqlChain(this.chain)} AND block_number = $block)`,
+      `SELECT max(ms) AS ms FROM (${this.over(DATA_TABLES, "max(epoch_ms(block_time)) AS ms", "block_number = $block")})`,
       { block },
     );
     return row?.ms == null ? undefined : Number(row.ms);
@@ -76,12 +77,8 @@ export class StoredCalendar implements WeekCalendar {
 
   /** The last data block at or before `ms`, undefined when none. */
   private async closeAt(ms: number): Promise<number | undefined> {
-    const at = `TIMESTAMP '${new Date(ms).toISOString().replace("T", " ").replace("Z", "")}'`;
     const row = await this.db.one<{ b: bigint | null }>(
-      `SELECT max(b) AS b FROM (
-         SELECT max(block_number) AS b FROM payments WHERE ${sqlChain(this.chain)} AND block_time <= ${at}
-         UNION ALL
-         SELECT max(block_number) FROM transfers WHERE ${sqlChain(this.chain)} AND block_time <= ${at})`,
+      `SELECT max(b) AS b FROM (${this.over(DATA_TABLES, "max(block_number) AS b", `block_time <= ${sqlTimestamp(ms)}`)})`,
     );
     return row?.b == null ? undefined : Number(row.b);
   }
@@ -89,13 +86,8 @@ export class StoredCalendar implements WeekCalendar {
   /** The earliest data time and the latest stored time (checkpoints too), ms. */
   private async span(): Promise<{ first: number; known: number } | undefined> {
     const row = await this.db.one<{ first: bigint | null; known: bigint | null }>(
-      `SELECT (SELECT min(ms) FROM (
-                 SELECT min(epoch_ms(block_time)) AS ms FROM payments WHERE ${sqlChain(this.chain)}
-                 UNION ALL SELECT min(epoch_ms(block_time)) FROM transfers WHERE ${sqlChain(this.chain)})) AS first,
-              (SELECT max(ms) FROM (
-                 SELECT max(epoch_ms(block_time)) AS ms FROM payments WHERE ${sqlChain(this.chain)}
-                 UNION ALL SELECT max(epoch_ms(block_time)) FROM transfers WHERE ${sqlChain(this.chain)}
-                 UNION ALL SELECT max(epoch_ms(block_time)) FROM checkpoints WHERE ${sqlChain(this.chain)})) AS known`,
+      `SELECT (SELECT min(ms) FROM (${this.over(DATA_TABLES, "min(epoch_ms(block_time)) AS ms", "true")})) AS first,
+              (SELECT max(ms) FROM (${this.over(["checkpoints", ...DATA_TABLES], "max(epoch_ms(block_time)) AS ms", "true")})) AS known`,
     );
     if (row?.first == null || row.known == null) return undefined;
     return { first: Number(row.first), known: Number(row.known) };

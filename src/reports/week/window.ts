@@ -3,7 +3,7 @@ import { BlockClock, mondayAtOrAfter, scheduleClock, WEEK_MS } from "../../chain
 import { BASE_RECORD, type ChainRecord } from "../../chain/chains.ts";
 import { NotFoundError } from "../../common/errors.ts";
 import type { ReportWindow } from "../model.ts";
-import { sqlChain } from "../scope.ts";
+import { DATA_TABLES, sqlChain, sqlOverTables, sqlTimestamp } from "../scope.ts";
 
 /** A chain's first block: no window starts before it. */
 export const FIRST_BLOCK = 0;
@@ -69,8 +69,8 @@ async function stampedWindow(
   // checkpoint names the latest week's end (the common case, a lookup in a small table), and the start is the
   // last block before a time constant.
   const tables = ["checkpoints", "payments", "transfers"];
-  const over = (select: string, where: string) => overTables(chain, tables, select, where);
-  const overData = (select: string, where: string) => overTables(chain, DATA_TABLES, select, where);
+  const over = (select: string, where: string) => sqlOverTables(chain, tables, select, where);
+  const overData = (select: string, where: string) => sqlOverTables(chain, DATA_TABLES, select, where);
   const ended =
     (await analytics.one<{ ms: bigint | null }>(
       `SELECT epoch_ms(block_time) AS ms FROM checkpoints WHERE ${sqlChain(chain)} AND block_number = $end`,
@@ -111,21 +111,6 @@ async function stampedWindow(
   };
 }
 
-/** The tables whose rows are a chain's data: the blocks a week close is chosen from. */
-const DATA_TABLES = ["payments", "transfers"];
-
-/** SQL: `select` over each of `tables`' rows of `chain` where `where`, as one union. */
-function overTables(chain: ChainRecord, tables: readonly string[], select: string, where: string): string {
-  return tables
-    .map((t) => `SELECT ${select} FROM ${t} WHERE ${sqlChain(chain)} AND ${where}`)
-    .join(" UNION ALL ");
-}
-
-/** A time as an SQL TIMESTAMP literal (UTC, as the store's times are). */
-function sqlTimestamp(ms: number): string {
-  return `TIMESTAMP '${new Date(ms).toISOString().replace("T", " ").replace("Z", "")}'`;
-}
-
 /**
  * The Monday 00:00 UTC whose week `end` closes on a stamped chain, or undefined when it closes none: `end` is the
  * last block with data (a payment or a transfer) at or before that Monday, and the store holds a row of the
@@ -140,8 +125,8 @@ export async function closedMonday(
 ): Promise<number | undefined> {
   const monday = mondayAtOrAfter(endMs);
   const facts = await analytics.one<{ close: bigint | null; past: boolean | null }>(
-    `SELECT (SELECT max(b) FROM (${overTables(chain, DATA_TABLES, "max(block_number) AS b", `block_time <= ${sqlTimestamp(monday)}`)})) AS close,
-            (SELECT bool_or(p) FROM (${overTables(chain, ["checkpoints", ...DATA_TABLES], "bool_or(true) AS p", `block_time > ${sqlTimestamp(monday)}`)})) AS past`,
+    `SELECT (SELECT max(b) FROM (${sqlOverTables(chain, DATA_TABLES, "max(block_number) AS b", `block_time <= ${sqlTimestamp(monday)}`)})) AS close,
+            (SELECT bool_or(p) FROM (${sqlOverTables(chain, ["checkpoints", ...DATA_TABLES], "bool_or(true) AS p", `block_time > ${sqlTimestamp(monday)}`)})) AS past`,
   );
   return facts?.close != null && Number(facts.close) === end && facts.past === true ? monday : undefined;
 }
