@@ -278,6 +278,21 @@ describe("settle", () => {
     expect(b.calls.settle).toBe(0);
   });
 
+  it("handed on and refused, an authorization the chain shows used is read again past a short grace until its transaction is found", async () => {
+    const a = fake("a", { settle: [timeout()] });
+    const b = fake("b", { settle: ["invalid"] });
+    // The first facilitator's transaction lands while the next one refuses; its logs show a read later.
+    const reader = chain(
+      { state: "unused" },
+      { state: "unknown" },
+      { state: "unknown" },
+      { state: "settled", hash: TX },
+    );
+    const failover = new FailoverFacilitator([a, b], { ...quiet, chain: reader, settledGraceMs: 0 });
+    expect(await verifyThenSettle(failover)).toMatchObject({ success: true, transaction: TX });
+    expect(reader.reads).toBe(4);
+  });
+
   it("an upto payment (Permit2, not readable as an EIP-3009 authorization) is never handed on after a time-out", async () => {
     const a = fake("a", { settle: [timeout()] });
     const b = fake("b");

@@ -205,9 +205,11 @@ describe("readers side by side", () => {
     vi.spyOn(store, "fork").mockImplementation(async () => {
       const db = await fork();
       const read = db.allPrepared.bind(db);
-      // The first read of the store waits until released, as a long evidence build would.
+      // The evidence's first read of the store waits until released, as a long evidence build would. Its read, by
+      // its merchant: both calls begin with the same statement, and which of them reads first is a race (a hold
+      // of the report's read instead would wait for ever, the release coming only once the report is answered).
       db.allPrepared = async (sql, params) => {
-        if (hold) {
+        if (hold && JSON.stringify(params ?? null).includes(m2)) {
           hold = false;
           await held;
         }
