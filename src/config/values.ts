@@ -72,3 +72,10 @@ export function readKeySetting(env: Env, variable: string, fallback?: string): s
     );
   return content;
 }
+
+/**
+ * The variable that gives the JSON-RPC of the chain `slug` (X402M_RPC_URL_BASE, X402M_RPC_URL_POLYGON, ...):
+ * the chain `serve` follows, and where merchants paid on it read their payers' funds.
+ */
+export const chainRpcVariable = (slug: string): string =>
+  `X402M_RPC_URL_${slug.toUpperCase().replace(/-/g, "_")}`;

@@ -35,7 +35,7 @@ import { AnswerStore } from "./payments/answer-store.ts";
 import { countRefusals, countUnpaidLimit } from "./payments/counted.ts";
 import { facilitatorTrouble, WatchedFacilitator } from "./payments/facilitator-watch.ts";
 import { type PaymentFront, paymentFronts } from "./payments/fronts.ts";
-import { chainFunds } from "./payments/funds.ts";
+import { networkFunds } from "./payments/funds.ts";
 import { headAsUnpaidGet } from "./payments/head.ts";
 import { malformedPayment, refuseMalformedPayment } from "./payments/malformed.ts";
 import { isGuarded, paidHandler, settleAndRecord } from "./payments/paid-handler.ts";
@@ -58,7 +58,7 @@ import {
   signInExtension,
 } from "./payments/siwx.ts";
 import { renderReferencePage } from "./reference-page.ts";
-import { type PaymentSettings, REFUND_PATH } from "./routes.ts";
+import { type PaymentSettings, paymentNetworks, REFUND_PATH } from "./routes.ts";
 import { startTables } from "./tables.ts";
 import { wellKnownX402 } from "./well-known.ts";
 
@@ -133,12 +133,13 @@ export async function merchantApp(
   await releaseOnce(db);
   await startTables(db, merchant.endpoints);
   const network = options.payments.network as `${string}:${string}`;
+  const networks = paymentNetworks(options.payments).map((n) => n.network);
   const facilitator = new WatchedFacilitator(options.facilitator);
   const channels = options.services.config.channels;
   // The ways to pay its facilitators settle for it, channels among them where they can (payments/fronts.ts).
   const fronts = paymentFronts(
     merchant,
-    resourceServers(merchant, db, facilitator, network, channels),
+    resourceServers(merchant, db, facilitator, networks, channels),
     options.payments,
     channels,
     options.facilitator,
@@ -149,8 +150,7 @@ export async function merchantApp(
   const runner = {
     merchant: merchant.name,
     ledger,
-    funds:
-      options.funds ?? chainFunds(options.payments.rpcUrl, options.payments.asset.address as `0x${string}`),
+    funds: options.funds ?? networkFunds(paymentNetworks(options.payments)),
     paymentRequired: async (c: Parameters<typeof paymentRequiredHeaders>[1], error: string) =>
       paymentRequiredHeaders((await fronts.pick()).httpServer, c, error),
     settlement: async (c: Parameters<typeof laterSettlement>[1]) =>
@@ -273,17 +273,19 @@ export async function merchantApp(
 }
 
 /**
- * Resource servers of the merchant's schemes, paid through `facilitator`, with the same scheme objects in
- * each: a channel's reservation is remembered by its scheme, and a request that began before the
- * facilitators' `/supported` changed may end on the server made after (payments/fronts.ts).
+ * Resource servers of the merchant's schemes on each of its `networks` (a network or a list, the first the
+ * host's own, the only one channels are offered on: routes.ts), paid through `facilitator`, with the same
+ * scheme objects in each: a channel's reservation is remembered by its scheme, and a request that began
+ * before the facilitators' `/supported` changed may end on the server made after (payments/fronts.ts).
  */
 export function resourceServers(
   merchant: Merchant,
   db: Database,
   facilitator: FacilitatorClient,
-  network: `${string}:${string}`,
+  networks: string | readonly string[],
   channels: MerchantServices["config"]["channels"],
 ): () => MerchantResourceServer {
+  const [first, ...more] = [networks].flat() as `${string}:${string}`[];
   const exact = new ExactEvmScheme();
   const upto = new UptoEvmScheme();
   // One per host: its offers are kept for reuse across the servers made as its facilitators change.
@@ -297,10 +299,11 @@ export function resourceServers(
   });
   return () => {
     const server = new MerchantResourceServer(facilitator);
+    for (const network of more) server.register(network, exact).register(network, upto);
     server
-      .register(network, exact)
-      .register(network, upto)
-      .register(network, channel)
+      .register(first as `${string}:${string}`, exact)
+      .register(first as `${string}:${string}`, upto)
+      .register(first as `${string}:${string}`, channel)
       .registerExtension(bazaarResourceServerExtension)
       .registerExtension(paymentIdentifierResourceServerExtension)
       .registerExtension(builderCodeResourceServerExtension);

@@ -7,7 +7,7 @@
  * where the documents are, from the catalogue.
  */
 import { isMetered, isMeteredOnly, type Merchant, offersChannels, offersExactPermit2 } from "./endpoint.ts";
-import type { PaymentSettings } from "./routes.ts";
+import { type PaymentSettings, paymentNetworks } from "./routes.ts";
 import type { MerchantKitSettings } from "./settings.ts";
 
 /** OpenAPI's `info.contact`: at least one way to reach the operator. */
@@ -58,7 +58,9 @@ export function payingGuidance(
   merchant: Pick<Merchant, "endpoints" | "free">,
   payments: PaymentSettings,
 ): string {
-  const token = `${payments.asset.name} (${payments.asset.address}) on ${payments.network}`;
+  const token = paymentNetworks(payments)
+    .map((on) => `${on.asset.name} (${on.asset.address}) on ${on.network}`)
+    .join(", or ");
   const lines = [
     `Paying: a paid operation (one with x-payment-info) costs its price per call in ${token}, through x402 v2, no account and no key. Call it; the 402's PAYMENT-REQUIRED header (base64 JSON) says what to pay; sign and send the same request again with PAYMENT-SIGNATURE (an x402 client such as @x402/fetch does both). The answer's PAYMENT-RESPONSE header is the receipt.`,
   ];

@@ -67,10 +67,10 @@ export { facilitatorAuthHeaders } from "./payments/facilitator-auth.ts";
 export { FailoverFacilitator, type FailoverOptions, httpFacilitator } from "./payments/facilitators.ts";
 export { storedReceiptKey } from "./payments/receipts-key.ts";
 export { facilitatorEnvPrefix } from "./payments/settings.ts";
-export { authorizationReader } from "./payments/settled-on-chain.ts";
+export { networkAuthorizationReader } from "./payments/settled-on-chain.ts";
 export { type StreamEnding, Streamed } from "./payments/streamed.ts";
 export { priceToAtomic } from "./price.ts";
-export { REFUND_PATH } from "./routes.ts";
+export { paymentNetworks, REFUND_PATH } from "./routes.ts";
 export {
   countUpstream,
   DEFAULT_UPSTREAM_MAX_BYTES,

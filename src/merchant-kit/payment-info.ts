@@ -10,7 +10,13 @@ import {
   schemesOf,
 } from "./endpoint.ts";
 import { priceToAtomic } from "./price.ts";
-import { channelTimeoutSeconds, MAX_TIMEOUT_SECONDS, type PaymentSettings } from "./routes.ts";
+import {
+  channelTimeoutSeconds,
+  MAX_TIMEOUT_SECONDS,
+  type PaymentNetwork,
+  type PaymentSettings,
+  paymentNetworks,
+} from "./routes.ts";
 
 /**
  * A call's price as the agent ecosystem's OpenAPI discovery reads it (the Agentcash discovery profile,
@@ -59,24 +65,29 @@ export function paymentInfo(
   endpoint: AnyEndpoint,
   payments: PaymentSettings,
 ): PaymentInfo {
-  const protocol = (scheme: Scheme, transfer?: ExactTransfer) => ({
+  const protocol = (on: PaymentNetwork, scheme: Scheme, transfer?: ExactTransfer) => ({
     x402: {
       scheme,
-      network: payments.network,
-      asset: payments.asset.address,
-      amount: priceToAtomic(endpoint.price, payments.asset.decimals).toString(),
+      network: on.network,
+      asset: on.asset.address,
+      amount: priceToAtomic(endpoint.price, on.asset.decimals).toString(),
       payTo: merchant.payTo,
       maxTimeoutSeconds: scheme === CHANNEL_SCHEME ? channelTimeoutSeconds(endpoint) : MAX_TIMEOUT_SECONDS,
       resource: resourceUrl(merchant, endpoint),
       ...(transfer === "permit2" && { extra: { assetTransferMethod: transfer } }),
     },
   });
+  // Network by network, as the 402 lists them: channels on the host's first alone (routes.ts).
   return {
     price: paymentPrice(endpoint),
-    protocols: schemesOf(endpoint).flatMap((scheme) =>
-      scheme === "exact"
-        ? exactTransfersOf(endpoint).map((transfer) => protocol(scheme, transfer))
-        : [protocol(scheme)],
+    protocols: paymentNetworks(payments).flatMap((on, i) =>
+      schemesOf(endpoint).flatMap((scheme) =>
+        scheme === "exact"
+          ? exactTransfersOf(endpoint).map((transfer) => protocol(on, scheme, transfer))
+          : scheme === CHANNEL_SCHEME && i > 0
+            ? []
+            : [protocol(on, scheme)],
+      ),
     ),
   };
 }

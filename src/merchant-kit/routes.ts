@@ -21,8 +21,27 @@ import { declareSignIn } from "./payments/siwx.ts";
 import { priceToAtomic } from "./price.ts";
 import type { MerchantKitSettings } from "./settings.ts";
 
-/** The payment settings the routes need: network and token (configuration's `payments`). */
-export type PaymentSettings = Pick<MerchantKitSettings["payments"], "network" | "asset" | "rpcUrl">;
+/**
+ * The payment settings the routes need: network and token (configuration's `payments`), and the further
+ * networks the host takes payment on, when it takes more than one (`networks`, the first being these).
+ */
+export type PaymentSettings = Pick<MerchantKitSettings["payments"], "network" | "asset" | "rpcUrl"> &
+  Partial<Pick<MerchantKitSettings["payments"], "networks">>;
+
+/** One network a host is paid on: its CAIP-2 id, its token, the JSON-RPC where payers' funds are read. */
+export type PaymentNetwork = MerchantKitSettings["payments"]["networks"][number];
+
+/**
+ * Every network the host takes payment on, its first one first: the first is always `network`, `asset`
+ * and `rpcUrl` (what a process may have set for its own devnet), the rest `networks`' after the first.
+ */
+export function paymentNetworks(payments: PaymentSettings): PaymentNetwork[] {
+  const { network, asset, rpcUrl } = payments;
+  return [{ network, asset, rpcUrl }, ...(payments.networks ?? []).slice(1)];
+}
+
+/** Which of a route's `accepts` entries a front offers (payments/fronts.ts); default all. */
+export type OfferFilter = (accept: { scheme: string; network: string; price?: unknown }) => boolean;
 
 /** How long a buyer's authorization may wait for settlement (the SDK's default too). */
 export const MAX_TIMEOUT_SECONDS = 300;
@@ -58,17 +77,31 @@ export function routeKey(endpoint: AnyEndpoint): string {
  * The resource URL is the one the buyer asked for, on the merchant's public URL
  * (payments/resource-server.ts), so it is not set here.
  */
-export function x402Route(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentSettings): RouteConfig {
+export function x402Route(
+  merchant: Merchant,
+  endpoint: AnyEndpoint,
+  payments: PaymentSettings,
+  offers: OfferFilter = () => true,
+): RouteConfig {
   const output = { example: endpoint.example.output, schema: jsonSchemaOf(endpoint.output, "output") };
   const { input, inputSchema, path } = splitPathParams(endpoint);
   const amount = priceToAtomic(endpoint.price, payments.asset.decimals).toString();
-  const options = schemesOf(endpoint).flatMap((scheme) =>
-    scheme === "exact"
-      ? exactTransfers(endpoint).map((transfer) =>
-          paymentOption(merchant, endpoint, payments, scheme, amount, transfer),
-        )
-      : [paymentOption(merchant, endpoint, payments, scheme, amount)],
+  // The host's first network first, every way on it, then the next: a buyer's client takes the first it can pay.
+  const all = paymentNetworks(payments).flatMap((on) =>
+    schemesOf(endpoint).flatMap((scheme) =>
+      scheme === "exact"
+        ? exactTransfers(endpoint).map((transfer) =>
+            paymentOption(merchant, endpoint, on, scheme, amount, transfer),
+          )
+        : // Channels on the first network alone: their claims and sweeps are scheduled there (issue 67).
+          on.network === payments.network || scheme !== CHANNEL_SCHEME
+          ? [paymentOption(merchant, endpoint, on, scheme, amount)]
+          : [],
+    ),
   );
+  // An endpoint none of whose ways is offered keeps them all: it cannot be paid, and its 402 says how it would be.
+  const offered = all.filter(offers);
+  const options = offered.length > 0 ? offered : all;
   const bodyType = endpoint.body === "multipart" ? "form-data" : "json";
   return {
     accepts: options.length === 1 ? (options[0] as (typeof options)[number]) : options,
@@ -108,7 +141,7 @@ function exactTransfers(endpoint: AnyEndpoint): readonly ExactTransfer[] {
 function paymentOption(
   merchant: Merchant,
   endpoint: Pick<AnyEndpoint, "timeoutMs">,
-  payments: PaymentSettings,
+  payments: Pick<PaymentNetwork, "network" | "asset">,
   scheme: Scheme,
   amount: string,
   transfer: ExactTransfer = "eip3009",
@@ -138,8 +171,14 @@ function paymentOption(
 }
 
 /** Every endpoint's route, keyed as `paymentMiddleware` wants. */
-export function x402Routes(merchant: Merchant, payments: PaymentSettings): Record<string, RouteConfig> {
-  return Object.fromEntries(merchant.endpoints.map((e) => [routeKey(e), x402Route(merchant, e, payments)]));
+export function x402Routes(
+  merchant: Merchant,
+  payments: PaymentSettings,
+  offers?: OfferFilter,
+): Record<string, RouteConfig> {
+  return Object.fromEntries(
+    merchant.endpoints.map((e) => [routeKey(e), x402Route(merchant, e, payments, offers)]),
+  );
 }
 
 /**

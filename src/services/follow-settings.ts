@@ -8,10 +8,10 @@
 import { z } from "zod";
 import { chains } from "../chain/chains.ts";
 import type { Section } from "../config/section.ts";
+import { chainRpcVariable } from "../config/values.ts";
 
-/** The variable that gives `slug`'s RPC to follow. */
-export const followVariable = (slug: string): string =>
-  `X402M_RPC_URL_${slug.toUpperCase().replace(/-/g, "_")}`;
+/** The variable that gives `slug`'s RPC to follow (the merchants' further networks read it too). */
+export const followVariable = chainRpcVariable;
 
 const FollowSchema = z.object({
   follow: z.object({

@@ -16,7 +16,6 @@ import { ConfigError } from "../config/config-error.ts";
 import { dataLayout } from "../config/layout.ts";
 import { MERCHANT_HOSTS, type MerchantHost, merchantEnvPrefix } from "../config/ports.ts";
 import {
-  authorizationReader,
   FailoverFacilitator,
   type FailoverOptions,
   facilitatorAuthHeaders,
@@ -26,8 +25,10 @@ import {
   type MerchantAppOptions,
   merchantApp,
   missingAliasPaths,
+  networkAuthorizationReader,
   offersChannels,
   openChannels,
+  paymentNetworks,
   priceToAtomic,
   storedReceiptKey,
   walletSchedules,
@@ -253,5 +254,8 @@ export function configuredFacilitators(
           : `${prefix}HEADERS (none sent)`,
     };
   });
-  return new FailoverFacilitator(list, { chain: authorizationReader(payments.rpcUrl), ...options });
+  return new FailoverFacilitator(list, {
+    chain: networkAuthorizationReader(paymentNetworks(payments)),
+    ...options,
+  });
 }

@@ -119,7 +119,7 @@ function withRequestId(headers: PathHeaders | undefined): PathHeaders {
  *     { name: url, client: httpFacilitator(url, facilitatorAuthHeaders(url, {}, cdpKey)) },
  *     { name: ours, client: httpFacilitator(ours, facilitatorAuthHeaders(ours, { Authorization: "Bearer k" }, null)) },
  *   ],
- *   { chain: authorizationReader(config.payments.rpcUrl) },
+ *   { chain: networkAuthorizationReader(paymentNetworks(config.payments)) },
  * );
  */
 export class FailoverFacilitator implements FacilitatorClient {
@@ -346,6 +346,7 @@ function authorizedTransfer(
     to: requirements.payTo as `0x${string}`,
     value: BigInt(requirements.amount),
     nonce: nonce as `0x${string}`,
+    network: requirements.network,
   };
 }
 

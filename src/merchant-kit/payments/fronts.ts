@@ -22,7 +22,7 @@ import { CHANNEL_SCHEME, exactTransfersOf, type Merchant, schemesOf } from "../e
 import type { MerchantEnv } from "../merchant-env.ts";
 import { type PaymentSettings, REFUND_PATH, refundRoute, x402Routes } from "../routes.ts";
 import { FACILITATOR_RETRY_AFTER_S } from "./facilitator-watch.ts";
-import { settleableWays, type Verdict, type WayToPay, wayOf } from "./offers.ts";
+import { networkWayOf, settleableWays, type Verdict, type WayToPay } from "./offers.ts";
 import { PublicUrlResourceServer } from "./resource-server.ts";
 
 /** One way of answering: the merchant as it is paid, its HTTP resource server and payment middleware. */
@@ -77,7 +77,8 @@ export function paymentFronts(
       );
   const refund = settings.mode === "off" ? undefined : refundRoute(merchant, payments);
   const ways = waysOf(merchant, payments, refund);
-  const withoutChannels = new Set([...ways.keys()].filter((w) => w !== CHANNEL_WAY));
+  const channelWay = channelWayOn(payments);
+  const withoutChannels = new Set([...ways.keys()].filter((w) => w !== channelWay));
   const shape = {
     merchant,
     payments,
@@ -149,7 +150,7 @@ export function paymentFronts(
   return {
     pick: async () => frontNow(await pickGeneration()),
     current: () => frontNow(current),
-    mayOfferChannels: ways.has(CHANNEL_WAY),
+    mayOfferChannels: ways.has(channelWay),
     refresh,
     middleware: async (c: Context<MerchantEnv>, next: Next) => {
       let g: Generation;
@@ -206,10 +207,11 @@ function frontOf(g: Generation, shape: Shape, allowed: ReadonlySet<WayToPay>): P
   const key = [...allowed].sort().join(",");
   const known = g.built.get(key);
   if (known) return known;
-  const m = restricted(shape.merchant, allowed);
-  const channels = shape.refund !== undefined && allowed.has(CHANNEL_WAY);
+  // Each endpoint keeps the ways offered on some network; each network's entries, the ways offered on it.
+  const m = restricted(shape.merchant, new Set([...allowed].map((w) => w.split(" ")[0] as WayToPay)));
+  const channels = shape.refund !== undefined && allowed.has(channelWayOn(shape.payments));
   const routes = {
-    ...x402Routes(m, shape.payments),
+    ...x402Routes(m, shape.payments, (accept) => allowed.has(networkWayOf(accept))),
     ...(channels && { [`GET ${REFUND_PATH}`]: shape.refund }),
   };
   const httpServer = new PublicUrlResourceServer(
@@ -247,13 +249,14 @@ async function refusedWays(
   const leftOut: LeftOut[] = verdicts.flatMap((v) => (v.can === "no" ? [{ way: v.way, why: v.why }] : []));
   const network = payments.network as `${string}:${string}`;
   const ownAuthorizer = merchant.channelAuthorizer !== undefined;
+  const channelWay = channelWayOn(payments);
   if (
-    ways.has(CHANNEL_WAY) &&
-    !leftOut.some((v) => v.way === CHANNEL_WAY) &&
+    ways.has(channelWay) &&
+    !leftOut.some((v) => v.way === channelWay) &&
     !servesChannels(resourceServer, network, ownAuthorizer)
   )
     leftOut.push({
-      way: CHANNEL_WAY,
+      way: channelWay,
       why: "no facilitator lists batch-settlement with a receiver authorizer",
     });
   return leftOut;
@@ -262,13 +265,17 @@ async function refusedWays(
 /** A channel's way to pay: a deposit by EIP-3009, as the kit offers it. */
 const CHANNEL_WAY: WayToPay = `${CHANNEL_SCHEME}/eip3009`;
 
-/** Each way to pay the merchant's routes offer, with one route's `accepts` entry for it. */
+/** The channel's way on the host's first network, the one network channels are offered on (routes.ts). */
+const channelWayOn = (payments: PaymentSettings): WayToPay =>
+  networkWayOf({ scheme: CHANNEL_SCHEME, network: payments.network });
+
+/** Each way to pay the merchant's routes offer, on each network, with one route's `accepts` entry for it. */
 function waysOf(merchant: Merchant, payments: PaymentSettings, refund: RouteConfig | undefined) {
   const ways = new Map<WayToPay, Accept>();
   const routes = [...Object.values(x402Routes(merchant, payments)), ...(refund ? [refund] : [])];
   for (const route of routes)
     for (const accept of [route.accepts].flat() as Accept[]) {
-      const way = wayOf(accept);
+      const way = networkWayOf(accept);
       if (!ways.has(way) && (accept.scheme !== CHANNEL_SCHEME || refund)) ways.set(way, accept);
     }
   return ways;

@@ -95,3 +95,18 @@ export function chainFunds(rpcUrl: string, asset: `0x${string}`): FundsReader {
 
 /** Times a read the node answered with an error is asked again. */
 const NODE_ERROR_RETRIES = 2;
+
+/**
+ * A host's funds reader on each network it is paid on (routes.ts, `paymentNetworks`): a payment's payer is
+ * read on its own network's chain, the first's when the payment names none or one the host does not take.
+ */
+export function networkFunds(
+  networks: readonly { network: string; rpcUrl: string; asset: { address: string } }[],
+): FundsReader {
+  const readers = new Map(
+    networks.map((n) => [n.network, chainFunds(n.rpcUrl, n.asset.address as `0x${string}`)]),
+  );
+  const first = readers.get(networks[0]?.network ?? "");
+  if (!first) throw new Error("a host is paid on one network at least");
+  return (payer, nonces, network) => (readers.get(network ?? "") ?? first)(payer, nonces, network);
+}

@@ -50,6 +50,11 @@ export function wayOf(accept: {
   return `${accept.scheme}/${accept.scheme === "upto" ? "permit2" : "eip3009"}`;
 }
 
+/** The way an `accepts` entry asks to be paid, on its network: "exact/eip3009 on eip155:137". */
+export function networkWayOf(accept: Parameters<typeof wayOf>[0] & { network: string }): WayToPay {
+  return `${wayOf(accept)} on ${accept.network}`;
+}
+
 /**
  * Refusals that say this facilitator will not do it for this merchant (the project's facilitator's codes,
  * and x402's for a scheme, network or asset it does not take), not that the payment is bad.
@@ -80,7 +85,8 @@ export async function settleableWays(
 ): Promise<Verdict[]> {
   return Promise.all(
     accepts.map(async (accept): Promise<Verdict> => {
-      const way = wayOf(accept);
+      // Judged on its network: a facilitator may settle a way on one chain and not on another.
+      const way = networkWayOf(accept);
       let requirements: PaymentRequirements | undefined;
       try {
         [requirements] = await resourceServer.buildPaymentRequirements(accept as ResourceConfig);

@@ -52,6 +52,13 @@ export function paymentKeyOf(header: string, nowSeconds = Math.floor(Date.now() 
 }
 
 function keyOf(payload: PaymentPayload, nowSeconds: number): PaymentKey {
+  // The chain whose balance a reservation reads, where a host is paid on several (payments/funds.ts).
+  const network = payload.accepted?.network;
+  const key = keyOfPayload(payload, nowSeconds);
+  return typeof network === "string" ? { ...key, network } : key;
+}
+
+function keyOfPayload(payload: PaymentPayload, nowSeconds: number): PaymentKey {
   // What the buyer agreed to pay: the requirements it accepted (for `exact`, the authorized value).
   const amount = atomic(payload.accepted?.amount);
   const channel = channelKey(payload.payload, amount, nowSeconds);

@@ -51,6 +51,8 @@ export interface PaymentKey {
    * `ESCROWED_NONCE_PREFIX`, which is how the rows say so.
    */
   escrowed?: boolean;
+  /** The network the payment is made on (CAIP-2), as its payload says: where its payer's funds are read. */
+  network?: string;
 }
 
 /** The nonce prefix of escrowed payments' rows (payment-key.ts): `channel:<channel id>:<voucher>:<request>`. */
@@ -104,7 +106,12 @@ export interface Funds {
 }
 
 /** Reads a payer's funds, and which of `nonces` are used, at one block (payments/funds.ts). */
-export type FundsReader = (payer: `0x${string}`, nonces: readonly string[]) => Promise<Funds>;
+export type FundsReader = (
+  payer: `0x${string}`,
+  nonces: readonly string[],
+  /** The payment's network (CAIP-2); unnamed, the host's first. */
+  network?: string,
+) => Promise<Funds>;
 
 export type Reservation =
   | { status: "taken" }
@@ -183,7 +190,9 @@ export class PaymentLedger {
       );
       if (rows.length > 0) {
         const checked = rows.length <= MAX_CHECKED_NONCES ? rows.map((r) => r.nonce) : [];
-        const { balance, used } = await funds(key.payer, checked);
+        // The payer's payments in flight on every network count against this one's balance: a refusal too
+        // many, never a call too few, where a wallet pays a host on two chains at once.
+        const { balance, used } = await funds(key.payer, checked, key.network);
         const inFlight = rows.reduce((sum, r) => (used.has(r.nonce) ? sum : sum + BigInt(r.amount)), 0n);
         if (inFlight + key.amount > balance) return { status: "insufficient", balance, inFlight };
       }

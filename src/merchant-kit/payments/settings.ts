@@ -7,19 +7,25 @@ import { BASE_CAIP2 } from "../../chain/base.ts";
 import { BASE_RECORD, chains } from "../../chain/chains.ts";
 import { ConfigError } from "../../config/config-error.ts";
 import { DEFAULT_FACILITATOR_URL, DEFAULT_PORTS } from "../../config/ports.ts";
-import { BaseUrl, type Env } from "../../config/values.ts";
+import { BaseUrl, chainRpcVariable, type Env } from "../../config/values.ts";
 import { COINBASE_FACILITATOR_URL, cdpKeySecret, parseHeaderLines } from "./facilitator-auth.ts";
 
+const Caip2 = z.string().regex(/^eip155:\d+$/, "a CAIP-2 EVM network such as eip155:8453");
+
+const Asset = z.object({
+  address: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "a token address"),
+  /** EIP-712 domain name and version of the token: a wrong name breaks every signature. */
+  name: z.string().min(1),
+  version: z.string().min(1),
+  decimals: z.coerce.number().int().min(0).max(36),
+});
+
+const Rpc = z.url({ protocol: /^https?$/ });
+
 export const PaymentsSchema = z.object({
-  /** CAIP-2 network of the `exact` scheme; Base is `eip155:8453` (the devnet is Base too). */
-  network: z.string().regex(/^eip155:\d+$/, "a CAIP-2 EVM network such as eip155:8453"),
-  asset: z.object({
-    address: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "a token address"),
-    /** EIP-712 domain name and version of the token: a wrong name breaks every signature. */
-    name: z.string().min(1),
-    version: z.string().min(1),
-    decimals: z.coerce.number().int().min(0).max(36),
-  }),
+  /** CAIP-2 network of the first way to pay, the host's own; Base is `eip155:8453` (the devnet is Base too). */
+  network: Caip2,
+  asset: Asset,
   /** The facilitator's base URL (verify, settle, supported). */
   facilitatorUrl: BaseUrl,
   /**
@@ -67,31 +73,87 @@ export const PaymentsSchema = z.object({
    * JSON-RPC of the payments' chain, where merchants read a payer's balance before work that writes or
    * costs upstream (src/merchant-kit/payments/payment-ledger.ts).
    */
-  rpcUrl: z.url({ protocol: /^https?$/ }),
+  rpcUrl: Rpc,
+  /**
+   * Every network the hosts take payment on, the first being `network` with `asset` and `rpcUrl` (issue 67):
+   * X402M_NETWORK as a comma-separated list, each further one a chain with a record (its USDC) and its
+   * JSON-RPC in X402M_RPC_URL_<SLUG>. One price in dollars for all, so their tokens' decimals agree.
+   */
+  networks: z
+    .array(z.object({ network: Caip2, asset: Asset, rpcUrl: Rpc }))
+    .min(1)
+    .superRefine((list, ctx) => {
+      const seen = new Set<string>();
+      for (const entry of list) {
+        if (seen.has(entry.network))
+          ctx.addIssue({ code: "custom", message: `${entry.network} is listed twice` });
+        seen.add(entry.network);
+        if (entry.asset.decimals !== list[0]?.asset.decimals)
+          ctx.addIssue({
+            code: "custom",
+            message: `the token on ${entry.network} has ${entry.asset.decimals} decimals, the first network's ${list[0]?.asset.decimals}: one price must mean one amount on each`,
+          });
+      }
+    }),
 });
 
 /** The payment settings' raw values, from the environment. */
 export function readPayments(env: Env) {
   const facilitators = facilitatorsOf(env);
-  const network = env.X402M_NETWORK ?? BASE_CAIP2;
+  const [network = BASE_CAIP2, ...more] = (env.X402M_NETWORK ?? BASE_CAIP2)
+    .split(",")
+    .map((n) => n.trim())
+    .filter((n) => n !== "");
   // The token defaults to the network's USDC where a chain record knows it (Polygon's native USDC on
   // eip155:137), so that naming the network is enough; Base's elsewhere, as before.
   const usdc = (chains.byCaip2.get(network) ?? BASE_RECORD).usdc;
+  const asset = {
+    address: env.X402M_ASSET ?? usdc.address,
+    name: env.X402M_ASSET_NAME ?? usdc.name,
+    version: env.X402M_ASSET_VERSION ?? usdc.version,
+    decimals: env.X402M_ASSET_DECIMALS ?? String(usdc.decimals),
+  };
+  // Its chain's own variable, the one `serve` follows it by, before the devnet's.
+  const record = chains.byCaip2.get(network);
+  const rpcUrl =
+    env.X402M_RPC_URL ??
+    (record && env[chainRpcVariable(record.slug)]) ??
+    `http://127.0.0.1:${DEFAULT_PORTS.devnet}`;
   return {
     network,
-    asset: {
-      address: env.X402M_ASSET ?? usdc.address,
-      name: env.X402M_ASSET_NAME ?? usdc.name,
-      version: env.X402M_ASSET_VERSION ?? usdc.version,
-      decimals: env.X402M_ASSET_DECIMALS ?? String(usdc.decimals),
-    },
+    asset,
+    networks: [{ network, asset, rpcUrl }, ...more.map((n) => furtherNetwork(env, n))],
     facilitatorUrl: facilitators[0]?.url,
     facilitators,
     cdp:
       env.CDP_API_KEY_ID || env.CDP_API_KEY_SECRET
         ? { apiKeyId: env.CDP_API_KEY_ID ?? "", apiKeySecret: env.CDP_API_KEY_SECRET ?? "" }
         : null,
-    rpcUrl: env.X402M_RPC_URL ?? `http://127.0.0.1:${DEFAULT_PORTS.devnet}`,
+    rpcUrl,
+  };
+}
+
+/**
+ * A network after the first in X402M_NETWORK: a chain of src/chain/chains.ts, whose USDC it takes (X402M_ASSET
+ * is the first's), read and claimed on at its own RPC.
+ */
+function furtherNetwork(env: Env, network: string) {
+  const record = chains.byCaip2.get(network);
+  if (!record)
+    throw new ConfigError(
+      `invalid X402M_NETWORK: ${network} after the first needs a chain record (its USDC): one of ${chains.list.map((c) => c.caip2).join(", ")}`,
+    );
+  const variable = chainRpcVariable(record.slug);
+  const rpcUrl = env[variable];
+  if (!rpcUrl)
+    throw new ConfigError(
+      `X402M_NETWORK names ${network}: set ${variable}, its JSON-RPC (payers' balances are read there)`,
+    );
+  const { usdc } = record;
+  return {
+    network,
+    asset: { address: usdc.address, name: usdc.name, version: usdc.version, decimals: String(usdc.decimals) },
+    rpcUrl,
   };
 }
 
@@ -103,6 +165,7 @@ export function paymentsSetting([field, index, part]: readonly string[]): string
     case "cdp":
       return index === "apiKeyId" ? "CDP_API_KEY_ID" : "CDP_API_KEY_SECRET";
     case "network":
+    case "networks":
       return "X402M_NETWORK";
     case "facilitatorUrl":
       return "X402M_FACILITATOR_URL";

@@ -15,6 +15,8 @@ export interface AuthorizedTransfer {
   to: `0x${string}`;
   value: bigint;
   nonce: `0x${string}`;
+  /** The network it is authorized on (CAIP-2), where a host is paid on several; else the reader's. */
+  network?: string;
 }
 
 /**
@@ -47,6 +49,19 @@ const AUTHORIZATION_USED = parseAbiItem(
 const AUTHORIZATION_CANCELED = parseAbiItem(
   "event AuthorizationCanceled(address indexed authorizer, bytes32 indexed nonce)",
 );
+
+/**
+ * Reads each authorization on its own network's chain (a host paid on several: routes.ts, `paymentNetworks`),
+ * the first's when it names none.
+ */
+export function networkAuthorizationReader(
+  networks: readonly { network: string; rpcUrl: string }[],
+): AuthorizationReader {
+  const readers = new Map(networks.map((n) => [n.network, authorizationReader(n.rpcUrl)]));
+  const first = readers.get(networks[0]?.network ?? "");
+  if (!first) throw new Error("a host is paid on one network at least");
+  return { read: (transfer) => (readers.get(transfer.network ?? "") ?? first).read(transfer) };
+}
 
 /** Reads authorizations on the chain at `rpcUrl` (the merchants' `payments.rpcUrl`). */
 export function authorizationReader(rpcUrl: string): AuthorizationReader {
