@@ -5,6 +5,10 @@
  * follows). The SDK's own clients pay: `exact` by EIP-3009, a payment channel by deposit and vouchers (refunded at
  * the end), and `upto` through x402's upto proxy. The facilitator's Bazaar lists the route on Polygon. `index
  * --chain polygon` then `report --chain polygon` count exactly what was paid, under Polygon and in no Base report.
+ *
+ * Then one host paid on Base and Polygon at once (`X402M_NETWORK=eip155:8453,eip155:137`, issue 67 item 6):
+ * its 402 lists each network with its USDC, a buyer's SDK client pays on whichever network it holds a key
+ * for, each through the facilitator of that chain, and each payment lands in its own chain's report.
  */
 import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
@@ -15,7 +19,7 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import { getAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { POLYGON_RECORD } from "../../src/chain/chains.ts";
+import { BASE_RECORD, POLYGON_RECORD } from "../../src/chain/chains.ts";
 import type { Devnet, DevnetAccount } from "../../src/chain/devnet/index.ts";
 import { startMiner } from "../helpers/chain.ts";
 import { isolatedDatabaseOptions } from "../helpers/db.ts";
@@ -34,7 +38,7 @@ let devnet: Devnet;
 let miner: ReturnType<typeof startMiner>;
 
 beforeAll(async () => {
-  devnet = await startTestDevnet({ chain: POLYGON_RECORD, buyers: 1, genesisNumber: 0 });
+  devnet = await startTestDevnet({ chain: POLYGON_RECORD, buyers: 2, genesisNumber: 0 });
   miner = startMiner(devnet);
 }, 60_000);
 afterAll(async () => {
@@ -42,25 +46,28 @@ afterAll(async () => {
   await devnet?.stop();
 });
 
+/**
+ * `facilitator --rpc` on `chain`'s devnet, as docs/cli.md tells a new user, with its own PGlite; stopped when
+ * the test ends (the tests take turns with the Polygon devnet's one facilitator signer).
+ */
+async function startFacilitator(chain: Devnet, env: Record<string, string> = {}) {
+  const state = await isolatedDatabaseOptions("pglite");
+  onTestFinished(state.cleanup);
+  const run = startCli(["facilitator", "--rpc", chain.rpc, "--port", "0", "--data", state.dataDir], {
+    DATABASE_URL: "",
+    X402M_FACILITATOR_KEY: chain.facilitatorAccount.privateKey,
+    ...env,
+  });
+  return JSON.parse(await run.line) as { facilitator: string; network: string; assets: string[] };
+}
+
 describe("a merchant on Polygon", () => {
   it("is paid by the SDK's exact, upto and channel clients through the project's facilitator, and reported under Polygon only", async () => {
     const payTo = newMerchant();
     const authorizerKey = generatePrivateKey();
-    const facilitatorState = await isolatedDatabaseOptions("pglite");
-    onTestFinished(facilitatorState.cleanup);
-    const facilitator = startCli(
-      ["facilitator", "--rpc", devnet.rpc, "--port", "0", "--data", facilitatorState.dataDir],
-      {
-        DATABASE_URL: "",
-        X402M_FACILITATOR_KEY: devnet.facilitatorAccount.privateKey,
-        X402M_FACILITATOR_CHANNEL_AUTHORIZERS: `${payTo}=${privateKeyToAccount(authorizerKey).address}`,
-      },
-    );
-    const settling = JSON.parse(await facilitator.line) as {
-      facilitator: string;
-      network: string;
-      assets: string[];
-    };
+    const settling = await startFacilitator(devnet, {
+      X402M_FACILITATOR_CHANNEL_AUTHORIZERS: `${payTo}=${privateKeyToAccount(authorizerKey).address}`,
+    });
     expect(settling).toMatchObject({ network: NETWORK, assets: [getAddress(POLYGON_RECORD.usdc.address)] });
 
     // What a merchant host on Polygon is told: the network (its USDC follows), its RPC, the facilitator.
@@ -180,5 +187,136 @@ describe("a merchant on Polygon", () => {
     const base = await runCli(["report", payTo, "--data", analytics.dataDir]);
     expect(base.code).not.toBe(0);
     expect(base.stderr).toMatch(/no Base data/);
+  }, 120_000);
+
+  it("takes payment on Base and Polygon in one host: its 402 lists both, each payment settled and reported on its own chain", async () => {
+    const base = await startTestDevnet({ buyers: 1 });
+    const baseMiner = startMiner(base);
+    onTestFinished(async () => {
+      await baseMiner.stop();
+      await base.stop();
+    });
+    // The host signs its channels' claims with its own key, which Base's facilitator is told of.
+    const payTo = newMerchant();
+    const authorizerKey = generatePrivateKey();
+    const [onBase, onPolygon] = await Promise.all([
+      startFacilitator(base, {
+        X402M_FACILITATOR_CHANNEL_AUTHORIZERS: `${payTo}=${privateKeyToAccount(authorizerKey).address}`,
+      }),
+      startFacilitator(devnet),
+    ]);
+    expect([onBase.network, onPolygon.network]).toEqual([BASE_RECORD.caip2, NETWORK]);
+
+    // One host, two networks: the first is Base (X402M_RPC_URL), Polygon's RPC its chain's own variable, a
+    // facilitator for each, tried in order (the failover takes the one that lists the payment's network).
+    const state = await isolatedDatabaseOptions("pglite");
+    onTestFinished(state.cleanup);
+    const serve = startCli(["serve", "--only", "utility", "--data", state.dataDir], {
+      DATABASE_URL: "",
+      X402M_NETWORK: `${BASE_RECORD.caip2},${NETWORK}`,
+      X402M_RPC_URL: base.rpc,
+      X402M_RPC_URL_POLYGON: devnet.rpc,
+      X402M_FACILITATOR_URL: onBase.facilitator,
+      X402M_FACILITATOR_2_URL: onPolygon.facilitator,
+      X402M_UTILITY_PAY_TO: payTo,
+      X402M_UTILITY_CHANNEL_AUTHORIZER_KEY: authorizerKey,
+      X402M_UTILITY_PORT: "0",
+      PORT: "0",
+    });
+    const host = (JSON.parse(await serve.line) as { utility: string }).utility;
+    const url = `${host}/api/store`;
+
+    // Base's ways first (a channel among them: its claims are scheduled there), then Polygon's, each with its USDC.
+    const required = decodePaymentRequiredHeader(
+      (await fetch(url)).headers.get("payment-required") as string,
+    );
+    expect(required.accepts.map((a) => [a.scheme, a.network, a.asset.toLowerCase()])).toEqual([
+      ["exact", BASE_RECORD.caip2, BASE_RECORD.usdc.address.toLowerCase()],
+      ["batch-settlement", BASE_RECORD.caip2, BASE_RECORD.usdc.address.toLowerCase()],
+      ["exact", NETWORK, POLYGON_RECORD.usdc.address],
+    ]);
+    // The OpenAPI document says the same before any 402.
+    const openapi = (await (await fetch(`${host}/openapi.json`)).json()) as {
+      paths: Record<
+        string,
+        Record<string, { "x-payment-info"?: { protocols: { x402: { network: string } }[] } }>
+      >;
+    };
+    const info = Object.values(openapi.paths["/api/store"] ?? {})[0]?.["x-payment-info"];
+    expect(info?.protocols.map((p) => p.x402.network)).toEqual(required.accepts.map((a) => a.network));
+
+    // A buyer on each chain, Polygon's holding nothing on Base: were its funds read on the host's first chain,
+    // its writes would be refused (insufficient_funds).
+    const buyers = {
+      base: privateKeyToAccount((base.buyers[0] as DevnetAccount).privateKey),
+      polygon: privateKeyToAccount((devnet.buyers[1] as DevnetAccount).privateKey),
+    };
+    const usdcOn = {
+      base: usdcReader(base.rpc, BASE_RECORD.usdc.address),
+      polygon: usdcReader(devnet.rpc, POLYGON_RECORD.usdc.address),
+    };
+    expect(await usdcOn.base.balanceOf(buyers.polygon.address)).toBe(0n);
+    const before = {
+      base: await usdcOn.base.balanceOf(buyers.base.address),
+      polygon: await usdcOn.polygon.balanceOf(buyers.polygon.address),
+    };
+    const payOn = (network: `${string}:${string}`, chain: keyof typeof buyers) =>
+      wrapFetchWithPayment(fetch, new x402Client().register(network, new ExactClient(buyers[chain])));
+    const calls = { base: 2, polygon: 3 };
+    for (const [chain, network] of [
+      ["base", BASE_RECORD.caip2],
+      ["polygon", NETWORK],
+    ] as const) {
+      const pay = payOn(network as `${string}:${string}`, chain);
+      for (let i = 0; i < calls[chain]; i++) {
+        // A write: the payer's funds are read before it runs, on the chain it pays on (payments/funds.ts).
+        const answer = await pay(`${host}/api/store/insert`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ collection: "visits", rows: [{ chain, i }] }),
+        });
+        expect(answer.status, await answer.clone().text()).toBe(200);
+        const settled = decodePaymentResponseHeader(answer.headers.get("payment-response") as string);
+        expect(settled.network).toBe(network);
+      }
+    }
+    expect(await usdcOn.base.balanceOf(buyers.base.address)).toBe(before.base - PRICE * BigInt(calls.base));
+    expect(await usdcOn.polygon.balanceOf(buyers.polygon.address)).toBe(
+      before.polygon - PRICE * BigInt(calls.polygon),
+    );
+
+    // Both chains indexed into one store: each report counts its chain's payments and no other's.
+    const analytics = await isolatedDatabaseOptions("pglite");
+    onTestFinished(analytics.cleanup);
+    for (const [chain, net] of [
+      ["base", base],
+      ["polygon", devnet],
+    ] as const) {
+      const head = Number(await (chain === "base" ? usdcOn.base : usdcOn.polygon).client.getBlockNumber());
+      const indexed = await runCli([
+        "index",
+        "--rpc",
+        net.rpc,
+        "--chain",
+        chain,
+        "--facilitator",
+        net.facilitatorAccount.address,
+        "--to-block",
+        String(head),
+        "--data",
+        analytics.dataDir,
+      ]);
+      expect(indexed.code, indexed.stderr).toBe(0);
+    }
+    for (const chain of ["base", "polygon"] as const) {
+      const report = await runCli(["report", payTo, "--chain", chain, "--data", analytics.dataDir]);
+      expect(report.code, report.stderr).toBe(0);
+      expect(JSON.parse(report.stdout)).toMatchObject({
+        chain,
+        address: payTo.toLowerCase(),
+        tx: calls[chain],
+        usd: Math.round((Number(PRICE) * calls[chain]) / 1e4) / 100,
+      });
+    }
   }, 120_000);
 });
