@@ -50,6 +50,42 @@ describe("the configuration", () => {
     ).toMatchObject({ address: "0xaf88d065e77c8cc2239327c5edb3a432268e5831", name: "USDC" });
   });
 
+  it("takes payment on each network X402M_NETWORK lists, each further one's USDC from its record and RPC from its variable", () => {
+    const payments = loadConfig({
+      env: {
+        X402M_NETWORK: "eip155:8453, eip155:137",
+        X402M_RPC_URL: "http://127.0.0.1:1/base",
+        X402M_RPC_URL_POLYGON: "http://127.0.0.1:1/polygon",
+      },
+    }).payments;
+    expect(payments.network).toBe("eip155:8453");
+    expect(payments.networks.map((n) => [n.network, n.asset.address, n.rpcUrl])).toEqual([
+      ["eip155:8453", "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913", "http://127.0.0.1:1/base"],
+      ["eip155:137", "0x3c499c542cef5e3811e1192ce70d8cc03d5c3359", "http://127.0.0.1:1/polygon"],
+    ]);
+    // The first network's RPC is its chain's variable too, when X402M_RPC_URL is not set.
+    expect(
+      loadConfig({ env: { X402M_NETWORK: "eip155:137", X402M_RPC_URL_POLYGON: "http://127.0.0.1:1/p" } })
+        .payments.rpcUrl,
+    ).toBe("http://127.0.0.1:1/p");
+    expect(refusal({ X402M_NETWORK: "eip155:8453,eip155:137" })).toMatch(
+      /X402M_NETWORK names eip155:137: set X402M_RPC_URL_POLYGON/,
+    );
+    expect(refusal({ X402M_NETWORK: "eip155:8453,eip155:10" })).toMatch(
+      /^invalid X402M_NETWORK: eip155:10 after the first needs a chain record/,
+    );
+    expect(
+      refusal({ X402M_NETWORK: "eip155:137,eip155:137", X402M_RPC_URL_POLYGON: "http://127.0.0.1:1/p" }),
+    ).toMatch(/^invalid X402M_NETWORK: .*eip155:137 is listed twice/);
+    expect(
+      refusal({
+        X402M_NETWORK: "eip155:8453,eip155:137",
+        X402M_ASSET_DECIMALS: "18",
+        X402M_RPC_URL_POLYGON: "http://127.0.0.1:1/p",
+      }),
+    ).toMatch(/^invalid X402M_NETWORK: .*has 6 decimals, the first network's 18/);
+  });
+
   it("follows a chain given X402M_RPC_URL_<CHAIN>, none by default, and names the variable of a bad URL", () => {
     expect(loadConfig({ env: {} }).follow.rpc).toEqual({});
     expect(
