@@ -65,6 +65,8 @@ export interface ChainRecord {
   /** CAIP-2: `eip155:<chainId>`. */
   caip2: `eip155:${number}`;
   usdc: ChainUsdc;
+  /** The coin gas is paid in, 18 decimals: ETH on Base and Arbitrum, POL on Polygon PoS. */
+  coin: string;
   contracts: X402Contracts;
   /** The facilitator signer registry, in `base-facilitators.json`'s format (its `chain` and `chain_id` this chain's). */
   facilitators: unknown;
@@ -96,6 +98,7 @@ export const BASE_RECORD = {
     version: "2",
     decimals: 6,
   },
+  coin: "ETH",
   contracts: X402_CONTRACTS,
   facilitators: baseFacilitators,
   hubs: baseHubs,
@@ -120,6 +123,7 @@ export const POLYGON_RECORD: ChainRecord = {
     version: "2",
     decimals: 6,
   },
+  coin: "POL",
   contracts: X402_CONTRACTS,
   facilitators: polygonFacilitators,
   hubs: polygonHubs,
@@ -137,6 +141,7 @@ export const ARBITRUM_RECORD: ChainRecord = {
     version: "2",
     decimals: 6,
   },
+  coin: "ETH",
   contracts: X402_CONTRACTS,
   facilitators: arbitrumFacilitators,
   hubs: arbitrumHubs,

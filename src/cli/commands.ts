@@ -313,7 +313,9 @@ export const COMMANDS: readonly Command[] = [
       payee: "a payee the key settles for (repeatable, or comma-separated)",
       "any-payee": "the key settles for any payee, on purpose",
       "gas-budget-eth-per-day":
-        "the most its settlements may cost in gas in a UTC day, in ETH (such as 0.005)",
+        "the most its settlements may cost in gas in a UTC day on each chain, in ETH (such as 0.005; in POL on Polygon)",
+      "chain-gas-budget":
+        "another budget on one chain, in its coin: polygon=20 (repeatable; a facilitator on several chains counts each chain's day apart)",
       rate: "its settlements a minute, 1 to 100,000 (default 60)",
       name: "a label to know it by",
       data: DATABASE,

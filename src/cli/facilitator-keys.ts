@@ -12,6 +12,7 @@
  * through the running facilitator (services/facilitator-admin.ts).
  */
 import { isAddress, parseEther } from "viem";
+import { chains } from "../chain/chains.ts";
 import { type Database, DatabaseBusyError, migrate, openDatabase } from "../common/db/index.ts";
 import { UsageError } from "../common/errors.ts";
 import { dataLayout } from "../config/layout.ts";
@@ -27,7 +28,7 @@ export const DEFAULT_RATE_PER_MINUTE = 60;
 const MAX_RATE_PER_MINUTE = 100_000;
 
 const KEYS_USAGE =
-  "facilitator keys add (--payee ADDR[,ADDR]... | --any-payee) --gas-budget-eth-per-day N [--rate N] [--name LABEL] | keys list | keys revoke ID";
+  "facilitator keys add (--payee ADDR[,ADDR]... | --any-payee) --gas-budget-eth-per-day N [--chain-gas-budget CHAIN=N]... [--rate N] [--name LABEL] | keys list | keys revoke ID";
 
 export async function runFacilitatorKeys(args: string[], flags: Flags): Promise<number> {
   const [action, ...rest] = args;
@@ -108,8 +109,28 @@ function parseAdd(flags: Flags) {
     name: flags.name ?? "",
     payees: flags["any-payee"] ? null : [...new Set(listed.map((a) => a.toLowerCase()))],
     gasBudgetWei: parseEther(budget).toString(),
+    ...(flags["chain-gas-budget"] && { chainGasBudgetsWei: chainBudgets(flags["chain-gas-budget"]) }),
     ratePerMinute: Number(rate),
   };
+}
+
+/** `--chain-gas-budget polygon=20 ...`: each chain's own budget, by its CAIP-2 network, in wei of its coin. */
+function chainBudgets(given: readonly string[]): Record<string, string> {
+  const budgets: Record<string, string> = {};
+  for (const pair of given) {
+    const [slug = "", amount = ""] = pair.split("=").map((part) => part.trim());
+    const chain = chains.list.find((c) => c.slug === slug);
+    if (!chain)
+      throw new UsageError(
+        `--chain-gas-budget takes CHAIN=N with CHAIN one of ${chains.list.map((c) => c.slug).join(", ")}, not "${pair}"`,
+      );
+    if (!/^\d+(\.\d{1,18})?$/.test(amount) || parseEther(amount) === 0n)
+      throw new UsageError(
+        `--chain-gas-budget ${slug}= takes ${chain.coin} above 0, such as 20, not "${amount}"`,
+      );
+    budgets[chain.caip2] = parseEther(amount).toString();
+  }
+  return budgets;
 }
 
 /**

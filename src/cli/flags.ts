@@ -61,6 +61,7 @@ export const FLAGS = {
   payee: { type: "string", value: "ADDR[,ADDR]", multiple: true },
   "any-payee": { type: "boolean" },
   "gas-budget-eth-per-day": { type: "string", value: "N" },
+  "chain-gas-budget": { type: "string", value: "CHAIN=N", multiple: true },
   rate: { type: "string", value: "N" },
   name: { type: "string", value: "LABEL" },
   // channels

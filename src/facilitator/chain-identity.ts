@@ -1,5 +1,5 @@
 import type { Chain, PublicClient, Transport } from "viem";
-import type { Database } from "../common/db/index.ts";
+import type { Database, Queryable } from "../common/db/index.ts";
 import { AppError } from "../common/errors.ts";
 import { log } from "../common/log.ts";
 
@@ -19,7 +19,8 @@ export type OnNewChain = "fail" | "reset";
 
 /**
  * Checks the RPC serves `chain` and that the ledger belongs to this very chain, identified by the hash of
- * its genesis block (chain ids repeat across forks and devnets; genesis hashes do not).
+ * its genesis block (chain ids repeat across forks and devnets; genesis hashes do not). Each chain of the
+ * database has its own (`genesis:eip155:<id>` in `facilitator_meta`).
  */
 export async function checkChainIdentity(
   db: Database,
@@ -35,14 +36,19 @@ export async function checkChainIdentity(
   }
   // "earliest", not block 0: a devnet may start at a higher number (anvil --number) and have no block 0.
   const genesis = (await client.getBlock({ blockTag: "earliest" })).hash;
+  // One row per chain: a facilitator may settle on several, their ledgers side by side (keyed by network).
+  const network = `eip155:${expected}`;
+  const key = `genesis:${network}`;
   await db.transaction(async (tx) => {
+    await adoptUnkeyedGenesis(tx, key, network);
     // Under the row lock, so two processes starting at once agree on one answer.
-    await tx.query(
-      "INSERT INTO facilitator_meta (key, value) VALUES ('genesis', $1) ON CONFLICT DO NOTHING",
-      [genesis],
-    );
+    await tx.query("INSERT INTO facilitator_meta (key, value) VALUES ($1, $2) ON CONFLICT DO NOTHING", [
+      key,
+      genesis,
+    ]);
     const { rows } = await tx.query<{ value: string }>(
-      "SELECT value FROM facilitator_meta WHERE key = 'genesis' FOR UPDATE",
+      "SELECT value FROM facilitator_meta WHERE key = $1 FOR UPDATE",
+      [key],
     );
     const stored = rows[0]?.value;
     if (stored === genesis) return;
@@ -52,9 +58,32 @@ export async function checkChainIdentity(
           "use another database (or data directory) for this chain",
       );
     }
-    await tx.query("DELETE FROM facilitator_authorizations");
-    await tx.query("DELETE FROM bazaar_resources");
-    await tx.query("UPDATE facilitator_meta SET value = $1 WHERE key = 'genesis'", [genesis]);
-    log("warn", "facilitator state reset: the chain is new", { previousGenesis: stored, genesis });
+    // This chain's ledger and Bazaar entries go; another chain's, kept in the same database, stay.
+    await tx.query("DELETE FROM facilitator_authorizations WHERE network = $1", [network]);
+    await tx.query(
+      `DELETE FROM bazaar_resources r WHERE NOT EXISTS (
+         SELECT 1 FROM bazaar_accepts a
+         WHERE a.resource = r.resource AND a.tool_name = r.tool_name AND a.network <> $1)`,
+      [network],
+    );
+    await tx.query("UPDATE facilitator_meta SET value = $1 WHERE key = $2", [genesis, key]);
+    log("warn", "facilitator state reset: the chain is new", { network, previousGenesis: stored, genesis });
   });
+}
+
+/**
+ * A database of one chain's ledger, from before a facilitator settled on several, names its genesis under
+ * `genesis` alone. It is taken as this chain's (renamed to `key`, then held to this chain's genesis as any)
+ * unless its ledger holds only other networks' authorizations: so a ledger written against another chain of the
+ * same id is still refused.
+ */
+async function adoptUnkeyedGenesis(tx: Queryable, key: string, network: string): Promise<void> {
+  await tx.query(
+    `UPDATE facilitator_meta SET key = $1
+     WHERE key = 'genesis'
+       AND NOT EXISTS (SELECT 1 FROM facilitator_meta WHERE key = $1)
+       AND (EXISTS (SELECT 1 FROM facilitator_authorizations WHERE network = $2)
+            OR NOT EXISTS (SELECT 1 FROM facilitator_authorizations WHERE network <> $2))`,
+    [key, network],
+  );
 }

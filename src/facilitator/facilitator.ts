@@ -202,7 +202,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     ? createSettlementGroups({ client, submitter, hooks, receiptBlocks, ...timing })
     : undefined;
   const sdk = schemes(network, signer, authorizer, options.builderCode, groups);
-  const gate = createGate(db, options.access ?? { open: true });
+  const gate = createGate(db, options.access ?? { open: true }, network);
 
   const verify = createVerification({ db, sdk, client, reads, scope });
   const bazaar = bazaarRecorder(db);

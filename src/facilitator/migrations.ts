@@ -206,4 +206,21 @@ export const FACILITATOR_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX IF NOT EXISTS facilitator_authorizations_tx_hash ON facilitator_authorizations (tx_hash);
     `,
   },
+  {
+    version: 7,
+    name: "a facilitator on several chains: each key's gas counted per chain, and its budget per chain",
+    up: `
+      -- Gas is paid in each chain's own coin (ETH on Base and Arbitrum, POL on Polygon): a key's day is counted
+      -- per chain, against its budget there. A day already counted is its charges' chain's (Base's without any).
+      ALTER TABLE facilitator_key_days ADD COLUMN network text;
+      UPDATE facilitator_key_days d SET network = coalesce(
+        (SELECT min(c.network) FROM facilitator_key_charges c WHERE c.key_id = d.key_id AND c.day = d.day),
+        'eip155:8453');
+      ALTER TABLE facilitator_key_days ALTER COLUMN network SET NOT NULL;
+      ALTER TABLE facilitator_key_days DROP CONSTRAINT facilitator_key_days_pkey;
+      ALTER TABLE facilitator_key_days ADD PRIMARY KEY (key_id, network, day);
+      -- A key's budget on a chain other than by gas_budget_wei (network -> wei), from keys add --chain-gas-budget.
+      ALTER TABLE facilitator_api_keys ADD COLUMN chain_gas_budgets jsonb NOT NULL DEFAULT '{}';
+    `,
+  },
 ];

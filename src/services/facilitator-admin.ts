@@ -21,6 +21,8 @@ export interface KeySpec {
   name: string;
   payees: readonly string[] | null;
   gasBudgetWei: string;
+  /** Another budget on some chains: CAIP-2 network -> wei of that chain's coin. */
+  chainGasBudgetsWei?: Record<string, string>;
   ratePerMinute: number;
 }
 
@@ -31,6 +33,12 @@ function described(key: ApiKey) {
     name: key.name,
     payees: key.payees ?? "*",
     gasBudgetEthPerDay: formatEther(key.gasBudgetWei),
+    // A chain's own budget, in its coin (POL on Polygon), where one was given.
+    ...(Object.keys(key.chainGasBudgetsWei).length > 0 && {
+      chainGasBudgetsPerDay: Object.fromEntries(
+        Object.entries(key.chainGasBudgetsWei).map(([network, wei]) => [network, formatEther(wei)]),
+      ),
+    }),
     ratePerMinute: key.ratePerMinute,
     createdAt: key.createdAt.toISOString(),
     revokedAt: key.revokedAt?.toISOString() ?? null,
@@ -40,7 +48,13 @@ function described(key: ApiKey) {
 /** What the three actions print, each line a JSON object: from the database itself. */
 export const keyActions = {
   async add(db: Database, spec: KeySpec) {
-    const newKey: Parameters<typeof addKey>[1] = { ...spec, gasBudgetWei: BigInt(spec.gasBudgetWei) };
+    const newKey: Parameters<typeof addKey>[1] = {
+      ...spec,
+      gasBudgetWei: BigInt(spec.gasBudgetWei),
+      chainGasBudgetsWei: Object.fromEntries(
+        Object.entries(spec.chainGasBudgetsWei ?? {}).map(([network, wei]) => [network, BigInt(wei)]),
+      ),
+    };
     const { key, apiKey } = await addKey(db, newKey);
     return { ...described(apiKey), key };
   },
@@ -52,6 +66,17 @@ export const keyActions = {
         spentEth: formatEther(usage.spentWei),
         reservedEth: formatEther(usage.reservedWei),
         settlements: Number(usage.settlements),
+        // Each chain's day apart, in its own coin, where the key settled on any: the sum above mixes coins.
+        chains: Object.fromEntries(
+          Object.entries(usage.chains).map(([network, day]) => [
+            network,
+            {
+              spent: formatEther(day.spentWei),
+              reserved: formatEther(day.reservedWei),
+              settlements: Number(day.settlements),
+            },
+          ]),
+        ),
       },
     }));
   },

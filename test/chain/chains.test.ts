@@ -128,6 +128,7 @@ describe("a fourth EVM chain", () => {
     chainId: 42220,
     caip2: "eip155:42220",
     usdc: { address: "0xceba9300f2b948710d2653dd7b07f33a8b32118c", name: "USDC", version: "2", decimals: 6 },
+    coin: "CELO",
     contracts: X402_CONTRACTS,
     facilitators: {
       chain: "celo",

@@ -62,6 +62,14 @@ describe.each(DATABASE_KINDS)("facilitator keys and access (database: %s)", (kin
         [["add", "--payee", payee], /--gas-budget-eth-per-day N, in ETH/],
         [["add", "--payee", payee, "--gas-budget-eth-per-day", "0"], /ETH above 0/],
         [["add", "--payee", payee, "--gas-budget-eth-per-day", "1", "--rate", "0"], /--rate takes/],
+        [
+          ["add", "--payee", payee, "--gas-budget-eth-per-day", "1", "--chain-gas-budget", "celo=1"],
+          /--chain-gas-budget takes CHAIN=N with CHAIN one of base, polygon, arbitrum/,
+        ],
+        [
+          ["add", "--payee", payee, "--gas-budget-eth-per-day", "1", "--chain-gas-budget", "polygon=0"],
+          /--chain-gas-budget polygon= takes POL above 0/,
+        ],
         [["add", "--payee", payee, "--any-payee", "--gas-budget-eth-per-day", "1"], /not both/],
         [["revoke"], /one key id/],
         [["nope"], /usage: x402-merchants facilitator keys add/],
@@ -122,6 +130,8 @@ describe.each(DATABASE_KINDS)("facilitator keys and access (database: %s)", (kin
       payee,
       "--gas-budget-eth-per-day",
       "0.005",
+      "--chain-gas-budget",
+      "polygon=20",
       "--rate",
       "30",
       "--name",
@@ -135,6 +145,7 @@ describe.each(DATABASE_KINDS)("facilitator keys and access (database: %s)", (kin
       name: "partner",
       payees: [payee.toLowerCase()],
       gasBudgetEthPerDay: "0.005",
+      chainGasBudgetsPerDay: { "eip155:137": "20" },
       ratePerMinute: 30,
       revokedAt: null,
     });
@@ -180,6 +191,8 @@ describe.each(DATABASE_KINDS)("facilitator keys and access (database: %s)", (kin
     expect(mine).toMatchObject({ name: "partner", payees: [payee.toLowerCase()], revokedAt: null });
     expect(mine).not.toHaveProperty("key");
     expect(mine.today).toMatchObject({ reservedEth: "0", settlements: 1 });
+    // Counted on the devnet's chain (Base's id), apart from any other chain's day.
+    expect(Object.keys(mine.today.chains)).toEqual(["eip155:8453"]);
     expect(Number(mine.today.spentEth)).toBeGreaterThan(0);
 
     const revoked = await keys("revoke", issued.id);

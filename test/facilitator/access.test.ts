@@ -35,8 +35,11 @@ import { DATABASE_KINDS, openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator } from "../helpers/facilitator.ts";
 import { newMerchant, pay, requirementsFor, usdcReader } from "../helpers/x402.ts";
 
-const authorization = (nonce: number) => ({
-  network: "eip155:8453",
+const BASE = "eip155:8453";
+const POLYGON = "eip155:137";
+
+const authorization = (nonce: number, network = BASE) => ({
+  network,
   asset: "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
   payer: "0x1111111111111111111111111111111111111111",
   nonce: `0x${nonce.toString(16).padStart(64, "0")}`,
@@ -69,18 +72,56 @@ describe.each(DATABASE_KINDS)("the key store (on %s)", (kind) => {
     expect(rows[0]?.key_hash).toBe(hashKey(key));
     expect(JSON.stringify(rows[0])).not.toContain(key.slice(6));
 
-    expect(await findKey(db, key)).toMatchObject({ id: apiKey.id, payees: [payee], usedWei: 0n, tokens: 10 });
-    expect(await findKey(db, `${key.slice(0, -1)}${key.endsWith("A") ? "B" : "A"}`)).toBeUndefined();
-    expect(await findKey(db, "not a key")).toBeUndefined();
+    expect(await findKey(db, key, BASE)).toMatchObject({
+      id: apiKey.id,
+      payees: [payee],
+      usedWei: 0n,
+      tokens: 10,
+    });
+    expect(await findKey(db, `${key.slice(0, -1)}${key.endsWith("A") ? "B" : "A"}`, BASE)).toBeUndefined();
+    expect(await findKey(db, "not a key", BASE)).toBeUndefined();
 
     const live = await countLiveKeys(db);
     expect(await revokeKey(db, apiKey.id)).toBe("revoked");
     expect(await revokeKey(db, apiKey.id)).toBe("already revoked");
     expect(await revokeKey(db, "k_nope")).toBe("unknown");
-    expect(await findKey(db, key)).toBeUndefined();
+    expect(await findKey(db, key, BASE)).toBeUndefined();
     expect(await countLiveKeys(db)).toBe(live - 1);
     const listed = (await listKeys(db)).find((k) => k.id === apiKey.id);
     expect(listed).toMatchObject({ name: "shop", revokedAt: expect.any(Date), spentWei: 0n });
+  });
+
+  it("counts a key's gas per chain, against its budget there: the key's, or its own for that chain", async () => {
+    const wei = 1_000_000_000_000n;
+    const { key, apiKey } = await addKey(db, {
+      name: "two chains",
+      payees: null,
+      gasBudgetWei: wei * 2n,
+      chainGasBudgetsWei: { [POLYGON]: wei * 3n },
+      ratePerMinute: 1000,
+    });
+    expect(apiKey.chainGasBudgetsWei).toEqual({ [POLYGON]: wei * 3n });
+    // Base's day holds two, Polygon's three, in its own coin: a full Base day leaves Polygon's whole.
+    const on = (network: string, from: number, n: number) =>
+      Promise.all(
+        Array.from({ length: n }, (_, i) => reserveGas(db, apiKey.id, authorization(from + i, network), wei)),
+      );
+    expect((await on(BASE, 5000, 4)).filter(Boolean)).toHaveLength(2);
+    expect((await on(POLYGON, 6000, 5)).filter(Boolean)).toHaveLength(3);
+    expect(await findKey(db, key, BASE)).toMatchObject({ usedWei: wei * 2n, budgetWei: wei * 2n });
+    expect(await findKey(db, key, POLYGON)).toMatchObject({ usedWei: wei * 3n, budgetWei: wei * 3n });
+    // A chain without a day yet has its whole budget.
+    expect(await findKey(db, key, "eip155:42161")).toMatchObject({ usedWei: 0n, budgetWei: wei * 2n });
+    // Ending a Polygon reservation moves Polygon's day alone.
+    await endReservation(db, authorization(6000, POLYGON), {
+      charged: wei / 2n,
+      txHash: `0x${"cd".repeat(32)}`,
+    });
+    const listed = (await listKeys(db)).find((k) => k.id === apiKey.id);
+    expect(listed?.chains).toEqual({
+      [BASE]: { spentWei: 0n, reservedWei: wei * 2n, settlements: 0n },
+      [POLYGON]: { spentWei: wei / 2n, reservedWei: wei * 2n, settlements: 1n },
+    });
   });
 
   it("never reserves beyond a key's budget, whatever the number of concurrent reservations", async () => {

@@ -362,7 +362,7 @@ describe("chain identity", () => {
     const start = (onNewChain: OnNewChain) => devnetFacilitator(chain.devnet, otherDb, { onNewChain });
     try {
       await (await start("fail")).close();
-      await otherDb.query("UPDATE facilitator_meta SET value = '0xfeed' WHERE key = 'genesis'");
+      await otherDb.query("UPDATE facilitator_meta SET value = '0xfeed' WHERE key = 'genesis:eip155:8453'");
       await otherDb.query(
         "INSERT INTO bazaar_resources (resource, type, x402_version) VALUES ('http://old.test/', 'http', 2)",
       );
@@ -371,6 +371,14 @@ describe("chain identity", () => {
       await (await start("reset")).close();
       expect((await otherDb.query("SELECT * FROM bazaar_resources")).rowCount).toBe(0);
       await (await start("fail")).close();
+      // A database from before the ledgers were kept per chain names one genesis, unkeyed: taken as this
+      // chain's (its ledger holds no other chain's), and held to it: refused, nothing changed.
+      await otherDb.query("DELETE FROM facilitator_meta WHERE key = 'genesis:eip155:8453'");
+      await otherDb.query("INSERT INTO facilitator_meta (key, value) VALUES ('genesis', '0xfeed')");
+      await expect(start("fail")).rejects.toThrow(/belongs to the chain with genesis 0xfeed/);
+      expect(
+        (await otherDb.query("SELECT key FROM facilitator_meta WHERE key LIKE 'genesis%'")).rows,
+      ).toEqual([{ key: "genesis:eip155:8453" }]);
     } finally {
       await otherDb.close();
       await other.cleanup();

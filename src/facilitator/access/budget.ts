@@ -15,7 +15,7 @@ import { type AuthorizationKey, keyString, type SettlementAction } from "../auth
 import { KEY_OVER_BUDGET } from "../error-codes.ts";
 import type { Grant } from "./gate.ts";
 import { dayOf, endReservation, hasReservation, type Reserved, reserveGas } from "./keys.ts";
-import { describeBudget } from "./units.ts";
+import { coinOf, describeBudget } from "./units.ts";
 
 /** A keyed settlement under way in this process. */
 export interface KeyedSettlement {
@@ -76,13 +76,13 @@ export function createGasBudgets(db: Queryable): GasBudgets {
         keyed.action,
       );
       if (!reservation) {
-        const day = await dayOf(db, keyed.keyId);
+        const day = await dayOf(db, keyed.keyId, authorization.network);
         const state = day
-          ? `${describeBudget(day.spentWei + day.reservedWei, day.budgetWei)} today (UTC)`
+          ? `${describeBudget(day.spentWei + day.reservedWei, day.budgetWei, authorization.network)} today (UTC)`
           : "the key is gone";
         keyed.refusal = {
           reason: KEY_OVER_BUDGET,
-          message: `API key ${keyed.keyId} cannot cover this settlement's worst case of ${formatEther(more)} ETH of gas: ${state}; it renews at 00:00 UTC`,
+          message: `API key ${keyed.keyId} cannot cover this settlement's worst case of ${formatEther(more)} ${coinOf(authorization.network)} of gas: ${state}; it renews at 00:00 UTC`,
         };
         throw new KeyOverBudgetError(keyed.refusal.message);
       }

@@ -91,7 +91,8 @@ export interface Gate {
 /** Where a refusal sends the operator of the calling merchant. */
 const DOCS = "docs/facilitator.md";
 
-export function createGate(db: Queryable, policy: AccessPolicy): Gate {
+/** The gate of the facilitator settling on `network`: keys' gas days and budgets are that chain's. */
+export function createGate(db: Queryable, policy: AccessPolicy, network: string): Gate {
   const payees = new Set<string>();
   const add = (list: Iterable<string>) => {
     for (const payee of list) payees.add(payee.toLowerCase());
@@ -130,7 +131,7 @@ export function createGate(db: Queryable, policy: AccessPolicy): Gate {
         };
       }
       const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
-      const key = bearer === undefined ? undefined : await findKey(db, bearer);
+      const key = bearer === undefined ? undefined : await findKey(db, bearer, network);
       if (!key) {
         return {
           ok: false,
@@ -155,12 +156,12 @@ export function createGate(db: Queryable, policy: AccessPolicy): Gate {
           message: `API key ${key.id} does not allow payee ${payee}; ask this facilitator's operator to issue a key for it (${DOCS})`,
         };
       }
-      if (key.usedWei >= key.gasBudgetWei) {
+      if (key.usedWei >= key.budgetWei) {
         return {
           ok: false,
           status: 429,
           reason: KEY_OVER_BUDGET,
-          message: `API key ${key.id} has used its gas budget for today (UTC): ${describeBudget(key.usedWei, key.gasBudgetWei)}; it renews at 00:00 UTC`,
+          message: `API key ${key.id} has used its gas budget for today (UTC): ${describeBudget(key.usedWei, key.budgetWei, network)}; it renews at 00:00 UTC`,
           retryAfterS: secondsToNextUtcDay(),
         };
       }

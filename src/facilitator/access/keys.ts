@@ -24,7 +24,10 @@ export interface ApiKey {
   name: string;
   /** Lower-case addresses the key settles for; null: any payee. */
   payees: string[] | null;
+  /** Gas a UTC day on each chain, in the chain's own coin's wei, where `chainGasBudgetsWei` names none. */
   gasBudgetWei: bigint;
+  /** The budget on a chain other than `gasBudgetWei`, by network (CAIP-2). */
+  chainGasBudgetsWei: Record<string, bigint>;
   ratePerMinute: number;
   createdAt: Date;
   revokedAt: Date | null;
@@ -34,18 +37,25 @@ export interface NewApiKey {
   name: string;
   /** Lower-case addresses; null: any payee (`--any-payee`). */
   payees: readonly string[] | null;
-  /** Gas the key may make the facilitator pay per UTC day, in wei. */
+  /** Gas the key may make the facilitator pay per UTC day on each chain, in wei of the chain's coin. */
   gasBudgetWei: bigint;
+  /** Another budget on some chains, by network (CAIP-2). */
+  chainGasBudgetsWei?: Readonly<Record<string, bigint>>;
   /** Settlements a minute (a bucket of that many, refilled at that many a minute). */
   ratePerMinute: number;
 }
 
-/** A key and what it used today (UTC), for `keys list`. */
-export interface ApiKeyUsage extends ApiKey {
-  day: string;
+/** What a key used on one chain in a day. */
+export interface GasDay {
   spentWei: bigint;
   reservedWei: bigint;
   settlements: bigint;
+}
+
+/** A key and what it used today (UTC), for `keys list`: on every chain together, and on each. */
+export interface ApiKeyUsage extends ApiKey, GasDay {
+  day: string;
+  chains: Record<string, GasDay>;
 }
 
 interface KeyRow {
@@ -53,10 +63,17 @@ interface KeyRow {
   name: string;
   payees: string[] | null;
   gas_budget_wei: string;
+  chain_gas_budgets: Record<string, string>;
   rate_per_minute: number;
   created_at: Date;
   revoked_at: Date | null;
 }
+
+const KEY_COLUMNS =
+  "k.id, k.name, k.payees, k.gas_budget_wei, k.chain_gas_budgets, k.rate_per_minute, k.created_at, k.revoked_at";
+
+/** A key's budget on the chain `$n` names: its own there, else the key's. */
+const budgetOn = (n: string) => `coalesce((k.chain_gas_budgets ->> ${n})::numeric, k.gas_budget_wei)`;
 
 const TODAY = "(now() AT TIME ZONE 'UTC')::date";
 /** The rate bucket's tokens now: what was left, plus the refill since, at most a minute's worth. */
@@ -69,6 +86,9 @@ function toKey(row: KeyRow): ApiKey {
     name: row.name,
     payees: row.payees,
     gasBudgetWei: BigInt(row.gas_budget_wei),
+    chainGasBudgetsWei: Object.fromEntries(
+      Object.entries(row.chain_gas_budgets ?? {}).map(([network, wei]) => [network, BigInt(wei)]),
+    ),
     ratePerMinute: row.rate_per_minute,
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
@@ -90,15 +110,21 @@ export async function addKey(db: Queryable, spec: NewApiKey): Promise<{ key: str
   const id = `k_${crypto.randomBytes(6).toString("hex")}`;
   const key = `${KEY_PREFIX}${crypto.randomBytes(32).toString("base64url")}`;
   const { rows } = await db.query<KeyRow>(
-    `INSERT INTO facilitator_api_keys (id, key_hash, name, payees, gas_budget_wei, rate_per_minute, rate_tokens)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)
-     RETURNING id, name, payees, gas_budget_wei, rate_per_minute, created_at, revoked_at`,
+    `INSERT INTO facilitator_api_keys AS k
+       (id, key_hash, name, payees, gas_budget_wei, chain_gas_budgets, rate_per_minute, rate_tokens)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     RETURNING ${KEY_COLUMNS}`,
     [
       id,
       hashKey(key),
       spec.name,
       spec.payees === null ? null : JSON.stringify(spec.payees),
       spec.gasBudgetWei,
+      JSON.stringify(
+        Object.fromEntries(
+          Object.entries(spec.chainGasBudgetsWei ?? {}).map(([network, wei]) => [network, wei.toString()]),
+        ),
+      ),
       spec.ratePerMinute,
       spec.ratePerMinute,
     ],
@@ -109,22 +135,33 @@ export async function addKey(db: Queryable, spec: NewApiKey): Promise<{ key: str
 /** Every key (revoked ones too), oldest first, with what it used today (UTC). */
 export async function listKeys(db: Queryable): Promise<ApiKeyUsage[]> {
   const { rows } = await db.query<
-    KeyRow & { day: string; spent_wei: string; reserved_wei: string; settlements: bigint }
+    KeyRow & { day: string; chains: Record<string, { spent: string; reserved: string; settlements: string }> }
   >(
-    `SELECT k.id, k.name, k.payees, k.gas_budget_wei, k.rate_per_minute, k.created_at, k.revoked_at,
-            to_char(${TODAY}, 'YYYY-MM-DD') AS day, coalesce(d.spent_wei, 0) AS spent_wei,
-            coalesce(d.reserved_wei, 0) AS reserved_wei, coalesce(d.settlements, 0)::int8 AS settlements
+    `SELECT ${KEY_COLUMNS}, to_char(${TODAY}, 'YYYY-MM-DD') AS day,
+            coalesce((SELECT jsonb_object_agg(d.network, jsonb_build_object('spent', d.spent_wei::text,
+                        'reserved', d.reserved_wei::text, 'settlements', d.settlements::text))
+                      FROM facilitator_key_days d WHERE d.key_id = k.id AND d.day = ${TODAY}), '{}') AS chains
      FROM facilitator_api_keys k
-     LEFT JOIN facilitator_key_days d ON d.key_id = k.id AND d.day = ${TODAY}
      ORDER BY k.created_at, k.id`,
   );
-  return rows.map((row) => ({
-    ...toKey(row),
-    day: row.day,
-    spentWei: BigInt(row.spent_wei),
-    reservedWei: BigInt(row.reserved_wei),
-    settlements: BigInt(row.settlements),
-  }));
+  return rows.map((row) => {
+    const chains = Object.fromEntries(
+      Object.entries(row.chains).map(([network, d]): [string, GasDay] => [
+        network,
+        { spentWei: BigInt(d.spent), reservedWei: BigInt(d.reserved), settlements: BigInt(d.settlements) },
+      ]),
+    );
+    const all = Object.values(chains);
+    const sum = (pick: (d: GasDay) => bigint) => all.reduce((total, d) => total + pick(d), 0n);
+    return {
+      ...toKey(row),
+      day: row.day,
+      spentWei: sum((d) => d.spentWei),
+      reservedWei: sum((d) => d.reservedWei),
+      settlements: sum((d) => d.settlements),
+      chains,
+    };
+  });
 }
 
 /** Revokes a key at once (requests under way keep what they reserved). */
@@ -151,25 +188,38 @@ export async function countLiveKeys(db: Queryable): Promise<number> {
 
 /** A live key found by what a request sent, with its state now: gas used today and rate tokens left. */
 export interface PresentedKey extends ApiKey {
-  /** Spent and reserved today (UTC). */
+  /** Spent and reserved today (UTC), on the chain it was found for. */
   usedWei: bigint;
+  /** Its budget on that chain. */
+  budgetWei: bigint;
   /** Rate tokens in the bucket now (a settlement takes one). */
   tokens: number;
 }
 
-/** The live key a request sent, or undefined (unknown, revoked, malformed). */
-export async function findKey(db: Queryable, key: string): Promise<PresentedKey | undefined> {
+/** The live key a request sent, with its day on `network`'s chain, or undefined (unknown, revoked, malformed). */
+export async function findKey(
+  db: Queryable,
+  key: string,
+  network: string,
+): Promise<PresentedKey | undefined> {
   if (!looksLikeKey(key)) return undefined;
-  const { rows } = await db.query<KeyRow & { used_wei: string; tokens: number }>(
-    `SELECT k.id, k.name, k.payees, k.gas_budget_wei, k.rate_per_minute, k.created_at, k.revoked_at,
+  const { rows } = await db.query<KeyRow & { used_wei: string; budget_wei: string; tokens: number }>(
+    `SELECT ${KEY_COLUMNS}, ${budgetOn("$2")} AS budget_wei,
             coalesce(d.spent_wei + d.reserved_wei, 0) AS used_wei, ${TOKENS_NOW} AS tokens
      FROM facilitator_api_keys k
-     LEFT JOIN facilitator_key_days d ON d.key_id = k.id AND d.day = ${TODAY}
+     LEFT JOIN facilitator_key_days d ON d.key_id = k.id AND d.network = $2 AND d.day = ${TODAY}
      WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
-    [hashKey(key)],
+    [hashKey(key), network],
   );
   const row = rows[0];
-  return row ? { ...toKey(row), usedWei: BigInt(row.used_wei), tokens: Number(row.tokens) } : undefined;
+  return row
+    ? {
+        ...toKey(row),
+        usedWei: BigInt(row.used_wei),
+        budgetWei: BigInt(row.budget_wei),
+        tokens: Number(row.tokens),
+      }
+    : undefined;
 }
 
 /**
@@ -218,13 +268,13 @@ export async function reserveGas(
 ): Promise<Reserved | undefined> {
   const { rows } = await db.query<{ day: string }>(
     `WITH k AS (
-       SELECT id, gas_budget_wei FROM facilitator_api_keys
-       WHERE id = $1 AND revoked_at IS NULL AND $2::numeric <= gas_budget_wei
+       SELECT k.id, ${budgetOn("$3")} AS budget_wei FROM facilitator_api_keys k
+       WHERE k.id = $1 AND k.revoked_at IS NULL AND $2::numeric <= ${budgetOn("$3")}
      ), d AS (
-       INSERT INTO facilitator_key_days AS d (key_id, day, reserved_wei)
-       SELECT id, coalesce($7::date, ${TODAY}), $2::numeric FROM k
-       ON CONFLICT (key_id, day) DO UPDATE SET reserved_wei = d.reserved_wei + EXCLUDED.reserved_wei
-       WHERE d.spent_wei + d.reserved_wei + EXCLUDED.reserved_wei <= (SELECT gas_budget_wei FROM k)
+       INSERT INTO facilitator_key_days AS d (key_id, network, day, reserved_wei)
+       SELECT id, $3, coalesce($7::date, ${TODAY}), $2::numeric FROM k
+       ON CONFLICT (key_id, network, day) DO UPDATE SET reserved_wei = d.reserved_wei + EXCLUDED.reserved_wei
+       WHERE d.spent_wei + d.reserved_wei + EXCLUDED.reserved_wei <= (SELECT budget_wei FROM k)
        RETURNING d.key_id, d.day
      )
      INSERT INTO facilitator_key_charges AS c (network, asset, payer, nonce, key_id, day, state, reserved_wei, action)
@@ -270,7 +320,7 @@ export async function endReservation(
      UPDATE facilitator_key_days d
      SET reserved_wei = d.reserved_wei - c.reserved_wei, spent_wei = d.spent_wei + coalesce($6::numeric, 0),
          settlements = d.settlements + CASE WHEN $6::numeric IS NULL THEN 0 ELSE 1 END
-     FROM c WHERE d.key_id = c.key_id AND d.day = c.day`,
+     FROM c WHERE d.key_id = c.key_id AND d.network = $1 AND d.day = c.day`,
     [
       authorization.network,
       authorization.asset,
@@ -294,17 +344,19 @@ export async function hasReservation(db: Queryable, authorization: Authorization
   return rows.length > 0;
 }
 
-/** A key's budget and what its day holds, for a refusal's message. */
+/** A key's budget and what its day holds on `network`'s chain, for a refusal's message. */
 export async function dayOf(
   db: Queryable,
   keyId: string,
+  network: string,
 ): Promise<{ budgetWei: bigint; spentWei: bigint; reservedWei: bigint } | undefined> {
   const { rows } = await db.query<{ gas_budget_wei: string; spent_wei: string; reserved_wei: string }>(
-    `SELECT k.gas_budget_wei, coalesce(d.spent_wei, 0) AS spent_wei, coalesce(d.reserved_wei, 0) AS reserved_wei
+    `SELECT ${budgetOn("$2")} AS gas_budget_wei, coalesce(d.spent_wei, 0) AS spent_wei,
+            coalesce(d.reserved_wei, 0) AS reserved_wei
      FROM facilitator_api_keys k
-     LEFT JOIN facilitator_key_days d ON d.key_id = k.id AND d.day = ${TODAY}
+     LEFT JOIN facilitator_key_days d ON d.key_id = k.id AND d.network = $2 AND d.day = ${TODAY}
      WHERE k.id = $1`,
-    [keyId],
+    [keyId, network],
   );
   const row = rows[0];
   return row
