@@ -378,7 +378,7 @@ describe("chain identity", () => {
       await expect(start("fail")).rejects.toThrow(/belongs to the chain with genesis 0xfeed/);
       expect(
         (await otherDb.query("SELECT key FROM facilitator_meta WHERE key LIKE 'genesis%'")).rows,
-      ).toEqual([{ key: "genesis:eip155:8453" }]);
+      ).toEqual([{ key: "genesis" }]);
     } finally {
       await otherDb.close();
       await other.cleanup();
