@@ -6,6 +6,8 @@ import { chains } from "../chain/chains.ts";
 import { UsageError } from "../common/errors.ts";
 import { Lifecycle, untilSignal } from "../common/lifecycle.ts";
 import { ConfigError } from "../config/config-error.ts";
+import { chainRpcVariable, facilitatorChainVariable } from "../config/values.ts";
+import type { FacilitatorChainOptions } from "../services/index.ts";
 import { configFrom } from "./flag-values.ts";
 import type { Flags } from "./flags.ts";
 
@@ -33,32 +35,29 @@ export async function runFacilitator(args: string[], flags: Flags): Promise<numb
     return (await import("./facilitator-keys.ts")).runFacilitatorKeys(args.slice(1), flags);
   }
   if (args.length > 0) throw new UsageError("facilitator takes no arguments (or: facilitator keys ...)");
-  if (!flags.rpc) throw new UsageError("facilitator needs --rpc URL: the chain it settles on");
-  const rpc = flags.rpc;
-  if (!/^https?:\/\//.test(rpc)) throw new UsageError(`--rpc must be an http(s) URL, not "${rpc}"`);
+  if (flags.rpc !== undefined && !/^https?:\/\//.test(flags.rpc))
+    throw new UsageError(`--rpc must be an http(s) URL, not "${flags.rpc}"`);
   const loaded = configFrom({ ...flags, port: undefined });
   const port = flags.port === undefined ? loaded.ports.facilitator : portOf(flags.port);
   const config = { ...loaded, ports: { ...loaded.ports, facilitator: port } };
-  if (!config.facilitatorKey) {
-    throw new ConfigError(
-      "the facilitator needs its signing key: set X402M_FACILITATOR_KEY or X402M_FACILITATOR_KEY_FILE (it pays the gas)",
-    );
+  // `--rpc`'s chain first, then each chain given X402M_RPC_URL_<SLUG> (issue 67 item 6): one process, one URL.
+  const rpcs = [
+    ...(flags.rpc ? [{ rpc: flags.rpc, variable: "--rpc" }] : []),
+    ...Object.entries(config.follow.rpc).map(([slug, rpc]) => ({
+      rpc,
+      variable: chainRpcVariable(slug),
+      slug,
+    })),
+  ];
+  if (rpcs.length === 0)
+    throw new UsageError("facilitator needs --rpc URL (or X402M_RPC_URL_<CHAIN>): the chain it settles on");
+  const settled = new Map<number, SettledChain>();
+  for (const given of rpcs) {
+    const chain = await settledChain(given, config, flags.asset);
+    // The --rpc chain's own variable, when set too, says the same chain again.
+    if (!settled.has(chain.chainId)) settled.set(chain.chainId, chain);
   }
-  const privateKey = config.facilitatorKey as `0x${string}`;
-
-  const client = createPublicClient({ transport: http(rpc, { retryCount: 1, timeout: 10_000 }) });
-  const chainId = await client.getChainId().catch((error: unknown) => {
-    throw new UsageError(`cannot read the chain id from ${rpc}: ${(error as Error).message.split("\n")[0]}`);
-  });
-  const signer = privateKeyToAccount(privateKey).address;
-  // Without gas every settlement fails, and the node's refusal ("transaction creation failed") does
-  // not say why: say it once, at start. Not fatal: the account may be funded while this runs.
-  if ((await client.getBalance({ address: signer })) === 0n) {
-    process.stderr.write(
-      `x402-merchants facilitator: warning: ${signer} holds no ETH on chain ${chainId}; settlements fail until it pays gas\n`,
-    );
-  }
-  const assets = assetsOf(flags.asset, chainId);
+  const [first, ...more] = [...settled.values()] as [SettledChain, ...SettledChain[]];
   const { startServices } = await import("../services/index.ts");
 
   const lifecycle = new Lifecycle();
@@ -67,13 +66,24 @@ export async function runFacilitator(args: string[], flags: Flags): Promise<numb
     const started = await startServices({
       config,
       lifecycle,
-      facilitator: { rpc, privateKey, chain: chainOf(chainId, rpc), assets, open: flags.open ?? false },
+      facilitator: {
+        ...first.options,
+        payees: undefined,
+        chainPayees: first.options.payees,
+        open: flags.open ?? false,
+        more: more.map((c) => c.options),
+      },
     });
+    const every = [first, ...more].map((c) => ({
+      network: `eip155:${c.chainId}`,
+      signer: c.signer,
+      assets: (c.options.assets ?? []).map((a) => getAddress(a)),
+    }));
     const ready = {
       facilitator: started.urls.facilitator,
-      network: `eip155:${chainId}`,
-      signer,
-      assets: assets.map((a) => getAddress(a)),
+      ...(every[0] as (typeof every)[number]),
+      // Every chain it settles on, the first above: one line per process, however many chains.
+      ...(every.length > 1 && { chains: every }),
       // open: anyone may make it settle for any payee; else the allow-listed payees and the live keys'.
       access: started.facilitatorAccess,
       // The operator's /metrics, unless X402M_METRICS_PORT is off.
@@ -85,6 +95,64 @@ export async function runFacilitator(args: string[], flags: Flags): Promise<numb
     await lifecycle.close();
   }
   return 0;
+}
+
+interface SettledChain {
+  chainId: number;
+  signer: `0x${string}`;
+  options: FacilitatorChainOptions;
+}
+
+/**
+ * One chain the facilitator settles on, from its RPC: its id (a chain given by its variable must be that
+ * chain), its settling key (X402M_FACILITATOR_KEY_<SLUG>, else X402M_FACILITATOR_KEY), its tokens (`--asset`
+ * for the `--rpc` chain, else the chain's USDC) and its own payees.
+ */
+async function settledChain(
+  given: { rpc: string; variable: string; slug?: string },
+  config: ReturnType<typeof configFrom>,
+  flagged: readonly string[] | undefined,
+): Promise<SettledChain> {
+  const client = createPublicClient({ transport: http(given.rpc, { retryCount: 1, timeout: 10_000 }) });
+  const chainId = await client.getChainId().catch((error: unknown) => {
+    throw new UsageError(
+      `cannot read the chain id from ${given.rpc} (${given.variable}): ${(error as Error).message.split("\n")[0]}`,
+    );
+  });
+  const record = chains.byCaip2.get(`eip155:${chainId}`);
+  if (given.slug && record?.slug !== given.slug) {
+    const expected = chains.list.find((c) => c.slug === given.slug);
+    throw new UsageError(
+      `${given.variable} serves chain ${chainId}, not ${expected?.name ?? given.slug}'s ${expected?.chainId ?? "?"}`,
+    );
+  }
+  const own = record ? config.facilitatorChains[record.slug] : undefined;
+  const key = own?.key ?? config.facilitatorKey;
+  if (!key) {
+    throw new ConfigError(
+      `the facilitator needs its signing key${record ? ` on ${record.name}` : ""}: set X402M_FACILITATOR_KEY or X402M_FACILITATOR_KEY_FILE${record ? ` (or ${facilitatorChainVariable("KEY", record.slug)})` : ""}: it pays the gas`,
+    );
+  }
+  const signer = privateKeyToAccount(key as `0x${string}`).address;
+  // Without gas every settlement fails, and the node's refusal ("transaction creation failed") does
+  // not say why: say it once, at start. Not fatal: the account may be funded while this runs.
+  if ((await client.getBalance({ address: signer })) === 0n) {
+    process.stderr.write(
+      `x402-merchants facilitator: warning: ${signer} holds no ${record?.coin ?? "ETH"} on chain ${chainId}; settlements fail until it pays gas\n`,
+    );
+  }
+  return {
+    chainId,
+    signer,
+    options: {
+      rpc: given.rpc,
+      privateKey: key as `0x${string}`,
+      chain: chainOf(chainId, given.rpc),
+      assets: assetsOf(given.variable === "--rpc" ? flagged : undefined, chainId),
+      payees: own?.payees ?? [],
+      ...(record && { slug: record.slug }),
+    },
+  };
 }
 
 function assetsOf(flagged: readonly string[] | undefined, chainId: number): string[] {

@@ -79,3 +79,7 @@ export function readKeySetting(env: Env, variable: string, fallback?: string): s
  */
 export const chainRpcVariable = (slug: string): string =>
   `X402M_RPC_URL_${slug.toUpperCase().replace(/-/g, "_")}`;
+
+/** The variable of a chain's own facilitator setting: X402M_FACILITATOR_KEY_POLYGON, ..._PAYEES_POLYGON. */
+export const facilitatorChainVariable = (setting: "KEY" | "PAYEES", slug: string): string =>
+  `X402M_FACILITATOR_${setting}_${slug.toUpperCase().replace(/-/g, "_")}`;

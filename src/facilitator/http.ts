@@ -46,7 +46,7 @@ export interface FacilitatorService {
 }
 
 /** A verify/settle body is at most a few kilobytes; anything much larger is not one. */
-const MAX_BODY_BYTES = 64 * 1024;
+export const MAX_BODY_BYTES = 64 * 1024;
 /** The spec's side channel for extension outcomes (recording in the Bazaar) to the resource server. */
 const EXTENSION_RESPONSES_HEADER = "EXTENSION-RESPONSES";
 

@@ -23,3 +23,4 @@ export { createFacilitator, type Facilitator, type FacilitatorOptions } from "./
 export { addReadinessChecks, chainReadiness } from "./http.ts";
 export { FACILITATOR_MIGRATIONS } from "./migrations.ts";
 export type { ResolveSummary } from "./resolve-pending.ts";
+export { facilitatorOfChains } from "./several-chains.ts";

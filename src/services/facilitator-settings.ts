@@ -8,9 +8,10 @@
 import fs from "node:fs";
 import { BUILDER_CODE_PATTERN } from "@x402/extensions/builder-code";
 import { z } from "zod";
+import { chains } from "../chain/chains.ts";
 import { ConfigError } from "../config/config-error.ts";
 import { type Section, settingIn } from "../config/section.ts";
-import { commaList, type Env } from "../config/values.ts";
+import { commaList, type Env, facilitatorChainVariable } from "../config/values.ts";
 
 const FacilitatorSchema = z.object({
   /**
@@ -69,6 +70,26 @@ const FacilitatorSchema = z.object({
   facilitatorGroupSettlements: z
     .enum(["on", "off"], { error: "on or off (unset: off)" })
     .transform((value) => value === "on"),
+  /**
+   * What differs on one chain of a facilitator on several (issue 67 item 6), by chain slug: its settling key
+   * (X402M_FACILITATOR_KEY_<SLUG>; unset, X402M_FACILITATOR_KEY's, one address on every chain) and payees it
+   * serves without a key there alone (X402M_FACILITATOR_PAYEES_<SLUG>, besides X402M_FACILITATOR_PAYEES).
+   */
+  facilitatorChains: z.record(
+    z.string(),
+    z.object({
+      key: z
+        .string()
+        .regex(/^0x[0-9a-fA-F]{64}$/, "a 32-byte private key in hex, 0x-prefixed")
+        .nullable(),
+      payees: z.array(
+        z
+          .string()
+          .regex(/^0x[0-9a-fA-F]{40}$/, "wallet addresses separated by commas")
+          .transform((a) => a.toLowerCase() as `0x${string}`),
+      ),
+    }),
+  ),
 });
 
 /** The facilitator's builder code when none is set: the project's, so that its settlements name it. */
@@ -87,18 +108,27 @@ export const facilitatorSection: Section<typeof FacilitatorSchema> = {
         ? null
         : env.X402M_FACILITATOR_BUILDER_CODE || DEFAULT_FACILITATOR_BUILDER_CODE,
     facilitatorGroupSettlements: env.X402M_FACILITATOR_GROUP_SETTLEMENTS || "off",
+    facilitatorChains: Object.fromEntries(
+      chains.list.flatMap((chain) => {
+        const key = env[facilitatorChainVariable("KEY", chain.slug)] || null;
+        const payees = commaList(env[facilitatorChainVariable("PAYEES", chain.slug)]);
+        return key || payees.length > 0 ? [[chain.slug, { key, payees }]] : [];
+      }),
+    ),
   }),
   settingOf: (path) =>
-    settingIn(
-      {
-        facilitatorKey: "X402M_FACILITATOR_KEY",
-        facilitatorPayees: "X402M_FACILITATOR_PAYEES",
-        facilitatorChannelAuthorizers: "X402M_FACILITATOR_CHANNEL_AUTHORIZERS",
-        facilitatorBuilderCode: "X402M_FACILITATOR_BUILDER_CODE",
-        facilitatorGroupSettlements: "X402M_FACILITATOR_GROUP_SETTLEMENTS",
-      },
-      path,
-    ),
+    path[0] === "facilitatorChains" && path[1]
+      ? facilitatorChainVariable(path[2] === "key" ? "KEY" : "PAYEES", path[1])
+      : settingIn(
+          {
+            facilitatorKey: "X402M_FACILITATOR_KEY",
+            facilitatorPayees: "X402M_FACILITATOR_PAYEES",
+            facilitatorChannelAuthorizers: "X402M_FACILITATOR_CHANNEL_AUTHORIZERS",
+            facilitatorBuilderCode: "X402M_FACILITATOR_BUILDER_CODE",
+            facilitatorGroupSettlements: "X402M_FACILITATOR_GROUP_SETTLEMENTS",
+          },
+          path,
+        ),
 };
 
 /**

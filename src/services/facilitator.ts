@@ -21,6 +21,7 @@ import {
   decideOpen,
   FACILITATOR_MIGRATIONS,
   type Facilitator,
+  facilitatorOfChains,
   isLoopback,
   type OnNewChain,
 } from "../facilitator/index.ts";
@@ -29,12 +30,27 @@ import type { Config } from "./config.ts";
 import { withKeyAdmin } from "./facilitator-admin.ts";
 import { listenOn } from "./listen.ts";
 
-export interface FacilitatorServiceOptions {
+/** One chain a facilitator settles on: its RPC, its settling key, its tokens. */
+export interface FacilitatorChainOptions {
   rpc: string;
   /** The settling key: it pays the gas. */
   privateKey: Hex;
   chain?: Chain;
   assets?: readonly string[];
+  /** Payees served without a key on this chain alone, besides X402M_FACILITATOR_PAYEES. */
+  payees?: readonly string[];
+  /** Its name in the readiness checks (`<slug>_chain`, `<slug>_signer`), for a chain after the first. */
+  slug?: string;
+}
+
+export interface FacilitatorServiceOptions extends Omit<FacilitatorChainOptions, "payees" | "slug"> {
+  /**
+   * Further chains the same process settles on (issue 67 item 6), each with its own ledger rows, key and gas
+   * days, on the same database, behind the same URL: a payment goes to the chain its requirements name.
+   */
+  more?: readonly FacilitatorChainOptions[];
+  /** Payees served without a key on the first chain alone (its X402M_FACILITATOR_PAYEES_<SLUG>). */
+  chainPayees?: readonly string[];
   onNewChain?: OnNewChain;
   pollingIntervalMs?: number;
   /** `--open`: serve requests without a key for any payee, wherever it listens (docs/facilitator.md). */
@@ -100,7 +116,12 @@ export async function startFacilitatorService(
   const inProcessPayees = options.payees ?? [];
   const decided = decideOpen({
     host: config.host,
-    configuredPayees: config.facilitatorPayees,
+    // A chain's own payees count as an allow-list too: with them a loopback facilitator is not open.
+    configuredPayees: [
+      ...config.facilitatorPayees,
+      ...(options.chainPayees ?? []),
+      ...(options.more ?? []).flatMap((c) => c.payees ?? []),
+    ],
     inProcessPayees,
     liveKeys: keys,
     open: options.open ?? false,
@@ -112,30 +133,51 @@ export async function startFacilitatorService(
       host: config.host,
     });
   }
-  const facilitator = await createFacilitator({
-    db,
-    rpc: options.rpc,
-    privateKey: options.privateKey,
-    chain: options.chain,
-    assets: options.assets,
-    onNewChain: options.onNewChain,
-    pollingIntervalMs: options.pollingIntervalMs,
-    // A merchant of another process with its own authorizer key names that key in its channels: the
-    // operator says whose it is here, or its deposits are refused as unclaimable.
-    channelAuthorizers: config.facilitatorChannelAuthorizers,
-    builderCode: config.facilitatorBuilderCode ?? undefined,
-    // X402M_FACILITATOR_GROUP_SETTLEMENTS (default off): exact EIP-3009 settlements that become ready while
-    // one of its transactions is in flight go together into the next (docs/facilitator.md).
-    groupSettlements: config.facilitatorGroupSettlements,
-    access: {
-      open: decided.open,
-      payees: [...config.facilitatorPayees, ...inProcessPayees],
-      loopbackAuthority: options.loopbackAuthority,
-    },
+  const chainOf = (chain: FacilitatorChainOptions) =>
+    createFacilitator({
+      db,
+      rpc: chain.rpc,
+      privateKey: chain.privateKey,
+      chain: chain.chain,
+      assets: chain.assets,
+      onNewChain: options.onNewChain,
+      pollingIntervalMs: options.pollingIntervalMs,
+      // A merchant of another process with its own authorizer key names that key in its channels: the
+      // operator says whose it is here, or its deposits are refused as unclaimable.
+      channelAuthorizers: config.facilitatorChannelAuthorizers,
+      builderCode: config.facilitatorBuilderCode ?? undefined,
+      // X402M_FACILITATOR_GROUP_SETTLEMENTS (default off): exact EIP-3009 settlements that become ready while
+      // one of its transactions is in flight go together into the next (docs/facilitator.md).
+      groupSettlements: config.facilitatorGroupSettlements,
+      access: {
+        open: decided.open,
+        payees: [
+          ...config.facilitatorPayees,
+          ...inProcessPayees,
+          ...((chain === options ? options.chainPayees : chain.payees) ?? []),
+        ],
+        loopbackAuthority: options.loopbackAuthority,
+      },
+    });
+  const chains = [options, ...(options.more ?? [])];
+  const each: Facilitator[] = [];
+  for (const chain of chains) {
+    const made = await chainOf(chain);
+    each.push(made);
+    lifecycle.add("facilitator settlements", () => made.close());
+  }
+  const facilitator = facilitatorOfChains(each);
+  // Its /readyz asks each chain too: the node answers, the signer has gas money (the first's routes answer it).
+  chains.forEach((chain, i) => {
+    const checks = chainReadiness(chain.rpc, (each[i] as Facilitator).address);
+    const slug = i === 0 ? undefined : ((chain as FacilitatorChainOptions).slug ?? `chain${i}`);
+    addReadinessChecks(
+      (each[0] as Facilitator).app,
+      slug
+        ? Object.fromEntries(Object.entries(checks).map(([name, check]) => [`${slug}_${name}`, check]))
+        : checks,
+    );
   });
-  lifecycle.add("facilitator settlements", () => facilitator.close());
-  // Its /readyz asks the chain too: the node answers, the signer has gas money.
-  addReadinessChecks(facilitator.app, chainReadiness(options.rpc, facilitator.address));
   // The free routes under the unpaid limit; /verify and /settle answer to their keys instead.
   // `/metrics` too, with the operator's token when one is set.
   const limited = limitPaths(facilitator.app.fetch, limit, ["/supported", "/discovery/resources"]);

@@ -13,6 +13,7 @@ export {
 export type { Config } from "./config.ts";
 export {
   devnetFacilitatorOptions,
+  type FacilitatorChainOptions,
   type FacilitatorServiceOptions,
   startFacilitatorService,
 } from "./facilitator.ts";

@@ -50,7 +50,10 @@ afterAll(async () => {
  * `facilitator --rpc` on `chain`'s devnet, as docs/cli.md tells a new user, with its own PGlite; stopped when
  * the test ends (the tests take turns with the Polygon devnet's one facilitator signer).
  */
-async function startFacilitator(chain: Devnet, env: Record<string, string> = {}) {
+async function startFacilitator(
+  chain: Devnet,
+  env: Record<string, string> = {},
+): Promise<{ facilitator: string; network: string; assets: string[]; chains?: unknown[] }> {
   const state = await isolatedDatabaseOptions("pglite");
   onTestFinished(state.cleanup);
   const run = startCli(["facilitator", "--rpc", chain.rpc, "--port", "0", "--data", state.dataDir], {
@@ -58,7 +61,7 @@ async function startFacilitator(chain: Devnet, env: Record<string, string> = {})
     X402M_FACILITATOR_KEY: chain.facilitatorAccount.privateKey,
     ...env,
   });
-  return JSON.parse(await run.line) as { facilitator: string; network: string; assets: string[] };
+  return JSON.parse(await run.line);
 }
 
 describe("a merchant on Polygon", () => {
@@ -189,7 +192,7 @@ describe("a merchant on Polygon", () => {
     expect(base.stderr).toMatch(/no Base data/);
   }, 120_000);
 
-  it("takes payment on Base and Polygon in one host: its 402 lists both, each payment settled and reported on its own chain", async () => {
+  it("takes payment on Base and Polygon in one host through one facilitator process on both: its 402 lists both, each payment settled on its own chain by its own key and reported there", async () => {
     const base = await startTestDevnet({ buyers: 1 });
     const baseMiner = startMiner(base);
     onTestFinished(async () => {
@@ -199,16 +202,32 @@ describe("a merchant on Polygon", () => {
     // The host signs its channels' claims with its own key, which Base's facilitator is told of.
     const payTo = newMerchant();
     const authorizerKey = generatePrivateKey();
-    const [onBase, onPolygon] = await Promise.all([
-      startFacilitator(base, {
-        X402M_FACILITATOR_CHANNEL_AUTHORIZERS: `${payTo}=${privateKeyToAccount(authorizerKey).address}`,
-      }),
-      startFacilitator(devnet),
-    ]);
-    expect([onBase.network, onPolygon.network]).toEqual([BASE_RECORD.caip2, NETWORK]);
+    // One facilitator process on both chains (`--rpc` Base's, X402M_RPC_URL_POLYGON Polygon's), settling on
+    // Polygon with a key of its own there (a funded devnet account that is not the facilitator's).
+    const polygonSigner = devnet.buyers[0] as DevnetAccount;
+    const facilitator = await startFacilitator(base, {
+      X402M_RPC_URL_POLYGON: devnet.rpc,
+      X402M_FACILITATOR_KEY_POLYGON: polygonSigner.privateKey,
+      X402M_FACILITATOR_CHANNEL_AUTHORIZERS: `${payTo}=${privateKeyToAccount(authorizerKey).address}`,
+    });
+    expect(facilitator).toMatchObject({
+      network: BASE_RECORD.caip2,
+      chains: [
+        { network: BASE_RECORD.caip2, signer: base.facilitatorAccount.address },
+        {
+          network: NETWORK,
+          signer: polygonSigner.address,
+          assets: [getAddress(POLYGON_RECORD.usdc.address)],
+        },
+      ],
+    });
+    const supported = (await (await fetch(`${facilitator.facilitator}/supported`)).json()) as {
+      kinds: { scheme: string; network: string }[];
+    };
+    expect(new Set(supported.kinds.map((k) => k.network))).toEqual(new Set([BASE_RECORD.caip2, NETWORK]));
 
-    // One host, two networks: the first is Base (X402M_RPC_URL), Polygon's RPC its chain's own variable, a
-    // facilitator for each, tried in order (the failover takes the one that lists the payment's network).
+    // One host, two networks: the first is Base (X402M_RPC_URL), Polygon's RPC its chain's own variable, one
+    // facilitator URL for both (a payment goes to the chain its requirements name).
     const state = await isolatedDatabaseOptions("pglite");
     onTestFinished(state.cleanup);
     const serve = startCli(["serve", "--only", "utility", "--data", state.dataDir], {
@@ -216,8 +235,7 @@ describe("a merchant on Polygon", () => {
       X402M_NETWORK: `${BASE_RECORD.caip2},${NETWORK}`,
       X402M_RPC_URL: base.rpc,
       X402M_RPC_URL_POLYGON: devnet.rpc,
-      X402M_FACILITATOR_URL: onBase.facilitator,
-      X402M_FACILITATOR_2_URL: onPolygon.facilitator,
+      X402M_FACILITATOR_URL: facilitator.facilitator,
       X402M_UTILITY_PAY_TO: payTo,
       X402M_UTILITY_CHANNEL_AUTHORIZER_KEY: authorizerKey,
       X402M_UTILITY_PORT: "0",
@@ -278,6 +296,13 @@ describe("a merchant on Polygon", () => {
         expect(answer.status, await answer.clone().text()).toBe(200);
         const settled = decodePaymentResponseHeader(answer.headers.get("payment-response") as string);
         expect(settled.network).toBe(network);
+        // Sent on the payment's chain by that chain's settling key.
+        const sent = await usdcOn[chain].client.getTransaction({
+          hash: settled.transaction as `0x${string}`,
+        });
+        expect(sent.from.toLowerCase()).toBe(
+          (chain === "base" ? base.facilitatorAccount.address : polygonSigner.address).toLowerCase(),
+        );
       }
     }
     expect(await usdcOn.base.balanceOf(buyers.base.address)).toBe(before.base - PRICE * BigInt(calls.base));
@@ -300,7 +325,7 @@ describe("a merchant on Polygon", () => {
         "--chain",
         chain,
         "--facilitator",
-        net.facilitatorAccount.address,
+        chain === "base" ? net.facilitatorAccount.address : polygonSigner.address,
         "--to-block",
         String(head),
         "--data",
