@@ -292,7 +292,7 @@ export const COMMANDS: readonly Command[] = [
     needs: "--rpc URL",
     summary: "the project's x402 facilitator alone, on any EVM chain (docs/facilitator.md)",
     notes:
-      "Its signing key comes from X402M_FACILITATOR_KEY, or the file X402M_FACILITATOR_KEY_FILE names. It settles without an API key for the payees of X402M_FACILITATOR_PAYEES, for others with one (facilitator keys add); beyond loopback with neither it refuses to start unless --open. It relays deposits into channels naming a merchant's own authorizer once X402M_FACILITATOR_CHANNEL_AUTHORIZERS names it (receiver=authorizer pairs). Prints one JSON line when ready; SIGINT or SIGTERM stops it. Its API keys: x402-merchants facilitator keys --help.",
+      "It settles on --rpc's chain and on each chain given X402M_RPC_URL_<CHAIN> (one process, one URL; each chain's key X402M_FACILITATOR_KEY_<CHAIN> and payees X402M_FACILITATOR_PAYEES_<CHAIN> where set). Its signing key comes from X402M_FACILITATOR_KEY, or the file X402M_FACILITATOR_KEY_FILE names. It settles without an API key for the payees of X402M_FACILITATOR_PAYEES, for others with one (facilitator keys add); beyond loopback with neither it refuses to start unless --open. It relays deposits into channels naming a merchant's own authorizer once X402M_FACILITATOR_CHANNEL_AUTHORIZERS names it (receiver=authorizer pairs). Prints one JSON line when ready; SIGINT or SIGTERM stops it. Its API keys: x402-merchants facilitator keys --help.",
     flags: {
       rpc: "the chain it settles on (http or https; its chain id makes the network)",
       port: `its port (default X402M_FACILITATOR_PORT, else ${DEFAULT_PORTS.facilitator}; 0 picks a free one)`,

@@ -86,6 +86,25 @@ describe("the configuration", () => {
     ).toMatch(/^invalid X402M_NETWORK: .*has 6 decimals, the first network's 18/);
   });
 
+  it("reads a facilitator's own key and payees per chain, and names the variable of a bad one", () => {
+    const key = `0x${"11".repeat(32)}`;
+    expect(loadConfig({ env: {} }).facilitatorChains).toEqual({});
+    expect(
+      loadConfig({
+        env: {
+          X402M_FACILITATOR_KEY_POLYGON: key,
+          X402M_FACILITATOR_PAYEES_ARBITRUM: `0x${"AB".repeat(20)}`,
+        },
+      }).facilitatorChains,
+    ).toEqual({ polygon: { key, payees: [] }, arbitrum: { key: null, payees: [`0x${"ab".repeat(20)}`] } });
+    expect(refusal({ X402M_FACILITATOR_KEY_POLYGON: "0x12" })).toMatch(
+      /^invalid X402M_FACILITATOR_KEY_POLYGON: /,
+    );
+    expect(refusal({ X402M_FACILITATOR_PAYEES_BASE: "shop" })).toMatch(
+      /^invalid X402M_FACILITATOR_PAYEES_BASE: /,
+    );
+  });
+
   it("follows a chain given X402M_RPC_URL_<CHAIN>, none by default, and names the variable of a bad URL", () => {
     expect(loadConfig({ env: {} }).follow.rpc).toEqual({});
     expect(
