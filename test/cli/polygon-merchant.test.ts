@@ -310,6 +310,13 @@ describe("a merchant on Polygon", () => {
       before.polygon - PRICE * BigInt(calls.polygon),
     );
 
+    // The facilitator's Bazaar lists the route as paid on each network.
+    const listed = (await (await fetch(`${facilitator.facilitator}/discovery/resources?limit=100`)).json()) as {
+      items: { resource: string; accepts: { network: string }[] }[];
+    };
+    const insert = listed.items.find((item) => item.resource === `${host}/api/store/insert`);
+    expect(new Set(insert?.accepts.map((a) => a.network))).toEqual(new Set([BASE_RECORD.caip2, NETWORK]));
+
     // Both chains indexed into one store: each report counts its chain's payments and no other's.
     const analytics = await isolatedDatabaseOptions("pglite");
     onTestFinished(analytics.cleanup);
