@@ -274,7 +274,7 @@ export async function merchantApp(
 
 /**
  * Resource servers of the merchant's schemes on each of its `networks` (a network or a list, the first the
- * host's own, the only one channels are offered on: routes.ts), paid through `facilitator`, with the same
+ * host's own), paid through `facilitator`, with the same
  * scheme objects in each: a channel's reservation is remembered by its scheme, and a request that began
  * before the facilitators' `/supported` changed may end on the server made after (payments/fronts.ts).
  */
@@ -299,11 +299,10 @@ export function resourceServers(
   });
   return () => {
     const server = new MerchantResourceServer(facilitator);
-    for (const network of more) server.register(network, exact).register(network, upto);
+    // One channel scheme for every network: its store holds each chain's channels, told apart by their ids.
+    for (const network of [first, ...more] as `${string}:${string}`[])
+      server.register(network, exact).register(network, upto).register(network, channel);
     server
-      .register(first as `${string}:${string}`, exact)
-      .register(first as `${string}:${string}`, upto)
-      .register(first as `${string}:${string}`, channel)
       .registerExtension(bazaarResourceServerExtension)
       .registerExtension(paymentIdentifierResourceServerExtension)
       .registerExtension(builderCodeResourceServerExtension);

@@ -146,4 +146,12 @@ export const KIT_MIGRATIONS: readonly Migration[] = [
     );
     CREATE INDEX merchant_sign_in_nonces_expires ON merchant_sign_in_nonces (expires_at);`,
   },
+  {
+    version: 8,
+    name: "payment channels on several networks: a wallet's claim schedule per network",
+    up: `ALTER TABLE merchant_channel_schedule ADD COLUMN network text NOT NULL DEFAULT '';
+    -- '' is the host's first network, the only one before (so an existing row stays that network's).
+    ALTER TABLE merchant_channel_schedule DROP CONSTRAINT merchant_channel_schedule_pkey;
+    ALTER TABLE merchant_channel_schedule ADD PRIMARY KEY (receiver, network);`,
+  },
 ];

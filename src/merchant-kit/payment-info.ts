@@ -77,16 +77,14 @@ export function paymentInfo(
       ...(transfer === "permit2" && { extra: { assetTransferMethod: transfer } }),
     },
   });
-  // Network by network, as the 402 lists them: channels on the host's first alone (routes.ts).
+  // Network by network, as the 402 lists them.
   return {
     price: paymentPrice(endpoint),
-    protocols: paymentNetworks(payments).flatMap((on, i) =>
+    protocols: paymentNetworks(payments).flatMap((on) =>
       schemesOf(endpoint).flatMap((scheme) =>
         scheme === "exact"
           ? exactTransfersOf(endpoint).map((transfer) => protocol(on, scheme, transfer))
-          : scheme === CHANNEL_SCHEME && i > 0
-            ? []
-            : [protocol(on, scheme)],
+          : [protocol(on, scheme)],
       ),
     ),
   };

@@ -93,10 +93,7 @@ export function x402Route(
         ? exactTransfers(endpoint).map((transfer) =>
             paymentOption(merchant, endpoint, on, scheme, amount, transfer),
           )
-        : // Channels on the first network alone: their claims and sweeps are scheduled there (issue 67).
-          on.network === payments.network || scheme !== CHANNEL_SCHEME
-          ? [paymentOption(merchant, endpoint, on, scheme, amount)]
-          : [],
+        : [paymentOption(merchant, endpoint, on, scheme, amount)],
     ),
   );
   // An endpoint none of whose ways is offered keeps them all: it cannot be paid, and its 402 says how it would be.
@@ -194,8 +191,12 @@ export function refundRoute(merchant: Merchant, payments: PaymentSettings): Rout
     .map((e) => priceToAtomic(e.price, payments.asset.decimals))
     .reduce<bigint | undefined>((low, p) => (low === undefined || p < low ? p : low), undefined);
   if (cheapest === undefined) return undefined;
+  // A channel on each network the host is paid on: a buyer refunds the one on its chain.
+  const accepts = paymentNetworks(payments).map((on) =>
+    paymentOption(merchant, {}, on, CHANNEL_SCHEME, cheapest.toString()),
+  );
   return {
-    accepts: paymentOption(merchant, {}, payments, CHANNEL_SCHEME, cheapest.toString()),
+    accepts: accepts.length === 1 ? (accepts[0] as (typeof accepts)[number]) : accepts,
     description: "Cooperative refund of the caller's payment channel with this merchant: no call, no charge.",
     mimeType: "application/json",
   };

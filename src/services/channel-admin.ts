@@ -68,6 +68,7 @@ function chosen(targets: readonly ChannelTarget[], request: ChannelRequest): Cha
 /** The three actions, each a list of JSON lines, on the merchants' database and their facilitators. */
 export function channelActions(db: Database, targets: readonly ChannelTarget[], decimals: number) {
   const money = (atomic: bigint) => formatUnits(atomic, decimals);
+  const severalNetworks = new Set(targets.map((t) => t.schedule.network)).size > 1;
   return {
     async list(request: ChannelRequest) {
       const of = chosen(targets, request);
@@ -99,6 +100,8 @@ export function channelActions(db: Database, targets: readonly ChannelTarget[], 
         lines.push({
           merchant: target.names.join(","),
           receiver: target.receiver,
+          // Where a host is paid on several networks, a line per network.
+          ...(severalNetworks && { network: target.schedule.network }),
           ...(report.idle === "leased" && {
             busy: "its claim schedule is claiming now: ask again in a minute",
           }),
@@ -119,6 +122,8 @@ export function channelActions(db: Database, targets: readonly ChannelTarget[], 
         lines.push({
           merchant: target.names.join(","),
           receiver: target.receiver,
+          // Where a host is paid on several networks, a line per network.
+          ...(severalNetworks && { network: target.schedule.network }),
           payer: payer.toLowerCase(),
           refunded: outcome.refunded,
           ...(outcome.idle === "leased" && {

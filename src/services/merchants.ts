@@ -143,10 +143,14 @@ export async function startMerchantHosts(
   // merchant's money until claimed.
   const scheduleOptions = channelScheduleOptions(config, db, kit.facilitator);
   const takesChannels = served.filter((m) => m.endpoints.some(offersChannels));
+  const watched = new Set<string>();
   for (const schedule of walletSchedules(takesChannels, scheduleOptions)) {
     schedule.start();
     lifecycle.add("channel schedule", () => schedule.stop());
-    watchWallet(served, schedule.receiver, db, config.payments.asset.decimals, lifecycle);
+    // A wallet's channels on every network, watched once.
+    if (!watched.has(schedule.receiver))
+      watchWallet(served, schedule.receiver, db, config.payments.asset.decimals, lifecycle);
+    watched.add(schedule.receiver);
   }
   // `channels list|claim|refund` cannot open a PGlite directory this process holds: it asks here.
   if (db.kind === "pglite") {
@@ -179,6 +183,10 @@ export function channelScheduleOptions(config: Config, db: Database, facilitator
     atomic: priceToAtomic,
     settings: config.channels,
     rpcUrl: config.payments.rpcUrl,
+    // The host's further networks: a schedule each, claiming on its chain (docs/chains.md).
+    more: paymentNetworks(config.payments)
+      .slice(1)
+      .map((n) => ({ network: n.network as `${string}:${string}`, asset: n.asset, rpcUrl: n.rpcUrl })),
   };
 }
 

@@ -244,7 +244,7 @@ describe("a merchant on Polygon", () => {
     const host = (JSON.parse(await serve.line) as { utility: string }).utility;
     const url = `${host}/api/store`;
 
-    // Base's ways first (a channel among them: its claims are scheduled there), then Polygon's, each with its USDC.
+    // Base's ways first, then Polygon's, each with its USDC: exact, and a payment channel on each chain.
     const required = decodePaymentRequiredHeader(
       (await fetch(url)).headers.get("payment-required") as string,
     );
@@ -252,6 +252,7 @@ describe("a merchant on Polygon", () => {
       ["exact", BASE_RECORD.caip2, BASE_RECORD.usdc.address.toLowerCase()],
       ["batch-settlement", BASE_RECORD.caip2, BASE_RECORD.usdc.address.toLowerCase()],
       ["exact", NETWORK, POLYGON_RECORD.usdc.address],
+      ["batch-settlement", NETWORK, POLYGON_RECORD.usdc.address],
     ]);
     // The OpenAPI document says the same before any 402.
     const openapi = (await (await fetch(`${host}/openapi.json`)).json()) as {
@@ -280,7 +281,7 @@ describe("a merchant on Polygon", () => {
     };
     const payOn = (network: `${string}:${string}`, chain: keyof typeof buyers) =>
       wrapFetchWithPayment(fetch, new x402Client().register(network, new ExactClient(buyers[chain])));
-    const calls = { base: 2, polygon: 3 };
+    const calls = { base: 2, polygon: 5 };
     for (const [chain, network] of [
       ["base", BASE_RECORD.caip2],
       ["polygon", NETWORK],
@@ -305,13 +306,60 @@ describe("a merchant on Polygon", () => {
         );
       }
     }
+    // A payment channel on Polygon: a deposit, vouchers, the host's claim on Polygon (its schedule for that
+    // chain, asked now through `channels claim`), then a refund of the rest.
+    const channel = new BatchClient(buyers.polygon, {
+      rpcUrl: devnet.rpc,
+      depositStrategy: () => DEPOSIT.toString(),
+    });
+    const viaChannel = wrapFetchWithPayment(fetch, new x402Client().register(NETWORK, channel));
+    for (let i = 0; i < CHANNEL_CALLS; i++) {
+      const answer = await viaChannel(url);
+      expect(answer.status, await answer.clone().text()).toBe(200);
+    }
+    const claimed = await runCli(["channels", "claim", "--data", state.dataDir], { DATABASE_URL: "" });
+    expect(claimed.code, claimed.stderr).toBe(0);
+    const claims = claimed.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { network: string; channels: string[]; transactions: string[] });
+    expect(claims.map((c) => [c.network, c.channels.length, c.transactions.length])).toEqual([
+      [BASE_RECORD.caip2, 0, 0],
+      [NETWORK, 1, 1],
+    ]);
+    const claim = await usdcOn.polygon.client.getTransactionReceipt({
+      hash: claims[1]?.transactions[0] as `0x${string}`,
+    });
+    expect(claim.status).toBe("success");
+    // The SDK's refund takes the first channel a 402 lists (Base's), so a Polygon channel is refunded by the
+    // host's operator: `channels refund`, on Polygon's schedule alone.
+    const refunded = await runCli(
+      ["channels", "refund", "--payer", buyers.polygon.address, "--data", state.dataDir],
+      { DATABASE_URL: "" },
+    );
+    expect(refunded.code, refunded.stderr).toBe(0);
+    expect(
+      refunded.stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line)),
+    ).toEqual([
+      expect.objectContaining({
+        network: NETWORK,
+        refunded: [expect.objectContaining({ transaction: expect.any(String) })],
+      }),
+    ]);
+    const channelPaid = PRICE * BigInt(CHANNEL_CALLS);
+
     expect(await usdcOn.base.balanceOf(buyers.base.address)).toBe(before.base - PRICE * BigInt(calls.base));
     expect(await usdcOn.polygon.balanceOf(buyers.polygon.address)).toBe(
-      before.polygon - PRICE * BigInt(calls.polygon),
+      before.polygon - PRICE * BigInt(calls.polygon) - channelPaid,
     );
 
     // The facilitator's Bazaar lists the route as paid on each network.
-    const listed = (await (await fetch(`${facilitator.facilitator}/discovery/resources?limit=100`)).json()) as {
+    const listed = (await (
+      await fetch(`${facilitator.facilitator}/discovery/resources?limit=100`)
+    ).json()) as {
       items: { resource: string; accepts: { network: string }[] }[];
     };
     const insert = listed.items.find((item) => item.resource === `${host}/api/store/insert`);
@@ -346,8 +394,11 @@ describe("a merchant on Polygon", () => {
       expect(JSON.parse(report.stdout)).toMatchObject({
         chain,
         address: payTo.toLowerCase(),
-        tx: calls[chain],
-        usd: Math.round((Number(PRICE) * calls[chain]) / 1e4) / 100,
+        // On Polygon the channel's charges are one payment more, its claim.
+        tx: calls[chain] + (chain === "polygon" ? 1 : 0),
+        usd:
+          Math.round((Number(PRICE) * calls[chain] + (chain === "polygon" ? Number(channelPaid) : 0)) / 1e4) /
+          100,
       });
     }
   }, 120_000);

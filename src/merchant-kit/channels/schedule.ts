@@ -56,6 +56,12 @@ export interface ScheduleOptions {
   gasPrice?: () => Promise<bigint>;
   rpcUrl?: string;
   now?: () => number;
+  /**
+   * Where the wallet is paid on several networks: this schedule claims and sweeps the channels of `network`
+   * alone, its lease and clocks in its own row (`lease`: '' for the host's first network, the row a wallet had
+   * before, else the network).
+   */
+  apart?: { lease: string };
 }
 
 /** What one look did. */
@@ -86,7 +92,12 @@ export class ChannelSchedule {
 
   constructor(private readonly options: ScheduleOptions) {
     this.now = options.now ?? Date.now;
-    this.store = new ChannelStore(options.db, options.receiver, this.now);
+    this.store = new ChannelStore(
+      options.db,
+      options.receiver,
+      this.now,
+      options.apart ? options.network : undefined,
+    );
     this.claimer = new ChannelClaimer({
       store: this.store,
       receiver: options.receiver,
@@ -102,6 +113,11 @@ export class ChannelSchedule {
   /** The wallet whose channels it claims, lower-case. */
   get receiver(): `0x${string}` {
     return this.store.receiver as `0x${string}`;
+  }
+
+  /** The network it claims on. */
+  get network(): `${string}:${string}` {
+    return this.options.network;
   }
 
   /** Looks every `CHECK_EVERY_SECONDS`, one look at a time; the timer does not keep the process alive. */
@@ -138,10 +154,7 @@ export class ChannelSchedule {
         error,
       });
     } finally {
-      await this.options.db.query(
-        "UPDATE merchant_channel_schedule SET leased_until_ms = 0 WHERE receiver = $1",
-        [this.store.receiver],
-      );
+      await this.record("leased_until_ms = 0", []);
     }
     return report;
   }
@@ -226,7 +239,7 @@ export class ChannelSchedule {
       report.claimed.transactions.push(...results.map((r) => r.transaction));
     }
     // The routine's clock restarts only when everything owed was claimed.
-    if (due.reason !== "deadline") await this.record("last_claim_ms = $2", [BigInt(now)]);
+    if (due.reason !== "deadline") await this.record("last_claim_ms = $3", [BigInt(now)]);
     log("info", "channels claimed", {
       receiver: this.options.receiver,
       reason: due.reason,
@@ -239,7 +252,7 @@ export class ChannelSchedule {
     if (!row.settle_due) return;
     if (now - Number(row.last_settle_ms) < this.options.settings.settleIntervalSeconds * 1000) return;
     const { transaction } = await this.claimer.settle();
-    await this.record("settle_due = false, last_settle_ms = $2", [BigInt(now)]);
+    await this.record("settle_due = false, last_settle_ms = $3", [BigInt(now)]);
     report.settled = transaction;
     log("info", "claimed channel money settled to the wallet", {
       receiver: this.options.receiver,
@@ -252,30 +265,31 @@ export class ChannelSchedule {
    * money to sweep) and no other process holds it.
    */
   private async lease(now: number, owes: boolean): Promise<ScheduleRow | "nothing" | "leased"> {
-    const receiver = this.store.receiver;
+    const row = [this.store.receiver, this.options.apart?.lease ?? ""];
     await this.options.db.query(
-      "INSERT INTO merchant_channel_schedule (receiver) VALUES ($1) ON CONFLICT (receiver) DO NOTHING",
-      [receiver],
+      "INSERT INTO merchant_channel_schedule (receiver, network) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+      row,
     );
     const { rows } = await this.options.db.query<ScheduleRow>(
-      `UPDATE merchant_channel_schedule SET leased_until_ms = $2
-       WHERE receiver = $1 AND leased_until_ms < $3 AND ($4 OR settle_due)
+      `UPDATE merchant_channel_schedule SET leased_until_ms = $3
+       WHERE receiver = $1 AND network = $2 AND leased_until_ms < $4 AND ($5 OR settle_due)
        RETURNING last_claim_ms, last_settle_ms, settle_due`,
-      [receiver, BigInt(now + LEASE_MS), BigInt(now), owes],
+      [...row, BigInt(now + LEASE_MS), BigInt(now), owes],
     );
     if (rows[0]) return rows[0];
     const held = await this.options.db.query(
-      "SELECT 1 FROM merchant_channel_schedule WHERE receiver = $1 AND leased_until_ms >= $2",
-      [receiver, BigInt(now)],
+      "SELECT 1 FROM merchant_channel_schedule WHERE receiver = $1 AND network = $2 AND leased_until_ms >= $3",
+      [...row, BigInt(now)],
     );
     return held.rowCount > 0 ? "leased" : "nothing";
   }
 
+  /** Sets `set` (its parameters from $3) on this schedule's row. */
   private record(set: string, params: readonly unknown[]) {
-    return this.options.db.query(`UPDATE merchant_channel_schedule SET ${set} WHERE receiver = $1`, [
-      this.store.receiver,
-      ...params,
-    ]);
+    return this.options.db.query(
+      `UPDATE merchant_channel_schedule SET ${set} WHERE receiver = $1 AND network = $2`,
+      [this.store.receiver, this.options.apart?.lease ?? "", ...params],
+    );
   }
 }
 
@@ -292,22 +306,47 @@ export interface ChannelWallet {
   channelAuthorizer?: AuthorizerSigner;
 }
 
+/** One network a wallet's channels are paid on: its id, its token, the RPC its gas price is read at. */
+export interface ChannelNetwork {
+  network: `${string}:${string}`;
+  asset: { address: string; decimals: number };
+  rpcUrl?: string;
+}
+
 /**
  * One schedule per wallet of `wallets`, with the first authorizer key given for it, not started: hosts that
  * share a wallet share its channels (an alias host and its source). Which wallets is the caller's: the
  * running schedules are those of the hosts whose catalogue offers channels (services/merchants.ts), and
- * `channels claim` acts on every host's.
+ * `channels claim` acts on every host's. With `options.more` networks (a host paid on several), one per wallet and
+ * network, each claiming its chain's channels.
  */
 export function walletSchedules(
   wallets: readonly ChannelWallet[],
-  options: Omit<ScheduleOptions, "receiver" | "authorizer">,
+  {
+    more = [],
+    ...options
+  }: Omit<ScheduleOptions, "receiver" | "authorizer" | "apart"> & {
+    more?: readonly ChannelNetwork[];
+  },
 ): ChannelSchedule[] {
   const receivers = new Map<`0x${string}`, AuthorizerSigner | undefined>();
   for (const m of wallets) {
     const receiver = m.payTo.toLowerCase() as `0x${string}`;
     receivers.set(receiver, receivers.get(receiver) ?? m.channelAuthorizer);
   }
-  return [...receivers].map(
-    ([receiver, authorizer]) => new ChannelSchedule({ ...options, receiver, authorizer }),
+  const networks = [
+    { options, lease: "" },
+    ...more.map((n) => ({ options: { ...options, ...n }, lease: n.network })),
+  ];
+  return [...receivers].flatMap(([receiver, authorizer]) =>
+    networks.map(
+      ({ options: on, lease }) =>
+        new ChannelSchedule({
+          ...on,
+          receiver,
+          authorizer,
+          ...(networks.length > 1 && { apart: { lease } }),
+        }),
+    ),
   );
 }

@@ -17,9 +17,12 @@
  * voucher's reservation is not written at all but held in the process (see `change`), so there the charge
  * is a voucher's only write; on a server, which other processes share, the reservation is in the row.
  */
+
+import type { ChannelConfig } from "@x402/evm";
 import type { Channel, ChannelStorage } from "@x402/evm/batch-settlement/server";
 import type { Database, Queryable } from "../../common/db/index.ts";
 import { type ChannelRequest, channelRequest } from "./context.ts";
+import { channelIdOf } from "./voucher.ts";
 
 /** A channel's row as the database gives it back (int8 as bigint, numeric as string). */
 interface ChannelRow {
@@ -88,6 +91,11 @@ export class ChannelStore implements ChannelStorage {
     private readonly db: Database,
     receiver: string,
     private readonly now: () => number = Date.now,
+    /**
+     * The network whose channels `list` and `owed` return, where the wallet is paid on several (a schedule per
+     * network claims on its chain); unset, every channel of the wallet.
+     */
+    private readonly network?: string,
   ) {
     this.receiver = receiver.toLowerCase();
   }
@@ -119,7 +127,20 @@ export class ChannelStore implements ChannelStorage {
       `SELECT ${COLUMNS} FROM merchant_channels WHERE receiver = $1 ORDER BY channel_id`,
       [this.receiver],
     );
-    return rows.map(channelOf);
+    return rows.filter((r) => this.onNetwork(r.channel_id, r.config)).map(channelOf);
+  }
+
+  /**
+   * Whether a channel is on the network this store is kept for (`network`, where a wallet is paid on several):
+   * a channel's id is the hash of its config on its chain, so it says which.
+   */
+  private onNetwork(channelId: string, config: unknown): boolean {
+    if (!this.network) return true;
+    try {
+      return channelIdOf(config as ChannelConfig, this.network) === channelId.toLowerCase();
+    } catch {
+      return false;
+    }
   }
 
   /**
@@ -281,17 +302,21 @@ export class ChannelStore implements ChannelStorage {
       owed: string;
       since: bigint | null;
       withdraw_requested_at: bigint;
+      config: unknown;
     }>(
-      `SELECT channel_id, (charged - total_claimed)::text AS owed, unclaimed_since_ms AS since, withdraw_requested_at
+      `SELECT channel_id, (charged - total_claimed)::text AS owed, unclaimed_since_ms AS since, withdraw_requested_at,
+              config
        FROM merchant_channels WHERE receiver = $1 AND charged > total_claimed ORDER BY channel_id`,
       [this.receiver],
     );
-    return rows.map((r) => ({
-      channelId: r.channel_id,
-      owed: BigInt(r.owed),
-      since: Number(r.since ?? 0n),
-      withdrawing: r.withdraw_requested_at > 0n,
-    }));
+    return rows
+      .filter((r) => this.onNetwork(r.channel_id, r.config))
+      .map((r) => ({
+        channelId: r.channel_id,
+        owed: BigInt(r.owed),
+        since: Number(r.since ?? 0n),
+        withdrawing: r.withdraw_requested_at > 0n,
+      }));
   }
 }
 

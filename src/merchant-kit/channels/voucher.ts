@@ -184,7 +184,7 @@ function channelConfigError(
 const MAX_CHANNEL_IDS = 10_000;
 const channelIds = new Map<string, Hex>();
 
-function channelIdOf(config: ChannelConfig, network: string): Hex {
+export function channelIdOf(config: ChannelConfig, network: string): Hex {
   let key: string | undefined;
   try {
     const c = config;

@@ -20,7 +20,7 @@ import { log } from "../../common/log.ts";
 import type { ChannelSettings } from "../channels/index.ts";
 import { CHANNEL_SCHEME, exactTransfersOf, type Merchant, schemesOf } from "../endpoint.ts";
 import type { MerchantEnv } from "../merchant-env.ts";
-import { type PaymentSettings, REFUND_PATH, refundRoute, x402Routes } from "../routes.ts";
+import { type PaymentSettings, paymentNetworks, REFUND_PATH, refundRoute, x402Routes } from "../routes.ts";
 import { FACILITATOR_RETRY_AFTER_S } from "./facilitator-watch.ts";
 import { networkWayOf, settleableWays, type Verdict, type WayToPay } from "./offers.ts";
 import { PublicUrlResourceServer } from "./resource-server.ts";
@@ -77,8 +77,7 @@ export function paymentFronts(
       );
   const refund = settings.mode === "off" ? undefined : refundRoute(merchant, payments);
   const ways = waysOf(merchant, payments, refund);
-  const channelWay = channelWayOn(payments);
-  const withoutChannels = new Set([...ways.keys()].filter((w) => w !== channelWay));
+  const withoutChannels = new Set([...ways.keys()].filter((w) => !isChannelWay(w)));
   const shape = {
     merchant,
     payments,
@@ -150,7 +149,7 @@ export function paymentFronts(
   return {
     pick: async () => frontNow(await pickGeneration()),
     current: () => frontNow(current),
-    mayOfferChannels: ways.has(channelWay),
+    mayOfferChannels: [...ways.keys()].some(isChannelWay),
     refresh,
     middleware: async (c: Context<MerchantEnv>, next: Next) => {
       let g: Generation;
@@ -209,10 +208,12 @@ function frontOf(g: Generation, shape: Shape, allowed: ReadonlySet<WayToPay>): P
   if (known) return known;
   // Each endpoint keeps the ways offered on some network; each network's entries, the ways offered on it.
   const m = restricted(shape.merchant, new Set([...allowed].map((w) => w.split(" ")[0] as WayToPay)));
-  const channels = shape.refund !== undefined && allowed.has(channelWayOn(shape.payments));
+  const channels = shape.refund !== undefined && [...allowed].some(isChannelWay);
+  const offered = (accept: Parameters<typeof networkWayOf>[0]) => allowed.has(networkWayOf(accept));
   const routes = {
-    ...x402Routes(m, shape.payments, (accept) => allowed.has(networkWayOf(accept))),
-    ...(channels && { [`GET ${REFUND_PATH}`]: shape.refund }),
+    ...x402Routes(m, shape.payments, offered),
+    // The refund route's channel on each network channels are offered on.
+    ...(channels && { [`GET ${REFUND_PATH}`]: offeredOnly(shape.refund as RouteConfig, offered) }),
   };
   const httpServer = new PublicUrlResourceServer(
     g.resourceServer,
@@ -247,27 +248,34 @@ async function refusedWays(
     ? await settleableWays(resourceServer, facilitator, [...ways.values()], onRefusal)
     : [...ways.keys()].map((way): Verdict => ({ way, can: "yes" }));
   const leftOut: LeftOut[] = verdicts.flatMap((v) => (v.can === "no" ? [{ way: v.way, why: v.why }] : []));
-  const network = payments.network as `${string}:${string}`;
   const ownAuthorizer = merchant.channelAuthorizer !== undefined;
-  const channelWay = channelWayOn(payments);
-  if (
-    ways.has(channelWay) &&
-    !leftOut.some((v) => v.way === channelWay) &&
-    !servesChannels(resourceServer, network, ownAuthorizer)
-  )
-    leftOut.push({
-      way: channelWay,
-      why: "no facilitator lists batch-settlement with a receiver authorizer",
-    });
+  for (const on of paymentNetworks(payments)) {
+    const channelWay = networkWayOf({ scheme: CHANNEL_SCHEME, network: on.network });
+    if (
+      ways.has(channelWay) &&
+      !leftOut.some((v) => v.way === channelWay) &&
+      !servesChannels(resourceServer, on.network as `${string}:${string}`, ownAuthorizer)
+    )
+      leftOut.push({
+        way: channelWay,
+        why: "no facilitator lists batch-settlement with a receiver authorizer",
+      });
+  }
   return leftOut;
 }
 
 /** A channel's way to pay: a deposit by EIP-3009, as the kit offers it. */
 const CHANNEL_WAY: WayToPay = `${CHANNEL_SCHEME}/eip3009`;
 
-/** The channel's way on the host's first network, the one network channels are offered on (routes.ts). */
-const channelWayOn = (payments: PaymentSettings): WayToPay =>
-  networkWayOf({ scheme: CHANNEL_SCHEME, network: payments.network });
+/** Whether a way (on its network) is a channel's. */
+const isChannelWay = (way: WayToPay): boolean => way.startsWith(`${CHANNEL_WAY} on `);
+
+/** A route with only the `accepts` entries `offered` keeps (all of them, if it would keep none). */
+function offeredOnly(route: RouteConfig, offered: (accept: Accept) => boolean): RouteConfig {
+  const all = [route.accepts].flat() as Accept[];
+  const kept = all.filter(offered);
+  return kept.length === 0 || kept.length === all.length ? route : { ...route, accepts: kept };
+}
 
 /** Each way to pay the merchant's routes offer, on each network, with one route's `accepts` entry for it. */
 function waysOf(merchant: Merchant, payments: PaymentSettings, refund: RouteConfig | undefined) {
