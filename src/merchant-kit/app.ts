@@ -58,7 +58,7 @@ import {
   signInExtension,
 } from "./payments/siwx.ts";
 import { renderReferencePage } from "./reference-page.ts";
-import { type PaymentSettings, paymentNetworks, REFUND_PATH } from "./routes.ts";
+import { type PaymentSettings, paymentNetworks, refundPaths } from "./routes.ts";
 import { startTables } from "./tables.ts";
 import { wellKnownX402 } from "./well-known.ts";
 
@@ -256,7 +256,8 @@ export async function merchantApp(
   // A buyer's cooperative refund of its channel (channels/refund-route.ts), where channels may be offered.
   if (fronts.mayOfferChannels) {
     const refund = [counted, refundOnly(fronts, paymentHeader), head, malformed, trouble, payment];
-    app.get(REFUND_PATH, ...(refund as [MiddlewareHandler<MerchantEnv>]), refundHandled);
+    for (const { path } of refundPaths(options.payments))
+      app.get(path, ...(refund as [MiddlewareHandler<MerchantEnv>]), refundHandled);
   }
   // MCP (free itself: a paid tool's payment travels inside the call), each call answered by the route above.
   app.post(MCP_PATH, (c) => mcp().answer(c.req.raw, (request) => app.fetch(request, c.env)));

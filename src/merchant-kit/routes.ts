@@ -1,6 +1,7 @@
 import type { RouteConfig } from "@x402/core/server";
 import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import { declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
+import { chains } from "../chain/chains.ts";
 import {
   type AnyEndpoint,
   CHANNEL_SCHEME,
@@ -185,21 +186,44 @@ export function x402Routes(
  * probe it with a GET, which a POST route cannot answer. It takes refunds only (channels/refund-route.ts); the
  * price shown is the cheapest channel call's, a refund costs nothing. Not listed, not in the Bazaar.
  */
-export function refundRoute(merchant: Merchant, payments: PaymentSettings): RouteConfig | undefined {
+export function refundRoute(
+  merchant: Merchant,
+  payments: PaymentSettings,
+  /** The one network its channel is listed on (a further network's own path); unset, every network's. */
+  network?: string,
+): RouteConfig | undefined {
   const offering = merchant.endpoints.filter(offersChannels);
   const cheapest = offering
     .map((e) => priceToAtomic(e.price, payments.asset.decimals))
     .reduce<bigint | undefined>((low, p) => (low === undefined || p < low ? p : low), undefined);
   if (cheapest === undefined) return undefined;
   // A channel on each network the host is paid on: a buyer refunds the one on its chain.
-  const accepts = paymentNetworks(payments).map((on) =>
-    paymentOption(merchant, {}, on, CHANNEL_SCHEME, cheapest.toString()),
-  );
+  const accepts = paymentNetworks(payments)
+    .filter((on) => network === undefined || on.network === network)
+    .map((on) => paymentOption(merchant, {}, on, CHANNEL_SCHEME, cheapest.toString()));
   return {
     accepts: accepts.length === 1 ? (accepts[0] as (typeof accepts)[number]) : accepts,
     description: "Cooperative refund of the caller's payment channel with this merchant: no call, no charge.",
     mimeType: "application/json",
   };
+}
+
+/**
+ * The refund routes: `REFUND_PATH`, whose 402 lists a channel on every network the host is paid on (its first
+ * network's first), and for each further network `REFUND_PATH/<chain slug>` (`/channels/refund/polygon`), whose
+ * 402 lists that network's alone: the SDK client's `refund(url)` takes the first channel a 402 lists, so a
+ * buyer refunds a channel on a later network at its own path.
+ */
+export function refundPaths(payments: PaymentSettings): { path: string; network?: string }[] {
+  return [
+    { path: REFUND_PATH },
+    ...paymentNetworks(payments)
+      .slice(1)
+      .map((on) => ({
+        path: `${REFUND_PATH}/${chains.byCaip2.get(on.network)?.slug ?? on.network.replace(":", "-")}`,
+        network: on.network,
+      })),
+  ];
 }
 
 /**

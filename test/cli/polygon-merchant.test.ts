@@ -307,7 +307,7 @@ describe("a merchant on Polygon", () => {
       }
     }
     // A payment channel on Polygon: a deposit, vouchers, the host's claim on Polygon (its schedule for that
-    // chain, asked now through `channels claim`), then a refund of the rest.
+    // chain, asked now through `channels claim`), then the buyer's refund of the rest.
     const channel = new BatchClient(buyers.polygon, {
       rpcUrl: devnet.rpc,
       depositStrategy: () => DEPOSIT.toString(),
@@ -331,24 +331,12 @@ describe("a merchant on Polygon", () => {
       hash: claims[1]?.transactions[0] as `0x${string}`,
     });
     expect(claim.status).toBe("success");
-    // The SDK's refund takes the first channel a 402 lists (Base's), so a Polygon channel is refunded by the
-    // host's operator: `channels refund`, on Polygon's schedule alone.
-    const refunded = await runCli(
-      ["channels", "refund", "--payer", buyers.polygon.address, "--data", state.dataDir],
-      { DATABASE_URL: "" },
+    // The SDK's cooperative refund takes the first channel a 402 lists: Polygon's at the host's Polygon path.
+    const refundTerms = decodePaymentRequiredHeader(
+      (await fetch(`${host}/channels/refund/polygon`)).headers.get("payment-required") as string,
     );
-    expect(refunded.code, refunded.stderr).toBe(0);
-    expect(
-      refunded.stdout
-        .trim()
-        .split("\n")
-        .map((line) => JSON.parse(line)),
-    ).toEqual([
-      expect.objectContaining({
-        network: NETWORK,
-        refunded: [expect.objectContaining({ transaction: expect.any(String) })],
-      }),
-    ]);
+    expect(refundTerms.accepts.map((a) => [a.scheme, a.network])).toEqual([["batch-settlement", NETWORK]]);
+    expect(await channel.refund(`${host}/channels/refund/polygon`)).toMatchObject({ success: true });
     const channelPaid = PRICE * BigInt(CHANNEL_CALLS);
 
     expect(await usdcOn.base.balanceOf(buyers.base.address)).toBe(before.base - PRICE * BigInt(calls.base));

@@ -20,7 +20,7 @@ import { log } from "../../common/log.ts";
 import type { ChannelSettings } from "../channels/index.ts";
 import { CHANNEL_SCHEME, exactTransfersOf, type Merchant, schemesOf } from "../endpoint.ts";
 import type { MerchantEnv } from "../merchant-env.ts";
-import { type PaymentSettings, paymentNetworks, REFUND_PATH, refundRoute, x402Routes } from "../routes.ts";
+import { type PaymentSettings, paymentNetworks, refundPaths, refundRoute, x402Routes } from "../routes.ts";
 import { FACILITATOR_RETRY_AFTER_S } from "./facilitator-watch.ts";
 import { networkWayOf, settleableWays, type Verdict, type WayToPay } from "./offers.ts";
 import { PublicUrlResourceServer } from "./resource-server.ts";
@@ -76,12 +76,19 @@ export function paymentFronts(
         `${e.path}: batch-settlement needs another scheme beside it (channels may be unavailable)`,
       );
   const refund = settings.mode === "off" ? undefined : refundRoute(merchant, payments);
+  // Each refund path's route, the one for every network first (routes.ts).
+  const refunds = refund
+    ? refundPaths(payments).map(({ path, network }) => ({
+        key: `GET ${path}`,
+        route: network ? (refundRoute(merchant, payments, network) as RouteConfig) : refund,
+      }))
+    : [];
   const ways = waysOf(merchant, payments, refund);
   const withoutChannels = new Set([...ways.keys()].filter((w) => !isChannelWay(w)));
   const shape = {
     merchant,
     payments,
-    refund,
+    refunds,
     secrets: new Set(merchant.endpoints.flatMap((e) => e.secretParams ?? [])),
   };
   let logged = "";
@@ -197,7 +204,8 @@ interface Generation {
 interface Shape {
   merchant: Merchant;
   payments: PaymentSettings;
-  refund: RouteConfig | undefined;
+  /** The refund routes by their key ("GET /channels/refund"), none where channels are off. */
+  refunds: { key: string; route: RouteConfig }[];
   secrets: ReadonlySet<string>;
 }
 
@@ -208,12 +216,12 @@ function frontOf(g: Generation, shape: Shape, allowed: ReadonlySet<WayToPay>): P
   if (known) return known;
   // Each endpoint keeps the ways offered on some network; each network's entries, the ways offered on it.
   const m = restricted(shape.merchant, new Set([...allowed].map((w) => w.split(" ")[0] as WayToPay)));
-  const channels = shape.refund !== undefined && [...allowed].some(isChannelWay);
+  const channels = shape.refunds.length > 0 && [...allowed].some(isChannelWay);
   const offered = (accept: Parameters<typeof networkWayOf>[0]) => allowed.has(networkWayOf(accept));
   const routes = {
     ...x402Routes(m, shape.payments, offered),
-    // The refund route's channel on each network channels are offered on.
-    ...(channels && { [`GET ${REFUND_PATH}`]: offeredOnly(shape.refund as RouteConfig, offered) }),
+    // The refund routes' channel on each network channels are offered on.
+    ...(channels && Object.fromEntries(shape.refunds.map((r) => [r.key, offeredOnly(r.route, offered)]))),
   };
   const httpServer = new PublicUrlResourceServer(
     g.resourceServer,
