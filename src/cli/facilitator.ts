@@ -51,6 +51,12 @@ export async function runFacilitator(args: string[], flags: Flags): Promise<numb
   ];
   if (rpcs.length === 0)
     throw new UsageError("facilitator needs --rpc URL (or X402M_RPC_URL_<CHAIN>): the chain it settles on");
+  // Said before any chain is asked: without a key nothing could be settled, whatever the RPCs answer.
+  if (!config.facilitatorKey && !Object.values(config.facilitatorChains).some((c) => c.key)) {
+    throw new ConfigError(
+      "the facilitator needs its signing key: set X402M_FACILITATOR_KEY or X402M_FACILITATOR_KEY_FILE (it pays the gas)",
+    );
+  }
   const settled = new Map<number, SettledChain>();
   for (const given of rpcs) {
     const chain = await settledChain(given, config, flags.asset);
