@@ -13,25 +13,28 @@ import { ConfigError } from "../config/config-error.ts";
 import { type Section, settingIn } from "../config/section.ts";
 import { commaList, type Env, facilitatorChainVariable } from "../config/values.ts";
 
+/** A settling key: 32 bytes of hex. */
+const SigningKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "a 32-byte private key in hex, 0x-prefixed");
+
+/** Payees, lower-case. */
+const Payees = z.array(
+  z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/, "wallet addresses separated by commas")
+    .transform((a) => a.toLowerCase() as `0x${string}`),
+);
+
 const FacilitatorSchema = z.object({
   /**
    * The key the standalone facilitator (`x402-merchants facilitator`) settles with: it pays the gas.
    * Only from the environment, never a flag (flags show in process lists); never printed.
    */
-  facilitatorKey: z
-    .string()
-    .regex(/^0x[0-9a-fA-F]{64}$/, "a 32-byte private key in hex, 0x-prefixed")
-    .nullable(),
+  facilitatorKey: SigningKey.nullable(),
   /**
    * Payees the facilitator settles for without an API key (X402M_FACILITATOR_PAYEES, comma-separated),
    * lower-case; the merchants served in its own process are added to them (docs/facilitator.md).
    */
-  facilitatorPayees: z.array(
-    z
-      .string()
-      .regex(/^0x[0-9a-fA-F]{40}$/, "wallet addresses separated by commas")
-      .transform((a) => a.toLowerCase() as `0x${string}`),
-  ),
+  facilitatorPayees: Payees,
   /**
    * Receivers' own channel authorizers (X402M_FACILITATOR_CHANNEL_AUTHORIZERS: `receiver=authorizer` pairs,
    * comma-separated, a receiver repeated for several): its deposit rule relays deposits into channels that
@@ -75,21 +78,7 @@ const FacilitatorSchema = z.object({
    * (X402M_FACILITATOR_KEY_<SLUG>; unset, X402M_FACILITATOR_KEY's, one address on every chain) and payees it
    * serves without a key there alone (X402M_FACILITATOR_PAYEES_<SLUG>, besides X402M_FACILITATOR_PAYEES).
    */
-  facilitatorChains: z.record(
-    z.string(),
-    z.object({
-      key: z
-        .string()
-        .regex(/^0x[0-9a-fA-F]{64}$/, "a 32-byte private key in hex, 0x-prefixed")
-        .nullable(),
-      payees: z.array(
-        z
-          .string()
-          .regex(/^0x[0-9a-fA-F]{40}$/, "wallet addresses separated by commas")
-          .transform((a) => a.toLowerCase() as `0x${string}`),
-      ),
-    }),
-  ),
+  facilitatorChains: z.record(z.string(), z.object({ key: SigningKey.nullable(), payees: Payees })),
 });
 
 /** The facilitator's builder code when none is set: the project's, so that its settlements name it. */

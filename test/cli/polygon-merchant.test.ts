@@ -64,6 +64,17 @@ async function startFacilitator(
   return JSON.parse(await run.line);
 }
 
+/** `CHANNEL_CALLS` calls of `url` through a Polygon channel of the SDK's client, opened by a `DEPOSIT`. */
+async function payByChannel(account: ReturnType<typeof privateKeyToAccount>, url: string) {
+  const channel = new BatchClient(account, { rpcUrl: devnet.rpc, depositStrategy: () => DEPOSIT.toString() });
+  const viaChannel = wrapFetchWithPayment(fetch, new x402Client().register(NETWORK, channel));
+  for (let i = 0; i < CHANNEL_CALLS; i++) {
+    const answer = await viaChannel(url);
+    expect(answer.status, await answer.clone().text()).toBe(200);
+  }
+  return channel;
+}
+
 describe("a merchant on Polygon", () => {
   it("is paid by the SDK's exact, upto and channel clients through the project's facilitator, and reported under Polygon only", async () => {
     const payTo = newMerchant();
@@ -113,15 +124,7 @@ describe("a merchant on Polygon", () => {
       const answer = await exact(url);
       expect(answer.status, await answer.clone().text()).toBe(200);
     }
-    const channel = new BatchClient(account, {
-      rpcUrl: devnet.rpc,
-      depositStrategy: () => DEPOSIT.toString(),
-    });
-    const viaChannel = wrapFetchWithPayment(fetch, new x402Client().register(NETWORK, channel));
-    for (let i = 0; i < CHANNEL_CALLS; i++) {
-      const answer = await viaChannel(url);
-      expect(answer.status, await answer.clone().text()).toBe(200);
-    }
+    const channel = await payByChannel(account, url);
     expect(await channel.refund(url)).toMatchObject({ success: true });
 
     // upto, through x402's upto proxy on Polygon: the inference API's metered tier route, on its offline engine,
@@ -308,15 +311,7 @@ describe("a merchant on Polygon", () => {
     }
     // A payment channel on Polygon: a deposit, vouchers, the host's claim on Polygon (its schedule for that
     // chain, asked now through `channels claim`), then the buyer's refund of the rest.
-    const channel = new BatchClient(buyers.polygon, {
-      rpcUrl: devnet.rpc,
-      depositStrategy: () => DEPOSIT.toString(),
-    });
-    const viaChannel = wrapFetchWithPayment(fetch, new x402Client().register(NETWORK, channel));
-    for (let i = 0; i < CHANNEL_CALLS; i++) {
-      const answer = await viaChannel(url);
-      expect(answer.status, await answer.clone().text()).toBe(200);
-    }
+    const channel = await payByChannel(buyers.polygon, url);
     const claimed = await runCli(["channels", "claim", "--data", state.dataDir], { DATABASE_URL: "" });
     expect(claimed.code, claimed.stderr).toBe(0);
     const claims = claimed.stdout
