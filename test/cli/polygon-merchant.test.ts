@@ -11,7 +11,11 @@
  * for, each through the facilitator of that chain, and each payment lands in its own chain's report.
  */
 import { x402Client } from "@x402/core/client";
-import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentResponseHeader,
+  encodePaymentSignatureHeader,
+} from "@x402/core/http";
 import { BatchSettlementEvmScheme as BatchClient } from "@x402/evm/batch-settlement/client";
 import { ExactEvmScheme as ExactClient } from "@x402/evm/exact/client";
 import { UptoEvmScheme as UptoClient } from "@x402/evm/upto/client";
@@ -309,6 +313,28 @@ describe("a merchant on Polygon", () => {
         );
       }
     }
+    // One Polygon payment sent four times at once, through the one facilitator's front: run and charged once.
+    const write = {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ collection: "visits", rows: [{ chain: "polygon", at: "once" }] }),
+    };
+    const unpaid = await fetch(`${host}/api/store/insert`, write);
+    const payment = await new x402Client()
+      .register(NETWORK, new ExactClient(buyers.polygon))
+      .createPaymentPayload(decodePaymentRequiredHeader(unpaid.headers.get("payment-required") as string));
+    const signed = {
+      ...write,
+      headers: { ...write.headers, "payment-signature": encodePaymentSignatureHeader(payment) },
+    };
+    const statuses = (
+      await Promise.all(Array.from({ length: 4 }, () => fetch(`${host}/api/store/insert`, signed)))
+    ).map((a) => a.status);
+    expect(
+      statuses.filter((s) => s === 200),
+      JSON.stringify(statuses),
+    ).toHaveLength(1);
+    calls.polygon += 1;
     // A payment channel on Polygon: a deposit, vouchers, the host's claim on Polygon (its schedule for that
     // chain, asked now through `channels claim`), then the buyer's refund of the rest.
     const channel = await payByChannel(buyers.polygon, url);
@@ -331,6 +357,9 @@ describe("a merchant on Polygon", () => {
       (await fetch(`${host}/channels/refund/polygon`)).headers.get("payment-required") as string,
     );
     expect(refundTerms.accepts.map((a) => [a.scheme, a.network])).toEqual([["batch-settlement", NETWORK]]);
+    // Like every path of a host: HEAD is the unpaid GET, a method it does not take 405.
+    expect((await fetch(`${host}/channels/refund/polygon`, { method: "HEAD" })).status).toBe(402);
+    expect((await fetch(`${host}/channels/refund/polygon`, { method: "POST" })).status).toBe(405);
     expect(await channel.refund(`${host}/channels/refund/polygon`)).toMatchObject({ success: true });
     const channelPaid = PRICE * BigInt(CHANNEL_CALLS);
 
