@@ -233,12 +233,16 @@ export async function markFailed(
   return rowCount === 1;
 }
 
-/** Rows a periodic check should look at: pending transactions, and claims that may have been abandoned. */
-export async function listUnresolved(db: Queryable, limit: number): Promise<LedgerRow[]> {
+/**
+ * Rows of `network` a periodic check should look at: pending transactions, and claims that may have been
+ * abandoned. Of its own network only: one process settling on several chains keeps one ledger, and a row
+ * looked at on another chain's node would be judged by a chain that never saw its transaction.
+ */
+export async function listUnresolved(db: Queryable, network: string, limit: number): Promise<LedgerRow[]> {
   const { rows } = await db.query<LedgerRow>(
-    `SELECT * FROM facilitator_authorizations WHERE state IN ('pending', 'submitting')
-     ORDER BY updated_at LIMIT $1`,
-    [limit],
+    `SELECT * FROM facilitator_authorizations WHERE state IN ('pending', 'submitting') AND network = $1
+     ORDER BY updated_at LIMIT $2`,
+    [network, limit],
   );
   return rows;
 }

@@ -21,7 +21,7 @@ export interface ResolveSummary {
 
 export async function resolvePending(ctx: SettleContext): Promise<ResolveSummary> {
   const { db } = ctx;
-  const rows = await listUnresolved(db, RESOLVE_BATCH);
+  const rows = await listUnresolved(db, ctx.scope.network, RESOLVE_BATCH);
   let resolved = 0;
   for (const row of rows) {
     // A request of this process is deciding it right now.

@@ -234,7 +234,7 @@ async function claimedTotal(ctx: Ctx, action: ChannelAction): Promise<bigint> {
 
 /** The periodic pass: pending actions looked at on chain once; actions abandoned before signing released. */
 async function resolveActions(ctx: Ctx): Promise<ResolveSummary> {
-  const rows = await listUnresolvedActions(ctx.db, RESOLVE_BATCH);
+  const rows = await listUnresolvedActions(ctx.db, ctx.network, RESOLVE_BATCH);
   let resolved = 0;
   for (const row of rows) {
     if (ctx.inflight.has(row.id)) continue;

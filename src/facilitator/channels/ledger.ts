@@ -165,12 +165,19 @@ export async function markActionFailed(
   return rowCount === 1;
 }
 
-/** Actions a periodic check looks at: sent and undecided, or taken by a process that may have died. */
-export async function listUnresolvedActions(db: Queryable, limit: number): Promise<ActionRow[]> {
+/**
+ * Actions of `network` a periodic check looks at: sent and undecided, or taken by a process that may have
+ * died. Its own network's only, as for payments (authorization-ledger.ts, `listUnresolved`).
+ */
+export async function listUnresolvedActions(
+  db: Queryable,
+  network: string,
+  limit: number,
+): Promise<ActionRow[]> {
   const { rows } = await db.query<ActionRow>(
-    `SELECT * FROM facilitator_channel_actions WHERE state IN ('pending', 'submitting')
-     ORDER BY updated_at LIMIT $1`,
-    [limit],
+    `SELECT * FROM facilitator_channel_actions WHERE state IN ('pending', 'submitting') AND network = $1
+     ORDER BY updated_at LIMIT $2`,
+    [network, limit],
   );
   return rows;
 }
