@@ -1,3 +1,4 @@
+import { chainBySlug } from "../chain/chains.ts";
 import { UsageError } from "../common/errors.ts";
 import { untilSignal } from "../common/lifecycle.ts";
 import { setLogLevel } from "../common/log.ts";
@@ -27,6 +28,7 @@ export async function runDemo(args: string[], flags: Flags): Promise<number> {
     throw new UsageError(`--days must be a whole number of days from 1 to 7, not "${flags.days}"`);
   }
   const days = flags.days === undefined ? undefined : Number(flags.days);
+  const chains = demoChains(flags.chain);
   let mix: ReturnType<typeof loadMix>;
   try {
     mix = loadMix(flags.mix, scale);
@@ -55,6 +57,7 @@ export async function runDemo(args: string[], flags: Flags): Promise<number> {
     fresh,
     fundingLookback,
     days,
+    chains,
     onEvent: progress.onEvent,
   });
   try {
@@ -74,6 +77,24 @@ export async function runDemo(args: string[], flags: Flags): Promise<number> {
   return 0;
 }
 
+/**
+ * `--chain base` (Base alone) or `base,arbitrum`: the chains beside Base a fresh week plays; unset, the
+ * demo's default (every one it knows).
+ */
+function demoChains(flag: string | undefined): string[] | undefined {
+  if (flag === undefined) return undefined;
+  const list = flag
+    .split(",")
+    .map((slug) => slug.trim())
+    .filter(Boolean);
+  if (!list.includes("base")) {
+    throw new UsageError(
+      `--chain must list base, which the demo always plays (base, or base,arbitrum), not "${flag}"`,
+    );
+  }
+  return list.filter((slug) => slug !== "base");
+}
+
 function readyLine(demo: Demo) {
   return { ready: true, resumed: demo.resumed, ...demo.urls, mcp: mcpUrl(demo), merchants: demo.merchants };
 }
@@ -83,14 +104,25 @@ function mcpUrl(demo: Demo): string {
   return new URL(MCP_PATH, demo.urls.leaderboard).href;
 }
 
+const chainName = (slug: string) => chainBySlug(slug).name;
+
 function readyText(demo: Demo, dataDir: string): string {
   const width = Math.max(...demo.merchants.map((m) => m.name.length));
   const lines = [
     "",
-    `x402-merchants demo: a week of x402 payments on a local Base chain${demo.resumed ? " (resumed)" : ""}`,
+    `x402-merchants demo: a week of x402 payments on a local Base chain${(demo.urls.chains ?? []).map((c) => ` and ${chainName(c.chain)}`).join("")}${demo.resumed ? " (resumed)" : ""}`,
     "",
     `  leaderboard   ${demo.urls.leaderboard}`,
     `  chain         ${demo.urls.rpc}  (anvil, chain id 8453, USDC at Base's address)`,
+    ...(demo.urls.chains ?? []).flatMap((c) => [
+      `  ${c.chain.padEnd(12)}  ${c.rpc}  (anvil, chain id ${c.chain_id}, its USDC; blocks as payments come)`,
+      `    leaderboard ${c.leaderboard}`,
+    ]),
+    ...(demo.urls.leaderboard_all
+      ? [
+          `  all chains    ${demo.urls.leaderboard_all}  (each merchant's chains side by side: /merchants/<address>)`,
+        ]
+      : []),
     `  facilitator   ${demo.urls.facilitator}`,
     `  shops         ${demo.urls.shops}`,
     `  paid proxy    ${demo.urls.merchants["social-proxy"]}/docs  (/pay/<agent_id>: the social-data API's user lookup)`,
@@ -111,6 +143,8 @@ function readyText(demo: Demo, dataDir: string): string {
 function createProgress(stream: NodeJS.WriteStream) {
   const tty = stream.isTTY === true;
   const state = { slot: 0, slots: SLOTS_PER_WEEK, payments: 0, failures: 0, indexed: 0, live: false };
+  /** Payments settled on each chain played beside Base. */
+  const further: Record<string, number> = {};
   let paused = false;
   let last = 0;
   let failuresShown = 0;
@@ -122,11 +156,13 @@ function createProgress(stream: NodeJS.WriteStream) {
     const days = ((state.slot + 1) / (SLOTS_PER_WEEK / 7)).toFixed(1);
     if (tty) {
       const phase = state.live ? "live" : `simulating day ${days} of ${(state.slots / 48).toFixed(1)}`;
+      const others = Object.entries(further).map(([chain, n]) => ` · ${chain} ${n}`);
       stream.write(
-        `\r\x1b[2K${phase} · ${state.payments} payments settled${state.failures ? ` (${state.failures} failed)` : ""} · indexed to block ${state.indexed}`,
+        `\r\x1b[2K${phase} · ${state.payments} payments settled${state.failures ? ` (${state.failures} failed)` : ""}${others.join("")} · indexed to block ${state.indexed}`,
       );
     } else {
-      stream.write(`${JSON.stringify({ level: "info", msg: "demo", ...state })}\n`);
+      const others = Object.keys(further).length > 0 ? { chains: further } : {};
+      stream.write(`${JSON.stringify({ level: "info", msg: "demo", ...state, ...others })}\n`);
     }
   };
   const line = (text: string) => {
@@ -148,9 +184,16 @@ function createProgress(stream: NodeJS.WriteStream) {
           break;
         case "simulator": {
           const e = event.event;
+          const on = event.chain ? ` on ${event.chain}` : "";
           if (e.type === "payment_failed") {
             // The first few, so a broken endpoint shows; the count covers the rest.
-            if (failuresShown++ < 5) line(`payment failed: ${e.merchant} ${e.path}: ${e.status} ${e.reason}`);
+            if (failuresShown++ < 5)
+              line(`payment failed${on}: ${e.merchant} ${e.path}: ${e.status} ${e.reason}`);
+            return;
+          }
+          if (event.chain) {
+            further[event.chain] = e.payments;
+            render();
             return;
           }
           state.slot = e.slot;
@@ -162,6 +205,11 @@ function createProgress(stream: NodeJS.WriteStream) {
         }
         case "indexer": {
           const e = event.event;
+          if (event.chain) {
+            if (e.type === "reorg" || e.type === "listings_failed" || e.type === "rpc_state")
+              line(`indexer (${event.chain}): ${JSON.stringify(e)}`);
+            return;
+          }
           if (e.type === "batch") state.indexed = e.to;
           else if (e.type === "caught_up") state.indexed = e.block;
           else if (e.type === "reorg" || e.type === "listings_failed" || e.type === "rpc_state")

@@ -56,10 +56,13 @@ const NOTICE_AFTER_MS = 1_000;
 export interface Reader extends ReportAnswers {
   /** The answers of another chain (by slug) than Base's, which the reader's own are. */
   onChain(chain: string): ReportAnswers;
-  /** Every merchant's report of the window ending at `endBlock` (default: the latest checkpoint). */
-  reports(endBlock?: number): Promise<{ window: ReportWindow; reports: Report[] }>;
-  /** The end block of the latest window. */
-  latestBlock(): Promise<number>;
+  /**
+   * Every merchant's report of the window ending at `endBlock` (default: the latest checkpoint), on `chain`
+   * (a slug; default Base).
+   */
+  reports(endBlock?: number, chain?: string): Promise<{ window: ReportWindow; reports: Report[] }>;
+  /** The end block of the latest window on `chain` (default Base). */
+  latestBlock(chain?: string): Promise<number>;
   /** A GET of one of the report service's routes (path and query), answered as the service answers it. */
   route(pathAndQuery: string): Promise<Response>;
   /** Where the store is open here: every merchant's documents of a window, a batch at a time, and the pages' notice. */
@@ -162,6 +165,11 @@ function localReader(analytics: Analytics, publicUrl: string): Reader {
   // Every chain's routes, as `serve` answers them; the whole-window reads (publish) are Base's.
   const services = chains.list.map((chain) => new ReportService(analytics, { publicUrl, chain }));
   const service = services[0] as ReportService;
+  const serviceOf = (chain: string): ReportService => {
+    const found = services.find((s) => s.chain.slug === chain);
+    if (!found) throw new UsageError(`no chain "${chain}": ${services.map((s) => s.chain.slug).join(", ")}`);
+    return found;
+  };
   const routes = reportRoutes(services, { notice: () => analyticsNotice(analytics), unlogged: true });
   return {
     route: async (pathAndQuery) => routes.request(pathAndQuery),
@@ -172,14 +180,12 @@ function localReader(analytics: Analytics, publicUrl: string): Reader {
         .batches,
     }),
     ...localAnswers(service, publicUrl),
-    onChain: (chain) => {
-      const other = services.find((s) => s.chain.slug === chain);
-      if (!other)
-        throw new UsageError(`no chain "${chain}": ${services.map((s) => s.chain.slug).join(", ")}`);
-      return localAnswers(other, publicUrl);
-    },
-    reports: (endBlock) => service.reports(endBlock),
-    latestBlock: async () => (await resolveWindow(analytics)).end_block,
+    onChain: (chain) => localAnswers(serviceOf(chain), publicUrl),
+    reports: (endBlock, chain = "base") => serviceOf(chain).reports(endBlock),
+    latestBlock: async (chain = "base") =>
+      chain === "base"
+        ? (await resolveWindow(analytics)).end_block
+        : (await serviceOf(chain).build()).end_block,
   };
 }
 
@@ -224,16 +230,18 @@ function remoteReader(service: ServiceRecord, publicUrl: string): Reader {
     route: (pathAndQuery) => reach(service, pathAndQuery),
     ...answersOn("base"),
     onChain: answersOn,
-    reports: async (endBlock) => {
-      const text = await get(`/v1/datasets/base/reports.ndjson${end(endBlock)}`);
+    reports: async (endBlock, chain = "base") => {
+      const text = await get(`/v1/datasets/${encodeURIComponent(chain)}/reports.ndjson${end(endBlock)}`);
       const reports = text
         .split("\n")
         .filter(Boolean)
         .map((line) => rebase(JSON.parse(line), service.public_url, publicUrl) as Report);
-      const window = reports[0]?.window ?? (await leaderboard(endBlock)).window;
+      const board = chain === "base" ? leaderboard(endBlock) : answersOn(chain).leaderboard(endBlock);
+      const window = reports[0]?.window ?? (await board).window;
       return { window, reports };
     },
-    latestBlock: async () => (await leaderboard()).window.end_block,
+    latestBlock: async (chain = "base") =>
+      (await (chain === "base" ? leaderboard() : answersOn(chain).leaderboard())).window.end_block,
   };
 }
 

@@ -1,17 +1,20 @@
 import fs from "node:fs";
 import path from "node:path";
+import { chainBySlug } from "../chain/chains.ts";
 import { UsageError } from "../common/errors.ts";
 import { sleep } from "../common/sleep.ts";
-import { dataLayout } from "../config/layout.ts";
+import { type DataLayout, dataLayout } from "../config/layout.ts";
 import { type CheckRow, checkReports, TOLERANCE } from "../demo/check.ts";
+import { readWorld } from "../demo/resume.ts";
 import { readTruth, readTruthComplete, TruthError } from "../demo/truth.ts";
 import { configFrom } from "./flag-values.ts";
 import type { Flags } from "./flags.ts";
 import { withReader } from "./readers.ts";
 
 /**
- * `simulate --check [--data DIR] [--json] [--wait SECONDS]`: compares a window's reports with the demo's
- * ground truth and prints the error per merchant; exit 1 when a merchant is off. The window ends at the
+ * `simulate --check [--chain SLUG] [--data DIR] [--json] [--wait SECONDS]`: compares a window's reports with
+ * the demo's ground truth and prints the error per merchant; exit 1 when a merchant is off. Each chain the
+ * demo plays (Base, and Arbitrum beside it) is checked against its own truth, or `--chain`'s alone. The window ends at the
  * latest indexed block, or earlier, where the truth is complete (src/demo/truth.ts): the indexer stores a
  * block as soon as it is mined, the simulator writes its truth after the payments settled. A ground truth
  * with a line that is not a whole record stops it (exit 1, naming the line) rather than blaming the
@@ -21,7 +24,7 @@ import { withReader } from "./readers.ts";
  */
 export async function runSimulate(args: string[], flags: Flags): Promise<number> {
   if (args.length > 0 || !flags.check) {
-    throw new UsageError("usage: simulate --check [--data DIR] [--json] [--wait SECONDS]");
+    throw new UsageError("usage: simulate --check [--chain SLUG] [--data DIR] [--json] [--wait SECONDS]");
   }
   const layout = dataLayout(configFrom(flags).dataDir).demo;
   if (!fs.existsSync(layout.truth)) {
@@ -29,21 +32,68 @@ export async function runSimulate(args: string[], flags: Flags): Promise<number>
       `no ground truth in ${path.dirname(layout.truth)}: run the demo (npm start) with this data directory first`,
     );
   }
-  const { completeTo, truth } = await readGroundTruth(layout.truth, layout.truthComplete);
-  const { reports, window } = await withReader(flags, async (reader) => {
-    const end = completeTo === undefined ? undefined : Math.min(completeTo, await reader.latestBlock());
-    return reader.reports(end);
+  const chains = checkedChains(layout, flags.chain);
+  const checks = await withReader(flags, async (reader) => {
+    const done: ChainCheck[] = [];
+    for (const chain of chains) {
+      const files = chain === "base" ? layout : layout.further(chain);
+      const { completeTo, truth } = await readGroundTruth(files.truth, files.truthComplete);
+      const end =
+        completeTo === undefined ? undefined : Math.min(completeTo, await reader.latestBlock(chain));
+      const { reports, window } = await reader.reports(end, chain);
+      done.push({ chain, completeTo, window, rows: checkReports(truth, reports, window) });
+    }
+    return done;
   });
-  const rows = checkReports(truth, reports, window);
-  const failed = rows.filter((r) => !r.ok);
+  const ok = checks.every((c) => c.rows.every((r) => r.ok));
   if (flags.json) {
+    // The first chain's check as before; the others under `chains`, by slug, each the same shape.
+    const [first, ...others] = checks.map(checkJson);
     process.stdout.write(
-      `${JSON.stringify({ window, truth_complete_to_block: completeTo ?? null, ok: failed.length === 0, merchants: rows })}\n`,
+      `${JSON.stringify({ ...first, ok, ...(others.length > 0 && { chains: Object.fromEntries(others.map((o) => [o.chain, o])) }) })}\n`,
     );
   } else {
-    process.stdout.write(table(rows, window));
+    process.stdout.write(
+      checks.map((c) => table(c.rows, c.window, checks.length > 1 ? c.chain : undefined)).join("\n"),
+    );
   }
-  return failed.length === 0 ? 0 : 1;
+  return ok ? 0 : 1;
+}
+
+interface ChainCheck {
+  chain: string;
+  completeTo: number | undefined;
+  window: { start_block: number; end_block: number };
+  rows: CheckRow[];
+}
+
+function checkJson(c: ChainCheck) {
+  return {
+    chain: c.chain,
+    window: c.window,
+    truth_complete_to_block: c.completeTo ?? null,
+    ok: c.rows.every((r) => !!r.ok),
+    merchants: c.rows,
+  };
+}
+
+/**
+ * The chains to check: `--chain`'s, or Base and every chain the demo's world plays. A chain the world does
+ * not play has no ground truth to check against.
+ */
+function checkedChains(layout: DataLayout["demo"], flag: string | undefined): string[] {
+  const world = readWorld(layout.world);
+  const played = ["base", ...(world.state === "whole" ? (world.world.chains ?? []) : [])];
+  if (flag === undefined) return played;
+  if (!played.includes(flag)) {
+    throw new UsageError(`--chain ${flag}: the demo in this directory plays ${played.join(" and ")}`);
+  }
+  if (flag !== "base" && !fs.existsSync(layout.further(flag).truth)) {
+    throw new UsageError(
+      `no ground truth for ${flag} in ${layout.further(flag).dir}: the demo has not played it yet`,
+    );
+  }
+  return [flag];
 }
 
 /** How long an unterminated last line may stay so before it counts as cut short, not being appended. */
@@ -80,7 +130,7 @@ function checkAdvice(error: TruthError): string {
   return `the check would count the payments it lost as report errors; ${afresh}`;
 }
 
-function table(rows: CheckRow[], window: { start_block: number; end_block: number }): string {
+function table(rows: CheckRow[], window: { start_block: number; end_block: number }, chain?: string): string {
   const pct = (n: number | null) => (n === null ? "-" : `${(n * 100).toFixed(1)}%`);
   const money = (n: number) => `$${n.toFixed(2)}`;
   const head = ["merchant", "reported", "paid (truth)", "genuine", "real", "error", "genuine lost", ""];
@@ -104,7 +154,7 @@ function table(rows: CheckRow[], window: { start_block: number; end_block: numbe
       .trimEnd();
   const failed = rows.filter((r) => !r.ok).length;
   return `${[
-    `blocks ${window.start_block + 1} to ${window.end_block}: real revenue against the simulator's ground truth (tolerance ${TOLERANCE * 100}%)`,
+    `${chain ? `${chainBySlug(chain).name}, ` : ""}blocks ${window.start_block + 1} to ${window.end_block}: real revenue against the simulator's ground truth (tolerance ${TOLERANCE * 100}%)`,
     "",
     fmt(head),
     ...body.map(fmt),

@@ -13,6 +13,8 @@
  *   <pglite>.creating, <pglite>.check     scratch of a first start, of a check after a crash (removed)
  * DIR/demo/                   the demo: world.json, chain/state.json.gz, truth.ndjson, truth-complete.json,
  *                             merchants.ndjson
+ * DIR/demo/<slug>/            a further chain the demo plays (arbitrum): chain/state.json.gz, truth.ndjson,
+ *                             truth-complete.json
  * ```
  *
  * With `DATABASE_URL`, the merchant state and the facilitator live in that server instead (each with its
@@ -37,7 +39,17 @@ export interface DataLayout {
     /** The block up to which truth.ndjson is complete (src/demo/truth.ts). */
     truthComplete: string;
     merchants: string;
+    /** A further chain the demo plays beside Base (issue 67 item 7): its saved chain and its ground truth. */
+    further(slug: string): DemoChainFiles;
   };
+}
+
+/** Where the demo keeps one chain's files: Base's directly under `demo/`, a further chain's in `demo/<slug>/`. */
+export interface DemoChainFiles {
+  dir: string;
+  chain: string;
+  truth: string;
+  truthComplete: string;
 }
 
 export function dataLayout(dataDir: string): DataLayout {
@@ -55,6 +67,15 @@ export function dataLayout(dataDir: string): DataLayout {
       truth: path.join(demo, "truth.ndjson"),
       truthComplete: path.join(demo, "truth-complete.json"),
       merchants: path.join(demo, "merchants.ndjson"),
+      further: (slug) => {
+        const dir = path.join(demo, slug);
+        return {
+          dir,
+          chain: path.join(dir, "chain"),
+          truth: path.join(dir, "truth.ndjson"),
+          truthComplete: path.join(dir, "truth-complete.json"),
+        };
+      },
     },
   };
 }

@@ -12,6 +12,8 @@ export const DEFAULT_PORTS = {
   facilitator: 8403,
   shops: 8406,
   devnet: 8545,
+  /** The demo's second chain (Arbitrum One's id and USDC): anvil's next port. */
+  devnetArbitrum: 8546,
   /** The operator's metrics listener: the OpenTelemetry Prometheus exporter's usual port. */
   metrics: 9464,
 } as const;
@@ -49,6 +51,8 @@ export function portSetting(service: string): string {
   switch (service) {
     case "reports":
       return "PORT or --port";
+    case "devnetArbitrum":
+      return "X402M_DEVNET_ARBITRUM_PORT";
     case "facilitator":
     case "devnet":
     case "shops":

@@ -25,11 +25,17 @@ export interface DemoOptions {
    * window is still a week and a day chart shows the payments on the last days only.
    */
   days?: number;
+  /**
+   * The chains a fresh week plays beside Base, by slug (default every one of `FURTHER_CHAINS`: Arbitrum);
+   * `[]` plays Base alone. A resumed week plays the chains it started with.
+   */
+  chains?: readonly string[];
   onEvent?: (event: DemoEvent) => void;
 }
 
 export type DemoEvent =
   | { type: "started"; resumed: boolean; urls: DemoUrls; slot: number; slots: number }
-  | { type: "simulator"; event: SimulatorEvent }
-  | { type: "indexer"; event: IndexerEvent }
+  /** `chain`: a chain played beside Base (its slug); none, Base's. */
+  | { type: "simulator"; chain?: string; event: SimulatorEvent }
+  | { type: "indexer"; chain?: string; event: IndexerEvent }
   | { type: "note"; message: string };

@@ -221,3 +221,27 @@ export class MixError extends AppError {
     super(400, "bad_mix", message);
   }
 }
+
+/**
+ * The population a chain played beside Base pays with (issue 67 item 7): a smaller week than Base's, drawn
+ * from a seed of its own. Half the agents and the large customer's calls, the integration half as often, the
+ * screened patterns the first demo played (tiny repeats, self-payment, merchant funding, the prober, the
+ * rings), and an exchange with all of Base's depositors, without which its buyers would be one cluster. The
+ * evasions, channels and cluster evasions are Base's week's: each chain's screens run within its own data.
+ */
+export function furtherMix(mix: Mix, index: number): Mix {
+  const half = (n: number) => (n === 0 ? 0 : Math.max(1, Math.round(n / 2)));
+  return {
+    ...mix,
+    ...EVASIONS_OFF,
+    ...CHANNELS_OFF,
+    ...CLUSTER_EVASIONS_OFF,
+    exchangeDepositors: mix.exchangeDepositors,
+    seed: mix.seed + 1 + index,
+    agents: half(mix.agents),
+    meteredCallsPerWeek: half(mix.meteredCallsPerWeek),
+    largeCustomerCallsPerWeek: half(mix.largeCustomerCallsPerWeek),
+    integrationEveryMinutes: Math.min(mix.integrationEveryMinutes * 2, 10_080),
+    exchangeCustomers: half(mix.exchangeCustomers),
+  };
+}

@@ -6,6 +6,7 @@ import { BLOCK_SECONDS, WEEK_BLOCKS } from "../chain/base.ts";
 import { dataLayout } from "../config/layout.ts";
 import { DEFAULT_REORG_DEPTH } from "../indexer/index.ts";
 import type { DemoOptions } from "./demo-options.ts";
+import { FURTHER_CHAINS } from "./further-chains.ts";
 import type { Mix } from "./mix.ts";
 import { SLOTS_PER_WEEK, slotSecondsFor } from "./plan-types.ts";
 import { clearForFreshStart, DemoError, prepareStart, type World } from "./resume.ts";
@@ -19,7 +20,7 @@ const LEAD_BLOCKS = 600;
  */
 export async function openWorld(
   dataDir: string,
-  options: Pick<DemoOptions, "mix" | "fresh" | "days">,
+  options: Pick<DemoOptions, "mix" | "fresh" | "days" | "chains">,
   note: (message: string) => void,
 ): Promise<{ world: World; resumed: boolean }> {
   if (
@@ -27,6 +28,10 @@ export async function openWorld(
     !(Number.isInteger(options.days) && options.days >= 1 && options.days <= 7)
   ) {
     throw new DemoError(`a week is played in 1 to 7 days, not ${options.days}`);
+  }
+  const unknown = options.chains?.find((slug) => !(FURTHER_CHAINS as readonly string[]).includes(slug));
+  if (unknown !== undefined) {
+    throw new DemoError(`the demo plays Base and ${FURTHER_CHAINS.join(", ")}, not ${unknown}`);
   }
   // Before anything starts: a refusal leaves every file as it was (the devnet saves its chain when it stops).
   const { plan, files } = await prepareStart(dataDir, { fresh: options.fresh === true });
@@ -41,6 +46,12 @@ export async function openWorld(
     if (options.days !== undefined && options.days !== days) {
       note(`resuming the week played in ${days} days (--days applies to a fresh data directory)`);
     }
+    const played = w.chains ?? [];
+    if (options.chains !== undefined && options.chains.join(",") !== played.join(",")) {
+      note(
+        `resuming the week on ${["base", ...played].join(" and ")}, the chains it started with (--chain applies to a fresh data directory)`,
+      );
+    }
     return { world: w, resumed: true };
   }
   clearForFreshStart(dataDir);
@@ -50,11 +61,19 @@ export async function openWorld(
     ...(files.analytics ? [layout.analytics.file] : []),
   ];
   if (options.fresh && deleted.length > 0) note(`--fresh: deleted ${deleted.join(" and ")}`);
-  return { world: freshWorld(Math.floor(Date.now() / 1000), options.days ?? 7, options.mix), resumed: false };
+  return {
+    world: freshWorld(Math.floor(Date.now() / 1000), options.days ?? 7, options.mix, options.chains),
+    resumed: false,
+  };
 }
 
 /** A fresh world whose week, played in `days` days, ends at `now`. */
-export function freshWorld(now: number, days: number, mix: Mix): World {
+export function freshWorld(
+  now: number,
+  days: number,
+  mix: Mix,
+  chains: readonly string[] = FURTHER_CHAINS,
+): World {
   const slotSeconds = slotSecondsFor(days);
   // The blocks of the week's unplayed first days: mined empty before slot 0, which a chain without state
   // roots does at tens of thousands a second.
@@ -66,5 +85,6 @@ export function freshWorld(now: number, days: number, mix: Mix): World {
     epoch: genesisTime + 2 * (LEAD_BLOCKS + skipped),
     mix,
     ...(days < 7 ? { slotSeconds } : {}),
+    chains: [...chains],
   };
 }

@@ -6,18 +6,21 @@ import { DemoError } from "./resume.ts";
  * gives up (`servicesFailed`), anvil stops. Never settles once `stopping` aborts: the demo is stopping.
  */
 export function partFailure(
-  simulator: Promise<unknown>,
+  simulators: readonly Promise<unknown>[],
   servicesFailed: Promise<never>,
-  devnet: Pick<Devnet, "exited">,
+  devnets: readonly Pick<Devnet, "exited" | "chainId">[],
   stopping: AbortSignal,
 ): Promise<never> {
   const failed = new Promise<never>((_, reject) => {
     const fail = (what: string) => (error: unknown) => {
       if (!stopping.aborted) reject(new DemoError(`${what}: ${(error as Error)?.message ?? error}`));
     };
-    simulator.then(() => undefined, fail("the buyer simulator failed"));
+    for (const simulator of simulators) simulator.then(() => undefined, fail("the buyer simulator failed"));
     servicesFailed.catch(fail("the indexer failed"));
-    devnet.exited.then(({ code, signal }) => fail("anvil stopped")(new Error(signal ?? `exit code ${code}`)));
+    for (const devnet of devnets)
+      devnet.exited.then(({ code, signal }) =>
+        fail(`anvil stopped (chain ${devnet.chainId})`)(new Error(signal ?? `exit code ${code}`)),
+      );
   });
   failed.catch(() => undefined);
   return failed;

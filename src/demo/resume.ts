@@ -21,6 +21,7 @@ import { findSavedChain, LEGACY_CHAIN_FILE, SAVED_CHAIN_FILE } from "../chain/de
 import { AppError } from "../common/errors.ts";
 import { dataLayout } from "../config/layout.ts";
 import { readServiceRecord } from "../config/service-record.ts";
+import { FURTHER_CHAINS } from "./further-chains.ts";
 import { CHANNELS_OFF, CLUSTER_EVASIONS_OFF, EVASIONS_OFF, type Mix, MixSchema } from "./mix.ts";
 import { SLOT_SECONDS, slotSecondsFor } from "./plan-types.ts";
 import { readTruthComplete, scanTruth, TruthError } from "./truth.ts";
@@ -46,6 +47,11 @@ export interface World {
   genesisNumber?: number;
   /** Chain seconds a slot of the plan lasts (default 1,800: the week in seven days). */
   slotSeconds?: number;
+  /**
+   * The chains played beside Base, by slug (`arbitrum`): each its own devnet under `demo/<slug>/`. A world
+   * saved before there were any plays Base alone, as it did.
+   */
+  chains?: string[];
 }
 
 const WORLD_VERSION = 1;
@@ -56,6 +62,7 @@ const WorldSchema = z.object({
   epoch: z.number().int(),
   genesisNumber: z.number().int().min(0).optional(),
   slotSeconds: z.number().int().min(slotSecondsFor(1)).max(SLOT_SECONDS).optional(),
+  chains: z.array(z.enum(FURTHER_CHAINS)).optional(),
   // Unknown keys are let through, as before this check: a world that resumed then still resumes. A world
   // saved before the evasions, the channels or the cluster evasions existed lacks their fields, and plays
   // none of them (mix.ts, EVASIONS_OFF, CHANNELS_OFF, CLUSTER_EVASIONS_OFF).
@@ -168,6 +175,15 @@ export async function planStart(
   }
   const { world } = files;
   if (world.state === "whole") {
+    const missing = (world.world.chains ?? []).find(
+      (slug) => !findSavedChain(layout.demo.further(slug).chain),
+    );
+    if (files.chain && missing !== undefined) {
+      return {
+        start: "refuse",
+        reason: `${path.join(layout.demo.further(missing).chain, SAVED_CHAIN_FILE)} is missing, so the week ${layout.demo.world} describes cannot resume on ${missing}: restore it, or ${afresh}`,
+      };
+    }
     if (files.chain) return { start: "resume", world: world.world };
     return {
       start: "refuse",
@@ -217,7 +233,11 @@ export async function prepareStart(
   const files = inspectDemoFiles(dataDir);
   const plan = await planStart(dataDir, files, { fresh: options.fresh, store: () => storeKind(dataDir) });
   if (plan.start === "refuse") throw new DemoError(plan.reason);
-  if (plan.start === "resume") checkTruth(dataLayout(dataDir).demo);
+  if (plan.start === "resume") {
+    const demo = dataLayout(dataDir).demo;
+    checkTruth(demo);
+    for (const slug of plan.world.chains ?? []) checkTruth(demo.further(slug));
+  }
   return { plan, files };
 }
 

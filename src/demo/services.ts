@@ -2,7 +2,8 @@
  * The services the demo runs on its devnet: the facilitator, the merchant hosts and the shops, and the
  * report service whose indexer follows the chain.
  */
-import type { Devnet, DevnetAccount } from "../chain/devnet/index.ts";
+import { chainBySlug } from "../chain/chains.ts";
+import { type Devnet, type DevnetAccount, devnetChain } from "../chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import { MERCHANT_HOST_NAMES } from "../config/ports.ts";
@@ -18,8 +19,11 @@ import {
 import { shopsApp } from "./shops/host.ts";
 import { DEMO_SHOPS, shopMerchant } from "./shops/index.ts";
 
-export const DEMO_NOTICE =
-  "DEVNET DEMO: simulated buyers paying real x402 endpoints on a local chain (anvil as Base, chain id 8453). The wallets, merchants and figures are not Base mainnet's.";
+/** The banner over every page of the demo: its chains are anvil's, its money not real. */
+export function demoNotice(further: readonly { slug: string; devnet: { chainId: number } }[]): string {
+  const others = further.map(({ slug, devnet }) => `, and as ${chainBySlug(slug).name}, ${devnet.chainId}`);
+  return `DEVNET DEMO: simulated buyers paying real x402 endpoints on ${further.length > 0 ? "local chains" : "a local chain"} (anvil as Base, chain id 8453${others.join("")}). The wallets, merchants and figures are not mainnet's.`;
+}
 
 export interface DemoServicesOptions {
   /** The demo's configuration (demo-config.ts). */
@@ -34,6 +38,15 @@ export interface DemoServicesOptions {
   onIndexerEvent: (event: IndexerEvent) => void;
   /** The attester of the demo's weeks. */
   attest: AttestOptions;
+  /** The chains played beside Base, each its devnet and its indexer's listener. */
+  further?: readonly FurtherDevnet[];
+}
+
+/** A chain the demo plays beside Base: its slug, its devnet, what its indexer tells. */
+export interface FurtherDevnet {
+  slug: string;
+  devnet: Devnet;
+  onIndexerEvent: (event: IndexerEvent) => void;
 }
 
 /** Starts the services; resolves with them and the shops once every one listens. */
@@ -41,14 +54,25 @@ export async function startDemoServices(
   options: DemoServicesOptions,
 ): Promise<{ services: Services; shops: { merchant: Merchant; name: string }[] }> {
   const { config, devnet } = options;
+  const further = options.further ?? [];
   let shops: { merchant: Merchant; name: string }[] = [];
   const services = await startServices({
     config,
     lifecycle: options.lifecycle,
-    // Receipts polled every 50 ms: while catching up, blocks come every few milliseconds.
-    facilitator: devnetFacilitatorOptions(devnet, 50),
+    // Receipts polled every 50 ms: while catching up, blocks come every few milliseconds. One facilitator
+    // settles on every chain, each with its devnet's signer.
+    facilitator: {
+      ...devnetFacilitatorOptions(devnet, 50),
+      more: further.map(({ slug, devnet: d }) => ({
+        rpc: d.rpc,
+        chain: devnetChain(d.rpc, d.chainId),
+        privateKey: d.facilitatorAccount.privateKey,
+        assets: [d.usdc.toLowerCase()],
+        slug,
+      })),
+    },
     merchants: MERCHANT_HOST_NAMES,
-    notice: DEMO_NOTICE,
+    notice: demoNotice(further),
     hosts: [
       {
         name: "shops",
@@ -67,17 +91,33 @@ export async function startDemoServices(
       },
     ],
     reports: {
-      follow: (started) => ({
-        rpc: { url: devnet.rpc, rps: 0 },
-        registry: FacilitatorRegistry.base().withSigners([devnet.facilitatorAccount.address]),
-        fromBlock: options.fromBlock,
-        follow: true,
-        pollMs: 500,
-        fundingLookback: options.fundingLookback,
-        // Often: the week is ready once the listings were read after it was played (week-progress.ts).
-        discovery: { url: `${started.facilitator}/discovery/resources`, refreshMs: 5_000 },
-        onEvent: options.onIndexerEvent,
-      }),
+      follow: (started) => [
+        {
+          rpc: { url: devnet.rpc, rps: 0 },
+          registry: FacilitatorRegistry.base().withSigners([devnet.facilitatorAccount.address]),
+          fromBlock: options.fromBlock,
+          follow: true,
+          pollMs: 500,
+          fundingLookback: options.fundingLookback,
+          // Often: the week is ready once the listings were read after it was played (week-progress.ts).
+          discovery: { url: `${started.facilitator}/discovery/resources`, refreshMs: 5_000 },
+          onEvent: options.onIndexerEvent,
+        },
+        ...further.map(({ slug, devnet: d, onIndexerEvent }) => {
+          const chain = chainBySlug(slug);
+          return {
+            rpc: { url: d.rpc, rps: 0 },
+            chain,
+            registry: FacilitatorRegistry.forChain(chain).withSigners([d.facilitatorAccount.address]),
+            fromBlock: 0,
+            follow: true,
+            pollMs: 500,
+            fundingLookback: options.fundingLookback,
+            discovery: { url: `${started.facilitator}/discovery/resources`, refreshMs: 5_000 },
+            onEvent: onIndexerEvent,
+          };
+        }),
+      ],
       attest: options.attest,
     },
   });

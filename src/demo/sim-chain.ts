@@ -11,6 +11,7 @@ import {
   http,
   maxUint256,
   parseUnits,
+  toHex,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { BLOCK_SECONDS, PERMIT2_ADDRESS } from "../chain/base.ts";
@@ -39,7 +40,18 @@ export interface SimChainOptions {
   genesisTime: number;
   /** Number of the chain's first block (default 0). */
   genesisNumber?: number;
+  /** The chain's id (default Base's 8453). */
+  chainId?: number;
+  /**
+   * Blocks as transactions come, Arbitrum's way, instead of one every 2 s: no empty blocks while the plan
+   * catches up, a block for what waits each tick at the plan's time (several blocks share a second), and
+   * when live a block for what waits each tick, at the wall clock's second, or an empty one every second.
+   */
+  blocksOnDemand?: boolean;
 }
+
+/** A live chain that mines on demand looks this often for waiting transactions. */
+const LIVE_TICK_MS = 100;
 
 export class SimChain {
   readonly chain;
@@ -52,13 +64,18 @@ export class SimChain {
   private readonly miner: NodeJS.Timeout;
   private readonly gassed = new Set<string>();
   private readonly approvals = new Map<WalletId, Promise<void>>();
+  /** On demand: the plan's time, the timestamp of the next block while catching up. */
+  private planTime = 0;
+  /** On demand: the timestamp of the last block mined, read from the chain first. */
+  private lastTimestamp: number | undefined;
+  private liveMiner: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly options: SimChainOptions,
     private readonly wallets: SimWallets,
     private readonly now: () => number,
   ) {
-    this.chain = devnetChain(options.rpc);
+    this.chain = devnetChain(options.rpc, options.chainId);
     const transport = http(options.rpc, { batch: { batchSize: 200, wait: 5 } });
     this.client = createPublicClient({ chain: this.chain, transport });
     this.test = createTestClient({
@@ -70,15 +87,27 @@ export class SimChain {
     // While catching up, a transaction waits at most one tick for its block.
     this.miner = setInterval(() => {
       if (this.live) return;
-      this.mining = this.mining.then(async () => {
-        try {
-          const pool = await this.test.getTxpoolStatus();
-          if (pool.pending > 0) await this.test.mine({ blocks: 1, interval: BLOCK_SECONDS });
-        } catch {
-          // anvil is stopping.
-        }
-      });
+      this.mining = this.mining.then(() => this.mineWaiting(this.planTime));
     }, MINE_TICK_MS);
+  }
+
+  /** Mines a block if a transaction waits (or, with `every`, if the last block is that old): at `time` on demand. */
+  private async mineWaiting(time: number, every?: number): Promise<void> {
+    try {
+      const pool = await this.test.getTxpoolStatus();
+      if (!this.options.blocksOnDemand) {
+        if (pool.pending > 0) await this.test.mine({ blocks: 1, interval: BLOCK_SECONDS });
+        return;
+      }
+      this.lastTimestamp ??= Number((await this.client.getBlock({ blockTag: "latest" })).timestamp);
+      const at = Math.max(time, this.lastTimestamp);
+      if (pool.pending === 0 && (every === undefined || at - this.lastTimestamp < every)) return;
+      // evm_mine with a timestamp: exactly that one, which may equal the parent's.
+      await this.test.request({ method: "evm_mine", params: [toHex(at)] } as never);
+      this.lastTimestamp = at;
+    } catch {
+      // anvil is stopping.
+    }
   }
 
   /** The head's number, read now. */
@@ -88,6 +117,11 @@ export class SimChain {
 
   /** Mines empty blocks until the head's time is at least `time` (never past the wall clock). */
   async mineTo(time: number): Promise<void> {
+    if (this.options.blocksOnDemand) {
+      // No empty blocks: the next one is dated the action's time.
+      this.planTime = Math.max(this.planTime, Math.min(time, Math.floor(this.now() / 1000)));
+      return;
+    }
     const first = this.options.genesisNumber ?? 0;
     const { genesisTime } = this.options;
     const target = Math.min(
@@ -101,6 +135,14 @@ export class SimChain {
 
   /** The plan reached the present: from here the chain follows the wall clock. */
   async goLive(): Promise<void> {
+    if (this.options.blocksOnDemand) {
+      this.live = true;
+      await this.mining;
+      this.liveMiner = setInterval(() => {
+        this.mining = this.mining.then(() => this.mineWaiting(Math.floor(this.now() / 1000), 1));
+      }, LIVE_TICK_MS);
+      return;
+    }
     await this.mineTo(this.now() / 1000);
     this.live = true;
     await this.mining;
@@ -110,6 +152,7 @@ export class SimChain {
   /** Stops the miner; `idle()` then waits for the block it may be mining. */
   stopMiner(): void {
     clearInterval(this.miner);
+    clearInterval(this.liveMiner);
   }
 
   idle(): Promise<void> {

@@ -18,8 +18,6 @@ import { BASE_CAIP2 } from "../chain/base.ts";
 import { type DevnetAccount, devnetChain } from "../chain/devnet/index.ts";
 import type { WalletId } from "./plan-types.ts";
 
-const NETWORK = BASE_CAIP2;
-
 /** A payer's channel with one merchant for one session: its SDK client, what the client keeps, its fetch. */
 export interface ChannelSession {
   client: ChannelClient;
@@ -67,11 +65,17 @@ export class SimWallets {
   private readonly reader;
   private byAddress?: Map<string, WalletId>;
 
+  /**
+   * `network`: the CAIP-2 network the wallets pay on (Base's by default): their clients register it alone, so
+   * of a 402 that lists every network a host takes they choose that one's ways.
+   */
   constructor(
     private readonly keys: ReadonlyMap<WalletId, DevnetAccount>,
     rpc: string,
+    private readonly network: `${string}:${string}` = BASE_CAIP2,
+    chainId?: number,
   ) {
-    this.reader = createPublicClient({ chain: devnetChain(rpc), transport: http(rpc) });
+    this.reader = createPublicClient({ chain: devnetChain(rpc, chainId), transport: http(rpc) });
   }
 
   account(id: WalletId): Account {
@@ -95,8 +99,8 @@ export class SimWallets {
     if (!payer) {
       const signer = privateKeyToAccount(this.keyOf(id));
       payer = new x402Client(permit2Payer(id) ? preferPermit2 : undefined)
-        .register(NETWORK, new ExactEvmClient(signer))
-        .register(NETWORK, new UptoEvmClient(signer));
+        .register(this.network, new ExactEvmClient(signer))
+        .register(this.network, new UptoEvmClient(signer));
       this.x402Clients.set(id, payer);
     }
     return payer;
@@ -135,7 +139,7 @@ export class SimWallets {
       made = {
         client,
         storage,
-        payingFetch: wrapFetchWithPayment(fetch, new x402Client().register(NETWORK, client)),
+        payingFetch: wrapFetchWithPayment(fetch, new x402Client().register(this.network, client)),
         serial: <T>(call: () => Promise<T>) => {
           const next = last.then(call, call);
           last = next.catch(() => undefined);

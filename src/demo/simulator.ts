@@ -31,6 +31,8 @@ import { readTruthComplete } from "./truth.ts";
 
 /** What the simulator plays, and on which chain (`SimChainOptions`: the devnet, its token's owner, its first block). */
 export interface SimulatorOptions extends SimChainOptions {
+  /** The CAIP-2 network the wallets pay on (default Base's). */
+  network?: `${string}:${string}`;
   plan: PlanContext;
   merchants: readonly SimMerchant[];
   wallets: ReadonlyMap<WalletId, DevnetAccount>;
@@ -63,7 +65,7 @@ export async function runSimulator(options: SimulatorOptions): Promise<Simulator
   const now = options.now ?? Date.now;
   const merchants = new Map(options.merchants.map((m) => [m.id, m]));
   const stats: SimulatorStats = { payments: 0, failures: 0, slot: options.startSlot };
-  const wallets = new SimWallets(options.wallets, options.rpc);
+  const wallets = new SimWallets(options.wallets, options.rpc, options.network, options.chainId);
   const faces = new McpFaces();
   const chain = new SimChain(options, wallets, now);
   const inFlight = new Set<Promise<void>>();

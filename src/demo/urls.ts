@@ -10,6 +10,10 @@ export interface DemoUrls {
   shops: string;
   /** The operator's `/metrics` (docs/metrics.md), unless X402M_METRICS_PORT is off. */
   metrics?: string;
+  /** The chains played beside Base: each one's devnet and leaderboard page. */
+  chains?: { chain: string; chain_id: number; rpc: string; leaderboard: string }[];
+  /** With chains beside Base: the leaderboard of every chain, a merchant ranked by its sum. */
+  leaderboard_all?: string;
 }
 
 /** The base URLs of the services the demo starts, by name. */
@@ -21,6 +25,7 @@ export function demoUrls(
   rpc: string,
   urls: ServiceUrls,
   metrics: string | undefined,
+  further: readonly { slug: string; devnet: { rpc: string; chainId: number } }[] = [],
 ): DemoUrls {
   return {
     leaderboard: `${publicUrl}/`,
@@ -31,5 +36,14 @@ export function demoUrls(
     ) as DemoUrls["merchants"],
     shops: urls.shops,
     ...(metrics && { metrics }),
+    ...(further.length > 0 && {
+      chains: further.map(({ slug, devnet }) => ({
+        chain: slug,
+        chain_id: devnet.chainId,
+        rpc: devnet.rpc,
+        leaderboard: `${publicUrl}/chains/${slug}`,
+      })),
+      leaderboard_all: `${publicUrl}/chains/all`,
+    }),
   };
 }

@@ -14,6 +14,7 @@
 import fs from "node:fs";
 import type { Analytics } from "../analytics/duckdb.ts";
 import { importNdjson } from "../analytics/import.ts";
+import type { Devnet, DevnetAccount } from "../chain/devnet/index.ts";
 import type { Database } from "../common/db/index.ts";
 import { Lifecycle } from "../common/lifecycle.ts";
 import { dataLayout } from "../config/layout.ts";
@@ -27,10 +28,12 @@ import { openWorld } from "./open-world.ts";
 import { partFailure } from "./part-failure.ts";
 import { chooseRoles } from "./plan.ts";
 import { type PlanMerchant, SLOT_SECONDS } from "./plan-types.ts";
-import { DemoError } from "./resume.ts";
-import { DEMO_NOTICE, startDemoServices } from "./services.ts";
+import { playFurtherChain, startFurtherDevnets } from "./play-further.ts";
+import { DemoError, type World } from "./resume.ts";
+import { demoNotice, startDemoServices } from "./services.ts";
+import type { SimMerchant } from "./sim-merchants.ts";
 import { simMerchants } from "./sim-merchants.ts";
-import { runSimulator } from "./simulator.ts";
+import { runSimulator, type SimulatorEvent, type SimulatorStats } from "./simulator.ts";
 import { loadDemoSocial } from "./social.ts";
 import { repairTruthNotes } from "./truth-notes.ts";
 import { type DemoUrls, demoUrls, type ServiceUrls } from "./urls.ts";
@@ -73,14 +76,20 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     const genesisNumber = w.genesisNumber ?? 0;
     const slotSeconds = w.slotSeconds ?? SLOT_SECONDS;
     if (!resumed) fs.writeFileSync(layout.world, `${JSON.stringify(w, null, 2)}\n`);
-    const head = await headOf(devnet);
+    const head = (await headOf(devnet)).number;
     for (const message of repairTruthNotes(layout.truth, layout.truthComplete, head)) note(message);
+    const further = await startFurtherDevnets(w, config, layout.further, lifecycle, note);
 
     // Every merchant is paid into a devnet wallet of its own; the utility and its alias share one.
     const keys = merchantKeys();
     const progress = new WeekProgress();
+    const furtherProgress = further.map(() => new WeekProgress());
     const { services, shops } = await startDemoServices({
-      config: demoConfig(config, keys),
+      config: demoConfig(
+        config,
+        keys,
+        further.map((run) => ({ slug: run.slug, rpc: run.devnet.rpc })),
+      ),
       lifecycle,
       devnet,
       shopKeys: keys.shops,
@@ -91,6 +100,14 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
         progress.indexer(event);
         emit({ type: "indexer", event });
       },
+      further: further.map((run, i) => ({
+        slug: run.slug,
+        devnet: run.devnet,
+        onIndexerEvent: (event) => {
+          furtherProgress[i]?.indexer(event);
+          emit({ type: "indexer", chain: run.slug, event });
+        },
+      })),
     });
     const urls = services.urls as ServiceUrls;
     const analytics = services.analytics as Analytics;
@@ -103,54 +120,62 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     // resume it starts from a checkpoint), and the import's transaction must not interleave with a build's.
     await analytics.exclusive(async () => {
       await analytics.run("INSERT OR REPLACE INTO meta VALUES ('notice', $notice), ('demo', 'true')", {
-        notice: DEMO_NOTICE,
+        notice: demoNotice(further),
       });
       await importNdjson(analytics, layout.merchants);
     });
 
     const merchants = simMerchants(named, socialInputs);
-    const planMerchants: PlanMerchant[] = merchants.map(({ id, endpoints }) => ({ id, endpoints }));
     const headTime = w.genesisTime + 2 * (head - genesisNumber);
     const startSlot = resumed ? Math.max(0, Math.floor((headTime - w.epoch) / slotSeconds) + 1) : 0;
-    const simulator = runSimulator({
-      rpc: devnet.rpc,
-      usdc: devnet.usdc,
-      owner: devnet.owner,
-      plan: {
-        mix: w.mix,
-        merchants: planMerchants,
-        // The inference and social-data APIs (and its proxy) take genuine demand only: the patterns the
-        // screens exist for are played by the utility API and the shops.
-        roles: chooseRoles(
-          planMerchants,
-          "utility",
-          WALLET_HOSTS.filter((name) => name !== "utility"),
-        ),
-        epoch: w.epoch,
-        slotSeconds,
-      },
+    const simulator = playBase(w, {
+      devnet,
       merchants,
-      wallets: simulatedKeys(named, w.mix),
-      genesisTime: w.genesisTime,
-      genesisNumber,
+      named,
       startSlot,
-      truthFile: layout.truth,
-      truthCompleteFile: layout.truthComplete,
+      files: layout,
       signal: controller.signal,
       onEvent: (event) => {
         progress.simulator(event);
         emit({ type: "simulator", event });
       },
     });
+    const furtherSimulators = further.map((run, i) =>
+      playFurtherChain(run, i, {
+        world: w,
+        resumed,
+        merchants,
+        named,
+        signal: controller.signal,
+        onEvent: (event) => {
+          furtherProgress[i]?.simulator(event);
+          emit({ type: "simulator", chain: run.slug, event });
+        },
+      }),
+    );
+    const simulators = [simulator, ...furtherSimulators];
     lifecycle.add("simulator", async () => {
       controller.abort();
-      await simulator.catch(() => undefined);
+      await Promise.all(simulators.map((s) => s.catch(() => undefined)));
     });
 
-    const failed = partFailure(simulator, services.failed, devnet, controller.signal);
-    const ready = progress.ready(controller.signal, () => service.leaderboard());
+    const failed = partFailure(
+      simulators,
+      services.failed,
+      [devnet, ...further.map((run) => run.devnet)],
+      controller.signal,
+    );
+    const ready = Promise.all([
+      progress.ready(controller.signal, () => service.leaderboard()),
+      // Each chain's leaderboard built once, as its readers will ask for it.
+      ...further.map((run, i) =>
+        (furtherProgress[i] as WeekProgress).ready(controller.signal, () =>
+          fetchOk(`${urls.reports}/v1/leaderboard/${run.slug}`),
+        ),
+      ),
+    ]).then(() => undefined);
     ready.catch(() => undefined);
-    const shown = demoUrls(publicUrl, devnet.rpc, urls, services.urls.metrics);
+    const shown = demoUrls(publicUrl, devnet.rpc, urls, services.urls.metrics, further);
     emit({
       type: "started",
       resumed,
@@ -170,4 +195,54 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     await lifecycle.close(DEMO_CLOSE_TIMEOUT_MS);
     throw error;
   }
+}
+
+/** Base's week: the world's population paying every merchant on Base. */
+function playBase(
+  w: World,
+  play: {
+    devnet: Devnet;
+    merchants: SimMerchant[];
+    named: readonly { id: string; key: DevnetAccount }[];
+    startSlot: number;
+    files: { truth: string; truthComplete: string };
+    signal: AbortSignal;
+    onEvent: (event: SimulatorEvent) => void;
+  },
+): Promise<SimulatorStats> {
+  const planMerchants: PlanMerchant[] = play.merchants.map(({ id, endpoints }) => ({ id, endpoints }));
+  return runSimulator({
+    rpc: play.devnet.rpc,
+    usdc: play.devnet.usdc,
+    owner: play.devnet.owner,
+    plan: {
+      mix: w.mix,
+      merchants: planMerchants,
+      // The inference and social-data APIs (and its proxy) take genuine demand only: the patterns the
+      // screens exist for are played by the utility API and the shops.
+      roles: chooseRoles(
+        planMerchants,
+        "utility",
+        WALLET_HOSTS.filter((name) => name !== "utility"),
+      ),
+      epoch: w.epoch,
+      slotSeconds: w.slotSeconds ?? SLOT_SECONDS,
+    },
+    merchants: play.merchants,
+    wallets: simulatedKeys(play.named, w.mix),
+    genesisTime: w.genesisTime,
+    genesisNumber: w.genesisNumber ?? 0,
+    startSlot: play.startSlot,
+    truthFile: play.files.truth,
+    truthCompleteFile: play.files.truthComplete,
+    signal: play.signal,
+    onEvent: play.onEvent,
+  });
+}
+
+/** A GET that must answer 2xx (a leaderboard built once); a refusal is the demo's failure to show it. */
+async function fetchOk(url: string): Promise<void> {
+  const response = await fetch(url);
+  await response.arrayBuffer();
+  if (!response.ok) throw new DemoError(`${url} answered ${response.status}`);
 }
