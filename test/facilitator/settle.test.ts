@@ -36,8 +36,8 @@ const options = () => ({
 async function ledger(db: Database, payment: PaymentPayload) {
   const { authorization } = payment.payload as { authorization: { from: string; nonce: string } };
   const { rows } = await db.query<{ state: string; tx_hash: string | null; block_number: bigint | null }>(
-    "SELECT state, tx_hash, block_number FROM facilitator_authorizations WHERE payer = $1 AND nonce = $2",
-    [authorization.from.toLowerCase(), authorization.nonce.toLowerCase()],
+    "SELECT state, tx_hash, block_number FROM facilitator_authorizations WHERE payer = $1 AND nonce = $2 AND network = $3",
+    [authorization.from.toLowerCase(), authorization.nonce.toLowerCase(), payment.accepted.network],
   );
   return rows[0];
 }
@@ -517,10 +517,22 @@ describe("a confirmation that does not come in time", () => {
     const again = await facilitator.settle(payment, requirements);
     expect(again).toMatchObject({ errorReason: reasons.SETTLEMENT_PENDING, transaction: first.transaction });
     expect(await chain.miner.pending()).toBe(1);
+    // The same row pending on another network, as a facilitator of several chains keeps it in the one
+    // ledger: this chain's pass never looks at it (its node never saw that transaction).
+    await db.query(
+      `INSERT INTO facilitator_authorizations
+       SELECT (jsonb_populate_record(a, '{"network": "eip155:42161"}'::jsonb)).*
+       FROM facilitator_authorizations a WHERE tx_hash = $1`,
+      [first.transaction],
+    );
     expect(await facilitator.resolvePending()).toEqual({ checked: 1, resolved: 0 });
 
     await chain.devnet.mine(1);
     expect(await facilitator.resolvePending()).toEqual({ checked: 1, resolved: 1 });
+    const other = await db.query<{ state: string }>(
+      "SELECT state FROM facilitator_authorizations WHERE network = 'eip155:42161'",
+    );
+    expect(other.rows).toEqual([{ state: "pending" }]);
     expect(await ledger(db, payment)).toMatchObject({ state: "settled", tx_hash: first.transaction });
     // The background resolution did not answer anyone: the retry that comes next gets the success, once.
     expect(await facilitator.settle(payment, requirements)).toMatchObject({
