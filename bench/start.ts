@@ -1,7 +1,9 @@
 /**
- * The demo's first start (`npm run bench:start [-- --days N --no-demo]`), issue 41 §9: `npm start` on a
- * fresh data directory ready in under 5 minutes on two cores, with every pattern, both schemes and all
- * merchants.
+ * The demo's first start (`npm run bench:start [-- --days N --no-demo --chains N]`), issue 41 §9: `npm start`
+ * on a fresh data directory ready in under 5 minutes on two cores, with every pattern, both schemes and all
+ * merchants. With `--chains N` (issue 67 item 7: the first start must not grow with the second chain), only
+ * the demo: N fresh starts of Base alone (`--chain base`) and N of Base and Arbitrum (the default), taken in
+ * turn, their medians and the ratio.
  *
  * 1. **The chain**: empty blocks a second on the devnet with state roots (anvil as it is) and without
  *    (forked from an empty chain: src/chain/devnet/forked.ts), over 0, 1,000 and 4,000 storage slots, in
@@ -31,6 +33,7 @@ const SCRATCH = "0x0000000000000000000000000000000000000bee";
 const FREE_PORTS = Object.fromEntries(
   [
     "X402M_DEVNET_PORT",
+    "X402M_DEVNET_ARBITRUM_PORT",
     "X402M_FACILITATOR_PORT",
     "PORT",
     "X402M_UTILITY_PORT",
@@ -44,7 +47,11 @@ const FREE_PORTS = Object.fromEntries(
 );
 
 const { values } = parseArgs({
-  options: { days: { type: "string", default: "7" }, "no-demo": { type: "boolean", default: false } },
+  options: {
+    days: { type: "string", default: "7" },
+    "no-demo": { type: "boolean", default: false },
+    chains: { type: "string" },
+  },
 });
 setLogLevel("warn");
 const note = (line: string) => process.stderr.write(`${line}\n`);
@@ -94,13 +101,21 @@ interface DemoRun {
 }
 
 /** Starts the demo on `dataDir` and resolves once it printed its ready line; the child keeps running. */
-function startDemo(dataDir: string, days: string): Promise<{ child: ChildProcess; run: DemoRun }> {
+function startDemo(
+  dataDir: string,
+  days: string,
+  extra: readonly string[] = [],
+): Promise<{ child: ChildProcess; run: DemoRun }> {
   const busy = machineBusyMs();
   const started = performance.now();
-  const child = spawn(process.execPath, [CLI, "demo", "--json", "--days", days, "--data", dataDir], {
-    env: { ...process.env, ...FREE_PORTS, DATABASE_URL: "" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [CLI, "demo", "--json", "--days", days, "--data", dataDir, ...extra],
+    {
+      env: { ...process.env, ...FREE_PORTS, DATABASE_URL: "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let progress = { payments: 0, failures: 0 };
   let tail = "";
   child.stderr?.on("data", (chunk: Buffer) => {
@@ -133,6 +148,39 @@ function stop(child: ChildProcess): Promise<void> {
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   child.kill("SIGINT");
   return exited;
+}
+
+/** N fresh starts each of Base alone and of Base and Arbitrum, in turn: the seconds to ready of each. */
+async function compareChains(rounds: number, days: string) {
+  const runs: Record<"base" | "both", DemoRun[]> = { base: [], both: [] };
+  for (let i = 0; i < rounds; i++) {
+    for (const kind of ["base", "both"] as const) {
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-bench-start-"));
+      try {
+        const { child, run } = await startDemo(dataDir, days, kind === "base" ? ["--chain", "base"] : []);
+        await stop(child);
+        runs[kind].push(run);
+        note(
+          `round ${i + 1}, ${kind === "base" ? "Base alone" : "Base and Arbitrum"}: ready in ${run.readySeconds} s (${run.payments} payments on Base, machine busy ${run.busyCpuSeconds} CPU-s, load ${os.loadavg()[0]?.toFixed(1)})`,
+        );
+      } finally {
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      }
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  const base = median(runs.base.map((r) => r.readySeconds));
+  const both = median(runs.both.map((r) => r.readySeconds));
+  note(`median ready: Base alone ${base} s, Base and Arbitrum ${both} s (${(both / base).toFixed(2)}x)`);
+  return { runs, medianSeconds: { base, both }, ratio: Math.round((both / base) * 100) / 100 };
+}
+
+if (values.chains !== undefined) {
+  const compared = await compareChains(Number(values.chains), values.days);
+  process.stdout.write(
+    `${JSON.stringify({ date: new Date().toISOString(), cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, days: Number(values.days), chains: compared })}\n`,
+  );
+  process.exit(0);
 }
 
 const chain: { slots: number; withRoots: number; without: number; ratio: number; weekSeconds: number[] }[] =

@@ -7,7 +7,7 @@ import { type Devnet, type DevnetAccount, devnetChain } from "../chain/devnet/in
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import { MERCHANT_HOST_NAMES } from "../config/ports.ts";
-import type { IndexerEvent } from "../indexer/index.ts";
+import { DEFAULT_REORG_DEPTH, type IndexerEvent } from "../indexer/index.ts";
 import type { Merchant } from "../merchant-kit/index.ts";
 import {
   type AttestOptions,
@@ -110,6 +110,10 @@ export async function startDemoServices(
             chain,
             registry: FacilitatorRegistry.forChain(chain).withSigners([d.facilitatorAccount.address]),
             fromBlock: 0,
+            // Base's devnet depth, not 128 s of Arbitrum's blocks (512): a devnet does not reorg, and the
+            // demo's chain mines a block a second when idle (sim-chain.ts), so 512 would hold its payments
+            // back for minutes.
+            reorgDepth: DEFAULT_REORG_DEPTH,
             follow: true,
             pollMs: 500,
             fundingLookback: options.fundingLookback,

@@ -18,6 +18,7 @@ import { BLOCK_SECONDS, PERMIT2_ADDRESS } from "../chain/base.ts";
 import { type DevnetAccount, devnetChain } from "../chain/devnet/index.ts";
 import { pollReceipt } from "../chain/receipt.ts";
 import { usdcAbi } from "../chain/usdc.ts";
+import { DEFAULT_REORG_DEPTH } from "../indexer/index.ts";
 import type { Action, WalletId } from "./plan-types.ts";
 import type { SimWallets } from "./sim-wallets.ts";
 
@@ -44,14 +45,17 @@ export interface SimChainOptions {
   chainId?: number;
   /**
    * Blocks as transactions come, Arbitrum's way, instead of one every 2 s: no empty blocks while the plan
-   * catches up, a block for what waits each tick at the plan's time (several blocks share a second), and
-   * when live a block for what waits each tick, at the wall clock's second, or an empty one every second.
+   * catches up, a block for what waits each tick at the plan's time (several blocks share a second), then
+   * the blocks that confirm the week, and when live a block for what waits each 250 ms tick, at the wall
+   * clock's second, or an empty one every second.
    */
   blocksOnDemand?: boolean;
 }
 
-/** A live chain that mines on demand looks this often for waiting transactions. */
-const LIVE_TICK_MS = 100;
+/** A live chain that mines on demand looks this often for waiting transactions (Arbitrum's 250 ms blocks). */
+const LIVE_TICK_MS = 250;
+/** Arbitrum's rate, for the blocks that confirm a played week: four a second. */
+const BLOCKS_PER_SECOND = 4;
 
 export class SimChain {
   readonly chain;
@@ -138,6 +142,7 @@ export class SimChain {
     if (this.options.blocksOnDemand) {
       this.live = true;
       await this.mining;
+      await this.confirmPlayed();
       this.liveMiner = setInterval(() => {
         this.mining = this.mining.then(() => this.mineWaiting(Math.floor(this.now() / 1000), 1));
       }, LIVE_TICK_MS);
@@ -147,6 +152,21 @@ export class SimChain {
     this.live = true;
     await this.mining;
     await this.test.setIntervalMining({ interval: BLOCK_SECONDS });
+  }
+
+  /**
+   * The blocks after the played week that confirm it, at Arbitrum's four a second up to now: an indexer
+   * holds back its last `DEFAULT_REORG_DEPTH` blocks, which without them would be the week's own (catching
+   * up mined a block only where a transaction waited). Live, a block a second then keeps it moving.
+   */
+  private async confirmPlayed(): Promise<void> {
+    const now = Math.floor(this.now() / 1000);
+    this.lastTimestamp ??= Number((await this.client.getBlock({ blockTag: "latest" })).timestamp);
+    for (let i = DEFAULT_REORG_DEPTH - 1; i >= 0; i--) {
+      const at = Math.max(this.lastTimestamp, now - Math.floor(i / BLOCKS_PER_SECOND));
+      await this.test.request({ method: "evm_mine", params: [toHex(at)] } as never);
+      this.lastTimestamp = at;
+    }
   }
 
   /** Stops the miner; `idle()` then waits for the block it may be mining. */

@@ -36,6 +36,7 @@ async function busyPort(): Promise<number> {
 async function env(): Promise<Record<string, string>> {
   return {
     X402M_DEVNET_PORT: String(await busyPort()),
+    X402M_DEVNET_ARBITRUM_PORT: "0",
     X402M_FACILITATOR_PORT: "0",
     PORT: "0",
     X402M_UTILITY_PORT: "0",
@@ -137,6 +138,18 @@ describe("demo on a week it cannot resume", () => {
     expect(snapshot(dir)).toEqual(withoutChain);
   }, 60_000);
 
+  it("stops at a world that plays Arbitrum whose Arbitrum chain is missing, naming it", async () => {
+    const world = JSON.parse(WORLD) as Record<string, unknown>;
+    const dir = await demoWeek(`${JSON.stringify({ ...world, chains: ["arbitrum"] }, null, 2)}\n`);
+    const before = snapshot(dir);
+    const { code, stderr } = await runMain(["demo", "--data", dir], await env());
+    expect(code).toBe(1);
+    expect(stderr).toMatch(
+      /demo\/arbitrum\/chain\/state\.json\.gz is missing, so the week .*world\.json describes cannot resume on arbitrum/,
+    );
+    expect(snapshot(dir)).toEqual(before);
+  }, 60_000);
+
   it("stops at a saved chain that does not load, naming it, and every file stays byte for byte", async () => {
     const dir = await demoWeek(WORLD);
     const before = snapshot(dir);
@@ -194,6 +207,19 @@ describe("demo on a week it cannot resume", () => {
     );
     expect(fs.existsSync(path.join(dir, "analytics.duckdb"))).toBe(true);
     expect(fs.readFileSync(path.join(dir, "demo", "world.json"), "utf8")).toBe(WORLD);
+  }, 60_000);
+
+  it("refuses a --chain without base, or naming a chain it does not play, before anything starts", async () => {
+    const dir = tempDir();
+    const alone = await runMain(["demo", "--chain", "arbitrum", "--data", dir]);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toBe(
+      `x402-merchants: --chain must list base, which the demo always plays (base, or base,arbitrum), not "arbitrum"\n`,
+    );
+    const polygon = await runMain(["demo", "--chain", "base,polygon", "--data", dir], await env());
+    expect(polygon.code).toBe(1);
+    expect(polygon.stderr).toMatch(/the demo plays Base and arbitrum, not polygon/);
+    expect(fs.readdirSync(dir)).toEqual([]);
   }, 60_000);
 
   it("refuses --days outside 1 to 7 or not whole, before anything starts", async () => {

@@ -35,6 +35,7 @@ const BIN = path.join(ROOT, "bin", "x402-merchants");
 const ARTIFACTS = path.join(ROOT, "test-artifacts");
 const FREE_PORTS = {
   X402M_DEVNET_PORT: "0",
+  X402M_DEVNET_ARBITRUM_PORT: "0",
   X402M_FACILITATOR_PORT: "0",
   PORT: "0",
   X402M_UTILITY_PORT: "0",
@@ -63,6 +64,8 @@ interface Ready {
   leaderboard: string;
   rpc: string;
   merchants: { id: string; name: string; address: string; report: string; badge: string; api: string }[];
+  chains: { chain: string; chain_id: number; rpc: string; leaderboard: string }[];
+  leaderboard_all: string;
 }
 
 interface Running {
@@ -307,6 +310,88 @@ describe("demo", () => {
     await page.close();
   }, 120_000);
 
+  it("plays Arbitrum beside Base: its own blocks and leaderboard, each chain's payments in its own reports, a merchant of both chains side by side", async () => {
+    const [arbitrum] = demo.ready.chains;
+    expect(arbitrum).toMatchObject({ chain: "arbitrum", chain_id: 42161 });
+    const client = createPublicClient({ transport: http(arbitrum?.rpc) });
+    expect(await client.getChainId()).toBe(42161);
+    // Arbitrum's clock: blocks as transactions come, several sharing one second, none every 2 s by rule.
+    const head = Number(await client.getBlockNumber());
+    const times = await Promise.all(
+      range(Math.min(head, 400) + 1).map(async (n) =>
+        Number((await client.getBlock({ blockNumber: BigInt(n) })).timestamp),
+      ),
+    );
+    const gaps = times.slice(1).map((t, i) => t - (times[i] as number));
+    expect(gaps.filter((g) => g === 0).length).toBeGreaterThan(10);
+    expect(gaps.some((g) => g > 60)).toBe(true);
+
+    type Board = {
+      window: { end_block: number };
+      merchants: { address: string; usd: number; real_usd: number }[];
+    };
+    const board = (await (await fetch(`${demo.ready.leaderboard}v1/leaderboard/arbitrum`)).json()) as Board;
+    expect(board.merchants.length).toBeGreaterThanOrEqual(5);
+    const base = (await (await fetch(`${demo.ready.leaderboard}v1/leaderboard/base`)).json()) as Board;
+    // Each payment in its own chain's reports only: the ground truths share no transaction, and every
+    // report's reported total is its own chain's truth (simulate --check, below, holds each to it).
+    const truthOf = (file: string) =>
+      fs
+        .readFileSync(file, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as TruthShape);
+    const layout = dataLayout(dataDir).demo;
+    const baseHashes = new Set(truthOf(layout.truth).map((r) => r.tx_hash));
+    const arbitrumTruth = truthOf(layout.further("arbitrum").truth);
+    expect(arbitrumTruth.length).toBeGreaterThan(20);
+    expect(arbitrumTruth.filter((r) => baseHashes.has(r.tx_hash))).toEqual([]);
+    expect(arbitrumTruth.every((r) => r.block_number <= head)).toBe(true);
+    expect(new Set(arbitrumTruth.map((r) => r.scheme ?? "exact"))).toEqual(new Set(["exact", "upto"]));
+
+    // A merchant paid on both: its page across chains shows each chain's week beside their sum.
+    const both = board.merchants.find((m) => base.merchants.some((b) => b.address === m.address));
+    if (!both) throw new Error("no merchant ranked on both chains");
+    const across = (await (await fetch(`${demo.ready.leaderboard}v1/merchants/${both.address}`)).json()) as {
+      chains: { chain: string; real_usd: number }[];
+      sum: { real_usd: number };
+    };
+    expect(across.chains.map((c) => c.chain).sort()).toEqual(["arbitrum", "base"]);
+    const baseReal = base.merchants.find((b) => b.address === both.address)?.real_usd as number;
+    expect(across.sum.real_usd).toBeCloseTo(baseReal + both.real_usd, 2);
+    const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+    await page.goto(`${demo.ready.leaderboard}merchants/${both.address}`);
+    await page.screenshot({ path: path.join(ARTIFACTS, "merchant-across-chains.png"), fullPage: true });
+    const rows = await page
+      .locator("main table")
+      .first()
+      .locator("tbody tr, tfoot tr")
+      .evaluateAll((trs) => trs.map((tr) => tr.querySelector("th")?.textContent?.trim() ?? ""));
+    expect(rows).toEqual(expect.arrayContaining(["Base", "Arbitrum One", "Sum"]));
+    // A day of Arbitrum beside a week of Base (--days 1): each chain's span named, not the shorter for both.
+    expect(await page.locator("p.claim").textContent()).toMatch(
+      /on Base and Arbitrum One, Base's 7 days and Arbitrum One's 1 day, each to its latest block\.$/,
+    );
+    await page.goto(arbitrum?.leaderboard as string);
+    await page.screenshot({ path: path.join(ARTIFACTS, "leaderboard-arbitrum.png"), fullPage: true });
+    expect(await page.locator("main table").first().locator("tbody tr").count()).toBe(board.merchants.length);
+    await page.goto(demo.ready.leaderboard_all);
+    await page.screenshot({ path: path.join(ARTIFACTS, "leaderboard-all-chains.png"), fullPage: true });
+    expect(await page.getByText(both.address).count()).toBeGreaterThan(0);
+    await page.close();
+
+    // The check per chain: Arbitrum's against its own truth, as Base's.
+    const check = await runCli(
+      ["simulate", "--check", "--json", "--chain", "arbitrum", "--data", dataDir],
+      {},
+    );
+    expect(check.stderr).toBe("");
+    const result = JSON.parse(check.stdout) as { chain: string; ok: boolean; merchants: { ok: boolean }[] };
+    expect(result).toMatchObject({ chain: "arbitrum", ok: true });
+    expect(result.merchants.length).toBeGreaterThanOrEqual(5);
+    expect(check.code).toBe(0);
+  }, 180_000);
+
   it("passes simulate --check: every merchant's real revenue within 5% of the ground truth", async () => {
     // The demo holds the store: the check finds its report service in the data directory and asks it.
     const { code, stdout, stderr } = await runCli(["simulate", "--check", "--json", "--data", dataDir], {});
@@ -533,11 +618,14 @@ describe("demo", () => {
 
   it("stops cleanly on Ctrl-C and resumes the same chain on the next start", async () => {
     const before = demo.ready.merchants.map((m) => m.address);
+    const arbitrumRpc = demo.ready.chains[0]?.rpc as string;
+    const arbitrumHead = await createPublicClient({ transport: http(arbitrumRpc) }).getBlockNumber();
     expect(await stopDemo(demo)).toBe(0);
     expect(fs.readdirSync(path.join(dataDir, "demo", "chain")).sort()).toEqual([
       "fork-genesis.json",
       "state.json.gz",
     ]);
+    expect(fs.readdirSync(path.join(dataDir, "demo", "arbitrum", "chain"))).toContain("state.json.gz");
     // Stopped, the check reads the analytics database itself.
     const check = await runCli(["simulate", "--check", "--json", "--data", dataDir], {});
     expect(check.code).toBe(0);
@@ -563,6 +651,11 @@ describe("demo", () => {
     // Every whole record kept as it was; the simulator appends after them.
     expect(fs.readFileSync(truth, "utf8").startsWith(whole)).toBe(true);
     expect(demo.ready.merchants.map((m) => m.address)).toEqual(before);
+    // Arbitrum's chain resumed too, where it stopped.
+    const resumedHead = await createPublicClient({
+      transport: http(demo.ready.chains[0]?.rpc),
+    }).getBlockNumber();
+    expect(resumedHead).toBeGreaterThanOrEqual(arbitrumHead);
     const board = (await (await fetch(`${demo.ready.leaderboard}v1/leaderboard/base`)).json()) as {
       merchants: unknown[];
     };

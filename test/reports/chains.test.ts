@@ -185,7 +185,9 @@ describe("reports per chain in one store", () => {
     ]);
     const page = await (await app.request(`/merchants/${shop}`)).text();
     expect(page).toContain(`href="https://reports.test/reports/polygon/${shop}">Polygon PoS</a>`);
-    expect(page).toContain("received $4.00 of x402 payments passing every screen (100% of $4.00 reported)");
+    expect(page).toContain(
+      "received $4.00 of x402 payments passing every screen (100% of $4.00 reported) on Base and Polygon PoS, each chain&#39;s 7 days to its latest block.",
+    );
     const badge = await app.request(`/badges/all/${shop}.svg`);
     expect(badge.headers.get("content-type")).toMatch(/^image\/svg\+xml/);
     expect(await badge.text()).toContain("$4.00/7d · 100%");

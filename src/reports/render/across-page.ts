@@ -30,7 +30,7 @@ export function renderAcrossPage(m: MerchantAcrossChains, opts: { notice?: strin
 <p class="addr">Merchant wallet <code>${m.address}</code> on ${count.format(m.chains.length)} ${m.chains.length === 1 ? "chain" : "chains"}</p>
 </header>
 <main>
-<p class="claim">${m.name} received ${usd(m.sum.real_usd)} of x402 payments passing every screen (${realShare(m.sum)} of ${usd(m.sum.usd)} reported) on ${m.chains.map((c) => chainName(c.chain)).join(" and ")}, each chain's ${spanText(m.days)} to its latest block.</p>
+<p class="claim">${m.name} received ${usd(m.sum.real_usd)} of x402 payments passing every screen (${realShare(m.sum)} of ${usd(m.sum.usd)} reported) on ${m.chains.map((c) => chainName(c.chain)).join(" and ")}, ${spansText(m.chains, m.days)} to its latest block.</p>
 <div class="scroll"><table>
 <caption>Each chain's latest week, and their sum</caption>
 <thead><tr><th scope="col">Chain</th><th scope="col">Window</th><th scope="col" class="num">Real usd</th><th scope="col" class="num">Reported usd</th><th scope="col" class="num">Real share</th><th scope="col" class="num">Real / all payments</th><th scope="col" class="num">Real / all buyers</th><th scope="col" class="num">Rank</th></tr></thead>
@@ -79,4 +79,14 @@ ${chainNav("all", held)}
 </main>
 ${licenceFooter(board.license)}`;
   return documentShell("x402 merchants on every chain: real revenue", body);
+}
+
+/**
+ * The chains' spans in the claim: one when they agree ("each chain's 7 days"), else each its own ("Base's 7
+ * days and Arbitrum One's 1 day"), so that a chain younger than a week does not make the others' look short.
+ */
+function spansText(list: readonly { chain: string; window: { days: number } }[], days: number): string {
+  const spans = list.map((c) => spanText(c.window.days));
+  if (spans.every((span) => span === spans[0])) return `each chain's ${spanText(days)}`;
+  return `${list.map((c, i) => `${chainName(c.chain)}'s ${spans[i]}`).join(" and ")}, each`;
 }
