@@ -1,5 +1,5 @@
 /**
- * `bench:chains`' ratio with a steadier yardstick (`npx tsx bench/chains-rounds.ts [--rounds N]`): on the two stores
+ * `bench:chains`' ratio with a steadier yardstick (`npx tsx bench/chains-rounds.ts [--rounds N] [--memory-gb N]`): on the two stores
  * the last `npm run bench:chains` left (`.bench/chains-one`, `.bench/chains-three`), one chain's build and the three
  * chains' builds at once (each on a connection of its own, as `serve` builds them) alternate, round after round, and
  * the ratio is of the medians. On a shared 2-core VM a build's time moves 2-4x within minutes: three rounds one
@@ -16,6 +16,9 @@ import { benchDir } from "./week-file.ts";
 const argv = process.argv.slice(2);
 const at = argv.indexOf("--rounds");
 const rounds = at < 0 ? 9 : Number(argv[at + 1]);
+const gb = argv.indexOf("--memory-gb");
+// bench:chains' default; more tells whether three builds at once spend their extra CPU re-reading what the limit evicted.
+const memoryLimit = `${gb < 0 ? 1 : Number(argv[gb + 1])}GB`;
 const line = (text: string) => process.stdout.write(`${text}\n`);
 const cpuMs = () => {
   const u = process.cpuUsage();
@@ -24,7 +27,7 @@ const cpuMs = () => {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 async function services(dataDir: string, chains: readonly ChainRecord[]) {
-  const analytics = await Analytics.open({ dataDir, memoryLimit: "1GB", threads: null });
+  const analytics = await Analytics.open({ dataDir, memoryLimit, threads: null });
   const list = await Promise.all(
     chains.map(
       async (chain, i) =>
