@@ -67,7 +67,8 @@ export class PublicUrlResourceServer extends x402HTTPResourceServer {
     return super.processSettlement(payload, requirements, declared, request, ...rest);
   }
 
-  private publicContext(context: HTTPRequestContext): HTTPRequestContext {
+  /** The request as its resource is named to buyers and extensions (the public URL, no secret parameter). */
+  publicContext(context: HTTPRequestContext): HTTPRequestContext {
     const { adapter } = context;
     const asked = new URL(adapter.getUrl());
     // Rewritten only when it holds a secret: rewriting re-encodes the rest (a space's %20 becomes +).
