@@ -54,7 +54,7 @@ type Internals = Required<HttpInternals> & {
 /** A voucher matched to its route's requirement, not yet verified: nothing has been changed for it. */
 interface Prepared {
   payload: PaymentPayload;
-  /** The request as the middleware gives it to the settlement (the kit's server names it publicly then). */
+  /** The request as the middleware gives it to the settlement, already named publicly as the kit's server would. */
   context: HTTPRequestContext;
   requirements: PaymentRequirements[];
   resource: PaymentRequired["resource"];
@@ -162,7 +162,7 @@ async function prepare(
   if (!matching || !sdk.validateExtensions(required, payload).valid) return undefined;
   // A channel's voucher is verified before its handler and settled after (the `authorization` flow).
   if (sdk.getPaymentFlow(payload, matching) !== "authorization") return undefined;
-  return { payload, context, requirements, resource, extensions, transport, matching };
+  return { payload, context: request, requirements, resource, extensions, transport, matching };
 }
 
 /** The verification and what follows it in `processHTTPRequest`, its refusals as it makes them. */

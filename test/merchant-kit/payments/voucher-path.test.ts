@@ -7,13 +7,15 @@
  * refusal by the handler) and must answer alike: status, body, the payment headers decoded, `Cache-Control`, the
  * channel's charge, with only the channel's id, its salt and the host's address told apart. Each case also says
  * whether the kit's host decided it without the middleware, which a spy on the SDK's `processHTTPRequest` checks.
+ * And the kit's `PAYMENT-RESPONSE`, encoded its own way, is the SDK's byte for byte.
  */
 import {
   decodePaymentRequiredHeader,
   decodePaymentResponseHeader,
+  encodePaymentResponseHeader,
   encodePaymentSignatureHeader,
 } from "@x402/core/http";
-import { x402HTTPResourceServer } from "@x402/core/server";
+import { x402HTTPResourceServer, x402ResourceServer } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import { computeChannelId, signVoucher } from "@x402/evm/batch-settlement/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
@@ -24,6 +26,7 @@ import type { Database } from "../../../src/common/db/index.ts";
 import { type Listening, listenWithUrl } from "../../../src/common/listen.ts";
 import { merchantApp } from "../../../src/merchant-kit/app.ts";
 import { ChannelStore } from "../../../src/merchant-kit/channels/index.ts";
+import { PublicUrlResourceServer } from "../../../src/merchant-kit/payments/resource-server.ts";
 import { useDevnet } from "../../helpers/chain.ts";
 import { channelEndpoints, PRICE, requiredBy, type Tally } from "../../helpers/channel-shop.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
@@ -297,4 +300,26 @@ describe.each(DATABASE_KINDS)("a voucher decided by the kit, against the SDK's m
     expect(after?.chargedCumulativeAmount).toBe((3n * PRICE + 1234n).toString());
     expect(after?.pendingRequest).toBeUndefined();
   }, 120_000);
+});
+
+describe("the kit's PAYMENT-RESPONSE", () => {
+  it("is the SDK's encoding, byte for byte", () => {
+    const server = new PublicUrlResourceServer(new x402ResourceServer(), {}, "https://api.example");
+    const responses = [
+      {
+        success: true,
+        transaction: "",
+        network: NETWORK,
+        payer: "0xab",
+        amount: "1000",
+        extra: { a: [1, "é"] },
+      },
+      { success: false, errorReason: "naïve — ünïcode ✓ 🚀", transaction: "0x12", network: NETWORK },
+      { success: true, transaction: "0x", network: NETWORK, extensionResponses: { receipt: { x: 1 } } },
+    ] as Parameters<typeof encodePaymentResponseHeader>[0][];
+    for (const response of responses)
+      expect(server.createSettlementHeaders(response)).toEqual({
+        "PAYMENT-RESPONSE": encodePaymentResponseHeader(response),
+      });
+  });
 });
