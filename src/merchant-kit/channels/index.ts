@@ -6,9 +6,10 @@
  * gives (the wallets to schedule, `RefundFronts`, the schedule's `atomic`), so the arrow runs one way, from the
  * payments and the host (app.ts) into channels/.
  *
- * A voucher's path, top to bottom. The SDK's middleware (`@x402/hono`) drives the middle of it through the
- * scheme's hooks, which take no request: what the kit must carry from one hook to the next rides in the
- * request's `ChannelRequest` (context.ts), opened around the middleware.
+ * A voucher's path, top to bottom. The SDK's resource server drives the middle of it through the scheme's
+ * hooks, which take no request: what the kit must carry from one hook to the next rides in the request's
+ * `ChannelRequest` (context.ts), opened around the payment middleware. For a voucher that middleware is the kit's
+ * (payments/voucher-path.ts: the SDK's steps without `@x402/hono`'s detours); for a deposit, `@x402/hono`'s.
  * 1. The host's front (payments/fronts.ts) has offered `batch-settlement` in the route's 402, when the
  *    facilitators serve channels; the buyer's client opened a channel by deposit and now signs a voucher.
  * 2. payments/paid-handler.ts `settleAndRecord` opens the request's `ChannelRequest` (`inChannelRequest`)

@@ -24,6 +24,7 @@ import { type PaymentSettings, paymentNetworks, refundPaths, refundRoute, x402Ro
 import { FACILITATOR_RETRY_AFTER_S } from "./facilitator-watch.ts";
 import { networkWayOf, settleableWays, type Verdict, type WayToPay } from "./offers.ts";
 import { PublicUrlResourceServer } from "./resource-server.ts";
+import { directVouchers } from "./voucher-path.ts";
 
 /** One way of answering: the merchant as it is paid, its HTTP resource server and payment middleware. */
 export interface PaymentFront {
@@ -64,7 +65,8 @@ export function paymentFronts(
    */
   resourceServerOf: () => x402ResourceServer,
   payments: PaymentSettings,
-  settings: Pick<ChannelSettings, "mode">,
+  /** How channels are served; `vouchersThroughSdk`: their vouchers decided by the SDK's middleware (voucher-path.ts). */
+  settings: Pick<ChannelSettings, "mode"> & { vouchersThroughSdk?: boolean },
   /** The facilitators, as the merchant reaches them, that payments/offers.ts asks; none: nothing is asked. */
   facilitator?: FacilitatorClient,
   /** Told of each refusal a facilitator threw at the asking (the operator's log of refusals). */
@@ -90,6 +92,7 @@ export function paymentFronts(
     payments,
     refunds,
     secrets: new Set(merchant.endpoints.flatMap((e) => e.secretParams ?? [])),
+    vouchersThroughSdk: settings.vouchersThroughSdk ?? false,
   };
   let logged = "";
   const workOut = async (g: Generation) => {
@@ -207,6 +210,7 @@ interface Shape {
   /** The refund routes by their key ("GET /channels/refund"), none where channels are off. */
   refunds: { key: string; route: RouteConfig }[];
   secrets: ReadonlySet<string>;
+  vouchersThroughSdk: boolean;
 }
 
 /** The front of generation `g` that offers the `allowed` ways. */
@@ -230,12 +234,13 @@ function frontOf(g: Generation, shape: Shape, allowed: ReadonlySet<WayToPay>): P
     new Set(shape.secrets),
   );
   // Not initialised by the middleware: the generation is, once for all its fronts.
-  const middleware = paymentMiddlewareFromHTTPServer(httpServer, undefined, undefined, false);
+  const sdk = paymentMiddlewareFromHTTPServer(httpServer, undefined, undefined, false);
+  const middleware = sdk as MiddlewareHandler<MerchantEnv>;
   const front = {
     merchant: m,
     channels,
     httpServer,
-    middleware: middleware as MiddlewareHandler<MerchantEnv>,
+    middleware: channels && !shape.vouchersThroughSdk ? directVouchers(httpServer, middleware) : middleware,
   };
   g.built.set(key, front);
   return front;

@@ -30,7 +30,7 @@ import type { PaymentRequired, PaymentRequirements } from "@x402/core/types";
 const UNPAID = "Payment required";
 
 /** What the SDK's HTTP server keeps private and the cache asks it: which route a request is, its hooks. */
-interface HttpInternals {
+export interface HttpInternals {
   getRouteConfig?(
     path: string,
     method: string,

@@ -12,7 +12,7 @@ import {
   x402HTTPResourceServer,
   x402ResourceServer,
 } from "@x402/core/server";
-import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
+import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from "@x402/core/types";
 import { OFFER_RECEIPT } from "@x402/extensions/offer-receipt";
 import { HonoAdapter } from "@x402/hono";
 import type { Context } from "hono";
@@ -67,7 +67,23 @@ export class PublicUrlResourceServer extends x402HTTPResourceServer {
     return super.processSettlement(payload, requirements, declared, request, ...rest);
   }
 
-  private publicContext(context: HTTPRequestContext): HTTPRequestContext {
+  /**
+   * `PAYMENT-RESPONSE` encoded as the SDK's `encodePaymentResponseHeader` encodes it, the same bytes, by `Buffer`:
+   * the SDK builds a string a character per byte first, a tenth of a millisecond of a voucher's CPU.
+   */
+  override createSettlementHeaders(settleResponse: SettleResponse): Record<string, string> {
+    const buyerFacing: Partial<SettleResponse> = { ...settleResponse };
+    delete buyerFacing.extensionResponses;
+    return { "PAYMENT-RESPONSE": Buffer.from(JSON.stringify(buyerFacing), "utf8").toString("base64") };
+  }
+
+  /**
+   * The request as its resource is named to buyers and extensions (the public URL, no secret parameter). A
+   * context made here is given back as it is: the direct voucher path (voucher-path.ts) settles with the one it
+   * verified with, not parsed again.
+   */
+  publicContext(context: HTTPRequestContext): HTTPRequestContext {
+    if (publicContexts.has(context)) return context;
     const { adapter } = context;
     const asked = new URL(adapter.getUrl());
     // Rewritten only when it holds a secret: rewriting re-encodes the rest (a space's %20 becomes +).
@@ -77,9 +93,14 @@ export class PublicUrlResourceServer extends x402HTTPResourceServer {
     const publicAdapter: HTTPAdapter = Object.assign(Object.create(adapter) as HTTPAdapter, {
       getUrl: () => url,
     });
-    return { ...context, adapter: publicAdapter };
+    const made = { ...context, adapter: publicAdapter };
+    publicContexts.add(made);
+    return made;
   }
 }
+
+/** The contexts `publicContext` made. */
+const publicContexts = new WeakSet<HTTPRequestContext>();
 
 /**
  * `@x402/core`'s resource server, matching an `exact` payment to the option of its own transfer method
