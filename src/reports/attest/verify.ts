@@ -111,21 +111,33 @@ export async function verifyReport(
   }
   const uid = attestation.uid as Hex;
   // At a block the node has made, not "latest": anvil resolves "latest" twice and refuses a call that meets
-  // a block being built as out of range (-32602, foundry-rs/foundry#10709); a demo's attester mines on.
-  const head = await rpc(
+  // a block being built as out of range (-32602, foundry-rs/foundry#10709); a demo's attester mines on. A node
+  // that keeps no past states (the demo's chain) refuses the block read just before too once the next is
+  // mined: the head is read again and the call made once more, twice at most.
+  let head = await rpc(
     () => client.getBlockNumber({ cacheTime: 0 }),
     "rpc",
     "the RPC did not answer its latest block",
   );
   const stored = await rpc(
-    () =>
-      client.readContract({
-        address: EAS_ADDRESS,
-        abi: easAbi,
-        functionName: "getAttestation",
-        args: [uid],
-        blockNumber: head,
-      }),
+    async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await client.readContract({
+            address: EAS_ADDRESS,
+            abi: easAbi,
+            functionName: "getAttestation",
+            args: [uid],
+            blockNumber: head,
+          });
+        } catch (error) {
+          const walk = (error as { walk?: (match: (e: unknown) => boolean) => unknown }).walk;
+          const outOfRange = walk?.call(error, (e) => (e as { code?: unknown }).code === -32602) != null;
+          if (!outOfRange || attempt >= 3) throw error;
+          head = await client.getBlockNumber({ cacheTime: 0 });
+        }
+      }
+    },
     "eas",
     `EAS at ${EAS_ADDRESS} on chain ${chainId} did not answer getAttestation`,
   );

@@ -24,6 +24,7 @@ import { reportLeaf, weekTree } from "../../../src/reports/attest/tree.ts";
 import { VerifyError, verifyReport } from "../../../src/reports/attest/verify.ts";
 import type { Report } from "../../../src/reports/schema.ts";
 import { type Attested, easOn, once, statementOf, weekOf, withProofs } from "../../helpers/eas.ts";
+import { startRpcProxy } from "../../helpers/rpc-proxy.ts";
 import { makeReport, wallet as repeated } from "../fixtures.ts";
 
 /** The same schema made revocable: another UID, data the week schema decodes. */
@@ -111,6 +112,35 @@ describe("verifyReport", () => {
       // As read from a file: the parsed JSON.
       expect(await verifyReport(JSON.parse(JSON.stringify(report)), client)).toMatchObject(expected);
     }
+  });
+
+  it("reads again at the new head when the node refuses the block it read as out of range, twice at most", async () => {
+    const [report] = (await week()).attested as [Attested];
+    // As anvil without past states answers a call at a block the next one replaced (-32602): `refused` times.
+    const through = async (refused: number) => {
+      let calls = 0;
+      const proxy = await startRpcProxy(devnet.rpc, ({ body }) =>
+        !Array.isArray(body) && body.method === "eth_call" && calls++ < refused
+          ? {
+              kind: "rpc-error",
+              code: -32602,
+              message: "BlockOutOfRangeError: block height is 9 but requested 10",
+            }
+          : { kind: "forward" },
+      );
+      try {
+        const on = createPublicClient({ transport: http(proxy.url, { retryCount: 0 }) }) as PublicClient;
+        return { result: await verifyReport(report, on).catch((e: unknown) => e), calls };
+      } finally {
+        await proxy.close();
+      }
+    };
+    const twice = await through(2);
+    expect(twice.result).toMatchObject({ address: report.address, endBlock: report.window.end_block });
+    expect(twice.calls).toBe(3);
+    const thrice = await through(3);
+    expect(thrice.result).toBeInstanceOf(VerifyError);
+    expect((thrice.result as VerifyError).code).toBe("eas");
   });
 
   it("refuses a report changed by one field: its proof no longer takes it to the root", async () => {
