@@ -168,7 +168,13 @@ async function compareChains(rounds: number, days: string) {
       }
     }
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  const median = (xs: number[]) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1
+      ? (sorted[mid] as number)
+      : Math.round((((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2) * 10) / 10;
+  };
   const base = median(runs.base.map((r) => r.readySeconds));
   const both = median(runs.both.map((r) => r.readySeconds));
   note(`median ready: Base alone ${base} s, Base and Arbitrum ${both} s (${(both / base).toFixed(2)}x)`);

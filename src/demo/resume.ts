@@ -175,8 +175,11 @@ export async function planStart(
   }
   const { world } = files;
   if (world.state === "whole") {
+    // A further chain that played something and lost its chain cannot resume; one that never got as far as its
+    // first save (a start that stopped before it) starts afresh beside the resumed Base.
     const missing = (world.world.chains ?? []).find(
-      (slug) => !findSavedChain(layout.demo.further(slug).chain),
+      (slug) =>
+        !findSavedChain(layout.demo.further(slug).chain) && fs.existsSync(layout.demo.further(slug).truth),
     );
     if (files.chain && missing !== undefined) {
       return {

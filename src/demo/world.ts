@@ -78,6 +78,8 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     if (!resumed) fs.writeFileSync(layout.world, `${JSON.stringify(w, null, 2)}\n`);
     const head = (await headOf(devnet)).number;
     for (const message of repairTruthNotes(layout.truth, layout.truthComplete, head)) note(message);
+    // After Base's, not beside it: a further chain started while Base's fails (a port in use) would save a
+    // chain the next start finds without its world.
     const further = await startFurtherDevnets(w, config, layout.further, lifecycle, note);
 
     // Every merchant is paid into a devnet wallet of its own; the utility and its alias share one.

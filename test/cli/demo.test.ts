@@ -138,9 +138,13 @@ describe("demo on a week it cannot resume", () => {
     expect(snapshot(dir)).toEqual(withoutChain);
   }, 60_000);
 
-  it("stops at a world that plays Arbitrum whose Arbitrum chain is missing, naming it", async () => {
+  it("stops at a world that played on Arbitrum whose Arbitrum chain is missing, naming it", async () => {
     const world = JSON.parse(WORLD) as Record<string, unknown>;
     const dir = await demoWeek(`${JSON.stringify({ ...world, chains: ["arbitrum"] }, null, 2)}\n`);
+    // It played there: its ground truth is there (without it, the chain would start afresh beside Base).
+    const arbitrum = dataLayout(dir).demo.further("arbitrum");
+    fs.mkdirSync(arbitrum.dir, { recursive: true });
+    fs.writeFileSync(arbitrum.truth, "");
     const before = snapshot(dir);
     const { code, stderr } = await runMain(["demo", "--data", dir], await env());
     expect(code).toBe(1);
