@@ -21,7 +21,7 @@ export class StoreChanges {
   /** Commits seen so far: a reader keeps the epoch it rendered at. */
   epoch = 0;
   private readonly writes: Write[] = [];
-  private readonly listeners = new Set<(epoch: number) => void>();
+  private readonly listeners = new Set<(epoch: number, chain: string | undefined) => void>();
 
   /** A write committed that changed `chain`'s data (undefined: any chain's) from block `from` on (0: anything). */
   committed(from: number, chain?: string): void {
@@ -30,7 +30,7 @@ export class StoreChanges {
     if (this.writes.length > KEPT) this.writes.splice(0, this.writes.length - KEPT);
     // After the writer's call returns: a listener's work is never part of the write, nor its failure.
     const epoch = this.epoch;
-    for (const listener of this.listeners) queueMicrotask(() => listener(epoch));
+    for (const listener of this.listeners) queueMicrotask(() => listener(epoch, chain));
   }
 
   /**
@@ -50,8 +50,11 @@ export class StoreChanges {
     return true;
   }
 
-  /** Calls `listener` soon after each commit (a microtask), with the new epoch; returns how to stop. */
-  subscribe(listener: (epoch: number) => void): () => void {
+  /**
+   * Calls `listener` soon after each commit (a microtask), with the new epoch and the chain whose data it
+   * changed (undefined: any chain's); returns how to stop.
+   */
+  subscribe(listener: (epoch: number, chain: string | undefined) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
