@@ -114,10 +114,11 @@ export async function startDemoServices(
             // demo's chain mines a block a second when idle (sim-chain.ts), so 512 would hold its payments
             // back for minutes.
             reorgDepth: DEFAULT_REORG_DEPTH,
+            // No discovery: Base's indexer reads the listings, which are every chain's, for all (as `index`
+            // with several RPCs does); a second reader every 5 s was the same work again.
             follow: true,
             pollMs: 500,
             fundingLookback: options.fundingLookback,
-            discovery: { url: `${started.facilitator}/discovery/resources`, refreshMs: 5_000 },
             onEvent: onIndexerEvent,
           };
         }),

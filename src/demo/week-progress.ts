@@ -13,8 +13,15 @@ export class WeekProgress {
   indexer(event: IndexerEvent): void {
     if (event.type === "batch") this.indexed = Math.max(this.indexed, event.to);
     if (event.type === "caught_up") this.indexed = Math.max(this.indexed, event.block);
-    if ((event.type === "listings" || event.type === "listings_failed") && this.caughtUp !== undefined)
-      this.listedSinceCaughtUp = true;
+    if (event.type === "listings" || event.type === "listings_failed") this.listed();
+  }
+
+  /**
+   * The listings were read from discovery (or that failed). A chain beside Base hears it from Base's
+   * indexer: one indexer reads the listings for all, as `index` with several RPCs does.
+   */
+  listed(): void {
+    if (this.caughtUp !== undefined) this.listedSinceCaughtUp = true;
   }
 
   simulator(event: SimulatorEvent): void {
@@ -22,19 +29,20 @@ export class WeekProgress {
   }
 
   /**
-   * Settles once the week is ready: the simulator reached the present, the indexer has every block of the
-   * week it can confirm and has read the listings since (the Bazaar lists an endpoint once it is first
-   * paid: read before the week's last new endpoints were, a merchant's prices would be missing from its
-   * report, and the tiny payments its prices expose with them), and the leaderboard has been built once
-   * (`leaderboard`). Rejects when `signal` aborts first.
+   * Settles once the week is played and indexed: the simulator reached the present, the indexer has every
+   * block of the week it can confirm and has read the listings since (the Bazaar lists an endpoint once it
+   * is first paid: read before the week's last new endpoints were, a merchant's prices would be missing
+   * from its report, and the tiny payments its prices expose with them). Rejects when `signal` aborts first.
+   * The demo asks for the leaderboards only once every chain's week is: a latest window asked for is rebuilt
+   * at each of its chain's commits (src/reports/serve/latest.ts), and a chain ready first would be rebuilt
+   * while the others catch up.
    */
-  async ready(signal: AbortSignal, leaderboard: () => Promise<unknown>): Promise<void> {
+  async played(signal: AbortSignal): Promise<void> {
     for (;;) {
       if (signal.aborted) throw new DemoError("stopped before the week was ready");
       const indexed = this.caughtUp !== undefined && this.indexed >= this.caughtUp - DEFAULT_REORG_DEPTH;
-      if (indexed && this.listedSinceCaughtUp) break;
+      if (indexed && this.listedSinceCaughtUp) return;
       await sleep(250);
     }
-    await leaderboard();
   }
 }

@@ -33,7 +33,8 @@ import { DemoError, type World } from "./resume.ts";
 import { demoNotice, startDemoServices } from "./services.ts";
 import type { SimMerchant } from "./sim-merchants.ts";
 import { simMerchants } from "./sim-merchants.ts";
-import { runSimulator, type SimulatorEvent, type SimulatorStats } from "./simulator.ts";
+import { runSimulatorThread } from "./sim-thread.ts";
+import type { SimulatorEvent, SimulatorStats } from "./simulator.ts";
 import { loadDemoSocial } from "./social.ts";
 import { repairTruthNotes } from "./truth-notes.ts";
 import { type DemoUrls, demoUrls, type ServiceUrls } from "./urls.ts";
@@ -100,6 +101,8 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       attest: await demoAttester(devnet, w, config),
       onIndexerEvent: (event) => {
         progress.indexer(event);
+        if (event.type === "listings" || event.type === "listings_failed")
+          for (const chain of furtherProgress) chain.listed();
         emit({ type: "indexer", event });
       },
       further: further.map((run, i) => ({
@@ -167,15 +170,15 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       [devnet, ...further.map((run) => run.devnet)],
       controller.signal,
     );
-    const ready = Promise.all([
-      progress.ready(controller.signal, () => service.leaderboard()),
-      // Each chain's leaderboard built once, as its readers will ask for it.
-      ...further.map((run, i) =>
-        (furtherProgress[i] as WeekProgress).ready(controller.signal, () =>
-          fetchOk(`${urls.reports}/v1/leaderboard/${run.slug}`),
-        ),
-      ),
-    ]).then(() => undefined);
+    // Each chain's leaderboard built once, as its readers will ask for it, once every week is indexed.
+    const ready = Promise.all([progress, ...furtherProgress].map((p) => p.played(controller.signal)))
+      .then(() =>
+        Promise.all([
+          service.leaderboard(),
+          ...further.map((run) => fetchOk(`${urls.reports}/v1/leaderboard/${run.slug}`)),
+        ]),
+      )
+      .then(() => undefined);
     ready.catch(() => undefined);
     const shown = demoUrls(publicUrl, devnet.rpc, urls, services.urls.metrics, further);
     emit({
@@ -213,7 +216,7 @@ function playBase(
   },
 ): Promise<SimulatorStats> {
   const planMerchants: PlanMerchant[] = play.merchants.map(({ id, endpoints }) => ({ id, endpoints }));
-  return runSimulator({
+  return runSimulatorThread({
     rpc: play.devnet.rpc,
     usdc: play.devnet.usdc,
     owner: play.devnet.owner,
