@@ -17,7 +17,8 @@ import { chooseRoles } from "./plan.ts";
 import { type PlanMerchant, SLOT_SECONDS } from "./plan-types.ts";
 import type { World } from "./resume.ts";
 import type { SimMerchant } from "./sim-merchants.ts";
-import { runSimulator, type SimulatorEvent, type SimulatorStats } from "./simulator.ts";
+import { runSimulatorThread } from "./sim-thread.ts";
+import type { SimulatorEvent, SimulatorStats } from "./simulator.ts";
 import { repairTruthNotes } from "./truth-notes.ts";
 import { simulatedKeys, WALLET_HOSTS } from "./wallets.ts";
 
@@ -75,7 +76,7 @@ export function playFurtherChain(
   const planMerchants: PlanMerchant[] = play.merchants.map(({ id, endpoints }) => ({ id, endpoints }));
   const slotSeconds = world.slotSeconds ?? SLOT_SECONDS;
   const { devnet } = run;
-  return runSimulator({
+  return runSimulatorThread({
     rpc: devnet.rpc,
     usdc: devnet.usdc,
     owner: devnet.owner,

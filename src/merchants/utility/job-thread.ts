@@ -10,7 +10,7 @@
  * the terminated worker's teardown: where the budget is a paid call's whole CPU, a job process
  * (`job-process.ts`), whose every thread is counted, holds it.
  *
- * The worker is a module that calls `serveJobs` with its job function; `worker-boot.mjs` registers tsx in
+ * The worker is a module that calls `serveJobs` with its job function; `src/common/worker-boot.mjs` registers tsx in
  * the thread first, since the sources are TypeScript.
  *
  * @example
@@ -20,7 +20,7 @@
 import { type ResourceLimits, Worker } from "node:worker_threads";
 import { DEFAULT_IDLE_MS, JobRunner, type JobWorker, type WorkerEvents } from "./job-runner.ts";
 
-const BOOT = new URL("./worker-boot.mjs", import.meta.url);
+const BOOT = new URL("../../common/worker-boot.mjs", import.meta.url);
 
 export interface JobThreadOptions {
   /** Heap limits of the worker: a job past them kills the worker, not the process (ERR_WORKER_OUT_OF_MEMORY). */
