@@ -6,21 +6,18 @@
  * so that its reports, its leaderboard and `simulate --check --chain <slug>` stand apart from Base's.
  */
 import { chainBySlug } from "../chain/chains.ts";
-import type { Devnet, DevnetAccount } from "../chain/devnet/index.ts";
+import type { Devnet } from "../chain/devnet/index.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import type { DemoChainFiles } from "../config/layout.ts";
 import type { Config } from "../services/index.ts";
 import { headOf, startChain } from "./chain.ts";
 import { FURTHER_CHAIN_PORTS, type FurtherChain } from "./further-chains.ts";
 import { furtherMix } from "./mix.ts";
-import { chooseRoles } from "./plan.ts";
-import { type PlanMerchant, SLOT_SECONDS } from "./plan-types.ts";
+import { SLOT_SECONDS } from "./plan-types.ts";
+import { playWeek, type WeekPlay } from "./play-week.ts";
 import type { World } from "./resume.ts";
-import type { SimMerchant } from "./sim-merchants.ts";
-import { runSimulatorThread } from "./sim-thread.ts";
-import type { SimulatorEvent, SimulatorStats } from "./simulator.ts";
+import type { SimulatorStats } from "./simulator.ts";
 import { repairTruthNotes } from "./truth-notes.ts";
-import { simulatedKeys, WALLET_HOSTS } from "./wallets.ts";
 
 /** A chain played beside Base, once its devnet runs. */
 export interface FurtherChainRun {
@@ -55,14 +52,10 @@ export async function startFurtherDevnets(
   return runs;
 }
 
-export interface FurtherPlay {
+/** What a further chain's week is played with: Base's merchants, the world, whether it resumes. */
+export interface FurtherPlay extends Omit<WeekPlay, "startSlot" | "files"> {
   world: World;
   resumed: boolean;
-  /** The merchants as Base's simulator pays them, and their wallets (`merchant:<id>`). */
-  merchants: readonly SimMerchant[];
-  named: readonly { id: string; key: DevnetAccount }[];
-  signal: AbortSignal;
-  onEvent: (event: SimulatorEvent) => void;
 }
 
 /** Plays the chain's week: its own population (`furtherMix`) paying on its network. */
@@ -72,37 +65,24 @@ export function playFurtherChain(
   play: FurtherPlay,
 ): Promise<SimulatorStats> {
   const { world } = play;
-  const mix = furtherMix(world.mix, index);
-  const planMerchants: PlanMerchant[] = play.merchants.map(({ id, endpoints }) => ({ id, endpoints }));
-  const slotSeconds = world.slotSeconds ?? SLOT_SECONDS;
   const { devnet } = run;
-  return runSimulatorThread({
-    rpc: devnet.rpc,
-    usdc: devnet.usdc,
-    owner: devnet.owner,
-    chainId: devnet.chainId,
-    network: chainBySlug(run.slug).caip2,
-    blocksOnDemand: true,
-    plan: {
-      mix,
-      merchants: planMerchants,
-      // As on Base: the patterns the screens exist for are played by the utility API and the shops.
-      roles: chooseRoles(
-        planMerchants,
-        "utility",
-        WALLET_HOSTS.filter((name) => name !== "utility"),
-      ),
-      epoch: world.epoch,
-      slotSeconds,
+  const slotSeconds = world.slotSeconds ?? SLOT_SECONDS;
+  return playWeek(
+    world,
+    furtherMix(world.mix, index),
+    {
+      rpc: devnet.rpc,
+      usdc: devnet.usdc,
+      owner: devnet.owner,
+      chainId: devnet.chainId,
+      network: chainBySlug(run.slug).caip2,
+      blocksOnDemand: true,
     },
-    merchants: play.merchants,
-    wallets: simulatedKeys(play.named, mix),
-    genesisTime: world.genesisTime,
-    // The slot after the one the chain's head is dated in: its blocks have no fixed rhythm to count by.
-    startSlot: play.resumed ? Math.max(0, Math.floor((run.headTime - world.epoch) / slotSeconds) + 1) : 0,
-    truthFile: run.files.truth,
-    truthCompleteFile: run.files.truthComplete,
-    signal: play.signal,
-    onEvent: play.onEvent,
-  });
+    {
+      ...play,
+      // The slot after the one the chain's head is dated in: its blocks have no fixed rhythm to count by.
+      startSlot: play.resumed ? Math.max(0, Math.floor((run.headTime - world.epoch) / slotSeconds) + 1) : 0,
+      files: run.files,
+    },
+  );
 }

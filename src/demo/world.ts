@@ -14,7 +14,6 @@
 import fs from "node:fs";
 import type { Analytics } from "../analytics/duckdb.ts";
 import { importNdjson } from "../analytics/import.ts";
-import type { Devnet, DevnetAccount } from "../chain/devnet/index.ts";
 import type { Database } from "../common/db/index.ts";
 import { Lifecycle } from "../common/lifecycle.ts";
 import { dataLayout } from "../config/layout.ts";
@@ -26,19 +25,16 @@ import type { DemoEvent, DemoOptions } from "./demo-options.ts";
 import { type DemoMerchant, demoMerchants, merchantRecords, nameMerchants } from "./merchants.ts";
 import { openWorld } from "./open-world.ts";
 import { partFailure } from "./part-failure.ts";
-import { chooseRoles } from "./plan.ts";
-import { type PlanMerchant, SLOT_SECONDS } from "./plan-types.ts";
+import { SLOT_SECONDS } from "./plan-types.ts";
 import { playFurtherChain, startFurtherDevnets } from "./play-further.ts";
-import { DemoError, type World } from "./resume.ts";
+import { playWeek } from "./play-week.ts";
+import { DemoError } from "./resume.ts";
 import { demoNotice, startDemoServices } from "./services.ts";
-import type { SimMerchant } from "./sim-merchants.ts";
 import { simMerchants } from "./sim-merchants.ts";
-import { runSimulatorThread } from "./sim-thread.ts";
-import type { SimulatorEvent, SimulatorStats } from "./simulator.ts";
 import { loadDemoSocial } from "./social.ts";
 import { repairTruthNotes } from "./truth-notes.ts";
 import { type DemoUrls, demoUrls, type ServiceUrls } from "./urls.ts";
-import { merchantKeys, simulatedKeys, WALLET_HOSTS } from "./wallets.ts";
+import { merchantKeys } from "./wallets.ts";
 import { WeekProgress } from "./week-progress.ts";
 
 // What the demo takes and tells, defined where the parts that make or read them can import them without
@@ -133,18 +129,23 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     const merchants = simMerchants(named, socialInputs);
     const headTime = w.genesisTime + 2 * (head - genesisNumber);
     const startSlot = resumed ? Math.max(0, Math.floor((headTime - w.epoch) / slotSeconds) + 1) : 0;
-    const simulator = playBase(w, {
-      devnet,
-      merchants,
-      named,
-      startSlot,
-      files: layout,
-      signal: controller.signal,
-      onEvent: (event) => {
-        progress.simulator(event);
-        emit({ type: "simulator", event });
+    // Base's week: the world's population paying every merchant on Base.
+    const simulator = playWeek(
+      w,
+      w.mix,
+      { rpc: devnet.rpc, usdc: devnet.usdc, owner: devnet.owner, genesisNumber },
+      {
+        merchants,
+        named,
+        startSlot,
+        files: layout,
+        signal: controller.signal,
+        onEvent: (event) => {
+          progress.simulator(event);
+          emit({ type: "simulator", event });
+        },
       },
-    });
+    );
     const furtherSimulators = further.map((run, i) =>
       playFurtherChain(run, i, {
         world: w,
@@ -200,49 +201,6 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     await lifecycle.close(DEMO_CLOSE_TIMEOUT_MS);
     throw error;
   }
-}
-
-/** Base's week: the world's population paying every merchant on Base. */
-function playBase(
-  w: World,
-  play: {
-    devnet: Devnet;
-    merchants: SimMerchant[];
-    named: readonly { id: string; key: DevnetAccount }[];
-    startSlot: number;
-    files: { truth: string; truthComplete: string };
-    signal: AbortSignal;
-    onEvent: (event: SimulatorEvent) => void;
-  },
-): Promise<SimulatorStats> {
-  const planMerchants: PlanMerchant[] = play.merchants.map(({ id, endpoints }) => ({ id, endpoints }));
-  return runSimulatorThread({
-    rpc: play.devnet.rpc,
-    usdc: play.devnet.usdc,
-    owner: play.devnet.owner,
-    plan: {
-      mix: w.mix,
-      merchants: planMerchants,
-      // The inference and social-data APIs (and its proxy) take genuine demand only: the patterns the
-      // screens exist for are played by the utility API and the shops.
-      roles: chooseRoles(
-        planMerchants,
-        "utility",
-        WALLET_HOSTS.filter((name) => name !== "utility"),
-      ),
-      epoch: w.epoch,
-      slotSeconds: w.slotSeconds ?? SLOT_SECONDS,
-    },
-    merchants: play.merchants,
-    wallets: simulatedKeys(play.named, w.mix),
-    genesisTime: w.genesisTime,
-    genesisNumber: w.genesisNumber ?? 0,
-    startSlot: play.startSlot,
-    truthFile: play.files.truth,
-    truthCompleteFile: play.files.truthComplete,
-    signal: play.signal,
-    onEvent: play.onEvent,
-  });
 }
 
 /** A GET that must answer 2xx (a leaderboard built once); a refusal is the demo's failure to show it. */
