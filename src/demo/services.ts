@@ -3,7 +3,7 @@
  * report service whose indexer follows the chain.
  */
 import { chainBySlug } from "../chain/chains.ts";
-import { type Devnet, type DevnetAccount, devnetChain } from "../chain/devnet/index.ts";
+import type { Devnet, DevnetAccount } from "../chain/devnet/index.ts";
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import { MERCHANT_HOST_NAMES } from "../config/ports.ts";
@@ -12,6 +12,7 @@ import type { Merchant } from "../merchant-kit/index.ts";
 import {
   type AttestOptions,
   type Config,
+  devnetChainOptions,
   devnetFacilitatorOptions,
   type Services,
   startServices,
@@ -55,6 +56,15 @@ export async function startDemoServices(
 ): Promise<{ services: Services; shops: { merchant: Merchant; name: string }[] }> {
   const { config, devnet } = options;
   const further = options.further ?? [];
+  // Each chain's indexer follows its devnet, its facilitator's signer known, asking for the head every 500 ms.
+  const follow = (d: Devnet, registry: FacilitatorRegistry, onEvent: (event: IndexerEvent) => void) => ({
+    rpc: { url: d.rpc, rps: 0 },
+    registry: registry.withSigners([d.facilitatorAccount.address]),
+    follow: true,
+    pollMs: 500,
+    fundingLookback: options.fundingLookback,
+    onEvent,
+  });
   let shops: { merchant: Merchant; name: string }[] = [];
   const services = await startServices({
     config,
@@ -64,9 +74,7 @@ export async function startDemoServices(
     facilitator: {
       ...devnetFacilitatorOptions(devnet, 50),
       more: further.map(({ slug, devnet: d }) => ({
-        rpc: d.rpc,
-        chain: devnetChain(d.rpc, d.chainId),
-        privateKey: d.facilitatorAccount.privateKey,
+        ...devnetChainOptions(d),
         assets: [d.usdc.toLowerCase()],
         slug,
       })),
@@ -93,33 +101,23 @@ export async function startDemoServices(
     reports: {
       follow: (started) => [
         {
-          rpc: { url: devnet.rpc, rps: 0 },
-          registry: FacilitatorRegistry.base().withSigners([devnet.facilitatorAccount.address]),
+          ...follow(devnet, FacilitatorRegistry.base(), options.onIndexerEvent),
           fromBlock: options.fromBlock,
-          follow: true,
-          pollMs: 500,
-          fundingLookback: options.fundingLookback,
           // Often: the week is ready once the listings were read after it was played (week-progress.ts).
           discovery: { url: `${started.facilitator}/discovery/resources`, refreshMs: 5_000 },
-          onEvent: options.onIndexerEvent,
         },
         ...further.map(({ slug, devnet: d, onIndexerEvent }) => {
           const chain = chainBySlug(slug);
+          // No discovery: Base's indexer reads the listings, which are every chain's, for all (as `index`
+          // with several RPCs does); a second reader every 5 s was the same work again.
           return {
-            rpc: { url: d.rpc, rps: 0 },
+            ...follow(d, FacilitatorRegistry.forChain(chain), onIndexerEvent),
             chain,
-            registry: FacilitatorRegistry.forChain(chain).withSigners([d.facilitatorAccount.address]),
             fromBlock: 0,
             // Base's devnet depth, not 128 s of Arbitrum's blocks (512): a devnet does not reorg, and the
             // demo's chain mines a block a second when idle (sim-chain.ts), so 512 would hold its payments
             // back for minutes.
             reorgDepth: DEFAULT_REORG_DEPTH,
-            // No discovery: Base's indexer reads the listings, which are every chain's, for all (as `index`
-            // with several RPCs does); a second reader every 5 s was the same work again.
-            follow: true,
-            pollMs: 500,
-            fundingLookback: options.fundingLookback,
-            onEvent: onIndexerEvent,
           };
         }),
       ],

@@ -74,12 +74,21 @@ export function devnetFacilitatorOptions(
   pollingIntervalMs: number,
 ): FacilitatorServiceOptions {
   return {
-    rpc: devnet.rpc,
-    chain: devnetChain(devnet.rpc),
-    privateKey: devnet.facilitatorAccount.privateKey,
+    ...devnetChainOptions(devnet),
     onNewChain: "reset",
     pollingIntervalMs,
     loopbackAuthority: true,
+  };
+}
+
+/** A devnet as a chain the facilitator settles on: its RPC, its chain (with its id), its signer's key. */
+export function devnetChainOptions(
+  devnet: Devnet,
+): Pick<FacilitatorChainOptions, "rpc" | "chain" | "privateKey"> {
+  return {
+    rpc: devnet.rpc,
+    chain: devnetChain(devnet.rpc, devnet.chainId),
+    privateKey: devnet.facilitatorAccount.privateKey,
   };
 }
 

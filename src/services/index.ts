@@ -12,6 +12,7 @@ export {
 } from "./channel-admin.ts";
 export type { Config } from "./config.ts";
 export {
+  devnetChainOptions,
   devnetFacilitatorOptions,
   type FacilitatorChainOptions,
   type FacilitatorServiceOptions,
