@@ -1,9 +1,9 @@
 /**
  * A chain's simulator on a worker thread of its own. The demo's one process serves every merchant, the
- * facilitator, the indexers and the reports on its main thread, which bounds how fast a week is played:
- * the buyers' side of each payment (its 402 read, its signature, its requests, the simulator's own chain
- * calls) there too made a second chain's week cost Base's as much again as its payments' whole work. On
- * a thread of its own, the buyers run on the machine's other core (docs/benchmarks.md, issue 67 item 7).
+ * facilitator, the indexers and the reports on its main thread, and that thread bounds how fast a week is
+ * played: with the buyers' side of each payment there too (its 402 read, its signature, its requests, the
+ * simulator's own chain calls), a second chain's buyers slowed Base's week by their whole work. On a thread
+ * of their own, the buyers run beside the servers (docs/benchmarks.md, issue 67 item 7).
  *
  * The same `runSimulator` runs there (sim-worker.ts), with its options as structured data; its events and
  * its end come back as messages, and the signal's abort goes as one.
