@@ -30,26 +30,20 @@ const cpuMs = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };
-const run = analytics.run.bind(analytics);
-const all = analytics.all.bind(analytics);
-analytics.run = async (sql: string, p?: Params) => {
-  const t = performance.now();
-  const c = cpuMs();
-  try {
-    return await run(sql, p);
-  } finally {
-    round.push({ sql: label(sql), ms: performance.now() - t, cpu: cpuMs() - c });
-  }
-};
-analytics.all = (async (sql: string, p?: Params) => {
-  const t = performance.now();
-  const c = cpuMs();
-  try {
-    return await all(sql, p);
-  } finally {
-    round.push({ sql: label(sql), ms: performance.now() - t, cpu: cpuMs() - c });
-  }
-}) as Analytics["all"];
+/** `call` timed into this round, by its statement. */
+const timed =
+  <T>(call: (sql: string, p?: Params) => Promise<T>) =>
+  async (sql: string, p?: Params): Promise<T> => {
+    const t = performance.now();
+    const c = cpuMs();
+    try {
+      return await call(sql, p);
+    } finally {
+      round.push({ sql: label(sql), ms: performance.now() - t, cpu: cpuMs() - c });
+    }
+  };
+analytics.run = timed(analytics.run.bind(analytics));
+analytics.all = timed(analytics.all.bind(analytics)) as Analytics["all"];
 
 const service = new ReportService(analytics, { publicUrl: "http://127.0.0.1:8402", chain });
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;

@@ -10,7 +10,7 @@ import path from "node:path";
 import { Analytics } from "../src/analytics/duckdb.ts";
 import { bumpDataVersion } from "../src/analytics/migrations.ts";
 import { CHAIN_RECORDS, type ChainRecord } from "../src/chain/chains.ts";
-import { ReportService } from "../src/reports/index.ts";
+import { chainServices } from "./chain-services.ts";
 import { benchDir } from "./week-file.ts";
 
 const argv = process.argv.slice(2);
@@ -28,16 +28,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 async function services(dataDir: string, chains: readonly ChainRecord[]) {
   const analytics = await Analytics.open({ dataDir, memoryLimit, threads: null });
-  const list = await Promise.all(
-    chains.map(
-      async (chain, i) =>
-        new ReportService(i === 0 ? analytics : await analytics.fork(), {
-          publicUrl: "http://127.0.0.1:8402",
-          chain,
-        }),
-    ),
-  );
-  return { analytics, list };
+  return { analytics, list: await chainServices(analytics, chains) };
 }
 
 async function timed(store: Awaited<ReturnType<typeof services>>) {

@@ -24,7 +24,8 @@ import { Analytics } from "../src/analytics/duckdb.ts";
 import { importNdjson } from "../src/analytics/import.ts";
 import { bumpDataVersion } from "../src/analytics/migrations.ts";
 import { CHAIN_RECORDS, type ChainRecord } from "../src/chain/chains.ts";
-import { ReportService } from "../src/reports/index.ts";
+import type { ReportService } from "../src/reports/index.ts";
+import { chainServices } from "./chain-services.ts";
 import { benchDir, readThrough, weekFile } from "./week-file.ts";
 
 const GOAL_RATIO = 1.1;
@@ -114,15 +115,7 @@ async function builds(
   chains: readonly ChainRecord[],
   together: boolean,
 ): Promise<{ wall: number; chains: number[] }[]> {
-  const services = await Promise.all(
-    chains.map(
-      async (chain, i) =>
-        new ReportService(i === 0 ? analytics : await analytics.fork(), {
-          publicUrl: "http://127.0.0.1:8402",
-          chain,
-        }),
-    ),
-  );
+  const services = await chainServices(analytics, chains);
   const timed = async (service: ReportService) => {
     const t0 = performance.now();
     await service.build();
