@@ -10,6 +10,7 @@ import { bumpDataVersion } from "../src/analytics/migrations.ts";
 import type { Params } from "../src/analytics/sql.ts";
 import { CHAIN_RECORDS, type ChainRecord } from "../src/chain/chains.ts";
 import { ReportService } from "../src/reports/index.ts";
+import { median } from "./report-yardstick.ts";
 
 const argv = process.argv.slice(2);
 const option = (name: string): string | undefined => {
@@ -46,7 +47,6 @@ analytics.run = timed(analytics.run.bind(analytics));
 analytics.all = timed(analytics.all.bind(analytics)) as Analytics["all"];
 
 const service = new ReportService(analytics, { publicUrl: "http://127.0.0.1:8402", chain });
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 const byRound: { sql: string; ms: number; cpu: number }[][] = [];
 const cpus: number[] = [];
 const walls: number[] = [];

@@ -11,6 +11,7 @@ import { Analytics } from "../src/analytics/duckdb.ts";
 import { bumpDataVersion } from "../src/analytics/migrations.ts";
 import { CHAIN_RECORDS, type ChainRecord } from "../src/chain/chains.ts";
 import { chainServices } from "./chain-services.ts";
+import { median } from "./report-yardstick.ts";
 import { benchDir } from "./week-file.ts";
 
 const argv = process.argv.slice(2);
@@ -24,7 +25,6 @@ const cpuMs = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 async function services(dataDir: string, chains: readonly ChainRecord[]) {
   const analytics = await Analytics.open({ dataDir, memoryLimit, threads: null });

@@ -10,22 +10,13 @@
  * build by address (the merchants' figures, the pairs the screens join by address). Beside them, in the same
  * process: the build itself and `bench:report`'s bare GROUP BY, so the projected ratio is of one run.
  */
-import path from "node:path";
 import { Analytics } from "../src/analytics/duckdb.ts";
 import { bumpDataVersion } from "../src/analytics/migrations.ts";
 import { ReportService } from "../src/reports/index.ts";
-import { benchDir } from "./week-file.ts";
+import { baselineInto, median, storeArguments } from "./report-yardstick.ts";
 
-const argv = process.argv.slice(2);
-const at = argv.indexOf("--rounds");
-const rounds = at < 0 ? 7 : Number(argv[at + 1]);
-const dataDir = argv[0] && !argv[0].startsWith("--") ? argv[0] : path.join(benchDir, "analytics");
+const { dataDir, rounds } = storeArguments(process.argv.slice(2), 7);
 const line = (text: string) => process.stdout.write(`${text}\n`);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
-// bench/report.ts's baseline, as it is there.
-const baselineSql = `SELECT pay_to, count(*) AS tx, sum(amount) AS amount, count(DISTINCT payer) AS buyers,
-       quantile_cont(amount, [0.25, 0.5, 0.75]) AS quartiles
-     FROM payments WHERE block_number > $start AND block_number <= $end GROUP BY pay_to`;
 
 const analytics = await Analytics.open({ dataDir, memoryLimit: "1GB", threads: null });
 const service = new ReportService(analytics, { publicUrl: "http://127.0.0.1:8402" });
@@ -141,15 +132,10 @@ for (let r = 0; r < rounds; r++) {
     ),
   );
   await bumpDataVersion(analytics);
-  let t0 = performance.now();
+  const t0 = performance.now();
   await service.build();
   builds.push(performance.now() - t0);
-  t0 = performance.now();
-  await analytics.run(`CREATE OR REPLACE TEMP TABLE k_out AS ${baselineSql}`, {
-    start: window.start_block,
-    end: window.end_block,
-  });
-  baselines.push(performance.now() - t0);
+  baselines.push(await baselineInto(analytics, "k_out", window));
 }
 analytics.close();
 

@@ -5,33 +5,19 @@
  * medians (and the median of each round's ratio). On a shared 2-core VM the machine's speed moves 2-4x within
  * minutes; a build and its baseline side by side see the same machine, three rounds in a row do not.
  */
-import path from "node:path";
 import { Analytics } from "../src/analytics/duckdb.ts";
 import { bumpDataVersion } from "../src/analytics/migrations.ts";
 import { ReportService } from "../src/reports/index.ts";
-import { benchDir } from "./week-file.ts";
+import { baselineInto, median, storeArguments } from "./report-yardstick.ts";
 
-const argv = process.argv.slice(2);
-const at = argv.indexOf("--rounds");
-const rounds = at < 0 ? 9 : Number(argv[at + 1]);
-const dataDir = argv[0] && !argv[0].startsWith("--") ? argv[0] : path.join(benchDir, "analytics");
+const { dataDir, rounds } = storeArguments(process.argv.slice(2), 9);
 const line = (text: string) => process.stdout.write(`${text}\n`);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
-// bench/report.ts's baseline, as it is there.
-const baselineSql = `SELECT pay_to, count(*) AS tx, sum(amount) AS amount, count(DISTINCT payer) AS buyers,
-       quantile_cont(amount, [0.25, 0.5, 0.75]) AS quartiles
-     FROM payments WHERE block_number > $start AND block_number <= $end GROUP BY pay_to`;
 
 const analytics = await Analytics.open({ dataDir, memoryLimit: "1GB", threads: null });
 const service = new ReportService(analytics, { publicUrl: "http://127.0.0.1:8402" });
 const window = await service.build();
 const baseline = async () => {
-  const t0 = performance.now();
-  await analytics.run(`CREATE TEMP TABLE bench_baseline AS ${baselineSql}`, {
-    start: window.start_block,
-    end: window.end_block,
-  });
-  const ms = performance.now() - t0;
+  const ms = await baselineInto(analytics, "bench_baseline", window);
   await analytics.run("DROP TABLE bench_baseline");
   return ms;
 };

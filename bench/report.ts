@@ -40,6 +40,7 @@ import { RANKING_PAGE_SIZE, ReportService, reportRoutes, resolveWindow } from ".
 import { CLUSTER_TABLES } from "../src/reports/provenance/clusters.ts";
 import { EVIDENCE_TABLES } from "../src/reports/week/evidence-facts.ts";
 import { MONEY_GRAPH_TABLES } from "../src/reports/week/money-graph.ts";
+import { baselineInto } from "./report-yardstick.ts";
 import { benchDir, readThrough, weekFile } from "./week-file.ts";
 
 /** Peak RSS: 2 GB for a week of up to 10M payments, 4 GB beyond (issue 20: 100M, spilling to disk allowed). */
@@ -162,18 +163,12 @@ const rssAfterImport = mb(process.resourceUsage().maxRSS);
 // the import loads the table from disk, and the baseline, always run after a build, would otherwise
 // read what the build had to load. Printed as the warm-up.
 const ROUNDS = 3;
-const baselineSql = `SELECT pay_to, count(*) AS tx, sum(amount) AS amount, count(DISTINCT payer) AS buyers,
-       quantile_cont(amount, [0.25, 0.5, 0.75]) AS quartiles
-     FROM payments WHERE block_number > $start AND block_number <= $end GROUP BY pay_to`;
 const service = new ReportService(analytics, { publicUrl: "http://127.0.0.1:8402" });
 stage = "warm-up";
 t0 = performance.now();
 {
   const w = await resolveWindow(analytics);
-  await analytics.run(`CREATE TEMP TABLE bench_warm AS ${baselineSql}`, {
-    start: w.start_block,
-    end: w.end_block,
-  });
+  await baselineInto(analytics, "bench_warm", w);
   await analytics.run("DROP TABLE bench_warm");
 }
 const warmUpMs = performance.now() - t0;
@@ -188,12 +183,7 @@ for (let round = 0; round < ROUNDS; round++) {
   const buildMs = performance.now() - t0;
 
   stage = "baseline";
-  t0 = performance.now();
-  await analytics.run(`CREATE TEMP TABLE bench_baseline AS ${baselineSql}`, {
-    start: window.start_block,
-    end: window.end_block,
-  });
-  rounds.push({ buildMs, baselineMs: performance.now() - t0 });
+  rounds.push({ buildMs, baselineMs: await baselineInto(analytics, "bench_baseline", window) });
   baselineRows = Number(
     (await analytics.one<{ n: bigint }>("SELECT count(*) AS n FROM bench_baseline"))?.n ?? 0n,
   );
