@@ -3,9 +3,9 @@
  * [--rounds N]`, default `.bench/analytics`, the store the last `npm run bench:report` left): the structural step
  * docs/benchmarks.md names for issue 63's 3x goal, measured before anyone rewrites the build for it.
  *
- * The window's groups are read as the build reads its sealed days (`payment_days`), once with addresses and once
- * with the numbers a writer would keep beside them (a dictionary made here, untimed, as a writer would have made
- * it). The build's largest aggregations over the groups and the pairs are then run on both, alternating, and the
+ * The window's groups are read as the build reads its sealed days (`payment_days`, all of them: a bench store holds
+ * one week), once with addresses and once with the numbers a writer would keep beside them (a dictionary made here,
+ * untimed, as a writer would have made it). The build's largest aggregations over the groups and the pairs are then run on both, alternating, and the
  * median of each is printed, with what mapping the numbers back to addresses costs for the tables that leave the
  * build by address (the merchants' figures, the pairs the screens join by address). Beside them, in the same
  * process: the build itself and `bench:report`'s bare GROUP BY, so the projected ratio is of one run.
