@@ -74,7 +74,9 @@ describe.each(DATABASE_KINDS)("the answers kept for payment ids on %s", (kind) =
   });
 
   it("lets the same request take over a claim whose lease has passed (its process crashed), not another", async () => {
-    const first = claim({ leaseSeconds: 0 });
+    // A lease that passed a second ago: one of 0 s ends at the claim's now(), which PGlite's clock (milliseconds)
+    // gives the next statement too when both fall in one millisecond, and a lease at now() has not passed.
+    const first = claim({ leaseSeconds: -1 });
     await store.claim(first);
     expect(await store.claim({ ...first, owner: "y", requestHash: "hash-b" })).toEqual({ kind: "conflict" });
     expect(await store.claim({ ...first, owner: "x", leaseSeconds: 90 })).toEqual({ kind: "owner" });
@@ -84,7 +86,8 @@ describe.each(DATABASE_KINDS)("the answers kept for payment ids on %s", (kind) =
   });
 
   it("frees an id once it has expired", async () => {
-    const first = claim({ ttlSeconds: 0 });
+    // Expired a second ago, not at the claim's now() (the lease above says why).
+    const first = claim({ ttlSeconds: -1 });
     await store.claim(first);
     await store.answered(first.id, first.owner, undefined);
     expect(await store.claim({ ...first, owner: "x", requestHash: "hash-b", ttlSeconds: 3600 })).toEqual({
