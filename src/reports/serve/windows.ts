@@ -27,7 +27,10 @@ export interface ReportServiceOptions {
 /** Two cores' worth of readers and one more, so one waiting on DuckDB's I/O does not idle a core. */
 const DEFAULT_READERS = 3;
 
-/** How far back a window's data reaches for `StoreChanges`: the latest moves with every commit. */
+/**
+ * How far back a window's data reaches for `StoreChanges`: the latest moves with every commit; a week asked for
+ * by a block reaches to the end it resolved to (on a stamped chain, the last block of that block's second).
+ */
 const reachOf = (endBlock: number | undefined): number => endBlock ?? Number.POSITIVE_INFINITY;
 
 /**
@@ -138,7 +141,11 @@ export class ReportWindows {
     const seen = this.current.get(key);
     if (
       seen &&
-      changes.untouchedSince(seen.epoch, reachOf(endBlock), this.chain.slug) &&
+      changes.untouchedSince(
+        seen.epoch,
+        reachOf(endBlock === undefined ? undefined : seen.window.end_block),
+        this.chain.slug,
+      ) &&
       (await this.stored(seen.window))
     ) {
       seen.epoch = changes.epoch;

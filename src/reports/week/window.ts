@@ -61,14 +61,15 @@ export async function resolveWindow(
  * only those blocks can hold a payment: the window starts at the last of them at or before 7 days before
  * `end`'s time, so the payments it holds are exactly those of the 7 days, and `start` is that time itself.
  * `end`'s time is that of the last stored block at or below it (the one a checkpoint names, for the latest
- * week). A chain whose stored rows span less than a week gets the short window of a young chain, from its
+ * week), and the week ends with the last block of data in that second: asked for by any block of a second that
+ * several blocks share, it is the same week, and the next starts after it. A chain whose stored rows span less than a week gets the short window of a young chain, from its
  * first block and its earliest stored time. A week close (`closedMonday`) is the 7 days to its Monday instead:
  * from the previous close, so that the attested weeks meet.
  */
 async function stampedWindow(
   analytics: Analytics,
   chain: ChainRecord,
-  end: number,
+  asked: number,
   checkpoint: number | null,
 ): Promise<ReportWindow> {
   // Each question its own statement over plain columns, so that zone maps skip what it does not need: a
@@ -77,6 +78,7 @@ async function stampedWindow(
   const tables = ["checkpoints", "payments", "transfers"];
   const over = (select: string, where: string) => sqlOverTables(chain, tables, select, where);
   const overData = (select: string, where: string) => sqlOverTables(chain, DATA_TABLES, select, where);
+  let end = asked;
   const ended =
     (await analytics.one<{ ms: bigint | null }>(
       `SELECT epoch_ms(block_time) AS ms FROM checkpoints WHERE ${sqlChain(chain)} AND block_number = $end`,
@@ -87,6 +89,14 @@ async function stampedWindow(
       { end },
     ));
   if (ended?.ms == null) throw new NoDataYetError(chain);
+  // A week holds whole seconds: it ends with the last block of data in its end block's second. Several blocks
+  // share a second (Arbitrum's), and the next week starts after the whole second (the last block at or before
+  // its start time); a week ending at a block inside the second left the payments after it in no week.
+  const last = await analytics.one<{ b: bigint | null }>(
+    `SELECT max(b) AS b FROM (${overData("max(block_number) AS b", `block_number > $end AND block_time = ${sqlTimestamp(Number(ended.ms))}`)})`,
+    { end },
+  );
+  if (last?.b != null) end = Number(last.b);
   // A week close (the chain's last block with data at or before a Monday 00:00 UTC the store has passed) is the
   // 7 days to that Monday, so that closed weeks meet end to start: from the previous close, whatever time the
   // blocks on either side of each Monday say.
