@@ -20,13 +20,13 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // DuckDB is multi-threaded on its own; two forks keep a 2-core machine responsive. A third saves 8% of
-    // Vitest's wall time and none of the whole run's, and starves the CPU-bound tests (docs/benchmarks.md,
+    // Vitest's wall time and none of the whole run's, and starves the CPU-bound tests (docs/benchmarks-log.md,
     // "CI time", 2026-11-27).
     pool: "forks",
     maxWorkers: 2,
     // Each fork runs file after file with the modules it has loaded (DuckDB, viem, the SDKs, PGlite's
     // WebAssembly) instead of a fresh process per file: the whole suite in 736 s instead of 882 s on 2 cores
-    // (2026-11-25, docs/benchmarks.md "CI time"). Files share no state but what they import: no test mocks
+    // (2026-11-25, docs/benchmarks-log.md "CI time"). Files share no state but what they import: no test mocks
     // modules or leaves globals changed.
     isolate: false,
     sequence: { sequencer: LongestFirst },

@@ -1,7 +1,7 @@
 /**
  * What keying the build's aggregations by wallet numbers would save (`npx tsx bench/integer-keys.ts [STORE]
  * [--rounds N]`, default `.bench/analytics`, the store the last `npm run bench:report` left): the structural step
- * docs/benchmarks.md names for issue 63's 3x goal, measured before anyone rewrites the build for it.
+ * docs/benchmarks-log.md names for issue 63's 3x goal, measured before anyone rewrites the build for it.
  *
  * The window's groups are read as the build reads its sealed days (`payment_days`, all of them: a bench store holds
  * one week), once with addresses and once with the numbers a writer would keep beside them (a dictionary made here,

@@ -6,7 +6,7 @@ import path from "node:path";
 import type { Analytics } from "../src/analytics/duckdb.ts";
 import { benchDir } from "./week-file.ts";
 
-/** The explorer-style GROUP BY over the window's payments (docs/benchmarks.md, "Report build", item 3). */
+/** The explorer-style GROUP BY over the window's payments (docs/benchmarks.md, "How to run each", item 3). */
 export const BASELINE_SQL = `SELECT pay_to, count(*) AS tx, sum(amount) AS amount, count(DISTINCT payer) AS buyers,
        quantile_cont(amount, [0.25, 0.5, 0.75]) AS quartiles
      FROM payments WHERE block_number > $start AND block_number <= $end GROUP BY pay_to`;

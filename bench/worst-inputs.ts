@@ -58,7 +58,7 @@ const named = (name: string, request: Request, before?: Request[]): WorstCall =>
 /**
  * A page endpoint's worker warmed with a short article first: what is measured is the call's own reading.
  * A cold worker's start (about 0.7-1 CPU-s for the readers, 2.5 for the audit) is paid once per idle
- * period, whatever the calls, and is recorded apart in docs/benchmarks.md.
+ * period, whatever the calls, and is recorded apart in docs/benchmarks-log.md.
  */
 const warm = (base: string, path: string, pages: WorstPages): Request[] => [
   get(base, path, { url: pages.small }),

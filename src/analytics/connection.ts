@@ -56,7 +56,7 @@ export class StoreConnection {
    * `all`, with the statement prepared once per connection and kept: for a large statement run again and
    * again with other parameters (a report's rendering took 16 ms to plan and 6 ms to run). DuckDB plans a
    * kept statement again by itself when a table it reads has changed, and sometimes at every execution
-   * (docs/benchmarks.md): never slower than `all`. One caller at a time, as every call here.
+   * (docs/benchmarks-log.md): never slower than `all`. One caller at a time, as every call here.
    */
   async allPrepared<T extends Row = Row>(sql: string, params: Params): Promise<T[]> {
     const reader = await this.guarded(async () => {

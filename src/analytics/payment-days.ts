@@ -8,7 +8,7 @@ export const SQL_SCHEME = "coalesce(scheme, 'unknown')";
 /**
  * The payments of each past day, grouped as the reports group them (payer, merchant, amount, scheme), kept
  * as payments are written: a report build reads a week as about a seventh as many groups instead of
- * grouping every payment again (docs/benchmarks.md: the grouping was a third of each build).
+ * grouping every payment again (docs/benchmarks-log.md: the grouping was a third of each build).
  *
  * A day is "sealed" when its groups are stored (`payment_days`) with how many payments they hold and
  * their lowest and highest block (`sealed_days`). The groups are a cache of the payments table, never

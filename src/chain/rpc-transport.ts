@@ -9,7 +9,7 @@
  * local node what surrounds a call costs more than the call. `fetch` cost 0.7-1.4 ms of CPU per
  * `getCode` against anvil on 127.0.0.1 (2 cores), undici's `request` 0.3 ms. viem's `http` still builds a
  * WHATWG `Request` and a `TimeoutError` (a stack and a formatted message) for every call, used or not:
- * 3-5% of a facilitator's CPU under load (docs/benchmarks.md). Here an error is built only when there is one.
+ * 3-5% of a facilitator's CPU under load (docs/benchmarks-log.md). Here an error is built only when there is one.
  */
 import { Agent, request } from "undici";
 import {

@@ -3,7 +3,7 @@
 //
 // Why: tsx's loader hooks run on a thread of their own in Node 20 and see every module a command imports;
 // a command then spends 1-2.5 s of CPU before it starts (`listings`: 2.6-3.0 CPU-s through tsx, 1.1 from the
-// bundle; docs/benchmarks.md, "CI time"). Plain JavaScript, so that nothing needs tsx to load it.
+// bundle; docs/benchmarks-log.md, "CI time"). Plain JavaScript, so that nothing needs tsx to load it.
 //
 // The sources stay what runs: the bundle is keyed by every file under src/ (path, size, modification time),
 // tsconfig.json and package.json, Node's version and this file's format, and rebuilt when any of them

@@ -33,7 +33,7 @@ export function onNotFound(c: Context): Response {
  * its preflights per path passes them on), every other answer given the headers once it is made. Hono's `cors` sets
  * them on a default answer before the handlers run, and every answer made after is then copied into a new
  * `Response` to carry them (Hono's `set res`), which cost a merchant's 402 a quarter of its CPU
- * (docs/benchmarks.md, issue 66). The same headers, and they win over a handler's as they do there.
+ * (docs/benchmarks-log.md, issue 66). The same headers, and they win over a handler's as they do there.
  */
 export function corsAnswers(options: {
   exposeHeaders: readonly string[];

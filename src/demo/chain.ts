@@ -20,7 +20,7 @@ export async function startChain(
   further?: ChainRecord & { slug: FurtherChain },
 ): Promise<Devnet> {
   // No state roots, Cancun rather than Prague and no historical states: each keeps anvil's cost per block
-  // low (docs/benchmarks.md). A world an earlier version made with a higher first block resumes the chain
+  // low (docs/benchmarks-log.md). A world an earlier version made with a higher first block resumes the chain
   // it saved, which has state roots (a fresh one with a higher first block could have none). A further
   // chain has no empty blocks, a few hundred in a week: state roots cost it nothing worth a fork.
   return await startDevnet({

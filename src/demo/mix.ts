@@ -230,7 +230,7 @@ export class MixError extends AppError {
  * tiny-repeat farm's 14 calls, a merchant paying itself, one wallet it funds), beside an exchange with all of
  * Base's depositors, without which its buyers would be one cluster. No prober (a payment to every merchant, a
  * tenth of such a week), evasions, channels or cluster evasions: those are Base's week's, and each chain's
- * screens run within its own data. Small, so that the first start does not wait on it (docs/benchmarks.md).
+ * screens run within its own data. Small, so that the first start does not wait on it (docs/benchmarks-log.md).
  */
 export function furtherMix(mix: Mix, index: number): Mix {
   const quarter = (n: number) => (n === 0 ? 0 : Math.max(1, Math.round(n / 4)));

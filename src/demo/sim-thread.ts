@@ -3,7 +3,7 @@
  * facilitator, the indexers and the reports on its main thread, and that thread bounds how fast a week is
  * played: with the buyers' side of each payment there too (its 402 read, its signature, its requests, the
  * simulator's own chain calls), a second chain's buyers slowed Base's week by their whole work. On a thread
- * of their own, the buyers run beside the servers (docs/benchmarks.md, issue 67 item 7).
+ * of their own, the buyers run beside the servers (docs/benchmarks-log.md, issue 67 item 7).
  *
  * The same `runSimulator` runs there (sim-worker.ts), with its options as structured data; its events and
  * its end come back as messages, and the signal's abort goes as one.

@@ -31,7 +31,7 @@ export const DEFAULT_FUNDING_LOOKBACK_WEEKS = 26;
  * Coverage (`scan.ts`) ends a read at the inflows that explain the wallet's balance, so this binds only
  * money that sat longer in one wallet, or a node without old state (balance unknown). Each doubling of
  * it costs about one more eth_getLogs per such read, as spans grow (docs/indexer.md, measured in
- * docs/benchmarks.md); half a year catches a buyer funded a season ahead and left dormant.
+ * docs/benchmarks-log.md); half a year catches a buyer funded a season ahead and left dormant.
  */
 export const DEFAULT_FUNDING_LOOKBACK = DEFAULT_FUNDING_LOOKBACK_WEEKS * WEEK_BLOCKS;
 

@@ -72,7 +72,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
   const limit = unpaidLimitOf(config.unpaidLimit);
   // The merchants' facilitator: the configured ones (null: in order, with failover), or the one started
   // here, which they call in process (no HTTP hop: about a fifth less CPU per paid request,
-  // docs/benchmarks.md) while it serves everyone else over HTTP.
+  // docs/benchmarks-log.md) while it serves everyone else over HTTP.
   let facilitator: FacilitatorClient | null = null;
   let serveHere: ((merchants: readonly Merchant[]) => void) | undefined;
   let facilitatorAccess: Services["facilitatorAccess"];

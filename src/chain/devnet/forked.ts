@@ -1,7 +1,7 @@
 /**
  * A devnet whose blocks carry no state root, for chains of many blocks. anvil 1.7.1 rebuilds the whole
  * state trie for every block it mines, empty or not: about 1 µs a storage slot a block, so a week of 2 s
- * blocks over a few thousand slots takes minutes (docs/benchmarks.md, "The demo's week"). A forked anvil
+ * blocks over a few thousand slots takes minutes (docs/benchmarks-log.md, "The demo's week"). A forked anvil
  * computes no state root at all. So such a devnet forks an empty anvil at its genesis block: a second
  * process that never mines and answers only the genesis header and the zero values of accounts the
  * devnet has not touched yet. The devnet carries on from block 1; its blocks' `stateRoot` is zero, which

@@ -3,7 +3,7 @@
  * compiles WASM with Liftoff, then again with its optimising compiler (TurboFan) for the functions that run
  * often, and the allocator keeps what that second pass used: PGlite opened alone and idle held 226-244 MB,
  * 180-185 MB with Liftoff alone, and 20,000 upserts ran no slower (4.3-4.7 s against 5.0-7.1 s on two busy
- * cores, where the background recompiles compete with the queries). docs/benchmarks.md, "Memory".
+ * cores, where the background recompiles compete with the queries). docs/benchmarks-log.md, "A merchant host's memory".
  *
  * The flag is process-wide, so it is on only while a PGlite compiles: other WASM (resvg) keeps both tiers.
  */

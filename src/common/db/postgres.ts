@@ -9,7 +9,7 @@ export const APPLICATION_NAME = "x402-merchants";
  * Connections the pool keeps open however long they are idle. pg closes an idle connection after 10 s,
  * so a host paid less often than that opened a new one for each request: about 12 ms of the server's CPU
  * (a backend forked, authenticated, its catalog caches filled) and 4 ms of the host's, where the request
- * itself costs each about 2 ms (docs/benchmarks.md, "Issue 41").
+ * itself costs each about 2 ms (docs/benchmarks-log.md, "Issue 41").
  */
 const KEPT_CONNECTIONS = 1;
 /** The connections beyond those, opened for a burst, are closed once idle this long. */

@@ -4,7 +4,7 @@
  * Why: the SDK's check of a voucher (`@x402/evm/batch-settlement/server`'s `handleBeforeVerify`, then
  * `verifyVoucherLocally`) recovers the payer with viem and `@noble/curves` and hashes the channel's config
  * as EIP-712 typed data three times: 7.6 ms of the project's 16-22 ms of server CPU a voucher, 0.6-0.9x the
- * stock stack's whole voucher (docs/benchmarks.md, "Where a voucher's CPU goes", issue 53). Here the
+ * stock stack's whole voucher (docs/benchmarks-log.md, "Where a voucher's CPU goes", issue 53). Here the
  * channel id is computed once per config (kept), the voucher's digest directly with the escrow's domain
  * separator kept per chain, and the signer recovered by libsecp256k1 (chain/secp256k1.ts).
  *

@@ -1,7 +1,7 @@
 /**
  * A `PAYMENT-SIGNATURE` header decoded once for the kit's several readers of one request (the malformed check,
  * the payment id, the ledger's key), not once each: base64 and JSON of a payment are about 0.1 ms a decoding,
- * 4% of a voucher's CPU when done three times (docs/benchmarks.md, issue 66). The SDK's middleware decodes its
+ * 4% of a voucher's CPU when done three times (docs/benchmarks-log.md, issue 66). The SDK's middleware decodes its
  * own copy. Kept by the header's text for the few requests in flight; what is given back is shared and never
  * changed by a reader.
  */

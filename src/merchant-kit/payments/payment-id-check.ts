@@ -1,7 +1,7 @@
 /**
  * A payment's `payment-identifier`, checked as `@x402/extensions` checks it (`extractAndValidatePaymentIdentifier`)
  * with its schema compiled once. The SDK's check compiles the JSON Schema the payment echoes with a new Ajv on
- * every call: about 10 ms of CPU, most of a paid request's own cost on the host (docs/benchmarks.md, issue 66
+ * every call: about 10 ms of CPU, most of a paid request's own cost on the host (docs/benchmarks-log.md, issue 66
  * item 3), and spent before the payment is verified. The schema a client echoes is the one the route declared
  * (routes.ts: the SDK's own); that one is compiled once, with the SDK's Ajv and options, so its verdicts and
  * messages are the SDK's. Any other schema is the SDK's to compile, as before.

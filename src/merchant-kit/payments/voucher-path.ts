@@ -4,7 +4,7 @@
  * Why: a voucher needs no chain and no facilitator, so what the middleware adds around the SDK's verdicts is a
  * share of its cost worth removing: it decodes the payment a second time (the kit's readers decoded it once,
  * payments/decoded.ts), finds the route by regular expression, wraps the request in an adapter, and copies the
- * answer as it settles (docs/benchmarks.md, "Paid requests": `@x402/core` was about a tenth of a voucher's CPU).
+ * answer as it settles (docs/benchmarks-log.md, "Paid requests": `@x402/core` was about a tenth of a voucher's CPU).
  *
  * The verdicts stay the SDK's: this runs the SDK's own steps in its order, through the resource servers'
  * methods (and the private ones required-cache.ts reads too): the route and its hooks, the route's

@@ -13,7 +13,7 @@
  * this was measured on): a wall-clock deadline refused ordinary pages there. The CPU counted is the whole
  * process's, V8's collector threads included: in a worker thread only the thread's own time could be read,
  * and the collector and the thread's teardown, which no thread's clock attributes to it, took the process
- * 3-7% past the budget whatever share of it the thread was given (docs/benchmarks.md). The wall-clock
+ * 3-7% past the budget whatever share of it the thread was given (docs/benchmarks-log.md). The wall-clock
  * deadline ends a job whose process is starved, and is the only limit where CPU time cannot be read
  * (outside Linux).
  */

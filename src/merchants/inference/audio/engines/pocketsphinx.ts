@@ -39,7 +39,7 @@ export const DEFAULT_MODEL_DIR = "/usr/share/pocketsphinx/model/en-us";
 /**
  * Bounds on the decoder's search per 10 ms frame: active HMMs (default 30,000) and words ending (default
  * unbounded). Unbounded, noise keeps the search wide: 30 s of tones and noise took 9.3 CPU-s, so the 300 s
- * a call may send about 92, three times the 30 CPU-s the route's price buys (issue 69, docs/benchmarks.md
+ * a call may send about 92, three times the 30 CPU-s the route's price buys (issue 69, docs/benchmarks-log.md
  * "Worst case per paid call"); bounded, 2.6 (19-22 CPU-s for 299 s, paid), and flite's sentences decode to
  * the same words in a tenth of real time instead of a fifth.
  */
