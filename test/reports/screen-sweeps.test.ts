@@ -19,6 +19,8 @@ import { DAY, genuine, listing, payers, rng, WEEK, wallets } from "../helpers/sc
 const m = addr("screen-sweep-merchant");
 const metered = addr("screen-sweep-metered");
 const listed = addr("screen-sweep-listed");
+/** A merchant that sells a cheap ping ($0.0003) beside its $0.01 line, the ping to six buyers of its own. */
+const pinged = addr("screen-sweep-pinged");
 /** A merchant that lists nothing: its price is what its independent buyers pay. */
 const unlisted = addr("screen-sweep-unlisted");
 /** m lists one price, $0.01: tiny is at most $0.002 there. */
@@ -49,6 +51,9 @@ interface Week {
   spent: number;
 }
 
+/** Exact payments: at a merchant that lists prices, tiny whatever their buyers pay (no price made to order). */
+const exact = (rs: readonly object[]) => rs.map((r) => ({ ...r, scheme: "exact" }));
+
 /**
  * The genuine look-alikes: m's thirty buyers at its listed and discounted prices; twenty metered buyers
  * withdrawn from the exchange in one hour, twenty more from wallets of their own; a treasury's eight agents
@@ -70,10 +75,20 @@ function lookAlikes() {
   const samplerPays = Array.from({ length: 15 }, (_, j) =>
     payers(j === 0 ? m : addr(`screen-sweep-sampled-${j}`), [sampler], 2, () => 30_000),
   ).flat();
+  const pingers = wallets("screen-sweep-pinger", 6);
+  const pingPays = exact(payers(pinged, pingers, 20, () => 300));
+  const pingedBuyers = genuine(pinged, [PRICE], 20, 69);
   const records: object[] = [
     ...cex.records,
     listing(m, "item", PRICE / 1e6),
     listing(listed, "lookup", 0.01),
+    listing(pinged, "item", PRICE / 1e6),
+    listing(pinged, "ping", 0.0003),
+    ...pingers.map((w, i) =>
+      transfer(addr(`screen-sweep-pinger-source-${i}`), w, 1_000_000, START - WEEK + i),
+    ),
+    ...pingPays,
+    ...exact(pingedBuyers.records),
     ...base.records,
     ...hour.map((w, i) => transfer(cex.wallet, w, 5_000_000, START - WEEK + 1_000 + i * 60)),
     ...own.records,
@@ -113,6 +128,7 @@ function lookAlikes() {
     ],
     ["a treasury's agents", { wallets: agents, merchant: listed, paid: sum(agentPays) }],
     ["a sampling agent", { wallets: [sampler], merchant: m, paid: 60_000 }],
+    ["a cheap ping's buyers", { wallets: pingers, merchant: pinged, paid: sum(pingPays) }],
   ]);
   return { records, groups };
 }
@@ -197,8 +213,6 @@ function farmWallets(label: string, n: number, each = 1_000_000) {
   const ws = wallets(label, n);
   return { ws, records: ws.map((w, i) => transfer(cex.wallet, w, each, START - 60 * DAY + i * 5 * DAY)) };
 }
-/** Exact payments: at a merchant that lists prices, tiny whatever their buyers pay (no price made to order). */
-const exact = (rs: readonly object[]) => rs.map((r) => ({ ...r, scheme: "exact" }));
 const paid = (rs: readonly object[]) => rs.reduce((s, r) => s + Number((r as { amount: string }).amount), 0);
 
 describe("sweeps of tiny_repeat's thresholds (issue 63)", () => {
@@ -281,6 +295,30 @@ describe("sweeps of tiny_repeat's thresholds (issue 63)", () => {
     ).length;
     const below = expectStep("tiny-price", points, making);
     for (const p of below) expect(p.flagged).toBe(0);
+  });
+
+  it("tiny_repeat's listed price: a $0.0003 line beside $0.01, bought by 0 to 8 of a 12-cluster farm's clusters", async () => {
+    // The farm pays $0.0005 exact, 15 times a cluster: a fifth of $0.01 and more than the cheap line. A line
+    // nobody buys is no price (the escape an adversarial week found, issue 84); one its buyers pay is.
+    const points: Point[] = [];
+    const { ws, records } = farmWallets("listed-farm", 12);
+    const buying = [8, 6, 5, 4, 2, 1, 0];
+    for (const k of buying) {
+      const pays = exact(payers(m, ws, 15, () => 500));
+      const pings = exact(payers(m, ws.slice(0, k), 1, () => 300));
+      points.push(
+        await measure(String(k), {
+          records: [listing(m, "ping", 0.0003), ...records, ...pays, ...pings],
+          farm: { wallets: ws, merchant: m, paid: paid(pays) + paid(pings) },
+          spent: 0,
+        }),
+      );
+    }
+    // From as many clusters as a paid price needs (5, under a fifth of m's clusters here) the line is bought:
+    // a known limit, each cluster a funding root of its own and no money gone.
+    const bar = buying.findIndex((k) => k < THRESHOLDS.tinyPricePayers);
+    const bought = expectStep("tiny-listed", points, bar);
+    for (const p of bought) expect(p.flagged).toBeLessThan(0.1);
   });
 
   it("tiny_repeat's fallback: 15 payments of $0.0002 to $0.005 at a merchant with neither a listing nor a price", async () => {

@@ -90,7 +90,7 @@ ${table(
   if (w.tiny) {
     const source =
       w.tiny.price_source === "listed"
-        ? "its lowest listed price"
+        ? "its lowest listed price its buyers pay"
         : w.tiny.price_source === "paid"
           ? "what many independent buyers paid it"
           : "none known";

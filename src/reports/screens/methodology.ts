@@ -6,7 +6,7 @@
 import type { Methodology } from "../model.ts";
 import { SCREENS_PATH } from "./index.ts";
 
-export const METHODOLOGY_VERSION = "1.7.0";
+export const METHODOLOGY_VERSION = "1.8.0";
 
 /**
  * The earlier versions and the last commit of this repository that builds each: a window made under one of

@@ -269,7 +269,7 @@ function ruleText(kind: string, f: EvidenceFacts, flaggedTx: number): string {
       const price =
         y?.price == null
           ? `the merchant lists no price and no band of amounts was paid it by ${t.tinyPricePayers} or more clusters of buyers and ${pct(t.tinyPricePayerShare)} of them, so tiny means below $0.001`
-          : `a ${ordinalDivisor(t.tinyPriceDivisor)} of the merchant's price ${dollars(y.price)}, ${y.price_source === "listed" ? "its lowest listed price" : `the lowest amount of the lowest band of amounts ${t.tinyPricePayers} or more clusters of buyers, ${pct(t.tinyPricePayerShare)} or more of them, paid it`}`;
+          : `a ${ordinalDivisor(t.tinyPriceDivisor)} of the merchant's price ${dollars(y.price)}, ${y.price_source === "listed" ? `its lowest listed price its buyers pay (${t.tinyPricePayers} or more clusters, or ${pct(t.tinyPricePayerShare)} of them; the lowest line where none is)` : `the lowest amount of the lowest band of amounts ${t.tinyPricePayers} or more clusters of buyers, ${pct(t.tinyPricePayerShare)} or more of them, paid it`}`;
       const own = y && y.wallet_tiny_tx !== y.tiny_tx ? `, ${y.wallet_tiny_tx} of them from this wallet` : "";
       const exact =
         f.exact_tiny_max !== undefined && f.exact_tiny_max !== f.tiny_max

@@ -63,8 +63,9 @@ export async function moneyMoves(analytics: Analytics, chain: ChainRecord, block
 
 /**
  * tiny_repeat's threshold per merchant (over `rw_groups`, `rw_pair_totals` and `rw_price_clusters`): its
- * price / `tinyPriceDivisor`, the price being the lowest of its listed prices and of what its independent
- * buyers pay: the lowest amount of the lowest band of amounts (a power of two wide: metered charges vary)
+ * price / `tinyPriceDivisor`, the price being the lowest of its listed prices that its buyers pay (as many
+ * clusters as a paid price needs, or a fifth of its clusters, paying in the band below it) and of what its
+ * independent buyers pay: the lowest amount of the lowest band of amounts (a power of two wide: metered charges vary)
  * that `tinyPricePayers` or more clusters paid it, and at least `tinyPricePayerShare` of its clusters;
  * without either, `tinyFallbackMax`. Clusters, not wallets: a farm that splits itself is one buyer; each link
  * counted by its weight (`ClusterLinks.priceShares`), since a wrong merge here erases a merchant's genuine
@@ -88,10 +89,27 @@ export async function tinyPrices(analytics: Analytics): Promise<void> {
      ), merchants AS (
        SELECT pay_to, count(*) - coalesce(any_value(merged), 0) AS clusters
        FROM rw_pair_totals LEFT JOIN merged USING (pay_to) GROUP BY pay_to
-     ), listed AS (
+     ), lines AS (
        -- A price above the most one payment may carry is no payment's price (and would not fit a BIGINT).
-       SELECT pay_to, min(round(price_usd * 1e6))::BIGINT AS price FROM listings
+       SELECT DISTINCT pay_to, round(price_usd * 1e6)::BIGINT AS price FROM listings
        WHERE price_usd > 0 AND price_usd * 1e6 <= ${MAX_USDC_AMOUNT} AND pay_to IN (SELECT pay_to FROM merchants)
+     ), listed AS (
+       -- A listed price is the merchant's only where its buyers pay it: amounts in the band at or below it (half
+       -- the price to the price: an exact payment of it, or metered charges near their most) from as many
+       -- clusters as a paid price needs, or a fifth of its clusters. A line nobody buys (a $0.0003 ping listed
+       -- beside the real catalogue) would otherwise set the price a farm's payments are measured against. Where
+       -- no line is bought so (a merchant without buyers, or paid only in metered charges below their most), the
+       -- lowest line, as before: nothing else says what the merchant charges.
+       SELECT pay_to, coalesce(min(price) FILTER (WHERE n >= least(${THRESHOLDS.tinyPricePayers},
+           ${THRESHOLDS.tinyPricePayerShare} * clusters)), min(price)) AS price
+       FROM lines LEFT JOIN (
+         SELECT pay_to, price, sum(n) AS n FROM (
+           SELECT l.pay_to, l.price, greatest(1, sum(coalesce(c.share, 1))) AS n
+           FROM lines l JOIN rw_groups g ON g.pay_to = l.pay_to AND g.amount <= l.price AND g.amount > l.price // 2
+           LEFT JOIN rw_price_clusters c ON c.wallet = g.payer
+           GROUP BY l.pay_to, l.price, coalesce(c.cluster, g.payer)
+         ) GROUP BY ALL
+       ) USING (pay_to, price) JOIN merchants USING (pay_to)
        GROUP BY pay_to
      ), payer_bands AS (
        -- Only amounts below the lowest listed price can lower the price.

@@ -145,7 +145,7 @@ describe("the evidence document", () => {
     // 30 payments spread evenly over the week: one every 7 days / 29.
     expect(w.payments.median_interval_seconds).toBeCloseTo((7 * 86_400) / 29, -1);
     expect(w.rule).toContain(
-      "30 payments of at most $0.002 from this wallet's cluster (a fifth of the merchant's price $0.01, its lowest listed price)",
+      "30 payments of at most $0.002 from this wallet's cluster (a fifth of the merchant's price $0.01, its lowest listed price its buyers pay (5 or more clusters, or 20% of them; the lowest line where none is))",
     );
   });
 
