@@ -73,11 +73,6 @@ export interface MerchantAppOptions {
   notice?: string;
   /** The process's limit on unpaid requests (src/common/rate-limit.ts); none: every request is served. */
   limit?: UnpaidLimit;
-  /**
-   * A channel's vouchers decided by the SDK's payment middleware, as before the kit decided them itself
-   * (payments/voucher-path.ts): the test that proves both alike runs one host each way.
-   */
-  vouchersThroughSdk?: boolean;
 }
 
 /** Browsers pay too: they must see the payment headers and may send the signature. */
@@ -146,7 +141,7 @@ export async function merchantApp(
     merchant,
     resourceServers(merchant, db, facilitator, networks, channels),
     options.payments,
-    { ...channels, vouchersThroughSdk: options.vouchersThroughSdk },
+    channels,
     options.facilitator,
     (error, message) => facilitator.logRefusal(error, message),
   );

@@ -8,8 +8,8 @@
  *
  * A voucher's path, top to bottom. The SDK's resource server drives the middle of it through the scheme's
  * hooks, which take no request: what the kit must carry from one hook to the next rides in the request's
- * `ChannelRequest` (context.ts), opened around the payment middleware. For a voucher that middleware is the kit's
- * (payments/voucher-path.ts: the SDK's steps without `@x402/hono`'s detours); for a deposit, `@x402/hono`'s.
+ * `ChannelRequest` (context.ts), opened around the payment middleware (`@x402/hono`'s, for a voucher as for a
+ * deposit).
  * 1. The host's front (payments/fronts.ts) has offered `batch-settlement` in the route's 402, when the
  *    facilitators serve channels; the buyer's client opened a channel by deposit and now signs a voucher.
  * 2. payments/paid-handler.ts `settleAndRecord` opens the request's `ChannelRequest` (`inChannelRequest`)

@@ -24,7 +24,6 @@ import { type PaymentSettings, paymentNetworks, refundPaths, refundRoute, x402Ro
 import { FACILITATOR_RETRY_AFTER_S } from "./facilitator-watch.ts";
 import { networkWayOf, settleableWays, type Verdict, type WayToPay } from "./offers.ts";
 import { PublicUrlResourceServer } from "./resource-server.ts";
-import { directVouchers } from "./voucher-path.ts";
 
 /** One way of answering: the merchant as it is paid, its HTTP resource server and payment middleware. */
 export interface PaymentFront {
@@ -65,8 +64,8 @@ export function paymentFronts(
    */
   resourceServerOf: () => x402ResourceServer,
   payments: PaymentSettings,
-  /** How channels are served; `vouchersThroughSdk`: their vouchers decided by the SDK's middleware (voucher-path.ts). */
-  settings: Pick<ChannelSettings, "mode"> & { vouchersThroughSdk?: boolean },
+  /** Whether channels are served. */
+  settings: Pick<ChannelSettings, "mode">,
   /** The facilitators, as the merchant reaches them, that payments/offers.ts asks; none: nothing is asked. */
   facilitator?: FacilitatorClient,
   /** Told of each refusal a facilitator threw at the asking (the operator's log of refusals). */
@@ -92,7 +91,6 @@ export function paymentFronts(
     payments,
     refunds,
     secrets: new Set(merchant.endpoints.flatMap((e) => e.secretParams ?? [])),
-    vouchersThroughSdk: settings.vouchersThroughSdk ?? false,
   };
   let logged = "";
   const workOut = async (g: Generation) => {
@@ -210,7 +208,6 @@ interface Shape {
   /** The refund routes by their key ("GET /channels/refund"), none where channels are off. */
   refunds: { key: string; route: RouteConfig }[];
   secrets: ReadonlySet<string>;
-  vouchersThroughSdk: boolean;
 }
 
 /** The front of generation `g` that offers the `allowed` ways. */
@@ -234,14 +231,16 @@ function frontOf(g: Generation, shape: Shape, allowed: ReadonlySet<WayToPay>): P
     new Set(shape.secrets),
   );
   // Not initialised by the middleware: the generation is, once for all its fronts.
-  const sdk = paymentMiddlewareFromHTTPServer(httpServer, undefined, undefined, false);
-  const middleware = sdk as MiddlewareHandler<MerchantEnv>;
-  const front = {
-    merchant: m,
-    channels,
+  // Vouchers too go through the SDK's middleware: the kit's own voucher path, on the SDK's private methods, saved
+  // 1-2% of a voucher's CPU (docs/benchmarks-log.md, "issue 66 item 4"), not the tenth that would pay for
+  // following every SDK release's internals (issue 87).
+  const middleware = paymentMiddlewareFromHTTPServer(
     httpServer,
-    middleware: channels && !shape.vouchersThroughSdk ? directVouchers(httpServer, middleware) : middleware,
-  };
+    undefined,
+    undefined,
+    false,
+  ) as MiddlewareHandler<MerchantEnv>;
+  const front = { merchant: m, channels, httpServer, middleware };
   g.built.set(key, front);
   return front;
 }

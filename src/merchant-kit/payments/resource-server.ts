@@ -79,8 +79,8 @@ export class PublicUrlResourceServer extends x402HTTPResourceServer {
 
   /**
    * The request as its resource is named to buyers and extensions (the public URL, no secret parameter). A
-   * context made here is given back as it is: the direct voucher path (voucher-path.ts) settles with the one it
-   * verified with, not parsed again.
+   * context made here is given back as it is: the settlement then names the resource the verification did, not
+   * parsed again.
    */
   publicContext(context: HTTPRequestContext): HTTPRequestContext {
     if (publicContexts.has(context)) return context;
