@@ -70,14 +70,9 @@ async function challenge(name: string) {
   return { ...declared.info, chainId: "eip155:8453", type: "eip191" as const };
 }
 
-/** A well-formed message for `name`, signed by `account` with the SDK's client, then given `fields`. */
-async function message(
-  account: ReturnType<typeof privateKeyToAccount>,
-  name: string,
-  fields: Partial<Record<keyof SIWxPayload, unknown>> = {},
-) {
-  const signed = await createSIWxPayload(await challenge(name), account, `${url}/api/day/${name}`);
-  return { ...signed, ...fields };
+/** A well-formed message for `name`, signed by `account` with the SDK's client. */
+async function message(account: ReturnType<typeof privateKeyToAccount>, name: string) {
+  return createSIWxPayload(await challenge(name), account, `${url}/api/day/${name}`);
 }
 
 const signIn = (name: string, header: string) =>
