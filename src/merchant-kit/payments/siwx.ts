@@ -29,6 +29,7 @@ import {
   verifySIWxSignature,
 } from "@x402/extensions/sign-in-with-x";
 import type { Context, MiddlewareHandler } from "hono";
+import { z } from "zod";
 import type { Queryable } from "../../common/db/index.ts";
 import { AppError, BadInputError } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
@@ -56,6 +57,62 @@ export const ACCESS_CALLS_HEADER = "Access-Calls-Left";
  */
 const CHALLENGE_SECONDS = 300;
 const NONCE_KEPT_SECONDS = CHALLENGE_SECONDS + 60;
+
+/**
+ * The most each field of a signed message may hold, in characters, checked before anything else is
+ * (docs/platform.md, "Access for a period"). The SDK's parser takes strings of any length, and the SIWE grammar
+ * its signature check formats a message by (EIP-4361) bounds none: an 8 KB nonce, validly signed, was stored.
+ * What a buyer signs is this host's challenge, echoed: a 32-character nonce, a statement of about 100, the
+ * route's URL as `uri` and its one resource, ISO times of 24, a 42-character address, a 132-character
+ * signature. Each cap is several times that, or above the field's own bound (a DNS name of 253 and a port, a CAIP-2 chain id of 41);
+ * the signature's leaves room for a smart wallet's (EIP-6492 wraps its deployment), which is refused on its
+ * check anyway (see `verified`).
+ */
+export const SIGN_IN_CAPS = {
+  domain: 300,
+  address: 64,
+  statement: 512,
+  uri: 2048,
+  version: 8,
+  chainId: 64,
+  nonce: 64,
+  time: 64,
+  requestId: 256,
+  resource: 2048,
+  resources: 8,
+  signature: 4096,
+} as const;
+
+const capped = (field: string, max: number) =>
+  z.string().max(max, `its ${field} is longer than ${max} characters`);
+
+/**
+ * The caps, and the two rules of SIWE's grammar a field is refused by here rather than in the SDK's formatting:
+ * the nonce's (it is stored), and a statement's line break (it would write the message's next lines).
+ */
+const cappedMessage = z.object({
+  domain: capped("domain", SIGN_IN_CAPS.domain),
+  address: capped("address", SIGN_IN_CAPS.address),
+  statement: capped("statement", SIGN_IN_CAPS.statement)
+    .regex(/^[^\r\n]*$/, "its statement has a line break")
+    .optional(),
+  uri: capped("uri", SIGN_IN_CAPS.uri),
+  version: capped("version", SIGN_IN_CAPS.version),
+  chainId: capped("chainId", SIGN_IN_CAPS.chainId),
+  nonce: capped("nonce", SIGN_IN_CAPS.nonce).regex(
+    /^[A-Za-z0-9]{8,}$/,
+    "its nonce is not 8 or more letters and digits (SIWE's nonce)",
+  ),
+  issuedAt: capped("issuedAt", SIGN_IN_CAPS.time),
+  expirationTime: capped("expirationTime", SIGN_IN_CAPS.time).optional(),
+  notBefore: capped("notBefore", SIGN_IN_CAPS.time).optional(),
+  requestId: capped("requestId", SIGN_IN_CAPS.requestId).optional(),
+  resources: z
+    .array(capped("resource", SIGN_IN_CAPS.resource))
+    .max(SIGN_IN_CAPS.resources, `it names more than ${SIGN_IN_CAPS.resources} resources`)
+    .optional(),
+  signature: capped("signature", SIGN_IN_CAPS.signature),
+});
 
 /** The route's declaration, on the merchant's network: nothing for a route that sells no period. */
 export function declareSignIn(endpoint: AnyEndpoint, network: string): Record<string, unknown> {
@@ -235,8 +292,13 @@ async function signedIn(
       "sign_in_invalid",
       `the signed message cannot sign in: ${why}; sign the 402's challenge`,
     );
+  // Before any other check: nothing past here works on, or stores, a field longer than its cap.
+  const caps = cappedMessage.safeParse(message);
+  if (!caps.success) throw await invalid(caps.error.issues.map((issue) => issue.message).join(", "));
   // Domain and URI of this host, not too old, not expired, not before its time (the SDK's checks).
-  const fields = await validateSIWxMessage(message, origin, { maxAge: CHALLENGE_SECONDS * 1000 });
+  const fields = await verified(() =>
+    validateSIWxMessage(message, origin, { maxAge: CHALLENGE_SECONDS * 1000 }),
+  );
   if (!fields.isValid) throw await invalid(`${fields.invalidMessage} (${fields.invalidReason})`);
   const path = new URL(`${origin.origin}${origin.pathname.replace(/\/$/, "")}${c.req.path}`).pathname;
   if (new URL(message.uri).pathname !== path) {
@@ -245,7 +307,7 @@ async function signedIn(
   if (message.chainId !== options.network) {
     throw await invalid(`it names the chain ${message.chainId}, not ${options.network}`);
   }
-  const signature = await verifySIWxSignature(message);
+  const signature = await verified(() => verifySIWxSignature(message));
   if (!signature.isValid) throw await invalid(`${signature.invalidMessage} (${signature.invalidReason})`);
   const address = signature.payer.toLowerCase() as `0x${string}`;
   if (!(await options.store.takeNonce(message.nonce, address, NONCE_KEPT_SECONDS))) {
@@ -274,6 +336,40 @@ async function signedIn(
     );
   }
   return { address, ...taken };
+}
+
+/**
+ * One of the SDK's checks of a message, what it throws made a failed check: each is a function of the message
+ * alone (no verifier is given, so a signature is checked as an externally owned wallet's, with no call to the
+ * chain), so what it throws is about the message. The signature check formats the message by SIWE's grammar
+ * first, and the SIWE library throws on a field the grammar refuses (a date that is not RFC 3339, a URI with a
+ * `{`, a `version` other than 1, an address with a wrong EIP-55 checksum): that was a 500.
+ */
+async function verified<T>(
+  check: () => Promise<T>,
+): Promise<T | { isValid: false; invalidReason: string; invalidMessage: string }> {
+  try {
+    return await check();
+  } catch (error) {
+    return { isValid: false, invalidReason: "invalid_siwx_message", invalidMessage: notSiwe(error) };
+  }
+}
+
+/**
+ * Why the SIWE library refused a message, for the buyer: the lines of its error that name a field ("line 8:
+ * invalid URI"), else the line its grammar stopped at; never its parser's state, which says nothing to a buyer.
+ */
+function notSiwe(error: unknown): string {
+  const lines = (error instanceof Error ? error.message : String(error)).split("\n");
+  const named = lines.filter((line) => /^line \d+: /.test(line));
+  const stopped = lines.map((line) => /max line number was (\d+)/.exec(line)?.[1]).find(Boolean);
+  const why =
+    named.length > 0
+      ? named.join(", ")
+      : stopped
+        ? `its grammar fails at line ${stopped}`
+        : (lines[0] ?? "").replace(/: \{.*$/, "");
+  return `its fields do not make a SIWE message (EIP-4361): ${why.slice(0, 200)}`;
 }
 
 /** The endpoint's handler for a signed-in wallet, under its time budget: no payment, nothing settled. */
