@@ -13,7 +13,6 @@ import { BatchSettlementEvmScheme } from "@x402/evm/batch-settlement/facilitator
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { UptoEvmScheme } from "@x402/evm/upto/facilitator";
 import { BAZAAR, type DiscoveryResourcesResponse } from "@x402/extensions/bazaar";
-import { BuilderCodeFacilitatorExtension } from "@x402/extensions/builder-code";
 import type { Hono } from "hono";
 import { type Chain, createPublicClient, createWalletClient, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -26,6 +25,7 @@ import { log } from "../common/log.ts";
 import { watchSignerBalance } from "../common/metrics.ts";
 import { type AccessPolicy, createGasBudgets, createGate, type Gate, type Grant } from "./access/index.ts";
 import { bazaarRecorder, DEFAULT_LIMIT, type DiscoveryQuery, listResources } from "./bazaar.ts";
+import { CappedBuilderCodeExtension } from "./builder-codes.ts";
 import { checkChainIdentity, type OnNewChain } from "./chain-identity.ts";
 import { createChainReads } from "./chain-reads.ts";
 import { createChannelActions, type Origin } from "./channels/actions.ts";
@@ -91,8 +91,8 @@ export interface FacilitatorOptions {
   channelAuthorizers?: AuthorizerTable;
   /**
    * Its ERC-8021 builder code (`w`), appended with the payment's own app and service codes to the calldata of
-   * every transaction it settles (docs/facilitator.md, "Builder codes"). Default none: a suffix is still
-   * appended when the payment carries codes of its own.
+   * every transaction it settles, the suffix within 128 bytes (docs/facilitator.md, "Builder codes"). Default
+   * none: a suffix is still appended when the payment carries codes of its own.
    */
   builderCode?: string;
   /**
@@ -321,13 +321,14 @@ function schemes(
 ): x402Facilitator {
   const store = { pendingSettlementStore: NO_PENDING_STORE };
   // The builder-code extension is asked by each scheme for the suffix of the transaction it sends (the
-  // signer appends it, signer.ts); without a code of its own it still passes the payment's codes on.
+  // signer appends it, signer.ts); without a code of its own it still passes the payment's codes on, as
+  // many as fit its cap (builder-codes.ts).
   return new x402Facilitator()
     .register(network, new ExactEoaScheme(signer, new ExactEvmScheme(signer, store), groups))
     .register(network, new UptoEvmScheme(signer, store))
     .register(network, new BatchSettlementEvmScheme(signer, authorizer, store))
     .registerExtension(BAZAAR)
-    .registerExtension(new BuilderCodeFacilitatorExtension(builderCode ? { builderCode } : {}));
+    .registerExtension(new CappedBuilderCodeExtension(builderCode));
 }
 
 /**

@@ -337,4 +337,41 @@ describe("builder codes", () => {
     expect(builderCodesOf(`0x${ERC_8021_MARKER}`)).toBeUndefined();
     expect(builderCodesOf(`0x00ffff02${ERC_8021_MARKER}`)).toBeUndefined();
   });
+
+  it("reads a suffix the facilitator capped, and reads nothing, without throwing, from suffixes built to break it", () => {
+    const capped = encodeBuilderCodeSuffix({ a: "shop_app", w: "x402_merchants", s: ["x".repeat(32)] });
+    expect(builderCodesOf(`${calldata}${capped.slice(2)}`)).toEqual({
+      app: "shop_app",
+      wallet: "x402_merchants",
+      services: "x".repeat(32),
+    });
+    const trailer = (cbor: string, length = cbor.length / 2, schema = "02") =>
+      `${calldata}${cbor}${length.toString(16).padStart(4, "0")}${schema}${ERC_8021_MARKER}`;
+    const body = capped.slice(2, -38);
+    for (const input of [
+      trailer(body, 0xffff), // a length past the input's start
+      trailer(body, 0), // a length short of the codes
+      trailer(body, body.length / 2 - 1),
+      trailer(body, undefined, "01"), // another schema
+      trailer(`bf${body.slice(2)}`), // an indefinite-length map
+      trailer(`b8ff${body.slice(2)}`), // a map claiming 255 entries
+      trailer("a1617399ffff"), // an array claiming 65,535 codes
+      trailer(`a1617a${"ff".repeat(4)}`), // a string claiming 4 GiB
+      trailer(`a161${"ff".repeat(2)}`), // a key that is no key
+      `${calldata}zz000102${ERC_8021_MARKER}`, // not hex
+      `${calldata}${"GG".repeat(3)}02${ERC_8021_MARKER}`, // a length that is not hex
+    ]) {
+      expect(() => builderCodesOf(input), input).not.toThrow();
+      expect(builderCodesOf(input), input).toBeUndefined();
+    }
+    // A string claiming more bytes than the suffix holds is read as the bytes there are (the SDK's parser): a
+    // claim like any other, kept only if it is a code the spec allows.
+    expect(builderCodesOf(trailer(body.slice(0, -10)))).toEqual({
+      app: "shop_app",
+      wallet: "x402_merchants",
+      services: "x".repeat(27),
+    });
+    expect(builderCodesOf(trailer(`a1617381${"78ff"}${"61".repeat(10)}`))?.services).toBe("a".repeat(10));
+    expect(builderCodesOf(trailer(`a1617381${"78ff"}${"ff".repeat(10)}`))).toBeUndefined();
+  });
 });
