@@ -40,6 +40,15 @@ export function validateBazaarExtension(extension: { schema?: unknown; info?: un
     if (hasExternalSchemaReference(schema)) {
       return { valid: false, errors: ["schema must not contain external $ref/$id references"] };
     }
+    const backtracking = backtrackingPattern(schema);
+    if (backtracking !== undefined) {
+      return {
+        valid: false,
+        errors: [
+          `schema's pattern ${JSON.stringify(backtracking.slice(0, 80))} repeats a group that holds a quantifier or an alternation`,
+        ],
+      };
+    }
     const key = canonicalJson(schema);
     if (key === undefined) return { valid: false, errors: ["Schema validation failed: no schema"] };
     if (Buffer.byteLength(key, "utf8") > MAX_SCHEMA_BYTES) {
@@ -109,6 +118,73 @@ function hasExternalSchemaReference(node: unknown): boolean {
     }
   }
   return false;
+}
+
+/**
+ * The first regular expression of the schema (a `pattern`, or a key of `patternProperties`, at any depth) that
+ * repeats a group holding a quantifier or an alternation (`(a+)+`, `(a|aa)*`, `(\\d{1,3}\\.?)+`): the shape
+ * whose backtracking grows exponentially with the string it is tried on. The schema is the buyer's, and the
+ * info it is tested on too: `^(a+)+$` against thirty `a`s and a `!` held the event loop for seconds (issue 83),
+ * after a payment of a cent. JavaScript's engine backtracks and no linear one is at hand, so the shape is
+ * refused before anything compiles; a listing's real patterns (ids, dates, hosts) have no such group.
+ */
+export function backtrackingPattern(node: unknown, depth = 0): string | undefined {
+  if (depth > 64 || node === null || typeof node !== "object") return undefined;
+  if (Array.isArray(node)) {
+    for (const item of node) {
+      const found = backtrackingPattern(item, depth + 1);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  for (const [key, value] of Object.entries(node)) {
+    if (key === "pattern" && typeof value === "string" && repeatsAmbiguousGroup(value)) return value;
+    if (key === "patternProperties" && value && typeof value === "object") {
+      const risky = Object.keys(value).find(repeatsAmbiguousGroup);
+      if (risky !== undefined) return risky;
+    }
+    const found = backtrackingPattern(value, depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** Whether `source` has a group, followed by `*`, `+` or `{n,}`/`{n,m}`, that holds a quantifier or a `|`. */
+function repeatsAmbiguousGroup(source: string): boolean {
+  // Per open group: whether it holds a quantifier or an alternation, its own nested groups' included.
+  const open: boolean[] = [];
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const ch = source[i];
+    if (ch === "\\") {
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (ch === "]") inClass = false;
+      continue;
+    }
+    if (ch === "[") inClass = true;
+    else if (ch === "(") open.push(false);
+    else if (ch === ")") {
+      const ambiguous = open.pop() ?? false;
+      if (ambiguous && repeats(source, i + 1)) return true;
+      if (ambiguous && open.length > 0) open[open.length - 1] = true;
+    } else if (ch === "|" || repeats(source, i)) {
+      if (open.length > 0) open[open.length - 1] = true;
+    }
+  }
+  return false;
+}
+
+/** Whether a repetition starts at `i`: `*`, `+`, or a brace quantifier allowing more than one. */
+function repeats(source: string, i: number): boolean {
+  const ch = source[i];
+  if (ch === "*" || ch === "+") return true;
+  if (ch !== "{") return false;
+  const brace = /^\{(\d+)(,(\d*))?\}/.exec(source.slice(i, i + 24));
+  if (!brace) return false;
+  return brace[2] !== undefined && (brace[3] === "" || Number(brace[3]) > 1);
 }
 
 /** JSON with object keys sorted (undefined when `value` has no JSON form, as JSON.stringify). */

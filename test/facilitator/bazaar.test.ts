@@ -218,6 +218,35 @@ describe("validateBazaarExtension", () => {
     expect(bazaarValidationStats().cached).toBe(256);
   });
 
+  it("refuses a pattern that repeats an ambiguous group before compiling it, and keeps ordinary patterns", () => {
+    // `^(a+)+$` against thirty `a`s and a `!`: seconds of backtracking on the event loop, each two more `a`s
+    // four times as long (issue 83). The buyer writes both the schema and the info it is tried on.
+    const evil = (pattern: string, key = "q") => ({
+      schema: { type: "object", properties: { [key]: { type: "string", pattern } } },
+      info: { [key]: `${"a".repeat(30)}!` },
+    });
+    for (const pattern of ["^(a+)+$", "^(a|aa)*$", "^(\\d{1,3}\\.?)+$", "^((ab)*c)+$", "(x+x+)+y"]) {
+      const verdict = validateBazaarExtension(evil(pattern));
+      expect(verdict.valid, pattern).toBe(false);
+      expect(verdict.errors?.[0], pattern).toMatch(/repeats a group/);
+    }
+    const keyed = {
+      schema: { type: "object", patternProperties: { "^(a+)+$": { type: "string" } } },
+      info: {},
+    };
+    expect(validateBazaarExtension(keyed)).toMatchObject({ valid: false });
+    for (const pattern of [
+      "^[a-z]+$",
+      "^(ab)+$",
+      "^\\d{4}-\\d{2}-\\d{2}$",
+      "^(https?)://[^/]+(/.*)?$",
+      "^[(+)]*$",
+      "^(a){2}$",
+    ]) {
+      expect(validateBazaarExtension({ ...evil(pattern), info: {} }), pattern).toEqual({ valid: true });
+    }
+  });
+
   it("never throws, even on a schema nested too deep for the stack", () => {
     let schema: Record<string, unknown> = { type: "object" };
     for (let i = 0; i < 20_000; i++) schema = { not: schema };
