@@ -195,6 +195,8 @@ async function importedStore(lines: readonly object[]): Promise<string> {
   const dir = tempDir("x402m-export-way-store-");
   const imported = await runMain(["import", file, "--data", dir]);
   expect(imported.code, imported.stderr).toBe(0);
+  const checked = await runMain(["check", "--data", dir, "--json"]);
+  expect(checked.code, checked.stdout).toBe(0);
   return dir;
 }
 
