@@ -82,7 +82,7 @@ export interface Rule {
   message: string;
   /** Set on "must be an address" rules of required fields: the field they check. */
   address?: string;
-  /** Checked by a bulk import once per distinct value after the insert, as the address rules (`ESCROW_PAYMENT`). */
+  /** Checked by a bulk import once per distinct value after the insert, as the address rules are (src/analytics/import.ts). */
   byValue?: true;
 }
 
