@@ -1,7 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
+import { escrowWallets, X402_CONTRACTS } from "../chain/chains.ts";
 import { AppError } from "../common/errors.ts";
 import type { Analytics } from "./duckdb.ts";
+import { isEscrowPool } from "./import-escrow.ts";
 import type { RecordType } from "./import-rules.ts";
 
 /** The store cannot be written out, in one line: `FILE: reason`. Nothing was written to FILE. */
@@ -44,14 +46,22 @@ const onChain = (): Member[] => [
   ["block_number", "block_number"],
   ["block_time", time("block_time")],
 ];
-/** A channel is named by its 66-character id where the indexer stores its moves as transfers. */
-const IS_CHANNEL = (column: string) => `length(${column}) = 66`;
+/**
+ * A channel is named by its 66-character id where the indexer stores its moves as transfers; a payer's channels
+ * the escrow's events did not name (`escrowPool`) are the escrow's own transfers, written back as the file had them.
+ */
+const IS_CHANNEL = (column: string) => `(length(${column}) = 66 AND NOT ${isEscrowPool(column)})`;
+/** The escrow's address, lower-case (one on every chain). */
+const ESCROW = escrowWallets(X402_CONTRACTS).escrow;
+const unpooled = (column: string) => `CASE WHEN ${isEscrowPool(column)} THEN '${ESCROW}' ELSE ${column} END`;
 
 /**
  * Each record type's lines, in the order the file gives them: what describes wallets first, then the
  * chain's records by block. Claims, deposits, refunds and withdrawals are not written as payments and
  * transfers: the channel events they come from are, and the import makes the same rows of them again
- * (src/analytics/import-channels.ts).
+ * (src/analytics/import-channels.ts). Those the store holds without events (an import of the escrow's
+ * transfers alone, src/analytics/import-escrow.ts) are written as that import read them: the claims as
+ * payments, the moves as transfers to and from the escrow, which the import makes the same rows of again.
  */
 const SECTIONS: { type: RecordType; from: string; order: string; sql: string }[] = [
   {
@@ -121,7 +131,7 @@ const SECTIONS: { type: RecordType; from: string; order: string; sql: string }[]
   },
   {
     type: "payment",
-    from: "payments WHERE channel IS NULL",
+    from: `payments WHERE channel IS NULL OR ${isEscrowPool("channel")}`,
     order: "block_number, log_index, tx_hash",
     sql: line(
       "payment",
@@ -144,7 +154,8 @@ const SECTIONS: { type: RecordType; from: string; order: string; sql: string }[]
   },
   {
     type: "transfer",
-    from: `transfers WHERE NOT ${IS_CHANNEL("from_address")} AND NOT ${IS_CHANNEL("to_address")}`,
+    from: `(SELECT * REPLACE (${unpooled("from_address")} AS from_address, ${unpooled("to_address")} AS to_address)
+      FROM transfers WHERE NOT ${IS_CHANNEL("from_address")} AND NOT ${IS_CHANNEL("to_address")})`,
     order: "block_number, log_index, tx_hash",
     sql: line("transfer", [
       ...onChain(),

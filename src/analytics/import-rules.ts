@@ -4,6 +4,7 @@
  * the first one that fails is the reason given for the line. One list, so every rule is written once.
  */
 import { MAX_USDC_AMOUNT, USDC_UNIT } from "../chain/base.ts";
+import { escrowWallets, X402_CONTRACTS } from "../chain/chains.ts";
 import { CHAIN_SLUGS_TEXT, SQL_CHAIN_SLUGS } from "./import-chain.ts";
 
 export const RECORD_TYPES = [
@@ -81,7 +82,13 @@ export interface Rule {
   message: string;
   /** Set on "must be an address" rules of required fields: the field they check. */
   address?: string;
+  /** Checked by a bulk import once per distinct value after the insert, as the address rules are (src/analytics/import.ts). */
+  byValue?: true;
 }
+
+/** x402's escrow and its deposit collectors (src/chain/chains.ts), one address each on every chain, as a SQL list. */
+const ESCROW_WALLETS = escrowWallets(X402_CONTRACTS);
+export const SQL_ESCROW_WALLETS = `(${[ESCROW_WALLETS.escrow, ...ESCROW_WALLETS.collectors].map((a) => `'${a}'`).join(", ")})`;
 
 const q = (field: string) => `"${field}"`;
 const matches = (field: string, re: string) => `regexp_full_match(${q(field)}, '${re}')`;
@@ -222,6 +229,13 @@ export const RULES: readonly Rule[] = [
   address(["payment"], "asset", true),
   {
     types: ["payment"],
+    check: `NOT (lower("payer") IN ${SQL_ESCROW_WALLETS} OR lower("pay_to") IN ${SQL_ESCROW_WALLETS})`,
+    message:
+      "a payment to or from the batch-settlement escrow or a deposit collector is a channel's money moving, not an x402 payment (the indexer makes none): write it as a \"transfer\" line, or the channel's records",
+    byValue: true,
+  },
+  {
+    types: ["payment"],
     check: `"scheme" IS NULL OR lower("scheme") IN ('exact', 'upto', 'batch-settlement')`,
     message: `"scheme" must be one of exact, upto, batch-settlement`,
   },
@@ -342,6 +356,6 @@ export const PAYMENT_ADDRESS_FIELDS = paymentRules.flatMap((rule) => (rule.addre
 
 /** Every other rule a payment must keep, as one SQL condition over a raw record whose type is "payment". */
 export const PAYMENT_ROW_RULES = paymentRules
-  .filter((rule) => !rule.address)
+  .filter((rule) => !rule.address && !rule.byValue)
   .map((rule) => `coalesce(${rule.check}, false)`)
   .join("\n  AND ");

@@ -9,6 +9,7 @@ import { AppError } from "../common/errors.ts";
 import type { Analytics } from "./duckdb.ts";
 import { chainMismatch, chainRecord, sqlStampedBreach, sqlUsdcOf, stampedReason } from "./import-chain.ts";
 import { CHANNEL_STAGING, channelProblem, mergeChannels, stageChannels } from "./import-channels.ts";
+import { settleEscrowTransfers } from "./import-escrow.ts";
 import {
   PAYMENT_ADDRESS_FIELDS,
   PAYMENT_ROW_RULES,
@@ -16,6 +17,7 @@ import {
   RECORD_TYPES,
   type RecordType,
   reasonExpression,
+  SQL_ESCROW_WALLETS,
   sqlIsAddress,
   sqlTime as time,
 } from "./import-rules.ts";
@@ -204,8 +206,10 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
       );
       const added = (await countRows(analytics, "payments")) - before;
       const distinct = PAYMENT_ADDRESS_FIELDS.map((f) => `SELECT DISTINCT ${f} AS v FROM payments ${fresh}`);
+      // A payment of the escrow's too (its rule is a payer's or payee's, the exact way tells which).
       const badAddress = await analytics.one(
-        `SELECT 1 FROM (${distinct.join(" UNION ")}) WHERE NOT coalesce(${sqlIsAddress("v")}, false) LIMIT 1`,
+        `SELECT 1 FROM (${distinct.join(" UNION ")})
+         WHERE NOT coalesce(${sqlIsAddress("v")}, false) OR v IN ${SQL_ESCROW_WALLETS} LIMIT 1`,
         range,
       );
       // A key twice (or a hash collision): the exact way decides whether the lines agree. Sorting the
@@ -262,7 +266,12 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
         );
         if (offPayment || offStaged) throw new NeedsExactImport();
       }
-      const counts = await merge(analytics, new Set(), chain);
+      const counts = await merge(
+        analytics,
+        new Set(),
+        chain,
+        added > 0 ? (range ?? (await blockSpan(analytics))) : undefined,
+      );
       if (added > 0) await sealImported(analytics, range ?? (await blockSpan(analytics)), chain);
       // Every paid wallet is a merchant the service reports on (merge added those of the staged records).
       await analytics.run(
@@ -514,10 +523,12 @@ async function conflictingDuplicate(
     GROUP BY tx_hash, log_index HAVING count(DISTINCT (${fields})) > 1 ORDER BY record LIMIT 1`);
 }
 
+/** `written`: the blocks of the payments the bulk way inserted before (they are not staged). */
 async function merge(
   analytics: Analytics,
   duplicated: Set<OnChain>,
   chain: ChainRecord,
+  written?: { lo: bigint; hi: bigint },
 ): Promise<ImportCounts> {
   const slug = chain.slug;
   const counts = {} as ImportCounts;
@@ -612,6 +623,19 @@ async function merge(
   counts.channel.added = channels.channels;
   counts.channel_event.added = channels.events;
   paymentBlocks = spanOf(paymentBlocks, channels.paymentBlocks);
+  // The escrow's own transfers are the channels' moves (import-escrow.ts), over every block the file wrote.
+  const staged = await analytics.one<{ lo: bigint | null; hi: bigint | null }>(
+    `SELECT min(block_number::BIGINT) AS lo, max(block_number::BIGINT) AS hi FROM import_raw
+     WHERE type IN ('payment', 'transfer', 'channel_event')`,
+  );
+  const wrote = spanOf(
+    written,
+    staged?.lo != null && staged.hi != null ? { lo: staged.lo, hi: staged.hi } : undefined,
+  );
+  if (wrote) {
+    const dropped = await settleEscrowTransfers(analytics, chain, wrote);
+    counts.transfer.added = Math.max(0, counts.transfer.added - dropped);
+  }
   if (paymentBlocks) await sealImported(analytics, paymentBlocks, chain);
 
   // Listings and merchants' names are every chain's: such a file changes every chain's reports.

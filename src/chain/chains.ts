@@ -42,6 +42,22 @@ export interface X402Contracts {
 }
 
 /**
+ * x402's batch-settlement escrow and its deposit collectors, lower-case: USDC moving into or out of them is a
+ * channel's money, not a wallet's. A deposit goes from the payer into the escrow, straight (Permit2's collector)
+ * or through the ERC-3009 collector, which passes it on; the escrow pays the receivers what they claimed
+ * (`settle`) and the payers what comes back (refunds, timed withdrawals). The indexer stores none of those
+ * transfers (the escrow's events say more) and the import reads them as the channels' moves.
+ */
+export function escrowWallets(contracts: X402Contracts): { escrow: string; collectors: readonly string[] } {
+  return {
+    escrow: contracts.batchSettlement.toLowerCase(),
+    collectors: [contracts.erc3009DepositCollector, contracts.permit2DepositCollector].map((a) =>
+      a.toLowerCase(),
+    ),
+  };
+}
+
+/**
  * How a chain's blocks keep time. `fixed`: a block every `blockSeconds` exactly, so a block's time follows from
  * its number (Base); `upgrade`, when set, is one from whose activation time on a block comes every
  * `intervalMs` instead (Base's Denim: 200 ms), the activation block being the first of the old cadence at or

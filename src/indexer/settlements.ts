@@ -17,11 +17,7 @@
  * pair is one settlement, keyed by its Transfer log. Whether a settlement is an x402 payment depends on who
  * sent the transaction, which logs do not say: see `classify.ts`.
  */
-import {
-  ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
-  PERMIT2_DEPOSIT_COLLECTOR_ADDRESS,
-  X402_BATCH_SETTLEMENT_ADDRESS,
-} from "../chain/base.ts";
+import { escrowWallets, X402_CONTRACTS } from "../chain/chains.ts";
 import type { ChannelLog } from "./channel-logs.ts";
 import type { TransferLog, UsdcLog, X402Log } from "./decode.ts";
 
@@ -47,12 +43,9 @@ export interface PairedLogs {
   unpaired: number;
 }
 
-/** The escrow and its collectors: USDC moving through them is a channel's, not a wallet's. */
-const PLUMBING = new Set(
-  [X402_BATCH_SETTLEMENT_ADDRESS, ERC3009_DEPOSIT_COLLECTOR_ADDRESS, PERMIT2_DEPOSIT_COLLECTOR_ADDRESS].map(
-    (a) => a.toLowerCase(),
-  ),
-);
+/** The escrow and its collectors: USDC moving through them is a channel's, not a wallet's (one address on every chain). */
+const ESCROW_WALLETS = escrowWallets(X402_CONTRACTS);
+const PLUMBING = new Set([ESCROW_WALLETS.escrow, ...ESCROW_WALLETS.collectors]);
 
 /** A USDC Transfer into or out of the batch-settlement escrow or one of its deposit collectors. */
 export function isChannelPlumbing(t: { from: string; to: string }): boolean {

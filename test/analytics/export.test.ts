@@ -3,7 +3,8 @@
  * back every table the import fills, row for row, and the same file again; the channels' claims and moves come
  * back from their events, not as payments and transfers of their own. A file that exists, a folder that does
  * not, or a store with nothing in it stops the export with one line, and no file is left. The same round trip
- * of an indexed devnet week, to the reports' bytes: test/cli/export.test.ts.
+ * of an indexed devnet week, to the reports' bytes: test/cli/export.test.ts. A store of the escrow's transfers
+ * without the channel records is written back as those transfers (the payer's channels as the escrow).
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -11,7 +12,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Analytics } from "../../src/analytics/duckdb.ts";
 import { ExportError, exportNdjson } from "../../src/analytics/export.ts";
 import { importNdjson } from "../../src/analytics/import.ts";
-import { BASE_USDC } from "../../src/chain/base.ts";
+import {
+  BASE_USDC,
+  ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
+  X402_BATCH_SETTLEMENT_ADDRESS,
+} from "../../src/chain/base.ts";
 import {
   addr,
   balance,
@@ -170,6 +175,50 @@ describe("export", () => {
       `{"type":"merchant","address":"${M}","name":"shop.example","claimed":true}`,
     ]);
 
+    const copy = await fresh();
+    await importNdjson(copy, file);
+    expect(await tables(copy)).toEqual(await tables(source));
+    const again = path.join(dir, "again.ndjson");
+    await exportNdjson(copy, again, { replace: false });
+    expect(fs.readFileSync(again, "utf8")).toBe(text);
+  });
+
+  it("writes a store of the escrow's transfers without the channel records back as those transfers", async () => {
+    const escrow = X402_BATCH_SETTLEMENT_ADDRESS.toLowerCase();
+    const collector = ERC3009_DEPOSIT_COLLECTOR_ADDRESS.toLowerCase();
+    const usdc = (block: number, log: number, from: string, to: string, amount: number) => ({
+      ...transfer(from, to, amount, block),
+      tx_hash: tx(block % 1000),
+      log_index: log,
+    });
+    const claim = {
+      ...payment({ payer: FARM, payTo: M, amount: 400_000, block: END - 800, scheme: "batch-settlement" }),
+      transfer_method: "channel",
+    };
+    const source = await fresh();
+    await importNdjson(
+      source,
+      ndjsonFile([
+        transfer(M, FARM, 600_000, END - 1000),
+        usdc(END - 900, 1, FARM, collector, 600_000),
+        usdc(END - 900, 2, collector, escrow, 600_000),
+        claim,
+        usdc(END - 700, 2, escrow, M, 400_000),
+        usdc(END - 600, 2, escrow, FARM, 100_000),
+        checkpoint(),
+      ]),
+    );
+    // The farm's channels are one wallet of the store, which its claim spends.
+    const pool = `0x${"f".repeat(24)}${FARM.slice(2)}`;
+    expect(await source.all("SELECT channel FROM payments")).toEqual([{ channel: pool }]);
+    const dir = tempDir("x402m-export-");
+    const file = path.join(dir, "store.ndjson");
+    await exportNdjson(source, file, { replace: false });
+    const text = fs.readFileSync(file, "utf8");
+    expect(text).not.toContain(pool);
+    expect(text).toContain(`"from":"${FARM}","to":"${escrow}","amount":"600000"`);
+    expect(text).toContain(`"from":"${escrow}","to":"${FARM}","amount":"100000"`);
+    expect(text).toContain('"transfer_method":"channel"');
     const copy = await fresh();
     await importNdjson(copy, file);
     expect(await tables(copy)).toEqual(await tables(source));

@@ -4,13 +4,19 @@
  * a claim is its payer's payment to the receiver out of the channel, a deposit a transfer into the channel, a
  * refund and a finished withdrawal transfers back to the payer. So a merchant that funds a wallet whose
  * channel pays it back is flagged in an import as in the indexed week; without the channel records, the same
- * money is a transfer to the escrow, a hub, and the claims are real. A bad record stops the import, naming
- * its line, with nothing kept.
+ * money is the escrow's transfers, which the import reads as the same channel moves (its payer's channels as
+ * one wallet); beside the records they are left out, in any order of files. A bad record stops the import,
+ * naming its line, with nothing kept.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { Analytics } from "../../src/analytics/duckdb.ts";
 import { ImportError, importNdjson } from "../../src/analytics/import.ts";
-import { BASE_USDC, MAX_USDC_AMOUNT } from "../../src/chain/base.ts";
+import {
+  BASE_USDC,
+  ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
+  MAX_USDC_AMOUNT,
+  X402_BATCH_SETTLEMENT_ADDRESS,
+} from "../../src/chain/base.ts";
 import {
   addr,
   checkpoint,
@@ -66,7 +72,7 @@ function event(block: number, n: number, name: string, amount: bigint | number |
 
 /** The merchant funds the farm, whose channel pays the merchant back; the rest comes back to the farm. */
 const week = () => [
-  transfer(M, FARM, 600_000, END - 1000),
+  funding(),
   channel(),
   event(END - 900, 1, "created", 0),
   event(END - 900, 1, "deposited", 600_000, { log_index: 4 }),
@@ -78,6 +84,85 @@ const week = () => [
   event(END - 40, 6, "closed", 0, { log_index: 4 }),
   checkpoint(),
 ];
+
+const ESCROW = X402_BATCH_SETTLEMENT_ADDRESS.toLowerCase();
+const COLLECTOR = ERC3009_DEPOSIT_COLLECTOR_ADDRESS.toLowerCase();
+/** The farm's channels as one wallet, where the escrow's events do not name them (src/analytics/import-escrow.ts). */
+const POOL = `0x${"f".repeat(24)}${FARM.slice(2)}`;
+
+/** A USDC transfer of the week's transaction n, at `log`: the escrow's and collectors' own, which the chain logs. */
+function usdc(block: number, n: number, log: number, from: string, to: string, amount: number) {
+  return {
+    type: "transfer",
+    chain: "base",
+    tx_hash: tx(n),
+    log_index: log,
+    block_number: block,
+    block_time: timeOf(block),
+    from,
+    to,
+    amount: String(amount),
+  };
+}
+
+/**
+ * The week's USDC through the escrow, as the token logged it: the deposit into the ERC-3009 collector and on to
+ * the escrow (before the escrow's events in its transaction), the sweep to the merchant, the refund and the
+ * withdrawal to the farm.
+ */
+const escrowTransfers = () => [
+  usdc(END - 900, 1, 1, FARM, COLLECTOR, 600_000),
+  usdc(END - 900, 1, 2, COLLECTOR, ESCROW, 600_000),
+  usdc(END - 700, 3, 2, ESCROW, M, 400_000),
+  usdc(END - 600, 4, 2, ESCROW, FARM, 100_000),
+  usdc(END - 40, 6, 2, ESCROW, FARM, 100_000),
+];
+
+/** The merchant's money to the farm, in a transaction of its own. */
+const funding = () => usdc(END - 1000, 9, 1, M, FARM, 600_000);
+
+/** The claim as a payment line (keyed by its Claimed log), as a file without the channel records gives it. */
+const claimPayment = () => ({
+  type: "payment",
+  chain: "base",
+  tx_hash: tx(2),
+  log_index: 3,
+  block_number: END - 800,
+  block_time: timeOf(END - 800),
+  facilitator: RELAYER,
+  payer: FARM,
+  pay_to: M,
+  amount: "400000",
+  scheme: "batch-settlement",
+  transfer_method: "channel",
+});
+
+/** The week without the channel records: the merchant's transfer, the claim, the escrow's transfers. */
+const transfersOnly = () => [funding(), claimPayment(), ...escrowTransfers(), checkpoint()];
+
+const pick = (o: Record<string, unknown>, keys: readonly string[]) =>
+  Object.fromEntries(keys.map((k) => [k, o[k]]));
+
+/** The money tables of a store, in one order. */
+async function money(a: Analytics) {
+  return {
+    payments: await a.all(
+      "SELECT tx_hash, log_index, facilitator, payer, pay_to, amount, scheme, transfer_method, channel FROM payments ORDER BY ALL",
+    ),
+    transfers: await a.all(
+      "SELECT block_number, log_index, from_address, to_address, amount FROM transfers ORDER BY block_number, log_index",
+    ),
+    merchants: await a.all("SELECT address FROM merchants ORDER BY ALL"),
+    days: await a.all("SELECT * FROM payment_days ORDER BY ALL"),
+  };
+}
+
+/** A fresh store with the files imported one after the other. */
+async function storeOf(...files: (readonly object[])[]): Promise<Analytics> {
+  const a = await tempAnalytics();
+  for (const records of files) await importNdjson(a, ndjsonFile(records));
+  return a;
+}
 
 describe("channels in an import", () => {
   it("store the channel and its events, and make the indexer's claims and moves of them, once however often imported", async () => {
@@ -154,6 +239,173 @@ describe("channels in an import", () => {
     expect(report.report.flags).toEqual({ merchant_funded: { tx: 1, usd: 0.4 } });
   });
 
+  it("leave the escrow's and its collectors' transfers beside the records out: the records' moves stand for them", async () => {
+    analytics = await storeOf(week());
+    const records = await money(analytics);
+    analytics.close();
+    analytics = await storeOf([...week(), ...escrowTransfers()]);
+    expect(await money(analytics)).toEqual(records);
+    const counts = await importNdjson(analytics, ndjsonFile([...escrowTransfers(), claimPayment()]));
+    expect([counts.transfer.added, counts.payment.added]).toEqual([0, 0]);
+    expect(await money(analytics)).toEqual(records);
+    const report = await reportOf([...week(), ...escrowTransfers()], M);
+    expect(report.report.flags).toEqual({ merchant_funded: { tx: 1, usd: 0.4 } });
+  });
+
+  it("read the escrow's transfers without the records as the payer's channels: in, out to the claims, back", async () => {
+    analytics = await storeOf(transfersOnly());
+    const stored = await money(analytics);
+    expect(stored.transfers).toEqual([
+      { block_number: BigInt(END - 1000), log_index: 1, from_address: M, to_address: FARM, amount: 600_000n },
+      // The deposit into the collector is the farm's money into its channels; the collector's on to the escrow,
+      // and the sweep to the merchant (its claim paid it), are nothing more.
+      {
+        block_number: BigInt(END - 900),
+        log_index: 1,
+        from_address: FARM,
+        to_address: POOL,
+        amount: 600_000n,
+      },
+      {
+        block_number: BigInt(END - 600),
+        log_index: 2,
+        from_address: POOL,
+        to_address: FARM,
+        amount: 100_000n,
+      },
+      {
+        block_number: BigInt(END - 40),
+        log_index: 2,
+        from_address: POOL,
+        to_address: FARM,
+        amount: 100_000n,
+      },
+    ]);
+    expect(stored.payments).toMatchObject([{ payer: FARM, pay_to: M, channel: POOL }]);
+    // The escrow and the collector are no wallets the week knows of.
+    expect(stored.merchants).toEqual([{ address: M }]);
+    // Importing it again changes nothing.
+    const again = await importNdjson(analytics, ndjsonFile(transfersOnly()));
+
+    expect([again.transfer.added, again.payment.added]).toEqual([0, 0]);
+    expect(await money(analytics)).toEqual(stored);
+    const report = await reportOf(transfersOnly(), M);
+    expect(report.report.flags).toEqual({ merchant_funded: { tx: 1, usd: 0.4 } });
+    // A deposit through Permit2's collector goes straight from the payer to the escrow: the same move.
+    const straight = transfersOnly().map((r) => ("to" in r && r.to === COLLECTOR ? { ...r, to: ESCROW } : r));
+    const permit2 = await reportOf(
+      straight.filter((r) => !("from" in r && r.from === COLLECTOR)),
+      M,
+    );
+    expect(permit2.report.flags).toEqual({ merchant_funded: { tx: 1, usd: 0.4 } });
+  });
+
+  it("make one store of the records and the transfers in any files, in any order", async () => {
+    analytics = await storeOf([...week(), ...escrowTransfers()]);
+    const whole = await money(analytics);
+    analytics.close();
+    analytics = await storeOf(transfersOnly(), week());
+    expect(await money(analytics)).toEqual(whole);
+    analytics.close();
+    analytics = await storeOf(week(), transfersOnly());
+    expect(await money(analytics)).toEqual(whole);
+    analytics.close();
+    // Without the records: the claim before its deposit, or after it.
+    analytics = await storeOf(transfersOnly());
+    const transfers = await money(analytics);
+    analytics.close();
+    const claimFirst = [funding(), claimPayment(), checkpoint()];
+    analytics = await storeOf(claimFirst, [...escrowTransfers(), checkpoint()]);
+    expect((await money(analytics)).payments).toEqual(transfers.payments);
+    analytics.close();
+    analytics = await storeOf([...escrowTransfers(), checkpoint()], claimFirst);
+    expect((await money(analytics)).payments).toEqual(transfers.payments);
+  });
+
+  it("flag every claim of the merchant's money alike from the records, the transfers or both, where the escrow has many depositors", async () => {
+    // 40 channel buyers of their own money (3 claims each) and 15 wallets the merchant funds (10 claims each): the
+    // escrow's transfers, plain, make it a wallet of 55 senders (a hub the walk stops at, from 50).
+    const records: object[] = [];
+    const transfers: object[] = [];
+    const claims: object[] = [];
+    const funding: object[] = [];
+    let block = END - 200_000;
+    let n = 100;
+    const next = () => {
+      block += 10;
+      return block;
+    };
+    const buyer = (payer: string, funder: string, count: number) => {
+      const id = `0x${(++n).toString(16).padStart(64, "0")}`;
+      funding.push(usdc(next(), ++n, 1, funder, payer, count * 10_000));
+      const t = ++n;
+      next();
+      records.push(
+        channel({ channel: id, payer, payer_authorizer: payer, block_number: block, tx_hash: tx(t) }),
+        event(block, t, "created", 0, { channel: id }),
+        event(block, t, "deposited", count * 10_000, { channel: id, log_index: 4 }),
+      );
+      transfers.push(
+        usdc(block, t, 1, payer, COLLECTOR, count * 10_000),
+        usdc(block, t, 2, COLLECTOR, ESCROW, count * 10_000),
+      );
+      for (let c = 0; c < count; c++) {
+        const claim = event(next(), ++n, "claimed", 10_000, { channel: id });
+        records.push(claim);
+        claims.push({
+          ...claimPayment(),
+          ...pick(claim, ["tx_hash", "log_index", "block_number", "block_time"]),
+          payer,
+          amount: "10000",
+        });
+      }
+    };
+    for (let i = 0; i < 40; i++) buyer(addr(`genuine-${i}`), addr(`source-${i}`), 3);
+    for (let i = 0; i < 15; i++) buyer(addr(`funded-${i}`), M, 10);
+    const sweep = event(next(), ++n, "swept", 2_700_000, { channel: undefined, receiver: M });
+    records.push(sweep);
+    transfers.push(usdc(block, n, 1, ESCROW, M, 2_700_000));
+    const ways = {
+      records: [...funding, ...records, checkpoint()],
+      both: [...funding, ...records, ...transfers, checkpoint()],
+      transfers: [...funding, ...claims, ...transfers, checkpoint()],
+    };
+    for (const [way, file] of Object.entries(ways)) {
+      const { report } = await reportOf(file, M);
+      expect([report.tx, report.flags], way).toEqual([270, { merchant_funded: { tx: 150, usd: 1.5 } }]);
+    }
+  }, 60_000);
+
+  it("put right a store that holds the escrow's transfers as plain rows when the file is imported again", async () => {
+    analytics = await storeOf(transfersOnly());
+    const right = await money(analytics);
+    analytics.close();
+    // As an import before the escrow's transfers were read stored them: plain rows, the claim its payer's.
+    analytics = await storeOf([funding(), claimPayment(), checkpoint()]);
+    for (const t of escrowTransfers())
+      await analytics.run(
+        `INSERT INTO transfers VALUES ('base', $tx, $log, $block, to_timestamp($time)::TIMESTAMP, $from, $to, $amount)`,
+        {
+          tx: t.tx_hash,
+          log: t.log_index,
+          block: t.block_number,
+          time: t.block_time,
+          from: t.from,
+          to: t.to,
+          amount: BigInt(t.amount),
+        },
+      );
+    await importNdjson(analytics, ndjsonFile(transfersOnly()));
+    expect(await money(analytics)).toEqual(right);
+  });
+
+  it("leave a claim whose deposit the data does not hold spending its payer's money", async () => {
+    const records = [transfer(M, FARM, 600_000, END - 1000), claimPayment(), checkpoint()];
+    analytics = await storeOf(records);
+    expect(await analytics.all("SELECT channel FROM payments")).toEqual([{ channel: null }]);
+    expect((await reportOf(records, M)).report.flags).toEqual({ merchant_funded: { tx: 1, usd: 0.4 } });
+  });
+
   it("keep an event too large for a payment as an event alone, and a channel of another token moves nothing", async () => {
     analytics = await tempAnalytics();
     const other = `0x${"8e".repeat(32)}`;
@@ -212,6 +464,8 @@ describe("channels in an import", () => {
     [[channel({ token: "usdc" })], "", '"token" must be an address'],
     [[channel({ salt: undefined })], "", 'missing field "salt"'],
     [[channel(), event(END - 800, 2, "claimed", 1, { block_time: timeOf(END - 800) + 1 })], "", "block"],
+    [[{ ...claimPayment(), pay_to: COLLECTOR }], "a payment to or from", "batch-settlement escrow"],
+    [[{ ...claimPayment(), payer: ESCROW.toUpperCase().replace("0X", "0x") }], "", "not an x402 payment"],
   ])("refuse a bad record, naming its line, keeping nothing (%#)", async (records, start, reason) => {
     analytics = await tempAnalytics();
     const file = ndjsonFile([checkpoint(), ...records]);
