@@ -109,8 +109,8 @@ export const facilitatorVerifySeconds = new Histogram({
 export const facilitatorVerifications = new Counter({
   registers: [register],
   name: "x402m_facilitator_verifications_total",
-  help: "Verifications the facilitator answered, by result (valid, invalid, error) and reason (none when valid)",
-  labelNames: ["result", "reason"] as const,
+  help: "Verifications the facilitator answered, by result (valid, invalid, error), reason (none when valid) and the request's x402 version (1 or 2)",
+  labelNames: ["result", "reason", "x402_version"] as const,
 });
 
 export const facilitatorSettleSeconds = new Histogram({
@@ -124,8 +124,8 @@ export const facilitatorSettleSeconds = new Histogram({
 export const facilitatorSettlements = new Counter({
   registers: [register],
   name: "x402m_facilitator_settlements_total",
-  help: "Settlements the facilitator answered, by outcome (settled, pending, failed, error) and reason (none when settled)",
-  labelNames: ["outcome", "reason"] as const,
+  help: "Settlements the facilitator answered, by outcome (settled, pending, failed, error), reason (none when settled) and the request's x402 version (1 or 2)",
+  labelNames: ["outcome", "reason", "x402_version"] as const,
 });
 
 /** Counted when the ledger records a mined settlement, once per transaction (src/facilitator/settlement-gas.ts). */

@@ -32,6 +32,8 @@ export interface LedgerRow {
   error_message: string | null;
   claimed_at: Date | null;
   updated_at: Date;
+  /** The x402 version of the request that verified it, then of the one that settled it (v1.ts). */
+  x402_version: number;
 }
 
 const KEY = "network = $1 AND asset = $2 AND payer = $3 AND nonce = $4";
@@ -58,12 +60,12 @@ export async function recordVerified(db: Queryable, payment: CheckedPayment): Pr
   const { rowCount } = await db.query(
     `INSERT INTO facilitator_authorizations AS f
        (network, asset, payer, nonce, digest, state, pay_to, amount, valid_before,
-        payment_payload, payment_requirements)
-     VALUES ($1, $2, $3, $4, $5, 'verified', $6, $7, $8, $9, $10)
+        payment_payload, payment_requirements, x402_version)
+     VALUES ($1, $2, $3, $4, $5, 'verified', $6, $7, $8, $9, $10, $11)
      ON CONFLICT (network, asset, payer, nonce) DO UPDATE SET
        digest = EXCLUDED.digest, state = 'verified', pay_to = EXCLUDED.pay_to, amount = EXCLUDED.amount,
        valid_before = EXCLUDED.valid_before, payment_payload = EXCLUDED.payment_payload,
-       payment_requirements = EXCLUDED.payment_requirements, tx_hash = NULL, tx_nonce = NULL, settled_amount = NULL,
+       payment_requirements = EXCLUDED.payment_requirements, x402_version = EXCLUDED.x402_version, tx_hash = NULL, tx_nonce = NULL, settled_amount = NULL,
        block_number = NULL, error_reason = NULL, error_message = NULL, claimed_at = NULL,
        submitted_at = NULL, settled_at = NULL, verified_at = now(), updated_at = now()
      WHERE f.state IN ('verified', 'failed')`,
@@ -75,26 +77,29 @@ export async function recordVerified(db: Queryable, payment: CheckedPayment): Pr
       t.expires,
       JSON.stringify(payment.payload),
       JSON.stringify(payment.requirements),
+      payment.version,
     ],
   );
   return rowCount === 1;
 }
 
 /**
- * verified -> submitting, for the one /settle that will submit `amount`. True when this call won. A
- * reclaimed claim keeps the amount of the first: the same payment is settled for what was first asked.
+ * verified -> submitting, for the one /settle that will submit `amount`, in x402 `version`. True when this
+ * call won. A reclaimed claim keeps the amount of the first: the same payment is settled for what was first
+ * asked.
  */
 export async function claim(
   db: Queryable,
   key: AuthorizationKey,
   digest: string,
   amount: bigint,
+  version: number,
 ): Promise<boolean> {
   const { rowCount } = await db.query(
     `UPDATE facilitator_authorizations
-     SET state = 'submitting', settled_amount = $6, claimed_at = now(), updated_at = now()
+     SET state = 'submitting', settled_amount = $6, x402_version = $7, claimed_at = now(), updated_at = now()
      WHERE ${KEY} AND digest = $5 AND state = 'verified'`,
-    [...keyParams(key), digest, amount],
+    [...keyParams(key), digest, amount, version],
   );
   return rowCount === 1;
 }

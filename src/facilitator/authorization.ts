@@ -245,6 +245,8 @@ export interface CheckedPayment {
   terms: Terms;
   key: AuthorizationKey;
   digest: string;
+  /** The x402 version it came in (its `payload` and `requirements` are v2's either way: v1.ts). */
+  version: 1 | 2;
 }
 
 /**

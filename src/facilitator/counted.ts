@@ -1,6 +1,7 @@
 /**
  * The facilitator's answers in the metrics (src/common/metrics.ts): every verification and settlement it
- * answers, in process or over HTTP, by result and reason, and how long each took. The reasons are its own
+ * answers, in process or over HTTP, by result, reason and the x402 version the request spoke (v1.ts), and
+ * how long each took. The reasons are its own
  * and the SDK's constants (errors.ts), bounded all the same.
  */
 import type { SettleResponse, VerifyResponse } from "@x402/core/types";
@@ -13,11 +14,15 @@ import {
   secondsSince,
 } from "../common/metrics.ts";
 import { SETTLEMENT_PENDING } from "./error-codes.ts";
+import type { X402Version } from "./v1.ts";
 
 const reasonOf = bounded();
 
 /** Times and counts a verification; one that throws counts as `error` (HTTP answers it with a 500). */
-export async function countedVerify(verify: () => Promise<VerifyResponse>): Promise<VerifyResponse> {
+export async function countedVerify(
+  version: X402Version,
+  verify: () => Promise<VerifyResponse>,
+): Promise<VerifyResponse> {
   const start = performance.now();
   let result = "error";
   let reason = "unexpected_verify_error";
@@ -28,12 +33,15 @@ export async function countedVerify(verify: () => Promise<VerifyResponse>): Prom
     return answer;
   } finally {
     facilitatorVerifySeconds.observe({ result }, secondsSince(start));
-    facilitatorVerifications.inc({ result, reason });
+    facilitatorVerifications.inc({ result, reason, x402_version: version });
   }
 }
 
 /** Times and counts a settlement: settled, pending (broadcast, not yet confirmed), failed, or error (threw). */
-export async function countedSettle(settle: () => Promise<SettleResponse>): Promise<SettleResponse> {
+export async function countedSettle(
+  version: X402Version,
+  settle: () => Promise<SettleResponse>,
+): Promise<SettleResponse> {
   const start = performance.now();
   let outcome = "error";
   let reason = "unexpected_settle_error";
@@ -44,7 +52,7 @@ export async function countedSettle(settle: () => Promise<SettleResponse>): Prom
     return answer;
   } finally {
     facilitatorSettleSeconds.observe({ outcome }, secondsSince(start));
-    facilitatorSettlements.inc({ outcome, reason });
+    facilitatorSettlements.inc({ outcome, reason, x402_version: version });
   }
 }
 
@@ -52,7 +60,8 @@ export async function countedSettle(settle: () => Promise<SettleResponse>): Prom
  * A request refused over HTTP before anything was verified or signed (a malformed body, the access
  * gate): counted as an invalid verification or a failed settlement, untimed.
  */
-export function countRefused(operation: "verify" | "settle", reason: string): void {
-  if (operation === "verify") facilitatorVerifications.inc({ result: "invalid", reason: reasonOf(reason) });
-  else facilitatorSettlements.inc({ outcome: "failed", reason: reasonOf(reason) });
+export function countRefused(operation: "verify" | "settle", reason: string, version: X402Version): void {
+  const labels = { reason: reasonOf(reason), x402_version: version };
+  if (operation === "verify") facilitatorVerifications.inc({ result: "invalid", ...labels });
+  else facilitatorSettlements.inc({ outcome: "failed", ...labels });
 }

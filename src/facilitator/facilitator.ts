@@ -45,6 +45,7 @@ import { createSettlementGroups, type SettlementGroups } from "./settlement-grou
 import { createSigner } from "./signer.ts";
 import { type ReceiptBlocks, signerHooks } from "./signer-hooks.ts";
 import { createSubmitter } from "./submitter.ts";
+import { answerIn, versionOf, withV1Kinds } from "./v1.ts";
 import { createVerification } from "./verification.ts";
 import type { Scope } from "./wire.ts";
 
@@ -147,7 +148,8 @@ export interface Facilitator {
 /**
  * The project's own x402 v2 facilitator: the exact scheme on EVM with EIP-3009 authorizations (USDC) or
  * Permit2 ones through the x402 exact proxy, the upto scheme with Permit2 authorizations through the x402
- * upto proxy, and batch-settlement channels (deposits, vouchers, claims, settles, refunds), verified and
+ * upto proxy, and batch-settlement channels (deposits, vouchers, claims, settles, refunds); x402 v1's exact
+ * scheme on a chain v1 names, judged as the v2 payment it is (v1.ts); verified and
  * settled by `@x402/evm`'s `ExactEvmScheme`, `UptoEvmScheme` and `BatchSettlementEvmScheme` under
  * `@x402/core`'s `x402Facilitator`, with a PostgreSQL ledger that makes settlement at-most-once per
  * authorization (and per channel action) and a Bazaar.
@@ -275,18 +277,18 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     address: submitter.address,
     scope,
     verify: (payload, requirements) =>
-      countedVerify(() =>
+      countedVerify(versionOf(payload), () =>
         isChannelAction(payload, requirements)
           ? channels.verify(payload, requirements)
           : verify(payload, requirements),
       ),
     settle: (payload, requirements, grant, origin) =>
-      countedSettle(() =>
+      countedSettle(versionOf(payload), async () =>
         isChannelAction(payload, requirements)
           ? channels.settle(payload, requirements, grant, origin)
-          : settlement.settle(payload, requirements, grant),
+          : answerIn(payload, await settlement.settle(payload, requirements, grant)),
       ),
-    supported: () => sdk.getSupported() as SupportedResponse,
+    supported: () => withV1Kinds(sdk.getSupported() as SupportedResponse, network),
     discoveryResources: (query = {}) => listResources(db, { limit: DEFAULT_LIMIT, offset: 0, ...query }),
     resolvePending: resolveAll,
     settlementsWaiting: () => groups?.waiting() ?? 0,

@@ -1,4 +1,4 @@
-import type { SettleResponse, SupportedResponse, VerifyResponse } from "@x402/core/types";
+import type { Network, SettleResponse, SupportedResponse, VerifyResponse } from "@x402/core/types";
 import { isBatchSettlementDepositPayload } from "@x402/evm";
 import type { DiscoveryResourcesResponse } from "@x402/extensions/bazaar";
 import { type Context, Hono } from "hono";
@@ -23,7 +23,9 @@ import {
   UNEXPECTED_SETTLE_ERROR,
   UNEXPECTED_VERIFY_ERROR,
 } from "./error-codes.ts";
-import { checkPayment, parseRequestBody, type Rejection, type Scope } from "./wire.ts";
+import type { Rejection } from "./rejection.ts";
+import { answerIn, versionOf } from "./v1.ts";
+import { checkPayment, parseRequestBody, type Scope } from "./wire.ts";
 
 /** What the HTTP face needs of a facilitator. */
 export interface FacilitatorService {
@@ -55,14 +57,16 @@ const EXTENSION_RESPONSES_HEADER = "EXTENSION-RESPONSES";
  *
  * - `POST /verify`, `POST /settle`: body `{x402Version, paymentPayload, paymentRequirements}`. Every
  *   judged payment is a 200 with a `VerifyResponse` / `SettleResponse` (invalid, failed and pending
- *   included, as the spec's error responses); a body that is not a well-formed x402 v2 request is a 400
- *   and an internal failure a 500, both still in that response's shape (`isValid: false` /
- *   `success: false` with an `invalidReason` / `errorReason`), which is what the SDK client reads.
+ *   included, as the spec's error responses); a body that is not a well-formed x402 v2 request (or v1
+ *   one, as the v1 packages' `useFacilitator` sends it: v1.ts) is a 400 and an internal failure a 500,
+ *   both still in that response's shape (`isValid: false` / `success: false` with an `invalidReason` /
+ *   `errorReason`), which is what the SDK client and the v1 packages read. A v1 request's settle answer
+ *   names its network by v1's name.
  * - A payee beyond the allow-list needs `Authorization: Bearer <key>` (access/gate.ts): refused in the
  *   same shapes, 401 without a valid key, 403 with a key that does not allow the payee, 429 (with
  *   `Retry-After`) over the key's rate or gas budget. The SDK client throws those as `VerifyError` /
  *   `SettleError` with the reason and message.
- * - `GET /supported`: `{kinds, extensions, signers}`.
+ * - `GET /supported`: `{kinds, extensions, signers}`, v1's exact kind among the kinds where v1 names the chain.
  * - `GET /discovery/resources?type=&payTo=&scheme=&network=&extensions=&limit=&offset=`: the Bazaar.
  * - `GET /healthz`; `GET /livez`, and `GET /readyz`: its database, and the chain's checks
  *   (`addReadinessChecks`, `chainReadiness`) once its service adds them (src/common/health.ts).
@@ -85,14 +89,14 @@ export function facilitatorRoutes(facilitator: FacilitatorService): Hono {
   app.post("/verify", limit, async (c) => {
     const bad = await readPayment(c, facilitator, "verify");
     if ("reason" in bad) {
-      countRefused("verify", bad.reason);
+      countRefused("verify", bad.reason, versionOf(bad.payload));
       return c.json({ isValid: false, invalidReason: bad.reason, invalidMessage: bad.message }, 400);
     }
     try {
       // A deposit is refused at /verify already where its /settle would be (`readPayment`).
       const admitted = await admit(c, facilitator.gate, bad.requirements, "verify", bad.deposit);
       if (!admitted.ok) {
-        countRefused("verify", admitted.reason);
+        countRefused("verify", admitted.reason, versionOf(bad.payload));
         return c.json(
           { isValid: false, invalidReason: admitted.reason, invalidMessage: admitted.message },
           admitted.status,
@@ -112,25 +116,33 @@ export function facilitatorRoutes(facilitator: FacilitatorService): Hono {
   app.post("/settle", limit, async (c) => {
     const network = facilitator.scope.network;
     const bad = await readPayment(c, facilitator, "settle");
+    // A v1 request is answered in v1's words: its network's v1 name (v1.ts).
+    const answer = <T extends { network: Network }>(body: T) => answerIn(bad.payload, body);
     if ("reason" in bad) {
-      countRefused("settle", bad.reason);
+      countRefused("settle", bad.reason, versionOf(bad.payload));
       return c.json(
-        { success: false, errorReason: bad.reason, errorMessage: bad.message, transaction: "", network },
+        answer({
+          success: false,
+          errorReason: bad.reason,
+          errorMessage: bad.message,
+          transaction: "",
+          network,
+        }),
         400,
       );
     }
     try {
       const admitted = await admit(c, facilitator.gate, bad.requirements, "settle", bad.authority);
       if (!admitted.ok) {
-        countRefused("settle", admitted.reason);
+        countRefused("settle", admitted.reason, versionOf(bad.payload));
         return c.json(
-          {
+          answer({
             success: false,
             errorReason: admitted.reason,
             errorMessage: admitted.message,
             transaction: "",
             network,
-          },
+          }),
           admitted.status,
           retryAfter(admitted.retryAfterS),
         );
@@ -155,13 +167,13 @@ export function facilitatorRoutes(facilitator: FacilitatorService): Hono {
     } catch (error) {
       logUnhandled("/settle", error);
       return c.json(
-        {
+        answer({
           success: false,
           errorReason: UNEXPECTED_SETTLE_ERROR,
           errorMessage: "internal error",
           transaction: "",
           network,
-        },
+        }),
         500,
       );
     }
@@ -223,16 +235,18 @@ async function readPayment(
   operation: "verify" | "settle",
 ): Promise<
   | { payload: unknown; requirements: unknown; authority: boolean; deposit: boolean }
-  | Pick<Rejection, "reason" | "message">
+  | (Pick<Rejection, "reason" | "message"> & { payload: unknown })
 > {
   let body: unknown;
   try {
     body = await c.req.json();
   } catch {
-    return { reason: INVALID_PAYLOAD, message: "the body is not JSON" };
+    return { reason: INVALID_PAYLOAD, message: "the body is not JSON", payload: undefined };
   }
   const parsed = parseRequestBody(body);
-  if (!parsed.ok) return parsed;
+  // The payload goes with a refusal: a v1 one is answered in v1's words.
+  const payload = (body as { paymentPayload?: unknown } | null)?.paymentPayload;
+  if (!parsed.ok) return { ...parsed, payload };
   const inner = parsed.payload.payload;
   // Only while it offers the role: otherwise it signs no claims, and the deposit rule refuses the channel.
   const self = scope.authorizers.self?.toLowerCase();
@@ -240,13 +254,13 @@ async function readPayment(
     isBatchSettlementDepositPayload(inner) && inner.channelConfig.receiverAuthorizer.toLowerCase() === self;
   if (isChannelAction(parsed.payload, parsed.requirements)) {
     const action = checkChannelAction(parsed.payload, parsed.requirements, scope, operation);
-    if (!action.ok && action.malformed) return action;
+    if (!action.ok && action.malformed) return { ...action, payload };
     const authority = depositForUs || (action.ok && action.action.needsAuthorizer);
     return { payload: parsed.payload, requirements: parsed.requirements, authority, deposit: depositForUs };
   }
   const checked = checkPayment(parsed.payload, parsed.requirements, scope);
   // A well-formed request for something not supported here is judged (200), not malformed.
-  if (!checked.ok && checked.malformed) return checked;
+  if (!checked.ok && checked.malformed) return { ...checked, payload };
   return {
     payload: parsed.payload,
     requirements: parsed.requirements,

@@ -223,4 +223,14 @@ export const FACILITATOR_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE facilitator_api_keys ADD COLUMN chain_gas_budgets jsonb NOT NULL DEFAULT '{}';
     `,
   },
+  {
+    version: 8,
+    name: "x402 v1 payments: the version each authorization came in",
+    up: `
+      -- A v1 payment is kept as the v2 one it is (payment_payload and payment_requirements in v2's shapes,
+      -- src/facilitator/v1.ts); this says which the payer's software spoke: at verify, then the settling
+      -- request's. Every row before it was v2's.
+      ALTER TABLE facilitator_authorizations ADD COLUMN x402_version integer NOT NULL DEFAULT 2;
+    `,
+  },
 ];

@@ -96,7 +96,8 @@ async function settleVerified(
   const deadline = Date.now() + ctx.confirmationTimeoutMs;
   // The usual case first, in one statement: the row is verified with this very content. The claim's
   // condition is the one the loop below checks after reading the row.
-  if (await claim(db, payment.key, payment.digest, amount)) return broadcast(ctx, payment, grant);
+  if (await claim(db, payment.key, payment.digest, amount, payment.version))
+    return broadcast(ctx, payment, grant);
   for (;;) {
     const row = await findAuthorization(db, payment.key);
     if (!row && unverified) {
@@ -123,7 +124,8 @@ async function settleVerified(
     }
     switch (row.state) {
       case "verified":
-        if (await claim(db, payment.key, payment.digest, amount)) return broadcast(ctx, payment, grant);
+        if (await claim(db, payment.key, payment.digest, amount, payment.version))
+          return broadcast(ctx, payment, grant);
         break; // another request claimed it first: look again
       case "submitting":
         if (await reclaimStale(db, payment.key, STALE_CLAIM_SECONDS)) return broadcast(ctx, payment, grant);

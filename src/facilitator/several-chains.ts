@@ -14,6 +14,7 @@ import type { Gate } from "./access/index.ts";
 import type { ChannelAuthorizers } from "./channels/authorizers.ts";
 import type { Facilitator } from "./facilitator.ts";
 import { MAX_BODY_BYTES } from "./http.ts";
+import { caip2Of } from "./v1.ts";
 
 /** The facilitators of several chains as one; with a single one, that one. */
 export function facilitatorOfChains(list: readonly Facilitator[]): Facilitator {
@@ -21,9 +22,10 @@ export function facilitatorOfChains(list: readonly Facilitator[]): Facilitator {
   if (!first) throw new Error("a facilitator settles on one chain at least");
   if (list.length === 1) return first;
   const byNetwork = new Map(list.map((f) => [f.network as string, f]));
-  // A network no chain settles goes to the first, whose refusal says which it settles.
+  // A network no chain settles goes to the first, whose refusal says which it settles. A v1 request names
+  // its network by v1's name (`polygon`): the chain of that id takes it.
   const of = (requirements: { network?: unknown } | undefined) =>
-    byNetwork.get(String(requirements?.network)) ?? first;
+    byNetwork.get(caip2Of(String(requirements?.network))) ?? first;
   const supported = () => mergeSupported(list.map((f) => f.supported()));
   const service: Omit<Facilitator, "app"> = {
     network: first.network,

@@ -24,18 +24,8 @@ import {
   UNSUPPORTED_PAYLOAD_TYPE,
   UNSUPPORTED_SCHEME,
 } from "./error-codes.ts";
-
-/**
- * Why a request is not judged on its merits. `malformed`: the body is not a well-formed x402 v2 request
- * for what it claims (HTTP 400); otherwise it is well-formed but asks for something this facilitator does
- * not do (HTTP 200 with `isValid: false` / `success: false`, as the spec's error responses).
- */
-export interface Rejection {
-  ok: false;
-  reason: string;
-  message: string;
-  malformed: boolean;
-}
+import { describe, malformed, type Rejection, refused } from "./rejection.ts";
+import { fromV1, versionOf } from "./v1.ts";
 
 /**
  * What this facilitator settles: one network, the tokens it is willing to pay gas for, and the channels it
@@ -48,7 +38,11 @@ export interface Scope {
   authorizers: ChannelAuthorizers;
 }
 
-/** Reads the body of POST /verify and /settle: `{x402Version, paymentPayload, paymentRequirements}`. */
+/**
+ * Reads the body of POST /verify and /settle: `{x402Version, paymentPayload, paymentRequirements}`, of x402
+ * v2 or v1 (the v1 packages send the same envelope, `x402Version: 1`). The body's version is the payload's:
+ * a v1 payload is not judged under a v2 body's word, nor the reverse.
+ */
 export function parseRequestBody(
   body: unknown,
 ): { ok: true; payload: PaymentPayload; requirements: PaymentRequirements } | Rejection {
@@ -59,15 +53,22 @@ export function parseRequestBody(
     );
   }
   const { x402Version, paymentPayload, paymentRequirements } = body as Record<string, unknown>;
-  if (x402Version !== 2) {
+  if (x402Version !== 2 && x402Version !== 1) {
     return malformed(
       INVALID_X402_VERSION,
-      `x402Version must be 2, not ${JSON.stringify(x402Version ?? null)}`,
+      `x402Version must be 2 (or 1, the exact scheme on a network v1 names), not ${JSON.stringify(x402Version ?? null)}`,
     );
   }
   if (paymentPayload === undefined) return malformed(INVALID_PAYLOAD, "paymentPayload is missing");
   if (paymentRequirements === undefined)
     return malformed(INVALID_PAYMENT_REQUIREMENTS, "paymentRequirements is missing");
+  const inner = (paymentPayload as { x402Version?: unknown } | null)?.x402Version;
+  if (inner !== x402Version) {
+    return malformed(
+      INVALID_X402_VERSION,
+      `paymentPayload.x402Version ${JSON.stringify(inner ?? null)} is not the body's ${x402Version}`,
+    );
+  }
   return {
     ok: true,
     payload: paymentPayload as PaymentPayload,
@@ -77,15 +78,23 @@ export function parseRequestBody(
 
 /**
  * Checks a payment is one this facilitator can judge (x402 v2, the exact or the upto scheme or a
- * batch-settlement deposit, its network and assets, a payload of the scheme's shape) and derives its ledger
- * key. The signature, amounts and time window are the SDK's to check.
+ * batch-settlement deposit, or x402 v1's exact scheme translated into v2; its network and assets, a payload
+ * of the scheme's shape) and derives its ledger key. The signature, amounts and time window are the SDK's
+ * to check.
  */
 export function checkPayment(
   payload: unknown,
   requirements: unknown,
   scope: Scope,
 ): { ok: true; payment: CheckedPayment } | Rejection {
-  const envelope = checkEnvelope(payload, requirements, scope);
+  const version = versionOf(payload);
+  // A v1 payment is judged as the v2 one it is (v1.ts): the same checks, ledger row and settlement.
+  const v2 =
+    version === 1
+      ? fromV1(payload, requirements, scope.network)
+      : { ok: true as const, payload, requirements };
+  if (!v2.ok) return v2;
+  const envelope = checkEnvelope(v2.payload, v2.requirements, scope);
   if (!envelope.ok) return envelope;
   const { payload: p, requirements: r } = envelope;
   const signed = parseSigned(r.scheme, p.payload);
@@ -111,6 +120,7 @@ export function checkPayment(
       terms,
       key: authorizationKey(scope.network, r.asset, signed.signed),
       digest: authorizationDigest(signed.signed),
+      version,
     },
   };
 }
@@ -256,21 +266,4 @@ function parseDeposit(payload: Record<string, unknown>): { ok: true; signed: Sig
     return malformed(INVALID_PAYLOAD, `paymentPayload.payload: ${describe(deposit.error)}`);
   const transfer = deposit.data.deposit.authorization.permit2Authorization ? "permit2" : "eip3009";
   return { ok: true, signed: { method: "deposit", transfer, payload: deposit.data } };
-}
-
-export function malformed(reason: string, message: string): Rejection {
-  return { ok: false, reason, message, malformed: true };
-}
-
-export function refused(reason: string, message: string): Rejection {
-  return { ok: false, reason, message, malformed: false };
-}
-
-/** The first problem of a zod (3 or 4) error, as "path: message". */
-export function describe(error: {
-  issues: readonly { path: readonly PropertyKey[]; message: string }[];
-}): string {
-  const issue = error.issues[0];
-  if (!issue) return "invalid";
-  return issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ${issue.message}` : issue.message;
 }

@@ -94,6 +94,7 @@ describe.runIf(process.platform === "linux").concurrent("devnet command", () => 
           network: "eip155:8453",
           extra: { receiverAuthorizer: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" },
         },
+        { x402Version: 1, scheme: "exact", network: "base" },
       ],
       extensions: ["bazaar", "builder-code"],
       signers: { "eip155:*": ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"] },

@@ -231,7 +231,10 @@ describe("a merchant on Polygon", () => {
     const supported = (await (await fetch(`${facilitator.facilitator}/supported`)).json()) as {
       kinds: { scheme: string; network: string }[];
     };
-    expect(new Set(supported.kinds.map((k) => k.network))).toEqual(new Set([BASE_RECORD.caip2, NETWORK]));
+    // Each chain by its CAIP-2 id, and by its x402 v1 name for v1's exact scheme.
+    expect(new Set(supported.kinds.map((k) => k.network))).toEqual(
+      new Set([BASE_RECORD.caip2, NETWORK, "base", "polygon"]),
+    );
 
     // One host, two networks: the first is Base (X402M_RPC_URL), Polygon's RPC its chain's own variable, one
     // facilitator URL for both (a payment goes to the chain its requirements name).

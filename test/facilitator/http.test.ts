@@ -88,6 +88,8 @@ describe("facilitator HTTP", () => {
           network: NETWORK,
           extra: { receiverAuthorizer: chain.devnet.facilitatorAccount.address },
         },
+        // x402 v1's exact scheme, on the devnet's chain by its v1 name (docs/facilitator.md, "x402 v1").
+        { x402Version: 1, scheme: "exact", network: "base" },
       ],
       // Its builder code is appended to what it settles (docs/facilitator.md, "Builder codes").
       extensions: ["bazaar", "builder-code"],

@@ -33,6 +33,7 @@ function row(state: LedgerRow["state"], fields: Partial<LedgerRow> = {}): Ledger
     error_message: null,
     claimed_at: null,
     updated_at: new Date(0),
+    x402_version: 2,
     ...fields,
   };
 }

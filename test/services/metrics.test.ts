@@ -127,15 +127,21 @@ describe("metrics", () => {
     expect(moved("x402m_settle_seconds_count", { outcome: "settled" })).toBe(2);
     expect(moved("x402m_settlements_total", { outcome: "settled", reason: "none" })).toBe(2);
     // The facilitator's side: the same calls, the replay's reason named.
-    expect(moved("x402m_facilitator_verifications_total", { result: "valid", reason: "none" })).toBe(3);
+    const v2 = { x402_version: "2" };
+    expect(moved("x402m_facilitator_verifications_total", { result: "valid", reason: "none", ...v2 })).toBe(
+      3,
+    );
     expect(
       moved("x402m_facilitator_verifications_total", {
         result: "invalid",
         reason: "invalid_exact_evm_nonce_already_used",
+        ...v2,
       }),
     ).toBe(1);
     expect(moved("x402m_facilitator_verify_seconds_count", { result: "valid" })).toBe(3);
-    expect(moved("x402m_facilitator_settlements_total", { outcome: "settled", reason: "none" })).toBe(2);
+    expect(moved("x402m_facilitator_settlements_total", { outcome: "settled", reason: "none", ...v2 })).toBe(
+      2,
+    );
     expect(moved("x402m_facilitator_settle_seconds_count", { outcome: "settled" })).toBe(2);
 
     // Its gas: what the two settlement transactions' receipts say they cost; its signer's balance now.

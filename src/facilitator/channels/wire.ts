@@ -16,15 +16,8 @@ import {
   REFUND_PAYLOAD,
   TOKEN_MISMATCH,
 } from "../error-codes.ts";
-import {
-  checkEnvelope,
-  describe,
-  type EnvelopeSchemas,
-  malformed,
-  type Rejection,
-  refused,
-  type Scope,
-} from "../wire.ts";
+import { describe, malformed, type Rejection, refused } from "../rejection.ts";
+import { checkEnvelope, type EnvelopeSchemas, type Scope } from "../wire.ts";
 import { type ChannelActionPayload, ChannelActionSchema, type ChannelConfig } from "./payloads.ts";
 
 /**
