@@ -48,6 +48,7 @@ import {
   laterSettlement,
   MerchantResourceServer,
   paymentRequiredHeaders,
+  unpaidAnswer,
 } from "./payments/resource-server.ts";
 import {
   ACCESS_CALLS_HEADER,
@@ -57,6 +58,7 @@ import {
   SIGN_IN_HEADER,
   signInExtension,
 } from "./payments/siwx.ts";
+import { v1Front } from "./payments/v1/index.ts";
 import { renderReferencePage } from "./reference-page.ts";
 import { type PaymentSettings, paymentNetworks, refundPaths } from "./routes.ts";
 import { startTables } from "./tables.ts";
@@ -80,13 +82,18 @@ export interface MerchantAppOptions {
   vouchersThroughSdk?: boolean;
 }
 
-/** Browsers pay too: they must see the payment headers and may send the signature. */
+/**
+ * Browsers pay too: they must see the payment headers and may send the signature. v1 clients (x402-fetch,
+ * x402-axios) send `Access-Control-Expose-Headers` with their payment, as a request header, which a browser's
+ * preflight must then allow.
+ */
 const CORS = {
   origin: "*",
   allowHeaders: [
     "Content-Type",
     "PAYMENT-SIGNATURE",
     "X-PAYMENT",
+    "Access-Control-Expose-Headers",
     SIGN_IN_HEADER,
     REQUEST_ID_HEADER,
     "Mcp-Protocol-Version",
@@ -94,6 +101,7 @@ const CORS = {
   exposeHeaders: [
     "PAYMENT-REQUIRED",
     "PAYMENT-RESPONSE",
+    "X-PAYMENT-RESPONSE",
     REQUEST_ID_HEADER,
     REPLAYED_HEADER,
     ACCESS_UNTIL_HEADER,
@@ -167,6 +175,10 @@ export async function merchantApp(
   const trouble = facilitatorTrouble(facilitator) as MiddlewareHandler<MerchantEnv>;
   const documents = hostDocuments(options);
   const mcp = () => documents(fronts.current()).mcp;
+  // x402 v1 clients, beside v2 (payments/v1/): what a route asks for now, as the front of this moment says it.
+  const v1Host = {
+    required: async (c: Context<MerchantEnv>) => unpaidAnswer((await fronts.pick()).httpServer, c),
+  };
 
   const app = new Hono<MerchantEnv>();
   app.onError(onError);
@@ -246,6 +258,8 @@ export async function merchantApp(
       ...validateInput(endpoint, options.services),
       // Before the payment's checks: a HEAD's payment is never read.
       ...(endpoint.method === "GET" ? [head] : []),
+      // A v1 payment made the v2 one it is, before anything reads the payment; the v1 402 body and receipt.
+      v1Front(endpoint, v1Host),
       malformed,
       ...(endpoint.accessSeconds ? [accessForPeriod(endpoint, access)] : []),
       answerOnce(endpoint, ids),

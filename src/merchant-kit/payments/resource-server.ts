@@ -251,7 +251,7 @@ function routeExtensions(server: x402HTTPResourceServer, c: Context): Record<str
 }
 
 /** What the route asks for: the `PAYMENT-REQUIRED` it answers the request without its payment. */
-async function unpaidAnswer(
+export async function unpaidAnswer(
   server: x402HTTPResourceServer,
   c: Context,
 ): Promise<PaymentRequired | undefined> {
