@@ -48,7 +48,6 @@ import {
   laterSettlement,
   MerchantResourceServer,
   paymentRequiredHeaders,
-  unpaidAnswer,
 } from "./payments/resource-server.ts";
 import {
   ACCESS_CALLS_HEADER,
@@ -175,10 +174,6 @@ export async function merchantApp(
   const trouble = facilitatorTrouble(facilitator) as MiddlewareHandler<MerchantEnv>;
   const documents = hostDocuments(options);
   const mcp = () => documents(fronts.current()).mcp;
-  // x402 v1 clients, beside v2 (payments/v1/): what a route asks for now, as the front of this moment says it.
-  const v1Host = {
-    required: async (c: Context<MerchantEnv>) => unpaidAnswer((await fronts.pick()).httpServer, c),
-  };
 
   const app = new Hono<MerchantEnv>();
   app.onError(onError);
@@ -197,13 +192,7 @@ export async function merchantApp(
     }),
   );
   // OpenAI's dialect around everything a path answers, the 405 and the 429 included.
-  const dialect = openAiErrors() as MiddlewareHandler<MerchantEnv>;
-  const openAiPaths = new Set(
-    [...merchant.endpoints, ...(merchant.free ?? [])]
-      .filter((r) => r.errorDialect === "openai")
-      .map((r) => r.path),
-  );
-  for (const path of openAiPaths) app.use(path, dialect);
+  speakDialects(app, merchant);
   // Before CORS, which would have its answer copied: a flood's refusals cost as little as they can.
   if (options.limit) {
     const limited = limitUnpaid(options.limit, {
@@ -259,7 +248,7 @@ export async function merchantApp(
       // Before the payment's checks: a HEAD's payment is never read.
       ...(endpoint.method === "GET" ? [head] : []),
       // A v1 payment made the v2 one it is, before anything reads the payment; the v1 402 body and receipt.
-      v1Front(endpoint, v1Host),
+      v1Front(endpoint, fronts),
       malformed,
       ...(endpoint.accessSeconds ? [accessForPeriod(endpoint, access)] : []),
       answerOnce(endpoint, ids),
@@ -330,6 +319,17 @@ export function resourceServers(
     if (receipts) server.registerExtension(receipts);
     return server;
   };
+}
+
+/** The paths whose endpoints speak OpenAI's dialect, answered in it (error-dialect.ts). */
+function speakDialects(app: Hono<MerchantEnv>, merchant: Merchant): void {
+  const dialect = openAiErrors() as MiddlewareHandler<MerchantEnv>;
+  const openAiPaths = new Set(
+    [...merchant.endpoints, ...(merchant.free ?? [])]
+      .filter((r) => r.errorDialect === "openai")
+      .map((r) => r.path),
+  );
+  for (const path of openAiPaths) app.use(path, dialect);
 }
 
 /** What `c.json` names its answers. */

@@ -16,22 +16,23 @@ import {
   encodePaymentRequiredHeader,
   encodePaymentSignatureHeader,
 } from "@x402/core/http";
+import type { x402HTTPResourceServer } from "@x402/core/server";
 import type { PaymentRequired } from "@x402/core/types";
 import type { Context, MiddlewareHandler } from "hono";
 import { AppError } from "../../../common/errors.ts";
 import type { AnyEndpoint } from "../../endpoint.ts";
 import type { MerchantEnv } from "../../merchant-env.ts";
+import { unpaidAnswer } from "../resource-server.ts";
 import { v1NetworkOf } from "./networks.ts";
 import { asV2Payment, v1PaymentOf } from "./payment.ts";
 import { v1OutputSchema, v1PaymentRequired } from "./required.ts";
 
-/** What the front needs of the host. */
+/**
+ * What the front needs of the host: the payment front of this moment (payments/fronts.ts), whose route's unpaid
+ * 402 says what the route asks for now.
+ */
 export interface V1Host {
-  /**
-   * What the request's route asks for now, as its unpaid 402 says it (`PAYMENT-REQUIRED`, decoded); undefined
-   * where it asks for nothing (the request is let through as it came, and the payment middleware answers it).
-   */
-  required(c: Context<MerchantEnv>): Promise<PaymentRequired | undefined>;
+  pick(): Promise<{ httpServer: x402HTTPResourceServer }>;
 }
 
 /** The front of one endpoint's route. */
@@ -67,8 +68,12 @@ export function v1Front(endpoint: AnyEndpoint, host: V1Host): MiddlewareHandler<
  */
 async function asV2(c: Context<MerchantEnv>, header: string, host: V1Host): Promise<void> {
   const payment = v1PaymentOf(header);
-  const required = await host.required(c).catch(() => undefined);
-  // Nothing to pay here now, or the facilitators not read: the payment middleware says so.
+  // What the route asks for now, as its unpaid 402 says it. Nothing to pay here now (a signed-in period's call),
+  // or the facilitators not read: the request goes on as it came, and the payment middleware says so.
+  const required: PaymentRequired | undefined = await host
+    .pick()
+    .then(({ httpServer }) => unpaidAnswer(httpServer, c))
+    .catch(() => undefined);
   if (!required) return;
   const paid = asV2Payment(payment, required);
   if (!paid) {
