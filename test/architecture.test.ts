@@ -39,6 +39,8 @@ const FACES: Record<string, readonly string[]> = {
   // reads the channels' section through its own light door (through the face, the scheme's and the SDK's
   // modules would load with every command's configuration: 0.6 CPU-s more).
   "merchant-kit/channels": ["index.ts", "settings.ts"],
+  // x402 v1 beside v2: the host wires one front per route, the rest of the kit reads nothing of it.
+  "merchant-kit/payments/v1": ["index.ts"],
 };
 
 /**

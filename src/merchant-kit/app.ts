@@ -57,6 +57,7 @@ import {
   SIGN_IN_HEADER,
   signInExtension,
 } from "./payments/siwx.ts";
+import { v1Front } from "./payments/v1/index.ts";
 import { renderReferencePage } from "./reference-page.ts";
 import { type PaymentSettings, paymentNetworks, refundPaths } from "./routes.ts";
 import { startTables } from "./tables.ts";
@@ -75,13 +76,18 @@ export interface MerchantAppOptions {
   limit?: UnpaidLimit;
 }
 
-/** Browsers pay too: they must see the payment headers and may send the signature. */
+/**
+ * Browsers pay too: they must see the payment headers and may send the signature. v1 clients (x402-fetch,
+ * x402-axios) send `Access-Control-Expose-Headers` with their payment, as a request header, which a browser's
+ * preflight must then allow.
+ */
 const CORS = {
   origin: "*",
   allowHeaders: [
     "Content-Type",
     "PAYMENT-SIGNATURE",
     "X-PAYMENT",
+    "Access-Control-Expose-Headers",
     SIGN_IN_HEADER,
     REQUEST_ID_HEADER,
     "Mcp-Protocol-Version",
@@ -89,6 +95,7 @@ const CORS = {
   exposeHeaders: [
     "PAYMENT-REQUIRED",
     "PAYMENT-RESPONSE",
+    "X-PAYMENT-RESPONSE",
     REQUEST_ID_HEADER,
     REPLAYED_HEADER,
     ACCESS_UNTIL_HEADER,
@@ -180,13 +187,7 @@ export async function merchantApp(
     }),
   );
   // OpenAI's dialect around everything a path answers, the 405 and the 429 included.
-  const dialect = openAiErrors() as MiddlewareHandler<MerchantEnv>;
-  const openAiPaths = new Set(
-    [...merchant.endpoints, ...(merchant.free ?? [])]
-      .filter((r) => r.errorDialect === "openai")
-      .map((r) => r.path),
-  );
-  for (const path of openAiPaths) app.use(path, dialect);
+  speakDialects(app, merchant);
   // Before CORS, which would have its answer copied: a flood's refusals cost as little as they can.
   if (options.limit) {
     const limited = limitUnpaid(options.limit, {
@@ -241,6 +242,8 @@ export async function merchantApp(
       ...validateInput(endpoint, options.services),
       // Before the payment's checks: a HEAD's payment is never read.
       ...(endpoint.method === "GET" ? [head] : []),
+      // A v1 payment made the v2 one it is, before anything reads the payment; the v1 402 body and receipt.
+      v1Front(endpoint, fronts),
       malformed,
       ...(endpoint.accessSeconds ? [accessForPeriod(endpoint, access)] : []),
       answerOnce(endpoint, ids),
@@ -311,6 +314,17 @@ export function resourceServers(
     if (receipts) server.registerExtension(receipts);
     return server;
   };
+}
+
+/** The paths whose endpoints speak OpenAI's dialect, answered in it (error-dialect.ts). */
+function speakDialects(app: Hono<MerchantEnv>, merchant: Merchant): void {
+  const dialect = openAiErrors() as MiddlewareHandler<MerchantEnv>;
+  const openAiPaths = new Set(
+    [...merchant.endpoints, ...(merchant.free ?? [])]
+      .filter((r) => r.errorDialect === "openai")
+      .map((r) => r.path),
+  );
+  for (const path of openAiPaths) app.use(path, dialect);
 }
 
 /** What `c.json` names its answers. */

@@ -62,7 +62,7 @@ export function payingGuidance(
     .map((on) => `${on.asset.name} (${on.asset.address}) on ${on.network}`)
     .join(", or ");
   const lines = [
-    `Paying: a paid operation (one with x-payment-info) costs its price per call in ${token}, through x402 v2, no account and no key. Call it; the 402's PAYMENT-REQUIRED header (base64 JSON) says what to pay; sign and send the same request again with PAYMENT-SIGNATURE (an x402 client such as @x402/fetch does both). The answer's PAYMENT-RESPONSE header is the receipt.`,
+    `Paying: a paid operation (one with x-payment-info) costs its price per call in ${token}, through x402 v2, no account and no key. Call it; the 402's PAYMENT-REQUIRED header (base64 JSON) says what to pay; sign and send the same request again with PAYMENT-SIGNATURE (an x402 client such as @x402/fetch does both). The answer's PAYMENT-RESPONSE header is the receipt. x402 v1 clients (x402-fetch, x402-axios) pay too: the 402's JSON body lists what they can pay (exact, on the networks v1 names), X-PAYMENT carries the payment, X-PAYMENT-RESPONSE the receipt.`,
   ];
   if (merchant.endpoints.some(isMetered)) {
     const only = merchant.endpoints.some(isMeteredOnly);

@@ -84,6 +84,62 @@ const PAYMENT_REQUIRED: JsonSchema = {
   },
 };
 
+/**
+ * A 402's JSON body as x402 v1 clients read it (x402 v1 `PaymentRequired`, payments/v1/): what the header says,
+ * less what v1 cannot pay.
+ */
+const PAYMENT_REQUIRED_V1: JsonSchema = {
+  type: "object",
+  required: ["x402Version", "error", "accepts"],
+  properties: {
+    x402Version: { const: 1 },
+    error: {
+      type: "string",
+      description: "Why: Payment required, the facilitator's reason, or why x402 v1 cannot pay this route.",
+    },
+    accepts: {
+      type: "array",
+      description:
+        "exact by EIP-3009 on each network v1 names (base, polygon...), as the PAYMENT-REQUIRED header offers it; none where v1 cannot pay.",
+      items: {
+        type: "object",
+        required: [
+          "scheme",
+          "network",
+          "maxAmountRequired",
+          "resource",
+          "description",
+          "mimeType",
+          "payTo",
+          "maxTimeoutSeconds",
+          "asset",
+          "outputSchema",
+          "extra",
+        ],
+        properties: {
+          scheme: { const: "exact" },
+          network: {
+            type: "string",
+            description: "v1's name of the network: base, polygon, base-sepolia...",
+          },
+          maxAmountRequired: { type: "string", pattern: "^[0-9]+$" },
+          resource: { type: "string" },
+          description: { type: "string" },
+          mimeType: { type: "string" },
+          payTo: { type: "string" },
+          maxTimeoutSeconds: { type: "integer" },
+          asset: { type: "string" },
+          outputSchema: {
+            type: "object",
+            description: "The request it takes (input) and the answer (output).",
+          },
+          extra: { type: "object", description: "The token's EIP-712 name and version." },
+        },
+      },
+    },
+  },
+};
+
 /** The `PAYMENT-RESPONSE` header once base64-decoded: the settlement (x402 v2 `SettleResponse`). */
 const SETTLEMENT: JsonSchema = {
   type: "object",
@@ -107,6 +163,7 @@ export function componentSchemas(dialects: ReadonlySet<ErrorDialect>): Record<st
     Error: ERROR,
     ...(dialects.has("openai") ? { OpenAiError: OPENAI_ERROR } : {}),
     PaymentRequired: PAYMENT_REQUIRED,
+    PaymentRequiredV1: PAYMENT_REQUIRED_V1,
     PaymentRequirements: PAYMENT_REQUIREMENTS,
     SettlementResponse: SETTLEMENT,
   };

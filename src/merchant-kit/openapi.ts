@@ -91,8 +91,11 @@ export function requestMediaType(endpoint: AnyEndpoint): RequestMediaType {
 const EMPTY_OBJECT: JsonSchema = {
   type: "object",
   maxProperties: 0,
-  description: "Empty: what to pay is in the PAYMENT-REQUIRED header.",
+  description: "Empty, after a v2 payment: what to pay is in the PAYMENT-REQUIRED header.",
 };
+
+/** An unpaid 402's body: the header's requirements as x402 v1 clients read them (payments/v1/). */
+const V1_BODY: JsonSchema = { $ref: "#/components/schemas/PaymentRequiredV1" };
 
 /** x402's requirements header; `required` when only the kit answers the status (it always sends it). */
 const paymentRequiredHeader = (required: boolean) => ({
@@ -131,8 +134,8 @@ function refusalResponses(
         content: {
           "application/json": {
             schema:
-              status === 402 && (guarded || own)
-                ? { anyOf: [EMPTY_OBJECT, errorSchemaRef(dialect)] }
+              status === 402
+                ? { anyOf: [V1_BODY, EMPTY_OBJECT, ...(guarded || own ? [errorSchemaRef(dialect)] : [])] }
                 : EMPTY_OBJECT,
           },
           "text/html": { schema: { type: "string", description: "A paywall page, for a browser." } },
@@ -218,7 +221,7 @@ function operation(merchant: Merchant, endpoint: AnyEndpoint, payments: PaymentS
     security: [],
     responses: {
       "200": {
-        description: `The result; the PAYMENT-RESPONSE header carries the settlement.${endpoint.streaming ? ` ${endpoint.streaming}` : ""}`,
+        description: `The result; the PAYMENT-RESPONSE header carries the settlement (and X-PAYMENT-RESPONSE, as x402 v1 clients read it, after a v1 payment).${endpoint.streaming ? ` ${endpoint.streaming}` : ""}`,
         headers: {
           "PAYMENT-RESPONSE": base64JsonHeader(
             "SettlementResponse",

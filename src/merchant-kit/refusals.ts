@@ -42,7 +42,7 @@ const CHANNEL_402 =
 export function kitErrors(endpoint: AnyEndpoint): Errors {
   const guarded = isGuarded(endpoint);
   const seconds = (endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000;
-  const malformed = `A PAYMENT-SIGNATURE header that is not an x402 payment (invalid_payment_signature): call without it to get the requirements. A payment whose payment-identifier id is malformed (invalid_payment_id)${
+  const malformed = `A PAYMENT-SIGNATURE header that is not an x402 payment, or an X-PAYMENT header that is not an x402 v1 payment (invalid_payment_signature): call without it to get the requirements. A payment whose payment-identifier id is malformed (invalid_payment_id)${
     endpoint.paymentId === "required"
       ? ", or that carries none: this route requires one (payment_id_required)"
       : ""
@@ -53,7 +53,7 @@ export function kitErrors(endpoint: AnyEndpoint): Errors {
         ? `Bad input (invalid_input, or the body's type or syntax: the message names what), refused before any payment is asked for. ${malformed}`
         : malformed
     }${endpoint.accessSeconds ? SIGN_IN_400 : ""}`,
-    402: `Payment required: the call came without a payment, or with one the facilitator refused (the header's error says why). The PAYMENT-REQUIRED header carries what to pay, to whom and on which network; the body is empty ({}), or a paywall page for a browser (Accept: text/html).${
+    402: `Payment required: the call came without a payment, or with one the facilitator refused (the header's error says why). The PAYMENT-REQUIRED header carries what to pay, to whom and on which network; the body says it to x402 v1 clients (x402Version 1, error, accepts: exact by EIP-3009 on the networks v1 names; none, and why, where v1 cannot pay), or is a paywall page for a browser (Accept: text/html), or empty ({}) after a v2 payment. An X-PAYMENT (v1) that pays none of them: no_matching_requirements, PAYMENT-REQUIRED beside.${
       guarded
         ? " Or the paying wallet's balance does not cover this call on top of its payments in flight (insufficient_funds): refused before any work, with PAYMENT-REQUIRED too."
         : ""

@@ -82,7 +82,9 @@ export async function toolResult(
   if (required) {
     const asked = decodePaymentRequiredHeader(required);
     const why = asked.error ?? errorCode(body);
-    return paymentRequiredResult(why ? { ...asked, error: why } : asked, body?.error ? [text] : []);
+    // The route's own refusal after it (its code): not an unpaid 402's body, which is the same requirements in
+    // x402 v1's form (payments/v1/), its error a string.
+    return paymentRequiredResult(why ? { ...asked, error: why } : asked, errorCode(body) ? [text] : []);
   }
   if (settlement && !settlement.success) {
     // Like x402's own MCP server, the failure's receipt is left out: a client must not take it for a payment.

@@ -24,6 +24,7 @@ import { type PaymentSettings, paymentNetworks, refundPaths, refundRoute, x402Ro
 import { FACILITATOR_RETRY_AFTER_S } from "./facilitator-watch.ts";
 import { networkWayOf, settleableWays, type Verdict, type WayToPay } from "./offers.ts";
 import { PublicUrlResourceServer } from "./resource-server.ts";
+import { v1Bodies } from "./v1/index.ts";
 
 /** One way of answering: the merchant as it is paid, its HTTP resource server and payment middleware. */
 export interface PaymentFront {
@@ -224,11 +225,13 @@ function frontOf(g: Generation, shape: Shape, allowed: ReadonlySet<WayToPay>): P
     // The refund routes' channel on each network channels are offered on.
     ...(channels && Object.fromEntries(shape.refunds.map((r) => [r.key, offeredOnly(r.route, offered)]))),
   };
+  // Its 402s' bodies in x402 v1's form, where the request is a v1 client's or unpaid (payments/v1/).
   const httpServer = new PublicUrlResourceServer(
     g.resourceServer,
     routes,
     m.publicUrl,
     new Set(shape.secrets),
+    v1Bodies,
   );
   // Not initialised by the middleware: the generation is, once for all its fronts.
   // Vouchers too go through the SDK's middleware: the kit's own voucher path, on the SDK's private methods, saved

@@ -30,6 +30,12 @@ import type { StreamSettle } from "./streamed.ts";
 export const RESOURCE_QUERY_MAX = 2048;
 
 /**
+ * What a host makes of the answer the SDK's middleware is about to send (the x402 v1 body of a 402:
+ * payments/v1/), given the request as the resource server saw it.
+ */
+export type AnswerHook = (request: HTTPRequestContext, result: HTTPProcessResult) => HTTPProcessResult;
+
+/**
  * `@x402/core`'s HTTP resource server, answering with the resource as buyers reach it: the merchant's
  * public URL, the request's path and its query string (`https://api.example/api/calc?expr=2%2B2`), not
  * the address this process listens on (a query longer than `RESOURCE_QUERY_MAX` left out). A buyer comparing
@@ -45,6 +51,7 @@ export class PublicUrlResourceServer extends x402HTTPResourceServer {
     routes: Record<string, RouteConfig>,
     private readonly publicUrl: string,
     private readonly secretParams: ReadonlySet<string> = new Set(),
+    private readonly answered: AnswerHook = (_request, result) => result,
   ) {
     super(server, routes);
   }
@@ -54,7 +61,9 @@ export class PublicUrlResourceServer extends x402HTTPResourceServer {
     paywallConfig?: PaywallConfig,
   ): Promise<HTTPProcessResult> {
     const request = this.publicContext(context);
-    return (await this.unpaid.answer(request)) ?? super.processHTTPRequest(request, paywallConfig);
+    const result =
+      (await this.unpaid.answer(request)) ?? (await super.processHTTPRequest(request, paywallConfig));
+    return this.answered(request, result);
   }
 
   /** The settlement sees the public URL too: a signed receipt names the resource the offer named. */
@@ -251,7 +260,7 @@ function routeExtensions(server: x402HTTPResourceServer, c: Context): Record<str
 }
 
 /** What the route asks for: the `PAYMENT-REQUIRED` it answers the request without its payment. */
-async function unpaidAnswer(
+export async function unpaidAnswer(
   server: x402HTTPResourceServer,
   c: Context,
 ): Promise<PaymentRequired | undefined> {

@@ -147,6 +147,8 @@ describe("tools/call without a payment", () => {
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toEqual(required);
     expect((result.content[0] as { text: string }).text).toBe(JSON.stringify(result.structuredContent));
+    // The PaymentRequired alone: the route's 402 body is x402 v1's form of it (payments/v1/), no refusal of its own.
+    expect(result.content).toHaveLength(1);
     expect(paymentRequiredOf(result)).toMatchObject({
       x402Version: 2,
       resource: { url: `${url}/api/calc?expr=2%2B2` },
