@@ -44,6 +44,7 @@ import { createSettlement } from "./settlement.ts";
 import { createSettlementGroups, type SettlementGroups } from "./settlement-groups.ts";
 import { createSigner } from "./signer.ts";
 import { type ReceiptBlocks, signerHooks } from "./signer-hooks.ts";
+import { createSponsoring } from "./sponsoring/index.ts";
 import { createSubmitter } from "./submitter.ts";
 import { createVerification } from "./verification.ts";
 import type { Scope } from "./wire.ts";
@@ -201,10 +202,13 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   const groups = options.groupSettlements
     ? createSettlementGroups({ client, submitter, hooks, receiptBlocks, ...timing })
     : undefined;
+  // Gas sponsoring for Permit2 payments from wallets without the allowance (sponsoring/).
+  const sponsoring = createSponsoring({ db, client, network, submitter, signer, budgets, ...timing });
   const sdk = schemes(network, signer, authorizer, options.builderCode, groups);
+  for (const extension of sponsoring.extensions) sdk.registerExtension(extension);
   const gate = createGate(db, options.access ?? { open: true }, network);
 
-  const verify = createVerification({ db, sdk, client, reads, scope });
+  const verify = createVerification({ db, sdk, client, reads, scope, sponsoring });
   const bazaar = bazaarRecorder(db);
   const settlement = createSettlement({
     db,
@@ -218,6 +222,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     pollingIntervalMs,
     receiptBlocks,
     budgets,
+    sponsoring,
     async recordInBazaar(row) {
       try {
         return await bazaar.record(row.payment_payload, row.payment_requirements);

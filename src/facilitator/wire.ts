@@ -24,6 +24,7 @@ import {
   UNSUPPORTED_PAYLOAD_TYPE,
   UNSUPPORTED_SCHEME,
 } from "./error-codes.ts";
+import { sponsoringFields } from "./sponsoring/index.ts";
 
 /**
  * Why a request is not judged on its merits. `malformed`: the body is not a well-formed x402 v2 request
@@ -110,7 +111,10 @@ export function checkPayment(
       signed: signed.signed,
       terms,
       key: authorizationKey(scope.network, r.asset, signed.signed),
-      digest: authorizationDigest(signed.signed),
+      digest: authorizationDigest(
+        signed.signed,
+        signed.signed.method === "permit2" ? sponsoringFields(p) : [],
+      ),
     },
   };
 }

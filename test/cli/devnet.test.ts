@@ -95,7 +95,7 @@ describe.runIf(process.platform === "linux").concurrent("devnet command", () => 
           extra: { receiverAuthorizer: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" },
         },
       ],
-      extensions: ["bazaar", "builder-code"],
+      extensions: ["bazaar", "builder-code", "eip2612GasSponsoring", "erc20ApprovalGasSponsoring"],
       signers: { "eip155:*": ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"] },
     });
     expect(ready.buyers).toHaveLength(2);

@@ -89,8 +89,9 @@ describe("facilitator HTTP", () => {
           extra: { receiverAuthorizer: chain.devnet.facilitatorAccount.address },
         },
       ],
-      // Its builder code is appended to what it settles (docs/facilitator.md, "Builder codes").
-      extensions: ["bazaar", "builder-code"],
+      // Its builder code is appended to what it settles (docs/facilitator.md, "Builder codes"); it sponsors
+      // the Permit2 approval of a wallet without one ("Gas sponsoring").
+      extensions: ["bazaar", "builder-code", "eip2612GasSponsoring", "erc20ApprovalGasSponsoring"],
       signers: { "eip155:*": [chain.devnet.facilitatorAccount.address] },
     };
     expect(await (await get("/supported")).json()).toEqual(supported);
