@@ -39,6 +39,10 @@ const FACES: Record<string, readonly string[]> = {
   // reads the channels' section through its own light door (through the face, the scheme's and the SDK's
   // modules would load with every command's configuration: 0.6 CPU-s more).
   "merchant-kit/channels": ["index.ts", "settings.ts"],
+  // The payments' gas sponsoring (the extensions a 402 declares, the 412's answer): entered through its face.
+  "merchant-kit/payments/sponsoring": ["index.ts"],
+  // The facilitator's gas sponsoring, likewise within the facilitator.
+  "facilitator/sponsoring": ["index.ts"],
 };
 
 /**

@@ -24,6 +24,7 @@ import { type PaymentSettings, paymentNetworks, refundPaths, refundRoute, x402Ro
 import { FACILITATOR_RETRY_AFTER_S } from "./facilitator-watch.ts";
 import { networkWayOf, settleableWays, type Verdict, type WayToPay } from "./offers.ts";
 import { PublicUrlResourceServer } from "./resource-server.ts";
+import { answerAllowanceRequired, sponsoringListed } from "./sponsoring/index.ts";
 import { directVouchers } from "./voucher-path.ts";
 
 /** One way of answering: the merchant as it is paid, its HTTP resource server and payment middleware. */
@@ -222,8 +223,13 @@ function frontOf(g: Generation, shape: Shape, allowed: ReadonlySet<WayToPay>): P
   const m = restricted(shape.merchant, new Set([...allowed].map((w) => w.split(" ")[0] as WayToPay)));
   const channels = shape.refunds.length > 0 && [...allowed].some(isChannelWay);
   const offered = (accept: Parameters<typeof networkWayOf>[0]) => allowed.has(networkWayOf(accept));
+  // Gas sponsoring declared where these facilitators list it (payments/sponsoring/).
+  const sponsoring = sponsoringListed(
+    g.resourceServer,
+    paymentNetworks(shape.payments).map((n) => n.network),
+  );
   const routes = {
-    ...x402Routes(m, shape.payments, offered),
+    ...x402Routes(m, shape.payments, offered, sponsoring),
     // The refund routes' channel on each network channels are offered on.
     ...(channels && Object.fromEntries(shape.refunds.map((r) => [r.key, offeredOnly(r.route, offered)]))),
   };
@@ -235,7 +241,8 @@ function frontOf(g: Generation, shape: Shape, allowed: ReadonlySet<WayToPay>): P
   );
   // Not initialised by the middleware: the generation is, once for all its fronts.
   const sdk = paymentMiddlewareFromHTTPServer(httpServer, undefined, undefined, false);
-  const middleware = sdk as MiddlewareHandler<MerchantEnv>;
+  // Its 412 (a Permit2 payment without the allowance) in the kit's error shape (payments/sponsoring/).
+  const middleware = answerAllowanceRequired(sdk as MiddlewareHandler<MerchantEnv>);
   const front = {
     merchant: m,
     channels,
