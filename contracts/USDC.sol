@@ -5,8 +5,9 @@ pragma solidity 0.8.37;
  * @title USDC for the project's devnet
  * @notice A small ERC-20 with EIP-3009 that behaves, for everything x402 touches, like Circle's
  * FiatToken v2.2 at Base's canonical USDC address: the same name, version, decimals, EIP-712 domain,
- * type hashes, events and revert reasons. It lacks what x402 does not use: blacklisting, pausing,
- * minter allowances, EIP-2612 permit, upgradeability, and EIP-1271 signatures of contract wallets
+ * type hashes, events and revert reasons, EIP-3009 and EIP-2612 (`permit`, which x402's gas-sponsoring
+ * extension has a facilitator submit for a buyer holding no ETH). It lacks what x402 does not use:
+ * blacklisting, pausing, minter allowances, upgradeability, and EIP-1271 signatures of contract wallets
  * (the `bytes signature` forms accept 65-byte EOA signatures only).
  *
  * @dev The devnet installs the runtime code with `anvil_setCode`, so the constructor never runs
@@ -14,7 +15,7 @@ pragma solidity 0.8.37;
  * `block.chainid` and `address(this)`, and the only state the devnet must write by hand is `owner`.
  *
  * Storage layout (the build script checks it): slot 0 `owner`, slot 1 `totalSupply`,
- * slot 2 `balanceOf`, slot 3 `allowance`, slot 4 the authorization states.
+ * slot 2 `balanceOf`, slot 3 `allowance`, slot 4 the authorization states, slot 5 the EIP-2612 nonces.
  */
 contract USDC {
     /// @notice The one account allowed to mint. Slot 0: the devnet writes it with `anvil_setStorageAt`.
@@ -24,6 +25,8 @@ contract USDC {
     mapping(address holder => mapping(address spender => uint256)) public allowance;
     /// @dev authorizer => nonce => used or canceled. Nonces are random 32-byte values, not a sequence.
     mapping(address authorizer => mapping(bytes32 nonce => bool)) private _authorizationStates;
+    /// @notice EIP-2612: each owner's next permit nonce, a sequence (unlike EIP-3009's random nonces).
+    mapping(address owner => uint256) public nonces;
 
     string public constant name = "USD Coin";
     string public constant symbol = "USDC";
@@ -42,6 +45,9 @@ contract USDC {
         );
     bytes32 public constant CANCEL_AUTHORIZATION_TYPEHASH =
         keccak256("CancelAuthorization(address authorizer,bytes32 nonce)");
+    /// @notice EIP-2612's, as FiatToken v2 hashes it.
+    bytes32 public constant PERMIT_TYPEHASH =
+        keccak256("Permit(address owner,address spender,uint256 value,uint256 nonce,uint256 deadline)");
 
     bytes32 private constant _EIP712_DOMAIN_TYPEHASH =
         keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)");
@@ -86,9 +92,7 @@ contract USDC {
     }
 
     function approve(address spender, uint256 value) external returns (bool) {
-        require(spender != address(0), "ERC20: approve to the zero address");
-        allowance[msg.sender][spender] = value;
-        emit Approval(msg.sender, spender, value);
+        _approve(msg.sender, spender, value);
         return true;
     }
 
@@ -210,6 +214,23 @@ contract USDC {
         _cancelAuthorization(authorizer, nonce, _split(signature));
     }
 
+    // ---------------------------------------------------------------- EIP-2612
+
+    /// @notice Anyone may submit a holder's signed approval (valid until `deadline`, inclusive, as FiatToken).
+    /// EIP-2612 names the holder `owner`, which here is the minter's slot.
+    function permit(address holder, address spender, uint256 value, uint256 deadline, uint8 v, bytes32 r, bytes32 s)
+        external
+    {
+        _permit(holder, spender, value, deadline, Signature(v, r, s));
+    }
+
+    /// @notice The same with a packed 65-byte signature (r ‖ s ‖ v), as FiatToken v2.2 accepts.
+    function permit(address holder, address spender, uint256 value, uint256 deadline, bytes memory signature)
+        external
+    {
+        _permit(holder, spender, value, deadline, _split(signature));
+    }
+
     // ---------------------------------------------------------------- internals
 
     /// @dev A signature, kept as its parts until the digest it signs is known.
@@ -230,6 +251,22 @@ contract USDC {
             balanceOf[to] += value;
         }
         emit Transfer(from, to, value);
+    }
+
+    function _approve(address holder, address spender, uint256 value) private {
+        require(holder != address(0), "ERC20: approve from the zero address");
+        require(spender != address(0), "ERC20: approve to the zero address");
+        allowance[holder][spender] = value;
+        emit Approval(holder, spender, value);
+    }
+
+    function _permit(address holder, address spender, uint256 value, uint256 deadline, Signature memory signature)
+        private
+    {
+        require(deadline >= block.timestamp, "FiatTokenV2: permit is expired");
+        bytes32 structHash = keccak256(abi.encode(PERMIT_TYPEHASH, holder, spender, value, nonces[holder]++, deadline));
+        require(_signer(structHash, signature) == holder, "EIP2612: invalid signature");
+        _approve(holder, spender, value);
     }
 
     function _transferWithAuthorization(

@@ -46,6 +46,7 @@ export const USDC_CONTRACT = spec("USDC", "usdc", {
   balanceOf: 2,
   allowance: 3,
   _authorizationStates: 4,
+  nonces: 5,
 });
 /** Permit2's nonce bitmap starts empty at slot 0; nothing else is stored. */
 export const PERMIT2_CONTRACT = spec("Permit2", "permit2", { nonceBitmap: 0 });

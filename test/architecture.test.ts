@@ -41,6 +41,10 @@ const FACES: Record<string, readonly string[]> = {
   "merchant-kit/channels": ["index.ts", "settings.ts"],
   // x402 v1 beside v2: the host wires one front per route, the rest of the kit reads nothing of it.
   "merchant-kit/payments/v1": ["index.ts"],
+  // The payments' gas sponsoring (the extensions a 402 declares, the 412's answer): entered through its face.
+  "merchant-kit/payments/sponsoring": ["index.ts"],
+  // The facilitator's gas sponsoring, likewise within the facilitator.
+  "facilitator/sponsoring": ["index.ts"],
 };
 
 /**

@@ -39,6 +39,10 @@ export const usdcAbi = parseAbi([
   "function receiveWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)",
   "function cancelAuthorization(address authorizer, bytes32 nonce, uint8 v, bytes32 r, bytes32 s)",
   "function cancelAuthorization(address authorizer, bytes32 nonce, bytes signature)",
+  "function nonces(address owner) view returns (uint256)",
+  "function PERMIT_TYPEHASH() view returns (bytes32)",
+  "function permit(address holder, address spender, uint256 value, uint256 deadline, uint8 v, bytes32 r, bytes32 s)",
+  "function permit(address holder, address spender, uint256 value, uint256 deadline, bytes signature)",
 ]);
 
 /** What `anvil_setCode` installs at the canonical address (no constructor runs there). */
@@ -77,5 +81,16 @@ export const eip3009Types = {
   CancelAuthorization: [
     { name: "authorizer", type: "address" },
     { name: "nonce", type: "bytes32" },
+  ],
+} as const;
+
+/** EIP-2612's message type, as FiatToken v2 hashes it (the owner's approval of a spender, signed). */
+export const eip2612Types = {
+  Permit: [
+    { name: "owner", type: "address" },
+    { name: "spender", type: "address" },
+    { name: "value", type: "uint256" },
+    { name: "nonce", type: "uint256" },
+    { name: "deadline", type: "uint256" },
   ],
 } as const;

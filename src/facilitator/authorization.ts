@@ -87,8 +87,11 @@ export function transferOf(signed: Signed): "eip3009" | "permit2" {
   return signed.method === "deposit" ? signed.transfer : signed.method;
 }
 
-/** What a keyed settlement is charged as, per key and action (docs/facilitator.md, "Gas per key"). */
-export type SettlementAction = "exact" | "upto" | "deposit" | "claim" | "settle" | "refund";
+/**
+ * What a keyed settlement is charged as, per key and action (docs/facilitator.md, "Gas per key"); `approval`:
+ * a buyer's Permit2 approval this facilitator funded for a payment (sponsoring/, "Gas sponsoring").
+ */
+export type SettlementAction = "exact" | "upto" | "deposit" | "claim" | "settle" | "refund" | "approval";
 
 export function actionOf(signed: Signed, scheme: string): SettlementAction {
   if (signed.method === "deposit") return "deposit";
@@ -197,10 +200,11 @@ export function keyString(key: AuthorizationKey): string {
 }
 
 /**
- * A digest of what the payer signed (every field and the signature). /settle must present the very
+ * A digest of what the payer signed (every field and the signature), and of the gas sponsoring it asks for
+ * (`sponsoring`: the fields of its permit or approval, none without). /settle must present the very
  * authorization /verify accepted: a payer can sign two different authorizations with one nonce.
  */
-export function authorizationDigest(signed: Signed): string {
+export function authorizationDigest(signed: Signed, sponsoring: readonly string[] = []): string {
   let fields: string[];
   if (signed.method === "eip3009") {
     const a = signed.payload.authorization;
@@ -214,6 +218,8 @@ export function authorizationDigest(signed: Signed): string {
     fields.push(w.to, w.facilitator ?? "", w.validAfter);
   }
   if (signed.method !== "deposit") fields.push(signed.payload.signature);
+  // Appended only when there is one: the digests of payments without sponsoring are as before.
+  fields.push(...sponsoring);
   return crypto
     .createHash("sha256")
     .update(JSON.stringify(fields.map((f) => f.toLowerCase())))
@@ -253,8 +259,9 @@ export interface CheckedPayment {
  * The ledger key of the contract call the SDK asks the signer to send. Only the token's
  * `transferWithAuthorization` (from, to, value, validAfter, validBefore, nonce, signature...), the upto
  * proxy's `settle` (permit, amount, owner, witness, signature) and the exact proxy's `settle` (permit,
- * owner, witness, signature) are expected; anything else is refused so that no transaction leaves this
- * facilitator without a ledger row.
+ * owner, witness, signature) are expected, and each proxy's `settleWithPermit`, the same after the buyer's
+ * EIP-2612 permit (a payment whose gas sponsoring sponsoring/ accepted); anything else is refused so that no
+ * transaction leaves this facilitator without a ledger row.
  */
 export function keyOfCall(
   network: string,
@@ -273,9 +280,13 @@ export function keyOfCall(
   }
   const proxy = call.address.toLowerCase();
   const upto = proxy === X402_UPTO_PROXY_ADDRESS.toLowerCase();
-  if (call.functionName === "settle" && (upto || proxy === X402_EXACT_PROXY_ADDRESS.toLowerCase())) {
-    const permit = call.args[0] as { permitted?: { token?: unknown }; nonce?: unknown } | undefined;
-    const owner = call.args[upto ? 2 : 1];
+  const withPermit = call.functionName === "settleWithPermit" ? 1 : 0;
+  if (
+    (call.functionName === "settle" || withPermit) &&
+    (upto || proxy === X402_EXACT_PROXY_ADDRESS.toLowerCase())
+  ) {
+    const permit = call.args[withPermit] as { permitted?: { token?: unknown }; nonce?: unknown } | undefined;
+    const owner = call.args[withPermit + (upto ? 2 : 1)];
     const token = permit?.permitted?.token;
     if (typeof owner === "string" && typeof token === "string" && typeof permit?.nonce === "bigint") {
       return {

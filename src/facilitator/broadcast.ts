@@ -97,7 +97,7 @@ async function sdkSettle(
     : undefined;
   try {
     result = await withSubject({ kind: "authorization", key: payment.key }, () =>
-      ctx.sdk.settle(payment.payload, payment.requirements),
+      ctx.sponsoring.settle(payment, (payload) => ctx.sdk.settle(payload, payment.requirements)),
     );
   } catch (error) {
     // The first line only: a viem error's further lines can carry the call's arguments (the signature).

@@ -1,6 +1,7 @@
 import type { PendingSettlementStore } from "@x402/core/facilitator";
 import { x402Facilitator } from "@x402/core/facilitator";
 import type {
+  FacilitatorExtension,
   Network,
   PaymentPayload,
   PaymentRequirements,
@@ -44,6 +45,7 @@ import { createSettlement } from "./settlement.ts";
 import { createSettlementGroups, type SettlementGroups } from "./settlement-groups.ts";
 import { createSigner } from "./signer.ts";
 import { type ReceiptBlocks, signerHooks } from "./signer-hooks.ts";
+import { createSponsoring } from "./sponsoring/index.ts";
 import { createSubmitter } from "./submitter.ts";
 import { answerIn, versionOf, withV1Kinds } from "./v1.ts";
 import { createVerification } from "./verification.ts";
@@ -203,10 +205,11 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   const groups = options.groupSettlements
     ? createSettlementGroups({ client, submitter, hooks, receiptBlocks, ...timing })
     : undefined;
-  const sdk = schemes(network, signer, authorizer, options.builderCode, groups);
+  const sponsoring = createSponsoring({ db, client, network, submitter, signer, budgets, ...timing });
+  const sdk = schemes(network, signer, authorizer, options.builderCode, groups, sponsoring.extensions);
   const gate = createGate(db, options.access ?? { open: true }, network);
 
-  const verify = createVerification({ db, sdk, client, reads, scope });
+  const verify = createVerification({ db, sdk, client, reads, scope, sponsoring });
   const bazaar = bazaarRecorder(db);
   const settlement = createSettlement({
     db,
@@ -220,6 +223,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     pollingIntervalMs,
     receiptBlocks,
     budgets,
+    sponsoring,
     async recordInBazaar(row) {
       try {
         return await bazaar.record(row.payment_payload, row.payment_requirements);
@@ -312,7 +316,8 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
 
 /**
  * The SDK's schemes over our signer: exact (EIP-3009 through `ExactEoaScheme` first, Permit2), upto,
- * batch-settlement (its receiverAuthorizer, when offered, is the settling account's key).
+ * batch-settlement (its receiverAuthorizer, when offered, is the settling account's key); and the gas
+ * sponsoring extensions (`sponsoring`: the schemes carry out the permit or approval sponsoring/ allowed).
  */
 function schemes(
   network: Network,
@@ -320,17 +325,20 @@ function schemes(
   authorizer: ReturnType<typeof privateKeyToAccount> | undefined,
   builderCode: string | undefined,
   groups: SettlementGroups | undefined,
+  sponsoring: readonly FacilitatorExtension[],
 ): x402Facilitator {
   const store = { pendingSettlementStore: NO_PENDING_STORE };
   // The builder-code extension is asked by each scheme for the suffix of the transaction it sends (the
   // signer appends it, signer.ts); without a code of its own it still passes the payment's codes on, as
   // many as fit its cap (builder-codes.ts).
-  return new x402Facilitator()
+  const sdk = new x402Facilitator()
     .register(network, new ExactEoaScheme(signer, new ExactEvmScheme(signer, store), groups))
     .register(network, new UptoEvmScheme(signer, store))
     .register(network, new BatchSettlementEvmScheme(signer, authorizer, store))
     .registerExtension(BAZAAR)
     .registerExtension(new CappedBuilderCodeExtension(builderCode));
+  for (const extension of sponsoring) sdk.registerExtension(extension);
+  return sdk;
 }
 
 /**

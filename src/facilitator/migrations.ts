@@ -233,4 +233,31 @@ export const FACILITATOR_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE facilitator_authorizations ADD COLUMN x402_version integer NOT NULL DEFAULT 2;
     `,
   },
+  {
+    version: 9,
+    name: "gas sponsoring: the buyers' Permit2 approvals this facilitator funded and broadcast",
+    up: `
+      -- One row per payment (its authorization's key) whose buyer's signed approve(Permit2, amount) this
+      -- facilitator sent (x402's erc20ApprovalGasSponsoring, docs/facilitator.md "Gas sponsoring"): the ETH it
+      -- gave the wallet for that transaction's gas (funding_tx, funded_wei) and the approval's own hash, each
+      -- recorded before it is broadcast, so that a payment funds one approval whatever arrives or restarts.
+      CREATE TABLE facilitator_sponsored_approvals (
+        network text NOT NULL,
+        asset text NOT NULL,
+        payer text NOT NULL,
+        nonce text NOT NULL,
+        state text NOT NULL CHECK (state IN ('funding', 'approving', 'approved', 'failed')),
+        approval_tx text NOT NULL,
+        funding_tx text,
+        funded_wei numeric(78, 0) NOT NULL DEFAULT 0,
+        -- What it cost this facilitator: the funding's gas and the ETH given (the approval's gas is paid from it).
+        cost_wei numeric(78, 0),
+        approval_gas_used numeric(78, 0),
+        error_message text,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (network, asset, payer, nonce)
+      );
+    `,
+  },
 ];

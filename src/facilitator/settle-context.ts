@@ -14,6 +14,7 @@ import type { InFlight } from "./inflight.ts";
 import type { PayerFunds } from "./payer-funds.ts";
 import type { SettlementGas } from "./settlement-gas.ts";
 import type { ReceiptBlocks } from "./signer-hooks.ts";
+import type { Sponsoring } from "./sponsoring/index.ts";
 import type { Scope } from "./wire.ts";
 
 /** A claim with no signed transaction after this long was abandoned by a process that died. */
@@ -34,6 +35,8 @@ export interface SettlementOptions {
   receiptBlocks: ReceiptBlocks;
   /** Keyed settlements' gas: reserved before signing (by the signer's hook), charged from the receipt. */
   budgets: GasBudgets;
+  /** The gas sponsoring a payment asks for, decided and done around the SDK's settle (sponsoring/). */
+  sponsoring: Sponsoring;
   /**
    * /verify's own check and record, for a /settle of a payment never verified: x402's `upfront` flow (and
    * `escrow`) settles before the handler and sends no /verify (`@x402/core` 2.27, `PaymentFlowName`).

@@ -21,6 +21,8 @@ export interface SubmitRequest {
   data: Hex;
   /** Gas limit; estimated (plus a margin) when absent. An estimate that reverts fails the submission. */
   gas?: bigint;
+  /** ETH sent with it (wei): only a sponsored approval's funding sends any (sponsoring/approval.ts). */
+  value?: bigint;
 }
 
 export interface SubmitHooks {
@@ -123,7 +125,12 @@ export function createSubmitter(
       const [gas, price] = await Promise.all([
         request.gas ??
           client
-            .estimateGas({ account: account.address, to: request.to, data: request.data })
+            .estimateGas({
+              account: account.address,
+              to: request.to,
+              data: request.data,
+              value: request.value,
+            })
             .then((g) => (g * (100n + GAS_MARGIN_PERCENT)) / 100n),
         estimateFees(),
       ]);
@@ -161,6 +168,7 @@ export function createSubmitter(
         nonce,
         to: request.to,
         data: request.data,
+        value: request.value,
         gas,
         maxFeePerGas: price.maxFeePerGas,
         maxPriorityFeePerGas: price.maxPriorityFeePerGas,

@@ -28,6 +28,7 @@ import type { ChainReads, ContractRead } from "./chain-reads.ts";
 import { INSUFFICIENT_FUNDS, NONCE_ALREADY_USED, UNEXPECTED_VERIFY_ERROR } from "./error-codes.ts";
 import { fundsSuspected, lackOfFunds } from "./funds.ts";
 import { authorizationUsed } from "./outcome.ts";
+import type { Sponsoring } from "./sponsoring/index.ts";
 import { checkPayment, type Scope } from "./wire.ts";
 
 export interface VerificationOptions {
@@ -37,12 +38,14 @@ export interface VerificationOptions {
   /** The reads the SDK's signer makes: the ones verification starts early are shared with it. */
   reads: ChainReads;
   scope: Scope;
+  /** Whether the gas sponsoring a payment asks for is done, and the payload the SDK judges (sponsoring/). */
+  sponsoring: Sponsoring;
 }
 
 /** Ledger states in which an authorization may be (re)verified: nothing of it is on chain or on its way. */
 const REVERIFIABLE: ReadonlySet<LedgerRow["state"]> = new Set(["verified", "failed"]);
 
-export function createVerification({ db, sdk, client, reads, scope }: VerificationOptions) {
+export function createVerification({ db, sdk, client, reads, scope, sponsoring }: VerificationOptions) {
   return async function verify(payload: unknown, requirements: unknown): Promise<VerifyResponse> {
     const checked = checkPayment(payload, requirements, scope);
     if (!checked.ok)
@@ -59,7 +62,13 @@ export function createVerification({ db, sdk, client, reads, scope }: Verificati
     const hold = reads.hold({ code: [payer], calls: simulationOf(payment) });
     let result: VerifyResponse;
     try {
-      result = await sdk.verify(payment.payload, payment.requirements);
+      // Refused sponsoring is refused before the SDK reads or simulates anything of the payment.
+      const judged = await sponsoring.forVerify(payment);
+      if ("refused" in judged) {
+        const { reason, message } = judged.refused;
+        return { isValid: false, invalidReason: reason, invalidMessage: message, payer };
+      }
+      result = await sdk.verify(judged.payload, payment.requirements);
     } catch (error) {
       log("error", "verification threw", { error });
       // Still a refusal the ledger and the chain may explain better, below.

@@ -26,6 +26,7 @@ import {
 } from "./error-codes.ts";
 import { describe, malformed, type Rejection, refused } from "./rejection.ts";
 import { fromV1, versionOf } from "./v1.ts";
+import { sponsoringFields } from "./sponsoring/index.ts";
 
 /**
  * What this facilitator settles: one network, the tokens it is willing to pay gas for, and the channels it
@@ -119,7 +120,10 @@ export function checkPayment(
       signed: signed.signed,
       terms,
       key: authorizationKey(scope.network, r.asset, signed.signed),
-      digest: authorizationDigest(signed.signed),
+      digest: authorizationDigest(
+        signed.signed,
+        signed.signed.method === "permit2" ? sponsoringFields(p) : [],
+      ),
       version,
     },
   };

@@ -67,12 +67,12 @@ export function payingGuidance(
   if (merchant.endpoints.some(isMetered)) {
     const only = merchant.endpoints.some(isMeteredOnly);
     lines.push(
-      `${only ? "Metered operations (price mode dynamic, x402 scheme upto) take" : "Operations that offer the x402 scheme upto take"} a Permit2 authorisation of their price as a maximum and settle what the call used, often less; the wallet approves Permit2 for the token once (else 412).`,
+      `${only ? "Metered operations (price mode dynamic, x402 scheme upto) take" : "Operations that offer the x402 scheme upto take"} a Permit2 authorisation of their price as a maximum and settle what the call used, often less; the wallet approves Permit2 for the token once (else 412), or, where the 402 declares eip2612GasSponsoring or erc20ApprovalGasSponsoring, signs a permit or approval with its payment that the facilitator carries out at its own gas (a wallet holding only the token pays; @x402/evm's clients do it given an RPC URL).`,
     );
   }
   if (merchant.endpoints.some(offersExactPermit2)) {
     lines.push(
-      "Operations whose 402 lists an exact option with extra.assetTransferMethod \"permit2\" can be paid their price with a Permit2 transfer through x402's exact proxy, for wallets that sign Permit2 rather than EIP-3009 (with @x402/evm's exact client, choose that option); the wallet approves Permit2 for the token once (else 412 permit2_allowance_required).",
+      "Operations whose 402 lists an exact option with extra.assetTransferMethod \"permit2\" can be paid their price with a Permit2 transfer through x402's exact proxy, for wallets that sign Permit2 rather than EIP-3009 (with @x402/evm's exact client, choose that option); the wallet approves Permit2 for the token once (else 412 permit2_allowance_required), or signs the gas sponsoring the 402 declares, as for upto.",
     );
   }
   if (merchant.endpoints.some(offersChannels)) {

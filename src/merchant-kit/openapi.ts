@@ -114,8 +114,8 @@ const retryAfter = (required: boolean) => ({
 
 /**
  * The documented responses of refusals: the dialect's error shape, and for the payment middleware's own
- * answers (402, 412) its empty body and requirements header; a guarded route's 402 may be the kit's
- * `insufficient_funds` refusal instead. The kit's headers (`PAYMENT-REQUIRED` of a 409, `Retry-After` of
+ * answers (402, 412) its requirements header, with the 402's empty body (a guarded route's 402 may be the
+ * kit's `insufficient_funds` refusal instead) and the 412's error (payments/sponsoring/allowance.ts). The kit's headers (`PAYMENT-REQUIRED` of a 409, `Retry-After` of
  * a 429) are required only where no refusal of the endpoint's shares the status.
  */
 function refusalResponses(
@@ -134,9 +134,11 @@ function refusalResponses(
         content: {
           "application/json": {
             schema:
-              status === 402
-                ? { anyOf: [V1_BODY, EMPTY_OBJECT, ...(guarded || own ? [errorSchemaRef(dialect)] : [])] }
-                : EMPTY_OBJECT,
+              status === 412
+                ? errorSchemaRef(dialect)
+                : status === 402
+                  ? { anyOf: [V1_BODY, EMPTY_OBJECT, ...(guarded || own ? [errorSchemaRef(dialect)] : [])] }
+                  : EMPTY_OBJECT,
           },
           "text/html": { schema: { type: "string", description: "A paywall page, for a browser." } },
         },

@@ -60,7 +60,7 @@ export function kitErrors(endpoint: AnyEndpoint): Errors {
     }${offersChannels(endpoint) ? CHANNEL_402 : ""}${endpoint.accessSeconds ? SIGN_IN_402 : ""}`,
     409: "This payment is already used by another request (payment_in_use): each request needs its own signed payment; the PAYMENT-REQUIRED header says what to pay. Or its payment id was used for another request or by another wallet (payment_id_conflict), bought an answer that was not kept (payment_id_unstored: streamed, or too large), or is still being answered for a concurrent request past this route's time budget (payment_id_in_progress).",
     ...(takesPermit2(endpoint) && {
-      412: `${permit2Payments(endpoint)} from a wallet that has not approved Permit2 for the token (the PAYMENT-REQUIRED header's error is permit2_allowance_required): approve it once, then pay again.`,
+      412: `${permit2Payments(endpoint)} from a wallet that has not approved Permit2 for the token (permit2_allowance_required, in the body and the PAYMENT-REQUIRED header's error): pay again with the gas sponsoring the 402 declares where its facilitator offers it (eip2612GasSponsoring: an EIP-2612 permit signed with the payment; erc20ApprovalGasSponsoring: a signed, unsent approval), which the facilitator carries out at its own gas, so a wallet holding only the token pays; or approve Permit2 once from the wallet.`,
     }),
     ...(endpoint.method !== "GET" && {
       413: `The body is larger than ${endpoint.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES} bytes (body_too_large), refused before any payment is asked for.`,

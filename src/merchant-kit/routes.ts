@@ -19,6 +19,7 @@ import { declareBuilderCode } from "./payments/builder-code.ts";
 import { DEFAULT_TIMEOUT_MS } from "./payments/paid-handler.ts";
 import { declareReceipts } from "./payments/receipts.ts";
 import { declareSignIn } from "./payments/siwx.ts";
+import { declareSponsoring, type SponsoringKey } from "./payments/sponsoring/index.ts";
 import { priceToAtomic } from "./price.ts";
 import type { MerchantKitSettings } from "./settings.ts";
 
@@ -74,7 +75,8 @@ export function routeKey(endpoint: AnyEndpoint): string {
  * `exact` once per transfer it allows (`exactTransfers`: EIP-3009, Permit2), the merchant's wallet, the
  * price in the token's atomic units (an explicit amount and asset, so no SDK price table decides what a
  * dollar is), the Bazaar discovery extension describing input and output, and the `payment-identifier`
- * extension (a buyer's id per payment: optional, or required where `paymentId` says so).
+ * extension (a buyer's id per payment: optional, or required where `paymentId` says so), and where a
+ * Permit2 payment is taken, the gas sponsoring its facilitators list (`sponsoring`: payments/sponsoring/).
  * The resource URL is the one the buyer asked for, on the merchant's public URL
  * (payments/resource-server.ts), so it is not set here.
  */
@@ -83,6 +85,7 @@ export function x402Route(
   endpoint: AnyEndpoint,
   payments: PaymentSettings,
   offers: OfferFilter = () => true,
+  sponsoring: readonly SponsoringKey[] = [],
 ): RouteConfig {
   const output = { example: endpoint.example.output, schema: jsonSchemaOf(endpoint.output, "output") };
   const { input, inputSchema, path } = splitPathParams(endpoint);
@@ -120,6 +123,8 @@ export function x402Route(
       ...(merchant.receiptSigner && declareReceipts()),
       // The host's builder code, which the facilitator appends to the settlement (payments/builder-code.ts).
       ...declareBuilderCode(merchant.builderCode),
+      // A wallet without a Permit2 allowance pays with a permit or approval the facilitator carries out.
+      ...declareSponsoring(endpoint, sponsoring),
     },
   };
 }
@@ -151,11 +156,12 @@ function paymentOption(
     payTo: merchant.payTo,
     // exact signs an EIP-3009 authorization, which names the token's EIP-712 domain, and so does a channel's
     // deposit; upto signs for Permit2, whose domain is its own (the SDK adds the facilitator the buyer must
-    // name; for a channel, its receiver authorizer and withdrawal delay). exact through Permit2 says so, and
-    // keeps the token's domain beside it as the SDK's own server does for a token with EIP-2612 (USDC).
+    // name; for a channel, its receiver authorizer and withdrawal delay). exact through Permit2 says so. Both
+    // Permit2 ways keep the token's domain too, as the SDK's own server does for a token with EIP-2612 (USDC):
+    // a wallet without the allowance signs its permit on it (gas sponsoring).
     price:
       scheme === "upto"
-        ? { amount, asset: payments.asset.address }
+        ? { amount, asset: payments.asset.address, extra: domain }
         : {
             amount,
             asset: payments.asset.address,
@@ -173,9 +179,10 @@ export function x402Routes(
   merchant: Merchant,
   payments: PaymentSettings,
   offers?: OfferFilter,
+  sponsoring?: readonly SponsoringKey[],
 ): Record<string, RouteConfig> {
   return Object.fromEntries(
-    merchant.endpoints.map((e) => [routeKey(e), x402Route(merchant, e, payments, offers)]),
+    merchant.endpoints.map((e) => [routeKey(e), x402Route(merchant, e, payments, offers, sponsoring)]),
   );
 }
 

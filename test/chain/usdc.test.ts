@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BASE_USDC } from "../../src/chain/base.ts";
 import { type Devnet, type DevnetAccount, devnetChain, startDevnet } from "../../src/chain/devnet/index.ts";
 import type { TransferWithAuthorization as Authorization } from "../../src/chain/eip3009.ts";
-import { eip3009Types, USDC_CREATION_BYTECODE, usdcAbi } from "../../src/chain/usdc.ts";
+import { eip2612Types, eip3009Types, USDC_CREATION_BYTECODE, usdcAbi } from "../../src/chain/usdc.ts";
 
 let devnet: Devnet;
 let clients: ReturnType<typeof connect>;
@@ -402,5 +402,82 @@ describe("USDC on the devnet", () => {
     );
     expect(await balance(carol)).toBe(5n * USDC + 7n);
     expect(await clients.public.readContract({ ...token(), functionName: "totalSupply" })).toBe(supply + 7n);
+  });
+
+  it("takes an EIP-2612 permit from anyone, once per nonce, as FiatToken v2 does", async () => {
+    const holder = privateKeyToAccount(generatePrivateKey());
+    const spender = freshAddress();
+    const now = (await clients.public.getBlock()).timestamp;
+    const sign = (fields: { value: bigint; nonce: bigint; deadline: bigint }, by = holder) =>
+      by.signTypedData({
+        domain: domain(),
+        types: eip2612Types,
+        primaryType: "Permit",
+        message: { owner: holder.address, spender, ...fields },
+      });
+    const nonces = () =>
+      clients.public.readContract({ ...token(), functionName: "nonces", args: [holder.address] });
+    expect(await nonces()).toBe(0n);
+    const fields = { value: 5n * USDC, nonce: 0n, deadline: now + 600n };
+    const signature = await sign(fields);
+    const { v, r, s } = parseSignature(signature);
+    const args = [holder.address, spender, fields.value, fields.deadline, Number(v), r, s] as const;
+    const permit = (submitted: typeof args) =>
+      clients.public.simulateContract({
+        ...token(),
+        account: devnet.facilitatorAccount.address,
+        functionName: "permit",
+        args: submitted,
+      });
+
+    // Another signer, another value, a passed deadline: refused with FiatToken's reasons.
+    const stranger = privateKeyToAccount(generatePrivateKey());
+    const forged = parseSignature(await sign(fields, stranger));
+    await expect(
+      permit([holder.address, spender, fields.value, fields.deadline, Number(forged.v), forged.r, forged.s]),
+    ).rejects.toThrow("EIP2612: invalid signature");
+    await expect(
+      permit([holder.address, spender, fields.value + 1n, fields.deadline, Number(v), r, s]),
+    ).rejects.toThrow("EIP2612: invalid signature");
+    const late = parseSignature(await sign({ ...fields, deadline: now - 1n }));
+    await expect(
+      permit([holder.address, spender, fields.value, now - 1n, Number(late.v), late.r, late.s]),
+    ).rejects.toThrow("FiatTokenV2: permit is expired");
+
+    // The facilitator submits it (the holder has no ETH): the allowance is set, the nonce moves on.
+    const receipt = await mined(
+      clients.facilitator.writeContract({ ...token(), functionName: "permit", args }),
+    );
+    expect(parseEventLogs({ abi: usdcAbi, logs: receipt.logs, eventName: "Approval" })[0]?.args).toEqual({
+      owner: holder.address,
+      spender,
+      value: fields.value,
+    });
+    expect(
+      await clients.public.readContract({
+        ...token(),
+        functionName: "allowance",
+        args: [holder.address, spender],
+      }),
+    ).toBe(fields.value);
+    expect(await nonces()).toBe(1n);
+    // Used once: the same signature no longer matches the next nonce.
+    await expect(permit(args)).rejects.toThrow("EIP2612: invalid signature");
+    // The packed form takes the next nonce's.
+    const next = await sign({ ...fields, value: 0n, nonce: 1n });
+    await mined(
+      clients.facilitator.writeContract({
+        ...token(),
+        functionName: "permit",
+        args: [holder.address, spender, 0n, fields.deadline, next],
+      }),
+    );
+    expect(
+      await clients.public.readContract({
+        ...token(),
+        functionName: "allowance",
+        args: [holder.address, spender],
+      }),
+    ).toBe(0n);
   });
 });

@@ -96,7 +96,7 @@ describe.runIf(process.platform === "linux").concurrent("devnet command", () => 
         },
         { x402Version: 1, scheme: "exact", network: "base" },
       ],
-      extensions: ["bazaar", "builder-code"],
+      extensions: ["bazaar", "builder-code", "eip2612GasSponsoring", "erc20ApprovalGasSponsoring"],
       signers: { "eip155:*": ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"] },
     });
     expect(ready.buyers).toHaveLength(2);

@@ -91,8 +91,9 @@ describe("facilitator HTTP", () => {
         // x402 v1's exact scheme, on the devnet's chain by its v1 name (docs/facilitator.md, "x402 v1").
         { x402Version: 1, scheme: "exact", network: "base" },
       ],
-      // Its builder code is appended to what it settles (docs/facilitator.md, "Builder codes").
-      extensions: ["bazaar", "builder-code"],
+      // Its builder code is appended to what it settles (docs/facilitator.md, "Builder codes"); it sponsors
+      // the Permit2 approval of a wallet without one ("Gas sponsoring").
+      extensions: ["bazaar", "builder-code", "eip2612GasSponsoring", "erc20ApprovalGasSponsoring"],
       signers: { "eip155:*": [chain.devnet.facilitatorAccount.address] },
     };
     expect(await (await get("/supported")).json()).toEqual(supported);

@@ -48,6 +48,24 @@ export interface GasBudgets {
   release(authorization: AuthorizationKey): Promise<void>;
   /** Whether the authorization holds a reservation (a keyed settlement not decided yet). */
   reserved(authorization: AuthorizationKey): Promise<boolean>;
+  /**
+   * What a keyed settlement costs beside its own transaction (a buyer's approval this facilitator funds:
+   * sponsoring/approval.ts), reserved and charged on the key's day apart, charged as `approval`;
+   * undefined when the settlement is not keyed.
+   */
+  beside(authorization: AuthorizationKey): BesideCost | undefined;
+}
+
+/** A keyed settlement's cost beside its transaction: reserved (throws KeyOverBudgetError), then ended. */
+export interface BesideCost {
+  reserve(worstWei: bigint): Promise<void>;
+  charge(costWei: bigint, txHash: string): Promise<void>;
+  release(): Promise<void>;
+}
+
+/** Where a cost beside an authorization's settlement is reserved: its own row, by the authorization's. */
+export function besideKey(authorization: AuthorizationKey): AuthorizationKey {
+  return { ...authorization, nonce: `${authorization.nonce}/approval` };
 }
 
 export function createGasBudgets(db: Queryable): GasBudgets {
@@ -96,5 +114,30 @@ export function createGasBudgets(db: Queryable): GasBudgets {
       await endReservation(db, authorization, "released");
     },
     reserved: (authorization) => hasReservation(db, authorization),
+    beside(authorization) {
+      const keyed = running.get(keyString(authorization));
+      if (!keyed) return undefined;
+      const key = besideKey(authorization);
+      let reserved: Reserved | undefined;
+      return {
+        async reserve(worstWei) {
+          const reservation = await reserveGas(db, keyed.keyId, key, worstWei, reserved, "approval");
+          if (!reservation) {
+            keyed.refusal = {
+              reason: KEY_OVER_BUDGET,
+              message: `API key ${keyed.keyId} cannot cover the gas of this payment's Permit2 approval (${formatEther(worstWei)} ${coinOf(authorization.network)} at most) beside its settlement; it renews at 00:00 UTC`,
+            };
+            throw new KeyOverBudgetError(keyed.refusal.message);
+          }
+          reserved = reservation;
+        },
+        charge: async (costWei, txHash) => {
+          await endReservation(db, key, { charged: costWei, txHash });
+        },
+        release: async () => {
+          await endReservation(db, key, "released");
+        },
+      };
+    },
   };
 }

@@ -3,7 +3,14 @@
  * and settlement rate, and the decision, at start, of whether the facilitator is open. See
  * docs/facilitator.md, "Access control".
  */
-export { createGasBudgets, type GasBudgets, type KeyedSettlement, KeyOverBudgetError } from "./budget.ts";
+export {
+  type BesideCost,
+  besideKey,
+  createGasBudgets,
+  type GasBudgets,
+  type KeyedSettlement,
+  KeyOverBudgetError,
+} from "./budget.ts";
 export { type AccessPolicy, type Admission, createGate, type Gate, type Grant } from "./gate.ts";
 export {
   type ApiKey,

@@ -303,7 +303,8 @@ export async function reserveGas(
 /**
  * Ends an authorization's reservation: `charged` with what its transaction cost (mined, whether it
  * transferred or reverted), or `released` (nothing was mined). Its day then holds the cost as spent in
- * place of the reservation. A no-op when the authorization holds no reservation (not keyed, or ended).
+ * place of the reservation, and one settlement more (not for a sponsored approval: its payment's own
+ * settlement counts). A no-op when the authorization holds no reservation (not keyed, or ended).
  */
 export async function endReservation(
   db: Queryable,
@@ -315,11 +316,11 @@ export async function endReservation(
     `WITH c AS (
        UPDATE facilitator_key_charges SET state = $5, charged_wei = $6::numeric, tx_hash = $7::text, updated_at = now()
        WHERE network = $1 AND asset = $2 AND payer = $3 AND nonce = $4 AND state = 'reserved'
-       RETURNING key_id, day, reserved_wei
+       RETURNING key_id, day, reserved_wei, action
      )
      UPDATE facilitator_key_days d
      SET reserved_wei = d.reserved_wei - c.reserved_wei, spent_wei = d.spent_wei + coalesce($6::numeric, 0),
-         settlements = d.settlements + CASE WHEN $6::numeric IS NULL THEN 0 ELSE 1 END
+         settlements = d.settlements + CASE WHEN $6::numeric IS NULL OR c.action = 'approval' THEN 0 ELSE 1 END
      FROM c WHERE d.key_id = c.key_id AND d.network = $1 AND d.day = c.day`,
     [
       authorization.network,

@@ -24,6 +24,7 @@ import { type PaymentSettings, paymentNetworks, refundPaths, refundRoute, x402Ro
 import { FACILITATOR_RETRY_AFTER_S } from "./facilitator-watch.ts";
 import { networkWayOf, settleableWays, type Verdict, type WayToPay } from "./offers.ts";
 import { PublicUrlResourceServer } from "./resource-server.ts";
+import { answerAllowanceRequired, sponsoringListed } from "./sponsoring/index.ts";
 import { v1Bodies } from "./v1/index.ts";
 
 /** One way of answering: the merchant as it is paid, its HTTP resource server and payment middleware. */
@@ -220,8 +221,13 @@ function frontOf(g: Generation, shape: Shape, allowed: ReadonlySet<WayToPay>): P
   const m = restricted(shape.merchant, new Set([...allowed].map((w) => w.split(" ")[0] as WayToPay)));
   const channels = shape.refunds.length > 0 && [...allowed].some(isChannelWay);
   const offered = (accept: Parameters<typeof networkWayOf>[0]) => allowed.has(networkWayOf(accept));
+  // Gas sponsoring declared where these facilitators list it (payments/sponsoring/).
+  const sponsoring = sponsoringListed(
+    g.resourceServer,
+    paymentNetworks(shape.payments).map((n) => n.network),
+  );
   const routes = {
-    ...x402Routes(m, shape.payments, offered),
+    ...x402Routes(m, shape.payments, offered, sponsoring),
     // The refund routes' channel on each network channels are offered on.
     ...(channels && Object.fromEntries(shape.refunds.map((r) => [r.key, offeredOnly(r.route, offered)]))),
   };
@@ -237,12 +243,10 @@ function frontOf(g: Generation, shape: Shape, allowed: ReadonlySet<WayToPay>): P
   // Vouchers too go through the SDK's middleware: the kit's own voucher path, on the SDK's private methods, saved
   // 1-2% of a voucher's CPU (docs/benchmarks-log.md, "issue 66 item 4"), not the tenth that would pay for
   // following every SDK release's internals (issue 87).
-  const middleware = paymentMiddlewareFromHTTPServer(
-    httpServer,
-    undefined,
-    undefined,
-    false,
-  ) as MiddlewareHandler<MerchantEnv>;
+  // Its 412 (a Permit2 payment without the allowance) in the kit's error shape (payments/sponsoring/).
+  const middleware = answerAllowanceRequired(
+    paymentMiddlewareFromHTTPServer(httpServer, undefined, undefined, false) as MiddlewareHandler<MerchantEnv>,
+  );
   const front = { merchant: m, channels, httpServer, middleware };
   g.built.set(key, front);
   return front;

@@ -5,12 +5,16 @@
  * the tier's rates, never the maximum; a refusal costs nothing; buyers at once each pay their own; a call
  * the upstream fails is never charged, and its payment never buys the upstream's work again.
  */
+
+import { x402Client } from "@x402/core/client";
 import {
   decodePaymentRequiredHeader,
   decodePaymentResponseHeader,
   decodePaymentSignatureHeader,
 } from "@x402/core/http";
+import { UptoEvmScheme } from "@x402/evm/upto/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
+import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
@@ -26,7 +30,7 @@ import { LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { startMerchant } from "../../helpers/merchant.ts";
 import { type FakeOpenAI, startOpenAIUpstream } from "../../helpers/upstreams/openai.ts";
-import { newMerchant, recordingFetch, usdcReader, x402ClientOf } from "../../helpers/x402.ts";
+import { NETWORK, newMerchant, recordingFetch, usdcReader, x402ClientOf } from "../../helpers/x402.ts";
 
 const chain = useDevnet({ buyers: 3 });
 let facilitator: Facilitator;
@@ -178,11 +182,15 @@ describe("a buyer that never approved Permit2", () => {
       `${host.url}/v1/chat/completions/_t/t3/upto`,
       chat("Hello"),
     );
-    // What the official resource server answers to it: 412, the PAYMENT-REQUIRED header naming the reason.
+    // What the official resource server answers to it: 412, the PAYMENT-REQUIRED header naming the reason;
+    // and the body, in OpenAI's dialect, says so and what to do (this client, given no RPC, signed no permit).
     expect(answer.status).toBe(412);
     expect(decodePaymentRequiredHeader(answer.headers.get("payment-required") as string).error).toBe(
       "permit2_allowance_required",
     );
+    const { error } = (await answer.json()) as { error: { code: string; message: string; type: string } };
+    expect(error).toMatchObject({ code: "permit2_allowance_required", type: "invalid_request_error" });
+    expect(error.message).toContain("eip2612GasSponsoring");
     // The facilitator's own answer, over HTTP: a 200 with the official verify response's shape.
     const payload = decodePaymentSignatureHeader(signatures.at(-1) as string);
     const verified = await facilitator.app.fetch(
@@ -208,6 +216,37 @@ describe("a buyer that never approved Permit2", () => {
     expect(rows.rowCount).toBe(0);
     expect(await chain.miner.pending()).toBe(0);
     expect(await usdc.balanceOf(wallet.address)).toBe(100_000n);
+  });
+});
+
+describe("a wallet holding only USDC", () => {
+  it("pays a metered tier with the SDK's own upto client, which signs a permit the facilitator carries out", async () => {
+    const wallet = await walletHolding(chain.devnet, 5_000_000n);
+    const client = new x402Client().register(
+      NETWORK,
+      new UptoEvmScheme(privateKeyToAccount(wallet.privateKey), { rpcUrl: chain.devnet.rpc }),
+    );
+    const { fetch: recording, signatures } = recordingFetch();
+    const answer = await wrapFetchWithPayment(recording, client)(
+      `${host.url}/v1/chat/completions/_t/t3/upto`,
+      chat("Hello"),
+    );
+    expect(answer.status, await answer.clone().text()).toBe(200);
+    const reply = (await answer.json()) as { usage: { prompt_tokens: number; completion_tokens: number } };
+    expect(decodePaymentSignatureHeader(signatures.at(-1) as string).extensions).toHaveProperty(
+      "eip2612GasSponsoring.info.from",
+      wallet.address,
+    );
+    const { amount } = decodePaymentResponseHeader(answer.headers.get("payment-response") as string);
+    const cost = meteredAmount(
+      { promptTokens: reply.usage.prompt_tokens, completionTokens: reply.usage.completion_tokens },
+      defaultRates(tier(3)),
+      BigInt(decodePaymentSignatureHeader(signatures.at(-1) as string).accepted.amount),
+    );
+    expect(amount).toBe(cost.toString());
+    // Charged the tokens it used, nothing more; no ETH was ever needed or given.
+    expect(await usdc.balanceOf(wallet.address)).toBe(5_000_000n - cost);
+    expect(await usdc.client.getBalance({ address: wallet.address })).toBe(0n);
   });
 });
 
