@@ -25,8 +25,8 @@ import {
   UNSUPPORTED_SCHEME,
 } from "./error-codes.ts";
 import { describe, malformed, type Rejection, refused } from "./rejection.ts";
-import { fromV1, versionOf } from "./v1.ts";
 import { sponsoringFields } from "./sponsoring/index.ts";
+import { fromV1, versionOf } from "./v1.ts";
 
 /**
  * What this facilitator settles: one network, the tokens it is willing to pay gas for, and the channels it

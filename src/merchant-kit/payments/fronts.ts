@@ -245,7 +245,12 @@ function frontOf(g: Generation, shape: Shape, allowed: ReadonlySet<WayToPay>): P
   // following every SDK release's internals (issue 87).
   // Its 412 (a Permit2 payment without the allowance) in the kit's error shape (payments/sponsoring/).
   const middleware = answerAllowanceRequired(
-    paymentMiddlewareFromHTTPServer(httpServer, undefined, undefined, false) as MiddlewareHandler<MerchantEnv>,
+    paymentMiddlewareFromHTTPServer(
+      httpServer,
+      undefined,
+      undefined,
+      false,
+    ) as MiddlewareHandler<MerchantEnv>,
   );
   const front = { merchant: m, channels, httpServer, middleware };
   g.built.set(key, front);
