@@ -35,13 +35,18 @@ const gone = (item: string, amount: number): LedgerLine => ({ item, usd: usd(amo
 const num = (v: Knob) => Number(v);
 
 /** `n` farm wallets, each withdrawn from the exchange on a day of its own, 5 days apart: `n` clusters. */
-function apart(label: string, n: number, each = USD) {
+function apart(label: string, n: number, each = USD): { ws: string[]; records: object[] } {
   const ws = wallets(label, n);
   return { ws, records: ws.map((w, i) => transfer(CEX, w, each, START - 5 * n * DAY + i * 5 * DAY)) };
 }
 
 /** `n` farm wallets withdrawn from `exchange(i)` within one minute, two weeks before the window. */
-function burst(label: string, n: number, exchange: (i: number) => string = () => CEX, each = USD) {
+function burst(
+  label: string,
+  n: number,
+  exchange: (i: number) => string = () => CEX,
+  each = USD,
+): { ws: string[]; records: object[] } {
   const ws = wallets(label, n);
   return { ws, records: ws.map((w, i) => transfer(exchange(i), w, each, START - 2 * WEEK + i)) };
 }
@@ -193,7 +198,7 @@ const dustHub: Strategy = {
   quick: [55],
   lookAlikes: ["a small exchange's customers"],
   knownLimit: {
-    why: "clusters keep 1.4.0's hub set: 50 senders of any amount make the distributor a hub, so it is nobody's funder and its payouts days apart make no group: the farm is 20 buyers for 55 cents of dust that stays the gamer's",
+    why: "clusters keep 1.4.0's hub set: 50 senders of any amount (the gamer's own one of them) make the distributor a hub, so it is nobody's funder, and its payouts days apart make no group: the farm is 20 buyers for a cent of dust a sender, which stays the gamer's",
     at: (v) => num(v) + 1 >= THRESHOLDS.hubMinSenders,
   },
   play(n) {
@@ -226,7 +231,7 @@ const fedAfter: Strategy = {
   quick: [55],
   lookAlikes: ["customers of a small exchange the merchant deposits at"],
   knownLimit: {
-    why: "with 50 parties weighed by money the distributor is a `fed` hub, not followed without a balance, even where the merchant's money came first (the report's exchange_flow_note marks it): 55 identities and capital that comes back",
+    why: "the merchant and 49 parties are 50 parties weighed by money, so the distributor is a `fed` hub, not followed without a balance, though the merchant's money came first (the report's exchange_flow_note marks it): 49 identities, and capital that comes back",
     at: (v) => num(v) + 1 >= THRESHOLDS.hubMinSenders,
   },
   play(k) {
