@@ -14,27 +14,11 @@
  *
  * The curves are printed (DEBUG_SWEEPS=1) and written into docs/screens.md beside each rule.
  */
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Analytics } from "../../src/analytics/duckdb.ts";
-import { importNdjson } from "../../src/analytics/import.ts";
-import { BASE_RECORD } from "../../src/chain/chains.ts";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
-import { aggregateWindow, dropWindowTables } from "../../src/reports/week/aggregates.ts";
-import {
-  addr,
-  analyticsWith,
-  checkpoint,
-  END,
-  END_TIME,
-  ndjsonFile,
-  payment,
-  START,
-  transfer,
-} from "../helpers/data.ts";
+import { addr, END, payment, START, transfer } from "../helpers/data.ts";
 import { DAY, genuine, listing, payers, rng, WEEK, wallets } from "../helpers/scenarios.ts";
+import { dispose, SharedStore, windowFlags } from "../helpers/window-flags.ts";
 
 /** Blocks are 2 s apart (test/helpers/data.ts), and END is a UTC midnight. */
 const HOUR = DAY / 24;
@@ -79,7 +63,7 @@ interface Week {
  * an exchange withdrawal; twenty metered buyers of `metered` are withdrawn from the exchange at the times
  * `onRamp` gives, twenty more from wallets of their own; a treasury funds eight agents that pay `listed`
  * its listed price; and 400 buyers of 40 other merchants. What does not depend on the knobs (`COMMON`) is in
- * the store each point copies (`storeWith`); the week's records are the rest.
+ * the store each point copies (`commonStore`); the week's records are the rest.
  */
 function baseWeek(friendShare: number, onRamp: readonly number[]): Week {
   const { buyers, hour } = COMMON;
@@ -147,33 +131,14 @@ const FARM_PAID = farmCharges().reduce((s, r) => s + Number(r.amount), 0);
 const COMMON = common();
 
 /**
- * A store holding `COMMON`'s records alone, made once: each point starts from a copy of it and imports its
- * week's records on top (an import adds to a store as it fills an empty one: test/analytics/import.test.ts,
- * "both ways"), instead of importing the 4,200 records every week shares again for each of the 36 points.
+ * A store holding `COMMON`'s records alone, made once: each point starts from a copy of it and imports its week's
+ * records on top, instead of importing the 4,200 records every week shares again for each of the 36 points.
  */
-let commonStore: string;
+let commonStore: SharedStore | undefined;
 beforeAll(async () => {
-  const analytics = await analyticsWith(COMMON.records);
-  commonStore = analytics.dataDir;
-  analytics.close();
+  commonStore = await SharedStore.of(COMMON.records);
 });
-afterAll(() => {
-  if (commonStore) fs.rmSync(commonStore, { recursive: true, force: true });
-});
-
-/** A store of `COMMON`'s records and `records`, in a directory of its own. */
-async function storeWith(records: readonly object[]): Promise<Analytics> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-"));
-  fs.cpSync(commonStore, dir, { recursive: true });
-  const analytics = await Analytics.open({ dataDir: dir, memoryLimit: "256MB", threads: 1 });
-  try {
-    await importNdjson(analytics, ndjsonFile([...records, checkpoint()]));
-    return analytics;
-  } catch (error) {
-    analytics.close();
-    throw error;
-  }
-}
+afterAll(() => commonStore?.remove());
 
 interface Point {
   knob: string;
@@ -185,27 +150,16 @@ interface Point {
 
 /** Builds the week and reads, per payer and merchant, what it flagged. */
 async function measure(knob: string, week: Week): Promise<Point> {
-  const analytics = await storeWith(week.records);
+  const analytics = await (commonStore as SharedStore).with(week.records);
   try {
-    const firstDate = new Date((END_TIME - 7 * 86_400) * 1000).toISOString().slice(0, 10);
-    await aggregateWindow(analytics, { chain: BASE_RECORD, startBlock: START, endBlock: END, firstDate });
-    const rows = await analytics.all<{ payer: string; pay_to: string; amount: bigint }>(
-      "SELECT payer, pay_to, sum(amount)::BIGINT AS amount FROM rw_wallets GROUP BY ALL",
-    );
-    await dropWindowTables(analytics);
-    const flagged = (ws: readonly string[], merchant: string) => {
-      const set = new Set(ws);
-      return rows
-        .filter((r) => r.pay_to === merchant && set.has(r.payer))
-        .reduce((s, r) => s + Number(r.amount), 0);
-    };
+    const flags = await windowFlags(analytics);
+    const flagged = (wallets: readonly string[], merchant: string) => flags({ wallets, merchant }).flagged;
     const farmFlagged = flagged(farm, m) / FARM_PAID;
     const genuineLoss: Record<string, number> = {};
     for (const [name, g] of week.genuine) genuineLoss[name] = flagged(g.wallets, g.merchant) / g.paid;
     return { knob, farmFlagged, hidden: FARM_PAID * (1 - farmFlagged), spent: week.spent, genuineLoss };
   } finally {
-    analytics.close();
-    fs.rmSync(analytics.dataDir, { recursive: true, force: true });
+    dispose(analytics);
   }
 }
 

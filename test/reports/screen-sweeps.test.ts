@@ -9,12 +9,10 @@
  * Curves print with DEBUG_SWEEPS=1 and are written into docs/screens.md beside each rule.
  */
 import { describe, expect, it } from "vitest";
-import type { Analytics } from "../../src/analytics/duckdb.ts";
-import { BASE_RECORD } from "../../src/chain/chains.ts";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
-import { aggregateWindow, dropWindowTables } from "../../src/reports/week/aggregates.ts";
-import { addr, analyticsWith, END, END_TIME, START, transfer } from "../helpers/data.ts";
+import { addr, analyticsWith, START, transfer } from "../helpers/data.ts";
 import { DAY, genuine, listing, payers, rng, WEEK, wallets } from "../helpers/scenarios.ts";
+import { windowFlags } from "../helpers/window-flags.ts";
 
 const m = addr("screen-sweep-merchant");
 const metered = addr("screen-sweep-metered");
@@ -144,22 +142,11 @@ interface Point {
 
 /** Builds the week's window tables and reads what each group had flagged at its merchant. */
 async function measure(knob: string, week: Week): Promise<Point> {
-  const analytics: Analytics = await analyticsWith([...ALIKE.records, ...week.records]);
+  const analytics = await analyticsWith([...ALIKE.records, ...week.records]);
   try {
-    const firstDate = new Date((END_TIME - 7 * 86_400) * 1000).toISOString().slice(0, 10);
-    await aggregateWindow(analytics, { chain: BASE_RECORD, startBlock: START, endBlock: END, firstDate });
-    const rows = await analytics.all<{ payer: string; pay_to: string; amount: bigint }>(
-      "SELECT payer, pay_to, sum(amount)::BIGINT AS amount FROM rw_wallets GROUP BY ALL",
-    );
-    await dropWindowTables(analytics);
-    const flagged = (g: Group) => {
-      const set = new Set(g.wallets);
-      const sum = rows
-        .filter((r) => r.pay_to === g.merchant && set.has(r.payer))
-        .reduce((s, r) => s + Number(r.amount), 0);
-      // A farm that paid nothing hid nothing.
-      return g.paid === 0 ? 1 : sum / g.paid;
-    };
+    const flags = await windowFlags(analytics);
+    // A farm that paid nothing hid nothing.
+    const flagged = (g: Group) => (g.paid === 0 ? 1 : flags(g).flagged / g.paid);
     const share = flagged(week.farm);
     const loss: Record<string, number> = {};
     for (const [name, g] of ALIKE.groups) loss[name] = flagged(g);

@@ -1,0 +1,401 @@
+/**
+ * The week every escape is played in: the gamer's two merchants with genuine buyers of their own, the exchanges,
+ * a crowd of other merchants' buyers (the behaviour rule's "payers outside the group") and the genuine
+ * look-alikes, each a group of wallets whose real revenue the screens must leave alone whatever a strategy plays
+ * beside it. They are all in every week, so every strategy is checked against every look-alike; each strategy
+ * names the ones it imitates (`Strategy.lookAlikes`), whose loss the table prints.
+ *
+ * Blocks are 2 s apart and END is a UTC midnight (test/helpers/data.ts): a day is 43,200 blocks.
+ */
+import { BASE_USDC } from "../../src/chain/base.ts";
+import { KNOWN_HUBS } from "../../src/chain/hubs.ts";
+import { addr, END, payment, START, timeOf, transfer } from "../../test/helpers/data.ts";
+import { DAY, genuine, listing, payers, rng, WEEK, wallets } from "../../test/helpers/scenarios.ts";
+import type { PayerGroup } from "../../test/helpers/window-flags.ts";
+
+export { DAY, WEEK };
+export const HOUR = DAY / 24;
+export const MINUTE = HOUR / 60;
+export const USD = 1_000_000;
+
+/** The gamer's merchant: it lists $0.01 and $0.05, and has 30 genuine buyers of its own. */
+export const M = addr("escape-merchant");
+/** The gamer's merchant paid through channels: it lists $0.01, and has 10 genuine channel buyers. */
+export const MC = addr("escape-channel-merchant");
+/** The gamer's merchant that lists nothing: its price is what its independent buyers pay (30 of them, $0.01-0.05). */
+export const U = addr("escape-unlisted");
+/** Listed exchanges (src/chain/base-hubs.json): hubs by their label, no funder of anyone, not followed. */
+export const EXCHANGES = [0, 12, 40, 50].map((i) => (KNOWN_HUBS[i] as { address: string }).address);
+export const CEX = EXCHANGES[0] as string;
+/**
+ * A stand-in for Circle's TokenMinter on Base, which a CCTP burn sends the USDC to before burning it. The indexer
+ * keeps the burn's first transfer (from a wallet seen in x402) and the mints (0x0 to a payer: its funding), not
+ * the minter's own burn to 0x0 (no wallet seen in x402 is on it): the weeks here hold what it keeps.
+ */
+export const MINTER = addr("escape-cctp-token-minter");
+export const ZERO = "0x0000000000000000000000000000000000000000";
+
+/** What some payments paid, in atomic units. */
+export const atomic = (rs: readonly object[]) =>
+  rs.reduce((s, r) => s + Number((r as { amount: string }).amount), 0);
+/** Exact payments: their amount is what the merchant's server asked for. */
+export const exact = (rs: readonly object[]) => rs.map((r) => ({ ...r, scheme: "exact" }));
+
+/** `each` payments of `amount` from `wallet` to `merchant`, `gap` blocks apart from `from`. */
+export function spend(
+  wallet: string,
+  merchant: string,
+  each: number,
+  amount: number,
+  from: number,
+  gap: number,
+) {
+  return Array.from({ length: each }, (_, i) =>
+    payment({ payer: wallet, payTo: merchant, amount, block: from + i * gap, scheme: "exact" }),
+  );
+}
+
+/** Tiny metered charges: `calls` a wallet of $0.0001-0.002 at `merchant` across the window, never one amount twice in a row. */
+export function tinyCharges(merchant: string, ws: readonly string[], seed: number, calls = 60) {
+  const next = rng(seed);
+  return payers(merchant, ws, calls, () => 100 + next(1_900));
+}
+
+/** A batch-settlement channel from `payer` to `receiver`: its config, its deposit and its claims, as the escrow logs them. */
+export function channel(
+  label: string,
+  payer: string,
+  receiver: string,
+  deposit: number,
+  at: number,
+  claims: number[],
+) {
+  const id = `0x${addr(label).slice(2)}${"0".repeat(24)}`;
+  const relayer = addr("escape-channel-relayer");
+  const event = (block: number, name: string, amount: number, n: number) => ({
+    type: "channel_event",
+    chain: "base",
+    tx_hash: `0x${addr(`${label}-tx-${n}`).slice(2)}${"0".repeat(24)}`,
+    log_index: 3,
+    block_number: block,
+    block_time: timeOf(block),
+    event: name,
+    channel: id,
+    ...(name !== "created" && { sender: name === "deposited" ? payer : relayer }),
+    amount: String(amount),
+  });
+  return [
+    {
+      type: "channel",
+      chain: "base",
+      channel: id,
+      payer,
+      payer_authorizer: payer,
+      receiver,
+      receiver_authorizer: relayer,
+      token: BASE_USDC,
+      withdraw_delay: 900,
+      salt: `0x${"00".repeat(31)}01`,
+      block_number: at,
+      tx_hash: `0x${addr(`${label}-tx-0`).slice(2)}${"0".repeat(24)}`,
+    },
+    event(at, "created", 0, 0),
+    { ...event(at, "deposited", deposit, 0), log_index: 4 },
+    ...claims.map((amount, i) => event(START + 1_000 + i * DAY, "claimed", amount, i + 1)),
+  ];
+}
+
+export interface LookAlike extends PayerGroup {
+  /** Why it is here: what it shares with a strategy, and what sets it apart. */
+  note: string;
+}
+
+/** The look-alikes by name, and the records of the whole shared week. */
+export interface World {
+  records: object[];
+  lookAlikes: Map<string, LookAlike>;
+}
+
+export function world(): World {
+  const records: object[] = [];
+  const lookAlikes = new Map<string, LookAlike>();
+  const add = (name: string, group: LookAlike, rs: readonly object[]) => {
+    lookAlikes.set(name, group);
+    records.push(...rs);
+  };
+  const next = rng(84);
+
+  // The gamer's merchants and their genuine buyers.
+  const mBuyers = genuine(M, [10_000, 50_000], 30, 841);
+  records.push(listing(M, "item", 0.01), listing(M, "report", 0.05));
+  add(
+    "m's buyers",
+    {
+      wallets: payersOf(mBuyers.records),
+      merchant: M,
+      note: "the gamer's merchant's 30 customers at its listed prices",
+    },
+    exact(mBuyers.records),
+  );
+  const uBuyers = genuine(U, [10_000, 20_000, 50_000], 30, 842);
+  add(
+    "u's buyers",
+    {
+      wallets: payersOf(uBuyers.records),
+      merchant: U,
+      note: "the unlisted merchant's 30 customers, metered $0.01-0.05",
+    },
+    uBuyers.records,
+  );
+  const sampler = addr("escape-sampler");
+  add(
+    "a sampling agent",
+    { wallets: [sampler], merchant: M, note: "15 services twice at $0.03: a prober's look, short of one" },
+    [
+      transfer(addr("escape-sampler-source"), sampler, 5 * USD, START - WEEK),
+      ...Array.from({ length: 15 }, (_, j) =>
+        payers(j === 0 ? M : addr(`escape-sampled-${j}`), [sampler], 2, () => 30_000),
+      ).flat(),
+    ],
+  );
+
+  // The rest of the week: 300 buyers of 30 other merchants.
+  records.push(
+    ...wallets("escape-crowd", 300).flatMap((w, i) =>
+      payers(addr(`escape-other-${i % 30}`), [w], 2, () => 5_000 + next(50_000)),
+    ),
+  );
+
+  // A merchant that deposits its takings at the exchange every morning, whose customers withdraw from it, a
+  // third of them minutes after its deposits, and spend it there at its listed price.
+  const m2 = addr("escape-deposits-daily");
+  const m2Customers = wallets("escape-deposits-daily-customer", 30);
+  add(
+    "customers of an exchange the merchant deposits at",
+    {
+      wallets: m2Customers,
+      merchant: m2,
+      note: "a merchant deposits its takings at the exchange daily; a third of its customers withdraw minutes after",
+    },
+    [
+      listing(m2, "item", 0.05),
+      ...Array.from({ length: 7 }, (_, d) => transfer(m2, CEX, 3 * USD, START + d * DAY + 9 * HOUR)),
+      ...m2Customers.flatMap((w, i) => {
+        const at = i < 10 ? START + (i % 7) * DAY + 9 * HOUR + 10 * MINUTE + i : START + next(5 * DAY);
+        return [transfer(CEX, w, USD, at), ...spend(w, m2, 20, 50_000, at + 100, 15 * MINUTE)];
+      }),
+    ],
+  );
+
+  // The same through a bridge: the merchant sends its takings to another chain every morning, and customers
+  // bridged in (minted from 0x0), a third of them 20 minutes after its burns, spend at its listed price.
+  const m3 = addr("escape-bridges-daily");
+  const m3Customers = wallets("escape-bridges-daily-customer", 20);
+  add(
+    "bridged-in customers of a merchant that bridges out",
+    {
+      wallets: m3Customers,
+      merchant: m3,
+      note: "a merchant burns its takings by CCTP daily; customers minted 20 minutes after spend at its price",
+    },
+    [
+      listing(m3, "item", 0.05),
+      ...Array.from({ length: 7 }, (_, d) => transfer(m3, MINTER, 2 * USD, START + d * DAY + 9 * HOUR)),
+      ...m3Customers.flatMap((w, i) => {
+        const at = i < 7 ? START + (i % 7) * DAY + 9 * HOUR + 20 * MINUTE + i : START + next(5 * DAY);
+        return [transfer(ZERO, w, USD, at), ...spend(w, m3, 20, 50_000, at + 100, 15 * MINUTE)];
+      }),
+    ],
+  );
+
+  // A launch: metered customers of one merchant funded every way a farm is, in bursts, beside customers funded
+  // from wallets of their own; all of them pay $0.0002-0.0082 charges, the merchant's whole clientele alike.
+  const metered = addr("escape-metered");
+  const launch = (name: string, note: string, ws: readonly string[], funding: object[]) => {
+    const pays = ws.flatMap((w) => payers(metered, [w], 5 + next(20), () => 200 + next(8_000)));
+    add(name, { wallets: ws, merchant: metered, note }, [...funding, ...pays]);
+  };
+  const hour = wallets("escape-launch-hour", 20);
+  launch(
+    "a launch's customers from one exchange hour",
+    "20 withdrawn from the exchange in one hour",
+    hour,
+    hour.map((w, i) => transfer(CEX, w, 5 * USD, START - WEEK + 1_000 + i * 60)),
+  );
+  const three = wallets("escape-launch-three", 12);
+  launch(
+    "a launch's customers from three exchanges",
+    "12 withdrawn in one hour, 4 from each of three exchanges",
+    three,
+    three.map((w, i) =>
+      transfer(EXCHANGES[1 + (i % 3)] as string, w, 5 * USD, START - WEEK + 2_000 + i * 60),
+    ),
+  );
+  const bridged = wallets("escape-launch-bridged", 12);
+  launch(
+    "a launch's customers bridged in",
+    "12 minted from 0x0 by CCTP in one hour",
+    bridged,
+    bridged.map((w, i) => transfer(ZERO, w, 5 * USD, START - WEEK + 3_000 + i * 60)),
+  );
+  const leads = wallets("escape-launch-lead", 5);
+  const agents = wallets("escape-launch-agent", 10);
+  launch(
+    "a launch's customers topped up by team leads",
+    "5 leads withdrawn in one minute, each funding 2 agents",
+    agents,
+    [
+      ...leads.map((w, i) => transfer(CEX, w, 10 * USD, START - 2 * WEEK + i)),
+      ...agents.map((w, i) => transfer(leads[i >> 1] as string, w, 5 * USD, START - 2 * WEEK + DAY + i)),
+    ],
+  );
+  const own = wallets("escape-launch-own", 20);
+  launch(
+    "a launch's customers funded by their own",
+    "20 each from a wallet of its own",
+    own,
+    own.map((w, i) => transfer(addr(`escape-launch-own-source-${i}`), w, 5 * USD, START - WEEK + i * 20_000)),
+  );
+
+  // Customers a merchant refunded at the end of last week (an outage's credit), who buy again with it.
+  const m4 = addr("escape-refunds");
+  const refunded = wallets("escape-refunded", 10);
+  add(
+    "customers refunded last week who buy again",
+    {
+      wallets: refunded,
+      merchant: m4,
+      note: "each paid $1 last week, was refunded it Sunday night and spends it again",
+    },
+    [
+      listing(m4, "item", 0.05),
+      ...refunded.flatMap((w, i) => [
+        transfer(CEX, w, USD, START - WEEK - DAY + i * 1_000),
+        ...spend(w, m4, 20, 50_000, START - WEEK + i * 100, 4 * HOUR),
+        transfer(m4, w, USD, START - HOUR + i),
+        ...spend(w, m4, 20, 50_000, START + 1_000 + i * 100, 4 * HOUR),
+      ]),
+    ],
+  );
+
+  // Agents withdrawn in one minute that pay a merchant's metered charges in one band and spend more than half
+  // their money at another service, which refunds a fifth of it (unused credit).
+  const u7 = addr("escape-agents-metered");
+  const s7 = addr("escape-agents-service");
+  const agents7 = wallets("escape-agent", 12);
+  add(
+    "agents that spend most elsewhere, refunded in part",
+    {
+      wallets: agents7,
+      merchant: u7,
+      note: "12 withdrawn in one minute, $0.06 in metered charges here and $0.08 at a service that refunds a fifth",
+    },
+    [
+      ...genuine(u7, [10_000, 20_000, 50_000], 30, 843).records,
+      listing(s7, "call", 0.01),
+      ...agents7.flatMap((w, i) => [
+        transfer(CEX, w, USD, START - 2 * WEEK + i * 2),
+        ...payers(s7, [w], 8, () => 10_000),
+        transfer(s7, w, 16_000, END - HOUR + i),
+      ]),
+      ...tinyCharges(u7, agents7, 844),
+    ],
+  );
+
+  // A merchant that sells a cheap ping to buyers of its own beside its $0.01 line.
+  const pinged = addr("escape-pinged");
+  const pingers = wallets("escape-pinger", 6);
+  add(
+    "a cheap ping's buyers",
+    {
+      wallets: pingers,
+      merchant: pinged,
+      note: "6 buyers polling a $0.0003 line 20 times each beside $0.01 buyers",
+    },
+    [
+      listing(pinged, "item", 0.01),
+      listing(pinged, "ping", 0.0003),
+      ...pingers.map((w, i) => transfer(addr(`escape-pinger-source-${i}`), w, USD, START - WEEK + i)),
+      ...exact(payers(pinged, pingers, 20, () => 300)),
+      ...exact(genuine(pinged, [10_000], 20, 845).records),
+    ],
+  );
+
+  // A small exchange fed by 60 depositors of $10 to $5,000: its customers, withdrawn on days of their own, pay a
+  // merchant's metered charges in one low band; another merchant deposits $50 there and 30 of its customers
+  // withdraw right after.
+  const small = addr("escape-small-exchange");
+  records.push(
+    ...wallets("escape-small-depositor", 60).flatMap((w, i) => [
+      transfer(
+        addr(`escape-small-depositor-source-${i}`),
+        w,
+        (10 + next(4_991)) * USD,
+        START - 12 * WEEK + i,
+      ),
+      transfer(w, small, (10 + ((i * 83) % 4_991)) * USD, START - 11 * WEEK + i),
+    ]),
+  );
+  const u9 = addr("escape-small-exchange-metered");
+  const smallCustomers = wallets("escape-small-customer", 20);
+  add(
+    "a small exchange's customers",
+    {
+      wallets: smallCustomers,
+      merchant: u9,
+      note: "20 withdrawn from an unlisted exchange of 60 depositors, 5 days apart, metered $0.0003-0.0023",
+    },
+    [
+      ...genuine(u9, [10_000, 20_000, 50_000], 30, 846).records,
+      ...smallCustomers.map((w, i) => transfer(small, w, USD, START - 100 * DAY + i * 5 * DAY)),
+      ...payers(u9, smallCustomers, 60, () => 300 + next(2_000)),
+    ],
+  );
+  const m6 = addr("escape-small-exchange-depositor-merchant");
+  const m6Customers = wallets("escape-small-m6-customer", 30);
+  add(
+    "customers of a small exchange the merchant deposits at",
+    {
+      wallets: m6Customers,
+      merchant: m6,
+      note: "the merchant deposits $50 at the small exchange; 30 customers withdraw $1 each right after",
+    },
+    [
+      listing(m6, "item", 0.05),
+      transfer(m6, small, 50 * USD, START - 2 * WEEK),
+      ...m6Customers.map((w, i) => transfer(small, w, USD, START - 2 * WEEK + 10 + i)),
+      ...exact(payers(m6, m6Customers, 20, () => 50_000)),
+    ],
+  );
+
+  // Channel buyers: withdrawn from the exchange on days of their own, each opening a channel to a merchant.
+  const channelBuyers = wallets("escape-channel-buyer", 10);
+  add(
+    "channel buyers",
+    {
+      wallets: channelBuyers,
+      merchant: MC,
+      note: "10 buyers each depositing $1 into a channel, claimed daily",
+    },
+    [
+      listing(MC, "call", 0.01),
+      ...channelBuyers.flatMap((w, i) => [
+        transfer(CEX, w, 2 * USD, START - 60 * DAY + i * 5 * DAY),
+        ...channel(
+          `escape-channel-buyer-${i}`,
+          w,
+          MC,
+          USD,
+          START - WEEK + i,
+          [100_000, 120_000, 90_000, 110_000],
+        ),
+      ]),
+    ],
+  );
+  return { records, lookAlikes };
+}
+
+/** The distinct payers of some payments. */
+export const payersOf = (rs: readonly object[]) => [
+  ...new Set(rs.map((r) => (r as { payer: string }).payer)),
+];
