@@ -16,6 +16,8 @@ import {
   RECORD_TYPES,
   type RecordType,
   reasonExpression,
+  sqlDiffer,
+  sqlDifferences,
   sqlIsAddress,
   sqlTime as time,
 } from "./import-rules.ts";
@@ -46,15 +48,16 @@ export type ImportCounts = Record<RecordType, { read: number; added: number }>;
  *
  * DuckDB parses the file (in parallel, far faster than JSON.parse); the rules in `import-rules.ts` are
  * checked in SQL; only a file with no bad line is kept, in one transaction. Payments and transfers are
- * keyed by (chain, tx_hash, log_index): a row already in the analytics database is kept as it is, so importing the
- * same file twice adds nothing. Block times must follow Base's clock (`BlockClock`, as the indexer's) among
+ * keyed by (chain, tx_hash, log_index): a line that repeats a row of the analytics database adds nothing, so
+ * importing the same file twice adds nothing, and one that contradicts it is a bad line (`storedContradiction`). Block times must follow Base's clock (`BlockClock`, as the indexer's) among
  * the file's blocks and the blocks already stored: one time per block, 2 s more per block, and since Denim
  * a second more every five blocks.
  *
  * Two ways, one result. The bulk way, for the common case of new blocks, stages only the records that
  * are not payments and inserts the payments straight from the file, checked by the same rules as they
  * go (a staged copy of ten million payments costs more than everything else). When it meets anything
- * else (a bad line, a key seen twice, blocks the analytics database already holds), it rolls back and the exact way
+ * else (a bad line, a key seen twice, blocks the analytics database already holds, a key it holds in other blocks,
+ * a staged record it holds otherwise, a channel problem), it rolls back and the exact way
  * runs: every record staged with its ordinal, so errors name their line and repeats are merged. The
  * ordinal is `row_number() OVER ()` over the file, the one order DuckDB guarantees for a parallel read:
  * the rowid of a table filled from it is not (on a 400,000-line file it named a line up to 180,000 away,
@@ -174,8 +177,6 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
       );
       if (staged?.bad !== 0n || staged.n !== staged.k || staged.bn !== staged.bk)
         throw new NeedsExactImport();
-      await stageChannels(analytics);
-      if (await channelProblem(analytics)) throw new NeedsExactImport();
       // Blocks the analytics database already holds (of any chain) take the exact way, which leaves their
       // payments as they are. The new rows are then the file's blocks; in an empty analytics database, the whole
       // table.
@@ -215,7 +216,17 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
            SELECT hash(tx_hash, log_index) AS h FROM payments ${fresh})) WHERE h = previous LIMIT 1`,
         range,
       );
-      if (badAddress || repeated) throw new NeedsExactImport();
+      // A key the analytics database holds in another block: the exact way says what differs. New blocks
+      // cannot hold a stored row (the overlap above), so only a row outside them can share a new row's key.
+      const restated =
+        fresh &&
+        (await analytics.one(
+          `SELECT 1 FROM payments s SEMI JOIN (SELECT chain, tx_hash, log_index FROM payments ${fresh}) n
+             USING (chain, tx_hash, log_index)
+           WHERE s.block_number NOT BETWEEN $lo AND $hi LIMIT 1`,
+          range,
+        ));
+      if (badAddress || repeated || restated) throw new NeedsExactImport();
       // One chain a file (import-chain.ts): any other, and the exact way names the line.
       const slugs = await analytics.all<{ chain: string }>(
         `SELECT DISTINCT chain FROM (SELECT chain FROM payments ${fresh}
@@ -224,6 +235,10 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
       );
       if (slugs.length > 1) throw new NeedsExactImport();
       const chain = chainRecord(slugs[0]?.chain);
+      // The staged records against the store and each other: any problem, and the exact way names the line.
+      if (await storedContradiction(analytics, chain)) throw new NeedsExactImport();
+      await stageChannels(analytics);
+      if (await channelProblem(analytics, chain)) throw new NeedsExactImport();
       const stored = anchors.get(chain.slug);
       if (chain.clock.kind === "stamped") {
         const breach = await analytics.one(
@@ -474,8 +489,9 @@ async function check(
     duplicated.add(table);
     const conflict = await conflictingDuplicate(analytics, table);
     if (conflict) {
+      const earlier = await lineOfRecord(input.path, Number(conflict.earlier));
       throw await refuse(
-        `${label} ${conflict.tx_hash} log ${conflict.log_index} appears earlier in the file with different fields`,
+        `${label} ${conflict.tx_hash} log ${conflict.log_index} appears earlier in the file (line ${earlier}) with different fields: ${conflict.differs.join("; ")}`,
         conflict.record,
       );
     }
@@ -490,28 +506,105 @@ async function check(
       balance.record,
     );
   }
+  const contradiction = await storedContradiction(analytics, chain);
+  if (contradiction) throw await refuse(contradiction.reason, contradiction.record);
   await stageChannels(analytics);
-  const channel = await channelProblem(analytics);
+  const channel = await channelProblem(analytics, chain);
   if (channel) throw await refuse(channel.reason, channel.record);
   return { duplicated, chain };
 }
 
+/** The fields of a payment or transfer besides its key (chain, tx_hash, log_index): a repeat must agree on all. */
+const FIELDS: Record<OnChain, readonly string[]> = {
+  payments: [
+    "block_number",
+    "block_time",
+    "facilitator",
+    "payer",
+    "pay_to",
+    "amount",
+    "asset",
+    "scheme",
+    "transfer_method",
+    "channel",
+    "builder_app",
+    "builder_wallet",
+    "builder_services",
+  ],
+  transfers: ["block_number", "block_time", "from_address", "to_address", "amount"],
+};
+
 /**
  * The same (tx_hash, log_index) twice in one file is fine when the lines agree (they are one row) and
- * an error when they differ. Counting distinct key hashes first is cheap; this exact search runs only
- * when that count shows repeats (or a hash collision).
+ * an error when they differ: the first line that differs from its key's first, and what differs. Counting
+ * distinct key hashes first is cheap; this exact search runs only when that count shows repeats (or a hash
+ * collision), and compares only the keys that repeat.
  */
 async function conflictingDuplicate(
   analytics: Analytics,
   table: OnChain,
-): Promise<{ record: bigint; tx_hash: string; log_index: number } | undefined> {
-  const fields =
-    table === "payments"
-      ? "block_number, block_time, facilitator, payer, pay_to, amount, asset, scheme, transfer_method, builder_app, builder_wallet, builder_services"
-      : "block_number, block_time, from_address, to_address, amount";
+): Promise<
+  { record: bigint; earlier: bigint; tx_hash: string; log_index: number; differs: string[] } | undefined
+> {
   return analytics.one(`
-    SELECT list(record ORDER BY record)[2] AS record, tx_hash, log_index FROM (${typed(table)})
-    GROUP BY tx_hash, log_index HAVING count(DISTINCT (${fields})) > 1 ORDER BY record LIMIT 1`);
+    WITH t AS (${typed(table)}),
+      repeated AS (SELECT tx_hash, log_index FROM t GROUP BY tx_hash, log_index HAVING count(*) > 1),
+      r AS (SELECT t.*, row_number() OVER (PARTITION BY tx_hash, log_index ORDER BY record) AS k
+        FROM t SEMI JOIN repeated USING (tx_hash, log_index))
+    SELECT here.record, there.record AS earlier, here.tx_hash, here.log_index,
+      ${sqlDifferences(FIELDS[table], "there", "here")} AS differs
+    FROM r here JOIN r there ON there.tx_hash = here.tx_hash AND there.log_index = here.log_index AND there.k = 1
+    WHERE here.k > 1 AND (${sqlDiffer(FIELDS[table], "there", "here")})
+    ORDER BY here.record LIMIT 1`);
+}
+
+/**
+ * The first line that says otherwise than the analytics database about a record of the chain: a payment or
+ * transfer whose key (chain, tx_hash, log_index) is stored, in any block, with other fields, or a balance of
+ * a wallet and block stored with another amount. A chain's record does not change, so one of the two is wrong,
+ * and keeping the stored one without a word (as a repeat that agrees is kept) would hide it; undefined when
+ * there is none. The stored rows are read whole by key: a contradiction need not lie in the file's blocks.
+ */
+async function storedContradiction(
+  analytics: Analytics,
+  chain: ChainRecord,
+): Promise<{ record: bigint; reason: string } | undefined> {
+  const staged = await analytics.one<{ payments: bigint; transfers: bigint; balances: bigint }>(
+    `SELECT count(*) FILTER (type = 'payment') AS payments, count(*) FILTER (type = 'transfer') AS transfers,
+       count(*) FILTER (type = 'balance') AS balances FROM import_raw`,
+  );
+  const found: { record: bigint; reason: string }[] = [];
+  for (const [table, label] of [
+    ["payments", "payment"],
+    ["transfers", "transfer"],
+  ] as const) {
+    if (!staged?.[table]) continue;
+    // The stored rows of the lines' keys first, the lines the build side (a semi join reads only the stored
+    // keys): an inner join may build on the stored table, all of its columns.
+    const row = await analytics.one<{ record: bigint; reason: string }>(`
+      WITH here AS MATERIALIZED (${typed(table)}),
+        there AS (SELECT t.* FROM ${table} t SEMI JOIN here ON t.tx_hash = here.tx_hash AND t.log_index = here.log_index
+          WHERE t.chain = '${chain.slug}')
+      SELECT here.record, '${label} ' || here.tx_hash || ' log ' || here.log_index ||
+        ' is in the analytics database with different fields: ' ||
+        array_to_string(${sqlDifferences(FIELDS[table], "there", "here")}, '; ') AS reason
+      FROM here JOIN there ON there.tx_hash = here.tx_hash AND there.log_index = here.log_index
+      WHERE ${sqlDiffer(FIELDS[table], "there", "here")}
+      ORDER BY here.record LIMIT 1`);
+    if (row) found.push(row);
+  }
+  if (staged?.balances) {
+    const row = await analytics.one<{ record: bigint; reason: string }>(`
+      SELECT here.record, 'balance of ' || there.wallet || ' at block ' || there.block_number ||
+        ' is in the analytics database with another amount: ' || there.amount || ' there, ' ||
+        here.amount::HUGEINT || ' here' AS reason
+      FROM import_raw here JOIN balances there ON there.chain = '${chain.slug}' AND there.wallet = lower(here.wallet)
+        AND there.block_number = here.block_number::BIGINT
+      WHERE here.type = 'balance' AND there.amount <> here.amount::HUGEINT
+      ORDER BY here.record LIMIT 1`);
+    if (row) found.push(row);
+  }
+  return found.sort((x, y) => (x.record < y.record ? -1 : 1))[0];
 }
 
 async function merge(
