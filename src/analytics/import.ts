@@ -138,10 +138,21 @@ async function readable(analytics: Analytics, file: string): Promise<Input> {
   return { file, path: copy, remove };
 }
 
+/** The longest line a record may be, in bytes: DuckDB's default `maximum_object_size`, said here to name it. */
+const MAX_LINE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The path DuckDB is given for the file: absolute, so that no leading `~` or `s3://` reads as anything but a
+ * local path, and with glob characters escaped (`[*]`), since DuckDB reads a path as a glob: `week*.ndjson`
+ * would read `week2.ndjson` beside it too, and `[a]b.ndjson` would read `ab.ndjson` instead.
+ */
+const literalPath = (file: string) => path.resolve(file).replace(/[*?[]/g, (c) => `[${c}]`);
+
 /** The file as DuckDB reads it: every field as VARCHAR, so that DuckDB never guesses a type. */
 function source(input: Input): string {
   const columns = RAW_FIELDS.map((f) => `'${f}': 'VARCHAR'`).join(", ");
-  return `read_json('${input.path.replaceAll("'", "''")}', format = 'newline_delimited', columns = {${columns}})`;
+  return `read_json('${literalPath(input.path).replaceAll("'", "''")}', format = 'newline_delimited',
+    maximum_object_size = ${MAX_LINE_BYTES}, columns = {${columns}})`;
 }
 
 /** Every record of the file, numbered: `record` is k for the k-th line that holds more than white space. */
@@ -350,7 +361,9 @@ async function stage(analytics: Analytics, input: Input): Promise<void> {
     const bad = await firstUnparsableLine(input.path);
     if (bad) throw new ImportError(bad.reason, input.file, bad.line);
     // What JSON.parse takes and DuckDB does not (a key twice in one object): DuckDB's line is the record's.
-    const first = ((error as Error).message.split("\n")[0] ?? "").replaceAll(input.path, input.file);
+    const first = ((error as Error).message.split("\n")[0] ?? "")
+      .replaceAll(literalPath(input.path), input.file)
+      .replaceAll(input.path, input.file);
     const located = /^(.*?) in file ".*", in line (\d+): (.*)$/.exec(first);
     if (located) {
       const line = await lineOfRecord(input.path, Number(located[2]));
@@ -738,8 +751,15 @@ async function lineOfRecord(file: string, record: number): Promise<number | unde
 
 async function firstUnparsableLine(file: string): Promise<{ line: number; reason: string } | undefined> {
   let line = 0;
-  for await (const bytes of rawLines(file)) {
+  for await (const bytes of rawLines(file, MAX_LINE_BYTES)) {
     line++;
+    if (typeof bytes === "number") {
+      const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
+      return {
+        line,
+        reason: `the line is ${mib(bytes)}, more than a record may be (${mib(MAX_LINE_BYTES)})`,
+      };
+    }
     // Read as UTF-8, a Latin-1 byte becomes U+FFFD and still parses; DuckDB refuses it with a count of its own.
     if (!isUtf8(bytes)) return { line, reason: "not UTF-8 text (save the file as UTF-8)" };
     const text = bytes.toString("utf8");
@@ -757,18 +777,27 @@ async function firstUnparsableLine(file: string): Promise<{ line: number; reason
   return undefined;
 }
 
-/** The file's lines as bytes, without their line ends (\n or \r\n). */
-async function* rawLines(file: string): AsyncIterable<Buffer> {
-  let rest = Buffer.alloc(0);
+/**
+ * The file's lines as bytes, without their line ends (\n or \r\n); a line longer than `max` bytes as its
+ * length alone, never held whole (a file of one huge line is read in linear time and constant memory).
+ */
+async function* rawLines(file: string, max: number): AsyncIterable<Buffer | number> {
+  let parts: Buffer[] = [];
+  let size = 0;
   for await (const chunk of fs.createReadStream(file)) {
-    let buffer = Buffer.concat([rest, chunk as Buffer]);
+    let buffer = chunk as Buffer;
     for (let end = buffer.indexOf(0x0a); end !== -1; end = buffer.indexOf(0x0a)) {
-      yield trimCarriageReturn(buffer.subarray(0, end));
+      size += end;
+      yield size > max ? size : trimCarriageReturn(Buffer.concat([...parts, buffer.subarray(0, end)]));
+      parts = [];
+      size = 0;
       buffer = buffer.subarray(end + 1);
     }
-    rest = buffer;
+    size += buffer.length;
+    if (size > max) parts = [];
+    else parts.push(buffer);
   }
-  if (rest.length > 0) yield trimCarriageReturn(rest);
+  if (size > 0) yield size > max ? size : trimCarriageReturn(Buffer.concat(parts));
 }
 
 const trimCarriageReturn = (line: Buffer) => (line.at(-1) === 0x0d ? line.subarray(0, -1) : line);

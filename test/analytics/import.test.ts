@@ -335,6 +335,31 @@ describe("a record the analytics database holds otherwise", () => {
 });
 
 describe("import errors keep nothing", () => {
+  it("names a line longer than a record may be", async () => {
+    const huge = `{"type":"listing","description":"${"x".repeat(40 * 1024 * 1024)}"}`;
+    expect((await importError([good(), huge])).message).toBe(
+      "line 2: the line is 40.0 MiB, more than a record may be (16.0 MiB)",
+    );
+  });
+
+  it("reads the file it is given, whatever glob characters its path holds", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-glob-"));
+    const files = {
+      "a*.ndjson": "star",
+      "ab.ndjson": "plain",
+      "[a]b.ndjson": "brackets",
+      "a?.ndjson": "question",
+    };
+    for (const [name, payer] of Object.entries(files))
+      fs.writeFileSync(path.join(dir, name), `${JSON.stringify({ ...good(), payer: addr(payer) })}\n`);
+    for (const [name, payer] of Object.entries(files)) {
+      analytics = await tempAnalytics();
+      await importNdjson(analytics, path.join(dir, name));
+      expect(await analytics.all("SELECT payer FROM payments"), name).toEqual([{ payer: addr(payer) }]);
+      analytics.close();
+    }
+  });
+
   it("names the line of malformed JSON, counting blank lines", async () => {
     const error = await importError([good(), "", '{"type": "payment", oops}']);
     expect(error.message).toMatch(/^line 3: not valid JSON/);
