@@ -88,7 +88,7 @@ export const COMMANDS: readonly Command[] = [
     notes:
       "Merchants, listings, hub labels, channels, payments, transfers, channel events, balances and checkpoints (docs/import.md): imported into a fresh store, the same reports. The file appears only once whole. One JSON line of counts when done. A serve or demo holds the store: stop it first.",
     flags: {
-      replace: "write over FILE if it exists",
+      replace: "write over FILE if it exists (a regular file, never the store's own)",
       wait: WAIT,
       data: DATA,
     },
