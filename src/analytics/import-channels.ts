@@ -105,6 +105,8 @@ export async function channelProblem(
         ON s.chain = '${slug}' AND s.tx_hash = e.tx_hash AND s.log_index = e.log_index) here
     WHERE ${sqlDiffer(EVENT_FIELDS, "there", "here")}
     UNION ALL
+    ${oneRecordALog(slug)}
+    UNION ALL
     SELECT record, 'channel ' || channel_id || ' has no "channel" record, in the file or the analytics database'
     FROM import_channel_events e
     WHERE channel_id <> '' AND channel_id NOT IN (SELECT channel_id FROM ${CONFIGS})
@@ -118,6 +120,38 @@ export async function channelProblem(
     WHERE c.block_number >= 0 AND e.block_number < c.block_number
     ORDER BY record LIMIT 1`);
   return found ?? (await overdrawn(analytics, slug, CONFIGS));
+}
+
+/**
+ * SQL: the records that break "one log, one record": a payment or transfer line of the same log (tx_hash,
+ * log_index) as a channel event, of the file or the store, or an event new to the store of the log of a payment
+ * or transfer it holds. A claim's payment and a deposit's, refund's or withdrawal's transfer are made of the event
+ * (`mergeChannels`), so the line would take the place of that row, or an event would make none.
+ */
+function oneRecordALog(slug: string): string {
+  const reason = (what: string) =>
+    `' ${what}: one log is one record (a channel''s claims and moves are made of its events)'`;
+  // Stored payments and transfers read by the events' keys alone (the events are the build side).
+  const stored = (
+    table: string,
+  ) => `SELECT '${table === "payments" ? "payment" : "transfer"}' AS kind, t.tx_hash,
+    t.log_index FROM ${table} t SEMI JOIN import_channel_events e ON t.tx_hash = e.tx_hash AND t.log_index = e.log_index
+    WHERE t.chain = '${slug}'`;
+  return `SELECT greatest(r.record, e.record), r.type || ' ' || e.tx_hash || ' log ' || e.log_index ||
+      ${reason("is a channel_event of the file too")}
+    FROM import_raw r JOIN import_channel_events e ON e.tx_hash = lower(r.tx_hash) AND e.log_index = r.log_index::INTEGER
+    WHERE r.type IN ('payment', 'transfer')
+    UNION ALL
+    SELECT r.record, r.type || ' ' || s.tx_hash || ' log ' || s.log_index || ${reason("is a channel_event in the analytics database")}
+    FROM import_raw r JOIN channel_events s
+      ON s.chain = '${slug}' AND s.tx_hash = lower(r.tx_hash) AND s.log_index = r.log_index::INTEGER
+    WHERE r.type IN ('payment', 'transfer')
+    UNION ALL
+    SELECT e.record, 'channel_event ' || e.tx_hash || ' log ' || e.log_index || ' is a ' || h.kind ||
+      ${reason("in the analytics database")}
+    FROM import_channel_events e JOIN (${stored("payments")} UNION ALL ${stored("transfers")}) h USING (tx_hash, log_index)
+    WHERE NOT EXISTS (SELECT 1 FROM channel_events s
+      WHERE s.chain = '${slug}' AND s.tx_hash = e.tx_hash AND s.log_index = e.log_index)`;
 }
 
 /** 2^64: the escrow's amounts (uint128) are summed in two halves, so that no sum of them overflows a HUGEINT. */

@@ -250,6 +250,14 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
       if (await storedContradiction(analytics, chain)) throw new NeedsExactImport();
       await stageChannels(analytics);
       if (await channelProblem(analytics, chain)) throw new NeedsExactImport();
+      // A payment line on a stored event's log (channelProblem sees the staged records, the file's payments
+      // are not among them): the events are the build side, few beside the payments.
+      const onEventLog = await analytics.one(
+        `SELECT 1 FROM (SELECT chain, tx_hash, log_index FROM payments ${fresh}) p
+         SEMI JOIN channel_events e ON e.chain = p.chain AND e.tx_hash = p.tx_hash AND e.log_index = p.log_index LIMIT 1`,
+        range,
+      );
+      if (onEventLog) throw new NeedsExactImport();
       const stored = anchors.get(chain.slug);
       if (chain.clock.kind === "stamped") {
         const breach = await analytics.one(
@@ -519,11 +527,12 @@ async function check(
       balance.record,
     );
   }
-  const contradiction = await storedContradiction(analytics, chain);
-  if (contradiction) throw await refuse(contradiction.reason, contradiction.record);
   await stageChannels(analytics);
+  // First: a payment line on a claim's log says so, not only that its fields are not the claim's.
   const channel = await channelProblem(analytics, chain);
   if (channel) throw await refuse(channel.reason, channel.record);
+  const contradiction = await storedContradiction(analytics, chain);
+  if (contradiction) throw await refuse(contradiction.reason, contradiction.record);
   return { duplicated, chain };
 }
 

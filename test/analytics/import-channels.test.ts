@@ -366,3 +366,48 @@ describe("what a channel holds", () => {
     expect([again.channel.added, again.channel_event.added]).toEqual([0, 0]);
   });
 });
+
+describe("one log, one record", () => {
+  const deposit = event(END - 900, 1, "deposited", 1_000, { log_index: 4 });
+  const claim = event(END - 800, 2, "claimed", 600);
+  const open = [channel(), deposit, claim];
+  /** A payment line of a log an event has: it would stand where the claim's payment goes. */
+  const onLog = (e: { tx_hash: string; log_index: number; block_number: number }) => ({
+    ...payment({
+      payer: addr("other-payer"),
+      payTo: addr("other-merchant"),
+      amount: 5,
+      block: e.block_number,
+    }),
+    tx_hash: e.tx_hash,
+    log_index: e.log_index,
+  });
+  const says = (kind: string, e: { tx_hash: string; log_index: number }, where: string) =>
+    `${kind} ${e.tx_hash} log ${e.log_index} ${where}: one log is one record (a channel's claims and moves are made of its events)`;
+
+  it("refuses a payment or transfer line of an event's log, and an event of a stored payment's, keeping nothing", async () => {
+    expect(await refusedOver([], [...open, onLog(claim), checkpoint()])).toBe(
+      `line 4: ${says("payment", claim, "is a channel_event of the file too")}`,
+    );
+    analytics.close();
+    const moved = { ...transfer(addr("x"), addr("y"), 5, END - 900), tx_hash: deposit.tx_hash, log_index: 4 };
+    expect(await refusedOver([], [moved, ...open])).toBe(
+      `line 3: ${says("transfer", deposit, "is a channel_event of the file too")}`,
+    );
+    analytics.close();
+    expect(await refusedOver([onLog(claim), checkpoint()], open)).toBe(
+      `line 3: ${says("channel_event", claim, "is a payment in the analytics database")}`,
+    );
+    analytics.close();
+    expect(await refusedOver([...open, checkpoint()], [onLog(claim)])).toBe(
+      `line 1: ${says("payment", claim, "is a channel_event in the analytics database")}`,
+    );
+  });
+
+  it("holds for an event that makes no row (another token's channel), the bulk way too", async () => {
+    const other = [channel({ token: addr("other-token") }), deposit, claim, checkpoint()];
+    expect(await refusedOver(other, [onLog(claim)])).toBe(
+      `line 1: ${says("payment", claim, "is a channel_event in the analytics database")}`,
+    );
+  });
+});
