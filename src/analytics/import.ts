@@ -585,7 +585,11 @@ async function conflictingDuplicate(
  * transfer whose key (chain, tx_hash, log_index) is stored, in any block, with other fields, or a balance of
  * a wallet and block stored with another amount. A chain's record does not change, so one of the two is wrong,
  * and keeping the stored one without a word (as a repeat that agrees is kept) would hide it; undefined when
- * there is none. The stored rows are read whole by key: a contradiction need not lie in the file's blocks.
+ * there is none.
+ *
+ * A stored row of a line's key is compared whole in the lines' blocks, which the zone maps find; outside them
+ * (its block then differs from the line's) only the keys are read, as the whole table's rows would be, and a
+ * row found there is read whole for the message alone.
  */
 async function storedContradiction(
   analytics: Analytics,
@@ -601,19 +605,39 @@ async function storedContradiction(
     ["transfers", "transfer"],
   ] as const) {
     if (!staged?.[table]) continue;
-    // The stored rows of the lines' keys first, the lines the build side (a semi join reads only the stored
-    // keys): an inner join may build on the stored table, all of its columns.
-    const row = await analytics.one<{ record: bigint; reason: string }>(`
-      WITH here AS MATERIALIZED (${typed(table)}),
-        there AS (SELECT t.* FROM ${table} t SEMI JOIN here ON t.tx_hash = here.tx_hash AND t.log_index = here.log_index
-          WHERE t.chain = '${chain.slug}')
+    const compare = (there: string) => `
+      WITH here AS (${typed(table)})
       SELECT here.record, '${label} ' || here.tx_hash || ' log ' || here.log_index ||
         ' is in the analytics database with different fields: ' ||
         array_to_string(${sqlDifferences(FIELDS[table], "there", "here")}, '; ') AS reason
-      FROM here JOIN there ON there.tx_hash = here.tx_hash AND there.log_index = here.log_index
-      WHERE ${sqlDiffer(FIELDS[table], "there", "here")}
-      ORDER BY here.record LIMIT 1`);
-    if (row) found.push(row);
+      FROM here JOIN (${there}) there ON there.tx_hash = here.tx_hash AND there.log_index = here.log_index
+      WHERE there.chain = '${chain.slug}' AND (${sqlDiffer(FIELDS[table], "there", "here")})
+      ORDER BY here.record LIMIT 1`;
+    const span = await analytics.one<{ lo: bigint; hi: bigint }>(
+      `SELECT min(block_number::BIGINT) AS lo, max(block_number::BIGINT) AS hi FROM import_raw
+       WHERE type = '${label}'`,
+    );
+    const blocks = { lo: span?.lo ?? 0n, hi: span?.hi ?? -1n };
+    const inside = await analytics.one<{ record: bigint; reason: string }>(
+      compare(`SELECT * FROM ${table} WHERE block_number BETWEEN $lo AND $hi`),
+      blocks,
+    );
+    if (inside) found.push(inside);
+    // The stored keys outside the lines' blocks, the lines the build side of the semi join.
+    const outside = await analytics.one<{ tx_hash: string; log_index: number }>(
+      `SELECT s.tx_hash, s.log_index FROM ${table} s
+         SEMI JOIN (SELECT lower(tx_hash) AS tx_hash, log_index::INTEGER AS log_index FROM import_raw
+           WHERE type = '${label}') here ON s.tx_hash = here.tx_hash AND s.log_index = here.log_index
+       WHERE s.chain = '${chain.slug}' AND s.block_number NOT BETWEEN $lo AND $hi LIMIT 1`,
+      blocks,
+    );
+    if (outside) {
+      const row = await analytics.one<{ record: bigint; reason: string }>(
+        compare(`SELECT * FROM ${table} WHERE tx_hash = $tx AND log_index = $log`),
+        { tx: outside.tx_hash, log: outside.log_index },
+      );
+      if (row) found.push(row);
+    }
   }
   if (staged?.balances) {
     const row = await analytics.one<{ record: bigint; reason: string }>(`
