@@ -220,7 +220,12 @@ export async function exportNdjson(
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory())
     throw new ExportError(`its folder ${dir} does not exist`, file);
   if (fs.existsSync(file)) {
-    if (fs.statSync(file).isDirectory()) throw new ExportError("it is a folder", file);
+    const target = fs.statSync(file);
+    if (target.isDirectory()) throw new ExportError("it is a folder", file);
+    // The rename would put the lines in place of the store, its log, or a device such as /dev/null.
+    const store = [analytics.file, `${analytics.file}.wal`].find((f) => sameFile(f, target));
+    if (store) throw new ExportError(`it is the analytics database's own file (${store})`, file);
+    if (!target.isFile()) throw new ExportError("it is not a regular file", file);
     if (!options.replace) throw new ExportError("it exists: pass --replace to write over it", file);
   }
   const counts: ExportCounts = {};
@@ -262,6 +267,12 @@ export async function exportNdjson(
     fs.rmSync(temp, { recursive: true, force: true });
   }
   return counts;
+}
+
+/** Whether `file` exists and is `target` (by device and inode: through any link or spelling of the path). */
+function sameFile(file: string, target: fs.Stats): boolean {
+  const stat = fs.statSync(file, { throwIfNoEntry: false });
+  return stat !== undefined && stat.dev === target.dev && stat.ino === target.ino;
 }
 
 /** Writes the parts one after the other into `to`, a megabyte at a time, and to the disk before it returns. */

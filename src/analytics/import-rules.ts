@@ -340,6 +340,22 @@ export function reasonExpression(): string {
 export const sqlTime = (f: string) =>
   `CASE WHEN regexp_full_match("${f}", '\\d+') THEN to_timestamp("${f}"::BIGINT)::TIMESTAMP ELSE "${f}"::TIMESTAMPTZ::TIMESTAMP END`;
 
+/** SQL: whether rows `a` and `b` differ in any of `fields` (NULL differs from a value). */
+export const sqlDiffer = (fields: readonly string[], a: string, b: string) =>
+  fields.map((f) => `${a}.${f} IS DISTINCT FROM ${b}.${f}`).join(" OR ");
+
+/**
+ * SQL: what differs between row `there` (the earlier line's, or the stored one) and row `here` (the line refused),
+ * a list of texts such as `amount 1000 there, 5 here`, for the refusal to say.
+ */
+export const sqlDifferences = (fields: readonly string[], there: string, here: string) =>
+  `list_filter([${fields
+    .map(
+      (f) => `CASE WHEN ${there}.${f} IS DISTINCT FROM ${here}.${f} THEN '${f} ' ||
+        coalesce(${there}.${f}::VARCHAR, 'none') || ' there, ' || coalesce(${here}.${f}::VARCHAR, 'none') || ' here' END`,
+    )
+    .join(", ")}], d -> d IS NOT NULL)`;
+
 /** SQL: the expression is an address (as the rules accept it, in any case). */
 export function sqlIsAddress(expr: string): string {
   return `regexp_full_match(${expr}, '${ADDRESS}')`;

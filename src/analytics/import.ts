@@ -18,6 +18,8 @@ import {
   type RecordType,
   reasonExpression,
   SQL_ESCROW_WALLETS,
+  sqlDiffer,
+  sqlDifferences,
   sqlIsAddress,
   sqlTime as time,
 } from "./import-rules.ts";
@@ -48,15 +50,16 @@ export type ImportCounts = Record<RecordType, { read: number; added: number }>;
  *
  * DuckDB parses the file (in parallel, far faster than JSON.parse); the rules in `import-rules.ts` are
  * checked in SQL; only a file with no bad line is kept, in one transaction. Payments and transfers are
- * keyed by (chain, tx_hash, log_index): a row already in the analytics database is kept as it is, so importing the
- * same file twice adds nothing. Block times must follow Base's clock (`BlockClock`, as the indexer's) among
+ * keyed by (chain, tx_hash, log_index): a line that repeats a row of the analytics database adds nothing, so
+ * importing the same file twice adds nothing, and one that contradicts it is a bad line (`storedContradiction`). Block times must follow Base's clock (`BlockClock`, as the indexer's) among
  * the file's blocks and the blocks already stored: one time per block, 2 s more per block, and since Denim
  * a second more every five blocks.
  *
  * Two ways, one result. The bulk way, for the common case of new blocks, stages only the records that
  * are not payments and inserts the payments straight from the file, checked by the same rules as they
  * go (a staged copy of ten million payments costs more than everything else). When it meets anything
- * else (a bad line, a key seen twice, blocks the analytics database already holds), it rolls back and the exact way
+ * else (a bad line, a key seen twice, blocks the analytics database already holds, a key it holds in other blocks,
+ * a staged record it holds otherwise, a channel problem), it rolls back and the exact way
  * runs: every record staged with its ordinal, so errors name their line and repeats are merged. The
  * ordinal is `row_number() OVER ()` over the file, the one order DuckDB guarantees for a parallel read:
  * the rowid of a table filled from it is not (on a 400,000-line file it named a line up to 180,000 away,
@@ -137,10 +140,21 @@ async function readable(analytics: Analytics, file: string): Promise<Input> {
   return { file, path: copy, remove };
 }
 
+/** The longest line a record may be, in bytes: DuckDB's default `maximum_object_size`, said here to name it. */
+const MAX_LINE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The path DuckDB is given for the file: absolute, so that no leading `~` or `s3://` reads as anything but a
+ * local path, and with glob characters escaped (`[*]`), since DuckDB reads a path as a glob: `week*.ndjson`
+ * would read `week2.ndjson` beside it too, and `[a]b.ndjson` would read `ab.ndjson` instead.
+ */
+const literalPath = (file: string) => path.resolve(file).replace(/[*?[]/g, (c) => `[${c}]`);
+
 /** The file as DuckDB reads it: every field as VARCHAR, so that DuckDB never guesses a type. */
 function source(input: Input): string {
   const columns = RAW_FIELDS.map((f) => `'${f}': 'VARCHAR'`).join(", ");
-  return `read_json('${input.path.replaceAll("'", "''")}', format = 'newline_delimited', columns = {${columns}})`;
+  return `read_json('${literalPath(input.path).replaceAll("'", "''")}', format = 'newline_delimited',
+    maximum_object_size = ${MAX_LINE_BYTES}, columns = {${columns}})`;
 }
 
 /** Every record of the file, numbered: `record` is k for the k-th line that holds more than white space. */
@@ -176,8 +190,6 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
       );
       if (staged?.bad !== 0n || staged.n !== staged.k || staged.bn !== staged.bk)
         throw new NeedsExactImport();
-      await stageChannels(analytics);
-      if (await channelProblem(analytics)) throw new NeedsExactImport();
       // Blocks the analytics database already holds (of any chain) take the exact way, which leaves their
       // payments as they are. The new rows are then the file's blocks; in an empty analytics database, the whole
       // table.
@@ -219,7 +231,17 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
            SELECT hash(tx_hash, log_index) AS h FROM payments ${fresh})) WHERE h = previous LIMIT 1`,
         range,
       );
-      if (badAddress || repeated) throw new NeedsExactImport();
+      // A key the analytics database holds in another block: the exact way says what differs. New blocks
+      // cannot hold a stored row (the overlap above), so only a row outside them can share a new row's key.
+      const restated =
+        fresh &&
+        (await analytics.one(
+          `SELECT 1 FROM payments s SEMI JOIN (SELECT chain, tx_hash, log_index FROM payments ${fresh}) n
+             USING (chain, tx_hash, log_index)
+           WHERE s.block_number NOT BETWEEN $lo AND $hi LIMIT 1`,
+          range,
+        ));
+      if (badAddress || repeated || restated) throw new NeedsExactImport();
       // One chain a file (import-chain.ts): any other, and the exact way names the line.
       const slugs = await analytics.all<{ chain: string }>(
         `SELECT DISTINCT chain FROM (SELECT chain FROM payments ${fresh}
@@ -228,6 +250,18 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
       );
       if (slugs.length > 1) throw new NeedsExactImport();
       const chain = chainRecord(slugs[0]?.chain);
+      // The staged records against the store and each other: any problem, and the exact way names the line.
+      if (await storedContradiction(analytics, chain)) throw new NeedsExactImport();
+      await stageChannels(analytics);
+      if (await channelProblem(analytics, chain)) throw new NeedsExactImport();
+      // A payment line on a stored event's log (channelProblem sees the staged records, the file's payments
+      // are not among them): the events are the build side, few beside the payments.
+      const onEventLog = await analytics.one(
+        `SELECT 1 FROM (SELECT chain, tx_hash, log_index FROM payments ${fresh}) p
+         SEMI JOIN channel_events e ON e.chain = p.chain AND e.tx_hash = p.tx_hash AND e.log_index = p.log_index LIMIT 1`,
+        range,
+      );
+      if (onEventLog) throw new NeedsExactImport();
       const stored = anchors.get(chain.slug);
       if (chain.clock.kind === "stamped") {
         const breach = await analytics.one(
@@ -344,7 +378,9 @@ async function stage(analytics: Analytics, input: Input): Promise<void> {
     const bad = await firstUnparsableLine(input.path);
     if (bad) throw new ImportError(bad.reason, input.file, bad.line);
     // What JSON.parse takes and DuckDB does not (a key twice in one object): DuckDB's line is the record's.
-    const first = ((error as Error).message.split("\n")[0] ?? "").replaceAll(input.path, input.file);
+    const first = ((error as Error).message.split("\n")[0] ?? "")
+      .replaceAll(literalPath(input.path), input.file)
+      .replaceAll(input.path, input.file);
     const located = /^(.*?) in file ".*", in line (\d+): (.*)$/.exec(first);
     if (located) {
       const line = await lineOfRecord(input.path, Number(located[2]));
@@ -483,8 +519,9 @@ async function check(
     duplicated.add(table);
     const conflict = await conflictingDuplicate(analytics, table);
     if (conflict) {
+      const earlier = await lineOfRecord(input.path, Number(conflict.earlier));
       throw await refuse(
-        `${label} ${conflict.tx_hash} log ${conflict.log_index} appears earlier in the file with different fields`,
+        `${label} ${conflict.tx_hash} log ${conflict.log_index} appears earlier in the file (line ${earlier}) with different fields: ${conflict.differs.join("; ")}`,
         conflict.record,
       );
     }
@@ -500,27 +537,137 @@ async function check(
     );
   }
   await stageChannels(analytics);
-  const channel = await channelProblem(analytics);
+  // First: a payment line on a claim's log says so, not only that its fields are not the claim's.
+  const channel = await channelProblem(analytics, chain);
   if (channel) throw await refuse(channel.reason, channel.record);
+  const contradiction = await storedContradiction(analytics, chain);
+  if (contradiction) throw await refuse(contradiction.reason, contradiction.record);
   return { duplicated, chain };
 }
 
 /**
+ * The fields of a payment or transfer besides its key (chain, tx_hash, log_index): a repeat must agree on all. Not
+ * a payment's `channel`, which no line carries: the store derives it from the channel's events (import-escrow.ts).
+ */
+const FIELDS: Record<OnChain, readonly string[]> = {
+  payments: [
+    "block_number",
+    "block_time",
+    "facilitator",
+    "payer",
+    "pay_to",
+    "amount",
+    "asset",
+    "scheme",
+    "transfer_method",
+    "builder_app",
+    "builder_wallet",
+    "builder_services",
+  ],
+  transfers: ["block_number", "block_time", "from_address", "to_address", "amount"],
+};
+
+/**
  * The same (tx_hash, log_index) twice in one file is fine when the lines agree (they are one row) and
- * an error when they differ. Counting distinct key hashes first is cheap; this exact search runs only
- * when that count shows repeats (or a hash collision).
+ * an error when they differ: the first line that differs from its key's first, and what differs. Counting
+ * distinct key hashes first is cheap; this exact search runs only when that count shows repeats (or a hash
+ * collision), and compares only the keys that repeat.
  */
 async function conflictingDuplicate(
   analytics: Analytics,
   table: OnChain,
-): Promise<{ record: bigint; tx_hash: string; log_index: number } | undefined> {
-  const fields =
-    table === "payments"
-      ? "block_number, block_time, facilitator, payer, pay_to, amount, asset, scheme, transfer_method, builder_app, builder_wallet, builder_services"
-      : "block_number, block_time, from_address, to_address, amount";
+): Promise<
+  { record: bigint; earlier: bigint; tx_hash: string; log_index: number; differs: string[] } | undefined
+> {
   return analytics.one(`
-    SELECT list(record ORDER BY record)[2] AS record, tx_hash, log_index FROM (${typed(table)})
-    GROUP BY tx_hash, log_index HAVING count(DISTINCT (${fields})) > 1 ORDER BY record LIMIT 1`);
+    WITH t AS (${typed(table)}),
+      repeated AS (SELECT tx_hash, log_index FROM t GROUP BY tx_hash, log_index HAVING count(*) > 1),
+      r AS (SELECT t.*, row_number() OVER (PARTITION BY tx_hash, log_index ORDER BY record) AS k
+        FROM t SEMI JOIN repeated USING (tx_hash, log_index))
+    SELECT here.record, there.record AS earlier, here.tx_hash, here.log_index,
+      ${sqlDifferences(FIELDS[table], "there", "here")} AS differs
+    FROM r here JOIN r there ON there.tx_hash = here.tx_hash AND there.log_index = here.log_index AND there.k = 1
+    WHERE here.k > 1 AND (${sqlDiffer(FIELDS[table], "there", "here")})
+    ORDER BY here.record LIMIT 1`);
+}
+
+/**
+ * The first line that says otherwise than the analytics database about a record of the chain: a payment or
+ * transfer whose key (chain, tx_hash, log_index) is stored, in any block, with other fields, or a balance of
+ * a wallet and block stored with another amount. A chain's record does not change, so one of the two is wrong,
+ * and keeping the stored one without a word (as a repeat that agrees is kept) would hide it; undefined when
+ * there is none.
+ *
+ * A stored row of a line's key is compared whole in the lines' blocks, which the zone maps find; outside them
+ * (its block then differs from the line's) only the keys are read, as the whole table's rows would be, and a
+ * row found there is read whole for the message alone.
+ */
+async function storedContradiction(
+  analytics: Analytics,
+  chain: ChainRecord,
+): Promise<{ record: bigint; reason: string } | undefined> {
+  const staged = await analytics.one<{ payments: bigint; transfers: bigint; balances: bigint }>(
+    `SELECT count(*) FILTER (type = 'payment') AS payments, count(*) FILTER (type = 'transfer') AS transfers,
+       count(*) FILTER (type = 'balance') AS balances FROM import_raw`,
+  );
+  const found: { record: bigint; reason: string }[] = [];
+  for (const [table, label] of [
+    ["payments", "payment"],
+    ["transfers", "transfer"],
+  ] as const) {
+    if (!staged?.[table]) continue;
+    const compare = (there: string) => `
+      WITH here AS (${typed(table)})
+      SELECT here.record, '${label} ' || here.tx_hash || ' log ' || here.log_index ||
+        ' is in the analytics database with different fields: ' ||
+        array_to_string(${sqlDifferences(FIELDS[table], "there", "here")}, '; ') AS reason
+      FROM here JOIN (${there}) there ON there.tx_hash = here.tx_hash AND there.log_index = here.log_index
+      WHERE there.chain = '${chain.slug}' AND (${sqlDiffer(FIELDS[table], "there", "here")})${
+        // The escrow's and its collectors' transfers are stored as the channels' moves they are
+        // (import-escrow.ts): dropped, or named by the payer's channels, so the line is not the row to compare.
+        table === "transfers"
+          ? ` AND NOT (here.from_address IN ${SQL_ESCROW_WALLETS} OR here.to_address IN ${SQL_ESCROW_WALLETS})`
+          : ""
+      }
+      ORDER BY here.record LIMIT 1`;
+    const span = await analytics.one<{ lo: bigint; hi: bigint }>(
+      `SELECT min(block_number::BIGINT) AS lo, max(block_number::BIGINT) AS hi FROM import_raw
+       WHERE type = '${label}'`,
+    );
+    const blocks = { lo: span?.lo ?? 0n, hi: span?.hi ?? -1n };
+    const inside = await analytics.one<{ record: bigint; reason: string }>(
+      compare(`SELECT * FROM ${table} WHERE block_number BETWEEN $lo AND $hi`),
+      blocks,
+    );
+    if (inside) found.push(inside);
+    // The stored keys outside the lines' blocks, the lines the build side of the semi join.
+    const outside = await analytics.one<{ tx_hash: string; log_index: number }>(
+      `SELECT s.tx_hash, s.log_index FROM ${table} s
+         SEMI JOIN (SELECT lower(tx_hash) AS tx_hash, log_index::INTEGER AS log_index FROM import_raw
+           WHERE type = '${label}') here ON s.tx_hash = here.tx_hash AND s.log_index = here.log_index
+       WHERE s.chain = '${chain.slug}' AND s.block_number NOT BETWEEN $lo AND $hi LIMIT 1`,
+      blocks,
+    );
+    if (outside) {
+      const row = await analytics.one<{ record: bigint; reason: string }>(
+        compare(`SELECT * FROM ${table} WHERE tx_hash = $tx AND log_index = $log`),
+        { tx: outside.tx_hash, log: outside.log_index },
+      );
+      if (row) found.push(row);
+    }
+  }
+  if (staged?.balances) {
+    const row = await analytics.one<{ record: bigint; reason: string }>(`
+      SELECT here.record, 'balance of ' || there.wallet || ' at block ' || there.block_number ||
+        ' is in the analytics database with another amount: ' || there.amount || ' there, ' ||
+        here.amount::HUGEINT || ' here' AS reason
+      FROM import_raw here JOIN balances there ON there.chain = '${chain.slug}' AND there.wallet = lower(here.wallet)
+        AND there.block_number = here.block_number::BIGINT
+      WHERE here.type = 'balance' AND there.amount <> here.amount::HUGEINT
+      ORDER BY here.record LIMIT 1`);
+    if (row) found.push(row);
+  }
+  return found.sort((x, y) => (x.record < y.record ? -1 : 1))[0];
 }
 
 /** `written`: the blocks of the payments the bulk way inserted before (they are not staged). */
@@ -669,8 +816,15 @@ async function lineOfRecord(file: string, record: number): Promise<number | unde
 
 async function firstUnparsableLine(file: string): Promise<{ line: number; reason: string } | undefined> {
   let line = 0;
-  for await (const bytes of rawLines(file)) {
+  for await (const bytes of rawLines(file, MAX_LINE_BYTES)) {
     line++;
+    if (typeof bytes === "number") {
+      const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
+      return {
+        line,
+        reason: `the line is ${mib(bytes)}, more than a record may be (${mib(MAX_LINE_BYTES)})`,
+      };
+    }
     // Read as UTF-8, a Latin-1 byte becomes U+FFFD and still parses; DuckDB refuses it with a count of its own.
     if (!isUtf8(bytes)) return { line, reason: "not UTF-8 text (save the file as UTF-8)" };
     const text = bytes.toString("utf8");
@@ -688,18 +842,27 @@ async function firstUnparsableLine(file: string): Promise<{ line: number; reason
   return undefined;
 }
 
-/** The file's lines as bytes, without their line ends (\n or \r\n). */
-async function* rawLines(file: string): AsyncIterable<Buffer> {
-  let rest = Buffer.alloc(0);
+/**
+ * The file's lines as bytes, without their line ends (\n or \r\n); a line longer than `max` bytes as its
+ * length alone, never held whole (a file of one huge line is read in linear time and constant memory).
+ */
+async function* rawLines(file: string, max: number): AsyncIterable<Buffer | number> {
+  let parts: Buffer[] = [];
+  let size = 0;
   for await (const chunk of fs.createReadStream(file)) {
-    let buffer = Buffer.concat([rest, chunk as Buffer]);
+    let buffer = chunk as Buffer;
     for (let end = buffer.indexOf(0x0a); end !== -1; end = buffer.indexOf(0x0a)) {
-      yield trimCarriageReturn(buffer.subarray(0, end));
+      size += end;
+      yield size > max ? size : trimCarriageReturn(Buffer.concat([...parts, buffer.subarray(0, end)]));
+      parts = [];
+      size = 0;
       buffer = buffer.subarray(end + 1);
     }
-    rest = buffer;
+    size += buffer.length;
+    if (size > max) parts = [];
+    else parts.push(buffer);
   }
-  if (rest.length > 0) yield trimCarriageReturn(rest);
+  if (size > 0) yield size > max ? size : trimCarriageReturn(Buffer.concat(parts));
 }
 
 const trimCarriageReturn = (line: Buffer) => (line.at(-1) === 0x0d ? line.subarray(0, -1) : line);

@@ -105,6 +105,12 @@ function parseFor(command: Command, argv: string[]): { values: Flags; positional
     if (flag.type === "string" && (token.value === undefined || dashed)) {
       throw new UsageError(`${token.rawName} needs a value: ${form} ${helpHint}`);
     }
+    // Every string flag names something (a directory, a merchant, a URL, a number): an empty one (a shell
+    // variable that was not set) would otherwise read as the flag not given, `--merchant ""` as every
+    // merchant, `--data ""` as the working directory.
+    if (flag.type === "string" && token.value?.trim() === "") {
+      throw new UsageError(`${token.rawName} is empty: ${form} ${helpHint}`);
+    }
   }
   try {
     const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });

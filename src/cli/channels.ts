@@ -34,6 +34,9 @@ export async function runChannels(args: string[], flags: Flags): Promise<number>
       .map((n) => n.trim())
       .filter(Boolean),
   );
+  // `--merchant ,` names no merchant, which would read as every merchant (args.ts refuses `--merchant ""`).
+  if (flags.merchant !== undefined && merchants.length === 0)
+    throw new UsageError(`--merchant names no merchant: "${flags.merchant.join(",")}"`);
   const request: ChannelRequest = { ...(merchants.length > 0 && { merchants }) };
   if (action === "refund") {
     if (!flags.payer) throw new UsageError("channels refund needs the payer: --payer ADDR");

@@ -78,6 +78,8 @@ export const COMMANDS: readonly Command[] = [
     name: "import",
     args: "FILE.ndjson",
     summary: "an import NDJSON file into the analytics store: all or nothing, idempotent",
+    notes:
+      "A bad line stops it, and so does a line that says otherwise than the store or an earlier line (another amount for a payment already held, a channel's claims beyond its deposits): one line naming FILE:LINE and the reason, exit 1, nothing of the file kept (docs/import.md). A line repeating what is held adds nothing.",
     flags: { data: DATA },
     run: async (args, flags) => (await import("./import.ts")).runImport(args, flags),
   },
@@ -88,7 +90,7 @@ export const COMMANDS: readonly Command[] = [
     notes:
       "Merchants, listings, hub labels, channels, payments, transfers, channel events, balances and checkpoints (docs/import.md): imported into a fresh store, the same reports. The file appears only once whole. One JSON line of counts when done. A serve or demo holds the store: stop it first.",
     flags: {
-      replace: "write over FILE if it exists",
+      replace: "write over FILE if it exists (a regular file, never the store's own)",
       wait: WAIT,
       data: DATA,
     },

@@ -6,6 +6,7 @@
  * of an indexed devnet week, to the reports' bytes: test/cli/export.test.ts. A store of the escrow's transfers
  * without the channel records is written back as those transfers (the payer's channels as the escrow).
  */
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -259,5 +260,32 @@ describe("export", () => {
     );
     // Nothing beside the files written on purpose: no part of an export is left behind.
     expect(fs.readdirSync(dir).sort()).toEqual(["store.ndjson"]);
+  });
+
+  it("refuses to write over the analytics database's own file or a pipe or device, even told to replace it", async () => {
+    const source = await fresh();
+    await importNdjson(
+      source,
+      ndjsonFile([payment({ payer: addr("b"), payTo: M, amount: 1 }), checkpoint()]),
+    );
+    const refusal = (file: string) =>
+      exportNdjson(source, file, { replace: true }).then(
+        () => undefined,
+        (e: unknown) => (e as ExportError).message,
+      );
+    const before = fs.readFileSync(source.file);
+    expect(await refusal(source.file)).toBe(
+      `${source.file}: it is the analytics database's own file (${source.file})`,
+    );
+    // Through a link, as through its name.
+    const link = path.join(tempDir("x402m-export-"), "store.ndjson");
+    fs.symlinkSync(source.file, link);
+    expect(await refusal(link)).toBe(`${link}: it is the analytics database's own file (${source.file})`);
+    expect(fs.readFileSync(source.file).equals(before)).toBe(true);
+    expect(await source.one("SELECT count(*) AS n FROM payments")).toEqual({ n: 1n });
+    // A named pipe stands for /dev/null and the other devices (the test must not risk those on a regression).
+    const fifo = path.join(tempDir("x402m-export-"), "pipe");
+    execFileSync("mkfifo", [fifo]);
+    expect(await refusal(fifo)).toBe(`${fifo}: it is not a regular file`);
   });
 });

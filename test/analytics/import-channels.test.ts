@@ -415,11 +415,12 @@ describe("channels in an import", () => {
         channel(),
         channel({ channel: other, token: addr("other-token") }),
         event(END - 900, 1, "deposited", MAX_USDC_AMOUNT + 1n),
+        event(END - 850, 7, "deposited", 5, { channel: other }),
         event(END - 800, 2, "claimed", 5, { channel: other }),
         checkpoint(),
       ]),
     );
-    expect(await analytics.one("SELECT count(*) AS n FROM channel_events")).toEqual({ n: 2n });
+    expect(await analytics.one("SELECT count(*) AS n FROM channel_events")).toEqual({ n: 3n });
     expect(
       await analytics.one("SELECT (SELECT count(*) FROM payments) + (SELECT count(*) FROM transfers) AS n"),
     ).toEqual({
@@ -482,5 +483,185 @@ describe("channels in an import", () => {
     expect(why).toContain(reason);
     for (const table of ["channels", "channel_events", "payments", "transfers", "checkpoints"])
       expect(await analytics.one(`SELECT count(*) AS n FROM ${table}`), table).toEqual({ n: 0n });
+  });
+});
+
+/** Imports `stored`, then `records`, expecting a refusal that keeps nothing of the second file: "line N: reason". */
+async function refusedOver(stored: object[], records: object[]): Promise<string> {
+  analytics = await tempAnalytics();
+  if (stored.length > 0) await importNdjson(analytics, ndjsonFile(stored));
+  const tables = ["channels", "channel_events", "payments", "transfers", "checkpoints", "merchants"];
+  const dump = async () => Promise.all(tables.map((t) => analytics.all(`SELECT * FROM ${t} ORDER BY ALL`)));
+  const before = await dump();
+  const file = ndjsonFile(records);
+  const error = await importNdjson(analytics, file).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ImportError);
+  const { line, reason, message } = error as ImportError;
+  expect(message).toBe(`${file}:${line}: ${reason}`);
+  expect(await dump()).toEqual(before);
+  return `line ${line}: ${reason}`;
+}
+
+describe("what a channel holds", () => {
+  const overdrawn = (outs: bigint | number, ins: bigint | number, block: number) =>
+    `channel ${ID} holds less than this takes: by block ${block} its claims, refunds and withdrawals come to ` +
+    `${outs} atomic units, its deposits to ${ins} (the escrow never pays out more than was deposited)`;
+  const open = () => [
+    channel(),
+    event(END - 900, 1, "created", 0),
+    event(END - 900, 1, "deposited", 1_000, { log_index: 4 }),
+  ];
+
+  it("refuses a claim beyond the channel's deposits, naming its line, keeping nothing", async () => {
+    // 5,000 USDC claimed against a deposit of $0.001.
+    expect(
+      await refusedOver([], [...open(), event(END - 800, 2, "claimed", 5_000_000_000), checkpoint()]),
+    ).toBe(`line 4: ${overdrawn(5_000_000_000, 1_000, END - 800)}`);
+  });
+
+  it("counts claims, refunds and withdrawals together against every deposit, in chain order", async () => {
+    // The claims are cumulative: the second one is the one that goes beyond.
+    expect(
+      await refusedOver(
+        [],
+        [...open(), event(END - 800, 2, "claimed", 600), event(END - 700, 3, "claimed", 401), checkpoint()],
+      ),
+    ).toBe(`line 5: ${overdrawn(1_001, 1_000, END - 700)}`);
+    analytics.close();
+    expect(
+      await refusedOver(
+        [],
+        [...open(), event(END - 800, 2, "claimed", 600), event(END - 600, 4, "refunded", 500, { sender: M })],
+      ),
+    ).toBe(`line 5: ${overdrawn(1_100, 1_000, END - 600)}`);
+    analytics.close();
+    // Written out of chain order: the deposit comes first on the chain, so the claim is covered.
+    analytics = await tempAnalytics();
+    const counts = await importNdjson(
+      analytics,
+      ndjsonFile([
+        channel(),
+        event(END - 800, 2, "claimed", 1_500),
+        event(END - 850, 5, "deposited", 500),
+        ...open().slice(1),
+        event(END - 40, 6, "withdrawFinalized", 0, { sender: FARM }),
+        checkpoint(),
+      ]),
+    );
+    expect(counts.channel_event.added).toBe(5);
+  });
+
+  it("counts the analytics database's events of the channel with the file's", async () => {
+    const stored = [...open(), event(END - 800, 2, "claimed", 600), checkpoint()];
+    expect(await refusedOver(stored, [event(END - 700, 3, "claimed", 401)])).toBe(
+      `line 1: ${overdrawn(1_001, 1_000, END - 700)}`,
+    );
+    analytics.close();
+    // A claim in the file before a stored one, which it leaves uncovered: the file's claim is named.
+    expect(await refusedOver(stored, [event(END - 850, 7, "claimed", 500)])).toBe(
+      `line 1: ${overdrawn(1_100, 1_000, END - 800)}`,
+    );
+    analytics.close();
+    // A deposit in the file covers a claim that follows it, stored or not; a repeat of the stored events is one.
+    analytics = await tempAnalytics();
+    await importNdjson(analytics, ndjsonFile(stored));
+    const more = await importNdjson(
+      analytics,
+      ndjsonFile([...stored, event(END - 750, 8, "deposited", 300), event(END - 700, 3, "claimed", 700)]),
+    );
+    expect(more.channel_event).toEqual({ read: 5, added: 2 });
+  });
+
+  it("sums amounts near the escrow's uint128 exactly, without overflowing", async () => {
+    const half = 2n ** 127n - 1n;
+    const records = [
+      channel(),
+      event(END - 900, 1, "deposited", half),
+      event(END - 890, 2, "deposited", half),
+      event(END - 800, 3, "claimed", half),
+      event(END - 790, 4, "claimed", half),
+    ];
+    analytics = await tempAnalytics();
+    expect((await importNdjson(analytics, ndjsonFile([...records, checkpoint()]))).channel_event.added).toBe(
+      4,
+    );
+    analytics.close();
+    expect(await refusedOver([], [...records, event(END - 780, 5, "claimed", 1), checkpoint()])).toBe(
+      `line 6: ${overdrawn(2n * half + 1n, 2n * half, END - 780)}`,
+    );
+  });
+
+  it("refuses an event before its channel's creation", async () => {
+    expect(await refusedOver([], [channel(), event(END - 901, 1, "deposited", 5)])).toBe(
+      `line 2: channel ${ID} was created in block ${END - 900}, after this event`,
+    );
+  });
+
+  it("refuses a channel or an event the analytics database holds otherwise, and takes them again as they are", async () => {
+    const stored = [...open(), event(END - 800, 2, "claimed", 600), checkpoint()];
+    expect(await refusedOver(stored, [channel({ withdraw_delay: 60 })])).toBe(
+      `line 1: channel ${ID} is in the analytics database with another config: withdraw_delay 900 there, 60 here`,
+    );
+    analytics.close();
+    expect(await refusedOver(stored, [event(END - 800, 2, "claimed", 601)])).toBe(
+      `line 1: channel_event ${tx(2)} log 3 is in the analytics database with different fields: amount 600 there, 601 here`,
+    );
+    analytics.close();
+    analytics = await tempAnalytics();
+    await importNdjson(analytics, ndjsonFile(stored));
+    // Its creation left out (a channel created before the data, as another store knows it) is the same channel.
+    const again = await importNdjson(
+      analytics,
+      ndjsonFile([channel({ block_number: undefined, tx_hash: undefined }), ...stored.slice(1)]),
+    );
+    expect([again.channel.added, again.channel_event.added]).toEqual([0, 0]);
+  });
+});
+
+describe("one log, one record", () => {
+  const deposit = event(END - 900, 1, "deposited", 1_000, { log_index: 4 });
+  const claim = event(END - 800, 2, "claimed", 600);
+  const open = [channel(), deposit, claim];
+  /** A payment line of a log an event has: it would stand where the claim's payment goes. */
+  const onLog = (e: { tx_hash: string; log_index: number; block_number: number }) => ({
+    ...payment({
+      payer: addr("other-payer"),
+      payTo: addr("other-merchant"),
+      amount: 5,
+      block: e.block_number,
+    }),
+    tx_hash: e.tx_hash,
+    log_index: e.log_index,
+  });
+  const says = (kind: string, e: { tx_hash: string; log_index: number }, where: string) =>
+    `${kind} ${e.tx_hash} log ${e.log_index} ${where}: one log is one record (a channel's claims and moves are made of its events)`;
+
+  it("refuses a payment or transfer line of an event's log, and an event of a stored payment's, keeping nothing", async () => {
+    expect(await refusedOver([], [...open, onLog(claim), checkpoint()])).toBe(
+      `line 4: ${says("payment", claim, "is a channel_event of the file too")}`,
+    );
+    analytics.close();
+    const moved = { ...transfer(addr("x"), addr("y"), 5, END - 900), tx_hash: deposit.tx_hash, log_index: 4 };
+    expect(await refusedOver([], [moved, ...open])).toBe(
+      `line 3: ${says("transfer", deposit, "is a channel_event of the file too")}`,
+    );
+    analytics.close();
+    expect(await refusedOver([onLog(claim), checkpoint()], open)).toBe(
+      `line 3: ${says("channel_event", claim, "is a payment in the analytics database")}`,
+    );
+    analytics.close();
+    expect(await refusedOver([...open, checkpoint()], [onLog(claim)])).toBe(
+      `line 1: ${says("payment", claim, "is a channel_event in the analytics database")}`,
+    );
+  });
+
+  it("holds for an event that makes no row (another token's channel), the bulk way too", async () => {
+    const other = [channel({ token: addr("other-token") }), deposit, claim, checkpoint()];
+    expect(await refusedOver(other, [onLog(claim)])).toBe(
+      `line 1: ${says("payment", claim, "is a channel_event in the analytics database")}`,
+    );
   });
 });

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Analytics } from "../../src/analytics/duckdb.ts";
 import { ImportError, importNdjson } from "../../src/analytics/import.ts";
-import { BASE_GENESIS_TIME, MAX_USDC_AMOUNT } from "../../src/chain/base.ts";
+import { BASE_GENESIS_TIME, BASE_USDC, MAX_USDC_AMOUNT } from "../../src/chain/base.ts";
 import { BASE_DENIM_BLOCK, BASE_MAINNET_CLOCK } from "../../src/chain/block-clock.ts";
 import {
   addr,
@@ -254,7 +254,112 @@ describe("balances", () => {
   });
 });
 
+/**
+ * Imports `stored` into a fresh analytics database, then `records`, expecting a refusal that keeps nothing of
+ * the second file. Returns "line LINE: reason".
+ */
+async function refusedOver(stored: object[], records: object[]): Promise<string> {
+  analytics = await tempAnalytics();
+  await importNdjson(analytics, ndjsonFile(stored));
+  const tables = ["payments", "transfers", "balances", "merchants", "checkpoints", "payment_days", "meta"];
+  const dump = async () => Promise.all(tables.map((t) => analytics.all(`SELECT * FROM ${t} ORDER BY ALL`)));
+  const before = await dump();
+  const file = ndjsonFile(records);
+  const error = await importNdjson(analytics, file).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ImportError);
+  const { line, reason, message } = error as ImportError;
+  expect(message).toBe(`${file}:${line}: ${reason}`);
+  expect(await dump()).toEqual(before);
+  return `line ${line}: ${reason}`;
+}
+
+describe("a record the analytics database holds otherwise", () => {
+  const p = good();
+  const stored = [p, transfer(addr("m"), addr("p"), 5, END - 3000), balance(addr("p"), END - 3000, 70)];
+  const [, t] = stored as [unknown, ReturnType<typeof transfer>];
+  const fresh = () => payment({ payer: addr("q"), payTo: addr("m2"), amount: 9, block: END - 500 });
+
+  it("is refused, naming the line and what differs, and nothing of the file is kept", async () => {
+    expect(await refusedOver(stored, [fresh(), { ...p, amount: "5" }])).toBe(
+      `line 2: payment ${p.tx_hash} log 0 is in the analytics database with different fields: amount 1000 there, 5 here`,
+    );
+    analytics.close();
+    expect(await refusedOver(stored, [fresh(), { ...p, pay_to: addr("m2"), asset: addr("token") }])).toBe(
+      `line 2: payment ${p.tx_hash} log 0 is in the analytics database with different fields: ` +
+        `pay_to ${addr("m")} there, ${addr("m2")} here; asset ${BASE_USDC} there, ${addr("token")} here`,
+    );
+    analytics.close();
+    expect(await refusedOver(stored, [{ ...t, to: addr("q") }])).toBe(
+      `line 1: transfer ${t.tx_hash} log 1 is in the analytics database with different fields: to_address ${addr("p")} there, ${addr("q")} here`,
+    );
+    analytics.close();
+    expect(await refusedOver(stored, [fresh(), balance(addr("p"), END - 3000, 71)])).toBe(
+      `line 2: balance of ${addr("p")} at block ${END - 3000} is in the analytics database with another amount: 70 there, 71 here`,
+    );
+  });
+
+  it("is refused in another block than the stored one, where the new blocks would have gone in the bulk way", async () => {
+    // Block END - 10 is new to the store: without the key's other block, the file would go in whole.
+    const moved = { ...p, block_number: END - 10, block_time: timeOf(END - 10) };
+    expect(await refusedOver(stored, [fresh(), moved])).toBe(
+      `line 2: payment ${p.tx_hash} log 0 is in the analytics database with different fields: ` +
+        `block_number ${END - 1000} there, ${END - 10} here; ` +
+        `block_time 2026-11-21 23:26:40 there, 2026-11-21 23:59:40 here`,
+    );
+    analytics.close();
+    const later = { ...t, block_number: END - 20, block_time: timeOf(END - 20) };
+    expect(await refusedOver(stored, [fresh(), later])).toMatch(
+      new RegExp(
+        `^line 2: transfer ${t.tx_hash} log 1 is in the analytics database with different fields: block_number`,
+      ),
+    );
+  });
+
+  it("is a repeat that adds nothing when it agrees, in any spelling", async () => {
+    analytics = await tempAnalytics();
+    await importNdjson(analytics, ndjsonFile(stored));
+    const again = await importNdjson(
+      analytics,
+      ndjsonFile([
+        { ...p, payer: p.payer.toUpperCase().replace("0X", "0x"), amount: 1000 },
+        ...stored.slice(1),
+        fresh(),
+      ]),
+    );
+    expect(again.payment).toEqual({ read: 2, added: 1 });
+    expect(again.transfer.added + again.balance.added).toBe(0);
+  });
+});
+
 describe("import errors keep nothing", () => {
+  it("names a line longer than a record may be", async () => {
+    const huge = `{"type":"listing","description":"${"x".repeat(40 * 1024 * 1024)}"}`;
+    expect((await importError([good(), huge])).message).toBe(
+      "line 2: the line is 40.0 MiB, more than a record may be (16.0 MiB)",
+    );
+  });
+
+  it("reads the file it is given, whatever glob characters its path holds", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-glob-"));
+    const files = {
+      "a*.ndjson": "star",
+      "ab.ndjson": "plain",
+      "[a]b.ndjson": "brackets",
+      "a?.ndjson": "question",
+    };
+    for (const [name, payer] of Object.entries(files))
+      fs.writeFileSync(path.join(dir, name), `${JSON.stringify({ ...good(), payer: addr(payer) })}\n`);
+    for (const [name, payer] of Object.entries(files)) {
+      analytics = await tempAnalytics();
+      await importNdjson(analytics, path.join(dir, name));
+      expect(await analytics.all("SELECT payer FROM payments"), name).toEqual([{ payer: addr(payer) }]);
+      analytics.close();
+    }
+  });
+
   it("names the line of malformed JSON, counting blank lines", async () => {
     const error = await importError([good(), "", '{"type": "payment", oops}']);
     expect(error.message).toMatch(/^line 3: not valid JSON/);
@@ -344,10 +449,15 @@ describe("import errors keep nothing", () => {
     );
   });
 
-  it("rejects the same payment twice with different fields, naming the second line", async () => {
+  it("rejects the same payment twice with different fields, naming the second line and what differs", async () => {
     const p = good();
-    expect((await importError([p, good(), { ...p, amount: "2" }])).message).toMatch(
-      /^line 3: payment 0x[0-9a-f]+ log 0 appears earlier/,
+    expect((await importError([p, good(), { ...p, amount: "2" }])).message).toBe(
+      `line 3: payment ${p.tx_hash} log 0 appears earlier in the file (line 1) with different fields: amount 1000 there, 2 here`,
+    );
+    const other = { ...p, payer: addr("other"), scheme: "exact" };
+    expect((await importError([p, "", other])).message).toBe(
+      `line 3: payment ${p.tx_hash} log 0 appears earlier in the file (line 1) with different fields: ` +
+        `payer ${p.payer} there, ${addr("other")} here; scheme none there, exact here`,
     );
   });
 

@@ -172,6 +172,17 @@ describe("the command line", () => {
       // The value forgotten, the next flag would be taken for it.
       [["check", "--data", "--json"], "--data needs a value: check --data DIR (x402-merchants check --help)"],
       [["check", "--json=yes"], "--json takes no value: check --json (x402-merchants check --help)"],
+      // An empty value names nothing: not every merchant, not the working directory.
+      [
+        ["channels", "claim", "--merchant", ""],
+        "--merchant is empty: channels claim --merchant NAME (x402-merchants channels claim --help)",
+      ],
+      [
+        ["channels", "list", "--merchant= "],
+        "--merchant is empty: channels list --merchant NAME (x402-merchants channels list --help)",
+      ],
+      [["report", "--data", ""], "--data is empty: report --data DIR (x402-merchants report --help)"],
+      [["channels", "claim", "--merchant", ", ,"], '--merchant names no merchant: ", ,"'],
       [["frobnicate"], 'unknown command "frobnicate" (x402-merchants --help)'],
       [["help", "frobnicate"], 'no command "frobnicate" (x402-merchants --help)'],
       [["--bogus"], "unknown flag --bogus (x402-merchants --help)"],
