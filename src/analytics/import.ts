@@ -262,44 +262,8 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
         range,
       );
       if (onEventLog) throw new NeedsExactImport();
-      const stored = anchors.get(chain.slug);
-      if (chain.clock.kind === "stamped") {
-        const breach = await analytics.one(
-          sqlStampedBreach(
-            `SELECT 0 AS record, block_number AS block, epoch_us(block_time) AS us FROM payments ${fresh}
-             UNION ALL SELECT record, block_number::BIGINT, epoch_us(${time("block_time")}) FROM import_raw
-             WHERE type IN ${STAGED_BLOCKS}`,
-            chain,
-          ),
-          range,
-        );
-        if (breach) throw new NeedsExactImport();
-      }
-      // Any block time off the clock of a stored block (else of any new one): the exact way names the line.
-      const anchor =
-        chain.clock.kind === "stamped"
-          ? undefined
-          : (stored ??
-            (await analytics.one<Anchor>(
-              `SELECT block_number AS block, epoch_us(block_time) AS us FROM payments ${fresh} LIMIT 1`,
-              range,
-            )) ??
-            (await analytics.one<Anchor>(
-              `SELECT block_number::BIGINT AS block, epoch_us(${time("block_time")}) AS us FROM import_raw
-           WHERE type IN ${STAGED_BLOCKS} LIMIT 1`,
-            )));
-      if (anchor) {
-        const clock = clockOf(anchor);
-        const offPayment = await analytics.one(
-          `SELECT 1 FROM payments ${fresh} ${fresh ? "AND" : "WHERE"} ${offClock(clock, "block_number", "block_time")} LIMIT 1`,
-          range,
-        );
-        const offStaged = await analytics.one(
-          `SELECT 1 FROM import_raw WHERE type IN ${STAGED_BLOCKS}
-           AND ${offClock(clock, "block_number::BIGINT", time("block_time"))} LIMIT 1`,
-        );
-        if (offPayment || offStaged) throw new NeedsExactImport();
-      }
+      if (await offTheClock(analytics, chain, anchors.get(chain.slug), fresh, range))
+        throw new NeedsExactImport();
       const counts = await merge(
         analytics,
         new Set(),
@@ -326,6 +290,58 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
   } finally {
     await analytics.run("DROP TABLE IF EXISTS temp.import_raw");
   }
+}
+
+/**
+ * The bulk way's block times against the chain's clock: a stamped chain's order among the new and staged blocks,
+ * else any time off the clock of a stored block (of a new one where none is stored). True: the exact way names
+ * the line.
+ */
+async function offTheClock(
+  analytics: Analytics,
+  chain: ChainRecord,
+  stored: Anchor | undefined,
+  fresh: string,
+  range: { lo: bigint; hi: bigint } | undefined,
+): Promise<boolean> {
+  if (chain.clock.kind === "stamped") {
+    const breach = await analytics.one(
+      sqlStampedBreach(
+        `SELECT 0 AS record, block_number AS block, epoch_us(block_time) AS us FROM payments ${fresh}
+         UNION ALL SELECT record, block_number::BIGINT, epoch_us(${time("block_time")}) FROM import_raw
+         WHERE type IN ${STAGED_BLOCKS}`,
+        chain,
+      ),
+      range,
+    );
+    if (breach) return true;
+  }
+  // Any block time off the clock of a stored block (else of any new one): the exact way names the line.
+  const anchor =
+    chain.clock.kind === "stamped"
+      ? undefined
+      : (stored ??
+        (await analytics.one<Anchor>(
+          `SELECT block_number AS block, epoch_us(block_time) AS us FROM payments ${fresh} LIMIT 1`,
+          range,
+        )) ??
+        (await analytics.one<Anchor>(
+          `SELECT block_number::BIGINT AS block, epoch_us(${time("block_time")}) AS us FROM import_raw
+       WHERE type IN ${STAGED_BLOCKS} LIMIT 1`,
+        )));
+  if (anchor) {
+    const clock = clockOf(anchor);
+    const offPayment = await analytics.one(
+      `SELECT 1 FROM payments ${fresh} ${fresh ? "AND" : "WHERE"} ${offClock(clock, "block_number", "block_time")} LIMIT 1`,
+      range,
+    );
+    const offStaged = await analytics.one(
+      `SELECT 1 FROM import_raw WHERE type IN ${STAGED_BLOCKS}
+       AND ${offClock(clock, "block_number::BIGINT", time("block_time"))} LIMIT 1`,
+    );
+    if (offPayment || offStaged) return true;
+  }
+  return false;
 }
 
 /** The report's day groups after an import added payments of blocks `lo`..`hi`, up to the latest checkpoint's day. */

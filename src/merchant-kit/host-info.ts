@@ -62,12 +62,12 @@ export function payingGuidance(
     .map((on) => `${on.asset.name} (${on.asset.address}) on ${on.network}`)
     .join(", or ");
   const lines = [
-    `Paying: a paid operation (one with x-payment-info) costs its price per call in ${token}, through x402 v2, no account and no key. Call it; the 402's PAYMENT-REQUIRED header (base64 JSON) says what to pay; sign and send the same request again with PAYMENT-SIGNATURE (an x402 client such as @x402/fetch does both). The answer's PAYMENT-RESPONSE header is the receipt. x402 v1 clients (x402-fetch, x402-axios) pay too: the 402's JSON body lists what they can pay (exact, on the networks v1 names), X-PAYMENT carries the payment, X-PAYMENT-RESPONSE the receipt.`,
+    `Paying: a paid operation (one with x-payment-info) costs its price per call in ${token}, through x402 v2, no account and no key. Call it; the 402's PAYMENT-REQUIRED header (base64 JSON) says what to pay; sign and send the same request again with PAYMENT-SIGNATURE (an x402 client such as @x402/fetch does both). PAYMENT-RESPONSE is the receipt. x402 v1 clients pay too: the 402's JSON body lists what they can (exact), X-PAYMENT and X-PAYMENT-RESPONSE carry payment and receipt.`,
   ];
   if (merchant.endpoints.some(isMetered)) {
     const only = merchant.endpoints.some(isMeteredOnly);
     lines.push(
-      `${only ? "Metered operations (price mode dynamic, x402 scheme upto) take" : "Operations that offer the x402 scheme upto take"} a Permit2 authorisation of their price as a maximum and settle what the call used, often less; the wallet approves Permit2 for the token once (else 412), or, where the 402 declares eip2612GasSponsoring or erc20ApprovalGasSponsoring, signs a permit or approval with its payment that the facilitator carries out at its own gas (a wallet holding only the token pays; @x402/evm's clients do it given an RPC URL).`,
+      `${only ? "Metered operations (price mode dynamic, x402 scheme upto) take" : "Operations that offer the x402 scheme upto take"} a Permit2 authorisation of their price as a maximum and settle what the call used, often less; the wallet approves Permit2 for the token once (else 412), or signs the permit or approval the 402's gas sponsoring declares, which the facilitator sends with the payment (@x402/evm's clients, given an RPC URL).`,
     );
   }
   if (merchant.endpoints.some(offersExactPermit2)) {
