@@ -44,6 +44,16 @@
  * Ratios per store and hop: the project's channel / the stock channel (goal <= 0.5) and the project's
  * channel / the project's exact on the same store and hop (goal <= 0.2), counted whole.
  *
+ * With `--v1 on` (the default) each project exact stack has a second paid phase beside the first (issue 85):
+ * the same payments made by x402 v1 clients, one `x402-fetch` 1.2.0 buyer per worker (the 402's v1 body, an
+ * `X-PAYMENT` the kit's v1 front makes the v2 payment it is, `X-PAYMENT-RESPONSE`), counted whole the same
+ * way; the ratio v1 / v2 of the server side's CPU per paid request (goal <= 1.05) is printed per stack. The
+ * two phases alternate which goes first from round to round. The stock stack speaks v2 only and has none.
+ * `--v1 only` runs just those two paid phases (after five payments of each to warm up) on the project's exact
+ * stacks: no stock stack, no channels, no plain or verify-only phases; with `--requests N` each paid phase
+ * is N requests instead of `--seconds` (e.g. `--v1 only --requests 50 --hop inprocess`: a check that
+ * takes a minute).
+ *
  * The devnet mines when transactions wait (`--miner pending`, polled every `--mine-ms`), and like Base at
  * least every 2 s, or every tick (`--miner interval`); never automine. The 2 s matter to the stock stacks:
  * viem's `waitForTransactionReceipt` looks for a receipt when a new block number shows, and one that shows
@@ -58,7 +68,8 @@
  * receipt polling, 10), --hop http,inprocess (the project's hops, both by default; the stock stack is always
  * over HTTP), --db pglite,postgres (the project's stores: both when DATABASE_URL is set, else PGlite),
  * --schemes exact,batch-settlement (both by default), --group on|off (the project's facilitator settles in
- * groups, issue 66: on by default). With BENCH_CPU_PROF=DIR set, each stack's process
+ * groups, issue 66: on by default), --v1 on|off|only (above; on), --requests N (the exact paid phases: N
+ * requests each instead of --seconds). With BENCH_CPU_PROF=DIR set, each stack's process
  * writes a V8 CPU profile there when it stops; `bench/cpu-profile.ts` reads one over a window of the run
  * (the JSON line gives each stack's measured phase as `phaseUs`, and a channel stack's 402s as
  * `channel.unpaidUs`): `npx tsx bench/cpu-profile.ts DIR/CPU...cpuprofile --from A --to B [--focus TEXT]`.
@@ -77,6 +88,7 @@ import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { createPublicClient, createTestClient, http, pad, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { decodeXPaymentResponse, wrapFetchWithPayment as wrapFetchV1 } from "x402-fetch";
 import { BASE_USDC, X402_BATCH_SETTLEMENT_ADDRESS } from "../src/chain/base.ts";
 import { batchSettlementAbi } from "../src/chain/batch-settlement.ts";
 import { type Devnet, devnetChain, startDevnet } from "../src/chain/devnet/index.ts";
@@ -96,6 +108,8 @@ const GOAL_ADDED_P50_MS = 2;
 const GOAL_CHANNEL_VS_STOCK = 0.5;
 /** Issue 53: a request through an open channel / the project's own exact payment, same store and hop. */
 const GOAL_CHANNEL_VS_EXACT = 0.2;
+/** Issue 85: a paid exact request from an x402 v1 client / the same from a v2 client, same stack. */
+const GOAL_V1_VS_V2 = 1.05;
 const PRICE_ATOMIC = 1000n; // calc's $0.001
 /**
  * What each buyer deposits into each channel stack's channel: $5, 5,000 calls, no top-up within a run of
@@ -123,10 +137,13 @@ function parseFlags(argv: string[]) {
     db: (process.env.DATABASE_URL ? ["pglite", "postgres"] : ["pglite"]) as Store[],
     schemes: ["exact", "batch-settlement"] as Scheme[],
     group: "on" as "on" | "off",
+    v1: "on" as "on" | "off" | "only",
+    requests: 0,
   };
   const choices: Record<string, string[]> = {
     miner: ["pending", "interval"],
     group: ["on", "off"],
+    v1: ["on", "off", "only"],
     hop: ["http", "inprocess"],
     db: ["pglite", "postgres"],
     schemes: ["exact", "batch-settlement"],
@@ -311,12 +328,12 @@ async function main() {
     `bench:paid on ${os.cpus()[0]?.model} x${os.cpus().length}, Node ${process.version}, load average ${load1.join(" ")}`,
   );
   log(
-    `concurrency ${flags.concurrency}, paid phase ${flags.seconds} s, ${flags.rounds} round(s), miner ${flags.miner} every ${flags["mine-ms"]} ms, project hops ${flags.hop.join(", ")}, project stores ${flags.db.join(", ")}, schemes ${flags.schemes.join(", ")}, the project's settlements in groups ${flags.group}`,
+    `concurrency ${flags.concurrency}, paid phase ${flags.requests > 0 ? `${flags.requests} requests` : `${flags.seconds} s`}, ${flags.rounds} round(s), miner ${flags.miner} every ${flags["mine-ms"]} ms, project hops ${flags.hop.join(", ")}, project stores ${flags.db.join(", ")}, schemes ${flags.v1 === "only" ? "exact, by v2 and by v1 clients only (--v1 only)" : `${flags.schemes.join(", ")}, exact by v1 clients too: ${flags.v1}`}, the project's settlements in groups ${flags.group}`,
   );
   log(
     "server side counted whole: each stack's process (merchant, facilitator, PGlite), its PostgreSQL backends and the PostgreSQL server's own processes; not counted: anvil (the chain) and the buyers (this process), shown apart",
   );
-  const variants: Variant[] = flags.schemes.flatMap((scheme) => {
+  const all: Variant[] = flags.schemes.flatMap((scheme) => {
     const prefix = scheme === "exact" ? "" : CHANNEL;
     return [
       ...flags.db.flatMap((db) =>
@@ -339,6 +356,10 @@ async function main() {
       },
     ];
   });
+  // `--v1 only`: the project's exact stacks, whose paid app speaks v1 (the stock stack's does not).
+  const variants =
+    flags.v1 === "only" ? all.filter((v) => v.stack === "project" && v.scheme === "exact") : all;
+  if (variants.length === 0) throw new Error("--v1 only needs the exact scheme (--schemes exact)");
 
   // --- the chain -------------------------------------------------------------------------------------
   const devnet = await startDevnet({ port: 0, buyers: flags.concurrency, blockTime: 0 });
@@ -371,18 +392,46 @@ async function main() {
   const buyers = devnet.buyers.map((b) => privateKeyToAccount(b.privateKey));
   const signers = buyers.map((account) => new x402Client().register(NETWORK, new ExactEvmClient(account)));
   const payingFetch = signers.map((client) => wrapFetchWithPayment(fetch, client));
+  // x402 v1 buyers as their users make them: x402-fetch 1.2.0 given a viem account.
+  const v1Fetch = buyers.map((account) => wrapFetchV1(fetch, account));
 
   const results: StackResult[] = [];
+  const v1: V1Comparison[] = [];
   for (let round = 0; round < flags.rounds; round++) {
     for (const variant of variants) {
       log(`\n--- ${variant.name}${flags.rounds > 1 ? `, round ${round + 1}` : ""}`);
       const running = stacks.get(variant.name) as Running;
-      results.push(
-        variant.scheme === "exact"
-          ? await measure(variant, running, { devnet, miner, signers, payingFetch })
-          : await measureChannel(variant, running, { devnet, miner }),
-      );
+      const ctx = { devnet, miner, signers, payingFetch, v1Fetch, round };
+      if (flags.v1 === "only") v1.push(await measureV1(variant, running, ctx));
+      else if (variant.scheme === "exact") {
+        const measured = await measure(variant, running, ctx);
+        results.push(measured.result);
+        if (measured.v1) v1.push(measured.v1);
+      } else results.push(await measureChannel(variant, running, { devnet, miner }));
     }
+  }
+  if (flags.v1 === "only") {
+    const v1Ratios = reportV1(v1);
+    consoleLog(
+      JSON.stringify({
+        bench: "paid",
+        mode: "v1 only",
+        date: new Date().toISOString(),
+        machine: os.cpus()[0]?.model,
+        cores: os.cpus().length,
+        node: process.version,
+        loadAverageAtStart: load1.map(Number),
+        flags,
+        counted:
+          "each stack's process, its PostgreSQL backends, the PostgreSQL server's own processes; not anvil, not the buyers",
+        v1,
+        v1Ratios,
+        goals: { v1VsV2: GOAL_V1_VS_V2 },
+        allSettled: v1.every((c) => c.settledOnChain),
+      }),
+    );
+    if (!v1.every((c) => c.settledOnChain)) process.exitCode = 1;
+    return;
   }
 
   const floors: Record<string, Awaited<ReturnType<typeof verifyFloor>>> = {};
@@ -466,6 +515,7 @@ async function main() {
     log(
       `for reference, the stock stack's own: channel / exact ${(stockChannel / stockExact).toFixed(2)}x (${stockChannel.toFixed(2)} / ${stockExact.toFixed(2)} ms)`,
     );
+  const v1Ratios = reportV1(v1);
   for (const [db, floor] of Object.entries(floors)) {
     log(
       `verify's floor here on ${db}: one JSON-RPC eth_call p50 ${floor.rpcP50Ms} ms, one commit p50 ${floor.commitP50Ms} ms; the project's verify reads the chain once and commits ${VERIFY_COMMITS} times: at least ${floor.projectMs} ms over plain`,
@@ -491,13 +541,16 @@ async function main() {
         addedP50Ms: GOAL_ADDED_P50_MS,
         channelVsStock: GOAL_CHANNEL_VS_STOCK,
         channelVsExact: GOAL_CHANNEL_VS_EXACT,
+        v1VsV2: GOAL_V1_VS_V2,
       },
       verifyFloor: floors,
-      allSettled: results.every((r) => r.settledOnChain),
+      v1,
+      v1Ratios,
+      allSettled: results.every((r) => r.settledOnChain) && v1.every((c) => c.settledOnChain),
     }),
   );
   // A payment charged and not settled, or settled twice, makes every figure above meaningless.
-  if (!results.every((r) => r.settledOnChain)) process.exitCode = 1;
+  if (!results.every((r) => r.settledOnChain) || !v1.every((c) => c.settledOnChain)) process.exitCode = 1;
 }
 
 type Stack = StackOptions["stack"];
@@ -668,28 +721,200 @@ function figures(l: Load) {
   };
 }
 
+/** What `measure` and `measureV1` are given: the chain, and the v2 and v1 buyers (one per worker). */
+interface ExactContext {
+  devnet: Devnet;
+  miner: ReturnType<typeof startBenchMiner>;
+  signers: x402Client[];
+  payingFetch: (typeof fetch)[];
+  v1Fetch: ReturnType<typeof wrapFetchV1>[];
+  /** Which round this is: the v1 and v2 paid phases take turns going first. */
+  round: number;
+}
+
+/** One paid phase of an exact stack, as measured: its requests, CPU counted whole, commits, blocks. */
+interface PaidPhase {
+  paid: ReturnType<typeof figures> & { blocks: number };
+  cpuMsPerPaid: StackResult["cpuMsPerPaid"];
+  connections: StackResult["connections"];
+  commitsPerPaid: number;
+  statementsPerPaid: number;
+  phaseUs: [number, number];
+}
+
+/** A project exact stack paid by v2 clients and by v1 clients, phase against phase (`--v1`). */
+interface V1Comparison {
+  name: string;
+  v2: PaidPhase;
+  v1: PaidPhase;
+  /** Every payment of the stack so far on chain, once (`checkOnChain`). */
+  settledOnChain: boolean;
+}
+
+/** One exact payment by a v2 buyer (`@x402/fetch`): calc's answer and a settlement's receipt, else why not. */
+async function payV2(ctx: ExactContext, running: Running, worker: number): Promise<string | null> {
+  const response = await (ctx.payingFetch[worker] as typeof fetch)(url(running.urls.paid));
+  const failure = await expectCalc(response);
+  if (failure) return failure;
+  const receipt = decodePaymentResponseHeader(response.headers.get("PAYMENT-RESPONSE") ?? "");
+  return receipt.success && receipt.transaction ? null : "no settlement receipt";
+}
+
+/** The same by a v1 buyer (`x402-fetch` 1.2.0): its receipt is `X-PAYMENT-RESPONSE`. */
+async function payV1(ctx: ExactContext, running: Running, worker: number): Promise<string | null> {
+  const response = await (ctx.v1Fetch[worker] as ExactContext["v1Fetch"][number])(url(running.urls.paid));
+  const failure = await expectCalc(response);
+  if (failure) return failure;
+  const header = response.headers.get("X-PAYMENT-RESPONSE");
+  if (!header) return "no X-PAYMENT-RESPONSE";
+  const receipt = decodeXPaymentResponse(header);
+  return receipt.success && receipt.transaction ? null : "no settlement receipt";
+}
+
+/** The exact paid phases' length: `--requests` when given, else `--seconds`. */
+const paidLimit = () => (flags.requests > 0 ? { total: flags.requests } : { seconds: flags.seconds });
+
+/** One paid phase at the bench's concurrency, `pay(worker)` per request, the server side counted whole. */
+async function paidPhase(
+  label: string,
+  running: Running,
+  ctx: ExactContext,
+  pay: (worker: number) => Promise<string | null>,
+): Promise<PaidPhase> {
+  const blocksBefore = ctx.miner.blocks;
+  const anvilBefore = processCpuMs(ctx.devnet.pid) ?? 0;
+  const buyersBefore = process.cpuUsage();
+  const meter = meterCpu({ stack: running.pid });
+  const phaseStart = monotonicUs();
+  const commits = await commitsOver(running, () => load(flags.concurrency, paidLimit(), pay));
+  const count = meter.stop();
+  const phaseUs: [number, number] = [phaseStart, monotonicUs()];
+  const buyersUsage = process.cpuUsage(buyersBefore);
+  const anvilMs = (processCpuMs(ctx.devnet.pid) ?? anvilBefore) - anvilBefore;
+  const paid = commits.result;
+  summary(`${label}, concurrency ${flags.concurrency}`, paid);
+  const { cpuMsPerPaid, connections } = phaseCpu(
+    label,
+    count,
+    paid.ok,
+    anvilMs,
+    (buyersUsage.user + buyersUsage.system) / 1000,
+  );
+  return {
+    paid: { ...figures(paid), blocks: ctx.miner.blocks - blocksBefore },
+    cpuMsPerPaid,
+    connections,
+    commitsPerPaid: round(commits.commits / Math.max(1, paid.ok)),
+    statementsPerPaid: round(commits.statements / Math.max(1, paid.ok)),
+    phaseUs,
+  };
+}
+
+/** The v2 and the v1 paid phases, in this round's order (they take turns going first). */
+async function paidPhases(running: Running, ctx: ExactContext, withV1: boolean) {
+  const v2 = () => paidPhase("paid request", running, ctx, (worker) => payV2(ctx, running, worker));
+  const v1 = () => paidPhase("v1 paid request", running, ctx, (worker) => payV1(ctx, running, worker));
+  if (!withV1) return { v2: await v2(), v1: null };
+  if (ctx.round % 2 === 1) {
+    const first = await v1();
+    return { v2: await v2(), v1: first };
+  }
+  const first = await v2();
+  return { v2: first, v1: await v1() };
+}
+
+/**
+ * Every payment of the stack on chain: the merchant's balance and Transfer logs, after `more` payments
+ * (warm-ups included), over all rounds and phases.
+ */
+async function checkOnChain(running: Running, ctx: ExactContext, stack: string, more: number) {
+  for (let i = 0; i < 200 && (await ctx.miner.pending()) > 0; i++)
+    await new Promise((r) => setTimeout(r, 20));
+  paidSoFar.set(stack, (paidSoFar.get(stack) ?? 0) + more);
+  const expected = paidSoFar.get(stack) ?? 0;
+  const balance = await usdcReader(ctx.devnet.rpc).balanceOf(running.payTo);
+  const transfers = (
+    await rpc<unknown[]>(ctx.devnet.rpc, "eth_getLogs", [
+      {
+        fromBlock: "0x0",
+        toBlock: "latest",
+        address: BASE_USDC,
+        topics: [TRANSFER_TOPIC, null, pad(running.payTo)],
+      },
+    ])
+  ).length;
+  const settled = balance === BigInt(expected) * PRICE_ATOMIC && transfers === expected;
+  log(
+    `on chain: ${transfers} Transfer logs to the merchant, balance ${balance} (expected ${expected} x ${PRICE_ATOMIC}): ${settled ? "every payment settled" : "MISMATCH"}`,
+  );
+  return settled;
+}
+
+/**
+ * Warms the stack up (JIT, connections, /supported) with each buyer kind the phases use: a payment per
+ * worker, all at once, as the phases pay. Five one at a time warmed the serial path only: in a run of 50
+ * requests each, the first paid phase then took 2.4x the wall time of the second (1.3x with this). Returns how
+ * many it paid.
+ */
+async function warmUp(running: Running, ctx: ExactContext, withV1: boolean): Promise<number> {
+  const kinds = withV1 ? [payV2, payV1] : [payV2];
+  for (const pay of kinds) {
+    const warm = await load(flags.concurrency, { total: flags.concurrency }, (worker) =>
+      pay(ctx, running, worker),
+    );
+    if (warm.failures.size > 0) {
+      await diagnose(ctx.devnet, running);
+      const why = [...warm.failures].map(([reason, n]) => `${n}x ${reason}`).join("; ");
+      throw new Error(`${running.urls.paid}: warm-up payments (${pay.name}) failed: ${why}`);
+    }
+  }
+  return flags.concurrency * kinds.length;
+}
+
+/** `--v1 only`: a project exact stack's v2 and v1 paid phases, nothing else. */
+async function measureV1(variant: Variant, running: Running, ctx: ExactContext): Promise<V1Comparison> {
+  for (let i = 0; i < 20; i++) await expectCalc(await fetch(url(running.urls.plain)));
+  const warm = await warmUp(running, ctx, true);
+  const phases = await paidPhases(running, ctx, true);
+  const v1 = phases.v1 as PaidPhase;
+  const settledOnChain = await checkOnChain(
+    running,
+    ctx,
+    variant.name,
+    warm + phases.v2.paid.ok + v1.paid.ok,
+  );
+  return { name: variant.name, v2: phases.v2, v1, settledOnChain };
+}
+
+/** The v1 / v2 ratios of the server side's CPU per paid request, per stack (means over rounds), printed. */
+function reportV1(comparisons: V1Comparison[]) {
+  const ratios: Record<string, { v1Ms: number; v2Ms: number; ratio: number }> = {};
+  for (const name of [...new Set(comparisons.map((c) => c.name))]) {
+    const of = comparisons.filter((c) => c.name === name);
+    const mean = (pick: (c: V1Comparison) => number) => of.reduce((a, c) => a + pick(c), 0) / of.length;
+    const v1Ms = mean((c) => c.v1.cpuMsPerPaid.whole);
+    const v2Ms = mean((c) => c.v2.cpuMsPerPaid.whole);
+    const r = { v1Ms: round(v1Ms), v2Ms: round(v2Ms), ratio: round(v1Ms / v2Ms, 3) };
+    ratios[name] = r;
+    log(
+      `server side per paid exact request, ${name.padEnd(26)} v1 ${r.v1Ms} ms / v2 ${r.v2Ms} ms = ${r.ratio.toFixed(3)}x counted whole (${of.map((c) => `${c.v1.paid.ok} + ${c.v2.paid.ok}`).join(", ")} requests)   goal <= ${GOAL_V1_VS_V2}x: ${r.ratio <= GOAL_V1_VS_V2 ? "met" : "MISSED"}`,
+    );
+  }
+  return ratios;
+}
+
 async function measure(
   variant: Variant,
   running: Running,
-  ctx: {
-    devnet: Devnet;
-    miner: ReturnType<typeof startBenchMiner>;
-    signers: x402Client[];
-    payingFetch: (typeof fetch)[];
-  },
-): Promise<StackResult> {
+  ctx: ExactContext,
+): Promise<{ result: StackResult; v1: V1Comparison | null }> {
   const { urls } = running;
   const stack = variant.name;
+  // v1 clients pay the project's paid app (its v1 front); the stock stack's middleware speaks v2 only.
+  const withV1 = flags.v1 === "on" && variant.stack === "project";
   // Warm-up: JIT, connections, the resource server's /supported, a few real payments.
   for (let i = 0; i < 20; i++) await expectCalc(await fetch(url(urls.plain)));
-  for (let i = 0; i < 5; i++) {
-    const warm = await ctx.payingFetch[i % ctx.payingFetch.length]?.(url(urls.paid));
-    const why = warm ? await expectCalc(warm) : "no buyer";
-    if (why !== null) {
-      await diagnose(ctx.devnet, running);
-      throw new Error(`${stack}: warm-up payment failed: ${why}`);
-    }
-  }
+  const warm = await warmUp(running, ctx, withV1);
 
   // Payments signed before the verify-only phases: signing is the buyer's work, not what they time.
   const unpaid = await fetch(url(urls.verify));
@@ -718,69 +943,29 @@ async function measure(
   const verify = await load(flags.concurrency, { total: flags.concurrency * 20 }, verifyRequest);
   summary(`verify only, concurrency ${flags.concurrency}`, verify);
 
-  const blocksBefore = ctx.miner.blocks;
   const firstBlock = BigInt(await rpc<string>(ctx.devnet.rpc, "eth_blockNumber", [])) + 1n;
-  const anvilBefore = processCpuMs(ctx.devnet.pid) ?? 0;
-  const buyersBefore = process.cpuUsage();
-  const meter = meterCpu({ stack: running.pid });
-  const phaseStart = monotonicUs();
-  const paidCommits = await commitsOver(running, () =>
-    load(flags.concurrency, { seconds: flags.seconds }, async (worker) => {
-      const response = await (ctx.payingFetch[worker] as typeof fetch)(url(urls.paid));
-      const failure = await expectCalc(response);
-      if (failure) return failure;
-      const receipt = decodePaymentResponseHeader(response.headers.get("PAYMENT-RESPONSE") ?? "");
-      return receipt.success && receipt.transaction ? null : "no settlement receipt";
-    }),
-  );
-  const count = meter.stop();
-  const phaseUs: [number, number] = [phaseStart, monotonicUs()];
-  const buyersUsage = process.cpuUsage(buyersBefore);
-  const anvilMs = (processCpuMs(ctx.devnet.pid) ?? anvilBefore) - anvilBefore;
-  const paid = paidCommits.result;
-  const blocks = ctx.miner.blocks - blocksBefore;
-  summary(`paid, concurrency ${flags.concurrency}`, paid);
-  const { cpuMsPerPaid, connections } = phaseCpu(
-    "paid request",
-    count,
-    paid.ok,
-    anvilMs,
-    (buyersUsage.user + buyersUsage.system) / 1000,
-  );
+  const phases = await paidPhases(running, ctx, withV1);
+  const paid = phases.v2;
   const ledger = {
-    commitsPerPaid: round(paidCommits.commits / Math.max(1, paid.ok)),
-    statementsPerPaid: round(paidCommits.statements / Math.max(1, paid.ok)),
+    commitsPerPaid: paid.commitsPerPaid,
+    statementsPerPaid: paid.statementsPerPaid,
     commitsPerVerifyOnly: round(verifyCommits.commits / Math.max(1, verifySerial.ok)),
   };
   log(
     `ledgers: ${ledger.commitsPerPaid} commits (${ledger.statementsPerPaid} statements) per paid request, ${ledger.commitsPerVerifyOnly} commits per verify-only request`,
   );
 
-  // Every payment on chain: the merchant's balance and Transfer logs, the warm-up's included, over all rounds.
-  for (let i = 0; i < 200 && (await ctx.miner.pending()) > 0; i++)
-    await new Promise((r) => setTimeout(r, 20));
-  paidSoFar.set(stack, (paidSoFar.get(stack) ?? 0) + paid.ok + 5);
-  const expected = paidSoFar.get(stack) ?? 0;
-  const balance = await usdcReader(ctx.devnet.rpc).balanceOf(running.payTo);
-  const transfers = (
-    await rpc<unknown[]>(ctx.devnet.rpc, "eth_getLogs", [
-      {
-        fromBlock: "0x0",
-        toBlock: "latest",
-        address: BASE_USDC,
-        topics: [TRANSFER_TOPIC, null, pad(running.payTo)],
-      },
-    ])
-  ).length;
-  const settledOnChain = balance === BigInt(expected) * PRICE_ATOMIC && transfers === expected;
-  log(
-    `on chain: ${transfers} Transfer logs to the merchant, balance ${balance} (expected ${expected} x ${PRICE_ATOMIC}), ${blocks} blocks in the paid phase: ${settledOnChain ? "every payment settled" : "MISMATCH"}`,
+  const settledOnChain = await checkOnChain(
+    running,
+    ctx,
+    stack,
+    warm + paid.paid.ok + (phases.v1?.paid.ok ?? 0),
   );
   const gas = await paidPhaseGas(ctx.devnet, running.payTo, firstBlock);
   log(
     `gas of the paid phase's settlements: ${gas.perPayment} per exact payment (${gas.payments} payments in ${gas.transactions} transactions, ${gas.paymentsPerTransaction} a transaction)`,
   );
-  return {
+  const result: StackResult = {
     name: variant.name,
     stack: variant.stack,
     db: variant.db,
@@ -789,14 +974,18 @@ async function measure(
     plainSerial: figures(plainSerial),
     verifySerial: figures(verifySerial),
     verify: figures(verify),
-    paid: { ...figures(paid), blocks },
+    paid: paid.paid,
     addedP50Ms: round(verifySerial.p50 - plainSerial.p50),
-    cpuMsPerPaid,
-    connections,
+    cpuMsPerPaid: paid.cpuMsPerPaid,
+    connections: paid.connections,
     ledger,
     settledOnChain,
-    phaseUs,
+    phaseUs: paid.phaseUs,
     gas,
+  };
+  return {
+    result,
+    v1: phases.v1 ? { name: variant.name, v2: paid, v1: phases.v1, settledOnChain } : null,
   };
 }
 
