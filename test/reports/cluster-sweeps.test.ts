@@ -28,11 +28,11 @@ import {
   analyticsWith,
   checkpoint,
   END,
-  END_TIME,
   ndjsonFile,
   payment,
   START,
   transfer,
+  WINDOW_BOUNDS,
 } from "../helpers/data.ts";
 import { DAY, genuine, listing, payers, rng, WEEK, wallets } from "../helpers/scenarios.ts";
 
@@ -187,8 +187,7 @@ interface Point {
 async function measure(knob: string, week: Week): Promise<Point> {
   const analytics = await storeWith(week.records);
   try {
-    const firstDate = new Date((END_TIME - 7 * 86_400) * 1000).toISOString().slice(0, 10);
-    await aggregateWindow(analytics, { chain: BASE_RECORD, startBlock: START, endBlock: END, firstDate });
+    await aggregateWindow(analytics, { chain: BASE_RECORD, ...WINDOW_BOUNDS });
     const rows = await analytics.all<{ payer: string; pay_to: string; amount: bigint }>(
       "SELECT payer, pay_to, sum(amount)::BIGINT AS amount FROM rw_wallets GROUP BY ALL",
     );

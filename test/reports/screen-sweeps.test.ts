@@ -13,7 +13,7 @@ import type { Analytics } from "../../src/analytics/duckdb.ts";
 import { BASE_RECORD } from "../../src/chain/chains.ts";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
 import { aggregateWindow, dropWindowTables } from "../../src/reports/week/aggregates.ts";
-import { addr, analyticsWith, END, END_TIME, START, transfer } from "../helpers/data.ts";
+import { addr, analyticsWith, START, transfer, WINDOW_BOUNDS } from "../helpers/data.ts";
 import { DAY, genuine, listing, payers, rng, WEEK, wallets } from "../helpers/scenarios.ts";
 
 const m = addr("screen-sweep-merchant");
@@ -146,8 +146,7 @@ interface Point {
 async function measure(knob: string, week: Week): Promise<Point> {
   const analytics: Analytics = await analyticsWith([...ALIKE.records, ...week.records]);
   try {
-    const firstDate = new Date((END_TIME - 7 * 86_400) * 1000).toISOString().slice(0, 10);
-    await aggregateWindow(analytics, { chain: BASE_RECORD, startBlock: START, endBlock: END, firstDate });
+    await aggregateWindow(analytics, { chain: BASE_RECORD, ...WINDOW_BOUNDS });
     const rows = await analytics.all<{ payer: string; pay_to: string; amount: bigint }>(
       "SELECT payer, pay_to, sum(amount)::BIGINT AS amount FROM rw_wallets GROUP BY ALL",
     );
