@@ -5,7 +5,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { KNOWN_HUBS } from "../../src/chain/hubs.ts";
+import { renderEvidencePage } from "../../src/reports/render/evidence-page.ts";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
+import { EvidenceDocumentSchema } from "../../src/reports/serve/document-schemas.ts";
 import { ReportService } from "../../src/reports/serve/service.ts";
 import { addr, analyticsWith, balance, END, payment, reportOf, START, transfer } from "../helpers/data.ts";
 import {
@@ -236,6 +238,11 @@ describe("money round an exchange (issue 84)", () => {
     expect(w?.funding_path?.[0]?.hub_return).toBeUndefined();
     expect(w?.funding_path?.[1]?.hub_return?.span_seconds).toBeGreaterThanOrEqual(600);
     expect(w?.funding_path?.[1]?.hub_return?.chance).toBeLessThan(THRESHOLDS.returnStrongChance);
+    // As served and as the page says it.
+    expect(EvidenceDocumentSchema.safeParse(evidence).error).toBeUndefined();
+    expect(renderEvidencePage(evidence, {})).toContain(
+      "a hub the screens do not follow, read as the merchant's deposit coming back",
+    );
   });
 
   it("flags the wallets when each was sent a cent a week before (not fresh), through the merchant's second wallet", async () => {
