@@ -47,9 +47,20 @@ export interface EvidenceFacts {
   tiny_n?: number;
   /**
    * merchant_funded: the transfers that took the merchant's money to the wallet, the merchant's first (past
-   * 64, the first and the last 63: `provenance.hops` counts them all).
+   * 64, the first and the last 63: `provenance.hops` counts them all). A hub's payout read as the merchant's
+   * deposit coming back (docs/screens.md, "Money that comes back through a hub") says the span after the
+   * deposit it was read at (ms) and the null model's chance of the deposits so followed.
    */
-  funding_path: { from: string; to: string; block: number; amount: number; tx?: string }[] | null;
+  funding_path:
+    | {
+        from: string;
+        to: string;
+        block: number;
+        amount: number;
+        tx?: string;
+        hub_return?: { span_ms: number; chance: number };
+      }[]
+    | null;
   /**
    * Of the wallet's payments to the merchant in the window, the atomic units paid with the merchant's
    * money (FIFO) and in all, and the block ranges of those flagged merchant_funded ([first, last]); null
@@ -367,6 +378,12 @@ export interface EvidenceWallet {
     time: string | null;
     usd: number;
     tx_hash: string | null;
+    /**
+     * A hub's payout read as the merchant's deposit coming back (docs/screens.md, "Money that comes back
+     * through a hub"): within how long of the deposit, and how likely so many of the merchant's deposits
+     * would be followed so soon by a payout to its buyers at the rate such payouts follow other times.
+     */
+    hub_return?: { span_seconds: number; chance: number };
   }[];
   /** ring: a cycle through this wallet's payment (moves summed over the window), and its balance. */
   ring?: {

@@ -13,6 +13,15 @@ export const END_TIME = 1_795_305_600;
 
 export const timeOf = (block: number) => END_TIME - (END - block) * 2;
 
+/** The test window's bounds as `aggregateWindow` takes them (Base; day 0 is 2026-11-15). */
+export const WINDOW_BOUNDS = {
+  startBlock: START,
+  endBlock: END,
+  firstDate: "2026-11-15",
+  startTime: timeOf(START) * 1000,
+  endTime: END_TIME * 1000,
+};
+
 /** A deterministic address from a label: "m1" -> 0x…, the same label always the same address. */
 export function addr(label: string): string {
   let h = 0x811c9dc5;

@@ -88,3 +88,110 @@ export function flaggedPatterns(
     payment({ payer: m, payTo: w.r1, amount: 1_000_000, block: START + 40 }),
   ];
 }
+
+/** Blocks of 2 s in an hour and in a minute. */
+export const HOUR = 1_800;
+export const MINUTE = 30;
+
+export interface RoundTrip {
+  records: object[];
+  /** The fresh wallets that spent the deposits' money at the merchant. */
+  farm: string[];
+  /** What they paid the merchant (atomic) and the fees the gamer lost (atomic): money gone. */
+  paid: number;
+  fees: number;
+}
+
+/**
+ * A merchant's takings round an exchange (issue 84): on each of `days` days (from day `firstDay` of the window)
+ * the merchant deposits `deposit` at `hub`, at `at(d)` blocks into the day; `delay(d, k)` blocks later the k-th
+ * of `perDay` fresh wallets withdraws its part of `share` of the deposit less the exchange's `fee`, and spends it
+ * at the merchant in payments of `price`, one every five minutes, up to the window's end (`paid` counts those in
+ * the window).
+ */
+export function roundTrip(
+  m: string,
+  hub: string,
+  o: {
+    label: string;
+    delay: (day: number, k: number) => number;
+    days?: number;
+    firstDay?: number;
+    perDay?: number;
+    deposit?: number;
+    share?: number;
+    fee?: number;
+    price?: number;
+    at?: (day: number) => number;
+  },
+): RoundTrip {
+  const { days = 7, firstDay = 0, perDay = 2, deposit = 20_000_000, share = 1, fee = 100_000 } = o;
+  const price = o.price ?? 50_000;
+  const at = o.at ?? (() => 3 * HOUR);
+  const records: object[] = [];
+  const farm: string[] = [];
+  let paid = 0;
+  let fees = 0;
+  for (let d = firstDay; d < firstDay + days; d++) {
+    const when = START + d * DAY + at(d);
+    if (when > END) break;
+    records.push(transfer(m, hub, deposit, when));
+    const out = Math.floor(((deposit - fee) * share) / perDay);
+    for (let k = 0; k < perDay; k++) {
+      const withdrawn = when + o.delay(d, k);
+      if (withdrawn >= END - MINUTE) continue;
+      const w = addr(`${o.label}-${d}-${k}`);
+      farm.push(w);
+      fees += Math.round(fee / perDay);
+      records.push(transfer(hub, w, out, withdrawn));
+      for (let i = 0; i < Math.floor(out / price); i++) {
+        const block = withdrawn + 10 + i * 150;
+        if (block > END) break;
+        records.push(payment({ payer: w, payTo: m, amount: price, block }));
+        if (block > START) paid += price;
+      }
+    }
+  }
+  return { records, farm, paid, fees };
+}
+
+/**
+ * An exchange's customers who are `m`'s buyers: each of `buyers` wallets withdraws from `hub`, `times` times at
+ * `when(i)` (default: any time in the window and the day before it), $5 to $25, and spends nearly all of it at
+ * `m` at the listed `prices`, one payment every ten minutes from a minute after: the look-alike a merchant's
+ * money coming back resembles most. Returns the records and what they paid `m` in the window (USD).
+ */
+export function exchangeCustomers(
+  m: string,
+  hub: string,
+  o: {
+    label: string;
+    buyers: number;
+    times: number;
+    seed: number;
+    when?: (next: (n: number) => number) => number;
+  },
+) {
+  const next = rng(o.seed);
+  const when = o.when ?? ((n: (k: number) => number) => START - DAY + n(END - START + DAY - 1));
+  const records: object[] = [];
+  let truth = 0;
+  for (const w of wallets(o.label, o.buyers))
+    for (let t = 0; t < o.times; t++) {
+      const at = when(next);
+      const amount = (5 + next(21)) * 1_000_000;
+      records.push(transfer(hub, w, amount, at));
+      let left = amount;
+      for (let block = at + MINUTE; block <= END; block += 20 * MINUTE) {
+        const price = PRICES[next(PRICES.length)] as number;
+        if (price > left) break;
+        left -= price;
+        records.push(payment({ payer: w, payTo: m, amount: price, block }));
+        if (block > START) truth += price;
+      }
+    }
+  return { records, truthUsd: truth / 1e6 };
+}
+
+/** The listed prices of the scenarios' merchants (atomic): $0.10, $0.25 and $0.50 a call. */
+const PRICES = [100_000, 250_000, 500_000];

@@ -12,7 +12,7 @@ import { Analytics } from "../../src/analytics/duckdb.ts";
 import { importNdjson } from "../../src/analytics/import.ts";
 import { BASE_RECORD } from "../../src/chain/chains.ts";
 import { aggregateWindow, dropWindowTables } from "../../src/reports/week/aggregates.ts";
-import { analyticsWith, checkpoint, END, END_TIME, ndjsonFile, START } from "./data.ts";
+import { analyticsWith, checkpoint, END, END_TIME, ndjsonFile, START, WINDOW_BOUNDS } from "./data.ts";
 
 /** Wallets paying one merchant: a farm, or a genuine look-alike. */
 export interface PayerGroup {
@@ -37,8 +37,7 @@ export type WindowFlags = (group: PayerGroup) => GroupFlags;
  * then drops the tables. The store is left open.
  */
 export async function windowFlags(analytics: Analytics): Promise<WindowFlags> {
-  const firstDate = new Date((END_TIME - 7 * 86_400) * 1000).toISOString().slice(0, 10);
-  await aggregateWindow(analytics, { chain: BASE_RECORD, startBlock: START, endBlock: END, firstDate });
+  await aggregateWindow(analytics, { chain: BASE_RECORD, ...WINDOW_BOUNDS });
   const read = (table: string) =>
     analytics.all<{ payer: string; pay_to: string; amount: bigint; tx: bigint }>(
       `SELECT payer, pay_to, sum(amount)::BIGINT AS amount, sum(tx)::BIGINT AS tx FROM ${table} GROUP BY ALL`,

@@ -4,10 +4,26 @@
  * honest buyers resemble one. Real revenue within 5% of the truth either way.
  */
 import { describe, expect, it } from "vitest";
+import { KNOWN_HUBS } from "../../src/chain/hubs.ts";
+import { renderEvidencePage } from "../../src/reports/render/evidence-page.ts";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
+import { EvidenceDocumentSchema } from "../../src/reports/serve/document-schemas.ts";
 import { ReportService } from "../../src/reports/serve/service.ts";
 import { addr, analyticsWith, balance, END, payment, reportOf, START, transfer } from "../helpers/data.ts";
-import { DAY, expectNearTruth, genuine, listing, payers, rng, WEEK, wallets } from "../helpers/scenarios.ts";
+import {
+  DAY,
+  exchangeCustomers,
+  expectNearTruth,
+  genuine,
+  HOUR,
+  listing,
+  MINUTE,
+  payers,
+  rng,
+  roundTrip,
+  WEEK,
+  wallets,
+} from "../helpers/scenarios.ts";
 
 const prices = [10_000, 20_000, 50_000];
 
@@ -166,6 +182,142 @@ describe("evasions of the money's provenance", () => {
     ];
     const report = await expectNearTruth(records, m, base.truthUsd + 10);
     expect(report.flags.merchant_funded).toEqual({ tx: 20, usd: 10 });
+  });
+});
+
+describe("money round an exchange (issue 84)", () => {
+  const hub = KNOWN_HUBS[0]?.address as string;
+
+  /**
+   * m's report and evidence over `records`, what merchant_funded flagged, and what it flagged of wallets
+   * other than `farm`'s (USD).
+   */
+  async function read(records: readonly object[], m: string, farm: readonly string[] = []) {
+    const analytics = await analyticsWith(records);
+    try {
+      const service = new ReportService(analytics, { publicUrl: "https://reports.test" });
+      const { report } = await service.report(m, END);
+      const evidence = await service.evidence(m, END);
+      const flag = evidence.flags.find((f) => f.kind === "merchant_funded");
+      // Every wallet is named (at most 20 here): a look-alike's loss is read wallet by wallet.
+      expect(flag?.more_wallets ?? null).toBeNull();
+      const others = (flag?.wallets ?? []).filter((w) => !farm.includes(w.wallet));
+      const lost = others.reduce((sum, w) => sum + w.usd, 0);
+      return { report, evidence, funded: report.flags.merchant_funded?.usd ?? 0, lost };
+    } finally {
+      analytics.close();
+    }
+  }
+
+  /** A merchant's 30 buyers of its own and `customers` of the exchange who spend their withdrawals there. */
+  function buyers(m: string, customers: number, times: number, seed: number) {
+    const own = genuine(m, prices, 30, seed);
+    const cex = exchangeCustomers(m, hub, { label: `${m}-customer`, buyers: customers, times, seed });
+    return { records: [...own.records, ...cex.records], truthUsd: own.truthUsd + cex.truthUsd };
+  }
+
+  it("flags fresh wallets that withdraw the merchant's daily deposit within minutes and spend it at its prices", async () => {
+    const m = addr("round-trip-merchant");
+    const base = buyers(m, 15, 3, 84);
+    const trip = roundTrip(m, hub, { label: "round-trip", delay: (d, k) => 3 * MINUTE + 40 * k + 7 * d });
+    const { evidence, funded, lost } = await read([...base.records, ...trip.records], m, trip.farm);
+    // $139.30 of fresh wallets' payments, for $0.70 of fees: flagged but for what the exchange's customers
+    // would have put in the spans after the deposits (the base rate), the customers kept but for the
+    // spans' noise (what the read exceeds the farm by is carried by the payouts after the farm's).
+    expect(trip.paid / 1e6).toBeGreaterThan(130);
+    expect(funded - lost).toBeGreaterThanOrEqual((0.95 * trip.paid) / 1e6);
+    expect(lost / base.truthUsd).toBeLessThan(0.02);
+    // The way: the merchant's deposit, then the exchange's payout read as it coming back.
+    const w = evidence.flags
+      .find((f) => f.kind === "merchant_funded")
+      ?.wallets.find((x) => trip.farm.includes(x.wallet));
+    expect(w?.funding_path?.map((h) => [h.from, h.to])).toEqual([
+      [m, hub],
+      [hub, w?.wallet],
+    ]);
+    expect(w?.funding_path?.[0]?.hub_return).toBeUndefined();
+    expect(w?.funding_path?.[1]?.hub_return?.span_seconds).toBeGreaterThanOrEqual(600);
+    expect(w?.funding_path?.[1]?.hub_return?.chance).toBeLessThan(THRESHOLDS.returnStrongChance);
+    // As served and as the page says it.
+    expect(EvidenceDocumentSchema.safeParse(evidence).error).toBeUndefined();
+    expect(renderEvidencePage(evidence, {})).toContain(
+      "a hub the screens do not follow, read as the merchant's deposit coming back",
+    );
+  });
+
+  it("flags the wallets when each was sent a cent a week before (not fresh), through the merchant's second wallet", async () => {
+    const m = addr("round-trip-aged-merchant");
+    const base = buyers(m, 15, 3, 85);
+    // The merchant funds a wallet of its own that does the depositing: one cluster with it.
+    const own = addr("round-trip-own-wallet");
+    const trip = roundTrip(own, hub, { label: "round-trip-aged", delay: (_, k) => 4 * MINUTE + 40 * k });
+    const spent = trip.records.map((r) =>
+      (r as { pay_to?: string }).pay_to === own ? { ...r, pay_to: m } : r,
+    );
+    const records = [
+      ...base.records,
+      transfer(m, own, 200_000_000, START - WEEK),
+      ...trip.farm.map((w, i) => transfer(addr(`round-trip-duster-${i}`), w, 10_000, START - WEEK + i)),
+      ...spent,
+    ];
+    const { funded, lost } = await read(records, m, trip.farm);
+    expect(funded - lost).toBeGreaterThanOrEqual((0.9 * trip.paid) / 1e6);
+    expect(lost / base.truthUsd).toBeLessThan(0.02);
+  });
+
+  it("leaves the exchange's customers among its buyers, three of them withdrawing right after its deposits", async () => {
+    const m = addr("round-trip-lookalike");
+    const base = buyers(m, 30, 3, 86);
+    const days = [1, 3, 4];
+    const lucky = exchangeCustomers(m, hub, {
+      label: "round-trip-lucky",
+      buyers: 3,
+      times: 1,
+      seed: 86,
+      when: () => START + (days.shift() as number) * DAY + 5_000 + 3 * MINUTE,
+    });
+    const records = [
+      ...base.records,
+      ...lucky.records,
+      // The merchant deposits its takings every day, as its customers spend them.
+      ...Array.from({ length: 7 }, (_, d) => transfer(m, hub, 20_000_000, START + d * DAY + 5_000)),
+    ];
+    const { funded } = await read(records, m);
+    expect(funded / (base.truthUsd + lucky.truthUsd)).toBeLessThan(0.02);
+  });
+
+  it("leaves a merchant that sweeps its takings hourly in business hours, when its customers withdraw", async () => {
+    // The customers' withdrawals and the merchant's deposits share the day's hours, not a cause: the rest of
+    // the day says nothing of those hours, the hour before each deposit does.
+    const m = addr("round-trip-office-hours");
+    const own = genuine(m, prices, 30, 88);
+    const cex = exchangeCustomers(m, hub, {
+      label: "round-trip-office-customer",
+      buyers: 60,
+      times: 4,
+      seed: 88,
+      when: (next) => START + next(7) * DAY + 8 * HOUR + next(10 * HOUR),
+    });
+    const records = [
+      ...own.records,
+      ...cex.records,
+      ...Array.from({ length: 7 }, (_, d) =>
+        Array.from({ length: 10 }, (_, h) => transfer(m, hub, 20_000_000, START + d * DAY + (8 + h) * HOUR)),
+      ).flat(),
+    ];
+    const { funded } = await read(records, m);
+    expect(funded / (own.truthUsd + cex.truthUsd)).toBeLessThan(0.02);
+  });
+
+  it("leaves a popular merchant that deposits daily where 100 of its 130 buyers withdraw all week", async () => {
+    const m = addr("round-trip-popular");
+    const base = buyers(m, 100, 4, 87);
+    const records = [
+      ...base.records,
+      ...Array.from({ length: 8 }, (_, d) => transfer(m, hub, 200_000_000, START - DAY + d * DAY + 20_000)),
+    ];
+    const { funded } = await read(records, m);
+    expect(funded / base.truthUsd).toBeLessThan(0.02);
   });
 });
 

@@ -8,10 +8,33 @@
  * real revenue. The curves are printed (`SWEEP` lines) and written into docs/screens.md.
  */
 import { describe, expect, it } from "vitest";
+import { BASE_RECORD } from "../../src/chain/chains.ts";
 import { KNOWN_HUBS } from "../../src/chain/hubs.ts";
 import { ReportService } from "../../src/reports/serve/service.ts";
-import { addr, analyticsWith, END, END_TIME, payment, START, transfer } from "../helpers/data.ts";
-import { genuine, payers, WEEK, wallets } from "../helpers/scenarios.ts";
+import { aggregateWindow, dropWindowTables } from "../../src/reports/week/aggregates.ts";
+import {
+  addr,
+  analyticsWith,
+  END,
+  END_TIME,
+  payment,
+  START,
+  transfer,
+  WINDOW_BOUNDS,
+} from "../helpers/data.ts";
+import {
+  DAY,
+  exchangeCustomers,
+  genuine,
+  HOUR,
+  MINUTE,
+  payers,
+  type RoundTrip,
+  rng,
+  roundTrip,
+  WEEK,
+  wallets,
+} from "../helpers/scenarios.ts";
 
 const KNOB = [0, 5, 10, 20, 35, 50, 75, 100];
 const prices = [10_000, 20_000, 50_000];
@@ -300,6 +323,195 @@ describe("slivers of the merchant's money", () => {
       expect(report.flags.merchant_funded?.usd).toBeLessThanOrEqual(30);
     } finally {
       analytics.close();
+    }
+  });
+});
+
+/**
+ * Money round an exchange (issue 84): m deposits $20 of its takings at a listed exchange every day from three
+ * days before the window, and two fresh wallets withdraw what it deposited less the exchange's $0.10, after the
+ * knob's delay, and spend it at m at $0.05 a call. Beside it, m's 30 buyers and 15 customers of the exchange
+ * who spend what they withdraw there, at their own times; and three merchants of genuine look-alikes:
+ * hub-sweeps' own (m2), one that deposits daily and whose buyers are 33 of the exchange's customers, three of
+ * them withdrawing three minutes after its deposits, and a popular one (100 buyers and 100 of the exchange's
+ * customers withdrawing all week) that deposits daily. Printed: m's farm flagged, the dollars it hid, the money gone (the fees), and the worst loss
+ * of a look-alike.
+ */
+describe("money round an exchange (sweeps, issue 84)", () => {
+  const hub = KNOWN_HUBS[0]?.address as string;
+  const m3 = addr("round-sweep-customers");
+  const m4 = addr("round-sweep-popular");
+
+  function lookAlikeWeek() {
+    const own = genuine(m, prices, 30, 84);
+    const mine = exchangeCustomers(m, hub, { label: "round-sweep-m", buyers: 15, times: 3, seed: 84 });
+    const alike = lookAlikes("round");
+    const third = exchangeCustomers(m3, hub, { label: "round-sweep-m3", buyers: 30, times: 3, seed: 86 });
+    const days = [2, 4, 5];
+    const lucky = exchangeCustomers(m3, hub, {
+      label: "round-sweep-lucky",
+      buyers: 3,
+      times: 1,
+      seed: 86,
+      when: () => START + (days.shift() as number) * DAY + 5_000 + 3 * MINUTE,
+    });
+    const fourth = genuine(m4, prices, 100, 87);
+    const popular = exchangeCustomers(m4, hub, { label: "round-sweep-m4", buyers: 100, times: 4, seed: 87 });
+    const records = [
+      ...own.records,
+      ...mine.records,
+      ...alike.records,
+      ...third.records,
+      ...lucky.records,
+      ...Array.from({ length: 8 }, (_, d) => transfer(m3, hub, 20_000_000, START - DAY + d * DAY + 5_000)),
+      ...fourth.records,
+      ...popular.records,
+      ...Array.from({ length: 8 }, (_, d) => transfer(m4, hub, 200_000_000, START - DAY + d * DAY + 20_000)),
+    ];
+    return {
+      records,
+      truth: own.truthUsd + mine.truthUsd,
+      truths: {
+        m2: alike.truth,
+        m3: third.truthUsd + lucky.truthUsd,
+        m4: fourth.truthUsd + popular.truthUsd,
+      },
+    };
+  }
+  const WEEK_OF = lookAlikeWeek();
+
+  interface RoundPoint {
+    knob: string;
+    flagged: number;
+    hidden: number;
+    gone: number;
+    /** The largest share of their revenue any genuine buyers lost: m's own, or a look-alike merchant's. */
+    lost: number;
+  }
+
+  /** Builds the week's window tables and reads what was flagged of the farm and of each genuine group. */
+  async function measureTrip(knob: string, trip: RoundTrip): Promise<RoundPoint> {
+    const analytics = await analyticsWith([...WEEK_OF.records, ...trip.records]);
+    try {
+      await aggregateWindow(analytics, { chain: BASE_RECORD, ...WINDOW_BOUNDS });
+      const rows = await analytics.all<{ payer: string; pay_to: string; amount: bigint }>(
+        "SELECT payer, pay_to, sum(amount)::BIGINT AS amount FROM rw_wallets GROUP BY ALL",
+      );
+      await dropWindowTables(analytics);
+      const farm = new Set(trip.farm);
+      const flagged = (merchant: string, ofFarm: boolean) =>
+        rows
+          .filter((r) => r.pay_to === merchant && farm.has(r.payer) === ofFarm)
+          .reduce((sum, r) => sum + Number(r.amount) / 1e6, 0);
+      const paid = trip.paid / 1e6;
+      const lost = Math.max(
+        flagged(m, false) / WEEK_OF.truth,
+        flagged(m2, false) / WEEK_OF.truths.m2,
+        flagged(m3, false) / WEEK_OF.truths.m3,
+        flagged(m4, false) / WEEK_OF.truths.m4,
+      );
+      const share = paid === 0 ? 1 : flagged(m, true) / paid;
+      const hidden = Math.max(0, paid - flagged(m, true));
+      const point = { knob, flagged: share, hidden, gone: trip.fees / 1e6, lost };
+      console.log(
+        `SWEEP round-trip | ${knob} | ${Math.round(share * 100)}% | $${point.hidden.toFixed(2)} of $${paid.toFixed(2)} | $${point.gone.toFixed(2)} | ${(lost * 100).toFixed(2)}% |`,
+      );
+      return point;
+    } finally {
+      analytics.close();
+    }
+  }
+
+  /** The steady gamer: a deposit a day from three days before the window. */
+  const gamer = (label: string, delay: (day: number, k: number) => number, share = 1) =>
+    roundTrip(m, hub, { label, delay, share, firstDay: -3, days: 10 });
+
+  const fixedDelay = (knob: string, delay: number) =>
+    measureTrip(
+      knob,
+      gamer(`round-fixed-${knob}`, (_, k) => delay + 40 * k),
+    );
+
+  it("the delay between the deposit and the withdrawals, from a minute to an hour", async () => {
+    const points: RoundPoint[] = [];
+    for (const [knob, delay] of [
+      ["1 min", MINUTE],
+      ["10 min", 10 * MINUTE],
+      ["30 min", 30 * MINUTE],
+      ["1 h", HOUR],
+    ] as [string, number][])
+      points.push(await fixedDelay(knob, delay));
+    for (const p of points) expect(p.lost, `genuine buyers at ${p.knob}`).toBeLessThan(0.02);
+    // Within minutes, the escape the adversarial week found: flagged but for the buyers' base rate.
+    for (const p of points.slice(0, 3)) expect(p.flagged, `at ${p.knob}`).toBeGreaterThan(0.9);
+  });
+
+  it("the delay between the deposit and the withdrawals, from two hours to a day and a half", async () => {
+    const points: RoundPoint[] = [];
+    for (const [knob, delay] of [
+      ["2 h", 2 * HOUR],
+      ["6 h", 6 * HOUR],
+      ["12 h", 12 * HOUR],
+      ["1.5 days", 36 * HOUR],
+    ] as [string, number][])
+      points.push(await fixedDelay(knob, delay));
+    for (const p of points) expect(p.lost, `genuine buyers at ${p.knob}`).toBeLessThan(0.02);
+    // From six hours on the gamer escapes: a known limit (docs/screens.md says why it stays). A change that
+    // closes it fails here, and its curve must change in the docs.
+    for (const p of points.slice(1)) expect(p.flagged, `at ${p.knob}`).toBeLessThan(0.05);
+  });
+
+  it("the delay drawn at random for each wallet, up to an hour, six hours, a day and three days", async () => {
+    const points: RoundPoint[] = [];
+    for (const [knob, most] of [
+      ["0-1 h", HOUR],
+      ["0-6 h", 6 * HOUR],
+      ["0-1 day", DAY],
+      ["0-3 days", 3 * DAY],
+    ] as [string, number][]) {
+      const next = rng(most);
+      points.push(
+        await measureTrip(
+          `${knob} at random`,
+          gamer(`round-random-${knob}`, () => 1 + next(most)),
+        ),
+      );
+    }
+    for (const p of points) expect(p.lost, `genuine buyers at ${p.knob}`).toBeLessThan(0.02);
+    // Spread over six hours or more the withdrawals escape: the known limit above.
+    for (const p of points.slice(1)) expect(p.flagged, `at ${p.knob}`).toBeLessThan(0.05);
+  });
+
+  it("the days of the week the money goes round, the week's $140 in as many deposits and 14 wallets, from seven to one", async () => {
+    const points: RoundPoint[] = [];
+    for (const days of [7, 6, 5, 4, 3, 2, 1]) {
+      const trip = roundTrip(m, hub, {
+        label: `round-days-${days}`,
+        delay: (_, k) => 5 * MINUTE + 40 * k,
+        days,
+        perDay: Math.ceil(14 / days),
+        deposit: Math.round(140_000_000 / days),
+      });
+      points.push(await measureTrip(`${days} days`, trip));
+    }
+    for (const p of points) expect(p.lost, `genuine buyers at ${p.knob}`).toBeLessThan(0.02);
+    // Four days and more are repetition enough here; two or one are not (a known limit: one week's days).
+    for (const p of points.slice(0, 4)) expect(p.flagged, `at ${p.knob}`).toBeGreaterThan(0.9);
+    for (const p of points.slice(5)) expect(p.flagged, `at ${p.knob}`).toBe(0);
+  });
+
+  it("the share of each deposit withdrawn within minutes, from all of it to a tenth", async () => {
+    const points: RoundPoint[] = [];
+    for (const share of [1, 0.75, 0.5, 0.25, 0.1])
+      points.push(
+        await measureTrip(
+          `${share * 100}%`,
+          gamer(`round-share-${share}`, (_, k) => 5 * MINUTE + 40 * k, share),
+        ),
+      );
+    for (const p of points) {
+      expect(p.lost, `genuine buyers at ${p.knob}`).toBeLessThan(0.02);
+      expect(p.flagged, `at ${p.knob}`).toBeGreaterThan(0.9);
     }
   });
 });

@@ -22,8 +22,10 @@ import { sqlChain } from "../scope.ts";
 import { paymentHashes, paymentRef } from "./payment-refs.ts";
 import { type Hop, ProvenanceLedger, type Visible } from "./provenance-ledger.ts";
 import { reach } from "./reach.ts";
+import { hubReturns, RETURN_TABLES, transferKey } from "./returns.ts";
 
 export const PROVENANCE_TABLES = [
+  ...RETURN_TABLES,
   "rw_prov_moves",
   "rw_prov_ids",
   "rw_prov_reached",
@@ -39,16 +41,21 @@ interface Bounds {
   start: number;
   end: number;
   first: string;
+  /** The window's start and end (unix ms): where money read back out of a hub is looked for (`returns.ts`). */
+  startTime: number;
+  endTime: number;
 }
 
 /**
  * Runs the screen over `rw_groups` (the window's payments) and `rw_prov_opaque` (hubs not followed,
- * `clusters.ts`); see the module's comment for what it leaves.
+ * `clusters.ts`), with the merchants' money read back out of those hubs (`returns.ts`); see the module's
+ * comment for what it leaves.
  */
 export async function provenance(analytics: Analytics, chain: ChainRecord, bounds: Bounds): Promise<void> {
   const opaque = new Set(
     (await analytics.all<{ wallet: string }>("SELECT wallet FROM rw_prov_opaque")).map((r) => r.wallet),
   );
+  const returns = await hubReturns(analytics, chain, bounds);
   await reach(analytics, chain, bounds.end);
   // Only the merchants that send money on or that money reaches: a label is only ever added by a sender
   // (tens of thousands of merchants cost more to read than the rest of the pass).
@@ -65,6 +72,7 @@ export async function provenance(analytics: Analytics, chain: ChainRecord, bound
   const events = await analytics.all<{
     kind: number;
     block: bigint | number;
+    pos: bigint | number;
     seq: bigint | number | null;
     src: string;
     dst: string;
@@ -74,11 +82,19 @@ export async function provenance(analytics: Analytics, chain: ChainRecord, bound
     spender: string | null;
     scheme: string | null;
   }>(eventsSql(chain), { start: bounds.start, end: bounds.end, first: bounds.first });
-  const ledger = new ProvenanceLedger(merchants, opaque, haircutWallets(events, merchants));
+  const ledger = new ProvenanceLedger(merchants, opaque, haircutWallets(events, merchants), returns);
   for (const e of events) {
     const block = Number(e.block);
     const amount = BigInt(e.amount);
-    if (e.kind === TRANSFER) ledger.transfer({ from: e.src, to: e.dst, amount, block, tx: e.tx as string });
+    if (e.kind === TRANSFER)
+      ledger.transfer({
+        from: e.src,
+        to: e.dst,
+        amount,
+        block,
+        tx: e.tx as string,
+        key: transferKey(e.tx as string, e.pos),
+      });
     else if (e.kind === INCOME) ledger.income(e.dst, amount);
     else if (e.kind === BALANCE) ledger.balance(e.dst, amount);
     else {
@@ -234,9 +250,14 @@ function wayFrom(way: Hop | null, merchant: string) {
     back.push(hop);
     if (hop.from === merchant) break;
   }
-  const hops = back
-    .reverse()
-    .map((h) => ({ from: h.from, to: h.to, block: h.block, amount: Number(h.amount), tx: h.tx }));
+  const hops = back.reverse().map((h) => ({
+    from: h.from,
+    to: h.to,
+    block: h.block,
+    amount: Number(h.amount),
+    tx: h.tx,
+    ...(h.hubReturn && { hub_return: { span_ms: h.hubReturn.spanMs, chance: h.hubReturn.chance } }),
+  }));
   const shown =
     hops.length <= MAX_WAY ? hops : [...hops.slice(0, 1), ...hops.slice(hops.length - MAX_WAY + 1)];
   return { shown, total: hops.length };

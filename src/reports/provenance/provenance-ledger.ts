@@ -35,6 +35,8 @@ export interface Hop {
   amount: bigint;
   tx: string;
   prev: Hop | null;
+  /** A hub's payout read as a deposit's money coming back (`returns.ts`): the span and chance it was read at. */
+  hubReturn?: { spanMs: number; chance: number };
 }
 
 /** Labels: the merchants whose wallets the money has been in, sorted; shared, never mutated. */
@@ -57,6 +59,23 @@ export interface Attribution {
 
 const NONE: Labels = [];
 
+/** The smaller of two amounts (Math.min takes no bigint). */
+const least = (a: bigint, b: bigint): bigint => (a < b ? a : b);
+
+/**
+ * The money read back out of hubs that are not followed (`returns.ts`): how much of each deposit (by
+ * transfer key) to hold back, and what each payout takes from which deposit.
+ */
+export interface Returns {
+  deposits: ReadonlyMap<string, bigint>;
+  payouts: ReadonlyMap<
+    string,
+    readonly { deposit: string; amount: bigint; spanMs: number; chance: number }[]
+  >;
+}
+
+const NO_RETURNS: Returns = { deposits: new Map(), payouts: new Map() };
+
 /** What the data saw a wallet receive and pay out: its outflows carry visible money at `seen / paid` (at most 1). */
 export interface Visible {
   seen: bigint;
@@ -74,19 +93,27 @@ export class ProvenanceLedger {
   private readonly interned = new Map<string, Labels>();
   /** Refunds: what each payer paid each merchant so far, less what came back as refunds ("payer merchant"). */
   private readonly refundable = new Map<string, bigint>();
+  /** Of each deposit into a hub not followed that comes back (`returns`), the lots held back for its payouts. */
+  private readonly held = new Map<string, Lots>();
 
   constructor(
     private readonly merchants: ReadonlySet<string>,
     private readonly opaque: ReadonlySet<string> = new Set(),
     private readonly haircut: ReadonlyMap<string, Visible> = new Map(),
+    private readonly returns: Returns = NO_RETURNS,
   ) {}
 
   /**
    * A plain transfer. A transfer from a merchant to a wallet that paid it is a refund up to what the
    * wallet paid it and was not yet given back: that part is the customer's own money returning, so it
    * carries no label (refunded customers are customers); the rest is the merchant's money.
+   *
+   * Into a hub not followed, the money is lost to the screen, except the part of a deposit read as coming
+   * back (`returns`, by the transfer's `key`): it is held back, and the payouts that return it take it
+   * out again, after the rest of the payout (of unknown origin, the hub's own money) and with their hop
+   * behind the deposit's, so the way shows both transfers.
    */
-  transfer(t: { from: string; to: string; amount: bigint; block: number; tx: string }): void {
+  transfer(t: { from: string; to: string; amount: bigint; block: number; tx: string; key?: string }): void {
     if (t.amount <= 0n || t.from === t.to) return;
     const hop: Hop = { from: t.from, to: t.to, block: t.block, amount: t.amount, tx: t.tx, prev: null };
     let refund = 0n;
@@ -98,12 +125,60 @@ export class ProvenanceLedger {
     }
     // The refund leaves the merchant's wallet like any money, unlabelled.
     this.spend(t.from, refund);
-    const lots = this.spend(t.from, t.amount - refund);
-    if (this.opaque.has(t.to)) return;
+    let lots: (Lot & { hop?: Hop })[] = this.spend(t.from, t.amount - refund);
+    if (this.opaque.has(t.to)) {
+      const back = t.key === undefined ? undefined : this.returns.deposits.get(t.key);
+      if (back) this.hold(t.key as string, lots, back, hop);
+      return;
+    }
+    const shares = t.key === undefined ? undefined : this.returns.payouts.get(t.key);
+    if (shares && this.opaque.has(t.from)) lots = this.returned(lots, shares, hop);
     const queue = this.queue(t.to);
     if (refund > 0n) queue.push({ amount: refund, labels: NONE, via: hop });
     for (const lot of lots)
-      queue.push({ amount: lot.amount, labels: lot.labels, via: { ...hop, prev: lot.via } });
+      queue.push({ amount: lot.amount, labels: lot.labels, via: { ...(lot.hop ?? hop), prev: lot.via } });
+  }
+
+  /** Holds back up to `amount` of the lots a deposit took into a hub, with the deposit's hop behind them. */
+  private hold(key: string, lots: readonly Lot[], amount: bigint, hop: Hop): void {
+    const held = this.held.get(key) ?? new Lots();
+    let left = amount;
+    for (const lot of lots) {
+      if (left <= 0n) break;
+      const take = least(lot.amount, left);
+      held.push({ amount: take, labels: lot.labels, via: { ...hop, prev: lot.via } });
+      left -= take;
+    }
+    this.held.set(key, held);
+  }
+
+  /**
+   * A payout out of a hub not followed (`lots`: all of unknown origin) that returns deposits' money: what it
+   * takes of each deposit held back goes after the rest, its hop marked as read back (the screen flags only
+   * what it can trace, so the unknown part is handed on first).
+   */
+  private returned(
+    lots: readonly Lot[],
+    shares: readonly { deposit: string; amount: bigint; spanMs: number; chance: number }[],
+    hop: Hop,
+  ): (Lot & { hop?: Hop })[] {
+    let total = 0n;
+    for (const lot of lots) total += lot.amount;
+    const back: (Lot & { hop: Hop })[] = [];
+    let taken = 0n;
+    for (const share of shares) {
+      const held = this.held.get(share.deposit);
+      if (!held) continue;
+      const want = least(share.amount, total - taken);
+      const marked = { ...hop, hubReturn: { spanMs: share.spanMs, chance: share.chance } };
+      for (const lot of held.take(want)) {
+        back.push({ ...lot, hop: marked });
+        taken += lot.amount;
+      }
+      if (held.empty) this.held.delete(share.deposit);
+    }
+    if (taken === 0n) return [...lots];
+    return total > taken ? [{ amount: total - taken, labels: NONE, via: null }, ...back] : back;
   }
 
   /** Money of unknown origin arrived (x402 payments from wallets the screen does not follow). */

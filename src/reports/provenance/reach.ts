@@ -10,6 +10,8 @@ import { sqlChain } from "../scope.ts";
  *
  * Only the payments of wallets that can have received money by transfer (or are merchants) are read as
  * moves: a wallet reached at all is reached first by a transfer, or is a merchant paid by one that was.
+ * A hub's payout read as a merchant's deposit coming back (`rw_hub_returns`, `returns.ts`) is a move from
+ * the depositor to the payee: the one way through a hub the walk takes.
  */
 export async function reach(analytics: Analytics, chain: ChainRecord, end: number): Promise<void> {
   await analytics.run(
@@ -24,8 +26,11 @@ export async function reach(analytics: Analytics, chain: ChainRecord, end: numbe
      )
      SELECT src, dst FROM t
      UNION
+     SELECT depositor, wallet FROM rw_hub_returns
+     UNION
      SELECT payer, pay_to FROM rw_pair_totals
-     WHERE payer <> pay_to AND (payer IN (SELECT dst FROM t) OR payer IN (SELECT wallet FROM rw_merchants))
+     WHERE payer <> pay_to AND (payer IN (SELECT dst FROM t) OR payer IN (SELECT wallet FROM rw_merchants)
+       OR payer IN (SELECT wallet FROM rw_hub_returns))
      UNION
      -- A batch-settlement claim spends its channel's money (src/indexer/channels.ts).
      SELECT DISTINCT channel, pay_to FROM payments

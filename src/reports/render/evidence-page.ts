@@ -57,8 +57,16 @@ function kindPart(w: EvidenceWallet): Markup {
     const share = p
       ? html`<p>Of ${usd(p.paid_usd)} this wallet paid the merchant in the window, ${usd(p.merchant_usd)} (${Math.round(p.merchant_share * 1000) / 10}%) had been in the merchant's own wallet (first in first out).</p>`
       : nothing;
+    // A hub is not followed in general: say which hop was read as the merchant's deposit coming back, and why.
+    const returns = w.funding_path.flatMap((h, i) =>
+      h.hub_return
+        ? [
+            html`<p class="note">Hop ${i + 1} is a payout of <code>${h.from}</code>, a hub the screens do not follow, read as the merchant's deposit coming back: it came within ${intervalText(h.hub_return.span_seconds)} of the deposit, and the merchant's deposits were followed that soon by payouts to its buyers more often than those payouts follow other times (a chance of ${h.hub_return.chance.toPrecision(2)}).</p>`,
+          ]
+        : [],
+    );
     return html`${share}
-${table("How the merchant's money reached this wallet", ["Hop", "From", "To", "Amount", "When", "Transaction"], rows)}`;
+${table("How the merchant's money reached this wallet", ["Hop", "From", "To", "Amount", "When", "Transaction"], rows)}${returns}`;
   }
   if (w.ring) {
     const c = w.ring.cycle;

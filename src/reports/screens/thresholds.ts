@@ -1,8 +1,8 @@
 /**
  * Every number the screens use, in one place. Amounts are atomic USDC units (1 USD = 1,000,000).
  * `docs/screens.md` gives the reason for each one and what stepping past it would cost a gamer; change
- * them here and the docs together. merchant_funded has none: it follows money wherever the data holds it,
- * and ring flags in proportion to what came back.
+ * them here and the docs together. merchant_funded follows money wherever the data holds it, with numbers only
+ * for the money it reads back out of a hub it does not follow (`return*`); ring flags in proportion to what came back.
  */
 export const THRESHOLDS = {
   /** tiny_repeat: a payment is tiny when it is at most the merchant's price divided by this (a share of the price)... */
@@ -63,6 +63,30 @@ export const THRESHOLDS = {
   behaviourWeakChance: 1e-6,
   /** ...up to this, where it weighs fully (in proportion to the chance's logarithm between): a strong link. */
   behaviourStrongChance: 1e-9,
+  /**
+   * merchant_funded through a hub it does not follow (docs/screens.md, "Money that comes back through a hub"):
+   * a payout of the hub to one of the merchant's buyers within a span after the merchant's deposit is a
+   * candidate return, read at every span from this (ms)...
+   */
+  returnMinSpanMs: 600_000,
+  /** ...to this, each this many times the last (10 min, 15, 22.5, ... up to a day)... */
+  returnMaxSpanMs: 86_400_000,
+  returnSpanStep: 1.5,
+  /** ...a span only where the deposits' spans cover at most this share of the time read (the rest is the base rate)... */
+  returnMaxSpanShare: 0.5,
+  /**
+   * ...the base rate being the hub's payouts to the same buyers outside the spans, at the hours of the day within
+   * this (ms) of the deposit's, on every day read: a merchant that deposits when its buyers withdraw is compared
+   * with those hours, not with the night...
+   */
+  returnNearMs: 10_800_000,
+  /**
+   * ...where the chance that as many of the merchant's deposits would be followed so soon by a payout to its
+   * buyers, at the rate such payouts follow other times, is at most this (the excess read weighs nothing)...
+   */
+  returnWeakChance: 1e-6,
+  /** ...up to this, where the excess weighs fully (in proportion to the chance's logarithm between). */
+  returnStrongChance: 1e-9,
   /**
    * ring: a wallet that is not a merchant and exchanged plain transfers with at least this many distinct
    * wallets (as sender or as recipient) is also a hub for the ring graph (a payroll, an exchange's

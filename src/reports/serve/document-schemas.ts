@@ -165,6 +165,10 @@ const EvidenceWalletSchema = z
             time: time.nullable(),
             usd,
             tx_hash: hash.nullable(),
+            hub_return: z
+              .object({ span_seconds: z.number().positive(), chance: z.number().min(0).max(1) })
+              .strict()
+              .optional(),
           })
           .strict(),
       )

@@ -52,6 +52,9 @@ export interface WindowBounds {
   endBlock: number;
   /** The window's first UTC date (YYYY-MM-DD): day 0. */
   firstDate: string;
+  /** The window's start and end (unix ms, the times of its first block's parent and of its end block). */
+  startTime: number;
+  endTime: number;
 }
 
 /** SQL: the largest tiny amount for a group's scheme, over a join of `rw_tiny` (`tinyPrices`). */
@@ -151,7 +154,12 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
   // Clusters and sender hubs first: the ring graph's hubs and the provenance screen's stops are made of them.
   await clusters(analytics, chain, p.end);
   await moneyMoves(analytics, chain, p);
-  await provenance(analytics, chain, { ...p, first: bounds.firstDate });
+  await provenance(analytics, chain, {
+    ...p,
+    first: bounds.firstDate,
+    startTime: bounds.startTime,
+    endTime: bounds.endTime,
+  });
   await tinyPrices(analytics);
   // What the screens need beyond a pair's totals, for the few pairs that have it: tiny payments, and the
   // payers of enough merchants to be probers, both counted by cluster (one buyer, however many wallets).

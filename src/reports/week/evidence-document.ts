@@ -198,6 +198,9 @@ function walletEvidence(
         time: found?.time ?? null,
         usd: usd6(h.amount),
         tx_hash: h.tx ?? found?.tx_hash ?? null,
+        ...(h.hub_return && {
+          hub_return: { span_seconds: h.hub_return.span_ms / 1000, chance: h.hub_return.chance },
+        }),
       };
     });
   }

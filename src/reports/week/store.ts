@@ -62,6 +62,8 @@ export async function storeWindow(
     startBlock: window.start_block,
     endBlock: window.end_block,
     firstDate: firstDate(window, dates),
+    startTime: Date.parse(window.start),
+    endTime: Date.parse(window.end),
   };
   const generatedAt = isoUtc(Math.floor(options.now().getTime() / 1000));
   const context = {

@@ -9,7 +9,7 @@ import { KNOWN_HUBS } from "../../../src/chain/hubs.ts";
 import { binomialTail } from "../../../src/reports/provenance/behaviour.ts";
 import { THRESHOLDS } from "../../../src/reports/screens/index.ts";
 import { aggregateWindow, dropWindowTables } from "../../../src/reports/week/aggregates.ts";
-import { addr, analyticsWith, END, START, transfer } from "../../helpers/data.ts";
+import { addr, analyticsWith, END, START, transfer, WINDOW_BOUNDS } from "../../helpers/data.ts";
 import { genuine, payers, rng, WEEK, wallets } from "../../helpers/scenarios.ts";
 
 type Link = { wallet: string; linked: string; rule: string; strong: boolean };
@@ -18,12 +18,7 @@ type Link = { wallet: string; linked: string; rule: string; strong: boolean };
 async function clustersOf(records: readonly object[]) {
   const analytics: Analytics = await analyticsWith(records);
   try {
-    await aggregateWindow(analytics, {
-      chain: BASE_RECORD,
-      startBlock: START,
-      endBlock: END,
-      firstDate: "2026-11-15",
-    });
+    await aggregateWindow(analytics, { chain: BASE_RECORD, ...WINDOW_BOUNDS });
     const links = await analytics.all<Link>("SELECT wallet, linked, rule, strong FROM rw_cluster_links");
     const cluster = new Map(
       (await analytics.all<{ wallet: string; cluster: string }>("SELECT * FROM rw_clusters")).map((r) => [

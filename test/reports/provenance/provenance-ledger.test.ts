@@ -133,3 +133,74 @@ describe("the haircut of a wallet that pays out more than the data saw it receiv
     expect(l.payment(pay("p", M, 100, 3)).own).toBe(100n);
   });
 });
+
+describe("money read back out of a hub that is not followed", () => {
+  const H = "exchange";
+  const returns = (shares: { payout: string; deposit: string; amount: number }[]) => ({
+    deposits: new Map(
+      shares.map((s) => [
+        s.deposit,
+        BigInt(shares.filter((x) => x.deposit === s.deposit).reduce((a, x) => a + x.amount, 0)),
+      ]),
+    ),
+    payouts: new Map(
+      shares.map((s) => [
+        s.payout,
+        shares
+          .filter((x) => x.payout === s.payout)
+          .map((x) => ({ deposit: x.deposit, amount: BigInt(x.amount), spanMs: 600_000, chance: 1e-12 })),
+      ]),
+    ),
+  });
+
+  it("holds back what comes back of a deposit and gives it to the payout, after the hub's own money, the way through both", () => {
+    const l = new ProvenanceLedger(
+      new Set([M]),
+      new Set([H]),
+      new Map(),
+      returns([{ payout: "p", deposit: "d", amount: 15 }]),
+    );
+    l.transfer({ ...t(M, H, 20, 1), key: "d" });
+    // A payout the read did not name is the hub's money, of unknown origin.
+    l.transfer({ ...t(H, "other", 20, 2), key: "o" });
+    l.transfer({ ...t(H, "w", 20, 3), key: "p" });
+    expect(l.payment(pay("other", M, 20, 4)).own).toBe(0n);
+    // The payout's $5 of the hub's own money first, then the deposit's $15.
+    expect(l.payment(pay("w", M, 5, 5)).own).toBe(0n);
+    const { own, way } = l.payment(pay("w", M, 15, 6));
+    expect(own).toBe(15n);
+    expect([way?.prev?.from, way?.prev?.to, way?.from, way?.to]).toEqual([M, H, H, "w"]);
+    expect(way?.hubReturn).toEqual({ spanMs: 600_000, chance: 1e-12 });
+    expect(way?.prev?.hubReturn).toBeUndefined();
+  });
+
+  it("gives no payout more of a deposit than it held: the deposit's money is spent once", () => {
+    const l = new ProvenanceLedger(
+      new Set([M]),
+      new Set([H]),
+      new Map(),
+      returns([
+        { payout: "p1", deposit: "d", amount: 8 },
+        { payout: "p2", deposit: "d", amount: 8 },
+      ]),
+    );
+    l.transfer({ ...t(M, H, 10, 1), key: "d" });
+    l.transfer({ ...t(H, "w1", 8, 2), key: "p1" });
+    l.transfer({ ...t(H, "w2", 8, 3), key: "p2" });
+    expect(l.payment(pay("w1", M, 8, 4)).own).toBe(8n);
+    expect(l.payment(pay("w2", M, 8, 5)).own).toBe(2n);
+  });
+
+  it("carries no label the deposit did not: a wallet of the merchant's cluster depositing its own money", () => {
+    const l = new ProvenanceLedger(
+      new Set([M]),
+      new Set([H]),
+      new Map(),
+      returns([{ payout: "p", deposit: "d", amount: 10 }]),
+    );
+    l.transfer(t("savings", "own", 10, 1));
+    l.transfer({ ...t("own", H, 10, 2), key: "d" });
+    l.transfer({ ...t(H, "w", 10, 3), key: "p" });
+    expect(l.payment(pay("w", M, 10, 4)).own).toBe(0n);
+  });
+});
