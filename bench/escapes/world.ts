@@ -175,13 +175,17 @@ export function world(): World {
     {
       wallets: m2Customers,
       merchant: m2,
-      note: "a merchant deposits its takings at the exchange daily; a third of its customers withdraw minutes after",
+      // Happenstance, not a habit: three customers withdraw minutes after the deposit, on three days of the
+      // week. One withdrawing minutes after it on every day (as first written here) is the round trip's own
+      // signature, and since 1.8.0 is read as the merchant's money coming back (docs/screens.md, "Money that
+      // comes back through a hub", its known false positives).
+      note: "a merchant deposits its takings at the exchange daily; three of its customers happen to withdraw minutes after",
     },
     [
       listing(m2, "item", 0.05),
       ...Array.from({ length: 7 }, (_, d) => transfer(m2, CEX, 3 * USD, START + d * DAY + 9 * HOUR)),
       ...m2Customers.flatMap((w, i) => {
-        const at = i < 10 ? START + (i % 7) * DAY + 9 * HOUR + 10 * MINUTE + i : START + next(5 * DAY);
+        const at = i < 3 ? START + 2 * i * DAY + 9 * HOUR + 10 * MINUTE + i : START + next(5 * DAY);
         return [transfer(CEX, w, USD, at), ...spend(w, m2, 20, 50_000, at + 100, 15 * MINUTE)];
       }),
     ],
