@@ -106,6 +106,52 @@ describe("farms that split their funding", () => {
   });
 });
 
+describe("bursts one level further and across exchanges (issue 84)", () => {
+  const m = addr("burst-evasion-merchant");
+
+  it("counts a farm whose feeders were withdrawn in one burst, each funding two farm wallets, as one buyer", async () => {
+    const base = genuine(m, prices, 30, 27);
+    const cex = exchange("feeder-burst-exchange");
+    const feeders = wallets("burst-feeder", 10);
+    const farm = wallets("burst-fed-farm", 20);
+    const records = [
+      ...base.records,
+      ...cex.records,
+      // Ten feeders withdrawn in under a minute; no feeder ever pays the merchant.
+      ...feeders.map((f, i) => transfer(cex.wallet, f, 10_000_000, START - 2 * WEEK + i * 3)),
+      // Each feeder funds two farm wallets, days apart: only the feeders' burst ties the farm together.
+      ...farm.map((w, i) => transfer(feeders[i >> 1] as string, w, 5_000_000, START - WEEK - i * 20_000)),
+      ...tinyFarm(m, farm, 34),
+    ];
+    const { report, evidence } = await reportAndEvidence(records, m);
+    expect(Math.abs(report.real_usd - base.truthUsd) / base.truthUsd).toBeLessThanOrEqual(0.05);
+    expect(report.flags.tiny_repeat?.tx).toBe(20 * 150);
+    const cluster = evidence.flags.find((f) => f.kind === "tiny_repeat")?.wallets[0]?.cluster;
+    // The ten feeders' clusters (a feeder and its two wallets each) joined by behaviour.
+    expect(cluster?.wallets).toBe(30);
+    expect(cluster?.links.filter((l) => l.rule === "behaviour" && l.strong)).toHaveLength(9);
+  });
+
+  it("counts a farm withdrawn in one burst split over three exchanges, four wallets from each, as one buyer", async () => {
+    const base = genuine(m, prices, 30, 28);
+    const exchanges = ["split-exchange-a", "split-exchange-b", "split-exchange-c"].map(exchange);
+    const farm = wallets("split-burst-farm", 12);
+    const records = [
+      ...base.records,
+      ...exchanges.flatMap((x) => x.records),
+      // The same minutes, taking turns: each exchange pays four, under the group's five.
+      ...farm.map((w, i) => transfer(exchanges[i % 3]?.wallet as string, w, 5_000_000, START - WEEK + i * 3)),
+      ...tinyFarm(m, farm, 35),
+    ];
+    const { report, evidence } = await reportAndEvidence(records, m);
+    expect(Math.abs(report.real_usd - base.truthUsd) / base.truthUsd).toBeLessThanOrEqual(0.05);
+    expect(report.flags.tiny_repeat?.tx).toBe(12 * 150);
+    const links = evidence.flags.find((f) => f.kind === "tiny_repeat")?.wallets[0]?.cluster?.links ?? [];
+    expect(links).toHaveLength(11);
+    expect(links.every((l) => l.rule === "behaviour" && l.strong)).toBe(true);
+  });
+});
+
 describe("genuine look-alikes of the new rules", () => {
   const m = addr("cluster-lookalike-merchant");
 
