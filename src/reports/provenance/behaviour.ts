@@ -13,11 +13,16 @@
  *   is never joined this way at this merchant (agents that sample many services are the genuine buyers most
  *   alike), and below that its link weighs in proportion to the share it spent here. A farm wallet's decoy
  *   purchases elsewhere thus cost it, at their merchants' prices, as much as what it spends at the farm's.
- * - **Groups**: the payers a hub paid first within one hour, one day or four days, each span read twice,
- *   the second time shifted by half a span, so that any burst no wider than half a span lies wholly in one
- *   group wherever UTC midnight falls; and those any other wallet (not a merchant: its refunds go to its own
- *   customers) ever paid, by the sender's cluster: an owner's feeders, each paying a few farm wallets, are
- *   one source.
+ * - **Groups**: the strong clusters of payers a hub paid first within one hour, one day or four days, each
+ *   span read twice, the second time shifted by half a span, so that any burst no wider than half a span
+ *   lies wholly in one group wherever UTC midnight falls. A cluster is in the group when the hub paid any
+ *   wallet of it, so a burst's wallets that fund the payers, through any number of wallets, instead of
+ *   paying themselves are the same group; so is a payer whose plain money came mostly from the group's
+ *   clusters (a third from each of three of the burst's wallets). Where several hubs paid out in one
+ *   bucket, all of their payouts there are one group besides each hub's own: a burst split over exchanges
+ *   is one burst, and the null model then counts the payers of all of them. And those any other wallet (not
+ *   a merchant: its refunds go to its own customers) ever paid, by the sender's cluster: an owner's
+ *   feeders, each paying a few farm wallets, are one source.
  * - **Null model**: in a group of n payers, k share a signature that a share p of the payers outside the
  *   group share (plus one, so that a signature nobody else has is not impossible); payers are counted by
  *   strong cluster, so a farm its funding already joined is one payer, not many that make its band common.
