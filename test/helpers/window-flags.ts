@@ -36,8 +36,13 @@ export type WindowFlags = (group: PayerGroup) => GroupFlags;
  * what was paid in the window (`rw_pair_totals`) and flagged (`rw_wallets`: every kind, a payment counted once),
  * then drops the tables. The store is left open.
  */
-export async function windowFlags(analytics: Analytics): Promise<WindowFlags> {
+export async function windowFlags(
+  analytics: Analytics,
+  /** Reads more of the window's tables before they are dropped (a sweep's behaviour links). */
+  also?: (analytics: Analytics) => Promise<void>,
+): Promise<WindowFlags> {
   await aggregateWindow(analytics, { chain: BASE_RECORD, ...WINDOW_BOUNDS });
+  await also?.(analytics);
   const read = (table: string) =>
     analytics.all<{ payer: string; pay_to: string; amount: bigint; tx: bigint }>(
       `SELECT payer, pay_to, sum(amount)::BIGINT AS amount, sum(tx)::BIGINT AS tx FROM ${table} GROUP BY ALL`,

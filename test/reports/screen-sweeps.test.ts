@@ -47,6 +47,10 @@ interface Week {
   farm: Group;
   /** Money gone from the gamer's control (atomic). */
   spent: number;
+  /** Genuine look-alikes of this week's own, beside the common ones (`ALIKE`). */
+  alike?: Map<string, Group>;
+  /** Wallets of genuine buyers that no behaviour link may join to another (`Point.merged`). */
+  apart?: string[];
 }
 
 /** Exact payments: at a merchant that lists prices, tiny whatever their buyers pay (no price made to order). */
@@ -138,19 +142,28 @@ interface Point {
   hidden: number;
   spent: number;
   loss: Record<string, number>;
+  /** The wallets of `Week.apart` that a behaviour link joined to another. */
+  merged: string[];
 }
 
 /** Builds the week's window tables and reads what each group had flagged at its merchant. */
 async function measure(knob: string, week: Week): Promise<Point> {
   const analytics = await analyticsWith([...ALIKE.records, ...week.records]);
   try {
-    const flags = await windowFlags(analytics);
+    const own = new Set(week.apart ?? []);
+    let merged: string[] = [];
+    const flags = await windowFlags(analytics, async (window) => {
+      const links = await window.all<{ wallet: string; linked: string }>(
+        "SELECT wallet, linked FROM rw_cluster_links WHERE rule = 'behaviour'",
+      );
+      merged = links.flatMap((l) => [l.wallet, l.linked]).filter((w) => own.has(w));
+    });
     // A farm that paid nothing hid nothing.
     const flagged = (g: Group) => (g.paid === 0 ? 1 : flags(g).flagged / g.paid);
     const share = flagged(week.farm);
     const loss: Record<string, number> = {};
-    for (const [name, g] of ALIKE.groups) loss[name] = flagged(g);
-    return { knob, flagged: share, hidden: week.farm.paid * (1 - share), spent: week.spent, loss };
+    for (const [name, g] of [...ALIKE.groups, ...(week.alike ?? [])]) loss[name] = flagged(g);
+    return { knob, flagged: share, hidden: week.farm.paid * (1 - share), spent: week.spent, loss, merged };
   } finally {
     analytics.close();
   }
@@ -405,5 +418,192 @@ describe("sweeps of prober's, ring's and behaviour's thresholds (issue 63)", () 
     // group, makes the group's band common to the null model, so the step is the chance's, not the five's.
     const below = expectStep("behaviour-group", points, sizes.indexOf(8));
     for (const p of below) expect(p.flagged).toBe(0);
+  });
+});
+
+describe("sweeps of the behaviour groups' reach (issue 84)", () => {
+  /** Withdrawals of a burst: wallet i in the minute `at` begins, taking turns over `hubs`. */
+  const burst = (ws: readonly string[], hubs: readonly string[], at: number, each = 10_000_000) =>
+    ws.map((w, i) => transfer(hubs[i % hubs.length] as string, w, each, at + i * 2));
+  /** Genuine metered buyers of `metered`, the popular merchant: varying work, a few dozen calls each. */
+  const meteredBuyers = (ws: readonly string[], seed: number) => {
+    const next = rng(seed);
+    return ws.flatMap((w) => payers(metered, [w], 5 + next(20), () => 200 + next(8_000)));
+  };
+  /**
+   * An ordinary hour of withdrawals from `hubs`, in turn, beginning at `at` (`gap` blocks apart: 30 make an
+   * hour): 60 wallets, whose buyers (each
+   * wallet, or from `agents` on the agents it funds) buy what the week's payers buy, in its proportions:
+   * a fifth the popular metered API, the rest the crowd's merchants. The null model must expect it.
+   */
+  function ordinaryHour(label: string, hubs: readonly string[], at: number, agents = 0, gap = 30) {
+    const next = rng(89);
+    const withdrawn = wallets(`${label}-withdrawn`, 60);
+    const records: object[] = withdrawn.map((w, i) =>
+      transfer(hubs[i % hubs.length] as string, w, 10_000_000, at + i * gap),
+    );
+    let buyers = withdrawn;
+    if (agents > 0) {
+      buyers = wallets(`${label}-agent`, 60 * agents);
+      records.push(
+        ...buyers.map((a, i) =>
+          transfer(withdrawn[Math.floor(i / agents)] as string, a, 12_000_000 / agents, at + 2_000 + i),
+        ),
+      );
+    }
+    // By buyer: a withdrawn wallet and the agents it funds are one, so a fifth of the wallets' agents.
+    const isPopular = (i: number) => Math.floor(i / Math.max(agents, 1)) % 5 === 0;
+    const popular = buyers.filter((_, i) => isPopular(i));
+    const popularPays = meteredBuyers(popular, 90);
+    records.push(
+      ...popularPays,
+      ...buyers
+        .filter((_, i) => !isPopular(i))
+        .flatMap((w, i) => payers(addr(`screen-sweep-other-${i % 20}`), [w], 2, () => 5_000 + next(50_000))),
+    );
+    const group: Group = { wallets: popular, merchant: metered, paid: paid(popularPays) };
+    return { records, apart: [...withdrawn, ...buyers], group };
+  }
+
+  it("one level further: 12 feeders withdrawn in one minute, each funding 1 to 4 farm wallets", async () => {
+    const points: Point[] = [];
+    const next = rng(84);
+    const feeders = wallets("feeder-sweep-feeder", 12);
+    const burstAt = START - 56 * DAY;
+    for (const per of [1, 2, 3, 4]) {
+      const ws = wallets("feeder-sweep-farm", 12 * per);
+      const pays = payers(unlisted, ws, 60, () => 100 + next(1_900));
+      // Each farm wallet funded on a day of its own, the last 48 days after the burst and a week
+      // before the window: only the burst ties them.
+      const fund = ws.map((w, i) =>
+        transfer(feeders[Math.floor(i / per)] as string, w, 12_000_000 / per, burstAt + (i + 1) * DAY),
+      );
+      // And the hour around the burst: ordinary withdrawals whose wallets fund as many agents each.
+      const hour = ordinaryHour("feeder-sweep-hour", [cex.wallet], burstAt - 900, per);
+      points.push(
+        await measure(`${per}`, {
+          records: [...burst(feeders, [cex.wallet], burstAt), ...fund, ...pays, ...hour.records],
+          farm: { wallets: ws, merchant: unlisted, paid: paid(pays) },
+          spent: 0,
+          alike: new Map([["an ordinary hour's agents", hour.group]]),
+          apart: hour.apart,
+        }),
+      );
+    }
+    expectHolds("behaviour-feeders", points);
+    for (const p of points) {
+      expect(p.flagged, `at ${p.knob}`).toBe(1);
+      // Not only no loss: the ordinary hour's agents, in the farm's hour, are never joined by behaviour.
+      expect(p.merged, `at ${p.knob}`).toEqual([]);
+    }
+  });
+
+  it("levels: 0 to 3 wallets between each of 12 burst wallets and its two farm wallets", async () => {
+    const points: Point[] = [];
+    const next = rng(88);
+    const burstAt = START - 56 * DAY;
+    const top = wallets("level-sweep-burst", 12);
+    for (const levels of [0, 1, 2, 3]) {
+      // Level 0: the burst's wallets pay; from 1, each funds a chain of levels - 1 wallets ending in two farm wallets.
+      let upper = top;
+      const records: object[] = [...burst(top, [cex.wallet], burstAt)];
+      for (let l = 1; l < levels; l++) {
+        const lower = wallets(`level-sweep-middle-${l}`, 12);
+        records.push(
+          ...lower.map((w, i) => transfer(upper[i] as string, w, 9_000_000, burstAt + l * DAY + i)),
+        );
+        upper = lower;
+      }
+      const ws = levels === 0 ? top : wallets("level-sweep-farm", 24);
+      if (levels > 0)
+        records.push(
+          ...ws.map((w, i) => transfer(upper[i >> 1] as string, w, 4_000_000, burstAt + (5 + i) * DAY)),
+        );
+      const pays = payers(unlisted, ws, 60, () => 100 + next(1_900));
+      points.push(
+        await measure(`${levels}`, {
+          records: [...records, ...pays],
+          farm: { wallets: ws, merchant: unlisted, paid: paid(pays) },
+          spent: 0,
+        }),
+      );
+    }
+    expectHolds("behaviour-levels", points);
+    for (const p of points) expect(p.flagged, `at ${p.knob}`).toBe(1);
+  });
+
+  const exchanges = [cex, ...["b", "c", "d"].map((x) => exchange(`screen-sweep-exchange-${x}`))];
+  const at = START - 30 * DAY;
+  for (const e of [1, 2, 3, 4]) {
+    it(`across exchanges: a burst split over ${e} exchange(s), 2 to 6 wallets from each, in the same minutes`, async () => {
+      const hubs = exchanges.slice(0, e).map((x) => x.wallet);
+      const next = rng(86 + e);
+      const points: Point[] = [];
+      // And the farm's hour of ordinary withdrawals from the same exchanges.
+      const hour = ordinaryHour("hubs-sweep-hour", hubs, at - 900);
+      for (const per of [2, 3, 4, 6]) {
+        const ws = wallets("hubs-sweep-farm", e * per);
+        const pays = payers(unlisted, ws, 60, () => 100 + next(1_900));
+        points.push(
+          await measure(`${e} × ${per}`, {
+            records: [
+              ...exchanges.slice(1).flatMap((x) => x.records),
+              ...burst(ws, hubs, at),
+              ...hour.records,
+              ...pays,
+            ],
+            farm: { wallets: ws, merchant: unlisted, paid: paid(pays) },
+            spent: 0,
+            alike: new Map([["an ordinary hour's buyers", hour.group]]),
+            apart: hour.apart,
+          }),
+        );
+      }
+      expectHolds(`behaviour-hubs ${e}`, points);
+      for (const p of points) {
+        expect(p.flagged, `at ${p.knob}`).toBe(1);
+        // The ordinary hour, grouped across the exchanges with the farm, is never joined by behaviour.
+        expect(p.merged, `at ${p.knob}`).toEqual([]);
+      }
+    });
+  }
+
+  it("hubs made to order: 0 to 100 dust senders make the distributor of a farm paid two days apart a hub", async () => {
+    const points: Point[] = [];
+    const next = rng(91);
+    const distributor = addr("dust-sweep-distributor");
+    const ws = wallets("dust-sweep-farm", 12);
+    // Beside it, an exchange refilled by one wallet (that wallet's, so followed like the distributor) whose 60
+    // customers, withdrawn a third of a day apart, buy what the week's payers buy.
+    const refilled = exchange("screen-sweep-refilled");
+    const customers = ordinaryHour("dust-sweep-customer", [refilled.wallet], START - 50 * DAY, 0, DAY / 3);
+    for (const dust of [0, 25, 49, 50, 55, 75, 100]) {
+      const pays = payers(unlisted, ws, 60, () => 100 + next(1_900));
+      points.push(
+        await measure(`${dust}`, {
+          records: [
+            ...refilled.records,
+            transfer(addr("screen-sweep-refiller"), refilled.wallet, 1_000_000_000, START - 55 * DAY),
+            ...customers.records,
+            ...wallets("dust-sweep-sender", dust).flatMap((w, i) => [
+              transfer(addr(`dust-sweep-sender-own-${i}`), w, 20_000, START - 60 * DAY + i),
+              transfer(w, distributor, 10_000, START - 60 * DAY + 100 + i),
+            ]),
+            transfer(cex.wallet, distributor, 60_000_000, START - 58 * DAY),
+            ...ws.map((w, i) => transfer(distributor, w, 5_000_000, START - 56 * DAY + i * 2 * DAY)),
+            ...pays,
+          ],
+          farm: { wallets: ws, merchant: unlisted, paid: paid(pays) },
+          spent: 0,
+          alike: new Map([["an exchange's customers, refilled by one wallet", customers.group]]),
+          apart: customers.apart,
+        }),
+      );
+    }
+    expectHolds("behaviour-made-hub", points);
+    for (const p of points) {
+      expect(p.flagged, `at ${p.knob}`).toBe(1);
+      expect(p.merged, `at ${p.knob}`).toEqual([]);
+    }
   });
 });

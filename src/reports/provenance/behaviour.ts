@@ -13,11 +13,17 @@
  *   is never joined this way at this merchant (agents that sample many services are the genuine buyers most
  *   alike), and below that its link weighs in proportion to the share it spent here. A farm wallet's decoy
  *   purchases elsewhere thus cost it, at their merchants' prices, as much as what it spends at the farm's.
- * - **Groups**: the payers a hub paid first within one hour, one day or four days, each span read twice,
- *   the second time shifted by half a span, so that any burst no wider than half a span lies wholly in one
- *   group wherever UTC midnight falls; and those any other wallet (not a merchant: its refunds go to its own
- *   customers) ever paid, by the sender's cluster: an owner's feeders, each paying a few farm wallets, are
- *   one source.
+ * - **Groups**: the strong clusters of payers a hub paid first within one hour, one day or four days, each
+ *   span read twice, the second time shifted by half a span, so that any burst no wider than half a span
+ *   lies wholly in one group wherever UTC midnight falls. A cluster is in the group when the hub paid any
+ *   wallet of it, so a burst's wallets that fund the payers, through any number of wallets, instead of
+ *   paying themselves are the same group; so is a payer whose plain money came mostly from the group's
+ *   clusters (a third from each of three of the burst's wallets). Where several hubs paid out in one
+ *   bucket, all of their payouts there are one group besides each hub's own: a burst split over exchanges
+ *   is one burst, and the null model then counts the payers of all of them. And those any other wallet (not
+ *   a merchant: its refunds go to its own customers; a hub only where one party could have made it, as
+ *   `rw_followed_hubs` says) ever paid, by the sender's cluster: an owner's feeders, each paying a few farm
+ *   wallets, are one source, and so is a distributor that dust senders made a hub.
  * - **Null model**: in a group of n payers, k share a signature that a share p of the payers outside the
  *   group share (plus one, so that a signature nobody else has is not impossible); payers are counted by
  *   strong cluster, so a farm its funding already joined is one payer, not many that make its band common.
@@ -32,21 +38,17 @@ import type { Analytics } from "../../analytics/duckdb.ts";
 import { THRESHOLDS } from "../screens/thresholds.ts";
 import type { ClusterLinks } from "./cluster-links.ts";
 
-const SPANS = [
+/** Each span twice: in buckets from the epoch, and in buckets shifted by half a span. */
+const SPAN_SHIFTS = [
   { span: "hour", seconds: 3_600 },
   { span: "day", seconds: 86_400 },
   { span: "4 days", seconds: 4 * 86_400 },
-];
+]
+  .flatMap((s) => [0, s.seconds / 2].map((shift) => `('${s.span}+${shift}', ${s.seconds}, ${shift})`))
+  .join(", ");
 
-/** The hub groups: each span in buckets from the epoch and in buckets shifted by half a span. */
-const HUB_GROUPS = SPANS.flatMap((s) =>
-  [0, s.seconds / 2].map(
-    (shift) => `SELECT i.wallet, i.sender AS source, '${s.span}+${shift}' AS span,
-        (epoch(i.first_time)::BIGINT + ${shift}) // ${s.seconds} AS bucket
-      FROM rw_inflow i SEMI JOIN payers p ON p.payer = i.wallet
-      WHERE i.sender IN (SELECT wallet FROM rw_cluster_hubs)`,
-  ),
-).join(" UNION ALL ");
+/** The source of the groups that take every hub's payouts in a span together. */
+export const ANY_HUB = "hubs";
 
 /** A behaviour link's weight from its chance: 0 at the weak cut, 1 at the strong one, by the logarithm. */
 export function chanceWeight(chance: number): number {
@@ -75,16 +77,20 @@ export async function behaviourLinks(analytics: Analytics, links: ClusterLinks):
     `WITH candidates AS (
        -- What each payer spent at other merchants, as a share of what it spent (by amount).
        SELECT payer, pay_to, 1 - (amount / sum(amount) OVER (PARTITION BY payer))::DOUBLE AS elsewhere
-       FROM rw_pair_totals SEMI JOIN rw_behaviour b ON b.wallet = payer
-     ), hits AS (
-       SELECT b.source, b.span, b.bucket, g.pay_to, g.band, any_value(b.n) AS n,
-         count(DISTINCT coalesce(c.cluster, b.wallet)) AS k, list(i.id ORDER BY b.wallet) AS wallets,
-         list(d.elsewhere ORDER BY b.wallet) AS elsewhere
-       FROM rw_behaviour b JOIN rw_behaviour_bands g ON g.payer = b.wallet
-         JOIN candidates d ON d.payer = b.wallet AND d.pay_to = g.pay_to
-         LEFT JOIN rw_strong_clusters c ON c.wallet = b.wallet JOIN rw_cluster_ids i ON i.wallet = b.wallet
+       FROM rw_pair_totals SEMI JOIN rw_behaviour_payers b USING (payer)
+     ), signatures AS (
+       -- Each strong cluster's signatures, each with the wallet of it that spent the most here.
+       SELECT b.cluster, g.pay_to, g.band, first(i.id ORDER BY d.elsewhere, i.id) AS wallet,
+         min(d.elsewhere) AS elsewhere
+       FROM rw_behaviour_payers b JOIN rw_behaviour_bands g USING (payer)
+         JOIN candidates d ON d.payer = b.payer AND d.pay_to = g.pay_to JOIN rw_cluster_ids i ON i.wallet = b.payer
        WHERE d.elsewhere <= ${t.behaviourMaxElsewhereShare}
-       GROUP BY ALL HAVING count(DISTINCT coalesce(c.cluster, b.wallet)) >= ${t.behaviourMinWallets}
+       GROUP BY ALL
+     ), hits AS (
+       SELECT b.source, b.span, b.bucket, s.pay_to, s.band, any_value(b.n) AS n, count(*) AS k,
+         list(s.wallet ORDER BY s.wallet) AS wallets, list(s.elsewhere ORDER BY s.wallet) AS elsewhere
+       FROM rw_behaviour b JOIN signatures s USING (cluster)
+       GROUP BY ALL HAVING count(*) >= ${t.behaviourMinWallets}
      ), background AS (
        SELECT g.pay_to, g.band, count(DISTINCT coalesce(c.cluster, g.payer)) AS n
        FROM rw_behaviour_bands g LEFT JOIN rw_strong_clusters c ON c.wallet = g.payer
@@ -126,11 +132,18 @@ export async function behaviourLinks(analytics: Analytics, links: ClusterLinks):
 }
 
 /**
- * `rw_behaviour_bands` (payer, pay_to, band): the payers' signatures; `rw_behaviour` (wallet, source, span,
- * bucket, n): the groups of at least `behaviourMinWallets` payers (by strong cluster) each wallet is in.
+ * `rw_behaviour_bands` (payer, pay_to, band): the payers' signatures; `rw_behaviour_payers` (payer,
+ * cluster): each one's strong cluster (itself where it has none); `rw_behaviour` (cluster, source, span,
+ * bucket, n): the groups of at least `behaviourMinWallets` strong clusters of payers each cluster is in.
+ *
+ * A cluster is in a hub's group when the hub paid any wallet of it in the span: a burst's wallets that fund
+ * the payers (strongly, by the funding rule, through any number of wallets) instead of paying themselves
+ * are the same group. So is a payer whose plain money (from senders that are not hubs) came mostly from
+ * clusters in the group, as the funding rule weighs a funder: one farm wallet given a third by each of three
+ * of the burst's wallets. Groups are counted by strong cluster, so a cluster is one payer in each.
  */
 async function behaviourGroups(analytics: Analytics): Promise<void> {
-  const min = THRESHOLDS.behaviourMinWallets;
+  const t = THRESHOLDS;
   // Only amounts below the merchant's lowest listed price (any, where it lists none) can make or miss a
   // price, or be tiny: merged or not, buyers at a listed price change no figure. Most payments are at one.
   await analytics.run(
@@ -142,20 +155,56 @@ async function behaviourGroups(analytics: Analytics): Promise<void> {
   );
   // Payers are counted by strong cluster, in the groups and outside them: a farm already joined by its
   // funding is one payer, not many that make its band look common.
-  const payer = "coalesce(c.cluster, s.wallet)";
+  await analytics.run(
+    `CREATE OR REPLACE TEMP TABLE rw_behaviour_payers AS
+     SELECT p.payer, coalesce(c.cluster, p.payer) AS cluster
+     FROM (SELECT DISTINCT payer FROM rw_behaviour_bands) p LEFT JOIN rw_strong_clusters c ON c.wallet = p.payer`,
+  );
+  const hubs = "SELECT wallet FROM rw_cluster_hubs";
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_behaviour AS
-     WITH payers AS (SELECT DISTINCT payer FROM rw_behaviour_bands),
-     src AS (
-       ${HUB_GROUPS}
+     WITH fed AS (
+       -- What each payer received from each sender that is not a hub, by the sender's strong cluster.
+       SELECT i.wallet AS payer, coalesce(c.cluster, i.sender) AS cluster, i.funds
+       FROM rw_inflow i SEMI JOIN rw_behaviour_payers p ON p.payer = i.wallet
+         LEFT JOIN rw_strong_clusters c ON c.wallet = i.sender
+       WHERE i.funds > 0 AND i.sender NOT IN (${hubs})
+     ), reach AS (
+       SELECT cluster FROM rw_behaviour_payers UNION SELECT cluster FROM fed
+     ), wallets AS (
+       SELECT c.wallet, c.cluster FROM rw_strong_clusters c SEMI JOIN reach r USING (cluster)
        UNION ALL
-       SELECT DISTINCT i.wallet, coalesce(a.cluster, i.sender), 'ever', 0
-       FROM rw_inflow i SEMI JOIN payers p ON p.payer = i.wallet LEFT JOIN rw_clusters a ON a.wallet = i.sender
-       WHERE i.sender NOT IN (SELECT wallet FROM rw_merchants) AND i.sender NOT IN (SELECT wallet FROM rw_cluster_hubs)
+       SELECT cluster, cluster FROM reach WHERE cluster NOT IN (SELECT wallet FROM rw_strong_clusters)
+     ), paid AS (
+       -- The hubs' payouts to those clusters' wallets, in each span's buckets.
+       SELECT DISTINCT w.cluster, i.sender AS hub, s.span,
+         (epoch(i.first_time)::BIGINT + s.shift) // s.seconds AS bucket
+       FROM rw_inflow i JOIN wallets w USING (wallet), (VALUES ${SPAN_SHIFTS}) s(span, seconds, shift)
+       WHERE i.sender IN (${hubs})
+     ), members AS (
+       -- Each hub's, and where several hubs paid out in one bucket, all of theirs together: a burst is one
+       -- whether one exchange paid it out or several.
+       SELECT cluster, hub AS source, span, bucket FROM paid
+       UNION
+       SELECT cluster, '${ANY_HUB}', span, bucket FROM paid
+       SEMI JOIN (SELECT span, bucket FROM paid GROUP BY ALL HAVING min(hub) <> max(hub)) USING (span, bucket)
+     ), src AS (
+       SELECT m.* FROM members m SEMI JOIN rw_behaviour_payers p USING (cluster)
+       UNION
+       SELECT p.cluster, g.source, g.span, g.bucket FROM (
+         SELECT f.payer, m.source, m.span, m.bucket, sum(f.funds) AS funds
+         FROM fed f JOIN members m USING (cluster) GROUP BY ALL
+       ) g JOIN rw_inflow_totals t ON t.wallet = g.payer JOIN rw_behaviour_payers p ON p.payer = g.payer
+       WHERE g.funds * 2 >= t.nonhub AND g.funds >= t.total * ${t.firstFunderMinShare}
+       UNION
+       -- The payers any other wallet ever paid, by the sender's cluster (every link); a hub one party could
+       -- have made (followed by the provenance walk) is such a wallet here too, though nobody's funder.
+       SELECT p.cluster, coalesce(a.cluster, i.sender), 'ever', 0
+       FROM rw_inflow i JOIN rw_behaviour_payers p ON p.payer = i.wallet LEFT JOIN rw_clusters a ON a.wallet = i.sender
+       WHERE i.sender NOT IN (SELECT wallet FROM rw_merchants)
+         AND (i.sender NOT IN (${hubs}) OR i.sender IN (SELECT wallet FROM rw_followed_hubs))
      ), sized AS (
-       SELECT source, span, bucket, count(DISTINCT ${payer}) AS n
-       FROM src s LEFT JOIN rw_strong_clusters c ON c.wallet = s.wallet
-       GROUP BY ALL HAVING count(DISTINCT ${payer}) >= ${min}
+       SELECT source, span, bucket, count(*) AS n FROM src GROUP BY ALL HAVING count(*) >= ${t.behaviourMinWallets}
      )
      SELECT s.*, z.n FROM src s JOIN sized z USING (source, span, bucket)`,
   );

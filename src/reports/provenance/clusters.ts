@@ -43,6 +43,7 @@ export const CLUSTER_TABLES = [
   "rw_unfunded",
   "rw_strong_clusters",
   "rw_behaviour_bands",
+  "rw_behaviour_payers",
   "rw_behaviour",
   "rw_clusters",
   "rw_cluster_links",

@@ -175,6 +175,79 @@ describe("behaviour", () => {
     expect(links).toEqual([]);
   });
 
+  it("leaves genuine metered buyers withdrawn from three exchanges in one hour (groups across hubs)", async () => {
+    const hour = wallets("bh-hubs-hour", 21);
+    const exchanges = KNOWN_HUBS.slice(2, 5).map((h) => h.address);
+    const { links } = await clustersOf([
+      ...hour.map((w, i) => transfer(exchanges[i % 3] as string, w, 5_000_000, START - WEEK + i * 85)),
+      ...genuineMetered(hour, 11),
+      ...genuineMetered(wallets("bh-hubs-others", 40), 12),
+    ]);
+    expect(links).toEqual([]);
+  });
+
+  it("leaves customers withdrawn in one hour who each fund an agent of their own one buyer each (one hop)", async () => {
+    const hour = wallets("bh-hop-customer", 20);
+    const agents = wallets("bh-hop-agent", 20);
+    const { links, strong } = await clustersOf([
+      ...hour.map((w, i) => transfer(cex, w, 5_000_000, START - WEEK + i * 90)),
+      ...agents.map((a, i) => transfer(hour[i] as string, a, 2_000_000, START - WEEK + 2_000 + i)),
+      ...genuineMetered(agents, 13),
+      ...genuineMetered(wallets("bh-hop-others", 40), 14),
+    ]);
+    expect(links.filter((l) => l.rule !== "funding")).toEqual([]);
+    expect(new Set(agents.map((a) => strong.get(a))).size).toBe(20);
+  });
+
+  it("joins the wallets a burst's wallets fund, through two levels or a third from each of three, and a burst split over exchanges", async () => {
+    const exchanges = KNOWN_HUBS.slice(2, 5).map((h) => h.address);
+    // Each farm pays m in a band of its own, so that each is joined by its own rule.
+    const farms = {
+      fed: { ws: wallets("bh-fed", 12), from: 300 },
+      deeper: { ws: wallets("bh-deeper", 12), from: 600 },
+      thirds: { ws: wallets("bh-thirds", 12), from: 1_200 },
+      split: { ws: wallets("bh-split", 12), from: 2_100 },
+    };
+    const burst = (label: string, n: number, at: number) => {
+      const ws = wallets(label, n);
+      return { ws, records: ws.map((f, i) => transfer(cex, f, 10_000_000, at + i * 3)) };
+    };
+    // Three bursts days apart: six feeders, six feeders of six middle wallets, six wallets giving thirds.
+    const feeders = burst("bh-feeder", 6, START - 3 * WEEK);
+    const upper = burst("bh-upper", 6, START - 2 * WEEK);
+    const middle = wallets("bh-middle", 6);
+    const givers = burst("bh-giver", 6, START - WEEK);
+    const fund = (from: string, to: string, amount: number, i: number) =>
+      transfer(from, to, amount, START - WEEK + 40_000 + i * 20_000);
+    const { strong, cluster } = await clustersOf([
+      ...feeders.records,
+      ...upper.records,
+      ...givers.records,
+      ...farms.fed.ws.map((w, i) => fund(feeders.ws[i >> 1] as string, w, 5_000_000, i)),
+      ...middle.map((w, i) => fund(upper.ws[i] as string, w, 9_000_000, i)),
+      ...farms.deeper.ws.map((w, i) => fund(middle[i >> 1] as string, w, 4_000_000, i)),
+      // Farm wallet i gets a third from each of three givers: no one gives it half.
+      ...farms.thirds.ws.flatMap((w, i) =>
+        [0, 1, 2].map((j) => fund(givers.ws[(i + j) % 6] as string, w, 1_000_000, i)),
+      ),
+      ...farms.split.ws.map((w, i) =>
+        transfer(exchanges[i % 3] as string, w, 5_000_000, START - WEEK + i * 3),
+      ),
+      ...Object.values(farms).flatMap((f) => payers(m, f.ws, 30, (i) => f.from + i)),
+      ...genuine(m, [10_000, 20_000, 50_000], 30, 15).records,
+    ]);
+    // Each farm one strong cluster (a wallet in no link is its own: undefined).
+    const joined = Object.fromEntries(
+      Object.entries(farms).map(([name, f]) => {
+        const names = new Set(f.ws.map((w) => strong.get(w)));
+        return [name, names.size === 1 && !names.has(undefined)];
+      }),
+    );
+    expect(joined).toEqual({ fed: true, deeper: true, thirds: true, split: true });
+    // The farms are apart: each was joined within itself.
+    expect(new Set(Object.values(farms).map((f) => cluster.get(f.ws[0] as string))).size).toBe(4);
+  });
+
   it("does not merge buyers that spend most of their money at other merchants (the diversity guard)", async () => {
     const agents = wallets("bh-agent", 8);
     const { links } = await clustersOf([
