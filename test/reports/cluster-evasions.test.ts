@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
 import { ReportService } from "../../src/reports/serve/service.ts";
 import { addr, analyticsWith, END, END_TIME, payment, START, transfer } from "../helpers/data.ts";
-import { DAY, expectNearTruth, genuine, payers, rng, WEEK, wallets } from "../helpers/scenarios.ts";
+import { expectNearTruth, genuine, payers, rng, WEEK, wallets } from "../helpers/scenarios.ts";
 
 const prices = [10_000, 20_000, 50_000];
 
@@ -149,33 +149,6 @@ describe("bursts one level further and across exchanges (issue 84)", () => {
     const links = evidence.flags.find((f) => f.kind === "tiny_repeat")?.wallets[0]?.cluster?.links ?? [];
     expect(links).toHaveLength(11);
     expect(links.every((l) => l.rule === "behaviour" && l.strong)).toBe(true);
-  });
-});
-
-describe("hubs made to order, one step on (issue 84)", () => {
-  const m = addr("made-hub-merchant");
-
-  it("counts a farm paid two days apart by a distributor that 55 dust senders made a hub as one buyer", async () => {
-    const base = genuine(m, prices, 30, 29);
-    const cex = exchange("made-hub-exchange");
-    const distributor = addr("dust-made-distributor");
-    const farm = wallets("dust-hub-farm", 12);
-    const records = [
-      ...base.records,
-      ...cex.records,
-      // Fifty-five senders of a cent each, each its own cluster: the distributor is fed by many wallets.
-      ...wallets("dust-sender", 55).flatMap((w, i) => [
-        transfer(addr(`dust-sender-own-${i}`), w, 20_000, START - 6 * WEEK + i),
-        transfer(w, distributor, 10_000, START - 6 * WEEK + 100 + i),
-      ]),
-      transfer(cex.wallet, distributor, 60_000_000, START - 5 * WEEK),
-      // A farm wallet every two days: no hour, day or four days of the distributor's payouts holds five.
-      ...farm.map((w, i) => transfer(distributor, w, 5_000_000, START - 4 * WEEK + i * 2 * DAY)),
-      ...tinyFarm(m, farm, 36),
-    ];
-    const { report } = await reportAndEvidence(records, m);
-    expect(Math.abs(report.real_usd - base.truthUsd) / base.truthUsd).toBeLessThanOrEqual(0.05);
-    expect(report.flags.tiny_repeat?.tx).toBe(12 * 150);
   });
 });
 

@@ -431,16 +431,15 @@ describe("sweeps of the behaviour groups' reach (issue 84)", () => {
     return ws.flatMap((w) => payers(metered, [w], 5 + next(20), () => 200 + next(8_000)));
   };
   /**
-   * An ordinary hour of withdrawals from `hubs`, in turn, beginning at `at` (`gap` blocks apart: 30 make an
-   * hour): 60 wallets, whose buyers (each
+   * An ordinary hour of withdrawals from `hubs`, in turn, beginning at `at`: 60 wallets, whose buyers (each
    * wallet, or from `agents` on the agents it funds) buy what the week's payers buy, in its proportions:
    * a fifth the popular metered API, the rest the crowd's merchants. The null model must expect it.
    */
-  function ordinaryHour(label: string, hubs: readonly string[], at: number, agents = 0, gap = 30) {
+  function ordinaryHour(label: string, hubs: readonly string[], at: number, agents = 0) {
     const next = rng(89);
     const withdrawn = wallets(`${label}-withdrawn`, 60);
     const records: object[] = withdrawn.map((w, i) =>
-      transfer(hubs[i % hubs.length] as string, w, 10_000_000, at + i * gap),
+      transfer(hubs[i % hubs.length] as string, w, 10_000_000, at + i * 30),
     );
     let buyers = withdrawn;
     if (agents > 0) {
@@ -567,43 +566,4 @@ describe("sweeps of the behaviour groups' reach (issue 84)", () => {
       }
     });
   }
-
-  it("hubs made to order: 0 to 100 dust senders make the distributor of a farm paid two days apart a hub", async () => {
-    const points: Point[] = [];
-    const next = rng(91);
-    const distributor = addr("dust-sweep-distributor");
-    const ws = wallets("dust-sweep-farm", 12);
-    // Beside it, an exchange refilled by one wallet (that wallet's, so followed like the distributor) whose 60
-    // customers, withdrawn a third of a day apart, buy what the week's payers buy.
-    const refilled = exchange("screen-sweep-refilled");
-    const customers = ordinaryHour("dust-sweep-customer", [refilled.wallet], START - 50 * DAY, 0, DAY / 3);
-    for (const dust of [0, 25, 49, 50, 55, 75, 100]) {
-      const pays = payers(unlisted, ws, 60, () => 100 + next(1_900));
-      points.push(
-        await measure(`${dust}`, {
-          records: [
-            ...refilled.records,
-            transfer(addr("screen-sweep-refiller"), refilled.wallet, 1_000_000_000, START - 55 * DAY),
-            ...customers.records,
-            ...wallets("dust-sweep-sender", dust).flatMap((w, i) => [
-              transfer(addr(`dust-sweep-sender-own-${i}`), w, 20_000, START - 60 * DAY + i),
-              transfer(w, distributor, 10_000, START - 60 * DAY + 100 + i),
-            ]),
-            transfer(cex.wallet, distributor, 60_000_000, START - 58 * DAY),
-            ...ws.map((w, i) => transfer(distributor, w, 5_000_000, START - 56 * DAY + i * 2 * DAY)),
-            ...pays,
-          ],
-          farm: { wallets: ws, merchant: unlisted, paid: paid(pays) },
-          spent: 0,
-          alike: new Map([["an exchange's customers, refilled by one wallet", customers.group]]),
-          apart: customers.apart,
-        }),
-      );
-    }
-    expectHolds("behaviour-made-hub", points);
-    for (const p of points) {
-      expect(p.flagged, `at ${p.knob}`).toBe(1);
-      expect(p.merged, `at ${p.knob}`).toEqual([]);
-    }
-  });
 });

@@ -21,9 +21,8 @@
  *   clusters (a third from each of three of the burst's wallets). Where several hubs paid out in one
  *   bucket, all of their payouts there are one group besides each hub's own: a burst split over exchanges
  *   is one burst, and the null model then counts the payers of all of them. And those any other wallet (not
- *   a merchant: its refunds go to its own customers; a hub only where one party could have made it, as
- *   `rw_followed_hubs` says) ever paid, by the sender's cluster: an owner's feeders, each paying a few farm
- *   wallets, are one source, and so is a distributor that dust senders made a hub.
+ *   a merchant: its refunds go to its own customers) ever paid, by the sender's cluster: an owner's
+ *   feeders, each paying a few farm wallets, are one source.
  * - **Null model**: in a group of n payers, k share a signature that a share p of the payers outside the
  *   group share (plus one, so that a signature nobody else has is not impossible); payers are counted by
  *   strong cluster, so a farm its funding already joined is one payer, not many that make its band common.
@@ -197,12 +196,10 @@ async function behaviourGroups(analytics: Analytics): Promise<void> {
        ) g JOIN rw_inflow_totals t ON t.wallet = g.payer JOIN rw_behaviour_payers p ON p.payer = g.payer
        WHERE g.funds * 2 >= t.nonhub AND g.funds >= t.total * ${t.firstFunderMinShare}
        UNION
-       -- The payers any other wallet ever paid, by the sender's cluster (every link); a hub one party could
-       -- have made (followed by the provenance walk) is such a wallet here too, though nobody's funder.
+       -- The payers any other wallet ever paid, by the sender's cluster (every link).
        SELECT p.cluster, coalesce(a.cluster, i.sender), 'ever', 0
        FROM rw_inflow i JOIN rw_behaviour_payers p ON p.payer = i.wallet LEFT JOIN rw_clusters a ON a.wallet = i.sender
-       WHERE i.sender NOT IN (SELECT wallet FROM rw_merchants)
-         AND (i.sender NOT IN (${hubs}) OR i.sender IN (SELECT wallet FROM rw_followed_hubs))
+       WHERE i.sender NOT IN (SELECT wallet FROM rw_merchants) AND i.sender NOT IN (${hubs})
      ), sized AS (
        SELECT source, span, bucket, count(*) AS n FROM src GROUP BY ALL HAVING count(*) >= ${t.behaviourMinWallets}
      )

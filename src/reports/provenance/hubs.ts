@@ -13,8 +13,7 @@
  *   but not its deposits finds the exchange this way.
  * Merchants are never hubs by the data's rules (a merchant paying many wallets is the distributor pattern).
  * A hub by the data's rules that one party could have made (`rw_followed_hubs`: that party's wallet, or
- * fed by few parties' money) stays nobody's funder but is followed by the provenance walk, and the payers it
- * paid are one behaviour group, as any wallet's (`behaviour.ts`).
+ * fed by few parties' money) stays nobody's funder but is followed by the provenance walk.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
 import type { ChainRecord } from "../../chain/chains.ts";
