@@ -614,7 +614,7 @@ async function writeVoucherAlone(q: Queryable, w: VoucherWrite): Promise<string 
  * charge's ledger row written only with it. Measured on PGlite, a statement costs the process about the same
  * CPU whether it changes one row or sixteen, and a transaction of several statements (with or without a
  * savepoint each) no less than the statements alone: 0.46-0.51 ms a voucher alone or in such a transaction,
- * 0.24 ms in a statement of four, 0.08 ms in one of sixteen (docs/benchmarks-log.md, 2026-12-01).
+ * 0.24 ms in a statement of four, 0.08 ms in one of sixteen (docs/benchmarks-log.md, 2026-11-28, "Group commit").
  */
 async function writeVouchers(db: Database, batch: readonly VoucherWrite[]): Promise<(string | undefined)[]> {
   if (batch.length === 1) return [await writeVoucherAlone(db, batch[0] as VoucherWrite)];
