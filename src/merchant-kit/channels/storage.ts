@@ -611,10 +611,10 @@ async function writeVoucherAlone(q: Queryable, w: VoucherWrite): Promise<string 
 /**
  * Vouchers' writes made together, each as `writeVoucherAlone` would write it, in one statement: each row
  * changed only at its own version (one that had changed is left and its voucher read again, as alone), each
- * charge's ledger row written only with it. Measured on PGlite, a statement costs the process about the same
- * CPU whether it changes one row or sixteen, and a transaction of several statements (with or without a
- * savepoint each) no less than the statements alone: 0.46-0.51 ms a voucher alone or in such a transaction,
- * 0.24 ms in a statement of four, 0.08 ms in one of sixteen (docs/benchmarks-log.md, 2026-11-28, "Group commit").
+ * charge's ledger row written only with it. Measured on PGlite (bench/grouped-shapes.ts), a charge costs the
+ * process 0.38 ms alone, 0.18 in a statement of four, 0.07 in one of sixteen, and a transaction of the same
+ * statements no less than alone (0.37-0.39 ms), or more with a savepoint each (0.49-0.54 ms): PGlite's cost is
+ * the statement, not the commit (docs/benchmarks-log.md, 2026-11-28, "Group commit").
  */
 async function writeVouchers(db: Database, batch: readonly VoucherWrite[]): Promise<(string | undefined)[]> {
   if (batch.length === 1) return [await writeVoucherAlone(db, batch[0] as VoucherWrite)];
