@@ -9,9 +9,10 @@
  * (`setImmediate`, not a timer), and takes every write made until then; writes made while that commit runs go
  * together in the next. The turn is what PGlite needs: its statements run synchronously in the process's one
  * thread, so no request can arrive "during" a commit, and a commit started at once took each write alone
- * (2.00 statements a request for a take and a finish at 16 requests at once over HTTP, against 0.26 with the
- * turn; docs/benchmarks-log.md, 2026-11-28, "Group commit"). Requests whose data came in together are handled
- * in the same turn, up to their write; a lone write waits for nothing but the end of its own turn.
+ * (2.00 statements a request for a take and a finish at 16 requests at once over HTTP, against 0.16-0.20
+ * with the turn: `bench:ledger`, docs/benchmarks-log.md, 2026-11-28, night, "group commit"). Requests whose data came
+ * in together are handled in the same turn, up to their write; a lone write waits for nothing but the end of
+ * its own turn.
  */
 
 /** Captured at load: a test's fake timers must not hold the database's writes. */

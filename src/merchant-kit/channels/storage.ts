@@ -614,7 +614,7 @@ async function writeVoucherAlone(q: Queryable, w: VoucherWrite): Promise<string 
  * charge's ledger row written only with it. Measured on PGlite (bench/grouped-shapes.ts), a charge costs the
  * process 0.38 ms alone, 0.18 in a statement of four, 0.07 in one of sixteen, and a transaction of the same
  * statements no less than alone (0.37-0.39 ms), or more with a savepoint each (0.49-0.54 ms): PGlite's cost is
- * the statement, not the commit (docs/benchmarks-log.md, 2026-11-28, "Group commit").
+ * the statement, not the commit (docs/benchmarks-log.md, 2026-11-28, night, "group commit").
  */
 async function writeVouchers(db: Database, batch: readonly VoucherWrite[]): Promise<(string | undefined)[]> {
   if (batch.length === 1) return [await writeVoucherAlone(db, batch[0] as VoucherWrite)];
