@@ -29,7 +29,7 @@
  * nothing while it runs, so taking it would be two statements a voucher for no guarantee (issue 66). A call that
  * ends without its charge (unpaid, unsettled) writes its row as it ends.
  */
-import { type GroupedWriter, groupedWriter } from "../../common/db/grouped.ts";
+import { type GroupedWriter, groupedWriter, isValueError } from "../../common/db/grouped.ts";
 import type { Database, Queryable } from "../../common/db/index.ts";
 import { type ChannelRequest, channelRequest } from "../channels/index.ts";
 
@@ -123,7 +123,8 @@ export type Reservation =
 
 export class PaymentLedger {
   private lastPurge = 0;
-  // Concurrent requests' rows are taken and finished in groups, a commit for many (common/db/grouped.ts).
+  // Concurrent requests' rows are taken and finished in groups, a statement for many (common/db/grouped.ts);
+  // a row the database refuses for its own values (a validBefore past its timestamps) fails its request alone.
   private readonly taking: GroupedWriter<{ key: PaymentKey; resource: string }, boolean>;
   private readonly finishing: GroupedWriter<{ key: PaymentKey; outcome: Outcome }>;
 
@@ -131,8 +132,8 @@ export class PaymentLedger {
     private readonly db: Database,
     private readonly now: () => number = Date.now,
   ) {
-    this.taking = groupedWriter((batch) => takeRows(db, batch));
-    this.finishing = groupedWriter((batch) => finishRows(db, batch));
+    this.taking = groupedWriter((batch) => takeRows(db, batch), { itemError: isValueError });
+    this.finishing = groupedWriter((batch) => finishRows(db, batch), { itemError: isValueError });
   }
 
   /** Takes the payment's row; false when another request holds it (or held it and succeeded). */

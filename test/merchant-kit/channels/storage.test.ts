@@ -15,6 +15,7 @@ import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
 
 const RECEIVER = "0x1111111111111111111111111111111111111111";
 const OTHER = "0x2222222222222222222222222222222222222222";
+const PAYER = "0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 
 /** A channel as the SDK's server writes one after a deposit. */
 function channel(n: number, receiver = RECEIVER, changes: Partial<Channel> = {}): Channel {
@@ -218,6 +219,117 @@ describe.each(DATABASE_KINDS)("the channel store on %s", (kind) => {
     expect(sent).toEqual(["UPDATE"]);
     expect(await s.get(c.channelId)).toMatchObject({ chargedCumulativeAmount: "2000", signature: "0xv2" });
     expect((await s.get(c.channelId))?.pendingRequest).toBeUndefined();
+  });
+
+  /** Charges `amount` on each channel, each as a request of its own carrying its ledger row, all at once. */
+  async function chargeTogether(
+    s: ChannelStore,
+    charges: { channel: Channel; amount: bigint; nonce: string }[],
+  ) {
+    return Promise.allSettled(
+      charges.map(({ channel: c, amount, nonce }) =>
+        inChannelRequest(async () => {
+          const request = channelRequest() as NonNullable<ReturnType<typeof channelRequest>>;
+          request.ledger = { payer: PAYER, nonce, resource: "https://a.test/x", validBefore: 2e9, amount };
+          try {
+            return await s.updateChannel(c.channelId, charge(amount));
+          } finally {
+            expect(request.unsaved !== undefined).toBe(request.ledger.written !== true);
+          }
+        }),
+      ),
+    );
+  }
+
+  const ledgerRows = async () =>
+    (
+      await db.query<{ nonce: string; state: string }>(
+        "SELECT nonce, state FROM merchant_payments ORDER BY nonce",
+      )
+    ).rows.map((r) => `${r.nonce}:${r.state}`);
+
+  it("charges vouchers of channels made together in one statement, each only at its own version", async () => {
+    await db.exec("TRUNCATE merchant_payments");
+    const sent: string[] = [];
+    const counting: Database = {
+      ...db,
+      query: (sql, params) => {
+        sent.push(sql.trim().split(/\s+/).slice(0, 3).join(" "));
+        return db.query(sql, params);
+      },
+    };
+    const s = new ChannelStore(counting, RECEIVER);
+    const channels = Array.from({ length: 8 }, (_, i) =>
+      channel(20 + i, RECEIVER, { chargedCumulativeAmount: "0" }),
+    );
+    for (const c of channels) await s.updateChannel(c.channelId, () => c);
+    // One channel changed behind the store's back (another process): its kept version is stale.
+    const stale = channels[3] as Channel;
+    await db.query("UPDATE merchant_channels SET charged = 500 WHERE channel_id = $1", [stale.channelId]);
+    sent.length = 0;
+    const results = await chargeTogether(
+      s,
+      channels.map((c, i) => ({ channel: c, amount: 10n, nonce: `channel:${i}` })),
+    );
+    expect(results.every((r) => r.status === "fulfilled" && r.value.status === "updated")).toBe(true);
+    // One statement for the eight; the stale one read again and charged alone, on what is there.
+    expect(sent).toEqual(["WITH t AS", "SELECT channel_id, config,", "WITH charged AS"]);
+    for (const c of channels) {
+      expect((await store().get(c.channelId))?.chargedCumulativeAmount).toBe(c === stale ? "510" : "10");
+    }
+    expect(await ledgerRows()).toEqual(channels.map((_, i) => `channel:${i}:settled`));
+  });
+
+  it("fails only the voucher whose own values the database refuses, in a group as alone", async () => {
+    await db.exec("TRUNCATE merchant_payments");
+    const s = store();
+    const channels = Array.from({ length: 4 }, (_, i) =>
+      channel(30 + i, RECEIVER, { chargedCumulativeAmount: "0" }),
+    );
+    for (const c of channels) await s.updateChannel(c.channelId, () => c);
+    // A ledger row already there: the second charge of that key breaks the ledger's primary key.
+    await db.query(
+      `INSERT INTO merchant_payments (payer, nonce, resource, valid_before, amount, state)
+       VALUES ($1, 'channel:taken', 'r', to_timestamp(2e9), 1, 'settled')`,
+      [PAYER],
+    );
+    const results = await chargeTogether(s, [
+      { channel: channels[0] as Channel, amount: 10n, nonce: "channel:a" },
+      { channel: channels[1] as Channel, amount: 10n, nonce: "channel:taken" },
+      { channel: channels[2] as Channel, amount: 10n ** 80n, nonce: "channel:c" },
+      { channel: channels[3] as Channel, amount: 10n, nonce: "channel:d" },
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "rejected", "fulfilled"]);
+    const charged = await Promise.all(
+      channels.map(async (c) => (await store().get(c.channelId))?.chargedCumulativeAmount),
+    );
+    expect(charged).toEqual(["10", "0", "0", "10"]);
+    expect(await ledgerRows()).toEqual(["channel:a:settled", "channel:d:settled", "channel:taken:settled"]);
+  });
+
+  it("fails every voucher of a group the database fails: none charged, each request told", async () => {
+    await db.exec("TRUNCATE merchant_payments");
+    let failing = false;
+    const flaky: Database = {
+      ...db,
+      query: (sql, params) =>
+        failing && sql.trim().startsWith("WITH t AS")
+          ? Promise.reject(new Error("Connection terminated unexpectedly"))
+          : db.query(sql, params),
+    };
+    const s = new ChannelStore(flaky, RECEIVER);
+    const channels = Array.from({ length: 4 }, (_, i) =>
+      channel(40 + i, RECEIVER, { chargedCumulativeAmount: "0" }),
+    );
+    for (const c of channels) await s.updateChannel(c.channelId, () => c);
+    failing = true;
+    const results = await chargeTogether(
+      s,
+      channels.map((c, i) => ({ channel: c, amount: 10n, nonce: `channel:f${i}` })),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array(4).fill("rejected"));
+    for (const c of channels) expect((await store().get(c.channelId))?.chargedCumulativeAmount).toBe("0");
+    expect(await ledgerRows()).toEqual([]);
   });
 
   it(`${kind === "pglite" ? "gives back" : "keeps"} the reservations left in the store when a process starts`, async () => {

@@ -12,7 +12,7 @@ import { decodePaymentResponseHeader } from "@x402/core/http";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
-import { openDatabase } from "../../../src/common/db/index.ts";
+import { type Database, openDatabase } from "../../../src/common/db/index.ts";
 import { useDevnet } from "../../helpers/chain.ts";
 import {
   type ChannelShop,
@@ -193,6 +193,73 @@ describe.each(DATABASE_KINDS)("payment channels at once, merchant state on %s", 
     // The voucher the deposit beat is stale now: never charged.
     const stale = await fetch(held("v3"), { headers: { "PAYMENT-SIGNATURE": late } });
     expect(refusalOf(stale)).toBe(MISMATCH);
+  });
+
+  it("charges vouchers of channels served together in one statement, and answers none of a group whose statement fails", async () => {
+    const state = await openTestDatabase(kind);
+    closers.push(state.close);
+    // The merchant's database, its statements counted; the grouped charge's can be made to fail as a lost
+    // connection would.
+    const sent: string[] = [];
+    let failing = false;
+    const db: Database = {
+      ...state.db,
+      query: (sql, params) => {
+        const head = sql.trim().split(/\s+/).slice(0, 3).join(" ");
+        sent.push(head);
+        if (failing && head === "WITH t AS")
+          return Promise.reject(new Error("Connection terminated unexpectedly"));
+        return state.db.query(sql, params);
+      },
+    };
+    const grouping = await startChannelShop(chain.devnet, db, facilitator, channelEndpoints(gate, tally));
+    closers.push(grouping.close);
+    const payers = Array.from({ length: 4 }, () => payer());
+    for (const { pay } of payers) expect((await pay(`${grouping.url}/api/counted`)).status).toBe(200);
+    /**
+     * A voucher of each channel for `cap`, held at a gate of its own until all four are in their handlers (each
+     * channel reserved), then let go together; the statements after that counted, and failing as `fail` says.
+     */
+    const together = async (round: string, cap: bigint, fail: boolean) => {
+      const urls = payers.map((_, i) => `${grouping.url}/api/counted?hold=${round}-${i}-${kind}`);
+      const headers = await Promise.all(
+        payers.map(async ({ client }, i) =>
+          voucherHeader(await requiredBy(urls[i] as string), buyer(), client, cap),
+        ),
+      );
+      const answers = payers.map((_, i) =>
+        fetch(urls[i] as string, { headers: { "PAYMENT-SIGNATURE": headers[i] as string } }),
+      );
+      for (const [i] of payers.entries()) await gate.entered(`${round}-${i}-${kind}`);
+      sent.length = 0;
+      failing = fail;
+      for (const [i] of payers.entries()) gate.release(`${round}-${i}-${kind}`);
+      return Promise.all(answers);
+    };
+
+    const served = await together("grouped", 2n * PRICE, false);
+    expect(served.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+    // Four charges made in one turn: one statement.
+    expect(sent).toEqual(["WITH t AS"]);
+    for (const { client } of payers) {
+      expect((await channelOf(grouping, client)).row?.chargedCumulativeAmount).toBe((2n * PRICE).toString());
+    }
+
+    const refused = await together("failed", 3n * PRICE, true);
+    // The statement that held the four charges failed: each call refused as unpaid (the SDK's settle hook threw,
+    // and it answers that the settlement failed: 402, its receipt saying so), none charged.
+    expect(refused.map((a) => a.status)).toEqual([402, 402, 402, 402]);
+    expect(
+      refused.map((a) => decodePaymentResponseHeader(a.headers.get("payment-response") as string).success),
+    ).toEqual([false, false, false, false]);
+    // The four charges' one statement came first (on a server the SDK then tries to give the reservations back,
+    // which fails the same way).
+    expect(sent[0]).toBe("WITH t AS");
+    expect(sent).not.toContain("WITH charged AS");
+    const { rows } = await state.db.query<{ charged: string }>(
+      "SELECT charged::text AS charged FROM merchant_channels",
+    );
+    expect(rows.map((r) => r.charged)).toEqual(Array(4).fill((2n * PRICE).toString()));
   });
 
   it("neither loses nor double-counts a charge when a process crashes between a handler and the commit", async () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { type Database, migrate } from "../../../src/common/db/index.ts";
 import { KIT_MIGRATIONS, KIT_MODULE } from "../../../src/merchant-kit/migrations.ts";
 import {
@@ -87,8 +87,8 @@ describe.each(DATABASE_KINDS)("the payment ledger on %s", (kind) => {
     // Duplicates within one group: the row goes to the first of them.
     const taken = await Promise.all([k1, k2, k3, k2, k4, k5, k5].map((k) => ledger.take(k, RESOURCE)));
     expect(taken).toEqual([true, true, true, false, true, true, false]);
-    // The first take goes at once, alone; the rest, arrived meanwhile, in one group.
-    expect(statements.filter((s) => s.startsWith("INSERT INTO merchant_payments")).length).toBe(2);
+    // Made in one turn: one group.
+    expect(statements.filter((s) => s.startsWith("INSERT INTO merchant_payments")).length).toBe(1);
     await Promise.all([
       ledger.finish(k1, "settled"),
       ledger.finish(k2, "released"),
@@ -96,7 +96,7 @@ describe.each(DATABASE_KINDS)("the payment ledger on %s", (kind) => {
       ledger.finish(k4, "failed"),
       ledger.finish(k5, "released"),
     ]);
-    expect(statements.filter((s) => s.startsWith("WITH done AS")).length).toBe(2);
+    expect(statements.filter((s) => s.startsWith("WITH done AS")).length).toBe(1);
     expect(await states(db)).toEqual(["1:settled", "3:unsettled", "4:failed"]);
     const { rows } = await db.query<{ finished: boolean }>(
       "SELECT bool_and(finished_at IS NOT NULL) AS finished FROM merchant_payments",
@@ -104,6 +104,92 @@ describe.each(DATABASE_KINDS)("the payment ledger on %s", (kind) => {
     expect(rows[0]?.finished).toBe(true);
     // Released rows can be taken again; finished ones cannot.
     expect(await Promise.all([k2, k5, k1].map((k) => ledger.take(k, RESOURCE)))).toEqual([true, true, false]);
+  });
+
+  it("groups the rows of requests that arrive in one turn, and commits a lone one with no timer to wait for", async () => {
+    const { db } = ledgerOn();
+    const { db: counting, counts } = countingDatabase(db);
+    const ledger = new PaymentLedger(counting);
+    // A ledger's first take purges old rows first (at most hourly): done apart.
+    await ledger.take(keyOf(99), RESOURCE);
+    await ledger.finish(keyOf(99), "released");
+    counts.statements.length = 0;
+    counts.commits = 0;
+    // Four requests whose data came in together: each its own callback of the event loop, taking its row. PGlite
+    // runs a statement synchronously, so a commit started at once would have taken each alone.
+    const keys = [1, 2, 3, 4].map((n) => keyOf(n));
+    const taken = await new Promise<Promise<boolean>[]>((resolve) => {
+      const takes: Promise<boolean>[] = [];
+      for (const key of keys) {
+        setImmediate(() => {
+          takes.push(ledger.take(key, RESOURCE));
+          if (takes.length === keys.length) resolve(takes);
+        });
+      }
+    });
+    expect(await Promise.all(taken)).toEqual([true, true, true, true]);
+    expect(counts.commits).toBe(1);
+    // Each finished by its own callback too: one statement.
+    await new Promise<void>((resolve) => {
+      let done = 0;
+      for (const key of keys) {
+        setImmediate(() => {
+          void ledger.finish(key, "settled").then(() => {
+            if (++done === keys.length) resolve();
+          });
+        });
+      }
+    });
+    expect(counts.commits).toBe(2);
+    expect(await states(db)).toEqual(["1:settled", "2:settled", "3:settled", "4:settled"]);
+
+    // Alone, with timers that never fire: committed all the same, so nothing waited for a timer.
+    vi.useFakeTimers({ toFake: ["setTimeout", "setInterval"] });
+    try {
+      expect(await ledger.take(keyOf(5), RESOURCE)).toBe(true);
+      await ledger.finish(keyOf(5), "settled");
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(counts.commits).toBe(4);
+    // Committed: another connection (a server's pool) sees it.
+    expect(await states(db)).toContain("5:settled");
+  });
+
+  it("fails only the request whose row the database refuses for its own values, grouped or not", async () => {
+    const { db, ledger } = ledgerOn();
+    await ledger.take(keyOf(9), RESOURCE);
+    // A validBefore past PostgreSQL's timestamps (an authorization may say any uint256): its row cannot be written.
+    const far = keyOf(2, 1000n, 1e30);
+    const taken = await Promise.allSettled([keyOf(1), far, keyOf(3)].map((k) => ledger.take(k, RESOURCE)));
+    expect(taken.map((t) => (t.status === "fulfilled" ? t.value : "refused"))).toEqual([
+      true,
+      "refused",
+      true,
+    ]);
+    expect(await states(db)).toEqual(["1:running", "3:running", "9:running"]);
+  });
+
+  it("fails every request of a group the database fails, and records none of them", async () => {
+    const { db } = ledgerOn();
+    let failing = false;
+    const flaky: Database = {
+      ...db,
+      query: (sql, params) =>
+        failing ? Promise.reject(new Error("Connection terminated unexpectedly")) : db.query(sql, params),
+    };
+    const ledger = new PaymentLedger(flaky);
+    const keys = [1, 2, 3].map((n) => keyOf(n));
+    expect(await Promise.all(keys.map((k) => ledger.take(k, RESOURCE)))).toEqual([true, true, true]);
+    failing = true;
+    const finished = await Promise.allSettled(keys.map((k) => ledger.finish(k, "settled")));
+    expect(finished.map((f) => f.status)).toEqual(["rejected", "rejected", "rejected"]);
+    const more = await Promise.allSettled([4, 5].map((n) => ledger.take(keyOf(n), RESOURCE)));
+    expect(more.map((f) => f.status)).toEqual(["rejected", "rejected"]);
+    failing = false;
+    // Still running, as the requests were told; and the rows the failed takes never wrote are free.
+    expect(await states(db)).toEqual(["1:running", "2:running", "3:running"]);
+    expect(await ledger.take(keyOf(4), RESOURCE)).toBe(true);
   });
 
   it("reserves only what the payer's balance covers on top of its payments in flight", async () => {
