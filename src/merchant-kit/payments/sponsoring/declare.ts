@@ -36,11 +36,40 @@ export function sponsoringListed(
   return (Object.keys(DECLARATIONS) as SponsoringKey[]).filter((key) => listed.has(key));
 }
 
-/** The route's `extensions` entries declaring `listed`, where the endpoint takes a Permit2 payment. */
+/**
+ * The route's `extensions` entries declaring `listed`, where the endpoint takes a Permit2 payment: the permit
+ * alone where the facilitators take it (every token the merchants sell in has EIP-2612, USDC among them), the raw
+ * approval only where they take that alone; each schema without its descriptions, which validate nothing.
+ *
+ * The 402's `PAYMENT-REQUIRED` header carries every extension's declaration, and Node's HTTP client (undici,
+ * behind `fetch`) refuses an answer whose headers pass 16 KB ("Headers Overflow Error"): an upto tier offered on
+ * two chains, with its discovery and signed offers, reached 18 KB with both declared whole, and no buyer on Node
+ * could pay it. Both whole are 2.2 KB of JSON (3 KB in the header); this is under 0.5 KB.
+ */
 export function declareSponsoring(
   endpoint: Pick<AnyEndpoint, "scheme" | "exactTransfers">,
   listed: readonly SponsoringKey[],
 ): Record<string, unknown> {
   if (!takesPermit2(endpoint)) return {};
-  return Object.assign({}, ...listed.map((key) => DECLARATIONS[key]()));
+  const keys: readonly SponsoringKey[] = listed.includes("eip2612GasSponsoring")
+    ? ["eip2612GasSponsoring"]
+    : listed;
+  return Object.assign({}, ...keys.map((key) => withoutDescriptions(DECLARATIONS[key]())));
+}
+
+/** A declaration with every `description` of its schema left out (its `info`, which clients read, kept). */
+function withoutDescriptions<T>(declaration: T): T {
+  const strip = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(strip);
+    if (node === null || typeof node !== "object") return node;
+    return Object.fromEntries(
+      Object.entries(node).flatMap(([k, v]) => (k === "description" ? [] : [[k, strip(v)]])),
+    );
+  };
+  return Object.fromEntries(
+    Object.entries(declaration as Record<string, { info: unknown; schema: unknown }>).map(([key, d]) => [
+      key,
+      { ...d, schema: strip(d.schema) },
+    ]),
+  ) as T;
 }
