@@ -67,7 +67,8 @@ const roundTripExchange: Strategy = {
   show: (v) => (num(v) < 60 ? `${v} min` : `${num(v) / 60} h`),
   lookAlikes: ["customers of an exchange the merchant deposits at"],
   knownLimit: {
-    why: "a listed exchange is not followed (its balance is out of the data's sight), so the merchant's deposit and the withdrawals minutes later are unconnected money: the round trip costs fees only",
+    why: "money back through a hub is read at spans of 10 minutes times 1.5^k after the deposit: withdrawals a few seconds past a span's end (10 min, 15 min) are missed by that span and, in this week, not read by the next one either (5, 9, 11, 30 and 60 minutes are read whole); hours after the deposit the buyers' own withdrawals at those hours explain it. The boundary case is not yet explained: an item for the next stop (docs/screens.md, the red team)",
+    at: (v) => num(v) !== 60,
   },
   play(delay) {
     const records: object[] = [];
@@ -267,10 +268,6 @@ const feeders: Strategy = {
   values: [5, 2, 1],
   quick: [2],
   lookAlikes: ["a launch's customers topped up by team leads"],
-  knownLimit: {
-    why: "behaviour groups the payers a hub paid in a burst, not the payers of wallets it paid in one: a burst one level on leaves each feeder's few wallets a cluster of their own",
-    at: (v) => 20 / num(v) >= 8,
-  },
   play(per) {
     const ws = wallets("feeders-farm", 20);
     const fs = burst("feeders-feeder", 20 / num(per), undefined, num(per) * USD);
@@ -298,10 +295,6 @@ const threeExchanges: Strategy = {
   values: [1, 2, 3, 4],
   quick: [3],
   lookAlikes: ["a launch's customers from three exchanges"],
-  knownLimit: {
-    why: "behaviour groups each hub's payouts on their own: four of a burst at each exchange are fewer than the five a group needs, and the farm is 12 buyers",
-    at: (v) => num(v) >= 3,
-  },
   play(k) {
     const { ws, records } = burst("split-burst-farm", 12, (i) => EXCHANGES[i % num(k)] as string);
     const farm = tinyFarm(ws, 308);
