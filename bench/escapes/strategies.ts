@@ -67,7 +67,7 @@ const roundTripExchange: Strategy = {
   show: (v) => (num(v) < 60 ? `${v} min` : `${num(v) / 60} h`),
   lookAlikes: ["customers of an exchange the merchant deposits at"],
   knownLimit: {
-    why: "money back through a hub is read at spans of 10 minutes times 1.5^k after the deposit: withdrawals a few seconds past a span's end (10 min, 15 min) are missed by that span and, in this week, not read by the next one either (5, 9, 11, 30 and 60 minutes are read whole); hours after the deposit the buyers' own withdrawals at those hours explain it. The boundary case is not yet explained: an item for the next stop (docs/screens.md, the red team)",
+    why: "of the spans a return is read at (10 minutes times 1.5^k), the surest reading is taken: a farm that puts one payout exactly at a span's end and the rest seconds past it makes that short span the surest, and it reads a sixth (5, 9, 11, 30 and 60 minutes are read whole); taking a sure reading that reads half as much again closes it, but then a longer span hands the customers' own withdrawals 3% of their money where a tenth of each deposit goes round (hub-sweeps), so it waits for a rule that keeps them apart. Hours after the deposit the buyers' own withdrawals at those hours explain it",
     at: (v) => num(v) !== 60,
   },
   play(delay) {
