@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { groupedWriter, isValueError } from "../../src/common/db/grouped.ts";
+import { groupedWriter, isRetryAlone, isValueError } from "../../src/common/db/grouped.ts";
 
 /** A commit the test finishes by hand, to hold a batch in flight. */
 function manualCommits() {
@@ -190,5 +190,22 @@ describe("isValueError", () => {
     expect(isValueError(Object.assign(new Error("socket"), { code: "ECONNRESET" }))).toBe(false);
     expect(isValueError(new Error("no code"))).toBe(false);
     expect(isValueError(undefined)).toBe(false);
+  });
+
+  it("and a deadlock's victim is written again row by row, a connection's failure not", async () => {
+    expect(isRetryAlone(sqlError("40P01", "deadlock detected"))).toBe(true);
+    expect(isRetryAlone(sqlError("23505", "duplicate key value"))).toBe(true);
+    expect(isRetryAlone(sqlError("08006", "connection failure"))).toBe(false);
+    const batches: number[][] = [];
+    const writer = groupedWriter(
+      async (batch: readonly number[]) => {
+        batches.push([...batch]);
+        if (batch.length > 1) throw sqlError("40P01", "deadlock detected");
+        return batch;
+      },
+      { itemError: isRetryAlone },
+    );
+    expect(await Promise.all([writer.write(1), writer.write(2)])).toEqual([1, 2]);
+    expect(batches).toEqual([[1, 2], [1], [2]]);
   });
 });

@@ -106,3 +106,14 @@ export function isValueError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" && /^2[23][0-9A-Z]{3}$/.test(code);
 }
+
+/**
+ * Whether a group's statement may be written again row by row: refused for one row's values (`isValueError`), or
+ * chosen as a deadlock's victim (40P01). One statement updating several rows locks them in the order its plan
+ * meets them, so two processes' groups over the same rows can each wait on the other; the victim's statement
+ * wrote nothing, and its rows alone, a lock each, close no cycle (a CI run saw it: 60 charges on two channels
+ * from two processes).
+ */
+export function isRetryAlone(error: unknown): boolean {
+  return isValueError(error) || (error as { code?: unknown } | null)?.code === "40P01";
+}

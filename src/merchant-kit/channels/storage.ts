@@ -25,7 +25,7 @@
 
 import type { ChannelConfig } from "@x402/evm";
 import type { Channel, ChannelStorage } from "@x402/evm/batch-settlement/server";
-import { type GroupedWriter, groupedWriter, isValueError } from "../../common/db/grouped.ts";
+import { type GroupedWriter, groupedWriter, isRetryAlone } from "../../common/db/grouped.ts";
 import type { Database, Queryable } from "../../common/db/index.ts";
 import { type ChannelRequest, channelRequest } from "./context.ts";
 import { channelIdOf } from "./voucher.ts";
@@ -93,7 +93,7 @@ function knownOf(db: Database): Known {
       rows: new Map(),
       held: new Map(),
       // A row refused for its own values (a duplicate ledger key) fails its voucher alone, as it would alone.
-      vouchers: groupedWriter((batch) => writeVouchers(db, batch), { itemError: isValueError }),
+      vouchers: groupedWriter((batch) => writeVouchers(db, batch), { itemError: isRetryAlone }),
     };
     knownByDb.set(db, known);
   }

@@ -29,7 +29,7 @@
  * nothing while it runs, so taking it would be two statements a voucher for no guarantee (issue 66). A call that
  * ends without its charge (unpaid, unsettled) writes its row as it ends.
  */
-import { type GroupedWriter, groupedWriter, isValueError } from "../../common/db/grouped.ts";
+import { type GroupedWriter, groupedWriter, isRetryAlone } from "../../common/db/grouped.ts";
 import type { Database, Queryable } from "../../common/db/index.ts";
 import { type ChannelRequest, channelRequest } from "../channels/index.ts";
 
@@ -132,8 +132,8 @@ export class PaymentLedger {
     private readonly db: Database,
     private readonly now: () => number = Date.now,
   ) {
-    this.taking = groupedWriter((batch) => takeRows(db, batch), { itemError: isValueError });
-    this.finishing = groupedWriter((batch) => finishRows(db, batch), { itemError: isValueError });
+    this.taking = groupedWriter((batch) => takeRows(db, batch), { itemError: isRetryAlone });
+    this.finishing = groupedWriter((batch) => finishRows(db, batch), { itemError: isRetryAlone });
   }
 
   /** Takes the payment's row; false when another request holds it (or held it and succeeded). */
