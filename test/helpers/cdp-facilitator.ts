@@ -95,7 +95,12 @@ export type Mode =
   /** Forwards a settlement, waits for its answer (the transaction mined), then cuts the connection. */
   | "drop-after-settle"
   /** Cuts the connection of a settlement without forwarding it. */
-  | "drop-before-settle";
+  | "drop-before-settle"
+  /**
+   * Forwards a settlement and cuts its connection when the test says (`cutSettlements`), the facilitator
+   * behind going on with it: a settlement whose transaction may be waiting for its block when it is cut.
+   */
+  | "cut-when-told";
 
 export interface StandIn {
   /** Its base URL, path included: `http://127.0.0.1:PORT/platform/v2/x402`. */
@@ -114,6 +119,8 @@ export interface StandIn {
   refusals: string[];
   /** The headers of every request that reached it, credentials passed or not. */
   seen: http.IncomingHttpHeaders[];
+  /** Cuts the connections of the settlements under way (mode `cut-when-told`); how many it cut. */
+  cutSettlements(): number;
   /** Stops listening: connections are refused from then on. */
   close(): Promise<void>;
 }
@@ -126,7 +133,8 @@ const LIFETIME_S = 120;
 /** Starts the stand-in in front of the facilitator at `upstream`, checking `auth`. */
 export async function startStandIn(upstream: string, auth: Auth, basePath = CDP_BASE_PATH): Promise<StandIn> {
   const nonces = new Set<string>();
-  const state: Omit<StandIn, "url" | "close"> = {
+  const settling = new Set<http.IncomingMessage>();
+  const state: Omit<StandIn, "url" | "close" | "cutSettlements"> = {
     mode: "serve",
     calls: {},
     settlesForwarded: 0,
@@ -161,6 +169,7 @@ export async function startStandIn(upstream: string, auth: Auth, basePath = CDP_
         return answer(503, { errorType: "unavailable", errorMessage: "down" });
       if (op === "settle" && state.mode === "drop-before-settle") return req.socket.destroy();
       state.calls[op] = (state.calls[op] ?? 0) + 1;
+      if (op === "settle" && state.mode === "cut-when-told") settling.add(req);
       try {
         const forwarded = await fetch(`${upstream}/${op}`, {
           method,
@@ -168,6 +177,7 @@ export async function startStandIn(upstream: string, auth: Auth, basePath = CDP_
           body: method === "POST" ? Buffer.concat(chunks) : undefined,
         });
         const text = await forwarded.text();
+        settling.delete(req);
         if (op === "settle") state.settlesForwarded++;
         if (op === "settle" && state.mode === "drop-after-settle") return req.socket.destroy();
         const extension = forwarded.headers.get("extension-responses");
@@ -193,6 +203,12 @@ export async function startStandIn(upstream: string, auth: Auth, basePath = CDP_
   const { port } = server.address() as AddressInfo;
   return Object.assign(state, {
     url: `http://127.0.0.1:${port}${basePath}`,
+    cutSettlements: () => {
+      const cut = settling.size;
+      for (const held of settling) held.socket.destroy();
+      settling.clear();
+      return cut;
+    },
     close: stop,
   });
 }

@@ -242,7 +242,11 @@ export class FailoverFacilitator implements FacilitatorClient {
     this.list.forget(key);
     if (answer.success || !handedOn || !transfer) return answer;
     const word = await this.watch(transfer);
-    return word?.state === "settled" ? this.chainAnswer(word, answer.network, transfer, key) : answer;
+    // Used without its transaction found yet (or only in the node's pending state): the refusal is not the last
+    // word, the one left behind may be landing it; the outcome is unknown, never a refusal the chain may undo.
+    return word?.state === "settled" || word?.state === "unknown"
+      ? this.chainAnswer(word, answer.network, transfer, key)
+      : answer;
   }
 
   /**

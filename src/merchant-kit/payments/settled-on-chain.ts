@@ -22,7 +22,8 @@ export interface AuthorizedTransfer {
 /**
  * The chain's word on an authorization: `unused`; `settled` by transaction `hash` (it moved exactly the
  * authorized transfer); `elsewhere` (used or canceled without that transfer: this payment will never
- * settle); or `unknown` (used, but the transaction was not found among recent blocks).
+ * settle); or `unknown` (used, but the transaction was not found among recent blocks, or used only in the
+ * node's pending state: a transaction waits for its block).
  */
 export type ChainWord =
   | { state: "unused" }
@@ -69,6 +70,17 @@ export function authorizationReader(rpcUrl: string): AuthorizationReader {
     transport: rpcTransport(rpcUrl, { timeout: 10_000, retryCount: 1 }),
     cacheTime: 0,
   });
+  /** Whether the node's pending state has the authorization used; false when the node cannot say. */
+  const usedInPending = (transfer: AuthorizedTransfer): Promise<boolean> =>
+    client
+      .readContract({
+        address: transfer.asset,
+        abi: usdcAbi,
+        functionName: "authorizationState",
+        args: [transfer.from, transfer.nonce],
+        blockTag: "pending",
+      })
+      .catch(() => false);
   return {
     async read(transfer) {
       // Every read at one block the node has made, not at "latest": anvil resolves "latest" twice and refuses
@@ -82,7 +94,11 @@ export function authorizationReader(rpcUrl: string): AuthorizationReader {
         args: [transfer.from, transfer.nonce],
         blockNumber: latest,
       });
-      if (!used) return { state: "unused" };
+      // Unused in the last block, but perhaps not for long: a transaction that uses it may wait in the node's
+      // pool (sent by a facilitator whose answer was lost). Handed on then, the payment would be refused by the
+      // next facilitator (its estimate sees the pending transfer) and the buyer answered 402, then charged when
+      // the block comes. A node that cannot read its pending state says nothing more than the block.
+      if (!used) return (await usedInPending(transfer)) ? { state: "unknown" } : { state: "unused" };
       // Filtered by the indexed authorizer and nonce: the token's other logs never travel.
       const range = { fromBlock: latest > LOOKBACK_BLOCKS ? latest - LOOKBACK_BLOCKS : 0n, toBlock: latest };
       const args = { authorizer: transfer.from, nonce: transfer.nonce };
@@ -117,3 +133,4 @@ export function authorizationReader(rpcUrl: string): AuthorizationReader {
     },
   };
 }
+

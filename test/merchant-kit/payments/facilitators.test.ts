@@ -14,11 +14,12 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, startDevnet } from "../../../src/chain/devnet/index.ts";
 import { type Listening, listen } from "../../../src/common/listen.ts";
+import { sleep } from "../../../src/common/sleep.ts";
 import type { Facilitator } from "../../../src/facilitator/index.ts";
 import { loadConfig } from "../../../src/services/config.ts";
 import { configuredFacilitators } from "../../../src/services/merchants.ts";
 import { type StandIn, startStandIn, type TestCdpKey, testCdpKey } from "../../helpers/cdp-facilitator.ts";
-import { startMiner } from "../../helpers/chain.ts";
+import { type Miner, startMiner } from "../../helpers/chain.ts";
 import { DATABASE_KINDS, LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";
 import { runs, startMerchant, testMerchant } from "../../helpers/merchant.ts";
@@ -36,6 +37,7 @@ const TRANSFER = parseAbiItem("event Transfer(address indexed from, address inde
 const TIMINGS = { settledGraceMs: 300, pollMs: 20, restMs: 60_000 };
 
 let devnet: Devnet;
+let miner: Miner;
 let usdc: ReturnType<typeof usdcReader>;
 /** The project's facilitator twice, each its own signer and ledger, served over HTTP. */
 const facilitators: { facilitator: Facilitator; url: string }[] = [];
@@ -49,7 +51,7 @@ beforeAll(async () => {
     blockTime: 0,
   });
   closers.push(() => devnet.stop());
-  const miner = startMiner(devnet);
+  miner = startMiner(devnet);
   closers.push(() => miner.stop());
   usdc = usdcReader(devnet.rpc);
   const second = generatePrivateKey();
@@ -297,6 +299,34 @@ describe("a settlement whose outcome the first facilitator left unknown", () => 
     expect(a.settlesForwarded).toBe(1);
     // Nothing of this payment went to the second: what it was asked at start was the merchant's look at
     // what each facilitator settles (docs/platform.md, "What is offered").
+    expect(callsSince(bAtStart, b.calls)).toEqual({});
+    expect(await usdc.balanceOf(buyer.address)).toBe(before - PRICE);
+  });
+
+  it("cut while its transaction waits for a block: the chain's pending state says so, and it is never handed on", async () => {
+    // The first facilitator has sent the transaction and waits for its block when its connection is cut; the
+    // block comes only after the merchant's grace (300 ms) has passed several times over. Read at the last block
+    // alone, the authorization looks unused: the payment would go to the second, which refuses it (the node's
+    // estimate sees the pending transfer), and the buyer would be answered 402 and charged a moment later.
+    const { a, b, bAtStart, shop, signers } = await pairWith("cut-when-told");
+    const [buyer] = buyers(1) as [Devnet["buyers"][number]];
+    const before = await usdc.balanceOf(buyer.address);
+    miner.pause();
+    const answer = payingFetch(buyer)(`${shop.url}/api/echo?text=hi`);
+    try {
+      for (let looks = 0; (await miner.pending()) === 0; looks++) {
+        if (looks > 1_000) throw new Error("the first facilitator sent no transaction");
+        await sleep(10);
+      }
+      expect(a.cutSettlements()).toBe(1);
+      await sleep(4 * TIMINGS.settledGraceMs);
+    } finally {
+      miner.resume();
+    }
+    const response = await answer;
+    expect(response.status).toBe(200);
+    const transfers = await transfersTo(shop.payTo);
+    expect(transfers.map((t) => t.sender)).toEqual([signers[0]]);
     expect(callsSince(bAtStart, b.calls)).toEqual({});
     expect(await usdc.balanceOf(buyer.address)).toBe(before - PRICE);
   });
