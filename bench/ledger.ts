@@ -33,7 +33,7 @@ import { migrate } from "../src/common/db/index.ts";
 import { channelRequest, inChannelRequest } from "../src/merchant-kit/channels/context.ts";
 import { ChannelStore } from "../src/merchant-kit/channels/storage.ts";
 import { KIT_MIGRATIONS, KIT_MODULE } from "../src/merchant-kit/migrations.ts";
-import { type PaymentKey, PaymentLedger } from "../src/merchant-kit/payments/payment-ledger.ts";
+import { type PaymentKey, PaymentLedger } from "../src/merchant-kit/payments/ledger/payment-ledger.ts";
 import { countingDatabase, openTestDatabase } from "../test/helpers/db.ts";
 import { meterCpu } from "./cpu.ts";
 
@@ -132,7 +132,7 @@ async function main(): Promise<void> {
   const results: Record<string, unknown>[] = [];
   if (phases.includes("steps")) {
     const { startDevnet } = await import("../src/chain/devnet/index.ts");
-    const { chainFunds } = await import("../src/merchant-kit/payments/funds.ts");
+    const { chainFunds } = await import("../src/merchant-kit/payments/ledger/funds.ts");
     const devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 1 });
     const funds = chainFunds(devnet.rpc, devnet.usdc as `0x${string}`);
     const buyer = devnet.buyers[0]?.address as `0x${string}`;

@@ -1270,7 +1270,7 @@ const paidSoFar = new Map<string, number>();
 
 /**
  * The project's verify-only path commits three times: the merchant's payment row taken, the facilitator's
- * ledger row, and the merchant's outcome (`src/merchant-kit/payments/payment-ledger.ts`, `src/facilitator/authorization-ledger.ts`).
+ * ledger row, and the merchant's outcome (`src/merchant-kit/payments/ledger/payment-ledger.ts`, `src/facilitator/authorization-ledger.ts`).
  */
 const VERIFY_COMMITS = 3;
 

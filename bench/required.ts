@@ -16,7 +16,7 @@ import type { PaymentRequired } from "@x402/core/types";
 import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { merchantApp } from "../src/merchant-kit/app.ts";
-import type { FundsReader } from "../src/merchant-kit/payments/payment-ledger.ts";
+import type { FundsReader } from "../src/merchant-kit/payments/ledger/payment-ledger.ts";
 import { utilityMerchant } from "../src/merchants/utility/catalogue.ts";
 import { loadConfig } from "../src/services/config.ts";
 import { openTestDatabase } from "../test/helpers/db.ts";

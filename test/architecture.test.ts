@@ -34,11 +34,19 @@ const FACES: Record<string, readonly string[]> = {
   "chain/devnet": ["index.ts"],
   // The kit's light doors: the configuration's section (every command reads it), and the buyer's receipt
   // check (`verify-receipt`), which needs none of the kit's server side.
-  "merchant-kit": ["index.ts", "settings.ts", "payments/receipts-verify.ts"],
+  "merchant-kit": ["index.ts", "settings.ts", "payments/receipts/verify.ts"],
   // Within the kit, the payments and the host enter the channels through their face; the kit's configuration
   // reads the channels' section through its own light door (through the face, the scheme's and the SDK's
   // modules would load with every command's configuration: 0.6 CPU-s more).
   "merchant-kit/channels": ["index.ts", "settings.ts"],
+  // The payments' rooms (issue 85 item 5), each entered through its face, but for the light doors the kit's
+  // configuration reads (the receipt key, the builder code and payment-id settings, the facilitators' credentials)
+  // and the buyer's receipt check: through a face, the SDK's extensions and the failover would load with every
+  // command's configuration.
+  "merchant-kit/payments/facilitators": ["index.ts", "auth.ts"],
+  "merchant-kit/payments/ledger": ["index.ts"],
+  "merchant-kit/payments/receipts": ["index.ts", "key.ts", "verify.ts"],
+  "merchant-kit/payments/extensions": ["index.ts", "builder-code.ts", "payment-id-settings.ts"],
   // x402 v1 beside v2: the host wires one front per route, the rest of the kit reads nothing of it.
   "merchant-kit/payments/v1": ["index.ts"],
   // The payments' gas sponsoring (the extensions a 402 declares, the 412's answer): entered through its face.

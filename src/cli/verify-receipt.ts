@@ -1,6 +1,6 @@
 /**
  * `x402-merchants verify-receipt FILE|- [--signer ADDRESS] [--json]`: a buyer's check of a merchant's signed
- * receipt, with nothing but the file (payments/receipts-verify.ts says what is checked). One line when it
+ * receipt, with nothing but the file (payments/receipts/verify.ts says what is checked). One line when it
  * verifies; else `<file>: <reason>` on stderr and exit 1. It reads no network and writes nothing.
  */
 import fs from "node:fs";
@@ -10,7 +10,7 @@ import {
   ReceiptError,
   type VerifiedReceipt,
   verifyReceipt,
-} from "../merchant-kit/payments/receipts-verify.ts";
+} from "../merchant-kit/payments/receipts/verify.ts";
 import type { Flags } from "./flags.ts";
 
 export async function runVerifyReceipt(args: string[], flags: Flags): Promise<number> {

@@ -42,7 +42,7 @@ const PAYMENT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 
 /**
  * Requests whose payment the facilitator verified and whose handler ran (the ledger's row was taken), by
- * how their run ended: the ledger's outcomes (src/merchant-kit/payments/payment-ledger.ts), and `write_failed` for
+ * how their run ended: the ledger's outcomes (src/merchant-kit/payments/ledger/payment-ledger.ts), and `write_failed` for
  * a settled payment whose writes could not be committed.
  */
 export const paidRequests = new Counter({

@@ -6,7 +6,7 @@
  * names its requests), else a random UUID. It is echoed in the answer's `X-Request-Id`, and the rest of the
  * request runs in a log context (log.ts), so every line written meanwhile carries `request_id`, the
  * facilitator's when it is called in process and the upstream providers' included. A merchant host sends
- * it to an HTTP facilitator (payments/facilitators.ts), whose own request line then has the same id. It is
+ * it to an HTTP facilitator (payments/facilitators/failover.ts), whose own request line then has the same id. It is
  * never sent to third-party upstreams (a language model, a search API): an id is ours to correlate our
  * lines, and says nothing an upstream needs.
  *

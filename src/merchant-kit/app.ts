@@ -31,32 +31,33 @@ import { MerchantMcp } from "./mcp/index.ts";
 import type { MerchantEnv } from "./merchant-env.ts";
 import { KIT_MIGRATIONS, KIT_MODULE } from "./migrations.ts";
 import { openApiDocument } from "./openapi.ts";
-import { AnswerStore } from "./payments/answer-store.ts";
 import { countRefusals, countUnpaidLimit } from "./payments/counted.ts";
-import { facilitatorTrouble, WatchedFacilitator } from "./payments/facilitator-watch.ts";
+import {
+  ACCESS_CALLS_HEADER,
+  ACCESS_UNTIL_HEADER,
+  AnswerStore,
+  accessForPeriod,
+  answerOnce,
+  claimPaymentId,
+  periodAccess,
+  REPLAYED_HEADER,
+  SIGN_IN_HEADER,
+  signInExtension,
+  withPaymentIds,
+} from "./payments/extensions/index.ts";
+import { facilitatorTrouble, WatchedFacilitator } from "./payments/facilitators/index.ts";
 import { type PaymentFront, paymentFronts } from "./payments/fronts.ts";
-import { networkFunds } from "./payments/funds.ts";
 import { headAsUnpaidGet } from "./payments/head.ts";
+import { type FundsReader, networkFunds, PaymentLedger, paymentHeader } from "./payments/ledger/index.ts";
 import { malformedPayment, refuseMalformedPayment } from "./payments/malformed.ts";
 import { isGuarded, paidHandler, settleAndRecord } from "./payments/paid-handler.ts";
-import { answerOnce, claimPaymentId, REPLAYED_HEADER, withPaymentIds } from "./payments/payment-ids.ts";
-import { paymentHeader } from "./payments/payment-key.ts";
-import { type FundsReader, PaymentLedger } from "./payments/payment-ledger.ts";
 import { paymentReadiness, watchedChannels } from "./payments/readiness.ts";
-import { receiptsExtension } from "./payments/receipts.ts";
+import { receiptsExtension } from "./payments/receipts/index.ts";
 import {
   laterSettlement,
   MerchantResourceServer,
   paymentRequiredHeaders,
 } from "./payments/resource-server.ts";
-import {
-  ACCESS_CALLS_HEADER,
-  ACCESS_UNTIL_HEADER,
-  accessForPeriod,
-  periodAccess,
-  SIGN_IN_HEADER,
-  signInExtension,
-} from "./payments/siwx.ts";
 import { v1Front } from "./payments/v1/index.ts";
 import { renderReferencePage } from "./reference-page.ts";
 import { type PaymentSettings, paymentNetworks, refundPaths } from "./routes.ts";

@@ -277,14 +277,14 @@ export interface Endpoint<In extends z.ZodType = z.ZodType, Out extends z.ZodTyp
   listed?: boolean;
   /**
    * Whether a payment must carry a buyer's id (x402's `payment-identifier` extension), so that a retry is
-   * answered again and charged once (payments/payment-ids.ts): optional by default, required where the
+   * answered again and charged once (payments/extensions/payment-ids.ts): optional by default, required where the
    * catalogue or the operator (X402M_PAYMENT_ID_REQUIRED) says so. Declared in the route's 402 either way.
    */
   paymentId?: "optional" | "required";
   /**
    * The call sells access for a period: a payment buys its answer and, for the wallet that paid, this many
    * seconds in which that wallet signs in (x402's `sign-in-with-x`) instead of paying, and is served the same
-   * path again without a charge (payments/siwx.ts). Only on a call priced as listed (no `upto`) that writes
+   * path again without a charge (payments/extensions/siwx.ts). Only on a call priced as listed (no `upto`) that writes
    * nothing.
    */
   accessSeconds?: number;
@@ -352,13 +352,13 @@ export interface Merchant {
    */
   channelAuthorizer?: AuthorizerSigner;
   /**
-   * The key its offers and receipts are signed with (x402's `offer-receipt`, payments/receipts.ts):
+   * The key its offers and receipts are signed with (x402's `offer-receipt`, payments/receipts/receipts.ts):
    * X402M_<HOST>_RECEIPT_KEY, else one kept in the data directory. None: its 402s and receipts are unsigned.
    */
   receiptSigner?: LocalAccount;
   /**
    * Its ERC-8021 builder code (X402M_<HOST>_BUILDER_CODE), declared in each 402 as the app code its buyers'
-   * clients copy into their payments (payments/builder-code.ts). None: no code declared.
+   * clients copy into their payments (payments/extensions/builder-code.ts). None: no code declared.
    */
   builderCode?: string;
 }

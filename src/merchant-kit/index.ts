@@ -63,11 +63,15 @@ export { paymentRequiredOf } from "./mcp/meta.ts";
 export { toolNameOf } from "./mcp/tools.ts";
 export { openApiDocument } from "./openapi.ts";
 export { combinedOpenApi } from "./openapi-combined.ts";
-export { facilitatorAuthHeaders } from "./payments/facilitator-auth.ts";
-export { FailoverFacilitator, type FailoverOptions, httpFacilitator } from "./payments/facilitators.ts";
-export { storedReceiptKey } from "./payments/receipts-key.ts";
+export {
+  FailoverFacilitator,
+  type FailoverOptions,
+  facilitatorAuthHeaders,
+  httpFacilitator,
+  networkAuthorizationReader,
+} from "./payments/facilitators/index.ts";
+export { storedReceiptKey } from "./payments/receipts/index.ts";
 export { facilitatorEnvPrefix } from "./payments/settings.ts";
-export { networkAuthorizationReader } from "./payments/settled-on-chain.ts";
 export { type StreamEnding, Streamed } from "./payments/streamed.ts";
 export { priceToAtomic } from "./price.ts";
 export { paymentNetworks, REFUND_PATH } from "./routes.ts";

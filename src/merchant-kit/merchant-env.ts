@@ -3,8 +3,7 @@
  * file of its own: input.ts sets the input, payments/paid-handler.ts the run and payments/counted.ts reads
  * it, and each imported the others' types from them, in a circle.
  */
-import type { PaymentKey } from "./payments/payment-ledger.ts";
-import type { openWriteUnit } from "./payments/write-unit.ts";
+import type { openWriteUnit, PaymentKey } from "./payments/ledger/index.ts";
 
 /**
  * Hono variables the kit's middlewares pass along a paid request: the validated input, when the request

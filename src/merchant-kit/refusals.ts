@@ -15,8 +15,8 @@ import {
 } from "./endpoint.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./input.ts";
 import { jsonSchemaOf, objectProperties } from "./json-schema.ts";
+import { UNPAID_LIMIT } from "./payments/ledger/index.ts";
 import { DEFAULT_TIMEOUT_MS, isGuarded } from "./payments/paid-handler.ts";
-import { UNPAID_LIMIT } from "./payments/payment-ledger.ts";
 
 /** Whether a call carries input the kit checks: a body, or query or path parameters. */
 export function takesInput(endpoint: AnyEndpoint): boolean {
@@ -24,7 +24,7 @@ export function takesInput(endpoint: AnyEndpoint): boolean {
   return Object.keys(objectProperties(jsonSchemaOf(endpoint.input, "input")).properties).length > 0;
 }
 
-/** The refusals of a signed-in call (payments/siwx.ts), on a route that sells a period. */
+/** The refusals of a signed-in call (payments/extensions/siwx.ts), on a route that sells a period. */
 const SIGN_IN_400 = " A SIGN-IN-WITH-X header that is not a signed message (invalid_sign_in).";
 const SIGN_IN_402 =
   " Or a signed message (SIGN-IN-WITH-X) that does not sign in, answered with the error as JSON: it fails a check of its host, path, chain, time or signature (sign_in_invalid), it was used already (sign_in_replayed), or its wallet has no period of this path running, never paid or ended (access_not_paid), or none of its calls left (access_used); PAYMENT-REQUIRED carries a fresh challenge, and what to pay for a new period.";

@@ -15,10 +15,9 @@ import {
   schemesOf,
 } from "./endpoint.ts";
 import { jsonSchemaOf, objectProperties } from "./json-schema.ts";
-import { declareBuilderCode } from "./payments/builder-code.ts";
+import { declareBuilderCode, declareSignIn } from "./payments/extensions/index.ts";
 import { DEFAULT_TIMEOUT_MS } from "./payments/paid-handler.ts";
-import { declareReceipts } from "./payments/receipts.ts";
-import { declareSignIn } from "./payments/siwx.ts";
+import { declareReceipts } from "./payments/receipts/index.ts";
 import { declareSponsoring, type SponsoringKey } from "./payments/sponsoring/index.ts";
 import { priceToAtomic } from "./price.ts";
 import type { MerchantKitSettings } from "./settings.ts";
@@ -115,13 +114,13 @@ export function x402Route(
             ? { input, inputSchema, ...path, output }
             : { input, inputSchema, ...path, bodyType, output },
         )),
-      // A route that sells a period serves its payer again, signed in, until the period ends (payments/siwx.ts).
+      // A route that sells a period serves its payer again, signed in, until the period ends (payments/extensions/siwx.ts).
       ...declareSignIn(endpoint, payments.network),
-      // Every paid route answers a retry with the same id again, charged once (payments/payment-ids.ts).
+      // Every paid route answers a retry with the same id again, charged once (payments/extensions/payment-ids.ts).
       [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(endpoint.paymentId === "required"),
-      // Signed offers in its 402s and a signed receipt with each answer, where the host has a key (payments/receipts.ts).
+      // Signed offers in its 402s and a signed receipt with each answer, where the host has a key (payments/receipts/receipts.ts).
       ...(merchant.receiptSigner && declareReceipts()),
-      // The host's builder code, which the facilitator appends to the settlement (payments/builder-code.ts).
+      // The host's builder code, which the facilitator appends to the settlement (payments/extensions/builder-code.ts).
       ...declareBuilderCode(merchant.builderCode),
       // A wallet without a Permit2 allowance pays with a permit or approval the facilitator carries out.
       ...declareSponsoring(endpoint, sponsoring),

@@ -20,13 +20,13 @@ import {
   defaultBuilderCode,
   NO_BUILDER_CODE,
   readBuilderCode,
-} from "./payments/builder-code.ts";
+} from "./payments/extensions/builder-code.ts";
 import {
   PaymentIdSettingsSchema,
   paymentIdsSetting,
   readPaymentIds,
-} from "./payments/payment-id-settings.ts";
-import { RECEIPT_KEY, readReceiptKey } from "./payments/receipts-key.ts";
+} from "./payments/extensions/payment-id-settings.ts";
+import { RECEIPT_KEY, readReceiptKey } from "./payments/receipts/key.ts";
 import { PaymentsSchema, paymentsSetting, readPayments } from "./payments/settings.ts";
 
 /**
@@ -84,12 +84,12 @@ const MerchantKitSchema = z.object({
         .regex(AUTHORIZER_KEY, "a 32-byte private key in hex, 0x-prefixed")
         .nullable(),
       /**
-       * The key this host signs its offers and receipts with (payments/receipts.ts); null: one kept in the
+       * The key this host signs its offers and receipts with (payments/receipts/receipts.ts); null: one kept in the
        * data directory, made on first start. Never printed.
        */
       receiptKey: z.string().regex(RECEIPT_KEY, "a 32-byte private key in hex, 0x-prefixed").nullable(),
       /**
-       * The host's ERC-8021 builder code, declared in its 402s as the app that sells (payments/builder-code.ts);
+       * The host's ERC-8021 builder code, declared in its 402s as the app that sells (payments/extensions/builder-code.ts);
        * null ("none"): none declared.
        */
       builderCode: z

@@ -1,5 +1,5 @@
 import { type Merchant, resourceUrl } from "./endpoint.ts";
-import { receiptKid } from "./payments/receipts.ts";
+import { receiptKid } from "./payments/receipts/index.ts";
 
 /**
  * `/.well-known/x402`: the discovery document x402 crawlers fetch from a host (`version` 1, the paid

@@ -298,7 +298,7 @@ describe("a merchant on Polygon", () => {
     ] as const) {
       const pay = payOn(network as `${string}:${string}`, chain);
       for (let i = 0; i < calls[chain]; i++) {
-        // A write: the payer's funds are read before it runs, on the chain it pays on (payments/funds.ts).
+        // A write: the payer's funds are read before it runs, on the chain it pays on (payments/ledger/funds.ts).
         const answer = await pay(`${host}/api/store/insert`, {
           method: "POST",
           headers: { "content-type": "application/json" },

@@ -1,7 +1,7 @@
 /**
  * `x402-merchants verify-receipt`: a receipt and its charge written to a file as a buyer keeps them (the
- * `PAYMENT-RESPONSE` header of an upto call), signed here as a merchant's host signs them (payments/receipts.ts;
- * test/merchant-kit/payments/receipts.test.ts has them signed by a host on a devnet). What the command prints,
+ * `PAYMENT-RESPONSE` header of an upto call), signed here as a merchant's host signs them (payments/receipts/receipts.ts;
+ * test/merchant-kit/payments/receipts/receipts.test.ts has them signed by a host on a devnet). What the command prints,
  * and how it exits for a receipt that verifies, one altered, one signed by another key, and a usage mistake.
  */
 import fs from "node:fs";
@@ -11,8 +11,8 @@ import { encodePaymentResponseHeader } from "@x402/core/http";
 import { createReceiptEIP712, OFFER_RECEIPT } from "@x402/extensions/offer-receipt";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, describe, expect, it } from "vitest";
-import { signCharge } from "../../src/merchant-kit/payments/receipts.ts";
-import { requestHash } from "../../src/merchant-kit/payments/receipts-charge.ts";
+import { requestHash } from "../../src/merchant-kit/payments/receipts/charge.ts";
+import { signCharge } from "../../src/merchant-kit/payments/receipts/receipts.ts";
 import { runMain } from "../helpers/in-process.ts";
 
 const merchant = privateKeyToAccount(generatePrivateKey());

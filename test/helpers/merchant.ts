@@ -10,7 +10,7 @@ import { AppError, UpstreamError } from "../../src/common/errors.ts";
 import { type Listening, listenWithUrl } from "../../src/common/listen.ts";
 import { merchantApp } from "../../src/merchant-kit/app.ts";
 import { type AnyEndpoint, defineEndpoint, type Merchant } from "../../src/merchant-kit/endpoint.ts";
-import type { FundsReader } from "../../src/merchant-kit/payments/payment-ledger.ts";
+import type { FundsReader } from "../../src/merchant-kit/payments/ledger/payment-ledger.ts";
 import { calc } from "../../src/merchants/utility/calc.ts";
 import { loadConfig } from "../../src/services/config.ts";
 

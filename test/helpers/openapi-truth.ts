@@ -28,8 +28,8 @@ import { type Facilitator, inProcessClient } from "../../src/facilitator/index.t
 import type { AnyEndpoint, Merchant } from "../../src/merchant-kit/endpoint.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "../../src/merchant-kit/input.ts";
 import type { OpenApiDocument, OpenApiResponse } from "../../src/merchant-kit/openapi.ts";
+import { PaymentLedger, UNPAID_LIMIT } from "../../src/merchant-kit/payments/ledger/payment-ledger.ts";
 import { isGuarded } from "../../src/merchant-kit/payments/paid-handler.ts";
-import { PaymentLedger, UNPAID_LIMIT } from "../../src/merchant-kit/payments/payment-ledger.ts";
 import { startMiner } from "./chain.ts";
 import { openTestDatabase, SERVER_URL } from "./db.ts";
 import { devnetFacilitator } from "./facilitator.ts";

@@ -175,7 +175,7 @@ const buyer = (() => {
 
 /**
  * A 402's payment-required, less what is fresh by design in every 402: the sign-in-with-x challenge's nonce and
- * times (payments/siwx.ts), so that two 402s of one route compare equal.
+ * times (payments/extensions/siwx.ts), so that two 402s of one route compare equal.
  */
 const required = (response: Response): PaymentRequired => {
   const decoded = decodePaymentRequiredHeader(response.headers.get("payment-required") ?? "");

@@ -16,7 +16,7 @@ import { listen } from "../../src/common/listen.ts";
 import { logLevel, setLogDestination, setLogLevel } from "../../src/common/log.ts";
 import { addReadinessChecks, chainReadiness } from "../../src/facilitator/http.ts";
 import { merchantApp } from "../../src/merchant-kit/app.ts";
-import { httpFacilitator } from "../../src/merchant-kit/payments/facilitators.ts";
+import { httpFacilitator } from "../../src/merchant-kit/payments/facilitators/failover.ts";
 import { ReportService, reportReadiness, reportRoutes } from "../../src/reports/index.ts";
 import { loadConfig } from "../../src/services/config.ts";
 import { devnetFacilitatorOptions } from "../../src/services/facilitator.ts";

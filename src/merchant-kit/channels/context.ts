@@ -9,7 +9,7 @@ import type { Database } from "../../common/db/index.ts";
 
 export interface ChannelRequest {
   /**
-   * The transaction of a writing call (payments/write-unit.ts), once open: the charge is written in it, so
+   * The transaction of a writing call (payments/ledger/write-unit.ts), once open: the charge is written in it, so
    * that the call's writes, its ledger row and its channel's charge commit together or not at all. On
    * PGlite it is also the only way: the transaction holds the process's one connection until it ends.
    */
@@ -22,7 +22,7 @@ export interface ChannelRequest {
   /** Saving the channel's state failed during this request: the answer must not be delivered. */
   unsaved?: unknown;
   /**
-   * A voucher's ledger row (payments/payment-ledger.ts), not written when the call was let through but with
+   * A voucher's ledger row (payments/ledger/payment-ledger.ts), not written when the call was let through but with
    * its charge, in the charge's one statement (`written` once it is): a voucher's key is fresh for each request,
    * so there is nothing to take before, and a call that ends unpaid writes its row then.
    */

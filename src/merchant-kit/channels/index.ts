@@ -21,7 +21,7 @@
  *    storage.ts `updateChannel` (one conditional statement on the channel's row; on PGlite held in the
  *    process), and scheme.ts `mergeRequestContext` leaves on the `ChannelRequest` how to give it back.
  * 5. payments/paid-handler.ts `paidHandler` runs the endpoint: the payment's ledger row left on the
- *    `ChannelRequest` (`ledger`, payments/payment-ledger.ts: written with the charge), a writing call's
+ *    `ChannelRequest` (`ledger`, payments/ledger/payment-ledger.ts: written with the charge), a writing call's
  *    transaction put there too (`tx`), the handler under its budget; a streamed answer marks the request
  *    `handedOff`, and is charged at the stream's end (payments/streamed.ts).
  * 6. Settle: the SDK's `onBeforeSettle` charges the channel through storage.ts `updateChannel`, the new

@@ -24,7 +24,7 @@ export interface RefundFronts {
 /**
  * In front of the refund route's payment middleware: 404 while the host offers no channels, and a 400 for a
  * payment that is not a refund (a voucher or a deposit would pay for nothing here). `paymentHeader` is where
- * the host's payments read a request's payment (payments/payment-key.ts), given for the same reason.
+ * the host's payments read a request's payment (payments/ledger/payment-key.ts), given for the same reason.
  */
 export function refundOnly(
   fronts: RefundFronts,

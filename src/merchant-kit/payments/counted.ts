@@ -9,8 +9,8 @@ import type { Context, MiddlewareHandler } from "hono";
 import { AppError } from "../../common/errors.ts";
 import { paidRequests, refusals } from "../../common/metrics.ts";
 import type { MerchantEnv, PaidLabels } from "../merchant-env.ts";
-import { paymentHeader } from "./payment-key.ts";
-import type { Outcome } from "./payment-ledger.ts";
+import type { Outcome } from "./ledger/index.ts";
+import { paymentHeader } from "./ledger/index.ts";
 
 /** How a paid request ended: the ledger's outcome, or a settled payment whose writes were lost. */
 export type PaidOutcome = Outcome | "write_failed";

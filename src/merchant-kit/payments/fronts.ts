@@ -1,6 +1,6 @@
 /**
  * The payment middleware a merchant host answers with: the ways to pay its catalogue offers (each scheme, and
- * for `exact` each transfer method), less those its facilitators would not settle for it (payments/offers.ts:
+ * for `exact` each transfer method), less those its facilitators would not settle for it (payments/facilitators/offers.ts:
  * a signed probe of each at /verify, at start and whenever their `/supported` changes). Payment channels
  * (`batch-settlement`) also need a receiver authorizer, the key that authorises claims and refunds and that a
  * channel names for good (x402 spec): the merchant's own (`channelAuthorizer`), or one a facilitator lists
@@ -21,8 +21,13 @@ import type { ChannelSettings } from "../channels/index.ts";
 import { CHANNEL_SCHEME, exactTransfersOf, type Merchant, schemesOf } from "../endpoint.ts";
 import type { MerchantEnv } from "../merchant-env.ts";
 import { type PaymentSettings, paymentNetworks, refundPaths, refundRoute, x402Routes } from "../routes.ts";
-import { FACILITATOR_RETRY_AFTER_S } from "./facilitator-watch.ts";
-import { networkWayOf, settleableWays, type Verdict, type WayToPay } from "./offers.ts";
+import {
+  FACILITATOR_RETRY_AFTER_S,
+  networkWayOf,
+  settleableWays,
+  type Verdict,
+  type WayToPay,
+} from "./facilitators/index.ts";
 import { PublicUrlResourceServer } from "./resource-server.ts";
 import { answerAllowanceRequired, sponsoringListed } from "./sponsoring/index.ts";
 import { v1Bodies } from "./v1/index.ts";
@@ -39,7 +44,7 @@ export interface PaymentFront {
 export interface PaymentFronts {
   /**
    * The front of this moment: waits for the facilitators' `/supported` (throws while it cannot be read) and
-   * for what they were found to settle for this merchant (payments/offers.ts).
+   * for what they were found to settle for this merchant (payments/facilitators/offers.ts).
    */
   pick(): Promise<PaymentFront>;
   /**
@@ -68,7 +73,7 @@ export function paymentFronts(
   payments: PaymentSettings,
   /** Whether channels are served. */
   settings: Pick<ChannelSettings, "mode">,
-  /** The facilitators, as the merchant reaches them, that payments/offers.ts asks; none: nothing is asked. */
+  /** The facilitators, as the merchant reaches them, that payments/facilitators/offers.ts asks; none: nothing is asked. */
   facilitator?: FacilitatorClient,
   /** Told of each refusal a facilitator threw at the asking (the operator's log of refusals). */
   onRefusal?: (error: unknown, message: string) => void,
@@ -167,7 +172,7 @@ export function paymentFronts(
         g = await pickGeneration();
       } catch (error) {
         // What the SDK's middleware answers when it cannot start; the kit turns it into a 503
-        // (payments/facilitator-watch.ts) while the facilitator fails.
+        // (payments/facilitators/watch.ts) while the facilitator fails.
         return c.json(
           errorBody(
             "internal_error",
@@ -178,7 +183,7 @@ export function paymentFronts(
       }
       if (g.offered?.size === 0) {
         c.header("Retry-After", String(FACILITATOR_RETRY_AFTER_S));
-        // As when a facilitator refuses a payment (payments/facilitator-watch.ts): its trouble, said so.
+        // As when a facilitator refuses a payment (payments/facilitators/watch.ts): its trouble, said so.
         return c.json(
           errorBody(
             "facilitator_unavailable",
@@ -259,7 +264,7 @@ function frontOf(g: Generation, shape: Shape, allowed: ReadonlySet<WayToPay>): P
 
 type LeftOut = { way: WayToPay; why: string };
 
-/** The ways its facilitators would not settle for the merchant, and why (payments/offers.ts). */
+/** The ways its facilitators would not settle for the merchant, and why (payments/facilitators/offers.ts). */
 async function refusedWays(
   merchant: Merchant,
   resourceServer: x402ResourceServer,

@@ -14,18 +14,18 @@ import {
 } from "../endpoint.ts";
 import type { MerchantEnv, PaidRun } from "../merchant-env.ts";
 import { countPaid } from "./counted.ts";
-import { paymentHeader, paymentOf } from "./payment-key.ts";
 import {
   type FundsReader,
   type Outcome,
+  openWriteUnit,
   type PaymentLedger,
+  paymentHeader,
+  paymentOf,
   UNPAID_LIMIT,
   UNPAID_WINDOW_SECONDS,
-} from "./payment-ledger.ts";
-import { inReceiptRequest } from "./receipts.ts";
-import { type HashedRequest, requestHash } from "./receipts-charge.ts";
+} from "./ledger/index.ts";
+import { type HashedRequest, inReceiptRequest, requestHash } from "./receipts/index.ts";
 import { paidStream, Streamed, type StreamSettle } from "./streamed.ts";
-import { openWriteUnit } from "./write-unit.ts";
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
@@ -262,7 +262,7 @@ export function settleAndRecord(ledger: PaymentLedger): MiddlewareHandler<Mercha
   return async function settleAndRecord(c, next) {
     c.set("arrivedAt", Date.now());
     let request: ChannelRequest | undefined;
-    // A signed receipt states the request it paid for: hashed when one is signed (payments/receipts.ts).
+    // A signed receipt states the request it paid for: hashed when one is signed (payments/receipts/receipts.ts).
     await inReceiptRequest(
       () => requestHash(hashedRequest(c)),
       () =>

@@ -8,14 +8,14 @@ import { type CheckFn, cachedCheck, chainCheck } from "../../common/health.ts";
 import { log } from "../../common/log.ts";
 import { type ChannelSettings, lateChannels, openChannels } from "../channels/index.ts";
 import { type Merchant, offersChannels } from "../endpoint.ts";
-import type { WatchedFacilitator } from "./facilitator-watch.ts";
+import type { WatchedFacilitator } from "./facilitators/index.ts";
 
 export interface PaymentReadinessOptions {
   /** The merchant's state: the ledger, the endpoints' tables. */
   db: Database;
   facilitator: WatchedFacilitator;
   /**
-   * The chain whose balances the host reads before guarded work (payments/funds.ts): checked when the host
+   * The chain whose balances the host reads before guarded work (payments/ledger/funds.ts): checked when the host
    * has such an endpoint and reads the chain itself. None: no chain check.
    */
   rpcUrl?: string;
@@ -25,7 +25,7 @@ export interface PaymentReadinessOptions {
 
 /**
  * The checks: `database` (a `SELECT 1`), `facilitator` (its watch's last outcome, or a fresh probe of
- * `/supported`: payments/facilitator-watch.ts), and with `rpcUrl` `chain` (`eth_blockNumber`).
+ * `/supported`: payments/facilitators/watch.ts), and with `rpcUrl` `chain` (`eth_blockNumber`).
  */
 export function paymentReadiness(options: PaymentReadinessOptions): Record<string, CheckFn> {
   const { db, facilitator, rpcUrl, channels } = options;

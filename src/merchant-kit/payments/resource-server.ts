@@ -229,7 +229,7 @@ export async function laterSettlement(
     const channel = channelRequest();
     if (channel) channel.handedOff = false;
   };
-  // The route's signed receipt, as the middleware's settlement gives it (payments/receipts.ts).
+  // The route's signed receipt, as the middleware's settlement gives it (payments/receipts/receipts.ts).
   const receipts = routeExtensions(server, c)?.[OFFER_RECEIPT];
   const declared = receipts === undefined ? undefined : { [OFFER_RECEIPT]: receipts };
   const settle = async (amount: bigint | undefined) => {

@@ -8,7 +8,7 @@ import { BASE_RECORD, chains } from "../../chain/chains.ts";
 import { ConfigError } from "../../config/config-error.ts";
 import { DEFAULT_FACILITATOR_URL, DEFAULT_PORTS } from "../../config/ports.ts";
 import { BaseUrl, chainRpcVariable, type Env } from "../../config/values.ts";
-import { COINBASE_FACILITATOR_URL, cdpKeySecret, parseHeaderLines } from "./facilitator-auth.ts";
+import { COINBASE_FACILITATOR_URL, cdpKeySecret, parseHeaderLines } from "./facilitators/auth.ts";
 
 const Caip2 = z.string().regex(/^eip155:\d+$/, "a CAIP-2 EVM network such as eip155:8453");
 
@@ -30,7 +30,7 @@ export const PaymentsSchema = z.object({
   facilitatorUrl: BaseUrl,
   /**
    * The facilitators the merchant hosts verify and settle through, in the order they are tried when one
-   * is down or refuses (src/merchant-kit/payments/facilitators.ts; docs/platform.md, "Facilitators"):
+   * is down or refuses (src/merchant-kit/payments/facilitators/failover.ts; docs/platform.md, "Facilitators"):
    * X402M_FACILITATOR_URL's (the same as `facilitatorUrl`), then X402M_FACILITATOR_2_URL .. _9_URL. Each
    * sends its static headers (X402M_FACILITATOR[_n]_HEADERS: `Name: value` lines separated by `\n`)
    * and, with `auth: "cdp"` (X402M_FACILITATOR[_n]_AUTH=cdp, the default for Coinbase's URL), a JWT
@@ -71,7 +71,7 @@ export const PaymentsSchema = z.object({
     .nullable(),
   /**
    * JSON-RPC of the payments' chain, where merchants read a payer's balance before work that writes or
-   * costs upstream (src/merchant-kit/payments/payment-ledger.ts).
+   * costs upstream (src/merchant-kit/payments/ledger/payment-ledger.ts).
    */
   rpcUrl: Rpc,
   /**

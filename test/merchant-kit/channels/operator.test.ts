@@ -14,7 +14,7 @@ import { lateChannels, openChannels } from "../../../src/merchant-kit/channels/o
 import { DEFAULT_CHANNEL_SETTINGS } from "../../../src/merchant-kit/channels/settings.ts";
 import { ChannelStore } from "../../../src/merchant-kit/channels/storage.ts";
 import { KIT_MIGRATIONS, KIT_MODULE } from "../../../src/merchant-kit/migrations.ts";
-import type { WatchedFacilitator } from "../../../src/merchant-kit/payments/facilitator-watch.ts";
+import type { WatchedFacilitator } from "../../../src/merchant-kit/payments/facilitators/watch.ts";
 import { paymentReadiness } from "../../../src/merchant-kit/payments/readiness.ts";
 import { openTestDatabase } from "../../helpers/db.ts";
 

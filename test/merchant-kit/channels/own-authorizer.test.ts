@@ -15,7 +15,10 @@ import type { Facilitator } from "../../../src/facilitator/index.ts";
 import { ChannelSchedule } from "../../../src/merchant-kit/channels/schedule.ts";
 import { DEFAULT_CHANNEL_SETTINGS } from "../../../src/merchant-kit/channels/settings.ts";
 import { ChannelStore } from "../../../src/merchant-kit/channels/storage.ts";
-import { FailoverFacilitator, httpFacilitator } from "../../../src/merchant-kit/payments/facilitators.ts";
+import {
+  FailoverFacilitator,
+  httpFacilitator,
+} from "../../../src/merchant-kit/payments/facilitators/failover.ts";
 import { priceToAtomic } from "../../../src/merchant-kit/price.ts";
 import { useDevnet } from "../../helpers/chain.ts";
 import {

@@ -10,7 +10,7 @@ import { type Database, migrate, openDatabase } from "../../../src/common/db/ind
 import { channelRequest, inChannelRequest } from "../../../src/merchant-kit/channels/context.ts";
 import { ChannelStore, releaseCrashedReservations } from "../../../src/merchant-kit/channels/storage.ts";
 import { KIT_MIGRATIONS, KIT_MODULE } from "../../../src/merchant-kit/migrations.ts";
-import { openWriteUnit } from "../../../src/merchant-kit/payments/write-unit.ts";
+import { openWriteUnit } from "../../../src/merchant-kit/payments/ledger/write-unit.ts";
 import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
 
 const RECEIVER = "0x1111111111111111111111111111111111111111";

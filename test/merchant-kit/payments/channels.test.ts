@@ -18,7 +18,7 @@ import type { Database } from "../../../src/common/db/index.ts";
 import { listenWithUrl } from "../../../src/common/listen.ts";
 import { merchantApp } from "../../../src/merchant-kit/app.ts";
 import { callPaidTool, connectMcp } from "../../../src/merchant-kit/mcp/client.ts";
-import { UNPAID_LIMIT } from "../../../src/merchant-kit/payments/payment-ledger.ts";
+import { UNPAID_LIMIT } from "../../../src/merchant-kit/payments/ledger/payment-ledger.ts";
 import { REFUND_PATH } from "../../../src/merchant-kit/routes.ts";
 import { useDevnet } from "../../helpers/chain.ts";
 import {

@@ -14,7 +14,10 @@ import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
 import type { Database } from "../../../src/common/db/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
-import { UNPAID_LIMIT, UNPAID_WINDOW_SECONDS } from "../../../src/merchant-kit/payments/payment-ledger.ts";
+import {
+  UNPAID_LIMIT,
+  UNPAID_WINDOW_SECONDS,
+} from "../../../src/merchant-kit/payments/ledger/payment-ledger.ts";
 import { useDevnet, walletHolding } from "../../helpers/chain.ts";
 import { DATABASE_KINDS, LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator } from "../../helpers/facilitator.ts";

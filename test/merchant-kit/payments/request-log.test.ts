@@ -14,7 +14,7 @@ import { type Listening, listen } from "../../../src/common/listen.ts";
 import { logLevel, setLogDestination, setLogLevel } from "../../../src/common/log.ts";
 import type { Facilitator } from "../../../src/facilitator/index.ts";
 import { defineEndpoint } from "../../../src/merchant-kit/endpoint.ts";
-import { httpFacilitator } from "../../../src/merchant-kit/payments/facilitators.ts";
+import { httpFacilitator } from "../../../src/merchant-kit/payments/facilitators/failover.ts";
 import { Streamed } from "../../../src/merchant-kit/payments/streamed.ts";
 import { startMiner } from "../../helpers/chain.ts";
 import { LEDGER_KIND, openTestDatabase, SERVER_URL } from "../../helpers/db.ts";

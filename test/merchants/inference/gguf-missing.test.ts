@@ -23,7 +23,7 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppError, UpstreamError } from "../../../src/common/errors.ts";
-import { UNPAID_LIMIT } from "../../../src/merchant-kit/payments/payment-ledger.ts";
+import { UNPAID_LIMIT } from "../../../src/merchant-kit/payments/ledger/payment-ledger.ts";
 import { routeEngine } from "../../../src/merchants/inference/catalogue.ts";
 import { chatEndpoint } from "../../../src/merchants/inference/chat.ts";
 import { type ChatEngine, type ChatRequest, collect } from "../../../src/merchants/inference/engine.ts";

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
-import { UNPAID_LIMIT } from "../../../src/merchant-kit/payments/payment-ledger.ts";
+import { UNPAID_LIMIT } from "../../../src/merchant-kit/payments/ledger/payment-ledger.ts";
 import { inferenceMerchant, OFFLINE_SETTINGS } from "../../../src/merchants/inference/catalogue.ts";
 import { meteredAmount } from "../../../src/merchants/inference/metering.ts";
 import { defaultRates, TIERS } from "../../../src/merchants/inference/tiers.ts";
