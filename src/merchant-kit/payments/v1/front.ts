@@ -67,10 +67,39 @@ export function v1Front(endpoint: AnyEndpoint, host: V1Host): MiddlewareHandler<
     // A v2 payment is answered as v2: its client reads the headers.
     if (c.req.header("payment-signature") !== undefined) return next();
     const v1 = c.req.header("x-payment");
-    if (v1 !== undefined) await asV2(c, v1, host);
+    const required = v1 !== undefined ? await asV2(c, v1, host) : undefined;
     await inV1Route.run(route, next);
-    if (v1 !== undefined) addV1Receipt(c);
+    if (v1 === undefined) return;
+    await settleRefusalInV1(c, route, required);
+    addV1Receipt(c);
   };
+}
+
+/**
+ * A v1 payment refused at its settlement (the payer's funds gone meanwhile, the facilitator's refusal) in the v1
+ * body, as x402 v1 answers a failed settlement: the SDK answers it after the handler, past `v1Bodies`, with `{}`
+ * and the failed `PAYMENT-RESPONSE`, and a v1 client reads the body (`x402-fetch` fails on `{}` reading
+ * `accepts`). Its `error` is the settlement's reason; its `accepts`, what the route asked the payment for.
+ */
+async function settleRefusalInV1(
+  c: Context<MerchantEnv>,
+  route: V1Route,
+  required: PaymentRequired | undefined,
+): Promise<void> {
+  if (c.res.status !== 402 || !c.res.headers.get("content-type")?.startsWith("application/json")) return;
+  const header = c.res.headers.get("PAYMENT-REQUIRED") ?? settleRefusal(c, required);
+  if (!header) return;
+  const text = await c.res.clone().text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return;
+  }
+  if (!isEmpty(body)) return;
+  const headers = new Headers(c.res.headers);
+  headers.delete("content-length");
+  c.res = new Response(JSON.stringify(v1BodyOf(route, header)), { status: 402, headers });
 }
 
 /**
@@ -111,14 +140,18 @@ function v1BodyOf(route: V1Route, header: string): V1PaymentRequired {
  * v2 payment. The request's headers are changed where they are, as the node server and undici let them be: a
  * new request could not be made, its body having been read by the input's check.
  */
-async function asV2(c: Context<MerchantEnv>, header: string, host: V1Host): Promise<void> {
+async function asV2(
+  c: Context<MerchantEnv>,
+  header: string,
+  host: V1Host,
+): Promise<PaymentRequired | undefined> {
   const payment = v1PaymentOf(header);
   // The facilitators' support not read: the request goes on as it came, and the payment middleware says why.
   const front = await host.pick().catch(() => undefined);
-  if (!front) return;
+  if (!front) return undefined;
   // What the route asks for now, as its unpaid 402 says it; nothing (a signed-in period's call): as it came.
   const required = await unpaidAnswer(front.httpServer, c);
-  if (!required) return;
+  if (!required) return undefined;
   const paid = asV2Payment(payment, required);
   if (!paid) {
     const error = "no_matching_requirements";
@@ -131,6 +164,15 @@ async function asV2(c: Context<MerchantEnv>, header: string, host: V1Host): Prom
   }
   c.req.raw.headers.set("PAYMENT-SIGNATURE", encodePaymentSignatureHeader(paid));
   c.req.raw.headers.delete("X-PAYMENT");
+  return required;
+}
+
+/** The route's requirements as a `PAYMENT-REQUIRED` whose error is the failed settlement's reason. */
+function settleRefusal(c: Context<MerchantEnv>, required: PaymentRequired | undefined): string | undefined {
+  const receipt = c.res.headers.get("PAYMENT-RESPONSE");
+  if (!required || !receipt) return undefined;
+  const settled = JSON.parse(Buffer.from(receipt, "base64").toString("utf8")) as { errorReason?: string };
+  return encodePaymentRequiredHeader({ ...required, error: settled.errorReason ?? "settlement_failed" });
 }
 
 /** `X-PAYMENT-RESPONSE`, the settlement as v1 clients decode it (x402's `decodeXPaymentResponse`), beside v2's. */

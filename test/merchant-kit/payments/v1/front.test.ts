@@ -11,6 +11,7 @@ import { createPaymentHeader } from "x402/client";
 import type { PaymentRequirements as V1Requirements } from "x402/types";
 import { z } from "zod";
 import { defineEndpoint } from "../../../../src/merchant-kit/endpoint.ts";
+import { walletHolding } from "../../../helpers/chain.ts";
 import { echo, runs } from "../../../helpers/merchant.ts";
 import { type PaidShop, startPaidShop } from "../../../helpers/paid.ts";
 
@@ -42,6 +43,8 @@ afterAll(async () => {
 });
 
 const ECHO = "/api/echo?text=hi";
+/** The echo's price, $0.002, in USDC's atomic units. */
+const ECHO_PRICE = 2_000n;
 
 /** The unpaid 402's v1 body of `path`. */
 async function v1Body(path: string) {
@@ -136,6 +139,47 @@ describe("a paid route's v1 front", () => {
       expect(answer.headers.has("x-payment-response")).toBe(false);
     });
     expect(spent).toEqual({ charged: 0n, ran: 0 });
+  });
+
+  it("charges one v1 payment sent twenty times at once once, and answers it once", async () => {
+    const signed = await signedV1(ECHO);
+    const spent = await cost(async () => {
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => send(ECHO, { "X-PAYMENT": signed }).then((a) => a.status)),
+      );
+      expect(answers.filter((status) => status === 200)).toHaveLength(1);
+      expect(answers.filter((status) => status !== 200 && status !== 402 && status !== 409)).toEqual([]);
+    });
+    expect(spent.charged).toBe(ECHO_PRICE);
+  });
+
+  it("delivers one of two v1 payments at once from a wallet that can afford one, and charges only that one", async () => {
+    const wallet = await walletHolding(shop.devnet, ECHO_PRICE, 1);
+    const [first] = (await v1Body(ECHO)).accepts;
+    const account = privateKeyToAccount(wallet.privateKey);
+    // Two payments, each of the whole balance (their own nonces): either alone could pay.
+    const headers = await Promise.all(
+      [1, 2].map(() => createPaymentHeader(account, 1, first as V1Requirements)),
+    );
+    const answers = await Promise.all(
+      headers.map(async (header) => {
+        const answer = await send(ECHO, { "X-PAYMENT": header });
+        return { status: answer.status, body: await answer.text() };
+      }),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 402]);
+    const refused = answers.find((a) => a.status === 402);
+    // In v1's body, as a v1 client reads a failed settlement: the reason, and what to pay.
+    const body = JSON.parse(refused?.body ?? "{}") as {
+      x402Version: number;
+      error: string;
+      accepts: unknown[];
+    };
+    expect(body).toMatchObject({ x402Version: 1, error: "insufficient_funds" });
+    expect(body.accepts.length).toBeGreaterThan(0);
+    expect(refused?.body).not.toContain('"text":"hi"');
+    expect(await shop.pending()).toBe(0);
+    expect(await shop.balanceOf(wallet.address)).toBe(0n);
   });
 
   it("says in its v1 body why a route offers v1 nothing: upto alone, or a payment id required", async () => {
