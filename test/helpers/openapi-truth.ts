@@ -523,12 +523,24 @@ export async function expectDocumented(
   return body;
 }
 
+/** The last turn at the fakes (`inTurn`). */
+let fakesTurn: Promise<unknown> = Promise.resolve();
+
+/** Runs `work` once every turn queued before it has ended: the fakes set one way at a time, across tests. */
+function inTurn<T>(work: () => Promise<T>): Promise<T> {
+  const done = fakesTurn.then(work);
+  fakesTurn = done.catch(() => undefined);
+  return done;
+}
+
 /**
  * Runs every case of an operation, side by side or one after the other, each answer checked against the
  * document; resolves to what failed, one line a case ("409 (one payment sent three times at once): ...").
- * One after the other (`sequential`: each case sets how the fakes answer), the held host's cases come
- * last and together: each sets the fakes as the ok call has them, and neither reads them, so they wait out
- * their budget once, not once each.
+ * One after the other (`sequential`: each case sets how the fakes answer), in one turn at the fakes that
+ * no other operation's sequential cases or setups share, so such operations' tests may run side by side.
+ * The held host's cases come after them and together: each sets the fakes as the ok call has them (its
+ * setup, a turn of its own) and neither reads them, so they wait out their budget once, not once each, and
+ * while the next operation's cases run.
  */
 export async function checkOperation(
   hosts: TruthHosts,
@@ -548,8 +560,17 @@ export async function checkOperation(
   const all = casesOf(hosts.doc, key, cases);
   const failures: (string | undefined)[] = [];
   if (options.sequential) {
-    for (const c of all.filter((c) => !c.held)) failures.push(await check(c));
-    failures.push(...(await Promise.all(all.filter((c) => c.held).map(check))));
+    const { setup } = cases.ok;
+    const held = casesOf(hosts.doc, key, {
+      ...cases,
+      ok: { ...cases.ok, setup: setup && ((h, wallet) => inTurn(() => setup(h, wallet))) },
+    }).filter((c) => c.held);
+    const ordered = await inTurn(async () => {
+      const out: (string | undefined)[] = [];
+      for (const c of all.filter((c) => !c.held)) out.push(await check(c));
+      return out;
+    });
+    failures.push(...ordered, ...(await Promise.all(held.map(check))));
   } else failures.push(...(await Promise.all(all.map(check))));
   return failures.filter((f): f is string => f !== undefined);
 }

@@ -7,7 +7,7 @@
  * (a treasury's agents, customers topped up by friends, an exchange's customers) lose under 2% of their
  * real revenue. The curves are printed (`SWEEP` lines) and written into docs/screens.md.
  */
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BASE_RECORD } from "../../src/chain/chains.ts";
 import { KNOWN_HUBS } from "../../src/chain/hubs.ts";
 import { ReportService } from "../../src/reports/serve/service.ts";
@@ -35,6 +35,7 @@ import {
   WEEK,
   wallets,
 } from "../helpers/scenarios.ts";
+import { dispose, SharedStore } from "../helpers/window-flags.ts";
 
 const KNOB = [0, 5, 10, 20, 35, 50, 75, 100];
 const prices = [10_000, 20_000, 50_000];
@@ -64,9 +65,12 @@ interface Point {
   note: string | null;
 }
 
-/** Builds every report of the week and reads the farm's flagged share and the look-alikes' loss. */
-async function measure(knob: number, week: Week): Promise<Point> {
-  const analytics = await analyticsWith(week.records);
+/**
+ * Builds every report of the week and reads the farm's flagged share and the look-alikes' loss. The week is
+ * `shared` (the records every point of the sweep holds alike, imported once) and `week.records`, the point's own.
+ */
+async function measure(knob: number, shared: SharedStore, week: Week): Promise<Point> {
+  const analytics = await shared.with(week.records);
   try {
     const service = new ReportService(analytics, {
       publicUrl: "https://reports.test",
@@ -84,7 +88,26 @@ async function measure(knob: number, week: Week): Promise<Point> {
       note: reports.find((r) => r.address === m)?.exchange_flow_note ?? null,
     };
   } finally {
-    analytics.close();
+    dispose(analytics);
+  }
+}
+
+/**
+ * Each knob's week measured over one store of the records all of them share (`common`: thousands, against the
+ * knob's own tens to hundreds), imported once instead of once a point.
+ */
+async function sweep(
+  common: readonly object[],
+  knobs: readonly number[],
+  weekAt: (knob: number) => Week,
+): Promise<Point[]> {
+  const shared = await SharedStore.of(common);
+  try {
+    const points: Point[] = [];
+    for (const k of knobs) points.push(await measure(k, shared, weekAt(k)));
+    return points;
+  } finally {
+    shared.remove();
   }
 }
 
@@ -154,31 +177,28 @@ function farmWeek(label: string, seed: number, distributor: string) {
 
 describe("hubs made to order (sweeps)", () => {
   it("tiny senders from 0 to 100, each its own cluster, paying $0.01 into the distributor", async () => {
-    const points: Point[] = [];
-    for (const n of KNOB) {
-      const d = addr("tiny-fed-distributor");
-      const week = farmWeek("tiny", 41, d);
-      week.records.push(
-        ...wallets("tiny-sender", n).flatMap((w, i) => [
-          transfer(addr(`tiny-source-${i}`), w, 20_000, START - 3 * WEEK + i),
-          transfer(w, d, 10_000, START - 3 * WEEK + 200 + i),
-        ]),
-      );
+    const d = addr("tiny-fed-distributor");
+    const week = farmWeek("tiny", 41, d);
+    const points = await sweep(week.records, KNOB, (n) => ({
+      ...week,
+      records: wallets("tiny-sender", n).flatMap((w, i) => [
+        transfer(addr(`tiny-source-${i}`), w, 20_000, START - 3 * WEEK + i),
+        transfer(w, d, 10_000, START - 3 * WEEK + 200 + i),
+      ]),
       // The cents the tiny senders put in are the gamer's, and leave through the farm to m: spent, generously.
-      points.push(await measure(n, { ...week, spent: usd(n * 10_000) }));
-    }
+      spent: usd(n * 10_000),
+    }));
     expectSmooth("tiny-senders", points);
   });
 
   it("cover wallets from 0 to 100 that the distributor funds with the gamer's own $1 each and that buy at 12 other merchants", async () => {
     const others = wallets("cover-merchant", 12);
-    const points: Point[] = [];
-    for (const c of KNOB) {
-      const d = addr("spread-distributor");
-      const week = farmWeek("cover", 42, d);
+    const d = addr("spread-distributor");
+    const week = farmWeek("cover", 42, d);
+    const common = [...week.records, ...others.flatMap((o) => genuine(o, prices, 3, 7).records)];
+    const points = await sweep(common, KNOB, (c) => {
       const covers = wallets("cover", c);
-      week.records.push(
-        ...others.flatMap((o) => genuine(o, prices, 3, 7).records),
+      const records = [
         transfer(addr("cover-own-money"), d, c * 1_000_000, START - 2 * WEEK + 10),
         ...covers.map((w, i) => transfer(d, w, 1_000_000, START - WEEK + 2_000 + i)),
         // Each cover buys once at three of the twelve: no merchant paid by more than a quarter of them.
@@ -192,29 +212,27 @@ describe("hubs made to order (sweeps)", () => {
             }),
           ),
         ),
-      );
+      ];
       // Gone: the covers' purchases ($0.15 each); their funding stays in the gamer's wallets.
-      points.push(await measure(c, { ...week, spent: usd(c * 150_000) }));
-    }
+      return { ...week, records, spent: usd(c * 150_000) };
+    });
     expectSmooth("cover-wallets", points);
   });
 });
 
 describe("a distributor fed by independent parties (the known limit, marked)", () => {
   it("parties from 0 to 100, each withdrawn from an exchange of its own and sending a fiftieth of the merchant's money", async () => {
-    const points: Point[] = [];
-    for (const k of [0, 10, 25, 45, 50, 55, 75, 100]) {
-      const d = addr("party-fed-distributor");
-      const week = farmWeek("parties", 45, d);
-      week.records.push(
-        ...wallets("party", k).flatMap((w, i) => [
-          transfer(addr(`party-source-${i}`), w, 6_000_000, START - 4 * WEEK + i),
-          transfer(w, d, 6_000_000, START - 3 * WEEK + i),
-        ]),
-      );
+    const d = addr("party-fed-distributor");
+    const week = farmWeek("parties", 45, d);
+    const points = await sweep(week.records, [0, 10, 25, 45, 50, 55, 75, 100], (k) => ({
+      ...week,
+      records: wallets("party", k).flatMap((w, i) => [
+        transfer(addr(`party-source-${i}`), w, 6_000_000, START - 4 * WEEK + i),
+        transfer(w, d, 6_000_000, START - 3 * WEEK + i),
+      ]),
       // Independent money put in, as this file counts it: it pays for the farm in the merchant's stead.
-      points.push(await measure(k, { ...week, spent: usd(k * 6_000_000) }));
-    }
+      spent: usd(k * 6_000_000),
+    }));
     const curve = points.map(
       (p) => `${p.knob}:${Math.round(p.flagged * 100)}%/${(p.lost * 100).toFixed(2)}%`,
     );
@@ -239,17 +257,16 @@ describe("a distributor fed by independent parties (the known limit, marked)", (
 
 /**
  * An unlabelled exchange whose deposits the data holds only in part: 300 depositors of $20 each, of which
- * the data holds `visible` percent; m2 deposits $30 of its takings mid-week, and 30 of its customers
+ * the data holds `visible` percent (`visibleDeposits`, a point's own); m2 deposits $30 of its takings mid-week, and 30 of its customers
  * withdraw $20 each right after and spend it all at m2 (the pattern of the held-out set). The exchange pays
  * 270 other withdrawals of $20 around them.
  */
-function partialExchange(visible: number): object[] {
-  const cex = addr("partial-cex");
+const PARTIAL_CEX = addr("partial-cex");
+function partialExchange(): object[] {
+  const cex = PARTIAL_CEX;
   const deposit = START + 100_000;
-  const shown = Math.round((300 * visible) / 100);
   const customers = wallets("partial-customer", 30);
   return [
-    ...wallets("partial-depositor", shown).map((w, i) => transfer(w, cex, 20_000_000, START - 3 * WEEK + i)),
     transfer(m2, cex, 30_000_000, deposit),
     ...wallets("partial-other", 270).map((w, i) =>
       transfer(cex, w, 20_000_000, i < 150 ? START + 10 + i * 600 : deposit + 1_000 + i * 600),
@@ -259,33 +276,39 @@ function partialExchange(visible: number): object[] {
   ];
 }
 
+/** The part of the exchange's 300 deposits the data holds. */
+const visibleDeposits = (visible: number) =>
+  wallets("partial-depositor", Math.round((300 * visible) / 100)).map((w, i) =>
+    transfer(w, PARTIAL_CEX, 20_000_000, START - 3 * WEEK + i),
+  );
+
 describe("the haircut (sweep)", () => {
   it("visible share of a wallet's inflow from 1% to 100%: an exchange's customers, and a farm's distributor", async () => {
-    const points: Point[] = [];
-    for (const visible of [1, 5, 10, 20, 35, 50, 75, 100]) {
-      const base = genuine(m, prices, 30, 43);
-      const alike = lookAlikes("haircut");
-      const d = addr("partial-distributor");
-      const farm = wallets("partial-farm", 20);
-      const shown = Math.round((30 * visible) / 100);
+    const base = genuine(m, prices, 30, 43);
+    const alike = lookAlikes("haircut");
+    const d = addr("partial-distributor");
+    const farm = wallets("partial-farm", 20);
+    // The farm: m's $300 and the gamer's own $300 (30 transfers, of which the data holds as many as it holds
+    // of the exchange's deposits) pass through the distributor to 20 wallets that spend it at m.
+    const common = [
+      ...base.records,
+      ...alike.records,
+      ...partialExchange(),
+      transfer(m, d, 300_000_000, START - 2 * WEEK),
+      ...farm.map((w, i) => transfer(d, w, 30_000_000, START - WEEK + i)),
+      ...payers(m, farm, 60, () => 500_000),
+    ];
+    const points = await sweep(common, [1, 5, 10, 20, 35, 50, 75, 100], (visible) => {
       const records = [
-        ...base.records,
-        ...alike.records,
-        ...partialExchange(visible),
-        // The farm: m's $300 and the gamer's own $300 (30 transfers, of which the data holds as many as it
-        // holds of the exchange's deposits) pass through the distributor to 20 wallets that spend it at m.
-        transfer(m, d, 300_000_000, START - 2 * WEEK),
-        ...Array.from({ length: shown }, (_, i) =>
+        ...visibleDeposits(visible),
+        ...Array.from({ length: Math.round((30 * visible) / 100) }, (_, i) =>
           transfer(addr("gamer-savings"), d, 10_000_000, START - 2 * WEEK + 10 + i),
         ),
-        ...farm.map((w, i) => transfer(d, w, 30_000_000, START - WEEK + i)),
-        ...payers(m, farm, 60, () => 500_000),
       ];
       // The farm's own $300 is real by the rules (the gamer's money, dollar for dollar): what it "hides" is
       // measured against m's genuine buyers alone, so half the farm is the most it can be flagged.
-      const week = { records, truth: base.truthUsd, truth2: alike.truth + 600, farm: 600, spent: 300 };
-      points.push(await measure(visible, week));
-    }
+      return { records, truth: base.truthUsd, truth2: alike.truth + 600, farm: 600, spent: 300 };
+    });
     expectSmooth("visible-share", points);
     for (const p of points) expect(p.flagged).toBeCloseTo(0.5, 1);
   });
@@ -379,6 +402,12 @@ describe("money round an exchange (sweeps, issue 84)", () => {
     };
   }
   const WEEK_OF = lookAlikeWeek();
+  // The look-alikes' week is every point's (24 of them) but for the gamer's round trips: imported once.
+  let weekStore: SharedStore | undefined;
+  beforeAll(async () => {
+    weekStore = await SharedStore.of(WEEK_OF.records);
+  });
+  afterAll(() => weekStore?.remove());
 
   interface RoundPoint {
     knob: string;
@@ -391,7 +420,7 @@ describe("money round an exchange (sweeps, issue 84)", () => {
 
   /** Builds the week's window tables and reads what was flagged of the farm and of each genuine group. */
   async function measureTrip(knob: string, trip: RoundTrip): Promise<RoundPoint> {
-    const analytics = await analyticsWith([...WEEK_OF.records, ...trip.records]);
+    const analytics = await (weekStore as SharedStore).with(trip.records);
     try {
       await aggregateWindow(analytics, { chain: BASE_RECORD, ...WINDOW_BOUNDS });
       const rows = await analytics.all<{ payer: string; pay_to: string; amount: bigint }>(
@@ -418,7 +447,7 @@ describe("money round an exchange (sweeps, issue 84)", () => {
       );
       return point;
     } finally {
-      analytics.close();
+      dispose(analytics);
     }
   }
 

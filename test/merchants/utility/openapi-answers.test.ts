@@ -30,9 +30,11 @@ describe("the utility API's document", () => {
   });
 });
 
-// After the others, and one case at a time: each sets how the fakes answer.
+// After the others. Each case sets how the fakes answer, so an operation's cases run one at a time, in a turn
+// no other operation's share (checkOperation's `sequential`); the tests run side by side so that each one's
+// held cases wait out their budget (1.5 s) while the next one's cases run.
 describe("the utility API's document, on its providers", () => {
-  it.each(UTILITY_GROUPS.providers)("%s answers every status it documents", async (key) => {
+  it.concurrent.each(UTILITY_GROUPS.providers)("%s answers every status it documents", async (key) => {
     const cases = truth.table[key] as never;
     expect(await checkOperation(truth.hosts, key, cases, { sequential: true })).toEqual([]);
   });
