@@ -42,7 +42,9 @@ export const METHODS: Record<string, Method> = {
   isBlockhashValid: (params, chain) =>
     withContext(chain, params.string(0, "blockhash") === chain.ledger.latestBlockhash().blockhash),
   getBalance: (params, chain) =>
-    withContext(chain, chain.ledger.account(params.address(0, "address"))?.lamports() ?? 0n),
+    checked(params, 1, () =>
+      withContext(chain, chain.ledger.account(params.address(0, "address"))?.lamports() ?? 0n),
+    ),
   getMinimumBalanceForRentExemption: (params, chain) =>
     chain.ledger.svm.minimumBalanceForRentExemption(params.integer(0, "data length")),
   getAccountInfo: (params, chain) => {
@@ -64,10 +66,11 @@ export const METHODS: Record<string, Method> = {
     const filters = programFilters(config);
     const found = chain.ledger.svm
       .getProgramAccounts(fromBase58(program))
-      .filter(({ account }) => filters.every((keep) => keep(account().data())))
-      .map(({ address, account }) => ({
-        account: renderAccount(account(), encoding, mintOf(chain)),
-        pubkey: base58(address),
+      // account() is a native method: called on its object, never destructured.
+      .filter((item) => filters.every((keep) => keep(item.account().data())))
+      .map((item) => ({
+        account: renderAccount(item.account(), encoding, mintOf(chain)),
+        pubkey: base58(item.address),
       }));
     return config.flag("withContext", false) ? withContext(chain, found) : found;
   },
@@ -83,10 +86,11 @@ export const METHODS: Record<string, Method> = {
     if (!byMint === !byProgram) throw invalidParams("the filter must give a mint or a programId");
     const programs = byProgram ? [byProgram] : [SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM];
     const value = programs.flatMap((program) =>
-      chain.ledger.svm.getProgramAccounts(fromBase58(program)).flatMap(({ address, account }) => {
-        const state = decodeTokenAccount(account().data());
+      chain.ledger.svm.getProgramAccounts(fromBase58(program)).flatMap((item) => {
+        const account = item.account();
+        const state = decodeTokenAccount(account.data());
         if (!state || state.owner !== owner || (byMint && state.mint !== byMint)) return [];
-        return [{ account: renderAccount(account(), encoding, mintOf(chain)), pubkey: base58(address) }];
+        return [{ account: renderAccount(account, encoding, mintOf(chain)), pubkey: base58(item.address) }];
       }),
     );
     return withContext(chain, value);
