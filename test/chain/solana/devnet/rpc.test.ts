@@ -118,7 +118,7 @@ describe("the Solana devnet's JSON-RPC", () => {
     expect(refused.error?.message).toBe(
       "Transaction simulation failed: Error processing Instruction 0: custom program error: 0x1",
     );
-    expect((refused.error?.data as { err: unknown }).err).toEqual({ InstructionError: [0, { Custom: 1 }] });
+    expect(refused.error?.data).toMatchObject({ err: { InstructionError: [0, { Custom: 1 }] } });
     const landed = await call("sendTransaction", [tooMuch, { encoding: "base64", skipPreflight: true }]);
     const { result } = await call("getSignatureStatuses", [[landed.result]]);
     expect(result.value[0]).toMatchObject({
