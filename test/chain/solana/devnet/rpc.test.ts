@@ -223,4 +223,51 @@ describe("the Solana devnet's JSON-RPC", () => {
       state: "initialized",
     });
   });
+
+  it("simulates without keeping anything: unsigned with sigVerify off, a stale blockhash replaced, and gives the fee of a message", async () => {
+    const wire = await transfer(1n, await usdcAccountOf(payee));
+    const before = (await call("getTokenAccountBalance", [await usdcAccountOf(payee)])).result.value.amount;
+    const simulated = (
+      await call("simulateTransaction", [
+        wire,
+        { encoding: "base64", replaceRecentBlockhash: true, innerInstructions: true },
+      ])
+    ).result.value;
+    expect(simulated).toMatchObject({ err: null, innerInstructions: [], accounts: null });
+    expect(simulated.replacementBlockhash.blockhash).toBe(
+      (await call("getLatestBlockhash")).result.value.blockhash,
+    );
+    expect(simulated.unitsConsumed).toBeGreaterThan(0);
+    expect((await call("getTokenAccountBalance", [await usdcAccountOf(payee)])).result.value.amount).toBe(
+      before,
+    );
+    // The signature zeroed: refused with sigVerify, run without it (as the facilitator simulates before signing).
+    const bytes = Buffer.from(wire, "base64");
+    bytes.fill(0, 1, 65);
+    const unsigned = bytes.toString("base64");
+    expect(
+      (await call("simulateTransaction", [unsigned, { encoding: "base64", sigVerify: true }])).result.value
+        .err,
+    ).toBe("SignatureFailure");
+    expect(
+      (await call("simulateTransaction", [unsigned, { encoding: "base64" }])).result.value.err,
+    ).toBeNull();
+    const both = await call("simulateTransaction", [
+      wire,
+      { encoding: "base64", sigVerify: true, replaceRecentBlockhash: true },
+    ]);
+    expect(both.error?.code).toBe(-32602);
+    const message = bytes.subarray(65).toString("base64");
+    expect((await call("getFeeForMessage", [message])).result.value).toBe(5000);
+    const epoch = (await call("getEpochInfo")).result;
+    expect(epoch).toMatchObject({ epoch: 0, absoluteSlot: (await call("getSlot")).result });
+    expect(
+      (
+        await call("getTransaction", [
+          signature,
+          { commitment: "processed", maxSupportedTransactionVersion: 0 },
+        ])
+      ).error?.code,
+    ).toBe(-32602);
+  });
 });
