@@ -156,4 +156,53 @@ describe("the SDK's exact client and facilitator on the local Solana", () => {
     expect(await usdcOf(buyer.address)).toBe(before.buyer - PRICE);
     expect(await usdcOf(merchant.address)).toBe(before.merchant + PRICE);
   });
+
+  it("shows the settled payment as an indexer reads it: the fee payer's signatures, then the parsed transaction", async () => {
+    const facilitator = new ExactFacilitator(toFacilitatorSvmSigner(feePayer, { defaultRpcUrl: devnet.rpc }));
+    const payment = await pay();
+    const settled = await facilitator.settle(payment, requirements());
+    expect(settled.success).toBe(true);
+
+    const [latest] = await rpc.getSignaturesForAddress(feePayer.address, { limit: 1 }).send();
+    expect(latest).toMatchObject({
+      signature: settled.transaction,
+      err: null,
+      confirmationStatus: "finalized",
+    });
+    expect(latest?.memo).toMatch(/^\[32\] [0-9a-f]{32}$/); // the SDK's nonce memo, as the validator sums it up
+    expect(await rpc.getBlockTime(latest?.slot as bigint).send()).toBe(latest?.blockTime);
+
+    const parsed = await rpc
+      .getTransaction(settled.transaction as never, {
+        maxSupportedTransactionVersion: 0,
+        encoding: "jsonParsed",
+      })
+      .send();
+    const message = parsed?.transaction.message;
+    expect(message?.accountKeys[0]).toMatchObject({ pubkey: feePayer.address, signer: true, writable: true });
+    const transfer = message?.instructions.find((ix) => "parsed" in ix && ix.program === "spl-token");
+    expect(transfer).toMatchObject({
+      parsed: {
+        type: "transferChecked",
+        info: {
+          authority: buyer.address,
+          mint: SOLANA_USDC_MINT,
+          source: await usdcAccountOf(buyer.address),
+          destination: await usdcAccountOf(merchant.address),
+          tokenAmount: { amount: PRICE.toString(), decimals: 6n }, // kit reads every number as a bigint
+        },
+      },
+    });
+    expect(message?.instructions.some((ix) => "program" in ix && ix.program === "spl-memo")).toBe(true);
+    const owners = (
+      balances: readonly { owner?: string; uiTokenAmount: { amount: string } }[] | null | undefined,
+    ) => Object.fromEntries((balances ?? []).map((b) => [b.owner, BigInt(b.uiTokenAmount.amount)]));
+    const pre = owners(parsed?.meta?.preTokenBalances);
+    const post = owners(parsed?.meta?.postTokenBalances);
+    expect((pre[buyer.address] as bigint) - (post[buyer.address] as bigint)).toBe(PRICE);
+    expect((post[merchant.address] as bigint) - (pre[merchant.address] as bigint)).toBe(PRICE);
+    expect(parsed?.meta?.fee).toBe(
+      (parsed?.meta?.preBalances[0] as bigint) - (parsed?.meta?.postBalances[0] as bigint),
+    );
+  });
 });
