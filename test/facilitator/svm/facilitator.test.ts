@@ -34,7 +34,8 @@ import {
 } from "../../../src/chain/solana/devnet/index.ts";
 import type { Database } from "../../../src/common/db/index.ts";
 import { addKey, type Facilitator } from "../../../src/facilitator/index.ts";
-import { createSvmFacilitator, WEI_PER_LAMPORT } from "../../../src/facilitator/svm/facilitator.ts";
+import { createSvmFacilitator } from "../../../src/facilitator/svm/facilitator.ts";
+import { WEI_PER_LAMPORT } from "../../../src/facilitator/svm/signer.ts";
 import { readSvmPayment } from "../../../src/facilitator/svm/transaction.ts";
 import { LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
 
