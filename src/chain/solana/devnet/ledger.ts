@@ -119,6 +119,11 @@ export class Ledger {
     };
   }
 
+  /** Landed transactions, failed ones included (`getEpochInfo`'s `transactionCount`). */
+  get transactionCount(): number {
+    return this.landed.size;
+  }
+
   transaction(signature: string): Landed | undefined {
     return this.landed.get(signature);
   }

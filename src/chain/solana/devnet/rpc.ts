@@ -3,7 +3,7 @@ import type { SolanaChain } from "./chain.ts";
 import { transactionErrorMessage } from "./errors.ts";
 import { base58 } from "./keys.ts";
 import { decodeMint, decodeTokenAccount, uiTokenAmount } from "./layouts.ts";
-import type { Landed } from "./ledger.ts";
+import { feeOf, type Landed } from "./ledger.ts";
 import {
   type AccountEncoding,
   renderAccount,
@@ -12,7 +12,7 @@ import {
   type TransactionEncoding,
 } from "./render.ts";
 import { COMMITMENTS, type Config, invalidParams, Params, RpcError } from "./rpc-params.ts";
-import { fromBase58, WireError } from "./wire.ts";
+import { decodeMessage, fromBase58, WireError } from "./wire.ts";
 
 /** The genesis hash of mainnet-beta: the devnet plays mainnet, whose CAIP-2 id is this hash's first 32 characters. */
 export const MAINNET_GENESIS_HASH = "5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d";
@@ -23,6 +23,8 @@ const WIRE_ENCODINGS = ["base58", "base64"] as const;
 const MAX_ACCOUNTS = 100;
 const MAX_SIGNATURES = 256;
 const MAX_SIGNATURE_PAGE = 1000;
+/** Mainnet's epoch length; the devnet never leaves epoch 0. */
+const SLOTS_PER_EPOCH = 432_000n;
 
 type Method = (params: Params, chain: SolanaChain) => unknown;
 
@@ -42,7 +44,9 @@ export const METHODS: Record<string, Method> = {
   isBlockhashValid: (params, chain) =>
     withContext(chain, params.string(0, "blockhash") === chain.ledger.latestBlockhash().blockhash),
   getBalance: (params, chain) =>
-    withContext(chain, chain.ledger.account(params.address(0, "address"))?.lamports() ?? 0n),
+    checked(params, 1, () =>
+      withContext(chain, chain.ledger.account(params.address(0, "address"))?.lamports() ?? 0n),
+    ),
   getMinimumBalanceForRentExemption: (params, chain) =>
     chain.ledger.svm.minimumBalanceForRentExemption(params.integer(0, "data length")),
   getAccountInfo: (params, chain) => {
@@ -64,10 +68,11 @@ export const METHODS: Record<string, Method> = {
     const filters = programFilters(config);
     const found = chain.ledger.svm
       .getProgramAccounts(fromBase58(program))
-      .filter(({ account }) => filters.every((keep) => keep(account().data())))
-      .map(({ address, account }) => ({
-        account: renderAccount(account(), encoding, mintOf(chain)),
-        pubkey: base58(address),
+      // account() is a native method: called on its object, never destructured.
+      .filter((item) => filters.every((keep) => keep(item.account().data())))
+      .map((item) => ({
+        account: renderAccount(item.account(), encoding, mintOf(chain)),
+        pubkey: base58(item.address),
       }));
     return config.flag("withContext", false) ? withContext(chain, found) : found;
   },
@@ -83,10 +88,11 @@ export const METHODS: Record<string, Method> = {
     if (!byMint === !byProgram) throw invalidParams("the filter must give a mint or a programId");
     const programs = byProgram ? [byProgram] : [SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM];
     const value = programs.flatMap((program) =>
-      chain.ledger.svm.getProgramAccounts(fromBase58(program)).flatMap(({ address, account }) => {
-        const state = decodeTokenAccount(account().data());
+      chain.ledger.svm.getProgramAccounts(fromBase58(program)).flatMap((item) => {
+        const account = item.account();
+        const state = decodeTokenAccount(account.data());
         if (!state || state.owner !== owner || (byMint && state.mint !== byMint)) return [];
-        return [{ account: renderAccount(account(), encoding, mintOf(chain)), pubkey: base58(address) }];
+        return [{ account: renderAccount(account, encoding, mintOf(chain)), pubkey: base58(item.address) }];
       }),
     );
     return withContext(chain, value);
@@ -125,7 +131,9 @@ export const METHODS: Record<string, Method> = {
     const config = params.config(1);
     const encoding = config.oneOf<TransactionEncoding>("encoding", TRANSACTION_ENCODINGS, "json");
     const maxVersion = config.optionalInteger("maxSupportedTransactionVersion");
-    commitment(config);
+    if (config.oneOf("commitment", COMMITMENTS, "finalized") === "processed") {
+      throw invalidParams("Method does not support commitment below `confirmed`");
+    }
     const landed = chain.ledger.transaction(signature);
     if (!landed) return null;
     if (landed.tx.version === 0 && maxVersion === undefined) {
@@ -142,6 +150,20 @@ export const METHODS: Record<string, Method> = {
     if (time !== undefined) return time;
     if (slot > chain.ledger.slot) throw new RpcError(-32004, `Block not available for slot ${slot}`);
     throw new RpcError(-32007, `Slot ${slot} was skipped, or missing due to ledger jump to recent snapshot`);
+  },
+  getEpochInfo: (params, chain) =>
+    checked(params, 0, () => ({
+      absoluteSlot: chain.ledger.slot,
+      blockHeight: chain.ledger.blockHeight,
+      epoch: 0,
+      slotIndex: chain.ledger.slot,
+      slotsInEpoch: SLOTS_PER_EPOCH,
+      transactionCount: chain.ledger.transactionCount,
+    })),
+  getFeeForMessage: (params, chain) => {
+    const message = new Uint8Array(Buffer.from(params.string(0, "message"), "base64"));
+    commitment(params.config(1));
+    return guardWire(() => withContext(chain, feeOf(decodeMessage(message))));
   },
   sendTransaction: (params, chain) => sendTransaction(params, chain),
   simulateTransaction: (params, chain) => simulateTransaction(params, chain),

@@ -37,7 +37,20 @@ export function decodeWire(bytes: Uint8Array): WireTransaction {
   const signatures: string[] = [];
   for (let i = 0; i < count; i++)
     signatures.push(base58(bytes.subarray(offset + i * 64, offset + (i + 1) * 64)));
-  const messageBytes = bytes.subarray(messageStart);
+  const tx = decodeMessage(bytes.subarray(messageStart), signatures);
+  if (tx.header.numRequiredSignatures !== count) {
+    throw new WireError(
+      `the message needs ${tx.header.numRequiredSignatures} signatures, the transaction has ${count}`,
+    );
+  }
+  return { ...tx, bytes };
+}
+
+/**
+ * A message alone (`getFeeForMessage`), as a transaction whose signatures are not known: `signatures` then
+ * holds one empty string per signer, so that counting them still counts the signers.
+ */
+export function decodeMessage(messageBytes: Uint8Array, signatures?: string[]): WireTransaction {
   let message: ReturnType<ReturnType<typeof getCompiledTransactionMessageDecoder>["decode"]>;
   try {
     message = getCompiledTransactionMessageDecoder().decode(messageBytes);
@@ -47,14 +60,9 @@ export function decodeWire(bytes: Uint8Array): WireTransaction {
   if ("addressTableLookups" in message && (message.addressTableLookups?.length ?? 0) > 0) {
     throw new WireError("address lookup tables are not supported by this devnet");
   }
-  if (message.header.numSignerAccounts !== count) {
-    throw new WireError(
-      `the message needs ${message.header.numSignerAccounts} signatures, the transaction has ${count}`,
-    );
-  }
   return {
-    bytes,
-    signatures,
+    bytes: messageBytes,
+    signatures: signatures ?? Array.from({ length: message.header.numSignerAccounts }, () => ""),
     messageBytes,
     version: message.version === "legacy" ? "legacy" : 0,
     header: {
