@@ -3,6 +3,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { base, baseSepolia } from "viem/chains";
 import { BASE_CHAIN_ID, BASE_SEPOLIA_CHAIN_ID, BASE_SEPOLIA_USDC } from "../chain/base.ts";
 import { chains } from "../chain/chains.ts";
+import { SOLANA_NETWORK, SOLANA_SLUG, SOLANA_USDC_MINT } from "../chain/solana/constants.ts";
 import { UsageError } from "../common/errors.ts";
 import { Lifecycle, untilSignal } from "../common/lifecycle.ts";
 import { ConfigError } from "../config/config-error.ts";
@@ -43,16 +44,26 @@ export async function runFacilitator(args: string[], flags: Flags): Promise<numb
   // `--rpc`'s chain first, then each chain given X402M_RPC_URL_<SLUG> (issue 67 item 6): one process, one URL.
   const rpcs = [
     ...(flags.rpc ? [{ rpc: flags.rpc, variable: "--rpc" }] : []),
-    ...Object.entries(config.follow.rpc).map(([slug, rpc]) => ({
-      rpc,
-      variable: chainRpcVariable(slug),
-      slug,
-    })),
+    // Solana is not an EVM chain: it is settled with its own key and RPC (below), never asked for a chain id.
+    ...Object.entries(config.follow.rpc)
+      .filter(([slug]) => slug !== SOLANA_SLUG)
+      .map(([slug, rpc]) => ({
+        rpc,
+        variable: chainRpcVariable(slug),
+        slug,
+      })),
   ];
-  if (rpcs.length === 0)
-    throw new UsageError("facilitator needs --rpc URL (or X402M_RPC_URL_<CHAIN>): the chain it settles on");
+  const solana = solanaOf(config, rpcs.length === 0);
+  if (rpcs.length === 0 && !solana)
+    throw new UsageError(
+      "facilitator needs --rpc URL (or X402M_RPC_URL_<CHAIN>, or X402M_SOLANA_RPC_URL with X402M_FACILITATOR_SOLANA_KEY): the chain it settles on",
+    );
   // Said before any chain is asked: without a key nothing could be settled, whatever the RPCs answer.
-  if (!config.facilitatorKey && !Object.values(config.facilitatorChains).some((c) => c.key)) {
+  if (
+    rpcs.length > 0 &&
+    !config.facilitatorKey &&
+    !Object.values(config.facilitatorChains).some((c) => c.key)
+  ) {
     throw new ConfigError(
       "the facilitator needs its signing key: set X402M_FACILITATOR_KEY or X402M_FACILITATOR_KEY_FILE (it pays the gas)",
     );
@@ -63,7 +74,12 @@ export async function runFacilitator(args: string[], flags: Flags): Promise<numb
     // The --rpc chain's own variable, when set too, says the same chain again.
     if (!settled.has(chain.chainId)) settled.set(chain.chainId, chain);
   }
-  const [first, ...more] = [...settled.values()] as [SettledChain, ...SettledChain[]];
+  // Solana alone: the EVM options are a placeholder `solana.only` tells the service to leave unused.
+  const [first, ...more] = (
+    settled.size > 0
+      ? [...settled.values()]
+      : [{ chainId: 0, signer: "0x", options: { rpc: "", privateKey: "0x" } }]
+  ) as [SettledChain, ...SettledChain[]];
   const { startServices } = await import("../services/index.ts");
 
   const lifecycle = new Lifecycle();
@@ -78,13 +94,17 @@ export async function runFacilitator(args: string[], flags: Flags): Promise<numb
         chainPayees: first.options.payees,
         open: flags.open ?? false,
         more: more.map((c) => c.options),
+        ...(solana && { solana }),
       },
     });
-    const every = [first, ...more].map((c) => ({
-      network: `eip155:${c.chainId}`,
-      signer: c.signer,
-      assets: (c.options.assets ?? []).map((a) => getAddress(a)),
-    }));
+    const every = [
+      ...[...settled.values()].map((c) => ({
+        network: `eip155:${c.chainId}`,
+        signer: c.signer as string,
+        assets: (c.options.assets ?? []).map((a) => getAddress(a) as string),
+      })),
+      ...(solana ? [await solanaLine(started.urls.facilitator as string)] : []),
+    ];
     const ready = {
       facilitator: started.urls.facilitator,
       ...(every[0] as (typeof every)[number]),
@@ -101,6 +121,34 @@ export async function runFacilitator(args: string[], flags: Flags): Promise<numb
     await lifecycle.close();
   }
   return 0;
+}
+
+/**
+ * The facilitator's Solana (issue 86 item 5): X402M_FACILITATOR_SOLANA_KEY with X402M_SOLANA_RPC_URL, one without
+ * the other refused; `only` when no EVM chain is given.
+ */
+function solanaOf(config: ReturnType<typeof configFrom>, only: boolean) {
+  const key = config.facilitatorSolanaKey;
+  const rpc = config.payments.solanaRpcUrl;
+  if (!key && !rpc) return undefined;
+  if (!key)
+    throw new ConfigError(
+      "X402M_SOLANA_RPC_URL is set: the facilitator settles on Solana with its fee payer's key, X402M_FACILITATOR_SOLANA_KEY (or unset the RPC)",
+    );
+  if (!rpc)
+    throw new ConfigError(
+      "X402M_FACILITATOR_SOLANA_KEY is set: the facilitator settles on Solana through X402M_SOLANA_RPC_URL: set it",
+    );
+  return { rpc, feePayerKey: key, only };
+}
+
+/** The ready line's entry for Solana: its network, fee payer and USDC, as its own /supported lists them. */
+async function solanaLine(url: string) {
+  const supported = (await (await fetch(`${url}/supported`)).json()) as {
+    kinds: { network: string; extra?: Record<string, unknown> }[];
+  };
+  const kind = supported.kinds.find((k) => k.network === SOLANA_NETWORK);
+  return { network: SOLANA_NETWORK, signer: String(kind?.extra?.feePayer ?? ""), assets: [SOLANA_USDC_MINT] };
 }
 
 interface SettledChain {

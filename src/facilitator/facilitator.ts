@@ -111,7 +111,10 @@ export interface Facilitator {
   readonly app: Hono;
   /** CAIP-2 network, e.g. "eip155:8453". */
   readonly network: Network;
-  /** The settling account. */
+  /**
+   * The settling account. On Solana (svm/), the fee payer's base58 address under this type: every caller of
+   * an EVM chain's reads it as a hex address, and a Solana facilitator is never asked for one.
+   */
   readonly address: `0x${string}`;
   readonly scope: Scope;
   verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse>;

@@ -30,8 +30,8 @@ import { checkPayment, parseRequestBody, type Scope } from "./wire.ts";
 /** What the HTTP face needs of a facilitator. */
 export interface FacilitatorService {
   readonly scope: Scope;
-  /** Its settling account: the receiverAuthorizer of channels whose claims it signs. */
-  readonly address: `0x${string}`;
+  /** Its settling account (an EVM chain's: the receiverAuthorizer of channels whose claims it signs). */
+  readonly address: string;
   verify(payload: unknown, requirements: unknown): Promise<VerifyResponse>;
   settle(
     payload: unknown,
@@ -45,6 +45,11 @@ export interface FacilitatorService {
   discoveryResources(query: DiscoveryQuery): Promise<DiscoveryResourcesResponse>;
   /** Throws when the facilitator cannot work (its database unreachable). */
   ping(): Promise<void>;
+  /**
+   * Why a well-formed envelope's payment is malformed (400), for a chain whose payloads are not EVM's (Solana:
+   * svm/); unset, the EVM checks of wire.ts.
+   */
+  checkRequest?(payload: unknown, requirements: unknown): Pick<Rejection, "reason" | "message"> | undefined;
 }
 
 /** A verify/settle body is at most a few kilobytes; anything much larger is not one. */
@@ -231,7 +236,7 @@ export function chainReadiness(rpc: string, signer: string): Record<string, Chec
  */
 async function readPayment(
   c: Context,
-  { scope }: Pick<FacilitatorService, "scope">,
+  { scope, checkRequest }: Pick<FacilitatorService, "scope" | "checkRequest">,
   operation: "verify" | "settle",
 ): Promise<
   | { payload: unknown; requirements: unknown; authority: boolean; deposit: boolean }
@@ -247,6 +252,11 @@ async function readPayment(
   // The payload goes with a refusal: a v1 one is answered in v1's words.
   const payload = (body as { paymentPayload?: unknown } | null)?.paymentPayload;
   if (!parsed.ok) return { ...parsed, payload };
+  if (checkRequest) {
+    const problem = checkRequest(parsed.payload, parsed.requirements);
+    if (problem) return { ...problem, payload };
+    return { payload: parsed.payload, requirements: parsed.requirements, authority: false, deposit: false };
+  }
   const inner = parsed.payload.payload;
   // Only while it offers the role: otherwise it signs no claims, and the deposit rule refuses the channel.
   const self = scope.authorizers.self?.toLowerCase();

@@ -24,3 +24,4 @@ export { addReadinessChecks, chainReadiness } from "./http.ts";
 export { FACILITATOR_MIGRATIONS } from "./migrations.ts";
 export type { ResolveSummary } from "./resolve-pending.ts";
 export { facilitatorOfChains } from "./several-chains.ts";
+export { svmReadiness } from "./svm/readiness.ts";

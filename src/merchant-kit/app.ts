@@ -4,8 +4,10 @@ import { UptoEvmScheme } from "@x402/evm/upto/server";
 import { bazaarResourceServerExtension } from "@x402/extensions/bazaar";
 import { builderCodeResourceServerExtension } from "@x402/extensions/builder-code";
 import { paymentIdentifierResourceServerExtension } from "@x402/extensions/payment-identifier";
+import { ExactSvmScheme as ExactSvmServerScheme } from "@x402/svm/exact/server";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
+import { SOLANA_NETWORK } from "../chain/solana/constants.ts";
 import type { Database } from "../common/db/index.ts";
 import { migrate } from "../common/db/index.ts";
 import { healthRoutes } from "../common/health.ts";
@@ -292,6 +294,7 @@ export function resourceServers(
 ): () => MerchantResourceServer {
   const [first, ...more] = [networks].flat() as `${string}:${string}`[];
   const exact = new ExactEvmScheme();
+  const svmExact = new ExactSvmServerScheme();
   const upto = new UptoEvmScheme();
   // One per host: its offers are kept for reuse across the servers made as its facilitators change.
   const receipts = merchant.receiptSigner && receiptsExtension(merchant.receiptSigner);
@@ -307,6 +310,9 @@ export function resourceServers(
     // One channel scheme for every network: its store holds each chain's channels, told apart by their ids.
     for (const network of [first, ...more] as `${string}:${string}`[])
       server.register(network, exact).register(network, upto).register(network, channel);
+    // Solana's exact where the host has a Solana wallet (issue 86): the SDK's server scheme adds the
+    // facilitator's fee payer to the requirements.
+    if (merchant.solanaPayTo) server.register(SOLANA_NETWORK, svmExact);
     server
       .registerExtension(bazaarResourceServerExtension)
       .registerExtension(paymentIdentifierResourceServerExtension)

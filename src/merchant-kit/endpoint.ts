@@ -361,6 +361,11 @@ export interface Merchant {
    * clients copy into their payments (payments/extensions/builder-code.ts). None: no code declared.
    */
   builderCode?: string;
+  /**
+   * Its Solana wallet (X402M_<HOST>_SOLANA_PAY_TO, a base58 owner; issue 86): every route that takes `exact`
+   * takes it on Solana too, in USDC at the same price, paid to this owner's USDC account. None: no Solana.
+   */
+  solanaPayTo?: string;
 }
 
 /** A free route: documented in the OpenAPI document and the reference page, never charged. */

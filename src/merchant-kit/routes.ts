@@ -2,6 +2,7 @@ import type { RouteConfig } from "@x402/core/server";
 import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import { declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
 import { chains } from "../chain/chains.ts";
+import { SOLANA_NETWORK, SOLANA_USDC_DECIMALS, SOLANA_USDC_MINT } from "../chain/solana/constants.ts";
 import {
   type AnyEndpoint,
   CHANNEL_SCHEME,
@@ -27,7 +28,7 @@ import type { MerchantKitSettings } from "./settings.ts";
  * networks the host takes payment on, when it takes more than one (`networks`, the first being these).
  */
 export type PaymentSettings = Pick<MerchantKitSettings["payments"], "network" | "asset" | "rpcUrl"> &
-  Partial<Pick<MerchantKitSettings["payments"], "networks">>;
+  Partial<Pick<MerchantKitSettings["payments"], "networks" | "solanaRpcUrl">>;
 
 /** One network a host is paid on: its CAIP-2 id, its token, the JSON-RPC where payers' funds are read. */
 export type PaymentNetwork = MerchantKitSettings["payments"]["networks"][number];
@@ -99,6 +100,14 @@ export function x402Route(
         : [paymentOption(merchant, endpoint, on, scheme, amount)],
     ),
   );
+  // Solana after the EVM networks, where the host has a Solana wallet (issue 86): exact only, USDC.
+  if (merchant.solanaPayTo && payments.solanaRpcUrl && schemesOf(endpoint).includes("exact"))
+    all.push(
+      solanaOption(
+        merchant.solanaPayTo,
+        priceToAtomic(endpoint.price, SOLANA_USDC_DECIMALS).toString(),
+      ) as (typeof all)[number],
+    );
   // An endpoint none of whose ways is offered keeps them all: it cannot be paid, and its 402 says how it would be.
   const offered = all.filter(offers);
   const options = offered.length > 0 ? offered : all;
@@ -170,6 +179,21 @@ function paymentOption(
                 : domain,
           },
     maxTimeoutSeconds: scheme === CHANNEL_SCHEME ? channelTimeoutSeconds(endpoint) : MAX_TIMEOUT_SECONDS,
+  };
+}
+
+/**
+ * `exact` on Solana (issue 86): a transfer of USDC (6 decimals, as on the EVM chains: the same atomic amount
+ * for the same price) to `payTo`'s associated token account, in a transaction the facilitator pays the fee of
+ * (the SDK adds its `extra.feePayer` from the facilitator's /supported).
+ */
+function solanaOption(payTo: string, amount: string) {
+  return {
+    scheme: "exact",
+    network: SOLANA_NETWORK as `${string}:${string}`,
+    payTo,
+    price: { amount, asset: SOLANA_USDC_MINT },
+    maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
   };
 }
 

@@ -5,6 +5,7 @@
  * the configuration (`MerchantServices.config`): a merchant's own settings reach it when it is built.
  */
 import { z } from "zod";
+import { SOLANA_ADDRESS } from "../chain/solana/constants.ts";
 import { MERCHANT_HOSTS, merchantEnvPrefix } from "../config/ports.ts";
 import { type Section, settingIn } from "../config/section.ts";
 import { BaseUrl, Port } from "../config/values.ts";
@@ -61,6 +62,11 @@ const MerchantKitSchema = z.object({
         .regex(/^0x[0-9a-fA-F]{40}$/, "a wallet address")
         .transform((a) => a.toLowerCase() as `0x${string}`)
         .nullable(),
+      /**
+       * The host's Solana wallet, a base58 owner (X402M_<HOST>_SOLANA_PAY_TO; issue 86): with X402M_SOLANA_RPC_URL,
+       * its routes offer `exact` on Solana too (docs/platform.md, "Solana"). Null: EVM only.
+       */
+      solanaPayTo: z.string().regex(SOLANA_ADDRESS, "a Solana address (base58)").nullable(),
       /** Public base URL of the host (listings, OpenAPI, resource URLs); null = its own address. */
       publicUrl: BaseUrl.nullable(),
       port: Port,
@@ -122,6 +128,12 @@ export const merchantKitSection: Section<typeof MerchantKitSchema> = {
           host,
           {
             payTo: env[`${prefix}PAY_TO`] || fallback || null,
+            solanaPayTo:
+              env[`${prefix}SOLANA_PAY_TO`] ||
+              (defaults.payToFrom
+                ? env[`${merchantEnvPrefix(defaults.payToFrom)}SOLANA_PAY_TO`]
+                : undefined) ||
+              null,
             publicUrl: env[`${prefix}URL`] || null,
             port: env[`${prefix}PORT`] ?? String(defaults.port),
             guidance: env[`${prefix}GUIDANCE`] || null,
@@ -156,6 +168,7 @@ export const merchantKitSection: Section<typeof MerchantKitSchema> = {
     if (!host) return undefined;
     const suffix: Record<string, string> = {
       payTo: "PAY_TO",
+      solanaPayTo: "SOLANA_PAY_TO",
       publicUrl: "URL",
       guidance: "GUIDANCE",
       channelAuthorizerKey: "CHANNEL_AUTHORIZER_KEY",

@@ -79,6 +79,15 @@ const FacilitatorSchema = z.object({
    * serves without a key there alone (X402M_FACILITATOR_PAYEES_<SLUG>, besides X402M_FACILITATOR_PAYEES).
    */
   facilitatorChains: z.record(z.string(), z.object({ key: SigningKey.nullable(), payees: Payees })),
+  /**
+   * The Solana fee payer's key pair (X402M_FACILITATOR_SOLANA_KEY: base58 of its 64 bytes, as `solana-keygen`
+   * and `devnet --chain solana` print it): with X402M_SOLANA_RPC_URL, the facilitator settles `exact` on Solana
+   * too, paying the fees (docs/facilitator.md, "Solana"). Never printed.
+   */
+  facilitatorSolanaKey: z
+    .string()
+    .regex(/^[1-9A-HJ-NP-Za-km-z]{86,88}$/, "a Solana key pair: base58 of its 64 bytes")
+    .nullable(),
 });
 
 /** The facilitator's builder code when none is set: the project's, so that its settlements name it. */
@@ -97,6 +106,7 @@ export const facilitatorSection: Section<typeof FacilitatorSchema> = {
         ? null
         : env.X402M_FACILITATOR_BUILDER_CODE || DEFAULT_FACILITATOR_BUILDER_CODE,
     facilitatorGroupSettlements: env.X402M_FACILITATOR_GROUP_SETTLEMENTS || "off",
+    facilitatorSolanaKey: env.X402M_FACILITATOR_SOLANA_KEY || null,
     facilitatorChains: Object.fromEntries(
       chains.list.flatMap((chain) => {
         const key = env[facilitatorChainVariable("KEY", chain.slug)] || null;
@@ -115,6 +125,7 @@ export const facilitatorSection: Section<typeof FacilitatorSchema> = {
             facilitatorChannelAuthorizers: "X402M_FACILITATOR_CHANNEL_AUTHORIZERS",
             facilitatorBuilderCode: "X402M_FACILITATOR_BUILDER_CODE",
             facilitatorGroupSettlements: "X402M_FACILITATOR_GROUP_SETTLEMENTS",
+            facilitatorSolanaKey: "X402M_FACILITATOR_SOLANA_KEY",
           },
           path,
         ),

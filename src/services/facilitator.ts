@@ -24,6 +24,7 @@ import {
   facilitatorOfChains,
   isLoopback,
   type OnNewChain,
+  svmReadiness,
 } from "../facilitator/index.ts";
 import { writeAdminRecord } from "./admin.ts";
 import type { Config } from "./config.ts";
@@ -62,6 +63,20 @@ export interface FacilitatorServiceOptions extends Omit<FacilitatorChainOptions,
    * merchants `serve` runs beside it take channels with no key to ask for; `AccessPolicy`).
    */
   loopbackAuthority?: boolean;
+  /**
+   * Solana too (issue 86 item 5): `exact` on Solana settled with this fee payer through this RPC, on the same
+   * database and URL (docs/facilitator.md, "Solana"). `only`: Solana alone, the EVM chain's `rpc` and
+   * `privateKey` unused (the Solana devnet's facilitator).
+   */
+  solana?: SolanaFacilitatorOptions;
+}
+
+/** The facilitator's Solana: its RPC and its fee payer's key pair (base58 of its 64 bytes). */
+export interface SolanaFacilitatorOptions {
+  rpc: string;
+  feePayerKey: string;
+  /** Solana alone: no EVM chain. */
+  only?: boolean;
 }
 
 /**
@@ -168,18 +183,40 @@ export async function startFacilitatorService(
         loopbackAuthority: options.loopbackAuthority,
       },
     });
-  const chains = [options, ...(options.more ?? [])];
+  const chains = options.solana?.only ? [] : [options, ...(options.more ?? [])];
   const each: Facilitator[] = [];
   for (const chain of chains) {
     const made = await chainOf(chain);
     each.push(made);
     lifecycle.add("facilitator settlements", () => made.close());
   }
+  const readiness = chains.map((chain, i) => chainReadiness(chain.rpc, (each[i] as Facilitator).address));
+  if (options.solana) {
+    // Loaded only when Solana is configured: its SDK and kit are for this facilitator alone.
+    const { createSvmFacilitator } = await import("../facilitator/svm/facilitator.ts");
+    const made = await createSvmFacilitator({
+      db,
+      rpc: options.solana.rpc,
+      feePayerKey: options.solana.feePayerKey,
+      pollingIntervalMs: options.pollingIntervalMs,
+      access: {
+        open: decided.open,
+        payees: [...config.facilitatorPayees, ...inProcessPayees],
+      },
+    });
+    each.push(made);
+    readiness.push(svmReadiness(options.solana.rpc, made.address));
+    lifecycle.add("facilitator settlements", () => made.close());
+  }
   const facilitator = facilitatorOfChains(each);
   // Its /readyz asks each chain too: the node answers, the signer has gas money (the first's routes answer it).
-  chains.forEach((chain, i) => {
-    const checks = chainReadiness(chain.rpc, (each[i] as Facilitator).address);
-    const slug = i === 0 ? undefined : ((chain as FacilitatorChainOptions).slug ?? `chain${i}`);
+  readiness.forEach((checks, i) => {
+    const slug =
+      i === 0
+        ? undefined
+        : i >= chains.length
+          ? "solana"
+          : ((chains[i] as FacilitatorChainOptions).slug ?? `chain${i}`);
     addReadinessChecks(
       (each[0] as Facilitator).app,
       slug

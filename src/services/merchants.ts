@@ -60,6 +60,10 @@ export interface MerchantHosts {
 export function payToOf(config: Config, name: MerchantHost): `0x${string}` {
   const payTo = config.merchants[name]?.payTo;
   if (!payTo) throw new ConfigError(`${name} needs its wallet: set ${merchantEnvPrefix(name)}PAY_TO`);
+  if (config.merchants[name]?.solanaPayTo && !config.payments.solanaRpcUrl)
+    throw new ConfigError(
+      `${merchantEnvPrefix(name)}SOLANA_PAY_TO is set: a host paid on Solana needs X402M_SOLANA_RPC_URL too`,
+    );
   return payTo;
 }
 
@@ -106,7 +110,9 @@ export async function startMerchantHosts(
           host.receiptKey ?? storedReceiptKey(config.dataDir, MERCHANT_HOSTS[name].payToFrom ?? name),
         );
         // Its ERC-8021 builder code (X402M_<HOST>_BUILDER_CODE), declared in its 402s.
-        const merchant = host.builderCode ? { ...signed, builderCode: host.builderCode } : signed;
+        const coded = host.builderCode ? { ...signed, builderCode: host.builderCode } : signed;
+        // Its Solana wallet (X402M_<HOST>_SOLANA_PAY_TO), taken where X402M_SOLANA_RPC_URL is set (issue 86).
+        const merchant = host.solanaPayTo ? { ...coded, solanaPayTo: host.solanaPayTo } : coded;
         merchants[name] = merchant;
         return withMetrics((await merchantApp(merchant, kit)).fetch, config.metrics.token);
       },

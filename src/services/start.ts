@@ -89,7 +89,11 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     ]);
     // The merchants it serves here are on its allow-list without saying so: the configured ones now, the
     // extra hosts' (the demo's shops) once they are built.
-    const payees = (options.merchants ?? []).flatMap((name) => merchantConfig.merchants[name]?.payTo ?? []);
+    const payees = (options.merchants ?? []).flatMap((name) => {
+      const host = merchantConfig.merchants[name];
+      // Its Solana wallet too, for the facilitator's Solana (issue 86).
+      return [host?.payTo, host?.solanaPayTo].filter((a): a is NonNullable<typeof a> => !!a);
+    });
     const started = await startFacilitatorService(
       config,
       { ...options.facilitator, payees: [...(options.facilitator.payees ?? []), ...payees] },
@@ -108,7 +112,12 @@ export async function startServices(options: ServicesOptions): Promise<Services>
         ]);
     }
     serveHere = (served) => {
-      started.facilitator.gate.allow(served.map((merchant) => merchant.payTo));
+      started.facilitator.gate.allow(
+        served.flatMap((merchant) => [
+          merchant.payTo,
+          ...(merchant.solanaPayTo ? [merchant.solanaPayTo] : []),
+        ]),
+      );
       for (const { payTo, channelAuthorizer } of served) {
         if (channelAuthorizer)
           started.facilitator.channelAuthorizers.register(payTo, [channelAuthorizer.address]);

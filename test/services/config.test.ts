@@ -125,6 +125,7 @@ describe("the configuration", () => {
       guidance: null,
       channelAuthorizerKey: null,
       receiptKey: null,
+      solanaPayTo: null,
       builderCode: "x402m_inference",
     });
     expect(
@@ -142,6 +143,7 @@ describe("the configuration", () => {
       guidance: null,
       channelAuthorizerKey: null,
       receiptKey: null,
+      solanaPayTo: null,
       builderCode: "x402m_inference",
     });
     expect(refusal({ X402M_INFERENCE_PORT: "-1" })).toMatch(/X402M_INFERENCE_PORT/);
@@ -278,6 +280,7 @@ describe("the configuration", () => {
       guidance: null,
       channelAuthorizerKey: null,
       receiptKey: null,
+      solanaPayTo: null,
       builderCode: "x402m_social_proxy",
     });
   });

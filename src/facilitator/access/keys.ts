@@ -329,7 +329,12 @@ export async function endReservation(
       authorization.nonce,
       outcome === "released" ? "released" : "charged",
       charged,
-      outcome === "released" ? null : outcome.txHash.toLowerCase(),
+      // Base58 (a Solana signature) is case-sensitive; an EVM hash is kept lower-case.
+      outcome === "released"
+        ? null
+        : outcome.txHash.startsWith("0x")
+          ? outcome.txHash.toLowerCase()
+          : outcome.txHash,
     ],
   );
   return rowCount === 1;

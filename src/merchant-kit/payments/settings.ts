@@ -79,6 +79,12 @@ export const PaymentsSchema = z.object({
    * X402M_NETWORK as a comma-separated list, each further one a chain with a record (its USDC) and its
    * JSON-RPC in X402M_RPC_URL_<SLUG>. One price in dollars for all, so their tokens' decimals agree.
    */
+  /**
+   * Solana's JSON-RPC (X402M_SOLANA_RPC_URL; issue 86): with it, a host whose X402M_<HOST>_SOLANA_PAY_TO is set
+   * offers `exact` on Solana (USDC) beside its EVM ways, and the facilitator with X402M_FACILITATOR_SOLANA_KEY
+   * settles there. Null: no Solana.
+   */
+  solanaRpcUrl: Rpc.nullable(),
   networks: z
     .array(z.object({ network: Caip2, asset: Asset, rpcUrl: Rpc }))
     .min(1)
@@ -130,6 +136,7 @@ export function readPayments(env: Env) {
         ? { apiKeyId: env.CDP_API_KEY_ID ?? "", apiKeySecret: env.CDP_API_KEY_SECRET ?? "" }
         : null,
     rpcUrl,
+    solanaRpcUrl: env.X402M_SOLANA_RPC_URL || null,
   };
 }
 
@@ -154,6 +161,7 @@ function furtherNetwork(env: Env, network: string) {
     network,
     asset: { address: usdc.address, name: usdc.name, version: usdc.version, decimals: String(usdc.decimals) },
     rpcUrl,
+    solanaRpcUrl: env.X402M_SOLANA_RPC_URL || null,
   };
 }
 
@@ -171,6 +179,8 @@ export function paymentsSetting([field, index, part]: readonly string[]): string
       return "X402M_FACILITATOR_URL";
     case "rpcUrl":
       return "X402M_RPC_URL";
+    case "solanaRpcUrl":
+      return "X402M_SOLANA_RPC_URL";
     case "asset":
       return `X402M_ASSET${index && index !== "address" ? `_${index.toUpperCase()}` : ""}`;
     default:

@@ -50,8 +50,12 @@ export function wayOf(accept: {
   return `${accept.scheme}/${accept.scheme === "upto" ? "permit2" : "eip3009"}`;
 }
 
-/** The way an `accepts` entry asks to be paid, on its network: "exact/eip3009 on eip155:137". */
+/**
+ * The way an `accepts` entry asks to be paid, on its network: "exact/eip3009 on eip155:137"; on Solana a
+ * transaction the buyer signs, "exact/svm on solana:5eykt...".
+ */
 export function networkWayOf(accept: Parameters<typeof wayOf>[0] & { network: string }): WayToPay {
+  if (accept.network.startsWith("solana:")) return `${accept.scheme}/svm on ${accept.network}`;
   return `${wayOf(accept)} on ${accept.network}`;
 }
 
@@ -94,6 +98,12 @@ export async function settleableWays(
         return { way, can: "no", why: (error as Error).message };
       }
       if (!requirements) return { way, can: "no", why: "no facilitator lists it on the network" };
+      // A Solana payment cannot be signed without a chain to read (its blockhash, the mint): a facilitator that
+      // lists exact on Solana, with the fee payer the SDK put in the requirements, is taken at its word.
+      if (requirements.network.startsWith("solana:"))
+        return requirements.extra?.feePayer
+          ? { way, can: "yes" }
+          : { way, can: "no", why: "no facilitator names a Solana fee payer" };
       let payment: PaymentPayload;
       try {
         payment = await probePayment(requirements);

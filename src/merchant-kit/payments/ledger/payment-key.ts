@@ -1,6 +1,8 @@
 import { createHash, randomUUID } from "node:crypto";
+import { getBase64Encoder, getTransactionDecoder } from "@solana/kit";
 import type { PaymentPayload } from "@x402/core/types";
 import { isBatchSettlementDepositPayload, isBatchSettlementVoucherPayload } from "@x402/evm";
+import { getTokenPayerFromTransaction } from "@x402/svm";
 import { encodeAbiParameters, keccak256, toHex } from "viem";
 import { decodedPayment } from "../decoded.ts";
 import { ESCROWED_NONCE_PREFIX, type PaymentKey, PERMIT2_NONCE_PREFIX } from "./payment-ledger.ts";
@@ -63,6 +65,8 @@ function keyOfPayload(payload: PaymentPayload, nowSeconds: number): PaymentKey {
   const amount = atomic(payload.accepted?.amount);
   const channel = channelKey(payload.payload, amount, nowSeconds);
   if (channel) return channel;
+  const svm = svmKey(payload, amount, nowSeconds);
+  if (svm) return svm;
   const inner = payload.payload as { authorization?: Eip3009Authorization; permit2Authorization?: unknown };
   const auth = inner.authorization;
   if (auth && /^0x[0-9a-fA-F]{40}$/.test(auth.from) && typeof auth.nonce === "string") {
@@ -105,6 +109,32 @@ function permit2Key(permit: unknown, amount: bigint): PaymentKey | undefined {
     validBefore: Number(deadline),
     amount,
   };
+}
+
+/**
+ * A Solana payment's key (issue 86): the payer is the transfer's authority, the wallet that owns the USDC account
+ * it pays from (never the token account), and the nonce the SHA-256 of the signed message, which is one payment
+ * however often it is sent (the chain processes a signed message once). Base58 is kept as it is: its case is
+ * part of the address. The row outlives the message's blockhash (about a minute) by far.
+ */
+function svmKey(payload: PaymentPayload, amount: bigint, nowSeconds: number): PaymentKey | undefined {
+  const network = payload.accepted?.network;
+  const wire = (payload.payload as { transaction?: unknown } | undefined)?.transaction;
+  if (typeof network !== "string" || !network.startsWith("solana:") || typeof wire !== "string")
+    return undefined;
+  try {
+    const transaction = getTransactionDecoder().decode(getBase64Encoder().encode(wire));
+    const payer = getTokenPayerFromTransaction(transaction);
+    if (!payer) return undefined;
+    return {
+      payer: payer as `0x${string}`,
+      nonce: `svm:${createHash("sha256").update(Uint8Array.from(transaction.messageBytes)).digest("hex")}`,
+      validBefore: nowSeconds + 3600,
+      amount,
+    };
+  } catch {
+    return undefined;
+  }
 }
 
 function atomic(value: unknown): bigint {

@@ -1,0 +1,208 @@
+/**
+ * A merchant paid on Solana (issue 86 item 6), for real on the local Solana: the project's facilitator with
+ * Solana configured, over HTTP, and a merchant host built from the settings as `serve` builds it
+ * (X402M_SOLANA_RPC_URL, the facilitator's URL, a Solana wallet). The SDK's own SVM client (`ExactSvmScheme` on
+ * an `x402Client`, `wrapFetchWithPayment`) pays: the merchant's USDC rises by the price, the buyer's falls by
+ * it, the fee payer pays only the fee; the same payment sent again is refused; buyers paying at once are each
+ * charged once.
+ */
+import {
+  type Address,
+  appendTransactionMessageInstruction,
+  createKeyPairSignerFromBytes,
+  createSolanaRpc,
+  createTransactionMessage,
+  generateKeyPairSigner,
+  getBase58Encoder,
+  getBase64EncodedWireTransaction,
+  type KeyPairSigner,
+  pipe,
+  type Rpc,
+  type SolanaRpcApi,
+  setTransactionMessageFeePayerSigner,
+  setTransactionMessageLifetimeUsingBlockhash,
+  signTransactionMessageWithSigners,
+} from "@solana/kit";
+import { getCreateAssociatedTokenIdempotentInstructionAsync } from "@solana-program/token";
+import { x402Client } from "@x402/core/client";
+import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { wrapFetchWithPayment } from "@x402/fetch";
+import { ExactSvmScheme } from "@x402/svm/exact/client";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SOLANA_NETWORK, SOLANA_USDC_MINT } from "../../../src/chain/solana/constants.ts";
+import {
+  LAMPORTS_PER_SOL,
+  type SolanaDevnet,
+  startSolanaDevnet,
+  usdcAccountOf,
+} from "../../../src/chain/solana/devnet/index.ts";
+import { type Listening, listen, listenWithUrl } from "../../../src/common/listen.ts";
+import type { Facilitator } from "../../../src/facilitator/index.ts";
+import { createSvmFacilitator } from "../../../src/facilitator/svm/facilitator.ts";
+import { merchantApp } from "../../../src/merchant-kit/app.ts";
+import { loadConfig } from "../../../src/services/config.ts";
+import { configuredFacilitators } from "../../../src/services/merchants.ts";
+import { LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
+import { runs, testMerchant } from "../../helpers/merchant.ts";
+
+/** `/api/echo`'s price ($0.002), in USDC's 6 decimals. */
+const PRICE = 2_000n;
+const BUYERS = 4;
+
+let devnet: SolanaDevnet;
+let rpc: Rpc<SolanaRpcApi>;
+let facilitator: Facilitator;
+let shop: Listening;
+let owner: KeyPairSigner;
+const buyers: KeyPairSigner[] = [];
+const closers: (() => Promise<void> | void)[] = [];
+
+const signerOf = (secretKey: string) =>
+  createKeyPairSignerFromBytes(new Uint8Array(getBase58Encoder().encode(secretKey)));
+const usdcOf = async (who: string) =>
+  BigInt((await rpc.getTokenAccountBalance((await usdcAccountOf(who)) as Address).send()).value.amount);
+const solOf = async (who: string) => (await rpc.getBalance(who as Address).send()).value;
+
+beforeAll(async () => {
+  devnet = await startSolanaDevnet({ buyers: BUYERS });
+  closers.push(() => devnet.stop());
+  rpc = createSolanaRpc(devnet.rpc) as Rpc<SolanaRpcApi>;
+  for (const b of devnet.buyers) buyers.push(await signerOf(b.secretKey));
+  // One database for the facilitator's ledger and the merchant's state (their tables apart): one to open, not two.
+  const state = await openTestDatabase(LEDGER_KIND);
+  closers.push(state.close);
+  facilitator = await createSvmFacilitator({
+    db: state.db,
+    rpc: devnet.rpc,
+    feePayerKey: devnet.feePayer.secretKey,
+    pollingIntervalMs: 20,
+  });
+  closers.push(() => facilitator.close());
+  const served = await listen(facilitator.app.fetch, "127.0.0.1", 0);
+  closers.push(() => served.close());
+  owner = await generateKeyPairSigner();
+  await openUsdcAccount(owner);
+  // The settings `serve` reads: Solana's RPC and the facilitator's URL; the host's Solana wallet beside its EVM one.
+  const config = loadConfig({ env: { X402M_SOLANA_RPC_URL: devnet.rpc, X402M_FACILITATOR_URL: served.url } });
+  const evm = privateKeyToAccount(generatePrivateKey()).address.toLowerCase() as `0x${string}`;
+  shop = await listenWithUrl(
+    async (url) =>
+      (
+        await merchantApp(
+          { ...testMerchant(evm, url), solanaPayTo: owner.address },
+          {
+            services: { db: state.db, config },
+            facilitator: configuredFacilitators(config.payments),
+            payments: config.payments,
+          },
+        )
+      ).fetch,
+    "127.0.0.1",
+    0,
+  );
+  closers.push(() => shop.close());
+});
+
+afterAll(async () => {
+  for (const close of closers.reverse()) await close();
+});
+
+/** The merchant opens its USDC account itself, as on mainnet (airdropped SOL pays for it). */
+async function openUsdcAccount(who: KeyPairSigner): Promise<void> {
+  await rpc.requestAirdrop(who.address, (LAMPORTS_PER_SOL / 10n) as never).send();
+  const { value: blockhash } = await rpc.getLatestBlockhash().send();
+  const open = await pipe(
+    createTransactionMessage({ version: 0 }),
+    (tx) => setTransactionMessageFeePayerSigner(who, tx),
+    (tx) => setTransactionMessageLifetimeUsingBlockhash(blockhash, tx),
+    async (tx) =>
+      appendTransactionMessageInstruction(
+        await getCreateAssociatedTokenIdempotentInstructionAsync({
+          payer: who,
+          owner: who.address,
+          mint: SOLANA_USDC_MINT as Address,
+        }),
+        tx,
+      ),
+  );
+  const signed = await signTransactionMessageWithSigners(open);
+  await rpc.sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: "base64" }).send();
+}
+
+/** A buyer's fetch that pays with the SDK's SVM client, and the payment headers it sent. */
+function buyerFetch(buyer: KeyPairSigner) {
+  const sent: string[] = [];
+  const client = new x402Client().register(SOLANA_NETWORK, new ExactSvmScheme(buyer, { rpcUrl: devnet.rpc }));
+  const recording: typeof fetch = async (input, init) => {
+    const header = new Request(input, init).headers.get("payment-signature");
+    if (header) sent.push(header);
+    return fetch(input, init);
+  };
+  return { pay: wrapFetchWithPayment(recording, client), sent };
+}
+
+describe("a merchant paid on Solana", () => {
+  it("offers exact on Solana at the same price, with the facilitator's fee payer", async () => {
+    const answer = await fetch(`${shop.url}/api/echo?text=hi`);
+    expect(answer.status).toBe(402);
+    const required = decodePaymentRequiredHeader(answer.headers.get("payment-required") as string);
+    expect(required.accepts).toContainEqual(
+      expect.objectContaining({
+        scheme: "exact",
+        network: SOLANA_NETWORK,
+        asset: SOLANA_USDC_MINT,
+        amount: PRICE.toString(),
+        payTo: owner.address,
+        extra: expect.objectContaining({ feePayer: devnet.feePayer.address }),
+      }),
+    );
+  });
+
+  it("is paid by the SDK's SVM client once: the price moves, the fee payer pays only the fee, the same payment again is refused", async () => {
+    const buyer = buyers[0] as KeyPairSigner;
+    const before = {
+      buyer: await usdcOf(buyer.address),
+      owner: await usdcOf(owner.address),
+      feePayer: await solOf(devnet.feePayer.address),
+      runs: runs.get("/api/echo") ?? 0,
+    };
+    const { pay, sent } = buyerFetch(buyer);
+    const paid = await pay(`${shop.url}/api/echo?text=sol`);
+    expect(paid.status).toBe(200);
+    // The handler is told who paid: the buyer's wallet, the owner of the USDC account it paid from.
+    expect(await paid.json()).toEqual({ text: "sol", payer: buyer.address });
+    expect(await usdcOf(buyer.address)).toBe(before.buyer - PRICE);
+    expect(await usdcOf(owner.address)).toBe(before.owner + PRICE);
+    const receipt = JSON.parse(
+      Buffer.from(paid.headers.get("payment-response") as string, "base64").toString("utf8"),
+    ) as { transaction: string; network: string };
+    expect(receipt.network).toBe(SOLANA_NETWORK);
+    const landed = await rpc
+      .getTransaction(receipt.transaction as never, { maxSupportedTransactionVersion: 0, encoding: "json" })
+      .send();
+    expect(await solOf(devnet.feePayer.address)).toBe(before.feePayer - (landed?.meta?.fee as bigint));
+    expect(runs.get("/api/echo")).toBe(before.runs + 1);
+
+    // The very same payment again: refused, nothing moves, the handler does not run again.
+    const again = await fetch(`${shop.url}/api/echo?text=sol`, {
+      headers: { "payment-signature": sent[0] as string },
+    });
+    expect(again.status).toBe(402);
+    expect(await usdcOf(owner.address)).toBe(before.owner + PRICE);
+    expect(runs.get("/api/echo")).toBe(before.runs + 1);
+  });
+
+  it("charges buyers paying at once each once", async () => {
+    const paying = buyers.slice(1);
+    const before = await Promise.all(paying.map((b) => usdcOf(b.address)));
+    const owned = await usdcOf(owner.address);
+    const answers = await Promise.all(
+      paying.map((b, i) => buyerFetch(b).pay(`${shop.url}/api/echo?text=at-once-${i}`)),
+    );
+    expect(answers.map((a) => a.status)).toEqual(paying.map(() => 200));
+    const after = await Promise.all(paying.map((b) => usdcOf(b.address)));
+    expect(after).toEqual(before.map((b) => b - PRICE));
+    expect(await usdcOf(owner.address)).toBe(owned + PRICE * BigInt(paying.length));
+  });
+});
