@@ -87,6 +87,8 @@ export type ChainClock =
   | { kind: "stamped"; aboutSeconds: number };
 
 export interface ChainRecord {
+  /** Set on none of the EVM records; what tells them from Solana's (`kind: "solana"`) in an `AnyChainRecord`. */
+  kind?: "evm";
   slug: string;
   /** The chain's name in sentences ("Base", "Polygon PoS"). */
   name: string;
@@ -331,6 +333,17 @@ export const storeChains: ChainRegistry<AnyChainRecord> = chainRegistry<AnyChain
   ...CHAIN_RECORDS,
   SOLANA_RECORD,
 ]);
+
+/** An address as the store keeps it, of either form: `0x` and 40 lower-case hex digits, or a base58 key as written. */
+export const STORED_ADDRESS = /^(?:0x[0-9a-f]{40}|[1-9A-HJ-NP-Za-km-z]{32,44})$/;
+
+/**
+ * A reader's address (a merchant's, a wallet's) of either form, in the store's form; undefined when it is neither.
+ * A base58 key is never mistaken for an EVM address: no base58 text starts with `0`.
+ */
+export function anyStoreAddress(raw: string): string | undefined {
+  return ADDRESS.test(raw) ? raw.toLowerCase() : SOLANA_ADDRESS.test(raw) ? raw : undefined;
+}
 
 /**
  * A store address of `chain` as the store keeps it: an EVM address lower-cased, a base58 key as written (its

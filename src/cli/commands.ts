@@ -44,7 +44,7 @@ const WAIT = `seconds to wait for the analytics database when another command ho
 
 /** report, leaderboard, publish: what they read and where their page and badge URLs point. */
 const READER = {
-  chain: "the chain whose week it reads: base (the default), polygon or arbitrum (docs/chains.md)",
+  chain: "the chain whose week it reads: base (the default), polygon, arbitrum or solana (docs/chains.md)",
   "end-block": "the window ending at block N (default: the latest checkpoint)",
   wait: WAIT,
   data: DATA,
