@@ -32,6 +32,7 @@ const FACES: Record<string, readonly string[]> = {
   reports: ["index.ts"],
   merchants: ["index.ts", "settings.ts", "social/providers/archive/index.ts"],
   "chain/devnet": ["index.ts"],
+  "chain/solana/devnet": ["index.ts"],
   // The kit's light doors: the configuration's section (every command reads it), and the buyer's receipt
   // check (`verify-receipt`), which needs none of the kit's server side.
   "merchant-kit": ["index.ts", "settings.ts", "payments/receipts-verify.ts"],

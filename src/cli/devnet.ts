@@ -6,6 +6,8 @@ import { configFrom } from "./flag-values.ts";
 import type { Flags } from "./flags.ts";
 
 export const DEFAULT_DEVNET_BUYERS = 3;
+/** Solana's buyers are written at genesis, each a key pair derived at start: a bound on the start's time. */
+const MAX_SOLANA_BUYERS = 1_000;
 
 /**
  * Runs the devnet: a local Base chain (anvil, chain id 8453, a block every 2 s) with USDC at the canonical
@@ -22,6 +24,9 @@ export const DEFAULT_DEVNET_BUYERS = 3;
  */
 export async function runDevnet(args: string[], flags: Flags): Promise<number> {
   if (args.length > 0) throw new UsageError("devnet takes no arguments");
+  const chain = flags.chain ?? "base";
+  if (chain === "solana") return runSolanaDevnet(flags);
+  if (chain !== "base") throw new UsageError(`devnet --chain is base or solana, not "${chain}"`);
   // --port is the chain's here (the command serves no reports); X402M_DEVNET_PORT is the demo's setting.
   const port = parseInteger("--port", flags.port, DEFAULT_PORTS.devnet, 65_535);
   const buyers = parseInteger("--buyers", flags.buyers, DEFAULT_DEVNET_BUYERS, 10_000);
@@ -61,6 +66,38 @@ export async function runDevnet(args: string[], flags: Flags): Promise<number> {
   if (anvilExited) {
     const { code, signal } = await devnet.exited;
     throw new Error(`anvil stopped unexpectedly (${signal ?? `exit code ${code}`})`);
+  }
+  return 0;
+}
+
+/**
+ * `devnet --chain solana`: the SVM in process (litesvm) behind a JSON-RPC server on 127.0.0.1 (default port
+ * 8899, a validator's), USDC at mainnet's mint, funded buyers. No facilitator service settles Solana yet, so
+ * `facilitator` is the fee payer's key pair, for a facilitator started beside it (docs/chains.md, "Solana").
+ */
+async function runSolanaDevnet(flags: Flags): Promise<number> {
+  for (const flag of ["background-tps", "host", "open"] as const) {
+    if (flags[flag] !== undefined)
+      throw new UsageError(`--${flag} is for the Base devnet, not --chain solana`);
+  }
+  const port = parseInteger("--port", flags.port, DEFAULT_PORTS.solanaDevnet, 65_535);
+  const buyers = parseInteger("--buyers", flags.buyers, DEFAULT_DEVNET_BUYERS, MAX_SOLANA_BUYERS);
+  // Loaded here: litesvm's native build is for this command only.
+  const { startSolanaDevnet } = await import("../chain/solana/devnet/index.ts");
+  const stopped = untilSignal();
+  const devnet = await startSolanaDevnet({ port, buyers });
+  try {
+    const ready = {
+      rpc: devnet.rpc,
+      facilitator: devnet.feePayer,
+      network: devnet.network,
+      usdc: devnet.usdc,
+      buyers: devnet.buyers,
+    };
+    process.stdout.write(`${JSON.stringify(ready)}\n`);
+    await stopped;
+  } finally {
+    await devnet.stop();
   }
   return 0;
 }

@@ -14,6 +14,8 @@ export const DEFAULT_PORTS = {
   devnet: 8545,
   /** The demo's second chain (Arbitrum One's id and USDC): anvil's next port. */
   devnetArbitrum: 8546,
+  /** `devnet --chain solana`: a Solana validator's usual RPC port. */
+  solanaDevnet: 8899,
   /** The operator's metrics listener: the OpenTelemetry Prometheus exporter's usual port. */
   metrics: 9464,
 } as const;

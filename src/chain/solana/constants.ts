@@ -16,7 +16,7 @@ export const SOLANA_USDC_DECIMALS = 6;
 /** The SPL Token program (USDC's), and the associated-token-account program that derives each owner's account. */
 export const SPL_TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
 export const TOKEN_2022_PROGRAM = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb";
-export const ASSOCIATED_TOKEN_PROGRAM = "ATokenGPvbdGVxr1b2hvZbsiqW5xZXKNn8RQeJ3Ywq7";
+export const ASSOCIATED_TOKEN_PROGRAM = "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL";
 /** The x402 payment-channels program (`upto`, `batch-settlement` on Solana). */
 export const PAYMENT_CHANNELS_PROGRAM = "CHNLxYvVA28MJP9PrFuDXccuoGXAx7jBacfLEkahyGsX";
 /** A base58 public key: 32 bytes, 32 to 44 characters of Bitcoin's alphabet. */
