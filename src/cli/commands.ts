@@ -242,7 +242,7 @@ export const COMMANDS: readonly Command[] = [
     flags: {
       rpc: "a JSON-RPC endpoint (http or https) of the chain --chain names",
       chain:
-        "the chain the RPC serves: base (the default), polygon or arbitrum (docs/chains.md); a store holds several side by side",
+        "the chain the RPC serves: base (the default), polygon, arbitrum or solana (docs/chains.md, on Solana one pass to the finalized slot, docs/indexer.md); a store holds several side by side",
       follow: "keep following the head, --reorg-depth blocks behind it, until SIGINT or SIGTERM",
       ...INDEXER,
       data: DATA,
