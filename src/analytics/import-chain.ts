@@ -6,23 +6,23 @@
  * (Polygon PoS, Arbitrum One) has no rule, so its lines are held to each other and to that chain's stored rows
  * instead: one time per block, and never earlier than a lower block's.
  */
-import { BASE_RECORD, type ChainRecord, chains } from "../chain/chains.ts";
+import { type AnyChainRecord, BASE_RECORD, storeChains } from "../chain/chains.ts";
 
 /** The slugs a line's `chain` may be, as an SQL list. */
-export const SQL_CHAIN_SLUGS = `(${chains.list.map((c) => `'${c.slug}'`).join(", ")})`;
+export const SQL_CHAIN_SLUGS = `(${storeChains.list.map((c) => `'${c.slug}'`).join(", ")})`;
 
 /** What the rule on `chain` says. */
-export const CHAIN_SLUGS_TEXT = chains.list.map((c) => `"${c.slug}"`).join(", ");
+export const CHAIN_SLUGS_TEXT = storeChains.list.map((c) => `"${c.slug}"`).join(", ");
 
 /** SQL: the USDC of the chain named by the slug expression `chain` (a payment line's default asset). */
 export function sqlUsdcOf(chain: string): string {
-  const cases = chains.list.map((c) => `WHEN '${c.slug}' THEN '${c.usdc.address}'`).join(" ");
+  const cases = storeChains.list.map((c) => `WHEN '${c.slug}' THEN '${c.usdc.address}'`).join(" ");
   return `(CASE ${chain} ${cases} END)`;
 }
 
 /** The record of a slug the rules have passed (Base when none is known yet). */
-export function chainRecord(slug: string | undefined): ChainRecord {
-  return slug === undefined ? BASE_RECORD : chains.chainBySlug(slug);
+export function chainRecord(slug: string | undefined): AnyChainRecord {
+  return slug === undefined ? BASE_RECORD : storeChains.chainBySlug(slug);
 }
 
 /** Why a line of `line`'s chain cannot be in a file of `file`'s (its first line's, `where`). */
@@ -36,7 +36,7 @@ export function chainMismatch(line: string, file: string, where: string): string
  * block than the store's (else the block's first line's), or a time before a lower block's. `record` NULL marks a
  * stored row; the answer is always a line's.
  */
-export function sqlStampedBreach(blocks: string, chain: ChainRecord): string {
+export function sqlStampedBreach(blocks: string, chain: AnyChainRecord): string {
   const stored = ["payments", "transfers", "checkpoints", "channel_events"]
     .map(
       (t) =>
@@ -54,7 +54,7 @@ export function sqlStampedBreach(blocks: string, chain: ChainRecord): string {
 
 /** The reason a line's block time breaks a stamped chain's order (`sqlStampedBreach`'s answer). */
 export function stampedReason(
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   breach: { block: bigint; us: bigint; ref: bigint; before: bigint | null },
 ): string {
   const seconds = (us: bigint) => Number(us) / 1e6;

@@ -13,9 +13,9 @@
  * only amounts from 1 to MAX_USDC_AMOUNT (larger ones are kept as events, as the indexer keeps them).
  */
 import { MAX_USDC_AMOUNT } from "../chain/base.ts";
-import type { ChainRecord } from "../chain/chains.ts";
+import type { AnyChainRecord } from "../chain/chains.ts";
 import type { Analytics } from "./duckdb.ts";
-import { sqlDiffer, sqlDifferences, sqlTime } from "./import-rules.ts";
+import { sqlDiffer, sqlDifferences, sqlStoreForm, sqlTime } from "./import-rules.ts";
 
 /** The temporary tables `stageChannels` makes, for the import to drop whichever way it ends. */
 export const CHANNEL_STAGING = ["import_channels", "import_channel_events"] as const;
@@ -28,18 +28,18 @@ export async function stageChannels(analytics: Analytics): Promise<void> {
   await analytics.run(`CREATE OR REPLACE TEMP TABLE import_channels AS
     SELECT min(record) AS record, channel_id, payer, payer_authorizer, receiver, receiver_authorizer, token,
       withdraw_delay, salt, block_number, tx_hash
-    FROM (SELECT record, lower(channel) AS channel_id, lower(payer) AS payer,
+    FROM (SELECT record, lower(channel) AS channel_id, ${sqlStoreForm("payer")} AS payer,
         lower(payer_authorizer) AS payer_authorizer, lower(receiver) AS receiver,
         lower(receiver_authorizer) AS receiver_authorizer, lower(token) AS token,
         withdraw_delay::BIGINT AS withdraw_delay, lower(salt) AS salt,
         -- A channel created before the data: the indexer reads its config back and stores it so.
-        coalesce(block_number::BIGINT, -1) AS block_number, coalesce(lower(tx_hash), '') AS tx_hash
+        coalesce(block_number::BIGINT, -1) AS block_number, coalesce(${sqlStoreForm("tx_hash")}, '') AS tx_hash
       FROM import_raw WHERE type = 'channel')
     GROUP BY ALL`);
   await analytics.run(`CREATE OR REPLACE TEMP TABLE import_channel_events AS
     SELECT min(record) AS record, tx_hash, log_index, block_number, block_time, event, channel_id, sender,
       receiver, amount
-    FROM (SELECT record, lower(tx_hash) AS tx_hash, log_index::INTEGER AS log_index,
+    FROM (SELECT record, ${sqlStoreForm("tx_hash")} AS tx_hash, log_index::INTEGER AS log_index,
         block_number::BIGINT AS block_number, ${sqlTime("block_time")} AS block_time, event,
         coalesce(lower(channel), '') AS channel_id, coalesce(lower(sender), '') AS sender,
         lower(receiver) AS receiver, amount::HUGEINT AS amount
@@ -76,7 +76,7 @@ const EVENT_FIELDS = ["block_number", "block_time", "event", "channel_id", "send
  */
 export async function channelProblem(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
 ): Promise<{ record: bigint; reason: string } | undefined> {
   const slug = chain.slug;
   const CONFIGS = configs(slug);
@@ -144,13 +144,13 @@ function oneRecordALog(slug: string): string {
     WHERE t.chain = '${slug}'`;
   return `SELECT greatest(r.record, e.record), r.type || ' ' || e.tx_hash || ' log ' || e.log_index ||
       ${reason("is a channel_event of the file too")}
-    FROM import_raw r JOIN import_channel_events e ON e.tx_hash = lower(r.tx_hash) AND e.log_index = r.log_index::INTEGER
+    FROM import_raw r JOIN import_channel_events e ON e.tx_hash = ${sqlStoreForm("r.tx_hash")} AND e.log_index = r.log_index::INTEGER
     WHERE r.type IN ('payment', 'transfer')
       AND NOT ${sameClaim("r.type", "e.event", "try_cast(r.amount AS HUGEINT)", "e.amount")}
     UNION ALL
     SELECT r.record, r.type || ' ' || s.tx_hash || ' log ' || s.log_index || ${reason("is a channel_event in the analytics database")}
     FROM import_raw r JOIN channel_events s
-      ON s.chain = '${slug}' AND s.tx_hash = lower(r.tx_hash) AND s.log_index = r.log_index::INTEGER
+      ON s.chain = '${slug}' AND s.tx_hash = ${sqlStoreForm("r.tx_hash")} AND s.log_index = r.log_index::INTEGER
     WHERE r.type IN ('payment', 'transfer')
       AND NOT ${sameClaim("r.type", "s.event", "try_cast(r.amount AS HUGEINT)", "s.amount")}
     UNION ALL
@@ -248,7 +248,7 @@ export interface ChannelsMerged {
  * already holds is kept as it is, as for every on-chain record: a stored config, an event or a row of the same
  * (tx_hash, log_index).
  */
-export async function mergeChannels(analytics: Analytics, chain: ChainRecord): Promise<ChannelsMerged> {
+export async function mergeChannels(analytics: Analytics, chain: AnyChainRecord): Promise<ChannelsMerged> {
   // The store and the file hold one chain (import-chain.ts): its slug, and its USDC for the rows a move makes.
   const slug = chain.slug;
   const usdc = chain.usdc.address;

@@ -4,7 +4,7 @@ import path from "node:path";
 import readline from "node:readline";
 import { pipeline } from "node:stream/promises";
 import { BlockClock } from "../chain/block-clock.ts";
-import type { ChainRecord } from "../chain/chains.ts";
+import type { AnyChainRecord } from "../chain/chains.ts";
 import { AppError } from "../common/errors.ts";
 import type { Analytics } from "./duckdb.ts";
 import { chainMismatch, chainRecord, sqlStampedBreach, sqlUsdcOf, stampedReason } from "./import-chain.ts";
@@ -21,6 +21,7 @@ import {
   sqlDiffer,
   sqlDifferences,
   sqlIsAddress,
+  sqlStoreForm,
   sqlTime as time,
 } from "./import-rules.ts";
 import { bumpDataVersion } from "./migrations.ts";
@@ -183,9 +184,9 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
       );
       const staged = await analytics.one<{ bad: bigint; n: bigint; k: bigint; bn: bigint; bk: bigint }>(
         `SELECT count(reason) AS bad, count(*) FILTER (type = 'transfer') AS n,
-           count(DISTINCT (lower(tx_hash), try_cast(log_index AS INTEGER))) FILTER (type = 'transfer') AS k,
+           count(DISTINCT (${sqlStoreForm("tx_hash")}, try_cast(log_index AS INTEGER))) FILTER (type = 'transfer') AS k,
            count(*) FILTER (type = 'balance') AS bn,
-           count(DISTINCT (lower(wallet), try_cast(block_number AS BIGINT))) FILTER (type = 'balance') AS bk
+           count(DISTINCT (${sqlStoreForm("wallet")}, try_cast(block_number AS BIGINT))) FILTER (type = 'balance') AS bk
          FROM import_raw`,
       );
       if (staged?.bad !== 0n || staged.n !== staged.k || staged.bn !== staged.bk)
@@ -217,11 +218,13 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
         )})`,
       );
       const added = (await countRows(analytics, "payments")) - before;
-      const distinct = PAYMENT_ADDRESS_FIELDS.map((f) => `SELECT DISTINCT ${f} AS v FROM payments ${fresh}`);
+      const distinct = PAYMENT_ADDRESS_FIELDS.map(
+        (f) => `SELECT DISTINCT chain, ${f} AS v FROM payments ${fresh}`,
+      );
       // A payment of the escrow's too (its rule is a payer's or payee's, the exact way tells which).
       const badAddress = await analytics.one(
         `SELECT 1 FROM (${distinct.join(" UNION ")})
-         WHERE NOT coalesce(${sqlIsAddress("v")}, false) OR v IN ${SQL_ESCROW_WALLETS} LIMIT 1`,
+         WHERE NOT coalesce(${sqlIsAddress("v", "chain")}, false) OR v IN ${SQL_ESCROW_WALLETS} LIMIT 1`,
         range,
       );
       // A key twice (or a hash collision): the exact way decides whether the lines agree. Sorting the
@@ -299,7 +302,7 @@ async function bulkImport(analytics: Analytics, input: Input): Promise<ImportCou
  */
 async function offTheClock(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   stored: Anchor | undefined,
   fresh: string,
   range: { lo: bigint; hi: bigint } | undefined,
@@ -348,7 +351,7 @@ async function offTheClock(
 async function sealImported(
   analytics: Analytics,
   blocks: { lo: bigint; hi: bigint },
-  chain: ChainRecord,
+  chain: AnyChainRecord,
 ): Promise<void> {
   const latest = await analytics.one<{ t: bigint | null }>(
     "SELECT epoch(max(block_time))::BIGINT AS t FROM checkpoints WHERE chain = $chain",
@@ -373,7 +376,7 @@ async function overlaps(
   table: OnChain,
   lo: bigint,
   hi: bigint,
-  chain?: ChainRecord,
+  chain?: AnyChainRecord,
 ): Promise<boolean> {
   const of = chain ? ` AND chain = '${chain.slug}'` : "";
   const row = await analytics.one(
@@ -442,15 +445,15 @@ async function storedAnchors(analytics: Analytics): Promise<Map<string, Anchor>>
 function typed(table: "payments" | "transfers", from = "import_raw"): string {
   const record = from === "import_raw" ? "record" : "NULL";
   return table === "payments"
-    ? `SELECT ${record} AS record, lower("chain") AS chain, lower(tx_hash) AS tx_hash, log_index::INTEGER AS log_index,
-      block_number::BIGINT AS block_number, ${time("block_time")} AS block_time, lower(facilitator) AS facilitator,
-      lower(payer) AS payer, lower(pay_to) AS pay_to, amount::BIGINT AS amount, coalesce(lower(asset), ${sqlUsdcOf('lower("chain")')}) AS asset,
+    ? `SELECT ${record} AS record, lower("chain") AS chain, ${sqlStoreForm("tx_hash")} AS tx_hash, log_index::INTEGER AS log_index,
+      block_number::BIGINT AS block_number, ${time("block_time")} AS block_time, ${sqlStoreForm("facilitator")} AS facilitator,
+      ${sqlStoreForm("payer")} AS payer, ${sqlStoreForm("pay_to")} AS pay_to, amount::BIGINT AS amount, coalesce(${sqlStoreForm("asset")}, ${sqlUsdcOf('lower("chain")')}) AS asset,
       lower(scheme) AS scheme, lower(transfer_method) AS transfer_method, NULL::VARCHAR AS channel,
       builder_app, builder_wallet, builder_services
     FROM ${from} WHERE type = 'payment'`
-    : `SELECT ${record} AS record, lower("chain") AS chain, lower(tx_hash) AS tx_hash, log_index::INTEGER AS log_index,
+    : `SELECT ${record} AS record, lower("chain") AS chain, ${sqlStoreForm("tx_hash")} AS tx_hash, log_index::INTEGER AS log_index,
       block_number::BIGINT AS block_number, ${time("block_time")} AS block_time,
-      lower("from") AS from_address, lower("to") AS to_address, amount::BIGINT AS amount
+      ${sqlStoreForm('"from"')} AS from_address, ${sqlStoreForm('"to"')} AS to_address, amount::BIGINT AS amount
     FROM ${from} WHERE type = 'transfer'`;
 }
 type OnChain = "payments" | "transfers";
@@ -463,7 +466,7 @@ type OnChain = "payments" | "transfers";
 async function check(
   analytics: Analytics,
   input: Input,
-): Promise<{ duplicated: Set<OnChain>; chain: ChainRecord }> {
+): Promise<{ duplicated: Set<OnChain>; chain: AnyChainRecord }> {
   const refuse = async (reason: string, record: bigint) =>
     new ImportError(reason, input.file, await lineOfRecord(input.path, Number(record)));
   const bad = await analytics.one<{ record: bigint; reason: string }>(
@@ -523,9 +526,9 @@ async function check(
   const duplicated = new Set<OnChain>();
   const counts = await analytics.one<Record<string, bigint>>(`SELECT
     count(*) FILTER (type = 'payment') AS payments_n,
-    count(DISTINCT hash(lower(tx_hash), log_index::INTEGER)) FILTER (type = 'payment') AS payments_k,
+    count(DISTINCT hash(${sqlStoreForm("tx_hash")}, log_index::INTEGER)) FILTER (type = 'payment') AS payments_k,
     count(*) FILTER (type = 'transfer') AS transfers_n,
-    count(DISTINCT hash(lower(tx_hash), log_index::INTEGER)) FILTER (type = 'transfer') AS transfers_k
+    count(DISTINCT hash(${sqlStoreForm("tx_hash")}, log_index::INTEGER)) FILTER (type = 'transfer') AS transfers_k
     FROM import_raw`);
   for (const [table, label] of [
     ["payments", "payment"],
@@ -543,8 +546,8 @@ async function check(
     }
   }
   const balance = await analytics.one<{ record: bigint; wallet: string; block: bigint }>(`
-    SELECT list(record ORDER BY record)[2] AS record, lower(wallet) AS wallet, block_number::BIGINT AS block
-    FROM import_raw WHERE type = 'balance' GROUP BY lower(wallet), block_number::BIGINT
+    SELECT list(record ORDER BY record)[2] AS record, ${sqlStoreForm("wallet")} AS wallet, block_number::BIGINT AS block
+    FROM import_raw WHERE type = 'balance' GROUP BY ${sqlStoreForm("wallet")}, block_number::BIGINT
     HAVING count(DISTINCT amount::HUGEINT) > 1 ORDER BY record LIMIT 1`);
   if (balance) {
     throw await refuse(
@@ -620,7 +623,7 @@ async function conflictingDuplicate(
  */
 async function storedContradiction(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
 ): Promise<{ record: bigint; reason: string } | undefined> {
   const staged = await analytics.one<{ payments: bigint; transfers: bigint; balances: bigint }>(
     `SELECT count(*) FILTER (type = 'payment') AS payments, count(*) FILTER (type = 'transfer') AS transfers,
@@ -659,7 +662,7 @@ async function storedContradiction(
     // The stored keys outside the lines' blocks, the lines the build side of the semi join.
     const outside = await analytics.one<{ tx_hash: string; log_index: number }>(
       `SELECT s.tx_hash, s.log_index FROM ${table} s
-         SEMI JOIN (SELECT lower(tx_hash) AS tx_hash, log_index::INTEGER AS log_index FROM import_raw
+         SEMI JOIN (SELECT ${sqlStoreForm("tx_hash")} AS tx_hash, log_index::INTEGER AS log_index FROM import_raw
            WHERE type = '${label}') here ON s.tx_hash = here.tx_hash AND s.log_index = here.log_index
        WHERE s.chain = '${chain.slug}' AND s.block_number NOT BETWEEN $lo AND $hi LIMIT 1`,
       blocks,
@@ -677,7 +680,7 @@ async function storedContradiction(
       SELECT here.record, 'balance of ' || there.wallet || ' at block ' || there.block_number ||
         ' is in the analytics database with another amount: ' || there.amount || ' there, ' ||
         here.amount::HUGEINT || ' here' AS reason
-      FROM import_raw here JOIN balances there ON there.chain = '${chain.slug}' AND there.wallet = lower(here.wallet)
+      FROM import_raw here JOIN balances there ON there.chain = '${chain.slug}' AND there.wallet = ${sqlStoreForm("here.wallet")}
         AND there.block_number = here.block_number::BIGINT
       WHERE here.type = 'balance' AND there.amount <> here.amount::HUGEINT
       ORDER BY here.record LIMIT 1`);
@@ -690,7 +693,7 @@ async function storedContradiction(
 async function merge(
   analytics: Analytics,
   duplicated: Set<OnChain>,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   written?: { lo: bigint; hi: bigint },
 ): Promise<ImportCounts> {
   const slug = chain.slug;
@@ -731,18 +734,18 @@ async function merge(
   // Last line wins for listings, merchants, checkpoints and hub labels: they describe current state.
   const beforeListings = await countRows(analytics, "listings");
   await analytics.run(`INSERT OR REPLACE INTO listings
-    SELECT lower(pay_to), resource, coalesce(upper(method), ''), price_usd::DOUBLE, description,
+    SELECT ${sqlStoreForm("pay_to")}, resource, coalesce(upper(method), ''), price_usd::DOUBLE, description,
       ${sqlHost("resource")}
     FROM import_raw WHERE type = 'listing'
-    QUALIFY row_number() OVER (PARTITION BY lower(pay_to), resource, coalesce(upper(method), '') ORDER BY record DESC) = 1`);
+    QUALIFY row_number() OVER (PARTITION BY ${sqlStoreForm("pay_to")}, resource, coalesce(upper(method), '') ORDER BY record DESC) = 1`);
   counts.listing.added = (await countRows(analytics, "listings")) - beforeListings;
 
   // A merchant line changes only the fields it carries; "frozen" is the deprecated alias of "held" (the
   // rules refuse a line where they disagree).
   await analytics.run(`CREATE TEMP TABLE import_merchants AS
-    SELECT lower(address) AS address, name, claimed::BOOLEAN AS claimed, coalesce(held, frozen)::BOOLEAN AS held
+    SELECT ${sqlStoreForm("address")} AS address, name, claimed::BOOLEAN AS claimed, coalesce(held, frozen)::BOOLEAN AS held
     FROM import_raw WHERE type = 'merchant'
-    QUALIFY row_number() OVER (PARTITION BY lower(address) ORDER BY record DESC) = 1`);
+    QUALIFY row_number() OVER (PARTITION BY ${sqlStoreForm("address")} ORDER BY record DESC) = 1`);
   await analytics.run(`UPDATE merchants m SET
       name = coalesce(i.name, m.name), claimed = coalesce(i.claimed, m.claimed), held = coalesce(i.held, m.held)
     FROM import_merchants i WHERE i.address = m.address`);
@@ -753,10 +756,10 @@ async function merge(
   counts.merchant.added = (await countRows(analytics, "merchants")) - beforeMerchants;
   // Every wallet that is paid or lists an endpoint is a merchant the service reports on.
   await analytics.run(`INSERT INTO merchants (address)
-    SELECT DISTINCT lower(pay_to) AS address FROM import_raw WHERE type IN ('payment', 'listing')
-    AND lower(pay_to) NOT IN (SELECT address FROM merchants)`);
+    SELECT DISTINCT ${sqlStoreForm("pay_to")} AS address FROM import_raw WHERE type IN ('payment', 'listing')
+    AND ${sqlStoreForm("pay_to")} NOT IN (SELECT address FROM merchants)`);
   await analytics.run(`INSERT OR IGNORE INTO merchant_chains
-    SELECT DISTINCT lower(pay_to), '${slug}' FROM import_raw WHERE type = 'payment'`);
+    SELECT DISTINCT ${sqlStoreForm("pay_to")}, '${slug}' FROM import_raw WHERE type = 'payment'`);
 
   const beforeCheckpoints = await countRows(analytics, "checkpoints");
   await analytics.run(`INSERT OR REPLACE INTO checkpoints
@@ -769,7 +772,7 @@ async function merge(
   // stored payment is, and a line repeating one (the file's, or the store's) adds nothing.
   const beforeBalances = await countRows(analytics, "balances");
   await analytics.run(`INSERT OR IGNORE INTO balances
-    SELECT DISTINCT '${slug}', lower(wallet), block_number::BIGINT, amount::HUGEINT
+    SELECT DISTINCT '${slug}', ${sqlStoreForm("wallet")}, block_number::BIGINT, amount::HUGEINT
     FROM import_raw WHERE type = 'balance'`);
   counts.balance.added = (await countRows(analytics, "balances")) - beforeBalances;
 
@@ -777,9 +780,9 @@ async function merge(
   // take it as a hub, so a label changes what reports say, and the data version below counts it.
   const beforeHubs = await countRows(analytics, "hub_labels");
   await analytics.run(`INSERT OR REPLACE INTO hub_labels
-    SELECT '${slug}', lower(address), label, lower(kind), source
+    SELECT '${slug}', ${sqlStoreForm("address")}, label, lower(kind), source
     FROM import_raw WHERE type = 'hub'
-    QUALIFY row_number() OVER (PARTITION BY lower(address) ORDER BY record DESC) = 1`);
+    QUALIFY row_number() OVER (PARTITION BY ${sqlStoreForm("address")} ORDER BY record DESC) = 1`);
   counts.hub.added = (await countRows(analytics, "hub_labels")) - beforeHubs;
 
   const channels = await mergeChannels(analytics, chain);
@@ -795,7 +798,8 @@ async function merge(
     written,
     staged?.lo != null && staged.hi != null ? { lo: staged.lo, hi: staged.hi } : undefined,
   );
-  if (wrote) {
+  // Solana has no x402 escrow (its channels' lines are refused by the rules).
+  if (wrote && chain.kind !== "solana") {
     const dropped = await settleEscrowTransfers(analytics, chain, wrote);
     counts.transfer.added = Math.max(0, counts.transfer.added - dropped);
   }

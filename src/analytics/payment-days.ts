@@ -1,4 +1,4 @@
-import type { ChainRecord } from "../chain/chains.ts";
+import type { AnyChainRecord } from "../chain/chains.ts";
 import type { Analytics } from "./duckdb.ts";
 import type { Params } from "./sql.ts";
 
@@ -35,8 +35,8 @@ export const utcDate = (t: number | Date): string =>
 const nextDate = (day: string): string => utcDate(new Date(Date.parse(`${day}T00:00:00Z`) + DAY_MS));
 
 /** A chain's rows: its slug is a record's, written as a literal (src/reports/scope.ts says why). */
-const onChain = (chain: ChainRecord) => `chain = '${chain.slug}'`;
-const inScope = (chain: ChainRecord) => `${onChain(chain)} AND asset = '${chain.usdc.address}'`;
+const onChain = (chain: AnyChainRecord) => `chain = '${chain.slug}'`;
+const inScope = (chain: AnyChainRecord) => `${onChain(chain)} AND asset = '${chain.usdc.address}'`;
 
 /** SQL: a payment's time lies in the days `from`..`to` (YYYY-MM-DD, inclusive); zone maps skip the rest. */
 const sqlDays = (from: string, to: string) =>
@@ -51,7 +51,7 @@ function checked(day: string): string {
 /** Drops the groups of sealed days among `days` (inside the writer's transaction). */
 async function unseal(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   where: string,
   params?: Params,
 ): Promise<void> {
@@ -68,7 +68,7 @@ async function unseal(
 /** Payments were added at times `from`..`to` (seconds): the days between are no longer what was sealed. */
 export function unsealTimes(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   from: number,
   to: number,
 ): Promise<void> {
@@ -76,7 +76,7 @@ export function unsealTimes(
 }
 
 /** Payments above `block` were deleted (a reorg): the days that held any are no longer what was sealed. */
-export function unsealAbove(analytics: Analytics, chain: ChainRecord, block: number): Promise<void> {
+export function unsealAbove(analytics: Analytics, chain: AnyChainRecord, block: number): Promise<void> {
   return unseal(analytics, chain, "hi_block > $block", { block });
 }
 
@@ -88,7 +88,7 @@ export function unsealAbove(analytics: Analytics, chain: ChainRecord, block: num
  */
 export async function paymentsWritten(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   blocks: { lo: number | bigint; hi: number | bigint },
   options: { until?: number; limit?: number } = {},
 ): Promise<void> {
@@ -114,7 +114,7 @@ export async function paymentsWritten(
  */
 export async function sealDays(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   options: { before: string; from?: string; limit?: number },
 ): Promise<number> {
   const before = checked(options.before);
@@ -141,7 +141,7 @@ export async function sealDays(
 }
 
 /** Groups the payments of a run of days in one pass, and records each day of it, those without payments too. */
-async function seal(analytics: Analytics, chain: ChainRecord, run: DayRun): Promise<void> {
+async function seal(analytics: Analytics, chain: AnyChainRecord, run: DayRun): Promise<void> {
   await analytics.run(
     `INSERT INTO payment_days
      SELECT '${chain.slug}', block_time::DATE AS day, payer, pay_to, amount, ${SQL_SCHEME} AS scheme, count(*),
@@ -183,7 +183,7 @@ export interface DayRun {
  */
 export async function usableDays(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   window: { start: number; end: number; first: string },
 ): Promise<DayRun[]> {
   const sealed = await analytics.all<{ day: string; payments: bigint }>(
@@ -215,7 +215,7 @@ export async function usableDays(
  * split between the two, so no group appears twice.
  */
 export function sqlWindowGroups(
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   runs: readonly DayRun[],
   inWindow: string,
   day: string,

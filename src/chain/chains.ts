@@ -15,6 +15,19 @@ import baseFacilitators from "./base-facilitators.json" with { type: "json" };
 import baseHubs from "./base-hubs.json" with { type: "json" };
 import polygonFacilitators from "./polygon-facilitators.json" with { type: "json" };
 import polygonHubs from "./polygon-hubs.json" with { type: "json" };
+import {
+  ASSOCIATED_TOKEN_PROGRAM,
+  PAYMENT_CHANNELS_PROGRAM,
+  SOLANA_ADDRESS,
+  SOLANA_NETWORK,
+  SOLANA_SLUG,
+  SOLANA_USDC_DECIMALS,
+  SOLANA_USDC_MINT,
+  SPL_TOKEN_PROGRAM,
+  TOKEN_2022_PROGRAM,
+} from "./solana/constants.ts";
+import solanaFacilitators from "./solana-facilitators.json" with { type: "json" };
+import solanaHubs from "./solana-hubs.json" with { type: "json" };
 
 export type Address = `0x${string}`;
 
@@ -74,6 +87,8 @@ export type ChainClock =
   | { kind: "stamped"; aboutSeconds: number };
 
 export interface ChainRecord {
+  /** Set on none of the EVM records; what tells them from Solana's (`kind: "solana"`) in an `AnyChainRecord`. */
+  kind?: "evm";
   slug: string;
   /** The chain's name in sentences ("Base", "Polygon PoS"). */
   name: string;
@@ -166,23 +181,88 @@ export const ARBITRUM_RECORD: ChainRecord = {
 
 export const CHAIN_RECORDS: readonly ChainRecord[] = [BASE_RECORD, POLYGON_RECORD, ARBITRUM_RECORD];
 
+/**
+ * Solana (docs/chains.md, "Solana"): not an EVM chain, so not a `ChainRecord`. Its addresses are base58 public keys,
+ * kept as they are written (case matters: never lower-cased); a payment moves USDC between token accounts, and the
+ * store's buyer and merchant are those accounts' owners. Its blocks are slots, about 400 ms apart, some skipped
+ * (a slot no leader filled has no block): only each block's own time (`blockTime`) says when it was, a `stamped`
+ * clock, and a slot number gives no time. Its facilitators are fee payers (the account that signs first and pays
+ * the fee of the buyer's transaction), listed in `solana-facilitators.json`; its hubs in `solana-hubs.json`.
+ */
+export interface SolanaRecord {
+  kind: "solana";
+  slug: typeof SOLANA_SLUG;
+  name: string;
+  /** CAIP-2: `solana:` and the first 32 characters of the genesis hash. */
+  caip2: `solana:${string}`;
+  /** USDC's mint (base58) and its decimals. */
+  usdc: { address: string; decimals: number };
+  coin: "SOL";
+  /** The programs a payment goes through: SPL Token (and Token-2022), the associated token accounts, channels. */
+  programs: { token: string; token2022: string; associatedToken: string; paymentChannels: string };
+  /** The fee-payer registry, in `solana-facilitators.json`'s format. */
+  facilitators: unknown;
+  /** The labelled exchange wallets, in `base-hubs.json`'s format with base58 addresses. */
+  hubs: unknown;
+  clock: ChainClock;
+}
+
+/** Any chain the store keeps rows of: an EVM chain's record or Solana's. */
+export type AnyChainRecord = ChainRecord | SolanaRecord;
+
+export const isSolana = (chain: Pick<AnyChainRecord, "slug">): boolean => chain.slug === SOLANA_SLUG;
+
+export const SOLANA_RECORD: SolanaRecord = {
+  kind: "solana",
+  slug: SOLANA_SLUG,
+  name: "Solana",
+  caip2: SOLANA_NETWORK as `solana:${string}`,
+  usdc: { address: SOLANA_USDC_MINT, decimals: SOLANA_USDC_DECIMALS },
+  coin: "SOL",
+  programs: {
+    token: SPL_TOKEN_PROGRAM,
+    token2022: TOKEN_2022_PROGRAM,
+    associatedToken: ASSOCIATED_TOKEN_PROGRAM,
+    paymentChannels: PAYMENT_CHANNELS_PROGRAM,
+  },
+  facilitators: solanaFacilitators,
+  hubs: solanaHubs,
+  // Slots are about 400 ms apart (Solana's docs, "Slot"), some skipped: a slot's time is its block's blockTime.
+  clock: { kind: "stamped", aboutSeconds: 0.4 },
+};
+
 /** Chains by slug and by CAIP-2. */
-export interface ChainRegistry {
-  readonly list: readonly ChainRecord[];
-  readonly bySlug: ReadonlyMap<string, ChainRecord>;
-  readonly byCaip2: ReadonlyMap<string, ChainRecord>;
+export interface ChainRegistry<R extends { slug: string; caip2: string } = ChainRecord> {
+  readonly list: readonly R[];
+  readonly bySlug: ReadonlyMap<string, R>;
+  readonly byCaip2: ReadonlyMap<string, R>;
   /** The chain of a slug (`base`); throws on one it does not know, naming those it does. */
-  chainBySlug(slug: string): ChainRecord;
+  chainBySlug(slug: string): R;
   /** The chain of a CAIP-2 id (`eip155:8453`); throws on one it does not know. */
-  chainByCaip2(caip2: string): ChainRecord;
+  chainByCaip2(caip2: string): R;
 }
 
 const SLUG = /^[a-z][a-z0-9-]*$/;
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
+/** Why Solana's record is malformed, or undefined. */
+function solanaFault(r: SolanaRecord): string | undefined {
+  if (!/^solana:[1-9A-HJ-NP-Za-km-z]{32}$/.test(r.caip2))
+    return `CAIP-2 "${r.caip2}" is not solana:<genesis hash>`;
+  const keys = [r.usdc.address, ...Object.values(r.programs)];
+  const bad = keys.find((k) => !SOLANA_ADDRESS.test(k));
+  if (bad !== undefined) return `"${bad}" is not a base58 public key`;
+  return clockFault(r.clock);
+}
+
 /** Why a record is malformed, or undefined. */
-function recordFault(r: ChainRecord): string | undefined {
+function recordFault(r: AnyChainRecord): string | undefined {
   if (!SLUG.test(r.slug)) return `slug "${r.slug}" is not lower-case letters, digits and dashes`;
+  if ("kind" in r && r.kind === "solana") return solanaFault(r);
+  return evmFault(r as ChainRecord);
+}
+
+function evmFault(r: ChainRecord): string | undefined {
   if (!Number.isSafeInteger(r.chainId) || r.chainId < 1)
     return `chain id ${r.chainId} is not a positive integer`;
   if (r.caip2 !== `eip155:${r.chainId}`) return `CAIP-2 "${r.caip2}" is not eip155:${r.chainId}`;
@@ -191,7 +271,10 @@ function recordFault(r: ChainRecord): string | undefined {
   for (const [name, address] of Object.entries(r.contracts)) {
     if (!ADDRESS.test(address)) return `contract ${name} "${address}" is not an address`;
   }
-  const clock = r.clock;
+  return clockFault(r.clock);
+}
+
+function clockFault(clock: ChainClock): string | undefined {
   if (clock.kind === "fixed" && !(clock.blockSeconds > 0)) return "a fixed clock needs blockSeconds above 0";
   if (
     clock.kind === "fixed" &&
@@ -205,9 +288,11 @@ function recordFault(r: ChainRecord): string | undefined {
 }
 
 /** A registry of `records`; throws on a malformed record or a slug or CAIP-2 id given twice. */
-export function chainRegistry(records: readonly ChainRecord[]): ChainRegistry {
-  const bySlug = new Map<string, ChainRecord>();
-  const byCaip2 = new Map<string, ChainRecord>();
+export function chainRegistry<R extends AnyChainRecord = ChainRecord>(
+  records: readonly R[],
+): ChainRegistry<R> {
+  const bySlug = new Map<string, R>();
+  const byCaip2 = new Map<string, R>();
   for (const r of records) {
     const fault = recordFault(r);
     if (fault) throw new Error(`chain record "${r.slug}": ${fault}`);
@@ -238,3 +323,33 @@ export function chainRegistry(records: readonly ChainRecord[]): ChainRegistry {
 export const chains: ChainRegistry = chainRegistry(CHAIN_RECORDS);
 export const chainBySlug = (slug: string): ChainRecord => chains.chainBySlug(slug);
 export const chainByCaip2 = (caip2: string): ChainRecord => chains.chainByCaip2(caip2);
+
+/**
+ * Every chain the store keeps rows of: the EVM chains and Solana. What reads and writes the store by chain (the
+ * import, the indexer's `--chain`, the reports, their pages and datasets) looks chains up here; what settles or
+ * signs (the facilitator, the merchants, the attester) keeps to `chains`, whose records are all EVM.
+ */
+export const storeChains: ChainRegistry<AnyChainRecord> = chainRegistry<AnyChainRecord>([
+  ...CHAIN_RECORDS,
+  SOLANA_RECORD,
+]);
+
+/** An address as the store keeps it, of either form: `0x` and 40 lower-case hex digits, or a base58 key as written. */
+export const STORED_ADDRESS = /^(?:0x[0-9a-f]{40}|[1-9A-HJ-NP-Za-km-z]{32,44})$/;
+
+/**
+ * A reader's address (a merchant's, a wallet's) of either form, in the store's form; undefined when it is neither.
+ * A base58 key is never mistaken for an EVM address: no base58 text starts with `0`.
+ */
+export function anyStoreAddress(raw: string): string | undefined {
+  return ADDRESS.test(raw) ? raw.toLowerCase() : SOLANA_ADDRESS.test(raw) ? raw : undefined;
+}
+
+/**
+ * A store address of `chain` as the store keeps it: an EVM address lower-cased, a base58 key as written (its
+ * case is part of it). Undefined when it is not an address of that chain's form.
+ */
+export function storeAddress(chain: Pick<AnyChainRecord, "slug">, raw: string): string | undefined {
+  if (isSolana(chain)) return SOLANA_ADDRESS.test(raw) ? raw : undefined;
+  return ADDRESS.test(raw) ? raw.toLowerCase() : undefined;
+}

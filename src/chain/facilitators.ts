@@ -12,19 +12,23 @@
  * candidates instead of dropping them (see `src/indexer/settlements.ts`).
  */
 import { z } from "zod";
-import { BASE_RECORD, type ChainRecord } from "./chains.ts";
+import { type AnyChainRecord, BASE_RECORD, isSolana } from "./chains.ts";
+import { SOLANA_ADDRESS } from "./solana/constants.ts";
 
 const ADDRESS = /^0x[0-9a-f]{40}$/;
 /** The facilitator id of signers the operator adds (`--facilitator`). */
 const OPERATOR = "operator";
+// An EVM address in any case, kept lower-case; a Solana key (base58, case-sensitive) kept as written.
 const address = z
   .string()
-  .transform((a) => a.toLowerCase())
-  .pipe(z.string().regex(ADDRESS, "an address: 0x and 40 hex digits"));
+  .transform((a) => (a.startsWith("0x") || a.startsWith("0X") ? a.toLowerCase() : a))
+  .refine((a) => ADDRESS.test(a) || SOLANA_ADDRESS.test(a), "an address: 0x and 40 hex digits, or base58");
 
 const FileSchema = z.object({
   chain: z.string(),
-  chain_id: z.number(),
+  /** An EVM chain's id; Solana's registry names its CAIP-2 `network` instead. */
+  chain_id: z.number().optional(),
+  network: z.string().optional(),
   facilitators: z.array(
     z.object({
       id: z.string().min(1),
@@ -63,7 +67,14 @@ export class FacilitatorRegistry {
     private readonly signers: ReadonlyMap<string, FacilitatorSigner>,
     /** Senders seen settling but not confirmed as facilitators: their settlements stay candidates, with this label. */
     private readonly unconfirmed: ReadonlyMap<string, string>,
+    /** Solana's registry: its keys are case-sensitive, never lower-cased. */
+    private readonly base58 = false,
   ) {}
+
+  /** An address as this registry keys it. */
+  private key(a: string): string {
+    return this.base58 ? a : a.toLowerCase();
+  }
 
   /** The bundled Base registry. */
   static base(): FacilitatorRegistry {
@@ -71,21 +82,24 @@ export class FacilitatorRegistry {
   }
 
   /** The bundled registry of a chain (its record's list). */
-  static forChain(chain: ChainRecord): FacilitatorRegistry {
+  static forChain(chain: AnyChainRecord): FacilitatorRegistry {
     return FacilitatorRegistry.parse(chain.facilitators, chain);
   }
 
   /** A registry from a file of the shared format for `chain` (Base unless said); throws on a malformed one. */
-  static parse(
-    json: unknown,
-    chain: Pick<ChainRecord, "slug" | "chainId"> = BASE_RECORD,
-  ): FacilitatorRegistry {
+  static parse(json: unknown, chain: AnyChainRecord = BASE_RECORD): FacilitatorRegistry {
     const file = FileSchema.parse(json);
-    if (file.chain !== chain.slug || file.chain_id !== chain.chainId) {
+    const solana = isSolana(chain);
+    const id = solana ? chain.caip2 : (chain as { chainId: number }).chainId;
+    if (file.chain !== chain.slug || (solana ? file.network : file.chain_id) !== id) {
       throw new Error(
-        `a facilitator registry of ${file.chain} (chain ${file.chain_id}) given for ${chain.slug} (chain ${chain.chainId})`,
+        `a facilitator registry of ${file.chain} (chain ${file.chain_id ?? file.network}) given for ${chain.slug} (chain ${id})`,
       );
     }
+    for (const f of file.facilitators)
+      for (const a of f.addresses)
+        if (!(solana ? SOLANA_ADDRESS : ADDRESS).test(a.address))
+          throw new Error(`facilitator ${f.id}: "${a.address}" is not an address of ${chain.slug}`);
     const signers = new Map<string, FacilitatorSigner>();
     for (const f of file.facilitators) {
       for (const a of f.addresses) {
@@ -98,18 +112,18 @@ export class FacilitatorRegistry {
       }
     }
     const unconfirmed = new Map(file.unconfirmed_senders.map((s) => [s.address, s.label]));
-    return new FacilitatorRegistry(signers, unconfirmed);
+    return new FacilitatorRegistry(signers, unconfirmed, solana);
   }
 
   /** A copy with extra signers (any case) valid from time 0, named "operator". */
   withSigners(addresses: readonly string[], name = "given with --facilitator"): FacilitatorRegistry {
     const signers = new Map(this.signers);
     for (const raw of addresses) {
-      const a = raw.toLowerCase();
-      if (!ADDRESS.test(a)) throw new Error(`not an address: "${raw}"`);
+      const a = this.key(raw);
+      if (!(this.base58 ? SOLANA_ADDRESS : ADDRESS).test(a)) throw new Error(`not an address: "${raw}"`);
       signers.set(a, { address: a, facilitator: OPERATOR, name, since: 0 });
     }
-    return new FacilitatorRegistry(signers, this.unconfirmed);
+    return new FacilitatorRegistry(signers, this.unconfirmed, this.base58);
   }
 
   /** Whether `sender` (lower-case) settled as a known facilitator at `blockTime` (unix seconds). */
@@ -123,12 +137,12 @@ export class FacilitatorRegistry {
 
   /** The signer entry of an address, whatever the time. */
   signer(address: string): FacilitatorSigner | undefined {
-    return this.signers.get(address.toLowerCase());
+    return this.signers.get(this.key(address));
   }
 
   /** The label of an unconfirmed sender, if the registry lists it. */
   unconfirmedLabel(address: string): string | undefined {
-    return this.unconfirmed.get(address.toLowerCase());
+    return this.unconfirmed.get(this.key(address));
   }
 
   /** Every signer's address (lower-case). */

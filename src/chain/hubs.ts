@@ -6,10 +6,17 @@
  * adds labels of its own by importing `hub` records (docs/import.md), which the report reads beside it.
  */
 import { z } from "zod";
-import { BASE_RECORD, type ChainRecord } from "./chains.ts";
+import { type AnyChainRecord, BASE_RECORD } from "./chains.ts";
+import { SOLANA_ADDRESS } from "./solana/constants.ts";
 
 const HubSchema = z.object({
-  address: z.string().regex(/^0x[0-9a-f]{40}$/, "a lower-case address: 0x and 40 hex digits"),
+  // Solana's keys are base58 and case-sensitive, kept as written; EVM addresses lower-case.
+  address: z
+    .string()
+    .refine(
+      (a) => /^0x[0-9a-f]{40}$/.test(a) || SOLANA_ADDRESS.test(a),
+      "a lower-case address (0x and 40 hex digits) or a base58 public key",
+    ),
   label: z.string().min(1),
   kind: z.enum(["exchange", "bridge"]),
   source: z.url({ protocol: /^https?$/ }),
@@ -18,7 +25,7 @@ const HubSchema = z.object({
 export type KnownHub = z.infer<typeof HubSchema>;
 
 /** A chain's labelled hubs, from its record's list; throws on a bad entry (a bug in the file). */
-export function hubsOf(chain: Pick<ChainRecord, "hubs">): readonly KnownHub[] {
+export function hubsOf(chain: Pick<AnyChainRecord, "hubs">): readonly KnownHub[] {
   return z.object({ entries: z.array(HubSchema) }).parse(chain.hubs).entries;
 }
 

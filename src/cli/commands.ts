@@ -44,7 +44,7 @@ const WAIT = `seconds to wait for the analytics database when another command ho
 
 /** report, leaderboard, publish: what they read and where their page and badge URLs point. */
 const READER = {
-  chain: "the chain whose week it reads: base (the default), polygon or arbitrum (docs/chains.md)",
+  chain: "the chain whose week it reads: base (the default), polygon, arbitrum or solana (docs/chains.md)",
   "end-block": "the window ending at block N (default: the latest checkpoint)",
   wait: WAIT,
   data: DATA,
@@ -242,7 +242,7 @@ export const COMMANDS: readonly Command[] = [
     flags: {
       rpc: "a JSON-RPC endpoint (http or https) of the chain --chain names",
       chain:
-        "the chain the RPC serves: base (the default), polygon or arbitrum (docs/chains.md); a store holds several side by side",
+        "the chain the RPC serves: base (the default), polygon, arbitrum or solana (docs/chains.md, on Solana one pass to the finalized slot, docs/indexer.md); a store holds several side by side",
       follow: "keep following the head, --reorg-depth blocks behind it, until SIGINT or SIGTERM",
       ...INDEXER,
       data: DATA,

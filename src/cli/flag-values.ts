@@ -3,7 +3,13 @@
  * numbers, seconds to wait. The commands read them here, not in args.ts, which parses a command line with
  * the command table that loads them.
  */
-import { BASE_RECORD, type ChainRecord, chainBySlug } from "../chain/chains.ts";
+import {
+  type AnyChainRecord,
+  BASE_RECORD,
+  type ChainRecord,
+  chainBySlug,
+  storeChains,
+} from "../chain/chains.ts";
 import { UsageError } from "../common/errors.ts";
 import { setLogLevel } from "../common/log.ts";
 import { loadConfigFromProcess } from "../services/config.ts";
@@ -31,6 +37,15 @@ export function parseEndBlock(value: string | undefined): number | undefined {
 export function parseChain(value: string | undefined): ChainRecord {
   try {
     return chainBySlug(value ?? BASE_RECORD.slug);
+  } catch (error) {
+    throw new UsageError(`--chain: ${(error as Error).message}`);
+  }
+}
+
+/** `--chain SLUG` of a command that reads the store (`report`, `leaderboard`, `publish`): Solana too; Base by default. */
+export function parseStoreChain(value: string | undefined): AnyChainRecord {
+  try {
+    return storeChains.chainBySlug(value ?? BASE_RECORD.slug);
   } catch (error) {
     throw new UsageError(`--chain: ${(error as Error).message}`);
   }

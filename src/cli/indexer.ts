@@ -1,4 +1,5 @@
 import { openAnalytics } from "../analytics/duckdb.ts";
+import { SOLANA_RECORD } from "../chain/chains.ts";
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
 import { UsageError } from "../common/errors.ts";
 import { untilSignal } from "../common/lifecycle.ts";
@@ -9,6 +10,7 @@ import {
   DEFAULT_SENDER_STRATEGY,
   IndexerInputError,
   type IndexerOptions,
+  indexSolana,
   runIndexer,
   SENDER_CHOICES,
   type SenderChoice,
@@ -135,6 +137,7 @@ export async function runIndex(args: string[], flags: Flags): Promise<number> {
   if (flags["outage-retry-max"] !== undefined) {
     throw new UsageError("--outage-retry-max is for serve --rpc: index stops when the RPC stays down");
   }
+  if (flags.chain === SOLANA_RECORD.slug) return runSolanaIndex(flags);
   const options = indexerOptionsFrom(flags, { follow: flags.follow ?? false });
   const config = configFrom(flags);
   const analytics = await openAnalytics(config);
@@ -155,6 +158,47 @@ export async function runIndex(args: string[], flags: Flags): Promise<number> {
     reporter.stop();
     if (error instanceof IndexerInputError) throw new UsageError(error.message);
     throw error;
+  } finally {
+    analytics.close();
+  }
+}
+
+/**
+ * `index --rpc URL --chain solana`: Solana's `exact` payments up to the finalized slot, and their payers' funding
+ * (src/indexer/solana/reader.ts). One pass: `--follow` and the block flags are the EVM indexer's.
+ */
+async function runSolanaIndex(flags: Flags): Promise<number> {
+  const rpc = flags.rpc as string;
+  if (!/^https?:\/\/\S+$/.test(rpc)) throw new UsageError(`--rpc must be an http(s) URL, not "${rpc}"`);
+  for (const flag of ["follow", "from-block", "to-block", "reorg-depth", "tx-from", "discovery"] as const) {
+    if (flags[flag] !== undefined)
+      throw new UsageError(`--${flag} is not read on Solana: it reads up to the finalized slot, once`);
+  }
+  let registry: FacilitatorRegistry;
+  try {
+    registry = FacilitatorRegistry.forChain(SOLANA_RECORD).withSigners(
+      (flags.facilitator ?? [])
+        .flatMap((f) => f.split(","))
+        .map((f) => f.trim())
+        .filter(Boolean),
+    );
+  } catch (error) {
+    throw new UsageError(`--facilitator: ${(error as Error).message}`);
+  }
+  const analytics = await openAnalytics(configFrom(flags));
+  const controller = new AbortController();
+  void untilSignal().then(() => controller.abort());
+  try {
+    const lookback = flags["funding-lookback"];
+    const summary = await indexSolana({
+      rpc,
+      analytics,
+      registry,
+      skipFunding: lookback !== undefined && /^0+$/.test(lookback),
+      signal: controller.signal,
+    });
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    return 0;
   } finally {
     analytics.close();
   }

@@ -3,7 +3,7 @@ import path from "node:path";
 import { UsageError } from "../common/errors.ts";
 import { projectVersion } from "../common/version.ts";
 import { LICENSE_URL, publishSite } from "../reports/index.ts";
-import { parseChain, parseEndBlock } from "./flag-values.ts";
+import { parseEndBlock, parseStoreChain } from "./flag-values.ts";
 import type { Flags } from "./flags.ts";
 import { withReader } from "./readers.ts";
 
@@ -12,7 +12,7 @@ export async function runPublish(args: string[], flags: Flags): Promise<number> 
   const [dir, ...extra] = args;
   if (!dir || extra.length > 0) throw new UsageError("publish takes exactly one DIR");
   const endBlock = parseEndBlock(flags["end-block"]);
-  const chain = parseChain(flags.chain);
+  const chain = parseStoreChain(flags.chain);
   const target = path.resolve(dir);
   if (fs.existsSync(target)) {
     if (!fs.statSync(target).isDirectory()) throw new UsageError(`${dir} exists and is not a directory`);

@@ -12,7 +12,7 @@
 import { type Analytics, openAnalytics } from "../analytics/duckdb.ts";
 import { analyticsNotice } from "../analytics/notice.ts";
 import { AnalyticsBusyError } from "../analytics/store-errors.ts";
-import { chains } from "../chain/chains.ts";
+import { storeChains } from "../chain/chains.ts";
 import { AppError, UsageError } from "../common/errors.ts";
 import { fetchWithin } from "../common/fetch-within.ts";
 import { sleep } from "../common/sleep.ts";
@@ -163,7 +163,7 @@ function localAnswers(service: ReportService, publicUrl: string): ReportAnswers 
 
 function localReader(analytics: Analytics, publicUrl: string): Reader {
   // Every chain's routes, as `serve` answers them; the whole-window reads (publish) are Base's.
-  const services = chains.list.map((chain) => new ReportService(analytics, { publicUrl, chain }));
+  const services = storeChains.list.map((chain) => new ReportService(analytics, { publicUrl, chain }));
   const service = services[0] as ReportService;
   const serviceOf = (chain: string): ReportService => {
     const found = services.find((s) => s.chain.slug === chain);

@@ -1,16 +1,15 @@
 import { UsageError } from "../common/errors.ts";
-import { isAddress } from "../reports/index.ts";
-import { parseChain, parseEndBlock, parsePage } from "./flag-values.ts";
+import { ADDRESS_FORMS, isAddress } from "../reports/index.ts";
+import { parseEndBlock, parsePage, parseStoreChain } from "./flag-values.ts";
 import type { Flags } from "./flags.ts";
 import { withReader } from "./readers.ts";
 
 export async function runReport(args: string[], flags: Flags): Promise<number> {
   const [address, ...extra] = args;
   if (!address || extra.length > 0) throw new UsageError("report takes exactly one ADDRESS");
-  if (!isAddress(address))
-    throw new UsageError(`"${address}" is not an address: 0x followed by 40 hex digits`);
+  if (!isAddress(address)) throw new UsageError(`"${address}" is not an address: ${ADDRESS_FORMS}`);
   const endBlock = parseEndBlock(flags["end-block"]);
-  const chain = parseChain(flags.chain).slug;
+  const chain = parseStoreChain(flags.chain).slug;
   const document = await withReader<object>(flags, (reader) => {
     const on = reader.onChain(chain);
     return flags.evidence ? on.evidence(address, endBlock) : on.report(address, endBlock);
@@ -23,7 +22,7 @@ export async function runLeaderboard(args: string[], flags: Flags): Promise<numb
   if (args.length > 0) throw new UsageError("leaderboard takes no arguments");
   const endBlock = parseEndBlock(flags["end-block"]);
   const page = parsePage(flags.page);
-  const chain = parseChain(flags.chain).slug;
+  const chain = parseStoreChain(flags.chain).slug;
   const board = await withReader(flags, (reader) => reader.onChain(chain).leaderboard(endBlock, page));
   process.stdout.write(`${JSON.stringify(board, null, 2)}\n`);
   return 0;

@@ -31,3 +31,4 @@ export {
 export { createReporter, type Reporter } from "./progress.ts";
 export { RpcClient, type RpcClientOptions } from "./rpc/client.ts";
 export { RpcError, RpcGaveUpError } from "./rpc/rpc-errors.ts";
+export { indexSolana, type SolanaIndexOptions, type SolanaIndexSummary } from "./solana/reader.ts";

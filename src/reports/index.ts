@@ -26,7 +26,7 @@ export { THRESHOLDS } from "./screens/index.ts";
 export { chainsWithData } from "./serve/across.ts";
 export { type ReportRoutesOptions, reportRoutes } from "./serve/http.ts";
 export { type ChainAnswers, type ReportAnswers, reportMcpServer } from "./serve/mcp.ts";
-export { isAddress } from "./serve/params.ts";
+export { ADDRESS_FORMS, isAddress } from "./serve/params.ts";
 export { reportReadiness, type ServiceHealth } from "./serve/readiness.ts";
 export { flagFeedDocument, walletsRoot } from "./serve/routes/flags.ts";
 export { leaderboardDocument, leaderboardPath } from "./serve/routes/leaderboard.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { chains } from "../chain/chains.ts";
+import { STORED_ADDRESS, storeChains } from "../chain/chains.ts";
 import { AttestationFieldSchema } from "./attest/field.ts";
 import { FLAG_KINDS } from "./screens/index.ts";
 
@@ -27,8 +27,8 @@ export const ReportSchema = z
     schema_version: z.literal("1"),
     generated_at: utc,
     license: z.literal("https://creativecommons.org/licenses/by/4.0/"),
-    chain: z.enum(chains.list.map((c) => c.slug) as [string, ...string[]]),
-    address: z.string().regex(/^0x[0-9a-f]{40}$/),
+    chain: z.enum(storeChains.list.map((c) => c.slug) as [string, ...string[]]),
+    address: z.string().regex(STORED_ADDRESS),
     name: z.string().min(1),
     claimed: z.boolean(),
     /** The window's reports are attested on chain and never change again (docs/attestation.md). */

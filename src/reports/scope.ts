@@ -5,25 +5,26 @@
  * written into the SQL as a literal: a statement's plan is then the same on every call for one chain, as it was
  * when every statement named Base.
  */
-import type { ChainRecord } from "../chain/chains.ts";
+import type { AnyChainRecord } from "../chain/chains.ts";
 
 const SLUG = /^[a-z][a-z0-9-]*$/;
 
 /** The chain's slug as an SQL literal (`'base'`). */
-export function sqlSlug(chain: Pick<ChainRecord, "slug">): string {
+export function sqlSlug(chain: Pick<AnyChainRecord, "slug">): string {
   if (!SLUG.test(chain.slug)) throw new Error(`internal: not a chain slug: ${JSON.stringify(chain.slug)}`);
   return `'${chain.slug}'`;
 }
 
 /** SQL: a row (optionally by an alias, "w.") is of `chain`. */
-export const sqlChain = (chain: Pick<ChainRecord, "slug">, t = ""): string => `${t}chain = ${sqlSlug(chain)}`;
+export const sqlChain = (chain: Pick<AnyChainRecord, "slug">, t = ""): string =>
+  `${t}chain = ${sqlSlug(chain)}`;
 
 /** A chain's data tables, whose rows' blocks a stamped chain's week close is chosen from (week/window.ts). */
 export const DATA_TABLES = ["payments", "transfers"] as const;
 
 /** SQL: `select` over each of `tables`' rows of `chain` where `where`, as one union. */
 export function sqlOverTables(
-  chain: Pick<ChainRecord, "slug">,
+  chain: Pick<AnyChainRecord, "slug">,
   tables: readonly string[],
   select: string,
   where: string,

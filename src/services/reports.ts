@@ -6,7 +6,7 @@
 
 import { type Analytics, openAnalyticsWaiting } from "../analytics/duckdb.ts";
 import { analyticsNotice } from "../analytics/notice.ts";
-import { BASE_RECORD, chains } from "../chain/chains.ts";
+import { BASE_RECORD, storeChains } from "../chain/chains.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import { log } from "../common/log.ts";
 import { withMetrics } from "../common/metrics-server.ts";
@@ -82,7 +82,7 @@ export async function startReportService(
       // another's: three chains' weeks cost about one's (docs/benchmarks.md, bench:chains).
       const publicUrl = config.publicUrl ?? url;
       const services = await Promise.all(
-        chains.list.map(
+        storeChains.list.map(
           async (chain, i) =>
             new ReportService(i === 0 ? analytics : await analytics.fork(), { publicUrl, chain }),
         ),

@@ -126,7 +126,7 @@ describe("hub records", () => {
       return `line ${n}: ${reason}`;
     };
     expect(await refused({ ...ok, chain: "ethereum" })).toBe(
-      'line 3: "chain" must be one of "base", "polygon", "arbitrum"',
+      'line 3: "chain" must be one of "base", "polygon", "arbitrum", "solana"',
     );
     expect(await refused({ ...ok, chain: undefined })).toBe('line 3: missing field "chain"');
     expect(await refused({ ...ok, address: "0x12" })).toMatch(/^line 3: "address" must be an address/);

@@ -246,7 +246,7 @@ describe("balances", () => {
     expect(await bad({ ...ok, amount: "1.5" })).toMatch(/^line 3: "amount" must be a whole number/);
     expect(await bad({ ...ok, amount: (MAX_USDC_AMOUNT + 1n).toString() })).toMatch(/^line 3: "amount"/);
     expect(await bad({ ...ok, chain: "ethereum" })).toBe(
-      'line 3: "chain" must be one of "base", "polygon", "arbitrum"',
+      'line 3: "chain" must be one of "base", "polygon", "arbitrum", "solana"',
     );
     expect(await bad({ ...ok, amount: 6 })).toBe(
       `line 3: balance of ${addr("w")} at block 100 appears earlier in the file with another amount`,
@@ -412,7 +412,7 @@ describe("import errors keep nothing", () => {
       /"block_time" must be/,
     );
     expect((await importError([{ ...good(), chain: "ethereum" }])).message).toBe(
-      'line 1: "chain" must be one of "base", "polygon", "arbitrum"',
+      'line 1: "chain" must be one of "base", "polygon", "arbitrum", "solana"',
     );
     expect(
       (
@@ -631,7 +631,7 @@ describe("line numbers", () => {
         (e: unknown) => e as ImportError,
       );
       expect(error?.message).toBe(
-        `${file}:${bad}: "pay_to" must be an address: 0x followed by 40 hex digits`,
+        `${file}:${bad}: "pay_to" must be an address: 0x followed by 40 hex digits (on Solana: a base58 public key)`,
       );
       expect(await counts(analytics)).toEqual({
         payments: 0n,

@@ -14,7 +14,7 @@
 import { type Address, type Hex, parseEventLogs, parseTransaction } from "viem";
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { BlockClock } from "../../chain/block-clock.ts";
-import type { ChainRecord } from "../../chain/chains.ts";
+import type { AnyChainRecord } from "../../chain/chains.ts";
 import { EAS_ADDRESS, easAbi } from "../../chain/eas/index.ts";
 import { log } from "../../common/log.ts";
 import { ClockCalendar, firstDue, StoredCalendar, type WeekCalendar } from "./calendar.ts";
@@ -32,7 +32,7 @@ export const DEFAULT_INTERVAL_MS = 30_000;
  */
 export interface WeekSealer {
   /** The chain whose weeks it seals. */
-  readonly chain: ChainRecord;
+  readonly chain: AnyChainRecord;
   /** Seals the week ending at `end` (its reports built first); a week sealed before is answered as it was. */
   sealWeek(end: number): Promise<SealedWeekRow>;
   /** Calls `hook` after each new build of the latest window, before readers are served it. */
@@ -113,7 +113,10 @@ export class Attester {
   constructor(private readonly options: AttesterOptions) {
     this.chain = new AttesterChain(options.rpc, options.key, options.maxCostWei);
     this.closes = options.closes;
-    this.sealers = "sealWeek" in options.reports ? [options.reports as WeekSealer] : options.reports;
+    const sealers = "sealWeek" in options.reports ? [options.reports as WeekSealer] : options.reports;
+    // Solana's weeks are served but not attested yet: a report's leaf in the week's tree is ABI-encoded with an
+    // EVM `address` (tree.ts), which a base58 key is not; its weeks would need a leaf of their own first.
+    this.sealers = sealers.filter((s) => s.chain.kind !== "solana");
     const first = this.sealers[0];
     if (first && options.from !== undefined) this.from.set(first.chain.slug, options.from);
   }
@@ -175,7 +178,7 @@ export class Attester {
   }
 
   /** Where `chain`'s weeks close. */
-  private async calendar(chain: ChainRecord): Promise<WeekCalendar> {
+  private async calendar(chain: AnyChainRecord): Promise<WeekCalendar> {
     const db = await this.db();
     if (chain.clock.kind === "stamped") return new StoredCalendar(db, chain);
     this.chain.chainId ??= await this.chain.client.getChainId();
@@ -223,7 +226,11 @@ export class Attester {
   }
 
   /** The chain's week's attestation a step further. */
-  private async week(chain: ChainRecord, calendar: WeekCalendar, sealed: SealedWeekRow): Promise<WeekStep> {
+  private async week(
+    chain: AnyChainRecord,
+    calendar: WeekCalendar,
+    sealed: SealedWeekRow,
+  ): Promise<WeekStep> {
     if (sealed.uid || sealed.conflict_uid) return "sealed_only";
     const end = sealed.end_block;
     let reverted = false;
@@ -256,7 +263,7 @@ export class Attester {
 
   /** Records the attestation `uid` of the week, unless it states another root (another store's reports). */
   private async attested(
-    chain: ChainRecord,
+    chain: AnyChainRecord,
     sealed: SealedWeekRow,
     uid: Hex,
     tx: Hex,
@@ -311,7 +318,7 @@ export class Attester {
 
   /** Signs the week's attestation, stores the transaction, then broadcasts it. */
   private async sign(
-    chain: ChainRecord,
+    chain: AnyChainRecord,
     sealed: SealedWeekRow,
     nonce: number,
     minFees?: Fees,

@@ -8,7 +8,7 @@
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { mondayAtOrAfter, WEEK_MS } from "../../chain/block-clock.ts";
-import type { ChainRecord } from "../../chain/chains.ts";
+import type { AnyChainRecord } from "../../chain/chains.ts";
 import { DATA_TABLES, sqlChain, sqlOverTables, sqlTimestamp } from "../scope.ts";
 import { closedMonday } from "../week/window.ts";
 import type { WeekCloses } from "./weeks.ts";
@@ -31,7 +31,7 @@ export interface WeekCalendar {
 export class ClockCalendar implements WeekCalendar {
   constructor(
     private readonly db: Analytics,
-    private readonly chain: ChainRecord,
+    private readonly chain: AnyChainRecord,
     private readonly closes: WeekCloses,
   ) {}
 
@@ -59,7 +59,7 @@ export class ClockCalendar implements WeekCalendar {
 export class StoredCalendar implements WeekCalendar {
   constructor(
     private readonly db: Analytics,
-    private readonly chain: ChainRecord,
+    private readonly chain: AnyChainRecord,
   ) {}
 
   private over(tables: readonly string[], select: string, where: string): string {
@@ -135,7 +135,7 @@ export class StoredCalendar implements WeekCalendar {
  */
 export async function firstDue(
   db: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   calendar: WeekCalendar,
   last: number,
 ): Promise<number> {

@@ -16,7 +16,7 @@ import {
   zeroHash,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import type { ChainRecord } from "../../chain/chains.ts";
+import type { AnyChainRecord } from "../../chain/chains.ts";
 import { EAS_ADDRESS, easAbi, SCHEMA_REGISTRY_ADDRESS, schemaRegistryAbi } from "../../chain/eas/index.ts";
 import { log } from "../../common/log.ts";
 import {
@@ -45,7 +45,7 @@ const attestedEvent = parseAbiItem(
 );
 
 /** The call that attests a sealed week of `chain` under its week schema: what the attester signs for it. */
-export function attestCall(chain: Pick<ChainRecord, "slug" | "caip2">, sealed: SealedWeekRow): Hex {
+export function attestCall(chain: Pick<AnyChainRecord, "slug" | "caip2">, sealed: SealedWeekRow): Hex {
   const schema = weekSchemaOf(chain);
   return encodeFunctionData({
     abi: easAbi,
@@ -103,7 +103,7 @@ export class AttesterChain {
    * block `since` (none is older than the week's close).
    */
   async onChain(
-    chain: Pick<ChainRecord, "slug" | "caip2">,
+    chain: Pick<AnyChainRecord, "slug" | "caip2">,
     end: number,
     since: bigint,
   ): Promise<{ uid: Hex; tx: Hex } | undefined> {

@@ -15,7 +15,7 @@ import {
   parseAbiParameters,
   zeroAddress,
 } from "viem";
-import { BASE_RECORD, type ChainRecord } from "../../chain/chains.ts";
+import { type AnyChainRecord, BASE_RECORD } from "../../chain/chains.ts";
 import { schemaUid } from "../../chain/eas/index.ts";
 
 /**
@@ -63,7 +63,7 @@ export interface WeekStatement {
 }
 
 /** The schema a chain's weeks are attested under: Base's own, every other chain's with its id. */
-export function weekSchemaOf(chain: Pick<ChainRecord, "slug" | "caip2">): {
+export function weekSchemaOf(chain: Pick<AnyChainRecord, "slug" | "caip2">): {
   schema: string;
   uid: Hex;
   chain?: string;

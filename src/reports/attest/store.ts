@@ -5,7 +5,7 @@
  * row is a chain's: a Polygon week ending at the same block number as a Base week is another week.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
-import type { ChainRecord } from "../../chain/chains.ts";
+import type { AnyChainRecord } from "../../chain/chains.ts";
 import { EAS_ADDRESS } from "../../chain/eas/index.ts";
 import type { SealedWeekListing } from "../model.ts";
 import { sqlChain, sqlSlug } from "../scope.ts";
@@ -33,7 +33,7 @@ const COLUMNS = `end_block::DOUBLE AS end_block, start_block::DOUBLE AS start_bl
   reports, feed_hash, public_url, chain_id::DOUBLE AS chain_id, attester, nonce::DOUBLE AS nonce, tx, raw_tx,
   uid, conflict_uid`;
 
-type OfChain = Pick<ChainRecord, "slug">;
+type OfChain = Pick<AnyChainRecord, "slug">;
 
 /** The week of `chain` ending at `end` as sealed, or undefined when it is not. */
 export function sealedWeek(db: Analytics, chain: OfChain, end: number): Promise<SealedWeekRow | undefined> {
@@ -46,7 +46,7 @@ export function sealedWeek(db: Analytics, chain: OfChain, end: number): Promise<
 /** Every sealed week of `chain`, newest first, with its attestation when mined. */
 export async function sealedWeeks(
   db: Analytics,
-  chain: Pick<ChainRecord, "slug" | "caip2">,
+  chain: Pick<AnyChainRecord, "slug" | "caip2">,
 ): Promise<SealedWeekListing[]> {
   const rows = await db.all<SealedWeekRow & { sealed_at: string; attested_at: string | null }>(
     `SELECT ${COLUMNS}, strftime(sealed_at, '%Y-%m-%dT%H:%M:%S+00:00') AS sealed_at,
@@ -177,7 +177,7 @@ export async function recordConflict(db: Analytics, chain: OfChain, end: number,
 /** The week's attestation as its flag feed states it, once it is mined; undefined before. */
 export async function feedAttestation(
   db: Analytics,
-  chain: Pick<ChainRecord, "slug" | "caip2">,
+  chain: Pick<AnyChainRecord, "slug" | "caip2">,
   end: number,
 ): Promise<FeedAttestation | undefined> {
   const attestation = await weekAttestation(db, chain, end);
@@ -195,7 +195,7 @@ export type WeekAttestation = Omit<AttestationField, "proof">;
 /** The attestation of the week ending at `end`, once it is mined; undefined before. */
 export async function weekAttestation(
   db: Analytics,
-  chain: Pick<ChainRecord, "slug" | "caip2">,
+  chain: Pick<AnyChainRecord, "slug" | "caip2">,
   end: number,
 ): Promise<WeekAttestation | undefined> {
   const row = await db.one<{ chain_id: number; attester: string; uid: string; tx: string; root: string }>(
@@ -221,7 +221,7 @@ export async function weekAttestation(
  */
 export async function servedRows<Row extends { address: string; body: string }>(
   db: Analytics,
-  chain: Pick<ChainRecord, "slug" | "caip2">,
+  chain: Pick<AnyChainRecord, "slug" | "caip2">,
   end: number,
   rows: Row[],
   addresses: { only: string } | { after: string; through: string },

@@ -17,7 +17,7 @@
  * no link is in neither cluster table: it is its own cluster.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
-import type { ChainRecord } from "../../chain/chains.ts";
+import type { AnyChainRecord } from "../../chain/chains.ts";
 import { sqlChain } from "../scope.ts";
 import { behaviourLinks } from "./behaviour.ts";
 import { ClusterLinks } from "./cluster-links.ts";
@@ -53,7 +53,7 @@ export const CLUSTER_TABLES = [
 
 const ZERO = "0x0000000000000000000000000000000000000000";
 
-export async function clusters(analytics: Analytics, chain: ChainRecord, end: number): Promise<void> {
+export async function clusters(analytics: Analytics, chain: AnyChainRecord, end: number): Promise<void> {
   // What each wallet received from each sender, read once. `funds` is what counts as funding: what a
   // merchant sent a wallet that paid it in the window counts only beyond what it was paid (a refund).
   await analytics.run(

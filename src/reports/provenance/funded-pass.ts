@@ -17,7 +17,7 @@
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { SQL_SCHEME } from "../../analytics/payment-days.ts";
-import type { ChainRecord } from "../../chain/chains.ts";
+import type { AnyChainRecord } from "../../chain/chains.ts";
 import { sqlChain } from "../scope.ts";
 import { paymentHashes, paymentRef } from "./payment-refs.ts";
 import { type Hop, ProvenanceLedger, type Visible } from "./provenance-ledger.ts";
@@ -51,7 +51,7 @@ interface Bounds {
  * `clusters.ts`), with the merchants' money read back out of those hubs (`returns.ts`); see the module's
  * comment for what it leaves.
  */
-export async function provenance(analytics: Analytics, chain: ChainRecord, bounds: Bounds): Promise<void> {
+export async function provenance(analytics: Analytics, chain: AnyChainRecord, bounds: Bounds): Promise<void> {
   const opaque = new Set(
     (await analytics.all<{ wallet: string }>("SELECT wallet FROM rw_prov_opaque")).map((r) => r.wallet),
   );
@@ -274,7 +274,7 @@ const BALANCE = 3;
  * followed (summed per block: their money is of unknown origin, only its amount and time matter), and the
  * reached wallets' balances, each after its block's moves.
  */
-const eventsSql = (chain: ChainRecord) => `
+const eventsSql = (chain: AnyChainRecord) => `
   WITH r AS (SELECT wallet FROM rw_prov_reach), tracked AS (SELECT wallet FROM rw_prov_reach WHERE tracked),
   -- One scan of the payments for both kinds of event, materialized so that it is read once: most of a scan is
   -- reading nine columns of every row (the matches lie in most vectors), which two semi joins paid twice (the

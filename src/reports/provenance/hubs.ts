@@ -16,13 +16,13 @@
  * fed by few parties' money) stays nobody's funder but is followed by the provenance walk.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
-import type { ChainRecord } from "../../chain/chains.ts";
+import type { AnyChainRecord } from "../../chain/chains.ts";
 import { hubsOf } from "../../chain/hubs.ts";
 import { sqlChain } from "../scope.ts";
 import { THRESHOLDS } from "../screens/thresholds.ts";
 
 /** The listed hubs (`rw_listed_hubs`: wallet, label, source) and the spread ones, before any cluster exists. */
-export async function hubsBeforeClusters(analytics: Analytics, chain: ChainRecord): Promise<void> {
+export async function hubsBeforeClusters(analytics: Analytics, chain: AnyChainRecord): Promise<void> {
   await analytics.run(
     "CREATE OR REPLACE TEMP TABLE rw_repo_hubs (wallet VARCHAR, label VARCHAR, source VARCHAR)",
   );
@@ -162,7 +162,7 @@ export async function hubsFedByClusters(analytics: Analytics): Promise<void> {
  * fed hubs too was tried: an exchange fed by 60 depositors and 25 merchants' cash-outs made the funded
  * 1M-payment bench's build 5 times slower, every busy buyer it paid becoming a wallet to follow.)
  */
-export async function opaqueHubs(analytics: Analytics, chain: ChainRecord, end: number): Promise<void> {
+export async function opaqueHubs(analytics: Analytics, chain: AnyChainRecord, end: number): Promise<void> {
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_prov_opaque AS
      WITH moves AS (

@@ -1,5 +1,5 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
-import type { ChainRecord } from "../../chain/chains.ts";
+import type { AnyChainRecord } from "../../chain/chains.ts";
 import { sqlChain } from "../scope.ts";
 
 /**
@@ -14,7 +14,7 @@ export const paymentRef = (block: number, row: bigint | number) => `${REF}${bloc
 /** The transaction hashes of the payments among `refs` (others are left out), by their refs. */
 export async function paymentHashes(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   refs: readonly string[],
 ): Promise<Map<string, string>> {
   const wanted = new Set(refs.filter((r) => r.startsWith(REF)));

@@ -1,5 +1,5 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
-import type { ChainRecord } from "../../chain/chains.ts";
+import type { AnyChainRecord } from "../../chain/chains.ts";
 import { sqlChain } from "../scope.ts";
 
 /**
@@ -13,7 +13,7 @@ import { sqlChain } from "../scope.ts";
  * A hub's payout read as a merchant's deposit coming back (`rw_hub_returns`, `returns.ts`) is a move from
  * the depositor to the payee: the one way through a hub the walk takes.
  */
-export async function reach(analytics: Analytics, chain: ChainRecord, end: number): Promise<void> {
+export async function reach(analytics: Analytics, chain: AnyChainRecord, end: number): Promise<void> {
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_prov_moves AS
      WITH t AS (

@@ -27,7 +27,7 @@
  * Leaves `rw_hub_returns` (depositor, wallet): the ways the pass walks through a hub (`reach.ts`).
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
-import type { ChainRecord } from "../../chain/chains.ts";
+import type { AnyChainRecord } from "../../chain/chains.ts";
 import { sqlChain, sqlTimestamp } from "../scope.ts";
 import { THRESHOLDS } from "../screens/thresholds.ts";
 import { binomialTail } from "./behaviour.ts";
@@ -81,7 +81,7 @@ interface Period {
  */
 export async function hubReturns(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   bounds: { end: number; startTime: number; endTime: number },
 ): Promise<HubReturns> {
   const window = { from: bounds.startTime, to: bounds.endTime };

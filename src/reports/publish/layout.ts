@@ -39,7 +39,9 @@ export function jsonRewrites(files: SiteFile[]): { from: string; to: string }[] 
 export function redirectsFile(files: SiteFile[]): string {
   const patterns = new Set(
     jsonRewrites(files).map((r) =>
-      r.from.replace(/0x[0-9a-f]{40}/g, ":address").replace(/\/pages\/\d+$/, "/pages/:page"),
+      r.from
+        .replace(/0x[0-9a-f]{40}|(?<=\/)[1-9A-HJ-NP-Za-km-z]{32,44}(?=\/|$)/g, ":address")
+        .replace(/\/pages\/\d+$/, "/pages/:page"),
     ),
   );
   return [...patterns]

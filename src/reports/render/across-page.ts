@@ -22,7 +22,7 @@ export function renderAcrossPage(m: MerchantAcrossChains, opts: { notice?: strin
 <td class="num">${c.rank_by_real_revenue ?? "–"}</td>
 </tr>`,
   );
-  const markdown = `[![${BADGE_LABEL}](${m.badge})](${m.badge.replace(/\/badges\/all\/(0x[0-9a-f]{40})\.svg$/, "/merchants/$1")})`;
+  const markdown = `[![${BADGE_LABEL}](${m.badge})](${m.badge.replace(/\/badges\/all\/(0x[0-9a-f]{40}|[1-9A-HJ-NP-Za-km-z]{32,44})\.svg$/, "/merchants/$1")})`;
   const body = html`${noticeBanner(opts.notice)}
 <header>
 <p class="nav"><a href="/">x402 merchants</a></p>

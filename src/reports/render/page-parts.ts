@@ -2,7 +2,7 @@
  * What the report page and the home page both show: the window in a sentence, the link that keeps it, the
  * links to the data, and how they write numbers.
  */
-import { chains } from "../../chain/chains.ts";
+import { storeChains } from "../../chain/chains.ts";
 import { html, type Markup, nothing } from "../../common/html.ts";
 import type { Report } from "../schema.ts";
 import { flagsRoot } from "../week/flags.ts";
@@ -29,7 +29,7 @@ export function chainNav(current: string, held: readonly string[]): Markup {
   if (held.length < 2) return nothing;
   // Every chain's ranking together, after the chains' own.
   const pages = [
-    ...chains.list.filter((c) => held.includes(c.slug)).map((c) => ({ slug: c.slug, name: c.name })),
+    ...storeChains.list.filter((c) => held.includes(c.slug)).map((c) => ({ slug: c.slug, name: c.name })),
     { slug: "all", name: "every chain" },
   ];
   const links = pages.map((c) =>
@@ -41,7 +41,7 @@ export function chainNav(current: string, held: readonly string[]): Markup {
 }
 
 /** A chain's name as the pages say it ("Base", "Polygon PoS"), from its slug. */
-export const chainName = (slug: string): string => chains.bySlug.get(slug)?.name ?? slug;
+export const chainName = (slug: string): string => storeChains.bySlug.get(slug)?.name ?? slug;
 
 /**
  * Where page `n` of a chain's ranking for people is: Base's is the home page, then `/ranking/2`, ...; another

@@ -4,7 +4,7 @@
  * cents (dollars added as floating point would drift off the cent). Each chain's week is its own latest: the
  * chains' heads are not one moment, so the sum covers each chain's 7 days to its own latest block.
  */
-import { chains } from "../../chain/chains.ts";
+import { storeChains } from "../../chain/chains.ts";
 import { NotFoundError } from "../../common/errors.ts";
 import {
   type AcrossLeaderboard,
@@ -31,7 +31,7 @@ export async function chainsWithData(service: ReportService): Promise<string[]> 
     ),
   );
   const held = new Set(rows.map((r) => r.chain));
-  return chains.list.map((c) => c.slug).filter((slug) => held.has(slug));
+  return storeChains.list.map((c) => c.slug).filter((slug) => held.has(slug));
 }
 
 export async function merchantAcrossChains(

@@ -3,7 +3,7 @@
  * read on a reader connection of its own once its window is built (windows.ts).
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
-import type { ChainRecord } from "../../chain/chains.ts";
+import type { AnyChainRecord } from "../../chain/chains.ts";
 import { NotFoundError } from "../../common/errors.ts";
 import { feedAttestation } from "../attest/store.ts";
 import {
@@ -120,7 +120,7 @@ export async function wallet(
 /** Unless the window has a report of `merchant`, a 404 as `report` answers it. */
 async function knownMerchant(
   db: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   end: number,
   merchant: string,
 ): Promise<void> {

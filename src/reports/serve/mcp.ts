@@ -14,7 +14,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { chains } from "../../chain/chains.ts";
+import { storeChains } from "../../chain/chains.ts";
 import { AppError, errorBody, NotFoundError } from "../../common/errors.ts";
 import { log } from "../../common/log.ts";
 import { projectVersion } from "../../common/version.ts";
@@ -92,17 +92,19 @@ export function serviceAnswers(reports: ReportService): ReportAnswers {
 }
 
 const INSTRUCTIONS =
-  "Weekly x402 payment reports for merchant wallets on Base, Polygon and Arbitrum (each tool's chain, Base by default): what each wallet was paid (reported) beside what passes every screen against wash trading, self-payment, merchant-funded buyers, rings and probers (real). Find a merchant with search_merchants (by name, host or endpoint URL), then read its report, and its evidence for any flag. A flag marks a pattern in public on-chain data, not a finding of wrongdoing. Every figure is reproducible from chain data; reports are CC BY 4.0.";
+  "Weekly x402 payment reports for merchant wallets on Base, Polygon, Arbitrum and Solana (each tool's chain, Base by default): what each wallet was paid (reported) beside what passes every screen against wash trading, self-payment, merchant-funded buyers, rings and probers (real). Find a merchant with search_merchants (by name, host or endpoint URL), then read its report, and its evidence for any flag. A flag marks a pattern in public on-chain data, not a finding of wrongdoing. Every figure is reproducible from chain data; reports are CC BY 4.0.";
 
 // Not the report's `address` schema (lower case only): the API takes an address in any case.
 const address = z
   .string()
-  .describe("the merchant's wallet: 0x and 40 hex digits, in any case (a checksummed address too)");
+  .describe(
+    "the merchant's wallet: 0x and 40 hex digits, in any case (a checksummed address too), or on Solana a base58 public key as written (case-sensitive)",
+  );
 const chain = z
-  .enum(chains.list.map((c) => c.slug) as [string, ...string[]])
+  .enum(storeChains.list.map((c) => c.slug) as [string, ...string[]])
   .optional()
   .describe(
-    `the chain: ${chains.list.map((c) => c.slug).join(", ")} (default base); each chain's weeks are its own`,
+    `the chain: ${storeChains.list.map((c) => c.slug).join(", ")} (default base); each chain's weeks are its own`,
   );
 const endBlock = ReportSchema.shape.window.shape.end_block
   .optional()

@@ -1,15 +1,18 @@
 /** What a reader sends the report service (an address, an end block, a page), parsed, or a 400 saying what it should be. */
+import { anyStoreAddress } from "../../chain/chains.ts";
 import { BadInputError } from "../../common/errors.ts";
 
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+/** An EVM address in any case, or a Solana key (base58, case-sensitive). */
+export const isAddress = (value: string): boolean => anyStoreAddress(value) !== undefined;
 
-export const isAddress = (value: string): boolean => ADDRESS.test(value);
+export const ADDRESS_FORMS = "0x followed by 40 hex digits, or a base58 public key (Solana)";
 
-/** Lower-cases a merchant address, or rejects it as bad input. */
+/** A merchant's address as the store keeps it (an EVM one lower-cased, a base58 key as written), or a 400. */
 export function parseAddress(value: string): string {
-  if (!isAddress(value))
-    throw new BadInputError(`"${value}" is not an address: 0x followed by 40 hex digits`, "bad_address");
-  return value.toLowerCase();
+  const address = anyStoreAddress(value);
+  if (address === undefined)
+    throw new BadInputError(`"${value}" is not an address: ${ADDRESS_FORMS}`, "bad_address");
+  return address;
 }
 
 /** `value` as a whole number of at least `min`, else a 400 saying what it should be. */

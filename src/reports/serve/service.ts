@@ -1,6 +1,6 @@
 import type { StoreChanges } from "../../analytics/changes.ts";
 import type { Analytics } from "../../analytics/duckdb.ts";
-import type { ChainRecord } from "../../chain/chains.ts";
+import type { AnyChainRecord } from "../../chain/chains.ts";
 import { type SealedWeekRow, sealedWeeks } from "../attest/store.ts";
 import type {
   BoardPage,
@@ -60,7 +60,7 @@ export class ReportService {
   }
 
   /** The chain whose weeks this service reports. */
-  get chain(): ChainRecord {
+  get chain(): AnyChainRecord {
     return this.windows.chain;
   }
 

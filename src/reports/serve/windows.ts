@@ -1,6 +1,6 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { windowVersion } from "../../analytics/migrations.ts";
-import { BASE_RECORD, type ChainRecord } from "../../chain/chains.ts";
+import { type AnyChainRecord, BASE_RECORD } from "../../chain/chains.ts";
 import { log } from "../../common/log.ts";
 import { reportBuildSeconds, secondsSince } from "../../common/metrics.ts";
 import { sealedWeek } from "../attest/store.ts";
@@ -14,7 +14,7 @@ import { ReaderPool } from "./reader-pool.ts";
 
 export interface ReportServiceOptions {
   /** The chain whose weeks the service reports (default Base): one service a chain, on one store. */
-  chain?: ChainRecord;
+  chain?: AnyChainRecord;
   /** Base of the page and badge URLs, without a trailing slash. */
   publicUrl: string;
   now?: () => Date;
@@ -46,7 +46,7 @@ export class ReportWindows {
   private readonly current = new Map<number | "latest", { window: ReportWindow; epoch: number }>();
   readonly now: () => Date;
   /** The chain whose windows these are: every statement reads its rows only. */
-  readonly chain: ChainRecord;
+  readonly chain: AnyChainRecord;
   /** Connections for reads, beside the one that builds (closed with the analytics database). */
   private readonly readers: ReaderPool;
 

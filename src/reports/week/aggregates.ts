@@ -1,6 +1,6 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { sqlWindowGroups, usableDays } from "../../analytics/payment-days.ts";
-import { BASE_RECORD, type ChainRecord } from "../../chain/chains.ts";
+import { type AnyChainRecord, BASE_RECORD } from "../../chain/chains.ts";
 import { CLUSTER_TABLES, clusters, PROVENANCE_TABLES, provenance } from "../provenance/index.ts";
 import { sqlChain } from "../scope.ts";
 import type { RingGraph } from "../screens/cycles.ts";
@@ -46,7 +46,7 @@ export const SHOWN_WALLETS = 20;
 
 export interface WindowBounds {
   /** The chain whose week it is: every statement reads its rows only (`scope.ts`). */
-  chain: ChainRecord;
+  chain: AnyChainRecord;
   /** Exclusive: the window holds blocks start_block + 1 .. end_block. */
   startBlock: number;
   endBlock: number;
@@ -64,7 +64,7 @@ const SQL_TINY_MAX = "CASE WHEN scheme = 'exact' THEN exact_tiny_max ELSE tiny_m
  * SQL: the merchant `address` is one of `chain`'s: a wallet it paid, or on Base one no chain paid yet (listed,
  * or named by an import). A merchant paid only on Polygon has no Base report.
  */
-function sqlChainMerchant(chain: ChainRecord, address: string): string {
+function sqlChainMerchant(chain: AnyChainRecord, address: string): string {
   const paid = `${address} IN (SELECT address FROM merchant_chains WHERE ${sqlChain(chain)})`;
   if (chain.slug !== BASE_RECORD.slug) return paid;
   return `(${paid} OR ${address} NOT IN (SELECT address FROM merchant_chains))`;
@@ -123,7 +123,7 @@ function quartilesOf(h: string, quarters: readonly number[]): string {
  * SQL over the payments table (optionally by an alias, "w."): the window's payments in `chain`'s USDC, between
  * the parameters `$start` (exclusive) and `$end`.
  */
-export const sqlInWindow = (chain: ChainRecord, t = "") =>
+export const sqlInWindow = (chain: AnyChainRecord, t = "") =>
   `${sqlChain(chain, t)} AND ${t}asset = '${chain.usdc.address}' AND ${t}block_number > $start AND ${t}block_number <= $end`;
 
 /** SQL: a payment's day of the window, 0 being the parameter `$first` (the window's first date). */
@@ -287,7 +287,7 @@ async function tinyShare(analytics: Analytics): Promise<void> {
 }
 
 /** The per-merchant tables (see the module's comment) from the classified groups. */
-async function figures(analytics: Analytics, chain: ChainRecord, ringGraph: RingGraph): Promise<void> {
+async function figures(analytics: Analytics, chain: AnyChainRecord, ringGraph: RingGraph): Promise<void> {
   const flagged = "(SELECT * FROM rw_flag_groups WHERE kind IS NOT NULL)";
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_figures AS

@@ -5,7 +5,7 @@
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
 import type { Params } from "../../analytics/sql.ts";
-import type { ChainRecord } from "../../chain/chains.ts";
+import type { AnyChainRecord } from "../../chain/chains.ts";
 import type { AcrossEntry, BoardTotals, LeaderboardEntry, UnrankedEntry, UnrankedReason } from "../model.ts";
 import { sqlChain } from "../scope.ts";
 import { sqlCents, sqlUsd } from "./money.ts";
@@ -18,7 +18,7 @@ import { LEADERBOARD_COLUMNS, pagePrefix } from "./report.ts";
  */
 export async function boardEntries(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   publicUrl: string,
   end: number,
   where: string,
@@ -46,7 +46,7 @@ export async function boardEntries(
 /** How many merchants a built window has, ranked and not. */
 export async function boardTotals(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   end: number,
 ): Promise<BoardTotals> {
   const counts = await analytics.one<{ merchants: number; ranked: number }>(
@@ -71,7 +71,7 @@ function unrankedReason(held: boolean, realTx: number): UnrankedReason {
  */
 export async function boardAcross(
   analytics: Analytics,
-  weeks: readonly { chain: ChainRecord; end: number }[],
+  weeks: readonly { chain: AnyChainRecord; end: number }[],
   publicUrl: string,
   page: { offset: number; size: number },
 ): Promise<{ merchants: AcrossEntry[]; unranked: AcrossUnranked[]; totals: BoardTotals }> {

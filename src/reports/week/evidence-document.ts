@@ -6,7 +6,7 @@
  * itself stays as docs/report.md, "Evidence", has it.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
-import type { ChainRecord } from "../../chain/chains.ts";
+import { type AnyChainRecord, STORED_ADDRESS } from "../../chain/chains.ts";
 import {
   APPS_CAVEAT,
   type EvidenceApps,
@@ -28,7 +28,7 @@ import { firstDate } from "./window.ts";
 export const SHOWN_PAYMENTS = 10;
 
 export interface EvidenceContext {
-  chain: ChainRecord;
+  chain: AnyChainRecord;
   window: ReportWindow;
   /** The window's first date (day 0 of the screens' `day`). */
   firstDate: string;
@@ -48,9 +48,10 @@ export function evidenceContext(context: ReportContext): EvidenceContext {
 }
 
 const usd6 = (atomic: number | bigint) => Number(atomic) / 1e6;
-const ADDRESS = /^0x[0-9a-f]{40}$/;
+// Addresses are written into the evidence's SQL: of the store's forms only (neither holds a quote).
+const ADDRESS = STORED_ADDRESS;
 /** A wallet a way can pass through: an address, or a batch-settlement channel named by its id (src/indexer/channels.ts). */
-const WALLET = /^0x(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+const WALLET = /^(?:0x(?:[0-9a-f]{40}|[0-9a-f]{64})|[1-9A-HJ-NP-Za-km-z]{32,44})$/;
 
 /** One document per merchant, from its stored report and details; three queries for all of them. */
 export async function evidenceDocuments(
@@ -394,7 +395,7 @@ const hopKey = (h: Hop) => `${h.from} ${h.to} ${h.block} ${h.amount}`;
 /** Each funding hop's transfer: its hash and time (the first such transfer of its block). */
 async function hopsOf(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   hops: readonly Hop[],
 ): Promise<Map<string, { tx_hash: string; time: string }>> {
   const result = new Map<string, { tx_hash: string; time: string }>();

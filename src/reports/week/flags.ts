@@ -5,7 +5,7 @@
  * window's rows whole for the datasets.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
-import type { ChainRecord } from "../../chain/chains.ts";
+import type { AnyChainRecord } from "../../chain/chains.ts";
 import type { FlaggedAt, FlaggedWallet } from "../model.ts";
 import { sqlChain, sqlSlug } from "../scope.ts";
 import { SCREENS } from "../screens/index.ts";
@@ -68,7 +68,7 @@ const PRECEDENCE = `CASE f.kind ${SCREENS.map((s, i) => `WHEN '${s.kind}' THEN $
  */
 export async function writeFlags(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   window: { start_block: number; end_block: number },
 ) {
   const end = window.end_block;
@@ -97,7 +97,7 @@ export async function writeFlags(
 /** Drops the rows of the windows whose end blocks `windows` (SQL) selects, as their reports are dropped. */
 export async function dropFlags(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   windows: string,
   params: Record<string, number>,
 ) {
@@ -108,13 +108,13 @@ export async function dropFlags(
 }
 
 /** SQL: the window's rows, of one merchant when `$merchant` is not NULL. */
-const windowRows = (chain: ChainRecord) => `SELECT * FROM report_flags
+const windowRows = (chain: AnyChainRecord) => `SELECT * FROM report_flags
   WHERE ${sqlChain(chain)} AND end_block = $end AND ($merchant IS NULL OR pay_to = $merchant)`;
 
 /** The wallets, payments and dollars of a window's feed, or of one merchant's part of it. */
 export async function flagTotals(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   end: number,
   merchant: string | null,
 ): Promise<FlagTotals> {
@@ -139,7 +139,7 @@ const ROW_COLUMNS = `f.end_block::DOUBLE AS end_block, f.wallet, f.pay_to, r.nam
  * SQL: the place of each row of the (end_block, pay_to, kind) groups `groups` selects among its group, in
  * the order the page lists a flag's wallets (aggregates.ts, `rw_wallets`).
  */
-const placed = (chain: ChainRecord, groups: string) => `SELECT end_block, pay_to, kind, wallet,
+const placed = (chain: AnyChainRecord, groups: string) => `SELECT end_block, pay_to, kind, wallet,
     row_number() OVER (PARTITION BY end_block, pay_to, kind ORDER BY amount DESC, wallet) AS place
   FROM report_flags WHERE ${sqlChain(chain)} AND (end_block, pay_to, kind) IN (${groups})`;
 
@@ -149,7 +149,7 @@ const placed = (chain: ChainRecord, groups: string) => `SELECT end_block, pay_to
  */
 export async function flagRows(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   end: number,
   merchant: string | null,
   page: { offset: number; size: number },
@@ -170,7 +170,7 @@ export async function flagRows(
 /** Every row of one wallet in the stored windows, the latest window first, then as a feed page orders them. */
 export async function walletRows(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   wallet: string,
 ): Promise<(FlagRow & { generated_at: string; methodology: string })[]> {
   return analytics.all<FlagRow & { generated_at: string; methodology: string }>(
@@ -191,7 +191,7 @@ export async function walletRows(
  */
 export async function flagBatch(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   end: number,
   after: string,
   size: number,

@@ -1,6 +1,6 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { MAX_USDC_AMOUNT } from "../../chain/base.ts";
-import type { ChainRecord } from "../../chain/chains.ts";
+import type { AnyChainRecord } from "../../chain/chains.ts";
 import { sqlChain } from "../scope.ts";
 import { type FlowEdge, RingGraph } from "../screens/cycles.ts";
 import { THRESHOLDS } from "../screens/index.ts";
@@ -39,7 +39,7 @@ interface Blocks {
  * merchant's money; it hides nothing here, because the provenance screen, which comes first, follows any
  * wallet that is not fed by many independent ones.
  */
-export async function moneyMoves(analytics: Analytics, chain: ChainRecord, blocks: Blocks): Promise<void> {
+export async function moneyMoves(analytics: Analytics, chain: AnyChainRecord, blocks: Blocks): Promise<void> {
   const span = `${sqlChain(chain)} AND block_number <= $end`;
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_hubs AS
@@ -206,7 +206,7 @@ export async function rings(analytics: Analytics, blocks: { start: number }): Pr
  */
 export async function hubLinks(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   blocks: { end: number },
 ): Promise<void> {
   const span = `${sqlChain(chain)} AND block_number <= $end`;

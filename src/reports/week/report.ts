@@ -1,6 +1,6 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
 import type { Params } from "../../analytics/sql.ts";
-import type { ChainRecord } from "../../chain/chains.ts";
+import type { AnyChainRecord } from "../../chain/chains.ts";
 import type { ReportDetails, ReportWindow } from "../model.ts";
 import { type Report, SCHEMES } from "../schema.ts";
 import { sqlChain, sqlSlug } from "../scope.ts";
@@ -29,7 +29,7 @@ export const EXCHANGE_FLOW_NOTE =
 
 export interface ReportContext {
   /** The chain whose week it is: the report's `chain`, its claim's "on <Chain>" and its URLs name it. */
-  chain: ChainRecord;
+  chain: AnyChainRecord;
   window: ReportWindow;
   /** `windowDates(window)`: the `daily` records' dates, day 0 first. */
   dates: readonly string[];
@@ -43,11 +43,11 @@ export interface ReportContext {
 }
 
 // The page and badge routes (serve/routes/pages.ts, badges.ts); a report's URLs are these after the public URL.
-const pagePath = (chain: Pick<ChainRecord, "slug">) => `/reports/${chain.slug}/`;
-const badgePath = (chain: Pick<ChainRecord, "slug">) => `/badges/${chain.slug}/`;
+const pagePath = (chain: Pick<AnyChainRecord, "slug">) => `/reports/${chain.slug}/`;
+const badgePath = (chain: Pick<AnyChainRecord, "slug">) => `/badges/${chain.slug}/`;
 
 /** The chain's name as the claim sentence says it, capitalised (spec 2.3: "on Base", "on Polygon"). */
-export const claimChainName = (chain: Pick<ChainRecord, "slug">): string =>
+export const claimChainName = (chain: Pick<AnyChainRecord, "slug">): string =>
   chain.slug.charAt(0).toUpperCase() + chain.slug.slice(1);
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -290,7 +290,7 @@ export const LEADERBOARD_COLUMNS = {
 } as const;
 
 /** The page URL prefix of a report's merchant, for `LEADERBOARD_COLUMNS`' `$page_prefix`. */
-export const pagePrefix = (publicUrl: string, chain: Pick<ChainRecord, "slug">) =>
+export const pagePrefix = (publicUrl: string, chain: Pick<AnyChainRecord, "slug">) =>
   publicUrl + pagePath(chain);
 
 /** A row of `reportsQuery`. */

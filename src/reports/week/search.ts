@@ -9,7 +9,7 @@
  * by their host or URL alone: a merchant's name matching would list every endpoint it has.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
-import type { ChainRecord } from "../../chain/chains.ts";
+import type { AnyChainRecord } from "../../chain/chains.ts";
 import { BadInputError } from "../../common/errors.ts";
 import type { SearchListing } from "../model.ts";
 import { sqlChain } from "../scope.ts";
@@ -43,7 +43,7 @@ export const SQL_MERCHANT_MATCHES = `(contains(lower(r.name), $q) OR contains(r.
 /** The listings whose host or URL holds `q` (lower case), at most `SEARCH_LIMIT` by URL, and how many there are. */
 export async function listingsMatching(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   params: { end: number; q: string; page_prefix: string },
 ): Promise<{ total: number; listings: SearchListing[] }> {
   const rows = await analytics.all<SearchListing & { total: number }>(

@@ -6,7 +6,7 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { windowVersion } from "../../analytics/migrations.ts";
 import { isTransactionConflict } from "../../analytics/store-errors.ts";
-import type { ChainRecord } from "../../chain/chains.ts";
+import type { AnyChainRecord } from "../../chain/chains.ts";
 import type { ReportWindow } from "../model.ts";
 import { sqlChain, sqlSlug } from "../scope.ts";
 import { METHODOLOGY_VERSION } from "../screens/methodology.ts";
@@ -51,7 +51,7 @@ export interface StoreOptions {
  */
 export async function storeWindow(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   window: ReportWindow,
   version: bigint,
   options: StoreOptions,
@@ -142,7 +142,7 @@ async function storeReports(
  */
 async function dropOldWindows(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   current: number,
   keepWindows: number | undefined,
   pinned: readonly number[],

@@ -1,6 +1,6 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { BlockClock, mondayAtOrAfter, scheduleClock, WEEK_MS } from "../../chain/block-clock.ts";
-import { BASE_RECORD, type ChainRecord } from "../../chain/chains.ts";
+import { type AnyChainRecord, BASE_RECORD } from "../../chain/chains.ts";
 import { NotFoundError } from "../../common/errors.ts";
 import type { ReportWindow } from "../model.ts";
 import { DATA_TABLES, sqlChain, sqlOverTables, sqlTimestamp } from "../scope.ts";
@@ -10,7 +10,7 @@ export const FIRST_BLOCK = 0;
 
 /** No data of the chain at all yet: the indexer has not committed a batch and nothing was imported. */
 export class NoDataYetError extends NotFoundError {
-  constructor(chain: Pick<ChainRecord, "name"> = BASE_RECORD) {
+  constructor(chain: Pick<AnyChainRecord, "name"> = BASE_RECORD) {
     super(
       `the analytics database holds no ${chain.name} data yet: import some or run the indexer`,
       "no_data",
@@ -30,7 +30,7 @@ export class NoDataYetError extends NotFoundError {
  */
 export async function resolveWindow(
   analytics: Analytics,
-  chain: ChainRecord = BASE_RECORD,
+  chain: AnyChainRecord = BASE_RECORD,
   endBlock?: number,
 ): Promise<ReportWindow> {
   // The payments only past the checkpoint: a constant bound lets zone maps skip the rest, where the payments'
@@ -68,7 +68,7 @@ export async function resolveWindow(
  */
 async function stampedWindow(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   asked: number,
   checkpoint: number | null,
 ): Promise<ReportWindow> {
@@ -142,7 +142,7 @@ async function stampedWindow(
  */
 export async function closedMonday(
   analytics: Analytics,
-  chain: ChainRecord,
+  chain: AnyChainRecord,
   end: number,
   endMs: number,
 ): Promise<number | undefined> {
@@ -204,7 +204,7 @@ function spanDays(seconds: number): number {
 export async function clockNear(
   analytics: Analytics,
   block: number,
-  chain: ChainRecord = BASE_RECORD,
+  chain: AnyChainRecord = BASE_RECORD,
 ): Promise<BlockClock> {
   if (chain.clock.kind !== "fixed") throw new Error(`internal: ${chain.name}'s blocks follow no rule`);
   const anchor = await analytics.one<{ block_number: bigint; t: bigint }>(

@@ -1,0 +1,177 @@
+/**
+ * `index --chain solana` against the local Solana (src/chain/solana/devnet): a payment made with the SDK's own
+ * `exact` client and settled by its facilitator scheme, the devnet's fee payer signing, is read back as the SVM
+ * spec settles it (a TransferChecked of USDC whose fee payer is a known facilitator), with the owners of the token
+ * accounts as buyer and merchant; the report then counts exactly that payment from that buyer, on Solana.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import {
+  type Address,
+  appendTransactionMessageInstruction,
+  createKeyPairSignerFromBytes,
+  createSolanaRpc,
+  createTransactionMessage,
+  generateKeyPairSigner,
+  getBase58Encoder,
+  getBase64EncodedWireTransaction,
+  type KeyPairSigner,
+  pipe,
+  type Rpc,
+  type SolanaRpcApi,
+  setTransactionMessageFeePayerSigner,
+  setTransactionMessageLifetimeUsingBlockhash,
+  signTransactionMessageWithSigners,
+} from "@solana/kit";
+import { getCreateAssociatedTokenIdempotentInstructionAsync } from "@solana-program/token";
+import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
+import { toFacilitatorSvmSigner } from "@x402/svm";
+import { ExactSvmScheme as ExactClient } from "@x402/svm/exact/client";
+import { ExactSvmScheme as ExactFacilitator } from "@x402/svm/exact/facilitator";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Analytics } from "../../src/analytics/duckdb.ts";
+import { SOLANA_RECORD } from "../../src/chain/chains.ts";
+import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
+import { SOLANA_NETWORK, SOLANA_USDC_MINT } from "../../src/chain/solana/constants.ts";
+import {
+  LAMPORTS_PER_SOL,
+  type SolanaDevnet,
+  startSolanaDevnet,
+} from "../../src/chain/solana/devnet/index.ts";
+import { indexSolana } from "../../src/indexer/index.ts";
+import { ReportService } from "../../src/reports/index.ts";
+import { tempAnalytics } from "../helpers/data.ts";
+import { runMain } from "../helpers/in-process.ts";
+
+const PRICE = 12_345n;
+let devnet: SolanaDevnet;
+let rpc: Rpc<SolanaRpcApi>;
+let merchant: KeyPairSigner;
+let buyer: KeyPairSigner;
+let feePayer: KeyPairSigner;
+let settledTx: string;
+let analytics: Analytics;
+const dirs: string[] = [];
+
+const signerOf = (secretKey: string) =>
+  createKeyPairSignerFromBytes(new Uint8Array(getBase58Encoder().encode(secretKey)));
+
+beforeAll(async () => {
+  devnet = await startSolanaDevnet({ buyers: 1 });
+  rpc = createSolanaRpc(devnet.rpc) as Rpc<SolanaRpcApi>;
+  buyer = await signerOf((devnet.buyers[0] as { secretKey: string }).secretKey);
+  feePayer = await signerOf(devnet.feePayer.secretKey);
+  merchant = await generateKeyPairSigner();
+  await rpc.requestAirdrop(merchant.address, (LAMPORTS_PER_SOL / 10n) as never).send();
+  const { value: blockhash } = await rpc.getLatestBlockhash().send();
+  const open = await pipe(
+    createTransactionMessage({ version: 0 }),
+    (tx) => setTransactionMessageFeePayerSigner(merchant, tx),
+    (tx) => setTransactionMessageLifetimeUsingBlockhash(blockhash, tx),
+    async (tx) =>
+      appendTransactionMessageInstruction(
+        await getCreateAssociatedTokenIdempotentInstructionAsync({
+          payer: merchant,
+          owner: merchant.address,
+          mint: SOLANA_USDC_MINT as Address,
+        }),
+        tx,
+      ),
+  );
+  await rpc
+    .sendTransaction(getBase64EncodedWireTransaction(await signTransactionMessageWithSigners(open)), {
+      encoding: "base64",
+    })
+    .send();
+  const accepted = {
+    scheme: "exact",
+    network: SOLANA_NETWORK,
+    asset: SOLANA_USDC_MINT,
+    amount: PRICE.toString(),
+    payTo: merchant.address,
+    maxTimeoutSeconds: 60,
+    extra: { feePayer: feePayer.address },
+  } as PaymentRequirements;
+  const created = await new ExactClient(buyer, { rpcUrl: devnet.rpc }).createPaymentPayload(2, accepted);
+  const payload = {
+    ...created,
+    accepted,
+    resource: { url: "http://127.0.0.1/api/calc", description: "", mimeType: "" },
+  };
+  const facilitator = new ExactFacilitator(toFacilitatorSvmSigner(feePayer, { defaultRpcUrl: devnet.rpc }));
+  const settled = await facilitator.settle(payload as PaymentPayload, accepted);
+  expect(settled.success).toBe(true);
+  settledTx = settled.transaction;
+  analytics = await tempAnalytics();
+});
+
+afterAll(async () => {
+  analytics?.close();
+  await devnet?.stop();
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+describe("the Solana indexer on the local Solana", () => {
+  it("reads the facilitator's settled payment with the owners as buyer and merchant, once however often it runs", async () => {
+    const registry = FacilitatorRegistry.forChain(SOLANA_RECORD).withSigners([feePayer.address]);
+    const first = await indexSolana({ rpc: devnet.rpc, analytics, registry });
+    expect(first).toMatchObject({ chain: "solana", payments: 1 });
+    // One page of signatures and one getTransaction per listed fee payer's landed transaction, and the funding reads.
+    expect(first.calls).toBeGreaterThan(2);
+    const rows = await analytics.all(
+      "SELECT tx_hash, facilitator, payer, pay_to, amount, asset, scheme FROM payments",
+    );
+    expect(rows).toEqual([
+      {
+        tx_hash: settledTx,
+        facilitator: feePayer.address,
+        payer: buyer.address,
+        pay_to: merchant.address,
+        amount: PRICE,
+        asset: SOLANA_USDC_MINT,
+        scheme: "exact",
+      },
+    ]);
+    const again = await indexSolana({ rpc: devnet.rpc, analytics, registry });
+    expect(again.payments).toBe(1);
+    expect((await analytics.one<{ n: bigint }>("SELECT count(*) AS n FROM payments"))?.n).toBe(1n);
+  });
+
+  it("leaves out a fee payer no registry lists", async () => {
+    const store = await tempAnalytics();
+    try {
+      const summary = await indexSolana({
+        rpc: devnet.rpc,
+        analytics: store,
+        registry: FacilitatorRegistry.forChain(SOLANA_RECORD),
+      });
+      expect(summary.payments).toBe(0);
+    } finally {
+      store.close();
+    }
+  });
+
+  it("gives a report of exactly that payment from that buyer, on Solana, and on the command line", async () => {
+    const service = new ReportService(analytics, { publicUrl: "https://reports.test", chain: SOLANA_RECORD });
+    const { report } = await service.report(merchant.address);
+    expect(report).toMatchObject({ chain: "solana", address: merchant.address, tx: 1, usd: 0.01, buyers: 1 });
+    const data = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-solana-index-cli-"));
+    dirs.push(data);
+    const indexed = await runMain([
+      "index",
+      "--rpc",
+      devnet.rpc,
+      "--chain",
+      "solana",
+      "--facilitator",
+      feePayer.address,
+      "--data",
+      data,
+    ]);
+    expect(indexed.code).toBe(0);
+    expect(JSON.parse(indexed.stdout)).toMatchObject({ chain: "solana", payments: 1 });
+    const out = await runMain(["report", merchant.address, "--chain", "solana", "--data", data]);
+    expect(JSON.parse(out.stdout)).toMatchObject({ chain: "solana", tx: 1, buyers: 1 });
+  });
+});
