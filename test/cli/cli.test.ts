@@ -98,7 +98,8 @@ describe("command line", () => {
     });
     expect(await runMain(["report", "0x1234"])).toMatchObject({
       code: 2,
-      stderr: 'x402-merchants: "0x1234" is not an address: 0x followed by 40 hex digits, or a base58 public key (Solana)\n',
+      stderr:
+        'x402-merchants: "0x1234" is not an address: 0x followed by 40 hex digits, or a base58 public key (Solana)\n',
     });
     expect(await runMain(["leaderboard", "--page", "0"])).toMatchObject({
       code: 2,
