@@ -14,7 +14,7 @@
  *   the priority fee and compute units it pays for are capped, two signatures at most.
  */
 import { createHash } from "node:crypto";
-import { createKeyPairSignerFromBytes, createSolanaRpc, getBase58Encoder } from "@solana/kit";
+import { createKeyPairSignerFromBytes, getBase58Encoder } from "@solana/kit";
 import type { PendingSettlementStore } from "@x402/core/facilitator";
 import { x402Facilitator } from "@x402/core/facilitator";
 import type {
@@ -28,6 +28,7 @@ import type {
 import { getTokenPayerFromTransaction, toFacilitatorSvmSigner } from "@x402/svm";
 import { ExactSvmScheme } from "@x402/svm/exact/facilitator";
 import { SOLANA_NETWORK, SOLANA_USDC_MINT } from "../../chain/solana/constants.ts";
+import { solanaRpc } from "../../chain/solana/rpc.ts";
 import { type Database, migrate } from "../../common/db/index.ts";
 import { type AccessPolicy, createGasBudgets, createGate, type Grant } from "../access/index.ts";
 import { findAuthorization } from "../authorization-ledger.ts";
@@ -81,7 +82,7 @@ export async function createSvmFacilitator(options: SvmFacilitatorOptions): Prom
   await migrate(db, "facilitator", FACILITATOR_MIGRATIONS);
 
   const keyPair = await createKeyPairSignerFromBytes(getBase58Encoder().encode(options.feePayerKey));
-  const rpc = createSolanaRpc(options.rpc);
+  const rpc = solanaRpc(options.rpc);
   const base = toFacilitatorSvmSigner(keyPair, { [network]: rpc } as never);
   const budgets = createGasBudgets(db);
   const signing = new Map<string, Signing>();

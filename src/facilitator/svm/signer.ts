@@ -3,8 +3,9 @@
  * budget holds the fee and the payment is one this facilitator claimed; once it signs, the signature is in the
  * ledger before the transaction is sent; confirmations are polled at the facilitator's pace, the slot kept.
  */
-import { type createSolanaRpc, getBase64Encoder, getTransactionDecoder, type Signature } from "@solana/kit";
+import { getBase64Encoder, getTransactionDecoder, type Signature } from "@solana/kit";
 import { type FacilitatorSvmSigner, TransactionOnchainFailureError } from "@x402/svm";
+import type { SolanaRpc } from "../../chain/solana/rpc.ts";
 import type { Database } from "../../common/db/index.ts";
 import { sleep } from "../../common/sleep.ts";
 import type { GasBudgets } from "../access/index.ts";
@@ -26,8 +27,6 @@ export interface Signing {
 
 /** A signature's slot and error once the chain confirmed it; undefined before. */
 export type StatusOf = (signature: string) => Promise<{ slot: bigint; err: unknown } | undefined>;
-
-type SolanaRpc = ReturnType<typeof createSolanaRpc>;
 
 export interface SignerHooks {
   db: Database;
