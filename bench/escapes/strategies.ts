@@ -11,6 +11,7 @@ import { genuine, listing, payers, wallets } from "../../test/helpers/scenarios.
 import { gas, type Knob, type LedgerLine, type Strategy } from "./strategy.ts";
 import {
   atomic,
+  bridge,
   CEX,
   channel,
   DAY,
@@ -19,14 +20,14 @@ import {
   HOUR,
   M,
   MC,
-  MINTER,
   MINUTE,
+  on,
+  POLYGON_EXCHANGE,
   spend,
   tinyCharges,
   U,
   USD,
   WEEK,
-  ZERO,
 } from "./world.ts";
 
 const usd = (atomic: number) => atomic / USD;
@@ -96,32 +97,33 @@ const roundTripExchange: Strategy = {
 const roundTripBridge: Strategy = {
   name: "bridge-round-trip",
   title:
-    "Every morning the merchant burns $6 of its takings through CCTP; fresh wallets are minted $1 each from 0x0 later and spend it at its $0.05 price, day after day.",
+    "Every morning the merchant burns $6 of its takings through CCTP to a fresh wallet on Arbitrum, which burns it back to six fresh wallets on Base; each is minted $1 and spends it at its $0.05 price, day after day.",
   origin: "issue 84",
   knob: "minted after the burn",
   values: [20, 180],
   quick: [20],
   show: (v) => (num(v) < 60 ? `${v} min` : `${num(v) / 60} h`),
   lookAlikes: ["bridged-in customers of a merchant that bridges out"],
-  knownLimit: {
-    why: "the burn leaves the merchant's money in the minter and the mints come from 0x0, money of unknown origin: nothing in the data joins the two sides",
-  },
   play(delay) {
     const records: object[] = [];
     const farm: string[] = [];
     for (let d = 0; d < 7; d++) {
       const at = START + d * DAY + 9 * HOUR;
       const out = at + num(delay) * MINUTE;
-      records.push(transfer(M, MINTER, 6 * USD, at));
+      const away = addr(`rt-bridge-arbitrum-${d}`);
+      records.push(...bridge({ from: "base", to: "arbitrum" }, M, away, 6 * USD, at));
       wallets(`rt-bridge-${d}`, 6).forEach((w, j) => {
         farm.push(w);
-        records.push(transfer(ZERO, w, USD, out + j), ...spend(w, M, 20, 50_000, out + 100, 10 * MINUTE));
+        records.push(
+          ...bridge({ from: "arbitrum", to: "base" }, away, w, USD, out + j - 600),
+          ...spend(w, M, 20, 50_000, out + 100, 10 * MINUTE),
+        );
       });
     }
     return {
       records,
       fake: [{ wallets: farm, merchant: M }],
-      ledger: [capital("the merchant's takings bridged out and minted back (7 x $6)", 42 * USD), gas(49)],
+      ledger: [capital("the merchant's takings bridged out and back (7 x $6)", 42 * USD), gas(91)],
     };
   },
 };
@@ -566,26 +568,34 @@ const slowProber: Strategy = {
 
 const otherChain: Strategy = {
   name: "other-chain",
-  title: "20 farm wallets funded in a burst (on the left: from where), paying tiny metered charges.",
+  title:
+    "20 farm wallets paying tiny metered charges on Base, funded (on the left) from an exchange on Base in a minute, or on Polygon and bridged to Base by CCTP: each withdrawn from a Polygon exchange in a minute or over a day and bridged to itself over the next days, or all minted by one Polygon wallet.",
   origin: "invented",
   knob: "funded",
-  values: ["exchange, 1 minute", "bridge, 1 minute", "bridge, 1 day"],
-  quick: ["bridge, 1 minute"],
+  values: ["exchange, 1 minute", "Polygon, 1 minute", "Polygon, 1 day", "one Polygon wallet"],
+  quick: ["Polygon, 1 minute"],
   lookAlikes: ["a launch's customers bridged in"],
-  knownLimit: {
-    why: "a mint from 0x0 is no funding and 0x0 no hub: wallets bridged in together make no link and no group, 20 buyers for bridge fees",
-    at: (v) => String(v).startsWith("bridge"),
-  },
   play(funded) {
     const ws = wallets("other-chain-farm", 20);
-    const from = funded === "exchange, 1 minute" ? CEX : ZERO;
-    const gap = funded === "bridge, 1 day" ? DAY / 20 : 1;
     const farm = tinyFarm(ws, 318);
-    return {
-      records: [...ws.map((w, i) => transfer(from, w, USD, START - 2 * WEEK + i * gap)), ...farm.records],
-      fake: farm.fake,
-      ledger: [gas(20)],
-    };
+    const records: object[] = [...farm.records];
+    const at = (i: number) => START - 2 * WEEK + 3 * DAY + i * 7_919;
+    if (funded === "exchange, 1 minute")
+      records.push(...ws.map((w, i) => transfer(CEX, w, USD, START - 2 * WEEK + i)));
+    else if (funded === "one Polygon wallet") {
+      const source = addr("other-chain-polygon-source");
+      records.push(on("polygon", transfer(POLYGON_EXCHANGE, source, 20 * USD, START - 3 * WEEK)));
+      for (const [i, w] of ws.entries())
+        records.push(...bridge({ from: "polygon", to: "base" }, source, w, USD, at(i)));
+    } else {
+      const gap = funded === "Polygon, 1 day" ? DAY / 20 : 1;
+      for (const [i, w] of ws.entries())
+        records.push(
+          on("polygon", transfer(POLYGON_EXCHANGE, w, USD, START - 2 * WEEK + i * gap)),
+          ...bridge({ from: "polygon", to: "base" }, w, w, USD, at(i)),
+        );
+    }
+    return { records, fake: farm.fake, ledger: [gas(funded === "exchange, 1 minute" ? 20 : 40)] };
   },
 };
 
