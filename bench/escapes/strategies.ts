@@ -131,18 +131,18 @@ const roundTripBridge: Strategy = {
 const ownShop: Strategy = {
   name: "own-shop",
   title:
-    "A tiny farm of 20 wallets withdrawn in one minute spends this share of its money at a second merchant of the gamer's (a $0.01 line), which refunds every wallet its takings after the week's last call.",
+    "A tiny farm of 20 wallets withdrawn in one minute spends this share of its money at a second merchant of the gamer's (a $0.01 line), which pays its takings back after the week's last call: to every wallet, or to the farm's merchant.",
   origin: "issue 84",
   knob: "share spent at the gamer's shop",
-  values: [0, 0.3, 0.55, 0.75],
-  quick: [0.55],
-  show: (v) => `${Math.round(num(v) * 100)}%`,
-  lookAlikes: ["agents that spend most elsewhere, refunded in part"],
-  knownLimit: {
-    why: "the diversity guard counts what a wallet spent at other merchants, not whether it came back: a shop of the gamer's own that refunds it is a decoy at no cost",
-    at: (v) => num(v) > THRESHOLDS.behaviourMaxElsewhereShare,
-  },
-  play(share) {
+  values: ["0%", "30%", "55%", "75%", "55%, to the merchant", "75%, to the merchant"],
+  quick: ["55%", "75%, to the merchant"],
+  lookAlikes: [
+    "agents that spend most elsewhere, refunded in part",
+    "agents of a service that buys from the merchant",
+  ],
+  play(knob) {
+    const share = Number.parseInt(String(knob), 10) / 100;
+    const toMerchant = String(knob).endsWith("to the merchant");
     const shop = addr("own-shop-merchant");
     const { ws, records } = burst("own-shop-farm", 20);
     const farm = tinyFarm(ws, 301);
@@ -150,19 +150,18 @@ const ownShop: Strategy = {
     let atShop = 0;
     for (const w of ws) {
       const here = atomic(farm.records.filter((r) => r.payer === w));
-      const calls = Math.ceil((here * num(share)) / (1 - num(share)) / 10_000);
+      const calls = Math.ceil((here * share) / (1 - share) / 10_000);
       if (calls === 0) continue;
-      records.push(
-        ...payers(shop, [w], calls, () => 10_000),
-        transfer(shop, w, calls * 10_000, START + WEEK - HOUR),
-      );
+      records.push(...payers(shop, [w], calls, () => 10_000));
+      if (!toMerchant) records.push(transfer(shop, w, calls * 10_000, START + WEEK - HOUR));
       atShop += calls * 10_000;
     }
+    if (toMerchant && atShop > 0) records.push(transfer(shop, U, atShop, START + WEEK - HOUR));
     // The shop's own takings are fake too, and pass as refund-cover's do; what is measured here is the farm.
     return {
       records,
       fake: farm.fake,
-      ledger: [capital("purchases at the gamer's own shop, refunded", atShop), gas(20)],
+      ledger: [capital("purchases at the gamer's own shop, paid back", atShop), gas(21)],
     };
   },
 };

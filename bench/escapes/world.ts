@@ -403,6 +403,32 @@ export function world(): World {
     ],
   );
 
+  // Agents withdrawn in one minute that pay a merchant's metered charges in one band and spend more than half
+  // their money at a service that is itself a customer of the merchant: it buys $0.30 of its API by x402 in the
+  // week. Two merchants that pay each other for services; none of the agents' money goes back.
+  const u10 = addr("escape-service-customer-metered");
+  const s10 = addr("escape-service-customer");
+  const agents10 = wallets("escape-service-agent", 12);
+  add(
+    "agents of a service that buys from the merchant",
+    {
+      wallets: agents10,
+      merchant: u10,
+      note: "12 withdrawn in one minute, metered charges here and $0.08 each at a service that buys $0.30 of this merchant's API",
+    },
+    [
+      ...genuine(u10, [10_000, 20_000, 50_000], 30, 847).records,
+      listing(s10, "call", 0.01),
+      transfer(CEX, s10, USD, START - WEEK),
+      ...payers(u10, [s10], 10, () => 30_000),
+      ...agents10.flatMap((w, i) => [
+        transfer(CEX, w, USD, START - 2 * WEEK + 100 + i * 2),
+        ...payers(s10, [w], 8, () => 10_000),
+      ]),
+      ...tinyCharges(u10, agents10, 848),
+    ],
+  );
+
   // A merchant that sells a cheap ping to buyers of its own beside its $0.01 line.
   const pinged = addr("escape-pinged");
   const pingers = wallets("escape-pinger", 6);
