@@ -135,7 +135,7 @@ const ownShop: Strategy = {
   origin: "issue 84",
   knob: "share spent at the gamer's shop",
   values: ["0%", "30%", "55%", "75%", "55%, to the merchant", "75%, to the merchant"],
-  quick: ["55%", "75%, to the merchant"],
+  quick: ["55%"],
   lookAlikes: [
     "agents that spend most elsewhere, refunded in part",
     "agents of a service that buys from the merchant",
