@@ -11,6 +11,7 @@ import { genuine, listing, payers, wallets } from "../../test/helpers/scenarios.
 import { gas, type Knob, type LedgerLine, type Strategy } from "./strategy.ts";
 import {
   atomic,
+  bridge,
   CEX,
   channel,
   DAY,
@@ -19,14 +20,14 @@ import {
   HOUR,
   M,
   MC,
-  MINTER,
   MINUTE,
+  on,
+  POLYGON_EXCHANGE,
   spend,
   tinyCharges,
   U,
   USD,
   WEEK,
-  ZERO,
 } from "./world.ts";
 
 const usd = (atomic: number) => atomic / USD;
@@ -96,32 +97,33 @@ const roundTripExchange: Strategy = {
 const roundTripBridge: Strategy = {
   name: "bridge-round-trip",
   title:
-    "Every morning the merchant burns $6 of its takings through CCTP; fresh wallets are minted $1 each from 0x0 later and spend it at its $0.05 price, day after day.",
+    "Every morning the merchant burns $6 of its takings through CCTP to a fresh wallet on Arbitrum, which burns it back to six fresh wallets on Base; each is minted $1 and spends it at its $0.05 price, day after day.",
   origin: "issue 84",
   knob: "minted after the burn",
   values: [20, 180],
   quick: [20],
   show: (v) => (num(v) < 60 ? `${v} min` : `${num(v) / 60} h`),
   lookAlikes: ["bridged-in customers of a merchant that bridges out"],
-  knownLimit: {
-    why: "the burn leaves the merchant's money in the minter and the mints come from 0x0, money of unknown origin: nothing in the data joins the two sides",
-  },
   play(delay) {
     const records: object[] = [];
     const farm: string[] = [];
     for (let d = 0; d < 7; d++) {
       const at = START + d * DAY + 9 * HOUR;
       const out = at + num(delay) * MINUTE;
-      records.push(transfer(M, MINTER, 6 * USD, at));
+      const away = addr(`rt-bridge-arbitrum-${d}`);
+      records.push(...bridge({ from: "base", to: "arbitrum" }, M, away, 6 * USD, at));
       wallets(`rt-bridge-${d}`, 6).forEach((w, j) => {
         farm.push(w);
-        records.push(transfer(ZERO, w, USD, out + j), ...spend(w, M, 20, 50_000, out + 100, 10 * MINUTE));
+        records.push(
+          ...bridge({ from: "arbitrum", to: "base" }, away, w, USD, out + j - 600),
+          ...spend(w, M, 20, 50_000, out + 100, 10 * MINUTE),
+        );
       });
     }
     return {
       records,
       fake: [{ wallets: farm, merchant: M }],
-      ledger: [capital("the merchant's takings bridged out and minted back (7 x $6)", 42 * USD), gas(49)],
+      ledger: [capital("the merchant's takings bridged out and back (7 x $6)", 42 * USD), gas(91)],
     };
   },
 };
@@ -129,18 +131,18 @@ const roundTripBridge: Strategy = {
 const ownShop: Strategy = {
   name: "own-shop",
   title:
-    "A tiny farm of 20 wallets withdrawn in one minute spends this share of its money at a second merchant of the gamer's (a $0.01 line), which refunds every wallet its takings after the week's last call.",
+    "A tiny farm of 20 wallets withdrawn in one minute spends this share of its money at a second merchant of the gamer's (a $0.01 line), which pays its takings back after the week's last call: to every wallet, or to the farm's merchant.",
   origin: "issue 84",
   knob: "share spent at the gamer's shop",
-  values: [0, 0.3, 0.55, 0.75],
-  quick: [0.55],
-  show: (v) => `${Math.round(num(v) * 100)}%`,
-  lookAlikes: ["agents that spend most elsewhere, refunded in part"],
-  knownLimit: {
-    why: "the diversity guard counts what a wallet spent at other merchants, not whether it came back: a shop of the gamer's own that refunds it is a decoy at no cost",
-    at: (v) => num(v) > THRESHOLDS.behaviourMaxElsewhereShare,
-  },
-  play(share) {
+  values: ["0%", "30%", "55%", "75%", "55%, to the merchant", "75%, to the merchant"],
+  quick: ["55%"],
+  lookAlikes: [
+    "agents that spend most elsewhere, refunded in part",
+    "agents of a service that buys from the merchant",
+  ],
+  play(knob) {
+    const share = Number.parseInt(String(knob), 10) / 100;
+    const toMerchant = String(knob).endsWith("to the merchant");
     const shop = addr("own-shop-merchant");
     const { ws, records } = burst("own-shop-farm", 20);
     const farm = tinyFarm(ws, 301);
@@ -148,19 +150,18 @@ const ownShop: Strategy = {
     let atShop = 0;
     for (const w of ws) {
       const here = atomic(farm.records.filter((r) => r.payer === w));
-      const calls = Math.ceil((here * num(share)) / (1 - num(share)) / 10_000);
+      const calls = Math.ceil((here * share) / (1 - share) / 10_000);
       if (calls === 0) continue;
-      records.push(
-        ...payers(shop, [w], calls, () => 10_000),
-        transfer(shop, w, calls * 10_000, START + WEEK - HOUR),
-      );
+      records.push(...payers(shop, [w], calls, () => 10_000));
+      if (!toMerchant) records.push(transfer(shop, w, calls * 10_000, START + WEEK - HOUR));
       atShop += calls * 10_000;
     }
+    if (toMerchant && atShop > 0) records.push(transfer(shop, U, atShop, START + WEEK - HOUR));
     // The shop's own takings are fake too, and pass as refund-cover's do; what is measured here is the farm.
     return {
       records,
       fake: farm.fake,
-      ledger: [capital("purchases at the gamer's own shop, refunded", atShop), gas(20)],
+      ledger: [capital("purchases at the gamer's own shop, paid back", atShop), gas(21)],
     };
   },
 };
@@ -566,26 +567,34 @@ const slowProber: Strategy = {
 
 const otherChain: Strategy = {
   name: "other-chain",
-  title: "20 farm wallets funded in a burst (on the left: from where), paying tiny metered charges.",
+  title:
+    "20 farm wallets paying tiny metered charges on Base, funded (on the left) from an exchange on Base in a minute, or on Polygon and bridged to Base by CCTP: each withdrawn from a Polygon exchange in a minute or over a day and bridged to itself over the next days, or all minted by one Polygon wallet.",
   origin: "invented",
   knob: "funded",
-  values: ["exchange, 1 minute", "bridge, 1 minute", "bridge, 1 day"],
-  quick: ["bridge, 1 minute"],
+  values: ["exchange, 1 minute", "Polygon, 1 minute", "Polygon, 1 day", "one Polygon wallet"],
+  quick: ["Polygon, 1 minute"],
   lookAlikes: ["a launch's customers bridged in"],
-  knownLimit: {
-    why: "a mint from 0x0 is no funding and 0x0 no hub: wallets bridged in together make no link and no group, 20 buyers for bridge fees",
-    at: (v) => String(v).startsWith("bridge"),
-  },
   play(funded) {
     const ws = wallets("other-chain-farm", 20);
-    const from = funded === "exchange, 1 minute" ? CEX : ZERO;
-    const gap = funded === "bridge, 1 day" ? DAY / 20 : 1;
     const farm = tinyFarm(ws, 318);
-    return {
-      records: [...ws.map((w, i) => transfer(from, w, USD, START - 2 * WEEK + i * gap)), ...farm.records],
-      fake: farm.fake,
-      ledger: [gas(20)],
-    };
+    const records: object[] = [...farm.records];
+    const at = (i: number) => START - 2 * WEEK + 3 * DAY + i * 7_919;
+    if (funded === "exchange, 1 minute")
+      records.push(...ws.map((w, i) => transfer(CEX, w, USD, START - 2 * WEEK + i)));
+    else if (funded === "one Polygon wallet") {
+      const source = addr("other-chain-polygon-source");
+      records.push(on("polygon", transfer(POLYGON_EXCHANGE, source, 20 * USD, START - 3 * WEEK)));
+      for (const [i, w] of ws.entries())
+        records.push(...bridge({ from: "polygon", to: "base" }, source, w, USD, at(i)));
+    } else {
+      const gap = funded === "Polygon, 1 day" ? DAY / 20 : 1;
+      for (const [i, w] of ws.entries())
+        records.push(
+          on("polygon", transfer(POLYGON_EXCHANGE, w, USD, START - 2 * WEEK + i * gap)),
+          ...bridge({ from: "polygon", to: "base" }, w, w, USD, at(i)),
+        );
+    }
+    return { records, fake: farm.fake, ledger: [gas(funded === "exchange, 1 minute" ? 20 : 40)] };
   },
 };
 

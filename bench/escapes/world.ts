@@ -28,12 +28,80 @@ export const U = addr("escape-unlisted");
 export const EXCHANGES = [0, 12, 40, 50].map((i) => (KNOWN_HUBS[i] as { address: string }).address);
 export const CEX = EXCHANGES[0] as string;
 /**
+ * An exchange on Polygon PoS, labelled by the operator (a `hub` line: src/chain/polygon-hubs.json lists none yet):
+ * a farm's funding on the other side of a bridge.
+ */
+export const POLYGON_EXCHANGE = addr("escape-polygon-exchange");
+/**
  * A stand-in for Circle's TokenMinter on Base, which a CCTP burn sends the USDC to before burning it. The indexer
  * keeps the burn's first transfer (from a wallet seen in x402) and the mints (0x0 to a payer: its funding), not
  * the minter's own burn to 0x0 (no wallet seen in x402 is on it): the weeks here hold what it keeps.
  */
 export const MINTER = addr("escape-cctp-token-minter");
 export const ZERO = "0x0000000000000000000000000000000000000000";
+
+/** CCTP's domains of the chains the bench bridges between (developers.circle.com, "Supported chains and domains"). */
+export const DOMAIN = { base: 6, polygon: 7, arbitrum: 3 } as const;
+type Chain = keyof typeof DOMAIN;
+let nonces = 0;
+
+/** A record of another chain than Base: the same blocks and times (a stamped chain's, as the import takes them). */
+export const on = <T extends object>(chain: Chain, record: T) => ({ ...record, chain });
+
+/** The side of a CCTP message that `chain` logs, in the transaction of its USDC transfer `t`. */
+function message(
+  chain: Chain,
+  t: { tx_hash: string; block_number: number; block_time: number },
+  side: "burn" | "mint",
+  route: { from: Chain; to: Chain },
+  sender: string,
+  recipient: string,
+  amount: number,
+  nonce: number,
+) {
+  return {
+    type: "bridge_message",
+    chain,
+    tx_hash: t.tx_hash,
+    log_index: 9,
+    block_number: t.block_number,
+    block_time: t.block_time,
+    side,
+    source_domain: DOMAIN[route.from],
+    destination_domain: DOMAIN[route.to],
+    nonce: String(nonce),
+    sender,
+    recipient,
+    amount: String(amount),
+  };
+}
+
+/**
+ * A CCTP transfer from `sender` on `from` to `recipient` on `to`: on the burn's chain, the depositor's USDC to the
+ * minter and the burn's message; on the mint's, USDC from 0x0 to the recipient and the mint's message, `delay`
+ * blocks later. `sides` says which chains' records to write (what the store holds): both by default.
+ */
+export function bridge(
+  route: { from: Chain; to: Chain },
+  sender: string,
+  recipient: string,
+  amount: number,
+  block: number,
+  delay = 600,
+  sides: readonly Chain[] = [route.from, route.to],
+): object[] {
+  const nonce = ++nonces;
+  const out: object[] = [];
+  if (sides.includes(route.from)) {
+    const t = on(route.from, transfer(sender, MINTER, amount, block));
+    out.push(t, message(route.from, t, "burn", route, sender, recipient, amount, nonce));
+  }
+  if (sides.includes(route.to)) {
+    const t = on(route.to, transfer(ZERO, recipient, amount, block + delay));
+    out.push(t, message(route.to, t, "mint", route, sender, recipient, amount, nonce));
+  }
+  return out;
+}
 
 /** What some payments paid, in atomic units. */
 export const atomic = (rs: readonly object[]) =>
@@ -159,6 +227,15 @@ export function world(): World {
     ],
   );
 
+  records.push({
+    type: "hub",
+    chain: "polygon",
+    address: POLYGON_EXCHANGE,
+    label: "An exchange's hot wallet on Polygon",
+    kind: "exchange",
+    source: "https://example.org/escape-polygon-exchange",
+  });
+
   // The rest of the week: 300 buyers of 30 other merchants.
   records.push(
     ...wallets("escape-crowd", 300).flatMap((w, i) =>
@@ -191,8 +268,9 @@ export function world(): World {
     ],
   );
 
-  // The same through a bridge: the merchant sends its takings to another chain every morning, and customers
-  // bridged in (minted from 0x0), a third of them 20 minutes after its burns, spend at its listed price.
+  // The same through a bridge: the merchant sends its takings to its own wallet on Arbitrum every morning, and
+  // customers bridged in from wallets of their own there (each funded on Arbitrum by a source of its own), a third
+  // of them 20 minutes after its burns, spend at its listed price.
   const m3 = addr("escape-bridges-daily");
   const m3Customers = wallets("escape-bridges-daily-customer", 20);
   add(
@@ -204,10 +282,16 @@ export function world(): World {
     },
     [
       listing(m3, "item", 0.05),
-      ...Array.from({ length: 7 }, (_, d) => transfer(m3, MINTER, 2 * USD, START + d * DAY + 9 * HOUR)),
+      ...Array.from({ length: 7 }, (_, d) =>
+        bridge({ from: "base", to: "arbitrum" }, m3, m3, 2 * USD, START + d * DAY + 9 * HOUR),
+      ).flat(),
       ...m3Customers.flatMap((w, i) => {
         const at = i < 7 ? START + (i % 7) * DAY + 9 * HOUR + 20 * MINUTE + i : START + next(5 * DAY);
-        return [transfer(ZERO, w, USD, at), ...spend(w, m3, 20, 50_000, at + 100, 15 * MINUTE)];
+        return [
+          on("arbitrum", transfer(addr(`escape-bridges-daily-source-${i}`), w, 2 * USD, START - WEEK + i)),
+          ...bridge({ from: "arbitrum", to: "base" }, w, w, USD, at - 600),
+          ...spend(w, m3, 20, 50_000, at + 100, 15 * MINUTE),
+        ];
       }),
     ],
   );
@@ -235,12 +319,25 @@ export function world(): World {
       transfer(EXCHANGES[1 + (i % 3)] as string, w, 5 * USD, START - WEEK + 2_000 + i * 60),
     ),
   );
+  // Bridged in from Polygon within one hour, each from its own wallet there: withdrawn from a Polygon exchange on
+  // days of its own (the first six) or funded by a source of its own.
   const bridged = wallets("escape-launch-bridged", 12);
   launch(
     "a launch's customers bridged in",
-    "12 minted from 0x0 by CCTP in one hour",
+    "12 bridged from Polygon by CCTP in one hour, funded there on days of their own",
     bridged,
-    bridged.map((w, i) => transfer(ZERO, w, 5 * USD, START - WEEK + 3_000 + i * 60)),
+    bridged.flatMap((w, i) => [
+      on(
+        "polygon",
+        transfer(
+          i < 6 ? POLYGON_EXCHANGE : addr(`escape-launch-bridged-source-${i}`),
+          w,
+          5 * USD,
+          START - 8 * WEEK + i * 5 * DAY,
+        ),
+      ),
+      ...bridge({ from: "polygon", to: "base" }, w, w, 5 * USD, START - WEEK + 3_000 + i * 60),
+    ]),
   );
   const leads = wallets("escape-launch-lead", 5);
   const agents = wallets("escape-launch-agent", 10);
@@ -303,6 +400,32 @@ export function world(): World {
         transfer(s7, w, 16_000, END - HOUR + i),
       ]),
       ...tinyCharges(u7, agents7, 844),
+    ],
+  );
+
+  // Agents withdrawn in one minute that pay a merchant's metered charges in one band and spend more than half
+  // their money at a service that is itself a customer of the merchant: it buys $0.30 of its API by x402 in the
+  // week. Two merchants that pay each other for services; none of the agents' money goes back.
+  const u10 = addr("escape-service-customer-metered");
+  const s10 = addr("escape-service-customer");
+  const agents10 = wallets("escape-service-agent", 12);
+  add(
+    "agents of a service that buys from the merchant",
+    {
+      wallets: agents10,
+      merchant: u10,
+      note: "12 withdrawn in one minute, metered charges here and $0.08 each at a service that buys $0.30 of this merchant's API",
+    },
+    [
+      ...genuine(u10, [10_000, 20_000, 50_000], 30, 847).records,
+      listing(s10, "call", 0.01),
+      transfer(CEX, s10, USD, START - WEEK),
+      ...payers(u10, [s10], 10, () => 30_000),
+      ...agents10.flatMap((w, i) => [
+        transfer(CEX, w, USD, START - 2 * WEEK + 100 + i * 2),
+        ...payers(s10, [w], 8, () => 10_000),
+      ]),
+      ...tinyCharges(u10, agents10, 848),
     ],
   );
 

@@ -180,6 +180,21 @@ const SECTIONS: { type: RecordType; from: string; order: string; sql: string }[]
     ),
   },
   {
+    type: "bridge_message",
+    from: "bridge_messages",
+    order: "block_number, log_index, tx_hash",
+    sql: line("bridge_message", [
+      ...onChain(),
+      ["side", "side"],
+      ["source_domain", "source_domain"],
+      ["destination_domain", "destination_domain"],
+      ["nonce", "nonce"],
+      ["sender", "sender"],
+      ["recipient", "recipient"],
+      ["amount", amount("amount")],
+    ]),
+  },
+  {
     type: "balance",
     from: "balances",
     order: "block_number, wallet",
@@ -204,7 +219,7 @@ const SECTIONS: { type: RecordType; from: string; order: string; sql: string }[]
 
 /**
  * Writes everything of the store the import format carries (docs/import.md) to `file`: merchants,
- * listings, hub labels, channels, payments, transfers, channel events, balances and checkpoints. Importing
+ * listings, hub labels, channels, payments, transfers, channel events, bridge messages, balances and checkpoints. Importing
  * it into a fresh store gives the same reports. DuckDB writes the lines to a file beside `file`, renamed
  * over it once whole, so that a failed export leaves no file that an import would take for the data.
  *

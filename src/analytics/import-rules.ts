@@ -18,6 +18,7 @@ export const RECORD_TYPES = [
   "hub",
   "channel",
   "channel_event",
+  "bridge_message",
 ] as const;
 export type RecordType = (typeof RECORD_TYPES)[number];
 
@@ -63,6 +64,11 @@ export const RAW_FIELDS = [
   "builder_app",
   "builder_wallet",
   "builder_services",
+  "side",
+  "source_domain",
+  "destination_domain",
+  "nonce",
+  "recipient",
 ] as const;
 
 /** The events of x402's batch-settlement escrow, as the indexer stores them (src/indexer/channel-logs.ts). */
@@ -158,11 +164,12 @@ const CHAIN: readonly RecordType[] = [
   "hub",
   "channel",
   "channel_event",
+  "bridge_message",
 ];
-const ONCHAIN: readonly RecordType[] = ["payment", "transfer", "channel_event"];
+const ONCHAIN: readonly RecordType[] = ["payment", "transfer", "channel_event", "bridge_message"];
 /** Records with an amount of USDC: a balance is bounded like a transfer (all of USDC is below the bound). */
-const AMOUNT: readonly RecordType[] = ["payment", "transfer", "balance"];
-const BLOCK: readonly RecordType[] = ["payment", "transfer", "checkpoint", "channel_event"];
+const AMOUNT: readonly RecordType[] = ["payment", "transfer", "balance", "bridge_message"];
+const BLOCK: readonly RecordType[] = ["payment", "transfer", "checkpoint", "channel_event", "bridge_message"];
 
 /**
  * A batch-settlement channel's config and the escrow's events, as the indexer stores them (src/indexer/channels.ts):
@@ -220,6 +227,34 @@ function channelRules(): Rule[] {
       check: `${matches("amount", "\\d+")} AND try_cast("amount" AS HUGEINT) IS NOT NULL`,
       message: `"amount" must be a whole number of atomic units (a string or an integer) below 2^127`,
     },
+  ];
+}
+
+/**
+ * A CCTP message as the chain saw one side of it (src/reports/provenance/bridges.ts): a burn (DepositForBurn) or a
+ * mint (MintAndWithdraw, with its MessageReceived); the message is its source domain and nonce (a number in v1, 0x
+ * and 64 hex digits in v2), and both sides name the depositor (`sender`) and the mint's `recipient`.
+ */
+function bridgeRules(): Rule[] {
+  const B: readonly RecordType[] = ["bridge_message"];
+  return [
+    ...["side", "source_domain", "destination_domain", "nonce", "sender", "recipient", "amount"].map((f) =>
+      required(B, f),
+    ),
+    { types: B, check: `"side" IN ('burn', 'mint')`, message: `"side" must be one of burn, mint` },
+    counter(B, "source_domain", "INTEGER"),
+    counter(B, "destination_domain", "INTEGER"),
+    {
+      types: B,
+      check: `"source_domain" <> "destination_domain"`,
+      message: `"source_domain" and "destination_domain" must differ: a message goes from one chain to another`,
+    },
+    {
+      types: B,
+      check: `${matches("nonce", "\\d{1,20}")} OR ${matches("nonce", HASH)}`,
+      message: `"nonce" must be a non-negative integer or 0x followed by 64 hex digits`,
+    },
+    ...["sender", "recipient"].map((f) => address(B, f)),
   ];
 }
 
@@ -344,6 +379,7 @@ export const RULES: readonly Rule[] = [
     message: `"source" must be a full http(s) URL: the public page the label comes from`,
   },
   ...channelRules(),
+  ...bridgeRules(),
 ];
 
 /** A SQL expression giving the first broken rule's message for a staged record, or NULL when it is valid. */

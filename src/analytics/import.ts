@@ -785,6 +785,14 @@ async function merge(
     QUALIFY row_number() OVER (PARTITION BY ${sqlStoreForm("address")} ORDER BY record DESC) = 1`);
   counts.hub.added = (await countRows(analytics, "hub_labels")) - beforeHubs;
 
+  // A side of a CCTP message, as its chain logged it: a fact of the chain, one per log, kept as it is once stored.
+  const beforeBridge = await countRows(analytics, "bridge_messages");
+  await analytics.run(`INSERT OR IGNORE INTO bridge_messages
+    SELECT DISTINCT '${slug}', lower(tx_hash), log_index::INTEGER, block_number::BIGINT, ${time("block_time")}, side,
+      source_domain::INTEGER, destination_domain::INTEGER, lower(nonce), lower(sender), lower(recipient), amount::BIGINT
+    FROM import_raw WHERE type = 'bridge_message'`);
+  counts.bridge_message.added = (await countRows(analytics, "bridge_messages")) - beforeBridge;
+
   const channels = await mergeChannels(analytics, chain);
   counts.channel.added = channels.channels;
   counts.channel_event.added = channels.events;
@@ -805,8 +813,9 @@ async function merge(
   }
   if (paymentBlocks) await sealImported(analytics, paymentBlocks, chain);
 
-  // Listings and merchants' names are every chain's: such a file changes every chain's reports.
-  const everyChain = counts.listing.read > 0 || counts.merchant.read > 0;
+  // Listings and merchants' names are every chain's: such a file changes every chain's reports. So do bridge
+  // messages: a burn on one chain is where a mint on another came from.
+  const everyChain = counts.listing.read > 0 || counts.merchant.read > 0 || counts.bridge_message.read > 0;
   await bumpDataVersion(analytics, 0, everyChain ? undefined : chain.slug);
   return counts;
 }

@@ -579,6 +579,33 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE attested_reports_chain RENAME TO attested_reports;
     `,
   },
+  {
+    version: 23,
+    name: "bridge messages",
+    // CCTP's burns and mints (issue 84): a burn on one chain and its mint on another are one message, named by
+    // its source domain and nonce, and each side's logs say who burned (the depositor) and who was minted to
+    // (the recipient). The screens read a mint as money from its burner, and a burn as money to its recipient
+    // on the other chain (src/reports/provenance/bridges.ts), so a bridge is no end of a trail. A row is the
+    // side its chain saw: 'burn' (DepositForBurn) or 'mint' (MintAndWithdraw with its MessageReceived), keyed
+    // by the event's log; its USDC transfer is the one in the same transaction of the same amount.
+    sql: `
+      CREATE TABLE bridge_messages (
+        chain VARCHAR NOT NULL,
+        tx_hash VARCHAR NOT NULL,
+        log_index INTEGER NOT NULL,
+        block_number BIGINT NOT NULL,
+        block_time TIMESTAMP NOT NULL,
+        side VARCHAR NOT NULL,
+        source_domain INTEGER NOT NULL,
+        destination_domain INTEGER NOT NULL,
+        nonce VARCHAR NOT NULL,
+        sender VARCHAR NOT NULL,
+        recipient VARCHAR NOT NULL,
+        amount BIGINT NOT NULL,
+        PRIMARY KEY (chain, tx_hash, log_index)
+      );
+    `,
+  },
 ];
 
 export async function migrate(analytics: Sql): Promise<void> {

@@ -104,6 +104,12 @@ export interface ChainRecord {
   /** The labelled exchange and bridge wallets, in `base-hubs.json`'s format. */
   hubs: unknown;
   clock: ChainClock;
+  /**
+   * Circle's CCTP domain of the chain (developers.circle.com, "Supported chains and domains"): a bridge message
+   * names its source and destination by domain, and the screens follow a burn to its mint on the chain of that
+   * domain (src/reports/provenance/bridges.ts). Absent where CCTP does not run.
+   */
+  cctpDomain?: number;
 }
 
 /** The same on every EVM chain (CREATE2); the sources are in docs/chains.md. */
@@ -133,6 +139,7 @@ export const BASE_RECORD = {
   contracts: X402_CONTRACTS,
   facilitators: baseFacilitators,
   hubs: baseHubs,
+  cctpDomain: 6,
   clock: {
     kind: "fixed",
     blockSeconds: 2,
@@ -158,6 +165,7 @@ export const POLYGON_RECORD: ChainRecord = {
   contracts: X402_CONTRACTS,
   facilitators: polygonFacilitators,
   hubs: polygonHubs,
+  cctpDomain: 7,
   clock: { kind: "stamped", aboutSeconds: 2 },
 };
 
@@ -176,6 +184,7 @@ export const ARBITRUM_RECORD: ChainRecord = {
   contracts: X402_CONTRACTS,
   facilitators: arbitrumFacilitators,
   hubs: arbitrumHubs,
+  cctpDomain: 3,
   clock: { kind: "stamped", aboutSeconds: 0.25 },
 };
 

@@ -60,6 +60,7 @@ export async function rewindTo(
         "facilitator_candidates",
         "channels",
         "channel_events",
+        "bridge_messages",
         "indexer_blocks",
         "checkpoints",
       ]) {

@@ -81,31 +81,60 @@ export class SharedStore {
   private constructor(private readonly dir: string) {}
 
   static async of(records: readonly object[]): Promise<SharedStore> {
-    const analytics = await analyticsWith(records);
-    const dir = analytics.dataDir;
-    analytics.close();
-    return new SharedStore(dir);
+    const others = byChain(records);
+    const analytics = await analyticsWith(others.get("base") ?? []);
+    others.delete("base");
+    try {
+      for (const rs of others.values()) await importFile(analytics, rs);
+    } finally {
+      analytics.close();
+    }
+    return new SharedStore(analytics.dataDir);
   }
 
-  /** A store of the shared records and `records`, in a directory of its own (`dispose` removes it). */
+  /**
+   * A store of the shared records and `records`, in a directory of its own (`dispose` removes it). Records of
+   * other chains than Base (a bridge's other side) are imported as a file of their own each, as an import takes them.
+   */
   async with(records: readonly object[]): Promise<Analytics> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-"));
     fs.cpSync(this.dir, dir, { recursive: true });
     const analytics = await Analytics.open({ dataDir: dir, memoryLimit: "256MB", threads: 1 });
-    const file = ndjsonFile([...records, checkpoint()]);
+    const files = byChain(records);
     try {
-      await importNdjson(analytics, file);
+      await importFile(analytics, [...(files.get("base") ?? []), checkpoint()]);
+      files.delete("base");
+      for (const rs of files.values()) await importFile(analytics, rs);
       return analytics;
     } catch (error) {
       dispose(analytics);
       throw error;
-    } finally {
-      fs.rmSync(path.dirname(file), { recursive: true, force: true });
     }
   }
 
   remove(): void {
     fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Records by their chain (`chain`, Base where they name none): an import takes one chain a file. */
+function byChain(records: readonly object[]): Map<string, object[]> {
+  const out = new Map<string, object[]>();
+  for (const r of records) {
+    const chain = (r as { chain?: string }).chain ?? "base";
+    const list = out.get(chain);
+    if (list) list.push(r);
+    else out.set(chain, [r]);
+  }
+  return out;
+}
+
+async function importFile(analytics: Analytics, records: readonly object[]): Promise<void> {
+  const file = ndjsonFile(records);
+  try {
+    await importNdjson(analytics, file);
+  } finally {
+    fs.rmSync(path.dirname(file), { recursive: true, force: true });
   }
 }
 

@@ -13,6 +13,9 @@
  *   is never joined this way at this merchant (agents that sample many services are the genuine buyers most
  *   alike), and below that its link weighs in proportion to the share it spent here. A farm wallet's decoy
  *   purchases elsewhere thus cost it, at their merchants' prices, as much as what it spends at the farm's.
+ *   Spend elsewhere counts only where it is gone (methodology 1.9.0): less what that merchant sent the payer
+ *   back by plain transfer, and less the share of its takings it sent on to this merchant, so a shop of the
+ *   gamer's own that hands its takings back is no decoy. x402 purchases between merchants are purchases.
  * - **Groups**: the strong clusters of payers a hub paid first within one hour, one day or four days, each
  *   span read twice, the second time shifted by half a span, so that any burst no wider than half a span
  *   lies wholly in one group wherever UTC midnight falls. A cluster is in the group when the hub paid any
@@ -73,10 +76,29 @@ export async function behaviourLinks(analytics: Analytics, links: ClusterLinks):
     wallets: number[];
     elsewhere: number[];
   }>(
-    `WITH candidates AS (
-       -- What each payer spent at other merchants, as a share of what it spent (by amount).
-       SELECT payer, pay_to, 1 - (amount / sum(amount) OVER (PARTITION BY payer))::DOUBLE AS elsewhere
-       FROM rw_pair_totals SEMI JOIN rw_behaviour_payers b USING (payer)
+    `WITH spent AS (
+       -- What each payer spent at each merchant, and of it what is gone: less what that merchant sent the payer
+       -- back by plain transfer (a refund, a shop of the gamer's own paying its takings back).
+       SELECT p.payer, p.pay_to, p.amount, greatest(p.amount - coalesce(r.amount, 0), 0) AS gone
+       FROM rw_pair_totals p SEMI JOIN rw_behaviour_payers b USING (payer)
+         LEFT JOIN rw_inflow r ON r.wallet = p.payer AND r.sender = p.pay_to
+     ), revenue AS (
+       SELECT pay_to AS shop, sum(amount) AS amount FROM rw_pair_totals
+       WHERE pay_to IN (SELECT pay_to FROM spent) GROUP BY ALL
+     ), back AS (
+       -- The share of a merchant's takings it sent on to another merchant by plain transfer: spend there is that
+       -- merchant's money coming back to it, not money spent elsewhere.
+       SELECT i.sender AS shop, i.wallet AS merchant, least(i.amount / v.amount, 1)::DOUBLE AS share
+       FROM rw_inflow i JOIN revenue v ON v.shop = i.sender WHERE i.wallet IN (SELECT wallet FROM rw_merchants)
+     ), candidates AS (
+       -- What each payer spent at other merchants and is gone, as a share of that and what it spent here.
+       SELECT h.payer, h.pay_to, coalesce(o.other / (o.other + h.amount), 0)::DOUBLE AS elsewhere
+       FROM spent h LEFT JOIN (
+         SELECT h.payer, h.pay_to, sum(e.gone * (1 - coalesce(b.share, 0))) AS other
+         FROM spent h JOIN spent e ON e.payer = h.payer AND e.pay_to <> h.pay_to
+           LEFT JOIN back b ON b.shop = e.pay_to AND b.merchant = h.pay_to
+         GROUP BY ALL
+       ) o USING (payer, pay_to)
      ), signatures AS (
        -- Each strong cluster's signatures, each with the wallet of it that spent the most here.
        SELECT b.cluster, g.pay_to, g.band, first(i.id ORDER BY d.elsewhere, i.id) AS wallet,

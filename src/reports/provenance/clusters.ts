@@ -20,11 +20,13 @@ import type { Analytics } from "../../analytics/duckdb.ts";
 import type { AnyChainRecord } from "../../chain/chains.ts";
 import { sqlChain } from "../scope.ts";
 import { behaviourLinks } from "./behaviour.ts";
+import { BRIDGE_TABLES, bridgeMoves, sqlTransfers } from "./bridges.ts";
 import { ClusterLinks } from "./cluster-links.ts";
 import { firstFunderLinks, fundingLinks, inflowTotals, writeClusters, writeStrong } from "./funding-links.ts";
 import { hubsBeforeClusters, hubsFedByClusters, opaqueHubs } from "./hubs.ts";
 
 export const CLUSTER_TABLES = [
+  ...BRIDGE_TABLES,
   "rw_inflow",
   "rw_inflow_counts",
   "rw_inflow_totals",
@@ -53,17 +55,29 @@ export const CLUSTER_TABLES = [
 
 const ZERO = "0x0000000000000000000000000000000000000000";
 
-export async function clusters(analytics: Analytics, chain: AnyChainRecord, end: number): Promise<void> {
+/**
+ * Builds the clusters of the chain's data up to block `end`, whose time is `endTime` (unix ms): what the burners of
+ * bridge mints received on their own chains is read up to it (`bridges.ts`).
+ */
+export async function clusters(
+  analytics: Analytics,
+  chain: AnyChainRecord,
+  end: number,
+  endTime: number,
+): Promise<void> {
+  const through = await bridgeMoves(analytics, chain, end, endTime);
   // What each wallet received from each sender, read once. `funds` is what counts as funding: what a
-  // merchant sent a wallet that paid it in the window counts only beyond what it was paid (a refund).
+  // merchant sent a wallet that paid it in the window counts only beyond what it was paid (a refund). A
+  // bridge's mint is from its burner (`bridges.ts`).
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_inflow AS
      SELECT to_address AS wallet, from_address AS sender, sum(amount) AS amount, sum(amount) AS funds,
        min(block_number * 1000000 + log_index) AS first_at, min(block_time) AS first_time
-     FROM transfers
+     FROM ${sqlTransfers(chain, through)}
      WHERE ${sqlChain(chain)} AND block_number <= $end AND amount > 0 AND from_address <> to_address
        AND from_address <> '${ZERO}'
-     GROUP BY ALL`,
+     GROUP BY ALL
+     ${through ? "UNION ALL SELECT * FROM rw_bridge_inflow" : ""}`,
     { end },
   );
   await analytics.run(

@@ -19,6 +19,7 @@ import type { Analytics } from "../../analytics/duckdb.ts";
 import { SQL_SCHEME } from "../../analytics/payment-days.ts";
 import type { AnyChainRecord } from "../../chain/chains.ts";
 import { sqlChain } from "../scope.ts";
+import { bridged, sqlTransfers } from "./bridges.ts";
 import { paymentHashes, paymentRef } from "./payment-refs.ts";
 import { type Hop, ProvenanceLedger, type Visible } from "./provenance-ledger.ts";
 import { reach } from "./reach.ts";
@@ -81,7 +82,11 @@ export async function provenance(analytics: Analytics, chain: AnyChainRecord, bo
     day: number | null;
     spender: string | null;
     scheme: string | null;
-  }>(eventsSql(chain), { start: bounds.start, end: bounds.end, first: bounds.first });
+  }>(eventsSql(chain, await bridged(analytics)), {
+    start: bounds.start,
+    end: bounds.end,
+    first: bounds.first,
+  });
   const ledger = new ProvenanceLedger(merchants, opaque, haircutWallets(events, merchants), returns);
   for (const e of events) {
     const block = Number(e.block);
@@ -270,11 +275,11 @@ const BALANCE = 3;
 
 /**
  * Every money move the pass needs, in chain order: the reached wallets' x402 payments (as payer) and
- * transfers (either side), the merchants' transfers out, what reached merchants' wallets from payers not
+ * transfers (either side; a bridge's as its message makes them, `bridges.ts`), the merchants' transfers out, what reached merchants' wallets from payers not
  * followed (summed per block: their money is of unknown origin, only its amount and time matter), and the
  * reached wallets' balances, each after its block's moves.
  */
-const eventsSql = (chain: AnyChainRecord) => `
+const eventsSql = (chain: AnyChainRecord, through: boolean) => `
   WITH r AS (SELECT wallet FROM rw_prov_reach), tracked AS (SELECT wallet FROM rw_prov_reach WHERE tracked),
   -- One scan of the payments for both kinds of event, materialized so that it is read once: most of a scan is
   -- reading nine columns of every row (the matches lie in most vectors), which two semi joins paid twice (the
@@ -296,7 +301,8 @@ const eventsSql = (chain: AnyChainRecord) => `
   FROM w WHERE NOT own
   GROUP BY block_number, pay_to
   UNION ALL
-  SELECT ${TRANSFER}, block_number, log_index, NULL, from_address, to_address, amount, tx_hash, NULL, NULL, NULL FROM transfers
+  SELECT ${TRANSFER}, block_number, log_index, NULL, from_address, to_address, amount, tx_hash, NULL, NULL, NULL
+  FROM ${sqlTransfers(chain, through)}
   WHERE ${sqlChain(chain)} AND block_number <= $end AND amount > 0 AND from_address <> to_address
     AND (from_address IN (SELECT wallet FROM r) OR to_address IN (SELECT wallet FROM r) OR from_address IN (SELECT wallet FROM rw_merchants))
   UNION ALL

@@ -35,7 +35,9 @@ export async function hubsBeforeClusters(analytics: Analytics, chain: AnyChainRe
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_listed_hubs AS
      SELECT coalesce(o.address, r.wallet) AS wallet, coalesce(o.label, r.label) AS label, coalesce(o.source, r.source) AS source
-     FROM rw_repo_hubs r FULL JOIN (SELECT address, label, source FROM hub_labels WHERE ${sqlChain(chain)}) o ON o.address = r.wallet`,
+     FROM rw_repo_hubs r FULL JOIN (SELECT address, label, source FROM hub_labels WHERE ${sqlChain(chain)}) o ON o.address = r.wallet
+     -- Other chains' listed hubs, under their names here, where a bridge's burner was paid by them (bridges.ts).
+     UNION ALL SELECT wallet, label, source FROM rw_bridge_hubs`,
   );
   const t = THRESHOLDS;
   await analytics.run(

@@ -1,6 +1,7 @@
 import type { Analytics } from "../../analytics/duckdb.ts";
 import type { AnyChainRecord } from "../../chain/chains.ts";
 import { sqlChain } from "../scope.ts";
+import { bridged, sqlTransfers } from "./bridges.ts";
 
 /**
  * The wallets the merchants' money can reach, in any order of time (the pass keeps time): from the
@@ -14,10 +15,11 @@ import { sqlChain } from "../scope.ts";
  * the depositor to the payee: the one way through a hub the walk takes.
  */
 export async function reach(analytics: Analytics, chain: AnyChainRecord, end: number): Promise<void> {
+  const through = await bridged(analytics);
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_prov_moves AS
      WITH t AS (
-       SELECT DISTINCT from_address AS src, to_address AS dst FROM transfers
+       SELECT DISTINCT from_address AS src, to_address AS dst FROM ${sqlTransfers(chain, through)}
        WHERE ${sqlChain(chain)} AND block_number <= $end AND amount > 0 AND from_address <> to_address
          AND to_address NOT IN (SELECT wallet FROM rw_prov_opaque)
          -- The walk never enters a hub it does not follow, so it never leaves one: an exchange's payouts

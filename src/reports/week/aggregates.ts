@@ -152,7 +152,7 @@ export async function aggregateWindow(analytics: Analytics, bounds: WindowBounds
     "CREATE OR REPLACE TEMP TABLE rw_merchants AS SELECT DISTINCT pay_to AS wallet FROM rw_pair_totals",
   );
   // Clusters and sender hubs first: the ring graph's hubs and the provenance screen's stops are made of them.
-  await clusters(analytics, chain, p.end);
+  await clusters(analytics, chain, p.end, bounds.endTime);
   await moneyMoves(analytics, chain, p);
   await provenance(analytics, chain, {
     ...p,
