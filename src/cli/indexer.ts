@@ -1,5 +1,5 @@
 import { openAnalytics } from "../analytics/duckdb.ts";
-import { SOLANA_RECORD } from "../chain/chains.ts";
+import { type AnyChainRecord, SOLANA_RECORD } from "../chain/chains.ts";
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
 import { UsageError } from "../common/errors.ts";
 import { untilSignal } from "../common/lifecycle.ts";
@@ -68,17 +68,7 @@ export function indexerOptionsFrom(flags: Flags, { follow }: { follow: boolean }
     throw new UsageError("--to-block must not be below --from-block");
   }
   const chain = parseChain(flags.chain);
-  let registry: FacilitatorRegistry;
-  try {
-    registry = FacilitatorRegistry.forChain(chain).withSigners(
-      (flags.facilitator ?? [])
-        .flatMap((f) => f.split(","))
-        .map((f) => f.trim())
-        .filter(Boolean),
-    );
-  } catch (error) {
-    throw new UsageError(`--facilitator: ${(error as Error).message}`);
-  }
+  const registry = registryWith(chain, flags.facilitator);
 
   return {
     rpc: {
@@ -174,17 +164,7 @@ async function runSolanaIndex(flags: Flags): Promise<number> {
     if (flags[flag] !== undefined)
       throw new UsageError(`--${flag} is not read on Solana: it reads up to the finalized slot, once`);
   }
-  let registry: FacilitatorRegistry;
-  try {
-    registry = FacilitatorRegistry.forChain(SOLANA_RECORD).withSigners(
-      (flags.facilitator ?? [])
-        .flatMap((f) => f.split(","))
-        .map((f) => f.trim())
-        .filter(Boolean),
-    );
-  } catch (error) {
-    throw new UsageError(`--facilitator: ${(error as Error).message}`);
-  }
+  const registry = registryWith(SOLANA_RECORD, flags.facilitator);
   const analytics = await openAnalytics(configFrom(flags));
   const controller = new AbortController();
   void untilSignal().then(() => controller.abort());
@@ -243,4 +223,18 @@ function optionalNumber(flag: string, value: string | undefined): number | undef
 function positive(flag: string, value: number | undefined): number | undefined {
   if (value !== undefined && value < 1) throw new UsageError(`${flag} must be at least 1`);
   return value;
+}
+
+/** The chain's known facilitators with the signers `--facilitator` adds (repeated, or comma-separated). */
+function registryWith(chain: AnyChainRecord, added: readonly string[] | undefined): FacilitatorRegistry {
+  try {
+    return FacilitatorRegistry.forChain(chain).withSigners(
+      (added ?? [])
+        .flatMap((f) => f.split(","))
+        .map((f) => f.trim())
+        .filter(Boolean),
+    );
+  } catch (error) {
+    throw new UsageError(`--facilitator: ${(error as Error).message}`);
+  }
 }
