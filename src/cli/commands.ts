@@ -219,7 +219,7 @@ export const COMMANDS: readonly Command[] = [
   },
   {
     name: "devnet",
-    summary: "a local Base chain (anvil) with USDC, funded buyers and the facilitator; or a local Solana",
+    summary: "a local Base (anvil) or Solana with USDC, funded buyers and the facilitator",
     notes: `Prints one JSON line {"rpc", "facilitator", "signer", "chainId", "usdc", "buyers"} when ready; SIGINT or SIGTERM stops it. The facilitator listens on X402M_FACILITATOR_PORT (default ${DEFAULT_PORTS.facilitator}); it signs payment channels' claims and refunds for merchants that ask from this machine without a key (serve against its URL takes channels as it is). With --chain solana: the SVM in process (litesvm) behind a JSON-RPC server, USDC at mainnet's mint; it prints {"rpc", "facilitator", "network", "usdc", "buyers"}, facilitator being the fee payer's key pair (docs/cli.md).`,
     flags: {
       chain: "base (default) or solana",
