@@ -8,23 +8,12 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {
-  type Address,
-  appendTransactionMessageInstruction,
-  createKeyPairSignerFromBytes,
   createSolanaRpc,
-  createTransactionMessage,
   generateKeyPairSigner,
-  getBase58Encoder,
-  getBase64EncodedWireTransaction,
   type KeyPairSigner,
-  pipe,
   type Rpc,
   type SolanaRpcApi,
-  setTransactionMessageFeePayerSigner,
-  setTransactionMessageLifetimeUsingBlockhash,
-  signTransactionMessageWithSigners,
 } from "@solana/kit";
-import { getCreateAssociatedTokenIdempotentInstructionAsync } from "@solana-program/token";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { toFacilitatorSvmSigner } from "@x402/svm";
 import { ExactSvmScheme as ExactClient } from "@x402/svm/exact/client";
@@ -34,15 +23,12 @@ import type { Analytics } from "../../src/analytics/duckdb.ts";
 import { SOLANA_RECORD } from "../../src/chain/chains.ts";
 import { FacilitatorRegistry } from "../../src/chain/facilitators.ts";
 import { SOLANA_NETWORK, SOLANA_USDC_MINT } from "../../src/chain/solana/constants.ts";
-import {
-  LAMPORTS_PER_SOL,
-  type SolanaDevnet,
-  startSolanaDevnet,
-} from "../../src/chain/solana/devnet/index.ts";
+import { type SolanaDevnet, startSolanaDevnet } from "../../src/chain/solana/devnet/index.ts";
 import { indexSolana } from "../../src/indexer/index.ts";
 import { ReportService } from "../../src/reports/index.ts";
 import { tempAnalytics } from "../helpers/data.ts";
 import { runMain } from "../helpers/in-process.ts";
+import { openUsdcAccount, signerOf } from "../helpers/solana-devnet.ts";
 
 const PRICE = 12_345n;
 let devnet: SolanaDevnet;
@@ -54,36 +40,13 @@ let settledTx: string;
 let analytics: Analytics;
 const dirs: string[] = [];
 
-const signerOf = (secretKey: string) =>
-  createKeyPairSignerFromBytes(new Uint8Array(getBase58Encoder().encode(secretKey)));
-
 beforeAll(async () => {
   devnet = await startSolanaDevnet({ buyers: 1 });
   rpc = createSolanaRpc(devnet.rpc) as Rpc<SolanaRpcApi>;
   buyer = await signerOf((devnet.buyers[0] as { secretKey: string }).secretKey);
   feePayer = await signerOf(devnet.feePayer.secretKey);
   merchant = await generateKeyPairSigner();
-  await rpc.requestAirdrop(merchant.address, (LAMPORTS_PER_SOL / 10n) as never).send();
-  const { value: blockhash } = await rpc.getLatestBlockhash().send();
-  const open = await pipe(
-    createTransactionMessage({ version: 0 }),
-    (tx) => setTransactionMessageFeePayerSigner(merchant, tx),
-    (tx) => setTransactionMessageLifetimeUsingBlockhash(blockhash, tx),
-    async (tx) =>
-      appendTransactionMessageInstruction(
-        await getCreateAssociatedTokenIdempotentInstructionAsync({
-          payer: merchant,
-          owner: merchant.address,
-          mint: SOLANA_USDC_MINT as Address,
-        }),
-        tx,
-      ),
-  );
-  await rpc
-    .sendTransaction(getBase64EncodedWireTransaction(await signTransactionMessageWithSigners(open)), {
-      encoding: "base64",
-    })
-    .send();
+  await openUsdcAccount(rpc, merchant);
   const accepted = {
     scheme: "exact",
     network: SOLANA_NETWORK,

@@ -6,28 +6,17 @@
  */
 import {
   type Address,
-  appendTransactionMessageInstruction,
-  createKeyPairSignerFromBytes,
   createSolanaRpc,
-  createTransactionMessage,
   generateKeyPairSigner,
-  getBase58Encoder,
-  getBase64EncodedWireTransaction,
   type KeyPairSigner,
-  pipe,
   type Rpc,
   type SolanaRpcApi,
-  setTransactionMessageFeePayerSigner,
-  setTransactionMessageLifetimeUsingBlockhash,
-  signTransactionMessageWithSigners,
 } from "@solana/kit";
-import { getCreateAssociatedTokenIdempotentInstructionAsync } from "@solana-program/token";
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
 import { ExactSvmScheme as ExactClient } from "@x402/svm/exact/client";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { SOLANA_NETWORK, SOLANA_USDC_MINT } from "../../../src/chain/solana/constants.ts";
 import {
-  LAMPORTS_PER_SOL,
   type SolanaDevnet,
   startSolanaDevnet,
   usdcAccountOf,
@@ -38,6 +27,7 @@ import { createSvmFacilitator } from "../../../src/facilitator/svm/facilitator.t
 import { WEI_PER_LAMPORT } from "../../../src/facilitator/svm/signer.ts";
 import { readSvmPayment } from "../../../src/facilitator/svm/transaction.ts";
 import { LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
+import { openUsdcAccount, signerOf } from "../../helpers/solana-devnet.ts";
 
 const PRICE = 12_345n;
 
@@ -49,8 +39,6 @@ let merchant: KeyPairSigner;
 const buyers: KeyPairSigner[] = [];
 const closers: (() => Promise<void> | void)[] = [];
 
-const signerOf = (secretKey: string) =>
-  createKeyPairSignerFromBytes(new Uint8Array(getBase58Encoder().encode(secretKey)));
 const usdcOf = async (owner: string) =>
   BigInt((await rpc.getTokenAccountBalance((await usdcAccountOf(owner)) as Address).send()).value.amount);
 const solOf = async (owner: string) => (await rpc.getBalance(owner as Address).send()).value;
@@ -71,34 +59,12 @@ beforeAll(async () => {
   });
   closers.push(() => facilitator.close());
   merchant = await generateKeyPairSigner();
-  await openUsdcAccount(merchant);
+  await openUsdcAccount(rpc, merchant);
 });
 
 afterAll(async () => {
   for (const close of closers.reverse()) await close();
 });
-
-/** The merchant opens its USDC account itself, as on mainnet (airdropped SOL pays for it). */
-async function openUsdcAccount(owner: KeyPairSigner): Promise<void> {
-  await rpc.requestAirdrop(owner.address, (LAMPORTS_PER_SOL / 10n) as never).send();
-  const { value: blockhash } = await rpc.getLatestBlockhash().send();
-  const open = await pipe(
-    createTransactionMessage({ version: 0 }),
-    (tx) => setTransactionMessageFeePayerSigner(owner, tx),
-    (tx) => setTransactionMessageLifetimeUsingBlockhash(blockhash, tx),
-    async (tx) =>
-      appendTransactionMessageInstruction(
-        await getCreateAssociatedTokenIdempotentInstructionAsync({
-          payer: owner,
-          owner: owner.address,
-          mint: SOLANA_USDC_MINT as Address,
-        }),
-        tx,
-      ),
-  );
-  const signed = await signTransactionMessageWithSigners(open);
-  await rpc.sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: "base64" }).send();
-}
 
 function requirements(feePayer: string): PaymentRequirements {
   return {

@@ -8,22 +8,12 @@
  */
 import {
   type Address,
-  appendTransactionMessageInstruction,
-  createKeyPairSignerFromBytes,
   createSolanaRpc,
-  createTransactionMessage,
   generateKeyPairSigner,
-  getBase58Encoder,
-  getBase64EncodedWireTransaction,
   type KeyPairSigner,
-  pipe,
   type Rpc,
   type SolanaRpcApi,
-  setTransactionMessageFeePayerSigner,
-  setTransactionMessageLifetimeUsingBlockhash,
-  signTransactionMessageWithSigners,
 } from "@solana/kit";
-import { getCreateAssociatedTokenIdempotentInstructionAsync } from "@solana-program/token";
 import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { wrapFetchWithPayment } from "@x402/fetch";
@@ -32,7 +22,6 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SOLANA_NETWORK, SOLANA_USDC_MINT } from "../../../src/chain/solana/constants.ts";
 import {
-  LAMPORTS_PER_SOL,
   type SolanaDevnet,
   startSolanaDevnet,
   usdcAccountOf,
@@ -45,6 +34,7 @@ import { loadConfig } from "../../../src/services/config.ts";
 import { configuredFacilitators } from "../../../src/services/merchants.ts";
 import { LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
 import { runs, testMerchant } from "../../helpers/merchant.ts";
+import { openUsdcAccount, signerOf } from "../../helpers/solana-devnet.ts";
 
 /** `/api/echo`'s price ($0.002), in USDC's 6 decimals. */
 const PRICE = 2_000n;
@@ -58,8 +48,6 @@ let owner: KeyPairSigner;
 const buyers: KeyPairSigner[] = [];
 const closers: (() => Promise<void> | void)[] = [];
 
-const signerOf = (secretKey: string) =>
-  createKeyPairSignerFromBytes(new Uint8Array(getBase58Encoder().encode(secretKey)));
 const usdcOf = async (who: string) =>
   BigInt((await rpc.getTokenAccountBalance((await usdcAccountOf(who)) as Address).send()).value.amount);
 const solOf = async (who: string) => (await rpc.getBalance(who as Address).send()).value;
@@ -82,7 +70,7 @@ beforeAll(async () => {
   const served = await listen(facilitator.app.fetch, "127.0.0.1", 0);
   closers.push(() => served.close());
   owner = await generateKeyPairSigner();
-  await openUsdcAccount(owner);
+  await openUsdcAccount(rpc, owner);
   // The settings `serve` reads: Solana's RPC and the facilitator's URL; the host's Solana wallet beside its EVM one.
   const config = loadConfig({ env: { X402M_SOLANA_RPC_URL: devnet.rpc, X402M_FACILITATOR_URL: served.url } });
   const evm = privateKeyToAccount(generatePrivateKey()).address.toLowerCase() as `0x${string}`;
@@ -107,28 +95,6 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const close of closers.reverse()) await close();
 });
-
-/** The merchant opens its USDC account itself, as on mainnet (airdropped SOL pays for it). */
-async function openUsdcAccount(who: KeyPairSigner): Promise<void> {
-  await rpc.requestAirdrop(who.address, (LAMPORTS_PER_SOL / 10n) as never).send();
-  const { value: blockhash } = await rpc.getLatestBlockhash().send();
-  const open = await pipe(
-    createTransactionMessage({ version: 0 }),
-    (tx) => setTransactionMessageFeePayerSigner(who, tx),
-    (tx) => setTransactionMessageLifetimeUsingBlockhash(blockhash, tx),
-    async (tx) =>
-      appendTransactionMessageInstruction(
-        await getCreateAssociatedTokenIdempotentInstructionAsync({
-          payer: who,
-          owner: who.address,
-          mint: SOLANA_USDC_MINT as Address,
-        }),
-        tx,
-      ),
-  );
-  const signed = await signTransactionMessageWithSigners(open);
-  await rpc.sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: "base64" }).send();
-}
 
 /** A buyer's fetch that pays with the SDK's SVM client, and the payment headers it sent. */
 function buyerFetch(buyer: KeyPairSigner) {

@@ -7,23 +7,13 @@
 
 import {
   type Address,
-  appendTransactionMessageInstruction,
-  createKeyPairSignerFromBytes,
   createSolanaRpc,
-  createTransactionMessage,
   generateKeyPairSigner,
-  getBase58Encoder,
-  getBase64EncodedWireTransaction,
   type KeyPairSigner,
-  pipe,
   type Rpc,
   SOLANA_ERROR__TRANSACTION_ERROR__ALREADY_PROCESSED,
   type SolanaRpcApi,
-  setTransactionMessageFeePayerSigner,
-  setTransactionMessageLifetimeUsingBlockhash,
-  signTransactionMessageWithSigners,
 } from "@solana/kit";
-import { getCreateAssociatedTokenIdempotentInstructionAsync } from "@solana-program/token";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { toFacilitatorSvmSigner } from "@x402/svm";
 import { ExactSvmScheme as ExactClient } from "@x402/svm/exact/client";
@@ -31,11 +21,11 @@ import { ExactSvmScheme as ExactFacilitator } from "@x402/svm/exact/facilitator"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { SOLANA_NETWORK, SOLANA_USDC_MINT } from "../../../../src/chain/solana/constants.ts";
 import {
-  LAMPORTS_PER_SOL,
   type SolanaDevnet,
   startSolanaDevnet,
   usdcAccountOf,
 } from "../../../../src/chain/solana/devnet/index.ts";
+import { openUsdcAccount, signerOf } from "../../../helpers/solana-devnet.ts";
 
 const PRICE = 12_345n; // 0.012345 USDC
 
@@ -46,8 +36,6 @@ let merchant: KeyPairSigner;
 let buyer: KeyPairSigner;
 let feePayer: KeyPairSigner;
 
-const signerOf = (secretKey: string) =>
-  createKeyPairSignerFromBytes(new Uint8Array(getBase58Encoder().encode(secretKey)));
 const usdcOf = async (owner: string) =>
   BigInt((await rpc.getTokenAccountBalance((await usdcAccountOf(owner)) as Address).send()).value.amount);
 const solOf = async (owner: string) => (await rpc.getBalance(owner as Address).send()).value;
@@ -59,25 +47,8 @@ beforeAll(async () => {
   feePayer = await signerOf(devnet.feePayer.secretKey);
   merchant = await generateKeyPairSigner();
   // The merchant opens its USDC account itself, paying with airdropped SOL.
-  const airdrop = await rpc.requestAirdrop(merchant.address, (LAMPORTS_PER_SOL / 10n) as never).send();
-  expect((await rpc.getSignatureStatuses([airdrop]).send()).value[0]?.err).toBeNull();
-  const { value: blockhash } = await rpc.getLatestBlockhash().send();
-  const open = await pipe(
-    createTransactionMessage({ version: 0 }),
-    (tx) => setTransactionMessageFeePayerSigner(merchant, tx),
-    (tx) => setTransactionMessageLifetimeUsingBlockhash(blockhash, tx),
-    async (tx) =>
-      appendTransactionMessageInstruction(
-        await getCreateAssociatedTokenIdempotentInstructionAsync({
-          payer: merchant,
-          owner: merchant.address,
-          mint: SOLANA_USDC_MINT as Address,
-        }),
-        tx,
-      ),
-  );
-  const signed = await signTransactionMessageWithSigners(open);
-  await rpc.sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: "base64" }).send();
+  const airdrop = await openUsdcAccount(rpc, merchant);
+  expect((await rpc.getSignatureStatuses([airdrop as never]).send()).value[0]?.err).toBeNull();
   expect(await usdcOf(merchant.address)).toBe(0n);
 });
 
