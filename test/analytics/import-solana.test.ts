@@ -86,7 +86,7 @@ describe("import of Solana lines", () => {
   });
 
   it("keeps two keys that differ only in case as two wallets", async () => {
-    const upper = "7".repeat(10) + "ABCDEFGHJKLMNPQRSTUVWXYZabcdefgh";
+    const upper = `${"7".repeat(10)}ABCDEFGHJKLMNPQRSTUVWXYZabcdefgh`;
     const lower = "7".repeat(10) + "ABCDEFGHJKLMNPQRSTUVWXYZabcdefgh".toLowerCase().replaceAll("l", "k");
     analytics = await tempAnalytics();
     await importNdjson(

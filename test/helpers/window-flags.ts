@@ -12,7 +12,7 @@ import { Analytics } from "../../src/analytics/duckdb.ts";
 import { importNdjson } from "../../src/analytics/import.ts";
 import { BASE_RECORD } from "../../src/chain/chains.ts";
 import { aggregateWindow, dropWindowTables } from "../../src/reports/week/aggregates.ts";
-import { analyticsWith, checkpoint, END, END_TIME, ndjsonFile, START, WINDOW_BOUNDS } from "./data.ts";
+import { analyticsWith, checkpoint, ndjsonFile, WINDOW_BOUNDS } from "./data.ts";
 
 /** Wallets paying one merchant: a farm, or a genuine look-alike. */
 export interface PayerGroup {
