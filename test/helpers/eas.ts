@@ -3,6 +3,7 @@
  * registers the week schema and attests, each transaction mined at once; the week statement of a set of
  * reports, and those reports with the attestation field that proves them against it.
  */
+
 import {
   createPublicClient,
   createWalletClient,
@@ -16,6 +17,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { expect } from "vitest";
 import { BASE_CHAIN_ID } from "../../src/chain/base.ts";
+import { BASE_RECORD } from "../../src/chain/chains.ts";
 import { type Devnet, devnetChain } from "../../src/chain/devnet/index.ts";
 import {
   EAS_ADDRESS,
@@ -123,7 +125,10 @@ export type Attested = Report & { attestation: AttestationField };
 
 /** The week's tree over `reports`, and the statement to attest of it. */
 export function weekOf(reports: readonly Report[], feedHash?: Hex) {
-  const tree = weekTree(reports.map(reportLeaf));
+  const tree = weekTree(
+    reports.map((r) => reportLeaf(r, BASE_RECORD)),
+    BASE_RECORD,
+  );
   const root = tree.root as Hex;
   return { tree, root, statement: statementOf(reports, root, feedHash) };
 }
@@ -145,7 +150,7 @@ export function withProofs(
       attester,
       tx: made.tx,
       root: tree.root,
-      proof: tree.getProof(reportLeaf(report)),
+      proof: tree.getProof(reportLeaf(report, BASE_RECORD)),
     },
   }));
 }

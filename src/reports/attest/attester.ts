@@ -113,10 +113,8 @@ export class Attester {
   constructor(private readonly options: AttesterOptions) {
     this.chain = new AttesterChain(options.rpc, options.key, options.maxCostWei);
     this.closes = options.closes;
-    const sealers = "sealWeek" in options.reports ? [options.reports as WeekSealer] : options.reports;
-    // Solana's weeks are served but not attested yet: a report's leaf in the week's tree is ABI-encoded with an
-    // EVM `address` (tree.ts), which a base58 key is not; its weeks would need a leaf of their own first.
-    this.sealers = sealers.filter((s) => s.chain.kind !== "solana");
+    // Every chain's, Solana's too: its reports' leaves name the chain and the owner's 32-byte key (tree.ts).
+    this.sealers = "sealWeek" in options.reports ? [options.reports as WeekSealer] : options.reports;
     const first = this.sealers[0];
     if (first && options.from !== undefined) this.from.set(first.chain.slug, options.from);
   }

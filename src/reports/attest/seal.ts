@@ -34,13 +34,13 @@ export async function sealOf(db: Analytics, context: ReportContext): Promise<Sea
         ...(JSON.parse(row.body) as Record<string, unknown> & { address: string }),
         frozen: true,
       };
-      const leaf = reportLeaf(report);
-      leaves.push(leaf);
-      reports.push({ address: leaf[0], body: JSON.stringify(report), proof: [] });
+      leaves.push(reportLeaf(report, context.chain));
+      // Kept as the store keeps the merchant (Solana's key as written): served by it (store.ts, servedRows).
+      reports.push({ address: row.address, body: JSON.stringify(report), proof: [] });
     }
     after = next.through;
   }
-  const tree = weekTree(leaves);
+  const tree = weekTree(leaves, context.chain);
   reports.forEach((report, i) => {
     report.proof = tree.getProof(i);
   });

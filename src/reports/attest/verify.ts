@@ -13,8 +13,9 @@
 import type { Address, Hex, PublicClient } from "viem";
 import { zeroHash } from "viem";
 import { z } from "zod";
-import { BASE_RECORD, chains } from "../../chain/chains.ts";
+import { type AnyChainRecord, BASE_RECORD, isSolana, storeChains } from "../../chain/chains.ts";
 import { EAS_ADDRESS, easAbi } from "../../chain/eas/index.ts";
+import { solanaKeyBytes } from "../../chain/solana/base58.ts";
 import { AppError } from "../../common/errors.ts";
 import { type AttestationField, AttestationFieldSchema } from "./field.ts";
 import { decodeWeek, weekSchemaOf } from "./schema.ts";
@@ -64,7 +65,8 @@ export class VerifyError extends AppError {
  * verify).
  */
 const ReportShape = z.looseObject({
-  address: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "an address: 0x followed by 40 hex digits"),
+  /** Of the report's chain's form (`addressOf`): 0x and 40 hex digits, or on Solana a base58 key. */
+  address: z.string().min(1),
   /** The chain whose week it is, by slug; Base's weeks name it too, and every report of a schema version since. */
   chain: z.string().optional(),
   window: z.looseObject({
@@ -86,11 +88,12 @@ export async function verifyReport(
   options: { attester?: Address } = {},
 ): Promise<Verified> {
   const shaped = shapeOf(report);
-  const attestation = attestationOf(shaped);
   const week = weekChainOf(shaped);
-  // The report as given, every field of it: the leaf is its canonical JSON.
+  const address = addressOf(shaped, week.record);
+  const attestation = attestationOf(shaped);
+  // The report as given, every field of it: the leaf is its canonical JSON, in its chain's leaf (tree.ts).
   const whole = report as ReportShape;
-  if (!provesReport(attestation.root as Hex, whole, attestation.proof as Hex[])) {
+  if (!provesReport(attestation.root as Hex, whole, attestation.proof as Hex[], week.record)) {
     throw new VerifyError(
       "proof",
       "the report does not prove against the attested root: a field was changed or it is not the attested report",
@@ -147,7 +150,7 @@ export async function verifyReport(
   checkAttestation(stored, attestation, week.uid, options.attester);
   checkWeek(stored.data, shaped, attestation, week);
   return {
-    address: shaped.address.toLowerCase(),
+    address,
     endBlock: shaped.window.end_block,
     uid,
     attester: stored.attester,
@@ -187,17 +190,38 @@ function attestationOf(report: ReportShape): AttestationField {
   );
 }
 
-/** The schema the report's chain's weeks are attested under (schema.ts); a chain this program does not know fails. */
-function weekChainOf(report: ReportShape): ReturnType<typeof weekSchemaOf> & { name: string } {
+/**
+ * The report's chain, and the schema its weeks are attested under (schema.ts); a chain this program does not
+ * know fails. Solana's weeks too are attested on Base (issue 86, item 4).
+ */
+function weekChainOf(
+  report: ReportShape,
+): ReturnType<typeof weekSchemaOf> & { name: string; record: AnyChainRecord } {
   const slug = report.chain ?? BASE_RECORD.slug;
-  const chain = chains.bySlug.get(slug);
+  const chain = storeChains.bySlug.get(slug);
   if (!chain) {
     throw new VerifyError(
       "not_report",
-      `not a report of a known chain: "${slug}" (known: ${chains.list.map((c) => c.slug).join(", ")})`,
+      `not a report of a known chain: "${slug}" (known: ${storeChains.list.map((c) => c.slug).join(", ")})`,
     );
   }
-  return { ...weekSchemaOf(chain), name: chain.name };
+  return { ...weekSchemaOf(chain), name: chain.name, record: chain };
+}
+
+/**
+ * The report's address as its chain writes it (an EVM address lower-cased, a Solana key as it is: its case is
+ * part of it); a report whose address is not of its chain's form fails.
+ */
+function addressOf(report: ReportShape, chain: AnyChainRecord): string {
+  if (isSolana(chain)) {
+    if (solanaKeyBytes(report.address)) return report.address;
+    throw new VerifyError(
+      "not_report",
+      `not a report: address: a ${chain.name} key, base58 of 32 bytes, not "${report.address}"`,
+    );
+  }
+  if (/^0x[0-9a-fA-F]{40}$/.test(report.address)) return report.address.toLowerCase();
+  throw new VerifyError("not_report", "not a report: address: an address: 0x followed by 40 hex digits");
 }
 
 /** A call to the RPC, its failure one line: the RPC is down or no Ethereum node, or no EAS is there. */

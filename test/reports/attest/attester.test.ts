@@ -8,6 +8,7 @@
  * Each test has a store of its own, and one devnet mined on demand (blockTime 0) serves them all: each
  * counts the attestations of its own week (`attestationsOf`), whatever the others made.
  */
+
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -26,6 +27,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { importNdjson } from "../../../src/analytics/import.ts";
 import { WEEK_BLOCKS } from "../../../src/chain/base.ts";
+import { BASE_RECORD } from "../../../src/chain/chains.ts";
 import { type Devnet, devnetChain, startDevnet } from "../../../src/chain/devnet/index.ts";
 import { EAS_ADDRESS, easAbi } from "../../../src/chain/eas/index.ts";
 import { Attester } from "../../../src/reports/attest/attester.ts";
@@ -152,7 +154,7 @@ describe("the attester", () => {
       schema: WEEK_SCHEMA_UID,
       attester: attester.address.toLowerCase(),
     });
-    expect(provesReport(field.root as Hex, report, field.proof as Hex[])).toBe(true);
+    expect(provesReport(field.root as Hex, report, field.proof as Hex[], BASE_RECORD)).toBe(true);
     // As anyone checks it, with nothing but the RPC (src/reports/attest/verify.ts).
     expect(await verifyReport(report, client as PublicClient, { attester: attester.address })).toMatchObject({
       address: world.shop,
@@ -163,7 +165,7 @@ describe("the attester", () => {
     const { reports } = await world.reports.reports(END);
     expect(reports.map((r) => r.address).sort()).toEqual([world.shop, world.other].sort());
     for (const r of reports)
-      expect(provesReport(field.root as Hex, r, r.attestation?.proof as Hex[])).toBe(true);
+      expect(provesReport(field.root as Hex, r, r.attestation?.proof as Hex[], BASE_RECORD)).toBe(true);
     // The chain states the window, the methodology and the root.
     const onChain = await client.readContract({
       address: EAS_ADDRESS,

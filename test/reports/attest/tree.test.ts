@@ -3,9 +3,11 @@
  * its proof field and key order leave alone and any altered figure changes, and proofs that take every
  * report of a week, and only it, to the root.
  */
+
 import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
 import { encodeAbiParameters, keccak256 } from "viem";
 import { describe, expect, it } from "vitest";
+import { BASE_RECORD } from "../../../src/chain/chains.ts";
 import {
   canonicalJson,
   PROOF_FIELD,
@@ -66,8 +68,11 @@ describe("a report's leaf", () => {
   });
 
   it("is OpenZeppelin's standard leaf: keccak256 of keccak256 of the ABI-encoded address and hash", () => {
-    const [addr, hash] = reportLeaf(report);
-    const tree = weekTree(week.map(reportLeaf));
+    const [addr, hash] = reportLeaf(report, BASE_RECORD);
+    const tree = weekTree(
+      week.map((r) => reportLeaf(r, BASE_RECORD)),
+      BASE_RECORD,
+    );
     const inner = keccak256(
       encodeAbiParameters([{ type: "address" }, { type: "bytes32" }], [addr as `0x${string}`, hash]),
     );
@@ -76,30 +81,38 @@ describe("a report's leaf", () => {
 });
 
 describe("the week's tree", () => {
-  const tree = weekTree(week.map(reportLeaf));
+  const tree = weekTree(
+    week.map((r) => reportLeaf(r, BASE_RECORD)),
+    BASE_RECORD,
+  );
 
   it("proves every report of the week with a short path, and the root depends on the set only", () => {
     for (const [i, report] of week.entries()) {
-      const proof = tree.getProof(reportLeaf(report)) as `0x${string}`[];
+      const proof = tree.getProof(reportLeaf(report, BASE_RECORD)) as `0x${string}`[];
       expect(proof.length).toBeLessThanOrEqual(Math.ceil(Math.log2(week.length)));
-      expect(provesReport(tree.root as `0x${string}`, report, proof), `report ${i}`).toBe(true);
+      expect(provesReport(tree.root as `0x${string}`, report, proof, BASE_RECORD), `report ${i}`).toBe(true);
     }
-    expect(weekTree([...week].reverse().map(reportLeaf)).root).toBe(tree.root);
+    expect(
+      weekTree(
+        [...week].reverse().map((r) => reportLeaf(r, BASE_RECORD)),
+        BASE_RECORD,
+      ).root,
+    ).toBe(tree.root);
     // As a verifier holds it: the dump loads back to the same root.
     expect(StandardMerkleTree.load(tree.dump()).root).toBe(tree.root);
   });
 
   it("refuses an altered report, another week's report, and a proof of another report", () => {
     const report = week[3] as (typeof week)[number];
-    const proof = tree.getProof(reportLeaf(report)) as `0x${string}`[];
+    const proof = tree.getProof(reportLeaf(report, BASE_RECORD)) as `0x${string}`[];
     const root = tree.root as `0x${string}`;
-    expect(provesReport(root, { ...report, real_tx: report.real_tx - 1 }, proof)).toBe(false);
-    expect(provesReport(root, week[4] as (typeof week)[number], proof)).toBe(false);
+    expect(provesReport(root, { ...report, real_tx: report.real_tx - 1 }, proof, BASE_RECORD)).toBe(false);
+    expect(provesReport(root, week[4] as (typeof week)[number], proof, BASE_RECORD)).toBe(false);
     const other = makeReport({ address: address(999) });
-    expect(provesReport(root, other, proof)).toBe(false);
+    expect(provesReport(root, other, proof, BASE_RECORD)).toBe(false);
   });
 
   it("has nothing to attest for an empty week", () => {
-    expect(() => weekTree([])).toThrow(/nothing to attest/);
+    expect(() => weekTree([], BASE_RECORD)).toThrow(/nothing to attest/);
   });
 });

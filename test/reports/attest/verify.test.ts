@@ -5,6 +5,7 @@
  * schema, attester, window, methodology or chain each fails with its code. One devnet for the file, mined on
  * demand; the week is made once, by whichever test needs it first, so that each test runs alone too.
  */
+
 import {
   type Address,
   createPublicClient,
@@ -16,6 +17,7 @@ import {
   zeroAddress,
 } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BASE_RECORD } from "../../../src/chain/chains.ts";
 import { type Devnet, startDevnet } from "../../../src/chain/devnet/index.ts";
 import { schemaUid } from "../../../src/chain/eas/index.ts";
 import type { AttestationField } from "../../../src/reports/attest/field.ts";
@@ -75,9 +77,12 @@ async function withAttestation(change: Partial<AttestationField>): Promise<Attes
 async function reproved(alter: (report: Report) => Report): Promise<{ report: Attested; root: Hex }> {
   const { attested } = await week();
   const altered = attested.map(({ attestation: _, ...report }) => alter(report));
-  const tree = weekTree(altered.map(reportLeaf));
+  const tree = weekTree(
+    altered.map((r) => reportLeaf(r, BASE_RECORD)),
+    BASE_RECORD,
+  );
   const [first, field] = [altered[0] as Report, (attested[0] as Attested).attestation];
-  const proof = tree.getProof(reportLeaf(first));
+  const proof = tree.getProof(reportLeaf(first, BASE_RECORD));
   return { report: { ...first, attestation: { ...field, proof } }, root: tree.root as Hex };
 }
 
