@@ -231,6 +231,23 @@ describe("a merchant paid on Solana keeps the guarantees", () => {
     expect(await usdcOf(owner.address)).toBe(owned + PRICE);
   });
 
+  it("charges one payment sent twenty times at once once, and answers it once", async () => {
+    const wallet = await walletHolding(rpc, buyers[0] as KeyPairSigner, 10n * PRICE);
+    const owned = await usdcOf(owner.address);
+    const path = "/api/echo?text=twenty&delay=100";
+    const [header] = await payments(wallet, path, 1);
+    const answers = await sendAll(
+      path,
+      Array.from({ length: 20 }, () => header as string),
+    );
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+    // The others: the payment in use (409) or already settled (402), never anything else.
+    expect(answers.filter((a) => a.status !== 200 && a.status !== 402 && a.status !== 409)).toEqual([]);
+    expect(answers.filter((a) => a.body.includes("twenty"))).toHaveLength(1);
+    expect(await usdcOf(wallet.address)).toBe(9n * PRICE);
+    expect(await usdcOf(owner.address)).toBe(owned + PRICE);
+  });
+
   it("on a route that reserves funds, runs only the payment the wallet can afford: the other is refused before any work", async () => {
     const wallet = await walletHolding(rpc, buyers[0] as KeyPairSigner, MODEL_PRICE);
     const owned = await usdcOf(owner.address);
