@@ -71,7 +71,10 @@ export interface MerchantAppOptions {
   /** Where payments are verified and settled: `HTTPFacilitatorClient` or `inProcessClient(facilitator)`. */
   facilitator: FacilitatorClient;
   payments: PaymentSettings;
-  /** The payer's balance, for endpoints that reserve funds; default: read from `payments.rpcUrl`. */
+  /**
+   * The payer's balance, for endpoints that reserve funds; default: read from each network's `rpcUrl`, and from
+   * `payments.solanaRpcUrl` for a Solana payment.
+   */
   funds?: FundsReader;
   /** A banner over the host's pages when its money is not real (the devnet demo's). */
   notice?: string;
@@ -160,7 +163,7 @@ export async function merchantApp(
   const runner = {
     merchant: merchant.name,
     ledger,
-    funds: options.funds ?? networkFunds(paymentNetworks(options.payments)),
+    funds: options.funds ?? networkFunds(paymentNetworks(options.payments), options.payments.solanaRpcUrl),
     paymentRequired: async (c: Parameters<typeof paymentRequiredHeaders>[1], error: string) =>
       paymentRequiredHeaders((await fronts.pick()).httpServer, c, error),
     settlement: async (c: Parameters<typeof laterSettlement>[1]) =>
@@ -186,6 +189,9 @@ export async function merchantApp(
       db,
       facilitator,
       rpcUrl: readsChain ? options.payments.rpcUrl : undefined,
+      // Solana's too, where the host is paid there (issue 86): its guarded routes read Solana balances.
+      solanaRpcUrl:
+        readsChain && merchant.solanaPayTo ? (options.payments.solanaRpcUrl ?? undefined) : undefined,
       channels: watchedChannels(merchant, channels, options.payments.asset.decimals),
     }),
   );

@@ -154,4 +154,11 @@ export const KIT_MIGRATIONS: readonly Migration[] = [
     ALTER TABLE merchant_channel_schedule DROP CONSTRAINT merchant_channel_schedule_pkey;
     ALTER TABLE merchant_channel_schedule ADD PRIMARY KEY (receiver, network);`,
   },
+  {
+    version: 9,
+    name: "a payment's settlement transaction: how a Solana payment is found on its chain",
+    // Solana knows a transaction by its signature, not by anything the payment carries: the reservation asks
+    // whether a settled payment landed through it (payments/ledger/svm-funds.ts). Null: unknown, or not needed.
+    up: "ALTER TABLE merchant_payments ADD COLUMN settlement text",
+  },
 ];

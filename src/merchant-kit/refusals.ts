@@ -55,7 +55,7 @@ export function kitErrors(endpoint: AnyEndpoint): Errors {
     }${endpoint.accessSeconds ? SIGN_IN_400 : ""}`,
     402: `Payment required: the call came without a payment, or with one the facilitator refused (the header's error says why). The PAYMENT-REQUIRED header carries what to pay, to whom and on which network; the body says it to x402 v1 clients (x402Version 1, error, accepts: exact by EIP-3009 on the networks v1 names; none, and why, where v1 cannot pay), or is a paywall page for a browser (Accept: text/html), or empty ({}) after a v2 payment. An X-PAYMENT (v1) that pays none of them: no_matching_requirements, PAYMENT-REQUIRED beside.${
       guarded
-        ? " Or the paying wallet's balance does not cover this call on top of its payments in flight (insufficient_funds): refused before any work, with PAYMENT-REQUIRED too."
+        ? " Or the paying wallet's balance does not cover this call on top of its payments in flight (insufficient_funds), or a Solana payment draws from an account other than the wallet's own USDC account, the one whose balance is read (payment_source_not_own): refused before any work, with PAYMENT-REQUIRED too."
         : ""
     }${offersChannels(endpoint) ? CHANNEL_402 : ""}${endpoint.accessSeconds ? SIGN_IN_402 : ""}`,
     409: "This payment is already used by another request (payment_in_use): each request needs its own signed payment; the PAYMENT-REQUIRED header says what to pay. Or its payment id was used for another request or by another wallet (payment_id_conflict), bought an answer that was not kept (payment_id_unstored: streamed, or too large), or is still being answered for a concurrent request past this route's time budget (payment_id_in_progress).",

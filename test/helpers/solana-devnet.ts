@@ -1,13 +1,15 @@
 /**
- * What the tests on the local Solana do the same way: a key pair from the devnet's base58 secret key, and an
+ * What the tests on the local Solana do the same way: a key pair from the devnet's base58 secret key, an
  * owner opening its own USDC account with an ordinary associated-token-account transaction, as on mainnet
- * (airdropped SOL pays for it): `exact` moves USDC into that account and does not create it.
+ * (airdropped SOL pays for it): `exact` moves USDC into that account and does not create it; and a fresh wallet
+ * holding a given amount of USDC, sent by an ordinary transfer.
  */
 import {
   type Address,
   appendTransactionMessageInstruction,
   createKeyPairSignerFromBytes,
   createTransactionMessage,
+  generateKeyPairSigner,
   getBase58Encoder,
   getBase64EncodedWireTransaction,
   type KeyPairSigner,
@@ -18,9 +20,12 @@ import {
   setTransactionMessageLifetimeUsingBlockhash,
   signTransactionMessageWithSigners,
 } from "@solana/kit";
-import { getCreateAssociatedTokenIdempotentInstructionAsync } from "@solana-program/token";
-import { SOLANA_USDC_MINT } from "../../src/chain/solana/constants.ts";
-import { LAMPORTS_PER_SOL } from "../../src/chain/solana/devnet/index.ts";
+import {
+  getCreateAssociatedTokenIdempotentInstructionAsync,
+  getTransferCheckedInstruction,
+} from "@solana-program/token";
+import { SOLANA_USDC_DECIMALS, SOLANA_USDC_MINT } from "../../src/chain/solana/constants.ts";
+import { LAMPORTS_PER_SOL, usdcAccountOf } from "../../src/chain/solana/devnet/index.ts";
 
 /** The signer of a base58 64-byte key pair, as `devnet --chain solana` prints them. */
 export const signerOf = (secretKey: string): Promise<KeyPairSigner> =>
@@ -29,22 +34,54 @@ export const signerOf = (secretKey: string): Promise<KeyPairSigner> =>
 /** `owner` opens its USDC account, paying with 0.1 SOL airdropped first; the airdrop's signature. */
 export async function openUsdcAccount(rpc: Rpc<SolanaRpcApi>, owner: KeyPairSigner): Promise<string> {
   const airdrop = await rpc.requestAirdrop(owner.address, (LAMPORTS_PER_SOL / 10n) as never).send();
-  const { value: blockhash } = await rpc.getLatestBlockhash().send();
-  const open = await pipe(
-    createTransactionMessage({ version: 0 }),
-    (tx) => setTransactionMessageFeePayerSigner(owner, tx),
-    (tx) => setTransactionMessageLifetimeUsingBlockhash(blockhash, tx),
-    async (tx) =>
-      appendTransactionMessageInstruction(
-        await getCreateAssociatedTokenIdempotentInstructionAsync({
-          payer: owner,
-          owner: owner.address,
-          mint: SOLANA_USDC_MINT as Address,
-        }),
-        tx,
-      ),
+  await send(
+    rpc,
+    owner,
+    await getCreateAssociatedTokenIdempotentInstructionAsync({
+      payer: owner,
+      owner: owner.address,
+      mint: SOLANA_USDC_MINT as Address,
+    }),
   );
-  const signed = await signTransactionMessageWithSigners(open);
-  await rpc.sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: "base64" }).send();
   return airdrop;
+}
+
+/** A fresh wallet whose USDC account holds `amount` (atomic), sent from `funder`'s by a `TransferChecked`. */
+export async function walletHolding(
+  rpc: Rpc<SolanaRpcApi>,
+  funder: KeyPairSigner,
+  amount: bigint,
+): Promise<KeyPairSigner> {
+  const wallet = await generateKeyPairSigner();
+  await openUsdcAccount(rpc, wallet);
+  await send(
+    rpc,
+    funder,
+    getTransferCheckedInstruction({
+      source: (await usdcAccountOf(funder.address)) as Address,
+      mint: SOLANA_USDC_MINT as Address,
+      destination: (await usdcAccountOf(wallet.address)) as Address,
+      authority: funder,
+      amount,
+      decimals: SOLANA_USDC_DECIMALS,
+    }),
+  );
+  return wallet;
+}
+
+/** One instruction in a transaction `signer` pays the fee of and signs; the devnet lands it as it is sent. */
+async function send(
+  rpc: Rpc<SolanaRpcApi>,
+  signer: KeyPairSigner,
+  instruction: Parameters<typeof appendTransactionMessageInstruction>[0],
+): Promise<void> {
+  const { value: blockhash } = await rpc.getLatestBlockhash().send();
+  const message = pipe(
+    createTransactionMessage({ version: 0 }),
+    (tx) => setTransactionMessageFeePayerSigner(signer, tx),
+    (tx) => setTransactionMessageLifetimeUsingBlockhash(blockhash, tx),
+    (tx) => appendTransactionMessageInstruction(instruction, tx),
+  );
+  const signed = await signTransactionMessageWithSigners(message);
+  await rpc.sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: "base64" }).send();
 }

@@ -16,11 +16,13 @@ import type { MerchantEnv, PaidRun } from "../merchant-env.ts";
 import { countPaid } from "./counted.ts";
 import {
   type FundsReader,
+  foreignSource,
   type Outcome,
   openWriteUnit,
   type PaymentLedger,
   paymentHeader,
   paymentOf,
+  settlementOf,
   UNPAID_LIMIT,
   UNPAID_WINDOW_SECONDS,
 } from "./ledger/index.ts";
@@ -51,7 +53,8 @@ export interface PaidRunner {
  * 1. the payment's ledger row is taken: a concurrent request with the same payment gets 409
  *    `payment_in_use` (with the route's `PAYMENT-REQUIRED`, so a client can pay anew); for an endpoint
  *    that writes or costs upstream, only if the payer's balance covers it on top of its payments in
- *    flight, else 402 `insufficient_funds`;
+ *    flight, else 402 `insufficient_funds` (on Solana, only from the payer's own USDC account, else 402
+ *    `payment_source_not_own`: ledger/svm-funds.ts);
  * 2. an endpoint that writes gets a transaction as its database, left open for `settleAndRecord`;
  * 3. what the handler needs is loaded (`load`), then the handler runs under its time budget (a 504 when it
  *    runs out);
@@ -86,6 +89,12 @@ export function paidHandler(
     const channel = scheme === CHANNEL_SCHEME;
     const metered = isMetered(endpoint) && (scheme === "upto" || channel);
     if (guarded) {
+      const foreign = await foreignSource(key);
+      if (foreign) {
+        throw new AppError(402, "payment_source_not_own", foreign, {
+          headers: await runner.paymentRequired(c, "payment_source_not_own"),
+        });
+      }
       const reservation = await runner.ledger.reserve(key, resource, c.var.arrivedAt, runner.funds);
       if (reservation.status === "in_use") throw await inUse(c, runner);
       if (reservation.status === "unpaid") {
@@ -194,7 +203,7 @@ async function handOff(
     release: settle.release,
     callerLeft: () => c.req.raw.signal.aborted,
     leave: () => how.budget.abort(new UpstreamError("the caller went away", "aborted", 504)),
-    finish: async (outcome) => {
+    finish: async (outcome, receipt) => {
       how.budget.end();
       // Unpaid, as any call: counted against a guarded endpoint's payer, given back otherwise.
       const recorded: Outcome =
@@ -206,7 +215,8 @@ async function handOff(
               ? "abandoned"
               : "failed";
       countPaid(run.labels, recorded);
-      await how.runner.ledger.finish(run.key, recorded).catch((error: unknown) => {
+      const settlement = recorded === "settled" ? settlementOf(run.key, receipt) : undefined;
+      await how.runner.ledger.finish(run.key, recorded, undefined, settlement).catch((error: unknown) => {
         log("error", "a streamed call's outcome could not be recorded", { payer: run.key.payer, error });
       });
       line?.({ stream: outcome });
@@ -286,14 +296,16 @@ export function settleAndRecord(ledger: PaymentLedger): MiddlewareHandler<Mercha
       c.res.headers.delete("PAYMENT-RESPONSE");
     }
     const outcome: Outcome = !run.handled ? (run.unpaid ?? "released") : settled ? "settled" : "unsettled";
+    // The transaction that settled it, where the ledger keeps it (a Solana payment's: ledger/svm-funds.ts).
+    const settlement = settled ? settlementOf(run.key, c.res.headers.get("PAYMENT-RESPONSE")) : undefined;
     if (!run.unit) {
       countPaid(run.labels, outcome);
-      await ledger.finish(run.key, outcome);
+      await ledger.finish(run.key, outcome, undefined, settlement);
       return;
     }
     let committed = false;
     try {
-      if (settled) await ledger.finish(run.key, outcome, run.unit.db);
+      if (settled) await ledger.finish(run.key, outcome, run.unit.db, settlement);
       await run.unit.finish(settled);
       committed = settled;
     } catch (error) {

@@ -4,7 +4,7 @@
  */
 import { formatUnits } from "viem";
 import type { Database } from "../../common/db/index.ts";
-import { type CheckFn, cachedCheck, chainCheck } from "../../common/health.ts";
+import { type CheckFn, cachedCheck, chainCheck, rpcCall } from "../../common/health.ts";
 import { log } from "../../common/log.ts";
 import { type ChannelSettings, lateChannels, openChannels } from "../channels/index.ts";
 import { type Merchant, offersChannels } from "../endpoint.ts";
@@ -19,16 +19,19 @@ export interface PaymentReadinessOptions {
    * has such an endpoint and reads the chain itself. None: no chain check.
    */
   rpcUrl?: string;
+  /** Solana's JSON-RPC, likewise, where the host is paid on Solana too (payments/ledger/svm-funds.ts). */
+  solanaRpcUrl?: string;
   /** A host whose catalogue offers channels: its wallet's unclaimed money is watched (`channels`). */
   channels?: { merchant: string; receiver: string; settings: ChannelSettings; decimals: number };
 }
 
 /**
  * The checks: `database` (a `SELECT 1`), `facilitator` (its watch's last outcome, or a fresh probe of
- * `/supported`: payments/facilitators/watch.ts), and with `rpcUrl` `chain` (`eth_blockNumber`).
+ * `/supported`: payments/facilitators/watch.ts), with `rpcUrl` `chain` (`eth_blockNumber`), with `solanaRpcUrl`
+ * `solana` (`getSlot`).
  */
 export function paymentReadiness(options: PaymentReadinessOptions): Record<string, CheckFn> {
-  const { db, facilitator, rpcUrl, channels } = options;
+  const { db, facilitator, rpcUrl, solanaRpcUrl, channels } = options;
   return {
     database: cachedCheck("merchant database", async () => {
       await db.query("SELECT 1");
@@ -40,6 +43,13 @@ export function paymentReadiness(options: PaymentReadinessOptions): Record<strin
         : { ok: false, reason: `cannot be reached: ${health.error}`, since: health.since };
     },
     ...(rpcUrl !== undefined && { chain: chainCheck(rpcUrl, "merchant chain") }),
+    ...(solanaRpcUrl !== undefined && {
+      solana: cachedCheck(
+        "merchant solana",
+        async (signal) => ({ slot: await rpcCall(solanaRpcUrl, "getSlot", [], signal) }),
+        { timeoutMs: 3_000 },
+      ),
+    }),
     ...(channels && { channels: channelCheck(db, channels) }),
   };
 }

@@ -75,8 +75,8 @@ export interface PaidStreamOptions {
   settle: StreamSettle;
   /** Called when the stream ends with nothing to charge: what the payment holds is let go (a channel). */
   release?: () => Promise<void>;
-  /** Called once, when the stream has ended and its payment is known. */
-  finish(outcome: StreamOutcome): Promise<void>;
+  /** Called once, when the stream has ended and its payment is known; `receipt`: its PAYMENT-RESPONSE, if any. */
+  finish(outcome: StreamOutcome, receipt?: string): Promise<void>;
   /** Whether the caller has left (its connection closed). */
   callerLeft(): boolean;
   /** Called when the caller left: stops the work. */
@@ -106,7 +106,7 @@ export function paidStream(streamed: Streamed, options: PaidStreamOptions): Read
         success: false,
         paymentResponse: undefined,
       }));
-      await options.finish(settlement.success ? "settled" : "unsettled");
+      await options.finish(settlement.success ? "settled" : "unsettled", settlement.paymentResponse);
       return init.end({
         ...(error && { error }),
         charged: settlement.success ? (options.upto ? amount : options.price) : 0n,

@@ -4,7 +4,9 @@
  * (X402M_SOLANA_RPC_URL, the facilitator's URL, a Solana wallet). The SDK's own SVM client (`ExactSvmScheme` on
  * an `x402Client`, `wrapFetchWithPayment`) pays: the merchant's USDC rises by the price, the buyer's falls by
  * it, the fee payer pays only the fee; the same payment sent again is refused; buyers paying at once are each
- * charged once.
+ * charged once. The guarantees as on the EVM chains: of two payments at once from a wallet that can afford one,
+ * one is delivered and charged, on a plain route and on one that reserves the payer's funds before its work
+ * (payments/ledger/svm-funds.ts); a refused call is never charged.
  */
 import {
   type Address,
@@ -15,7 +17,7 @@ import {
   type SolanaRpcApi,
 } from "@solana/kit";
 import { x402Client } from "@x402/core/client";
-import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
@@ -26,6 +28,7 @@ import {
   startSolanaDevnet,
   usdcAccountOf,
 } from "../../../src/chain/solana/devnet/index.ts";
+import type { Database } from "../../../src/common/db/index.ts";
 import { type Listening, listen, listenWithUrl } from "../../../src/common/listen.ts";
 import type { Facilitator } from "../../../src/facilitator/index.ts";
 import { createSvmFacilitator } from "../../../src/facilitator/svm/facilitator.ts";
@@ -33,11 +36,13 @@ import { merchantApp } from "../../../src/merchant-kit/app.ts";
 import { loadConfig } from "../../../src/services/config.ts";
 import { configuredFacilitators } from "../../../src/services/merchants.ts";
 import { LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
-import { runs, testMerchant } from "../../helpers/merchant.ts";
-import { openUsdcAccount, signerOf } from "../../helpers/solana-devnet.ts";
+import { GUARDED_ENDPOINTS, runs, TEST_ENDPOINTS, testMerchant } from "../../helpers/merchant.ts";
+import { openUsdcAccount, signerOf, walletHolding } from "../../helpers/solana-devnet.ts";
 
 /** `/api/echo`'s price ($0.002), in USDC's 6 decimals. */
 const PRICE = 2_000n;
+/** `/api/model`'s ($0.001): a route that costs upstream, so reserves the payer's funds before its work. */
+const MODEL_PRICE = 1_000n;
 const BUYERS = 4;
 
 let devnet: SolanaDevnet;
@@ -45,6 +50,7 @@ let rpc: Rpc<SolanaRpcApi>;
 let facilitator: Facilitator;
 let shop: Listening;
 let owner: KeyPairSigner;
+let db: Database;
 const buyers: KeyPairSigner[] = [];
 const closers: (() => Promise<void> | void)[] = [];
 
@@ -60,6 +66,7 @@ beforeAll(async () => {
   // One database for the facilitator's ledger and the merchant's state (their tables apart): one to open, not two.
   const state = await openTestDatabase(LEDGER_KIND);
   closers.push(state.close);
+  db = state.db;
   facilitator = await createSvmFacilitator({
     db: state.db,
     rpc: devnet.rpc,
@@ -78,7 +85,10 @@ beforeAll(async () => {
     async (url) =>
       (
         await merchantApp(
-          { ...testMerchant(evm, url), solanaPayTo: owner.address },
+          {
+            ...testMerchant(evm, url, [...TEST_ENDPOINTS, ...GUARDED_ENDPOINTS]),
+            solanaPayTo: owner.address,
+          },
           {
             services: { db: state.db, config },
             facilitator: configuredFacilitators(config.payments),
@@ -96,10 +106,14 @@ afterAll(async () => {
   for (const close of closers.reverse()) await close();
 });
 
+/** The SDK's SVM client paying as `buyer`. */
+const svmClient = (buyer: KeyPairSigner) =>
+  new x402Client().register(SOLANA_NETWORK, new ExactSvmScheme(buyer, { rpcUrl: devnet.rpc }));
+
 /** A buyer's fetch that pays with the SDK's SVM client, and the payment headers it sent. */
 function buyerFetch(buyer: KeyPairSigner) {
   const sent: string[] = [];
-  const client = new x402Client().register(SOLANA_NETWORK, new ExactSvmScheme(buyer, { rpcUrl: devnet.rpc }));
+  const client = svmClient(buyer);
   const recording: typeof fetch = async (input, init) => {
     const header = new Request(input, init).headers.get("payment-signature");
     if (header) sent.push(header);
@@ -170,5 +184,106 @@ describe("a merchant paid on Solana", () => {
     const after = await Promise.all(paying.map((b) => usdcOf(b.address)));
     expect(after).toEqual(before.map((b) => b - PRICE));
     expect(await usdcOf(owner.address)).toBe(owned + PRICE * BigInt(paying.length));
+  });
+});
+
+/** `count` different payments of `path` signed at once by `wallet` with the SDK's SVM client, as headers. */
+async function payments(wallet: KeyPairSigner, path: string, count: number): Promise<string[]> {
+  const unpaid = await fetch(`${shop.url}${path}`);
+  expect(unpaid.status).toBe(402);
+  const required = decodePaymentRequiredHeader(unpaid.headers.get("payment-required") as string);
+  const client = svmClient(wallet);
+  const signed = await Promise.all(
+    Array.from({ length: count }, () => client.createPaymentPayload(required)),
+  );
+  // The SDK's client pays on Solana, the only network it has a scheme for; each payment is its own (a fresh memo).
+  expect(signed.map((p) => p.accepted.network)).toEqual(signed.map(() => SOLANA_NETWORK));
+  return signed.map(encodePaymentSignatureHeader);
+}
+
+/** Sends each header to `path` at once: each answer's status and body. */
+const sendAll = (path: string, headers: string[]) =>
+  Promise.all(
+    headers.map(async (header) => {
+      const answer = await fetch(`${shop.url}${path}`, { headers: { "payment-signature": header } });
+      return { status: answer.status, body: await answer.text() };
+    }),
+  );
+
+/** The merchant's ledger rows of `payer`, by state. */
+async function ledgerStates(payer: string): Promise<string[]> {
+  const { rows } = await db.query<{ state: string }>(
+    "SELECT state FROM merchant_payments WHERE payer = $1 ORDER BY state",
+    [payer],
+  );
+  return rows.map((r) => r.state);
+}
+
+describe("a merchant paid on Solana keeps the guarantees", () => {
+  it("delivers one of two payments at once from a wallet that can afford one, and charges only that one", async () => {
+    const wallet = await walletHolding(rpc, buyers[0] as KeyPairSigner, PRICE);
+    const owned = await usdcOf(owner.address);
+    const path = "/api/echo?text=one-of-two&delay=200";
+    const answers = await sendAll(path, await payments(wallet, path, 2));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 402]);
+    expect(answers.find((a) => a.status === 402)?.body).not.toContain("one-of-two");
+    expect(await usdcOf(wallet.address)).toBe(0n);
+    expect(await usdcOf(owner.address)).toBe(owned + PRICE);
+  });
+
+  it("charges one payment sent twenty times at once once, and answers it once", async () => {
+    const wallet = await walletHolding(rpc, buyers[0] as KeyPairSigner, 10n * PRICE);
+    const owned = await usdcOf(owner.address);
+    const path = "/api/echo?text=twenty&delay=100";
+    const [header] = await payments(wallet, path, 1);
+    const answers = await sendAll(
+      path,
+      Array.from({ length: 20 }, () => header as string),
+    );
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+    // The others: the payment in use (409) or already settled (402), never anything else.
+    expect(answers.filter((a) => a.status !== 200 && a.status !== 402 && a.status !== 409)).toEqual([]);
+    expect(answers.filter((a) => a.body.includes("twenty"))).toHaveLength(1);
+    expect(await usdcOf(wallet.address)).toBe(9n * PRICE);
+    expect(await usdcOf(owner.address)).toBe(owned + PRICE);
+  });
+
+  it("on a route that reserves funds, runs only the payment the wallet can afford: the other is refused before any work", async () => {
+    const wallet = await walletHolding(rpc, buyers[0] as KeyPairSigner, MODEL_PRICE);
+    const owned = await usdcOf(owner.address);
+    const ran = runs.get("/api/model") ?? 0;
+    const path = "/api/model?delay=200";
+    const answers = await sendAll(path, await payments(wallet, path, 2));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 402]);
+    const refused = JSON.parse(answers.find((a) => a.status === 402)?.body ?? "{}") as {
+      error?: { code: string };
+    };
+    expect(refused.error?.code).toBe("insufficient_funds");
+    expect(runs.get("/api/model")).toBe(ran + 1);
+    expect(await usdcOf(wallet.address)).toBe(0n);
+    expect(await usdcOf(owner.address)).toBe(owned + MODEL_PRICE);
+    expect(await ledgerStates(wallet.address)).toEqual(["settled"]);
+  });
+
+  it("on a route that reserves funds, serves a wallet that can afford two twice in a row: its first payment, landed, is not counted again", async () => {
+    const wallet = await walletHolding(rpc, buyers[0] as KeyPairSigner, 2n * MODEL_PRICE);
+    const owned = await usdcOf(owner.address);
+    const { pay } = buyerFetch(wallet);
+    expect((await pay(`${shop.url}/api/model`)).status).toBe(200);
+    // Settled a moment ago: its row still counts unless Solana shows its transaction in the balance read.
+    expect((await pay(`${shop.url}/api/model`)).status).toBe(200);
+    expect(await usdcOf(wallet.address)).toBe(0n);
+    expect(await usdcOf(owner.address)).toBe(owned + 2n * MODEL_PRICE);
+  });
+
+  it("never charges a refused call: the handler's refusal, its upstream's failure", async () => {
+    const buyer = buyers[1] as KeyPairSigner;
+    const before = { buyer: await usdcOf(buyer.address), owner: await usdcOf(owner.address) };
+    const { pay } = buyerFetch(buyer);
+    expect((await pay(`${shop.url}/api/model?fail=400`)).status).toBe(400);
+    expect((await pay(`${shop.url}/api/model?fail=502`)).status).toBe(502);
+    expect((await pay(`${shop.url}/api/fail`)).status).toBe(502);
+    expect(await usdcOf(buyer.address)).toBe(before.buyer);
+    expect(await usdcOf(owner.address)).toBe(before.owner);
   });
 });

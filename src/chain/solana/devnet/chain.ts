@@ -1,4 +1,4 @@
-import { findAssociatedTokenPda } from "@solana-program/token";
+import { usdcAccountOf } from "../accounts.ts";
 import { SOLANA_USDC_DECIMALS, SOLANA_USDC_MINT, SPL_TOKEN_PROGRAM } from "../constants.ts";
 import { devnetKeyPair, type SolanaKeyPair } from "./keys.ts";
 import { encodeMint, encodeTokenAccount, MINT_SIZE, TOKEN_ACCOUNT_SIZE } from "./layouts.ts";
@@ -108,14 +108,4 @@ export class SolanaChain {
       Uint8Array.from([...writeCompactU16(1), ...this.faucet.sign(message), ...message]),
     );
   }
-}
-
-/** An owner's associated USDC account (the SPL Token program's, as USDC's mint is). */
-export async function usdcAccountOf(owner: string): Promise<string> {
-  const [address] = await findAssociatedTokenPda({
-    mint: SOLANA_USDC_MINT as never,
-    owner: owner as never,
-    tokenProgram: SPL_TOKEN_PROGRAM as never,
-  });
-  return address;
 }

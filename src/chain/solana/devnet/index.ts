@@ -3,7 +3,8 @@
  * payer, behind a JSON-RPC server on 127.0.0.1 that speaks the validator's wire format for the calls the x402 SDK,
  * the facilitator and the indexer make. `startSolanaDevnet` (devnet.ts) is where to start reading.
  */
-export { LAMPORTS_PER_SOL, SolanaChain, USDC_UNIT, usdcAccountOf } from "./chain.ts";
+export { usdcAccountOf } from "../accounts.ts";
+export { LAMPORTS_PER_SOL, SolanaChain, USDC_UNIT } from "./chain.ts";
 export {
   type SolanaAccount,
   type SolanaDevnet,

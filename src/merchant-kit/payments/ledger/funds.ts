@@ -2,10 +2,12 @@ import { BaseError, type ContractFunctionParameters, createPublicClient, RpcErro
 import { MULTICALL3_ADDRESS, PERMIT2_ADDRESS } from "../../../chain/base.ts";
 import { permit2Abi } from "../../../chain/permit2.ts";
 import { rpcTransport } from "../../../chain/rpc-transport.ts";
+import { SOLANA_NETWORK } from "../../../chain/solana/constants.ts";
 import { usdcAbi } from "../../../chain/usdc.ts";
 import { UpstreamError } from "../../../common/errors.ts";
 import { sleep } from "../../../common/sleep.ts";
 import { type FundsReader, PERMIT2_NONCE_PREFIX } from "./payment-ledger.ts";
+import { solanaFunds } from "./svm-funds.ts";
 
 const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
 
@@ -97,16 +99,20 @@ export function chainFunds(rpcUrl: string, asset: `0x${string}`): FundsReader {
 const NODE_ERROR_RETRIES = 2;
 
 /**
- * A host's funds reader on each network it is paid on (routes.ts, `paymentNetworks`): a payment's payer is
- * read on its own network's chain, the first's when the payment names none or one the host does not take.
+ * A host's funds reader on each network it is paid on (routes.ts, `paymentNetworks`), and on Solana where
+ * `solanaRpcUrl` is set (svm-funds.ts): a payment's payer is read on its own network's chain, the first's when
+ * the payment names none or one the host does not take.
  */
 export function networkFunds(
   networks: readonly { network: string; rpcUrl: string; asset: { address: string } }[],
+  solanaRpcUrl?: string | null,
 ): FundsReader {
-  const readers = new Map(
+  const readers = new Map<string, FundsReader>(
     networks.map((n) => [n.network, chainFunds(n.rpcUrl, n.asset.address as `0x${string}`)]),
   );
+  if (solanaRpcUrl) readers.set(SOLANA_NETWORK, solanaFunds(solanaRpcUrl));
   const first = readers.get(networks[0]?.network ?? "");
   if (!first) throw new Error("a host is paid on one network at least");
-  return (payer, nonces, network) => (readers.get(network ?? "") ?? first)(payer, nonces, network);
+  return (payer, nonces, network, settlements) =>
+    (readers.get(network ?? "") ?? first)(payer, nonces, network, settlements);
 }

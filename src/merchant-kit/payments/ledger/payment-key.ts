@@ -1,11 +1,21 @@
 import { createHash, randomUUID } from "node:crypto";
-import { getBase64Encoder, getTransactionDecoder } from "@solana/kit";
+import {
+  getBase64Encoder,
+  getCompiledTransactionMessageDecoder,
+  getTransactionDecoder,
+  type Transaction,
+} from "@solana/kit";
 import type { PaymentPayload } from "@x402/core/types";
 import { isBatchSettlementDepositPayload, isBatchSettlementVoucherPayload } from "@x402/evm";
-import { getTokenPayerFromTransaction } from "@x402/svm";
 import { encodeAbiParameters, keccak256, toHex } from "viem";
+import { SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM } from "../../../chain/solana/constants.ts";
 import { decodedPayment } from "../decoded.ts";
-import { ESCROWED_NONCE_PREFIX, type PaymentKey, PERMIT2_NONCE_PREFIX } from "./payment-ledger.ts";
+import {
+  ESCROWED_NONCE_PREFIX,
+  type PaymentKey,
+  PERMIT2_NONCE_PREFIX,
+  SVM_NONCE_PREFIX,
+} from "./payment-ledger.ts";
 
 /** The header the buyer pays with (v2), and the v1 name `@x402/hono` also reads. */
 export function paymentHeader(request: Request): string | undefined {
@@ -115,7 +125,8 @@ function permit2Key(permit: unknown, amount: bigint): PaymentKey | undefined {
  * A Solana payment's key (issue 86): the payer is the transfer's authority, the wallet that owns the USDC account
  * it pays from (never the token account), and the nonce the SHA-256 of the signed message, which is one payment
  * however often it is sent (the chain processes a signed message once). Base58 is kept as it is: its case is
- * part of the address. The row outlives the message's blockhash (about a minute) by far.
+ * part of the address. The row outlives the message's blockhash (about a minute) by far. The account the transfer
+ * draws from is kept too (`source`): a guarded endpoint reserves against it (payments/ledger/svm-funds.ts).
  */
 function svmKey(payload: PaymentPayload, amount: bigint, nowSeconds: number): PaymentKey | undefined {
   const network = payload.accepted?.network;
@@ -124,17 +135,36 @@ function svmKey(payload: PaymentPayload, amount: bigint, nowSeconds: number): Pa
     return undefined;
   try {
     const transaction = getTransactionDecoder().decode(getBase64Encoder().encode(wire));
-    const payer = getTokenPayerFromTransaction(transaction);
-    if (!payer) return undefined;
+    const transfer = tokenTransfer(transaction.messageBytes);
+    if (!transfer) return undefined;
     return {
-      payer: payer as `0x${string}`,
-      nonce: `svm:${createHash("sha256").update(Uint8Array.from(transaction.messageBytes)).digest("hex")}`,
+      payer: transfer.authority as `0x${string}`,
+      nonce: `${SVM_NONCE_PREFIX}${createHash("sha256").update(Uint8Array.from(transaction.messageBytes)).digest("hex")}`,
       validBefore: nowSeconds + 3600,
       amount,
+      source: transfer.source,
     };
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The first token-program instruction's source account and authority (`TransferChecked`: source, mint,
+ * destination, authority), the instruction `@x402/svm`'s `getTokenPayerFromTransaction` reads its payer from.
+ */
+function tokenTransfer(
+  messageBytes: Transaction["messageBytes"],
+): { source: string; authority: string } | undefined {
+  const { staticAccounts, instructions } = getCompiledTransactionMessageDecoder().decode(messageBytes);
+  for (const ix of instructions) {
+    const program = staticAccounts[ix.programAddressIndex];
+    if (program !== SPL_TOKEN_PROGRAM && program !== TOKEN_2022_PROGRAM) continue;
+    const [source, , , authority] = (ix.accountIndices ?? []).map((i) => staticAccounts[i]);
+    if (authority === undefined) continue;
+    return source === undefined ? undefined : { source, authority };
+  }
+  return undefined;
 }
 
 function atomic(value: unknown): bigint {

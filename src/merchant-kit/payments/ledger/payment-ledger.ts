@@ -53,6 +53,12 @@ export interface PaymentKey {
   escrowed?: boolean;
   /** The network the payment is made on (CAIP-2), as its payload says: where its payer's funds are read. */
   network?: string;
+  /**
+   * The token account the payment draws from, where that is not the payer itself: a Solana transfer's source
+   * (payment-key.ts). A guarded endpoint reserves only a payment from the payer's own USDC account
+   * (svm-funds.ts, `foreignSource`).
+   */
+  source?: string;
 }
 
 /** The nonce prefix of escrowed payments' rows (payment-key.ts): `channel:<channel id>:<voucher>:<request>`. */
@@ -63,6 +69,13 @@ export const ESCROWED_NONCE_PREFIX = "channel:";
  * hex>`. Permit2's nonce bitmap marks it used, not the token's `authorizationState` (payments/ledger/funds.ts).
  */
 export const PERMIT2_NONCE_PREFIX = "permit2:";
+
+/**
+ * The nonce prefix of Solana payments' rows: `svm:<SHA-256 of the signed message, hex>`. The chain knows a
+ * transaction by its signature, not by its message: the row keeps its settlement's (`settlement`), through which
+ * the funds reader asks whether it landed (svm-funds.ts).
+ */
+export const SVM_NONCE_PREFIX = "svm:";
 
 /**
  * Rows are kept after `validBefore` for this long: a row must outlive every chance that the
@@ -111,6 +124,11 @@ export type FundsReader = (
   nonces: readonly string[],
   /** The payment's network (CAIP-2); unnamed, the host's first. */
   network?: string,
+  /**
+   * The settlement transactions the ledger recorded for some of `nonces` (Solana's: svm-funds.ts), by nonce:
+   * where the chain knows a payment by its transaction alone, how to ask whether it landed.
+   */
+  settlements?: ReadonlyMap<string, string>,
 ) => Promise<Funds>;
 
 export type Reservation =
@@ -126,7 +144,7 @@ export class PaymentLedger {
   // Concurrent requests' rows are taken and finished in groups, a statement for many (common/db/grouped.ts);
   // a row the database refuses for its own values (a validBefore past its timestamps) fails its request alone.
   private readonly taking: GroupedWriter<{ key: PaymentKey; resource: string }, boolean>;
-  private readonly finishing: GroupedWriter<{ key: PaymentKey; outcome: Outcome }>;
+  private readonly finishing: GroupedWriter<{ key: PaymentKey; outcome: Outcome; settlement?: string }>;
 
   constructor(
     private readonly db: Database,
@@ -182,8 +200,8 @@ export class PaymentLedger {
         await insertRow(tx, key, resource);
         return { status: "taken" };
       }
-      const { rows } = await tx.query<{ nonce: string; amount: string }>(
-        `SELECT nonce, amount::text AS amount FROM merchant_payments
+      const { rows } = await tx.query<{ nonce: string; amount: string; settlement: string | null }>(
+        `SELECT nonce, amount::text AS amount, settlement FROM merchant_payments
          WHERE payer = $1 AND nonce NOT LIKE '${ESCROWED_NONCE_PREFIX}%' AND (${IN_FLIGHT}
            OR (state = 'settled' AND finished_at > least(now() - interval '${SETTLED_RECHECK_SECONDS} seconds', to_timestamp($2))))
          ORDER BY nonce`,
@@ -193,7 +211,10 @@ export class PaymentLedger {
         const checked = rows.length <= MAX_CHECKED_NONCES ? rows.map((r) => r.nonce) : [];
         // The payer's payments in flight on every network count against this one's balance: a refusal too
         // many, never a call too few, where a wallet pays a host on two chains at once.
-        const { balance, used } = await funds(key.payer, checked, key.network);
+        const settlements = new Map(
+          rows.flatMap((r) => (r.settlement === null ? [] : [[r.nonce, r.settlement] as const])),
+        );
+        const { balance, used } = await funds(key.payer, checked, key.network, settlements);
         const inFlight = rows.reduce((sum, r) => (used.has(r.nonce) ? sum : sum + BigInt(r.amount)), 0n);
         if (inFlight + key.amount > balance) return { status: "insufficient", balance, inFlight };
       }
@@ -205,9 +226,10 @@ export class PaymentLedger {
   /**
    * Records how the payment's run ended. `q` is the transaction of a payment whose writes commit with
    * its settlement (the row then changes with them); by default, the database, in one statement with the
-   * outcomes of concurrent requests.
+   * outcomes of concurrent requests. `settlement`: the transaction that settled it, kept where the funds
+   * reader needs it to see it landed (a Solana payment's: `SVM_NONCE_PREFIX`).
    */
-  async finish(key: PaymentKey, outcome: Outcome, q?: Queryable): Promise<void> {
+  async finish(key: PaymentKey, outcome: Outcome, q?: Queryable, settlement?: string): Promise<void> {
     const row = deferredRows.get(key);
     if (row) {
       // A voucher's row, written with its charge or not at all yet (`deferred`).
@@ -223,7 +245,7 @@ export class PaymentLedger {
         return;
       }
     }
-    if (!q) return this.finishing.write({ key, outcome });
+    if (!q) return this.finishing.write({ key, outcome, ...(settlement && { settlement }) });
     if (outcome === "released") {
       await q.query("DELETE FROM merchant_payments WHERE payer = $1 AND nonce = $2", [
         key.payer,
@@ -232,9 +254,9 @@ export class PaymentLedger {
       return;
     }
     await q.query(
-      `UPDATE merchant_payments SET state = $3, finished_at = clock_timestamp()
+      `UPDATE merchant_payments SET state = $3, finished_at = clock_timestamp(), settlement = $4
        WHERE payer = $1 AND nonce = $2`,
-      [key.payer, key.nonce.toLowerCase(), outcome],
+      [key.payer, key.nonce.toLowerCase(), outcome, settlement ?? null],
     );
   }
 
@@ -329,19 +351,24 @@ async function takeRows(
 /** Records a group's outcomes: released rows deleted, the others' states set, in one statement. */
 async function finishRows(
   q: Queryable,
-  batch: readonly { key: PaymentKey; outcome: Outcome }[],
+  batch: readonly { key: PaymentKey; outcome: Outcome; settlement?: string }[],
 ): Promise<undefined> {
   await q.query(
     `WITH done AS (
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS t(payer, nonce, outcome)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS t(payer, nonce, outcome, settlement)
      ), released AS (
        DELETE FROM merchant_payments m USING done
        WHERE done.outcome = 'released' AND m.payer = done.payer AND m.nonce = done.nonce
      )
-     UPDATE merchant_payments m SET state = done.outcome, finished_at = clock_timestamp()
+     UPDATE merchant_payments m SET state = done.outcome, finished_at = clock_timestamp(), settlement = done.settlement
      FROM done
      WHERE done.outcome <> 'released' AND m.payer = done.payer AND m.nonce = done.nonce`,
-    [batch.map((b) => b.key.payer), batch.map((b) => b.key.nonce.toLowerCase()), batch.map((b) => b.outcome)],
+    [
+      batch.map((b) => b.key.payer),
+      batch.map((b) => b.key.nonce.toLowerCase()),
+      batch.map((b) => b.outcome),
+      batch.map((b) => b.settlement ?? null),
+    ],
   );
   return undefined;
 }
