@@ -110,7 +110,35 @@ export interface ChainRecord {
    * domain (src/reports/provenance/bridges.ts). Absent where CCTP does not run.
    */
   cctpDomain?: number;
+  /**
+   * Circle's CCTP contracts on the chain, by version: the indexer reads a burn (TokenMessenger's
+   * `DepositForBurn` after the MessageTransmitter's `MessageSent`) and a mint (`MintAndWithdraw` before
+   * `MessageReceived`) from them (src/indexer/cctp-logs.ts). Absent where CCTP does not run; a devnet's
+   * stand-ins are named by a record of its own (`{ ...BASE_RECORD, cctp: { v2: ... } }`).
+   */
+  cctp?: CctpDeployment;
 }
+
+/** One version of Circle's CCTP on a chain: the contract a burn starts at, and the one that carries its message. */
+export interface CctpContracts {
+  tokenMessenger: Address;
+  messageTransmitter: Address;
+}
+
+/** CCTP v1 (a message nonce of 8 bytes, counted by the source chain) and v2 (32 bytes, given by Circle's attesters). */
+export interface CctpDeployment {
+  v1?: CctpContracts;
+  v2?: CctpContracts;
+}
+
+/**
+ * CCTP v2's contracts, one address on every EVM chain (CREATE2): developers.circle.com/cctp/evm-smart-contracts,
+ * "Mainnet contract addresses" (TokenMessengerV2, MessageTransmitterV2).
+ */
+export const CCTP_V2: CctpContracts = {
+  tokenMessenger: "0x28b5a0e9C621a5BadaA536219b3a228C8168cf5d",
+  messageTransmitter: "0x81D40F21F12A8F0E3252Bccb954D722d4c464B64",
+};
 
 /** The same on every EVM chain (CREATE2); the sources are in docs/chains.md. */
 export const X402_CONTRACTS = {
@@ -140,6 +168,14 @@ export const BASE_RECORD = {
   facilitators: baseFacilitators,
   hubs: baseHubs,
   cctpDomain: 6,
+  // CCTP v1's: developers.circle.com/cctp/v1/evm-smart-contracts, "Mainnet contract addresses".
+  cctp: {
+    v1: {
+      tokenMessenger: "0x1682Ae6375C4E4A97e4B583BC394c861A46D8962",
+      messageTransmitter: "0xAD09780d193884d503182aD4588450C416D6F9D4",
+    },
+    v2: CCTP_V2,
+  },
   clock: {
     kind: "fixed",
     blockSeconds: 2,
@@ -166,6 +202,13 @@ export const POLYGON_RECORD: ChainRecord = {
   facilitators: polygonFacilitators,
   hubs: polygonHubs,
   cctpDomain: 7,
+  cctp: {
+    v1: {
+      tokenMessenger: "0x9daF8c91AEFAE50b9c0E69629D3F6Ca40cA3B3FE",
+      messageTransmitter: "0xF3be9355363857F3e001be68856A2f96b4C39Ba9",
+    },
+    v2: CCTP_V2,
+  },
   clock: { kind: "stamped", aboutSeconds: 2 },
 };
 
@@ -185,6 +228,13 @@ export const ARBITRUM_RECORD: ChainRecord = {
   facilitators: arbitrumFacilitators,
   hubs: arbitrumHubs,
   cctpDomain: 3,
+  cctp: {
+    v1: {
+      tokenMessenger: "0x19330d10D9Cc8751218eaf51E8885D058642E08A",
+      messageTransmitter: "0xC30362313FBBA5cf9163F0bb16a0e01f01A896ca",
+    },
+    v2: CCTP_V2,
+  },
   clock: { kind: "stamped", aboutSeconds: 0.25 },
 };
 

@@ -95,7 +95,8 @@ export function decodeLog(log: RawLog): X402Log | undefined {
   };
 }
 
-function positionOf(log: RawLog): LogPosition {
+/** Where a log stands in the chain, as every decoded log carries it. */
+export function positionOf(log: RawLog): LogPosition {
   return {
     block: hexNumber(log.blockNumber),
     blockHash: log.blockHash.toLowerCase(),

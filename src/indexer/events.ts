@@ -37,6 +37,8 @@ export type IndexerEvent =
       transfers: number;
       /** Funding history rows this batch added. */
       history: number;
+      /** Sides of CCTP messages this batch added (`bridge-messages.ts`). */
+      bridges: number;
     }
   /** The funding history stopped short: the level cap, or a node without a block's state (once a run). */
   | ({ type: "funding_limit" } & FundingLimit)
@@ -65,6 +67,8 @@ export interface IndexerSummary {
   transfers: number;
   /** Transfers stored as funding history (`history.ts`), beside the `transfers` the commit rule kept. */
   history: number;
+  /** Sides of CCTP messages stored (`bridge_messages`). */
+  bridges: number;
   batches: number;
   reorgs: number;
   /** The blocks this run committed, or null when it committed none. */

@@ -9,6 +9,7 @@
  */
 
 import type { IndexClock } from "../chain/block-clock.ts";
+import type { ChainRecord } from "../chain/chains.ts";
 import type { FacilitatorRegistry } from "../chain/facilitators.ts";
 import {
   type BlockNeed,
@@ -18,9 +19,11 @@ import {
   filterTraces,
   type SenderStrategy,
 } from "./block-data.ts";
+import { type BridgeRow, bridgeSides, datedSides } from "./bridge-messages.ts";
+import { type CctpLog, type CctpRoles, decodeCctpLog } from "./cctp-logs.ts";
 import type { ChannelLog } from "./channel-logs.ts";
 import { type ClassifiedBatch, classifyBatch } from "./classify.ts";
-import { decodeLog, hexNumber, type X402Log } from "./decode.ts";
+import { decodeLog, hexNumber, positionOf, type X402Log } from "./decode.ts";
 import type { LogFetcher } from "./logs.ts";
 import type { RawLog } from "./raw-log.ts";
 import type { RpcClient } from "./rpc/client.ts";
@@ -29,6 +32,10 @@ import type { Cursor } from "./state.ts";
 
 export interface FetchContext {
   client: RpcClient;
+  /** The chain read: its CCTP domain and USDC name the bridge messages' sides. */
+  chain: ChainRecord;
+  /** Its CCTP contracts (`cctpContracts`), whose logs the batch's one eth_getLogs returns with USDC's. */
+  cctp: CctpRoles;
   logs: LogFetcher;
   registry: FacilitatorRegistry;
   clock: IndexClock;
@@ -48,6 +55,8 @@ export interface FetchedBatch extends ClassifiedBatch {
   logs: number;
   /** The batch-settlement escrow's events: rows only at commit, against the channels known by then. */
   channelLogs: ChannelLog[];
+  /** The sides of CCTP messages logged in the batch (`bridge-messages.ts`): every one is kept. */
+  bridges: BridgeRow[];
 }
 
 export async function fetchBatch(ctx: FetchContext, from: number, to: number): Promise<FetchedBatch> {
@@ -59,7 +68,14 @@ export async function fetchBatch(ctx: FetchContext, from: number, to: number): P
   filtered?.catch(() => undefined); // awaited in fetchBlockData; a failure before must not go unhandled
   const raw = await ctx.logs.fetch(from, to);
   const decoded: X402Log[] = [];
+  const cctp: CctpLog[] = [];
   for (const log of raw) {
+    const role = ctx.cctp.get(log.address.toLowerCase());
+    if (role) {
+      const side = log.removed ? undefined : decodeCctpLog(log, positionOf(log), role);
+      if (side) cctp.push(side);
+      continue;
+    }
     const x402 = decodeLog(log);
     if (x402) decoded.push(x402);
   }
@@ -77,7 +93,7 @@ export async function fetchBatch(ctx: FetchContext, from: number, to: number): P
   for (const { transfer } of paired.settlements) need(transfer.block).add(transfer.tx);
   // A chain without a clock rule dates each log by its block: where the RPC left a log's time out, its
   // block's header is read with the rest (a settlement's block is read anyway, so it is not read twice).
-  const undated = ctx.clock.stamped ? decoded.filter((log) => log.blockTime === undefined) : [];
+  const undated = ctx.clock.stamped ? [...decoded, ...cctp].filter((log) => log.blockTime === undefined) : [];
   for (const log of undated) need(log.block);
   need(to);
   need(from);
@@ -117,6 +133,8 @@ export async function fetchBatch(ctx: FetchContext, from: number, to: number): P
   }
 
   const classified = classifyBatch(paired, blocks, ctx.registry, ctx.clock);
+  // Paired once dated: a side carries its log's time.
+  const bridges = datedSides(bridgeSides(cctp, ctx.chain), blocks, ctx.clock);
   const hashes: Cursor[] = [];
   for (const [number, data] of blocks) {
     if (number >= from) hashes.push({ block: number, hash: data.header.hash, time: data.header.timestamp });
@@ -131,6 +149,7 @@ export async function fetchBatch(ctx: FetchContext, from: number, to: number): P
     hashes,
     logs: raw.length,
     channelLogs: paired.channels,
+    bridges,
   };
 }
 

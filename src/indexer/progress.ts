@@ -77,6 +77,7 @@ export class JsonReporter implements Reporter {
             candidates: event.candidates,
             transfers: event.transfers,
             history: event.history,
+            bridges: event.bridges,
           },
           blocks_per_s: Math.round(rate),
           eta_s: Math.max(0, Math.round((event.target - event.to) / Math.max(rate, 1e-9))),

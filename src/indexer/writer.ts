@@ -16,6 +16,7 @@ import { bumpDataVersion } from "../analytics/migrations.ts";
 import { paymentsWritten, SEALS_PER_COMMIT } from "../analytics/payment-days.ts";
 import { BASE_RECORD, type ChainRecord } from "../chain/chains.ts";
 import type { BalanceRow } from "./balances.ts";
+import type { BridgeRow } from "./bridge-messages.ts";
 import type { ChannelEventRow, ChannelRow } from "./channels.ts";
 import type { CandidateRow, PaymentRow, TransferRow } from "./classify.ts";
 import type { Cursor } from "./state.ts";
@@ -40,6 +41,8 @@ export interface Batch {
   /** Batch-settlement channels first seen in the batch, and every event of the escrow in it (`channels.ts`). */
   channels?: readonly ChannelRow[];
   channelEvents?: readonly ChannelEventRow[];
+  /** The sides of CCTP messages logged in the batch's blocks (`bridge-messages.ts`). */
+  bridges?: readonly BridgeRow[];
 }
 
 export interface CommitOptions {
@@ -59,6 +62,8 @@ export interface CommitCounts {
   history: number;
   /** Balance rows added (not already stored). */
   balances: number;
+  /** Sides of CCTP messages added (not already stored: an import of the same blocks may hold them). */
+  bridges: number;
 }
 
 /**
@@ -128,6 +133,44 @@ async function addMerchants(analytics: Analytics, chain: string, fresh: readonly
   }
 }
 
+/**
+ * The sides of CCTP messages, keyed by (chain, tx_hash, log_index) like the import's lines: one imported into the
+ * same blocks is the same fact and is kept as it is.
+ */
+async function addBridges(analytics: Analytics, chain: string, rows: readonly BridgeRow[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const before = await countRows(analytics, "bridge_messages");
+  for (let i = 0; i < rows.length; i += 500) {
+    const some = rows.slice(i, i + 500);
+    const values = some.map((_, k) => {
+      const p = (n: number) => `$${11 * k + n + 1}`;
+      return `($1, ${p(1)}, ${p(2)}::INTEGER, ${p(3)}::BIGINT, to_timestamp(${p(4)}::BIGINT)::TIMESTAMP, ${p(5)}, ${p(6)}::INTEGER, ${p(7)}::INTEGER, ${p(8)}, ${p(9)}, ${p(10)}, ${p(11)}::BIGINT)`;
+    });
+    const fields = some.flatMap((b) => [
+      b.tx,
+      b.logIndex,
+      b.block,
+      b.time,
+      b.side,
+      b.sourceDomain,
+      b.destinationDomain,
+      b.nonce,
+      b.sender,
+      b.recipient,
+      b.amount.toString(),
+    ]);
+    await analytics.run(`INSERT OR IGNORE INTO bridge_messages VALUES ${values.join(", ")}`, [
+      chain,
+      ...fields,
+    ]);
+  }
+  return (await countRows(analytics, "bridge_messages")) - before;
+}
+
+async function countRows(analytics: Analytics, table: string): Promise<number> {
+  return Number((await analytics.one<{ n: bigint }>(`SELECT count(*) AS n FROM ${table}`))?.n ?? 0n);
+}
+
 export class BatchWriter {
   /** Merchants known to be in the analytics database (loaded at the first commit): only new ones are inserted. */
   private merchants: Set<string> | undefined;
@@ -166,6 +209,7 @@ export class BatchWriter {
           transfers: await this.add("transfers", batch.transfers, range),
           history: await this.addHistory(batch),
           balances: await this.addBalances(batch.balances ?? []),
+          bridges: await addBridges(this.analytics, this.chain, batch.bridges ?? []),
         };
         await this.addChannels(batch);
         // Every wallet paid through x402 is a merchant with a report; its name stays NULL (the report
@@ -255,7 +299,7 @@ export class BatchWriter {
    */
   private async addBalances(rows: readonly BalanceRow[]): Promise<number> {
     if (rows.length === 0) return 0;
-    const before = await this.countBalances();
+    const before = await countRows(this.analytics, "balances");
     for (let i = 0; i < rows.length; i += 1_000) {
       const some = rows.slice(i, i + 1_000);
       await this.analytics.run(
@@ -263,11 +307,7 @@ export class BatchWriter {
         [this.chain, ...some.flatMap((b) => [b.wallet, b.block, b.amount.toString()])],
       );
     }
-    return (await this.countBalances()) - before;
-  }
-
-  private async countBalances(): Promise<number> {
-    return Number((await this.analytics.one<{ n: bigint }>("SELECT count(*) AS n FROM balances"))?.n ?? 0n);
+    return (await countRows(this.analytics, "balances")) - before;
   }
 
   /** Adds rows of blocks `lo`..`hi`, skipping keys the analytics database already holds; returns rows added. */
@@ -288,14 +328,14 @@ export class BatchWriter {
     await this.analytics.run(`CREATE TEMP TABLE IF NOT EXISTS ${stage} AS SELECT * FROM ${table} LIMIT 0`);
     await this.analytics.run(`DELETE FROM ${stage}`);
     await this.append(stage, "temp", table, rows);
-    const before = await this.count(table);
+    const before = await countRows(this.analytics, table);
     await this.analytics.run(
       `INSERT INTO ${table} SELECT * FROM ${stage} s WHERE NOT EXISTS (
          SELECT 1 FROM ${table} t WHERE t.chain = s.chain AND t.tx_hash = s.tx_hash AND t.log_index = s.log_index
            AND t.block_number BETWEEN $lo AND $hi)`,
       blocks,
     );
-    return (await this.count(table)) - before;
+    return (await countRows(this.analytics, table)) - before;
   }
 
   private async append(
@@ -320,10 +360,6 @@ export class BatchWriter {
     } finally {
       appender.closeSync();
     }
-  }
-
-  private async count(table: Table): Promise<number> {
-    return Number((await this.analytics.one<{ n: bigint }>(`SELECT count(*) AS n FROM ${table}`))?.n ?? 0n);
   }
 
   private async saveCheckpoint(batch: Batch, options: CommitOptions): Promise<void> {

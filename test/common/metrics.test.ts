@@ -138,7 +138,7 @@ describe("the JSON-RPC client", () => {
 describe("the indexer's events", () => {
   it("count blocks, payments and reorgs, and set how far behind the head it is", async () => {
     const before = await now();
-    const batch = { logs: 0, candidates: 0, transfers: 0, history: 0, time: 0, target: 0 };
+    const batch = { logs: 0, candidates: 0, transfers: 0, history: 0, bridges: 0, time: 0, target: 0 };
     countEvent({ type: "batch", from: 101, to: 150, head: 170, payments: 4, ...batch });
     countEvent({ type: "batch", from: 151, to: 160, head: 171, payments: 1, ...batch });
     countEvent({ type: "reorg", checkpoint: 160, ancestor: 155, ancestorTime: 0 });

@@ -4,6 +4,7 @@
  * was read is "moved", for the main loop to wait out.
  */
 import { ChainMovedError } from "../block-data.ts";
+import { cctpContracts } from "../cctp-logs.ts";
 import { type FetchContext, type FetchedBatch, fetchBatch } from "../fetch-batch.ts";
 import { commit } from "./commit.ts";
 import { merge, rowsOf } from "./merge.ts";
@@ -26,6 +27,8 @@ export async function backfill(run: Run, target: number): Promise<BackfillOutcom
   const { state, signal, logs, concurrency } = run;
   const ctx: FetchContext = {
     client: run.client,
+    chain: run.chain,
+    cctp: cctpContracts(run.chain.cctp),
     logs,
     registry: run.registry,
     clock: state.clock,

@@ -36,6 +36,7 @@ export async function commit(run: Run, batch: FetchedBatch): Promise<void> {
         balances: funding?.balances,
         channels: channels.channels,
         channelEvents: channels.events,
+        bridges: batch.bridges,
       },
       { startBlock: state.startBlock, previous, reorgDepth: run.reorgDepth },
     ),
@@ -48,6 +49,7 @@ export async function commit(run: Run, batch: FetchedBatch): Promise<void> {
   summary.candidates += counts.candidates;
   summary.transfers += counts.transfers;
   summary.history += counts.history;
+  summary.bridges += counts.bridges;
   summary.block = state.cursor.block;
   run.emit({
     type: "batch",

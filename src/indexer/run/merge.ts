@@ -2,7 +2,7 @@ import type { FetchedBatch } from "../fetch-batch.ts";
 
 /** The rows a batch would write. */
 export const rowsOf = (b: FetchedBatch) =>
-  b.payments.length + b.candidates.length + b.transfers.length + b.channelLogs.length;
+  b.payments.length + b.candidates.length + b.transfers.length + b.channelLogs.length + b.bridges.length;
 
 /** Consecutive batches as one. */
 export function merge(group: readonly FetchedBatch[]): FetchedBatch {
@@ -21,5 +21,6 @@ export function merge(group: readonly FetchedBatch[]): FetchedBatch {
     hashes: group.flatMap((b) => b.hashes),
     logs: group.reduce((n, b) => n + b.logs, 0),
     channelLogs: group.flatMap((b) => b.channelLogs),
+    bridges: group.flatMap((b) => b.bridges),
   };
 }

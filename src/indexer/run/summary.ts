@@ -11,6 +11,7 @@ export function newSummary(client: RpcClient, block: number): IndexerSummary {
     candidates: 0,
     transfers: 0,
     history: 0,
+    bridges: 0,
     batches: 0,
     reorgs: 0,
     indexed: null,

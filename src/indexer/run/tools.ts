@@ -2,6 +2,7 @@
 import { BASE_RECORD, type ChainRecord } from "../../chain/chains.ts";
 import { DEVNET_FACILITATOR_SIGNER, isAnvil } from "../../chain/devnet-signer.ts";
 import type { FacilitatorRegistry } from "../../chain/facilitators.ts";
+import { CCTP_TOPICS, cctpContracts } from "../cctp-logs.ts";
 import { CHANNEL_TOPICS } from "../channel-logs.ts";
 import { countEvent } from "../counted.ts";
 import {
@@ -43,16 +44,19 @@ export async function openTools(options: IndexerOptions): Promise<RunTools> {
   const chain = options.chain ?? BASE_RECORD;
   await checkChainId(client, chain);
   const clockDated = chain.clock.kind === "stamped";
+  const cctp = [...cctpContracts(chain.cctp).keys()];
   const logs = new LogFetcher(
     client,
-    // USDC's transfers and EIP-3009 settlements, the Permit2 proxies' settlements and the batch-settlement
-    // escrow's events: one query for all (the OR of addresses and of first topics).
+    // USDC's transfers and EIP-3009 settlements, the Permit2 proxies' settlements, the batch-settlement
+    // escrow's events and CCTP's burns and mints: one query for all (the OR of addresses and of first
+    // topics), so reading the bridge costs no call more per range, only its logs in the answer.
     {
       address: [
         chain.usdc.address,
         chain.contracts.uptoProxy,
         chain.contracts.exactProxy,
         chain.contracts.batchSettlement,
+        ...cctp,
       ],
       topic0: [
         TRANSFER_TOPIC,
@@ -60,6 +64,7 @@ export async function openTools(options: IndexerOptions): Promise<RunTools> {
         UPTO_SETTLED_TOPIC,
         UPTO_SETTLED_WITH_PERMIT_TOPIC,
         ...Object.values(CHANNEL_TOPICS),
+        ...(cctp.length > 0 ? Object.values(CCTP_TOPICS) : []),
       ],
     },
     {

@@ -30,6 +30,7 @@ import { sqlChain, sqlSlug, sqlTimestamp } from "../scope.ts";
 export const BRIDGE_TABLES = ["rw_bridge_moves", "rw_bridge_inflow", "rw_bridge_hubs"];
 
 const ZERO = "0x0000000000000000000000000000000000000000";
+const ZERO_NONCE = `0x${"0".repeat(64)}`;
 
 /** SQL: the chain slug of a CCTP domain expression, or `cctp-N` for one the project does not read. */
 function sqlDomainSlug(domain: string): string {
@@ -76,8 +77,10 @@ export async function bridgeMoves(
      WITH own AS (
        SELECT * FROM bridge_messages WHERE ${sqlChain(chain)} AND block_number <= $end
      ), burns AS (
-       -- Each message's burn, wherever the store holds it: its depositor is the mint's sender.
-       SELECT source_domain, nonce, any_value(sender) AS sender FROM bridge_messages WHERE side = 'burn'
+       -- Each message's burn, wherever the store holds it: its depositor is the mint's sender. A v2 burn as
+       -- its own chain logs it has the zero nonce (Circle's attesters give it one later): it names no message.
+       SELECT source_domain, nonce, any_value(sender) AS sender FROM bridge_messages
+       WHERE side = 'burn' AND nonce <> '${ZERO_NONCE}'
        GROUP BY ALL
      ), mints AS (
        SELECT m.tx_hash, m.recipient, m.amount,
