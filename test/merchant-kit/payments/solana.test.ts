@@ -6,7 +6,8 @@
  * it, the fee payer pays only the fee; the same payment sent again is refused; buyers paying at once are each
  * charged once. The guarantees as on the EVM chains: of two payments at once from a wallet that can afford one,
  * one is delivered and charged, on a plain route and on one that reserves the payer's funds before its work
- * (payments/ledger/svm-funds.ts); a refused call is never charged.
+ * (payments/ledger/svm-funds.ts); a refused call is never charged. x402 v1's own client (`x402-fetch` 1.2.0 with a
+ * Solana signer) pays the same routes through the kit's v1 front.
  */
 import {
   type Address,
@@ -22,6 +23,7 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { decodeXPaymentResponse, wrapFetchWithPayment as wrapFetchWithPaymentV1 } from "x402-fetch";
 import { SOLANA_NETWORK, SOLANA_USDC_MINT } from "../../../src/chain/solana/constants.ts";
 import {
   type SolanaDevnet,
@@ -285,5 +287,54 @@ describe("a merchant paid on Solana keeps the guarantees", () => {
     expect((await pay(`${shop.url}/api/fail`)).status).toBe(502);
     expect(await usdcOf(buyer.address)).toBe(before.buyer);
     expect(await usdcOf(owner.address)).toBe(before.owner);
+  });
+});
+
+describe("a merchant paid on Solana by an x402 v1 client", () => {
+  it("is paid by x402-fetch 1.2.0 with a Solana signer once: its 402's v1 body lists Solana, the price moves once, the same X-PAYMENT again is refused", async () => {
+    const wallet = await walletHolding(rpc, buyers[0] as KeyPairSigner, 3n * PRICE);
+    const owned = await usdcOf(owner.address);
+    const path = "/api/echo?text=v1";
+    const unpaid = (await (await fetch(`${shop.url}${path}`)).json()) as {
+      x402Version: number;
+      accepts: unknown[];
+    };
+    expect(unpaid.x402Version).toBe(1);
+    expect(unpaid.accepts).toContainEqual(
+      expect.objectContaining({
+        scheme: "exact",
+        network: "solana",
+        asset: SOLANA_USDC_MINT,
+        maxAmountRequired: PRICE.toString(),
+        payTo: owner.address,
+        extra: expect.objectContaining({ feePayer: devnet.feePayer.address }),
+      }),
+    );
+    const sent: string[] = [];
+    const recording: typeof fetch = async (input, init) => {
+      const header = new Request(input, init).headers.get("x-payment");
+      if (header) sent.push(header);
+      return fetch(input, init);
+    };
+    // As x402-fetch's README pays on Solana: a Solana signer, and the RPC to build the transaction on.
+    const pay = wrapFetchWithPaymentV1(recording, wallet, undefined, undefined, {
+      svmConfig: { rpcUrl: devnet.rpc },
+    });
+    const paid = await pay(`${shop.url}${path}`);
+    expect(paid.status, await paid.clone().text()).toBe(200);
+    expect(await paid.json()).toEqual({ text: "v1", payer: wallet.address });
+    expect(decodeXPaymentResponse(paid.headers.get("x-payment-response") as string)).toMatchObject({
+      success: true,
+      network: "solana",
+      payer: wallet.address,
+    });
+    expect(await usdcOf(wallet.address)).toBe(2n * PRICE);
+    expect(await usdcOf(owner.address)).toBe(owned + PRICE);
+
+    // The very same X-PAYMENT again: refused, nothing moves.
+    const again = await fetch(`${shop.url}${path}`, { headers: { "x-payment": sent[0] as string } });
+    expect(again.status).toBe(402);
+    expect(await usdcOf(wallet.address)).toBe(2n * PRICE);
+    expect(await usdcOf(owner.address)).toBe(owned + PRICE);
   });
 });

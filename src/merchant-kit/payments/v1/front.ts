@@ -21,7 +21,7 @@ import type { AnyEndpoint } from "../../endpoint.ts";
 import type { MerchantEnv } from "../../merchant-env.ts";
 import { type AnswerHook, unpaidAnswer } from "../resource-server.ts";
 import { v1NetworkOf } from "./networks.ts";
-import { asV2Payment, v1PaymentOf } from "./payment.ts";
+import { asV2Payment, describeV1Payment, v1PaymentOf } from "./payment.ts";
 import { type V1PaymentRequired, v1OutputSchema, v1PaymentRequired } from "./required.ts";
 
 /**
@@ -158,7 +158,7 @@ async function asV2(
     throw new AppError(
       402,
       error,
-      `the X-PAYMENT pays ${payment.payload.authorization.value} by ${payment.scheme} on ${payment.network} to ${payment.payload.authorization.to}, which is none of the ways this route takes from x402 v1 clients (exact by EIP-3009, its price, its wallet, its networks): ask without it to get them. Nothing was charged`,
+      `the X-PAYMENT pays ${describeV1Payment(payment)}, which is none of the ways this route takes from x402 v1 clients (exact by EIP-3009 or on Solana, its price, its wallet, its networks): ask without it to get them. Nothing was charged`,
       { headers: { "PAYMENT-REQUIRED": encodePaymentRequiredHeader({ ...required, error }) } },
     );
   }

@@ -2,8 +2,9 @@
  * The 402's body as x402 v1 clients read it (`x402-fetch`, `x402-axios`: `{x402Version, accepts}` from the JSON
  * body, each entry parsed against v1's `PaymentRequirementsSchema`), made from the v2 `PAYMENT-REQUIRED` the same
  * answer carries, so that both say the same price, wallet, token and networks. v1 pays `exact` with an EIP-3009
- * authorization and nothing else: upto, exact through Permit2 and payment channels are v2's, and a chain v1 has
- * no name for (networks.ts) is left out, so that a client's parse of the list never fails on one entry.
+ * authorization on an EVM chain, or with a signed `TransferChecked` on Solana (x402 1.2.0's SVM scheme, the fee
+ * payer the facilitator's as v2's: `extra.feePayer`), and nothing else: upto, exact through Permit2 and payment channels are
+ * v2's, and a chain v1 has no name for (networks.ts) is left out, so that a client's parse of the list never fails on one entry.
  */
 import type { PaymentRequired, PaymentRequirements } from "@x402/core/types";
 import { type AnyEndpoint, pathParams } from "../../endpoint.ts";
@@ -37,7 +38,10 @@ export interface V1Payable {
   network: string;
 }
 
-/** The requirements of `accepts` a v1 client can pay: `exact` by EIP-3009, on a network v1 names; in order. */
+/**
+ * The requirements of `accepts` a v1 client can pay: `exact` on a network v1 names, by EIP-3009 on an EVM chain
+ * (Solana's carry no transfer method); in order.
+ */
 export function payableByV1(accepts: readonly PaymentRequirements[]): V1Payable[] {
   return accepts.flatMap((requirements) => {
     const network = v1NetworkOf(requirements.network);
@@ -73,7 +77,7 @@ export function v1PaymentRequired(
   const error =
     accepts.length > 0
       ? (required.error ?? "Payment required")
-      : `x402 v1 cannot pay this route: ${closed ?? `it takes ${ways(required.accepts)}, and v1 pays exact by EIP-3009 on a network it names`}; pay it with an x402 v2 client, which reads the PAYMENT-REQUIRED header`;
+      : `x402 v1 cannot pay this route: ${closed ?? `it takes ${ways(required.accepts)}, and v1 pays exact (by EIP-3009 on an EVM chain) on a network it names`}; pay it with an x402 v2 client, which reads the PAYMENT-REQUIRED header`;
   return { x402Version: 1, error, accepts };
 }
 

@@ -4,8 +4,10 @@
  * v2 payment of the requirements it pays, or none; an `X-PAYMENT` that is not a v1 payment refused with a 400.
  */
 import type { PaymentRequired, PaymentRequirements } from "@x402/core/types";
+import { V1_TO_V2_NETWORK_MAP } from "@x402/svm";
 import { describe, expect, it } from "vitest";
 import { PaymentRequirementsSchema } from "x402/types";
+import { SOLANA_NETWORK, SOLANA_USDC_MINT } from "../../../../src/chain/solana/constants.ts";
 import { BadInputError } from "../../../../src/common/errors.ts";
 import { caip2OfV1, v1NetworkOf } from "../../../../src/merchant-kit/payments/v1/networks.ts";
 import { asV2Payment, v1PaymentOf } from "../../../../src/merchant-kit/payments/v1/payment.ts";
@@ -58,6 +60,9 @@ describe("the networks as x402 v1 names them", () => {
     expect(caip2OfV1("base")).toBe("eip155:8453");
     expect(caip2OfV1("polygon")).toBe("eip155:137");
     expect(caip2OfV1("arbitrum")).toBeUndefined();
+    // Solana's mainnet is `solana` to v1, as the SDK maps it.
+    expect(v1NetworkOf(SOLANA_NETWORK)).toBe("solana");
+    expect(caip2OfV1("solana")).toBe(V1_TO_V2_NETWORK_MAP.solana);
     expect(caip2OfV1("toString")).toBeUndefined();
   });
 });
@@ -145,6 +150,34 @@ describe("a v1 payment", () => {
       v1Payment({ scheme: "upto" }),
     ])
       expect(asV2Payment(v1PaymentOf(header(other)), REQUIRED)).toBeUndefined();
+  });
+
+  it("on Solana is the v2 payment of the route's one Solana way, its transaction as it is; never an EVM way's", () => {
+    const owner = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin";
+    const solana = requirement({
+      network: SOLANA_NETWORK,
+      asset: SOLANA_USDC_MINT,
+      payTo: owner,
+      extra: { feePayer: "2wKupLR9q6wXYppw8Gr2NvWxKBUqm4PPJKkQfoxHDBg4" },
+    });
+    const required = { ...REQUIRED, accepts: [...REQUIRED.accepts, solana] };
+    const transaction = {
+      x402Version: 1,
+      scheme: "exact",
+      network: "solana",
+      payload: { transaction: "AQID" },
+    };
+    const payment = v1PaymentOf(header(transaction));
+    expect(asV2Payment(payment, required)?.accepted).toEqual(solana);
+    expect(asV2Payment(payment, required)?.payload).toEqual({ transaction: "AQID" });
+    // Offered to v1 clients as x402 1.2.0 parses it.
+    const offered = v1PaymentRequired(required, SCHEMA).accepts.find((a) => a.network === "solana");
+    expect(PaymentRequirementsSchema.safeParse(offered).success).toBe(true);
+    // A transaction said to be on Base, or an EIP-3009 authorization said to be on Solana, pays nothing here.
+    expect(asV2Payment(v1PaymentOf(header({ ...transaction, network: "base" })), required)).toBeUndefined();
+    expect(asV2Payment(v1PaymentOf(header(v1Payment({ network: "solana" }))), required)).toBeUndefined();
+    // A route with no Solana way takes no Solana payment.
+    expect(asV2Payment(payment, REQUIRED)).toBeUndefined();
   });
 
   it("is refused with a 400 invalid_payment_signature when X-PAYMENT is not one", () => {
