@@ -18,6 +18,7 @@ import type {
   SupportedResponse,
 } from "@x402/core/types";
 import { EVM_NETWORK_CHAIN_ID_MAP } from "@x402/evm/v1";
+import { SOLANA_NETWORK } from "../chain/solana/constants.ts";
 import {
   INVALID_NETWORK,
   INVALID_PAYLOAD,
@@ -39,26 +40,41 @@ const V1_NAMES = new Map<number, string>(
   Object.entries(EVM_NETWORK_CHAIN_ID_MAP).map(([name, id]) => [id as number, name]),
 );
 
-/** The v1 name of a CAIP-2 EVM network (`eip155:8453` -> `base`), or undefined when v1 has none (Arbitrum One). */
+/** v1's name of Solana's mainnet (`@x402/svm`'s `V1_TO_V2_NETWORK_MAP`), the Solana network settled here. */
+const V1_SOLANA = "solana";
+
+/**
+ * The v1 name of a CAIP-2 network (`eip155:8453` -> `base`, Solana's mainnet -> `solana`), or undefined when v1
+ * has none (Arbitrum One).
+ */
 export function v1NameOf(network: string): string | undefined {
+  if (network === SOLANA_NETWORK) return V1_SOLANA;
   const id = /^eip155:(\d+)$/.exec(network)?.[1];
   return id === undefined ? undefined : V1_NAMES.get(Number(id));
 }
 
 /** The CAIP-2 id a v1 network name stands for (`base` -> `eip155:8453`); anything else unchanged. */
 export function caip2Of(network: string): string {
+  if (network === V1_SOLANA) return SOLANA_NETWORK;
   const id = (EVM_NETWORK_CHAIN_ID_MAP as Record<string, number>)[network];
   return id === undefined ? network : `eip155:${id}`;
 }
 
 /**
  * `/supported` with v1's exact scheme on this network under its v1 name beside the v2 kinds, as the SDK's
- * `x402Facilitator` lists what `registerV1` registers. Nothing added on a chain v1 has no name for.
+ * `x402Facilitator` lists what `registerV1` registers, with the v2 exact kind's `extra` (Solana's `feePayer`,
+ * which x402 1.2.0's servers read from here). Nothing added on a chain v1 has no name for.
  */
 export function withV1Kinds(supported: SupportedResponse, network: Network): SupportedResponse {
   const name = v1NameOf(network);
   if (!name) return supported;
-  const v1: SupportedKind = { x402Version: 1, scheme: "exact", network: name as Network };
+  const extra = supported.kinds.find((k) => k.scheme === "exact" && k.network === network)?.extra;
+  const v1: SupportedKind = {
+    x402Version: 1,
+    scheme: "exact",
+    network: name as Network,
+    ...(extra && { extra }),
+  };
   return { ...supported, kinds: [...supported.kinds, v1] };
 }
 

@@ -39,7 +39,9 @@ import type { Facilitator } from "../facilitator.ts";
 import { facilitatorRoutes } from "../http.ts";
 import { InFlight } from "../inflight.ts";
 import { FACILITATOR_MIGRATIONS } from "../migrations.ts";
+import type { Rejection } from "../rejection.ts";
 import { settleFailure } from "../settle-answer.ts";
+import { answerIn, fromV1, versionOf, withV1Kinds } from "../v1.ts";
 import { recordSvmVerified } from "./ledger.ts";
 import { type Checked, DUPLICATE_SETTLEMENT, type SvmContext, settleSvm } from "./settlement.ts";
 import { hookedSigner, type Signing, statusReader } from "./signer.ts";
@@ -105,8 +107,16 @@ export async function createSvmFacilitator(options: SvmFacilitatorOptions): Prom
   const gate = createGate(db, options.access ?? { open: true }, network);
   const inflight = new InFlight();
   const deliveredHere = new WeakSet<SettleResponse>();
-  const verify = (payload: PaymentPayload, requirements: PaymentRequirements) =>
+  const verifyV2 = (payload: PaymentPayload, requirements: PaymentRequirements) =>
     verifySvm(db, sdk, network, payload, requirements);
+  const verify = async (
+    payload: PaymentPayload,
+    requirements: PaymentRequirements,
+  ): Promise<VerifyResponse> => {
+    const v2 = asV2(network, payload, requirements);
+    if (!v2.ok) return { isValid: false, invalidReason: v2.reason, invalidMessage: v2.message };
+    return verifyV2(v2.payload, v2.requirements);
+  };
   const ctx: SvmContext = {
     db,
     sdk,
@@ -117,12 +127,16 @@ export async function createSvmFacilitator(options: SvmFacilitatorOptions): Prom
     inflight,
     deliveredHere,
     confirmationTimeoutMs,
-    verify,
+    verify: verifyV2,
   };
   const settle = async (payload: PaymentPayload, requirements: PaymentRequirements, grant?: Grant) => {
-    const checked = checkSvm(network, payload, requirements);
-    if ("reason" in checked) return settleFailure(network, checked.reason, checked.message);
-    return settleSvm(ctx, checked, payload, requirements, grant);
+    const v2 = asV2(network, payload, requirements);
+    if (!v2.ok) return answerIn(payload, settleFailure(network, v2.reason, v2.message));
+    const checked = checkSvm(network, v2.payload, v2.requirements);
+    if ("reason" in checked)
+      return answerIn(payload, settleFailure(network, checked.reason, checked.message));
+    // A v1 request is answered in v1's words: `solana`, as x402 1.2.0's schemas know it.
+    return answerIn(payload, await settleSvm(ctx, checked, v2.payload, v2.requirements, grant));
   };
 
   const service: Omit<Facilitator, "app"> = {
@@ -131,7 +145,7 @@ export async function createSvmFacilitator(options: SvmFacilitatorOptions): Prom
     scope: { network, assets: new Set([SOLANA_USDC_MINT]), authorizers: createChannelAuthorizers(undefined) },
     verify,
     settle: (payload, requirements, grant) => settle(payload, requirements, grant),
-    supported: () => sdk.getSupported() as SupportedResponse,
+    supported: () => withV1Kinds(sdk.getSupported() as SupportedResponse, network),
     discoveryResources: (query = {}) => listResources(db, { limit: DEFAULT_LIMIT, offset: 0, ...query }),
     resolvePending: async () => ({ checked: 0, resolved: 0 }),
     settlementsWaiting: () => 0,
@@ -155,8 +169,24 @@ function requestProblem(
   payload: unknown,
   requirements: unknown,
 ): { reason: string; message: string } | undefined {
-  const checked = checkSvm(network, payload as PaymentPayload, requirements as PaymentRequirements);
+  const v2 = asV2(network, payload as PaymentPayload, requirements as PaymentRequirements);
+  if (!v2.ok) return v2.malformed ? v2 : undefined;
+  const checked = checkSvm(network, v2.payload, v2.requirements);
   return "reason" in checked && checked.reason === INVALID_PAYLOAD ? checked : undefined;
+}
+
+/**
+ * An x402 v1 payment (x402 1.2.0's `exact` on `solana`: the same signed transaction as v2's) as the v2 one it is
+ * (../v1.ts), so that it is checked, recorded and settled once as any; a v2 one as it came.
+ */
+function asV2(
+  network: Network,
+  payload: PaymentPayload,
+  requirements: PaymentRequirements,
+): { ok: true; payload: PaymentPayload; requirements: PaymentRequirements } | Rejection {
+  return versionOf(payload) === 1
+    ? fromV1(payload, requirements, network)
+    : { ok: true, payload, requirements };
 }
 
 /** The request's payment, or why this facilitator does not judge it. */
