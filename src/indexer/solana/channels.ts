@@ -115,9 +115,10 @@ export function channelMoves(tx: ParsedTransaction, mint: string): ChannelRead {
  * recipient's account is a payment: the program pays the recipients first (then the payee's remainder, the payer's
  * refund and the treasury's dust, `distribute.rs`), each recipient once, so when a recipient's account is also the
  * payer's or the treasury's (a payer paying itself, a client that passed a recipient's account as the treasury),
- * the first leg to it is the payout and the later one the refund or the dust. x402scan counts every leg to a
- * recipient's account, the later one too; here a payment the payer makes to itself is counted once, as a payment
- * (the `self_payment` screen flags it), and its refund is a transfer back.
+ * the first leg to it is the payout and the later one the refund or the dust. x402scan's decoder has read it both
+ * other ways (one version skips every leg to the payer's, payee's or treasury's account, another counts every leg to
+ * a recipient's); here a payment the payer makes to itself is counted once, as a payment (the `self_payment` screen
+ * flags it), and its refund is a transfer back.
  */
 function distribute(a: string[], legs: UsdcLeg[], scheme: ChannelScheme, out: ChannelRead): void {
   const [channel, payer, escrow, payerAccount] = [a[0], a[1], a[3], a[4]] as [string, string, string, string];
