@@ -266,11 +266,12 @@ export const RULES: readonly Rule[] = [
     check: `"chain" IN ${SQL_CHAIN_SLUGS}`,
     message: `"chain" must be one of ${CHAIN_SLUGS_TEXT}`,
   },
-  // Solana's payment channels are not read yet (docs/chains.md, "Solana"): their lines are refused, not misread.
+  // The escrow's records are EVM's: Solana's channels are read as payment and transfer lines (docs/import.md,
+  // "Solana lines"), so a channel line on Solana is refused, not misread.
   {
     types: ["channel", "channel_event"],
     check: `NOT ${ON_SOLANA}`,
-    message: `"channel" and "channel_event" lines are of x402's EVM escrow: Solana's payment channels are not read yet`,
+    message: `"channel" and "channel_event" lines are of x402's EVM escrow: Solana's channels are payment and transfer lines`,
   },
   ...["tx_hash", "log_index"].map((f) => required(ONCHAIN, f)),
   ...["block_number", "block_time"].map((f) => required(BLOCK, f)),

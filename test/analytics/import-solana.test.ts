@@ -133,7 +133,7 @@ describe("import of Solana lines", () => {
           amount: "0",
         },
       ]),
-    ).toMatch(/Solana's payment channels are not read yet/);
+    ).toMatch(/EVM escrow: Solana's channels are payment and transfer lines/);
   });
 
   it("takes skipped slots and shared seconds, refuses a time that goes back, and one chain a file", async () => {

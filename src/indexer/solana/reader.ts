@@ -1,12 +1,13 @@
 /**
- * `index --rpc URL --chain solana`: Solana's `exact` payments into the analytics store (docs/indexer.md, "Solana").
+ * `index --rpc URL --chain solana`: Solana's x402 payments into the analytics store (docs/indexer.md, "Solana"):
+ * `exact` (`decode.ts`), and `upto` and `batch-settlement` through the payment-channels program (`channels.ts`).
  *
  * Per known fee payer (the facilitators' registry, `solana-facilitators.json`, and any given with `--facilitator`),
  * `getSignaturesForAddress` pages back through its transactions, and `getTransaction` reads each that landed: one
  * call a payment, where an EVM chain reads hundreds in one `eth_getLogs`. Every read is at commitment `finalized`,
  * which is the reorg depth: a finalized slot is never rolled back, so nothing read is ever read again differently.
- * Then each payer's funding history: the transactions of the token accounts it paid from, and the USDC moved into
- * them, for the provenance screens. What is read is written as Solana lines through the import
+ * Then each payer's funding history: the transactions of the token accounts it paid or deposited from, and the USDC
+ * moved into them, for the provenance screens. What is read is written as Solana lines through the import
  * (src/analytics/import.ts), so the store holds exactly what a file of the same lines gives, held by the same
  * checks, and a run over the same slots adds nothing; a checkpoint at the finalized slot read closes it.
  */
@@ -17,6 +18,7 @@ import type { Analytics } from "../../analytics/duckdb.ts";
 import { importNdjson } from "../../analytics/import.ts";
 import type { FacilitatorRegistry } from "../../chain/facilitators.ts";
 import { SOLANA_SLUG, SOLANA_USDC_MINT } from "../../chain/solana/constants.ts";
+import { type ChannelPayment, channelMoves } from "./channels.ts";
 import { type ParsedTransaction, type SolanaMove, usdcMoves } from "./decode.ts";
 
 export interface SolanaIndexOptions {
@@ -99,18 +101,10 @@ export async function indexSolana(options: SolanaIndexOptions): Promise<SolanaIn
   const slot = await rpc.call<number>("getSlot", [FINALIZED]);
   // A skipped slot has no block and no time (-32007): the checkpoint is then the latest slot read that has one.
   const slotTime = await rpc.call<number | null>("getBlockTime", [slot]).catch(() => null);
-  const payments: SolanaMove[] = [];
-  for (const feePayer of options.registry.addresses()) {
-    for (const signature of await rpc.signatures(feePayer, pageSize)) {
-      const tx = await rpc.transaction(signature);
-      if (!tx || tx.slot > slot) continue;
-      const moves = usdcMoves(tx, SOLANA_USDC_MINT).filter((m) => m.feePayer === feePayer);
-      // Only a payment the listed signer settled from its `since` on (a key listed later is not its payments).
-      if (moves.length > 0 && options.registry.judge(feePayer, moves[0]?.blockTime ?? 0).known)
-        payments.push(...moves);
-    }
-  }
-  const transfers = options.skipFunding ? [] : await funding(rpc, payments, slot, pageSize);
+  const read = await readFacilitators(rpc, options.registry, slot, pageSize);
+  const { payments } = read;
+  const funded = options.skipFunding ? [] : await funding(rpc, read, slot, pageSize);
+  const transfers = [...read.moves, ...funded];
   const latest = [...payments, ...transfers].reduce<SolanaMove | undefined>(
     (a, m) => (a === undefined || m.slot > a.slot ? m : a),
     undefined,
@@ -148,20 +142,73 @@ export async function indexSolana(options: SolanaIndexOptions): Promise<SolanaIn
   };
 }
 
+/** A payment: `exact`'s (no scheme here) or a channel's payout leg (`channels.ts`). */
+type Payment = SolanaMove & Partial<Pick<ChannelPayment, "scheme" | "channel">>;
+
+interface FacilitatorRead {
+  payments: Payment[];
+  /** The channels' deposits and the legs of theirs that are no payment. */
+  moves: SolanaMove[];
+  /** The token accounts the payers paid from, or deposited into their channels from. */
+  payerAccounts: Set<string>;
+}
+
 /**
- * Each payer's funding history: the USDC moved into the token accounts it paid from, by anyone but the payment's
- * own moves (a payer's account also receives refunds and payouts; all are funding for the screens).
+ * Each known fee payer's transactions: the `exact` payments and the channels' rows of those it paid the fee for
+ * from its `since` on. A transaction that only names a facilitator (a `distribute` whose rent payer it is, cranked
+ * by someone else: the instruction is permissionless) is none of its: x402scan, too, counts only what a
+ * facilitator signed.
+ */
+async function readFacilitators(
+  rpc: SolanaRpc,
+  registry: FacilitatorRegistry,
+  slot: number,
+  pageSize: number,
+): Promise<FacilitatorRead> {
+  const out: FacilitatorRead = { payments: [], moves: [], payerAccounts: new Set() };
+  const batchChannels = new Set<string>();
+  for (const feePayer of registry.addresses()) {
+    for (const signature of await rpc.signatures(feePayer, pageSize)) {
+      const tx = await rpc.transaction(signature);
+      if (!tx || tx.slot > slot || !tx.meta || tx.meta.err !== null || feePayerOf(tx) !== feePayer) continue;
+      if (tx.blockTime === null)
+        throw new Error(`transaction ${signature} has no blockTime: its slot cannot be dated`);
+      // Only a payment the listed signer settled from its `since` on (a key listed later is not its payments).
+      if (!registry.judge(feePayer, tx.blockTime).known) continue;
+      const exact = usdcMoves(tx, SOLANA_USDC_MINT);
+      out.payments.push(...exact);
+      for (const m of exact) out.payerAccounts.add(m.source);
+      const channels = channelMoves(tx, SOLANA_USDC_MINT);
+      out.payments.push(...channels.payments);
+      out.moves.push(...channels.moves);
+      for (const account of channels.payerAccounts) out.payerAccounts.add(account);
+      for (const channel of channels.batchChannels) batchChannels.add(channel);
+    }
+  }
+  // A batch-settlement channel's cooperative close looks like upto's settlement; its open says what it is.
+  for (const p of out.payments) if (p.channel && batchChannels.has(p.channel)) p.scheme = "batch-settlement";
+  return out;
+}
+
+const feePayerOf = (tx: ParsedTransaction): string | undefined => {
+  const key = tx.transaction.message.accountKeys[0];
+  return typeof key === "string" ? key : key?.pubkey;
+};
+
+/**
+ * Each payer's funding history: the USDC moved into the token accounts it paid or deposited from, at any depth,
+ * by anyone but the rows already read (a payer's account also receives refunds and payouts; all are funding for
+ * the screens).
  */
 async function funding(
   rpc: SolanaRpc,
-  payments: readonly SolanaMove[],
+  read: FacilitatorRead,
   slot: number,
   pageSize: number,
 ): Promise<SolanaMove[]> {
-  const accounts = [...new Set(payments.map((p) => p.source))];
-  const seen = new Set(payments.map((p) => `${p.signature}:${p.index}`));
+  const seen = new Set([...read.payments, ...read.moves].map((p) => `${p.signature}:${p.index}`));
   const out: SolanaMove[] = [];
-  for (const account of accounts) {
+  for (const account of read.payerAccounts) {
     for (const signature of await rpc.signatures(account, pageSize)) {
       const tx = await rpc.transaction(signature);
       if (!tx || tx.slot > slot) continue;
@@ -185,7 +232,7 @@ const onChain = (m: SolanaMove) => ({
   block_time: m.blockTime,
 });
 
-const paymentLine = (m: SolanaMove) => ({
+const paymentLine = (m: Payment) => ({
   type: "payment",
   ...onChain(m),
   facilitator: m.feePayer,
@@ -193,7 +240,8 @@ const paymentLine = (m: SolanaMove) => ({
   pay_to: m.to,
   amount: m.amount.toString(),
   asset: SOLANA_USDC_MINT,
-  scheme: "exact",
+  scheme: m.scheme ?? "exact",
+  ...(m.channel && { transfer_method: "channel" }),
 });
 
 const transferLine = (m: SolanaMove) => ({
