@@ -53,8 +53,8 @@
  * two phases alternate which goes first from round to round. The stock stack speaks v2 only and has none.
  * `--v1 only` runs just those two paid phases (after five payments of each to warm up) on the project's exact
  * stacks: no stock stack, no channels, no plain or verify-only phases; with `--requests N` each paid phase
- * is N requests instead of `--seconds` (e.g. `--v1 only --requests 50 --hop inprocess`: a check that
- * takes a minute).
+ * is N requests instead of `--seconds` (e.g. `--in-process --v1 only --requests 50 --hop inprocess`: a check
+ * that takes a minute).
  *
  * The devnet mines when transactions wait (`--miner pending`, polled every `--mine-ms`), and like Base at
  * least every 2 s, or every tick (`--miner interval`); never automine. The 2 s matter to the stock stacks:
@@ -65,13 +65,13 @@
  * (`anvil_removeBlockTimestampInterval`), so authorizations (valid for 300 s) do not expire at tens of
  * blocks a second.
  *
- * Flags: --concurrency N (16), --seconds N (paid phase, 10), --serial N (verify-only and plain requests one
- * at a time, 200), --rounds N (1), --mine-ms N (5), --miner pending|interval, --poll-ms N (both stacks'
- * receipt polling, 10), --hop http,inprocess (the project's hops, both by default; the stock stack is always
- * over HTTP), --db pglite,postgres (the project's stores: both when DATABASE_URL is set, else PGlite),
- * --schemes exact,batch-settlement (both by default), --group on|off (the project's facilitator settles in
- * groups, issue 66: on by default), --v1 on|off|only (above; on), --requests N (the exact paid phases: N
- * requests each instead of --seconds). With BENCH_CPU_PROF=DIR set, each stack's process
+ * Flags, beside --in-process: --concurrency N (16), --seconds N (paid phase, 10), --serial N (verify-only and plain
+ * requests one at a time, 200), --rounds N (1), --mine-ms N (5), --miner pending|interval, --poll-ms N (both
+ * stacks' receipt polling, 10), --hop http,inprocess (the project's hops, both by default; the stock stack is
+ * always over HTTP), --db pglite,postgres (the project's stores: both when DATABASE_URL is set, else PGlite),
+ * --schemes exact,batch-settlement (both by default), --group on|off (the project's facilitator settles in groups,
+ * issue 66: on by default), --v1 on|off|only (above; on), --requests N (the exact paid phases: N requests each
+ * instead of --seconds). With BENCH_CPU_PROF=DIR set, each stack's process
  * writes a V8 CPU profile there when it stops; `bench/cpu-profile.ts` reads one over a window of the run
  * (the JSON line gives each stack's measured phase as `phaseUs`, and a channel stack's 402s as
  * `channel.unpaidUs`): `npx tsx bench/cpu-profile.ts DIR/CPU...cpuprofile --from A --to B [--focus TEXT]`.
