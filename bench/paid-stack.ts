@@ -10,7 +10,8 @@
  *   `x402ResourceServer` with `@x402/evm`'s exact scheme, and a facilitator made of `@x402/core`'s
  *   `x402Facilitator` with `registerExactEvmScheme` and a viem wallet client as its signer (with viem's
  *   nonce manager, without which concurrent settlements collide), served over HTTP by a small Hono app
- *   with the `/verify`, `/settle` and `/supported` routes of the documentation's example facilitator.
+ *   with the `/verify`, `/settle` and `/supported` routes of the documentation's example facilitator
+ *   (`bench/stock-stack.ts` builds both, for these stacks and for the default mode's stock processes).
  *
  * With `scheme: "batch-settlement"` the paid app also takes payment channels, beside exact, as a merchant
  * offering both would (a buyer with a channel pays through it):
@@ -35,21 +36,13 @@
  *
  * Argument: one JSON object (`StackOptions`).
  */
-import { x402Facilitator } from "@x402/core/facilitator";
 import { type FacilitatorClient, HTTPFacilitatorClient } from "@x402/core/server";
-import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
-import { toFacilitatorEvmSigner } from "@x402/evm";
-import { BatchSettlementEvmScheme as BatchFacilitator } from "@x402/evm/batch-settlement/facilitator";
 import {
   BatchSettlementEvmScheme as BatchServer,
   type ChannelStorage,
 } from "@x402/evm/batch-settlement/server";
-import { registerExactEvmScheme } from "@x402/evm/exact/facilitator";
-import { ExactEvmScheme as ExactEvmServer } from "@x402/evm/exact/server";
-import { paymentMiddleware, x402ResourceServer } from "@x402/hono";
-import { Hono, type MiddlewareHandler } from "hono";
-import { type Abi, createWalletClient, http, pad, publicActions } from "viem";
-import { nonceManager, privateKeyToAccount } from "viem/accounts";
+import { Hono } from "hono";
+import { pad } from "viem";
 import { devnetChain } from "../src/chain/devnet/index.ts";
 import type { Database } from "../src/common/db/index.ts";
 import { type Listening, listen, listenWithUrl } from "../src/common/listen.ts";
@@ -58,11 +51,11 @@ import { createFacilitator, inProcessClient } from "../src/facilitator/index.ts"
 import { merchantApp } from "../src/merchant-kit/app.ts";
 import { ChannelStore } from "../src/merchant-kit/channels/storage.ts";
 import { type MerchantServices, withChannels } from "../src/merchant-kit/endpoint.ts";
-import { type MerchantEnv, validateInput } from "../src/merchant-kit/input.ts";
+import type { MerchantEnv } from "../src/merchant-kit/input.ts";
 import { calc } from "../src/merchants/utility/calc.ts";
 import { countingDatabase, type DatabaseCounts, openTestDatabase } from "../test/helpers/db.ts";
 import { testConfig } from "../test/helpers/merchant.ts";
-import { NETWORK } from "../test/helpers/x402.ts";
+import { benchChannels, calcRoute, stockFacilitatorApp, stockShopApp } from "./stock-stack.ts";
 
 export interface StackOptions {
   stack: "project" | "stock";
@@ -93,17 +86,7 @@ export interface StackUrls {
   channels?: string;
 }
 
-/** A channel as the server's storage holds it, for the bench's check after the voucher phase. */
-export interface BenchChannel {
-  channelId: string;
-  payer: string;
-  /** What the server has charged on it so far (atomic units). */
-  charged: string;
-  balance: string;
-  totalClaimed: string;
-  /** A request's reservation still held. */
-  pending: boolean;
-}
+export type { BenchChannel } from "./stock-stack.ts";
 
 const COMMITS_PATH = "/bench/commits";
 const CHANNELS_PATH = "/bench/channels";
@@ -134,24 +117,6 @@ async function served(fetch: (request: Request) => Response | Promise<Response>)
   return server;
 }
 
-/** Calc's handler behind its input validation, as the merchant's own code: the same in every app here. */
-function calcRoute(app: Hono<MerchantEnv>, services: MerchantServices): Hono<MerchantEnv> {
-  const handler: MiddlewareHandler<MerchantEnv> = async (c) =>
-    c.json(
-      await calc.handler(c.var.input as Parameters<typeof calc.handler>[0], {
-        payer: "0x0000000000000000000000000000000000000000",
-        signal: c.req.raw.signal,
-        services,
-        request: c.req.raw,
-      }),
-    );
-  return app.on(
-    "GET",
-    calc.path,
-    ...([...validateInput(calc, services), handler] as [MiddlewareHandler<MerchantEnv>]),
-  );
-}
-
 /** What this process's databases commit and run: the ledgers' share of a request. */
 const committed: DatabaseCounts = { commits: 0, statements: [] };
 const counted = (db: Database) => countingDatabase(db, committed).db;
@@ -173,20 +138,7 @@ async function plainUrls(
 ): Promise<Pick<StackUrls, "plain" | "commits" | "channels">> {
   const app = calcRoute(new Hono<MerchantEnv>(), services)
     .get(COMMITS_PATH, (c) => c.json({ commits: committed.commits, statements: committed.statements.length }))
-    .get(CHANNELS_PATH, async (c) =>
-      c.json(
-        ((await storage?.list()) ?? []).map(
-          (ch): BenchChannel => ({
-            channelId: ch.channelId.toLowerCase(),
-            payer: ch.channelConfig.payer.toLowerCase(),
-            charged: ch.chargedCumulativeAmount,
-            balance: ch.balance,
-            totalClaimed: ch.totalClaimed,
-            pending: ch.pendingRequest !== undefined,
-          }),
-        ),
-      ),
-    );
+    .get(CHANNELS_PATH, async (c) => c.json(await benchChannels(storage)));
   const { url } = await served(app.fetch);
   return {
     plain: url,
@@ -263,41 +215,12 @@ async function project(): Promise<StackUrls> {
 }
 
 async function stock(): Promise<StackUrls> {
-  const account = privateKeyToAccount(options.facilitatorKey, { nonceManager });
-  const wallet = createWalletClient({
-    account,
-    chain: devnetChain(options.rpc),
-    transport: http(options.rpc),
-    pollingInterval: options.pollMs,
-  }).extend(publicActions);
-  const signer = toFacilitatorEvmSigner({
-    address: account.address,
-    readContract: (args) => wallet.readContract({ ...args, abi: args.abi as Abi, args: args.args ?? [] }),
-    verifyTypedData: (args) => wallet.verifyTypedData(args as Parameters<typeof wallet.verifyTypedData>[0]),
-    writeContract: (args) =>
-      wallet.writeContract({ ...args, abi: args.abi as Abi } as Parameters<typeof wallet.writeContract>[0]),
-    sendTransaction: (args) => wallet.sendTransaction(args),
-    waitForTransactionReceipt: (args) => wallet.waitForTransactionReceipt(args),
-    getCode: (args) => wallet.getCode(args),
+  const routes = stockFacilitatorApp({
+    rpc: options.rpc,
+    facilitatorKey: options.facilitatorKey,
+    pollMs: options.pollMs,
+    channels,
   });
-  const facilitator = new x402Facilitator();
-  registerExactEvmScheme(facilitator, { signer, networks: NETWORK });
-  // The SDK's batch-settlement facilitator, signing claims and refunds as the channels' receiverAuthorizer.
-  if (channels)
-    facilitator.register(NETWORK, new BatchFacilitator(signer, privateKeyToAccount(options.facilitatorKey)));
-  // The documentation's example facilitator, on Hono instead of express.
-  const routes = new Hono();
-  const body = async (c: { req: { json(): Promise<unknown> } }) =>
-    (await c.req.json()) as { paymentPayload: PaymentPayload; paymentRequirements: PaymentRequirements };
-  routes.post("/verify", async (c) => {
-    const { paymentPayload, paymentRequirements } = await body(c);
-    return c.json(await facilitator.verify(paymentPayload, paymentRequirements));
-  });
-  routes.post("/settle", async (c) => {
-    const { paymentPayload, paymentRequirements } = await body(c);
-    return c.json(await facilitator.settle(paymentPayload, paymentRequirements));
-  });
-  routes.get("/supported", (c) => c.json(facilitator.getSupported()));
   const client = new HTTPFacilitatorClient({ url: (await served(routes.fetch)).url });
 
   const services = await merchantServices();
@@ -307,25 +230,7 @@ async function stock(): Promise<StackUrls> {
     payTo: `0x${string}`,
     facilitatorClient: FacilitatorClient,
     channelServer?: BatchServer,
-  ) => {
-    const server = new x402ResourceServer(facilitatorClient).register(NETWORK, new ExactEvmServer());
-    if (channelServer) server.register(NETWORK, channelServer);
-    const exact = { scheme: "exact", price: "$0.001", network: NETWORK, payTo };
-    const app = new Hono<MerchantEnv>();
-    app.use(
-      paymentMiddleware(
-        {
-          [`GET ${calc.path}`]: {
-            accepts: channelServer ? [exact, { ...exact, scheme: "batch-settlement" }] : exact,
-            description: calc.description,
-            mimeType: "application/json",
-          },
-        },
-        server,
-      ),
-    );
-    return (await served(calcRoute(app, services).fetch)).url;
-  };
+  ) => (await served(stockShopApp(services, facilitatorClient, { payTo, channelServer }).fetch)).url;
   return {
     paid: await shop(options.payTo, client, channelScheme),
     verify: channels ? "" : await shop(options.verifyPayTo, verifyOnly(client)),

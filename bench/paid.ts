@@ -1,6 +1,8 @@
 /**
- * Paid-request benchmark (`npm run bench:paid [-- --concurrency N --seconds N ...]`): the project's payment
- * path against the stock x402 stack, in one run on one devnet (issues 20 and 41).
+ * Paid-request benchmark, in-process stacks (`npm run bench:paid -- --in-process [--concurrency N --seconds N
+ * ...]`): the project's payment path against the stock x402 stack, in one run on one devnet (issues 20 and 41).
+ * Without `--in-process`, `bench:paid` runs bench/paid-user.ts instead: `serve` and `facilitator` as a user
+ * starts them, against the stock merchant and facilitator, each a process of its own (issue 87).
  *
  * Each stack runs in a process of its own (`bench/paid-stack.ts`): a merchant selling `/api/calc` at
  * $0.001 and the facilitator it settles through. `project` is the platform's merchant app (payment ledger,
@@ -51,8 +53,8 @@
  * two phases alternate which goes first from round to round. The stock stack speaks v2 only and has none.
  * `--v1 only` runs just those two paid phases (after five payments of each to warm up) on the project's exact
  * stacks: no stock stack, no channels, no plain or verify-only phases; with `--requests N` each paid phase
- * is N requests instead of `--seconds` (e.g. `--v1 only --requests 50 --hop inprocess`: a check that
- * takes a minute).
+ * is N requests instead of `--seconds` (e.g. `--in-process --v1 only --requests 50 --hop inprocess`: a check
+ * that takes a minute).
  *
  * The devnet mines when transactions wait (`--miner pending`, polled every `--mine-ms`), and like Base at
  * least every 2 s, or every tick (`--miner interval`); never automine. The 2 s matter to the stock stacks:
@@ -63,13 +65,13 @@
  * (`anvil_removeBlockTimestampInterval`), so authorizations (valid for 300 s) do not expire at tens of
  * blocks a second.
  *
- * Flags: --concurrency N (16), --seconds N (paid phase, 10), --serial N (verify-only and plain requests one
- * at a time, 200), --rounds N (1), --mine-ms N (5), --miner pending|interval, --poll-ms N (both stacks'
- * receipt polling, 10), --hop http,inprocess (the project's hops, both by default; the stock stack is always
- * over HTTP), --db pglite,postgres (the project's stores: both when DATABASE_URL is set, else PGlite),
- * --schemes exact,batch-settlement (both by default), --group on|off (the project's facilitator settles in
- * groups, issue 66: on by default), --v1 on|off|only (above; on), --requests N (the exact paid phases: N
- * requests each instead of --seconds). With BENCH_CPU_PROF=DIR set, each stack's process
+ * Flags, beside --in-process: --concurrency N (16), --seconds N (paid phase, 10), --serial N (verify-only and plain
+ * requests one at a time, 200), --rounds N (1), --mine-ms N (5), --miner pending|interval, --poll-ms N (both
+ * stacks' receipt polling, 10), --hop http,inprocess (the project's hops, both by default; the stock stack is
+ * always over HTTP), --db pglite,postgres (the project's stores: both when DATABASE_URL is set, else PGlite),
+ * --schemes exact,batch-settlement (both by default), --group on|off (the project's facilitator settles in groups,
+ * issue 66: on by default), --v1 on|off|only (above; on), --requests N (the exact paid phases: N requests each
+ * instead of --seconds). With BENCH_CPU_PROF=DIR set, each stack's process
  * writes a V8 CPU profile there when it stops; `bench/cpu-profile.ts` reads one over a window of the run
  * (the JSON line gives each stack's measured phase as `phaseUs`, and a channel stack's 402s as
  * `channel.unpaidUs`): `npx tsx bench/cpu-profile.ts DIR/CPU...cpuprofile --from A --to B [--focus TEXT]`.
@@ -86,7 +88,7 @@ import {
 import type { PaymentRequired } from "@x402/core/types";
 import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
-import { createPublicClient, createTestClient, http, pad, toHex } from "viem";
+import { createPublicClient, http, pad, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { decodeXPaymentResponse, wrapFetchWithPayment as wrapFetchV1 } from "x402-fetch";
 import { BASE_USDC, X402_BATCH_SETTLEMENT_ADDRESS } from "../src/chain/base.ts";
@@ -98,6 +100,7 @@ import { rpc } from "../test/helpers/settle.ts";
 import { channelClient, channelPayer } from "../test/helpers/stock-facilitator.ts";
 import { NETWORK, usdcReader } from "../test/helpers/x402.ts";
 import { meterCpu, processCpuMs } from "./cpu.ts";
+import { expectCalc, type Load, load, startBenchMiner, summary } from "./paid-load.ts";
 import type { BenchChannel, StackOptions, StackUrls } from "./paid-stack.ts";
 
 /** Issue 20: the project's server-side CPU per paid request at most half the stock stack's. */
@@ -173,7 +176,14 @@ function parseFlags(argv: string[]) {
   return flags;
 }
 
-const flags = parseFlags(process.argv.slice(2));
+// The default mode is what a user runs, `serve` and `facilitator` in processes of their own (bench/paid-user.ts);
+// this file's stacks, each in one process, run with `--in-process`.
+const IN_PROCESS = "--in-process";
+if (!process.argv.includes(IN_PROCESS)) {
+  await import("./paid-user.ts");
+  process.exit(process.exitCode ?? 0);
+}
+const flags = parseFlags(process.argv.slice(2).filter((arg) => arg !== IN_PROCESS));
 const log = (message: string) => process.stderr.write(`${message}\n`);
 // The SDK logs every settlement's extension outcome to stdout, where only the final JSON line belongs.
 const consoleLog = console.log;
@@ -181,130 +191,7 @@ console.log = (...args: unknown[]) => {
   if (!String(args[0]).startsWith("[x402]")) consoleLog(...args);
 };
 
-interface Load {
-  requests: number;
-  ok: number;
-  failures: Map<string, number>;
-  seconds: number;
-  rps: number;
-  p50: number;
-  p99: number;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
-}
-
-/**
- * `concurrency` workers each calling `request(worker)` back to back until `seconds` have passed or `total`
- * requests have started. Every request is timed; req/s counts successful ones over the phase's wall time.
- */
-async function load(
-  concurrency: number,
-  limit: { seconds?: number; total?: number },
-  request: (worker: number, n: number) => Promise<string | null>,
-): Promise<Load> {
-  const latencies: number[] = [];
-  const failures = new Map<string, number>();
-  let started = 0;
-  const begin = performance.now();
-  const deadline = limit.seconds === undefined ? Number.POSITIVE_INFINITY : begin + limit.seconds * 1000;
-  const total = limit.total ?? Number.POSITIVE_INFINITY;
-  await Promise.all(
-    Array.from({ length: concurrency }, async (_, worker) => {
-      while (performance.now() < deadline && started < total) {
-        const n = started++;
-        const t0 = performance.now();
-        let failure: string | null;
-        try {
-          failure = await request(worker, n);
-        } catch (error) {
-          failure = String((error as Error)?.message ?? error).slice(0, 120);
-        }
-        if (failure === null) latencies.push(performance.now() - t0);
-        else failures.set(failure, (failures.get(failure) ?? 0) + 1);
-      }
-    }),
-  );
-  const seconds = (performance.now() - begin) / 1000;
-  latencies.sort((a, b) => a - b);
-  return {
-    requests: started,
-    ok: latencies.length,
-    failures,
-    seconds,
-    rps: latencies.length / seconds,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-  };
-}
-
 const url = (base: string) => `${base}/api/calc?expr=${encodeURIComponent(EXPRESSION)}`;
-
-/** A 200 with calc's answer, else why not. */
-async function expectCalc(response: Response): Promise<string | null> {
-  const body = await response.text();
-  if (response.status !== 200) return `status ${response.status}: ${body.slice(0, 80)}`;
-  return body.includes('"result"') ? null : `unexpected body ${body.slice(0, 80)}`;
-}
-
-/** A block at least this often, as Base makes one every 2 s (see the file's comment). */
-const IDLE_BLOCK_MS = 2000;
-
-/**
- * Mines when transactions wait (`pending`) and at least every `IDLE_BLOCK_MS`, or every tick (`interval`);
- * counts the blocks it made.
- */
-function startBenchMiner(devnet: Devnet, mode: "pending" | "interval", tickMs: number) {
-  const test = createTestClient({
-    chain: devnetChain(devnet.rpc),
-    mode: "anvil",
-    transport: http(devnet.rpc),
-  });
-  let stopped = false;
-  let blocks = 0;
-  let last = performance.now();
-  const loop = (async () => {
-    while (!stopped) {
-      await new Promise((resolve) => setTimeout(resolve, tickMs));
-      try {
-        if (
-          mode === "interval" ||
-          performance.now() - last >= IDLE_BLOCK_MS ||
-          (await test.getTxpoolStatus()).pending > 0
-        ) {
-          await test.mine({ blocks: 1 });
-          blocks++;
-          last = performance.now();
-        }
-      } catch {
-        // anvil is stopping.
-      }
-    }
-  })();
-  return {
-    get blocks() {
-      return blocks;
-    },
-    pending: async () => (await test.getTxpoolStatus()).pending,
-    async stop() {
-      stopped = true;
-      await loop;
-    },
-  };
-}
-
-function summary(name: string, l: Load) {
-  const fails = [...l.failures].map(([why, n]) => `${n}x ${why}`).join("; ");
-  log(
-    `${name.padEnd(30)} ${l.rps.toFixed(1).padStart(8)} req/s  p50 ${l.p50.toFixed(2).padStart(7)} ms  p99 ${l.p99
-      .toFixed(2)
-      .padStart(
-        7,
-      )} ms  (${l.ok}/${l.requests} ok in ${l.seconds.toFixed(1)} s${fails ? `; failed: ${fails}` : ""})`,
-  );
-}
 
 const closers: (() => Promise<unknown>)[] = [];
 

@@ -5,6 +5,7 @@
 import type { FacilitatorClient } from "@x402/core/server";
 import { formatUnits } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { fastAccount } from "../chain/secp256k1.ts";
 import { type Database, openDatabase } from "../common/db/index.ts";
 import type { Lifecycle } from "../common/lifecycle.ts";
 import type { Fetch } from "../common/listen.ts";
@@ -224,7 +225,8 @@ function withAuthorizer(merchant: Merchant, key: string | null): Merchant {
  */
 function withReceiptSigner(merchant: Merchant, key: string | undefined): Merchant {
   if (!key) return merchant;
-  const receiptSigner = privateKeyToAccount(key as `0x${string}`);
+  // Its typed data signed by libsecp256k1: two signatures on every paid answer (chain/secp256k1.ts).
+  const receiptSigner = fastAccount(key as `0x${string}`);
   log("info", "the host signs its offers and receipts", {
     merchant: merchant.name,
     signer: receiptSigner.address,

@@ -4,8 +4,10 @@ import {
   keccak256,
   parseGwei,
   recoverAddress,
+  recoverTypedDataAddress,
   serializeTransaction,
   type TransactionSerializable,
+  type TypedDataDefinition,
   toHex,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount, sign } from "viem/accounts";
@@ -133,6 +135,56 @@ describe("secp256k1 by libsecp256k1", () => {
       );
       // And the signature is over the unsigned transaction's hash.
       expect(keccak256(mine)).not.toBe(keccak256(serializeTransaction(tx)));
+    }
+  });
+
+  it("signs EIP-712 typed data byte for byte as privateKeyToAccount does (a receipt's and a charge's shapes)", async () => {
+    const to = privateKeyToAccount(generatePrivateKey()).address;
+    for (let i = 0; i < 10; i++) {
+      const privateKey = generatePrivateKey();
+      const fast = fastAccount(privateKey);
+      const stock = privateKeyToAccount(privateKey);
+      const charge = {
+        domain: { name: "x402-merchants charge", version: "1", chainId: 1 },
+        types: {
+          Charge: [
+            { name: "resourceUrl", type: "string" },
+            { name: "payTo", type: "address" },
+            { name: "amount", type: "uint256" },
+            { name: "requestHash", type: "bytes32" },
+            { name: "issuedAt", type: "uint256" },
+          ],
+        },
+        primaryType: "Charge",
+        message: {
+          resourceUrl: `https://shop.example/api/calc/${i}`,
+          payTo: to,
+          amount: BigInt(i) * 1000n + 1n,
+          requestHash: randomHash(),
+          issuedAt: 1_767_225_600n + BigInt(i),
+        },
+      } as const;
+      const nested = {
+        domain: { name: "USD Coin", version: "2", chainId: 8453, verifyingContract: to },
+        types: {
+          Party: [
+            { name: "wallet", type: "address" },
+            { name: "tags", type: "string[]" },
+          ],
+          Order: [
+            { name: "from", type: "Party" },
+            { name: "values", type: "uint256[]" },
+            { name: "ok", type: "bool" },
+          ],
+        },
+        primaryType: "Order",
+        message: { from: { wallet: to, tags: ["a", `${i}`] }, values: [1n, BigInt(i)], ok: i % 2 === 0 },
+      } as const;
+      for (const typed of [charge, nested] as TypedDataDefinition[]) {
+        const mine = await fast.signTypedData(typed);
+        expect(mine).toBe(await stock.signTypedData(typed));
+        expect(await recoverTypedDataAddress({ ...typed, signature: mine })).toBe(stock.address);
+      }
     }
   });
 });
