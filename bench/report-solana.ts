@@ -16,9 +16,10 @@
  *
  * Each round imports each week into a fresh store (the file read through first, as `bench:report` does, uncounted),
  * builds every report once untimed (the first build loads the tables), then `--builds` times (default 2, a data
- * version bump between), EVM then Solana; `--rounds` rounds (default 2). Each side's best round counts: its import and
- * its mean build, and the goal is on their sum. The slowest statements of each side's import and build are printed
- * to say where a difference comes from.
+ * version bump between), EVM then Solana, the other way round the next round; `--rounds` rounds (default 3). Each
+ * side's best round counts: its import and its mean build, and the goal is on their sum. The slowest statements of
+ * each side's import and build are printed to say where a difference comes from, and each side's CPU (this process's,
+ * DuckDB's threads included), which a shared machine's load moves less than the wall time.
  *
  * Flags: --payments N (default 100,000: a quick run; the goal is at 1,000,000), --rounds N, --builds N,
  * --memory-gb N (DuckDB's limit, default 1).
@@ -58,7 +59,7 @@ const flag = (name: string, fallback: number, whole = true): number => {
   return n;
 };
 const payments = flag("payments", 100_000);
-const rounds = flag("rounds", 2);
+const rounds = flag("rounds", 3);
 const builds = flag("builds", 2);
 const memoryLimit = `${flag("memory-gb", 1, false)}GB`;
 const scale = payments / FULL.payments;
@@ -140,6 +141,11 @@ async function solanaWeek(evmFile: string): Promise<string> {
   return file;
 }
 
+const cpuMs = (since: NodeJS.CpuUsage) => {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1000;
+};
+
 interface Timed {
   stage: string;
   sql: string;
@@ -148,6 +154,9 @@ interface Timed {
 interface Side {
   importMs: number;
   buildMs: number[];
+  /** CPU of this process, DuckDB's threads included: steadier than wall time on a shared machine. */
+  importCpuMs: number;
+  buildCpuMs: number[];
   payments: number;
   reports: number;
   timings: Timed[];
@@ -182,18 +191,23 @@ async function measure(name: string, file: string, chain: AnyChainRecord): Promi
   try {
     readThrough(file);
     let t0 = performance.now();
+    let cpu = process.cpuUsage();
     await importNdjson(analytics, file);
     const importMs = performance.now() - t0;
+    const importCpuMs = cpuMs(cpu);
     const service = new ReportService(analytics, { publicUrl: "http://127.0.0.1:8402", chain });
     stage = "warm-up";
     const window = await service.build();
     const buildMs: number[] = [];
+    const buildCpuMs: number[] = [];
     for (let i = 0; i < builds; i++) {
       await bumpDataVersion(analytics);
       stage = "build";
       t0 = performance.now();
+      cpu = process.cpuUsage();
       await service.build();
       buildMs.push(performance.now() - t0);
+      buildCpuMs.push(cpuMs(cpu));
     }
     stage = "count";
     const counted = await analytics.one<{ payments: bigint; reports: bigint }>(
@@ -204,6 +218,8 @@ async function measure(name: string, file: string, chain: AnyChainRecord): Promi
     return {
       importMs,
       buildMs,
+      importCpuMs,
+      buildCpuMs,
       payments: Number(counted?.payments ?? 0n),
       reports: Number(counted?.reports ?? 0n),
       timings: timings.filter((t) => t.stage === "import" || t.stage === "build"),
@@ -218,8 +234,14 @@ const { dataFile } = await weekFile(params, line);
 const solanaFile = await solanaWeek(dataFile);
 const sides: Record<"evm" | "solana", Side[]> = { evm: [], solana: [] };
 for (let round = 0; round < rounds; round++) {
-  sides.evm.push(await measure("evm", dataFile, BASE_RECORD));
-  sides.solana.push(await measure("solana", solanaFile, SOLANA_RECORD));
+  // The order alternates: the first import of a run reads a colder disk and a colder process.
+  if (round % 2 === 0) {
+    sides.evm.push(await measure("evm", dataFile, BASE_RECORD));
+    sides.solana.push(await measure("solana", solanaFile, SOLANA_RECORD));
+  } else {
+    sides.solana.push(await measure("solana", solanaFile, SOLANA_RECORD));
+    sides.evm.push(await measure("evm", dataFile, BASE_RECORD));
+  }
   const [e, s] = [sides.evm.at(-1) as Side, sides.solana.at(-1) as Side];
   line(
     `round ${round + 1}   EVM import ${seconds(e.importMs)} s, builds ${e.buildMs.map(seconds).join(", ")} s; Solana import ${seconds(s.importMs)} s, builds ${s.buildMs.map(seconds).join(", ")} s`,
@@ -227,6 +249,13 @@ for (let round = 0; round < rounds; round++) {
 }
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const total = (s: Side) => s.importMs + mean(s.buildMs);
+const totalCpu = (s: Side) => s.importCpuMs + mean(s.buildCpuMs);
+/** Each side's least CPU over the rounds, import and build apart. */
+const leastCpu = (list: Side[]) => ({
+  import: Math.min(...list.map((s) => s.importCpuMs)),
+  build: Math.min(...list.map((s) => mean(s.buildCpuMs))),
+  total: Math.min(...list.map(totalCpu)),
+});
 const best = (list: Side[]) => list.reduce((a, b) => (total(b) < total(a) ? b : a));
 const evm = best(sides.evm);
 const sol = best(sides.solana);
@@ -268,6 +297,16 @@ const figures = {
     build: ratio(mean(sol.buildMs), mean(evm.buildMs)),
     total: ratio(total(sol), total(evm)),
   },
+  cpu_seconds: {
+    evm: { import: seconds(leastCpu(sides.evm).import), build: seconds(leastCpu(sides.evm).build) },
+    solana: { import: seconds(leastCpu(sides.solana).import), build: seconds(leastCpu(sides.solana).build) },
+  },
+  cpu_ratio: {
+    import: ratio(leastCpu(sides.solana).import, leastCpu(sides.evm).import),
+    build: ratio(leastCpu(sides.solana).build, leastCpu(sides.evm).build),
+    total: ratio(leastCpu(sides.solana).total, leastCpu(sides.evm).total),
+  },
+  load_average: os.loadavg().map((l) => Number(l.toFixed(1))),
   goal: GOAL_RATIO,
   run_seconds: seconds(performance.now() - started),
 };
@@ -283,5 +322,11 @@ line(
 );
 line(
   `ratio      Solana / EVM: import ${figures.ratio.import}, build ${figures.ratio.build}, import + build ${figures.ratio.total}   goal <= ${GOAL_RATIO}: ${figures.ratio.total <= GOAL_RATIO ? "met" : "MISSED"}`,
+);
+line(
+  `CPU        EVM import ${figures.cpu_seconds.evm.import} s, a build ${figures.cpu_seconds.evm.build} s; Solana import ${figures.cpu_seconds.solana.import} s, a build ${figures.cpu_seconds.solana.build} s (the least of the rounds)`,
+);
+line(
+  `CPU ratio  Solana / EVM: import ${figures.cpu_ratio.import}, build ${figures.cpu_ratio.build}, import + build ${figures.cpu_ratio.total} (load average ${figures.load_average.join(", ")})`,
 );
 line(JSON.stringify(figures));
