@@ -25,6 +25,8 @@
  * `--cost [--blocks N] [--denim] [--chain polygon|arbitrum]` measures the RPC cost at Base's density against a
  * straightforward viem indexer, on a provider with trace_filter and one without (bench/index-cost.ts); `--denim`, in
  * Base's 200 ms blocks; `--chain`, at that chain's density, its blocks dated by their own times.
+ * `--cost --chain solana [--payments N] [--buyers N] [--merchants N]` measures the Solana reader's cost on the local
+ * Solana against a straightforward one (bench/index-solana.ts).
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -104,6 +106,24 @@ function parseStrategies(argv: string[]): { rest: string[]; strategies: SenderSt
 function flagValue(name: string): string | undefined {
   const at = process.argv.indexOf(name);
   return at > 0 ? process.argv[at + 1] : undefined;
+}
+
+/** A whole number flag of the Solana bench, or its default. */
+function countFlag(name: string, fallback: number): number {
+  const raw = flagValue(name);
+  if (raw === undefined) return fallback;
+  const n = Number(raw.replaceAll("_", ""));
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name} takes a whole number above 0, not ${raw}`);
+  return n;
+}
+
+if (process.argv.includes("--cost") && flagValue("--chain") === "solana") {
+  await (await import("./index-solana.ts")).benchSolanaCost({
+    payments: countFlag("--payments", 300),
+    buyers: countFlag("--buyers", 8),
+    merchants: countFlag("--merchants", 10),
+  });
+  process.exit(0);
 }
 
 if (process.argv.includes("--cost")) {

@@ -23,7 +23,8 @@
  * Flags: --payments N, --merchants N, --buyers N, --seed N, --threads N (DuckDB threads; default: all cores),
  * --memory-gb N (DuckDB's memory limit in GB, fractions allowed; default 1, the service's default),
  * --funding SHARE (the share of buyers with a funding history before the window, which the clusters read; default 0),
- * --chains 3 (the same week split over three chains in one store, beside it as one chain's: bench/chains.ts).
+ * --chains 3 (the same week split over three chains in one store, beside it as one chain's: bench/chains.ts),
+ * --chain solana (the same week as Solana lines beside it as Base's, import and build: bench/report-solana.ts).
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -81,6 +82,13 @@ function parseFlags(argv: string[]): Map<string, number> {
 // (bench/chains.ts, also `npm run bench:chains`).
 if (process.argv.includes("--chains")) {
   await import("./chains.ts");
+  process.exit(0);
+}
+// `--chain solana` (issue 86): a Solana week beside an EVM week of the same size (bench/report-solana.ts).
+if (process.argv.includes("--chain")) {
+  const chain = process.argv[process.argv.indexOf("--chain") + 1];
+  if (chain !== "solana") throw new Error(`--chain: only solana is measured beside Base, not ${chain}`);
+  await import("./report-solana.ts");
   process.exit(0);
 }
 const flags = parseFlags(process.argv.slice(2));

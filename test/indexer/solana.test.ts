@@ -28,6 +28,8 @@ import { indexSolana } from "../../src/indexer/index.ts";
 import { ReportService } from "../../src/reports/index.ts";
 import { tempAnalytics } from "../helpers/data.ts";
 import { runMain } from "../helpers/in-process.ts";
+import { startProvider } from "../helpers/provider.ts";
+import { startRpcProxy } from "../helpers/rpc-proxy.ts";
 import { openUsdcAccount, signerOf } from "../helpers/solana-devnet.ts";
 
 const PRICE = 12_345n;
@@ -99,6 +101,57 @@ describe("the Solana indexer on the local Solana", () => {
     const again = await indexSolana({ rpc: devnet.rpc, analytics, registry });
     expect(again.payments).toBe(1);
     expect((await analytics.one<{ n: bigint }>("SELECT count(*) AS n FROM payments"))?.n).toBe(1n);
+  });
+
+  it("reads each transaction once, many calls to an HTTP request, the funding walk reusing the payments read", async () => {
+    const registry = FacilitatorRegistry.forChain(SOLANA_RECORD).withSigners([feePayer.address]);
+    const signers = registry.addresses().length;
+    const provider = await startProvider(devnet.rpc, { hosted: false });
+    const store = await tempAnalytics();
+    try {
+      const summary = await indexSolana({ rpc: provider.url, analytics: store, registry });
+      expect(summary).toMatchObject({ payments: 1, transfers: 0 });
+      // The buyer's token account lists the payment it made: read once, by the fee payer's walk, not again.
+      expect(provider.cost.methods).toEqual({
+        getSlot: 1,
+        getBlockTime: 1,
+        getSignaturesForAddress: signers + 1,
+        getTransaction: 1,
+      });
+      // The head, its time, every fee payer's first page together, the payment, the payer's account: 5 requests.
+      expect(provider.cost.httpRequests).toBe(5);
+      expect(summary).toMatchObject({
+        calls: provider.cost.calls,
+        requests: provider.cost.httpRequests,
+        bytes: provider.cost.bytes,
+      });
+    } finally {
+      store.close();
+      await provider.close();
+    }
+  });
+
+  it("reads a provider that refuses JSON-RPC batches one call a request", async () => {
+    const registry = FacilitatorRegistry.forChain(SOLANA_RECORD).withSigners([feePayer.address]);
+    let batches = 0;
+    const proxy = await startRpcProxy(devnet.rpc, ({ body }) => {
+      if (!Array.isArray(body)) return { kind: "forward" };
+      batches++;
+      return { kind: "rpc-error", code: -32600, message: "batch requests are disabled" };
+    });
+    const store = await tempAnalytics();
+    try {
+      const summary = await indexSolana({ rpc: proxy.url, analytics: store, registry });
+      expect(summary.payments).toBe(1);
+      expect(batches).toBe(1);
+      const rows = await store.all("SELECT tx_hash, payer, pay_to, amount FROM payments");
+      expect(rows).toEqual([
+        { tx_hash: settledTx, payer: buyer.address, pay_to: merchant.address, amount: PRICE },
+      ]);
+    } finally {
+      store.close();
+      await proxy.close();
+    }
   });
 
   it("leaves out a fee payer no registry lists", async () => {
