@@ -1,12 +1,14 @@
 /**
  * CCTP messages (src/reports/provenance/bridges.ts): a mint is money from its burner, a burn money to its recipient
- * on the other chain, so the merchant's money is followed through a bridge and back; without the message, or from
- * a burner the merchant's money never reached, a mint is what it was.
+ * on the other chain, so the merchant's money is followed through a bridge and back, and through wallets of the
+ * other chain between the burns (src/reports/provenance/bridge-relays.ts), never through a hub there; without the
+ * message, or from a burner the merchant's money never reached, a mint is what it was.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bridge, DAY, MINUTE, spend, USD } from "../../../bench/escapes/world.ts";
+import { bridge, DAY, MINUTE, on, spend, USD } from "../../../bench/escapes/world.ts";
+import { walk } from "../../../src/reports/provenance/bridge-relays.ts";
 import { addr, START, transfer } from "../../helpers/data.ts";
-import { listing } from "../../helpers/scenarios.ts";
+import { listing, wallets } from "../../helpers/scenarios.ts";
 import { dispose, SharedStore, windowFlags } from "../../helpers/window-flags.ts";
 
 const M = addr("bridges-merchant");
@@ -59,4 +61,51 @@ describe("money through a CCTP bridge", () => {
     );
     expect(await flagged([...out, ...stranger])).toBe(0);
   }, 60_000);
+
+  it("follows the merchant's money through wallets on Arbitrum between its burn and the burns back", async () => {
+    const [h1, h2] = wallets("bridges-arbitrum-hop", 2) as [string, string];
+    const out = bridge({ from: "base", to: "arbitrum" }, M, AWAY, 3 * USD, at, 30);
+    const hops = [
+      on("arbitrum", transfer(AWAY, h1, 3 * USD, at + 40)),
+      on("arbitrum", transfer(h1, h2, 3 * USD, at + 50)),
+    ];
+    const back = buyers.flatMap((w, i) =>
+      bridge({ from: "arbitrum", to: "base" }, h2, w, USD, at + 60 + i, 30),
+    );
+    expect(await flagged([...out, ...hops, ...back])).toBe(1);
+    // Without Arbitrum's transfers between them, the store cannot tell.
+    expect(await flagged([...out, ...back])).toBe(0);
+  }, 60_000);
+
+  it("does not follow it through a wallet fifty parties feed there, weighed by money, as on Base", async () => {
+    const hub = addr("bridges-arbitrum-hub");
+    const out = bridge({ from: "base", to: "arbitrum" }, M, AWAY, 3 * USD, at, 30);
+    const back = buyers.flatMap((w, i) =>
+      bridge({ from: "arbitrum", to: "base" }, hub, w, USD, at + 200 + i, 30),
+    );
+    // The merchant's $3 first in the wallet, the parties' after it: first in first out, the payouts are its.
+    const fed = (each: number) =>
+      wallets("bridges-arbitrum-party", 50).map((p, i) =>
+        on("arbitrum", transfer(p, hub, each, at + 100 + i)),
+      );
+    const deposit = on("arbitrum", transfer(AWAY, hub, 3 * USD, at + 40));
+    expect(await flagged([...out, deposit, ...fed(USD), ...back])).toBe(0);
+    // A cent from each is no hub: followed, the payouts are the merchant's money.
+    expect(await flagged([...out, deposit, ...fed(10_000), ...back])).toBe(1);
+  }, 60_000);
+});
+
+describe("the wallets on a way between a burn's recipient and a burner", () => {
+  it("are those reachable from a start that reach an end", () => {
+    // 0 -> 1 -> 2 -> 3 (an end), 1 -> 4 (a dead end), 5 -> 3 (not reached from a start).
+    const edges = [
+      { src: 0, dst: 1 },
+      { src: 1, dst: 2 },
+      { src: 2, dst: 3 },
+      { src: 1, dst: 4 },
+      { src: 5, dst: 3 },
+    ];
+    expect([...walk(edges, [0], [3])].sort()).toEqual([0, 1, 2, 3]);
+    expect([...walk(edges, [4], [3])]).toEqual([]);
+  });
 });
