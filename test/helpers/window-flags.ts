@@ -11,7 +11,7 @@ import path from "node:path";
 import { Analytics } from "../../src/analytics/duckdb.ts";
 import { importNdjson } from "../../src/analytics/import.ts";
 import { BASE_RECORD } from "../../src/chain/chains.ts";
-import { aggregateWindow, dropWindowTables } from "../../src/reports/week/aggregates.ts";
+import { aggregateWindow, dropWindowTables, type WindowBounds } from "../../src/reports/week/aggregates.ts";
 import { analyticsWith, checkpoint, ndjsonFile, WINDOW_BOUNDS } from "./data.ts";
 
 /** Wallets paying one merchant: a farm, or a genuine look-alike. */
@@ -32,7 +32,7 @@ export interface GroupFlags {
 export type WindowFlags = (group: PayerGroup) => GroupFlags;
 
 /**
- * Builds the window's tables (the week ending at END, test/helpers/data.ts) and reads, per payer and merchant,
+ * Builds the window's tables (the week ending at END, test/helpers/data.ts, on Base unless `bounds` says) and reads, per payer and merchant,
  * what was paid in the window (`rw_pair_totals`) and flagged (`rw_wallets`: every kind, a payment counted once),
  * then drops the tables. The store is left open.
  */
@@ -40,8 +40,10 @@ export async function windowFlags(
   analytics: Analytics,
   /** Reads more of the window's tables before they are dropped (a sweep's behaviour links). */
   also?: (analytics: Analytics) => Promise<void>,
+  /** Another chain's week than Base's (the red team's on Arbitrum). */
+  bounds: WindowBounds = { chain: BASE_RECORD, ...WINDOW_BOUNDS },
 ): Promise<WindowFlags> {
-  await aggregateWindow(analytics, { chain: BASE_RECORD, ...WINDOW_BOUNDS });
+  await aggregateWindow(analytics, bounds);
   await also?.(analytics);
   const read = (table: string) =>
     analytics.all<{ payer: string; pay_to: string; amount: bigint; tx: bigint }>(
