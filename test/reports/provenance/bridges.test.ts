@@ -6,7 +6,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bridge, DAY, MINUTE, on, spend, USD } from "../../../bench/escapes/world.ts";
-import { walk } from "../../../src/reports/provenance/bridge-relays.ts";
 import { addr, START, transfer } from "../../helpers/data.ts";
 import { listing, wallets } from "../../helpers/scenarios.ts";
 import { dispose, SharedStore, windowFlags } from "../../helpers/window-flags.ts";
@@ -93,19 +92,4 @@ describe("money through a CCTP bridge", () => {
     // A cent from each is no hub: followed, the payouts are the merchant's money.
     expect(await flagged([...out, deposit, ...fed(10_000), ...back])).toBe(1);
   }, 60_000);
-});
-
-describe("the wallets on a way between a burn's recipient and a burner", () => {
-  it("are those reachable from a start that reach an end", () => {
-    // 0 -> 1 -> 2 -> 3 (an end), 1 -> 4 (a dead end), 5 -> 3 (not reached from a start).
-    const edges = [
-      { src: 0, dst: 1 },
-      { src: 1, dst: 2 },
-      { src: 2, dst: 3 },
-      { src: 1, dst: 4 },
-      { src: 5, dst: 3 },
-    ];
-    expect([...walk(edges, [0], [3])].sort()).toEqual([0, 1, 2, 3]);
-    expect([...walk(edges, [4], [3])]).toEqual([]);
-  });
 });
