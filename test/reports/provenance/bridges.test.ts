@@ -6,7 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bridge, DAY, MINUTE, on, spend, USD } from "../../../bench/escapes/world.ts";
-import { addr, START, transfer } from "../../helpers/data.ts";
+import { EvidenceDocumentSchema } from "../../../src/reports/serve/document-schemas.ts";
+import { ReportService } from "../../../src/reports/serve/service.ts";
+import { addr, END, START, transfer } from "../../helpers/data.ts";
 import { listing, wallets } from "../../helpers/scenarios.ts";
 import { dispose, SharedStore, windowFlags } from "../../helpers/window-flags.ts";
 
@@ -22,12 +24,12 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => shared?.remove());
 
-/** The buyers' $1 each spent at M, with the given funding; what of it was flagged. */
+/** The buyers' $1 each spent at M. */
+const spent = buyers.flatMap((w, i) => spend(w, M, 20, 50_000, at + 2_000 + i, 10 * MINUTE));
+
+/** The buyers' spending, with the given funding; what of it was flagged. */
 async function flagged(funding: object[]): Promise<number> {
-  const analytics = await shared.with([
-    ...funding,
-    ...buyers.flatMap((w, i) => spend(w, M, 20, 50_000, at + 2_000 + i, 10 * MINUTE)),
-  ]);
+  const analytics = await shared.with([...funding, ...spent]);
   try {
     const f = (await windowFlags(analytics))({ wallets: buyers, merchant: M });
     expect(f.paid).toBe(3 * USD);
@@ -74,6 +76,30 @@ describe("money through a CCTP bridge", () => {
     expect(await flagged([...out, ...hops, ...back])).toBe(1);
     // Without Arbitrum's transfers between them, the store cannot tell.
     expect(await flagged([...out, ...back])).toBe(0);
+    // The way shows every hop, Arbitrum's by that chain's transaction.
+    const analytics = await shared.with([...out, ...hops, ...back, ...spent]);
+    try {
+      const evidence = await new ReportService(analytics, { publicUrl: "https://reports.test" }).evidence(
+        M,
+        END,
+      );
+      expect(EvidenceDocumentSchema.safeParse(evidence).error).toBeUndefined();
+      const w = evidence.flags.find((f) => f.kind === "merchant_funded")?.wallets[0];
+      const there = (a: string) => `${a}@arbitrum`;
+      expect(w?.funding_path?.map((h) => [h.from, h.to])).toEqual([
+        [M, there(AWAY)],
+        [there(AWAY), there(h1)],
+        [there(h1), there(h2)],
+        [there(h2), w?.wallet],
+      ]);
+      const hop = hops[0] as { tx_hash: string; block_time: number };
+      expect(w?.funding_path?.[1]?.tx_hash).toBe(hop.tx_hash);
+      expect(w?.funding_path?.[1]?.time).toBe(
+        new Date(hop.block_time * 1000).toISOString().replace(".000", ""),
+      );
+    } finally {
+      dispose(analytics);
+    }
   }, 60_000);
 
   it("does not follow it through a wallet fifty parties feed there, weighed by money, as on Base", async () => {
