@@ -58,11 +58,11 @@ export function worstLoss(points: readonly Point[]): string {
   return `The most any look-alike lost at any point: ${percent(worst.loss)} (${worst.name}, beside ${worst.at}).`;
 }
 
-/** The catalogue: each strategy, its knob, its look-alikes and its ledger at its first quick value. */
+/** The catalogue: each strategy, its knob, its look-alikes and its ledger at its first quick value (or first value). */
 export function catalogue(strategies: readonly Strategy[]): string {
   return strategies
     .map((s) => {
-      const first = s.quick[0] as Knob;
+      const first = (s.quick[0] ?? s.values[0]) as Knob;
       const ledger = s
         .play(first)
         .ledger.map((l) => `${l.gone ? "gone" : "not gone"} $${l.usd.toFixed(2)} (${l.item})`)

@@ -10,7 +10,9 @@ import { addr, payment, START, transfer } from "../../test/helpers/data.ts";
 import { genuine, listing, payers, wallets } from "../../test/helpers/scenarios.ts";
 import { gas, type Knob, type LedgerLine, type Strategy } from "./strategy.ts";
 import {
+  ARBITRUM_EXCHANGE,
   atomic,
+  BRIDGES,
   bridge,
   CEX,
   channel,
@@ -19,6 +21,7 @@ import {
   exact,
   HOUR,
   M,
+  MA,
   MC,
   MINUTE,
   on,
@@ -124,6 +127,265 @@ const roundTripBridge: Strategy = {
       records,
       fake: [{ wallets: farm, merchant: M }],
       ledger: [capital("the merchant's takings bridged out and back (7 x $6)", 42 * USD), gas(91)],
+    };
+  },
+};
+
+/**
+ * Where the round trip meets the week's edges, five minutes after each deposit (a delay the spans read whole, so
+ * that what is measured is the edge): blocks from each day's midnight (0 is midnight's block; on the first day the
+ * block before the week's first, at the week's start time).
+ */
+const edges = {
+  "5 min before the week": { deposit: -5 * MINUTE, out: 0 },
+  "at the week's start": { deposit: 0, out: 5 * MINUTE },
+  "at the week's first block": { deposit: 1, out: 1 + 5 * MINUTE },
+  // Withdrawn so that the sixth wallet's last payment is at midnight: 100 + 5 + 19 x 10 blocks after.
+  "up to the week's last block": { deposit: -295 - 5 * MINUTE, out: -295 },
+} as const;
+
+const roundTripEdge: Strategy = {
+  name: "exchange-edge",
+  title:
+    "The exchange round trip at the edges of the week the screens read: every day the merchant deposits $6 at an exchange and six fresh wallets withdraw $1 each five minutes later and spend it at its $0.05 price, at each midnight (the first day's at the week's start: the deposit before the week, at its start, or in its first block), or spent up to each day's last block (the last day's up to the week's last block).",
+  origin: "invented",
+  knob: "deposit and withdrawals",
+  values: Object.keys(edges),
+  quick: [],
+  lookAlikes: ["customers of an exchange the merchant deposits at"],
+  play(knob) {
+    const edge = edges[knob as keyof typeof edges];
+    const records: object[] = [];
+    const farm: string[] = [];
+    const last = knob === "up to the week's last block";
+    for (let d = 0; d < 7; d++) {
+      // The midnight that starts day d (the block before the week's first at d = 0), or that ends it.
+      const midnight = START + (last ? d + 1 : d) * DAY;
+      const out = midnight + edge.out;
+      records.push(transfer(M, CEX, 6 * USD, midnight + edge.deposit));
+      wallets(`rt-edge-${d}`, 6).forEach((w, j) => {
+        farm.push(w);
+        // Up to the day's last block: 20 payments 10 blocks apart, the sixth wallet's last at midnight.
+        const spent = last
+          ? spend(w, M, 20, 50_000, out + 100 + j, 10)
+          : spend(w, M, 20, 50_000, out + 100, 10 * MINUTE);
+        records.push(transfer(CEX, w, USD, out + j), ...spent);
+      });
+    }
+    return {
+      records,
+      fake: [{ wallets: farm, merchant: M }],
+      ledger: [
+        capital("the merchant's takings deposited, withdrawn and spent there again (7 x $6)", 42 * USD),
+        gas(49),
+      ],
+    };
+  },
+};
+
+/**
+ * The round trip on Arbitrum, where four blocks share a second, at the week's edges: where each day's deposit and
+ * withdrawals are, as [Base block from the day's midnight, place among Arbitrum's eight blocks of it]
+ * (`arbitrumBlock`: places 0-3 share the Base block's second, 4-7 the next). On the first day midnight's second is
+ * the week's start, all its four blocks the week before's: the week's first block is place 4.
+ */
+const arbitrumEdges: Record<string, { deposit: [number, number]; out: (j: number) => [number, number] }> = {
+  "5 min before the week": { deposit: [-5 * MINUTE, 0], out: (j) => [0, j] },
+  "in the week before's last block": { deposit: [0, 3], out: (j) => [(4 + j) >> 3, (4 + j) & 7] },
+  "in the week's first second": { deposit: [0, 4], out: (j) => [(5 + j) >> 3, (5 + j) & 7] },
+  // Withdrawn so that the sixth wallet's last payment is in the week's last block: 100 + 5 + 19 x 10 blocks after.
+  "up to the week's last block": { deposit: [-295 - 5 * MINUTE, 0], out: (j) => [-295 + j, 3] },
+};
+
+const arbitrumEdge: Strategy = {
+  name: "arbitrum-edge",
+  title:
+    "The exchange round trip on Arbitrum, where four blocks share a second: every day the gamer's merchant there deposits $6 at an exchange and six fresh wallets withdraw $1 each and spend it at its $0.05 price, at each midnight (on the first day at the week's start: the deposit 5 minutes before, in the last block of the week before with the withdrawals in the week's first, or in the week's first second with them), or spent up to each day's last block (the last day's up to the week's last block).",
+  origin: "invented",
+  chain: "arbitrum",
+  knob: "deposit and withdrawals",
+  values: Object.keys(arbitrumEdges),
+  quick: [],
+  lookAlikes: ["customers of an Arbitrum exchange the merchant deposits at, on Arbitrum"],
+  play(knob) {
+    const edge = arbitrumEdges[String(knob)] as (typeof arbitrumEdges)[string];
+    const last = knob === "up to the week's last block";
+    const records: object[] = [];
+    const farm: string[] = [];
+    for (let d = 0; d < 7; d++) {
+      const midnight = START + (last ? d + 1 : d) * DAY;
+      records.push(
+        on("arbitrum", transfer(MA, ARBITRUM_EXCHANGE, 6 * USD, midnight + edge.deposit[0]), edge.deposit[1]),
+      );
+      wallets(`arbitrum-edge-${d}`, 6).forEach((w, j) => {
+        farm.push(w);
+        const [out, k] = edge.out(j);
+        const at = midnight + out;
+        const spent = Array.from({ length: 20 }, (_, i) =>
+          payment({
+            payer: w,
+            payTo: MA,
+            amount: 50_000,
+            block: last ? at + 100 + i * 10 : at + 100 + i * 10 * MINUTE,
+            scheme: "exact",
+          }),
+        );
+        records.push(
+          on("arbitrum", transfer(ARBITRUM_EXCHANGE, w, USD, at), k),
+          ...spent.map((r) => on("arbitrum", r, k)),
+        );
+      });
+    }
+    return {
+      records,
+      fake: [{ wallets: farm, merchant: MA }],
+      ledger: [
+        capital("the merchant's takings deposited, withdrawn and spent there again (7 x $6)", 42 * USD),
+        gas(49),
+      ],
+    };
+  },
+};
+
+const bridgeHops: Strategy = {
+  name: "bridge-hops",
+  title:
+    "Every morning the merchant burns $6 of its takings through CCTP to a fresh Arbitrum wallet, which passes it on through this many more fresh wallets there; the last burns $1 back to each of six fresh Base wallets, which spend it at its $0.05 price, 20 minutes after the merchant's burn.",
+  origin: "invented",
+  knob: "wallets on Arbitrum after the first",
+  values: [1, 3, 10],
+  quick: [3],
+  lookAlikes: [
+    "bridged-in customers of a merchant that bridges out",
+    "bridged-in customers of an Arbitrum exchange the merchant deposits at",
+  ],
+  play(hops) {
+    const records: object[] = [];
+    const farm: string[] = [];
+    for (let d = 0; d < 7; d++) {
+      const at = START + d * DAY + 9 * HOUR;
+      const away = wallets(`bridge-hops-arbitrum-${d}`, num(hops) + 1);
+      // CCTP's fast transfer: minted a minute after the burn.
+      records.push(...bridge({ from: "base", to: "arbitrum" }, M, away[0] as string, 6 * USD, at, 30));
+      for (let k = 1; k < away.length; k++)
+        records.push(
+          on("arbitrum", transfer(away[k - 1] as string, away[k] as string, 6 * USD, at + 30 + 10 * k)),
+        );
+      wallets(`bridge-hops-${d}`, 6).forEach((w, j) => {
+        farm.push(w);
+        const back = at + 20 * MINUTE - 30 + j;
+        records.push(
+          ...bridge({ from: "arbitrum", to: "base" }, away.at(-1) as string, w, USD, back, 30),
+          ...spend(w, M, 20, 50_000, back + 130, 10 * MINUTE),
+        );
+      });
+    }
+    return {
+      records,
+      fake: [{ wallets: farm, merchant: M }],
+      ledger: [
+        capital("the merchant's takings bridged out, passed on there and bridged back (7 x $6)", 42 * USD),
+        gas(7 * (num(hops) + 7) + 42),
+      ],
+    };
+  },
+};
+
+/** The ways out and back through bridges that are no CCTP: the Base wallet in, the one out, and the delay. */
+const pools = {
+  "Stargate both ways": { in: BRIDGES.stargate, out: BRIDGES.stargate, delay: 20 },
+  "Across out, Relay back": { in: BRIDGES.across, out: BRIDGES.relay, delay: 20 },
+  "Across out, Relay back, 1 h": { in: BRIDGES.across, out: BRIDGES.relay, delay: 60 },
+  "Across out, Relay back, 3 h": { in: BRIDGES.across, out: BRIDGES.relay, delay: 180 },
+} as const;
+
+const liquidityBridge: Strategy = {
+  name: "liquidity-bridge",
+  title:
+    "Every morning the merchant sends $6 of its takings to a fresh Arbitrum wallet through a bridge that is no CCTP (a pool, or a relayer that fills from its own wallet: no message names both sides), which sends $1 back to each of six fresh Base wallets the same way; they spend it at its $0.05 price.",
+  origin: "invented",
+  knob: "the bridges, and when the money is back",
+  values: Object.keys(pools),
+  quick: ["Across out, Relay back"],
+  lookAlikes: ["customers bridged in by pools and relayers beside a merchant that bridges out"],
+  knownLimit: {
+    why: "three hours after the money went out no span reads it: a span longer than the three hours around it that it is compared with is not read, as the exchange round trip's six hours",
+    at: (v) => String(v).endsWith("3 h"),
+  },
+  play(knob) {
+    const way = pools[knob as keyof typeof pools];
+    const records: object[] = [];
+    const farm: string[] = [];
+    for (let d = 0; d < 7; d++) {
+      const at = START + d * DAY + 9 * HOUR;
+      const away = addr(`liquidity-bridge-arbitrum-${d}`);
+      // Arbitrum's side is plain transfers the screens of Base never link: the relayer's fill, and the wallet's
+      // deposits into the bridge there.
+      records.push(
+        transfer(M, way.in, 6 * USD, at),
+        on("arbitrum", transfer(addr("liquidity-bridge-arbitrum-relayer"), away, 5_990_000, at + 30)),
+      );
+      wallets(`liquidity-bridge-${d}`, 6).forEach((w, j) => {
+        farm.push(w);
+        const back = at + way.delay * MINUTE + j;
+        records.push(
+          on("arbitrum", transfer(away, addr("liquidity-bridge-arbitrum-pool"), 998_000, back - 30)),
+          transfer(way.out, w, 997_000, back),
+          ...spend(w, M, 19, 50_000, back + 100, 10 * MINUTE),
+        );
+      });
+    }
+    return {
+      records,
+      fake: [{ wallets: farm, merchant: M }],
+      ledger: [
+        capital(
+          "the merchant's takings bridged out and back, spent there again (7 x 6 x $0.997)",
+          7 * 6 * 997_000,
+        ),
+        capital("what is left in each day's Arbitrum wallet (7 x $0.002)", 7 * 2_000),
+        { item: "the bridges' fees, $0.01 out and $0.001 a fill back: fees", usd: 7 * 0.016, gone: false },
+        gas(49),
+      ],
+    };
+  },
+};
+
+const twoExchanges: Strategy = {
+  name: "two-exchanges",
+  title:
+    "Every morning the merchant deposits $6 of its takings at one exchange, and this long after six fresh wallets withdraw $1 each from another (an account at each, the money moved between them off the chain) and spend it at its $0.05 price.",
+  origin: "invented",
+  knob: "withdrawn after the deposit",
+  values: [5, 20, 60],
+  quick: [],
+  show: (v) => (num(v) < 60 ? `${v} min` : `${num(v) / 60} h`),
+  lookAlikes: ["customers of an exchange the merchant deposits at"],
+  play(delay) {
+    const records: object[] = [];
+    const farm: string[] = [];
+    for (let d = 0; d < 7; d++) {
+      const at = START + d * DAY + 9 * HOUR;
+      records.push(transfer(M, CEX, 6 * USD, at));
+      wallets(`two-exchanges-${d}`, 6).forEach((w, j) => {
+        farm.push(w);
+        const out = at + num(delay) * MINUTE + j;
+        records.push(
+          transfer(EXCHANGES[1] as string, w, USD, out),
+          ...spend(w, M, 20, 50_000, out + 100, 10 * MINUTE),
+        );
+      });
+    }
+    return {
+      records,
+      fake: [{ wallets: farm, merchant: M }],
+      ledger: [
+        capital(
+          "the merchant's takings deposited at one exchange and withdrawn from the other (7 x $6)",
+          42 * USD,
+        ),
+        gas(49),
+      ],
     };
   },
 };
@@ -698,4 +960,9 @@ export const STRATEGIES: readonly Strategy[] = [
   facilitators,
   paidDecoys,
   fifthPlus,
+  roundTripEdge,
+  arbitrumEdge,
+  bridgeHops,
+  liquidityBridge,
+  twoExchanges,
 ];

@@ -34,12 +34,20 @@ export interface Strategy {
   title: string;
   /** `issue 84` for the kinds an adversarial week used, `invented` for the red team's own. */
   origin: "issue 84" | "invented";
-  /** The knob's name, its values in a full run, and the one or two a quick run (and CI) plays. */
+  /**
+   * The knob's name, its values in a full run, and the one or two a quick run (and CI) plays: none where the full
+   * run alone plays it (what CI's time allows, test/bench/escapes.test.ts).
+   */
   knob: string;
   values: readonly Knob[];
   quick: readonly Knob[];
   /** How a knob value is printed. */
   show?: (value: Knob) => string;
+  /**
+   * The chain whose week its fake payments are in: Base's unless it says (Arbitrum's week is built beside Base's
+   * then, and its look-alikes read there).
+   */
+  chain?: "arbitrum";
   /** The look-alikes (`world.ts`) it imitates, whose loss the table prints. */
   lookAlikes: readonly string[];
   /**

@@ -8,8 +8,10 @@
  * Blocks are 2 s apart and END is a UTC midnight (test/helpers/data.ts): a day is 43,200 blocks.
  */
 import { BASE_USDC } from "../../src/chain/base.ts";
+import { ARBITRUM_RECORD } from "../../src/chain/chains.ts";
 import { KNOWN_HUBS } from "../../src/chain/hubs.ts";
-import { addr, END, payment, START, timeOf, transfer } from "../../test/helpers/data.ts";
+import type { WindowBounds } from "../../src/reports/week/aggregates.ts";
+import { addr, END, payment, START, timeOf, transfer, WINDOW_BOUNDS } from "../../test/helpers/data.ts";
 import { DAY, genuine, listing, payers, rng, WEEK, wallets } from "../../test/helpers/scenarios.ts";
 import type { PayerGroup } from "../../test/helpers/window-flags.ts";
 
@@ -24,9 +26,30 @@ export const M = addr("escape-merchant");
 export const MC = addr("escape-channel-merchant");
 /** The gamer's merchant that lists nothing: its price is what its independent buyers pay (30 of them, $0.01-0.05). */
 export const U = addr("escape-unlisted");
-/** Listed exchanges (src/chain/base-hubs.json): hubs by their label, no funder of anyone, not followed. */
-export const EXCHANGES = [0, 12, 40, 50].map((i) => (KNOWN_HUBS[i] as { address: string }).address);
+/** The gamer's merchant on Arbitrum: it lists $0.05, and has 30 genuine buyers of its own there. */
+export const MA = addr("escape-arbitrum-merchant");
+/** A listed hub by its label (src/chain/base-hubs.json). */
+const listed = (label: string) => {
+  const hub = KNOWN_HUBS.find((h) => h.label === label);
+  if (!hub) throw new Error(`no listed hub labelled "${label}"`);
+  return hub.address;
+};
+/**
+ * Listed exchanges: hubs by their label, no funder of anyone, not followed. (The first was the Across SpokePool,
+ * a bridge, until the red team played bridges that are no CCTP: an exchange is an exchange now.)
+ */
+export const EXCHANGES = ["Binance 76", "Bybit Base 8", "Gate.io Base 7", "KuCoin Base 9"].map(listed);
 export const CEX = EXCHANGES[0] as string;
+/**
+ * Listed bridges that are no CCTP, on Base: Across's SpokePool (a deposit goes in; on the way back a relayer fills
+ * from its own wallet), Relay's solver (it fills from its own wallet) and Stargate's USDC pool (money goes in and
+ * comes out of the one pool). No message names both sides of a move through them.
+ */
+export const BRIDGES = {
+  across: listed("Across SpokePool"),
+  relay: listed("Relay Solver"),
+  stargate: listed("Stargate USDC Pool"),
+};
 /**
  * An exchange on Polygon PoS, labelled by the operator (a `hub` line: src/chain/polygon-hubs.json lists none yet):
  * a farm's funding on the other side of a bridge.
@@ -38,6 +61,11 @@ export const POLYGON_EXCHANGE = addr("escape-polygon-exchange");
  * the minter's own burn to 0x0 (no wallet seen in x402 is on it): the weeks here hold what it keeps.
  */
 export const MINTER = addr("escape-cctp-token-minter");
+/**
+ * An exchange on Arbitrum that no list labels: 60 depositors of its own there make it a hub by the data (`fed`), as
+ * an exchange's deposits make one on Base.
+ */
+export const ARBITRUM_EXCHANGE = addr("escape-arbitrum-exchange");
 export const ZERO = "0x0000000000000000000000000000000000000000";
 
 /** CCTP's domains of the chains the bench bridges between (developers.circle.com, "Supported chains and domains"). */
@@ -45,8 +73,36 @@ export const DOMAIN = { base: 6, polygon: 7, arbitrum: 3 } as const;
 type Chain = keyof typeof DOMAIN;
 let nonces = 0;
 
-/** A record of another chain than Base: the same blocks and times (a stamped chain's, as the import takes them). */
-export const on = <T extends object>(chain: Chain, record: T) => ({ ...record, chain });
+/**
+ * Arbitrum One's blocks here: four a second, the four sharing one timestamp (a stamped clock), so that a Base block's
+ * 2 s are eight of them. `k` is the block's place among those eight (its second the Base block's, or the next).
+ */
+export const arbitrumBlock = (block: number, k = 0) => ({
+  block_number: block * 8 + k,
+  block_time: timeOf(block) + Math.floor(k / 4),
+});
+
+/**
+ * A record of another chain than Base, at the Base block's time (the import takes a stamped chain's times as
+ * written): on Polygon at the same block, on Arbitrum at its own (`arbitrumBlock`, `k` its place in the two seconds).
+ */
+export const on = <T extends object>(chain: Chain, record: T, k = 0) => {
+  const at = (record as { block_number?: number }).block_number;
+  return chain === "arbitrum" && at !== undefined
+    ? { ...record, chain, ...arbitrumBlock(at, k) }
+    : { ...record, chain };
+};
+
+/**
+ * The week on Arbitrum that the Base week is: it ends with the last block of END's second (a stamped chain's week
+ * ends with its end block's second, docs/report.md "Window") and starts after the last of START's.
+ */
+export const ARBITRUM_WINDOW: WindowBounds = {
+  ...WINDOW_BOUNDS,
+  chain: ARBITRUM_RECORD,
+  startBlock: arbitrumBlock(START, 3).block_number,
+  endBlock: arbitrumBlock(END, 3).block_number,
+};
 
 /** The side of a CCTP message that `chain` logs, in the transaction of its USDC transfer `t`. */
 function message(
@@ -176,6 +232,8 @@ export function channel(
 export interface LookAlike extends PayerGroup {
   /** Why it is here: what it shares with a strategy, and what sets it apart. */
   note: string;
+  /** Paying on Arbitrum: read where a strategy builds Arbitrum's week (`Strategy.chain`). */
+  chain?: "arbitrum";
 }
 
 /** The look-alikes by name, and the records of the whole shared week. */
@@ -291,6 +349,110 @@ export function world(): World {
           on("arbitrum", transfer(addr(`escape-bridges-daily-source-${i}`), w, 2 * USD, START - WEEK + i)),
           ...bridge({ from: "arbitrum", to: "base" }, w, w, USD, at - 600),
           ...spend(w, m3, 20, 50_000, at + 100, 15 * MINUTE),
+        ];
+      }),
+    ],
+  );
+
+  // The same through an exchange on Arbitrum: the merchant bridges its takings to its own wallet there every
+  // morning and deposits them at the exchange; 20 customers withdraw from it there (three of them minutes after
+  // its deposits, on three days) and bridge to themselves on Base, and spend at its listed price.
+  records.push(
+    ...wallets("escape-arbitrum-depositor", 60).flatMap((w, i) => [
+      on(
+        "arbitrum",
+        transfer(addr(`escape-arbitrum-depositor-source-${i}`), w, (20 + i) * USD, START - 12 * WEEK + i),
+      ),
+      on("arbitrum", transfer(w, ARBITRUM_EXCHANGE, (20 + i) * USD, START - 11 * WEEK + i)),
+    ]),
+  );
+  // Draws of their own, so that the week's other look-alikes stay as they were.
+  const nextA = rng(848);
+  const m8 = addr("escape-arbitrum-exchange-depositor");
+  const m8Customers = wallets("escape-arbitrum-exchange-customer", 20);
+  add(
+    "bridged-in customers of an Arbitrum exchange the merchant deposits at",
+    {
+      wallets: m8Customers,
+      merchant: m8,
+      note: "a merchant bridges its takings to its own Arbitrum wallet daily and deposits them at an exchange there; its customers withdraw from it (three minutes after, on three days) and bridge in",
+    },
+    [
+      listing(m8, "item", 0.05),
+      ...Array.from({ length: 7 }, (_, d) => {
+        const at = START + d * DAY + 9 * HOUR;
+        return [
+          ...bridge({ from: "base", to: "arbitrum" }, m8, m8, 3 * USD, at, 30),
+          on("arbitrum", transfer(m8, ARBITRUM_EXCHANGE, 3 * USD, at + 60)),
+        ];
+      }).flat(),
+      ...m8Customers.flatMap((w, i) => {
+        const at = i < 3 ? START + 2 * i * DAY + 9 * HOUR + 10 * MINUTE + i : START + nextA(5 * DAY);
+        return [
+          on("arbitrum", transfer(ARBITRUM_EXCHANGE, w, USD, at)),
+          ...bridge({ from: "arbitrum", to: "base" }, w, w, USD, at + 30, 30),
+          ...spend(w, m8, 20, 50_000, at + 200, 15 * MINUTE),
+        ];
+      }),
+    ],
+  );
+
+  // On Arbitrum: the gamer's merchant there and its buyers, and a merchant that deposits its takings at the
+  // exchange there every morning, whose customers withdraw from it (three minutes after, on three days) and
+  // spend it at its listed price: the exchange look-alike on a chain whose blocks share their seconds.
+  const nextC = rng(850);
+  const arbitrum = (rs: readonly object[]) => rs.map((r) => on("arbitrum", r));
+  records.push(listing(MA, "item", 0.05), ...arbitrum(exact(genuine(MA, [50_000], 30, 851).records)));
+  const m10 = addr("escape-arbitrum-deposits-daily");
+  const m10Customers = wallets("escape-arbitrum-deposits-daily-customer", 30);
+  add(
+    "customers of an Arbitrum exchange the merchant deposits at, on Arbitrum",
+    {
+      wallets: m10Customers,
+      merchant: m10,
+      chain: "arbitrum",
+      note: "a merchant on Arbitrum deposits its takings at the exchange there daily; three of its customers happen to withdraw minutes after",
+    },
+    [
+      listing(m10, "item", 0.05),
+      ...arbitrum(
+        Array.from({ length: 7 }, (_, d) =>
+          transfer(m10, ARBITRUM_EXCHANGE, 3 * USD, START + d * DAY + 9 * HOUR),
+        ),
+      ),
+      ...m10Customers.flatMap((w, i) => {
+        const at = i < 3 ? START + 2 * i * DAY + 9 * HOUR + 10 * MINUTE + i : START + nextC(5 * DAY);
+        return arbitrum([
+          transfer(ARBITRUM_EXCHANGE, w, USD, at),
+          ...spend(w, m10, 20, 50_000, at + 100, 15 * MINUTE),
+        ]);
+      }),
+    ],
+  );
+
+  // The same through bridges that are no CCTP: the merchant sends its takings out through Across every morning,
+  // and its customers come in through Relay or Stargate at their own times (three of them minutes after its
+  // deposits, on three days), and spend at its listed price.
+  const nextB = rng(849);
+  const m9 = addr("escape-liquidity-bridge-merchant");
+  const m9Customers = wallets("escape-liquidity-bridge-customer", 20);
+  add(
+    "customers bridged in by pools and relayers beside a merchant that bridges out",
+    {
+      wallets: m9Customers,
+      merchant: m9,
+      note: "a merchant sends its takings out through Across daily; customers filled by Relay or Stargate (three minutes after, on three days) spend at its price",
+    },
+    [
+      listing(m9, "item", 0.05),
+      ...Array.from({ length: 7 }, (_, d) =>
+        transfer(m9, BRIDGES.across, 3 * USD, START + d * DAY + 9 * HOUR),
+      ),
+      ...m9Customers.flatMap((w, i) => {
+        const at = i < 3 ? START + 2 * i * DAY + 9 * HOUR + 10 * MINUTE + i : START + nextB(5 * DAY);
+        return [
+          transfer(i % 2 === 0 ? BRIDGES.relay : BRIDGES.stargate, w, 997_000, at),
+          ...spend(w, m9, 19, 50_000, at + 100, 15 * MINUTE),
         ];
       }),
     ],

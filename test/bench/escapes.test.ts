@@ -1,6 +1,6 @@
 /**
- * The red team in CI (issue 84): every strategy of bench/escapes/ played at its one or two quick values beside the
- * genuine look-alikes, on the week `npm run bench:escapes` plays. At every point every look-alike loses under 2%
+ * The red team in CI (issue 84): every strategy of bench/escapes/ with quick values played at its one or two
+ * beside the genuine look-alikes, on the week `npm run bench:escapes` plays (the others, in the full run only). At every point every look-alike loses under 2%
  * of its revenue; where the catalogue marks no known limit, the issue's bar holds: the fake payments hide nothing,
  * or the money the gamer's ledger says is gone is at least half the dollars they hide. A known limit's points are
  * printed, and so is a known limit the screens have closed since (its mark can go).
@@ -36,7 +36,8 @@ describe("the red team's catalogue", () => {
 });
 
 describe("the red team, at its quick values", () => {
-  for (const s of STRATEGIES) {
+  // A strategy with no quick value is played by the full run alone (`npm run bench:escapes`).
+  for (const s of STRATEGIES.filter((x) => x.quick.length > 0)) {
     it(`${s.name}: ${s.knownLimit ? "look-alikes under 2% (a known limit where open)" : "closed, look-alikes under 2%"}`, async () => {
       for (const v of s.quick) {
         const p = await bench.measure(s, v);

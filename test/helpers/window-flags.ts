@@ -32,7 +32,7 @@ export interface GroupFlags {
 export type WindowFlags = (group: PayerGroup) => GroupFlags;
 
 /**
- * Builds the window's tables (the week ending at END, test/helpers/data.ts, unless `bounds` names another) and reads, per payer and merchant,
+ * Builds the window's tables (the week ending at END, test/helpers/data.ts, on Base unless `bounds` says) and reads, per payer and merchant,
  * what was paid in the window (`rw_pair_totals`) and flagged (`rw_wallets`: every kind, a payment counted once),
  * then drops the tables. The store is left open.
  */
@@ -40,7 +40,7 @@ export async function windowFlags(
   analytics: Analytics,
   /** Reads more of the window's tables before they are dropped (a sweep's behaviour links). */
   also?: (analytics: Analytics) => Promise<void>,
-  /** Another window than the test week's (a devnet's blocks). */
+  /** Another chain's week than Base's (the red team's on Arbitrum). */
   bounds: WindowBounds = { chain: BASE_RECORD, ...WINDOW_BOUNDS },
 ): Promise<WindowFlags> {
   await aggregateWindow(analytics, bounds);

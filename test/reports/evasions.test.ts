@@ -265,6 +265,33 @@ describe("money round an exchange (issue 84)", () => {
     expect(lost / base.truthUsd).toBeLessThan(0.02);
   });
 
+  it("flags the wallets when the money comes back through another bridge than the one it went into", async () => {
+    // Across's SpokePool takes the deposit; Relay's solver fills the way back from its own wallet: no message
+    // names both, and the bridges' wallets are one pool (1.10.0).
+    const bridge = (label: string) => KNOWN_HUBS.find((h) => h.label === label)?.address as string;
+    const [into, outOf] = [bridge("Across SpokePool"), bridge("Relay Solver")];
+    expect(into).toBe(hub);
+    const m = addr("round-trip-bridges-merchant");
+    const base = buyers(m, 15, 3, 89);
+    const trip = roundTrip(m, into, {
+      label: "round-trip-bridges",
+      delay: (d, k) => 3 * MINUTE + 40 * k + 7 * d,
+    });
+    const back = trip.records.map((r) =>
+      (r as { from?: string }).from === into ? { ...r, from: outOf } : r,
+    );
+    const { evidence, funded, lost } = await read([...base.records, ...back], m, trip.farm);
+    expect(funded - lost).toBeGreaterThanOrEqual((0.95 * trip.paid) / 1e6);
+    expect(lost / base.truthUsd).toBeLessThan(0.02);
+    const w = evidence.flags
+      .find((f) => f.kind === "merchant_funded")
+      ?.wallets.find((x) => trip.farm.includes(x.wallet));
+    expect(w?.funding_path?.map((h) => [h.from, h.to])).toEqual([
+      [m, into],
+      [outOf, w?.wallet],
+    ]);
+  });
+
   it("leaves the exchange's customers among its buyers, three of them withdrawing right after its deposits", async () => {
     const m = addr("round-trip-lookalike");
     const base = buyers(m, 30, 3, 86);

@@ -17,17 +17,19 @@
  * received there before the window's end is read too (`rw_bridge_inflow`, with that chain's listed hubs): a farm
  * withdrawn from an exchange on Polygon in a burst and bridged to Base is the same burst on Base.
  *
- * What is not read: the other chain's moves beyond the burner's inflows and the bridge's own (a wallet that gets
- * the merchant's money on Arbitrum and pays it to a second wallet there before burning is not followed), and a
- * mint whose message the store lacks stays money of unknown origin. Without messages nothing changes: the
- * statements read `transfers` as before.
+ * And the other chain's transfers on the ways from this chain's burns to the burners of its mints, through wallets
+ * that are no hub there (`bridge-relays.ts`, 1.10.0): a wallet that gets the merchant's money on Arbitrum and pays
+ * it to a second wallet there before that one burns it back is followed. What is not read: the other chain's
+ * other moves, and a mint whose message the store lacks stays money of unknown origin. Without messages nothing
+ * changes: the statements read `transfers` as before.
  */
 import type { Analytics } from "../../analytics/duckdb.ts";
 import { type AnyChainRecord, chains } from "../../chain/chains.ts";
 import { hubsOf } from "../../chain/hubs.ts";
 import { sqlChain, sqlSlug, sqlTimestamp } from "../scope.ts";
+import { bridgeRelays, RELAY_TABLES } from "./bridge-relays.ts";
 
-export const BRIDGE_TABLES = ["rw_bridge_moves", "rw_bridge_inflow", "rw_bridge_hubs"];
+export const BRIDGE_TABLES = ["rw_bridge_moves", "rw_bridge_inflow", "rw_bridge_hubs", ...RELAY_TABLES];
 
 const ZERO = "0x0000000000000000000000000000000000000000";
 const ZERO_NONCE = `0x${"0".repeat(64)}`;
@@ -134,6 +136,7 @@ export async function bridgeMoves(
        AND t.from_address <> t.to_address AND t.from_address <> '${ZERO}'
      GROUP BY ALL`,
   );
+  await bridgeRelays(analytics, chain, endTime);
   return true;
 }
 

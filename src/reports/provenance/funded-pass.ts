@@ -305,6 +305,14 @@ const eventsSql = (chain: AnyChainRecord, through: boolean) => `
   FROM ${sqlTransfers(chain, through)}
   WHERE ${sqlChain(chain)} AND block_number <= $end AND amount > 0 AND from_address <> to_address
     AND (from_address IN (SELECT wallet FROM r) OR to_address IN (SELECT wallet FROM r) OR from_address IN (SELECT wallet FROM rw_merchants))
+  ${
+    through
+      ? `UNION ALL
+  -- The other chain's moves between a bridge's burn and its mint back, at their place here (bridge-relays.ts).
+  SELECT ${TRANSFER}, block_number, log_index, NULL, from_address, to_address, amount, tx_hash, NULL, NULL, NULL
+  FROM rw_bridge_relays WHERE from_address IN (SELECT wallet FROM r)`
+      : ""
+  }
   UNION ALL
   SELECT ${BALANCE}, block_number, 2147483647, NULL, NULL, wallet, amount, NULL, NULL, NULL, NULL FROM balances
   WHERE ${sqlChain(chain)} AND block_number <= $end AND wallet IN (SELECT wallet FROM r)

@@ -29,6 +29,7 @@ export async function reach(analytics: Analytics, chain: AnyChainRecord, end: nu
      SELECT src, dst FROM t
      UNION
      SELECT depositor, wallet FROM rw_hub_returns
+     ${through ? "UNION SELECT from_address, to_address FROM rw_bridge_relays" : ""}
      UNION
      SELECT payer, pay_to FROM rw_pair_totals
      WHERE payer <> pay_to AND (payer IN (SELECT dst FROM t) OR payer IN (SELECT wallet FROM rw_merchants)

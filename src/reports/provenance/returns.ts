@@ -5,11 +5,14 @@
  * a wallet whose money is everyone's: FIFO cannot follow it (the exchange's millions come first), and following
  * the exchange would make every customer it pays the merchant's.
  *
- * What is read instead is a coincidence in time and amount, repeated day after day. For each merchant and each
- * hub it deposits at (from its own wallet or one of its strong cluster), over the window and up to a day before
- * it: the hub's payouts to wallets that pay the merchant in the window. At each span of `SPANS` after a deposit
+ * What is read instead is a coincidence in time and amount, repeated day after day. For each merchant that
+ * deposits at hubs not followed (from its own wallet or one of its strong cluster), over the window and up to a
+ * day before it: those hubs' payouts to wallets that pay the merchant in the window, out of any of them, not only
+ * the one it deposited at (since 1.10.0: money put into one exchange comes out of another as well, an account at
+ * each, and a bridge that is no CCTP takes money in at one wallet and pays it out of another; the hubs are one
+ * pool). At each span of `SPANS` after a deposit
  * (deposits whose spans overlap are one run), what came out to the buyers, up to what the run deposited, is
- * compared with the same buyers' payouts from the hub outside every span at the same hours of the day
+ * compared with the same buyers' payouts from the hubs outside every span at the same hours of the day
  * (`returnNearMs` either side, every day): the share of that time from which a span holds as much, one span
  * added so that a return nobody else makes is not impossible, is the run's chance. A day counts once (its
  * likeliest run among as many deposits), and the order statistics of the days' chances give how surely the
@@ -56,6 +59,7 @@ export interface HubReturns {
 
 export interface HubMove {
   merchant: string;
+  /** The hub deposited at, or paid out of. */
   hub: string;
   /** 0: a deposit, 1: a payout to a buyer of the merchant. */
   kind: number;
@@ -96,8 +100,8 @@ export async function hubReturns(
      WHERE m.wallet IN (SELECT wallet FROM rw_merchants) AND c.wallet <> m.wallet
        AND c.wallet NOT IN (SELECT wallet FROM rw_merchants)`,
   );
-  // Only the hubs' transfers of the period, and of them only the merchants' deposits and the payouts to their
-  // buyers at the hubs they deposit at: a few merchants' rows, never every buyer an exchange pays.
+  // Only the hubs' transfers of the period, and of them only the merchants' deposits and the payouts to the
+  // buyers of merchants that deposit: a few merchants' rows, never every buyer an exchange pays.
   await analytics.run(
     `CREATE OR REPLACE TEMP TABLE rw_return_moves AS
      WITH t AS MATERIALIZED (
@@ -110,12 +114,15 @@ export async function hubReturns(
        SELECT d.merchant, t.to_address AS hub, t.from_address AS wallet, t.* FROM t
        JOIN rw_return_depositors d ON d.depositor = t.from_address
        WHERE t.to_address IN (SELECT wallet FROM rw_prov_opaque)
-     ), pairs AS (
-       SELECT DISTINCT merchant, hub FROM deposits
+     ), merchants AS (
+       SELECT DISTINCT merchant FROM deposits
      ), payouts AS (
-       SELECT p.merchant, p.hub, t.to_address AS wallet, t.* FROM t JOIN pairs p ON p.hub = t.from_address
-       JOIN rw_pair_totals q ON q.payer = t.to_address AND q.pay_to = p.merchant
+       -- Out of any hub not followed: money into one exchange comes out of another as well (an account at
+       -- each), and a bridge that is no CCTP takes it in at one wallet and pays it out of another.
+       SELECT p.merchant, t.from_address AS hub, t.to_address AS wallet, t.* FROM t
+       JOIN rw_pair_totals q ON q.payer = t.to_address JOIN merchants p ON p.merchant = q.pay_to
        ANTI JOIN rw_return_depositors d ON d.depositor = t.to_address AND d.merchant = p.merchant
+       WHERE t.from_address IN (SELECT wallet FROM rw_prov_opaque)
      ), firsts AS (
        SELECT wallet, min(first_at) AS first_at FROM rw_inflow
        WHERE wallet IN (SELECT wallet FROM payouts) GROUP BY wallet
@@ -141,12 +148,12 @@ export async function hubReturns(
     fresh: boolean;
   }>(
     `SELECT * FROM rw_return_moves
-     SEMI JOIN (SELECT DISTINCT merchant, hub FROM rw_return_moves WHERE kind = 1) USING (merchant, hub)
-     ORDER BY merchant, hub, block_number, log_index, kind`,
+     SEMI JOIN (SELECT DISTINCT merchant FROM rw_return_moves WHERE kind = 1) USING (merchant)
+     ORDER BY merchant, block_number, log_index, kind`,
   );
-  const pairs = new Map<string, HubMove[]>();
+  const byMerchant = new Map<string, HubMove[]>();
   for (const r of rows) {
-    const key = `${r.merchant} ${r.hub}`;
+    const key = r.merchant;
     const move: HubMove = {
       merchant: r.merchant,
       hub: r.hub,
@@ -159,13 +166,13 @@ export async function hubReturns(
       amount: BigInt(r.amount),
       fresh: r.fresh,
     };
-    const list = pairs.get(key);
+    const list = byMerchant.get(key);
     if (list) list.push(move);
-    else pairs.set(key, [move]);
+    else byMerchant.set(key, [move]);
   }
   const out: HubReturns = { deposits: new Map(), payouts: new Map() };
   const ways: { depositor: string; wallet: string }[] = [];
-  for (const moves of pairs.values()) {
+  for (const moves of byMerchant.values()) {
     for (const share of readPair(moves, window)) {
       const d = share.deposit;
       out.deposits.set(
@@ -226,7 +233,7 @@ export const SPANS: readonly number[] = (() => {
 })();
 
 /**
- * One merchant's deposits at one hub and the hub's payouts to its buyers (chain order), over the window and
+ * One merchant's deposits at hubs not followed and their payouts to its buyers (chain order), over the window and
  * the longest span before it: the shares read. Each span reads the window and one span before it (a deposit
  * made that long before the window can come back in it; one made earlier has had its day).
  */
@@ -333,7 +340,7 @@ export function repeated(chances: readonly number[]): number {
 const DAY_MS = 86_400_000;
 
 /**
- * The buyers' payouts from the hub at other times (outside every run's span), as a level function: for a
+ * The buyers' payouts from the hubs at other times (outside every run's span), as a level function: for a
  * time t, the dollars a span starting at t holds (a sweep over where each payout enters and leaves the span),
  * cut where the runs' spans are. Read at the hours of the day around a run's (`returnNearMs` either side) on
  * every day of the period: a merchant that deposits at the hours its buyers withdraw is compared with those

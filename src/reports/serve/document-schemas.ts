@@ -29,6 +29,11 @@ const count = R.tx;
 /** Dollars, as the report's figures are. */
 const usd = R.usd;
 const address = R.address;
+/**
+ * A wallet on a way or in a cluster: an address, or a wallet of another chain that a bridge's move names,
+ * `address@chain` (src/reports/provenance/bridges.ts).
+ */
+const wayWallet = z.string().regex(/^(?:0x[0-9a-f]{40}|[1-9A-HJ-NP-Za-km-z]{32,44})(?:@[a-z][a-z0-9-]*)?$/);
 const url = R.page;
 /** An ERC-8021 builder code as the indexer keeps it (src/indexer/builder-codes.ts). */
 const builderCode = z.string().regex(/^[a-z0-9_]{1,32}$/);
@@ -142,8 +147,8 @@ const EvidenceWalletSchema = z
         links: z.array(
           z
             .object({
-              wallet: address,
-              linked: address,
+              wallet: wayWallet,
+              linked: wayWallet,
               rule: z.enum(["funding", "first_funder", "behaviour"]),
               strong: z.boolean(),
               share: z.number().min(0).max(1).optional(),
@@ -159,8 +164,8 @@ const EvidenceWalletSchema = z
       .array(
         z
           .object({
-            from: address,
-            to: address,
+            from: wayWallet,
+            to: wayWallet,
             block: count,
             time: time.nullable(),
             usd,

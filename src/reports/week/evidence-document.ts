@@ -50,8 +50,14 @@ export function evidenceContext(context: ReportContext): EvidenceContext {
 const usd6 = (atomic: number | bigint) => Number(atomic) / 1e6;
 // Addresses are written into the evidence's SQL: of the store's forms only (neither holds a quote).
 const ADDRESS = STORED_ADDRESS;
-/** A wallet a way can pass through: an address, or a batch-settlement channel named by its id (src/indexer/channels.ts). */
-const WALLET = /^(?:0x(?:[0-9a-f]{40}|[0-9a-f]{64})|[1-9A-HJ-NP-Za-km-z]{32,44})$/;
+/**
+ * A wallet a way can pass through: an address, or a batch-settlement channel named by its id
+ * (src/indexer/channels.ts), or a wallet of another chain a bridge's move names, `address@chain`
+ * (src/reports/provenance/bridges.ts).
+ */
+const WALLET = /^(?:0x(?:[0-9a-f]{40}|[0-9a-f]{64})|[1-9A-HJ-NP-Za-km-z]{32,44})(?:@[a-z0-9-]+)?$/;
+/** A transaction's hash as the store keeps it: an EVM hash, or a Solana signature. */
+const TX = /^(?:0x[0-9a-f]{64}|[1-9A-HJ-NP-Za-km-z]{64,90})$/;
 
 /** One document per merchant, from its stored report and details; three queries for all of them. */
 export async function evidenceDocuments(
@@ -389,20 +395,29 @@ async function paymentsOf(
   return result;
 }
 
-type Hop = { from: string; to: string; block: number; amount: number };
+type Hop = { from: string; to: string; block: number; amount: number; tx?: string };
 const hopKey = (h: Hop) => `${h.from} ${h.to} ${h.block} ${h.amount}`;
 
-/** Each funding hop's transfer: its hash and time (the first such transfer of its block). */
+/**
+ * Each funding hop's transfer: its hash and time (the first such transfer of its block). A hop that names a wallet
+ * of another chain (a bridge's move, or a move on the other chain read between its burns) is no transfer between
+ * those names: its time is its own transaction's, on whichever chain the store holds it.
+ */
 async function hopsOf(
   analytics: Analytics,
   chain: AnyChainRecord,
   hops: readonly Hop[],
 ): Promise<Map<string, { tx_hash: string; time: string }>> {
   const result = new Map<string, { tx_hash: string; time: string }>();
-  const values = [...new Map(hops.map((h) => [hopKey(h), h])).values()].map((h) => {
-    if (!WALLET.test(h.from) || !WALLET.test(h.to)) throw new Error(`bad address in evidence: ${h.from}`);
-    return `('${h.from}', '${h.to}', ${Math.trunc(h.block)}::BIGINT, ${Math.trunc(h.amount)}::BIGINT)`;
-  });
+  const unique = [...new Map(hops.map((h) => [hopKey(h), h])).values()];
+  for (const h of unique)
+    if (!WALLET.test(h.from) || !WALLET.test(h.to))
+      throw new Error(`bad address in evidence: ${h.from} ${h.to}`);
+  const across = (h: Hop) => h.from.includes("@") || h.to.includes("@");
+  await bridgedHops(analytics, unique.filter(across), result);
+  const values = unique
+    .filter((h) => !across(h))
+    .map((h) => `('${h.from}', '${h.to}', ${Math.trunc(h.block)}::BIGINT, ${Math.trunc(h.amount)}::BIGINT)`);
   if (values.length === 0) return result;
   const rows = await analytics.all<{
     src: string;
@@ -426,4 +441,24 @@ async function hopsOf(
     });
   }
   return result;
+}
+
+/** The hops that name another chain's wallet, by their transaction: its time, into `result`. */
+async function bridgedHops(
+  analytics: Analytics,
+  hops: readonly Hop[],
+  result: Map<string, { tx_hash: string; time: string }>,
+): Promise<void> {
+  const known = hops.filter((h) => h.tx !== undefined && TX.test(h.tx));
+  if (known.length === 0) return;
+  const txs = [...new Set(known.map((h) => `'${h.tx}'`))];
+  const rows = await analytics.all<{ tx_hash: string; time: string }>(
+    `SELECT tx_hash, strftime(min(block_time), '%Y-%m-%dT%H:%M:%SZ') AS time FROM transfers
+     WHERE tx_hash IN (${txs.join(", ")}) GROUP BY tx_hash`,
+  );
+  const times = new Map(rows.map((r) => [r.tx_hash, r.time]));
+  for (const h of known) {
+    const time = times.get(h.tx as string);
+    if (time !== undefined) result.set(hopKey(h), { tx_hash: h.tx as string, time });
+  }
 }
