@@ -1,7 +1,9 @@
 /**
- * A Solana public key's 32 bytes from its base58 text (Bitcoin's alphabet, each leading `1` a zero byte), for
- * what commits to a key as bytes (a report's leaf in the attested week's tree, src/reports/attest/tree.ts). Its
- * own few lines rather than `@solana/kit`'s codec: the reports and `verify` do not otherwise load the SDK.
+ * Base58 (Bitcoin's alphabet, each leading `1` a zero byte) to bytes: a Solana public key's 32 bytes for what
+ * commits to a key (a report's leaf in the attested week's tree, src/reports/attest/tree.ts), and the instruction
+ * data a `jsonParsed` transaction leaves unparsed (the indexer: the payment-channels program's, SPL Token's
+ * `Batch`; at most an instruction's 1,232 bytes, so a bigint does the arithmetic). Its own few lines rather than
+ * `@solana/kit`'s codec: the reports, `verify` and the indexer do not otherwise load the SDK.
  */
 
 const ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
