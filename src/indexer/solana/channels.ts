@@ -12,8 +12,9 @@
  * refunds are (`../channels.ts`): a deposit from the payer to the channel, named by its PDA (the escrow's owner);
  * a refund, a payee's share or the treasury's dust from the channel to the owner of the account paid.
  */
-import { PAYMENT_CHANNELS_PROGRAM } from "../../chain/solana/constants.ts";
+
 import { base58Bytes } from "../../chain/solana/base58.ts";
+import { PAYMENT_CHANNELS_PROGRAM } from "../../chain/solana/constants.ts";
 import { moveOf, type ParsedTransaction, type SolanaMove, type UsdcLeg, usdcLegs } from "./decode.ts";
 
 export type ChannelScheme = "upto" | "batch-settlement";

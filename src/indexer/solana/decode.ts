@@ -10,8 +10,9 @@
  * Token `Batch` counting once for each instruction it runs. So a payment channel's payouts, which its program makes
  * by CPI (`channels.ts`), each have a number of their own, and the same transaction read twice numbers them alike.
  */
-import { SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM } from "../../chain/solana/constants.ts";
+
 import { base58Bytes } from "../../chain/solana/base58.ts";
+import { SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM } from "../../chain/solana/constants.ts";
 
 /** What the indexer keeps of one move of USDC: its number in the transaction is its `log_index`. */
 export interface SolanaMove {
