@@ -452,6 +452,26 @@ const unboughtLine: Strategy = {
   },
 };
 
+const repeatLine: Strategy = {
+  name: "repeat-line",
+  title:
+    "The merchant lists a $0.0003 line beside $0.01; 12 farm clusters pay it $0.0005 exact, 15 times each, and one of them buys the cheap line this many times, on days of its own.",
+  origin: "invented",
+  knob: "purchases of the line by one cluster",
+  values: [1, 5, 10],
+  quick: [5],
+  lookAlikes: ["a cheap ping's buyers"],
+  play(k) {
+    const { ws, records } = apart("repeat-line-farm", 12);
+    records.push(
+      listing(M, "ping", 0.0003),
+      ...exact(payers(M, ws, 15, () => 500)),
+      ...exact(payers(M, ws.slice(0, 1), num(k), () => 300)),
+    );
+    return { records, fake: [{ wallets: ws, merchant: M }], ledger: [gas(12)] };
+  },
+};
+
 const dustHub: Strategy = {
   name: "dust-hub",
   title:
@@ -943,6 +963,7 @@ export const STRATEGIES: readonly Strategy[] = [
   roundTripBridge,
   ownShop,
   unboughtLine,
+  repeatLine,
   dustHub,
   fedAfter,
   feeders,

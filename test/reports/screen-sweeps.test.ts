@@ -352,27 +352,35 @@ describe("sweeps of tiny_repeat's thresholds (issue 63)", () => {
 });
 
 describe("sweeps of prober's, ring's and behaviour's thresholds (issue 63)", () => {
-  it("prober: merchants probed 5 to 40, payments per merchant 1 to 6, amount to $0.10", async () => {
-    const crawler = addr("sweep-crawler");
-    const probe = (merchants: number, per: number, amount: number): Week => {
-      const pays = Array.from({ length: merchants }, (_, j) =>
-        payers(j === 0 ? m : addr(`sweep-probed-${j}`), [crawler], per, () => amount),
-      ).flat();
-      const atM = pays.filter((r) => r.pay_to === m);
-      return {
-        records: [transfer(addr("sweep-crawler-source"), crawler, 50_000_000, START - WEEK), ...pays],
-        farm: { wallets: [crawler], merchant: m, paid: paid(atM) },
-        // Its payments at the other merchants are gone at their prices.
-        spent: paid(pays) - paid(atM),
-      };
+  // The crawler: one payment (or `per`) at each of `merchants` merchants, `m` the first; three sweeps, a test each
+  // (sixteen builds in one test came within the per-test limit on a loaded machine).
+  const crawler = addr("sweep-crawler");
+  const probe = (merchants: number, per: number, amount: number): Week => {
+    const pays = Array.from({ length: merchants }, (_, j) =>
+      payers(j === 0 ? m : addr(`sweep-probed-${j}`), [crawler], per, () => amount),
+    ).flat();
+    const atM = pays.filter((r) => r.pay_to === m);
+    return {
+      records: [transfer(addr("sweep-crawler-source"), crawler, 50_000_000, START - WEEK), ...pays],
+      farm: { wallets: [crawler], merchant: m, paid: paid(atM) },
+      // Its payments at the other merchants are gone at their prices.
+      spent: paid(pays) - paid(atM),
     };
+  };
+  it("prober: merchants probed 5 to 40", async () => {
     const merchantsSweep: Point[] = [];
     for (const n of [5, 15, 19, 20, 21, 30, 40])
       merchantsSweep.push(await measure(`${n} merchants`, probe(n, 1, 20_000)));
     expectHolds("prober-merchants", merchantsSweep);
+  });
+
+  it("prober: payments per merchant 1 to 6", async () => {
     const perSweep: Point[] = [];
     for (const k of [1, 3, 4, 6]) perSweep.push(await measure(`${k} a merchant`, probe(20, k, 20_000)));
     expectHolds("prober-per-merchant", perSweep);
+  });
+
+  it("prober: the amount to $0.10", async () => {
     const amountSweep: Point[] = [];
     for (const a of [10_000, 50_000, 50_001, 60_000, 100_000])
       amountSweep.push(await measure(`$${a / 1e6}`, probe(20, 1, a)));

@@ -6,7 +6,7 @@
 import type { Methodology } from "../model.ts";
 import { SCREENS_PATH } from "./index.ts";
 
-export const METHODOLOGY_VERSION = "1.10.0";
+export const METHODOLOGY_VERSION = "1.11.0";
 
 /**
  * The earlier versions and the last commit of this repository that builds each: a window made under one of
@@ -14,6 +14,7 @@ export const METHODOLOGY_VERSION = "1.10.0";
  * published week"). This program builds only `METHODOLOGY_VERSION`.
  */
 export const EARLIER_METHODOLOGIES: Readonly<Record<string, string>> = {
+  "1.10.0": "ef103280b194",
   "1.9.0": "5be84c92a4c2",
   "1.8.0": "ed79de668b45",
   "1.6.0": "dd803fb164f4",

@@ -104,10 +104,15 @@ export async function tinyPrices(analytics: Analytics): Promise<void> {
            ${THRESHOLDS.tinyPricePayerShare} * clusters)), min(price)) AS price
        FROM lines LEFT JOIN (
          SELECT pay_to, price, sum(n) AS n FROM (
-           SELECT l.pay_to, l.price, greatest(1, sum(coalesce(c.share, 1))) AS n
-           FROM lines l JOIN rw_groups g ON g.pay_to = l.pay_to AND g.amount <= l.price AND g.amount > l.price // 2
-           LEFT JOIN rw_price_clusters c ON c.wallet = g.payer
-           GROUP BY l.pay_to, l.price, coalesce(c.cluster, g.payer)
+           SELECT b.pay_to, b.price, greatest(1, sum(coalesce(c.share, 1))) AS n FROM (
+             -- Each payer once a line, however many days and amounts it bought it at: one cluster buying a
+             -- line on five days is one buyer, not five (1.11.0). A merchant with one line has that line for
+             -- its price whoever buys it: only merchants with several are joined to their payments.
+             SELECT DISTINCT l.pay_to, l.price, g.payer
+             FROM lines l JOIN rw_groups g ON g.pay_to = l.pay_to AND g.amount <= l.price AND g.amount > l.price // 2
+             WHERE l.pay_to IN (SELECT pay_to FROM lines GROUP BY pay_to HAVING count(*) > 1)
+           ) b LEFT JOIN rw_price_clusters c ON c.wallet = b.payer
+           GROUP BY b.pay_to, b.price, coalesce(c.cluster, b.payer)
          ) GROUP BY ALL
        ) USING (pay_to, price) JOIN merchants USING (pay_to)
        GROUP BY pay_to

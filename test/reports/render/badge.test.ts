@@ -17,7 +17,7 @@ describe("renderBadge", () => {
   it("is an SVG with the label and the message", () => {
     const svg = renderBadge(makeReport({ usd: 1450.7, real_usd: 1234.56 }));
     expect(svg).toMatch(/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
-    expect(svg).toContain("<title>x402 real revenue: $1234.56/7d · 85% (methodology 1.10.0)</title>");
+    expect(svg).toContain("<title>x402 real revenue: $1234.56/7d · 85% (methodology 1.11.0)</title>");
     expectWellFormedXml(svg);
   });
 
@@ -49,20 +49,20 @@ describe("renderBadge", () => {
 
   it("shows $0.00 without a percent when nothing was reported", () => {
     const svg = renderBadge(makeEmptyReport());
-    expect(svg).toContain("<title>x402 real revenue: $0.00/7d (methodology 1.10.0)</title>");
+    expect(svg).toContain("<title>x402 real revenue: $0.00/7d (methodology 1.11.0)</title>");
     expect(svg).not.toContain("·");
     expect(svg).toContain(`fill="${COLORS.lightgrey}"`);
   });
 
   it("says held instead of figures for a merchant the operator holds", () => {
     const svg = renderBadge(makeReport({ held: true, rank_by_real_revenue: null }));
-    expect(svg).toContain("<title>x402 real revenue: held (methodology 1.10.0)</title>");
+    expect(svg).toContain("<title>x402 real revenue: held (methodology 1.11.0)</title>");
     expect(svg).not.toContain("$");
   });
 
   it("shows the figures of a report of an attested (frozen) week", () => {
     expect(renderBadge(makeReport({ frozen: true }))).toContain(
-      "<title>x402 real revenue: $10.00/7d · 83% (methodology 1.10.0)</title>",
+      "<title>x402 real revenue: $10.00/7d · 83% (methodology 1.11.0)</title>",
     );
   });
 
