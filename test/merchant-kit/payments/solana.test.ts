@@ -6,23 +6,36 @@
  * it, the fee payer pays only the fee; the same payment sent again is refused; buyers paying at once are each
  * charged once. The guarantees as on the EVM chains: of two payments at once from a wallet that can afford one,
  * one is delivered and charged, on a plain route and on one that reserves the payer's funds before its work
- * (payments/ledger/svm-funds.ts); a refused call is never charged. x402 v1's own client (`x402-fetch` 1.2.0 with a
- * Solana signer) pays the same routes through the kit's v1 front.
+ * (payments/ledger/svm-funds.ts); a refused call is never charged. A wallet holding USDC and not a lamport pays
+ * with the SDK's client too, the facilitator paying the fee alone. x402 v1's own clients (`x402-fetch` 1.2.0 and
+ * `x402-axios` 0.7.2, each with a Solana signer) pay the same routes through the kit's v1 front.
  */
+import { randomBytes } from "node:crypto";
 import {
   type Address,
   createSolanaRpc,
   generateKeyPairSigner,
+  getBase58Decoder,
   type KeyPairSigner,
   type Rpc,
   type SolanaRpcApi,
 } from "@solana/kit";
 import { x402Client } from "@x402/core/client";
-import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentSignatureHeader,
+  encodePaymentSignatureHeader,
+} from "@x402/core/http";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
+import axios from "axios";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  createSigner,
+  decodeXPaymentResponse as decodeAxiosPaymentResponse,
+  withPaymentInterceptor,
+} from "x402-axios";
 import { decodeXPaymentResponse, wrapFetchWithPayment as wrapFetchWithPaymentV1 } from "x402-fetch";
 import { SOLANA_NETWORK, SOLANA_USDC_MINT } from "../../../src/chain/solana/constants.ts";
 import {
@@ -34,12 +47,13 @@ import type { Database } from "../../../src/common/db/index.ts";
 import { type Listening, listen, listenWithUrl } from "../../../src/common/listen.ts";
 import type { Facilitator } from "../../../src/facilitator/index.ts";
 import { createSvmFacilitator } from "../../../src/facilitator/svm/facilitator.ts";
+import { readSvmPayment } from "../../../src/facilitator/svm/transaction.ts";
 import { merchantApp } from "../../../src/merchant-kit/app.ts";
 import { loadConfig } from "../../../src/services/config.ts";
 import { configuredFacilitators } from "../../../src/services/merchants.ts";
 import { LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
 import { GUARDED_ENDPOINTS, runs, TEST_ENDPOINTS, testMerchant } from "../../helpers/merchant.ts";
-import { openUsdcAccount, signerOf, walletHolding } from "../../helpers/solana-devnet.ts";
+import { openUsdcAccount, signerOf, walletHolding, walletWithoutSol } from "../../helpers/solana-devnet.ts";
 
 /** `/api/echo`'s price ($0.002), in USDC's 6 decimals. */
 const PRICE = 2_000n;
@@ -186,6 +200,31 @@ describe("a merchant paid on Solana", () => {
     const after = await Promise.all(paying.map((b) => usdcOf(b.address)));
     expect(after).toEqual(before.map((b) => b - PRICE));
     expect(await usdcOf(owner.address)).toBe(owned + PRICE * BigInt(paying.length));
+  });
+
+  it("is paid by a wallet holding USDC and no SOL at all: the facilitator pays the fee, the wallet's SOL stays 0", async () => {
+    // Only ever sent USDC: another opened its token account, so the chain holds no account of the wallet itself.
+    const wallet = await walletWithoutSol(rpc, buyers[1] as KeyPairSigner, PRICE);
+    expect(await solOf(wallet.address)).toBe(0n);
+    const before = { owner: await usdcOf(owner.address), feePayer: await solOf(devnet.feePayer.address) };
+    const { pay, sent } = buyerFetch(wallet);
+    const paid = await pay(`${shop.url}/api/echo?text=no-sol`);
+    expect(paid.status, await paid.clone().text()).toBe(200);
+    expect(await paid.json()).toEqual({ text: "no-sol", payer: wallet.address });
+    expect(await usdcOf(wallet.address)).toBe(0n);
+    expect(await usdcOf(owner.address)).toBe(before.owner + PRICE);
+    expect(await solOf(wallet.address)).toBe(0n);
+    // The fee the signed transaction sets (5,000 lamports a signature and its priority fee), charged to the fee
+    // payer by the chain, and nothing else taken from it: no rent, no transfer.
+    const fee = readSvmPayment(decodePaymentSignatureHeader(sent[0] as string).payload)?.feeLamports;
+    const receipt = JSON.parse(
+      Buffer.from(paid.headers.get("payment-response") as string, "base64").toString("utf8"),
+    ) as { transaction: string };
+    const landed = await rpc
+      .getTransaction(receipt.transaction as never, { maxSupportedTransactionVersion: 0, encoding: "json" })
+      .send();
+    expect(landed?.meta?.fee).toBe(fee);
+    expect(await solOf(devnet.feePayer.address)).toBe(before.feePayer - (fee as bigint));
   });
 });
 
@@ -336,5 +375,60 @@ describe("a merchant paid on Solana by an x402 v1 client", () => {
     expect(again.status).toBe(402);
     expect(await usdcOf(wallet.address)).toBe(2n * PRICE);
     expect(await usdcOf(owner.address)).toBe(owned + PRICE);
+  });
+
+  it("is paid by x402-axios 0.7.2 with a Solana signer from its createSigner once: the price moves once, the same X-PAYMENT again is refused, and so is the same transaction signed again", async () => {
+    // x402-axios 0.7.2 pays SVM through its x402 0.7.3: `createSigner("solana", key)` makes a @solana/kit signer of
+    // a base58 key, and its interceptor signs the compute budget and a `TransferChecked` (no Memo), as
+    // x402-fetch 1.2.0 does, building it against `svmConfig.rpcUrl`.
+    const signer = (await createSigner(
+      "solana",
+      getBase58Decoder().decode(randomBytes(32)),
+    )) as KeyPairSigner;
+    const wallet = await walletHolding(rpc, buyers[0] as KeyPairSigner, 3n * PRICE, signer);
+    const owned = await usdcOf(owner.address);
+    const ran = runs.get("/api/echo") ?? 0;
+    const client = withPaymentInterceptor(axios.create(), wallet, undefined, {
+      svmConfig: { rpcUrl: devnet.rpc },
+    });
+    const sent: string[] = [];
+    client.interceptors.request.use((config) => {
+      const header = config.headers?.["X-PAYMENT"];
+      if (typeof header === "string") sent.push(header);
+      return config;
+    });
+    const paid = await client.get(`${shop.url}/api/echo?text=axios`);
+    expect(paid.status).toBe(200);
+    expect(paid.data).toEqual({ text: "axios", payer: wallet.address });
+    expect(decodeAxiosPaymentResponse(paid.headers["x-payment-response"] as string)).toMatchObject({
+      success: true,
+      network: "solana",
+      payer: wallet.address,
+    });
+    expect(sent).toHaveLength(1);
+    expect(await usdcOf(wallet.address)).toBe(2n * PRICE);
+    expect(await usdcOf(owner.address)).toBe(owned + PRICE);
+    expect(runs.get("/api/echo")).toBe(ran + 1);
+
+    // The very same X-PAYMENT again: refused, nothing moves, the handler does not run again.
+    const again = await fetch(`${shop.url}/api/echo?text=axios`, {
+      headers: { "x-payment": sent[0] as string },
+    });
+    expect(again.status).toBe(402);
+    expect(await usdcOf(wallet.address)).toBe(2n * PRICE);
+    expect(await usdcOf(owner.address)).toBe(owned + PRICE);
+    expect(runs.get("/api/echo")).toBe(ran + 1);
+
+    // A second payment of the same price to the same merchant: x402 v1's SVM client signs no Memo, and the local
+    // Solana's blockhash never moves (docs/chains.md, "A local Solana"), so it signs the first transaction again,
+    // byte for byte. Refused as that payment, not charged, the handler not run. (On mainnet the blockhash moves
+    // every slot, so only two such payments signed on one blockhash meet this.)
+    const second = await client.get(`${shop.url}/api/echo?text=axios-again`).catch((e: unknown) => e);
+    expect(second).toMatchObject({ response: { status: 402, data: { error: "duplicate_settlement" } } });
+    expect(sent).toHaveLength(2);
+    expect(sent[1]).toBe(sent[0]);
+    expect(await usdcOf(wallet.address)).toBe(2n * PRICE);
+    expect(await usdcOf(owner.address)).toBe(owned + PRICE);
+    expect(runs.get("/api/echo")).toBe(ran + 1);
   });
 });
