@@ -76,11 +76,14 @@ const TOKEN_PROGRAMS = new Set([SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM]);
  * The chain: litesvm's accounts and programs, plus what litesvm does not keep and the RPC must answer from,
  * slots with their times and every landed transaction by signature and by account.
  *
- * Each landed transaction opens a slot of its own (one block, one transaction), dated by the wall clock in
+ * Each sent transaction opens a slot of its own (one block, one transaction), dated by the wall clock in
  * whole seconds as a block's time is; a transaction no block takes leaves its slot empty, as a skipped slot.
- * One node, no forks: a landed transaction is final at once. The blockhash stays the same for the devnet's
- * life (litesvm accepts only its latest one, and a buyer signing while another payment lands must not see its
- * transaction expire), so `lastValidBlockHeight` keeps moving ahead of the chain.
+ * One node, no forks: a landed transaction is final at once.
+ *
+ * Each slot ends with a new latest blockhash, as each block makes one on a cluster, so two transactions signed
+ * alike in different slots differ (x402 v1's SVM client puts no nonce of its own in a payment). A blockhash stays
+ * valid for 150 blocks, as on Solana: a transaction signed on it lands in a block up to its
+ * `lastValidBlockHeight`, and after that is refused, `BlockhashNotFound`.
  */
 export class Ledger {
   readonly svm = new LiteSvm();
@@ -88,6 +91,8 @@ export class Ledger {
   private readonly times = new Map<bigint, number>();
   private readonly landed = new Map<string, Landed>();
   private readonly byAddress = new Map<string, string[]>();
+  /** The blockhashes a transaction may still name, oldest first, each with the last block height it lands in. */
+  private readonly blockhashes = new Map<string, bigint>();
   readonly genesisTime: number;
 
   constructor(now: () => number = Date.now) {
@@ -95,6 +100,11 @@ export class Ledger {
     this.genesisTime = Math.floor(now() / 1000);
     this.times.set(0n, this.genesisTime);
     this.setClock(0n, this.genesisTime);
+    this.blockhashes.set(this.svm.latestBlockhash(), BLOCKHASH_VALID_BLOCKS);
+    // litesvm refuses a transaction it ran already only while it remembers it (32 by default): a signature is
+    // refused again for as long as its blockhash is valid, as a cluster's status cache does, and a block holds
+    // one transaction here, so the window's blocks are as many as it must remember.
+    this.svm.setTransactionHistory(BLOCKHASH_VALID_BLOCKS + 1n);
   }
 
   private readonly now: () => number;
@@ -113,10 +123,14 @@ export class Ledger {
   }
 
   latestBlockhash(): { blockhash: string; lastValidBlockHeight: bigint } {
-    return {
-      blockhash: this.svm.latestBlockhash(),
-      lastValidBlockHeight: this.blockHeight + BLOCKHASH_VALID_BLOCKS,
-    };
+    const blockhash = this.svm.latestBlockhash();
+    return { blockhash, lastValidBlockHeight: this.blockhashes.get(blockhash) as bigint };
+  }
+
+  /** Whether a transaction naming `blockhash` would land in the next block (`isBlockhashValid`). */
+  isBlockhashValid(blockhash: string): boolean {
+    const lastValid = this.blockhashes.get(blockhash);
+    return lastValid !== undefined && this.blockHeight + 1n <= lastValid;
   }
 
   /** Landed transactions, failed ones included (`getEpochInfo`'s `transactionCount`). */
@@ -152,14 +166,17 @@ export class Ledger {
     const tx = decodeWire(bytes);
     const signature = tx.signatures[0] as string;
     const pre = this.snapshot(tx);
+    const olderValid = this.isOlderValidBlockhash(tx.recentBlockhash);
     const slot = this.slotNow + 1n;
     const time = Math.max(Math.floor(this.now() / 1000), this.times.get(this.slotNow) ?? 0);
     this.setClock(slot, time);
     this.slotNow = slot;
-    const result =
+    const result = this.withBlockhashCheck(!olderValid, () =>
       tx.version === "legacy"
         ? this.svm.sendLegacyTransaction(bytes)
-        : this.svm.sendVersionedTransaction(bytes);
+        : this.svm.sendVersionedTransaction(bytes),
+    );
+    this.nextBlockhash();
     const post = this.snapshot(tx);
     const failed = result instanceof FailedTransactionMetadata;
     const meta = failed ? result.meta() : (result as TransactionMetadata);
@@ -206,11 +223,13 @@ export class Ledger {
     }
     const sigverify = this.svm.getSigverify();
     this.svm.setSigverify(options.sigVerify);
+    const olderValid = this.isOlderValidBlockhash(tx.recentBlockhash);
     try {
-      const result =
+      const result = this.withBlockhashCheck(!olderValid, () =>
         tx.version === "legacy"
           ? this.svm.simulateLegacyTransaction(run)
-          : this.svm.simulateVersionedTransaction(run);
+          : this.svm.simulateVersionedTransaction(run),
+      );
       const failed = result instanceof FailedTransactionMetadata;
       const meta = failed ? result.meta() : result.meta();
       const details = executionDetails(meta);
@@ -251,6 +270,35 @@ export class Ledger {
       });
     });
     return { balances, tokens };
+  }
+
+  /**
+   * A blockhash valid for the next block that is not litesvm's latest. litesvm takes its latest blockhash only
+   * (or a durable nonce): its check is turned off for such a transaction alone, and left on for every other, so
+   * a blockhash never issued or too old is refused by litesvm itself, `BlockhashNotFound`.
+   */
+  private isOlderValidBlockhash(blockhash: string): boolean {
+    return blockhash !== this.svm.latestBlockhash() && this.isBlockhashValid(blockhash);
+  }
+
+  private withBlockhashCheck<T>(check: boolean, run: () => T): T {
+    if (check) return run();
+    this.svm.setBlockhashCheck(false);
+    try {
+      return run();
+    } finally {
+      this.svm.setBlockhashCheck(true);
+    }
+  }
+
+  /** The block of the slot just ended makes the new latest blockhash; those too old for the next block go. */
+  private nextBlockhash(): void {
+    this.svm.expireBlockhash();
+    this.blockhashes.set(this.svm.latestBlockhash(), this.blockHeight + BLOCKHASH_VALID_BLOCKS);
+    for (const [blockhash, lastValid] of this.blockhashes) {
+      if (lastValid > this.blockHeight) break;
+      this.blockhashes.delete(blockhash);
+    }
   }
 
   private setClock(slot: bigint, unixTimestamp: number): void {

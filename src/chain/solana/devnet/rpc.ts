@@ -42,7 +42,9 @@ export const METHODS: Record<string, Method> = {
   getLatestBlockhash: (params, chain) =>
     checked(params, 0, () => withContext(chain, chain.ledger.latestBlockhash())),
   isBlockhashValid: (params, chain) =>
-    withContext(chain, params.string(0, "blockhash") === chain.ledger.latestBlockhash().blockhash),
+    checked(params, 1, () =>
+      withContext(chain, chain.ledger.isBlockhashValid(params.string(0, "blockhash"))),
+    ),
   getBalance: (params, chain) =>
     checked(params, 1, () =>
       withContext(chain, chain.ledger.account(params.address(0, "address"))?.lamports() ?? 0n),
