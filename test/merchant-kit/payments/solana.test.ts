@@ -8,7 +8,8 @@
  * one is delivered and charged, on a plain route and on one that reserves the payer's funds before its work
  * (payments/ledger/svm-funds.ts); a refused call is never charged. A wallet holding USDC and not a lamport pays
  * with the SDK's client too, the facilitator paying the fee alone. x402 v1's own clients (`x402-fetch` 1.2.0 and
- * `x402-axios` 0.7.2, each with a Solana signer) pay the same routes through the kit's v1 front.
+ * `x402-axios` 0.7.2, each with a Solana signer) pay the same routes through the kit's v1 front, one wallet the
+ * same price twice (the devnet's blockhash moves with each block, so its second transaction is not its first).
  */
 import { randomBytes } from "node:crypto";
 import {
@@ -330,7 +331,7 @@ describe("a merchant paid on Solana keeps the guarantees", () => {
 });
 
 describe("a merchant paid on Solana by an x402 v1 client", () => {
-  it("is paid by x402-fetch 1.2.0 with a Solana signer once: its 402's v1 body lists Solana, the price moves once, the same X-PAYMENT again is refused", async () => {
+  it("is paid by x402-fetch 1.2.0 with a Solana signer twice by one wallet: its 402's v1 body lists Solana, both charged and delivered, the same X-PAYMENT again is refused", async () => {
     const wallet = await walletHolding(rpc, buyers[0] as KeyPairSigner, 3n * PRICE);
     const owned = await usdcOf(owner.address);
     const path = "/api/echo?text=v1";
@@ -370,14 +371,28 @@ describe("a merchant paid on Solana by an x402 v1 client", () => {
     expect(await usdcOf(wallet.address)).toBe(2n * PRICE);
     expect(await usdcOf(owner.address)).toBe(owned + PRICE);
 
-    // The very same X-PAYMENT again: refused, nothing moves.
+    // The same wallet pays the same price to the same merchant again: x402 v1's SVM client puts no nonce in its
+    // transaction, but signs it on the chain's latest blockhash, which the first payment's block moved, so this
+    // is a payment of its own, charged and delivered.
+    const ran = runs.get("/api/echo") ?? 0;
+    const twice = await pay(`${shop.url}${path}`);
+    expect(twice.status, await twice.clone().text()).toBe(200);
+    expect(await twice.json()).toEqual({ text: "v1", payer: wallet.address });
+    expect(sent).toHaveLength(2);
+    expect(sent[1]).not.toBe(sent[0]);
+    expect(await usdcOf(wallet.address)).toBe(PRICE);
+    expect(await usdcOf(owner.address)).toBe(owned + 2n * PRICE);
+    expect(runs.get("/api/echo")).toBe(ran + 1);
+
+    // The very same X-PAYMENT again: refused, nothing moves, the handler does not run again.
     const again = await fetch(`${shop.url}${path}`, { headers: { "x-payment": sent[0] as string } });
     expect(again.status).toBe(402);
-    expect(await usdcOf(wallet.address)).toBe(2n * PRICE);
-    expect(await usdcOf(owner.address)).toBe(owned + PRICE);
+    expect(await usdcOf(wallet.address)).toBe(PRICE);
+    expect(await usdcOf(owner.address)).toBe(owned + 2n * PRICE);
+    expect(runs.get("/api/echo")).toBe(ran + 1);
   });
 
-  it("is paid by x402-axios 0.7.2 with a Solana signer from its createSigner once: the price moves once, the same X-PAYMENT again is refused, and so is the same transaction signed again", async () => {
+  it("is paid by x402-axios 0.7.2 with a Solana signer from its createSigner twice by one wallet: both charged and delivered, the same X-PAYMENT again is refused", async () => {
     // x402-axios 0.7.2 pays SVM through its x402 0.7.3: `createSigner("solana", key)` makes a @solana/kit signer of
     // a base58 key, and its interceptor signs the compute budget and a `TransferChecked` (no Memo), as
     // x402-fetch 1.2.0 does, building it against `svmConfig.rpcUrl`.
@@ -419,16 +434,25 @@ describe("a merchant paid on Solana by an x402 v1 client", () => {
     expect(await usdcOf(owner.address)).toBe(owned + PRICE);
     expect(runs.get("/api/echo")).toBe(ran + 1);
 
-    // A second payment of the same price to the same merchant: x402 v1's SVM client signs no Memo, and the local
-    // Solana's blockhash never moves (docs/chains.md, "A local Solana"), so it signs the first transaction again,
-    // byte for byte. Refused as that payment, not charged, the handler not run. (On mainnet the blockhash moves
-    // every slot, so only two such payments signed on one blockhash meet this.)
-    const second = await client.get(`${shop.url}/api/echo?text=axios-again`).catch((e: unknown) => e);
-    expect(second).toMatchObject({ response: { status: 402, data: { error: "duplicate_settlement" } } });
+    // A second payment of the same price to the same merchant from the same wallet: x402 v1's SVM client signs no
+    // Memo, but the first payment's block moved the blockhash it signs on, so this is a new transaction: charged,
+    // delivered. (On the devnet's blockhash of old, fixed for its life, it was the first again and refused.)
+    const second = await client.get(`${shop.url}/api/echo?text=axios-again`);
+    expect(second.status).toBe(200);
+    expect(second.data).toEqual({ text: "axios-again", payer: wallet.address });
     expect(sent).toHaveLength(2);
-    expect(sent[1]).toBe(sent[0]);
-    expect(await usdcOf(wallet.address)).toBe(2n * PRICE);
-    expect(await usdcOf(owner.address)).toBe(owned + PRICE);
-    expect(runs.get("/api/echo")).toBe(ran + 1);
+    expect(sent[1]).not.toBe(sent[0]);
+    expect(await usdcOf(wallet.address)).toBe(PRICE);
+    expect(await usdcOf(owner.address)).toBe(owned + 2n * PRICE);
+    expect(runs.get("/api/echo")).toBe(ran + 2);
+
+    // And its X-PAYMENT sent again is refused as the first's was, nothing charged.
+    const replayed = await fetch(`${shop.url}/api/echo?text=axios-again`, {
+      headers: { "x-payment": sent[1] as string },
+    });
+    expect(replayed.status).toBe(402);
+    expect(await usdcOf(wallet.address)).toBe(PRICE);
+    expect(await usdcOf(owner.address)).toBe(owned + 2n * PRICE);
+    expect(runs.get("/api/echo")).toBe(ran + 2);
   });
 });
