@@ -101,9 +101,9 @@ export class Ledger {
     this.times.set(0n, this.genesisTime);
     this.setClock(0n, this.genesisTime);
     this.blockhashes.set(this.svm.latestBlockhash(), BLOCKHASH_VALID_BLOCKS);
-    // litesvm refuses a transaction it ran already only while it remembers it (32 by default): a signature is
-    // refused again for as long as its blockhash is valid, as a cluster's status cache does, and a block holds
-    // one transaction here, so the window's blocks are as many as it must remember.
+    // litesvm refuses a transaction it ran already (AlreadyProcessed) only while it remembers it, 32 by default;
+    // a cluster refuses it for as long as its blockhash is valid (its status cache). A block holds one transaction
+    // here, so remembering as many as a blockhash's blocks is enough.
     this.svm.setTransactionHistory(BLOCKHASH_VALID_BLOCKS + 1n);
   }
 
