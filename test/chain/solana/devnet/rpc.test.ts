@@ -226,6 +226,8 @@ describe("the Solana devnet's JSON-RPC", () => {
 
   it("simulates without keeping anything: unsigned with sigVerify off, a stale blockhash replaced, and gives the fee of a message", async () => {
     const wire = await transfer(1n, await usdcAccountOf(payee));
+    const signedOn = (await call("getLatestBlockhash")).result.value.blockhash;
+    devnet.chain.airdrop(payee, 1n); // a block: the blockhash `wire` names is no longer the latest
     const before = (await call("getTokenAccountBalance", [await usdcAccountOf(payee)])).result.value.amount;
     const simulated = (
       await call("simulateTransaction", [
@@ -237,6 +239,7 @@ describe("the Solana devnet's JSON-RPC", () => {
     expect(simulated.replacementBlockhash.blockhash).toBe(
       (await call("getLatestBlockhash")).result.value.blockhash,
     );
+    expect(simulated.replacementBlockhash.blockhash).not.toBe(signedOn);
     expect(simulated.unitsConsumed).toBeGreaterThan(0);
     expect((await call("getTokenAccountBalance", [await usdcAccountOf(payee)])).result.value.amount).toBe(
       before,
