@@ -16,7 +16,6 @@ import {
   bytesToHex,
   getAddress,
   type Hex,
-  hashTypedData,
   hexToBytes,
   keccak256,
   recoverAddress,
@@ -28,6 +27,7 @@ import {
 } from "viem";
 import { type PrivateKeyAccount, privateKeyToAccount, sign } from "viem/accounts";
 import { log } from "../common/log.ts";
+import { fastHashTypedData } from "./typed-data.ts";
 
 /** The few calls of the addon used here (the package's `bindings` entry, which never falls back to JS). */
 interface Addon {
@@ -115,10 +115,11 @@ export function fastAccount(privateKey: Hex): PrivateKeyAccount {
     );
     return serializer(transaction as TransactionSerializable, signature) as never;
   };
-  // As viem's `signTypedData`: the typed data's hash signed, serialized as r || s || v (27/28).
+  // As viem's `signTypedData`: the typed data's hash (viem's bytes, its domain and type hashed once:
+  // typed-data.ts) signed, serialized as r || s || v (27/28).
   const signTypedData = (async (typedData: TypedDataDefinition) =>
     serializeSignature(
-      await signDigest(hashTypedData(typedData), privateKey),
+      await signDigest(fastHashTypedData(typedData), privateKey),
     )) as PrivateKeyAccount["signTypedData"];
   return { ...base, signTransaction, signTypedData };
 }
