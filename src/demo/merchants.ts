@@ -6,6 +6,7 @@
 import type { DevnetAccount } from "../chain/devnet/index.ts";
 import type { Merchant } from "../merchant-kit/index.ts";
 import type { Services } from "../services/index.ts";
+import { solanaMerchantKey } from "./solana-plan.ts";
 import type { ServiceUrls } from "./urls.ts";
 import { type MerchantKeys, WALLET_HOSTS } from "./wallets.ts";
 
@@ -66,12 +67,17 @@ export function nameMerchants(
   ];
 }
 
-/** The `merchant` records the analytics database imports (NDJSON): each merchant's wallet and name. */
-export function merchantRecords(named: readonly NamedMerchant[]): string {
+/**
+ * The `merchant` records the analytics database imports (NDJSON): each merchant's wallet and name, and with
+ * `solana` its Solana wallet under the same name (solana-plan.ts).
+ */
+export function merchantRecords(named: readonly NamedMerchant[], solana = false): string {
   return named
-    .map(
-      (m) => `${JSON.stringify({ type: "merchant", address: m.key.address.toLowerCase(), name: m.name })}\n`,
-    )
+    .flatMap((m) => [
+      { type: "merchant", address: m.key.address.toLowerCase(), name: m.name },
+      ...(solana ? [{ type: "merchant", address: solanaMerchantKey(m.id).address, name: m.name }] : []),
+    ])
+    .map((record) => `${JSON.stringify(record)}\n`)
     .join("");
 }
 
