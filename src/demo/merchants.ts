@@ -6,7 +6,6 @@
 import type { DevnetAccount } from "../chain/devnet/index.ts";
 import type { Merchant } from "../merchant-kit/index.ts";
 import type { Services } from "../services/index.ts";
-import { solanaMerchantKey } from "./solana-plan.ts";
 import type { ServiceUrls } from "./urls.ts";
 import { type MerchantKeys, WALLET_HOSTS } from "./wallets.ts";
 
@@ -68,16 +67,15 @@ export function nameMerchants(
 }
 
 /**
- * The `merchant` records the analytics database imports (NDJSON): each merchant's wallet and name, and with
- * `solana` its Solana wallet under the same name (solana-plan.ts).
+ * The `merchant` records the analytics database imports (NDJSON): each merchant's wallet and name. Not its Solana
+ * wallet's: a `merchant` line names no chain, and a base58 key named so is reported in every chain's week, with
+ * nothing paid, where Base's week cannot seal it (its leaf is an EVM address's), so Base's attestation would stop.
  */
-export function merchantRecords(named: readonly NamedMerchant[], solana = false): string {
+export function merchantRecords(named: readonly NamedMerchant[]): string {
   return named
-    .flatMap((m) => [
-      { type: "merchant", address: m.key.address.toLowerCase(), name: m.name },
-      ...(solana ? [{ type: "merchant", address: solanaMerchantKey(m.id).address, name: m.name }] : []),
-    ])
-    .map((record) => `${JSON.stringify(record)}\n`)
+    .map(
+      (m) => `${JSON.stringify({ type: "merchant", address: m.key.address.toLowerCase(), name: m.name })}\n`,
+    )
     .join("");
 }
 

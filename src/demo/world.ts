@@ -122,7 +122,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     const socialInputs = await loadDemoSocial(services.db as Database, w.genesisTime);
     const publicUrl = config.publicUrl ?? urls.reports;
     const named = nameMerchants(services, urls, keys, shops);
-    fs.writeFileSync(layout.merchants, merchantRecords(named, w.solana === true));
+    fs.writeFileSync(layout.merchants, merchantRecords(named));
     // In a turn on the report service's connection: the indexer may already have set it building (on a
     // resume it starts from a checkpoint), and the import's transaction must not interleave with a build's.
     await analytics.exclusive(async () => {
