@@ -210,7 +210,7 @@ export const COMMANDS: readonly Command[] = [
       "It reads the window ending where that truth is complete, and works while the demo runs (it asks the demo's report service).",
     flags: {
       check: "compare the reports with the ground truth: per merchant, what each reported and what was paid",
-      chain: "check that chain's week alone, base or arbitrum (default: every chain the demo plays)",
+      chain: "check that chain's week alone, base, arbitrum or solana (default: every chain the demo plays)",
       json: "one JSON line instead of a table",
       wait: WAIT,
       data: DATA,
