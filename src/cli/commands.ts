@@ -182,7 +182,7 @@ export const COMMANDS: readonly Command[] = [
   {
     name: "demo",
     aliases: ["start"],
-    summary: "the whole service on Base, Arbitrum and Solana devnets, a week of buyers (also: start)",
+    summary: "the whole service on local chains, a week of buyers (also: start)",
     notes:
       "Also npm start. Merchants, facilitator, indexer, reports and a buyer simulator playing a week of x402 payments. Progress goes to stderr; once the week is on chain and indexed, the URLs to stdout. A second start resumes. A data directory holding part of a week, or a damaged one, stops it, naming the file; --fresh deletes the demo's week and starts a new one. Ctrl-C stops it and saves the chain.",
     flags: {
