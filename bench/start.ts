@@ -1,9 +1,11 @@
 /**
- * The demo's first start (`npm run bench:start [-- --days N --no-demo --chains N]`), issue 41 §9: `npm start`
- * on a fresh data directory ready in under 5 minutes on two cores, with every pattern, both schemes and all
- * merchants. With `--chains N` (issue 67 item 7: the first start must not grow with the second chain), only
- * the demo: N fresh starts of Base alone (`--chain base`) and N of Base and Arbitrum (the default), taken in
- * turn, their medians and the ratio.
+ * The demo's first start (`npm run bench:start [-- --days N --no-demo --chains N --solana N]`), issue 41 §9:
+ * `npm start` on a fresh data directory ready in under 5 minutes on two cores, with every pattern, both schemes
+ * and all merchants. With `--chains N` (issue 67 item 7: the first start must not grow with the second chain),
+ * only the demo: N fresh starts of Base alone (`--chain base`) and N of Base and Arbitrum (`--chain
+ * base,arbitrum`), taken in turn, their medians and the ratio. With `--solana N` (issue 86: no more than 15%
+ * with Solana beside the EVM chains), the same with N of Base and Arbitrum against N of Base, Arbitrum and Solana
+ * (the default).
  *
  * 1. **The chain**: empty blocks a second on the devnet with state roots (anvil as it is) and without
  *    (forked from an empty chain: src/chain/devnet/forked.ts), over 0, 1,000 and 4,000 storage slots, in
@@ -34,6 +36,7 @@ const FREE_PORTS = Object.fromEntries(
   [
     "X402M_DEVNET_PORT",
     "X402M_DEVNET_ARBITRUM_PORT",
+    "X402M_DEVNET_SOLANA_PORT",
     "X402M_FACILITATOR_PORT",
     "PORT",
     "X402M_UTILITY_PORT",
@@ -51,6 +54,7 @@ const { values } = parseArgs({
     days: { type: "string", default: "7" },
     "no-demo": { type: "boolean", default: false },
     chains: { type: "string" },
+    solana: { type: "string" },
   },
 });
 setLogLevel("warn");
@@ -150,18 +154,33 @@ function stop(child: ChildProcess): Promise<void> {
   return exited;
 }
 
-/** N fresh starts each of Base alone and of Base and Arbitrum, in turn: the seconds to ready of each. */
-async function compareChains(rounds: number, days: string) {
+/** Two sets of chains compared: each one's `--chain` and its name in the notes. */
+interface Compared {
+  base: { chain: string; name: string };
+  both: { chain: string; name: string };
+}
+
+const EVM_ALONE = {
+  base: { chain: "base", name: "Base alone" },
+  both: { chain: "base,arbitrum", name: "Base and Arbitrum" },
+};
+const WITH_SOLANA = {
+  base: { chain: "base,arbitrum", name: "Base and Arbitrum" },
+  both: { chain: "base,arbitrum,solana", name: "Base, Arbitrum and Solana" },
+};
+
+/** N fresh starts each of the two sets of chains, in turn: the seconds to ready of each. */
+async function compareChains(rounds: number, days: string, compared: Compared) {
   const runs: Record<"base" | "both", DemoRun[]> = { base: [], both: [] };
   for (let i = 0; i < rounds; i++) {
     for (const kind of ["base", "both"] as const) {
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-bench-start-"));
       try {
-        const { child, run } = await startDemo(dataDir, days, kind === "base" ? ["--chain", "base"] : []);
+        const { child, run } = await startDemo(dataDir, days, ["--chain", compared[kind].chain]);
         await stop(child);
         runs[kind].push(run);
         note(
-          `round ${i + 1}, ${kind === "base" ? "Base alone" : "Base and Arbitrum"}: ready in ${run.readySeconds} s (${run.payments} payments on Base, machine busy ${run.busyCpuSeconds} CPU-s, load ${os.loadavg()[0]?.toFixed(1)})`,
+          `round ${i + 1}, ${compared[kind].name}: ready in ${run.readySeconds} s (${run.payments} payments on Base, machine busy ${run.busyCpuSeconds} CPU-s, load ${os.loadavg()[0]?.toFixed(1)})`,
         );
       } finally {
         fs.rmSync(dataDir, { recursive: true, force: true });
@@ -177,14 +196,25 @@ async function compareChains(rounds: number, days: string) {
   };
   const base = median(runs.base.map((r) => r.readySeconds));
   const both = median(runs.both.map((r) => r.readySeconds));
-  note(`median ready: Base alone ${base} s, Base and Arbitrum ${both} s (${(both / base).toFixed(2)}x)`);
-  return { runs, medianSeconds: { base, both }, ratio: Math.round((both / base) * 100) / 100 };
+  note(
+    `median ready: ${compared.base.name} ${base} s, ${compared.both.name} ${both} s (${(both / base).toFixed(2)}x)`,
+  );
+  return {
+    compared: { base: compared.base.chain, both: compared.both.chain },
+    runs,
+    medianSeconds: { base, both },
+    ratio: Math.round((both / base) * 100) / 100,
+  };
 }
 
-if (values.chains !== undefined) {
-  const compared = await compareChains(Number(values.chains), values.days);
+for (const [flag, compared] of [
+  ["chains", EVM_ALONE],
+  ["solana", WITH_SOLANA],
+] as const) {
+  if (values[flag] === undefined) continue;
+  const result = await compareChains(Number(values[flag]), values.days, compared);
   process.stdout.write(
-    `${JSON.stringify({ date: new Date().toISOString(), cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, days: Number(values.days), chains: compared })}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, days: Number(values.days), [flag]: result })}\n`,
   );
   process.exit(0);
 }

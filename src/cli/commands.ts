@@ -182,7 +182,7 @@ export const COMMANDS: readonly Command[] = [
   {
     name: "demo",
     aliases: ["start"],
-    summary: "the whole service on Base and Arbitrum devnets, a week of buyers (also: start)",
+    summary: "the whole service on local chains, a week of buyers (also: start)",
     notes:
       "Also npm start. Merchants, facilitator, indexer, reports and a buyer simulator playing a week of x402 payments. Progress goes to stderr; once the week is on chain and indexed, the URLs to stdout. A second start resumes. A data directory holding part of a week, or a damaged one, stops it, naming the file; --fresh deletes the demo's week and starts a new one. Ctrl-C stops it and saves the chain.",
     flags: {
@@ -191,7 +191,7 @@ export const COMMANDS: readonly Command[] = [
       days: "play the week in its last N days, 1 to 7: ready sooner (default 7)",
       mix: "the buyers and their payments, as JSON (default src/demo/mix.ts's: about 400 payments a week)",
       chain:
-        "the chains a fresh week plays: base,arbitrum (default: Base and a second devnet as Arbitrum One) or base",
+        "the chains a fresh week plays: base,arbitrum,solana (default: Base, a second devnet as Arbitrum One and a local Solana), base,arbitrum, base,solana or base",
       "funding-lookback": INDEXER["funding-lookback"],
       fresh: "delete the demo's week (DIR/demo, its analytics) and start a new one",
       data: DATA,
@@ -210,7 +210,7 @@ export const COMMANDS: readonly Command[] = [
       "It reads the window ending where that truth is complete, and works while the demo runs (it asks the demo's report service).",
     flags: {
       check: "compare the reports with the ground truth: per merchant, what each reported and what was paid",
-      chain: "check that chain's week alone, base or arbitrum (default: every chain the demo plays)",
+      chain: "check that chain's week alone, base, arbitrum or solana (default: every chain the demo plays)",
       json: "one JSON line instead of a table",
       wait: WAIT,
       data: DATA,

@@ -78,8 +78,8 @@ export async function runDemo(args: string[], flags: Flags): Promise<number> {
 }
 
 /**
- * `--chain base` (Base alone) or `base,arbitrum`: the chains beside Base a fresh week plays; unset, the
- * demo's default (every one it knows).
+ * `--chain base` (Base alone), `base,arbitrum`, `base,solana` or `base,arbitrum,solana`: the chains beside Base
+ * a fresh week plays; unset, the demo's default (every one it knows).
  */
 function demoChains(flag: string | undefined): string[] | undefined {
   if (flag === undefined) return undefined;
@@ -89,7 +89,7 @@ function demoChains(flag: string | undefined): string[] | undefined {
     .filter(Boolean);
   if (!list.includes("base")) {
     throw new UsageError(
-      `--chain must list base, which the demo always plays (base, or base,arbitrum), not "${flag}"`,
+      `--chain must list base, which the demo always plays (base, or base,arbitrum,solana), not "${flag}"`,
     );
   }
   return list.filter((slug) => slug !== "base");
@@ -110,7 +110,7 @@ function readyText(demo: Demo, dataDir: string): string {
   const width = Math.max(...demo.merchants.map((m) => m.name.length));
   const lines = [
     "",
-    `x402-merchants demo: a week of x402 payments on a local Base chain${(demo.urls.chains ?? []).map((c) => ` and ${chainName(c.chain)}`).join("")}${demo.resumed ? " (resumed)" : ""}`,
+    `x402-merchants demo: a week of x402 payments on a local Base chain${(demo.urls.chains ?? []).map((c) => ` and ${chainName(c.chain)}`).join("")}${demo.urls.solana ? " and Solana" : ""}${demo.resumed ? " (resumed)" : ""}`,
     "",
     `  leaderboard   ${demo.urls.leaderboard}`,
     `  chain         ${demo.urls.rpc}  (anvil, chain id 8453, USDC at Base's address)`,
@@ -118,6 +118,12 @@ function readyText(demo: Demo, dataDir: string): string {
       `  ${c.chain.padEnd(12)}  ${c.rpc}  (anvil, chain id ${c.chain_id}, its USDC; blocks as payments come)`,
       `    leaderboard ${c.leaderboard}`,
     ]),
+    ...(demo.urls.solana
+      ? [
+          `  solana        ${demo.urls.solana.rpc}  (litesvm in process, USDC at mainnet's mint; its week played once)`,
+          `    leaderboard ${demo.urls.solana.leaderboard}`,
+        ]
+      : []),
     ...(demo.urls.leaderboard_all
       ? [
           `  all chains    ${demo.urls.leaderboard_all}  (each merchant's chains side by side: /merchants/<address>)`,

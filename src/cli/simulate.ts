@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { chainBySlug } from "../chain/chains.ts";
+import { storeChains } from "../chain/chains.ts";
 import { UsageError } from "../common/errors.ts";
 import { sleep } from "../common/sleep.ts";
 import { type DataLayout, dataLayout } from "../config/layout.ts";
@@ -14,7 +14,7 @@ import { withReader } from "./readers.ts";
 /**
  * `simulate --check [--chain SLUG] [--data DIR] [--json] [--wait SECONDS]`: compares a window's reports with
  * the demo's ground truth and prints the error per merchant; exit 1 when a merchant is off. Each chain the
- * demo plays (Base, and Arbitrum beside it) is checked against its own truth, or `--chain`'s alone. The window ends at the
+ * demo plays (Base, and Arbitrum and Solana beside it) is checked against its own truth, or `--chain`'s alone. The window ends at the
  * latest indexed block, or earlier, where the truth is complete (src/demo/truth.ts): the indexer stores a
  * block as soon as it is mined, the simulator writes its truth after the payments settled. A ground truth
  * with a line that is not a whole record stops it (exit 1, naming the line) rather than blaming the
@@ -83,7 +83,12 @@ function checkJson(c: ChainCheck) {
  */
 function checkedChains(layout: DataLayout["demo"], flag: string | undefined): string[] {
   const world = readWorld(layout.world);
-  const played = ["base", ...(world.state === "whole" ? (world.world.chains ?? []) : [])];
+  const played = [
+    "base",
+    ...(world.state === "whole"
+      ? [...(world.world.chains ?? []), ...(world.world.solana ? ["solana"] : [])]
+      : []),
+  ];
   if (flag === undefined) return played;
   if (!played.includes(flag)) {
     throw new UsageError(`--chain ${flag}: the demo in this directory plays ${played.join(" and ")}`);
@@ -154,7 +159,7 @@ function table(rows: CheckRow[], window: { start_block: number; end_block: numbe
       .trimEnd();
   const failed = rows.filter((r) => !r.ok).length;
   return `${[
-    `${chain ? `${chainBySlug(chain).name}, ` : ""}blocks ${window.start_block + 1} to ${window.end_block}: real revenue against the simulator's ground truth (tolerance ${TOLERANCE * 100}%)`,
+    `${chain ? `${storeChains.chainBySlug(chain).name}, ` : ""}${chain === "solana" ? "slots" : "blocks"} ${window.start_block + 1} to ${window.end_block}: real revenue against the simulator's ground truth (tolerance ${TOLERANCE * 100}%)`,
     "",
     fmt(head),
     ...body.map(fmt),

@@ -26,7 +26,13 @@ const CoreSchema = z.object({
   /** The report service's port. */
   port: Port,
   /** The other services' ports (the merchant hosts' are in `merchants`); 0 picks a free one. */
-  ports: z.object({ facilitator: Port, devnet: Port, devnetArbitrum: Port, shops: Port }),
+  ports: z.object({
+    facilitator: Port,
+    devnet: Port,
+    devnetArbitrum: Port,
+    devnetSolana: Port,
+    shops: Port,
+  }),
   /** DuckDB memory limit, e.g. "1GB"; DuckDB spills to the data directory past it. */
   duckdbMemory: Size,
   duckdbThreads: z.coerce.number().int().min(1).max(256).nullable(),
@@ -125,6 +131,7 @@ export const coreSection: Section<typeof CoreSchema> = {
       facilitator: env.X402M_FACILITATOR_PORT || String(DEFAULT_PORTS.facilitator),
       devnet: env.X402M_DEVNET_PORT || String(DEFAULT_PORTS.devnet),
       devnetArbitrum: env.X402M_DEVNET_ARBITRUM_PORT || String(DEFAULT_PORTS.devnetArbitrum),
+      devnetSolana: env.X402M_DEVNET_SOLANA_PORT || String(DEFAULT_PORTS.devnetSolana),
       shops: env.X402M_SHOPS_PORT || String(DEFAULT_PORTS.shops),
     },
     duckdbMemory: env.X402M_DUCKDB_MEMORY ?? "1GB",

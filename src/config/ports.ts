@@ -16,6 +16,8 @@ export const DEFAULT_PORTS = {
   devnetArbitrum: 8546,
   /** `devnet --chain solana`: a Solana validator's usual RPC port. */
   solanaDevnet: 8899,
+  /** The demo's local Solana (its third chain): the same port, as the demo's Base devnet takes `devnet`'s. */
+  devnetSolana: 8899,
   /** The operator's metrics listener: the OpenTelemetry Prometheus exporter's usual port. */
   metrics: 9464,
 } as const;
@@ -55,6 +57,8 @@ export function portSetting(service: string): string {
       return "PORT or --port";
     case "devnetArbitrum":
       return "X402M_DEVNET_ARBITRUM_PORT";
+    case "devnetSolana":
+      return "X402M_DEVNET_SOLANA_PORT";
     case "facilitator":
     case "devnet":
     case "shops":

@@ -26,8 +26,8 @@ export interface DemoOptions {
    */
   days?: number;
   /**
-   * The chains a fresh week plays beside Base, by slug (default every one of `FURTHER_CHAINS`: Arbitrum);
-   * `[]` plays Base alone. A resumed week plays the chains it started with.
+   * The chains a fresh week plays beside Base, by slug (default every one of `DEMO_CHAINS`: Arbitrum and
+   * Solana); `[]` plays Base alone. A resumed week plays the chains it started with.
    */
   chains?: readonly string[];
   onEvent?: (event: DemoEvent) => void;

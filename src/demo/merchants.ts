@@ -66,7 +66,11 @@ export function nameMerchants(
   ];
 }
 
-/** The `merchant` records the analytics database imports (NDJSON): each merchant's wallet and name. */
+/**
+ * The `merchant` records the analytics database imports (NDJSON): each merchant's wallet and name. Not its Solana
+ * wallet's: a `merchant` line names no chain, and a base58 key named so is reported in every chain's week, with
+ * nothing paid, where Base's week cannot seal it (its leaf is an EVM address's), so Base's attestation would stop.
+ */
 export function merchantRecords(named: readonly NamedMerchant[]): string {
   return named
     .map(

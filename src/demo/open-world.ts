@@ -6,7 +6,7 @@ import { BLOCK_SECONDS, WEEK_BLOCKS } from "../chain/base.ts";
 import { dataLayout } from "../config/layout.ts";
 import { DEFAULT_REORG_DEPTH } from "../indexer/index.ts";
 import type { DemoOptions } from "./demo-options.ts";
-import { FURTHER_CHAINS } from "./further-chains.ts";
+import { DEMO_CHAINS, FURTHER_CHAINS } from "./further-chains.ts";
 import type { Mix } from "./mix.ts";
 import { SLOTS_PER_WEEK, slotSecondsFor } from "./plan-types.ts";
 import { clearForFreshStart, DemoError, prepareStart, type World } from "./resume.ts";
@@ -29,9 +29,9 @@ export async function openWorld(
   ) {
     throw new DemoError(`a week is played in 1 to 7 days, not ${options.days}`);
   }
-  const unknown = options.chains?.find((slug) => !(FURTHER_CHAINS as readonly string[]).includes(slug));
+  const unknown = options.chains?.find((slug) => !(DEMO_CHAINS as readonly string[]).includes(slug));
   if (unknown !== undefined) {
-    throw new DemoError(`the demo plays Base and ${FURTHER_CHAINS.join(", ")}, not ${unknown}`);
+    throw new DemoError(`the demo plays Base and ${DEMO_CHAINS.join(", ")}, not ${unknown}`);
   }
   // Before anything starts: a refusal leaves every file as it was (the devnet saves its chain when it stops).
   const { plan, files } = await prepareStart(dataDir, { fresh: options.fresh === true });
@@ -46,7 +46,7 @@ export async function openWorld(
     if (options.days !== undefined && options.days !== days) {
       note(`resuming the week played in ${days} days (--days applies to a fresh data directory)`);
     }
-    const played = w.chains ?? [];
+    const played = [...(w.chains ?? []), ...(w.solana ? ["solana"] : [])];
     if (options.chains !== undefined && options.chains.join(",") !== played.join(",")) {
       note(
         `resuming the week on ${["base", ...played].join(" and ")}, the chains it started with (--chain applies to a fresh data directory)`,
@@ -67,12 +67,12 @@ export async function openWorld(
   };
 }
 
-/** A fresh world whose week, played in `days` days, ends at `now`. */
+/** A fresh world whose week, played in `days` days, ends at `now`, on Base and `chains` (default every one). */
 export function freshWorld(
   now: number,
   days: number,
   mix: Mix,
-  chains: readonly string[] = FURTHER_CHAINS,
+  chains: readonly string[] = DEMO_CHAINS,
 ): World {
   const slotSeconds = slotSecondsFor(days);
   // The blocks of the week's unplayed first days: mined empty before slot 0, which a chain without state
@@ -85,6 +85,7 @@ export function freshWorld(
     epoch: genesisTime + 2 * (LEAD_BLOCKS + skipped),
     mix,
     ...(days < 7 ? { slotSeconds } : {}),
-    chains: [...chains],
+    chains: chains.filter((slug) => (FURTHER_CHAINS as readonly string[]).includes(slug)),
+    ...(chains.includes("solana") ? { solana: true } : {}),
   };
 }

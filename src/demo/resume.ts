@@ -18,6 +18,7 @@ import path from "node:path";
 import { z } from "zod";
 import { Analytics } from "../analytics/duckdb.ts";
 import { findSavedChain, LEGACY_CHAIN_FILE, SAVED_CHAIN_FILE } from "../chain/devnet/index.ts";
+import { SOLANA_SLUG } from "../chain/solana/constants.ts";
 import { AppError } from "../common/errors.ts";
 import { dataLayout } from "../config/layout.ts";
 import { readServiceRecord } from "../config/service-record.ts";
@@ -52,6 +53,11 @@ export interface World {
    * saved before there were any plays Base alone, as it did.
    */
   chains?: string[];
+  /**
+   * Whether a Solana week is played beside them (issue 86 item 7), its truth under `demo/solana/`: once, as its
+   * chain lives in memory (solana-week.ts). A world saved before there was one plays none.
+   */
+  solana?: boolean;
 }
 
 const WORLD_VERSION = 1;
@@ -63,6 +69,7 @@ const WorldSchema = z.object({
   genesisNumber: z.number().int().min(0).optional(),
   slotSeconds: z.number().int().min(slotSecondsFor(1)).max(SLOT_SECONDS).optional(),
   chains: z.array(z.enum(FURTHER_CHAINS)).optional(),
+  solana: z.boolean().optional(),
   // Unknown keys are let through, as before this check: a world that resumed then still resumes. A world
   // saved before the evasions, the channels or the cluster evasions existed lacks their fields, and plays
   // none of them (mix.ts, EVASIONS_OFF, CHANNELS_OFF, CLUSTER_EVASIONS_OFF).
@@ -239,7 +246,8 @@ export async function prepareStart(
   if (plan.start === "resume") {
     const demo = dataLayout(dataDir).demo;
     checkTruth(demo);
-    for (const slug of plan.world.chains ?? []) checkTruth(demo.further(slug));
+    for (const slug of [...(plan.world.chains ?? []), ...(plan.world.solana ? [SOLANA_SLUG] : [])])
+      checkTruth(demo.further(slug));
   }
   return { plan, files };
 }

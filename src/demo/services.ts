@@ -19,11 +19,16 @@ import {
 } from "../services/index.ts";
 import { shopsApp } from "./shops/host.ts";
 import { DEMO_SHOPS, shopMerchant } from "./shops/index.ts";
+import { solanaMerchantKey } from "./solana-plan.ts";
 
-/** The banner over every page of the demo: its chains are anvil's, its money not real. */
-export function demoNotice(further: readonly { slug: string; devnet: { chainId: number } }[]): string {
+/** The banner over every page of the demo: its chains are anvil's (and litesvm's), its money not real. */
+export function demoNotice(
+  further: readonly { slug: string; devnet: { chainId: number } }[],
+  solana = false,
+): string {
   const others = further.map(({ slug, devnet }) => `, and as ${chainBySlug(slug).name}, ${devnet.chainId}`);
-  return `DEVNET DEMO: simulated buyers paying real x402 endpoints on ${further.length > 0 ? "local chains" : "a local chain"} (anvil as Base, chain id 8453${others.join("")}). The wallets, merchants and figures are not mainnet's.`;
+  const svm = solana ? "; litesvm as Solana" : "";
+  return `DEVNET DEMO: simulated buyers paying real x402 endpoints on ${further.length > 0 || solana ? "local chains" : "a local chain"} (anvil as Base, chain id 8453${others.join("")}${svm}). The wallets, merchants and figures are not mainnet's.`;
 }
 
 export interface DemoServicesOptions {
@@ -41,6 +46,12 @@ export interface DemoServicesOptions {
   attest: AttestOptions;
   /** The chains played beside Base, each its devnet and its indexer's listener. */
   further?: readonly FurtherDevnet[];
+  /**
+   * The local Solana, when the demo plays it: the facilitator settles `exact` there with its fee payer, and
+   * every shop is paid there into its demo wallet (solana-plan.ts). Its indexer is the week's one pass
+   * (solana-week.ts), not a follower.
+   */
+  solana?: { rpc: string; feePayerKey: string };
 }
 
 /** A chain the demo plays beside Base: its slug, its devnet, what its indexer tells. */
@@ -78,22 +89,24 @@ export async function startDemoServices(
         assets: [d.usdc.toLowerCase()],
         slug,
       })),
+      ...(options.solana && { solana: options.solana }),
     },
     merchants: MERCHANT_HOST_NAMES,
-    notice: demoNotice(further),
+    notice: demoNotice(further, options.solana !== undefined),
     hosts: [
       {
         name: "shops",
         port: config.ports.shops,
         build: async (url, kit) => {
-          shops = DEMO_SHOPS.map((shop, i) => ({
-            name: shop.name,
-            merchant: shopMerchant(
+          shops = DEMO_SHOPS.map((shop, i) => {
+            const merchant = shopMerchant(
               shop,
               (options.shopKeys[i] as DevnetAccount).address.toLowerCase() as `0x${string}`,
               `${url}/${shop.slug}`,
-            ),
-          }));
+            );
+            const solanaPayTo = options.solana && solanaMerchantKey(shop.slug).address;
+            return { name: shop.name, merchant: solanaPayTo ? { ...merchant, solanaPayTo } : merchant };
+          });
           return { fetch: (await shopsApp(shops, kit)).fetch, merchants: shops.map((s) => s.merchant) };
         },
       },

@@ -16,6 +16,7 @@
  */
 import fs from "node:fs";
 import { z } from "zod";
+import { anyStoreAddress } from "../chain/chains.ts";
 import { AppError } from "../common/errors.ts";
 import { BEHAVIOURS, type Behaviour, GENUINE } from "./plan-types.ts";
 
@@ -234,7 +235,10 @@ export interface MerchantTruth {
   genuineTx: number;
 }
 
-/** Per merchant (lower-case address), the payments of blocks `start_block + 1` to `end_block`. */
+/**
+ * Per merchant (its address as the store keeps it: an EVM one lower-cased, a base58 key as written), the
+ * payments of blocks `start_block + 1` to `end_block`.
+ */
 export function truthByMerchant(
   records: readonly TruthRecord[],
   window: { start_block: number; end_block: number },
@@ -242,7 +246,7 @@ export function truthByMerchant(
   const out = new Map<string, MerchantTruth>();
   for (const r of records) {
     if (r.block_number <= window.start_block || r.block_number > window.end_block) continue;
-    const key = r.pay_to.toLowerCase();
+    const key = anyStoreAddress(r.pay_to) ?? r.pay_to;
     const m = out.get(key) ?? { total: 0n, genuine: 0n, tx: 0, genuineTx: 0 };
     const amount = BigInt(r.amount);
     m.total += amount;

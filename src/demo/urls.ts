@@ -1,4 +1,5 @@
 /** What the demo tells its user to open (`demoUrls`). */
+import { SOLANA_NETWORK } from "../chain/solana/constants.ts";
 import { MERCHANT_HOST_NAMES, type MerchantHost } from "../config/ports.ts";
 
 export interface DemoUrls {
@@ -12,6 +13,11 @@ export interface DemoUrls {
   metrics?: string;
   /** The chains played beside Base: each one's devnet and leaderboard page. */
   chains?: { chain: string; chain_id: number; rpc: string; leaderboard: string }[];
+  /**
+   * The local Solana, while this start plays its week (a later start does not start it again: solana-week.ts):
+   * its JSON-RPC, its network, its leaderboard page.
+   */
+  solana?: { rpc: string; network: string; leaderboard: string };
   /** With chains beside Base: the leaderboard of every chain, a merchant ranked by its sum. */
   leaderboard_all?: string;
 }
@@ -26,6 +32,7 @@ export function demoUrls(
   urls: ServiceUrls,
   metrics: string | undefined,
   further: readonly { slug: string; devnet: { rpc: string; chainId: number } }[] = [],
+  solanaRpc?: string,
 ): DemoUrls {
   return {
     leaderboard: `${publicUrl}/`,
@@ -43,7 +50,10 @@ export function demoUrls(
         rpc: devnet.rpc,
         leaderboard: `${publicUrl}/chains/${slug}`,
       })),
-      leaderboard_all: `${publicUrl}/chains/all`,
     }),
+    ...(solanaRpc && {
+      solana: { rpc: solanaRpc, network: SOLANA_NETWORK, leaderboard: `${publicUrl}/chains/solana` },
+    }),
+    ...((further.length > 0 || solanaRpc) && { leaderboard_all: `${publicUrl}/chains/all` }),
   };
 }

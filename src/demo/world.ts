@@ -14,10 +14,12 @@
 import fs from "node:fs";
 import type { Analytics } from "../analytics/duckdb.ts";
 import { importNdjson } from "../analytics/import.ts";
+import { SOLANA_SLUG } from "../chain/solana/constants.ts";
 import type { Database } from "../common/db/index.ts";
 import { Lifecycle } from "../common/lifecycle.ts";
-import { dataLayout } from "../config/layout.ts";
+import { type DemoChainFiles, dataLayout } from "../config/layout.ts";
 import type { ReportService } from "../reports/index.ts";
+import type { Config } from "../services/index.ts";
 import { demoAttester } from "./attester.ts";
 import { headOf, startChain } from "./chain.ts";
 import { demoConfig } from "./demo-config.ts";
@@ -25,13 +27,14 @@ import type { DemoEvent, DemoOptions } from "./demo-options.ts";
 import { type DemoMerchant, demoMerchants, merchantRecords, nameMerchants } from "./merchants.ts";
 import { openWorld } from "./open-world.ts";
 import { partFailure } from "./part-failure.ts";
-import { SLOT_SECONDS } from "./plan-types.ts";
+import { SLOT_SECONDS, SLOTS_PER_WEEK } from "./plan-types.ts";
 import { playFurtherChain, startFurtherDevnets } from "./play-further.ts";
 import { playWeek } from "./play-week.ts";
-import { DemoError } from "./resume.ts";
+import { DemoError, type World } from "./resume.ts";
 import { demoNotice, startDemoServices } from "./services.ts";
-import { simMerchants } from "./sim-merchants.ts";
+import { type SimMerchant, simMerchants } from "./sim-merchants.ts";
 import { loadDemoSocial } from "./social.ts";
+import type { SolanaRun } from "./solana-week.ts";
 import { repairTruthNotes } from "./truth-notes.ts";
 import { type DemoUrls, demoUrls, type ServiceUrls } from "./urls.ts";
 import { merchantKeys } from "./wallets.ts";
@@ -78,6 +81,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     // After Base's, not beside it: a further chain started while Base's fails (a port in use) would save a
     // chain the next start finds without its world.
     const further = await startFurtherDevnets(w, config, layout.further, lifecycle, note);
+    const solana = await startSolana(w, config, layout.further(SOLANA_SLUG), lifecycle, note);
 
     // Every merchant is paid into a devnet wallet of its own; the utility and its alias share one.
     const keys = merchantKeys();
@@ -88,6 +92,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
         config,
         keys,
         further.map((run) => ({ slug: run.slug, rpc: run.devnet.rpc })),
+        solana?.devnet.rpc,
       ),
       lifecycle,
       devnet,
@@ -109,6 +114,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
           emit({ type: "indexer", chain: run.slug, event });
         },
       })),
+      ...(solana && { solana: { rpc: solana.devnet.rpc, feePayerKey: solana.devnet.feePayer.secretKey } }),
     });
     const urls = services.urls as ServiceUrls;
     const analytics = services.analytics as Analytics;
@@ -121,7 +127,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     // resume it starts from a checkpoint), and the import's transaction must not interleave with a build's.
     await analytics.exclusive(async () => {
       await analytics.run("INSERT OR REPLACE INTO meta VALUES ('notice', $notice), ('demo', 'true')", {
-        notice: demoNotice(further),
+        notice: demoNotice(further, w.solana === true),
       });
       await importNdjson(analytics, layout.merchants);
     });
@@ -159,7 +165,8 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
         },
       }),
     );
-    const simulators = [simulator, ...furtherSimulators];
+    const solanaWeek = solana && playSolana(solana, merchants, w, analytics, controller.signal, emit);
+    const simulators = [simulator, ...furtherSimulators, ...(solanaWeek ? [solanaWeek] : [])];
     lifecycle.add("simulator", async () => {
       controller.abort();
       await Promise.all(simulators.map((s) => s.catch(() => undefined)));
@@ -171,17 +178,18 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       [devnet, ...further.map((run) => run.devnet)],
       controller.signal,
     );
-    // Each chain's leaderboard built once, as its readers will ask for it, once every week is indexed.
-    const ready = Promise.all([progress, ...furtherProgress].map((p) => p.played(controller.signal)))
-      .then(() =>
-        Promise.all([
-          service.leaderboard(),
-          ...further.map((run) => fetchOk(`${urls.reports}/v1/leaderboard/${run.slug}`)),
-        ]),
-      )
-      .then(() => undefined);
-    ready.catch(() => undefined);
-    const shown = demoUrls(publicUrl, devnet.rpc, urls, services.urls.metrics, further);
+    const others = [...further.map((run) => run.slug), ...(w.solana ? [SOLANA_SLUG] : [])];
+    const ready = whenReady(
+      [
+        ...[progress, ...furtherProgress].map((p) => p.played(controller.signal)),
+        ...(solanaWeek ? [solanaWeek] : []),
+      ],
+      () => [
+        service.leaderboard(),
+        ...others.map((slug) => fetchOk(`${urls.reports}/v1/leaderboard/${slug}`)),
+      ],
+    );
+    const shown = demoUrls(publicUrl, devnet.rpc, urls, services.urls.metrics, further, solana?.devnet.rpc);
     emit({
       type: "started",
       resumed,
@@ -201,6 +209,87 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     await lifecycle.close(DEMO_CLOSE_TIMEOUT_MS);
     throw error;
   }
+}
+
+/**
+ * The local Solana when the world plays Solana and its week is still to play (solana-week.ts): a week a start
+ * before this one indexed stays as it is, and no Solana is started.
+ */
+async function startSolana(
+  world: World,
+  config: Config,
+  files: DemoChainFiles,
+  lifecycle: Lifecycle,
+  note: (message: string) => void,
+): Promise<SolanaRun | undefined> {
+  if (!world.solana) return undefined;
+  // Loaded only for a Solana week: the SVM, its RPC server and the SDK's SVM client.
+  const { solanaWeekDone, startDemoSolana } = await import("./solana-week.ts");
+  if (solanaWeekDone(files)) {
+    note(
+      `Solana's week was played and indexed by an earlier start: it stays as ${files.dir} and the analytics database hold it (the local Solana lives in memory, so it is not started again)`,
+    );
+    return undefined;
+  }
+  if (fs.existsSync(files.truth))
+    note(`Solana's week was not indexed before the demo stopped: playing it again on a fresh local Solana`);
+  return await startDemoSolana(config.ports.devnetSolana, world, files, lifecycle);
+}
+
+/** Plays the Solana week over the world's week, telling its progress as a chain's simulator events. */
+async function playSolana(
+  run: SolanaRun,
+  merchants: readonly SimMerchant[],
+  world: World,
+  analytics: Analytics,
+  signal: AbortSignal,
+  emit: (event: DemoEvent) => void,
+): Promise<void> {
+  const { playSolanaWeek } = await import("./solana-week.ts");
+  const slotSeconds = world.slotSeconds ?? SLOT_SECONDS;
+  const stats = await playSolanaWeek(
+    run,
+    merchants,
+    { start: world.epoch, end: world.epoch + SLOTS_PER_WEEK * slotSeconds },
+    analytics,
+    {
+      signal,
+      onFailure: (reason) =>
+        emit({
+          type: "simulator",
+          chain: SOLANA_SLUG,
+          event: { type: "payment_failed", merchant: "solana", path: "", status: 0, reason },
+        }),
+    },
+  );
+  if (stats.kept)
+    emit({
+      type: "note",
+      message: "Solana's week was in the store though not marked complete: kept it, marked it",
+    });
+  emit({
+    type: "simulator",
+    chain: SOLANA_SLUG,
+    event: {
+      type: "caught_up",
+      slot: SLOTS_PER_WEEK,
+      block: stats.slot,
+      payments: stats.payments,
+      failures: stats.failures,
+    },
+  });
+}
+
+/**
+ * Settles once every week is played and indexed (Solana's once its one pass is in), then each chain's leaderboard
+ * built once, as its readers will ask for it.
+ */
+function whenReady(weeks: readonly Promise<unknown>[], build: () => Promise<unknown>[]): Promise<void> {
+  const ready = Promise.all(weeks)
+    .then(() => Promise.all(build()))
+    .then(() => undefined);
+  ready.catch(() => undefined);
+  return ready;
 }
 
 /** A GET that must answer 2xx (a leaderboard built once); a refusal is the demo's failure to show it. */

@@ -37,6 +37,7 @@ async function env(): Promise<Record<string, string>> {
   return {
     X402M_DEVNET_PORT: String(await busyPort()),
     X402M_DEVNET_ARBITRUM_PORT: "0",
+    X402M_DEVNET_SOLANA_PORT: "0",
     X402M_FACILITATOR_PORT: "0",
     PORT: "0",
     X402M_UTILITY_PORT: "0",
@@ -218,11 +219,11 @@ describe("demo on a week it cannot resume", () => {
     const alone = await runMain(["demo", "--chain", "arbitrum", "--data", dir]);
     expect(alone.code).toBe(2);
     expect(alone.stderr).toBe(
-      `x402-merchants: --chain must list base, which the demo always plays (base, or base,arbitrum), not "arbitrum"\n`,
+      `x402-merchants: --chain must list base, which the demo always plays (base, or base,arbitrum,solana), not "arbitrum"\n`,
     );
     const polygon = await runMain(["demo", "--chain", "base,polygon", "--data", dir], await env());
     expect(polygon.code).toBe(1);
-    expect(polygon.stderr).toMatch(/the demo plays Base and arbitrum, not polygon/);
+    expect(polygon.stderr).toMatch(/the demo plays Base and arbitrum, solana, not polygon/);
     expect(fs.readdirSync(dir)).toEqual([]);
   }, 60_000);
 

@@ -36,6 +36,7 @@ const ARTIFACTS = path.join(ROOT, "test-artifacts");
 const FREE_PORTS = {
   X402M_DEVNET_PORT: "0",
   X402M_DEVNET_ARBITRUM_PORT: "0",
+  X402M_DEVNET_SOLANA_PORT: "0",
   X402M_FACILITATOR_PORT: "0",
   PORT: "0",
   X402M_UTILITY_PORT: "0",
@@ -65,6 +66,7 @@ interface Ready {
   rpc: string;
   merchants: { id: string; name: string; address: string; report: string; badge: string; api: string }[];
   chains: { chain: string; chain_id: number; rpc: string; leaderboard: string }[];
+  solana?: { rpc: string; network: string; leaderboard: string };
   leaderboard_all: string;
 }
 
@@ -396,6 +398,83 @@ describe("demo", () => {
     expect(check.code).toBe(0);
   }, 180_000);
 
+  it("plays a Solana week beside them: real x402 SVM payments to the same merchants, indexed, its patterns flagged, simulate --check --chain solana holding it to its truth", async () => {
+    expect(demo.ready.solana).toMatchObject({ network: "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp" });
+    const layout = dataLayout(dataDir).demo.further("solana");
+    const truth = fs
+      .readFileSync(layout.truth, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as TruthShape & { amount: string });
+    // Genuine buyers, the utility paying itself, and the farm it funded: each a payment the local Solana settled.
+    expect(new Set(truth.map((r) => r.behaviour))).toEqual(
+      new Set(["agent", "self_payment", "merchant_funded"]),
+    );
+    expect(truth.every((r) => /^[1-9A-HJ-NP-Za-km-z]{64,88}$/.test(r.tx_hash) && r.scheme === "exact")).toBe(
+      true,
+    );
+    // Each one on the chain as the truth says, its fee paid by the facilitator, not the buyer.
+    const landed = await rpc<{
+      slot: number;
+      transaction: { message: { accountKeys: { pubkey: string }[] } };
+    }>(demo.ready.solana?.rpc as string, "getTransaction", [
+      truth[0]?.tx_hash,
+      { encoding: "jsonParsed", maxSupportedTransactionVersion: 0 },
+    ]);
+    expect(landed.slot).toBe(truth[0]?.block_number);
+    expect(landed.transaction.message.accountKeys[0]?.pubkey).not.toBe(truth[0]?.payer);
+
+    type Board = { merchants: { address: string; real_usd: number; usd: number }[] };
+    const board = (await (await fetch(`${demo.ready.leaderboard}v1/leaderboard/solana`)).json()) as Board;
+    expect(board.merchants.length).toBeGreaterThanOrEqual(3);
+    const utility = truth.find((r) => r.behaviour === "self_payment")?.pay_to as string;
+    const report = (await (await fetch(`${demo.ready.leaderboard}v1/reports/solana/${utility}`)).json()) as {
+      chain: string;
+      flags: Record<string, { tx: number }>;
+    };
+    expect(report.chain).toBe("solana");
+    const count = (b: string) => truth.filter((r) => r.behaviour === b && r.pay_to === utility).length;
+    expect(report.flags.self_payment?.tx).toBe(count("self_payment"));
+    expect(report.flags.merchant_funded?.tx).toBe(count("merchant_funded"));
+
+    const check = async () => {
+      const run = await runCli(["simulate", "--check", "--json", "--chain", "solana", "--data", dataDir], {});
+      return {
+        ...run,
+        result: JSON.parse(run.stdout) as {
+          chain: string;
+          ok: boolean;
+          merchants: { ok: boolean; address: string; reason?: string }[];
+        },
+      };
+    };
+    const passed = await check();
+    expect(passed.stderr).toBe("");
+    expect(passed.result).toMatchObject({ chain: "solana", ok: true });
+    expect(passed.result.merchants.filter((m) => !m.ok)).toEqual([]);
+    expect(passed.result.merchants.length).toBeGreaterThanOrEqual(board.merchants.length);
+    expect(passed.code).toBe(0);
+    // A truth the reports do not hold (a genuine payment the indexer never saw) fails it, naming the merchant.
+    const whole = fs.readFileSync(layout.truth, "utf8");
+    const made = {
+      ...truth.find((r) => r.behaviour === "agent"),
+      tx_hash: "1".repeat(88),
+      amount: "1000000",
+    };
+    try {
+      fs.appendFileSync(layout.truth, `${JSON.stringify(made)}\n`);
+      const failed = await check();
+      expect(failed.code).toBe(1);
+      expect(failed.result.ok).toBe(false);
+      expect(failed.result.merchants.find((m) => !m.ok)).toMatchObject({
+        address: made.pay_to,
+        reason: expect.stringMatching(/^reported \$[\d.]+ but the simulator paid/),
+      });
+    } finally {
+      fs.writeFileSync(layout.truth, whole);
+    }
+  }, 120_000);
+
   it("passes simulate --check: every merchant's real revenue within 5% of the ground truth", async () => {
     // The demo holds the store: the check finds its report service in the data directory and asks it.
     const { code, stdout, stderr } = await runCli(["simulate", "--check", "--json", "--data", dataDir], {});
@@ -624,6 +703,13 @@ describe("demo", () => {
     const before = demo.ready.merchants.map((m) => m.address);
     const arbitrumRpc = demo.ready.chains[0]?.rpc as string;
     const arbitrumHead = await createPublicClient({ transport: http(arbitrumRpc) }).getBlockNumber();
+    const solanaBoard = async () =>
+      (
+        (await (await fetch(`${demo.ready.leaderboard}v1/leaderboard/solana`)).json()) as {
+          merchants: { address: string; usd: number; real_usd: number }[];
+        }
+      ).merchants.map(({ address, usd, real_usd }) => ({ address, usd, real_usd }));
+    const solanaBefore = await solanaBoard();
     expect(await stopDemo(demo)).toBe(0);
     expect(fs.readdirSync(path.join(dataDir, "demo", "chain")).sort()).toEqual([
       "fork-genesis.json",
@@ -664,6 +750,16 @@ describe("demo", () => {
       merchants: unknown[];
     };
     expect(board.merchants.length).toBeGreaterThanOrEqual(8);
+    // Solana's week, played and indexed by the first start, is kept as it was: its local Solana lived in memory
+    // and is not started again, and nothing of it is counted twice.
+    expect(demo.ready.solana).toBeUndefined();
+    expect(demo.notes.filter((n) => n.includes("Solana's week was played and indexed"))).toHaveLength(1);
+    expect(await solanaBoard()).toEqual(solanaBefore);
+    const solanaCheck = await runCli(
+      ["simulate", "--check", "--json", "--chain", "solana", "--data", dataDir],
+      {},
+    );
+    expect(JSON.parse(solanaCheck.stdout)).toMatchObject({ chain: "solana", ok: true });
   }, 300_000);
 
   it("refuses a data directory whose analytics is not the demo's, touching nothing", async () => {

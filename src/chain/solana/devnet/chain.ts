@@ -19,6 +19,24 @@ export interface GenesisOptions {
   buyerLamports: bigint;
   /** The facilitator's fee payer's SOL in lamports (default 100 SOL). */
   feePayerLamports: bigint;
+  /**
+   * Wallets of the caller's own keys written at genesis beside the buyers, each its SOL and its USDC account
+   * holding `usdc` (opened even when 0: `exact` pays into an account, it does not open one). The demo's merchants
+   * and population.
+   */
+  accounts?: readonly GenesisAccount[];
+  /**
+   * The clock slots are dated by, unix ms (default the wall clock): the demo plays a week in minutes and dates
+   * each slot at the time its plan gives, as a validator's clock would have read then. It must not go back.
+   */
+  now?: () => number;
+}
+
+/** A wallet written at genesis: its address (base58), its SOL and its USDC, in base units. */
+export interface GenesisAccount {
+  address: string;
+  lamports: bigint;
+  usdc: bigint;
 }
 
 export const DEFAULT_GENESIS: GenesisOptions = {
@@ -35,13 +53,14 @@ export const DEFAULT_GENESIS: GenesisOptions = {
  * present at genesis are written, as a validator's genesis writes them; everything after is a transaction.
  */
 export class SolanaChain {
-  readonly ledger = new Ledger();
+  readonly ledger: Ledger;
   readonly mintAuthority = devnetKeyPair("usdc mint authority");
   readonly feePayer = devnetKeyPair("facilitator fee payer");
   readonly faucet = devnetKeyPair("faucet");
   readonly buyers: SolanaKeyPair[];
 
   private constructor(private readonly genesis: GenesisOptions) {
+    this.ledger = new Ledger(genesis.now);
     this.buyers = Array.from({ length: genesis.buyers }, (_, i) => devnetKeyPair("buyer", i));
   }
 
@@ -53,13 +72,14 @@ export class SolanaChain {
 
   private async writeGenesis(): Promise<void> {
     const { buyerUsdc, buyerLamports, feePayerLamports } = this.genesis;
+    const accounts = this.genesis.accounts ?? [];
     const rent = (size: number) => this.ledger.svm.minimumBalanceForRentExemption(BigInt(size));
     this.ledger.setAccount(SOLANA_USDC_MINT, {
       lamports: rent(MINT_SIZE),
       owner: SPL_TOKEN_PROGRAM,
       data: encodeMint({
         mintAuthority: this.mintAuthority.address,
-        supply: buyerUsdc * BigInt(this.buyers.length),
+        supply: buyerUsdc * BigInt(this.buyers.length) + accounts.reduce((sum, a) => sum + a.usdc, 0n),
         decimals: SOLANA_USDC_DECIMALS,
         freezeAuthority: null,
       }),
@@ -68,12 +88,16 @@ export class SolanaChain {
     this.ledger.setAccount(this.faucet.address, { ...system, lamports: FAUCET_LAMPORTS });
     this.ledger.setAccount(this.feePayer.address, { ...system, lamports: feePayerLamports });
     this.ledger.setAccount(this.mintAuthority.address, { ...system, lamports: LAMPORTS_PER_SOL });
-    for (const buyer of this.buyers) {
-      this.ledger.setAccount(buyer.address, { ...system, lamports: buyerLamports });
-      this.ledger.setAccount(await usdcAccountOf(buyer.address), {
+    const wallets = [
+      ...this.buyers.map((b) => ({ address: b.address, lamports: buyerLamports, usdc: buyerUsdc })),
+      ...accounts,
+    ];
+    for (const wallet of wallets) {
+      this.ledger.setAccount(wallet.address, { ...system, lamports: wallet.lamports });
+      this.ledger.setAccount(await usdcAccountOf(wallet.address), {
         lamports: rent(TOKEN_ACCOUNT_SIZE),
         owner: SPL_TOKEN_PROGRAM,
-        data: encodeTokenAccount({ mint: SOLANA_USDC_MINT, owner: buyer.address, amount: buyerUsdc }),
+        data: encodeTokenAccount({ mint: SOLANA_USDC_MINT, owner: wallet.address, amount: wallet.usdc }),
       });
     }
   }

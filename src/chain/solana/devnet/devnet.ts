@@ -38,6 +38,8 @@ export async function startSolanaDevnet(options: SolanaDevnetOptions = {}): Prom
     buyerUsdc: options.buyerUsdc ?? DEFAULT_GENESIS.buyerUsdc,
     buyerLamports: options.buyerLamports ?? DEFAULT_GENESIS.buyerLamports,
     feePayerLamports: options.feePayerLamports ?? DEFAULT_GENESIS.feePayerLamports,
+    ...(options.accounts && { accounts: options.accounts }),
+    ...(options.now && { now: options.now }),
   });
   const { url, server } = await serveRpc(chain, options.host ?? "127.0.0.1", options.port ?? 0);
   return {

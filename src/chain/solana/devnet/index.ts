@@ -4,7 +4,7 @@
  * the facilitator and the indexer make. `startSolanaDevnet` (devnet.ts) is where to start reading.
  */
 export { usdcAccountOf } from "../accounts.ts";
-export { LAMPORTS_PER_SOL, SolanaChain, USDC_UNIT } from "./chain.ts";
+export { type GenesisAccount, LAMPORTS_PER_SOL, SolanaChain, USDC_UNIT } from "./chain.ts";
 export {
   type SolanaAccount,
   type SolanaDevnet,
