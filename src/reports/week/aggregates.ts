@@ -67,7 +67,9 @@ const SQL_TINY_MAX = "CASE WHEN scheme = 'exact' THEN exact_tiny_max ELSE tiny_m
 function sqlChainMerchant(chain: AnyChainRecord, address: string): string {
   const paid = `${address} IN (SELECT address FROM merchant_chains WHERE ${sqlChain(chain)})`;
   if (chain.slug !== BASE_RECORD.slug) return paid;
-  return `(${paid} OR ${address} NOT IN (SELECT address FROM merchant_chains))`;
+  // A merchant paid on no chain yet (a `merchant` line names none) is Base's, if its address is one Base can
+  // pay: a Solana owner's would be a report its seal refuses, and it waits for its first payment on Solana.
+  return `(${paid} OR (${address} NOT IN (SELECT address FROM merchant_chains) AND ${address} LIKE '0x%'))`;
 }
 
 /** SQL: a payer's cluster (`provenance/clusters.ts`), over a LEFT JOIN of `rw_clusters` as c. */

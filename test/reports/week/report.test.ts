@@ -167,6 +167,19 @@ describe("report", () => {
     expect(report.paid).toEqual({ median: 0, p25: 0, p75: 0, median_passing: 0 });
   });
 
+  it("leaves a known merchant with a Solana address and no payments out of Base's week", async () => {
+    // A `merchant` line names no chain: one with a base58 address was reported in Base's week with nothing
+    // paid, and that week's seal refused it ("not an address"), stopping Base's attestation.
+    const solana = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin";
+    const records = [
+      { type: "merchant", address: m, name: "quiet.example" },
+      { type: "merchant", address: solana, name: "solana.example" },
+      payment({ payer: addr("a"), payTo: addr("x"), amount: 5 }),
+    ];
+    expect((await reportOf(records, m)).report).toMatchObject({ tx: 0, usd: 0 });
+    await expect(reportOf(records, solana)).rejects.toThrow(`no merchant ${solana} is known on Base`);
+  });
+
   it("computes paid quantiles by linear interpolation at USDC precision", async () => {
     const amounts = [1_000, 2_000, 3_000, 10_000];
     const { report } = await reportOf(
