@@ -7,3 +7,12 @@ export const DEVNET_FACILITATOR_SIGNER = "0x70997970C51812dc3A010C7d01b50e0d17dc
 
 /** Whether a node's `web3_clientVersion` names anvil ("anvil/v1.7.1"): a devnet, never Base itself. */
 export const isAnvil = (clientVersion: string): boolean => /^anvil\//i.test(clientVersion);
+
+/**
+ * The local Solana's facilitator fee payer (`devnet --chain solana`'s `facilitator.address`): the key the devnet
+ * derives from its role, the same every start (src/chain/solana/devnet/keys.ts; a test checks that they agree).
+ */
+export const SOLANA_DEVNET_FEE_PAYER = "BEdrELJnHgDAnSKDvLRZbctkVcvykYDMgd44BkrERmJx";
+
+/** Whether a node's `getVersion` `solana-core` names the local Solana ("litesvm-1.5.0"): never a cluster's node. */
+export const isSolanaDevnet = (core: string): boolean => /^litesvm-/i.test(core);

@@ -1,5 +1,6 @@
 import { openAnalytics } from "../analytics/duckdb.ts";
 import { type AnyChainRecord, SOLANA_RECORD } from "../chain/chains.ts";
+import { isSolanaDevnet, SOLANA_DEVNET_FEE_PAYER } from "../chain/devnet-signer.ts";
 import { FacilitatorRegistry } from "../chain/facilitators.ts";
 import { UsageError } from "../common/errors.ts";
 import { untilSignal } from "../common/lifecycle.ts";
@@ -164,10 +165,14 @@ async function runSolanaIndex(flags: Flags): Promise<number> {
     if (flags[flag] !== undefined)
       throw new UsageError(`--${flag} is not read on Solana: it reads up to the finalized slot, once`);
   }
-  const registry = registryWith(SOLANA_RECORD, flags.facilitator);
-  const analytics = await openAnalytics(configFrom(flags));
   const controller = new AbortController();
   void untilSignal().then(() => controller.abort());
+  const registry = await withSolanaDevnetFeePayer(
+    rpc,
+    registryWith(SOLANA_RECORD, flags.facilitator),
+    controller.signal,
+  );
+  const analytics = await openAnalytics(configFrom(flags));
   try {
     const lookback = flags["funding-lookback"];
     const summary = await indexSolana({
@@ -182,6 +187,31 @@ async function runSolanaIndex(flags: Flags): Promise<number> {
   } finally {
     analytics.close();
   }
+}
+
+/**
+ * On the local Solana (`devnet --chain solana`), its facilitator's fee payer is a facilitator too, as anvil's signer
+ * is on the EVM devnet (src/indexer/run/tools.ts): without it, `devnet`, then `index --rpc URL --chain solana`
+ * would find no payment unless the user knew to say `--facilitator`. A node whose `getVersion` does not name the
+ * local Solana (a cluster's, a provider's), or does not answer, adds nothing.
+ */
+async function withSolanaDevnetFeePayer(
+  rpc: string,
+  registry: FacilitatorRegistry,
+  signal: AbortSignal,
+): Promise<FacilitatorRegistry> {
+  const core = await fetch(rpc, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "getVersion", params: [] }),
+    signal: AbortSignal.any([signal, AbortSignal.timeout(10_000)]),
+  })
+    .then(async (answer) => ((await answer.json()) as { result?: { "solana-core"?: unknown } }).result)
+    .then((version) => version?.["solana-core"])
+    .catch(() => undefined);
+  if (typeof core !== "string" || !isSolanaDevnet(core)) return registry;
+  if (registry.addresses().includes(SOLANA_DEVNET_FEE_PAYER)) return registry;
+  return registry.withSigners([SOLANA_DEVNET_FEE_PAYER], "the devnet's facilitator (local Solana)");
 }
 
 /**

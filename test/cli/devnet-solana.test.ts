@@ -6,6 +6,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { getBase58Encoder } from "@solana/kit";
 import { describe, expect, it } from "vitest";
+import { SOLANA_DEVNET_FEE_PAYER } from "../../src/chain/devnet-signer.ts";
 import { SOLANA_NETWORK, SOLANA_USDC_MINT } from "../../src/chain/solana/constants.ts";
 import { keyPairFromSeed } from "../../src/chain/solana/devnet/index.ts";
 import { runMain } from "../helpers/in-process.ts";
@@ -45,6 +46,8 @@ describe("devnet --chain solana", () => {
     expect(ready).toMatchObject({ network: SOLANA_NETWORK, usdc: SOLANA_USDC_MINT });
     expect(ready.rpc).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(ready.buyers).toHaveLength(2);
+    // The fee payer `index --chain solana` counts as a facilitator on the local Solana without --facilitator.
+    expect(ready.facilitator.address).toBe(SOLANA_DEVNET_FEE_PAYER);
     for (const account of [ready.facilitator, ...ready.buyers]) {
       // The secret key is the 64-byte key pair: its seed gives back its address.
       const bytes = new Uint8Array(getBase58Encoder().encode(account.secretKey));
