@@ -10,8 +10,8 @@
  * configuration (`X402M_LOG_LEVEL`) is read after the first lines may be written, and applied by whoever
  * loads it (src/services/start.ts).
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import pino from "pino";
+import { scopeSlot } from "./request-scope.ts";
 
 /** The levels a line is written at, most verbose first. */
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -99,7 +99,7 @@ export interface LogContext {
   readonly request_id: string;
 }
 
-const context = new AsyncLocalStorage<LogContext>();
+const context = scopeSlot<LogContext>("log context");
 
 /** Runs `fn` with `ctx` as the context of every line written within it, however deep in async calls. */
 export function withLogContext<T>(ctx: LogContext, fn: () => T): T {
@@ -108,12 +108,12 @@ export function withLogContext<T>(ctx: LogContext, fn: () => T): T {
 
 /** The context of the code running now (the request it serves), if any. */
 export function logContext(): LogContext | undefined {
-  return context.getStore();
+  return context.get();
 }
 
 export function log(level: LogLevel, msg: string, fields: LogFields = {}): void {
   if (VALUES[level] < threshold) return;
-  const ctx = context.getStore();
+  const ctx = context.get();
   logger[level](ctx ? { request_id: ctx.request_id, ...fields } : fields, msg);
 }
 

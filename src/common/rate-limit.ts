@@ -173,6 +173,14 @@ export interface Origin {
   headers: Headers;
 }
 
+/** A socket's address as the limit reads it: plain (undefined when unreadable), a trusted proxy's, its bucket. */
+interface SocketClient {
+  address: string | undefined;
+  trusted: boolean;
+  /** For a socket that is not a trusted proxy's: the bucket every request from it draws on. */
+  bucket: string | undefined;
+}
+
 /**
  * The limit of one process: every host it serves shares it, since they share its cores. `clientOf` says
  * whose bucket a request draws on; `admit` takes from it.
@@ -180,6 +188,12 @@ export interface Origin {
 export class UnpaidLimit {
   readonly buckets: TokenBuckets;
   private readonly trusted: BlockList;
+  /**
+   * What each socket address says of its client, worked out once: a client's requests come from the same few
+   * addresses, and a `BlockList` check makes a `SocketAddress` each time (1-1.5% of `serve`'s CPU a paid
+   * request for the limit's and the request line's reads, docs/benchmarks-log.md, 2026-11-29).
+   */
+  private readonly sockets = new Map<string, SocketClient>();
 
   constructor(
     readonly settings: UnpaidLimitSettings,
@@ -197,28 +211,33 @@ export class UnpaidLimit {
    * entry that is hidden or unreadable stops the walk at the proxy that wrote it.
    */
   clientOf(origin: Origin): string | undefined {
-    const socket = origin.remoteAddress === undefined ? undefined : plainAddress(origin.remoteAddress);
-    if (socket === undefined) return undefined;
-    let client = socket;
-    if (this.isTrusted(client)) {
-      const header = origin.headers.get(this.settings.forwardedHeader);
-      const hops =
-        header === null
-          ? []
-          : this.settings.forwardedHeader === "forwarded"
-            ? forwardedFor(header)
-            : header.split(",").map(plainAddress);
-      for (let i = hops.length - 1; i >= 0; i--) {
-        const hop = hops[i];
-        if (hop === undefined) break;
-        client = hop;
-        if (!this.isTrusted(hop)) break;
-      }
+    const socket = origin.remoteAddress === undefined ? undefined : this.socketOf(origin.remoteAddress);
+    if (socket?.address === undefined) return undefined;
+    if (!socket.trusted) return socket.bucket;
+    let client = socket.address;
+    const header = origin.headers.get(this.settings.forwardedHeader);
+    const hops =
+      header === null
+        ? []
+        : this.settings.forwardedHeader === "forwarded"
+          ? forwardedFor(header)
+          : header.split(",").map(plainAddress);
+    for (let i = hops.length - 1; i >= 0; i--) {
+      const hop = hops[i];
+      if (hop === undefined) break;
+      client = hop;
+      if (!this.isTrusted(hop)) break;
     }
-    if (this.settings.loopback === "exempt" && LOOPBACK.check(client, isIP(client) === 4 ? "ipv4" : "ipv6")) {
-      return undefined;
-    }
-    return clientKey(client);
+    return this.bucketOf(client);
+  }
+
+  /**
+   * Who a request's log line names as its client: its bucket (`clientOf`), else, for a client the limit
+   * leaves alone (on this machine, when those are exempt), the socket's plain address.
+   */
+  describeClient(origin: Origin): string | undefined {
+    if (origin.remoteAddress === undefined) return undefined;
+    return this.clientOf(origin) ?? this.socketOf(origin.remoteAddress).address;
   }
 
   /**
@@ -232,6 +251,31 @@ export class UnpaidLimit {
   /** The request of `client` that took a token on credit turned out paid: the token is given back. */
   paid(client: string): void {
     this.buckets.give(client);
+  }
+
+  private socketOf(remoteAddress: string): SocketClient {
+    let socket = this.sockets.get(remoteAddress);
+    if (socket === undefined) {
+      const address = plainAddress(remoteAddress);
+      const trusted = address !== undefined && this.isTrusted(address);
+      socket = {
+        address,
+        trusted,
+        bucket: address === undefined || trusted ? undefined : this.bucketOf(address),
+      };
+      // A flood from many addresses empties it now and then: what it holds is worked out again, not lost.
+      if (this.sockets.size >= this.settings.clients) this.sockets.clear();
+      this.sockets.set(remoteAddress, socket);
+    }
+    return socket;
+  }
+
+  /** The bucket of a client's plain address: none for one on this machine when those are exempt. */
+  private bucketOf(client: string): string | undefined {
+    if (this.settings.loopback === "exempt" && LOOPBACK.check(client, isIP(client) === 4 ? "ipv4" : "ipv6")) {
+      return undefined;
+    }
+    return clientKey(client);
   }
 
   private isTrusted(address: string): boolean {

@@ -218,12 +218,11 @@ function routeOf(c: Context): string {
 function clientOf(c: Context, limit: UnpaidLimit | undefined): string | undefined {
   const remoteAddress = remoteAddressOf(c);
   if (remoteAddress === undefined) return undefined;
-  return (
-    limit?.clientOf({
-      remoteAddress,
-      get headers() {
-        return c.req.raw.headers;
-      },
-    }) ?? plainAddress(remoteAddress)
-  );
+  if (!limit) return plainAddress(remoteAddress);
+  return limit.describeClient({
+    remoteAddress,
+    get headers() {
+      return c.req.raw.headers;
+    },
+  });
 }

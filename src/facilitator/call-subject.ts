@@ -9,8 +9,8 @@
  * asks the SDK for them says what they are for (`withSubject`), and only that call of the escrow is then
  * sent for it.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { X402_BATCH_SETTLEMENT_ADDRESS } from "../chain/base.ts";
+import { scopeSlot } from "../common/request-scope.ts";
 import { type AuthorizationKey, keyOfCall } from "./authorization.ts";
 
 export type CallSubject =
@@ -26,7 +26,7 @@ const ACTION_CALLS: ReadonlySet<string> = new Set([
   "multicall",
 ]);
 
-const current = new AsyncLocalStorage<CallSubject>();
+const current = scopeSlot<CallSubject>("settlement call subject");
 
 /** Runs `fn` (the SDK's settle of one authorization or action) with what its transaction is for. */
 export function withSubject<T>(subject: CallSubject, fn: () => Promise<T>): Promise<T> {
@@ -41,7 +41,7 @@ export function subjectOfCall(
   if (call.address.toLowerCase() !== X402_BATCH_SETTLEMENT_ADDRESS.toLowerCase()) {
     return { kind: "authorization", key: keyOfCall(network, call) };
   }
-  const subject = current.getStore();
+  const subject = current.get();
   if (call.functionName === "deposit" && subject?.kind === "authorization") return subject;
   if (ACTION_CALLS.has(call.functionName) && subject?.kind === "action") return subject;
   throw new Error(`refusing to send the escrow's ${call.functionName}: not for the settlement under way`);

@@ -11,7 +11,6 @@
  * the settlement's worst case is reserved before the funding too: no approval is funded for a settlement the
  * key could not pay. Every hash is recorded before its broadcast (ledger.ts).
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { FacilitatorEvmSigner } from "@x402/evm";
 import { x402ExactPermit2ProxyABI, x402UptoPermit2ProxyABI } from "@x402/evm";
 import type { Erc20ApprovalGasSponsoringFacilitatorExtension, TransactionRequest } from "@x402/extensions";
@@ -30,6 +29,7 @@ import { X402_EXACT_PROXY_ADDRESS, X402_UPTO_PROXY_ADDRESS } from "../../chain/b
 import { pollReceipt } from "../../chain/receipt.ts";
 import type { Database } from "../../common/db/index.ts";
 import { facilitatorGasSpent } from "../../common/metrics.ts";
+import { scopeSlot } from "../../common/request-scope.ts";
 import type { GasBudgets } from "../access/index.ts";
 import { type AuthorizationKey, keyOfCall, keyString } from "../authorization.ts";
 import { receiptCost } from "../outcome.ts";
@@ -50,7 +50,7 @@ interface Approving {
   approval: CheckedApproval;
 }
 
-const current = new AsyncLocalStorage<Approving>();
+const current = scopeSlot<Approving>("checked approval");
 
 /** Runs the SDK's settle of `key`'s payment with its checked approval: the only one `sendTransactions` sends. */
 export function withApproval<T>(approving: Approving, fn: () => Promise<T>): Promise<T> {
@@ -88,7 +88,7 @@ export function approvalSponsoring(options: ApprovalOptions): Erc20ApprovalGasSp
 }
 
 async function sendApproved(options: ApprovalOptions, transactions: TransactionRequest[]): Promise<Hex[]> {
-  const approving = current.getStore();
+  const approving = current.get();
   const [raw, call] = transactions;
   if (!approving || transactions.length !== 2 || raw !== approving.approval.raw || typeof call !== "object")
     throw new Error(`${APPROVAL_FAILED}: only a checked approval is sent, with its payment's settlement`);

@@ -4,8 +4,8 @@
  * cannot pass anything; the kit puts it here instead, one object per request (`inChannelRequest`, around the
  * payment middleware: payments/paid-handler.ts's `settleAndRecord`).
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { Database } from "../../common/db/index.ts";
+import { scopeSlot } from "../../common/request-scope.ts";
 
 export interface ChannelRequest {
   /**
@@ -42,11 +42,11 @@ export interface ChannelRequest {
   release?: () => Promise<void>;
 }
 
-const requests = new AsyncLocalStorage<ChannelRequest>();
+const requests = scopeSlot<ChannelRequest>("channel request");
 
 /** The request being served, when the channel code runs within one. */
 export function channelRequest(): ChannelRequest | undefined {
-  return requests.getStore();
+  return requests.get();
 }
 
 /** Runs `fn` as one request, with a fresh `ChannelRequest` for everything it calls. */

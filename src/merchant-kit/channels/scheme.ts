@@ -23,7 +23,6 @@
  * It checks a voucher itself, natively and with the SDK's verdicts (voucher.ts: the SDK's check in JavaScript
  * was most of a voucher's CPU); deposits and refunds still go through the SDK's own hook.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { DeepReadonly, PaymentPayload } from "@x402/core/types";
 import { isBatchSettlementVoucherPayload } from "@x402/evm";
 import {
@@ -31,12 +30,13 @@ import {
   BatchSettlementEvmScheme,
   type BatchSettlementRequestContext,
 } from "@x402/evm/batch-settlement/server";
+import { scopeSlot } from "../../common/request-scope.ts";
 import { channelRequest } from "./context.ts";
 import { ChannelStore } from "./storage.ts";
 import { voucherCheck } from "./voucher.ts";
 
 /** Set while the SDK prepares a refund of a channel that does not name the merchant's own authorizer. */
-const unsigned = new AsyncLocalStorage<true>();
+const unsigned = scopeSlot<true>("refund unsigned");
 
 export class MerchantChannelScheme extends BatchSettlementEvmScheme {
   private readonly contexts = new WeakMap<object, BatchSettlementRequestContext>();
@@ -99,7 +99,7 @@ export class MerchantChannelScheme extends BatchSettlementEvmScheme {
   }
 
   override getReceiverAuthorizerSigner(): AuthorizerSigner | undefined {
-    return unsigned.getStore() ? undefined : super.getReceiverAuthorizerSigner();
+    return unsigned.get() ? undefined : super.getReceiverAuthorizerSigner();
   }
 
   /** Whether the merchant's own authorizer signs for a channel that names `authorizer`. */

@@ -5,7 +5,6 @@
  * the request it served (so the kit answers 503 with `Retry-After` instead, never charged), and the
  * last outcome, or a fresh probe of `/supported`, is what `/healthz` reports.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { FacilitatorClient } from "@x402/core/server";
 import { SettleError, VerifyError } from "@x402/core/types";
 import type { MiddlewareHandler } from "hono";
@@ -13,6 +12,7 @@ import { errorBody } from "../../../common/errors.ts";
 import { log } from "../../../common/log.ts";
 import { bounded, secondsSince, settlements, settleSeconds, verifySeconds } from "../../../common/metrics.ts";
 import { notePayment } from "../../../common/request-log.ts";
+import { scopeSlot } from "../../../common/request-scope.ts";
 
 /** What a client is told to wait before trying again while the facilitator is away. */
 export const FACILITATOR_RETRY_AFTER_S = 30;
@@ -31,7 +31,7 @@ export interface FacilitatorHealth {
 const settleReason = bounded();
 
 /** The facilitator calls of one request: whether one of them failed. */
-const inRequest = new AsyncLocalStorage<{ failed?: string }>();
+const inRequest = scopeSlot<{ failed?: string }>("facilitator calls");
 
 export class WatchedFacilitator implements FacilitatorClient {
   private failedSince: Date | null = null;
@@ -147,7 +147,7 @@ export class WatchedFacilitator implements FacilitatorClient {
       this.logRefusal(error, message ?? "");
       this.failedSince ??= new Date();
       this.lastError = (message ?? "").slice(0, 300);
-      const request = inRequest.getStore();
+      const request = inRequest.get();
       if (request) request.failed = this.lastError;
       throw error;
     }

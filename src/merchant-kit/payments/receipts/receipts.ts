@@ -14,7 +14,6 @@
  * client reads of a header (Node's fetch: 16 KiB), nor show the call's input to whoever the buyer shows its
  * receipt.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { ResourceServerExtension, SettleResultContext } from "@x402/core/types";
 import {
   createEIP712OfferReceiptIssuer,
@@ -28,6 +27,7 @@ import {
 } from "@x402/extensions/offer-receipt";
 import type { Hex, LocalAccount } from "viem";
 import { log } from "../../../common/log.ts";
+import { scopeSlot } from "../../../common/request-scope.ts";
 import {
   CHARGE_DOMAIN,
   CHARGE_TYPES,
@@ -95,7 +95,7 @@ function issuer(account: LocalAccount): OfferReceiptIssuer {
 }
 
 /** The hash of the request being answered, while it is (set around its payment: paid-handler.ts). */
-const requests = new AsyncLocalStorage<() => Promise<Hex>>();
+const requests = scopeSlot<() => Promise<Hex>>("receipt request hash");
 
 /** Runs `work` (a paid request's payment and handler) with `hash` as its request's, computed once if asked. */
 export function inReceiptRequest<T>(hash: () => Promise<Hex>, work: () => T): T {
@@ -118,7 +118,7 @@ export function receiptsExtension(account: LocalAccount): ResourceServerExtensio
       const standard = (await sdkReceipt?.(DECLARATION, context)) as
         | { info: { receipt: EIP712SignedReceipt }; schema: { properties: Record<string, unknown> } }
         | undefined;
-      const hash = requests.getStore();
+      const hash = requests.get();
       if (!standard || !hash) return standard;
       try {
         const charge = await signCharge(account, chargeOf(context, standard.info.receipt, await hash()));

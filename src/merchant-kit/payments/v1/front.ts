@@ -11,12 +11,12 @@
  *   unchanged), and of a v1 payment carry the v1 body (required.ts; `v1Bodies`); a v2 payment's answers stay the
  *   SDK's, and so do the kit's own refusals (their `{"error": {"code", "message"}}`) and a browser's paywall page.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { encodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { x402HTTPResourceServer } from "@x402/core/server";
 import type { PaymentRequired } from "@x402/core/types";
 import type { Context, MiddlewareHandler } from "hono";
 import { AppError } from "../../../common/errors.ts";
+import { scopeSlot } from "../../../common/request-scope.ts";
 import type { AnyEndpoint } from "../../endpoint.ts";
 import type { MerchantEnv } from "../../merchant-env.ts";
 import { type AnswerHook, unpaidAnswer } from "../resource-server.ts";
@@ -42,7 +42,7 @@ interface V1Route {
 }
 
 /** The route of the request under way, when its 402 is to speak v1 (`v1Bodies`). */
-const inV1Route = new AsyncLocalStorage<V1Route>();
+const inV1Route = scopeSlot<V1Route>("v1 route");
 
 /** v1 bodies kept per route: more than the URLs a client asks again and again, each a few kilobytes. */
 const KEPT = 64;
@@ -109,7 +109,7 @@ async function settleRefusalInV1(
  * the body (payments/resource-server.ts), so that the answer is written once, as the SDK writes it.
  */
 export const v1Bodies: AnswerHook = (_request, result) => {
-  const route = inV1Route.getStore();
+  const route = inV1Route.get();
   if (!route || result.type !== "payment-error") return result;
   const { response } = result;
   const header = response.headers["PAYMENT-REQUIRED"];
