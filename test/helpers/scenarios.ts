@@ -61,7 +61,11 @@ export function genuine(m: string, prices: readonly number[], buyers = 30, seed 
 }
 
 export async function expectNearTruth(records: readonly object[], m: string, truthUsd: number) {
-  const { report } = await reportOf(records, m);
+  return expectReportNearTruth((await reportOf(records, m)).report, truthUsd);
+}
+
+/** `expectNearTruth` of a report already read (several merchants of one world: `withReports`, reports.ts). */
+export function expectReportNearTruth<R extends { real_usd: number }>(report: R, truthUsd: number): R {
   expect(Math.abs(report.real_usd - truthUsd) / truthUsd).toBeLessThanOrEqual(0.05);
   return report;
 }

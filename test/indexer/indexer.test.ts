@@ -10,7 +10,7 @@ import { listCandidates } from "../../src/indexer/candidates.ts";
 import { TRANSFER_TOPIC } from "../../src/indexer/decode.ts";
 import { type IndexerEvent, type IndexerOptions, runIndexer } from "../../src/indexer/index.ts";
 import { ReportService } from "../../src/reports/index.ts";
-import { GENESIS, openTempAnalytics, snapshot, startTestDevnet } from "../helpers/indexer.ts";
+import { GENESIS, openTempAnalytics, type Snapshot, snapshot, startTestDevnet } from "../helpers/indexer.ts";
 import { type Provider, startProvider } from "../helpers/provider.ts";
 import { fundedAccount, mineAll, type Paid, rpc, Settler, sendTransfer } from "../helpers/settle.ts";
 
@@ -84,97 +84,121 @@ function index(analytics: Analytics, options: Partial<IndexerOptions> = {}) {
 
 const iso = (unix: number) => new Date(unix * 1000);
 
-describe("indexer on a devnet", () => {
-  it("stores the settlements of a known signer as payments, with exact amounts, times, payers and payees", async () => {
+/**
+ * The rows of the chain indexed with whole blocks, which seven tests compare their way's rows with: indexed once
+ * (the chain is fixed after beforeAll), where each indexed it into a new store of its own (issue 87 item 6).
+ */
+let byBlocks: Promise<Snapshot> | undefined;
+function rowsByBlocks(): Promise<Snapshot> {
+  byBlocks ??= (async () => {
     const analytics = await openTempAnalytics();
     try {
-      const summary = await index(analytics);
-      expect(summary).toMatchObject({ block: head, payments: 4, candidates: 1, stopped: "done", reorgs: 0 });
-      const rows = await analytics.all(
-        "SELECT tx_hash, block_number, block_time, facilitator, payer, pay_to, amount, asset FROM payments ORDER BY amount",
-      );
-      const expected = [...paid]
-        .sort((a, b) => Number(a.amount - b.amount))
-        .map((p) => ({
-          tx_hash: p.tx,
-          block_number: BigInt(blockOf.get(p.tx) as number),
-          block_time: iso(timeOf.get(blockOf.get(p.tx) as number) as number),
-          facilitator: devnet.facilitatorAccount.address.toLowerCase(),
-          payer: p.payer,
-          pay_to: p.payTo,
-          amount: p.amount,
-          asset: BASE_USDC,
-        }));
-      expect(rows).toEqual(expected);
-      // The key is the Transfer log, which follows its AuthorizationUsed log.
-      const keys = await analytics.all<{ log_index: number }>(
-        "SELECT log_index FROM payments ORDER BY log_index",
-      );
-      expect(keys.every((k) => k.log_index % 2 === 1)).toBe(true);
-      expect(
-        (await analytics.all<{ address: string }>("SELECT address FROM merchants ORDER BY address")).map(
-          (m) => m.address,
-        ),
-      ).toEqual([merchant.address.toLowerCase(), shop.toLowerCase()].sort());
-      expect(await analytics.one("SELECT block_number, block_time FROM checkpoints")).toEqual({
-        block_number: BigInt(head),
-        block_time: iso(
-          (timeOf.get(blockOf.get(funding) as number) as number) +
-            2 * (head - (blockOf.get(funding) as number)),
-        ),
-      });
+      await index(analytics, { senderStrategy: "block" });
+      return await snapshot(analytics);
     } finally {
       analytics.close();
     }
+  })();
+  return byBlocks;
+}
+
+/**
+ * A store indexed with the default options and that run's summary, which three tests only read: indexed once,
+ * where each indexed a store of its own (issue 87 item 6). A test that writes (a report's build, a resume)
+ * indexes its own.
+ */
+let byDefault: Promise<{ analytics: Analytics; summary: Awaited<ReturnType<typeof index>> }> | undefined;
+function indexedByDefault() {
+  byDefault ??= openTempAnalytics().then(async (analytics) => {
+    try {
+      return { analytics, summary: await index(analytics) };
+    } catch (error) {
+      analytics.close();
+      throw error;
+    }
+  });
+  return byDefault;
+}
+afterAll(async () => (await byDefault?.catch(() => undefined))?.analytics.close());
+
+describe("indexer on a devnet", () => {
+  it("stores the settlements of a known signer as payments, with exact amounts, times, payers and payees", async () => {
+    const { analytics, summary } = await indexedByDefault();
+    expect(summary).toMatchObject({ block: head, payments: 4, candidates: 1, stopped: "done", reorgs: 0 });
+    const rows = await analytics.all(
+      "SELECT tx_hash, block_number, block_time, facilitator, payer, pay_to, amount, asset FROM payments ORDER BY amount",
+    );
+    const expected = [...paid]
+      .sort((a, b) => Number(a.amount - b.amount))
+      .map((p) => ({
+        tx_hash: p.tx,
+        block_number: BigInt(blockOf.get(p.tx) as number),
+        block_time: iso(timeOf.get(blockOf.get(p.tx) as number) as number),
+        facilitator: devnet.facilitatorAccount.address.toLowerCase(),
+        payer: p.payer,
+        pay_to: p.payTo,
+        amount: p.amount,
+        asset: BASE_USDC,
+      }));
+    expect(rows).toEqual(expected);
+    // The key is the Transfer log, which follows its AuthorizationUsed log.
+    const keys = await analytics.all<{ log_index: number }>(
+      "SELECT log_index FROM payments ORDER BY log_index",
+    );
+    expect(keys.every((k) => k.log_index % 2 === 1)).toBe(true);
+    expect(
+      (await analytics.all<{ address: string }>("SELECT address FROM merchants ORDER BY address")).map(
+        (m) => m.address,
+      ),
+    ).toEqual([merchant.address.toLowerCase(), shop.toLowerCase()].sort());
+    expect(await analytics.one("SELECT block_number, block_time FROM checkpoints")).toEqual({
+      block_number: BigInt(head),
+      block_time: iso(
+        (timeOf.get(blockOf.get(funding) as number) as number) +
+          2 * (head - (blockOf.get(funding) as number)),
+      ),
+    });
   });
 
   it("keeps a settlement sent by an unknown account as a facilitator candidate, not a payment", async () => {
-    const analytics = await openTempAnalytics();
-    try {
-      await index(analytics);
-      const [candidate] = unknownPaid;
-      expect(
-        await analytics.all(
-          "SELECT tx_hash, sender, payer, pay_to, amount, reason FROM facilitator_candidates",
-        ),
-      ).toEqual([
-        {
-          tx_hash: candidate?.tx,
-          sender: unknownSender.address.toLowerCase(),
-          payer: candidate?.payer,
-          pay_to: candidate?.payTo,
-          amount: 777_000n,
-          reason: "unknown_sender",
-        },
-      ]);
-      expect(
-        await analytics.one("SELECT count(*) AS n FROM payments WHERE tx_hash = $1", [
-          candidate?.tx as string,
-        ]),
-      ).toEqual({
-        n: 0n,
-      });
-      expect(await listCandidates(analytics, registry)).toEqual([
-        expect.objectContaining({
-          sender: unknownSender.address.toLowerCase(),
-          settlements: 1,
-          usdc: "0.777000",
-          payers: 1,
-          pay_tos: 1,
-          reasons: ["unknown_sender"],
-          registry: null,
-        }),
-      ]);
-    } finally {
-      analytics.close();
-    }
+    const { analytics } = await indexedByDefault();
+    const [candidate] = unknownPaid;
+    expect(
+      await analytics.all(
+        "SELECT tx_hash, sender, payer, pay_to, amount, reason FROM facilitator_candidates",
+      ),
+    ).toEqual([
+      {
+        tx_hash: candidate?.tx,
+        sender: unknownSender.address.toLowerCase(),
+        payer: candidate?.payer,
+        pay_to: candidate?.payTo,
+        amount: 777_000n,
+        reason: "unknown_sender",
+      },
+    ]);
+    expect(
+      await analytics.one("SELECT count(*) AS n FROM payments WHERE tx_hash = $1", [candidate?.tx as string]),
+    ).toEqual({
+      n: 0n,
+    });
+    expect(await listCandidates(analytics, registry)).toEqual([
+      expect.objectContaining({
+        sender: unknownSender.address.toLowerCase(),
+        settlements: 1,
+        usdc: "0.777000",
+        payers: 1,
+        pay_tos: 1,
+        reasons: ["unknown_sender"],
+        registry: null,
+      }),
+    ]);
   });
 
   it("does not count mints as payments and keeps the transfers that touch a paying or paid wallet, or funded a payer", async () => {
-    const analytics = await openTempAnalytics();
+    const { analytics } = await indexedByDefault();
     const bare = await openTempAnalytics();
     try {
-      await index(analytics);
       await index(bare, { fundingLookback: 0 });
       // The devnet funded the buyers with mints (Transfer from the zero address) in block GENESIS + 1, beside
       // each buyer's approval of Permit2 (an Approval log, not a Transfer).
@@ -224,7 +248,6 @@ describe("indexer on a devnet", () => {
         })),
       ]);
     } finally {
-      analytics.close();
       bare.close();
     }
   });
@@ -291,38 +314,30 @@ describe("indexer on a devnet", () => {
   });
 
   it("gives the same rows whatever the batch size, concurrency or way of fetching senders", async () => {
-    const reference = await openTempAnalytics();
-    try {
-      await index(reference, { senderStrategy: "block" });
-      const expected = await snapshot(reference);
-      for (const [senderStrategy, batchBlocks, concurrency] of [
-        ["tx", 1, 3],
-        ["trace", 2, 1],
-        ["auto", 1000, 4],
-      ] as const) {
-        const other = await openTempAnalytics();
-        try {
-          await index(other, { senderStrategy, batchBlocks, concurrency });
-          expect(await snapshot(other), senderStrategy).toEqual(expected);
-        } finally {
-          other.close();
-        }
+    const expected = await rowsByBlocks();
+    for (const [senderStrategy, batchBlocks, concurrency] of [
+      ["tx", 1, 3],
+      ["trace", 2, 1],
+      ["auto", 1000, 4],
+    ] as const) {
+      const other = await openTempAnalytics();
+      try {
+        await index(other, { senderStrategy, batchBlocks, concurrency });
+        expect(await snapshot(other), senderStrategy).toEqual(expected);
+      } finally {
+        other.close();
       }
-    } finally {
-      reference.close();
     }
   });
 
   /** Indexes with `options` and expects the rows read with full blocks. */
   async function expectSameRowsAsBlocks(options: Partial<IndexerOptions>): Promise<void> {
-    const expected = await openTempAnalytics();
+    const expected = await rowsByBlocks();
     const other = await openTempAnalytics();
     try {
-      await index(expected, { senderStrategy: "block" });
       await index(other, options);
-      expect(await snapshot(other)).toEqual(await snapshot(expected));
+      expect(await snapshot(other)).toEqual(expected);
     } finally {
-      expected.close();
       other.close();
     }
   }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
 import { addr, balance, END, payment, repeat, reportOf, START, timeOf, transfer } from "../helpers/data.ts";
+import { withReports } from "../helpers/reports.ts";
 import { listing } from "../helpers/scenarios.ts";
 
 const m = addr("merchant");
@@ -216,9 +217,11 @@ describe("ring", () => {
       payment({ payer: p, payTo: m, amount: 10_000_000 }),
       payment({ payer: m, payTo: p, amount: 6_000_000 }),
     ];
-    expect((await reportOf(records, m)).report.flags).toEqual({ ring: { tx: 1, usd: 10 } });
-    // For p, the merchant's $6 was p's own money coming back: merchant_funded comes before ring.
-    expect((await reportOf(records, p)).report.flags).toEqual({ merchant_funded: { tx: 1, usd: 6 } });
+    await withReports(records, async (reportOf) => {
+      expect((await reportOf(m)).report.flags).toEqual({ ring: { tx: 1, usd: 10 } });
+      // For p, the merchant's $6 was p's own money coming back: merchant_funded comes before ring.
+      expect((await reportOf(p)).report.flags).toEqual({ merchant_funded: { tx: 1, usd: 6 } });
+    });
   });
 
   it("flags money returned through one intermediate wallet", async () => {
@@ -285,7 +288,10 @@ describe("ring", () => {
       transfer(hubA, p3, 8_000_000, START + 30), // p3 got from m's hub, and paid only m2
       ...fanOut,
     ];
-    const [{ report }, { report: other }] = [await reportOf(records, m), await reportOf(records, m2)];
+    const [{ report }, { report: other }] = await withReports(records, async (reportOf) => [
+      await reportOf(m),
+      await reportOf(m2),
+    ]);
     expect(report.exchange_flow_note).toMatch(/^1 passing buyer wallet received USDC .* exchange/);
     expect(other.exchange_flow_note).toBeNull();
   });

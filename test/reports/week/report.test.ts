@@ -20,6 +20,7 @@ import {
   START,
   timeOf,
 } from "../../helpers/data.ts";
+import { withReports } from "../../helpers/reports.ts";
 
 const m = addr("merchant");
 
@@ -176,8 +177,10 @@ describe("report", () => {
       { type: "merchant", address: solana, name: "solana.example" },
       payment({ payer: addr("a"), payTo: addr("x"), amount: 5 }),
     ];
-    expect((await reportOf(records, m)).report).toMatchObject({ tx: 0, usd: 0 });
-    await expect(reportOf(records, solana)).rejects.toThrow(`no merchant ${solana} is known on Base`);
+    await withReports(records, async (reportOf) => {
+      expect((await reportOf(m)).report).toMatchObject({ tx: 0, usd: 0 });
+      await expect(reportOf(solana)).rejects.toThrow(`no merchant ${solana} is known on Base`);
+    });
   });
 
   it("computes paid quantiles by linear interpolation at USDC precision", async () => {
