@@ -8,9 +8,6 @@
  */
 import { type AnyChainRecord, BASE_RECORD, storeChains } from "../chain/chains.ts";
 
-/** The slugs a line's `chain` may be, as an SQL list. */
-export const SQL_CHAIN_SLUGS = `(${storeChains.list.map((c) => `'${c.slug}'`).join(", ")})`;
-
 /** What the rule on `chain` says. */
 export const CHAIN_SLUGS_TEXT = storeChains.list.map((c) => `"${c.slug}"`).join(", ");
 

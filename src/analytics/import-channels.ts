@@ -79,6 +79,14 @@ export async function channelProblem(
   chain: AnyChainRecord,
 ): Promise<{ record: bigint; reason: string } | undefined> {
   const slug = chain.slug;
+  // Most files have no channel records, and most stores no events: then nothing below can find a problem (every
+  // part reads the staged records but the one of a line on a stored event's log), and its one statement costs a
+  // small file's import more than any other but the staging (docs/benchmarks-log.md, 2026-11-29 afternoon).
+  const none = await analytics.one<{ staged: bigint; stored: boolean }>(
+    `SELECT (SELECT count(*) FROM import_channels) + (SELECT count(*) FROM import_channel_events) AS staged,
+       EXISTS (SELECT 1 FROM channel_events WHERE chain = '${slug}') AS stored`,
+  );
+  if (none?.staged === 0n && !none.stored) return undefined;
   const CONFIGS = configs(slug);
   const found = await analytics.one<{ record: bigint; reason: string }>(`
     SELECT list(record ORDER BY record)[2] AS record,

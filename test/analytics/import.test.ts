@@ -10,6 +10,7 @@ import {
   addr,
   checkpoint,
   END,
+  emptyStoreAt,
   ndjsonFile,
   payment,
   START,
@@ -586,8 +587,8 @@ describe("amounts", () => {
 });
 
 /** Several threads, as in production: DuckDB reads a file in parallel then, and one thread hides faults. */
-const parallelAnalytics = (dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-"))) =>
-  Analytics.open({ dataDir, memoryLimit: "1GB", threads: 4 });
+const parallelAnalytics = async (dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-"))) =>
+  Analytics.open({ dataDir: await emptyStoreAt(dataDir), memoryLimit: "1GB", threads: 4 });
 
 /**
  * DuckDB reads an NDJSON file in pieces of 16 MiB (read_json's maximum_object_size, which can be raised but

@@ -4,6 +4,7 @@ import path from "node:path";
 import { Analytics } from "../../src/analytics/duckdb.ts";
 import { importNdjson } from "../../src/analytics/import.ts";
 import { WEEK_BLOCKS } from "../../src/chain/base.ts";
+import { dataLayout } from "../../src/config/layout.ts";
 
 /** A window used throughout the tests: blocks END - 302,400 + 1 .. END. */
 export const END = 40_000_000;
@@ -96,14 +97,20 @@ export function ndjsonFile(records: readonly (object | string)[]): string {
 /**
  * An empty analytics store, migrated, to copy: a new store creates and migrates its schema on open (0.2-0.3 s
  * of CPU), a copy opens in a quarter of that, and the suite opens hundreds. Made once per process by this
- * checkout's code (never a schema another checkout left), removed when the process exits.
+ * checkout's code (never a schema another checkout left), removed when the process exits. Closing it
+ * checkpointed its write-ahead log into the file: the copy is the one file (test/analytics/empty-store.test.ts
+ * holds its schema to a new store's).
  */
 let emptyStore: Promise<string> | undefined;
-function emptyStoreDir(): Promise<string> {
+export function emptyStoreDir(): Promise<string> {
   emptyStore ??= (async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-empty-"));
     process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
-    (await Analytics.open({ dataDir: dir, memoryLimit: "256MB", threads: 1 })).close();
+    const store = await Analytics.open({ dataDir: dir, memoryLimit: "256MB", threads: 1 });
+    const wal = `${store.file}.wal`;
+    store.close();
+    if (fs.existsSync(wal))
+      throw new Error(`the empty store kept a write-ahead log (${wal}) after its close`);
     return dir;
   })().catch((error) => {
     emptyStore = undefined;
@@ -112,11 +119,28 @@ function emptyStoreDir(): Promise<string> {
   return emptyStore;
 }
 
+/** Puts a copy of the empty store in `dir` (made if missing), where no store is yet; returns `dir`. */
+export async function emptyStoreAt(dir: string): Promise<string> {
+  const template = await emptyStoreDir();
+  fs.mkdirSync(dir, { recursive: true });
+  if (!fs.existsSync(dataLayout(dir).analytics.file)) fs.cpSync(template, dir, { recursive: true });
+  return dir;
+}
+
+export interface TempAnalyticsOptions {
+  /** DuckDB's threads (1 unless given): several read a file in parallel, as in production. */
+  threads?: number;
+  memoryLimit?: string;
+}
+
 /** A new, empty analytics store in a temporary directory of its own. */
-export async function tempAnalytics(): Promise<Analytics> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-"));
-  fs.cpSync(await emptyStoreDir(), dir, { recursive: true });
-  return Analytics.open({ dataDir: dir, memoryLimit: "256MB", threads: 1 });
+export async function tempAnalytics(options: TempAnalyticsOptions = {}): Promise<Analytics> {
+  const dir = await emptyStoreAt(fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-")));
+  return Analytics.open({
+    dataDir: dir,
+    memoryLimit: options.memoryLimit ?? "256MB",
+    threads: options.threads ?? 1,
+  });
 }
 
 /** A wallet's USDC balance at the end of a block, as the indexer stores it (table `balances`). */

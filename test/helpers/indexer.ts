@@ -8,6 +8,7 @@ import path from "node:path";
 import { Analytics } from "../../src/analytics/duckdb.ts";
 import { WEEK_BLOCKS } from "../../src/chain/base.ts";
 import { type Devnet, type DevnetOptions, startDevnet } from "../../src/chain/devnet/index.ts";
+import { emptyStoreAt } from "./data.ts";
 
 /**
  * A full week's window ends at block 302,400 or later (before that a report covers the chain's whole
@@ -24,8 +25,9 @@ export function tempDir(prefix = "x402m-indexer-"): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-export function openTempAnalytics(dir = tempDir()): Promise<Analytics> {
-  return Analytics.open({ dataDir: dir, memoryLimit: "256MB", threads: 1 });
+/** An analytics store in `dir` (a new temporary directory unless given): a copy of the empty one where none is yet. */
+export async function openTempAnalytics(dir = tempDir()): Promise<Analytics> {
+  return Analytics.open({ dataDir: await emptyStoreAt(dir), memoryLimit: "256MB", threads: 1 });
 }
 
 /** Every row the indexer writes, sorted, with bigints as strings: equal snapshots mean equal databases. */
