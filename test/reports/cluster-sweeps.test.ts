@@ -18,7 +18,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
 import { addr, END, payment, START, transfer } from "../helpers/data.ts";
 import { DAY, genuine, listing, payers, rng, WEEK, wallets } from "../helpers/scenarios.ts";
-import { dispose, SharedStore, windowFlags } from "../helpers/window-flags.ts";
+import {
+  removeSweepStores,
+  type SweepStores,
+  sweepPoints,
+  sweepStores,
+  windowFlags,
+} from "../helpers/window-flags.ts";
 
 /** Blocks are 2 s apart (test/helpers/data.ts), and END is a UTC midnight. */
 const HOUR = DAY / 24;
@@ -132,13 +138,17 @@ const COMMON = common();
 
 /**
  * A store holding `COMMON`'s records alone, made once: each point starts from a copy of it and imports its week's
- * records on top, instead of importing the 4,200 records every week shares again for each of the 36 points.
+ * records on top, instead of importing the 4,200 records every week shares again for each of the 36 points. And
+ * most of a point's time is the build's fixed cost on a small week: `REPLICAS` points share one build, each on
+ * a copy of the common records of its own (test/helpers/window-flags.ts, `sweepPoints`).
  */
-let commonStore: SharedStore | undefined;
+const REPLICAS = 14;
+let stores: SweepStores | undefined;
+// Its copies are tens of thousands of records: an import of minutes on a loaded machine, not seconds.
 beforeAll(async () => {
-  commonStore = await SharedStore.of(COMMON.records);
-});
-afterAll(() => commonStore?.remove());
+  stores = await sweepStores(COMMON.records, REPLICAS);
+}, 300_000);
+afterAll(() => removeSweepStores(stores));
 
 interface Point {
   knob: string;
@@ -148,29 +158,29 @@ interface Point {
   genuineLoss: Record<string, number>;
 }
 
-/** Builds the week and reads, per payer and merchant, what it flagged. */
-async function measure(knob: string, week: Week): Promise<Point> {
-  const analytics = await (commonStore as SharedStore).with(week.records);
-  try {
-    const flags = await windowFlags(analytics);
-    const flagged = (wallets: readonly string[], merchant: string) => flags({ wallets, merchant }).flagged;
-    const farmFlagged = flagged(farm, m) / FARM_PAID;
-    const genuineLoss: Record<string, number> = {};
-    for (const [name, g] of week.genuine) genuineLoss[name] = flagged(g.wallets, g.merchant) / g.paid;
-    return { knob, farmFlagged, hidden: FARM_PAID * (1 - farmFlagged), spent: week.spent, genuineLoss };
-  } finally {
-    dispose(analytics);
-  }
-}
-
 /**
- * Each week's point, in the order given, one after the other: two at a time gained nothing on a loaded
- * machine (each store is a DuckDB of one thread, and the machine's two cores were busy).
+ * Builds the weeks, in the order given, and reads, per payer and merchant, what each flagged: a point a week.
+ * Two stores at a time gained nothing on a loaded machine (each a DuckDB of one thread, the two cores busy).
  */
 async function measureAll(weeks: readonly (readonly [string, Week])[]): Promise<Point[]> {
-  const points: Point[] = [];
-  for (const [knob, week] of weeks) points.push(await measure(knob, week));
-  return points;
+  const points = weeks.map(([knob, week]) => ({ knob, ...week }));
+  return sweepPoints(stores as SweepStores, points, async (analytics, batch) => {
+    const flags = await windowFlags(analytics);
+    return batch.map(([replica, week]) => {
+      const flagged = (wallets: readonly string[], merchant: string) =>
+        flags(replica.group({ wallets, merchant })).flagged;
+      const farmFlagged = flagged(farm, m) / FARM_PAID;
+      const genuineLoss: Record<string, number> = {};
+      for (const [name, g] of week.genuine) genuineLoss[name] = flagged(g.wallets, g.merchant) / g.paid;
+      return {
+        knob: week.knob,
+        farmFlagged,
+        hidden: FARM_PAID * (1 - farmFlagged),
+        spent: week.spent,
+        genuineLoss,
+      };
+    });
+  });
 }
 
 /** The sweep's assertions (the module's comment), and its curve for the docs. */

@@ -12,7 +12,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
 import { addr, START, transfer } from "../helpers/data.ts";
 import { DAY, genuine, listing, payers, rng, WEEK, wallets } from "../helpers/scenarios.ts";
-import { dispose, SharedStore, windowFlags } from "../helpers/window-flags.ts";
+import {
+  removeSweepStores,
+  type SweepStores,
+  sweepPoints,
+  sweepStores,
+  windowFlags,
+} from "../helpers/window-flags.ts";
 
 const m = addr("screen-sweep-merchant");
 const metered = addr("screen-sweep-metered");
@@ -137,12 +143,16 @@ function lookAlikes() {
 const ALIKE = lookAlikes();
 
 // The look-alikes are most of each point's records (2,500 of its 2,520 to 2,700): imported once into a store
-// that every point copies and adds its farm to, instead of once a point (a third of each point's CPU).
-let alikeStore: SharedStore | undefined;
+// that every point copies and adds its farm to, instead of once a point (a third of each point's CPU). And
+// most of a point's time is the build's fixed cost on a small week: `REPLICAS` points share one build, each
+// on a copy of the look-alikes of its own (test/helpers/window-flags.ts, `sweepPoints`).
+const REPLICAS = 11;
+let stores: SweepStores | undefined;
+// Its copies are tens of thousands of records: an import of minutes on a loaded machine, not seconds.
 beforeAll(async () => {
-  alikeStore = await SharedStore.of(ALIKE.records);
-});
-afterAll(() => alikeStore?.remove());
+  stores = await sweepStores(ALIKE.records, REPLICAS);
+}, 300_000);
+afterAll(() => removeSweepStores(stores));
 
 interface Point {
   knob: string;
@@ -154,27 +164,48 @@ interface Point {
   merged: string[];
 }
 
-/** Builds the week's window tables and reads what each group had flagged at its merchant. */
-async function measure(knob: string, week: Week): Promise<Point> {
-  const analytics = await (alikeStore as SharedStore).with(week.records);
-  try {
-    const own = new Set(week.apart ?? []);
-    let merged: string[] = [];
-    const flags = await windowFlags(analytics, async (window) => {
-      const links = await window.all<{ wallet: string; linked: string }>(
-        "SELECT wallet, linked FROM rw_cluster_links WHERE rule = 'behaviour'",
-      );
-      merged = links.flatMap((l) => [l.wallet, l.linked]).filter((w) => own.has(w));
-    });
-    // A farm that paid nothing hid nothing.
-    const flagged = (g: Group) => (g.paid === 0 ? 1 : flags(g).flagged / g.paid);
-    const share = flagged(week.farm);
-    const loss: Record<string, number> = {};
-    for (const [name, g] of [...ALIKE.groups, ...(week.alike ?? [])]) loss[name] = flagged(g);
-    return { knob, flagged: share, hidden: week.farm.paid * (1 - share), spent: week.spent, loss, merged };
-  } finally {
-    dispose(analytics);
-  }
+/**
+ * Builds the weeks' window tables and reads what each group had flagged at its merchant, a point a week;
+ * `alone` for the behaviour sweeps, whose points built beside others came out otherwise (2026-11-29: groups of
+ * five and six flagged, a feeders' and an exchange's point otherwise): the behaviour screen's null model counts
+ * the week's other payers, which the other copies are.
+ */
+async function measureAll(weeks: readonly (readonly [string, Week])[], alone = false): Promise<Point[]> {
+  const points = weeks.map(([knob, week]) => ({ knob, ...week }));
+  return sweepPoints(
+    stores as SweepStores,
+    points,
+    async (analytics, batch) => {
+      let links: { wallet: string; linked: string }[] = [];
+      const flags = await windowFlags(analytics, async (window) => {
+        links = await window.all<{ wallet: string; linked: string }>(
+          "SELECT wallet, linked FROM rw_cluster_links WHERE rule = 'behaviour'",
+        );
+      });
+      return batch.map(([replica, week]) => {
+        const own = new Set((week.apart ?? []).map((w) => replica.address(w)));
+        const merged = links
+          .flatMap((l) => [l.wallet, l.linked])
+          .filter((w) => own.has(w))
+          .map((w) => replica.original(w))
+          .sort();
+        // A farm that paid nothing hid nothing.
+        const flagged = (g: Group) => (g.paid === 0 ? 1 : flags(replica.group(g)).flagged / g.paid);
+        const share = flagged(week.farm);
+        const loss: Record<string, number> = {};
+        for (const [name, g] of [...ALIKE.groups, ...(week.alike ?? [])]) loss[name] = flagged(g);
+        return {
+          knob: week.knob,
+          flagged: share,
+          hidden: week.farm.paid * (1 - share),
+          spent: week.spent,
+          loss,
+          merged,
+        };
+      });
+    },
+    alone,
+  );
 }
 
 /** The sweep's assertions (the module's comment), and its curve for the docs. */
@@ -225,19 +256,21 @@ const paid = (rs: readonly object[]) => rs.reduce((s, r) => s + Number((r as { a
 
 describe("sweeps of tiny_repeat's thresholds (issue 63)", () => {
   it("tiny_repeat: tiny payments per cluster from 1 to 20, at a tenth of the price", async () => {
-    const points: Point[] = [];
+    const weeks: (readonly [string, Week])[] = [];
     const { ws, records } = farmWallets("tiny-count-farm", 12);
     const counts = [1, 2, 3, 4, 5, 7, 9, 10, 20];
     for (const k of counts) {
       const pays = exact(payers(m, ws, k, (i) => PRICE / 10 - (i % 3)));
-      points.push(
-        await measure(String(k), {
+      weeks.push([
+        String(k),
+        {
           records: [...records, ...pays],
           farm: { wallets: ws, merchant: m, paid: paid(pays) },
           spent: 0,
-        }),
-      );
+        },
+      ]);
     }
+    const points = await measureAll(weeks);
     if (process.env.DEBUG_SWEEPS)
       for (const p of points)
         console.log(
@@ -259,19 +292,21 @@ describe("sweeps of tiny_repeat's thresholds (issue 63)", () => {
   });
 
   it("tiny_repeat: the size of 15 payments per cluster as a share of the price, 5% to 50%", async () => {
-    const points: Point[] = [];
+    const weeks: (readonly [string, Week])[] = [];
     const { ws, records } = farmWallets("tiny-size-farm", 12);
     const shares = [0.5, 0.3, 0.21, 0.2, 0.1, 0.05];
     for (const s of shares) {
       const pays = exact(payers(m, ws, 15, (i) => Math.round(PRICE * s) - (i % 3)));
-      points.push(
-        await measure(`${Math.round(s * 100)}%`, {
+      weeks.push([
+        `${Math.round(s * 100)}%`,
+        {
           records: [...records, ...pays],
           farm: { wallets: ws, merchant: m, paid: paid(pays) },
           spent: 0,
-        }),
-      );
+        },
+      ]);
     }
+    const points = await measureAll(weeks);
     // Read from the large payments down: past a fifth of the price each fake payment costs that fifth, so
     // what a cluster's transaction count "hides" is money it paid at a price a genuine discount could be.
     const above = expectStep("tiny-size", points, shares.indexOf(1 / THRESHOLDS.tinyPriceDivisor));
@@ -280,20 +315,22 @@ describe("sweeps of tiny_repeat's thresholds (issue 63)", () => {
   });
 
   it("tiny_repeat's price: 1 to 20 farm clusters paying an unlisted merchant's metered charges beside its 30 buyers", async () => {
-    const points: Point[] = [];
+    const weeks: (readonly [string, Week])[] = [];
     const next = rng(68);
     const counts = [1, 2, 4, 5, 6, 7, 8, 9, 10, 15, 20];
     for (const n of counts) {
       const { ws, records } = farmWallets("price-farm", n);
       const pays = payers(unlisted, ws, 60, () => 100 + next(1_900));
-      points.push(
-        await measure(String(n), {
+      weeks.push([
+        String(n),
+        {
           records: [...records, ...pays],
           farm: { wallets: ws, merchant: unlisted, paid: paid(pays) },
           spent: 0,
-        }),
-      );
+        },
+      ]);
     }
+    const points = await measureAll(weeks);
     // Read from the many clusters down: from a fifth of the merchant's clusters the farm's band is its price.
     points.reverse();
     // Against the merchant's 30 buyers, the count and the share of clusters a price needs.
@@ -308,20 +345,22 @@ describe("sweeps of tiny_repeat's thresholds (issue 63)", () => {
   it("tiny_repeat's listed price: a $0.0003 line beside $0.01, bought by 0 to 8 of a 12-cluster farm's clusters", async () => {
     // The farm pays $0.0005 exact, 15 times a cluster: a fifth of $0.01 and more than the cheap line. A line
     // nobody buys is no price (the escape an adversarial week found, issue 84); one its buyers pay is.
-    const points: Point[] = [];
+    const weeks: (readonly [string, Week])[] = [];
     const { ws, records } = farmWallets("listed-farm", 12);
     const buying = [8, 6, 5, 4, 2, 1, 0];
     for (const k of buying) {
       const pays = exact(payers(m, ws, 15, () => 500));
       const pings = exact(payers(m, ws.slice(0, k), 1, () => 300));
-      points.push(
-        await measure(String(k), {
+      weeks.push([
+        String(k),
+        {
           records: [listing(m, "ping", 0.0003), ...records, ...pays, ...pings],
           farm: { wallets: ws, merchant: m, paid: paid(pays) + paid(pings) },
           spent: 0,
-        }),
-      );
+        },
+      ]);
     }
+    const points = await measureAll(weeks);
     // From as many clusters as a paid price needs (5, under a fifth of m's clusters here) the line is bought:
     // a known limit, each cluster a funding root of its own and no money gone.
     const bar = buying.findIndex((k) => k < THRESHOLDS.tinyPricePayers);
@@ -331,21 +370,23 @@ describe("sweeps of tiny_repeat's thresholds (issue 63)", () => {
 
   it("tiny_repeat's fallback: 15 payments of $0.0002 to $0.005 at a merchant with neither a listing nor a price", async () => {
     const bare = addr("screen-sweep-bare");
-    const points: Point[] = [];
+    const weeks: (readonly [string, Week])[] = [];
     const { ws, records } = farmWallets("fallback-farm", 1);
     const amounts = [5_000, 2_000, 1_000, 999, 900, 500, 200];
     for (const a of amounts) {
       const pays = payers(bare, ws, 15, () => a);
       // Three buyers at $0.01: fewer clusters than a price needs.
       const buyers = payers(bare, wallets("bare-buyer", 3), 5, () => 10_000);
-      points.push(
-        await measure(`$${a / 1e6}`, {
+      weeks.push([
+        `$${a / 1e6}`,
+        {
           records: [...records, ...buyers, ...pays],
           farm: { wallets: ws, merchant: bare, paid: paid(pays) },
           spent: 0,
-        }),
-      );
+        },
+      ]);
     }
+    const points = await measureAll(weeks);
     const above = expectStep("tiny-fallback", points, amounts.indexOf(Number(THRESHOLDS.tinyFallbackMax)));
     for (const p of above) expect(p.flagged).toBe(0);
   });
@@ -368,27 +409,28 @@ describe("sweeps of prober's, ring's and behaviour's thresholds (issue 63)", () 
     };
   };
   it("prober: merchants probed 5 to 40", async () => {
-    const merchantsSweep: Point[] = [];
-    for (const n of [5, 15, 19, 20, 21, 30, 40])
-      merchantsSweep.push(await measure(`${n} merchants`, probe(n, 1, 20_000)));
+    const merchantsSweep = await measureAll(
+      [5, 15, 19, 20, 21, 30, 40].map((n) => [`${n} merchants`, probe(n, 1, 20_000)] as const),
+    );
     expectHolds("prober-merchants", merchantsSweep);
   });
 
   it("prober: payments per merchant 1 to 6", async () => {
-    const perSweep: Point[] = [];
-    for (const k of [1, 3, 4, 6]) perSweep.push(await measure(`${k} a merchant`, probe(20, k, 20_000)));
+    const perSweep = await measureAll(
+      [1, 3, 4, 6].map((k) => [`${k} a merchant`, probe(20, k, 20_000)] as const),
+    );
     expectHolds("prober-per-merchant", perSweep);
   });
 
   it("prober: the amount to $0.10", async () => {
-    const amountSweep: Point[] = [];
-    for (const a of [10_000, 50_000, 50_001, 60_000, 100_000])
-      amountSweep.push(await measure(`$${a / 1e6}`, probe(20, 1, a)));
+    const amountSweep = await measureAll(
+      [10_000, 50_000, 50_001, 60_000, 100_000].map((a) => [`$${a / 1e6}`, probe(20, 1, a)] as const),
+    );
     expectHolds("prober-amount", amountSweep);
   });
 
   it("ring: the distributor's counterparties from 0 to 100", async () => {
-    const points: Point[] = [];
+    const weeks: (readonly [string, Week])[] = [];
     const d = addr("ring-distributor");
     const { ws, records } = farmWallets("ring-farm", 12, 5_000_000);
     for (const c of [0, 10, 25, 45, 49, 50, 55, 75, 100]) {
@@ -406,15 +448,16 @@ describe("sweeps of prober's, ring's and behaviour's thresholds (issue 63)", () 
         // The covers' cents stay the gamer's; the farm's first $60 is exchange money.
         spent: 0,
       };
-      points.push(await measure(String(c), week));
+      weeks.push([String(c), week]);
     }
+    const points = await measureAll(weeks);
     expectHolds("ring-counterparties", points);
     // Half the farm's dollars were the merchant's, whatever the knob.
     for (const p of points) expect(p.flagged).toBeGreaterThanOrEqual(0.45);
   });
 
   it("behaviour: a farm of 20 wallets withdrawn in groups of 1 to 10, each group in a minute, groups nine days apart", async () => {
-    const points: Point[] = [];
+    const weeks: (readonly [string, Week])[] = [];
     const next = rng(66);
     const ws = wallets("group-farm", 20);
     // Tiny charges that vary, unlisted metered amounts: only their band could make them a price.
@@ -422,14 +465,16 @@ describe("sweeps of prober's, ring's and behaviour's thresholds (issue 63)", () 
     const sizes = [1, 2, 3, 4, 5, 6, 8, 10];
     for (const g of sizes) {
       const times = ws.map((_, i) => START - 200 * DAY + Math.floor(i / g) * 9 * DAY + (i % g) * 10);
-      points.push(
-        await measure(`${g}`, {
+      weeks.push([
+        `${g}`,
+        {
           records: [...ws.map((w, i) => transfer(cex.wallet, w, 2_000_000, times[i] as number)), ...pays],
           farm: { wallets: ws, merchant: unlisted, paid: paid(pays) },
           spent: 0,
-        }),
-      );
+        },
+      ]);
     }
+    const points = await measureAll(weeks, true);
     // Groups of six or fewer escape, a known limit (docs/screens.md): the rest of the farm, outside each
     // group, makes the group's band common to the null model, so the step is the chance's, not the five's.
     const below = expectStep("behaviour-group", points, sizes.indexOf(8));
@@ -481,7 +526,7 @@ describe("sweeps of the behaviour groups' reach (issue 84)", () => {
   }
 
   it("one level further: 12 feeders withdrawn in one minute, each funding 1 to 4 farm wallets", async () => {
-    const points: Point[] = [];
+    const weeks: (readonly [string, Week])[] = [];
     const next = rng(84);
     const feeders = wallets("feeder-sweep-feeder", 12);
     const burstAt = START - 56 * DAY;
@@ -495,16 +540,18 @@ describe("sweeps of the behaviour groups' reach (issue 84)", () => {
       );
       // And the hour around the burst: ordinary withdrawals whose wallets fund as many agents each.
       const hour = ordinaryHour("feeder-sweep-hour", [cex.wallet], burstAt - 900, per);
-      points.push(
-        await measure(`${per}`, {
+      weeks.push([
+        `${per}`,
+        {
           records: [...burst(feeders, [cex.wallet], burstAt), ...fund, ...pays, ...hour.records],
           farm: { wallets: ws, merchant: unlisted, paid: paid(pays) },
           spent: 0,
           alike: new Map([["an ordinary hour's agents", hour.group]]),
           apart: hour.apart,
-        }),
-      );
+        },
+      ]);
     }
+    const points = await measureAll(weeks, true);
     expectHolds("behaviour-feeders", points);
     for (const p of points) {
       expect(p.flagged, `at ${p.knob}`).toBe(1);
@@ -514,7 +561,7 @@ describe("sweeps of the behaviour groups' reach (issue 84)", () => {
   });
 
   it("levels: 0 to 3 wallets between each of 12 burst wallets and its two farm wallets", async () => {
-    const points: Point[] = [];
+    const weeks: (readonly [string, Week])[] = [];
     const next = rng(88);
     const burstAt = START - 56 * DAY;
     const top = wallets("level-sweep-burst", 12);
@@ -535,14 +582,16 @@ describe("sweeps of the behaviour groups' reach (issue 84)", () => {
           ...ws.map((w, i) => transfer(upper[i >> 1] as string, w, 4_000_000, burstAt + (5 + i) * DAY)),
         );
       const pays = payers(unlisted, ws, 60, () => 100 + next(1_900));
-      points.push(
-        await measure(`${levels}`, {
+      weeks.push([
+        `${levels}`,
+        {
           records: [...records, ...pays],
           farm: { wallets: ws, merchant: unlisted, paid: paid(pays) },
           spent: 0,
-        }),
-      );
+        },
+      ]);
     }
+    const points = await measureAll(weeks, true);
     expectHolds("behaviour-levels", points);
     for (const p of points) expect(p.flagged, `at ${p.knob}`).toBe(1);
   });
@@ -553,14 +602,15 @@ describe("sweeps of the behaviour groups' reach (issue 84)", () => {
     it(`across exchanges: a burst split over ${e} exchange(s), 2 to 6 wallets from each, in the same minutes`, async () => {
       const hubs = exchanges.slice(0, e).map((x) => x.wallet);
       const next = rng(86 + e);
-      const points: Point[] = [];
+      const weeks: (readonly [string, Week])[] = [];
       // And the farm's hour of ordinary withdrawals from the same exchanges.
       const hour = ordinaryHour("hubs-sweep-hour", hubs, at - 900);
       for (const per of [2, 3, 4, 6]) {
         const ws = wallets("hubs-sweep-farm", e * per);
         const pays = payers(unlisted, ws, 60, () => 100 + next(1_900));
-        points.push(
-          await measure(`${e} × ${per}`, {
+        weeks.push([
+          `${e} × ${per}`,
+          {
             records: [
               ...exchanges.slice(1).flatMap((x) => x.records),
               ...burst(ws, hubs, at),
@@ -571,9 +621,10 @@ describe("sweeps of the behaviour groups' reach (issue 84)", () => {
             spent: 0,
             alike: new Map([["an ordinary hour's buyers", hour.group]]),
             apart: hour.apart,
-          }),
-        );
+          },
+        ]);
       }
+      const points = await measureAll(weeks, true);
       expectHolds(`behaviour-hubs ${e}`, points);
       for (const p of points) {
         expect(p.flagged, `at ${p.knob}`).toBe(1);
