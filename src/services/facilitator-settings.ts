@@ -74,6 +74,16 @@ const FacilitatorSchema = z.object({
     .enum(["on", "off"], { error: "on or off (unset: off)" })
     .transform((value) => value === "on"),
   /**
+   * How often a settlement's receipt is asked for, in ms (X402M_FACILITATOR_POLL_MS, default 500): a payment is
+   * answered up to this long after its block. Lower for a chain with faster blocks than that (Base's 200 ms since
+   * Denim) or a node on the same machine, where each ask costs next to nothing.
+   */
+  facilitatorPollMs: z.coerce
+    .number({ error: "a whole number of ms from 10 to 10000" })
+    .int("a whole number of ms from 10 to 10000")
+    .min(10, "a whole number of ms from 10 to 10000")
+    .max(10_000, "a whole number of ms from 10 to 10000"),
+  /**
    * What differs on one chain of a facilitator on several (issue 67 item 6), by chain slug: its settling key
    * (X402M_FACILITATOR_KEY_<SLUG>; unset, X402M_FACILITATOR_KEY's, one address on every chain) and payees it
    * serves without a key there alone (X402M_FACILITATOR_PAYEES_<SLUG>, besides X402M_FACILITATOR_PAYEES).
@@ -93,6 +103,9 @@ const FacilitatorSchema = z.object({
 /** The facilitator's builder code when none is set: the project's, so that its settlements name it. */
 export const DEFAULT_FACILITATOR_BUILDER_CODE = "x402_merchants";
 
+/** How often the standalone facilitator asks for a receipt unless told: a quarter of a 2 s block. */
+export const DEFAULT_FACILITATOR_POLL_MS = 500;
+
 export type FacilitatorSettings = z.infer<typeof FacilitatorSchema>;
 
 export const facilitatorSection: Section<typeof FacilitatorSchema> = {
@@ -106,6 +119,7 @@ export const facilitatorSection: Section<typeof FacilitatorSchema> = {
         ? null
         : env.X402M_FACILITATOR_BUILDER_CODE || DEFAULT_FACILITATOR_BUILDER_CODE,
     facilitatorGroupSettlements: env.X402M_FACILITATOR_GROUP_SETTLEMENTS || "off",
+    facilitatorPollMs: env.X402M_FACILITATOR_POLL_MS || DEFAULT_FACILITATOR_POLL_MS,
     facilitatorSolanaKey: env.X402M_FACILITATOR_SOLANA_KEY || null,
     facilitatorChains: Object.fromEntries(
       chains.list.flatMap((chain) => {
@@ -125,6 +139,7 @@ export const facilitatorSection: Section<typeof FacilitatorSchema> = {
             facilitatorChannelAuthorizers: "X402M_FACILITATOR_CHANNEL_AUTHORIZERS",
             facilitatorBuilderCode: "X402M_FACILITATOR_BUILDER_CODE",
             facilitatorGroupSettlements: "X402M_FACILITATOR_GROUP_SETTLEMENTS",
+            facilitatorPollMs: "X402M_FACILITATOR_POLL_MS",
             facilitatorSolanaKey: "X402M_FACILITATOR_SOLANA_KEY",
           },
           path,

@@ -165,7 +165,8 @@ export async function startFacilitatorService(
       chain: chain.chain,
       assets: chain.assets,
       onNewChain: options.onNewChain,
-      pollingIntervalMs: options.pollingIntervalMs,
+      // The devnet's and the demo's own interval, else X402M_FACILITATOR_POLL_MS (default 500).
+      pollingIntervalMs: options.pollingIntervalMs ?? config.facilitatorPollMs,
       // A merchant of another process with its own authorizer key names that key in its channels: the
       // operator says whose it is here, or its deposits are refused as unclaimable.
       channelAuthorizers: config.facilitatorChannelAuthorizers,

@@ -32,6 +32,8 @@ async function facilitator(env: Record<string, string>): Promise<string> {
   onTestFinished(state.cleanup);
   const run = startCli(["facilitator", "--rpc", chain.devnet.rpc, "--port", "0", "--data", state.dataDir], {
     X402M_FACILITATOR_KEY: chain.devnet.facilitatorAccount.privateKey,
+    // Its receipts asked for at the miner's pace (20 ms), not every 500 ms: a channel's deposit and refund.
+    X402M_FACILITATOR_POLL_MS: "20",
     ...env,
   });
   return (JSON.parse(await run.line) as { facilitator: string }).facilitator;

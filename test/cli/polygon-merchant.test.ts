@@ -27,8 +27,9 @@ import { BASE_RECORD, POLYGON_RECORD } from "../../src/chain/chains.ts";
 import type { Devnet, DevnetAccount } from "../../src/chain/devnet/index.ts";
 import { startMiner } from "../helpers/chain.ts";
 import { isolatedDatabaseOptions } from "../helpers/db.ts";
+import { runMain } from "../helpers/in-process.ts";
 import { startTestDevnet } from "../helpers/indexer.ts";
-import { runCli, startCli } from "../helpers/process.ts";
+import { startCli } from "../helpers/process.ts";
 import { newMerchant, usdcReader } from "../helpers/x402.ts";
 
 const NETWORK = POLYGON_RECORD.caip2 as `${string}:${string}`;
@@ -40,14 +41,21 @@ const DEPOSIT = 20_000n;
 
 let devnet: Devnet;
 let miner: ReturnType<typeof startMiner>;
+/** Base's chain, for the host on both networks: started beside Polygon's rather than after it, in its test. */
+let baseDevnet: Devnet;
+let baseMiner: ReturnType<typeof startMiner>;
 
 beforeAll(async () => {
-  devnet = await startTestDevnet({ chain: POLYGON_RECORD, buyers: 2, genesisNumber: 0 });
+  [devnet, baseDevnet] = await Promise.all([
+    startTestDevnet({ chain: POLYGON_RECORD, buyers: 2, genesisNumber: 0 }),
+    startTestDevnet({ buyers: 1 }),
+  ]);
   miner = startMiner(devnet);
+  baseMiner = startMiner(baseDevnet);
 }, 60_000);
 afterAll(async () => {
-  await miner?.stop();
-  await devnet?.stop();
+  await Promise.all([miner?.stop(), baseMiner?.stop()]);
+  await Promise.all([devnet?.stop(), baseDevnet?.stop()]);
 });
 
 /**
@@ -63,6 +71,9 @@ async function startFacilitator(
   const run = startCli(["facilitator", "--rpc", chain.rpc, "--port", "0", "--data", state.dataDir], {
     DATABASE_URL: "",
     X402M_FACILITATOR_KEY: chain.facilitatorAccount.privateKey,
+    // The miner mines within 20 ms of a send: asked every 500 ms (the default), each settlement would wait
+    // most of that for nothing, about 20 times in the file.
+    X402M_FACILITATOR_POLL_MS: "20",
     ...env,
   });
   return JSON.parse(await run.line);
@@ -96,15 +107,20 @@ describe("a merchant on Polygon", () => {
       X402M_RPC_URL: devnet.rpc,
       PORT: "0",
     };
+    // Both hosts the merchant sells from, in one process (a second would start PGlite and the bundle again).
     const merchantState = await isolatedDatabaseOptions("pglite");
     onTestFinished(merchantState.cleanup);
-    const serve = startCli(["serve", "--only", "utility", "--data", merchantState.dataDir], {
+    const serve = startCli(["serve", "--only", "utility,inference", "--data", merchantState.dataDir], {
       ...onPolygon,
       X402M_UTILITY_PAY_TO: payTo,
       X402M_UTILITY_CHANNEL_AUTHORIZER_KEY: authorizerKey,
       X402M_UTILITY_PORT: "0",
+      X402M_INFERENCE_PAY_TO: payTo,
+      X402M_INFERENCE_ENGINE: "offline",
+      X402M_INFERENCE_PORT: "0",
     });
-    const url = `${(JSON.parse(await serve.line) as { utility: string }).utility}/api/store`;
+    const hosts = JSON.parse(await serve.line) as { utility: string; inference: string };
+    const url = `${hosts.utility}/api/store`;
 
     // The 402 names Polygon and its USDC's EIP-712 domain, for exact and for the channel.
     const required = decodePaymentRequiredHeader(
@@ -133,15 +149,7 @@ describe("a merchant on Polygon", () => {
 
     // upto, through x402's upto proxy on Polygon: the inference API's metered tier route, on its offline engine,
     // the same wallet paid (a merchant both hosts pay).
-    const inferenceState = await isolatedDatabaseOptions("pglite");
-    onTestFinished(inferenceState.cleanup);
-    const inference = startCli(["serve", "--only", "inference", "--data", inferenceState.dataDir], {
-      ...onPolygon,
-      X402M_INFERENCE_PAY_TO: payTo,
-      X402M_INFERENCE_ENGINE: "offline",
-      X402M_INFERENCE_PORT: "0",
-    });
-    const chat = `${(JSON.parse(await inference.line) as { inference: string }).inference}/v1/chat/completions/_t/t3/upto`;
+    const chat = `${hosts.inference}/v1/chat/completions/_t/t3/upto`;
     const upto = wrapFetchWithPayment(fetch, new x402Client().register(NETWORK, new UptoClient(account)));
     const metered = await upto(chat, {
       method: "POST",
@@ -167,7 +175,7 @@ describe("a merchant on Polygon", () => {
     const head = Number(await usdc.client.getBlockNumber());
     const analytics = await isolatedDatabaseOptions("pglite");
     onTestFinished(analytics.cleanup);
-    const indexed = await runCli([
+    const indexed = await runMain([
       "index",
       "--rpc",
       devnet.rpc,
@@ -181,7 +189,7 @@ describe("a merchant on Polygon", () => {
       analytics.dataDir,
     ]);
     expect(indexed.code, indexed.stderr).toBe(0);
-    const report = await runCli(["report", payTo, "--chain", "polygon", "--data", analytics.dataDir]);
+    const report = await runMain(["report", payTo, "--chain", "polygon", "--data", analytics.dataDir]);
     expect(report.code, report.stderr).toBe(0);
     expect(JSON.parse(report.stdout)).toMatchObject({
       chain: "polygon",
@@ -194,18 +202,13 @@ describe("a merchant on Polygon", () => {
     // The chain's week is its young life here: a few seconds of blocks.
     expect(JSON.parse(report.stdout).claim).toMatch(/ from 1 of 1 buyer wallets on Polygon in the /);
     // No Base data at all: Base's report has nothing to say.
-    const base = await runCli(["report", payTo, "--data", analytics.dataDir]);
+    const base = await runMain(["report", payTo, "--data", analytics.dataDir]);
     expect(base.code).not.toBe(0);
     expect(base.stderr).toMatch(/no Base data/);
   }, 120_000);
 
   it("takes payment on Base and Polygon in one host through one facilitator process on both: its 402 lists both, each payment settled on its own chain by its own key and reported there", async () => {
-    const base = await startTestDevnet({ buyers: 1 });
-    const baseMiner = startMiner(base);
-    onTestFinished(async () => {
-      await baseMiner.stop();
-      await base.stop();
-    });
+    const base = baseDevnet;
     // The host signs its channels' claims with its own key, which Base's facilitator is told of.
     const payTo = newMerchant();
     const authorizerKey = generatePrivateKey();
@@ -341,7 +344,7 @@ describe("a merchant on Polygon", () => {
     // A payment channel on Polygon: a deposit, vouchers, the host's claim on Polygon (its schedule for that
     // chain, asked now through `channels claim`), then the buyer's refund of the rest.
     const channel = await payByChannel(buyers.polygon, url);
-    const claimed = await runCli(["channels", "claim", "--data", state.dataDir], { DATABASE_URL: "" });
+    const claimed = await runMain(["channels", "claim", "--data", state.dataDir], { DATABASE_URL: "" });
     expect(claimed.code, claimed.stderr).toBe(0);
     const claims = claimed.stdout
       .trim()
@@ -388,7 +391,7 @@ describe("a merchant on Polygon", () => {
       ["polygon", devnet],
     ] as const) {
       const head = Number(await (chain === "base" ? usdcOn.base : usdcOn.polygon).client.getBlockNumber());
-      const indexed = await runCli([
+      const indexed = await runMain([
         "index",
         "--rpc",
         net.rpc,
@@ -404,7 +407,7 @@ describe("a merchant on Polygon", () => {
       expect(indexed.code, indexed.stderr).toBe(0);
     }
     for (const chain of ["base", "polygon"] as const) {
-      const report = await runCli(["report", payTo, "--chain", chain, "--data", analytics.dataDir]);
+      const report = await runMain(["report", payTo, "--chain", chain, "--data", analytics.dataDir]);
       expect(report.code, report.stderr).toBe(0);
       expect(JSON.parse(report.stdout)).toMatchObject({
         chain,

@@ -125,6 +125,7 @@ describe("the environment variables' documentation", () => {
       X402M_DUCKDB_MEMORY: config.duckdbMemory,
       X402M_FACILITATOR_PORT: String(config.ports.facilitator),
       X402M_FACILITATOR_GROUP_SETTLEMENTS: config.facilitatorGroupSettlements ? "on" : "off",
+      X402M_FACILITATOR_POLL_MS: String(config.facilitatorPollMs),
       X402M_DEVNET_PORT: String(config.ports.devnet),
       X402M_SHOPS_PORT: String(config.ports.shops),
       X402M_METRICS_PORT: String(config.metrics.port),

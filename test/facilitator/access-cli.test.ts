@@ -37,6 +37,8 @@ describe.each(DATABASE_KINDS)("facilitator keys and access (database: %s)", (kin
   });
   const env = () => ({
     X402M_FACILITATOR_KEY: devnet.facilitatorAccount.privateKey,
+    // The settlement's receipt asked for at the miner's pace (20 ms), not every 500 ms.
+    X402M_FACILITATOR_POLL_MS: "20",
     ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
   });
   const keys = (...args: string[]) =>

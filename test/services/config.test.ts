@@ -269,6 +269,19 @@ describe("the configuration", () => {
     }
   });
 
+  it("asks for receipts every X402M_FACILITATOR_POLL_MS (default 500), a whole number from 10 to 10000", () => {
+    const poll = (value?: string) =>
+      loadConfig({ env: value === undefined ? {} : { X402M_FACILITATOR_POLL_MS: value } }).facilitatorPollMs;
+    expect(poll()).toBe(500);
+    expect(poll("")).toBe(500);
+    expect(poll("20")).toBe(20);
+    for (const bad of ["0", "9", "10001", "1.5", "fast"]) {
+      expect(refusal({ X402M_FACILITATOR_POLL_MS: bad })).toBe(
+        "invalid X402M_FACILITATOR_POLL_MS: a whole number of ms from 10 to 10000",
+      );
+    }
+  });
+
   it("serves the social-data API from the archive unless told otherwise, the proxy paid to its wallet", () => {
     const config = loadConfig({ env: { X402M_SOCIAL_PAY_TO: "0xABCDEF0123456789ABCDEF0123456789ABCDEF01" } });
     expect(config.social).toMatchObject({ provider: "archive", tokenSecret: null, cacheSeconds: 60 });
