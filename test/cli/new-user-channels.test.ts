@@ -11,8 +11,6 @@
  *   the inference API, then an `x402-hono` 1.1.0 server on the devnet's facilitator; a fresh wallet given only
  *   USDC pays an /upto tier with the SDK's upto client, its allowance a sponsored permit.
  */
-import { spawn } from "node:child_process";
-import path from "node:path";
 import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
 import { BatchSettlementEvmScheme as BatchClient } from "@x402/evm/batch-settlement/client";
@@ -27,10 +25,9 @@ import { decodeXPaymentResponse, wrapFetchWithPayment as wrapFetchV1 } from "x40
 import { paymentMiddleware } from "x402-hono";
 import { listen } from "../../src/common/listen.ts";
 import { isolatedDatabaseOptions } from "../helpers/db.ts";
-import { runCli } from "../helpers/process.ts";
+import { runCli, spawnCli } from "../helpers/process.ts";
 import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
 
-const BIN = path.resolve("bin/x402-merchants");
 /** `/api/store`'s price ($0.001), and the calls the new user makes. */
 const PRICE = 1_000n;
 const CALLS = 50;
@@ -41,26 +38,13 @@ const closers: (() => Promise<void>)[] = [];
 
 /** Starts a command in a child process of its own and waits for its first line (its ready line). */
 async function command(args: string[], env: Record<string, string>): Promise<string> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, DATABASE_URL: "", X402M_METRICS_PORT: "0", ...env },
-  });
-  const exited = new Promise((resolve) => child.once("exit", resolve));
+  const run = spawnCli(args, env);
   closers.push(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-    await exited;
+    if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill("SIGTERM");
+    await run.exited;
   });
-  return new Promise<string>((resolve, reject) => {
-    let out = "";
-    let err = "";
-    child.stderr.on("data", (chunk: Buffer) => {
-      err += chunk.toString();
-    });
-    child.stdout.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes("\n")) resolve(out.split("\n")[0] ?? "");
-    });
-    child.once("exit", (code) => reject(new Error(`${args[0]} exited with ${code}: ${err}`)));
+  return run.line.catch((error: Error) => {
+    throw new Error(`${args[0]} ${error.message}`);
   });
 }
 

@@ -5,8 +5,6 @@
  * the same payment again is refused and moves nothing), then `index --rpc URL --chain solana` and
  * `report OWNER --chain solana` counting exactly that payment from that buyer.
  */
-import { spawn } from "node:child_process";
-import path from "node:path";
 import { createKeyPairSignerFromBytes, getBase58Encoder } from "@solana/kit";
 import { x402Client } from "@x402/core/client";
 import { decodePaymentResponseHeader } from "@x402/core/http";
@@ -16,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SOLANA_NETWORK, SOLANA_USDC_MINT } from "../../src/chain/solana/constants.ts";
 import { PRICES } from "../../src/merchants/utility/prices.ts";
 import { isolatedDatabaseOptions, LEDGER_KIND } from "../helpers/db.ts";
-import { runCli, TEST_CLI_ENV } from "../helpers/process.ts";
+import { runCli, spawnCli } from "../helpers/process.ts";
 
 /** `/api/calc`'s price, in USDC's 6 decimals. */
 const PRICE = BigInt(Math.round(Number(PRICES["/api/calc"]) * 1e6));
@@ -69,26 +67,13 @@ const balances = async () => ({
  * `startCli` stops its own at the end of a test, and a hook is none); its first line, its ready line.
  */
 function start(args: string[], env: Record<string, string> = {}): Promise<string> {
-  const child = spawn(process.execPath, [path.resolve("bin/x402-merchants"), ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, ...TEST_CLI_ENV, ...env },
-  });
-  const exited = new Promise((resolve) => child.once("exit", resolve));
+  const run = spawnCli(args, env);
   stops.push(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-    await exited;
+    if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill("SIGTERM");
+    await run.exited;
   });
-  return new Promise<string>((resolve, reject) => {
-    let out = "";
-    let err = "";
-    child.stderr.on("data", (chunk: Buffer) => {
-      err += chunk.toString();
-    });
-    child.stdout.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes("\n")) resolve(out.split("\n")[0] ?? "");
-    });
-    child.once("exit", (code) => reject(new Error(`${args[0]} exited with ${code}: ${err}`)));
+  return run.line.catch((error: Error) => {
+    throw new Error(`${args[0]} ${error.message}`);
   });
 }
 /**

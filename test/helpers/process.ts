@@ -85,12 +85,21 @@ export const TEST_CLI_ENV = { DATABASE_URL: "", X402M_METRICS_PORT: "0" } as con
  * (DATABASE_URL unset unless given). Killed at the end of the test if still running.
  */
 export function startCli(args: readonly string[], env: Record<string, string> = {}): CliRun {
+  const run = spawnCli(args, env);
+  onTestFinished(() => {
+    if (run.child.exitCode === null) run.child.kill("SIGKILL");
+  });
+  return run;
+}
+
+/**
+ * `startCli` for a process a file shares (started in `beforeAll`, where no test's end can stop it): the caller
+ * stops it.
+ */
+export function spawnCli(args: readonly string[], env: Record<string, string> = {}): CliRun {
   const child = spawn(process.execPath, [path.resolve("bin/x402-merchants"), ...args], {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, ...TEST_CLI_ENV, ...env },
-  });
-  onTestFinished(() => {
-    if (child.exitCode === null) child.kill("SIGKILL");
   });
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => {
