@@ -4,7 +4,6 @@
  * beside it (`X402M_RPC_URL_POLYGON`, a second devnet as chain 137), the same merchant paid there: each chain's
  * report holds its own payments, and `/healthz` says how far each indexer is.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -20,11 +19,12 @@ import type { Facilitator } from "../../src/facilitator/index.ts";
 import { startMiner } from "../helpers/chain.ts";
 import { LEDGER_KIND, openTestDatabase } from "../helpers/db.ts";
 import { devnetFacilitator, startShop } from "../helpers/facilitator.ts";
+import { runMain } from "../helpers/in-process.ts";
 import { GENESIS, startTestDevnet } from "../helpers/indexer.ts";
+import { startCli } from "../helpers/process.ts";
 import { mineAll, Settler } from "../helpers/settle.ts";
 import { NETWORK, newMerchant } from "../helpers/x402.ts";
 
-const BIN = path.resolve(import.meta.dirname, "../../bin/x402-merchants");
 const merchant = newMerchant();
 let devnet: Devnet;
 let polygon: Devnet;
@@ -33,7 +33,6 @@ let ledger: Awaited<ReturnType<typeof openTestDatabase>>;
 let facilitator: Facilitator;
 let facilitatorServer: Listening;
 let shop: Listening;
-let serve: ChildProcess | undefined;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-serve-follow-"));
 
 beforeAll(async () => {
@@ -57,7 +56,6 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  if (serve && serve.exitCode === null) serve.kill("SIGKILL");
   await shop?.close();
   await facilitatorServer?.close();
   await facilitator?.close();
@@ -86,10 +84,8 @@ async function reportTx(base: string, chain = "base"): Promise<number> {
 describe("serve --rpc", () => {
   it("indexes each chain while serving, so each new payment reaches its chain's report", async () => {
     await pay();
-    serve = spawn(
-      process.execPath,
+    const serve = startCli(
       [
-        BIN,
         "serve",
         "--only",
         "reports",
@@ -108,23 +104,9 @@ describe("serve --rpc", () => {
         "--poll-ms",
         "100",
       ],
-      {
-        stdio: ["ignore", "pipe", "pipe"],
-        env: { ...process.env, X402M_METRICS_PORT: "0", X402M_RPC_URL_POLYGON: polygon.rpc },
-      },
+      { X402M_RPC_URL_POLYGON: polygon.rpc },
     );
-    let stderr = "";
-    serve.stderr?.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    const ready = await new Promise<{ reports: string }>((resolve, reject) => {
-      let out = "";
-      serve?.stdout?.on("data", (c: Buffer) => {
-        out += c.toString();
-        if (out.includes("\n")) resolve(JSON.parse(out.split("\n")[0] as string));
-      });
-      serve?.once("exit", (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
-    });
+    const ready = JSON.parse(await serve.line) as { reports: string };
     await expect.poll(() => reportTx(ready.reports), { timeout: 30_000, interval: 200 }).toBe(1);
     await pay();
     await expect.poll(() => reportTx(ready.reports), { timeout: 30_000, interval: 200 }).toBe(2);
@@ -142,39 +124,27 @@ describe("serve --rpc", () => {
     expect(Object.keys(health.indexers).sort()).toEqual(["base", "polygon"]);
     expect(health.indexers.polygon?.indexed_block).toBeGreaterThan(0);
     // Each chain's progress lines name it.
-    expect(stderr).toMatch(/"chain":"polygon"/);
+    expect(serve.stderr()).toMatch(/"chain":"polygon"/);
 
-    const exited = new Promise<number | null>((resolve) => serve?.once("exit", resolve));
-    serve.kill("SIGTERM");
-    expect(await exited).toBe(0);
+    serve.child.kill("SIGTERM");
+    expect(await serve.exited).toBe(0);
   }, 90_000);
 
+  // The refusals are decided from the flags before anything starts, and run in this process (runMain): a
+  // process each cost 5-6 CPU-s for the same exit code and line (the served case above starts one).
   it("needs the report service to index into", async () => {
-    const child = spawn(
-      process.execPath,
-      [BIN, "serve", "--only", "utility", "--rpc", "http://127.0.0.1:1"],
-      {
-        env: { ...process.env, DATABASE_URL: "", X402M_METRICS_PORT: "0", X402M_UTILITY_PAY_TO: merchant },
-      },
-    );
-    let stderr = "";
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString();
+    const { code, stderr } = await runMain(["serve", "--only", "utility", "--rpc", "http://127.0.0.1:1"], {
+      X402M_UTILITY_PAY_TO: merchant,
     });
-    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
     expect(code).toBe(2);
     expect(stderr).toMatch(/--rpc indexes into the report service's analytics/);
   }, 30_000);
 
   it("refuses --chain without the --rpc it names the chain of", async () => {
-    const child = spawn(process.execPath, [BIN, "serve", "--only", "reports", "--chain", "polygon"], {
-      env: { ...process.env, X402M_METRICS_PORT: "0", X402M_DATA: dataDir },
+    const { code, stderr } = await runMain(["serve", "--only", "reports", "--chain", "polygon"], {
+      X402M_DATA: dataDir,
     });
-    let stderr = "";
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    expect(await new Promise<number | null>((resolve) => child.once("exit", resolve))).toBe(2);
+    expect(code).toBe(2);
     expect(stderr).toMatch(/--chain names the chain --rpc serves/);
   }, 30_000);
 });
