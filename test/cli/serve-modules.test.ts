@@ -32,7 +32,8 @@ describe.each([
   it("loads neither the facilitator nor the utility API's large packages until a call needs them", async () => {
     const facilitator = await listenSupportedOnly();
     onTestFinished(() => facilitator.close());
-    const { dataDir, cleanup } = await isolatedDatabaseOptions("pglite");
+    // The merchants' cluster only: serve never starts the facilitator, whose copy would cost a quarter CPU-s.
+    const { dataDir, cleanup } = await isolatedDatabaseOptions("pglite", "merchants");
     onTestFinished(cleanup);
     const recorder = path.join(dataDir, "recorder.mjs");
     fs.writeFileSync(recorder, RECORDER);
