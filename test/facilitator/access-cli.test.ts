@@ -4,7 +4,10 @@
  * from a file, and a stock `HTTPFacilitatorClient` paying through the command's facilitator with a key.
  * `keys` ends on its own and runs in this process (runMain: a child process would open PGlite anew, 2
  * CPU-s each), and so do the refusals of a bad signing key (decided before anything starts); the facilitator
- * serves until signalled and runs as a process, and so does its refusal beyond loopback (its exit code).
+ * serves until signalled and runs as a process, and so does its refusal beyond loopback (its exit code) on one
+ * kind of database, the others' in this process. A process costs 5-6 CPU-s to start: the open one and the one
+ * with its key from a file are one process the two tests read, and the starts whose database decides nothing
+ * keep their state where the tests keep a ledger (a server's schema in CI, not a PGlite to open).
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -14,9 +17,14 @@ import { VerifyError } from "@x402/core/types";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { type Devnet, startDevnet } from "../../src/chain/devnet/index.ts";
 import { startMiner } from "../helpers/chain.ts";
-import { DATABASE_KINDS, isolatedDatabaseOptions, type TestDatabaseOptions } from "../helpers/db.ts";
+import {
+  DATABASE_KINDS,
+  isolatedDatabaseOptions,
+  LEDGER_KIND,
+  type TestDatabaseOptions,
+} from "../helpers/db.ts";
 import { runMain } from "../helpers/in-process.ts";
-import { startCli } from "../helpers/process.ts";
+import { sharedCli, startCli } from "../helpers/process.ts";
 import { newMerchant, pay, requirementsFor, usdcReader } from "../helpers/x402.ts";
 
 let devnet: Devnet;
@@ -27,6 +35,59 @@ afterAll(async () => {
   await devnet?.stop();
 });
 
+/**
+ * A data directory, and a database where the tests keep a ledger: for a facilitator whose database decides
+ * nothing a test checks. Removed after the file.
+ */
+const states: TestDatabaseOptions[] = [];
+async function apart(): Promise<TestDatabaseOptions> {
+  const state = await isolatedDatabaseOptions(LEDGER_KIND);
+  states.push(state);
+  return state;
+}
+afterAll(async () => {
+  await Promise.all(states.map((state) => state.cleanup()));
+});
+
+/** The signing key in a file, as an operator keeps it (leading blanks and a newline around it). */
+const keyDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-key-"));
+const keyFile = path.join(keyDir, "key");
+afterAll(() => fs.rmSync(keyDir, { recursive: true, force: true }));
+
+function facilitatorEnv(state: TestDatabaseOptions): Record<string, string> {
+  return {
+    X402M_FACILITATOR_KEY: devnet.facilitatorAccount.privateKey,
+    // The settlement's receipt asked for at the miner's pace (20 ms), not every 500 ms.
+    X402M_FACILITATOR_POLL_MS: "20",
+    ...(state.databaseUrl ? { DATABASE_URL: state.databaseUrl } : {}),
+  };
+}
+const facilitatorArgs = (state: TestDatabaseOptions) => [
+  "--rpc",
+  devnet.rpc,
+  "--port",
+  "0",
+  "--data",
+  state.dataDir,
+];
+
+/**
+ * Open beyond loopback with --open, its signing key from X402M_FACILITATOR_KEY_FILE: what two tests read
+ * (its ready line and stderr) of one process. Stopped by SIGTERM after the file, with exit 0.
+ */
+let openState: TestDatabaseOptions;
+const openFromFile = sharedCli(
+  () => ["facilitator", ...facilitatorArgs(openState), "--host", "0.0.0.0", "--open"],
+  () => ({ ...facilitatorEnv(openState), X402M_FACILITATOR_KEY: "", X402M_FACILITATOR_KEY_FILE: keyFile }),
+);
+beforeAll(async () => {
+  fs.writeFileSync(keyFile, `  ${devnet.facilitatorAccount.privateKey}\n`, { mode: 0o600 });
+  openState = await apart();
+});
+afterAll(async () => {
+  if (openFromFile.started) expect(await openFromFile.stop()).toBe(0);
+});
+
 describe.each(DATABASE_KINDS)("facilitator keys and access (database: %s)", (kind) => {
   let db: TestDatabaseOptions;
   beforeAll(async () => {
@@ -35,15 +96,10 @@ describe.each(DATABASE_KINDS)("facilitator keys and access (database: %s)", (kin
   afterAll(async () => {
     await db?.cleanup();
   });
-  const env = () => ({
-    X402M_FACILITATOR_KEY: devnet.facilitatorAccount.privateKey,
-    // The settlement's receipt asked for at the miner's pace (20 ms), not every 500 ms.
-    X402M_FACILITATOR_POLL_MS: "20",
-    ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
-  });
+  const env = () => facilitatorEnv(db);
   const keys = (...args: string[]) =>
     runMain(["facilitator", "keys", ...args, "--data", db.dataDir], { DATABASE_URL: db.databaseUrl ?? "" });
-  const args = () => ["--rpc", devnet.rpc, "--port", "0", "--data", db.dataDir];
+  const args = () => facilitatorArgs(db);
   const start = (more: string[], extra: Record<string, string> = {}) =>
     startCli(["facilitator", ...args(), ...more], { ...env(), ...extra });
 
@@ -88,30 +144,42 @@ describe.each(DATABASE_KINDS)("facilitator keys and access (database: %s)", (kin
     120_000,
   );
 
-  // Decided on the keys its database holds (none here): a process, for the exit code and stderr it ends with.
+  // Decided on the keys its database holds (none here). On the last kind a process, for the exit code and
+  // stderr a process ends with (PostgreSQL's in CI: the server's schema, cheaper to open than PGlite's
+  // WebAssembly in a new process); on the others in this process, where main returns the code it exits with.
+  const asProcess = kind === DATABASE_KINDS.at(-1);
   it("refuses to listen beyond loopback open, with one line and exit 2", async () => {
-    const refused = start(["--host", "0.0.0.0"]);
-    expect(await refused.exited).toBe(2);
-    const lines = refused.stderr().trim().split("\n");
+    let code: number | null;
+    let stderr: string;
+    if (asProcess) {
+      const refused = start(["--host", "0.0.0.0"]);
+      code = await refused.exited;
+      stderr = refused.stderr();
+    } else {
+      ({ code, stderr } = await runMain(["facilitator", ...args(), "--host", "0.0.0.0"], env()));
+    }
+    expect(code).toBe(2);
+    const lines = stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(
       /^x402-merchants: refusing to run an open facilitator on 0\.0\.0\.0: .*X402M_FACILITATOR_PAYEES.*keys add.*--open/,
     );
   }, 180_000);
 
-  // --open and an allow-list decide without the database (its keys are read, none, as by the refusal above).
+  // --open and an allow-list decide without the database (its keys are read, none, as by the refusal above):
+  // each on a state apart, the shared open one stopped after the file (exit 0).
   it.runIf(once)(
     "listens beyond loopback open with --open, and closed with an allow-list",
     async () => {
-      const open = start(["--host", "0.0.0.0", "--open"]);
+      const open = openFromFile.get();
       const ready = JSON.parse(await open.line) as Record<string, unknown>;
       expect(ready.access).toEqual({ open: true, payees: 0, keys: 0 });
       expect(open.stderr()).toMatch(/open facilitator beyond loopback/);
-      open.child.kill("SIGTERM");
-      expect(await open.exited).toBe(0);
 
       // An allow-list closes it: it starts, and serves those payees only.
-      const listed = start(["--host", "0.0.0.0"], {
+      const state = await apart();
+      const listed = startCli(["facilitator", ...facilitatorArgs(state), "--host", "0.0.0.0"], {
+        ...facilitatorEnv(state),
         X402M_FACILITATOR_PAYEES: `${newMerchant()}, ${newMerchant()}`,
       });
       expect(JSON.parse(await listed.line)).toMatchObject({ access: { open: false, payees: 2, keys: 0 } });
@@ -212,13 +280,11 @@ describe.each(DATABASE_KINDS)("facilitator keys and access (database: %s)", (kin
     async () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-key-"));
       onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
-      const file = path.join(dir, "key");
-      fs.writeFileSync(file, `  ${devnet.facilitatorAccount.privateKey}\n`, { mode: 0o600 });
+      const file = keyFile;
 
-      const fromFile = start([], { X402M_FACILITATOR_KEY: "", X402M_FACILITATOR_KEY_FILE: file });
+      // The shared open process reads its key from the file (stopped after the file, exit 0).
+      const fromFile = openFromFile.get();
       expect(JSON.parse(await fromFile.line)).toMatchObject({ signer: devnet.facilitatorAccount.address });
-      fromFile.child.kill("SIGTERM");
-      expect(await fromFile.exited).toBe(0);
 
       // Refused while reading the configuration, before the chain, the database or a signal handler: in
       // this process (a process's exit code and stderr for a refusal are the loopback refusal's above).

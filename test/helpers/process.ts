@@ -146,3 +146,42 @@ export async function runCli(args: readonly string[], env: Record<string, string
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
 }
+
+/** A command a file's tests share (`sharedCli`). */
+export interface SharedCli {
+  /** The running command, started by the first test that asks: a test run alone still has it. */
+  get(): CliRun;
+  /** Whether a test has started it. */
+  readonly started: boolean;
+  /** Sends SIGTERM unless it has ended, and resolves to its exit code; undefined when never started. */
+  stop(): Promise<number | null | undefined>;
+}
+
+/**
+ * One process of `bin/x402-merchants args` for the tests of a file that only read it (its ready line, its
+ * answers): a process costs 5-6 CPU-s to start, each test that starts its own pays that again. Started
+ * lazily by `get` (the arguments are built then, once what they name, a devnet say, exists) and stopped by
+ * the file's `afterAll` through `stop`, which tells its exit code. A test that changes its state, or
+ * stops it, starts its own with `startCli`: a shared process must leave no test's result depending on
+ * another's.
+ */
+export function sharedCli(
+  args: () => readonly string[],
+  env: () => Record<string, string> = () => ({}),
+): SharedCli {
+  let run: CliRun | undefined;
+  return {
+    get() {
+      run ??= spawnCli(args(), env());
+      return run;
+    },
+    get started() {
+      return run !== undefined;
+    },
+    async stop() {
+      if (!run) return undefined;
+      if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill("SIGTERM");
+      return run.exited;
+    },
+  };
+}
