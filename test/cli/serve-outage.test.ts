@@ -3,14 +3,14 @@
  * `/healthz` says the indexer waits and since when, the log has a line per change rather than per
  * attempt, and once the RPC is back the indexer catches up with what was paid meanwhile.
  */
+import fs from "node:fs";
 import { x402Client } from "@x402/core/client";
 import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { isolatedDatabaseOptions } from "../helpers/db.ts";
 import { facilitatorOnDevnet, startShop } from "../helpers/facilitator.ts";
-import { GENESIS, startTestDevnet } from "../helpers/indexer.ts";
+import { GENESIS, startTestDevnet, tempDir } from "../helpers/indexer.ts";
 import { startCli } from "../helpers/process.ts";
 import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.ts";
 import { NETWORK, newMerchant } from "../helpers/x402.ts";
@@ -62,8 +62,9 @@ describe("serve --rpc, through an RPC outage", () => {
     const proxyPort = Number(new URL(proxy.url).port);
 
     await pay();
-    const { dataDir, cleanup } = await isolatedDatabaseOptions("pglite");
-    onTestFinished(cleanup);
+    // A data directory alone: the report service opens no PostgreSQL, so no PGlite cluster to copy into it.
+    const dataDir = tempDir("x402m-serve-outage-");
+    onTestFinished(() => fs.rmSync(dataDir, { recursive: true, force: true }));
     const serve = startCli(
       [
         "serve",
