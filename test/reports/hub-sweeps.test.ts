@@ -1,6 +1,6 @@
 /**
  * Sweeps of the hub rules and of the haircut (issue 63, items 2 and 4): a gamer's knob turned across its
- * range on a week with genuine demand, each value one store and one build of every report. Asserted at
+ * range on a week with genuine demand, each value on a copy of the week of its own, every report built. Asserted at
  * every value: the farm's flagged share never falls more than 10 points between neighbouring values;
  * wherever the farm escapes fully, the gamer spent (money that left its control: purchases at other
  * merchants' prices, independent money put in) at least half of what it hid; and the genuine look-alikes
@@ -8,6 +8,7 @@
  * real revenue. The curves are printed (`SWEEP` lines) and written into docs/screens.md.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Analytics } from "../../src/analytics/duckdb.ts";
 import { BASE_RECORD } from "../../src/chain/chains.ts";
 import { KNOWN_HUBS } from "../../src/chain/hubs.ts";
 import { ReportService } from "../../src/reports/serve/service.ts";
@@ -35,7 +36,13 @@ import {
   WEEK,
   wallets,
 } from "../helpers/scenarios.ts";
-import { dispose, SharedStore } from "../helpers/window-flags.ts";
+import {
+  type Replica,
+  removeSweepStores,
+  type SweepStores,
+  sweepPoints,
+  sweepStores,
+} from "../helpers/window-flags.ts";
 
 const KNOB = [0, 5, 10, 20, 35, 50, 75, 100];
 const prices = [10_000, 20_000, 50_000];
@@ -66,48 +73,54 @@ interface Point {
 }
 
 /**
- * Builds every report of the week and reads the farm's flagged share and the look-alikes' loss. The week is
- * `shared` (the records every point of the sweep holds alike, imported once) and `week.records`, the point's own.
+ * Every report of the week built once, and for each point of the batch, on its copy of the week (`Replica`),
+ * the farm's flagged share and the look-alikes' loss read from its merchants' reports.
  */
-async function measure(knob: number, shared: SharedStore, week: Week): Promise<Point> {
-  const analytics = await shared.with(week.records);
-  try {
-    const service = new ReportService(analytics, {
-      publicUrl: "https://reports.test",
-      now: () => new Date(END_TIME * 1000 + 3_600_000),
-    });
-    const { reports } = await service.reports(END);
-    const real = (w: string) => reports.find((r) => r.address === w)?.real_usd ?? 0;
+async function measure(
+  analytics: Analytics,
+  batch: readonly (readonly [Replica, Week & { knob: number }])[],
+): Promise<Point[]> {
+  const service = new ReportService(analytics, {
+    publicUrl: "https://reports.test",
+    now: () => new Date(END_TIME * 1000 + 3_600_000),
+  });
+  const { reports } = await service.reports(END);
+  return batch.map(([replica, week]) => {
+    const reportOf = (w: string) => reports.find((r) => r.address === replica.address(w));
+    const real = (w: string) => reportOf(w)?.real_usd ?? 0;
     const hidden = Math.max(0, real(m) - week.truth);
     return {
-      knob,
+      knob: week.knob,
       flagged: Math.min(1, Math.max(0, 1 - hidden / week.farm)),
       lost: (week.truth2 - real(m2)) / week.truth2,
       hidden,
       spent: week.spent,
-      note: reports.find((r) => r.address === m)?.exchange_flow_note ?? null,
+      note: reportOf(m)?.exchange_flow_note ?? null,
     };
-  } finally {
-    dispose(analytics);
-  }
+  });
 }
 
-/**
- * Each knob's week measured over one store of the records all of them share (`common`: thousands, against the
- * knob's own tens to hundreds), imported once instead of once a point.
- */
+// Each point's week is thousands of shared records and its knob's tens to hundreds: the shared ones are
+// imported once, and most of a point's time is the build's fixed cost, so `REPLICAS` points share one build,
+// each on a copy of the shared records of its own (test/helpers/window-flags.ts, `sweepPoints`). Each
+// sweep's points came out the same both ways (SWEEPS_ALONE=1 and SWEEPS_DUMP, docs/benchmarks-log.md).
+const REPLICAS = 4;
+
+/** Each knob's week measured, `REPLICAS` at a time, over stores of the records all of them share (`common`). */
 async function sweep(
   common: readonly object[],
   knobs: readonly number[],
   weekAt: (knob: number) => Week,
 ): Promise<Point[]> {
-  const shared = await SharedStore.of(common);
+  const stores = await sweepStores(common, REPLICAS);
   try {
-    const points: Point[] = [];
-    for (const k of knobs) points.push(await measure(k, shared, weekAt(k)));
-    return points;
+    return await sweepPoints(
+      stores,
+      knobs.map((knob) => ({ knob, ...weekAt(knob) })),
+      measure,
+    );
   } finally {
-    shared.remove();
+    removeSweepStores(stores);
   }
 }
 
@@ -402,12 +415,14 @@ describe("money round an exchange (sweeps, issue 84)", () => {
     };
   }
   const WEEK_OF = lookAlikeWeek();
-  // The look-alikes' week is every point's (24 of them) but for the gamer's round trips: imported once.
-  let weekStore: SharedStore | undefined;
+  // The look-alikes' week is every point's (24 of them) but for the gamer's round trips: imported once, and
+  // `TRIP_REPLICAS` copies of it, a sweep's points built that many to one build (`sweepPoints`).
+  const TRIP_REPLICAS = 4;
+  let stores: SweepStores | undefined;
   beforeAll(async () => {
-    weekStore = await SharedStore.of(WEEK_OF.records);
-  });
-  afterAll(() => weekStore?.remove());
+    stores = await sweepStores(WEEK_OF.records, TRIP_REPLICAS);
+  }, 300_000);
+  afterAll(() => removeSweepStores(stores));
 
   interface RoundPoint {
     knob: string;
@@ -418,19 +433,24 @@ describe("money round an exchange (sweeps, issue 84)", () => {
     lost: number;
   }
 
-  /** Builds the week's window tables and reads what was flagged of the farm and of each genuine group. */
-  async function measureTrip(knob: string, trip: RoundTrip): Promise<RoundPoint> {
-    const analytics = await (weekStore as SharedStore).with(trip.records);
-    try {
-      await aggregateWindow(analytics, { chain: BASE_RECORD, ...WINDOW_BOUNDS });
-      const rows = await analytics.all<{ payer: string; pay_to: string; amount: bigint }>(
-        "SELECT payer, pay_to, sum(amount)::BIGINT AS amount FROM rw_wallets GROUP BY ALL",
-      );
-      await dropWindowTables(analytics);
-      const farm = new Set(trip.farm);
+  /**
+   * Builds the week's window tables once for a batch of trips, each on its copy of the week (`Replica`), and
+   * reads what was flagged of each trip's farm and of each genuine group on its copy.
+   */
+  async function measureTrips(
+    analytics: Analytics,
+    batch: readonly (readonly [Replica, { knob: string; trip: RoundTrip }])[],
+  ): Promise<RoundPoint[]> {
+    await aggregateWindow(analytics, { chain: BASE_RECORD, ...WINDOW_BOUNDS });
+    const rows = await analytics.all<{ payer: string; pay_to: string; amount: bigint }>(
+      "SELECT payer, pay_to, sum(amount)::BIGINT AS amount FROM rw_wallets GROUP BY ALL",
+    );
+    await dropWindowTables(analytics);
+    return batch.map(([replica, { knob, trip }]) => {
+      const farm = new Set(trip.farm.map((w) => replica.address(w)));
       const flagged = (merchant: string, ofFarm: boolean) =>
         rows
-          .filter((r) => r.pay_to === merchant && farm.has(r.payer) === ofFarm)
+          .filter((r) => r.pay_to === replica.address(merchant) && farm.has(r.payer) === ofFarm)
           .reduce((sum, r) => sum + Number(r.amount) / 1e6, 0);
       const paid = trip.paid / 1e6;
       const lost = Math.max(
@@ -446,44 +466,45 @@ describe("money round an exchange (sweeps, issue 84)", () => {
         `SWEEP round-trip | ${knob} | ${Math.round(share * 100)}% | $${point.hidden.toFixed(2)} of $${paid.toFixed(2)} | $${point.gone.toFixed(2)} | ${(lost * 100).toFixed(2)}% |`,
       );
       return point;
-    } finally {
-      dispose(analytics);
-    }
+    });
   }
+
+  /** A sweep's trips measured, `TRIP_REPLICAS` to a build. */
+  const measureAll = (trips: readonly (readonly [string, RoundTrip])[]) =>
+    sweepPoints(
+      stores as SweepStores,
+      trips.map(([knob, trip]) => ({ knob, trip, records: trip.records })),
+      measureTrips,
+    );
 
   /** The steady gamer: a deposit a day from three days before the window. */
   const gamer = (label: string, delay: (day: number, k: number) => number, share = 1) =>
     roundTrip(m, hub, { label, delay, share, firstDay: -3, days: 10 });
 
-  const fixedDelay = (knob: string, delay: number) =>
-    measureTrip(
-      knob,
-      gamer(`round-fixed-${knob}`, (_, k) => delay + 40 * k),
+  const fixedDelays = (delays: readonly (readonly [string, number])[]) =>
+    measureAll(
+      delays.map(([knob, delay]) => [knob, gamer(`round-fixed-${knob}`, (_, k) => delay + 40 * k)] as const),
     );
 
   it("the delay between the deposit and the withdrawals, from a minute to an hour", async () => {
-    const points: RoundPoint[] = [];
-    for (const [knob, delay] of [
+    const points = await fixedDelays([
       ["1 min", MINUTE],
       ["10 min", 10 * MINUTE],
       ["30 min", 30 * MINUTE],
       ["1 h", HOUR],
-    ] as [string, number][])
-      points.push(await fixedDelay(knob, delay));
+    ]);
     for (const p of points) expect(p.lost, `genuine buyers at ${p.knob}`).toBeLessThan(0.02);
     // Within minutes, the escape the adversarial week found: flagged but for the buyers' base rate.
     for (const p of points.slice(0, 3)) expect(p.flagged, `at ${p.knob}`).toBeGreaterThan(0.9);
   });
 
   it("the delay between the deposit and the withdrawals, from two hours to a day and a half", async () => {
-    const points: RoundPoint[] = [];
-    for (const [knob, delay] of [
+    const points = await fixedDelays([
       ["2 h", 2 * HOUR],
       ["6 h", 6 * HOUR],
       ["12 h", 12 * HOUR],
       ["1.5 days", 36 * HOUR],
-    ] as [string, number][])
-      points.push(await fixedDelay(knob, delay));
+    ]);
     for (const p of points) expect(p.lost, `genuine buyers at ${p.knob}`).toBeLessThan(0.02);
     // From six hours on the gamer escapes: a known limit (docs/screens.md says why it stays). A change that
     // closes it fails here, and its curve must change in the docs.
@@ -491,38 +512,40 @@ describe("money round an exchange (sweeps, issue 84)", () => {
   });
 
   it("the delay drawn at random for each wallet, up to an hour, six hours, a day and three days", async () => {
-    const points: RoundPoint[] = [];
-    for (const [knob, most] of [
-      ["0-1 h", HOUR],
-      ["0-6 h", 6 * HOUR],
-      ["0-1 day", DAY],
-      ["0-3 days", 3 * DAY],
-    ] as [string, number][]) {
-      const next = rng(most);
-      points.push(
-        await measureTrip(
-          `${knob} at random`,
-          gamer(`round-random-${knob}`, () => 1 + next(most)),
-        ),
-      );
-    }
+    const points = await measureAll(
+      (
+        [
+          ["0-1 h", HOUR],
+          ["0-6 h", 6 * HOUR],
+          ["0-1 day", DAY],
+          ["0-3 days", 3 * DAY],
+        ] as const
+      ).map(([knob, most]) => {
+        const next = rng(most);
+        return [`${knob} at random`, gamer(`round-random-${knob}`, () => 1 + next(most))] as const;
+      }),
+    );
     for (const p of points) expect(p.lost, `genuine buyers at ${p.knob}`).toBeLessThan(0.02);
     // Spread over six hours or more the withdrawals escape: the known limit above.
     for (const p of points.slice(1)) expect(p.flagged, `at ${p.knob}`).toBeLessThan(0.05);
   });
 
   it("the days of the week the money goes round, the week's $140 in as many deposits and 14 wallets, from seven to one", async () => {
-    const points: RoundPoint[] = [];
-    for (const days of [7, 6, 5, 4, 3, 2, 1]) {
-      const trip = roundTrip(m, hub, {
-        label: `round-days-${days}`,
-        delay: (_, k) => 5 * MINUTE + 40 * k,
-        days,
-        perDay: Math.ceil(14 / days),
-        deposit: Math.round(140_000_000 / days),
-      });
-      points.push(await measureTrip(`${days} days`, trip));
-    }
+    const points = await measureAll(
+      [7, 6, 5, 4, 3, 2, 1].map(
+        (days) =>
+          [
+            `${days} days`,
+            roundTrip(m, hub, {
+              label: `round-days-${days}`,
+              delay: (_, k) => 5 * MINUTE + 40 * k,
+              days,
+              perDay: Math.ceil(14 / days),
+              deposit: Math.round(140_000_000 / days),
+            }),
+          ] as const,
+      ),
+    );
     for (const p of points) expect(p.lost, `genuine buyers at ${p.knob}`).toBeLessThan(0.02);
     // Four days and more are repetition enough here; two or one are not (a known limit: one week's days).
     for (const p of points.slice(0, 4)) expect(p.flagged, `at ${p.knob}`).toBeGreaterThan(0.9);
@@ -530,14 +553,12 @@ describe("money round an exchange (sweeps, issue 84)", () => {
   });
 
   it("the share of each deposit withdrawn within minutes, from all of it to a tenth", async () => {
-    const points: RoundPoint[] = [];
-    for (const share of [1, 0.75, 0.5, 0.25, 0.1])
-      points.push(
-        await measureTrip(
-          `${share * 100}%`,
-          gamer(`round-share-${share}`, (_, k) => 5 * MINUTE + 40 * k, share),
-        ),
-      );
+    const points = await measureAll(
+      [1, 0.75, 0.5, 0.25, 0.1].map(
+        (share) =>
+          [`${share * 100}%`, gamer(`round-share-${share}`, (_, k) => 5 * MINUTE + 40 * k, share)] as const,
+      ),
+    );
     for (const p of points) {
       expect(p.lost, `genuine buyers at ${p.knob}`).toBeLessThan(0.02);
       expect(p.flagged, `at ${p.knob}`).toBeGreaterThan(0.9);
