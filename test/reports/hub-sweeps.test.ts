@@ -418,8 +418,8 @@ describe("money round an exchange (sweeps, issue 84)", () => {
   const WEEK_OF = lookAlikeWeek();
   // The look-alikes' week is every point's (24 of them) but for the gamer's round trips: imported once. Its
   // points are built one at a time: four to a build on copies of it (`sweepPoints`) came out the same as alone,
-  // but took longer (99 s against 42 s for the seven days' points at load 15-23, 2026-11-29): this week is
-  // large (four merchants and 250 exchange customers), so four copies of it cost a build more than it saves.
+  // but the seven days' test took 99 s of wall against 42 s at load 15-23 (2026-11-29), near the time limit on a
+  // loaded CI, for a CPU gain not shown in a paired run: this week is large (four merchants, 250 exchange customers).
   let weekStore: SharedStore | undefined;
   beforeAll(async () => {
     weekStore = await SharedStore.of(WEEK_OF.records);
