@@ -8,12 +8,12 @@ import { KNOWN_HUBS } from "../../src/chain/hubs.ts";
 import { renderEvidencePage } from "../../src/reports/render/evidence-page.ts";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
 import { EvidenceDocumentSchema } from "../../src/reports/serve/document-schemas.ts";
-import { ReportService } from "../../src/reports/serve/service.ts";
-import { addr, analyticsWith, balance, END, payment, reportOf, START, transfer } from "../helpers/data.ts";
+import { addr, balance, END, payment, START, transfer } from "../helpers/data.ts";
+import { withService } from "../helpers/reports.ts";
 import {
   DAY,
   exchangeCustomers,
-  expectNearTruth,
+  expectReportNearTruth,
   genuine,
   HOUR,
   listing,
@@ -26,6 +26,13 @@ import {
 } from "../helpers/scenarios.ts";
 
 const prices = [10_000, 20_000, 50_000];
+
+/**
+ * `reportOf` (data.ts) with its store closed without a checkpoint and removed: each world here is read once
+ * (`withService`).
+ */
+const reportIn = (records: readonly object[], m: string) =>
+  withService(records, async (service) => (await service.report(m, END)).report);
 
 describe("evasions of the money's provenance", () => {
   const m = addr("provenance-merchant");
@@ -43,7 +50,7 @@ describe("evasions of the money's provenance", () => {
       ...buyers.map((w, i) => transfer(chain[4] as string, w, 50_000_000, START - 5 * WEEK + i)),
       ...payers(m, buyers, 40, () => 100_000),
     ];
-    const report = await expectNearTruth(records, m, base.truthUsd);
+    const report = expectReportNearTruth(await reportIn(records, m), base.truthUsd);
     expect(report.flags.merchant_funded?.tx).toBe(320);
   });
 
@@ -55,20 +62,20 @@ describe("evasions of the money's provenance", () => {
       ...path.slice(1).map((w, i) => transfer(path[i] as string, w, 10_000_000, START - 2 * WEEK + i)),
       ...payers(m, [buyer], 10, () => 100_000),
     ];
-    const analytics = await analyticsWith(records);
-    try {
-      const service = new ReportService(analytics, { publicUrl: "https://reports.test" });
-      const { report } = await service.report(m, END);
-      expect(report.flags).toEqual({ merchant_funded: { tx: 10, usd: 1 } });
-      const evidence = await service.evidence(m, END);
-      const w = evidence.flags[0]?.wallets[0];
-      expect(w?.provenance?.transfers).toBe(2_000);
-      expect(w?.funding_path).toHaveLength(64);
-      expect(w?.funding_path?.[0]?.from).toBe(m);
-      expect(w?.funding_path?.at(-1)?.to).toBe(buyer);
-    } finally {
-      analytics.close();
-    }
+    await withService(
+      records,
+      async (service) => {
+        const { report } = await service.report(m, END);
+        expect(report.flags).toEqual({ merchant_funded: { tx: 10, usd: 1 } });
+        const evidence = await service.evidence(m, END);
+        const w = evidence.flags[0]?.wallets[0];
+        expect(w?.provenance?.transfers).toBe(2_000);
+        expect(w?.funding_path).toHaveLength(64);
+        expect(w?.funding_path?.[0]?.from).toBe(m);
+        expect(w?.funding_path?.at(-1)?.to).toBe(buyer);
+      },
+      { publicUrl: "https://reports.test" },
+    );
   });
 
   it("follows money through another merchant's x402 revenue, and shows that payment's transaction", async () => {
@@ -85,19 +92,19 @@ describe("evasions of the money's provenance", () => {
       payment({ payer: addr("bystander-1"), payTo: n, amount: 1_000, block: START + 10 }),
       payment({ payer: addr("bystander-2"), payTo: m, amount: 1_000, block: START + 10 }),
     ];
-    const analytics = await analyticsWith(records);
-    try {
-      const service = new ReportService(analytics, { publicUrl: "https://reports.test" });
-      expect((await service.report(m, END)).report.flags).toEqual({ merchant_funded: { tx: 10, usd: 1 } });
-      const w = (await service.evidence(m, END)).flags[0]?.wallets[0];
-      expect(w?.funding_path?.map((h) => [h.from, h.to, h.tx_hash])).toEqual([
-        [m, carrier, records[0]?.tx_hash],
-        [carrier, n, viaN.tx_hash],
-        [n, buyer, records[2]?.tx_hash],
-      ]);
-    } finally {
-      analytics.close();
-    }
+    await withService(
+      records,
+      async (service) => {
+        expect((await service.report(m, END)).report.flags).toEqual({ merchant_funded: { tx: 10, usd: 1 } });
+        const w = (await service.evidence(m, END)).flags[0]?.wallets[0];
+        expect(w?.funding_path?.map((h) => [h.from, h.to, h.tx_hash])).toEqual([
+          [m, carrier, records[0]?.tx_hash],
+          [carrier, n, viaN.tx_hash],
+          [n, buyer, records[2]?.tx_hash],
+        ]);
+      },
+      { publicUrl: "https://reports.test" },
+    );
   });
 
   it("follows money the merchant sent 20 weeks before the window, dormant since", async () => {
@@ -108,7 +115,7 @@ describe("evasions of the money's provenance", () => {
       ...buyers.map((w, i) => transfer(m, w, 20_000_000, START - 20 * WEEK + i)),
       ...payers(m, buyers, 30, () => 50_000),
     ];
-    const report = await expectNearTruth(records, m, base.truthUsd);
+    const report = expectReportNearTruth(await reportIn(records, m), base.truthUsd);
     expect(report.flags.merchant_funded?.tx).toBe(240);
   });
 
@@ -123,7 +130,7 @@ describe("evasions of the money's provenance", () => {
       ...payers(m, buyers, 12, () => 50_000),
     ];
     expect(buyers.length).toBeGreaterThan(THRESHOLDS.hubMinCounterparties);
-    const report = await expectNearTruth(records, m, base.truthUsd);
+    const report = expectReportNearTruth(await reportIn(records, m), base.truthUsd);
     expect(report.flags.merchant_funded?.tx).toBe(720);
   });
 
@@ -141,7 +148,7 @@ describe("evasions of the money's provenance", () => {
       ...buyers.map((w, i) => transfer(distributor, w, 10_000_000, START - WEEK + i)),
       ...payers(m, buyers, 12, () => 50_000),
     ];
-    const report = await expectNearTruth(records, m, base.truthUsd);
+    const report = expectReportNearTruth(await reportIn(records, m), base.truthUsd);
     // 239: the 50 dust deposits ($0.05) are the first buyer's first payment, paid first in first out.
     expect(report.flags.merchant_funded?.tx).toBe(239);
   });
@@ -166,7 +173,7 @@ describe("evasions of the money's provenance", () => {
     ];
     // The $1 out of sight comes first, then the depositors' $0.05: the first buyer's 12 payments ($0.60)
     // are paid with them, real by the rules (the gamer's own money, dollar for dollar); the rest is flagged.
-    const report = await expectNearTruth(records, m, base.truthUsd + 0.6);
+    const report = expectReportNearTruth(await reportIn(records, m), base.truthUsd + 0.6);
     expect(report.flags.merchant_funded?.tx).toBe(228);
   });
 
@@ -180,7 +187,7 @@ describe("evasions of the money's provenance", () => {
       // $20 in, paid in 40 payments of $0.50: the first 20 with its own money, the last 20 with the merchant's.
       ...payers(m, [mixer], 40, () => 500_000),
     ];
-    const report = await expectNearTruth(records, m, base.truthUsd + 10);
+    const report = expectReportNearTruth(await reportIn(records, m), base.truthUsd + 10);
     expect(report.flags.merchant_funded).toEqual({ tx: 20, usd: 10 });
   });
 });
@@ -192,21 +199,21 @@ describe("money round an exchange (issue 84)", () => {
    * m's report and evidence over `records`, what merchant_funded flagged, and what it flagged of wallets
    * other than `farm`'s (USD).
    */
-  async function read(records: readonly object[], m: string, farm: readonly string[] = []) {
-    const analytics = await analyticsWith(records);
-    try {
-      const service = new ReportService(analytics, { publicUrl: "https://reports.test" });
-      const { report } = await service.report(m, END);
-      const evidence = await service.evidence(m, END);
-      const flag = evidence.flags.find((f) => f.kind === "merchant_funded");
-      // Every wallet is named (at most 20 here): a look-alike's loss is read wallet by wallet.
-      expect(flag?.more_wallets ?? null).toBeNull();
-      const others = (flag?.wallets ?? []).filter((w) => !farm.includes(w.wallet));
-      const lost = others.reduce((sum, w) => sum + w.usd, 0);
-      return { report, evidence, funded: report.flags.merchant_funded?.usd ?? 0, lost };
-    } finally {
-      analytics.close();
-    }
+  function read(records: readonly object[], m: string, farm: readonly string[] = []) {
+    return withService(
+      records,
+      async (service) => {
+        const { report } = await service.report(m, END);
+        const evidence = await service.evidence(m, END);
+        const flag = evidence.flags.find((f) => f.kind === "merchant_funded");
+        // Every wallet is named (at most 20 here): a look-alike's loss is read wallet by wallet.
+        expect(flag?.more_wallets ?? null).toBeNull();
+        const others = (flag?.wallets ?? []).filter((w) => !farm.includes(w.wallet));
+        const lost = others.reduce((sum, w) => sum + w.usd, 0);
+        return { report, evidence, funded: report.flags.merchant_funded?.usd ?? 0, lost };
+      },
+      { publicUrl: "https://reports.test" },
+    );
   }
 
   /** A merchant's 30 buyers of its own and `customers` of the exchange who spend their withdrawals there. */
@@ -357,7 +364,7 @@ describe("evasions of tiny_repeat", () => {
     const farm = wallets("varied-farm", 3);
     const next = rng(99);
     const records = [...base.records, ...listings, ...payers(m, farm, 300, () => 100 + next(1_900))];
-    const report = await expectNearTruth(records, m, base.truthUsd);
+    const report = expectReportNearTruth(await reportIn(records, m), base.truthUsd);
     expect(report.flags.tiny_repeat?.tx).toBe(900);
   });
 
@@ -372,7 +379,7 @@ describe("evasions of tiny_repeat", () => {
         ...payers(m, farm, 150, () => 1_000),
       ];
       for (const extra of [listings, []]) {
-        const report = await expectNearTruth([...records, ...extra], m, base.truthUsd);
+        const report = expectReportNearTruth(await reportIn([...records, ...extra], m), base.truthUsd);
         expect(report.flags.tiny_repeat?.tx).toBe(size * 150);
       }
     });
@@ -389,7 +396,7 @@ describe("evasions of tiny_repeat", () => {
       ...farm.map((w, i) => transfer(i < 5 ? left : right, w, 5_000_000, START - WEEK + i)),
       ...payers(m, farm, 100, () => 1_000),
     ];
-    const report = await expectNearTruth(records, m, base.truthUsd);
+    const report = expectReportNearTruth(await reportIn(records, m), base.truthUsd);
     expect(report.flags.tiny_repeat?.tx).toBe(1_000);
   });
 });
@@ -406,7 +413,7 @@ describe("genuine look-alikes", () => {
       ...payers(m, buyers, 20, () => 200 + next(8_000)),
     ];
     const truth = records.reduce((sum, r) => sum + Number((r as { amount?: string }).amount ?? 0), 0) / 1e6;
-    const { report } = await reportOf(records, m);
+    const report = await reportIn(records, m);
     expect(report.flags).toEqual({});
     expect(report.real_usd).toBeCloseTo(truth, 2);
   });
@@ -420,7 +427,7 @@ describe("genuine look-alikes", () => {
       ...agents.map((w, i) => transfer(addr("company-treasury"), w, 20_000_000, START - WEEK + i)),
       ...payers(m, agents, 25, (i) => prices[i % 3] as number),
     ];
-    const { report } = await reportOf(records, m);
+    const report = await reportIn(records, m);
     expect(report.flags).toEqual({});
   });
 
@@ -436,7 +443,7 @@ describe("genuine look-alikes", () => {
       ...buyers.map((w, i) => transfer(exchange, w, 1_000_000, START - WEEK + i)),
       ...payers(m, buyers, 40, () => 1_000),
     ];
-    const { report } = await reportOf(records, m);
+    const report = await reportIn(records, m);
     expect(report.flags).toEqual({});
     expect(report.real_tx).toBe(1_200);
   });
