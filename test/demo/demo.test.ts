@@ -28,6 +28,7 @@ import { spanText } from "../../src/reports/week/span.ts";
 import { launchChromium } from "../helpers/browser.ts";
 import { addr, ndjsonFile, payment } from "../helpers/data.ts";
 import { isolatedDatabaseOptions, SERVER_URL, type TestDatabaseOptions } from "../helpers/db.ts";
+import { runMain } from "../helpers/in-process.ts";
 import { runCli } from "../helpers/process.ts";
 import { rpc } from "../helpers/settle.ts";
 
@@ -409,8 +410,10 @@ describe("demo", () => {
     expect(await page.getByText(both.address).count()).toBeGreaterThan(0);
     await page.close();
 
-    // The check per chain: Arbitrum's against its own truth, as Base's.
-    const check = await runCli(
+    // The check per chain: Arbitrum's against its own truth, as Base's. The checks and the import run the CLI's
+    // `main` in this process: a child of the CLI loads its bundle and DuckDB anew, 3-6 CPU-s each
+    // (docs/benchmarks-log.md), and this file ran eight of them; only a `demo`, which serves, runs as a child.
+    const check = await runMain(
       ["simulate", "--check", "--json", "--chain", "arbitrum", "--data", dataDir],
       {},
     );
@@ -461,7 +464,10 @@ describe("demo", () => {
     expect(report.flags.merchant_funded?.tx).toBe(count("merchant_funded"));
 
     const check = async () => {
-      const run = await runCli(["simulate", "--check", "--json", "--chain", "solana", "--data", dataDir], {});
+      const run = await runMain(
+        ["simulate", "--check", "--json", "--chain", "solana", "--data", dataDir],
+        {},
+      );
       return {
         ...run,
         result: JSON.parse(run.stdout) as {
@@ -500,7 +506,7 @@ describe("demo", () => {
 
   it("passes simulate --check: every merchant's real revenue within 5% of the ground truth", async () => {
     // The demo holds the store: the check finds its report service in the data directory and asks it.
-    const { code, stdout, stderr } = await runCli(["simulate", "--check", "--json", "--data", dataDir], {});
+    const { code, stdout, stderr } = await runMain(["simulate", "--check", "--json", "--data", dataDir], {});
     expect(stderr).toBe("");
     const result = JSON.parse(stdout) as {
       window: { end_block: number };
@@ -740,7 +746,7 @@ describe("demo", () => {
     ]);
     expect(fs.readdirSync(path.join(dataDir, "demo", "arbitrum", "chain"))).toContain("state.json.gz");
     // Stopped, the check reads the analytics database itself.
-    const check = await runCli(["simulate", "--check", "--json", "--data", dataDir], {});
+    const check = await runMain(["simulate", "--check", "--json", "--data", dataDir], {});
     expect(check.code).toBe(0);
     expect((JSON.parse(check.stdout) as { ok: boolean }).ok).toBe(true);
     // As a crash while the simulator appended to its ground truth leaves it: the last line cut short. The
@@ -749,7 +755,7 @@ describe("demo", () => {
     const whole = fs.readFileSync(truth, "utf8");
     const count = whole.split("\n").length - 1;
     fs.appendFileSync(truth, whole.split("\n")[0]?.slice(0, 60) ?? "");
-    const torn = await runCli(["simulate", "--check", "--data", dataDir], {});
+    const torn = await runMain(["simulate", "--check", "--data", dataDir], {});
     expect(torn.code).toBe(1);
     expect(torn.stderr).toContain(`${truth} line ${count + 1} is cut short`);
     demo = await startDemo(dataDir, 240_000);
@@ -778,7 +784,7 @@ describe("demo", () => {
     expect(demo.ready.solana).toBeUndefined();
     expect(demo.notes.filter((n) => n.includes("Solana's week was played and indexed"))).toHaveLength(1);
     expect(await solanaBoard()).toEqual(solanaBefore);
-    const solanaCheck = await runCli(
+    const solanaCheck = await runMain(
       ["simulate", "--check", "--json", "--chain", "solana", "--data", dataDir],
       {},
     );
@@ -789,7 +795,7 @@ describe("demo", () => {
     const other = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-not-demo-"));
     try {
       const file = ndjsonFile([payment({ payer: addr("a"), payTo: addr("m"), amount: 1_000 })]);
-      expect((await runCli(["import", file, "--data", other], {})).code).toBe(0);
+      expect((await runMain(["import", file, "--data", other], {})).code).toBe(0);
       const before = fs.statSync(path.join(other, "analytics.duckdb")).size;
       const { code, stderr } = await runCli(["demo", "--data", other], FREE_PORTS);
       expect(code).toBe(1);
