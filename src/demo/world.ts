@@ -86,9 +86,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     // Every merchant is paid into a devnet wallet of its own; the utility and its alias share one.
     const keys = merchantKeys();
     const progress = new WeekProgress();
-    // The chains beside Base mine blocks as transactions come (play-further.ts): ready once a block past the
-    // week's last is indexed (week-progress.ts).
-    const furtherProgress = further.map(() => new WeekProgress(1));
+    const furtherProgress = further.map(() => new WeekProgress(1)); // blocks as transactions come: week-progress.ts
     const { services, shops } = await startDemoServices({
       config: demoConfig(
         config,
