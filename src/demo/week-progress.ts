@@ -10,6 +10,15 @@ export class WeekProgress {
   /** Whether the listings were read from discovery (or that failed) since the simulator caught up. */
   private listedSinceCaughtUp = false;
 
+  /**
+   * `pastWeek`: how many blocks after the played week's last the indexer must hold too. A chain whose blocks
+   * come as transactions (Arbitrum's, sim-chain.ts) dates its week's end by its latest confirmed block, and the
+   * played week's last is dated by its last payment, minutes before the present the simulator reached: ready at
+   * it, the demo showed its day as "23.9 hours" for the minute the blocks after it took to confirm. The first
+   * block after it (`confirmPlayed`'s, seconds before that present) ends the finished week; it costs a second.
+   */
+  constructor(private readonly pastWeek = 0) {}
+
   indexer(event: IndexerEvent): void {
     if (event.type === "batch") this.indexed = Math.max(this.indexed, event.to);
     if (event.type === "caught_up") this.indexed = Math.max(this.indexed, event.block);
@@ -40,7 +49,8 @@ export class WeekProgress {
   async played(signal: AbortSignal): Promise<void> {
     for (;;) {
       if (signal.aborted) throw new DemoError("stopped before the week was ready");
-      const indexed = this.caughtUp !== undefined && this.indexed >= this.caughtUp - DEFAULT_REORG_DEPTH;
+      const indexed =
+        this.caughtUp !== undefined && this.indexed >= this.caughtUp - DEFAULT_REORG_DEPTH + this.pastWeek;
       if (indexed && this.listedSinceCaughtUp) return;
       await sleep(250);
     }

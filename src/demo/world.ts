@@ -86,7 +86,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     // Every merchant is paid into a devnet wallet of its own; the utility and its alias share one.
     const keys = merchantKeys();
     const progress = new WeekProgress();
-    const furtherProgress = further.map(() => new WeekProgress());
+    const furtherProgress = further.map(() => new WeekProgress(1)); // blocks as transactions come: week-progress.ts
     const { services, shops } = await startDemoServices({
       config: demoConfig(
         config,

@@ -24,9 +24,11 @@ import { range } from "../../src/demo/plan-picks.ts";
 import type { World } from "../../src/demo/resume.ts";
 import { ATTESTER_KEY, simulatedKeys } from "../../src/demo/wallets.ts";
 import { type Report, THRESHOLDS, verifyReport } from "../../src/reports/index.ts";
+import { spanText } from "../../src/reports/week/span.ts";
 import { launchChromium } from "../helpers/browser.ts";
 import { addr, ndjsonFile, payment } from "../helpers/data.ts";
 import { isolatedDatabaseOptions, SERVER_URL, type TestDatabaseOptions } from "../helpers/db.ts";
+import { runMain } from "../helpers/in-process.ts";
 import { runCli } from "../helpers/process.ts";
 import { rpc } from "../helpers/settle.ts";
 
@@ -365,8 +367,26 @@ describe("demo", () => {
     expect(across.chains.map((c) => c.chain).sort()).toEqual(["arbitrum", "base"]);
     const baseReal = base.merchants.find((b) => b.address === both.address)?.real_usd as number;
     expect(across.sum.real_usd).toBeCloseTo(baseReal + both.real_usd, 2);
+    // A day of Arbitrum beside a week of Base (--days 1): each chain's span named, not the shorter for both. The
+    // page names the spans the merchant JSON gives, read just before the page loads or just after (the latest
+    // moves on with Arbitrum's blocks). They named Arbitrum's day apart ("1 day" on the page, 0.996 days in the
+    // JSON) when the indexer's next commit had deleted the checkpoint row the served week ended at, which was then
+    // dated by its last payment (test/reports/serve/stamped-latest.test.ts); and the demo was ready before a
+    // block past the played week confirmed, its day "23.9 hours" for that minute (week-progress.ts).
+    const spansOf = async () => {
+      const json = (await (await fetch(`${demo.ready.leaderboard}v1/merchants/${both.address}`)).json()) as {
+        chains: { chain: string; window: { days: number } }[];
+      };
+      const days = (slug: string) => json.chains.find((c) => c.chain === slug)?.window.days as number;
+      expect(days("base")).toBe(7);
+      expect(days("arbitrum")).toBeGreaterThan(0.9);
+      expect(days("arbitrum")).toBeLessThan(1.05);
+      return `on Base and Arbitrum One, Base's ${spanText(days("base"))} and Arbitrum One's ${spanText(days("arbitrum"))}, each to its latest block.`;
+    };
+    const before = await spansOf();
     const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
     await page.goto(`${demo.ready.leaderboard}merchants/${both.address}`);
+    const after = await spansOf();
     await page.screenshot({ path: path.join(ARTIFACTS, "merchant-across-chains.png"), fullPage: true });
     const rows = await page
       .locator("main table")
@@ -374,22 +394,12 @@ describe("demo", () => {
       .locator("tbody tr, tfoot tr")
       .evaluateAll((trs) => trs.map((tr) => tr.querySelector("th")?.textContent?.trim() ?? ""));
     expect(rows).toEqual(expect.arrayContaining(["Base", "Arbitrum One", "Sum"]));
-    const arbitrumDays = async () => {
-      const json = (await (await fetch(`${demo.ready.leaderboard}v1/merchants/${both.address}`)).json()) as {
-        chains: { chain: string; window: { days: number } }[];
-      };
-      expect(json.chains.find((c) => c.chain === "base")?.window.days).toBe(7);
-      return json.chains.find((c) => c.chain === "arbitrum")?.window.days as number;
-    };
-    // A day of Arbitrum beside a week of Base (--days 1): each chain's span named, not the shorter for both. The
-    // day runs to Arbitrum's latest confirmed block, a few minutes of its clock short while its last blocks confirm
-    // on a slow machine ("23.9 hours"), and the page and the merchant JSON have been seen to name it apart (the
-    // page "1 day" where the JSON said 0.996 days: left open in issue 87's note): each is held to a day's span.
-    for (const days of [await arbitrumDays(), await arbitrumDays()]) {
-      expect(days).toBeGreaterThan(0.9);
-      expect(days).toBeLessThan(1.05);
-    }
-    expect(await page.locator("p.claim").textContent()).toMatch(
+    const claim = (await page.locator("p.claim").textContent()) ?? "";
+    expect(
+      [before, after].some((spans) => claim.endsWith(spans)),
+      `${claim} against ${before} / ${after}`,
+    ).toBe(true);
+    expect(claim).toMatch(
       /on Base and Arbitrum One, Base's 7 days and Arbitrum One's (1 day|2[34](\.\d)? hours), each to its latest block\.$/,
     );
     await page.goto(arbitrum?.leaderboard as string);
@@ -400,8 +410,10 @@ describe("demo", () => {
     expect(await page.getByText(both.address).count()).toBeGreaterThan(0);
     await page.close();
 
-    // The check per chain: Arbitrum's against its own truth, as Base's.
-    const check = await runCli(
+    // The check per chain: Arbitrum's against its own truth, as Base's. The checks and the import run the CLI's
+    // `main` in this process: a child of the CLI loads its bundle and DuckDB anew, 3-6 CPU-s each
+    // (docs/benchmarks-log.md), and this file ran eight of them; only a `demo`, which serves, runs as a child.
+    const check = await runMain(
       ["simulate", "--check", "--json", "--chain", "arbitrum", "--data", dataDir],
       {},
     );
@@ -452,7 +464,10 @@ describe("demo", () => {
     expect(report.flags.merchant_funded?.tx).toBe(count("merchant_funded"));
 
     const check = async () => {
-      const run = await runCli(["simulate", "--check", "--json", "--chain", "solana", "--data", dataDir], {});
+      const run = await runMain(
+        ["simulate", "--check", "--json", "--chain", "solana", "--data", dataDir],
+        {},
+      );
       return {
         ...run,
         result: JSON.parse(run.stdout) as {
@@ -491,7 +506,7 @@ describe("demo", () => {
 
   it("passes simulate --check: every merchant's real revenue within 5% of the ground truth", async () => {
     // The demo holds the store: the check finds its report service in the data directory and asks it.
-    const { code, stdout, stderr } = await runCli(["simulate", "--check", "--json", "--data", dataDir], {});
+    const { code, stdout, stderr } = await runMain(["simulate", "--check", "--json", "--data", dataDir], {});
     expect(stderr).toBe("");
     const result = JSON.parse(stdout) as {
       window: { end_block: number };
@@ -731,7 +746,7 @@ describe("demo", () => {
     ]);
     expect(fs.readdirSync(path.join(dataDir, "demo", "arbitrum", "chain"))).toContain("state.json.gz");
     // Stopped, the check reads the analytics database itself.
-    const check = await runCli(["simulate", "--check", "--json", "--data", dataDir], {});
+    const check = await runMain(["simulate", "--check", "--json", "--data", dataDir], {});
     expect(check.code).toBe(0);
     expect((JSON.parse(check.stdout) as { ok: boolean }).ok).toBe(true);
     // As a crash while the simulator appended to its ground truth leaves it: the last line cut short. The
@@ -740,7 +755,7 @@ describe("demo", () => {
     const whole = fs.readFileSync(truth, "utf8");
     const count = whole.split("\n").length - 1;
     fs.appendFileSync(truth, whole.split("\n")[0]?.slice(0, 60) ?? "");
-    const torn = await runCli(["simulate", "--check", "--data", dataDir], {});
+    const torn = await runMain(["simulate", "--check", "--data", dataDir], {});
     expect(torn.code).toBe(1);
     expect(torn.stderr).toContain(`${truth} line ${count + 1} is cut short`);
     demo = await startDemo(dataDir, 240_000);
@@ -769,7 +784,7 @@ describe("demo", () => {
     expect(demo.ready.solana).toBeUndefined();
     expect(demo.notes.filter((n) => n.includes("Solana's week was played and indexed"))).toHaveLength(1);
     expect(await solanaBoard()).toEqual(solanaBefore);
-    const solanaCheck = await runCli(
+    const solanaCheck = await runMain(
       ["simulate", "--check", "--json", "--chain", "solana", "--data", dataDir],
       {},
     );
@@ -780,7 +795,7 @@ describe("demo", () => {
     const other = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-not-demo-"));
     try {
       const file = ndjsonFile([payment({ payer: addr("a"), payTo: addr("m"), amount: 1_000 })]);
-      expect((await runCli(["import", file, "--data", other], {})).code).toBe(0);
+      expect((await runMain(["import", file, "--data", other], {})).code).toBe(0);
       const before = fs.statSync(path.join(other, "analytics.duckdb")).size;
       const { code, stderr } = await runCli(["demo", "--data", other], FREE_PORTS);
       expect(code).toBe(1);

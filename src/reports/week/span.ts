@@ -10,11 +10,18 @@ const UNITS = [
   { seconds: 1, word: "second", short: "s" },
 ] as const;
 
-/** The largest unit the span fills at least once, and the span in it, rounded to one decimal. */
+/**
+ * The largest unit the span fills at least once, and the span in it, rounded to one decimal; a span that
+ * rounds up to the next unit is named in it: 86,399 s is "1 day", not "24 hours", as 86,401 s is (a demo's
+ * Arbitrum day, a few seconds either side of one as its blocks came, was named two ways).
+ */
 function measure(days: number): { amount: number; unit: (typeof UNITS)[number] } {
   const seconds = Math.round(days * 86_400);
-  const unit = UNITS.find((u) => seconds >= u.seconds) ?? UNITS[3];
-  return { amount: Math.round((seconds / unit.seconds) * 10) / 10, unit };
+  const inUnit = (u: (typeof UNITS)[number]) => Math.round((seconds / u.seconds) * 10) / 10;
+  const found = UNITS.find((u) => seconds >= u.seconds) ?? UNITS[3];
+  const larger = UNITS[UNITS.indexOf(found) - 1];
+  const unit = larger && inUnit(found) * found.seconds >= larger.seconds ? larger : found;
+  return { amount: inUnit(unit), unit };
 }
 
 /** @example spanText(7) // "7 days"; spanText(0.000648) // "56 seconds"; spanText(0.0625) // "1.5 hours" */
