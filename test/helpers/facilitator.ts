@@ -54,15 +54,16 @@ export async function facilitatorOnDevnet(devnet: Devnet) {
  * `facilitatorOnDevnet` for the tests of a file: the project's facilitator over HTTP on the file's devnet
  * (`useDevnet`, whose miner it relies on), its ledger on `LEDGER_KIND`, started once before the tests and
  * stopped after them. Call it after `useDevnet`, so that it starts after the chain and stops before it.
- * Tests that share it must not read what another moves: each its own buyer and payee.
+ * Tests that share it must not read what another moves: each its own buyer and payee. `options` as
+ * `devnetFacilitator`'s (test/cli/channels.test.ts starts the same by hand, with its channel authorizers).
  */
-export function useFacilitatorOnDevnet(chain: SharedDevnet) {
+export function useFacilitatorOnDevnet(chain: SharedDevnet, options: Partial<FacilitatorOptions> = {}) {
   let url: string | undefined;
   const closing: (() => Promise<unknown>)[] = [];
   beforeAll(async () => {
     const ledger = await openTestDatabase(LEDGER_KIND);
     closing.push(ledger.close);
-    const facilitator = await devnetFacilitator(chain.devnet, ledger.db);
+    const facilitator = await devnetFacilitator(chain.devnet, ledger.db, options);
     closing.push(() => facilitator.close());
     const served = await listen(facilitator.app.fetch, "127.0.0.1", 0);
     closing.push(() => served.close());
