@@ -11,6 +11,10 @@
  *   the inference API, then an `x402-hono` 1.1.0 server on the devnet's facilitator; a fresh wallet given only
  *   USDC pays an /upto tier with the SDK's upto client, its allowance a sponsored permit.
  */
+
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
 import { BatchSettlementEvmScheme as BatchClient } from "@x402/evm/batch-settlement/client";
@@ -25,7 +29,8 @@ import { decodeXPaymentResponse, wrapFetchWithPayment as wrapFetchV1 } from "x40
 import { paymentMiddleware } from "x402-hono";
 import { listen } from "../../src/common/listen.ts";
 import { isolatedDatabaseOptions } from "../helpers/db.ts";
-import { runCli, spawnCli } from "../helpers/process.ts";
+import { runMain } from "../helpers/in-process.ts";
+import { spawnCli } from "../helpers/process.ts";
 import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
 
 /** `/api/store`'s price ($0.001), and the calls the new user makes. */
@@ -64,7 +69,9 @@ const T1_PRICE = 2_000n;
 
 // docs/cli.md's two commands, shared by its two paths: each its own buyer and merchant wallet.
 beforeAll(async () => {
-  const chainState = await isolatedDatabaseOptions("pglite");
+  // Each command's data directory holds only the PGlite cluster it opens: devnet runs a facilitator, serve
+  // only merchants (a copy of the other costs a quarter CPU-second, for nothing).
+  const chainState = await isolatedDatabaseOptions("pglite", "facilitator");
   closers.push(chainState.cleanup);
   devnet = JSON.parse(
     await command(["devnet", "--port", "0", "--buyers", "2", "--data", chainState.dataDir], {
@@ -72,7 +79,7 @@ beforeAll(async () => {
     }),
   ) as DevnetLine;
 
-  const merchantState = await isolatedDatabaseOptions("pglite");
+  const merchantState = await isolatedDatabaseOptions("pglite", "merchants");
   closers.push(merchantState.cleanup);
   urls = JSON.parse(
     await command(["serve", "--only", "utility,inference", "--data", merchantState.dataDir], {
@@ -126,21 +133,23 @@ describe("the new user's path: devnet, then serve against its facilitator", () =
     expect(await usdc.balanceOf(account.address)).toBe(before - PRICE * BigInt(CALLS));
 
     // The report counts exactly what was claimed: the next command of docs/cli.md, `index` then `report`, on a
-    // store of its own, to the block the refund's claim landed in.
+    // store of its own, to the block the refund's claim landed in. Both end on their own and print what they
+    // found, so they run in this process (runMain, the same `main` with a child's environment): a child each
+    // cost about 3 CPU-s more, loading the bundle and DuckDB anew. The two that serve stay processes.
     const head = Number(await usdc.client.getBlockNumber());
-    const analyticsDir = await isolatedDatabaseOptions("pglite");
-    onTestFinished(analyticsDir.cleanup);
-    const indexed = await runCli([
+    const analyticsDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-new-user-"));
+    onTestFinished(() => fs.rmSync(analyticsDir, { recursive: true, force: true }));
+    const indexed = await runMain([
       "index",
       "--rpc",
       devnet.rpc,
       "--to-block",
       String(head),
       "--data",
-      analyticsDir.dataDir,
+      analyticsDir,
     ]);
     expect(indexed.code, indexed.stderr).toBe(0);
-    const report = await runCli(["report", payTo, "--data", analyticsDir.dataDir]);
+    const report = await runMain(["report", payTo, "--data", analyticsDir]);
     expect(report.code, report.stderr).toBe(0);
     expect(JSON.parse(report.stdout)).toMatchObject({
       address: payTo.toLowerCase(),

@@ -10,25 +10,33 @@ import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { startDevnet } from "../../src/chain/devnet/index.ts";
 import { openDatabase } from "../../src/common/db/index.ts";
 import { dataLayout } from "../../src/config/layout.ts";
+import { useDevnet } from "../helpers/chain.ts";
 import { isolatedDatabaseOptions } from "../helpers/db.ts";
-import { facilitatorOnDevnet } from "../helpers/facilitator.ts";
+import { useFacilitatorOnDevnet } from "../helpers/facilitator.ts";
 import { startFixtureServer } from "../helpers/fixtures/index.ts";
 import { eventually, startCli } from "../helpers/process.ts";
 import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
 
 const ROWS = 1000;
 
+/**
+ * The chain and the facilitator the two `serve`s pay through, shared: what is tested is each `serve` process
+ * stopping, which stays each test's own. The first test pays with buyers 0-3 to a payee of its own, the
+ * second with buyer 4 to another, so neither reads what the other moved.
+ */
+const chain = useDevnet({ buyers: 5 });
+const facilitator = useFacilitatorOnDevnet(chain);
+
 describe("serve, stopped under load", () => {
   it("exits within 10 s of SIGTERM during heavy paid writes, keeping exactly the paid ones", async () => {
-    const devnet = await startDevnet({ port: 0, buyers: 4, blockTime: 0 });
-    onTestFinished(() => devnet.stop());
-    const { miner, url: facilitatorUrl } = await facilitatorOnDevnet(devnet);
+    const { devnet, miner } = chain;
+    const facilitatorUrl = facilitator.url;
 
     const payTo = newMerchant();
-    const { dataDir: data, cleanup } = await isolatedDatabaseOptions("pglite");
+    // serve never starts a facilitator: the merchants' cluster is the only one it opens.
+    const { dataDir: data, cleanup } = await isolatedDatabaseOptions("pglite", "merchants");
     onTestFinished(cleanup);
     const serve = startCli(["serve", "--only", "reports,utility", "--data", data], {
       PORT: "0",
@@ -133,9 +141,8 @@ interface Outcome {
 
 describe("serve, stopped while answering", () => {
   it("answers every request sent before SIGTERM, refuses new connections, and exits within 10 s", async () => {
-    const devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
-    onTestFinished(() => devnet.stop());
-    const { url: facilitatorUrl } = await facilitatorOnDevnet(devnet);
+    const { devnet } = chain;
+    const facilitatorUrl = facilitator.url;
     // The upstream a paid ping waits on: it answers once the test has seen both ports refuse (a fixed delay
     // raced the shutdown on a busy machine), or after 20 s at most.
     let reached: () => void = () => undefined;
@@ -163,7 +170,7 @@ describe("serve, stopped while answering", () => {
     });
     onTestFinished(() => upstream.close());
 
-    const { dataDir: data, cleanup } = await isolatedDatabaseOptions("pglite");
+    const { dataDir: data, cleanup } = await isolatedDatabaseOptions("pglite", "merchants");
     onTestFinished(cleanup);
     const serve = startCli(["serve", "--only", "reports,utility", "--data", data], {
       PORT: "0",
@@ -205,7 +212,7 @@ describe("serve, stopped while answering", () => {
     const slowClient = rawRequest(reports);
     await slowClient.sendStart();
 
-    const buyer = devnet.buyers[0] as { privateKey: `0x${string}` };
+    const buyer = devnet.buyers[4] as { privateKey: `0x${string}` };
     const paying = wrapFetchWithPayment(
       fetch,
       new x402Client().register(NETWORK, new ExactEvmClient(privateKeyToAccount(buyer.privateKey))),
@@ -216,7 +223,6 @@ describe("serve, stopped while answering", () => {
 
     const signalAt = Date.now();
     serve.child.kill("SIGTERM");
-    const slowAnswer = new Promise((resolve) => setTimeout(resolve, 1_000)).then(() => slowClient.sendRest());
     let slowDone = false;
     const paid = slowPaid.finally(() => {
       slowDone = true;
@@ -229,6 +235,9 @@ describe("serve, stopped while answering", () => {
     expect(bothRefused, serve.stderr()).toBe(true);
     // Still under way: the shutdown neither dropped nor cut short the request it had taken.
     expect(slowDone).toBe(false);
+    // The slow client ends its headers once the listeners are closed, in the middle of the stop: a fixed second
+    // after the signal could come before the stop began on a busy machine, and waited for nothing on a quiet one.
+    const slowAnswer = slowClient.sendRest();
     release();
 
     // The slow client's request is answered in full, and its connection then closed by the server.

@@ -42,19 +42,26 @@ export interface TestDatabaseOptions extends DatabaseOptions {
  * random schema, selected through the URL's `options=-c search_path=...`, so the code under test (and any
  * child process given the URL as DATABASE_URL) creates its tables there and never sees another test's.
  * Cases can therefore run in any order and concurrently. The PGlite data directory holds both clusters, for
- * child processes given `dataDir` (devnet, serve), or with `clusters: "merchants"` only the one at
- * `pgliteDir`, for a test that opens that itself (a copy of the other costs a quarter CPU-second, for nothing).
+ * child processes given `dataDir` that open both, or with `clusters: "merchants"` only the one at
+ * `pgliteDir`, for a test that opens that itself or a `serve` (which never starts a facilitator), or with
+ * `clusters: "facilitator"` only the facilitator's, for a `devnet` or `facilitator` process (a copy of the
+ * other costs a quarter CPU-second, for nothing).
  */
 export async function isolatedDatabaseOptions(
   kind: DatabaseKind,
-  clusters: "both" | "merchants" = "both",
+  clusters: "both" | "merchants" | "facilitator" = "both",
 ): Promise<TestDatabaseOptions> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-db-"));
   const removeDir = () => fs.rmSync(dataDir, { recursive: true, force: true });
   if (kind === "pglite") {
     const { pglite } = dataLayout(dataDir);
     const pgliteDir = pglite.merchants;
-    for (const dir of clusters === "both" ? [pglite.merchants, pglite.facilitator] : [pglite.merchants]) {
+    const copies = {
+      both: [pglite.merchants, pglite.facilitator],
+      merchants: [pglite.merchants],
+      facilitator: [pglite.facilitator],
+    };
+    for (const dir of copies[clusters]) {
       fs.cpSync(await pgliteTemplate(), dir, { recursive: true });
     }
     return { kind, dataDir, pgliteDir, databaseUrl: null, cleanup: async () => removeDir() };

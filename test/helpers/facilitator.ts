@@ -8,12 +8,12 @@ import { ExactEvmScheme as ExactEvmServer } from "@x402/evm/exact/server";
 import { bazaarResourceServerExtension, declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import { paymentMiddleware } from "@x402/hono";
 import { Hono } from "hono";
-import { onTestFinished } from "vitest";
+import { afterAll, beforeAll, onTestFinished } from "vitest";
 import { type Devnet, devnetChain } from "../../src/chain/devnet/index.ts";
 import type { Database } from "../../src/common/db/index.ts";
 import { type Listening, listen } from "../../src/common/listen.ts";
 import { createFacilitator, type Facilitator, type FacilitatorOptions } from "../../src/facilitator/index.ts";
-import { startMiner } from "./chain.ts";
+import { type SharedDevnet, startMiner } from "./chain.ts";
 import { LEDGER_KIND, openTestDatabase } from "./db.ts";
 import { NETWORK } from "./x402.ts";
 
@@ -48,6 +48,36 @@ export async function facilitatorOnDevnet(devnet: Devnet) {
   const served = await listen(facilitator.app.fetch, "127.0.0.1", 0);
   onTestFinished(() => served.close());
   return { miner, facilitator, url: served.url };
+}
+
+/**
+ * `facilitatorOnDevnet` for the tests of a file: the project's facilitator over HTTP on the file's devnet
+ * (`useDevnet`, whose miner it relies on), its ledger on `LEDGER_KIND`, started once before the tests and
+ * stopped after them. Call it after `useDevnet`, so that it starts after the chain and stops before it.
+ * Tests that share it must not read what another moves: each its own buyer and payee. `options` as
+ * `devnetFacilitator`'s (test/cli/channels.test.ts starts the same by hand, with its channel authorizers).
+ */
+export function useFacilitatorOnDevnet(chain: SharedDevnet, options: Partial<FacilitatorOptions> = {}) {
+  let url: string | undefined;
+  const closing: (() => Promise<unknown>)[] = [];
+  beforeAll(async () => {
+    const ledger = await openTestDatabase(LEDGER_KIND);
+    closing.push(ledger.close);
+    const facilitator = await devnetFacilitator(chain.devnet, ledger.db, options);
+    closing.push(() => facilitator.close());
+    const served = await listen(facilitator.app.fetch, "127.0.0.1", 0);
+    closing.push(() => served.close());
+    url = served.url;
+  }, 60_000);
+  afterAll(async () => {
+    for (const close of closing.reverse()) await close();
+  });
+  return {
+    get url(): string {
+      if (url === undefined) throw new Error("the file's facilitator is read before its beforeAll ran");
+      return url;
+    },
+  };
 }
 
 export interface PaidRoute {
