@@ -69,7 +69,8 @@ export async function load(
 /** A 200 with calc's answer, else why not. */
 export async function expectCalc(response: Response): Promise<string | null> {
   const body = await response.text();
-  if (response.status !== 200) return `status ${response.status}: ${body.slice(0, 80)}`;
+  // Whole enough to hold the reason: a 503's names the facilitator's failure past its first 80 characters.
+  if (response.status !== 200) return `status ${response.status}: ${body.slice(0, 400)}`;
   return body.includes('"result"') ? null : `unexpected body ${body.slice(0, 80)}`;
 }
 

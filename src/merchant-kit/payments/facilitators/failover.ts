@@ -15,7 +15,7 @@
  * Permit2 authorization, the `upto` scheme's or `exact`'s through the Permit2 proxy; an RPC that cannot be
  * read) is never handed on after such a failure: its outcome stays unknown, as it would with one facilitator.
  */
-import { type FacilitatorClient, HTTPFacilitatorClient } from "@x402/core/server";
+import type { FacilitatorClient } from "@x402/core/server";
 import type {
   Network,
   PaymentPayload,
@@ -29,6 +29,7 @@ import { type LogWriter, limitedLog } from "../../../common/log.ts";
 import { currentRequestId, REQUEST_ID_HEADER } from "../../../common/request-log.ts";
 import { sleep } from "../../../common/sleep.ts";
 import type { PathHeaders } from "./auth.ts";
+import { FacilitatorHttpClient } from "./http-client.ts";
 import {
   AuthHeadersError,
   FacilitatorList,
@@ -67,13 +68,13 @@ export interface FacilitatorTimeouts {
   settleMs: number;
 }
 
-/** `HTTPFacilitatorClient`'s settle time-out; verify and `/supported` answer without the chain's wait. */
+/** The SDK client's settle time-out; verify and `/supported` answer without the chain's wait. */
 export const DEFAULT_TIMEOUTS: FacilitatorTimeouts = { answerMs: 15_000, settleMs: 90_000 };
 
 /**
- * A facilitator over HTTP at `url`, with the headers `createAuthHeaders` makes per call
- * (`facilitatorAuthHeaders`), and the `X-Request-Id` of the request the call serves, so that the
- * facilitator's line of it has the same id as the merchant's (src/common/request-log.ts).
+ * A facilitator over HTTP at `url` (the SDK client's wire, http-client.ts), with the headers
+ * `createAuthHeaders` makes per call (`facilitatorAuthHeaders`), and the `X-Request-Id` of the request the
+ * call serves, so that the facilitator's line of it has the same id as the merchant's (src/common/request-log.ts).
  */
 export function httpFacilitator(
   url: string,
@@ -89,13 +90,12 @@ export function httpFacilitator(
     }
     return withRequestId(headers);
   };
-  const answer = new HTTPFacilitatorClient({ url, createAuthHeaders: auth, timeoutMs: timeouts.answerMs });
-  const settle = new HTTPFacilitatorClient({ url, createAuthHeaders: auth, timeoutMs: timeouts.settleMs });
-  return {
-    verify: (payload, requirements) => answer.verify(payload, requirements),
-    settle: (payload, requirements) => settle.settle(payload, requirements),
-    getSupported: () => answer.getSupported(),
-  };
+  return new FacilitatorHttpClient({
+    url,
+    createAuthHeaders: auth,
+    timeoutMs: timeouts.answerMs,
+    settleTimeoutMs: timeouts.settleMs,
+  });
 }
 
 const NO_HEADERS: PathHeaders = { verify: {}, settle: {}, supported: {} };
