@@ -1,5 +1,5 @@
 /**
- * The restore drill of docs/operations.md ("Backing up and restoring"), on a devnet of its own: the merchant
+ * The restore drill of docs/operations.md ("Backing up and restoring"), on a devnet (its own unless given): the merchant
  * ledger, the facilitator's ledger and the analytics store are backed up with the guide's commands, lost,
  * restored with the guide's commands, and the payments made before the loss are sent again.
  *
@@ -96,6 +96,24 @@ export interface DrillOptions {
   log?: (line: string) => void;
   /** The services' log level (X402M_LOG_LEVEL); unset: the configuration's default. */
   logLevel?: string;
+  /**
+   * A devnet to run on, left running, instead of one of its own: a caller that runs the drill on each kind
+   * of state starts anvil and installs the contracts once. Its first buyer pays, a new merchant each drill.
+   */
+  devnet?: Devnet;
+  /**
+   * Runs an `x402-merchants` command line (here `check`) to its end. Default: `bin/x402-merchants` as a
+   * child process, as the operator runs it; a test passes the CLI's `main` run in its own process, which
+   * has DuckDB and the modules loaded already (a child loads both again: 2-3 CPU-s).
+   */
+  runCli?: (argv: readonly string[]) => Promise<CliOutcome>;
+}
+
+/** How a command line ended: its exit code and what it wrote. */
+export interface CliOutcome {
+  code: number;
+  stdout: string;
+  stderr: string;
 }
 
 /** The price of /api/calc, in atomic USDC. */
@@ -116,8 +134,8 @@ export async function restoreDrill(options: DrillOptions = {}): Promise<DrillRes
       kind === "pglite" ? (await isolatedDatabaseOptions("pglite")).dataDir : path.join(work, "data");
     cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
-    const devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
-    cleanups.push(() => devnet.stop());
+    const devnet = options.devnet ?? (await startDevnet({ port: 0, buyers: 1, blockTime: 0 }));
+    if (!options.devnet) cleanups.push(() => devnet.stop());
     const miner = startMiner(devnet);
     cleanups.push(() => miner.stop());
     const backend = await failingBackend();
@@ -207,7 +225,7 @@ export async function restoreDrill(options: DrillOptions = {}): Promise<DrillRes
     log(`lost and restored in ${restoreSeconds} s`);
 
     // 5. The restored state, as the services will find it.
-    const check = await checkStore(dataDir);
+    const check = await checkStore(dataDir, options.runCli ?? childCli);
     const keys = { A: keyOf(headerA), B: keyOf(headerB), F: keyOf(headerF) };
     const merchantRows = await rowsOf(env, "merchants", keys);
     const facilitatorRows = await rowsOf(env, "facilitator", keys);
@@ -391,16 +409,26 @@ async function rowsOf(
 }
 
 /** `x402-merchants check` on the restored data directory: its exit code and its last line. */
-async function checkStore(dataDir: string): Promise<{ code: number; verdict: string }> {
+async function checkStore(
+  dataDir: string,
+  runCli: (argv: readonly string[]) => Promise<CliOutcome>,
+): Promise<{ code: number; verdict: string }> {
+  const { code, stdout, stderr } = await runCli(["check", "--data", dataDir]);
+  const text = code === 0 ? stdout : `${stdout}${stderr}`;
+  return { code, verdict: text.trim().split("\n").at(-1) ?? "" };
+}
+
+/** `bin/x402-merchants argv` in a child process, to its end. */
+function childCli(argv: readonly string[]): Promise<CliOutcome> {
   const bin = path.join(ROOT, "bin", "x402-merchants");
-  const outcome = await run(process.execPath, [bin, "check", "--data", dataDir]).then(
-    ({ stdout }) => ({ code: 0, text: stdout }),
+  return run(process.execPath, [bin, ...argv]).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (error: { code?: number; stdout?: string; stderr?: string }) => ({
       code: typeof error.code === "number" ? error.code : 1,
-      text: `${error.stdout ?? ""}${error.stderr ?? ""}`,
+      stdout: error.stdout ?? "",
+      stderr: error.stderr ?? "",
     }),
   );
-  return { code: outcome.code, verdict: outcome.text.trim().split("\n").at(-1) ?? "" };
 }
 
 /** A backup must not hold a PGlite directory a process still had open: the services did not stop. */

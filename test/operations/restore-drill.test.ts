@@ -2,11 +2,16 @@
  * The restore drill of docs/operations.md, on each kind of state (PGlite always; PostgreSQL when
  * DATABASE_URL names a server, in a scratch database of its own): back up with the guide's commands, lose
  * the data, restore with the guide's commands, and send every payment again (scripts/restore-drill.ts).
+ * Both kinds run on one devnet (each pays a merchant of its own), and `check` runs through the CLI's
+ * `main` in this process: the same command on the same restored store, without a second process loading
+ * DuckDB and the CLI's modules again.
  */
 import fs from "node:fs";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GUIDE_COMMANDS, problems, restoreDrill } from "../../scripts/restore-drill.ts";
+import { type Devnet, startDevnet } from "../../src/chain/devnet/index.ts";
 import { DATABASE_KINDS, SERVER_URL } from "../helpers/db.ts";
+import { runMain } from "../helpers/in-process.ts";
 
 const USED = { status: 402, error: "invalid_exact_evm_nonce_already_used" };
 
@@ -19,10 +24,22 @@ describe("docs/operations.md", () => {
   });
 });
 
+let devnet: Devnet;
+
+beforeAll(async () => {
+  devnet = await startDevnet({ port: 0, buyers: 1, blockTime: 0 });
+});
+
+afterAll(async () => {
+  await devnet?.stop();
+});
+
 describe.each(DATABASE_KINDS)("the restore drill, state on %s", (kind) => {
   it("restores the ledgers and the analytics store, and no payment is delivered twice", async () => {
     const result = await restoreDrill({
       postgres: kind === "postgres" ? (SERVER_URL ?? undefined) : undefined,
+      devnet,
+      runCli: runMain,
     });
     expect(result.kind).toBe(kind);
 
