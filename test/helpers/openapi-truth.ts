@@ -142,7 +142,8 @@ function minedWhileSettling(
  * Serves `build(url)` three ways on one devnet (its facilitator in process) and one merchant database:
  * PostgreSQL when the tests have a server (writes of several cases then run side by side), else PGlite.
  * The held and cut-off hosts serve only `operations` when given, the ones the cases will call: each
- * route a host serves costs its start a schema compiled (the x402 middleware checks its Bazaar entry).
+ * route a host serves costs the process's first start of it a schema compiled (its Bazaar entry checked:
+ * src/merchant-kit/payments/bazaar-checked.ts).
  */
 export async function startTruthHosts(
   build: (url: string) => Merchant,

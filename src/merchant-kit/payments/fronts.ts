@@ -21,6 +21,7 @@ import type { ChannelSettings } from "../channels/index.ts";
 import { CHANNEL_SCHEME, exactTransfersOf, type Merchant, schemesOf } from "../endpoint.ts";
 import type { MerchantEnv } from "../merchant-env.ts";
 import { type PaymentSettings, paymentNetworks, refundPaths, refundRoute, x402Routes } from "../routes.ts";
+import { bazaarChecked } from "./bazaar-checked.ts";
 import {
   FACILITATOR_RETRY_AFTER_S,
   networkWayOf,
@@ -251,7 +252,7 @@ function frontOf(g: Generation, shape: Shape, allowed: ReadonlySet<WayToPay>): P
   // Its 412 (a Permit2 payment without the allowance) in the kit's error shape (payments/sponsoring/).
   const middleware = answerAllowanceRequired(
     paymentMiddlewareFromHTTPServer(
-      httpServer,
+      bazaarChecked(httpServer),
       undefined,
       undefined,
       false,

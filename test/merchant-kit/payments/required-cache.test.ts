@@ -66,8 +66,8 @@ function answering(http: () => Promise<PublicUrlResourceServer>): Hono {
 
 /**
  * The merchant's payments as merchantApp makes them: its resource server, read the facilitator's support, and
- * its routes with the refund route. Not its fronts (payments/fronts.ts): each front's SDK middleware checks
- * every route's Bazaar schema when it is made, a second on these catalogues.
+ * its routes with the refund route. Not its fronts (payments/fronts.ts): a process's first front of a catalogue
+ * checks every route's Bazaar schema (payments/bazaar-checked.ts), a second on these catalogues.
  */
 async function host(merchant: Merchant, client: FacilitatorClient) {
   // Channels' storage is not read by an unpaid request.
@@ -192,7 +192,7 @@ describe("a route's 402, made once", () => {
   it("is made again when the facilitators' /supported changes", async () => {
     const { client, kinds } = facilitator();
     const inference = merchants()[1] as Merchant;
-    // One metered route: each front's middleware checks its routes' Bazaar schemas when it is made.
+    // One metered route: a front checks its routes' Bazaar schemas, the first time a process makes it.
     const merchant = { ...inference, endpoints: inference.endpoints.filter(isMetered).slice(0, 1) };
     const metered = merchant.endpoints[0] as Merchant["endpoints"][number];
     const servers = resourceServers(merchant, {} as Database, client, NETWORK, config.channels);
