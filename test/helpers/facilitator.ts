@@ -61,7 +61,7 @@ export async function facilitatorOnDevnet(devnet: Devnet) {
  * (`useDevnet`, whose miner it relies on), its ledger on `LEDGER_KIND`, started once before the tests and
  * stopped after them. Call it after `useDevnet`, so that it starts after the chain and stops before it.
  * Tests that share it must not read what another moves: each its own buyer and payee. `options` as
- * `devnetFacilitator`'s (test/cli/channels.test.ts starts the same by hand, with its channel authorizers).
+ * `devnetFacilitator`'s (test/cli/channels.test.ts: its channel authorizers).
  */
 export function useFacilitatorOnDevnet(chain: SharedDevnet, options: Partial<FacilitatorOptions> = {}) {
   let url: string | undefined;
