@@ -12,8 +12,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import os from "node:os";
 import { type FacilitatorClient, HTTPFacilitatorClient } from "@x402/core/server";
-import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { FacilitatorHttpClient } from "../src/merchant-kit/payments/facilitators/http-client.ts";
+import { EXACT_REQUIREMENTS, exactPayment } from "../test/helpers/fixtures/payment.ts";
 
 const flags = { payments: 2000, rounds: 6, concurrency: 16 };
 for (let i = 2; i < process.argv.length; i += 2) {
@@ -46,35 +46,11 @@ server.listen(0, "127.0.0.1", () => console.log(server.address().port));
 process.stdin.on("end", () => process.exit(0)).resume();
 `;
 
-const requirements: PaymentRequirements = {
-  scheme: "exact",
-  network: "eip155:8453",
-  asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
-  amount: "1000",
-  payTo: "0x2222222222222222222222222222222222222222",
-  maxTimeoutSeconds: 300,
-  extra: { name: "USD Coin", version: "2" },
-};
-
-const payload = JSON.parse(
-  JSON.stringify({
-    x402Version: 2,
-    resource: { url: "http://127.0.0.1:8404/api/calc?expr=2%5E200", description: "calc", mimeType: "" },
-    accepted: requirements,
-    payload: {
-      signature: `0x${"cd".repeat(65)}`,
-      authorization: {
-        from: "0x1111111111111111111111111111111111111111",
-        to: requirements.payTo,
-        value: "1000",
-        validAfter: "0",
-        validBefore: "9999999999",
-        nonce: `0x${"01".repeat(32)}`,
-      },
-    },
-    extensions: { bazaar: { info: { input: { type: "http", method: "GET" } } } },
-  }),
-) as PaymentPayload;
+const requirements = EXACT_REQUIREMENTS;
+const payload = exactPayment(
+  { url: "http://127.0.0.1:8404/api/calc?expr=2%5E200", description: "calc", mimeType: "" },
+  { bazaar: { info: { input: { type: "http", method: "GET" } } } },
+);
 
 async function round(client: FacilitatorClient): Promise<number> {
   let next = 0;

@@ -11,15 +11,13 @@ import { x402Client } from "@x402/core/client";
 import { BatchSettlementEvmScheme as BatchClient } from "@x402/evm/batch-settlement/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import type { DevnetAccount } from "../../src/chain/devnet/index.ts";
-import { listen } from "../../src/common/listen.ts";
 import { register } from "../../src/common/metrics.ts";
-import type { Facilitator } from "../../src/facilitator/index.ts";
 import { adminRecordFile } from "../../src/services/admin.ts";
 import { useDevnet } from "../helpers/chain.ts";
-import { isolatedDatabaseOptions, LEDGER_KIND, openTestDatabase } from "../helpers/db.ts";
-import { devnetFacilitator } from "../helpers/facilitator.ts";
+import { isolatedDatabaseOptions } from "../helpers/db.ts";
+import { useFacilitatorOnDevnet } from "../helpers/facilitator.ts";
 import { runMain } from "../helpers/in-process.ts";
 import { startCli } from "../helpers/process.ts";
 import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
@@ -28,25 +26,10 @@ const PRICE = 1_000n; // `/api/store`'s price ($0.001)
 const DEPOSIT = 20_000n;
 
 const chain = useDevnet({ buyers: 1 });
-let facilitator: Facilitator;
-let facilitatorUrl: string;
-const closing: (() => Promise<unknown>)[] = [];
 const payTo = newMerchant();
 const authorizerKey = generatePrivateKey();
-
-beforeAll(async () => {
-  const ledger = await openTestDatabase(LEDGER_KIND);
-  closing.push(ledger.close);
-  facilitator = await devnetFacilitator(chain.devnet, ledger.db, {
-    channelAuthorizers: { [payTo]: [privateKeyToAccount(authorizerKey).address] },
-  });
-  closing.push(() => facilitator.close());
-  const server = await listen(facilitator.app.fetch, "127.0.0.1", 0);
-  closing.push(() => server.close());
-  facilitatorUrl = server.url;
-}, 60_000);
-afterAll(async () => {
-  for (const close of closing.reverse()) await close();
+const facilitator = useFacilitatorOnDevnet(chain, {
+  channelAuthorizers: { [payTo]: [privateKeyToAccount(authorizerKey).address] },
 });
 
 interface Line {
@@ -72,7 +55,7 @@ describe("channels list, claim and refund", () => {
     const state = await isolatedDatabaseOptions("pglite");
     onTestFinished(state.cleanup);
     const env = {
-      X402M_FACILITATOR_URL: facilitatorUrl,
+      X402M_FACILITATOR_URL: facilitator.url,
       X402M_RPC_URL: chain.devnet.rpc,
       X402M_UTILITY_PAY_TO: payTo,
       X402M_UTILITY_CHANNEL_AUTHORIZER_KEY: authorizerKey,

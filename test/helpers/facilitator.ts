@@ -10,11 +10,17 @@ import { paymentMiddleware } from "@x402/hono";
 import { Hono } from "hono";
 import { afterAll, beforeAll, onTestFinished } from "vitest";
 import { type Devnet, devnetChain } from "../../src/chain/devnet/index.ts";
-import type { Database } from "../../src/common/db/index.ts";
+import type { Database, DatabaseKind } from "../../src/common/db/index.ts";
 import { type Listening, listen } from "../../src/common/listen.ts";
-import { createFacilitator, type Facilitator, type FacilitatorOptions } from "../../src/facilitator/index.ts";
+import {
+  createFacilitator,
+  type Facilitator,
+  type FacilitatorOptions,
+  inProcessClient,
+} from "../../src/facilitator/index.ts";
+import { httpFacilitator } from "../../src/merchant-kit/payments/facilitators/index.ts";
 import { type SharedDevnet, startMiner } from "./chain.ts";
-import { LEDGER_KIND, openTestDatabase } from "./db.ts";
+import { DATABASE_KINDS, LEDGER_KIND, openTestDatabase } from "./db.ts";
 import { NETWORK } from "./x402.ts";
 
 /** The facilitator signing with the devnet's facilitator account; fast polling, no background checks. */
@@ -55,7 +61,7 @@ export async function facilitatorOnDevnet(devnet: Devnet) {
  * (`useDevnet`, whose miner it relies on), its ledger on `LEDGER_KIND`, started once before the tests and
  * stopped after them. Call it after `useDevnet`, so that it starts after the chain and stops before it.
  * Tests that share it must not read what another moves: each its own buyer and payee. `options` as
- * `devnetFacilitator`'s (test/cli/channels.test.ts starts the same by hand, with its channel authorizers).
+ * `devnetFacilitator`'s (test/cli/channels.test.ts: its channel authorizers).
  */
 export function useFacilitatorOnDevnet(chain: SharedDevnet, options: Partial<FacilitatorOptions> = {}) {
   let url: string | undefined;
@@ -77,6 +83,40 @@ export function useFacilitatorOnDevnet(chain: SharedDevnet, options: Partial<Fac
       if (url === undefined) throw new Error("the file's facilitator is read before its beforeAll ran");
       return url;
     },
+  };
+}
+
+/**
+ * How a test's merchant reaches its facilitator: in process (`inProcessClient`), or as `serve` reaches it, over
+ * HTTP through the kit's own client (`httpFacilitator`) to the facilitator served on 127.0.0.1.
+ */
+export type FacilitatorWire = "in process" | "over HTTP";
+
+/**
+ * The cases of a payment guarantee's tests: the merchant's state on each kind of `DATABASE_KINDS` with the
+ * facilitator in process, then on `LEDGER_KIND`'s once more over HTTP. What the wire adds (requests at once on
+ * its own connections, the facilitator's refusals read back from JSON) is the same on either store.
+ */
+export const GUARANTEE_CASES: { kind: DatabaseKind; wire: FacilitatorWire }[] = [
+  ...DATABASE_KINDS.map((kind) => ({ kind, wire: "in process" as const })),
+  { kind: LEDGER_KIND, wire: "over HTTP" },
+];
+
+/**
+ * The file's facilitator (`get`, once its `beforeAll` made it) as a merchant reaches it over a wire. Over HTTP
+ * it is served on 127.0.0.1 at the first call, once for the file, and stops after the file's tests.
+ */
+export function facilitatorOver(
+  get: () => Facilitator,
+): (wire: FacilitatorWire) => Promise<FacilitatorClient> {
+  let served: Promise<Listening> | undefined;
+  afterAll(async () => {
+    await (await served)?.close();
+  });
+  return async (wire) => {
+    if (wire === "in process") return inProcessClient(get());
+    served ??= listen(get().app.fetch, "127.0.0.1", 0);
+    return httpFacilitator((await served).url);
   };
 }
 

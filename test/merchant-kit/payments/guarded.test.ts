@@ -19,8 +19,8 @@ import {
   UNPAID_WINDOW_SECONDS,
 } from "../../../src/merchant-kit/payments/ledger/payment-ledger.ts";
 import { useDevnet, walletHolding } from "../../helpers/chain.ts";
-import { DATABASE_KINDS, LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
-import { devnetFacilitator } from "../../helpers/facilitator.ts";
+import { LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
+import { devnetFacilitator, facilitatorOver, GUARANTEE_CASES } from "../../helpers/facilitator.ts";
 import { GUARDED_ENDPOINTS, runs, startMerchant, testMerchant } from "../../helpers/merchant.ts";
 import { NETWORK, newMerchant, recordingFetch, usdcReader } from "../../helpers/x402.ts";
 
@@ -41,6 +41,7 @@ afterAll(async () => {
   await facilitator?.close();
   for (const close of closers.reverse()) await close();
 });
+const client = facilitatorOver(() => facilitator);
 
 const paying = (wallet: DevnetAccount) =>
   wrapFetchWithPayment(
@@ -48,19 +49,19 @@ const paying = (wallet: DevnetAccount) =>
     new x402Client().register(NETWORK, new ExactEvmClient(privateKeyToAccount(wallet.privateKey))),
   );
 
-describe.each(DATABASE_KINDS)("guarded endpoints, merchant state on %s", (kind) => {
+describe.each(GUARANTEE_CASES)("guarded endpoints, merchant state on $kind, facilitator $wire", (wired) => {
   let db: Database;
   let shop: Listening;
   const payTo = newMerchant();
 
   beforeAll(async () => {
-    const opened = await openTestDatabase(kind);
+    const opened = await openTestDatabase(wired.kind);
     db = opened.db;
     closers.push(opened.close);
     shop = await startMerchant(
       (url) => testMerchant(payTo, url, GUARDED_ENDPOINTS),
       db,
-      inProcessClient(facilitator),
+      await client(wired.wire),
       { rpcUrl: chain.devnet.rpc },
     );
     closers.push(() => shop.close());

@@ -11,14 +11,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Devnet } from "../../../src/chain/devnet/index.ts";
 import type { Database } from "../../../src/common/db/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
-import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
+import type { Facilitator } from "../../../src/facilitator/index.ts";
 import { useDevnet } from "../../helpers/chain.ts";
-import { DATABASE_KINDS, openTestDatabase } from "../../helpers/db.ts";
-import { devnetFacilitator } from "../../helpers/facilitator.ts";
+import { openTestDatabase } from "../../helpers/db.ts";
+import { devnetFacilitator, facilitatorOver, GUARANTEE_CASES } from "../../helpers/facilitator.ts";
 import { runs, startMerchant, testMerchant } from "../../helpers/merchant.ts";
 import { NETWORK, newMerchant, pay, usdcReader } from "../../helpers/x402.ts";
 
-const chain = useDevnet({ buyers: 2 });
+const chain = useDevnet({ buyers: GUARANTEE_CASES.length });
 let facilitatorDb: Database;
 let facilitator: Facilitator;
 type ErrorBody = { error: { code: string; message: string } };
@@ -31,20 +31,21 @@ beforeAll(async () => {
   closers.push(opened.close);
   facilitator = await devnetFacilitator(chain.devnet, facilitatorDb);
 });
+const client = facilitatorOver(() => facilitator);
 afterAll(async () => {
   await facilitator?.close();
   for (const close of closers.reverse()) await close();
 });
 
-describe.each(DATABASE_KINDS)("paid endpoints, merchant state on %s", (kind) => {
+describe.each(GUARANTEE_CASES)("paid endpoints, merchant state on $kind, facilitator $wire", (wired) => {
   let shop: Listening;
   const payTo = newMerchant();
-  const buyerIndex = kind === "pglite" ? 0 : 1;
+  const buyerIndex = GUARANTEE_CASES.indexOf(wired);
 
   beforeAll(async () => {
-    const { db, close } = await openTestDatabase(kind);
+    const { db, close } = await openTestDatabase(wired.kind);
     closers.push(close);
-    shop = await startMerchant((url) => testMerchant(payTo, url), db, inProcessClient(facilitator), {
+    shop = await startMerchant((url) => testMerchant(payTo, url), db, await client(wired.wire), {
       rpcUrl: chain.devnet.rpc,
     });
     closers.push(() => shop.close());

@@ -5,7 +5,6 @@
  * answers canned x402 responses; the paid flow on a devnet is facilitators.test.ts.
  */
 import { generateKeyPairSync } from "node:crypto";
-import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Listening, listen } from "../../../../src/common/listen.ts";
@@ -26,6 +25,7 @@ import {
   type TestCdpKey,
   testCdpKey,
 } from "../../../helpers/cdp-facilitator.ts";
+import { EXACT_REQUIREMENTS, exactPayment } from "../../../helpers/fixtures/payment.ts";
 import { refusingFacilitator } from "../../../helpers/merchant.ts";
 
 /** The facilitator behind the stand-ins: lists Base's schemes, refuses every payment (well-formed answers). */
@@ -54,16 +54,8 @@ async function standIn(auth: Parameters<typeof startStandIn>[1]): Promise<StandI
   return started;
 }
 
-const requirements: PaymentRequirements = {
-  scheme: "exact",
-  network: "eip155:8453",
-  asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
-  amount: "1000",
-  payTo: "0x2222222222222222222222222222222222222222",
-  maxTimeoutSeconds: 300,
-  extra: { name: "USD Coin", version: "2" },
-};
-const payment = { x402Version: 2, accepted: requirements, payload: { signature: "0x01" } } as PaymentPayload;
+const requirements = EXACT_REQUIREMENTS;
+const payment = exactPayment();
 
 /** The merchants' client as `serve` builds it from these settings. */
 function clientFor(env: Record<string, string>) {

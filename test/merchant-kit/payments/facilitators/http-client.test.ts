@@ -13,7 +13,6 @@ import { type FacilitatorClient, HTTPFacilitatorClient } from "@x402/core/server
 import {
   FacilitatorResponseError,
   FacilitatorTimeoutError,
-  type PaymentPayload,
   type PaymentRequirements,
   SettleError,
   VerifyError,
@@ -25,6 +24,7 @@ import {
   FacilitatorHttpClient,
   type FacilitatorHttpConfig,
 } from "../../../../src/merchant-kit/payments/facilitators/http-client.ts";
+import { EXACT_REQUIREMENTS, exactPayment } from "../../../helpers/fixtures/payment.ts";
 
 /** What the facilitator was sent. */
 interface Seen {
@@ -85,36 +85,12 @@ const json = (
   body: JSON.stringify(body),
 });
 
-const requirements: PaymentRequirements = {
-  scheme: "exact",
-  network: "eip155:8453",
-  asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
-  amount: "1000",
-  payTo: "0x2222222222222222222222222222222222222222",
-  maxTimeoutSeconds: 300,
-  extra: { name: "USD Coin", version: "2" },
-};
-
-/** A payment as the middleware hands it on: a decoded header, its keys in the buyer's order, unicode and all. */
-const payload = JSON.parse(
-  JSON.stringify({
-    x402Version: 2,
-    resource: { url: "http://shop.test/api/echo?text=h%C3%A9", description: "écho ✓ \u2028", mimeType: "" },
-    accepted: requirements,
-    payload: {
-      signature: `0x${"ab".repeat(65)}`,
-      authorization: {
-        from: "0x1111111111111111111111111111111111111111",
-        to: requirements.payTo,
-        value: "1000",
-        validAfter: "0",
-        validBefore: "9999999999",
-        nonce: `0x${"01".repeat(32)}`,
-      },
-    },
-    extensions: { "builder-code": { info: { code: "x402m" }, n: [1, 2.5, -0, 1e21] } },
-  }),
-) as PaymentPayload;
+const requirements = EXACT_REQUIREMENTS;
+/** Unicode and all: the body must be the SDK's byte for byte. */
+const payload = exactPayment(
+  { url: "http://shop.test/api/echo?text=h%C3%A9", description: "écho ✓ \u2028", mimeType: "" },
+  { "builder-code": { info: { code: "x402m" }, n: [1, 2.5, -0, 1e21] } },
+);
 
 type Config = FacilitatorHttpConfig;
 const CLIENTS: Record<string, (config: Config) => FacilitatorClient> = {
