@@ -7,6 +7,7 @@ import { type Database, INT8_OID, parseInt8, type Queryable, type QueryResult } 
 import { lockDirectory } from "./lockfile.ts";
 import { translateOpenError, translateQueryError } from "./pglite-errors.ts";
 import { createPglite } from "./pglite-wasm.ts";
+import { ownSession } from "./prepared.ts";
 import {
   CHANGES_FILES,
   confirmOnCopy,
@@ -85,7 +86,8 @@ async function start(dir: string, unlock: () => void): Promise<Database> {
   const fail = (error: unknown) => translateQueryError(error, dir, relations);
   const db = wrap(pglite, fail, record);
   let closing: Promise<void> | undefined;
-  return {
+  // Its one session: statements may be prepared on it (prepared.ts).
+  return ownSession<Database>({
     kind: "pglite",
     store: `the PGlite database in ${dir}`,
     ...db,
@@ -111,7 +113,7 @@ async function start(dir: string, unlock: () => void): Promise<Database> {
       closing ??= closeAndRecord(dir, pglite).finally(unlock);
       return closing;
     },
-  };
+  });
 }
 
 /**

@@ -31,6 +31,7 @@
  */
 import { type GroupedWriter, groupedWriter, isRetryAlone } from "../../../common/db/grouped.ts";
 import type { Database, Queryable } from "../../../common/db/index.ts";
+import { prepared } from "../../../common/db/prepared.ts";
 import { type ChannelRequest, channelRequest } from "../../channels/index.ts";
 
 /** The identity of one signed payment: who signed it and its one-time nonce. */
@@ -320,24 +321,38 @@ async function finishRow(
   settlement?: string,
 ): Promise<void> {
   if (outcome === "released") {
-    await q.query("DELETE FROM merchant_payments WHERE payer = $1 AND nonce = $2", [
-      key.payer,
-      key.nonce.toLowerCase(),
-    ]);
+    await releaseRow(q, [key.payer, key.nonce.toLowerCase()]);
     return;
   }
-  await q.query(
-    `UPDATE merchant_payments SET state = $3, finished_at = clock_timestamp(), settlement = $4
-     WHERE payer = $1 AND nonce = $2`,
-    [key.payer, key.nonce.toLowerCase(), outcome, settlement ?? null],
-  );
+  await settleRow(q, [key.payer, key.nonce.toLowerCase(), outcome, settlement ?? null]);
 }
+
+// A lone request's statements, parsed and planned once per PGlite database (common/db/prepared.ts).
+const releaseRow = prepared(
+  "x402m_release_payment",
+  ["text", "text"],
+  "DELETE FROM merchant_payments WHERE payer = $1 AND nonce = $2",
+);
+const settleRow = prepared(
+  "x402m_finish_payment",
+  ["text", "text", "text", "text"],
+  `UPDATE merchant_payments SET state = $3, finished_at = clock_timestamp(), settlement = $4
+     WHERE payer = $1 AND nonce = $2`,
+);
+const takeRow = prepared(
+  "x402m_take_payment",
+  ["text", "text", "text", "float8", "numeric"],
+  `INSERT INTO merchant_payments (payer, nonce, resource, valid_before, amount, state)
+       VALUES ($1, $2, $3, to_timestamp($4::float8), $5::numeric, 'running')
+       ON CONFLICT (payer, nonce) DO NOTHING
+       RETURNING payer`,
+);
 
 /**
  * Takes the rows of a group in one statement: true for each one taken, false where a row was there. A group of
  * one, what a host gets unless requests arrive within the same turn, by a plain `INSERT ... VALUES`: PGlite
  * parses and plans it in about half the CPU of the `unnest` form (0.44-0.61 against 0.71-1.20 ms a statement,
- * docs/benchmarks-log.md, 2026-11-29, "the merchant's per-request path").
+ * docs/benchmarks-log.md, 2026-11-29, "the merchant's per-request path"), and prepared once, not at all.
  */
 async function takeRows(
   q: Queryable,
@@ -345,19 +360,13 @@ async function takeRows(
 ): Promise<boolean[]> {
   const [only] = batch;
   if (batch.length === 1 && only) {
-    const { rowCount } = await q.query(
-      `INSERT INTO merchant_payments (payer, nonce, resource, valid_before, amount, state)
-       VALUES ($1, $2, $3, to_timestamp($4::float8), $5::numeric, 'running')
-       ON CONFLICT (payer, nonce) DO NOTHING
-       RETURNING payer`,
-      [
-        only.key.payer,
-        only.key.nonce.toLowerCase(),
-        only.resource,
-        only.key.validBefore,
-        only.key.amount.toString(),
-      ],
-    );
+    const { rowCount } = await takeRow(q, [
+      only.key.payer,
+      only.key.nonce.toLowerCase(),
+      only.resource,
+      only.key.validBefore,
+      only.key.amount.toString(),
+    ]);
     return [rowCount > 0];
   }
   const { rows } = await q.query<{ payer: string; nonce: string }>(
