@@ -119,10 +119,10 @@ describe.each(GUARANTEE_CASES)("paid endpoints, merchant state on $kind, facilit
 
     const runsBefore = runs.get("/api/echo") ?? 0;
     const responses = await Promise.all(
-      Array.from({ length: 4 }, () => fetch(url, { headers: { "PAYMENT-SIGNATURE": header } })),
+      Array.from({ length: 20 }, () => fetch(url, { headers: { "PAYMENT-SIGNATURE": header } })),
     );
     const statuses = responses.map((r) => r.status).sort();
-    expect(statuses).toEqual([200, 409, 409, 409]);
+    expect(statuses).toEqual([200, ...Array.from({ length: 19 }, () => 409)]);
     const conflict = responses.find((r) => r.status === 409);
     expect(await conflict?.json()).toMatchObject({ error: { code: "payment_in_use" } });
     // With what to pay instead, as a 402 would say it: a client can sign a fresh payment.
