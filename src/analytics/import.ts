@@ -763,7 +763,7 @@ async function merge(
 
   const beforeCheckpoints = await countRows(analytics, "checkpoints");
   await analytics.run(`INSERT OR REPLACE INTO checkpoints
-    SELECT '${slug}', block_number::BIGINT, ${time("block_time")}, NULL
+    SELECT '${slug}', block_number::BIGINT, ${time("block_time")}
     FROM import_raw WHERE type = 'checkpoint'
     QUALIFY row_number() OVER (PARTITION BY block_number::BIGINT ORDER BY record DESC) = 1`);
   counts.checkpoint.added = (await countRows(analytics, "checkpoints")) - beforeCheckpoints;

@@ -606,15 +606,6 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       );
     `,
   },
-  {
-    version: 24,
-    name: "superseded checkpoints",
-    // When a later commit in its CHECKPOINT_SPACING stretch superseded a checkpoint (src/indexer/writer.ts): the
-    // row then stays a while, not deleted at once, since the week served as the latest ends there and is read
-    // again by its end block; a stamped chain's week is dated by that row. NULL: the latest, a stretch's last,
-    // or an imported one, all kept.
-    sql: "ALTER TABLE checkpoints ADD COLUMN superseded_at TIMESTAMP",
-  },
 ];
 
 export async function migrate(analytics: Sql): Promise<void> {

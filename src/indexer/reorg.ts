@@ -68,7 +68,7 @@ export async function rewindTo(
       }
       await unsealAbove(analytics, chain, ancestor.block);
       await analytics.run(
-        "INSERT OR REPLACE INTO checkpoints VALUES ($chain, $block, to_timestamp($time)::TIMESTAMP, NULL)",
+        "INSERT OR REPLACE INTO checkpoints VALUES ($chain, $block, to_timestamp($time)::TIMESTAMP)",
         { ...above, time: ancestor.time },
       );
       await analytics.run(

@@ -67,23 +67,10 @@ export interface CommitCounts {
 }
 
 /**
- * One checkpoint row per this many blocks (an hour of Base at 2 s) is kept for good, the stretch's last, plus the
- * latest: the report needs the latest (completeness) and any of them (block times), and `--follow` commits every
- * block, so the others go (`SUPERSEDED_KEEP_MS`).
+ * One checkpoint row per this many blocks (an hour of Base) is kept, plus the latest: the report only
+ * needs the latest (completeness) and any of them (block times), and `--follow` commits every block.
  */
 export const CHECKPOINT_SPACING = 1_800;
-
-/**
- * How long (wall time) a checkpoint row stays once a later commit in its CHECKPOINT_SPACING stretch superseded it.
- * The week served as the latest ends at the latest checkpoint, and readers are served it until the next build
- * replaces it (within five builds and their renders, `src/reports/serve/latest.ts`; the slowest build measured,
- * 100M payments, took 46 s), and by its end block from its pages' links: a stamped chain's week is dated by that
- * row (`stampedWindow`), and deleted under it, the same week was named "1 day" on one read and "23.9 hours" on the
- * next. Wall time, not blocks: a catching-up indexer passes an hour of the chain in seconds. A row a stored
- * report names (`report_windows`) stays as long as that report, however old: the wallet histories read its window
- * again. Bounded either way: a follower committing every 2 s adds 1,800 rows an hour, and the stored reports are few.
- */
-export const SUPERSEDED_KEEP_MS = 60 * 60_000;
 
 type Table = "payments" | "facilitator_candidates" | "transfers";
 type Row = { tx: string; logIndex: number; block: number; time: number };
@@ -195,8 +182,6 @@ export class BatchWriter {
   constructor(
     private readonly analytics: Analytics,
     private readonly record: ChainRecord = BASE_RECORD,
-    /** Wall time (ms) for `SUPERSEDED_KEEP_MS`; a test's own clock passes the hour at once. */
-    private readonly now: () => number = Date.now,
   ) {
     this.chain = record.slug;
     this.usdc = record.usdc.address;
@@ -386,29 +371,19 @@ export class BatchWriter {
       { chain: this.chain, block: end.block, hash: end.hash, time: end.time, start: options.startBlock },
     );
     const previous = options.previous;
-    const now = this.now();
-    // The checkpoint this batch follows, in the same stretch, is superseded: deleted a while later, not now, as
-    // readers may still be served the week that ends there (SUPERSEDED_KEEP_MS).
     if (
       previous &&
       previous.block < end.block &&
       Math.floor(previous.block / CHECKPOINT_SPACING) === Math.floor(end.block / CHECKPOINT_SPACING)
     ) {
-      await this.analytics.run(
-        "UPDATE checkpoints SET superseded_at = to_timestamp($now)::TIMESTAMP WHERE chain = $chain AND block_number = $block",
-        { chain: this.chain, block: previous.block, now: now / 1000 },
-      );
+      await this.analytics.run("DELETE FROM checkpoints WHERE chain = $chain AND block_number = $block", {
+        chain: this.chain,
+        block: previous.block,
+      });
     }
-    // The latest is superseded by nothing, whatever a row of its block said before (an import's, a rewound fork's).
     await this.analytics.run(
-      `INSERT INTO checkpoints VALUES ($chain, $block, to_timestamp($time)::TIMESTAMP, NULL)
-       ON CONFLICT (chain, block_number) DO UPDATE SET block_time = excluded.block_time, superseded_at = NULL`,
+      "INSERT OR REPLACE INTO checkpoints VALUES ($chain, $block, to_timestamp($time)::TIMESTAMP)",
       { chain: this.chain, block: end.block, time: end.time },
-    );
-    await this.analytics.run(
-      `DELETE FROM checkpoints WHERE chain = $chain AND superseded_at < to_timestamp($before)::TIMESTAMP
-       AND block_number NOT IN (SELECT end_block FROM report_windows WHERE chain = $chain)`,
-      { chain: this.chain, before: (now - SUPERSEDED_KEEP_MS) / 1000 },
     );
 
     if (batch.hashes.length > 0) {

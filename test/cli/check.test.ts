@@ -119,7 +119,7 @@ describe("x402-merchants check", () => {
       `INSERT INTO transfers SELECT chain, '0x' || repeat('e', 64), 9, block_number, block_time + INTERVAL 1 SECOND,
          from_address, to_address, amount FROM transfers LIMIT 1`,
       // A checkpoint earlier than the one below it, an indexer standing on no checkpoint.
-      "INSERT INTO checkpoints VALUES ('base', 50000000, TIMESTAMP '2000-01-01', NULL)",
+      "INSERT INTO checkpoints VALUES ('base', 50000000, TIMESTAMP '2000-01-01')",
       "INSERT INTO indexer_state VALUES ('base', 1, 2, '0xab', TIMESTAMP '2026-01-01', now()::TIMESTAMP)",
       // A cached report without its window, and the data version gone.
       `INSERT INTO reports SELECT 'base', 1, '0x01', 'n', false, false, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '{}', [], '{}', 1, '{}'`,

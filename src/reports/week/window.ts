@@ -35,7 +35,8 @@ export async function resolveWindow(
 ): Promise<ReportWindow> {
   // The payments only past the checkpoint: a constant bound lets zone maps skip the rest, where the payments'
   // max over the chain read every block number of it (35-45 ms a build at 10M payments, each chain's).
-  // The checkpoint's time in the same statement: the latest week's end needs no second lookup.
+  // The checkpoint's time in the same statement: the indexer's next commit may delete its row (one is kept per
+  // CHECKPOINT_SPACING blocks) before a second statement reads it.
   const marked = await analytics.one<{ checkpoint: bigint | null; ms: bigint | null }>(
     `SELECT max(block_number) AS checkpoint, arg_max(epoch_ms(block_time), block_number) AS ms
      FROM checkpoints WHERE ${sqlChain(chain)}`,
@@ -65,10 +66,10 @@ export async function resolveWindow(
  * the store keeps the time of every block it holds a row of (the indexer and the import date each one), and
  * only those blocks can hold a payment: the window starts at the last of them at or before 7 days before
  * `end`'s time, so the payments it holds are exactly those of the 7 days, and `start` is that time itself.
- * `end`'s time is its own where the store knows it (the checkpoint naming it: the latest week's, kept as long as
- * that week can be served, `SUPERSEDED_KEEP_MS` in src/indexer/writer.ts), else that of the last stored block below
- * it; and the week ends with the last block of data in that second: asked for by any block of a second that
- * several blocks share, it is the same week, and the next starts after it. A chain whose stored rows span less than a week gets the short window of a young chain, from its
+ * `end`'s time is its own where the store knows it (the checkpoint naming it, for the latest week, or, once the
+ * indexer's next commit replaced that checkpoint, the indexer's record of its header, kept for the reorg depth),
+ * else that of the last stored block below it; and the week ends with the last block of data in that second:
+ * asked for by any block of a second that several blocks share, it is the same week, and the next starts after it. A chain whose stored rows span less than a week gets the short window of a young chain, from its
  * first block and its earliest stored time. A week close (`closedMonday`) is the 7 days to its Monday instead:
  * from the previous close, so that the attested weeks meet.
  */
@@ -87,16 +88,20 @@ async function stampedWindow(
   const over = (select: string, where: string) => sqlOverTables(chain, tables, select, where);
   const overData = (select: string, where: string) => sqlOverTables(chain, DATA_TABLES, select, where);
   let end = asked;
-  // The block's own time first: a served week ends at a checkpoint, whose row the indexer keeps while readers can
-  // be served that week (`SUPERSEDED_KEEP_MS`), so every read names the one span its first did. The last stored
-  // row below is for a block no kept checkpoint names (a week asked for by any end block, or by a link older than
-  // that): the indexer's commits above it change nothing below, so that dating holds. Not the headers the indexer
-  // keeps for the reorg depth: dated by one while it lasted and by the row below after, a week asked for by a
-  // batch's end block changed its span 64 blocks on.
+  // The block's own time first. The indexer keeps one checkpoint per CHECKPOINT_SPACING blocks and the latest,
+  // so the latest's row goes at its next commit, while readers are still served the window ending there
+  // (serve/latest.ts): dated by the last stored row below it instead (on a quiet chain its last payment,
+  // minutes earlier), the same window named one span on one read and a shorter on the next (a demo's Arbitrum
+  // day as "1 day" on its page and 0.996 days in the merchant JSON). That commit reached no block at or below
+  // it (StoreChanges), so the window must not change: its header's time stays in indexer_blocks.
   const ended =
     (knownMs === undefined ? undefined : { ms: BigInt(knownMs) }) ??
     (await analytics.one<{ ms: bigint | null }>(
       `SELECT epoch_ms(block_time) AS ms FROM checkpoints WHERE ${sqlChain(chain)} AND block_number = $end`,
+      { end },
+    )) ??
+    (await analytics.one<{ ms: bigint | null }>(
+      `SELECT epoch_ms(block_time) AS ms FROM indexer_blocks WHERE ${sqlChain(chain)} AND block_number = $end`,
       { end },
     )) ??
     (await analytics.one<{ ms: bigint | null }>(

@@ -1,19 +1,17 @@
 /**
  * One span, one name, on a chain whose blocks say their own time (Arbitrum One): the week ending at a block reads
  * the same however the indexer has moved on since. The indexer keeps one checkpoint per CHECKPOINT_SPACING blocks
- * and the latest, and its next commit deleted the row of the checkpoint it follows, while readers were still served
+ * and the latest, so its next commit deletes the row of the checkpoint it follows, while readers are still served
  * the window ending there (serve/latest.ts). Dated by the last stored row below it instead, the week named its
  * span "1 day" on one read and 0.996 days ("23.9 hours") on the next: a demo's merchant page across chains and
- * its JSON, read seconds apart, named Arbitrum's day apart. Dated by the header the indexer keeps for the reorg
- * depth, it held only while the head stayed within 64 blocks: the writer now keeps a superseded checkpoint's row
- * for SUPERSEDED_KEEP_MS, and while a stored report names it.
+ * its JSON, read seconds apart, named Arbitrum's day apart.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Analytics } from "../../../src/analytics/duckdb.ts";
 import { importNdjson } from "../../../src/analytics/import.ts";
 import { bumpDataVersion } from "../../../src/analytics/migrations.ts";
 import { ARBITRUM_RECORD, BASE_RECORD } from "../../../src/chain/chains.ts";
-import { BatchWriter, SUPERSEDED_KEEP_MS } from "../../../src/indexer/writer.ts";
+import { BatchWriter } from "../../../src/indexer/writer.ts";
 import type { MerchantAcrossChains } from "../../../src/reports/model.ts";
 import { reportRoutes } from "../../../src/reports/serve/http.ts";
 import { ReportService } from "../../../src/reports/serve/service.ts";
@@ -42,8 +40,6 @@ const cursor = (block: number, time: number) => ({
 
 let analytics: Analytics;
 let indexer: BatchWriter;
-/** The indexer's wall clock (ms), moved by the test past SUPERSEDED_KEEP_MS. */
-let wall = Date.UTC(2026, 10, 20);
 let arbitrum: ReportService;
 let app: ReturnType<typeof reportRoutes>;
 
@@ -80,7 +76,7 @@ beforeAll(async () => {
     ]),
   );
   // The indexer on its own connection, as the service gives it one (src/services/reports.ts).
-  indexer = new BatchWriter(await analytics.fork(), ARBITRUM_RECORD, () => wall);
+  indexer = new BatchWriter(await analytics.fork(), ARBITRUM_RECORD);
   await commitEmpty(LAST_PAID.block + 1, HEAD.block, HEAD.time, LAST_PAID);
   const now = () => new Date("2026-11-20T00:00:00Z");
   const [base, arb] = [BASE_RECORD, ARBITRUM_RECORD].map(
@@ -107,27 +103,16 @@ describe("a stamped chain's week as its indexer moves on", () => {
     expect(before.window).toEqual(served);
     expect(before.claim).toContain(" in the 1 day to ");
 
-    // The indexer's next block, in the same CHECKPOINT_SPACING stretch: its commit supersedes the checkpoint of
-    // HEAD (it deleted its row) and tells the service it reached the blocks after HEAD only.
+    // The indexer's next block, in the same CHECKPOINT_SPACING stretch: its commit deletes the checkpoint row of
+    // HEAD and tells the service it reached the blocks after HEAD only.
     await commitEmpty(HEAD.block + 1, HEAD.block + 1, HEAD.time + 1, HEAD);
     const rows = await analytics.all(
-      "SELECT superseded_at IS NOT NULL AS superseded FROM checkpoints WHERE chain = 'arbitrum' AND block_number = $b",
+      "SELECT 1 FROM checkpoints WHERE chain = 'arbitrum' AND block_number = $b",
       {
         b: HEAD.block,
       },
     );
-    expect(rows).toEqual([{ superseded: true }]);
-    // And on past the reorg depth (64 blocks) before the week is read again, as a follower on mainnet Arbitrum
-    // (4 blocks a second) moves in the 16 s a slow build takes: the indexer keeps no header of HEAD's any more.
-    await commitEmpty(HEAD.block + 2, HEAD.block + 70, HEAD.time + 18, {
-      block: HEAD.block + 1,
-      time: HEAD.time + 1,
-    });
-    const headers = await analytics.all(
-      "SELECT 1 FROM indexer_blocks WHERE chain = 'arbitrum' AND block_number = $b",
-      { b: HEAD.block },
-    );
-    expect(headers).toEqual([]);
+    expect(rows).toEqual([]);
     // A write every window is built again for (a listings refresh that brought news): HEAD's window is
     // resolved again, as it also is once the service has forgotten it.
     await bumpDataVersion(analytics);
@@ -140,16 +125,6 @@ describe("a stamped chain's week as its indexer moves on", () => {
     expect(after.claim).toBe(before.claim);
     const html = await (await app.request(`/reports/arbitrum/${shop}?end_block=${HEAD.block}`)).text();
     expect(html).toContain(`<p class="claim">${before.claim}</p>`);
-
-    // Hours on, the row stays while the service keeps that week's reports (a wallet's history reads its window again).
-    wall += 2 * SUPERSEDED_KEEP_MS;
-    await commitEmpty(HEAD.block + 71, HEAD.block + 71, HEAD.time + 19, {
-      block: HEAD.block + 70,
-      time: HEAD.time + 18,
-    });
-    await bumpDataVersion(analytics);
-    expect(await resolveWindow(analytics, ARBITRUM_RECORD, HEAD.block)).toEqual(served);
-    expect((await json()).claim).toBe(before.claim);
 
     // The latest has moved on a block: the merchant page and its JSON name the one span its window has.
     const latest = (await (await app.request(`/v1/merchants/${shop}`)).json()) as MerchantAcrossChains;
