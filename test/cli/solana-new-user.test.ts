@@ -3,8 +3,7 @@
  * `devnet --chain solana`, `facilitator` with the devnet's fee payer, `serve --only utility` paid on Solana, the
  * SDK's SVM client paying `GET /api/calc` once (the price moves from buyer to merchant, the fee payer pays the fee,
  * the same payment again is refused and moves nothing), then `index --rpc URL --chain solana` and
- * `report OWNER --chain solana` counting exactly that payment from that buyer (the report in this process:
- * test/cli/readers.test.ts has `report` as a process).
+ * `report OWNER --chain solana` counting exactly that payment from that buyer.
  */
 import { createKeyPairSignerFromBytes, getBase58Encoder } from "@solana/kit";
 import { x402Client } from "@x402/core/client";
@@ -15,7 +14,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SOLANA_NETWORK, SOLANA_USDC_MINT } from "../../src/chain/solana/constants.ts";
 import { PRICES } from "../../src/merchants/utility/prices.ts";
 import { isolatedDatabaseOptions, LEDGER_KIND } from "../helpers/db.ts";
-import { runMain } from "../helpers/in-process.ts";
 import { runCli, spawnCli } from "../helpers/process.ts";
 
 /** `/api/calc`'s price, in USDC's 6 decimals. */
@@ -167,9 +165,7 @@ describe("a new user selling on Solana: devnet, facilitator, serve, then index a
     const indexed = await runCli(["index", "--rpc", devnet.rpc, "--chain", "solana", "--data", analyticsDir]);
     expect(indexed.code, indexed.stderr).toBe(0);
     expect(JSON.parse(indexed.stdout)).toMatchObject({ chain: "solana", payments: 1 });
-    // The report in this process (runMain), reading what the indexing process wrote: test/cli/readers.test.ts
-    // runs `report` as a process.
-    const report = await runMain(["report", owner.address, "--chain", "solana", "--data", analyticsDir]);
+    const report = await runCli(["report", owner.address, "--chain", "solana", "--data", analyticsDir]);
     expect(report.code, report.stderr).toBe(0);
     // One payment of the price, from one buyer wallet (the receipt named it), on Solana. `usd` is in cents, so
     // a tenth of a cent shows in `paid`, at USDC's precision.
