@@ -236,8 +236,10 @@ function remoteReader(service: ServiceRecord, publicUrl: string): Reader {
         .split("\n")
         .filter(Boolean)
         .map((line) => rebase(JSON.parse(line), service.public_url, publicUrl) as Report);
-      const board = chain === "base" ? leaderboard(endBlock) : answersOn(chain).leaderboard(endBlock);
-      const window = reports[0]?.window ?? (await board).window;
+      // Asked only when no report names the window: started anyway, it was a request nobody awaited, whose
+      // failure (the service stopping meanwhile) was an unhandled rejection.
+      const board = () => (chain === "base" ? leaderboard(endBlock) : answersOn(chain).leaderboard(endBlock));
+      const window = reports[0]?.window ?? (await board()).window;
       return { window, reports };
     },
     latestBlock: async (chain = "base") =>

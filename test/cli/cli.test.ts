@@ -70,7 +70,8 @@ describe("command line", () => {
     const records = Array.from({ length: 3_000 }, (_, i) =>
       payment({ payer: addr("a"), payTo: addr(`m${i}`), amount: 1_000_000 + i }),
     );
-    expect((await runCli(["import", ndjson([...records, checkpoint()]), "--data", data])).code).toBe(0);
+    // The store is made in this process: the closed pipe is the leaderboard's, below.
+    expect((await runMain(["import", ndjson([...records, checkpoint()]), "--data", data])).code).toBe(0);
     const child = spawn(process.execPath, [BIN, "leaderboard", "--data", data]);
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => {
@@ -124,12 +125,13 @@ describe("command line", () => {
 
   it("serves, prints its URL as one JSON line, and stops on SIGTERM", async () => {
     const data = tempDir();
-    await runCli([
+    const imported = await runMain([
       "import",
       ndjson([payment({ payer: addr("a"), payTo: m, amount: 1_000_000 }), checkpoint()]),
       "--data",
       data,
     ]);
+    expect(imported.code, imported.stderr).toBe(0);
     const child = spawn(process.execPath, [BIN, "serve", "--port", "0", "--data", data], {
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, DATABASE_URL: "", X402M_METRICS_PORT: "0" },

@@ -128,9 +128,11 @@ describe.runIf(process.platform === "linux").concurrent("devnet command", () => 
     ]);
     expect(next.timestamp - parent.timestamp).toBe(2n);
 
-    // The traffic starts before the ready line; two blocks on, a block mined wholly under it holds about
-    // 40 × 2 s of it (40% is the margin for a busy machine).
-    const later = (await client.getBlockNumber({ cacheTime: 0 })) + 2n;
+    // The traffic starts before the ready line; a block mined wholly under it holds about 40 × 2 s of it
+    // (40% is the margin for a busy machine). Block start + 1 was mined after the ready line (start was the
+    // latest after it), so start + 2's two seconds all come after it: the first such block, one block sooner
+    // than two blocks past the one seen above.
+    const later = start + 2n;
     expect(
       await eventually(async () => (await client.getBlockNumber({ cacheTime: 0 })) >= later, 10_000),
     ).toBe(true);

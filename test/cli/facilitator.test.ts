@@ -8,19 +8,30 @@ import { HTTPFacilitatorClient } from "@x402/core/server";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { useDevnet } from "../helpers/chain.ts";
-import { isolatedDatabaseOptions } from "../helpers/db.ts";
+import { isolatedDatabaseOptions, LEDGER_KIND } from "../helpers/db.ts";
 import { runMain } from "../helpers/in-process.ts";
 import { startCli } from "../helpers/process.ts";
 import { newMerchant, pay, requirementsFor, usdcReader } from "../helpers/x402.ts";
 
 const chain = useDevnet({ buyers: 1 });
 
+/**
+ * The facilitator's state, removed after the test: a schema of the server where the tests have one (CI), else
+ * the facilitator's PGlite cluster alone. Its store is not what this file tests, and a PGlite started in the
+ * child costs it a CPU-second or more.
+ */
+async function facilitatorState(): Promise<{ dataDir: string; env: { DATABASE_URL: string } }> {
+  const options = await isolatedDatabaseOptions(LEDGER_KIND, "facilitator");
+  onTestFinished(options.cleanup);
+  return { dataDir: options.dataDir, env: { DATABASE_URL: options.databaseUrl ?? "" } };
+}
+
 describe("the facilitator command", () => {
   it("settles on the chain its RPC serves, with the key from the environment, and stops on SIGTERM", async () => {
-    const { dataDir, cleanup } = await isolatedDatabaseOptions("pglite");
-    onTestFinished(cleanup);
+    const { dataDir, env } = await facilitatorState();
 
     const started = startCli(["facilitator", "--rpc", chain.devnet.rpc, "--port", "0", "--data", dataDir], {
+      ...env,
       X402M_FACILITATOR_KEY: chain.devnet.facilitatorAccount.privateKey,
     });
     const ready = JSON.parse(await started.line) as Record<string, unknown>;
@@ -50,11 +61,11 @@ describe("the facilitator command", () => {
   }, 60_000);
 
   it("starts with a key that holds no gas, and says once why settlements would fail", async () => {
-    const { dataDir, cleanup } = await isolatedDatabaseOptions("pglite");
-    onTestFinished(cleanup);
+    const { dataDir, env } = await facilitatorState();
     // Not fatal: the account may be funded while the facilitator runs.
     const unfunded = generatePrivateKey();
     const broke = startCli(["facilitator", "--rpc", chain.devnet.rpc, "--port", "0", "--data", dataDir], {
+      ...env,
       X402M_FACILITATOR_KEY: unfunded,
     });
     await broke.line;

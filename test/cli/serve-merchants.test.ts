@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { isolatedDatabaseOptions } from "../helpers/db.ts";
+import { isolatedDatabaseOptions, LEDGER_KIND } from "../helpers/db.ts";
+import { runMain } from "../helpers/in-process.ts";
 import { listenSupportedOnly } from "../helpers/merchant.ts";
 import { newMerchant } from "../helpers/x402.ts";
 
@@ -16,14 +17,17 @@ describe("serve --only", () => {
     const facilitator = await listenSupportedOnly();
     onTestFinished(() => facilitator.close());
     const payTo = newMerchant();
-    // A data directory with an empty PGlite cluster already made (initdb takes about 2 s).
-    const { dataDir: data, cleanup } = await isolatedDatabaseOptions("pglite");
-    onTestFinished(cleanup);
+    // The hosts' store: a schema of the server where the tests have one (CI: PGlite started in the child
+    // costs it a CPU-second or more, and test/cli/serve-modules.test.ts serves on PGlite), else a data
+    // directory with an empty PGlite cluster already made (initdb takes about 2 s).
+    const state = await isolatedDatabaseOptions(LEDGER_KIND, "merchants");
+    onTestFinished(state.cleanup);
+    const data = state.dataDir;
     const child = spawn(process.execPath, [BIN, "serve", "--only", "utility,utility-alias", "--data", data], {
       stdio: ["ignore", "pipe", "pipe"],
       env: {
         ...process.env,
-        DATABASE_URL: "",
+        DATABASE_URL: state.databaseUrl ?? "",
         X402M_FACILITATOR_URL: facilitator.url,
         X402M_UTILITY_PAY_TO: payTo,
         X402M_UTILITY_PORT: "0",
@@ -69,26 +73,18 @@ describe("serve --only", () => {
     expect(await exit).toBe(0);
   }, 60_000);
 
+  // Refused from the flags and the environment before anything opens: in this process (runMain), where a
+  // child each cost 2-3 CPU-s for the same exit code and line (the case above serves as a process).
   it("refuses an unknown service and a merchant without a wallet", async () => {
-    const run = (args: string[], env: Record<string, string>) =>
-      new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        const child = spawn(process.execPath, [BIN, ...args], {
-          env: { ...process.env, X402M_METRICS_PORT: "0", ...env },
-        });
-        let stderr = "";
-        child.stderr.on("data", (c: Buffer) => {
-          stderr += c.toString();
-        });
-        child.once("exit", (code) => resolve({ code, stderr }));
-      });
-    const unknown = await run(["serve", "--only", "utility,bogus"], {});
+    const unknown = await runMain(["serve", "--only", "utility,bogus"]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/--only takes a list of reports, utility, utility-alias/);
-    const noWallet = await run(["serve", "--only", "utility"], { X402M_UTILITY_PAY_TO: "" });
+    const noWallet = await runMain(["serve", "--only", "utility"], { X402M_UTILITY_PAY_TO: "" });
     expect(noWallet.code).toBe(2);
     expect(noWallet.stderr).toMatch(/set X402M_UTILITY_PAY_TO/);
   });
 
+  // The one `listings` run as a process in the suite: kept so, the user's path.
   it("prints the listings as import records", async () => {
     const payTo = newMerchant();
     const out = await new Promise<string>((resolve) => {

@@ -15,7 +15,7 @@ import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { openDatabase } from "../../src/common/db/index.ts";
 import { SOCIAL_SPEC_ORDER } from "../../src/merchants/social/catalogue.ts";
-import { DATABASE_KINDS, isolatedDatabaseOptions } from "../helpers/db.ts";
+import { DATABASE_KINDS, isolatedDatabaseOptions, LEDGER_KIND } from "../helpers/db.ts";
 import { runMain } from "../helpers/in-process.ts";
 import { listenSupportedOnly } from "../helpers/merchant.ts";
 
@@ -165,8 +165,11 @@ describe("serve --only social,social-proxy", () => {
   it("serves the API and its paid proxy, each on its own port, asking for payment to its own wallet", async () => {
     const facilitator = await listenSupportedOnly();
     onTestFinished(() => facilitator.close());
-    const { dataDir, cleanup } = await isolatedDatabaseOptions("pglite");
-    onTestFinished(cleanup);
+    // A schema of the server where the tests have one (CI), else PGlite: the store is the import cases' above,
+    // and PGlite started in the child costs it a CPU-second or more.
+    const state = await isolatedDatabaseOptions(LEDGER_KIND, "merchants");
+    onTestFinished(state.cleanup);
+    const dataDir = state.dataDir;
     const child = spawn(
       process.execPath,
       [BIN, "serve", "--only", "social,social-proxy", "--data", dataDir],
@@ -174,7 +177,7 @@ describe("serve --only social,social-proxy", () => {
         stdio: ["ignore", "pipe", "pipe"],
         env: {
           ...process.env,
-          DATABASE_URL: "",
+          DATABASE_URL: state.databaseUrl ?? "",
           X402M_FACILITATOR_URL: facilitator.url,
           X402M_SOCIAL_PAY_TO: PAY_TO,
           X402M_SOCIAL_PROXY_PAY_TO: PROXY_PAY_TO,
