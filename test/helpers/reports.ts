@@ -53,14 +53,18 @@ export async function withService<T>(
   }
 }
 
-/** A report of one world of `SideBySide`, read by the address its records name (`read`). */
-export type WorldReports = (address: string) => Promise<Report>;
+/**
+ * The reports of one world of `SideBySide`, read by the address its records name; `address` is what the
+ * store calls that address (a copy's own: what a report's address, page and badge show).
+ */
+export type WorldReports = ((address: string) => Promise<Report>) & { address: (a: string) => string };
 
 /**
  * Many small worlds in one store and one build, where a file's cases each imported and built a week of their own
  * (`reportOf`: 0.4 CPU-s a case, nearly all of it the store's and the build's fixed cost; issue 87 item 6). Each
- * world's records go on a copy of their own (`Replica`, test/helpers/window-flags.ts: wallets, merchants,
- * transactions and listings' hosts renamed), so that no world meets another but through what every copy shares
+ * world's records go on a copy of their own (`Replica`, test/helpers/window-flags.ts: wallets, merchants and
+ * transactions renamed; listings' hosts, which name a merchant and nothing else, kept), so that no world meets
+ * another but through what every copy shares
  * (the facilitator, the chains' named exchanges), and a world's reader asks for the report of the address its
  * records name. Worlds are added while the file's tests are collected; the first read imports them all and
  * builds the window once, and the store is removed after the file (`afterAll`). A test may only add worlds
@@ -70,7 +74,6 @@ export type WorldReports = (address: string) => Promise<Report>;
  */
 export class SideBySide {
   private readonly worlds: object[][] = [];
-  private readonly replicas: Replica[] = [];
   private built: Promise<ReportService> | undefined;
   private analytics: Analytics | undefined;
 
@@ -85,19 +88,13 @@ export class SideBySide {
     if (this.built) throw new Error("a world added after the side-by-side store was built");
     if (records.some((r) => (r as { type?: string }).type === "checkpoint"))
       throw new Error("a world with a checkpoint of its own: build it alone (reportOf)");
-    if (process.env.SIDE_BY_SIDE_ALONE) return (address) => reportOf(records, address);
+    if (process.env.SIDE_BY_SIDE_ALONE)
+      return Object.assign((address: string) => reportOf(records, address), { address: (a: string) => a });
     const replica = new Replica(this.worlds.length);
-    this.replicas.push(replica);
-    this.worlds.push(
-      replica.records(records).map((r) => {
-        const listing = r as { type?: string; resource?: string };
-        // A listing's host names its merchant: hosts kept apart as the addresses are.
-        return listing.type === "listing" && listing.resource && replica.index > 0
-          ? { ...listing, resource: listing.resource.replace("://", `://w${replica.index}-`) }
-          : r;
-      }),
-    );
-    return async (address) => (await this.service()).report(replica.address(address), END);
+    this.worlds.push(replica.records(records));
+    // Only what the copy renamed: another chain's address (base58) is the world's as written.
+    const address = (a: string) => (/^0x[0-9a-fA-F]{40}$/.test(a) ? replica.address(a) : a);
+    return Object.assign(async (a: string) => (await this.service()).report(address(a), END), { address });
   }
 
   private service(): Promise<ReportService> {
