@@ -125,19 +125,19 @@ describe("self_payment", () => {
 describe("merchant_funded", () => {
   const funded = addr("funded");
 
-  const world1 = worlds.world([
+  const refundAndMore = worlds.world([
     payment({ payer: funded, payTo: m, amount: 1_000_000, block: START + 10 }),
     // $1 gives back what the payer had paid (a refund: its own money); $3 more is the merchant's.
     transfer(m, funded, 4_000_000, START + 100),
     payment({ payer: funded, payTo: m, amount: 4_000_000, block: START + 200 }),
   ]);
   it("flags payments paid with what the merchant sent, beyond a refund of what the payer had paid", async () => {
-    const { report } = await world1(m);
+    const { report } = await refundAndMore(m);
     expect(report.flags).toEqual({ merchant_funded: { tx: 1, usd: 4 } });
     expect(report.real_usd).toBe(1);
   });
 
-  const world2 = worlds.world([
+  const oldestFirst = worlds.world([
     ...[START + 10, START + 20, START + 30].map((block) =>
       payment({ payer: funded, payTo: m, amount: 1_000_000, block }),
     ),
@@ -148,13 +148,13 @@ describe("merchant_funded", () => {
   ]);
   it("spends the oldest money first: the refund respent goes round (ring), the merchant's money after it is its own", async () => {
     // Same payer, merchant, amount and day throughout: one group, counted payment by payment.
-    const { report } = await world2(m);
+    const { report } = await oldestFirst(m);
     // $8 paid, $5 back: the $3 respent of the refund are counted again (ring), the $2 beyond it were the merchant's.
     expect(report.flags).toEqual({ merchant_funded: { tx: 2, usd: 2 }, ring: { tx: 3, usd: 3 } });
     expect([report.real_tx, report.real_usd]).toEqual([3, 3]);
   });
 
-  const world3 = worlds.world([
+  const throughOtherMerchant = worlds.world([
     payment({ payer: addr("other-customer"), payTo: other, amount: 5_000_000, block: START - 500 }),
     transfer(m, other, 3_000_000, START - 400),
     transfer(other, funded, 5_000_000, START - 300),
@@ -167,27 +167,27 @@ describe("merchant_funded", () => {
   it("follows the merchant's money through another merchant's wallet, behind that merchant's own revenue", async () => {
     // Before the window, so that no cycle of the window's moves holds them: other's customer pays it $5, then
     // the merchant sends other $3; other sends the payer $5 (its revenue, first in) and then $3 (the merchant's).
-    expect((await world3(m)).report.flags).toEqual({ merchant_funded: { tx: 1, usd: 3 } });
+    expect((await throughOtherMerchant(m)).report.flags).toEqual({ merchant_funded: { tx: 1, usd: 3 } });
   });
 
-  const world4 = worlds.world([
+  const anyAge = worlds.world([
     transfer(m, funded, 10_000_000, START - 30 * 7 * 43_200),
     transfer(addr("someone"), addr("p2"), 10_000_000, START + 1),
     payment({ payer: funded, payTo: m, amount: 2_000_000 }),
     payment({ payer: addr("p2"), payTo: m, amount: 2_000_000 }),
   ]);
   it("counts the merchant's money at any age, and no other wallet's", async () => {
-    expect((await world4(m)).report.flags).toEqual({ merchant_funded: { tx: 1, usd: 2 } });
+    expect((await anyAge(m)).report.flags).toEqual({ merchant_funded: { tx: 1, usd: 2 } });
   });
 
-  const world5 = worlds.world([
+  const halfPayment = worlds.world([
     transfer(addr("own-savings"), funded, 1_500_000, START + 1),
     transfer(m, funded, 2_500_000, START + 2),
     // $1 own money; $0.50 own + $0.50 the merchant's (flagged: half); $1 the merchant's; $1 of $1 left.
     ...[10, 20, 30, 40].map((d) => payment({ payer: funded, payTo: m, amount: 1_000_000, block: START + d })),
   ]);
   it("flags half a payment's worth and up: the payment where the merchant's money runs out is rounded", async () => {
-    const { report } = await world5(m);
+    const { report } = await halfPayment(m);
     expect(report.flags).toEqual({ merchant_funded: { tx: 3, usd: 3 } });
   });
 
@@ -210,14 +210,14 @@ describe("merchant_funded", () => {
     });
   });
 
-  const world6 = worlds.world([
+  const arrivedOutOfSight = worlds.world([
     balance(funded, 4_000_000, START - 200),
     transfer(m, funded, 5_000_000, START - 100),
     payment({ payer: funded, payTo: m, amount: 4_000_000, block: START + 10 }),
     payment({ payer: funded, payTo: m, amount: 4_000_000, block: START + 20 }),
   ]);
   it("adds what a stored balance says arrived out of sight ahead of the merchant's money", async () => {
-    expect((await world6(m)).report.flags).toEqual({ merchant_funded: { tx: 1, usd: 4 } });
+    expect((await arrivedOutOfSight(m)).report.flags).toEqual({ merchant_funded: { tx: 1, usd: 4 } });
   });
 });
 
@@ -301,12 +301,12 @@ describe("ring", () => {
     expect(other.exchange_flow_note).toBeNull();
   });
 
-  const world7 = worlds.world([
+  const smallRefund = worlds.world([
     payment({ payer: p, payTo: m, amount: 10_000_000, block: START + 10 }),
     transfer(m, p, 1_000_000, START + 20),
   ]);
   it("leaves a small refund alone", async () => {
-    expect((await world7(m)).report.flags).toEqual({});
+    expect((await smallRefund(m)).report.flags).toEqual({});
   });
 });
 
@@ -324,46 +324,46 @@ describe("prober", () => {
     expect(report.real_buyers).toBe(1);
   });
 
-  const world8 = worlds.world(
+  const fewerMerchants = worlds.world(
     merchants.slice(1).map((shop) => payment({ payer: crawler, payTo: shop, amount: 10_000 })),
   );
   it("leaves a wallet paying fewer merchants alone", async () => {
-    expect((await world8(merchants[1] ?? m)).report.flags).toEqual({});
+    expect((await fewerMerchants(merchants[1] ?? m)).report.flags).toEqual({});
   });
 
-  const world9 = worlds.world(
+  const heavyAgent = worlds.world(
     merchants.flatMap((shop) => repeat(5, { payer: crawler, payTo: shop, amount: 10_000 })),
   );
   it("leaves an agent that uses many services heavily alone", async () => {
-    expect((await world9(merchants[0] ?? m)).report.flags).toEqual({});
+    expect((await heavyAgent(merchants[0] ?? m)).report.flags).toEqual({});
   });
 
-  const world10 = worlds.world(
+  const abovePrice = worlds.world(
     merchants.map((shop) => payment({ payer: crawler, payTo: shop, amount: 60_000 })),
   );
   it("leaves payments above $0.05 alone", async () => {
-    expect((await world10(merchants[0] ?? m)).report.flags).toEqual({});
+    expect((await abovePrice(merchants[0] ?? m)).report.flags).toEqual({});
   });
 });
 
 describe("genuine demand", () => {
-  const world11 = worlds.world([
+  const whale = worlds.world([
     payment({ payer: addr("whale"), payTo: m, amount: 950_000_000 }),
     ...repeat(50, { payer: addr("small"), payTo: m, amount: 1_000_000 }),
   ]);
   it("keeps a single large customer and reports its share", async () => {
-    const { report } = await world11(m);
+    const { report } = await whale(m);
     expect(report.flags).toEqual({});
     expect(report.real_usd).toBe(1000);
     expect(report.top_buyer_share).toBe(0.95);
   });
 
-  const world12 = worlds.world([
+  const unrelated = worlds.world([
     payment({ payer: addr("c"), payTo: m, amount: 3_000_000 }),
     payment({ payer: m, payTo: other, amount: 1_000_000 }),
   ]);
   it("does not flag a merchant's unrelated payments to another merchant", async () => {
-    expect((await world12(m)).report.flags).toEqual({});
+    expect((await unrelated(m)).report.flags).toEqual({});
   });
 });
 
