@@ -9,7 +9,7 @@ import { renderEvidencePage } from "../../src/reports/render/evidence-page.ts";
 import { THRESHOLDS } from "../../src/reports/screens/index.ts";
 import { EvidenceDocumentSchema } from "../../src/reports/serve/document-schemas.ts";
 import { addr, balance, END, payment, START, transfer } from "../helpers/data.ts";
-import { withService } from "../helpers/reports.ts";
+import { SideBySide, withService } from "../helpers/reports.ts";
 import {
   DAY,
   exchangeCustomers,
@@ -28,16 +28,16 @@ import {
 const prices = [10_000, 20_000, 50_000];
 
 /**
- * `reportOf` (data.ts) with its store closed without a checkpoint and removed: each world here is read once
- * (`withService`).
+ * The worlds of the cases that read one report, side by side in one store and one build (`SideBySide`), each
+ * on wallets of its own: the reports each gets alone (SIDE_BY_SIDE_ALONE=1 checks) for a fraction of the CPU.
+ * The exchange's cases build alone: the exchange is one the code names, the same wallet in every copy.
  */
-const reportIn = (records: readonly object[], m: string) =>
-  withService(records, async (service) => (await service.report(m, END)).report);
+const worlds = new SideBySide();
 
 describe("evasions of the money's provenance", () => {
   const m = addr("provenance-merchant");
 
-  it("follows the merchant's money through five private wallets, one more than the old hop limit and more", async () => {
+  {
     const base = genuine(m, prices);
     const chain = wallets("pass", 5);
     const buyers = wallets("deep-sybil", 8);
@@ -50,9 +50,12 @@ describe("evasions of the money's provenance", () => {
       ...buyers.map((w, i) => transfer(chain[4] as string, w, 50_000_000, START - 5 * WEEK + i)),
       ...payers(m, buyers, 40, () => 100_000),
     ];
-    const report = expectReportNearTruth(await reportIn(records, m), base.truthUsd);
-    expect(report.flags.merchant_funded?.tx).toBe(320);
-  });
+    const world = worlds.world(records);
+    it("follows the merchant's money through five private wallets, one more than the old hop limit and more", async () => {
+      const report = expectReportNearTruth((await world(m)).report, base.truthUsd);
+      expect(report.flags.merchant_funded?.tx).toBe(320);
+    });
+  }
 
   it("follows a chain of 2,000 wallets, and shows its first and last transfers", async () => {
     const chain = wallets("long-chain", 2_000);
@@ -107,7 +110,7 @@ describe("evasions of the money's provenance", () => {
     );
   });
 
-  it("follows money the merchant sent 20 weeks before the window, dormant since", async () => {
+  {
     const base = genuine(m, prices, 30, 2);
     const buyers = wallets("dormant", 8);
     const records = [
@@ -115,11 +118,14 @@ describe("evasions of the money's provenance", () => {
       ...buyers.map((w, i) => transfer(m, w, 20_000_000, START - 20 * WEEK + i)),
       ...payers(m, buyers, 30, () => 50_000),
     ];
-    const report = expectReportNearTruth(await reportIn(records, m), base.truthUsd);
-    expect(report.flags.merchant_funded?.tx).toBe(240);
-  });
+    const world = worlds.world(records);
+    it("follows money the merchant sent 20 weeks before the window, dormant since", async () => {
+      const report = expectReportNearTruth((await world(m)).report, base.truthUsd);
+      expect(report.flags.merchant_funded?.tx).toBe(240);
+    });
+  }
 
-  it("follows a distributor fed by the merchant alone, however many wallets it pays", async () => {
+  {
     const base = genuine(m, prices, 30, 3);
     const distributor = addr("distributor");
     const buyers = wallets("fanned", 60);
@@ -130,11 +136,14 @@ describe("evasions of the money's provenance", () => {
       ...payers(m, buyers, 12, () => 50_000),
     ];
     expect(buyers.length).toBeGreaterThan(THRESHOLDS.hubMinCounterparties);
-    const report = expectReportNearTruth(await reportIn(records, m), base.truthUsd);
-    expect(report.flags.merchant_funded?.tx).toBe(720);
-  });
+    const world = worlds.world(records);
+    it("follows a distributor fed by the merchant alone, however many wallets it pays", async () => {
+      const report = expectReportNearTruth((await world(m)).report, base.truthUsd);
+      expect(report.flags.merchant_funded?.tx).toBe(720);
+    });
+  }
 
-  it("follows a distributor dressed as an exchange by 50 depositors of its own, funded from one wallet", async () => {
+  {
     const base = genuine(m, prices, 30, 4);
     const distributor = addr("dressed-distributor");
     const feeder = addr("feeder");
@@ -148,12 +157,15 @@ describe("evasions of the money's provenance", () => {
       ...buyers.map((w, i) => transfer(distributor, w, 10_000_000, START - WEEK + i)),
       ...payers(m, buyers, 12, () => 50_000),
     ];
-    const report = expectReportNearTruth(await reportIn(records, m), base.truthUsd);
-    // 239: the 50 dust deposits ($0.05) are the first buyer's first payment, paid first in first out.
-    expect(report.flags.merchant_funded?.tx).toBe(239);
-  });
+    const world = worlds.world(records);
+    it("follows a distributor dressed as an exchange by 50 depositors of its own, funded from one wallet", async () => {
+      const report = expectReportNearTruth((await world(m)).report, base.truthUsd);
+      // 239: the 50 dust deposits ($0.05) are the first buyer's first payment, paid first in first out.
+      expect(report.flags.merchant_funded?.tx).toBe(239);
+    });
+  }
 
-  it("follows a distributor made a hub by 50 independent depositors, where its balance is in the data", async () => {
+  {
     const base = genuine(m, prices, 30, 10);
     const distributor = addr("bought-hub");
     const buyers = wallets("bought-hub-fanned", 20);
@@ -173,11 +185,14 @@ describe("evasions of the money's provenance", () => {
     ];
     // The $1 out of sight comes first, then the depositors' $0.05: the first buyer's 12 payments ($0.60)
     // are paid with them, real by the rules (the gamer's own money, dollar for dollar); the rest is flagged.
-    const report = expectReportNearTruth(await reportIn(records, m), base.truthUsd + 0.6);
-    expect(report.flags.merchant_funded?.tx).toBe(228);
-  });
+    const world = worlds.world(records);
+    it("follows a distributor made a hub by 50 independent depositors, where its balance is in the data", async () => {
+      const report = expectReportNearTruth((await world(m)).report, base.truthUsd + 0.6);
+      expect(report.flags.merchant_funded?.tx).toBe(228);
+    });
+  }
 
-  it("flags in proportion a wallet that mixes the merchant's money with its own", async () => {
+  {
     const base = genuine(m, prices, 30, 5);
     const mixer = addr("mixer");
     const records = [
@@ -187,9 +202,12 @@ describe("evasions of the money's provenance", () => {
       // $20 in, paid in 40 payments of $0.50: the first 20 with its own money, the last 20 with the merchant's.
       ...payers(m, [mixer], 40, () => 500_000),
     ];
-    const report = expectReportNearTruth(await reportIn(records, m), base.truthUsd + 10);
-    expect(report.flags.merchant_funded).toEqual({ tx: 20, usd: 10 });
-  });
+    const world = worlds.world(records);
+    it("flags in proportion a wallet that mixes the merchant's money with its own", async () => {
+      const report = expectReportNearTruth((await world(m)).report, base.truthUsd + 10);
+      expect(report.flags.merchant_funded).toEqual({ tx: 20, usd: 10 });
+    });
+  }
 });
 
 describe("money round an exchange (issue 84)", () => {
@@ -359,33 +377,37 @@ describe("evasions of tiny_repeat", () => {
   const m = addr("tiny-evasion-merchant");
   const listings = prices.map((p, i) => listing(m, `e${i}`, p / 1e6));
 
-  it("flags tiny payments whose amounts vary, so that no amount is most of them", async () => {
+  {
     const base = genuine(m, prices, 30, 6);
     const farm = wallets("varied-farm", 3);
     const next = rng(99);
     const records = [...base.records, ...listings, ...payers(m, farm, 300, () => 100 + next(1_900))];
-    const report = expectReportNearTruth(await reportIn(records, m), base.truthUsd);
-    expect(report.flags.tiny_repeat?.tx).toBe(900);
-  });
+    const world = worlds.world(records);
+    it("flags tiny payments whose amounts vary, so that no amount is most of them", async () => {
+      const report = expectReportNearTruth((await world(m)).report, base.truthUsd);
+      expect(report.flags.tiny_repeat?.tx).toBe(900);
+    });
+  }
 
   for (const size of [8, 12]) {
+    const base = genuine(m, prices, 30, 7);
+    const farm = wallets(`split-farm-${size}`, size);
+    const source = addr(`farm-source-${size}`);
+    const records = [
+      ...base.records,
+      ...farm.map((w, i) => transfer(source, w, 5_000_000, START - WEEK + i)),
+      ...payers(m, farm, 150, () => 1_000),
+    ];
+    const both = [listings, []].map((extra) => worlds.world([...records, ...extra]));
     it(`is not fooled by a farm of ${size} wallets funded from one source, with or without listings`, async () => {
-      const base = genuine(m, prices, 30, 7);
-      const farm = wallets(`split-farm-${size}`, size);
-      const source = addr(`farm-source-${size}`);
-      const records = [
-        ...base.records,
-        ...farm.map((w, i) => transfer(source, w, 5_000_000, START - WEEK + i)),
-        ...payers(m, farm, 150, () => 1_000),
-      ];
-      for (const extra of [listings, []]) {
-        const report = expectReportNearTruth(await reportIn([...records, ...extra], m), base.truthUsd);
+      for (const world of both) {
+        const report = expectReportNearTruth((await world(m)).report, base.truthUsd);
         expect(report.flags.tiny_repeat?.tx).toBe(size * 150);
       }
     });
   }
 
-  it("is not fooled by a farm funded through a second level of wallets", async () => {
+  {
     const base = genuine(m, prices, 30, 8);
     const farm = wallets("tree-farm", 10);
     const [left, right] = [addr("tree-left"), addr("tree-right")];
@@ -396,13 +418,16 @@ describe("evasions of tiny_repeat", () => {
       ...farm.map((w, i) => transfer(i < 5 ? left : right, w, 5_000_000, START - WEEK + i)),
       ...payers(m, farm, 100, () => 1_000),
     ];
-    const report = expectReportNearTruth(await reportIn(records, m), base.truthUsd);
-    expect(report.flags.tiny_repeat?.tx).toBe(1_000);
-  });
+    const world = worlds.world(records);
+    it("is not fooled by a farm funded through a second level of wallets", async () => {
+      const report = expectReportNearTruth((await world(m)).report, base.truthUsd);
+      expect(report.flags.tiny_repeat?.tx).toBe(1_000);
+    });
+  }
 });
 
 describe("genuine look-alikes", () => {
-  it("leaves metered charges that vary, from independent buyers, below every listed price", async () => {
+  {
     const m = addr("metered-merchant");
     const next = rng(5);
     const buyers = wallets("metered-buyer", 30);
@@ -413,12 +438,15 @@ describe("genuine look-alikes", () => {
       ...payers(m, buyers, 20, () => 200 + next(8_000)),
     ];
     const truth = records.reduce((sum, r) => sum + Number((r as { amount?: string }).amount ?? 0), 0) / 1e6;
-    const report = await reportIn(records, m);
-    expect(report.flags).toEqual({});
-    expect(report.real_usd).toBeCloseTo(truth, 2);
-  });
+    const world = worlds.world(records);
+    it("leaves metered charges that vary, from independent buyers, below every listed price", async () => {
+      const report = (await world(m)).report;
+      expect(report.flags).toEqual({});
+      expect(report.real_usd).toBeCloseTo(truth, 2);
+    });
+  }
 
-  it("leaves a company's agents, funded from one treasury, paying listed prices", async () => {
+  {
     const m = addr("agents-merchant");
     const base = genuine(m, prices, 20, 9);
     const agents = wallets("company-agent", 15);
@@ -427,11 +455,14 @@ describe("genuine look-alikes", () => {
       ...agents.map((w, i) => transfer(addr("company-treasury"), w, 20_000_000, START - WEEK + i)),
       ...payers(m, agents, 25, (i) => prices[i % 3] as number),
     ];
-    const report = await reportIn(records, m);
-    expect(report.flags).toEqual({});
-  });
+    const world = worlds.world(records);
+    it("leaves a company's agents, funded from one treasury, paying listed prices", async () => {
+      const report = (await world(m)).report;
+      expect(report.flags).toEqual({});
+    });
+  }
 
-  it("leaves buyers funded by one exchange, paying a cheap listed price all week", async () => {
+  {
     const m = addr("cheap-merchant");
     const exchange = addr("shared-exchange");
     const buyers = wallets("cheap-buyer", 30);
@@ -443,8 +474,11 @@ describe("genuine look-alikes", () => {
       ...buyers.map((w, i) => transfer(exchange, w, 1_000_000, START - WEEK + i)),
       ...payers(m, buyers, 40, () => 1_000),
     ];
-    const report = await reportIn(records, m);
-    expect(report.flags).toEqual({});
-    expect(report.real_tx).toBe(1_200);
-  });
+    const world = worlds.world(records);
+    it("leaves buyers funded by one exchange, paying a cheap listed price all week", async () => {
+      const report = (await world(m)).report;
+      expect(report.flags).toEqual({});
+      expect(report.real_tx).toBe(1_200);
+    });
+  }
 });
