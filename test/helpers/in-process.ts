@@ -1,4 +1,4 @@
-import { vi } from "vitest";
+import { onTestFinished, vi } from "vitest";
 import { main } from "../../src/cli/main.ts";
 import { logLevel, setLogDestination, setLogLevel } from "../../src/common/log.ts";
 import { type CliResult, TEST_CLI_ENV } from "./process.ts";
@@ -48,5 +48,58 @@ async function runAlone(argv: readonly string[], env: Record<string, string>): P
     setLogDestination(undefined);
     setLogLevel(level);
     vi.unstubAllEnvs();
+  }
+}
+
+/** A `serve` started in this process by `serveInProcess`. */
+export interface ServedInProcess {
+  /** Each service's base URL by name, as `serve`'s ready line has them. */
+  urls: Record<string, string>;
+  /** Closes what it started, as `serve` does on SIGTERM. */
+  stop(): Promise<void>;
+}
+
+/**
+ * What `serve --only ONLY --data DATA` starts, started in this process: the configuration read from `env` (on
+ * top of this process's environment and `TEST_CLI_ENV`, an empty string unset, as for a child process), then
+ * `startServices` as `runServe` calls it. For a test whose point is what the hosts answer, not the process:
+ * a `serve` process costs 4-5 CPU-s to start (the bundle and PGlite loaded anew), here its modules are
+ * loaded already. Not for `--rpc` (no indexer is followed here). Stopped when the test ends.
+ */
+export async function serveInProcess(
+  only: string,
+  data: string,
+  env: Record<string, string> = {},
+): Promise<ServedInProcess> {
+  const [{ loadConfig }, { chooseServices }, { payToOf }, { startServices }, { Lifecycle }] =
+    await Promise.all([
+      import("../../src/services/config.ts"),
+      import("../../src/cli/serve.ts"),
+      import("../../src/services/merchants.ts"),
+      import("../../src/services/start.ts"),
+      import("../../src/common/lifecycle.ts"),
+    ]);
+  const all: Record<string, string | undefined> = { ...process.env, ...TEST_CLI_ENV, ...env };
+  const given = Object.entries(all).filter(
+    (entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== "",
+  );
+  const config = loadConfig({ flags: { data }, env: Object.fromEntries(given) });
+  const services = chooseServices(only, config);
+  const merchants = services.filter((s) => s !== "reports");
+  for (const name of merchants) payToOf(config, name);
+  const lifecycle = new Lifecycle();
+  const stop = () => lifecycle.close();
+  onTestFinished(stop);
+  try {
+    const started = await startServices({
+      config,
+      lifecycle,
+      merchants,
+      reports: services.includes("reports") ? {} : undefined,
+    });
+    return { urls: started.urls, stop };
+  } catch (error) {
+    await stop();
+    throw error;
   }
 }
