@@ -12,7 +12,7 @@ import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { BatchSettlementEvmScheme as BatchClient } from "@x402/evm/batch-settlement/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import type { DevnetAccount } from "../../src/chain/devnet/index.ts";
 import { useDevnet } from "../helpers/chain.ts";
 import { isolatedDatabaseOptions, type TestDatabaseOptions } from "../helpers/db.ts";
@@ -38,9 +38,9 @@ const known = { payTo: newMerchant(), key: knownKey, authorizer: privateKeyToAcc
  * one process for the file's two tests that serve (5-6 CPU-s each to start), a merchant each. Its table is by
  * receiver, so a merchant it was not told of meets it as one told nothing. Started by the first test that asks.
  */
-let facilitatorState: TestDatabaseOptions;
+let facilitatorState: TestDatabaseOptions | undefined;
 const facilitatorRun = sharedCli(
-  () => ["facilitator", "--rpc", chain.devnet.rpc, "--port", "0", "--data", facilitatorState.dataDir],
+  () => ["facilitator", "--rpc", chain.devnet.rpc, "--port", "0", "--data", facilitatorState?.dataDir ?? ""],
   () => ({
     X402M_FACILITATOR_KEY: chain.devnet.facilitatorAccount.privateKey,
     // Its receipts asked for at the miner's pace (20 ms), not every 500 ms: a channel's deposit and refund.
@@ -48,14 +48,13 @@ const facilitatorRun = sharedCli(
     X402M_FACILITATOR_CHANNEL_AUTHORIZERS: `${known.payTo}=${known.authorizer}`,
   }),
 );
-beforeAll(async () => {
-  facilitatorState = await isolatedDatabaseOptions("pglite");
-});
 afterAll(async () => {
   if (facilitatorRun.started) expect(await facilitatorRun.stop()).toBe(0);
   await facilitatorState?.cleanup();
 });
 async function facilitator(): Promise<string> {
+  // Made by the first test that asks, within its time as when each test made its own.
+  facilitatorState ??= await isolatedDatabaseOptions("pglite");
   return (JSON.parse(await facilitatorRun.get().line) as { facilitator: string }).facilitator;
 }
 
