@@ -14,13 +14,27 @@ let running: Promise<unknown> = Promise.resolve();
  * "one line on stderr" sees what a process would show. Only for what ends at once: a command that serves
  * would never return.
  */
-export function runMain(argv: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
-  const run = running.then(() => runAlone(argv, env));
+export function runMain(
+  argv: readonly string[],
+  env: Record<string, string> = {},
+  watch: RunWatch = {},
+): Promise<CliResult> {
+  const run = running.then(() => runAlone(argv, env, watch));
   running = run.catch(() => undefined);
   return run;
 }
 
-async function runAlone(argv: readonly string[], env: Record<string, string>): Promise<CliResult> {
+/** What a test may see of a run while it is under way (`runMain`'s third argument). */
+export interface RunWatch {
+  /** Called with what the run has written to stderr so far, each time it writes: a run waiting says so there. */
+  stderr?: (soFar: string) => void;
+}
+
+async function runAlone(
+  argv: readonly string[],
+  env: Record<string, string>,
+  watch: RunWatch,
+): Promise<CliResult> {
   let stdout = "";
   let stderr = "";
   const catcher = (into: (text: string) => void) => (chunk: string | Uint8Array) => {
@@ -28,10 +42,14 @@ async function runAlone(argv: readonly string[], env: Record<string, string>): P
     return true;
   };
   const out = vi.spyOn(process.stdout, "write").mockImplementation(catcher((t) => (stdout += t)));
-  const err = vi.spyOn(process.stderr, "write").mockImplementation(catcher((t) => (stderr += t)));
+  const toStderr = (text: string) => {
+    stderr += text;
+    watch.stderr?.(stderr);
+  };
+  const err = vi.spyOn(process.stderr, "write").mockImplementation(catcher(toStderr));
   const level = logLevel();
   setLogLevel("info");
-  setLogDestination({ write: (line) => (stderr += line) });
+  setLogDestination({ write: toStderr });
   for (const [name, value] of Object.entries({ ...TEST_CLI_ENV, ...env })) vi.stubEnv(name, value);
   // A command stopped by a signal listens for it (`untilSignal`) whether or not one came: once it has
   // ended, its listeners go with it, or they would pile up in this process and outlive the test.
