@@ -2,8 +2,8 @@
  * A merchant with its own channel authorizer key (X402M_UTILITY_CHANNEL_AUTHORIZER_KEY) run by `serve` against a
  * standalone `facilitator`, each a process of its own as docs/cli.md has a new user start them. The facilitator
  * relays deposits only into channels someone it knows can claim (docs/facilitator.md, "The deposit rule"): told
- * nothing, it refuses the merchant's channels as `unclaimable_channel` and the merchant, which asks before it
- * offers, leaves them out of its 402s; told the merchant's authorizer (X402M_FACILITATOR_CHANNEL_AUTHORIZERS), it
+ * nothing of a merchant, it refuses the merchant's channels as `unclaimable_channel` and the merchant, which asks
+ * before it offers, leaves them out of its 402s; told the merchant's authorizer (X402M_FACILITATOR_CHANNEL_AUTHORIZERS), it
  * relays them, and the SDK's own batch-settlement client pays calls by a deposit and vouchers and gets the rest
  * back by a refund the merchant signs itself.
  */
@@ -12,12 +12,12 @@ import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { BatchSettlementEvmScheme as BatchClient } from "@x402/evm/batch-settlement/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import type { DevnetAccount } from "../../src/chain/devnet/index.ts";
 import { useDevnet } from "../helpers/chain.ts";
-import { isolatedDatabaseOptions } from "../helpers/db.ts";
-import { runMain } from "../helpers/in-process.ts";
-import { startCli } from "../helpers/process.ts";
+import { isolatedDatabaseOptions, type TestDatabaseOptions } from "../helpers/db.ts";
+import { runMain, serveInProcess } from "../helpers/in-process.ts";
+import { sharedCli, startCli } from "../helpers/process.ts";
 import { NETWORK, newMerchant, usdcReader } from "../helpers/x402.ts";
 
 const PRICE = 1_000n; // `/api/store`'s price ($0.001)
@@ -26,20 +26,39 @@ const DEPOSIT = 20_000n;
 
 const chain = useDevnet({ buyers: 1 });
 
-/** `facilitator` in a process of its own on loopback (open: nothing configured), with `env` on top. */
-async function facilitator(env: Record<string, string>): Promise<string> {
-  const state = await isolatedDatabaseOptions("pglite");
-  onTestFinished(state.cleanup);
-  const run = startCli(["facilitator", "--rpc", chain.devnet.rpc, "--port", "0", "--data", state.dataDir], {
+/**
+ * The merchant the facilitator is told of (X402M_FACILITATOR_CHANNEL_AUTHORIZERS): its wallet and its
+ * authorizer key. Any other merchant, as the one of the test before it, is one the facilitator was told nothing of.
+ */
+const knownKey = generatePrivateKey();
+const known = { payTo: newMerchant(), key: knownKey, authorizer: privateKeyToAccount(knownKey).address };
+
+/**
+ * `facilitator` in a process of its own on loopback (open: nothing else configured), told `known`'s authorizer:
+ * one process for the file's two tests that serve (5-6 CPU-s each to start), a merchant each. Its table is by
+ * receiver, so a merchant it was not told of meets it as one told nothing. Started by the first test that asks.
+ */
+let facilitatorState: TestDatabaseOptions | undefined;
+const facilitatorRun = sharedCli(
+  () => ["facilitator", "--rpc", chain.devnet.rpc, "--port", "0", "--data", facilitatorState?.dataDir ?? ""],
+  () => ({
     X402M_FACILITATOR_KEY: chain.devnet.facilitatorAccount.privateKey,
     // Its receipts asked for at the miner's pace (20 ms), not every 500 ms: a channel's deposit and refund.
     X402M_FACILITATOR_POLL_MS: "20",
-    ...env,
-  });
-  return (JSON.parse(await run.line) as { facilitator: string }).facilitator;
+    X402M_FACILITATOR_CHANNEL_AUTHORIZERS: `${known.payTo}=${known.authorizer}`,
+  }),
+);
+afterAll(async () => {
+  if (facilitatorRun.started) expect(await facilitatorRun.stop()).toBe(0);
+  await facilitatorState?.cleanup();
+});
+async function facilitator(): Promise<string> {
+  // Made by the first test that asks, within its time as when each test made its own.
+  facilitatorState ??= await isolatedDatabaseOptions("pglite");
+  return (JSON.parse(await facilitatorRun.get().line) as { facilitator: string }).facilitator;
 }
 
-/** `serve --only utility` against `facilitatorUrl`, with its own authorizer key; its `/api/store` URL. */
+/** `serve --only utility` in a process, against `facilitatorUrl`, with its own authorizer key; its `/api/store` URL. */
 async function serve(facilitatorUrl: string, payTo: string, authorizerKey: string): Promise<string> {
   const state = await isolatedDatabaseOptions("pglite");
   onTestFinished(state.cleanup);
@@ -78,20 +97,25 @@ describe("a merchant with its own authorizer key against a standalone facilitato
   });
 
   it("is offered no channel where the facilitator does not know its authorizer", async () => {
-    const key = generatePrivateKey();
-    const url = await serve(await facilitator({}), newMerchant(), key);
+    // The host in this process, started as `serve` starts it from the same variables: what is checked is what
+    // it offers, and the facilitator it asks is still a process (the next test's `serve` is one too).
+    const state = await isolatedDatabaseOptions("pglite");
+    onTestFinished(state.cleanup);
+    const served = await serveInProcess("utility", state.dataDir, {
+      X402M_FACILITATOR_URL: await facilitator(),
+      X402M_RPC_URL: chain.devnet.rpc,
+      X402M_UTILITY_PAY_TO: newMerchant(),
+      X402M_UTILITY_CHANNEL_AUTHORIZER_KEY: generatePrivateKey(),
+      X402M_UTILITY_PORT: "0",
+      PORT: "0",
+    });
+    const url = `${served.urls.utility}/api/store`;
     expect(await offered(url)).toBeUndefined();
   }, 40_000);
 
   it("is offered and paid through channels once the facilitator is told its authorizer", async () => {
-    const key = generatePrivateKey();
-    const authorizer = privateKeyToAccount(key).address;
-    const payTo = newMerchant();
-    const facilitatorUrl = await facilitator({
-      X402M_FACILITATOR_CHANNEL_AUTHORIZERS: `${payTo}=${authorizer}`,
-    });
-    const url = await serve(facilitatorUrl, payTo, key);
-    expect((await offered(url))?.extra?.receiverAuthorizer).toBe(authorizer);
+    const url = await serve(await facilitator(), known.payTo, known.key);
+    expect((await offered(url))?.extra?.receiverAuthorizer).toBe(known.authorizer);
 
     const account = privateKeyToAccount((chain.devnet.buyers[0] as DevnetAccount).privateKey);
     const client = new BatchClient(account, {

@@ -27,7 +27,7 @@ import { BASE_RECORD, POLYGON_RECORD } from "../../src/chain/chains.ts";
 import type { Devnet, DevnetAccount } from "../../src/chain/devnet/index.ts";
 import { startMiner } from "../helpers/chain.ts";
 import { isolatedDatabaseOptions } from "../helpers/db.ts";
-import { runMain } from "../helpers/in-process.ts";
+import { runMain, serveInProcess } from "../helpers/in-process.ts";
 import { startTestDevnet } from "../helpers/indexer.ts";
 import { startCli } from "../helpers/process.ts";
 import { newMerchant, usdcReader } from "../helpers/x402.ts";
@@ -241,9 +241,11 @@ describe("a merchant on Polygon", () => {
 
     // One host, two networks: the first is Base (X402M_RPC_URL), Polygon's RPC its chain's own variable, one
     // facilitator URL for both (a payment goes to the chain its requirements name).
+    // Started in this process as `serve` starts it, from the same variables: what is checked is what the host
+    // offers and settles, which the first test has already seen of a `serve` process on Polygon.
     const state = await isolatedDatabaseOptions("pglite");
     onTestFinished(state.cleanup);
-    const serve = startCli(["serve", "--only", "utility", "--data", state.dataDir], {
+    const served = await serveInProcess("utility", state.dataDir, {
       DATABASE_URL: "",
       X402M_NETWORK: `${BASE_RECORD.caip2},${NETWORK}`,
       X402M_RPC_URL: base.rpc,
@@ -254,7 +256,7 @@ describe("a merchant on Polygon", () => {
       X402M_UTILITY_PORT: "0",
       PORT: "0",
     });
-    const host = (JSON.parse(await serve.line) as { utility: string }).utility;
+    const host = served.urls.utility as string;
     const url = `${host}/api/store`;
 
     // Base's ways first, then Polygon's, each with its USDC: exact, and a payment channel on each chain.

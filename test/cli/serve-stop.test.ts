@@ -88,7 +88,8 @@ describe("serve, stopped under load", () => {
     onTestFinished(() => db.close());
     const { rows } = await db.query<{ row_count: bigint }>("SELECT row_count FROM utility_state_collections");
     expect(rows.every((r) => Number(r.row_count) === ROWS)).toBe(true);
-    expect(BigInt(rows.length)).toBe(paidInserts);
+    // The server's own account of its stop (a drain cut short past its grace shows there) if they disagree.
+    expect(BigInt(rows.length), serve.stderr()).toBe(paidInserts);
     expect(rows.length).toBeGreaterThanOrEqual(statuses.filter((s) => s === 200).length);
   }, 90_000);
 });

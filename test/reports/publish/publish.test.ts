@@ -3,6 +3,12 @@
  * the site's own `_redirects` and `_headers` (as Netlify and Cloudflare Pages do) then answers every URL a
  * reader can reach from the home page, and every URL of the manifest, with the bytes and content type the
  * report service answers on the same store.
+ *
+ * The week's own `publish` is a child process, as a user runs it, and so is the `serve` the publish beside it
+ * asks; what else the file runs ends on its own and runs in this process (runMain: the same `main`, what it
+ * prints caught): the import that makes the store, the refusals, the publish beside the service (the service
+ * is still another process, whose lock it meets as a child would) and `--replace`. A child each cost 2-3 CPU-s
+ * more, loading the CLI and DuckDB anew.
  */
 import crypto from "node:crypto";
 import fs from "node:fs";
@@ -19,6 +25,7 @@ import { reportRoutes } from "../../../src/reports/serve/http.ts";
 import { ReportService } from "../../../src/reports/serve/service.ts";
 import { loadConfig } from "../../../src/services/config.ts";
 import { addr, checkpoint, END, ndjsonFile, payment, repeat } from "../../helpers/data.ts";
+import { runMain } from "../../helpers/in-process.ts";
 import { runCli, startCli } from "../../helpers/process.ts";
 import { staticHost } from "./static-host.ts";
 
@@ -58,7 +65,7 @@ beforeAll(async () => {
     payment({ payer: addr("p-one"), payTo: m3, amount: 10_000 }),
     checkpoint(),
   ];
-  expect((await runCli(["import", ndjsonFile(records), "--data", data])).code).toBe(0);
+  expect((await runMain(["import", ndjsonFile(records), "--data", data])).code).toBe(0);
   const run = await runCli(["publish", site, "--data", data, "--public-url", PUBLIC]);
   expect(run.stderr).toMatch(
     /^x402-merchants: published Base's window ending at block 40000000 to .*: 3 merchants, \d+ files/,
@@ -219,7 +226,7 @@ describe("publish beside a running service", () => {
     const serve = startCli(["serve", "--port", "0", "--data", data, "--public-url", PUBLIC]);
     await serve.line;
     const beside = path.join(tmp, "beside");
-    const run = await runCli(["publish", beside, "--data", data, "--public-url", PUBLIC]);
+    const run = await runMain(["publish", beside, "--data", data, "--public-url", PUBLIC]);
     expect(run.code, run.stderr).toBe(0);
     serve.child.kill("SIGTERM");
     expect(await serve.exited).toBe(0);
@@ -240,14 +247,14 @@ describe("publish refuses, and leaves nothing half-written", () => {
       [["publish", path.join(tmp, "x"), "--end-block", "abc"], /--end-block must be a block number/],
       [["publish", path.join(site, "manifest.json")], /exists and is not a directory/],
     ] as const) {
-      const run = await runCli([...args, "--data", data]);
+      const run = await runMain([...args, "--data", data]);
       expect(run.code, run.stderr).toBe(2);
       expect(run.stderr).toMatch(message);
       expect(run.stderr.trim().split("\n")).toHaveLength(1);
     }
     // A week the store does not have: exit 1, and no directory at all.
     const missing = path.join(tmp, "missing");
-    const run = await runCli(["publish", missing, "--end-block", String(END + 1), "--data", data]);
+    const run = await runMain(["publish", missing, "--end-block", String(END + 1), "--data", data]);
     expect(run.code).toBe(1);
     expect(run.stderr.trim().split("\n")).toHaveLength(1);
     expect(fs.existsSync(missing)).toBe(false);
@@ -274,7 +281,7 @@ describe("publish refuses, and leaves nothing half-written", () => {
     const other = path.join(tmp, "other");
     fs.mkdirSync(other);
     fs.writeFileSync(path.join(other, "stale.html"), "old");
-    const run = await runCli(["publish", other, "--replace", "--data", data, "--public-url", PUBLIC]);
+    const run = await runMain(["publish", other, "--replace", "--data", data, "--public-url", PUBLIC]);
     expect(run.code, run.stderr).toBe(0);
     expect(fs.existsSync(path.join(other, "stale.html"))).toBe(false);
     const again = JSON.parse(fs.readFileSync(path.join(other, "manifest.json"), "utf8")) as Manifest;
