@@ -49,8 +49,14 @@ async function nextBlocks(on: Devnet, count: number) {
   return { from, to, blocks };
 }
 
+/**
+ * The tests wait on blocks (8 s of a 2 s chain for the density, two blocks for the stop) far more than they run:
+ * those of a devnet of their own wait at the same time as the density's, which reads the shared devnet alone
+ * (a settlement there would be a transaction of no account of the traffic's). The stop tests' devnets mine
+ * every second: what they check is block after block, not the interval.
+ */
 describe("devnet background traffic", () => {
-  it("fills blocks with about tps × 2 s each of ETH and USDC transfers among accounts of its own", async () => {
+  it.concurrent("fills blocks with about tps × 2 s each of ETH and USDC transfers among accounts of its own", async () => {
     const { from, to, blocks } = await nextBlocks(devnet, BLOCKS);
     const background = trafficOf(devnet);
     const own = new Set(background.accounts.map((a) => a.toLowerCase()));
@@ -89,24 +95,8 @@ describe("devnet background traffic", () => {
     expect(background.byKind.usdc.sent).toBeGreaterThan(0);
   }, 30_000);
 
-  it("leaves x402 settlements to settle among the traffic", async () => {
-    const payTo = newMerchant();
-    const settler = new Settler(devnet, devnet.facilitatorAccount);
-    const buyer = devnet.buyers[0] as Devnet["buyers"][number];
-    const [paid] = await settler.settle([{ buyer, payTo, amount: 1_234n }]);
-    const usdc = usdcReader(devnet.rpc);
-    const receipt = await usdc.receipt(paid?.tx ?? "0x");
-    expect(receipt.status).toBe("success");
-    expect(parseEventLogs({ abi: usdcAbi, eventName: "AuthorizationUsed", logs: receipt.logs })).toHaveLength(
-      1,
-    );
-    expect(await usdc.balanceOf(payTo)).toBe(1_234n);
-    const block = await client.getBlock({ blockNumber: receipt.blockNumber });
-    expect(block.transactions.length).toBeGreaterThan(1);
-  }, 30_000);
-
-  it("stop() waits for the sends under way and sends nothing after", async () => {
-    const own = await startDevnet({ port: 0, buyers: 0, backgroundTps: TPS });
+  it.concurrent("stop() waits for the sends under way and sends nothing after", async () => {
+    const own = await startDevnet({ port: 0, buyers: 0, backgroundTps: TPS, blockTime: 1 });
     try {
       const background = trafficOf(own);
       expect(await eventually(() => background.sent > 0)).toBe(true);
@@ -124,8 +114,8 @@ describe("devnet background traffic", () => {
     }
   }, 30_000);
 
-  it("devnet.stop() stops the traffic before anvil, so no send meets a stopped chain", async () => {
-    const own = await startDevnet({ port: 0, buyers: 0, backgroundTps: TPS });
+  it.concurrent("devnet.stop() stops the traffic before anvil, so no send meets a stopped chain", async () => {
+    const own = await startDevnet({ port: 0, buyers: 0, backgroundTps: TPS, blockTime: 1 });
     const background = trafficOf(own);
     expect(await eventually(() => background.sent > 0)).toBe(true);
     await own.stop();
@@ -134,6 +124,22 @@ describe("devnet background traffic", () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(background.sent).toBe(sent);
     expect(background.failed).toBe(0);
+  }, 30_000);
+
+  it("leaves x402 settlements to settle among the traffic", async () => {
+    const payTo = newMerchant();
+    const settler = new Settler(devnet, devnet.facilitatorAccount);
+    const buyer = devnet.buyers[0] as Devnet["buyers"][number];
+    const [paid] = await settler.settle([{ buyer, payTo, amount: 1_234n }]);
+    const usdc = usdcReader(devnet.rpc);
+    const receipt = await usdc.receipt(paid?.tx ?? "0x");
+    expect(receipt.status).toBe("success");
+    expect(parseEventLogs({ abi: usdcAbi, eventName: "AuthorizationUsed", logs: receipt.logs })).toHaveLength(
+      1,
+    );
+    expect(await usdc.balanceOf(payTo)).toBe(1_234n);
+    const block = await client.getBlock({ blockNumber: receipt.blockNumber });
+    expect(block.transactions.length).toBeGreaterThan(1);
   }, 30_000);
 
   it("refuses a rate above the maximum, or a devnet that does not mine by interval", async () => {
