@@ -5,6 +5,7 @@ import { Analytics } from "../../src/analytics/duckdb.ts";
 import { importNdjson } from "../../src/analytics/import.ts";
 import { WEEK_BLOCKS } from "../../src/chain/base.ts";
 import { dataLayout } from "../../src/config/layout.ts";
+import { removedTempDir } from "./temp-dirs.ts";
 
 /** A window used throughout the tests: blocks END - 302,400 + 1 .. END. */
 export const END = 40_000_000;
@@ -83,9 +84,9 @@ export const checkpoint = (block = END) => ({
   block_time: timeOf(block),
 });
 
-/** Writes records (objects or raw lines) to a temporary NDJSON file. */
+/** Writes records (objects or raw lines) to a temporary NDJSON file, removed when its test (or file) ends. */
 export function ndjsonFile(records: readonly (object | string)[]): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-ndjson-"));
+  const dir = removedTempDir("x402m-ndjson-");
   const file = path.join(dir, "data.ndjson");
   fs.writeFileSync(
     file,
@@ -133,9 +134,9 @@ export interface TempAnalyticsOptions {
   memoryLimit?: string;
 }
 
-/** A new, empty analytics store in a temporary directory of its own. */
+/** A new, empty analytics store in a temporary directory of its own, removed when its test (or file) ends. */
 export async function tempAnalytics(options: TempAnalyticsOptions = {}): Promise<Analytics> {
-  const dir = await emptyStoreAt(fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-")));
+  const dir = await emptyStoreAt(removedTempDir("x402m-analytics-"));
   return Analytics.open({
     dataDir: dir,
     memoryLimit: options.memoryLimit ?? "256MB",
