@@ -20,7 +20,7 @@ useRunScratch();
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    setupFiles: ["test/setup-log.ts"],
+    setupFiles: ["test/setup-log.ts", "test/setup-scratch.ts"],
     globalSetup: ["test/scratch.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,

@@ -8,7 +8,7 @@
  * one wallet); beside the records they are left out, in any order of files. A bad record stops the import,
  * naming its line, with nothing kept.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Analytics } from "../../src/analytics/duckdb.ts";
 import { ImportError, importNdjson } from "../../src/analytics/import.ts";
 import {
@@ -23,6 +23,7 @@ import {
   END,
   ndjsonFile,
   payment,
+  reportIn,
   reportOf,
   tempAnalytics,
   timeOf,
@@ -248,7 +249,8 @@ describe("channels in an import", () => {
     const counts = await importNdjson(analytics, ndjsonFile([...escrowTransfers(), claimPayment()]));
     expect([counts.transfer.added, counts.payment.added]).toEqual([0, 0]);
     expect(await money(analytics)).toEqual(records);
-    const report = await reportOf([...week(), ...escrowTransfers()], M);
+    // The store is the import of the records and the transfers (its money the records' alone, as checked).
+    const report = await reportIn(analytics, M);
     expect(report.report.flags).toEqual({ merchant_funded: { tx: 1, usd: 0.4 } });
   });
 
@@ -289,7 +291,7 @@ describe("channels in an import", () => {
 
     expect([again.transfer.added, again.payment.added]).toEqual([0, 0]);
     expect(await money(analytics)).toEqual(stored);
-    const report = await reportOf(transfersOnly(), M);
+    const report = await reportIn(analytics, M);
     expect(report.report.flags).toEqual({ merchant_funded: { tx: 1, usd: 0.4 } });
     // A deposit through Permit2's collector goes straight from the payer to the escrow: the same move.
     const straight = transfersOnly().map((r) => ("to" in r && r.to === COLLECTOR ? { ...r, to: ESCROW } : r));
@@ -403,7 +405,7 @@ describe("channels in an import", () => {
     const records = [transfer(M, FARM, 600_000, END - 1000), claimPayment(), checkpoint()];
     analytics = await storeOf(records);
     expect(await analytics.all("SELECT channel FROM payments")).toEqual([{ channel: null }]);
-    expect((await reportOf(records, M)).report.flags).toEqual({ merchant_funded: { tx: 1, usd: 0.4 } });
+    expect((await reportIn(analytics, M)).report.flags).toEqual({ merchant_funded: { tx: 1, usd: 0.4 } });
   });
 
   it("keep an event too large for a payment as an event alone, and a channel of another token moves nothing", async () => {
@@ -439,50 +441,58 @@ describe("channels in an import", () => {
     expect(await analytics.one("SELECT payer, pay_to FROM payments")).toEqual({ payer: FARM, pay_to: M });
   });
 
-  it.each([
-    [[event(END - 800, 2, "claimed", 1)], "channel 0x7e7e", 'has no "channel" record'],
-    [[channel(), channel({ withdraw_delay: 60 })], "", "appears earlier in the file with another config"],
-    [
-      [channel(), event(END - 800, 2, "claimed", 1), event(END - 800, 2, "claimed", 2)],
-      "channel_event",
-      "appears earlier in the file with different fields",
-    ],
-    [[channel(), event(END - 800, 2, "claimed", 1, { receiver: FARM })], "", "must be channel"],
-    [
-      [channel(), event(END - 800, 2, "swept", 1)],
-      "",
-      'a "swept" event names its "receiver" and no "channel"',
-    ],
-    [[channel(), event(END - 800, 2, "settled", 1)], "", '"event" must be one of created, deposited'],
-    [[channel(), event(END - 800, 2, "claimed", 1, { sender: undefined })], "", 'missing field "sender"'],
-    [[channel(), event(END - 800, 2, "claimed", "1e3")], "", '"amount" must be a whole number'],
-    [
-      [channel(), event(END - 800, 2, "claimed", 1, { channel: "0x12" })],
-      "",
-      '"channel" must be a channel id',
-    ],
-    [[channel({ tx_hash: undefined })], "", '"block_number" and "tx_hash" go together'],
-    [[channel({ token: "usdc" })], "", '"token" must be an address'],
-    [[channel({ salt: undefined })], "", 'missing field "salt"'],
-    [[channel(), event(END - 800, 2, "claimed", 1, { block_time: timeOf(END - 800) + 1 })], "", "block"],
-    [[{ ...claimPayment(), pay_to: COLLECTOR }], "a payment to or from", "batch-settlement escrow"],
-    [[{ ...claimPayment(), payer: ESCROW.toUpperCase().replace("0X", "0x") }], "", "not an x402 payment"],
-  ])("refuse a bad record, naming its line, keeping nothing (%#)", async (records, start, reason) => {
-    analytics = await tempAnalytics();
-    const file = ndjsonFile([checkpoint(), ...records]);
-    const error = await importNdjson(analytics, file).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(ImportError);
-    const { line, reason: why, message } = error as ImportError;
-    expect(message).toBe(`${file}:${line}: ${why}`);
-    expect(message).not.toContain("\n");
-    expect(line).toBe(records.length + 1);
-    expect(why.startsWith(start)).toBe(true);
-    expect(why).toContain(reason);
-    for (const table of ["channels", "channel_events", "payments", "transfers", "checkpoints"])
-      expect(await analytics.one(`SELECT count(*) AS n FROM ${table}`), table).toEqual({ n: 0n });
+  describe("refuse a bad record", () => {
+    // A refusal keeps nothing, which each case checks: the next finds the store as empty as a new one.
+    let empty: Analytics;
+    beforeAll(async () => {
+      empty = await tempAnalytics();
+    });
+    afterAll(() => empty?.close());
+
+    it.each([
+      [[event(END - 800, 2, "claimed", 1)], "channel 0x7e7e", 'has no "channel" record'],
+      [[channel(), channel({ withdraw_delay: 60 })], "", "appears earlier in the file with another config"],
+      [
+        [channel(), event(END - 800, 2, "claimed", 1), event(END - 800, 2, "claimed", 2)],
+        "channel_event",
+        "appears earlier in the file with different fields",
+      ],
+      [[channel(), event(END - 800, 2, "claimed", 1, { receiver: FARM })], "", "must be channel"],
+      [
+        [channel(), event(END - 800, 2, "swept", 1)],
+        "",
+        'a "swept" event names its "receiver" and no "channel"',
+      ],
+      [[channel(), event(END - 800, 2, "settled", 1)], "", '"event" must be one of created, deposited'],
+      [[channel(), event(END - 800, 2, "claimed", 1, { sender: undefined })], "", 'missing field "sender"'],
+      [[channel(), event(END - 800, 2, "claimed", "1e3")], "", '"amount" must be a whole number'],
+      [
+        [channel(), event(END - 800, 2, "claimed", 1, { channel: "0x12" })],
+        "",
+        '"channel" must be a channel id',
+      ],
+      [[channel({ tx_hash: undefined })], "", '"block_number" and "tx_hash" go together'],
+      [[channel({ token: "usdc" })], "", '"token" must be an address'],
+      [[channel({ salt: undefined })], "", 'missing field "salt"'],
+      [[channel(), event(END - 800, 2, "claimed", 1, { block_time: timeOf(END - 800) + 1 })], "", "block"],
+      [[{ ...claimPayment(), pay_to: COLLECTOR }], "a payment to or from", "batch-settlement escrow"],
+      [[{ ...claimPayment(), payer: ESCROW.toUpperCase().replace("0X", "0x") }], "", "not an x402 payment"],
+    ])("refuse a bad record, naming its line, keeping nothing (%#)", async (records, start, reason) => {
+      const file = ndjsonFile([checkpoint(), ...records]);
+      const error = await importNdjson(empty, file).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ImportError);
+      const { line, reason: why, message } = error as ImportError;
+      expect(message).toBe(`${file}:${line}: ${why}`);
+      expect(message).not.toContain("\n");
+      expect(line).toBe(records.length + 1);
+      expect(why.startsWith(start)).toBe(true);
+      expect(why).toContain(reason);
+      for (const table of ["channels", "channel_events", "payments", "transfers", "checkpoints"])
+        expect(await empty.one(`SELECT count(*) AS n FROM ${table}`), table).toEqual({ n: 0n });
+    });
   });
 });
 

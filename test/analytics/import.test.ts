@@ -1,5 +1,4 @@
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Analytics } from "../../src/analytics/duckdb.ts";
@@ -18,6 +17,7 @@ import {
   timeOf,
   transfer,
 } from "../helpers/data.ts";
+import { removedTempDir } from "../helpers/temp-dirs.ts";
 
 let analytics: Analytics;
 afterEach(() => analytics?.close());
@@ -344,7 +344,7 @@ describe("import errors keep nothing", () => {
   });
 
   it("reads the file it is given, whatever glob characters its path holds", async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-glob-"));
+    const dir = removedTempDir("x402m-glob-");
     const files = {
       "a*.ndjson": "star",
       "ab.ndjson": "plain",
@@ -587,7 +587,7 @@ describe("amounts", () => {
 });
 
 /** Several threads, as in production: DuckDB reads a file in parallel then, and one thread hides faults. */
-const parallelAnalytics = async (dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-"))) =>
+const parallelAnalytics = async (dataDir = removedTempDir("x402m-analytics-")) =>
   Analytics.open({ dataDir: await emptyStoreAt(dataDir), memoryLimit: "1GB", threads: 4 });
 
 /**
@@ -618,7 +618,7 @@ describe("line numbers", () => {
       lines.push(padded(i === 25_500 ? { ...p, pay_to: "0x12" } : p));
     }
     const bad = lines.findIndex((l) => l.includes('"pay_to":"0x12"')) + 1;
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-lines-"));
+    const dir = removedTempDir("x402m-lines-");
     const file = path.join(dir, "big.ndjson");
     const text = `${lines.slice(0, 1_000).join("\r\n")}\r\n${lines.slice(1_000).join("\n")}\n`;
     fs.writeFileSync(file, text);

@@ -5,6 +5,7 @@ import { Analytics } from "../../src/analytics/duckdb.ts";
 import { importNdjson } from "../../src/analytics/import.ts";
 import { WEEK_BLOCKS } from "../../src/chain/base.ts";
 import { dataLayout } from "../../src/config/layout.ts";
+import { removedTempDir } from "./temp-dirs.ts";
 
 /** A window used throughout the tests: blocks END - 302,400 + 1 .. END. */
 export const END = 40_000_000;
@@ -83,9 +84,9 @@ export const checkpoint = (block = END) => ({
   block_time: timeOf(block),
 });
 
-/** Writes records (objects or raw lines) to a temporary NDJSON file. */
+/** Writes records (objects or raw lines) to a temporary NDJSON file, removed when its test (or file) ends. */
 export function ndjsonFile(records: readonly (object | string)[]): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x402m-ndjson-"));
+  const dir = removedTempDir("x402m-ndjson-");
   const file = path.join(dir, "data.ndjson");
   fs.writeFileSync(
     file,
@@ -133,9 +134,9 @@ export interface TempAnalyticsOptions {
   memoryLimit?: string;
 }
 
-/** A new, empty analytics store in a temporary directory of its own. */
+/** A new, empty analytics store in a temporary directory of its own, removed when its test (or file) ends. */
 export async function tempAnalytics(options: TempAnalyticsOptions = {}): Promise<Analytics> {
-  const dir = await emptyStoreAt(fs.mkdtempSync(path.join(os.tmpdir(), "x402m-analytics-")));
+  const dir = await emptyStoreAt(removedTempDir("x402m-analytics-"));
   return Analytics.open({
     dataDir: dir,
     memoryLimit: options.memoryLimit ?? "256MB",
@@ -179,15 +180,23 @@ export function repeat(
 
 /** The report of `address` over `records` (window ending at END), with a fixed clock. */
 export async function reportOf(records: readonly object[], address: string) {
-  const { ReportService } = await import("../../src/reports/index.ts");
   const analytics = await analyticsWith(records);
   try {
-    const service = new ReportService(analytics, {
-      publicUrl: "https://reports.test",
-      now: () => new Date(END_TIME * 1000 + 3_600_000),
-    });
-    return await service.report(address, END);
+    return await reportIn(analytics, address);
   } finally {
     analytics.close();
   }
+}
+
+/**
+ * `reportOf` over a store a test has already loaded (and keeps open): where the test holds the store the report
+ * reads to be what an import of the same records makes, a second store of them is only its cost again.
+ */
+export async function reportIn(analytics: Analytics, address: string) {
+  const { ReportService } = await import("../../src/reports/index.ts");
+  const service = new ReportService(analytics, {
+    publicUrl: "https://reports.test",
+    now: () => new Date(END_TIME * 1000 + 3_600_000),
+  });
+  return service.report(address, END);
 }

@@ -2,13 +2,11 @@
  * Shared pieces of the indexer tests: a devnet long enough for a weekly report, a temporary analytics database,
  * and the analytics database's rows in a stable order for comparisons.
  */
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { Analytics } from "../../src/analytics/duckdb.ts";
 import { WEEK_BLOCKS } from "../../src/chain/base.ts";
 import { type Devnet, type DevnetOptions, startDevnet } from "../../src/chain/devnet/index.ts";
 import { emptyStoreAt } from "./data.ts";
+import { removedTempDir } from "./temp-dirs.ts";
 
 /**
  * A full week's window ends at block 302,400 or later (before that a report covers the chain's whole
@@ -21,8 +19,9 @@ export function startTestDevnet(options: DevnetOptions = {}): Promise<Devnet> {
   return startDevnet({ port: 0, blockTime: 0, genesisNumber: GENESIS, ...options });
 }
 
+/** A new temporary directory, removed when the test that made it ends (made outside a test: its file). */
 export function tempDir(prefix = "x402m-indexer-"): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  return removedTempDir(prefix);
 }
 
 /** An analytics store in `dir` (a new temporary directory unless given): a copy of the empty one where none is yet. */

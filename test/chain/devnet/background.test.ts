@@ -49,6 +49,13 @@ async function nextBlocks(on: Devnet, count: number) {
   return { from, to, blocks };
 }
 
+/**
+ * The tests wait on blocks (8 s of a 2 s chain for the density, a block or two for the others) far more than
+ * they run. The density test runs alone: its figure is CPU-bound (other devnets' traffic beside it brought a
+ * loaded machine's blocks to 33 transactions of the 48 it needs). The others then wait for their blocks at the
+ * same time: the settlement on the shared devnet, the stops on devnets of their own that mine every second
+ * (what they check is block after block, not the interval).
+ */
 describe("devnet background traffic", () => {
   it("fills blocks with about tps × 2 s each of ETH and USDC transfers among accounts of its own", async () => {
     const { from, to, blocks } = await nextBlocks(devnet, BLOCKS);
@@ -89,7 +96,7 @@ describe("devnet background traffic", () => {
     expect(background.byKind.usdc.sent).toBeGreaterThan(0);
   }, 30_000);
 
-  it("leaves x402 settlements to settle among the traffic", async () => {
+  it.concurrent("leaves x402 settlements to settle among the traffic", async () => {
     const payTo = newMerchant();
     const settler = new Settler(devnet, devnet.facilitatorAccount);
     const buyer = devnet.buyers[0] as Devnet["buyers"][number];
@@ -105,8 +112,8 @@ describe("devnet background traffic", () => {
     expect(block.transactions.length).toBeGreaterThan(1);
   }, 30_000);
 
-  it("stop() waits for the sends under way and sends nothing after", async () => {
-    const own = await startDevnet({ port: 0, buyers: 0, backgroundTps: TPS });
+  it.concurrent("stop() waits for the sends under way and sends nothing after", async () => {
+    const own = await startDevnet({ port: 0, buyers: 0, backgroundTps: TPS, blockTime: 1 });
     try {
       const background = trafficOf(own);
       expect(await eventually(() => background.sent > 0)).toBe(true);
@@ -124,8 +131,8 @@ describe("devnet background traffic", () => {
     }
   }, 30_000);
 
-  it("devnet.stop() stops the traffic before anvil, so no send meets a stopped chain", async () => {
-    const own = await startDevnet({ port: 0, buyers: 0, backgroundTps: TPS });
+  it.concurrent("devnet.stop() stops the traffic before anvil, so no send meets a stopped chain", async () => {
+    const own = await startDevnet({ port: 0, buyers: 0, backgroundTps: TPS, blockTime: 1 });
     const background = trafficOf(own);
     expect(await eventually(() => background.sent > 0)).toBe(true);
     await own.stop();
