@@ -142,24 +142,24 @@ export type Reservation =
 
 export class PaymentLedger {
   private lastPurge = 0;
-  // Concurrent requests' rows are taken and finished in groups, a statement for many (common/db/grouped.ts),
-  // takes and finishes in one queue so that one request's take and another's finish share a statement
-  // (`writeRows`); a row the database refuses for its own values (a validBefore past its timestamps) fails its
-  // request alone.
-  private readonly writing: GroupedWriter<LedgerWrite, Written>;
+  // Concurrent requests' rows are taken and finished in groups, a statement for many (common/db/grouped.ts);
+  // a row the database refuses for its own values (a validBefore past its timestamps) fails its request alone.
+  private readonly taking: GroupedWriter<{ key: PaymentKey; resource: string }, boolean>;
+  private readonly finishing: GroupedWriter<{ key: PaymentKey; outcome: Outcome; settlement?: string }>;
 
   constructor(
     private readonly db: Database,
     private readonly now: () => number = Date.now,
   ) {
-    this.writing = groupedWriter((batch) => writeRows(db, batch));
+    this.taking = groupedWriter((batch) => takeRows(db, batch), { itemError: isRetryAlone });
+    this.finishing = groupedWriter((batch) => finishRows(db, batch), { itemError: isRetryAlone });
   }
 
   /** Takes the payment's row; false when another request holds it (or held it and succeeded). */
   async take(key: PaymentKey, resource: string): Promise<boolean> {
     await this.purgeNowAndThen();
     if (deferred(key, resource)) return true;
-    return (await written(this.writing.write({ take: { key, resource } }))) as boolean;
+    return this.taking.write({ key, resource });
   }
 
   /**
@@ -246,10 +246,7 @@ export class PaymentLedger {
         return;
       }
     }
-    if (!q) {
-      await written(this.writing.write({ finish: { key, outcome, ...(settlement && { settlement }) } }));
-      return;
-    }
+    if (!q) return this.finishing.write({ key, outcome, ...(settlement && { settlement }) });
     await finishRow(q, key, outcome, settlement);
   }
 
@@ -350,119 +347,6 @@ const takeRow = prepared(
        ON CONFLICT (payer, nonce) DO NOTHING
        RETURNING payer`,
 );
-
-type TakeItem = { key: PaymentKey; resource: string };
-type FinishItem = { key: PaymentKey; outcome: Outcome; settlement?: string };
-/** A write of the ledger's one queue: a row taken, or a row's outcome recorded. */
-type LedgerWrite = { take: TakeItem } | { finish: FinishItem };
-/** Each write's own end: its commit's result or error (a group's takes and finishes may commit apart). */
-type Written = { ok: true; value: boolean | undefined } | { ok: false; error: unknown };
-
-async function written(done: Promise<Written>): Promise<boolean | undefined> {
-  const result = await done;
-  if (!result.ok) throw result.error;
-  return result.value;
-}
-
-/**
- * Commits a group of the queue. One take beside one finish of another payment, what a busy host's turn holds
- * most (one request verified while another settled), is one statement (`takeAndFinishRow`): PGlite runs a
- * statement's commit, its protocol and its result for the two, 0.55-0.6x the CPU of a lone take and a lone
- * finish (docs/benchmarks-log.md, 2026-11-29, 21:00). Both commit or neither does. Any other group, or a pair
- * the database refuses for one row's values, goes as before: its takes in one statement, then its finishes in
- * another, each statement's writes told its own end, and a statement refused for one row's values written row
- * by row.
- */
-async function writeRows(q: Queryable, batch: readonly LedgerWrite[]): Promise<Written[]> {
-  const takes: { at: number; item: TakeItem }[] = [];
-  const finishes: { at: number; item: FinishItem }[] = [];
-  for (const [at, w] of batch.entries()) {
-    if ("take" in w) takes.push({ at, item: w.take });
-    else finishes.push({ at, item: w.finish });
-  }
-  const results: Written[] = new Array(batch.length);
-  const [take] = takes;
-  const [finish] = finishes;
-  // A release deletes its row, and a take of the same payment as the finish must see that row: those go apart.
-  if (
-    take &&
-    finish &&
-    batch.length === 2 &&
-    finish.item.outcome !== "released" &&
-    !samePayment(take.item.key, finish.item.key)
-  ) {
-    try {
-      const taken = await takeAndFinishRow(q, take.item, finish.item);
-      results[take.at] = { ok: true, value: taken };
-      results[finish.at] = { ok: true, value: undefined };
-      return results;
-    } catch (error) {
-      if (!isRetryAlone(error)) {
-        results[take.at] = results[finish.at] = { ok: false, error };
-        return results;
-      }
-    }
-  }
-  await commitPart(q, takes, takeRows, results);
-  await commitPart(q, finishes, finishRows, results);
-  return results;
-}
-
-/** `commit` of a group's writes of one kind, each told its end; row by row when one row's values fail it. */
-async function commitPart<T>(
-  q: Queryable,
-  part: readonly { at: number; item: T }[],
-  commit: (q: Queryable, items: readonly T[]) => Promise<readonly (boolean | undefined)[] | undefined>,
-  results: Written[],
-): Promise<void> {
-  if (part.length === 0) return;
-  try {
-    const values = await commit(
-      q,
-      part.map((p) => p.item),
-    );
-    for (const [i, p] of part.entries()) results[p.at] = { ok: true, value: values?.[i] };
-  } catch (error) {
-    if (part.length > 1 && isRetryAlone(error)) {
-      for (const p of part) await commitPart(q, [p], commit, results);
-      return;
-    }
-    for (const p of part) results[p.at] = { ok: false, error };
-  }
-}
-
-function samePayment(a: PaymentKey, b: PaymentKey): boolean {
-  return a.payer.toLowerCase() === b.payer.toLowerCase() && a.nonce.toLowerCase() === b.nonce.toLowerCase();
-}
-
-const takeAndSettleRow = prepared(
-  "x402m_take_and_finish_payment",
-  ["text", "text", "text", "float8", "numeric", "text", "text", "text", "text"],
-  `WITH finished AS (
-       UPDATE merchant_payments SET state = $8, finished_at = clock_timestamp(), settlement = $9
-       WHERE payer = $6 AND nonce = $7
-     )
-     INSERT INTO merchant_payments (payer, nonce, resource, valid_before, amount, state)
-     VALUES ($1, $2, $3, to_timestamp($4::float8), $5::numeric, 'running')
-     ON CONFLICT (payer, nonce) DO NOTHING
-     RETURNING payer`,
-);
-
-/** One payment's row taken and another's outcome (not a release) recorded, in one statement: whether taken. */
-async function takeAndFinishRow(q: Queryable, take: TakeItem, finish: FinishItem): Promise<boolean> {
-  const { rowCount } = await takeAndSettleRow(q, [
-    take.key.payer,
-    take.key.nonce.toLowerCase(),
-    take.resource,
-    take.key.validBefore,
-    take.key.amount.toString(),
-    finish.key.payer,
-    finish.key.nonce.toLowerCase(),
-    finish.outcome,
-    finish.settlement ?? null,
-  ]);
-  return rowCount > 0;
-}
 
 /**
  * Takes the rows of a group in one statement: true for each one taken, false where a row was there. A group of
