@@ -13,6 +13,7 @@
  * code, numbers) is encoded exactly as o200k_base does; a longer run can come out a few tokens longer.
  * Special tokens' text (`<|endoftext|>`) is plain text to a chat prompt, as OpenAI's API counts it.
  */
+import { createHash } from "node:crypto";
 import { Tiktoken } from "js-tiktoken/lite";
 import o200k from "js-tiktoken/ranks/o200k_base";
 import type { ChatMessage } from "./engine.ts";
@@ -150,10 +151,36 @@ export function countPromptTokens(messages: readonly ChatMessage[]): number {
 function countMessages(messages: readonly ChatMessage[]): number {
   let total = REPLY_PRIMING;
   for (const message of messages) {
-    total += PER_MESSAGE + countTokens(message.role) + countTokens(message.content ?? "");
+    total += PER_MESSAGE + countTokens(message.role) + countContent(message.content ?? "");
     if (message.name) total += PER_NAME + countTokens(message.name);
   }
   return total;
+}
+
+/** A message's text from this length on is counted once: its count is kept (`countContent`). */
+const LONG_CONTENT = 4_096;
+const LONG_COUNTS_KEPT = 64;
+/** Counts of long texts lately counted, by their SHA-256 (the text itself is not kept), oldest first. */
+const longCounts = new Map<string, number>();
+
+/**
+ * A message's tokens; a long text's count is kept. A conversation sends its earlier messages again with each
+ * turn, and a buyer the same prompt again after a refusal or a lost answer: counting 200,000 characters
+ * takes up to half a second of the request loop, hashing them a fraction of a millisecond.
+ */
+function countContent(text: string): number {
+  if (text.length < LONG_CONTENT) return countTokens(text);
+  const key = createHash("sha256").update(text).digest("base64");
+  const known = longCounts.get(key);
+  if (known !== undefined) {
+    longCounts.delete(key);
+    longCounts.set(key, known);
+    return known;
+  }
+  const count = countTokens(text);
+  longCounts.set(key, count);
+  if (longCounts.size > LONG_COUNTS_KEPT) longCounts.delete(longCounts.keys().next().value as string);
+  return count;
 }
 
 /**

@@ -11,7 +11,7 @@ import { Agent } from "undici";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
-import type { Database } from "../../../src/common/db/index.ts";
+import type { Database, DatabaseKind } from "../../../src/common/db/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
 import {
@@ -43,6 +43,23 @@ afterAll(async () => {
 });
 const client = facilitatorOver(() => facilitator);
 
+/**
+ * One merchant store per kind for the file, opened on first use: each host on it is a merchant of its own, and
+ * every test reads its own wallet's rows. A PGlite copy and its migrations cost 0.4-0.5 CPU-s a store.
+ */
+const stores = new Map<DatabaseKind, Promise<Database>>();
+function storeOf(kind: DatabaseKind): Promise<Database> {
+  let store = stores.get(kind);
+  if (!store) {
+    store = openTestDatabase(kind).then((opened) => {
+      closers.push(opened.close);
+      return opened.db;
+    });
+    stores.set(kind, store);
+  }
+  return store;
+}
+
 const paying = (wallet: DevnetAccount) =>
   wrapFetchWithPayment(
     fetch,
@@ -55,9 +72,7 @@ describe.each(GUARANTEE_CASES)("guarded endpoints, merchant state on $kind, faci
   const payTo = newMerchant();
 
   beforeAll(async () => {
-    const opened = await openTestDatabase(wired.kind);
-    db = opened.db;
-    closers.push(opened.close);
+    db = await storeOf(wired.kind);
     shop = await startMerchant(
       (url) => testMerchant(payTo, url, GUARDED_ENDPOINTS),
       db,
@@ -247,8 +262,7 @@ describe.each(GUARANTEE_CASES)("guarded endpoints, merchant state on $kind, faci
 
 describe("a write whose payment does not settle", () => {
   it("is rolled back, and the payment counts as in flight until its authorization expires", async () => {
-    const opened = await openTestDatabase("pglite");
-    closers.push(opened.close);
+    const db = await storeOf("pglite");
     const real = inProcessClient(facilitator);
     // Verifies for real, then fails to settle: the chain refused, or the facilitator went away.
     const failing: FacilitatorClient = {
@@ -262,14 +276,9 @@ describe("a write whose payment does not settle", () => {
       }),
     };
     const payTo = newMerchant();
-    const shop = await startMerchant(
-      (url) => testMerchant(payTo, url, GUARDED_ENDPOINTS),
-      opened.db,
-      failing,
-      {
-        rpcUrl: chain.devnet.rpc,
-      },
-    );
+    const shop = await startMerchant((url) => testMerchant(payTo, url, GUARDED_ENDPOINTS), db, failing, {
+      rpcUrl: chain.devnet.rpc,
+    });
     closers.push(() => shop.close());
     const wallet = await walletHolding(chain.devnet, PRICE * 3n);
     const runsBefore = runs.get("/api/note") ?? 0;
@@ -281,12 +290,13 @@ describe("a write whose payment does not settle", () => {
     });
     expect(response.status).toBe(402);
     expect(runs.get("/api/note")).toBe(runsBefore + 1);
-    const { rows } = await opened.db.query("SELECT id FROM test_notes");
+    const { rows } = await db.query("SELECT id FROM test_notes WHERE payer = $1", [
+      wallet.address.toLowerCase(),
+    ]);
     expect(rows).toEqual([]);
-    const ledger = await opened.db.query<{ state: string }>(
-      "SELECT state FROM merchant_payments WHERE payer = $1",
-      [wallet.address.toLowerCase()],
-    );
+    const ledger = await db.query<{ state: string }>("SELECT state FROM merchant_payments WHERE payer = $1", [
+      wallet.address.toLowerCase(),
+    ]);
     expect(ledger.rows.map((r) => r.state)).toEqual(["unsettled"]);
     expect(await usdcReader(chain.devnet.rpc).balanceOf(wallet.address)).toBe(PRICE * 3n);
   });

@@ -13,6 +13,7 @@ import { parseAbiItem } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, startDevnet } from "../../../../src/chain/devnet/index.ts";
+import type { Database } from "../../../../src/common/db/index.ts";
 import { type Listening, listen } from "../../../../src/common/listen.ts";
 import { sleep } from "../../../../src/common/sleep.ts";
 import type { Facilitator } from "../../../../src/facilitator/index.ts";
@@ -76,11 +77,28 @@ async function standIn(upstream: string, auth: Parameters<typeof startStandIn>[1
   return started;
 }
 
+/**
+ * One merchant store per kind for the file: each test's host is a merchant of its own (its own payee) on it,
+ * as `serve` runs several merchants on one database. What the tests count is on the chain and at the
+ * stand-ins, never in the store; a PGlite copy and its migrations per host cost 0.4-0.5 CPU-s each.
+ */
+const stores = new Map<(typeof DATABASE_KINDS)[number], Promise<Database>>();
+function storeOf(kind: (typeof DATABASE_KINDS)[number]): Promise<Database> {
+  let store = stores.get(kind);
+  if (!store) {
+    store = openTestDatabase(kind).then((opened) => {
+      closers.push(opened.close);
+      return opened.db;
+    });
+    stores.set(kind, store);
+  }
+  return store;
+}
+
 /** A merchant host paid through the facilitators these settings name, its state on `kind`. */
 async function merchantOn(env: Record<string, string>, kind: (typeof DATABASE_KINDS)[number] = "pglite") {
   const payTo = newMerchant();
-  const { db, close } = await openTestDatabase(kind);
-  closers.push(close);
+  const db = await storeOf(kind);
   const payments = loadConfig({ env: { X402M_RPC_URL: devnet.rpc, ...env } }).payments;
   const host = await startMerchant(
     (url) => testMerchant(payTo, url),
