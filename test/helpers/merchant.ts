@@ -13,10 +13,17 @@ import { type AnyEndpoint, defineEndpoint, type Merchant } from "../../src/merch
 import type { FundsReader } from "../../src/merchant-kit/payments/ledger/payment-ledger.ts";
 import { calc } from "../../src/merchants/utility/calc.ts";
 import { loadConfig } from "../../src/services/config.ts";
+import { gates } from "./gates.ts";
 
 /** How many times each test endpoint's handler ran, by path. */
 export const runs = new Map<string, number>();
 const count = (path: string) => runs.set(path, (runs.get(path) ?? 0) + 1);
+
+/**
+ * The gates echo's handler waits at when asked (`hold=NAME`): a test keeps a call running until it has seen
+ * what it waits for (the other requests answered), however slow the machine, instead of for a fixed delay.
+ */
+export const echoGates = gates();
 
 export const echo = defineEndpoint({
   method: "GET",
@@ -26,14 +33,16 @@ export const echo = defineEndpoint({
   input: z.object({
     text: z.string().min(1).describe("What to echo."),
     delay: z.coerce.number().int().max(2000).default(0),
+    hold: z.string().optional(),
   }),
   output: z.object({ text: z.string(), payer: z.string() }),
   example: {
     input: { text: "hi" },
     output: { text: "hi", payer: "0x0000000000000000000000000000000000000001" },
   },
-  handler: async ({ text, delay }, ctx) => {
+  handler: async ({ text, delay, hold }, ctx) => {
     count("/api/echo");
+    if (hold) await echoGates.pass(hold);
     await new Promise((resolve) => setTimeout(resolve, delay));
     return { text, payer: ctx.payer };
   },

@@ -15,7 +15,7 @@ import type { Facilitator } from "../../../src/facilitator/index.ts";
 import { useDevnet } from "../../helpers/chain.ts";
 import { openTestDatabase } from "../../helpers/db.ts";
 import { devnetFacilitator, facilitatorOver, GUARANTEE_CASES } from "../../helpers/facilitator.ts";
-import { runs, startMerchant, testMerchant } from "../../helpers/merchant.ts";
+import { echoGates, runs, startMerchant, testMerchant } from "../../helpers/merchant.ts";
 import { NETWORK, newMerchant, pay, usdcReader } from "../../helpers/x402.ts";
 
 const chain = useDevnet({ buyers: GUARANTEE_CASES.length });
@@ -106,7 +106,11 @@ describe.each(GUARANTEE_CASES)("paid endpoints, merchant state on $kind, facilit
   it("runs the handler once for concurrent requests carrying the same payment, and charges once", async () => {
     const usdc = usdcReader(chain.devnet.rpc);
     const before = await usdc.balanceOf(buyer().address);
-    const url = `${shop.url}/api/echo?text=once&delay=300`;
+    // The handler that runs is held until the other nineteen are answered: each of them then meets the ledger's
+    // row while it is taken, whatever the machine's load (a fixed delay let a slow copy verify after the
+    // settlement, and the facilitator, not the ledger, refused it).
+    const gate = `once-${wired.kind}-${wired.wire.replace(" ", "-")}`;
+    const url = `${shop.url}/api/echo?text=once&hold=${gate}`;
     const unpaid = await fetch(url);
     expect(unpaid.status).toBe(402);
     const required = decodePaymentRequiredHeader(unpaid.headers.get("PAYMENT-REQUIRED") ?? "");
@@ -118,9 +122,20 @@ describe.each(GUARANTEE_CASES)("paid endpoints, merchant state on $kind, facilit
     const header = encodePaymentSignatureHeader(payment);
 
     const runsBefore = runs.get("/api/echo") ?? 0;
-    const responses = await Promise.all(
-      Array.from({ length: 20 }, () => fetch(url, { headers: { "PAYMENT-SIGNATURE": header } })),
+    let answered = 0;
+    let othersAnswered: () => void = () => undefined;
+    const nineteen = new Promise<void>((resolve) => {
+      othersAnswered = resolve;
+    });
+    const pending = Array.from({ length: 20 }, () =>
+      fetch(url, { headers: { "PAYMENT-SIGNATURE": header } }).then((response) => {
+        if (++answered === 19) othersAnswered();
+        return response;
+      }),
     );
+    await nineteen;
+    echoGates.release(gate);
+    const responses = await Promise.all(pending);
     const statuses = responses.map((r) => r.status).sort();
     expect(statuses).toEqual([200, ...Array.from({ length: 19 }, () => 409)]);
     const conflict = responses.find((r) => r.status === 409);
