@@ -96,9 +96,13 @@ const TABLES = [
   ...EVIDENCE_TABLES,
 ];
 
-/** Drops every table `aggregateWindow` made. */
+/**
+ * Drops every table `aggregateWindow` made. One call for all of them: each `run` is a round trip to
+ * DuckDB's worker (0.2-0.3 ms of CPU each, whatever the data), and 64 of them were a fixed 15-17 ms of a
+ * small week's build.
+ */
 export async function dropWindowTables(analytics: Analytics): Promise<void> {
-  for (const t of TABLES) await analytics.run(`DROP TABLE IF EXISTS temp.${t}`);
+  await analytics.run(TABLES.map((t) => `DROP TABLE IF EXISTS temp.${t}`).join("; "));
 }
 
 /**
