@@ -33,9 +33,9 @@ export interface PaidRun {
   stream?: Response;
   unit?: Awaited<ReturnType<typeof openWriteUnit>>;
   /**
-   * Ends the call's place among the calls a stop waits for (`PaidRunner.settling`), taken when its handler
-   * answered below 400: from then on the middleware settles, and its outcome must be recorded (its write
-   * committed) before the process exits.
+   * Ends the call's place among the calls a stop waits for (`PaidRunner.settling`) and its connection's
+   * spare from the drain's cut (src/common/listen.ts), taken when its handler answered below 400: from then
+   * on the middleware settles, and its outcome must be recorded (its write committed) before the process exits.
    */
   settling?: () => void;
 }

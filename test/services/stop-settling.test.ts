@@ -1,7 +1,7 @@
 /**
  * A stop never exits between a paid call's settlement and the commit of the write it paid for: the
- * lifecycle waits for it past its close time-out, and the database closes after it. A settlement held past
- * the time-out stands for a loaded machine's slow facilitator, deterministically.
+ * lifecycle waits for it past its close time-out, the drain does not cut its client, and the database closes
+ * after it. A settlement held past both stands for a loaded machine's slow facilitator, deterministically.
  */
 import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
@@ -11,6 +11,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { openDatabase } from "../../src/common/db/index.ts";
 import { Lifecycle } from "../../src/common/lifecycle.ts";
+import { DEFAULT_DRAIN_MS } from "../../src/common/listen.ts";
 import { merchantApp } from "../../src/merchant-kit/app.ts";
 import { loadConfig } from "../../src/services/config.ts";
 import { startMerchantHosts } from "../../src/services/merchants.ts";
@@ -22,7 +23,7 @@ import { NETWORK, newMerchant } from "../helpers/x402.ts";
 const CLOSE_TIMEOUT_MS = 200;
 
 describe.each(DATABASE_KINDS)("serve's merchants on %s, stopped while a paid write settles", (kind) => {
-  it("waits past its close time-out for the settlement, commits the write, answers it, then closes", async () => {
+  it("waits past its close time-out and drain for the settlement, commits the write, answers it, then closes", async () => {
     const options = await isolatedDatabaseOptions(kind, "merchants");
     onTestFinished(options.cleanup);
     const config = loadConfig({
@@ -71,7 +72,8 @@ describe.each(DATABASE_KINDS)("serve's merchants on %s, stopped while a paid wri
     // time-out passes while the settlement is held.
     await settling;
     const closed = lifecycle.close(CLOSE_TIMEOUT_MS).then(() => performance.now());
-    await new Promise((resolve) => setTimeout(resolve, 3 * CLOSE_TIMEOUT_MS));
+    // Past the drain's cut too: the connection that is to carry the answer is spared.
+    await new Promise((resolve) => setTimeout(resolve, DEFAULT_DRAIN_MS + CLOSE_TIMEOUT_MS));
     const releasedAt = performance.now();
     release();
     // The stop ended after the settlement, not at its time-out; the call was answered, not cut.

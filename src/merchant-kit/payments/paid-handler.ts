@@ -1,8 +1,10 @@
+import type { Socket } from "node:net";
 import { SETTLEMENT_OVERRIDES_HEADER } from "@x402/core/server";
 import type { Context, MiddlewareHandler, Next } from "hono";
 import { abortable } from "../../common/abortable.ts";
 import { AppError, ConflictError, errorBody, UpstreamError } from "../../common/errors.ts";
 import type { Unfinished } from "../../common/lifecycle.ts";
+import { spareFromCut } from "../../common/listen.ts";
 import { log } from "../../common/log.ts";
 import { holdRequestLine } from "../../common/request-log.ts";
 import { type ChannelRequest, channelRequest, inChannelRequest } from "../channels/index.ts";
@@ -186,7 +188,16 @@ export function paidHandler(
     budget.end();
     if (guarded && response.status >= 400 && c.req.raw.signal.aborted) run.unpaid = "abandoned";
     run.handled = response.status < 400;
-    if (run.handled) run.settling = runner.settling?.start(`${endpoint.path} settling (payer ${key.payer})`);
+    if (run.handled) {
+      // From here the middleware settles: a stop waits for the outcome, and its drain does not cut the
+      // connection that is to carry the answer and its receipt.
+      const tracked = runner.settling?.start(`${endpoint.path} settling (payer ${key.payer})`);
+      const spared = spareFromCut((c.env as { incoming?: { socket?: Socket } } | undefined)?.incoming);
+      run.settling = () => {
+        tracked?.();
+        spared();
+      };
+    }
     return response;
   };
 }
