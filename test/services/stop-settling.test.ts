@@ -16,7 +16,7 @@ import { merchantApp } from "../../src/merchant-kit/app.ts";
 import { loadConfig } from "../../src/services/config.ts";
 import { startMerchantHosts } from "../../src/services/merchants.ts";
 import { DATABASE_KINDS, isolatedDatabaseOptions } from "../helpers/db.ts";
-import { note, testMerchant } from "../helpers/merchant.ts";
+import { note, runs, testMerchant } from "../helpers/merchant.ts";
 import { NETWORK, newMerchant } from "../helpers/x402.ts";
 
 /** The close time-out the stop is given: far shorter than the settlement below. */
@@ -87,6 +87,86 @@ describe.each(DATABASE_KINDS)("serve's merchants on %s, stopped while a paid wri
     onTestFinished(() => db.close());
     expect((await db.query("SELECT text FROM test_notes")).rows).toEqual([{ text: "paid" }]);
     expect((await db.query("SELECT state FROM merchant_payments")).rows).toEqual([{ state: "settled" }]);
+  }, 30_000);
+});
+
+describe.each(DATABASE_KINDS)("serve's merchants on %s, a paid call whose client a stop cut", (kind) => {
+  it("does no work, settles nothing and gives the payment back when the client is gone before the work starts", async () => {
+    const options = await isolatedDatabaseOptions(kind, "merchants");
+    onTestFinished(options.cleanup);
+    const config = loadConfig({
+      env: { X402M_DATA: options.dataDir, ...(options.databaseUrl && { DATABASE_URL: options.databaseUrl }) },
+    });
+    let settles = 0;
+    const facilitator = heldFacilitator(async () => {
+      settles++;
+    });
+    const lifecycle = new Lifecycle();
+    onTestFinished(() => lifecycle.close());
+    // The paid call waits, just before its work, until the server has seen its client go: as a call queued
+    // for the database when a stop's drain cuts its connection.
+    let waiting = () => {};
+    const asked = new Promise<void>((resolve) => {
+      waiting = resolve;
+    });
+    let gone: Promise<void> = new Promise(() => {});
+    let handled: Promise<unknown> = Promise.resolve();
+    const payTo = newMerchant();
+    const hosts = await startMerchantHosts(config, [], facilitator, lifecycle, [
+      {
+        name: "test",
+        port: 0,
+        build: async (url, kit) => {
+          const load = async () => {
+            waiting();
+            await gone;
+          };
+          const merchant = testMerchant(payTo, url, [{ ...note, load }]);
+          const funds = async () => ({ balance: 10n ** 12n, used: new Set<string>() });
+          const app = await merchantApp(merchant, { ...kit, funds });
+          return {
+            merchants: [merchant],
+            fetch: (request, env) => {
+              if (request.headers.has("payment-signature")) {
+                gone = new Promise((resolve) => request.signal.addEventListener("abort", () => resolve()));
+              }
+              const answered = app.fetch(request, env);
+              if (request.headers.has("payment-signature")) handled = Promise.resolve(answered);
+              return answered;
+            },
+          };
+        },
+      },
+    ]);
+    const url = `${hosts.urls.test}/api/note`;
+    const init = { method: "POST", headers: { "content-type": "application/json" }, body: '{"text":"cut"}' };
+    const required = decodePaymentRequiredHeader(
+      (await fetch(url, init)).headers.get("payment-required") ?? "",
+    );
+    const buyer = new x402Client().register(
+      NETWORK,
+      new ExactEvmScheme(privateKeyToAccount(generatePrivateKey())),
+    );
+    const signature = encodePaymentSignatureHeader(await buyer.createPaymentPayload(required));
+    const runsBefore = runs.get("/api/note") ?? 0;
+    const client = new AbortController();
+    const answer = fetch(url, {
+      ...init,
+      headers: { ...init.headers, "PAYMENT-SIGNATURE": signature },
+      signal: client.signal,
+    }).catch(() => "cut");
+    await asked;
+    client.abort();
+    expect(await answer).toBe("cut");
+    expect((await handled) as Response).toMatchObject({ status: 503 });
+    await lifecycle.close();
+
+    expect(settles).toBe(0);
+    const db = await openDatabase({ pgliteDir: options.pgliteDir, databaseUrl: options.databaseUrl });
+    onTestFinished(() => db.close());
+    expect((await db.query("SELECT text FROM test_notes")).rows).toEqual([]);
+    expect((await db.query("SELECT state FROM merchant_payments")).rows).toEqual([]);
+    expect(runs.get("/api/note") ?? 0).toBe(runsBefore);
   }, 30_000);
 });
 

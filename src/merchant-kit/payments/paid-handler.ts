@@ -155,6 +155,13 @@ export function paidHandler(
         }
       : undefined;
     await endpoint.load?.();
+    // Its caller gone before the work starts (a stop's drain cut the connection while the call waited for its
+    // funds or the database): nothing is done, so nothing is charged or counted against the payer. Run, the
+    // call would settle after the stop has stopped waiting for such calls (a budget misses an abort that
+    // came before it).
+    if (c.req.raw.signal.aborted) {
+      throw new AppError(503, "caller_gone", "the caller went away before the call ran: nothing was done");
+    }
     const budget = startBudget(endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS, c.req.raw.signal);
     let response: Response;
     try {
