@@ -11,6 +11,40 @@ export const DEFAULT_CLOSE_TIMEOUT_MS = 8_000;
 /** A part still closing after this long is named in the log, so that a stop that hangs says where. */
 const SLOW_CLOSE_MS = 30_000;
 
+/**
+ * Work a stop waits for past its time limit, never abandons: a paid call between its settlement and the
+ * commit of what it paid for (src/merchant-kit/payments/paid-handler.ts). Exiting there would leave the
+ * payer charged for nothing. Bounded by `maxMs` from the stop's start, as long as the work's own time
+ * limits (a settlement's time-out and a commit): past that it is abandoned with the rest, with a warning.
+ */
+export class Unfinished {
+  private readonly running = new Map<symbol, string>();
+  private idle: (() => void)[] = [];
+
+  constructor(readonly maxMs: number) {}
+
+  /** Starts one piece of work, named in the log if a stop waits for it; call the result when it has ended. */
+  start(what: string): () => void {
+    const id = Symbol(what);
+    this.running.set(id, what);
+    return () => {
+      if (!this.running.delete(id) || this.running.size > 0) return;
+      for (const resolve of this.idle.splice(0)) resolve();
+    };
+  }
+
+  /** The work under way, by name. */
+  get pending(): string[] {
+    return [...this.running.values()];
+  }
+
+  /** Resolves once no work is under way. */
+  done(): Promise<void> {
+    if (this.running.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+}
+
 /** A server as the lifecycle stops it: first it stops taking connections, later it is waited for. */
 export interface Stoppable {
   stopAccepting(): void;
@@ -20,6 +54,7 @@ export interface Stoppable {
 export class Lifecycle {
   private readonly closers: { name: string; close: () => Promise<void> | void }[] = [];
   private readonly servers: Stoppable[] = [];
+  private readonly unfinished: Unfinished[] = [];
   private closing: Promise<void> | undefined;
 
   /** Registers something to close; later registrations close first. */
@@ -41,9 +76,19 @@ export class Lifecycle {
   }
 
   /**
+   * Registers work to wait for before what was registered earlier closes (the database it commits to), past
+   * the close's time limit while it is under way (up to its `maxMs`): `Unfinished`.
+   */
+  addUnfinished(name: string, work: Unfinished): void {
+    this.add(name, () => work.done());
+    this.unfinished.push(work);
+  }
+
+  /**
    * Closes everything, last started first, once every server has stopped accepting. A closer that fails
    * is logged and the others still run; past `timeoutMs` the remaining ones are abandoned with a warning
-   * naming them.
+   * naming them, unless work registered with `addUnfinished` is still under way: then closing goes on
+   * until that work has ended, or for its `maxMs` from the start at most.
    */
   close(timeoutMs = DEFAULT_CLOSE_TIMEOUT_MS): Promise<void> {
     this.closing ??= (async () => {
@@ -74,9 +119,25 @@ export class Lifecycle {
         timer = setTimeout(() => resolve("late"), timeoutMs);
         timer.unref();
       });
-      if ((await Promise.race([all, late])) === "late") {
-        log("warn", "stopping without waiting for the rest", {
+      let outcome = await Promise.race([all, late]);
+      let waitedMs = timeoutMs;
+      const busy = this.unfinished.filter((u) => u.pending.length > 0);
+      if (outcome === "late" && busy.length > 0) {
+        waitedMs = Math.max(timeoutMs, ...busy.map((u) => u.maxMs));
+        log("warn", "waiting past the close time-out for work that must not be abandoned", {
           waitedMs: timeoutMs,
+          upToMs: waitedMs,
+          pending: busy.flatMap((u) => u.pending),
+        });
+        const later = new Promise<"late">((resolve) => {
+          timer = setTimeout(() => resolve("late"), waitedMs - timeoutMs);
+          timer.unref();
+        });
+        outcome = await Promise.race([all, later]);
+      }
+      if (outcome === "late") {
+        log("warn", "stopping without waiting for the rest", {
+          waitedMs,
           left: pending.map((p) => p.name),
         });
       }

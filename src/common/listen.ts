@@ -25,6 +25,37 @@ export const IDLE_GRACE_MS = 300;
  */
 export const LISTEN_QUIET_MS = 100;
 
+/** Connections the drain's cut spares (`spareFromCut`), by how many of their requests asked. */
+const spared = new WeakMap<Socket, number>();
+
+/** Spared connections the cut has passed over: closed once spared no more, after another drain at most. */
+const overdue = new WeakSet<Socket>();
+
+/**
+ * Spares the connection of `incoming` (`@hono/node-server`'s `env.incoming`; none when not served by
+ * `listen`) from the drain's cut until the result is called: a request whose payment is settling, so that
+ * its client gets the answer and its receipt, not a reset after paying. Its stop is bounded elsewhere
+ * (src/common/lifecycle.ts, `Unfinished`). Once spared no more, a connection the cut has passed over is
+ * left `DEFAULT_DRAIN_MS` to send its answer (it says `Connection: close`), then closed.
+ */
+export function spareFromCut(incoming: { socket?: Socket } | undefined): () => void {
+  const socket = incoming?.socket;
+  if (!socket) return () => undefined;
+  spared.set(socket, (spared.get(socket) ?? 0) + 1);
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    const left = (spared.get(socket) ?? 1) - 1;
+    if (left > 0) {
+      spared.set(socket, left);
+      return;
+    }
+    spared.delete(socket);
+    if (overdue.has(socket)) setTimeout(() => socket.destroy(), DEFAULT_DRAIN_MS).unref();
+  };
+}
+
 export interface Listening {
   /** Base URL, e.g. `http://127.0.0.1:8403`. */
   url: string;
@@ -32,7 +63,8 @@ export interface Listening {
   /**
    * Starts stopping: answers every request under way or still arriving with `Connection: close`, refuses
    * new connections once none has come for `LISTEN_QUIET_MS` (at the latest half way through `drainMs`),
-   * closes connections once idle for `IDLE_GRACE_MS`, and cuts what is left after `drainMs`. Returns at
+   * closes connections once idle for `IDLE_GRACE_MS`, and cuts what is left after `drainMs` (but for a
+   * request that `spareFromCut` spares: a paid call settling). Returns at
    * once; `close()` waits for the end. Calling it again does nothing.
    */
   stopAccepting(drainMs?: number): void;
@@ -122,7 +154,10 @@ function drainer(server: Server): { start(drainMs: number): Promise<void> } {
       done ??= new Promise<void>((resolve) => {
         const stopAt = Date.now();
         const cut = setTimeout(() => {
-          for (const socket of connections.keys()) socket.destroy();
+          for (const socket of connections.keys()) {
+            if (spared.has(socket)) overdue.add(socket);
+            else socket.destroy();
+          }
         }, drainMs);
         cut.unref();
         // From now on every answer says `Connection: close`, those under way included: each connection ends

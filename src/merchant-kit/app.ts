@@ -12,6 +12,7 @@ import type { Database } from "../common/db/index.ts";
 import { migrate } from "../common/db/index.ts";
 import { healthRoutes } from "../common/health.ts";
 import { corsAnswers, onError, onNotFound } from "../common/http.ts";
+import type { Unfinished } from "../common/lifecycle.ts";
 import { MCP_PATH } from "../common/mcp/http.ts";
 import { answerEveryMethod } from "../common/methods.ts";
 import { limitUnpaid, paymentVerified, type UnpaidLimit } from "../common/rate-limit.ts";
@@ -80,6 +81,11 @@ export interface MerchantAppOptions {
   notice?: string;
   /** The process's limit on unpaid requests (src/common/rate-limit.ts); none: every request is served. */
   limit?: UnpaidLimit;
+  /**
+   * Where paid calls between their settlement and their commit are tracked, for a stop to wait for them
+   * (src/common/lifecycle.ts, `addUnfinished`); none: nobody waits.
+   */
+  settling?: Unfinished;
 }
 
 /**
@@ -168,6 +174,7 @@ export async function merchantApp(
       paymentRequiredHeaders((await fronts.pick()).httpServer, c, error),
     settlement: async (c: Parameters<typeof laterSettlement>[1]) =>
       laterSettlement((await fronts.pick()).httpServer, c),
+    settling: options.settling,
   };
   const outcome = settleAndRecord(ledger);
   const access = periodAccess(db, merchant, network, options.services, runner.paymentRequired);

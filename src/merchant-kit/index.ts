@@ -70,6 +70,7 @@ export {
   httpFacilitator,
   networkAuthorizationReader,
 } from "./payments/facilitators/index.ts";
+export { SETTLING_MAX_MS } from "./payments/paid-handler.ts";
 export { storedReceiptKey } from "./payments/receipts/index.ts";
 export { facilitatorEnvPrefix } from "./payments/settings.ts";
 export { type StreamEnding, Streamed } from "./payments/streamed.ts";

@@ -32,4 +32,10 @@ export interface PaidRun {
   /** A streamed answer, sent in place of what the payment middleware saw; its outcome recorded at its end. */
   stream?: Response;
   unit?: Awaited<ReturnType<typeof openWriteUnit>>;
+  /**
+   * Ends the call's place among the calls a stop waits for (`PaidRunner.settling`) and its connection's
+   * spare from the drain's cut (src/common/listen.ts), taken when its handler answered below 400: from then
+   * on the middleware settles, and its outcome must be recorded (its write committed) before the process exits.
+   */
+  settling?: () => void;
 }

@@ -7,7 +7,7 @@ import { formatUnits } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { fastAccount } from "../chain/secp256k1.ts";
 import { type Database, openDatabase } from "../common/db/index.ts";
-import type { Lifecycle } from "../common/lifecycle.ts";
+import { type Lifecycle, Unfinished } from "../common/lifecycle.ts";
 import type { Fetch } from "../common/listen.ts";
 import { log } from "../common/log.ts";
 import { watchChannels } from "../common/metrics.ts";
@@ -31,6 +31,7 @@ import {
   openChannels,
   paymentNetworks,
   priceToAtomic,
+  SETTLING_MAX_MS,
   storedReceiptKey,
   walletSchedules,
 } from "../merchant-kit/index.ts";
@@ -88,7 +89,12 @@ export async function startMerchantHosts(
     databaseUrl: config.databaseUrl,
   });
   lifecycle.add("merchant database", () => db.close());
+  // Closed after every host's HTTP and before the database: a paid call whose client the drain cut still
+  // commits what it was paid for, and a stop never exits between a settlement and that commit.
+  const settling = new Unfinished(SETTLING_MAX_MS);
+  lifecycle.addUnfinished("paid calls settling", settling);
   const kit: MerchantAppOptions = {
+    settling,
     services: { db, config },
     facilitator: facilitator ?? configuredFacilitators(config.payments),
     payments: config.payments,

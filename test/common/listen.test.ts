@@ -1,6 +1,12 @@
 import net from "node:net";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { IDLE_GRACE_MS, LISTEN_QUIET_MS, listen, MAX_HEADER_BYTES } from "../../src/common/listen.ts";
+import {
+  IDLE_GRACE_MS,
+  LISTEN_QUIET_MS,
+  listen,
+  MAX_HEADER_BYTES,
+  spareFromCut,
+} from "../../src/common/listen.ts";
 
 /** A raw HTTP/1.1 connection: what it sends and everything it receives, and when the server closed it. */
 async function connect(url: string) {
@@ -98,6 +104,42 @@ describe("listen's stop", () => {
     const closedAfter = (await idle.closed) - stoppedAt;
     expect(closedAfter).toBeGreaterThanOrEqual(IDLE_GRACE_MS - 20);
     expect(closedAfter).toBeLessThan(3_000);
+  });
+});
+
+describe("listen's cut", () => {
+  it("cuts a request still running after the drain, but not one spared (a paid call settling), which is answered", async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const server = await listen(
+      async (request, env) => {
+        const spare = new URL(request.url).pathname === "/spared";
+        const end = spare ? spareFromCut(env?.incoming) : () => undefined;
+        await held;
+        end();
+        return new Response("ok");
+      },
+      "127.0.0.1",
+      0,
+    );
+    const spared = await connect(server.url);
+    spared.write("GET /spared HTTP/1.1\r\nHost: x\r\n\r\n");
+    const running = await connect(server.url);
+    running.write("GET /running HTTP/1.1\r\nHost: x\r\n\r\n");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    const drainMs = 100;
+    const closing = server.close(drainMs);
+    await running.closed;
+    expect(running.received()).toBe("");
+    await new Promise((resolve) => setTimeout(resolve, drainMs));
+    release();
+    await closing;
+    await spared.closed;
+    expect(answers(spared.received())).toEqual(["HTTP/1.1 200"]);
+    expect(spared.received()).toMatch(/\r\nConnection: close\r\n/i);
   });
 });
 

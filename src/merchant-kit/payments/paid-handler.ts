@@ -1,7 +1,10 @@
+import type { Socket } from "node:net";
 import { SETTLEMENT_OVERRIDES_HEADER } from "@x402/core/server";
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 import { abortable } from "../../common/abortable.ts";
 import { AppError, ConflictError, errorBody, UpstreamError } from "../../common/errors.ts";
+import type { Unfinished } from "../../common/lifecycle.ts";
+import { spareFromCut } from "../../common/listen.ts";
 import { log } from "../../common/log.ts";
 import { holdRequestLine } from "../../common/request-log.ts";
 import { type ChannelRequest, channelRequest, inChannelRequest } from "../channels/index.ts";
@@ -14,6 +17,7 @@ import {
 } from "../endpoint.ts";
 import type { MerchantEnv, PaidRun } from "../merchant-env.ts";
 import { countPaid } from "./counted.ts";
+import { DEFAULT_TIMEOUTS } from "./facilitators/failover.ts";
 import {
   type FundsReader,
   foreignSource,
@@ -31,6 +35,13 @@ import { paidStream, Streamed, type StreamSettle } from "./streamed.ts";
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
+/**
+ * How long a stop waits, at most, for paid calls between their settlement and their commit: a facilitator's
+ * settle time-out (`DEFAULT_TIMEOUTS.settleMs`), then the chain's grace and the commit. Past it the call's
+ * settlement is as unknown to the merchant as to the facilitator client, which has given up on it too.
+ */
+export const SETTLING_MAX_MS = DEFAULT_TIMEOUTS.settleMs + 30_000;
+
 /** What the kit needs to run paid handlers: the ledger, the payer's funds, and a 402's requirements. */
 export interface PaidRunner {
   /** The merchant's name, for the metrics (payments/counted.ts). */
@@ -44,6 +55,11 @@ export interface PaidRunner {
   settlement(c: Context<MerchantEnv>): Promise<StreamSettle & { release(): Promise<void> }>;
   /** The `PAYMENT-REQUIRED` header of this request's route, with `error` set, for refusals after verify. */
   paymentRequired(c: Context<MerchantEnv>, error: string): Promise<Record<string, string>>;
+  /**
+   * The calls between their handler's answer (the middleware then settles) and their outcome recorded, a
+   * writing call's transaction committed: a stop waits for them (src/common/lifecycle.ts, `Unfinished`).
+   */
+  settling?: Unfinished;
 }
 
 /**
@@ -139,6 +155,13 @@ export function paidHandler(
         }
       : undefined;
     await endpoint.load?.();
+    // Its caller gone before the work starts (a stop's drain cut the connection while the call waited for its
+    // funds or the database): nothing is done, so nothing is charged or counted against the payer. Run, the
+    // call would settle after the stop has stopped waiting for such calls (a budget misses an abort that
+    // came before it).
+    if (c.req.raw.signal.aborted) {
+      throw new AppError(503, "caller_gone", "the caller went away before the call ran: nothing was done");
+    }
     const budget = startBudget(endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS, c.req.raw.signal);
     let response: Response;
     try {
@@ -172,6 +195,16 @@ export function paidHandler(
     budget.end();
     if (guarded && response.status >= 400 && c.req.raw.signal.aborted) run.unpaid = "abandoned";
     run.handled = response.status < 400;
+    if (run.handled) {
+      // From here the middleware settles: a stop waits for the outcome, and its drain does not cut the
+      // connection that is to carry the answer and its receipt.
+      const tracked = runner.settling?.start(`${endpoint.path} settling (payer ${key.payer})`);
+      const spared = spareFromCut((c.env as { incoming?: { socket?: Socket } } | undefined)?.incoming);
+      run.settling = () => {
+        tracked?.();
+        spared();
+      };
+    }
     return response;
   };
 }
@@ -271,6 +304,14 @@ function withSettlementAmount(response: Response, atomic: bigint): Response {
 export function settleAndRecord(ledger: PaymentLedger): MiddlewareHandler<MerchantEnv> {
   return async function settleAndRecord(c, next) {
     c.set("arrivedAt", Date.now());
+    try {
+      await recorded(c, next);
+    } finally {
+      c.var.run?.settling?.();
+    }
+  };
+
+  async function recorded(c: Context<MerchantEnv>, next: Next): Promise<void> {
     let request: ChannelRequest | undefined;
     // A signed receipt states the request it paid for: hashed when one is signed (payments/receipts/receipts.ts).
     await inReceiptRequest(
@@ -330,7 +371,7 @@ export function settleAndRecord(ledger: PaymentLedger): MiddlewareHandler<Mercha
     await releaseChannel(request, committed);
     countPaid(run.labels, outcome);
     if (!settled) await ledger.finish(run.key, outcome);
-  };
+  }
 }
 
 /** The request as its hash reads it: the body as the input's check left it (JSON as text, a form parsed). */
