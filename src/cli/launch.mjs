@@ -1,5 +1,7 @@
 // How `bin/x402-merchants` loads the command line: from one bundle of its TypeScript sources, built by
-// esbuild on first use and kept until any source changes, else from the sources through tsx.
+// esbuild on first use and kept until any source changes, else from the sources through tsx. A job process's
+// worker (src/merchants/utility/job-process.ts) is loaded the same way, from a bundle of its own
+// (`sourceBundle`).
 //
 // Why: tsx's loader hooks run on a thread of their own in Node 20 and see every module a command imports;
 // a command then spends 1-2.5 s of CPU before it starts (`listings`: 2.6-3.0 CPU-s through tsx, 1.1 from the
@@ -38,11 +40,23 @@ export async function loadMain() {
  * The bundle of `root`'s src/cli/main.ts for its sources as they are now: the path of its entry, and
  * whether this call built it. Rejects when the sources do not build, leaving nothing behind.
  */
-export async function cliBundle({ root }) {
+export function cliBundle({ root }) {
+  return sourceBundle({ root, entry: path.join(root, "src", "cli", "main.ts"), name: "cli" });
+}
+
+/**
+ * The bundle of `entry` (a module under `root`'s src/) for the sources as they are now, as `cliBundle`'s:
+ * a job process's worker (src/merchants/utility/job-process.ts) loads one so. `name`, the cache directory's
+ * prefix, is by default the entry's path under src/ ("merchants-utility-data-convert-worker"); each keeps its
+ * own bundles and prunes only its own.
+ */
+export async function sourceBundle({ root, entry: given, name = entryName(root, path.resolve(given)) }) {
+  const entry = path.resolve(given);
   const src = path.join(root, "src");
+  if (!entry.startsWith(src + path.sep)) throw new Error(`${entry} is not under ${src}`);
   const cache = path.join(root, "node_modules", ".cache", "x402-merchants");
-  const dir = path.join(cache, `cli-${fingerprint(root)}`);
-  const file = path.join(dir, "main.mjs");
+  const dir = path.join(cache, `${name}-${fingerprint(root)}`);
+  const file = path.join(dir, `${path.basename(entry).replace(/\.[cm]?[jt]s$/, "")}.mjs`);
   if (fs.existsSync(file)) {
     // Marks it used, for the pruning below; a tree that cannot be written keeps the bundle it has.
     const now = new Date();
@@ -57,7 +71,7 @@ export async function cliBundle({ root }) {
   const scratch = `${dir}.${process.pid}.tmp`;
   try {
     await build({
-      entryPoints: [path.join(src, "cli", "main.ts")],
+      entryPoints: [entry],
       outdir: scratch,
       outExtension: { ".js": ".mjs" },
       bundle: true,
@@ -79,13 +93,24 @@ export async function cliBundle({ root }) {
     fs.rmSync(scratch, { recursive: true, force: true });
     if (!fs.existsSync(file)) throw error;
   }
-  prune(cache, dir);
+  prune(cache, name, dir);
   return { file, built: true };
+}
+
+/** src/merchants/utility/data/convert-worker.ts: "merchants-utility-data-convert-worker". */
+function entryName(root, entry) {
+  return path
+    .relative(path.join(root, "src"), entry)
+    .replace(/\.[cm]?[jt]s$/, "")
+    .split(path.sep)
+    .join("-");
 }
 
 /** What the bundle is built from, as one short hash. */
 function fingerprint(root) {
-  const hash = crypto.createHash("sha256").update(`${FORMAT}\0${process.version}\0`);
+  // The root too: the bundle holds its sources' absolute paths (`ownUrls`), and two checkouts may share one
+  // node_modules (a git worktree's, linked to another's).
+  const hash = crypto.createHash("sha256").update(`${FORMAT}\0${process.version}\0${path.resolve(root)}\0`);
   const add = (file) => {
     const stat = fs.statSync(file);
     hash.update(`${path.relative(root, file)}\0${stat.size}\0${stat.mtimeMs}\0`);
@@ -123,12 +148,14 @@ function ownUrls(src) {
   };
 }
 
-/** Deletes the bundles of older sources that nothing has used for a week. */
-function prune(cache, current) {
+/** Deletes the bundles of `name`'s older sources that nothing has used for a week. */
+function prune(cache, name, current) {
+  // Its own only ("cli-" must not take another entry's whose name starts so), and scratch left by a killed build.
+  const own = new RegExp(`^${name.replace(/[^\w]/g, "\\$&")}-[0-9a-f]{16}(\\.\\d+\\.tmp)?$`);
   try {
-    for (const name of fs.readdirSync(cache)) {
-      const dir = path.join(cache, name);
-      if (dir === current || !name.startsWith("cli-")) continue;
+    for (const entry of fs.readdirSync(cache)) {
+      const dir = path.join(cache, entry);
+      if (dir === current || !own.test(entry)) continue;
       if (Date.now() - fs.statSync(dir).mtimeMs > KEEP_UNUSED_MS)
         fs.rmSync(dir, { recursive: true, force: true });
     }
