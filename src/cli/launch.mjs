@@ -24,12 +24,40 @@ const FORMAT = 1;
 /** Bundles not used for this long are deleted when a new one is built. */
 const KEEP_UNUSED_MS = 7 * 24 * 3_600_000;
 
+/**
+ * The job processes' workers (src/merchants/utility/job-process.ts), bundled with the command line's: the
+ * services run where the tree is read-only to them, so what `bin/x402-merchants --help` builds at install
+ * time (docs/operations.md) is all they get. A worker missing here is bundled on its first start instead.
+ */
+const JOB_WORKERS = [
+  "src/merchants/utility/pages/page-worker.ts",
+  "src/merchants/utility/pages/a11y-worker.ts",
+  "src/merchants/utility/data/convert-worker.ts",
+];
+
 /** The command line's `main`. */
 export async function loadMain() {
   const bundle =
     process.env.X402M_CLI_FROM_SOURCES === "1"
       ? undefined
       : await cliBundle({ root: ROOT }).catch(() => undefined);
+  if (bundle) {
+    // The same sources' worker bundles, about 0.1 CPU-s each, built once per change of the sources; three
+    // looks at the disk otherwise. Whichever process built the command line's, the first command makes them.
+    const key = path.basename(path.dirname(bundle.file)).slice("cli-".length);
+    const missing = JOB_WORKERS.map((entry) => path.join(ROOT, entry)).filter(
+      (entry) =>
+        !fs.existsSync(
+          bundleFile(
+            path.join(ROOT, "node_modules", ".cache", "x402-merchants"),
+            entryName(ROOT, entry),
+            key,
+            entry,
+          ),
+        ),
+    );
+    await Promise.all(missing.map((entry) => sourceBundle({ root: ROOT, entry }).catch(() => undefined)));
+  }
   if (bundle) return (await import(pathToFileURL(bundle.file).href)).main;
   const { register } = await import("tsx/esm/api");
   register();
@@ -55,8 +83,8 @@ export async function sourceBundle({ root, entry: given, name = entryName(root, 
   const src = path.join(root, "src");
   if (!entry.startsWith(src + path.sep)) throw new Error(`${entry} is not under ${src}`);
   const cache = path.join(root, "node_modules", ".cache", "x402-merchants");
-  const dir = path.join(cache, `${name}-${fingerprint(root)}`);
-  const file = path.join(dir, `${path.basename(entry).replace(/\.[cm]?[jt]s$/, "")}.mjs`);
+  const file = bundleFile(cache, name, fingerprint(root), entry);
+  const dir = path.dirname(file);
   if (fs.existsSync(file)) {
     // Marks it used, for the pruning below; a tree that cannot be written keeps the bundle it has.
     const now = new Date();
@@ -97,6 +125,11 @@ export async function sourceBundle({ root, entry: given, name = entryName(root, 
   return { file, built: true };
 }
 
+/** Where `entry`'s bundle for the sources of fingerprint `key` lies. */
+function bundleFile(cache, name, key, entry) {
+  return path.join(cache, `${name}-${key}`, `${path.basename(entry).replace(/\.[cm]?[jt]s$/, "")}.mjs`);
+}
+
 /** src/merchants/utility/data/convert-worker.ts: "merchants-utility-data-convert-worker". */
 function entryName(root, entry) {
   return path
@@ -129,6 +162,12 @@ function fingerprint(root) {
   return hash.digest("hex").slice(0, 16);
 }
 
+/**
+ * Written so, not whole, since this file is bundled too (job-process.ts imports it): its own strings would
+ * otherwise be taken for what they name.
+ */
+const META = ["import", "meta"].join(".");
+
 /** Each source module's `import.meta` paths written in as its own, wherever the bundle lies. */
 function ownUrls(src) {
   return {
@@ -137,11 +176,11 @@ function ownUrls(src) {
       build.onLoad({ filter: /\.[cm]?[jt]s$/ }, async (args) => {
         if (!args.path.startsWith(src + path.sep)) return undefined;
         const text = await fs.promises.readFile(args.path, "utf8");
-        if (!text.includes("import.meta")) return undefined;
+        if (!text.includes(META)) return undefined;
         const contents = text
-          .replaceAll("import.meta.url", JSON.stringify(pathToFileURL(args.path).href))
-          .replaceAll("import.meta.dirname", JSON.stringify(path.dirname(args.path)))
-          .replaceAll("import.meta.filename", JSON.stringify(args.path));
+          .replaceAll(`${META}.url`, JSON.stringify(pathToFileURL(args.path).href))
+          .replaceAll(`${META}.dirname`, JSON.stringify(path.dirname(args.path)))
+          .replaceAll(`${META}.filename`, JSON.stringify(args.path));
         return { contents, loader: args.path.endsWith("ts") ? "ts" : "js" };
       });
     },
