@@ -3,13 +3,3 @@ export function loadMain(): Promise<(argv: string[]) => Promise<number>>;
 
 /** The bundle of `root`'s src/cli/main.ts for its sources as they are now (src/cli/launch.mjs). */
 export function cliBundle(options: { root: string }): Promise<{ file: string; built: boolean }>;
-
-/**
- * The bundle of `entry` (a module under `root`'s src/) for its sources as they are now; `name`, its cache
- * directory's prefix, by default the entry's path under src/ (src/cli/launch.mjs).
- */
-export function sourceBundle(options: {
-  root: string;
-  entry: string;
-  name?: string;
-}): Promise<{ file: string; built: boolean }>;

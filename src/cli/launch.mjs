@@ -1,7 +1,5 @@
 // How `bin/x402-merchants` loads the command line: from one bundle of its TypeScript sources, built by
-// esbuild on first use and kept until any source changes, else from the sources through tsx. A job process's
-// worker (src/merchants/utility/job-process.ts) is loaded the same way, from a bundle of its own
-// (`sourceBundle`).
+// esbuild on first use and kept until any source changes, else from the sources through tsx.
 //
 // Why: tsx's loader hooks run on a thread of their own in Node 20 and see every module a command imports;
 // a command then spends 1-2.5 s of CPU before it starts (`listings`: 2.6-3.0 CPU-s through tsx, 1.1 from the
@@ -24,40 +22,12 @@ const FORMAT = 1;
 /** Bundles not used for this long are deleted when a new one is built. */
 const KEEP_UNUSED_MS = 7 * 24 * 3_600_000;
 
-/**
- * The job processes' workers (src/merchants/utility/job-process.ts), bundled with the command line's: the
- * services run where the tree is read-only to them, so what `bin/x402-merchants --help` builds at install
- * time (docs/operations.md) is all they get. A worker missing here is bundled on its first start instead.
- */
-const JOB_WORKERS = [
-  "src/merchants/utility/pages/page-worker.ts",
-  "src/merchants/utility/pages/a11y-worker.ts",
-  "src/merchants/utility/data/convert-worker.ts",
-];
-
 /** The command line's `main`. */
 export async function loadMain() {
   const bundle =
     process.env.X402M_CLI_FROM_SOURCES === "1"
       ? undefined
       : await cliBundle({ root: ROOT }).catch(() => undefined);
-  if (bundle) {
-    // The same sources' worker bundles, about 0.1 CPU-s each, built once per change of the sources; three
-    // looks at the disk otherwise. Whichever process built the command line's, the first command makes them.
-    const key = path.basename(path.dirname(bundle.file)).slice("cli-".length);
-    const missing = JOB_WORKERS.map((entry) => path.join(ROOT, entry)).filter(
-      (entry) =>
-        !fs.existsSync(
-          bundleFile(
-            path.join(ROOT, "node_modules", ".cache", "x402-merchants"),
-            entryName(ROOT, entry),
-            key,
-            entry,
-          ),
-        ),
-    );
-    await Promise.all(missing.map((entry) => sourceBundle({ root: ROOT, entry }).catch(() => undefined)));
-  }
   if (bundle) return (await import(pathToFileURL(bundle.file).href)).main;
   const { register } = await import("tsx/esm/api");
   register();
@@ -68,23 +38,11 @@ export async function loadMain() {
  * The bundle of `root`'s src/cli/main.ts for its sources as they are now: the path of its entry, and
  * whether this call built it. Rejects when the sources do not build, leaving nothing behind.
  */
-export function cliBundle({ root }) {
-  return sourceBundle({ root, entry: path.join(root, "src", "cli", "main.ts"), name: "cli" });
-}
-
-/**
- * The bundle of `entry` (a module under `root`'s src/) for the sources as they are now, as `cliBundle`'s:
- * a job process's worker (src/merchants/utility/job-process.ts) loads one so. `name`, the cache directory's
- * prefix, is by default the entry's path under src/ ("merchants-utility-data-convert-worker"); each keeps its
- * own bundles and prunes only its own.
- */
-export async function sourceBundle({ root, entry: given, name = entryName(root, path.resolve(given)) }) {
-  const entry = path.resolve(given);
+export async function cliBundle({ root }) {
   const src = path.join(root, "src");
-  if (!entry.startsWith(src + path.sep)) throw new Error(`${entry} is not under ${src}`);
   const cache = path.join(root, "node_modules", ".cache", "x402-merchants");
-  const file = bundleFile(cache, name, fingerprint(root), entry);
-  const dir = path.dirname(file);
+  const dir = path.join(cache, `cli-${fingerprint(root)}`);
+  const file = path.join(dir, "main.mjs");
   if (fs.existsSync(file)) {
     // Marks it used, for the pruning below; a tree that cannot be written keeps the bundle it has.
     const now = new Date();
@@ -99,7 +57,7 @@ export async function sourceBundle({ root, entry: given, name = entryName(root, 
   const scratch = `${dir}.${process.pid}.tmp`;
   try {
     await build({
-      entryPoints: [entry],
+      entryPoints: [path.join(src, "cli", "main.ts")],
       outdir: scratch,
       outExtension: { ".js": ".mjs" },
       bundle: true,
@@ -121,29 +79,13 @@ export async function sourceBundle({ root, entry: given, name = entryName(root, 
     fs.rmSync(scratch, { recursive: true, force: true });
     if (!fs.existsSync(file)) throw error;
   }
-  prune(cache, name, dir);
+  prune(cache, dir);
   return { file, built: true };
-}
-
-/** Where `entry`'s bundle for the sources of fingerprint `key` lies. */
-function bundleFile(cache, name, key, entry) {
-  return path.join(cache, `${name}-${key}`, `${path.basename(entry).replace(/\.[cm]?[jt]s$/, "")}.mjs`);
-}
-
-/** src/merchants/utility/data/convert-worker.ts: "merchants-utility-data-convert-worker". */
-function entryName(root, entry) {
-  return path
-    .relative(path.join(root, "src"), entry)
-    .replace(/\.[cm]?[jt]s$/, "")
-    .split(path.sep)
-    .join("-");
 }
 
 /** What the bundle is built from, as one short hash. */
 function fingerprint(root) {
-  // The root too: the bundle holds its sources' absolute paths (`ownUrls`), and two checkouts may share one
-  // node_modules (a git worktree's, linked to another's).
-  const hash = crypto.createHash("sha256").update(`${FORMAT}\0${process.version}\0${path.resolve(root)}\0`);
+  const hash = crypto.createHash("sha256").update(`${FORMAT}\0${process.version}\0`);
   const add = (file) => {
     const stat = fs.statSync(file);
     hash.update(`${path.relative(root, file)}\0${stat.size}\0${stat.mtimeMs}\0`);
@@ -162,12 +104,6 @@ function fingerprint(root) {
   return hash.digest("hex").slice(0, 16);
 }
 
-/**
- * Written so, not whole, since this file is bundled too (job-process.ts imports it): its own strings would
- * otherwise be taken for what they name.
- */
-const META = ["import", "meta"].join(".");
-
 /** Each source module's `import.meta` paths written in as its own, wherever the bundle lies. */
 function ownUrls(src) {
   return {
@@ -176,25 +112,23 @@ function ownUrls(src) {
       build.onLoad({ filter: /\.[cm]?[jt]s$/ }, async (args) => {
         if (!args.path.startsWith(src + path.sep)) return undefined;
         const text = await fs.promises.readFile(args.path, "utf8");
-        if (!text.includes(META)) return undefined;
+        if (!text.includes("import.meta")) return undefined;
         const contents = text
-          .replaceAll(`${META}.url`, JSON.stringify(pathToFileURL(args.path).href))
-          .replaceAll(`${META}.dirname`, JSON.stringify(path.dirname(args.path)))
-          .replaceAll(`${META}.filename`, JSON.stringify(args.path));
+          .replaceAll("import.meta.url", JSON.stringify(pathToFileURL(args.path).href))
+          .replaceAll("import.meta.dirname", JSON.stringify(path.dirname(args.path)))
+          .replaceAll("import.meta.filename", JSON.stringify(args.path));
         return { contents, loader: args.path.endsWith("ts") ? "ts" : "js" };
       });
     },
   };
 }
 
-/** Deletes the bundles of `name`'s older sources that nothing has used for a week. */
-function prune(cache, name, current) {
-  // Its own only ("cli-" must not take another entry's whose name starts so), and scratch left by a killed build.
-  const own = new RegExp(`^${name.replace(/[^\w]/g, "\\$&")}-[0-9a-f]{16}(\\.\\d+\\.tmp)?$`);
+/** Deletes the bundles of older sources that nothing has used for a week. */
+function prune(cache, current) {
   try {
-    for (const entry of fs.readdirSync(cache)) {
-      const dir = path.join(cache, entry);
-      if (dir === current || !own.test(entry)) continue;
+    for (const name of fs.readdirSync(cache)) {
+      const dir = path.join(cache, name);
+      if (dir === current || !name.startsWith("cli-")) continue;
       if (Date.now() - fs.statSync(dir).mtimeMs > KEEP_UNUSED_MS)
         fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { cliBundle, sourceBundle } from "../../src/cli/launch.mjs";
+import { cliBundle } from "../../src/cli/launch.mjs";
 import { runCli } from "../helpers/process.ts";
 
 /** A small source tree shaped like the project's: src/cli/main.ts, a module reading a file beside it. */
@@ -77,46 +77,10 @@ describe("the command line's bundle", () => {
     expect(fs.existsSync(cache) ? fs.readdirSync(cache) : []).toEqual([]);
   });
 
-  it("is one of many: another entry's bundle has a directory of its own, and neither prunes the other's", async () => {
-    const root = sourceTree();
-    const worker = path.join(root, "src", "jobs", "worker.ts");
-    fs.mkdirSync(path.dirname(worker));
-    fs.writeFileSync(
-      worker,
-      'import { note } from "../cli/note.ts";\nexport const main = (): string => note();\n',
-    );
-    const cli = await cliBundle({ root });
-    const job = await sourceBundle({ root, entry: worker });
-    expect(job.built).toBe(true);
-    expect(path.basename(job.file)).toBe("worker.mjs");
-    expect(path.basename(path.dirname(job.file))).toMatch(/^jobs-worker-[0-9a-f]{16}$/);
-    expect(await run(job.file, [])).toBe("beside its source");
-    expect(await sourceBundle({ root, entry: worker })).toEqual({ file: job.file, built: false });
-
-    // Both a week unused, then each rebuilt for changed sources: each prunes its own only.
-    const week = new Date(Date.now() - 8 * 24 * 3_600_000);
-    for (const file of [cli.file, job.file]) fs.utimesSync(path.dirname(file), week, week);
-    fs.writeFileSync(path.join(root, "src", "cli", "late.ts"), 'export const late: string = "later";\n');
-    const job2 = await sourceBundle({ root, entry: worker });
-    expect(fs.existsSync(job.file)).toBe(false);
-    expect(fs.existsSync(cli.file)).toBe(true);
-    await cliBundle({ root });
-    expect(fs.existsSync(cli.file)).toBe(false);
-    expect(fs.existsSync(job2.file)).toBe(true);
-
-    await expect(sourceBundle({ root, entry: path.join(root, "elsewhere.ts") })).rejects.toThrow(/not under/);
-  });
-
   it("answers the same from the bundle and from the sources through tsx", async () => {
     const bundled = await runCli(["--help"]);
     const sources = await runCli(["--help"], { X402M_CLI_FROM_SOURCES: "1" });
     expect(bundled.code).toBe(0);
     expect(bundled).toEqual(sources);
-    // The job processes' workers were bundled with it, for services that cannot write the tree.
-    const root = path.resolve(import.meta.dirname, "..", "..");
-    for (const worker of ["pages/page-worker.ts", "pages/a11y-worker.ts", "data/convert-worker.ts"]) {
-      const entry = path.join(root, "src", "merchants", "utility", worker);
-      expect(await sourceBundle({ root, entry })).toMatchObject({ built: false });
-    }
   });
 });

@@ -77,7 +77,7 @@ const TIMEOUT_MS = 30_000;
 
 /**
  * An idle conversion process is stopped after 10 s: its heap (what the last 5 MiB left) is the host's memory
- * only while conversions come; a fresh start costs about 0.1 CPU-s from its bundle (0.4 through tsx), off the loop.
+ * only while conversions come; a fresh start costs about 0.7 CPU-s, off the loop.
  */
 const IDLE_MS = 10_000;
 

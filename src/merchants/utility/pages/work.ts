@@ -43,7 +43,7 @@ export const WORK_ERRORS = {
 
 /**
  * How long an idle page worker lives: short, since its memory (jsdom, and what the last page left) is the
- * host's only while pages come; a fresh start costs about 0.75 CPU-s from its bundle (0.95 through tsx), off the loop.
+ * host's only while pages come; a fresh start costs about 1 s of CPU, off the loop.
  */
 export const PAGE_IDLE_MS = 10_000;
 

@@ -32,8 +32,8 @@ describe("a page endpoint's worker", () => {
   it("does not count the worker's start against the CPU budget, and stops a page at it", async () => {
     // 255 ms of CPU for the reading's process (85% of the call's 300), its deadline 638 ms.
     const w = worker(300, 200);
-    // A fresh worker loads its bundle (or tsx), jsdom, Readability and turndown first: 0.7-0.95 s of CPU on the
-    // suite's 2-core VM (docs/benchmarks-log.md, 2026-11-29), still well past the 255 ms.
+    // A fresh worker loads tsx, jsdom, Readability and turndown first: 0.7 s of CPU on the suite's 2-core VM
+    // since it no longer loads the merchant kit (2.1 s before), still well past the 255 ms.
     const started = performance.now();
     await expect(w.run(ALT, SMALL, signal())).resolves.toMatchObject({ images_total: 1 });
     expect(performance.now() - started).toBeGreaterThan(300);
