@@ -17,7 +17,7 @@ import {
 } from "../endpoint.ts";
 import type { MerchantEnv, PaidRun } from "../merchant-env.ts";
 import { countPaid } from "./counted.ts";
-import { DEFAULT_TIMEOUTS } from "./facilitators/failover.ts";
+import { DEFAULT_TIMEOUTS } from "./facilitators/index.ts";
 import {
   type FundsReader,
   foreignSource,

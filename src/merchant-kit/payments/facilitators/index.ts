@@ -1,5 +1,5 @@
 export { COINBASE_FACILITATOR_URL, cdpKeySecret, facilitatorAuthHeaders, parseHeaderLines } from "./auth.ts";
-export { FailoverFacilitator, type FailoverOptions, httpFacilitator } from "./failover.ts";
+export { DEFAULT_TIMEOUTS, FailoverFacilitator, type FailoverOptions, httpFacilitator } from "./failover.ts";
 export type { Verdict, WayToPay } from "./offers.ts";
 export { networkWayOf, settleableWays } from "./offers.ts";
 export { networkAuthorizationReader } from "./settled-on-chain.ts";
