@@ -21,6 +21,17 @@ import { fixtureHtml } from "./fixtures.ts";
 let site: FixtureServer;
 let shop: PaidShop;
 
+const SMALL_PAGE =
+  '<html lang="en"><head><title>Small</title></head><body><main><h1>Hi</h1></main></body></html>';
+/**
+ * `/small-held` is served once `releaseHeld` is called: the audit that fetches it is kept running until the test
+ * has seen what it waits for, however slow the machine, rather than for as long as an audit happens to take.
+ */
+let releaseHeld: () => void = () => undefined;
+const held = new Promise<void>((resolve) => {
+  releaseHeld = resolve;
+});
+
 beforeAll(async () => {
   site = await startFixtureServer({
     routes: {
@@ -30,9 +41,10 @@ beforeAll(async () => {
       "/wcag": html(fixtureHtml("wcag")),
       "/gone": html("<html><head><title>Gone</title></head><body><h1>Not found</h1></body></html>", 404),
       "/data.json": text('{"a": 1}', { contentType: "application/json" }),
-      "/small": html(
-        '<html lang="en"><head><title>Small</title></head><body><main><h1>Hi</h1></main></body></html>',
-      ),
+      "/small": html(SMALL_PAGE),
+      "/small-held": (request, res, req) => {
+        void held.then(() => html(SMALL_PAGE)(request, res, req));
+      },
       "/shop-3k": html(shopPage(50)),
     },
   });
@@ -43,6 +55,7 @@ beforeAll(async () => {
   shop = await startPaidShop([...endpoints, { ...a11y, path: "/api/a11y/check-300ms", timeoutMs: 300 }]);
 });
 afterAll(async () => {
+  releaseHeld();
   await shop?.close();
   await site?.close();
 });
@@ -123,15 +136,32 @@ describe("concurrent buyers of /api/a11y/check", () => {
   it("audits once and charges once for the same payment sent three times at once", async () => {
     const usdc = usdcReader(shop.devnet.rpc);
     const before = await usdc.balanceOf(buyer().address);
-    const required = decodePaymentRequiredHeader((await fetch(url())).headers.get("PAYMENT-REQUIRED") ?? "");
+    const heldUrl = `${shop.url}/api/a11y/check?url=${page("small-held")}`;
+    const required = decodePaymentRequiredHeader(
+      (await fetch(heldUrl)).headers.get("PAYMENT-REQUIRED") ?? "",
+    );
     const [requirements] = required.accepts;
     if (!requirements) throw new Error("no requirements");
     const header = encodePaymentSignatureHeader(
       await pay(buyer(), requirements, required.resource, required.extensions),
     );
-    const responses = await Promise.all(
-      Array.from({ length: 3 }, () => fetch(url(), { headers: { "PAYMENT-SIGNATURE": header } })),
+    // The audit that runs is held (its page is) until the two other copies are answered: each meets the ledger's
+    // row while it is taken (409). Timed by the audit alone, a copy verified after the first one had settled at
+    // load 3-4 in a clean clone, and the facilitator, not the ledger, refused it (402).
+    let answered = 0;
+    let othersAnswered: () => void = () => undefined;
+    const two = new Promise<void>((resolve) => {
+      othersAnswered = resolve;
+    });
+    const pending = Array.from({ length: 3 }, () =>
+      fetch(heldUrl, { headers: { "PAYMENT-SIGNATURE": header } }).then((response) => {
+        if (++answered === 2) othersAnswered();
+        return response;
+      }),
     );
+    await two;
+    releaseHeld();
+    const responses = await Promise.all(pending);
     expect(responses.map((r) => r.status).sort()).toEqual([200, 409, 409]);
     await shop.pending();
     expect(await usdc.balanceOf(buyer().address)).toBe(before - 10_000n);
