@@ -124,6 +124,26 @@ export async function openTestDatabase(
   };
 }
 
+/**
+ * One open database of each kind for a file's tests, opened by the first test that asks (a test run alone
+ * opens only its own); each is closed through `closers`, which the file's `afterAll` runs. Tests that share one
+ * read only their own rows (their own merchant, receiver or payer).
+ */
+export function storesByKind(closers: (() => Promise<void>)[]): (kind: DatabaseKind) => Promise<Database> {
+  const stores = new Map<DatabaseKind, Promise<Database>>();
+  return (kind) => {
+    let store = stores.get(kind);
+    if (!store) {
+      store = openTestDatabase(kind).then((opened) => {
+        closers.push(opened.close);
+        return opened.db;
+      });
+      stores.set(kind, store);
+    }
+    return store;
+  };
+}
+
 /** What a database was asked: its commits, and each statement's first three words. */
 export interface DatabaseCounts {
   /** Transactions committed; a statement outside a transaction commits alone. */

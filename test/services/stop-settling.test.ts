@@ -58,14 +58,7 @@ describe.each(DATABASE_KINDS)("serve's merchants on %s, stopped while a paid wri
     ]);
     const url = `${hosts.urls.test}/api/note`;
     const init = { method: "POST", headers: { "content-type": "application/json" }, body: '{"text":"paid"}' };
-    const required = decodePaymentRequiredHeader(
-      (await fetch(url, init)).headers.get("payment-required") ?? "",
-    );
-    const buyer = new x402Client().register(
-      NETWORK,
-      new ExactEvmScheme(privateKeyToAccount(generatePrivateKey())),
-    );
-    const signature = encodePaymentSignatureHeader(await buyer.createPaymentPayload(required));
+    const signature = await signedPayment(url, init);
     const answer = fetch(url, { ...init, headers: { ...init.headers, "PAYMENT-SIGNATURE": signature } });
 
     // The handler has written and answered; the middleware is settling. Then the stop starts, and its
@@ -140,14 +133,7 @@ describe.each(DATABASE_KINDS)("serve's merchants on %s, a paid call whose client
     ]);
     const url = `${hosts.urls.test}/api/note`;
     const init = { method: "POST", headers: { "content-type": "application/json" }, body: '{"text":"cut"}' };
-    const required = decodePaymentRequiredHeader(
-      (await fetch(url, init)).headers.get("payment-required") ?? "",
-    );
-    const buyer = new x402Client().register(
-      NETWORK,
-      new ExactEvmScheme(privateKeyToAccount(generatePrivateKey())),
-    );
-    const signature = encodePaymentSignatureHeader(await buyer.createPaymentPayload(required));
+    const signature = await signedPayment(url, init);
     const runsBefore = runs.get("/api/note") ?? 0;
     const client = new AbortController();
     const answer = fetch(url, {
@@ -191,4 +177,16 @@ function heldFacilitator(held: () => Promise<void>): FacilitatorClient {
       };
     },
   };
+}
+
+/** A fresh buyer's payment for `url` asked with `init`, as its 402 requires it, as a PAYMENT-SIGNATURE header. */
+async function signedPayment(url: string, init: RequestInit): Promise<string> {
+  const required = decodePaymentRequiredHeader(
+    (await fetch(url, init)).headers.get("payment-required") ?? "",
+  );
+  const buyer = new x402Client().register(
+    NETWORK,
+    new ExactEvmScheme(privateKeyToAccount(generatePrivateKey())),
+  );
+  return encodePaymentSignatureHeader(await buyer.createPaymentPayload(required));
 }

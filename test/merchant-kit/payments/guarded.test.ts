@@ -11,7 +11,7 @@ import { Agent } from "undici";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DevnetAccount } from "../../../src/chain/devnet/index.ts";
-import type { Database, DatabaseKind } from "../../../src/common/db/index.ts";
+import type { Database } from "../../../src/common/db/index.ts";
 import type { Listening } from "../../../src/common/listen.ts";
 import { type Facilitator, inProcessClient } from "../../../src/facilitator/index.ts";
 import {
@@ -19,7 +19,7 @@ import {
   UNPAID_WINDOW_SECONDS,
 } from "../../../src/merchant-kit/payments/ledger/payment-ledger.ts";
 import { useDevnet, walletHolding } from "../../helpers/chain.ts";
-import { LEDGER_KIND, openTestDatabase } from "../../helpers/db.ts";
+import { LEDGER_KIND, openTestDatabase, storesByKind } from "../../helpers/db.ts";
 import { devnetFacilitator, facilitatorOver, GUARANTEE_CASES } from "../../helpers/facilitator.ts";
 import { GUARDED_ENDPOINTS, runs, startMerchant, testMerchant } from "../../helpers/merchant.ts";
 import { NETWORK, newMerchant, recordingFetch, usdcReader } from "../../helpers/x402.ts";
@@ -47,18 +47,7 @@ const client = facilitatorOver(() => facilitator);
  * One merchant store per kind for the file, opened on first use: each host on it is a merchant of its own, and
  * every test reads its own wallet's rows. A PGlite copy and its migrations cost 0.4-0.5 CPU-s a store.
  */
-const stores = new Map<DatabaseKind, Promise<Database>>();
-function storeOf(kind: DatabaseKind): Promise<Database> {
-  let store = stores.get(kind);
-  if (!store) {
-    store = openTestDatabase(kind).then((opened) => {
-      closers.push(opened.close);
-      return opened.db;
-    });
-    stores.set(kind, store);
-  }
-  return store;
-}
+const storeOf = storesByKind(closers);
 
 const paying = (wallet: DevnetAccount) =>
   wrapFetchWithPayment(

@@ -13,7 +13,6 @@ import { parseAbiItem } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, startDevnet } from "../../../../src/chain/devnet/index.ts";
-import type { Database } from "../../../../src/common/db/index.ts";
 import { type Listening, listen } from "../../../../src/common/listen.ts";
 import { sleep } from "../../../../src/common/sleep.ts";
 import type { Facilitator } from "../../../../src/facilitator/index.ts";
@@ -21,7 +20,7 @@ import { loadConfig } from "../../../../src/services/config.ts";
 import { configuredFacilitators } from "../../../../src/services/merchants.ts";
 import { type StandIn, startStandIn, type TestCdpKey, testCdpKey } from "../../../helpers/cdp-facilitator.ts";
 import { type Miner, startMiner } from "../../../helpers/chain.ts";
-import { DATABASE_KINDS, LEDGER_KIND, openTestDatabase } from "../../../helpers/db.ts";
+import { DATABASE_KINDS, LEDGER_KIND, openTestDatabase, storesByKind } from "../../../helpers/db.ts";
 import { devnetFacilitator } from "../../../helpers/facilitator.ts";
 import { runs, startMerchant, testMerchant } from "../../../helpers/merchant.ts";
 import { rpc } from "../../../helpers/settle.ts";
@@ -82,18 +81,7 @@ async function standIn(upstream: string, auth: Parameters<typeof startStandIn>[1
  * as `serve` runs several merchants on one database. What the tests count is on the chain and at the
  * stand-ins, never in the store; a PGlite copy and its migrations per host cost 0.4-0.5 CPU-s each.
  */
-const stores = new Map<(typeof DATABASE_KINDS)[number], Promise<Database>>();
-function storeOf(kind: (typeof DATABASE_KINDS)[number]): Promise<Database> {
-  let store = stores.get(kind);
-  if (!store) {
-    store = openTestDatabase(kind).then((opened) => {
-      closers.push(opened.close);
-      return opened.db;
-    });
-    stores.set(kind, store);
-  }
-  return store;
-}
+const storeOf = storesByKind(closers);
 
 /** A merchant host paid through the facilitators these settings name, its state on `kind`. */
 async function merchantOn(env: Record<string, string>, kind: (typeof DATABASE_KINDS)[number] = "pglite") {
